@@ -1,0 +1,3 @@
+from tapecli.cli import main
+
+main()

@@ -1,0 +1,178 @@
+"""The library API: run a TDF program and collect what the commands report.
+
+The library never prints: it returns a :class:`RunResult` or raises a
+:class:`~tapecli.errors.TdfError` (program errors) or
+:class:`~tapecli.errors.UsageError` (bad options).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import gradients
+from .errors import TdfError, TdfNameError, TdfTypeError, UsageError
+from .interpreter import Interpreter, Limits, Request
+from .parser import parse
+from .runtime import STATE
+from .tape import ACTIVE, Tape
+from .values import DTYPES, Tensor, Variable
+
+
+@dataclass
+class Options:
+    dtype: str | None = None                 # "float64" makes float literals and declarations float64
+    overrides: dict = field(default_factory=dict)
+    of: str | None = None
+    wrt: list[str] = field(default_factory=list)
+    unconnected: str = "none"
+    request: str = "gradient"                # what --of/--wrt computes: "gradient" or "jacobian"
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass
+class RunResult:
+    filename: str
+    interpreter: Interpreter
+    implicit: list[Request]                  # --of/--wrt requests
+
+    @property
+    def scope(self):
+        return self.interpreter.globals
+
+    @property
+    def requests(self) -> list[Request]:
+        return self.interpreter.requests
+
+    @property
+    def warnings(self) -> list[dict]:
+        return STATE.warnings
+
+    @property
+    def output(self) -> list[str]:
+        return self.interpreter.output
+
+    @property
+    def expectations(self) -> list[dict]:
+        return self.interpreter.expectations.results
+
+    @property
+    def tapes(self) -> list[Tape]:
+        return self.interpreter.tapes
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """(source text, display name); ``-`` reads standard input."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"no such file: {path}")
+    try:
+        return p.read_text(encoding="utf-8"), path
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text") from None
+
+
+def parse_set(item: str) -> tuple[str, object]:
+    """``NAME=VALUE`` from --set: a number, a JSON array, ``@file.npy`` or ``@file.json``."""
+    name, sep, text = item.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise UsageError(f"--set {item!r}: expected NAME=VALUE")
+    text = text.strip()
+    if text.startswith("@"):
+        path = Path(text[1:])
+        if not path.is_file():
+            raise UsageError(f"--set {name}: no such file: {path}")
+        try:
+            if path.suffix == ".npy":
+                return name, np.load(path, allow_pickle=False)
+            return name, _json_array(json.loads(path.read_text(encoding="utf-8")), name)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--set {name}: cannot read {path}: {e}") from None
+    try:
+        return name, _json_array(json.loads(text), name)
+    except ValueError:
+        raise UsageError(f"--set {name}={text}: not a number or a JSON array") from None
+
+
+def _json_array(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, list)):
+        raise UsageError(f"--set {name}: expected a number or a (nested) array of numbers")
+    arr = np.asarray(value)
+    if arr.dtype == object or arr.dtype.kind not in "iufb":
+        raise UsageError(f"--set {name}: a ragged or non-numeric array")
+    return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
+
+
+def run_source(source: str, filename: str = "<input>", options: Options | None = None) -> RunResult:
+    options = options or Options()
+    if options.dtype is not None and options.dtype not in ("float32", "float64"):
+        raise UsageError(f"--dtype must be float32 or float64, got {options.dtype}")
+    program = parse(source, filename)
+    STATE.reset(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements)
+    ACTIVE.clear()
+    implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
+    interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
+                         implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 50_000))
+    try:
+        if implicit_tape is not None:
+            implicit_tape.open = True
+            ACTIVE.append(implicit_tape)
+        try:
+            interp.run()
+        finally:
+            ACTIVE.clear()
+            if implicit_tape is not None:
+                implicit_tape.open = False
+        unknown = set(options.overrides) - interp.used_overrides
+        if unknown:
+            raise UsageError(f"--set {sorted(unknown)[0]}: the program declares no var or const of that name")
+        implicit = _implicit_requests(interp, implicit_tape, options) if implicit_tape else []
+    finally:
+        sys.setrecursionlimit(limit)
+    for exp in interp.expectations.results:
+        if not exp["ok"]:
+            STATE.warn(f"expectation failed: {exp['expr']}", exp["line"])
+    return RunResult(filename, interp, implicit)
+
+
+def _lookup_global(interp: Interpreter, name: str, flag: str):
+    try:
+        return interp.globals.lookup(name)
+    except KeyError:
+        import difflib
+        close = difflib.get_close_matches(name, interp.globals.names(), n=1)
+        raise UsageError(f"{flag} {name}: the program binds no such name"
+                         + (f"; did you mean {close[0]}?" if close else "")) from None
+
+
+def _implicit_requests(interp: Interpreter, tape: Tape, options: Options) -> list[Request]:
+    """--of T --wrt S on the implicit persistent tape around the whole program."""
+    target = _lookup_global(interp, options.of, "--of")
+    if not isinstance(target, (Tensor, Variable)):
+        raise UsageError(f"--of {options.of}: expected a tensor, the program binds it to something else")
+    if options.wrt:
+        sources = [_lookup_global(interp, name, "--wrt") for name in options.wrt]
+        labels = list(options.wrt)
+    else:
+        sources = [v for v in tape.watched_variables() if v.trainable]
+        labels = [v.name for v in sources]
+    for label, src in zip(labels, sources):
+        if not isinstance(src, (Tensor, Variable)):
+            raise UsageError(f"--wrt {label}: expected a tensor or a variable")
+    return [_implicit_request(tape, options, target, src, label) for src, label in zip(sources, labels)]
+
+
+def _implicit_request(tape, options, target, source, label) -> Request:
+    compute = gradients.jacobian if options.request == "jacobian" else gradients.gradient
+    _, values, whys = compute(tape, target, [source], unconnected_gradients=options.unconnected)
+    req = Request(options.request, None, tape.name, options.of, [label], values, values, whys)
+    req.names = [f"d({options.of})/d({label})"]
+    return req

@@ -1,0 +1,212 @@
+"""The command line: options -> library API -> renderer. Exit codes are CLI.md's."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Callable, Optional
+
+import typer
+
+from . import __version__
+
+EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Gradients of small tensor programs (.tdf files), with tf.GradientTape's semantics.")
+
+FileArg = Annotated[str, typer.Argument(help="The .tdf program; - reads standard input.", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+SetOpt = Annotated[Optional[list[str]], typer.Option(
+    "--set", help="Override a var/const: NAME=NUMBER, NAME=[JSON array], NAME=@file.npy or @file.json.")]
+DtypeOpt = Annotated[Optional[str], typer.Option("--dtype", help="float64 makes float literals and "
+                                                                  "declarations float64.")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="Where kernels run: cpu (cuda needs the cuda extra).")]
+OfOpt = Annotated[Optional[str], typer.Option("--of", help="Differentiate this name (implicit persistent tape).")]
+WrtOpt = Annotated[Optional[str], typer.Option("--wrt", help="w.r.t. these names, comma-separated.")]
+UnconnectedOpt = Annotated[str, typer.Option("--unconnected", help="none or zero, for --of/--wrt.")]
+StepsOpt = Annotated[int, typer.Option("--max-steps", help="Most loop steps.")]
+ElementsOpt = Annotated[int, typer.Option("--max-elements", help="Most elements in one tensor.")]
+DepthOpt = Annotated[int, typer.Option("--max-depth", help="Deepest function call nesting.")]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No warnings on stderr.")]
+NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Plain output (also NO_COLOR).")]
+
+
+def _version(value: bool):
+    if value:
+        print(f"tapecli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                       help="Print the version and exit.")] = False):
+    """tapecli: run a .tdf program and report its gradients."""
+
+
+class Invocation:
+    """What every command shares: reading the file, running it, and turning failures into exit codes."""
+
+    def __init__(self, command, file, json_out, sets, dtype, device, of, wrt, unconnected, max_steps,
+                 max_elements, max_depth, quiet, no_color):
+        self.command = command
+        self.file = file
+        self.json = json_out
+        self.quiet = quiet
+        self.color = False if no_color or os.environ.get("NO_COLOR") else None
+        self.sets = sets or []
+        self.dtype = dtype
+        self.device = device
+        self.of = of
+        self.wrt = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else []
+        self.unconnected = unconnected
+        self.limits = (max_steps, max_elements, max_depth)
+        self.source = None
+        self.filename = None if file == "-" else file
+
+    def options(self):
+        from .api import Options, parse_set
+        from .errors import UsageError
+        from .interpreter import Limits
+        if self.device not in ("cpu", "cuda"):
+            raise UsageError(f"--device must be cpu or cuda, got {self.device}")
+        if self.device == "cuda":
+            raise UsageError("--device cuda needs a GPU build of tapecli, which this installation is not")
+        if self.unconnected not in ("none", "zero"):
+            raise UsageError(f"--unconnected must be none or zero, got {self.unconnected}")
+        if self.wrt and not self.of:
+            raise UsageError("--wrt needs --of")
+        if any(n <= 0 for n in self.limits):
+            raise UsageError("limits must be positive")
+        return Options(dtype=self.dtype, overrides=dict(parse_set(s) for s in self.sets), of=self.of,
+                       wrt=self.wrt, unconnected=self.unconnected, limits=Limits(*self.limits),
+                       request="jacobian" if self.command == "jacobian" else "gradient")
+
+    def run(self, render: Callable) -> None:
+        from .errors import TdfError, UsageError
+        from . import render as r
+        try:
+            from .api import read_source, run_source
+            options = self.options()
+            self.source, self.filename = read_source(self.file)
+            result = run_source(self.source, self.filename, options)
+        except UsageError as e:
+            self._fail(EXIT_USAGE, "UsageError", str(e))
+        except TdfError as e:
+            if self.json:
+                print(r.dumps(r.error_doc(self.command, self.filename, e)))
+            else:
+                sys.stderr.write(r.format_error(e, self.filename, self.source) + "\n")
+            raise typer.Exit(EXIT_PROGRAM)
+        except Exception as e:  # a bug in tapecli: say so, briefly, and ask for a report
+            if os.environ.get("TAPECLI_DEBUG"):
+                raise
+            self._fail(EXIT_INTERNAL, "InternalError",
+                       f"internal error: {type(e).__name__}: {e}. This is a bug in tapecli; please report it "
+                       f"with the program (set TAPECLI_DEBUG=1 for the traceback).")
+        self._side_output(result)
+        render(result)
+
+    def _fail(self, code, kind, message):
+        from . import render as r
+        if self.json:
+            print(r.dumps({"schema": r.SCHEMA, "command": self.command, "file": self.filename,
+                           "error": {"kind": kind, "message": message, "line": None, "column": None}}))
+        else:
+            sys.stderr.write(f"tapecli {self.command}: {message}\n")
+        raise typer.Exit(code)
+
+    def _side_output(self, result) -> None:
+        """print() output (stdout only for `run` without --json) and warnings on stderr."""
+        if self.command != "run":
+            for line in result.output:
+                sys.stderr.write(line + "\n")
+        elif not self.json:
+            for line in result.output:
+                print(line)
+        if not self.quiet:
+            for w in result.warnings:
+                sys.stderr.write(f"{self.filename}:{w['line']}: warning: {w['message']}\n")
+
+
+def _invocation(command, kw: dict) -> Invocation:
+    return Invocation(command, kw["file"], kw["json_out"], kw["sets"], kw["dtype"], kw["device"], kw.get("of"),
+                      kw.get("wrt"), kw.get("unconnected", "none"), kw["max_steps"], kw["max_elements"],
+                      kw["max_depth"], kw["quiet"], kw["no_color"])
+
+
+@app.command()
+def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None,
+        device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
+        max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False):
+    """Run the program; print its output and named values."""
+    from . import render as r
+    inv = _invocation("run", locals())
+
+    def show(result):
+        if inv.json:
+            print(r.dumps(r.run_doc(result)))
+            return
+        rows = []
+        for name, value in result.scope.vars.items():
+            t = r.type_json(value)
+            rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")),
+                         r.format_value(value) if r._is_value(value) else ""])
+        r.print_table(inv.filename or "<stdin>", ["name", "kind", "dtype", "shape", "value"], rows, inv.color)
+    inv.run(show)
+
+
+def _requests_command(command: str, kinds: tuple[str, ...], title: str):
+    def command_fn(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None,
+                   device: DeviceOpt = "cpu", of: OfOpt = None, wrt: WrtOpt = None,
+                   unconnected: UnconnectedOpt = "none", max_steps: StepsOpt = 10_000_000,
+                   max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
+                   no_color: NoColorOpt = False):
+        options = dict(locals())
+        from . import render as r
+        inv = _invocation(command, options)
+
+        def show(result):
+            if inv.json:
+                print(r.dumps(r.requests_doc(command, result, kinds)))
+                return
+            requests = result.implicit or [q for q in result.requests if q.kind in kinds]
+            if not requests:
+                sys.stderr.write(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]\n")
+                return
+            r.print_requests(f"{title} of {inv.filename or '<stdin>'}", requests, inv.color)
+        inv.run(show)
+    return command_fn
+
+
+app.command("grad", help="Gradients: the file's t.gradient(...) calls, or --of/--wrt.")(
+    _requests_command("grad", ("gradient",), "gradients"))
+app.command("jacobian", help="Jacobians: the file's t.jacobian / t.batch_jacobian calls, or --of/--wrt.")(
+    _requests_command("jacobian", ("jacobian", "batch_jacobian"), "jacobians"))
+
+
+@app.command()
+def watched(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None,
+            device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
+            max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False):
+    """Each tape with the variables and tensors it watched, and why."""
+    from . import render as r
+    inv = _invocation("watched", locals())
+
+    def show(result):
+        doc = r.watched_doc(result)
+        if inv.json:
+            print(r.dumps(doc))
+            return
+        rows = [[t["name"], str(t["line"]), "yes" if t["persistent"] else "no", w["name"], w["kind"], w["how"]]
+                for t in doc["tapes"] for w in (t["watched"] or [{"name": "-", "kind": "", "how": ""}])]
+        r.print_table(f"watched in {inv.filename or '<stdin>'}",
+                      ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color)
+    inv.run(show)
+
+
+def main():
+    try:
+        app(prog_name="tapecli")
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)

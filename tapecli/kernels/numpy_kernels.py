@@ -1,0 +1,137 @@
+"""NumPy kernels: arrays in, arrays out. They know nothing of tapes or the AST."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def _quiet(f):
+    """Run a kernel with floating-point warnings off: inf/nan results are values here."""
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return f(*args, **kwargs)
+    run.__name__ = f.__name__
+    return run
+
+
+def erf(x):
+    return _erf_scalar(x).astype(x.dtype)
+
+
+def sigmoid(x):
+    # exp of a non-positive number only: no overflow for large |x|.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+def softplus(x):
+    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype)
+
+
+def gelu(x, approximate=False):
+    if approximate:
+        return (0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+    return (0.5 * x * (1 + erf(x * x.dtype.type(_SQRT1_2)))).astype(x.dtype)
+
+
+def elu(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype)
+
+
+def leaky_relu(x, alpha=0.2):
+    return np.where(x > 0, x, x * x.dtype.type(alpha)).astype(x.dtype)
+
+
+def masked_grad(g, x, kind="relu", alpha=0.2):
+    """The upstream gradient times the derivative of a piecewise-linear function."""
+    if kind == "relu":
+        return np.where(x > 0, g, 0).astype(g.dtype)
+    if kind == "abs":
+        return (g * np.sign(x)).astype(g.dtype)
+    return np.where(x > 0, g, g * g.dtype.type(alpha)).astype(g.dtype)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype)
+
+
+def log_softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return (shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))).astype(x.dtype)
+
+
+def rsqrt(x):
+    return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def floormod(a, b):
+    return np.mod(a, b)
+
+
+def reduce(kind):
+    f = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}[kind]
+
+    def run(x, axis=None, keepdims=False):
+        out = f(x, axis=axis, keepdims=keepdims)
+        return np.asarray(out, dtype=x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.int64)
+    run.__name__ = kind
+    return run
+
+
+def getitem(x, index):
+    return np.array(x[index])
+
+
+def index_grad(g, shape, index):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, index, g)
+    return out
+
+
+def where(c, a, b):
+    return np.where(c, a, b)
+
+
+KERNELS = {
+    # elementwise, one input
+    "neg": np.negative, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
+    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": rsqrt, "square": np.square, "abs": np.abs,
+    "sign": np.sign, "tanh": np.tanh, "sigmoid": sigmoid, "softplus": softplus,
+    "relu": lambda x: np.maximum(x, 0).astype(x.dtype), "elu": elu, "leaky_relu": leaky_relu,
+    "gelu": gelu, "erf": erf, "round": np.round, "floor": np.floor, "ceil": np.ceil,
+    "logical_not": np.logical_not, "cast": lambda x, dtype: x.astype(dtype),
+    # elementwise, two or three inputs
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "floordiv": np.floor_divide, "mod": floormod, "pow": np.power, "maximum": np.maximum,
+    "minimum": np.minimum, "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "masked_grad": masked_grad,
+    "where": where, "clip": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+    # reductions
+    "sum": reduce("sum"), "prod": reduce("prod"), "max": reduce("max"), "min": reduce("min"),
+    "mean": reduce("mean"), "logsumexp": logsumexp,
+    "argmax": lambda x, axis: np.argmax(x, axis=axis).astype(np.int64),
+    "argmin": lambda x, axis: np.argmin(x, axis=axis).astype(np.int64),
+    "softmax": softmax, "log_softmax": log_softmax,
+    # shapes and linear algebra
+    "matmul": np.matmul, "reshape": lambda x, shape: np.reshape(x, shape),
+    "transpose": lambda x, perm: np.transpose(x, perm),
+    "broadcast_to": lambda x, shape: np.array(np.broadcast_to(x, shape)),
+    "concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
+    "stack": lambda *xs, axis: np.stack(xs, axis=axis),
+    "getitem": getitem, "index_grad": index_grad,
+}
+KERNELS = {name: _quiet(f) for name, f in KERNELS.items()}

@@ -1,0 +1,204 @@
+"""Rendering: JSON documents (CLI.md) and Rich tables for people. Rich is imported lazily."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .errors import TdfError
+from .values import DType, Tensor, Variable, dtype_name
+
+SCHEMA = "tapecli/1"
+
+
+# ----------------------------------------------------------------- values
+
+def _float_items(arr: np.ndarray) -> list:
+    """Shortest decimals that read back to the same value in the array's dtype."""
+    out = []
+    for text, v in zip(arr.ravel().astype(str), arr.ravel()):
+        if np.isfinite(v):
+            out.append(float(text))
+        else:
+            out.append("NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+    return out
+
+
+def tensor_json(arr: np.ndarray):
+    if arr.dtype.kind == "f":
+        flat = _float_items(arr)
+        if arr.ndim == 0:
+            return flat[0]
+        return np.array(flat, dtype=object).reshape(arr.shape).tolist()
+    return arr.tolist()
+
+
+def to_json(value):
+    if isinstance(value, Variable):
+        return tensor_json(value.read().value)
+    if isinstance(value, Tensor):
+        return tensor_json(value.value if not value.weak else _weak_default(value))
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, DType):
+        return value.name
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return None
+
+
+def _weak_default(t: Tensor) -> np.ndarray:
+    from .ops import materialize
+    return materialize(t).value
+
+
+def type_json(value) -> dict:
+    if isinstance(value, Variable):
+        return {"kind": "variable", "dtype": dtype_name(value.dtype), "shape": list(value.shape),
+                "trainable": value.trainable}
+    if isinstance(value, Tensor):
+        dtype = _weak_default(value).dtype if value.weak else value.dtype
+        return {"kind": "tensor", "dtype": dtype_name(dtype), "shape": list(value.shape)}
+    if isinstance(value, list):
+        return {"kind": "list", "length": len(value)}
+    if isinstance(value, dict):
+        return {"kind": "dict", "keys": list(value)}
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, str):
+        return {"kind": "string"}
+    if isinstance(value, DType):
+        return {"kind": "dtype"}
+    from .interpreter import Function, TapeObject
+    from .layers import Dense
+    if isinstance(value, TapeObject):
+        return {"kind": "tape", "persistent": value.tape.persistent}
+    if isinstance(value, Function):
+        return {"kind": "function"}
+    if isinstance(value, Dense):
+        return {"kind": "layer", "units": value.units, "built": value.kernel is not None}
+    return {"kind": type(value).__name__.lower()}
+
+
+def _is_value(value) -> bool:
+    from .interpreter import Function, TapeObject, BoundMethod
+    from .layers import Dense
+    return not isinstance(value, (Function, TapeObject, Dense, BoundMethod)) and not getattr(value, "is_builtin", False)
+
+
+# --------------------------------------------------------------- documents
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, allow_nan=False)
+
+
+def run_doc(result) -> dict:
+    scope = result.scope.vars
+    return {"schema": SCHEMA, "command": "run", "file": result.filename,
+            "values": {k: to_json(v) for k, v in scope.items() if _is_value(v)},
+            "types": {k: type_json(v) for k, v in scope.items()},
+            "output": list(result.output), "warnings": list(result.warnings)}
+
+
+def request_entries(requests) -> list[dict]:
+    entries = []
+    for req in requests:
+        names = req.names or [None] * len(req.values)
+        for name, label, value, why in zip(names, req.labels, req.values, req.why):
+            entry = {"name": name, "line": req.line, "tape": req.tape, "target": req.target_text,
+                     "source": label, "value": to_json(value),
+                     "dtype": None if value is None else dtype_name(value.dtype),
+                     "shape": None if value is None else list(value.shape)}
+            if value is None:
+                entry["why"] = why
+            entries.append(entry)
+    return entries
+
+
+def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
+    key = {"grad": "gradients", "jacobian": "jacobians", "hessian": "hessians"}[command]
+    requests = result.implicit or [r for r in result.requests if r.kind in kinds]
+    return {"schema": SCHEMA, "command": command, "file": result.filename, key: request_entries(requests),
+            "warnings": list(result.warnings)}
+
+
+def watched_doc(result) -> dict:
+    tapes = []
+    for tape in result.tapes:
+        watched = [{"name": w.name, "kind": "variable", "how": w.how}
+                   for w in sorted(tape.watched_variables_list, key=lambda w: w.obj.order)]
+        watched += [{"name": w.name, "kind": "tensor", "how": w.how} for w in tape.watched_tensors]
+        tapes.append({"name": tape.name, "line": tape.line, "persistent": tape.persistent, "watched": watched})
+    return {"schema": SCHEMA, "command": "watched", "file": result.filename, "tapes": tapes}
+
+
+def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
+    return {"schema": SCHEMA, "command": command, "file": filename,
+            "error": {"kind": error.kind, "message": error.message, "line": error.line, "column": error.column,
+                      **({"hint": error.hint} if error.hint else {})}}
+
+
+# ------------------------------------------------------------ for people
+
+def format_error(error: TdfError, filename: str | None, source: str | None) -> str:
+    where = filename or "<input>"
+    if error.line:
+        where += f":{error.line}"
+        if error.column:
+            where += f":{error.column}"
+    lines = [f"{where}: {error.kind}: {error.message}"]
+    if source is not None and error.line and error.line <= len(source.splitlines()):
+        text = source.splitlines()[error.line - 1].rstrip()
+        gutter = f"{error.line:>5} | "
+        lines.append(gutter + text)
+        if error.column:
+            width = max(1, (error.end_column or error.column + 1) - error.column)
+            width = min(width, max(1, len(text) - error.column + 1))
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * (error.column - 1) + "^" * width)
+    if error.hint:
+        lines.append(f"hint: {error.hint}")
+    return "\n".join(lines)
+
+
+def format_value(value, limit: int = 6) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        arr = _weak_default(value) if value.weak else value.value
+        if arr.ndim == 0:
+            return str(to_json(value))
+        return np.array2string(arr, threshold=limit * 4, edgeitems=limit // 2, separator=", ", precision=6)
+    from .builtins import format_value as program_format
+    return program_format(value)
+
+
+def _console(stderr: bool = False, color: bool | None = None):
+    from rich.console import Console
+    return Console(stderr=stderr, no_color=color is False, highlight=False, soft_wrap=True)
+
+
+def print_table(title: str, columns: list[str], rows: list[list[str]], color: bool | None = None) -> None:
+    from rich.table import Table
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    _console(color=color).print(table)
+
+
+def print_requests(title: str, requests, color: bool | None = None) -> None:
+    rows = []
+    for entry in request_entries(requests):
+        value = entry["value"]
+        shown = "None" if value is None else json.dumps(value)
+        if len(shown) > 200:
+            shown = shown[:197] + "..."
+        rows.append([str(entry["name"]), str(entry["line"] or ""), str(entry["tape"]), str(entry["target"]),
+                     str(entry["source"]), shown if value is not None else f"None  ({entry['why']})",
+                     str(entry["dtype"] or ""), str(entry["shape"] if entry["shape"] is not None else "")])
+    print_table(title, ["name", "line", "tape", "target", "source", "value", "dtype", "shape"], rows, color)
