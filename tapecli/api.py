@@ -16,6 +16,7 @@ import numpy as np
 from . import gradients
 from .errors import TdfError, TdfNameError, TdfTypeError, UsageError
 from .interpreter import Interpreter, Limits, Request
+from .ast import ConstDecl, VarDecl, walk
 from .parser import parse
 from .runtime import STATE
 from .tape import ACTIVE, Tape
@@ -114,6 +115,11 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
     if options.dtype is not None and options.dtype not in ("float32", "float64"):
         raise UsageError(f"--dtype must be float32 or float64, got {options.dtype}")
     program = parse(source, filename)
+    declared = {n.name for n in walk(program) if isinstance(n, (VarDecl, ConstDecl))}
+    unknown = sorted(set(options.overrides) - declared)
+    if unknown:
+        raise UsageError(f"--set {unknown[0]}: the program declares no var or const of that name"
+                         + (f" (it declares {', '.join(sorted(declared))})" if declared else ""))
     STATE.reset(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements)
     ACTIVE.clear()
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
@@ -131,9 +137,6 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
             ACTIVE.clear()
             if implicit_tape is not None:
                 implicit_tape.open = False
-        unknown = set(options.overrides) - interp.used_overrides
-        if unknown:
-            raise UsageError(f"--set {sorted(unknown)[0]}: the program declares no var or const of that name")
         implicit = _implicit_requests(interp, implicit_tape, options) if implicit_tape else []
     finally:
         sys.setrecursionlimit(limit)
@@ -167,7 +170,10 @@ def _implicit_requests(interp: Interpreter, tape: Tape, options: Options) -> lis
     for label, src in zip(labels, sources):
         if not isinstance(src, (Tensor, Variable)):
             raise UsageError(f"--wrt {label}: expected a tensor or a variable")
-    return [_implicit_request(tape, options, target, src, label) for src, label in zip(sources, labels)]
+    requests = [_implicit_request(tape, options, target, src, label) for src, label in zip(sources, labels)]
+    if not options.wrt:   # every trainable variable the target depends on
+        requests = [r for r in requests if r.values[0] is not None]
+    return requests
 
 
 def _implicit_request(tape, options, target, source, label) -> Request:

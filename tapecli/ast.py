@@ -243,3 +243,19 @@ class Program(Node):
     body: list
     source: str = ""
     filename: str = ""
+
+
+def walk(node):
+    """Every node under ``node`` (statements, expressions), depth first."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Node):
+            yield current
+            stack.extend(getattr(current, f) for f in reversed(current.__dataclass_fields__)
+                         if f not in _POSITION_FIELDS)
+        elif isinstance(current, (list, tuple)):
+            stack.extend(reversed(current))
+
+
+_POSITION_FIELDS = frozenset(("line", "column", "end_line", "end_column", "start", "end", "source", "filename"))

@@ -160,7 +160,6 @@ class Interpreter:
         self.source = program.source
         self.globals = Scope()
         self.overrides = dict(overrides or {})
-        self.used_overrides: set[str] = set()
         self.limits = limits or Limits()
         self.steps = 0
         self.depth = 0
@@ -216,7 +215,6 @@ class Interpreter:
         if not isinstance(value, Tensor):
             raise TdfTypeError(f"{node.name} must be declared with a tensor, got {type_word(value)}")
         if node.name in self.overrides:
-            self.used_overrides.add(node.name)
             value = self._override(node.name, value, dtype)
         if value.weak:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
@@ -289,7 +287,8 @@ class Interpreter:
         if isinstance(value, (list, tuple)):
             items = list(value)
         elif isinstance(value, Tensor) and value.ndim >= 1:
-            items = [ops.getitem(value, i) for i in range(value.shape[0])]
+            items = [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i)
+                     for i in range(value.shape[0])]
         else:
             raise TdfTypeError(f"cannot unpack {type_word(value)} into {n} names")
         if len(items) != n:

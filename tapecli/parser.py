@@ -107,6 +107,10 @@ class _ToAst(Transformer):
     def list_display(self, meta, items):
         return _pos(ast.ListDisplay(items[0] or []), meta)
 
+    def paren(self, meta, items):
+        """A parenthesised expression is its inner node, spanning the parentheses."""
+        return _pos(items[0], meta)
+
     def tuple_display(self, meta, items):
         return _pos(ast.TupleDisplay([items[0]] + (items[1] or [])), meta)
 

@@ -127,7 +127,10 @@ class Variable:
 
 def literal_array(value) -> np.ndarray:
     """The exact array of a literal: float64 if any float, int64 for ints, bool for bools."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:
+        arr = np.asarray(value, dtype=object)
     if arr.dtype == object:
         raise TdfTypeError("a ragged literal: every row must have the same length")
     if arr.dtype.kind == "f":

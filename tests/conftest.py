@@ -1,0 +1,54 @@
+"""Shared helpers: run a program through the library, or the CLI through its real entry point."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tapecli.api import Options, run_source
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Keep the parser and numba caches of the test run out of the user's cache."""
+    os.environ.setdefault("TAPECLI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def run_program(source: str, **options):
+    """Run TDF source (dedented) through the library API; returns the RunResult."""
+    return run_source(textwrap.dedent(source).lstrip("\n"), "prog.tdf", Options(**options))
+
+
+def value(result, name):
+    """A top-level value as plain Python (nested lists, None) via the JSON renderer."""
+    from tapecli.render import to_json
+    return to_json(result.scope.vars[name])
+
+
+class CliResult:
+    def __init__(self, proc: subprocess.CompletedProcess):
+        self.code = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def cli(*args, input: str | None = None, cwd=None, env=None) -> CliResult:
+    """Run ``python -m tapecli ARGS`` as a user would (the console script's entry point)."""
+    full_env = dict(os.environ, **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], input=input, capture_output=True,
+                          text=True, cwd=cwd, env=full_env, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return CliResult(proc)
+
+
+def close(actual, expected, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float), rtol=rtol, atol=atol)
