@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import gradients
-from .errors import TdfError, TdfNameError, TdfTypeError, UsageError
+from .errors import UsageError
 from .interpreter import Interpreter, Limits, Request
 from .ast import ConstDecl, VarDecl, walk
 from .parser import parse

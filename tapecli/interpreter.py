@@ -11,13 +11,12 @@ import numpy as np
 
 from . import ast, ops
 from .builtins import BUILTINS, call_builtin, truth
-from .errors import (LimitError, TapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError,
-                     ERROR_KINDS)
+from .errors import (LimitError, TapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
 from .expectations import Expectations
 from .layers import Dense
 from .runtime import STATE
-from .tape import ACTIVE, Tape, as_tensor, check_unconnected, flatten, type_word, unflatten
-from .values import DType, Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, DTYPES, DTYPE_ALIASES
+from .tape import ACTIVE, Tape, as_tensor, flatten, type_word
+from .values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, DTYPES, DTYPE_ALIASES
 
 
 class Limits:
@@ -171,7 +170,6 @@ class Interpreter:
         self.literal_cache: dict[int, np.ndarray | None] = {}
         self.implicit_wrt = implicit_wrt or set()
         self.implicit_tape = implicit_tape
-        self.print_hook = None
 
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:
@@ -270,7 +268,7 @@ class Interpreter:
             self._watch_on(self.implicit_tape, value, name, node)
 
     def exec_Assign(self, node, scope):
-        first_request = self._first_unnamed_request()
+        first_request = len(self.requests)
         value = self.eval(node.value, scope)
         if len(node.targets) == 1:
             self.bind(scope, node.targets[0], value, node)
@@ -407,7 +405,7 @@ class Interpreter:
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
-            items = (Tensor(iterable.value[i], weak=iterable.weak) if not ACTIVE else ops.getitem(iterable, i)
+            items = (Tensor(iterable.value[i], weak=True) if iterable.weak else ops.getitem(iterable, i)
                      for i in range(iterable.shape[0]))
         elif isinstance(iterable, (list, tuple)):
             items = list(iterable)
@@ -749,9 +747,6 @@ class Interpreter:
         raise TdfTypeError("a slice outside an index").locate(node)
 
     # ---------------------------------------------------------- gradient requests
-    def _first_unnamed_request(self) -> int:
-        return len(self.requests)
-
     def _name_requests(self, first: int, value, names):
         """Name the requests made while evaluating an assignment, from the names bound."""
         for req in self.requests[first:]:

@@ -363,7 +363,7 @@ def parse(source: str, filename: str = "<input>") -> ast.Program:
         raise
     except UnexpectedInput as e:
         raise _syntax_error(e, text) from None
-    except DedentError as e:
+    except DedentError:
         line = _dedent_line(text)
         raise TdfSyntaxError("this line's indentation matches no enclosing block",
                              hint="indent it like a line of the block it belongs to", line=line, column=1) from None

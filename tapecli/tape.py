@@ -8,7 +8,6 @@ higher derivatives.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .errors import TapeError, TdfTypeError, TdfValueError
 from .values import Tensor, Variable, dtype_name, is_float

@@ -147,7 +147,7 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.kind in "iu":
         if value.dtype.kind == "f":
             raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
-                               hint=f"write an integer, or cast the tensor with cast(x, float32)")
+                               hint="write an integer, or cast the tensor with cast(x, float32)")
         if value.dtype == np.bool_:
             raise TdfTypeError(f"cannot use a bool value as {dtype_name(dtype)}")
         info = np.iinfo(dtype)

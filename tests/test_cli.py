@@ -1,5 +1,4 @@
 """The command line through its real entry point: JSON documents, exit codes, errors, options."""
-import json
 
 import numpy as np
 import pytest

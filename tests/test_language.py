@@ -294,3 +294,28 @@ def test_indexing_and_slicing_scatter_gradients():
         g = t.gradient(y, x)
     """)
     assert value(r, "g") == [[0.0, 0.0, 10.0], [1.0, 0.0, 1.0]]
+
+
+def test_expectations_are_recorded_and_execution_goes_on():
+    r = run_program("""
+        var x = 3.0
+        tape t:
+            y = x ** 2
+        g = t.gradient(y, x)
+        expect g == 6.0
+        expect g ~= 6.00001
+        expect g == 7.0, "wrong on purpose"
+        expect t.gradient is not None
+        expect shape(g) == []
+        expect allclose(g, 6.1, rtol=0.0, atol=0.2)
+        expect_error TapeError:
+            h = t.gradient(y, x)
+        expect_error ShapeError:
+            k = x + 1.0
+        after = 1.0
+    """)
+    oks = [(e["line"], e["ok"]) for e in r.expectations]
+    assert oks == [(5, True), (6, True), (7, False), (8, True), (9, True), (10, True), (11, True), (13, False)]
+    assert r.expectations[1]["rtol"] == 1e-5 and r.expectations[2]["message"] == "wrong on purpose"
+    assert value(r, "after") == 1.0
+    assert sum("expectation failed" in w["message"] for w in r.warnings) == 2

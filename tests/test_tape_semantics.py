@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import close, run_program, value
+from conftest import run_program, value
 from tapecli.errors import TapeError, TdfValueError
 
 
