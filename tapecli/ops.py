@@ -356,15 +356,28 @@ def _extreme_vjp(r, g):
 
 
 def _prod_vjp(r, g):
-    # prod of the others, without dividing by zero: handles one or more zeros exactly.
+    """d prod / d x_i = the product of the others, written as (the product of the other
+    nonzero entries) * (the product of the other zero entries) so that it stays
+    differentiable where x has zeros. The second factor is exact as a function for slices
+    with at most two zeros; with three or more it is the constant 0, whose value and first
+    derivative are right, so prod's value, gradient and Hessian are exact everywhere."""
     x = r.inputs[0]
     axis = r.attrs.get("axis")
     is_zero = equal(x, 0)
     nonzero = where(is_zero, ones_like(x), x)
-    prod_nonzero = reduce_prod(nonzero, axis=axis, keepdims=True)
+    others = div(broadcast_to(reduce_prod(nonzero, axis=axis, keepdims=True), x.shape), nonzero)
     zeros = reduce_sum(cast(is_zero, x.dtype), axis=axis, keepdims=True)
-    others = where(equal(zeros, 0), div(prod_nonzero, nonzero),
-                   where(logical_and(equal(zeros, 1), is_zero), broadcast_to(prod_nonzero, x.shape), zeros_like(x)))
+    if np.any(zeros.value > 0):
+        zero_part = where(is_zero, x, ones_like(x))      # the zero entries (value 0), 1 elsewhere
+        # for a nonzero entry: the product of all the zero entries (a recorded prod)
+        all_zeros = broadcast_to(reduce_prod(zero_part, axis=axis, keepdims=True), x.shape)
+        # for a zero entry: the product of the other zero entries; with two zeros, the other one
+        zero_sum = reduce_sum(where(is_zero, x, zeros_like(x)), axis=axis, keepdims=True)
+        other_zero = sub(broadcast_to(zero_sum, x.shape), x)
+        one = broadcast_to(equal(zeros, 1), x.shape)
+        two = broadcast_to(equal(zeros, 2), x.shape)
+        at_zero = where(one, ones_like(x), where(two, other_zero, zeros_like(x)))
+        others = mul(others, where(is_zero, at_zero, all_zeros))
     return (mul(_expand_reduced(g, r), others),)
 
 
@@ -442,7 +455,7 @@ def _concat_vjp(r, g):
 
 
 def _stack_vjp(r, g):
-    axis = r.attrs["axis"]
+    axis = r.attrs["axis"] % g.ndim      # stack(xs, axis=-1): count from the output's end
     return tuple(getitem(g, (slice(None),) * axis + (i,)) for i in range(len(r.inputs)))
 
 
