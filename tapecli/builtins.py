@@ -563,7 +563,10 @@ def _tape_attribute(interp, tape_obj, attr, node):
             source_node = call_node.args[1] if len(call_node.args) > 1 else _kw_node(call_node, "sources", "source")
             result, values, whys = f(tape, *args, line=STATE.line, **kwargs)
             sources = args[1] if len(args) > 1 else kwargs.get("sources", kwargs.get("source"))
-            interp.add_request(kind, tape, target_node, source_node, sources, values, result, whys)
+            target = args[0] if args else kwargs.get("target")
+            objective = gradients.objective(target, kwargs.get("output_gradients", args[2] if len(args) > 2 else None)) \
+                if kind == "gradient" else None
+            interp.add_request(kind, tape, target_node, source_node, sources, values, result, whys, objective)
             return result
         return BoundMethod(attr, run)
 

@@ -204,6 +204,124 @@ def watched(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype
     inv.run(show)
 
 
+@app.command()
+def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf).",
+                                                     show_default=False)],
+          json_out: JsonOpt = False,
+          junit: Annotated[Optional[str], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
+          fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop after the first failing file.")] = False,
+          workers: Annotated[int, typer.Option("--workers", help="Check files in N processes.")] = 1,
+          fd: Annotated[bool, typer.Option("--fd", help="Also check every gradient request w.r.t. declarations "
+                                                        "by finite differences in float64.")] = False,
+          sets: SetOpt = None, dtype: DtypeOpt = None, max_steps: StepsOpt = 10_000_000,
+          max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
+          no_color: NoColorOpt = False):
+    """Run every expect (and expect_error, gradcheck) in the files; exit 1 if any failed."""
+    from . import check as c
+    from . import render as r
+    from .errors import UsageError
+    inv = Invocation("check", "-", json_out, sets, dtype, "cpu", None, None, "none", max_steps, max_elements,
+                     max_depth, quiet, no_color)
+    try:
+        options = inv.options()
+        files = c.collect(paths)
+        if workers < 1:
+            raise UsageError("--workers must be at least 1")
+    except UsageError as e:
+        inv._fail(EXIT_USAGE, "UsageError", str(e))
+    reports = _check_files(files, options, fd, workers, fail_fast, show_progress=not json_out and sys.stderr.isatty())
+    passed, failed, errors = c.totals(reports)
+    if junit:
+        with open(junit, "w", encoding="utf-8") as f:
+            f.write(c.junit_xml(reports))
+    if json_out:
+        results = [res for rep in reports for res in rep.results]
+        results += [{"file": rep.file, "line": rep.error["line"], "error": rep.error} for rep in reports if rep.error]
+        print(r.dumps({"schema": r.SCHEMA, "command": "check", "passed": passed, "failed": failed, "errors": errors,
+                       "results": [_json_result(res) for res in results]}))
+    else:
+        for rep in reports:
+            for res in rep.results:
+                if res["ok"] and quiet:
+                    continue
+                print(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}")
+            if rep.error:
+                sys.stderr.write(rep.error["text"] + "\n")
+        print(f"{passed} passed, {failed} failed" + (f", {errors} errors" if errors else ""))
+    if github:
+        for line in c.github_annotations(reports):
+            print(line, file=sys.stderr if json_out else sys.stdout)
+    raise typer.Exit(EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
+
+
+def _json_result(res: dict) -> dict:
+    from .render import to_json
+    return {k: to_json(v) if k in ("actual", "expected") else v for k, v in res.items()}
+
+
+def _check_files(files, options, fd, workers, fail_fast, show_progress):
+    from . import check as c
+    progress = None
+    if show_progress:
+        from rich.progress import Progress
+        progress = Progress(transient=True)
+        task = progress.add_task("checking", total=len(files))
+        progress.start()
+    reports = []
+    try:
+        if workers == 1:
+            for f in files:
+                reports.append(c.check_file(f, options, fd))
+                if progress:
+                    progress.advance(task)
+                if fail_fast and (reports[-1].failed or reports[-1].error):
+                    break
+        else:
+            from concurrent.futures import ProcessPoolExecutor
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(c.check_file, f, options, fd) for f in files]
+                for fut in futures:
+                    reports.append(fut.result())
+                    if progress:
+                        progress.advance(task)
+                    if fail_fast and (reports[-1].failed or reports[-1].error):
+                        for rest in futures:
+                            rest.cancel()
+                        break
+    finally:
+        if progress:
+            progress.stop()
+    return reports
+
+
+@app.command()
+def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document (the golden file).")],
+         b: Annotated[str, typer.Argument(help="The document to compare with it.")],
+         rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-5,
+         atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-6,
+         json_out: JsonOpt = False, no_color: NoColorOpt = False):
+    """Compare two `grad --json` (or `jacobian --json`) documents entry by entry; exit 1 on a difference."""
+    from . import render as r
+    from .diff import compare_documents, load_document
+    from .errors import UsageError
+    try:
+        differences, compared = compare_documents(load_document(a), load_document(b), rtol, atol)
+    except UsageError as e:
+        sys.stderr.write(f"tapecli diff: {e}\n")
+        raise typer.Exit(EXIT_USAGE)
+    if json_out:
+        print(r.dumps({"schema": r.SCHEMA, "command": "diff", "file": [a, b], "compared": compared,
+                       "differences": differences, "rtol": rtol, "atol": atol}))
+    elif differences:
+        r.print_table(f"{len(differences)} of {compared} entries differ (rtol {rtol:g}, atol {atol:g})",
+                      ["entry", "what", a, b], [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"])]
+                                                for d in differences], False if no_color else None)
+    else:
+        print(f"{compared} entries agree (rtol {rtol:g}, atol {atol:g})")
+    raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
+
+
 def main():
     try:
         app(prog_name="tapecli")

@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import ast, ops
-from .builtins import builtin, to_float, truth
-from .errors import ERROR_KINDS, TdfError, TdfNameError
-from .tape import as_tensor
+from .builtins import builtin, to_float, to_int, truth
+from .errors import ERROR_KINDS, TdfError, TdfNameError, TdfTypeError
+from .gradcheck import gradcheck, gradgradcheck
+from .tape import as_tensor, type_word
 from .values import Tensor, Variable, dtype_name
 
 # The tolerance of `~=` by dtype: (rtol, atol).
@@ -34,6 +35,37 @@ def allclose(a, b, rtol=1e-5, atol=1e-8):
     return Tensor(np.array(bool(np.all(_close(ta, tb, to_float(rtol), to_float(atol)).value))))
 
 
+def _program_call(interp, f):
+    """A program function as gradcheck's ``call(list_of_tensors)``."""
+    from .interpreter import Function
+    if not isinstance(f, Function):
+        raise TdfTypeError(f"gradcheck takes a function first, got {type_word(f)}")
+    return lambda xs: interp.call_value(f, list(xs))
+
+
+def _check_kwargs(kwargs):
+    out = {}
+    for key in ("eps", "rtol", "atol"):
+        if kwargs.get(key) is not None:
+            out[key] = to_float(kwargs[key], key)
+    if kwargs.get("seed") is not None:
+        out["seed"] = to_int(kwargs["seed"], "seed")
+    return out
+
+
+def _derivative_check(check):
+    def run(interp, f, args, eps=None, rtol=None, atol=None, seed=None):
+        report = check(_program_call(interp, f), args, **_check_kwargs(
+            {"eps": eps, "rtol": rtol, "atol": atol, "seed": seed}))
+        interp.expectations.last_report = report
+        return Tensor(np.array(report.ok))
+    return run
+
+
+builtin("gradcheck", interp=True)(_derivative_check(gradcheck))
+builtin("gradgradcheck", interp=True)(_derivative_check(gradgradcheck))
+
+
 def _jsonable(value):
     from .render import to_json
     return to_json(value)
@@ -43,6 +75,7 @@ class Expectations:
     def __init__(self, interp):
         self.interp = interp
         self.results: list[dict] = []
+        self.last_report = None       # the GradcheckReport of the latest gradcheck call
 
     def approx_equal(self, left, right):
         a, b = ops.to_tensor(left), ops.to_tensor(right)
@@ -90,6 +123,16 @@ class Expectations:
             ok = truth(allclose(*args, **kwargs))
             self._record(node, ok, _jsonable(args[0]) if args else None,
                          _jsonable(args[1]) if len(args) > 1 else None, rtol, atol, message)
+            return
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and \
+                test.func.id in ("gradcheck", "gradgradcheck"):
+            self.last_report = None
+            value = interp.eval(test, scope)
+            report = self.last_report
+            self._record(node, report.ok, {"max_abs_error": report.max_abs_error,
+                                           "max_rel_error": report.max_rel_error, "worst": report.worst},
+                         "finite differences", report.rtol, report.atol,
+                         message if message is not None else report.summary())
             return
         value = interp.eval(test, scope)
         ok = bool(np.all(as_tensor(value).value)) if _is_tensor(value) else truth(value)

@@ -25,6 +25,15 @@ def _prepare(tape: Tape, line) -> None:
                    "which costs memory; call it after the block unless you need higher derivatives")
 
 
+def objective(target, output_gradients=None) -> float:
+    """The number a gradient differentiates: sum(target * seed) over the float targets, in float64."""
+    targets = _targets(target)
+    seeds = [ops.to_tensor(g).value for g in flatten(output_gradients, "output_gradients")] \
+        if output_gradients is not None else [1.0] * len(targets)
+    return float(sum(np.sum(t.value.astype(np.float64) * np.asarray(s, dtype=np.float64))
+                     for t, s in zip(targets, seeds) if is_float(t.dtype)))
+
+
 def why_none(tape: Tape, leaf) -> str:
     """A short reason for a None gradient (``tapecli explain`` gives the full story)."""
     name = leaf.name if isinstance(leaf, Variable) else "the source"

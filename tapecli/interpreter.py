@@ -140,7 +140,7 @@ class BoundMethod:
 class Request:
     """One gradient/jacobian call, for `grad --json` and `jacobian --json`."""
 
-    def __init__(self, kind, line, tape, target_text, labels, values, result, why):
+    def __init__(self, kind, line, tape, target_text, labels, values, result, why, leaves=None, objective=None):
         self.kind = kind              # "gradient" | "jacobian" | "batch_jacobian"
         self.line = line
         self.tape = tape
@@ -150,6 +150,9 @@ class Request:
         self.why = why                # one str | None per source leaf
         self.result = result          # the structure returned to the program
         self.names: list | None = None
+        self.leaves = leaves or []    # the source tensors/variables, for finite-difference checks
+        self.versions = [leaf.version if isinstance(leaf, Variable) else None for leaf in self.leaves]
+        self.objective = objective    # sum(target * seed) when asked, for finite-difference checks
 
 
 class Interpreter:
@@ -766,10 +769,10 @@ class Interpreter:
             return [f"{names}[{i}]" for i in range(count)]
         return [names]
 
-    def add_request(self, kind, tape, target_node, source_node, sources, values, result, whys):
+    def add_request(self, kind, tape, target_node, source_node, sources, values, result, whys, objective=None):
         labels = self._source_labels(source_node, sources)
         self.requests.append(Request(kind, STATE.line, tape.name, self.text(target_node) if target_node else None,
-                                     labels, values, result, whys))
+                                     labels, values, result, whys, flatten(sources, "sources"), objective))
 
     def _source_labels(self, node, sources):
         leaves = flatten(sources, "sources")

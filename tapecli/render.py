@@ -202,3 +202,8 @@ def print_requests(title: str, requests, color: bool | None = None) -> None:
                      str(entry["source"]), shown if value is not None else f"None  ({entry['why']})",
                      str(entry["dtype"] or ""), str(entry["shape"] if entry["shape"] is not None else "")])
     print_table(title, ["name", "line", "tape", "target", "source", "value", "dtype", "shape"], rows, color)
+
+
+def short_json(value, limit: int = 60) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

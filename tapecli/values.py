@@ -88,7 +88,7 @@ class Variable:
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order")
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version")
 
     _order = itertools.count()
 
@@ -97,6 +97,7 @@ class Variable:
         self.trainable = trainable
         self.id = new_id()
         self.order = next(Variable._order)
+        self.version = 0          # how many times it was assigned
         self._value = Tensor(value, id=self.id)
 
     def read(self) -> Tensor:
@@ -120,6 +121,7 @@ class Variable:
                                f"of dtype {dtype_name(self._value.dtype)}",
                                hint=f"use cast(value, {dtype_name(self._value.dtype)})")
         self._value = Tensor(value, id=self.id)
+        self.version += 1
 
     def __repr__(self):
         return f"Variable({self.name})"
