@@ -14,7 +14,7 @@ from .api import Options, read_source, run_source
 from .ast import ConstDecl, VarDecl
 from .errors import TdfError, UsageError
 from .gradcheck import DEFAULTS
-from .values import Variable, dtype_name
+from .values import dtype_name
 
 FD_FULL_LIMIT = 16          # sources up to this many elements are perturbed one element at a time
 FD_DIRECTIONS = 3
@@ -83,14 +83,15 @@ def fd_check(source: str, path: str, options: Options) -> list[dict]:
         if req.kind != "gradient" or req.objective is None:
             continue
         checks = []
-        for label, leaf, version, value in zip(req.labels, req.leaves, req.versions, req.values):
+        for label, leaf, version, snapshot, value in zip(req.labels, req.leaves, req.versions, req.snapshots,
+                                                         req.values):
             name = _declaration_of(leaf, scope, declared)
             if name is None:
                 continue
             if version:
                 checks.append({"source": label, "skipped": f"{name} was assigned before the request"})
                 continue
-            checks.append(_fd_source(source, path, options, index, name, leaf, value))
+            checks.append(_fd_source(source, path, options, index, name, snapshot, value))
         if not checks:
             continue
         results.append(_fd_result(path, req, index, checks))
@@ -115,8 +116,7 @@ class _ControlFlowChanged(Exception):
     pass
 
 
-def _fd_source(source, path, options, index, name, leaf, analytic) -> dict:
-    base = (leaf.read() if isinstance(leaf, Variable) else leaf).value
+def _fd_source(source, path, options, index, name, base: np.ndarray, analytic) -> dict:
     eps, rtol, atol = DEFAULTS["float64" if base.dtype == np.float64 else "float32"]
     grad = np.zeros(base.shape) if analytic is None else analytic.value.astype(np.float64)
     rng = np.random.default_rng(0)

@@ -31,7 +31,7 @@ def _close(a: Tensor, b: Tensor, rtol: float, atol: float) -> Tensor:
 @builtin()
 def allclose(a, b, rtol=1e-5, atol=1e-8):
     """True when every |a - b| <= atol + rtol * |b|, as numpy.allclose (NaN equals NaN)."""
-    ta, tb = as_tensor(ops.to_tensor(a)), as_tensor(ops.to_tensor(b))
+    ta, tb = (ops.stack(x) if isinstance(x, list) else ops.to_tensor(x) for x in (a, b))
     return Tensor(np.array(bool(np.all(_close(ta, tb, to_float(rtol), to_float(atol)).value))))
 
 

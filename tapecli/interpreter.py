@@ -152,6 +152,7 @@ class Request:
         self.names: list | None = None
         self.leaves = leaves or []    # the source tensors/variables, for finite-difference checks
         self.versions = [leaf.version if isinstance(leaf, Variable) else None for leaf in self.leaves]
+        self.snapshots = [as_tensor(leaf).value for leaf in self.leaves]     # source values when asked
         self.objective = objective    # sum(target * seed) when asked, for finite-difference checks
 
 

@@ -1,0 +1,741 @@
+"""Numba kernels: the contract of numpy_kernels (arrays in, arrays out, same dtypes, shapes
+and special values), compiled for large float32/float64 tensors.
+
+The dispatcher imports this module lazily, and this module alone imports numba. Every
+kernel is compiled on first use and cached on disk (``tapecli.cache``), so a later process
+only loads it. Inputs that a kernel does not cover (integer or bool dtypes, mixed dtypes,
+empty tensors, shapes or axes that NumPy rejects) go to the NumPy kernel, which gives the
+same result, or raises the same error.
+
+Measured with benchmarks/kernel_threshold.py on 2 cores (float32, warm, medians):
+
+* Kernels are serial, not ``parallel=True``. prange halved add at 1e6 elements
+  (0.05 vs 0.10 ms) on an idle machine, but while another process held one core a
+  parallel call often waited a whole scheduler slice (~4-8 ms, where the serial loop
+  took 0.002-0.1 ms), and parallel kernels took about twice as long to compile.
+* NumPy's float32 sin, cos, tan, exp, log, log1p, expm1, tanh and pow are SIMD loops;
+  numba calls libm once per element. At 1e6 elements: exp 0.6 vs 3.6 ms, tanh 0.8 vs
+  20.8 ms, tan 0.5 vs 16.7 ms, log1p 1.4 vs 12.7 ms, pow 0.7 vs 4.6 ms (float64: exp 0.8
+  vs 4.3 ms, pow 3.2 vs 16.6 ms; sin and cos are a tie). So those ops call NumPy, and
+  the kernels built on them (sigmoid, softplus, elu, gelu(approximate=True), logsumexp)
+  run NumPy's ufunc in place on a scratch array between two fused numba loops. Doing the
+  rounding steps in the same order as numpy_kernels makes them agree with it bit for bit.
+* max and min over all axes or trailing axes call NumPy: its SIMD reduction took 0.05 ms
+  at 1e6 where a NaN-propagating numba loop took 0.5-1.4 ms (LLVM does not vectorize it).
+  Over leading or middle axes the numba kernel (vectorized across the kept axes) is used.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import math
+import operator
+import os
+
+import numpy as np
+
+from ..cache import cache_dir
+from .numpy_kernels import KERNELS as NUMPY_KERNELS
+
+
+def _numba_version() -> str:
+    try:
+        return importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# The cache goes under the user's cache folder, one per numba version; never next to the
+# installed sources (numba's default). Set before numba is imported: it reads it then.
+_CACHE_FOLDER = cache_dir("numba-" + _numba_version())
+if not os.environ.get("NUMBA_CACHE_DIR") and _CACHE_FOLDER is not None:
+    os.environ["NUMBA_CACHE_DIR"] = str(_CACHE_FOLDER)
+
+from numba import njit, types  # noqa: E402
+from numba.core import config as _numba_config  # noqa: E402
+from numba.extending import overload  # noqa: E402
+
+# numba imported earlier (by the host program) read its config before we set the variable.
+_CACHE_DIR = _numba_config.CACHE_DIR or (str(_CACHE_FOLDER) if _CACHE_FOLDER is not None else "")
+_CACHING = bool(_CACHE_DIR)  # with no writable cache folder, compile in memory only
+
+
+def _jit(fn=None, **options):
+    """``njit(cache=True)`` with IEEE division (inf/nan, not ZeroDivisionError), caching into
+    our folder even where numba was imported (and configured) before this module."""
+    def wrap(f):
+        saved = _numba_config.CACHE_DIR
+        _numba_config.CACHE_DIR = _CACHE_DIR
+        try:
+            return njit(cache=_CACHING, error_model="numpy", **options)(f)
+        finally:
+            _numba_config.CACHE_DIR = saved
+    return wrap(fn) if fn is not None else wrap
+
+
+# ------------------------------------------------------------- compiling safely
+
+# numba's cache index is read, extended and rewritten without a lock, and each new
+# signature takes the first free data-file number. Two processes compiling different
+# signatures of one kernel at once can both take number 1, and a later process then loads
+# the float64 machine code for a float32 call. So the first call of each kernel signature
+# in a process (which loads or compiles, then saves) holds an exclusive lock on a file in
+# the cache folder; later calls go straight to the compiled code.
+_READY: set = set()
+
+
+@contextlib.contextmanager
+def _cache_lock():
+    if not _CACHING:
+        yield
+        return
+    try:
+        os.makedirs(_CACHE_DIR, exist_ok=True)
+        fd = os.open(os.path.join(_CACHE_DIR, "tapecli-compile.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        _lock(fd)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for ~10 s, then raises
+                return
+            except OSError:
+                continue
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _signature(a):
+    return (a.dtype.char, a.ndim) if isinstance(a, np.ndarray) else type(a)
+
+
+def _launch(kernel, *args) -> None:
+    key = (kernel, tuple(_signature(a) for a in args))
+    if key in _READY:
+        kernel(*args)
+        return
+    with _cache_lock():
+        kernel(*args)
+    _READY.add(key)
+
+
+# ------------------------------------------------------------------ operands
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _float_dtype(*arrays):
+    """The one float dtype all ``arrays`` share, else None (the NumPy kernel handles it)."""
+    dtype = arrays[0].dtype
+    if dtype not in _FLOATS or any(a.dtype != dtype for a in arrays[1:]):
+        return None
+    return dtype
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    # Aligned, C-ordered and writable: one numba signature per dtype and rank (numba types
+    # read-only arrays apart), so a read-only input is copied (rare: broadcast views).
+    return np.require(a, requirements="CAW")
+
+
+def _operands(*arrays):
+    """The broadcast shape and, per operand, a flat array of that shape or a scalar.
+
+    An operand of the full shape is used in place; a one-element operand becomes a NumPy
+    scalar (the kernels take either, see ``_at``); any other operand is broadcast into a
+    copy. None where the shapes do not broadcast.
+    """
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays[1:]):
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            return None, None
+    flat = []
+    for a in arrays:
+        if a.shape == shape:
+            flat.append(_contiguous(a).reshape(-1))
+        elif a.size == 1:
+            flat.append(a.reshape(-1)[0])
+        else:
+            flat.append(np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1))
+    return shape, flat
+
+
+def _at(a, i):
+    """Element ``i`` of a flat operand, or the operand itself where it is a scalar."""
+    return a[i] if isinstance(a, np.ndarray) else a
+
+
+@overload(_at, inline="always")
+def _at_overload(a, i):
+    if isinstance(a, types.Array):
+        return lambda a, i: a[i]
+    return lambda a, i: a
+
+
+# -------------------------------------------------- elementwise numba kernels
+# Each writes ``out`` (flat, the result dtype). Constants come in as scalars of the array's
+# dtype, so float32 arithmetic stays float32 and rounds as NumPy's does.
+
+@_jit
+def _neg(x, out):
+    for i in range(out.size):
+        out[i] = -x[i]
+
+
+@_jit
+def _abs(x, out):
+    for i in range(out.size):
+        out[i] = abs(x[i])
+
+
+@_jit
+def _square(x, out):
+    for i in range(out.size):
+        v = x[i]
+        out[i] = v * v
+
+
+@_jit
+def _sqrt(x, out):
+    for i in range(out.size):
+        out[i] = math.sqrt(x[i])
+
+
+@_jit
+def _rsqrt(x, one, out):
+    for i in range(out.size):
+        out[i] = one / math.sqrt(x[i])
+
+
+@_jit
+def _sign(x, zero, one, out):
+    # np.sign: +0 for either zero, nan for nan.
+    for i in range(out.size):
+        v = x[i]
+        out[i] = zero if v == zero else (one if v > zero else (-one if v < zero else v))
+
+
+@_jit
+def _relu(x, zero, out):
+    # np.maximum(x, 0): nan stays nan, and a tie (-0) gives the second operand (+0).
+    for i in range(out.size):
+        v = x[i]
+        out[i] = v if (v > zero or v != v) else zero
+
+
+@_jit
+def _leaky_relu(x, alpha, out):
+    for i in range(out.size):
+        v = x[i]
+        out[i] = v if v > 0 else v * alpha
+
+
+@_jit
+def _round(x, out):
+    for i in range(out.size):
+        out[i] = np.rint(x[i])  # half to even, as np.round
+
+
+@_jit
+def _floor(x, out):
+    for i in range(out.size):
+        out[i] = np.floor(x[i])
+
+
+@_jit
+def _ceil(x, out):
+    for i in range(out.size):
+        out[i] = np.ceil(x[i])
+
+
+@_jit
+def _erf(x, out):
+    # numpy_kernels rounds math.erf of the float64 value to the dtype.
+    for i in range(out.size):
+        out[i] = math.erf(np.float64(x[i]))
+
+
+@_jit
+def _gelu_erf(x, scale, half, one, out):
+    for i in range(out.size):
+        v = x[i]
+        out[i] = math.erf(np.float64(v * scale))
+        e = out[i]  # read back: rounded to the dtype, as numpy_kernels' erf().astype()
+        out[i] = half * v * (one + e)
+
+
+@_jit
+def _neg_abs(x, out):
+    for i in range(out.size):
+        out[i] = -abs(x[i])
+
+
+@_jit
+def _sigmoid_finish(x, e, one, out):
+    # e = exp(-|x|): no overflow for large |x|.
+    for i in range(out.size):
+        d = e[i]
+        out[i] = one / (one + d) if x[i] >= 0 else d / (one + d)
+
+
+@_jit
+def _softplus_finish(x, lg, zero, out):
+    # lg = log1p(exp(-|x|)); out = maximum(x, 0) + lg
+    for i in range(out.size):
+        v = x[i]
+        out[i] = (v if v > zero else zero) + lg[i]
+
+
+@_jit
+def _min0(x, zero, out):
+    # minimum(x, 0) where x <= 0 or nan; its value where x > 0 is never used.
+    for i in range(out.size):
+        v = x[i]
+        out[i] = zero if v > zero else v
+
+
+@_jit
+def _elu_finish(x, em1, alpha, out):
+    for i in range(out.size):
+        v = x[i]
+        out[i] = v if v > 0 else alpha * em1[i]
+
+
+@_jit
+def _gelu_tanh_inner(x, cube, c, k, out):
+    # out = k * (x + c * x**3), cube = x ** 3 from NumPy (as numpy_kernels computes it)
+    for i in range(out.size):
+        out[i] = k * (x[i] + c * cube[i])
+
+
+@_jit
+def _gelu_tanh_finish(x, th, half, one, out):
+    for i in range(out.size):
+        out[i] = half * x[i] * (one + th[i])
+
+
+@_jit
+def _add(a, b, out):
+    for i in range(out.size):
+        out[i] = _at(a, i) + _at(b, i)
+
+
+@_jit
+def _sub(a, b, out):
+    for i in range(out.size):
+        out[i] = _at(a, i) - _at(b, i)
+
+
+@_jit
+def _mul(a, b, out):
+    for i in range(out.size):
+        out[i] = _at(a, i) * _at(b, i)
+
+
+@_jit
+def _div(a, b, out):
+    for i in range(out.size):
+        out[i] = _at(a, i) / _at(b, i)
+
+
+@_jit
+def _maximum(a, b, out):
+    # np.maximum: nan from either side wins; a tie gives the second operand.
+    for i in range(out.size):
+        u = _at(a, i)
+        w = _at(b, i)
+        out[i] = u if (u > w or u != u) else w
+
+
+@_jit
+def _minimum(a, b, out):
+    for i in range(out.size):
+        u = _at(a, i)
+        w = _at(b, i)
+        out[i] = u if (u < w or u != u) else w
+
+
+@_jit
+def _clip(x, lo, hi, out):
+    # np.minimum(np.maximum(x, lo), hi)
+    for i in range(out.size):
+        u = _at(x, i)
+        w = _at(lo, i)
+        u = u if (u > w or u != u) else w
+        w = _at(hi, i)
+        out[i] = u if (u < w or u != u) else w
+
+
+@_jit
+def _where(c, a, b, out):
+    for i in range(out.size):
+        out[i] = _at(a, i) if _at(c, i) else _at(b, i)
+
+
+@_jit
+def _masked_grad(g, x, kind, alpha, zero, one, out):
+    # kind 0: relu (g where x > 0), 1: abs (g * sign(x)), 2: leaky_relu (g or g * alpha)
+    if kind == 0:
+        for i in range(out.size):
+            out[i] = _at(g, i) if _at(x, i) > 0 else zero
+    elif kind == 1:
+        for i in range(out.size):
+            v = _at(x, i)
+            s = zero if v == zero else (one if v > zero else (-one if v < zero else v))
+            out[i] = _at(g, i) * s
+    else:
+        for i in range(out.size):
+            u = _at(g, i)
+            out[i] = u if _at(x, i) > 0 else u * alpha
+
+
+# ---------------------------------------------------------- reduction kernels
+# A reduction sees its input as [outer, reduced] ("rows", reducing each row) or
+# [outer, reduced, inner] ("mid", reducing axis 1 with loops vectorized along inner).
+# Sums accumulate in float64 (reassociated, so LLVM vectorizes them): at least as
+# accurate as NumPy's pairwise float32 sum. Products accumulate in the dtype, so they
+# overflow where NumPy's do.
+
+@_jit(fastmath={"reassoc"})
+def _sum_rows(x, count, out):
+    for r in range(x.shape[0]):
+        s = 0.0
+        for j in range(x.shape[1]):
+            s += x[r, j]
+        out[r] = s / count
+
+
+@_jit
+def _sum_mid(x, count, out):
+    acc = np.empty(x.shape[2], np.float64)
+    for o in range(x.shape[0]):
+        acc[:] = 0.0
+        for r in range(x.shape[1]):
+            for j in range(x.shape[2]):
+                acc[j] += x[o, r, j]
+        for j in range(x.shape[2]):
+            out[o, j] = acc[j] / count
+
+
+@_jit(fastmath={"reassoc"})
+def _prod_rows(x, one, out):
+    for r in range(x.shape[0]):
+        p = one
+        for j in range(x.shape[1]):
+            p *= x[r, j]
+        out[r] = p
+
+
+@_jit
+def _prod_mid(x, out):
+    for o in range(x.shape[0]):
+        for j in range(x.shape[2]):
+            out[o, j] = x[o, 0, j]
+        for r in range(1, x.shape[1]):
+            for j in range(x.shape[2]):
+                out[o, j] *= x[o, r, j]
+
+
+@_jit
+def _max_mid(x, out):
+    # np.maximum.reduce: nan propagates; a tie keeps the later element.
+    for o in range(x.shape[0]):
+        for j in range(x.shape[2]):
+            out[o, j] = x[o, 0, j]
+        for r in range(1, x.shape[1]):
+            for j in range(x.shape[2]):
+                u = out[o, j]
+                w = x[o, r, j]
+                out[o, j] = u if (u > w or u != u) else w
+
+
+@_jit
+def _min_mid(x, out):
+    for o in range(x.shape[0]):
+        for j in range(x.shape[2]):
+            out[o, j] = x[o, 0, j]
+        for r in range(1, x.shape[1]):
+            for j in range(x.shape[2]):
+                u = out[o, j]
+                w = x[o, r, j]
+                out[o, j] = u if (u < w or u != u) else w
+
+
+# ---------------------------------------------------------- elementwise calls
+
+def _unary(kernel, *consts):
+    """A kernel of one float input: ``kernel(x, *consts as x's dtype, out)``."""
+    def run(x):
+        dtype = _float_dtype(x)
+        if dtype is None:
+            return NotImplemented
+        out = np.empty(x.shape, dtype)
+        _launch(kernel, _contiguous(x).reshape(-1), *[dtype.type(c) for c in consts], out.reshape(-1))
+        return out
+    return run
+
+
+def _elementwise(kernel):
+    """A kernel of two or more float inputs of one dtype, broadcast as NumPy does."""
+    def run(*arrays):
+        dtype = _float_dtype(*arrays)
+        if dtype is None:
+            return NotImplemented
+        shape, flat = _operands(*arrays)
+        if shape is None:
+            return NotImplemented  # NumPy raises its own broadcast error
+        out = np.empty(shape, dtype)
+        _launch(kernel, *flat, out.reshape(-1))
+        return out
+    return run
+
+
+_quiet = np.errstate(all="ignore")  # NumPy steps: inf and nan are values here, as in numpy_kernels
+
+
+def _scratch(x):
+    """A flat contiguous view of ``x`` and an empty result of its shape, for in-place steps."""
+    out = np.empty(x.shape, x.dtype)
+    return _contiguous(x).reshape(-1), out, out.reshape(-1)
+
+
+@_quiet
+def _sigmoid(x):
+    if _float_dtype(x) is None:
+        return NotImplemented
+    flat, out, o = _scratch(x)
+    _launch(_neg_abs, flat, o)
+    np.exp(o, out=o)
+    _launch(_sigmoid_finish, flat, o, x.dtype.type(1), o)
+    return out
+
+
+@_quiet
+def _softplus(x):
+    if _float_dtype(x) is None:
+        return NotImplemented
+    flat, out, o = _scratch(x)
+    _launch(_neg_abs, flat, o)
+    np.exp(o, out=o)
+    np.log1p(o, out=o)
+    _launch(_softplus_finish, flat, o, x.dtype.type(0), o)
+    return out
+
+
+@_quiet
+def _elu(x, alpha=1.0):
+    if _float_dtype(x) is None:
+        return NotImplemented
+    flat, out, o = _scratch(x)
+    _launch(_min0, flat, x.dtype.type(0), o)
+    np.expm1(o, out=o)
+    _launch(_elu_finish, flat, o, x.dtype.type(alpha), o)
+    return out
+
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+@_quiet
+def _gelu(x, approximate=False):
+    dtype = _float_dtype(x)
+    if dtype is None:
+        return NotImplemented
+    flat, out, o = _scratch(x)
+    if not approximate:
+        _launch(_gelu_erf, flat, dtype.type(_SQRT1_2), dtype.type(0.5), dtype.type(1), o)
+        return out
+    cube = np.ascontiguousarray(x ** 3).reshape(-1)
+    _launch(_gelu_tanh_inner, flat, cube, dtype.type(0.044715), dtype.type(_SQRT_2_PI), o)
+    np.tanh(o, out=o)
+    _launch(_gelu_tanh_finish, flat, o, dtype.type(0.5), dtype.type(1), o)
+    return out
+
+
+def _leaky_relu_call(x, alpha=0.2):
+    dtype = _float_dtype(x)
+    if dtype is None:
+        return NotImplemented
+    out = np.empty(x.shape, dtype)
+    _launch(_leaky_relu, _contiguous(x).reshape(-1), dtype.type(alpha), out.reshape(-1))
+    return out
+
+
+_MASK_KINDS = {"relu": 0, "abs": 1}
+
+
+def _masked_grad_call(g, x, kind="relu", alpha=0.2):
+    dtype = _float_dtype(g, x)
+    if dtype is None:
+        return NotImplemented
+    shape, (fg, fx) = _operands(g, x)
+    if shape is None:
+        return NotImplemented
+    out = np.empty(shape, dtype)
+    _launch(_masked_grad, fg, fx, _MASK_KINDS.get(kind, 2), dtype.type(alpha), dtype.type(0), dtype.type(1),
+            out.reshape(-1))
+    return out
+
+
+def _where_call(c, a, b):
+    if _float_dtype(a, b) is None:
+        return NotImplemented
+    if c.dtype != np.bool_:
+        c = c.astype(np.bool_)  # np.where's truth: nonzero, nan included
+    shape, flat = _operands(c, a, b)
+    if shape is None:
+        return NotImplemented
+    out = np.empty(shape, a.dtype)
+    _launch(_where, *flat, out.reshape(-1))
+    return out
+
+
+# ---------------------------------------------------------------- reductions
+
+def _reduced_axes(x: np.ndarray, axis):
+    """The reduced axes, sorted and non-negative; None for anything NumPy would reject
+    (or an empty tuple: a no-op that the NumPy kernel does)."""
+    if axis is None:
+        return tuple(range(x.ndim))
+    raw = axis if isinstance(axis, tuple) else (axis,)
+    if not raw or x.ndim == 0:
+        return None
+    axes = []
+    for a in raw:
+        try:
+            a = operator.index(a)
+        except TypeError:
+            return None
+        if not -x.ndim <= a < x.ndim:
+            return None
+        axes.append(a % x.ndim)
+    if len(set(axes)) != len(axes):
+        return None
+    return tuple(sorted(axes))
+
+
+def _layout(x: np.ndarray, axes):
+    """``x`` as [outer, reduced, inner] (a view where the reduced axes are one block, else a
+    transposed copy with them last)."""
+    shape = x.shape
+    if not axes:  # a 0-d tensor, axis=None
+        return _contiguous(x).reshape(1, 1, 1)
+    first, last = axes[0], axes[-1] + 1
+    if axes == tuple(range(first, last)):
+        outer = math.prod(shape[:first])
+        red = math.prod(shape[first:last])
+        return _contiguous(x).reshape(outer, red, math.prod(shape[last:]))
+    kept = [i for i in range(x.ndim) if i not in axes]
+    moved = np.ascontiguousarray(x.transpose(kept + list(axes)))
+    return moved.reshape(math.prod(shape[i] for i in kept), math.prod(shape[i] for i in axes), 1)
+
+
+def _middle_block(x: np.ndarray, axes) -> bool:
+    """Whether the reduced axes are one block with kept axes after it."""
+    return bool(axes) and axes == tuple(range(axes[0], axes[-1] + 1)) and axes[-1] < x.ndim - 1
+
+
+def _out_shape(x, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+    return tuple(n for i, n in enumerate(x.shape) if i not in axes)
+
+
+def _reduction(kind):
+    def run(x, axis=None, keepdims=False):
+        if _float_dtype(x) is None or x.size == 0:
+            return NotImplemented
+        axes = _reduced_axes(x, axis)
+        if axes is None:
+            return NotImplemented
+        if kind in ("max", "min") and not _middle_block(x, axes):
+            return NotImplemented  # NumPy's SIMD reduction (see the module docstring)
+        x3 = _layout(x, axes)
+        outer, red, inner = x3.shape
+        out = np.empty((outer, inner), x.dtype)
+        if kind in ("sum", "mean"):
+            count = float(red) if kind == "mean" else 1.0
+            if inner == 1:
+                _launch(_sum_rows, x3.reshape(outer, red), count, out.reshape(-1))
+            else:
+                _launch(_sum_mid, x3, count, out)
+        elif kind == "prod":
+            if inner == 1:
+                _launch(_prod_rows, x3.reshape(outer, red), x.dtype.type(1), out.reshape(-1))
+            else:
+                _launch(_prod_mid, x3, out)
+        else:
+            _launch(_max_mid if kind == "max" else _min_mid, x3, out)
+        return out.reshape(_out_shape(x, axes, keepdims))
+    return run
+
+
+def _max_keepdims(x, axes):
+    axis = axes or None  # () is every axis of a 0-d tensor here
+    m = _REDUCE["max"](x, axis=axis, keepdims=True)
+    if m is NotImplemented:
+        m = np.max(x, axis=axis, keepdims=True)
+    return m
+
+
+@_quiet
+def _logsumexp(x, axis=None, keepdims=False):
+    """Stable: exp(x - max) summed, with NumPy's SIMD exp between numba's max and sum."""
+    if _float_dtype(x) is None or x.size == 0:
+        return NotImplemented
+    axes = _reduced_axes(x, axis)
+    if axes is None:
+        return NotImplemented
+    m = _max_keepdims(x, axes)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)  # a row of -inf gives -inf, not nan
+    t = np.subtract(x, m, out=np.empty(x.shape, x.dtype))
+    np.exp(t, out=t)
+    s = _REDUCE["sum"](t, axis=axes or None, keepdims=True)
+    out = np.log(s, out=s)
+    out += m
+    return out.reshape(_out_shape(x, axes, keepdims))
+
+
+_REDUCE = {kind: _reduction(kind) for kind in ("sum", "mean", "prod", "max", "min")}
+
+
+# ------------------------------------------------------------------ the table
+
+_numpy = None  # this op calls NumPy: see the module docstring for the measurements
+
+_IMPLS = {
+    "neg": _unary(_neg), "abs": _unary(_abs), "square": _unary(_square), "sqrt": _unary(_sqrt),
+    "rsqrt": _unary(_rsqrt, 1), "sign": _unary(_sign, 0, 1), "relu": _unary(_relu, 0),
+    "round": _unary(_round), "floor": _unary(_floor), "ceil": _unary(_ceil), "erf": _unary(_erf),
+    "sin": _numpy, "cos": _numpy, "tan": _numpy, "exp": _numpy, "log": _numpy, "log1p": _numpy,
+    "tanh": _numpy, "pow": _numpy,
+    "sigmoid": _sigmoid, "softplus": _softplus, "elu": _elu, "gelu": _gelu, "leaky_relu": _leaky_relu_call,
+    "add": _elementwise(_add), "sub": _elementwise(_sub), "mul": _elementwise(_mul),
+    "div": _elementwise(_div), "maximum": _elementwise(_maximum), "minimum": _elementwise(_minimum),
+    "clip": _elementwise(_clip), "where": _where_call, "masked_grad": _masked_grad_call,
+    **_REDUCE, "logsumexp": _logsumexp,
+}
+
+
+def call(name: str, *args, **attrs) -> np.ndarray:
+    """Run kernel ``name``: numba where it covers the inputs, else the NumPy kernel."""
+    impl = _IMPLS.get(name)
+    if impl is not None and all(isinstance(a, np.ndarray) for a in args):
+        out = impl(*args, **attrs)
+        if out is not NotImplemented:
+            return out
+    return np.asarray(NUMPY_KERNELS[name](*args, **attrs))

@@ -1,0 +1,189 @@
+"""`tapecli check` and `tapecli diff`: derivative checks for CI."""
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import cli, run_program
+from tapecli.check import FileReport, github_annotations
+
+PASSING = """\
+var x = 3.0
+tape t:
+    y = x ** 2
+g = t.gradient(y, x)
+expect g == 6.0
+expect g ~= 6.000001
+expect shape(g) == []
+"""
+
+FAILING = """\
+var x = 3.0
+tape t:
+    y = x ** 2
+g = t.gradient(y, x)
+expect g ~= 6.5, "off by half"
+expect_error TapeError:
+    z = x * 2.0
+"""
+
+CUSTOM = """\
+@custom_gradient
+def square(x):
+    y = x * x
+    def backward(dy):
+        return dy * {factor} * x
+    return y, backward
+
+def loss(w):
+    return sum(square(w) * 3.0)
+
+var w = [0.5, -1.0, 2.0]
+expect gradcheck(loss, [w])
+expect gradgradcheck(loss, [w])
+tape t:
+    l = loss(w)
+g = t.gradient(l, w)
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_passing_file_exits_0(tmp_path):
+    res = cli("check", write(tmp_path, "ok.tdf", PASSING))
+    assert res.code == 0
+    assert res.stdout.splitlines()[-1] == "3 passed, 0 failed"
+
+
+def test_failing_expect_exits_1_naming_line_values_and_tolerance(tmp_path):
+    path = write(tmp_path, "bad.tdf", FAILING)
+    res = cli("check", path)
+    assert res.code == 1
+    lines = res.stdout.splitlines()
+    assert lines[0] == (f"{path}:5: FAIL g ~= 6.5: off by half; actual 6.0, expected 6.5 (rtol 1e-05, atol 1e-06)")
+    assert lines[1].startswith(f"{path}:6: FAIL expect_error TapeError") and '"no error"' in lines[1]
+    assert lines[-1] == "0 passed, 2 failed"
+    doc = cli("check", "--json", path).json
+    assert (doc["passed"], doc["failed"], doc["errors"]) == (0, 2, 0)
+    first = doc["results"][0]
+    assert (first["line"], first["expr"], first["actual"], first["expected"], first["rtol"], first["atol"]) == \
+        (5, "g ~= 6.5", 6.0, 6.5, 1e-5, 1e-6)
+
+
+def test_program_error_counts_as_error_exit_3(tmp_path):
+    path = write(tmp_path, "err.tdf", "var x = 1.0\ny = nope(x)\n")
+    res = cli("check", "--json", path)
+    assert res.code == 3
+    assert res.json["errors"] == 1 and res.json["results"][0]["error"]["kind"] == "NameError"
+
+
+def test_junit_has_a_testcase_per_expectation(tmp_path):
+    a = write(tmp_path, "a.tdf", PASSING)
+    b = write(tmp_path, "b.tdf", FAILING)
+    junit = tmp_path / "out.xml"
+    cli("check", "--junit", junit, a, b)
+    root = ET.parse(junit).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [str(a), str(b)]
+    assert [len(s.findall("testcase")) for s in suites] == [3, 2]
+    assert suites[1].get("failures") == "2" and suites[1].find("testcase/failure") is not None
+
+
+def test_github_annotations_are_escaped():
+    report = FileReport("dir,with:odd%name.tdf", [{"file": "x", "line": 7, "expr": "a == b", "ok": False,
+                                                   "actual": 1, "expected": 2, "rtol": 0, "atol": 0,
+                                                   "message": "100% wrong\nsecond line"}])
+    (line,) = github_annotations([report])
+    assert line.startswith("::error file=dir%2Cwith%3Aodd%25name.tdf,line=7,title=expect failed::")
+    assert "100%25 wrong%0Asecond line" in line and "\n" not in line
+
+
+def test_gradcheck_catches_a_wrong_custom_gradient_and_passes_a_right_one():
+    right = run_program(CUSTOM.format(factor="2.0"))
+    assert [e["ok"] for e in right.expectations] == [True, True]
+    wrong = run_program(CUSTOM.format(factor="2.5"))
+    first = wrong.expectations[0]
+    assert first["ok"] is False and "tape" in first["message"] and "finite differences" in first["message"]
+
+
+def test_gradcheck_on_large_inputs_uses_seeded_random_directions():
+    r = run_program("""
+        def f(w):
+            return sin(w) * w
+        expect gradcheck(f, [normal([80, 80], seed=1)])
+    """)
+    assert r.expectations[0]["ok"] and "random directions" in r.expectations[0]["message"]
+    assert "seed 0" in r.expectations[0]["message"]
+
+
+def test_fd_finds_a_wrong_custom_gradient(tmp_path):
+    right = write(tmp_path, "right.tdf", CUSTOM.format(factor="2.0").replace("expect grad", "# expect grad"))
+    wrong = write(tmp_path, "wrong.tdf", CUSTOM.format(factor="2.5").replace("expect grad", "# expect grad"))
+    assert cli("check", "--fd", right).code == 0
+    res = cli("check", "--fd", "--json", wrong)
+    assert res.code == 1
+    (result,) = res.json["results"]
+    assert result["line"] == 16 and not result["ok"] and "finite differences" in result["message"]
+
+
+def test_fd_skips_variables_assigned_before_the_request(tmp_path):
+    path = write(tmp_path, "train.tdf", """\
+var w = 1.0
+for i in range(2):
+    tape t:
+        loss = (w - 3.0) ** 2
+    g = t.gradient(loss, w)
+    w.assign_sub(0.1 * g)
+""")
+    doc = cli("check", "--fd", "--json", path).json
+    assert doc["failed"] == 0
+    assert doc["results"][1]["actual"]["skipped"] == ["w"]
+
+
+def test_check_a_directory_of_200_files_reports_each(tmp_path):
+    for i in range(200):
+        sub = tmp_path / f"d{i % 7}"
+        sub.mkdir(exist_ok=True)
+        expected = 2 * i if i % 50 else 2 * i + 1       # four files fail on purpose
+        (sub / f"f{i}.tdf").write_text(f"var x = {i}.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\n"
+                                       f"expect g == {expected}.0\n")
+    res = cli("check", "--json", "--workers", "2", tmp_path)
+    doc = res.json
+    assert res.code == 1 and (doc["passed"], doc["failed"]) == (196, 4)
+    assert len({r["file"] for r in doc["results"]}) == 200
+
+
+def test_fail_fast_stops_after_the_first_failing_file(tmp_path):
+    write(tmp_path, "a.tdf", FAILING)
+    write(tmp_path, "b.tdf", PASSING)
+    doc = cli("check", "--json", "--fail-fast", tmp_path).json
+    assert {r["file"] for r in doc["results"]} == {str(tmp_path / "a.tdf")}
+
+
+def test_diff_compares_golden_files(tmp_path):
+    prog = write(tmp_path, "p.tdf", "var w = [1.0, 2.0]\ntape t:\n    y = sum(w * w)\ng = t.gradient(y, w)\n")
+    golden = tmp_path / "golden.json"
+    golden.write_text(cli("grad", "--json", prog).stdout)
+    same = tmp_path / "same.json"
+    same.write_text(cli("grad", "--json", prog).stdout)
+    moved = tmp_path / "moved.json"
+    moved.write_text(cli("grad", "--json", "--set", "w=[1.0, 2.5]", prog).stdout)
+    assert cli("diff", golden, same).code == 0
+    res = cli("diff", "--json", golden, moved)
+    assert res.code == 1 and res.json["differences"][0]["what"] == "value"
+    assert cli("diff", "--rtol", "0.5", golden, moved).code == 0
+    (tmp_path / "junk.json").write_text("{}")
+    assert cli("diff", golden, tmp_path / "junk.json").code == 2
+
+
+@pytest.mark.parametrize("example", ["37_expectations.tdf"])
+def test_examples_with_expectations_pass(example):
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "examples" / example
+    res = cli("check", path)
+    assert res.code == 0, res.stdout
+    assert json.loads(cli("check", "--json", path).stdout)["failed"] == 0
