@@ -21,8 +21,11 @@ NUMBA_KERNELS = frozenset({
     "sum", "mean", "max", "min", "prod", "logsumexp",
 })
 
-# Measured with benchmarks/kernel_threshold.py (see the README's performance notes).
-THRESHOLD = int(os.environ.get("TAPECLI_NUMBA_THRESHOLD", 1 << 18))
+# Measured with benchmarks/kernel_threshold.py.
+# Crossover (float32, warm, 2 cores): 1e4 elements for its kernel mix (sigmoid 1e3, masked_grad 1e4,
+# sum 1e5; add, mul and tanh a tie at every size), but numba's first use in a process (~0.3 s:
+# import, load the cached kernels) is repaid only after ~40 calls at 1e6 elements (~430 at 1e5).
+THRESHOLD = int(os.environ.get("TAPECLI_NUMBA_THRESHOLD", 1_000_000))
 
 
 def backend() -> str:
@@ -41,8 +44,16 @@ def _wants_numba(name: str, args) -> bool:
     return max((a.size for a in args if isinstance(a, np.ndarray)), default=0) >= THRESHOLD
 
 
+_numba_missing: str | None = None     # why numba could not be imported, once it failed
+
+
 def call(name: str, *args, **attrs) -> np.ndarray:
-    if _wants_numba(name, args):
-        from . import numba_kernels
-        return numba_kernels.call(name, *args, **attrs)
+    global _numba_missing
+    if _numba_missing is None and _wants_numba(name, args):
+        try:
+            from . import numba_kernels
+        except ImportError as e:      # e.g. a numba that does not support the installed numpy
+            _numba_missing = str(e)
+        else:
+            return numba_kernels.call(name, *args, **attrs)
     return np.asarray(NUMPY_KERNELS[name](*args, **attrs))

@@ -7,22 +7,29 @@ only loads it. Inputs that a kernel does not cover (integer or bool dtypes, mixe
 empty tensors, shapes or axes that NumPy rejects) go to the NumPy kernel, which gives the
 same result, or raises the same error.
 
-Measured with benchmarks/kernel_threshold.py on 2 cores (float32, warm, medians):
+Choices, measured on 2 cores (AVX-512), float32 at 1e6 elements unless noted, warm medians
+(benchmarks/kernel_threshold.py times these kernels against numpy_kernels):
 
-* Kernels are serial, not ``parallel=True``. prange halved add at 1e6 elements
-  (0.05 vs 0.10 ms) on an idle machine, but while another process held one core a
-  parallel call often waited a whole scheduler slice (~4-8 ms, where the serial loop
-  took 0.002-0.1 ms), and parallel kernels took about twice as long to compile.
-* NumPy's float32 sin, cos, tan, exp, log, log1p, expm1, tanh and pow are SIMD loops;
-  numba calls libm once per element. At 1e6 elements: exp 0.6 vs 3.6 ms, tanh 0.8 vs
-  20.8 ms, tan 0.5 vs 16.7 ms, log1p 1.4 vs 12.7 ms, pow 0.7 vs 4.6 ms (float64: exp 0.8
-  vs 4.3 ms, pow 3.2 vs 16.6 ms; sin and cos are a tie). So those ops call NumPy, and
-  the kernels built on them (sigmoid, softplus, elu, gelu(approximate=True), logsumexp)
-  run NumPy's ufunc in place on a scratch array between two fused numba loops. Doing the
-  rounding steps in the same order as numpy_kernels makes them agree with it bit for bit.
+* Serial kernels, not ``parallel=True``: prange halved add (0.05 vs 0.10 ms) on an idle
+  machine, but while another process held one core a parallel call often waited a whole
+  scheduler slice (~4-8 ms where the serial loop took 0.002-0.1 ms), and parallel kernels
+  took about twice as long to compile.
+* sin, cos, tan, exp, log, log1p, tanh and pow call NumPy: its float32 ufuncs are SIMD
+  loops, and a numba loop calls libm once per element: exp 0.6 vs 3.6 ms, tanh 0.8 vs
+  20.8 ms, tan 0.5 vs 16.7 ms, log1p 1.4 vs 12.7 ms, expm1 0.5 vs 15.2 ms, pow 0.7 vs
+  4.6 ms (float64: exp 0.8 vs 4.3 ms, pow 3.2 vs 16.6 ms; sin and cos a tie).
+* For the same reason sigmoid, softplus, elu, gelu(approximate=True) and logsumexp run
+  NumPy's exp/log1p/expm1/tanh in place on a scratch array between fused numba loops
+  (sigmoid 0.95 ms vs 5.7 ms for numpy_kernels, elu 0.8 vs 4.8 ms). Their rounding steps
+  follow numpy_kernels' order, so all but logsumexp (whose sum differs, see below) agree
+  with it bit for bit.
 * max and min over all axes or trailing axes call NumPy: its SIMD reduction took 0.05 ms
-  at 1e6 where a NaN-propagating numba loop took 0.5-1.4 ms (LLVM does not vectorize it).
-  Over leading or middle axes the numba kernel (vectorized across the kept axes) is used.
+  where a NaN-propagating numba loop took 0.5-1.4 ms (LLVM does not vectorize it). Over
+  leading or middle axes the numba kernel, vectorized along the kept axes, runs.
+* add, mul and the other one-operation kernels are a tie with NumPy (memory-bound; both
+  vectorized), a few microseconds of call overhead apart; the fused kernels (masked_grad,
+  where, clip, relu, leaky_relu, erf, gelu) and the float64-accumulated sum, mean and
+  prod are 2-12x faster.
 """
 from __future__ import annotations
 
@@ -103,17 +110,23 @@ def _cache_lock():
 
 
 def _lock(fd: int) -> None:
+    """Wait for an exclusive lock on ``fd``; where the file system has no locks, go on
+    without one (numba's own behaviour)."""
     try:
         import fcntl
     except ImportError:  # Windows
         import msvcrt
-        while True:
+        for _ in range(60):
             try:
                 msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for ~10 s, then raises
                 return
             except OSError:
                 continue
-    fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        pass
 
 
 def _signature(a):
@@ -233,7 +246,7 @@ def _relu(x, zero, out):
     # np.maximum(x, 0): nan stays nan, and a tie (-0) gives the second operand (+0).
     for i in range(out.size):
         v = x[i]
-        out[i] = v if (v > zero or v != v) else zero
+        out[i] = v if (v > zero or math.isnan(v)) else zero
 
 
 @_jit
@@ -283,20 +296,23 @@ def _neg_abs(x, out):
         out[i] = -abs(x[i])
 
 
+# The *_finish kernels work in place: ``out`` holds NumPy's intermediate on entry. (Passing
+# it as a separate argument too would alias two arguments and defeat LLVM's vectorizer.)
+
 @_jit
-def _sigmoid_finish(x, e, one, out):
-    # e = exp(-|x|): no overflow for large |x|.
+def _sigmoid_finish(x, one, out):
+    # out = exp(-|x|) on entry: no overflow for large |x|.
     for i in range(out.size):
-        d = e[i]
+        d = out[i]
         out[i] = one / (one + d) if x[i] >= 0 else d / (one + d)
 
 
 @_jit
-def _softplus_finish(x, lg, zero, out):
-    # lg = log1p(exp(-|x|)); out = maximum(x, 0) + lg
+def _softplus_finish(x, zero, out):
+    # out = log1p(exp(-|x|)) on entry; then maximum(x, 0) + out
     for i in range(out.size):
         v = x[i]
-        out[i] = (v if v > zero else zero) + lg[i]
+        out[i] = (v if v > zero else zero) + out[i]
 
 
 @_jit
@@ -308,10 +324,12 @@ def _min0(x, zero, out):
 
 
 @_jit
-def _elu_finish(x, em1, alpha, out):
+def _elu_finish(x, alpha, out):
+    # out = expm1(minimum(x, 0)) on entry
     for i in range(out.size):
         v = x[i]
-        out[i] = v if v > 0 else alpha * em1[i]
+        e = alpha * out[i]
+        out[i] = v if v > 0 else e
 
 
 @_jit
@@ -322,9 +340,10 @@ def _gelu_tanh_inner(x, cube, c, k, out):
 
 
 @_jit
-def _gelu_tanh_finish(x, th, half, one, out):
+def _gelu_tanh_finish(x, half, one, out):
+    # out = tanh(...) on entry
     for i in range(out.size):
-        out[i] = half * x[i] * (one + th[i])
+        out[i] = half * x[i] * (one + out[i])
 
 
 @_jit
@@ -357,7 +376,7 @@ def _maximum(a, b, out):
     for i in range(out.size):
         u = _at(a, i)
         w = _at(b, i)
-        out[i] = u if (u > w or u != u) else w
+        out[i] = u if (u > w or math.isnan(u)) else w
 
 
 @_jit
@@ -365,7 +384,7 @@ def _minimum(a, b, out):
     for i in range(out.size):
         u = _at(a, i)
         w = _at(b, i)
-        out[i] = u if (u < w or u != u) else w
+        out[i] = u if (u < w or math.isnan(u)) else w
 
 
 @_jit
@@ -374,15 +393,17 @@ def _clip(x, lo, hi, out):
     for i in range(out.size):
         u = _at(x, i)
         w = _at(lo, i)
-        u = u if (u > w or u != u) else w
+        u = u if (u > w or math.isnan(u)) else w
         w = _at(hi, i)
-        out[i] = u if (u < w or u != u) else w
+        out[i] = u if (u < w or math.isnan(u)) else w
 
 
 @_jit
 def _where(c, a, b, out):
     for i in range(out.size):
-        out[i] = _at(a, i) if _at(c, i) else _at(b, i)
+        u = _at(a, i)  # both loaded: a select, not a branch, so LLVM vectorizes it
+        w = _at(b, i)
+        out[i] = u if _at(c, i) else w
 
 
 @_jit
@@ -390,7 +411,8 @@ def _masked_grad(g, x, kind, alpha, zero, one, out):
     # kind 0: relu (g where x > 0), 1: abs (g * sign(x)), 2: leaky_relu (g or g * alpha)
     if kind == 0:
         for i in range(out.size):
-            out[i] = _at(g, i) if _at(x, i) > 0 else zero
+            u = _at(g, i)
+            out[i] = u if _at(x, i) > 0 else zero
     elif kind == 1:
         for i in range(out.size):
             v = _at(x, i)
@@ -459,7 +481,7 @@ def _max_mid(x, out):
             for j in range(x.shape[2]):
                 u = out[o, j]
                 w = x[o, r, j]
-                out[o, j] = u if (u > w or u != u) else w
+                out[o, j] = u if (u > w or math.isnan(u)) else w
 
 
 @_jit
@@ -471,7 +493,7 @@ def _min_mid(x, out):
             for j in range(x.shape[2]):
                 u = out[o, j]
                 w = x[o, r, j]
-                out[o, j] = u if (u < w or u != u) else w
+                out[o, j] = u if (u < w or math.isnan(u)) else w
 
 
 # ---------------------------------------------------------- elementwise calls
@@ -519,7 +541,7 @@ def _sigmoid(x):
     flat, out, o = _scratch(x)
     _launch(_neg_abs, flat, o)
     np.exp(o, out=o)
-    _launch(_sigmoid_finish, flat, o, x.dtype.type(1), o)
+    _launch(_sigmoid_finish, flat, x.dtype.type(1), o)
     return out
 
 
@@ -531,7 +553,7 @@ def _softplus(x):
     _launch(_neg_abs, flat, o)
     np.exp(o, out=o)
     np.log1p(o, out=o)
-    _launch(_softplus_finish, flat, o, x.dtype.type(0), o)
+    _launch(_softplus_finish, flat, x.dtype.type(0), o)
     return out
 
 
@@ -542,7 +564,7 @@ def _elu(x, alpha=1.0):
     flat, out, o = _scratch(x)
     _launch(_min0, flat, x.dtype.type(0), o)
     np.expm1(o, out=o)
-    _launch(_elu_finish, flat, o, x.dtype.type(alpha), o)
+    _launch(_elu_finish, flat, x.dtype.type(alpha), o)
     return out
 
 
@@ -562,7 +584,7 @@ def _gelu(x, approximate=False):
     cube = np.ascontiguousarray(x ** 3).reshape(-1)
     _launch(_gelu_tanh_inner, flat, cube, dtype.type(0.044715), dtype.type(_SQRT_2_PI), o)
     np.tanh(o, out=o)
-    _launch(_gelu_tanh_finish, flat, o, dtype.type(0.5), dtype.type(1), o)
+    _launch(_gelu_tanh_finish, flat, dtype.type(0.5), dtype.type(1), o)
     return out
 
 

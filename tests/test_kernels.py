@@ -1,0 +1,401 @@
+"""The Numba kernels against the NumPy kernels, the dispatcher, and numba's import and cache."""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tapecli import kernels
+from tapecli.kernels import NUMBA_KERNELS
+from tapecli.kernels.numpy_kernels import KERNELS as NUMPY_KERNELS
+
+DTYPES = [np.float32, np.float64]
+UNARY = ["neg", "sin", "cos", "tan", "exp", "log", "log1p", "sqrt", "rsqrt", "square", "abs", "sign", "tanh",
+         "sigmoid", "softplus", "relu", "elu", "leaky_relu", "gelu", "erf", "round", "floor", "ceil"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
+REDUCTIONS = ["sum", "mean", "max", "min", "prod", "logsumexp"]
+OTHER = ["masked_grad", "where", "clip"]
+EXACT = {"round", "floor", "ceil", "sign", "where", "max", "min"}
+# ±100 saturates sigmoid/softplus/logsumexp (no overflow or nan allowed), 2.5 and -0.5 are
+# rounding ties, and -0.0, inf and nan are values too.
+SPECIAL = [100.0, -100.0, 0.0, -0.0, 2.5, -0.5, 1e-3, -1e-3, 30.0, -30.0, np.inf, -np.inf, np.nan]
+SHAPES = [(), (1,), (37,), (3, 4, 5)]
+
+
+@pytest.fixture(scope="module")
+def nb():
+    # Imported here, not at module level: the session fixture in conftest.py must first
+    # point TAPECLI_CACHE_DIR (and so numba's cache) at a temporary folder.
+    from tapecli.kernels import numba_kernels
+    return numba_kernels
+
+
+def rtol(dtype):
+    return 2e-6 if np.dtype(dtype) == np.float32 else 1e-6
+
+
+def data(shape, dtype, seed=0, specials=True):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 3
+    if specials and x.size >= len(SPECIAL):
+        x.reshape(-1)[:len(SPECIAL)] = SPECIAL
+        rng.shuffle(x.reshape(-1))
+    elif specials and x.ndim == 0:
+        x = np.asarray(-2.5)
+    return np.asarray(x, dtype)
+
+
+def check(name, got, want, exact=False, tol=None, atol=0.0):
+    """Same type, dtype and shape; values equal (exact) or close, nan where nan."""
+    want = np.asarray(want)
+    assert type(got) is np.ndarray, f"{name}: {type(got)}"
+    assert got.dtype == want.dtype, f"{name}: {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"{name}: {got.shape} != {want.shape}"
+    if exact or name in EXACT:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    else:
+        np.testing.assert_allclose(got, want, rtol=tol or rtol(want.dtype), atol=atol, err_msg=name)
+
+
+def test_every_numba_kernel_is_tested():
+    assert set(UNARY + BINARY + REDUCTIONS + OTHER) == set(NUMBA_KERNELS)
+
+
+UNARY_ATTRS = {"elu": [{}, {"alpha": 0.7}], "leaky_relu": [{}, {"alpha": 0.1}],
+               "gelu": [{}, {"approximate": False}, {"approximate": True}]}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_matches_numpy(nb, name, shape, dtype):
+    x = data(shape, dtype)
+    for attrs in UNARY_ATTRS.get(name, [{}]):
+        check(name, nb.call(name, x, **attrs), NUMPY_KERNELS[name](x, **attrs))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, attrs", [("sigmoid", {}), ("softplus", {}), ("elu", {"alpha": 0.7}), ("gelu", {}),
+                                         ("gelu", {"approximate": True}), ("erf", {}), ("relu", {}),
+                                         ("leaky_relu", {"alpha": 0.1})], ids=str)
+def test_fused_kernels_agree_bit_for_bit(nb, name, attrs, dtype):
+    # Stronger than the tolerance: the rounding steps follow numpy_kernels' order.
+    x = np.linspace(-120, 120, 100_001).astype(dtype)
+    np.testing.assert_array_equal(nb.call(name, x, **attrs), NUMPY_KERNELS[name](x, **attrs))
+
+
+def test_saturating_kernels_stay_finite(nb):
+    x = np.array([-1000.0, -100.0, 100.0, 1000.0], np.float32)
+    for name in ("sigmoid", "softplus", "elu", "gelu", "tanh"):
+        assert np.all(np.isfinite(nb.call(name, x))), name
+    s = nb.call("sigmoid", x)
+    assert s[0] == 0 and s[-1] == 1
+    np.testing.assert_array_equal(nb.call("softplus", x)[2:], x[2:])
+
+
+BROADCAST = [((3, 4, 5), (3, 4, 5)), ((3, 4, 5), (5,)), ((4, 1), (1, 5)), ((), (3, 4)), ((3, 4), ()),
+             ((), ()), ((1,), (2, 3)), ((2, 1, 3), (4, 1))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", BROADCAST, ids=str)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_matches_numpy(nb, name, shapes, dtype):
+    a, b = data(shapes[0], dtype, 1), data(shapes[1], dtype, 2)
+    if name == "pow":  # a negative base to a fractional power is nan in both; keep most finite
+        a = np.abs(a) if a.ndim else np.asarray(1.7, dtype)
+    check(name, nb.call(name, a, b), NUMPY_KERNELS[name](a, b))
+
+
+def test_maximum_and_minimum_propagate_nan_and_break_ties_like_numpy(nb):
+    a = np.array([np.nan, 1.0, 2.0, 0.0, -0.0], np.float32)
+    b = np.array([1.0, np.nan, 2.0, -0.0, 0.0], np.float32)
+    for name in ("maximum", "minimum"):
+        got, want = nb.call(name, a, b), NUMPY_KERNELS[name](a, b)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["relu", "abs", "leaky_relu"])
+@pytest.mark.parametrize("shapes", [((3, 4, 5), (3, 4, 5)), ((), ()), ((37,), (37,)), ((3, 4), (4,)), ((), (6,))],
+                         ids=str)
+def test_masked_grad_matches_numpy(nb, kind, shapes, dtype):
+    g, x = data(shapes[0], dtype, 3), data(shapes[1], dtype, 4)
+    for attrs in ({}, {"alpha": 0.3}):
+        check("masked_grad", nb.call("masked_grad", g, x, kind=kind, **attrs),
+              NUMPY_KERNELS["masked_grad"](g, x, kind=kind, **attrs), exact=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((3, 4, 5),) * 3, ((), (), ()), ((4, 5), (5,), ()), ((3, 1), (), (1, 4)),
+                                    ((37,), (37,), (37,))], ids=str)
+def test_where_matches_numpy(nb, shapes, dtype):
+    c = data(shapes[0], np.float64, 5) > 0
+    a, b = data(shapes[1], dtype, 6), data(shapes[2], dtype, 7)
+    check("where", nb.call("where", c, a, b), NUMPY_KERNELS["where"](c, a, b))
+    cf = data(shapes[0], dtype, 8).round()  # a float condition: nonzero (nan too) is true
+    check("where", nb.call("where", cf, a, b), NUMPY_KERNELS["where"](cf, a, b))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((3, 4, 5), (), ()), ((37,), (37,), (37,)), ((), (), ()), ((4, 5), (5,), (4, 1))],
+                         ids=str)
+def test_clip_matches_numpy(nb, shapes, dtype):
+    x = data(shapes[0], dtype, 9)
+    for lo, hi in ((-1.0, 2.0), (2.0, -1.0)):  # lo > hi: hi wins, as np.minimum(np.maximum(x, lo), hi)
+        lo_a = (data(shapes[1], dtype, 10, specials=False) * 0 + lo).astype(dtype)
+        hi_a = (data(shapes[2], dtype, 11, specials=False) * 0 + hi).astype(dtype)
+        check("clip", nb.call("clip", x, lo_a, hi_a), NUMPY_KERNELS["clip"](x, lo_a, hi_a), exact=True)
+
+
+AXES = [None, 0, 1, 2, -1, -2, (0, 2), (1, 2), (0, 1), (-1, -3), (0, 1, 2), (2, 0)]
+
+
+def reduction_tol(name, x, axis, dtype):
+    """Sums in another order (numba: float64 accumulators; NumPy: pairwise float32) differ
+    by a few ulps of the sum of |x|; products of n values by ~n ulps."""
+    n = x.size if axis is None else int(np.prod([x.shape[a] for a in np.atleast_1d(axis)]))
+    eps = np.finfo(dtype).eps
+    if name in ("sum", "mean"):
+        scale = NUMPY_KERNELS[name](np.abs(np.nan_to_num(x, posinf=0, neginf=0)), axis=axis, keepdims=True)
+        return rtol(dtype), 4 * eps * np.max(scale)
+    if name == "prod":
+        return max(rtol(dtype), 2 * n * eps), 0.0
+    return rtol(dtype), 4 * eps * 100
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_match_numpy(nb, name, axis, keepdims, dtype):
+    if name == "prod":  # values near 1: neither overflow nor underflow
+        x = np.random.default_rng(12).uniform(0.5, 1.5, (3, 4, 5)).astype(dtype)
+    else:
+        x = data((3, 4, 5), dtype, 12, specials=False)
+        x[0, 1, :] = 100.0   # large values: logsumexp must not overflow
+        x[1, 2, :] = -100.0
+    tol, atol = reduction_tol(name, x, axis, dtype)
+    check(name, nb.call(name, x, axis=axis, keepdims=keepdims),
+          NUMPY_KERNELS[name](x, axis=axis, keepdims=keepdims), tol=tol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_of_special_values(nb, name, dtype):
+    x = np.array([[np.nan, 1.0, 2.0], [-np.inf, -np.inf, -np.inf], [1.0, np.inf, 3.0], [2.0, 2.0, -0.0],
+                  [-100.0, 100.0, 0.0]], dtype)
+    for axis in (None, 0, 1, -1):
+        for keepdims in (False, True):
+            check(name, nb.call(name, x, axis=axis, keepdims=keepdims),
+                  NUMPY_KERNELS[name](x, axis=axis, keepdims=keepdims), tol=1e-5)
+    d0 = np.asarray(-2.5, dtype)  # 0-d in, 0-d ndarray out
+    check(name, nb.call(name, d0, axis=None, keepdims=False), NUMPY_KERNELS[name](d0, axis=None, keepdims=False))
+    check(name, nb.call(name, d0, axis=None, keepdims=True), NUMPY_KERNELS[name](d0, axis=None, keepdims=True))
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_over_leading_axes_break_ties_like_numpy(nb, name):
+    # The numba kernel runs for reductions over leading/middle axes.
+    x = np.zeros((4, 3, 5), np.float32)
+    x[1::2] = -0.0
+    x[2, 1, 1] = np.nan
+    for axis in (0, (0, 1), 1):
+        got, want = nb.call(name, x, axis=axis, keepdims=False), NUMPY_KERNELS[name](x, axis=axis, keepdims=False)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_large_reductions(nb):
+    x = np.random.default_rng(13).standard_normal((300, 500, 7)).astype(np.float32)
+    for name in ("sum", "mean", "logsumexp", "max"):
+        for axis in (None, 0, 1, 2, (0, 2)):
+            want = NUMPY_KERNELS[name](x, axis=axis, keepdims=False)
+            tol, atol = reduction_tol(name, x, axis, np.float32)
+            check(name, nb.call(name, x, axis=axis, keepdims=False), want, tol=max(tol, 1e-5), atol=atol)
+
+
+def test_inputs_numba_does_not_cover_go_to_numpy(nb):
+    i = np.arange(-5, 7, dtype=np.int32).reshape(3, 4)
+    for name in ("add", "mul", "maximum"):
+        check(name, nb.call(name, i, i), NUMPY_KERNELS[name](i, i), exact=True)
+    for name in ("neg", "abs", "sign", "relu", "square"):
+        check(name, nb.call(name, i), NUMPY_KERNELS[name](i), exact=True)
+    for name in ("sum", "max", "prod", "mean"):
+        check(name, nb.call(name, i, axis=0, keepdims=False), NUMPY_KERNELS[name](i, axis=0, keepdims=False),
+              exact=True)
+    b = i > 0
+    check("sum", nb.call("sum", b, axis=None, keepdims=False), NUMPY_KERNELS["sum"](b, axis=None, keepdims=False))
+    f32, f64 = np.ones(3, np.float32), np.ones(3, np.float64)
+    check("add", nb.call("add", f32, f64), NUMPY_KERNELS["add"](f32, f64))  # mixed: NumPy's promotion
+    x = np.ones((2, 3), np.float32)
+    assert nb.call("add", x.T, x.T).flags.c_contiguous  # strided input
+    check("sum", nb.call("sum", x, axis=(), keepdims=False), NUMPY_KERNELS["sum"](x, axis=(), keepdims=False))
+
+
+def test_errors_are_numpys(nb):
+    with pytest.raises(ValueError, match="broadcast"):
+        nb.call("add", np.ones(2, np.float32), np.ones(3, np.float32))
+    with pytest.raises(ValueError):
+        nb.call("max", np.ones((0, 3), np.float32), axis=None, keepdims=False)
+    with pytest.raises(ValueError):
+        nb.call("sum", np.ones((2, 3), np.float32), axis=(1, 1), keepdims=False)
+    with pytest.raises(ValueError):
+        nb.call("sum", np.ones((2, 3), np.float32), axis=2, keepdims=False)
+    check("sum", nb.call("sum", np.ones((0, 3), np.float32), axis=0, keepdims=False),
+          NUMPY_KERNELS["sum"](np.ones((0, 3), np.float32), axis=0, keepdims=False))
+
+
+def test_inputs_are_not_modified_and_outputs_are_fresh(nb):
+    x = data((37,), np.float32)
+    before = x.copy()
+    for name in UNARY:
+        out = nb.call(name, x)
+        assert not np.shares_memory(out, x)
+    np.testing.assert_array_equal(x, before)
+
+
+# ----------------------------------------------------------------- dispatcher
+
+def test_dispatcher_backend_env(nb, monkeypatch):
+    calls = []
+    real = nb.call
+
+    def spy(name, *args, **attrs):
+        calls.append(name)
+        return real(name, *args, **attrs)
+
+    monkeypatch.setattr(nb, "call", spy)
+    monkeypatch.setattr(kernels, "THRESHOLD", 1000)
+    x = np.linspace(-1, 1, 7, dtype=np.float32)
+    monkeypatch.setenv("TAPECLI_BACKEND", "numba")
+    np.testing.assert_allclose(kernels.call("sin", x), np.sin(x), rtol=2e-6)
+    assert calls == ["sin"]
+    monkeypatch.setenv("TAPECLI_BACKEND", "numpy")
+    np.testing.assert_allclose(kernels.call("sin", x), np.sin(x), rtol=2e-6)
+    big = np.zeros(kernels.THRESHOLD, np.float32)
+    kernels.call("sigmoid", big)
+    assert calls == ["sin"]
+    monkeypatch.setenv("TAPECLI_BACKEND", "auto")
+    kernels.call("sigmoid", x)
+    assert calls == ["sin"]
+    kernels.call("sigmoid", big)
+    assert calls == ["sin", "sigmoid"]
+    kernels.call("matmul", np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))  # not a numba kernel
+    assert calls == ["sin", "sigmoid"]
+
+
+@pytest.mark.skipif("TAPECLI_NUMBA_THRESHOLD" in os.environ, reason="the threshold is overridden")
+def test_default_threshold_is_at_most_a_million():
+    assert 0 < kernels.THRESHOLD <= 1_000_000
+
+
+# ------------------------------------------------------------- subprocesses
+
+SMALL = "var x = 3.0\ntape t:\n    y = x ** 2\ndy = t.gradient(y, x)\n"
+# Big tensors stay inside the function: the JSON output is the four numbers it returns.
+BIG = textwrap.dedent("""\
+    def parts(n):
+        x = linspace(-1.0, 1.0, n)
+        tape t:
+            watch x
+            y = sum(sigmoid(x) * tanh(x))
+        g = t.gradient(y, x)
+        return [sum(g), g[0], g[n // 3], g[n - 1], y]
+
+    p = parts(2000000)
+    """)
+# Runs the CLI's entry point, then reports on stderr whether numba was imported.
+RUNNER = textwrap.dedent("""\
+    import sys
+    from tapecli.cli import main
+    sys.argv = ["tapecli", "run", "--json", *sys.argv[1:]]
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    sys.stderr.write("\\nnumba imported: %s\\n" % ("numba" in sys.modules))
+    sys.exit(code)
+    """)
+
+
+def env_for(cache, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TAPECLI_", "NUMBA_"))}
+    env["TAPECLI_CACHE_DIR"] = str(cache)
+    env.update(extra)
+    return env
+
+
+def start(program, env, *options):
+    return subprocess.Popen([sys.executable, "-c", RUNNER, str(program), *options], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc, timeout=120):
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err, err
+    return json.loads(out), err
+
+
+def test_small_program_does_not_import_numba(tmp_path):
+    prog = tmp_path / "small.tdf"
+    prog.write_text(SMALL)
+    doc, err = finish(start(prog, env_for(tmp_path / "cache")))
+    assert doc["values"]["dy"] == 6.0
+    assert "numba imported: False" in err
+
+
+def shared_cache(tmp_path):
+    # The session's private cache (conftest.py): kernels this run compiled load from there.
+    return os.environ.get("TAPECLI_CACHE_DIR") or tmp_path / "cache"
+
+
+def test_big_program_uses_numba_and_matches_numpy(tmp_path):
+    prog = tmp_path / "big.tdf"
+    prog.write_text(BIG)
+    cache = shared_cache(tmp_path)
+    auto = start(prog, env_for(cache))
+    numpy = start(prog, env_for(cache, TAPECLI_BACKEND="numpy"))
+    (doc_auto, err_auto), (doc_np, err_np) = finish(auto), finish(numpy)
+    assert "numba imported: True" in err_auto
+    assert "numba imported: False" in err_np
+    got, want = doc_auto["values"]["p"], doc_np["values"]["p"]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # d/dx sigmoid(x) tanh(x) at x = -1
+    s, t = 1 / (1 + np.exp(1.0)), np.tanh(-1.0)
+    np.testing.assert_allclose(got[1], s * (1 - s) * t + s * (1 - t * t), rtol=1e-5)
+    # numba's cache is under tapecli's, in a folder per numba version
+    folders = list(Path(cache).glob(f"tapecli-*/numba-{importlib.metadata.version('numba')}"))
+    assert folders and any(folders[0].rglob("*.nbi"))
+
+
+def test_concurrent_first_runs_on_an_empty_cache(tmp_path):
+    # Half of them float64: processes that compile different signatures of one kernel at
+    # once must not mix up numba's cache entries.
+    prog = tmp_path / "small.tdf"
+    prog.write_text("var x = linspace(-2.0, 2.0, 50)\ntape t:\n    y = sum(sigmoid(x) * x ** 2)\n"
+                    "dy = t.gradient(y, x)\ns = sum(dy)\nm = dy[7]\n")
+    env = env_for(tmp_path / "cache", TAPECLI_BACKEND="numba")
+    options = [("--dtype", "float64") if i % 2 else () for i in range(8)]
+    procs = [start(prog, env, *o) for o in options]
+    results = [finish(p, timeout=300) for p in procs]
+    for o in set(options):
+        want, _ = finish(start(prog, env_for(tmp_path / "numpy-cache", TAPECLI_BACKEND="numpy"), *o))
+        for (doc, err), opt in zip(results, options, strict=True):
+            if opt == o:
+                assert "numba imported: True" in err
+                np.testing.assert_allclose([doc["values"]["s"], doc["values"]["m"]],
+                                           [want["values"]["s"], want["values"]["m"]], rtol=1e-6)
+    # and a later process loads what they cached
+    doc, err = finish(start(prog, env, "--dtype", "float64"))
+    assert doc["values"]["s"] == results[1][0]["values"]["s"]
