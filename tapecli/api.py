@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from . import gradients
-from .errors import UsageError
+from .errors import TdfError, UsageError
+from .explain import chain, diagnose
 from .interpreter import Interpreter, Limits, Request
 from .ast import ConstDecl, VarDecl, walk
 from .parser import parse
+from .numerics import NUMERICS
+from .provenance import PROVENANCE
 from .runtime import STATE
-from .tape import ACTIVE, Tape
+from .tape import ACTIVE, Tape, as_tensor
 from .values import DTYPES, Tensor, Variable
 
 
@@ -31,6 +34,8 @@ class Options:
     wrt: list[str] = field(default_factory=list)
     unconnected: str = "none"
     request: str = "gradient"                # what --of/--wrt computes: "gradient" or "jacobian"
+    explain: bool = False                    # keep the provenance log, to say why a gradient is None
+    check_numerics: bool = False             # stop at the first NaN/Inf made from finite values
     limits: Limits = field(default_factory=Limits)
 
 
@@ -121,6 +126,8 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         raise UsageError(f"--set {unknown[0]}: the program declares no var or const of that name"
                          + (f" (it declares {', '.join(sorted(declared))})" if declared else ""))
     STATE.reset(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements)
+    PROVENANCE.reset(enabled=options.explain)
+    NUMERICS.reset(options.check_numerics)
     ACTIVE.clear()
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
@@ -131,6 +138,8 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         if implicit_tape is not None:
             implicit_tape.open = True
             ACTIVE.append(implicit_tape)
+            if PROVENANCE.enabled:
+                PROVENANCE.tape(implicit_tape).opened = 0
         try:
             interp.run()
         finally:
@@ -138,6 +147,13 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
             if implicit_tape is not None:
                 implicit_tape.open = False
         implicit = _implicit_requests(interp, implicit_tape, options) if implicit_tape else []
+        if options.check_numerics:
+            try:
+                NUMERICS.check()
+            except TdfError as e:   # point at the statement's first character
+                text = source.splitlines()[e.line - 1]
+                e.column = len(text) - len(text.lstrip()) + 1
+                raise
     finally:
         sys.setrecursionlimit(limit)
     for exp in interp.expectations.results:
@@ -179,6 +195,32 @@ def _implicit_requests(interp: Interpreter, tape: Tape, options: Options) -> lis
 def _implicit_request(tape, options, target, source, label) -> Request:
     compute = gradients.jacobian if options.request == "jacobian" else gradients.gradient
     _, values, whys = compute(tape, target, [source], unconnected_gradients=options.unconnected)
-    req = Request(options.request, None, tape.name, options.of, [label], values, values, whys)
+    targets = [as_tensor(target)]
+    if PROVENANCE.enabled and values[0] is None:
+        whys = [diagnose(tape, targets, options.of, source, label)]
+    req = Request(options.request, None, tape.name, options.of, [label], values, values, whys, [source],
+                  targets=targets, tape_obj=tape)
     req.names = [f"d({options.of})/d({label})"]
     return req
+
+
+def explain(source: str, filename: str, options: Options) -> list[dict]:
+    """How the gradient of ``options.of`` w.r.t. ``options.wrt[0]`` is connected, or why it is None: for
+    each of the program's requests of that pair, else on the implicit tape of --of/--wrt."""
+    target, wanted = options.of, options.wrt[0]
+    result = run_source(source, filename, replace(options, explain=True, of=None, wrt=[]))
+    pairs = [(req, i) for req in result.requests if req.target_text == target
+             for i, label in enumerate(req.labels) if label == wanted]
+    if not pairs:
+        result = run_source(source, filename, replace(options, explain=True))
+        pairs = [(req, 0) for req in result.implicit]
+    lines = source.splitlines()
+    out = []
+    for req, i in pairs:
+        entry = {"tape": req.tape, "line": req.line, "target": target, "source": wanted,
+                 "connected": req.values[i] is not None, "why": req.why[i], "chain": []}
+        if req.values[i] is not None:
+            entry["chain"] = [{"line": line, "ops": ops, "text": lines[line - 1].strip() if line else ""}
+                              for line, ops in chain(req.tape_obj, req.targets, req.leaves[i])]
+        out.append(entry)
+    return out

@@ -9,6 +9,7 @@ import numpy as np
 from . import gradients, ops
 from .errors import ShapeError, TdfTypeError, TdfValueError
 from .layers import Dense, glorot_uniform as _glorot
+from .provenance import PROVENANCE
 from .runtime import STATE
 from .tape import as_tensor, type_word
 from .values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
@@ -550,6 +551,8 @@ def _assign(var: Variable, how: str, e):
     if value.shape != var.shape and np.broadcast_shapes(value.shape, var.shape) == var.shape:
         value = np.broadcast_to(value, var.shape).copy()
     var.assign(value.astype(var.dtype, copy=False))
+    if PROVENANCE.enabled:
+        PROVENANCE.assigns.append((PROVENANCE.now, STATE.line, var.id, var.name, how, (new.id,)))
     return var
 
 
@@ -566,7 +569,8 @@ def _tape_attribute(interp, tape_obj, attr, node):
             target = args[0] if args else kwargs.get("target")
             objective = gradients.objective(target, kwargs.get("output_gradients", args[2] if len(args) > 2 else None)) \
                 if kind == "gradient" else None
-            interp.add_request(kind, tape, target_node, source_node, sources, values, result, whys, objective)
+            interp.add_request(kind, tape, target, target_node, source_node, sources, values, result, whys,
+                               objective)
             return result
         return BoundMethod(attr, run)
 

@@ -25,6 +25,7 @@ class FileReport:
     file: str
     results: list[dict] = field(default_factory=list)
     error: dict | None = None           # {"kind", "message", "line", "column", "text"} for a program error
+    lint: list[dict] = field(default_factory=list)   # {"file", "line", "code", "message"}: warnings
 
     @property
     def failed(self) -> int:
@@ -51,6 +52,7 @@ def check_file(path: str, options: Options, fd: bool = False) -> FileReport:
     source = None
     try:
         source, _ = read_source(path)
+        report.lint = lint_findings(source, path)
         result = run_source(source, path, options)
         for r in result.expectations:
             report.results.append({"file": path, **r})
@@ -63,6 +65,16 @@ def check_file(path: str, options: Options, fd: bool = False) -> FileReport:
         report.error = {"kind": "UsageError", "message": str(e), "line": None, "column": None,
                         "text": f"{path}: {e}"}
     return report
+
+
+def lint_findings(source: str, path: str) -> list[dict]:
+    """`tapecli lint`'s findings, as warnings; none for a file that does not parse (run reports that)."""
+    from .lint import lint_source
+    try:
+        return [{"file": path, "line": f.line, "code": f.code, "message": f.message}
+                for f in lint_source(source, path)]
+    except TdfError:
+        return []
 
 
 # ------------------------------------------------------------ finite differences

@@ -29,6 +29,8 @@ ElementsOpt = Annotated[int, typer.Option("--max-elements", help="Most elements 
 DepthOpt = Annotated[int, typer.Option("--max-depth", help="Deepest function call nesting.")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No warnings on stderr.")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Plain output (also NO_COLOR).")]
+NumericsOpt = Annotated[bool, typer.Option("--check-numerics", help="Stop at the first statement whose forward "
+                                                                    "or backward result holds NaN or Inf.")]
 
 
 def _version(value: bool):
@@ -47,7 +49,7 @@ class Invocation:
     """What every command shares: reading the file, running it, and turning failures into exit codes."""
 
     def __init__(self, command, file, json_out, sets, dtype, device, of, wrt, unconnected, max_steps,
-                 max_elements, max_depth, quiet, no_color):
+                 max_elements, max_depth, quiet, no_color, check_numerics=False):
         self.command = command
         self.file = file
         self.json = json_out
@@ -60,6 +62,7 @@ class Invocation:
         self.wrt = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else []
         self.unconnected = unconnected
         self.limits = (max_steps, max_elements, max_depth)
+        self.check_numerics = check_numerics
         self.source = None
         self.filename = None if file == "-" else file
 
@@ -79,16 +82,19 @@ class Invocation:
             raise UsageError("limits must be positive")
         return Options(dtype=self.dtype, overrides=dict(parse_set(s) for s in self.sets), of=self.of,
                        wrt=self.wrt, unconnected=self.unconnected, limits=Limits(*self.limits),
-                       request="jacobian" if self.command == "jacobian" else "gradient")
+                       request="jacobian" if self.command == "jacobian" else "gradient",
+                       explain=self.command in ("grad", "jacobian", "explain", "watched"),
+                       check_numerics=self.check_numerics)
 
-    def run(self, render: Callable) -> None:
+    def run(self, render: Callable, compute: Callable | None = None) -> None:
+        """Read the file, compute (by default: run it), and render; failures become exit codes."""
         from .errors import TdfError, UsageError
         from . import render as r
         try:
             from .api import read_source, run_source
             options = self.options()
             self.source, self.filename = read_source(self.file)
-            result = run_source(self.source, self.filename, options)
+            result = (compute or run_source)(self.source, self.filename, options)
         except UsageError as e:
             self._fail(EXIT_USAGE, "UsageError", str(e))
         except TdfError as e:
@@ -103,7 +109,8 @@ class Invocation:
             self._fail(EXIT_INTERNAL, "InternalError",
                        f"internal error: {type(e).__name__}: {e}. This is a bug in tapecli; please report it "
                        f"with the program (set TAPECLI_DEBUG=1 for the traceback).")
-        self._side_output(result)
+        if compute is None:
+            self._side_output(result)
         render(result)
 
     def _fail(self, code, kind, message):
@@ -129,15 +136,16 @@ class Invocation:
 
 
 def _invocation(command, kw: dict) -> Invocation:
-    return Invocation(command, kw["file"], kw["json_out"], kw["sets"], kw["dtype"], kw["device"], kw.get("of"),
+    return Invocation(command, kw["file"], kw["json_out"], kw["sets"], kw["dtype"], kw.get("device", "cpu"), kw.get("of"),
                       kw.get("wrt"), kw.get("unconnected", "none"), kw["max_steps"], kw["max_elements"],
-                      kw["max_depth"], kw["quiet"], kw["no_color"])
+                      kw["max_depth"], kw["quiet"], kw["no_color"], kw.get("check_numerics", False))
 
 
 @app.command()
 def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None,
         device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
-        max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False):
+        max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
+        check_numerics: NumericsOpt = False):
     """Run the program; print its output and named values."""
     from . import render as r
     inv = _invocation("run", locals())
@@ -160,7 +168,7 @@ def _requests_command(command: str, kinds: tuple[str, ...], title: str):
                    device: DeviceOpt = "cpu", of: OfOpt = None, wrt: WrtOpt = None,
                    unconnected: UnconnectedOpt = "none", max_steps: StepsOpt = 10_000_000,
                    max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
-                   no_color: NoColorOpt = False):
+                   no_color: NoColorOpt = False, check_numerics: NumericsOpt = False):
         options = dict(locals())
         from . import render as r
         inv = _invocation(command, options)
@@ -199,9 +207,40 @@ def watched(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype
             return
         rows = [[t["name"], str(t["line"]), "yes" if t["persistent"] else "no", w["name"], w["kind"], w["how"]]
                 for t in doc["tapes"] for w in (t["watched"] or [{"name": "-", "kind": "", "how": ""}])]
+        rows += [[t["name"], str(t["line"]), "yes" if t["persistent"] else "no", n["name"], "variable",
+                  f"NOT watched (line {n['line']}): {n['why']}"] for t in doc["tapes"] for n in t["not_watched"]]
         r.print_table(f"watched in {inv.filename or '<stdin>'}",
                       ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color)
     inv.run(show)
+
+
+@app.command()
+def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The target's name.")],
+            wrt: Annotated[str, typer.Option("--wrt", help="The source's name.")],
+            json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None, max_steps: StepsOpt = 10_000_000,
+            max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
+            no_color: NoColorOpt = False):
+    """Why the gradient of T w.r.t. S is None, or the chain of statements that connects them."""
+    from . import render as r
+    from .api import explain as explain_pair
+    inv = _invocation("explain", locals())
+
+    def show(found):
+        if json_out:
+            print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename,
+                           "explanations": found}))
+            return
+        if not found:
+            print(f"no gradient of {of} w.r.t. {wrt} was asked for")
+        for e in found:
+            where = f"tape {e['tape']}" + (f", line {e['line']}" if e["line"] else "")
+            if e["connected"]:
+                print(f"d({of})/d({wrt}) on {where}: connected")
+                for step in e["chain"]:
+                    print(f"  line {step['line']}: {step['text']}    [{', '.join(step['ops'])}]")
+            else:
+                print(f"d({of})/d({wrt}) on {where}: None, because {e['why']}")
+    inv.run(show, lambda source, filename, options: explain_pair(source, filename, options))
 
 
 @app.command()
@@ -239,13 +278,16 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
         results = [res for rep in reports for res in rep.results]
         results += [{"file": rep.file, "line": rep.error["line"], "error": rep.error} for rep in reports if rep.error]
         print(r.dumps({"schema": r.SCHEMA, "command": "check", "passed": passed, "failed": failed, "errors": errors,
-                       "results": [_json_result(res) for res in results]}))
+                       "results": [_json_result(res) for res in results],
+                       "lint": [finding for rep in reports for finding in rep.lint]}))
     else:
         for rep in reports:
             for res in rep.results:
                 if res["ok"] and quiet:
                     continue
                 print(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}")
+            for finding in [] if quiet else rep.lint:
+                print(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}")
             if rep.error:
                 sys.stderr.write(rep.error["text"] + "\n")
         print(f"{passed} passed, {failed} failed" + (f", {errors} errors" if errors else ""))
@@ -322,9 +364,35 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
     raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
 
 
+@app.command()
+def lint(file: FileArg, json_out: JsonOpt = False, no_color: NoColorOpt = False):
+    """Static checks, without running the program; exit 1 if there are findings."""
+    from . import render as r
+    from .lint import lint_source
+    inv = Invocation("lint", file, json_out, None, None, "cpu", None, None, "none", 1, 1, 1, False, no_color)
+
+    def show(findings):
+        shown = inv.filename or "<stdin>"
+        if inv.json:
+            print(r.dumps({"schema": r.SCHEMA, "command": "lint", "file": inv.filename,
+                           "findings": [f.to_json() for f in findings]}))
+        else:
+            for f in findings:
+                print(f"{shown}:{f.line}:{f.column}: {f.code} {f.message}")
+            print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "no findings")
+        raise typer.Exit(EXIT_EXPECT if findings else EXIT_OK)
+    inv.run(show, lambda source, filename, options: lint_source(source, filename))
+
+
 def main():
     try:
         app(prog_name="tapecli")
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except Exception as e:  # a bug outside a program run: report it briefly (exit 4), as Invocation.run does
+        if os.environ.get("TAPECLI_DEBUG"):
+            raise
+        sys.stderr.write(f"tapecli: internal error: {type(e).__name__}: {e}. This is a bug in tapecli; please "
+                         f"report it (set TAPECLI_DEBUG=1 for the traceback).\n")
+        sys.exit(EXIT_INTERNAL)

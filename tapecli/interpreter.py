@@ -14,9 +14,20 @@ from .builtins import BUILTINS, call_builtin, truth
 from .errors import (LimitError, TapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
 from .expectations import Expectations
 from .layers import Dense
+from .provenance import PROVENANCE
 from .runtime import STATE
 from .tape import ACTIVE, Tape, as_tensor, flatten, type_word
 from .values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, DTYPES, DTYPE_ALIASES
+
+
+def _bound_names(body) -> set[str]:
+    names = set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign):
+            names.update(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.VarDecl, ast.ConstDecl)):
+            names.add(node.name)
+    return names
 
 
 class Limits:
@@ -95,7 +106,7 @@ class CustomGradientFunction(Function):
         value, backward = result
         inputs = [ops.to_tensor(a) for a in args if isinstance(a, (Tensor, Variable))]
         output = Tensor(ops.to_tensor(value).value)
-        ops.record(CUSTOM_GRADIENT, inputs, output, {"backward": backward, "name": self.name})
+        ops.emit(CUSTOM_GRADIENT, inputs, output, {"backward": backward, "name": self.name})
         return output
 
 
@@ -140,7 +151,8 @@ class BoundMethod:
 class Request:
     """One gradient/jacobian call, for `grad --json` and `jacobian --json`."""
 
-    def __init__(self, kind, line, tape, target_text, labels, values, result, why, leaves=None, objective=None):
+    def __init__(self, kind, line, tape, target_text, labels, values, result, why, leaves=None, objective=None,
+                 targets=None, tape_obj=None):
         self.kind = kind              # "gradient" | "jacobian" | "batch_jacobian"
         self.line = line
         self.tape = tape
@@ -154,6 +166,8 @@ class Request:
         self.versions = [leaf.version if isinstance(leaf, Variable) else None for leaf in self.leaves]
         self.snapshots = [as_tensor(leaf).value for leaf in self.leaves]     # source values when asked
         self.objective = objective    # sum(target * seed) when asked, for finite-difference checks
+        self.targets = targets        # the target tensors, kept for `explain`
+        self.tape_obj = tape_obj      # the Tape itself, kept for `explain`
 
 
 class Interpreter:
@@ -265,6 +279,8 @@ class Interpreter:
         if not declared and isinstance(old, Variable) and not isinstance(value, Variable):
             STATE.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
                        f"or {name}.assign(...)?", node.line)
+            if PROVENANCE.enabled:
+                PROVENANCE.rebinds[name] = (node.line, old.name)
         if isinstance(value, Dense) and value.name is None:
             value.name = name
         scope.vars[name] = value
@@ -336,6 +352,8 @@ class Interpreter:
                 STATE.warn(f"the watched tensor must be floating, got {dtype_name(value.dtype)}: "
                            f"gradients w.r.t. {label} will be None", node.line)
         elif isinstance(value, (list, tuple)):
+            if not value and PROVENANCE.enabled:
+                PROVENANCE.tape(tape).empty_watches.append((node.line, label))
             for i, item in enumerate(value):
                 self._watch_on(tape, item, item.name if isinstance(item, Variable) else f"{label}[{i}]", node)
         else:
@@ -345,6 +363,8 @@ class Interpreter:
         tape = self._current_tape(node.tape, node, scope)
         tape.reset()
         tape.used_at = None
+        if PROVENANCE.enabled:
+            PROVENANCE.tape(tape).resets.append((PROVENANCE.now, node.line))
         if tape.open:
             tape.paused = False
 
@@ -360,12 +380,17 @@ class Interpreter:
         self.bind(scope, node.name, TapeObject(tape, self), node)
         tape.open = True
         ACTIVE.append(tape)
+        history = PROVENANCE.tape(tape) if PROVENANCE.enabled else None
+        if history:
+            history.opened = PROVENANCE.now
         try:
             self.exec_block(node.body, scope)
         finally:
             ACTIVE.remove(tape)
             tape.open = False
             tape.paused = False
+            if history:
+                history.closed = PROVENANCE.now
 
     def exec_StopRecording(self, node, scope):
         tape = self._current_tape(node.tape, node, scope)
@@ -373,18 +398,26 @@ class Interpreter:
             raise TapeError(f"tape {tape.name} is not recording here",
                             hint="stop_recording belongs inside the tape's own block")
         tape.paused = True
+        pause = [PROVENANCE.now, None, node.line]
+        if PROVENANCE.enabled:
+            PROVENANCE.tape(tape).pauses.append(pause)
         try:
             self.exec_block(node.body, scope)
         finally:
             tape.paused = False
+            pause[1] = PROVENANCE.now
 
     def exec_If(self, node, scope):
-        for cond, body in node.branches:
+        bodies = [body for _, body in node.branches] + [node.orelse or []]
+        taken = len(node.branches)
+        for i, (cond, _) in enumerate(node.branches):
             if truth(self.eval(cond, scope)):
-                self.exec_block(body, scope)
-                return
-        if node.orelse:
-            self.exec_block(node.orelse, scope)
+                taken = i
+                break
+        if PROVENANCE.enabled:
+            untaken = {n for i, body in enumerate(bodies) if i != taken for n in _bound_names(body)}
+            PROVENANCE.untaken.append((node.line, untaken))
+        self.exec_block(bodies[taken], scope)
 
     def _step(self):
         self.steps += 1
@@ -770,10 +803,20 @@ class Interpreter:
             return [f"{names}[{i}]" for i in range(count)]
         return [names]
 
-    def add_request(self, kind, tape, target_node, source_node, sources, values, result, whys, objective=None):
+    def add_request(self, kind, tape, target, target_node, source_node, sources, values, result, whys,
+                    objective=None):
         labels = self._source_labels(source_node, sources)
-        self.requests.append(Request(kind, STATE.line, tape.name, self.text(target_node) if target_node else None,
-                                     labels, values, result, whys, flatten(sources, "sources"), objective))
+        leaves = flatten(sources, "sources")
+        target_text = self.text(target_node) if target_node else None
+        targets = None
+        if PROVENANCE.enabled:
+            from .explain import diagnose
+            targets = [as_tensor(t) for t in flatten(target, "the target")]
+            whys = [None if v is not None else
+                    diagnose(tape, targets, target_text, leaf, label, label in self.globals.consts)
+                    for v, leaf, label in zip(values, leaves, labels)]
+        self.requests.append(Request(kind, STATE.line, tape.name, target_text, labels, values, result, whys, leaves,
+                                     objective, targets, tape if PROVENANCE.enabled else None))
 
     def _source_labels(self, node, sources):
         leaves = flatten(sources, "sources")

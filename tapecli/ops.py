@@ -14,6 +14,8 @@ import numpy as np
 
 from . import kernels
 from .errors import ShapeError, TdfTypeError
+from .numerics import NUMERICS
+from .provenance import PROVENANCE
 from .runtime import STATE
 from .tape import ACTIVE, Record
 from .values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array
@@ -56,6 +58,8 @@ def to_tensor(x) -> Tensor:
         for tape in ACTIVE:
             if tape.watch_accessed_variables and x.trainable and tape.recording:
                 tape.watch_variable(x, "accessed", STATE.line)
+        if PROVENANCE.enabled and ACTIVE:
+            PROVENANCE.read(x, ACTIVE, STATE.line)
         return x.read()
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         return Tensor(literal_array(x), weak=not isinstance(x, (np.ndarray, np.generic)))
@@ -118,28 +122,43 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         out = kernels.call(op.kernel, *[t.value for t in tensors], **attrs)
     except ValueError as e:
         shapes = " and ".join(str(list(t.shape)) for t in tensors)
+        if "zero-size" in str(e) or "empty" in str(e):
+            raise ShapeError(f"{op.name} of an empty tensor (shape {shapes})") from None
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
     if out.size > STATE.max_elements:
         from .errors import LimitError
         raise LimitError(f"{op.name} would make a tensor of {out.size:,} elements, over the limit of "
                          f"{STATE.max_elements:,}", hint="raise it with --max-elements N")
     result = Tensor(out, weak=op.weak_arith and all(t.weak for t in tensors))
-    if op.differentiable and ACTIVE:
-        record(op, tensors, result, attrs)
+    emit(op, tensors, result, attrs)
+    if NUMERICS.enabled:
+        NUMERICS.forward(op, tensors, result, STATE.line)
+        if op is WHERE:
+            NUMERICS.where(tensors, result, STATE.line)
     return result
 
 
-def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> None:
-    """Record on every open, recording tape that watches an input (LANGUAGE.md §4.1)."""
+def emit(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> None:
+    """Record an applied op on the tapes that watch an input, and in the provenance log if kept."""
+    tapes = record(op, inputs, output, attrs) if op.differentiable and ACTIVE else ()
+    if PROVENANCE.enabled:
+        PROVENANCE.op(op.name, inputs, output, STATE.line, op.differentiable, is_float(output.dtype), tapes)
+
+
+def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
+    """Record on every open, recording tape that watches an input (LANGUAGE.md §4.1); returns those tapes."""
     if not is_float(output.dtype):
-        return
+        return []
     rec = None
+    tapes = []
     for tape in ACTIVE:
         if tape.recording and any(t.id in tape.watched_ids for t in inputs):
             if rec is None:
                 rec = Record(op, inputs, output, attrs, STATE.line)
             tape.records.append(rec)
             tape.watched_ids.add(output.id)
+            tapes.append(tape)
+    return tapes
 
 
 def _shape_hint(op: Op, detail: str) -> str | None:

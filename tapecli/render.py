@@ -125,12 +125,17 @@ def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
 
 
 def watched_doc(result) -> dict:
+    from .provenance import PROVENANCE
     tapes = []
     for tape in result.tapes:
         watched = [{"name": w.name, "kind": "variable", "how": w.how}
                    for w in sorted(tape.watched_variables_list, key=lambda w: w.obj.order)]
         watched += [{"name": w.name, "kind": "tensor", "how": w.how} for w in tape.watched_tensors]
-        tapes.append({"name": tape.name, "line": tape.line, "persistent": tape.persistent, "watched": watched})
+        history = PROVENANCE.tapes.get(id(tape))
+        not_watched = [{"name": name, "line": line, "why": why}
+                       for name, (line, why) in (history.unwatched.items() if history else ())]
+        tapes.append({"name": tape.name, "line": tape.line, "persistent": tape.persistent, "watched": watched,
+                      "not_watched": not_watched})
     return {"schema": SCHEMA, "command": "watched", "file": result.filename, "tapes": tapes}
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 
 from .errors import TapeError, TdfTypeError, TdfValueError
+from .numerics import NUMERICS
+from .provenance import PROVENANCE
 from .values import Tensor, Variable, dtype_name, is_float
 
 # Open tapes, outermost first. Ops consult it to decide where to record.
@@ -94,6 +96,8 @@ class Tape:
             if self.open:
                 # As in TensorFlow: a non-persistent tape stops recording once asked.
                 self.paused = True
+                if PROVENANCE.enabled:
+                    PROVENANCE.tape(self).stopped = (PROVENANCE.now, line)
 
     def backward(self, targets: list[Tensor], seeds: list[Tensor], source_ids: list[int]) -> dict[int, Tensor]:
         """Accumulated gradients of sum(seed * target) for every source id with a path."""
@@ -121,6 +125,8 @@ class Tape:
             if rec.output.id not in wanted:
                 del grads[rec.output.id]        # consumed: free it early
             input_grads = rec.op.vjp(rec, g)
+            if NUMERICS.enabled:
+                NUMERICS.backward(rec, g, input_grads)
             for inp, ig in zip(rec.inputs, input_grads):
                 if ig is not None and inp.id in reach:
                     _accumulate(grads, inp.id, ig, ops)
