@@ -43,6 +43,8 @@ class GradcheckReport:
             text += f", worst at {self.worst}"
         if self.seed is not None:
             text += f", seed {self.seed}"
+        for note in self.notes:
+            text += f"; {note}"
         return text
 
 
@@ -106,7 +108,7 @@ def gradcheck(call, args, eps=None, rtol=None, atol=None, seed: int = 0) -> Grad
         STATE.float_dtype = dtype
         work = _in_dtype(args, dtype)
         with _Paused():
-            base = _output(call(work))
+            _output(call(work))         # a trial run: does the function run in float64?
     except TdfTypeError as e:   # the function mixes in tensors of its own dtype: check in that dtype
         dtype = args[float_args[0]].dtype
         notes.append(f"ran in {dtype_name(dtype)}: {e.message}")

@@ -525,11 +525,7 @@ class Interpreter:
         """Call any program callable: used by layers and the backward of custom gradients."""
         if isinstance(fn, Function):
             return fn(args, kwargs or {}, node)
-        if isinstance(fn, BoundMethod):
-            return fn.fn(*args, **(kwargs or {}))
-        if isinstance(fn, Dense):
-            return fn(*args)
-        raise TdfTypeError(f"{type_word(fn)} is not callable")
+        raise TdfTypeError(f"{type_word(fn)} is not callable here: pass a function defined with def")
 
     # -------------------------------------------------------------- expressions
     def eval(self, node, scope):
