@@ -6,6 +6,8 @@ it reaches go to the tapes.
 from __future__ import annotations
 
 import difflib
+import os
+import time
 
 import numpy as np
 
@@ -30,11 +32,43 @@ def _bound_names(body) -> set[str]:
     return names
 
 
+def _default_memory_cap() -> int:
+    """Three quarters of physical memory (TAPECLI_MAX_MEMORY bytes overrides it)."""
+    if os.environ.get("TAPECLI_MAX_MEMORY"):
+        return int(os.environ["TAPECLI_MAX_MEMORY"])
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 0.75)
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _list_as_tensor(value):
+    """A list compared with a tensor: its elements stacked (an empty list is an empty tensor)."""
+    if not isinstance(value, list):
+        return value
+    return ops.stack(value) if value else Tensor(np.zeros(0, dtype=np.int64), weak=True)
+
+
 class Limits:
-    def __init__(self, max_steps=10_000_000, max_elements=100_000_000, max_depth=200):
+    CHECK_EVERY = 64        # loop steps between the clock and memory checks (~5 µs each)
+
+    def __init__(self, max_steps=10_000_000, max_elements=100_000_000, max_depth=200, max_seconds=None,
+                 max_memory=None):
         self.max_steps = max_steps
         self.max_elements = max_elements
         self.max_depth = max_depth
+        env_seconds = os.environ.get("TAPECLI_MAX_SECONDS")
+        self.max_seconds = max_seconds if max_seconds is not None else (float(env_seconds) if env_seconds else None)
+        self.max_memory = max_memory if max_memory is not None else _default_memory_cap()
 
 
 class Scope:
@@ -179,6 +213,7 @@ class Interpreter:
         self.overrides = dict(overrides or {})
         self.limits = limits or Limits()
         self.steps = 0
+        self.started = time.monotonic()
         self.depth = 0
         self.requests: list[Request] = []
         self.tapes: list[Tape] = []
@@ -424,6 +459,18 @@ class Interpreter:
         if self.steps > self.limits.max_steps:
             raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps",
                              hint="is a loop endless? raise the limit with --max-steps N")
+        if self.steps % Limits.CHECK_EVERY == 0:
+            self._check_time_and_memory()
+
+    def _check_time_and_memory(self):
+        limits = self.limits
+        if limits.max_seconds is not None and time.monotonic() - self.started > limits.max_seconds:
+            raise LimitError(f"the program ran longer than {limits.max_seconds:g} s",
+                             hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
+        used = _resident_bytes()
+        if used > limits.max_memory:
+            raise LimitError(f"the program uses {used / 2**30:.1f} GiB, over the memory limit of "
+                             f"{limits.max_memory / 2**30:.1f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
 
     def exec_While(self, node, scope):
         while truth(self.eval(node.test, scope)):
@@ -584,6 +631,8 @@ class Interpreter:
             raise e.locate(node)
 
     def eval_ListDisplay(self, node, scope):
+        if not node.items:
+            return []           # an empty list, which compares equal to an empty tensor (shape(s) == [])
         arr = self._static_literal(node)
         if arr is not None:
             return Tensor(arr, weak=arr.dtype != np.bool_)
@@ -674,6 +723,7 @@ class Interpreter:
             if op in ("==", "!="):
                 return Tensor(np.array((left is right) == (op == "==")))
             raise TdfTypeError(f"cannot compare None with '{op}'", hint="use `is None`")
+        left, right = (_list_as_tensor(v) for v in (left, right))
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
                 raise TdfTypeError(f"'{op}' compares tensors, got {type_word(side)}")

@@ -120,6 +120,9 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
     tensors = _unify(op, [to_tensor(x) for x in inputs])
     try:
         out = kernels.call(op.kernel, *[t.value for t in tensors], **attrs)
+    except MemoryError:
+        from .errors import LimitError
+        raise LimitError(f"{op.name} ran out of memory", hint="use smaller tensors") from None
     except ValueError as e:
         shapes = " and ".join(str(list(t.shape)) for t in tensors)
         if "zero-size" in str(e) or "empty" in str(e):
