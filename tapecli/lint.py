@@ -71,7 +71,7 @@ def _header_exprs(stmt) -> list:
     if isinstance(stmt, (ast.ExprStmt, ast.Assign, ast.AugAssign, ast.ConstDecl)):
         return [stmt.value]
     if isinstance(stmt, ast.VarDecl):
-        return [kw.value for kw in stmt.options] + [stmt.value]
+        return _option_values(stmt.options) + [stmt.value]
     if isinstance(stmt, ast.Watch):
         return list(stmt.items)
     if isinstance(stmt, ast.Return):
@@ -87,8 +87,13 @@ def _header_exprs(stmt) -> list:
     if isinstance(stmt, ast.FuncDef):
         return [p.default for p in stmt.params if p.default is not None]
     if isinstance(stmt, ast.TapeBlock):
-        return [kw.value for kw in stmt.options]
+        return _option_values(stmt.options)
     return []
+
+
+def _option_values(options) -> list:
+    """Options are keywords, but the grammar also lets positional arguments through (a run-time error)."""
+    return [o.value if isinstance(o, ast.Keyword) else o for o in options]
 
 
 def _request_calls(exprs) -> list[tuple[str, str, ast.Call]]:
@@ -107,6 +112,8 @@ def _request_calls(exprs) -> list[tuple[str, str, ast.Call]]:
 def _persistence(tape: ast.TapeBlock) -> bool | None:
     """True/False when the source says so (a literal, or no option at all); None when computed."""
     for kw in tape.options:
+        if not isinstance(kw, ast.Keyword):
+            return None
         if kw.name == "persistent":
             if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool):
                 return kw.value.value
