@@ -17,7 +17,7 @@ from . import gradients
 from .errors import TdfError, UsageError
 from .explain import chain, diagnose
 from .interpreter import Interpreter, Limits, Request
-from .ast import ConstDecl, VarDecl, walk
+from .ast import ConstDecl, Program, VarDecl, walk
 from .parser import parse
 from .numerics import NUMERICS
 from .provenance import PROVENANCE
@@ -36,6 +36,7 @@ class Options:
     request: str = "gradient"                # what --of/--wrt computes: "gradient" or "jacobian"
     explain: bool = False                    # keep the provenance log, to say why a gradient is None
     check_numerics: bool = False             # stop at the first NaN/Inf made from finite values
+    jacobian_mode: str = "auto"              # how jacobians are computed: "auto", "rev" or "fwd"
     limits: Limits = field(default_factory=Limits)
 
 
@@ -117,9 +118,19 @@ def _json_array(value, name):
 
 def run_source(source: str, filename: str = "<input>", options: Options | None = None) -> RunResult:
     options = options or Options()
+    _check_dtype(options)
+    return run_program(parse(source, filename), filename, options)
+
+
+def _check_dtype(options: Options) -> None:
     if options.dtype is not None and options.dtype not in ("float32", "float64"):
         raise UsageError(f"--dtype must be float32 or float64, got {options.dtype}")
-    program = parse(source, filename)
+
+
+def run_program(program: Program, filename: str = "<input>", options: Options | None = None) -> RunResult:
+    """Run a parsed program: run_source after parsing (``tapecli bench`` runs one program many times)."""
+    options = options or Options()
+    _check_dtype(options)
     declared = {n.name for n in walk(program) if isinstance(n, (VarDecl, ConstDecl))}
     unknown = sorted(set(options.overrides) - declared)
     if unknown:
@@ -128,6 +139,7 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
     STATE.reset(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements)
     PROVENANCE.reset(enabled=options.explain)
     NUMERICS.reset(options.check_numerics)
+    gradients.MODE = options.jacobian_mode
     ACTIVE.clear()
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
@@ -151,7 +163,7 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
             try:
                 NUMERICS.check()
             except TdfError as e:   # point at the statement's first character
-                text = source.splitlines()[e.line - 1]
+                text = program.source.splitlines()[e.line - 1]
                 e.column = len(text) - len(text.lstrip()) + 1
                 raise
     finally:

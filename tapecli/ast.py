@@ -1,248 +1,410 @@
-"""The TDF abstract syntax tree. Every node keeps its source position."""
+"""The TDF abstract syntax tree. Every node keeps its source position.
+
+Plain classes with ``__slots__`` (a dataclass costs ~1 ms to create at import, and start-up
+matters). Each class lists its children in ``_fields``, in constructor order; the source
+position is keyword-only, as ``line=, column=, end_line=, end_column=, start=, end=``.
+Nodes compare equal field by field, as dataclasses do.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+POSITION_FIELDS = ("line", "column", "end_line", "end_column", "start", "end")
 
 
-@dataclass(slots=True, kw_only=True)
 class Node:
-    line: int = 0
-    column: int = 0
-    end_line: int = 0
-    end_column: int = 0
-    start: int = 0          # character offsets into the source, for quoting expressions
-    end: int = 0
+    __slots__ = POSITION_FIELDS
+    _fields: tuple[str, ...] = ()
 
+    def __init__(self, *, line=0, column=0, end_line=0, end_column=0, start=0, end=0):
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
+        self.start = start          # character offsets into the source, for quoting expressions
+        self.end = end
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in POSITION_FIELDS + self._fields)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None     # mutable, compared by value: unhashable, as a dataclass
+
+    def __repr__(self):
+        return f"{type(self).__name__}(" + ", ".join(
+            f"{f}={getattr(self, f)!r}" for f in POSITION_FIELDS + self._fields) + ")"
 
 # ---------------------------------------------------------------- expressions
 
-@dataclass(slots=True)
+
 class Name(Node):
-    id: str
+    # id: str
+    __slots__ = _fields = ("id",)
+
+    def __init__(self, id, **position):
+        self.id = id
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Number(Node):
-    value: int | float
+    # value: int | float
+    __slots__ = _fields = ("value",)
+
+    def __init__(self, value, **position):
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class String(Node):
-    value: str
+    # value: str
+    __slots__ = _fields = ("value",)
+
+    def __init__(self, value, **position):
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Constant(Node):
-    value: bool | None
+    # value: bool | None
+    __slots__ = _fields = ("value",)
+
+    def __init__(self, value, **position):
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class ListDisplay(Node):
-    items: list
+    # items: list
+    __slots__ = _fields = ("items",)
+
+    def __init__(self, items, **position):
+        self.items = items
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class TupleDisplay(Node):
-    items: list
+    # items: list
+    __slots__ = _fields = ("items",)
+
+    def __init__(self, items, **position):
+        self.items = items
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class DictDisplay(Node):
-    pairs: list              # [(key expr, value expr)]
+    # pairs: list ([(key expr, value expr)])
+    __slots__ = _fields = ("pairs",)
+
+    def __init__(self, pairs, **position):
+        self.pairs = pairs
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class BinOp(Node):
-    op: str
-    left: Node
-    right: Node
+    # op: str; left: Node; right: Node
+    __slots__ = _fields = ("op", "left", "right")
+
+    def __init__(self, op, left, right, **position):
+        self.op = op
+        self.left = left
+        self.right = right
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class UnaryOp(Node):
-    op: str
-    operand: Node
+    # op: str; operand: Node
+    __slots__ = _fields = ("op", "operand")
+
+    def __init__(self, op, operand, **position):
+        self.op = op
+        self.operand = operand
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Not(Node):
-    operand: Node
+    # operand: Node
+    __slots__ = _fields = ("operand",)
+
+    def __init__(self, operand, **position):
+        self.operand = operand
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class BoolOp(Node):
-    op: str                  # "and" | "or"
-    values: list
+    # op: str ("and" | "or"); values: list
+    __slots__ = _fields = ("op", "values")
+
+    def __init__(self, op, values, **position):
+        self.op = op
+        self.values = values
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Compare(Node):
-    left: Node
-    ops: list                # ["<", "is not", ...]
-    comparators: list
+    # left: Node; ops: list (["<", "is not", ...]); comparators: list
+    __slots__ = _fields = ("left", "ops", "comparators")
+
+    def __init__(self, left, ops, comparators, **position):
+        self.left = left
+        self.ops = ops
+        self.comparators = comparators
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Keyword(Node):
-    name: str
-    value: Node
+    # name: str; value: Node
+    __slots__ = _fields = ("name", "value")
+
+    def __init__(self, name, value, **position):
+        self.name = name
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Call(Node):
-    func: Node
-    args: list
-    keywords: list           # [Keyword]
+    # func: Node; args: list; keywords: list ([Keyword])
+    __slots__ = _fields = ("func", "args", "keywords")
+
+    def __init__(self, func, args, keywords, **position):
+        self.func = func
+        self.args = args
+        self.keywords = keywords
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Slice(Node):
-    lower: Node | None
-    upper: Node | None
-    step: Node | None
+    # lower: Node | None; upper: Node | None; step: Node | None
+    __slots__ = _fields = ("lower", "upper", "step")
+
+    def __init__(self, lower, upper, step, **position):
+        self.lower = lower
+        self.upper = upper
+        self.step = step
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Subscript(Node):
-    value: Node
-    items: list              # expressions or Slice
+    # value: Node; items: list (expressions or Slice)
+    __slots__ = _fields = ("value", "items")
+
+    def __init__(self, value, items, **position):
+        self.value = value
+        self.items = items
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Attribute(Node):
-    value: Node
-    attr: str
+    # value: Node; attr: str
+    __slots__ = _fields = ("value", "attr")
+
+    def __init__(self, value, attr, **position):
+        self.value = value
+        self.attr = attr
+        Node.__init__(self, **position)
+
 
 
 # ----------------------------------------------------------------- statements
 
-@dataclass(slots=True)
+
 class VarDecl(Node):
-    name: str
-    dtype: str | None
-    value: Node
-    options: list            # [Keyword]: trainable=
+    # name: str; dtype: str | None; value: Node; options: list ([Keyword]: trainable=)
+    __slots__ = _fields = ("name", "dtype", "value", "options")
+
+    def __init__(self, name, dtype, value, options, **position):
+        self.name = name
+        self.dtype = dtype
+        self.value = value
+        self.options = options
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class ConstDecl(Node):
-    name: str
-    dtype: str | None
-    value: Node
+    # name: str; dtype: str | None; value: Node
+    __slots__ = _fields = ("name", "dtype", "value")
+
+    def __init__(self, name, dtype, value, **position):
+        self.name = name
+        self.dtype = dtype
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Assign(Node):
-    targets: list            # names; more than one destructures
-    value: Node
+    # targets: list (names; more than one destructures); value: Node
+    __slots__ = _fields = ("targets", "value")
+
+    def __init__(self, targets, value, **position):
+        self.targets = targets
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class AugAssign(Node):
-    name: str
-    op: str
-    value: Node
+    # name: str; op: str; value: Node
+    __slots__ = _fields = ("name", "op", "value")
+
+    def __init__(self, name, op, value, **position):
+        self.name = name
+        self.op = op
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Watch(Node):
-    items: list
-    tape: str | None
+    # items: list; tape: str | None
+    __slots__ = _fields = ("items", "tape")
+
+    def __init__(self, items, tape, **position):
+        self.items = items
+        self.tape = tape
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Reset(Node):
-    tape: str
+    # tape: str
+    __slots__ = _fields = ("tape",)
+
+    def __init__(self, tape, **position):
+        self.tape = tape
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Return(Node):
-    value: Node | None
+    # value: Node | None
+    __slots__ = _fields = ("value",)
+
+    def __init__(self, value, **position):
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Break(Node):
-    pass
+    __slots__ = _fields = ()
 
 
-@dataclass(slots=True)
 class Continue(Node):
-    pass
+    __slots__ = _fields = ()
 
 
-@dataclass(slots=True)
 class Pass(Node):
-    pass
+    __slots__ = _fields = ()
 
 
-@dataclass(slots=True)
 class Expect(Node):
-    test: Node
-    message: Node | None
+    # test: Node; message: Node | None
+    __slots__ = _fields = ("test", "message")
+
+    def __init__(self, test, message, **position):
+        self.test = test
+        self.message = message
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class ExprStmt(Node):
-    value: Node
+    # value: Node
+    __slots__ = _fields = ("value",)
+
+    def __init__(self, value, **position):
+        self.value = value
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class If(Node):
-    branches: list           # [(condition, body)]
-    orelse: list | None
+    # branches: list ([(condition, body)]); orelse: list | None
+    __slots__ = _fields = ("branches", "orelse")
+
+    def __init__(self, branches, orelse, **position):
+        self.branches = branches
+        self.orelse = orelse
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class While(Node):
-    test: Node
-    body: list
+    # test: Node; body: list
+    __slots__ = _fields = ("test", "body")
+
+    def __init__(self, test, body, **position):
+        self.test = test
+        self.body = body
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class For(Node):
-    targets: list
-    iter: Node
-    body: list
+    # targets: list; iter: Node; body: list
+    __slots__ = _fields = ("targets", "iter", "body")
+
+    def __init__(self, targets, iter, body, **position):
+        self.targets = targets
+        self.iter = iter
+        self.body = body
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Param(Node):
-    name: str
-    default: Node | None
+    # name: str; default: Node | None
+    __slots__ = _fields = ("name", "default")
+
+    def __init__(self, name, default, **position):
+        self.name = name
+        self.default = default
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class FuncDef(Node):
-    name: str
-    params: list
-    body: list
-    decorators: list = field(default_factory=list)
+    # name: str; params: list; body: list; decorators: list
+    __slots__ = _fields = ("name", "params", "body", "decorators")
+
+    def __init__(self, name, params, body, decorators=None, **position):
+        self.name = name
+        self.params = params
+        self.body = body
+        self.decorators = [] if decorators is None else decorators
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class TapeBlock(Node):
-    name: str
-    options: list            # [Keyword]
-    body: list
+    # name: str; options: list ([Keyword]); body: list
+    __slots__ = _fields = ("name", "options", "body")
+
+    def __init__(self, name, options, body, **position):
+        self.name = name
+        self.options = options
+        self.body = body
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class StopRecording(Node):
-    tape: str
-    body: list
+    # tape: str; body: list
+    __slots__ = _fields = ("tape", "body")
+
+    def __init__(self, tape, body, **position):
+        self.tape = tape
+        self.body = body
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class ExpectError(Node):
-    kind: str
-    body: list
+    # kind: str; body: list
+    __slots__ = _fields = ("kind", "body")
+
+    def __init__(self, kind, body, **position):
+        self.kind = kind
+        self.body = body
+        Node.__init__(self, **position)
 
 
-@dataclass(slots=True)
 class Program(Node):
-    body: list
-    source: str = ""
-    filename: str = ""
+    # body: list; source: str; filename: str
+    __slots__ = _fields = ("body", "source", "filename")
+
+    def __init__(self, body, source="", filename="", **position):
+        self.body = body
+        self.source = source
+        self.filename = filename
+        Node.__init__(self, **position)
 
 
 def walk(node):
@@ -252,10 +414,9 @@ def walk(node):
         current = stack.pop()
         if isinstance(current, Node):
             yield current
-            stack.extend(getattr(current, f) for f in reversed(current.__dataclass_fields__)
-                         if f not in _POSITION_FIELDS)
+            stack.extend(getattr(current, f) for f in reversed(current._fields) if f not in _NOT_CHILDREN)
         elif isinstance(current, (list, tuple)):
             stack.extend(reversed(current))
 
 
-_POSITION_FIELDS = frozenset(("line", "column", "end_line", "end_column", "start", "end", "source", "filename"))
+_NOT_CHILDREN = frozenset(("source", "filename"))

@@ -23,14 +23,28 @@ def builtin(*names, interp=False):
         f.is_builtin = True
         f.wants_interp = interp
         f.signature = inspect.signature(f)
+        f.positional = _positional_range(f.signature)
         for name in names or (f.__name__.rstrip("_"),):
             BUILTINS[name] = f
         return f
     return deco
 
 
+def _positional_range(sig) -> tuple[int, int] | None:
+    """(fewest, most) positional arguments that always bind, for a signature of plain parameters."""
+    params = list(sig.parameters.values())
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+        return None
+    return sum(p.default is inspect.Parameter.empty for p in params), len(params)
+
+
 def call_builtin(f, interp, node, args, kwargs):
+    fast = f.positional
+    if fast is not None and not kwargs and not f.wants_interp and fast[0] <= len(args) <= fast[1]:
+        return f(*args)       # the arguments bind: skip inspect's (slow) check
     full = [interp, *args] if f.wants_interp else list(args)
+    if fast is not None and not kwargs and fast[0] <= len(full) <= fast[1]:
+        return f(*full)
     try:
         f.signature.bind(*full, **kwargs)
     except TypeError as e:
@@ -126,10 +140,7 @@ def _check_size(shape):
 # ----------------------------------------------------------------- math ops
 
 def _unary(name, f):
-    def run(x):
-        return f(x)
-    run.__name__ = name
-    builtin(name)(run)
+    builtin(name)(f)      # the op function itself: one call less per use
 
 
 for _name, _f in {"sin": ops.sin, "cos": ops.cos, "tan": ops.tan, "exp": ops.exp, "log": ops.log,
@@ -177,7 +188,7 @@ def clip(x, lo, hi):
 
 @builtin()
 def where(condition, x, y):
-    c = as_tensor(condition)
+    c = ops.to_tensor(condition)
     if c.dtype != np.bool_:
         raise TdfTypeError(f"where needs a bool condition, got {dtype_name(c.dtype)}", hint="compare: where(x > 0, a, b)")
     return ops.where(c, x, y)
@@ -223,13 +234,13 @@ def norm(x, axis=None, keepdims=False):
 
 @builtin("all")
 def all_(x, axis=None):
-    t = as_tensor(x)
+    t = ops.to_tensor(x)
     return Tensor(np.asarray(np.all(t.value, axis=to_axis(axis))))
 
 
 @builtin("any")
 def any_(x, axis=None):
-    t = as_tensor(x)
+    t = ops.to_tensor(x)
     return Tensor(np.asarray(np.any(t.value, axis=to_axis(axis))))
 
 
@@ -366,6 +377,8 @@ def fill(shape, value, dtype=None):
     _check_size(shape)
     v = ops.to_tensor(value)
     dt = to_dtype(dtype) if dtype is not None else (ops.default_dtype(v.value) if v.weak else v.dtype)
+    if v.ndim:
+        raise ShapeError(f"fill takes a scalar value, got shape {list(v.shape)}", hint="use ones(shape) * value")
     return Tensor(np.full(shape, v.value, dtype=dt))
 
 
@@ -373,6 +386,8 @@ def fill(shape, value, dtype=None):
 def linspace(start, stop, num, dtype=None):
     n = to_int(num, "num")
     _check_size((n,))
+    if n < 0:
+        raise TdfValueError(f"linspace needs a count of at least 0, got {n}")
     return Tensor(np.linspace(to_float(start), to_float(stop), n).astype(_float_dtype(dtype)))
 
 
@@ -390,7 +405,7 @@ def range_(start, limit=None, delta=1, dtype=None):
         raise TdfValueError("range() step must not be zero")
     count = max(0, math.ceil((hi - lo) / step))
     _check_size((count,))
-    arr = literal_array(np.arange(lo, hi, step))
+    arr = literal_array(lo + step * np.arange(count))
     return Tensor(arr, weak=True) if dtype is None else Tensor(arr.astype(to_dtype(dtype)))
 
 
@@ -402,8 +417,15 @@ def eye(n, m=None, dtype=None):
     return Tensor(np.eye(rows, cols, dtype=_float_dtype(dtype)))
 
 
+def to_seed(seed) -> int:
+    n = to_int(seed, "seed")
+    if n < 0:
+        raise TdfValueError(f"a seed must be a non-negative integer, got {n}")
+    return n
+
+
 def _rng(interp, seed):
-    return np.random.default_rng(to_int(seed, "seed")) if seed is not None else interp.rng
+    return np.random.default_rng(to_seed(seed)) if seed is not None else interp.rng
 
 
 @builtin(interp=True)
@@ -431,7 +453,7 @@ def glorot_uniform(interp, shape, seed=None, dtype=None):
 
 @builtin(interp=True)
 def seed(interp, n):
-    interp.rng = np.random.default_rng(to_int(n, "seed"))
+    interp.rng = np.random.default_rng(to_seed(n))
 
 
 @builtin(interp=True)
@@ -441,7 +463,7 @@ def Dense_(interp, units, activation=None, use_bias=True, seed=None):
         if not isinstance(activation, Function):
             raise TdfTypeError(f"activation must be a name or a function, got {type_word(activation)}")
     return Dense(to_int(units, "units"), activation=activation, use_bias=truth(use_bias),
-                 seed=None if seed is None else to_int(seed, "seed"), rng=interp.rng,
+                 seed=None if seed is None else to_seed(seed), rng=interp.rng,
                  call_function=interp.call_value)
 
 
@@ -457,14 +479,14 @@ def shape_(x):
 
 @builtin()
 def size(x):
-    return Tensor(np.array(as_tensor(x).size, dtype=np.int64), weak=True)
+    return Tensor(np.array(ops.to_tensor(x).size, dtype=np.int64), weak=True)
 
 
 @builtin("len")
 def len_(x):
     if isinstance(x, (list, dict, str)):
         return Tensor(np.array(len(x), dtype=np.int64), weak=True)
-    t = as_tensor(x)
+    t = ops.to_tensor(x)
     if t.ndim == 0:
         raise TdfTypeError("len() of a scalar", hint="use size(x)")
     return Tensor(np.array(t.shape[0], dtype=np.int64), weak=True)
@@ -545,11 +567,14 @@ def _assign(var: Variable, how: str, e):
     if new.dtype != var.dtype:
         raise TdfTypeError(f"{how} of a {dtype_name(new.dtype)} value to {dtype_name(var.dtype)} "
                            f"variable {var.name}", hint=f"use cast(..., {dtype_name(var.dtype)})")
+    try:
+        update = np.broadcast_to(new.value, var.shape)
+    except ValueError:
+        raise ShapeError(f"{how} of a value of shape {list(new.shape)} to variable {var.name} of shape "
+                         f"{list(var.shape)}") from None
     current = var.read().value
-    value = {"assign": lambda: new.value, "assign_add": lambda: current + new.value,
-             "assign_sub": lambda: current - new.value}[how]()
-    if value.shape != var.shape and np.broadcast_shapes(value.shape, var.shape) == var.shape:
-        value = np.broadcast_to(value, var.shape).copy()
+    value = {"assign": lambda: update.copy(), "assign_add": lambda: current + update,
+             "assign_sub": lambda: current - update}[how]()
     var.assign(value.astype(var.dtype, copy=False))
     if PROVENANCE.enabled:
         PROVENANCE.assigns.append((PROVENANCE.now, STATE.line, var.id, var.name, how, (new.id,)))

@@ -5,9 +5,8 @@ import os
 import sys
 from typing import Annotated, Callable, Optional
 
-import typer
-
 from . import __version__
+from . import lazytyper as typer   # Typer's API; the real Typer is imported only when needed
 
 EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -29,6 +28,8 @@ ElementsOpt = Annotated[int, typer.Option("--max-elements", help="Most elements 
 DepthOpt = Annotated[int, typer.Option("--max-depth", help="Deepest function call nesting.")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No warnings on stderr.")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Plain output (also NO_COLOR).")]
+ModeOpt = Annotated[str, typer.Option("--mode", help="How jacobians are computed: auto (the cheaper for the "
+                                                     "shapes), rev (reverse mode) or fwd (forward mode).")]
 NumericsOpt = Annotated[bool, typer.Option("--check-numerics", help="Stop at the first statement whose forward "
                                                                     "or backward result holds NaN or Inf.")]
 
@@ -80,7 +81,13 @@ class Invocation:
             raise UsageError("--wrt needs --of")
         if any(n <= 0 for n in self.limits):
             raise UsageError("limits must be positive")
+        mode = getattr(self, "jacobian_mode", "auto")
+        if mode not in ("auto", "rev", "fwd"):
+            raise UsageError(f"--mode must be auto, rev or fwd, got {mode}")
+        if self.command == "hessian" and not self.of:
+            raise UsageError("hessian needs --of NAME (and --wrt NAME)")
         return Options(dtype=self.dtype, overrides=dict(parse_set(s) for s in self.sets), of=self.of,
+                       jacobian_mode=mode,
                        wrt=self.wrt, unconnected=self.unconnected, limits=Limits(*self.limits),
                        request="jacobian" if self.command == "jacobian" else "gradient",
                        explain=self.command in ("grad", "jacobian", "explain", "watched"),
@@ -92,6 +99,7 @@ class Invocation:
         from . import render as r
         try:
             from .api import read_source, run_source
+            _restore_gc()
             options = self.options()
             self.source, self.filename = read_source(self.file)
             result = (compute or run_source)(self.source, self.filename, options)
@@ -136,9 +144,11 @@ class Invocation:
 
 
 def _invocation(command, kw: dict) -> Invocation:
-    return Invocation(command, kw["file"], kw["json_out"], kw["sets"], kw["dtype"], kw.get("device", "cpu"), kw.get("of"),
+    inv = Invocation(command, kw["file"], kw["json_out"], kw["sets"], kw["dtype"], kw.get("device", "cpu"), kw.get("of"),
                       kw.get("wrt"), kw.get("unconnected", "none"), kw["max_steps"], kw["max_elements"],
                       kw["max_depth"], kw["quiet"], kw["no_color"], kw.get("check_numerics", False))
+    inv.jacobian_mode = kw.get("mode", "auto")
+    return inv
 
 
 @app.command()
@@ -188,8 +198,63 @@ def _requests_command(command: str, kinds: tuple[str, ...], title: str):
 
 app.command("grad", help="Gradients: the file's t.gradient(...) calls, or --of/--wrt.")(
     _requests_command("grad", ("gradient",), "gradients"))
-app.command("jacobian", help="Jacobians: the file's t.jacobian / t.batch_jacobian calls, or --of/--wrt.")(
-    _requests_command("jacobian", ("jacobian", "batch_jacobian"), "jacobians"))
+
+
+def _show_requests(inv, command: str, kinds: tuple[str, ...], title: str):
+    from . import render as r
+
+    def show(result):
+        if inv.json:
+            print(r.dumps(r.requests_doc(command, result, kinds)))
+            return
+        requests = result.implicit or [q for q in result.requests if q.kind in kinds]
+        if not requests:
+            sys.stderr.write(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]\n")
+            return
+        r.print_requests(f"{title} of {inv.filename or '<stdin>'}", requests, inv.color)
+    return show
+
+
+@app.command("jacobian")
+def jacobian_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None,
+                     device: DeviceOpt = "cpu", of: OfOpt = None, wrt: WrtOpt = None,
+                     unconnected: UnconnectedOpt = "none", mode: ModeOpt = "auto",
+                     max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
+                     max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
+                     check_numerics: NumericsOpt = False):
+    """Jacobians: the file's t.jacobian / t.batch_jacobian calls, or --of/--wrt."""
+    inv = _invocation("jacobian", locals())
+    inv.run(_show_requests(inv, "jacobian", ("jacobian", "batch_jacobian"), "jacobians"))
+
+
+@app.command("hessian")
+def hessian_command(file: FileArg, of: OfOpt = None, wrt: WrtOpt = None, json_out: JsonOpt = False,
+                    sets: SetOpt = None, dtype: DtypeOpt = None, device: DeviceOpt = "cpu",
+                    unconnected: UnconnectedOpt = "none", mode: ModeOpt = "auto",
+                    max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
+                    max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False):
+    """Second derivatives d2(T)/d(S)2 of --of T w.r.t. each --wrt S, shaped S.shape + S.shape."""
+    inv = _invocation("hessian", locals())
+    inv.run(_show_requests(inv, "hessian", ("hessian",), "hessians"), _hessians)
+
+
+def _hessians(source: str, filename: str, options):
+    """Run the program with the implicit persistent tape of --of/--wrt, then differentiate each
+    gradient once more on that tape."""
+    from . import gradients
+    from .api import run_source
+    from .interpreter import Request
+    result = run_source(source, filename, options)
+    found = []
+    for req in result.implicit:
+        _, values, whys = gradients.hessian(req.tape_obj, req.targets, req.leaves[0], options.unconnected,
+                                            mode=options.jacobian_mode)
+        h = Request("hessian", None, req.tape, options.of, req.labels, values, values, whys, req.leaves,
+                    targets=req.targets, tape_obj=req.tape_obj)
+        h.names = [f"d2({options.of})/d({req.labels[0]})2"]
+        found.append(h)
+    result.implicit = found
+    return result
 
 
 @app.command()
@@ -384,7 +449,124 @@ def lint(file: FileArg, json_out: JsonOpt = False, no_color: NoColorOpt = False)
     inv.run(show, lambda source, filename, options: lint_source(source, filename))
 
 
+RepeatOpt = Annotated[int, typer.Option("--repeat", help="Timed runs.")]
+WarmupOpt = Annotated[int, typer.Option("--warmup", help="Untimed runs before them.")]
+
+
+@app.command()
+def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out: JsonOpt = False,
+          sets: SetOpt = None, dtype: DtypeOpt = None, device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000,
+          max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
+          no_color: NoColorOpt = False):
+    """Time the whole program (forward and every gradient/jacobian request), parsed once, run many times."""
+    from . import render as r
+    from .bench import bench_source
+    inv = _invocation("bench", locals())
+
+    def show(b):
+        if not quiet:
+            for w in b.warnings:
+                sys.stderr.write(f"{inv.filename}:{w['line']}: warning: {w['message']}\n")
+        if inv.json:
+            print(r.dumps({"schema": r.SCHEMA, "command": "bench", **b.to_json()}))
+            return
+        print(f"{inv.filename or '<stdin>'}: {b.repeat} runs after {b.warmup} untimed")
+        print(f"  median {b.median_s:.6f} s   min {b.min_s:.6f} s   max {b.max_s:.6f} s")
+        if b.peak_bytes is not None:
+            rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
+            print(f"  peak memory of a run {_mb(b.peak_bytes)} (tracemalloc){rss}")
+    inv.run(show, lambda source, filename, options: bench_source(source, filename, options, repeat, warmup))
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
+
+
+@app.command("tape")
+def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None,
+                 device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
+                 max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False):
+    """The records of each tape (op, line, shapes) and the bytes they keep alive for the backward pass."""
+    from . import render as r
+    from .tapelist import list_tapes
+    inv = _invocation("tape", locals())
+
+    def show(found):
+        inv._side_output(found["result"])
+        tapes = found["tapes"]
+        if inv.json:
+            print(r.dumps({"schema": r.SCHEMA, "command": "tape", "file": inv.filename, "tapes": tapes,
+                           "warnings": list(found["result"].warnings)}))
+            return
+        if not tapes:
+            print(f"{inv.filename or '<stdin>'}: no tapes")
+        for t in tapes:
+            title = (f"tape {t['name']} (line {t['line']}{', persistent' if t['persistent'] else ''}), {t['when']}: "
+                     f"{len(t['records'])} records, {_mb(t['saved_bytes'])} kept")
+            rows = [[rec["op"], str(rec["line"] or ""), ", ".join(str(s) for s in rec["inputs"]), str(rec["output"]),
+                     str(rec["saved_bytes"])] for rec in t["records"]]
+            r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color)
+    inv.run(show, lambda source, filename, options: list_tapes(source, filename, options))
+
+
+@app.command()
+def warmup(json_out: JsonOpt = False,
+           dtype: Annotated[Optional[str], typer.Option("--dtype", help="Only this dtype (float32 or float64); "
+                                                                        "default both.")] = None,
+           kernel: Annotated[Optional[list[str]], typer.Option("--kernel", help="Only this kernel (repeatable); "
+                                                                               "default all.")] = None):
+    """Compile the numba kernels (float32 and float64) and the syntax-error parser into the cache."""
+    import time
+    from . import render as r
+    from .kernels import NUMBA_KERNELS
+    from .warmup import DTYPES, compile_kernels, prepare_parser
+    unknown = sorted(set(kernel or ()) - NUMBA_KERNELS)
+    if (dtype is not None and dtype not in DTYPES) or unknown:
+        sys.stderr.write(f"tapecli warmup: --kernel {unknown[0]}: no such numba kernel\n" if unknown else
+                         f"tapecli warmup: --dtype must be float32 or float64, got {dtype}\n")
+        raise typer.Exit(EXIT_USAGE)
+    start = time.perf_counter()
+    parser = prepare_parser()
+    entries = compile_kernels((dtype,) if dtype else DTYPES, names=kernel)
+    total = time.perf_counter() - start
+    errors = [e["error"] for e in entries if "error" in e]
+    if json_out:
+        print(r.dumps({"schema": r.SCHEMA, "command": "warmup", "file": None, "parser": parser,
+                       "kernels": [e for e in entries if "error" not in e], "errors": errors, "seconds": total}))
+    else:
+        print(f"parser ({parser['parser']}): {parser['seconds']:.2f} s")
+        for name in (dtype,) if dtype else DTYPES:
+            done = [e for e in entries if e.get("dtype") == name]
+            if done:
+                print(f"{name}: {len(done)} kernel{'s' if len(done) != 1 else ''}, "
+                      f"{sum(e['calls'] for e in done)} signatures, "
+                      f"{sum(e['seconds'] for e in done):.2f} s: {' '.join(e['kernel'] for e in done)}")
+        for e in errors:
+            sys.stderr.write(f"tapecli warmup: {e}\n")
+        print(f"total {total:.2f} s")
+    raise typer.Exit(EXIT_INTERNAL if errors else EXIT_OK)
+
+
+_GC_THRESHOLD = None
+
+
+def _restore_gc() -> None:
+    """The garbage collector's usual pace, once the imports are done (see main)."""
+    global _GC_THRESHOLD
+    if _GC_THRESHOLD is not None:
+        import gc
+        gc.set_threshold(*_GC_THRESHOLD)
+        _GC_THRESHOLD = None
+
+
 def main():
+    global _GC_THRESHOLD
+    import gc
+    # Start-up allocates many objects that live for the whole process (modules, NumPy's); collecting
+    # young objects every 700 allocations meanwhile costs a small run ~5 ms. Invocation.run restores
+    # the usual pace before the program runs.
+    _GC_THRESHOLD = gc.get_threshold()
+    gc.set_threshold(100_000, *_GC_THRESHOLD[1:])
     try:
         app(prog_name="tapecli")
     except KeyboardInterrupt:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ast, ops
-from .builtins import builtin, to_float, to_int, truth
+from .builtins import builtin, call_builtin, to_float, to_int, truth
 from .errors import ERROR_KINDS, TdfError, TdfNameError, TdfTypeError
 from .gradcheck import gradcheck, gradgradcheck
 from .tape import as_tensor, type_word
@@ -28,6 +28,11 @@ def tolerance(*tensors) -> tuple[float, float]:
 
 
 def _close(a: Tensor, b: Tensor, rtol: float, atol: float) -> Tensor:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        from .errors import ShapeError
+        raise ShapeError(f"cannot compare shapes {list(a.shape)} and {list(b.shape)}") from None
     with np.errstate(all="ignore"):
         x, y = a.value.astype(np.float64), b.value.astype(np.float64)
         return Tensor(np.asarray(np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)))
@@ -127,7 +132,7 @@ class Expectations:
             kwargs = {kw.name: interp.eval(kw.value, scope) for kw in test.keywords}
             rtol = to_float(kwargs.get("rtol", 1e-5))
             atol = to_float(kwargs.get("atol", 1e-8))
-            ok = truth(allclose(*args, **kwargs))
+            ok = truth(call_builtin(allclose, interp, test, args, kwargs))
             self._record(node, ok, _jsonable(args[0]) if args else None,
                          _jsonable(args[1]) if len(args) > 1 else None, rtol, atol, message)
             return

@@ -5,7 +5,6 @@ it reaches go to the tapes.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import time
 
@@ -13,8 +12,11 @@ import numpy as np
 
 from . import ast, ops
 from .builtins import BUILTINS, call_builtin, truth
-from .errors import (LimitError, TapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
+from .errors import (LimitError, TapeError, TdfError, TdfNameError, TdfSyntaxError, TdfTypeError, TdfValueError)
 from .expectations import Expectations
+from .fusion import evaluate as fuse
+from .ops import _tensor as new_tensor
+from .kernels import quiet as quiet_kernels
 from .layers import Dense
 from .provenance import PROVENANCE
 from .runtime import STATE
@@ -56,6 +58,39 @@ def _list_as_tensor(value):
     if not isinstance(value, list):
         return value
     return ops.stack(value) if value else Tensor(np.zeros(0, dtype=np.int64), weak=True)
+
+
+_EVAL: dict = {}         # node type -> Interpreter.eval_<type>
+_EXEC: dict = {}         # node type -> Interpreter.exec_<type>
+_MISSING = object()
+_PYFUNCTION = type(lambda: None)
+
+
+def check_structure(body, in_loop=False, in_function=False) -> None:
+    """What the grammar lets through but Python would not: break/continue outside a loop, return
+    outside a function, and positional tape or var options."""
+    for node in body:
+        if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+            word = "break" if isinstance(node, ast.Break) else "continue"
+            raise TdfSyntaxError(f"'{word}' outside a loop", line=node.line, column=node.column)
+        if isinstance(node, ast.Return) and not in_function:
+            raise TdfSyntaxError("'return' outside a function", line=node.line, column=node.column)
+        if isinstance(node, (ast.TapeBlock, ast.VarDecl)):
+            for option in node.options:
+                if not isinstance(option, ast.Keyword):
+                    example = "tape t(persistent=True)" if isinstance(node, ast.TapeBlock) else "var(trainable=False) x = 1.0"
+                    raise TdfSyntaxError("options are given by name", hint=f"e.g. {example}",
+                                         line=option.line, column=option.column)
+        if isinstance(node, ast.FuncDef):
+            check_structure(node.body, in_loop=False, in_function=True)
+        elif isinstance(node, (ast.While, ast.For)):
+            check_structure(node.body, in_loop=True, in_function=in_function)
+        elif isinstance(node, ast.If):
+            for _, branch in node.branches:
+                check_structure(branch, in_loop, in_function)
+            check_structure(node.orelse or [], in_loop, in_function)
+        elif isinstance(node, (ast.TapeBlock, ast.StopRecording, ast.ExpectError)):
+            check_structure(node.body, in_loop, in_function)
 
 
 class Limits:
@@ -219,14 +254,27 @@ class Interpreter:
         self.tapes: list[Tape] = []
         self.output: list[str] = []
         self.expectations = Expectations(self)
-        self.rng = np.random.default_rng(0)
+        self._rng = None
         self.literal_cache: dict[int, np.ndarray | None] = {}
         self.implicit_wrt = implicit_wrt or set()
         self.implicit_tape = implicit_tape
 
+    @property
+    def rng(self):
+        """The program's default generator, seeded 0; numpy.random is imported only when it is used."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(0)
+        return self._rng
+
+    @rng.setter
+    def rng(self, value):
+        self._rng = value
+
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:
-        self.exec_block(self.program.body, self.globals)
+        check_structure(self.program.body)
+        with quiet_kernels():     # floating-point warnings off once for the run, not per op
+            self.exec_block(self.program.body, self.globals)
         return self.globals
 
     def exec_block(self, body, scope):
@@ -236,7 +284,7 @@ class Interpreter:
     def exec_stmt(self, node, scope):
         STATE.line = node.line
         try:
-            getattr(self, "exec_" + type(node).__name__)(node, scope)
+            (_EXEC.get(node.__class__) or self._method("exec_", node))(self, node, scope)
         except TdfError as e:
             raise e.locate(node)
         except RecursionError:
@@ -281,7 +329,7 @@ class Interpreter:
         arr = np.asarray(raw)
         if arr.dtype.kind == "f" and target.kind in "iu" and not np.all(np.equal(np.mod(arr, 1), 0)):
             raise TdfTypeError(f"--set {name}: the value is not an integer, but {name} is {dtype_name(target)}")
-        return Tensor(arr.astype(target))
+        return Tensor(arr.astype(target, copy=False))   # no copy of a large --set value of the right dtype
 
     def _dtype_of_annotation(self, annotation: str, node) -> np.dtype:
         name = DTYPE_ALIASES.get(annotation, annotation)
@@ -305,6 +353,10 @@ class Interpreter:
         scope.consts.add(node.name)
 
     def bind(self, scope: Scope, name: str, value, node, declared=False):
+        if (value.__class__ is Tensor and not declared and name not in scope.consts and not self.implicit_wrt
+                and scope.vars.get(name).__class__ is not Variable):
+            scope.vars[name] = value        # the common case: a tensor bound to a name
+            return
         if name in scope.consts and not declared:
             raise TdfTypeError(f"{name} is a constant and cannot be assigned",
                                hint=f"use another name, or declare it with var {name} = ...")
@@ -324,7 +376,9 @@ class Interpreter:
 
     def exec_Assign(self, node, scope):
         first_request = len(self.requests)
-        value = self.eval(node.value, scope)
+        value = fuse(self, node.value, scope)     # one kernel for a large elementwise expression, or None
+        if value is None:
+            value = self.eval(node.value, scope)
         if len(node.targets) == 1:
             self.bind(scope, node.targets[0], value, node)
             names = node.targets[0]
@@ -333,7 +387,7 @@ class Interpreter:
             for name, item in zip(node.targets, items):
                 self.bind(scope, name, item, node)
             names = list(node.targets)
-        if scope is self.globals:
+        if scope is self.globals and len(self.requests) > first_request:
             self._name_requests(first_request, value, names)
 
     def _destructure(self, value, n):
@@ -576,16 +630,27 @@ class Interpreter:
 
     # -------------------------------------------------------------- expressions
     def eval(self, node, scope):
-        return getattr(self, "eval_" + type(node).__name__)(node, scope)
+        return (_EVAL.get(node.__class__) or self._method("eval_", node))(self, node, scope)
+
+    def _method(self, prefix, node):
+        """The class's eval_/exec_ method for a node type, found once (a dict lookup afterwards)."""
+        table = _EVAL if prefix == "eval_" else _EXEC
+        f = getattr(type(self), prefix + type(node).__name__)
+        if type(self) is Interpreter:
+            table[node.__class__] = f
+        return f
 
     def lookup(self, name, scope, node):
-        try:
-            return scope.lookup(name)
-        except KeyError:
-            pass
+        s = scope
+        while s is not None:
+            value = s.vars.get(name, _MISSING)
+            if value is not _MISSING:
+                return value
+            s = s.parent
         if name in BUILTINS:
             return BUILTINS[name]
         candidates = scope.names() | set(BUILTINS)
+        import difflib   # only for the hint of a NameError
         close = difflib.get_close_matches(name, candidates, n=1)
         raise TdfNameError(f"name {name} is not defined",
                            hint=f"did you mean {close[0]}?" if close else "declare it with var, const or =",
@@ -595,7 +660,14 @@ class Interpreter:
         return self.lookup(node.id, scope, node)
 
     def eval_Number(self, node, scope):
-        return Tensor(literal_array(node.value), weak=True)
+        # One weak tensor per literal in the program: a literal is never recorded or watched itself
+        # (ops and watch turn it into a tensor of their dtype first).
+        t = self.literal_cache.get(id(node))
+        if t is None:
+            arr = literal_array(node.value)
+            arr.flags.writeable = False
+            t = self.literal_cache[id(node)] = new_tensor(arr, True)
+        return t
 
     def eval_String(self, node, scope):
         return node.value
@@ -662,6 +734,8 @@ class Interpreter:
                "**": ops.pow_, "@": ops.matmul}
 
     def binary(self, op, left, right, node):
+        if left.__class__ is Tensor and right.__class__ is Tensor:
+            return self._BINARY[op](left, right)
         if op == "+" and isinstance(left, list) and isinstance(right, list):
             return left + right
         for side in (left, right):
@@ -738,6 +812,8 @@ class Interpreter:
                 raise TdfTypeError(f"the argument {kw.name} is given twice").locate(kw)
             kwargs[kw.name] = self.eval(kw.value, scope)
         try:
+            if func.__class__ is _PYFUNCTION and getattr(func, "is_builtin", False):
+                return call_builtin(func, self, node, args, kwargs)
             if isinstance(func, Function):
                 return func(args, kwargs, node)
             if isinstance(func, BoundMethod):

@@ -46,6 +46,11 @@ class Dense:
     trainable_variables = variables
 
     def build(self, in_features: int, dtype) -> None:
+        from .runtime import STATE
+        if in_features * self.units > STATE.max_elements:
+            from .errors import LimitError
+            raise LimitError(f"this Dense layer's kernel would have {in_features * self.units:,} elements, over the "
+                             f"limit of {STATE.max_elements:,}", hint="use fewer units, or raise --max-elements")
         name = self.name or "dense"
         self.kernel = Variable(f"{name}.kernel", glorot_uniform((in_features, self.units), self.rng, dtype))
         if self.use_bias:

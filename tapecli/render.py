@@ -1,7 +1,10 @@
-"""Rendering: JSON documents (CLI.md) and Rich tables for people. Rich is imported lazily."""
+"""Rendering: JSON documents (CLI.md) and Rich tables for people. Rich is imported lazily, and not at all
+for a plain table on a stdout that is not a terminal."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import numpy as np
 
@@ -187,6 +190,10 @@ def _console(stderr: bool = False, color: bool | None = None):
 
 
 def print_table(title: str, columns: list[str], rows: list[list[str]], color: bool | None = None) -> None:
+    plain = plain_table(title, columns, rows) if color is not True else None
+    if plain is not None:
+        sys.stdout.write(plain)
+        return
     from rich.table import Table
     table = Table(title=title, title_justify="left", show_lines=False)
     for col in columns:
@@ -194,6 +201,83 @@ def print_table(title: str, columns: list[str], rows: list[list[str]], color: bo
     for row in rows:
         table.add_row(*row)
     _console(color=color).print(table)
+
+
+_HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "└─┴┘")      # Rich's default box, row by row
+
+
+def plain_table(title: str, columns: list[str], rows: list[list[str]]) -> str | None:
+    """The text Rich prints for this table when stdout is not a terminal, made without importing Rich
+    (its import takes longer than a small run); None where Rich would do more than lay out plain cells:
+    a terminal (styles), non-ASCII or markup-like text, a table wider than the console, no UTF-8."""
+    if os.name == "nt" or not _plain_console():
+        return None
+    cells = [title, *columns, *(c for row in rows for c in row)]
+    for text in cells:
+        if not (text.isascii() and text.isprintable()) or text != text.strip() or _markup_like(text):
+            return None
+    widths = [max([len(col)] + [len(row[i]) for row in rows]) for i, col in enumerate(columns)]
+    if sum(widths) + 3 * len(widths) + 1 > _console_width() or any(len(row) != len(columns) for row in rows):
+        return None
+
+    def rule(chars):
+        left, fill, mid, right = chars
+        return left + mid.join(fill * (w + 2) for w in widths) + right
+
+    def line(chars, texts):
+        left, _, mid, right = chars
+        return left + mid.join(f" {t.ljust(w)} " for t, w in zip(texts, widths)) + right
+
+    out = [title] if title else []
+    out += [rule(_HEAVY_HEAD[0]), line(_HEAVY_HEAD[1], columns), rule(_HEAVY_HEAD[2])]
+    out += [line(_HEAVY_HEAD[3], row) for row in rows]
+    out.append(rule(_HEAVY_HEAD[4]))
+    return "\n".join(out) + "\n"
+
+
+def _markup_like(text: str) -> bool:
+    """Whether Rich might read ``text`` as more than plain text: a markup tag ``[a...]``, an emoji code
+    ``:name:`` (two colons with no space between), an escape."""
+    if "\\" in text:
+        return True
+    i = text.find("[")
+    while i >= 0:
+        if i + 1 < len(text) and (text[i + 1].isalpha() or text[i + 1] in "#/@"):
+            return True
+        i = text.find("[", i + 1)
+    i = text.find(":")
+    while i >= 0:
+        j = text.find(":", i + 1)
+        if j < 0:
+            return False
+        if not any(c.isspace() for c in text[i + 1:j]):
+            return True
+        i = j
+    return False
+
+
+def _plain_console() -> bool:
+    """Rich would see no terminal (so no styles) and a UTF-8 stdout."""
+    env = os.environ
+    if env.get("TTY_COMPATIBLE") == "1" or (env.get("TTY_COMPATIBLE") != "0" and (env.get("FORCE_COLOR")
+                                                                               or sys.stdout.isatty())):
+        return False
+    return (getattr(sys.stdout, "encoding", None) or "utf-8").lower().startswith("utf")
+
+
+def _console_width() -> int:
+    """Rich's console width: a terminal's on stdin, stdout or stderr, else 80; COLUMNS wins."""
+    width = None
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+            break
+        except (AttributeError, ValueError, OSError):
+            pass
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        width = int(columns)
+    return width or 80
 
 
 def print_requests(title: str, requests, color: bool | None = None) -> None:

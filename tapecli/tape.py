@@ -5,23 +5,93 @@ at least one input is watched, and its output is then watched there. The backwar
 pass calls the ops' gradient rules, which are ops themselves, so a gradient computed
 while another tape records is recorded on it: that is how nested tapes give
 higher derivatives.
+
+A record keeps only the tensors its op's gradient and tangent rules read (``Op.saves``
+in the op table: relu its output, add nothing but shapes); the others become a
+:class:`Stub` with the tensor's id, shape and dtype. A tape that is not persistent
+releases what each record kept once the backward pass has used it, unless another tape
+still holds the record.
 """
 from __future__ import annotations
 
+import weakref
 
-from .errors import TapeError, TdfTypeError, TdfValueError
+from .errors import GradientError, TapeError, TdfTypeError, TdfValueError
 from .numerics import NUMERICS
 from .provenance import PROVENANCE
 from .values import Tensor, Variable, dtype_name, is_float
 
 # Open tapes, outermost first. Ops consult it to decide where to record.
 ACTIVE: list["Tape"] = []
+# Tapes whose backward (or forward-mode) pass is running, innermost last: a rule that depends on
+# what a tape recorded (a fused op: what each tape watched when it ran) reads it.
+RUNNING: list["Tape"] = []
+
+# Tensors smaller than this are kept whole even where a rule does not read them: a stub
+# costs more than they do.
+STUB_BYTES = 1024
+
+
+class Stub:
+    """What a record keeps of a tensor its rules do not read: identity, shape and dtype.
+    ``value`` is still there while something else keeps the array alive (a weak reference)."""
+
+    __slots__ = ("id", "shape", "dtype", "_ref")
+    weak = False
+
+    def __init__(self, tensor):
+        self.id = tensor.id
+        v = tensor.value
+        self.shape = v.shape
+        self.dtype = v.dtype
+        try:
+            self._ref = weakref.ref(v)
+        except TypeError:      # a NumPy scalar
+            self._ref = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def value(self):
+        v = self._ref() if self._ref is not None else None
+        if v is None:
+            raise AttributeError("the tape did not keep this tensor's value (see Op.saves)")
+        return v
+
+    @property
+    def alive(self) -> bool:
+        return self._ref is not None and self._ref() is not None
+
+    def __repr__(self):
+        return f"Stub(id={self.id}, shape={self.shape}, dtype={self.dtype})"
+
+
+def stub(t):
+    """``t`` as a record keeps a tensor it does not need: a Stub, unless it is tiny."""
+    if t.__class__ is Stub:
+        return t
+    v = t.value
+    if v.nbytes < STUB_BYTES:
+        return t
+    return Stub(t)
 
 
 class Record:
-    """One recorded op: what the backward pass needs to apply its gradient rule."""
+    """One recorded op: what the backward pass needs to apply its gradient rule.
 
-    __slots__ = ("op", "inputs", "output", "attrs", "line")
+    ``inputs`` and ``output`` hold the tensors the op's rules read, and :class:`Stub`s
+    for the others. ``holders`` counts the tapes that hold the record."""
+
+    __slots__ = ("op", "inputs", "output", "attrs", "line", "holders")
 
     def __init__(self, op, inputs, output, attrs, line):
         self.op = op
@@ -29,6 +99,36 @@ class Record:
         self.output = output
         self.attrs = attrs
         self.line = line
+        self.holders = 0
+
+    def release(self) -> None:
+        """Drop every kept tensor (the backward pass of a non-persistent tape is done with it)."""
+        for t in self.inputs:
+            if t.__class__ is not Stub and t.value.nbytes >= STUB_BYTES:
+                self.inputs = [stub(t) for t in self.inputs]
+                break
+        out = self.output
+        if out.__class__ is not Stub and out.value.nbytes >= STUB_BYTES:
+            self.output = Stub(out)
+        extra = self.op.release_extra
+        if extra is not None:
+            extra(self)
+
+    def kept(self) -> list:
+        """The tensors (not stubs) this record keeps alive, each once."""
+        seen, out = set(), []
+        for t in (*self.inputs, self.output):
+            if t.__class__ is not Stub and t.id not in seen:
+                seen.add(t.id)
+                out.append(t)
+        extra = getattr(self.op, "kept_extra", None)
+        if extra is not None:
+            out.extend(extra(self))
+        return out
+
+    def saved_bytes(self) -> int:
+        """Bytes of the arrays this record keeps alive."""
+        return sum(int(t.value.nbytes) for t in self.kept())
 
 
 class Watched:
@@ -52,6 +152,7 @@ class Tape:
         self.open = False
         self.paused = False
         self.used_at: int | None = None      # line of the first gradient call (non-persistent)
+        self.released = False                # a backward pass let go of what the records kept
 
     @property
     def recording(self) -> bool:
@@ -79,6 +180,10 @@ class Tape:
         return [w.obj for w in sorted(self.watched_variables_list, key=lambda w: w.obj.order)]
 
     def reset(self) -> None:
+        if not self.released:
+            for rec in self.records:
+                rec.holders -= 1
+        self.released = False
         self.records.clear()
         self.watched_ids.clear()
         self.watched_variables_list.clear()
@@ -99,14 +204,20 @@ class Tape:
                 if PROVENANCE.enabled:
                     PROVENANCE.tape(self).stopped = (PROVENANCE.now, line)
 
-    def backward(self, targets: list[Tensor], seeds: list[Tensor], source_ids: list[int]) -> dict[int, Tensor]:
-        """Accumulated gradients of sum(seed * target) for every source id with a path."""
-        from . import ops  # the gradient rules are ops; imported here to keep the rooms one-way
+    def saved_bytes(self) -> int:
+        """Bytes of the arrays this tape's records keep alive (each array once)."""
+        seen, total = set(), 0
+        for rec in self.records:
+            for t in rec.kept():
+                if id(t.value) not in seen:
+                    seen.add(id(t.value))
+                    total += int(t.value.nbytes)
+        return total
 
-        wanted = set(source_ids)
-        # Forward sweep: records on a path from a watched source, in execution order.
-        # An unwatched source gets no gradient even where a record reads it (TensorFlow).
-        reach = wanted & self.watched_ids
+    def path(self, source_ids) -> tuple[list, set]:
+        """The records on a path from a watched source in ``source_ids``, in execution order, and the
+        ids they reach. An unwatched source gets no gradient even where a record reads it (TensorFlow)."""
+        reach = set(source_ids) & self.watched_ids
         path = []
         for rec in self.records:
             for inp in rec.inputs:
@@ -114,23 +225,92 @@ class Tape:
                     reach.add(rec.output.id)
                     path.append(rec)
                     break
+        return path, reach
+
+    def backward(self, targets: list[Tensor], seeds: list[Tensor], source_ids: list[int],
+                 release: bool | None = None, path=None) -> dict[int, Tensor]:
+        """Accumulated gradients of sum(seed * target) for every source id with a path.
+
+        Seeds may carry leading batch dimensions (one backward pass for many cotangents: the
+        gradient rules keep them). ``release`` (default: the tape is not persistent) drops what
+        each record kept once its rule has run."""
+        from . import ops  # the gradient rules are ops; imported here to keep the rooms one-way
+
+        if release is None:
+            release = not self.persistent
+        wanted = set(source_ids)
+        if path is None:
+            path, reach = self.path(wanted)
+        else:
+            path, reach = path
         grads: dict[int, Tensor] = {}
         for target, seed in zip(targets, seeds):
             if target.id in reach or target.id in wanted:
                 _accumulate(grads, target.id, seed, ops)
-        for rec in reversed(path):
-            g = grads.get(rec.output.id)
-            if g is None:
-                continue
-            if rec.output.id not in wanted:
-                del grads[rec.output.id]        # consumed: free it early
-            input_grads = rec.op.vjp(rec, g)
-            if NUMERICS.enabled:
-                NUMERICS.backward(rec, g, input_grads)
-            for inp, ig in zip(rec.inputs, input_grads):
-                if ig is not None and inp.id in reach:
-                    _accumulate(grads, inp.id, ig, ops)
+        add = ops.add
+        RUNNING.append(self)
+        try:
+            self._backward_sweep(path, reach, wanted, grads, release, add)
+        finally:
+            RUNNING.pop()
+        if release:
+            self._release_rest(path)
         return {sid: grads[sid] for sid in wanted if sid in grads}
+
+    def _backward_sweep(self, path, reach, wanted, grads, release, add):
+        from . import kernels
+        from .ops import _small_vjp
+        numerics = NUMERICS.enabled
+        with kernels.quiet():
+            # Nothing records this pass and nothing logs it: small elementwise records may run their
+            # compiled gradient rules straight from here (ops._small_vjp).
+            plain = not (numerics or PROVENANCE.enabled or kernels.numba_forced()
+                         or any(t.open and not t.paused for t in ACTIVE))
+            threshold = kernels.THRESHOLD
+            for rec in reversed(path):
+                out_id = rec.output.id
+                g = grads.get(out_id)
+                if g is not None:
+                    if out_id not in wanted:
+                        del grads[out_id]        # consumed: free it early
+                    op = rec.op
+                    inputs = rec.inputs
+                    if plain and op._rules and not rec.attrs and g.value.size < threshold:
+                        _small_vjp(rec, g.value, op._rules, reach, grads, add)
+                        if release:
+                            rec.holders -= 1
+                            if rec.holders <= 0:
+                                rec.release()
+                        continue
+                    vjp = op.vjp
+                    if vjp is None:
+                        raise GradientError(f"no gradient registered for op {op.name}, line {rec.line}")
+                    if op.vjp_needs:
+                        input_grads = vjp(rec, g, [inp.id in reach for inp in inputs])
+                    else:
+                        input_grads = vjp(rec, g)
+                    if numerics:
+                        NUMERICS.backward(rec, g, input_grads)
+                    for inp, ig in zip(inputs, input_grads):
+                        if ig is not None:
+                            key = inp.id
+                            if key in reach:
+                                prev = grads.get(key)
+                                grads[key] = ig if prev is None else add(prev, ig)
+                if release:
+                    rec.holders -= 1
+                    if rec.holders <= 0:
+                        rec.release()
+
+    def _release_rest(self, done) -> None:
+        """After a releasing backward pass: let go of the records it did not walk through."""
+        walked = {id(rec) for rec in done}
+        for rec in self.records:
+            if id(rec) not in walked:
+                rec.holders -= 1
+                if rec.holders <= 0:
+                    rec.release()
+        self.released = True
 
     def __repr__(self):
         return f"Tape({self.name})"

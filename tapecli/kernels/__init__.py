@@ -3,14 +3,21 @@
 Numba costs ~0.4 s to import, so it is imported only when a kernel it serves meets
 a tensor of at least ``THRESHOLD`` elements. ``TAPECLI_BACKEND=numpy|numba`` forces
 one backend (the tests run the op table on both).
+
+Floating-point warnings are off in every kernel (inf and nan are values here). A run
+enters :func:`quiet` once, so that the per-call ``np.errstate`` of the NumPy kernels is
+skipped: it cost more than the kernel itself on scalars.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
 
-from .numpy_kernels import KERNELS as NUMPY_KERNELS
+from .numpy_kernels import KERNELS as NUMPY_KERNELS, RAW_KERNELS as _RAW
+
+RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 
 # Kernels that numba_kernels.py implements: every elementwise op, its gradient
 # helpers, and the reductions.
@@ -27,33 +34,105 @@ NUMBA_KERNELS = frozenset({
 # import, load the cached kernels) is repaid only after ~40 calls at 1e6 elements (~430 at 1e5).
 THRESHOLD = int(os.environ.get("TAPECLI_NUMBA_THRESHOLD", 1_000_000))
 
+# os.environ.get encodes the key on every call; the dispatcher asks on every op, so it reads
+# the underlying mapping directly where it can (the value is still read afresh each time:
+# tests switch backends with the environment).
+_ENV = getattr(os.environ, "_data", None)
+try:
+    _KEY = os.environ.encodekey("TAPECLI_BACKEND") if _ENV is not None else None
+except Exception:  # pragma: no cover - another os.environ implementation
+    _ENV = None
+    _KEY = None
+_NUMBA_WORD = _KEY.__class__("numba", "ascii") if isinstance(_KEY, bytes) else "numba"
+_NUMPY_WORD = _KEY.__class__("numpy", "ascii") if isinstance(_KEY, bytes) else "numpy"
+
 
 def backend() -> str:
     mode = os.environ.get("TAPECLI_BACKEND", "auto")
     return mode if mode in ("numpy", "numba") else "auto"
 
 
+def numba_forced() -> bool:
+    """TAPECLI_BACKEND=numba (as read for the current run)."""
+    return (_mode if _quiet_depth else _raw_mode()) == _NUMBA_WORD
+
+
+def _raw_mode():
+    return _ENV.get(_KEY) if _ENV is not None else os.environ.get("TAPECLI_BACKEND")
+
+
 def _wants_numba(name: str, args) -> bool:
     if name not in NUMBA_KERNELS:
         return False
-    mode = backend()
-    if mode == "numpy":
+    mode = _mode if _quiet_depth else _raw_mode()
+    if mode == _NUMPY_WORD:
         return False
-    if mode == "numba":
+    if mode == _NUMBA_WORD:
         return True
-    return max((a.size for a in args if isinstance(a, np.ndarray)), default=0) >= THRESHOLD
+    for a in args:
+        if isinstance(a, np.ndarray) and a.size >= THRESHOLD:
+            return True
+    return False
 
 
 _numba_missing: str | None = None     # why numba could not be imported, once it failed
+_quiet_depth = 0
+_mode = None                          # TAPECLI_BACKEND as read when the outermost quiet() began
+
+
+@contextlib.contextmanager
+def quiet():
+    """Run kernels with floating-point warnings off for a whole block (a run, a backward pass).
+    TAPECLI_BACKEND is read once at the start of the block."""
+    global _quiet_depth, _mode
+    with np.errstate(all="ignore"):
+        if not _quiet_depth:
+            _mode = _raw_mode()
+        _quiet_depth += 1
+        try:
+            yield
+        finally:
+            _quiet_depth -= 1
+
+
+def numba_ready() -> bool:
+    """Whether numba kernels can be used (imports numba on first call)."""
+    global _numba_missing
+    if _numba_missing is not None:
+        return False
+    try:
+        from . import numba_kernels  # noqa: F401
+    except ImportError as e:
+        _numba_missing = str(e)
+        return False
+    return True
 
 
 def call(name: str, *args, **attrs) -> np.ndarray:
-    global _numba_missing
-    if _numba_missing is None and _wants_numba(name, args):
-        try:
-            from . import numba_kernels
-        except ImportError as e:      # e.g. a numba that does not support the installed numpy
-            _numba_missing = str(e)
-        else:
-            return numba_kernels.call(name, *args, **attrs)
+    return run(name, args, attrs)
+
+
+def run(name: str, args, attrs: dict) -> np.ndarray:
+    """``call(name, *args, **attrs)``, for callers that hold the arguments in a list (the ops)."""
+    if _numba_missing is None and name in NUMBA_KERNELS:
+        mode = _mode if _quiet_depth else _raw_mode()
+        if mode != _NUMPY_WORD:
+            if mode == _NUMBA_WORD:
+                return _numba(name, args, attrs)
+            for a in args:
+                if a.__class__ is np.ndarray and a.size >= THRESHOLD:
+                    return _numba(name, args, attrs)
+    if _quiet_depth:
+        out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
+        return out if out.__class__ is np.ndarray else np.asarray(out)
     return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
+
+
+def _numba(name, args, attrs):
+    global _numba_missing
+    try:
+        from . import numba_kernels
+    except ImportError as e:      # e.g. a numba that does not support the installed numpy
+        _numba_missing = str(e)
+        return run(name, args, attrs)
+    return numba_kernels.call(name, *args, **attrs)

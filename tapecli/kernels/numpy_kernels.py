@@ -134,4 +134,5 @@ KERNELS = {
     "stack": lambda *xs, axis: np.stack(xs, axis=axis),
     "getitem": getitem, "index_grad": index_grad,
 }
-KERNELS = {name: _quiet(f) for name, f in KERNELS.items()}
+RAW_KERNELS = KERNELS          # unwrapped: for callers that already run under np.errstate(all="ignore")
+KERNELS = {name: _quiet(f) for name, f in RAW_KERNELS.items()}

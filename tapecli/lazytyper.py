@@ -1,0 +1,313 @@
+"""A stand-in for the parts of Typer that cli.py uses, so that a command can run without importing Typer.
+
+Importing Typer (with the Click fork and the Pydantic and Rich modules it pulls in) costs
+more than the rest of a small run together. cli.py writes ``from . import lazytyper as
+typer`` and keeps declaring its commands the Typer way, so the command functions and their
+``Annotated[..., typer.Option(...)]`` parameters stay the only definition of the command
+line. This module records them and then, for an invocation:
+
+* parses ``argv`` itself when it is plainly valid: a registered command, options that the
+  command declares (``--opt VALUE``, ``--opt=VALUE``, flags, repeated list options, ``--``),
+  values that convert to the declared type, every required parameter present. The command
+  function is called with the same keyword arguments Typer would pass it.
+* hands everything else (``--help``, ``--version``, no arguments, an unknown option, a bad
+  value, a missing argument, shell completion, any parameter feature not listed above) to a
+  real Typer app built from the same declarations, which prints Typer's help or error.
+
+So the fast path never has an error message of its own: anything it does not accept is
+decided by Typer.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["Typer", "Option", "Argument", "Exit"]
+
+# ParamSpec keyword arguments that change nothing about parsing a valid command line.
+_COSMETIC = frozenset(("help", "show_default", "metavar", "rich_help_panel", "hidden", "show_choices"))
+
+
+def __getattr__(name: str):
+    """Anything else of Typer's (typer.echo, typer.BadParameter ...) is Typer's own: imported then."""
+    import typer
+    return getattr(typer, name)
+
+
+class ParamSpec:
+    """What ``typer.Option(...)`` / ``typer.Argument(...)`` was called with."""
+
+    __slots__ = ("kind", "args", "kwargs")
+
+    def __init__(self, kind: str, args: tuple, kwargs: dict):
+        self.kind, self.args, self.kwargs = kind, args, kwargs
+
+    def real(self):
+        import typer
+        return (typer.Option if self.kind == "option" else typer.Argument)(*self.args, **self.kwargs)
+
+    def __repr__(self):
+        return f"{self.kind.capitalize()}{self.args!r}"
+
+
+def Option(*args, **kwargs) -> ParamSpec:  # noqa: N802 - Typer's spelling
+    return ParamSpec("option", args, kwargs)
+
+
+def Argument(*args, **kwargs) -> ParamSpec:  # noqa: N802
+    return ParamSpec("argument", args, kwargs)
+
+
+class Exit(SystemExit):
+    """``raise typer.Exit(code)``: a SystemExit, which Typer (Click) lets through unchanged."""
+
+    def __init__(self, code: int = 0):
+        super().__init__(code)
+
+    @property
+    def exit_code(self) -> int:
+        return self.code
+
+
+class Typer:
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+        self._commands: list[tuple[str | None, dict, object]] = []
+        self._callback: tuple[dict, object] | None = None
+        self._real = None
+
+    # -------------------------------------------------------------- declaring
+    def command(self, name: str | None = None, **kwargs):
+        def register(fn):
+            self._commands.append((name, kwargs, fn))
+            self._real = None
+            return fn
+        return register
+
+    def callback(self, **kwargs):
+        def register(fn):
+            self._callback = (kwargs, fn)
+            self._real = None
+            return fn
+        return register
+
+    def commands(self) -> dict[str, object]:
+        """Command name -> function, as Typer names them."""
+        return {name or fn.__name__.lower().replace("_", "-"): fn for name, _, fn in self._commands}
+
+    # -------------------------------------------------------------- running
+    def __call__(self, prog_name: str | None = None, args: list[str] | None = None):
+        argv = list(sys.argv[1:] if args is None else args)
+        plan = None if os.environ.get("TAPECLI_NO_FAST_CLI") else fast_parse(self, argv)
+        if plan is None:
+            return self.real()(prog_name=prog_name, args=argv)
+        fn, kwargs = plan
+        try:
+            try:
+                if self._callback is not None:
+                    _app_callback_call(self._callback[1])()
+                fn(**kwargs)
+            except EOFError:            # as Click does
+                sys.stderr.write("\nAborted!\n")
+                raise SystemExit(1) from None
+            except KeyboardInterrupt:
+                raise SystemExit(130) from None
+        except BrokenPipeError:
+            # The reader went away (`tapecli run f | head`): stop quietly, as Click does.
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            raise SystemExit(1) from None
+        raise SystemExit(0)
+
+    def real(self):
+        """The Typer app, built from the recorded declarations (imports Typer)."""
+        if self._real is None:
+            import typer
+            app = typer.Typer(**self._kwargs)
+            if self._callback is not None:
+                kwargs, fn = self._callback
+                app.callback(**kwargs)(_for_typer(fn))
+            for name, kwargs, fn in self._commands:
+                app.command(name, **kwargs)(_for_typer(fn))
+            self._real = app
+        return self._real
+
+
+def _for_typer(fn):
+    """A copy of ``fn`` whose annotations hold real typer.Option/Argument objects."""
+    import functools
+    import types
+    import typing
+    hints = typing.get_type_hints(fn, include_extras=True)
+    annotations = {}
+    for pname, hint in hints.items():
+        if typing.get_origin(hint) is typing.Annotated:
+            base, *meta = typing.get_args(hint)
+            hint = typing.Annotated[(base, *[m.real() if isinstance(m, ParamSpec) else m for m in meta])]
+        annotations[pname] = hint
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    functools.update_wrapper(copy, fn, updated=())
+    del copy.__wrapped__            # Typer must read the copy's signature, not fn's
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__annotations__ = annotations
+    return copy
+
+
+# ------------------------------------------------------------------ the fast path
+
+class _Param:
+    __slots__ = ("name", "kind", "decls", "type", "multiple", "default", "required")
+
+
+_NO_DEFAULT = object()
+
+
+def _params(fn) -> list[_Param] | None:
+    """The parameters of a command, or None if one uses a feature the fast path leaves to Typer."""
+    import inspect
+    import typing
+    out = []
+    for p in inspect.signature(fn, eval_str=True).parameters.values():
+        hint = p.annotation
+        if typing.get_origin(hint) is not typing.Annotated:
+            return None
+        base, *meta = typing.get_args(hint)
+        specs = [m for m in meta if isinstance(m, ParamSpec)]
+        if len(specs) != 1 or set(specs[0].kwargs) - _COSMETIC:
+            return None
+        spec = specs[0]
+        param = _Param()
+        param.name, param.kind = p.name, spec.kind
+        param.default = _NO_DEFAULT if p.default is inspect.Parameter.empty else p.default
+        param.required = param.default is _NO_DEFAULT
+        if typing.get_origin(base) is typing.Union:           # Optional[X]
+            inner = [a for a in typing.get_args(base) if a is not type(None)]
+            if len(inner) != 1:
+                return None
+            base = inner[0]
+        param.multiple = typing.get_origin(base) is list
+        if param.multiple:
+            (base,) = typing.get_args(base) or (str,)
+        if base not in (str, int, float, bool) or (base is bool and (param.multiple or spec.kind != "option")):
+            return None
+        param.type = base
+        if spec.kind == "option":
+            if not spec.args or not all(isinstance(d, str) and d.startswith("-") and "/" not in d
+                                        for d in spec.args):
+                return None
+            param.decls = spec.args
+        elif spec.args:
+            return None
+        out.append(param)
+    return out
+
+
+def _app_callback_call(fn):
+    """How Typer runs the app's callback when the command line gives none of its options (they come before
+    the command name): the options' own callbacks with their defaults, then the function with its defaults.
+    None if a parameter has no default or an option callback wants more than its value."""
+    import inspect
+    import typing
+    calls = []
+    for p in inspect.signature(fn, eval_str=True).parameters.values():
+        if p.default is inspect.Parameter.empty:
+            return None
+        meta = typing.get_args(p.annotation)[1:] if typing.get_origin(p.annotation) is typing.Annotated else ()
+        for spec in (m for m in meta if isinstance(m, ParamSpec)):
+            cb = spec.kwargs.get("callback")
+            if cb is not None:
+                if len(inspect.signature(cb).parameters) != 1:
+                    return None
+                calls.append((cb, p.default))
+
+    def call():
+        for cb, default in calls:
+            cb(default)
+        fn()
+    return call
+
+
+def _convert(param: _Param, text: str):
+    if param.type is str:
+        return text
+    try:
+        return param.type(text)
+    except ValueError:
+        return _NO_DEFAULT
+
+
+def fast_parse(app: Typer, argv: list[str]):
+    """(function, keyword arguments) for a plainly valid command line; None to let Typer decide."""
+    if not argv or any(k.startswith("_TAPECLI_COMPLETE") for k in os.environ):
+        return None
+    fn = app.commands().get(argv[0])
+    if fn is None:
+        return None
+    if app._callback is not None and _app_callback_call(app._callback[1]) is None:
+        return None
+    params = _params(fn)
+    if params is None:
+        return None
+    options = {decl: p for p in params if p.kind == "option" for decl in p.decls}
+    values: dict[str, object] = {}
+    positional: list[str] = []
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        i += 1
+        if token == "--":
+            positional.extend(rest[i:])
+            break
+        if not token.startswith("-") or token == "-":
+            positional.append(token)
+            continue
+        name, eq, text = token.partition("=")
+        param = options.get(name)
+        if param is None:                   # --help, an unknown option, "-qv", "-5": Typer's call
+            return None
+        if param.type is bool:
+            if eq:
+                return None
+            values[param.name] = True
+            continue
+        if not eq:
+            if i >= len(rest):
+                return None
+            text = rest[i]
+            i += 1
+        value = _convert(param, text)
+        if value is _NO_DEFAULT:
+            return None
+        if param.multiple:
+            values.setdefault(param.name, []).append(value)
+        else:
+            values[param.name] = value
+    for param in params:
+        if param.kind != "argument":
+            continue
+        if param.multiple:
+            items = [_convert(param, t) for t in positional]
+            positional = []
+            if _NO_DEFAULT in items or (param.required and not items):
+                return None
+            if items:
+                values[param.name] = items
+        elif positional:
+            value = _convert(param, positional.pop(0))
+            if value is _NO_DEFAULT:
+                return None
+            values[param.name] = value
+    if positional:
+        return None
+    for param in params:
+        if param.name not in values:
+            if param.required:
+                return None
+            values[param.name] = param.default
+        elif param.multiple and param.kind == "option":
+            values[param.name] = list(values[param.name])
+    return fn, values

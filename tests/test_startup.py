@@ -1,0 +1,371 @@
+"""Start-up: what a small run imports, and the fast paths that keep it small give what the slow ones give.
+
+* the CLI parses common command lines without Typer (lazytyper.py): its result must be what
+  Typer would pass the command, and every other command line must reach Typer;
+* valid programs are parsed by fastparse.py: its AST must be Lark's, positions included;
+* a table on a stdout that is not a terminal is laid out without Rich: the same text as Rich's.
+
+No timings here: benchmarks/run.py measures them.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.tdf")) + sorted((ROOT / "benchmarks").glob("*.tdf"))
+TINY = "var x = 3.0\ntape t:\n    y = x ** 2\ndy_dx = t.gradient(y, x)\n"
+
+# Runs the CLI's entry point, then reports on stderr which heavy modules were imported.
+RUNNER = textwrap.dedent("""\
+    import sys
+    from tapecli.cli import main
+    sys.argv = ["tapecli", *sys.argv[1:]]
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic"})
+    sys.stderr.write("\\nimported: %s\\n" % ",".join(heavy))
+    sys.exit(code)
+    """)
+
+
+def imported_by(*args, tmp_path, env=None):
+    program = tmp_path / "tiny.tdf"
+    program.write_text(TINY)
+    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    full_env.update({"COLUMNS": "200", **(env or {})})
+    proc = subprocess.run([sys.executable, "-c", RUNNER, *args, str(program)], capture_output=True, text=True,
+                          env=full_env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    return proc, set(filter(None, line.partition(":")[2].strip().split(",")))
+
+
+@pytest.mark.parametrize("args", [("grad", "--json"), ("grad",), ("run", "--json"), ("run",), ("jacobian", "--json")])
+def test_a_small_run_imports_no_heavy_module(args, tmp_path):
+    proc, heavy = imported_by(*args, tmp_path=tmp_path)
+    assert heavy == set(), heavy            # no Typer (nor Click, Pydantic), no Rich, no numba, no Lark
+
+
+def test_a_table_on_a_terminal_still_uses_rich(tmp_path):
+    _, heavy = imported_by("grad", tmp_path=tmp_path, env={"FORCE_COLOR": "1"})
+    assert "rich" in heavy and "typer" not in heavy
+
+
+def test_a_syntax_error_uses_the_lark_parser_and_still_not_lark_itself(tmp_path):
+    bad = tmp_path / "bad.tdf"
+    bad.write_text("if x = 1:\n    y = 1\n")
+    for _ in range(2):                      # the first run generates the parser into the cache
+        r = cli("run", bad)
+        assert r.code == 3 and "'=' binds a name; compare with '=='" in r.stderr
+
+
+# ------------------------------------------------------------------- the CLI
+
+PLAIN = [
+    ["grad", "{tiny}"], ["grad", "--json", "{tiny}"], ["grad", "{tiny}", "--json"], ["grad", "--json", "--", "{tiny}"],
+    ["run", "-q", "--no-color", "{tiny}"], ["run", "--json", "--set", "x=2.0", "{tiny}"],
+    ["run", "--json", "--set", "x=2.0", "--set=x=5", "{tiny}"], ["run", "--json", "--dtype", "float64", "{tiny}"],
+    ["run", "--json", "--max-steps=100", "--max-depth", "7", "{tiny}"], ["grad", "--json", "--of", "y", "{tiny}"],
+    ["grad", "--json", "--of=y", "--wrt", "x", "--unconnected", "zero", "{tiny}"], ["watched", "--json", "{tiny}"],
+    ["jacobian", "--json", "{tiny}"], ["explain", "--of", "y", "--wrt", "x", "{tiny}"],
+    ["check", "--json", "{tiny}", "{tiny}"], ["lint", "{tiny}"], ["tape", "--json", "{tiny}"],
+    ["bench", "--repeat", "2", "--warmup", "0", "{tiny}"],
+]
+TYPER_ONLY = [   # help, errors, the version
+    ["--help"], [], ["grad", "--help"], ["--version"], ["grad"], ["grad", "--bogus", "{tiny}"],
+    ["grad", "--max-steps", "many", "{tiny}"], ["grad", "--json=1", "{tiny}"], ["grad", "--max-steps"],
+    ["grad", "{tiny}", "{tiny}"], ["nosuchcommand"], ["explain", "{tiny}"], ["check"], ["grad", "-qx", "{tiny}"],
+]
+
+
+@pytest.mark.parametrize("argv", PLAIN + TYPER_ONLY, ids=lambda a: " ".join(a) or "(none)")
+def test_the_fast_command_line_answers_as_typer_does(argv, tmp_path):
+    tiny = tmp_path / "tiny.tdf"
+    tiny.write_text(TINY)
+    args = [a.format(tiny=tiny) for a in argv]
+    fast = cli(*args, cwd=tmp_path)
+    slow = cli(*args, cwd=tmp_path, env={"TAPECLI_NO_FAST_CLI": "1"})
+    if "bench" in args:                     # timings and memory differ from run to run
+        fast.stdout, slow.stdout = (re.sub(r"[0-9.]+", "N", out) for out in (fast.stdout, slow.stdout))
+    assert (fast.code, fast.stdout, fast.stderr) == (slow.code, slow.stdout, slow.stderr)
+
+
+def _typer_kwargs(argv):
+    """The keyword arguments Typer passes the command for ``argv`` (the command is not run)."""
+    from tapecli import cli as c, lazytyper
+    calls = []
+    made = lazytyper._for_typer
+
+    def recording(fn):
+        copy = made(fn)
+
+        def record(**kwargs):
+            calls.append((fn, kwargs))
+        functools.update_wrapper(record, copy)
+        del record.__wrapped__
+        record.__signature__ = inspect.signature(copy)
+        return record
+    lazytyper._for_typer = recording
+    c.app._real = None
+    try:
+        c.app.real()(args=argv, prog_name="tapecli", standalone_mode=False)
+    finally:
+        lazytyper._for_typer = made
+        c.app._real = None
+    return calls[-1]
+
+
+@pytest.mark.parametrize("argv", PLAIN, ids=lambda a: " ".join(a))
+def test_the_fast_parse_gives_typers_arguments(argv):
+    from tapecli import cli as c, lazytyper
+    args = [a.format(tiny="t.tdf") for a in argv]
+    plan = lazytyper.fast_parse(c.app, args)
+    assert plan is not None, "a plain command line should not need Typer"
+    assert plan == _typer_kwargs(args)
+
+
+@pytest.mark.parametrize("argv", [["--help"], [], ["grad", "--help"], ["--version"], ["grad"], ["grad", "--bogus", "f"],
+                                  ["grad", "--max-steps", "x", "f"], ["grad", "--json=1", "f"], ["grad", "f", "g"],
+                                  ["nope", "f"], ["explain", "f"], ["check"], ["grad", "-qx", "f"], ["grad", "--of"]])
+def test_anything_else_goes_to_typer(argv):
+    from tapecli import cli as c, lazytyper
+    assert lazytyper.fast_parse(c.app, argv) is None
+
+
+# ------------------------------------------------------------------- the parser
+
+def _both(text: str):
+    """(fastparse's statements or None, Lark's statements or the exception it raised)."""
+    from tapecli import fastparse, larkparse
+    fast = fastparse.parse(text)
+    try:
+        ref = larkparse.parse_body(text)
+    except Exception as e:     # noqa: BLE001 - any rejection
+        ref = e
+    return fast, ref
+
+
+def assert_same_parse(text: str):
+    text = text if text.endswith("\n") else text + "\n"
+    fast, ref = _both(text)
+    if fast is None:
+        return
+    assert not isinstance(ref, Exception), f"fastparse took a program Lark rejects ({ref}):\n{text}"
+    assert fast == ref, f"the parsers differ on:\n{text}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_fastparse_gives_larks_ast_on_the_examples(path):
+    text = path.read_text()
+    fast, ref = _both(text if text.endswith("\n") else text + "\n")
+    assert fast is not None and fast == ref
+
+
+TRICKY = [
+    "x = (a + b) * c\n", "y = -x ** -2 ** 3\n", "z = not a and b or not c\n", "e = a is not None\n",
+    "r = x[1:, ::2, :3, 4][0]\n", "d = {1: [1, 2,], 'k': (3,)}\n", "t = (1, 2, 3,)\n", "t = ((1))\n",
+    "f(a, b=2,)\nf()\n", "expect g ~= [1.0, 2.0], \"msg\"\n", "a, b, = f()\n",
+    "def f(a, b=1, ):\n    return a, b,\n", "@custom_gradient\n@other\ndef g(x):\n    return x\n",
+    "if a:\n    pass\nelif b:\n    pass\nelse:\n    if c:\n        x = 1\n", "while x < 3:\n    x += 1\n",
+    "for i, j in pairs:\n    continue\n", "tape t(persistent=True, watch_accessed_variables=False):\n    y = 1\n",
+    "tape t():\n    y = 1\n", "stop_recording t:\n    y = 1\n", "expect_error TapeError:\n    g = 1\n",
+    "var(trainable=False) s: float64 = 0.0\n", "const c: int32 = 1e3 + .5 + 3. + 1E-2\n", "watch x, y, in t\n",
+    "reset t\n", "return\n", "print('a\\tb', \"c\\\"d\")\n", "x = 1  # comment\n\n   # indented comment\ny = 2\n",
+    "f(a,\n  b,  # inside\n\tc)\n", "  x = 1\ny = 2\n", "x = [\n]\n", "x = a.b.c(d)[e].f\n", "x=1;y=2\n",
+    "if x:\n    y = 1\n  z = 2\n", "x = 1\n\ty = 2\n", "x = 1 \\\n + 2\n", "var in = 1\n", "x = é\n", "x = 1\r\ny = 2\r\n",
+    "f(a=1, 2)\n", "x = (1 +\n", "def f(x):\n    return x\nf(1)", "if x:\n\n    # c\n\n    y = 1\n\n",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_fastparse_gives_larks_ast_or_gives_up(text):
+    assert_same_parse(text)
+
+
+_MUTATIONS = [
+    lambda s, r, i: s[:i] + s[i + 1:],                                   # delete a character
+    lambda s, r, i: s[:i] + r.choice(" ()[]{},:.=+-*/@#\n    xy01'\"") + s[i:],  # insert one
+    lambda s, r, i: s[:i] + r.choice(["if ", "not ", "in ", "**", "\n    ", ", ", ":"]) + s[i:],
+    lambda s, r, i: "\n".join(r.sample(s.split("\n"), len(s.split("\n")))),  # shuffle lines
+]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(EXAMPLES), st.randoms(use_true_random=False), st.integers(1, 4))
+def test_fastparse_on_mutated_examples(path, rnd, count):
+    text = path.read_text()
+    for _ in range(count):
+        text = rnd.choice(_MUTATIONS)(text, rnd, rnd.randrange(max(1, len(text))))
+    assert_same_parse(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _grammar_programs():
+    """Programs drawn from grammar/tdf.lark itself (hypothesis.extra.lark)."""
+    from hypothesis.extra.lark import from_lark
+    from lark import Lark
+    from tapecli.parser import grammar_text
+    grammar = Lark(grammar_text(), parser="lalr")
+    explicit = {"_NEWLINE": st.sampled_from(["\x00", "  # c\x00", "\x00\x00"]), "_INDENT": st.just("\x01"),
+                "_DEDENT": st.just("\x02"), "COMMENT": st.just(" "),
+                "NAME": st.sampled_from([" x ", " y ", " t ", " f ", " in_ ", " nota "]),
+                "NUMBER": st.sampled_from([" 1 ", " 2.0 ", " .5 ", " 3. ", " 1E-2 "]),
+                "STRING": st.sampled_from([' "s" ', " 'z' ", r' "a\"b" '])}
+    for terminal in grammar.terminals:
+        if terminal.pattern.type == "str" and terminal.pattern.value.isidentifier():
+            explicit[terminal.name] = st.just(f" {terminal.pattern.value} ")
+
+    def indented(text):
+        text = re.sub(r"\\[\t \f]*\r?\n", " ", text)          # continuation lines: fastparse leaves them to Lark
+        out, depth, line_start = [], 0, True
+        for ch in text:
+            if ch == "\x00":
+                out.append("\n")
+                line_start = True
+            elif ch == "\x01":
+                depth += 1
+            elif ch == "\x02":
+                depth = max(0, depth - 1)
+            elif not (line_start and ch == " "):
+                if line_start:
+                    out.append("    " * depth)
+                    line_start = False
+                out.append(ch)
+        return "".join(out)
+    return from_lark(grammar, start="start", explicit=explicit).map(indented)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_fastparse_on_programs_from_the_grammar(data):
+    text = data.draw(_grammar_programs())
+    if data.draw(st.booleans()):
+        text = re.sub(r"(?<=[^\s\w]) +| +(?=[^\s\w])", "", text)     # and without the spaces
+    assert_same_parse(text)
+
+
+def test_the_parsers_can_be_compared_on_every_run(tmp_path):
+    program = tmp_path / "p.tdf"
+    program.write_text(TINY)
+    r = cli("grad", "--json", program, env={"TAPECLI_PARSER": "compare"})
+    assert r.code == 0 and r.json["gradients"][0]["value"] == 6.0
+    r = cli("grad", "--json", program, env={"TAPECLI_PARSER": "lark"})
+    assert r.code == 0 and r.json["gradients"][0]["value"] == 6.0
+
+
+def test_the_generated_parser_is_cached_and_a_damaged_entry_is_made_again(tmp_path):
+    bad = tmp_path / "bad.tdf"
+    bad.write_text("y = (x + 1\n")
+    env = {"TAPECLI_CACHE_DIR": str(tmp_path / "cache")}
+    first = cli("run", bad, env=env)
+    entries = list((tmp_path / "cache").rglob("tdf_parser-*.bin"))
+    assert first.code == 3 and len(entries) == 1
+    entries[0].write_bytes(b"not marshal data")
+    again = cli("run", bad, env=env)
+    assert (again.code, again.stderr) == (first.code, first.stderr)
+    assert entries[0].read_bytes() != b"not marshal data"
+
+
+def test_ast_nodes_list_their_fields_in_constructor_order():
+    from tapecli import ast
+    for cls in vars(ast).values():
+        if isinstance(cls, type) and issubclass(cls, ast.Node) and cls is not ast.Node:
+            params = [p for p in inspect.signature(cls).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+            assert [p.name for p in params] == list(cls._fields), cls
+            node = cls(*[None] * len(params), line=3, end=9)
+            assert (node.line, node.column, node.end) == (3, 0, 9)
+            assert node == cls(*[None] * len(params), line=3, end=9) and node != cls(*[None] * len(params))
+
+
+# ------------------------------------------------------------------- the table
+
+@contextlib.contextmanager
+def plain_stdout(width):
+    """A stdout that is not a terminal, a console ``width`` wide, no colour forced."""
+    saved_env = {k: os.environ.pop(k, None) for k in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    saved_out = sys.stdout
+    os.environ["COLUMNS"] = str(width)
+    sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdout = saved_out
+        for k, v in saved_env.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+
+def _rich_table(title, columns, rows, width):
+    import io
+    from rich.console import Console
+    from rich.table import Table
+    buf = io.StringIO()
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    Console(file=buf, width=width, highlight=False, soft_wrap=True, force_terminal=False).print(table)
+    return buf.getvalue()
+
+
+_CELL = st.text(alphabet="abcxyz0123456789 .,-+=()[]{}'\"_*/<>#@:", max_size=25)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    _CELL, st.lists(_CELL, min_size=n, max_size=n), st.lists(st.lists(_CELL, min_size=n, max_size=n), max_size=4))),
+    st.sampled_from([20, 40, 80, 132]))
+def test_the_plain_table_is_richs_table(table, width):
+    from tapecli.render import plain_table
+    title, columns, rows = table
+    with plain_stdout(width):
+        plain = plain_table(title, columns, rows)
+    if plain is None:
+        return
+    assert plain == _rich_table(title, columns, rows, width)
+
+
+def test_the_plain_table_is_used_for_the_usual_tables():
+    from tapecli.render import plain_table
+    rows = [["dy_dx", "4", "t", "y", "x", "6.0", "float32", "[]"], ["g[\"w\"]", "9", "t", "loss", "w",
+                                                                      "[[1.0, 2.5]]", "float32", "[1, 2]"],
+            ["grads[1]", "9", "t", "loss", "b", "None  (b is not watched by tape t)", "", ""]]
+    columns = ["name", "line", "tape", "target", "source", "value", "dtype", "shape"]
+    with plain_stdout(120):
+        plain = plain_table("gradients of a.tdf", columns, rows)
+    assert plain == _rich_table("gradients of a.tdf", columns, rows, 120)
+
+
+def test_programs_run_with_the_usual_garbage_collection(tmp_path, monkeypatch):
+    """main() slows the collector down for the imports only."""
+    import gc
+    from tapecli import api, cli as c
+    program = tmp_path / "p.tdf"
+    program.write_text(TINY)
+    seen = []
+    real = api.run_source
+    monkeypatch.setattr(api, "run_source", lambda *a, **k: seen.append(gc.get_threshold()) or real(*a, **k))
+    monkeypatch.setattr(sys, "argv", ["tapecli", "run", "--json", str(program)])
+    before = gc.get_threshold()
+    with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit):
+        c.main()
+    assert seen == [before] and gc.get_threshold() == before
