@@ -64,6 +64,7 @@ _EVAL: dict = {}         # node type -> Interpreter.eval_<type>
 _EXEC: dict = {}         # node type -> Interpreter.exec_<type>
 _MISSING = object()
 _PYFUNCTION = type(lambda: None)
+_FUSABLE = (ast.BinOp, ast.Call, ast.UnaryOp)       # expressions fusion may take (tapecli/fusion.py)
 
 
 def check_structure(body, in_loop=False, in_function=False) -> None:
@@ -376,8 +377,8 @@ class Interpreter:
 
     def exec_Assign(self, node, scope):
         first_request = len(self.requests)
-        value = fuse(self, node.value, scope)     # one kernel for a large elementwise expression, or None
-        if value is None:
+        value = fuse(self, node.value, scope) if node.value.__class__ in _FUSABLE else None
+        if value is None:               # (fusion: one kernel for a large elementwise expression)
             value = self.eval(node.value, scope)
         if len(node.targets) == 1:
             self.bind(scope, node.targets[0], value, node)
@@ -543,7 +544,7 @@ class Interpreter:
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
-            items = (Tensor(iterable.value[i], weak=True) if iterable.weak else ops.getitem(iterable, i)
+            items = (new_tensor(iterable.value[i], True) if iterable.weak else ops.getitem(iterable, i)
                      for i in range(iterable.shape[0]))
         elif isinstance(iterable, (list, tuple)):
             items = list(iterable)
