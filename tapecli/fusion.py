@@ -44,13 +44,10 @@ record ``fused`` (explain's chains name it) instead of one per op.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import importlib.util
 import math
 import os
 import sys
-import tempfile
 import weakref
 from pathlib import Path
 
@@ -516,7 +513,11 @@ FUSED.release_extra = _release_extra
 
 # ------------------------------------------------------------------ codegen
 
+# hashlib, importlib.metadata and tempfile are imported where a kernel is built: they cost a
+# small program's start-up ~30 ms.
+
 def _numba_version() -> str:
+    import importlib.metadata
     try:
         return importlib.metadata.version("numba")
     except importlib.metadata.PackageNotFoundError:
@@ -527,6 +528,7 @@ def _salt() -> str:
     here = Path(__file__)
     parts = [here.read_bytes(), (here.parent / "kernels" / "fusion_math.py").read_bytes(),
              __version__.encode(), _numba_version().encode()]
+    import hashlib
     return hashlib.sha1(b"\0".join(parts)).hexdigest()[:12]
 
 
@@ -538,6 +540,7 @@ _FOLDER = None
 def _folder() -> Path:
     global _FOLDER
     if _FOLDER is None:
+        import tempfile
         _FOLDER = cache_dir("fused-numba-" + _numba_version()) or Path(tempfile.mkdtemp(prefix="tapecli-fused-"))
     return _FOLDER
 
@@ -546,6 +549,7 @@ def kernel_key(plan, dtype, kinds, watched) -> str:
     global _SALT
     if _SALT is None:
         _SALT = _salt()
+    import hashlib
     return hashlib.sha1(repr((_SALT, plan.structure, dtype.str, kinds, watched)).encode()).hexdigest()[:20]
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from . import ops
 from .errors import ShapeError, TapeError, TdfTypeError, TdfValueError
 from .runtime import STATE
-from .tape import ACTIVE, RUNNING, Tape, as_tensor, check_unconnected, flatten, unflatten
+from .tape import ACTIVE, RUNNING, Tape, as_tensor, check_unconnected, flatten, type_word, unflatten
 from .values import Tensor, Variable, dtype_name, is_float
 
 
@@ -345,6 +345,9 @@ def hessian(tape: Tape, target, source, unconnected_gradients="none", line=None,
 
 def batch_jacobian(tape: Tape, target, source, unconnected_gradients="none", line=None):
     """Per-example jacobians: shape [b] + target.shape[1:] + source.shape[1:]."""
+    for what, value in (("target", target), ("source", source)):
+        if not isinstance(value, (Tensor, Variable)):
+            raise TdfTypeError(f"batch_jacobian takes one {what} tensor, got {type_word(value)}")
     target_t = as_tensor(target)
     source_t = as_tensor(source)
     if target_t.ndim < 1 or source_t.ndim < 1 or target_t.shape[0] != source_t.shape[0]:

@@ -372,10 +372,17 @@ _HINTS = {
         "while x < 3\n    x = x + 1\n", "for i in range(3)\n    y = i\n"],
     "the block after ':' must be indented": [
         "if x > 0:\ny = 1\n", "tape t:\ny = x\n", "def f(x):\nreturn x\n"],
-    "an opening bracket is never closed": ["y = (x + 1\n", "y = [1, 2\n", "y = f(x\n"],
+    "an opening bracket is never closed": ["y = (x + 1\n", "y = [1, 2\n", "y = f(x\n", "y = (x +\n",
+                                           "y = [1,\n", "y = f(x,\n"],
     "'=' binds a name; compare with '=='": ["if x = 1:\n    y = 1\n", "expect x = 1\n"],
     "two expressions need an operator between them": ["y = x x\n", "y = 2 x\n"],
 }
+
+# Each example also counts after an earlier statement and inside a block: LALR's state (which
+# match_examples compares) differs there from the state at the start of a file.
+_HINTS = {hint: examples + ["x = 1\n" + e for e in examples]
+          + ["if x:\n" + "".join("    " + line + "\n" for line in e.splitlines()) for e in examples]
+          for hint, examples in _HINTS.items()}
 
 _TOKEN_WORDS = {"_NEWLINE": "end of line", "_INDENT": "an indented block", "_DEDENT": "end of block",
                 "$END": "end of file", "NAME": "a name", "NUMBER": "a number", "STRING": "a string"}
@@ -394,12 +401,21 @@ def _literal(terminal: str) -> str:
     return f"'{pattern.value}'" if pattern.type == "str" else terminal
 
 
+def _hint(err: UnexpectedInput) -> str | None:
+    """The hint whose examples fail in the same parser state, tried one example at a time: Lark's
+    match_examples raises on some examples (a TypeError inside it), which must not hide the others."""
+    for hint, examples in _HINTS.items():
+        for example in examples:
+            try:
+                if err.match_examples(_lark().parse, {hint: [example]}, use_accepts=True):
+                    return hint
+            except Exception:  # the hint is a bonus; never let it hide the real error
+                continue
+    return None
+
+
 def _syntax_error(err: UnexpectedInput, source: str) -> TdfSyntaxError:
-    hint = None
-    try:
-        hint = err.match_examples(_lark().parse, _HINTS, use_accepts=True)
-    except Exception:  # the hint is a bonus; never let it hide the real error
-        hint = None
+    hint = _hint(err)
     if isinstance(err, UnexpectedCharacters):
         char = source[err.pos_in_stream] if err.pos_in_stream < len(source) else ""
         message = f"unexpected character {char!r}"
@@ -421,7 +437,8 @@ def _syntax_error(err: UnexpectedInput, source: str) -> TdfSyntaxError:
     line, column = err.line, err.column
     if isinstance(err, UnexpectedToken) and err.token.type in ("_NEWLINE", "_DEDENT", "$END"):
         # Point just past the last real character of the line that was cut short.
-        prev = source[: err.token.start_pos].rstrip("\n") if err.token.start_pos is not None else ""
+        end = len(source) if err.token.type == "$END" else err.token.start_pos
+        prev = source[:end].rstrip() if end is not None else ""
         if prev:
             line = prev.count("\n") + 1
             column = len(prev.split("\n")[-1].split("#")[0].rstrip()) + 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from . import ast
+from .errors import TdfSyntaxError
 
 _HERE = os.path.dirname(os.path.realpath(__file__))
 
@@ -27,8 +28,20 @@ def grammar_text() -> str:
         return f.read()
 
 
+def _check_first_line(text: str) -> None:
+    """The first statement must start at column 1 (the indenter only sees indentation after a newline)."""
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.lstrip(" \t")
+        if stripped and not stripped.startswith("#"):
+            if stripped != line:
+                raise TdfSyntaxError("unexpected indentation", hint="the first statement starts at column 1",
+                                     line=number, column=1)
+            return
+
+
 def parse(source: str, filename: str = "<input>") -> ast.Program:
     text = source if source.endswith("\n") else source + "\n"
+    _check_first_line(text)
     mode = os.environ.get("TAPECLI_PARSER", "")
     body = None
     if mode in ("", "compare"):

@@ -45,10 +45,6 @@ class Bug:
 
 
 KNOWN_BUGS = [
-    Bug("batch_jacobian of a target or source that is not a tensor: AttributeError", "AttributeError",
-        "batch_jacobian", "var x = [[1.0]]\ntape t:\n    y = x * x\nj = t.batch_jacobian([y], x)\n"),
-    Bug("a first line indented, then a block: SyntaxError without a line", "TdfSyntaxError", "parse",
-        "    if True:\n        y = 1\n    z = 2\n"),
 ]
 
 

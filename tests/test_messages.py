@@ -228,15 +228,12 @@ def test_syntax_hint_on_the_first_statement():
     assert info.value.hint == "a block needs ':' at the end of its first line"
 
 
-@pytest.mark.xfail(strict=True, reason="syntax-error hints only match an error in the program's first statement")
 def test_syntax_hint_after_other_statements():
     with pytest.raises(TdfError) as info:
         run_program("var x = 2.0\nif x > 0\n    y = 1\n")
     assert info.value.hint == "a block needs ':' at the end of its first line"
 
 
-@pytest.mark.xfail(strict=True, reason="an unclosed bracket at the end of the file is reported before the last "
-                                       "token, not just past it")
 def test_unclosed_bracket_at_the_end_points_past_the_last_token():
     with pytest.raises(TdfError) as info:
         run_program("var x = 2.0\ny = (x +\n")
