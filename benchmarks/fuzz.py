@@ -339,7 +339,7 @@ def check_program(source: str) -> dict:
         return {"outcome": "ok"}
     except UsageError:
         return {"outcome": "UsageError"}
-    except Exception as e:  # noqa: BLE001: any other exception is what we are looking for
+    except Exception as e:  # any other exception is what we are looking for
         return {"outcome": "FAILURE", "signature": signature(e, phase), "traceback": traceback.format_exc(),
                 "exception": type(e).__name__, "frames": [f.name for f in _own_frames(e)], "phase": phase}
 
@@ -570,7 +570,6 @@ def main(argv=None) -> int:
     failures: dict[str, dict] = {}        # one (the first) per signature
     failure_counts: Counter = Counter()
     sources: dict[int, tuple[str, str]] = {}
-    slowest = (0.0, None)
     cli_runs = 0
     try:
         jobs = []

@@ -180,19 +180,8 @@ def _requests_command(command: str, kinds: tuple[str, ...], title: str):
                    max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
                    no_color: NoColorOpt = False, check_numerics: NumericsOpt = False):
         options = dict(locals())
-        from . import render as r
         inv = _invocation(command, options)
-
-        def show(result):
-            if inv.json:
-                print(r.dumps(r.requests_doc(command, result, kinds)))
-                return
-            requests = result.implicit or [q for q in result.requests if q.kind in kinds]
-            if not requests:
-                sys.stderr.write(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]\n")
-                return
-            r.print_requests(f"{title} of {inv.filename or '<stdin>'}", requests, inv.color)
-        inv.run(show)
+        inv.run(_show_requests(inv, command, kinds, title))
     return command_fn
 
 

@@ -187,13 +187,7 @@ _MISSING = object()
 
 
 def _lookup(scope, name):
-    s = scope
-    while s is not None:
-        value = s.vars.get(name, _MISSING)
-        if value is not _MISSING:
-            return value
-        s = s.parent
-    return _MISSING
+    return scope.get(name, _MISSING)
 
 
 class _RunState:

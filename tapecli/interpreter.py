@@ -115,13 +115,21 @@ class Scope:
         self.parent = parent
         self.consts: set[str] = set()
 
-    def lookup(self, name: str):
+    def get(self, name: str, default=None):
+        """The value bound to ``name`` here or in an enclosing scope, else ``default``."""
         scope = self
         while scope is not None:
-            if name in scope.vars:
-                return scope.vars[name]
+            value = scope.vars.get(name, _MISSING)
+            if value is not _MISSING:
+                return value
             scope = scope.parent
-        raise KeyError(name)
+        return default
+
+    def lookup(self, name: str):
+        value = self.get(name, _MISSING)
+        if value is _MISSING:
+            raise KeyError(name)
+        return value
 
     def names(self) -> set[str]:
         out, scope = set(), self
@@ -642,12 +650,9 @@ class Interpreter:
         return f
 
     def lookup(self, name, scope, node):
-        s = scope
-        while s is not None:
-            value = s.vars.get(name, _MISSING)
-            if value is not _MISSING:
-                return value
-            s = s.parent
+        value = scope.get(name, _MISSING)
+        if value is not _MISSING:
+            return value
         if name in BUILTINS:
             return BUILTINS[name]
         candidates = scope.names() | set(BUILTINS)

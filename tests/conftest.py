@@ -1,6 +1,7 @@
 """Shared helpers: run a program through the library, or the CLI through its real entry point."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -17,6 +18,34 @@ from tapecli.api import Options, run_source
 def _private_cache(tmp_path_factory):
     """Keep the parser and numba caches of the test run out of the user's cache."""
     os.environ.setdefault("TAPECLI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@contextlib.contextmanager
+def open_tape(watch, name="t", persistent=True):
+    """A library-level tape, open and watching every float tensor in ``watch``; closed on the way out."""
+    from tapecli.tape import ACTIVE, Tape
+    tape = Tape(name, persistent=persistent)
+    tape.open = True
+    ACTIVE.append(tape)
+    try:
+        for x in watch:
+            tape.watch_tensor(x, None, None)
+        yield tape
+    finally:
+        ACTIVE.remove(tape)
+        tape.open = False
+
+
+@pytest.fixture
+def float64_state():
+    """Library-level tests in float64, with no tape left open before or after."""
+    from tapecli.runtime import STATE
+    from tapecli.tape import ACTIVE
+    STATE.reset(float_dtype=np.float64)
+    ACTIVE.clear()
+    yield
+    ACTIVE.clear()
+    STATE.reset()
 
 
 def run_program(source: str, **options):

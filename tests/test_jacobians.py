@@ -8,19 +8,17 @@ None/zeros semantics, ``tapecli jacobian --mode`` and ``tapecli hessian``.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 
 import numpy as np
 import pytest
 
-from conftest import cli, run_program, value
+from conftest import open_tape, cli, run_program, value
 from test_op_gradients import CASES, _float_idx
 
 from tapecli import gradients, ops
 from tapecli.errors import TapeError
 from tapecli.gradients import gradient, jacobian_in_mode
-from tapecli.runtime import STATE
 from tapecli.tape import ACTIVE, Tape
 from tapecli.values import Tensor
 
@@ -28,27 +26,8 @@ F64 = np.float64
 RTOL, ATOL = 1e-10, 1e-12
 
 
-@pytest.fixture(autouse=True)
-def _clean_state():
-    STATE.reset(float_dtype=np.float64)
-    ACTIVE.clear()
-    yield
-    ACTIVE.clear()
-    STATE.reset()
-
-
-@contextlib.contextmanager
-def _tape(watch, name="t", persistent=True):
-    tape = Tape(name, persistent=persistent)
-    tape.open = True
-    ACTIVE.append(tape)
-    try:
-        for x in watch:
-            tape.watch_tensor(x, None, None)
-        yield tape
-    finally:
-        ACTIVE.remove(tape)
-        tape.open = False
+pytestmark = pytest.mark.usefixtures("float64_state")
+_tape = open_tape
 
 
 def reference(tape, target, leaves):

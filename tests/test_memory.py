@@ -6,20 +6,18 @@ references to arrays that only the tape held.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import weakref
 
 import numpy as np
 import pytest
 
-from conftest import run_program
+from conftest import open_tape, run_program
 from test_op_gradients import CASES
 
 from tapecli import ops
 from tapecli.gradients import gradient
-from tapecli.runtime import STATE
-from tapecli.tape import ACTIVE, Record, Stub, Tape
+from tapecli.tape import Record, Stub
 from tapecli.values import Tensor, is_float
 
 N = 10_000          # elements: well over the size below which tensors are kept whole
@@ -28,27 +26,8 @@ N = 10_000          # elements: well over the size below which tensors are kept 
 from tapecli.tape import STUB_BYTES  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _clean_state():
-    STATE.reset(float_dtype=np.float64)
-    ACTIVE.clear()
-    yield
-    ACTIVE.clear()
-    STATE.reset()
-
-
-@contextlib.contextmanager
-def _tape(watch, name="t", persistent=True):
-    tape = Tape(name, persistent=persistent)
-    tape.open = True
-    ACTIVE.append(tape)
-    try:
-        for x in watch:
-            tape.watch_tensor(x, None, None)
-        yield tape
-    finally:
-        ACTIVE.remove(tape)
-        tape.open = False
+pytestmark = pytest.mark.usefixtures("float64_state")
+_tape = open_tape
 
 
 def _x(n=N, seed=0):
