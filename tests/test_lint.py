@@ -457,7 +457,8 @@ def test_examples_lint_without_errors_and_show_their_pitfalls():
         program = parse(path.read_text(encoding="utf-8"), path.name)
         found[path.name] = {f.code for f in lint(program)}
     assert "TDF005" in found["08_unbuilt_layer_watch.tdf"]
-    assert "TDF001" in found["11_non_persistent_twice.tdf"]
+    # 11 makes its second call inside `expect_error TapeError:`, which lint takes as deliberate
+    assert "TDF001" not in found["11_non_persistent_twice.tdf"]
     assert "TDF003" in found["19_none_integer.tdf"]
     assert found["01_first_gradient.tdf"] == set()
 
