@@ -334,16 +334,24 @@ def _shape_hint(op: Op, detail: str) -> str | None:
 
 # ------------------------------------------------------- broadcasting helpers
 
+def _unbroadcast_axes(gshape: tuple, shape, lead: int) -> tuple[tuple, tuple]:
+    """(the shape to end with, the axes to sum): the one rule of broadcasting's reduction."""
+    shape = tuple(shape)
+    full = gshape[:lead] + shape if lead else shape
+    if gshape == full:
+        return full, ()
+    extra = len(gshape) - lead - len(shape)
+    axes = tuple(range(lead, lead + extra)) + tuple(
+        lead + extra + i for i, n in enumerate(shape) if n == 1 and gshape[lead + extra + i] != 1)
+    return full, axes
+
+
 def unbroadcast(g: Tensor, shape: tuple, lead: int = 0) -> Tensor:
     """Sum a gradient back down to ``shape``: the one reduction for NumPy broadcasting. The first
     ``lead`` dimensions of ``g`` are batch dimensions, kept as they are."""
-    shape = tuple(shape)
-    full = g.shape[:lead] + shape if lead else shape
+    full, axes = _unbroadcast_axes(g.shape, shape, lead)
     if g.shape == full:
         return g
-    extra = g.ndim - lead - len(shape)
-    axes = tuple(range(lead, lead + extra)) + tuple(
-        lead + extra + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + extra + i] != 1)
     if axes:
         g = reduce_sum(g, axis=axes, keepdims=True)
     return reshape(g, full) if g.shape != full else g
@@ -473,13 +481,9 @@ def _small_vjp(rec, gv, rules, reach, grads, add):
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:
     """:func:`unbroadcast` on a plain array (the same kernels)."""
-    shape = tuple(shape)
-    full = a.shape[:lead] + shape if lead else shape
+    full, axes = _unbroadcast_axes(a.shape, shape, lead)
     if a.shape == full:
         return a
-    extra = a.ndim - lead - len(shape)
-    axes = tuple(range(lead, lead + extra)) + tuple(
-        lead + extra + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + extra + i] != 1)
     if axes:
         a = kernels.call("sum", a, axis=axes, keepdims=True)
     return a.reshape(full) if a.shape != full else a

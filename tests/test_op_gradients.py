@@ -24,7 +24,6 @@ import tempfile
 # The numba backend compiles on first use; keep its cache out of the user's folders.
 os.environ.setdefault("TAPECLI_CACHE_DIR", tempfile.mkdtemp(prefix="tapecli-test-cache-"))
 
-import contextlib  # noqa: E402
 import importlib.util  # noqa: E402
 import math  # noqa: E402
 import zlib  # noqa: E402
@@ -34,6 +33,7 @@ from typing import Callable  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from conftest import open_tape
 from tapecli import ops  # noqa: E402
 from tapecli.gradients import gradient  # noqa: E402
 from tapecli.runtime import STATE  # noqa: E402
@@ -351,19 +351,7 @@ assert len(set(CASE_IDS)) == len(CASE_IDS), "duplicate row ids"
 
 # ---------------------------------------------------------------- machinery
 
-@contextlib.contextmanager
-def _tape(watch, name="t"):
-    """An open tape watching every float tensor in ``watch``; closed on the way out."""
-    tape = Tape(name, persistent=True)
-    tape.open = True
-    ACTIVE.append(tape)
-    try:
-        for x in watch:
-            tape.watch_tensor(x, None, None)
-        yield tape
-    finally:
-        ACTIVE.remove(tape)
-        tape.open = False
+_tape = open_tape
 
 
 def _weight(rng, shape, dtype, grid):
