@@ -63,6 +63,8 @@ def _usage(f) -> str:
 # ------------------------------------------------------------- conversions
 
 def truth(value) -> bool:
+    if value.__class__ is Tensor and value.value.size == 1:     # the common case, first
+        return bool(value.value.reshape(()))
     if isinstance(value, Variable):
         value = value.read()
     if isinstance(value, Tensor):

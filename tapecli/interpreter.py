@@ -518,11 +518,11 @@ class Interpreter:
         self.exec_block(bodies[taken], scope)
 
     def _step(self):
-        self.steps += 1
-        if self.steps > self.limits.max_steps:
+        steps = self.steps = self.steps + 1
+        if steps > self.limits.max_steps:
             raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps",
                              hint="is a loop endless? raise the limit with --max-steps N")
-        if self.steps % Limits.CHECK_EVERY == 0:
+        if not steps % Limits.CHECK_EVERY:
             self._check_time_and_memory()
 
     def _check_time_and_memory(self):
@@ -536,10 +536,12 @@ class Interpreter:
                              f"{limits.max_memory / 2**30:.1f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
 
     def exec_While(self, node, scope):
-        while truth(self.eval(node.test, scope)):
-            self._step()
+        # Names bound once: an endless loop must reach --max-steps (10,000,000) quickly.
+        test, body, evaluate, step, run_block = node.test, node.body, self.eval, self._step, self.exec_block
+        while truth(evaluate(test, scope)):
+            step()
             try:
-                self.exec_block(node.body, scope)
+                run_block(body, scope)
             except _Break:
                 break
             except _Continue:
@@ -679,7 +681,14 @@ class Interpreter:
         return node.value
 
     def eval_Constant(self, node, scope):
-        return None if node.value is None else Tensor(np.array(node.value))
+        if node.value is None:
+            return None
+        t = self.literal_cache.get(id(node))      # one bool tensor per literal, as for numbers
+        if t is None:
+            arr = np.array(node.value)
+            arr.flags.writeable = False
+            t = self.literal_cache[id(node)] = Tensor(arr)
+        return t
 
     def _static_literal(self, node):
         """The exact array of a bracket literal of numbers, or None if it holds other expressions."""
