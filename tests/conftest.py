@@ -48,6 +48,26 @@ def float64_state():
     STATE.reset()
 
 
+def indent_markers(text: str) -> str:
+    """Text drawn from the grammar by hypothesis, with the indenter's tokens drawn as markers
+    (``\\x00`` newline, ``\\x01`` indent, ``\\x02`` dedent), as real lines and indentation."""
+    out, depth, line_start = [], 0, True
+    for ch in text:
+        if ch == "\x00":
+            out.append("\n")
+            line_start = True
+        elif ch == "\x01":
+            depth += 1
+        elif ch == "\x02":
+            depth = max(0, depth - 1)
+        elif not (line_start and ch == " "):
+            if line_start:
+                out.append("    " * depth)
+                line_start = False
+            out.append(ch)
+    return "".join(out)
+
+
 def run_program(source: str, **options):
     """Run TDF source (dedented) through the library API; returns the RunResult."""
     return run_source(textwrap.dedent(source).lstrip("\n"), "prog.tdf", Options(**options))

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from conftest import indent_markers
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +143,7 @@ def test_raw_text(source):
 
 def _grammar_strategy():
     """hypothesis.extra.lark.from_lark on the TDF grammar. The indenter's _INDENT/_DEDENT/_NEWLINE
-    are drawn as markers that ``_indented`` turns into lines and indentation; keywords and names get
+    are drawn as markers that ``indent_markers`` turns into lines and indentation; keywords and names get
     spaces around them, since from_lark glues tokens together."""
     from hypothesis.extra.lark import from_lark
     from lark import Lark
@@ -156,27 +157,7 @@ def _grammar_strategy():
         pattern = terminal.pattern
         if pattern.type == "str" and pattern.value.isidentifier():
             explicit[terminal.name] = st.just(f" {pattern.value} ")
-    return from_lark(grammar, start="start", explicit=explicit).map(_indented)
-
-
-def _indented(text: str) -> str:
-    out, depth, line_start = [], 0, True
-    for ch in text:
-        if ch == "\x00":
-            out.append("\n")
-            line_start = True
-        elif ch == "\x01":
-            depth += 1
-        elif ch == "\x02":
-            depth = max(0, depth - 1)
-        elif line_start and ch == " ":
-            continue
-        else:
-            if line_start:
-                out.append("    " * depth)
-                line_start = False
-            out.append(ch)
-    return "".join(out)
+    return from_lark(grammar, start="start", explicit=explicit).map(indent_markers)
 
 
 @fuzz_settings(100)

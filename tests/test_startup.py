@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import cli
+from conftest import cli, indent_markers
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.tdf")) + sorted((ROOT / "benchmarks").glob("*.tdf"))
@@ -234,21 +234,7 @@ def _grammar_programs():
 
     def indented(text):
         text = re.sub(r"\\[\t \f]*\r?\n", " ", text)          # continuation lines: fastparse leaves them to Lark
-        out, depth, line_start = [], 0, True
-        for ch in text:
-            if ch == "\x00":
-                out.append("\n")
-                line_start = True
-            elif ch == "\x01":
-                depth += 1
-            elif ch == "\x02":
-                depth = max(0, depth - 1)
-            elif not (line_start and ch == " "):
-                if line_start:
-                    out.append("    " * depth)
-                    line_start = False
-                out.append(ch)
-        return "".join(out)
+        return indent_markers(text)
     return from_lark(grammar, start="start", explicit=explicit).map(indented)
 
 
