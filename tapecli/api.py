@@ -7,6 +7,7 @@ The library never prints: it returns a :class:`RunResult` or raises a
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from tapecli.interpreter.core import Interpreter
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
 from tapecli.frontend.ast import ConstDecl, Program, VarDecl, walk
-from tapecli.frontend.parser import parse
+from tapecli.frontend.parser import deep_recursion, parse
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor
 from tapecli.runtime.values import DTYPES, Tensor, Variable, dtype_name
@@ -103,8 +104,10 @@ def read_source(path: str) -> tuple[str, str]:
         raise UsageError(f"{path} is not UTF-8 text") from None
 
 
-def parse_set(item: str) -> tuple[str, object]:
-    """``NAME=VALUE`` from --set: a number, a JSON array, ``@file.npy`` or ``@file.json``."""
+def parse_set(item: str, limits: Limits | None = None) -> tuple[str, object]:
+    """``NAME=VALUE`` from --set: a number, a JSON array, ``@file.npy`` or ``@file.json``; checked against
+    ``limits`` (elements and memory) before it is loaded."""
+    limits = limits or Limits()
     name, sep, text = item.partition("=")
     name = name.strip()
     if not sep or not name.isidentifier():
@@ -116,23 +119,88 @@ def parse_set(item: str) -> tuple[str, object]:
             raise UsageError(f"--set {name}: no such file: {path}")
         try:
             if path.suffix == ".npy":
-                return name, np.load(path, allow_pickle=False)
-            return name, _json_array(json.loads(path.read_text(encoding="utf-8")), name)
+                return name, _load_npy(path, name, limits)
+            text = path.read_text(encoding="utf-8")
         except (OSError, ValueError) as e:
             raise UsageError(f"--set {name}: cannot read {path}: {e}") from None
+    _check_json_depth(text, name)
     try:
-        return name, _json_array(json.loads(text), name)
+        value = json.loads(text)
     except ValueError:
-        raise UsageError(f"--set {name}={text}: not a number or a JSON array") from None
+        raise UsageError(f"--set {name}={text if len(text) < 80 else text[:60] + '…'}: not a number or a JSON array"
+                         ) from None
+    arr = _json_array(value, name)
+    _check_npy_size(arr.shape, arr.dtype, name, limits)
+    return name, arr
+
+
+MAX_DIMS = 64     # NumPy's, and so a tensor's
+
+
+def _check_json_depth(text: str, name: str) -> None:
+    """JSON nested deeper than a tensor can be is refused before the decoder recurses into it."""
+    depth = deepest = 0
+    for char in text:
+        if char == "[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == "]":
+            depth -= 1
+    if deepest > MAX_DIMS:
+        raise UsageError(f"--set {name}: arrays nested {deepest} deep; a tensor has at most {MAX_DIMS} dimensions")
+
+
+def _load_npy(path: Path, name: str, limits: Limits) -> np.ndarray:
+    """A .npy file, its header checked (a numeric dtype, a size within the limits, as many bytes as it
+    claims) before its data is read."""
+    from numpy.lib import format as npy
+    with path.open("rb") as f:
+        version = npy.read_magic(f)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran_order, dtype = read_header(f)
+        if dtype.kind == "c":
+            raise UsageError(f"--set {name}: {path} holds complex numbers; tensors here are real")
+        if dtype.kind not in "iufb" or dtype.hasobject:
+            raise UsageError(f"--set {name}: {path} is not a numeric array (dtype {dtype})")
+        _check_npy_size(shape, dtype, name, limits, path)
+        stored = path.stat().st_size - f.tell()
+        if stored < math.prod(shape) * dtype.itemsize:
+            raise UsageError(f"--set {name}: {path} is truncated: its header claims shape {list(shape)}")
+    return np.load(path, allow_pickle=False)
+
+
+def _check_npy_size(shape, dtype, name: str, limits: Limits, path: Path | None = None) -> None:
+    from tapecli.runtime.limits import resident_bytes
+    size = math.prod(shape)
+    what = f"{path} holds" if path else "the value has"
+    if size > limits.max_elements:
+        raise UsageError(f"--set {name}: {what} {size:,} elements, over the limit of {limits.max_elements:,} "
+                         "(raise it with --max-elements N)")
+    nbytes = size * dtype.itemsize
+    if nbytes > limits.max_memory - resident_bytes():
+        raise UsageError(f"--set {name}: {what} {nbytes / 2**30:.2f} GiB, more than the memory limit leaves "
+                         "(raise it with TAPECLI_MAX_MEMORY=BYTES)")
 
 
 def _json_array(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, float, list)):
         raise UsageError(f"--set {name}: expected a number or a (nested) array of numbers")
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError):
+        arr = np.asarray(value, dtype=object)
     if arr.dtype == object or arr.dtype.kind not in "iufb":
-        raise UsageError(f"--set {name}: a ragged or non-numeric array")
+        big = any(isinstance(v, int) and abs(v) > 2**63 - 1 for v in _leaves(value))
+        raise UsageError(f"--set {name}: " + ("an integer out of range for int64" if big else "a ragged or non-numeric array"))
     return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
+
+
+def _leaves(value):
+    if isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
 
 
 def run_source(source: str, filename: str = "<input>", options: Options | None = None) -> RunResult:
@@ -156,14 +224,13 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
         raise UsageError(f"--set {unknown[0]}: the program declares no var or const of that name"
                          + (f" (it declares {', '.join(sorted(declared))})" if declared else ""))
     ctx = begin_run(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements,
+                    max_memory=options.limits.max_memory,
                     explain=options.explain, check_numerics=options.check_numerics,
                     jacobian_mode=options.jacobian_mode, device=_device(options.device))
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
                          implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 50_000))
-    try:
+    with deep_recursion():
         if implicit_tape is not None:
             implicit_tape.open = True
             ctx.tapes.append(implicit_tape)
@@ -183,8 +250,6 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                 text = program.source.splitlines()[e.line - 1]
                 e.column = len(text) - len(text.lstrip()) + 1
                 raise
-    finally:
-        sys.setrecursionlimit(limit)
     for exp in interp.expectations.results:
         if not exp["ok"]:
             ctx.settings.warn(f"expectation failed: {exp['expr']}", exp["line"])

@@ -2,6 +2,7 @@
 (exit 3) or a usage error (exit 2) with a clear message, never an internal error (exit 4)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import cli
@@ -36,3 +37,216 @@ def test_max_memory_takes_a_float_and_names_a_bad_value(tmp_path):
     assert cli("run", "--json", path, env={"TAPECLI_MAX_MEMORY": "1e9"}).code == 0
     r = cli("run", path, env={"TAPECLI_MAX_MEMORY": "abc"})
     assert r.code == 2 and "TAPECLI_MAX_MEMORY=abc" in r.stderr
+
+
+def _run_json(tmp_path, source, *args, env=None, command="run"):
+    path = tmp_path / "p.tdf"
+    path.write_text(source)
+    return cli(command, "--json", *args, path, env=env)
+
+
+@pytest.mark.parametrize("source, words, line", [
+    ("q = " + "[" * 1000 + "1" + "]" * 1000 + "\n", "too many nested brackets (more than 200)", 1),
+    ("x = 1.0\nq = " + "(" * 300 + "x" + ")" * 300 + "\n", "too many nested brackets (more than 200)", 2),
+    ("".join("    " * i + "if True:\n" for i in range(330)) + "    " * 330 + "q = 1\n",
+     "too many levels of indentation (more than 100)", 102),
+])
+def test_nesting_past_the_limits_is_a_syntax_error(tmp_path, source, words, line):
+    r = _run_json(tmp_path, source)
+    assert r.code == 3, r.stdout
+    assert r.json["error"]["kind"] == "SyntaxError" and words in r.json["error"]["message"]
+    assert r.json["error"]["line"] == line
+
+
+@pytest.mark.parametrize("source, value", [
+    ("q = " + "(" * 200 + "1.5" + ")" * 200 + "\n", 1.5),          # at the limit: parsed and run
+    ("q = " + "-" * 3000 + "2\n", 2),                                  # deep unary chains recurse too
+    ("q = 1.0" + " ** 1.0" * 2000 + "\n", 1.0),
+])
+def test_deep_but_allowed_nesting_runs(tmp_path, source, value):
+    r = _run_json(tmp_path, source)
+    assert r.code == 0, r.stdout
+    assert r.json["values"]["q"] == value
+
+
+@pytest.mark.parametrize("source", ["q = " + "9" * 4301 + "\n", "q = 9223372036854775808\n",
+                                    "import tensorflow as tf\nq = tf.constant(99999999999999999999999)\n"])
+def test_an_integer_literal_out_of_int64_range_is_a_syntax_error(tmp_path, source):
+    r = _run_json(tmp_path, source)
+    assert r.code == 3, r.stdout
+    assert r.json["error"]["kind"] == "SyntaxError" and "out of range for int64" in r.json["error"]["message"]
+
+
+def test_int64_max_is_a_literal(tmp_path):
+    r = _run_json(tmp_path, "q = cast(9223372036854775807, int64)\n")
+    assert r.code == 0 and r.json["values"]["q"] == 2 ** 63 - 1
+
+
+def test_a_literal_deeper_than_a_tensor_can_be_is_a_value_error(tmp_path):
+    r = _run_json(tmp_path, "q = " + "[" * 70 + "1" + "]" * 70 + "\n")
+    assert r.code == 3 and "at most 64 dimensions" in r.json["error"]["message"]
+
+
+def test_an_overflowing_float_literal_is_inf_under_run_and_grad(tmp_path):
+    """elu(x, 1e400): alpha is inf (as in Python and TensorFlow); run and grad give the same numbers."""
+    source = "var x = -1.0\ntape t:\n    y = elu(x, 1e400)\ng = t.gradient(y, x)\n"
+    run = _run_json(tmp_path, source)
+    grad = _run_json(tmp_path, source, command="grad")
+    assert run.code == 0 and grad.code == 0, run.stdout + grad.stdout
+    assert run.json["values"]["y"] == "-Infinity"       # inf * (exp(-1) - 1)
+    assert run.json["values"]["g"] == grad.json["gradients"][0]["value"]
+
+
+def test_glorot_uniform_of_an_empty_shape_is_empty(tmp_path):
+    r = _run_json(tmp_path, "q = glorot_uniform([0, 0])\n")
+    assert r.code == 0 and r.json["values"]["q"] == [] and r.json["types"]["q"]["shape"] == [0, 0]
+
+
+@pytest.mark.parametrize("value, words", [
+    ("4294967296", "4294967296 does not fit int32"),
+    ("1e20", "does not fit int32"),
+    ("[1, -2147483649]", "-2147483649 does not fit int32"),
+])
+def test_set_values_out_of_the_dtype_range_are_usage_errors(tmp_path, value, words):
+    r = _run_json(tmp_path, "var n: int32 = 1\n", "--set", f"n={value}")
+    assert r.code == 2 and words in r.json["error"]["message"], r.stdout
+
+
+def test_set_values_in_range_still_bind(tmp_path):
+    r = _run_json(tmp_path, "var n: int32 = 1\n", "--set", "n=2147483647")
+    assert r.code == 0 and r.json["values"]["n"] == 2147483647
+
+
+def test_set_json_nested_deeper_than_a_tensor_is_a_usage_error(tmp_path):
+    deep = "[" * 1000 + "1" + "]" * 1000
+    (tmp_path / "deep.json").write_text(deep)
+    for value in (deep, f"@{tmp_path / 'deep.json'}"):
+        r = _run_json(tmp_path, "var x = [1.0]\n", "--set", f"x={value}")
+        assert r.code == 2 and "nested 1000 deep" in r.json["error"]["message"], r.stdout
+
+
+def _npy_header_only(path, shape, descr="<f4"):
+    """A .npy file whose header claims ``shape`` and which holds no data."""
+    import struct
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
+    header += " " * (118 - len(header)) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+
+
+@pytest.mark.parametrize("make, args, words", [
+    (lambda p: np.save(p, np.array(["a", "b"])), [], "is not a numeric array"),
+    (lambda p: np.save(p, np.array([1 + 2j])), [], "complex"),
+    (lambda p: _npy_header_only(p, (2_000_000_000_000,)), [], "2,000,000,000,000 elements, over the limit"),
+    (lambda p: np.save(p, np.zeros(5000, np.float32)), ["--max-elements", "1000"], "5,000 elements, over the limit of 1,000"),
+    (lambda p: _npy_header_only(p, (50,)), [], "truncated"),
+])
+def test_npy_files_are_checked_before_they_are_read(tmp_path, make, args, words):
+    path = tmp_path / "v.npy"
+    make(path)
+    r = _run_json(tmp_path, "var x = [1.0]\n", *args, "--set", f"x=@{path}")
+    assert r.code == 2 and words in r.json["error"]["message"], r.stdout
+
+
+def test_the_step_limit_counts_calls(tmp_path):
+    source = "def f(a):\n    if a == 0:\n        return 1.0\n    return f(a - 1) + f(a - 1)\nq = f(60)\n"
+    r = _run_json(tmp_path, source, "--max-steps", "1000")
+    assert r.code == 3 and "1,000 loop steps and calls" in r.json["error"]["message"], r.stdout
+
+
+def test_the_time_limit_stops_recursion_without_loops(tmp_path):
+    source = "def f(a):\n    if a == 0:\n        return 1.0\n    return f(a - 1) + f(a - 1)\nq = f(60)\n"
+    r = _run_json(tmp_path, source, env={"TAPECLI_MAX_SECONDS": "1"})
+    assert r.code == 3 and "longer than 1 s" in r.json["error"]["message"], r.stdout
+
+
+def test_the_memory_cap_holds_in_recursion_that_allocates(tmp_path):
+    """Each frame keeps 64 MB alive; the cap is weighed as each is allocated, not every 64 loop steps."""
+    source = ("def f(n):\n    a = ones([4000, 4000])\n    if n == 0:\n        return a\n"
+              "    return f(n - 1) + a\nq = f(40)\n")
+    r = _run_json(tmp_path, source, env={"TAPECLI_MAX_MEMORY": "600000000"})
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError", r.stdout
+    assert "memory limit" in r.json["error"]["message"]
+
+
+def test_a_hessian_too_large_to_hold_is_refused_before_it_is_computed(tmp_path):
+    r = _run_json(tmp_path, "var x = zeros([100000])\ntape t:\n    y = sum(x * x)\n", "--of", "y", "--wrt", "x",
+                  command="hessian")
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError", r.stdout
+    assert "10,000,000,000 elements" in r.json["error"]["message"]
+
+
+def test_a_jacobian_too_large_to_hold_is_refused(tmp_path):
+    source = "var x = zeros([20000])\ntape t:\n    y = x * 2.0\nj = t.jacobian(y, x)\n"
+    r = _run_json(tmp_path, source)
+    assert r.code == 3 and "400,000,000 elements, over the limit" in r.json["error"]["message"], r.stdout
+
+
+def _big_program(bad_line: str, at: int = 3000, lines: int = 6000) -> str:
+    body = [f"x{i} = {i}.0 * 2.0 + sin({i}.0)" for i in range(lines)]
+    body[at] = bad_line
+    return "\n".join(body) + "\n"
+
+
+@pytest.mark.parametrize("bad", ["y = (1.0 +", "y = 1.0 +* 2.0", "if x1 > 0:\ny = 1.0", "    y = 1.0",
+                                 "y = [1.0, 2.0", "def f(a):\n    return a\n  z = 1.0"])
+def test_an_error_in_a_large_program_is_the_one_the_whole_parse_reports(monkeypatch, bad):
+    """Above 64 KB the error is looked for in a window of statements around it; it must be the error
+    (message, line, column) that parsing the whole text with Lark reports."""
+    from tapecli.errors import TdfSyntaxError
+    from tapecli.frontend.parser import parse
+    text = _big_program(bad)
+    assert len(text) > 64 * 1024
+    with pytest.raises(TdfSyntaxError) as windowed:
+        parse(text)
+    monkeypatch.setenv("TAPECLI_PARSER", "standalone")
+    with pytest.raises(TdfSyntaxError) as whole:
+        parse(text)
+    assert (windowed.value.message, windowed.value.line, windowed.value.column) == \
+        (whole.value.message, whole.value.line, whole.value.column)
+    assert 3000 <= windowed.value.line <= 3004
+
+
+def test_a_python_program_with_a_syntax_error_gets_pythons_message(tmp_path):
+    source = ("import tensorflow as tf\nx = tf.Variable(1.0)\nwith tf.GradientTape() as t:\n"
+              "        y = x * x\n    # a comment\n    z = y\n")
+    r = _run_json(tmp_path, source)
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError"
+    assert r.json["error"]["line"] == 6 and "unindent does not match" in r.json["error"]["message"]
+
+
+def test_rendering_is_weighed_against_the_memory_cap(tmp_path):
+    """25,000,000 numbers of JSON would take over a gigabyte: refused under a 1 GB cap, naming the value."""
+    r = _run_json(tmp_path, "x = ones([5000, 5000])\n", env={"TAPECLI_MAX_MEMORY": "1000000000"})
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError", r.stdout[:300]
+    assert "the JSON of x" in r.json["error"]["message"] and "memory limit" in r.json["error"]["message"]
+
+
+def test_shared_structure_is_counted_where_it_appears_and_converted_once(tmp_path):
+    from tapecli.interpreter.jsonvalue import json_numbers, to_json
+    from tapecli.runtime.values import Tensor
+    xs = [Tensor(np.array([1.0, 2.0], np.float32))]
+    for _ in range(20):
+        xs = [xs, xs]
+    assert json_numbers(xs, {}) == 2 * 2 ** 20
+    doc = to_json(xs)
+    assert doc[0] is doc[1]                       # converted once, written twice
+    inner = doc
+    for _ in range(20):
+        inner = inner[1]
+    assert inner == [[1.0, 2.0]]
+
+
+@pytest.mark.parametrize("source, words", [
+    ("q = 1 // 0\n", "Integer division by zero"),
+    ("q = 1 % 0\n", "Integer division by zero"),
+    ("q = [4, 5] // [2, 0]\n", "Integer division by zero"),
+])
+def test_integer_division_by_zero_is_an_error(tmp_path, source, words):
+    r = _run_json(tmp_path, source)
+    assert r.code == 3 and r.json["error"]["kind"] == "ValueError" and words in r.json["error"]["message"]
+
+
+def test_float_division_by_zero_and_integer_abs_follow_tensorflow(tmp_path):
+    """floordiv(1.0, 0.0) is inf; abs of INT32_MIN wraps to itself (tf.abs does not check)."""
+    r = _run_json(tmp_path, "a = 1.0 // 0.0\nb = abs(cast(-2147483648, int32))\nc = -7 % 3\n")
+    assert r.code == 0 and r.json["values"] == {"a": "Infinity", "b": -2147483648, "c": 2}

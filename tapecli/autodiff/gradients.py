@@ -20,6 +20,7 @@ from tapecli import ops
 from tapecli.autodiff.backward import backward
 from tapecli.errors import ShapeError, TapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import Tape, as_tensor, check_unconnected, flatten, type_word, unflatten
 from tapecli.runtime.values import Tensor, Variable, dtype_name, is_float
 
@@ -109,6 +110,11 @@ def jacobian_in_mode(tape: Tape, target, sources, unconnected_gradients="none", 
     if target is None:
         raise TdfTypeError("jacobian takes one target tensor")
     leaves = flatten(sources, "sources")
+    for leaf in leaves:
+        if isinstance(leaf, (Tensor, Variable)):
+            leaf = as_tensor(leaf)
+            admit(target.size * leaf.size, leaf.dtype.itemsize,
+                  f"the jacobian of a {list(target.shape)} tensor w.r.t. a {list(leaf.shape)} one")
     found = [None] * len(leaves)
     if is_float(target.dtype):
         found = _jacobians(tape, target, leaves, mode)
@@ -322,6 +328,7 @@ def hessian(tape: Tape, target, source, unconnected_gradients="none", line=None,
     leaf = as_tensor(source) if isinstance(source, (Tensor, Variable)) else None
     if leaf is None:
         raise TdfTypeError("a hessian is taken with respect to one tensor or variable")
+    admit(leaf.size * leaf.size, leaf.dtype.itemsize, f"the hessian w.r.t. a {list(leaf.shape)} tensor")
     reopened = not tape.open
     if reopened:
         tape.open = True

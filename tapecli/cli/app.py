@@ -23,7 +23,7 @@ DeviceOpt = Annotated[str, typer.Option("--device", help="Where kernels run: cpu
 OfOpt = Annotated[Optional[str], typer.Option("--of", help="Differentiate this name (implicit persistent tape).")]
 WrtOpt = Annotated[Optional[str], typer.Option("--wrt", help="w.r.t. these names, comma-separated.")]
 UnconnectedOpt = Annotated[str, typer.Option("--unconnected", help="none or zero, for --of/--wrt.")]
-StepsOpt = Annotated[int, typer.Option("--max-steps", help="Most loop steps.")]
+StepsOpt = Annotated[int, typer.Option("--max-steps", help="Most steps (loop iterations and calls).")]
 ElementsOpt = Annotated[int, typer.Option("--max-elements", help="Most elements in one tensor.")]
 DepthOpt = Annotated[int, typer.Option("--max-depth", help="Deepest function call nesting.")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="No warnings on stderr.")]
@@ -93,9 +93,10 @@ class Invocation:
             raise UsageError(f"--mode must be auto, rev or fwd, got {mode}")
         if self.command == "hessian" and not self.of:
             raise UsageError("hessian needs --of NAME (and --wrt NAME)")
-        return Options(dtype=self.dtype, overrides=dict(parse_set(s) for s in self.sets), of=self.of,
+        limits = Limits(*self.limits)
+        return Options(dtype=self.dtype, overrides=dict(parse_set(s, limits) for s in self.sets), of=self.of,
                        jacobian_mode=mode,
-                       wrt=self.wrt, unconnected=self.unconnected, limits=Limits(*self.limits),
+                       wrt=self.wrt, unconnected=self.unconnected, limits=limits,
                        request="jacobian" if self.command == "jacobian" else "gradient",
                        explain=self.command in ("grad", "jacobian", "explain", "watched"),
                        check_numerics=self.check_numerics, device=self.device)
@@ -106,7 +107,6 @@ class Invocation:
             from tapecli.cli.sweepcli import run_sweep_command
             run_sweep_command(self)
         from tapecli.errors import TdfError, UsageError
-        from tapecli.cli import render as r
         try:
             from tapecli.api import read_source, run_source
             _restore_gc()
@@ -116,11 +116,7 @@ class Invocation:
         except UsageError as e:
             self._fail(EXIT_USAGE, "UsageError", str(e))
         except TdfError as e:
-            if self.json:
-                print(r.dumps(r.error_doc(self.command, self.filename, e)))
-            else:
-                sys.stderr.write(r.format_error(e, self.filename, self.source) + "\n")
-            raise typer.Exit(EXIT_PROGRAM)
+            self._program_error(e)
         except Exception as e:  # a bug in tapecli: say so, briefly, and ask for a report
             if os.environ.get("TAPECLI_DEBUG"):
                 raise
@@ -129,7 +125,18 @@ class Invocation:
                        f"with the program (set TAPECLI_DEBUG=1 for the traceback).")
         if compute is None:
             self._side_output(result)
-        render(result)
+        try:
+            render(result)
+        except TdfError as e:       # a value too large to render within the limits
+            self._program_error(e)
+
+    def _program_error(self, e):
+        from tapecli.cli import render as r
+        if self.json:
+            print(r.dumps(r.error_doc(self.command, self.filename, e)))
+        else:
+            sys.stderr.write(r.format_error(e, self.filename, self.source) + "\n")
+        raise typer.Exit(EXIT_PROGRAM)
 
     def _fail(self, code, kind, message):
         from tapecli.cli import render as r

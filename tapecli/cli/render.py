@@ -66,7 +66,7 @@ def dumps(doc: dict) -> str:
 def run_doc(result) -> dict:
     scope = result.scope.vars
     return {"schema": SCHEMA, "command": "run", "file": result.filename,
-            "values": {k: to_json(v) for k, v in scope.items() if _is_value(v)},
+            "values": {k: to_json(v, k) for k, v in scope.items() if _is_value(v)},
             "types": {k: type_json(v) for k, v in scope.items()},
             "output": list(result.output), "warnings": list(result.warnings), "device": api.device_doc(result.context)}
 

@@ -7,6 +7,8 @@ Nodes compare equal field by field, as dataclasses do.
 """
 from __future__ import annotations
 
+from tapecli.errors import TdfSyntaxError
+
 POSITION_FIELDS = ("line", "column", "end_line", "end_column", "start", "end")
 
 
@@ -46,6 +48,22 @@ class Name(Node):
     def __init__(self, id, **position):
         self.id = id
         Node.__init__(self, **position)
+
+
+INT64_MAX = 2 ** 63 - 1
+
+
+def number_value(text: str, line: int, column: int) -> int | float:
+    """A NUMBER token's value. An integer literal must fit int64, the widest integer dtype; a float literal
+    out of range is inf, as in Python and TensorFlow."""
+    if any(c in text for c in ".eE"):
+        return float(text)
+    digits = text.lstrip("0")
+    if len(digits) > 19 or (digits and int(digits) > INT64_MAX):
+        raise TdfSyntaxError(f"the integer literal {text if len(text) <= 24 else text[:20] + '…'} is out of range for "
+                            "int64", hint="write a float literal (e.g. 1e30) for a large number",
+                            line=line, column=column)
+    return int(text)
 
 
 class Number(Node):

@@ -127,52 +127,55 @@ def tokens(text: str) -> list[Tok]:
     out: list[Tok] = []
     pos, line, line_start, n = 0, 1, 0, len(text)
     paren, levels = 0, [0]
-    while pos < n:
-        kind, end = _scan(text, pos)
-        value = text[pos:end]
-        column = pos - line_start + 1
-        newlines = value.count("\n")
-        end_line = line + newlines
-        if newlines:
-            line_start = pos + value.rindex("\n") + 1
-        tok = Tok(kind, value, line, column, end_line, end - line_start + 1, pos, end)
-        line, pos = end_line, end
-        if kind == "ws":
-            continue
-        if kind == "nl":
-            if paren:
+    try:
+        while pos < n:
+            kind, end = _scan(text, pos)
+            value = text[pos:end]
+            column = pos - line_start + 1
+            newlines = value.count("\n")
+            end_line = line + newlines
+            if newlines:
+                line_start = pos + value.rindex("\n") + 1
+            tok = Tok(kind, value, line, column, end_line, end - line_start + 1, pos, end)
+            line, pos = end_line, end
+            if kind == "ws":
                 continue
-            tok.type = "NL"
-            out.append(tok)
-            indent = value.rpartition("\n")[2]
-            if "\t" in indent or "\n" not in value:
-                raise GiveUp
-            width = len(indent)
-            if width > levels[-1]:
-                levels.append(width)
-                out.append(tok.borrow("INDENT"))
+            if kind == "nl":
+                if paren:
+                    continue
+                tok.type = "NL"
+                out.append(tok)
+                indent = value.rpartition("\n")[2]
+                if "\t" in indent or "\n" not in value:
+                    raise GiveUp
+                width = len(indent)
+                if width > levels[-1]:
+                    levels.append(width)
+                    out.append(tok.borrow("INDENT"))
+                else:
+                    while width < levels[-1]:
+                        levels.pop()
+                        out.append(tok.borrow("DEDENT"))
+                    if width != levels[-1]:
+                        raise GiveUp
+                continue
+            if kind == "name":
+                tok.type = value if value in KEYWORDS else "NAME"
+            elif kind == "number":
+                tok.type = "NUMBER"
+            elif kind == "string":
+                tok.type = "STRING"
             else:
-                while width < levels[-1]:
-                    levels.pop()
-                    out.append(tok.borrow("DEDENT"))
-                if width != levels[-1]:
-                    raise GiveUp
-            continue
-        if kind == "name":
-            tok.type = value if value in KEYWORDS else "NAME"
-        elif kind == "number":
-            tok.type = "NUMBER"
-        elif kind == "string":
-            tok.type = "STRING"
-        else:
-            tok.type = "AUGOP" if value in _AUGOPS else value
-            if value in _OPEN:
-                paren += 1
-            elif value in _CLOSE:
-                paren -= 1
-                if paren < 0:
-                    raise GiveUp
-        out.append(tok)
+                tok.type = "AUGOP" if value in _AUGOPS else value
+                if value in _OPEN:
+                    paren += 1
+                elif value in _CLOSE:
+                    paren -= 1
+                    if paren < 0:
+                        raise GiveUp
+            out.append(tok)
+    except GiveUp:
+        raise GiveUp(line) from None   # the line where the text stopped being tokens
     if not out:
         raise GiveUp
     last = out[-1]
@@ -185,10 +188,23 @@ def tokens(text: str) -> list[Tok]:
 
 def parse(text: str) -> list | None:
     """The program's statements (text ends with a newline), or None: let Lark parse it."""
+    return parse_until(text)[0]
+
+
+def parse_until(text: str) -> tuple[list | None, int, bool]:
+    """(statements, 0, False), or (None, the line where this parser stopped, whether it stopped by
+    recursing too deeply). Parsing never backtracks, so that line is where the first error is, or
+    the rare construct this parser leaves to Lark."""
+    parser = None
     try:
-        return _Parser(tokens(text)).program()
-    except (GiveUp, RecursionError):
-        return None
+        parser = _Parser(tokens(text))
+        return parser.program(), 0, False
+    except (GiveUp, RecursionError) as e:
+        if e.args and isinstance(e.args[0], int):
+            line = e.args[0]
+        else:
+            line = parser.toks[min(parser.i, len(parser.toks) - 1)].line if parser else 1
+        return None, line, isinstance(e, RecursionError)
 
 
 class _Parser:
@@ -560,7 +576,7 @@ class _Parser:
             return _at(ast.Name(tok.value), tok)
         if kind == "NUMBER":
             text = tok.value
-            return _at(ast.Number(float(text) if any(c in text for c in ".eE") else int(text)), tok)
+            return _at(ast.Number(ast.number_value(text, tok.line, tok.column)), tok)
         if kind == "STRING":
             body = tok.value[1:-1]
             if "\\" in body:

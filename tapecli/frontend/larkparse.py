@@ -159,9 +159,8 @@ class _ToAst(Transformer):
         return _tok_pos(ast.Name(str(items[0])), items[0])
 
     def number(self, meta, items):
-        text = str(items[0])
-        value = float(text) if any(c in text for c in ".eE") else int(text)
-        return _tok_pos(ast.Number(value), items[0])
+        tok = items[0]
+        return _tok_pos(ast.Number(ast.number_value(str(tok), tok.line, tok.column)), tok)
 
     def string(self, meta, items):
         tok = items[0]

@@ -12,8 +12,12 @@ too and has it use the Lark library itself; ``compare`` parses with both parsers
 from __future__ import annotations
 
 import os
+import re
+import sys
+from contextlib import contextmanager
 
 from tapecli.frontend import ast
+from tapecli.frontend.nesting import top_level_lines
 from tapecli.errors import TdfSyntaxError
 from tapecli.frontend.grammar import grammar_text  # noqa: F401 (part of the parser's API)
 
@@ -33,23 +37,92 @@ def parse(source: str, filename: str = "<input>") -> ast.Program:
         source = source[1:]                  # a UTF-8 byte order mark
     text = source if source.endswith("\n") else source + "\n"
     _check_first_line(text)
+    starts = top_level_lines(text)
+    with deep_recursion():
+        body = _parse_body(text, starts)
+    return ast.Program(body, source=source, filename=filename, line=1, column=1)
+
+
+@contextmanager
+def deep_recursion():
+    """Parsing and running recurse with the program's nesting: allow it (the nesting limits and
+    --max-depth bound it, and a RecursionError that remains is reported as the program's)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, DEEP_RECURSION))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+DEEP_RECURSION = 50_000
+
+
+def _parse_body(text: str, starts: list[int]) -> list:
     mode = os.environ.get("TAPECLI_PARSER", "")
     body = None
+    python_error = None
     if mode in ("", "compare"):
         from tapecli.frontend import fastparse
-        body = fastparse.parse(text)
+        body, stop_line, too_deep = fastparse.parse_until(text)
+        if too_deep:
+            raise TdfSyntaxError("this expression nests too deeply", hint="split it with intermediate names",
+                                 line=stop_line, column=1)
     if body is None and mode == "":
         from tapecli.frontend import pyfront     # Python as TensorFlow programs are written (§11)
-        body = pyfront.parse_python(text)
-    if body is None or mode == "compare":
-        from tapecli.frontend import larkparse
-        try:
-            reference = larkparse.parse_body(text)
-        except Exception:
-            if body is not None:
-                raise AssertionError("fastparse took a program that Lark rejects") from None
+        body, python_error = pyfront.parse_python_or_error(text)
+        if python_error is not None and _PYTHON_ONLY.search(text):
+            raise _python_syntax_error(python_error)
+    if body is not None and mode != "compare":
+        return body
+    from tapecli.frontend import larkparse
+    if body is None and mode == "" and len(text) > _WINDOW_FROM:
+        _report_from_window(text, starts, stop_line)
+    try:
+        reference = larkparse.parse_body(text)
+    except Exception:
+        if body is not None:
+            raise AssertionError("fastparse took a program that Lark rejects") from None
+        raise
+    if body is not None and body != reference:
+        raise AssertionError("fastparse and Lark parse this program differently")
+    return reference
+
+
+# Statements TDF does not have: a program with one is Python (§11), and Python's message is the one to give.
+_PYTHON_ONLY = re.compile(r"^[ ]*(import\s|from\s+[\w.]+\s+import\s|with\s|class\s|try\s*:|raise\s|lambda\b)", re.M)
+
+
+def _python_syntax_error(error: SyntaxError) -> TdfSyntaxError:
+    message = error.msg
+    if message.startswith("invalid syntax") and error.text:
+        message = "invalid syntax"
+    return TdfSyntaxError(message, line=error.lineno or None, column=error.offset or None)
+
+
+# Lark takes seconds on a program of megabytes: above this size an error is looked for in a window of
+# statements around the line where the fast parser stopped, and Lark parses the whole text only if
+# the window does not show it.
+_WINDOW_FROM = 64 * 1024
+_WINDOW_AFTER = 3       # top-level statements after the stop
+_WINDOW_LINES = 200     # and at most this many lines
+
+
+def _report_from_window(text: str, starts: list[int], stop_line: int) -> None:
+    """Raise the syntax error of the statements around ``stop_line`` if they show one."""
+    from tapecli.frontend import larkparse
+    before = [line for line in starts if line <= stop_line]
+    after = [line for line in starts if line > stop_line][:_WINDOW_AFTER]
+    if not before:
+        return
+    lines = text.split("\n")
+    first = before[-1]
+    last = min(after[-1] if len(after) == _WINDOW_AFTER else len(lines), stop_line + _WINDOW_LINES)
+    window = "\n".join(lines[first - 1:last - 1]) + "\n"
+    try:
+        larkparse.parse_body(window)
+    except TdfSyntaxError as e:
+        # An error on the window's last line may come from where the window was cut.
+        if e.line is not None and (last >= len(lines) or e.line + first - 1 < last - 1):
+            e.line += first - 1
             raise
-        if body is not None and body != reference:
-            raise AssertionError("fastparse and Lark parse this program differently")
-        body = reference
-    return ast.Program(body, source=source, filename=filename, line=1, column=1)

@@ -34,13 +34,20 @@ _TENSORFLOW = ("tensorflow", "tf")
 
 def parse_python(source: str) -> list | None:
     """The statements of ``source`` if Python parses it, else None (the TDF parsers report the error)."""
+    return parse_python_or_error(source)[0]
+
+
+def parse_python_or_error(source: str) -> tuple[list | None, SyntaxError | None]:
+    """(statements, None), or (None, Python's SyntaxError where it has one to say)."""
     if "\t" in source and re.search(r"^[ ]*\t", source, re.M):
-        return None                  # TDF indents with spaces only: the TDF parser names the tab
+        return None, None            # TDF indents with spaces only: the TDF parser names the tab
     try:
         tree = py.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    return _Converter(source).module(tree)
+    except SyntaxError as e:
+        return None, e
+    except (ValueError, MemoryError, RecursionError):
+        return None, None
+    return _Converter(source).module(tree), None
 
 
 class _Converter:
@@ -311,6 +318,9 @@ class _Converter:
         v = e.value
         if v is None or isinstance(v, bool):
             return ast.Constant(v, **self.pos(e))
+        if isinstance(v, int) and v > ast.INT64_MAX:
+            position = self.pos(e)
+            ast.number_value(str(v) if v.bit_length() < 10_000 else "9" * 25, position["line"], position["column"])
         if isinstance(v, (int, float)):
             return ast.Number(v, **self.pos(e))
         if isinstance(v, str):

@@ -215,6 +215,7 @@ from tapecli.kernels.fusion_math import (BLOCK, block_sum, expf, exp64, maximum,
                                           sigmoidf, sign, softplus64, softplusf, tanh64, tanhf)
 
 _F = np.{dtype}
+inf, nan = math.inf, math.nan      # the repr of a literal that overflowed
 _exp, _tanh, _sigmoid, _softplus = {impls}
 
 '''

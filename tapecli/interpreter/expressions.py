@@ -51,6 +51,7 @@ class Expressions:
             self.depth -= 1
             raise LimitError(f"calls nest deeper than {self.limits.max_depth}",
                              hint="is the recursion endless? raise the limit with --max-depth N")
+        self._step()           # a call is a step: wide recursion meets the step, time and memory limits too
         saved_line = ctx.settings.line
         try:
             self.exec_block(fn.node.body, local)

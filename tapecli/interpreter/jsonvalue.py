@@ -4,16 +4,30 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.ops import materialize
+from tapecli.runtime.limits import admit
 from tapecli.runtime.values import DType, Tensor, Variable
 
+# A number in a JSON document costs about this much at its peak (a Python float, its slot in a list, its
+# text); a value is weighed against --max-elements and the memory cap before it is converted.
+BYTES_PER_NUMBER = 48
+_CHUNK = 1 << 16
+
+
 def _float_items(arr: np.ndarray) -> list:
-    """Shortest decimals that read back to the same value in the array's dtype."""
+    """Shortest decimals that read back to the same value in the array's dtype (in chunks: the text
+    of a whole large array at once would take 128 bytes an element)."""
     out = []
-    for text, v in zip(arr.ravel().astype(str), arr.ravel()):
-        if np.isfinite(v):
-            out.append(float(text))
-        else:
-            out.append("NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+    flat = arr.ravel()
+    for start in range(0, flat.size, _CHUNK):
+        chunk = flat[start:start + _CHUNK]
+        if np.isfinite(chunk).all():
+            out.extend(map(float, chunk.astype(str)))
+            continue
+        for text, v in zip(chunk.astype(str), chunk):
+            if np.isfinite(v):
+                out.append(float(text))
+            else:
+                out.append("NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
     return out
 
 
@@ -26,15 +40,47 @@ def tensor_json(arr: np.ndarray):
     return arr.tolist()
 
 
-def to_json(value):
+def to_json(value, name: str | None = None):
+    """A program value as JSON data; a list or dict that holds the same object twice converts it once."""
+    numbers = json_numbers(value, {})
+    if numbers > 1:
+        admit(numbers, BYTES_PER_NUMBER, f"the JSON of {name}" if name else "the value's JSON")
+    return _to_json(value, {})
+
+
+def json_numbers(value, memo: dict) -> int:
+    """How many numbers the JSON of ``value`` writes, each shared part counted where it appears."""
+    if isinstance(value, (Tensor, Variable)):
+        return int(np.prod(value.shape))
+    if isinstance(value, (list, tuple, dict)):
+        key = id(value)
+        if key not in memo:
+            memo[key] = sum(json_numbers(v, memo) for v in (value.values() if isinstance(value, dict) else value))
+        return memo[key]
+    return 1
+
+
+def _to_json(value, memo: dict):
+    if isinstance(value, (Tensor, Variable, list, tuple, dict)):
+        key = id(value)
+        if key not in memo:
+            memo[key] = _convert(value, memo)
+        return memo[key]
+    if isinstance(value, DType):
+        return value.name
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return None
+
+
+def _convert(value, memo: dict):
     if isinstance(value, Variable):
         return tensor_json(value.read().value)
     if isinstance(value, Tensor):
         return tensor_json(value.value if not value.weak else _weak_default(value))
     if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_json(v) for k, v in value.items()}
+        return [_to_json(v, memo) for v in value]
+    return {k: _to_json(v, memo) for k, v in value.items()}
     if isinstance(value, DType):
         return value.name
     if value is None or isinstance(value, (str, bool, int, float)):

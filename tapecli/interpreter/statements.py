@@ -8,7 +8,7 @@ import numpy as np
 from tapecli.frontend import ast
 from tapecli import ops
 from tapecli.interpreter.library.core import truth
-from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError)
+from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
@@ -16,7 +16,7 @@ from tapecli.runtime.tape import Tape, as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, DTYPES, DTYPE_ALIASES
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, ProgramObject, Scope, TapeObject, _Break,
                                          _Continue, _Return)
-from tapecli.runtime.limits import Limits, _resident_bytes
+from tapecli.runtime.limits import Limits, resident_bytes
 
 
 
@@ -68,6 +68,13 @@ class Statements:
         arr = np.asarray(raw)
         if arr.dtype.kind == "f" and target.kind in "iu" and not np.all(np.equal(np.mod(arr, 1), 0)):
             raise TdfTypeError(f"--set {name}: the value is not an integer, but {name} is {dtype_name(target)}")
+        if target.kind in "iu" and arr.size and arr.dtype.kind in "iuf":
+            bounds = np.iinfo(target)
+            low, high = arr.min(), arr.max()
+            if low < bounds.min or high > bounds.max:
+                bad = low if low < bounds.min else high
+                raise UsageError(f"--set {name}: {bad:.17g} does not fit {dtype_name(target)} "
+                                 f"({bounds.min} to {bounds.max})")
         return Tensor(arr.astype(target, copy=False))   # no copy of a large --set value of the right dtype
 
     def _dtype_of_annotation(self, annotation: str, node) -> np.dtype:
@@ -256,7 +263,7 @@ class Statements:
     def _step(self):
         steps = self.steps = self.steps + 1
         if steps > self.limits.max_steps:
-            raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps",
+            raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
                              hint="is a loop endless? raise the limit with --max-steps N")
         if not steps % Limits.CHECK_EVERY:
             self._check_time_and_memory()
@@ -266,7 +273,7 @@ class Statements:
         if limits.max_seconds is not None and time.monotonic() - self.started > limits.max_seconds:
             raise LimitError(f"the program ran longer than {limits.max_seconds:g} s",
                              hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
-        used = _resident_bytes()
+        used = resident_bytes()
         if used > limits.max_memory:
             raise LimitError(f"the program uses {used / 2**30:.1f} GiB, over the memory limit of "
                              f"{limits.max_memory / 2**30:.1f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")

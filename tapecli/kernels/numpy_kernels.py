@@ -77,8 +77,21 @@ def rsqrt(x):
     return (1 / np.sqrt(x)).astype(x.dtype)
 
 
+def floordiv(a, b):
+    _no_integer_zero(b)
+    return np.floor_divide(a, b)
+
+
 def floormod(a, b):
+    _no_integer_zero(b)
     return np.mod(a, b)
+
+
+def _no_integer_zero(b):
+    """Integer division by zero is an error in TensorFlow (NumPy returns 0 with a warning)."""
+    b = np.asarray(b)
+    if b.dtype.kind in "iu" and not b.all():
+        raise ValueError("Integer division by zero")
 
 
 def reduce(kind):
@@ -115,7 +128,7 @@ KERNELS = {
     "logical_not": np.logical_not, "cast": lambda x, dtype: x.astype(dtype),
     # elementwise, two or three inputs
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "floordiv": np.floor_divide, "mod": floormod, "pow": np.power, "maximum": np.maximum,
+    "floordiv": floordiv, "mod": floormod, "pow": np.power, "maximum": np.maximum,
     "minimum": np.minimum, "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
     "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "masked_grad": masked_grad,

@@ -29,6 +29,7 @@ import numpy as np
 from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
 from tapecli.runtime.values import Tensor, Variable, _ids, convert_weak, dtype_name, is_float, literal_array
 
@@ -259,10 +260,8 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
             # an elementwise op whose shapes fit: the values are refused (integers to negative powers)
             raise TdfValueError(f"{op.name}: {e}") from None
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
-    if out.size > ctx.settings.max_elements:
-        from tapecli.errors import LimitError
-        raise LimitError(f"{op.name} would make a tensor of {out.size:,} elements, over the limit of "
-                         f"{ctx.settings.max_elements:,}", hint="raise it with --max-elements N")
+    if out.size > 1:                # (a scalar is always within the limits)
+        admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)
     weak = False
     if op.weak_arith:
         weak = True
@@ -597,7 +596,7 @@ def _small_rule(op, i, attrs):
         result = op.grads[i](src, "g", *args, "y", attrs)
         code = (f"def rule(g, {', '.join(args)}, y):\n" + "".join(f"    {line}\n" for line in src.lines)
                 + f"    return {result}\n")
-        namespace = {"K": kernels.RAW_NUMPY_KERNELS, "np": np}
+        namespace = {"K": kernels.RAW_NUMPY_KERNELS, "np": np, "inf": np.inf, "nan": np.nan}   # repr of an overflowed literal
         exec(compile(code, f"<rule {op.name}[{i}]>", "exec"), namespace)
         rule = namespace["rule"]
     except Exception:           # a formula this namespace cannot write: the generic path

@@ -18,9 +18,10 @@ from tapecli.runtime.provenance import Provenance
 class Settings:
     """Per-run settings and diagnostics shared by the interpreter and the ops."""
 
-    def __init__(self, float_dtype=np.float32, max_elements: int = 100_000_000):
+    def __init__(self, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None):
         self.float_dtype = np.dtype(float_dtype)
         self.max_elements = max_elements
+        self.max_memory = max_memory          # bytes of resident memory; None: no cap (a library call outside a run)
         self.line: int | None = None        # the statement being run, for records and warnings
         self.warnings: list[dict] = []
 
@@ -38,9 +39,9 @@ class RunContext:
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device")
 
-    def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, explain: bool = False,
-                 check_numerics: bool = False, jacobian_mode: str = "auto", device=None):
-        self.settings = Settings(float_dtype, max_elements)
+    def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
+                 explain: bool = False, check_numerics: bool = False, jacobian_mode: str = "auto", device=None):
+        self.settings = Settings(float_dtype, max_elements, max_memory)
         self.tapes: list = []
         self.running: list = []
         self.numerics = Numerics()

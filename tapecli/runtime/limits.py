@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import os
 
+from tapecli.errors import LimitError
+from tapecli.runtime.context import current
+
 
 def _default_memory_cap() -> int:
     """Three quarters of physical memory (TAPECLI_MAX_MEMORY bytes overrides it)."""
@@ -19,7 +22,7 @@ def _default_memory_cap() -> int:
         return 16 << 30
 
 
-def _resident_bytes() -> int:
+def resident_bytes() -> int:
     try:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -27,6 +30,26 @@ def _resident_bytes() -> int:
         import resource
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
+
+# Below this many bytes an allocation is not weighed against the memory cap (reading the resident size
+# costs microseconds); the interpreter's periodic check covers many small ones.
+WEIGH_FROM = 1 << 20
+
+
+def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> None:
+    """The gate every tensor passes as it is made (kernels' results, constructors, --set values,
+    jacobians and hessians, rendered values): --max-elements, and the memory cap for a large one.
+    ``allocated``: the array exists already (a kernel's result), so the resident size includes it."""
+    settings = current().settings
+    if elements > settings.max_elements:
+        raise LimitError(f"{what} would have {elements:,} elements, over the limit of {settings.max_elements:,}",
+                         hint="raise it with --max-elements N")
+    nbytes = elements * itemsize
+    if settings.max_memory is not None and nbytes >= WEIGH_FROM:
+        used = resident_bytes() + (0 if allocated else nbytes)
+        if used > settings.max_memory:
+            raise LimitError(f"{what} would bring the memory in use to {used / 2**30:.2f} GiB, over the memory limit of "
+                             f"{settings.max_memory / 2**30:.2f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
 
 
 class Limits:

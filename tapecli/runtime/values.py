@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError
+from tapecli.errors import TdfTypeError, TdfValueError
 
 DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "int32": np.dtype(np.int32),
           "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
@@ -131,7 +131,9 @@ def literal_array(value) -> np.ndarray:
     """The exact array of a literal: float64 if any float, int64 for ints, bool for bools."""
     try:
         arr = np.asarray(value)
-    except ValueError:
+    except ValueError as e:
+        if "maximum number of dimension" in str(e):
+            raise TdfValueError("a literal nested more than 64 deep: a tensor has at most 64 dimensions") from None
         arr = np.asarray(value, dtype=object)
     if arr.dtype == object:
         raise TdfTypeError("a ragged literal: every row must have the same length")

@@ -29,9 +29,15 @@ def fans(shape) -> tuple[float, float]:
 
 def glorot_uniform(shape, rng: np.random.Generator, dtype) -> np.ndarray:
     """Uniform on [-limit, limit], limit = sqrt(6 / (fan_in + fan_out))."""
-    fan_in, fan_out = fans(shape)
-    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    limit = glorot_limit(shape)
     return rng.uniform(-limit, limit, size=shape).astype(dtype)
+
+
+def glorot_limit(shape) -> float:
+    """sqrt(6 / (fan_in + fan_out)), as Keras's docstring states it; Keras's VarianceScaling divides
+    by max(1, fan_avg), which makes it sqrt(3) for an empty shape."""
+    fan_in, fan_out = fans(shape)
+    return math.sqrt(6.0 / (fan_in + fan_out)) if fan_in + fan_out >= 2 else math.sqrt(3.0)
 
 
 def truncated_normal(rng, shape, mean, stddev) -> np.ndarray:
@@ -155,9 +161,8 @@ class GlorotUniform(VarianceScaling):
     def __init__(self, seed=None):
         super().__init__(1.0, "fan_avg", "uniform", seed)
 
-    def sample(self, shape, rng):          # the same limit, written as Keras's docstring states it
-        fan_in, fan_out = fans(shape)
-        limit = math.sqrt(6.0 / (fan_in + fan_out))
+    def sample(self, shape, rng):
+        limit = glorot_limit(shape)
         return rng.uniform(-limit, limit, size=shape)
 
 

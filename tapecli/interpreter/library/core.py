@@ -11,6 +11,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin  # noqa: F401 (call_builtin re-exported)
@@ -88,13 +89,10 @@ def _float_dtype(dtype) -> np.dtype:
     return current().settings.float_dtype if dtype is None else to_dtype(dtype)
 
 
-def _check_size(shape):
-    ctx = current()
-    size = int(np.prod(shape)) if shape else 1
-    if size > ctx.settings.max_elements:
-        from tapecli.errors import LimitError
-        raise LimitError(f"a tensor of shape {list(shape)} has {size:,} elements, over the limit of "
-                         f"{ctx.settings.max_elements:,}", hint="raise it with --max-elements N")
+def _check_size(shape, dtype=None):
+    """Before a constructor allocates: the limits on elements and memory."""
+    size = math.prod(int(n) for n in shape) if shape else 1
+    admit(size, np.dtype(dtype or current().settings.float_dtype).itemsize, f"a tensor of shape {list(shape)}")
 
 
 # ----------------------------------------------------------------- math ops

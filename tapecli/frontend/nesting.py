@@ -1,0 +1,62 @@
+"""Nesting limits, checked on the text before any parser runs.
+
+Deep brackets or blocks would otherwise end in a RecursionError inside a parser; here they are a
+SyntaxError naming the line, with CPython's own limits (200 nested brackets, 100 levels of
+indentation), so a program Python takes is not refused for its nesting. The same scan gives the
+lines where top-level statements start, which parser.py uses to report an error in a large
+program from a window around it.
+"""
+from __future__ import annotations
+
+import re
+
+from tapecli.errors import TdfSyntaxError
+
+MAX_BRACKETS = 200
+MAX_BLOCKS = 100
+
+# What matters to nesting: strings and comments (skipped), brackets, and line starts with their indentation.
+_TOKEN = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#[^\n]*'
+                    r'|[(\[{]|[)\]}]|\n[ \t]*')
+
+_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")    # a line that continues the statement before it
+
+
+def top_level_lines(text: str) -> list[int]:
+    """The lines (1-based) where top-level statements start; a TdfSyntaxError where nesting passes a limit."""
+    starts = [1] if text[:1] not in ("", " ", "\t", "\n", "#") else []
+    depth, levels, line, line_start = 0, [0], 1, 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first in "([{":
+            depth += 1
+            if depth > MAX_BRACKETS:
+                raise TdfSyntaxError(f"too many nested brackets (more than {MAX_BRACKETS})",
+                                     hint="split the expression with intermediate names",
+                                     line=line, column=match.start() - line_start + 1)
+        elif first in ")]}":
+            depth = max(depth - 1, 0)
+        elif first == "\n":
+            line += 1
+            line_start = match.start() + 1
+            following = text[match.end():match.end() + 1]
+            if depth or following in ("", "\n", "\r", "#"):
+                continue
+            width = len(token) - 1
+            if width == 0 and not _CONTINUATION.match(text, match.end()):
+                starts.append(line)
+            if width > levels[-1]:
+                levels.append(width)
+                if len(levels) > MAX_BLOCKS + 1:
+                    raise TdfSyntaxError(f"too many levels of indentation (more than {MAX_BLOCKS})",
+                                         hint="move the inner blocks into functions", line=line, column=width + 1)
+            else:
+                while width < levels[-1]:
+                    levels.pop()
+        elif first in "\"'":
+            line_start_offset = token.rfind("\n")
+            if line_start_offset >= 0:             # a triple-quoted string over several lines
+                line += token.count("\n")
+                line_start = match.start() + line_start_offset + 1
+    return starts
