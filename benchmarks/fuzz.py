@@ -35,8 +35,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for folder in (ROOT, ROOT / "benchmarks"):          # the package, and hostile.py beside this file
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 LIMITS = dict(max_steps=10_000, max_elements=100_000, max_depth=50)
 CLI_LIMITS = ["--max-steps", "10000", "--max-elements", "100000", "--max-depth", "50"]
@@ -302,8 +303,9 @@ def generate(c: Chooser | random.Random) -> str:
 
 # ------------------------------------------------------------ checking
 
-def check_program(source: str) -> dict:
-    """Run ``source`` through the linter, the library and the renderers.
+def check_program(source: str, commands: bool = False) -> dict:
+    """Run ``source`` through the linter, the library and the renderers, then (``commands``) through
+    grad/jacobian/hessian/explain/check in process (benchmarks/hostile.py).
 
     Returns ``{"outcome": "ok" | "<ErrorKind>" | "UsageError"}``, or ``{"outcome": "FAILURE",
     "signature", "traceback"}`` for any other exception, a TdfError without a line, or a TdfError
@@ -332,10 +334,17 @@ def check_program(source: str) -> dict:
                         "frames": [f.name for f in _own_frames(e)], "phase": phase}
             return {"outcome": e.kind}
         phase = "render"
-        render.dumps(render.run_doc(result))
+        try:
+            render.dumps(render.run_doc(result))
+        except TdfError:          # a value too large to render within the limits: the CLI reports it
+            pass
         render.dumps(render.requests_doc("grad", result, ("gradient",)))
         render.dumps(render.requests_doc("jacobian", result, ("jacobian", "batch_jacobian")))
         render.dumps(render.watched_doc(result))
+        if commands:
+            phase = "commands"
+            from hostile import run_commands
+            run_commands(source, Options(limits=Limits(**LIMITS)))
         return {"outcome": "ok"}
     except UsageError:
         return {"outcome": "UsageError"}
@@ -417,7 +426,7 @@ def _worker(conn):
         source = conn.recv()
         if source is None:
             return
-        conn.send(check_program(source))
+        conn.send(check_program(source, commands=True))
 
 
 class Pool:
@@ -539,10 +548,15 @@ def minimize(source: str, signature: str, still_fails, budget: int = 600) -> str
 
 # ------------------------------------------------------------------- main
 
-def programs(count: int, seed: int, corpus: list[tuple[str, str]], generated_share: float):
+def programs(count: int, seed: int, corpus: list[tuple[str, str]], generated_share: float,
+             hostile_share: float = 0.0):
+    from hostile import hostile_program, nested_program
     rng = random.Random(seed)
     for n in range(count):
-        if not corpus or rng.random() < generated_share:
+        draw = rng.random()
+        if draw < hostile_share:
+            yield n, "hostile", hostile_program(rng) if rng.random() < 0.9 else nested_program(rng)
+        elif not corpus or draw < hostile_share + generated_share:
             yield n, "generated", generate(rng)
         else:
             name, src = rng.choice(corpus)
@@ -558,6 +572,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds before a program counts as a hang")
     parser.add_argument("--generated", type=float, default=0.25, help="share of generated (not mutated) programs")
+    parser.add_argument("--hostile", type=float, default=0.35, help="share of programs calling builtins with hostile "
+                                                                  "arguments or nesting past the limits")
     parser.add_argument("--corpus", action="append", default=[], help="more folders of .tdf files to mutate")
     parser.add_argument("--out", default="fuzz-failures", help="folder for failing programs and tracebacks")
     parser.add_argument("--no-minimize", action="store_true")
@@ -573,7 +589,7 @@ def main(argv=None) -> int:
     cli_runs = 0
     try:
         jobs = []
-        for n, origin, src in programs(args.count, args.seed, corpus, args.generated):
+        for n, origin, src in programs(args.count, args.seed, corpus, args.generated, args.hostile):
             sources[n] = (origin, src)
             jobs.append((n, src))
         for (n, src), result in pool.map(jobs):

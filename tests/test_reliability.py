@@ -223,12 +223,14 @@ def test_rendering_is_weighed_against_the_memory_cap(tmp_path):
 
 def test_shared_structure_is_counted_where_it_appears_and_converted_once(tmp_path):
     from tapecli.interpreter.jsonvalue import json_numbers, to_json
+    from tapecli.runtime.context import run_context
     from tapecli.runtime.values import Tensor
     xs = [Tensor(np.array([1.0, 2.0], np.float32))]
     for _ in range(20):
         xs = [xs, xs]
     assert json_numbers(xs, {}) == 2 * 2 ** 20
-    doc = to_json(xs)
+    with run_context():             # the default limits, whatever an earlier test left
+        doc = to_json(xs)
     assert doc[0] is doc[1]                       # converted once, written twice
     inner = doc
     for _ in range(20):
@@ -250,3 +252,20 @@ def test_float_division_by_zero_and_integer_abs_follow_tensorflow(tmp_path):
     """floordiv(1.0, 0.0) is inf; abs of INT32_MIN wraps to itself (tf.abs does not check)."""
     r = _run_json(tmp_path, "a = 1.0 // 0.0\nb = abs(cast(-2147483648, int32))\nc = -7 % 3\n")
     assert r.code == 0 and r.json["values"] == {"a": "Infinity", "b": -2147483648, "c": 2}
+
+
+def test_the_why_of_a_gradient_asked_of_the_wrong_tape_names_the_target(tmp_path):
+    source = ("var x1 = 3.0\nvar x2 = 3.0\ntape t(persistent=True):\n    y = x1 * 2.0\n"
+              "tape t2(persistent=True):\n    if x1 > 100.0:\n        r2 = x2 ** 3\n    else:\n        r2 = x2 * 2.0\n"
+              "g = t.gradient(r2, [x1, x2])\n")
+    r = _run_json(tmp_path, source, command="grad")
+    whys = [g["why"] for g in r.json["gradients"]]
+    assert whys[0] == ("r2 is not on the record of tape t: line 9 ran outside the block of tape t (line 3); "
+                       "it was recorded on tape t2")
+    assert whys[1] == "x2 was not read inside the block of tape t (line 3), so the tape never watched it"
+
+
+def test_the_why_for_watch_accessed_variables_false_names_the_tape_line(tmp_path):
+    source = "var x = 3.0\nvar w = 1.0\ntape t(watch_accessed_variables=False):\n    y = x * x\ng = t.gradient(y, x)\n"
+    r = _run_json(tmp_path, source, command="grad")
+    assert r.json["gradients"][0]["why"].startswith("tape t (line 3) has watch_accessed_variables=False")

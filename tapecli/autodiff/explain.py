@@ -96,7 +96,7 @@ def why_unwatched(tape, leaf, label, is_const) -> str:
             return (f"{label} is a variable with trainable=False: {_tape_name(tape)} watches it only after "
                     f"`watch {label}`{reset_note}")
         if not tape.watch_accessed_variables:
-            return (f"{_tape_name(tape)} has watch_accessed_variables=False and {label} was never watched: "
+            return (f"{_tape_name(tape)} (line {tape.line}) has watch_accessed_variables=False and {label} was never watched: "
                     f"add `watch {label}` in its block{reset_note}")
         return (f"{label} was not read inside the block of {_tape_name(tape)} (line {tape.line}), so the tape "
                 f"never watched it{reset_note}")
@@ -116,6 +116,9 @@ def diagnose(tape, targets: list[Tensor], target_text: str | None, leaf, label: 
     target_ids = {t.id for t in targets}
     path = _reach_path(leaf.id, target_ids, tape)
     if path is None:
+        outside = _target_outside(tape, target_ids, target_text)
+        if outside is not None:
+            return outside
         for line, bound in ctx.provenance.untaken:
             if target_text in bound:
                 return f"the branch at line {line} that would bind {target_text} was not taken"
@@ -125,6 +128,18 @@ def diagnose(tape, targets: list[Tensor], target_text: str | None, leaf, label: 
         if reason is not None:
             return reason
     return f"no recorded path from {label} to the target on {_tape_name(tape)}"
+
+
+def _target_outside(tape, target_ids: set, target_text: str | None) -> str | None:
+    """Why no path: the target itself was computed outside ``tape``'s block (a gradient asked of the
+    wrong tape), or None."""
+    made = [e for e in current().provenance.events if e.output in target_ids]
+    if not made or id(tape) in made[-1].tapes:
+        return None
+    reason = _cut(("op", made[-1]), tape)
+    if reason is None or "outside the block" not in reason:
+        return None
+    return f"{target_text or 'the target'} is not on the record of {_tape_name(tape)}: {reason}"
 
 
 def chain(tape, targets: list[Tensor], leaf) -> list[tuple]:

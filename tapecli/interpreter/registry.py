@@ -37,6 +37,10 @@ def call_builtin(f, interp, node, args, kwargs):
     full = [interp, *args] if f.wants_interp else list(args)
     if fast is not None and not kwargs and fast[0] <= len(full) <= fast[1]:
         return f(*full)
+    hidden = next((k for k in kwargs if k.startswith("_")), None)
+    if hidden is not None:                  # the implementation's own parameters (e.g. _op) are not the program's
+        name = interp.text(node.func) or f.__name__
+        raise TdfTypeError(f"{name}() got an unexpected keyword argument '{hidden}'", hint=f"usage: {name}{_usage(f)}")
     try:
         f.signature.bind(*full, **kwargs)
     except TypeError as e:
@@ -49,4 +53,4 @@ def _usage(f) -> str:
     params = list(f.signature.parameters.values())
     if f.wants_interp:
         params = params[1:]
-    return "(" + ", ".join(str(p) for p in params) + ")"
+    return "(" + ", ".join(str(p) for p in params if not p.name.startswith("_")) + ")"

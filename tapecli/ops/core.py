@@ -249,7 +249,11 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
     except MemoryError:
         from tapecli.errors import LimitError
         raise LimitError(f"{op.name} ran out of memory", hint="use smaller tensors") from None
-    except TypeError:           # NumPy refuses the dtypes, e.g. -True
+    except TypeError as e:      # NumPy refuses the dtypes, e.g. -True; or the call's arguments do not bind
+        if not tensors:
+            raise TdfTypeError(f"{op.name}() takes its input tensors by position") from None
+        if "keyword argument" in str(e):
+            raise TdfTypeError(f"{op.name}() got an {str(e).split('got an ', 1)[-1]}") from None
         kinds = " and ".join(dtype_name(t.dtype) for t in tensors)
         raise TdfTypeError(f"{op.name} does not take {kinds} tensors", hint="cast(x, float32) first") from None
     except ValueError as e:

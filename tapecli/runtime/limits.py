@@ -12,8 +12,11 @@ def _default_memory_cap() -> int:
     text = os.environ.get("TAPECLI_MAX_MEMORY")
     if text:
         try:
-            return int(float(text))           # bytes: 1000000000 or 1e9
-        except ValueError:
+            cap = int(float(text))           # bytes: 1000000000 or 1e9
+            if cap <= 0:
+                raise ValueError
+            return cap
+        except (ValueError, OverflowError):
             from tapecli.errors import UsageError
             raise UsageError(f"TAPECLI_MAX_MEMORY={text}: expected a number of bytes, e.g. 1e9") from None
     try:

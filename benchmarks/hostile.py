@@ -1,0 +1,123 @@
+"""Hostile inputs for the fuzzer (benchmarks/fuzz.py): every builtin called with bad arguments,
+nesting near and past the limits, and the other commands (grad, jacobian, hessian, explain, check)
+run in process on each program.
+
+A builtin call draws its arguments from values a hostile user would try: negative, zero, huge,
+inf and nan, empty and enormous shapes, wrong types, strings, None, nested lists; by position
+and by the builtin's own keyword names. The program around the call binds the usual names
+(x, y, w, b, L, f) so that the hostile value meets real tensors too.
+"""
+from __future__ import annotations
+
+import inspect
+import random
+
+# Numbers, shapes and tensors (drawn most often: they get past the type checks to the kernels) ...
+NUMERIC = ["-1", "0", "1", "2", "-0.0", "1e400", "-1e400", "1e400 - 1e400", "1e-320", "2147483648", "-2147483649",
+           "9223372036854775807", "4611686018427387904", "0.5", "[]", "[0]", "[0, 0]", "[-1]", "[-1, 2]",
+           "[100000, 100000]", "[3, 0, 2]", "[1.0, 2.0]", "[[1.0, 2.0], [3.0, 4.0]]", "x", "y", "w", "b",
+           "zeros([0])", "ones([2, 0])", "zeros([1, 1, 1, 1, 1])", "[1e400, -1e400]", "[[1, 2], [3, 4]]"]
+# ... and everything else a program can write.
+OTHER = ["True", "None", '""', '"relu"', '"nope"', "[[]]", "[1, [2]]", "[None]", "L", "f", "int32", "float64",
+         "bool", "range(0)", "range(3)", "{}", '{"a": 1.0}', "(1.0, 2.0)"]
+
+PREAMBLE = ["var x = 3.0", "var y = [1.0, 2.0]", "var w = [[1.0, 2.0], [3.0, 4.0]]", "var b = 0.5",
+            "L = Dense(2, seed=1)", "def f(a):", "    return a * a"]
+
+
+def _builtins():
+    from tapecli.interpreter import library  # noqa: F401 (registers every builtin)
+    from tapecli.interpreter.registry import BUILTINS
+    return BUILTINS
+
+
+def _keywords(fn) -> list[str]:
+    try:
+        params = list(fn.signature.parameters.values())
+    except AttributeError:
+        return []
+    if getattr(fn, "wants_interp", False):
+        params = params[1:]
+    return [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
+
+def hostile_call(rng: random.Random, name: str | None = None) -> str:
+    """``name(args)`` (a random builtin if None) with hostile arguments, by position and keyword."""
+    builtins = _builtins()
+    name = name or rng.choice(sorted(builtins))
+    keywords = _keywords(builtins[name])
+    value = lambda: rng.choice(NUMERIC if rng.random() < 0.8 else OTHER)  # noqa: E731
+    arity = getattr(builtins[name], "positional", None)
+    low, high = arity if arity and rng.random() < 0.8 else (0, 4)
+    args = [value() for _ in range(rng.randint(min(low, 5), min(high, 5)))]
+    if keywords and rng.random() < 0.5:
+        args += [f"{k}={value()}" for k in rng.sample(keywords, rng.randint(1, min(2, len(keywords))))]
+    return f"{name}({', '.join(args)})"
+
+
+def hostile_program(rng: random.Random) -> str:
+    """A program that calls builtins with hostile arguments, at top level, on a tape, and in a loop."""
+    lines = list(PREAMBLE)
+    where = rng.random()
+    calls = [hostile_call(rng) for _ in range(rng.randint(1, 3))]
+    if where < 0.5:
+        lines += [f"q{i} = {call}" for i, call in enumerate(calls)]
+    elif where < 0.8:
+        lines += ["tape t(persistent=True):", *[f"    q{i} = {call} * x" for i, call in enumerate(calls)],
+                  "g = t.gradient(q0, [x, y, w])"]
+    else:
+        lines += ["for i in range(2):", *[f"    q{i} = {call}" for i, call in enumerate(calls)]]
+    return "\n".join(lines) + "\n"
+
+
+def nested_program(rng: random.Random) -> str:
+    """Nesting near and past the limits (200 brackets, 100 blocks) and deep chains of operators."""
+    kind = rng.randint(0, 5)
+    n = rng.choice([50, 150, 199, 200, 201, 300, 1000])
+    if kind == 0:
+        return "q = " + "[" * n + "1.0" + "]" * n + "\n"
+    if kind == 1:
+        return "x = 1.0\nq = " + "(" * n + "x + 1.0" + ")" * n + "\n"
+    if kind == 2:
+        depth = rng.choice([50, 99, 100, 101, 150])
+        return "".join("    " * i + "if True:\n" for i in range(depth)) + "    " * depth + "q = 1.0\n"
+    if kind == 3:
+        return "q = " + rng.choice(["-", "not ", "+"]) * (n * 3) + "1.0\n"
+    if kind == 4:
+        return "q = 1.0" + rng.choice([" ** 1.0", " + 1.0", " * 1.0", " if True else 2.0"]) * (n * 3) + "\n"
+    return "def f(a):\n    return f(a)\nq = f(" + "[" * min(n, 60) + "1.0" + "]" * min(n, 60) + ")\n"
+
+
+def run_commands(source: str, options) -> None:
+    """The other commands on a program that ran: the implicit jacobian and hessian of its first float
+    value w.r.t. each of its first two vars, explain of each request, and check's finite differences. A TdfError or
+    UsageError is a fine answer; anything else propagates (the fuzzer counts it as a failure)."""
+    from dataclasses import replace
+
+    from tapecli import api
+    from tapecli.errors import TdfError, UsageError
+    from tapecli.frontend.ast import VarDecl, walk
+    from tapecli.frontend.parser import parse
+    from tapecli.tools.check import fd_check
+    from tapecli.tools.sweep import hessians
+    declared = [n.name for n in walk(parse(source)) if isinstance(n, VarDecl)]
+    result = api.run_source(source, "fuzz.tdf", options)
+    targets = [k for k, v in result.scope.vars.items() if k not in declared and hasattr(v, "dtype")][:1]
+    for target in targets:
+        for wrt in declared[:2]:
+            for request in ("gradient", "jacobian", "hessian"):
+                implicit = replace(options, of=target, wrt=[wrt], request="gradient" if request == "hessian" else request)
+                try:
+                    ran = api.run_source(source, "fuzz.tdf", implicit)
+                    if request == "hessian":
+                        hessians(ran, implicit)
+                except (TdfError, UsageError):
+                    pass
+            try:
+                api.explain(source, "fuzz.tdf", replace(options, of=target, wrt=[wrt]))
+            except (TdfError, UsageError):
+                pass
+    try:
+        fd_check(source, "fuzz.tdf", options)
+    except (TdfError, UsageError):
+        pass

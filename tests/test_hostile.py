@@ -1,0 +1,126 @@
+"""Hostile input, bounded for CI: every builtin called with bad arguments, nesting near and past the
+limits, the other commands on programs that ran, and bad options, environment variables and file
+encodings through the real command line. The oracle: a program error or a usage error, never another
+exception, an exit code 4 or a traceback.
+
+Longer runs: ``python benchmarks/fuzz.py --count 20000 --hostile 0.35`` (benchmarks/hostile.py).
+"""
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+hostile = _load("hostile")
+fuzz = _load("fuzz")
+
+
+def _assert_handled(source: str, commands: bool = False) -> dict:
+    result = fuzz.check_program(source, commands=commands)
+    assert result["outcome"] != "FAILURE", f"{result['signature']}\n{source}\n{result['traceback']}"
+    return result
+
+
+def _builtin_names():
+    return sorted(hostile._builtins())
+
+
+@pytest.mark.parametrize("chunk", range(8))
+def test_every_builtin_with_hostile_arguments(chunk):
+    names = _builtin_names()[chunk::8]
+    rng = random.Random(chunk)
+    for name in names:
+        for _ in range(4):
+            call = hostile.hostile_call(rng, name)
+            _assert_handled("\n".join(hostile.PREAMBLE) + f"\nq = {call}\n")
+
+
+def test_the_hostile_generator_reaches_every_builtin():
+    rng = random.Random(0)
+    called = {hostile.hostile_call(rng).split("(", 1)[0] for _ in range(40 * len(_builtin_names()))}
+    assert called == set(_builtin_names())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hostile_programs_and_the_other_commands(seed):
+    rng = random.Random(100 + seed)
+    for _ in range(25):
+        _assert_handled(hostile.hostile_program(rng), commands=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_nesting_near_and_past_the_limits(seed):
+    rng = random.Random(seed)
+    for _ in range(10):
+        _assert_handled(hostile.nested_program(rng))
+
+
+# --------------------------------------------------------------- the command line
+
+PROGRAM = "var x = 2.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 4.0\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--max-steps", "0"], ["run", "--max-steps", "-5"], ["run", "--max-elements", "abc"],
+    ["run", "--max-depth", "99999999999999999999999"], ["run", "--dtype", "int8"], ["run", "--device", "tpu"],
+    ["run", "--set", "x"], ["run", "--set", "=1"], ["run", "--set", "x=[1,"], ["run", "--set", "x=1e999"],
+    ["run", "--set", "x=@"], ["run", "--set", "x=@/nonexistent.npy"], ["run", "--set", "nope=1"],
+    ["grad", "--of", "y"], ["grad", "--wrt", "x"], ["grad", "--of", "nope", "--wrt", "x"], ["grad", "--of", "y", "--wrt", "t"],
+    ["jacobian", "--of", "g", "--wrt", "x", "--mode", "sideways"], ["hessian"], ["hessian", "--of", "y", "--wrt", "nope"],
+    ["explain", "--of", "y"], ["explain", "--of", "", "--wrt", "x"], ["check", "--rtol", "-1"],
+    ["check", "--workers", "0"], ["lint", "--select", "ZZ999"], ["run", "--unconnected", "maybe"],
+])
+def test_bad_options_are_usage_errors(tmp_path, args):
+    path = tmp_path / "p.tdf"
+    path.write_text(PROGRAM)
+    r = cli(*args, path)
+    assert r.code in (0, 1, 2, 3), (r.code, r.stdout, r.stderr)
+    assert "internal error" not in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("name, value", [
+    ("TAPECLI_MAX_MEMORY", "-1"), ("TAPECLI_MAX_MEMORY", "abc"), ("TAPECLI_MAX_MEMORY", "1e400"),
+    ("TAPECLI_MAX_SECONDS", "-1"), ("TAPECLI_MAX_SECONDS", "nan"), ("TAPECLI_PARSER", "bogus"),
+    ("TAPECLI_CACHE_DIR", "/dev/null/x"), ("NO_COLOR", "1"), ("COLUMNS", "-3"), ("COLUMNS", "abc"),
+])
+def test_bad_environment_values_never_crash(tmp_path, name, value):
+    path = tmp_path / "p.tdf"
+    path.write_text(PROGRAM)
+    r = cli("run", path, env={name: value})
+    assert r.code in (0, 2, 3), (r.code, r.stdout, r.stderr)
+    assert "internal error" not in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("raw", [
+    b"\xef\xbb\xbf" + PROGRAM.encode(),                       # a byte order mark
+    PROGRAM.replace("\n", "\r\n").encode(),                    # CRLF line ends
+    PROGRAM.encode() + b"# \xff\xfe not UTF-8\n",              # not UTF-8
+    PROGRAM.encode().replace(b"2.0", b"2.0\x00"),              # a NUL byte
+    b"\xef\xbb\xbf" + PROGRAM.replace("\n", "\r\n").encode(),  # both
+    "x = \"h\u00e9llo\u2028\"\n".encode(),                     # a line separator inside a string
+])
+def test_encodings_and_line_ends(tmp_path, raw):
+    path = tmp_path / "p.tdf"
+    path.write_bytes(raw)
+    for command in ("run", "lint", "check"):
+        r = cli(command, "--json", path)
+        assert r.code in (0, 1, 2, 3), (command, r.code, r.stdout, r.stderr)
+        assert "internal error" not in r.stderr + r.stdout
