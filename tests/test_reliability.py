@@ -269,3 +269,23 @@ def test_the_why_for_watch_accessed_variables_false_names_the_tape_line(tmp_path
     source = "var x = 3.0\nvar w = 1.0\ntape t(watch_accessed_variables=False):\n    y = x * x\ng = t.gradient(y, x)\n"
     r = _run_json(tmp_path, source, command="grad")
     assert r.json["gradients"][0]["why"].startswith("tape t (line 3) has watch_accessed_variables=False")
+
+
+@pytest.mark.parametrize("source, words", [
+    ('s = "a" * 10000000000\n', "a repeated str"),
+    ('s = "ab"\nfor i in range(40):\n    s = s + s\n', "a string would have 134,217,728"),
+    ('s = "%10000000000d" % 1\n', "a field formatted with '%10000000000d'"),
+    ('s = "{:>10000000000}".format(1)\n', "a field formatted with '>10000000000'"),
+    ('s = f"{1:>10000000000}"\n', "a field formatted with '>10000000000'"),
+    ('s = ",".join(["ab"] * 1000) * 100000\n', "a repeated str"),
+    ('xs = [None, None]\nfor i in range(40):\n    xs = xs + xs\n', "a list would"),
+    ('xs = ["a"]\nfor i in range(40):\n    xs.extend(xs)\n', "a list would"),
+])
+def test_strings_are_weighed_before_python_builds_them(tmp_path, source, words):
+    r = _run_json(tmp_path, source, env={"TAPECLI_MAX_MEMORY": "1000000000"})
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and words in r.json["error"]["message"], r.stdout
+
+
+def test_ordinary_formatting_is_untouched(tmp_path):
+    r = _run_json(tmp_path, 'a = "id 123456789012345678901234567890: %d" % 5\nb = f"{2.5:08.3f}|{3:>5}"\n')
+    assert r.json["values"] == {"a": "id 123456789012345678901234567890: 5", "b": "0002.500|    3"}

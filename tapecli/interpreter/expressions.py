@@ -11,6 +11,7 @@ from tapecli.interpreter.registry import BUILTINS, call_builtin
 from tapecli.errors import (LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, literal_array
 from tapecli.frontend.pyast import Starred
@@ -191,6 +192,7 @@ class Expressions:
         if left.__class__ is Tensor and right.__class__ is Tensor:
             return self._BINARY[op](left, right)
         if op == "+" and isinstance(left, list) and isinstance(right, list):
+            admit(len(left) + len(right), 8, "a list")
             return left + right
         if left.__class__ is str or right.__class__ is str or left.__class__ is list:
             return _sequence_binary(op, left, right)
@@ -424,20 +426,24 @@ def _contains(container, item) -> bool:
 
 def _sequence_binary(op, left, right):
     """Python's operators on strings and lists: concatenation, repetition and ``%`` formatting."""
-    from tapecli.interpreter.pyforms import python_scalar
+    from tapecli.interpreter.pyforms import check_format_widths, python_scalar
     if op == "+" and isinstance(left, str) and isinstance(right, str):
+        admit(len(left) + len(right), 1, "a string")
         return left + right
     if op == "*" and isinstance(left, (str, list)) and isinstance(right, Tensor) and right.weak and right.ndim == 0 \
             and right.value.dtype.kind in "iu":
-        return left * int(right.value.item())
+        count = int(right.value.item())
+        admit(len(left) * max(count, 0), 1 if isinstance(left, str) else 8, f"a repeated {type_word(left)}")
+        return left * count
     if op == "%" and isinstance(left, str):
         values = right if isinstance(right, list) else [right]
         args = tuple(python_scalar(v) if not isinstance(v, str) else v for v in values)
         if not all(isinstance(a, (str, int, float, bool)) for a in args):
             raise TdfTypeError("'%' formats numbers and strings")
+        check_format_widths(left, percent=True)
         try:
             return left % args
-        except (TypeError, ValueError) as e:
-            raise TdfValueError(f"'%' formatting: {e}") from None
+        except (TypeError, ValueError, OverflowError, MemoryError) as e:
+            raise TdfValueError(f"'%' formatting: {e or 'the result is too large'}") from None
     raise TdfTypeError(f"'{op}' does not take {type_word(left)} and {type_word(right)}")
 

@@ -3,6 +3,8 @@ attributes, items and nested targets, comprehensions, lambda, del, assert, condi
 and f-strings. Mixed into :class:`Interpreter` beside the TDF statements and expressions."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tapecli import ops
@@ -12,6 +14,7 @@ from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, Program
 from tapecli.interpreter.library.core import truth
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
+from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -227,10 +230,26 @@ def format_python(value) -> str:
     return format_value(value)
 
 
+_WIDTHS = re.compile(r"\d+")
+_PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d*)?[a-zA-Z]")
+
+
+def check_format_widths(spec: str, percent: bool = False) -> None:
+    """A width or precision in a format spec (or in the conversions of a %-format) makes a string that
+    long: weigh it before Python builds it."""
+    fields = _PERCENT_SPEC.findall(spec) if percent else [spec]
+    for field in fields:
+        numbers = _WIDTHS.findall(field)
+        if any(len(digits) > 4 for digits in numbers):
+            widest = max(int(digits) if len(digits) < 30 else 10 ** 30 for digits in numbers)
+            admit(widest, 1, f"a field formatted with {field[:40]!r}")
+
+
 def format_with(value, spec: str) -> str:
     """``format(value, spec)`` on the program value: numbers with Python's format mini-language; never a
     Python object's own __format__ beyond numbers and strings."""
     value = python_scalar(value)
+    check_format_widths(spec)
     if isinstance(value, (bool, int, float, str)):
         try:
             return format(value, spec)

@@ -15,6 +15,7 @@ from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Super
 from tapecli.interpreter.library.core import to_int, truth
 from tapecli.interpreter.objects import BoundMethod
 from tapecli.interpreter.registry import BUILTINS, builtin
+from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, Tensor, Variable, convert_weak
 
@@ -273,7 +274,9 @@ def _list_append(interp, lst, item):
 
 
 def _list_extend(interp, lst, items):
-    lst.extend(_items(items, "extend()"))
+    items = _items(items, "extend()")
+    admit(len(lst) + len(items), 8, "a list")
+    lst.extend(items)
 
 
 def _list_insert(interp, lst, index, item):
