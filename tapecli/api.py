@@ -227,6 +227,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                     max_memory=options.limits.max_memory,
                     explain=options.explain, check_numerics=options.check_numerics,
                     jacobian_mode=options.jacobian_mode, device=_device(options.device))
+    ctx.settings.python_spelling = program.python
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
                          implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)

@@ -289,3 +289,15 @@ def test_strings_are_weighed_before_python_builds_them(tmp_path, source, words):
 def test_ordinary_formatting_is_untouched(tmp_path):
     r = _run_json(tmp_path, 'a = "id 123456789012345678901234567890: %d" % 5\nb = f"{2.5:08.3f}|{3:>5}"\n')
     assert r.json["values"] == {"a": "id 123456789012345678901234567890: 5", "b": "0002.500|    3"}
+
+
+def test_explain_spells_tape_statements_as_the_program_does(tmp_path):
+    """In a Python program the why says tape.watch(x0), not TDF's watch x0."""
+    source = ("import tensorflow as tf\nx0 = tf.Variable(0.0)\nx1 = tf.Variable(10.0)\n"
+              "with tf.GradientTape(watch_accessed_variables=False) as tape:\n    tape.watch(x1)\n"
+              "    y = tf.sin(x0) + tf.nn.softplus(x1)\ngrad = tape.gradient(y, [x0, x1])\n")
+    r = _run_json(tmp_path, source, command="grad")
+    assert "add `tape.watch(x0)` in its block" in r.json["gradients"][0]["why"]
+    tdf = _run_json(tmp_path, "var x = 1.0\ntape t(watch_accessed_variables=False):\n    y = x * x\ng = t.gradient(y, x)\n",
+                    command="grad")
+    assert "add `watch x` in its block" in tdf.json["gradients"][0]["why"]

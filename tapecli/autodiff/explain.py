@@ -59,14 +59,21 @@ def _cut(step, tape) -> str | None:
                 + (f"; it was recorded on tape {other[0]}" if other else ""))
     for start, end, line in h.pauses:
         if start <= e.index and (end is None or e.index < end):
-            return f"line {e.line} ran inside `stop_recording {tape.name}` (line {line})"
+            return f"line {e.line} ran inside `{_spell('stop_recording', tape)}` (line {line})"
     if h.stopped and e.index >= h.stopped[0]:
         return (f"tape {tape.name} is not persistent and stopped recording at line {h.stopped[1]}, where it "
                 f"computed gradients inside its own block")
     for index, line in h.resets:
         if index <= e.index:
-            return f"`reset {tape.name}` at line {line} forgot what the tape had watched and recorded before"
+            return f"`{_spell('reset', tape)}` at line {line} forgot what the tape had watched and recorded before"
     return f"line {e.line} was not recorded on tape {tape.name}: none of its inputs was watched there"
+
+
+def _spell(statement: str, tape, argument: str = "") -> str:
+    """A tape statement as the program spells it: TDF's ``watch x``, or ``t.watch(x)`` in a Python program."""
+    if current().settings.python_spelling:
+        return {"stop_recording": f"with {tape.name}.stop_recording():"}.get(statement, f"{tape.name}.{statement}({argument})")
+    return f"{statement} {argument or tape.name}"
 
 
 def _tape_name(tape) -> str:
@@ -83,25 +90,25 @@ def why_unwatched(tape, leaf, label, is_const) -> str:
                 f"{label}.assign(...)?")
     if h is not None and h.resets:
         line = h.resets[-1][1]
-        reset_note = f"; `reset {tape.name}` at line {line} forgot what it watched before"
+        reset_note = f"; `{_spell('reset', tape)}` at line {line} forgot what it watched before"
     else:
         reset_note = ""
     if isinstance(leaf, Variable):
         if h is not None and h.empty_watches and "." in leaf.name:
             line, text = h.empty_watches[0]
-            return (f"{leaf.name} belongs to a layer that was not built when `watch {text}` ran at line {line}, so "
-                    f"the list was empty; call the layer once before the tape, or watch its variables after the "
+            return (f"{leaf.name} belongs to a layer that was not built when `{_spell('watch', tape, text)}` ran at "
+                    f"line {line}, so the list was empty; call the layer once before the tape, or watch its variables after the "
                     f"first call")
         if not leaf.trainable:
             return (f"{label} is a variable with trainable=False: {_tape_name(tape)} watches it only after "
-                    f"`watch {label}`{reset_note}")
+                    f"`{_spell('watch', tape, label)}`{reset_note}")
         if not tape.watch_accessed_variables:
             return (f"{_tape_name(tape)} (line {tape.line}) has watch_accessed_variables=False and {label} was never watched: "
-                    f"add `watch {label}` in its block{reset_note}")
+                    f"add `{_spell('watch', tape, label)}` in its block{reset_note}")
         return (f"{label} was not read inside the block of {_tape_name(tape)} (line {tape.line}), so the tape "
                 f"never watched it{reset_note}")
     kind = "a constant" if is_const else "a tensor"
-    return f"{label} is {kind}: {_tape_name(tape)} watches it only after `watch {label}`{reset_note}"
+    return f"{label} is {kind}: {_tape_name(tape)} watches it only after `{_spell('watch', tape, label)}`{reset_note}"
 
 
 def diagnose(tape, targets: list[Tensor], target_text: str | None, leaf, label: str, is_const: bool = False) -> str:

@@ -415,13 +415,15 @@ class ExpectError(Node):
 
 
 class Program(Node):
-    # body: list; source: str; filename: str
-    __slots__ = _fields = ("body", "source", "filename")
+    # body: list; source: str; filename: str; python: parsed as Python (§11), not TDF
+    _fields = ("body", "source", "filename")
+    __slots__ = _fields + ("python",)
 
-    def __init__(self, body, source="", filename="", **position):
+    def __init__(self, body, source="", filename="", *, python=False, **position):
         self.body = body
         self.source = source
         self.filename = filename
+        self.python = python
         Node.__init__(self, **position)
 
 

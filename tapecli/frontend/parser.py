@@ -39,8 +39,8 @@ def parse(source: str, filename: str = "<input>") -> ast.Program:
     _check_first_line(text)
     starts = top_level_lines(text)
     with deep_recursion():
-        body = _parse_body(text, starts)
-    return ast.Program(body, source=source, filename=filename, line=1, column=1)
+        body, python = _parse_body(text, starts)
+    return ast.Program(body, source=source, filename=filename, python=python, line=1, column=1)
 
 
 @contextmanager
@@ -58,7 +58,8 @@ def deep_recursion():
 DEEP_RECURSION = 50_000
 
 
-def _parse_body(text: str, starts: list[int]) -> list:
+def _parse_body(text: str, starts: list[int]) -> tuple[list, bool]:
+    """The statements, and whether Python's parser (§11) gave them."""
     mode = os.environ.get("TAPECLI_PARSER", "")
     body = None
     python_error = None
@@ -73,8 +74,10 @@ def _parse_body(text: str, starts: list[int]) -> list:
         body, python_error = pyfront.parse_python_or_error(text)
         if python_error is not None and _PYTHON_ONLY.search(text):
             raise _python_syntax_error(python_error)
+        if body is not None:
+            return body, True
     if body is not None and mode != "compare":
-        return body
+        return body, False
     from tapecli.frontend import larkparse
     if body is None and mode == "" and len(text) > _WINDOW_FROM:
         _report_from_window(text, starts, stop_line)
@@ -86,7 +89,7 @@ def _parse_body(text: str, starts: list[int]) -> list:
         raise
     if body is not None and body != reference:
         raise AssertionError("fastparse and Lark parse this program differently")
-    return reference
+    return reference, False
 
 
 # Statements TDF does not have: a program with one is Python (§11), and Python's message is the one to give.

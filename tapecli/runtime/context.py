@@ -23,6 +23,7 @@ class Settings:
         self.max_elements = max_elements
         self.max_memory = max_memory          # bytes of resident memory; None: no cap (a library call outside a run)
         self.line: int | None = None        # the statement being run, for records and warnings
+        self.python_spelling = False        # a Python program (§11): messages spell t.watch(x), not watch x
         self.warnings: list[dict] = []
 
     def warn(self, message: str, line: int | None = None) -> None:
