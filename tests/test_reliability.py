@@ -301,3 +301,13 @@ def test_explain_spells_tape_statements_as_the_program_does(tmp_path):
     tdf = _run_json(tmp_path, "var x = 1.0\ntape t(watch_accessed_variables=False):\n    y = x * x\ng = t.gradient(y, x)\n",
                     command="grad")
     assert "add `watch x` in its block" in tdf.json["gradients"][0]["why"]
+
+
+def test_an_error_on_a_long_line_shows_the_part_around_the_column(tmp_path):
+    path = tmp_path / "p.tdf"
+    path.write_text("x = 1.0\nq = [" + "1.0, " * 400 + "y]\n")
+    r = cli("run", path)
+    assert r.code == 3
+    excerpt, caret = r.stderr.splitlines()[1:3]
+    assert excerpt.startswith("    2 | …") and len(excerpt) < 140
+    assert excerpt[caret.index("^")] == "y"

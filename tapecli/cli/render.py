@@ -106,6 +106,9 @@ def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
 
 # ------------------------------------------------------------ for people
 
+_EXCERPT = 120      # characters of a source line shown under an error
+
+
 def format_error(error: TdfError, filename: str | None, source: str | None) -> str:
     where = filename or "<input>"
     if error.line:
@@ -115,12 +118,18 @@ def format_error(error: TdfError, filename: str | None, source: str | None) -> s
     lines = [f"{where}: {error.kind}: {error.message}"]
     if source is not None and error.line and error.line <= len(source.splitlines()):
         text = source.splitlines()[error.line - 1].rstrip()
+        column = error.column
+        if len(text) > _EXCERPT:       # a long line: the part around the column, elided at either end
+            start = max(0, min((column or 1) - 1 - _EXCERPT // 2, len(text) - _EXCERPT))
+            shown = text[start:start + _EXCERPT]
+            text = ("…" if start else "") + shown + ("…" if start + _EXCERPT < len(text) else "")
+            column = column and column - start + (1 if start else 0)
         gutter = f"{error.line:>5} | "
         lines.append(gutter + text)
-        if error.column:
+        if column:
             width = max(1, (error.end_column or error.column + 1) - error.column)
-            width = min(width, max(1, len(text) - error.column + 1))
-            lines.append(" " * (len(gutter) - 2) + "| " + " " * (error.column - 1) + "^" * width)
+            width = min(width, max(1, len(text) - column + 1))
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" * width)
     if error.hint:
         lines.append(f"hint: {error.hint}")
     return "\n".join(lines)
