@@ -237,9 +237,24 @@ def test_inputs_numba_does_not_cover_go_to_numpy(nb):
     check("sum", nb.call("sum", b, axis=None, keepdims=False), NUMPY_KERNELS["sum"](b, axis=None, keepdims=False))
     f32, f64 = np.ones(3, np.float32), np.ones(3, np.float64)
     check("add", nb.call("add", f32, f64), NUMPY_KERNELS["add"](f32, f64))  # mixed: NumPy's promotion
-    x = np.ones((2, 3), np.float32)
-    assert nb.call("add", x.T, x.T).flags.c_contiguous  # strided input
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    check("add", nb.call("add", x.T, x.T), NUMPY_KERNELS["add"](x.T, x.T), exact=True)  # strided input
     check("sum", nb.call("sum", x, axis=(), keepdims=False), NUMPY_KERNELS["sum"](x, axis=(), keepdims=False))
+
+
+def test_operands_that_need_a_copy_go_to_numpy_in_place(nb):
+    # A transposed view or a broadcast row is read in place by NumPy's loop (a copy for numba's flat
+    # loop cost ten times the product); the values are the same either way.
+    from tapecli.kernels.numba_support import _operands
+    m = data((40, 30), np.float32, 12)
+    row = data((40,), np.float32, 13)
+    assert _operands(m.T, row) == (None, None)
+    assert _operands(m, row[:30]) == (None, None)
+    shape, flat = _operands(m, np.float32(2))
+    assert shape == m.shape and flat[0].base is m
+    for name in ("add", "sub", "mul", "div", "maximum", "minimum"):
+        check(name, nb.call(name, m.T, row), NUMPY_KERNELS[name](m.T, row), exact=True)
+    check("masked_grad", nb.call("masked_grad", m.T, row), NUMPY_KERNELS["masked_grad"](m.T, row), exact=True)
 
 
 def test_errors_are_numpys(nb):

@@ -362,7 +362,7 @@ def _elementwise(kernel):
             return NotImplemented
         shape, flat = _operands(*arrays)
         if shape is None:
-            return NotImplemented  # NumPy raises its own broadcast error
+            return NotImplemented  # NumPy broadcasts in place (or raises its own broadcast error)
         out = np.empty(shape, dtype)
         _launch(kernel, *flat, out.reshape(-1))
         return out
@@ -448,9 +448,10 @@ def _masked_grad_call(g, x, kind="relu", alpha=0.2):
     dtype = _float_dtype(g, x)
     if dtype is None:
         return NotImplemented
-    shape, (fg, fx) = _operands(g, x)
+    shape, flat = _operands(g, x)
     if shape is None:
         return NotImplemented
+    fg, fx = flat
     out = np.empty(shape, dtype)
     _launch(_masked_grad, fg, fx, _MASK_KINDS.get(kind, 2), dtype.type(alpha), dtype.type(0), dtype.type(1),
             out.reshape(-1))

@@ -123,9 +123,11 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
 def _operands(*arrays):
     """The broadcast shape and, per operand, a flat array of that shape or a scalar.
 
-    An operand of the full shape is used in place; a one-element operand becomes a NumPy
-    scalar (the kernels take either, see ``_at``); any other operand is broadcast into a
-    copy. None where the shapes do not broadcast.
+    An operand of the full shape and C order is used in place; a one-element operand becomes a
+    NumPy scalar (the kernels take either, see ``_at``). (None, None) where the shapes do not
+    broadcast, or where an operand would have to be copied first (a broadcast row, a transposed
+    view): NumPy's loops read those in place, and a 1000 x 1000 copy cost 10 times the product
+    (the jacobian's tangents are such views).
     """
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays[1:]):
@@ -135,12 +137,12 @@ def _operands(*arrays):
             return None, None
     flat = []
     for a in arrays:
-        if a.shape == shape:
+        if a.shape == shape and a.flags.c_contiguous:
             flat.append(_contiguous(a).reshape(-1))
         elif a.size == 1:
             flat.append(a.reshape(-1)[0])
         else:
-            flat.append(np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1))
+            return None, None
     return shape, flat
 
 
