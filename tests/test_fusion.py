@@ -97,7 +97,7 @@ def approx():
             for i in range(x.size):
                 out[i] = f(x[i])
         return run
-    return {"exp": loop(fm.expf), "tanh": loop(fm.tanhf), "sigmoid": loop(fm.sigmoidf)}
+    return {"exp": loop(fm.expf), "tanh": loop(fm.tanhf), "sigmoid": loop(fm.sigmoidf), "log": loop(fm.logf)}
 
 
 def _every_float32(step=101):
@@ -128,11 +128,25 @@ def test_tanh_within_one_ulp_of_exact_and_two_of_numpy(approx):
     assert _ulps(out, np.tanh(x)).max() <= 2, "more than 2 ulp from NumPy"
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid"])
+def test_log_is_numpys_bit_for_bit(approx):
+    # every positive float32 magnitude (subnormals included), and the negatives (nan)
+    x = _every_float32(257)
+    out = np.empty_like(x)
+    approx["log"](x, out)
+    with np.errstate(all="ignore"):
+        want = np.log(x)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert _ulps(out[ok], want[ok]).max() <= 2, "more than 2 ulp from NumPy"
+    if os.uname().machine in ("x86_64", "AMD64"):
+        assert _ulps(out[ok], want[ok]).max() == 0
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "log"])
 def test_approximations_special_values(approx, name):
     from tapecli.kernels.numpy_kernels import KERNELS
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 88.0, 88.7, 88.8, 89.0, -87.0, -103.0,
-                  -104.0, -200.0, 9.0, -9.0, 20.0], dtype=np.float32)
+                  -104.0, -200.0, 9.0, -9.0, 20.0, 1.0, 1e-45, 3.4e38], dtype=np.float32)
     out = np.empty_like(x)
     approx[name](x, out)
     want = KERNELS[name](x)

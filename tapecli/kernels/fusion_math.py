@@ -12,7 +12,10 @@ float32 versions are branch-free and vectorize:
   1 ulp of the correctly rounded value and 2 ulp of NumPy's (tests sample the whole range).
 
 Special values follow NumPy: nan stays nan, exp(inf) = inf, exp(-inf) = 0, tanh(+-inf) = +-1.
-float64 kernels call ``math.exp``/``math.tanh`` (libm).
+* ``logf`` is NumPy's own float32 SIMD algorithm too (mantissa and exponent from the bits, a [5/5]
+  rational approximation): NumPy's results bit for bit on x86-64 (tests sample every float32 range).
+
+float64 kernels call ``math.exp``/``math.tanh``/``math.log`` (libm).
 """
 from __future__ import annotations
 
@@ -34,6 +37,15 @@ def _i32_as_f32(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
+    return sig, codegen
+
+
+@intrinsic
+def _f32_as_i32(typingctx, x):
+    sig = types.int32(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
     return sig, codegen
 
 
@@ -65,6 +77,39 @@ def expf(x):
     y = p * _i32_as_f32((k1 + np.int32(127)) << np.int32(23)) * _i32_as_f32((k2 + np.int32(127)) << np.int32(23))
     y = y if x < f32(88.72284) else f32(np.inf)
     y = y if x > f32(-103.972084) else f32(0.0)
+    return y if x == x else x
+
+
+@_inline
+def logf(x):
+    # NumPy's float32 SIMD log (AVX512F/AVX2 loops): x = m * 2^e with m in (sqrt(1/2), sqrt(2)], a [5/5]
+    # rational approximation of log(m) in m - 1 with fused multiply-adds, plus e * log(2). The mantissa
+    # and exponent come from the bits (subnormals scaled by 2^25 first), as AVX-512's getmant/getexp.
+    tiny = x < f32(1.17549435e-38)
+    xs = x * f32(33554432.0) if tiny else x
+    bits = _f32_as_i32(xs)
+    e = f32(((bits >> np.int32(23)) & np.int32(0xFF)) - np.int32(126)) - (f32(25.0) if tiny else f32(0.0))
+    m = _i32_as_f32((bits & np.int32(0x7FFFFF)) | np.int32(0x3F000000))
+    low = m <= f32(0.707106781)
+    m = m + m if low else m
+    e = e - f32(1.0) if low else e
+    r = m - f32(1.0)
+    num = f32(2.589979117907922693523e-02)
+    num = num * r + f32(3.808837741388407920751e-01)
+    num = num * r + f32(1.480000633576506585156e+00)
+    num = num * r + f32(2.112677543073053063722e+00)
+    num = num * r + f32(9.999999999999998702752e-01)
+    num = num * r
+    den = f32(5.875095403124574342950e-03)
+    den = den * r + f32(1.546476374983906719538e-01)
+    den = den * r + f32(9.864942958519418960339e-01)
+    den = den * r + f32(2.453006071784736363091e+00)
+    den = den * r + f32(2.612677543073109236779e+00)
+    den = den * r + f32(1.0)
+    y = e * f32(0.693147180559945309417) + num / den
+    y = f32(np.inf) if x == f32(np.inf) else y
+    y = f32(-np.inf) if x == f32(0.0) else y
+    y = f32(np.nan) if x < f32(0.0) else y
     return y if x == x else x
 
 
@@ -115,6 +160,11 @@ def softplusf(x):
 @_inline
 def exp64(x):
     return math.exp(x)
+
+
+@_inline
+def log64(x):
+    return math.log(x)
 
 
 @_inline

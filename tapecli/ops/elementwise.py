@@ -66,7 +66,7 @@ SIN = _unary("sin", numba=True, deriv=lambda m, x, y, at: m.cos(x), fusion="math
 COS = _unary("cos", numba=True, deriv=lambda m, x, y, at: m.neg(m.sin(x)), fusion="math.cos({0})")
 TAN = _unary("tan", numba=True, deriv=lambda m, x, y, at: m.add(1, m.square(y)), saves=("out",))
 EXP = _unary("exp", numba=True, deriv=lambda m, x, y, at: y, saves=("out",), fusion="_exp({0})")
-LOG = _unary("log", numba=True, deriv=lambda m, x, y, at: m.reciprocal(x), fusion="math.log({0})")
+LOG = _unary("log", numba=True, deriv=lambda m, x, y, at: m.reciprocal(x), fusion="_log({0})")
 LOG1P = _unary("log1p", numba=True, deriv=lambda m, x, y, at: m.reciprocal(m.add(x, 1)))
 SQRT = _unary("sqrt", numba=True, deriv=lambda m, x, y, at: m.div(0.5, y), saves=("out",), fusion="math.sqrt({0})")
 RSQRT = _unary("rsqrt", numba=True, deriv=lambda m, x, y, at: m.mul(-0.5, m.mul(y, m.square(y))), saves=("out",),

@@ -164,5 +164,6 @@ def _sign3(x, zero, one): return zero if x == zero else (one if x > zero else (-
 
 
 FUSED = {name: DEVICE[op] for name, op in (("_exp", "exp"), ("_tanh", "tanh"), ("_sigmoid", "sigmoid"),
-                                           ("_softplus", "softplus"), ("maximum", "maximum"), ("minimum", "minimum"))}
+                                           ("_softplus", "softplus"), ("_log", "log"), ("maximum", "maximum"),
+                                           ("minimum", "minimum"))}
 FUSED.update(relu=cuda.jit(device=True)(_relu2), sign=cuda.jit(device=True)(_sign3))
