@@ -321,6 +321,36 @@ def test_fused_op_forward_mode_rule():
     np.testing.assert_allclose(float(jv.value), np.mean(np.exp(0.1 * xv) * (1 + 0.1 * xv) * t), rtol=1e-12)
 
 
+def _load_kernel(source, folder, name):
+    path = folder / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.kernel
+
+
+def test_a_fused_sum_is_the_same_on_any_number_of_threads(monkeypatch, tmp_path):
+    # the blocks split into one run per thread; the sums of the blocks are added in block order after
+    from tapecli.frontend.parser import parse
+    program = parse("loss = sum(sigmoid(x) * tanh(x * 1.5 + 0.5))\n", "f.tdf")
+    p = plan.analyze(program.body[0].value)
+    x = _data(5, n=5 * 2048 + 77)
+    results = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(codegen, "_threads", lambda: threads)
+        source = codegen.codegen(p, np.dtype(np.float32), ("a",), (0,))
+        kernel = _load_kernel(source, tmp_path, f"threads{threads}")
+        out, d = np.empty(1, np.float32), np.empty(x.size, np.float32)
+        kernel(x.size, x, np.float32(1.5), np.float32(0.5), out, d)
+        results.append((out.copy(), d))
+    for out, d in results[1:]:
+        np.testing.assert_array_equal(out, results[0][0])
+        np.testing.assert_array_equal(d, results[0][1])
+    exact = np.sum((1 / (1 + np.exp(-x.astype(np.float64)))) * np.tanh(x.astype(np.float64) * 1.5 + 0.5))
+    np.testing.assert_allclose(results[0][0][0], exact, rtol=1e-5)
+
+
 # ----------------------------------------------------------------- fallbacks
 
 def test_small_tensors_are_not_fused():
