@@ -415,3 +415,25 @@ def test_concurrent_first_runs_on_an_empty_cache(tmp_path):
     # and a later process loads what they cached
     doc, err = finish(start(prog, env, "--dtype", "float64"))
     assert doc["values"]["s"] == results[1][0]["values"]["s"]
+
+
+def _python(code, env):
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity")
+def test_numba_threads_follow_the_cpus_the_process_may_use(tmp_path):
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "import tapecli.kernels.numba_support; from numba.core import config; "
+            "print(config.NUMBA_NUM_THREADS, config.THREADING_LAYER, os.environ['OMP_WAIT_POLICY'])")
+    assert _python(code, env_for(tmp_path)) == ["1", "threadsafe", "PASSIVE"]
+    assert _python(code, env_for(tmp_path, NUMBA_NUM_THREADS="3", OMP_WAIT_POLICY="ACTIVE"))[::2] == ["3", "ACTIVE"]
+
+
+def test_openblas_idle_threads_sleep_unless_the_user_says_otherwise(tmp_path):
+    code = "import tapecli, os; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    env = {k: v for k, v in env_for(tmp_path).items() if not k.startswith(("OPENBLAS_", "GOTO_"))}
+    assert _python(code, env) == ["4"]
+    assert _python(code, {**env, "OPENBLAS_THREAD_TIMEOUT": "20"}) == ["20"]

@@ -23,8 +23,10 @@ How:
   folder (``tapecli.cache``) and imported (registered in ``sys.modules`` first), so that
   numba's ``cache=True`` serves a later process from disk. Their names hash the expression's
   structure, the dtype, the leaf kinds (array or scalar), the kernel variant, and the sources of
-  this module and of ``kernels/fusion_math.py`` (the cache folder is per tapecli and numba
-  version). A run compiles at most ``MAX_COMPILES`` new kernels; beyond that, the unfused path.
+  this module and of ``kernels/fusion_math.py`` and numba's thread count (the cache folder is per
+  tapecli and numba version). A run compiles at most ``MAX_COMPILES`` new kernels; beyond that, the
+  unfused path. A kernel splits its blocks into one run per thread (``prange``); a sum adds its blocks'
+  totals in block order, so its bits do not depend on the thread count.
 * **Derivatives**: the backward pass of an elementwise expression is diagonal, so when a tape
   records the expression the forward kernel also writes, for each leaf a tape watches, the
   derivative of the expression's value with respect to that leaf (``D``), differentiated
@@ -38,7 +40,7 @@ How:
   rules one by one. The forward-mode rule replays the same way.
 
 Semantically invisible: the same values within float32 rounding (the float32 kernels use the
-vectorisable ``expf``/``tanhf`` of ``kernels/fusion_math.py``, within 1 ulp of the correctly rounded
-results), the same tapes record the result, the same ``None``s. What differs: a tape holds one
-record ``fused`` (explain's chains name it) instead of one per op.
+vectorisable ``expf``/``logf``/``tanhf`` of ``kernels/fusion_math.py``, NumPy's results bit for bit for
+``exp`` and ``log``, within 2 ulp of them for ``tanh``), the same tapes record the result, the same
+``None``s. What differs: a tape holds one record ``fused`` (explain's chains name it) instead of one per op.
 """
