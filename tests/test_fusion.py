@@ -325,8 +325,9 @@ def test_a_fused_sum_is_the_same_on_any_number_of_threads(monkeypatch, tmp_path)
     p = plan.analyze(program.body[0].value)
     x = _data(5, n=5 * 2048 + 77)
     results = []
-    for threads in (1, 2, 3):
-        monkeypatch.setattr(codegen, "_threads", lambda: threads)
+    from tapecli.kernels import numba_support
+    for threads in (1, 2, 3):               # 1: a serial kernel
+        monkeypatch.setattr(numba_support, "kernel_threads", lambda: threads)
         source = codegen.codegen(p, np.dtype(np.float32), ("a",), (0,))
         kernel = _load_kernel(source, tmp_path, f"threads{threads}")
         out, d = np.empty(1, np.float32), np.empty(x.size, np.float32)
@@ -337,6 +338,33 @@ def test_a_fused_sum_is_the_same_on_any_number_of_threads(monkeypatch, tmp_path)
         np.testing.assert_array_equal(d, results[0][1])
     exact = np.sum((1 / (1 + np.exp(-x.astype(np.float64)))) * np.tanh(x.astype(np.float64) * 1.5 + 0.5))
     np.testing.assert_allclose(results[0][0][0], exact, rtol=1e-5)
+
+
+FORK = """
+import os, sys
+import numpy as np
+from tapecli.api import Options, run_source
+source = "var x = 0.0\\ntape t:\\n    loss = sum(sigmoid(x) * tanh(x * 1.5 + 0.5))\\ng = t.gradient(loss, x)\\n"
+options = Options(overrides={"x": np.linspace(-3, 3, 5000)})
+ops = lambda: [r.op.name for r in run_source(source, "f.tdf", options).tapes[0].records]
+print("parent", ops(), flush=True)
+pid = os.fork()
+if pid == 0:
+    print("child", ops(), flush=True)
+    os._exit(0)
+print("child exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_process_forked_after_a_fused_kernel_runs_fused_kernels(tmp_path):
+    # GNU OpenMP aborts a forked child that starts threads again: the child's kernels are serial
+    import subprocess
+    import sys
+    env = {**os.environ, "TAPECLI_FUSION_THRESHOLD": "1000", "TAPECLI_FUSION": "1", "NUMBA_NUM_THREADS": "2"}
+    env.pop("TAPECLI_BACKEND", None)
+    out = subprocess.run([sys.executable, "-c", FORK], env=env, capture_output=True, text=True, timeout=300)
+    assert out.stdout.split("\n")[:3] == ["parent ['fused']", "child ['fused']", "child exit 0"], out.stdout + out.stderr
 
 
 # ----------------------------------------------------------------- fallbacks

@@ -23,16 +23,9 @@ def _salt() -> str:
     sources = sorted(here.glob("*.py")) + [here.parent / "kernels" / "fusion_math.py"]
     templates = sorted((name, op.fusion) for name, op in ops.OPS.items() if op.fusion)
     parts = [p.read_bytes() for p in sources] + [
-             __version__.encode(), numba_version().encode(), repr(templates).encode(), str(_threads()).encode()]
+             __version__.encode(), numba_version().encode(), repr(templates).encode()]
     import hashlib
     return hashlib.sha1(b"\0".join(parts)).hexdigest()[:12]
-
-
-def _threads() -> int:
-    """numba's thread count: a kernel's number of runs is written into its source (numba cannot cache a
-    kernel that asks for the count at run time)."""
-    from numba import config
-    return config.NUMBA_NUM_THREADS
 
 
 _SALT = None
@@ -53,7 +46,9 @@ def kernel_key(plan, dtype, kinds, watched) -> str:
     if _SALT is None:
         _SALT = _salt()
     import hashlib
-    return hashlib.sha1(repr((_SALT, plan.structure, dtype.str, kinds, watched)).encode()).hexdigest()[:20]
+    from tapecli.kernels.numba_support import kernel_threads       # imports numba: only where a kernel is due
+    key = (_SALT, plan.structure, dtype.str, kinds, watched, kernel_threads())
+    return hashlib.sha1(repr(key).encode()).hexdigest()[:20]
 
 
 def _kernel(run, plan, dtype, kinds, watched):
@@ -243,12 +238,15 @@ def codegen(plan, dtype, kinds, watched) -> str:
                             else "exp64, tanh64, sigmoid64, softplus64, log64")
     params, array_leaves, body = element_body(plan, kinds, watched)
     ind = "    "
-    lines = [header, "@_jit(fastmath={'contract'}, parallel=True)", f"def kernel({', '.join(params)}):",
+    from tapecli.kernels.numba_support import kernel_threads
+    threads = kernel_threads()      # written into the source: numba cannot cache a kernel that asks
+    parallel = ", parallel=True" if threads > 1 else ""
+    lines = [header, f"@_jit(fastmath={{'contract'}}{parallel})", f"def kernel({', '.join(params)}):",
              f"{ind}blocks = (n + BLOCK - 1) // BLOCK",
-             f"{ind}runs = min({_threads()}, blocks)"]
+             f"{ind}runs = min({threads}, blocks)"]
     if plan.reduce:
         lines.append(f"{ind}sums = np.empty(blocks, np.float64)")
-    lines.append(f"{ind}for r in prange(runs):")
+    lines.append(f"{ind}for r in {'prange' if parallel else 'range'}(runs):")
     if plan.reduce:
         lines.append(f"{ind * 2}buf = np.empty(BLOCK, _F)")
     lines.append(f"{ind * 2}for b in range(r * blocks // runs, (r + 1) * blocks // runs):")

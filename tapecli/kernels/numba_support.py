@@ -30,6 +30,24 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from numba import njit, types  # noqa: E402
 from numba.core import config as _numba_config  # noqa: E402
+
+_forked = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    _forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def kernel_threads() -> int:
+    """The threads a parallel kernel may use: numba's count, but 1 (a serial kernel) in a process forked
+    from one that had numba loaded: GNU OpenMP (numba's thread-safe layer here) aborts a forked child
+    that starts threads again (a process pool of sweeps or checks after a run in the parent)."""
+    return 1 if _forked else _numba_config.NUMBA_NUM_THREADS
 from numba.extending import overload  # noqa: E402
 
 # numba imported earlier (by the host program) read its config before we set the variable.
