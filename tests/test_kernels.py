@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import subprocess
@@ -437,3 +438,9 @@ def test_openblas_idle_threads_sleep_unless_the_user_says_otherwise(tmp_path):
     env = {k: v for k, v in env_for(tmp_path).items() if not k.startswith(("OPENBLAS_", "GOTO_"))}
     assert _python(code, env) == ["4"]
     assert _python(code, {**env, "OPENBLAS_THREAD_TIMEOUT": "20"}) == ["20"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tbb") is not None, reason="TBB is installed")
+def test_without_a_thread_safe_threading_layer_fused_kernels_are_serial(tmp_path):
+    code = "from tapecli.kernels.numba_support import kernel_threads; print(kernel_threads())"
+    assert _python(code, env_for(tmp_path, NUMBA_THREADING_LAYER="tbb", NUMBA_NUM_THREADS="2")) == ["1"]

@@ -18,8 +18,8 @@ if not os.environ.get("NUMBA_CACHE_DIR") and _CACHE_FOLDER is not None:
 
 # Fused kernels run on all the CPUs this process may use (numba's default counts the machine's, an
 # affinity mask or a container's CPU set aside), on a threading layer that takes launches from
-# several threads at once (runs in threads): OpenMP or TBB. Without either, a parallel kernel fails
-# to launch and the caller takes its unfused path; numba's own workqueue layer would abort the process.
+# several threads at once (runs in threads): OpenMP or TBB. Without either, fused kernels are serial
+# (``kernel_threads``); numba's own workqueue layer would abort the process.
 # OpenMP's threads sleep as soon as a kernel ends instead of spinning for the next: on a machine whose
 # cores are busy with other work, a spinning thread took the CPU that the run itself needed (a fused
 # 1e7-element kernel: 32 ms, against 20 ms passive, with the load average at 4 on 2 cores).
@@ -43,11 +43,26 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+_layer_loads: bool | None = None     # whether a thread-safe threading layer loaded (tried once)
+
+
 def kernel_threads() -> int:
-    """The threads a parallel kernel may use: numba's count, but 1 (a serial kernel) in a process forked
-    from one that had numba loaded: GNU OpenMP (numba's thread-safe layer here) aborts a forked child
-    that starts threads again (a process pool of sweeps or checks after a run in the parent)."""
-    return 1 if _forked else _numba_config.NUMBA_NUM_THREADS
+    """The threads a parallel kernel may use: numba's count, but 1 (a serial kernel) where no thread-safe
+    threading layer loads (numba without OpenMP or TBB), and in a process forked from one that had numba
+    loaded: GNU OpenMP aborts a forked child that starts threads again (a process pool of sweeps or
+    checks after a run in the parent)."""
+    global _layer_loads
+    threads = _numba_config.NUMBA_NUM_THREADS
+    if _forked or threads == 1:
+        return 1
+    if _layer_loads is None:
+        from numba.np.ufunc.parallel import _launch_threads
+        try:
+            _launch_threads()
+            _layer_loads = True
+        except ValueError:      # "No threading layer could be loaded"
+            _layer_loads = False
+    return threads if _layer_loads else 1
 from numba.extending import overload  # noqa: E402
 
 # numba imported earlier (by the host program) read its config before we set the variable.
