@@ -296,8 +296,10 @@ def _forward(tape: Tape, target: Tensor, leaf, used: list):
         with quiet():
             for start in range(0, n, chunk):
                 count = min(chunk, n - start)
-                seed = _identity(n, leaf.dtype) if count == n and len(leaf.shape) == 1 else _one_hot(n, start, count, leaf.shape,
-                                                                                           leaf.dtype)
+                if count == n and len(leaf.shape) == 1:
+                    seed = _identity(n, leaf.dtype)
+                else:
+                    seed = _one_hot(n, start, count, leaf.shape, leaf.dtype)
                 parts.append(_tangents(fwd, target, leaf, seed, count == n))
     finally:
         ctx.running.pop()
