@@ -30,6 +30,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from numba import njit, types  # noqa: E402
 from numba.core import config as _numba_config  # noqa: E402
+from numba.extending import overload  # noqa: E402
+
+# numba imported earlier (by the host program) read its config before we set the variable.
+_CACHE_DIR = _numba_config.CACHE_DIR or (str(_CACHE_FOLDER) if _CACHE_FOLDER is not None else "")
+_CACHING = bool(_CACHE_DIR)  # with no writable cache folder, compile in memory only
 
 _forked = False
 
@@ -63,11 +68,6 @@ def kernel_threads() -> int:
         except ValueError:      # "No threading layer could be loaded"
             _layer_loads = False
     return threads if _layer_loads else 1
-from numba.extending import overload  # noqa: E402
-
-# numba imported earlier (by the host program) read its config before we set the variable.
-_CACHE_DIR = _numba_config.CACHE_DIR or (str(_CACHE_FOLDER) if _CACHE_FOLDER is not None else "")
-_CACHING = bool(_CACHE_DIR)  # with no writable cache folder, compile in memory only
 
 
 def _jit(fn=None, **options):
