@@ -20,11 +20,6 @@ from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Fun
 
 
 
-# node type -> the eval_<type> / exec_<type> method, found once per node type
-_EVAL: dict = {}
-_EXEC: dict = {}
-
-
 class Expressions:
     """The interpreter's ``eval_<node>`` methods and calls (mixed into :class:`Interpreter`)."""
 
@@ -77,15 +72,11 @@ class Expressions:
 
     # -------------------------------------------------------------- expressions
     def eval(self, node, scope):
-        return (_EVAL.get(node.__class__) or self._method("eval_", node))(self, node, scope)
+        return self.compiled.expression(node)(scope)
 
     def _method(self, prefix, node):
-        """The class's eval_/exec_ method for a node type, found once (a dict lookup afterwards)."""
-        table = _EVAL if prefix == "eval_" else _EXEC
-        f = getattr(type(self), prefix + type(node).__name__)
-        if type(self) is self.dispatch_class:
-            table[node.__class__] = f
-        return f
+        """The class's eval_/exec_ method for a node type (found once per node: see compiled.py)."""
+        return getattr(type(self), prefix + type(node).__name__)
 
     def lookup(self, name, scope, node):
         value = scope.get(name, _MISSING)
@@ -111,10 +102,8 @@ class Expressions:
         # One weak tensor per literal in the program: a literal is never recorded or watched itself
         # (ops and watch turn it into a tensor of their dtype first).
         t = self.literal_cache.get(id(node))
-        if t is None:
-            arr = literal_array(node.value)
-            arr.flags.writeable = False
-            t = self.literal_cache[id(node)] = new_tensor(arr, True)
+        if t is None:      # a NumPy scalar: arithmetic on scalars is several times faster than on 0-d arrays
+            t = self.literal_cache[id(node)] = new_tensor(literal_array(node.value)[()], True)
         return t
 
     def eval_String(self, node, scope):
@@ -274,6 +263,10 @@ class Expressions:
             if kw.name in kwargs:
                 raise TdfTypeError(f"the argument {kw.name} is given twice").locate(kw)
             kwargs[kw.name] = self.eval(kw.value, scope)
+        return self.call(func, args, kwargs, node)
+
+    def call(self, func, args, kwargs, node):
+        """Call a program value with evaluated arguments, at the call ``node``."""
         try:
             if func.__class__ is _PYFUNCTION and getattr(func, "is_builtin", False):
                 return call_builtin(func, self, node, args, kwargs)

@@ -30,11 +30,11 @@ from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
+from tapecli.ops.scalar import SCALAR_OPERATORS, by_operator, unwatched_scalar
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
-from tapecli.runtime.values import Tensor, Variable, _ids, convert_weak, dtype_name, is_float, literal_array
+from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
 
 _Tensor = Tensor
-_new = Tensor.__new__
 
 
 _run_kernel = kernels.run
@@ -42,19 +42,13 @@ _THRESHOLD = kernels.THRESHOLD
 _numba_forced = kernels.numba_forced
 
 
-def _tensor(value, weak=False) -> Tensor:
-    """``Tensor(value, weak)`` without the keyword handling: ops make one per application."""
-    t = _new(_Tensor)
-    t.value = value
-    t.weak = weak
-    t.id = next(_ids)
-    return t
+_tensor = make_tensor
 
 
 class Op:
     __slots__ = ("name", "kernel", "vjp", "jvp", "differentiable", "weak_arith", "unify", "float_only", "saves",
                  "grads", "batchable", "vjp_needs", "kept_extra", "release_extra", "_idx", "_save_in", "_save_out",
-                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion")
+                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator")
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
@@ -79,6 +73,7 @@ class Op:
         self._idx = None if unify == "all" else tuple(unify)
         self._unifies = self._idx != ()
         self._rules = None                # compiled small-array gradient rules (see _small_rule)
+        self._scalar_operator = SCALAR_OPERATORS.get(self.kernel)
         if saves == "all":
             self._save_in, self._save_out = None, True
         else:
@@ -172,8 +167,7 @@ def materialize(t: Tensor, dtype=None) -> Tensor:
             key = (v.dtype.char, v.tobytes(), dt.char)
             entry = _WEAK_CACHE.get(key)
         if entry is None or entry[0] is not v and key[0].__class__ is int:
-            arr = np.asarray(convert_weak(v, dt))
-            arr.flags.writeable = False
+            arr = convert_weak(v, dt)[()]     # a NumPy scalar: kernels on scalars are fastest
             if len(_WEAK_CACHE) > 4096:
                 _WEAK_CACHE.clear()
             # a constant: one tensor serves every use (nothing watches or records it as a source)
@@ -236,6 +230,10 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
 
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
+    if not ctx.tapes and not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
+        result = unwatched_scalar(op, inputs)
+        if result is not None:
+            return result
     tensors = [x if x.__class__ is _Tensor else to_tensor(x) for x in inputs]
     if op._unifies:
         if len(tensors) == 1:
@@ -245,7 +243,11 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         else:
             tensors = _unify(op, tensors)
     try:
-        out = _run_kernel(op.kernel, [t.value for t in tensors], attrs)
+        out = None
+        if op._scalar_operator is not None and len(tensors) == 2:
+            out = by_operator(op, tensors[0].value, tensors[1].value)
+        if out is None:
+            out = _run_kernel(op.kernel, [t.value for t in tensors], attrs)
     except MemoryError:
         from tapecli.errors import LimitError
         raise LimitError(f"{op.name} ran out of memory", hint="use smaller tensors") from None

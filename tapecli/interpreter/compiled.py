@@ -1,0 +1,267 @@
+"""The interpreter's compiled form: each node becomes, the first time it runs, a Python closure
+``f(scope)`` that calls its children's closures directly, so a loop pays no per-node dispatch on the
+node's type. The hot nodes (names, literals, arithmetic, calls, assignment, loops) get closures of
+their own; every other node's closure calls its ``eval_``/``exec_`` method, which stays the one
+definition of its meaning.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import LimitError, TdfError
+from tapecli.frontend import ast
+from tapecli.frontend.pyast import Starred
+from tapecli.fusion import plan as fusion_plans
+from tapecli.fusion.core import evaluate as fuse
+from tapecli.interpreter.library.core import truth
+from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
+from tapecli.runtime.context import current
+from tapecli.runtime.limits import Limits
+from tapecli.runtime.values import Tensor, Variable
+
+_FLOAT_SCALARS = (np.float32, np.float64)
+
+
+class Compiled:
+    """The closures of one interpreter's nodes, made once each (keyed by the node, which they keep alive)."""
+
+    def __init__(self, interp):
+        self.interp = interp
+        self.code: dict = {}
+
+    def expression(self, node):
+        entry = self.code.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = self.code[id(node)] = (node, self._expression(node))
+        return entry[1]
+
+    def block(self, body):
+        entry = self.code.get(id(body))
+        if entry is None or entry[0] is not body:
+            entry = self.code[id(body)] = (body, self._block(body))
+        return entry[1]
+
+    # ------------------------------------------------------------ expressions
+    def _expression(self, node):
+        make = _EXPRESSIONS.get(node.__class__)
+        return make(self, node) if make is not None else self._method_expression(node)
+
+    def _method_expression(self, node):
+        interp = self.interp
+        method = interp._method("eval_", node)
+
+        def evaluate(scope):
+            return method(interp, node, scope)
+        return evaluate
+
+    def _name(self, node):
+        ident = node.id
+        lookup = self.interp.lookup
+
+        def name(scope):
+            value = scope.vars.get(ident, _MISSING)
+            return lookup(ident, scope, node) if value is _MISSING else value
+        return name
+
+    def _number(self, node):
+        literal = self.interp.eval_Number(node, None)
+
+        def number(scope):
+            return literal
+        return number
+
+    def _binop(self, node):
+        interp = self.interp
+        left, right = self.expression(node.left), self.expression(node.right)
+        op_symbol = node.op
+        op = interp._BINARY[op_symbol]
+        binary = interp.binary
+        # A literal beside a float scalar takes its dtype (as the op would make it): kept per dtype here.
+        literal_side = 0 if node.left.__class__ is ast.Number else 1 if node.right.__class__ is ast.Number else None
+        constants: dict = {}
+
+        def constant(literal, other):
+            value = other.value
+            cls = value.__class__
+            if cls not in _FLOAT_SCALARS or other.weak:
+                return literal
+            c = constants.get(cls)
+            if c is None:
+                c = constants[cls] = ops.materialize(literal, value.dtype)
+            return c
+
+        def binop(scope):
+            a = left(scope)
+            b = right(scope)
+            try:
+                if a.__class__ is Tensor and b.__class__ is Tensor:
+                    if literal_side == 1:
+                        b = constant(b, a)
+                    elif literal_side == 0:
+                        a = constant(a, b)
+                    return op(a, b)
+                return binary(op_symbol, a, b, node)
+            except TdfError as e:
+                raise e.locate(node)
+        return binop
+
+    def _call(self, node):
+        interp = self.interp
+        if node.keywords or any(a.__class__ is Starred for a in node.args):
+            return self._method_expression(node)
+        func = self.expression(node.func)
+        args = [self.expression(a) for a in node.args]
+        call = interp.call
+
+        def call_positional(scope):
+            return call(func(scope), [a(scope) for a in args], {}, node)
+        return call_positional
+
+    # ------------------------------------------------------------- statements
+    def _block(self, body):
+        statements = [self._statement(s) for s in body]
+        if len(statements) == 1:
+            return statements[0]
+
+        def block(scope):
+            for s in statements:
+                s(scope)
+        return block
+
+    def _statement(self, node):
+        make = _STATEMENTS.get(node.__class__)
+        run = make(self, node) if make is not None else self._method_statement(node)
+        line = node.line
+
+        def statement(scope):
+            current().settings.line = line
+            try:
+                run(scope)
+            except TdfError as e:
+                raise e.locate(node)
+            except RecursionError:
+                raise LimitError("the program nests too deeply", hint="simplify the expression or the recursion",
+                                 line=node.line, column=node.column) from None
+        return statement
+
+    def _method_statement(self, node):
+        interp = self.interp
+        method = interp._method("exec_", node)
+
+        def run(scope):
+            method(interp, node, scope)
+        return run
+
+    def _expr_stmt(self, node):
+        value = self.expression(node.value)
+
+        def expr_stmt(scope):
+            value(scope)
+        return expr_stmt
+
+    def _assign(self, node):
+        interp = self.interp
+        if len(node.targets) != 1:
+            return self._method_statement(node)
+        target = node.targets[0]
+        value_node = node.value
+        value = self.expression(value_node)
+        plan = fusion_plans.analyze(value_node) if value_node.__class__ in _FUSABLE else None
+        leaves = plan.leaf_names if plan is not None else ()
+        requests = interp.requests
+        bind = interp.bind
+        implicit = bool(interp.implicit_wrt)
+
+        def assign(scope):
+            first_request = len(requests)
+            result = None
+            if leaves and _large_leaf(leaves, scope):
+                result = fuse(interp, value_node, scope)       # one kernel for a large elementwise expression
+            if result is None:
+                result = value(scope)
+            names = scope.vars
+            if (result.__class__ is Tensor and not implicit and target not in scope.consts
+                    and names.get(target).__class__ is not Variable):
+                names[target] = result            # the common case: a tensor bound to a name
+            else:
+                bind(scope, target, result, node)
+            if len(requests) > first_request and scope is interp.globals:
+                interp._name_requests(first_request, result, target)
+        return assign
+
+    def _while(self, node):
+        interp = self.interp
+        test_node = node.test
+        test = self.expression(test_node)
+        body = self.block(node.body)
+        always = test_node.__class__ is ast.Constant and test_node.value is True
+        check_limits = interp.check_limits
+        every = Limits.CHECK_EVERY
+
+        def loop(scope):
+            max_steps = interp.limits.max_steps
+            while always or truth(test(scope)):
+                steps = interp.steps = interp.steps + 1       # interp._step(), inline
+                if steps > max_steps or not steps % every:
+                    check_limits(steps)
+                try:
+                    body(scope)
+                except _Break:
+                    break
+                except _Continue:
+                    continue
+        return loop
+
+    def _for(self, node):
+        interp = self.interp
+        if len(node.targets) != 1:
+            return self._method_statement(node)
+        target = node.targets[0]
+        iterable = self.expression(node.iter)
+        body = self.block(node.body)
+        check_limits = interp.check_limits
+        every = Limits.CHECK_EVERY
+        items_of = interp.loop_items
+        bind = interp.bind
+        implicit = bool(interp.implicit_wrt)
+
+        def loop(scope):
+            names = scope.vars
+            max_steps = interp.limits.max_steps
+            for item in items_of(iterable(scope)):
+                steps = interp.steps = interp.steps + 1       # interp._step(), inline
+                if steps > max_steps or not steps % every:
+                    check_limits(steps)
+                if (item.__class__ is Tensor and not implicit and target not in scope.consts
+                        and names.get(target).__class__ is not Variable):
+                    names[target] = item
+                else:
+                    bind(scope, target, item, node)
+                try:
+                    body(scope)
+                except _Break:
+                    break
+                except _Continue:
+                    continue
+        return loop
+
+
+def _large_leaf(names, scope) -> bool:
+    """Whether an expression's leaves include a tensor large enough for fusion (checked before asking it)."""
+    threshold = fusion_plans.THRESHOLD
+    for name in names:
+        value = scope.get(name, None)
+        if value.__class__ is Tensor:
+            if value.value.size >= threshold:
+                return True
+        elif value.__class__ is Variable:
+            if value.read().value.size >= threshold:
+                return True
+    return False
+
+
+_EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinOp: Compiled._binop,
+                ast.Call: Compiled._call}
+_STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
+               ast.For: Compiled._for}
