@@ -16,11 +16,13 @@ from tapecli.fusion import plan as fusion_plans
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.interpreter.library.core import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
-from tapecli.runtime.context import current
+from tapecli.interpreter.objects import _PYFUNCTION
+from tapecli.ops.scalar import scalar_binary
 from tapecli.runtime.limits import Limits
 from tapecli.runtime.values import Tensor, Variable
 
 _FLOAT_SCALARS = (np.float32, np.float64)
+_OP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul"}
 
 
 class Compiled:
@@ -76,7 +78,9 @@ class Compiled:
         left, right = self.expression(node.left), self.expression(node.right)
         op_symbol = node.op
         op = interp._BINARY[op_symbol]
+        op_entry = ops.OPS[_OP_NAMES[op_symbol]]
         binary = interp.binary
+        tapes = interp.ctx.tapes
         # A literal beside a float scalar takes its dtype (as the op would make it): kept per dtype here.
         literal_side = 0 if node.left.__class__ is ast.Number else 1 if node.right.__class__ is ast.Number else None
         constants: dict = {}
@@ -100,6 +104,10 @@ class Compiled:
                         b = constant(b, a)
                     elif literal_side == 0:
                         a = constant(a, b)
+                    if interp.scalar_path and not tapes:     # nothing records: ops.apply's scalar path, directly
+                        result = scalar_binary(op_entry, a, b)
+                        if result is not None:
+                            return result
                     return op(a, b)
                 return binary(op_symbol, a, b, node)
             except TdfError as e:
@@ -113,9 +121,19 @@ class Compiled:
         func = self.expression(node.func)
         args = [self.expression(a) for a in node.args]
         call = interp.call
+        call_error = interp.call_error
 
         def call_positional(scope):
-            return call(func(scope), [a(scope) for a in args], {}, node)
+            f = func(scope)
+            values = [a(scope) for a in args]
+            if f.__class__ is _PYFUNCTION:
+                fast = getattr(f, "positional", None)
+                if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1]:
+                    try:
+                        return f(*values)        # a builtin whose arguments bind (as call_builtin)
+                    except Exception as e:
+                        raise call_error(e, node) from None
+            return call(f, values, {}, node)
         return call_positional
 
     # ------------------------------------------------------------- statements
@@ -133,9 +151,10 @@ class Compiled:
         make = _STATEMENTS.get(node.__class__)
         run = make(self, node) if make is not None else self._method_statement(node)
         line = node.line
+        settings = self.interp.ctx.settings
 
         def statement(scope):
-            current().settings.line = line
+            settings.line = line
             try:
                 run(scope)
             except TdfError as e:

@@ -13,7 +13,7 @@ from tapecli.frontend import ast
 from tapecli.interpreter import library  # noqa: F401 (registers every builtin)
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.interpreter.expectations import Expectations
-from tapecli.kernels import quiet as quiet_kernels
+from tapecli.kernels import numpy_quiet, quiet as quiet_kernels
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, flatten
 from tapecli.runtime.values import Variable
@@ -50,7 +50,9 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.implicit_tape = implicit_tape
         self.method_stack: list = []    # (class, instance) of the methods running, for super()
         self.fusion_state = None      # fusion's plans and compile count for this run
+        self.ctx = current()            # the run's context (api.run_program begins it first)
         self.compiled = Compiled(self)
+        self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path
 
     @property
     def rng(self):
@@ -66,8 +68,13 @@ class Interpreter(Statements, Expressions, PythonForms):
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:
         check_structure(self.program.body)
+        ctx = self.ctx
         with quiet_kernels():     # floating-point warnings off once for the run, not per op
-            self.exec_block(self.program.body, self.globals)
+            self.scalar_path = numpy_quiet() and not (ctx.provenance.enabled or ctx.numerics.enabled)
+            try:
+                self.exec_block(self.program.body, self.globals)
+            finally:
+                self.scalar_path = False
         return self.globals
 
     def exec_block(self, body, scope):

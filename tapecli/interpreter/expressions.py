@@ -278,15 +278,21 @@ class Expressions:
                 return func.call(self, args, kwargs, node)
             if callable(func) and getattr(func, "is_builtin", False):
                 return call_builtin(func, self, node, args, kwargs)
-        except TdfError as e:
-            raise e.locate(node)
-        except TypeError as e:
-            raise TdfTypeError(str(e)).locate(node) from None
-        except (ValueError, ArithmeticError, IndexError, KeyError) as e:
-            # the one net for Python errors escaping a builtin: bad values are the program's error (exit 3)
-            name = self.text(node.func) or "this call"
-            raise TdfValueError(f"{name}: {e}").locate(node) from None
+        except Exception as e:
+            raise self.call_error(e, node) from None
         raise TdfTypeError(f"{self.text(node.func) or 'this'} is {type_word(func)}, not a function").locate(node)
+
+    def call_error(self, error: Exception, node) -> Exception:
+        """What a call raises for an error out of the callee: located, and the Python errors escaping a
+        builtin as the program's errors (exit 3); anything else as it is."""
+        if isinstance(error, TdfError):
+            return error.locate(node)
+        if isinstance(error, TypeError):
+            return TdfTypeError(str(error)).locate(node)
+        if isinstance(error, (ValueError, ArithmeticError, IndexError, KeyError)):
+            name = self.text(node.func) or "this call"
+            return TdfValueError(f"{name}: {error}").locate(node)
+        return error
 
     def eval_Subscript(self, node, scope):
         value = self.eval(node.value, scope)

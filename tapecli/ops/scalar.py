@@ -27,35 +27,47 @@ def by_operator(op, a, b):
 
 
 def unwatched_scalar(op, inputs):
-    """``op`` applied to one or two float scalars of one dtype, all strong or all literals (of an op whose
-    literal arithmetic stays literal), by the shortest way: the caller checked that nothing records, logs or
-    checks it. None otherwise: then ``apply``'s full path runs (it also gives any error its message)."""
+    """``op`` applied to ``inputs`` by the shortest way, when they are one or two tensors of float scalars (see
+    :func:`scalar_binary`) and kernels run on NumPy with warnings off; the caller checked that nothing records,
+    logs or checks it. None otherwise: then ``apply``'s full path runs (it also gives any error its message)."""
     n = len(inputs)
-    if n == 1:
-        a = inputs[0]
-        if a.__class__ is not Tensor or a.value.__class__ not in FLOAT_SCALARS:
-            return None
-        weak = a.weak
-        args = [a.value]
-    elif n == 2:
+    if n == 2:
         a, b = inputs
-        if a.__class__ is not Tensor or b.__class__ is not Tensor or a.weak is not b.weak:
-            return None
-        weak = a.weak
-        av = a.value
-        bv = b.value
-        if av.__class__ is not bv.__class__ or av.__class__ not in FLOAT_SCALARS:
-            return None
-        if weak and not op.weak_arith:
-            return None
-        out = by_operator(op, av, bv)
-        if out is not None:
-            return _tensor(out, weak)
-        args = [av, bv]
-    else:
+        if a.__class__ is Tensor and b.__class__ is Tensor and _numpy_quiet():
+            return scalar_binary(op, a, b)
+    elif n == 1:
+        a = inputs[0]
+        if a.__class__ is Tensor and _numpy_quiet():
+            return scalar_unary(op, a)
+    return None
+
+
+def scalar_binary(op, a: Tensor, b: Tensor):
+    """``op`` on two float scalars of one dtype, both strong or both literals (of an op whose literal
+    arithmetic stays literal), or None. The caller checked that nothing watches and that kernels run on
+    NumPy with warnings off."""
+    av = a.value
+    bv = b.value
+    weak = a.weak
+    if av.__class__ is not bv.__class__ or av.__class__ not in FLOAT_SCALARS or b.weak is not weak \
+            or (weak and not op.weak_arith):
         return None
-    if (weak and not op.weak_arith) or not _numpy_quiet():
+    operate = op._scalar_operator
+    if operate is not None:
+        return _tensor(operate(av, bv), weak)
+    return _kernel(op, (av, bv), weak)
+
+
+def scalar_unary(op, a: Tensor):
+    """``op`` on a float scalar, strong or (for an op whose literal arithmetic stays literal) a literal, or
+    None; as :func:`scalar_binary`."""
+    v = a.value
+    if v.__class__ not in FLOAT_SCALARS or (a.weak and not op.weak_arith):
         return None
+    return _kernel(op, (v,), a.weak)
+
+
+def _kernel(op, args, weak):
     try:
         out = _RAW_KERNELS[op.kernel](*args)      # what kernels.run picks for scalars here
     except Exception:
