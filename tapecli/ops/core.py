@@ -30,7 +30,7 @@ from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
-from tapecli.ops.scalar import SCALAR_OPERATORS, by_operator, unwatched_scalar
+from tapecli.ops.scalar import SCALAR_OPERATORS, scalar_kernel, unwatched_scalar
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
 
@@ -243,9 +243,7 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         else:
             tensors = _unify(op, tensors)
     try:
-        out = None
-        if op._scalar_operator is not None and len(tensors) == 2:
-            out = by_operator(op, tensors[0].value, tensors[1].value)
+        out = scalar_kernel(op, tensors) if not attrs else None
         if out is None:
             out = _run_kernel(op.kernel, [t.value for t in tensors], attrs)
     except MemoryError:
@@ -316,6 +314,9 @@ def _kept(op: Op, inputs: list, output):
     return inputs, Stub(output)
 
 
+_NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
+
+
 def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
     """Record on every open, recording tape that watches an input (docs/spec/LANGUAGE.md §4.1); returns those tapes."""
     ctx = current()
@@ -334,7 +335,8 @@ def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
             continue
         if rec is None:
             kept_inputs, kept_output = _kept(op, inputs, output)
-            rec = Record(op, kept_inputs, kept_output, attrs, ctx.settings.line)
+            # a tuple, and one shared empty dict: a long loop's records are many and small
+            rec = Record(op, tuple(kept_inputs), kept_output, attrs or _NO_ATTRS, ctx.settings.line)
         rec.holders += 1
         tape.records.append(rec)
         ids.add(output.id)

@@ -1,4 +1,9 @@
-"""The ops' shortest path: scalars that nothing watches (the interpreter's loops on NumPy scalars)."""
+"""The ops' shortest path: float scalars (the interpreter's loops keep their values as NumPy scalars).
+
+Inside ``kernels.quiet()`` on NumPy, a kernel on scalars is its NumPy function (``kernels.run`` never sends
+a scalar to Numba), and ``+ - * /`` on two float scalars of one dtype are Python's operators: the same IEEE
+arithmetic as the ufuncs, bit for bit, at a tenth of a ufunc call's cost.
+"""
 from __future__ import annotations
 
 import operator
@@ -11,25 +16,33 @@ from tapecli.runtime.values import Tensor, make_tensor as _tensor
 _numpy_quiet = kernels.numpy_quiet
 _RAW_KERNELS = kernels.RAW_NUMPY_KERNELS
 
-# Kernels that Python's operators compute exactly as NumPy's ufuncs on two float scalars of one dtype
-# (IEEE arithmetic, correctly rounded), at a tenth of a ufunc call's cost.
 SCALAR_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 FLOAT_SCALARS = (np.float32, np.float64)
 
 
-def by_operator(op, a, b):
-    """``op``'s kernel on two float scalars of one dtype by Python's operator, where it has one and the kernel
-    would run on NumPy with warnings off; else None."""
+def _run(op, values):
+    """``op``'s NumPy kernel on scalar ``values``, its result as ``kernels.run`` gives it."""
     operate = op._scalar_operator
-    if operate is not None and a.__class__ is b.__class__ and a.__class__ in FLOAT_SCALARS and _numpy_quiet():
-        return operate(a, b)
-    return None
+    if operate is not None and len(values) == 2:
+        return operate(*values)
+    out = _RAW_KERNELS[op.kernel](*values)
+    return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
+
+
+def scalar_kernel(op, tensors):
+    """``op``'s kernel on the values of ``apply``'s tensors (unified) when they are one or two float scalars
+    of one dtype and kernels run on NumPy with warnings off; else None (``kernels.run`` decides)."""
+    values = [t.value for t in tensors]
+    cls = values[0].__class__ if values else None
+    if cls not in FLOAT_SCALARS or len(values) > 2 or values[-1].__class__ is not cls or not _numpy_quiet():
+        return None
+    return _run(op, values)
 
 
 def unwatched_scalar(op, inputs):
-    """``op`` applied to ``inputs`` by the shortest way, when they are one or two tensors of float scalars (see
-    :func:`scalar_binary`) and kernels run on NumPy with warnings off; the caller checked that nothing records,
-    logs or checks it. None otherwise: then ``apply``'s full path runs (it also gives any error its message)."""
+    """``op`` applied to ``inputs`` by the shortest way (see :func:`scalar_result`) when they are one or two
+    tensors and kernels run on NumPy with warnings off; the caller checked that nothing records, logs or
+    checks it. None otherwise: then ``apply``'s full path runs (it also gives any error its message)."""
     n = len(inputs)
     if n == 2:
         a, b = inputs
@@ -38,40 +51,32 @@ def unwatched_scalar(op, inputs):
     elif n == 1:
         a = inputs[0]
         if a.__class__ is Tensor and _numpy_quiet():
-            return scalar_unary(op, a)
+            return scalar_result(op, (a.value,), a.weak)
     return None
 
 
 def scalar_binary(op, a: Tensor, b: Tensor):
-    """``op`` on two float scalars of one dtype, both strong or both literals (of an op whose literal
-    arithmetic stays literal), or None. The caller checked that nothing watches and that kernels run on
-    NumPy with warnings off."""
+    """``op`` on two tensors (see :func:`scalar_result`); the caller checked that nothing watches and that
+    kernels run on NumPy with warnings off."""
     av = a.value
     bv = b.value
     weak = a.weak
-    if av.__class__ is not bv.__class__ or av.__class__ not in FLOAT_SCALARS or b.weak is not weak \
-            or (weak and not op.weak_arith):
+    if av.__class__ is not bv.__class__ or b.weak is not weak:
         return None
     operate = op._scalar_operator
-    if operate is not None:
-        return _tensor(operate(av, bv), weak)
-    return _kernel(op, (av, bv), weak)
+    if operate is not None and av.__class__ in FLOAT_SCALARS and not weak:
+        return _tensor(operate(av, bv))      # the common case, first
+    return scalar_result(op, (av, bv), weak)
 
 
-def scalar_unary(op, a: Tensor):
-    """``op`` on a float scalar, strong or (for an op whose literal arithmetic stays literal) a literal, or
-    None; as :func:`scalar_binary`."""
-    v = a.value
-    if v.__class__ not in FLOAT_SCALARS or (a.weak and not op.weak_arith):
+def scalar_result(op, values, weak):
+    """The tensor of ``op`` on float scalar ``values`` of one dtype, all strong or all literals (of an op
+    whose literal arithmetic stays literal, as ``apply`` would leave them), or None: a value of another
+    kind, a kernel error (``apply`` words it) or a result larger than a scalar (``apply`` admits it)."""
+    if values[0].__class__ not in FLOAT_SCALARS or (weak and not op.weak_arith):
         return None
-    return _kernel(op, (v,), a.weak)
-
-
-def _kernel(op, args, weak):
     try:
-        out = _RAW_KERNELS[op.kernel](*args)      # what kernels.run picks for scalars here
+        out = _run(op, values)
     except Exception:
         return None
-    if out.__class__ in FLOAT_SCALARS or isinstance(out, (np.generic, np.ndarray)) and out.size <= 1:
-        return _tensor(out, weak)
-    return None
+    return _tensor(out, weak) if out.size <= 1 else None
