@@ -17,6 +17,7 @@ from tapecli.fusion.core import evaluate as fuse
 from tapecli.interpreter.library.core import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.objects import _PYFUNCTION
+from tapecli.interpreter.registry import BUILTINS
 from tapecli.ops.scalar import scalar_binary
 from tapecli.runtime.limits import Limits
 from tapecli.runtime.values import Tensor, Variable
@@ -63,7 +64,13 @@ class Compiled:
 
         def name(scope):
             value = scope.vars.get(ident, _MISSING)
-            return lookup(ident, scope, node) if value is _MISSING else value
+            if value is _MISSING:
+                if scope.parent is None:          # lookup's order, inline for a builtin's name at top level
+                    value = BUILTINS.get(ident, _MISSING)
+                    if value is not _MISSING:
+                        return value
+                return lookup(ident, scope, node)
+            return value
         return name
 
     def _number(self, node):
@@ -270,7 +277,9 @@ def _large_leaf(names, scope) -> bool:
     """Whether an expression's leaves include a tensor large enough for fusion (checked before asking it)."""
     threshold = fusion_plans.THRESHOLD
     for name in names:
-        value = scope.get(name, None)
+        value = scope.vars.get(name, _MISSING)
+        if value is _MISSING:
+            value = scope.get(name, None)
         if value.__class__ is Tensor:
             if value.value.size >= threshold:
                 return True

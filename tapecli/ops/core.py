@@ -30,7 +30,7 @@ from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
-from tapecli.ops.scalar import SCALAR_OPERATORS, scalar_kernel, unwatched_scalar
+from tapecli.ops.scalar import FLOAT_SCALARS, SCALAR_OPERATORS, scalar_kernel, unwatched_scalar
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
 
@@ -228,6 +228,14 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
     return tensors
 
 
+def _same_float_scalars(tensors) -> bool:
+    """Two strong float scalars of one dtype: nothing for ``_unify`` to do."""
+    if len(tensors) != 2:
+        return False
+    a, b = tensors
+    return a.value.__class__ is b.value.__class__ and a.value.__class__ in FLOAT_SCALARS and not (a.weak or b.weak)
+
+
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
     if not ctx.tapes and not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
@@ -240,7 +248,7 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
             t = tensors[0]
             if t.weak or (op.float_only and t.value.dtype.kind != "f"):
                 tensors = _unify(op, tensors)
-        else:
+        elif not _same_float_scalars(tensors):
             tensors = _unify(op, tensors)
     try:
         out = scalar_kernel(op, tensors) if not attrs else None
@@ -300,18 +308,20 @@ def _kept(op: Op, inputs: list, output):
     """What a record of ``op`` keeps: the tensors its rules read, stubs for the others. (``inputs`` is
     the list apply made; the record may keep it.)"""
     keep = op._save_in
-    if keep is None or current().numerics.enabled:     # --check-numerics reports every input's values
+    if keep is None:
         return inputs, output
+    kept = inputs
     if not (op._keeps_inputs and len(inputs) == 2):
         i = 0
         for t in inputs:
             if t.value.nbytes >= STUB_BYTES and i not in keep:
-                inputs = [t if i in keep else stub(t) for i, t in enumerate(inputs)]
+                kept = [t if i in keep else stub(t) for i, t in enumerate(inputs)]
                 break
             i += 1
-    if op._save_out or output.value.nbytes < STUB_BYTES:
-        return inputs, output
-    return inputs, Stub(output)
+    stub_output = not op._save_out and output.value.nbytes >= STUB_BYTES
+    if (kept is inputs and not stub_output) or current().numerics.enabled:
+        return inputs, output           # (--check-numerics reports every input's values)
+    return kept, Stub(output) if stub_output else output
 
 
 _NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
@@ -320,7 +330,8 @@ _NO_ATTRS: dict = {}     # never written: the attributes of every record of an o
 def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
     """Record on every open, recording tape that watches an input (docs/spec/LANGUAGE.md §4.1); returns those tapes."""
     ctx = current()
-    if output.value.dtype.kind != "f":
+    value = output.value
+    if value.__class__ not in FLOAT_SCALARS and value.dtype.kind != "f":
         return []
     rec = None
     tapes = []
@@ -480,6 +491,10 @@ def _small_vjp(rec, gv, rules, reach, grads, add):
         xv = x if x.__class__ is Stub else x.value
         gi = rules[0](gv, xv, yv)
         if gi.__class__ is not np.ndarray:
+            if gi.__class__ is xv.__class__:      # a scalar's gradient: a scalar of its dtype, as it is
+                prev = grads.get(key)
+                grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
+                return
             gi = np.asarray(gi)
         if gi.shape != x.shape:
             gi = _raw_unbroadcast(gi, x.shape, gv.ndim - len(y.shape))
@@ -496,11 +511,12 @@ def _small_vjp(rec, gv, rules, reach, grads, add):
         if rule is None or key not in reach:
             continue
         gi = rule(gv, *vals)
-        if gi.__class__ is not np.ndarray:
+        if gi.__class__ is not np.ndarray and gi.__class__ is not vals[i - 1].__class__:
             gi = np.asarray(gi)
-        shape = inp.shape
-        if gi.shape != shape:
-            gi = _raw_unbroadcast(gi, shape, gv.ndim - len(y.shape))
+        if gi.__class__ is np.ndarray:
+            shape = inp.shape
+            if gi.shape != shape:
+                gi = _raw_unbroadcast(gi, shape, gv.ndim - len(y.shape))
         prev = grads.get(key)
         grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
 

@@ -32,9 +32,16 @@ def _run(op, values):
 def scalar_kernel(op, tensors):
     """``op``'s kernel on the values of ``apply``'s tensors (unified) when they are one or two float scalars
     of one dtype and kernels run on NumPy with warnings off; else None (``kernels.run`` decides)."""
-    values = [t.value for t in tensors]
-    cls = values[0].__class__ if values else None
-    if cls not in FLOAT_SCALARS or len(values) > 2 or values[-1].__class__ is not cls or not _numpy_quiet():
+    n = len(tensors)
+    if n == 2:
+        values = (tensors[0].value, tensors[1].value)
+        if values[0].__class__ is not values[1].__class__:
+            return None
+    elif n == 1:
+        values = (tensors[0].value,)
+    else:
+        return None
+    if values[0].__class__ not in FLOAT_SCALARS or not _numpy_quiet():
         return None
     return _run(op, values)
 
@@ -64,8 +71,8 @@ def scalar_binary(op, a: Tensor, b: Tensor):
     if av.__class__ is not bv.__class__ or b.weak is not weak:
         return None
     operate = op._scalar_operator
-    if operate is not None and av.__class__ in FLOAT_SCALARS and not weak:
-        return _tensor(operate(av, bv))      # the common case, first
+    if operate is not None and av.__class__ in FLOAT_SCALARS and (op.weak_arith or not weak):
+        return _tensor(operate(av, bv), weak)      # the common case, first
     return scalar_result(op, (av, bv), weak)
 
 
