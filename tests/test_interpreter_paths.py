@@ -72,3 +72,34 @@ def test_a_builtin_error_in_a_loop_keeps_its_position():
     with pytest.raises(TdfTypeError) as e:
         run_source("y = cast(0.5, float32)\nfor i in range(3):\n    y = sin(y, y, y)\n")
     assert (e.value.line, e.value.column) == (3, 9)
+
+
+def test_literals_on_either_side_and_scalar_operands_give_numpys_bits():
+    result = run_source("y = cast(0.25, float32)\nz = cast(0.5, float32)\nfor i in range(50):\n"
+                        "    y = 2.0 - y * 0.5 + tanh(z) / 3\n    z = z * y - sqrt(z * z + 1.0)\n")
+    y, z = np.float32(0.25), np.float32(0.5)
+    for _ in range(50):
+        y = np.float32(2.0) - y * np.float32(0.5) + np.tanh(z) / np.float32(3)
+        z = z * y - np.sqrt(z * z + np.float32(1.0))
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes()
+    assert _value(result, "z").value.tobytes() == np.asarray(z).tobytes()
+
+
+@pytest.mark.parametrize("binding", ["def sin(x):\n    return x * 2.0\n", "sin = cos\n"])
+def test_a_program_name_shadows_a_builtin_in_a_scalar_loop(binding):
+    result = run_source(binding + "y = cast(0.5, float32)\nfor i in range(3):\n    y = sin(y) * 1.01\n")
+    y = np.float32(0.5)
+    for _ in range(3):
+        y = (y * np.float32(2.0) if binding.startswith("def") else np.cos(y)) * np.float32(1.01)
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes()
+
+
+def test_a_kernel_that_gives_an_array_and_mixed_dtypes_take_the_full_path():
+    result = run_source("y = cast(0.5, float32)\nfor i in range(5):\n    y = sigmoid(y) * 1.5\n")
+    y = np.float32(0.5)
+    for _ in range(5):
+        y = np.float32(1 / (1 + np.exp(-y))) * np.float32(1.5)
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes() and _value(result, "y").dtype == np.float32
+    with pytest.raises(TdfTypeError) as e:
+        run_source("y = cast(0.5, float32)\nz = cast(0.5, float64)\nfor i in range(2):\n    y = sin(y) + z\n")
+    assert "float32 and float64" in str(e.value) and (e.value.line, e.value.column) == (4, 9)

@@ -6,6 +6,8 @@ definition of its meaning.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from tapecli import ops
@@ -20,7 +22,8 @@ from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.ops.scalar import scalar_binary
 from tapecli.runtime.limits import Limits
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.kernels import RAW_NUMPY_KERNELS
+from tapecli.runtime.values import Tensor, Variable, make_tensor
 
 _FLOAT_SCALARS = (np.float32, np.float64)
 _OP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul"}
@@ -198,11 +201,18 @@ class Compiled:
         requests = interp.requests
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
+        scalar = self._scalar(value_node) if value_node.__class__ in (ast.BinOp, ast.Call) else None
+        tapes = interp.ctx.tapes
 
         def assign(scope):
             first_request = len(requests)
             result = None
-            if leaves and _large_leaf(leaves, scope):
+            # scalars on their own path (fusion takes none while its threshold is over one element)
+            if scalar is not None and interp.scalar_path and not tapes and fusion_plans.THRESHOLD > 1:
+                raw = scalar(scope)
+                if raw is not None:
+                    result = make_tensor(raw)
+            if result is None and leaves and _large_leaf(leaves, scope):
                 result = fuse(interp, value_node, scope)       # one kernel for a large elementwise expression
             if result is None:
                 result = value(scope)
@@ -215,6 +225,86 @@ class Compiled:
             if len(requests) > first_request and scope is interp.globals:
                 interp._name_requests(first_request, result, target)
         return assign
+
+    # ------------------------------------------------- expressions on raw scalars
+    def _scalar(self, node):
+        """A closure ``f(scope)`` giving the NumPy float scalar ``node`` evaluates to, without a tensor for each
+        step, when its names hold strong float scalars of one dtype (the caller checked that nothing records,
+        logs or checks ops, as ops.scalar's path requires); None from ``f`` where that does not hold, and None
+        instead of ``f`` for a node it cannot take. It takes names, literals beside them, + - * / and calls of
+        one-input elementwise builtins: nodes without effects, so giving up midway costs only the work done."""
+        cls = node.__class__
+        if cls is ast.Name:
+            ident = node.id
+
+            def name(scope):
+                value = scope.vars.get(ident)
+                if value.__class__ is Tensor and not value.weak and value.value.__class__ in _FLOAT_SCALARS:
+                    return value.value
+                return None
+            return name
+        if cls is ast.BinOp and node.op in _SCALAR_OPERATORS:
+            return self._scalar_binop(node)
+        if (cls is ast.Call and node.func.__class__ is ast.Name and len(node.args) == 1 and not node.keywords
+                and node.args[0].__class__ is not Starred):
+            return self._scalar_call(node)
+        return None
+
+    def _scalar_binop(self, node):
+        operate = _SCALAR_OPERATORS[node.op]
+        literal = None
+        if node.right.__class__ is ast.Number:
+            literal, other = self.expression(node.right)(None), self._scalar(node.left)
+        elif node.left.__class__ is ast.Number:
+            literal, other = self.expression(node.left)(None), self._scalar(node.right)
+        if literal is not None:
+            if other is None:
+                return None
+            constants: dict = {}
+            literal_right = node.right.__class__ is ast.Number
+
+            def with_literal(scope):
+                a = other(scope)
+                if a is None:
+                    return None
+                c = constants.get(a.__class__)
+                if c is None:        # the literal in the scalar's dtype, as the op would make it
+                    c = constants[a.__class__] = ops.materialize(literal, a.dtype).value
+                return operate(a, c) if literal_right else operate(c, a)
+            return with_literal
+        left, right = self._scalar(node.left), self._scalar(node.right)
+        if left is None or right is None:
+            return None
+
+        def binop(scope):
+            a = left(scope)
+            if a is None:
+                return None
+            b = right(scope)
+            return operate(a, b) if b.__class__ is a.__class__ else None
+        return binop
+
+    def _scalar_call(self, node):
+        ident = node.func.id
+        function = BUILTINS.get(ident)
+        op = _UNARY_BUILTINS.get(function)
+        argument = self._scalar(node.args[0])
+        if op is None or argument is None:
+            return None
+        kernel = RAW_NUMPY_KERNELS[op.kernel]
+
+        def call(scope):
+            if ident in scope.vars or BUILTINS.get(ident) is not function:
+                return None          # the name is the program's own, or another builtin now
+            a = argument(scope)
+            if a is None:
+                return None
+            try:
+                out = kernel(a)
+            except Exception:        # the usual path words it
+                return None
+            return out if out.__class__ is a.__class__ else None
+        return call
 
     def _while(self, node):
         interp = self.interp
@@ -273,6 +363,22 @@ class Compiled:
         return loop
 
 
+def _unary_builtins() -> dict:
+    """Builtin function -> op, for the one-input elementwise ops whose builtin is exactly ``apply(op, (x,))``:
+    the op's own public function, whose code names nothing but ``apply`` and op constants."""
+    out = {}
+    for op in ops.OPS.values():
+        function = getattr(ops, op.public_name, None)
+        code = getattr(function, "__code__", None)
+        if (op.grads is None or len(op.grads) != 1 or code is None or code.co_argcount != 1
+                or op.kernel not in RAW_NUMPY_KERNELS or "apply" not in code.co_names
+                or not all(n in ("apply", "OPS") or n.isupper() for n in code.co_names)):
+            continue
+        if any(BUILTINS.get(name) is function for name in op.program):
+            out[function] = op
+    return out
+
+
 def _large_leaf(names, scope) -> bool:
     """Whether an expression's leaves include a tensor large enough for fusion (checked before asking it)."""
     threshold = fusion_plans.THRESHOLD
@@ -291,5 +397,7 @@ def _large_leaf(names, scope) -> bool:
 
 _EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinOp: Compiled._binop,
                 ast.Call: Compiled._call}
+_SCALAR_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_UNARY_BUILTINS = _unary_builtins()
 _STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
                ast.For: Compiled._for}
