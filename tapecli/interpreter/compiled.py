@@ -204,14 +204,22 @@ class Compiled:
         scalar = self._scalar(value_node) if value_node.__class__ in (ast.BinOp, ast.Call) else None
         tapes = interp.ctx.tapes
 
+        misses = 0          # after a miss, the raw path waits a while before it tries again
+
         def assign(scope):
+            nonlocal misses
             first_request = len(requests)
             result = None
             # scalars on their own path (fusion takes none while its threshold is over one element)
             if scalar is not None and interp.scalar_path and not tapes and fusion_plans.THRESHOLD > 1:
-                raw = scalar(scope)
-                if raw is not None:
-                    result = make_tensor(raw)
+                if misses:
+                    misses -= 1
+                else:
+                    raw = scalar(scope)
+                    if raw is not None:
+                        result = make_tensor(raw)
+                    else:
+                        misses = 64
             if result is None and leaves and _large_leaf(leaves, scope):
                 result = fuse(interp, value_node, scope)       # one kernel for a large elementwise expression
             if result is None:
