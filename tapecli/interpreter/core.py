@@ -10,16 +10,16 @@ import time
 import numpy as np
 
 from tapecli.frontend import ast
-from tapecli.errors import (LimitError, TdfError)
 from tapecli.interpreter import library  # noqa: F401 (registers every builtin)
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.interpreter.expectations import Expectations
-from tapecli.kernels import quiet as quiet_kernels
+from tapecli.kernels import numpy_quiet, quiet as quiet_kernels
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, flatten
 from tapecli.runtime.values import Variable
 from tapecli.frontend.structure import check_structure
-from tapecli.interpreter.expressions import _EXEC, Expressions
+from tapecli.interpreter.compiled import Compiled
+from tapecli.interpreter.expressions import Expressions
 from tapecli.interpreter.objects import Request, Scope
 from tapecli.interpreter.statements import Statements
 from tapecli.interpreter.pyforms import PythonForms
@@ -50,6 +50,9 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.implicit_tape = implicit_tape
         self.method_stack: list = []    # (class, instance) of the methods running, for super()
         self.fusion_state = None      # fusion's plans and compile count for this run
+        self.ctx = current()            # the run's context (api.run_program begins it first)
+        self.compiled = Compiled(self)
+        self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path
 
     @property
     def rng(self):
@@ -65,23 +68,18 @@ class Interpreter(Statements, Expressions, PythonForms):
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:
         check_structure(self.program.body)
+        ctx = self.ctx
         with quiet_kernels():     # floating-point warnings off once for the run, not per op
-            self.exec_block(self.program.body, self.globals)
+            self.scalar_path = numpy_quiet() and not (ctx.provenance.enabled or ctx.numerics.enabled)
+            try:
+                self.exec_block(self.program.body, self.globals)
+            finally:
+                self.scalar_path = False
         return self.globals
 
     def exec_block(self, body, scope):
-        for stmt in body:
-            self.exec_stmt(stmt, scope)
-
-    def exec_stmt(self, node, scope):
-        current().settings.line = node.line
-        try:
-            (_EXEC.get(node.__class__) or self._method("exec_", node))(self, node, scope)
-        except TdfError as e:
-            raise e.locate(node)
-        except RecursionError:
-            raise LimitError("the program nests too deeply", hint="simplify the expression or the recursion",
-                             line=node.line, column=node.column) from None
+        if body:
+            self.compiled.block(body)(scope)
 
     def text(self, node) -> str:
         return self.source[node.start:node.end] if node.end > node.start else ""
@@ -141,5 +139,3 @@ class Interpreter(Statements, Expressions, PythonForms):
                 labels.append(f"{self.text(node) if node is not None else 'sources'}[{i}]")
         return labels
 
-
-Interpreter.dispatch_class = Interpreter   # eval_/exec_ lookups are cached for this class only

@@ -20,11 +20,6 @@ from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Fun
 
 
 
-# node type -> the eval_<type> / exec_<type> method, found once per node type
-_EVAL: dict = {}
-_EXEC: dict = {}
-
-
 class Expressions:
     """The interpreter's ``eval_<node>`` methods and calls (mixed into :class:`Interpreter`)."""
 
@@ -77,15 +72,11 @@ class Expressions:
 
     # -------------------------------------------------------------- expressions
     def eval(self, node, scope):
-        return (_EVAL.get(node.__class__) or self._method("eval_", node))(self, node, scope)
+        return self.compiled.expression(node)(scope)
 
     def _method(self, prefix, node):
-        """The class's eval_/exec_ method for a node type, found once (a dict lookup afterwards)."""
-        table = _EVAL if prefix == "eval_" else _EXEC
-        f = getattr(type(self), prefix + type(node).__name__)
-        if type(self) is self.dispatch_class:
-            table[node.__class__] = f
-        return f
+        """The class's eval_/exec_ method for a node type (found once per node: see compiled.py)."""
+        return getattr(type(self), prefix + type(node).__name__)
 
     def lookup(self, name, scope, node):
         value = scope.get(name, _MISSING)
@@ -111,10 +102,8 @@ class Expressions:
         # One weak tensor per literal in the program: a literal is never recorded or watched itself
         # (ops and watch turn it into a tensor of their dtype first).
         t = self.literal_cache.get(id(node))
-        if t is None:
-            arr = literal_array(node.value)
-            arr.flags.writeable = False
-            t = self.literal_cache[id(node)] = new_tensor(arr, True)
+        if t is None:      # a NumPy scalar: arithmetic on scalars is several times faster than on 0-d arrays
+            t = self.literal_cache[id(node)] = new_tensor(literal_array(node.value)[()], True)
         return t
 
     def eval_String(self, node, scope):
@@ -274,6 +263,10 @@ class Expressions:
             if kw.name in kwargs:
                 raise TdfTypeError(f"the argument {kw.name} is given twice").locate(kw)
             kwargs[kw.name] = self.eval(kw.value, scope)
+        return self.call(func, args, kwargs, node)
+
+    def call(self, func, args, kwargs, node):
+        """Call a program value with evaluated arguments, at the call ``node``."""
         try:
             if func.__class__ is _PYFUNCTION and getattr(func, "is_builtin", False):
                 return call_builtin(func, self, node, args, kwargs)
@@ -285,15 +278,21 @@ class Expressions:
                 return func.call(self, args, kwargs, node)
             if callable(func) and getattr(func, "is_builtin", False):
                 return call_builtin(func, self, node, args, kwargs)
-        except TdfError as e:
-            raise e.locate(node)
-        except TypeError as e:
-            raise TdfTypeError(str(e)).locate(node) from None
-        except (ValueError, ArithmeticError, IndexError, KeyError) as e:
-            # the one net for Python errors escaping a builtin: bad values are the program's error (exit 3)
-            name = self.text(node.func) or "this call"
-            raise TdfValueError(f"{name}: {e}").locate(node) from None
+        except Exception as e:
+            raise self.call_error(e, node) from None
         raise TdfTypeError(f"{self.text(node.func) or 'this'} is {type_word(func)}, not a function").locate(node)
+
+    def call_error(self, error: Exception, node) -> Exception:
+        """What a call raises for an error out of the callee: located, and the Python errors escaping a
+        builtin as the program's errors (exit 3); anything else as it is."""
+        if isinstance(error, TdfError):
+            return error.locate(node)
+        if isinstance(error, TypeError):
+            return TdfTypeError(str(error)).locate(node)
+        if isinstance(error, (ValueError, ArithmeticError, IndexError, KeyError)):
+            name = self.text(node.func) or "this call"
+            return TdfValueError(f"{name}: {error}").locate(node)
+        return error
 
     def eval_Subscript(self, node, scope):
         value = self.eval(node.value, scope)

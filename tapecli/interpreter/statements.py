@@ -262,6 +262,11 @@ class Statements:
 
     def _step(self):
         steps = self.steps = self.steps + 1
+        if steps > self.limits.max_steps or not steps % Limits.CHECK_EVERY:
+            self.check_limits(steps)
+
+    def check_limits(self, steps):
+        """At a step past --max-steps, or every ``Limits.CHECK_EVERY`` steps: the limits' checks."""
         if steps > self.limits.max_steps:
             raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
                              hint="is a loop endless? raise the limit with --max-steps N")
@@ -290,22 +295,24 @@ class Statements:
             except _Continue:
                 continue
 
-    def exec_For(self, node, scope):
-        iterable = self.eval(node.iter, scope)
+    def loop_items(self, iterable):
+        """The items a ``for`` loop binds, one by one."""
         if isinstance(iterable, Variable):
             iterable = iterable.read()
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
-            items = (new_tensor(iterable.value[i], True) if iterable.weak else ops.getitem(iterable, i)
-                     for i in range(iterable.shape[0]))
-        elif isinstance(iterable, (list, tuple)):
-            items = list(iterable)
-        elif isinstance(iterable, dict):
-            items = [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
-        else:
-            raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
-        for item in items:
+            if iterable.weak:
+                return (new_tensor(row, True) for row in iterable.value)
+            return (ops.getitem(iterable, i) for i in range(iterable.shape[0]))
+        if isinstance(iterable, (list, tuple)):
+            return list(iterable)
+        if isinstance(iterable, dict):
+            return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
+        raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
+
+    def exec_For(self, node, scope):
+        for item in self.loop_items(self.eval(node.iter, scope)):
             self._step()
             if len(node.targets) == 1:
                 self.bind(scope, node.targets[0], item, node)

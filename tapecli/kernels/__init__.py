@@ -156,8 +156,16 @@ def run(name: str, args, attrs: dict) -> np.ndarray:
                     return _numba(name, args, attrs)
     if state.depth:
         out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
-        return out if out.__class__ is np.ndarray else np.asarray(out)
+        # a 0-d result stays a NumPy scalar: the next kernel on it is several times faster than on a 0-d array
+        return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
     return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
+
+
+def numpy_quiet() -> bool:
+    """Whether a kernel on small inputs runs on NumPy with warnings off here: inside :func:`quiet`, off a
+    device, Numba not forced (the ops may then compute NumPy scalars with Python's operators)."""
+    state = _DISPATCH
+    return state.depth > 0 and state.device is None and state.mode != _NUMBA_WORD
 
 
 def _host_run(name, args, attrs):

@@ -30,11 +30,11 @@ from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
+from tapecli.ops.scalar import FLOAT_SCALARS, SCALAR_OPERATORS, scalar_kernel, unwatched_scalar
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
-from tapecli.runtime.values import Tensor, Variable, _ids, convert_weak, dtype_name, is_float, literal_array
+from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
 
 _Tensor = Tensor
-_new = Tensor.__new__
 
 
 _run_kernel = kernels.run
@@ -42,19 +42,13 @@ _THRESHOLD = kernels.THRESHOLD
 _numba_forced = kernels.numba_forced
 
 
-def _tensor(value, weak=False) -> Tensor:
-    """``Tensor(value, weak)`` without the keyword handling: ops make one per application."""
-    t = _new(_Tensor)
-    t.value = value
-    t.weak = weak
-    t.id = next(_ids)
-    return t
+_tensor = make_tensor
 
 
 class Op:
     __slots__ = ("name", "kernel", "vjp", "jvp", "differentiable", "weak_arith", "unify", "float_only", "saves",
                  "grads", "batchable", "vjp_needs", "kept_extra", "release_extra", "_idx", "_save_in", "_save_out",
-                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion")
+                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator")
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
@@ -79,6 +73,7 @@ class Op:
         self._idx = None if unify == "all" else tuple(unify)
         self._unifies = self._idx != ()
         self._rules = None                # compiled small-array gradient rules (see _small_rule)
+        self._scalar_operator = SCALAR_OPERATORS.get(self.kernel)
         if saves == "all":
             self._save_in, self._save_out = None, True
         else:
@@ -172,8 +167,7 @@ def materialize(t: Tensor, dtype=None) -> Tensor:
             key = (v.dtype.char, v.tobytes(), dt.char)
             entry = _WEAK_CACHE.get(key)
         if entry is None or entry[0] is not v and key[0].__class__ is int:
-            arr = np.asarray(convert_weak(v, dt))
-            arr.flags.writeable = False
+            arr = convert_weak(v, dt)[()]     # a NumPy scalar: kernels on scalars are fastest
             if len(_WEAK_CACHE) > 4096:
                 _WEAK_CACHE.clear()
             # a constant: one tensor serves every use (nothing watches or records it as a source)
@@ -234,18 +228,32 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
     return tensors
 
 
+def _same_float_scalars(tensors) -> bool:
+    """Two strong float scalars of one dtype: nothing for ``_unify`` to do."""
+    if len(tensors) != 2:
+        return False
+    a, b = tensors
+    return a.value.__class__ is b.value.__class__ and a.value.__class__ in FLOAT_SCALARS and not (a.weak or b.weak)
+
+
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
+    if not ctx.tapes and not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
+        result = unwatched_scalar(op, inputs)
+        if result is not None:
+            return result
     tensors = [x if x.__class__ is _Tensor else to_tensor(x) for x in inputs]
     if op._unifies:
         if len(tensors) == 1:
             t = tensors[0]
             if t.weak or (op.float_only and t.value.dtype.kind != "f"):
                 tensors = _unify(op, tensors)
-        else:
+        elif not _same_float_scalars(tensors):
             tensors = _unify(op, tensors)
     try:
-        out = _run_kernel(op.kernel, [t.value for t in tensors], attrs)
+        out = scalar_kernel(op, tensors) if not attrs else None
+        if out is None:
+            out = _run_kernel(op.kernel, [t.value for t in tensors], attrs)
     except MemoryError:
         from tapecli.errors import LimitError
         raise LimitError(f"{op.name} ran out of memory", hint="use smaller tensors") from None
@@ -300,24 +308,30 @@ def _kept(op: Op, inputs: list, output):
     """What a record of ``op`` keeps: the tensors its rules read, stubs for the others. (``inputs`` is
     the list apply made; the record may keep it.)"""
     keep = op._save_in
-    if keep is None or current().numerics.enabled:     # --check-numerics reports every input's values
+    if keep is None:
         return inputs, output
+    kept = inputs
     if not (op._keeps_inputs and len(inputs) == 2):
         i = 0
         for t in inputs:
             if t.value.nbytes >= STUB_BYTES and i not in keep:
-                inputs = [t if i in keep else stub(t) for i, t in enumerate(inputs)]
+                kept = [t if i in keep else stub(t) for i, t in enumerate(inputs)]
                 break
             i += 1
-    if op._save_out or output.value.nbytes < STUB_BYTES:
-        return inputs, output
-    return inputs, Stub(output)
+    stub_output = not op._save_out and output.value.nbytes >= STUB_BYTES
+    if (kept is inputs and not stub_output) or current().numerics.enabled:
+        return inputs, output           # (--check-numerics reports every input's values)
+    return kept, Stub(output) if stub_output else output
+
+
+_NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
 
 
 def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
     """Record on every open, recording tape that watches an input (docs/spec/LANGUAGE.md §4.1); returns those tapes."""
     ctx = current()
-    if output.value.dtype.kind != "f":
+    value = output.value
+    if value.__class__ not in FLOAT_SCALARS and value.dtype.kind != "f":
         return []
     rec = None
     tapes = []
@@ -332,7 +346,8 @@ def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
             continue
         if rec is None:
             kept_inputs, kept_output = _kept(op, inputs, output)
-            rec = Record(op, kept_inputs, kept_output, attrs, ctx.settings.line)
+            # a tuple, and one shared empty dict: a long loop's records are many and small
+            rec = Record(op, tuple(kept_inputs), kept_output, attrs or _NO_ATTRS, ctx.settings.line)
         rec.holders += 1
         tape.records.append(rec)
         ids.add(output.id)
@@ -476,6 +491,10 @@ def _small_vjp(rec, gv, rules, reach, grads, add):
         xv = x if x.__class__ is Stub else x.value
         gi = rules[0](gv, xv, yv)
         if gi.__class__ is not np.ndarray:
+            if gi.__class__ is xv.__class__:      # a scalar's gradient: a scalar of its dtype, as it is
+                prev = grads.get(key)
+                grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
+                return
             gi = np.asarray(gi)
         if gi.shape != x.shape:
             gi = _raw_unbroadcast(gi, x.shape, gv.ndim - len(y.shape))
@@ -492,11 +511,12 @@ def _small_vjp(rec, gv, rules, reach, grads, add):
         if rule is None or key not in reach:
             continue
         gi = rule(gv, *vals)
-        if gi.__class__ is not np.ndarray:
+        if gi.__class__ is not np.ndarray and gi.__class__ is not vals[i - 1].__class__:
             gi = np.asarray(gi)
-        shape = inp.shape
-        if gi.shape != shape:
-            gi = _raw_unbroadcast(gi, shape, gv.ndim - len(y.shape))
+        if gi.__class__ is np.ndarray:
+            shape = inp.shape
+            if gi.shape != shape:
+                gi = _raw_unbroadcast(gi, shape, gv.ndim - len(y.shape))
         prev = grads.get(key)
         grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
 

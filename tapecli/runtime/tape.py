@@ -99,7 +99,7 @@ class Record:
         """Drop every kept tensor (the backward pass of a non-persistent tape is done with it)."""
         for t in self.inputs:
             if t.__class__ is not Stub and t.value.nbytes >= STUB_BYTES:
-                self.inputs = [stub(t) for t in self.inputs]
+                self.inputs = tuple(stub(t) for t in self.inputs)
                 break
         out = self.output
         if out.__class__ is not Stub and out.value.nbytes >= STUB_BYTES:

@@ -83,6 +83,18 @@ class Tensor:
         return f"Tensor({self.value!r}{', weak' if self.weak else ''})"
 
 
+_new = Tensor.__new__
+
+
+def make_tensor(value, weak=False) -> Tensor:
+    """``Tensor(value, weak)`` without the keyword handling: ops make one per application."""
+    t = _new(Tensor)
+    t.value = value
+    t.weak = weak
+    t.id = next(_ids)
+    return t
+
+
 class Variable:
     """A named, mutable holder of a tensor. Its reads share the variable's id, so a
     tape that watches the variable sees every read; ``assign*`` makes a new value,

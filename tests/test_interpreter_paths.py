@@ -1,0 +1,105 @@
+"""The interpreter's short paths (compiled closures, NumPy scalars, ops on unwatched scalars) give exactly
+what the full path gives: the same bits, the same dtypes, the same errors with their positions."""
+import numpy as np
+import pytest
+
+from tapecli.api import Options, run_source
+from tapecli.errors import LimitError, TdfTypeError
+from tapecli.runtime.limits import Limits
+from tapecli.runtime.values import Tensor
+
+LOOP = """y = {start}
+for i in range({steps}):
+    y = sin(y) * 1.01 + 0.001
+"""
+
+
+def _value(result, name):
+    value = result.scope.vars[name]
+    return value.read() if hasattr(value, "read") else value
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_unwatched_scalar_loop_gives_numpys_bits(dtype):
+    source = LOOP.format(start="cast(0.5, float64)" if dtype is np.float64 else "cast(0.5, float32)", steps=500)
+    y = _value(run_source(source), "y")
+    expected = dtype(0.5)
+    for _ in range(500):
+        expected = np.sin(expected) * dtype(1.01) + dtype(0.001)
+    assert y.dtype == dtype and not y.weak
+    assert np.asarray(y.value).tobytes() == np.asarray(expected).tobytes()
+
+
+@pytest.mark.parametrize("options", [Options(check_numerics=True), Options(explain=True)])
+def test_the_short_path_and_the_full_path_agree(options):
+    # explain and --check-numerics log every op, so their runs take apply's full path
+    source = LOOP.format(start="cast(0.5, float32)", steps=200)
+    short, full = _value(run_source(source), "y"), _value(run_source(source, options=options), "y")
+    assert short.dtype == full.dtype and short.value.tobytes() == full.value.tobytes()
+
+
+def test_a_recorded_loop_matches_the_unrecorded_one():
+    recorded = run_source("var x = 0.5\ntape t:\n    y = x * 1.0\n" + "".join(
+        "    " + line + "\n" for line in LOOP.format(start="y", steps=50).splitlines()[1:])
+        + "d = t.gradient(y, x)\n")
+    plain = run_source("x = cast(0.5, float32)\n" + LOOP.format(start="x * 1.0", steps=50))
+    assert _value(recorded, "y").value.tobytes() == _value(plain, "y").value.tobytes()
+    assert _value(recorded, "d") is not None
+
+
+def test_literal_arithmetic_stays_literal_and_exact():
+    result = run_source("x = 0.0\nfor i in range(10):\n    x = x + 0.1\nz = x * cast(1.0, float32)\n")
+    x = _value(result, "x")
+    total = 0.0
+    for _ in range(10):
+        total += 0.1
+    assert isinstance(x, Tensor) and x.weak and float(x.value) == total
+    assert _value(result, "z").dtype == np.float32
+
+
+def test_a_literal_meets_an_integer_scalar_with_the_ops_error():
+    with pytest.raises(TdfTypeError) as e:
+        run_source("n = cast(3, int32)\nfor i in range(2):\n    m = n * 1.5\n")
+    assert "1.5" in str(e.value) and (e.value.line, e.value.column) == (3, 9)
+
+
+def test_an_endless_loop_meets_the_step_limit():
+    with pytest.raises(LimitError, match="more than 5,000 loop steps"):
+        run_source("x = 0.0\nwhile True:\n    x = x + 1.0\n", options=Options(limits=Limits(max_steps=5000)))
+
+
+def test_a_builtin_error_in_a_loop_keeps_its_position():
+    with pytest.raises(TdfTypeError) as e:
+        run_source("y = cast(0.5, float32)\nfor i in range(3):\n    y = sin(y, y, y)\n")
+    assert (e.value.line, e.value.column) == (3, 9)
+
+
+def test_literals_on_either_side_and_scalar_operands_give_numpys_bits():
+    result = run_source("y = cast(0.25, float32)\nz = cast(0.5, float32)\nfor i in range(50):\n"
+                        "    y = 2.0 - y * 0.5 + tanh(z) / 3\n    z = z * y - sqrt(z * z + 1.0)\n")
+    y, z = np.float32(0.25), np.float32(0.5)
+    for _ in range(50):
+        y = np.float32(2.0) - y * np.float32(0.5) + np.tanh(z) / np.float32(3)
+        z = z * y - np.sqrt(z * z + np.float32(1.0))
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes()
+    assert _value(result, "z").value.tobytes() == np.asarray(z).tobytes()
+
+
+@pytest.mark.parametrize("binding", ["def sin(x):\n    return x * 2.0\n", "sin = cos\n"])
+def test_a_program_name_shadows_a_builtin_in_a_scalar_loop(binding):
+    result = run_source(binding + "y = cast(0.5, float32)\nfor i in range(3):\n    y = sin(y) * 1.01\n")
+    y = np.float32(0.5)
+    for _ in range(3):
+        y = (y * np.float32(2.0) if binding.startswith("def") else np.cos(y)) * np.float32(1.01)
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes()
+
+
+def test_a_kernel_that_gives_an_array_and_mixed_dtypes_take_the_full_path():
+    result = run_source("y = cast(0.5, float32)\nfor i in range(5):\n    y = sigmoid(y) * 1.5\n")
+    y = np.float32(0.5)
+    for _ in range(5):
+        y = np.float32(1 / (1 + np.exp(-y))) * np.float32(1.5)
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes() and _value(result, "y").dtype == np.float32
+    with pytest.raises(TdfTypeError) as e:
+        run_source("y = cast(0.5, float32)\nz = cast(0.5, float64)\nfor i in range(2):\n    y = sin(y) + z\n")
+    assert "float32 and float64" in str(e.value) and (e.value.line, e.value.column) == (4, 9)
