@@ -92,16 +92,27 @@ def request_entries(requests, convert) -> list[dict]:
 
 
 def read_source(path: str) -> tuple[str, str]:
-    """(source text, display name); ``-`` reads standard input."""
+    """(source text, display name); ``-`` reads standard input. Both are decoded as strict UTF-8 (standard
+    input's own decoding would turn bad bytes into lone surrogates)."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"no such file: {path}")
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:                  # a text stream put in its place (tests)
+            return sys.stdin.read(), "<stdin>"
+        data, shown = stream.read(), "standard input"
+    else:
+        p = Path(path)
+        if p.is_dir():
+            raise UsageError(f"{path} is a directory, not a program file")
+        if not p.is_file():
+            raise UsageError(f"no such file: {path}")
+        try:
+            data, shown = p.read_bytes(), path
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror}") from None
     try:
-        return p.read_text(encoding="utf-8"), path
+        return data.decode("utf-8"), "<stdin>" if path == "-" else path
     except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
+        raise UsageError(f"{shown} is not UTF-8 text") from None
 
 
 def parse_set(item: str, limits: Limits | None = None) -> tuple[str, object]:
