@@ -250,6 +250,9 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                 ctx.provenance.tape(implicit_tape).opened = 0
         try:
             interp.run()
+        except TdfError as e:
+            e.expectations = list(interp.expectations.results)   # those that ran before it: `check` reports them
+            raise
         finally:
             ctx.tapes.clear()
             if implicit_tape is not None:

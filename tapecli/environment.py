@@ -45,6 +45,7 @@ VARIABLES = {
     "TAPECLI_NUMBA_THRESHOLD": (_count, "a whole number of elements, e.g. 1000000"),
     "TAPECLI_FUSION_THRESHOLD": (_count, "a whole number of elements, e.g. 1000000"),
     "TAPECLI_SCHEDULER_TIMEOUT": (_positive_number, "a positive number of seconds, e.g. 10"),
+    "TAPECLI_COMPILE_LOCK_TIMEOUT": (_positive_number, "a positive number of seconds, e.g. 10"),
     "TAPECLI_BACKEND": (_choice("auto", "numpy", "numba"), "auto, numpy or numba"),
     "TAPECLI_FUSION": (_choice("0", "1"), "0 or 1"),
     "TAPECLI_PARSER": (_choice("compare", "standalone", "lark"), "compare, standalone or lark"),
