@@ -7,8 +7,7 @@ from typing import Annotated, Callable, Optional
 
 from tapecli.version import __version__
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
-
-EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
+from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Gradients of small tensor programs (.tdf files), with tf.GradientTape's semantics.")
@@ -627,172 +626,14 @@ def _restore_gc() -> None:
         _GC_THRESHOLD = None
 
 
-class _Interrupted(BaseException):
-    """SIGINT, raised by main's handler: a BaseException, so that no `except Exception` (the library's, Typer's
-    or Click's) turns it into another error."""
-
-
-class _InterruptHandler:
-    """Ctrl-C: raise _Interrupted, so main reports it and the process ends the usual way. Python drops an
-    exception raised where it cannot propagate (an import lock's weakref callback, a __del__), so a timer
-    ends the process itself after a grace period if the report has not been written by then."""
-
-    GRACE_S = 1.0
-
-    def __init__(self, argv: list[str]):
-        self.argv = argv
-        self.reported = False
-
-    def __call__(self, signum, frame):
-        import threading
-        timer = threading.Timer(self.GRACE_S, self.report, kwargs={"hard": True})
-        timer.daemon = True
-        timer.start()
-        raise _Interrupted()
-
-    def report(self, hard: bool = False):
-        if not self.reported:
-            self.reported = True
-            try:
-                _exit_with(EXIT_INTERRUPTED, self.argv, "Interrupted", "interrupted", always_stderr=True)
-            except SystemExit:
-                pass
-        if hard:
-            os._exit(EXIT_INTERRUPTED)
-        sys.exit(EXIT_INTERRUPTED)
-
-
-class OutputError(Exception):
-    """Standard output could not be written (a closed pipe, a full disk): told apart from a bug."""
-
-    def __init__(self, error: OSError):
-        super().__init__(error.strerror or str(error))
-        self.broken_pipe = isinstance(error, BrokenPipeError)
-
-
-class _GuardedStdout:
-    """sys.stdout with a failed write or flush raised as OutputError; characters its encoding cannot
-    write are escaped (PYTHONIOENCODING=ascii)."""
-
-    def __init__(self, stream):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-        self._stream = stream
-
-    def write(self, text):
-        try:
-            return self._stream.write(text)
-        except OSError as e:
-            raise OutputError(e) from None
-
-    def flush(self):
-        try:
-            self._stream.flush()
-        except OSError as e:
-            raise OutputError(e) from None
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
-def _exit_with(code: int, argv: list[str], kind: str, message: str, always_stderr: bool = False):
-    """Exit with ``code`` after one line on stderr, or (and, with ``always_stderr``) a JSON error document
-    on stdout where --json was asked for."""
-    command = argv[0] if argv and argv[0] in app.commands() else None
-    if "--json" in argv and sys.stdout is not None:
-        import json
-        try:
-            print(json.dumps({"schema": "tapecli/1", "command": command, "file": None,
-                              "error": {"kind": kind, "message": message, "line": None, "column": None}}))
-            sys.stdout.flush()
-        except OutputError:
-            always_stderr = True
-    else:
-        always_stderr = True
-    if always_stderr:
-        sys.stderr.write(f"tapecli{' ' + command if command else ''}: {message}\n")
-    sys.exit(code)
-
-
-EXIT_INTERRUPTED = 130      # 128 + SIGINT, as shells report a process ended by Ctrl-C
-EXIT_BROKEN_PIPE = 141      # 128 + SIGPIPE, as `yes | head` ends
-
-
 def main():
+    """The console script. The command line as a process (Ctrl-C, stdout failures, usage errors, exit codes)
+    is cli/process.py's."""
     global _GC_THRESHOLD
     import gc
-    import signal
-    argv = sys.argv[1:]
-    previous_sigint = None
-    on_sigint = _InterruptHandler(argv)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:   # not where Ctrl-C is ignored
-        try:
-            previous_sigint = signal.signal(signal.SIGINT, on_sigint)
-        except ValueError:      # not the main thread (an embedding program): leave its handler alone
-            pass
     # Start-up allocates many objects that live for the whole process (modules, NumPy's); collecting
     # young objects every 700 allocations meanwhile costs a small run ~5 ms. Invocation.run restores
     # the usual pace before the program runs.
     _GC_THRESHOLD = gc.get_threshold()
     gc.set_threshold(100_000, *_GC_THRESHOLD[1:])
-    stdout = sys.stdout
-    try:
-        if stdout is None:
-            _exit_with(EXIT_USAGE, argv, "UsageError", "standard output is closed")
-        sys.stdout = _GuardedStdout(stdout)
-        _main(argv)
-    except _Interrupted:
-        on_sigint.report()
-    except OutputError as e:
-        if e.broken_pipe:       # the reader went away (`tapecli grad f | head`): stop quietly
-            _silence_stdout()
-            sys.exit(EXIT_BROKEN_PIPE)
-        _silence_stdout()
-        sys.stderr.write(f"tapecli: cannot write to standard output: {e}\n")
-        sys.exit(EXIT_USAGE)
-    finally:
-        sys.stdout = stdout
-        if previous_sigint is not None:
-            signal.signal(signal.SIGINT, previous_sigint)
-
-
-def _main(argv: list[str]):
-    from tapecli import environment
-    from tapecli.errors import UsageError
-    try:
-        environment.check_all()
-        # Under --json, Typer's own usage errors (an unknown option, a bad value) come back as exceptions,
-        # to be written as a JSON document.
-        code = app(prog_name="tapecli", args=argv, standalone_mode="--json" not in argv)
-    except UsageError as e:
-        _exit_with(EXIT_USAGE, argv, "UsageError", str(e))
-    except OutputError:
-        raise
-    except SystemExit as e:
-        sys.stdout.flush()      # a failed write of buffered output surfaces here, not at interpreter exit
-        raise e
-    except Exception as e:
-        if isinstance(e, _click_exception()):
-            _exit_with(e.exit_code, argv, "UsageError", e.format_message())
-        if os.environ.get("TAPECLI_DEBUG"):
-            raise
-        _exit_with(EXIT_INTERNAL, argv, "InternalError",
-                   f"internal error: {type(e).__name__}: {e}. This is a bug in tapecli; please report it "
-                   f"(set TAPECLI_DEBUG=1 for the traceback).")
-    sys.stdout.flush()
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
-
-
-def _click_exception() -> type:
-    """Click's ClickException, found through Typer (recent Typers carry their own copy of Click)."""
-    import typer
-    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-
-
-def _silence_stdout() -> None:
-    """Point the stdout descriptor at /dev/null, so the interpreter's last flush has nowhere to fail."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
+    run_process(app, sys.argv[1:])
