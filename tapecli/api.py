@@ -98,7 +98,7 @@ def read_source(path: str) -> tuple[str, str]:
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:                  # a text stream put in its place (tests)
             return sys.stdin.read(), "<stdin>"
-        data, shown = stream.read(), "standard input"
+        data, name, shown = stream.read(), "<stdin>", "standard input"
     else:
         p = Path(path)
         if p.is_dir():
@@ -106,11 +106,11 @@ def read_source(path: str) -> tuple[str, str]:
         if not p.is_file():
             raise UsageError(f"no such file: {path}")
         try:
-            data, shown = p.read_bytes(), path
+            data, name, shown = p.read_bytes(), path, path
         except OSError as e:
             raise UsageError(f"cannot read {path}: {e.strerror}") from None
     try:
-        return data.decode("utf-8"), "<stdin>" if path == "-" else path
+        return data.decode("utf-8"), name
     except UnicodeDecodeError:
         raise UsageError(f"{shown} is not UTF-8 text") from None
 

@@ -83,8 +83,11 @@ class _InterruptHandler:
     def __init__(self, reporter: _Reporter):
         self.reporter = reporter
         self.reported = False
+        self.pid = os.getpid()
 
     def __call__(self, signum, frame):
+        if os.getpid() != self.pid:     # a forked worker (check --workers): Python's default; the parent reports
+            raise KeyboardInterrupt
         import threading
         timer = threading.Timer(self.GRACE_S, self.report, kwargs={"hard": True})
         timer.daemon = True

@@ -111,35 +111,53 @@ def _cache_lock():
         os.close(fd)  # closing the descriptor releases the lock
 
 
-LOCK_TIMEOUT_S = 10.0       # a kernel signature compiles in about a second, so a longer wait means a stuck holder
+# A holder that keeps the lock this long without handing it on is taken to be stuck (suspended with Ctrl-Z,
+# hung): one kernel signature compiles in seconds, and a queue of processes hands the lock on in turn.
+LOCK_TIMEOUT_S = 20.0
+_POLL_S = 0.05
 
 
 def _lock(fd: int, timeout: float) -> bool:
-    """Try for an exclusive lock on ``fd`` for ``timeout`` seconds; False if another process kept it.
-    Where the file system has no locks, go on without one (numba's own behaviour): True."""
-    deadline = time.monotonic() + timeout
+    """Wait for an exclusive lock on ``fd`` while its holders change; False once one holder has kept it
+    for ``timeout`` seconds. Each holder writes a token of its own into the file, so waiting behind a
+    queue of busy processes never times out. Where the file system has no locks, go on without one
+    (numba's own behaviour): True."""
     try:
         import fcntl
     except ImportError:  # Windows
         import msvcrt
-        while True:
-            try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-                return True
-            except OSError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.05)
+
+        def try_lock():
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        busy: tuple = (OSError,)
+    else:
+        def try_lock():
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        busy = (BlockingIOError,)
+    holder, deadline = None, time.monotonic() + timeout
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
+            try_lock()
+        except busy:
+            token = _holder_token(fd)
+            if token != holder:
+                holder, deadline = token, time.monotonic() + timeout
+            elif time.monotonic() >= deadline:
                 return False
-            time.sleep(0.05)
+            time.sleep(_POLL_S)
+            continue
         except OSError:
             return True
+        with contextlib.suppress(OSError, AttributeError):      # no pwrite (Windows): a plain timeout
+            os.pwrite(fd, f"{os.getpid()} {time.monotonic_ns()}".ljust(64).encode(), 0)
+        return True
+
+
+def _holder_token(fd: int) -> bytes | None:
+    try:
+        return os.pread(fd, 64, 0)
+    except (OSError, AttributeError):
+        return None
 
 
 @contextlib.contextmanager
