@@ -288,9 +288,9 @@ def test_stdout_on_dev_full_is_an_io_error_and_a_narrow_encoding_is_escaped(tmp_
     assert r.code == 0 and "h\\xe9llo" in r.stdout
 
 
-def _interrupted(tmp_path, *args):
-    program = _write(tmp_path, "var x = 0.0\nwhile True:\n    x = x + 1.0\n")
-    proc = _popen(*args, "--max-steps", "1000000000", program, text=True)
+def _interrupted(tmp_path, *args, files=1):
+    programs = [_write(tmp_path, "var x = 0.0\nwhile True:\n    x = x + 1.0\n", f"p{i}.tdf") for i in range(files)]
+    proc = _popen(*args, "--max-steps", "1000000000", *programs, text=True)
     time.sleep(3)                           # start-up done, the loop running
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -300,6 +300,12 @@ def _interrupted(tmp_path, *args):
 def test_sigint_exits_130_with_one_line(tmp_path):
     code, out, err = _interrupted(tmp_path, "run")
     assert code == 130 and err.strip().splitlines() == ["tapecli run: interrupted"], err
+
+
+def test_sigint_stops_check_workers(tmp_path):
+    """The workers' pipes close (communicate returns) because they are stopped, not left to loop."""
+    code, out, err = _interrupted(tmp_path, "check", "--json", "--workers", "2", files=2)
+    assert code == 130 and json.loads(out)["error"]["kind"] == "Interrupted"
 
 
 def test_sigint_under_json_writes_an_error_document(tmp_path):

@@ -449,17 +449,22 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
             from concurrent.futures import ProcessPoolExecutor
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-                for f, fut in zip(files, futures):
-                    try:
-                        reports.append(fut.result())
-                    except Exception as e:      # the worker died (out of memory, a crash in compiled code)
-                        reports.append(c.internal_error_report(f, e))
-                    if progress:
-                        progress.advance(task)
-                    if fail_fast and (reports[-1].failed or reports[-1].error):
-                        for rest in futures:
-                            rest.cancel()
-                        break
+                try:
+                    for f, fut in zip(files, futures):
+                        try:
+                            reports.append(fut.result())
+                        except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                            reports.append(c.internal_error_report(f, e))
+                        if progress:
+                            progress.advance(task)
+                        if fail_fast and (reports[-1].failed or reports[-1].error):
+                            for rest in futures:
+                                rest.cancel()
+                            break
+                except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
+                    for process in list((getattr(pool, "_processes", None) or {}).values()):
+                        process.terminate()
+                    raise
     finally:
         if progress:
             progress.stop()
