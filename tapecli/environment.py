@@ -61,7 +61,7 @@ def setting(name: str, default=None):
     try:
         return parse(text)
     except (ValueError, OverflowError):
-        raise UsageError(f"{name}={text!r}: expected {accepts}") from None
+        raise UsageError(f"{name}={text}: expected {accepts}") from None
 
 
 def check_all() -> None:
