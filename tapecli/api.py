@@ -92,16 +92,27 @@ def request_entries(requests, convert) -> list[dict]:
 
 
 def read_source(path: str) -> tuple[str, str]:
-    """(source text, display name); ``-`` reads standard input."""
+    """(source text, display name); ``-`` reads standard input. Both are decoded as strict UTF-8 (standard
+    input's own decoding would turn bad bytes into lone surrogates)."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"no such file: {path}")
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:                  # a text stream put in its place (tests)
+            return sys.stdin.read(), "<stdin>"
+        data, name, shown = stream.read(), "<stdin>", "standard input"
+    else:
+        p = Path(path)
+        if p.is_dir():
+            raise UsageError(f"{path} is a directory, not a program file")
+        if not p.is_file():
+            raise UsageError(f"no such file: {path}")
+        try:
+            data, name, shown = p.read_bytes(), path, path
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror}") from None
     try:
-        return p.read_text(encoding="utf-8"), path
+        return data.decode("utf-8"), name
     except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
+        raise UsageError(f"{shown} is not UTF-8 text") from None
 
 
 def parse_set(item: str, limits: Limits | None = None) -> tuple[str, object]:
@@ -239,6 +250,9 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                 ctx.provenance.tape(implicit_tape).opened = 0
         try:
             interp.run()
+        except TdfError as e:
+            e.expectations = list(interp.expectations.results)   # those that ran before it: `check` reports them
+            raise
         finally:
             ctx.tapes.clear()
             if implicit_tape is not None:

@@ -7,8 +7,7 @@ from typing import Annotated, Callable, Optional
 
 from tapecli.version import __version__
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
-
-EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
+from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Gradients of small tensor programs (.tdf files), with tf.GradientTape's semantics.")
@@ -69,6 +68,7 @@ class Invocation:
         self.device = device
         self.of = of
         self.wrt = [w.strip() for w in wrt.split(",") if w.strip()] if wrt else []
+        self.wrt_given = wrt is not None
         self.unconnected = unconnected
         self.limits = (max_steps, max_elements, max_depth)
         self.check_numerics = check_numerics
@@ -84,6 +84,10 @@ class Invocation:
             raise UsageError(f"--device must be cpu or cuda, got {self.device}")
         if self.unconnected not in ("none", "zero"):
             raise UsageError(f"--unconnected must be none or zero, got {self.unconnected}")
+        if self.of is not None and not self.of.strip():
+            raise UsageError("--of needs a name")
+        if self.wrt_given and not self.wrt:
+            raise UsageError("--wrt needs a name (or several, comma-separated)")
         if self.wrt and not self.of:
             raise UsageError("--wrt needs --of")
         if any(n <= 0 for n in self.limits):
@@ -387,8 +391,10 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
                                show_progress=not json_out and sys.stderr.isatty())
     passed, failed, errors = c.totals(reports)
     if junit:
-        with open(junit, "w", encoding="utf-8") as f:
-            f.write(c.junit_xml(reports))
+        try:
+            c.write_atomically(junit, c.junit_xml(reports))
+        except OSError as e:
+            inv._fail(EXIT_USAGE, "UsageError", f"--junit {junit}: {e.strerror}")
     if json_out:
         results = [res for rep in reports for res in rep.results]
         results += [{"file": rep.file, "line": rep.error["line"], "error": rep.error} for rep in reports if rep.error]
@@ -412,7 +418,8 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     if github:
         for line in c.github_annotations(reports):
             print(line, file=sys.stderr if json_out else sys.stdout)
-    raise typer.Exit(EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
+    internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
+    raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
 
 
 def _json_result(res: dict) -> dict:
@@ -429,6 +436,7 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
         task = progress.add_task("checking", total=len(files))
         progress.start()
     reports = []
+    workers = c.worker_count(workers, len(files))
     try:
         if workers == 1:
             for f in files:
@@ -441,14 +449,22 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
             from concurrent.futures import ProcessPoolExecutor
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-                for fut in futures:
-                    reports.append(fut.result())
-                    if progress:
-                        progress.advance(task)
-                    if fail_fast and (reports[-1].failed or reports[-1].error):
-                        for rest in futures:
-                            rest.cancel()
-                        break
+                try:
+                    for f, fut in zip(files, futures):
+                        try:
+                            reports.append(fut.result())
+                        except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                            reports.append(c.internal_error_report(f, e))
+                        if progress:
+                            progress.advance(task)
+                        if fail_fast and (reports[-1].failed or reports[-1].error):
+                            for rest in futures:
+                                rest.cancel()
+                            break
+                except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
+                    for process in list((getattr(pool, "_processes", None) or {}).values()):
+                        process.terminate()
+                    raise
     finally:
         if progress:
             progress.stop()
@@ -616,6 +632,8 @@ def _restore_gc() -> None:
 
 
 def main():
+    """The console script. The command line as a process (Ctrl-C, stdout failures, usage errors, exit codes)
+    is cli/process.py's."""
     global _GC_THRESHOLD
     import gc
     # Start-up allocates many objects that live for the whole process (modules, NumPy's); collecting
@@ -623,14 +641,4 @@ def main():
     # the usual pace before the program runs.
     _GC_THRESHOLD = gc.get_threshold()
     gc.set_threshold(100_000, *_GC_THRESHOLD[1:])
-    try:
-        app(prog_name="tapecli")
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
-    except Exception as e:  # a bug outside a program run: report it briefly (exit 4), as Invocation.run does
-        if os.environ.get("TAPECLI_DEBUG"):
-            raise
-        sys.stderr.write(f"tapecli: internal error: {type(e).__name__}: {e}. This is a bug in tapecli; please "
-                         f"report it (set TAPECLI_DEBUG=1 for the traceback).\n")
-        sys.exit(EXIT_INTERNAL)
+    run_process(app, sys.argv[1:])

@@ -96,11 +96,12 @@ class Typer:
         return {name or fn.__name__.lower().replace("_", "-"): fn for name, _, fn in self._commands}
 
     # -------------------------------------------------------------- running
-    def __call__(self, prog_name: str | None = None, args: list[str] | None = None):
+    def __call__(self, prog_name: str | None = None, args: list[str] | None = None, **real_options):
+        """Run the command line; ``real_options`` (Click's standalone_mode) go to the real Typer app."""
         argv = list(sys.argv[1:] if args is None else args)
         plan = None if os.environ.get("TAPECLI_NO_FAST_CLI") else fast_parse(self, argv)
         if plan is None:
-            return self.real()(prog_name=prog_name, args=argv)
+            return self.real()(prog_name=prog_name, args=argv, **real_options)
         fn, kwargs = plan
         try:
             try:

@@ -149,8 +149,42 @@ def format_cell(value, limit: int = 6, width: int | None = None, full: bool = Fa
             from tapecli.cli.tensorfmt import format_array
             return format_array(arr, width, full=full, shape_and_dtype=False)
         return np.array2string(arr, threshold=limit * 4, edgeitems=limit // 2, separator=", ", precision=6)
+    if isinstance(value, (list, dict)):
+        return _bounded_format(value, CELL_CHARS)
     from tapecli.interpreter.library.core import format_value as program_format
     return program_format(value)
+
+
+CELL_CHARS = 1000       # most characters of a list or dict in a table cell
+
+
+def _bounded_format(value, budget: int) -> str:
+    """print()'s text of a list or dict, cut at ``budget`` characters (…) and built no further: a list
+    holding itself 26 levels deep would otherwise be 2**26 leaves of text. Iterative, so depth is no limit."""
+    from tapecli.interpreter.library.core import format_value as program_format
+    out, size = [], 0
+    stack = [(iter([("", value)]), "")]         # (iterator of (separator, item), closing bracket)
+    while stack and size <= budget:
+        items, closing = stack[-1]
+        entry = next(items, None)
+        if entry is None:
+            stack.pop()
+            text = closing
+        else:
+            separator, item = entry
+            if isinstance(item, list):
+                stack.append((((", " if i else "", v) for i, v in enumerate(item)), "]"))
+                text = separator + "["
+            elif isinstance(item, dict):
+                pairs = (((", " if i else "") + f'"{k}": ', v) for i, (k, v) in enumerate(item.items()))
+                stack.append((pairs, "}"))
+                text = separator + "{"
+            else:
+                text = separator + program_format(item)
+        out.append(text[:budget + 1 - size])
+        size += len(out[-1])
+    text = "".join(out)
+    return text if size <= budget else text[:budget - 1] + "…"
 
 
 def _console(stderr: bool = False, color: bool | None = None):

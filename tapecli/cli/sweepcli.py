@@ -7,7 +7,7 @@ import sys
 
 from tapecli.cli import lazytyper as typer
 
-EXIT_OK, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 2, 3, 4
+from tapecli.cli.process import EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE
 
 
 @contextlib.contextmanager

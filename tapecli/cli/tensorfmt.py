@@ -35,14 +35,26 @@ def summary(arr: np.ndarray, shape_and_dtype: bool = True) -> str:
         return head.rstrip()
     if arr.dtype.kind == "b":
         return f"{head}True {int(arr.sum())} of {arr.size}"
-    a = arr.astype(np.float64)
-    nan = int(np.isnan(a).sum())
-    finite = a[np.isfinite(a)]
-    if finite.size == 0:
+    nan = count = 0
+    low, high, total, squares = np.inf, -np.inf, 0.0, 0.0
+    flat = arr.reshape(-1)
+    for start in range(0, flat.size, _BLOCK):        # in blocks: the float64 copies stay small
+        a = flat[start:start + _BLOCK].astype(np.float64)
+        nan += int(np.isnan(a).sum())
+        finite = a[np.isfinite(a)]
+        if finite.size:
+            count += finite.size
+            low, high = min(low, finite.min()), max(high, finite.max())
+            total += finite.sum()
+            squares += np.dot(finite, finite)
+    if count == 0:
         return f"{head}NaN {nan}"
-    stats = (f"min {_g(finite.min())}  max {_g(finite.max())}  mean {_g(finite.mean())}  "
-             f"norm {_g(float(np.linalg.norm(finite)))}  NaN {nan}")
+    stats = (f"min {_g(low)}  max {_g(high)}  mean {_g(total / count)}  "
+             f"norm {_g(float(np.sqrt(squares)))}  NaN {nan}")
     return head + stats
+
+
+_BLOCK = 1 << 20        # elements of a tensor summarised at a time
 
 
 def _wrap_words(text: str, width: int) -> list[str]:

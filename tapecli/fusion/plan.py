@@ -4,10 +4,11 @@ from __future__ import annotations
 import os
 
 
+from tapecli.environment import setting
 from tapecli.frontend import ast
 from tapecli import kernels, ops
 
-THRESHOLD = int(os.environ.get("TAPECLI_FUSION_THRESHOLD", kernels.THRESHOLD))
+THRESHOLD = setting("TAPECLI_FUSION_THRESHOLD", kernels.THRESHOLD)
 MAX_COMPILES = 8            # new kernels one run may compile (each costs ~1 s the first time)
 
 

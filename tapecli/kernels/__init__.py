@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from tapecli.environment import setting
 from tapecli.runtime.context import current
 
 from .numpy_kernels import KERNELS as NUMPY_KERNELS, RAW_KERNELS as _RAW, _quiet
@@ -46,7 +47,7 @@ def register(name: str, numpy=None, numba: bool = False) -> None:
 # Crossover (float32, warm, 2 cores): 1e4 elements for its kernel mix (sigmoid 1e3, masked_grad 1e4,
 # sum 1e5; add, mul and tanh a tie at every size), but numba's first use in a process (~0.3 s:
 # import, load the cached kernels) is repaid only after ~40 calls at 1e6 elements (~430 at 1e5).
-THRESHOLD = int(os.environ.get("TAPECLI_NUMBA_THRESHOLD", 1_000_000))
+THRESHOLD = setting("TAPECLI_NUMBA_THRESHOLD", 1_000_000)
 
 _NUMBA_WORD = "numba"
 _NUMPY_WORD = "numpy"

@@ -3,11 +3,15 @@ compile lock, launching, and operand checks. Importing it imports numba."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import time
 
 import numpy as np
 
 from tapecli.cache import cache_dir, numba_version
+from tapecli.environment import setting
+from tapecli.runtime.context import current
 
 
 # The cache goes under the user's cache folder, one per numba version; never next to the
@@ -72,15 +76,54 @@ def kernel_threads() -> int:
 
 def _jit(fn=None, **options):
     """``njit(cache=True)`` with IEEE division (inf/nan, not ZeroDivisionError), caching into
-    our folder even where numba was imported (and configured) before this module."""
+    our folder even where numba was imported (and configured) before this module, with a cache
+    that heals (``_HealingCache``)."""
     def wrap(f):
         saved = _numba_config.CACHE_DIR
         _numba_config.CACHE_DIR = _CACHE_DIR
         try:
-            return njit(cache=_CACHING, error_model="numpy", **options)(f)
+            dispatcher = njit(cache=_CACHING, error_model="numpy", **options)(f)
         finally:
             _numba_config.CACHE_DIR = saved
+        if _CACHING:
+            dispatcher._cache = _HealingCache(dispatcher._cache)
+        return dispatcher
     return wrap(fn) if fn is not None else wrap
+
+
+class _HealingCache:
+    """numba's on-disk cache of one function, where an entry that cannot be read (an empty or truncated
+    .nbi index or .nbc data file: a full disk, a killed process, a bad copy) is discarded and the
+    function recompiled, instead of every later run failing on it. numba's cache raises whatever
+    unpickling the damaged bytes raises, so any failure to load or save counts."""
+
+    def __init__(self, cache):
+        self._cache = cache
+
+    def load_overload(self, sig, target_context):
+        try:
+            return self._cache.load_overload(sig, target_context)
+        except Exception:
+            self.discard()
+            return None             # a cache miss: numba compiles, then saves a fresh entry
+
+    def save_overload(self, sig, data):
+        try:
+            self._cache.save_overload(sig, data)
+        except Exception:           # the compiled code is in memory; a later process compiles again
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove this function's index and data files (their names start with the index's stem)."""
+        index = self._cache._cache_file._index_path
+        stem = index[:-len(".nbi")]
+        for path in glob.glob(glob.escape(stem) + ".*"):
+            if path == index or path.endswith(".nbc"):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+    def __getattr__(self, name):
+        return getattr(self._cache, name)
 
 
 # ------------------------------------------------------------- compiling safely
@@ -96,40 +139,82 @@ _READY: set = set()
 
 @contextlib.contextmanager
 def _cache_lock():
+    """Hold the compile lock; yields False where it could not be had within the timeout (another
+    tapecli process holds it, perhaps suspended with Ctrl-Z)."""
     if not _CACHING:
-        yield
+        yield True
         return
     try:
         os.makedirs(_CACHE_DIR, exist_ok=True)
         fd = os.open(os.path.join(_CACHE_DIR, "tapecli-compile.lock"), os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
-        yield
+        yield True
         return
     try:
-        _lock(fd)
-        yield
+        yield _lock(fd, setting("TAPECLI_COMPILE_LOCK_TIMEOUT", LOCK_TIMEOUT_S))
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _lock(fd: int) -> None:
-    """Wait for an exclusive lock on ``fd``; where the file system has no locks, go on
-    without one (numba's own behaviour)."""
+# A holder that keeps the lock this long without handing it on is taken to be stuck (suspended with Ctrl-Z,
+# hung): one kernel signature compiles in seconds, and a queue of processes hands the lock on in turn.
+LOCK_TIMEOUT_S = 20.0
+_POLL_S = 0.05
+
+
+def _lock(fd: int, timeout: float) -> bool:
+    """Wait for an exclusive lock on ``fd`` while its holders change; False once one holder has kept it
+    for ``timeout`` seconds. Each holder writes a token of its own into the file, so waiting behind a
+    queue of busy processes never times out. Where the file system has no locks, go on without one
+    (numba's own behaviour): True."""
     try:
         import fcntl
     except ImportError:  # Windows
         import msvcrt
-        for _ in range(60):
-            try:
-                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for ~10 s, then raises
-                return
-            except OSError:
-                continue
-        return
+
+        def try_lock():
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        busy: tuple = (OSError,)
+    else:
+        def try_lock():
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        busy = (BlockingIOError,)
+    holder, deadline = None, time.monotonic() + timeout
+    while True:
+        try:
+            try_lock()
+        except busy:
+            token = _holder_token(fd)
+            if token != holder:
+                holder, deadline = token, time.monotonic() + timeout
+            elif time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_S)
+            continue
+        except OSError:
+            return True
+        with contextlib.suppress(OSError, AttributeError):      # no pwrite (Windows): a plain timeout
+            os.pwrite(fd, f"{os.getpid()} {time.monotonic_ns()}".ljust(64).encode(), 0)
+        return True
+
+
+def _holder_token(fd: int) -> bytes | None:
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError:
-        pass
+        return os.pread(fd, 64, 0)
+    except (OSError, AttributeError):
+        return None
+
+
+@contextlib.contextmanager
+def _private(kernel):
+    """Compile ``kernel`` in memory only, leaving the shared cache (whose lock another process holds) alone."""
+    from numba.core.caching import NullCache
+    shared = kernel._cache
+    kernel._cache = NullCache()
+    try:
+        yield
+    finally:
+        kernel._cache = shared
 
 
 def _signature(a):
@@ -141,8 +226,14 @@ def _launch(kernel, *args) -> None:
     if key in _READY:
         kernel(*args)
         return
-    with _cache_lock():
-        kernel(*args)
+    with _cache_lock() as locked:
+        if locked:
+            kernel(*args)
+        else:
+            current().settings.warn("another tapecli process holds the kernel compile lock; compiled this "
+                                    "kernel without the cache (slower start, same results)")
+            with _private(kernel):
+                kernel(*args)
     _READY.add(key)
 
 

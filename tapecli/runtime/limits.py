@@ -3,22 +3,16 @@ from __future__ import annotations
 
 import os
 
+from tapecli.environment import setting
 from tapecli.errors import LimitError
 from tapecli.runtime.context import current
 
 
 def _default_memory_cap() -> int:
     """Three quarters of physical memory (TAPECLI_MAX_MEMORY bytes overrides it)."""
-    text = os.environ.get("TAPECLI_MAX_MEMORY")
-    if text:
-        try:
-            cap = int(float(text))           # bytes: 1000000000 or 1e9
-            if cap <= 0:
-                raise ValueError
-            return cap
-        except (ValueError, OverflowError):
-            from tapecli.errors import UsageError
-            raise UsageError(f"TAPECLI_MAX_MEMORY={text}: expected a number of bytes, e.g. 1e9") from None
+    cap = setting("TAPECLI_MAX_MEMORY")
+    if cap is not None:
+        return cap
     try:
         return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 0.75)
     except (ValueError, OSError, AttributeError):
@@ -63,8 +57,7 @@ class Limits:
         self.max_steps = max_steps
         self.max_elements = max_elements
         self.max_depth = max_depth
-        env_seconds = os.environ.get("TAPECLI_MAX_SECONDS")
-        self.max_seconds = max_seconds if max_seconds is not None else (float(env_seconds) if env_seconds else None)
+        self.max_seconds = max_seconds if max_seconds is not None else setting("TAPECLI_MAX_SECONDS")
         self.max_memory = max_memory if max_memory is not None else _default_memory_cap()
 
 

@@ -5,6 +5,8 @@ in a process pool.
 """
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -55,17 +57,38 @@ def check_file(path: str, options: Options, fd: bool = False, source: str | None
             source, _ = read_source(path)
         report.lint = lint_findings(source, path)
         result = run_source(source, path, options)
-        for r in result.expectations:
-            report.results.append({"file": path, **r})
+        report.results += [{"file": path, **r} for r in result.expectations]
         if fd:
             report.results += fd_check(source, path, options)
     except TdfError as e:
+        # The expectations that ran before the error count (api.run_program keeps them on the error).
+        if not report.results:
+            report.results += [{"file": path, **r} for r in getattr(e, "expectations", ())]
         report.error = {"kind": e.kind, "message": e.message, "line": e.line, "column": e.column,
                         "text": format_error(e, path, source)}
     except UsageError as e:
         report.error = {"kind": "UsageError", "message": str(e), "line": None, "column": None,
                         "text": f"{path}: {e}"}
+    except Exception as e:      # a bug in tapecli: this file's error; the other files are still checked
+        return internal_error_report(path, e)
     return report
+
+
+def internal_error_report(path: str, error: BaseException) -> FileReport:
+    """The report of a file whose check met a bug in tapecli (exit 4 once every file is reported)."""
+    message = (f"internal error: {type(error).__name__}: {error}. This is a bug in tapecli; please report it "
+               f"with the program (set TAPECLI_DEBUG=1 for the traceback).")
+    return FileReport(path, error={"kind": INTERNAL_ERROR, "message": message, "line": None, "column": None,
+                                   "text": f"{path}: {message}"})
+
+
+INTERNAL_ERROR = "InternalError"
+
+
+def worker_count(requested: int, files: int) -> int:
+    """Processes for `check --workers N`: never more than the files, nor than the CPUs (checking is
+    CPU-bound: more processes than cores only add start-up and memory)."""
+    return max(1, min(requested, files, os.cpu_count() or 1))
 
 
 def lint_findings(source: str, path: str) -> list[dict]:
@@ -186,26 +209,56 @@ def _fd_result(path, req, index, checks) -> dict:
 
 # ------------------------------------------------------------------ outputs
 
+# Characters XML 1.0 cannot hold, even escaped (control characters, surrogates, U+FFFE/U+FFFF).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_safe(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
+
+
+def _element(parent, tag: str, text: str | None = None, **attributes: str):
+    """A child element whose text and attributes are XML-safe (ElementTree escapes <, & and quotes only)."""
+    import xml.etree.ElementTree as ET
+    element = ET.SubElement(parent, tag, {k: _xml_safe(v) for k, v in attributes.items()})
+    if text is not None:
+        element.text = _xml_safe(text)
+    return element
+
+
 def junit_xml(reports: list[FileReport]) -> str:
     """A testsuite per file, a testcase per expectation (a program error is one errored testcase)."""
     import xml.etree.ElementTree as ET
     root = ET.Element("testsuites", name="tapecli check")
     for rep in reports:
-        suite = ET.SubElement(root, "testsuite", name=rep.file, tests=str(len(rep.results) + bool(rep.error)),
-                              failures=str(rep.failed), errors=str(int(rep.error is not None)))
+        suite = _element(root, "testsuite", name=rep.file, tests=str(len(rep.results) + bool(rep.error)),
+                         failures=str(rep.failed), errors=str(int(rep.error is not None)))
         for r in rep.results:
-            case = ET.SubElement(suite, "testcase", name=f"line {r['line']}: {r['expr']}", classname=rep.file,
-                                 file=rep.file, line=str(r["line"]))
+            case = _element(suite, "testcase", name=f"line {r['line']}: {r['expr']}", classname=rep.file,
+                            file=rep.file, line=str(r["line"]))
             if not r["ok"]:
-                failure = ET.SubElement(case, "failure", message=describe(r))
-                failure.text = describe(r)
+                _element(case, "failure", describe(r), message=describe(r))
         if rep.error:
-            case = ET.SubElement(suite, "testcase", name="program", classname=rep.file, file=rep.file,
-                                 line=str(rep.error["line"] or 0))
-            err = ET.SubElement(case, "error", message=f"{rep.error['kind']}: {rep.error['message']}",
-                                type=rep.error["kind"])
-            err.text = rep.error["text"]
+            case = _element(suite, "testcase", name="program", classname=rep.file, file=rep.file,
+                            line=str(rep.error["line"] or 0))
+            _element(case, "error", rep.error["text"], message=f"{rep.error['kind']}: {rep.error['message']}",
+                     type=rep.error["kind"])
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    import tempfile
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tapecli-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def _escape_data(text: str) -> str:

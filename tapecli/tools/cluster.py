@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from tapecli.environment import setting
 from tapecli.errors import UsageError
 from tapecli.version import __version__
 
@@ -33,11 +34,7 @@ def scheduler_address(option: str | None) -> str | None:
 
 
 def _timeout() -> float:
-    text = os.environ.get("TAPECLI_SCHEDULER_TIMEOUT")
-    try:
-        return float(text) if text else DEFAULT_TIMEOUT_S
-    except ValueError:
-        raise UsageError(f"TAPECLI_SCHEDULER_TIMEOUT must be a number of seconds, got {text!r}") from None
+    return setting("TAPECLI_SCHEDULER_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
 def worker_version() -> str:

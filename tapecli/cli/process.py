@@ -1,0 +1,179 @@
+"""The command line as a process: Ctrl-C, standard output that fails, usage errors before a command runs,
+and their exit codes (docs/spec/CLI.md). ``app.main`` calls ``run_process``."""
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130      # 128 + SIGINT, as shells report a process ended by Ctrl-C
+EXIT_BROKEN_PIPE = 141      # 128 + SIGPIPE, as `yes | head` ends
+
+
+class _Interrupted(BaseException):
+    """SIGINT, raised by the handler: a BaseException, so that no `except Exception` (the library's, Typer's
+    or Click's) turns it into another error."""
+
+
+class OutputError(Exception):
+    """Standard output could not be written (a closed pipe, a full disk): told apart from a bug."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.strerror or str(error))
+        self.broken_pipe = isinstance(error, BrokenPipeError)
+
+
+class _GuardedStdout:
+    """sys.stdout with a failed write or flush raised as OutputError; characters its encoding cannot
+    write are escaped (PYTHONIOENCODING=ascii)."""
+
+    def __init__(self, stream):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise OutputError(e) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise OutputError(e) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+class _Reporter:
+    """How this command line reports an error that ends it: one line on stderr, or a JSON error document
+    on stdout where --json was asked for."""
+
+    def __init__(self, app, argv: list[str]):
+        self.command = argv[0] if argv and argv[0] in app.commands() else None
+        self.json = "--json" in argv
+
+    def exit_with(self, code: int, kind: str, message: str, always_stderr: bool = False):
+        """Exit with ``code``: the JSON document under --json (and the line too with ``always_stderr``)."""
+        if self.json and sys.stdout is not None:
+            import json
+            try:
+                print(json.dumps({"schema": "tapecli/1", "command": self.command, "file": None,
+                                  "error": {"kind": kind, "message": message, "line": None, "column": None}}))
+                sys.stdout.flush()
+            except OutputError:
+                always_stderr = True
+        else:
+            always_stderr = True
+        if always_stderr:
+            sys.stderr.write(f"tapecli{' ' + self.command if self.command else ''}: {message}\n")
+        sys.exit(code)
+
+
+class _InterruptHandler:
+    """Ctrl-C: raise _Interrupted, so that run_process reports it and the process ends the usual way.
+    Python drops an exception raised where it cannot propagate (an import lock's weakref callback, a
+    __del__), so a timer ends the process itself after a grace period if the report is not written by then."""
+
+    GRACE_S = 1.0
+
+    def __init__(self, reporter: _Reporter):
+        self.reporter = reporter
+        self.reported = False
+        self.pid = os.getpid()
+
+    def __call__(self, signum, frame):
+        if os.getpid() != self.pid:     # a forked worker (check --workers): Python's default; the parent reports
+            raise KeyboardInterrupt
+        import threading
+        timer = threading.Timer(self.GRACE_S, self.report, kwargs={"hard": True})
+        timer.daemon = True
+        timer.start()
+        raise _Interrupted()
+
+    def report(self, hard: bool = False):
+        if not self.reported:
+            self.reported = True
+            try:
+                self.reporter.exit_with(EXIT_INTERRUPTED, "Interrupted", "interrupted", always_stderr=True)
+            except SystemExit:
+                pass
+        if hard:
+            os._exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def run_process(app, argv: list[str]):
+    """Run the command line ``argv`` of ``app`` and exit with its code."""
+    import signal
+    reporter = _Reporter(app, argv)
+    previous_sigint = None
+    on_sigint = _InterruptHandler(reporter)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:   # not where Ctrl-C is ignored
+        try:
+            previous_sigint = signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:      # not the main thread (an embedding program): leave its handler alone
+            pass
+    stdout = sys.stdout
+    try:
+        if stdout is None:
+            reporter.exit_with(EXIT_USAGE, "UsageError", "standard output is closed")
+        sys.stdout = _GuardedStdout(stdout)
+        _run(app, argv, reporter)
+    except _Interrupted:
+        on_sigint.report()
+    except OutputError as e:
+        _silence_stdout()
+        if e.broken_pipe:       # the reader went away (`tapecli grad f | head`): stop quietly
+            sys.exit(EXIT_BROKEN_PIPE)
+        sys.stderr.write(f"tapecli: cannot write to standard output: {e}\n")
+        sys.exit(EXIT_USAGE)
+    finally:
+        sys.stdout = stdout
+        if previous_sigint is not None:
+            signal.signal(signal.SIGINT, previous_sigint)
+
+
+def _run(app, argv: list[str], reporter: _Reporter):
+    from tapecli import environment
+    from tapecli.errors import UsageError
+    try:
+        environment.check_all()
+        # Under --json, Typer's own usage errors (an unknown option, a bad value) come back as exceptions,
+        # to be written as a JSON document.
+        code = app(prog_name="tapecli", args=argv, standalone_mode=not reporter.json)
+    except UsageError as e:
+        reporter.exit_with(EXIT_USAGE, "UsageError", str(e))
+    except OutputError:
+        raise
+    except SystemExit:
+        sys.stdout.flush()      # a failed write of buffered output surfaces here, not at interpreter exit
+        raise
+    except Exception as e:
+        if isinstance(e, _click_exception()):
+            reporter.exit_with(e.exit_code, "UsageError", e.format_message())
+        if os.environ.get("TAPECLI_DEBUG"):
+            raise
+        reporter.exit_with(EXIT_INTERNAL, "InternalError",
+                           f"internal error: {type(e).__name__}: {e}. This is a bug in tapecli; please report "
+                           f"it (set TAPECLI_DEBUG=1 for the traceback).")
+    sys.stdout.flush()
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _click_exception() -> type:
+    """Click's ClickException, found through Typer (recent Typers carry their own copy of Click)."""
+    import typer
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _silence_stdout() -> None:
+    """Point the stdout descriptor at /dev/null, so the interpreter's last flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

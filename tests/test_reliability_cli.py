@@ -1,0 +1,358 @@
+"""Reliability of the command line, its output, `check` and the caches (issues 11 and 16, the CLI and
+process rows): each test is named after its row and runs the real command line where the row is about it."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import cli
+
+PROGRAM = "var x = 3.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\n"
+# Large enough for numba under TAPECLI_NUMBA_THRESHOLD=16, without fusion: plain cached kernels.
+NUMBA_PROGRAM = "var x = ones([64])\ntape t:\n    y = sum(sigmoid(x) * tanh(x))\ng = t.gradient(y, x)\n"
+NUMBA_ENV = {"TAPECLI_NUMBA_THRESHOLD": "16", "TAPECLI_FUSION": "0"}
+
+
+def _write(tmp_path, text, name="p.tdf") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _popen(*args, env=None, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, **(env or {})), **kw)
+
+
+# ------------------------------------------------------------------ caches (issue 16)
+
+@pytest.mark.parametrize("kind", ["nbi", "nbc"])
+@pytest.mark.parametrize("damage", ["empty", "truncated"])
+def test_a_corrupt_numba_cache_file_is_discarded_and_recompiled(tmp_path, kind, damage):
+    env = {**NUMBA_ENV, "TAPECLI_CACHE_DIR": str(tmp_path / "cache")}
+    program = _write(tmp_path, NUMBA_PROGRAM)
+    first = cli("run", "--json", program, env=env)
+    assert first.code == 0, first.stderr
+    files = list((tmp_path / "cache").rglob(f"*.{kind}"))
+    assert files, "the run compiled no cached kernel"
+    for f in files:
+        data = f.read_bytes()
+        f.write_bytes(b"" if damage == "empty" else data[:len(data) // 2])
+    for _ in range(2):              # the damaged run heals the cache; the next one loads it
+        again = cli("run", "--json", program, env=env)
+        assert again.code == 0, again.stdout + again.stderr
+        assert again.json["values"] == first.json["values"]
+    assert all(f.stat().st_size > 0 for f in (tmp_path / "cache").rglob(f"*.{kind}"))
+
+
+HOLD_LOCK = textwrap.dedent("""\
+    import fcntl, os, sys, time
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    print("held", flush=True)
+    time.sleep(120)
+    """)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the helper holds the lock with fcntl")
+def test_a_held_compile_lock_times_out_and_the_kernel_compiles_privately(tmp_path):
+    from tapecli.cache import numba_version
+    from tapecli.version import __version__
+    cache = tmp_path / "cache"
+    folder = cache / f"tapecli-{__version__}" / f"numba-{numba_version()}"
+    folder.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(folder / "tapecli-compile.lock")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        env = {**NUMBA_ENV, "TAPECLI_CACHE_DIR": str(cache), "TAPECLI_COMPILE_LOCK_TIMEOUT": "0.5"}
+        r = cli("run", "--json", _write(tmp_path, NUMBA_PROGRAM), env=env)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.code == 0, r.stdout + r.stderr
+    assert any("compile lock" in w["message"] for w in r.json["warnings"])
+    assert "compile lock" in r.stderr or not r.stderr      # --json: warnings are in the document
+    assert not list(cache.rglob("*.nbc"))                 # nothing written to the cache it could not lock
+
+
+# ------------------------------------------------------------------ check
+
+def _count_processes_runner(tmp_path) -> Path:
+    """A wrapper of the CLI's entry point that reports on stderr how many processes it started."""
+    return _write(tmp_path, textwrap.dedent("""\
+        import multiprocessing.process, sys
+        started = []
+        real_start = multiprocessing.process.BaseProcess.start
+        def start(self):
+            started.append(self)
+            return real_start(self)
+        multiprocessing.process.BaseProcess.start = start
+        from tapecli.cli.app import main
+        sys.argv = ["tapecli", *sys.argv[1:]]
+        try:
+            main()
+        finally:
+            sys.stderr.write("\\nprocesses started: %d\\n" % len(started))
+        """), "runner.py")
+
+
+@pytest.mark.parametrize("workers, files", [(40, 1), (10000, 3)])
+def test_check_workers_never_outnumber_files_or_cpus(tmp_path, workers, files):
+    paths = [_write(tmp_path, "expect 1 == 1\n", f"f{i}.tdf") for i in range(files)]
+    runner = _count_processes_runner(tmp_path)
+    r = subprocess.run([sys.executable, runner, "check", "--json", "--workers", str(workers), *paths],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["passed"] == files
+    started = int(r.stderr.rsplit("processes started:", 1)[1])
+    cap = min(files, os.cpu_count() or 1)
+    assert started <= (cap if cap > 1 else 0)
+
+
+def test_check_reports_good_files_and_a_files_internal_error_in_json_and_junit(tmp_path, monkeypatch, capsys):
+    from tapecli.cli.app import app
+    from tapecli.tools import check as c
+    good = _write(tmp_path, "expect 1 == 1\nexpect 2 == 2\n", "good.tdf")
+    bad = _write(tmp_path, "expect 1 == 1\n", "bad.tdf")
+    junit = tmp_path / "out.xml"
+    junit.write_text("stale")
+    real = c.run_source
+
+    def failing(source, path, options):
+        if path.endswith("bad.tdf"):
+            raise RuntimeError("simulated bug")
+        return real(source, path, options)
+    monkeypatch.setattr(c, "run_source", failing)
+    with pytest.raises(SystemExit) as exit_info:
+        app(args=["check", "--json", "--junit", str(junit), str(good), str(bad)])
+    assert exit_info.value.code == 4
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["passed"], doc["failed"], doc["errors"]) == (2, 0, 1)
+    errors = [res for res in doc["results"] if "error" in res]
+    assert errors[0]["file"] == str(bad) and errors[0]["error"]["kind"] == "InternalError"
+    assert "simulated bug" in errors[0]["error"]["message"]
+    root = ET.parse(junit).getroot()
+    suites = {s.get("name"): s for s in root}
+    assert suites[str(good)].get("tests") == "2" and suites[str(bad)].get("errors") == "1"
+
+
+def test_check_keeps_the_expectations_that_ran_before_an_error(tmp_path):
+    r = cli("check", "--json", _write(tmp_path, "expect 1 == 1\nexpect 1 == 2\nq = undefined_name\n"))
+    assert r.code == 3
+    assert (r.json["passed"], r.json["failed"], r.json["errors"]) == (1, 1, 1)
+    assert [res["line"] for res in r.json["results"]] == [1, 2, 3]
+
+
+def test_check_over_a_folder_reports_every_expectation_that_ran(tmp_path):
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    _write(folder, "expect 1 == 1\nq = nope\n", "a.tdf")
+    _write(folder, "expect 2 == 2\nexpect 3 == 4\n", "b.tdf")
+    _write(folder, "expect 5 == 5\nq = [1.0][::0]\nexpect 6 == 6\n", "c.tdf")
+    r = cli("check", "--json", folder)
+    assert r.code == 3
+    assert (r.json["passed"], r.json["failed"], r.json["errors"]) == (3, 1, 2)
+    ran = sorted((Path(res["file"]).name, res["line"]) for res in r.json["results"] if "error" not in res)
+    assert ran == [("a.tdf", 1), ("b.tdf", 1), ("b.tdf", 2), ("c.tdf", 1)]
+
+
+@pytest.mark.parametrize("source", [
+    's = "a\\x01b\\x1f" +\n',                    # the control characters are in the excerpt of the error
+    'expect "a\\x01b" == "a\\x02b"\nq = (\n',
+    'q = "\\x0b"\nexpect q == "\\x0c"\n',
+])
+def test_junit_is_well_formed_with_control_characters(tmp_path, source):
+    program = tmp_path / "p.tdf"
+    program.write_bytes(source.encode().decode("unicode_escape").encode())
+    junit = tmp_path / "out.xml"
+    r = cli("check", "--junit", junit, program)
+    assert r.code in (1, 3), r.stderr
+    root = ET.parse(junit).getroot()              # raises on malformed XML
+    assert root.find("testsuite") is not None
+
+
+# ------------------------------------------------------------------ environment and options
+
+@pytest.mark.parametrize("name, value, words", [
+    ("TAPECLI_MAX_SECONDS", "abc", "a positive number of seconds"),
+    ("TAPECLI_NUMBA_THRESHOLD", "abc", "a whole number of elements"),
+    ("TAPECLI_FUSION_THRESHOLD", "-3", "a whole number of elements"),
+    ("TAPECLI_MAX_MEMORY", "lots", "a positive number of bytes"),
+    ("TAPECLI_SCHEDULER_TIMEOUT", "soon", "a positive number of seconds"),
+    ("TAPECLI_COMPILE_LOCK_TIMEOUT", "inf", "a positive number of seconds"),
+    ("TAPECLI_BACKEND", "gpu", "auto, numpy or numba"),
+    ("TAPECLI_FUSION", "yes", "0 or 1"),
+    ("TAPECLI_PARSER", "bogus", "compare, standalone or lark"),
+])
+def test_bad_tapecli_environment_values_exit_2_naming_the_variable(tmp_path, name, value, words):
+    from tapecli.environment import VARIABLES
+    assert name in VARIABLES
+    program = _write(tmp_path, PROGRAM)
+    r = cli("run", program, env={name: value})
+    assert r.code == 2 and name in r.stderr and words in r.stderr, r.stderr
+    r = cli("grad", "--json", program, env={name: value})
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError" and name in r.json["error"]["message"]
+
+
+def test_every_valued_tapecli_variable_is_checked():
+    """Each TAPECLI_ variable the code reads with a value is in environment.VARIABLES (or takes any text)."""
+    import re
+    from tapecli.environment import VARIABLES
+    root = Path(__file__).resolve().parent.parent / "tapecli"
+    read = set()
+    for path in root.rglob("*.py"):
+        read |= set(re.findall(r"TAPECLI_[A-Z_]+[A-Z]", path.read_text()))
+    free_text = {"TAPECLI_CACHE_DIR", "TAPECLI_SCHEDULER", "TAPECLI_DEBUG", "TAPECLI_NO_FAST_CLI", "TAPECLI_COMPLETE"}
+    assert read - free_text - set(VARIABLES) == set()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "--json", "--bogus"], "No such option: --bogus"),
+    (["run", "--json", "--max-steps", "abc"], "--max-steps"),
+    (["grad", "--max-elements", "1.5", "--json"], "--max-elements"),
+])
+def test_usage_errors_under_json_are_a_json_document(tmp_path, args, words):
+    r = cli(*args, _write(tmp_path, PROGRAM))
+    assert r.code == 2
+    assert r.json["error"]["kind"] == "UsageError" and words in r.json["error"]["message"]
+    assert r.json["command"] == args[0] and r.json["schema"] == "tapecli/1"
+
+
+def test_explain_with_an_empty_wrt_is_a_usage_error(tmp_path):
+    program = _write(tmp_path, PROGRAM)
+    r = cli("explain", "--of", "y", "--wrt", "", program)
+    assert r.code == 2 and "--wrt needs a name" in r.stderr
+    r = cli("explain", "--json", "--of", "y", "--wrt", " , ", program)
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError"
+
+
+# ------------------------------------------------------------------ input
+
+def test_invalid_utf8_on_stdin_is_the_same_error_as_in_a_file(tmp_path):
+    raw = b'x = "\xff"\n'
+    path = tmp_path / "p.tdf"
+    path.write_bytes(raw)
+    from_file = cli("run", "--json", path)
+    proc = subprocess.run([sys.executable, "-m", "tapecli", "run", "--json", "-"], input=raw, capture_output=True)
+    assert from_file.code == proc.returncode == 2
+    message = json.loads(proc.stdout)["error"]["message"]
+    assert message.endswith("is not UTF-8 text") and from_file.json["error"]["message"].endswith("is not UTF-8 text")
+    assert "\\udc" not in proc.stdout.decode()
+
+
+def test_a_directory_as_file_is_named_a_directory(tmp_path):
+    r = cli("run", tmp_path)
+    assert r.code == 2 and "is a directory" in r.stderr
+    r = cli("grad", "--json", tmp_path)
+    assert r.code == 2 and "is a directory" in r.json["error"]["message"]
+
+
+# ------------------------------------------------------------------ output
+
+def test_a_broken_pipe_ends_quietly_with_141(tmp_path):
+    program = _write(tmp_path, "var x = ones([200000])\ntape t:\n    y = sum(x * x)\ng = t.gradient(y, x)\n")
+    proc = _popen("grad", "--json", program)
+    assert proc.stdout.read(10).startswith(b"{")
+    proc.stdout.close()                     # the reader goes away, as `| head -c 10` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == ""
+
+
+def test_a_closed_stdout_is_an_io_error(tmp_path):
+    program = _write(tmp_path, PROGRAM)
+    r = subprocess.run([sys.executable, "-m", "tapecli", "grad", "--json", str(program)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1), timeout=120)
+    assert r.returncode == 2 and "standard output is closed" in r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_dev_full_is_an_io_error_and_a_narrow_encoding_is_escaped(tmp_path):
+    program = _write(tmp_path, PROGRAM)
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "tapecli", "run", str(program)], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 2 and "cannot write to standard output" in r.stderr
+    hello = _write(tmp_path, 'print("h\u00e9llo")\n', "hello.tdf")
+    r = cli("run", hello, env={"PYTHONIOENCODING": "ascii"})
+    assert r.code == 0 and "h\\xe9llo" in r.stdout
+
+
+def _interrupted(tmp_path, *args, files=1):
+    programs = [_write(tmp_path, "var x = 0.0\nwhile True:\n    x = x + 1.0\n", f"p{i}.tdf") for i in range(files)]
+    proc = _popen(*args, "--max-steps", "1000000000", *programs, text=True)
+    time.sleep(3)                           # start-up done, the loop running
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
+
+
+def test_sigint_exits_130_with_one_line(tmp_path):
+    code, out, err = _interrupted(tmp_path, "run")
+    assert code == 130 and err.strip().splitlines() == ["tapecli run: interrupted"], err
+
+
+def test_sigint_stops_check_workers(tmp_path):
+    """The workers' pipes close (communicate returns) because they are stopped, not left to loop."""
+    code, out, err = _interrupted(tmp_path, "check", "--json", "--workers", "2", files=2)
+    assert code == 130 and json.loads(out)["error"]["kind"] == "Interrupted"
+
+
+def test_sigint_under_json_writes_an_error_document(tmp_path):
+    code, out, err = _interrupted(tmp_path, "run", "--json")
+    assert code == 130 and json.loads(out)["error"]["kind"] == "Interrupted"
+    assert err.strip() == "tapecli run: interrupted"
+
+
+PEAK_RUNNER = textwrap.dedent("""\
+    import resource, sys
+    from tapecli.cli.app import main
+    sys.argv = ["tapecli", *sys.argv[1:]]
+    try:
+        main()
+    finally:
+        sys.stderr.write("\\npeak KiB: %d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB is Linux's")
+def test_rendering_under_a_memory_cap_stays_under_it(tmp_path):
+    """`run --json` of a 25,000,000-element tensor under a 1 GB cap: refused while rendering, and the
+    process's peak resident size stayed under the cap."""
+    runner = _write(tmp_path, PEAK_RUNNER, "runner.py")
+    program = _write(tmp_path, "x = ones([5000, 5000])\n")
+    r = subprocess.run([sys.executable, runner, "run", "--json", program], capture_output=True, text=True,
+                       env=dict(os.environ, TAPECLI_MAX_MEMORY="1000000000"), timeout=300)
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["kind"] == "LimitError"
+    assert int(r.stderr.rsplit("peak KiB:", 1)[1]) * 1024 < 1_000_000_000
+
+
+def test_table_cells_of_shared_lists_are_bounded(tmp_path):
+    r = cli("run", "--no-color", _write(tmp_path, "xs = [1.0]\nfor i in range(26):\n    xs = [xs, xs]\n"))
+    assert r.code == 0 and "xs" in r.stdout and "…" in r.stdout
+    from tapecli.cli.render import CELL_CHARS
+    assert len(r.stdout) < 4 * CELL_CHARS
+
+
+def test_table_summaries_match_the_whole_array_statistics():
+    import numpy as np
+    from tapecli.cli import tensorfmt
+    rng = np.random.default_rng(1)
+    arr = rng.standard_normal(3 * tensorfmt._BLOCK + 7).astype(np.float32)
+    arr[[5, 10]] = np.nan
+    arr[11] = np.inf
+    text = tensorfmt.summary(arr, shape_and_dtype=False)
+    finite = arr[np.isfinite(arr)].astype(np.float64)
+    g = tensorfmt._g
+    assert text == (f"min {g(finite.min())}  max {g(finite.max())}  mean {g(finite.mean())}  "
+                    f"norm {g(float(np.linalg.norm(finite)))}  NaN 2")
