@@ -94,7 +94,17 @@ def test_an_overflowing_float_literal_is_inf_under_run_and_grad(tmp_path):
     grad = _run_json(tmp_path, source, command="grad")
     assert run.code == 0 and grad.code == 0, run.stdout + grad.stdout
     assert run.json["values"]["y"] == "-Infinity"       # inf * (exp(-1) - 1)
-    assert run.json["values"]["g"] == grad.json["gradients"][0]["value"]
+    assert run.json["values"]["g"] == grad.json["gradients"][0]["value"] == "Infinity"   # inf * exp(-1), not inf - inf
+
+
+def test_the_elu_gradient_is_tensorflows_alpha_times_output_plus_one(tmp_path):
+    """Keras's elu(x, alpha) is where(x > 0, elu(x), alpha * elu(x)); its gradient is alpha * (elu(x) + 1)
+    in float32, which rounds differently from elu(x, alpha) + alpha."""
+    xs = np.array([-3.0, -0.5, -1e-3, 0.0, 0.7], np.float32)
+    r = _run_json(tmp_path, f"var x = {xs.tolist()}\ntape t:\n    y = elu(x, 0.3)\ng = t.gradient(y, x)\n")
+    alpha = np.float32(0.3)
+    expected = np.where(xs > 0, np.float32(1), alpha * (np.expm1(np.minimum(xs, 0)) + np.float32(1)))
+    assert np.array_equal(np.array(r.json["values"]["g"], np.float32), expected), r.stdout
 
 
 def test_glorot_uniform_of_an_empty_shape_is_empty(tmp_path):
