@@ -321,3 +321,16 @@ def test_an_error_on_a_long_line_shows_the_part_around_the_column(tmp_path):
     excerpt, caret = r.stderr.splitlines()[1:3]
     assert excerpt.startswith("    2 | …") and len(excerpt) < 140
     assert excerpt[caret.index("^")] == "y"
+
+
+@pytest.mark.parametrize("name, source", [
+    ("p.py", "import tensorflow as tf\nq = 0x1for\n"),                      # Python's SyntaxWarning, then the error
+    ("p.py", "import numpy as np\nq = np.mean(np.zeros([0]))\n"),          # NumPy's "Mean of empty slice"
+    ("p.tdf", "q = reduce_mean(zeros([2, 0]), axis=1)\n"),
+])
+def test_python_and_numpy_warnings_never_reach_stderr(tmp_path, name, source):
+    """The library never prints: a warning Python or NumPy would print is not the program's output."""
+    path = tmp_path / name
+    path.write_text(source)
+    r = cli("run", "--json", path)
+    assert r.code in (0, 3) and r.stderr == "", r.stderr
