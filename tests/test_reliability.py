@@ -334,3 +334,36 @@ def test_python_and_numpy_warnings_never_reach_stderr(tmp_path, name, source):
     path.write_text(source)
     r = cli("run", "--json", path)
     assert r.code in (0, 3) and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize("source, code, kind", [
+    ("q = " + "[" * 98 + "1" + "]" * 98 + "\n", 3, "ValueError"),       # parsed; deeper than a tensor can be
+    ("q = " + "(" * 109 + "1" + ")" * 109 + "\n", 0, None),              # parsed and run
+    ("".join("    " * i + "if True:\n" for i in range(326)) + "    " * 326 + "q = 1\n", 3, "SyntaxError"),
+])
+def test_the_nesting_rows_of_the_issue(tmp_path, source, code, kind):
+    """98 nested [, 109 nested ( and 326 nested if blocks: parsed, or a program error; never a RecursionError."""
+    r = _run_json(tmp_path, source)
+    assert r.code == code, r.stdout[:300]
+    assert code == 0 or r.json["error"]["kind"] == kind
+
+
+def test_a_dedent_that_matches_no_block_after_a_comment_names_its_line(tmp_path):
+    source = "def f(a):\n    if a > 0:\n        b = a\n    # a comment\n  return b\nq = f(1.0)\n"
+    r = _run_json(tmp_path, source)
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError", r.stdout
+    assert r.json["error"]["line"] == 5 and "matches no enclosing block" in r.json["error"]["message"]
+
+
+def test_a_one_megabyte_program_with_one_syntax_error_names_it(tmp_path):
+    text = _big_program("y = [1.0, +* 2.0]", at=15000, lines=30000)
+    assert len(text) > 1_000_000
+    r = _run_json(tmp_path, text)
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError", r.stdout[:300]
+    assert r.json["error"]["line"] == 15001 and r.json["error"]["column"] == 12
+
+
+@pytest.mark.parametrize("value", ["[1, 2j]", "1+2j", '{"real": 1, "imag": 2}'])
+def test_complex_set_values_are_usage_errors(tmp_path, value):
+    r = _run_json(tmp_path, "var x = [1.0]\n", "--set", f"x={value}")
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError" and "--set x" in r.json["error"]["message"]
