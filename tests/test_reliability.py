@@ -367,3 +367,23 @@ def test_a_one_megabyte_program_with_one_syntax_error_names_it(tmp_path):
 def test_complex_set_values_are_usage_errors(tmp_path, value):
     r = _run_json(tmp_path, "var x = [1.0]\n", "--set", f"x={value}")
     assert r.code == 2 and r.json["error"]["kind"] == "UsageError" and "--set x" in r.json["error"]["message"]
+
+
+@pytest.mark.parametrize("declaration, value, words", [
+    ("var b: bool = True", "2", "b is bool, so the value must be true or false"),
+    ("var b: bool = True", "0.5", "b is bool, so the value must be true or false"),
+    ("var x = 1.0", "[true]", "x is float32, so the value must be numbers, not true or false"),
+    ("var n: int32 = 1", "1.5", "the value is not an integer, but n is int32"),
+    ("var n: int64 = 1", "NaN", "the value is not an integer, but n is int64"),
+    ("var n: int64 = 1", "9223372036854775808", "9223372036854775808 does not fit int64"),
+])
+def test_set_values_that_do_not_fit_the_declaration_are_usage_errors(tmp_path, declaration, value, words):
+    """Nothing silently converted: 0.5 is not True, true is not 1.0."""
+    r = _run_json(tmp_path, declaration + "\n", "--set", f"{declaration.split()[1].rstrip(':')}={value}")
+    assert r.code == 2 and words in r.json["error"]["message"], r.stdout
+
+
+@pytest.mark.parametrize("value, expected", [("true", True), ("[true, false]", [True, False])])
+def test_a_bool_declaration_takes_true_and_false(tmp_path, value, expected):
+    r = _run_json(tmp_path, "var b: bool = False\n", "--set", f"b={value}")
+    assert r.code == 0 and r.json["values"]["b"] == expected, r.stdout
