@@ -395,7 +395,8 @@ def check_cli(source: str, timeout: float = 60, args: list[str] | None = None, e
             proc = subprocess.run([sys.executable, "-m", "tapecli", *args, str(path)], capture_output=True,
                                   timeout=timeout, cwd=str(ROOT), env={**os.environ, **(env or {})})
         except subprocess.TimeoutExpired:
-            return {"outcome": "FAILURE", "signature": "cli hang", "traceback": f"over {timeout} s"}
+            return {"outcome": "FAILURE", "signature": "cli hang",
+                    "traceback": f"tapecli {' '.join(args)} FILE\nenvironment: {env}\nover {timeout} s"}
     stdout, stderr = (proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace"))
     problems = []
     if proc.returncode not in ((0, 1, 3) if plain else (0, 1, 2, 3)):
@@ -628,7 +629,7 @@ def main(argv=None) -> int:
             rng = random.Random(args.seed)
             for n in range(0, args.count, args.cli_every):
                 # the program as it is, then under hostile options, environment values and encodings
-                argv, env, raw = cli_invocation(rng, sources[n][1])
+                argv, env, raw = cli_invocation(rng, sources[n][1], CLI_LIMITS)
                 for result in (check_cli(sources[n][1]), check_cli(sources[n][1], args=argv, env=env, raw=raw)):
                     cli_runs += 1
                     outcomes[result["outcome"]] += 1

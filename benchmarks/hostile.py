@@ -183,10 +183,13 @@ ENCODINGS = {"bom": lambda b: b"\xef\xbb\xbf" + b, "crlf": lambda b: b.replace(b
              "truncated": lambda b: b[: len(b) // 2] + "\u00e9".encode()[:1]}
 
 
-def cli_invocation(rng: random.Random, source: str) -> tuple[list[str], dict[str, str], bytes]:
+def cli_invocation(rng: random.Random, source: str, limits: list[str] = ()) -> tuple[list[str], dict[str, str], bytes]:
     """A command line (arguments before the file), environment and file bytes with one to three hostile
-    parts: bad option values, bad environment values, an odd encoding."""
+    parts: bad option values, bad environment values, an odd encoding. ``limits`` (options such as
+    --max-steps) go to every command but lint, before the hostile options."""
     args = list(rng.choice(COMMANDS))
+    if args[0] != "lint":
+        args += limits
     if rng.random() < 0.7:
         args.append("--json")
     env: dict[str, str] = {}

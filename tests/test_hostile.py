@@ -124,7 +124,7 @@ def test_random_commands_under_hostile_options_environments_and_encodings(seed):
     bad environment values or an odd encoding exits 0 to 3, without a traceback or an internal error."""
     rng = random.Random(300 + seed)
     for _ in range(3):
-        args, env, raw = hostile.cli_invocation(rng, PROGRAM)
+        args, env, raw = hostile.cli_invocation(rng, PROGRAM, fuzz.CLI_LIMITS)
         result = fuzz.check_cli(PROGRAM, args=args, env=env, raw=raw)
         assert result["outcome"] == "cli-ok", result["traceback"]
 

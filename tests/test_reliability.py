@@ -387,3 +387,40 @@ def test_set_values_that_do_not_fit_the_declaration_are_usage_errors(tmp_path, d
 def test_a_bool_declaration_takes_true_and_false(tmp_path, value, expected):
     r = _run_json(tmp_path, "var b: bool = False\n", "--set", f"b={value}")
     assert r.code == 0 and r.json["values"]["b"] == expected, r.stdout
+
+
+@pytest.mark.parametrize("source, what", [
+    ("q = matmul(ones([100, 1]), ones([1, 100]))\n", "the result of matmul"),
+    ("q = ones([100, 1]) * ones([1, 100])\n", "the result of mul"),
+    ('q = einsum("i,j->ij", ones([100]), ones([100]))\n', "the result of einsum"),
+    ("a = ones([600])\nq = concat([a, a], 0)\n", "the result of concat"),
+    ("a = ones([600])\nq = stack([a, a])\n", "the result of stack"),
+    ("q = tile(ones([10]), [1000])\n", "the result of tile"),
+    ("q = tile(zeros([0, 3]), [1, 1000000000000])\n", "tile's index"),
+    ("q = pad(ones([2]), [[0, 5000]])\n", "the result of pad"),
+])
+def test_results_larger_than_their_inputs_are_weighed_before_they_are_made(monkeypatch, source, what):
+    """An outer product, a broadcast, a join, a tile or a pad can be far larger than its inputs: the
+    limits are checked on the result's shape before any kernel makes it (a 1 GB cap held at 1.6 GB)."""
+    from tapecli import api
+    from tapecli.errors import LimitError
+    from tapecli.ops import core
+    from tapecli.runtime.limits import Limits
+    ran = []
+    kernel = core._run_kernel
+    monkeypatch.setattr(core, "_run_kernel", lambda name, *a: ran.append(name) or kernel(name, *a))
+    with pytest.raises(LimitError) as refused:
+        api.run_source(source, "p.tdf", api.Options(limits=Limits(max_elements=1000)))
+    assert refused.value.message.startswith(what + " would have"), refused.value.message
+    big = what.split()[-1]
+    assert big not in ran, ran
+
+
+def test_a_limit_is_not_an_expectation_that_fails(tmp_path):
+    """A limit stops the run even inside expect_error of another kind (the run went on, its loop cut short,
+    with only a failed expectation to show); expect_error LimitError still catches it."""
+    loop = "var b = 0.5\nexpect_error {}:\n    while b:\n        b = b * 1.0\nq = 1.0\n"
+    r = _run_json(tmp_path, loop.format("TypeError"), "--max-steps", "100")
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and r.json["error"]["line"] == 3, r.stdout
+    r = _run_json(tmp_path, loop.format("LimitError"), "--max-steps", "100")
+    assert r.code == 0 and r.json["values"]["q"] == 1.0, r.stdout

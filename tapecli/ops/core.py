@@ -24,6 +24,8 @@ Beside each rule the table says:
 from __future__ import annotations
 
 
+import math
+
 import numpy as np
 
 from tapecli import kernels
@@ -234,9 +236,34 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
     return tensors
 
 
+def admit_result(shape, dtype, what: str) -> None:
+    """A result weighed against --max-elements and the memory cap before its kernel allocates it (a
+    kernel's result is weighed again once it exists)."""
+    admit(math.prod(shape), np.dtype(dtype).itemsize, what)
+
+
+def _admit_broadcast(op: Op, tensors) -> None:
+    """An elementwise result larger than every input (ones([20000, 1]) * ones([1, 20000])) is weighed
+    before the kernel allocates it."""
+    first = tensors[0].value.shape
+    for t in tensors:
+        if t.value.shape != first:
+            break
+    else:
+        return
+    try:
+        shape = np.broadcast_shapes(*(t.value.shape for t in tensors))
+    except ValueError:
+        return                      # the kernel names the shapes
+    if math.prod(shape) > max(t.value.size for t in tensors):
+        admit_result(shape, max((t.value.dtype for t in tensors), key=lambda d: d.itemsize), f"the result of {op.name}")
+
+
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
     tensors = [x if x.__class__ is _Tensor else to_tensor(x) for x in inputs]
+    if len(tensors) > 1 and (op.grads is not None or op.weak_arith):
+        _admit_broadcast(op, tensors)
     if op._unifies:
         if len(tensors) == 1:
             t = tensors[0]

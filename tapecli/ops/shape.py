@@ -149,11 +149,22 @@ def broadcast_to(x, shape) -> Tensor:
 
 
 def concat(xs, axis=0) -> Tensor:
+    xs = [to_tensor(x) for x in xs]
+    _admit_joined(xs, "concat")
     return apply(CONCAT, tuple(xs), axis=int(axis))
 
 
 def stack(xs, axis=0) -> Tensor:
+    xs = [to_tensor(x) for x in xs]
+    _admit_joined(xs, "stack")
     return apply(STACK, tuple(xs), axis=int(axis))
+
+
+def _admit_joined(xs, what: str) -> None:
+    """concat and stack hold every input's elements: weighed before they are joined."""
+    if len(xs) > 1:
+        admit_result((sum(x.size for x in xs),), max((x.dtype for x in xs), key=lambda d: d.itemsize),
+                     f"the result of {what}")
 
 
 def getitem(x, index) -> Tensor:
