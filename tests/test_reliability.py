@@ -424,3 +424,20 @@ def test_a_limit_is_not_an_expectation_that_fails(tmp_path):
     assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and r.json["error"]["line"] == 3, r.stdout
     r = _run_json(tmp_path, loop.format("LimitError"), "--max-steps", "100")
     assert r.code == 0 and r.json["values"]["q"] == 1.0, r.stdout
+
+
+@pytest.mark.parametrize("source, words", [
+    ("q = sorted(range(10000000))\n", "a list of 10,000,000 rows"),
+    ("q = list(range(10000000))\n", "a list of 10,000,000 rows"),
+    ("q = [v for v in range(10000000)]\n", "a list of 10,000,000 rows"),
+])
+def test_a_tensor_split_into_python_rows_is_weighed_first(tmp_path, source, words):
+    """Each row of a tensor as a Python value is an object of its own (some 200 bytes): list(range(1e8))
+    took 1.6 GB under a 1 GB cap and ran for minutes; it is weighed before a row is made."""
+    r = _run_json(tmp_path, source, env={"TAPECLI_MAX_MEMORY": "1000000000"})
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and words in r.json["error"]["message"], r.stdout
+
+
+def test_unpacking_a_tensor_into_too_few_names_fails_before_splitting_it(tmp_path):
+    r = _run_json(tmp_path, "a, b = range(10000000)\n")
+    assert r.code == 3 and r.json["error"]["message"] == "cannot unpack 10000000 values into 2 names", r.stdout

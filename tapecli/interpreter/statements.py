@@ -145,6 +145,8 @@ class Statements:
         if isinstance(value, (list, tuple)):
             items = list(value)
         elif isinstance(value, Tensor) and value.ndim >= 1:
+            if value.shape[0] != n:         # before a row is made: a, b = range(10 ** 8)
+                raise TdfValueError(f"cannot unpack {value.shape[0]} values into {n} names")
             items = [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i)
                      for i in range(value.shape[0])]
         else:
