@@ -1,6 +1,7 @@
-"""Hostile inputs for the fuzzer (benchmarks/fuzz.py): every builtin called with bad arguments,
-nesting near and past the limits, and the other commands (grad, jacobian, hessian, explain, check)
-run in process on each program.
+"""Hostile inputs for the fuzzer (benchmarks/fuzz.py): every builtin called with bad arguments, in TDF
+and in TensorFlow-style Python (through ``tf.``); nesting near and past the limits; the other commands
+(grad, jacobian, hessian, explain, check) run in process on each program; and command lines with bad
+option values, bad environment values and odd encodings (BOM, CRLF, not UTF-8, UTF-16, NUL).
 
 A builtin call draws its arguments from values a hostile user would try: negative, zero, huge,
 inf and nan, empty and enormous shapes, wrong types, strings, None, nested lists; by position
