@@ -7,11 +7,11 @@ import re
 
 import numpy as np
 
+from tapecli import ops
 from tapecli.errors import TdfAssertionError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
 from tapecli.interpreter.library.core import truth
-from tapecli.interpreter.library.python import tensor_rows
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.runtime.limits import admit
@@ -151,7 +151,7 @@ class PythonForms:
         if isinstance(value, Tensor):
             if value.ndim == 0:
                 raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
-            return tensor_rows(value)
+            return ops.rows(value)
         if isinstance(value, (list, tuple)):
             return list(value)
         if isinstance(value, dict):

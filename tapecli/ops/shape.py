@@ -171,6 +171,19 @@ def getitem(x, index) -> Tensor:
     return apply(GETITEM, (x,), index=index)
 
 
+# What a row costs as a Python object (a Tensor and its NumPy array, and the list's pointer), besides its numbers.
+ROW_BYTES = 200
+
+
+def rows(x: Tensor) -> list:
+    """A tensor as the list of its rows, as a program's Python forms see it (iteration, list(), zip(),
+    sorted()); weighed against the limits first, since each row is a Python object of its own
+    (list(range(1e8)) would be some 20 GB). A literal's rows stay literals."""
+    n = x.shape[0]
+    admit(n, ROW_BYTES + x.value.itemsize * (x.size // max(n, 1)), f"a list of {n:,} rows")
+    return [Tensor(x.value[i], weak=True) if x.weak else getitem(x, i) for i in range(n)]
+
+
 def index_grad(g, shape, index) -> Tensor:
     return apply(INDEX_GRAD, (g,), shape=tuple(shape), index=index)
 

@@ -107,19 +107,6 @@ def str_(value=""):
     return format_python(value)
 
 
-# What a row costs as a Python object (a Tensor and its NumPy array, and the list's pointer), besides its numbers.
-ROW_BYTES = 200
-
-
-def tensor_rows(value: Tensor) -> list:
-    """A tensor as the list of its rows, as iterating over it, list(), zip() or sorted() see it; weighed
-    against the limits first, since each row is a Python object of its own (list(range(1e8)) would be
-    some 20 GB)."""
-    n = value.shape[0]
-    admit(n, ROW_BYTES + value.value.itemsize * (value.size // max(n, 1)), f"a list of {n:,} rows")
-    return [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i) for i in range(n)]
-
-
 def _items(value, what) -> list:
     if isinstance(value, Variable):
         value = value.read()
@@ -132,7 +119,7 @@ def _items(value, what) -> list:
     if isinstance(value, Tensor):
         if value.ndim == 0:
             raise TdfTypeError(f"{what} of a scalar")
-        return tensor_rows(value)
+        return ops.rows(value)
     raise TdfTypeError(f"{what} needs a list, a dict, a string or a tensor, got {type_word(value)}")
 
 
