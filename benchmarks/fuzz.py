@@ -6,15 +6,20 @@ Each program runs through the library (``tapecli.api.run_source`` with small lim
 JSON renderers and the linter) in a worker process. A program must either finish or raise a
 ``TdfError`` that has a line (or a ``UsageError``); any other exception is a failure, and so is a
 program that runs longer than ``--timeout`` seconds (a hang: the limits should have stopped it).
-Every ``--cli-every``-th program also runs through the real command line (``python -m tapecli
-run --json``), which must exit 0, 1 or 3 with one JSON document on stdout and no traceback.
+Every ``--cli-every``-th program also runs through the real command line twice: ``python -m tapecli
+run --json``, which must exit 0, 1 or 3 with one JSON document on stdout and no traceback; and a
+random command (run, grad, jacobian, hessian, explain, check, lint, ...) with bad option values, bad
+environment values or an odd encoding (BOM, CRLF, not UTF-8; ``hostile.cli_invocation``), which must
+exit 0 to 3 without a traceback or an internal error.
 
 Programs are the files under ``examples/`` (and any ``--corpus`` folders) mutated with a seeded
 ``random.Random``: lines deleted, duplicated, swapped or re-indented, characters deleted or
 inserted, numbers replaced with 0, -1, 1e30 or big integers, names replaced with other names of
 the file, operators replaced; plus programs generated from a small model of the grammar
-(``generate``). Failures are minimized (lines, then characters) and saved under ``--out`` with
-their tracebacks; the summary counts outcomes by error kind.
+(``generate``); and (``--hostile``) programs that call every builtin with hostile arguments, in TDF
+and in TensorFlow-style Python, or nest near the limits (benchmarks/hostile.py). Failures are
+minimized (lines, then characters) and saved under ``--out`` with their tracebacks; the summary
+counts outcomes by error kind.
 
 The test suite (tests/test_fuzz.py) imports ``mutate``, ``generate`` and ``check_program`` from
 here, so a bounded run happens in CI.
@@ -376,34 +381,46 @@ def signature(e: BaseException, phase: str = "run") -> str:
     return f"{type(e).__name__} in {where}" + (f" ({phase})" if phase != "run" else "")
 
 
-def check_cli(source: str, timeout: float = 60) -> dict:
-    """Run ``python -m tapecli run --json`` on ``source``; what the contract of CLI.md demands."""
+def check_cli(source: str, timeout: float = 60, args: list[str] | None = None, env: dict | None = None,
+              raw: bytes | None = None) -> dict:
+    """Run ``python -m tapecli run --json`` on ``source`` (or ``args`` before the file, with ``env`` added to
+    the environment and ``raw`` as the file's bytes); what the contract of CLI.md demands: exit 0 to 3
+    (0, 1 or 3 for a plain run), no traceback, no internal error, one JSON document under ``--json``."""
+    plain = args is None
+    args = ["run", "--json", *CLI_LIMITS] if plain else args
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "fuzz.tdf"
-        path.write_text(source, encoding="utf-8")
+        path.write_bytes(source.encode() if raw is None else raw)
         try:
-            proc = subprocess.run([sys.executable, "-m", "tapecli", "run", "--json", *CLI_LIMITS, str(path)],
-                                  capture_output=True, text=True, timeout=timeout, cwd=str(ROOT))
+            proc = subprocess.run([sys.executable, "-m", "tapecli", *args, str(path)], capture_output=True,
+                                  timeout=timeout, cwd=str(ROOT), env={**os.environ, **(env or {})})
         except subprocess.TimeoutExpired:
-            return {"outcome": "FAILURE", "signature": "cli hang", "traceback": f"over {timeout} s"}
+            return {"outcome": "FAILURE", "signature": "cli hang",
+                    "traceback": f"tapecli {' '.join(args)} FILE\nenvironment: {env}\nover {timeout} s"}
+    stdout, stderr = (proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace"))
     problems = []
-    if proc.returncode not in (0, 1, 3):
+    if proc.returncode not in ((0, 1, 3) if plain else (0, 1, 2, 3)):
         problems.append(f"exit code {proc.returncode}")
-    if "Traceback" in proc.stderr:
+    if "Traceback" in stderr:
         problems.append("a traceback on stderr")
-    try:
-        doc = json.loads(proc.stdout)
-        if doc.get("schema") != "tapecli/1":
-            problems.append("no schema tapecli/1")
-        if "error" in doc:
-            line = doc["error"].get("line")
-            if not isinstance(line, int) or isinstance(line, bool) or line < 1:
-                problems.append(f"error.line is {line!r}")
-    except ValueError:
-        problems.append("stdout is not one JSON document")
+    if "internal error" in stdout + stderr:
+        problems.append("an internal error")
+    if "--json" in args and proc.returncode != 2:
+        try:
+            doc = json.loads(stdout)
+            if doc.get("schema") != "tapecli/1":
+                problems.append("no schema tapecli/1")
+            if "error" in doc:
+                line = doc["error"].get("line")
+                if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+                    problems.append(f"error.line is {line!r}")
+        except ValueError:
+            problems.append("stdout is not one JSON document")
     if problems:
-        return {"outcome": "FAILURE", "signature": "cli: " + ", ".join(problems),
-                "traceback": f"exit {proc.returncode}\nstdout: {proc.stdout[:2000]}\nstderr: {proc.stderr[-4000:]}"}
+        what = "" if plain else f" ({args[0]})"
+        return {"outcome": "FAILURE", "signature": "cli: " + ", ".join(problems) + what,
+                "traceback": f"tapecli {' '.join(args)} FILE\nenvironment: {env}\nexit {proc.returncode}\n"
+                             f"stdout: {stdout[:2000]}\nstderr: {stderr[-4000:]}"}
     return {"outcome": "cli-ok"}
 
 
@@ -550,12 +567,18 @@ def minimize(source: str, signature: str, still_fails, budget: int = 600) -> str
 
 def programs(count: int, seed: int, corpus: list[tuple[str, str]], generated_share: float,
              hostile_share: float = 0.0):
-    from hostile import hostile_program, nested_program
+    from hostile import hostile_program, nested_program, python_program
     rng = random.Random(seed)
     for n in range(count):
         draw = rng.random()
         if draw < hostile_share:
-            yield n, "hostile", hostile_program(rng) if rng.random() < 0.9 else nested_program(rng)
+            kind = rng.random()
+            if kind < 0.6:
+                yield n, "hostile", hostile_program(rng)
+            elif kind < 0.9:
+                yield n, "hostile-python", python_program(rng)
+            else:
+                yield n, "nested", nested_program(rng)
         elif not corpus or draw < hostile_share + generated_share:
             yield n, "generated", generate(rng)
         else:
@@ -602,14 +625,18 @@ def main(argv=None) -> int:
                 print(f"  {done} programs, {time.monotonic() - started:.0f} s, "
                       f"{sum(failure_counts.values())} failures", file=sys.stderr, flush=True)
         if args.cli_every:
+            from hostile import cli_invocation
+            rng = random.Random(args.seed)
             for n in range(0, args.count, args.cli_every):
-                cli_runs += 1
-                result = check_cli(sources[n][1])
-                outcomes[result["outcome"]] += 1
-                if result["outcome"] == "FAILURE":
-                    failure_counts[result["signature"]] += 1
-                    failures.setdefault(result["signature"], {"n": n, "origin": sources[n][0],
-                                                              "source": sources[n][1], **result})
+                # the program as it is, then under hostile options, environment values and encodings
+                argv, env, raw = cli_invocation(rng, sources[n][1], CLI_LIMITS)
+                for result in (check_cli(sources[n][1]), check_cli(sources[n][1], args=argv, env=env, raw=raw)):
+                    cli_runs += 1
+                    outcomes[result["outcome"]] += 1
+                    if result["outcome"] == "FAILURE":
+                        failure_counts[result["signature"]] += 1
+                        failures.setdefault(result["signature"], {"n": n, "origin": sources[n][0],
+                                                                  "source": sources[n][1], **result})
         out = Path(args.out)
         if failures:
             out.mkdir(parents=True, exist_ok=True)
@@ -629,7 +656,7 @@ def main(argv=None) -> int:
         pool.close()
 
     elapsed = time.monotonic() - started
-    print(f"fuzz: {args.count} programs (seed {args.seed}), {cli_runs} also through the CLI, "
+    print(f"fuzz: {args.count} programs (seed {args.seed}), {cli_runs} runs of the CLI, "
           f"{elapsed:.1f} s, {args.workers} worker(s), timeout {args.timeout:g} s per program")
     print("outcomes:")
     for outcome, n in sorted(outcomes.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -1,6 +1,7 @@
-"""Hostile inputs for the fuzzer (benchmarks/fuzz.py): every builtin called with bad arguments,
-nesting near and past the limits, and the other commands (grad, jacobian, hessian, explain, check)
-run in process on each program.
+"""Hostile inputs for the fuzzer (benchmarks/fuzz.py): every builtin called with bad arguments, in TDF
+and in TensorFlow-style Python (through ``tf.``); nesting near and past the limits; the other commands
+(grad, jacobian, hessian, explain, check) run in process on each program; and command lines with bad
+option values, bad environment values and odd encodings (BOM, CRLF, not UTF-8, UTF-16, NUL).
 
 A builtin call draws its arguments from values a hostile user would try: negative, zero, huge,
 inf and nan, empty and enormous shapes, wrong types, strings, None, nested lists; by position
@@ -70,6 +71,36 @@ def hostile_program(rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+PYTHON_PREAMBLE = ["import tensorflow as tf", "import numpy as np", "import math", "x = tf.Variable(3.0)",
+                   "y = tf.Variable([1.0, 2.0])", "w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])", "b = tf.Variable(0.5)",
+                   "L = tf.keras.layers.Dense(2)", "def f(a):", "    return a * a"]
+# Python's own forms around a hostile value: comprehensions, f-strings, lambda, classes, conversions.
+PYTHON_FORMS = ["[v for v in {}]", "f'{{{}:>8}}'", "(lambda t: t * 2)({})", "float({})", "int({})", "len({})",
+                "sorted({})", "sum({})", "max({}, 1)", "list(zip({}, [1, 2]))", "str({})", "{}.numpy()", "{}.shape",
+                "'{{}}'.format({})", "'%d' % {}", "np.array({})", "math.sqrt({})", "tf.constant({})"]
+
+
+def python_program(rng: random.Random) -> str:
+    """A TensorFlow-style Python program (§11) calling builtins through ``tf.`` with hostile arguments,
+    at top level, under a GradientTape, in a class and through Python's own forms."""
+    lines = list(PYTHON_PREAMBLE)
+    calls = ["tf." + hostile_call(rng) for _ in range(rng.randint(1, 3))]
+    calls += [rng.choice(PYTHON_FORMS).format(rng.choice(NUMERIC + OTHER)) for _ in range(rng.randint(0, 2))]
+    rng.shuffle(calls)
+    where = rng.random()
+    if where < 0.4:
+        lines += [f"q{i} = {call}" for i, call in enumerate(calls)]
+    elif where < 0.75:
+        lines += ["with tf.GradientTape(persistent=True) as t:", *[f"    q{i} = {call} * x" for i, call in enumerate(calls)],
+                  "g = t.gradient(q0, [x, y, w])"]
+    elif where < 0.9:
+        lines += ["class M(tf.Module):", "    def __call__(self, v):",
+                  *[f"        r{i} = {call}" for i, call in enumerate(calls)], "        return v", "q = M()(x)"]
+    else:
+        lines += ["for i in range(2):", *[f"    q{i} = {call}" for i, call in enumerate(calls)]]
+    return "\n".join(lines) + "\n"
+
+
 def nested_program(rng: random.Random) -> str:
     """Nesting near and past the limits (200 brackets, 100 blocks) and deep chains of operators."""
     kind = rng.randint(0, 5)
@@ -121,3 +152,56 @@ def run_commands(source: str, options) -> None:
         fd_check(source, "fuzz.tdf", options)
     except (TdfError, UsageError):
         pass
+
+
+# ------------------------------------------------------------ the command line
+
+# A command, with the options that make it do something on a program binding x and y.
+COMMANDS = [["run"], ["grad"], ["grad", "--of", "y", "--wrt", "x"], ["jacobian", "--of", "y", "--wrt", "x"],
+            ["hessian", "--of", "y", "--wrt", "x"], ["explain", "--of", "y", "--wrt", "x"], ["check"], ["lint"],
+            ["watched"], ["tape"]]
+BAD_OPTIONS = [["--max-steps", "0"], ["--max-steps", "-5"], ["--max-steps", "1e3"], ["--max-elements", "abc"],
+               ["--max-elements", "0"], ["--max-depth", "99999999999999999999999"], ["--max-depth", "-1"],
+               ["--dtype", "int8"], ["--device", "tpu"], ["--set", "x"], ["--set", "=1"], ["--set", "x=[1,"],
+               ["--set", "x=1e999"], ["--set", "x=NaN"], ["--set", "x=" + "[" * 1000 + "1" + "]" * 1000],
+               ["--set", "x=@"], ["--set", "x=@/nonexistent.npy"], ["--set", "nope=1"], ["--set", "x=[1, 2j]"],
+               ["--set", 'x="s"'], ["--set", "x=4294967296"], ["--set", "x=99999999999999999999999"],
+               ["--set", 'x={"a": 1}'], ["--set", "x=[[1.0], [1.0, 2.0]]"], ["--rtol", "-1"], ["--rtol", "nan"],
+               ["--workers", "0"], ["--workers", "-3"], ["--select", "ZZ999"], ["--unconnected", "maybe"],
+               ["--mode", "sideways"], ["--of", ""], ["--wrt", ""], ["--of", "y", "--wrt", ""], ["--nope"],
+               ["--json", "--json"], ["--"]]
+BAD_ENVIRONMENT = {"TAPECLI_MAX_MEMORY": ["-1", "abc", "1e400", "0", "nan", ""],
+                   "TAPECLI_MAX_SECONDS": ["-1", "nan", "abc", "0", "1e400"],
+                   "TAPECLI_NUMBA_THRESHOLD": ["abc", "-1", "1e400"], "TAPECLI_FUSION_THRESHOLD": ["abc", "-1"],
+                   "TAPECLI_PARSER": ["bogus", ""], "TAPECLI_BACKEND": ["bogus"], "TAPECLI_FUSION": ["maybe"],
+                   "TAPECLI_SCHEDULER": ["bogus"], "TAPECLI_SCHEDULER_TIMEOUT": ["abc", "-1"],
+                   "TAPECLI_CACHE_DIR": ["/dev/null/x", ""], "COLUMNS": ["-3", "abc", "0"], "NO_COLOR": ["1"],
+                   "PYTHONIOENCODING": ["ascii", "latin-1"]}
+# Ways a file's bytes can differ from plain UTF-8 with LF line ends.
+ENCODINGS = {"bom": lambda b: b"\xef\xbb\xbf" + b, "crlf": lambda b: b.replace(b"\n", b"\r\n"),
+             "cr": lambda b: b.replace(b"\n", b"\r"), "latin-1": lambda b: b + b"# \xff\xfe not UTF-8\n",
+             "nul": lambda b: b.replace(b"\n", b"\x00\n", 1), "utf-16": lambda b: b.decode("utf-8", "replace").encode("utf-16"),
+             "truncated": lambda b: b[: len(b) // 2] + "\u00e9".encode()[:1]}
+
+
+def cli_invocation(rng: random.Random, source: str, limits: list[str] = ()) -> tuple[list[str], dict[str, str], bytes]:
+    """A command line (arguments before the file), environment and file bytes with one to three hostile
+    parts: bad option values, bad environment values, an odd encoding. ``limits`` (options such as
+    --max-steps) go to every command but lint, before the hostile options."""
+    args = list(rng.choice(COMMANDS))
+    if args[0] != "lint":
+        args += limits
+    if rng.random() < 0.7:
+        args.append("--json")
+    env: dict[str, str] = {}
+    raw = source.encode()
+    for _ in range(rng.randint(1, 3)):
+        part = rng.random()
+        if part < 0.5:
+            args += rng.choice(BAD_OPTIONS)
+        elif part < 0.8:
+            name = rng.choice(sorted(BAD_ENVIRONMENT))
+            env[name] = rng.choice(BAD_ENVIRONMENT[name])
+        else:
+            raw = rng.choice(list(ENCODINGS.values()))(raw)
+    return args, env, raw

@@ -194,7 +194,7 @@ def _check_npy_size(shape, dtype, name: str, limits: Limits, path: Path | None =
 
 
 def _json_array(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float, list)):
+    if not isinstance(value, (int, float, list)):        # bool is an int: true and false bind a bool var
         raise UsageError(f"--set {name}: expected a number or a (nested) array of numbers")
     try:
         arr = np.asarray(value)

@@ -67,6 +67,15 @@ def test_hostile_programs_and_the_other_commands(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_hostile_python_programs(seed):
+    """TensorFlow-style Python: every builtin through tf. with hostile arguments, under a GradientTape,
+    in a tf.Module and through Python's own forms (f-strings, comprehensions, float(), ...)."""
+    rng = random.Random(200 + seed)
+    for _ in range(15):
+        _assert_handled(hostile.python_program(rng), commands=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_nesting_near_and_past_the_limits(seed):
     rng = random.Random(seed)
     for _ in range(10):
@@ -107,6 +116,17 @@ def test_bad_environment_values_never_crash(tmp_path, name, value):
     r = cli("run", path, env={name: value})
     assert r.code in (0, 2, 3), (r.code, r.stdout, r.stderr)
     assert "internal error" not in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_commands_under_hostile_options_environments_and_encodings(seed):
+    """The fuzzer's command lines (hostile.cli_invocation): a random command with bad option values,
+    bad environment values or an odd encoding exits 0 to 3, without a traceback or an internal error."""
+    rng = random.Random(300 + seed)
+    for _ in range(3):
+        args, env, raw = hostile.cli_invocation(rng, PROGRAM, fuzz.CLI_LIMITS)
+        result = fuzz.check_cli(PROGRAM, args=args, env=env, raw=raw)
+        assert result["outcome"] == "cli-ok", result["traceback"]
 
 
 @pytest.mark.parametrize("raw", [

@@ -94,7 +94,17 @@ def test_an_overflowing_float_literal_is_inf_under_run_and_grad(tmp_path):
     grad = _run_json(tmp_path, source, command="grad")
     assert run.code == 0 and grad.code == 0, run.stdout + grad.stdout
     assert run.json["values"]["y"] == "-Infinity"       # inf * (exp(-1) - 1)
-    assert run.json["values"]["g"] == grad.json["gradients"][0]["value"]
+    assert run.json["values"]["g"] == grad.json["gradients"][0]["value"] == "Infinity"   # inf * exp(-1), not inf - inf
+
+
+def test_the_elu_gradient_is_tensorflows_alpha_times_output_plus_one(tmp_path):
+    """Keras's elu(x, alpha) is where(x > 0, elu(x), alpha * elu(x)); its gradient is alpha * (elu(x) + 1)
+    in float32, which rounds differently from elu(x, alpha) + alpha."""
+    xs = np.array([-3.0, -0.5, -1e-3, 0.0, 0.7], np.float32)
+    r = _run_json(tmp_path, f"var x = {xs.tolist()}\ntape t:\n    y = elu(x, 0.3)\ng = t.gradient(y, x)\n")
+    alpha = np.float32(0.3)
+    expected = np.where(xs > 0, np.float32(1), alpha * (np.expm1(np.minimum(xs, 0)) + np.float32(1)))
+    assert np.array_equal(np.array(r.json["values"]["g"], np.float32), expected), r.stdout
 
 
 def test_glorot_uniform_of_an_empty_shape_is_empty(tmp_path):
@@ -311,3 +321,123 @@ def test_an_error_on_a_long_line_shows_the_part_around_the_column(tmp_path):
     excerpt, caret = r.stderr.splitlines()[1:3]
     assert excerpt.startswith("    2 | …") and len(excerpt) < 140
     assert excerpt[caret.index("^")] == "y"
+
+
+@pytest.mark.parametrize("name, source", [
+    ("p.py", "import tensorflow as tf\nq = 0x1for\n"),                      # Python's SyntaxWarning, then the error
+    ("p.py", "import numpy as np\nq = np.mean(np.zeros([0]))\n"),          # NumPy's "Mean of empty slice"
+    ("p.tdf", "q = reduce_mean(zeros([2, 0]), axis=1)\n"),
+])
+def test_python_and_numpy_warnings_never_reach_stderr(tmp_path, name, source):
+    """The library never prints: a warning Python or NumPy would print is not the program's output."""
+    path = tmp_path / name
+    path.write_text(source)
+    r = cli("run", "--json", path)
+    assert r.code in (0, 3) and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize("source, code, kind", [
+    ("q = " + "[" * 98 + "1" + "]" * 98 + "\n", 3, "ValueError"),       # parsed; deeper than a tensor can be
+    ("q = " + "(" * 109 + "1" + ")" * 109 + "\n", 0, None),              # parsed and run
+    ("".join("    " * i + "if True:\n" for i in range(326)) + "    " * 326 + "q = 1\n", 3, "SyntaxError"),
+])
+def test_the_nesting_rows_of_the_issue(tmp_path, source, code, kind):
+    """98 nested [, 109 nested ( and 326 nested if blocks: parsed, or a program error; never a RecursionError."""
+    r = _run_json(tmp_path, source)
+    assert r.code == code, r.stdout[:300]
+    assert code == 0 or r.json["error"]["kind"] == kind
+
+
+def test_a_dedent_that_matches_no_block_after_a_comment_names_its_line(tmp_path):
+    source = "def f(a):\n    if a > 0:\n        b = a\n    # a comment\n  return b\nq = f(1.0)\n"
+    r = _run_json(tmp_path, source)
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError", r.stdout
+    assert r.json["error"]["line"] == 5 and "matches no enclosing block" in r.json["error"]["message"]
+
+
+def test_a_one_megabyte_program_with_one_syntax_error_names_it(tmp_path):
+    text = _big_program("y = [1.0, +* 2.0]", at=15000, lines=30000)
+    assert len(text) > 1_000_000
+    r = _run_json(tmp_path, text)
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError", r.stdout[:300]
+    assert r.json["error"]["line"] == 15001 and r.json["error"]["column"] == 12
+
+
+@pytest.mark.parametrize("value", ["[1, 2j]", "1+2j", '{"real": 1, "imag": 2}'])
+def test_complex_set_values_are_usage_errors(tmp_path, value):
+    r = _run_json(tmp_path, "var x = [1.0]\n", "--set", f"x={value}")
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError" and "--set x" in r.json["error"]["message"]
+
+
+@pytest.mark.parametrize("declaration, value, words", [
+    ("var b: bool = True", "2", "b is bool, so the value must be true or false"),
+    ("var b: bool = True", "0.5", "b is bool, so the value must be true or false"),
+    ("var x = 1.0", "[true]", "x is float32, so the value must be numbers, not true or false"),
+    ("var n: int32 = 1", "1.5", "the value is not an integer, but n is int32"),
+    ("var n: int64 = 1", "NaN", "the value is not an integer, but n is int64"),
+    ("var n: int64 = 1", "9223372036854775808", "9223372036854775808 does not fit int64"),
+])
+def test_set_values_that_do_not_fit_the_declaration_are_usage_errors(tmp_path, declaration, value, words):
+    """Nothing silently converted: 0.5 is not True, true is not 1.0."""
+    r = _run_json(tmp_path, declaration + "\n", "--set", f"{declaration.split()[1].rstrip(':')}={value}")
+    assert r.code == 2 and words in r.json["error"]["message"], r.stdout
+
+
+@pytest.mark.parametrize("value, expected", [("true", True), ("[true, false]", [True, False])])
+def test_a_bool_declaration_takes_true_and_false(tmp_path, value, expected):
+    r = _run_json(tmp_path, "var b: bool = False\n", "--set", f"b={value}")
+    assert r.code == 0 and r.json["values"]["b"] == expected, r.stdout
+
+
+@pytest.mark.parametrize("source, what", [
+    ("q = matmul(ones([100, 1]), ones([1, 100]))\n", "the result of matmul"),
+    ("q = ones([100, 1]) * ones([1, 100])\n", "the result of mul"),
+    ('q = einsum("i,j->ij", ones([100]), ones([100]))\n', "the result of einsum"),
+    ("a = ones([600])\nq = concat([a, a], 0)\n", "the result of concat"),
+    ("a = ones([600])\nq = stack([a, a])\n", "the result of stack"),
+    ("q = tile(ones([10]), [1000])\n", "the result of tile"),
+    ("q = tile(zeros([0, 3]), [1, 1000000000000])\n", "tile's index"),
+    ("q = pad(ones([2]), [[0, 5000]])\n", "the result of pad"),
+])
+def test_results_larger_than_their_inputs_are_weighed_before_they_are_made(monkeypatch, source, what):
+    """An outer product, a broadcast, a join, a tile or a pad can be far larger than its inputs: the
+    limits are checked on the result's shape before any kernel makes it (a 1 GB cap held at 1.6 GB)."""
+    from tapecli import api
+    from tapecli.errors import LimitError
+    from tapecli.ops import core
+    from tapecli.runtime.limits import Limits
+    ran = []
+    kernel = core._run_kernel
+    monkeypatch.setattr(core, "_run_kernel", lambda name, *a: ran.append(name) or kernel(name, *a))
+    with pytest.raises(LimitError) as refused:
+        api.run_source(source, "p.tdf", api.Options(limits=Limits(max_elements=1000)))
+    assert refused.value.message.startswith(what + " would have"), refused.value.message
+    big = what.split()[-1]
+    assert big not in ran, ran
+
+
+def test_a_limit_is_not_an_expectation_that_fails(tmp_path):
+    """A limit stops the run even inside expect_error of another kind (the run went on, its loop cut short,
+    with only a failed expectation to show); expect_error LimitError still catches it."""
+    loop = "var b = 0.5\nexpect_error {}:\n    while b:\n        b = b * 1.0\nq = 1.0\n"
+    r = _run_json(tmp_path, loop.format("TypeError"), "--max-steps", "100")
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and r.json["error"]["line"] == 3, r.stdout
+    r = _run_json(tmp_path, loop.format("LimitError"), "--max-steps", "100")
+    assert r.code == 0 and r.json["values"]["q"] == 1.0, r.stdout
+
+
+@pytest.mark.parametrize("source, words", [
+    ("q = sorted(range(10000000))\n", "a list of 10,000,000 rows"),
+    ("q = list(range(10000000))\n", "a list of 10,000,000 rows"),
+    ("q = [v for v in range(10000000)]\n", "a list of 10,000,000 rows"),
+])
+def test_a_tensor_split_into_python_rows_is_weighed_first(tmp_path, source, words):
+    """Each row of a tensor as a Python value is an object of its own (some 200 bytes): list(range(1e8))
+    took 1.6 GB under a 1 GB cap and ran for minutes; it is weighed before a row is made."""
+    r = _run_json(tmp_path, source, env={"TAPECLI_MAX_MEMORY": "1000000000"})
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and words in r.json["error"]["message"], r.stdout
+
+
+def test_unpacking_a_tensor_into_too_few_names_fails_before_splitting_it(tmp_path):
+    r = _run_json(tmp_path, "a, b = range(10000000)\n")
+    assert r.code == 3 and r.json["error"]["message"] == "cannot unpack 10000000 values into 2 names", r.stdout

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast as py
 import re
+import warnings
 
 from tapecli.errors import TdfSyntaxError
 from tapecli.frontend import ast, pyast
@@ -42,7 +43,9 @@ def parse_python_or_error(source: str) -> tuple[list | None, SyntaxError | None]
     if "\t" in source and re.search(r"^[ ]*\t", source, re.M):
         return None, None            # TDF indents with spaces only: the TDF parser names the tab
     try:
-        tree = py.parse(source)
+        with warnings.catch_warnings():          # "invalid decimal literal" and the like: the library never prints
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = py.parse(source)
     except SyntaxError as e:
         return None, e
     except (ValueError, MemoryError, RecursionError):

@@ -151,8 +151,7 @@ class PythonForms:
         if isinstance(value, Tensor):
             if value.ndim == 0:
                 raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
-            return [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i)
-                    for i in range(value.shape[0])]
+            return ops.rows(value)
         if isinstance(value, (list, tuple)):
             return list(value)
         if isinstance(value, dict):

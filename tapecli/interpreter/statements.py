@@ -66,14 +66,18 @@ class Statements:
         raw = self.overrides[name]
         target = dtype if dtype is not None else (ops.default_dtype(declared.value) if declared.weak else declared.dtype)
         arr = np.asarray(raw)
+        if arr.size and (arr.dtype.kind == "b") != (target.kind == "b"):      # no silent 0.5 -> True, true -> 1.0
+            raise UsageError(f"--set {name}: {name} is {dtype_name(target)}, so the value must be "
+                             + ("true or false" if target.kind == "b" else "numbers, not true or false"))
         if arr.dtype.kind == "f" and target.kind in "iu" and not np.all(np.equal(np.mod(arr, 1), 0)):
-            raise TdfTypeError(f"--set {name}: the value is not an integer, but {name} is {dtype_name(target)}")
+            raise UsageError(f"--set {name}: the value is not an integer, but {name} is {dtype_name(target)}")
         if target.kind in "iu" and arr.size and arr.dtype.kind in "iuf":
             bounds = np.iinfo(target)
             low, high = arr.min(), arr.max()
             if low < bounds.min or high > bounds.max:
                 bad = low if low < bounds.min else high
-                raise UsageError(f"--set {name}: {bad:.17g} does not fit {dtype_name(target)} "
+                shown = int(bad) if arr.dtype.kind in "iu" else f"{bad:.17g}"
+                raise UsageError(f"--set {name}: {shown} does not fit {dtype_name(target)} "
                                  f"({bounds.min} to {bounds.max})")
         return Tensor(arr.astype(target, copy=False))   # no copy of a large --set value of the right dtype
 
@@ -141,6 +145,8 @@ class Statements:
         if isinstance(value, (list, tuple)):
             items = list(value)
         elif isinstance(value, Tensor) and value.ndim >= 1:
+            if value.shape[0] != n:         # before a row is made: a, b = range(10 ** 8)
+                raise TdfValueError(f"cannot unpack {value.shape[0]} values into {n} names")
             items = [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i)
                      for i in range(value.shape[0])]
         else:

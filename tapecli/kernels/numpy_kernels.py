@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -98,7 +99,12 @@ def reduce(kind):
     f = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}[kind]
 
     def run(x, axis=None, keepdims=False):
-        out = f(x, axis=axis, keepdims=keepdims)
+        if x.size == 0 and kind == "mean":
+            with warnings.catch_warnings():      # NaN, as TensorFlow's; not NumPy's "Mean of empty slice" on stderr
+                warnings.simplefilter("ignore", RuntimeWarning)
+                out = f(x, axis=axis, keepdims=keepdims)
+        else:
+            out = f(x, axis=axis, keepdims=keepdims)
         return np.asarray(out, dtype=x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.int64)
     run.__name__ = kind
     return run

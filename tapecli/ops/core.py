@@ -24,6 +24,8 @@ Beside each rule the table says:
 from __future__ import annotations
 
 
+import math
+
 import numpy as np
 
 from tapecli import kernels
@@ -236,6 +238,29 @@ def _same_float_scalars(tensors) -> bool:
     return a.value.__class__ is b.value.__class__ and a.value.__class__ in FLOAT_SCALARS and not (a.weak or b.weak)
 
 
+def admit_result(shape, dtype, what: str) -> None:
+    """A result weighed against --max-elements and the memory cap before its kernel allocates it (a
+    kernel's result is weighed again once it exists)."""
+    admit(math.prod(shape), np.dtype(dtype).itemsize, what)
+
+
+def _admit_broadcast(op: Op, tensors) -> None:
+    """An elementwise result larger than every input (ones([20000, 1]) * ones([1, 20000])) is weighed
+    before the kernel allocates it."""
+    first = tensors[0].value.shape
+    for t in tensors:
+        if t.value.shape != first:
+            break
+    else:
+        return
+    try:
+        shape = np.broadcast_shapes(*(t.value.shape for t in tensors))
+    except ValueError:
+        return                      # the kernel names the shapes
+    if math.prod(shape) > max(t.value.size for t in tensors):
+        admit_result(shape, max((t.value.dtype for t in tensors), key=lambda d: d.itemsize), f"the result of {op.name}")
+
+
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
     if not ctx.tapes and not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
@@ -243,6 +268,8 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         if result is not None:
             return result
     tensors = [x if x.__class__ is _Tensor else to_tensor(x) for x in inputs]
+    if len(tensors) > 1 and (op.grads is not None or op.weak_arith):
+        _admit_broadcast(op, tensors)
     if op._unifies:
         if len(tensors) == 1:
             t = tensors[0]

@@ -75,8 +75,11 @@ SQUARE = _unary("square", numba=True, deriv=lambda m, x, y, at: m.mul(2, x), fus
 TANH = _unary("tanh", numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",), fusion="_tanh({0})")
 SIGMOID = _unary("sigmoid", numba=True, deriv=lambda m, x, y, at: m.mul(y, m.sub(1, y)), saves=("out",), fusion="_sigmoid({0})")
 SOFTPLUS = _unary("softplus", numba=True, deriv=lambda m, x, y, at: m.sigmoid(x), fusion="_softplus({0})")
-ELU = _unary("elu", numba=True, deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(y), m.add(y, at["alpha"])),
-             saves=(0, "out"), program=())
+# d/dx alpha * expm1(x) = alpha * (expm1(x) + 1), as TensorFlow's EluGrad (out + 1) times alpha: not y + alpha,
+# which is inf - inf for an infinite alpha
+ELU = _unary("elu", numba=True, program=(),
+             deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(x),
+                                               m.mul(at["alpha"], m.add(m.expm1(m.minimum(x, 0)), 1))))
 EXPM1 = _unary("expm1", numpy=np.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
 ERF = _unary("erf", numba=True, deriv=lambda m, x, y, at: m.mul(2 / _SQRT_PI, m.exp(m.neg(m.square(x)))))
 

@@ -199,9 +199,12 @@ def tile(x, multiples) -> Tensor:
     if len(multiples) != t.ndim:
         raise ShapeError(f"tile: expected multiples of length {t.ndim} (the rank of shape {list(t.shape)}), "
                          f"got length {len(multiples)}")
+    if any(m < 0 for m in multiples):
+        raise TdfValueError(f"tile: multiples must be non-negative, got {list(multiples)}")
+    tiled = [n * int(m) for n, m in zip(t.shape, multiples)]
+    admit_result(tiled, t.dtype, "the result of tile")
+    admit_result((max(tiled, default=0),), np.int64, "tile's index")     # the int64 index along an axis
     for a, m in enumerate(multiples):
-        if m < 0:
-            raise TdfValueError(f"tile: multiples must be non-negative, got {list(multiples)}")
         if m != 1:
             n = t.shape[a]
             t = _along(t, a, np.arange(n * m) % max(n, 1))
@@ -219,9 +222,11 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0) -> Tensor:
     if len(paddings) != x.ndim or any(len(p) != 2 for p in paddings):
         raise ShapeError(f"pad: paddings must be a list of {x.ndim} [before, after] pairs for shape "
                          f"{list(x.shape)}, got {paddings}")
+    if any(before < 0 or after < 0 for before, after in paddings):
+        raise TdfValueError(f"pad: paddings must be non-negative, got {paddings}")
+    admit_result([n + int(before) + int(after) for n, (before, after) in zip(x.shape, paddings)], x.dtype,
+                 "the result of pad")
     for a, (before, after) in enumerate(paddings):
-        if before < 0 or after < 0:
-            raise TdfValueError(f"pad: paddings must be non-negative, got {paddings}")
         if not before and not after:
             continue
         n = x.shape[a]

@@ -122,4 +122,12 @@ MATMUL = register("matmul", vjp=_matmul_vjp, jvp=_matmul_jvp, saves=(0, 1))
 
 
 
-def matmul(a, b): return apply(MATMUL, (a, b))
+def matmul(a, b):
+    a, b = to_tensor(a), to_tensor(b)
+    if a.ndim >= 2 and b.ndim >= 2:     # an outer product can be far larger than its inputs
+        try:
+            shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        except ValueError:
+            shape = ()                  # the kernel names the shapes
+        admit_result(shape, a.dtype, "the result of matmul")
+    return apply(MATMUL, (a, b))

@@ -116,6 +116,9 @@ EINSUM = register("einsum", numpy=_einsum_kernel, vjp=_einsum_vjp, jvp=_einsum_j
 
 
 def einsum_subscripts(ins, out, xs) -> Tensor:
+    xs = [to_tensor(x) for x in xs]
+    sizes = {c: n for sub, x in zip(ins, xs) for c, n in zip(sub, x.shape)}
+    admit_result([sizes.get(c, 1) for c in out], xs[0].dtype if xs else np.float32, "the result of einsum")
     return apply(EINSUM, tuple(xs), ins=tuple(ins), out=out)
 
 

@@ -149,15 +149,39 @@ def broadcast_to(x, shape) -> Tensor:
 
 
 def concat(xs, axis=0) -> Tensor:
+    xs = [to_tensor(x) for x in xs]
+    _admit_joined(xs, "concat")
     return apply(CONCAT, tuple(xs), axis=int(axis))
 
 
 def stack(xs, axis=0) -> Tensor:
+    xs = [to_tensor(x) for x in xs]
+    _admit_joined(xs, "stack")
     return apply(STACK, tuple(xs), axis=int(axis))
+
+
+def _admit_joined(xs, what: str) -> None:
+    """concat and stack hold every input's elements: weighed before they are joined."""
+    if len(xs) > 1:
+        admit_result((sum(x.size for x in xs),), max((x.dtype for x in xs), key=lambda d: d.itemsize),
+                     f"the result of {what}")
 
 
 def getitem(x, index) -> Tensor:
     return apply(GETITEM, (x,), index=index)
+
+
+# What a row costs as a Python object (a Tensor and its NumPy array, and the list's pointer), besides its numbers.
+ROW_BYTES = 200
+
+
+def rows(x: Tensor) -> list:
+    """A tensor as the list of its rows, as a program's Python forms see it (iteration, list(), zip(),
+    sorted()); weighed against the limits first, since each row is a Python object of its own
+    (list(range(1e8)) would be some 20 GB). A literal's rows stay literals."""
+    n = x.shape[0]
+    admit(n, ROW_BYTES + x.value.itemsize * (x.size // max(n, 1)), f"a list of {n:,} rows")
+    return [Tensor(x.value[i], weak=True) if x.weak else getitem(x, i) for i in range(n)]
 
 
 def index_grad(g, shape, index) -> Tensor:

@@ -119,8 +119,7 @@ def _items(value, what) -> list:
     if isinstance(value, Tensor):
         if value.ndim == 0:
             raise TdfTypeError(f"{what} of a scalar")
-        return [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i)
-                for i in range(value.shape[0])]
+        return ops.rows(value)
     raise TdfTypeError(f"{what} needs a list, a dict, a string or a tensor, got {type_word(value)}")
 
 
