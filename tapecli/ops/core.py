@@ -31,7 +31,7 @@ import numpy as np
 from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
-from tapecli.runtime.limits import admit
+from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.scalar import FLOAT_SCALARS, SCALAR_OPERATORS, scalar_kernel, unwatched_scalar
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
@@ -236,12 +236,6 @@ def _same_float_scalars(tensors) -> bool:
         return False
     a, b = tensors
     return a.value.__class__ is b.value.__class__ and a.value.__class__ in FLOAT_SCALARS and not (a.weak or b.weak)
-
-
-def admit_result(shape, dtype, what: str) -> None:
-    """A result weighed against --max-elements and the memory cap before its kernel allocates it (a
-    kernel's result is weighed again once it exists)."""
-    admit(math.prod(shape), np.dtype(dtype).itemsize, what)
 
 
 def _admit_broadcast(op: Op, tensors) -> None:

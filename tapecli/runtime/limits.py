@@ -1,7 +1,10 @@
 """Run limits: steps, elements, recursion depth, seconds and memory (docs/spec/CLI.md's defaults)."""
 from __future__ import annotations
 
+import math
 import os
+
+import numpy as np
 
 from tapecli.environment import setting
 from tapecli.errors import LimitError
@@ -47,6 +50,12 @@ def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> N
         if used > settings.max_memory:
             raise LimitError(f"{what} would bring the memory in use to {used / 2**30:.2f} GiB, over the memory limit of "
                              f"{settings.max_memory / 2**30:.2f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
+
+
+def admit_result(shape, dtype, what: str) -> None:
+    """A result weighed against --max-elements and the memory cap before its kernel allocates it (a
+    kernel's result is weighed again once it exists)."""
+    admit(math.prod(shape), np.dtype(dtype).itemsize, what)
 
 
 class Limits:
