@@ -19,7 +19,9 @@ from conftest import cli
 PROGRAM = "var x = 3.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\n"
 # Large enough for numba under TAPECLI_NUMBA_THRESHOLD=16, without fusion: plain cached kernels.
 NUMBA_PROGRAM = "var x = ones([64])\ntape t:\n    y = sum(sigmoid(x) * tanh(x))\ng = t.gradient(y, x)\n"
-NUMBA_ENV = {"TAPECLI_NUMBA_THRESHOLD": "16", "TAPECLI_FUSION": "0"}
+# NUMBA_CACHE_DIR emptied: the test process may have set it (tapecli does on import), and it would win over
+# the test's own TAPECLI_CACHE_DIR.
+NUMBA_ENV = {"TAPECLI_NUMBA_THRESHOLD": "16", "TAPECLI_FUSION": "0", "NUMBA_CACHE_DIR": ""}
 
 
 def _write(tmp_path, text, name="p.tdf") -> Path:
