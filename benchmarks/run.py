@@ -345,13 +345,14 @@ def compare(args) -> dict:
 
 def curves(args) -> dict:
     """Time (tapecli and NumPy by hand) and tapecli's peak memory per size; exponents and flags."""
-    repeat, warmup = min(args.sizes["repeat"], 3), min(args.sizes["warmup"], 1)
+    warmup = min(args.sizes["warmup"], 1)
     out = {}
     for workload in (w for w in args.workloads if w != "tiny"):
         what, sizes, work, memory_work = scaling.CURVES[workload]
         sizes = scaling.QUICK_CURVES[workload] if args.quick else sizes
         curve = {"what": what, "sizes": sizes, "tapecli": [], "numpy": [], "peak_bytes": []}
         for size in sizes:
+            repeat = curve_repeat(args.sizes["repeat"], args.budget, curve, size, work)
             inputs = make_inputs(workload, size, args.data)
             doc = tapecli_bench(workload, size, inputs, repeat, warmup)
             numpy_time = measure_here(workload, size, inputs, {"repeat": repeat, "warmup": warmup}, args.budget)["numpy"]
@@ -377,6 +378,15 @@ def curves(args) -> dict:
         scaling.plot(out, args.plot)
         print(f"curves drawn in {args.plot}")
     return out
+
+
+def curve_repeat(most: int, budget: float, curve: dict, size: int, work: int) -> int:
+    """Timed runs at ``size``: as many as fit in ``budget`` seconds (3 to ``most``), guessed from the
+    previous size's time scaled by the work's growth."""
+    if not curve["tapecli"]:
+        return most
+    guess = max(curve["tapecli"][-1], curve["numpy"][-1]) * (size / curve["sizes"][len(curve["tapecli"]) - 1]) ** work
+    return max(3, min(most, int(budget / max(guess, 1e-9))))
 
 
 def exponents(curve: dict, work: int, memory_work: int) -> dict:
