@@ -1,11 +1,14 @@
-"""tapecli's performance benchmarks, each beside a NumPy program written by hand.
+"""tapecli's performance benchmarks, beside NumPy written by hand and, with --peers, JAX, PyTorch and TensorFlow.
 
-    python benchmarks/run.py            # the full sizes (a few minutes)
-    python benchmarks/run.py --quick    # smaller sizes and fewer runs, to try it out
+    python benchmarks/run.py                  # the full sizes, beside NumPy (and CPython) by hand
+    python benchmarks/run.py --peers          # also JAX jit, PyTorch eager, TensorFlow eager and tf.function
+    python benchmarks/run.py --scaling        # cost curves: each workload over three decades or more of size
+    python benchmarks/run.py --scaling --plot curves.png
+    python benchmarks/run.py --quick          # smaller sizes and fewer runs, to try it out
     python benchmarks/run.py --only mlp,tiny --json results.json
 
-Workloads (the .tdf files here; inputs are generated, seeded, into benchmarks/data/ and
-bound with ``--set NAME=@file.npy``):
+Workloads (the .tdf files here; array inputs are generated, seeded, into benchmarks/data/ and bound
+with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
 
 * tiny         start-up: ``tapecli grad tiny.tdf`` as a whole process, against
                ``python -c "import numpy"``, the two alternating, medians of --startup-runs.
@@ -13,28 +16,28 @@ bound with ``--set NAME=@file.npy``):
 * mlp          mean((relu(relu(xb @ w1) @ w2) @ w3) ** 2), gradient w.r.t. w1, w2, w3; float32,
                xb, w1, w2 1024 x 1024, w3 1024 x 10.
 * jacobian     the jacobian of sin(M @ x) * x w.r.t. x, n = 1000, float32.
-* scalar_loop  100 steps of y = sin(y) * 1.01 on a tape, then the gradient: the interpreter's speed.
+* scalar_loop  100 steps of y = sin(y) * 1.01 on a tape, then the gradient.
+* loop         100,000 steps of y = sin(y) * 1.01 + 0.001 that no tape records: the interpreter alone.
 
-Each workload but tiny runs in ``tapecli bench --json`` (parsed once, inputs bound before timing,
---warmup untimed runs, medians of --repeat runs in one process), and the baseline in this
-process, with the same warm-up and repeat counts. The baselines compute the same forward pass
-and the same derivatives by hand: the analytic gradient in NumPy for elementwise and mlp,
-diag(cos(Mx) * x) @ M + diag(sin(Mx)) for the jacobian, and for the scalar loop a loop on
-NumPy float32 scalars that keeps its intermediates, then a hand-written backward loop.
+tapecli runs each workload in ``tapecli bench --json`` (parsed once, inputs bound before timing,
+untimed warm-up runs, medians of the timed runs, all in one process); the baselines (baselines.py)
+and the peers (peers.py) run in this process with the same warm-up and at most as many timed runs,
+medians, stopping early once a measurement has taken --budget seconds (at least 3 runs). Every
+figure of a report comes from one run of this script; the load average is printed at its start
+and its end (on a shared machine, ratios move with the load).
 
-Elementwise also reports bytes moved and GB/s, counting the least traffic any program
-needs: x read once and the gradient written once (8 bytes per element in float32); the
-temporaries of either program are not counted.
+Memory: the elementwise run's peak (tracemalloc, in ``tapecli bench``) against the least any program
+holds (the input and its gradient), and the bytes per record of the tape of a 100,000-step
+recorded scalar loop (the run's peak over the records ``tapecli tape`` lists).
 
-Before timing start-up, the tapecli package is byte-compiled (as an installed package is),
-so a checkout run with PYTHONDONTWRITEBYTECODE does not compile its sources in every process.
-
-No TensorFlow, JAX or PyTorch: the baselines are NumPy.
+Before timing start-up, the tapecli package is byte-compiled (as an installed package is), so a
+checkout run with PYTHONDONTWRITEBYTECODE does not compile its sources in every process.
 """
 from __future__ import annotations
 
 import argparse
 import compileall
+import importlib.util
 import json
 import math
 import os
@@ -47,114 +50,104 @@ from pathlib import Path
 
 import numpy as np
 
+import baselines
+import peers
+import scaling
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 
-# workload -> the target: ("ratio", R) is tapecli / baseline <= R; ("time", S) is tapecli's median <= S seconds.
+WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop")
+LOOPS = ("scalar_loop", "loop")
+
+# The targets of the performance issue: workload -> (anchor, the most tapecli / anchor may be).
 TARGETS = {
-    "tiny": ("ratio", 1.5),            # the whole process, against `python -c "import numpy"`
-    "elementwise": ("ratio", 0.3),     # JAX jit reaches 0.19x, TensorFlow 0.62x
-    "mlp": ("ratio", 1.10),            # BLAS bound
-    "jacobian": ("time", 0.036),       # 1.5x JAX jit; TensorFlow takes 0.106 s
-    "scalar_loop": ("time", 0.0023),   # PyTorch eager
+    "tiny": ("import numpy", 1.25),
+    "elementwise": ("jax jit", 1.0),
+    "mlp": ("numpy", 1.05),
+    "jacobian": ("jax jit", 0.5),
+    "scalar_loop": ("torch eager", 0.5),
+    "loop": ("torch eager", 0.2),
 }
+ANCHOR_NAMES = {"numpy": "NumPy by hand", "cpython": "CPython floats"}
+MEMORY_TARGETS = {"elementwise_x_minimum": 2.0, "bytes_per_record": 200}
 
-FULL = {"elementwise": 10_000_000, "mlp": 1024, "mlp_out": 10, "jacobian": 1000, "repeat": 10, "warmup": 2,
-        "startup_runs": 21}
-QUICK = {"elementwise": 1_000_000, "mlp": 256, "mlp_out": 10, "jacobian": 200, "repeat": 3, "warmup": 1,
-         "startup_runs": 7}
+FULL = {"elementwise": 10_000_000, "mlp": 1024, "jacobian": 1000, "scalar_loop": 100, "loop": 100_000,
+        "record_steps": 100_000, "repeat": 10, "warmup": 2, "startup_runs": 21}
+QUICK = {"elementwise": 1_000_000, "mlp": 256, "jacobian": 200, "scalar_loop": 100, "loop": 10_000,
+         "record_steps": 10_000, "repeat": 3, "warmup": 1, "startup_runs": 7}
+MLP_OUT = 10
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
+    parser.add_argument("--only", help=f"comma-separated workloads ({', '.join(WORKLOADS)})")
+    parser.add_argument("--peers", action="store_true",
+                        help="also time JAX, PyTorch and TensorFlow where they are importable")
+    parser.add_argument("--scaling", action="store_true", help="cost curves over sizes, with growth exponents")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="with --scaling: draw the curves (needs matplotlib)")
+    parser.add_argument("--repeat", type=int, help="timed runs per measurement")
+    parser.add_argument("--warmup", type=int, help="untimed runs before them")
+    parser.add_argument("--budget", type=float, default=20.0,
+                        help="seconds after which a measurement in this process stops repeating (default 20)")
+    parser.add_argument("--startup-runs", type=int, help="process pairs for the start-up workload")
+    parser.add_argument("--data", type=Path, default=HERE / "data", help="where the inputs go (default benchmarks/data)")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+    args.workloads = args.only.split(",") if args.only else list(WORKLOADS)
+    unknown = sorted(set(args.workloads) - set(WORKLOADS))
+    if unknown:
+        parser.error(f"unknown workload {unknown[0]}")
+    if args.plot and not args.scaling:
+        parser.error("--plot draws the cost curves of --scaling")
+    for key in ("repeat", "warmup", "startup_runs"):
+        value = getattr(args, key)
+        if value is not None and value < (0 if key == "warmup" else 1):
+            parser.error(f"--{key.replace('_', '-')} must be at least {0 if key == 'warmup' else 1}")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        sys.stderr.write("--plot needs matplotlib: pip install 'tapecli[plot]'\n")
+        raise SystemExit(2)
+    args.sizes = dict(QUICK if args.quick else FULL)
+    for key in ("repeat", "warmup", "startup_runs"):
+        if getattr(args, key) is not None:
+            args.sizes[key] = getattr(args, key)
+    return args
+
+
+def load_average() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "unknown (no /proc/loadavg)"
 
 
 # ------------------------------------------------------------------ inputs
 
-def make_inputs(sizes: dict, folder: Path, seed: int = 0) -> dict[str, dict[str, Path]]:
-    """Seeded inputs for each workload, as .npy files: {workload: {name: path}}."""
-    folder.mkdir(parents=True, exist_ok=True)
+def make_inputs(workload: str, size: int, folder: Path, seed: int = 0) -> dict[str, Path]:
+    """Seeded inputs of ``workload`` at ``size`` as .npy files, {name: path}; none for the loops."""
     rng = np.random.default_rng(seed)
-    n, h, k, m = sizes["elementwise"], sizes["mlp"], sizes["mlp_out"], sizes["jacobian"]
-    arrays = {
-        "elementwise": {"x": rng.standard_normal(n, dtype=np.float32)},
-        "mlp": {"xb": rng.standard_normal((h, h), dtype=np.float32),
-                "w1": (rng.standard_normal((h, h), dtype=np.float32) / np.float32(math.sqrt(h))),
-                "w2": (rng.standard_normal((h, h), dtype=np.float32) / np.float32(math.sqrt(h))),
-                "w3": (rng.standard_normal((h, k), dtype=np.float32) / np.float32(math.sqrt(h)))},
-        "jacobian": {"M": rng.standard_normal((m, m), dtype=np.float32) / np.float32(math.sqrt(m)),
-                     "x": rng.standard_normal(m, dtype=np.float32)},
-        "scalar_loop": {},
-    }
+    f32 = np.float32
+    if workload == "elementwise":
+        arrays = {"x": lambda: rng.standard_normal(size, dtype=f32)}
+    elif workload == "mlp":
+        scale = f32(math.sqrt(size))
+        arrays = {"xb": lambda: rng.standard_normal((size, size), dtype=f32),
+                  "w1": lambda: rng.standard_normal((size, size), dtype=f32) / scale,
+                  "w2": lambda: rng.standard_normal((size, size), dtype=f32) / scale,
+                  "w3": lambda: rng.standard_normal((size, MLP_OUT), dtype=f32) / scale}
+    elif workload == "jacobian":
+        arrays = {"M": lambda: rng.standard_normal((size, size), dtype=f32) / f32(math.sqrt(size)),
+                  "x": lambda: rng.standard_normal(size, dtype=f32)}
+    else:
+        return {}
+    folder.mkdir(parents=True, exist_ok=True)
     paths = {}
-    for workload, named in arrays.items():
-        paths[workload] = {}
-        for name, arr in named.items():
-            path = folder / f"{workload}-{name}-{'x'.join(map(str, arr.shape))}.npy"
-            if not path.exists():
-                np.save(path, arr)
-            paths[workload][name] = path
+    for name, make in arrays.items():
+        path = folder / f"{workload}-{name}-{size}-seed{seed}.npy"
+        if not path.exists():
+            np.save(path, make())
+        paths[name] = path
     return paths
-
-
-# --------------------------------------------------------------- baselines
-
-def elementwise_numpy(x):
-    s = 1 / (1 + np.exp(-x))
-    th = np.tanh(x * np.float32(1.5) + np.float32(0.5))
-    loss = np.sum(s * th)
-    dx = th * s * (1 - s) + s * (1 - th * th) * np.float32(1.5)
-    return loss, dx
-
-
-def mlp_numpy(xb, w1, w2, w3):
-    h1 = xb @ w1
-    a1 = np.maximum(h1, 0)
-    h2 = a1 @ w2
-    a2 = np.maximum(h2, 0)
-    out = a2 @ w3
-    loss = np.mean(out ** 2)
-    dout = out * np.float32(2 / out.size)
-    dw3 = a2.T @ dout
-    dh2 = (dout @ w3.T) * (h2 > 0)
-    dw2 = a1.T @ dh2
-    dh1 = (dh2 @ w2.T) * (h1 > 0)
-    dw1 = xb.T @ dh1
-    return loss, (dw1, dw2, dw3)
-
-
-def jacobian_numpy(M, x):
-    z = M @ x
-    y = np.sin(z) * x
-    jac = (np.cos(z) * x)[:, None] * M
-    jac[np.diag_indices_from(jac)] += np.sin(z)
-    return y, jac
-
-
-def scalar_loop_numpy(x=np.float32(0.5), steps=100):
-    k = np.float32(1.01)
-    ys = [x * np.float32(1.0)]
-    for _ in range(steps):
-        ys.append(np.sin(ys[-1]) * k)
-    g = np.float32(1.0)
-    for y in reversed(ys[:-1]):
-        g = g * k * np.cos(y)
-    return ys[-1], g * np.float32(1.0)
-
-
-def time_baseline(fn, args, repeat: int, warmup: int) -> float:
-    for _ in range(warmup):
-        fn(*args)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-BASELINES = {
-    "elementwise": (elementwise_numpy, ("x",)),
-    "mlp": (mlp_numpy, ("xb", "w1", "w2", "w3")),
-    "jacobian": (jacobian_numpy, ("M", "x")),
-    "scalar_loop": (scalar_loop_numpy, ()),
-}
 
 
 # ------------------------------------------------------------------ tapecli
@@ -168,15 +161,24 @@ def tapecli_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "tapecli"]
 
 
-def tapecli_bench(workload: str, inputs: dict[str, Path], repeat: int, warmup: int) -> dict:
-    cmd = [*tapecli_command(), "bench", "--json", "--repeat", str(repeat), "--warmup", str(warmup),
-           str(HERE / f"{workload}.tdf")]
-    for name, path in inputs.items():
-        cmd += ["--set", f"{name}=@{path}"]
+def bindings(workload: str, size: int, inputs: dict[str, Path]) -> list[str]:
+    """The --set options of a run: the input files, or the step count of a loop."""
+    if workload in LOOPS:
+        return ["--set", f"steps={size}"]
+    return [arg for name, path in inputs.items() for arg in ("--set", f"{name}=@{path}")]
+
+
+def run_tapecli(*args: str) -> dict:
+    cmd = [*tapecli_command(), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
     return json.loads(proc.stdout)
+
+
+def tapecli_bench(workload: str, size: int, inputs: dict[str, Path], repeat: int, warmup: int) -> dict:
+    return run_tapecli("bench", "--json", "--repeat", str(repeat), "--warmup", str(warmup),
+                       str(HERE / f"{workload}.tdf"), *bindings(workload, size, inputs))
 
 
 def startup(runs: int) -> dict:
@@ -197,74 +199,220 @@ def startup(runs: int) -> dict:
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
             times[key].append(time.perf_counter() - start)
     return {"tapecli": statistics.median(times["tapecli"]), "numpy": statistics.median(times["numpy"]),
-            "tapecli_min": min(times["tapecli"]), "numpy_min": min(times["numpy"]), "runs": runs,
-            "command": " ".join(["tapecli", "grad", "benchmarks/tiny.tdf"])}
+            "tapecli_min": min(times["tapecli"]), "numpy_min": min(times["numpy"]), "runs": runs}
+
+
+def tape_bytes_per_record(steps: int) -> dict:
+    """The peak memory of a ``steps``-step recorded scalar loop over the number of records on its tape."""
+    args = (str(HERE / "scalar_loop.tdf"), *bindings("scalar_loop", steps, {}))
+    peak = run_tapecli("bench", "--json", "--repeat", "1", "--warmup", "0", *args)["peak_bytes"]
+    records = sum(len(tape["records"]) for tape in run_tapecli("tape", "--json", *args)["tapes"])
+    return {"steps": steps, "peak_bytes": peak, "records": records, "bytes_per_record": peak / records}
+
+
+# --------------------------------------------------------- this process
+
+def time_runs(fn, repeat: int, warmup: int, budget: float) -> dict:
+    """Median seconds of ``fn()`` over ``repeat`` runs after ``warmup`` untimed ones; the timed runs stop
+    early (after at least 3) once they have taken ``budget`` seconds."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    while len(times) < repeat and (len(times) < 3 or sum(times) < budget):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return {"median_s": statistics.median(times), "runs": len(times)}
+
+
+def workload_args(workload: str, size: int, inputs: dict[str, Path]):
+    """What baselines and peers take: the arrays of the inputs (loaded), or the step count."""
+    return size if workload in LOOPS else [np.load(path) for path in inputs.values()]
+
+
+def measure_here(workload: str, size: int, inputs: dict, sizes: dict, budget: float, peer_names=()) -> dict:
+    """{anchor: {"median_s", "runs"} or {"error": why}} for the baselines and the given peers."""
+    data = workload_args(workload, size, inputs)
+    out = {}
+    for name, fn in baselines.BASELINES[workload].items():
+        out[name] = time_runs(lambda: fn(*([data] if workload in LOOPS else data)), sizes["repeat"],
+                              sizes["warmup"], budget)
+    for peer in peer_names:
+        try:
+            run = peers.runner(peer, workload, data)
+            out[peer] = time_runs(run, sizes["repeat"], max(1, sizes["warmup"]), budget)
+        except Exception as e:       # a peer that fails on this workload is reported, not fatal
+            out[peer] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:100]}
+    return out
 
 
 # ------------------------------------------------------------------ report
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs")
-    parser.add_argument("--only", help="comma-separated workloads (tiny, elementwise, mlp, jacobian, scalar_loop)")
-    parser.add_argument("--repeat", type=int, help="timed runs per workload")
-    parser.add_argument("--warmup", type=int, help="untimed runs before them")
-    parser.add_argument("--startup-runs", type=int, help="process pairs for the start-up workload")
-    parser.add_argument("--data", type=Path, default=HERE / "data", help="where the inputs go (default benchmarks/data)")
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args(argv)
-    sizes = dict(QUICK if args.quick else FULL)
-    for key in ("repeat", "warmup", "startup_runs"):
-        if getattr(args, key) is not None:
-            sizes[key] = getattr(args, key)
-    wanted = args.only.split(",") if args.only else list(TARGETS)
-    unknown = set(wanted) - set(TARGETS)
-    if unknown:
-        parser.error(f"unknown workload {sorted(unknown)[0]}")
+def fmt_s(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms" if seconds < 0.01 else f"{seconds * 1e3:.1f} ms"
 
-    paths = make_inputs(sizes, args.data)
-    rows, results = [], {}
-    for workload in wanted:
+
+def anchor_cell(anchor: dict | None) -> str:
+    """A peer's or baseline's time, or why there is none."""
+    if anchor is None:
+        return "not installed"
+    if "error" in anchor:
+        return f"failed ({anchor['error']})"
+    return f"{fmt_s(anchor['median_s'])} ({anchor['runs']} runs)"
+
+
+def comparison_rows(workload: str, result: dict, peer_status: dict) -> list[tuple[str, str, str]]:
+    """(anchor, its time, tapecli / anchor) for each anchor of a workload."""
+    ours = result["tapecli"]
+    rows = []
+    for name, anchor in result["anchors"].items():
+        ratio = f"{ours / anchor['median_s']:.2f}x" if "median_s" in anchor else "-"
+        rows.append((ANCHOR_NAMES.get(name, name), anchor_cell(anchor), ratio))
+    for peer, version in peer_status.items():
+        if version is None and workload != "tiny":
+            rows.append((peer, "not installed", "-"))
+    return rows
+
+
+def target_line(workload: str, result: dict) -> str:
+    anchor_key, most = TARGETS[workload]
+    anchor = result["anchors"].get(anchor_key)
+    label = ANCHOR_NAMES.get(anchor_key, anchor_key)
+    if anchor is None or "median_s" not in anchor:
+        return f"{workload:12s} <= {most:.2f}x {label}: no figure ({'not installed' if anchor is None else 'failed'})"
+    ratio = result["tapecli"] / anchor["median_s"]
+    return (f"{workload:12s} <= {most:.2f}x {label}: {ratio:.2f}x "
+            f"({fmt_s(result['tapecli'])} vs {fmt_s(anchor['median_s'])})  {'met' if ratio <= most else 'NOT MET'}")
+
+
+def compare(args) -> dict:
+    sizes = args.sizes
+    peer_status = peers.installed() if args.peers else {}
+    if args.peers:
+        print("peers: " + ", ".join(f"{peer} {version or 'not installed'}" for peer, version in peer_status.items()))
+    peer_names = [peer for peer, version in peer_status.items() if version is not None]
+    results = {}
+    for workload in args.workloads:
         if workload == "tiny":
             s = startup(sizes["startup_runs"])
-            results["tiny"] = s
-            rows.append(("tiny (process)", s["tapecli"], s["numpy"], TARGETS["tiny"], "import numpy"))
+            results["tiny"] = {"tapecli": s["tapecli"], "anchors": {"import numpy": {"median_s": s["numpy"],
+                               "runs": s["runs"]}}, "startup": s}
             continue
-        doc = tapecli_bench(workload, paths[workload], sizes["repeat"], sizes["warmup"])
-        fn, names = BASELINES[workload]
-        arrays = [np.load(paths[workload][name]) for name in names]
-        base = time_baseline(fn, arrays, sizes["repeat"], sizes["warmup"])
-        results[workload] = {"tapecli": doc, "baseline_median_s": base}
-        target = None if args.quick else TARGETS[workload]
-        rows.append((workload, doc["median_s"], base, target, "numpy by hand"))
-        if workload == "elementwise":
-            moved = 8 * sizes["elementwise"]
-            results[workload]["bytes_moved"] = moved
-            results[workload]["gb_per_s"] = moved / doc["median_s"] / 1e9
-            results[workload]["baseline_gb_per_s"] = moved / base / 1e9
-
-    print(f"{'workload':16s} {'tapecli':>11s} {'baseline':>11s} {'ratio':>7s} {'target':>7s}  met?  (baseline)")
-    for name, ours, base, target, what in rows:
-        ratio = ours / base
-        if target is None:
-            met, shown = "-", "-"
-        elif target[0] == "ratio":
-            met, shown = ("yes" if ratio <= target[1] else "NO"), f"{target[1]:.2f}x"
-        else:
-            met, shown = ("yes" if ours <= target[1] else "NO"), f"{target[1] * 1e3:g}ms"
-        print(f"{name:16s} {ours * 1e3:9.2f}ms {base * 1e3:9.2f}ms {ratio:7.2f} {shown:>7s}  {met:4s}  ({what})")
+        size = sizes[workload]
+        inputs = make_inputs(workload, size, args.data)
+        repeat = sizes["repeat"] if workload != "loop" else min(sizes["repeat"], 5)
+        doc = tapecli_bench(workload, size, inputs, repeat, min(sizes["warmup"], 1) if workload == "loop" else sizes["warmup"])
+        results[workload] = {"size": size, "tapecli": doc["median_s"], "tapecli_runs": doc["repeat"], "bench": doc,
+                             "anchors": measure_here(workload, size, inputs, sizes, args.budget, peer_names)}
     if "elementwise" in results:
-        e = results["elementwise"]
-        print(f"\nelementwise: {e['bytes_moved'] / 1e6:.0f} MB moved at least (x read once, the gradient written "
-              f"once, float32): tapecli {e['gb_per_s']:.2f} GB/s, numpy by hand {e['baseline_gb_per_s']:.2f} GB/s")
-        print(f"elementwise: peak memory of a tapecli run {e['tapecli']['peak_bytes'] / 1e6:.0f} MB "
-              f"(x is {sizes['elementwise'] * 4 / 1e6:.0f} MB)")
+        n = sizes["elementwise"]
+        peak = results["elementwise"]["bench"]["peak_bytes"]
+        results["elementwise"]["memory"] = {"peak_bytes": peak, "input_bytes": 4 * n, "minimum_bytes": 8 * n,
+                                            "x_minimum": (peak + 4 * n) / (8 * n)}
+    if "scalar_loop" in results:
+        results["scalar_loop"]["tape"] = tape_bytes_per_record(sizes["record_steps"])
+
+    print(f"\n{'workload':12s} {'tapecli':>26s}   {'anchor':16s} {'anchor time':>26s}  tapecli/anchor")
+    for workload, result in results.items():
+        runs = result.get("tapecli_runs", result.get("startup", {}).get("runs"))
+        first = f"{fmt_s(result['tapecli'])} ({runs} runs)"
+        for i, (anchor, cell, ratio) in enumerate(comparison_rows(workload, result, peer_status)):
+            print(f"{workload if i == 0 else '':12s} {first if i == 0 else '':>26s}   {anchor:16s} {cell:>26s}  {ratio}")
+    print("\ntargets (tapecli / anchor, medians, this run):")
+    for workload, result in results.items():
+        print("  " + target_line(workload, result))
+    if "elementwise" in results:
+        e, m = results["elementwise"], results["elementwise"]["memory"]
+        moved = 8 * sizes["elementwise"]
+        print(f"\nelementwise: {moved / 1e6:.0f} MB moved at least (x read once, the gradient written once, float32): "
+              f"tapecli {moved / e['tapecli'] / 1e9:.2f} GB/s" + "".join(
+                  f", {ANCHOR_NAMES.get(k, k)} {moved / a['median_s'] / 1e9:.2f} GB/s"
+                  for k, a in e["anchors"].items() if "median_s" in a))
+        print(f"elementwise memory: peak {m['peak_bytes'] / 1e6:.1f} MB above the bound input x "
+              f"({m['input_bytes'] / 1e6:.0f} MB), so {(m['peak_bytes'] + m['input_bytes']) / 1e6:.1f} MB held = "
+              f"{m['x_minimum']:.2f}x the minimum {m['minimum_bytes'] / 1e6:.0f} MB (x + its gradient); "
+              f"target <= {MEMORY_TARGETS['elementwise_x_minimum']:.1f}x")
+    if "scalar_loop" in results:
+        t = results["scalar_loop"]["tape"]
+        print(f"recorded scalar loop, {t['steps']:,} steps: peak {t['peak_bytes'] / 1e6:.1f} MB over {t['records']:,} "
+              f"tape records = {t['bytes_per_record']:.0f} bytes per record; target <= {MEMORY_TARGETS['bytes_per_record']}")
     if "tiny" in results:
-        s = results["tiny"]
+        s = results["tiny"]["startup"]
         print(f"start-up: medians of {s['runs']} alternating runs each; minimums tapecli "
-              f"{s['tapecli_min'] * 1e3:.1f} ms, numpy {s['numpy_min'] * 1e3:.1f} ms")
+              f"{s['tapecli_min'] * 1e3:.1f} ms, import numpy {s['numpy_min'] * 1e3:.1f} ms")
+    return {"peers": peer_status, "results": results}
+
+
+def curves(args) -> dict:
+    """Time (tapecli and NumPy by hand) and tapecli's peak memory per size; exponents and flags."""
+    warmup = min(args.sizes["warmup"], 1)
+    out = {}
+    for workload in (w for w in args.workloads if w != "tiny"):
+        what, sizes, work, memory_work = scaling.CURVES[workload]
+        sizes = scaling.QUICK_CURVES[workload] if args.quick else sizes
+        curve = {"what": what, "sizes": sizes, "tapecli": [], "numpy": [], "peak_bytes": []}
+        for size in sizes:
+            repeat = curve_repeat(args.sizes["repeat"], args.budget, curve, size, work)
+            inputs = make_inputs(workload, size, args.data)
+            doc = tapecli_bench(workload, size, inputs, repeat, warmup)
+            numpy_time = measure_here(workload, size, inputs, {"repeat": repeat, "warmup": warmup}, args.budget)["numpy"]
+            curve["tapecli"].append(doc["median_s"])
+            curve["numpy"].append(numpy_time["median_s"])
+            curve["peak_bytes"].append(doc["peak_bytes"])
+            print(f"  {workload:12s} {what} {size:>11,}: tapecli {fmt_s(doc['median_s']):>11s}  NumPy by hand "
+                  f"{fmt_s(numpy_time['median_s']):>11s}  tapecli peak memory {doc['peak_bytes'] / 1e6:9.3f} MB", flush=True)
+        curve.update(exponents(curve, work, memory_work))
+        out[workload] = curve
+    print(f"\n{'workload':12s} {'sizes':>16s}  {'work':>4s}  {'tapecli: all / large end':>24s}  "
+          f"{'NumPy: all / large end':>22s}  {'memory: need / large end':>24s}  flags")
+    for workload, c in out.items():
+        span = f"{c['sizes'][0]:.0e}..{c['sizes'][-1]:.0e}"
+        flags = ", ".join(c["flags"]) or "-"
+        print(f"{workload:12s} {span:>16s}  {c['work']:>4d}  {c['tapecli_exponent']:>11.2f} / {c['tapecli_large_end']:<10.2f}  "
+              f"{c['numpy_exponent']:>9.2f} / {c['numpy_large_end']:<10.2f}  {c['memory_work']:>11d} / "
+              f"{c['memory_large_end']:<10.2f}  {flags}")
+    print(f"(exponents k of time ~ size^k, log-log least squares over all sizes and over the largest "
+          f"{scaling.LARGE_END}; flagged where the large end exceeds the work's exponent by more than "
+          f"{scaling.TOLERANCE})")
+    if args.plot:
+        scaling.plot(out, args.plot)
+        print(f"curves drawn in {args.plot}")
+    return out
+
+
+def curve_repeat(most: int, budget: float, curve: dict, size: int, work: int) -> int:
+    """Timed runs at ``size``: as many as fit in ``budget`` seconds (3 to ``most``), guessed from the
+    previous size's time scaled by the work's growth."""
+    if not curve["tapecli"]:
+        return most
+    guess = max(curve["tapecli"][-1], curve["numpy"][-1]) * (size / curve["sizes"][len(curve["tapecli"]) - 1]) ** work
+    return max(3, min(most, int(budget / max(guess, 1e-9))))
+
+
+def exponents(curve: dict, work: int, memory_work: int) -> dict:
+    fitted = {"work": work, "memory_work": memory_work, "flags": []}
+    for who in ("tapecli", "numpy"):
+        fitted[f"{who}_exponent"] = scaling.fit_exponent(curve["sizes"], curve[who])
+        fitted[f"{who}_large_end"] = scaling.large_end_exponent(curve["sizes"], curve[who])
+    fitted["memory_large_end"] = scaling.large_end_exponent(curve["sizes"], [max(b, 1) for b in curve["peak_bytes"]])
+    if scaling.superlinear(fitted["tapecli_large_end"], work):
+        fitted["flags"].append(f"time superlinear in the work ({fitted['tapecli_large_end']:.2f} > {work})")
+    if scaling.superlinear(fitted["memory_large_end"], memory_work):
+        fitted["flags"].append(f"memory superlinear ({fitted['memory_large_end']:.2f} > {memory_work})")
+    return fitted
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    print(f"load average at the start: {load_average()}", flush=True)
+    report = {"quick": args.quick, "sizes": args.sizes}
+    if args.scaling:
+        report["curves"] = curves(args)
+    else:
+        report.update(compare(args))
+    print(f"load average at the end: {load_average()}")
     if args.json:
-        args.json.write_text(json.dumps({"quick": args.quick, "sizes": sizes, "results": results}, indent=1))
+        args.json.write_text(json.dumps(report, indent=1))
     return 0
 
 

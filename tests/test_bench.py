@@ -1,6 +1,8 @@
 """tapecli bench, tapecli tape and tapecli warmup: their documents and what they count (no timings asserted)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -180,3 +182,157 @@ def test_warmup_compiles_the_kernels_it_is_asked_for(tmp_path):
 def test_warmup_errors():
     assert cli("warmup", "--kernel", "nope").code == 2
     assert cli("warmup", "--dtype", "int8").code == 2
+
+
+# ------------------------------------------------------- benchmarks/run.py
+
+def load_benchmark(name):
+    """A module of benchmarks/ (run.py imports its siblings by name, so the folder goes on the path)."""
+    import importlib
+    import sys
+    from pathlib import Path
+    folder = str(Path(__file__).resolve().parent.parent / "benchmarks")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return importlib.import_module(name)
+
+
+def test_run_options():
+    run = load_benchmark("run")
+    args = run.parse_args([])
+    assert args.workloads == list(run.WORKLOADS) and args.sizes == run.FULL and not args.peers and not args.scaling
+    args = run.parse_args(["--quick", "--only", "loop,tiny", "--repeat", "4", "--peers"])
+    assert args.workloads == ["loop", "tiny"] and args.peers
+    assert args.sizes["repeat"] == 4 and args.sizes["loop"] == run.QUICK["loop"] and run.FULL["repeat"] != 4
+    assert run.parse_args(["--scaling", "--warmup", "0"]).sizes["warmup"] == 0
+    for bad in (["--only", "mlp,nope"], ["--plot", "c.png"], ["--repeat", "0"], ["--startup-runs", "0"],
+                ["--warmup", "-1"]):
+        with pytest.raises(SystemExit) as e:
+            run.parse_args(bad)
+        assert e.value.code == 2, bad
+
+
+def test_plot_without_matplotlib_is_a_usage_error_naming_the_extra(monkeypatch, capsys):
+    import importlib.util
+    run = load_benchmark("run")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    with pytest.raises(SystemExit) as e:
+        run.parse_args(["--scaling", "--plot", "curves.png"])
+    assert e.value.code == 2 and "pip install 'tapecli[plot]'" in capsys.readouterr().err
+
+
+def test_the_exponent_fit_on_synthetic_curves():
+    scaling = load_benchmark("scaling")
+    rng = np.random.default_rng(1)
+    sizes = [10 ** e for e in range(2, 8)]
+    for k in (0.5, 1.0, 2.0, 3.0):
+        noisy = [3e-9 * n ** k * rng.uniform(0.95, 1.05) for n in sizes]
+        assert scaling.fit_exponent(sizes, noisy) == pytest.approx(k, abs=0.03)
+    # a fixed cost flattens the small sizes: the large end shows the growth
+    overhead = [1e-4 + 1e-8 * n for n in sizes]
+    assert scaling.fit_exponent(sizes, overhead) < 0.8 and scaling.large_end_exponent(sizes, overhead) > 0.9
+    with pytest.raises(ValueError):
+        scaling.fit_exponent([100], [1.0])
+    with pytest.raises(ValueError):
+        scaling.fit_exponent([100, 100], [1.0, 2.0])
+
+
+def test_the_superlinear_flag_compares_with_the_work():
+    run, scaling = load_benchmark("run"), load_benchmark("scaling")
+    assert scaling.superlinear(1.2, 1) and not scaling.superlinear(1.1, 1)
+    assert not scaling.superlinear(2.1, 2) and scaling.superlinear(3.3, 3)
+    sizes = [10 ** e for e in range(3, 8)]
+    linear = {"sizes": sizes, "tapecli": [1e-8 * n for n in sizes], "numpy": [2e-8 * n for n in sizes],
+              "peak_bytes": [8 * n for n in sizes]}
+    assert run.exponents(linear, work=1, memory_work=1)["flags"] == []
+    n_log_cubed = dict(linear, tapecli=[1e-8 * n * math.log(n) ** 3 for n in sizes])     # exponent ~1.2 at 1e7
+    flagged = run.exponents(n_log_cubed, work=1, memory_work=1)["flags"]
+    assert len(flagged) == 1 and flagged[0].startswith("time superlinear")
+    assert run.exponents(n_log_cubed, work=2, memory_work=1)["flags"] == []       # quadratic work: not superlinear
+    memory = run.exponents(dict(linear, peak_bytes=[n * n for n in sizes]), work=1, memory_work=1)["flags"]
+    assert len(memory) == 1 and memory[0].startswith("memory superlinear")
+
+
+def test_without_the_peers_they_are_not_installed(monkeypatch):
+    run, peers = load_benchmark("run"), load_benchmark("peers")
+
+    def missing(name):
+        raise ImportError(name)
+    monkeypatch.setattr(peers.importlib, "import_module", missing)
+    status = peers.installed()
+    assert set(status) == set(peers.PEERS) and set(status.values()) == {None}
+    result = {"tapecli": 0.02, "anchors": {"numpy": {"median_s": 0.04, "runs": 3}}}
+    rows = run.comparison_rows("elementwise", result, status)
+    assert rows[0] == ("NumPy by hand", "40.0 ms (3 runs)", "0.50x")
+    assert [row for row in rows[1:]] == [(peer, "not installed", "-") for peer in peers.PEERS]
+    assert "no figure (not installed)" in run.target_line("elementwise", result)      # its anchor is JAX
+    assert run.target_line("mlp", dict(result, tapecli=0.041)).endswith("met")           # 1.02x NumPy by hand
+
+
+def test_a_peer_that_fails_is_reported_not_fatal(monkeypatch):
+    run, peers = load_benchmark("run"), load_benchmark("peers")
+
+    def broken(peer, workload, inputs):
+        raise RuntimeError("no such kernel\nsecond line")
+    monkeypatch.setattr(peers, "runner", broken)
+    out = run.measure_here("loop", 10, {}, {"repeat": 3, "warmup": 0}, budget=1.0, peer_names=["torch eager"])
+    assert out["torch eager"] == {"error": "RuntimeError: no such kernel"}
+    assert out["numpy"]["runs"] == 3 and out["cpython"]["runs"] == 3
+    assert run.anchor_cell(out["torch eager"]).startswith("failed (RuntimeError")
+    assert "no figure (failed)" in run.target_line("loop", {"tapecli": 1.0, "anchors": out})
+
+
+def test_time_runs_warms_up_then_repeats_within_the_budget():
+    run = load_benchmark("run")
+    calls = []
+    assert run.time_runs(lambda: calls.append(1), repeat=7, warmup=2, budget=60.0)["runs"] == 7
+    assert len(calls) == 9
+    assert run.time_runs(lambda: None, repeat=7, warmup=0, budget=0.0)["runs"] == 3     # at least 3 runs
+
+
+def test_inputs_are_seeded_and_loops_take_a_step_count(tmp_path):
+    run = load_benchmark("run")
+    a = run.make_inputs("mlp", 12, tmp_path / "a")
+    b = run.make_inputs("mlp", 12, tmp_path / "b")
+    assert list(a) == ["xb", "w1", "w2", "w3"] and np.load(a["w3"]).shape == (12, run.MLP_OUT)
+    assert all(np.array_equal(np.load(a[k]), np.load(b[k])) and np.load(a[k]).dtype == np.float32 for k in a)
+    assert run.make_inputs("loop", 1000, tmp_path) == {}
+    assert run.bindings("loop", 1000, {}) == ["--set", "steps=1000"]
+    assert run.bindings("jacobian", 5, {"M": tmp_path / "M.npy"}) == ["--set", f"M=@{tmp_path / 'M.npy'}"]
+
+
+@pytest.mark.parametrize("workload", ["elementwise", "mlp", "jacobian", "scalar_loop", "loop"])
+def test_the_baselines_compute_what_the_programs_compute(workload, tmp_path):
+    """The hand-written baselines are the same computations as the benchmark programs (small sizes)."""
+    import tapecli
+    from pathlib import Path
+    run, baselines = load_benchmark("run"), load_benchmark("baselines")
+    size = {"elementwise": 50, "mlp": 8, "jacobian": 6, "scalar_loop": 20, "loop": 300}[workload]
+    inputs = run.make_inputs(workload, size, tmp_path)
+    sets = {name: np.load(path) for name, path in inputs.items()} or {"steps": size}
+    result = tapecli.run(Path(run.HERE / f"{workload}.tdf"), sets=sets)
+    data = run.workload_args(workload, size, inputs)
+    for name, fn in baselines.BASELINES[workload].items():
+        out = fn(*([data] if workload in run.LOOPS else data))
+        if workload == "loop":
+            np.testing.assert_allclose(out, result.values["y"], rtol=1e-5, err_msg=name)
+        elif workload == "jacobian":
+            np.testing.assert_allclose(out[1], result.jacobians[0]["value"], rtol=1e-4, atol=1e-5)
+        else:
+            got = [g["value"] for g in result.gradients]
+            want = list(out[1]) if workload == "mlp" else [out[1]]
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_a_curve_repeats_as_many_runs_as_fit_the_budget():
+    run = load_benchmark("run")
+    curve = {"sizes": [100, 1000, 10000], "tapecli": [], "numpy": []}
+    assert run.curve_repeat(10, 20.0, curve, 100, work=1) == 10              # nothing to guess from
+    curve.update(tapecli=[0.001], numpy=[0.002])
+    assert run.curve_repeat(10, 20.0, curve, 1000, work=1) == 10              # 0.02 s a run
+    assert run.curve_repeat(10, 20.0, curve, 1000, work=3) == 10
+    curve.update(tapecli=[0.001, 0.5], numpy=[0.002, 0.4])
+    assert run.curve_repeat(10, 20.0, curve, 10000, work=1) == 4              # 5 s a run
+    assert run.curve_repeat(10, 20.0, curve, 10000, work=2) == 3              # 50 s a run: the least

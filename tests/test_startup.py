@@ -40,6 +40,8 @@ RUNNER = textwrap.dedent("""\
     except SystemExit as e:
         code = e.code or 0
     heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic"})
+    own = sorted(m for m in sys.modules if m.startswith("tapecli."))
+    sys.stderr.write("\\ntapecli modules: %s" % ",".join(own))
     sys.stderr.write("\\nimported: %s\\n" % ",".join(heavy))
     sys.exit(code)
     """)
@@ -61,6 +63,49 @@ def imported_by(*args, tmp_path, env=None):
 def test_a_small_run_imports_no_heavy_module(args, tmp_path):
     proc, heavy = imported_by(*args, tmp_path=tmp_path)
     assert heavy == set(), heavy            # no Typer (nor Click, Pydantic), no Rich, no numba, no Lark
+
+
+# Parts of tapecli a small grad or run has no use for: each is imported where it is used.
+NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
+                         "tapecli.frontend.pyfront", "tapecli.kernels.numba_kernels", "tapecli.kernels.numba_support",
+                         "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice")
+
+
+@pytest.mark.parametrize("args", [("grad",), ("run", "--json")])
+def test_a_small_run_imports_only_the_parts_of_tapecli_it_uses(args, tmp_path):
+    proc, _ = imported_by(*args, tmp_path=tmp_path)
+    line = next(line for line in proc.stderr.splitlines() if line.startswith("tapecli modules: "))
+    own = set(line.partition(": ")[2].split(","))
+    assert "tapecli.interpreter.core" in own          # the listing is real
+    unwanted = sorted(m for m in own if m.startswith(NOT_ON_THE_SMALL_PATH))
+    assert unwanted == [], unwanted
+
+
+def test_builtins_positional_ranges_read_from_code_are_inspects():
+    """The registry reads each builtin's positional range from its code object (no inspect.signature at import):
+    the same ranges inspect gives, and signatures made on demand."""
+    import inspect
+    from tapecli.interpreter import library  # noqa: F401  (registers the builtins)
+    from tapecli.interpreter.registry import BUILTINS, signature
+
+    def by_inspect(f):
+        params = list(inspect.signature(f).parameters.values())
+        if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
+            return None
+        return sum(p.default is p.empty for p in params), len(params)
+    functions = [f for f in BUILTINS.values() if getattr(f, "is_builtin", False)]
+    assert len(functions) > 100
+    assert [f.positional for f in functions] == [by_inspect(f) for f in functions]
+    assert any(f.positional is None for f in functions) and any(f.positional for f in functions)
+    assert signature(functions[0]) == inspect.signature(functions[0]) and signature(functions[0]) is signature(functions[0])
+
+
+def test_keras_constructors_check_their_arguments_on_first_use(tmp_path):
+    program = tmp_path / "k.tdf"
+    program.write_text("a = Dense(3)\nb = Dense(3, bogus=1)\n")
+    for _ in range(2):
+        r = cli("run", program)
+        assert r.code == 3 and "Dense(): got an unexpected keyword argument 'bogus'" in r.stderr and "usage: Dense(" in r.stderr
 
 
 def test_a_table_on_a_terminal_still_uses_rich(tmp_path):

@@ -3,6 +3,7 @@ of ``tapecli.interpreter.library`` (the core names in ``builtins``, families bes
 from __future__ import annotations
 
 import inspect
+import types
 
 from tapecli.errors import TdfTypeError
 
@@ -14,20 +15,35 @@ def builtin(*names, interp=False):
     def deco(f):
         f.is_builtin = True
         f.wants_interp = interp
-        f.signature = inspect.signature(f)
-        f.positional = _positional_range(f.signature)
+        f.positional = _positional_range(f)
         for name in names or (f.__name__.rstrip("_"),):
             BUILTINS[name] = f
         return f
     return deco
 
 
-def _positional_range(sig) -> tuple[int, int] | None:
-    """(fewest, most) positional arguments that always bind, for a signature of plain parameters."""
-    params = list(sig.parameters.values())
-    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+def _positional_range(f) -> tuple[int, int] | None:
+    """(fewest, most) positional arguments that always bind, for a function of plain parameters.
+
+    Read from the code object: ``inspect.signature`` for each of the ~280 builtins at import cost
+    several milliseconds of every run's start-up."""
+    if not isinstance(f, types.FunctionType) or hasattr(f, "__wrapped__") or hasattr(f, "__signature__"):
+        params = list(signature(f).parameters.values())
+        if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+            return None
+        return sum(p.default is inspect.Parameter.empty for p in params), len(params)
+    code = f.__code__
+    if code.co_posonlyargcount or code.co_kwonlyargcount or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return None
-    return sum(p.default is inspect.Parameter.empty for p in params), len(params)
+    return code.co_argcount - len(f.__defaults__ or ()), code.co_argcount
+
+
+def signature(f) -> inspect.Signature:
+    """The builtin's signature, made on the first call that needs it (binding errors, usage) and kept."""
+    sig = f.__dict__.get("_signature")
+    if sig is None:
+        sig = f._signature = inspect.signature(f)
+    return sig
 
 
 def call_builtin(f, interp, node, args, kwargs):
@@ -42,7 +58,7 @@ def call_builtin(f, interp, node, args, kwargs):
         name = interp.text(node.func) or f.__name__
         raise TdfTypeError(f"{name}() got an unexpected keyword argument '{hidden}'", hint=f"usage: {name}{_usage(f)}")
     try:
-        f.signature.bind(*full, **kwargs)
+        signature(f).bind(*full, **kwargs)
     except TypeError as e:
         name = interp.text(node.func) or f.__name__
         raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
@@ -50,7 +66,7 @@ def call_builtin(f, interp, node, args, kwargs):
 
 
 def _usage(f) -> str:
-    params = list(f.signature.parameters.values())
+    params = list(signature(f).parameters.values())
     if f.wants_interp:
         params = params[1:]
     return "(" + ", ".join(str(p) for p in params if not p.name.startswith("_")) + ")"

@@ -7,32 +7,34 @@ The log holds ids and lines, not tensors, so it costs little memory.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-
-@dataclass(slots=True)
 class OpEvent:
-    index: int
-    op: str
-    inputs: tuple          # input tensor ids
-    output: int
-    line: int | None
-    differentiable: bool
-    float_output: bool
-    tapes: tuple           # ids of the tapes that recorded it
+    # A plain class, not a dataclass: making dataclasses at import costs every run's start-up.
+    __slots__ = ("index", "op", "inputs", "output", "line", "differentiable", "float_output", "tapes")
+
+    def __init__(self, index: int, op: str, inputs: tuple, output: int, line: int | None, differentiable: bool,
+                 float_output: bool, tapes: tuple):
+        self.index = index
+        self.op = op
+        self.inputs = inputs                  # input tensor ids
+        self.output = output
+        self.line = line
+        self.differentiable = differentiable
+        self.float_output = float_output
+        self.tapes = tapes                    # ids of the tapes that recorded it
 
 
-@dataclass
 class TapeHistory:
-    name: str
-    line: int | None
-    opened: int = -1                     # event index at the start of its block
-    closed: int | None = None            # event index at its end
-    pauses: list = field(default_factory=list)    # [start, end, line] of stop_recording blocks
-    resets: list = field(default_factory=list)    # (event index, line)
-    stopped: tuple | None = None         # (event index, line): a non-persistent tape asked inside its block
-    empty_watches: list = field(default_factory=list)   # (line, text): `watch` of an empty list
-    unwatched: dict = field(default_factory=dict)       # variable name -> (line, why) read in scope, not watched
+    def __init__(self, name: str, line: int | None):
+        self.name = name
+        self.line = line
+        self.opened = -1                      # event index at the start of its block
+        self.closed: int | None = None        # event index at its end
+        self.pauses: list = []                # [start, end, line] of stop_recording blocks
+        self.resets: list = []                # (event index, line)
+        self.stopped: tuple | None = None     # (event index, line): a non-persistent tape asked inside its block
+        self.empty_watches: list = []         # (line, text): `watch` of an empty list
+        self.unwatched: dict = {}             # variable name -> (line, why) read in scope, not watched
 
 
 class Provenance:

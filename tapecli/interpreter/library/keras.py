@@ -38,16 +38,26 @@ def _parameters(make) -> list:
                          for p in out if p.kind is p.KEYWORD_ONLY]
 
 
-def _register(name, make, extra=(), with_interp=True):
-    """Register ``name``: arguments are checked against ``make``'s signature plus the keywords ``extra``."""
+def _checker(make, extra, with_interp) -> tuple[inspect.Signature, str]:
+    """The signature arguments are bound to (``make``'s plus the keywords ``extra``), and its usage text."""
     params = _parameters(make)[1 if with_interp else 0:]
     named = [p for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     usage = _usage(named) if not extra else _usage(named)[:-1] + ", " * bool(named) + \
         ", ".join(f"{e}=..." for e in extra) + ")"
     check = inspect.Signature(named + [inspect.Parameter(e, inspect.Parameter.KEYWORD_ONLY, default=None)
                                        for e in extra if e not in {p.name for p in named}])
+    return check, usage
+
+
+def _register(name, make, extra=(), with_interp=True):
+    """Register ``name``: arguments are checked against ``make``'s signature plus the keywords ``extra``.
+    The check is made on the first call: making all of them at import cost every run's start-up."""
+    made = []
 
     def construct(interp, *args, **kwargs):
+        if not made:
+            made.extend(_checker(make, extra, with_interp))
+        check, usage = made
         try:
             check.bind(*args, **kwargs)
         except TypeError as e:

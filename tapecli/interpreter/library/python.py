@@ -5,7 +5,6 @@ Lists, dicts and strings are the program's own values; their methods are answere
 (never through Python's attributes), and formatting only ever formats numbers and strings."""
 from __future__ import annotations
 
-import string
 
 import numpy as np
 
@@ -325,6 +324,7 @@ def _dict_pop(interp, d, key, *default):
 
 def _str_format(interp, s, *args, **kwargs):
     """str.format with plain fields only ({}, {0}, {name}, with a format spec): no attribute or item access."""
+    import string                  # here, not at the top: a run that formats nothing does not import it
     from tapecli.interpreter.pyforms import format_python, format_with
     out, auto = [], 0
     try:
