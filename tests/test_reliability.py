@@ -441,3 +441,24 @@ def test_a_tensor_split_into_python_rows_is_weighed_first(tmp_path, source, word
 def test_unpacking_a_tensor_into_too_few_names_fails_before_splitting_it(tmp_path):
     r = _run_json(tmp_path, "a, b = range(10000000)\n")
     assert r.code == 3 and r.json["error"]["message"] == "cannot unpack 10000000 values into 2 names", r.stdout
+
+
+def test_a_surplus_argument_to_an_op_builtin_is_a_type_error_and_changes_nothing(tmp_path):
+    """atan2's third argument reached np.arctan2 as ``out`` and overwrote the variable passed there (found by
+    the hostile fuzzer): each builtin made from the op table takes exactly its op's inputs."""
+    r = _run_json(tmp_path, "var y = [1.0, 2.0]\nq0 = atan2(0.0, [0.0], y)\n")
+    assert r.code == 3, r.stdout
+    assert r.json["error"]["kind"] == "TypeError" and "too many positional arguments" in r.json["error"]["message"]
+    assert r.json["error"]["line"] == 2
+    r = _run_json(tmp_path, "var y = [1.0, 2.0]\nq0 = squared_difference(y, 1.0)\n")
+    assert r.code == 0 and r.json["values"]["q0"] == [0.0, 1.0] and r.json["values"]["y"] == [1.0, 2.0]
+
+
+def test_sequence_mask_is_weighed_before_it_is_made(tmp_path):
+    # small enough that a regression cannot exhaust the machine: 300,000 elements against --max-elements 1000
+    r = _run_json(tmp_path, "import tensorflow as tf\nq0 = tf.sequence_mask([3, 0, 2], 100000)\n", "--max-elements", "1000")
+    assert r.code == 3, r.stdout
+    assert r.json["error"]["kind"] == "LimitError" and "sequence_mask" in r.json["error"]["message"]
+    assert r.json["error"]["line"] == 2
+    r = _run_json(tmp_path, "import tensorflow as tf\nq0 = tf.sequence_mask([1, 0, 2], 3)\n")
+    assert r.code == 0 and r.json["values"]["q0"] == [[True, False, False], [False, False, False], [True, True, False]]

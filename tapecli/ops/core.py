@@ -683,11 +683,17 @@ def _unary(name, deriv=None, saves=(0,), program=None, **kw):
 
 def publish(namespace: dict) -> None:
     """Give every op of the table that has a builtin name and no public function of its own a plain
-    one, ``name(*inputs, **attrs)``, in ``namespace`` (a family module's globals)."""
+    one, ``name(x)`` or ``name(x, y)``, in ``namespace`` (a family module's globals)."""
     for op in list(OPS.values()):
         if op.program and op.public_name not in namespace:
-            def f(*inputs, _op=op, **attrs):
-                return apply(_op, inputs, **attrs)
+            # exact positional parameters: a surplus argument must be a program error, never reach the NumPy
+            # kernel (np.arctan2's third positional argument is ``out``)
+            if op.grads is not None and len(op.grads) == 2:
+                def f(x, y, *, _op=op):
+                    return apply(_op, (x, y))
+            else:
+                def f(x, *, _op=op):
+                    return apply(_op, (x,))
             f.__name__ = f.__qualname__ = op.public_name
             namespace[op.public_name] = f
 

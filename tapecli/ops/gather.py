@@ -269,4 +269,6 @@ def band_part(x, num_lower, num_upper) -> Tensor:
 
 def sequence_mask(lengths: np.ndarray, maxlen=None, dtype=np.bool_) -> Tensor:
     n = int(lengths.max()) if maxlen is None and lengths.size else int(maxlen or 0)
+    # weighed at 8 bytes an element, the widest dtype the mask can be asked in
+    admit_result(lengths.shape + (max(n, 0),), np.float64, "the result of sequence_mask")
     return Tensor((np.arange(n) < lengths[..., None]).astype(dtype))
