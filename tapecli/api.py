@@ -21,7 +21,7 @@ from tapecli.interpreter.core import Interpreter
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
 from tapecli.frontend.ast import ConstDecl, Program, VarDecl, walk
-from tapecli.frontend.parser import deep_recursion, parse
+from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor
 from tapecli.runtime.values import DTYPES, Tensor, Variable, dtype_name
@@ -93,7 +93,7 @@ def request_entries(requests, convert) -> list[dict]:
 
 def read_source(path: str) -> tuple[str, str]:
     """(source text, display name); ``-`` reads standard input. Both are decoded as strict UTF-8 (standard
-    input's own decoding would turn bad bytes into lone surrogates)."""
+    input's own decoding would turn bad bytes into lone surrogates), with Python's universal newlines."""
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:                  # a text stream put in its place (tests)
@@ -110,7 +110,7 @@ def read_source(path: str) -> tuple[str, str]:
         except OSError as e:
             raise UsageError(f"cannot read {path}: {e.strerror}") from None
     try:
-        return data.decode("utf-8"), name
+        return universal_newlines(data.decode("utf-8")), name
     except UnicodeDecodeError:
         raise UsageError(f"{shown} is not UTF-8 text") from None
 

@@ -462,3 +462,19 @@ def test_sequence_mask_is_weighed_before_it_is_made(tmp_path):
     assert r.json["error"]["line"] == 2
     r = _run_json(tmp_path, "import tensorflow as tf\nq0 = tf.sequence_mask([1, 0, 2], 3)\n")
     assert r.code == 0 and r.json["values"]["q0"] == [[True, False, False], [False, False, False], [True, True, False]]
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n"])
+def test_old_mac_and_windows_line_ends_read_as_python_reads_them(tmp_path, ending):
+    """A file with lone \\r line ends reached the Python front end's positions unsplit: an internal error
+    (found by the hostile fuzzer). Files are read with universal newlines, as Python's open() does."""
+    path = tmp_path / "p.tdf"
+    lines = [b"import tensorflow as tf", b"x = tf.Variable(3.0)", b"with tf.GradientTape() as t:", b"    y = x * x",
+             b"g = t.gradient(y, x)", b"q = undefined_name"]
+    path.write_bytes(ending.join(lines) + ending)
+    r = cli("run", "--json", path)
+    assert r.code == 3, r.stdout
+    assert r.json["error"]["kind"] == "NameError" and (r.json["error"]["line"], r.json["error"]["column"]) == (6, 5)
+    path.write_bytes(ending.join(lines[:-1]) + ending)
+    r = cli("grad", "--json", path)
+    assert r.code == 0 and r.json["gradients"][0]["value"] == 6.0

@@ -32,9 +32,15 @@ def _check_first_line(text: str) -> None:
             return
 
 
+def universal_newlines(text: str) -> str:
+    """Line ends as Python reads a file in text mode: \r\n and a lone \r become \n."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def parse(source: str, filename: str = "<input>") -> ast.Program:
     if source.startswith("\ufeff"):
         source = source[1:]                  # a UTF-8 byte order mark
+    source = universal_newlines(source)
     text = source if source.endswith("\n") else source + "\n"
     _check_first_line(text)
     starts = top_level_lines(text)

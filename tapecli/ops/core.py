@@ -32,7 +32,7 @@ from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
-from tapecli.ops.scalar import FLOAT_SCALARS, SCALAR_OPERATORS, scalar_kernel, unwatched_scalar
+from tapecli.ops.scalar import FLOAT_SCALARS, SCALAR_OPERATORS, same_float_scalars, scalar_kernel, unwatched_scalar
 from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
 
@@ -230,14 +230,6 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
     return tensors
 
 
-def _same_float_scalars(tensors) -> bool:
-    """Two strong float scalars of one dtype: nothing for ``_unify`` to do."""
-    if len(tensors) != 2:
-        return False
-    a, b = tensors
-    return a.value.__class__ is b.value.__class__ and a.value.__class__ in FLOAT_SCALARS and not (a.weak or b.weak)
-
-
 def _admit_broadcast(op: Op, tensors) -> None:
     """An elementwise result larger than every input (ones([20000, 1]) * ones([1, 20000])) is weighed
     before the kernel allocates it."""
@@ -269,7 +261,7 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
             t = tensors[0]
             if t.weak or (op.float_only and t.value.dtype.kind != "f"):
                 tensors = _unify(op, tensors)
-        elif not _same_float_scalars(tensors):
+        elif not same_float_scalars(tensors):
             tensors = _unify(op, tensors)
     try:
         out = scalar_kernel(op, tensors) if not attrs else None

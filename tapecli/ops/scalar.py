@@ -87,3 +87,11 @@ def scalar_result(op, values, weak):
     except Exception:
         return None
     return _tensor(out, weak) if out.size <= 1 else None
+
+
+def same_float_scalars(tensors) -> bool:
+    """Two strong float scalars of one dtype: nothing for ``_unify`` to do."""
+    if len(tensors) != 2:
+        return False
+    a, b = tensors
+    return a.value.__class__ is b.value.__class__ and a.value.__class__ in FLOAT_SCALARS and not (a.weak or b.weak)
