@@ -412,3 +412,32 @@ def test_programs_run_with_the_usual_garbage_collection(tmp_path, monkeypatch):
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit):
         c.main()
     assert seen == [before] and gc.get_threshold() == before
+
+
+_TEARDOWN_PROBE = """\
+import atexit, sys
+{preload}
+atexit.register(lambda: sys.stderr.write("teardown ran\\n"))
+from tapecli.cli import main
+sys.argv = ["tapecli", "check", sys.argv[1]]
+main()
+"""
+
+
+_FINISHED_THREAD = "import threading; threading.Thread(target=lambda: None).start()"
+_LIVE_THREAD = "import threading, time; threading.Thread(target=time.sleep, args=(0.5,)).start()"
+
+
+@pytest.mark.parametrize("preload, teardown", [("", False), ("import multiprocessing", True), (_FINISHED_THREAD, False),
+                                               (_LIVE_THREAD, True)])
+def test_a_small_run_ends_without_teardown_unless_something_needs_it(tmp_path, preload, teardown):
+    """The console script skips Python's shutdown (a tenth of a small run) only when no module that owns
+    processes, threads or caches was loaded and no other thread is alive; the exit code is kept."""
+    program = tmp_path / "p.tdf"
+    program.write_text("var x = 3.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 5.0\n")
+    probe = tmp_path / "probe.py"
+    probe.write_text(_TEARDOWN_PROBE.format(preload=preload))
+    r = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr                 # the failed expectation's exit code, either way
+    assert "1 failed" in r.stdout
+    assert ("teardown ran" in r.stderr) == teardown
