@@ -103,24 +103,16 @@ class Typer:
         if plan is None:
             return self.real()(prog_name=prog_name, args=argv, **real_options)
         fn, kwargs = plan
+        # A failing stdout (a broken pipe, a full disk) is cli/process.py's: its guarded stdout raises it there.
         try:
-            try:
-                if self._callback is not None:
-                    _app_callback_call(self._callback[1])()
-                fn(**kwargs)
-            except EOFError:            # as Click does
-                sys.stderr.write("\nAborted!\n")
-                raise SystemExit(1) from None
-            except KeyboardInterrupt:
-                raise SystemExit(130) from None
-        except BrokenPipeError:
-            # The reader went away (`tapecli run f | head`): stop quietly, as Click does.
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
+            if self._callback is not None:
+                _app_callback_call(self._callback[1])()
+            fn(**kwargs)
+        except EOFError:            # as Click does
+            sys.stderr.write("\nAborted!\n")
             raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
         raise SystemExit(0)
 
     def real(self):
