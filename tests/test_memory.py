@@ -239,3 +239,41 @@ def test_check_numerics_keeps_every_input():
     (rec,) = r.tapes[0].records
     assert not any(isinstance(t, Stub) for t in rec.inputs)
     del x
+
+
+_RESIDENT_DROP = """
+import sys
+import numpy as np
+from tapecli.runtime import limits
+if sys.argv[1] == "program":
+    import tapecli
+    tapecli.run("x = ones([1000, 1000])\\ny = x * 2.0")      # one large array: the run asks once
+    assert limits._freed_memory_kept
+arrays = [np.ones(1 << 20, np.float32) for _ in range(8)]       # 8 x 4 MiB, touched
+before = limits.resident_bytes()
+del arrays
+print(before - limits.resident_bytes())
+"""
+
+
+def _glibc() -> bool:
+    import os
+    try:
+        return bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    except (ValueError, OSError):
+        return False
+
+
+@pytest.mark.skipif(not _glibc(), reason="the policy is glibc's mallopt")
+@pytest.mark.parametrize("how", ["program", "untouched"])
+def test_freed_arrays_of_a_few_megabytes_stay_for_reuse(how):
+    """After a run's first large array, freed memory of that size stays in the process for the next arrays
+    (glibc would unmap or trim it, and fresh pages cost a fault each); without a large array, nothing changes."""
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", _RESIDENT_DROP, how], capture_output=True, text=True, check=True)
+    dropped = int(proc.stdout)
+    if how == "program":
+        assert dropped < 8 << 20
+    else:
+        assert dropped > 24 << 20
