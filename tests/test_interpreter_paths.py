@@ -103,3 +103,19 @@ def test_a_kernel_that_gives_an_array_and_mixed_dtypes_take_the_full_path():
     with pytest.raises(TdfTypeError) as e:
         run_source("y = cast(0.5, float32)\nz = cast(0.5, float64)\nfor i in range(2):\n    y = sin(y) + z\n")
     assert "float32 and float64" in str(e.value) and (e.value.line, e.value.column) == (4, 9)
+
+
+def test_a_scalar_expression_without_literals_and_with_a_name_twice_gives_numpys_bits():
+    result = run_source("y = cast(0.5, float32)\nz = cast(0.75, float32)\nfor i in range(20):\n"
+                        "    y = sin(y) * z + y / z\n")
+    y, z = np.float32(0.5), np.float32(0.75)
+    for _ in range(20):
+        y = np.sin(y) * z + y / z
+    assert _value(result, "y").value.tobytes() == np.asarray(y).tobytes()
+
+
+def test_a_loop_over_range_binds_weak_integer_scalars_and_keeps_the_last():
+    result = run_source("s = cast(0.0, float32)\nfor i in range(4):\n    s = s + i\nlast = i\n")
+    last = _value(result, "last")
+    assert last.weak and last.value.dtype.kind == "i" and int(last.value) == 3
+    assert _value(result, "s").dtype == np.float32 and float(_value(result, "s").value) == 6.0

@@ -6,8 +6,6 @@ definition of its meaning.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from tapecli import ops
@@ -23,7 +21,9 @@ from tapecli.interpreter.registry import BUILTINS
 from tapecli.ops.scalar import scalar_binary
 from tapecli.runtime.limits import Limits
 from tapecli.kernels import RAW_NUMPY_KERNELS
-from tapecli.runtime.values import Tensor, Variable, make_tensor
+from tapecli.runtime.values import Tensor, Variable, new_id
+
+new = Tensor.__new__
 
 _FLOAT_SCALARS = (np.float32, np.float64)
 _OP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul"}
@@ -208,7 +208,6 @@ class Compiled:
 
         def assign(scope):
             nonlocal misses
-            first_request = len(requests)
             result = None
             # scalars on their own path (fusion takes none while its threshold is over one element)
             if scalar is not None and interp.scalar_path and not tapes and fusion_plans.THRESHOLD > 1:
@@ -216,10 +215,16 @@ class Compiled:
                     misses -= 1
                 else:
                     raw = scalar(scope)
-                    if raw is not None:
-                        result = make_tensor(raw)
-                    else:
+                    if raw is None:
                         misses = 64
+                    else:
+                        result = new(Tensor)
+                        result.value, result.weak, result.id = raw, False, new_id()
+                        names = scope.vars
+                        if not implicit and target not in scope.consts and names.get(target).__class__ is not Variable:
+                            names[target] = result        # (a scalar expression makes no gradient requests)
+                            return
+            first_request = len(requests)
             if result is None and leaves and _large_leaf(leaves, scope):
                 result = fuse(interp, value_node, scope)       # one kernel for a large elementwise expression
             if result is None:
@@ -236,83 +241,15 @@ class Compiled:
 
     # ------------------------------------------------- expressions on raw scalars
     def _scalar(self, node):
-        """A closure ``f(scope)`` giving the NumPy float scalar ``node`` evaluates to, without a tensor for each
+        """A function ``f(scope)`` giving the NumPy float scalar ``node`` evaluates to, without a tensor for each
         step, when its names hold strong float scalars of one dtype (the caller checked that nothing records,
         logs or checks ops, as ops.scalar's path requires); None from ``f`` where that does not hold, and None
         instead of ``f`` for a node it cannot take. It takes names, literals beside them, + - * / and calls of
-        one-input elementwise builtins: nodes without effects, so giving up midway costs only the work done."""
-        cls = node.__class__
-        if cls is ast.Name:
-            ident = node.id
-
-            def name(scope):
-                value = scope.vars.get(ident)
-                if value.__class__ is Tensor and not value.weak and value.value.__class__ in _FLOAT_SCALARS:
-                    return value.value
-                return None
-            return name
-        if cls is ast.BinOp and node.op in _SCALAR_OPERATORS:
-            return self._scalar_binop(node)
-        if (cls is ast.Call and node.func.__class__ is ast.Name and len(node.args) == 1 and not node.keywords
-                and node.args[0].__class__ is not Starred):
-            return self._scalar_call(node)
-        return None
-
-    def _scalar_binop(self, node):
-        operate = _SCALAR_OPERATORS[node.op]
-        literal = None
-        if node.right.__class__ is ast.Number:
-            literal, other = self.expression(node.right)(None), self._scalar(node.left)
-        elif node.left.__class__ is ast.Number:
-            literal, other = self.expression(node.left)(None), self._scalar(node.right)
-        if literal is not None:
-            if other is None:
-                return None
-            constants: dict = {}
-            literal_right = node.right.__class__ is ast.Number
-
-            def with_literal(scope):
-                a = other(scope)
-                if a is None:
-                    return None
-                c = constants.get(a.__class__)
-                if c is None:        # the literal in the scalar's dtype, as the op would make it
-                    c = constants[a.__class__] = ops.materialize(literal, a.dtype).value
-                return operate(a, c) if literal_right else operate(c, a)
-            return with_literal
-        left, right = self._scalar(node.left), self._scalar(node.right)
-        if left is None or right is None:
-            return None
-
-        def binop(scope):
-            a = left(scope)
-            if a is None:
-                return None
-            b = right(scope)
-            return operate(a, b) if b.__class__ is a.__class__ else None
-        return binop
-
-    def _scalar_call(self, node):
-        ident = node.func.id
-        function = BUILTINS.get(ident)
-        op = _UNARY_BUILTINS.get(function)
-        argument = self._scalar(node.args[0])
-        if op is None or argument is None:
-            return None
-        kernel = RAW_NUMPY_KERNELS[op.kernel]
-
-        def call(scope):
-            if ident in scope.vars or BUILTINS.get(ident) is not function:
-                return None          # the name is the program's own, or another builtin now
-            a = argument(scope)
-            if a is None:
-                return None
-            try:
-                out = kernel(a)
-            except Exception:        # the usual path words it
-                return None
-            return out if out.__class__ is a.__class__ else None
-        return call
+        one-input elementwise builtins: nodes without effects, so giving up midway costs only the work done.
+        ``f`` is one generated Python function (ScalarSource), not a closure per node: a loop step calls it once."""
+        source = ScalarSource(self)
+        result = source.emit(node)
+        return source.function(result) if result is not None else None
 
     def _while(self, node):
         interp = self.interp
@@ -353,7 +290,14 @@ class Compiled:
         def loop(scope):
             names = scope.vars
             max_steps = interp.limits.max_steps
-            for item in items_of(iterable(scope)):
+            over = iterable(scope)
+            # range(n) and other weak vectors: their elements become weak scalars here, inline (loop_items' way)
+            weak_rows = over.__class__ is Tensor and over.weak and over.value.ndim == 1
+            for item in over.value if weak_rows else items_of(over):
+                if weak_rows:
+                    row = item
+                    item = new(Tensor)
+                    item.value, item.weak, item.id = row, True, new_id()
                 steps = interp.steps = interp.steps + 1       # interp._step(), inline
                 if steps > max_steps or not steps % every:
                     check_limits(steps)
@@ -369,6 +313,102 @@ class Compiled:
                 except _Continue:
                     continue
         return loop
+
+
+class ScalarSource:
+    """The Python source of one scalar expression (Compiled._scalar): one line per node, each value a local
+    ``vN``, every name's scalar of one class ``cls`` (a binary op of two classes is the usual path's), the
+    literals in that class from ``literals(cls)``, computed once per class as the ops would make them."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}        # program name -> its local
+        self.literals: list = []               # the weak tensors of the expression's literals
+        self.constants: dict = {"Tensor": Tensor, "FLOATS": _FLOAT_SCALARS, "BUILTINS": BUILTINS}
+        self.count = 0
+
+    def _local(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+    def emit(self, node) -> str | None:
+        """The local holding ``node``'s scalar, after the lines computing it; None for a node it cannot take."""
+        cls = node.__class__
+        if cls is ast.Name:
+            return self._name(node.id)
+        if cls is ast.BinOp and node.op in _SCALAR_OPERATORS:
+            return self._binop(node)
+        if (cls is ast.Call and node.func.__class__ is ast.Name and len(node.args) == 1 and not node.keywords
+                and node.args[0].__class__ is not Starred):
+            return self._call(node)
+        return None
+
+    def _name(self, ident: str) -> str:
+        local = self.names.get(ident)
+        if local is not None:
+            return local
+        local = self.names[ident] = self._local()
+        first = not self.lines
+        self.lines += [f"t = get({ident!r})",
+                       "if t.__class__ is not Tensor or t.weak: return None",
+                       f"{local} = t.value"]
+        if first:
+            self.lines += [f"cls = {local}.__class__", "if cls not in FLOATS: return None",
+                           "c = made.get(cls)", "if c is None: c = literals(cls)", "if c is False: return None"]
+        else:
+            self.lines.append(f"if {local}.__class__ is not cls: return None")
+        return local
+
+    def _literal(self, node) -> str:
+        self.literals.append(self.compiled.expression(node)(None))
+        return f"c[{len(self.literals) - 1}]"
+
+    def _binop(self, node) -> str | None:
+        left_literal, right_literal = node.left.__class__ is ast.Number, node.right.__class__ is ast.Number
+        if left_literal and right_literal:
+            return None
+        left = self._literal(node.left) if left_literal else self.emit(node.left)
+        right = self._literal(node.right) if right_literal else self.emit(node.right)
+        if left is None or right is None:
+            return None
+        local = self._local()
+        self.lines.append(f"{local} = {left} {node.op} {right}")
+        return local
+
+    def _call(self, node) -> str | None:
+        ident = node.func.id
+        function = BUILTINS.get(ident)
+        op = _UNARY_BUILTINS.get(function)
+        if op is None:
+            return None
+        argument = self.emit(node.args[0])
+        if argument is None:
+            return None
+        local = self._local()
+        function_name, kernel_name = f"f{self.count}", f"k{self.count}"
+        self.constants[function_name], self.constants[kernel_name] = function, RAW_NUMPY_KERNELS[op.kernel]
+        self.lines += [f"if {ident!r} in names or BUILTINS.get({ident!r}) is not {function_name}: return None",
+                       "try:", f"    {local} = {kernel_name}({argument})",
+                       "except Exception: return None      # the usual path words it",
+                       f"if {local}.__class__ is not cls: return None"]
+        return local
+
+    def function(self, result: str):
+        literals, made = self.literals, {}
+
+        def literals_in(cls):
+            """The literals as ``cls`` scalars, kept in ``made`` (False where one cannot be: the usual path words it)."""
+            try:
+                made[cls] = tuple(ops.materialize(literal, np.dtype(cls)).value for literal in literals)
+            except Exception:
+                made[cls] = False
+            return made[cls]
+
+        body = "\n    ".join(["names = scope.vars", "get = names.get", *self.lines, f"return {result}"])
+        namespace = dict(self.constants, literals=literals_in, made=made)
+        exec(compile(f"def scalar(scope):\n    {body}\n", "<scalar expression>", "exec"), namespace)
+        return namespace["scalar"]
 
 
 def _unary_builtins() -> dict:
@@ -405,7 +445,7 @@ def _large_leaf(names, scope) -> bool:
 
 _EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinOp: Compiled._binop,
                 ast.Call: Compiled._call}
-_SCALAR_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+_SCALAR_OPERATORS = ("+", "-", "*", "/")
 _UNARY_BUILTINS = _unary_builtins()
 _STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
                ast.For: Compiled._for}

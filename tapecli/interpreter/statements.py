@@ -281,9 +281,13 @@ class Statements:
 
     def _check_time_and_memory(self):
         limits = self.limits
-        if limits.max_seconds is not None and time.monotonic() - self.started > limits.max_seconds:
+        now = time.monotonic()
+        if limits.max_seconds is not None and now - self.started > limits.max_seconds:
             raise LimitError(f"the program ran longer than {limits.max_seconds:g} s",
                              hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
+        if now < self.memory_due:
+            return
+        self.memory_due = now + Limits.MEMORY_EVERY_S
         used = resident_bytes()
         if used > limits.max_memory:
             raise LimitError(f"the program uses {used / 2**30:.1f} GiB, over the memory limit of "
