@@ -6,6 +6,8 @@ definition of its meaning.
 """
 from __future__ import annotations
 
+from types import FunctionType
+
 import numpy as np
 
 from tapecli import ops
@@ -201,10 +203,16 @@ class Compiled:
         requests = interp.requests
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
-        scalar = self._scalar(value_node) if value_node.__class__ in (ast.BinOp, ast.Call) else None
         tapes = interp.ctx.tapes
 
-        misses = 0          # after a miss, the raw path waits a while before it tries again
+        def first_scalar(scope):
+            """Made on the second run of the statement (one that runs once does not pay for the source)."""
+            nonlocal scalar
+            scalar = self._scalar(value_node)
+            return scalar(scope) if scalar is not None else None
+
+        scalar = first_scalar if value_node.__class__ in (ast.BinOp, ast.Call) else None
+        misses = 1          # after a miss, the raw path waits a while before it tries again
 
         def assign(scope):
             nonlocal misses
@@ -406,9 +414,15 @@ class ScalarSource:
             return made[cls]
 
         body = "\n    ".join(["names = scope.vars", "get = names.get", *self.lines, f"return {result}"])
-        namespace = dict(self.constants, literals=literals_in, made=made)
-        exec(compile(f"def scalar(scope):\n    {body}\n", "<scalar expression>", "exec"), namespace)
-        return namespace["scalar"]
+        source = f"def scalar(scope):\n    {body}\n"
+        code = _SCALAR_CODE.get(source)
+        if code is None:        # the code of a source, made once per process (a bench runs the program again)
+            namespace: dict = {}
+            exec(compile(source, "<scalar expression>", "exec"), namespace)
+            if len(_SCALAR_CODE) >= 4096:      # a long-lived process's many programs: start again
+                _SCALAR_CODE.clear()
+            code = _SCALAR_CODE[source] = namespace["scalar"].__code__
+        return FunctionType(code, dict(self.constants, literals=literals_in, made=made))
 
 
 def _unary_builtins() -> dict:
@@ -446,6 +460,7 @@ def _large_leaf(names, scope) -> bool:
 _EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinOp: Compiled._binop,
                 ast.Call: Compiled._call}
 _SCALAR_OPERATORS = ("+", "-", "*", "/")
+_SCALAR_CODE: dict = {}         # ScalarSource's source -> its compiled code
 _UNARY_BUILTINS = _unary_builtins()
 _STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
                ast.For: Compiled._for}
