@@ -20,7 +20,7 @@ from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
-from tapecli.frontend.ast import ConstDecl, Program, VarDecl, walk
+from tapecli.frontend.ast import Program
 from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor
@@ -229,7 +229,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
     """Run a parsed program: run_source after parsing (``tapecli bench`` runs one program many times)."""
     options = options or Options()
     _check_dtype(options)
-    declared = {n.name for n in walk(program) if isinstance(n, (VarDecl, ConstDecl))}
+    declared = program.declared_names()
     unknown = sorted(set(options.overrides) - declared)
     if unknown:
         raise UsageError(f"--set {unknown[0]}: the program declares no var or const of that name"

@@ -417,14 +417,21 @@ class ExpectError(Node):
 class Program(Node):
     # body: list; source: str; filename: str; python: parsed as Python (§11), not TDF
     _fields = ("body", "source", "filename")
-    __slots__ = _fields + ("python",)
+    __slots__ = _fields + ("python", "_declared")
 
     def __init__(self, body, source="", filename="", *, python=False, **position):
         self.body = body
         self.source = source
         self.filename = filename
         self.python = python
+        self._declared = None
         Node.__init__(self, **position)
+
+    def declared_names(self) -> frozenset:
+        """The names its var and const declarations bind, anywhere in it (found once: bench runs it again)."""
+        if self._declared is None:
+            self._declared = frozenset(n.name for n in walk(self) if isinstance(n, (VarDecl, ConstDecl)))
+        return self._declared
 
 
 def walk(node):

@@ -32,8 +32,9 @@ from tapecli import kernels
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
-from tapecli.ops.scalar import FLOAT_SCALARS, SCALAR_OPERATORS, same_float_scalars, scalar_kernel, unwatched_scalar
-from tapecli.runtime.tape import STUB_BYTES, Record, Stub, stub
+from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
+                               unwatched_scalar)
+from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
 
 _Tensor = Tensor
@@ -249,8 +250,8 @@ def _admit_broadcast(op: Op, tensors) -> None:
 
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
-    if not ctx.tapes and not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
-        result = unwatched_scalar(op, inputs)
+    if not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
+        result = recorded_scalar(op, inputs, ctx) if ctx.tapes else unwatched_scalar(op, inputs)
         if result is not None:
             return result
     tensors = [x if x.__class__ is _Tensor else to_tensor(x) for x in inputs]
@@ -337,35 +338,13 @@ def _kept(op: Op, inputs: list, output):
     return kept, Stub(output) if stub_output else output
 
 
-_NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
-
-
 def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
     """Record on every open, recording tape that watches an input (docs/spec/LANGUAGE.md §4.1); returns those tapes."""
-    ctx = current()
     value = output.value
     if value.__class__ not in FLOAT_SCALARS and value.dtype.kind != "f":
         return []
-    rec = None
-    tapes = []
-    for tape in ctx.tapes:
-        if not tape.open or tape.paused:
-            continue
-        ids = tape.watched_ids
-        for t in inputs:
-            if t.id in ids:
-                break
-        else:
-            continue
-        if rec is None:
-            kept_inputs, kept_output = _kept(op, inputs, output)
-            # a tuple, and one shared empty dict: a long loop's records are many and small
-            rec = Record(op, tuple(kept_inputs), kept_output, attrs or _NO_ATTRS, ctx.settings.line)
-        rec.holders += 1
-        tape.records.append(rec)
-        ids.add(output.id)
-        tapes.append(tape)
-    return tapes
+    ctx = current()
+    return record_on(ctx.tapes, op, inputs, output, attrs, ctx.settings.line, _kept)
 
 
 def _broadcasts(tensors) -> bool:

@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from tapecli import kernels
+from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.runtime.values import Tensor, make_tensor as _tensor
 
 _numpy_quiet = kernels.numpy_quiet
@@ -60,6 +61,44 @@ def unwatched_scalar(op, inputs):
         if a.__class__ is Tensor and _numpy_quiet():
             return scalar_result(op, (a.value,), a.weak)
     return None
+
+
+def recorded_scalar(op, inputs, ctx):
+    """``op`` on one or two strong float scalars of one dtype while tapes are open (the caller checked that
+    nothing logs or checks it), recorded as ``apply``'s full path records it: on the tapes that watch an
+    input, keeping its tensors whole (a scalar is smaller than a stub). None otherwise: ``apply`` runs."""
+    n = len(inputs)
+    if n == 1:
+        a = inputs[0]
+        if a.__class__ is not Tensor or a.weak:
+            return None
+        values = (a.value,)
+    elif n == 2:
+        a, b = inputs
+        if a.__class__ is not Tensor or b.__class__ is not Tensor or a.weak or b.weak:
+            return None
+        values = (a.value, b.value)
+        if values[1].__class__ is not values[0].__class__:
+            return None
+    else:
+        return None
+    cls = values[0].__class__
+    if cls not in FLOAT_SCALARS or not _numpy_quiet():
+        return None
+    try:
+        out = _run(op, values)
+    except Exception:
+        return None
+    if out.__class__ is not cls:        # another dtype, an array: the full path
+        return None
+    result = _tensor(out)
+    if op.differentiable:
+        record_on(ctx.tapes, op, inputs, result, NO_ATTRS, ctx.settings.line, _whole)
+    return result
+
+
+def _whole(op, inputs, output):
+    return inputs, output
 
 
 def scalar_binary(op, a: Tensor, b: Tensor):

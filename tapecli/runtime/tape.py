@@ -125,6 +125,35 @@ class Record:
         return sum(int(t.value.nbytes) for t in self.kept())
 
 
+NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
+
+
+def record_on(tapes, op, inputs, output, attrs, line, keep) -> list:
+    """Record ``op`` on every open, recording tape of ``tapes`` that watches one of ``inputs``
+    (docs/spec/LANGUAGE.md §4.1), and watch its output there; returns those tapes. ``keep(op, inputs,
+    output)`` gives what the record keeps (asked once, when a tape records)."""
+    rec = None
+    recorded = []
+    for tape in tapes:
+        if not tape.open or tape.paused:
+            continue
+        ids = tape.watched_ids
+        for t in inputs:
+            if t.id in ids:
+                break
+        else:
+            continue
+        if rec is None:
+            kept_inputs, kept_output = keep(op, inputs, output)
+            # a tuple, and one shared empty dict: a long loop's records are many and small
+            rec = Record(op, tuple(kept_inputs), kept_output, attrs or NO_ATTRS, line)
+        rec.holders += 1
+        tape.records.append(rec)
+        ids.add(output.id)
+        recorded.append(tape)
+    return recorded
+
+
 class Watched:
     __slots__ = ("name", "kind", "how", "line", "obj")
 

@@ -553,7 +553,9 @@ def _tape_attribute(interp, tape_obj, attr, node):
 
 
 def _checked(f, usage):
-    sig = inspect.signature(f)
+    sig = _SIGNATURES.get(f)
+    if sig is None:
+        sig = _SIGNATURES[f] = inspect.signature(f)
 
     def run(tape, *args, line=None, **kwargs):
         try:
@@ -562,6 +564,9 @@ def _checked(f, usage):
             raise TdfTypeError(f"{usage.split('(')[0]}(): {e}", hint=f"usage: t.{usage}") from None
         return f(tape, *args, line=line, **kwargs)
     return run
+
+
+_SIGNATURES: dict = {}      # gradients' functions -> their signatures, made once per process
 
 
 def _kw_node(call_node, *names):
