@@ -119,3 +119,59 @@ def test_a_loop_over_range_binds_weak_integer_scalars_and_keeps_the_last():
     last = _value(result, "last")
     assert last.weak and last.value.dtype.kind == "i" and int(last.value) == 3
     assert _value(result, "s").dtype == np.float32 and float(_value(result, "s").value) == 6.0
+
+
+RECORDED_LOOPS = {
+    "float32 chain": """var x = 0.5
+tape t:
+    y = x * 1.0
+    for i in range(40):
+        y = sin(y) * 1.01
+d = t.gradient(y, x)
+""",
+    "float64, two watched leaves, a literal on the left, persistent": """var x = cast(0.5, float64)
+w = cast(0.25, float64)
+tape t(persistent=True):
+    watch(w)
+    y = x * 1.0
+    for i in range(30):
+        y = tanh(y) / 1.5 - y * w
+        y = 2.0 * exp(y * 0.1) - w
+dx = t.gradient(y, x)
+dw = t.gradient(y, w)
+""",
+    "an unwatched leaf": """var x = 0.5
+c = cast(0.75, float32)
+tape t:
+    y = x * 1.0
+    for i in range(30):
+        y = y * c + sin(c)
+d = t.gradient(y, x)
+""",
+    "nested tapes, second order": """var x = 0.5
+tape outer:
+    tape inner:
+        y = x * 1.0
+        for i in range(30):
+            y = sin(y) * y + 0.5
+    g = inner.gradient(y, x)
+h = outer.gradient(g, x)
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED_LOOPS))
+def test_a_recorded_scalar_statement_records_what_the_full_path_records(name):
+    # explain logs every op, so its run takes apply's full path: the same records, the same bits
+    from tapecli.tools.tapelist import list_tapes
+    source = RECORDED_LOOPS[name]
+    short, full = list_tapes(source, "loop.tdf"), list_tapes(source, "loop.tdf", Options(explain=True))
+    assert short["tapes"] == full["tapes"]
+    assert len(short["tapes"][0]["records"]) > 30
+    compared = 0
+    for name in ("y", "d", "dx", "dw", "g", "h"):
+        if name in full["result"].scope.vars:
+            mine, theirs = _value(short["result"], name), _value(full["result"], name)
+            assert mine.dtype == theirs.dtype and mine.value.tobytes() == theirs.value.tobytes(), name
+            compared += 1
+    assert compared >= 2

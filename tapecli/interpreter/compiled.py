@@ -20,8 +20,9 @@ from tapecli.interpreter.library.core import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
-from tapecli.ops.scalar import scalar_binary
+from tapecli.ops.scalar import keep_whole, scalar_binary
 from tapecli.runtime.limits import Limits
+from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.kernels import RAW_NUMPY_KERNELS
 from tapecli.runtime.values import Tensor, Variable, new_id
 
@@ -211,17 +212,31 @@ class Compiled:
             scalar = self._scalar(value_node)
             return scalar(scope) if scalar is not None else None
 
-        scalar = first_scalar if value_node.__class__ in (ast.BinOp, ast.Call) else None
-        misses = 1          # after a miss, the raw path waits a while before it tries again
+        def first_recorded(scope):
+            nonlocal recorded
+            recorded = self._scalar(value_node, record=True)
+            return recorded(scope) if recorded is not None else None
+
+        scalar_node = value_node.__class__ in (ast.BinOp, ast.Call)
+        scalar = first_scalar if scalar_node else None
+        recorded = first_recorded if scalar_node else None
+        misses = recorded_misses = 1        # after a miss, a scalar path waits a while before it tries again
 
         def assign(scope):
-            nonlocal misses
+            nonlocal misses, recorded_misses
             result = None
-            # scalars on their own path (fusion takes none while its threshold is over one element)
-            if scalar is not None and interp.scalar_path and not tapes and fusion_plans.THRESHOLD > 1:
-                if misses:
+            # scalars on their own paths (fusion takes none while its threshold is over one element)
+            if scalar_node and interp.scalar_path and fusion_plans.THRESHOLD > 1:
+                if tapes:
+                    if recorded_misses:
+                        recorded_misses -= 1
+                    elif recorded is not None:
+                        result = recorded(scope)
+                        if result is None:
+                            recorded_misses = 64
+                elif misses:
                     misses -= 1
-                else:
+                elif scalar is not None:
                     raw = scalar(scope)
                     if raw is None:
                         misses = 64
@@ -248,14 +263,18 @@ class Compiled:
         return assign
 
     # ------------------------------------------------- expressions on raw scalars
-    def _scalar(self, node):
+    def _scalar(self, node, record=False):
         """A function ``f(scope)`` giving the NumPy float scalar ``node`` evaluates to, without a tensor for each
         step, when its names hold strong float scalars of one dtype (the caller checked that nothing records,
         logs or checks ops, as ops.scalar's path requires); None from ``f`` where that does not hold, and None
         instead of ``f`` for a node it cannot take. It takes names, literals beside them, + - * / and calls of
         one-input elementwise builtins: nodes without effects, so giving up midway costs only the work done.
-        ``f`` is one generated Python function (ScalarSource), not a closure per node: a loop step calls it once."""
-        source = ScalarSource(self)
+        ``f`` is one generated Python function (ScalarSource), not a closure per node: a loop step calls it once.
+
+        With ``record`` (tapes are open; nothing logs or checks ops), ``f`` gives the value's tensor, and each op's
+        tensor and record are made as ops.scalar's recorded path makes them, once every value is computed (so
+        giving up still has no effect)."""
+        source = ScalarSource(self, record)
         result = source.emit(node)
         return source.function(result) if result is not None else None
 
@@ -326,14 +345,22 @@ class Compiled:
 class ScalarSource:
     """The Python source of one scalar expression (Compiled._scalar): one line per node, each value a local
     ``vN``, every name's scalar of one class ``cls`` (a binary op of two classes is the usual path's), the
-    literals in that class from ``literals(cls)``, computed once per class as the ops would make them."""
+    literals in that class from ``literals(cls)``, computed once per class as the ops would make them (values
+    ``c``, tensors ``C``). Recording, the lines making each op's tensor ``TvN`` and record come after them."""
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, record=False):
         self.compiled = compiled
+        self.record = record
         self.lines: list[str] = []
+        self.recording: list[str] = []          # record: the lines after the values
+        self.tensors: dict[str, str] = {}       # record: a value's local -> its tensor's
         self.names: dict[str, str] = {}        # program name -> its local
         self.literals: list = []               # the weak tensors of the expression's literals
         self.constants: dict = {"Tensor": Tensor, "FLOATS": _FLOAT_SCALARS, "BUILTINS": BUILTINS}
+        if record:
+            ctx = compiled.interp.ctx
+            self.constants.update(new=new, new_id=new_id, record=record_on, NO_ATTRS=NO_ATTRS, whole=keep_whole,
+                                  tapes=ctx.tapes, settings=ctx.settings)
         self.count = 0
 
     def _local(self) -> str:
@@ -357,20 +384,34 @@ class ScalarSource:
         if local is not None:
             return local
         local = self.names[ident] = self._local()
+        tensor = self.tensors[local] = f"T{local}"
         first = not self.lines
-        self.lines += [f"t = get({ident!r})",
-                       "if t.__class__ is not Tensor or t.weak: return None",
-                       f"{local} = t.value"]
+        self.lines += [f"{tensor} = get({ident!r})",
+                       f"if {tensor}.__class__ is not Tensor or {tensor}.weak: return None",
+                       f"{local} = {tensor}.value"]
         if first:
             self.lines += [f"cls = {local}.__class__", "if cls not in FLOATS: return None",
-                           "c = made.get(cls)", "if c is None: c = literals(cls)", "if c is False: return None"]
+                           "m = made.get(cls)", "if m is None: m = literals(cls)", "if m is False: return None",
+                           "c, C = m"]
         else:
             self.lines.append(f"if {local}.__class__ is not cls: return None")
         return local
 
     def _literal(self, node) -> str:
         self.literals.append(self.compiled.expression(node)(None))
-        return f"c[{len(self.literals) - 1}]"
+        local = f"c[{len(self.literals) - 1}]"
+        self.tensors[local] = f"C[{len(self.literals) - 1}]"
+        return local
+
+    def _recorded(self, local: str, op, inputs) -> None:
+        """Recording: the lines making ``local``'s tensor and recording ``op`` on ``inputs`` (value locals)."""
+        tensor = self.tensors[local] = f"T{local}"
+        op_name = f"op{self.count}"
+        self.constants[op_name] = op
+        arguments = "".join(f"{self.tensors[i]}, " for i in inputs)
+        self.recording += [f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {local}, False, new_id()"]
+        if op.differentiable:
+            self.recording.append(f"record(tapes, {op_name}, ({arguments}), {tensor}, NO_ATTRS, line, whole)")
 
     def _binop(self, node) -> str | None:
         left_literal, right_literal = node.left.__class__ is ast.Number, node.right.__class__ is ast.Number
@@ -382,6 +423,8 @@ class ScalarSource:
             return None
         local = self._local()
         self.lines.append(f"{local} = {left} {node.op} {right}")
+        if self.record:
+            self._recorded(local, ops.OPS[_OP_NAMES[node.op]], (left, right))
         return local
 
     def _call(self, node) -> str | None:
@@ -400,20 +443,28 @@ class ScalarSource:
                        "try:", f"    {local} = {kernel_name}({argument})",
                        "except Exception: return None      # the usual path words it",
                        f"if {local}.__class__ is not cls: return None"]
+        if self.record:
+            self._recorded(local, op, (argument,))
         return local
 
     def function(self, result: str):
         literals, made = self.literals, {}
 
         def literals_in(cls):
-            """The literals as ``cls`` scalars, kept in ``made`` (False where one cannot be: the usual path words it)."""
+            """The literals as ``cls`` scalars and tensors, kept in ``made`` (False where one cannot be: the usual
+            path words it)."""
             try:
-                made[cls] = tuple(ops.materialize(literal, np.dtype(cls)).value for literal in literals)
+                tensors = tuple(ops.materialize(literal, np.dtype(cls)) for literal in literals)
+                made[cls] = (tuple(t.value for t in tensors), tensors)
             except Exception:
                 made[cls] = False
             return made[cls]
 
-        body = "\n    ".join(["names = scope.vars", "get = names.get", *self.lines, f"return {result}"])
+        if self.record:
+            lines = [*self.lines, "line = settings.line", *self.recording, f"return {self.tensors[result]}"]
+        else:
+            lines = [*self.lines, f"return {result}"]
+        body = "\n    ".join(["names = scope.vars", "get = names.get", *lines])
         source = f"def scalar(scope):\n    {body}\n"
         code = _SCALAR_CODE.get(source)
         if code is None:        # the code of a source, made once per process (a bench runs the program again)

@@ -572,6 +572,11 @@ class _NumpySource:
 
         def emit(*args, **attrs):
             self.n += 1
+            operator = _OPERATORS.get(kernel)
+            if operator and len(args) == 2 and not attrs and any(isinstance(a, str) for a in args):
+                # a local always holds a NumPy value: its operator is the ufunc, bit for bit, without a call's cost
+                self.lines.append(f"t{self.n} = {self._arg(args[0])} {operator} {self._arg(args[1])}")
+                return f"t{self.n}"
             extra = "".join(f", {k}={v!r}" for k, v in attrs.items())
             self.lines.append(f"t{self.n} = K[{kernel!r}]({', '.join(self._arg(a) for a in args)}{extra})")
             return f"t{self.n}"
@@ -591,6 +596,7 @@ class _NumpySource:
         return f"t{self.n}"
 
 
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _SMALL_RULES: dict = {}
 _MISS = object()
 

@@ -93,11 +93,12 @@ def recorded_scalar(op, inputs, ctx):
         return None
     result = _tensor(out)
     if op.differentiable:
-        record_on(ctx.tapes, op, inputs, result, NO_ATTRS, ctx.settings.line, _whole)
+        record_on(ctx.tapes, op, inputs, result, NO_ATTRS, ctx.settings.line, keep_whole)
     return result
 
 
-def _whole(op, inputs, output):
+def keep_whole(op, inputs, output):
+    """What a scalar op's record keeps: its tensors whole (a scalar is smaller than a stub)."""
     return inputs, output
 
 
