@@ -417,7 +417,7 @@ class ExpectError(Node):
 class Program(Node):
     # body: list; source: str; filename: str; python: parsed as Python (§11), not TDF
     _fields = ("body", "source", "filename")
-    __slots__ = _fields + ("python", "_declared")
+    __slots__ = _fields + ("python", "_declared", "plans")
 
     def __init__(self, body, source="", filename="", *, python=False, **position):
         self.body = body
@@ -425,6 +425,7 @@ class Program(Node):
         self.filename = filename
         self.python = python
         self._declared = None
+        self.plans: dict = {}       # fusion's plans of its expressions (fusion.plan.plan_of): made once, not per run
         Node.__init__(self, **position)
 
     def declared_names(self) -> frozenset:

@@ -12,7 +12,7 @@ from tapecli.runtime.tape import Record
 from tapecli.runtime.values import Tensor, Variable
 from tapecli.fusion import codegen, plan as plans
 from tapecli.fusion.codegen import _kernel, kernel_key
-from tapecli.fusion.plan import analyze, enabled
+from tapecli.fusion.plan import enabled, plan_of
 
 # ---------------------------------------------------------------- the hook
 
@@ -24,10 +24,9 @@ def _lookup(scope, name):
 
 
 class FusionState:
-    """Per run (held by the interpreter): the plans of its AST nodes, the kernels it compiled."""
+    """Per run (held by the interpreter): the kernels it compiled."""
 
     def __init__(self):
-        self.plans: dict = {}
         self.compiles = 0
 
 
@@ -36,9 +35,7 @@ def evaluate(interp, node, scope):
     run = interp.fusion_state
     if run is None:
         run = interp.fusion_state = FusionState()
-    plan = run.plans.get(id(node), _MISSING)
-    if plan is _MISSING:
-        plan = run.plans[id(node)] = analyze(node)
+    plan = plan_of(node, interp.program.plans)
     if plan is None:
         return None
     values = []

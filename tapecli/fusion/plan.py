@@ -63,6 +63,14 @@ def _number(n):
     return None
 
 
+def plan_of(node, plans: dict) -> Plan | None:
+    """``analyze(node)``, kept in ``plans`` (its program's: a plan depends on the node alone)."""
+    entry = plans.get(id(node))
+    if entry is None or entry[0] is not node:
+        entry = plans[id(node)] = (node, analyze(node))
+    return entry[1]
+
+
 def analyze(node) -> Plan | None:
     """The plan of an expression, or None if it cannot be fused."""
     reduce = None

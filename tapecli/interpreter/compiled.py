@@ -20,7 +20,7 @@ from tapecli.interpreter.library.core import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
-from tapecli.ops.scalar import keep_whole, scalar_binary
+from tapecli.ops.scalar import scalar_binary
 from tapecli.runtime.limits import Limits
 from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.kernels import RAW_NUMPY_KERNELS
@@ -199,7 +199,7 @@ class Compiled:
         target = node.targets[0]
         value_node = node.value
         value = self.expression(value_node)
-        plan = fusion_plans.analyze(value_node) if value_node.__class__ in _FUSABLE else None
+        plan = fusion_plans.plan_of(value_node, interp.program.plans) if value_node.__class__ in _FUSABLE else None
         leaves = plan.leaf_names if plan is not None else ()
         requests = interp.requests
         bind = interp.bind
@@ -359,7 +359,7 @@ class ScalarSource:
         self.constants: dict = {"Tensor": Tensor, "FLOATS": _FLOAT_SCALARS, "BUILTINS": BUILTINS}
         if record:
             ctx = compiled.interp.ctx
-            self.constants.update(new=new, new_id=new_id, record=record_on, NO_ATTRS=NO_ATTRS, whole=keep_whole,
+            self.constants.update(new=new, new_id=new_id, record=record_on, NO_ATTRS=NO_ATTRS,
                                   tapes=ctx.tapes, settings=ctx.settings)
         self.count = 0
 
@@ -411,7 +411,7 @@ class ScalarSource:
         arguments = "".join(f"{self.tensors[i]}, " for i in inputs)
         self.recording += [f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {local}, False, new_id()"]
         if op.differentiable:
-            self.recording.append(f"record(tapes, {op_name}, ({arguments}), {tensor}, NO_ATTRS, line, whole)")
+            self.recording.append(f"record(tapes, {op_name}, ({arguments}), {tensor}, NO_ATTRS, line)")
 
     def _binop(self, node) -> str | None:
         left_literal, right_literal = node.left.__class__ is ast.Number, node.right.__class__ is ast.Number

@@ -50,7 +50,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.implicit_wrt = implicit_wrt or set()
         self.implicit_tape = implicit_tape
         self.method_stack: list = []    # (class, instance) of the methods running, for super()
-        self.fusion_state = None      # fusion's plans and compile count for this run
+        self.fusion_state = None      # the kernels fusion compiled in this run
         self.ctx = current()            # the run's context (api.run_program begins it first)
         self.compiled = Compiled(self)
         self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path

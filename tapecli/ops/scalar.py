@@ -93,13 +93,9 @@ def recorded_scalar(op, inputs, ctx):
         return None
     result = _tensor(out)
     if op.differentiable:
-        record_on(ctx.tapes, op, inputs, result, NO_ATTRS, ctx.settings.line, keep_whole)
+        record_on(ctx.tapes, op, inputs if inputs.__class__ is tuple else tuple(inputs), result, NO_ATTRS,
+                  ctx.settings.line)
     return result
-
-
-def keep_whole(op, inputs, output):
-    """What a scalar op's record keeps: its tensors whole (a scalar is smaller than a stub)."""
-    return inputs, output
 
 
 def scalar_binary(op, a: Tensor, b: Tensor):

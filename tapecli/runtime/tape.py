@@ -128,10 +128,11 @@ class Record:
 NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
 
 
-def record_on(tapes, op, inputs, output, attrs, line, keep) -> list:
+def record_on(tapes, op, inputs, output, attrs, line, keep=None) -> list:
     """Record ``op`` on every open, recording tape of ``tapes`` that watches one of ``inputs``
     (docs/spec/LANGUAGE.md §4.1), and watch its output there; returns those tapes. ``keep(op, inputs,
-    output)`` gives what the record keeps (asked once, when a tape records)."""
+    output)`` gives what the record keeps (asked once, when a tape records); without it, the record keeps
+    the tensors whole (scalars: smaller than stubs) and ``inputs`` is a tuple."""
     rec = None
     recorded = []
     for tape in tapes:
@@ -144,9 +145,12 @@ def record_on(tapes, op, inputs, output, attrs, line, keep) -> list:
         else:
             continue
         if rec is None:
-            kept_inputs, kept_output = keep(op, inputs, output)
             # a tuple, and one shared empty dict: a long loop's records are many and small
-            rec = Record(op, tuple(kept_inputs), kept_output, attrs or NO_ATTRS, line)
+            if keep is None:
+                rec = Record(op, inputs, output, attrs or NO_ATTRS, line)
+            else:
+                kept_inputs, kept_output = keep(op, inputs, output)
+                rec = Record(op, tuple(kept_inputs), kept_output, attrs or NO_ATTRS, line)
         rec.holders += 1
         tape.records.append(rec)
         ids.add(output.id)
@@ -252,13 +256,17 @@ class Tape:
         return path, reach
 
     def release_rest(self, done) -> None:
-        """After a releasing backward pass: let go of the records it did not walk through."""
-        walked = {id(rec) for rec in done}
+        """After a releasing backward pass: let go of the records it did not walk through. ``done`` is a
+        :meth:`path`, so its records come in the tape's order: one walk along both, no set of them."""
+        walked = iter(done)
+        following = next(walked, None)
         for rec in self.records:
-            if id(rec) not in walked:
-                rec.holders -= 1
-                if rec.holders <= 0:
-                    rec.release()
+            if rec is following:
+                following = next(walked, None)
+                continue
+            rec.holders -= 1
+            if rec.holders <= 0:
+                rec.release()
         self.released = True
 
     def __repr__(self):
