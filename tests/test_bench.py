@@ -134,6 +134,15 @@ def test_a_tape_that_is_not_persistent_is_listed_before_its_request(tmp_path):
     assert [rec["op"] for rec in u["records"]] == ["exp"] and u["saved_bytes"] >= 40000
 
 
+def test_tape_saved_bytes_count_each_kept_scalar(tmp_path):
+    # a record of a scalar op keeps its float32 scalars whole (4 bytes each): the tape counts each once
+    r = cli("tape", "--json", write(tmp_path, "p.tdf", "var a = 1.0\nvar b = 2.0\nvar c = 3.0\n"
+                                    "tape t(persistent=True):\n    d = a * b\n    e = d * c\n"))
+    (t,) = r.json["tapes"]
+    assert [(rec["op"], rec["saved_bytes"]) for rec in t["records"]] == [("mul", 12), ("mul", 12)]
+    assert t["saved_bytes"] == 20           # a, b, d, c, e
+
+
 def test_tape_for_people(tmp_path):
     r = cli("tape", write(tmp_path, "p.tdf", TAPES))
     assert r.code == 0 and "tape t (line 2, persistent)" in r.stdout and "saved bytes" in r.stdout

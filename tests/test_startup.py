@@ -397,8 +397,9 @@ def test_the_plain_table_is_used_for_the_usual_tables():
     assert plain == _rich_table("gradients of a.tdf", columns, rows, 120)
 
 
-def test_programs_run_with_the_usual_garbage_collection(tmp_path, monkeypatch):
-    """main() slows the collector down for the imports only."""
+def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_path, monkeypatch):
+    """main() slows the collector down for the imports; the program runs with young objects collected at the
+    usual pace, the start-up heap frozen and full collections rare; after main, all is as it was."""
     import gc
     from tapecli import api
     from tapecli.cli import app as c
@@ -406,12 +407,16 @@ def test_programs_run_with_the_usual_garbage_collection(tmp_path, monkeypatch):
     program.write_text(TINY)
     seen = []
     real = api.run_source
-    monkeypatch.setattr(api, "run_source", lambda *a, **k: seen.append(gc.get_threshold()) or real(*a, **k))
+    monkeypatch.setattr(api, "run_source", lambda *a, **k: seen.append((gc.get_threshold(), gc.get_freeze_count()))
+                        or real(*a, **k))
     monkeypatch.setattr(sys, "argv", ["tapecli", "run", "--json", str(program)])
     before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit):
         c.main()
-    assert seen == [before] and gc.get_threshold() == before
+    ((during, frozen),) = seen
+    assert during[:2] == before[:2] and during[2] >= c._RARE_FULL_COLLECTIONS and frozen > 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
 _TEARDOWN_PROBE = """\

@@ -62,15 +62,16 @@ def _kept(rec) -> list:
 
 
 def _array(t):
-    """The array a kept tensor holds, or None (a stub: its value was not kept)."""
+    """The array a kept tensor holds, or None (a stub: its value was not kept). A NumPy scalar is its own
+    memory: itself, not an array made of it (whose id the next one could take once it is gone)."""
     try:
         value = t.value
     except AttributeError:
         return None
-    return value if isinstance(value, np.ndarray) else np.asarray(value)
+    return value if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value)
 
 
-def _owner(arr: np.ndarray) -> np.ndarray:
+def _owner(arr):
     while isinstance(arr.base, np.ndarray):
         arr = arr.base
     return arr
