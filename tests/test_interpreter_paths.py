@@ -148,6 +148,18 @@ tape t:
         y = y * c + sin(c)
 d = t.gradient(y, x)
 """,
+    "raw scalar gradients meeting tensors": """var x = [0.5, -1.25, 2.0]
+var w = 0.75
+tape t:
+    s = sum(x * w)
+    for i in range(12):
+        s = sin(s) * s + w
+    v = reshape(s, [1]) * x
+    z = sum(v) + s * s
+grads = t.gradient(z, [x, w])
+dx = grads[0]
+dw = grads[1]
+""",
     "nested tapes, second order": """var x = 0.5
 tape outer:
     tape inner:

@@ -42,7 +42,8 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         ctx.running.pop()
     if release:
         tape.release_rest(path)
-    return {sid: grads[sid] for sid in wanted if sid in grads}
+    # (a scalar gradient _small_vjp left raw becomes a tensor here)
+    return {sid: g if g.__class__ is Tensor else Tensor(g) for sid, g in grads.items() if sid in wanted}
 
 
 def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
@@ -62,13 +63,17 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
                     del grads[out_id]        # consumed: free it early
                 op = rec.op
                 inputs = rec.inputs
-                if plain and op._rules and not rec.attrs and g.value.size < threshold:
-                    _small_vjp(rec, g.value, op._rules, reach, grads, add)
+                raw = g.__class__ is not Tensor       # a scalar _small_vjp left raw
+                gv = g if raw else g.value
+                if plain and op._rules and not rec.attrs and gv.size < threshold:
+                    scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
                     if release:
                         rec.holders -= 1
-                        if rec.holders <= 0:
+                        if rec.holders <= 0 and not scalars:
                             rec.release()
                     continue
+                if raw:
+                    g = Tensor(g)
                 vjp = op.vjp
                 if vjp is None:
                     raise GradientError(f"no gradient registered for op {op.name}, line {rec.line}")
@@ -83,6 +88,8 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
                         key = inp.id
                         if key in reach:
                             prev = grads.get(key)
+                            if prev is not None and prev.__class__ is not Tensor:
+                                prev = Tensor(prev)
                             grads[key] = ig if prev is None else add(prev, ig)
             if release:
                 rec.holders -= 1

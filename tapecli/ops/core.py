@@ -469,48 +469,56 @@ def _ew_vjp_raw(r, g, needs, ins, y):
     return out
 
 
-def _small_vjp(rec, gv, rules, reach, grads, add):
+def _small_vjp(rec, gv, rules, reach, grads, add) -> bool:
     """The backward sweep's step for a small elementwise record when nothing records the pass: each
-    input in ``reach`` gets its compiled rule's gradient, accumulated into ``grads`` (tape.py)."""
+    input in ``reach`` gets its compiled rule's gradient, accumulated into ``grads`` (see :func:`_put`). True
+    when the record keeps NumPy scalars only (its output is one, so its inputs are too): nothing to release."""
     inputs = rec.inputs
     y = rec.output
     yv = y if y.__class__ is Stub else y.value
+    scalars = yv.__class__ is not np.ndarray and y.__class__ is not Stub
     if len(inputs) == 1:
         x = inputs[0]
-        key = x.id
-        if key not in reach:
-            return
-        xv = x if x.__class__ is Stub else x.value
-        gi = rules[0](gv, xv, yv)
-        if gi.__class__ is not np.ndarray:
-            if gi.__class__ is xv.__class__:      # a scalar's gradient: a scalar of its dtype, as it is
-                prev = grads.get(key)
-                grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
-                return
-            gi = np.asarray(gi)
-        if gi.shape != x.shape:
-            gi = _raw_unbroadcast(gi, x.shape, gv.ndim - len(y.shape))
-        prev = grads.get(key)
-        grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
-        return
+        if x.id in reach:
+            xv = x if x.__class__ is Stub else x.value
+            _put(grads, x, rules[0](gv, xv, yv), xv, gv, y, add)
+        return scalars
     vals = [t if t.__class__ is Stub else t.value for t in inputs]
     vals.append(yv)
     i = 0
     for inp in inputs:
-        key = inp.id
         rule = rules[i]
         i += 1
-        if rule is None or key not in reach:
-            continue
-        gi = rule(gv, *vals)
-        if gi.__class__ is not np.ndarray and gi.__class__ is not vals[i - 1].__class__:
+        if rule is not None and inp.id in reach:
+            _put(grads, inp, rule(gv, *vals), vals[i - 1], gv, y, add)
+    return scalars
+
+
+def _put(grads, inp, gi, value, gv, y, add) -> None:
+    """Accumulate the raw gradient ``gi`` of ``inp`` (whose value is ``value``) into ``grads``. A scalar's
+    gradient that is a float scalar of its dtype stays raw, without a tensor (the sweep makes one where a
+    rule needs it: autodiff/backward.py), and two such add with Python's operator (the ufunc's bits, as
+    ``add`` would on them); anything else is an array of the input's shape, as a tensor."""
+    key = inp.id
+    prev = grads.get(key)
+    cls = gi.__class__
+    if cls is not np.ndarray:
+        if cls is value.__class__ and cls in FLOAT_SCALARS:
+            if prev is None:
+                grads[key] = gi
+                return
+            if prev.__class__ is cls:
+                grads[key] = prev + gi
+                return
+            gi = _tensor(gi)
+            grads[key] = add(prev if prev.__class__ is _Tensor else _tensor(prev), gi)
+            return
+        if cls is not value.__class__:
             gi = np.asarray(gi)
-        if gi.__class__ is np.ndarray:
-            shape = inp.shape
-            if gi.shape != shape:
-                gi = _raw_unbroadcast(gi, shape, gv.ndim - len(y.shape))
-        prev = grads.get(key)
-        grads[key] = _tensor(gi) if prev is None else add(prev, _tensor(gi))
+    if gi.__class__ is np.ndarray and gi.shape != inp.shape:
+        gi = _raw_unbroadcast(gi, inp.shape, gv.ndim - len(y.shape))
+    gi = _tensor(gi)
+    grads[key] = gi if prev is None else add(prev if prev.__class__ is _Tensor else _tensor(prev), gi)
 
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:
