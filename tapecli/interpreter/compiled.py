@@ -206,41 +206,20 @@ class Compiled:
         implicit = bool(interp.implicit_wrt)
         tapes = interp.ctx.tapes
 
-        def first_scalar(scope):
-            """Made on the second run of the statement (one that runs once does not pay for the source)."""
-            nonlocal scalar
-            scalar = self._scalar(value_node)
-            return scalar(scope) if scalar is not None else None
-
-        def first_recorded(scope):
-            nonlocal recorded
-            recorded = self._scalar(value_node, record=True)
-            return recorded(scope) if recorded is not None else None
-
         scalar_node = value_node.__class__ in (ast.BinOp, ast.Call)
-        scalar = first_scalar if scalar_node else None
-        recorded = first_recorded if scalar_node else None
-        misses = recorded_misses = 1        # after a miss, a scalar path waits a while before it tries again
+        if scalar_node:
+            scalar = _scalar_path(lambda: self._scalar(value_node))
+            recorded = _scalar_path(lambda: self._scalar(value_node, record=True))
 
         def assign(scope):
-            nonlocal misses, recorded_misses
             result = None
             # scalars on their own paths (fusion takes none while its threshold is over one element)
             if scalar_node and interp.scalar_path and fusion_plans.THRESHOLD > 1:
                 if tapes:
-                    if recorded_misses:
-                        recorded_misses -= 1
-                    elif recorded is not None:
-                        result = recorded(scope)
-                        if result is None:
-                            recorded_misses = 64
-                elif misses:
-                    misses -= 1
-                elif scalar is not None:
+                    result = recorded(scope)
+                else:
                     raw = scalar(scope)
-                    if raw is None:
-                        misses = 64
-                    else:
+                    if raw is not None:
                         result = new(Tensor)
                         result.value, result.weak, result.id = raw, False, new_id()
                         names = scope.vars
@@ -474,6 +453,31 @@ class ScalarSource:
                 _SCALAR_CODE.clear()
             code = _SCALAR_CODE[source] = namespace["scalar"].__code__
         return FunctionType(code, dict(self.constants, literals=literals_in, made=made))
+
+
+def _scalar_path(make):
+    """``f(scope)`` trying a statement's generated scalar function (Compiled._scalar), ``make()``'s, which is made
+    on the statement's second run (one that runs once does not pay for the source); None where it gives none,
+    and then for the next 64 runs (the usual path's)."""
+    function = None
+    misses = 1
+
+    def attempt(scope):
+        nonlocal function, misses
+        if misses:
+            misses -= 1
+            return None
+        if function is None:
+            function = make() or _no_scalar
+        value = function(scope)
+        if value is None:
+            misses = 64
+        return value
+    return attempt
+
+
+def _no_scalar(scope):
+    return None
 
 
 def _unary_builtins() -> dict:
