@@ -181,14 +181,15 @@ def _load_npy(path: Path, name: str, limits: Limits) -> np.ndarray:
 
 
 def _check_npy_size(shape, dtype, name: str, limits: Limits, path: Path | None = None) -> None:
-    from tapecli.runtime.limits import resident_bytes
+    from tapecli.runtime.limits import before_large_array, resident_within
     size = math.prod(shape)
     what = f"{path} holds" if path else "the value has"
     if size > limits.max_elements:
         raise UsageError(f"--set {name}: {what} {size:,} elements, over the limit of {limits.max_elements:,} "
                          "(raise it with --max-elements N)")
     nbytes = size * dtype.itemsize
-    if nbytes > limits.max_memory - resident_bytes():
+    before_large_array(nbytes)          # (the file is loaded after this)
+    if nbytes > limits.max_memory - resident_within(limits.max_memory - nbytes):
         raise UsageError(f"--set {name}: {what} {nbytes / 2**30:.2f} GiB, more than the memory limit leaves "
                          "(raise it with TAPECLI_MAX_MEMORY=BYTES)")
 

@@ -16,7 +16,7 @@ from tapecli.runtime.tape import Tape, as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, DTYPES, DTYPE_ALIASES
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, ProgramObject, Scope, TapeObject, _Break,
                                          _Continue, _Return)
-from tapecli.runtime.limits import Limits, resident_bytes
+from tapecli.runtime.limits import Limits, resident_within
 
 
 
@@ -288,7 +288,7 @@ class Statements:
         if now < self.memory_due:
             return
         self.memory_due = now + Limits.MEMORY_EVERY_S
-        used = resident_bytes()
+        used = resident_within(limits.max_memory)
         if used > limits.max_memory:
             raise LimitError(f"the program uses {used / 2**30:.1f} GiB, over the memory limit of "
                              f"{limits.max_memory / 2**30:.1f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")

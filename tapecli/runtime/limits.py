@@ -36,28 +36,51 @@ def resident_bytes() -> int:
 WEIGH_FROM = 1 << 20
 
 # glibc gives the top of its heap back to the system once more than a few megabytes there are free (its trim
-# threshold follows the largest block freed, up to 64 MB), so a program that makes and drops arrays of a few
-# megabytes, again and again or in run after run of bench, sweep or check, pays a page fault per 4 KiB to
-# touch fresh pages each time: 5.6 ms of a 7.9 ms 1000 x 1000 jacobian. From the first large array on,
-# blocks up to 32 MiB come from the heap and up to 128 MiB of freed heap is kept for reuse (larger
-# arrays are still mapped and unmapped whole). Process-wide, as malloc is: set once per process.
-_KEEP_MMAP_BELOW = 32 << 20
+# threshold follows the largest block freed, up to 64 MB), and serves blocks over its mmap threshold (at most
+# 32 MiB) with mappings of their own, unmapped when freed. So a program that makes and drops large arrays,
+# again and again or in run after run of bench, sweep or check, faults in fresh pages each time: 5.6 ms of a
+# 7.9 ms 1000 x 1000 jacobian, and on a virtual machine whose host reclaims the guest's free memory, runs of
+# the 1e7 elementwise benchmark at 40-60 ms instead of 5-7 (its two kernel threads faulting in its 40 MB
+# outputs). From the first large array on, every block comes from the heap (no mappings) and up to 128 MiB of
+# freed heap is kept for reuse. Process-wide, as malloc is: set once per process. Memory kept this way is
+# handed back (malloc_trim) before the memory cap ever refuses anything: see resident_within.
 _KEEP_FREED = 128 << 20
 _freed_memory_kept = False
+_malloc_trim = None
 
 
 def keep_freed_memory() -> None:
-    global _freed_memory_kept
+    global _freed_memory_kept, _malloc_trim
     _freed_memory_kept = True
     try:
         os.confstr("CS_GNU_LIBC_VERSION")       # glibc's mallopt only (others may lack it or mean other things)
         import ctypes
-        mallopt = ctypes.CDLL(None).mallopt
+        libc = ctypes.CDLL(None)
+        mallopt, malloc_trim = libc.mallopt, libc.malloc_trim
     except (ValueError, OSError, AttributeError):
         return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    mallopt(m_mmap_threshold, _KEEP_MMAP_BELOW)
-    mallopt(m_trim_threshold, _KEEP_FREED)
+    m_trim_threshold, m_mmap_max = -1, -4
+    if mallopt(m_mmap_max, 0) and mallopt(m_trim_threshold, _KEEP_FREED):
+        _malloc_trim = malloc_trim
+
+
+def before_large_array(nbytes: int) -> None:
+    """Called before an array of ``nbytes`` is made: from the first of a megabyte or more on, freed memory is
+    kept (keep_freed_memory), that array's included. (A 40 MB input loaded before the policy, in a mapping of
+    its own, left the 1e7 elementwise benchmark's two-thread kernel slow in stretches: 40-60 ms instead of 5.)"""
+    if nbytes >= WEIGH_FROM and not _freed_memory_kept:
+        keep_freed_memory()
+
+
+def resident_within(limit: int) -> int:
+    """The resident size, for a check against ``limit``: above it, the freed memory kept for reuse (see
+    keep_freed_memory) goes back to the system first and the size is read again, so that memory kept for
+    speed never makes a LimitError."""
+    used = resident_bytes()
+    if used > limit and _malloc_trim is not None:
+        _malloc_trim(0)
+        used = resident_bytes()
+    return used
 
 
 def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> None:
@@ -69,10 +92,10 @@ def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> N
         raise LimitError(f"{what} would have {elements:,} elements, over the limit of {settings.max_elements:,}",
                          hint="raise it with --max-elements N")
     nbytes = elements * itemsize
-    if nbytes >= WEIGH_FROM and not _freed_memory_kept:
-        keep_freed_memory()
+    before_large_array(nbytes)
     if settings.max_memory is not None and nbytes >= WEIGH_FROM:
-        used = resident_bytes() + (0 if allocated else nbytes)
+        extra = 0 if allocated else nbytes
+        used = resident_within(settings.max_memory - extra) + extra
         if used > settings.max_memory:
             raise LimitError(f"{what} would bring the memory in use to {used / 2**30:.2f} GiB, over the memory limit of "
                              f"{settings.max_memory / 2**30:.2f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
