@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tapecli import kernels, ops
 from tapecli.errors import GradientError
-from tapecli.ops.core import _small_vjp
+from tapecli.ops.core import _small_vjp, gradient_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
 from tapecli.runtime.values import Tensor
@@ -42,8 +42,7 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         ctx.running.pop()
     if release:
         tape.release_rest(path)
-    # (a scalar gradient _small_vjp left raw becomes a tensor here)
-    return {sid: g if g.__class__ is Tensor else Tensor(g) for sid, g in grads.items() if sid in wanted}
+    return {sid: gradient_tensor(g) for sid, g in grads.items() if sid in wanted}
 
 
 def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
@@ -63,8 +62,7 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
                     del grads[out_id]        # consumed: free it early
                 op = rec.op
                 inputs = rec.inputs
-                raw = g.__class__ is not Tensor       # a scalar _small_vjp left raw
-                gv = g if raw else g.value
+                gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
                 if plain and op._rules and not rec.attrs and gv.size < threshold:
                     scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
                     if release:
@@ -72,8 +70,7 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
                         if rec.holders <= 0 and not scalars:
                             rec.release()
                     continue
-                if raw:
-                    g = Tensor(g)
+                g = gradient_tensor(g)
                 vjp = op.vjp
                 if vjp is None:
                     raise GradientError(f"no gradient registered for op {op.name}, line {rec.line}")
@@ -88,9 +85,7 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
                         key = inp.id
                         if key in reach:
                             prev = grads.get(key)
-                            if prev is not None and prev.__class__ is not Tensor:
-                                prev = Tensor(prev)
-                            grads[key] = ig if prev is None else add(prev, ig)
+                            grads[key] = ig if prev is None else add(gradient_tensor(prev), ig)
             if release:
                 rec.holders -= 1
                 if rec.holders <= 0:

@@ -371,7 +371,7 @@ class ScalarSource:
         if first:
             self.lines += [f"cls = {local}.__class__", "if cls not in FLOATS: return None",
                            "m = made.get(cls)", "if m is None: m = literals(cls)", "if m is False: return None",
-                           "c, C = m"]
+                           "c, C = m" if self.record else "c = m[0]"]
         else:
             self.lines.append(f"if {local}.__class__ is not cls: return None")
         return local

@@ -496,29 +496,31 @@ def _small_vjp(rec, gv, rules, reach, grads, add) -> bool:
 
 def _put(grads, inp, gi, value, gv, y, add) -> None:
     """Accumulate the raw gradient ``gi`` of ``inp`` (whose value is ``value``) into ``grads``. A scalar's
-    gradient that is a float scalar of its dtype stays raw, without a tensor (the sweep makes one where a
-    rule needs it: autodiff/backward.py), and two such add with Python's operator (the ufunc's bits, as
-    ``add`` would on them); anything else is an array of the input's shape, as a tensor."""
+    gradient that is a float scalar of its dtype stays raw, without a tensor (see :func:`gradient_tensor`),
+    and two such add with Python's operator (the ufunc's bits, as ``add`` would on them); anything else is
+    an array of the input's shape, as a tensor."""
     key = inp.id
     prev = grads.get(key)
     cls = gi.__class__
     if cls is not np.ndarray:
-        if cls is value.__class__ and cls in FLOAT_SCALARS:
+        if cls is not value.__class__:
+            gi = np.asarray(gi)
+        elif cls in FLOAT_SCALARS:
             if prev is None:
                 grads[key] = gi
                 return
             if prev.__class__ is cls:
                 grads[key] = prev + gi
                 return
-            gi = _tensor(gi)
-            grads[key] = add(prev if prev.__class__ is _Tensor else _tensor(prev), gi)
-            return
-        if cls is not value.__class__:
-            gi = np.asarray(gi)
     if gi.__class__ is np.ndarray and gi.shape != inp.shape:
         gi = _raw_unbroadcast(gi, inp.shape, gv.ndim - len(y.shape))
     gi = _tensor(gi)
-    grads[key] = gi if prev is None else add(prev if prev.__class__ is _Tensor else _tensor(prev), gi)
+    grads[key] = gi if prev is None else add(gradient_tensor(prev), gi)
+
+
+def gradient_tensor(g) -> Tensor:
+    """A gradient from the backward sweep's map as a tensor: :func:`_put` leaves a float scalar's raw."""
+    return g if g.__class__ is _Tensor else _tensor(g)
 
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:
