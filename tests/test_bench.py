@@ -151,22 +151,14 @@ def test_tape_for_people(tmp_path):
 
 
 def test_tape_saved_bytes_count_a_view_as_the_array_it_shares(tmp_path):
+    from tapecli.ops.core import Op
     from tapecli.tools import tapelist
-    from tapecli.runtime.tape import Tape
+    from tapecli.runtime.tape import Record, Tape
     from tapecli.runtime.values import Tensor
-
-    class Op:
-        name = "fake"
-
-    class Rec:
-        op, line = Op(), 1
-
-        def __init__(self, inputs, output):
-            self.inputs, self.output = inputs, output
 
     base = np.zeros(1000, dtype=np.float32)
     tape = Tape("t")
-    tape.records = [Rec([Tensor(base), Tensor(base[:10])], Tensor(base.reshape(10, 100)))]
+    tape.records = [Record(Op("fake"), (Tensor(base), Tensor(base[:10])), Tensor(base.reshape(10, 100)), {}, 1)]
     listing = tapelist.describe(tape, "now")
     assert listing["records"][0]["saved_bytes"] == 4000 and listing["saved_bytes"] == 4000
 

@@ -169,6 +169,42 @@ tape outer:
     g = inner.gradient(y, x)
 h = outer.gradient(g, x)
 """,
+    "a gradient the tape records itself, then its gradient": """var x = 0.5
+tape t(persistent=True):
+    y = x * 1.0
+    for i in range(20):
+        y = sin(y) * y + 0.5
+        y = y / 1.5 - exp(y * 0.25)
+    g = t.gradient(y, x)
+    z = g * 1.0
+    for i in range(5):
+        z = sin(z) * y
+h = t.gradient(z, x)
+""",
+    "a name twice; a name no tape watches under one op": """var x = 0.5
+c = cast(0.75, float32)
+w = cast(-0.5, float32)
+tape t(persistent=True):
+    watch(w)
+    y = x * 1.0
+    for i in range(20):
+        y = y * y * 0.5 + sin(y) - y / 3.0
+        y = sin(c) * y + cos(c * y)
+        y = tanh(y * w) + w
+dx = t.gradient(y, x)
+dw = t.gradient(y, w)
+""",
+    "jacobians through a scalar loop": """var x = 0.5
+w = cast(0.25, float32)
+tape t(persistent=True):
+    watch(w)
+    y = x * 1.0
+    for i in range(20):
+        y = sin(y) * w + y * 0.5
+j = t.jacobian(y, [x, w])
+dx = j[0]
+dw = j[1]
+""",
 }
 
 
@@ -178,6 +214,11 @@ def test_a_recorded_scalar_statement_records_what_the_full_path_records(name):
     from tapecli.tools.tapelist import list_tapes
     source = RECORDED_LOOPS[name]
     short, full = list_tapes(source, "loop.tdf"), list_tapes(source, "loop.tdf", Options(explain=True))
+    for mine, theirs in zip(short["tapes"], full["tapes"], strict=True):
+        # A tape's total counts the arrays its records keep, each once: a statement's record keeps its inputs and
+        # output, not the values between its ops (computed again), which ops of their own share with their rules'
+        # records. Each record's own count is compared below.
+        mine.pop("saved_bytes"), theirs.pop("saved_bytes")
     assert short["tapes"] == full["tapes"]
     assert len(short["tapes"][0]["records"]) > 30
     compared = 0

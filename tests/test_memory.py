@@ -318,3 +318,21 @@ def test_memory_kept_for_reuse_goes_back_before_the_cap_refuses():
     import sys
     proc = subprocess.run([sys.executable, "-c", _KEPT_THEN_TRIMMED], capture_output=True, text=True, check=True)
     assert int(proc.stdout) > 64 << 20
+
+
+def test_a_recorded_scalar_statement_is_one_record():
+    """From its second run, a recorded scalar statement's ops are one record of its inputs and output
+    (ops/statement.py): the values between the ops are not kept; `tapecli tape` still lists every op."""
+    from tapecli.ops.statement import StatementRecord
+    from tapecli.tools.tapelist import describe
+    result = run_program("""
+        var x = 0.5
+        tape t(persistent=True):
+            y = x * 1.0
+            for i in range(1000):
+                y = sin(y) * 1.01
+        """)
+    (t,) = result.tapes
+    assert len(t.records) == 1 + 2 + 999         # x * 1.0, the first step's two ops, then one record a step
+    assert sum(rec.__class__ is StatementRecord for rec in t.records) == 999
+    assert [r["op"] for r in describe(t, "now")["records"]] == ["mul"] + ["sin", "mul"] * 1000

@@ -8,6 +8,7 @@ from __future__ import annotations
 from tapecli import kernels, ops
 from tapecli.errors import GradientError
 from tapecli.ops.core import _small_vjp, gradient_tensor
+from tapecli.ops.statement import StatementRecord
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
 from tapecli.runtime.values import Tensor
@@ -21,7 +22,6 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
     gradient rules keep them). ``release`` (default: the tape is not persistent) drops what
     each record kept once its rule has run."""
     ctx = current()
-    from tapecli import ops  # the gradient rules are ops; imported here to keep the rooms one-way
 
     if release is None:
         release = not tape.persistent
@@ -58,6 +58,17 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
             out_id = rec.output.id
             g = grads.get(out_id)
             if g is not None:
+                if rec.__class__ is StatementRecord:
+                    gv = g.value if g.__class__ is Tensor else g
+                    if plain and gv.ndim == 0 and threshold > 1:
+                        if out_id not in wanted:
+                            del grads[out_id]
+                        rec.op.sweep(rec, gv, reach, grads, add)
+                    else:        # its ops' records, each as the sweep takes it (they keep scalars only)
+                        _backward_sweep(tape, rec.op_records(reach, ctx.tapes), reach, wanted, grads, False, add)
+                    if release:
+                        rec.holders -= 1
+                    continue
                 if out_id not in wanted:
                     del grads[out_id]        # consumed: free it early
                 op = rec.op

@@ -152,7 +152,7 @@ def _target_outside(tape, target_ids: set, target_text: str | None) -> str | Non
 def chain(tape, targets: list[Tensor], leaf) -> list[tuple]:
     """The recorded ops from ``leaf`` to a target on ``tape``, by statement: [(line, [op names])], in order."""
     parent = {leaf.id: None}
-    for rec in tape.records:
+    for rec in tape.op_records():
         if rec.output.id in parent:
             continue
         for inp in rec.inputs:

@@ -131,7 +131,7 @@ def _jacobians(tape: Tape, target: Tensor, leaves: list, mode: str) -> list:
     """Each leaf's jacobian (a tensor shaped target.shape + leaf.shape) or None."""
     release = not tape.persistent
     ids = [leaf.id for leaf in leaves if is_float(leaf.dtype)]
-    path, reach = tape.path(ids)
+    path, reach = tape.path(ids, per_op=True)      # forward mode and batching read each op's record
     used = _toward(path, target.id)
     try:
         out = [None] * len(leaves)

@@ -21,6 +21,7 @@ from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.ops.scalar import scalar_binary
+from tapecli.ops.statement import StatementRecord, statement_op
 from tapecli.runtime.limits import Limits
 from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.kernels import RAW_NUMPY_KERNELS
@@ -332,6 +333,7 @@ class ScalarSource:
         self.record = record
         self.lines: list[str] = []
         self.recording: list[str] = []          # record: the lines after the values
+        self.steps: list[tuple] = []            # record: (value local, op, argument locals) of each op
         self.tensors: dict[str, str] = {}       # record: a value's local -> its tensor's
         self.names: dict[str, str] = {}        # program name -> its local
         self.literals: list = []               # the weak tensors of the expression's literals
@@ -388,6 +390,7 @@ class ScalarSource:
         op_name = f"op{self.count}"
         self.constants[op_name] = op
         arguments = "".join(f"{self.tensors[i]}, " for i in inputs)
+        self.steps.append((local, op, inputs))
         self.recording += [f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {local}, False, new_id()"]
         if op.differentiable:
             self.recording.append(f"record(tapes, {op_name}, ({arguments}), {tensor}, NO_ATTRS, line)")
@@ -426,6 +429,33 @@ class ScalarSource:
             self._recorded(local, op, (argument,))
         return local
 
+    def _recording_lines(self, result: str) -> list[str]:
+        """Recording: the lines making the tensors and records and returning the value's tensor. One statement
+        record stands for the ops (ops/statement.py) where it can: with two names or more, only where every tape
+        that records the statement would record each op; else each op's tensor and record are made."""
+        one_by_one = [*self.recording, f"return {self.tensors[result]}"]
+        leaves = list(self.names.values())
+        literals = [f"c[{i}]" for i in range(len(self.literals))]
+        index = {local: i for i, local in enumerate([*leaves, *literals])}
+        steps = []
+        for local, op, arguments in self.steps:
+            steps.append((op, tuple(index[a] for a in arguments)))
+            index[local] = len(leaves) + len(literals) + len(steps) - 1
+        statement = statement_op(steps, len(leaves), len(literals))
+        if statement is None:
+            return one_by_one
+        self.constants.update(statement=statement, StatementRecord=StatementRecord)
+        tensor = self.tensors[result]
+        inputs = "".join(f"{self.tensors[local]}, " for local in [*leaves, *literals])
+        lines = ["new_id()"] * (len(steps) - 1) + [       # the ids the ops' values would have had
+            f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {result}, False, new_id()",
+            f"record(tapes, statement, ({inputs}), {tensor}, NO_ATTRS, line, None, StatementRecord)",
+            f"return {tensor}"]
+        if len(leaves) == 1:        # each op reads the name: recorded on a tape watching it, all of them are
+            return lines
+        names = "".join(f"{self.tensors[local]}, " for local in leaves)
+        return [f"if statement.records_every_op(tapes, ({names})):", *(f"    {line}" for line in lines), *one_by_one]
+
     def function(self, result: str):
         literals, made = self.literals, {}
 
@@ -440,7 +470,7 @@ class ScalarSource:
             return made[cls]
 
         if self.record:
-            lines = [*self.lines, "line = settings.line", *self.recording, f"return {self.tensors[result]}"]
+            lines = [*self.lines, "line = settings.line", *self._recording_lines(result)]
         else:
             lines = [*self.lines, f"return {result}"]
         body = "\n    ".join(["names = scope.vars", "get = names.get", *lines])

@@ -124,15 +124,20 @@ class Record:
         """Bytes of the arrays this record keeps alive."""
         return sum(int(t.value.nbytes) for t in self.kept())
 
+    def op_records(self, reach=None, tapes=()) -> list:
+        """The records of one op each that this record stands for: itself (a statement's record, several:
+        ops/statement.py)."""
+        return [self]
+
 
 NO_ATTRS: dict = {}     # never written: the attributes of every record of an op without any
 
 
-def record_on(tapes, op, inputs, output, attrs, line, keep=None) -> list:
+def record_on(tapes, op, inputs, output, attrs, line, keep=None, record=Record) -> list:
     """Record ``op`` on every open, recording tape of ``tapes`` that watches one of ``inputs``
     (docs/spec/LANGUAGE.md §4.1), and watch its output there; returns those tapes. ``keep(op, inputs,
     output)`` gives what the record keeps (asked once, when a tape records); without it, the record keeps
-    the tensors whole (scalars: smaller than stubs) and ``inputs`` is a tuple."""
+    the tensors whole (scalars: smaller than stubs) and ``inputs`` is a tuple. ``record``: the record's class."""
     rec = None
     recorded = []
     for tape in tapes:
@@ -147,10 +152,10 @@ def record_on(tapes, op, inputs, output, attrs, line, keep=None) -> list:
         if rec is None:
             # a tuple, and one shared empty dict: a long loop's records are many and small
             if keep is None:
-                rec = Record(op, inputs, output, attrs or NO_ATTRS, line)
+                rec = record(op, inputs, output, attrs or NO_ATTRS, line)
             else:
                 kept_inputs, kept_output = keep(op, inputs, output)
-                rec = Record(op, tuple(kept_inputs), kept_output, attrs or NO_ATTRS, line)
+                rec = record(op, tuple(kept_inputs), kept_output, attrs or NO_ATTRS, line)
         rec.holders += 1
         tape.records.append(rec)
         ids.add(output.id)
@@ -180,6 +185,7 @@ class Tape:
         self.paused = False
         self.used_at: int | None = None      # line of the first gradient call (non-persistent)
         self.released = False                # a backward pass let go of what the records kept
+        self.split_upto = 0                  # records[:split_upto] are of one op each (split_records)
 
     @property
     def recording(self) -> bool:
@@ -211,6 +217,7 @@ class Tape:
             for rec in self.records:
                 rec.holders -= 1
         self.released = False
+        self.split_upto = 0
         self.records.clear()
         self.watched_ids.clear()
         self.watched_variables_list.clear()
@@ -242,12 +249,38 @@ class Tape:
                     total += int(t.value.nbytes)
         return total
 
-    def path(self, source_ids) -> tuple[list, set]:
+    def op_records(self, tapes=()):
+        """The records of one op each, in execution order (a statement's record gives its ops'; see
+        ``StatementRecord.op_records`` for ``tapes``)."""
+        for rec in self.records:
+            yield from rec.op_records(None, tapes)
+
+    def split_records(self) -> None:
+        """Replace each record standing for several ops (a statement's: ops/statement.py) by their records,
+        their outputs watched, as if each op had been recorded: before this tape records gradient rules
+        that read the values between those ops. The records split once stay split."""
+        records = self.records
+        ids = self.watched_ids
+        holders = 0 if self.released else 1
+        split = records[:self.split_upto]
+        for rec in records[self.split_upto:]:
+            ops = rec.op_records()
+            if ops[0] is not rec:
+                rec.holders -= holders
+                for op_rec in ops:
+                    op_rec.holders = holders
+                    ids.add(op_rec.output.id)
+            split += ops
+        records[:] = split
+        self.split_upto = len(records)
+
+    def path(self, source_ids, per_op=False) -> tuple[list, set]:
         """The records on a path from a watched source in ``source_ids``, in execution order, and the
-        ids they reach. An unwatched source gets no gradient even where a record reads it (TensorFlow)."""
+        ids they reach. An unwatched source gets no gradient even where a record reads it (TensorFlow).
+        ``per_op``: records of one op each (see :meth:`op_records`)."""
         reach = set(source_ids) & self.watched_ids
         path = []
-        for rec in self.records:
+        for rec in self.op_records(current().tapes) if per_op else self.records:
             for inp in rec.inputs:
                 if inp.id in reach:
                     reach.add(rec.output.id)

@@ -1,10 +1,12 @@
 """``tapecli tape``: each tape's records, with the bytes they keep alive. A library: no printing.
 
 A record keeps arrays alive for its gradient rule: those its ``kept()`` method lists (the
-tensors the rule reads, see tape.Record), or else all its inputs and its output. A record's
+tensors the rule reads, see tape.Record). A record's
 ``saved_bytes`` counts each array it keeps once; a tape's ``saved_bytes`` counts each array
 once however many of its records keep it. An array that is a view counts as the array whose
-memory it shares (that is what it keeps alive), once.
+memory it shares (that is what it keeps alive), once. A statement's record (ops/statement.py) is listed
+op by op, each as its own record would be; the values between those ops are computed again when needed,
+so the tape's total counts only what the statement's record keeps: its inputs and output.
 
 A tape that is not persistent lets go of what its records kept when its one gradient or
 jacobian request runs, so such a tape is listed as it was just before that request; every
@@ -43,22 +45,23 @@ def describe(tape, when: str) -> dict:
     seen: dict[int, int] = {}
     records = []
     for rec in tape.records:
-        arrays = {}
-        for t in _kept(rec):
-            arr = _array(t)
-            if arr is not None:
-                owner = _owner(arr)
-                arrays[id(owner)] = int(owner.nbytes)
-        seen.update(arrays)
-        records.append({"op": rec.op.name, "line": rec.line, "inputs": [_shape(t) for t in rec.inputs],
-                        "output": _shape(rec.output), "saved_bytes": sum(arrays.values())})
+        seen.update(_arrays(rec))
+        for op_rec in rec.op_records():
+            records.append({"op": op_rec.op.name, "line": op_rec.line, "inputs": [_shape(t) for t in op_rec.inputs],
+                            "output": _shape(op_rec.output), "saved_bytes": sum(_arrays(op_rec).values())})
     return {"name": tape.name, "line": tape.line, "persistent": tape.persistent, "when": when,
             "records": records, "saved_bytes": sum(seen.values())}
 
 
-def _kept(rec) -> list:
-    kept = getattr(rec, "kept", None)
-    return kept() if kept is not None else [*rec.inputs, rec.output]
+def _arrays(rec) -> dict:
+    """id -> bytes of each array ``rec`` keeps alive."""
+    arrays = {}
+    for t in rec.kept():
+        arr = _array(t)
+        if arr is not None:
+            owner = _owner(arr)
+            arrays[id(owner)] = int(owner.nbytes)
+    return arrays
 
 
 def _array(t):

@@ -1,0 +1,193 @@
+"""Statement records: one record for a recorded scalar statement's ops (``y = sin(y) * 1.01`` is two).
+
+A long scalar loop records every op of every step; most of that memory is the records themselves and
+the tensors between them. When a statement's ops are elementwise ops on float scalars and every tape
+that records the statement records each of its ops (each op reads a watched name), the interpreter makes
+one :class:`StatementRecord` instead: the statement's inputs (its names' tensors, then its literals'), its
+output, and a :class:`StatementOp` saying which ops ran on what. The values between the ops are not kept;
+they are computed again, by the same kernels, when something needs them.
+
+Everything that reads records op by op (``tapecli tape``, ``explain``, jacobians, a backward pass that
+another tape records or that logs its ops) reads :meth:`StatementRecord.op_records`: the records the
+statement would have made one op at a time, the same ops, tensor ids, values and line. The backward
+sweep itself, where nothing records or logs it, runs the statement's generated gradient function:
+the ops' ``grads`` formulas written out as one function (as ``ops.core._small_rule`` writes each), in the
+order the sweep would apply them op by op, so the gradients have the same bits.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tapecli import kernels
+from tapecli.ops.core import _NumpySource, _put, Op
+from tapecli.ops.scalar import _run
+from tapecli.runtime.tape import NO_ATTRS, Record
+from tapecli.runtime.values import Tensor
+
+_new = Tensor.__new__
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+# Made once per process (a bench runs a program again): they hold code and ops, nothing of a run.
+_STATEMENTS: dict = {}    # (steps, leaves, literals) -> its StatementOp, or None
+_MISSING = object()
+
+
+class StatementOp(Op):
+    """The ops of one scalar statement. ``steps``: (op, argument indices) in the order they ran, an index
+    naming the statement's inputs first (``leaves`` name tensors, then the literals) and then the steps'
+    results; the last step's result is the statement's value. ``sweep``: its gradient function."""
+
+    __slots__ = ("steps", "leaves", "subtrees", "sweep")
+
+    def __init__(self, steps, leaves: int, literals: int):
+        super().__init__("statement")
+        self.steps = tuple(steps)
+        self.leaves = leaves
+        inputs = leaves + literals
+        subtrees: list[frozenset] = []         # the leaves each step's result depends on
+        for _, args in self.steps:
+            depends: set = set()
+            for a in args:
+                if a < leaves:
+                    depends.add(a)
+                elif a >= inputs:
+                    depends |= subtrees[a - inputs]
+            subtrees.append(frozenset(depends))
+        self.subtrees = tuple(subtrees)
+        self.sweep = _sweep_function(self, inputs)
+
+    def records_every_op(self, tapes, leaves) -> bool:
+        """Whether each open, recording tape of ``tapes`` that watches one of the ``leaves`` (tensors)
+        would record every step: each step reads a watched leaf, directly or through another step."""
+        for tape in tapes:
+            if tape.open and not tape.paused:
+                ids = tape.watched_ids
+                watched = {i for i, t in enumerate(leaves) if t.id in ids}
+                if watched and not all(subtree & watched for subtree in self.subtrees):
+                    return False
+        return True
+
+
+def statement_op(steps, leaves: int, literals: int) -> StatementOp | None:
+    """The statement op of ``steps``, or None where one record cannot stand for them: an op without a
+    gradient, or a formula the generated function cannot write (then each op is recorded)."""
+    key = (tuple(steps), leaves, literals)
+    made = _STATEMENTS.get(key, _MISSING)
+    if made is not _MISSING:
+        return made
+    if len(steps) < 2 or not all(op.differentiable and op.grads is not None for op, _ in steps):
+        made = None
+    else:
+        try:
+            made = StatementOp(steps, leaves, literals)
+        except _Unwritable:
+            made = None
+    if len(_STATEMENTS) >= 4096:       # a long-lived process's many programs: start again
+        _STATEMENTS.clear()
+    _STATEMENTS[key] = made
+    return made
+
+
+class StatementRecord(Record):
+    """The record of a :class:`StatementOp`: its inputs and output, as one op's record keeps them."""
+
+    __slots__ = ()
+
+    def op_records(self, reach=None, tapes=()) -> list:
+        """The records the statement's ops would have made one by one, in order (each value between them
+        computed again, with the id it had); with ``reach`` (a backward pass's set of reached ids), each
+        result reached from a reached input is added to it. Each recording tape of ``tapes`` that watches the
+        statement's output first splits its records (:meth:`Tape.split_records`): where it recorded the
+        statement, it then holds and watches the records of its ops, so the gradient rules about to run on
+        them are recorded there as they would have been (nested tapes, hessians)."""
+        for tape in tapes:
+            if tape.open and not tape.paused and self.output.id in tape.watched_ids:
+                tape.split_records()
+        op = self.op
+        tensors = list(self.inputs)
+        last = len(op.steps) - 1
+        first_id = self.output.id - last      # the ids the values between the ops were given, in order
+        records = []
+        for j, (step_op, args) in enumerate(op.steps):
+            inputs = tuple(tensors[a] for a in args)
+            if j == last:
+                out = self.output
+            else:
+                out = _new(Tensor)
+                out.value, out.weak, out.id = _run(step_op, [t.value for t in inputs]), False, first_id + j
+            tensors.append(out)
+            records.append(Record(step_op, inputs, out, NO_ATTRS, self.line))
+            if reach is not None and any(t.id in reach for t in inputs):
+                reach.add(out.id)
+        return records
+
+
+class _Unwritable(Exception):
+    pass
+
+
+def _sweep_function(op: StatementOp, inputs: int):
+    """``sweep(rec, g, reach, grads, add)``: the backward sweep's work on ``rec`` for the gradient ``g`` (a
+    scalar or a 0-d array) of its output: every step's formulas, last step first, each input's gradient
+    computed where the sweep would compute it (the input is reached and its formula is not None) and each
+    leaf's accumulated into ``grads`` by ``ops.core._put``, as ``ops.core._small_vjp`` accumulates it."""
+    last = len(op.steps) - 1
+    value = [f"x{a}" for a in range(inputs)] + [f"m{j}" for j in range(last)] + ["y"]
+    grad = [f"g{j}" for j in range(last)] + ["g"]
+    reached = [f"r{a}" for a in range(op.leaves)]
+    source = _NumpySource()
+    body = []
+    for j in range(last, -1, -1):
+        step_op, args = op.steps[j]
+        block = []
+        for position, a in enumerate(args):
+            formula = step_op.grads[position]
+            if formula is None or op.leaves <= a < inputs:       # no gradient; a literal is never reached
+                continue
+            source.lines = []
+            try:
+                result = formula(source, grad[j], *(value[b] for b in args), value[inputs + j], NO_ATTRS)
+            except Exception as error:
+                raise _Unwritable from error
+            if result is None:
+                raise _Unwritable
+            if a < inputs:
+                condition, store = reached[a], f"put(grads, X[{a}], {result}, x{a}, {grad[j]}, out, add)"
+            else:
+                subtree = op.subtrees[a - inputs]
+                if not subtree:
+                    continue
+                condition = " or ".join(reached[i] for i in sorted(subtree))
+                store = f"{grad[a - inputs]} = {result}"
+            block += [f"if {condition}:", *(f"    {line}" for line in source.lines), f"    {store}"]
+        if block:
+            body += block if j == last else [f"if {grad[j]} is not None:", *(f"    {line}" for line in block)]
+    constants = {"K": kernels.RAW_NUMPY_KERNELS, "np": np, "inf": np.inf, "nan": np.nan, "put": _put}
+    recompute = _recomputed(op, inputs, value, "\n".join(body), constants)
+    lines = ["X = rec.inputs", *(f"x{a} = X[{a}].value" for a in range(inputs)), "out = rec.output", "y = out.value",
+             *(f"r{a} = X[{a}].id in reach" for a in range(op.leaves)), *(f"{g} = None" for g in grad[:-1]),
+             *recompute, *body]
+    text = "def sweep(rec, g, reach, grads, add):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(text, "<statement gradient>", "exec"), constants)
+    return constants["sweep"]
+
+
+def _recomputed(op: StatementOp, inputs: int, value: list, body: str, constants: dict) -> list:
+    """The lines computing again the values between the steps that ``body`` reads (and those they need),
+    with the kernels the interpreter computed them with (Python's operators on two scalars)."""
+    last = len(op.steps) - 1
+    needed = {int(j) for j in re.findall(r"\bm(\d+)\b", body)}
+    for j in range(last - 1, -1, -1):
+        if j in needed:
+            needed.update(a - inputs for a in op.steps[j][1] if a >= inputs)
+    lines = []
+    for j in sorted(needed):
+        step_op, args = op.steps[j]
+        names = [value[a] for a in args]
+        if len(args) == 2 and step_op.kernel in _OPERATORS:
+            lines.append(f"m{j} = {names[0]} {_OPERATORS[step_op.kernel]} {names[1]}")
+        else:
+            constants[f"k{j}"] = kernels.RAW_NUMPY_KERNELS[step_op.kernel]
+            lines.append(f"m{j} = k{j}({', '.join(names)})")
+    return lines
