@@ -84,6 +84,18 @@ CASES = [
         var x = 2.0
         y = sin(x, 3)
     """, 2, 5, ["sin()", "too many positional arguments"], hint="usage: sin(x)"),
+    Case("type-gradient-arguments", "TypeError", """
+        var x = 2.0
+        tape t:
+            y = x * x
+        g = t.gradient(y, x, None, "none", 7)
+    """, 4, 5, ["gradient()", "too many positional arguments"], hint="usage: t.gradient(target, sources"),
+    Case("type-gradient-keyword", "TypeError", """
+        var x = 2.0
+        tape t(persistent=True):
+            y = x * x
+        j = t.jacobian(y, x, line=7)
+    """, 4, 5, ["jacobian()", "unexpected keyword argument 'line'"], hint="usage: t.jacobian(target, sources"),
     # ------------------------------------------------------------- ShapeError
     Case("shape-broadcast", "ShapeError", """
         const a = [1.0, 2.0]

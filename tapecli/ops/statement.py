@@ -152,15 +152,18 @@ def _sweep_function(op: StatementOp, inputs: int):
                 raise _Unwritable from error
             if result is None:
                 raise _Unwritable
-            if a < inputs:
-                condition, store = reached[a], f"put(grads, X[{a}], {result}, x{a}, {grad[j]}, out, add)"
+            if a < inputs:      # _put's first case inline: a first gradient, a scalar of the input's class
+                condition = reached[a]
+                store = (f"gi = {result}; k = X[{a}].id; p = grads.get(k)\n"
+                         f"if p is None and gi.__class__ is x{a}.__class__: grads[k] = gi\n"
+                         f"else: put(grads, X[{a}], gi, x{a}, {grad[j]}, out, add)")
             else:
                 subtree = op.subtrees[a - inputs]
                 if not subtree:
                     continue
                 condition = " or ".join(reached[i] for i in sorted(subtree))
                 store = f"{grad[a - inputs]} = {result}"
-            block += [f"if {condition}:", *(f"    {line}" for line in source.lines), f"    {store}"]
+            block += [f"if {condition}:", *(f"    {line}" for line in [*source.lines, *store.split("\n")])]
         if block:
             body += block if j == last else [f"if {grad[j]} is not None:", *(f"    {line}" for line in block)]
     constants = {"K": kernels.RAW_NUMPY_KERNELS, "np": np, "inf": np.inf, "nan": np.nan, "put": _put}
@@ -169,7 +172,10 @@ def _sweep_function(op: StatementOp, inputs: int):
              *(f"r{a} = X[{a}].id in reach" for a in range(op.leaves)), *(f"{g} = None" for g in grad[:-1]),
              *recompute, *body]
     text = "def sweep(rec, g, reach, grads, add):\n" + "".join(f"    {line}\n" for line in lines)
-    exec(compile(text, "<statement gradient>", "exec"), constants)
+    try:
+        exec(compile(text, "<statement gradient>", "exec"), constants)
+    except SyntaxError as error:
+        raise _Unwritable from error
     return constants["sweep"]
 
 

@@ -526,7 +526,7 @@ def _tape_attribute(interp, tape_obj, attr, node):
         def run(call_node, *args, **kwargs):
             target_node = call_node.args[0] if call_node.args else _kw_node(call_node, "target")
             source_node = call_node.args[1] if len(call_node.args) > 1 else _kw_node(call_node, "sources", "source")
-            result, values, whys = f(tape, *args, line=current().settings.line, **kwargs)
+            result, values, whys = f(tape, args, kwargs, current().settings.line)
             sources = args[1] if len(args) > 1 else kwargs.get("sources", kwargs.get("source"))
             target = args[0] if args else kwargs.get("target")
             objective = gradients.objective(target, kwargs.get("output_gradients", args[2] if len(args) > 2 else None)) \
@@ -553,20 +553,27 @@ def _tape_attribute(interp, tape_obj, attr, node):
 
 
 def _checked(f, usage):
-    sig = _SIGNATURES.get(f)
-    if sig is None:
-        sig = _SIGNATURES[f] = inspect.signature(f)
+    """``run(tape, args, kwargs, line)``: ``f(tape, *args, line=line, **kwargs)`` once a program's arguments
+    fit ``f``'s parameters other than ``tape`` and ``line`` (a TdfTypeError with the usage where not)."""
+    found = _SIGNATURES.get(f)
+    if found is None:
+        params = [p for name, p in inspect.signature(f).parameters.items() if name not in ("tape", "line")]
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        found = _SIGNATURES[f] = (inspect.Signature(params), required, len(params))
+    sig, required, most = found
+    name = usage.split("(")[0]
 
-    def run(tape, *args, line=None, **kwargs):
-        try:
-            sig.bind(tape, *args, **kwargs)
-        except TypeError as e:
-            raise TdfTypeError(f"{usage.split('(')[0]}(): {e}", hint=f"usage: t.{usage}") from None
+    def run(tape, args, kwargs, line):
+        if kwargs or not required <= len(args) <= most:       # (positional arguments that fit: the usual call)
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TdfTypeError(f"{name}(): {e}", hint=f"usage: t.{usage}") from None
         return f(tape, *args, line=line, **kwargs)
     return run
 
 
-_SIGNATURES: dict = {}      # gradients' functions -> their signatures, made once per process
+_SIGNATURES: dict = {}      # gradients' functions -> (signature without tape and line, required, most), once per process
 
 
 def _kw_node(call_node, *names):
