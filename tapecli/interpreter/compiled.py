@@ -223,10 +223,11 @@ class Compiled:
                     if raw is not None:
                         result = new(Tensor)
                         result.value, result.weak, result.id = raw, False, new_id()
-                        names = scope.vars
-                        if not implicit and target not in scope.consts and names.get(target).__class__ is not Variable:
-                            names[target] = result        # (a scalar expression makes no gradient requests)
-                            return
+                if result is not None:
+                    names = scope.vars
+                    if not implicit and target not in scope.consts and names.get(target).__class__ is not Variable:
+                        names[target] = result        # (a scalar expression makes no gradient requests)
+                        return
             first_request = len(requests)
             if result is None and leaves and _large_leaf(leaves, scope):
                 result = fuse(interp, value_node, scope)       # one kernel for a large elementwise expression
