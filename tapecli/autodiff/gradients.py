@@ -36,13 +36,18 @@ def _prepare(tape: Tape, line) -> None:
                    "which costs memory; call it after the block unless you need higher derivatives")
 
 
-def objective(target, output_gradients=None) -> float:
-    """The number a gradient differentiates: sum(target * seed) over the float targets, in float64."""
+def objective(target, output_gradients=None):
+    """A function giving the number a gradient differentiates: sum(target * seed) over the float targets, in
+    float64. The targets and seeds are read now (a variable may change); the sum is made when asked (only
+    `tapecli check` asks)."""
     targets = _targets(target)
     seeds = [ops.to_tensor(g).value for g in flatten(output_gradients, "output_gradients")] \
         if output_gradients is not None else [1.0] * len(targets)
-    return float(sum(np.sum(t.value.astype(np.float64) * np.asarray(s, dtype=np.float64))
-                     for t, s in zip(targets, seeds) if is_float(t.dtype)))
+
+    def value() -> float:
+        return float(sum(np.sum(t.value.astype(np.float64) * np.asarray(s, dtype=np.float64))
+                         for t, s in zip(targets, seeds) if is_float(t.dtype)))
+    return value
 
 
 def why_none(tape: Tape, leaf) -> str:

@@ -185,6 +185,13 @@ class Request:
         self.leaves = leaves or []    # the source tensors/variables, for finite-difference checks
         self.versions = [leaf.version if isinstance(leaf, Variable) else None for leaf in self.leaves]
         self.snapshots = [as_tensor(leaf).value for leaf in self.leaves]     # source values when asked
-        self.objective = objective    # sum(target * seed) when asked, for finite-difference checks
+        self._objective = objective   # () -> sum(target * seed) as asked (autodiff.gradients.objective)
         self.targets = targets        # the target tensors, kept for `explain`
         self.tape_obj = tape_obj      # the Tape itself, kept for `explain`
+
+    @property
+    def objective(self) -> float | None:
+        """sum(target * seed) of a gradient request, for finite-difference checks (None for others)."""
+        if callable(self._objective):
+            self._objective = self._objective()
+        return self._objective
