@@ -157,11 +157,8 @@ def _sweep_function(op: StatementOp, inputs: int):
                 store = (f"gi = {result}; k = X[{a}].id; p = grads.get(k)\n"
                          f"if p is None and gi.__class__ is x{a}.__class__: grads[k] = gi\n"
                          f"else: put(grads, X[{a}], gi, x{a}, {grad[j]}, out, add)")
-            else:
-                subtree = op.subtrees[a - inputs]
-                if not subtree:
-                    continue
-                condition = " or ".join(reached[i] for i in sorted(subtree))
+            else:               # (every step reads a name, directly or through another step)
+                condition = " or ".join(reached[i] for i in sorted(op.subtrees[a - inputs]))
                 store = f"{grad[a - inputs]} = {result}"
             block += [f"if {condition}:", *(f"    {line}" for line in [*source.lines, *store.split("\n")])]
         if block:
