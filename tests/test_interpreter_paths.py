@@ -314,3 +314,28 @@ def test_a_hessian_through_a_scalar_loop_gives_what_the_full_path_gives(mode):
         found.append(h.values[0])
     assert found[0].dtype == found[1].dtype and found[0].value.tobytes() == found[1].value.tobytes()
     assert abs(float(found[0].value)) > 0
+
+
+def test_a_tape_that_splits_its_records_while_its_path_is_read_gives_each_op_once():
+    # a jacobian inside a persistent tape's block: reading the path op by op splits the tape's statement
+    # records (it is about to record rules on their ops), and the path must not take a statement twice
+    from tapecli.runtime.tape import Tape
+    paths = []
+    read = Tape.path
+
+    def path(tape, source_ids, per_op=False):
+        found = read(tape, source_ids, per_op)
+        if per_op:
+            paths.append([rec.output.id for rec in found[0]])
+        return found
+    source = ("var x = 0.5\ntape t(persistent=True):\n    y = x * 1.0\n    for i in range(10):\n"
+              "        y = sin(y) * y + 0.5\n    j = t.jacobian(y, x)\n")
+    Tape.path = path
+    try:
+        result = run_source(source)
+    finally:
+        Tape.path = read
+    assert len(paths) == 1
+    assert len(paths[0]) == len(set(paths[0])) == 1 + 3 * 10
+    full = run_source(source, options=Options(explain=True))
+    assert _value(result, "j").value.tobytes() == _value(full, "j").value.tobytes()

@@ -58,8 +58,8 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
             out_id = rec.output.id
             g = grads.get(out_id)
             if g is not None:
+                gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
                 if rec.__class__ is StatementRecord:
-                    gv = g.value if g.__class__ is Tensor else g
                     if plain and gv.ndim == 0 and threshold > 1:
                         if out_id not in wanted:
                             del grads[out_id]
@@ -73,7 +73,6 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
                     del grads[out_id]        # consumed: free it early
                 op = rec.op
                 inputs = rec.inputs
-                gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
                 if plain and op._rules and not rec.attrs and gv.size < threshold:
                     scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
                     if release:

@@ -251,8 +251,9 @@ class Tape:
 
     def op_records(self, tapes=()):
         """The records of one op each, in execution order (a statement's record gives its ops'; see
-        ``StatementRecord.op_records`` for ``tapes``)."""
-        for rec in self.records:
+        ``StatementRecord.op_records`` for ``tapes``). The records as they were when asked: giving a statement's
+        ops may split this tape's records (a recording tape, before rules on them run)."""
+        for rec in tuple(self.records):
             yield from rec.op_records(None, tapes)
 
     def split_records(self) -> None:
