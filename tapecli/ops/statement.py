@@ -21,13 +21,12 @@ import re
 import numpy as np
 
 from tapecli import kernels
-from tapecli.ops.core import _NumpySource, _put, Op
+from tapecli.ops.core import _OPERATORS, _NumpySource, _put, Op
 from tapecli.ops.scalar import _run
 from tapecli.runtime.tape import NO_ATTRS, Record
 from tapecli.runtime.values import Tensor
 
 _new = Tensor.__new__
-_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 # Made once per process (a bench runs a program again): they hold code and ops, nothing of a run.
 _STATEMENTS: dict = {}    # (steps, leaves, literals) -> its StatementOp, or None
 _MISSING = object()
