@@ -123,6 +123,9 @@ def diagnose(tape, targets: list[Tensor], target_text: str | None, leaf, label: 
     target_ids = {t.id for t in targets}
     path = _reach_path(leaf.id, target_ids, tape)
     if path is None:
+        left = tape.left_reason(leaf.id, label)
+        if left is not None:
+            return left
         outside = _target_outside(tape, target_ids, target_text)
         if outside is not None:
             return outside

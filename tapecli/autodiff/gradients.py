@@ -57,7 +57,7 @@ def why_none(tape: Tape, leaf) -> str:
         return f"{name} is {dtype_name(leaf.dtype)}: integer tensors have no gradient"
     if leaf.id not in tape.watched_ids:
         return f"{name} is not watched by tape {tape.name}"
-    return f"no recorded path from {name} to the target on tape {tape.name}"
+    return tape.left_reason(leaf.id, name) or f"no recorded path from {name} to the target on tape {tape.name}"
 
 
 def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gradients="none", line=None):

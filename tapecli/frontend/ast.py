@@ -51,19 +51,26 @@ class Name(Node):
 
 
 INT64_MAX = 2 ** 63 - 1
+_BASES = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
 
 
 def number_value(text: str, line: int, column: int) -> int | float:
     """A NUMBER token's value. An integer literal must fit int64, the widest integer dtype; a float literal
-    out of range is inf, as in Python and TensorFlow."""
-    if any(c in text for c in ".eE"):
+    out of range is inf, as in Python and TensorFlow. Python's forms: 0x1f, 0o17, 0b101, 1_000."""
+    if "_" in text:
+        text = text.replace("_", "")
+    if text[:2] in _BASES:
+        value = int(text, _BASES[text[:2]])
+        digits = str(value)
+    elif "." in text or "e" in text or "E" in text:
         return float(text)
-    digits = text.lstrip("0")
+    else:
+        digits = text.lstrip("0")
     if len(digits) > 19 or (digits and int(digits) > INT64_MAX):
         raise TdfSyntaxError(f"the integer literal {text if len(text) <= 24 else text[:20] + '…'} is out of range for "
                             "int64", hint="write a float literal (e.g. 1e30) for a large number",
                             line=line, column=column)
-    return int(text)
+    return int(digits or "0")
 
 
 class Number(Node):

@@ -1,12 +1,13 @@
-"""A hand-written recursive-descent parser for grammar/tdf.lark, for valid programs only.
+"""A hand-written recursive-descent parser for grammar/tdf.lark, for valid programs only (its tokens:
+tokens.py).
 
 Building the Lark parser and compiling its lexer's regular expressions costs a small run
-more than everything else it does. This parser gives the AST that parser.py's Lark parser
-and transformer give, positions included, for the programs it accepts; at the first thing it
-does not expect it gives up (returns None), and parser.parse runs Lark, which either parses
-the program or reports the error with its messages and hints. So it never has to explain an
-error, and it may give up on anything rare (tabs, backslash continuations, a keyword used as
-a name, which Lark's contextual lexer allows where the keyword cannot appear).
+more than everything else it does, and Lark's parser takes ten times as long on a long program. This
+parser gives the AST that larkparse.py's Lark parser and transformer give, positions included, for
+the programs it accepts; at the first thing it does not expect it gives up (returns None), and
+parser.parse runs Lark, which either parses the program or reports the error with its messages and
+hints. So it never has to explain an error, and it may give up on anything rare (tabs, backslash
+continuations, non-ASCII names, the forms tapecli refuses, whose error Lark words).
 
 How Lark positions nodes, which this follows: a rule's node spans its tokens, from the first
 to the last, keywords and brackets included. A block (suite) ends with the _DEDENT token,
@@ -16,174 +17,17 @@ parsers on the examples and on programs drawn from the grammar.
 """
 from __future__ import annotations
 
-from tapecli.frontend import ast
+from tapecli.errors import TdfSyntaxError
+from tapecli.frontend import ast, forms, pyast
+from tapecli.frontend.tokens import GiveUp, Tok, tokens
 
-KEYWORDS = frozenset((
-    "var", "const", "watch", "in", "reset", "return", "break", "continue", "pass", "expect", "if", "elif", "else",
-    "while", "for", "def", "tape", "stop_recording", "expect_error", "or", "and", "not", "is", "True", "False",
-    "None"))
-
-_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
-_AUGOPS = frozenset(("+=", "-=", "*=", "/="))
-_COMP_OPS = frozenset(("<", "<=", ">", ">=", "==", "!=", "~=", "is"))
+_COMP_OPS = frozenset(("<", "<=", ">", ">=", "==", "!=", "~=", "is", "in", "not"))
 _MUL_OPS = frozenset(("*", "/", "//", "%", "@"))
 # Tokens an expression can start with (NAME, NUMBER and STRING are types, the rest values).
-_EXPR_START = frozenset(("NAME", "NUMBER", "STRING", "True", "False", "None", "(", "[", "{", "+", "-", "not"))
-
-
-class GiveUp(Exception):
-    """Not a program this parser accepts; Lark decides."""
-
-
-class Tok:
-    __slots__ = ("type", "value", "line", "column", "end_line", "end_column", "start", "end")
-
-    def __init__(self, type_, value, line, column, end_line, end_column, start, end):
-        self.type, self.value = type_, value
-        self.line, self.column, self.end_line, self.end_column = line, column, end_line, end_column
-        self.start, self.end = start, end
-
-    def borrow(self, type_):
-        return Tok(type_, "", self.line, self.column, self.end_line, self.end_column, self.start, self.end)
-
-
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_NAME_CHARS = _NAME_START | frozenset("0123456789")
-_DIGITS = frozenset("0123456789")
-_OPS2 = frozenset(("**", "//", "<=", ">=", "==", "!=", "~=", "+=", "-=", "*=", "/="))
-_OPS1 = frozenset("+-*/%@<>=()[]{},:.")
-
-
-def _scan(text: str, pos: int) -> tuple[str, int]:
-    """(kind, end) of the token at ``pos``, as Lark's lexer would take it: spaces (ignored), _NEWLINE
-    (with the comments and blank lines after it), NAME, NUMBER (before ".", so ".5" is a number),
-    STRING, the operators, longest first. GiveUp for anything else (tabs, backslashes, non-ASCII)."""
-    n = len(text)
-    c = text[pos]
-    if c == " ":
-        end = pos + 1
-        while end < n and text[end] == " ":
-            end += 1
-        return "ws", end
-    if c == "\n" or c == "#" or (c == "\r" and text.startswith("\n", pos + 1)):
-        end = pos
-        while end < n:                                  # (\r?\n[\t ]*|#[^\n]*)+
-            c = text[end]
-            if c == "#":
-                nl = text.find("\n", end)
-                end = n if nl < 0 else nl
-            elif c == "\n" or (c == "\r" and text.startswith("\n", end + 1)):
-                end += 1 if c == "\n" else 2
-                while end < n and text[end] in " \t":
-                    end += 1
-            else:
-                break
-        return "nl", end
-    if c in _NAME_START:
-        end = pos + 1
-        while end < n and text[end] in _NAME_CHARS:
-            end += 1
-        return "name", end
-    if c in _DIGITS or (c == "." and pos + 1 < n and text[pos + 1] in _DIGITS):
-        end = pos
-        while end < n and text[end] in _DIGITS:
-            end += 1
-        if end < n and text[end] == ".":
-            end += 1
-            while end < n and text[end] in _DIGITS:
-                end += 1
-        if end < n and text[end] in "eE":               # an exponent only with digits after it
-            k = end + 1
-            if k < n and text[k] in "+-":
-                k += 1
-            if k < n and text[k] in _DIGITS:
-                while k < n and text[k] in _DIGITS:
-                    k += 1
-                end = k
-        return "number", end
-    if c == '"' or c == "'":
-        end = pos + 1
-        while end < n:
-            ch = text[end]
-            if ch == c:
-                return "string", end + 1
-            if ch == "\n":
-                break
-            if ch == "\\":
-                if end + 1 >= n or text[end + 1] == "\n":
-                    break
-                end += 1
-            end += 1
-        raise GiveUp
-    if text[pos:pos + 2] in _OPS2:
-        return "op", pos + 2
-    if c in _OPS1:
-        return "op", pos + 1
-    raise GiveUp
-
-
-def tokens(text: str) -> list[Tok]:
-    """Lark's token stream after the indenter: NL/INDENT/DEDENT as _NEWLINE/_INDENT/_DEDENT, then EOF."""
-    out: list[Tok] = []
-    pos, line, line_start, n = 0, 1, 0, len(text)
-    paren, levels = 0, [0]
-    try:
-        while pos < n:
-            kind, end = _scan(text, pos)
-            value = text[pos:end]
-            column = pos - line_start + 1
-            newlines = value.count("\n")
-            end_line = line + newlines
-            if newlines:
-                line_start = pos + value.rindex("\n") + 1
-            tok = Tok(kind, value, line, column, end_line, end - line_start + 1, pos, end)
-            line, pos = end_line, end
-            if kind == "ws":
-                continue
-            if kind == "nl":
-                if paren:
-                    continue
-                tok.type = "NL"
-                out.append(tok)
-                indent = value.rpartition("\n")[2]
-                if "\t" in indent or "\n" not in value:
-                    raise GiveUp
-                width = len(indent)
-                if width > levels[-1]:
-                    levels.append(width)
-                    out.append(tok.borrow("INDENT"))
-                else:
-                    while width < levels[-1]:
-                        levels.pop()
-                        out.append(tok.borrow("DEDENT"))
-                    if width != levels[-1]:
-                        raise GiveUp
-                continue
-            if kind == "name":
-                tok.type = value if value in KEYWORDS else "NAME"
-            elif kind == "number":
-                tok.type = "NUMBER"
-            elif kind == "string":
-                tok.type = "STRING"
-            else:
-                tok.type = "AUGOP" if value in _AUGOPS else value
-                if value in _OPEN:
-                    paren += 1
-                elif value in _CLOSE:
-                    paren -= 1
-                    if paren < 0:
-                        raise GiveUp
-            out.append(tok)
-    except GiveUp:
-        raise GiveUp(line) from None   # the line where the text stopped being tokens
-    if not out:
-        raise GiveUp
-    last = out[-1]
-    while len(levels) > 1:
-        levels.pop()
-        out.append(last.borrow("DEDENT"))
-    out.append(last.borrow("EOF"))
-    return out
+_EXPR_START = frozenset(("NAME", "NUMBER", "STRING", "True", "False", "None", "(", "[", "{", "+", "-", "not",
+                         "lambda"))
+# Tokens a statement's expression list can start with.
+_TEST_START = _EXPR_START | {"*"}
 
 
 def parse(text: str) -> list | None:
@@ -199,12 +43,20 @@ def parse_until(text: str) -> tuple[list | None, int, bool]:
     try:
         parser = _Parser(tokens(text))
         return parser.program(), 0, False
-    except (GiveUp, RecursionError) as e:
-        if e.args and isinstance(e.args[0], int):
+    except (GiveUp, RecursionError, TdfSyntaxError) as e:
+        if isinstance(e, GiveUp) and e.args:
             line = e.args[0]
         else:
             line = parser.toks[min(parser.i, len(parser.toks) - 1)].line if parser else 1
         return None, line, isinstance(e, RecursionError)
+
+
+def _field(text: str, line: int, column: int, start: int):
+    """An f-string field's expression, parsed as a statement of its own and placed in the source."""
+    body = _Parser(tokens(text + "\n")).program()
+    if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
+        raise GiveUp(line)
+    return forms.place(body[0].value, line, column, start)
 
 
 class _Parser:
@@ -223,6 +75,12 @@ class _Parser:
         self.i += 1
         return tok
 
+    def skip(self, type_: str) -> bool:
+        if self.toks[self.i].type == type_:
+            self.i += 1
+            return True
+        return False
+
     def name(self) -> str:
         return self.take("NAME").value
 
@@ -232,6 +90,11 @@ class _Parser:
         node.line, node.column, node.start = a.line, a.column, a.start
         node.end_line, node.end_column, node.end = b.end_line, b.end_column, b.end
         return node
+
+    def where(self, first: int) -> dict:
+        a, b = self.toks[first], self.toks[self.i - 1]
+        return {"line": a.line, "column": a.column, "start": a.start, "end_line": b.end_line,
+                "end_column": b.end_column, "end": b.end}
 
     # ------------------------------------------------------------ statements
     def program(self) -> list:
@@ -243,114 +106,154 @@ class _Parser:
             if kind == "NL":
                 self.i += 1
                 continue
-            body.append(self.statement())
+            self.statement(body)
 
     def suite(self) -> list:
-        self.take("NL")
-        self.take("INDENT")
-        body = [self.statement()]
-        while self.peek() != "DEDENT":
-            body.append(self.statement())
-        self.i += 1
-        return body
-
-    def statement(self):
-        kind = self.peek()
-        compound = _COMPOUND.get(kind)
-        if compound is not None:
-            return compound(self)
-        node = self.small_statement(kind)
-        self.take("NL")
-        return node
-
-    def small_statement(self, kind: str):
         first = self.i
-        if kind == "NAME":
-            after = self.toks[self.i + 1].type
-            if after == "=" or after == ",":
-                targets = self.target_list()
-                self.take("=")
-                return self.span(ast.Assign(targets, self.expr()), first)
-            if after == "AUGOP":
-                name = self.name()
-                op = self.take("AUGOP").value[:-1]
-                return self.span(ast.AugAssign(name, op, self.expr()), first)
+        body: list = []
+        if self.peek() != "NL":
+            self.simple_statements(body)
+        else:
+            self.i += 1
+            self.take("INDENT")
+            self.statement(body)
+            while self.peek() != "DEDENT":
+                self.statement(body)
+            self.i += 1
+        return body or [self.span(ast.Pass(), first)]
+
+    def statement(self, body: list) -> None:
+        compound = _COMPOUND.get(self.peek())
+        if compound is not None:
+            body.append(compound(self))
+        else:
+            self.simple_statements(body)
+
+    def simple_statements(self, body: list) -> None:
+        while True:
+            node = self.small_statement()
+            if node is not None:
+                body.append(node)
+            if not self.skip(";") or self.peek() == "NL":
+                break
+        self.take("NL")
+
+    def small_statement(self):
+        kind = self.peek()
+        first = self.i
         simple = _SIMPLE.get(kind)
         if simple is not None:
             self.i += 1
-            return self.span(simple(self), first)
-        if kind not in _EXPR_START:
+            return simple(self, first)
+        if kind not in _TEST_START:
             raise GiveUp
-        return self.span(ast.ExprStmt(self.expr()), first)
-
-    def var_decl(self):
-        options = []
-        if self.peek() == "(":
+        value = self.testlist_star()
+        kind = self.peek()
+        if kind == "=":
+            targets = [value]
+            while self.skip("="):
+                targets.append(self.testlist_star())
+            return forms.assignment(targets[:-1], targets[-1], **self.where(first))
+        if kind == "AUGOP":
+            if isinstance(value, (ast.TupleDisplay, pyast.Starred)) and self.toks[first].type != "(":
+                raise GiveUp
+            op = self.take("AUGOP").value[:-1]
+            return forms.aug_assignment(value, op, self.testlist(), **self.where(first))
+        if kind == ":":
+            if isinstance(value, (ast.TupleDisplay, pyast.Starred)) and self.toks[first].type != "(":
+                raise GiveUp                    # one target, not a tuple, is annotated
             self.i += 1
+            self.test()                         # the annotation: nothing at run time
+            if not self.skip("="):
+                forms.target(value)
+                return None
+            return forms.assignment([value], self.test(), **self.where(first))
+        return self.span(ast.ExprStmt(value), first)
+
+    def var_decl(self, first):
+        options = []
+        if self.skip("("):
             options = self.arguments(")")
             self.take(")")
         name, dtype = self.name(), self.dtype()
         self.take("=")
-        return ast.VarDecl(name, dtype, self.expr(), options)
+        return self.span(ast.VarDecl(name, dtype, self.test(), options), first)
 
-    def const_decl(self):
+    def const_decl(self, first):
         name, dtype = self.name(), self.dtype()
         self.take("=")
-        return ast.ConstDecl(name, dtype, self.expr())
+        return self.span(ast.ConstDecl(name, dtype, self.test()), first)
 
     def dtype(self):
-        if self.peek() == ":":
-            self.i += 1
-            return self.name()
-        return None
+        return self.name() if self.skip(":") else None
 
-    def watch(self):
-        items = self.exprlist()
-        tape = None
-        if self.peek() == "in":
-            self.i += 1
-            tape = self.name()
-        return ast.Watch(items, tape)
-
-    def return_stmt(self):
-        if not self.starts_expr():
-            return ast.Return(None)
-        first = self.i - 1                         # "return": a tuple value spans the statement
-        values = self.exprlist()
-        value = values[0] if len(values) == 1 else self.span(ast.TupleDisplay(values), first)
-        return ast.Return(value)
-
-    def expect(self):
-        test = self.expr()
-        message = None
-        if self.peek() == ",":
-            self.i += 1
-            message = self.expr()
-        return ast.Expect(test, message)
-
-    def target_list(self) -> list[str]:
-        names = [self.name()]
-        while self.peek() == ",":
-            self.i += 1
-            if self.peek() != "NAME":
+    def watch(self, first):
+        items = [self.expr()]
+        while self.skip(","):
+            if self.peek() not in _EXPR_START:
                 break
+            items.append(self.expr())
+        tape = self.name() if self.skip("in") else None
+        return self.span(ast.Watch(items, tape), first)
+
+    def return_stmt(self, first):
+        value = self.testlist_star() if self.peek() in _TEST_START else None
+        return self.span(ast.Return(value), first)
+
+    def expect(self, first):
+        test = self.test()
+        message = self.test() if self.skip(",") else None
+        return self.span(ast.Expect(test, message), first)
+
+    def del_stmt(self, first):
+        targets = [forms.target(t) for t in forms.tuple_items(self.exprlist())]
+        return self.span(pyast.Delete(targets), first)
+
+    def assert_stmt(self, first):
+        test = self.test()
+        message = self.test() if self.skip(",") else None
+        return self.span(pyast.Assert(test, message), first)
+
+    def dotted_name(self) -> list[str]:
+        names = [self.name()]
+        while self.skip("."):
             names.append(self.name())
         return names
+
+    def import_stmt(self, first):
+        names = []
+        while True:
+            dotted = self.dotted_name()
+            names.append(forms.import_module(dotted, self.name() if self.skip("as") else None))
+            if not self.skip(","):
+                return self.span(pyast.Import(names), first)
+
+    def from_import(self, first):
+        dotted = self.dotted_name()
+        self.take("import")
+        parenthesised = self.skip("(")
+        names = []
+        while True:
+            name = self.name()
+            names.append((name, self.name() if self.skip("as") else None))
+            if not self.skip(",") or (parenthesised and self.peek() == ")"):
+                break
+        if parenthesised:
+            self.take(")")
+        return self.span(pyast.Import(forms.import_from(False, dotted, names, None)), first)
 
     def if_stmt(self):
         first = self.i
         self.i += 1
-        test = self.expr()
+        test = self.test()
         self.take(":")
         branches = [(test, self.suite())]
         orelse = None
-        while self.peek() == "elif":
-            self.i += 1
-            test = self.expr()
+        while self.skip("elif"):
+            test = self.test()
             self.take(":")
             branches.append((test, self.suite()))
-        if self.peek() == "else":
-            self.i += 1
+        if self.skip("else"):
             self.take(":")
             orelse = self.suite()
         return self.span(ast.If(branches, orelse), first)
@@ -358,58 +261,97 @@ class _Parser:
     def while_stmt(self):
         first = self.i
         self.i += 1
-        test = self.expr()
+        test = self.test()
         self.take(":")
-        return self.span(ast.While(test, self.suite()), first)
+        body = self.suite()
+        if self.peek() == "else":
+            raise GiveUp
+        return self.span(ast.While(test, body), first)
 
     def for_stmt(self):
         first = self.i
         self.i += 1
-        targets = self.target_list()
+        target = self.exprlist()
         self.take("in")
-        iterable = self.expr()
+        iterable = self.testlist()
         self.take(":")
-        return self.span(ast.For(targets, iterable, self.suite()), first)
+        body = self.suite()
+        if self.peek() == "else":
+            raise GiveUp
+        return forms.for_statement(target, iterable, body, None, **self.where(first))
+
+    def parameters(self, close: str, annotated: bool) -> list:
+        params = []
+        while self.peek() == "NAME":
+            p = self.i
+            pname = self.name()
+            if annotated and self.skip(":"):
+                self.test()
+            default = self.test() if self.skip("=") else None
+            params.append(self.span(ast.Param(pname, default), p))
+            if not self.skip(","):
+                break
+        if self.peek() != close:
+            raise GiveUp                       # *args, **kwargs, /: Lark words the error
+        return params
 
     def funcdef(self):
         first = self.i
         self.take("def")
         name = self.name()
         self.take("(")
-        params = []
-        while self.peek() == "NAME":
-            p = self.i
-            pname = self.name()
-            default = None
-            if self.peek() == "=":
-                self.i += 1
-                default = self.expr()
-            params.append(self.span(ast.Param(pname, default), p))
-            if self.peek() != ",":
-                break
-            self.i += 1
+        params = self.parameters(")", True)
         self.take(")")
+        if self.skip("->"):
+            self.test()
         self.take(":")
         return self.span(ast.FuncDef(name, params, self.suite()), first)
+
+    def classdef(self):
+        first = self.i
+        self.take("class")
+        name = self.name()
+        bases = []
+        if self.skip("("):
+            bases = self.arguments(")")
+            self.take(")")
+            if any(isinstance(b, (ast.Keyword, pyast.Starred)) for b in bases):
+                raise GiveUp
+        self.take(":")
+        return self.span(pyast.ClassDef(name, bases, self.suite()), first)
 
     def decorated(self):
         first = self.i
         decorators = []
-        while self.peek() == "@":
-            self.i += 1
-            decorators.append(self.name())
+        while self.skip("@"):
+            decorators.append(self.dotted_name()[-1])
+            if self.skip("("):
+                self.arguments(")")
+                self.take(")")
             self.take("NL")
         func = self.funcdef()
         func.decorators = decorators
         return self.span(func, first)
+
+    def with_stmt(self):
+        first = self.i
+        self.i += 1
+        items = []
+        while True:
+            context = self.test()
+            bound = forms.target(self.expr()) if self.skip("as") else None
+            items.append((context, bound))
+            if not self.skip(","):
+                break
+        self.take(":")
+        return self.span(pyast.With(items, self.suite()), first)
 
     def tape_stmt(self):
         first = self.i
         self.i += 1
         name = self.name()
         options = []
-        if self.peek() == "(":
-            self.i += 1
+        if self.skip("("):
             options = self.arguments(")")
             self.take(")")
         self.take(":")
@@ -422,27 +364,70 @@ class _Parser:
         self.take(":")
         return self.span(cls(name, self.suite()), first)
 
-    # ------------------------------------------------------------ expressions
-    def starts_expr(self) -> bool:
-        return self.peek() in _EXPR_START
+    # ------------------------------------------------------------ expression lists
+    def testlist_star(self):
+        """test_or_star, or a bare tuple of them."""
+        return self._list(self.test_or_star, _TEST_START)
 
-    def exprlist(self) -> list:
-        items = [self.expr()]
-        while self.peek() == ",":
-            self.i += 1
-            if not self.starts_expr():
+    def testlist(self):
+        return self._list(self.test, _EXPR_START)
+
+    def exprlist(self):
+        return self._list(self.expr_or_star, _TEST_START)
+
+    def _list(self, item, starts):
+        first = self.i
+        node = item()
+        if self.peek() != ",":
+            return node
+        items = [node]
+        while self.skip(","):
+            if self.peek() not in starts:
                 break
-            items.append(self.expr())
-        return items
+            items.append(item())
+        return self.span(ast.TupleDisplay(items), first)
 
-    def expr(self):
+    def test_or_star(self):
+        return self.star() if self.peek() == "*" else self.test()
+
+    def expr_or_star(self):
+        return self.star() if self.peek() == "*" else self.expr()
+
+    def star(self):
+        first = self.i
+        self.i += 1
+        return self.span(pyast.Starred(self.expr()), first)
+
+    # ------------------------------------------------------------ expressions
+    def test(self):
+        if self.peek() == "lambda":
+            return self.lambdef(self.test)
+        first = self.i
+        node = self.or_test()
+        if self.peek() != "if":
+            return node
+        self.i += 1
+        test = self.or_test()
+        self.take("else")
+        return self.span(pyast.IfExp(test, node, self.test()), first)
+
+    def test_nocond(self):
+        return self.lambdef(self.test_nocond) if self.peek() == "lambda" else self.or_test()
+
+    def lambdef(self, body):
+        first = self.i
+        self.i += 1
+        params = self.parameters(":", False)
+        self.take(":")
+        return self.span(pyast.Lambda(params, body()), first)
+
+    def or_test(self):
         first = self.i
         node = self.and_test()
         if self.peek() != "or":
             return node
         values = [node]
-        while self.peek() == "or":
-            self.i += 1
+        while self.skip("or"):
             values.append(self.and_test())
         return self.span(ast.BoolOp("or", values), first)
 
@@ -452,8 +437,7 @@ class _Parser:
         if self.peek() != "and":
             return node
         values = [node]
-        while self.peek() == "and":
-            self.i += 1
+        while self.skip("and"):
             values.append(self.not_test())
         return self.span(ast.BoolOp("and", values), first)
 
@@ -466,26 +450,30 @@ class _Parser:
 
     def comparison(self):
         first = self.i
-        node = self.arith()
+        node = self.expr()
         if self.peek() not in _COMP_OPS:
             return node
         ops, comparators = [], []
         while self.peek() in _COMP_OPS:
             op = self.toks[self.i].value
             self.i += 1
-            if op == "is" and self.peek() == "not":
-                self.i += 1
+            if op == "is" and self.skip("not"):
                 op = "is not"
+            elif op == "not":
+                self.take("in")
+                op = "not in"
             ops.append(op)
-            comparators.append(self.arith())
+            comparators.append(self.expr())
         return self.span(ast.Compare(node, ops, comparators), first)
 
-    def arith(self):
+    def expr(self):
         node = self.term()
         while self.peek() in ("+", "-"):
             op = self.toks[self.i].value
             self.i += 1
             node = _chain(op, node, self.term())
+        if self.peek() in _BITWISE:
+            raise GiveUp                       # Lark names the operator tapecli does not run
         return node
 
     def term(self):
@@ -504,8 +492,7 @@ class _Parser:
             return self.span(ast.UnaryOp(kind, self.factor()), first)
         first = self.i
         node = self.primary()
-        if self.peek() == "**":
-            self.i += 1
+        if self.skip("**"):
             return self.span(ast.BinOp("**", node, self.factor()), first)
         return node
 
@@ -518,16 +505,11 @@ class _Parser:
                 self.i += 1
                 args = self.arguments(")")
                 self.take(")")
-                keywords = [a for a in args if isinstance(a, ast.Keyword)]
-                positional = args[:len(args) - len(keywords)]
-                if any(isinstance(a, ast.Keyword) for a in positional):    # a positional after a keyword:
-                    raise GiveUp                                          # Lark reports it
-                node = self.span(ast.Call(node, positional, keywords), first)
+                node = forms.call(node, args, **self.where(first))
             elif kind == "[":
                 self.i += 1
                 items = [self.subscript_item()]
-                while self.peek() == ",":
-                    self.i += 1
+                while self.skip(","):
                     if self.peek() == "]":
                         break
                     items.append(self.subscript_item())
@@ -535,37 +517,59 @@ class _Parser:
                 node = self.span(ast.Subscript(node, items), first)
             elif kind == ".":
                 self.i += 1
-                node = self.span(ast.Attribute(node, self.name()), first)
+                node = forms.attribute(node, self.name(), **self.where(first))
             else:
                 return node
 
     def arguments(self, close: str) -> list:
         args = []
         while self.peek() != close:
+            first = self.i
             if self.peek() == "NAME" and self.toks[self.i + 1].type == "=":
-                first = self.i
                 name = self.name()
                 self.i += 1
-                args.append(self.span(ast.Keyword(name, self.expr()), first))
+                args.append(self.span(ast.Keyword(name, self.test()), first))
+            elif self.skip("*"):
+                args.append(self.span(pyast.Starred(self.test()), first))
             else:
-                args.append(self.expr())
-            if self.peek() != ",":
+                value = self.test()
+                if self.peek() == "for":
+                    value = self.span(self.comprehension("generator", value, None), first)
+                args.append(value)
+            if not self.skip(","):
                 break
-            self.i += 1
         return args
 
     def subscript_item(self):
         first = self.i
-        lower = None if self.peek() == ":" else self.expr()
-        if self.peek() != ":":
+        lower = None if self.peek() == ":" else self.test()
+        if not self.skip(":"):
             return lower
-        self.i += 1
-        upper = self.expr() if self.starts_expr() else None
+        upper = self.test() if self.peek() in _EXPR_START else None
         step = None
-        if self.peek() == ":":
-            self.i += 1
-            step = self.expr() if self.starts_expr() else None
+        if self.skip(":"):
+            step = self.test() if self.peek() in _EXPR_START else None
         return self.span(ast.Slice(lower, upper, step), first)
+
+    def comprehension(self, kind, element, key):
+        generators = []
+        while self.skip("for"):
+            target = self.exprlist()
+            self.take("in")
+            iterable = self.or_test()
+            conditions = []
+            while self.skip("if"):
+                conditions.append(self.test_nocond())
+            generators.append(forms.generator(target, iterable, conditions))
+        return pyast.Comprehension(kind, element, key, generators)
+
+    def items(self, close: str) -> list:
+        items = []
+        while self.peek() != close:
+            items.append(self.test_or_star())
+            if not self.skip(","):
+                break
+        return items
 
     def atom(self):
         tok = self.toks[self.i]
@@ -575,35 +579,55 @@ class _Parser:
         if kind == "NAME":
             return _at(ast.Name(tok.value), tok)
         if kind == "NUMBER":
-            text = tok.value
-            return _at(ast.Number(ast.number_value(text, tok.line, tok.column)), tok)
+            return _at(ast.Number(forms.number(tok.value, tok.line, tok.column)), tok)
         if kind == "STRING":
-            body = tok.value[1:-1]
-            if "\\" in body:
-                body = body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-            return _at(ast.String(body), tok)
+            strings = [tok]
+            while self.peek() == "STRING":
+                strings.append(self.toks[self.i])
+                self.i += 1
+            return forms.string([(t.value, t.line, t.column, t.start) for t in strings], _field,
+                                **self.where(first))
         if kind in _CONSTANTS:
             return _at(ast.Constant(_CONSTANTS[kind]), tok)
         if kind == "[":
-            items = [] if self.peek() == "]" else self.exprlist()
+            if self.peek() != "]":
+                element = self.test_or_star()
+                if self.peek() == "for":
+                    node = self.comprehension("list", element, None)
+                    self.take("]")
+                    return self.span(node, first)
+                items = [element]
+                if self.skip(","):
+                    items += self.items("]")
+            else:
+                items = []
             self.take("]")
             return self.span(ast.ListDisplay(items), first)
         if kind == "{":
             pairs = []
             while self.peek() != "}":
-                key = self.expr()
+                key = self.test()
                 self.take(":")
-                pairs.append((key, self.expr()))
-                if self.peek() != ",":
+                value = self.test()
+                if not pairs and self.peek() == "for":
+                    node = self.comprehension("dict", value, key)
+                    self.take("}")
+                    return self.span(node, first)
+                pairs.append((key, value))
+                if not self.skip(","):
                     break
-                self.i += 1
             self.take("}")
             return self.span(ast.DictDisplay(pairs), first)
         if kind == "(":
-            inner = self.expr()
-            if self.peek() == ",":
-                self.i += 1
-                rest = self.exprlist() if self.starts_expr() else []
+            if self.skip(")"):
+                return self.span(ast.TupleDisplay([]), first)
+            inner = self.test_or_star()
+            if self.peek() == "for":
+                node = self.comprehension("generator", inner, None)
+                self.take(")")
+                return self.span(node, first)
+            if self.skip(","):
+                rest = self.items(")")
                 self.take(")")
                 return self.span(ast.TupleDisplay([inner] + rest), first)
             self.take(")")
@@ -612,6 +636,7 @@ class _Parser:
 
 
 _CONSTANTS = {"True": True, "False": False, "None": None}
+_BITWISE = frozenset(("&", "|", "^", "<<", ">>"))
 
 
 def _at(node, tok: Tok):
@@ -627,13 +652,14 @@ def _chain(op, left, right):
 
 _SIMPLE = {
     "var": _Parser.var_decl, "const": _Parser.const_decl, "watch": _Parser.watch,
-    "reset": lambda p: ast.Reset(p.name()), "return": _Parser.return_stmt,
-    "break": lambda p: ast.Break(), "continue": lambda p: ast.Continue(), "pass": lambda p: ast.Pass(),
-    "expect": _Parser.expect,
+    "reset": lambda p, first: p.span(ast.Reset(p.name()), first), "return": _Parser.return_stmt,
+    "break": lambda p, first: p.span(ast.Break(), first), "continue": lambda p, first: p.span(ast.Continue(), first),
+    "pass": lambda p, first: p.span(ast.Pass(), first), "expect": _Parser.expect, "del": _Parser.del_stmt,
+    "assert": _Parser.assert_stmt, "import": _Parser.import_stmt, "from": _Parser.from_import,
 }
 _COMPOUND = {
     "if": _Parser.if_stmt, "while": _Parser.while_stmt, "for": _Parser.for_stmt, "def": _Parser.funcdef,
-    "@": _Parser.decorated, "tape": _Parser.tape_stmt,
+    "class": _Parser.classdef, "with": _Parser.with_stmt, "@": _Parser.decorated, "tape": _Parser.tape_stmt,
     "stop_recording": lambda p: p.named_block(ast.StopRecording),
     "expect_error": lambda p: p.named_block(ast.ExpectError),
 }

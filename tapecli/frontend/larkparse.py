@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import sys
 
-from tapecli.frontend import ast
 from tapecli.errors import TdfError, TdfSyntaxError
+from tapecli.frontend import ast, forms, pyast
 from tapecli.frontend.grammar import grammar_text
+from tapecli.frontend.softkeywords import SOFT_KEYWORDS, STATEMENT_ENDS, is_keyword
 
-_OPTIONS = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
+_OPTIONS = {"parser": "lalr", "lexer": "basic", "propagate_positions": True, "maybe_placeholders": True}
 
 
 def standalone_source(grammar: str) -> str:
@@ -110,6 +111,40 @@ class TdfIndenter(Indenter):
                                      line=token.end_line, column=indent.index("\t") + 1)
         yield from super().handle_NL(token)
 
+    def process(self, stream):
+        """The indenter's tokens, with a soft keyword that begins its statement made that keyword."""
+        tokens = super().process(stream)
+        ahead: list = []
+        starts_statement, depth = True, 0
+
+        def following(k):
+            while len(ahead) < k:
+                tok = next(tokens, None)
+                if tok is None:
+                    return None
+                ahead.append(tok)
+            return _kind(ahead[k - 1])
+
+        while True:
+            tok = ahead.pop(0) if ahead else next(tokens, None)
+            if tok is None:
+                return
+            if starts_statement and tok.type == "NAME" and tok.value in SOFT_KEYWORDS \
+                    and is_keyword(tok.value, following):
+                tok = Token.new_borrow_pos("_" + tok.value.upper(), tok.value, tok)
+            kind = _kind(tok)
+            depth += (kind in "([{") - (kind in ")]}")
+            starts_statement = kind in STATEMENT_ENDS and (kind != ":" or depth == 0)
+            yield tok
+
+
+_KINDS = {"_NEWLINE": "NEWLINE", "_INDENT": "INDENT", "_DEDENT": "DEDENT", "NAME": "NAME", "NUMBER": "NUMBER",
+          "STRING": "STRING"}
+
+
+def _kind(tok) -> str:
+    return _KINDS.get(tok.type) or tok.value
+
 
 _parser = None
 
@@ -137,6 +172,11 @@ def _pos(node, meta):
     return node
 
 
+def _meta(meta) -> dict:
+    return {"line": meta.line, "column": meta.column, "end_line": meta.end_line, "end_column": meta.end_column,
+            "start": meta.start_pos, "end": meta.end_pos}
+
+
 def _tok_pos(node, tok: Token):
     node.line, node.column = tok.line, tok.column
     node.end_line, node.end_column = tok.end_line, tok.end_column
@@ -144,29 +184,51 @@ def _tok_pos(node, tok: Token):
     return node
 
 
+def _statements(items) -> list:
+    """A block's statements: `a; b` gives two, a statement that binds nothing at run time (``x: int``) none."""
+    out = []
+    for item in items:
+        if isinstance(item, list):
+            out.extend(item)
+        elif item is not None:
+            out.append(item)
+    return out
+
+
+def _field(text: str, line: int, column: int, start: int):
+    """An f-string field's expression, parsed as a statement of its own and placed in the source."""
+    body = parse_body(text + "\n")
+    if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
+        raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
+    return forms.place(body[0].value, line, column, start)
+
+
+def _no(what):
+    def refuse(self, meta, items):
+        raise forms.unsupported(what, meta)
+    return refuse
+
+
 @v_args(meta=True)
 class _ToAst(Transformer):
     """Lark tree -> ast nodes. Method names are the grammar's rule names and aliases."""
 
     def start(self, meta, items):
-        return [s for s in items if s is not None]
+        return _statements(items)
 
     def suite(self, meta, items):
-        return list(items)
+        return _statements(items) or [_pos(ast.Pass(), meta)]
 
-    # ---- expressions
+    # ---- atoms
     def name(self, meta, items):
         return _tok_pos(ast.Name(str(items[0])), items[0])
 
     def number(self, meta, items):
         tok = items[0]
-        return _tok_pos(ast.Number(ast.number_value(str(tok), tok.line, tok.column)), tok)
+        return _tok_pos(ast.Number(forms.number(str(tok), tok.line, tok.column)), tok)
 
     def string(self, meta, items):
-        tok = items[0]
-        body = str(tok)[1:-1]
-        value = body.encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in body else body
-        return _tok_pos(ast.String(value), tok)
+        return forms.string([(str(t), t.line, t.column, t.start_pos) for t in items], _field, **_meta(meta))
 
     def true(self, meta, items):
         return _pos(ast.Constant(True), meta)
@@ -177,7 +239,9 @@ class _ToAst(Transformer):
     def none(self, meta, items):
         return _pos(ast.Constant(None), meta)
 
-    def exprlist(self, meta, items):
+    ellipsis = _no("... (Ellipsis)")
+
+    def items(self, meta, items):
         return [i for i in items if i is not None]
 
     def list_display(self, meta, items):
@@ -187,8 +251,14 @@ class _ToAst(Transformer):
         """A parenthesised expression is its inner node, spanning the parentheses."""
         return _pos(items[0], meta)
 
+    def tuple_items(self, meta, items):
+        return [items[0]] + (items[1] or [])
+
     def tuple_display(self, meta, items):
-        return _pos(ast.TupleDisplay([items[0]] + (items[1] or [])), meta)
+        return _pos(ast.TupleDisplay(items[0] or []), meta)
+
+    def tuple_bare(self, meta, items):
+        return _pos(ast.TupleDisplay([i for i in items if i is not None]), meta)
 
     def dict_items(self, meta, items):
         return [i for i in items if i is not None]
@@ -199,12 +269,61 @@ class _ToAst(Transformer):
     def dict_display(self, meta, items):
         return _pos(ast.DictDisplay(items[0] or []), meta)
 
-    # The grammar's `?rule: ... -> alias` keeps single-child trees; unwrap them here.
-    def or_expr(self, meta, items):
-        return items[0] if len(items) == 1 else _pos(ast.BoolOp("or", list(items)), meta)
+    set_display = _no("a set")
+    set_comp = _no("a set comprehension")
+    double_starred_entry = _no("**mapping in a dict display")
+    double_starred_argument = _no("**keyword arguments")
+    yield_expr = _no("yield")
+    await_expr = _no("await")
+    async_comp_for = _no("async comprehensions")
 
-    def and_expr(self, meta, items):
-        return items[0] if len(items) == 1 else _pos(ast.BoolOp("and", list(items)), meta)
+    def comp_for(self, meta, items):
+        return forms.generator(items[0], items[1], list(items[2:]))
+
+    def list_comp(self, meta, items):
+        return _pos(pyast.Comprehension("list", items[0], None, list(items[1:])), meta)
+
+    def generator(self, meta, items):
+        return _pos(pyast.Comprehension("generator", items[0], None, list(items[1:])), meta)
+
+    generator_argument = generator
+
+    def dict_comp(self, meta, items):
+        key, value = items[0]
+        return _pos(pyast.Comprehension("dict", value, key, list(items[1:])), meta)
+
+    def star_expr(self, meta, items):
+        return _pos(pyast.Starred(items[0]), meta)
+
+    starred = star_expr
+
+    # ---- operators
+    def if_exp(self, meta, items):
+        body, test, orelse = items
+        return _pos(pyast.IfExp(test, body, orelse), meta)
+
+    def lambda_param(self, meta, items):
+        return _pos(ast.Param(str(items[0]), items[1]), meta)
+
+    def param(self, meta, items):
+        return _pos(ast.Param(str(items[0]), items[2]), meta)
+
+    def lambda_params(self, meta, items):
+        return [i for i in items if i is not None]
+
+    parameters = lambda_params
+    star_param = _no("*args, **kwargs and keyword-only parameters")
+
+    def lambdef(self, meta, items):
+        return _pos(pyast.Lambda(items[0] or [], items[1]), meta)
+
+    lambdef_nocond = lambdef
+
+    def or_test(self, meta, items):
+        return _pos(ast.BoolOp("or", list(items)), meta)
+
+    def and_test(self, meta, items):
+        return _pos(ast.BoolOp("and", list(items)), meta)
 
     def not_expr(self, meta, items):
         return _pos(ast.Not(items[0]), meta)
@@ -212,29 +331,34 @@ class _ToAst(Transformer):
     def comp_op(self, meta, items):
         return " ".join(str(t) for t in items)
 
-    def compare(self, meta, items):
-        if len(items) == 1:
-            return items[0]
+    def comparison(self, meta, items):
         return _pos(ast.Compare(items[0], list(items[1::2]), list(items[2::2])), meta)
 
     def add_op(self, meta, items):
         return str(items[0])
 
-    mul_op = add_op
+    mul_op = shift_op = add_op
 
-    def binary_chain(self, meta, items):
-        node = items[0]  # a single factor passes through unchanged
+    def arith(self, meta, items):
+        node = items[0]
         for op, right in zip(items[1::2], items[2::2]):
             node = ast.BinOp(op, node, right, line=node.line, column=node.column, start=node.start,
                              end_line=right.end_line, end_column=right.end_column, end=right.end)
         return node
 
+    term = arith
+    expr = _no("|")
+    xor_expr = _no("^")
+    and_expr = _no("&")
+    invert = _no("~")
+
+    def shift_expr(self, meta, items):
+        raise forms.unsupported(items[1], meta)
+
     def unary(self, meta, items):
         return _pos(ast.UnaryOp(items[0], items[1]), meta)
 
     def power(self, meta, items):
-        if len(items) == 1:
-            return items[0]
         return _pos(ast.BinOp("**", items[0], items[1]), meta)
 
     def arguments(self, meta, items):
@@ -244,17 +368,7 @@ class _ToAst(Transformer):
         return _pos(ast.Keyword(str(items[0]), items[1]), meta)
 
     def call(self, meta, items):
-        args = items[1] or []
-        positional = [a for a in args if not isinstance(a, ast.Keyword)]
-        keywords = [a for a in args if isinstance(a, ast.Keyword)]
-        seen_keyword = False
-        for a in args:
-            if isinstance(a, ast.Keyword):
-                seen_keyword = True
-            elif seen_keyword:
-                raise TdfSyntaxError("a positional argument follows a keyword argument",
-                                     hint="put positional arguments first", line=a.line, column=a.column)
-        return _pos(ast.Call(items[0], positional, keywords), meta)
+        return forms.call(items[0], items[1] or [], **_meta(meta))
 
     def subscripts(self, meta, items):
         return [i for i in items if i is not None]
@@ -267,9 +381,9 @@ class _ToAst(Transformer):
         return _pos(ast.Subscript(items[0], items[1]), meta)
 
     def attribute(self, meta, items):
-        return _pos(ast.Attribute(items[0], str(items[1])), meta)
+        return forms.attribute(items[0], str(items[1]), **_meta(meta))
 
-    # ---- statements
+    # ---- TDF's statements
     def var_options(self, meta, items):
         return items[0] or []
 
@@ -284,14 +398,8 @@ class _ToAst(Transformer):
         name, dtype, value = items
         return _pos(ast.ConstDecl(str(name), str(dtype) if dtype else None, value), meta)
 
-    def target_list(self, meta, items):
-        return [str(i) for i in items if i is not None]
-
-    def assign(self, meta, items):
-        return _pos(ast.Assign(items[0], items[1]), meta)
-
-    def aug_assign(self, meta, items):
-        return _pos(ast.AugAssign(str(items[0]), str(items[1])[:-1], items[2]), meta)
+    def watch_items(self, meta, items):
+        return [i for i in items if i is not None]
 
     def watch_stmt(self, meta, items):
         return _pos(ast.Watch(items[0], str(items[1]) if items[1] else None), meta)
@@ -299,11 +407,35 @@ class _ToAst(Transformer):
     def reset_stmt(self, meta, items):
         return _pos(ast.Reset(str(items[0])), meta)
 
+    def expect_stmt(self, meta, items):
+        return _pos(ast.Expect(items[0], items[1]), meta)
+
+    def tape_stmt(self, meta, items):
+        return _pos(ast.TapeBlock(str(items[0]), items[1] or [], items[2]), meta)
+
+    def stop_stmt(self, meta, items):
+        return _pos(ast.StopRecording(str(items[0]), items[1]), meta)
+
+    def expect_error_stmt(self, meta, items):
+        return _pos(ast.ExpectError(str(items[0]), items[1]), meta)
+
+    # ---- Python's statements
+    def expr_stmt(self, meta, items):
+        return _pos(ast.ExprStmt(items[0]), meta)
+
+    def assign(self, meta, items):
+        return forms.assignment(list(items[:-1]), items[-1], **_meta(meta))
+
+    def ann_assign(self, meta, items):
+        node, _annotation, value = items
+        forms.target(node)
+        return None if value is None else forms.assignment([node], value, **_meta(meta))
+
+    def aug_assign(self, meta, items):
+        return forms.aug_assignment(items[0], str(items[1])[:-1], items[2], **_meta(meta))
+
     def return_stmt(self, meta, items):
-        value = items[0]
-        if isinstance(value, list):
-            value = value[0] if len(value) == 1 else _pos(ast.TupleDisplay(value), meta)
-        return _pos(ast.Return(value), meta)
+        return _pos(ast.Return(items[0]), meta)
 
     def break_stmt(self, meta, items):
         return _pos(ast.Break(), meta)
@@ -314,11 +446,43 @@ class _ToAst(Transformer):
     def pass_stmt(self, meta, items):
         return _pos(ast.Pass(), meta)
 
-    def expect_stmt(self, meta, items):
-        return _pos(ast.Expect(items[0], items[1]), meta)
+    def del_stmt(self, meta, items):
+        return _pos(pyast.Delete([forms.target(t) for t in forms.tuple_items(items[0])]), meta)
 
-    def expr_stmt(self, meta, items):
-        return _pos(ast.ExprStmt(items[0]), meta)
+    def assert_stmt(self, meta, items):
+        return _pos(pyast.Assert(items[0], items[1]), meta)
+
+    def dotted_name(self, meta, items):
+        return [str(i) for i in items]
+
+    def dotted_as_name(self, meta, items):
+        return forms.import_module(items[0], str(items[1]) if items[1] else None)
+
+    def import_stmt(self, meta, items):
+        return _pos(pyast.Import(list(items)), meta)
+
+    def import_name(self, meta, items):
+        return (str(items[0]), str(items[1]) if items[1] else None)
+
+    def import_names(self, meta, items):
+        return [i for i in items if i is not None]
+
+    def relative(self, meta, items):
+        return True
+
+    def from_import(self, meta, items):
+        relative = items[0] is True
+        rest = list(items[1:] if relative else items)
+        dotted, names = (rest + [None, None])[:2]
+        return _pos(pyast.Import(forms.import_from(relative, dotted, names, meta)), meta)
+
+    global_stmt = _no("global")
+    nonlocal_stmt = _no("nonlocal")
+    raise_stmt = _no("raise")
+    try_stmt = _no("try/except")
+
+    def async_stmt(self, meta, items):
+        raise forms.unsupported("async def, async for and async with", meta)
 
     def elif_clause(self, meta, items):
         return (items[0], items[1])
@@ -327,42 +491,41 @@ class _ToAst(Transformer):
         return items[0]
 
     def if_stmt(self, meta, items):
-        branches = [(items[0], items[1])]
-        orelse = items[-1]
-        branches += [b for b in items[2:-1]]
-        return _pos(ast.If(branches, orelse), meta)
+        branches = [(items[0], items[1])] + list(items[2:-1])
+        return _pos(ast.If(branches, items[-1]), meta)
 
     def while_stmt(self, meta, items):
+        if items[2] is not None:
+            raise forms.unsupported("while ... else", meta)
         return _pos(ast.While(items[0], items[1]), meta)
 
     def for_stmt(self, meta, items):
-        return _pos(ast.For(items[0], items[1], items[2]), meta)
-
-    def param(self, meta, items):
-        return _pos(ast.Param(str(items[0]), items[1]), meta)
-
-    def parameters(self, meta, items):
-        return [i for i in items if i is not None]
+        return forms.for_statement(items[0], items[1], items[2], items[3], **_meta(meta))
 
     def funcdef(self, meta, items):
-        return _pos(ast.FuncDef(str(items[0]), items[1] or [], items[2]), meta)
+        return _pos(ast.FuncDef(str(items[0]), items[1] or [], items[3]), meta)
+
+    def classdef(self, meta, items):
+        args = items[1] or []
+        if any(isinstance(a, (ast.Keyword, pyast.Starred)) for a in args):
+            raise forms.unsupported("a class keyword (metaclass=...)", meta)
+        return _pos(pyast.ClassDef(str(items[0]), args, items[2]), meta)
 
     def decorator(self, meta, items):
-        return str(items[0])
+        return items[0][-1]
 
     def decorated(self, meta, items):
-        func = items[-1]
-        func.decorators = list(items[:-1])
-        return _pos(func, meta)
+        definition = items[-1]
+        if not isinstance(definition, ast.FuncDef):
+            raise forms.unsupported("a class decorator", meta)
+        definition.decorators = list(items[:-1])
+        return _pos(definition, meta)
 
-    def tape_stmt(self, meta, items):
-        return _pos(ast.TapeBlock(str(items[0]), items[1] or [], items[2]), meta)
+    def with_item(self, meta, items):
+        return (items[0], forms.target(items[1]) if items[1] is not None else None)
 
-    def stop_stmt(self, meta, items):
-        return _pos(ast.StopRecording(str(items[0]), items[1]), meta)
-
-    def expect_error_stmt(self, meta, items):
-        return _pos(ast.ExpectError(str(items[0]), items[1]), meta)
+    def with_stmt(self, meta, items):
+        return _pos(pyast.With(list(items[:-1]), items[-1]), meta)
 
 
 _HINTS = {
@@ -401,16 +564,29 @@ def _literal(terminal: str) -> str:
 
 
 def _hint(err: UnexpectedInput) -> str | None:
-    """The hint whose examples fail in the same parser state, tried one example at a time: Lark's
-    match_examples raises on some examples (a TypeError inside it), which must not hide the others."""
+    """The hint whose examples fail in the same parser state, on the same kind of token if one does."""
+    state, kind = getattr(err, "state", None), _token_type(err)
+    if state is None:
+        return None
+    fallback = None
     for hint, examples in _HINTS.items():
         for example in examples:
             try:
-                if err.match_examples(_lark().parse, {hint: [example]}, use_accepts=True):
+                _lark().parse(example)
+            except UnexpectedInput as e:
+                if getattr(e, "state", None) != state:
+                    continue
+                if _token_type(e) == kind:
                     return hint
+                fallback = fallback or hint
             except Exception:  # the hint is a bonus; never let it hide the real error
                 continue
-    return None
+    return fallback
+
+
+def _token_type(err) -> str | None:
+    token = getattr(err, "token", None)
+    return getattr(token, "type", None)
 
 
 def _syntax_error(err: UnexpectedInput, source: str) -> TdfSyntaxError:

@@ -1,9 +1,11 @@
 """Source text -> AST, with positions on every node.
 
-The grammar is grammar/tdf.lark (LALR, with a Python-style indenter). A valid program is
-parsed by fastparse.py, a hand-written parser that gives the same AST as Lark and starts in
-no time; a program it does not take (every syntax error, and a few rare constructs) goes to
-larkparse.py, which parses it with Lark and reports syntax errors with hints.
+The grammar is grammar/tdf.lark (LALR, with a Python-style indenter and soft keywords): the whole
+language, Python's forms and TDF's statements in any mix. A valid program is parsed by fastparse.py,
+a hand-written parser that gives the same AST as Lark and starts in no time; a program it does not
+take (every syntax error, and a few rare constructs) goes to larkparse.py, which parses it with Lark
+and reports syntax errors with hints. spellings.py then makes TensorFlow's spellings of TDF's
+statements those statements.
 
 ``TAPECLI_PARSER`` (for tests): ``standalone`` sends every program to larkparse.py, ``lark``
 too and has it use the Lark library itself; ``compare`` parses with both parsers and fails
@@ -12,11 +14,10 @@ too and has it use the Lark library itself; ``compare`` parses with both parsers
 from __future__ import annotations
 
 import os
-import re
 import sys
 from contextlib import contextmanager
 
-from tapecli.frontend import ast
+from tapecli.frontend import ast, spellings
 from tapecli.frontend.nesting import top_level_lines
 from tapecli.errors import TdfSyntaxError
 from tapecli.frontend.grammar import grammar_text  # noqa: F401 (part of the parser's API)
@@ -65,48 +66,31 @@ DEEP_RECURSION = 50_000
 
 
 def _parse_body(text: str, starts: list[int]) -> tuple[list, bool]:
-    """The statements, and whether Python's parser (§11) gave them."""
+    """The statements, with TensorFlow's spellings of TDF's statements made those statements, and
+    whether the program is written as TensorFlow Python (spellings.py)."""
     mode = os.environ.get("TAPECLI_PARSER", "")
     body = None
-    python_error = None
     if mode in ("", "compare"):
         from tapecli.frontend import fastparse
         body, stop_line, too_deep = fastparse.parse_until(text)
         if too_deep:
             raise TdfSyntaxError("this expression nests too deeply", hint="split it with intermediate names",
                                  line=stop_line, column=1)
-    if body is None and mode == "":
-        from tapecli.frontend import pyfront     # Python as TensorFlow programs are written (§11)
-        body, python_error = pyfront.parse_python_or_error(text)
-        if python_error is not None and _PYTHON_ONLY.search(text):
-            raise _python_syntax_error(python_error)
-        if body is not None:
-            return body, True
-    if body is not None and mode != "compare":
-        return body, False
-    from tapecli.frontend import larkparse
-    if body is None and mode == "" and len(text) > _WINDOW_FROM:
-        _report_from_window(text, starts, stop_line)
-    try:
-        reference = larkparse.parse_body(text)
-    except Exception:
-        if body is not None:
-            raise AssertionError("fastparse took a program that Lark rejects") from None
-        raise
-    if body is not None and body != reference:
-        raise AssertionError("fastparse and Lark parse this program differently")
-    return reference, False
-
-
-# Statements TDF does not have: a program with one is Python (§11), and Python's message is the one to give.
-_PYTHON_ONLY = re.compile(r"^[ ]*(import\s|from\s+[\w.]+\s+import\s|with\s|class\s|try\s*:|raise\s|lambda\b)", re.M)
-
-
-def _python_syntax_error(error: SyntaxError) -> TdfSyntaxError:
-    message = error.msg
-    if message.startswith("invalid syntax") and error.text:
-        message = "invalid syntax"
-    return TdfSyntaxError(message, line=error.lineno or None, column=error.offset or None)
+    if body is None or mode == "compare":
+        from tapecli.frontend import larkparse
+        if body is None and mode == "" and len(text) > _WINDOW_FROM:
+            _report_from_window(text, starts, stop_line)
+        try:
+            reference = larkparse.parse_body(text)
+        except Exception:
+            if body is not None:
+                raise AssertionError("fastparse took a program that Lark rejects") from None
+            raise
+        if body is not None and body != reference:
+            raise AssertionError("fastparse and Lark parse this program differently")
+        body = reference
+    spelling = spellings.Spelling()
+    return spellings.rewrite(body, spelling), spelling.tensorflow
 
 
 # Lark takes seconds on a program of megabytes: above this size an error is looked for in a window of

@@ -33,3 +33,4 @@ FString = _node("FString", ("parts",), "an f-string: String nodes and FormattedV
 FormattedValue = _node("FormattedValue", ("value", "conversion", "spec"),
                        "{value!conversion:spec} in an f-string; spec is an FString or None")
 Starred = _node("Starred", ("value",), "*value in a call or a display")
+With = _node("With", ("items", "body"), "with items: body; items: (context expression, target or None) pairs")

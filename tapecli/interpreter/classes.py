@@ -11,7 +11,9 @@ import numpy as np
 
 from tapecli.errors import TdfNameError, TdfTypeError
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.context import current
+from tapecli.runtime.tape import leave_tapes
+from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, Tensor, Variable
 
 # The frameworks a program class can derive from: how they order the variables they collect.
 MODULE, KERAS = "tf.Module", "keras"
@@ -222,11 +224,59 @@ class Namespace(ProgramObject):
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
         name = self.ALIASES.get(attr, attr)
+        if name in DTYPES or name in DTYPE_ALIASES:
+            return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function
         if name in BUILTINS:
-            return BUILTINS[name]
+            found = BUILTINS[name]
+            if self.path.split(".")[0] in _OFF_THE_TAPE and getattr(found, "is_builtin", False):
+                return NumpyFunction(found, f"{self.path}.{attr}")
+            return found
         if attr in self.SUBMODULES:
             return Namespace(f"{self.path}.{attr}")
         raise TdfNameError(f"tapecli has no {self.path}.{attr}", hint=_close_hint(attr, BUILTINS))
+
+
+# Modules whose functions compute with NumPy (or Python floats) on a tensor's values: no tape records them.
+_OFF_THE_TAPE = ("np", "math")
+
+
+class NumpyFunction(ProgramObject):
+    """``np.square(x)``, ``math.exp(x)``: the builtin's values, off every tape (TensorFlow gives None for
+    a gradient through NumPy); each recording tape notes where its path left it, for the `why`."""
+
+    kind_word = "a NumPy function"
+
+    def __init__(self, fn, spelling: str):
+        self.fn = fn
+        self.spelling = spelling
+
+    def call(self, interp, args, kwargs, node):
+        from tapecli.interpreter.registry import call_builtin
+        return off_the_tape(lambda: call_builtin(self.fn, interp, node, args, kwargs), f"{self.spelling}()",
+                            node.line, list(args) + list(kwargs.values()))
+
+
+def off_the_tape(compute, what: str, line, inputs):
+    """``compute()``'s value with every tape paused, as values no tape knows (new tensors)."""
+    tapes = [t for t in current().tapes if t.recording]
+    leave_tapes(tapes, what, line, inputs)
+    for tape in tapes:
+        tape.paused = True
+    try:
+        return detached(compute())
+    finally:
+        for tape in tapes:
+            tape.paused = False
+
+
+def detached(value):
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        return Tensor(value.value, weak=value.weak)
+    if isinstance(value, (list, tuple)):
+        return type(value)(detached(v) for v in value)
+    return value
 
 
 def _close_hint(name: str, names) -> str | None:

@@ -13,7 +13,7 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable, literal_array
+from tapecli.runtime.values import DType, Tensor, Variable, literal_array
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          _list_as_tensor)
@@ -238,7 +238,7 @@ class Expressions:
             return Tensor(np.array(same if op == "is" else not same))
         if op == "~=":
             return self.expectations.approx_equal(left, right)[0]
-        if isinstance(left, str) or isinstance(right, str):
+        if isinstance(left, (str, DType)) or isinstance(right, (str, DType)):
             if op in ("==", "!="):
                 return Tensor(np.array((left == right) == (op == "==")))
             raise TdfTypeError(f"cannot compare strings with '{op}'")
@@ -257,7 +257,7 @@ class Expressions:
         args = [self.eval(a, scope) if a.__class__ is not Starred else _Spread(self.eval(a.value, scope))
                 for a in node.args]
         if _Spread in {a.__class__ for a in args}:
-            args = [x for a in args for x in (self.iterate(a.value) if a.__class__ is _Spread else [a])]
+            args = [x for a in args for x in (self.loop_items(a.value) if a.__class__ is _Spread else [a])]
         kwargs = {}
         for kw in node.keywords:
             if kw.name in kwargs:

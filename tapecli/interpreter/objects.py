@@ -138,6 +138,15 @@ class TapeObject:
         self.interp = interp
 
 
+class PausedTape:
+    """What ``tape.stop_recording()`` gives: a `with` statement runs its block with the tape paused."""
+
+    kind_word = "a paused tape"
+
+    def __init__(self, tape: Tape):
+        self.tape = tape
+
+
 class ProgramObject:
     """A program value implemented in Python (a layer, an optimizer, a loss, an instance of a program's
     class): the interpreter reads its attributes, assigns them and calls it through these three methods,

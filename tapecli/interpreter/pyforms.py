@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 
-from tapecli import ops
 from tapecli.errors import TdfAssertionError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
@@ -89,7 +88,7 @@ class PythonForms:
         self.assign_target(target, self.binary(node.op, old, self.eval(node.value, scope), node), scope, node)
 
     def exec_ForEach(self, node, scope):
-        for item in self.iterate(self.eval(node.iter, scope)):
+        for item in self.loop_items(self.eval(node.iter, scope)):
             self._step()
             self.assign_target(node.target, item, scope, node)
             try:
@@ -145,21 +144,6 @@ class PythonForms:
         self.bind(scope, node.name, ProgramClass(node.name, bases, dict(body_scope.vars)), node)
 
     # ------------------------------------------------------------ expressions
-    def iterate(self, value) -> list:
-        if isinstance(value, Variable):
-            value = value.read()
-        if isinstance(value, Tensor):
-            if value.ndim == 0:
-                raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
-            return ops.rows(value)
-        if isinstance(value, (list, tuple)):
-            return list(value)
-        if isinstance(value, dict):
-            return list(value)
-        if isinstance(value, str):
-            return list(value)
-        raise TdfTypeError(f"cannot loop over {type_word(value)}")
-
     def eval_Comprehension(self, node, scope):
         local = Scope(scope)
         out_list, out_dict = [], {}
@@ -168,7 +152,7 @@ class PythonForms:
 
     def _comprehend(self, node, depth, scope, out_list, out_dict):
         target, iterable, conditions = node.generators[depth]
-        for item in self.iterate(self.eval(iterable, scope)):
+        for item in self.loop_items(self.eval(iterable, scope)):
             self._step()
             self.assign_target(target, item, scope, node)
             if not all(truth(self.eval(c, scope)) for c in conditions):

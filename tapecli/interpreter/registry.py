@@ -10,16 +10,27 @@ from tapecli.errors import TdfTypeError
 BUILTINS: dict = {}
 
 
-def builtin(*names, interp=False):
-    """Register a builtin under one or more names; ``interp=True`` passes the interpreter first."""
+def builtin(*names, interp=False, replaces=False):
+    """Register a builtin under one or more names; ``interp=True`` passes the interpreter first;
+    ``replaces=True`` where it takes over names another family registered (see ``register``)."""
     def deco(f):
         f.is_builtin = True
         f.wants_interp = interp
         f.positional = _positional_range(f)
         for name in names or (f.__name__.rstrip("_"),):
-            BUILTINS[name] = f
+            register(name, f, replaces=replaces)
         return f
     return deco
+
+
+def register(name: str, value, replaces: bool = False) -> None:
+    """Bind a builtin name. A name bound twice says which binding wins: the later one, with
+    ``replaces=True``; any other second binding (or a ``replaces`` with nothing to replace) is a
+    mistake in tapecli, raised at import."""
+    if (name in BUILTINS) != replaces:
+        raise RuntimeError(f"builtin {name!r} is bound twice without replaces=True" if not replaces
+                           else f"builtin {name!r} says it replaces a binding, but there is none")
+    BUILTINS[name] = value
 
 
 def _positional_range(f) -> tuple[int, int] | None:

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from tapecli.frontend import ast
+from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
 from tapecli.interpreter.library.core import truth
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
@@ -14,7 +14,8 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, DTYPES, DTYPE_ALIASES
-from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, ProgramObject, Scope, TapeObject, _Break,
+from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject, Scope,
+                                         TapeObject, _Break,
                                          _Continue, _Return)
 from tapecli.runtime.limits import Limits, resident_within
 
@@ -173,15 +174,21 @@ class Statements:
 
     def exec_Watch(self, node, scope):
         tape = self._current_tape(node.tape, node, scope)
-        if not tape.open:
-            raise TapeError(f"tape {tape.name} is not open here", hint=f"watch inside the block of tape {tape.name}")
+        values = []
         for item in node.items:
             value = self.eval(item, scope)
-            label = self.text(item)
             if isinstance(value, Tensor) and value.weak and isinstance(item, ast.Name):
                 value = ops.materialize(value)
                 scope.vars[item.id] = value
-            self._watch_on(tape, value, label, node)
+            values.append(value)
+        self.watch_values(tape, values, node.items, node)
+
+    def watch_values(self, tape: Tape, values: list, items: list, node):
+        """``watch`` and ``tape.watch(...)``: each value (its expression in ``items``) on ``tape``."""
+        if not tape.open:
+            raise TapeError(f"tape {tape.name} is not open here", hint=f"watch inside the block of tape {tape.name}")
+        for value, item in zip(values, items):
+            self._watch_on(tape, value, self.text(item), node)
 
     def _watch_on(self, tape: Tape, value, label, node):
         ctx = current()
@@ -203,8 +210,11 @@ class Statements:
             raise TdfTypeError(f"watch takes tensors, variables or lists of them; {label} is {type_word(value)}")
 
     def exec_Reset(self, node, scope):
+        self.reset_tape(self._current_tape(node.tape, node, scope), node)
+
+    def reset_tape(self, tape: Tape, node):
+        """``reset t`` and ``t.reset()``."""
         ctx = current()
-        tape = self._current_tape(node.tape, node, scope)
         tape.reset()
         tape.used_at = None
         if ctx.provenance.enabled:
@@ -238,8 +248,11 @@ class Statements:
                 history.closed = ctx.provenance.now
 
     def exec_StopRecording(self, node, scope):
+        self.run_paused(self._current_tape(node.tape, node, scope), node.body, node, scope)
+
+    def run_paused(self, tape: Tape, body, node, scope):
+        """``stop_recording t:`` and ``with t.stop_recording():``: the block, with ``tape`` not recording."""
         ctx = current()
-        tape = self._current_tape(node.tape, node, scope)
         if not tape.recording:
             raise TapeError(f"tape {tape.name} is not recording here",
                             hint="stop_recording belongs inside the tape's own block")
@@ -248,10 +261,20 @@ class Statements:
         if ctx.provenance.enabled:
             ctx.provenance.tape(tape).pauses.append(pause)
         try:
-            self.exec_block(node.body, scope)
+            self.exec_block(body, scope)
         finally:
             tape.paused = False
             pause[1] = ctx.provenance.now
+
+    def exec_With(self, node, scope):
+        """A `with` the parser could not make a TDF block: a tape's stop_recording() reached another way
+        (``with tapes[0].stop_recording():``); spellings.py refuses every other context."""
+        (context, _), rest = node.items[0], node.items[1:]
+        paused = self.eval(context, scope)
+        if not isinstance(paused, PausedTape):
+            raise TdfTypeError(f"a `with` statement here needs a tape's stop_recording(), not {type_word(paused)}")
+        body = [pyast.With(rest, node.body, **forms.position(node))] if rest else node.body
+        self.run_paused(paused.tape, body, node, scope)
 
     def exec_If(self, node, scope):
         ctx = current()
@@ -306,7 +329,7 @@ class Statements:
                 continue
 
     def loop_items(self, iterable):
-        """The items a ``for`` loop binds, one by one."""
+        """The items a ``for`` loop, a comprehension or a ``*`` spread takes, one by one: the one iteration rule."""
         if isinstance(iterable, Variable):
             iterable = iterable.read()
         if isinstance(iterable, Tensor):
@@ -319,6 +342,8 @@ class Statements:
             return list(iterable)
         if isinstance(iterable, dict):
             return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
+        if isinstance(iterable, str):
+            return list(iterable)
         raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
 
     def exec_For(self, node, scope):
@@ -349,11 +374,24 @@ class Statements:
         kind = Function
         for deco in node.decorators:
             if deco == "function":
-                continue                  # @tf.function: tracing changes no value
+                self._warn_traced_side_effects(node)
+                continue
             if deco != "custom_gradient":
                 raise TdfNameError(f"unknown decorator @{deco}", hint="the one decorator is @custom_gradient")
             kind = CustomGradientFunction
         self.bind(scope, node.name, kind(node, scope, self), node)
+
+    def _warn_traced_side_effects(self, node):
+        """@tf.function runs its Python side effects only while tracing (once per input signature); tapecli
+        runs the body on every call, as eager TensorFlow does. Where that can change what the program
+        computes, say so at the decorator."""
+        effects = spellings.python_side_effects(node)
+        if effects:
+            line, what = effects[0]
+            current().settings.warn(
+                f"@tf.function {node.name}: tapecli runs its Python side effects on every call ({what} at line "
+                f"{line}); TensorFlow runs them only while tracing, once per input signature, so a count, list or "
+                f"print they make can differ (tf.print and variable updates run every call in both)", node.line)
 
     def exec_Expect(self, node, scope):
         self.expectations.expect(node, scope)

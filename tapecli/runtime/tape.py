@@ -186,10 +186,24 @@ class Tape:
         self.used_at: int | None = None      # line of the first gradient call (non-persistent)
         self.released = False                # a backward pass let go of what the records kept
         self.split_upto = 0                  # records[:split_upto] are of one op each (split_records)
+        self.left_at: list = []              # (line, what, input ids): NumPy computed on its values (leave_tapes)
 
     @property
     def recording(self) -> bool:
         return self.open and not self.paused
+
+    def left_reason(self, leaf_id: int, label: str) -> str | None:
+        """Why ``leaf_id`` has no gradient if a NumPy computation took a value on a path from it: where
+        that path left this tape (as in TensorFlow, NumPy is not recorded); None if none did."""
+        if not self.left_at:
+            return None
+        _, reach = self.path([leaf_id])
+        exits = [f"{what} at line {line}" for line, what, ids in self.left_at if reach & ids]
+        if not exits:
+            return None
+        where = exits[0] if len(exits) == 1 else f"one of {', '.join(exits[:3])}{', ...' if len(exits) > 3 else ''}"
+        return (f"the path from {label} leaves tape {self.name} through NumPy ({where}), which no tape records "
+                "(as in TensorFlow): use the tf. op instead")
 
     # ---------------------------------------------------------------- watching
     def watch_variable(self, var: Variable, how: str, line: int | None) -> None:
@@ -231,7 +245,8 @@ class Tape:
             if self.used_at is not None:
                 raise TapeError(f"tape {self.name} is not persistent and already computed gradients "
                                 f"at line {self.used_at}",
-                                hint=f"declare it with tape {self.name}(persistent=True):")
+                                hint=f"open it with `with tf.GradientTape(persistent=True) as {self.name}:`"
+                                if ctx.settings.python_spelling else f"declare it with tape {self.name}(persistent=True):")
             self.used_at = line
             if self.open:
                 # As in TensorFlow: a non-persistent tape stops recording once asked.
@@ -305,6 +320,14 @@ class Tape:
 
     def __repr__(self):
         return f"Tape({self.name})"
+
+
+def leave_tapes(tapes, what: str, line, inputs) -> None:
+    """Note on each recording tape that ``what`` (NumPy) computed on ``inputs`` outside it."""
+    ids = {t.id for t in inputs if isinstance(t, (Tensor, Variable))}
+    for tape in tapes:
+        if tape.recording and ids:
+            tape.left_at.append((line, what, ids))
 
 
 def flatten(structure, what: str) -> list:

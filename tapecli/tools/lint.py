@@ -177,8 +177,10 @@ class _TapeUse:
 
     def __init__(self):
         self.findings: list[Finding] = []
+        self.python = False              # the program is TensorFlow Python: advice in its spelling
 
     def run(self, program):
+        self.python = program.python
         self.block(program.body, {}, ())
         return self.findings
 
@@ -250,7 +252,9 @@ class _TapeUse:
                     call.line, call.column, "TDF001",
                     f"{name}.{method} is a second gradient call on tape {name}, which is not persistent "
                     f"({where}): this is a TapeError at run time; declare it with "
-                    f"`tape {name}(persistent=True):`, or record again in a new tape block"))
+                    + (f"`with tf.GradientTape(persistent=True) as {name}:`, or record again in a new "
+                       f"`with tf.GradientTape() as {name}:` block" if self.python
+                       else f"`tape {name}(persistent=True):`, or record again in a new tape block")))
             elif info.persistent and name in open_:
                 self.findings.append(Finding(
                     call.line, call.column, "TDF002",
@@ -271,6 +275,11 @@ def _integer_literal(expr) -> bool:
     if isinstance(expr, ast.ListDisplay):
         return bool(expr.items) and all(_integer_literal(i) for i in expr.items)
     return False
+
+
+def _python_decl(kind: str, arguments: str) -> str:
+    """A declaration as TensorFlow Python spells it: tf.Variable(...) or tf.constant(...)."""
+    return f"tf.{'Variable' if kind == 'var' else 'constant'}({arguments})"
 
 
 def _integer_sources(program) -> list[Finding]:
@@ -295,12 +304,15 @@ def _integer_sources(program) -> list[Finding]:
         literal = decl.value
         text = program.source[literal.start:literal.end] if literal.end > literal.start else "..."
         how = "watched" if isinstance(use_stmt, ast.Watch) else "a gradient source"
+        written = f"{decl.name} = {_python_decl(kind, text)}" if program.python else f"{kind} {decl.name} = {text}"
         findings[id(decl)] = Finding(
             literal.line, literal.column, "TDF003",
-            f"{decl.name} is declared with integer literals only ({kind} {decl.name} = {text}), so it is int32, "
+            f"{decl.name} is declared with integer literals only ({written}), so it is int32, "
             f"and it is {how} at line {use_stmt.line}: integers are not differentiable and its gradients will "
-            f"be None; write a float literal ({_float_hint(text)}) or declare `{kind} {decl.name}: float32 = "
-            f"{text}`")
+            + (f"be None; write a float literal ({_python_decl(kind, _float_hint(text))}) or give the dtype "
+               f"({_python_decl(kind, text + ', dtype=tf.float32')})" if program.python else
+               f"be None; write a float literal ({_float_hint(text)}) or declare `{kind} {decl.name}: float32 = "
+               f"{text}`"))
 
     def block(body, known: dict) -> dict:
         for stmt in body:

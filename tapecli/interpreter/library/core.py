@@ -14,7 +14,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
-from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin  # noqa: F401 (call_builtin re-exported)
+from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, register  # noqa: F401 (call_builtin re-exported)
 
 # ------------------------------------------------------------- conversions
 
@@ -80,6 +80,8 @@ def to_axis(value):
 def to_dtype(value) -> np.dtype:
     if isinstance(value, DType):
         return value.np
+    if getattr(value, "as_dtype", None):         # Python's float, int, bool, as TensorFlow reads them
+        return DType(value.as_dtype).np
     if isinstance(value, str) and DType(value).name in DTYPES:
         return DType(value).np
     raise TdfTypeError(f"expected a dtype (float32, float64, int32, int64, bool), got {type_word(value)}")
@@ -461,7 +463,7 @@ def print_(interp, *values, sep=" "):
 
 
 for _d in ("float32", "float64", "int32", "int64", "bool", "f32", "f64", "i32", "i64"):
-    BUILTINS[_d] = DType(_d)
+    register(_d, DType(_d))
 
 
 # ---------------------------------------------------------------- attributes
@@ -519,7 +521,7 @@ def _assign(var: Variable, how: str, e):
 
 
 def _tape_attribute(interp, tape_obj, attr, node):
-    from tapecli.interpreter.objects import BoundMethod
+    from tapecli.interpreter.objects import BoundMethod, PausedTape
     tape = tape_obj.tape
 
     def request(kind, f):
@@ -546,10 +548,17 @@ def _tape_attribute(interp, tape_obj, attr, node):
         return request("batch_jacobian", _checked(gradients.batch_jacobian, "batch_jacobian(target, source)"))
     if attr == "watched_variables":
         return BoundMethod(attr, lambda call_node: tape.watched_variables())
+    if attr == "watch":
+        return BoundMethod(attr, lambda call_node, *values: interp.watch_values(tape, list(values), call_node.args,
+                                                                                 call_node))
+    if attr == "reset":
+        return BoundMethod(attr, lambda call_node: interp.reset_tape(tape, call_node))
+    if attr == "stop_recording":
+        return BoundMethod(attr, lambda call_node: PausedTape(tape))
     if attr == "name":
         return tape.name
-    raise TdfTypeError(f"a tape has no attribute {attr}",
-                       hint="tapes have gradient, jacobian, batch_jacobian and watched_variables")
+    raise TdfTypeError(f"a tape has no attribute {attr}", hint="tapes have gradient, jacobian, batch_jacobian, "
+                       "watched_variables, watch, reset and stop_recording")
 
 
 def _checked(f, usage):

@@ -10,16 +10,16 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Super
+from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Super, off_the_tape
 from tapecli.interpreter.library.core import to_int, truth
 from tapecli.interpreter.objects import BoundMethod
-from tapecli.interpreter.registry import BUILTINS, builtin
+from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, Tensor, Variable, convert_weak
 
-BUILTINS["Module"] = FrameworkBase("tf.Module", MODULE)
-BUILTINS["Layer"] = FrameworkBase("keras.layers.Layer", KERAS)
+register("Module", FrameworkBase("tf.Module", MODULE))
+register("Layer", FrameworkBase("keras.layers.Layer", KERAS))
 
 
 def _dtype(dtype):
@@ -95,9 +95,13 @@ def int_(value=0):
     return Tensor(np.array(_number(value, int), dtype=np.int64), weak=True)
 
 
-@builtin("bool")
+@builtin("bool", replaces=True)     # the function; tf.bool and np.bool_ stay the dtype (classes.Namespace)
 def bool_(value=False):
     return Tensor(np.array(truth(value)))
+
+
+# TensorFlow reads Python's types as dtypes: tf.cast(n, float), tf.zeros(3, dtype=int).
+float_.as_dtype, int_.as_dtype, bool_.as_dtype = "float32", "int32", "bool"
 
 
 @builtin("str")
@@ -225,7 +229,7 @@ def _extreme(name, reduce, pair, pick):
             raise TdfTypeError(f"{name}() needs at least one argument")
         return reduce(args[0], axis=_axis(axis), keepdims=truth(keepdims))
     run.__name__ = name
-    builtin(name)(run)
+    builtin(name, replaces=True)(run)      # Python's min/max of several values; one argument still reduces
 
 
 def _axis(axis):
@@ -237,7 +241,7 @@ _extreme("min", ops.reduce_min, ops.minimum, min)
 _extreme("max", ops.reduce_max, ops.maximum, max)
 
 
-@builtin("sum")
+@builtin("sum", replaces=True)
 def sum_(values, axis=None, keepdims=False, start=None):
     """Python's sum of a list (its elements added, as tf.add_n); a tensor's reduce_sum."""
     if isinstance(values, list) and axis is None:
@@ -258,8 +262,10 @@ def python_attribute(interp, value, attr, node):
         return BoundMethod(attr, lambda call_node, *a, **k: method(interp, value, *a, **k))
     if isinstance(value, (Tensor, Variable)):
         t = value.read() if isinstance(value, Variable) else value
-        if attr == "numpy":
-            return BoundMethod(attr, lambda call_node: ops.materialize(t) if t.weak else t)
+        if attr == "numpy":        # the values, which no tape follows (as in TensorFlow)
+            return BoundMethod(attr, lambda call_node: off_the_tape(lambda: ops.materialize(t) if t.weak else t,
+                                                                    f"{interp.text(node) or 'x.numpy'}()",
+                                                                    call_node.line, [t]))
         if attr == "ndim":
             return Tensor(np.array(t.ndim, dtype=np.int64), weak=True)
         if attr in ("read_value", "value") and isinstance(value, Variable):

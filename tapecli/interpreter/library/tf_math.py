@@ -12,17 +12,17 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.library.core import to_axis, to_dtype, to_float, truth
-from tapecli.interpreter.registry import BUILTINS, builtin
+from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 
 # ------------------------------------------------------------------ constants
 
-BUILTINS["pi"] = Tensor(np.array(math.pi), weak=True)
-BUILTINS["e"] = Tensor(np.array(math.e), weak=True)
-BUILTINS["inf"] = Tensor(np.array(math.inf), weak=True)
-BUILTINS["nan"] = Tensor(np.array(math.nan), weak=True)
-BUILTINS["newaxis"] = None
+register("pi", Tensor(np.array(math.pi), weak=True))
+register("e", Tensor(np.array(math.e), weak=True))
+register("inf", Tensor(np.array(math.inf), weak=True))
+register("nan", Tensor(np.array(math.nan), weak=True))
+register("newaxis", None)
 
 
 # ------------------------------------------------------ named arithmetic (tf.math)
@@ -367,7 +367,7 @@ def _stacking_reduction(name, f):
         x = _tensor_list(input_tensor, name) if isinstance(input_tensor, (list, tuple)) else input_tensor
         return f(x, axis=to_axis(axis), keepdims=truth(keepdims))
     run.__name__ = name
-    builtin(name)(run)
+    builtin(name, replaces=True)(run)      # core's reduce_* take a tensor; these also stack a list
 
 
 for _name, _f in (("reduce_sum", ops.reduce_sum), ("reduce_mean", ops.reduce_mean), ("reduce_max", ops.reduce_max),

@@ -1,0 +1,220 @@
+"""TensorFlow's spellings of TDF's statements, made those statements (docs/spec/LANGUAGE.md §11).
+
+Both parsers give the grammar's AST; this pass, run on every program, turns the forms that mean a TDF
+statement into it, so that every later room (the interpreter, lint, explain, entry names) sees one
+form of each: ``x = tf.Variable(v)`` at top level is ``var x = v`` (so ``--set x=`` works),
+``with tf.GradientTape() as t:`` is ``tape t:``, ``t.watch(x)`` on a tape the block names is
+``watch x in t``, ``with t.stop_recording():`` and ``t.reset()`` are ``stop_recording t:`` and
+``reset t``. Docstrings and other bare strings go (they compute nothing). Anything else stays as
+written: a tape reached another way (passed to a function, aliased) answers the same methods at
+run time.
+"""
+from __future__ import annotations
+
+from tapecli.errors import TdfSyntaxError
+from tapecli.frontend import ast, forms, pyast
+
+_TENSORFLOW = ("tensorflow", "tf")
+# Statements only TDF spells: a program with one speaks TDF, and is answered in TDF.
+_TDF_STATEMENTS = (ast.VarDecl, ast.ConstDecl, ast.TapeBlock, ast.Watch, ast.Reset, ast.StopRecording, ast.Expect,
+                   ast.ExpectError)
+
+
+class Spelling:
+    """What the pass learnt: whether the program is written as TensorFlow Python (its messages then
+    spell ``tf.GradientTape(persistent=True)``, not ``tape t(persistent=True):``)."""
+    __slots__ = ("tensorflow",)
+
+    def __init__(self):
+        self.tensorflow = False
+
+
+def rewrite(body: list, spelling: Spelling) -> list:
+    tf_names = {bound for node in body if isinstance(node, pyast.Import)
+                for module, bound in node.names if module.split(".")[0] in _TENSORFLOW}
+    speaks_tdf = _has_tdf_statement(body)
+    converter = _Converter(tf_names, _bound_once(body))
+    out = converter.block(body, top=True, tapes=set())
+    spelling.tensorflow = not speaks_tdf and (bool(tf_names) or converter.python_tapes)
+    return out
+
+
+def _has_tdf_statement(body) -> bool:
+    stack = [body]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, _TDF_STATEMENTS):
+                return True
+            stack.extend(_blocks(node))
+    return False
+
+
+def _blocks(node) -> list:
+    """The statement lists directly under a statement."""
+    if isinstance(node, ast.If):
+        return [b for _, b in node.branches] + ([node.orelse] if node.orelse else [])
+    body = getattr(node, "body", None)
+    return [body] if isinstance(body, list) else []
+
+
+def _bound_once(body) -> set[str]:
+    """The names that the program's statements bind exactly once (a declaration needs that)."""
+    counts: dict[str, int] = {}
+
+    def count(name):
+        counts[name] = counts.get(name, 0) + 1
+
+    stack = [body]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, (ast.Assign, ast.For)):
+                for name in node.targets:
+                    count(name)
+            elif isinstance(node, (ast.AugAssign, ast.VarDecl, ast.ConstDecl)):
+                count(node.name)
+            elif isinstance(node, (ast.FuncDef, pyast.ClassDef)):
+                count(node.name)
+            elif isinstance(node, (pyast.AssignTo, pyast.ForEach, pyast.AugAssignTo)):
+                for t in getattr(node, "targets", None) or [node.target]:
+                    for sub in ast.walk(t):
+                        if isinstance(sub, ast.Name):
+                            count(sub.id)
+            stack.extend(_blocks(node))
+    return {name for name, n in counts.items() if n == 1}
+
+
+class _Converter:
+    def __init__(self, tf_names: set[str], bound_once: set[str]):
+        self.tf_names = tf_names
+        self.bound_once = bound_once
+        self.python_tapes = False
+
+    def block(self, stmts: list, top: bool, tapes: set[str]) -> list:
+        out = []
+        for s in stmts:
+            converted = self.statement(s, top, tapes)
+            if converted is not None:
+                out.append(converted)
+        return out
+
+    def body(self, stmts: list, tapes: set[str], at) -> list:
+        return self.block(stmts, False, tapes) or [ast.Pass(**forms.position(at))]
+
+    def statement(self, s, top: bool, tapes: set[str]):
+        if isinstance(s, ast.ExprStmt):
+            if isinstance(s.value, ast.String):
+                return None                                  # a docstring or a bare string
+            return self.method_statement(s, tapes) or s
+        if isinstance(s, ast.Assign) and top and len(s.targets) == 1 and s.targets[0] in self.bound_once:
+            return self.declaration(s) or s
+        if isinstance(s, pyast.With):
+            return self.with_items(s, list(s.items), tapes)
+        if isinstance(s, ast.TapeBlock):
+            s.body = self.body(s.body, tapes | {s.name}, s)
+            return s
+        if isinstance(s, ast.FuncDef):
+            s.body = self.body(s.body, set(), s)
+            return s
+        if isinstance(s, pyast.ClassDef):
+            s.body = self.body(s.body, set(), s)
+            return s
+        if isinstance(s, ast.If):
+            s.branches = [(test, self.body(b, tapes, s)) for test, b in s.branches]
+            if s.orelse:
+                s.orelse = self.body(s.orelse, tapes, s)
+            return s
+        if isinstance(getattr(s, "body", None), list):
+            s.body = self.body(s.body, tapes, s)
+        return s
+
+    def method_statement(self, s, tapes):
+        """``t.watch(x)`` / ``t.reset()`` on a tape a block names: the TDF statement."""
+        v = s.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
+                and v.func.value.id in tapes and not v.keywords \
+                and not any(isinstance(a, pyast.Starred) for a in v.args):
+            tape = v.func.value.id
+            if v.func.attr == "watch" and v.args:
+                return ast.Watch(v.args, tape, **forms.position(s))
+            if v.func.attr == "reset" and not v.args:
+                return ast.Reset(tape, **forms.position(s))
+        return None
+
+    def with_items(self, s, items, tapes):
+        (context, bound), rest = items[0], items[1:]
+        if isinstance(context, ast.Call) and _callee_name(context.func) == "GradientTape":
+            if not isinstance(bound, ast.Name):
+                raise forms.unsupported("a GradientTape without `as NAME`", s)
+            if context.args:
+                raise TdfSyntaxError("GradientTape's options are given by name",
+                                     hint="e.g. tf.GradientTape(persistent=True)", line=s.line, column=s.column)
+            self.python_tapes = True
+            inner = tapes | {bound.id}
+            body = [self.with_items(s, rest, inner)] if rest else self.body(s.body, inner, s)
+            return ast.TapeBlock(bound.id, context.keywords, body, **forms.position(s))
+        if isinstance(context, ast.Call) and isinstance(context.func, ast.Attribute) \
+                and context.func.attr == "stop_recording" and not context.args and not context.keywords \
+                and bound is None:
+            body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
+            if isinstance(context.func.value, ast.Name):
+                return ast.StopRecording(context.func.value.id, body, **forms.position(s))
+            return pyast.With([(context, None)], body, **forms.position(s))   # a tape reached another way
+        raise forms.unsupported("this `with` statement (tapecli runs `with tf.GradientTape(...) as t:` and "
+                                "`with t.stop_recording():`)", s)
+
+    def declaration(self, s):
+        """``x = tf.Variable(v, ...)`` / ``x = tf.constant(v, ...)`` at top level: a TDF declaration."""
+        value = s.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name) and value.func.value.id in self.tf_names):
+            return None
+        kind = value.func.attr
+        if kind not in ("Variable", "constant") or len(value.args) > 1 \
+                or any(isinstance(a, pyast.Starred) for a in value.args):
+            return None
+        kw = {k.name: k.value for k in value.keywords}
+        init = value.args[0] if value.args else kw.pop("initial_value" if kind == "Variable" else "value", None)
+        if init is None:
+            return None
+        dtype = kw.pop("dtype", None)
+        kw.pop("name", None)
+        if dtype is not None:
+            dtype = dtype.attr if isinstance(dtype, ast.Attribute) else dtype.value \
+                if isinstance(dtype, ast.String) else None
+            if dtype is None:
+                return None
+        name = s.targets[0]
+        if kind == "constant":
+            return None if kw else ast.ConstDecl(name, dtype, init, **forms.position(s))
+        options = []
+        if "trainable" in kw:
+            trainable = next(k for k in value.keywords if k.name == "trainable")
+            options.append(ast.Keyword("trainable", kw.pop("trainable"), **forms.position(trainable)))
+        return None if kw else ast.VarDecl(name, dtype, init, options, **forms.position(s))
+
+
+# Python's in-place methods of lists, dicts and sets: a call of one is a side effect of the Python code.
+_MUTATING_METHODS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                               "popitem", "sort", "reverse", "add", "discard"))
+
+
+def python_side_effects(func: ast.FuncDef) -> list[tuple[int, str]]:
+    """(line, what) of each Python side effect in a function's body: what ``@tf.function`` runs only while
+    it traces (print, a list append, an attribute or item assigned), where tapecli runs it on every call."""
+    found = []
+    for node in ast.walk(func.body):
+        if isinstance(node, ast.Call):
+            name = _callee_name(node.func)
+            if isinstance(node.func, ast.Name) and name == "print":
+                found.append((node.line, "print()"))
+            elif isinstance(node.func, ast.Attribute) and name in _MUTATING_METHODS:
+                found.append((node.line, f".{name}()"))
+        elif isinstance(node, (pyast.AssignTo, pyast.AugAssignTo)):
+            targets = getattr(node, "targets", None) or [node.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+                found.append((node.line, "an assignment to an attribute or item"))
+    return found
+
+
+def _callee_name(f) -> str | None:
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
