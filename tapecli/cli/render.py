@@ -31,7 +31,7 @@ def format_cell(value, limit: int = 6, width: int | None = None, full: bool = Fa
         return np.array2string(arr, threshold=limit * 4, edgeitems=limit // 2, separator=", ", precision=6)
     if isinstance(value, (list, dict)):
         return _bounded_format(value, CELL_CHARS)
-    from tapecli.interpreter.library.core import format_value as program_format
+    from tapecli.interpreter.conversions import format_value as program_format
     return program_format(value)
 
 
@@ -41,7 +41,7 @@ CELL_CHARS = 1000       # most characters of a list or dict in a table cell
 def _bounded_format(value, budget: int) -> str:
     """print()'s text of a list or dict, cut at ``budget`` characters (…) and built no further: a list
     holding itself 26 levels deep would otherwise be 2**26 leaves of text. Iterative, so depth is no limit."""
-    from tapecli.interpreter.library.core import format_value as program_format
+    from tapecli.interpreter.conversions import format_value as program_format
     out, size = [], 0
     stack = [(iter([("", value)]), "")]         # (iterator of (separator, item), closing bracket)
     while stack and size <= budget:

@@ -8,6 +8,10 @@ import types
 from tapecli.errors import TdfTypeError
 
 BUILTINS: dict = {}
+# What the interpreter asks the library without importing it (the library is the room above):
+# "attribute" (value, attr: a tensor's, variable's or tape's), "python_attribute" (the methods of lists, dicts,
+# strings; None if not one) and "initializer" (a Keras initializer by name or object, for add_weight).
+HOOKS: dict = {}
 
 
 def builtin(*names, interp=False):
@@ -18,6 +22,14 @@ def builtin(*names, interp=False):
         f.positional = _positional_range(f)
         for name in names or (f.__name__.rstrip("_"),):
             BUILTINS[name] = f
+        return f
+    return deco
+
+
+def hook(name):
+    """Register the library's answer to one of the interpreter's questions (HOOKS)."""
+    def deco(f):
+        HOOKS[name] = f
         return f
     return deco
 
