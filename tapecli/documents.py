@@ -32,7 +32,7 @@ def type_json(value) -> dict:
     if isinstance(value, DType):
         return {"kind": "dtype"}
     from tapecli.interpreter.objects import Function, TapeObject
-    from tapecli.interpreter.keras.layers import Dense, Layer
+    from tapecli.library.keras.layers import Dense, Layer
     from tapecli.interpreter.objects import ProgramObject
     if isinstance(value, TapeObject):
         return {"kind": "tape", "persistent": value.tape.persistent}

@@ -1,5 +1,6 @@
 """The builtin registry: every name a program can call, registered with ``@builtin`` by the modules
-of ``tapecli.interpreter.library`` (the core names in ``builtins``, families beside it)."""
+of ``tapecli.library`` (the core names in ``library/core.py``, families beside it), a room above the interpreter:
+the interpreter reaches the library only through BUILTINS and HOOKS."""
 from __future__ import annotations
 
 import inspect

@@ -1,11 +1,11 @@
 """The Keras-lite names: layers, models, losses, optimizers, metrics, initializers and schedules
-(``tapecli/interpreter/keras``). Constructors check their arguments against the Keras signature."""
+(``tapecli/library/keras``). Constructors check their arguments against the Keras signature."""
 from __future__ import annotations
 
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.interpreter.keras import initializers, layers, losses, metrics, models, optimizers, recurrent
+from tapecli.library.keras import initializers, layers, losses, metrics, models, optimizers, recurrent
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")

@@ -229,7 +229,7 @@ def _extreme(name, reduce, pair, pick):
 
 
 def _axis(axis):
-    from tapecli.interpreter.library.core import to_axis
+    from tapecli.library.core import to_axis
     return to_axis(axis)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from tapecli.autodiff import gradients
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.keras.initializers import glorot_uniform as _glorot
+from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
