@@ -18,6 +18,7 @@ from tapecli.autodiff import gradients
 from tapecli.errors import TdfError, UsageError
 from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
+from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
 from tapecli.frontend.ast import Program

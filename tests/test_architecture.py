@@ -1,5 +1,6 @@
 """The layout the architecture promises (docs/architecture.md): rooms as subpackages, one-way doors
-(no import cycle, lazy imports inside functions included), no module over 700 lines."""
+(a room imports only the rooms below it, and no import cycle; lazy imports inside functions included),
+no module over 700 lines."""
 from __future__ import annotations
 
 import ast
@@ -82,9 +83,85 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
+# The rooms, lowest first: a module imports modules of its own room or of rooms below it, never above.
+# Each room is the modules under its prefixes (the longest prefix wins); the library sits above the
+# interpreter (it builds on the registry, program objects and conversions; the interpreter reaches it only
+# through the registry), and fusion above autodiff (neither imports the other).
+ROOMS = [
+    ("leaves", ("tapecli.version", "tapecli.errors", "tapecli.cache", "tapecli.environment")),
+    ("frontend", ("tapecli.frontend",)),
+    ("runtime", ("tapecli.runtime",)),
+    ("kernels", ("tapecli.kernels",)),
+    ("ops", ("tapecli.ops",)),
+    ("autodiff", ("tapecli.autodiff",)),
+    ("fusion", ("tapecli.fusion",)),
+    ("interpreter", ("tapecli.interpreter",)),
+    ("library", ("tapecli.library",)),
+    ("api", ("tapecli.api", "tapecli.documents", "tapecli")),       # tapecli itself: the package's face, tapecli.run
+    ("tools", ("tapecli.tools",)),
+    ("cli", ("tapecli.cli", "tapecli.__main__")),
+]
+
+
+def room_of(module: str, rooms=ROOMS) -> tuple[int, str] | None:
+    """(rank, room) of the room whose longest prefix names ``module``; None if no room does."""
+    found = None
+    for rank, (room, prefixes) in enumerate(rooms):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (found is None or len(prefix) > found[0]):
+                found = (len(prefix), rank, room)
+    return found and found[1:]
+
+
+def upward_imports(graph, rooms=ROOMS) -> list[str]:
+    """Each import that runs from a room up to a higher one, as ``a (room) -> b (room)``."""
+    out = []
+    for name in sorted(graph):
+        rank, room = room_of(name, rooms)
+        for other in sorted(graph[name]):
+            other_rank, other_room = room_of(other, rooms)
+            if other_rank > rank:
+                out.append(f"{name} ({room}) -> {other} ({other_room})")
+    return out
+
+
+def test_every_module_is_in_a_room():
+    lost = sorted(name for name in _modules() if room_of(name) is None)
+    assert not lost, f"modules in no room of ROOMS: {lost}"
+
+
+def test_rooms_import_only_rooms_below_them():
+    wrong = upward_imports(import_graph())
+    assert not wrong, "imports up the room order:\n" + "\n".join(wrong)
+
+
+def test_the_room_checker_finds_an_import_upwards():
+    rooms = [("low", ("p.low",)), ("mid", ("p.mid",)), ("high", ("p.high", "p.mid.top"))]
+    assert room_of("p.mid.top.x", rooms) == (2, "high") and room_of("p.mid.x", rooms) == (1, "mid")
+    assert room_of("q", rooms) is None
+    graph = {"p.low.a": {"p.low.b"}, "p.low.b": set(), "p.mid.c": {"p.low.a"}, "p.high.d": {"p.mid.c", "p.low.b"},
+             "p.mid.top.e": {"p.mid.c"}}
+    assert upward_imports(graph, rooms) == []
+    graph["p.low.b"] = {"p.high.d"}                 # a lazy import from the bottom to the top, say
+    graph["p.mid.c"] = {"p.low.a", "p.mid.top.e"}   # a module of mid reaching the high room's prefix inside it
+    assert upward_imports(graph, rooms) == ["p.low.b (low) -> p.high.d (high)", "p.mid.c (mid) -> p.mid.top.e (high)"]
+
+
+def test_the_graph_sees_lazy_imports(tmp_path):
+    """The import graph reads imports inside functions too (what the room checker judges)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from pkg import b\n    from .c import g\n")
+    (package / "b.py").write_text("")
+    (package / "c.py").write_text("def g():\n    pass\n")
+    modules = {"pkg": package / "__init__.py", "pkg.a": package / "a.py", "pkg.b": package / "b.py", "pkg.c": package / "c.py"}
+    assert _imports("pkg.a", package / "a.py", modules) == {"pkg.b", "pkg.c"}
+
+
 def test_the_rooms_are_subpackages():
     rooms = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
-    assert {"frontend", "runtime", "ops", "autodiff", "kernels", "fusion", "interpreter", "tools", "cli"} <= rooms
+    assert {"frontend", "runtime", "ops", "autodiff", "kernels", "fusion", "interpreter", "library", "tools", "cli"} <= rooms
 
 
 def test_no_module_is_over_the_line_limit():

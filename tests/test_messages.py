@@ -283,7 +283,7 @@ g = t.gradient(y, x)
 
 _BOOTSTRAP = '''
 import sys
-from tapecli.interpreter.library import core as builtins
+from tapecli.library import core as builtins
 from tapecli import ops
 op = ops.Op("test_nograd", kernel="neg", vjp=None)
 @builtins.builtin("nograd")
@@ -297,7 +297,7 @@ main()
 
 @pytest.fixture
 def op_without_gradient(monkeypatch):
-    from tapecli.interpreter.library import core as builtins
+    from tapecli.library import core as builtins
     from tapecli import ops
     op = ops.Op("test_nograd", kernel="neg", vjp=None)
 

@@ -75,7 +75,7 @@ def test_every_formula_of_a_fusable_op_runs_in_fusions_namespace(name):
 def test_derived_tables():
     from tapecli.fusion import plan
     from tapecli.interpreter.registry import BUILTINS
-    import tapecli.interpreter.library  # noqa: F401
+    import tapecli.library  # noqa: F401
     for op in ops.OPS.values():
         for name in op.program:
             assert BUILTINS[name] is getattr(ops, op.public_name), name

@@ -85,7 +85,7 @@ def test_builtins_positional_ranges_read_from_code_are_inspects():
     """The registry reads each builtin's positional range from its code object (no inspect.signature at import):
     the same ranges inspect gives, and signatures made on demand."""
     import inspect
-    from tapecli.interpreter import library  # noqa: F401  (registers the builtins)
+    from tapecli import library  # noqa: F401  (registers the builtins)
     from tapecli.interpreter.registry import BUILTINS, signature
 
     def by_inspect(f):

@@ -706,14 +706,14 @@ def test_every_tensorflow_builtin_is_exercised():
     values) or built into a finite-difference row of test_op_gradients.py (by its ops function)."""
     from pathlib import Path
 
-    import tapecli.interpreter.library  # noqa: F401
+    import tapecli.library  # noqa: F401
     from tapecli.interpreter.registry import BUILTINS
     here = Path(__file__).read_text()
     rows = (Path(__file__).parent / "test_op_gradients.py").read_text()
     missing = []
     for name, f in BUILTINS.items():
         module = getattr(f, "__module__", "") or ""
-        if not module.startswith("tapecli.interpreter.library.tf_"):
+        if not module.startswith("tapecli.library.tf_"):
             continue
         if f"{name}(" not in here and f'"{name}"' not in here and f"ops.{name}(" not in rows:
             missing.append(name)

@@ -184,7 +184,7 @@ class Super(ProgramObject):
 
 def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uniform", trainable=True,
                 dtype=None, **ignored):
-    from tapecli.interpreter.keras import initializers
+    from tapecli.interpreter.registry import HOOKS
     from tapecli.runtime.context import current
     from tapecli.runtime.values import DType
     if isinstance(shape, (Tensor, Variable)):
@@ -192,7 +192,7 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
     else:
         dims = [int(numpy_value(d)) for d in (shape if isinstance(shape, list) else [] if shape is None else [shape])]
     want = dtype.np if isinstance(dtype, DType) else current().settings.float_dtype
-    value = initializers.get(initializer).make(dims, interp.rng, want)
+    value = HOOKS["initializer"](initializer).make(dims, interp.rng, want)
     var = Variable(f"{instance.label}.{name or 'weight'}", value, trainable=bool(
         trainable.value if isinstance(trainable, Tensor) else trainable))
     instance.attrs.setdefault(name or f"weight_{len(instance.attrs)}", var)

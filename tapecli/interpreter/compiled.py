@@ -6,6 +6,7 @@ definition of its meaning.
 """
 from __future__ import annotations
 
+import functools
 from types import FunctionType
 
 import numpy as np
@@ -16,7 +17,7 @@ from tapecli.frontend import ast
 from tapecli.frontend.pyast import Starred
 from tapecli.fusion import plan as fusion_plans
 from tapecli.fusion.core import evaluate as fuse
-from tapecli.interpreter.library.core import truth
+from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
@@ -413,7 +414,7 @@ class ScalarSource:
     def _call(self, node) -> str | None:
         ident = node.func.id
         function = BUILTINS.get(ident)
-        op = _UNARY_BUILTINS.get(function)
+        op = _unary_builtins().get(function)
         if op is None:
             return None
         argument = self.emit(node.args[0])
@@ -511,9 +512,11 @@ def _no_scalar(scope):
     return None
 
 
+@functools.cache
 def _unary_builtins() -> dict:
     """Builtin function -> op, for the one-input elementwise ops whose builtin is exactly ``apply(op, (x,))``:
-    the op's own public function, whose code names nothing but ``apply`` and op constants."""
+    the op's own public function, whose code names nothing but ``apply`` and op constants. Made on the first
+    compiled call, once the library (imported by the api) has registered the builtins."""
     out = {}
     for op in ops.OPS.values():
         function = getattr(ops, op.public_name, None)
@@ -547,6 +550,5 @@ _EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinO
                 ast.Call: Compiled._call}
 _SCALAR_OPERATORS = ("+", "-", "*", "/")
 _SCALAR_CODE: dict = {}         # ScalarSource's source -> its compiled code
-_UNARY_BUILTINS = _unary_builtins()
 _STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
                ast.For: Compiled._for}

@@ -10,7 +10,6 @@ import time
 import numpy as np
 
 from tapecli.frontend import ast
-from tapecli.interpreter import library  # noqa: F401 (registers every builtin)
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.interpreter.expectations import Expectations
 from tapecli.kernels import numpy_quiet, quiet as quiet_kernels

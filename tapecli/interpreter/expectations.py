@@ -5,7 +5,7 @@ import numpy as np
 
 from tapecli.frontend import ast
 from tapecli import ops
-from tapecli.interpreter.library.core import to_float, to_int, truth
+from tapecli.interpreter.conversions import to_float, to_int, truth
 from tapecli.interpreter.registry import builtin, call_builtin
 from tapecli.errors import ERROR_KINDS, TdfError, TdfNameError, TdfTypeError
 from tapecli.runtime.tape import as_tensor, type_word

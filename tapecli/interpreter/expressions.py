@@ -6,8 +6,8 @@ import numpy as np
 
 from tapecli.frontend import ast
 from tapecli import ops
-from tapecli.interpreter.library.core import truth
-from tapecli.interpreter.registry import BUILTINS, call_builtin
+from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
 from tapecli.errors import (LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
@@ -362,13 +362,11 @@ class Expressions:
             raise e.locate(node)
 
     def attribute(self, value, attr, node):
-        from tapecli.interpreter.library.core import attribute
-        from tapecli.interpreter.library.python import python_attribute
         if value.__class__ in (list, dict, str) or attr in ("numpy", "ndim", "read_value", "value"):
-            found = python_attribute(self, value, attr, node)
+            found = HOOKS["python_attribute"](self, value, attr, node)
             if found is not None:
                 return found
-        return attribute(self, value, attr, node)
+        return HOOKS["attribute"](self, value, attr, node)
 
     def eval_Keyword(self, node, scope):
         raise TdfTypeError("a keyword argument outside a call").locate(node)

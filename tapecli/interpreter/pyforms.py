@@ -10,7 +10,7 @@ import numpy as np
 from tapecli.errors import TdfAssertionError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
-from tapecli.interpreter.library.core import truth
+from tapecli.interpreter.conversions import format_value, truth
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.runtime.limits import admit
@@ -207,7 +207,6 @@ def python_scalar(value):
 
 
 def format_python(value) -> str:
-    from tapecli.interpreter.library.core import format_value
     if isinstance(value, str):
         return value
     return format_value(value)

@@ -1,5 +1,6 @@
 """The builtin registry: every name a program can call, registered with ``@builtin`` by the modules
-of ``tapecli.interpreter.library`` (the core names in ``builtins``, families beside it)."""
+of ``tapecli.library`` (the core names in ``library/core.py``, families beside it), a room above the interpreter:
+the interpreter reaches the library only through BUILTINS and HOOKS."""
 from __future__ import annotations
 
 import inspect
@@ -8,6 +9,10 @@ import types
 from tapecli.errors import TdfTypeError
 
 BUILTINS: dict = {}
+# What the interpreter asks the library without importing it (the library is the room above):
+# "attribute" (value, attr: a tensor's, variable's or tape's), "python_attribute" (the methods of lists, dicts,
+# strings; None if not one) and "initializer" (a Keras initializer by name or object, for add_weight).
+HOOKS: dict = {}
 
 
 def builtin(*names, interp=False, replaces=False):
@@ -31,6 +36,14 @@ def register(name: str, value, replaces: bool = False) -> None:
         raise RuntimeError(f"builtin {name!r} is bound twice without replaces=True" if not replaces
                            else f"builtin {name!r} says it replaces a binding, but there is none")
     BUILTINS[name] = value
+
+
+def hook(name):
+    """Register the library's answer to one of the interpreter's questions (HOOKS)."""
+    def deco(f):
+        HOOKS[name] = f
+        return f
+    return deco
 
 
 def _positional_range(f) -> tuple[int, int] | None:

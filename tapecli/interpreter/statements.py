@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
-from tapecli.interpreter.library.core import truth
+from tapecli.interpreter.conversions import truth
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor

@@ -50,7 +50,7 @@ def collect(paths: list[str]) -> list[str]:
 
 def check_file(path: str, options: Options, fd: bool = False, source: str | None = None) -> FileReport:
     """The report of one file; ``source``, when given, is its text (read here otherwise)."""
-    from tapecli.cli.render import format_error
+    from tapecli.documents import format_error
     report = FileReport(path)
     try:
         if source is None:

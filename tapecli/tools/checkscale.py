@@ -50,7 +50,7 @@ def check_on_cluster(files: list[str], options: Options, fd: bool, cluster, fail
 def check_sweep(files: list[str], options: Options, fd: bool, sweeps: dict, workers: int, cluster,
                 fail_fast: bool, progress=None) -> list[FileReport]:
     """Each file's expectations at every point of the sweep (see sweep.check_report)."""
-    from tapecli.cli.render import format_error
+    from tapecli.documents import format_error
     from tapecli.tools.sweep import check_report, run_sweep
     reports = []
     for path in files:

@@ -196,7 +196,7 @@ def run_batch(command: str, source: str, filename: str, options: Options, sweeps
 
 
 def _one_point(command, program, source, filename, options, fd) -> dict:
-    from tapecli.cli import render as r
+    from tapecli import documents
     try:
         if command == "check":
             result = run_program(program, filename, options)
@@ -208,7 +208,7 @@ def _one_point(command, program, source, filename, options, fd) -> dict:
         result = run_program(program, filename, options)
         if command == "hessian":
             result.implicit = hessians(result, options)
-        doc = r.run_doc(result) if command == "run" else r.requests_doc(command, result, KINDS[command])
+        doc = documents.run_doc(result) if command == "run" else documents.requests_doc(command, result, KINDS[command])
         return {"doc": doc}
     except TdfError as e:
         return {"error": _error(e, filename, source)}
@@ -237,7 +237,7 @@ def hessians(result, options):
 
 def _vectorised(program, filename, options, sweeps) -> list[dict] | None:
     """The batch in one run (see vectorisable); None to fall back to a loop (a warning, an error)."""
-    from tapecli.cli import render as r
+    from tapecli import documents
     n = points(sweeps)
     try:
         result = run_program(program, filename, replace(options, overrides={**options.overrides, **sweeps}))
@@ -245,7 +245,7 @@ def _vectorised(program, filename, options, sweeps) -> list[dict] | None:
         return None
     if result.warnings:
         return None
-    doc = r.requests_doc("grad", result, KINDS["grad"])
+    doc = documents.requests_doc("grad", result, KINDS["grad"])
     for e in doc["gradients"]:
         if e["value"] is None or e["shape"] != [n]:
             return None
@@ -315,7 +315,7 @@ def sweep_doc(command: str, source: str, filename: str, options: Options, sweeps
     if not all(isinstance(result, dict) for result in results):
         outcomes = [o for result in results for o in expand(result)]
         return stacked_doc(command, filename, outcomes, list(sweeps), vectorise)
-    from tapecli.cli.render import SCHEMA
+    from tapecli.documents import SCHEMA
     entries = [{**e, "value": [v for result in results for v in result["stacked"]["gradients"][j]["value"]]}
                for j, e in enumerate(results[0]["stacked"]["gradients"])]
     return {"schema": SCHEMA, "command": command, "file": filename, KEYS[command]: entries, "warnings": [],
@@ -343,7 +343,7 @@ def _warnings(outcomes: list[dict]) -> list[dict]:
 
 def stacked_doc(command: str, filename: str, outcomes: list[dict], names: list[str], vectorised: bool) -> dict:
     """The command's --json document with each value stacked along a new leading axis of points."""
-    from tapecli.cli.render import SCHEMA
+    from tapecli.documents import SCHEMA
     errors = point_errors(outcomes)
     good = [o["doc"] for o in outcomes if "doc" in o]
     doc = {"schema": SCHEMA, "command": command, "file": filename}

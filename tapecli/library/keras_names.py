@@ -1,12 +1,12 @@
 """The Keras-lite names: layers, models, losses, optimizers, metrics, initializers and schedules
-(``tapecli/interpreter/keras``). Constructors check their arguments against the Keras signature."""
+(``tapecli/library/keras``). Constructors check their arguments against the Keras signature."""
 from __future__ import annotations
 
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.interpreter.keras import initializers, layers, losses, metrics, models, optimizers, recurrent
-from tapecli.interpreter.registry import builtin
+from tapecli.library.keras import initializers, layers, losses, metrics, models, optimizers, recurrent
+from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")
@@ -83,3 +83,4 @@ for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
 for _cls in initializers.CLASSES:
     _register(_cls.__name__, _cls, with_interp=False)
+hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

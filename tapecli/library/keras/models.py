@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.keras.common import dims, flag, float_dtype, tensor
-from tapecli.interpreter.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.common import dims, flag, float_dtype, tensor
+from tapecli.library.keras.layers import KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 
 

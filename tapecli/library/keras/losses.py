@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.keras.common import KerasObject, flag, num, scalar, tensor
+from tapecli.library.keras.common import KerasObject, flag, num, scalar, tensor
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7

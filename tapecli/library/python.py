@@ -11,9 +11,9 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Super, off_the_tape
-from tapecli.interpreter.library.core import to_int, truth
+from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod
-from tapecli.interpreter.registry import builtin, register
+from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, Tensor, Variable, convert_weak
@@ -233,7 +233,7 @@ def _extreme(name, reduce, pair, pick):
 
 
 def _axis(axis):
-    from tapecli.interpreter.library.core import to_axis
+    from tapecli.library.core import to_axis
     return to_axis(axis)
 
 
@@ -254,6 +254,7 @@ def sum_(values, axis=None, keepdims=False, start=None):
 
 # ------------------------------------------------------------ methods of lists, dicts, strings
 
+@hook("python_attribute")
 def python_attribute(interp, value, attr, node):
     """The methods of lists, dicts and strings, and the TensorFlow-eager attributes of tensors and
     variables that TDF's core attributes lack (``numpy``, ``ndim``, ``read_value``); None if not one."""

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from tapecli.errors import TdfValueError
-from tapecli.interpreter.keras.common import KerasObject, dims, float_dtype, num, seed_value
+from tapecli.library.keras.common import KerasObject, dims, float_dtype, num, seed_value
 from tapecli.runtime.values import Tensor
 
 _TRUNC_STD = 0.87962566103423978      # stddev of a unit normal truncated at two stddevs

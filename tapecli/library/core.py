@@ -9,51 +9,15 @@ import numpy as np
 from tapecli.autodiff import gradients
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.keras.initializers import glorot_uniform as _glorot
+from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
-from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, register  # noqa: F401 (call_builtin re-exported)
+from tapecli.interpreter.conversions import format_value, to_float, to_int, truth
+from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
 
 # ------------------------------------------------------------- conversions
-
-def truth(value) -> bool:
-    if value.__class__ is Tensor and value.value.size == 1:     # the common case, first
-        return bool(value.value.reshape(()))
-    if isinstance(value, Variable):
-        value = value.read()
-    if isinstance(value, Tensor):
-        if value.size != 1:
-            raise TdfTypeError(f"the truth value of a tensor of shape {list(value.shape)} is ambiguous",
-                               hint="use all(...) or any(...)")
-        return bool(value.value.reshape(()))
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, (list, dict, str)):
-        return len(value) > 0
-    return True
-
-
-def to_int(value, what="this argument") -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, (Tensor, Variable)):
-        t = as_tensor(value)
-        if t.size == 1 and (t.dtype.kind in "iu" or (t.dtype.kind == "f" and float(t.value) == int(t.value))):
-            return int(t.value.reshape(()))
-    raise TdfTypeError(f"{what} must be an integer, got {type_word(value)}")
-
-
-def to_float(value, what="this argument") -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (Tensor, Variable)):
-        t = as_tensor(value)
-        if t.size == 1 and t.dtype.kind in "iuf":
-            return float(t.value.reshape(()))
-    raise TdfTypeError(f"{what} must be a number, got {type_word(value)}")
-
 
 def to_shape(value, negative: bool = False) -> tuple:
     """A shape (or, with ``negative``, axes or a reshape target, whose entries may be negative) from a
@@ -438,23 +402,6 @@ def len_(x):
     return Tensor(np.array(t.shape[0], dtype=np.int64), weak=True)
 
 
-def format_value(value) -> str:
-    if isinstance(value, Variable):
-        return f"<variable {value.name}: {format_value(value.read())}>"
-    if isinstance(value, Tensor):
-        return np.array2string(value.value, separator=", ") if value.ndim else str(value.value.item())
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f'"{k}": {format_value(v)}' for k, v in value.items()) + "}"
-    if value is None:
-        return "None"
-    if isinstance(value, str):
-        return value
-    word = type_word(value)
-    return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"
-
-
 @builtin("print", interp=True)
 def print_(interp, *values, sep=" "):
     if not isinstance(sep, str):
@@ -468,6 +415,7 @@ for _d in ("float32", "float64", "int32", "int64", "bool", "f32", "f64", "i32", 
 
 # ---------------------------------------------------------------- attributes
 
+@hook("attribute")
 def attribute(interp, value, attr, node):
     from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
     if isinstance(value, ProgramObject):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError
-from tapecli.interpreter.keras.common import KerasObject, scalar, tensor
+from tapecli.library.keras.common import KerasObject, scalar, tensor
 
 
 class Mean(KerasObject):

@@ -10,7 +10,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.library.core import (_check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_seed, to_shape,
+from tapecli.library.core import (_check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_seed, to_shape,
                                               truth)
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
+from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable

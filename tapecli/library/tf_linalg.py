@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError
-from tapecli.interpreter.library.core import to_int, truth
+from tapecli.library.core import to_int, truth
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 

@@ -6,9 +6,9 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
-from tapecli.interpreter.keras import initializers
-from tapecli.interpreter.keras.common import dims, flag, integer, scalar
-from tapecli.interpreter.keras.layers import Layer, activation_fn
+from tapecli.library.keras import initializers
+from tapecli.library.keras.common import dims, flag, integer, scalar
+from tapecli.library.keras.layers import Layer, activation_fn
 from tapecli.runtime.values import Tensor
 
 _ALL = slice(None)

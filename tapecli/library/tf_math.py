@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.library.core import to_axis, to_dtype, to_float, truth
+from tapecli.library.core import to_axis, to_dtype, to_float, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, dtype_name
@@ -352,7 +352,7 @@ def cumprod(x, axis=0, exclusive=False, reverse=False):
 
 
 def _axis_of(x, axis, what):
-    from tapecli.interpreter.library.core import to_int
+    from tapecli.library.core import to_int
     t = ops.to_tensor(x)
     a = to_int(axis, "axis")
     if not -max(t.ndim, 1) <= a < max(t.ndim, 1):

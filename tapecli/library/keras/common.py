@@ -5,21 +5,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import to_float as num   # a Python number from a number or a one-element tensor
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable
-
-
-def num(value, what="this argument") -> float:
-    """A Python number from a number or a one-element tensor."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (Tensor, Variable)):
-        t = as_tensor(value)
-        if t.size == 1 and t.dtype.kind in "iuf":
-            return float(t.value.reshape(()))
-    raise TdfTypeError(f"{what} must be a number, got {type_word(value)}")
 
 
 def opt_num(value, what):

@@ -11,8 +11,8 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.keras import initializers
-from tapecli.interpreter.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
+from tapecli.library.keras import initializers
+from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current

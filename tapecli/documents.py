@@ -1,0 +1,131 @@
+"""The JSON documents of runs (docs/spec/CLI.md) and an error's text for people: what the CLI prints and the
+tools (check, sweeps) build their reports from."""
+from __future__ import annotations
+
+import json
+
+from tapecli import api
+from tapecli.errors import TdfError
+from tapecli.interpreter.jsonvalue import _weak_default, to_json
+from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
+
+SCHEMA = "tapecli/1"
+
+
+# ----------------------------------------------------------------- values
+
+def type_json(value) -> dict:
+    if isinstance(value, Variable):
+        return {"kind": "variable", "dtype": dtype_name(value.dtype), "shape": list(value.shape),
+                "trainable": value.trainable}
+    if isinstance(value, Tensor):
+        dtype = _weak_default(value).dtype if value.weak else value.dtype
+        return {"kind": "tensor", "dtype": dtype_name(dtype), "shape": list(value.shape)}
+    if isinstance(value, list):
+        return {"kind": "list", "length": len(value)}
+    if isinstance(value, dict):
+        return {"kind": "dict", "keys": list(value)}
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, str):
+        return {"kind": "string"}
+    if isinstance(value, DType):
+        return {"kind": "dtype"}
+    from tapecli.interpreter.objects import Function, TapeObject
+    from tapecli.library.keras.layers import Dense, Layer
+    from tapecli.interpreter.objects import ProgramObject
+    if isinstance(value, TapeObject):
+        return {"kind": "tape", "persistent": value.tape.persistent}
+    if isinstance(value, Function):
+        return {"kind": "function"}
+    if isinstance(value, Dense):
+        return {"kind": "layer", "units": value.units, "built": value.built}
+    if isinstance(value, Layer):
+        return {"kind": "model" if hasattr(value, "layers") else "layer", "built": value.built}
+    if isinstance(value, ProgramObject):
+        return {"kind": value.kind_word.split(" ", 1)[-1].replace(" ", "_")}
+    return {"kind": type(value).__name__.lower()}
+
+
+def _is_value(value) -> bool:
+    from tapecli.interpreter.objects import Function, TapeObject, BoundMethod
+    from tapecli.interpreter.objects import ProgramObject
+    return not isinstance(value, (Function, TapeObject, ProgramObject, BoundMethod)) and not getattr(value, "is_builtin", False)
+
+
+# --------------------------------------------------------------- documents
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, allow_nan=False)
+
+
+def run_doc(result) -> dict:
+    scope = result.scope.vars
+    return {"schema": SCHEMA, "command": "run", "file": result.filename,
+            "values": {k: to_json(v, k) for k, v in scope.items() if _is_value(v)},
+            "types": {k: type_json(v) for k, v in scope.items()},
+            "output": list(result.output), "warnings": list(result.warnings), "device": api.device_doc(result.context)}
+
+
+def request_entries(requests) -> list[dict]:
+    return api.request_entries(requests, to_json)
+
+
+def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
+    key = {"grad": "gradients", "jacobian": "jacobians", "hessian": "hessians"}[command]
+    requests = result.implicit or [r for r in result.requests if r.kind in kinds]
+    return {"schema": SCHEMA, "command": command, "file": result.filename, key: request_entries(requests),
+            "warnings": list(result.warnings), "device": api.device_doc(result.context)}
+
+
+def watched_doc(result) -> dict:
+    from tapecli.runtime.context import current
+    tapes = []
+    for tape in result.tapes:
+        watched = [{"name": w.name, "kind": "variable", "how": w.how}
+                   for w in sorted(tape.watched_variables_list, key=lambda w: w.obj.order)]
+        watched += [{"name": w.name, "kind": "tensor", "how": w.how} for w in tape.watched_tensors]
+        history = current().provenance.tapes.get(id(tape))
+        not_watched = [{"name": name, "line": line, "why": why}
+                       for name, (line, why) in (history.unwatched.items() if history else ())]
+        tapes.append({"name": tape.name, "line": tape.line, "persistent": tape.persistent, "watched": watched,
+                      "not_watched": not_watched})
+    return {"schema": SCHEMA, "command": "watched", "file": result.filename, "tapes": tapes,
+            "device": api.device_doc(result.context)}
+
+
+def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
+    return {"schema": SCHEMA, "command": command, "file": filename,
+            "error": {"kind": error.kind, "message": error.message, "line": error.line, "column": error.column,
+                      **({"hint": error.hint} if error.hint else {})}}
+
+
+# ------------------------------------------------------------ for people
+
+_EXCERPT = 120      # characters of a source line shown under an error
+
+
+def format_error(error: TdfError, filename: str | None, source: str | None) -> str:
+    where = filename or "<input>"
+    if error.line:
+        where += f":{error.line}"
+        if error.column:
+            where += f":{error.column}"
+    lines = [f"{where}: {error.kind}: {error.message}"]
+    if source is not None and error.line and error.line <= len(source.splitlines()):
+        text = source.splitlines()[error.line - 1].rstrip()
+        column = error.column
+        if len(text) > _EXCERPT:       # a long line: the part around the column, elided at either end
+            start = max(0, min((column or 1) - 1 - _EXCERPT // 2, len(text) - _EXCERPT))
+            shown = text[start:start + _EXCERPT]
+            text = ("…" if start else "") + shown + ("…" if start + _EXCERPT < len(text) else "")
+            column = column and column - start + (1 if start else 0)
+        gutter = f"{error.line:>5} | "
+        lines.append(gutter + text)
+        if column:
+            width = max(1, (error.end_column or error.column + 1) - error.column)
+            width = min(width, max(1, len(text) - column + 1))
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" * width)
+    if error.hint:
+        lines.append(f"hint: {error.hint}")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""A program's values as Python sees them: truth (``if``, ``while``, ``and``), integers and numbers (arguments),
+and text (``print``, f-strings)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfTypeError
+from tapecli.runtime.tape import as_tensor, type_word
+from tapecli.runtime.values import Tensor, Variable
+
+
+def truth(value) -> bool:
+    if value.__class__ is Tensor and value.value.size == 1:     # the common case, first
+        return bool(value.value.reshape(()))
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        if value.size != 1:
+            raise TdfTypeError(f"the truth value of a tensor of shape {list(value.shape)} is ambiguous",
+                               hint="use all(...) or any(...)")
+        return bool(value.value.reshape(()))
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, (list, dict, str)):
+        return len(value) > 0
+    return True
+
+
+def to_int(value, what="this argument") -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, (Tensor, Variable)):
+        t = as_tensor(value)
+        if t.size == 1 and (t.dtype.kind in "iu" or (t.dtype.kind == "f" and float(t.value) == int(t.value))):
+            return int(t.value.reshape(()))
+    raise TdfTypeError(f"{what} must be an integer, got {type_word(value)}")
+
+
+def to_float(value, what="this argument") -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (Tensor, Variable)):
+        t = as_tensor(value)
+        if t.size == 1 and t.dtype.kind in "iuf":
+            return float(t.value.reshape(()))
+    raise TdfTypeError(f"{what} must be a number, got {type_word(value)}")
+
+
+def format_value(value) -> str:
+    if isinstance(value, Variable):
+        return f"<variable {value.name}: {format_value(value.read())}>"
+    if isinstance(value, Tensor):
+        return np.array2string(value.value, separator=", ") if value.ndim else str(value.value.item())
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f'"{k}": {format_value(v)}' for k, v in value.items()) + "}"
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return value
+    word = type_word(value)
+    return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"

@@ -1,0 +1,14 @@
+"""The builtin library, a room above the interpreter: the TensorFlow vocabulary (core, tf_math, tf_nn, tf_linalg),
+Python's builtins and methods (python) and Keras-lite (keras/, its names in keras_names). Each module registers its
+names with ``@builtin`` (``interpreter/registry.py``), and the library answers the interpreter's questions through
+the registry's hooks: the library imports the interpreter, the interpreter imports nothing of the library.
+
+Importing this package registers them all (the api does, before it builds an Interpreter); add a family by adding
+its module here.
+"""
+from tapecli.library import core  # noqa: F401
+from tapecli.library import tf_math  # noqa: F401
+from tapecli.library import tf_nn  # noqa: F401
+from tapecli.library import tf_linalg  # noqa: F401
+from tapecli.library import keras_names  # noqa: F401
+from tapecli.library import python  # noqa: F401  (last: Python's sum/min/max rule, §11)
