@@ -144,3 +144,27 @@ def test_encodings_and_line_ends(tmp_path, raw):
         r = cli(command, "--json", path)
         assert r.code in (0, 1, 2, 3), (command, r.code, r.stdout, r.stderr)
         assert "internal error" not in r.stderr + r.stdout
+
+
+# Round 3: cyclic and deep data, long one-line expressions (each once crashed the process or ended in exit 4).
+@pytest.mark.parametrize("source, code, expected", [
+    ("l = []\nl.append(l)\nprint(l)\n", 0, '"output": ["[[...]]"]'),
+    ("d = {}\nd['k'] = d\nprint(d)\ns = str(d)\n", 0, '"d": {"k": "{...}"}'),
+    ("l = []\nl.append(l)\n", 0, '"l": ["[...]"]'),
+    ("l = [1.0]\nfor i in range(20000):\n    l = [l]\ns = str(l)\n", 3, "cannot be printed"),
+    ("l = [1.0]\nfor i in range(5000):\n    l = [l]\n", 3, "cannot be written as JSON"),
+    ("y = 1.0" + " + 1.0" * 20000 + "\n", 3, "chains more than 2,500 operators"),
+    ("import tensorflow as tf\nq = 1.0" + " * 2.0" * 30000 + "\n", 3, "chains more than 2,500 operators"),
+])
+def test_cyclic_deep_and_long_values_end_as_python_or_as_a_clear_error(tmp_path, source, code, expected):
+    program = tmp_path / "p.py"
+    program.write_text(source)
+    r = cli("run", "--json", program)
+    assert r.code == code and expected in r.stdout, (r.code, r.stdout[:300], r.stderr[-300:])
+
+
+def test_a_sum_python_still_compiles_is_taken(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text("y = 1.0" + " + 1.0" * 999 + "\n")
+    r = cli("run", "--json", program)
+    assert r.code == 0 and r.json["values"]["y"] == 1000.0

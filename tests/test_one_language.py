@@ -224,3 +224,18 @@ def test_with_items_of_several_tapes_nest():
     assert isinstance(outer, ast.TapeBlock) and outer.name == "a"
     assert isinstance(outer.body[0], ast.TapeBlock) and outer.body[0].name == "b"
     assert not any(isinstance(s, pyast.With) for s in ast.walk(body))
+
+
+# ------------------------------------------------------------------ list literals keep Python's meaning
+@pytest.mark.parametrize("src, expected", [
+    ("r = [0.0] * 3\n", [0.0, 0.0, 0.0]),
+    ("r = 2 * [1.0, 2.0]\n", [1.0, 2.0, 1.0, 2.0]),
+    ("r = [1, 2] + [3]\n", [1, 2, 3]),
+    ("n = 2\nr = [[0.0] * n for _ in range(2)]\n", [[0.0, 0.0], [0.0, 0.0]]),
+    ("x = constant([1.0, 2.0])\nr = x * [2.0, 3.0]\n", [2.0, 6.0]),           # beside a tensor: elementwise
+    ("x = constant(2)\nr = [1, 2] * x\n", [2, 4]),                             # a strong integer tensor too
+])
+def test_list_repetition_and_concatenation_are_pythons(src, expected):
+    r = values(src)["r"]
+    got = [arr(v).tolist() for v in r] if isinstance(r, list) else arr(r).tolist()
+    assert got == expected

@@ -468,20 +468,28 @@ class _Parser:
 
     def expr(self):
         node = self.term()
+        count = 0
         while self.peek() in ("+", "-"):
             op = self.toks[self.i].value
             self.i += 1
+            count += 1
             node = _chain(op, node, self.term())
+        if count > forms.MAX_CHAIN:
+            forms.check_chain(count, node)
         if self.peek() in _BITWISE:
             raise GiveUp                       # Lark names the operator tapecli does not run
         return node
 
     def term(self):
         node = self.factor()
+        count = 0
         while self.peek() in _MUL_OPS:
             op = self.toks[self.i].value
             self.i += 1
+            count += 1
             node = _chain(op, node, self.factor())
+        if count > forms.MAX_CHAIN:
+            forms.check_chain(count, node)
         return node
 
     def factor(self):

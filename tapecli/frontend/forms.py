@@ -10,6 +10,15 @@ SUPPORTED_FORMS_HINT = "tapecli runs the Python forms of docs/spec/LANGUAGE.md Â
 _OPERATORS = {"&": "the & operator", "|": "the | operator", "^": "the ^ operator", "<<": "the << operator",
               ">>": "the >> operator", "~": "the ~ operator"}
 BINARY_OPERATORS = frozenset(("+", "-", "*", "/", "//", "%", "**", "@"))
+# Operators in one chain (a + b + c ...): each one nests the AST a level deeper, and running it recurses that deep.
+# CPython's own compiler stops near 3,000.
+MAX_CHAIN = 2500
+
+
+def check_chain(length: int, at) -> None:
+    if length > MAX_CHAIN:
+        raise TdfSyntaxError(f"this expression chains more than {MAX_CHAIN:,} operators",
+                             hint="split it with intermediate names", line=at.line or None, column=at.column or None)
 
 
 def unsupported(what: str, at) -> TdfSyntaxError:

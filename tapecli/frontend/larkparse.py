@@ -340,6 +340,7 @@ class _ToAst(Transformer):
     mul_op = shift_op = add_op
 
     def arith(self, meta, items):
+        forms.check_chain(len(items) // 2, meta)
         node = items[0]
         for op, right in zip(items[1::2], items[2::2]):
             node = ast.BinOp(op, node, right, line=node.line, column=node.column, start=node.start,
@@ -590,7 +591,7 @@ def _token_type(err) -> str | None:
 
 
 def _syntax_error(err: UnexpectedInput, source: str) -> TdfSyntaxError:
-    hint = _hint(err)
+    hint = None if isinstance(err, UnexpectedCharacters) else _hint(err)   # a stray character: no example fits
     if isinstance(err, UnexpectedCharacters):
         char = source[err.pos_in_stream] if err.pos_in_stream < len(source) else ""
         message = f"unexpected character {char!r}"

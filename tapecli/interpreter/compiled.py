@@ -19,6 +19,7 @@ from tapecli.fusion import plan as fusion_plans
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
+from tapecli.interpreter.expressions import list_literal_binary
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.ops.scalar import scalar_binary
@@ -91,6 +92,8 @@ class Compiled:
     def _binop(self, node):
         interp = self.interp
         left, right = self.expression(node.left), self.expression(node.right)
+        if node.op in ("*", "+") and ast.ListDisplay in (node.left.__class__, node.right.__class__):
+            return self._list_literal_binop(node, left, right)
         op_symbol = node.op
         op = interp._BINARY[op_symbol]
         op_entry = ops.OPS[_OP_NAMES[op_symbol]]
@@ -125,6 +128,21 @@ class Compiled:
                             return result
                     return op(a, b)
                 return binary(op_symbol, a, b, node)
+            except TdfError as e:
+                raise e.locate(node)
+        return binop
+
+    def _list_literal_binop(self, node, left, right):
+        """``[0.0] * n`` and ``[1, 2] + [3]`` where a bracket literal meets a Python int or another list: Python's
+        repetition and concatenation (a literal of numbers is a literal tensor, so these would be elementwise)."""
+        interp = self.interp
+        sides = (node.left.__class__ is ast.ListDisplay, node.right.__class__ is ast.ListDisplay)
+
+        def binop(scope):
+            a, b = left(scope), right(scope)
+            try:
+                result = list_literal_binary(node.op, a, b, sides)
+                return interp.binary(node.op, a, b, node) if result is None else result
             except TdfError as e:
                 raise e.locate(node)
         return binop

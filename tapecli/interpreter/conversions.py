@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError
+from tapecli.errors import LimitError, TdfTypeError
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -46,15 +46,27 @@ def to_float(value, what="this argument") -> float:
     raise TdfTypeError(f"{what} must be a number, got {type_word(value)}")
 
 
-def format_value(value) -> str:
+# Deeper than this, printing a nested list (or writing it as JSON, at the default recursion limit) would
+# recurse past what the stack holds (Python's own repr raises RecursionError): tapecli says so instead.
+MAX_PRINT_DEPTH = 256
+
+
+def format_value(value, _open: tuple = ()) -> str:
+    """A program value as print shows it. A list or dict inside itself prints as Python prints it
+    (``[[...]]``); nesting past MAX_PRINT_DEPTH is a LimitError, before Python's own stack runs out."""
     if isinstance(value, Variable):
         return f"<variable {value.name}: {format_value(value.read())}>"
     if isinstance(value, Tensor):
         return np.array2string(value.value, separator=", ") if value.ndim else str(value.value.item())
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f'"{k}": {format_value(v)}' for k, v in value.items()) + "}"
+    if isinstance(value, (list, dict)):
+        if id(value) in _open:
+            return "[...]" if isinstance(value, list) else "{...}"
+        if len(_open) >= MAX_PRINT_DEPTH:
+            raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be printed")
+        inner = (*_open, id(value))
+        if isinstance(value, list):
+            return "[" + ", ".join(format_value(v, inner) for v in value) + "]"
+        return "{" + ", ".join(f'"{k}": {format_value(v, inner)}' for k, v in value.items()) + "}"
     if value is None:
         return "None"
     if isinstance(value, str):

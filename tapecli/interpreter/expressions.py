@@ -444,3 +444,29 @@ def _sequence_binary(op, left, right):
             raise TdfValueError(f"'%' formatting: {e or 'the result is too large'}") from None
     raise TdfTypeError(f"'{op}' does not take {type_word(left)} and {type_word(right)}")
 
+
+def list_literal_binary(op: str, a, b, displays: tuple[bool, bool]):
+    """Python's list repetition and concatenation for a bracket literal (a weak tensor here): ``[0.0] * 3``,
+    ``3 * [x]``, ``[1, 2] + [3]``, ``[1.0] + xs``; None where the operation is a tensor's (a literal beside a
+    tensor, or times a strong integer tensor, is elementwise, as TensorFlow converts the list)."""
+    def literal(value, display):
+        return display and value.__class__ is Tensor and value.weak
+
+    if op == "*":
+        for seq, count, display in ((a, b, displays[0]), (b, a, displays[1])):
+            if literal(seq, display) and count.__class__ is Tensor and count.weak and count.ndim == 0 \
+                    and count.value.dtype.kind in "iu":
+                n = max(int(count.value), 0)
+                admit(seq.shape[0] * n, seq.value.itemsize * max(seq.size // max(seq.shape[0], 1), 1), "a list")
+                return Tensor(np.concatenate([seq.value] * n) if n else seq.value[:0], weak=True)
+        return None
+    if literal(a, displays[0]) and literal(b, displays[1]):
+        if a.value.shape[1:] != b.value.shape[1:]:
+            return [*ops.rows(a), *ops.rows(b)]
+        return Tensor(np.concatenate([a.value, np.asarray(b.value, dtype=np.result_type(a.value, b.value))]), weak=True)
+    if literal(a, displays[0]) and isinstance(b, list):
+        return [*ops.rows(a), *b]
+    if isinstance(a, list) and literal(b, displays[1]):
+        return [*a, *ops.rows(b)]
+    return None
+

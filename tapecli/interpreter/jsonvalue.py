@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapecli.errors import LimitError
+from tapecli.interpreter.conversions import MAX_PRINT_DEPTH
 from tapecli.ops import materialize
 from tapecli.runtime.limits import admit
 from tapecli.runtime.values import DType, Tensor, Variable
@@ -48,23 +50,30 @@ def to_json(value, name: str | None = None):
     return _to_json(value, {})
 
 
-def json_numbers(value, memo: dict) -> int:
+def json_numbers(value, memo: dict, depth: int = 0) -> int:
     """How many numbers the JSON of ``value`` writes, each shared part counted where it appears."""
     if isinstance(value, (Tensor, Variable)):
         return int(np.prod(value.shape))
     if isinstance(value, (list, tuple, dict)):
         key = id(value)
         if key not in memo:
-            memo[key] = sum(json_numbers(v, memo) for v in (value.values() if isinstance(value, dict) else value))
+            if depth >= MAX_PRINT_DEPTH:
+                raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be written as JSON")
+            memo[key] = 0                # inside itself: its JSON writes "[...]" there (_to_json)
+            memo[key] = sum(json_numbers(v, memo, depth + 1)
+                            for v in (value.values() if isinstance(value, dict) else value))
         return memo[key]
     return 1
 
 
-def _to_json(value, memo: dict):
+def _to_json(value, memo: dict, depth: int = 0):
     if isinstance(value, (Tensor, Variable, list, tuple, dict)):
         key = id(value)
         if key not in memo:
-            memo[key] = _convert(value, memo)
+            if depth >= MAX_PRINT_DEPTH:
+                raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be written as JSON")
+            memo[key] = _INSIDE_ITSELF[isinstance(value, dict)]
+            memo[key] = _convert(value, memo, depth)
         return memo[key]
     if isinstance(value, DType):
         return value.name
@@ -73,19 +82,18 @@ def _to_json(value, memo: dict):
     return None
 
 
-def _convert(value, memo: dict):
+# A list or dict inside itself is written as Python prints it there.
+_INSIDE_ITSELF = {False: "[...]", True: "{...}"}
+
+
+def _convert(value, memo: dict, depth: int):
     if isinstance(value, Variable):
         return tensor_json(value.read().value)
     if isinstance(value, Tensor):
         return tensor_json(value.value if not value.weak else _weak_default(value))
     if isinstance(value, (list, tuple)):
-        return [_to_json(v, memo) for v in value]
-    return {k: _to_json(v, memo) for k, v in value.items()}
-    if isinstance(value, DType):
-        return value.name
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    return None
+        return [_to_json(v, memo, depth + 1) for v in value]
+    return {k: _to_json(v, memo, depth + 1) for k, v in value.items()}
 
 
 def _weak_default(t: Tensor) -> np.ndarray:
