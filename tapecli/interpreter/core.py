@@ -15,7 +15,7 @@ from tapecli.interpreter.expectations import Expectations
 from tapecli.kernels import numpy_quiet, quiet as quiet_kernels
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, flatten
-from tapecli.runtime.values import Variable
+from tapecli.runtime.values import Tensor, Variable
 from tapecli.frontend.structure import check_structure
 from tapecli.interpreter.compiled import Compiled
 from tapecli.interpreter.expressions import Expressions
@@ -90,7 +90,8 @@ class Interpreter(Statements, Expressions, PythonForms):
         for req in self.requests[first:]:
             if req.names is not None:
                 continue
-            if req.result is value or (value is None and req.result is None and len(self.requests) - first == 1):
+            if req.result is value or _values_of(req.result, value) \
+                    or (value is None and req.result is None and len(self.requests) - first == 1):
                 req.names = self._leaf_names(value, names, len(req.values))
 
     def _leaf_names(self, value, names, count):
@@ -138,4 +139,9 @@ class Interpreter(Statements, Expressions, PythonForms):
             else:
                 labels.append(f"{self.text(node) if node is not None else 'sources'}[{i}]")
         return labels
+
+
+def _values_of(result, value) -> bool:
+    """``value`` is ``result``'s values off the tape (``t.gradient(...).numpy()``: a new tensor on the same array)."""
+    return value.__class__ is Tensor and result.__class__ is Tensor and value.value is result.value
 
