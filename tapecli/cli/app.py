@@ -397,9 +397,12 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
             inv._fail(EXIT_USAGE, "UsageError", f"--junit {junit}: {e.strerror}")
     if json_out:
         results = [res for rep in reports for res in rep.results]
-        results += [{"file": rep.file, "line": rep.error["line"], "error": rep.error} for rep in reports if rep.error]
-        doc = {"schema": r.SCHEMA, "command": "check", "passed": passed, "failed": failed, "errors": errors,
-               "results": [_json_result(res) for res in results],
+        results += [{"file": rep.file, "line": rep.error["line"], "ok": False, "error": rep.error}
+                    for rep in reports if rep.error]
+        skipped = [{**s, "ok": None, "skipped": True} for rep in reports for s in rep.skipped]
+        doc = {"schema": r.SCHEMA, "command": "check", "file": None, "files": [rep.file for rep in reports],
+               "passed": passed, "failed": failed, "errors": errors, "skipped": len(skipped),
+               "results": [_json_result(res) for res in results] + skipped,
                "lint": [finding for rep in reports for finding in rep.lint]}
         if address:
             doc["scheduler"] = address
@@ -414,12 +417,24 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
                 print(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}")
             if rep.error:
                 sys.stderr.write(rep.error["text"] + "\n")
-        print(f"{passed} passed, {failed} failed" + (f", {errors} errors" if errors else ""))
+            for s in rep.skipped:
+                print(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}")
+        skipped = sum(len(rep.skipped) for rep in reports)
+        print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
+              + (f", {errors} errors" if errors else ""))
     if github:
         for line in c.github_annotations(reports):
             print(line, file=sys.stderr if json_out else sys.stdout)
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
+    if not (passed or failed or errors):        # pytest's convention: a wrong path in CI must not pass
+        sys.stderr.write(f"tapecli check: no expectations found in {', '.join(paths)}"
+                         + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an expect)\n"
+                            if files else "\n"))
+        raise typer.Exit(EXIT_NO_EXPECTATIONS)
     raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
+
+
+EXIT_NO_EXPECTATIONS = 5     # `check` found nothing to check (pytest's "no tests collected")
 
 
 def _json_result(res: dict) -> dict:
@@ -429,45 +444,41 @@ def _json_result(res: dict) -> dict:
 
 def _check_files(files, options, fd, workers, fail_fast, show_progress):
     from tapecli.tools import check as c
-    progress = None
-    if show_progress:
-        from rich.progress import Progress
-        progress = Progress(transient=True)
-        task = progress.add_task("checking", total=len(files))
-        progress.start()
+    from tapecli.cli.sweepcli import progress_bar
+    with progress_bar(len(files), "checking", show_progress) as advance:      # on stderr
+        return _check_each(c, files, options, fd, workers, fail_fast, advance)
+
+
+def _check_each(c, files, options, fd, workers, fail_fast, progress):
     reports = []
     workers = c.worker_count(workers, len(files))
-    try:
-        if workers == 1:
-            for f in files:
-                reports.append(c.check_file(f, options, fd))
-                if progress:
-                    progress.advance(task)
-                if fail_fast and (reports[-1].failed or reports[-1].error):
-                    break
-        else:
-            from concurrent.futures import ProcessPoolExecutor
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-                try:
-                    for f, fut in zip(files, futures):
-                        try:
-                            reports.append(fut.result())
-                        except Exception as e:      # the worker died (out of memory, a crash in compiled code)
-                            reports.append(c.internal_error_report(f, e))
-                        if progress:
-                            progress.advance(task)
-                        if fail_fast and (reports[-1].failed or reports[-1].error):
-                            for rest in futures:
-                                rest.cancel()
-                            break
-                except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
-                    for process in list((getattr(pool, "_processes", None) or {}).values()):
-                        process.terminate()
-                    raise
-    finally:
-        if progress:
-            progress.stop()
+    if workers == 1:
+        for f in files:
+            reports.append(c.check_file(f, options, fd))
+            if progress:
+                progress(1)
+            if fail_fast and (reports[-1].failed or reports[-1].error):
+                break
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(c.check_file, f, options, fd) for f in files]
+            try:
+                for f, fut in zip(files, futures):
+                    try:
+                        reports.append(fut.result())
+                    except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                        reports.append(c.internal_error_report(f, e))
+                    if progress:
+                        progress(1)
+                    if fail_fast and (reports[-1].failed or reports[-1].error):
+                        for rest in futures:
+                            rest.cancel()
+                        break
+            except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
+                for process in list((getattr(pool, "_processes", None) or {}).values()):
+                    process.terminate()
+                raise
     return reports
 
 
