@@ -359,7 +359,11 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
                                                      show_default=False)],
           json_out: JsonOpt = False,
           junit: Annotated[Optional[str], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
-          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
+          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations (and append a "
+                                                                "job summary to $GITHUB_STEP_SUMMARY when set).")] = False,
+          allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Exit 0, not 5, when there is nothing to "
+                                                                          "check (a pre-commit hook on changed files).")
+                                 ] = False,
           fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop after the first failing file.")] = False,
           workers: Annotated[int, typer.Option("--workers", help="Check files in N processes.")] = 1,
           fd: Annotated[bool, typer.Option("--fd", help="Also check every gradient request w.r.t. declarations "
@@ -425,8 +429,9 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     if github:
         for line in c.github_annotations(reports):
             print(line, file=sys.stderr if json_out else sys.stdout)
+        _job_summary(c.markdown_summary(reports))
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
-    if not (passed or failed or errors):        # pytest's convention: a wrong path in CI must not pass
+    if not (passed or failed or errors or allow_empty):   # pytest's convention: a wrong path in CI must not pass
         sys.stderr.write(f"tapecli check: no expectations found in {', '.join(paths)}"
                          + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an expect)\n"
                             if files else "\n"))
@@ -435,6 +440,17 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
 
 
 EXIT_NO_EXPECTATIONS = 5     # `check` found nothing to check (pytest's "no tests collected")
+
+
+def _job_summary(markdown: str) -> None:
+    """Append to the GitHub job summary, where there is one (GitHub Actions sets $GITHUB_STEP_SUMMARY)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(markdown)
+        except OSError as e:
+            sys.stderr.write(f"tapecli check: cannot write the job summary to {path}: {e.strerror}\n")
 
 
 def _json_result(res: dict) -> dict:
@@ -510,23 +526,20 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
 
 
 @app.command()
-def lint(file: FileArg, json_out: JsonOpt = False, no_color: NoColorOpt = False):
-    """Static checks, without running the program; exit 1 if there are findings."""
-    from tapecli.cli import render as r
-    from tapecli.tools.lint import lint_source
-    inv = Invocation("lint", file, json_out, None, None, "cpu", None, None, "none", 1, 1, 1, False, no_color)
-
-    def show(findings):
-        shown = inv.filename or "<stdin>"
-        if inv.json:
-            print(r.dumps({"schema": r.SCHEMA, "command": "lint", "file": inv.filename,
-                           "findings": [f.to_json() for f in findings]}))
-        else:
-            for f in findings:
-                print(f"{shown}:{f.line}:{f.column}: {f.code} {f.message}")
-            print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "no findings")
-        raise typer.Exit(EXIT_EXPECT if findings else EXIT_OK)
-    inv.run(show, lambda source, filename, options: lint_source(source, filename))
+def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf); - reads standard "
+                                                         "input.", show_default=False, metavar="PATH...")],
+         json_out: JsonOpt = False,
+         github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
+         select: Annotated[Optional[str], typer.Option("--select", metavar="CODES", help=(
+             "Only these codes (comma-separated; a prefix such as TDF00 selects several)."))] = None,
+         ignore: Annotated[Optional[str], typer.Option("--ignore", metavar="CODES", help=(
+             "Not these codes (comma-separated prefixes)."))] = None,
+         no_color: NoColorOpt = False):
+    """Static checks, without running the programs; exit 1 if there are findings. `# noqa: TDF001` on a line
+    silences a finding; [tool.tapecli.lint] select/ignore in pyproject.toml choose the codes."""
+    from tapecli.cli.lintcli import lint_paths
+    inv = Invocation("lint", "-", json_out, None, None, "cpu", None, None, "none", 1, 1, 1, False, no_color)
+    raise typer.Exit(lint_paths(inv, paths, github, select, ignore))
 
 
 RepeatOpt = Annotated[int, typer.Option("--repeat", help="Timed runs.")]

@@ -189,9 +189,9 @@ def worker_count(requested: int, files: int) -> int:
 def lint_findings(source: str, path: str, program=None) -> list[dict]:
     """`tapecli lint`'s findings, as warnings (of ``program``, the source parsed, when given); none for a
     file that does not parse (run reports that)."""
-    from tapecli.tools.lint import lint, lint_source
+    from tapecli.tools.lint import lint_checked
     try:
-        found = lint(program) if program is not None else lint_source(source, path)
+        found = lint_checked(source, path, program=program)     # noqa comments are honoured here too
     except TdfError:
         return []
     return [{"file": path, "line": f.line, "code": f.code, "message": f.message} for f in found]
@@ -386,6 +386,11 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def github_escape(text: str, property: bool = False) -> str:
+    """Text for a GitHub workflow command: its message (data) or one of its ``key=value`` properties."""
+    return _escape_property(text) if property else _escape_data(text)
+
+
 def github_annotations(reports: list[FileReport]) -> list[str]:
     """GitHub workflow commands (`::error file=...,line=...::message`), escaped as GitHub documents."""
     lines = []
@@ -398,6 +403,33 @@ def github_annotations(reports: list[FileReport]) -> list[str]:
             lines.append(f"::error file={_escape_property(rep.file)},line={rep.error['line'] or 1},"
                          f"title={_escape_property(rep.error['kind'])}::{_escape_data(rep.error['message'])}")
     return lines
+
+
+def markdown_summary(reports: list[FileReport]) -> str:
+    """A GitHub job summary (Markdown, for $GITHUB_STEP_SUMMARY): the totals, a row per file, and each
+    failure, error and skipped expectation with its file and line."""
+    passed, failed, errors = totals(reports)
+    skipped = sum(len(rep.skipped) for rep in reports)
+    mark = "✅" if not (failed or errors) else "❌"
+    out = [f"### {mark} tapecli check: {passed} passed, {failed} failed, {skipped} skipped, {errors} errors", "",
+           "| file | passed | failed | skipped | error |", "|---|---:|---:|---:|---|"]
+    for rep in reports:
+        error = f"{rep.error['kind']} at line {rep.error['line']}" if rep.error and rep.error["line"] else \
+            rep.error["kind"] if rep.error else ""
+        out.append(f"| `{rep.file}` | {len(rep.results) - rep.failed} | {rep.failed} | {len(rep.skipped)} | {error} |")
+    problems = [(rep.file, r["line"], "failed", describe(r)) for rep in reports for r in rep.results if not r["ok"]]
+    problems += [(rep.file, rep.error["line"], "error", f"{rep.error['kind']}: {rep.error['message']}")
+                 for rep in reports if rep.error]
+    problems += [(rep.file, s["line"], "skipped", f"{s['expr']}: {s['reason']}") for rep in reports for s in rep.skipped]
+    if problems:
+        out += ["", "| where | what | |", "|---|---|---|"]
+        out += [f"| `{file}:{line or ''}` | {what} | {_cell(text)} |" for file, line, what, text in problems]
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text for one cell of a Markdown table."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _short(value) -> str:
