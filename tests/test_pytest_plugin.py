@@ -6,8 +6,9 @@ pytest_plugins = ["pytester"]
 
 FILE = """\
 var x = 3.0
+const two = 2.0
 tape t:
-    y = x ** 2
+    y = x ** two
 dy_dx = t.gradient(y, x)
 expect dy_dx == 6.0
 expect dy_dx == 7.0, "off by one"
@@ -22,8 +23,8 @@ def test_tdf_files_with_expectations_are_collected_one_item_per_expectation(pyte
     pytester.makefile(".tdf", model=FILE, plain="var x = 1.0\n")
     result = pytester.runpytest("--collect-only", "-q")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["model.tdf::line 5: dy_dx == 6.0", "model.tdf::line 6: dy_dx == 7.0",
-                                 "model.tdf::line 7: expect_error TapeError", "model.tdf::line 10: z == 9.0",
+    result.stdout.fnmatch_lines(["model.tdf::line 6: dy_dx == 6.0", "model.tdf::line 7: dy_dx == 7.0",
+                                 "model.tdf::line 8: expect_error TapeError", "model.tdf::line 11: z == 9.0",
                                  "4 tests collected*"])
 
 
@@ -32,9 +33,9 @@ def test_failures_name_file_line_and_message_and_the_program_error_is_reported(p
     junit = pytester.path / "out.xml"
     result = pytester.runpytest("-rA", f"--junitxml={junit}")
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines(["*model.tdf:6: dy_dx == 7.0: off by one; actual 6.0, expected 7.0*",
-                                 "*model.tdf:10: not run: the program stopped with an error*",
-                                 "*model.tdf:9:*ShapeError*"])
+    result.stdout.fnmatch_lines(["*model.tdf:7: dy_dx == 7.0: off by one; actual 6.0, expected 7.0*",
+                                 "*model.tdf:11: not run: the program stopped with an error*",
+                                 "*model.tdf:10:*ShapeError*"])
     assert 'time="' in junit.read_text()
     selected = pytester.runpytest("-k", "TapeError")
     selected.assert_outcomes(passed=1, deselected=3)
