@@ -9,13 +9,16 @@ from tapecli.version import __version__
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
 from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Gradients of small tensor programs (.tdf files), with tf.GradientTape's semantics.")
 
-FileArg = Annotated[str, typer.Argument(help="The .tdf program; - reads standard input.", show_default=False)]
+FileArg = Annotated[str, typer.Argument(help="The .tdf program; - reads standard input.", show_default=False,
+                                        metavar="FILE")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SetOpt = Annotated[Optional[list[str]], typer.Option(
-    "--set", help="Override a var/const: NAME=NUMBER, NAME=[JSON array], NAME=@file.npy or @file.json.")]
+    "--set", metavar="NAME=VALUE",
+    help="Override a var/const: NAME=NUMBER, NAME=[JSON array], NAME=@file.npy or @file.json.")]
 DtypeOpt = Annotated[Optional[str], typer.Option("--dtype", help="float64 makes float literals and "
                                                                   "declarations float64.")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="Where kernels run: cpu, or cuda (needs a GPU and the cuda extra).")]
@@ -32,8 +35,9 @@ ModeOpt = Annotated[str, typer.Option("--mode", help="How jacobians are computed
 NumericsOpt = Annotated[bool, typer.Option("--check-numerics", help="Stop at the first statement whose forward "
                                                                     "or backward result holds NaN or Inf.")]
 SweepOpt = Annotated[Optional[list[str]], typer.Option(
-    "--sweep", help="Run at each point: NAME=@points.npy or @points.json binds a var/const to each slice along "
-                    "the first axis; several --sweep are zipped. Results are stacked.")]
+    "--sweep", metavar="NAME=@FILE",
+    help="Run at each point: NAME=@points.npy or @points.json binds a var/const to each slice along "
+         "the first axis; several --sweep are zipped. Results are stacked.")]
 SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", help="Run the work on this Dask scheduler (host:port), or local:N for a local cluster of N "
                         "processes; also TAPECLI_SCHEDULER. Needs the dask extra.")]
@@ -48,7 +52,7 @@ def _version(value: bool):
 
 
 @app.callback()
-def main_options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+def main_options(version: Annotated[bool, typer.Option("-V", "--version", callback=_version, is_eager=True,
                                                        help="Print the version and exit.")] = False):
     """tapecli: run a .tdf program and report its gradients."""
 
@@ -356,7 +360,7 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
 
 @app.command()
 def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf).",
-                                                     show_default=False)],
+                                                     show_default=False, metavar="PATH...")],
           json_out: JsonOpt = False,
           junit: Annotated[Optional[str], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
           github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations (and append a "
@@ -536,7 +540,7 @@ def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (sear
              "Not these codes (comma-separated prefixes)."))] = None,
          no_color: NoColorOpt = False):
     """Static checks, without running the programs; exit 1 if there are findings. `# noqa: TDF001` on a line
-    silences a finding; [tool.tapecli.lint] select/ignore in pyproject.toml choose the codes."""
+    silences a finding; select and ignore in pyproject.toml's tool.tapecli.lint table choose the codes."""
     from tapecli.cli.lintcli import lint_paths
     inv = Invocation("lint", "-", json_out, None, None, "cpu", None, None, "none", 1, 1, 1, False, no_color)
     raise typer.Exit(lint_paths(inv, paths, github, select, ignore))
