@@ -43,7 +43,8 @@ def test_expectations_after_an_error_are_skipped_and_junit_has_times_and_totals(
     assert all(float(c.get("time")) >= 0 for c in cases)
     assert [c.get("line") for c in cases if c.find("skipped") is not None] == ["4", "6"]
     doc = cli("check", "--json", path).json
-    assert doc["skipped"] == 2 and all("ok" in r for r in doc["results"])
+    assert doc["skipped"] == 2 and all("ok" in r for r in doc["results"] + doc["skips"])
+    assert [(s["line"], s["ok"]) for s in doc["skips"]] == [(4, None), (6, None)]
 
 
 def test_expectation_lines_are_found_without_running_even_in_a_file_that_does_not_parse():

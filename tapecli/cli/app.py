@@ -407,10 +407,10 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
         results = [res for rep in reports for res in rep.results]
         results += [{"file": rep.file, "line": rep.error["line"], "ok": False, "error": rep.error}
                     for rep in reports if rep.error]
-        skipped = [{**s, "ok": None, "skipped": True} for rep in reports for s in rep.skipped]
+        skipped = [{**s, "ok": None} for rep in reports for s in rep.skipped]
         doc = {"schema": r.SCHEMA, "command": "check", "file": None, "files": [rep.file for rep in reports],
                "passed": passed, "failed": failed, "errors": errors, "skipped": len(skipped),
-               "results": [_json_result(res) for res in results] + skipped,
+               "results": [_json_result(res) for res in results], "skips": skipped,
                "lint": [finding for rep in reports for finding in rep.lint]}
         if address:
             doc["scheduler"] = address

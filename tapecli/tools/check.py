@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tapecli.api import Options, read_source, run_program, run_source
+from tapecli.api import Options, read_source, run_source
 from tapecli.frontend.ast import ConstDecl, VarDecl
 from tapecli.errors import TdfError, UsageError
 from tapecli.autodiff.gradcheck import DEFAULTS
@@ -86,9 +86,9 @@ def check_file(path: str, options: Options, fd: bool = False, source: str | None
     try:
         if source is None:
             source, _ = read_source(path)
-        program = parse(source, path)          # parsed once: for lint, the expectations' list and the run
+        program = parse(source, path)          # for lint and the list of expectations (run_source parses anew)
         report.lint = lint_findings(source, path, program)
-        result = run_program(program, path, options)
+        result = run_source(source, path, options)
         report.results += [{"file": path, **r} for r in result.expectations]
         if fd:
             report.results += fd_check(source, path, options)
