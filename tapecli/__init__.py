@@ -13,12 +13,12 @@ from tapecli.version import __version__
 # same either way). Read when NumPy loads OpenBLAS: here, before anything imports NumPy.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-__all__ = ["run", "Result", "TdfError", "UsageError", "__version__"]
+__all__ = ["run", "Result", "TdfWarning", "TdfError", "UsageError", "__version__"]
 
 
 def __getattr__(name):
     # The API is imported on first use: `tapecli --version` and the CLI's start-up stay light.
-    if name in ("run", "Result"):
+    if name in ("run", "Result", "TdfWarning"):
         from tapecli import api
         return getattr(api, name)
     if name in ("TdfError", "UsageError"):

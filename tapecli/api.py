@@ -354,17 +354,72 @@ def explain(source: str, filename: str, options: Options) -> list[dict]:
 
 # ------------------------------------------------------------ the public API
 
-@dataclass
+class TdfWarning(UserWarning):
+    """A warning of a program run by :func:`run` (also in ``Result.warnings``), issued through Python's
+    ``warnings``, so that ``warnings.simplefilter("error", tapecli.TdfWarning)`` or pytest's ``-W`` apply."""
+
+
+@dataclass(repr=False)
 class Result:
     """What :func:`run` returns: the program's values, its gradient and jacobian requests (the entries of
-    the JSON documents, values as NumPy arrays), its printed output, warnings and expectations."""
+    the JSON documents, values as NumPy arrays), its printed output, warnings and expectations.
+
+    ``r["dy_dx"]`` is a value the program bound (or, failing that, the gradient or jacobian entry of that
+    name, such as ``d(y)/d(x)`` for ``of``/``wrt``); ``r.gradient("dy_dx")`` and ``r.jacobian("j")`` read
+    the entries only (None for a None gradient)."""
     values: dict
     gradients: list[dict]
     jacobians: list[dict]
     warnings: list[dict]
     output: list[str]
     expectations: list[dict]
-    run: RunResult = field(repr=False)
+    run: RunResult
+
+    def gradient(self, name: str):
+        return self._entry(self.gradients, name, "gradient")["value"]
+
+    def jacobian(self, name: str):
+        return self._entry(self.jacobians, name, "jacobian")["value"]
+
+    def _entry(self, entries: list[dict], name: str, what: str) -> dict:
+        for entry in entries:
+            if entry["name"] == name:
+                return entry
+        raise KeyError(_not_found(name, [e["name"] for e in entries if e["name"]], f"no {what} named"))
+
+    def __getitem__(self, name: str):
+        if name in self.values:
+            return self.values[name]
+        for entry in self.gradients + self.jacobians:
+            if entry["name"] == name:
+                return entry["value"]
+        names = list(self.values) + [e["name"] for e in self.gradients + self.jacobians if e["name"]]
+        raise KeyError(_not_found(name, names, "the program bound no value and asked for no gradient named"))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values or any(e["name"] == name for e in self.gradients + self.jacobians)
+
+    def __repr__(self) -> str:
+        def names(items, most=6):
+            items = list(items)
+            return ", ".join(items[:most]) + (f", ... ({len(items)} in all)" if len(items) > most else "")
+        parts = [f"{self.run.filename!r}", f"values=[{names(self.values)}]"]
+        if self.gradients:
+            parts.append(f"gradients=[{names(str(e['name'] or e['source']) for e in self.gradients)}]")
+        if self.jacobians:
+            parts.append(f"jacobians=[{names(str(e['name'] or e['source']) for e in self.jacobians)}]")
+        if self.expectations:
+            failed = sum(not e["ok"] for e in self.expectations)
+            parts.append(f"expectations={len(self.expectations) - failed} passed, {failed} failed")
+        if self.warnings:
+            parts.append(f"warnings={len(self.warnings)}")
+        return f"<tapecli.Result {' '.join(parts)}>"
+
+
+def _not_found(name: str, names: list[str], what: str) -> str:
+    import difflib
+    close = difflib.get_close_matches(name, names, n=1)
+    return f"{what} {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def numpy_value(value):
@@ -386,13 +441,14 @@ def numpy_value(value):
 
 def run(path_or_source, *, sets: dict | None = None, dtype: str | None = None, device: str = "cpu",
         of: str | None = None, wrt: list[str] | None = None, limits: Limits | None = None) -> Result:
-    """Run a TDF program given as a path (``str`` or ``Path`` of an existing file) or as source text.
+    """Run a program given as a path (``str`` or ``Path`` of an existing file: TDF, or TensorFlow code as
+    written, such as a ``.py`` file) or as source text.
 
     ``sets`` overrides declarations like ``--set`` (name -> number, nested list or NumPy array);
     ``dtype="float64"`` is ``--dtype float64``; ``of``/``wrt`` ask for gradients as ``--of/--wrt``.
     Program errors raise :class:`tapecli.TdfError` subclasses (with ``line`` and ``column``), bad
-    arguments :class:`tapecli.UsageError`. Each call runs in a fresh context of the calling thread, so
-    runs in different threads do not see each other."""
+    arguments :class:`tapecli.UsageError`; the program's warnings are issued as :class:`TdfWarning`. Each
+    call runs in a fresh context of the calling thread, so runs in different threads do not see each other."""
     if device not in ("cpu", "cuda"):
         raise UsageError(f"device {device!r}: expected 'cpu' or 'cuda'")
     text, filename = _source_of(path_or_source)
@@ -405,6 +461,11 @@ def run(path_or_source, *, sets: dict | None = None, dtype: str | None = None, d
     options = Options(dtype=dtype, overrides=overrides, of=of, wrt=list(wrt or []),
                       limits=limits or Limits(), device=device)
     result = run_source(text, filename, options)
+    if result.warnings:
+        import warnings
+        for w in result.warnings:
+            where = f"{filename}:{w['line']}: " if w.get("line") else f"{filename}: "
+            warnings.warn(where + w["message"], TdfWarning, stacklevel=2)
     requests = result.implicit or result.requests
     return Result(
         values={k: numpy_value(v) for k, v in result.scope.vars.items()
@@ -415,10 +476,15 @@ def run(path_or_source, *, sets: dict | None = None, dtype: str | None = None, d
         expectations=list(result.expectations), run=result)
 
 
+PROGRAM_SUFFIXES = (".tdf", ".py")
+
+
 def _source_of(path_or_source) -> tuple[str, str]:
+    """A path (a ``Path``, or a one-line string naming an existing file, or ending in .tdf or .py) is read;
+    any other string is the program's text."""
     if isinstance(path_or_source, Path):
         return read_source(str(path_or_source))
     text = str(path_or_source)
-    if "\n" not in text and text.endswith(".tdf"):
+    if "\n" not in text and (text.endswith(PROGRAM_SUFFIXES) or Path(text).is_file()):
         return read_source(text)
     return text, "<source>"

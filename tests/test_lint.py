@@ -507,7 +507,7 @@ def test_cli_lint_json(tmp_path):
     doc = res.json
     assert (doc["schema"], doc["command"], doc["file"]) == ("tapecli/1", "lint", str(path))
     first = doc["findings"][0]
-    assert set(first) == {"line", "column", "code", "message"}
+    assert set(first) == {"file", "line", "column", "code", "message"}
     assert (first["code"], first["line"], first["column"]) == ("TDF003", 9, 11)
 
 

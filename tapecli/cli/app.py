@@ -9,13 +9,16 @@ from tapecli.version import __version__
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
 from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Gradients of small tensor programs (.tdf files), with tf.GradientTape's semantics.")
 
-FileArg = Annotated[str, typer.Argument(help="The .tdf program; - reads standard input.", show_default=False)]
+FileArg = Annotated[str, typer.Argument(help="The .tdf program; - reads standard input.", show_default=False,
+                                        metavar="FILE")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SetOpt = Annotated[Optional[list[str]], typer.Option(
-    "--set", help="Override a var/const: NAME=NUMBER, NAME=[JSON array], NAME=@file.npy or @file.json.")]
+    "--set", metavar="NAME=VALUE",
+    help="Override a var/const: NAME=NUMBER, NAME=[JSON array], NAME=@file.npy or @file.json.")]
 DtypeOpt = Annotated[Optional[str], typer.Option("--dtype", help="float64 makes float literals and "
                                                                   "declarations float64.")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="Where kernels run: cpu, or cuda (needs a GPU and the cuda extra).")]
@@ -32,8 +35,9 @@ ModeOpt = Annotated[str, typer.Option("--mode", help="How jacobians are computed
 NumericsOpt = Annotated[bool, typer.Option("--check-numerics", help="Stop at the first statement whose forward "
                                                                     "or backward result holds NaN or Inf.")]
 SweepOpt = Annotated[Optional[list[str]], typer.Option(
-    "--sweep", help="Run at each point: NAME=@points.npy or @points.json binds a var/const to each slice along "
-                    "the first axis; several --sweep are zipped. Results are stacked.")]
+    "--sweep", metavar="NAME=@FILE",
+    help="Run at each point: NAME=@points.npy or @points.json binds a var/const to each slice along "
+         "the first axis; several --sweep are zipped. Results are stacked.")]
 SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", help="Run the work on this Dask scheduler (host:port), or local:N for a local cluster of N "
                         "processes; also TAPECLI_SCHEDULER. Needs the dask extra.")]
@@ -48,7 +52,7 @@ def _version(value: bool):
 
 
 @app.callback()
-def main_options(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+def main_options(version: Annotated[bool, typer.Option("-V", "--version", callback=_version, is_eager=True,
                                                        help="Print the version and exit.")] = False):
     """tapecli: run a .tdf program and report its gradients."""
 
@@ -356,10 +360,14 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
 
 @app.command()
 def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf).",
-                                                     show_default=False)],
+                                                     show_default=False, metavar="PATH...")],
           json_out: JsonOpt = False,
           junit: Annotated[Optional[str], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
-          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
+          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations (and append a "
+                                                                "job summary to $GITHUB_STEP_SUMMARY when set).")] = False,
+          allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Exit 0, not 5, when there is nothing to "
+                                                                          "check (a pre-commit hook on changed files).")
+                                 ] = False,
           fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop after the first failing file.")] = False,
           workers: Annotated[int, typer.Option("--workers", help="Check files in N processes.")] = 1,
           fd: Annotated[bool, typer.Option("--fd", help="Also check every gradient request w.r.t. declarations "
@@ -397,9 +405,12 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
             inv._fail(EXIT_USAGE, "UsageError", f"--junit {junit}: {e.strerror}")
     if json_out:
         results = [res for rep in reports for res in rep.results]
-        results += [{"file": rep.file, "line": rep.error["line"], "error": rep.error} for rep in reports if rep.error]
-        doc = {"schema": r.SCHEMA, "command": "check", "passed": passed, "failed": failed, "errors": errors,
-               "results": [_json_result(res) for res in results],
+        results += [{"file": rep.file, "line": rep.error["line"], "ok": False, "error": rep.error}
+                    for rep in reports if rep.error]
+        skipped = [{**s, "ok": None} for rep in reports for s in rep.skipped]
+        doc = {"schema": r.SCHEMA, "command": "check", "file": None, "files": [rep.file for rep in reports],
+               "passed": passed, "failed": failed, "errors": errors, "skipped": len(skipped),
+               "results": [_json_result(res) for res in results], "skips": skipped,
                "lint": [finding for rep in reports for finding in rep.lint]}
         if address:
             doc["scheduler"] = address
@@ -414,12 +425,36 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
                 print(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}")
             if rep.error:
                 sys.stderr.write(rep.error["text"] + "\n")
-        print(f"{passed} passed, {failed} failed" + (f", {errors} errors" if errors else ""))
+            for s in rep.skipped:
+                print(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}")
+        skipped = sum(len(rep.skipped) for rep in reports)
+        print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
+              + (f", {errors} errors" if errors else ""))
     if github:
         for line in c.github_annotations(reports):
             print(line, file=sys.stderr if json_out else sys.stdout)
+        _job_summary(c.markdown_summary(reports))
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
+    if not (passed or failed or errors or allow_empty):   # pytest's convention: a wrong path in CI must not pass
+        sys.stderr.write(f"tapecli check: no expectations found in {', '.join(paths)}"
+                         + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an expect)\n"
+                            if files else "\n"))
+        raise typer.Exit(EXIT_NO_EXPECTATIONS)
     raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
+
+
+EXIT_NO_EXPECTATIONS = 5     # `check` found nothing to check (pytest's "no tests collected")
+
+
+def _job_summary(markdown: str) -> None:
+    """Append to the GitHub job summary, where there is one (GitHub Actions sets $GITHUB_STEP_SUMMARY)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(markdown)
+        except OSError as e:
+            sys.stderr.write(f"tapecli check: cannot write the job summary to {path}: {e.strerror}\n")
 
 
 def _json_result(res: dict) -> dict:
@@ -429,45 +464,41 @@ def _json_result(res: dict) -> dict:
 
 def _check_files(files, options, fd, workers, fail_fast, show_progress):
     from tapecli.tools import check as c
-    progress = None
-    if show_progress:
-        from rich.progress import Progress
-        progress = Progress(transient=True)
-        task = progress.add_task("checking", total=len(files))
-        progress.start()
+    from tapecli.cli.sweepcli import progress_bar
+    with progress_bar(len(files), "checking", show_progress) as advance:      # on stderr
+        return _check_each(c, files, options, fd, workers, fail_fast, advance)
+
+
+def _check_each(c, files, options, fd, workers, fail_fast, progress):
     reports = []
     workers = c.worker_count(workers, len(files))
-    try:
-        if workers == 1:
-            for f in files:
-                reports.append(c.check_file(f, options, fd))
-                if progress:
-                    progress.advance(task)
-                if fail_fast and (reports[-1].failed or reports[-1].error):
-                    break
-        else:
-            from concurrent.futures import ProcessPoolExecutor
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-                try:
-                    for f, fut in zip(files, futures):
-                        try:
-                            reports.append(fut.result())
-                        except Exception as e:      # the worker died (out of memory, a crash in compiled code)
-                            reports.append(c.internal_error_report(f, e))
-                        if progress:
-                            progress.advance(task)
-                        if fail_fast and (reports[-1].failed or reports[-1].error):
-                            for rest in futures:
-                                rest.cancel()
-                            break
-                except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
-                    for process in list((getattr(pool, "_processes", None) or {}).values()):
-                        process.terminate()
-                    raise
-    finally:
-        if progress:
-            progress.stop()
+    if workers == 1:
+        for f in files:
+            reports.append(c.check_file(f, options, fd))
+            if progress:
+                progress(1)
+            if fail_fast and (reports[-1].failed or reports[-1].error):
+                break
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(c.check_file, f, options, fd) for f in files]
+            try:
+                for f, fut in zip(files, futures):
+                    try:
+                        reports.append(fut.result())
+                    except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                        reports.append(c.internal_error_report(f, e))
+                    if progress:
+                        progress(1)
+                    if fail_fast and (reports[-1].failed or reports[-1].error):
+                        for rest in futures:
+                            rest.cancel()
+                        break
+            except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
+                for process in list((getattr(pool, "_processes", None) or {}).values()):
+                    process.terminate()
+                raise
     return reports
 
 
@@ -499,23 +530,20 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
 
 
 @app.command()
-def lint(file: FileArg, json_out: JsonOpt = False, no_color: NoColorOpt = False):
-    """Static checks, without running the program; exit 1 if there are findings."""
-    from tapecli.cli import render as r
-    from tapecli.tools.lint import lint_source
-    inv = Invocation("lint", file, json_out, None, None, "cpu", None, None, "none", 1, 1, 1, False, no_color)
-
-    def show(findings):
-        shown = inv.filename or "<stdin>"
-        if inv.json:
-            print(r.dumps({"schema": r.SCHEMA, "command": "lint", "file": inv.filename,
-                           "findings": [f.to_json() for f in findings]}))
-        else:
-            for f in findings:
-                print(f"{shown}:{f.line}:{f.column}: {f.code} {f.message}")
-            print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}" if findings else "no findings")
-        raise typer.Exit(EXIT_EXPECT if findings else EXIT_OK)
-    inv.run(show, lambda source, filename, options: lint_source(source, filename))
+def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf); - reads standard "
+                                                         "input.", show_default=False, metavar="PATH...")],
+         json_out: JsonOpt = False,
+         github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
+         select: Annotated[Optional[str], typer.Option("--select", metavar="CODES", help=(
+             "Only these codes (comma-separated; a prefix such as TDF00 selects several)."))] = None,
+         ignore: Annotated[Optional[str], typer.Option("--ignore", metavar="CODES", help=(
+             "Not these codes (comma-separated prefixes)."))] = None,
+         no_color: NoColorOpt = False):
+    """Static checks, without running the programs; exit 1 if there are findings. `# noqa: TDF001` on a line
+    silences a finding; select and ignore in pyproject.toml's tool.tapecli.lint table choose the codes."""
+    from tapecli.cli.lintcli import lint_paths
+    inv = Invocation("lint", "-", json_out, None, None, "cpu", None, None, "none", 1, 1, 1, False, no_color)
+    raise typer.Exit(lint_paths(inv, paths, github, select, ignore))
 
 
 RepeatOpt = Annotated[int, typer.Option("--repeat", help="Timed runs.")]

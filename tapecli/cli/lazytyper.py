@@ -42,9 +42,14 @@ class ParamSpec:
     def __init__(self, kind: str, args: tuple, kwargs: dict):
         self.kind, self.args, self.kwargs = kind, args, kwargs
 
-    def real(self):
+    def real(self, base=None):
+        """The real typer.Option/Argument; ``base``, the parameter's type, gives it a plain metavar where it
+        names none (Typer's own help shows types, as ``<bool>`` on a flag or ``<list[str]>``)."""
         import typer
-        return (typer.Option if self.kind == "option" else typer.Argument)(*self.args, **self.kwargs)
+        kwargs = self.kwargs
+        if base is not None and "metavar" not in kwargs and self.kind == "option":
+            kwargs = {**kwargs, "metavar": _plain_metavar(base)}
+        return (typer.Option if self.kind == "option" else typer.Argument)(*self.args, **kwargs)
 
     def __repr__(self):
         return f"{self.kind.capitalize()}{self.args!r}"
@@ -119,6 +124,7 @@ class Typer:
         """The Typer app, built from the recorded declarations (imports Typer)."""
         if self._real is None:
             import typer
+            _plain_flags()
             app = typer.Typer(**self._kwargs)
             if self._callback is not None:
                 kwargs, fn = self._callback
@@ -139,7 +145,7 @@ def _for_typer(fn):
     for pname, hint in hints.items():
         if typing.get_origin(hint) is typing.Annotated:
             base, *meta = typing.get_args(hint)
-            hint = typing.Annotated[(base, *[m.real() if isinstance(m, ParamSpec) else m for m in meta])]
+            hint = typing.Annotated[(base, *[m.real(base) if isinstance(m, ParamSpec) else m for m in meta])]
         annotations[pname] = hint
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     functools.update_wrapper(copy, fn, updated=())
@@ -147,6 +153,32 @@ def _for_typer(fn):
     copy.__kwdefaults__ = fn.__kwdefaults__
     copy.__annotations__ = annotations
     return copy
+
+
+def _plain_flags() -> None:
+    """No type after a flag in --help, Typer's own flags included (--install-completion): Typer shows
+    ``<bool>`` there, where Click shows nothing."""
+    from typer.core import TyperOption
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "plain_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag and self.metavar is None else shown(self, ctx)
+    display_type_rich.plain_flags = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+def _plain_metavar(base) -> str:
+    """Click's plain metavars for an option: nothing after a flag, else TEXT, INTEGER or FLOAT."""
+    import typing
+    if typing.get_origin(base) is typing.Union:           # Optional[X]
+        base = next(a for a in typing.get_args(base) if a is not type(None))
+    if typing.get_origin(base) is list:
+        (base,) = typing.get_args(base) or (str,)
+    if base is bool:
+        return ""
+    return {int: "INTEGER", float: "FLOAT"}.get(base, "TEXT")
 
 
 # ------------------------------------------------------------------ the fast path

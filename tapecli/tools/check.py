@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,10 +29,37 @@ class FileReport:
     results: list[dict] = field(default_factory=list)
     error: dict | None = None           # {"kind", "message", "line", "column", "text"} for a program error
     lint: list[dict] = field(default_factory=list)   # {"file", "line", "code", "message"}: warnings
+    # The file's expectations that did not run: {"file", "line", "expr", "reason"} (after a program error,
+    # or in a branch or function the run never reached)
+    skipped: list[dict] = field(default_factory=list)
+    seconds: float = 0.0                # how long the file took to check (parse, lint, run)
 
     @property
     def failed(self) -> int:
         return sum(not r["ok"] for r in self.results)
+
+    def outcome(self, line: int, expectations: list[tuple[int, str]]) -> tuple[str, str]:
+        """What became of the expectation at ``line``: ("passed" | "failed" | "skipped" | "error", text).
+
+        ``expectations`` are the file's (line, expression) in source order (:func:`expectation_lines`). The
+        program's error, if any, is the outcome of the first expectation that did not run (of the last one
+        when every one ran), so that it is reported once."""
+        results = [r for r in self.results if r["line"] == line]
+        failures = [r for r in results if not r["ok"]]
+        if failures:
+            return "failed", "\n".join(f"{self.file}:{r['line']}: {describe(r)}" for r in failures)
+        if self.error is not None and line == self.error_line(expectations):
+            return "error", self.error["text"]
+        if results:
+            return "passed", f"{len(results)} passed"
+        reason = next((s["reason"] for s in self.skipped if s["line"] == line), "not reached")
+        return "skipped", reason
+
+    def error_line(self, expectations: list[tuple[int, str]]) -> int | None:
+        """The expectation that reports the program's error (see :meth:`outcome`)."""
+        ran = {r["line"] for r in self.results}
+        lines = [line for line, _ in expectations]
+        return next((line for line in lines if line not in ran), lines[-1] if lines else None)
 
 
 def collect(paths: list[str]) -> list[str]:
@@ -51,11 +79,15 @@ def collect(paths: list[str]) -> list[str]:
 def check_file(path: str, options: Options, fd: bool = False, source: str | None = None) -> FileReport:
     """The report of one file; ``source``, when given, is its text (read here otherwise)."""
     from tapecli.documents import format_error
+    from tapecli.frontend.parser import parse
     report = FileReport(path)
+    start = time.perf_counter()
+    program = None
     try:
         if source is None:
             source, _ = read_source(path)
-        report.lint = lint_findings(source, path)
+        program = parse(source, path)          # for lint and the list of expectations (run_source parses anew)
+        report.lint = lint_findings(source, path, program)
         result = run_source(source, path, options)
         report.results += [{"file": path, **r} for r in result.expectations]
         if fd:
@@ -71,7 +103,70 @@ def check_file(path: str, options: Options, fd: bool = False, source: str | None
                         "text": f"{path}: {e}"}
     except Exception as e:      # a bug in tapecli: this file's error; the other files are still checked
         return internal_error_report(path, e)
+    if source is not None:
+        ran = {r["line"] for r in report.results}
+        if report.error is None:
+            reason = "not reached: the run never came to this line"
+        else:
+            at = f" at line {report.error['line']}" if report.error["line"] else ""
+            reason = f"not run: the program stopped{at} with {report.error['kind']}"
+        report.skipped = [{"file": path, "line": line, "expr": expr, "reason": reason}
+                          for line, expr in expectation_lines(source, path, program) if line not in ran]
+    report.seconds = time.perf_counter() - start
     return report
+
+
+_EXPECT_LINE = re.compile(r"^[ \t]*(expect_error[ \t]+(\w+)|expect[ \t]+(.*?))[ \t]*:?[ \t]*(#.*)?$")
+
+
+def expectation_lines(source: str, path: str = "<input>", program=None) -> list[tuple[int, str]]:
+    """(line, expression) of every ``expect`` and ``expect_error`` statement of a program, in source order,
+    without running it; the expression is spelled as a result's ``expr`` (``expect_error TapeError`` for a
+    block). ``program`` is the parsed program when there is one; a source that does not parse is read
+    line by line."""
+    from tapecli.frontend import ast
+    if program is None:
+        from tapecli.frontend.parser import parse
+        try:
+            program = parse(source, path)
+        except TdfError:
+            program = None
+    if program is None:
+        found = []
+        for number, text in enumerate(source.splitlines(), 1):
+            m = _EXPECT_LINE.match(text)
+            if m:
+                found.append((number, f"expect_error {m.group(2)}" if m.group(2) else
+                              _without_message(m.group(3))))
+        return found
+    found = []
+    stack = [program.body]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+            continue
+        if isinstance(item, ast.Expect):
+            found.append((item.line, source[item.test.start:item.test.end]))
+        elif isinstance(item, ast.ExpectError):
+            found.append((item.line, f"expect_error {item.kind}"))
+        if isinstance(item, ast.Node):
+            stack.extend(getattr(item, f, None) for f in reversed(item._fields)
+                         if isinstance(getattr(item, f, None), (list, tuple, ast.Node)))
+    return sorted(set(found))
+
+
+def _without_message(text: str) -> str:
+    """``test, "message"`` -> ``test`` (for a line that did not parse: a guess at the top-level comma)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return text[:i].strip()
+    return text.strip()
 
 
 def internal_error_report(path: str, error: BaseException) -> FileReport:
@@ -91,14 +186,15 @@ def worker_count(requested: int, files: int) -> int:
     return max(1, min(requested, files, os.cpu_count() or 1))
 
 
-def lint_findings(source: str, path: str) -> list[dict]:
-    """`tapecli lint`'s findings, as warnings; none for a file that does not parse (run reports that)."""
-    from tapecli.tools.lint import lint_source
+def lint_findings(source: str, path: str, program=None) -> list[dict]:
+    """`tapecli lint`'s findings, as warnings (of ``program``, the source parsed, when given); none for a
+    file that does not parse (run reports that)."""
+    from tapecli.tools.lint import lint_checked
     try:
-        return [{"file": path, "line": f.line, "code": f.code, "message": f.message}
-                for f in lint_source(source, path)]
+        found = lint_checked(source, path, program=program)     # noqa comments are honoured here too
     except TdfError:
         return []
+    return [{"file": path, "line": f.line, "code": f.code, "message": f.message} for f in found]
 
 
 # ------------------------------------------------------------ finite differences
@@ -228,23 +324,44 @@ def _element(parent, tag: str, text: str | None = None, **attributes: str):
 
 
 def junit_xml(reports: list[FileReport]) -> str:
-    """A testsuite per file, a testcase per expectation (a program error is one errored testcase)."""
+    """A testsuite per file, a testcase per expectation (a program error is one errored testcase, the
+    expectations it kept from running are skipped testcases), with totals on <testsuites>.
+
+    A file's expectations are checked in one run of the program, so a testcase's ``time`` is that run's
+    time shared evenly among the testcases that ran (0 for a skipped one); the suite's is the whole run's."""
     import xml.etree.ElementTree as ET
     root = ET.Element("testsuites", name="tapecli check")
+    totals_ = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
     for rep in reports:
-        suite = _element(root, "testsuite", name=rep.file, tests=str(len(rep.results) + bool(rep.error)),
-                         failures=str(rep.failed), errors=str(int(rep.error is not None)))
+        ran = len(rep.results) + bool(rep.error)
+        cases = ran + len(rep.skipped)
+        share = f"{rep.seconds / ran:.6f}" if ran else "0.000000"
+        counts = {"tests": cases, "failures": rep.failed, "errors": int(rep.error is not None),
+                  "skipped": len(rep.skipped), "time": rep.seconds}
+        suite = _element(root, "testsuite", name=rep.file, **{k: _number(v) for k, v in counts.items()})
+        for k, v in counts.items():
+            totals_[k] += v
         for r in rep.results:
             case = _element(suite, "testcase", name=f"line {r['line']}: {r['expr']}", classname=rep.file,
-                            file=rep.file, line=str(r["line"]))
+                            file=rep.file, line=str(r["line"]), time=share)
             if not r["ok"]:
                 _element(case, "failure", describe(r), message=describe(r))
+        for s in rep.skipped:
+            case = _element(suite, "testcase", name=f"line {s['line']}: {s['expr']}", classname=rep.file,
+                            file=rep.file, line=str(s["line"]), time="0.000000")
+            _element(case, "skipped", message=s["reason"])
         if rep.error:
             case = _element(suite, "testcase", name="program", classname=rep.file, file=rep.file,
-                            line=str(rep.error["line"] or 0))
+                            line=str(rep.error["line"] or 0), time=share)
             _element(case, "error", rep.error["text"], message=f"{rep.error['kind']}: {rep.error['message']}",
                      type=rep.error["kind"])
+    for k, v in totals_.items():
+        root.set(k, _number(v))
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def _number(value) -> str:
+    return f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -269,6 +386,11 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def github_escape(text: str, property: bool = False) -> str:
+    """Text for a GitHub workflow command: its message (data) or one of its ``key=value`` properties."""
+    return _escape_property(text) if property else _escape_data(text)
+
+
 def github_annotations(reports: list[FileReport]) -> list[str]:
     """GitHub workflow commands (`::error file=...,line=...::message`), escaped as GitHub documents."""
     lines = []
@@ -281,6 +403,33 @@ def github_annotations(reports: list[FileReport]) -> list[str]:
             lines.append(f"::error file={_escape_property(rep.file)},line={rep.error['line'] or 1},"
                          f"title={_escape_property(rep.error['kind'])}::{_escape_data(rep.error['message'])}")
     return lines
+
+
+def markdown_summary(reports: list[FileReport]) -> str:
+    """A GitHub job summary (Markdown, for $GITHUB_STEP_SUMMARY): the totals, a row per file, and each
+    failure, error and skipped expectation with its file and line."""
+    passed, failed, errors = totals(reports)
+    skipped = sum(len(rep.skipped) for rep in reports)
+    mark = "✅" if not (failed or errors) else "❌"
+    out = [f"### {mark} tapecli check: {passed} passed, {failed} failed, {skipped} skipped, {errors} errors", "",
+           "| file | passed | failed | skipped | error |", "|---|---:|---:|---:|---|"]
+    for rep in reports:
+        error = f"{rep.error['kind']} at line {rep.error['line']}" if rep.error and rep.error["line"] else \
+            rep.error["kind"] if rep.error else ""
+        out.append(f"| `{rep.file}` | {len(rep.results) - rep.failed} | {rep.failed} | {len(rep.skipped)} | {error} |")
+    problems = [(rep.file, r["line"], "failed", describe(r)) for rep in reports for r in rep.results if not r["ok"]]
+    problems += [(rep.file, rep.error["line"], "error", f"{rep.error['kind']}: {rep.error['message']}")
+                 for rep in reports if rep.error]
+    problems += [(rep.file, s["line"], "skipped", f"{s['expr']}: {s['reason']}") for rep in reports for s in rep.skipped]
+    if problems:
+        out += ["", "| where | what | |", "|---|---|---|"]
+        out += [f"| `{file}:{line or ''}` | {what} | {_cell(text)} |" for file, line, what, text in problems]
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text for one cell of a Markdown table."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _short(value) -> str:

@@ -12,9 +12,13 @@ TDF002  a gradient/jacobian call inside the block of its own persistent tape (it
 TDF003  a var/const declared with integer literals only, then watched or used as a gradient source
 TDF004  a tape that is never used
 TDF005  a watch of a layer's variables (Dense, Conv2D, LSTM, ...) before the layer is first called (built)
+
+A finding is silenced by ``# noqa`` (or ``# noqa: TDF001``) on its line; ``--select``/``--ignore`` and the
+``[tool.tapecli.lint]`` table of pyproject.toml choose the codes (``lint_checked``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from tapecli.frontend import ast
@@ -463,3 +467,88 @@ _BUILT_ON_CALL = {"Dense", "Conv2D", "Embedding", "LayerNormalization", "BatchNo
 def _is_dense(binding) -> bool:
     return (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.value, ast.Call)
             and isinstance(binding.value.func, ast.Name) and binding.value.func.id in _BUILT_ON_CALL)
+
+
+# ------------------------------------------------ noqa, --select/--ignore, [tool.tapecli.lint]
+
+# A noqa comment: bare (every code) or with codes (`noqa: TDF001, TDF004`), as flake8 and ruff read it.
+_NOQA = re.compile(r"#\s*noqa\b(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+
+
+def noqa_lines(source: str) -> dict[int, frozenset | None]:
+    """Line -> the codes its ``# noqa`` comment silences (None: all of them)."""
+    found = {}
+    for number, text in enumerate(source.splitlines(), 1):
+        if "#" not in text:
+            continue
+        m = _NOQA.search(text)
+        if m:
+            codes = m.group("codes")
+            found[number] = None if codes is None else frozenset(c.upper() for c in re.split(r"[\s,]+", codes))
+    return found
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    """Which codes are reported: those matching a ``select`` prefix (all when empty), less those matching an
+    ``ignore`` prefix, as ruff reads its ``select``/``ignore``."""
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def reports(self, code: str) -> bool:
+        return ((not self.select or code.startswith(self.select))
+                and not (self.ignore and code.startswith(self.ignore)))
+
+    def overridden(self, select: str | None, ignore: str | None) -> "LintSettings":
+        """The command line's ``--select`` (instead of the file's) and ``--ignore`` (besides the file's)."""
+        return LintSettings(_codes(select, "--select") if select is not None else self.select,
+                            self.ignore + (_codes(ignore, "--ignore") if ignore is not None else ()))
+
+
+def _codes(value, where: str) -> tuple[str, ...]:
+    """Codes or code prefixes (``TDF``, ``TDF00``, ``TDF001``) from a comma-separated string or a list."""
+    from tapecli.errors import UsageError
+    items = [v.strip().upper() for v in value.split(",")] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise UsageError(f"{where}: expected a list of codes, got {value!r}")
+    items = [i.strip().upper() for i in items if i.strip()]
+    unknown = [i for i in items if not any(code.startswith(i) for code in CODES)]
+    if unknown:
+        raise UsageError(f"{where}: no lint code is {unknown[0]} or starts with it (codes: {', '.join(CODES)})")
+    return tuple(items)
+
+
+def read_settings(start=None) -> tuple[LintSettings, str | None]:
+    """The ``[tool.tapecli.lint]`` table (``select``, ``ignore``) of the nearest ``pyproject.toml`` at or above
+    ``start`` (the current folder), and that file's path; defaults when there is none."""
+    import tomllib
+    from pathlib import Path
+    from tapecli.errors import UsageError
+    folder = Path(start or ".").resolve()
+    for candidate in (folder, *folder.parents):
+        path = candidate / "pyproject.toml"
+        if path.is_file():
+            try:
+                with path.open("rb") as f:
+                    table = tomllib.load(f).get("tool", {}).get("tapecli", {}).get("lint", {})
+            except (OSError, tomllib.TOMLDecodeError) as e:
+                raise UsageError(f"{path}: {e}") from None
+            if not isinstance(table, dict):
+                raise UsageError(f"{path}: [tool.tapecli.lint] must be a table")
+            unknown = sorted(set(table) - {"select", "ignore"})
+            if unknown:
+                raise UsageError(f"{path}: [tool.tapecli.lint] has no setting {unknown[0]!r} (select, ignore)")
+            where = f"{path} [tool.tapecli.lint]"
+            return LintSettings(_codes(table.get("select", []), f"{where} select"),
+                                _codes(table.get("ignore", []), f"{where} ignore")), str(path)
+    return LintSettings(), None
+
+
+def lint_checked(source: str, filename: str = "<input>", settings: LintSettings = LintSettings(),
+                 program: ast.Program | None = None) -> list[Finding]:
+    """The findings ``tapecli lint`` reports: those ``settings`` select, less those a ``# noqa`` silences.
+    ``program`` is the source parsed, when the caller has it; a syntax error propagates."""
+    found = lint(program) if program is not None else lint_source(source, filename)
+    silenced = noqa_lines(source)
+    return [f for f in found if settings.reports(f.code)
+            and not (f.line in silenced and (silenced[f.line] is None or f.code in silenced[f.line]))]

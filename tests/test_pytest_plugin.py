@@ -1,0 +1,68 @@
+"""The pytest plugin: .tdf files with expect lines are tests, one per expectation, run by check's code."""
+import subprocess
+import sys
+
+pytest_plugins = ["pytester"]
+
+FILE = """\
+var x = 3.0
+const two = 2.0
+tape t:
+    y = x ** two
+dy_dx = t.gradient(y, x)
+expect dy_dx == 6.0
+expect dy_dx == 7.0, "off by one"
+expect_error TapeError:
+    again = t.gradient(y, x)
+z = x @ x
+expect z == 9.0
+"""
+
+
+def test_tdf_files_with_expectations_are_collected_one_item_per_expectation(pytester):
+    pytester.makefile(".tdf", model=FILE, plain="var x = 1.0\n")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["model.tdf::line 6: dy_dx == 6.0", "model.tdf::line 7: dy_dx == 7.0",
+                                 "model.tdf::line 8: expect_error TapeError", "model.tdf::line 11: z == 9.0",
+                                 "4 tests collected*"])
+
+
+def test_failures_name_file_line_and_message_and_the_program_error_is_reported(pytester):
+    pytester.makefile(".tdf", model=FILE)
+    junit = pytester.path / "out.xml"
+    result = pytester.runpytest("-rA", f"--junitxml={junit}")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["*model.tdf:7: dy_dx == 7.0: off by one; actual 6.0, expected 7.0*",
+                                 "*model.tdf:11: not run: the program stopped with an error*",
+                                 "*model.tdf:10:*ShapeError*"])
+    assert 'time="' in junit.read_text()
+    selected = pytester.runpytest("-k", "TapeError")
+    selected.assert_outcomes(passed=1, deselected=3)
+
+
+def test_expectations_an_error_kept_from_running_are_skipped(pytester):
+    pytester.makefile(".tdf", model="var x = 1.0\ny = x @ x\nexpect x == 1.0\nexpect x == 2.0\n")
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*model.tdf:4: not run: the program stopped at line 2 with ShapeError*"])
+
+
+def test_collection_can_be_turned_off(pytester):
+    pytester.makefile(".tdf", model=FILE)
+    pytester.makeini("[pytest]\ntapecli_collect = false\n")
+    assert pytester.runpytest().ret == 5          # no tests collected
+
+
+def test_the_plugin_imports_nothing_heavy():
+    code = ("import sys, tapecli.tools.pytest_plugin\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'numba', 'lark', 'typer', 'rich')"
+            " or m.startswith(('tapecli.api', 'tapecli.interpreter', 'tapecli.tools.check'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_entry_point_is_registered():
+    from importlib.metadata import entry_points
+    (ep,) = [ep for ep in entry_points(group="pytest11") if ep.name == "tapecli"]
+    assert ep.value == "tapecli.tools.pytest_plugin"
