@@ -288,7 +288,7 @@ def plot_command(file: FileArg,
     def compute(source, filename, options):
         from tapecli.api import run_source
         from tapecli.cli import plot
-        plot.check_request(y, output)
+        plot.check_request(y, output, title)
         return plot.draw(run_source(source, filename, options), filename, x, y, output, title, logy, inv.color)
 
     def show(drawing):
@@ -378,6 +378,9 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
         files = c.collect(paths)
         if workers < 1:
             raise UsageError("--workers must be at least 1")
+        if junit:
+            from tapecli.tools.outfile import target
+            target(junit, "--junit")        # a device, a FIFO or a missing folder: said before any file is checked
         from tapecli.tools.cluster import scheduler_address
         address = scheduler_address(scheduler)
         if sweep or address:
@@ -393,8 +396,8 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     if junit:
         try:
             c.write_atomically(junit, c.junit_xml(reports))
-        except OSError as e:
-            inv._fail(EXIT_USAGE, "UsageError", f"--junit {junit}: {e.strerror}")
+        except UsageError as e:
+            inv._fail(EXIT_USAGE, "UsageError", str(e))
     if json_out:
         results = [res for rep in reports for res in rep.results]
         results += [{"file": rep.file, "line": rep.error["line"], "error": rep.error} for rep in reports if rep.error]

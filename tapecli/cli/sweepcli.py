@@ -56,7 +56,7 @@ def run_sweep_command(inv) -> None:
         if inv.workers < 1:
             raise UsageError("--workers must be at least 1")
         options = inv.options()
-        sweeps = s.load_sweeps(inv.sweep)
+        sweeps = s.load_sweeps(inv.sweep, options.limits)
         clash = sorted(set(sweeps) & set(options.overrides))
         if clash:
             raise UsageError(f"--sweep {clash[0]} and --set {clash[0]}: bind a declaration with one of them")
@@ -129,7 +129,7 @@ def check_scaled(files, options, fd, workers, fail_fast, sweep_items, address, s
     """`check` with --sweep and/or --scheduler: the FileReports, in the files' order."""
     from tapecli.tools import checkscale
     from tapecli.tools.sweep import load_sweeps, points
-    sweeps = load_sweeps(sweep_items) if sweep_items else None
+    sweeps = load_sweeps(sweep_items, options.limits) if sweep_items else None
     total = len(files) if sweeps is None else len(files) * points(sweeps)
     with cluster_for(address) as cluster, progress_bar(total, "checking", show_progress) as advance:
         if sweeps is None:

@@ -247,18 +247,11 @@ def junit_xml(reports: list[FileReport]) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    import tempfile
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tapecli-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+def write_atomically(path: str, text: str, option: str = "--junit") -> None:
+    """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file; only a
+    regular file or a new path (tools/outfile.py), an OutputFileError (exit 2) otherwise."""
+    from tapecli.tools import outfile
+    outfile.write(path, text, option)
 
 
 def _escape_data(text: str) -> str:

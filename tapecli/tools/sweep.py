@@ -10,15 +10,15 @@ A batch runs vectorised -- one run with each swept declaration bound to the whol
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from tapecli.api import Options, run_program
+from tapecli.api import Options, read_array_file, run_program
 from tapecli.errors import TdfError, UsageError
 from tapecli.frontend import ast
+from tapecli.runtime.limits import Limits
 
 COMMANDS = ("run", "grad", "jacobian", "hessian", "check")
 KINDS = {"grad": ("gradient",), "jacobian": ("jacobian", "batch_jacobian"), "hessian": ("hessian",)}
@@ -34,8 +34,10 @@ ELEMENTWISE_OPS = frozenset(("+", "-", "*", "/", "**"))
 
 # ------------------------------------------------------------------ reading the points
 
-def load_sweeps(items: list[str]) -> dict[str, np.ndarray]:
-    """``NAME=@file.npy`` / ``NAME=@file.json`` for each --sweep: the arrays, checked to be zipped."""
+def load_sweeps(items: list[str], limits: Limits | None = None) -> dict[str, np.ndarray]:
+    """``NAME=@file.npy`` / ``NAME=@file.json`` for each --sweep: the arrays, checked to be zipped. Each file
+    is weighed against ``limits`` (elements, memory) before it is read, as a --set file is."""
+    limits = limits or Limits()
     sweeps: dict[str, np.ndarray] = {}
     for item in items:
         name, sep, text = item.partition("=")
@@ -45,17 +47,7 @@ def load_sweeps(items: list[str]) -> dict[str, np.ndarray]:
         if name in sweeps:
             raise UsageError(f"--sweep {name}: given twice")
         path = Path(text[1:])
-        if not path.is_file():
-            raise UsageError(f"--sweep {name}: no such file: {path}")
-        try:
-            if path.suffix == ".npy":
-                arr = np.load(path, allow_pickle=False)
-            else:
-                arr = np.asarray(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--sweep {name}: cannot read {path}: {e}") from None
-        if arr.dtype == object or arr.dtype.kind not in "iufb":
-            raise UsageError(f"--sweep {name}: {path} is not a (rectangular) numeric array")
+        arr = read_array_file(path, f"--sweep {name}", limits)
         if arr.ndim == 0:
             raise UsageError(f"--sweep {name}: {path} holds one number; a sweep takes its points along the "
                              f"first axis (an array of shape [points, ...])")
