@@ -290,7 +290,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
         try:
             interp.run()
         except TdfError as e:
-            e.expectations = list(interp.expectations.results)   # those that ran before it: `check` reports them
+            e.expectations = _plain_messages(interp.expectations.results)   # those that ran before it: `check` reports them
             raise
         finally:
             ctx.tapes.clear()
@@ -304,10 +304,26 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                 text = program.source.splitlines()[e.line - 1]
                 e.column = len(text) - len(text.lstrip()) + 1
                 raise
-    for exp in interp.expectations.results:
+    for exp in _plain_messages(interp.expectations.results):
         if not exp["ok"]:
             ctx.settings.warn(f"expectation failed: {exp['expr']}", exp["line"])
     return RunResult(filename, interp, implicit, ctx)
+
+
+def _plain_messages(results: list[dict]) -> list[dict]:
+    """Each expectation's message as text (``expect x == 2.0, x``: a tensor, a list or a variable, written as
+    its JSON, at most 200 characters), as every report needs it: JSON, JUnit, a worker's pickled reply."""
+    from tapecli.interpreter.jsonvalue import to_json
+    for result in results:
+        message = result.get("message")
+        if message is None or isinstance(message, str):
+            continue
+        try:
+            text = json.dumps(to_json(message), allow_nan=False)
+        except (TdfError, TypeError, ValueError, RecursionError):
+            text = f"<{type(message).__name__}>"
+        result["message"] = text if len(text) <= 200 else text[:197] + "..."
+    return results
 
 
 def _device(name: str):

@@ -4,6 +4,7 @@ finding is about it."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import resource
 import stat
@@ -249,3 +250,161 @@ def test_terminal_thinning_keeps_every_cell_and_both_ends():
         row = ((b - y.min()) / (y.max() - y.min()) * 80).astype(int).clip(0, 79)
         return set(zip(column, row))
     assert cells(tx, ty) == cells(x, y)
+
+
+# ------------------------------------------------------------------ expectations
+
+def test_an_expect_whose_message_is_a_tensor_reports_it_as_text(tmp_path):
+    program = _write(tmp_path, "var x = [1.0, 2.0]\nexpect x == 2.0, x\nl = []\nl.append(l)\nexpect 1.0 == 2.0, l\n")
+    r = cli("check", "--json", "--junit", tmp_path / "out.xml", program)
+    assert r.code == 1, r.stdout
+    assert [res["message"] for res in r.json["results"]] == ["[1.0, 2.0]", "<list>"]
+    assert "[1.0, 2.0]" in (tmp_path / "out.xml").read_text()
+    r = cli("check", "--workers", "2", program, _write(tmp_path, "var x = 1.0\nexpect x == 2.0, x\n", "q.tdf"))
+    assert r.code == 1 and "FAIL x == 2.0: 1.0;" in r.stdout, r.stdout
+
+
+# ------------------------------------------------------------------ worker counts
+
+@pytest.mark.parametrize("command", ["check", "grad"])
+def test_an_absurd_worker_count_is_a_usage_error(tmp_path, command):
+    program = _write(tmp_path, "var x = 1.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 2.0 * x\n")
+    np.save(tmp_path / "points.npy", np.linspace(0.0, 1.0, 10, dtype=np.float32))
+    r = cli(command, "--json", program, "--sweep", f"x=@{tmp_path / 'points.npy'}", "--workers", "99999999999999999999")
+    assert r.code == 2 and "at most 65,536" in r.json["error"]["message"], r.stdout
+
+
+def test_sweep_workers_never_outnumber_batches_or_cpus(tmp_path):
+    from test_reliability_cli import _count_processes_runner
+    program = _write(tmp_path, "var x = 1.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\n")
+    np.save(tmp_path / "points.npy", np.linspace(0.0, 1.0, 10, dtype=np.float32))
+    r = subprocess.run([sys.executable, _count_processes_runner(tmp_path), "grad", "--json", program, "--sweep",
+                        f"x=@{tmp_path / 'points.npy'}", "--workers", "16"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stderr.rsplit("processes started:", 1)[1]) <= min(16, len(os.sched_getaffinity(0)))
+
+
+# ------------------------------------------------------------------ signals
+
+LOOP = "var x = 0.0\nwhile True:\n    x = x + 1.0\n"
+SWEPT_LOOP = "var x = 1.0\ny = x\nwhile x < 0.5:\n    y = y + 1.0\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+def _signalled(tmp_path, signum, args, workers=2):
+    """Start ``tapecli ARGS`` (its work never ends), wait for its worker processes, send ``signum``."""
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    while len(_children(proc.pid)) < workers and time.monotonic() < deadline:
+        time.sleep(0.2)
+    children = _children(proc.pid)
+    time.sleep(1.0)                         # the workers busy with their files or points
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    time.sleep(0.5)
+    return proc.returncode, out, err, children
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum, code, words", [(15, 143, "terminated (SIGTERM)"), (1, 129, "hung up (SIGHUP)")])
+def test_sigterm_and_sighup_end_check_workers_with_the_parent(tmp_path, signum, code, words):
+    programs = [_write(tmp_path, LOOP, f"loop{i}.tdf") for i in range(2)]
+    status, out, err, children = _signalled(tmp_path, signum, ["check", "--json", "--workers", "2", "--max-steps",
+                                                                "1000000000", *programs])
+    assert len(children) == 2, children
+    assert status == code and err.strip() == f"tapecli check: {words}", err
+    assert json.loads(out)["error"] == {"kind": "Interrupted", "message": words, "line": None, "column": None}
+    assert [pid for pid in children if _alive(pid)] == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_ends_sweep_workers_with_the_parent(tmp_path):
+    np.save(tmp_path / "points.npy", np.linspace(0.0, 1.0, 10, dtype=np.float32))
+    status, out, err, children = _signalled(tmp_path, 15, ["run", _write(tmp_path, SWEPT_LOOP), "--sweep",
+                                                            f"x=@{tmp_path / 'points.npy'}", "--workers", "2",
+                                                            "--max-steps", "1000000000"])
+    assert len(children) == 2 and status == 143 and "terminated" in err, (children, err)
+    assert [pid for pid in children if _alive(pid)] == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_end_when_their_parent_is_killed(tmp_path):
+    programs = [_write(tmp_path, LOOP, f"loop{i}.tdf") for i in range(2)]
+    status, out, err, children = _signalled(tmp_path, 9, ["check", "--workers", "2", "--max-steps", "1000000000",
+                                                           *programs])
+    assert len(children) == 2 and status == -9
+    import time
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [pid for pid in children if _alive(pid)] == []
+
+
+# ------------------------------------------------------------------ the Dask scheduler
+
+def _server(greeting: bytes | None):
+    """A local TCP server that accepts connections and writes ``greeting`` (None: never a byte)."""
+    import socket
+    import threading
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if greeting:
+                conn.sendall(greeting)
+    threading.Thread(target=serve, daemon=True).start()
+    return server, f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("greeting, words", [(None, "sent nothing"),
+                                             (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", "web server")])
+def test_a_scheduler_that_never_answers_or_speaks_http_is_a_usage_error_in_time(tmp_path, greeting, words):
+    pytest.importorskip("distributed")
+    import time
+    server, address = _server(greeting)
+    try:
+        start = time.monotonic()
+        r = cli("check", "--json", "--scheduler", address, _write(tmp_path, EXPECT),
+                env={"TAPECLI_SCHEDULER_TIMEOUT": "2"})
+        assert r.code == 2 and words in r.json["error"]["message"], r.stdout
+        assert time.monotonic() - start < 30
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("address, words", [("ucx://127.0.0.1:8786", "not ucx://"),
+                                            ("tls://127.0.0.1:8786", "TLS settings")])
+def test_ucx_and_tls_addresses_are_usage_errors(tmp_path, address, words):
+    pytest.importorskip("distributed")
+    r = cli("check", "--json", "--scheduler", address, _write(tmp_path, EXPECT), env={"TAPECLI_SCHEDULER_TIMEOUT": "2"})
+    assert r.code == 2 and words in r.json["error"]["message"], r.stdout

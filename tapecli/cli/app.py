@@ -376,12 +376,11 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     try:
         options = inv.options()
         files = c.collect(paths)
-        if workers < 1:
-            raise UsageError("--workers must be at least 1")
+        from tapecli.tools.cluster import check_workers, scheduler_address
+        check_workers(workers)
         if junit:
             from tapecli.tools.outfile import target
             target(junit, "--junit")        # a device, a FIFO or a missing folder: said before any file is checked
-        from tapecli.tools.cluster import scheduler_address
         address = scheduler_address(scheduler)
         if sweep or address:
             from tapecli.cli.sweepcli import check_scaled
@@ -449,25 +448,20 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
                 if fail_fast and (reports[-1].failed or reports[-1].error):
                     break
         else:
-            from concurrent.futures import ProcessPoolExecutor
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            from tapecli.tools.cluster import process_pool
+            with process_pool(workers) as pool:     # (Ctrl-C, SIGTERM, SIGHUP: the workers are stopped)
                 futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-                try:
-                    for f, fut in zip(files, futures):
-                        try:
-                            reports.append(fut.result())
-                        except Exception as e:      # the worker died (out of memory, a crash in compiled code)
-                            reports.append(c.internal_error_report(f, e))
-                        if progress:
-                            progress.advance(task)
-                        if fail_fast and (reports[-1].failed or reports[-1].error):
-                            for rest in futures:
-                                rest.cancel()
-                            break
-                except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
-                    for process in list((getattr(pool, "_processes", None) or {}).values()):
-                        process.terminate()
-                    raise
+                for f, fut in zip(files, futures):
+                    try:
+                        reports.append(fut.result())
+                    except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                        reports.append(c.internal_error_report(f, e))
+                    if progress:
+                        progress.advance(task)
+                    if fail_fast and (reports[-1].failed or reports[-1].error):
+                        for rest in futures:
+                            rest.cancel()
+                        break
     finally:
         if progress:
             progress.stop()

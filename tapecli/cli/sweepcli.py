@@ -45,7 +45,7 @@ def run_sweep_command(inv) -> None:
     """`run`/`grad`/`jacobian`/`hessian` with --sweep (or --scheduler): every point, stacked."""
     from tapecli.errors import TdfError, UsageError
     from tapecli.cli import render as r
-    from tapecli.tools.cluster import scheduler_address
+    from tapecli.tools.cluster import check_workers, scheduler_address
     from tapecli.tools import sweep as s
     address = scheduler_address(inv.scheduler)
     try:
@@ -53,8 +53,7 @@ def run_sweep_command(inv) -> None:
         if not inv.sweep:
             raise UsageError(f"{'--scheduler' if inv.scheduler else '--workers'} needs --sweep on "
                              f"`{inv.command}` (or use `tapecli check`)")
-        if inv.workers < 1:
-            raise UsageError("--workers must be at least 1")
+        check_workers(inv.workers)
         options = inv.options()
         sweeps = s.load_sweeps(inv.sweep, options.limits)
         clash = sorted(set(sweeps) & set(options.overrides))

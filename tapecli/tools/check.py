@@ -5,7 +5,6 @@ in a process pool.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -86,9 +85,9 @@ INTERNAL_ERROR = "InternalError"
 
 
 def worker_count(requested: int, files: int) -> int:
-    """Processes for `check --workers N`: never more than the files, nor than the CPUs (checking is
-    CPU-bound: more processes than cores only add start-up and memory)."""
-    return max(1, min(requested, files, os.cpu_count() or 1))
+    """Processes for `check --workers N`: never more than the files, nor than the CPUs (cluster.worker_count)."""
+    from tapecli.tools.cluster import worker_count as count
+    return count(requested, files)
 
 
 def lint_findings(source: str, path: str) -> list[dict]:

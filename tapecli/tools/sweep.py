@@ -268,7 +268,7 @@ def run_parts(command: str, source: str, filename: str, options: Options, sweeps
               workers: int = 1, cluster=None, fd: bool = False, progress=None) -> tuple[list, bool]:
     """Each batch's result (see run_batch; a lost batch as an error at each of its points), in order."""
     from tapecli.frontend.parser import parse
-    from tapecli.tools.cluster import Lost, chunk_size, run_chunks
+    from tapecli.tools.cluster import Lost, chunk_size, run_chunks, worker_count
     program = parse(source, filename)
     declared = check_declarations(program, filename, options, sweeps)
     vectorise = vectorisable(program, command, options, declared)
@@ -277,6 +277,7 @@ def run_parts(command: str, source: str, filename: str, options: Options, sweeps
                       VECTOR_BATCH if vectorise else LOOP_BATCH)
     spans = batches(n, size)
     chunks = [(command, source, filename, options, slice_sweeps(sweeps, a, b), vectorise, fd) for a, b in spans]
+    workers = worker_count(workers, len(chunks))      # (as check's: no more processes than batches or CPUs)
 
     def done(index, result):
         if progress is not None:
