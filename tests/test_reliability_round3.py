@@ -181,6 +181,12 @@ def test_sweep_file_over_the_memory_cap_is_refused_before_it_is_read(tmp_path):
     assert r.code == 2 and "memory limit" in r.json["error"]["message"], r.stdout
 
 
+def test_diff_of_a_deeply_nested_json_file_is_a_usage_error(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    r = cli("diff", tmp_path / "deep.json", tmp_path / "deep.json")
+    assert r.code == 2 and "nested too deep" in r.stderr, r.stderr
+
+
 # ------------------------------------------------------------------ plot
 
 def test_plot_logy_with_no_positive_value_is_a_usage_error(tmp_path):
