@@ -181,6 +181,14 @@ def test_sweep_file_over_the_memory_cap_is_refused_before_it_is_read(tmp_path):
     assert r.code == 2 and "memory limit" in r.json["error"]["message"], r.stdout
 
 
+def test_sweep_results_are_weighed_before_any_point_runs(tmp_path):
+    program = _write(tmp_path, "var x = 0.0\ntape t:\n    y = sigmoid(x)\ndy_dx = t.gradient(y, x)\n")
+    np.save(tmp_path / "points.npy", np.linspace(-8, 8, 20_000_000, dtype=np.float32))     # 80 MB of points
+    r = cli("grad", "--json", program, "--sweep", f"x=@{tmp_path / 'points.npy'}", env={"TAPECLI_MAX_MEMORY": "2e8"})
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError", r.stdout
+    assert "20,000,000 sweep points" in r.json["error"]["message"]
+
+
 def test_diff_of_a_deeply_nested_json_file_is_a_usage_error(tmp_path):
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     r = cli("diff", tmp_path / "deep.json", tmp_path / "deep.json")

@@ -65,9 +65,11 @@ def points(sweeps: dict[str, np.ndarray]) -> int:
     return len(next(iter(sweeps.values())))
 
 
-def check_declarations(program: ast.Program, filename: str, options: Options, sweeps: dict[str, np.ndarray]) -> dict:
+def check_declarations(program: ast.Program, filename: str, options: Options, sweeps: dict[str, np.ndarray],
+                       command: str | None = None) -> dict:
     """Run the program once as written to learn each swept declaration's shape and dtype, and refuse a
-    sweep whose slices do not fit them. Returns {name: (shape, dtype kind)}."""
+    sweep whose slices do not fit them, or whose results (``command``'s, as large at each point as in that
+    run) the memory cap cannot hold. Returns {name: (shape, dtype kind)}."""
     declared = {n.name for n in ast.walk(program) if isinstance(n, (ast.VarDecl, ast.ConstDecl))}
     for name in sweeps:
         if name not in declared:
@@ -87,7 +89,37 @@ def check_declarations(program: ast.Program, filename: str, options: Options, sw
             raise UsageError(f"--sweep {name}: the points are {arr.dtype.name}, but {name} is declared "
                              f"{value.dtype.name}")
         found[name] = (shape, kind)
+    if command is not None:
+        weigh_results(base, command, points(sweeps), options)
     return found
+
+
+# What one number of a point's results costs at the sweep's peak: a Python float in a list of a batch's
+# document, its slot in the stacked list, its text in the JSON or the table (2e7 points of one gradient
+# each peaked at 1.7 GB).
+RESULT_BYTES_PER_NUMBER = 80
+RESULT_BYTES_PER_EXPECTATION = 800      # a check result's dict, with its texts
+
+
+def weigh_results(base, command: str, n: int, options: Options) -> None:
+    """The stacked results of ``n`` points, each as large as ``base``'s (the run as written), weighed against
+    the memory cap before any point runs: a LimitError over it."""
+    from tapecli.errors import LimitError
+    from tapecli.runtime.limits import resident_within
+    if command == "check":
+        each = max(1, len(base.expectations)) * RESULT_BYTES_PER_EXPECTATION
+    elif command == "run":
+        each = sum(int(np.prod(getattr(v, "shape", ()))) for v in base.scope.vars.values()
+                   if hasattr(v, "shape") and hasattr(v, "dtype")) * RESULT_BYTES_PER_NUMBER
+    else:
+        each = sum(int(np.prod(v.shape)) for req in base.requests for v in req.values if v is not None) \
+            * RESULT_BYTES_PER_NUMBER
+    nbytes = n * max(each, RESULT_BYTES_PER_NUMBER)
+    limit = options.limits.max_memory
+    if nbytes > limit - resident_within(max(0, limit - nbytes)):
+        raise LimitError(f"the results of {n:,} sweep points would need about {nbytes / 2**30:.2f} GiB, more than "
+                         f"the memory limit of {limit / 2**30:.2f} GiB leaves",
+                         hint="sweep fewer points at a time, or raise the limit with TAPECLI_MAX_MEMORY=BYTES")
 
 
 # ------------------------------------------------------------------ vectorising
@@ -270,7 +302,7 @@ def run_parts(command: str, source: str, filename: str, options: Options, sweeps
     from tapecli.frontend.parser import parse
     from tapecli.tools.cluster import Lost, chunk_size, run_chunks, worker_count
     program = parse(source, filename)
-    declared = check_declarations(program, filename, options, sweeps)
+    declared = check_declarations(program, filename, options, sweeps, command)
     vectorise = vectorisable(program, command, options, declared)
     n = points(sweeps)
     size = chunk_size(n, cluster.workers if cluster is not None else workers,
