@@ -126,85 +126,123 @@ def parse_set(item: str, limits: Limits | None = None) -> tuple[str, object]:
         raise UsageError(f"--set {item!r}: expected NAME=VALUE")
     text = text.strip()
     if text.startswith("@"):
-        path = Path(text[1:])
-        if not path.is_file():
-            raise UsageError(f"--set {name}: no such file: {path}")
-        try:
-            if path.suffix == ".npy":
-                return name, _load_npy(path, name, limits)
-            text = path.read_text(encoding="utf-8")
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--set {name}: cannot read {path}: {e}") from None
-    _check_json_depth(text, name)
+        return name, read_array_file(Path(text[1:]), f"--set {name}", limits)
+    return name, _json_value(text, f"--set {name}", limits, shown=f"--set {name}={text if len(text) < 80 else text[:60] + '…'}")
+
+
+MAX_DIMS = 32     # NumPy makes arrays of up to 64 dimensions, but its ufuncs and iterators take at most 32
+# What parsing JSON can cost per byte of its text: a list slot and a float object for "1.0," (8 bytes a byte),
+# an empty list and its slot for "[]," (21).
+JSON_BYTES_PER_CHAR = 24
+
+
+def read_array_file(path: Path, what: str, limits: Limits) -> np.ndarray:
+    """The array of ``@path`` (for ``what``: ``--set x``, ``--sweep x``): a .npy file, else JSON; weighed
+    against ``limits`` before it is read. No error shows the file's contents (it may be anything the user
+    can read): they say where it stops being what it should be."""
+    if not path.is_file():
+        raise UsageError(f"{what}: no such file: {path}")
+    try:
+        if path.stat().st_size == 0:
+            raise UsageError(f"{what}: {path} is empty")
+        if path.suffix == ".npy":
+            return _load_npy(path, what, limits)
+        _check_bytes(path.stat().st_size * JSON_BYTES_PER_CHAR, f"{what}: reading {path}", limits)
+        data = path.read_bytes()
+    except OSError as e:
+        raise UsageError(f"{what}: cannot read {path}: {e.strerror or type(e).__name__}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{what}: {path} is neither a .npy file nor UTF-8 text (a JSON array)") from None
+    return _json_value(text, what, limits, path=path)
+
+
+def _json_value(text: str, what: str, limits: Limits, path: Path | None = None, shown: str | None = None):
+    _check_json_depth(text, what)
     try:
         value = json.loads(text)
-    except ValueError:
-        raise UsageError(f"--set {name}={text if len(text) < 80 else text[:60] + '…'}: not a number or a JSON array"
-                         ) from None
-    arr = _json_array(value, name)
-    _check_npy_size(arr.shape, arr.dtype, name, limits)
-    return name, arr
+    except ValueError as e:
+        where = f" (line {e.lineno}, column {e.colno})" if hasattr(e, "lineno") else ""
+        raise UsageError(f"{what}: {path}{where}: not a number or a JSON array" if path is not None
+                         else f"{shown or what}: not a number or a JSON array") from None
+    arr = _json_array(value, what)
+    _check_npy_size(arr.shape, arr.dtype, what, limits)
+    return arr
 
 
-MAX_DIMS = 64     # NumPy's, and so a tensor's
-
-
-def _check_json_depth(text: str, name: str) -> None:
+def _check_json_depth(text: str, what: str) -> None:
     """JSON nested deeper than a tensor can be is refused before the decoder recurses into it."""
+    import re
     depth = deepest = 0
-    for char in text:
-        if char == "[":
+    for char in re.sub(r"[^\[\]{}]+", "", text):
+        if char in "[{":
             depth += 1
             deepest = max(deepest, depth)
-        elif char == "]":
+        else:
             depth -= 1
     if deepest > MAX_DIMS:
-        raise UsageError(f"--set {name}: arrays nested {deepest} deep; a tensor has at most {MAX_DIMS} dimensions")
+        raise UsageError(f"{what}: arrays nested {deepest} deep; a tensor has at most {MAX_DIMS} dimensions")
 
 
-def _load_npy(path: Path, name: str, limits: Limits) -> np.ndarray:
+def _load_npy(path: Path, what: str, limits: Limits) -> np.ndarray:
     """A .npy file, its header checked (a numeric dtype, a size within the limits, as many bytes as it
     claims) before its data is read."""
     from numpy.lib import format as npy
-    with path.open("rb") as f:
-        version = npy.read_magic(f)
-        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        shape, fortran_order, dtype = read_header(f)
-        if dtype.kind == "c":
-            raise UsageError(f"--set {name}: {path} holds complex numbers; tensors here are real")
-        if dtype.kind not in "iufb" or dtype.hasobject:
-            raise UsageError(f"--set {name}: {path} is not a numeric array (dtype {dtype})")
-        _check_npy_size(shape, dtype, name, limits, path)
-        stored = path.stat().st_size - f.tell()
-        if stored < math.prod(shape) * dtype.itemsize:
-            raise UsageError(f"--set {name}: {path} is truncated: its header claims shape {list(shape)}")
-    return np.load(path, allow_pickle=False)
+    try:
+        with path.open("rb") as f:
+            version = npy.read_magic(f)
+            read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+            shape, fortran_order, dtype = read_header(f)
+            offset = f.tell()
+    except OSError:
+        raise
+    except Exception:       # (NumPy's messages quote the bytes it read)
+        raise UsageError(f"{what}: {path} is not a .npy file, or its header is damaged") from None
+    if dtype.kind == "c":
+        raise UsageError(f"{what}: {path} holds complex numbers; tensors here are real")
+    if dtype.kind not in "iufb" or dtype.hasobject:
+        raise UsageError(f"{what}: {path} is not a numeric array (dtype {dtype})")
+    if len(shape) > MAX_DIMS:
+        raise UsageError(f"{what}: {path} holds an array of {len(shape)} dimensions; a tensor has at most {MAX_DIMS}")
+    _check_npy_size(shape, dtype, what, limits, path)
+    if path.stat().st_size - offset < math.prod(shape) * dtype.itemsize:
+        raise UsageError(f"{what}: {path} is truncated: its header claims shape {list(shape)}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except OSError:
+        raise
+    except Exception:
+        raise UsageError(f"{what}: {path}: NumPy cannot read its data") from None
 
 
-def _check_npy_size(shape, dtype, name: str, limits: Limits, path: Path | None = None) -> None:
-    from tapecli.runtime.limits import before_large_array, resident_within
+def _check_npy_size(shape, dtype, what: str, limits: Limits, path: Path | None = None) -> None:
     size = math.prod(shape)
-    what = f"{path} holds" if path else "the value has"
+    holds = f"{path} holds" if path else "the value has"
     if size > limits.max_elements:
-        raise UsageError(f"--set {name}: {what} {size:,} elements, over the limit of {limits.max_elements:,} "
+        raise UsageError(f"{what}: {holds} {size:,} elements, over the limit of {limits.max_elements:,} "
                          "(raise it with --max-elements N)")
-    nbytes = size * dtype.itemsize
-    before_large_array(nbytes)          # (the file is loaded after this)
+    _check_bytes(size * dtype.itemsize, f"{what}: {holds}", limits)
+
+
+def _check_bytes(nbytes: int, what: str, limits: Limits) -> None:
+    from tapecli.runtime.limits import before_large_array, resident_within
+    before_large_array(nbytes)          # (the data is read after this)
     if nbytes > limits.max_memory - resident_within(limits.max_memory - nbytes):
-        raise UsageError(f"--set {name}: {what} {nbytes / 2**30:.2f} GiB, more than the memory limit leaves "
+        raise UsageError(f"{what} {nbytes / 2**30:.2f} GiB, more than the memory limit leaves "
                          "(raise it with TAPECLI_MAX_MEMORY=BYTES)")
 
 
-def _json_array(value, name):
+def _json_array(value, what):
     if not isinstance(value, (int, float, list)):        # bool is an int: true and false bind a bool var
-        raise UsageError(f"--set {name}: expected a number or a (nested) array of numbers")
+        raise UsageError(f"{what}: expected a number or a (nested) array of numbers")
     try:
         arr = np.asarray(value)
     except (ValueError, OverflowError):
         arr = np.asarray(value, dtype=object)
     if arr.dtype == object or arr.dtype.kind not in "iufb":
         big = any(isinstance(v, int) and abs(v) > 2**63 - 1 for v in _leaves(value))
-        raise UsageError(f"--set {name}: " + ("an integer out of range for int64" if big else "a ragged or non-numeric array"))
+        raise UsageError(f"{what}: " + ("an integer out of range for int64" if big else "a ragged or non-numeric array"))
     return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
 
 
@@ -253,7 +291,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
         try:
             interp.run()
         except TdfError as e:
-            e.expectations = list(interp.expectations.results)   # those that ran before it: `check` reports them
+            e.expectations = _plain_messages(interp.expectations.results)   # those that ran before it: `check` reports them
             raise
         finally:
             ctx.tapes.clear()
@@ -267,10 +305,26 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                 text = program.source.splitlines()[e.line - 1]
                 e.column = len(text) - len(text.lstrip()) + 1
                 raise
-    for exp in interp.expectations.results:
+    for exp in _plain_messages(interp.expectations.results):
         if not exp["ok"]:
             ctx.settings.warn(f"expectation failed: {exp['expr']}", exp["line"])
     return RunResult(filename, interp, implicit, ctx)
+
+
+def _plain_messages(results: list[dict]) -> list[dict]:
+    """Each expectation's message as text (``expect x == 2.0, x``: a tensor, a list or a variable, written as
+    its JSON, at most 200 characters), as every report needs it: JSON, JUnit, a worker's pickled reply."""
+    from tapecli.interpreter.jsonvalue import to_json
+    for result in results:
+        message = result.get("message")
+        if message is None or isinstance(message, str):
+            continue
+        try:
+            text = json.dumps(to_json(message), allow_nan=False)
+        except (TdfError, TypeError, ValueError, RecursionError):
+            text = f"<{type(message).__name__}>"
+        result["message"] = text if len(text) <= 200 else text[:197] + "..."
+    return results
 
 
 def _device(name: str):

@@ -292,7 +292,7 @@ def plot_command(file: FileArg,
     def compute(source, filename, options):
         from tapecli.api import run_source
         from tapecli.cli import plot
-        plot.check_request(y, output)
+        plot.check_request(y, output, title)
         return plot.draw(run_source(source, filename, options), filename, x, y, output, title, logy, inv.color)
 
     def show(drawing):
@@ -384,9 +384,11 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     try:
         options = inv.options()
         files = c.collect(paths)
-        if workers < 1:
-            raise UsageError("--workers must be at least 1")
-        from tapecli.tools.cluster import scheduler_address
+        from tapecli.tools.cluster import check_workers, scheduler_address
+        check_workers(workers)
+        if junit:
+            from tapecli.tools.outfile import target
+            target(junit, "--junit")        # a device, a FIFO or a missing folder: said before any file is checked
         address = scheduler_address(scheduler)
         if sweep or address:
             from tapecli.cli.sweepcli import check_scaled
@@ -401,8 +403,8 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     if junit:
         try:
             c.write_atomically(junit, c.junit_xml(reports))
-        except OSError as e:
-            inv._fail(EXIT_USAGE, "UsageError", f"--junit {junit}: {e.strerror}")
+        except UsageError as e:
+            inv._fail(EXIT_USAGE, "UsageError", str(e))
     if json_out:
         results = [res for rep in reports for res in rep.results]
         results += [{"file": rep.file, "line": rep.error["line"], "ok": False, "error": rep.error}
@@ -480,25 +482,20 @@ def _check_each(c, files, options, fd, workers, fail_fast, progress):
             if fail_fast and (reports[-1].failed or reports[-1].error):
                 break
     else:
-        from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        from tapecli.tools.cluster import process_pool
+        with process_pool(workers) as pool:     # (Ctrl-C, SIGTERM, SIGHUP: the workers are stopped)
             futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-            try:
-                for f, fut in zip(files, futures):
-                    try:
-                        reports.append(fut.result())
-                    except Exception as e:      # the worker died (out of memory, a crash in compiled code)
-                        reports.append(c.internal_error_report(f, e))
-                    if progress:
-                        progress(1)
-                    if fail_fast and (reports[-1].failed or reports[-1].error):
-                        for rest in futures:
-                            rest.cancel()
-                        break
-            except BaseException:       # Ctrl-C: stop the workers, rather than wait for their files
-                for process in list((getattr(pool, "_processes", None) or {}).values()):
-                    process.terminate()
-                raise
+            for f, fut in zip(files, futures):
+                try:
+                    reports.append(fut.result())
+                except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                    reports.append(c.internal_error_report(f, e))
+                if progress:
+                    progress(1)
+                if fail_fast and (reports[-1].failed or reports[-1].error):
+                    for rest in futures:
+                        rest.cancel()
+                    break
     return reports
 
 

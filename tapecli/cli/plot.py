@@ -40,21 +40,51 @@ class Drawing:
                 "y": [{"name": s.name, "shape": list(s.values.shape)} for s in self.ys]}
 
 
-def check_request(ys: list[str] | None, output: str | None) -> str | None:
+MAX_TITLE = 1000        # characters of --title: a longer one cannot be read on a plot (and took minutes to lay out)
+
+
+def check_request(ys: list[str] | None, output: str | None, title: str | None = None) -> str | None:
     """The output format (None: the terminal); a UsageError for a request that cannot be drawn at all."""
     if not ys:
         raise UsageError("plot needs at least one --y NAME (a value the program binds)")
+    if title is not None and len(title) > MAX_TITLE:
+        raise UsageError(f"--title is {len(title):,} characters long; a plot's title may have at most {MAX_TITLE:,}")
     if output is None:
         _require("plotext", "drawing in the terminal")
         return None
     ext = os.path.splitext(output)[1].lower().lstrip(".")
     if ext not in FORMATS:
         raise UsageError(f"-o {output}: the file must end in .png, .svg or .pdf")
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise UsageError(f"-o {output}: no such folder: {folder}")
+    from tapecli.tools.outfile import target
+    target(output, "-o")        # a regular file or a new path in a folder that exists (checked again on writing)
     _require("matplotlib", f"writing .{ext} files")
+    if title is not None:
+        _check_math_text(title)
     return ext
+
+
+def _check_math_text(title: str) -> None:
+    """matplotlib reads text between two $ signs as math: a title it cannot parse is a usage error (said
+    before the program runs), not a failure halfway through drawing."""
+    from matplotlib.mathtext import MathTextParser
+    from matplotlib.text import Text
+    try:
+        text, math = Text(text=title)._preprocess_math(title)
+    except AttributeError:          # (a matplotlib without that method: drawing will tell)
+        return
+    if not math:
+        return
+    try:
+        MathTextParser("path").parse(text, 72)
+    except ValueError as e:
+        reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+        raise UsageError(f"--title {title!r}: matplotlib cannot parse the math text between its $ signs ({reason}); "
+                         f"write \\$ for a dollar sign") from None
+
+
+def _literal(text: str) -> str:
+    """A name drawn by matplotlib as written: a $ in it is not the start of math text."""
+    return text.replace("$", r"\$")
 
 
 def _require(module: str, what: str) -> None:
@@ -115,6 +145,7 @@ def to_array(value, what: str) -> np.ndarray:
         raise UsageError(f"{what} is {kind}, not numbers; plot draws tensors and gradients")
     if arr.dtype.kind not in "fiub":
         raise UsageError(f"{what} holds {arr.dtype} values, not numbers")
+    _weigh(arr.size, 8, what)           # its float64 copy
     return arr.astype(np.float64)
 
 
@@ -145,6 +176,9 @@ def series(result, x: str | None, ys: list[str], logy: bool) -> tuple[Series | N
                              f"{list(s.values.shape)}; they must have the same length")
         if s.values.size == 0:
             raise UsageError(f"--y {s.name} is empty: nothing to draw")
+        if logy and not np.any(np.isfinite(s.values) & (s.values > 0)):
+            raise UsageError(f"--logy: --y {s.name} has no positive value, and a logarithmic axis shows only "
+                             f"positive values; draw it without --logy")
     return xs, found, "lines"
 
 
@@ -153,12 +187,15 @@ def series(result, x: str | None, ys: list[str], logy: bool) -> tuple[Series | N
 def draw(result, filename: str, x: str | None, ys: list[str], output: str | None, title: str | None,
          logy: bool, color: bool | None) -> Drawing:
     xs, found, kind = series(result, x, ys, logy)
+    # what drawing needs besides the values, weighed before any of it is made
+    each = (FILE_POINT_BYTES if output is not None else PREPARE_POINT_BYTES) if kind == "lines" else CELL_BYTES
+    _weigh(sum(s.values.size for s in found), each, f"a plot of {kind}")
     heading = _title(title, filename)
     drawing = Drawing(result, xs, found, output=output, kind=kind)
     if output is None:
         drawing.text = terminal_plot(xs, found, kind, heading, logy, color)
     else:
-        write_file(xs, found, kind, heading, logy, output)
+        write_file(xs, found, kind, _title(title, _literal(filename or "<stdin>")), logy, output)
     return drawing
 
 
@@ -175,15 +212,15 @@ def figure(xs: Series | None, ys: list[Series], kind: str, heading: str, logy: b
     if kind == "heatmap":
         s = ys[0]
         image = ax.imshow(s.values, aspect="auto", cmap="viridis", interpolation="nearest")
-        fig.colorbar(image, ax=ax, label=s.name)
+        fig.colorbar(image, ax=ax, label=_literal(s.name))
         ax.set_xlabel("column (axis 1)")
         ax.set_ylabel("row (axis 0)")
     else:
         for s in ys:
             x = xs.values if xs is not None else np.arange(s.values.size)
-            ax.plot(x, s.values, label=s.name, linewidth=1.8)
-        ax.set_xlabel(xs.name if xs is not None else "index")
-        ax.set_ylabel(ys[0].name if len(ys) == 1 else "value")
+            ax.plot(x, s.values, label=_literal(s.name), linewidth=1.8)
+        ax.set_xlabel(_literal(xs.name) if xs is not None else "index")
+        ax.set_ylabel(_literal(ys[0].name) if len(ys) == 1 else "value")
         if logy:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
@@ -193,21 +230,18 @@ def figure(xs: Series | None, ys: list[Series], kind: str, heading: str, logy: b
 
 
 def write_file(xs, ys, kind, heading, logy, output) -> None:
-    """Draw into ``output``: a temporary file beside it, renamed when complete."""
-    import tempfile
+    """Draw into ``output`` (through a symlink; never onto a device or a FIFO): a temporary file beside it,
+    renamed when complete (tools/outfile.py)."""
     import matplotlib
+    from tapecli.tools import outfile
     ext = os.path.splitext(output)[1].lower().lstrip(".")
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[ext]
-    fd, tmp = tempfile.mkstemp(prefix=".tapecli-plot-", suffix="." + ext, dir=os.path.dirname(os.path.abspath(output)))
-    try:
+
+    def fill(f):
         # fixed ids, and every point of a curve kept (no simplification): the same bytes for the same data
-        with os.fdopen(fd, "wb") as f, matplotlib.rc_context({"svg.hashsalt": "tapecli", "path.simplify": False}):
+        with matplotlib.rc_context({"svg.hashsalt": "tapecli", "path.simplify": False}):
             figure(xs, ys, kind, heading, logy).savefig(f, format=ext, metadata=metadata)
-        os.replace(tmp, output)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    outfile.write_with(output, fill, "-o")
 
 
 # --------------------------------------------------------------- terminal
@@ -222,12 +256,22 @@ def terminal_size() -> tuple[int, int]:
         except (AttributeError, ValueError, OSError):
             pass
     cols, lines = (size.columns, size.lines) if size else (80, 24)
-    env = os.environ
-    if env.get("COLUMNS", "").isdigit():
-        cols = int(env["COLUMNS"])
-    if env.get("LINES", "").isdigit():
-        lines = int(env["LINES"])
-    return max(cols, 20), max(lines, 8)
+    cols, lines = _env_size("COLUMNS", cols), _env_size("LINES", lines)
+    return min(max(cols, 20), MAX_COLUMNS), min(max(lines, 8), MAX_LINES)
+
+
+# The largest terminal plot: plotext keeps several objects per character cell, and 200,000 x 200,000 cells
+# ended in std::bad_alloc (an abort). Wider or taller terminals get a plot of this size.
+MAX_COLUMNS, MAX_LINES = 500, 200
+
+
+def _env_size(name: str, default: int) -> int:
+    """COLUMNS or LINES as a number of characters, as curses reads them; anything else (``²``, ``-3``, ``80x``)
+    is ignored, as a shell ignores it."""
+    text = os.environ.get(name, "").strip()
+    if text.isascii() and text.isdigit() and len(text) < 10:
+        return int(text)
+    return default
 
 
 def terminal_plot(xs, ys, kind, heading, logy, color: bool | None) -> str:
@@ -242,15 +286,22 @@ def terminal_plot(xs, ys, kind, heading, logy, color: bool | None) -> str:
     if kind == "heatmap":
         if not color:
             return _ascii_heatmap(ys[0], heading, cols, lines - 1)
-        f.draw(f.heatmap(np.nan_to_num(ys[0].values).tolist(), map="viridis", fill=True))
+        v = ys[0].values
+        rows, width = min(v.shape[0], lines - 4), min(v.shape[1], cols - 10)     # (a cell a character at most)
+        v = v[np.ix_(np.arange(rows) * v.shape[0] // rows, np.arange(width) * v.shape[1] // width)]
+        f.draw(f.heatmap(np.nan_to_num(v).tolist(), map="viridis", fill=True))
         f.label(f"{ys[0].name}: rows (axis 0) by columns (axis 1)", axis="x")
     else:
-        for i, s in enumerate(ys):
+        shown = []
+        for s in ys:
             x = xs.values if xs is not None else np.arange(s.values.size, dtype=np.float64)
             keep = np.isfinite(x) & np.isfinite(s.values) & ((s.values > 0) if logy else True)
+            shown.append(_thin(x[keep], s.values[keep], cols, lines, logy))
+        _weigh(sum(px.size for px, _ in shown), TERMINAL_POINT_BYTES, "a terminal plot")
+        for i, (s, (px, py)) in enumerate(zip(ys, shown)):
             # without colors, each line has a character of its own
             marker = {} if color else {"marker": _MARKERS[i % len(_MARKERS)]}
-            f.draw(f.signal(x[keep].tolist(), s.values[keep].tolist(), **marker).label(s.name))
+            f.draw(f.signal(px.tolist(), py.tolist(), **marker).label(s.name))
         f.label(xs.name if xs is not None else "index", axis="x")
         f.label(ys[0].name if len(ys) == 1 else "value", axis="y")
         if logy:
@@ -261,6 +312,43 @@ def terminal_plot(xs, ys, kind, heading, logy, color: bool | None) -> str:
 
 
 _MARKERS = ("*", "o", "+", "x", "#", "@")
+
+# What drawing a point costs, at most, in memory: plotext keeps Python objects per point (about 1.6 kB each
+# were measured: a million points took 1.7 GB and 42 s); matplotlib's paths and renderers 170-240 bytes.
+TERMINAL_POINT_BYTES = 2000
+FILE_POINT_BYTES = 400
+PREPARE_POINT_BYTES = 128       # the terminal's masks, copies and grid cells (_thin) per point
+CELL_BYTES = 64                 # a heat map's copies per element (both outputs resample it)
+
+
+def _weigh(points: int, each: int, what: str) -> None:
+    """The points of a plot weighed against the memory cap before anything is drawn (a LimitError over it)."""
+    from tapecli.runtime.limits import admit
+    if points:
+        admit(points, each, f"{what} ({points:,} points)")
+
+
+def _thin(x: np.ndarray, y: np.ndarray, cols: int, lines: int, logy: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The points a terminal can tell apart: on a grid finer than the finest marker (braille, 2 x 4 dots a
+    character), the first point of each cell it occupies, and the points at the ends of both axes (so the axes
+    have the same ranges). A terminal plot is drawn point by point as markers, so this draws the same cells as
+    every point would, at a cost bound by the terminal's size rather than the data's."""
+    width, height = 2 * cols, 4 * lines
+    if x.size <= width * height // 4:
+        return x, y
+
+    def cells(v, k):
+        lo, hi = v.min(), v.max()
+        if not hi > lo:
+            return np.zeros(v.size, dtype=np.int64)
+        scaled = (v / 2 - lo / 2) / (hi / 2 - lo / 2)       # (halves: no overflow at the ends of float64)
+        return np.minimum((scaled * k).astype(np.int64), k - 1)
+
+    cell = cells(x, width) * height + cells(np.log10(y) if logy else y, height)
+    first = np.unique(cell, return_index=True)[1]
+    ends = [int(np.argmin(x)), int(np.argmax(x)), int(np.argmin(y)), int(np.argmax(y))]
+    keep = np.unique(np.concatenate([first, np.asarray(ends, dtype=first.dtype)]))
+    return x[keep], y[keep]
 _RAMP = " .:-=+*#%@"
 
 

@@ -7,12 +7,19 @@ import sys
 
 EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130      # 128 + SIGINT, as shells report a process ended by Ctrl-C
+EXIT_HANGUP = 129           # 128 + SIGHUP: the terminal went away
+EXIT_TERMINATED = 143       # 128 + SIGTERM: what `timeout`, `docker stop` and a cancelled CI job send
 EXIT_BROKEN_PIPE = 141      # 128 + SIGPIPE, as `yes | head` ends
+
+# The signals that end a run the way Ctrl-C does: their exit code and the word the report says.
+_ENDING = {"SIGINT": (EXIT_INTERRUPTED, "interrupted"), "SIGTERM": (EXIT_TERMINATED, "terminated (SIGTERM)"),
+           "SIGHUP": (EXIT_HANGUP, "hung up (SIGHUP)")}
 
 
 class _Interrupted(BaseException):
-    """SIGINT, raised by the handler: a BaseException, so that no `except Exception` (the library's, Typer's
-    or Click's) turns it into another error."""
+    """SIGINT, SIGTERM or SIGHUP, raised by the handler: a BaseException, so that no `except Exception` (the
+    library's, Typer's or Click's) turns it into another error, and every `finally` on the way out runs (worker
+    processes are stopped, a Dask cluster closed)."""
 
 
 class OutputError(Exception):
@@ -74,20 +81,33 @@ class _Reporter:
 
 
 class _InterruptHandler:
-    """Ctrl-C: raise _Interrupted, so that run_process reports it and the process ends the usual way.
-    Python drops an exception raised where it cannot propagate (an import lock's weakref callback, a
-    __del__), so a timer ends the process itself after a grace period if the report is not written by then."""
+    """Ctrl-C, SIGTERM, SIGHUP: raise _Interrupted, so that run_process reports it and the process ends the
+    usual way, with 128 + the signal's number, having stopped its worker processes on the way out. A second
+    signal meanwhile changes nothing. Python drops an exception raised where it cannot propagate (an import
+    lock's weakref callback, a __del__), so a timer ends the process itself after a grace period if the report
+    is not written by then."""
 
     GRACE_S = 1.0
 
     def __init__(self, reporter: _Reporter):
         self.reporter = reporter
         self.reported = False
+        self.raised = False
         self.pid = os.getpid()
+        self.code, self.message = _ENDING["SIGINT"]
 
     def __call__(self, signum, frame):
+        import signal
         if os.getpid() != self.pid:     # a forked worker (check --workers): Python's default; the parent reports
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if self.raised:
+            return
+        self.raised = True
+        self.code, self.message = _ENDING.get(signal.Signals(signum).name, _ENDING["SIGINT"])
         import threading
         timer = threading.Timer(self.GRACE_S, self.report, kwargs={"hard": True})
         timer.daemon = True
@@ -98,25 +118,37 @@ class _InterruptHandler:
         if not self.reported:
             self.reported = True
             try:
-                self.reporter.exit_with(EXIT_INTERRUPTED, "Interrupted", "interrupted", always_stderr=True)
-            except SystemExit:
+                self.reporter.exit_with(self.code, "Interrupted", self.message, always_stderr=True)
+            except (SystemExit, OSError):       # (after SIGHUP the terminal may be gone)
                 pass
         if hard:
-            os._exit(EXIT_INTERRUPTED)
-        sys.exit(EXIT_INTERRUPTED)
+            os._exit(self.code)
+        sys.exit(self.code)
+
+
+def _install(handler: _InterruptHandler) -> dict:
+    """The handler for SIGINT (unless Ctrl-C is ignored or handled by an embedding program), SIGTERM and SIGHUP
+    (unless ignored, as under nohup); the handlers it replaced, to put back. Only the main thread can."""
+    import signal
+    previous = {}
+    for name, default in (("SIGINT", signal.default_int_handler), ("SIGTERM", signal.SIG_DFL),
+                          ("SIGHUP", signal.SIG_DFL)):
+        signum = getattr(signal, name, None)
+        if signum is None or signal.getsignal(signum) is not default:
+            continue
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except ValueError:      # not the main thread (an embedding program): leave its handlers alone
+            break
+    return previous
 
 
 def run_process(app, argv: list[str]):
     """Run the command line ``argv`` of ``app`` and exit with its code."""
     import signal
     reporter = _Reporter(app, argv)
-    previous_sigint = None
     on_sigint = _InterruptHandler(reporter)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:   # not where Ctrl-C is ignored
-        try:
-            previous_sigint = signal.signal(signal.SIGINT, on_sigint)
-        except ValueError:      # not the main thread (an embedding program): leave its handler alone
-            pass
+    previous = _install(on_sigint)
     stdout = sys.stdout
     try:
         if stdout is None:
@@ -133,8 +165,8 @@ def run_process(app, argv: list[str]):
         sys.exit(EXIT_USAGE)
     finally:
         sys.stdout = stdout
-        if previous_sigint is not None:
-            signal.signal(signal.SIGINT, previous_sigint)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _run(app, argv: list[str], reporter: _Reporter):

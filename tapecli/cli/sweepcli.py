@@ -45,7 +45,7 @@ def run_sweep_command(inv) -> None:
     """`run`/`grad`/`jacobian`/`hessian` with --sweep (or --scheduler): every point, stacked."""
     from tapecli.errors import TdfError, UsageError
     from tapecli.cli import render as r
-    from tapecli.tools.cluster import scheduler_address
+    from tapecli.tools.cluster import check_workers, scheduler_address
     from tapecli.tools import sweep as s
     address = scheduler_address(inv.scheduler)
     try:
@@ -53,10 +53,9 @@ def run_sweep_command(inv) -> None:
         if not inv.sweep:
             raise UsageError(f"{'--scheduler' if inv.scheduler else '--workers'} needs --sweep on "
                              f"`{inv.command}` (or use `tapecli check`)")
-        if inv.workers < 1:
-            raise UsageError("--workers must be at least 1")
+        check_workers(inv.workers)
         options = inv.options()
-        sweeps = s.load_sweeps(inv.sweep)
+        sweeps = s.load_sweeps(inv.sweep, options.limits)
         clash = sorted(set(sweeps) & set(options.overrides))
         if clash:
             raise UsageError(f"--sweep {clash[0]} and --set {clash[0]}: bind a declaration with one of them")
@@ -129,7 +128,7 @@ def check_scaled(files, options, fd, workers, fail_fast, sweep_items, address, s
     """`check` with --sweep and/or --scheduler: the FileReports, in the files' order."""
     from tapecli.tools import checkscale
     from tapecli.tools.sweep import load_sweeps, points
-    sweeps = load_sweeps(sweep_items) if sweep_items else None
+    sweeps = load_sweeps(sweep_items, options.limits) if sweep_items else None
     total = len(files) if sweeps is None else len(files) * points(sweeps)
     with cluster_for(address) as cluster, progress_bar(total, "checking", show_progress) as advance:
         if sweeps is None:

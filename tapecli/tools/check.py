@@ -5,7 +5,6 @@ in a process pool.
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -181,9 +180,9 @@ INTERNAL_ERROR = "InternalError"
 
 
 def worker_count(requested: int, files: int) -> int:
-    """Processes for `check --workers N`: never more than the files, nor than the CPUs (checking is
-    CPU-bound: more processes than cores only add start-up and memory)."""
-    return max(1, min(requested, files, os.cpu_count() or 1))
+    """Processes for `check --workers N`: never more than the files, nor than the CPUs (cluster.worker_count)."""
+    from tapecli.tools.cluster import worker_count as count
+    return count(requested, files)
 
 
 def lint_findings(source: str, path: str, program=None) -> list[dict]:
@@ -364,18 +363,11 @@ def _number(value) -> str:
     return f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    import tempfile
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tapecli-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+def write_atomically(path: str, text: str, option: str = "--junit") -> None:
+    """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file; only a
+    regular file or a new path (tools/outfile.py), an OutputFileError (exit 2) otherwise."""
+    from tapecli.tools import outfile
+    outfile.write(path, text, option)
 
 
 def _escape_data(text: str) -> str:

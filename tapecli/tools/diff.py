@@ -17,6 +17,8 @@ def load_document(path: str) -> dict:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
     except ValueError as e:
         raise UsageError(f"{path} is not JSON: {e}") from None
+    except RecursionError:      # (the decoder recurses once per level)
+        raise UsageError(f"{path} is nested too deep to be a tapecli --json document") from None
     if not isinstance(doc, dict) or doc.get("schema") != "tapecli/1" or not any(k in doc for k in ENTRY_KEYS):
         raise UsageError(f"{path} is not a tapecli grad, jacobian or hessian --json document")
     return doc

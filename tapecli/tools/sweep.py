@@ -10,15 +10,15 @@ A batch runs vectorised -- one run with each swept declaration bound to the whol
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from tapecli.api import Options, run_program
+from tapecli.api import Options, read_array_file, run_program
 from tapecli.errors import TdfError, UsageError
 from tapecli.frontend import ast
+from tapecli.runtime.limits import Limits
 
 COMMANDS = ("run", "grad", "jacobian", "hessian", "check")
 KINDS = {"grad": ("gradient",), "jacobian": ("jacobian", "batch_jacobian"), "hessian": ("hessian",)}
@@ -34,8 +34,10 @@ ELEMENTWISE_OPS = frozenset(("+", "-", "*", "/", "**"))
 
 # ------------------------------------------------------------------ reading the points
 
-def load_sweeps(items: list[str]) -> dict[str, np.ndarray]:
-    """``NAME=@file.npy`` / ``NAME=@file.json`` for each --sweep: the arrays, checked to be zipped."""
+def load_sweeps(items: list[str], limits: Limits | None = None) -> dict[str, np.ndarray]:
+    """``NAME=@file.npy`` / ``NAME=@file.json`` for each --sweep: the arrays, checked to be zipped. Each file
+    is weighed against ``limits`` (elements, memory) before it is read, as a --set file is."""
+    limits = limits or Limits()
     sweeps: dict[str, np.ndarray] = {}
     for item in items:
         name, sep, text = item.partition("=")
@@ -45,17 +47,7 @@ def load_sweeps(items: list[str]) -> dict[str, np.ndarray]:
         if name in sweeps:
             raise UsageError(f"--sweep {name}: given twice")
         path = Path(text[1:])
-        if not path.is_file():
-            raise UsageError(f"--sweep {name}: no such file: {path}")
-        try:
-            if path.suffix == ".npy":
-                arr = np.load(path, allow_pickle=False)
-            else:
-                arr = np.asarray(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
-            raise UsageError(f"--sweep {name}: cannot read {path}: {e}") from None
-        if arr.dtype == object or arr.dtype.kind not in "iufb":
-            raise UsageError(f"--sweep {name}: {path} is not a (rectangular) numeric array")
+        arr = read_array_file(path, f"--sweep {name}", limits)
         if arr.ndim == 0:
             raise UsageError(f"--sweep {name}: {path} holds one number; a sweep takes its points along the "
                              f"first axis (an array of shape [points, ...])")
@@ -73,9 +65,11 @@ def points(sweeps: dict[str, np.ndarray]) -> int:
     return len(next(iter(sweeps.values())))
 
 
-def check_declarations(program: ast.Program, filename: str, options: Options, sweeps: dict[str, np.ndarray]) -> dict:
+def check_declarations(program: ast.Program, filename: str, options: Options, sweeps: dict[str, np.ndarray],
+                       command: str | None = None) -> dict:
     """Run the program once as written to learn each swept declaration's shape and dtype, and refuse a
-    sweep whose slices do not fit them. Returns {name: (shape, dtype kind)}."""
+    sweep whose slices do not fit them, or whose results (``command``'s, as large at each point as in that
+    run) the memory cap cannot hold. Returns {name: (shape, dtype kind)}."""
     declared = {n.name for n in ast.walk(program) if isinstance(n, (ast.VarDecl, ast.ConstDecl))}
     for name in sweeps:
         if name not in declared:
@@ -95,7 +89,37 @@ def check_declarations(program: ast.Program, filename: str, options: Options, sw
             raise UsageError(f"--sweep {name}: the points are {arr.dtype.name}, but {name} is declared "
                              f"{value.dtype.name}")
         found[name] = (shape, kind)
+    if command is not None:
+        weigh_results(base, command, points(sweeps), options)
     return found
+
+
+# What one number of a point's results costs at the sweep's peak: a Python float in a list of a batch's
+# document, its slot in the stacked list, its text in the JSON or the table (2e7 points of one gradient
+# each peaked at 1.7 GB).
+RESULT_BYTES_PER_NUMBER = 80
+RESULT_BYTES_PER_EXPECTATION = 800      # a check result's dict, with its texts
+
+
+def weigh_results(base, command: str, n: int, options: Options) -> None:
+    """The stacked results of ``n`` points, each as large as ``base``'s (the run as written), weighed against
+    the memory cap before any point runs: a LimitError over it."""
+    from tapecli.errors import LimitError
+    from tapecli.runtime.limits import resident_within
+    if command == "check":
+        each = max(1, len(base.expectations)) * RESULT_BYTES_PER_EXPECTATION
+    elif command == "run":
+        each = sum(int(np.prod(getattr(v, "shape", ()))) for v in base.scope.vars.values()
+                   if hasattr(v, "shape") and hasattr(v, "dtype")) * RESULT_BYTES_PER_NUMBER
+    else:
+        each = sum(int(np.prod(v.shape)) for req in base.requests for v in req.values if v is not None) \
+            * RESULT_BYTES_PER_NUMBER
+    nbytes = n * max(each, RESULT_BYTES_PER_NUMBER)
+    limit = options.limits.max_memory
+    if nbytes > limit - resident_within(max(0, limit - nbytes)):
+        raise LimitError(f"the results of {n:,} sweep points would need about {nbytes / 2**30:.2f} GiB, more than "
+                         f"the memory limit of {limit / 2**30:.2f} GiB leaves",
+                         hint="sweep fewer points at a time, or raise the limit with TAPECLI_MAX_MEMORY=BYTES")
 
 
 # ------------------------------------------------------------------ vectorising
@@ -276,15 +300,16 @@ def run_parts(command: str, source: str, filename: str, options: Options, sweeps
               workers: int = 1, cluster=None, fd: bool = False, progress=None) -> tuple[list, bool]:
     """Each batch's result (see run_batch; a lost batch as an error at each of its points), in order."""
     from tapecli.frontend.parser import parse
-    from tapecli.tools.cluster import Lost, chunk_size, run_chunks
+    from tapecli.tools.cluster import Lost, chunk_size, run_chunks, worker_count
     program = parse(source, filename)
-    declared = check_declarations(program, filename, options, sweeps)
+    declared = check_declarations(program, filename, options, sweeps, command)
     vectorise = vectorisable(program, command, options, declared)
     n = points(sweeps)
     size = chunk_size(n, cluster.workers if cluster is not None else workers,
                       VECTOR_BATCH if vectorise else LOOP_BATCH)
     spans = batches(n, size)
     chunks = [(command, source, filename, options, slice_sweeps(sweeps, a, b), vectorise, fd) for a, b in spans]
+    workers = worker_count(workers, len(chunks))      # (as check's: no more processes than batches or CPUs)
 
     def done(index, result):
         if progress is not None:
