@@ -220,7 +220,11 @@ class Namespace(ProgramObject):
         self.path = path
 
     def get_attribute(self, interp, attr, node):
-        from tapecli.interpreter.registry import BUILTINS
+        from tapecli.interpreter.registry import BUILTINS, HOOKS
+        why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
+        if why is not None:
+            raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
+                               hint="docs/tf-surface.md lists what is left out, and why")
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
         name = self.ALIASES.get(attr, attr)

@@ -11,4 +11,5 @@ from tapecli.library import tf_math  # noqa: F401
 from tapecli.library import tf_nn  # noqa: F401
 from tapecli.library import tf_linalg  # noqa: F401
 from tapecli.library import keras_names  # noqa: F401
-from tapecli.library import python  # noqa: F401  (last: Python's sum/min/max rule, §11)
+from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
+from tapecli.library import scope  # noqa: F401  (what is left out, and why)
