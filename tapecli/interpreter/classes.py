@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfNameError, TdfTypeError
-from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
+from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
 from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, Tensor, Variable
@@ -88,6 +88,8 @@ class Instance(ProgramObject):
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
                                                                             call_node))
+        if isinstance(value, Property):
+            return call_method(interp, value.getter, owner, self, [], {}, node)
         if owner is not None:
             return value
         if self.cls.framework:
@@ -104,6 +106,8 @@ class Instance(ProgramObject):
         raise TdfTypeError(f"{self.cls.name} object has no attribute {attr}")
 
     def set_attribute(self, interp, attr, value, node):
+        if isinstance(self.cls.find(attr)[0], Property):
+            raise TdfTypeError(f"property {attr} of {self.cls.name} has no setter", hint="tapecli reads properties only")
         if isinstance(value, Variable) and value.name in ("Variable", "") or (
                 isinstance(value, Variable) and value.name.startswith("<")):
             value.name = f"{self.label}.{attr}"
@@ -172,6 +176,8 @@ class Super(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         value, owner = self.owner.find(attr, skip_self=True)
+        if isinstance(value, Property):
+            return call_method(interp, value.getter, owner, self.instance, [], {}, node)
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self.instance,
                                                                             list(a), k, call_node))

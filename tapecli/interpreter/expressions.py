@@ -25,23 +25,8 @@ class Expressions:
 
     def call_function(self, fn: Function, args, kwargs, node):
         ctx = current()
-        params = fn.node.params
-        if len(args) > len(params):
-            raise TdfTypeError(f"{fn.name}() takes {len(params)} argument(s), got {len(args)}")
         local = Scope(fn.closure)
-        for param, value in zip(params, args):
-            local.vars[param.name] = value
-        for name, value in kwargs.items():
-            if name not in {p.name for p in params}:
-                raise TdfTypeError(f"{fn.name}() has no parameter {name}")
-            if name in local.vars:
-                raise TdfTypeError(f"{fn.name}() got two values for {name}")
-            local.vars[name] = value
-        for param in params:
-            if param.name not in local.vars:
-                if param.default is None:
-                    raise TdfTypeError(f"{fn.name}() is missing the argument {param.name}")
-                local.vars[param.name] = self.eval(param.default, fn.closure)
+        fn.bind(local.vars, args, kwargs, self.eval)
         self.depth += 1
         if self.depth > self.limits.max_depth:
             self.depth -= 1
@@ -260,10 +245,26 @@ class Expressions:
             args = [x for a in args for x in (self.loop_items(a.value) if a.__class__ is _Spread else [a])]
         kwargs = {}
         for kw in node.keywords:
+            if kw.name is None:                          # **mapping
+                for name, value in self._keywords_of(self.eval(kw.value, scope), kw).items():
+                    if name in kwargs:
+                        raise TdfTypeError(f"the argument {name} is given twice").locate(kw)
+                    kwargs[name] = value
+                continue
             if kw.name in kwargs:
                 raise TdfTypeError(f"the argument {kw.name} is given twice").locate(kw)
             kwargs[kw.name] = self.eval(kw.value, scope)
         return self.call(func, args, kwargs, node)
+
+    @staticmethod
+    def _keywords_of(mapping, node) -> dict:
+        """The keywords a ``**mapping`` argument gives: a dict whose keys are strings."""
+        if not isinstance(mapping, dict):
+            raise TdfTypeError(f"argument after ** must be a mapping, not {type_word(mapping)}").locate(node)
+        bad = next((k for k in mapping if not isinstance(k, str)), None)
+        if bad is not None:
+            raise TdfTypeError("keywords must be strings").locate(node)
+        return mapping
 
     def call(self, func, args, kwargs, node):
         """Call a program value with evaluated arguments, at the call ``node``."""

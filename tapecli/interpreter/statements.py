@@ -14,8 +14,8 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, DTYPES, DTYPE_ALIASES
-from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject, Scope,
-                                         TapeObject, _Break,
+from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
+                                         Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
 from tapecli.runtime.limits import Limits, resident_within
 
@@ -371,15 +371,20 @@ class Statements:
         raise _Return(None if node.value is None else self.eval(node.value, scope))
 
     def exec_FuncDef(self, node, scope):
-        kind = Function
+        kind, wrap = Function, None
         for deco in node.decorators:
             if deco == "function":
                 self._warn_traced_side_effects(node)
                 continue
+            if deco == "property":
+                wrap = Property
+                continue
             if deco != "custom_gradient":
-                raise TdfNameError(f"unknown decorator @{deco}", hint="the one decorator is @custom_gradient")
+                raise TdfNameError(f"unknown decorator @{deco}",
+                                   hint="tapecli knows @tf.function, @tf.custom_gradient and @property")
             kind = CustomGradientFunction
-        self.bind(scope, node.name, kind(node, scope, self), node)
+        fn = kind(node, scope, self)
+        self.bind(scope, node.name, wrap(fn) if wrap else fn, node)
 
     def _warn_traced_side_effects(self, node):
         """@tf.function runs its Python side effects only while tracing (once per input signature); tapecli

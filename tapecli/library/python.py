@@ -10,7 +10,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Super, off_the_tape
+from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod
 from tapecli.interpreter.registry import builtin, hook, register
@@ -66,11 +66,22 @@ def function(func=None, **options):
 
 
 @builtin("super", interp=True)
-def super_(interp):
+def super_(interp, cls=None, obj=None):
+    """super() in a method, or super(Class, self): the attributes after Class in self's class's bases."""
+    if cls is not None:
+        if not isinstance(cls, ProgramClass) or not isinstance(obj, Instance):
+            raise TdfTypeError("super(Class, self) takes a class of the program and an instance of it")
+        if not _derives(obj.cls, cls):
+            raise TdfTypeError(f"super(type, obj): obj must be an instance or subtype of type {cls.name}")
+        return Super(cls, obj)
     if not interp.method_stack:
         raise TdfTypeError("super() outside a method")
     owner, instance = interp.method_stack[-1]
     return Super(owner, instance)
+
+
+def _derives(cls, base) -> bool:
+    return cls is base or any(_derives(b, base) for b in cls.bases)
 
 
 def _number(value, kind):
