@@ -265,6 +265,10 @@ class ProgramObject:
     def call(self, interp, args: list, kwargs: dict, node):
         raise TdfTypeError(f"{self.kind_word} is not callable")
 
+    def items(self):
+        """What a ``for`` loop, ``list()`` or a comprehension takes from the object, one by one."""
+        raise TdfTypeError(f"cannot loop over {self.kind_word}")
+
     def owned_variables(self) -> list:
         """The variables this object holds, trainable or not, in its framework's order: what a
         ``tf.Module`` or Keras model that holds it collects into ``variables``."""

@@ -344,6 +344,8 @@ class Statements:
             return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
         if isinstance(iterable, str):
             return list(iterable)
+        if isinstance(iterable, ProgramObject):
+            return iterable.items()
         raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
 
     def exec_For(self, node, scope):

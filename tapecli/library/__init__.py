@@ -13,4 +13,5 @@ from tapecli.library import tf_linalg  # noqa: F401
 from tapecli.library import keras_names  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
 from tapecli.library import control  # noqa: F401  (functional control flow, gradient wrappers)
+from tapecli.library import data  # noqa: F401  (tf.data in memory)
 from tapecli.library import scope  # noqa: F401  (what is left out, and why)

@@ -10,7 +10,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import ProgramObject, custom_gradient_call
-from tapecli.interpreter.registry import builtin
+from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
@@ -322,3 +322,30 @@ def recompute_grad(f):
 def grad_pass_through(f):
     """tf.grad_pass_through: the value of f(x), the gradient of the identity."""
     return _Wrapped(f, "grad_pass_through")
+
+
+# ------------------------------------------------------------- tapes as values
+@builtin("GradientTape")
+def gradient_tape(persistent=False, watch_accessed_variables=True):
+    """tf.GradientTape runs as a block: ``with tf.GradientTape() as t:``, or ``t = tf.GradientTape()`` and then
+    ``with t:`` in the same block (the front end makes both the tape block); any other use of the call is refused."""
+    raise TdfTypeError("tapecli runs a GradientTape in a with statement: `with tf.GradientTape() as t:`, or "
+                       "`t = tf.GradientTape()` followed by `with t:` in the same block")
+
+
+class _Enum(ProgramObject):
+    """An enum of TensorFlow whose members are the strings its functions also accept."""
+
+    kind_word = "an enum"
+
+    def __init__(self, name: str, members: dict):
+        self.name = name
+        self.members = members
+
+    def get_attribute(self, interp, attr, node):
+        if attr not in self.members:
+            raise TdfTypeError(f"{self.name} has no member {attr}", hint=f"one of {', '.join(self.members)}")
+        return self.members[attr]
+
+
+register("UnconnectedGradients", _Enum("tf.UnconnectedGradients", {"NONE": "none", "ZERO": "zero"}))

@@ -12,7 +12,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
-from tapecli.interpreter.objects import BoundMethod
+from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
@@ -134,6 +134,8 @@ def _items(value, what) -> list:
         if value.ndim == 0:
             raise TdfTypeError(f"{what} of a scalar")
         return ops.rows(value)
+    if isinstance(value, ProgramObject):
+        return list(value.items())
     raise TdfTypeError(f"{what} needs a list, a dict, a string or a tensor, got {type_word(value)}")
 
 
