@@ -231,6 +231,10 @@ class Namespace(ProgramObject):
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
                                hint="docs/tf-surface.md lists what is left out, and why")
+        qualified = BUILTINS.get(f"{self.path}.{attr}")      # a builtin for this module only (np.random.seed)
+        if qualified is not None:
+            return qualified if not getattr(qualified, "is_builtin", False) or self.path.split(".")[0] not in \
+                _OFF_THE_TAPE else NumpyFunction(qualified, f"{self.path}.{attr}")
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
         name = self.ALIASES.get(attr, attr)

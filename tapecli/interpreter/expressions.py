@@ -363,7 +363,7 @@ class Expressions:
             raise e.locate(node)
 
     def attribute(self, value, attr, node):
-        if value.__class__ in (list, dict, str) or attr in ("numpy", "ndim", "read_value", "value"):
+        if value.__class__ in (list, dict, str) or attr in _PYTHON_ATTRIBUTES:
             found = HOOKS["python_attribute"](self, value, attr, node)
             if found is not None:
                 return found
@@ -374,6 +374,13 @@ class Expressions:
 
     def eval_Slice(self, node, scope):
         raise TdfTypeError("a slice outside an index").locate(node)
+
+
+# Attributes the library's python_attribute hook answers for tensors: TensorFlow eager's beside TDF's core ones,
+# and the methods of NumPy arrays (library/numpy_forms.py).
+_PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype", "reshape", "mean", "sum", "tolist",
+                                "item", "min", "max", "flatten", "ravel", "copy", "std", "var", "argmax", "argmin",
+                                "squeeze", "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"))
 
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.

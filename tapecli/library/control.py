@@ -6,14 +6,17 @@ it ran. The options that only shape a graph (parallel_iterations, swap_memory, s
 infer_shape, name) are accepted and change nothing, as in eager TensorFlow."""
 from __future__ import annotations
 
+import numpy as np
+
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
-from tapecli.interpreter.objects import ProgramObject, custom_gradient_call
+from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.interpreter.classes import off_the_tape
+from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
 
 
 # ------------------------------------------------------------- nests (tf.nest)
@@ -152,7 +155,8 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
                                 f"({len(loop_vars)} value(s)), got {type_word(result)}")
         values, count = list(result), count + 1
         interp._step()
-    return pack_as(values, [_strong(leaf, "tf.while_loop") for leaf in flatten(values)])
+    return pack_as(values, [leaf if isinstance(leaf, TensorArray) else _strong(leaf, "tf.while_loop")
+                            for leaf in flatten(values)])
 
 
 def _rows(elems, where: str) -> tuple[list, list, int]:
@@ -349,3 +353,169 @@ class _Enum(ProgramObject):
 
 
 register("UnconnectedGradients", _Enum("tf.UnconnectedGradients", {"NONE": "none", "ZERO": "zero"}))
+
+
+# ------------------------------------------------------------- TensorArray, py_function
+class TensorArray(ProgramObject):
+    """tf.TensorArray as eager TensorFlow keeps it: a list of tensors (``write`` stores in place and gives the
+    array back), read once by default (``clear_after_read``), unwritten entries zeros of the element shape.
+    Its reads, stacks and gathers are ops on the tapes, so gradients flow through it."""
+
+    kind_word = "a TensorArray"
+
+    def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None,
+                 handle=None, flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
+                 name=None):
+        if handle is not None or flow is not None:
+            raise TdfValueError("TensorArray handles are not supported when eager execution is enabled.")
+        if size is None:
+            raise TdfValueError("Size must be declared for TensorArrays when eager execution is enabled.")
+        self.dtype = to_dtype(dtype)
+        self.items: list = [None] * to_int(size, "size")
+        self.dynamic = truth(dynamic_size) if dynamic_size is not None else False
+        self.clear = truth(clear_after_read) if clear_after_read is not None else True
+        self.infer = truth(infer_shape)
+        self.shape = None if element_shape is None else tuple(to_int(d, "a dimension") for d in element_shape)
+        self.read_before: set = set()
+
+    def get_attribute(self, interp, attr, node):
+        if attr == "dtype":
+            return DType(dtype_name(self.dtype))
+        method = getattr(self, "m_" + attr, None)
+        if method is None:
+            raise TdfTypeError(f"TensorArray has no method {attr} in tapecli")
+        return BoundMethod(attr, lambda call_node, *a, **k: method(*a, **k))
+
+    def _index(self, index, what):
+        i = to_int(index, "index")
+        if i < 0:
+            raise TdfValueError(f"{what} negative indices (index {i}) is not allowed.")
+        return i
+
+    def _zero(self, i):
+        if self.items[i] is None:
+            if self.shape is None:
+                raise TdfValueError("TensorArray: an unwritten entry, and no element shape to make its zeros")
+            self.items[i] = Tensor(np.zeros(self.shape, self.dtype))
+        return self.items[i]
+
+    def m_write(self, index, value, name=None):
+        i = self._index(index, "Writing to")
+        if i >= len(self.items):
+            if not self.dynamic:
+                raise TdfValueError(f"Tried to write to index {i} but array is not resizeable and size is: "
+                                    f"{len(self.items)}")
+            self.items.extend([None] * (i - len(self.items) + 1))
+        t = _tensor(value, "TensorArray.write") if not isinstance(value, list) else ops.stack(value)
+        if t.weak:
+            t = ops.materialize(t, self.dtype if self.dtype.kind == "f" or t.dtype.kind != "f" else None)
+        if t.dtype != self.dtype:
+            raise TdfTypeError(f"TensorArray dtype is {dtype_name(self.dtype)} but Op is trying to write dtype "
+                               f"{dtype_name(t.dtype)}")
+        if self.shape is not None and tuple(t.shape) != self.shape:
+            raise TdfValueError(f"Incompatible shape for value ({list(t.shape)}), expected ({list(self.shape)})")
+        if self.infer:
+            self.shape = tuple(t.shape)
+        self.items[i] = t
+        return self
+
+    def m_read(self, index, name=None):
+        i = self._index(index, "Reading from")
+        if i >= len(self.items):
+            raise TdfValueError(f"Tried to read from index {i} but array size is: {len(self.items)}")
+        if self.items[i] is None and i in self.read_before:
+            raise TdfValueError(f"Could not read index {i} twice because it was cleared after a previous read "
+                                "(perhaps try setting clear_after_read = false?)")
+        t = self._zero(i)
+        if self.clear:
+            self.items[i] = None
+            self.read_before.add(i)
+        return t
+
+    def m_stack(self, name=None):
+        if not self.items:
+            return Tensor(np.zeros((0, *(self.shape or ())), self.dtype))
+        return ops.stack([self._zero(i) for i in range(len(self.items))])
+
+    def m_gather(self, indices, name=None):
+        return ops.stack([self._zero(to_int(i, "an index")) for i in _ints(indices)])
+
+    def m_concat(self, name=None):
+        return ops.concat([self._zero(i) for i in range(len(self.items))], 0)
+
+    def m_unstack(self, value, name=None):
+        rows = ops.rows(_strong(value, "TensorArray.unstack"))
+        if len(rows) > len(self.items) and not self.dynamic:
+            raise TdfValueError(f"Cannot unstack {len(rows)} tensors into a TensorArray of static size "
+                                f"{len(self.items)}")
+        self.items = list(rows)
+        return self
+
+    def m_scatter(self, indices, value, name=None):
+        for i, row in zip(_ints(indices), ops.rows(_strong(value, "TensorArray.scatter"))):
+            self.m_write(i, row)
+        return self
+
+    def m_size(self, name=None):
+        return Tensor(np.array(len(self.items), dtype=np.int32))
+
+    def m_identity(self):
+        return self
+
+    def m_close(self, name=None):
+        return None
+
+
+def _ints(indices) -> list:
+    if isinstance(indices, list):
+        return [to_int(i, "an index") for i in indices]
+    return [int(i) for i in np.atleast_1d(ops.to_tensor(indices).value)]
+
+
+@builtin("TensorArray")
+def tensor_array(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
+                 flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True, name=None):
+    return TensorArray(dtype, size, dynamic_size, clear_after_read, tensor_array_name, handle, flow, infer_shape,
+                       element_shape, colocate_with_first_write_call, name)
+
+
+@builtin("py_function", interp=True)
+def py_function(interp, func=None, inp=None, Tout=None, name=None):  # noqa: N803 (TensorFlow's name)
+    """tf.py_function: eager TensorFlow runs func on the tensors, on the tape (gradients flow through it);
+    the results are converted to Tout."""
+    return _outputs(interp.call_value(func, list(inp or [])), Tout, "tf.py_function")
+
+
+@builtin("numpy_function", interp=True)
+def numpy_function(interp, func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803
+    """tf.numpy_function: func computes on NumPy values, which no tape follows (its gradient is None)."""
+    result = off_the_tape(lambda: interp.call_value(func, list(inp or [])), "tf.numpy_function", None,
+                          list(inp or []))
+    return _outputs(result, Tout, "tf.numpy_function")
+
+
+def _outputs(result, tout, where):
+    if tout is None:
+        raise TdfTypeError(f"{where}(): Tout is required")
+    if isinstance(tout, list):
+        values = result if isinstance(result, list) else [result]
+        if len(values) != len(tout):
+            raise TdfValueError(f"{where}(): func returned {len(values)} value(s) for {len(tout)} Tout dtype(s)")
+        return [_output(v, d, where) for v, d in zip(values, tout)]
+    return _output(result, tout, where)
+
+
+def _output(value, dtype, where):
+    want = to_dtype(dtype)
+    t = _tensor(value, where)
+    if t.weak:
+        return ops.materialize(t, want)
+    if t.dtype != want:
+        raise TdfTypeError(f"{where}(): func returned {dtype_name(t.dtype)}, Tout says {dtype_name(want)}")
+    return t
+
+
+@builtin("executing_eagerly")
+def executing_eagerly():
+    """tapecli runs as eager TensorFlow does (a @tf.function body too: tracing changes no value)."""
+    return Tensor(np.array(True))

@@ -13,6 +13,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
@@ -284,6 +285,7 @@ def python_attribute(interp, value, attr, node):
             return Tensor(np.array(t.ndim, dtype=np.int64), weak=True)
         if attr in ("read_value", "value") and isinstance(value, Variable):
             return BoundMethod(attr, lambda call_node: value.read())
+        return array_attribute(interp, t, attr, node)
     return None
 
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 from tapecli.interpreter.registry import hook
 
 OUT_OF_SCOPE: dict[str, str] = {
+    "tf.gradients": "graph mode only: TensorFlow raises it under eager execution; use tf.GradientTape",
+    "tf.hessians": "graph mode only: TensorFlow raises it under eager execution; use nested tf.GradientTape",
+    "tf.RegisterGradient": "registers a gradient for a graph op type; use tf.custom_gradient",
+    "tf.no_gradient": "declares a graph op type non-differentiable; use tf.stop_gradient",
 }
 
 
