@@ -3,6 +3,8 @@ front end, TensorFlow spellings, classes and modules, and Python's builtins and 
 are Python's and TensorFlow's, worked out by hand."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -243,18 +245,20 @@ def test_star_args_keyword_only_and_positional_only_parameters_bind_as_python_bi
     assert v["r5"] == [2, 1]
 
 
-@pytest.mark.parametrize("src, words", [
-    ("def g(*, x):\n    return x\nr = g(1)\n", "takes 0 positional"),
-    ("def g(*, x):\n    return x\nr = g()\n", "missing the keyword-only argument x"),
-    ("def h(a, /):\n    return a\nr = h(a=1)\n", "has no parameter a"),
-    ("def h(a):\n    return a\nr = h(**{'a': 1, 'b': 2})\n", "has no parameter b"),
-    ("def h(a):\n    return a\nr = h(1, **{'a': 1})\n", "two values for a"),
-    ("def h(**k):\n    return k\nr = h(**[1])\n", "must be a mapping"),
-])
-def test_binding_errors_say_what_python_says(src, words):
-    with pytest.raises(TdfError) as e:
-        run(src)
-    assert words in e.value.message
+BINDING_ERRORS = {
+    "def g(*, x):\n    return x\nr = g(1)\n": "takes 0 positional",
+    "def g(*, x):\n    return x\nr = g()\n": "missing the keyword-only argument x",
+    "def h(a, /):\n    return a\nr = h(a=1)\n": "has no parameter a",
+    "def h(a):\n    return a\nr = h(**{'a': 1, 'b': 2})\n": "has no parameter b",
+    "def h(a):\n    return a\nr = h(1, **{'a': 1})\n": "two values for a",
+    "def h(**k):\n    return k\nr = h(**[1])\n": "must be a mapping",
+}
+
+
+def test_binding_errors_say_what_python_says():
+    for src, words in BINDING_ERRORS.items():
+        with pytest.raises(TdfError, match=re.escape(words)):
+            run(src)
 
 
 @pytest.mark.parametrize("src", ["def f(a=1, b):\n    pass\n", "def f(*, **k):\n    pass\n",

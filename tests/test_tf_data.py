@@ -100,13 +100,22 @@ def test_a_dataset_is_a_constant_to_the_tape():
     assert v["y"] == 14.0 and v["g"] == 1.0          # TensorFlow: the dataset's values are constants
 
 
-@pytest.mark.parametrize("src, words", [
-    ("ds = tf.data.Dataset.range(5).shuffle(5, seed=1)\n", "cannot reproduce TensorFlow's shuffled order"),
-    ("ds = tf.data.Dataset.range(5).batch(0)\n", "batch_size must be positive"),
-    ("ds = tf.data.Dataset.from_tensor_slices(1.0)\n", "at least one dimension"),
-    ("ds = tf.data.Dataset.range(5).window(2)\n", "no method window"),
-])
-def test_what_tapecli_cannot_do_is_a_clear_error(src, words):
-    with pytest.raises(TdfError) as e:
+REFUSED = {
+    "ds = tf.data.Dataset.range(5).shuffle(5, seed=1)\n": "cannot reproduce TensorFlow's shuffled order",
+    "ds = tf.data.Dataset.range(5).batch(0)\n": "batch_size must be positive",
+    "ds = tf.data.Dataset.from_tensor_slices(1.0)\n": "at least one dimension",
+    "ds = tf.data.Dataset.range(5).window(2)\n": "no method window",
+}
+
+
+def _message(src: str) -> str | None:
+    try:
         tapecli.run("import tensorflow as tf\n" + src)
-    assert words in e.value.message
+    except TdfError as e:
+        return e.message
+    return None
+
+
+def test_what_tapecli_cannot_do_is_a_clear_error():
+    messages = {src: _message(src) for src in REFUSED}
+    assert all(words in (messages[src] or "") for src, words in REFUSED.items()), messages

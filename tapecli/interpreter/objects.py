@@ -143,12 +143,12 @@ class CustomGradientFunction(Function):
                                     args, kwargs or {})
 
 
-def _flat(value) -> list:
+def flatten(value) -> list:
     """The leaves of a nest of lists, tuples and dicts (dicts in sorted key order, as tf.nest)."""
     if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _flat(v)]
+        return [leaf for v in value for leaf in flatten(v)]
     if isinstance(value, dict):
-        return [leaf for k in sorted(value) for leaf in _flat(value[k])]
+        return [leaf for k in sorted(value) for leaf in flatten(value[k])]
     return [value]
 
 
@@ -177,7 +177,7 @@ def custom_gradient_call(interp, name: str, call, args, kwargs):
     if isinstance(value, (list, tuple, dict)):
         raise TdfTypeError(f"the custom_gradient function {name} returns a structure: tapecli records one tensor",
                            hint="return one tensor (split the function in one per output)")
-    flat_args = _flat(list(args)) + _flat(kwargs)
+    flat_args = flatten(list(args)) + flatten(kwargs)
     inputs = [ops.to_tensor(a) for a in flat_args if isinstance(a, (Tensor, Variable, bool, int, float))]
     variables = [v for v in watcher.watched_variables() if all(v is not a for a in flat_args)]
     if variables and not _takes_keyword(grad_fn, "variables"):
@@ -213,7 +213,7 @@ def _custom_vjp(record, g):
             raise TdfValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
     else:
         grads, variable_grads = interp.call_value(backward, [g]), []
-    grads = _flat(grads) if isinstance(grads, (list, tuple)) else [grads]
+    grads = flatten(grads) if isinstance(grads, (list, tuple)) else [grads]
     if len(grads) != record.attrs["args"]:
         raise TdfTypeError(f"the backward function of {record.attrs['name']} returned {len(grads)} gradient(s) "
                            f"for {record.attrs['args']} input(s)")

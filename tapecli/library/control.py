@@ -11,7 +11,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
-from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call
+from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call, flatten
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.tape import type_word
@@ -20,15 +20,6 @@ from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
 
 
 # ------------------------------------------------------------- nests (tf.nest)
-def flatten(value) -> list:
-    """The leaves of a nest of lists, tuples and dicts (dict entries in sorted key order, as tf.nest)."""
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in flatten(v)]
-    if isinstance(value, dict):
-        return [leaf for k in sorted(value) for leaf in flatten(value[k])]
-    return [value]
-
-
 def pack_as(structure, leaves: list):
     """``leaves`` in the shape of ``structure`` (tf.nest.pack_sequence_as)."""
     it = iter(leaves)
@@ -343,8 +334,7 @@ class _Enum(ProgramObject):
     kind_word = "an enum"
 
     def __init__(self, name: str, members: dict):
-        self.name = name
-        self.members = members
+        self.name, self.members = name, members
 
     def get_attribute(self, interp, attr, node):
         if attr not in self.members:

@@ -61,9 +61,17 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 @builtin("function")
-def function(func=None, **options):
-    """@tf.function / tf.function(f): tracing changes no value."""
-    return func if func is not None else (lambda f: f)
+def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None):
+    """@tf.function / tf.function(f, ...): the function runs as eager TensorFlow runs it (tracing, autograph,
+    XLA and retracing options change how TensorFlow runs it, not what it computes)."""
+    return func if func is not None else _same_function
+
+
+@builtin("_same_function")
+def _same_function(f):
+    return f
 
 
 @builtin("super", interp=True)
