@@ -286,3 +286,12 @@ def test_a_property_without_setter_refuses_assignment():
     with pytest.raises(TdfError) as e:
         run("class A:\n    @property\n    def p(self):\n        return 1\na = A()\na.p = 2\n")
     assert "no setter" in e.value.message
+
+
+def test_keyword_mappings_reach_tensorflow_calls_and_a_tape_takes_named_options_only():
+    v = values("import tensorflow as tf\nopts = {'trainable': False}\nv = tf.Variable(1.0, **opts)\n"
+               "def f(*args, **kwargs):\n    return tf.reduce_sum(tf.stack(args)) * kwargs['s']\ny = f(1.0, 2.0, s=3.0)\n"
+               "t = tf.GradientTape()\nwith t:\n    t.watch(v)\n    z = v * 2.0\ng = t.gradient(z, v)\n")
+    assert v["y"] == 9.0 and v["g"] == 2.0
+    with pytest.raises(TdfSyntaxError):
+        parse("import tensorflow as tf\nwith tf.GradientTape(**{}) as t:\n    pass\n")

@@ -161,7 +161,7 @@ class _Converter:
         if isinstance(context, ast.Call) and _callee_name(context.func) == "GradientTape":
             if not isinstance(bound, ast.Name):
                 raise forms.unsupported("a GradientTape without `as NAME`", s)
-            if context.args:
+            if context.args or any(k.name is None for k in context.keywords):
                 raise TdfSyntaxError("GradientTape's options are given by name",
                                      hint="e.g. tf.GradientTape(persistent=True)", line=s.line, column=s.column)
             self.python_tapes = True
@@ -175,6 +175,9 @@ class _Converter:
             if isinstance(context.func.value, ast.Name):
                 return ast.StopRecording(context.func.value.id, body, **forms.position(s))
             return pyast.With([(context, None)], body, **forms.position(s))   # a tape reached another way
+        if isinstance(context, ast.Call) and _callee_name(context.func) == "ForwardAccumulator":
+            body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
+            return pyast.With([(context, bound)], body, **forms.position(s))    # a context object (exec_With)
         raise forms.unsupported("this `with` statement (tapecli runs `with tf.GradientTape(...) as t:` and "
                                 "`with t.stop_recording():`)", s)
 
@@ -186,7 +189,8 @@ class _Converter:
             return None
         kind = value.func.attr
         if kind not in ("Variable", "constant") or len(value.args) > 1 \
-                or any(isinstance(a, pyast.Starred) for a in value.args):
+                or any(isinstance(a, pyast.Starred) for a in value.args) \
+                or any(k.name is None for k in value.keywords):        # **options: an ordinary call
             return None
         kw = {k.name: k.value for k in value.keywords}
         init = value.args[0] if value.args else kw.pop("initial_value" if kind == "Variable" else "value", None)

@@ -269,8 +269,19 @@ class Statements:
     def exec_With(self, node, scope):
         """A `with` the parser could not make a TDF block: a tape's stop_recording() reached another way
         (``with tapes[0].stop_recording():``); spellings.py refuses every other context."""
-        (context, _), rest = node.items[0], node.items[1:]
+        (context, bound), rest = node.items[0], node.items[1:]
         paused = self.eval(context, scope)
+        if isinstance(paused, ProgramObject) and hasattr(paused, "enter"):    # tf.autodiff.ForwardAccumulator
+            entered = paused.enter()
+            if bound is not None:
+                if not isinstance(bound, ast.Name):
+                    raise TdfTypeError("`with ... as NAME`: bind the accumulator to a name").locate(node)
+                self.bind(scope, bound.id, entered, node)
+            try:
+                self.exec_block([pyast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)
+            finally:
+                paused.exit()
+            return
         if not isinstance(paused, PausedTape):
             raise TdfTypeError(f"a `with` statement here needs a tape's stop_recording(), not {type_word(paused)}")
         body = [pyast.With(rest, node.body, **forms.position(node))] if rest else node.body

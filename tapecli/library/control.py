@@ -14,7 +14,8 @@ from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call, flatten
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
-from tapecli.runtime.tape import type_word
+from tapecli.runtime.context import current
+from tapecli.runtime.tape import Tape, check_unconnected, type_word
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
 
@@ -509,3 +510,80 @@ def _output(value, dtype, where):
 def executing_eagerly():
     """tapecli runs as eager TensorFlow does (a @tf.function body too: tracing changes no value)."""
     return Tensor(np.array(True))
+
+
+# ------------------------------------------------------------- forward mode
+class ForwardAccumulator(ProgramObject):
+    """tf.autodiff.ForwardAccumulator(primals, tangents): inside its ``with`` block a tape of its own records
+    the ops on the primals; ``jvp(target)`` pushes the tangents through those records with the ops'
+    forward-mode rules (the rules tapecli's forward-mode jacobians use)."""
+
+    kind_word = "a ForwardAccumulator"
+
+    def __init__(self, primals, tangents):
+        self.primals = flatten(primals)
+        self.tangents = flatten(tangents)
+        if len(self.primals) != len(self.tangents):
+            raise TdfValueError(f"ForwardAccumulator: {len(self.primals)} primal(s) but {len(self.tangents)} tangent(s)")
+        self.seeds = {}
+        for p, t in zip(self.primals, self.tangents):
+            value = ops.to_tensor(p)
+            tangent = _tensor(t, "ForwardAccumulator's tangents")
+            tangent = ops.materialize(tangent, value.dtype) if tangent.weak else tangent
+            if tuple(tangent.shape) != tuple(value.shape) or tangent.dtype != value.dtype:
+                raise TdfValueError(f"ForwardAccumulator: a tangent of shape {list(tangent.shape)} "
+                                    f"{dtype_name(tangent.dtype)} for a primal of shape {list(value.shape)} "
+                                    f"{dtype_name(value.dtype)}")
+            self.seeds[value.id] = Tensor(tangent.value[None])          # a batch of one tangent
+        self.tape = Tape("<ForwardAccumulator>")
+
+    def enter(self):
+        ctx = current()
+        for p in self.primals:
+            if isinstance(p, Variable):
+                self.tape.watch_variable(p, "watch", ctx.settings.line)
+            else:
+                self.tape.watch_tensor(ops.to_tensor(p), None, ctx.settings.line)
+        self.tape.open = True
+        ctx.tapes.append(self.tape)
+        return self
+
+    def exit(self):
+        current().tapes.remove(self.tape)
+        self.tape.open = False
+
+    def get_attribute(self, interp, attr, node):
+        if attr != "jvp":
+            raise TdfTypeError(f"ForwardAccumulator has no attribute {attr} in tapecli", hint="use acc.jvp(target)")
+        return BoundMethod(attr, lambda call_node, *a, **k: self.jvp(*a, **k))
+
+    def jvp(self, primals, unconnected_gradients="none"):
+        unconnected = check_unconnected(unconnected_gradients)
+        if isinstance(primals, (list, dict)):
+            return pack_as(primals, [self.jvp(p, unconnected) for p in flatten(primals)])
+        target = ops.to_tensor(primals)
+        ctx = current()
+        path, reach = self.tape.path(list(self.seeds), per_op=True)
+        tangents = dict(self.seeds)
+        ctx.running.append(self.tape)
+        try:
+            for rec in path:
+                ts = [tangents.get(inp.id) for inp in rec.inputs]
+                if all(t is None for t in ts):
+                    continue
+                if rec.op.jvp is None:
+                    raise TdfTypeError(f"ForwardAccumulator: the op {rec.op.name} has no forward-mode rule in tapecli")
+                out = rec.op.jvp(rec, ts)
+                if out is not None:
+                    tangents[rec.output.id] = out
+        finally:
+            ctx.running.pop()
+        found = tangents.get(target.id)
+        if found is None:
+            return None if unconnected == "none" else Tensor(np.zeros(target.shape, dtype=target.dtype))
+        return ops.reshape(found, target.shape)
+
+
+@builtin("ForwardAccumulator")
+def forward_accumulator(primals, tangents):
+    return ForwardAccumulator(primals, tangents)
