@@ -78,7 +78,7 @@ def test_the_two_parsers_give_one_ast_on_mixed_programs():
     ("s = {1, 2}\n", "a set"),
     ("m = True & False\n", "the & operator"),
     ("m = ~x\n", "the ~ operator"),
-    ("def f(*args):\n    pass\n", "*args"),
+    ("d = {**a}\n", "**mapping in a dict display"),
     ("raise ValueError('x')\n", "raise"),
     ("x = 1j\n", "complex numbers"),
     ("x = ...\n", "Ellipsis"),

@@ -3,10 +3,13 @@ front end, TensorFlow spellings, classes and modules, and Python's builtins and 
 are Python's and TensorFlow's, worked out by hand."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import tapecli
+from tapecli.errors import TdfError, TdfSyntaxError
 from tapecli.frontend import ast
 from tapecli.frontend.parser import parse
 
@@ -210,3 +213,85 @@ def test_dense_takes_a_builtin_activation_function():
     r = run("import tensorflow as tf\nlayer = tf.keras.layers.Dense(1, activation=tf.nn.relu, kernel_initializer='ones')\n"
             "y = layer(tf.constant([[1.0, -3.0]]))\n")
     assert r.values["y"] == [[0.0]]
+
+
+STAR_FORMS = """
+def f(a, *args, b=2, **kw):
+    return a, args, b, kw
+r1 = f(1, 2, 3, b=4, c=5)
+r1b = f(1)
+def g(*, x, y=3):
+    return x + y
+r2 = g(x=1)
+def h(a, b, /, c):
+    return a * 100 + b * 10 + c
+r3 = h(1, 2, c=3)
+args = [1, 2]
+kw = {"c": 3}
+r4 = h(*args, **kw)
+l = lambda *a, **k: (len(a), len(k))
+r5 = l(1, 2, z=3)
+def fwd(*args, **kwargs):
+    return h(*args, **kwargs)
+r6 = fwd(4, 5, c=6)
+"""
+
+
+def test_star_args_keyword_only_and_positional_only_parameters_bind_as_python_binds():
+    v = values(STAR_FORMS)
+    assert v["r1"] == [1, [2, 3], 4, {"c": 5}]
+    assert v["r1b"] == [1, [], 2, {}]
+    assert (v["r2"], v["r3"], v["r4"], v["r6"]) == (4, 123, 123, 456)
+    assert v["r5"] == [2, 1]
+
+
+BINDING_ERRORS = {
+    "def g(*, x):\n    return x\nr = g(1)\n": "takes 0 positional",
+    "def g(*, x):\n    return x\nr = g()\n": "missing the keyword-only argument x",
+    "def h(a, /):\n    return a\nr = h(a=1)\n": "has no parameter a",
+    "def h(a):\n    return a\nr = h(**{'a': 1, 'b': 2})\n": "has no parameter b",
+    "def h(a):\n    return a\nr = h(1, **{'a': 1})\n": "two values for a",
+    "def h(**k):\n    return k\nr = h(**[1])\n": "must be a mapping",
+}
+
+
+def test_binding_errors_say_what_python_says():
+    for src, words in BINDING_ERRORS.items():
+        with pytest.raises(TdfError, match=re.escape(words)):
+            run(src)
+
+
+@pytest.mark.parametrize("src", ["def f(a=1, b):\n    pass\n", "def f(*, **k):\n    pass\n",
+                                 "def f(**k, a):\n    pass\n", "def f(a, a):\n    pass\n", "def f(*a, *, b):\n    pass\n"])
+def test_malformed_parameter_lists_are_syntax_errors(src):
+    with pytest.raises(TdfSyntaxError):
+        parse(src)
+
+
+def test_property_and_super_with_class_and_self():
+    v = values("import tensorflow as tf\n"
+               "class A:\n    def __init__(self, k):\n        self.k = k\n    @property\n    def double(self):\n"
+               "        return self.k * 2\n    def f(self, x):\n        return x + self.k\n"
+               "class B(A):\n    def __init__(self, k, **kwargs):\n        super(B, self).__init__(k)\n"
+               "        self.extra = kwargs\n    def f(self, x):\n        return super(B, self).f(x) * 10\n"
+               "b = B(3, z=1)\nr1 = b.double\nr2 = b.f(1)\nr3 = b.extra\n"
+               "class M(tf.Module):\n    def __init__(self, **kwargs):\n        super().__init__(**kwargs)\n"
+               "        self.w = tf.Variable(2.0)\n    @property\n    def scale(self):\n        return self.w * 3.0\n"
+               "m = M(name='m')\nwith tf.GradientTape() as t:\n    y = m.scale\ng = t.gradient(y, m.w)\n")
+    assert (v["r1"], v["r2"], v["r3"]) == (6, 40, {"z": 1})
+    assert v["y"] == 6.0 and v["g"] == 3.0
+
+
+def test_a_property_without_setter_refuses_assignment():
+    with pytest.raises(TdfError) as e:
+        run("class A:\n    @property\n    def p(self):\n        return 1\na = A()\na.p = 2\n")
+    assert "no setter" in e.value.message
+
+
+def test_keyword_mappings_reach_tensorflow_calls_and_a_tape_takes_named_options_only():
+    v = values("import tensorflow as tf\nopts = {'trainable': False}\nv = tf.Variable(1.0, **opts)\n"
+               "def f(*args, **kwargs):\n    return tf.reduce_sum(tf.stack(args)) * kwargs['s']\ny = f(1.0, 2.0, s=3.0)\n"
+               "t = tf.GradientTape()\nwith t:\n    t.watch(v)\n    z = v * 2.0\ng = t.gradient(z, v)\n")
+    assert v["y"] == 9.0 and v["g"] == 2.0
+    with pytest.raises(TdfSyntaxError):
+        parse("import tensorflow as tf\nwith tf.GradientTape(**{}) as t:\n    pass\n")

@@ -369,12 +369,14 @@ class For(Node):
 
 
 class Param(Node):
-    # name: str; default: Node | None
-    __slots__ = _fields = ("name", "default")
+    # name: str; default: Node | None; kind: "" (positional or keyword), "pos" (before /), "kw" (keyword-only,
+    # after * or *args), "*" (*args: the extra positional arguments), "**" (**kwargs: the extra keywords)
+    __slots__ = _fields = ("name", "default", "kind")
 
-    def __init__(self, name, default, **position):
+    def __init__(self, name, default, kind="", **position):
         self.name = name
         self.default = default
+        self.kind = kind
         Node.__init__(self, **position)
 
 

@@ -282,18 +282,21 @@ class _Parser:
 
     def parameters(self, close: str, annotated: bool) -> list:
         params = []
-        while self.peek() == "NAME":
+        while self.peek() in ("NAME", "*", "**", "/"):
             p = self.i
-            pname = self.name()
-            if annotated and self.skip(":"):
+            kind = self.peek() if self.peek() != "NAME" else ""
+            if kind:
+                self.i += 1
+            pname = self.name() if kind in ("", "**") or (kind == "*" and self.peek() == "NAME") else None
+            if annotated and pname is not None and self.skip(":"):
                 self.test()
-            default = self.test() if self.skip("=") else None
-            params.append(self.span(ast.Param(pname, default), p))
+            default = self.test() if not kind and self.skip("=") else None
+            params.append(self.span(ast.Param(pname, default, kind), p))
             if not self.skip(","):
                 break
         if self.peek() != close:
-            raise GiveUp                       # *args, **kwargs, /: Lark words the error
-        return params
+            raise GiveUp                       # Lark words the error
+        return forms.parameters(params)
 
     def funcdef(self):
         first = self.i
@@ -539,6 +542,8 @@ class _Parser:
                 args.append(self.span(ast.Keyword(name, self.test()), first))
             elif self.skip("*"):
                 args.append(self.span(pyast.Starred(self.test()), first))
+            elif self.skip("**"):
+                args.append(self.span(ast.Keyword(None, self.test()), first))
             else:
                 value = self.test()
                 if self.peek() == "for":

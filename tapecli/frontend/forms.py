@@ -117,10 +117,41 @@ def call(func, args: list, **pos):
     return ast.Call(func, positional, keywords, **pos)
 
 
-def parameters(params: list, at) -> list:
-    if any(p is None for p in params):
-        raise unsupported("*args, **kwargs and keyword-only parameters", at)
-    return params
+def parameters(params: list) -> list:
+    """A definition's parameters as both parsers read them (Param kinds "", "*", "**", and the markers: a
+    bare ``*`` is a Param "*" named None, ``/`` a Param "/"), made what the interpreter binds: the markers
+    dropped, the parameters before ``/`` "pos", those after ``*`` or ``*args`` "kw"; Python's rules checked."""
+    out, keyword_only, seen, defaulted = [], False, set(), False
+    for i, p in enumerate(params):
+        if p.kind == "/":
+            if keyword_only or any(q.kind == "pos" for q in out) or not out:
+                raise TdfSyntaxError("/ must follow at least one parameter and come before *", line=p.line, column=p.column)
+            for q in out:
+                q.kind = "pos"
+            continue
+        if p.name is not None and p.name in seen:
+            raise TdfSyntaxError(f"duplicate argument '{p.name}' in function definition", line=p.line, column=p.column)
+        seen.add(p.name)
+        if p.kind == "**":
+            if i != len(params) - 1:
+                raise TdfSyntaxError("**kwargs must be the last parameter", line=p.line, column=p.column)
+        elif p.kind == "*":
+            if keyword_only:
+                raise TdfSyntaxError("* may appear only once in a parameter list", line=p.line, column=p.column)
+            keyword_only = True
+            if p.name is None:
+                if i == len(params) - 1 or params[i + 1].kind == "**":
+                    raise TdfSyntaxError("named arguments must follow bare *", line=p.line, column=p.column)
+                continue
+        elif keyword_only:
+            p.kind = "kw"
+        elif p.default is not None:
+            defaulted = True
+        elif defaulted:
+            raise TdfSyntaxError("parameter without a default follows parameter with a default",
+                                 line=p.line, column=p.column)
+        out.append(p)
+    return out
 
 
 def import_module(dotted: list[str], alias: str | None) -> tuple[str, str]:

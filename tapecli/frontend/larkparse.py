@@ -272,7 +272,9 @@ class _ToAst(Transformer):
     set_display = _no("a set")
     set_comp = _no("a set comprehension")
     double_starred_entry = _no("**mapping in a dict display")
-    double_starred_argument = _no("**keyword arguments")
+
+    def double_starred_argument(self, meta, items):
+        return _pos(ast.Keyword(None, items[0]), meta)
     yield_expr = _no("yield")
     await_expr = _no("await")
     async_comp_for = _no("async comprehensions")
@@ -309,10 +311,18 @@ class _ToAst(Transformer):
         return _pos(ast.Param(str(items[0]), items[2]), meta)
 
     def lambda_params(self, meta, items):
-        return [i for i in items if i is not None]
+        return forms.parameters([i for i in items if i is not None])
 
     parameters = lambda_params
-    star_param = _no("*args, **kwargs and keyword-only parameters")
+
+    def star_param(self, meta, items):
+        return _pos(ast.Param(str(items[0]) if items and items[0] is not None else None, None, "*"), meta)
+
+    def double_star_param(self, meta, items):
+        return _pos(ast.Param(str(items[0]), None, "**"), meta)
+
+    def slash_param(self, meta, items):
+        return _pos(ast.Param(None, None, "/"), meta)
 
     def lambdef(self, meta, items):
         return _pos(pyast.Lambda(items[0] or [], items[1]), meta)

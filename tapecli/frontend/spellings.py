@@ -88,14 +88,28 @@ class _Converter:
         self.tf_names = tf_names
         self.bound_once = bound_once
         self.python_tapes = False
+        self.made_tapes: dict = {}            # name -> the GradientTape(...) call a ``with name:`` enters
 
     def block(self, stmts: list, top: bool, tapes: set[str]) -> list:
         out = []
+        entered = {s.items[0][0].id for s in stmts if isinstance(s, pyast.With)
+                   and isinstance(s.items[0][0], ast.Name)}
         for s in stmts:
+            made = self.tape_value(s, entered)
+            if made is not None:
+                self.made_tapes[made[0]] = made[1]      # ``t = tf.GradientTape(...)`` entered below by ``with t:``
+                continue
             converted = self.statement(s, top, tapes)
             if converted is not None:
                 out.append(converted)
         return out
+
+    def tape_value(self, s, entered: set[str]):
+        """``t = tf.GradientTape(...)`` whose tape a later ``with t:`` of the same block enters: (t, the call)."""
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.targets[0] in entered \
+                and isinstance(s.value, ast.Call) and _callee_name(s.value.func) == "GradientTape":
+            return s.targets[0], s.value
+        return None
 
     def body(self, stmts: list, tapes: set[str], at) -> list:
         return self.block(stmts, False, tapes) or [ast.Pass(**forms.position(at))]
@@ -142,10 +156,12 @@ class _Converter:
 
     def with_items(self, s, items, tapes):
         (context, bound), rest = items[0], items[1:]
+        if isinstance(context, ast.Name) and context.id in self.made_tapes and bound is None:
+            context, bound = self.made_tapes[context.id], context      # ``with t:`` of ``t = tf.GradientTape()``
         if isinstance(context, ast.Call) and _callee_name(context.func) == "GradientTape":
             if not isinstance(bound, ast.Name):
                 raise forms.unsupported("a GradientTape without `as NAME`", s)
-            if context.args:
+            if context.args or any(k.name is None for k in context.keywords):
                 raise TdfSyntaxError("GradientTape's options are given by name",
                                      hint="e.g. tf.GradientTape(persistent=True)", line=s.line, column=s.column)
             self.python_tapes = True
@@ -159,6 +175,9 @@ class _Converter:
             if isinstance(context.func.value, ast.Name):
                 return ast.StopRecording(context.func.value.id, body, **forms.position(s))
             return pyast.With([(context, None)], body, **forms.position(s))   # a tape reached another way
+        if isinstance(context, ast.Call) and _callee_name(context.func) == "ForwardAccumulator":
+            body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
+            return pyast.With([(context, bound)], body, **forms.position(s))    # a context object (exec_With)
         raise forms.unsupported("this `with` statement (tapecli runs `with tf.GradientTape(...) as t:` and "
                                 "`with t.stop_recording():`)", s)
 
@@ -170,7 +189,8 @@ class _Converter:
             return None
         kind = value.func.attr
         if kind not in ("Variable", "constant") or len(value.args) > 1 \
-                or any(isinstance(a, pyast.Starred) for a in value.args):
+                or any(isinstance(a, pyast.Starred) for a in value.args) \
+                or any(k.name is None for k in value.keywords):        # **options: an ordinary call
             return None
         kw = {k.name: k.value for k in value.keywords}
         init = value.args[0] if value.args else kw.pop("initial_value" if kind == "Variable" else "value", None)

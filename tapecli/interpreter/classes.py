@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfNameError, TdfTypeError
-from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
+from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
 from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, Tensor, Variable
@@ -88,6 +88,8 @@ class Instance(ProgramObject):
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
                                                                             call_node))
+        if isinstance(value, Property):
+            return call_method(interp, value.getter, owner, self, [], {}, node)
         if owner is not None:
             return value
         if self.cls.framework:
@@ -104,6 +106,8 @@ class Instance(ProgramObject):
         raise TdfTypeError(f"{self.cls.name} object has no attribute {attr}")
 
     def set_attribute(self, interp, attr, value, node):
+        if isinstance(self.cls.find(attr)[0], Property):
+            raise TdfTypeError(f"property {attr} of {self.cls.name} has no setter", hint="tapecli reads properties only")
         if isinstance(value, Variable) and value.name in ("Variable", "") or (
                 isinstance(value, Variable) and value.name.startswith("<")):
             value.name = f"{self.label}.{attr}"
@@ -172,6 +176,8 @@ class Super(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         value, owner = self.owner.find(attr, skip_self=True)
+        if isinstance(value, Property):
+            return call_method(interp, value.getter, owner, self.instance, [], {}, node)
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self.instance,
                                                                             list(a), k, call_node))
@@ -210,7 +216,7 @@ class Namespace(ProgramObject):
                             "image", "io", "data", "strings", "sparse", "audio", "train", "summary", "distribute",
                             "bitwise", "autograph", "debugging", "nest", "ragged", "sets", "test", "saved_model",
                             "lite", "callbacks", "utils", "preprocessing", "applications", "constraints",
-                            "mixed_precision", "datasets", "special", "tpu", "xla", "quantization"))
+                            "mixed_precision", "datasets", "special", "tpu", "xla", "quantization", "autodiff"))
     # TensorFlow spellings whose builtin has another name (same meaning).
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
@@ -220,7 +226,15 @@ class Namespace(ProgramObject):
         self.path = path
 
     def get_attribute(self, interp, attr, node):
-        from tapecli.interpreter.registry import BUILTINS
+        from tapecli.interpreter.registry import BUILTINS, HOOKS
+        why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
+        if why is not None:
+            raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
+                               hint="docs/tf-surface.md lists what is left out, and why")
+        qualified = BUILTINS.get(f"{self.path}.{attr}")      # a builtin for this module only (np.random.seed)
+        if qualified is not None:
+            return qualified if not getattr(qualified, "is_builtin", False) or self.path.split(".")[0] not in \
+                _OFF_THE_TAPE else NumpyFunction(qualified, f"{self.path}.{attr}")
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
         name = self.ALIASES.get(attr, attr)

@@ -25,23 +25,8 @@ class Expressions:
 
     def call_function(self, fn: Function, args, kwargs, node):
         ctx = current()
-        params = fn.node.params
-        if len(args) > len(params):
-            raise TdfTypeError(f"{fn.name}() takes {len(params)} argument(s), got {len(args)}")
         local = Scope(fn.closure)
-        for param, value in zip(params, args):
-            local.vars[param.name] = value
-        for name, value in kwargs.items():
-            if name not in {p.name for p in params}:
-                raise TdfTypeError(f"{fn.name}() has no parameter {name}")
-            if name in local.vars:
-                raise TdfTypeError(f"{fn.name}() got two values for {name}")
-            local.vars[name] = value
-        for param in params:
-            if param.name not in local.vars:
-                if param.default is None:
-                    raise TdfTypeError(f"{fn.name}() is missing the argument {param.name}")
-                local.vars[param.name] = self.eval(param.default, fn.closure)
+        fn.bind(local.vars, args, kwargs, self.eval)
         self.depth += 1
         if self.depth > self.limits.max_depth:
             self.depth -= 1
@@ -260,10 +245,26 @@ class Expressions:
             args = [x for a in args for x in (self.loop_items(a.value) if a.__class__ is _Spread else [a])]
         kwargs = {}
         for kw in node.keywords:
+            if kw.name is None:                          # **mapping
+                for name, value in self._keywords_of(self.eval(kw.value, scope), kw).items():
+                    if name in kwargs:
+                        raise TdfTypeError(f"the argument {name} is given twice").locate(kw)
+                    kwargs[name] = value
+                continue
             if kw.name in kwargs:
                 raise TdfTypeError(f"the argument {kw.name} is given twice").locate(kw)
             kwargs[kw.name] = self.eval(kw.value, scope)
         return self.call(func, args, kwargs, node)
+
+    @staticmethod
+    def _keywords_of(mapping, node) -> dict:
+        """The keywords a ``**mapping`` argument gives: a dict whose keys are strings."""
+        if not isinstance(mapping, dict):
+            raise TdfTypeError(f"argument after ** must be a mapping, not {type_word(mapping)}").locate(node)
+        bad = next((k for k in mapping if not isinstance(k, str)), None)
+        if bad is not None:
+            raise TdfTypeError("keywords must be strings").locate(node)
+        return mapping
 
     def call(self, func, args, kwargs, node):
         """Call a program value with evaluated arguments, at the call ``node``."""
@@ -362,7 +363,7 @@ class Expressions:
             raise e.locate(node)
 
     def attribute(self, value, attr, node):
-        if value.__class__ in (list, dict, str) or attr in ("numpy", "ndim", "read_value", "value"):
+        if value.__class__ in (list, dict, str) or attr in _PYTHON_ATTRIBUTES:
             found = HOOKS["python_attribute"](self, value, attr, node)
             if found is not None:
                 return found
@@ -373,6 +374,13 @@ class Expressions:
 
     def eval_Slice(self, node, scope):
         raise TdfTypeError("a slice outside an index").locate(node)
+
+
+# Attributes the library's python_attribute hook answers for tensors: TensorFlow eager's beside TDF's core ones,
+# and the methods of NumPy arrays (library/numpy_forms.py).
+_PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype", "reshape", "mean", "sum", "tolist",
+                                "item", "min", "max", "flatten", "ravel", "copy", "std", "var", "argmax", "argmin",
+                                "squeeze", "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"))
 
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.

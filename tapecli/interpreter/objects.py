@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli.frontend import ast
 from tapecli import ops
-from tapecli.errors import (TdfTypeError)
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.tape import Tape, as_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable
@@ -79,44 +79,146 @@ class Function:
         self.name = node.name
         self.closure = closure
         self.interp = interp
+        self.plain = all(not p.kind for p in node.params)
 
     def __call__(self, args, kwargs=None, node=None):
         return self.interp.call_function(self, args, kwargs or {}, node)
+
+    def bind(self, local: dict, args, kwargs, evaluate) -> None:
+        """Bind a call's arguments to the parameters in ``local`` as Python does (positional, then keywords,
+        then defaults evaluated in the closure; *args a list (as tuples are), **kwargs a dict; "pos" parameters only by
+        position, "kw" ones only by keyword); ``evaluate(node, scope)`` computes a default."""
+        params = self.node.params
+        if self.plain:
+            if len(args) > len(params):
+                raise TdfTypeError(f"{self.name}() takes {len(params)} argument(s), got {len(args)}")
+            for param, value in zip(params, args):
+                local[param.name] = value
+        else:
+            positional = [p for p in params if p.kind in ("", "pos")]
+            star = next((p for p in params if p.kind == "*"), None)
+            if len(args) > len(positional) and star is None:
+                raise TdfTypeError(f"{self.name}() takes {len(positional)} positional argument(s), got {len(args)}")
+            for param, value in zip(positional, args):
+                local[param.name] = value
+            if star is not None:
+                local[star.name] = list(args[len(positional):])      # a tuple is a list in programs
+        extra = next((p for p in params if p.kind == "**"), None) if not self.plain else None
+        if extra is not None:
+            local[extra.name] = {}
+        for name, value in kwargs.items():
+            param = next((p for p in params if p.name == name and p.kind in ("", "kw")), None)
+            if param is None:
+                if extra is None:
+                    raise TdfTypeError(f"{self.name}() has no parameter {name}")
+                local[extra.name][name] = value
+                continue
+            if name in local:
+                raise TdfTypeError(f"{self.name}() got two values for {name}")
+            local[name] = value
+        for param in params:
+            if param.name not in local:
+                if param.default is None:
+                    which = "keyword-only argument" if param.kind == "kw" else "argument"
+                    raise TdfTypeError(f"{self.name}() is missing the {which} {param.name}")
+                local[param.name] = evaluate(param.default, self.closure)
+
+
+class Property:
+    """A method defined under ``@property`` in a class: reading the attribute of an instance calls it."""
+
+    kind_word = "a property"
+
+    def __init__(self, getter: Function):
+        self.getter = getter
+        self.name = getter.name
 
 
 class CustomGradientFunction(Function):
     """@custom_gradient: the body runs unrecorded; one op with the user's backward is recorded."""
 
     def __call__(self, args, kwargs=None, node=None):
-        ctx = current()
         interp = self.interp
-        saved = [t.paused for t in ctx.tapes]
-        for t in ctx.tapes:
-            t.paused = True
-        try:
-            result = interp.call_function(self, args, kwargs or {}, node)
-        finally:
-            for t, p in zip(ctx.tapes, saved):
-                t.paused = p
-        if not (isinstance(result, (list, tuple)) and len(result) == 2 and isinstance(result[1], Function)):
-            raise TdfTypeError(f"@custom_gradient function {self.name} must return (value, backward)",
-                               hint="end it with: return y, backward")
-        value, backward = result
-        inputs = [ops.to_tensor(a) for a in args if isinstance(a, (Tensor, Variable))]
-        output = Tensor(ops.to_tensor(value).value)
-        ops.emit(CUSTOM_GRADIENT, inputs, output, {"backward": backward, "name": self.name})
-        return output
+        return custom_gradient_call(interp, self.name, lambda: interp.call_function(self, args, kwargs or {}, node),
+                                    args, kwargs or {})
+
+
+def flatten(value) -> list:
+    """The leaves of a nest of lists, tuples and dicts (dicts in sorted key order, as tf.nest)."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in flatten(v)]
+    if isinstance(value, dict):
+        return [leaf for k in sorted(value) for leaf in flatten(value[k])]
+    return [value]
+
+
+def custom_gradient_call(interp, name: str, call, args, kwargs):
+    """TensorFlow's eager ``custom_gradient``: ``call()`` gives ``(y, grad_fn)``; y is recorded as one op whose
+    inputs are the (flattened) arguments and the trainable variables the body read that are not arguments, and
+    whose gradient is ``grad_fn(dy)`` — or ``grad_fn(dy, variables=[...])`` giving (input grads, variable grads)
+    where the body read variables (grad_fn must then take ``variables``)."""
+    ctx = current()
+    saved = [t.paused for t in ctx.tapes]
+    watcher = Tape("<custom_gradient>")
+    watcher.open = True
+    for t in ctx.tapes:
+        t.paused = True
+    ctx.tapes.append(watcher)
+    try:
+        result = call()
+    finally:
+        ctx.tapes.remove(watcher)
+        for t, p in zip(ctx.tapes, saved):
+            t.paused = p
+    if not (isinstance(result, (list, tuple)) and len(result) == 2 and _callable(result[1])):
+        raise TdfTypeError(f"the custom_gradient function {name} must return (value, grad_fn)",
+                           hint="end it with: return y, grad_fn")
+    value, grad_fn = result
+    if isinstance(value, (list, tuple, dict)):
+        raise TdfTypeError(f"the custom_gradient function {name} returns a structure: tapecli records one tensor",
+                           hint="return one tensor (split the function in one per output)")
+    flat_args = flatten(list(args)) + flatten(kwargs)
+    inputs = [ops.to_tensor(a) for a in flat_args if isinstance(a, (Tensor, Variable, bool, int, float))]
+    variables = [v for v in watcher.watched_variables() if all(v is not a for a in flat_args)]
+    if variables and not _takes_keyword(grad_fn, "variables"):
+        raise TdfTypeError(f"@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function "
+                           f"uses variables: {[v.name for v in variables]}")
+    inputs += [ops.to_tensor(v) for v in variables]      # (watched by the tapes that read them, as TensorFlow)
+    output = Tensor(ops.to_tensor(value).value)
+    ops.emit(CUSTOM_GRADIENT, inputs, output, {"backward": grad_fn, "name": name, "variables": variables,
+                                               "args": len(inputs) - len(variables), "interp": interp})
+    return output
+
+
+def _callable(value) -> bool:
+    return isinstance(value, (Function, ProgramObject, BoundMethod)) or getattr(value, "is_builtin", False)
+
+
+def _takes_keyword(fn, name: str) -> bool:
+    if not isinstance(fn, Function):
+        return False
+    return any(p.name == name and p.kind != "pos" or p.kind == "**" for p in fn.node.params)
 
 
 def _custom_vjp(record, g):
-    backward = record.attrs["backward"]
-    grads = backward([g])
-    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
-    if len(grads) != len(record.inputs):
+    backward, variables, interp = record.attrs["backward"], record.attrs["variables"], record.attrs["interp"]
+    if variables:
+        result = interp.call_value(backward, [g], {"variables": list(variables)})
+        if not (isinstance(result, (list, tuple)) and len(result) == 2):
+            raise TdfTypeError(f"the grad_fn of {record.attrs['name']} takes variables=, so it returns "
+                               "(input gradients, variable gradients)")
+        grads, variable_grads = result
+        variable_grads = list(variable_grads) if isinstance(variable_grads, (list, tuple)) else [variable_grads]
+        if len(variable_grads) != len(variables):
+            raise TdfValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
+    else:
+        grads, variable_grads = interp.call_value(backward, [g]), []
+    grads = flatten(grads) if isinstance(grads, (list, tuple)) else [grads]
+    if len(grads) != record.attrs["args"]:
         raise TdfTypeError(f"the backward function of {record.attrs['name']} returned {len(grads)} gradient(s) "
-                           f"for {len(record.inputs)} input(s)")
+                           f"for {record.attrs['args']} input(s)")
     out = []
-    for inp, gr in zip(record.inputs, grads):
+    for inp, gr in zip(record.inputs, grads + variable_grads):
         if gr is None:
             out.append(None)
             continue
@@ -162,6 +264,10 @@ class ProgramObject:
 
     def call(self, interp, args: list, kwargs: dict, node):
         raise TdfTypeError(f"{self.kind_word} is not callable")
+
+    def items(self):
+        """What a ``for`` loop, ``list()`` or a comprehension takes from the object, one by one."""
+        raise TdfTypeError(f"cannot loop over {self.kind_word}")
 
     def owned_variables(self) -> list:
         """The variables this object holds, trainable or not, in its framework's order: what a

@@ -14,8 +14,8 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, DTYPES, DTYPE_ALIASES
-from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject, Scope,
-                                         TapeObject, _Break,
+from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
+                                         Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
 from tapecli.runtime.limits import Limits, resident_within
 
@@ -269,8 +269,19 @@ class Statements:
     def exec_With(self, node, scope):
         """A `with` the parser could not make a TDF block: a tape's stop_recording() reached another way
         (``with tapes[0].stop_recording():``); spellings.py refuses every other context."""
-        (context, _), rest = node.items[0], node.items[1:]
+        (context, bound), rest = node.items[0], node.items[1:]
         paused = self.eval(context, scope)
+        if isinstance(paused, ProgramObject) and hasattr(paused, "enter"):    # tf.autodiff.ForwardAccumulator
+            entered = paused.enter()
+            if bound is not None:
+                if not isinstance(bound, ast.Name):
+                    raise TdfTypeError("`with ... as NAME`: bind the accumulator to a name").locate(node)
+                self.bind(scope, bound.id, entered, node)
+            try:
+                self.exec_block([pyast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)
+            finally:
+                paused.exit()
+            return
         if not isinstance(paused, PausedTape):
             raise TdfTypeError(f"a `with` statement here needs a tape's stop_recording(), not {type_word(paused)}")
         body = [pyast.With(rest, node.body, **forms.position(node))] if rest else node.body
@@ -344,6 +355,8 @@ class Statements:
             return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
         if isinstance(iterable, str):
             return list(iterable)
+        if isinstance(iterable, ProgramObject):
+            return iterable.items()
         raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
 
     def exec_For(self, node, scope):
@@ -371,15 +384,20 @@ class Statements:
         raise _Return(None if node.value is None else self.eval(node.value, scope))
 
     def exec_FuncDef(self, node, scope):
-        kind = Function
+        kind, wrap = Function, None
         for deco in node.decorators:
             if deco == "function":
                 self._warn_traced_side_effects(node)
                 continue
+            if deco == "property":
+                wrap = Property
+                continue
             if deco != "custom_gradient":
-                raise TdfNameError(f"unknown decorator @{deco}", hint="the one decorator is @custom_gradient")
+                raise TdfNameError(f"unknown decorator @{deco}",
+                                   hint="tapecli knows @tf.function, @tf.custom_gradient and @property")
             kind = CustomGradientFunction
-        self.bind(scope, node.name, kind(node, scope, self), node)
+        fn = kind(node, scope, self)
+        self.bind(scope, node.name, wrap(fn) if wrap else fn, node)
 
     def _warn_traced_side_effects(self, node):
         """@tf.function runs its Python side effects only while tracing (once per input signature); tapecli

@@ -11,4 +11,8 @@ from tapecli.library import tf_math  # noqa: F401
 from tapecli.library import tf_nn  # noqa: F401
 from tapecli.library import tf_linalg  # noqa: F401
 from tapecli.library import keras_names  # noqa: F401
-from tapecli.library import python  # noqa: F401  (last: Python's sum/min/max rule, §11)
+from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
+from tapecli.library import control  # noqa: F401  (functional control flow, gradient wrappers)
+from tapecli.library import data  # noqa: F401  (tf.data in memory)
+from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
+from tapecli.library import scope  # noqa: F401  (what is left out, and why)

@@ -10,9 +10,10 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Super, off_the_tape
+from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
-from tapecli.interpreter.objects import BoundMethod
+from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import type_word
@@ -60,17 +61,36 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 @builtin("function")
-def function(func=None, **options):
-    """@tf.function / tf.function(f): tracing changes no value."""
-    return func if func is not None else (lambda f: f)
+def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None):
+    """@tf.function / tf.function(f, ...): the function runs as eager TensorFlow runs it (tracing, autograph,
+    XLA and retracing options change how TensorFlow runs it, not what it computes)."""
+    return func if func is not None else _same_function
+
+
+@builtin("_same_function")
+def _same_function(f):
+    return f
 
 
 @builtin("super", interp=True)
-def super_(interp):
+def super_(interp, cls=None, obj=None):
+    """super() in a method, or super(Class, self): the attributes after Class in self's class's bases."""
+    if cls is not None:
+        if not isinstance(cls, ProgramClass) or not isinstance(obj, Instance):
+            raise TdfTypeError("super(Class, self) takes a class of the program and an instance of it")
+        if not _derives(obj.cls, cls):
+            raise TdfTypeError(f"super(type, obj): obj must be an instance or subtype of type {cls.name}")
+        return Super(cls, obj)
     if not interp.method_stack:
         raise TdfTypeError("super() outside a method")
     owner, instance = interp.method_stack[-1]
     return Super(owner, instance)
+
+
+def _derives(cls, base) -> bool:
+    return cls is base or any(_derives(b, base) for b in cls.bases)
 
 
 def _number(value, kind):
@@ -123,6 +143,8 @@ def _items(value, what) -> list:
         if value.ndim == 0:
             raise TdfTypeError(f"{what} of a scalar")
         return ops.rows(value)
+    if isinstance(value, ProgramObject):
+        return list(value.items())
     raise TdfTypeError(f"{what} needs a list, a dict, a string or a tensor, got {type_word(value)}")
 
 
@@ -271,6 +293,7 @@ def python_attribute(interp, value, attr, node):
             return Tensor(np.array(t.ndim, dtype=np.int64), weak=True)
         if attr in ("read_value", "value") and isinstance(value, Variable):
             return BoundMethod(attr, lambda call_node: value.read())
+        return array_attribute(interp, t, attr, node)
     return None
 
 

@@ -1,0 +1,261 @@
+"""tf.data in memory: ``tf.data.Dataset`` built from tensors (from_tensor_slices, from_tensors, range, zip)
+and transformed (batch, map, filter, take, skip, repeat, enumerate, shuffle, prefetch, cache), iterated by
+``for``, ``list()``, ``iter()``/``next()`` and ``as_numpy_iterator()``.
+
+A dataset is lazy, as TensorFlow's: each iteration runs its pipeline again from the source. TensorFlow runs
+a dataset's functions as a graph, outside every tape: its elements are constants to the tapes here too
+(``map``'s function runs with the tapes paused). Tuples are lists in tapecli programs, so
+``from_tensor_slices`` reads a list of tensors (or of lists, dicts) as TensorFlow reads a tuple, a structure
+whose components are sliced together, and a list of numbers as one tensor.
+
+``shuffle``'s order is TensorFlow's own random stream, which tapecli cannot reproduce: a shuffle of more than
+one element at a time is refused (exit 3) rather than giving another order; ``shuffle(1)`` keeps the order,
+as TensorFlow's does."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.classes import off_the_tape
+from tapecli.interpreter.conversions import to_int, truth
+from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.registry import builtin, register
+from tapecli.library.control import flatten, pack_as
+from tapecli.library.core import to_dtype
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import Tensor, Variable
+
+
+def _component(value) -> Tensor:
+    """One component as tf.convert_to_tensor makes it: a literal or a list of numbers takes its default dtype."""
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, list):
+        t = ops.stack([_component(v) for v in value]) if value else ops.to_tensor(np.zeros(0, np.float32))
+    else:
+        t = ops.to_tensor(value)
+    return Tensor((ops.materialize(t) if t.weak else t).value)
+
+
+def _plain(value) -> bool:
+    """A Python number (a literal) or a list of them: what TensorFlow converts as one tensor."""
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return isinstance(value, (bool, int, float)) or (isinstance(value, Tensor) and value.weak)
+
+
+def _structure(value):
+    """A dataset's structure from program values: a dict, or a list holding a tensor, a variable, a dict or a
+    list with one, is a structure of components (a tuple in TensorFlow); numbers and lists of them are one
+    tensor."""
+    if isinstance(value, dict):
+        return {k: _structure(v) for k, v in value.items()}
+    if isinstance(value, list) and not _plain(value):
+        return [_structure(v) for v in value]
+    if isinstance(value, (str, type(None))):
+        raise TdfTypeError(f"tf.data: a component must be a tensor, got {type_word(value)}")
+    return _component(value)
+
+
+def _unpacked_call(interp, fn, element):
+    """TensorFlow calls a dataset function with a tuple element's components as its arguments."""
+    args = list(element) if isinstance(element, list) else [element]
+    return off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None, [])
+
+
+def _as_element(value):
+    return pack_as(value, [_component(leaf) for leaf in flatten(value)]) if isinstance(value, (list, dict)) \
+        else _component(value)
+
+
+class Dataset(ProgramObject):
+    """A dataset: ``source()`` gives a new iterator over its elements (nests of tensors) each time."""
+
+    kind_word = "a tf.data.Dataset"
+
+    def __init__(self, source, interp=None):
+        self.source = source
+        self.interp = interp
+
+    def items(self):
+        return self.source()
+
+    def get_attribute(self, interp, attr, node):
+        method = _METHODS.get(attr)
+        if method is None:
+            raise TdfTypeError(f"tf.data.Dataset has no method {attr} in tapecli",
+                               hint=f"tapecli's: {', '.join(sorted(_METHODS))}")
+        return BoundMethod(attr, lambda call_node, *a, **k: method(self, interp, *a, **k))
+
+    # ---------------------------------------------------------- transformations
+    def batch(self, interp, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
+              name=None):
+        size, drop = to_int(batch_size, "batch_size"), truth(drop_remainder)
+        if size <= 0:
+            raise TdfValueError(f"Dataset.batch: batch_size must be positive, got {size}")
+
+        def source():
+            it = self.source()
+            while True:
+                group = list(itertools.islice(it, size))
+                if not group or (drop and len(group) < size):
+                    return
+                yield pack_as(group[0], [ops.stack([flatten(e)[j] for e in group])
+                                         for j in range(len(flatten(group[0])))])
+        return Dataset(source)
+
+    def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        return Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()))
+
+    def filter(self, interp, predicate, name=None):
+        def keep(e):
+            t = ops.to_tensor(_unpacked_call(interp, predicate, e))
+            if t.dtype.kind != "b" or t.ndim != 0:
+                raise TdfTypeError("Dataset.filter: the predicate must return a scalar bool tensor")
+            return bool(t.value)
+        return Dataset(lambda: (e for e in self.source() if keep(e)))
+
+    def take(self, interp, count, name=None):
+        n = to_int(count, "count")
+        return Dataset(lambda: iter(self.source()) if n < 0 else itertools.islice(self.source(), n))
+
+    def skip(self, interp, count, name=None):
+        n = to_int(count, "count")
+        return Dataset(lambda: iter(()) if n < 0 else itertools.islice(self.source(), n, None))
+
+    def repeat(self, interp, count=None, name=None):
+        n = -1 if count is None else to_int(count, "count")
+
+        def source():
+            rounds = itertools.count() if n < 0 else range(n)
+            for _ in rounds:
+                empty = True
+                for e in self.source():
+                    empty = False
+                    yield e
+                if empty:
+                    return
+        return Dataset(source)
+
+    def enumerate(self, interp, start=0, name=None):
+        first = to_int(start, "start")
+        return Dataset(lambda: ([Tensor(np.array(first + i, dtype=np.int64)), e]
+                                for i, e in enumerate(self.source())))
+
+    def shuffle(self, interp, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
+        if to_int(buffer_size, "buffer_size") == 1:
+            return self                          # a buffer of one element gives the order it reads
+        raise TdfValueError("Dataset.shuffle: tapecli cannot reproduce TensorFlow's shuffled order (its own random "
+                            "stream, even with seed=), so it refuses rather than give another order",
+                            hint="drop the shuffle (or shuffle the data with NumPy before from_tensor_slices)")
+
+    def prefetch(self, interp, buffer_size=None, name=None):
+        return self                              # no-ops for an in-memory pipeline: the same elements
+
+    def cache(self, interp, filename="", name=None):
+        if filename:
+            raise TdfValueError("Dataset.cache: tapecli keeps datasets in memory: a file name is out of scope")
+        return self
+
+    def concatenate(self, interp, dataset, name=None):
+        if not isinstance(dataset, Dataset):
+            raise TdfTypeError(f"Dataset.concatenate takes a dataset, got {type_word(dataset)}")
+        return Dataset(lambda: itertools.chain(self.source(), dataset.source()))
+
+    def as_numpy_iterator(self, interp):
+        return _Iterator(iter(self.source()))
+
+    def cardinality(self, interp):
+        return Tensor(np.array(sum(1 for _ in self.source()), dtype=np.int64))
+
+
+_METHODS = {name: getattr(Dataset, name) for name in (
+    "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
+    "concatenate", "as_numpy_iterator", "cardinality")}
+
+
+class _Iterator(ProgramObject):
+    """``iter(x)``: Python's iterator over what a ``for`` loop takes from x; ``next(it)`` advances it."""
+
+    kind_word = "an iterator"
+
+    def __init__(self, it):
+        self.it = it
+
+    def items(self):
+        return self.it
+
+
+class _DatasetClass(ProgramObject):
+    """``tf.data.Dataset``: its constructors."""
+
+    kind_word = "tf.data.Dataset"
+
+    def get_attribute(self, interp, attr, node):
+        made = _CONSTRUCTORS.get(attr)
+        if made is None:
+            raise TdfTypeError(f"tf.data.Dataset has no constructor {attr} in tapecli",
+                               hint=f"tapecli's: {', '.join(sorted(_CONSTRUCTORS))}")
+        return BoundMethod(attr, lambda call_node, *a, **k: made(*a, **k))
+
+
+def from_tensor_slices(tensors, name=None):
+    structure = _structure(tensors)
+    leaves = flatten(structure)
+    if any(t.ndim == 0 for t in leaves):
+        raise TdfValueError("Dataset.from_tensor_slices: the components must have at least one dimension to slice")
+    n = leaves[0].shape[0]
+    if any(t.shape[0] != n for t in leaves):
+        raise TdfValueError(f"Dataset.from_tensor_slices: the components' first dimensions differ: "
+                            f"{[t.shape[0] for t in leaves]}")
+    rows = [ops.rows(t) for t in leaves]
+    return Dataset(lambda: (pack_as(structure, [r[i] for r in rows]) for i in range(n)))
+
+
+def from_tensors(tensors, name=None):
+    element = _structure(tensors)
+    return Dataset(lambda: iter([element]))
+
+
+def range_(*args, output_type=None, name=None):
+    bounds = [to_int(a, "a bound") for a in args]
+    if not 1 <= len(bounds) <= 3:
+        raise TdfTypeError(f"Dataset.range takes 1 to 3 positional arguments, got {len(bounds)}")
+    dtype = np.dtype(np.int64) if output_type is None else to_dtype(output_type)
+    return Dataset(lambda: (Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)))
+
+
+def zip_(*datasets, name=None):
+    if len(datasets) == 1 and isinstance(datasets[0], (list, dict)):
+        structure = datasets[0]
+    else:
+        structure = list(datasets)
+    members = flatten(structure)
+    if not all(isinstance(d, Dataset) for d in members):
+        raise TdfTypeError("Dataset.zip takes datasets (or a tuple or dict of them)")
+    return Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))))
+
+
+_CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
+                 "zip": zip_}
+register("Dataset", _DatasetClass())
+
+
+@builtin("iter", interp=True)
+def iter_(interp, iterable):
+    return iterable if isinstance(iterable, _Iterator) else _Iterator(iter(interp.loop_items(iterable)))
+
+
+@builtin("next")
+def next_(iterator, default=None):
+    if not isinstance(iterator, _Iterator):
+        raise TdfTypeError(f"next() takes an iterator (iter(x)), got {type_word(iterator)}")
+    try:
+        return next(iterator.it)
+    except StopIteration:
+        if default is None:
+            raise TdfValueError("next(): the iterator is exhausted (StopIteration)") from None
+        return default

@@ -1,0 +1,179 @@
+"""NumPy as TensorFlow programs use it beside the tape: the methods of arrays (``x.astype``, ``x.reshape``,
+``x.mean()``, ``x.sum(axis=)``, ``x.tolist()``...), ``np.random.default_rng(seed)`` and ``np.random.seed`` with
+the ``np.random.*`` functions, ``np.finfo``, ``np.arange``, ``np.append``, ``np.concatenate``.
+
+Each calls NumPy itself on the values, so the numbers (random streams included) and dtypes are NumPy's, bit
+for bit; what it computes is off every tape, as NumPy is in TensorFlow (a gradient through it is None, and the
+tape's `why` says where the path left it). The global ``np.random`` state is the run's own (seeded by
+``np.random.seed``), never the process's."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.classes import off_the_tape
+from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.registry import builtin
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import DType, Tensor, Variable
+
+
+def to_numpy(value):
+    """A program value as NumPy takes it: a literal as a Python number, a tensor as its array, lists nested."""
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        if value.ndim == 0:        # a literal as Python's number, a tensor's scalar as NumPy's
+            return value.value.item() if value.weak or value.dtype.kind == "b" else value.value[()]
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [to_numpy(v) for v in value]
+    if isinstance(value, DType):
+        return value.np
+    if isinstance(value, (str, type(None), bool, int, float)):
+        return value
+    if isinstance(value, ProgramObject):
+        raise TdfTypeError(f"NumPy cannot take {value.kind_word}")
+    raise TdfTypeError(f"NumPy cannot take {type_word(value)}")
+
+
+def from_numpy(value):
+    """NumPy's answer as a program value: arrays and NumPy scalars as tensors of NumPy's dtype, Python
+    numbers (``tolist``, ``item``) as literals, lists as lists."""
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
+        return Tensor(array.copy())
+    if isinstance(value, (bool, int, float)):
+        return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else Tensor(np.array(value))
+    if isinstance(value, (list, tuple)):
+        return [from_numpy(v) for v in value]
+    if value is None:
+        return None
+    raise TdfTypeError(f"NumPy gave {type(value).__name__}, which tapecli programs do not hold")
+
+
+def numpy_call(fn, args, kwargs, what: str, line=None):
+    """``fn`` (a NumPy function or method) on the program's arguments, off every tape."""
+    inputs = list(args) + list(kwargs.values())
+
+    def compute():
+        try:
+            return from_numpy(fn(*[to_numpy(a) for a in args], **{k: to_numpy(v) for k, v in kwargs.items()}))
+        except (TypeError, ValueError) as e:
+            raise TdfValueError(f"{what}: {e}") from None
+    return off_the_tape(compute, what, line, inputs)
+
+
+# ------------------------------------------------------------- array methods
+ARRAY_METHODS = frozenset(("astype", "reshape", "mean", "sum", "tolist", "item", "min", "max", "flatten", "ravel",
+                           "copy", "std", "var", "argmax", "argmin", "squeeze", "transpose", "prod", "round", "clip",
+                           "any", "all", "cumsum", "dot", "size"))
+
+
+def array_attribute(interp, t: Tensor, attr: str, node):
+    """The NumPy method ``attr`` of an array (a tensor's values), or None if NumPy arrays have none such."""
+    if attr not in ARRAY_METHODS:
+        return None
+    if attr == "size":
+        return Tensor(np.array(t.value.size, dtype=np.int64), weak=True)
+    array = t.value if not t.weak or t.ndim else np.asarray(t.value)
+
+    def call(call_node, *args, **kwargs):
+        return numpy_call(getattr(array, attr), args, kwargs, f"{interp.text(node) or 'x.' + attr}()",
+                          getattr(call_node, "line", None))
+    return BoundMethod(attr, call)
+
+
+# ------------------------------------------------------------- np.random
+_RANDOM = ("normal", "uniform", "integers", "random", "standard_normal", "choice", "permutation", "exponential",
+           "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal", "multivariate_normal",
+           "standard_t", "triangular", "bytes_")
+_LEGACY = ("normal", "uniform", "rand", "randn", "randint", "random", "random_sample", "standard_normal", "choice",
+           "permutation", "exponential", "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal",
+           "multivariate_normal", "triangular")
+
+
+class Generator(ProgramObject):
+    """``np.random.default_rng(seed)``: NumPy's own Generator; its methods give NumPy's numbers."""
+
+    kind_word = "a NumPy Generator"
+
+    def __init__(self, generator: np.random.Generator):
+        self.generator = generator
+
+    def get_attribute(self, interp, attr, node):
+        if attr not in _RANDOM:
+            raise TdfTypeError(f"numpy.random.Generator has no method {attr} in tapecli",
+                               hint=f"tapecli's: {', '.join(sorted(_RANDOM))}")
+        fn = getattr(self.generator, attr)
+        return BoundMethod(attr, lambda call_node, *a, **k: numpy_call(fn, a, k, f"Generator.{attr}()",
+                                                                       getattr(call_node, "line", None)))
+
+
+@builtin("np.random.default_rng")
+def default_rng(seed=None):
+    return Generator(np.random.default_rng(to_numpy(seed)))
+
+
+def _global_state(interp) -> np.random.RandomState:
+    """The run's np.random state (NumPy's legacy RandomState, which np.random.seed seeds)."""
+    state = getattr(interp, "np_random_state", None)
+    if state is None:
+        state = interp.np_random_state = np.random.RandomState()
+    return state
+
+
+@builtin("np.random.seed", interp=True)
+def np_seed(interp, seed=None):
+    _global_state(interp).seed(to_numpy(seed))
+
+
+def _legacy(name):
+    def function(interp, *args, **kwargs):
+        return numpy_call(getattr(_global_state(interp), name), args, kwargs, f"np.random.{name}()")
+    function.__name__ = name
+    return function
+
+
+for _name in _LEGACY:
+    builtin(f"np.random.{_name}", interp=True)(_legacy(_name))
+
+
+# ------------------------------------------------------------- np functions
+class _Finfo(ProgramObject):
+    kind_word = "np.finfo"
+
+    def __init__(self, info):
+        self.info = info
+
+    def get_attribute(self, interp, attr, node):
+        if attr not in ("eps", "max", "min", "tiny", "smallest_normal", "resolution", "epsneg", "bits", "precision"):
+            raise TdfTypeError(f"np.finfo has no attribute {attr} in tapecli")
+        return from_numpy(getattr(self.info, attr))
+
+
+@builtin("np.finfo")
+def finfo(dtype):
+    return _Finfo(np.finfo(to_numpy(dtype)))
+
+
+@builtin("np.iinfo")
+def iinfo(dtype):
+    return _Finfo(np.iinfo(to_numpy(dtype)))
+
+
+def _numpy_function(name):
+    fn = getattr(np, name)
+
+    def function(*args, **kwargs):
+        return numpy_call(fn, args, kwargs, f"np.{name}()")
+    function.__name__ = name
+    return function
+
+
+# (np.array, np.zeros, np.stack... are the TensorFlow builtins of the same name; these are NumPy's own.)
+for _name in ("arange", "append", "concatenate", "vstack", "hstack", "full", "repeat", "meshgrid", "outer", "unique",
+              "allclose", "isclose", "array_equal"):
+    builtin(f"np.{_name}")(_numpy_function(_name))

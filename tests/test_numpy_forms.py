@@ -1,0 +1,92 @@
+"""NumPy beside the tape (tapecli/library/numpy_forms.py): array methods, np.random (default_rng and the seeded
+global functions) and the NumPy functions TensorFlow programs use. NumPy is the reference here: each expected
+value is computed by NumPy itself in the test."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapecli
+from tapecli.errors import TdfError
+
+
+def run(src: str) -> dict:
+    return tapecli.run("import numpy as np\nimport tensorflow as tf\n" + src).values
+
+
+def _array(value):
+    if isinstance(value, list):
+        return [_array(v) for v in value]
+    return np.asarray(getattr(value, "value", value))
+
+
+def test_default_rng_gives_numpys_own_numbers_bit_for_bit():
+    v = run("rng = np.random.default_rng(1234)\na = rng.normal(size=(2, 3))\nb = rng.uniform(-1.0, 1.0, size=4)\n"
+            "c = rng.integers(0, 10, size=5)\nd = rng.standard_normal(3, dtype=np.float32)\ne = rng.permutation(6)\n"
+            "f = rng.random((2, 2))\ng = rng.choice(5, size=3, replace=False)\n"
+            "h = tf.constant(rng.normal(0.5, 2.0), dtype=tf.float64)\n")   # a Python float, kept whole
+    rng = np.random.default_rng(1234)
+    want = [rng.normal(size=(2, 3)), rng.uniform(-1.0, 1.0, size=4), rng.integers(0, 10, size=5),
+            rng.standard_normal(3, dtype=np.float32), rng.permutation(6), rng.random((2, 2)),
+            rng.choice(5, size=3, replace=False), np.asarray(rng.normal(0.5, 2.0))]
+    for name, w in zip("abcdefgh", want):
+        got = _array(v[name])
+        assert got.dtype == w.dtype and got.shape == w.shape, name
+        assert np.array_equal(got, w), name
+
+
+def test_np_random_seed_seeds_the_runs_own_global_stream():
+    src = ("np.random.seed(7)\na = np.random.normal(size=3)\nb = np.random.rand(2, 2)\nc = np.random.randn(2)\n"
+           "d = np.random.randint(0, 5, size=4)\ne = np.random.uniform(0.0, 2.0, (2,))\nf = np.random.random(2)\n")
+    v = run(src)
+    np.random.seed(7)
+    want = [np.random.normal(size=3), np.random.rand(2, 2), np.random.randn(2), np.random.randint(0, 5, size=4),
+            np.random.uniform(0.0, 2.0, (2,)), np.random.random(2)]
+    for name, w in zip("abcdef", want):
+        got = _array(v[name])
+        assert got.dtype == w.dtype and np.array_equal(got, w), name
+    again = run(src)
+    assert np.array_equal(_array(again["a"]), _array(v["a"]))       # the stream belongs to the run
+
+
+def test_array_methods_are_numpys():
+    v = run("a = np.array([[1.0, 2.0, 3.5], [4.0, -5.0, 6.25]])\nm = a.mean()\ns0 = a.sum(axis=0)\n"
+            "s1 = a.sum(axis=1, keepdims=True)\nr = a.reshape(3, 2)\nt = a.T\ni = a.astype(np.int32)\n"
+            "l = a.tolist()\nx = a.max()\nn = a.min(axis=1)\nsd = a.std()\nam = a.argmax()\nfl = a.flatten()\n"
+            "it = a[0, 1].item()\nsh = a.shape\nsz = a.size\n")
+    a = np.array([[1.0, 2.0, 3.5], [4.0, -5.0, 6.25]], dtype=np.float32)   # tapecli's np.array is TensorFlow's
+    want = {"m": a.mean(), "s0": a.sum(axis=0), "s1": a.sum(axis=1, keepdims=True), "r": a.reshape(3, 2),
+            "t": a.T, "i": a.astype(np.int32), "x": a.max(), "n": a.min(axis=1), "sd": a.std(), "am": a.argmax(),
+            "fl": a.flatten()}
+    for name, w in want.items():
+        got = _array(v[name])
+        assert got.dtype == np.asarray(w).dtype and np.array_equal(got, w), name
+    assert np.array_equal(np.array(_array(v["l"]), dtype=np.float32), a)
+    assert float(_array(v["it"])) == 2.0 and list(_array(v["sh"])) == [2, 3] and int(_array(v["sz"])) == 6
+
+
+def test_numpy_functions_are_numpys():
+    v = run("a = np.arange(5)\nb = np.arange(0.0, 1.0, 0.25)\nc = np.append([1.0, 2.0], [3.0])\n"
+            "d = np.concatenate([np.arange(2), np.arange(3)])\ne = np.finfo(np.float32).eps\n"
+            "f = np.finfo(np.float64).max\ng = np.vstack([np.arange(2), np.arange(2)])\n")
+    want = {"a": np.arange(5), "b": np.arange(0.0, 1.0, 0.25), "c": np.append([1.0, 2.0], [3.0]),
+            "d": np.concatenate([np.arange(2), np.arange(3)]), "e": np.finfo(np.float32).eps,
+            "f": np.finfo(np.float64).max, "g": np.vstack([np.arange(2), np.arange(2)])}
+    for name, w in want.items():
+        got = _array(v[name])
+        assert got.dtype == np.asarray(w).dtype and np.array_equal(got, w), name
+
+
+def test_numpy_values_are_constants_to_the_tape():
+    v = run("x = tf.Variable([1.0, 2.0])\nwith tf.GradientTape() as t:\n    y = x * 3.0\n"
+            "    m = y.numpy().mean()\n    z = tf.reduce_sum(y) + m\ng = t.gradient(z, x)\n"
+            "with tf.GradientTape() as t2:\n    k = tf.reduce_sum(x.numpy().sum() * x)\ngk = t2.gradient(k, x)\n")
+    assert float(_array(v["m"])) == 4.5
+    np.testing.assert_array_equal(_array(v["g"]), [3.0, 3.0])       # the mean adds no gradient
+    np.testing.assert_array_equal(_array(v["gk"]), [3.0, 3.0])
+
+
+def test_a_generator_method_tapecli_lacks_is_a_clear_error():
+    with pytest.raises(TdfError) as e:
+        run("rng = np.random.default_rng(0)\nx = rng.spawn(2)\n")
+    assert "no method spawn" in e.value.message

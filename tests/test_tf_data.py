@@ -1,0 +1,121 @@
+"""tf.data in memory (tapecli/library/data.py): each program is TensorFlow Python as a user writes it; the
+expected values were recorded by running the same program in TensorFlow 2.21 (tf.data is not among the modules of
+tests/data/tf_surface.tsv, so these rows live here rather than in tests/tf_expectations)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapecli
+from tapecli.errors import TdfError
+
+CASES = {
+    'slices_tuple_batch': ('''import tensorflow as tf
+x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+y = tf.constant([0, 1, 1])
+ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(2)
+out = []
+for xb, yb in ds:
+    out.append(float(tf.reduce_sum(xb) * 10.0 + tf.cast(tf.reduce_sum(yb), tf.float32)))
+dropped = [b for b in tf.data.Dataset.from_tensor_slices(y).batch(2, drop_remainder=True)]
+''',
+        {'dropped': [[0, 1]], 'out': [101.0, 111.0]}),
+    'range_skip_take_repeat': ('''import tensorflow as tf
+l = [v for v in tf.data.Dataset.range(5).skip(1).take(3)]
+r = [v for v in tf.data.Dataset.range(2, 8, 2).repeat(2)]
+inf = [v for v in tf.data.Dataset.range(3).repeat().take(7)]
+e = [[int(i), int(v)] for i, v in tf.data.Dataset.range(10, 12).enumerate(start=5)]
+dt = [v.dtype == tf.int64 for v in tf.data.Dataset.range(1)]
+dt += [v.dtype == tf.int32 for v in tf.data.Dataset.range(1, output_type=tf.int32)]
+''',
+        {'dt': [True, True],
+         'e': [[5, 10], [6, 11]],
+         'inf': [0, 1, 2, 0, 1, 2, 0],
+         'l': [1, 2, 3],
+         'r': [2, 4, 6, 2, 4, 6]}),
+    'map_filter_dict': ('''import tensorflow as tf
+ds = tf.data.Dataset.from_tensor_slices([1.0, 2.0, 3.0])
+m = [v for v in ds.map(lambda v: v * 2.0).repeat(2).batch(4, drop_remainder=True)]
+d = [[int(e["a"]), float(e["b"])] for e in tf.data.Dataset.from_tensor_slices({"a": [1, 2], "b": [3.0, 4.0]})]
+p = [v for v in tf.data.Dataset.from_tensor_slices((tf.constant([1.0, 2.0]), tf.constant([10.0, 20.0]))).map(lambda a, b: a + b)]
+f = [v for v in tf.data.Dataset.range(10).filter(lambda v: v % 3 == 0)]
+''',
+        {'d': [[1, 3.0], [2, 4.0]], 'f': [0, 3, 6, 9], 'm': [[2.0, 4.0, 6.0, 2.0]], 'p': [11.0, 22.0]}),
+    'zip_from_tensors_iter': ('''import tensorflow as tf
+z = [[int(a), int(b)] for a, b in tf.data.Dataset.zip((tf.data.Dataset.range(3), tf.data.Dataset.range(10, 12)))]
+ft = [v for v in tf.data.Dataset.from_tensors([1.0, 2.0]).prefetch(1).cache()]
+first = next(iter(tf.data.Dataset.from_tensor_slices([[1, 2], [3, 4]])))
+npit = [v for v in tf.data.Dataset.from_tensor_slices([4, 5]).shuffle(1).as_numpy_iterator()]
+''',
+        {'first': [1, 2], 'ft': [[1.0, 2.0]], 'npit': [4, 5], 'z': [[0, 10], [1, 11]]}),
+    'training_loop': ('''import tensorflow as tf
+x = tf.constant([[1.0], [2.0], [3.0], [4.0]])
+y = tf.constant([[2.0], [4.0], [6.0], [8.0]])
+w = tf.Variable([[0.5]])
+ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(3)
+losses = []
+for epoch in range(2):
+    for xb, yb in ds:
+        with tf.GradientTape() as t:
+            loss = tf.reduce_mean((tf.matmul(xb, w) - yb) ** 2)
+        g = t.gradient(loss, w)
+        w.assign_sub(0.05 * g)
+        losses.append(float(loss))
+wf = w
+''',
+        {'losses': [10.5, 10.239998817443848, 1.075200080871582, 1.0485763549804688], 'wf': [[1.8464000225067139]]}),
+}
+
+
+def _plain(value):
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return np.asarray(getattr(value, "value", value)).tolist()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tapecli_gives_tensorflows_elements(name):
+    program, expected = CASES[name]
+    values = tapecli.run(program).values
+    for key, want in expected.items():
+        got = _plain(values[key])
+        if np.asarray(want).dtype.kind == "f":
+            np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-6,
+                                       err_msg=f"{name}: {key}")
+        else:
+            assert got == want, f"{name}: {key}: {got} != {want}"
+
+
+def test_elements_keep_tensorflows_dtypes():
+    v = tapecli.run("import tensorflow as tf\n"
+                    "ds = tf.data.Dataset.from_tensor_slices((tf.constant([1.0, 2.0]), tf.constant([3, 4])))\n"
+                    "a, b = next(iter(ds))\nr = next(iter(tf.data.Dataset.range(3)))\n").values
+    assert v["a"].dtype == np.float32 and v["b"].dtype == np.int32 and v["r"].dtype == np.int64
+
+
+def test_a_dataset_is_a_constant_to_the_tape():
+    v = tapecli.run("import tensorflow as tf\nx = tf.Variable(2.0)\nwith tf.GradientTape() as t:\n"
+                    "    ds = tf.data.Dataset.from_tensors(x * 3.0).map(lambda e: e * x)\n"
+                    "    y = next(iter(ds)) + x\ng = t.gradient(y, x)\n").values
+    assert v["y"] == 14.0 and v["g"] == 1.0          # TensorFlow: the dataset's values are constants
+
+
+REFUSED = {
+    "ds = tf.data.Dataset.range(5).shuffle(5, seed=1)\n": "cannot reproduce TensorFlow's shuffled order",
+    "ds = tf.data.Dataset.range(5).batch(0)\n": "batch_size must be positive",
+    "ds = tf.data.Dataset.from_tensor_slices(1.0)\n": "at least one dimension",
+    "ds = tf.data.Dataset.range(5).window(2)\n": "no method window",
+}
+
+
+def _message(src: str) -> str | None:
+    try:
+        tapecli.run("import tensorflow as tf\n" + src)
+    except TdfError as e:
+        return e.message
+    return None
+
+
+def test_what_tapecli_cannot_do_is_a_clear_error():
+    messages = {src: _message(src) for src in REFUSED}
+    assert all(words in (messages[src] or "") for src, words in REFUSED.items()), messages

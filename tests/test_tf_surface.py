@@ -1,0 +1,132 @@
+"""The TensorFlow/Keras surface, checked against TensorFlow (PyTorch's OpInfo is the model).
+
+tests/data/tf_surface.tsv lists the public symbols of the modules GradientTape programs use (TensorFlow 2.21 /
+Keras 3). Each is either supported or out of scope (tapecli/library/scope.py, with its reason, the table of
+docs/tf-surface.md). A supported symbol has rows in tests/tf_expectations/*.json: small TensorFlow programs
+whose values (and gradients, computed in the program) TensorFlow itself recorded
+(benchmarks/record_tf_expectations.py); here tapecli runs each program and must give the same values,
+dtypes and structure. A supported symbol without a row fails; so does an out-of-scope one that resolves.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tapecli
+from tapecli.errors import TdfError, TdfNameError
+
+ROOT = Path(__file__).resolve().parent.parent
+SURFACE = [line.split("\t")[0] for line in (ROOT / "tests" / "data" / "tf_surface.tsv").read_text().splitlines()
+           if line and not line.startswith("#")]
+ROWS = [(path.stem, row) for path in sorted((ROOT / "tests" / "tf_expectations").glob("*.json"))
+        for row in json.loads(path.read_text())]
+
+
+def resolves(symbol: str) -> bool:
+    """What ../reach/probe.py counts: tapecli does not answer that it has no such name."""
+    try:
+        tapecli.run(f"import tensorflow as tf\nf = {symbol}\n")
+    except TdfNameError as e:
+        return not ("has no" in e.message or "not defined" in e.message or "out of scope" in e.message)
+    except TdfError:
+        return True
+    return True
+
+
+def out_of_scope() -> dict[str, str]:
+    from tapecli.library.scope import OUT_OF_SCOPE
+    return OUT_OF_SCOPE
+
+
+def _row_id(item) -> str:
+    stem, row = item
+    return f"{stem}:{row['symbols'][0]}:{row.get('case', '')}"
+
+
+@pytest.mark.parametrize("item", ROWS, ids=[_row_id(r) for r in ROWS])
+def test_tapecli_gives_tensorflows_values(item):
+    _, row = item
+    if row.get("raises"):
+        with pytest.raises(TdfError):
+            tapecli.run(row["program"])
+        return
+    values = tapecli.run(row["program"]).values
+    for name in row["check"]:
+        assert name in values, f"{name} is not bound"
+        _compare(row["values"][name], values[name], row.get("rtol", 1e-5), row.get("atol", 1e-6), name)
+
+
+def _compare(expected, actual, rtol, atol, where):
+    if expected is None:
+        assert actual is None, f"{where}: expected None, got {actual!r}"
+    elif isinstance(expected, dict) and set(expected) == {"dtype", "value"}:
+        got = np.asarray(getattr(actual, "value", actual))
+        want = np.asarray(_decode(expected["value"]), dtype=expected["dtype"])
+        assert str(got.dtype) == expected["dtype"], f"{where}: dtype {got.dtype}, TensorFlow's {expected['dtype']}"
+        assert got.shape == want.shape, f"{where}: shape {got.shape}, TensorFlow's {want.shape}"
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
+        else:
+            assert np.array_equal(got, want), f"{where}: {got.tolist()} != {want.tolist()}"
+    elif isinstance(expected, list):
+        assert isinstance(actual, (list, tuple)) and len(actual) == len(expected), \
+            f"{where}: expected a sequence of {len(expected)}, got {actual!r}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            _compare(e, a, rtol, atol, f"{where}[{i}]")
+    elif isinstance(expected, dict):
+        assert isinstance(actual, dict) and set(actual) == set(expected), f"{where}: keys {actual!r}"
+        for k in expected:
+            _compare(expected[k], actual[k], rtol, atol, f"{where}[{k!r}]")
+    elif isinstance(expected, float):
+        assert math.isclose(float(np.asarray(actual)), expected, rel_tol=rtol, abs_tol=atol), where
+    else:
+        got = actual.item() if isinstance(actual, np.ndarray) and actual.ndim == 0 else actual
+        assert got == expected, f"{where}: {got!r} != {expected!r}"
+
+
+def _decode(value):
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return float(value) if isinstance(value, str) else value
+
+
+def test_every_supported_symbol_has_a_row_and_every_other_is_out_of_scope():
+    covered = {s for _, row in ROWS for s in row["symbols"]}
+    scope = out_of_scope()
+    missing_rows, unaccounted, resolving = [], [], []
+    for symbol in SURFACE:
+        if symbol in scope:
+            if resolves(symbol):
+                resolving.append(symbol)
+        elif not resolves(symbol):
+            unaccounted.append(symbol)
+        elif symbol not in covered:
+            missing_rows.append(symbol)
+    assert not resolving, f"out of scope, yet tapecli resolves: {resolving[:20]}"
+    assert not unaccounted, f"neither supported nor out of scope: {len(unaccounted)}: {unaccounted[:20]}"
+    assert not missing_rows, f"supported without a row in tests/tf_expectations: {len(missing_rows)}: {missing_rows[:20]}"
+
+
+def test_rows_name_only_symbols_of_the_surface():
+    surface = set(SURFACE)
+    strays = sorted({s for _, row in ROWS for s in row["symbols"]} - surface)
+    assert not strays, strays
+
+
+def test_an_out_of_scope_symbol_is_refused_with_its_reason():
+    scope = out_of_scope()
+    for symbol, reason in list(scope.items())[:25]:
+        with pytest.raises(TdfNameError) as e:
+            tapecli.run(f"import tensorflow as tf\nf = {symbol}\n")
+        assert symbol in e.value.message and "out of scope" in e.value.message and reason in e.value.message
+
+
+def test_the_docs_list_what_the_code_refuses():
+    text = (ROOT / "docs" / "tf-surface.md").read_text()
+    listed = dict(re.findall(r"^\| `(tf\.[\w.]+)` \| (.+?) \|$", text, re.M))
+    assert listed == out_of_scope()
