@@ -467,12 +467,19 @@ class _Parser:
         return self.span(ast.Compare(node, ops, comparators), first)
 
     def expr(self):
-        node = self.term()
-        while self.peek() in ("+", "-"):
+        return self.operands(0)
+
+    def operands(self, level: int):
+        """``|`` over ``^`` over ``&`` over ``+ -`` (Python's precedence), each chained to the left."""
+        if level == len(_OPERATOR_LEVELS):
+            return self.term()
+        ops = _OPERATOR_LEVELS[level]
+        node = self.operands(level + 1)
+        while self.peek() in ops:
             op = self.toks[self.i].value
             self.i += 1
-            node = _chain(op, node, self.term())
-        if self.peek() in _BITWISE:
+            node = _chain(op, node, self.operands(level + 1))
+        if self.peek() in _SHIFTS:
             raise GiveUp                       # Lark names the operator tapecli does not run
         return node
 
@@ -486,7 +493,7 @@ class _Parser:
 
     def factor(self):
         kind = self.peek()
-        if kind == "+" or kind == "-":
+        if kind == "+" or kind == "-" or kind == "~":
             first = self.i
             self.i += 1
             return self.span(ast.UnaryOp(kind, self.factor()), first)
@@ -636,7 +643,8 @@ class _Parser:
 
 
 _CONSTANTS = {"True": True, "False": False, "None": None}
-_BITWISE = frozenset(("&", "|", "^", "<<", ">>"))
+_OPERATOR_LEVELS = (("|",), ("^",), ("&",), ("+", "-"))
+_SHIFTS = frozenset(("<<", ">>"))
 
 
 def _at(node, tok: Tok):
