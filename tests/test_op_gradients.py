@@ -268,6 +268,7 @@ CASES: list[Case] = [
     *_unary_rows("cos", ops.cos),
     *_unary_rows("tan", ops.tan, ("uniform", -1.2, 1.2)),
     *_unary_rows("exp", ops.exp),
+    *_unary_rows("sign", ops.sign),
     *_unary_rows("log", ops.log, "positive"),
     *_unary_rows("log1p", ops.log1p, ("uniform", -0.5, 2.0)),
     *_unary_rows("expm1", ops.expm1),

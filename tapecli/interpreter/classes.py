@@ -228,6 +228,9 @@ class Namespace(ProgramObject):
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
         name = self.ALIASES.get(attr, attr)
+        qualified = f"{self.path.rsplit('.', 1)[-1]}.{attr}"     # a builtin of this module only: random.split
+        if qualified in BUILTINS:
+            return BUILTINS[qualified]
         if name in DTYPES or name in DTYPE_ALIASES:
             return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function
         if name in BUILTINS:

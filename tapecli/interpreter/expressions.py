@@ -366,7 +366,7 @@ class Expressions:
             raise e.locate(node)
 
     def attribute(self, value, attr, node):
-        if value.__class__ in (list, dict, str) or attr in ("numpy", "ndim", "read_value", "value"):
+        if value.__class__ in (list, dict, str) or isinstance(value, list) or attr in ("numpy", "ndim", "read_value", "value"):
             found = HOOKS["python_attribute"](self, value, attr, node)
             if found is not None:
                 return found

@@ -60,7 +60,9 @@ register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
 register("round", differentiable=False, numba=True, program=("round",), public_name="round_")
 register("floor", differentiable=False, numba=True, program=("floor",))
 register("ceil", differentiable=False, numba=True, program=("ceil",))
-register("sign", differentiable=False, numba=True, program=("sign",))
+# TensorFlow's SignGrad: zeros (not None), for any input dtype
+register("sign", grads=(lambda m, g, x, y, at: m.zeros_like(g),), vjp=_ew_vjp, jvp=_ew_jvp, saves=(), numba=True,
+         program=("sign",))
 
 
 _SQRT_PI = math.sqrt(math.pi)
