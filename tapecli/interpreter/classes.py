@@ -214,7 +214,8 @@ class Namespace(ProgramObject):
     # TensorFlow spellings whose builtin has another name (same meaning).
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
-               "tanh": "tanh", "float_": "float64", "seed": "set_seed"}
+               "tanh": "tanh", "float_": "float64", "seed": "set_seed", "double": "float64", "realdiv": "truediv",
+               "rint": "round"}
 
     def __init__(self, path: str):
         self.path = path

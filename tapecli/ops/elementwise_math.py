@@ -102,6 +102,13 @@ ACOS = _unary("acos", numpy=np.arccos, deriv=lambda m, x, y, at: m.neg(m.rsqrt(m
               fusion="math.acos({0})")
 ATAN = _unary("atan", numpy=np.arctan, deriv=lambda m, x, y, at: m.reciprocal(m.add(1, m.square(x))),
               fusion="math.atan({0})")
+# TensorFlow: asinh' = 1 / cosh(y), acosh' = 1 / sinh(y) (from the output), atanh' = 1 / (1 - x^2)
+ASINH = _unary("asinh", numpy=np.arcsinh, deriv=lambda m, x, y, at: m.reciprocal(m.cosh(y)), saves=("out",),
+               fusion="math.asinh({0})")
+ACOSH = _unary("acosh", numpy=np.arccosh, deriv=lambda m, x, y, at: m.reciprocal(m.sinh(y)), saves=("out",),
+               fusion="math.acosh({0})")
+ATANH = _unary("atanh", numpy=np.arctanh, deriv=lambda m, x, y, at: m.reciprocal(m.sub(1, m.square(x))),
+               fusion="math.atanh({0})")
 ERFC = _unary("erfc", numpy=_vectorized(math.erfc),
               deriv=lambda m, x, y, at: m.mul(-_TWO_OVER_SQRT_PI, m.exp(m.neg(m.square(x)))), fusion="math.erfc({0})")
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
