@@ -341,6 +341,17 @@ def range_(start, limit=None, delta=1, dtype=None):
     return Tensor(arr, weak=True) if dtype is None else Tensor(arr.astype(to_dtype(dtype)))
 
 
+@builtin("tf.range")
+def tf_range(start, limit=None, delta=1, dtype=None, name="range"):
+    """tf.range: a tensor, not Python's literal range: the dtype given, else the first tensor argument's, else
+    int32 for integers and float32 for floats."""
+    if dtype is None:
+        strong = next((v for v in (start, limit, delta) if isinstance(v, Tensor) and not v.weak), None)
+        dtype = strong.dtype if strong is not None else None
+    t = range_(start, limit, delta, None if dtype is None else dtype)
+    return ops.materialize(t) if t.weak else t
+
+
 @builtin()
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
     rows = to_int(num_rows, "num_rows")
@@ -366,7 +377,7 @@ def random_split(seed, num=2, alg="auto_select"):
         raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
     n = to_int(num, "num")
     rng = np.random.default_rng([int(v) % 2**63 for v in s.value])
-    return Tensor(rng.integers(0, 2**63 - 1, size=(n, 2), dtype=np.int64))
+    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(n, 2)).astype(s.dtype))
 
 
 def _rng(interp, seed):
