@@ -41,6 +41,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.quint16": "quantized dtypes for quantized kernels",
     "tf.get_logger": "TensorFlow's own Python logger",
     "tf.nn.RNNCellDeviceWrapper": "device placement of an RNN cell",
+    "tf.parallel_stack": "graph mode only (TensorFlow refuses it under eager execution); use tf.stack",
 }
 
 

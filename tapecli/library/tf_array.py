@@ -148,3 +148,87 @@ def scalar_mul(scalar, x, name=None):
     if ops.to_tensor(scalar).ndim != 0:
         raise TdfTypeError("tf.math.scalar_mul: scalar must be a 0-D tensor")
     return ops.mul(scalar, x)
+
+
+@builtin()
+def is_symbolic_tensor(tensor):
+    """False: tapecli runs eagerly, there are no graph tensors."""
+    return Tensor(np.array(False))
+
+
+@builtin()
+def inside_function():
+    return Tensor(np.array(False))
+
+
+@builtin()
+def get_static_value(tensor, partial=False):
+    """The value as a NumPy array (every tensor's value is known eagerly)."""
+    if tensor is None:
+        return None
+    t = ops.to_tensor(tensor)
+    return ops.materialize(t) if t.weak else Tensor(t.value)
+
+
+@builtin()
+def ensure_shape(x, shape, name=None):
+    """x itself, when its shape matches ``shape`` (None entries match any size)."""
+    t = ops.to_tensor(x)
+    want = list(shape) if isinstance(shape, list) else list(to_shape(shape, negative=True))
+    ok = len(want) == t.ndim and all(w is None or to_int(w, "a dimension") in (-1, n) for w, n in zip(want, t.shape))
+    if not ok:
+        raise ShapeError(f"tf.ensure_shape: shape {list(t.shape)} is not compatible with {want}")
+    return ops.identity(t)
+
+
+@builtin()
+def shape_n(input, out_type=None, name=None):  # noqa: A002
+    dtype = np.int32 if out_type is None else to_dtype(out_type)
+    return [Tensor(np.array(ops.to_tensor(x).shape, dtype=dtype)) for x in input]
+
+
+@builtin()
+def broadcast_static_shape(shape_x, shape_y):
+    return _broadcast_shapes(shape_x, shape_y)
+
+
+@builtin()
+def broadcast_dynamic_shape(shape_x, shape_y):
+    return _broadcast_shapes(shape_x, shape_y)
+
+
+def _broadcast_shapes(a, b):
+    try:
+        shape = np.broadcast_shapes(to_shape(a), to_shape(b))
+    except ValueError:
+        raise ShapeError(f"incompatible shapes to broadcast: {list(to_shape(a))} and {list(to_shape(b))}") from None
+    dtype = a.dtype if isinstance(a, Tensor) and not a.weak else np.int32
+    return Tensor(np.array(shape, dtype=dtype))
+
+
+@builtin()
+def unravel_index(indices, dims, name=None):
+    i, d = ops.to_tensor(indices), ops.to_tensor(dims)
+    d = ops.materialize(d) if d.weak else d
+    out = np.array(np.unravel_index(np.asarray(i.value), tuple(int(v) for v in d.value)))
+    return Tensor(out.astype(d.dtype))
+
+
+@builtin()
+def truncatediv(x, y, name=None):
+    """Division rounded towards zero (integers; no gradient)."""
+    a, b = ops.to_tensor(x), ops.to_tensor(y)
+    q = ops.floordiv(a, b)
+    return ops.where(ops.logical_and(ops.not_equal(ops.mod(a, b), 0), ops.less(ops.mul(a, b), 0)), ops.add(q, 1), q)
+
+
+@builtin()
+def truncatemod(x, y, name=None):
+    """The remainder of truncatediv: x - truncatediv(x, y) * y, with x's sign."""
+    return ops.sub(x, ops.mul(truncatediv(x, y), y))
+
+
+@builtin()
+def timestamp(name=None):
+    import time
+    return Tensor(np.array(time.time(), dtype=np.float64))
