@@ -163,3 +163,37 @@ def _one(value, what):
 
 builtin("max_pool1d")(_pool1d(ops.max_pool2d, "max_pool1d"))
 builtin("avg_pool1d")(_pool1d(ops.avg_pool2d, "avg_pool1d"))
+
+
+@builtin()
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+                     dilations=None, name=None):
+    """The gradient of conv2d with respect to its input, as a composition: the input spread out by the strides,
+    padded, and correlated (VALID) with the filters flipped and their channel axes swapped."""
+    from tapecli.library.tf_nn import _spatial
+    from tapecli.ops.nn import _pads
+    _channels_last(data_format, "NHWC")
+    if dilations is not None and _spatial(dilations, "dilations") != (1, 1):
+        raise TdfValueError("tf.nn.conv2d_transpose: dilations other than 1 are not supported")
+    x, f = ops.to_tensor(input), ops.to_tensor(filters)
+    out = tuple(int(v) for v in (output_shape.value.tolist() if isinstance(output_shape, Tensor)
+                                 else [to_int(v, "output_shape") for v in output_shape]))
+    if x.ndim != 4 or f.ndim != 4 or len(out) != 4 or f.shape[3] != x.shape[3] or out[3] != f.shape[2]:
+        raise ShapeError(f"tf.nn.conv2d_transpose: input {list(x.shape)}, filters {list(f.shape)} and output_shape "
+                         f"{list(out)} do not fit ([batch, h, w, in], [kh, kw, out, in], [batch, oh, ow, out])")
+    (sh, sw), pad = _spatial(strides, "strides"), _padding(padding)
+    n, h, w, c = x.shape
+    kh, kw = f.shape[:2]
+    pads = []
+    for size, k, s, length in ((out[1], kh, sh, h), (out[2], kw, sw, w)):
+        expected, before, _ = _pads(size, k, s, 1, pad if isinstance(pad, str) else "VALID")
+        if expected != length:
+            raise ShapeError(f"tf.nn.conv2d_transpose: output_shape {list(out)} does not give input {list(x.shape)} "
+                             f"with strides {[sh, sw]} and {pad} padding")
+        spread = (length - 1) * s + 1
+        pads.append((k - 1 - before, size - spread + before))
+    spread_x = ops.pad(ops.reshape(x, (n, h, 1, w, 1, c)), [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]])
+    spread_x = ops.getitem(ops.reshape(spread_x, (n, h * sh, w * sw, c)),
+                           (slice(None), slice(0, (h - 1) * sh + 1), slice(0, (w - 1) * sw + 1)))
+    flipped = ops.transpose(ops.getitem(f, (slice(None, None, -1), slice(None, None, -1))), (0, 1, 3, 2))
+    return ops.conv2d(ops.pad(spread_x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]]), flipped, (1, 1), "VALID")
