@@ -197,3 +197,33 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
                            (slice(None), slice(0, (h - 1) * sh + 1), slice(0, (w - 1) * sw + 1)))
     flipped = ops.transpose(ops.getitem(f, (slice(None, None, -1), slice(None, None, -1))), (0, 1, 3, 2))
     return ops.conv2d(ops.pad(spread_x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]]), flipped, (1, 1), "VALID")
+
+
+@builtin()
+def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """[N, H, W, C * b * b] -> [N, H * b, W * b, C], TensorFlow's DCR order."""
+    _channels_last(data_format, "NHWC")
+    x, b = ops.to_tensor(input), to_int(block_size, "block_size")
+    n, h, w, c = _image(x, "depth_to_space")
+    if b < 2 or c % (b * b):
+        raise TdfValueError(f"depth_to_space: the depth {c} must be divisible by block_size ** 2 ({b} * {b})")
+    y = ops.transpose(ops.reshape(x, (n, h, w, b, b, c // (b * b))), (0, 1, 3, 2, 4, 5))
+    return ops.reshape(y, (n, h * b, w * b, c // (b * b)))
+
+
+@builtin()
+def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """[N, H * b, W * b, C] -> [N, H, W, C * b * b], the inverse of depth_to_space."""
+    _channels_last(data_format, "NHWC")
+    x, b = ops.to_tensor(input), to_int(block_size, "block_size")
+    n, h, w, c = _image(x, "space_to_depth")
+    if b < 2 or h % b or w % b:
+        raise TdfValueError(f"space_to_depth: height {h} and width {w} must be divisible by block_size {b}")
+    y = ops.transpose(ops.reshape(x, (n, h // b, b, w // b, b, c)), (0, 1, 3, 2, 4, 5))
+    return ops.reshape(y, (n, h // b, w // b, b * b * c))
+
+
+def _image(x, what):
+    if x.ndim != 4:
+        raise ShapeError(f"{what} needs a 4-D input [batch, height, width, channels], got shape {list(x.shape)}")
+    return x.shape

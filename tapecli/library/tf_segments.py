@@ -88,3 +88,66 @@ def unsorted_segment_max(data, segment_ids, num_segments, name=None):
 @builtin()
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     return _reduce("min", data, segment_ids, num_segments, _lowest("min", data))
+
+
+@builtin()
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=None, name=None, axis=None,
+             binary_output=False):
+    """Counts (or summed weights) of each non-negative integer value of ``arr``."""
+    if axis is not None:
+        raise TdfValueError("tf.math.bincount: axis is not supported")
+    values = np.asarray(ops.int_indices(arr, "bincount")).reshape(-1)
+    if (values < 0).any():
+        raise TdfValueError("tf.math.bincount: arr must be non-negative")
+    size = int(values.max()) + 1 if values.size else 0
+    if minlength is not None:
+        size = max(size, to_int(minlength, "minlength"))
+    if maxlength is not None:
+        size = min(size, to_int(maxlength, "maxlength"))
+    keep = values < size
+    if weights is None:
+        counts = np.bincount(values[keep], minlength=size)[:size]
+        if binary_output:
+            counts = np.minimum(counts, 1)
+        return Tensor(counts.astype(np.int32 if dtype is None else np.dtype(dtype.np if hasattr(dtype, "np") else dtype)))
+    w = ops.to_tensor(weights)
+    w = ops.materialize(w) if w.weak else w       # no gradient: TensorFlow has none for DenseBincount
+    sums = np.bincount(values[keep], weights=np.asarray(w.value).reshape(-1)[keep], minlength=size)[:size]
+    return Tensor(sums.astype(w.dtype))
+
+
+@builtin()
+def invert_permutation(x, name=None):
+    p = ops.to_tensor(x)
+    p = ops.materialize(p) if p.weak else p
+    v = np.asarray(p.value)
+    if v.ndim != 1 or sorted(v.tolist()) != list(range(v.size)):
+        raise TdfValueError("tf.math.invert_permutation: x must be a permutation of 0..n-1")
+    out = np.empty_like(v)
+    out[v] = np.arange(v.size, dtype=v.dtype)
+    return Tensor(out)
+
+
+@builtin()
+def is_non_decreasing(x, name=None):
+    v = np.asarray(ops.to_tensor(x).value).reshape(-1)
+    return Tensor(np.array(bool(np.all(v[1:] >= v[:-1]))))
+
+
+@builtin()
+def is_strictly_increasing(x, name=None):
+    v = np.asarray(ops.to_tensor(x).value).reshape(-1)
+    return Tensor(np.array(bool(np.all(v[1:] > v[:-1]))))
+
+
+@builtin()
+def polyval(coeffs, x, name=None):
+    """coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1], by Horner's rule (TensorFlow's order of operations)."""
+    if not isinstance(coeffs, list):
+        raise TdfValueError("tf.math.polyval: coeffs must be a list of tensors")
+    if not coeffs:
+        return ops.zeros_like(x)
+    value = ops.to_tensor(coeffs[0])
+    for c in coeffs[1:]:
+        value = ops.add(c, ops.mul(value, x))
+    return value
