@@ -188,11 +188,6 @@ def shape_n(input, out_type=None, name=None):  # noqa: A002
 
 
 @builtin()
-def broadcast_static_shape(shape_x, shape_y):
-    return _broadcast_shapes(shape_x, shape_y)
-
-
-@builtin()
 def broadcast_dynamic_shape(shape_x, shape_y):
     return _broadcast_shapes(shape_x, shape_y)
 

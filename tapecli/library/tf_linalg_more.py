@@ -80,7 +80,7 @@ def matrix_rank(a, tol=None, validate_args=False, name=None):
     return Tensor((s > cut).sum(axis=-1).astype(np.int32))
 
 
-@builtin("set_diag", "matrix_set_diag")
+@builtin()
 def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002
     """``input`` with its main diagonal replaced by ``diagonal``."""
     if to_int(k, "k") != 0:
