@@ -254,6 +254,9 @@ TRICKY = [
     "del a[0], b.c\n", "assert x, 'm'\n", "def f(*a, **k):\n    pass\n", "x = y @ z; x @= y\n", "x = ...\n",
     "x = {1, 2}\n", "x = not a in b\n", "x = a not in b is not c\n", "print(*a, sep='')\n", "x = ()\n",
     "@a.b(c)\n@d\ndef f(x) -> int:\n    return x\n", "try:\n    pass\nexcept E as e:\n    pass\n",
+    # & | ^ ~ (tensors' logical and bitwise operators), Python's precedence; shifts stay refused
+    "x = a & b | c ^ d & ~e | f\n", "y = ~x ** 2 + ~-a * ~b\n", "z = (a | b) & c == d ^ e\n", "w = a | b + c & d - e\n",
+    "v = not a | b and c & d\n", "m = a & b << c\n", "n = a >> b | c\n", "k = ~~a\n",
 ]
 
 

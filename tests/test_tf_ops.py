@@ -703,12 +703,16 @@ def test_pool_and_cross_entropy_aliases():
 
 def test_every_tensorflow_builtin_is_exercised():
     """Each builtin of the TensorFlow vocabulary modules is called by a test in this file (forward
-    values) or built into a finite-difference row of test_op_gradients.py (by its ops function)."""
+    values), by a program of the surface rows that TensorFlow recorded (tests/tf_expectations), or built into
+    a finite-difference row of test_op_gradients.py (by its ops function)."""
+    import json
     from pathlib import Path
 
     import tapecli.library  # noqa: F401
     from tapecli.interpreter.registry import BUILTINS
-    here = Path(__file__).read_text()
+    surface = Path(__file__).parent / "tf_expectations"
+    here = Path(__file__).read_text() + "".join(row["program"] for path in sorted(surface.glob("*.json"))
+                                                for row in json.loads(path.read_text()))
     rows = (Path(__file__).parent / "test_op_gradients.py").read_text()
     missing = []
     for name, f in BUILTINS.items():

@@ -471,17 +471,30 @@ class _Parser:
 
     def expr(self):
         node = self.term()
-        count = 0
-        while self.peek() in ("+", "-"):
-            op = self.toks[self.i].value
-            self.i += 1
-            count += 1
-            node = _chain(op, node, self.term())
-        if count > forms.MAX_CHAIN:
-            forms.check_chain(count, node)
-        if self.peek() in _BITWISE:
+        if self.peek() in _PRECEDENCE:
+            node = self.climb(node, 1)
+        if self.peek() in _SHIFTS:
             raise GiveUp                       # Lark names the operator tapecli does not run
         return node
+
+    def climb(self, left, lowest: int):
+        """``|`` under ``^`` under ``&`` under ``+ -`` (Python's precedence), each chained to the left: the
+        operators after ``left`` of precedence ``lowest`` or higher (one call per chain, not per level)."""
+        count = 0
+        while True:
+            op = self.peek()
+            precedence = _PRECEDENCE.get(op)
+            if precedence is None or precedence < lowest:
+                break
+            self.i += 1
+            right = self.term()
+            while _PRECEDENCE.get(self.peek(), 0) > precedence:
+                right = self.climb(right, _PRECEDENCE[self.peek()])
+            left = _chain(op, left, right)
+            count += 1
+        if count > forms.MAX_CHAIN:
+            forms.check_chain(count, left)
+        return left
 
     def term(self):
         node = self.factor()
@@ -497,7 +510,7 @@ class _Parser:
 
     def factor(self):
         kind = self.peek()
-        if kind == "+" or kind == "-":
+        if kind == "+" or kind == "-" or kind == "~":
             first = self.i
             self.i += 1
             return self.span(ast.UnaryOp(kind, self.factor()), first)
@@ -649,7 +662,9 @@ class _Parser:
 
 
 _CONSTANTS = {"True": True, "False": False, "None": None}
-_BITWISE = frozenset(("&", "|", "^", "<<", ">>"))
+# The binary operators below the arithmetic of terms, by Python's precedence (higher binds tighter).
+_PRECEDENCE = {"|": 1, "^": 2, "&": 3, "+": 4, "-": 4}
+_SHIFTS = frozenset(("<<", ">>"))
 
 
 def _at(node, tok: Tok):

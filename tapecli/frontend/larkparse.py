@@ -203,6 +203,13 @@ def _field(text: str, line: int, column: int, start: int):
     return forms.place(body[0].value, line, column, start)
 
 
+def _operands(op):
+    """A rule whose operator tokens the grammar drops (``a | b | c``): the operands chained as ``arith`` does."""
+    def chain(self, meta, items):
+        return self.arith(meta, [items[0], *(part for right in items[1:] for part in (op, right))])
+    return chain
+
+
 def _no(what):
     def refuse(self, meta, items):
         raise forms.unsupported(what, meta)
@@ -358,10 +365,11 @@ class _ToAst(Transformer):
         return node
 
     term = arith
-    expr = _no("|")
-    xor_expr = _no("^")
-    and_expr = _no("&")
-    invert = _no("~")
+
+    expr, xor_expr, and_expr = _operands("|"), _operands("^"), _operands("&")
+
+    def invert(self, meta, items):
+        return _pos(ast.UnaryOp("~", items[0]), meta)
 
     def shift_expr(self, meta, items):
         raise forms.unsupported(items[1], meta)

@@ -220,7 +220,8 @@ class Namespace(ProgramObject):
     # TensorFlow spellings whose builtin has another name (same meaning).
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
-               "tanh": "tanh", "float_": "float64", "seed": "set_seed"}
+               "tanh": "tanh", "float_": "float64", "seed": "set_seed", "double": "float64", "realdiv": "truediv",
+               "rint": "round"}
 
     def __init__(self, path: str):
         self.path = path
@@ -238,6 +239,9 @@ class Namespace(ProgramObject):
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
         name = self.ALIASES.get(attr, attr)
+        qualified = f"{self.path.rsplit('.', 1)[-1]}.{attr}"     # a builtin of this module only: random.split
+        if qualified in BUILTINS:
+            return BUILTINS[qualified]
         if name in DTYPES or name in DTYPE_ALIASES:
             return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function
         if name in BUILTINS:

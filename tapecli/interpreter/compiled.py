@@ -95,6 +95,15 @@ class Compiled:
         if node.op in ("*", "+") and ast.ListDisplay in (node.left.__class__, node.right.__class__):
             return self._list_literal_binop(node, left, right)
         op_symbol = node.op
+        if op_symbol not in _OP_NAMES:                      # & | ^: no one op entry (bool or integer decides)
+            binary = interp.binary
+
+            def operator(scope):
+                try:
+                    return binary(op_symbol, left(scope), right(scope), node)
+                except TdfError as e:
+                    raise e.locate(node)
+            return operator
         op = interp._BINARY[op_symbol]
         op_entry = ops.OPS[_OP_NAMES[op_symbol]]
         binary = interp.binary

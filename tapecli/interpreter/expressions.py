@@ -1,6 +1,7 @@
 """Expressions: names, literals, operators, calls, indexing, attributes; calling functions."""
 from __future__ import annotations
 
+import functools
 
 import numpy as np
 
@@ -160,7 +161,8 @@ class Expressions:
             raise e.locate(node)
 
     _BINARY = {"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "//": ops.floordiv, "%": ops.mod,
-               "**": ops.pow_, "@": ops.matmul}
+               "**": ops.pow_, "@": ops.matmul,
+               **{symbol: functools.partial(ops.bitwise_operator, symbol) for symbol in "&|^"}}
 
     def binary(self, op, left, right, node):
         if left.__class__ is Tensor and right.__class__ is Tensor:
@@ -180,6 +182,8 @@ class Expressions:
         if not isinstance(value, (Tensor, Variable)):
             raise TdfTypeError(f"unary '{node.op}' needs a tensor, got {type_word(value)}").locate(node)
         try:
+            if node.op == "~":
+                return ops.bitwise_operator("~", value)
             return ops.neg(value) if node.op == "-" else ops.to_tensor(value)
         except TdfError as e:
             raise e.locate(node)

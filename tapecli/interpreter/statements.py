@@ -8,6 +8,7 @@ import numpy as np
 from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.registry import BUILTINS
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
@@ -51,6 +52,8 @@ class Statements:
         finally:
             ctx.settings.float_dtype = saved
         value = as_tensor(value) if isinstance(value, Variable) else value
+        if isinstance(value, list):                   # numbers beside calls: tf.constant([1.0, float('inf')])
+            value = BUILTINS["constant"](value)
         if not isinstance(value, Tensor):
             raise TdfTypeError(f"{node.name} must be declared with a tensor, got {type_word(value)}")
         if node.name in self.overrides:

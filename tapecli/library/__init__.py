@@ -10,6 +10,11 @@ from tapecli.library import core  # noqa: F401
 from tapecli.library import tf_math  # noqa: F401
 from tapecli.library import tf_nn  # noqa: F401
 from tapecli.library import tf_linalg  # noqa: F401
+from tapecli.library import tf_array  # noqa: F401
+from tapecli.library import tf_nn_losses  # noqa: F401
+from tapecli.library import tf_random  # noqa: F401
+from tapecli.library import tf_linalg_more  # noqa: F401
+from tapecli.library import tf_segments  # noqa: F401
 from tapecli.library import keras_names  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
 from tapecli.library import control  # noqa: F401  (functional control flow, gradient wrappers)

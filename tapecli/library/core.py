@@ -17,6 +17,15 @@ from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, 
 from tapecli.interpreter.conversions import format_value, to_float, to_int, truth
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
 
+class NamedResult(list):
+    """A result TensorFlow gives as a named tuple (``top_k``'s values and indices): a list whose items are also
+    attributes."""
+
+    def __init__(self, fields: tuple, items):
+        super().__init__(items)
+        self.fields = fields
+
+
 # ------------------------------------------------------------- conversions
 
 def to_shape(value, negative: bool = False) -> tuple:
@@ -91,16 +100,17 @@ def clip(x, lo, hi):
 
 
 @builtin()
-def where(condition, x, y):
+def where(condition, x=None, y=None, name=None):
+    """tf.where: x where the condition holds, else y (broadcast); alone, the condition's true indices
+    ([n, rank] int64, row-major order)."""
     c = ops.to_tensor(condition)
+    if x is None and y is None:
+        return Tensor(np.argwhere(c.value).astype(np.int64))
+    if x is None or y is None:
+        raise TdfValueError("tf.where: x and y must both be given, or neither")
     if c.dtype != np.bool_:
         raise TdfTypeError(f"where needs a bool condition, got {dtype_name(c.dtype)}", hint="compare: where(x > 0, a, b)")
     return ops.where(c, x, y)
-
-
-@builtin()
-def matmul(a, b):
-    return ops.matmul(a, b)
 
 
 @builtin()
@@ -184,10 +194,11 @@ def log_softmax(x, axis=-1):
 
 
 @builtin()
-def clip_by_norm(x, clip_norm):
-    """x * clip_norm / max(norm(x), clip_norm), as tf.clip_by_norm."""
+def clip_by_norm(x, clip_norm, axes=None, name=None):
+    """x * clip_norm / max(norm(x), clip_norm), as tf.clip_by_norm (the norm over ``axes``, all by default)."""
     x = ops.to_tensor(x)
-    n = ops.sqrt(ops.reduce_sum(ops.square(x)))
+    axes = to_axis(axes)
+    n = ops.sqrt(ops.reduce_sum(ops.square(x)) if axes is None else ops.reduce_sum(ops.square(x), axes, True))
     return ops.div(ops.mul(x, clip_norm), ops.maximum(n, clip_norm))
 
 
@@ -330,12 +341,24 @@ def range_(start, limit=None, delta=1, dtype=None):
     return Tensor(arr, weak=True) if dtype is None else Tensor(arr.astype(to_dtype(dtype)))
 
 
+@builtin("tf.range")
+def tf_range(start, limit=None, delta=1, dtype=None, name="range"):
+    """tf.range: a tensor, not Python's literal range: the dtype given, else the first tensor argument's, else
+    int32 for integers and float32 for floats."""
+    if dtype is None:
+        strong = next((v for v in (start, limit, delta) if isinstance(v, Tensor) and not v.weak), None)
+        dtype = strong.dtype if strong is not None else None
+    t = range_(start, limit, delta, None if dtype is None else dtype)
+    return ops.materialize(t) if t.weak else t
+
+
 @builtin()
-def eye(n, m=None, dtype=None):
-    rows = to_int(n, "n")
-    cols = rows if m is None else to_int(m, "m")
-    _check_size((rows, cols))
-    return Tensor(np.eye(rows, cols, dtype=_float_dtype(dtype)))
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
+    rows = to_int(num_rows, "num_rows")
+    cols = rows if num_columns is None else to_int(num_columns, "num_columns")
+    batch = () if batch_shape is None else to_shape(batch_shape)
+    _check_size((*batch, rows, cols))
+    return Tensor(np.broadcast_to(np.eye(rows, cols, dtype=_float_dtype(dtype)), (*batch, rows, cols)).copy())
 
 
 def to_seed(seed) -> int:
@@ -343,6 +366,18 @@ def to_seed(seed) -> int:
     if n < 0:
         raise TdfValueError(f"a seed must be a non-negative integer, got {n}")
     return n
+
+
+@builtin("random.split")
+def random_split(seed, num=2, alg="auto_select"):
+    """tf.random.split: ``num`` new [2] int64 seeds from a [2] seed (deterministic; TensorFlow's own numbers,
+    from its counter-based generators, are not reproduced)."""
+    s = ops.to_tensor(seed)
+    if s.shape != (2,) or s.dtype.kind not in "iu":
+        raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
+    n = to_int(num, "num")
+    rng = np.random.default_rng([int(v) % 2**63 for v in s.value])
+    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(n, 2)).astype(s.dtype))
 
 
 def _rng(interp, seed):

@@ -13,6 +13,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import admit
@@ -33,8 +34,19 @@ def _dtype(dtype):
     raise TdfTypeError(f"dtype must be a dtype such as tf.float32, got {type_word(dtype)}")
 
 
+def _packed(value):
+    """A (nested) list of numbers and tensors as one tensor, as TensorFlow packs it: literals stay a literal,
+    a list holding a tensor is their stack (its gradient flows to each)."""
+    if not isinstance(value, list):
+        return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
+    items = [_packed(v) for v in value]
+    if items and all(t.weak for t in items):
+        return Tensor(np.array([t.value for t in items]), weak=True)
+    return ops.stack(items, 0)
+
+
 def _tensor_of(value, dtype=None) -> Tensor:
-    t = ops.to_tensor(value.read() if isinstance(value, Variable) else value)
+    t = _packed(value)
     want = _dtype(dtype)
     if t.weak:
         return Tensor(convert_weak(t.value, want if want is not None else ops.default_dtype(t.value)))
@@ -54,7 +66,7 @@ def variable(initial_value, trainable=True, name=None, dtype=None):
 def constant(value, dtype=None, shape=None, name=None):
     t = _tensor_of(value, dtype)
     if shape is not None:
-        dims = [to_int(d, "shape") for d in (shape if isinstance(shape, list) else [shape])]
+        dims = list(to_shape(shape if isinstance(shape, (list, Tensor)) else [shape]))
         t = Tensor(np.broadcast_to(t.value, dims).copy()) if t.size == 1 or t.shape == tuple(dims) else \
             ops.reshape(t, dims)
     return t
@@ -223,6 +235,8 @@ def isinstance_(value, kinds):
             kind = value.value.dtype.kind
             if (name == "float") == (kind == "f"):
                 return Tensor(np.array(True))
+        if name == "convert_to_tensor" and isinstance(value, Tensor):      # tf.Tensor
+            return Tensor(np.array(True))
         if name == "Variable" and isinstance(value, Variable):
             return Tensor(np.array(True))
     return Tensor(np.array(False))
@@ -283,6 +297,8 @@ def python_attribute(interp, value, attr, node):
     method = _METHODS.get((value.__class__, attr))
     if method is not None:
         return BoundMethod(attr, lambda call_node, *a, **k: method(interp, value, *a, **k))
+    if isinstance(value, NamedResult) and attr in value.fields:
+        return value[value.fields.index(attr)]
     if isinstance(value, (Tensor, Variable)):
         t = value.read() if isinstance(value, Variable) else value
         if attr == "numpy":        # the values, which no tape follows (as in TensorFlow)

@@ -4,8 +4,9 @@ is the builtin ``X``)."""
 from __future__ import annotations
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.core import to_int, truth
+from tapecli.runtime.values import Tensor
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 
@@ -21,7 +22,9 @@ def einsum(equation, *inputs):
 
 
 @builtin()
-def tensordot(a, b, axes):
+def tensordot(a, b, axes, name=None):
+    if isinstance(axes, Tensor) and axes.ndim > 0:       # [[1], [0]] or [1, 0] written as a literal
+        axes = [list(row) if isinstance(row, list) else row for row in axes.value.tolist()]
     if isinstance(axes, list):
         if len(axes) != 2:
             raise TdfTypeError("tensordot: axes must be an int or a pair of axis lists")
@@ -33,6 +36,20 @@ def tensordot(a, b, axes):
 @builtin()
 def matvec(a, b, transpose_a=False, adjoint_a=False):
     return ops.matvec(a, b, truth(transpose_a) or truth(adjoint_a))
+
+
+@builtin()
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
+    """tf.linalg.matmul; the is_sparse and grad_ flags are hints that change no value (real dtypes: the adjoint is
+    the transpose)."""
+    for t, adj, side in ((transpose_a, adjoint_a, "a"), (transpose_b, adjoint_b, "b")):
+        if truth(t) and truth(adj):
+            raise TdfValueError(f"tf.linalg.matmul: transpose_{side} and adjoint_{side} cannot both be True")
+    if output_type is not None:
+        raise TdfTypeError("tf.linalg.matmul: output_type is for int8 inputs, which tapecli does not have")
+    return ops.matmul(_maybe_adjoint(a, truth(transpose_a) or truth(adjoint_a)),
+                      _maybe_adjoint(b, truth(transpose_b) or truth(adjoint_b)))
 
 
 def _maybe_adjoint(x, adjoint):

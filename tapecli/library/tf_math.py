@@ -78,6 +78,41 @@ def logical_not(x):
     return ops.logical_not(*_bool_operands("logical_not", x))
 
 
+def _zero_where_x_is(x, y, f):
+    """f(x, y), 0 where x is 0 (y read as 1 there, so no NaN reaches the gradients), as tf.math.xlogy/xdivy."""
+    tx, ty = ops.to_tensor(x), ops.to_tensor(y)
+    zero = ops.equal(tx, 0)
+    out = f(tx, ops.where(zero, ops.ones_like(ty) if not ty.weak else 1.0, ty))
+    return ops.where(zero, ops.zeros_like(out), out)
+
+
+@builtin()
+def xlogy(x, y, name=None):
+    return _zero_where_x_is(x, y, lambda a, b: ops.mul(a, ops.log(b)))
+
+
+@builtin()
+def xlog1py(x, y, name=None):
+    return _zero_where_x_is(x, y, lambda a, b: ops.mul(a, ops.log1p(b)))
+
+
+@builtin()
+def xdivy(x, y, name=None):
+    return _zero_where_x_is(x, y, ops.div)
+
+
+@builtin()
+def reciprocal_no_nan(x, name=None):
+    """1 / x, 0 where x is 0 (TensorFlow's is divide_no_nan(1, x))."""
+    return divide_no_nan(ops.ones_like(x), x)
+
+
+@builtin()
+def zero_fraction(value, name=None):
+    """The fraction of zeros in ``value``, a float32 scalar."""
+    return ops.reduce_mean(ops.cast(ops.equal(value, 0), np.dtype(np.float32)))
+
+
 @builtin()
 def divide_no_nan(x, y):
     """x / y, 0 where y is 0 (and its gradients 0 there), as tf.math.divide_no_nan."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import (_check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_seed, to_shape,
+from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_seed, to_shape,
                                               truth)
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
@@ -178,7 +178,7 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False):
 
 @builtin()
 def top_k(input, k=1, sorted=True):  # noqa: A002
-    return ops.top_k(input, to_int(k, "k"), truth(sorted))
+    return NamedResult(("values", "indices"), ops.top_k(input, to_int(k, "k"), truth(sorted)))
 
 
 @builtin()

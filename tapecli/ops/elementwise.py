@@ -53,10 +53,16 @@ for _name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_eq
 for _name in ("logical_and", "logical_or"):
     register(_name, weak_arith=True, differentiable=False)
 register("logical_not", weak_arith=True, differentiable=False)
+# tf.bitwise on integer tensors (the other operand's dtype must match: no promotion)
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False)
+register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
 register("round", differentiable=False, numba=True, program=("round",), public_name="round_")
 register("floor", differentiable=False, numba=True, program=("floor",))
 register("ceil", differentiable=False, numba=True, program=("ceil",))
-register("sign", differentiable=False, numba=True, program=("sign",))
+# TensorFlow's SignGrad: zeros (not None), for any input dtype
+register("sign", grads=(lambda m, g, x, y, at: m.zeros_like(g),), vjp=_ew_vjp, jvp=_ew_jvp, saves=(), numba=True,
+         program=("sign",))
 
 
 _SQRT_PI = math.sqrt(math.pi)
@@ -154,6 +160,31 @@ def not_equal(a, b): return apply(OPS["not_equal"], (a, b))
 def logical_and(a, b): return apply(OPS["logical_and"], (a, b))
 def logical_or(a, b): return apply(OPS["logical_or"], (a, b))
 def logical_not(a): return apply(OPS["logical_not"], (a,))
+def bitwise_and(a, b): return apply(OPS["bitwise_and"], (a, b))
+def bitwise_or(a, b): return apply(OPS["bitwise_or"], (a, b))
+def bitwise_xor(a, b): return apply(OPS["bitwise_xor"], (a, b))
+def invert(a): return apply(OPS["invert"], (a,))
+
+
+# Python's & | ^ ~ on tensors, as TensorFlow's Tensor operators: the logical ops on bool tensors, tf.bitwise's
+# on integer tensors; the tensor operand (the left one where both are) decides which.
+_LOGICAL = {"&": "logical_and", "|": "logical_or", "^": "not_equal", "~": "logical_not"}
+_BITWISE = {"&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor", "~": "invert"}
+
+
+def bitwise_operator(symbol: str, *operands) -> Tensor:
+    tensors = [to_tensor(x) for x in operands]
+    lead = next((t for t in tensors if not t.weak), tensors[0])
+    kinds = {t.value.dtype.kind for t in tensors}
+    if lead.value.dtype.kind == "b" and (kinds == {"b"}):
+        return apply(OPS[_LOGICAL[symbol]], tensors)
+    if lead.value.dtype.kind in "iu" and kinds <= set("biu"):
+        return apply(OPS[_BITWISE[symbol]], tensors)
+    words = " and ".join(dtype_name(t.dtype) + (" (a literal)" if t.weak else "") for t in tensors)
+    raise TdfTypeError(f"'{symbol}' takes bool tensors (logical) or integer tensors (bitwise), got {words}",
+                       hint="compare first (x > 0) or cast to an integer dtype")
+
+
 def sin(x): return apply(SIN, (x,))
 def cos(x): return apply(COS, (x,))
 def tan(x): return apply(TAN, (x,))

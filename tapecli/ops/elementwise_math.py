@@ -102,6 +102,13 @@ ACOS = _unary("acos", numpy=np.arccos, deriv=lambda m, x, y, at: m.neg(m.rsqrt(m
               fusion="math.acos({0})")
 ATAN = _unary("atan", numpy=np.arctan, deriv=lambda m, x, y, at: m.reciprocal(m.add(1, m.square(x))),
               fusion="math.atan({0})")
+# TensorFlow: asinh' = 1 / cosh(y), acosh' = 1 / sinh(y) (from the output), atanh' = 1 / (1 - x^2)
+ASINH = _unary("asinh", numpy=np.arcsinh, deriv=lambda m, x, y, at: m.reciprocal(m.cosh(y)), saves=("out",),
+               fusion="math.asinh({0})")
+ACOSH = _unary("acosh", numpy=np.arccosh, deriv=lambda m, x, y, at: m.reciprocal(m.sinh(y)), saves=("out",),
+               fusion="math.acosh({0})")
+ATANH = _unary("atanh", numpy=np.arctanh, deriv=lambda m, x, y, at: m.reciprocal(m.sub(1, m.square(x))),
+               fusion="math.atanh({0})")
 ERFC = _unary("erfc", numpy=_vectorized(math.erfc),
               deriv=lambda m, x, y, at: m.mul(-_TWO_OVER_SQRT_PI, m.exp(m.neg(m.square(x)))), fusion="math.erfc({0})")
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
@@ -111,10 +118,10 @@ LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, 
 SOFTSIGN = _unary("softsign", numpy=lambda x: (x / (1 + np.abs(x))).astype(x.dtype),
                   deriv=lambda m, x, y, at: m.reciprocal(m.square(m.add(1, m.abs_(x)))),
                   fusion="({0} / (_F(1.0) + abs({0})))")
-# SeluGrad reads the output: scale where y > 0, else y + scale * alpha
+# SeluGrad reads the output: y + scale * alpha where y < 0, else scale (at 0 too)
 SELU = _unary("selu", numpy=_selu, saves=("out",),
-              deriv=lambda m, x, y, at: m.where(m.greater(y, 0), m.mul(m.ones_like(y), SELU_SCALE),
-                                                m.add(y, SELU_SCALE * SELU_ALPHA)))
+              deriv=lambda m, x, y, at: m.where(m.less(y, 0), m.add(y, SELU_SCALE * SELU_ALPHA),
+                                                m.mul(m.ones_like(y), SELU_SCALE)))
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
 RELU6 = _unary("relu6", numpy=_relu6,
                deriv=lambda m, x, y, at: m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), m.ones_like(x),

@@ -1,0 +1,229 @@
+"""TensorFlow's array vocabulary beyond the core: repeat, slice, broadcast_to, meshgrid, rank, the scatter
+updates, unique and searchsorted, and the eager-mode answers (executing_eagerly, is_tensor, no_op), written as
+compositions of the op table's ops (their gradients are the compositions')."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.library.core import NamedResult, to_dtype, to_int, to_shape
+from tapecli.interpreter.registry import builtin
+from tapecli.runtime.values import Tensor, Variable
+
+@builtin()
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    t = ops.to_tensor(input)
+    target = to_shape(shape)
+    try:
+        np.broadcast_shapes(t.shape, target)
+    except ValueError:
+        raise ShapeError(f"tf.broadcast_to: cannot broadcast shape {list(t.shape)} to {list(target)}") from None
+    if np.broadcast_shapes(t.shape, target) != target:
+        raise ShapeError(f"tf.broadcast_to: cannot broadcast shape {list(t.shape)} to {list(target)}")
+    return ops.broadcast_to(ops.materialize(t) if t.weak else t, target)
+
+
+@builtin()
+def rank(input, name=None):  # noqa: A002
+    return Tensor(np.array(ops.to_tensor(input).ndim, dtype=np.int32))
+
+
+@builtin()
+def is_tensor(x):
+    """A tensor or a variable; a Python number (a literal, weak) is not one."""
+    return Tensor(np.array(isinstance(x, Variable) or (isinstance(x, Tensor) and not x.weak)))
+
+
+@builtin()
+def executing_eagerly():
+    return Tensor(np.array(True))
+
+
+@builtin()
+def no_op(name=None):
+    return None
+
+
+@builtin("identity_n")
+def identity_n(input, name=None):  # noqa: A002
+    return [ops.identity(ops.to_tensor(x)) for x in input]
+
+
+@builtin()
+def repeat(input, repeats, axis=None, name=None):  # noqa: A002
+    """tf.repeat: each element (along ``axis``; of the flattened input without one) ``repeats`` times."""
+    t = ops.to_tensor(input)
+    if axis is None:
+        t, axis = ops.reshape(t, (-1,)), 0
+    axis = to_int(axis, "axis")
+    n = t.shape[axis]
+    counts = np.broadcast_to(np.asarray(ops.to_tensor(repeats).value, dtype=np.int64), (n,))
+    if (counts < 0).any():
+        raise TdfValueError("tf.repeat: repeats must be non-negative")
+    return ops.gather(t, Tensor(np.repeat(np.arange(n, dtype=np.int64), counts)), axis=axis)
+
+
+@builtin("slice")
+def slice_(input_, begin, size, name=None):
+    """tf.slice: ``size[i]`` elements from ``begin[i]`` on each axis (-1: to the end)."""
+    t = ops.to_tensor(input_)
+    begin, size = to_shape(begin), to_shape(size, negative=True)
+    if len(begin) != t.ndim or len(size) != t.ndim:
+        raise ShapeError(f"tf.slice: begin and size need {t.ndim} entries, got {len(begin)} and {len(size)}")
+    index = []
+    for b, s, n in zip(begin, size, t.shape):
+        end = n if s == -1 else b + s
+        if b > n or end > n or s < -1:
+            raise TdfValueError(f"tf.slice: begin {list(begin)} and size {list(size)} do not fit shape {list(t.shape)}")
+        index.append(slice(b, end))
+    return ops.getitem(t, tuple(index))
+
+
+@builtin()
+def meshgrid(*args, indexing="xy", name=None):
+    if indexing not in ("xy", "ij"):
+        raise TdfValueError(f"tf.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    vectors = [ops.reshape(ops.to_tensor(a), (-1,)) for a in args]
+    shape = [v.shape[0] for v in vectors]
+    if indexing == "xy" and len(vectors) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, v in enumerate(vectors):
+        where = (1 - i if i < 2 else i) if indexing == "xy" and len(vectors) >= 2 else i
+        view = [1] * len(vectors)
+        view[where] = v.shape[0]
+        out.append(ops.broadcast_to(ops.reshape(v, tuple(view)), tuple(shape)))
+    return out
+
+
+def _scatter_mask(tensor, indices):
+    t = ops.to_tensor(tensor)
+    idx = ops.to_tensor(indices)
+    ones = Tensor(np.ones(idx.shape[:-1], dtype=t.dtype))
+    return t, idx, ops.greater(ops.scatter_nd(idx, ones, t.shape), 0)
+
+
+@builtin()
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    t, idx, hit = _scatter_mask(tensor, indices)
+    return ops.where(hit, ops.scatter_nd(idx, ops.cast(updates, t.dtype) if ops.to_tensor(updates).weak else updates,
+                                         t.shape), t)
+
+
+@builtin()
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    return ops.tensor_scatter_nd_add(tensor, indices, ops.neg(updates))
+
+
+@builtin()
+def unique(x, out_idx=None, name=None):
+    """[y, idx]: the distinct values in order of first appearance, and each element's position in y."""
+    t = ops.to_tensor(x)
+    if t.ndim != 1:
+        raise ShapeError(f"tf.unique needs a 1-D tensor, got shape {list(t.shape)}")
+    values, first, inverse = np.unique(t.value, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank_of = np.empty_like(order)
+    rank_of[order] = np.arange(len(order))
+    idx_dtype = np.int32 if out_idx is None else to_dtype(out_idx)
+    return NamedResult(("y", "idx"), [Tensor(values[order].astype(t.dtype)),
+                                      Tensor(rank_of[inverse.reshape(-1)].astype(idx_dtype))])
+
+
+@builtin()
+def searchsorted(sorted_sequence, values, side="left", out_type=None, name=None):
+    if side not in ("left", "right"):
+        raise TdfValueError(f"tf.searchsorted: side must be 'left' or 'right', got {side!r}")
+    s, v = ops.to_tensor(sorted_sequence), ops.to_tensor(values)
+    if s.ndim < 1 or s.shape[:-1] != v.shape[:-1]:
+        raise ShapeError(f"tf.searchsorted: shapes {list(s.shape)} and {list(v.shape)} differ before the last axis")
+    rows_s, rows_v = s.value.reshape(-1, s.shape[-1]), v.value.reshape(-1, v.shape[-1] if v.ndim else 1)
+    out = np.stack([np.searchsorted(a, b, side=side) for a, b in zip(rows_s, rows_v)]).reshape(v.shape)
+    return Tensor(out.astype(np.int32 if out_type is None else to_dtype(out_type)))
+
+
+@builtin("scalar_mul")
+def scalar_mul(scalar, x, name=None):
+    if ops.to_tensor(scalar).ndim != 0:
+        raise TdfTypeError("tf.math.scalar_mul: scalar must be a 0-D tensor")
+    return ops.mul(scalar, x)
+
+
+@builtin()
+def is_symbolic_tensor(tensor):
+    """False: tapecli runs eagerly, there are no graph tensors."""
+    return Tensor(np.array(False))
+
+
+@builtin()
+def inside_function():
+    return Tensor(np.array(False))
+
+
+@builtin()
+def get_static_value(tensor, partial=False):
+    """The value as a NumPy array (every tensor's value is known eagerly)."""
+    if tensor is None:
+        return None
+    t = ops.to_tensor(tensor)
+    return ops.materialize(t) if t.weak else Tensor(t.value)
+
+
+@builtin()
+def ensure_shape(x, shape, name=None):
+    """x itself, when its shape matches ``shape`` (None entries match any size)."""
+    t = ops.to_tensor(x)
+    want = list(shape) if isinstance(shape, list) else list(to_shape(shape, negative=True))
+    ok = len(want) == t.ndim and all(w is None or to_int(w, "a dimension") in (-1, n) for w, n in zip(want, t.shape))
+    if not ok:
+        raise ShapeError(f"tf.ensure_shape: shape {list(t.shape)} is not compatible with {want}")
+    return ops.identity(t)
+
+
+@builtin()
+def shape_n(input, out_type=None, name=None):  # noqa: A002
+    dtype = np.int32 if out_type is None else to_dtype(out_type)
+    return [Tensor(np.array(ops.to_tensor(x).shape, dtype=dtype)) for x in input]
+
+
+@builtin()
+def broadcast_dynamic_shape(shape_x, shape_y):
+    return _broadcast_shapes(shape_x, shape_y)
+
+
+def _broadcast_shapes(a, b):
+    try:
+        shape = np.broadcast_shapes(to_shape(a), to_shape(b))
+    except ValueError:
+        raise ShapeError(f"incompatible shapes to broadcast: {list(to_shape(a))} and {list(to_shape(b))}") from None
+    dtype = a.dtype if isinstance(a, Tensor) and not a.weak else np.int32
+    return Tensor(np.array(shape, dtype=dtype))
+
+
+@builtin()
+def unravel_index(indices, dims, name=None):
+    i, d = ops.to_tensor(indices), ops.to_tensor(dims)
+    d = ops.materialize(d) if d.weak else d
+    out = np.array(np.unravel_index(np.asarray(i.value), tuple(int(v) for v in d.value)))
+    return Tensor(out.astype(d.dtype))
+
+
+@builtin()
+def truncatediv(x, y, name=None):
+    """Division rounded towards zero (integers; no gradient)."""
+    a, b = ops.to_tensor(x), ops.to_tensor(y)
+    q = ops.floordiv(a, b)
+    return ops.where(ops.logical_and(ops.not_equal(ops.mod(a, b), 0), ops.less(ops.mul(a, b), 0)), ops.add(q, 1), q)
+
+
+@builtin()
+def truncatemod(x, y, name=None):
+    """The remainder of truncatediv: x - truncatediv(x, y) * y, with x's sign."""
+    return ops.sub(x, ops.mul(truncatediv(x, y), y))
+
+
+@builtin()
+def timestamp(name=None):
+    import time
+    return Tensor(np.array(time.time(), dtype=np.float64))

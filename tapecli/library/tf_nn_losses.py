@@ -1,0 +1,229 @@
+"""tf.nn's losses and statistics beyond the core (l2_loss, weighted and Poisson cross-entropies, crelu, the
+moment helpers, the per-replica averages, in_top_k) and its 1-D pools, as compositions of the op table's ops
+following TensorFlow's own formulas (nn_impl.py), so their values and gradients are TensorFlow's."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import ShapeError, TdfValueError
+from tapecli.library.core import to_axis, to_int, truth
+from tapecli.library.tf_math import divide_no_nan
+from tapecli.library.tf_nn import _channels_last, _padding
+from tapecli.interpreter.registry import builtin
+from tapecli.runtime.values import Tensor
+
+
+@builtin()
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    return ops.div(ops.reduce_sum(ops.square(t)), 2)
+
+
+@builtin()
+def crelu(features, axis=-1, name=None):
+    x = ops.to_tensor(features)
+    return ops.concat([ops.relu(x), ops.relu(ops.neg(x))], to_int(axis, "axis"))
+
+
+@builtin()
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """(1 - z) * x + (1 + (q - 1) * z) * (log1p(exp(-|x|)) + max(-x, 0)), TensorFlow's stable form."""
+    z, x = ops.to_tensor(labels), ops.to_tensor(logits)
+    log_weight = ops.add(1, ops.mul(ops.sub(pos_weight, 1), z))
+    return ops.add(ops.mul(ops.sub(1, z), x),
+                   ops.mul(log_weight, ops.add(ops.log1p(ops.exp(ops.neg(ops.abs_(x)))), ops.relu(ops.neg(x)))))
+
+
+@builtin()
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(log_input) - log_input * targets, plus Stirling's approximation of log(targets!) where targets > 1."""
+    c, x = ops.to_tensor(targets), ops.to_tensor(log_input)
+    result = ops.sub(ops.exp(x), ops.mul(x, c))
+    if truth(compute_full_loss):
+        ones = ops.ones_like(c)
+        safe = ops.where(ops.greater(c, 1), c, ones)
+        stirling = ops.add(ops.sub(ops.mul(c, ops.log(safe)), c), ops.mul(0.5, ops.log(ops.mul(2 * math.pi, safe))))
+        result = ops.add(result, ops.where(ops.logical_and(ops.greater_equal(c, 0), ops.less_equal(c, 1)),
+                                           ops.zeros_like(c), stirling))
+    return result
+
+
+@builtin()
+def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
+    """[count, sum(x - shift), sum((x - shift) ** 2), shift] over ``axes``."""
+    t = ops.to_tensor(x)
+    axes = to_axis(axes)
+    axes = (axes,) if isinstance(axes, int) else axes
+    keep = truth(keepdims if keepdims is not None else keep_dims if keep_dims is not None else False)
+    count = Tensor(np.array(np.prod([t.shape[a] for a in axes]), dtype=t.dtype))
+    centred = t if shift is None else ops.sub(t, shift)
+    m_ss = ops.reduce_sum(centred, axes, keep)
+    v_ss = ops.reduce_sum(ops.square(centred), axes, keep)
+    return [count, m_ss, v_ss, None if shift is None else ops.to_tensor(shift)]
+
+
+@builtin()
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    divisor = ops.reciprocal(counts)
+    shifted_mean = ops.mul(mean_ss, divisor)
+    mean = shifted_mean if shift is None else ops.add(shifted_mean, shift)
+    variance = ops.sub(ops.mul(variance_ss, divisor), ops.square(shifted_mean))
+    return [mean, variance]
+
+
+@builtin()
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """[mean, variance] of ``x`` over ``axes`` weighted by ``frequency_weights`` (0/0 gives 0)."""
+    t = ops.to_tensor(x)
+    w = ops.to_tensor(frequency_weights)
+    axes = to_axis(axes)
+    axes = (axes,) if isinstance(axes, int) else axes
+    keep = truth(keepdims)
+    weighted_sum = ops.reduce_sum(ops.mul(w, t), axes, True)
+    weights = ops.reduce_sum(ops.add(w, ops.zeros_like(t)), axes, True)
+    mean = divide_no_nan(weighted_sum, weights)
+    variance = divide_no_nan(ops.reduce_sum(ops.mul(w, ops.square(ops.sub(t, mean))), axes, True), weights)
+    if not keep:
+        mean, variance = ops.reshape(mean, _kept(t.shape, axes)), ops.reshape(variance, _kept(t.shape, axes))
+    return [mean, variance]
+
+
+def _kept(shape, axes):
+    axes = {a % len(shape) for a in axes}
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+@builtin()
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(loss * sample_weight) / global_batch_size (the first dimension when not given); one replica."""
+    loss = ops.to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = ops.mul(loss, sample_weight)
+    total = ops.reduce_sum(loss)
+    if global_batch_size is None:
+        size = loss.shape[0] if loss.ndim else 1
+    else:
+        size = to_int(global_batch_size, "global_batch_size")
+        if size <= 0:
+            raise TdfValueError("tf.nn.compute_average_loss: global_batch_size must be positive")
+    return divide_no_nan(total, ops.cast(size, total.dtype))
+
+
+@builtin()
+def scale_regularization_loss(regularization_loss):
+    """The summed regularization loss divided by the number of replicas (one here)."""
+    if isinstance(regularization_loss, list):
+        return ops.reduce_sum(ops.stack(regularization_loss, 0))
+    return ops.reduce_sum(regularization_loss)
+
+
+@builtin()
+def in_top_k(targets, predictions, k, name=None):
+    """Whether each target's prediction is among the k largest of its row (ties count as in, as TensorFlow's)."""
+    p = ops.to_tensor(predictions)
+    t = np.asarray(ops.to_tensor(targets).value).astype(np.int64)
+    k = to_int(k, "k")
+    if p.ndim != 2 or t.shape != (p.shape[0],):
+        raise ShapeError(f"in_top_k: predictions must be [batch, classes] and targets [batch], got "
+                         f"{list(p.shape)} and {list(t.shape)}")
+    rows = np.arange(p.shape[0])
+    valid = (t >= 0) & (t < p.shape[1])
+    target = p.value[rows, np.clip(t, 0, p.shape[1] - 1)]
+    larger = (p.value > target[:, None]).sum(axis=1)
+    return Tensor(valid & np.isfinite(target) & (larger < k))
+
+
+def _pool1d(f, name):
+    def run(input, ksize, strides, padding, data_format="NWC"):  # noqa: A002
+        _channels_last(data_format, "NWC")
+        x = ops.to_tensor(input)
+        if x.ndim != 3:
+            raise ShapeError(f"{name} needs a [batch, width, channels] input, got shape {list(x.shape)}")
+        k, s = (_one(ksize, "ksize"), _one(strides, "strides"))
+        y = f(ops.reshape(x, (x.shape[0], 1, x.shape[1], x.shape[2])), (1, k), (1, s), _padding(padding))
+        return ops.reshape(y, (y.shape[0], y.shape[2], y.shape[3]))
+    run.__name__ = name
+    return run
+
+
+def _one(value, what):
+    if isinstance(value, (list, Tensor)) and not (isinstance(value, Tensor) and value.ndim == 0):
+        values = [int(v) for v in (value.value.tolist() if isinstance(value, Tensor) else
+                                   [to_int(v, what) for v in value])]
+        if len(values) == 3:
+            values = values[1:2]
+        if len(values) != 1:
+            raise TdfValueError(f"{what} must be an integer or a list of 1 or 3 integers")
+        return values[0]
+    return to_int(value, what)
+
+
+builtin("max_pool1d")(_pool1d(ops.max_pool2d, "max_pool1d"))
+builtin("avg_pool1d")(_pool1d(ops.avg_pool2d, "avg_pool1d"))
+
+
+@builtin()
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+                     dilations=None, name=None):
+    """The gradient of conv2d with respect to its input, as a composition: the input spread out by the strides,
+    padded, and correlated (VALID) with the filters flipped and their channel axes swapped."""
+    from tapecli.library.tf_nn import _spatial
+    from tapecli.ops.nn import _pads
+    _channels_last(data_format, "NHWC")
+    if dilations is not None and _spatial(dilations, "dilations") != (1, 1):
+        raise TdfValueError("tf.nn.conv2d_transpose: dilations other than 1 are not supported")
+    x, f = ops.to_tensor(input), ops.to_tensor(filters)
+    out = tuple(int(v) for v in (output_shape.value.tolist() if isinstance(output_shape, Tensor)
+                                 else [to_int(v, "output_shape") for v in output_shape]))
+    if x.ndim != 4 or f.ndim != 4 or len(out) != 4 or f.shape[3] != x.shape[3] or out[3] != f.shape[2]:
+        raise ShapeError(f"tf.nn.conv2d_transpose: input {list(x.shape)}, filters {list(f.shape)} and output_shape "
+                         f"{list(out)} do not fit ([batch, h, w, in], [kh, kw, out, in], [batch, oh, ow, out])")
+    (sh, sw), pad = _spatial(strides, "strides"), _padding(padding)
+    n, h, w, c = x.shape
+    kh, kw = f.shape[:2]
+    pads = []
+    for size, k, s, length in ((out[1], kh, sh, h), (out[2], kw, sw, w)):
+        expected, before, _ = _pads(size, k, s, 1, pad if isinstance(pad, str) else "VALID")
+        if expected != length:
+            raise ShapeError(f"tf.nn.conv2d_transpose: output_shape {list(out)} does not give input {list(x.shape)} "
+                             f"with strides {[sh, sw]} and {pad} padding")
+        spread = (length - 1) * s + 1
+        pads.append((k - 1 - before, size - spread + before))
+    spread_x = ops.pad(ops.reshape(x, (n, h, 1, w, 1, c)), [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]])
+    spread_x = ops.getitem(ops.reshape(spread_x, (n, h * sh, w * sw, c)),
+                           (slice(None), slice(0, (h - 1) * sh + 1), slice(0, (w - 1) * sw + 1)))
+    flipped = ops.transpose(ops.getitem(f, (slice(None, None, -1), slice(None, None, -1))), (0, 1, 3, 2))
+    return ops.conv2d(ops.pad(spread_x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]]), flipped, (1, 1), "VALID")
+
+
+@builtin()
+def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """[N, H, W, C * b * b] -> [N, H * b, W * b, C], TensorFlow's DCR order."""
+    _channels_last(data_format, "NHWC")
+    x, b = ops.to_tensor(input), to_int(block_size, "block_size")
+    n, h, w, c = _image(x, "depth_to_space")
+    if b < 2 or c % (b * b):
+        raise TdfValueError(f"depth_to_space: the depth {c} must be divisible by block_size ** 2 ({b} * {b})")
+    y = ops.transpose(ops.reshape(x, (n, h, w, b, b, c // (b * b))), (0, 1, 3, 2, 4, 5))
+    return ops.reshape(y, (n, h * b, w * b, c // (b * b)))
+
+
+@builtin()
+def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """[N, H * b, W * b, C] -> [N, H, W, C * b * b], the inverse of depth_to_space."""
+    _channels_last(data_format, "NHWC")
+    x, b = ops.to_tensor(input), to_int(block_size, "block_size")
+    n, h, w, c = _image(x, "space_to_depth")
+    if b < 2 or h % b or w % b:
+        raise TdfValueError(f"space_to_depth: height {h} and width {w} must be divisible by block_size {b}")
+    y = ops.transpose(ops.reshape(x, (n, h // b, b, w // b, b, c)), (0, 1, 3, 2, 4, 5))
+    return ops.reshape(y, (n, h // b, w // b, b * b * c))
+
+
+def _image(x, what):
+    if x.ndim != 4:
+        raise ShapeError(f"{what} needs a 4-D input [batch, height, width, channels], got shape {list(x.shape)}")
+    return x.shape

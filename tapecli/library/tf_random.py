@@ -1,0 +1,113 @@
+"""tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, fold_in and the
+stateless samplers. The numbers come from NumPy's generators (TensorFlow's Philox streams are not reproduced):
+the shapes, dtypes, supports and distributions are TensorFlow's, and a stateless sampler gives the same numbers
+for the same seed, as TensorFlow's do."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import ShapeError, TdfValueError
+from tapecli.library.core import _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_shape
+from tapecli.interpreter.registry import builtin
+from tapecli.runtime.values import Tensor
+
+
+def _stateless(seed) -> np.random.Generator:
+    s = ops.to_tensor(seed)
+    if s.shape != (2,) or s.dtype.kind not in "iu":
+        raise TdfValueError(f"a stateless seed must be a shape [2] integer tensor, got shape {list(s.shape)}")
+    return np.random.default_rng([int(v) % 2**63 for v in s.value])
+
+
+def _categorical(rng, logits, num_samples, dtype):
+    z = ops.to_tensor(logits)
+    if z.ndim != 2:
+        raise ShapeError(f"categorical needs [batch, classes] logits, got shape {list(z.shape)}")
+    n = to_int(num_samples, "num_samples")
+    _check_size((z.shape[0], n))
+    logp = z.value.astype(np.float64)
+    logp = logp - logp.max(axis=1, keepdims=True)
+    p = np.exp(logp)
+    p /= p.sum(axis=1, keepdims=True)
+    out = np.stack([rng.choice(z.shape[1], size=n, p=row) for row in p]) if z.shape[0] else np.zeros((0, n))
+    return Tensor(out.astype(np.int64 if dtype is None else to_dtype(dtype)))
+
+
+@builtin(interp=True)
+def categorical(interp, logits, num_samples, dtype=None, seed=None, name=None):
+    return _categorical(_rng(interp, seed), logits, num_samples, dtype)
+
+
+@builtin()
+def stateless_categorical(logits, num_samples, seed, dtype=None, name=None):
+    return _categorical(_stateless(seed), logits, num_samples, dtype)
+
+
+@builtin(interp=True)
+def shuffle(interp, value, seed=None, name=None):
+    """A permutation along the first axis."""
+    t = ops.to_tensor(value)
+    if t.ndim == 0:
+        raise ShapeError("tf.random.shuffle needs at least one dimension")
+    return ops.gather(t, Tensor(_rng(interp, seed).permutation(t.shape[0]).astype(np.int64)))
+
+
+@builtin(interp=True)
+def gamma(interp, shape, alpha, beta=None, dtype=None, seed=None, name=None):
+    """Samples of Gamma(alpha, rate beta), shape ``shape + broadcast(alpha, beta).shape``."""
+    a = np.asarray(ops.to_tensor(alpha).value, dtype=np.float64)
+    b = np.ones_like(a) if beta is None else np.asarray(ops.to_tensor(beta).value, dtype=np.float64)
+    params = np.broadcast_shapes(a.shape, b.shape)
+    out_shape = to_shape(shape) + params
+    _check_size(out_shape)
+    draws = _rng(interp, seed).gamma(np.broadcast_to(a, out_shape), 1.0, size=out_shape) / np.broadcast_to(b, out_shape)
+    return Tensor(draws.astype(_float_dtype(dtype)))
+
+
+@builtin(interp=True)
+def poisson(interp, shape, lam, dtype=None, seed=None, name=None):
+    lam = np.asarray(ops.to_tensor(lam).value, dtype=np.float64)
+    out_shape = to_shape(shape) + lam.shape
+    _check_size(out_shape)
+    draws = _rng(interp, seed).poisson(np.broadcast_to(lam, out_shape), size=out_shape)
+    return Tensor(draws.astype(_float_dtype(dtype)))
+
+
+@builtin()
+def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, name=None, alg="auto_select"):
+    shape = to_shape(shape)
+    _check_size(shape)
+    return Tensor(_stateless(seed).normal(to_float(mean), to_float(stddev), size=shape).astype(_float_dtype(dtype)))
+
+
+@builtin()
+def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=None, name=None, alg="auto_select"):
+    shape = to_shape(shape)
+    _check_size(shape)
+    want = _float_dtype(dtype)
+    rng = _stateless(seed)
+    if want.kind in "iu":
+        if maxval is None:
+            raise TdfValueError("tf.random.stateless_uniform: an integer dtype needs maxval")
+        return Tensor(rng.integers(to_int(minval, "minval"), to_int(maxval, "maxval"), size=shape).astype(want))
+    hi = 1.0 if maxval is None else to_float(maxval)
+    return Tensor(rng.uniform(to_float(minval), hi, size=shape).astype(want))
+
+
+@builtin()
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, name=None, alg="auto_select"):
+    shape = to_shape(shape)
+    _check_size(shape)
+    values = ops.truncated_normal_values(_stateless(seed), shape, to_float(mean), to_float(stddev))
+    return Tensor(values.astype(_float_dtype(dtype)))
+
+
+@builtin("random.fold_in")
+def fold_in(seed, data, alg="auto_select"):
+    """A new [2] int64 seed from ``seed`` and the integer ``data`` (deterministic)."""
+    s = ops.to_tensor(seed)
+    s = ops.materialize(s) if s.weak else s
+    rng = np.random.default_rng([*(int(v) % 2**63 for v in s.value), to_int(data, "data") % 2**63])
+    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(2,)).astype(s.dtype))
+

@@ -1,0 +1,153 @@
+"""tf.math's segment reductions beyond the sums: mean, sqrt_n, max and min, sorted (segment_*) and unsorted
+(unsorted_segment_*), as compositions of unsorted_segment_sum, gather and where. Their gradients are
+TensorFlow's: a mean's is the upstream gradient over the segment's count, a max's or min's is shared equally
+among the elements that reach the extreme (_UnsortedSegmentMinOrMaxGrad)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import TdfValueError
+from tapecli.library.core import to_int
+from tapecli.interpreter.registry import builtin
+from tapecli.runtime.values import Tensor
+
+
+def _counts(ids: np.ndarray, num: int, x: Tensor) -> Tensor:
+    """How many rows each segment has, shaped to divide a segment result."""
+    counts = np.bincount(ids.reshape(-1), minlength=num)[:num].astype(x.dtype)
+    return Tensor(counts.reshape((num,) + (1,) * (x.ndim - ids.ndim)))
+
+
+def _reduce(kind, data, segment_ids, num_segments, empty):
+    x = ops.to_tensor(data)
+    x = ops.materialize(x) if x.weak else x
+    ids = ops.int_indices(segment_ids, f"segment_{kind}")
+    if num_segments is None:
+        if ids.ndim != 1 or (ids.size and (np.diff(ids) < 0).any()):
+            raise TdfValueError(f"segment_{kind}: segment_ids must be a sorted 1-D tensor")
+        num = int(ids.max()) + 1 if ids.size else 0
+    else:
+        num = to_int(num_segments, "num_segments")
+    total = ops.unsorted_segment_sum(x, Tensor(ids), num)
+    if kind in ("mean", "sqrt_n"):
+        n = np.maximum(_counts(ids, num, x).value, 1)
+        return ops.div(total, Tensor(n if kind == "mean" else np.sqrt(n).astype(x.dtype)))
+    pick = np.maximum if kind == "max" else np.minimum
+    extreme = np.full((num,) + x.shape[ids.ndim:], _lowest(kind, x), dtype=x.dtype)
+    pick.at(extreme, ids, x.value)
+    if x.dtype.kind != "f":                                   # integers: no gradient to share
+        extreme[_counts(ids, num, x).value.reshape(-1) == 0] = empty
+        return Tensor(extreme)
+    selected = ops.equal(x, ops.gather(Tensor(extreme), Tensor(ids.astype(np.int64))))
+    hits = ops.unsorted_segment_sum(ops.cast(selected, x.dtype), Tensor(ids), num)
+    picked = ops.unsorted_segment_sum(ops.where(selected, x, ops.zeros_like(x)), Tensor(ids), num)
+    nothing = ops.equal(hits, 0)
+    value = ops.div(picked, ops.where(nothing, ops.ones_like(hits), hits))
+    return ops.where(nothing, ops.add(ops.zeros_like(value), Tensor(np.array(empty, dtype=x.dtype))), value)
+
+
+def _lowest(kind, data):
+    """The dtype's lowest value (an empty segment's max), or its highest (an empty min's)."""
+    dtype = ops.to_tensor(data).dtype
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+@builtin()
+def segment_mean(data, segment_ids, name=None):
+    return _reduce("mean", data, segment_ids, None, 0)
+
+
+@builtin()
+def segment_max(data, segment_ids, name=None):
+    return _reduce("max", data, segment_ids, None, 0)
+
+
+@builtin()
+def segment_min(data, segment_ids, name=None):
+    return _reduce("min", data, segment_ids, None, 0)
+
+
+@builtin()
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    return _reduce("mean", data, segment_ids, num_segments, 0)
+
+
+@builtin()
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    return _reduce("sqrt_n", data, segment_ids, num_segments, 0)
+
+
+@builtin()
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """Empty segments hold the dtype's lowest value, as TensorFlow's."""
+    return _reduce("max", data, segment_ids, num_segments, _lowest("max", data))
+
+
+@builtin()
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    return _reduce("min", data, segment_ids, num_segments, _lowest("min", data))
+
+
+@builtin()
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=None, name=None, axis=None,
+             binary_output=False):
+    """Counts (or summed weights) of each non-negative integer value of ``arr``."""
+    if axis is not None:
+        raise TdfValueError("tf.math.bincount: axis is not supported")
+    values = np.asarray(ops.int_indices(arr, "bincount")).reshape(-1)
+    if (values < 0).any():
+        raise TdfValueError("tf.math.bincount: arr must be non-negative")
+    size = int(values.max()) + 1 if values.size else 0
+    if minlength is not None:
+        size = max(size, to_int(minlength, "minlength"))
+    if maxlength is not None:
+        size = min(size, to_int(maxlength, "maxlength"))
+    keep = values < size
+    if weights is None:
+        counts = np.bincount(values[keep], minlength=size)[:size]
+        if binary_output:
+            counts = np.minimum(counts, 1)
+        return Tensor(counts.astype(np.int32 if dtype is None else np.dtype(dtype.np if hasattr(dtype, "np") else dtype)))
+    w = ops.to_tensor(weights)
+    w = ops.materialize(w) if w.weak else w       # no gradient: TensorFlow has none for DenseBincount
+    sums = np.bincount(values[keep], weights=np.asarray(w.value).reshape(-1)[keep], minlength=size)[:size]
+    return Tensor(sums.astype(w.dtype))
+
+
+@builtin()
+def invert_permutation(x, name=None):
+    p = ops.to_tensor(x)
+    p = ops.materialize(p) if p.weak else p
+    v = np.asarray(p.value)
+    if v.ndim != 1 or sorted(v.tolist()) != list(range(v.size)):
+        raise TdfValueError("tf.math.invert_permutation: x must be a permutation of 0..n-1")
+    out = np.empty_like(v)
+    out[v] = np.arange(v.size, dtype=v.dtype)
+    return Tensor(out)
+
+
+@builtin()
+def is_non_decreasing(x, name=None):
+    v = np.asarray(ops.to_tensor(x).value).reshape(-1)
+    return Tensor(np.array(bool(np.all(v[1:] >= v[:-1]))))
+
+
+@builtin()
+def is_strictly_increasing(x, name=None):
+    v = np.asarray(ops.to_tensor(x).value).reshape(-1)
+    return Tensor(np.array(bool(np.all(v[1:] > v[:-1]))))
+
+
+@builtin()
+def polyval(coeffs, x, name=None):
+    """coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1], by Horner's rule (TensorFlow's order of operations)."""
+    if not isinstance(coeffs, list):
+        raise TdfValueError("tf.math.polyval: coeffs must be a list of tensors")
+    if not coeffs:
+        return ops.zeros_like(x)
+    value = ops.to_tensor(coeffs[0])
+    for c in coeffs[1:]:
+        value = ops.add(c, ops.mul(value, x))
+    return value
