@@ -1,5 +1,5 @@
 """TensorFlow's array vocabulary beyond the core: repeat, slice, broadcast_to, meshgrid, rank, the scatter
-updates, unique and searchsorted, and the eager-mode answers (executing_eagerly, is_tensor, no_op), written as
+updates, unique and searchsorted, and the eager-mode answers (is_tensor, no_op; executing_eagerly is in control.py), written as
 compositions of the op table's ops (their gradients are the compositions')."""
 from __future__ import annotations
 
@@ -33,11 +33,6 @@ def rank(input, name=None):  # noqa: A002
 def is_tensor(x):
     """A tensor or a variable; a Python number (a literal, weak) is not one."""
     return Tensor(np.array(isinstance(x, Variable) or (isinstance(x, Tensor) and not x.weak)))
-
-
-@builtin()
-def executing_eagerly():
-    return Tensor(np.array(True))
 
 
 @builtin()
