@@ -201,7 +201,9 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
 
 class Namespace(ProgramObject):
     """A module a program imported (``tf``, ``tf.keras.layers``, ``np``, ``math``): its attributes are the
-    builtins of the same name, looked up when read, so every builtin family is reachable."""
+    builtins of the same name, looked up when read, so every builtin family is reachable. Where a module's
+    name differs from TensorFlow's (``keras.layers.add`` takes a list), the builtin registered as
+    ``"layers.add"`` (the module's last name, a dot, the attribute) wins over the flat one."""
 
     kind_word = "a module"
     SUBMODULES = frozenset(("math", "nn", "linalg", "random", "keras", "layers", "losses", "optimizers",
@@ -227,7 +229,8 @@ class Namespace(ProgramObject):
                                hint="docs/tf-surface.md lists what is left out, and why")
         if attr in self.SUBMODULES and attr not in BUILTINS:
             return Namespace(f"{self.path}.{attr}")
-        name = self.ALIASES.get(attr, attr)
+        qualified = f"{self.path.rpartition('.')[2]}.{attr}"     # keras.initializers.zeros is not tf.zeros
+        name = qualified if qualified in BUILTINS else self.ALIASES.get(attr, attr)
         if name in DTYPES or name in DTYPE_ALIASES:
             return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function
         if name in BUILTINS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import initializers, layers, losses, metrics, models, optimizers, recurrent
+from tapecli.library.keras import activations, initializers, layers, losses, metrics, models, optimizers, recurrent
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -82,5 +82,10 @@ for _name, _fn in losses.FUNCTIONS.items():
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
 for _cls in initializers.CLASSES:
-    _register(_cls.__name__, _cls, with_interp=False)
+    _register(_cls.keras_name, _cls, with_interp=False)
+for _name, _cls in initializers.ALIASES.items():
+    _register(f"initializers.{_name}", _cls, with_interp=False)
+for _name, _fn in activations.FUNCTIONS.items():
+    builtin(f"activations.{_name}")(_fn)
+builtin("activations.get")(activations.get)
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

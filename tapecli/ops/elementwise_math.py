@@ -111,10 +111,10 @@ LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, 
 SOFTSIGN = _unary("softsign", numpy=lambda x: (x / (1 + np.abs(x))).astype(x.dtype),
                   deriv=lambda m, x, y, at: m.reciprocal(m.square(m.add(1, m.abs_(x)))),
                   fusion="({0} / (_F(1.0) + abs({0})))")
-# SeluGrad reads the output: scale where y > 0, else y + scale * alpha
+# SeluGrad reads the output: y + scale * alpha where y < 0, else scale (at 0 too)
 SELU = _unary("selu", numpy=_selu, saves=("out",),
-              deriv=lambda m, x, y, at: m.where(m.greater(y, 0), m.mul(m.ones_like(y), SELU_SCALE),
-                                                m.add(y, SELU_SCALE * SELU_ALPHA)))
+              deriv=lambda m, x, y, at: m.where(m.less(y, 0), m.add(y, SELU_SCALE * SELU_ALPHA),
+                                                m.mul(m.ones_like(y), SELU_SCALE)))
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
 RELU6 = _unary("relu6", numpy=_relu6,
                deriv=lambda m, x, y, at: m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), m.ones_like(x),

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras import initializers
+from tapecli.library.keras import activations, initializers
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
@@ -19,13 +19,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
-ACTIVATIONS = {
-    "relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh, "softplus": ops.softplus,
-    "elu": ops.elu, "gelu": ops.gelu, "softmax": ops.softmax, "log_softmax": ops.log_softmax,
-    "leaky_relu": ops.leaky_relu, "exponential": ops.exp,
-    "silu": lambda x: ops.mul(x, ops.sigmoid(x)), "swish": lambda x: ops.mul(x, ops.sigmoid(x)),
-    "linear": None,
-}
+ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
 
 def activation_fn(value, interp):
