@@ -118,7 +118,19 @@ class Instance(ProgramObject):
                 kwargs = {k: v for k, v in kwargs.items() if k != "training"}
         if not isinstance(method, Function):
             raise TdfTypeError(f"{self.cls.name} object is not callable", hint="define __call__ (or call, for Keras)")
+        if self.cls.framework == KERAS and not getattr(self, "keras_built", False):
+            self._build(interp, args, node)
         return call_method(interp, method, owner, self, args, kwargs, node)
+
+    def _build(self, interp, args, node):
+        """Keras calls a layer's ``build(input_shape)`` before its first ``call``."""
+        self.keras_built = True
+        build, owner = self.cls.find("build")
+        if isinstance(build, Function) and args:
+            from tapecli.interpreter.registry import HOOKS
+            first = args[0]
+            shape = HOOKS["attribute"](interp, first, "shape", node) if isinstance(first, (Tensor, Variable)) else None
+            call_method(interp, build, owner, self, [shape], {}, node)
 
     def owned_variables(self) -> list:
         names = sorted(self.attrs) if self.cls.framework == MODULE else list(self.attrs)

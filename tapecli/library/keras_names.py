@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import activations, initializers, layers, losses, metrics, models, optimizers, recurrent
+from tapecli.library.keras import activations, initializers, layers, losses, merging, metrics, models, optimizers, recurrent
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -67,8 +67,10 @@ def _register(name, make, extra=(), with_interp=True):
     builtin(name, interp=True)(construct)
 
 
-for _cls in layers.LAYERS + recurrent.LAYERS:
+for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+for _name, _cls in merging.FUNCTIONS.items():
+    builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
 _register("Model", models.Functional)
 _register("Input", models.make_input, with_interp=False)

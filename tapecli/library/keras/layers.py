@@ -41,8 +41,9 @@ class KerasTensor:
 
     kind_word = "a Keras tensor"
 
-    def __init__(self, shape, dtype, layer=None, inputs=None):
+    def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
+        self.listed = listed          # the layer takes its inputs as one list (merging layers)
 
 
 class Layer(KerasObject):

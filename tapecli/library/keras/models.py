@@ -240,7 +240,8 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
-            values[id(t)] = t.layer.apply(interp, values[id(t.inputs[0])], training)
+            arg = [values[id(p)] for p in t.inputs] if t.listed else values[id(t.inputs[0])]
+            values[id(t)] = t.layer.apply(interp, arg, training)
         outs = [values[id(t)] for t in self.outputs]
         return outs if self.many_out else outs[0]
 
