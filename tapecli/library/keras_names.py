@@ -83,6 +83,8 @@ for _name, _fn in losses.FUNCTIONS.items():
     builtin(_name)(_fn)
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
+for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
+    _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
     _register(_cls.keras_name, _cls, with_interp=False)
 for _name, _cls in initializers.ALIASES.items():

@@ -100,3 +100,48 @@ class CategoricalAccuracy(SparseCategoricalAccuracy):
 
 
 METRICS = [Mean, SparseCategoricalAccuracy, CategoricalAccuracy]
+
+
+class _LossMean(Mean):
+    """Keras's MeanMetricWrapper around a loss function: the mean of its per-sample values."""
+
+    fn = None
+    options: dict = {}
+
+    def values_of(self, args, kwargs):
+        y_true = args[0] if args else kwargs.pop("y_true", None)
+        y_pred = args[1] if len(args) > 1 else kwargs.pop("y_pred", None)
+        if y_true is None or y_pred is None:
+            raise TdfTypeError("update_state takes (y_true, y_pred, sample_weight=None)")
+        return np.asarray(type(self).fn(y_true, y_pred, **self.options).value, dtype=np.float32)
+
+
+def _loss_metric(class_name, fn_name, **defaults):
+    """A metric class named ``class_name`` whose values are the loss function ``fn_name``'s, with Keras's
+    keyword arguments and defaults."""
+    from tapecli.library.keras import losses
+
+    def __init__(self, name=fn_name, dtype=None, **options):
+        Mean.__init__(self, name, dtype)
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise TdfTypeError(f"{class_name}() got an unexpected keyword argument '{unknown[0]}'")
+        self.options = {**defaults, **options}
+    import inspect
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=fn_name),
+         inspect.Parameter("dtype", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)] +
+        [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=v) for k, v in defaults.items()])
+    return type(class_name, (_LossMean,), {"fn": staticmethod(losses.FUNCTIONS[fn_name]), "__init__": __init__,
+                                           "default_name": fn_name})
+
+
+LOSS_METRICS = [
+    _loss_metric("MeanSquaredError", "mean_squared_error"),
+    _loss_metric("MeanAbsoluteError", "mean_absolute_error"),
+    _loss_metric("BinaryCrossentropy", "binary_crossentropy", from_logits=False, label_smoothing=0.0),
+    _loss_metric("CategoricalCrossentropy", "categorical_crossentropy", from_logits=False, label_smoothing=0.0,
+                 axis=-1),
+    _loss_metric("SparseCategoricalCrossentropy", "sparse_categorical_crossentropy", from_logits=False, axis=-1),
+]
