@@ -239,9 +239,9 @@ class Namespace(ProgramObject):
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
                                hint="docs/tf-surface.md lists what is left out, and why")
-        if attr in self.SUBMODULES and attr not in BUILTINS:
-            return Namespace(f"{self.path}.{attr}")
         qualified = f"{self.path.rpartition('.')[2]}.{attr}"     # keras.initializers.zeros is not tf.zeros
+        if attr in self.SUBMODULES and attr not in BUILTINS and qualified not in BUILTINS:
+            return Namespace(f"{self.path}.{attr}")
         name = qualified if qualified in BUILTINS else self.ALIASES.get(attr, attr)
         if name in DTYPES or name in DTYPE_ALIASES:
             return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function

@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import activations, initializers, layers, losses, merging, metrics, models, optimizers, recurrent
+from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
+                                   recurrent, shaping, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -67,8 +68,12 @@ def _register(name, make, extra=(), with_interp=True):
     builtin(name, interp=True)(construct)
 
 
-for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS:
+for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+for _name, _cls in shaping.ALIASES.items():
+    _register(_name, _cls, _LAYER_OPTIONS)
+for _name, _cls in shaping.QUALIFIED.items():
+    _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)
 for _name, _cls in merging.FUNCTIONS.items():
     builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
@@ -92,4 +97,6 @@ for _name, _cls in initializers.ALIASES.items():
 for _name, _fn in activations.FUNCTIONS.items():
     builtin(f"activations.{_name}")(_fn)
 builtin("activations.get")(activations.get)
+for _name, _fn in utilities.FUNCTIONS.items():
+    builtin(_name)(_fn)
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)
