@@ -101,6 +101,11 @@ class Instance(ProgramObject):
                 return self.label
             if attr == "add_weight" and self.cls.framework == KERAS:
                 return BoundMethod(attr, lambda call_node, *a, **k: _add_weight(interp, self, *a, **k))
+            from tapecli.interpreter.registry import HOOKS
+            if self.cls.framework == KERAS and "keras_model" in HOOKS:     # compile, fit, add_loss, metrics, ...
+                found = HOOKS["keras_model"](interp, self, attr)
+                if found is not None:
+                    return found
         raise TdfTypeError(f"{self.cls.name} object has no attribute {attr}")
 
     def set_attribute(self, interp, attr, value, node):

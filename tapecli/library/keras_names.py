@@ -6,7 +6,7 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
-                                   recurrent, shaping, utilities)
+                                   recurrent, shaping, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -99,4 +99,5 @@ for _name, _fn in activations.FUNCTIONS.items():
 builtin("activations.get")(activations.get)
 for _name, _fn in utilities.FUNCTIONS.items():
     builtin(_name)(_fn)
+hook("keras_model")(training.program_attribute)   # a program's keras.Model subclass: compile, fit, add_loss, ...
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

@@ -99,7 +99,22 @@ class CategoricalAccuracy(SparseCategoricalAccuracy):
         return (np.argmax(y_true, axis=-1) == np.argmax(y_pred, axis=-1)).astype(np.float32)
 
 
-METRICS = [Mean, SparseCategoricalAccuracy, CategoricalAccuracy]
+class BinaryAccuracy(SparseCategoricalAccuracy):
+    default_name = "binary_accuracy"
+
+    def __init__(self, name=None, dtype=None, threshold=0.5):
+        super().__init__(name, dtype)
+        self.threshold = float(np.asarray(tensor(threshold, "threshold").value)) if not isinstance(
+            threshold, (int, float)) else float(threshold)
+
+    def matches(self, y_true, y_pred):
+        if y_true.ndim == y_pred.ndim - 1:
+            y_true = y_true[..., None]
+        pred = (y_pred > np.asarray(self.threshold, y_pred.dtype)).astype(np.float32)
+        return np.mean((y_true.astype(np.float32) == pred).astype(np.float32), axis=-1)
+
+
+METRICS = [Mean, SparseCategoricalAccuracy, CategoricalAccuracy, BinaryAccuracy]
 
 
 class _LossMean(Mean):
