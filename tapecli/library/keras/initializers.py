@@ -218,39 +218,18 @@ class GlorotUniform(VarianceScaling):
         return rng.uniform(-limit, limit, size=shape)
 
 
-class GlorotNormal(VarianceScaling):
-    keras_name = "GlorotNormal"
-
+def _variance_scaling(name, scale, mode, distribution):
+    """A VarianceScaling initializer with Keras's fixed arguments (GlorotNormal, HeNormal, ...)."""
     def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+    return type(name, (VarianceScaling,), {"keras_name": name, "__init__": __init__})
 
 
-class HeNormal(VarianceScaling):
-    keras_name = "HeNormal"
-
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "truncated_normal", seed)
-
-
-class HeUniform(VarianceScaling):
-    keras_name = "HeUniform"
-
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "uniform", seed)
-
-
-class LecunNormal(VarianceScaling):
-    keras_name = "LecunNormal"
-
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "truncated_normal", seed)
-
-
-class LecunUniform(VarianceScaling):
-    keras_name = "LecunUniform"
-
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "uniform", seed)
+GlorotNormal = _variance_scaling("GlorotNormal", 1.0, "fan_avg", "truncated_normal")
+HeNormal = _variance_scaling("HeNormal", 2.0, "fan_in", "truncated_normal")
+HeUniform = _variance_scaling("HeUniform", 2.0, "fan_in", "uniform")
+LecunNormal = _variance_scaling("LecunNormal", 1.0, "fan_in", "truncated_normal")
+LecunUniform = _variance_scaling("LecunUniform", 1.0, "fan_in", "uniform")
 
 
 class Identity(Initializer):

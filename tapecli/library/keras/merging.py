@@ -57,30 +57,16 @@ class Merge(Layer):
         return out
 
 
-class Add(Merge):
-    prefix = "add"
-    pair = staticmethod(ops.add)
+def _pairwise(name, prefix, op, most=None):
+    """A merging layer that folds its inputs with one binary op, left to right."""
+    return type(name, (Merge,), {"prefix": prefix, "pair": staticmethod(op), "most": most})
 
 
-class Subtract(Merge):
-    prefix = "subtract"
-    most = 2
-    pair = staticmethod(ops.sub)
-
-
-class Multiply(Merge):
-    prefix = "multiply"
-    pair = staticmethod(ops.mul)
-
-
-class Maximum(Merge):
-    prefix = "maximum"
-    pair = staticmethod(ops.maximum)
-
-
-class Minimum(Merge):
-    prefix = "minimum"
-    pair = staticmethod(ops.minimum)
+Add = _pairwise("Add", "add", ops.add)
+Subtract = _pairwise("Subtract", "subtract", ops.sub, most=2)
+Multiply = _pairwise("Multiply", "multiply", ops.mul)
+Maximum = _pairwise("Maximum", "maximum", ops.maximum)
+Minimum = _pairwise("Minimum", "minimum", ops.minimum)
 
 
 class Average(Merge):
