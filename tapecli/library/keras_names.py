@@ -86,6 +86,12 @@ for _name in losses.CLASS_NAMES:
     builtin(_name)(losses.make(_name))       # checks its own keywords
 for _name, _fn in losses.FUNCTIONS.items():
     builtin(_name)(_fn)
+for _name in losses.QUALIFIED_CLASS_NAMES:
+    builtin(f"losses.{_name}")(losses.make(_name))
+for _name, _fn in losses.QUALIFIED_FUNCTIONS.items():        # keras.metrics has all but cosine_similarity
+    builtin(f"losses.{_name}", *([f"metrics.{_name}"] if _name != "cosine_similarity" else []))(_fn)
+for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
+    builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
