@@ -6,7 +6,7 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
-                                   recurrent, shaping, training, utilities)
+                                   recurrent, schedules, shaping, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -81,7 +81,8 @@ _register("Model", models.Functional)
 _register("Input", models.make_input, with_interp=False)
 for _cls in optimizers.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
-_register("ExponentialDecay", optimizers.ExponentialDecay, with_interp=False)
+for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
+    _register(_cls.__name__, _cls, with_interp=False)
 for _name in losses.CLASS_NAMES:
     builtin(_name)(losses.make(_name))       # checks its own keywords
 for _name, _fn in losses.FUNCTIONS.items():
