@@ -6,7 +6,7 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
-                                   recurrent, schedules, shaping, training, utilities)
+                                   penalties, recurrent, schedules, shaping, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -104,6 +104,10 @@ for _name, _cls in initializers.ALIASES.items():
 for _name, _fn in activations.FUNCTIONS.items():
     builtin(f"activations.{_name}")(_fn)
 builtin("activations.get")(activations.get)
+for _name, _cls in penalties.REGULARIZERS.items():
+    _register(f"regularizers.{_name}", _cls, with_interp=False)
+for _name, _cls in penalties.CONSTRAINTS.items():
+    _register(f"constraints.{_name}", _cls, with_interp=False)
 for _name, _fn in utilities.FUNCTIONS.items():
     builtin(_name)(_fn)
 hook("keras_model")(training.program_attribute)   # a program's keras.Model subclass: compile, fit, add_loss, ...

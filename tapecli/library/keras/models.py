@@ -43,7 +43,10 @@ class Model(Layer):
         return self.trainable_weights
 
     def added_losses(self):
-        return []
+        return self.regularization_losses()
+
+    def regularization_losses(self):
+        return [loss for layer in self.layers for loss in layer.regularization_losses()]
 
     def own_metrics(self):
         return []

@@ -372,7 +372,11 @@ class ProgramModel:
         return [v for v in self.instance.attrs.values() if isinstance(v, (metrics_mod.Mean, CompileMetrics))]
 
     def added_losses(self):
-        return [v for part in self.nested() for v in part.losses]
+        """add_loss values of this model and the program layers it holds, then the regularization
+        losses of the library layers it holds."""
+        held = [v for v in self.instance.attrs.values() if hasattr(v, "regularization_losses")]
+        return [v for part in self.nested() for v in part.losses] + \
+            [loss for layer in held for loss in layer.regularization_losses()]
 
     def step(self, name):
         fn, owner = self.instance.cls.find(name)
