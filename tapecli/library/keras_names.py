@@ -6,7 +6,7 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
-                                   penalties, recurrent, schedules, shaping, training, utilities)
+                                   penalties, recurrent, schedules, shaping, spatial, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -68,9 +68,9 @@ def _register(name, make, extra=(), with_interp=True):
     builtin(name, interp=True)(construct)
 
 
-for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS:
+for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
-for _name, _cls in shaping.ALIASES.items():
+for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)
 for _name, _cls in shaping.QUALIFIED.items():
     _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)
