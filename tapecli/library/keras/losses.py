@@ -118,16 +118,16 @@ def mean_squared_logarithmic_error(y_true, y_pred):
     return _mean_last(ops.square(ops.sub(first, second)))
 
 
-def _l2_normalize(x, axis):
+def l2_normalize(x, axis, epsilon=1e-7):
     """Keras's ops.normalize (order 2): x * min(rsqrt(sum(x^2)), 1 / epsilon)."""
     inv = ops.rsqrt(ops.reduce_sum(ops.square(x), axis=axis, keepdims=True))
-    return ops.mul(x, ops.minimum(inv, _f(1.0 / 1e-7, x.dtype)))
+    return ops.mul(x, ops.minimum(inv, _f(1.0 / epsilon, x.dtype)))
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
     y_true, y_pred = _pair(y_true, y_pred, "cosine_similarity")
     axis = int(num(axis, "axis"))
-    return ops.neg(ops.reduce_sum(ops.mul(_l2_normalize(y_true, axis), _l2_normalize(y_pred, axis)), axis=axis))
+    return ops.neg(ops.reduce_sum(ops.mul(l2_normalize(y_true, axis), l2_normalize(y_pred, axis)), axis=axis))
 
 
 def log_cosh(y_true, y_pred):

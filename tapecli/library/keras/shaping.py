@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
-from tapecli.library.keras import activations
-from tapecli.library.keras.common import flag, integer, num, opt_num, tensor
+from tapecli.library.keras import activations, initializers
+from tapecli.library.keras.common import axis_value, flag, integer, num, opt_num, tensor
 from tapecli.library.keras.layers import Layer
+from tapecli.library.keras.losses import l2_normalize
+from tapecli.runtime.context import current
 from tapecli.library.keras.recurrent import _pair, _padding, _patches, _windows
 
 
@@ -57,16 +58,16 @@ class ELU(Layer):
         return activations.elu(x, self.alpha)
 
 
-class Softmax(Layer):
-    prefix = "softmax"
+class _AlongAxis(Layer):
+    """A layer of one ``axis=-1`` argument (an int or a list of ints)."""
 
     def __init__(self, interp, axis=-1, **kw):
         super().__init__(interp, **kw)
-        if isinstance(axis, int):
-            self.axis = axis
-        else:
-            axes = [int(a) for a in np.atleast_1d(np.asarray(tensor(axis, "axis").value))]
-            self.axis = tuple(axes) if isinstance(axis, (list, tuple)) or tensor(axis).ndim else axes[0]
+        self.axis = axis_value(axis)
+
+
+class Softmax(_AlongAxis):
+    prefix = "softmax"
 
     def forward(self, interp, x, training):
         if isinstance(self.axis, tuple) and len(self.axis) > 1:
@@ -200,8 +201,53 @@ class AveragePooling2D(Layer):
         return ops.div(ops.reduce_sum(total, axis=3), ops.reduce_sum(count, axis=3))
 
 
-LAYERS = [ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector, GlobalAveragePooling1D,
-          GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, AveragePooling2D]
+class PReLU(Layer):
+    """relu(x) - alpha * relu(-x), alpha of the input's shape without its batch axis (1 along shared_axes)."""
+    prefix = "p_re_lu"
+
+    def __init__(self, interp, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None,
+                 shared_axes=None, **kw):
+        super().__init__(interp, **kw)
+        if alpha_regularizer is not None or alpha_constraint is not None:
+            raise TdfValueError("PReLU: alpha_regularizer and alpha_constraint are not supported by tapecli")
+        self.init = initializers.get(alpha_initializer)
+        self.shared = [] if shared_axes is None else [integer(a, "shared_axes") for a in (
+            shared_axes if isinstance(shared_axes, (list, tuple)) else [shared_axes])]
+
+    def weight_names(self):
+        return ("alpha",)
+
+    def build(self, shape, dtype):
+        self.add_weight("alpha", tuple(1 if i + 1 in self.shared else d for i, d in enumerate(shape[1:])),
+                        self.init, dtype)
+
+    def forward(self, interp, x, training):
+        neg = ops.mul(ops.neg(self.weights_["alpha"]), ops.relu(ops.neg(x)))
+        return ops.add(ops.relu(x), neg)
+
+
+class Rescaling(Layer):
+    prefix = "rescaling"
+
+    def __init__(self, interp, scale, offset=0.0, **kw):
+        super().__init__(interp, **kw)
+        self.scale, self.offset = tensor(scale, "scale"), tensor(offset, "offset")
+
+    def forward(self, interp, x, training):
+        if x.dtype.kind != "f":
+            x = ops.cast(x, current().settings.float_dtype)
+        return ops.add(ops.mul(x, ops.cast(self.scale, x.dtype)), ops.cast(self.offset, x.dtype))
+
+
+class UnitNormalization(_AlongAxis):
+    prefix = "unit_normalization"
+
+    def forward(self, interp, x, training):
+        return l2_normalize(x, self.axis, 1e-12)
+
+
+LAYERS = [PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector,
+          GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, AveragePooling2D]
 # names a TensorFlow function also has (tf.identity): registered as "layers.NAME"
 QUALIFIED = {"Identity": Identity}
 ALIASES = {"GlobalAvgPool1D": GlobalAveragePooling1D, "GlobalAvgPool2D": GlobalAveragePooling2D,
