@@ -103,6 +103,11 @@ class Instance(ProgramObject):
                 return self.label
             if attr == "add_weight" and self.cls.framework == KERAS:
                 return BoundMethod(attr, lambda call_node, *a, **k: _add_weight(interp, self, *a, **k))
+            from tapecli.interpreter.registry import HOOKS
+            if self.cls.framework == KERAS and "keras_model" in HOOKS:     # compile, fit, add_loss, metrics, ...
+                found = HOOKS["keras_model"](interp, self, attr)
+                if found is not None:
+                    return found
         raise TdfTypeError(f"{self.cls.name} object has no attribute {attr}")
 
     def set_attribute(self, interp, attr, value, node):
@@ -122,7 +127,19 @@ class Instance(ProgramObject):
                 kwargs = {k: v for k, v in kwargs.items() if k != "training"}
         if not isinstance(method, Function):
             raise TdfTypeError(f"{self.cls.name} object is not callable", hint="define __call__ (or call, for Keras)")
+        if self.cls.framework == KERAS and not getattr(self, "keras_built", False):
+            self._build(interp, args, node)
         return call_method(interp, method, owner, self, args, kwargs, node)
+
+    def _build(self, interp, args, node):
+        """Keras calls a layer's ``build(input_shape)`` before its first ``call``."""
+        self.keras_built = True
+        build, owner = self.cls.find("build")
+        if isinstance(build, Function) and args:
+            from tapecli.interpreter.registry import HOOKS
+            first = args[0]
+            shape = HOOKS["attribute"](interp, first, "shape", node) if isinstance(first, (Tensor, Variable)) else None
+            call_method(interp, build, owner, self, [shape], {}, node)
 
     def owned_variables(self) -> list:
         names = sorted(self.attrs) if self.cls.framework == MODULE else list(self.attrs)
@@ -207,7 +224,9 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
 
 class Namespace(ProgramObject):
     """A module a program imported (``tf``, ``tf.keras.layers``, ``np``, ``math``): its attributes are the
-    builtins of the same name, looked up when read, so every builtin family is reachable."""
+    builtins of the same name, looked up when read, so every builtin family is reachable. Where a module's
+    name differs from TensorFlow's (``keras.layers.add`` takes a list), the builtin registered as
+    ``"layers.add"`` (the module's last name, a dot, the attribute) wins over the flat one."""
 
     kind_word = "a module"
     SUBMODULES = frozenset(("math", "nn", "linalg", "random", "keras", "layers", "losses", "optimizers",
@@ -232,16 +251,13 @@ class Namespace(ProgramObject):
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
                                hint="docs/tf-surface.md lists what is left out, and why")
-        qualified = BUILTINS.get(f"{self.path}.{attr}")      # a builtin for this module only (np.random.seed)
-        if qualified is not None:
-            return qualified if not getattr(qualified, "is_builtin", False) or self.path.split(".")[0] not in \
-                _OFF_THE_TAPE else NumpyFunction(qualified, f"{self.path}.{attr}")
-        if attr in self.SUBMODULES and attr not in BUILTINS:
+        # A builtin registered for this module only wins over the flat name: np.random.seed, random.split,
+        # keras.initializers.zeros (not tf.zeros).
+        qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.rpartition('.')[2]}.{attr}")
+                          if q in BUILTINS), None)
+        if attr in self.SUBMODULES and attr not in BUILTINS and qualified is None:
             return Namespace(f"{self.path}.{attr}")
-        name = self.ALIASES.get(attr, attr)
-        qualified = f"{self.path.rsplit('.', 1)[-1]}.{attr}"     # a builtin of this module only: random.split
-        if qualified in BUILTINS:
-            return BUILTINS[qualified]
+        name = qualified or self.ALIASES.get(attr, attr)
         if name in DTYPES or name in DTYPE_ALIASES:
             return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function
         if name in BUILTINS:

@@ -11,7 +11,8 @@ from tapecli.errors import TdfTypeError
 BUILTINS: dict = {}
 # What the interpreter asks the library without importing it (the library is the room above):
 # "attribute" (value, attr: a tensor's, variable's or tape's), "python_attribute" (the methods of lists, dicts,
-# strings; None if not one) and "initializer" (a Keras initializer by name or object, for add_weight).
+# strings; None if not one), "initializer" (a Keras initializer by name or object, for add_weight) and
+# "keras_model" (what a program's Keras Layer/Model subclass inherits: compile, fit, add_loss, ...; None if not).
 HOOKS: dict = {}
 
 

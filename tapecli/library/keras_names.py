@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import initializers, layers, losses, metrics, models, optimizers, recurrent
+from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
+                                   penalties, recurrent, schedules, shaping, spatial, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -67,20 +68,47 @@ def _register(name, make, extra=(), with_interp=True):
     builtin(name, interp=True)(construct)
 
 
-for _cls in layers.LAYERS + recurrent.LAYERS:
+for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
+    _register(_name, _cls, _LAYER_OPTIONS)
+for _name, _cls in shaping.QUALIFIED.items():
+    _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)
+for _name, _cls in merging.FUNCTIONS.items():
+    builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
 _register("Model", models.Functional)
 _register("Input", models.make_input, with_interp=False)
 for _cls in optimizers.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
-_register("ExponentialDecay", optimizers.ExponentialDecay, with_interp=False)
+for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
+    _register(_cls.__name__, _cls, with_interp=False)
 for _name in losses.CLASS_NAMES:
     builtin(_name)(losses.make(_name))       # checks its own keywords
 for _name, _fn in losses.FUNCTIONS.items():
     builtin(_name)(_fn)
+for _name in losses.QUALIFIED_CLASS_NAMES:
+    builtin(f"losses.{_name}")(losses.make(_name))
+for _name, _fn in losses.QUALIFIED_FUNCTIONS.items():        # keras.metrics has all but cosine_similarity
+    builtin(f"losses.{_name}", *([f"metrics.{_name}"] if _name != "cosine_similarity" else []))(_fn)
+for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
+    builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
+for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
+    _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
-    _register(_cls.__name__, _cls, with_interp=False)
+    _register(_cls.keras_name, _cls, with_interp=False)
+for _name, _cls in initializers.ALIASES.items():
+    _register(f"initializers.{_name}", _cls, with_interp=False)
+for _name, _fn in activations.FUNCTIONS.items():
+    builtin(f"activations.{_name}")(_fn)
+builtin("activations.get")(activations.get)
+for _name, _cls in penalties.REGULARIZERS.items():
+    _register(f"regularizers.{_name}", _cls, with_interp=False)
+for _name, _cls in penalties.CONSTRAINTS.items():
+    _register(f"constraints.{_name}", _cls, with_interp=False)
+for _name, _fn in utilities.FUNCTIONS.items():
+    builtin(_name)(_fn)
+hook("keras_model")(training.program_attribute)   # a program's keras.Model subclass: compile, fit, add_loss, ...
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

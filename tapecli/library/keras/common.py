@@ -60,6 +60,14 @@ def dims(value, what="shape") -> tuple:
     return out
 
 
+def axis_value(value, what="axis"):
+    """An axis argument: an int, or a tuple of ints from a list or a 1-D tensor (negative allowed)."""
+    if isinstance(value, int):
+        return value
+    axes = [int(a) for a in np.atleast_1d(np.asarray(tensor(value, what).value))]
+    return tuple(axes) if isinstance(value, (list, tuple)) or tensor(value).ndim else axes[0]
+
+
 def tensor(x, what="the input") -> Tensor:
     """A materialized tensor: lists of tensors are stacked."""
     if isinstance(x, list):

@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 
-from tapecli.errors import TdfValueError
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import KerasObject, dims, float_dtype, num, seed_value
+from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor
 
 _TRUNC_STD = 0.87962566103423978      # stddev of a unit normal truncated at two stddevs
@@ -70,8 +71,13 @@ class Initializer(KerasObject):
         shape = dims(args[0] if args else kwargs.get("shape"), "shape")
         from tapecli.runtime.values import DType
         dtype = kwargs.get("dtype")
-        dtype = dtype.np if isinstance(dtype, DType) else float_dtype()
+        if isinstance(dtype, str):
+            dtype = DType(dtype)
+        dtype = dtype.np if isinstance(dtype, DType) else self.default_dtype()
         return Tensor(self.make(shape, interp.rng, dtype))
+
+    def default_dtype(self):
+        return float_dtype()
 
     def attributes(self):
         return {k: (lambda v=v: Tensor(np.asarray(v, np.float32))) for k, v in self.config.items()}
@@ -91,14 +97,60 @@ class Ones(Initializer):
         return np.ones(shape)
 
 
+def _array(value, what) -> np.ndarray:
+    """A constant initializer's value as an array: a number, a (nested) list or a tensor."""
+    from tapecli.library.keras.common import tensor
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.asarray(value, np.float32 if isinstance(value, float) else np.int32)
+    try:
+        return np.asarray(tensor(value, what).value)
+    except TdfTypeError:
+        raise TdfTypeError(f"{what} must be a number, a list of numbers or an array, got {type_word(value)}") \
+            from None
+
+
 class Constant(Initializer):
+    """keras.initializers.Constant: ``cast(value, dtype) * ones(shape)`` (Keras 3), so an array value
+    broadcasts against the shape."""
     keras_name = "Constant"
 
     def __init__(self, value=0.0):
-        super().__init__(value=num(value, "value"))
+        super().__init__()
+        self.value = _array(value, "Constant's value")
 
-    def sample(self, shape, rng):
-        return np.full(shape, self.config["value"])
+    def attributes(self):
+        return {"value": lambda: Tensor(self.value.copy())}
+
+    def make(self, shape, rng, dtype):
+        try:
+            return (self.value.astype(dtype) * np.ones(shape, dtype)).astype(dtype)
+        except ValueError:
+            raise ShapeError(f"Constant: a value of shape {list(self.value.shape)} does not broadcast to the "
+                             f"shape {list(shape)}") from None
+
+
+class TFConstant(Constant):
+    """tf.constant_initializer: ``tf.constant(value, dtype, shape)``: the value reshaped to the shape when
+    it has as many elements, one element filled in, anything else a TypeError; without a dtype, the
+    value's own."""
+    keras_name = "constant_initializer"
+
+    def __init__(self, value=0, support_partition=False):
+        super().__init__(value)
+
+    def make(self, shape, rng, dtype):
+        dtype = self.value.dtype if dtype is None else dtype
+        n = int(np.prod(shape))
+        if self.value.size == n:
+            return self.value.astype(dtype).reshape(shape)
+        if self.value.size == 1:
+            return np.full(shape, self.value.reshape(()), dtype)
+        raise TdfTypeError(f"tf.constant_initializer: the value has {self.value.size} elements, but the shape "
+                           f"{list(shape)} has {n} elements",
+                           hint="give as many values as the shape has elements, or one value")
+
+    def default_dtype(self):
+        return None
 
 
 class RandomNormal(Initializer):
@@ -166,25 +218,32 @@ class GlorotUniform(VarianceScaling):
         return rng.uniform(-limit, limit, size=shape)
 
 
-class GlorotNormal(VarianceScaling):
-    keras_name = "GlorotNormal"
-
+def _variance_scaling(name, scale, mode, distribution):
+    """A VarianceScaling initializer with Keras's fixed arguments (GlorotNormal, HeNormal, ...)."""
     def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+    return type(name, (VarianceScaling,), {"keras_name": name, "__init__": __init__})
 
 
-class HeNormal(VarianceScaling):
-    keras_name = "HeNormal"
+GlorotNormal = _variance_scaling("GlorotNormal", 1.0, "fan_avg", "truncated_normal")
+HeNormal = _variance_scaling("HeNormal", 2.0, "fan_in", "truncated_normal")
+HeUniform = _variance_scaling("HeUniform", 2.0, "fan_in", "uniform")
+LecunNormal = _variance_scaling("LecunNormal", 1.0, "fan_in", "truncated_normal")
+LecunUniform = _variance_scaling("LecunUniform", 1.0, "fan_in", "uniform")
 
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "truncated_normal", seed)
 
+class Identity(Initializer):
+    """keras.initializers.Identity: ``gain * eye(rows, cols)``, for 2-D shapes only."""
+    keras_name = "Identity"
 
-class HeUniform(VarianceScaling):
-    keras_name = "HeUniform"
+    def __init__(self, gain=1.0):
+        super().__init__(gain=num(gain, "gain"))
 
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "uniform", seed)
+    def sample(self, shape, rng):
+        if len(shape) != 2:
+            raise TdfValueError(f"Identity matrix initializer can only be used for 2D matrices. Received: "
+                                f"shape={tuple(shape)} of rank {len(shape)}.")
+        return self.config["gain"] * np.eye(*shape)
 
 
 class Orthogonal(Initializer):
@@ -209,9 +268,13 @@ BY_NAME = {
     "random_uniform": RandomUniform, "uniform": RandomUniform, "truncated_normal": TruncatedNormal,
     "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": HeNormal,
     "he_uniform": HeUniform, "orthogonal": Orthogonal, "variance_scaling": VarianceScaling,
+    "lecun_normal": LecunNormal, "lecun_uniform": LecunUniform, "identity": Identity,
 }
-CLASSES = [Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling, GlorotUniform,
-           GlorotNormal, HeNormal, HeUniform, Orthogonal]
+CLASSES = [Zeros, Ones, Constant, TFConstant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
+           GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, Identity, Orthogonal]
+# keras.initializers' other spellings of its classes (registered as "initializers.NAME": tf.zeros is another)
+ALIASES = {**{n: c for n, c in BY_NAME.items() if n not in ("normal", "uniform")},
+           "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal}
 
 
 def get(value, seed=None) -> Initializer:
@@ -220,7 +283,7 @@ def get(value, seed=None) -> Initializer:
         return value
     if isinstance(value, str) and value in BY_NAME:
         cls = BY_NAME[value]
-        if cls in (Zeros, Ones, Constant):
+        if cls in (Zeros, Ones, Constant, Identity):
             return cls()
         init = cls()
         init.seed = seed

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras import initializers
+from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
@@ -19,13 +19,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
-ACTIVATIONS = {
-    "relu": ops.relu, "sigmoid": ops.sigmoid, "tanh": ops.tanh, "softplus": ops.softplus,
-    "elu": ops.elu, "gelu": ops.gelu, "softmax": ops.softmax, "log_softmax": ops.log_softmax,
-    "leaky_relu": ops.leaky_relu, "exponential": ops.exp,
-    "silu": lambda x: ops.mul(x, ops.sigmoid(x)), "swish": lambda x: ops.mul(x, ops.sigmoid(x)),
-    "linear": None,
-}
+ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
 
 def activation_fn(value, interp):
@@ -47,13 +41,16 @@ class KerasTensor:
 
     kind_word = "a Keras tensor"
 
-    def __init__(self, shape, dtype, layer=None, inputs=None):
+    def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
+        self.listed = listed          # the layer takes its inputs as one list (merging layers)
 
 
 class Layer(KerasObject):
     kind_word = "a layer"
     prefix = "layer"
+
+    regularizers: dict = {}
 
     def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None):
         self.auto = auto_name(interp, self.prefix)
@@ -102,6 +99,11 @@ class Layer(KerasObject):
     def owned_variables(self) -> list:
         return self.weights
 
+    def regularization_losses(self) -> list:
+        """layer.losses: its weights' regularizers applied to them now (recorded, so tapes see them)."""
+        return [reg.apply(self.weights_[short]) for short, reg in self.regularizers.items()
+                if reg is not None and short in self.weights_]
+
     def get_weights(self):
         return [Tensor(v.read().value.copy()) for v in self.weights]
 
@@ -128,7 +130,8 @@ class Layer(KerasObject):
                "trainable_variables": lambda: self.trainable_weights,
                "non_trainable_weights": lambda: [v for v in self.weights if v not in self.trainable_weights],
                "non_trainable_variables": lambda: [v for v in self.weights if v not in self.trainable_weights],
-               "trainable": lambda: Tensor(np.array(self.trainable))}
+               "trainable": lambda: Tensor(np.array(self.trainable)),
+               "losses": self.regularization_losses}
         for short in self.weight_names():
             out[short] = lambda s=short: self.weight(s)
         out.update(self.config())
@@ -197,8 +200,10 @@ class Dense(Layer):
     prefix = "dense"
 
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", seed=None, **kw):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
+        self.regularizers = {"kernel": penalties.regularizer(kernel_regularizer),
+                             "bias": penalties.regularizer(bias_regularizer)}
         self.units = integer(units, "units")
         if self.units <= 0:
             raise TdfValueError(f"Dense needs a positive number of units, got {self.units}")

@@ -73,6 +73,85 @@ def huber(y_true, y_pred, delta=1.0):
     return _mean_last(ops.where(ops.less_equal(a, delta), small, large))
 
 
+def _hinge_labels(y_true):
+    """Keras's convert_binary_labels_to_hinge: labels that are all 0 or 1 become -1 or 1."""
+    v = np.asarray(y_true.value)
+    if np.all((v == 0) | (v == 1)):
+        return ops.sub(ops.mul(_f(2.0, y_true.dtype), y_true), _f(1.0, y_true.dtype))
+    return y_true
+
+
+def _margin(y_true, y_pred, name):
+    y_true, y_pred = _pair(y_true, y_pred, name)
+    d = y_pred.dtype
+    return ops.maximum(ops.sub(_f(1.0, d), ops.mul(_hinge_labels(y_true), y_pred)), _f(0.0, d))
+
+
+def hinge(y_true, y_pred):
+    return _mean_last(_margin(y_true, y_pred, "hinge"))
+
+
+def squared_hinge(y_true, y_pred):
+    return _mean_last(ops.square(_margin(y_true, y_pred, "squared_hinge")))
+
+
+def categorical_hinge(y_true, y_pred):
+    y_true, y_pred = _pair(y_true, y_pred, "categorical_hinge")
+    d = y_pred.dtype
+    pos = ops.reduce_sum(ops.mul(y_true, y_pred), axis=-1)
+    neg = ops.reduce_max(ops.mul(ops.sub(_f(1.0, d), y_true), y_pred), axis=-1)
+    return ops.maximum(ops.add(ops.sub(neg, pos), _f(1.0, d)), _f(0.0, d))
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    y_true, y_pred = _pair(y_true, y_pred, "mean_absolute_percentage_error")
+    d = y_pred.dtype
+    diff = ops.abs_(ops.div(ops.sub(y_true, y_pred), ops.maximum(ops.abs_(y_true), _f(1e-7, d))))
+    return ops.mul(_f(100.0, d), _mean_last(diff))
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    y_true, y_pred = _pair(y_true, y_pred, "mean_squared_logarithmic_error")
+    d = y_pred.dtype
+    first = ops.log(ops.add(ops.maximum(y_pred, _f(1e-7, d)), _f(1.0, d)))
+    second = ops.log(ops.add(ops.maximum(y_true, _f(1e-7, d)), _f(1.0, d)))
+    return _mean_last(ops.square(ops.sub(first, second)))
+
+
+def l2_normalize(x, axis, epsilon=1e-7):
+    """Keras's ops.normalize (order 2): x * min(rsqrt(sum(x^2)), 1 / epsilon)."""
+    inv = ops.rsqrt(ops.reduce_sum(ops.square(x), axis=axis, keepdims=True))
+    return ops.mul(x, ops.minimum(inv, _f(1.0 / epsilon, x.dtype)))
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    y_true, y_pred = _pair(y_true, y_pred, "cosine_similarity")
+    axis = int(num(axis, "axis"))
+    return ops.neg(ops.reduce_sum(ops.mul(l2_normalize(y_true, axis), l2_normalize(y_pred, axis)), axis=axis))
+
+
+def log_cosh(y_true, y_pred):
+    y_true, y_pred = _pair(y_true, y_pred, "log_cosh")
+    d = y_pred.dtype
+    x = ops.sub(y_pred, y_true)
+    value = ops.sub(ops.add(x, ops.softplus(ops.mul(x, _f(-2.0, d)))), _f(float(np.log(np.float32(2.0))), d))
+    return _mean_last(value)
+
+
+def kl_divergence(y_true, y_pred):
+    y_true, y_pred = _pair(y_true, y_pred, "kl_divergence")
+    d = y_pred.dtype
+    t = ops.clip(y_true, _f(1e-7, d), _f(1.0, d))
+    p = ops.clip(y_pred, _f(1e-7, d), _f(1.0, d))
+    return ops.reduce_sum(ops.mul(t, ops.log(ops.div(t, p))), axis=-1)
+
+
+def poisson(y_true, y_pred):
+    y_true, y_pred = _pair(y_true, y_pred, "poisson")
+    d = y_pred.dtype
+    return _mean_last(ops.sub(y_pred, ops.mul(y_true, ops.log(ops.add(y_pred, _f(1e-7, d))))))
+
+
 def _bce_elementwise(z, x, from_logits):
     d = x.dtype
     if from_logits:          # tf.nn.sigmoid_cross_entropy_with_logits
@@ -159,6 +238,16 @@ FUNCTIONS = {
     "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
 }
+# registered as "losses.NAME" and "metrics.NAME" (tf.random.poisson is another poisson)
+QUALIFIED_FUNCTIONS = {
+    "hinge": hinge, "squared_hinge": squared_hinge, "categorical_hinge": categorical_hinge,
+    "mean_absolute_percentage_error": mean_absolute_percentage_error, "mape": mean_absolute_percentage_error,
+    "MAPE": mean_absolute_percentage_error, "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
+    "msle": mean_squared_logarithmic_error, "MSLE": mean_squared_logarithmic_error,
+    "cosine_similarity": cosine_similarity, "log_cosh": log_cosh, "logcosh": log_cosh,
+    "kl_divergence": kl_divergence, "kld": kl_divergence, "KLD": kl_divergence,
+    "kullback_leibler_divergence": kl_divergence, "poisson": poisson,
+}
 
 
 def reduce(values: Tensor, sample_weight, reduction, mask=None):
@@ -214,6 +303,13 @@ class Loss(KerasObject):
         return {"name": self.name, "reduction": self.reduction}
 
 
+# loss classes without options: the class, and its function (its default name)
+_PLAIN = {"Hinge": "hinge", "SquaredHinge": "squared_hinge", "CategoricalHinge": "categorical_hinge",
+          "MeanAbsolutePercentageError": "mean_absolute_percentage_error",
+          "MeanSquaredLogarithmicError": "mean_squared_logarithmic_error", "LogCosh": "log_cosh",
+          "KLDivergence": "kl_divergence", "Poisson": "poisson"}
+
+
 def make(cls_name):
     """The constructor of a loss class: its function, default name and options."""
     spec = {
@@ -226,6 +322,8 @@ def make(cls_name):
                                     {"from_logits": False, "label_smoothing": 0.0, "axis": -1}),
         "SparseCategoricalCrossentropy": (sparse_categorical_crossentropy, "sparse_categorical_crossentropy",
                                           {"from_logits": False, "ignore_class": None}),
+        "CosineSimilarity": (cosine_similarity, "cosine_similarity", {"axis": -1}),
+        **{name: (QUALIFIED_FUNCTIONS[fn], fn, {}) for name, fn in _PLAIN.items()},
     }[cls_name]
     fn, default_name, defaults = spec
 
@@ -245,3 +343,4 @@ def make(cls_name):
 
 CLASS_NAMES = ["MeanSquaredError", "MeanAbsoluteError", "Huber", "BinaryCrossentropy", "CategoricalCrossentropy",
                "SparseCategoricalCrossentropy"]
+QUALIFIED_CLASS_NAMES = ["CosineSimilarity", *_PLAIN]     # keras.metrics has metrics of these names

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, flag, float_dtype, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer
 from tapecli.runtime.tape import type_word
@@ -27,9 +28,31 @@ class Model(Layer):
     kind_word = "a model"
     prefix = "model"
 
+    many_inputs = False
+
     def __init__(self, interp, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
         self.layers: list[Layer] = []
+        self.trainer = None           # compile() sets it (training.py)
+
+    # what training.Trainer asks of a model
+    def forward(self, x, training):
+        return self.apply(self.interp, x, training)
+
+    def weights_to_train(self):
+        return self.trainable_weights
+
+    def added_losses(self):
+        return self.regularization_losses()
+
+    def regularization_losses(self):
+        return [loss for layer in self.layers for loss in layer.regularization_losses()]
+
+    def own_metrics(self):
+        return []
+
+    def step(self, name):
+        return None
 
     def rename(self):
         named = self.given or self.bound
@@ -59,10 +82,12 @@ class Model(Layer):
     def attributes(self):
         out = super().attributes()
         out["layers"] = lambda: list(self.layers)
+        out.update(training.attributes(self))
         return out
 
     def methods(self):
         out = super().methods()
+        out.update(training.methods(self.interp, self))
         out["summary"] = self.summary
         out["get_layer"] = self.get_layer
         out["build"] = lambda input_shape: self.build_for(dims(input_shape), float_dtype())
@@ -192,7 +217,7 @@ class Functional(Model):
 
     def __init__(self, interp, inputs, outputs, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
-        self.many_in = isinstance(inputs, (list, tuple))
+        self.many_in = self.many_inputs = isinstance(inputs, (list, tuple))
         self.many_out = isinstance(outputs, (list, tuple))
         self.inputs = list(inputs) if self.many_in else [inputs]
         self.outputs = list(outputs) if self.many_out else [outputs]
@@ -240,7 +265,8 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
-            values[id(t)] = t.layer.apply(interp, values[id(t.inputs[0])], training)
+            arg = [values[id(p)] for p in t.inputs] if t.listed else values[id(t.inputs[0])]
+            values[id(t)] = t.layer.apply(interp, arg, training)
         outs = [values[id(t)] for t in self.outputs]
         return outs if self.many_out else outs[0]
 

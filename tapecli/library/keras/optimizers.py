@@ -13,8 +13,21 @@ from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
 
-class ExponentialDecay(KerasObject):
+class Schedule(KerasObject):
+    """A learning-rate schedule: ``value(step)`` in float32, callable as ``schedule(step)``."""
     kind_word = "a schedule"
+
+    def value(self, step) -> np.float32:
+        raise NotImplementedError
+
+    def call(self, interp, args, kwargs, node):
+        step = args[0] if args else kwargs.get("step")
+        if step is None:
+            raise TdfTypeError("a schedule is called with a step: schedule(step)")
+        return scalar(self.value(num(step, "step")))
+
+
+class ExponentialDecay(Schedule):
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
         self.initial = num(initial_learning_rate, "initial_learning_rate")
@@ -31,12 +44,6 @@ class ExponentialDecay(KerasObject):
         if self.staircase:
             p = np.floor(p)
         return f(f(self.initial) * np.power(f(self.decay_rate), p))
-
-    def call(self, interp, args, kwargs, node):
-        step = args[0] if args else kwargs.get("step")
-        if step is None:
-            raise TdfTypeError("a schedule is called with a step: schedule(step)")
-        return scalar(self.value(num(step, "step")))
 
     def attributes(self):
         return {"initial_learning_rate": lambda: scalar(self.initial), "decay_rate": lambda: scalar(self.decay_rate),
@@ -66,13 +73,13 @@ class Optimizer(KerasObject):
         self.slot_list: list[Variable] = []
 
     def set_learning_rate(self, value):
-        if isinstance(value, ExponentialDecay):
+        if isinstance(value, Schedule):
             self.lr = value
         else:
             self.lr = np.float32(num(value, "learning_rate"))
 
     def current_lr(self) -> np.float32:
-        return self.lr.value(self.iterations) if isinstance(self.lr, ExponentialDecay) else self.lr
+        return self.lr.value(self.iterations) if isinstance(self.lr, Schedule) else self.lr
 
     # --------------------------------------------------------------------- program interface
     def attributes(self):
@@ -137,6 +144,7 @@ class Optimizer(KerasObject):
             arrays.append(np.asarray(g.value, dtype=v.dtype))
         arrays = self.clip(arrays)
         lr = self.current_lr()
+        self.before_steps(kept[0][1].dtype.type)
         for g, (_, v) in zip(arrays, kept):
             dtype = v.dtype.type
             value = v.read().value
@@ -183,6 +191,9 @@ class Optimizer(KerasObject):
 
     def update(self, g, value, slots, lr, dtype):
         raise NotImplementedError
+
+    def before_steps(self, dtype) -> None:
+        """What one apply computes once, before its variables' steps (Nadam's u_product)."""
 
 
 def _set(slot: Variable, value):
@@ -292,3 +303,99 @@ class Adagrad(Optimizer):
 
 
 OPTIMIZERS = [SGD, Adam, AdamW, RMSprop, Adagrad]
+
+
+class Adamax(Optimizer):
+    prefix = "adamax"
+    hyper = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
+
+    def __init__(self, interp, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kw):
+        super().__init__(interp, learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, **kw)
+
+    def slot_specs(self):
+        return [("momentum", 0.0), ("norm", 0.0)]
+
+    def update(self, g, value, slots, lr, dtype):
+        b1p = np.power(dtype(self.beta_1), dtype(self.iterations + 1))
+        m = slots["momentum"].read().value
+        m = _set(slots["momentum"], m + (g - m) * dtype(1 - self.beta_1))
+        u = _set(slots["norm"], np.maximum(dtype(self.beta_2) * slots["norm"].read().value, np.abs(g)))
+        return value - (lr * m) / ((dtype(1) - b1p) * (u + dtype(self.epsilon)))
+
+
+class Nadam(Optimizer):
+    prefix = "nadam"
+    hyper = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
+
+    def __init__(self, interp, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kw):
+        super().__init__(interp, learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, **kw)
+        self.u_product = None
+
+    def slot_specs(self):
+        return [("momentum", 0.0), ("velocity", 0.0)]
+
+    def before_steps(self, dtype):
+        if self.u_product is None:
+            self.u_product = dtype(1.0)
+        p = np.power(dtype(0.96), dtype(self.iterations + 1))
+        self.u_product = self.u_product * dtype(self.beta_1) * (dtype(1.0) - dtype(0.5) * p)
+
+    def update(self, g, value, slots, lr, dtype):
+        one, half, decay = dtype(1.0), dtype(0.5), dtype(0.96)
+        beta_1, beta_2 = dtype(self.beta_1), dtype(self.beta_2)
+        step, following = dtype(self.iterations + 1), dtype(self.iterations + 2)
+        u_t = beta_1 * (one - half * np.power(decay, step))
+        u_t_1 = beta_1 * (one - half * np.power(decay, following))
+        u_product_t = dtype(self.u_product)
+        u_product_t_1 = u_product_t * u_t_1
+        beta_2_power = np.power(beta_2, step)
+        m = slots["momentum"].read().value
+        m = _set(slots["momentum"], m + (g - m) * (one - beta_1))
+        v = slots["velocity"].read().value
+        v = _set(slots["velocity"], v + (np.square(g) - v) * (one - beta_2))
+        m_hat = (u_t_1 * m) / (one - u_product_t_1) + ((one - u_t) * g) / (one - u_product_t)
+        v_hat = v / (one - beta_2_power)
+        return value - (m_hat * lr) / (np.sqrt(v_hat) + dtype(self.epsilon))
+
+
+class Adadelta(Optimizer):
+    prefix = "adadelta"
+    hyper = {"rho": 0.95, "epsilon": 1e-7}
+
+    def __init__(self, interp, learning_rate=0.001, rho=0.95, epsilon=1e-7, **kw):
+        super().__init__(interp, learning_rate, rho=rho, epsilon=epsilon, **kw)
+
+    def slot_specs(self):
+        return [("accumulated_grad", 0.0), ("accumulated_delta_var", 0.0)]
+
+    def update(self, g, value, slots, lr, dtype):
+        rho, rest, eps = dtype(self.rho), dtype(1 - self.rho), dtype(self.epsilon)
+        acc = _set(slots["accumulated_grad"], rho * slots["accumulated_grad"].read().value + rest * np.square(g))
+        delta_acc = slots["accumulated_delta_var"].read().value
+        delta = -((np.sqrt(delta_acc + eps) * g) / np.sqrt(acc + eps))
+        _set(slots["accumulated_delta_var"], rho * delta_acc + rest * np.square(delta))
+        return value + lr * delta
+
+
+class Lion(Optimizer):
+    prefix = "lion"
+    hyper = {"beta_1": 0.9, "beta_2": 0.99}
+
+    def __init__(self, interp, learning_rate=0.001, beta_1=0.9, beta_2=0.99, **kw):
+        super().__init__(interp, learning_rate, beta_1=beta_1, beta_2=beta_2, **kw)
+        if self.beta_1 <= 0 or self.beta_1 > 1:
+            raise TdfValueError(f"Argument `beta_1` must be in the [0, 1] range. Otherwise, the optimizer "
+                                f"degenerates to SignSGD. Received: beta_1={self.beta_1}.")
+
+    def slot_specs(self):
+        return [("momentum", 0.0)]
+
+    def update(self, g, value, slots, lr, dtype):
+        one, beta_1, beta_2 = dtype(1.0), dtype(self.beta_1), dtype(self.beta_2)
+        m = slots["momentum"].read().value
+        new = value - lr * np.sign(m * beta_1 + g * (one - beta_1))
+        _set(slots["momentum"], m * beta_2 + g * (one - beta_2))
+        return new
+
+
+OPTIMIZERS += [Adamax, Nadam, Adadelta, Lion]

@@ -1,0 +1,183 @@
+"""keras.activations with Keras 3's signatures and its TensorFlow backend's formulas (keras/src/activations,
+keras/src/backend/tensorflow/nn.py), composed from recorded ops. Registered as ``activations.NAME``
+(``library/keras_names.py``): ``tf.nn.relu`` and ``keras.activations.relu`` differ in their keywords."""
+from __future__ import annotations
+
+from tapecli import ops
+from tapecli.errors import TdfValueError
+from tapecli.library.keras.common import flag, num, opt_num, scalar, tensor
+
+
+def _x(x):
+    return tensor(x, "an activation's input")
+
+
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    x = _x(x)
+    slope, top, thr = num(negative_slope, "negative_slope"), opt_num(max_value, "max_value"), num(threshold, "threshold")
+    if slope != 0.0:
+        if top is None and thr == 0:
+            return ops.leaky_relu(x, slope)
+        negative = ops.relu(ops.add(ops.neg(x), scalar(thr, x.dtype)) if thr != 0 else ops.neg(x))
+    clip = top is not None
+    if thr != 0:
+        x = ops.where(ops.greater(x, scalar(thr, x.dtype)), x, scalar(0, x.dtype))
+    elif top == 6:
+        x, clip = ops.relu6(x), False
+    else:
+        x = ops.relu(x)
+    if clip:
+        x = ops.clip(x, scalar(0.0, x.dtype), scalar(top, x.dtype))
+    if slope != 0.0:
+        x = ops.sub(x, ops.mul(scalar(slope, x.dtype), negative))
+    return x
+
+
+def leaky_relu(x, negative_slope=0.2):
+    return ops.leaky_relu(_x(x), num(negative_slope, "negative_slope"))
+
+
+def elu(x, alpha=1.0):
+    x, a = _x(x), num(alpha, "alpha")
+    res = ops.elu(x)
+    return res if a == 1 else ops.where(ops.greater(x, scalar(0, x.dtype)), res, ops.mul(scalar(a, x.dtype), res))
+
+
+def gelu(x, approximate=False):
+    return ops.gelu(_x(x), approximate=flag(approximate))
+
+
+def softmax(x, axis=-1):
+    return ops.softmax(_x(x), axis=int(num(axis, "axis")))
+
+
+def log_softmax(x, axis=-1):
+    return ops.log_softmax(_x(x), axis=int(num(axis, "axis")))
+
+
+def hard_sigmoid(x):
+    x = _x(x)
+    return ops.div(ops.relu6(ops.add(x, scalar(3.0, x.dtype))), scalar(6.0, x.dtype))
+
+
+def hard_silu(x):
+    x = _x(x)
+    return ops.mul(x, hard_sigmoid(x))
+
+
+def celu(x, alpha=1.0):
+    x, a = _x(x), num(alpha, "alpha")
+    zero = scalar(0.0, x.dtype)
+    return ops.add(ops.maximum(x, zero),
+                   ops.mul(scalar(a, x.dtype), ops.expm1(ops.div(ops.minimum(x, zero), scalar(a, x.dtype)))))
+
+
+def glu(x, axis=-1):
+    x, axis = _x(x), int(num(axis, "axis"))
+    n = x.shape[axis]
+    if n % 2:
+        raise TdfValueError(f"axis size must be divisible by 2. Received: x.shape={tuple(x.shape)} with axis={axis}")
+    half = [slice(None)] * x.ndim
+    first, second = list(half), list(half)
+    first[axis], second[axis] = slice(0, n // 2), slice(n // 2, n)
+    return ops.mul(ops.getitem(x, tuple(first)), ops.sigmoid(ops.getitem(x, tuple(second))))
+
+
+def hard_tanh(x):
+    x = _x(x)
+    return ops.clip(x, scalar(-1.0, x.dtype), scalar(1.0, x.dtype))
+
+
+def hard_shrink(x, threshold=0.5):
+    x = _x(x)
+    return ops.where(ops.greater(ops.abs_(x), scalar(num(threshold, "threshold"), x.dtype)), x, ops.zeros_like(x))
+
+
+def tanh_shrink(x):
+    x = _x(x)
+    return ops.sub(x, ops.tanh(x))
+
+
+def soft_shrink(x, threshold=0.5):
+    x = _x(x)
+    t = scalar(num(threshold, "threshold"), x.dtype)
+    return ops.where(ops.greater(x, t), ops.sub(x, t),
+                     ops.where(ops.less(x, ops.neg(t)), ops.add(x, t), ops.zeros_like(x)))
+
+
+def threshold(x, threshold, default_value):
+    x = _x(x)
+    return ops.where(ops.greater(x, scalar(num(threshold, "threshold"), x.dtype)), x,
+                     scalar(num(default_value, "default_value"), x.dtype))
+
+
+def squareplus(x, b=4):
+    x = _x(x)
+    y = ops.add(x, ops.sqrt(ops.add(ops.square(x), scalar(num(b, "b"), x.dtype))))
+    return ops.div(y, scalar(2, x.dtype))
+
+
+def sparse_plus(x):
+    x = _x(x)
+    one = scalar(1.0, x.dtype)
+    quad = ops.mul(scalar(0.25, x.dtype), ops.square(ops.add(x, one)))
+    return ops.where(ops.less_equal(x, ops.neg(one)), ops.zeros_like(x), ops.where(ops.less(x, one), quad, x))
+
+
+def sparse_sigmoid(x):
+    x = _x(x)
+    one = scalar(1.0, x.dtype)
+    mid = ops.mul(scalar(0.5, x.dtype), ops.add(x, one))
+    return ops.where(ops.less_equal(x, ops.neg(one)), scalar(0.0, x.dtype),
+                     ops.where(ops.greater_equal(x, one), one, mid))
+
+
+def mish(x):
+    x = _x(x)
+    return ops.mul(x, ops.tanh(ops.softplus(x)))
+
+
+def silu(x):
+    x = _x(x)
+    return ops.mul(x, ops.sigmoid(x))
+
+
+def exponential(x):
+    return ops.exp(_x(x))
+
+
+def linear(x):
+    return x
+
+
+def log_sigmoid(x):
+    x = _x(x)
+    return ops.neg(ops.softplus(ops.neg(x)))
+
+
+def _unary(op):
+    return lambda x: op(_x(x))
+
+
+FUNCTIONS = {
+    "relu": relu, "leaky_relu": leaky_relu, "elu": elu, "gelu": gelu, "softmax": softmax,
+    "log_softmax": log_softmax, "hard_sigmoid": hard_sigmoid, "hard_silu": hard_silu, "hard_swish": hard_silu,
+    "celu": celu, "glu": glu, "hard_tanh": hard_tanh, "hard_shrink": hard_shrink, "tanh_shrink": tanh_shrink,
+    "soft_shrink": soft_shrink, "threshold": threshold, "squareplus": squareplus, "sparse_plus": sparse_plus,
+    "sparse_sigmoid": sparse_sigmoid, "mish": mish, "silu": silu, "swish": silu, "exponential": exponential,
+    "linear": linear, "log_sigmoid": log_sigmoid, "relu6": _unary(ops.relu6), "selu": _unary(ops.selu),
+    "softplus": _unary(ops.softplus), "softsign": _unary(ops.softsign), "tanh": _unary(ops.tanh),
+    "sigmoid": _unary(ops.sigmoid),
+}
+
+
+def get(identifier=None):
+    """keras.activations.get: None is linear, a name its function, a function itself."""
+    if identifier is None:
+        return FUNCTIONS["linear"]
+    if isinstance(identifier, str):
+        if identifier not in FUNCTIONS:
+            raise TdfValueError(f"Could not interpret activation function identifier: {identifier}")
+        return FUNCTIONS[identifier]
+    return identifier
+

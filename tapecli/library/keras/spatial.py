@@ -1,0 +1,270 @@
+"""Keras 3's one-dimensional convolution and pooling (as the 2-D ones on a height of 1, as TensorFlow
+computes them), padding, cropping and nearest upsampling layers, Lambda, and the noise layers (which,
+like Dropout, act only with ``training=True``; their draws come from NumPy's generator). Channels last."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.library.keras.common import integer, num
+from tapecli.library.keras.layers import Layer, activation_fn
+from tapecli.library.keras.recurrent import Conv2D, MaxPooling2D
+from tapecli.library.keras.shaping import AveragePooling2D
+from tapecli.runtime.values import Tensor
+
+_ALL = slice(None)
+
+
+def _one(value, what):
+    v = value[0] if isinstance(value, (list, tuple)) and len(value) == 1 else value
+    return integer(v, what)
+
+
+def _rank(layer, x, rank):
+    if x.ndim != rank:
+        raise ShapeError(f"{type(layer).__name__} takes inputs of rank {rank} (channels last), got {list(x.shape)}")
+
+
+class _As2D:
+    """A 1-D layer run as its 2-D twin on inputs [N, 1, L, C]."""
+
+    def check_input(self, x):
+        _rank(self, x, 3)
+
+    def output_shape(self, shape):
+        out = super().output_shape((shape[0], 1, *shape[1:]))
+        return (out[0], *out[2:])
+
+    def forward(self, interp, x, training):
+        y = super().forward(interp, ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), training)
+        return ops.reshape(y, (y.shape[0], *y.shape[2:]))
+
+
+class Conv1D(_As2D, Conv2D):
+    prefix = "conv1d"
+
+    def __init__(self, interp, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kw):
+        if integer(dilation_rate, "dilation_rate") != 1 or integer(groups, "groups") != 1 or \
+                data_format not in (None, "channels_last"):
+            raise TdfValueError("Conv1D: tapecli supports dilation_rate=1, groups=1 and channels_last only")
+        causal = str(padding).lower() == "causal"
+        super().__init__(interp, filters, (1, _one(kernel_size, "kernel_size")), (1, _one(strides, "strides")),
+                         "valid" if causal else padding, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer, **kw)
+        self.causal = causal
+
+    def build(self, shape, dtype):
+        self.add_weight("kernel", (self.kernel_size[1], shape[-1], self.filters), self.inits[0], dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
+
+    def forward(self, interp, x, training):
+        if self.causal:           # left padding of kernel_size - 1, then a valid convolution
+            x = ops.pad(x, [[0, 0], [self.kernel_size[1] - 1, 0], [0, 0]])
+        return super().forward(interp, x, training)     # Conv2D reshapes the kernel [k, C, F] to [k * C, F]
+
+
+class MaxPooling1D(_As2D, MaxPooling2D):
+    prefix = "max_pooling1d"
+
+    def __init__(self, interp, pool_size=2, strides=None, padding="valid", data_format=None, **kw):
+        p = _one(pool_size, "pool_size")
+        super().__init__(interp, (1, p), (1, p if strides is None else _one(strides, "strides")), padding, **kw)
+
+
+class AveragePooling1D(_As2D, AveragePooling2D):
+    prefix = "average_pooling1d"
+
+    def __init__(self, interp, pool_size, strides=None, padding="valid", data_format=None, **kw):
+        p = _one(pool_size, "pool_size")
+        super().__init__(interp, (1, p), (1, p if strides is None else _one(strides, "strides")), padding,
+                         data_format, **kw)
+
+
+def _pairs(value, n, what):
+    """Keras's padding/cropping argument: an int, a pair, or n pairs (one per spatial axis)."""
+    if isinstance(value, (int, float)) or isinstance(value, Tensor) and value.ndim == 0:
+        v = integer(value, what)
+        return [(v, v)] * n
+    items = list(value)
+    if n == 1:
+        return [(integer(items[0], what), integer(items[1], what))]
+    out = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            out.append((integer(item[0], what), integer(item[1], what)))
+        else:
+            v = integer(item, what)
+            out.append((v, v))
+    return out
+
+
+class _Spatial(Layer):
+    rank = 1
+
+    def check_input(self, x):
+        _rank(self, x, self.rank + 2)
+
+
+class _ZeroPadding(_Spatial):
+    def __init__(self, interp, padding, data_format=None, **kw):
+        super().__init__(interp, **kw)
+        self.pads = _pairs(padding, self.rank, "padding")
+
+    def output_shape(self, shape):
+        return (shape[0], *(None if d is None else d + a + b for d, (a, b) in zip(shape[1:-1], self.pads)), shape[-1])
+
+    def forward(self, interp, x, training):
+        return ops.pad(x, [[0, 0], *[list(p) for p in self.pads], [0, 0]])
+
+
+class ZeroPadding1D(_ZeroPadding):
+    prefix = "zero_padding1d"
+
+    def __init__(self, interp, padding=1, data_format=None, **kw):
+        super().__init__(interp, padding, data_format, **kw)
+
+
+class ZeroPadding2D(_ZeroPadding):
+    prefix, rank = "zero_padding2d", 2
+
+    def __init__(self, interp, padding=(1, 1), data_format=None, **kw):
+        super().__init__(interp, padding, data_format, **kw)
+
+
+class _Cropping(_Spatial):
+    def __init__(self, interp, cropping, **kw):
+        super().__init__(interp, **kw)
+        self.crops = _pairs(cropping, self.rank, "cropping")
+
+    def output_shape(self, shape):
+        return (shape[0], *(None if d is None else d - a - b for d, (a, b) in zip(shape[1:-1], self.crops)), shape[-1])
+
+    def forward(self, interp, x, training):
+        if any(a + b >= d for d, (a, b) in zip(x.shape[1:-1], self.crops)):
+            raise ShapeError(f"{type(self).__name__}: cropping {self.crops} leaves nothing of shape {list(x.shape)}")
+        return ops.getitem(x, (_ALL, *(slice(a, d - b) for d, (a, b) in zip(x.shape[1:-1], self.crops)), _ALL))
+
+
+class Cropping1D(_Cropping):
+    prefix = "cropping1d"
+
+    def __init__(self, interp, cropping=(1, 1), **kw):
+        super().__init__(interp, cropping, **kw)
+
+
+class Cropping2D(_Cropping):
+    prefix, rank = "cropping2d", 2
+
+    def __init__(self, interp, cropping=((0, 0), (0, 0)), data_format=None, **kw):
+        super().__init__(interp, cropping, **kw)
+
+
+class _UpSampling(_Spatial):
+    def output_shape(self, shape):
+        return (shape[0], *(None if d is None else d * s for d, s in zip(shape[1:-1], self.sizes)), shape[-1])
+
+    def forward(self, interp, x, training):
+        for axis, s in enumerate(self.sizes, start=1):      # each row repeated s times along its axis
+            shape = x.shape
+            x = ops.reshape(x, (*shape[:axis + 1], 1, *shape[axis + 1:]))
+            x = ops.tile(x, [1] * (axis + 1) + [s] + [1] * (len(shape) - axis - 1))
+            x = ops.reshape(x, (*shape[:axis], shape[axis] * s, *shape[axis + 1:]))
+        return x
+
+
+class UpSampling1D(_UpSampling):
+    prefix = "up_sampling1d"
+
+    def __init__(self, interp, size=2, **kw):
+        super().__init__(interp, **kw)
+        self.sizes = [integer(size, "size")]
+
+
+class UpSampling2D(_UpSampling):
+    prefix, rank = "up_sampling2d", 2
+
+    def __init__(self, interp, size=(2, 2), data_format=None, interpolation="nearest", **kw):
+        super().__init__(interp, **kw)
+        if interpolation != "nearest" or data_format not in (None, "channels_last"):
+            raise TdfValueError("UpSampling2D: tapecli supports interpolation='nearest' and channels_last only")
+        self.sizes = [p[0] for p in _pairs(size, 2, "size")]
+
+
+class Lambda(Layer):
+    prefix = "lambda"
+
+    def __init__(self, interp, function, output_shape=None, mask=None, arguments=None, **kw):
+        super().__init__(interp, **kw)
+        if mask is not None:
+            raise TdfValueError("Lambda: mask is not supported by tapecli")
+        if isinstance(function, str):
+            raise TdfTypeError("Lambda takes a function")
+        self.function_value, self.fn = function, activation_fn(function, interp)
+        self.arguments = dict(arguments or {})
+
+    def forward(self, interp, x, training):
+        if self.arguments:
+            return interp.call_value(self.function_value, [x], self.arguments)
+        return self.fn(x)
+
+
+class _Noise(Layer):
+    """Identity at inference; with training=True, ``noise(x)``."""
+
+    rate = 0.0
+
+    def forward(self, interp, x, training):
+        return self.noise(x) if training and self.rate > 0 else x
+
+
+class GaussianNoise(_Noise):
+    prefix = "gaussian_noise"
+
+    def __init__(self, interp, stddev, seed=None, **kw):
+        super().__init__(interp, seed=seed, **kw)
+        self.rate = num(stddev, "stddev")
+
+    def noise(self, x):
+        return ops.add(x, Tensor(self.rng.normal(0.0, self.rate, size=x.shape).astype(x.dtype)))
+
+
+class _RateNoise(_Noise):
+    def __init__(self, interp, rate, seed=None, **kw):
+        super().__init__(interp, seed=seed, **kw)
+        self.rate = num(rate, "rate")
+
+
+class GaussianDropout(_RateNoise):
+    prefix = "gaussian_dropout"
+
+    def noise(self, x):
+        std = np.sqrt(self.rate / (1.0 - self.rate))
+        return ops.mul(x, Tensor(self.rng.normal(1.0, std, size=x.shape).astype(x.dtype)))
+
+
+class _SpatialDropout(_RateNoise):
+    def noise(self, x):
+        shape = (x.shape[0], *([1] * (x.ndim - 2)), x.shape[-1])
+        keep = (self.rng.uniform(size=shape) >= self.rate).astype(x.dtype)
+        return ops.mul(ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - self.rate), x.dtype))), Tensor(keep))
+
+
+class SpatialDropout1D(_SpatialDropout):
+    prefix = "spatial_dropout1d"
+
+
+class SpatialDropout2D(_SpatialDropout):
+    prefix = "spatial_dropout2d"
+
+    def __init__(self, interp, rate, data_format=None, seed=None, **kw):
+        super().__init__(interp, rate, seed, **kw)
+
+
+LAYERS = [Conv1D, MaxPooling1D, AveragePooling1D, ZeroPadding1D, ZeroPadding2D, Cropping1D, Cropping2D,
+          UpSampling1D, UpSampling2D, Lambda, GaussianNoise, GaussianDropout, SpatialDropout1D, SpatialDropout2D]
+ALIASES = {"Convolution1D": Conv1D, "MaxPool1D": MaxPooling1D, "AvgPool1D": AveragePooling1D,
+           "Convolution2D": Conv2D, "MaxPool2D": MaxPooling2D}

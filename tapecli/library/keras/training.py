@@ -1,0 +1,408 @@
+"""Keras 3's training API on in-memory data: ``compile``, ``fit``, ``evaluate``, ``predict``,
+``train_on_batch``, ``test_on_batch`` and ``metrics``, as keras/src/backend/tensorflow/trainer.py runs them.
+
+One train step: ``y_pred = model(x, training=True)`` on a tape; the loss is the compiled loss plus the
+model's ``add_loss`` values; the loss tracker (a Mean) is updated with the loss weighted by the batch
+size; the optimizer applies the gradients of the trainable weights; the compiled metrics are updated;
+the step's logs are every metric's result. ``fit`` resets the metrics at each epoch, so an epoch's
+``history.history["loss"]`` is the batch losses' mean weighted by batch size; batches are consecutive
+slices of ``batch_size`` (default 32) rows. A program's model subclass may define ``train_step(data)``
+(and ``test_step``): fit then calls it and takes the dict it returns as the step's logs."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.library.keras import losses as losses_mod
+from tapecli.library.keras import metrics as metrics_mod
+from tapecli.library.keras import optimizers as optimizers_mod
+from tapecli.library.keras.common import KerasObject, flag, integer, tensor
+from tapecli.runtime.context import current
+from tapecli.runtime.tape import Tape
+from tapecli.runtime.values import Tensor, Variable
+
+_LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
+                 "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
+                 "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
+                 "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy"}
+_METRIC_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
+                   "mean_absolute_error": "MeanAbsoluteError", "binary_crossentropy": "BinaryCrossentropy",
+                   "categorical_crossentropy": "CategoricalCrossentropy",
+                   "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
+                   "sparse_categorical_accuracy": "SparseCategoricalAccuracy",
+                   "categorical_accuracy": "CategoricalAccuracy", "binary_accuracy": "BinaryAccuracy"}
+
+
+class History(KerasObject):
+    kind_word = "a History"
+
+    def __init__(self):
+        self.history: dict = {}
+        self.epoch: list = []
+
+    def attributes(self):
+        return {"history": lambda: self.history, "epoch": lambda: list(self.epoch)}
+
+
+def _optimizer(interp, value):
+    if isinstance(value, str):
+        by_name = {cls.prefix: cls for cls in optimizers_mod.OPTIMIZERS}
+        if value.lower() not in by_name:
+            raise TdfValueError(f"Could not interpret optimizer identifier: {value}",
+                                hint="use one of " + ", ".join(f'"{n}"' for n in by_name) + " or an optimizer")
+        return by_name[value.lower()](interp)
+    if not isinstance(value, optimizers_mod.Optimizer):
+        raise TdfTypeError("compile(optimizer=...) takes an optimizer or its name")
+    return value
+
+
+def _metric(value, y, y_pred):
+    """Keras's compile_utils.get_metric: "accuracy" chosen by the shapes, names, or metric objects."""
+    if isinstance(value, metrics_mod.Mean):
+        return value
+    if not isinstance(value, str):
+        raise TdfTypeError("compile(metrics=[...]) takes metric names or metric objects")
+    name = value
+    if value.lower() in ("accuracy", "acc"):
+        if y_pred.shape[-1] == 1:
+            cls = metrics_mod.BinaryAccuracy
+        elif y.ndim < y_pred.ndim or y.shape[-1] == 1 and y_pred.shape[-1] > 1:
+            cls = metrics_mod.SparseCategoricalAccuracy
+        else:
+            cls = metrics_mod.CategoricalAccuracy
+    elif value in _METRIC_CLASSES:
+        cls = next(c for c in metrics_mod.METRICS + metrics_mod.LOSS_METRICS if c.__name__ == _METRIC_CLASSES[value])
+    else:
+        raise TdfValueError(f"Could not interpret metric identifier: {value}")
+    metric = cls()
+    metric.name = name
+    return metric
+
+
+def _rows(data, begin, end):
+    if isinstance(data, (list, tuple)):
+        return [_rows(d, begin, end) for d in data]
+    return None if data is None else Tensor(np.ascontiguousarray(data.value[begin:end]))
+
+
+def _data(value, what, many=False):
+    """The data as a tensor, or (for a model of several inputs) a list of tensors."""
+    if value is None:
+        return None
+    if many and isinstance(value, (list, tuple)):
+        return [tensor(v, what) for v in value]
+    return tensor(value, what)
+
+
+def _count(x):
+    return (x[0] if isinstance(x, list) else x).shape[0]
+
+
+class CompileMetrics(KerasObject):
+    """Keras's ``compile_metrics``: the compiled metrics as one entry of ``model.metrics``, made from
+    their names on the first update (``"accuracy"`` depends on the shapes)."""
+
+    kind_word = "a metric"
+
+    def __init__(self, specs):
+        self.specs, self.metrics, self.name = specs, None, "compile_metrics"
+
+    def update_state(self, y, y_pred, sample_weight=None):
+        if self.metrics is None:
+            self.metrics = [_metric(m, tensor(y), tensor(y_pred)) for m in self.specs]
+        for m in self.metrics:          # compile(metrics=...) are unweighted; weighted_metrics would take it
+            m.update_state(y, y_pred)
+
+    def result(self):
+        return {m.name: m.result() for m in self.metrics or []}
+
+    def reset_state(self):
+        for m in self.metrics or []:
+            m.reset_state()
+
+    def methods(self):
+        return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state}
+
+    def attributes(self):
+        return {"name": self.name, "metrics": lambda: list(self.metrics or [])}
+
+
+class Trainer:
+    """The compiled state of one model, and its loops. ``model`` answers forward(x, training),
+    weights_to_train(), added_losses() and step(name) (a program's train_step/test_step or None)."""
+
+    def __init__(self, interp, model, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
+                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1, jit_compile="auto",
+                 auto_scale_loss=True):
+        if loss_weights is not None or weighted_metrics is not None:
+            raise TdfValueError("compile: loss_weights and weighted_metrics are not supported by tapecli")
+        self.interp, self.model = interp, model
+        self.optimizer = _optimizer(interp, optimizer)
+        self.loss = self._loss(loss)
+        specs = [] if metrics is None else list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
+        self.compile_metrics = CompileMetrics(specs) if specs else None
+        self.loss_tracker = metrics_mod.Mean(name="loss")
+
+    def _loss(self, loss):
+        if loss is None or isinstance(loss, str) and loss in _LOSS_CLASSES:
+            return None if loss is None else losses_mod.make(_LOSS_CLASSES[loss])()
+        if isinstance(loss, str):
+            raise TdfValueError(f"Could not interpret loss identifier: {loss}")
+        if isinstance(loss, losses_mod.Loss):
+            return loss
+        return losses_mod.Loss(lambda yt, yp: self.interp.call_value(loss, [yt, yp]), "loss")
+
+    @property
+    def metrics(self) -> list:
+        """model.metrics: the loss tracker, then compile_metrics."""
+        return [self.loss_tracker] + ([self.compile_metrics] if self.compile_metrics else []) + \
+            self.model.own_metrics()
+
+    def flat_metrics(self) -> list:
+        return [self.loss_tracker] + ((self.compile_metrics.metrics or []) if self.compile_metrics else []) + \
+            self.model.own_metrics()
+
+    def results_or(self, logs) -> dict:
+        """Keras's _get_metrics_result_or_logs: the metrics' results when a step's logs name the same."""
+        results = self.logs()
+        return results if isinstance(logs, dict) and set(logs) == set(results) else _plain(logs)
+
+    def reset(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    # ------------------------------------------------------------------ steps
+    def compute_loss(self, x, y, y_pred, sample_weight):
+        parts = []
+        if self.loss is not None:
+            parts.append(self.loss.call(self.interp, [y, y_pred], {} if sample_weight is None else
+                                        {"sample_weight": sample_weight}, None))
+        parts += [ops.reduce_sum(tensor(v)) for v in self.model.added_losses()]
+        if not parts:
+            raise TdfValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        total = parts[0]
+        for p in parts[1:]:
+            total = ops.add(total, p)
+        return total
+
+    def update_metrics(self, y, y_pred, sample_weight):
+        if self.compile_metrics is not None:
+            self.compile_metrics.update_state(y, y_pred, sample_weight)
+        return self.logs()
+
+    def logs(self) -> dict:
+        return {m.name: float(m.result().value) for m in self.flat_metrics()}
+
+    def train_step(self, x, y, sample_weight):
+        custom = self.model.step("train_step")
+        if custom is not None:
+            return custom([x] + ([] if y is None else [y]) + ([] if sample_weight is None else [sample_weight]))
+        ctx = current()
+        tape = Tape("fit")
+        tape.open = True
+        ctx.tapes.append(tape)
+        try:
+            y_pred = self.model.forward(x, True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        finally:
+            ctx.tapes.remove(tape)
+            tape.open = False
+        self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
+        weights = self.model.weights_to_train()
+        if weights:
+            from tapecli.autodiff.gradients import gradient
+            grads = gradient(tape, loss, list(weights))[0]
+            self.optimizer.apply(list(grads), list(weights))
+        return self.update_metrics(y, y_pred, sample_weight)
+
+    def test_step(self, x, y, sample_weight):
+        custom = self.model.step("test_step")
+        if custom is not None:
+            return custom([x] + ([] if y is None else [y]) + ([] if sample_weight is None else [sample_weight]))
+        y_pred = self.model.forward(x, False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
+        return self.update_metrics(y, y_pred, sample_weight)
+
+    # ------------------------------------------------------------------ loops
+    def batches(self, x, y, sample_weight, batch_size, shuffle=False):
+        return batches(self.interp, x, y, sample_weight, batch_size, shuffle)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
+        if callbacks or class_weight is not None or steps_per_epoch is not None or validation_steps is not None:
+            raise TdfValueError("fit: callbacks, class_weight, steps_per_epoch and validation_steps are not "
+                                "supported by tapecli")
+        x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
+        split = float(tensor(validation_split).value) if not isinstance(validation_split, float) else validation_split
+        if split and validation_data is None:
+            cut = int(_count(x) * (1.0 - split))
+            validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
+            x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
+        history = History()
+        logs: dict = {}
+        for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
+            self.reset()
+            for bx, by, bw in self.batches(x, y, sw, batch_size, flag(shuffle)):
+                logs = self.train_step(bx, by, bw)
+            epoch_logs = dict(self.results_or(logs))
+            if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
+                vx, vy, vw = (list(validation_data) + [None])[:3]
+                val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
+                epoch_logs.update({f"val_{k}": v for k, v in val.items()})
+            for k, v in epoch_logs.items():
+                history.history.setdefault(k, []).append(v)
+            history.epoch.append(epoch)
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False):
+        x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
+        self.reset()
+        logs: dict = {}
+        for bx, by, bw in self.batches(x, y, sw, batch_size):
+            logs = self.test_step(bx, by, bw)
+        logs = self.results_or(logs)
+        return logs if flag(return_dict) else self.flat(logs)
+
+    def flat(self, logs):
+        names = [m.name for m in self.flat_metrics()]
+        out = [logs[n] for n in names if n in logs] + [logs[k] for k in sorted(logs) if k not in names]
+        return out[0] if len(out) == 1 else out
+
+    def on_batch(self, step, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        self.reset()
+        logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight"))
+        logs = self.results_or(logs)
+        return logs if flag(return_dict) else self.flat(logs)
+
+
+def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
+    """Consecutive slices of ``batch_size`` rows (32 by default), or of a permutation with ``shuffle``."""
+    n = _count(x)
+    size = 32 if batch_size is None else integer(batch_size, "batch_size")
+    order = interp.rng.permutation(n) if shuffle else np.arange(n)
+
+    def pick(d, idx):
+        if d is None:
+            return None
+        return [pick(v, idx) for v in d] if isinstance(d, list) else Tensor(np.ascontiguousarray(d.value[idx]))
+    for begin in range(0, n, size):
+        idx = order[begin:begin + size]
+        yield pick(x, idx), pick(y, idx), pick(sample_weight, idx)
+
+
+def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+    """model.predict: the outputs of the batches, concatenated (inference mode)."""
+    x = _data(x, "x", model.many_inputs)
+    outs = [model.forward(bx, False) for bx, _, _ in batches(interp, x, None, None, batch_size)]
+    if isinstance(outs[0], list):
+        return [Tensor(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
+    return Tensor(np.concatenate([tensor(o).value for o in outs]))
+
+
+def _plain(logs):
+    if not isinstance(logs, dict):
+        raise TdfTypeError("train_step must return a dict of metric names to values")
+    return {k: (float(np.asarray(tensor(v).value)) if isinstance(v, (Tensor, Variable)) else v)
+            for k, v in logs.items()}
+
+
+def methods(interp, owner) -> dict:
+    """The training methods of a model. ``owner`` holds ``trainer`` (None before compile) and answers
+    Trainer.s model interface (forward, weights_to_train, added_losses, step, many_inputs)."""
+    def compile_(*args, **kwargs):
+        owner.trainer = Trainer(interp, owner, *args, **kwargs)
+
+    def need():
+        if owner.trainer is None:
+            raise TdfValueError("You must call `compile()` before using the model.")
+        return owner.trainer
+
+    def compute_loss(x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return need().compute_loss(x, y, y_pred, sample_weight)
+    return {
+        "compile": compile_,
+        "fit": lambda *a, **k: need().fit(*a, **k),
+        "evaluate": lambda *a, **k: need().evaluate(*a, **k),
+        "predict": lambda *a, **k: predict(interp, owner, *a, **k),
+        "train_on_batch": lambda *a, **k: need().on_batch(need().train_step, *a, **k),
+        "test_on_batch": lambda *a, **k: need().on_batch(need().test_step, *a, **k),
+        "predict_on_batch": lambda x: owner.forward(_data(x, "x", owner.many_inputs), False),
+        "compute_loss": compute_loss,
+        "compute_metrics": lambda x, y, y_pred, sample_weight=None: need().update_metrics(y, y_pred, sample_weight),
+        "reset_metrics": lambda: need().reset(),
+    }
+
+
+def attributes(owner) -> dict:
+    return {"metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
+            "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
+            "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
+
+
+class ProgramModel:
+    """Trainer's model interface for an instance of a program's ``keras.Model`` subclass; it also holds
+    the values its ``add_loss`` collects during a call."""
+
+    def __init__(self, interp, instance):
+        self.interp, self.instance, self.trainer = interp, instance, None
+        self.losses: list = []
+        self.many_inputs = False
+
+    def nested(self):
+        out = [self]
+        for value in self.instance.attrs.values():
+            for item in value if isinstance(value, list) else [value]:
+                if getattr(item, "cls", None) is not None and hasattr(item, "attrs"):
+                    out += adapter(self.interp, item).nested()
+        return out
+
+    def forward(self, x, training):
+        for part in self.nested():
+            part.losses = []
+        return self.instance.call(self.interp, [x], {"training": Tensor(np.array(bool(training)))}, None)
+
+    def weights_to_train(self):
+        return [v for v in self.instance.owned_variables() if v.trainable]
+
+    def own_metrics(self):
+        return [v for v in self.instance.attrs.values() if isinstance(v, (metrics_mod.Mean, CompileMetrics))]
+
+    def added_losses(self):
+        """add_loss values of this model and the program layers it holds, then the regularization
+        losses of the library layers it holds."""
+        held = [v for v in self.instance.attrs.values() if hasattr(v, "regularization_losses")]
+        return [v for part in self.nested() for v in part.losses] + \
+            [loss for layer in held for loss in layer.regularization_losses()]
+
+    def step(self, name):
+        fn, owner = self.instance.cls.find(name)
+        if fn is None or not hasattr(fn, "node"):
+            return None
+        from tapecli.interpreter.classes import call_method
+        return lambda data: call_method(self.interp, fn, owner, self.instance, [data], {}, None)
+
+
+def adapter(interp, instance) -> ProgramModel:
+    found = getattr(instance, "keras_model", None)
+    if found is None:
+        found = instance.keras_model = ProgramModel(interp, instance)
+    return found
+
+
+def program_attribute(interp, instance, attr):
+    """The Keras methods and attributes a program's Layer or Model subclass inherits (None: not one)."""
+    from tapecli.library.keras.common import method
+    model = adapter(interp, instance)
+    if attr == "add_loss":
+        return method(attr, lambda value: model.losses.append(value))
+    if attr == "losses":
+        return model.added_losses()
+    table = methods(interp, model)
+    if attr in table:
+        return method(attr, table[attr])
+    attrs = attributes(model)
+    return attrs[attr]() if attr in attrs else None

@@ -1,0 +1,60 @@
+"""keras.Variable, keras.backend's configuration readers and keras.utils.to_categorical."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfValueError
+from tapecli.library.keras import initializers
+from tapecli.library.keras.common import dims, flag, float_dtype, integer, tensor
+from tapecli.runtime.values import DType, Tensor, Variable
+
+
+def variable(initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
+             synchronization="auto", name=None):
+    """keras.Variable: a value, or an initializer (a name or an object) called with ``shape``."""
+    want = DType(dtype).np if isinstance(dtype, str) else dtype.np if isinstance(dtype, DType) else None
+    if isinstance(initializer, (str, initializers.Initializer)):
+        if shape is None:
+            raise TdfValueError("When creating a Variable from an initializer, the `shape` argument should be "
+                                f"specified. Received: initializer={initializer} and shape={shape}")
+        value = initializers.get(initializer).make(dims(shape), np.random.default_rng(), want or float_dtype())
+    else:
+        t = tensor(initializer, "the initial value")
+        value = np.asarray(t.value, dtype=want or (float_dtype() if t.dtype.kind == "f" else t.dtype))
+        if shape is not None and tuple(dims(shape)) != value.shape:
+            raise TdfValueError(f"Initial value has shape {value.shape}, but `shape` is {tuple(dims(shape))}")
+    return Variable(name if isinstance(name, str) else "Variable", np.array(value), trainable=flag(trainable))
+
+
+def backend():
+    return "tensorflow"
+
+
+def epsilon():
+    return 1e-07
+
+
+def floatx():
+    return np.dtype(float_dtype()).name
+
+
+def image_data_format():
+    return "channels_last"
+
+
+def to_categorical(x, num_classes=None):
+    """keras.utils.to_categorical: float64 from a list or NumPy array (Keras's NumPy path), float32
+    (one_hot) from a tensor; a trailing axis of size 1 is dropped."""
+    from_tensor = isinstance(x, Variable) or isinstance(x, Tensor) and not x.weak   # a list literal is weak
+    ids = np.asarray(tensor(x, "x").value).astype(np.int64)
+    if ids.ndim > 1 and ids.shape[-1] == 1:
+        ids = ids.reshape(ids.shape[:-1])
+    n = int(ids.max()) + 1 if num_classes is None else integer(num_classes, "num_classes")
+    out = np.zeros((ids.size, n), np.float32 if from_tensor else np.float64)
+    out[np.arange(ids.size), ids.reshape(-1)] = 1
+    return Tensor(out.reshape(*ids.shape, n))
+
+
+FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.epsilon": epsilon,
+             "backend.floatx": floatx, "backend.image_data_format": image_data_format,
+             "utils.to_categorical": to_categorical}
