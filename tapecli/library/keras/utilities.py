@@ -55,6 +55,14 @@ def to_categorical(x, num_classes=None):
     return Tensor(out.reshape(*ids.shape, n))
 
 
+def normalize(x, axis=-1, order=2):
+    """keras.utils.normalize on a tensor (Keras 3's ops.nn.normalize): x / maximum(norm(x, order, axis), 1e-7)."""
+    from tapecli import ops
+    from tapecli.library.core import norm
+    t = tensor(x, "x")
+    return ops.div(t, ops.maximum(norm(t, axis=integer(axis, "axis"), keepdims=True, ord=order), 1e-7))
+
+
 FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.epsilon": epsilon,
              "backend.floatx": floatx, "backend.image_data_format": image_data_format,
-             "utils.to_categorical": to_categorical}
+             "utils.to_categorical": to_categorical, "utils.normalize": normalize}
