@@ -148,11 +148,13 @@ def _grammar_strategy():
     from hypothesis.extra.lark import from_lark
     from lark import Lark
     from tapecli.frontend.parser import grammar_text
+    from tapecli.frontend.softkeywords import SOFT_KEYWORDS
     grammar = Lark(grammar_text(), parser="lalr")
     explicit = {"_NEWLINE": st.just("\x00"), "_INDENT": st.just("\x01"), "_DEDENT": st.just("\x02"),
                 "COMMENT": st.just(" "), "NAME": st.sampled_from([" x ", " y ", " t ", " f ", " sin ", " w "]),
                 "NUMBER": st.sampled_from([" 1 ", " 2.0 ", " 0 ", " 1e30 ", " .5 "]),
                 "STRING": st.sampled_from([' "s" ', " 'zero' "])}
+    explicit.update({f"_{word.upper()}": st.just(f" {word} ") for word in SOFT_KEYWORDS})
     for terminal in grammar.terminals:
         pattern = terminal.pattern
         if pattern.type == "str" and pattern.value.isidentifier():
