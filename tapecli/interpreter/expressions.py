@@ -367,7 +367,7 @@ class Expressions:
             raise e.locate(node)
 
     def attribute(self, value, attr, node):
-        if value.__class__ in (list, dict, str) or attr in _PYTHON_ATTRIBUTES:
+        if value.__class__ in (list, dict, str) or isinstance(value, list) or attr in _PYTHON_ATTRIBUTES:
             found = HOOKS["python_attribute"](self, value, attr, node)
             if found is not None:
                 return found
