@@ -216,12 +216,12 @@ def test_an_error_in_a_large_program_is_the_one_the_whole_parse_reports(monkeypa
     assert 3000 <= windowed.value.line <= 3004
 
 
-def test_a_python_program_with_a_syntax_error_gets_pythons_message(tmp_path):
+def test_a_python_program_with_a_syntax_error_gets_the_one_languages_message(tmp_path):
     source = ("import tensorflow as tf\nx = tf.Variable(1.0)\nwith tf.GradientTape() as t:\n"
               "        y = x * x\n    # a comment\n    z = y\n")
     r = _run_json(tmp_path, source)
     assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError"
-    assert r.json["error"]["line"] == 6 and "unindent does not match" in r.json["error"]["message"]
+    assert r.json["error"]["line"] == 6 and "indentation matches no enclosing block" in r.json["error"]["message"]
 
 
 def test_rendering_is_weighed_against_the_memory_cap(tmp_path):

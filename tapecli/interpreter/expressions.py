@@ -246,7 +246,7 @@ class Expressions:
         args = [self.eval(a, scope) if a.__class__ is not Starred else _Spread(self.eval(a.value, scope))
                 for a in node.args]
         if _Spread in {a.__class__ for a in args}:
-            args = [x for a in args for x in (self.loop_items(a.value) if a.__class__ is _Spread else [a])]
+            args = [x for a in args for x in (self.loop_items(a.value, collected=True) if a.__class__ is _Spread else [a])]
         kwargs = {}
         for kw in node.keywords:
             if kw.name is None:                          # **mapping

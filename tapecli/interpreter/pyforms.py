@@ -152,7 +152,7 @@ class PythonForms:
 
     def _comprehend(self, node, depth, scope, out_list, out_dict):
         target, iterable, conditions = node.generators[depth]
-        for item in self.loop_items(self.eval(iterable, scope)):
+        for item in self.loop_items(self.eval(iterable, scope), collected=True):
             self._step()
             self.assign_target(target, item, scope, node)
             if not all(truth(self.eval(c, scope)) for c in conditions):

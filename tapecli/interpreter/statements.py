@@ -342,13 +342,17 @@ class Statements:
             except _Continue:
                 continue
 
-    def loop_items(self, iterable):
-        """The items a ``for`` loop, a comprehension or a ``*`` spread takes, one by one: the one iteration rule."""
+    def loop_items(self, iterable, collected: bool = False):
+        """The items a ``for`` loop, a comprehension or a ``*`` spread takes, one by one: the one iteration rule.
+        ``collected``: the caller keeps every item (a comprehension, a spread), so a tensor's rows are weighed
+        against the limits before they are made (ops.rows); a loop takes them one at a time."""
         if isinstance(iterable, Variable):
             iterable = iterable.read()
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise TdfTypeError("cannot loop over a scalar", hint="use range(n)")
+            if collected:
+                return ops.rows(iterable)
             if iterable.weak:
                 return (new_tensor(row, True) for row in iterable.value)
             return (ops.getitem(iterable, i) for i in range(iterable.shape[0]))
