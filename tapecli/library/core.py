@@ -384,20 +384,22 @@ def _rng(interp, seed):
     return np.random.default_rng(to_seed(seed)) if seed is not None else interp.rng
 
 
-@builtin(interp=True)
-def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
+def _draw(interp, shape, seed, dtype, sample):
+    """A tensor of ``shape`` drawn by ``sample(rng, size)``, weighed first, in the float dtype asked for."""
     shape = to_shape(shape)
     _check_size(shape)
-    rng = _rng(interp, seed)
-    return Tensor(rng.normal(to_float(mean), to_float(stddev), size=shape).astype(_float_dtype(dtype)))
+    return Tensor(sample(_rng(interp, seed), shape).astype(_float_dtype(dtype)))
+
+
+@builtin(interp=True)
+def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
+    return _draw(interp, shape, seed, dtype, lambda rng, size: rng.normal(to_float(mean), to_float(stddev), size=size))
 
 
 @builtin(interp=True)
 def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None):
-    shape = to_shape(shape)
-    _check_size(shape)
-    rng = _rng(interp, seed)
-    return Tensor(rng.uniform(to_float(minval), to_float(maxval), size=shape).astype(_float_dtype(dtype)))
+    return _draw(interp, shape, seed, dtype,
+                 lambda rng, size: rng.uniform(to_float(minval), to_float(maxval), size=size))
 
 
 @builtin(interp=True)
