@@ -282,6 +282,31 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
                          implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)
+    try:
+        implicit = _run(program, interp, ctx, implicit_tape, options)
+    except TdfError as e:
+        e.warnings = list(ctx.settings.warnings)     # gathered before it: often the explanation of the error
+        if getattr(e, "explain_none", False) and not ctx.provenance.enabled:
+            _explain_none(e, program, filename, options)
+        raise
+    for exp in _plain_messages(interp.expectations.results):
+        if not exp["ok"]:
+            ctx.settings.warn(f"expectation failed: {exp['expr']}", exp["line"])
+    return RunResult(filename, interp, implicit, ctx)
+
+
+def _explain_none(error: TdfError, program: Program, filename: str, options: Options) -> None:
+    """A None gradient used as a value, in a run that kept no provenance log: run the program again with the
+    log (as `tapecli explain` does) for the reason it was None, which becomes the error's hint."""
+    try:
+        run_program(program, filename, replace(options, explain=True))
+    except TdfError as again:
+        if (again.line, again.column, again.message) == (error.line, error.column, error.message):
+            error.hint = again.hint
+
+
+def _run(program: Program, interp: Interpreter, ctx: RunContext, implicit_tape: Tape | None,
+         options: Options) -> list[Request]:
     with deep_recursion():
         if implicit_tape is not None:
             implicit_tape.open = True
@@ -305,10 +330,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                 text = program.source.splitlines()[e.line - 1]
                 e.column = len(text) - len(text.lstrip()) + 1
                 raise
-    for exp in _plain_messages(interp.expectations.results):
-        if not exp["ok"]:
-            ctx.settings.warn(f"expectation failed: {exp['expr']}", exp["line"])
-    return RunResult(filename, interp, implicit, ctx)
+    return implicit
 
 
 def _plain_messages(results: list[dict]) -> list[dict]:

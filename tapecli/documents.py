@@ -71,9 +71,14 @@ def request_entries(requests) -> list[dict]:
     return api.request_entries(requests, to_json)
 
 
+def requests_of(result, kinds: tuple[str, ...]) -> list:
+    """The requests a command reports: those of --of/--wrt, else the program's of these kinds."""
+    return result.implicit or [r for r in result.requests if r.kind in kinds]
+
+
 def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
     key = {"grad": "gradients", "jacobian": "jacobians", "hessian": "hessians"}[command]
-    requests = result.implicit or [r for r in result.requests if r.kind in kinds]
+    requests = requests_of(result, kinds)
     return {"schema": SCHEMA, "command": command, "file": result.filename, key: request_entries(requests),
             "warnings": list(result.warnings), "device": api.device_doc(result.context)}
 
@@ -97,7 +102,8 @@ def watched_doc(result) -> dict:
 def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
     return {"schema": SCHEMA, "command": command, "file": filename,
             "error": {"kind": error.kind, "message": error.message, "line": error.line, "column": error.column,
-                      **({"hint": error.hint} if error.hint else {})}}
+                      **({"hint": error.hint} if error.hint else {})},
+            "warnings": list(getattr(error, "warnings", ()))}
 
 
 # ------------------------------------------------------------ for people
@@ -105,7 +111,15 @@ def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
 _EXCERPT = 120      # characters of a source line shown under an error
 
 
-def format_error(error: TdfError, filename: str | None, source: str | None) -> str:
+def warning_line(filename: str | None, warning: dict) -> str:
+    """A run's warning for people: ``file:line: warning: message``."""
+    return f"{filename}:{warning['line']}: warning: {warning['message']}"
+
+
+def format_error(error: TdfError, filename: str | None, source: str | None, warnings: bool = True) -> str:
+    """The error with its source line and a caret, after the warnings the run gathered before it (unless
+    ``warnings`` is false: --quiet)."""
+    gathered = [warning_line(filename, w) for w in getattr(error, "warnings", ())] if warnings else []
     where = filename or "<input>"
     if error.line:
         where += f":{error.line}"
@@ -128,4 +142,4 @@ def format_error(error: TdfError, filename: str | None, source: str | None) -> s
             lines.append(" " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" * width)
     if error.hint:
         lines.append(f"hint: {error.hint}")
-    return "\n".join(lines)
+    return "\n".join(gathered + lines)

@@ -189,6 +189,8 @@ def test_library_error(case):
 
 def assert_caret_output(stderr: str, path, case, message: str) -> None:
     lines = stderr.splitlines()
+    while lines[0].startswith(f"{path}:") and ": warning: " in lines[0]:    # the run's warnings come first
+        lines.pop(0)
     assert lines[0] == f"{path}:{case.line}:{case.column}: {case.kind}: {message}"
     source_line = case.source.splitlines()[case.line - 1].rstrip()
     gutter, _, text = lines[1].partition(" | ")

@@ -43,6 +43,8 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
                         "processes; also TAPECLI_SCHEDULER. Needs the dask extra.")]
 SweepWorkersOpt = Annotated[int, typer.Option("--workers", help="With --sweep: run point batches in N processes.")]
 FullOpt = Annotated[bool, typer.Option("--full", help="Tables print every element of a tensor (no ... elisions).")]
+OutOpt = Annotated[Optional[list[str]], typer.Option("-o", "--out", metavar="FILE.npz|[NAME=]FILE.npy", help=(
+    "Also write the results as arrays: every entry to FILE.npz, or one to FILE.npy (repeatable)."))]
 
 
 def _version(value: bool):
@@ -79,6 +81,7 @@ class Invocation:
         self.source = None
         self.filename = None if file == "-" else file
         self.sweep, self.scheduler, self.workers = None, None, 1
+        self.out: list[str] = []
 
     def options(self):
         from tapecli.api import Options, parse_set
@@ -119,8 +122,13 @@ class Invocation:
             from tapecli.api import read_source, run_source
             _gc_for_the_run()
             options = self.options()
+            if self.out:
+                from tapecli.tools import arrays
+                out = arrays.parse_out(self.out)         # (the --out files checked before the run)
             self.source, self.filename = read_source(self.file)
             result = (compute or run_source)(self.source, self.filename, options)
+            if self.out:
+                arrays.write(out, arrays.result_arrays(self.command, result))
         except UsageError as e:
             self._fail(EXIT_USAGE, "UsageError", str(e))
         except TdfError as e:
@@ -143,7 +151,7 @@ class Invocation:
         if self.json:
             print(r.dumps(r.error_doc(self.command, self.filename, e)))
         else:
-            sys.stderr.write(r.format_error(e, self.filename, self.source) + "\n")
+            sys.stderr.write(r.format_error(e, self.filename, self.source, warnings=not self.quiet) + "\n")
         raise typer.Exit(EXIT_PROGRAM)
 
     def _fail(self, code, kind, message):
@@ -164,8 +172,9 @@ class Invocation:
             for line in result.output:
                 print(line)
         if not self.quiet:
+            from tapecli.documents import warning_line
             for w in result.warnings:
-                sys.stderr.write(f"{self.filename}:{w['line']}: warning: {w['message']}\n")
+                sys.stderr.write(warning_line(self.filename, w) + "\n")
 
 
 def _invocation(command, kw: dict) -> Invocation:
@@ -175,6 +184,7 @@ def _invocation(command, kw: dict) -> Invocation:
     inv.jacobian_mode = kw.get("mode", "auto")
     inv.sweep, inv.scheduler, inv.workers = kw.get("sweep"), kw.get("scheduler"), kw.get("workers", 1)
     inv.full = kw.get("full", False)
+    inv.out = kw.get("out") or []
     return inv
 
 
@@ -183,7 +193,7 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
         device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
         max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
         check_numerics: NumericsOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None,
-        workers: SweepWorkersOpt = 1, full: FullOpt = False):
+        workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None):
     """Run the program; print its output and named values."""
     from tapecli.cli import render as r
     inv = _invocation("run", locals())
@@ -210,7 +220,8 @@ def _requests_command(command: str, kinds: tuple[str, ...], title: str):
                    unconnected: UnconnectedOpt = "none", max_steps: StepsOpt = 10_000_000,
                    max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
                    no_color: NoColorOpt = False, check_numerics: NumericsOpt = False, sweep: SweepOpt = None,
-                   scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1, full: FullOpt = False):
+                   scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1, full: FullOpt = False,
+                   out: OutOpt = None):
         options = dict(locals())
         inv = _invocation(command, options)
         inv.run(_show_requests(inv, command, kinds, title))
@@ -228,7 +239,7 @@ def _show_requests(inv, command: str, kinds: tuple[str, ...], title: str):
         if inv.json:
             print(r.dumps(r.requests_doc(command, result, kinds)))
             return
-        requests = result.implicit or [q for q in result.requests if q.kind in kinds]
+        requests = r.requests_of(result, kinds)
         if not requests:
             sys.stderr.write(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]\n")
             return
@@ -243,7 +254,7 @@ def jacobian_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = No
                      max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
                      max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
                      check_numerics: NumericsOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None,
-                     workers: SweepWorkersOpt = 1, full: FullOpt = False):
+                     workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None):
     """Jacobians: the file's t.jacobian / t.batch_jacobian calls, or --of/--wrt."""
     inv = _invocation("jacobian", locals())
     inv.run(_show_requests(inv, "jacobian", ("jacobian", "batch_jacobian"), "jacobians"))
@@ -255,7 +266,8 @@ def hessian_command(file: FileArg, of: OfOpt = None, wrt: WrtOpt = None, json_ou
                     unconnected: UnconnectedOpt = "none", mode: ModeOpt = "auto",
                     max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
                     max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
-                    sweep: SweepOpt = None, scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1, full: FullOpt = False):
+                    sweep: SweepOpt = None, scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1,
+                    full: FullOpt = False, out: OutOpt = None):
     """Second derivatives d2(T)/d(S)2 of --of T w.r.t. each --wrt S, shaped S.shape + S.shape."""
     inv = _invocation("hessian", locals())
     inv.run(_show_requests(inv, "hessian", ("hessian",), "hessians"), _hessians)
@@ -560,7 +572,7 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
     def show(b):
         if not quiet:
             for w in b.warnings:
-                sys.stderr.write(f"{inv.filename}:{w['line']}: warning: {w['message']}\n")
+                sys.stderr.write(r.warning_line(inv.filename, w) + "\n")
         if inv.json:
             print(r.dumps({"schema": r.SCHEMA, "command": "bench", **b.to_json()}))
             return

@@ -10,7 +10,8 @@ import numpy as np
 
 from tapecli import api
 from tapecli.documents import (SCHEMA, _is_value, dumps, error_doc, format_error, request_entries,  # noqa: F401
-                               requests_doc, run_doc, type_json, watched_doc)                     # (re-exported)
+                               requests_doc, requests_of, run_doc, type_json, warning_line,        # (re-exported)
+                               watched_doc)
 from tapecli.interpreter.jsonvalue import _weak_default, tensor_json, to_json  # noqa: F401 (re-exported)
 from tapecli.runtime.values import Tensor, Variable
 

@@ -53,6 +53,8 @@ def run_sweep_command(inv) -> None:
         if not inv.sweep:
             raise UsageError(f"{'--scheduler' if inv.scheduler else '--workers'} needs --sweep on "
                              f"`{inv.command}` (or use `tapecli check`)")
+        if inv.out:
+            raise UsageError("--out writes the results of one run; with --sweep, use --json (the points stacked)")
         check_workers(inv.workers)
         options = inv.options()
         sweeps = s.load_sweeps(inv.sweep, options.limits)
@@ -69,7 +71,7 @@ def run_sweep_command(inv) -> None:
         if inv.json:
             print(r.dumps(r.error_doc(inv.command, inv.filename, e)))
         else:
-            sys.stderr.write(r.format_error(e, inv.filename, inv.source) + "\n")
+            sys.stderr.write(r.format_error(e, inv.filename, inv.source, warnings=not inv.quiet) + "\n")
         raise typer.Exit(EXIT_PROGRAM)
     except Exception as e:  # a bug in tapecli
         if os.environ.get("TAPECLI_DEBUG"):
@@ -93,7 +95,7 @@ def _show(inv, doc: dict) -> None:
     if not inv.quiet:
         for w in doc["warnings"]:
             many = f" (at {len(w['points'])} of {doc['sweep']['points']} points)" if doc["sweep"]["points"] > 1 else ""
-            sys.stderr.write(f"{inv.filename}:{w['line']}: warning: {w['message']}{many}\n")
+            sys.stderr.write(r.warning_line(inv.filename, w) + many + "\n")
     for e in doc.get("errors", [])[:20]:
         where = f"{inv.filename}:{e['line']}" if e["line"] else inv.filename
         sys.stderr.write(f"{where}: {e['kind']} at sweep point {e['point']}: {e['message']}\n")

@@ -94,6 +94,21 @@ class Interpreter(Statements, Expressions, PythonForms):
                     or (value is None and req.result is None and len(self.requests) - first == 1):
                 req.names = self._leaf_names(value, names, len(req.values))
 
+    def none_gradient_used(self, error, text: str) -> None:
+        """``text``, a None that ``error`` is about, was bound by a gradient request that found no gradient: the
+        error says where and for what, and its hint why (what `tapecli explain` says; a run that kept no
+        provenance log marks the error ``explain_none``, and the API finds the reason by running again with one)."""
+        for req in reversed(self.requests):
+            for i, name in enumerate(req.names or ()):
+                if name == text and req.values[i] is None:
+                    error.message += (f": {text} is None, the gradient of {req.target_text} w.r.t. {req.labels[i]} "
+                                      f"asked at line {req.line}")
+                    if req.tape_obj is not None:
+                        error.hint = req.why[i]
+                    else:
+                        error.explain_none = True
+                    return
+
     def _leaf_names(self, value, names, count):
         if isinstance(names, list):          # destructured: a, b = t.gradient(l, [w, b])
             if count == len(names):

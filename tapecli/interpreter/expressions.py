@@ -174,13 +174,28 @@ class Expressions:
             return _sequence_binary(op, left, right)
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
-                raise TdfTypeError(f"'{op}' needs tensors, got {type_word(side)}")
+                error = TdfTypeError(f"'{op}' needs tensors, got {type_word(side)}")
+                if side is None:
+                    self.none_gradient_used(error, self._operand_text(node, side is left))
+                raise error
         return self._BINARY[op](left, right)
+
+    def _operand_text(self, node, left: bool) -> str:
+        """How the program wrote one operand of ``node``: a binary operation's, or an augmented assignment's
+        (``name op= value``, ``target op= value``)."""
+        if not left:
+            return self.text(getattr(node, "right", None) or node.value)
+        if isinstance(node, ast.AugAssign):
+            return node.name
+        return self.text(getattr(node, "left", None) or node.target)
 
     def eval_UnaryOp(self, node, scope):
         value = self.eval(node.operand, scope)
         if not isinstance(value, (Tensor, Variable)):
-            raise TdfTypeError(f"unary '{node.op}' needs a tensor, got {type_word(value)}").locate(node)
+            error = TdfTypeError(f"unary '{node.op}' needs a tensor, got {type_word(value)}")
+            if value is None:
+                self.none_gradient_used(error, self.text(node.operand))
+            raise error.locate(node)
         try:
             if node.op == "~":
                 return ops.bitwise_operator("~", value)

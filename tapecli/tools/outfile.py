@@ -1,4 +1,5 @@
-"""Files the command line writes (`check --junit PATH`, `plot -o PATH`): only regular files or new paths.
+"""Files the command line writes (`check --junit PATH`, `plot -o PATH`, `--out FILE.npz`): only regular files or
+new paths.
 
 A symlink is written through to its target. A device node, a FIFO or a socket is refused (a usage error):
 the file would be replaced by a regular one (as root, `--junit /dev/null` would replace the system's
