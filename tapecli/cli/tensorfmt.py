@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 MAX_LINES = 6           # the most lines one entry takes: the elided array and its summary
+MAX_LINES_ND = 16       # the same for a tensor of three or more dimensions (its nested brackets need room)
 PRECISIONS = (4, 3, 2)
 SUMMARY_FROM = 4        # tensors of more elements than this get the summary line
 
@@ -77,8 +78,10 @@ def format_array(arr: np.ndarray, width: int = 80, full: bool = False, shape_and
     if full:
         return _full(arr, width) + "\n" + "\n".join(_wrap_words(summary(arr, shape_and_dtype), width))
     stats = _wrap_words(summary(arr, shape_and_dtype), width)
-    room = max(1, MAX_LINES - len(stats))
+    room = max(1, (MAX_LINES if arr.ndim <= 2 else MAX_LINES_ND) - len(stats))
     body = _fitted(arr, width, room)
+    if body is None and arr.ndim > 2:
+        body = _first_block(arr, width, room)
     if body is None:            # no NumPy layout fits: the first and last elements, flattened
         body = _flat(arr, width)
     if arr.size <= SUMMARY_FROM:
@@ -159,10 +162,32 @@ def _fitted(arr: np.ndarray, width: int, room: int) -> str | None:
             else:
                 text = np.array2string(arr, threshold=0, edgeitems=edge, max_line_width=10**6, precision=precision,
                                        separator=" ", suppress_small=True)
+            if arr.ndim > 2:      # the brackets show the blocks: no blank lines between them
+                text = "\n".join(line for line in text.splitlines() if line.strip())
             lines = text.splitlines()
             if len(lines) <= room and max(len(line) for line in lines) <= width:
                 return text
     return None
+
+
+def _first_block(arr: np.ndarray, width: int, room: int) -> str | None:
+    """A tensor of three or more dimensions too large to show its edges whole: its first 2-D block, fitted,
+    inside the brackets of the leading axes, each of which ends in ``...`` for the blocks not shown::
+
+        [[[[ 0.  1. ...  5.]
+           ...
+           [24. 25. ... 29.]]
+          ...]
+         ...]
+    """
+    lead = arr.ndim - 2
+    block = _fitted(arr[(0,) * lead], width - lead, room - lead)
+    if block is None:
+        return None
+    lines = block.splitlines()
+    out = ["[" * lead + lines[0]] + [" " * lead + line for line in lines[1:]]
+    out += [" " * depth + "...]" for depth in range(lead, 0, -1)]
+    return "\n".join(out)
 
 
 def _flat(arr: np.ndarray, width: int) -> str:
