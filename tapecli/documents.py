@@ -61,7 +61,7 @@ def dumps(doc: dict) -> str:
 
 def run_doc(result) -> dict:
     scope = result.scope.vars
-    return {"schema": SCHEMA, "command": "run", "file": result.filename,
+    return {"schema": SCHEMA, "command": "run", "file": result.filename, "ok": True,
             "values": {k: to_json(v, k) for k, v in scope.items() if _is_value(v)},
             "types": {k: type_json(v) for k, v in scope.items()},
             "output": list(result.output), "warnings": list(result.warnings), "device": api.device_doc(result.context)}
@@ -79,7 +79,8 @@ def requests_of(result, kinds: tuple[str, ...]) -> list:
 def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
     key = {"grad": "gradients", "jacobian": "jacobians", "hessian": "hessians"}[command]
     requests = requests_of(result, kinds)
-    return {"schema": SCHEMA, "command": command, "file": result.filename, key: request_entries(requests),
+    return {"schema": SCHEMA, "command": command, "file": result.filename, "ok": True,
+            key: request_entries(requests),
             "warnings": list(result.warnings), "device": api.device_doc(result.context)}
 
 
@@ -95,12 +96,12 @@ def watched_doc(result) -> dict:
                        for name, (line, why) in (history.unwatched.items() if history else ())]
         tapes.append({"name": tape.name, "line": tape.line, "persistent": tape.persistent, "watched": watched,
                       "not_watched": not_watched})
-    return {"schema": SCHEMA, "command": "watched", "file": result.filename, "tapes": tapes,
+    return {"schema": SCHEMA, "command": "watched", "file": result.filename, "ok": True, "tapes": tapes,
             "device": api.device_doc(result.context)}
 
 
 def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
-    return {"schema": SCHEMA, "command": command, "file": filename,
+    return {"schema": SCHEMA, "command": command, "file": filename, "ok": False,
             "error": {"kind": error.kind, "message": error.message, "line": error.line, "column": error.column,
                       **({"hint": error.hint} if error.hint else {})},
             "warnings": list(getattr(error, "warnings", ()))}

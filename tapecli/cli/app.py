@@ -157,7 +157,7 @@ class Invocation:
     def _fail(self, code, kind, message):
         from tapecli.cli import render as r
         if self.json:
-            print(r.dumps({"schema": r.SCHEMA, "command": self.command, "file": self.filename,
+            print(r.dumps({"schema": r.SCHEMA, "command": self.command, "file": self.filename, "ok": False,
                            "error": {"kind": kind, "message": message, "line": None, "column": None}}))
         else:
             sys.stderr.write(f"tapecli {self.command}: {message}\n")
@@ -289,28 +289,43 @@ def plot_command(file: FileArg,
                                                                             "a gradient entry's name.")] = None,
                  x: Annotated[Optional[str], typer.Option("--x", help="The 1-D value on the horizontal axis "
                                                                       "(default: the index).")] = None,
+                 z: Annotated[Optional[str], typer.Option("--z", help="A 2-D value drawn as contours over --x and "
+                                                                      "--y, its coordinates.")] = None,
+                 arrows: Annotated[Optional[str], typer.Option("--arrows", metavar="U,V", help=(
+                     "With --z: the arrows' components (default with --of Z --wrt X,Y: d(Z)/d(X),d(Z)/d(Y)).")
+                 )] = None,
                  output: Annotated[Optional[str], typer.Option("-o", "--output", help="Write a .png, .svg or .pdf "
                                                                "file; without it, draw in the terminal.")] = None,
                  title: Annotated[Optional[str], typer.Option("--title", help="The plot's title.")] = None,
+                 xlabel: Annotated[Optional[str], typer.Option("--xlabel", help="The x axis' label.")] = None,
+                 ylabel: Annotated[Optional[str], typer.Option("--ylabel", help="The y axis' label.")] = None,
+                 dpi: Annotated[int, typer.Option("--dpi", help="Dots per inch of a file.")] = 100,
+                 size: Annotated[Optional[str], typer.Option("--size", metavar="WxH", help=(
+                     "A file's size in inches [default: 7x4.5].")
+                 )] = None,
                  logy: Annotated[bool, typer.Option("--logy", help="A logarithmic y axis.")] = False,
                  json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None, device: DeviceOpt = "cpu",
-                 of: OfOpt = None, wrt: WrtOpt = None, unconnected: UnconnectedOpt = "none",
+                 of: OfOpt = None, wrt: WrtOpt = None, unconnected: UnconnectedOpt = "none", sweep: SweepOpt = None,
                  max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200,
                  quiet: QuietOpt = False, no_color: NoColorOpt = False, check_numerics: NumericsOpt = False):
-    """Draw values the program binds: each --y against --x (a 2-D --y alone as a heat map); needs the plot extra."""
+    """Draw values the program binds: each --y against --x (a 2-D --y alone as a heat map; --z over --x and --y
+    as contours with arrows); needs the plot extra."""
     from tapecli.cli import render as r
     inv = _invocation("plot", locals())
+    inv.sweep = None            # (plot draws the points of a sweep itself)
 
     def compute(source, filename, options):
-        from tapecli.api import run_source
         from tapecli.cli import plot
-        plot.check_request(y, output, title)
-        return plot.draw(run_source(source, filename, options), filename, x, y, output, title, logy, inv.color)
+        style = plot.Style(title, xlabel, ylabel, logy, dpi, plot.parse_size(size))
+        plot.check_request(y, output, style=style)
+        names = plot.arrow_names(arrows, z, of, wrt, x, y)
+        result, values = plot.run_values(source, filename, options, sweep, [x, z, *y, *(names or ())])
+        return plot.draw(result, values, filename, x, y, output, style, inv.color, z, names)
 
     def show(drawing):
         inv._side_output(drawing.result)
         if inv.json:
-            print(r.dumps({"schema": r.SCHEMA, "command": "plot", "file": inv.filename, **drawing.to_json(),
+            print(r.dumps({"schema": r.SCHEMA, "command": "plot", "file": inv.filename, "ok": True, **drawing.to_json(),
                            "warnings": list(drawing.result.warnings)}))
         elif drawing.text is not None:
             print(drawing.text)
@@ -354,7 +369,7 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
 
     def show(found):
         if json_out:
-            print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename,
+            print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename, "ok": True,
                            "explanations": found}))
             return
         if not found:
@@ -423,6 +438,7 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
                     for rep in reports if rep.error]
         skipped = [{**s, "ok": None} for rep in reports for s in rep.skipped]
         doc = {"schema": r.SCHEMA, "command": "check", "file": None, "files": [rep.file for rep in reports],
+               "ok": not (failed or errors or (not passed and not allow_empty)),
                "passed": passed, "failed": failed, "errors": errors, "skipped": len(skipped),
                "results": [_json_result(res) for res in results], "skips": skipped,
                "lint": [finding for rep in reports for finding in rep.lint]}
@@ -480,35 +496,7 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
     from tapecli.tools import check as c
     from tapecli.cli.sweepcli import progress_bar
     with progress_bar(len(files), "checking", show_progress) as advance:      # on stderr
-        return _check_each(c, files, options, fd, workers, fail_fast, advance)
-
-
-def _check_each(c, files, options, fd, workers, fail_fast, progress):
-    reports = []
-    workers = c.worker_count(workers, len(files))
-    if workers == 1:
-        for f in files:
-            reports.append(c.check_file(f, options, fd))
-            if progress:
-                progress(1)
-            if fail_fast and (reports[-1].failed or reports[-1].error):
-                break
-    else:
-        from tapecli.tools.cluster import process_pool
-        with process_pool(workers) as pool:     # (Ctrl-C, SIGTERM, SIGHUP: the workers are stopped)
-            futures = [pool.submit(c.check_file, f, options, fd) for f in files]
-            for f, fut in zip(files, futures):
-                try:
-                    reports.append(fut.result())
-                except Exception as e:      # the worker died (out of memory, a crash in compiled code)
-                    reports.append(c.internal_error_report(f, e))
-                if progress:
-                    progress(1)
-                if fail_fast and (reports[-1].failed or reports[-1].error):
-                    for rest in futures:
-                        rest.cancel()
-                    break
-    return reports
+        return c.check_files(files, options, fd, workers, fail_fast, advance)
 
 
 @app.command()
@@ -519,7 +507,7 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
          json_out: JsonOpt = False, no_color: NoColorOpt = False):
     """Compare two `grad --json` (or `jacobian --json`) documents entry by entry; exit 1 on a difference."""
     from tapecli.cli import render as r
-    from tapecli.tools.diff import compare_documents, load_document
+    from tapecli.tools.diff import compare_documents, load_document, mismatch_text
     from tapecli.errors import UsageError
     try:
         differences, compared = compare_documents(load_document(a), load_document(b), rtol, atol)
@@ -527,12 +515,14 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
         sys.stderr.write(f"tapecli diff: {e}\n")
         raise typer.Exit(EXIT_USAGE)
     if json_out:
-        print(r.dumps({"schema": r.SCHEMA, "command": "diff", "file": [a, b], "compared": compared,
+        print(r.dumps({"schema": r.SCHEMA, "command": "diff", "file": None, "files": [a, b], "ok": not differences,
+                       "compared": compared,
                        "differences": differences, "rtol": rtol, "atol": atol}))
     elif differences:
         r.print_table(f"{len(differences)} of {compared} entries differ (rtol {rtol:g}, atol {atol:g})",
-                      ["entry", "what", a, b], [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"])]
-                                                for d in differences], False if no_color else None)
+                      ["entry", "what", a, b, "mismatch"],
+                      [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"]), mismatch_text(d)]
+                       for d in differences], False if no_color else None)
     else:
         print(f"{compared} entries agree (rtol {rtol:g}, atol {atol:g})")
     raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
@@ -566,7 +556,8 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
           no_color: NoColorOpt = False):
     """Time the whole program (forward and every gradient/jacobian request), parsed once, run many times."""
     from tapecli.cli import render as r
-    from tapecli.tools.bench import bench_source
+    from tapecli.cli.sweepcli import progress_bar
+    from tapecli.tools.bench import bench_source, runs
     inv = _invocation("bench", locals())
 
     def show(b):
@@ -574,14 +565,17 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
             for w in b.warnings:
                 sys.stderr.write(r.warning_line(inv.filename, w) + "\n")
         if inv.json:
-            print(r.dumps({"schema": r.SCHEMA, "command": "bench", **b.to_json()}))
+            print(r.dumps({"schema": r.SCHEMA, "command": "bench", "ok": True, **b.to_json()}))
             return
         print(f"{inv.filename or '<stdin>'}: {b.repeat} runs after {b.warmup} untimed")
         print(f"  median {b.median_s:.6f} s   min {b.min_s:.6f} s   max {b.max_s:.6f} s")
         if b.peak_bytes is not None:
             rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
             print(f"  peak memory of a run {_mb(b.peak_bytes)} (tracemalloc){rss}")
-    inv.run(show, lambda source, filename, options: bench_source(source, filename, options, repeat, warmup))
+    def timed(source, filename, options):
+        with progress_bar(runs(repeat, warmup), "runs", not json_out and sys.stderr.isatty()) as advance:  # stderr
+            return bench_source(source, filename, options, repeat, warmup, progress=advance)
+    inv.run(show, timed)
 
 
 def _mb(n: int) -> str:
@@ -602,7 +596,7 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
         inv._side_output(found["result"])
         tapes = found["tapes"]
         if inv.json:
-            print(r.dumps({"schema": r.SCHEMA, "command": "tape", "file": inv.filename, "tapes": tapes,
+            print(r.dumps({"schema": r.SCHEMA, "command": "tape", "file": inv.filename, "ok": True, "tapes": tapes,
                            "warnings": list(found["result"].warnings),
                            "device": api_device_doc(found["result"].context)}))
             return
@@ -634,17 +628,23 @@ def warmup(json_out: JsonOpt = False,
         sys.stderr.write(f"tapecli warmup: --kernel {unknown[0]}: no such numba kernel\n" if unknown else
                          f"tapecli warmup: --dtype must be float32 or float64, got {dtype}\n")
         raise typer.Exit(EXIT_USAGE)
+    from tapecli.cli.sweepcli import progress_bar
     start = time.perf_counter()
-    parser = prepare_parser()
-    entries = compile_kernels((dtype,) if dtype else DTYPES, names=kernel)
+    dtypes = (dtype,) if dtype else DTYPES
+    with progress_bar(1 + len(dtypes) * len(kernel or NUMBA_KERNELS), "compiling",
+                      not json_out and sys.stderr.isatty()) as advance:       # on stderr
+        parser = prepare_parser()
+        if advance:
+            advance(1)
+        entries = compile_kernels(dtypes, names=kernel, progress=advance and (lambda entry: advance(1)))
     total = time.perf_counter() - start
     errors = [e["error"] for e in entries if "error" in e]
     if json_out:
-        print(r.dumps({"schema": r.SCHEMA, "command": "warmup", "file": None, "parser": parser,
+        print(r.dumps({"schema": r.SCHEMA, "command": "warmup", "file": None, "ok": not errors, "parser": parser,
                        "kernels": [e for e in entries if "error" not in e], "errors": errors, "seconds": total}))
     else:
         print(f"parser ({parser['parser']}): {parser['seconds']:.2f} s")
-        for name in (dtype,) if dtype else DTYPES:
+        for name in dtypes:
             done = [e for e in entries if e.get("dtype") == name]
             if done:
                 print(f"{name}: {len(done)} kernel{'s' if len(done) != 1 else ''}, "

@@ -35,6 +35,7 @@ def lint_paths(inv, paths: list[str], github: bool, select: str | None, ignore: 
         doc = {"schema": r.SCHEMA, "command": "lint", "file": shown_files[0] if len(shown_files) == 1 else None}
         if len(shown_files) != 1:
             doc["files"] = shown_files
+        doc["ok"] = not (findings or errors)
         doc["findings"] = findings
         if errors:
             doc["errors"] = [{k: v for k, v in e.items() if k != "text"} for e in errors]

@@ -34,21 +34,65 @@ class Drawing:
     output: str | None = None
     text: str | None = None
     kind: str = "lines"
+    z: Series | None = None
+    arrows: tuple[Series, Series] | None = None
 
     def to_json(self) -> dict:
-        return {"output": self.output, "kind": self.kind, "x": None if self.x is None else self.x.name,
-                "y": [{"name": s.name, "shape": list(s.values.shape)} for s in self.ys]}
+        doc = {"output": self.output, "kind": self.kind, "x": None if self.x is None else self.x.name,
+               "y": [{"name": s.name, "shape": list(s.values.shape)} for s in self.ys]}
+        if self.z is not None:
+            doc["z"] = {"name": self.z.name, "shape": list(self.z.values.shape)}
+            doc["arrows"] = None if self.arrows is None else [s.name for s in self.arrows]
+        return doc
+
+
+@dataclass
+class Style:
+    """How a file is drawn: --title, --xlabel, --ylabel, --logy, --dpi and --size (inches, width by height)."""
+    title: str | None = None
+    xlabel: str | None = None
+    ylabel: str | None = None
+    logy: bool = False
+    dpi: int = 100
+    size: tuple[float, float] = (7.0, 4.5)
+
+
+MAX_PIXELS = 50_000_000     # --size times --dpi: a larger picture is a usage error (matplotlib's own limit is 2**23 a side)
+
+
+def parse_size(text: str | None) -> tuple[float, float]:
+    """--size WxH in inches (``8x5``, ``6.5x4``)."""
+    if text is None:
+        return Style.size
+    width, sep, height = text.lower().partition("x")
+    try:
+        size = (float(width), float(height)) if sep else None
+    except ValueError:
+        size = None
+    if size is None or not all(0.5 <= v <= 100 for v in size):
+        raise UsageError(f"--size {text}: give WIDTHxHEIGHT in inches, each from 0.5 to 100 (for example 8x5)")
+    return size
 
 
 MAX_TITLE = 1000        # characters of --title: a longer one cannot be read on a plot (and took minutes to lay out)
 
 
-def check_request(ys: list[str] | None, output: str | None, title: str | None = None) -> str | None:
+def check_request(ys: list[str] | None, output: str | None, title: str | None = None,
+                  style: Style | None = None) -> str | None:
     """The output format (None: the terminal); a UsageError for a request that cannot be drawn at all."""
+    style = style or Style(title=title)
     if not ys:
         raise UsageError("plot needs at least one --y NAME (a value the program binds)")
-    if title is not None and len(title) > MAX_TITLE:
-        raise UsageError(f"--title is {len(title):,} characters long; a plot's title may have at most {MAX_TITLE:,}")
+    for option, text in (("--title", style.title), ("--xlabel", style.xlabel), ("--ylabel", style.ylabel)):
+        if text is not None and len(text) > MAX_TITLE:
+            raise UsageError(f"{option} is {len(text):,} characters long; a plot's text may have at most "
+                             f"{MAX_TITLE:,}")
+    if not 10 <= style.dpi <= 2000:
+        raise UsageError(f"--dpi {style.dpi}: give a number from 10 to 2000")
+    pixels = style.size[0] * style.size[1] * style.dpi ** 2
+    if pixels > MAX_PIXELS:
+        raise UsageError(f"--size {style.size[0]:g}x{style.size[1]:g} at --dpi {style.dpi} is {pixels:,.0f} pixels; "
+                         f"at most {MAX_PIXELS:,}")
     if output is None:
         _require("plotext", "drawing in the terminal")
         return None
@@ -58,12 +102,13 @@ def check_request(ys: list[str] | None, output: str | None, title: str | None = 
     from tapecli.tools.outfile import target
     target(output, "-o")        # a regular file or a new path in a folder that exists (checked again on writing)
     _require("matplotlib", f"writing .{ext} files")
-    if title is not None:
-        _check_math_text(title)
+    for option, text in (("--title", style.title), ("--xlabel", style.xlabel), ("--ylabel", style.ylabel)):
+        if text is not None:
+            _check_math_text(text, option)
     return ext
 
 
-def _check_math_text(title: str) -> None:
+def _check_math_text(title: str, option: str = "--title") -> None:
     """matplotlib reads text between two $ signs as math: a title it cannot parse is a usage error (said
     before the program runs), not a failure halfway through drawing."""
     from matplotlib.mathtext import MathTextParser
@@ -78,7 +123,7 @@ def _check_math_text(title: str) -> None:
         MathTextParser("path").parse(text, 72)
     except ValueError as e:
         reason = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-        raise UsageError(f"--title {title!r}: matplotlib cannot parse the math text between its $ signs ({reason}); "
+        raise UsageError(f"{option} {title!r}: matplotlib cannot parse the math text between its $ signs ({reason}); "
                          f"write \\$ for a dollar sign") from None
 
 
@@ -97,16 +142,50 @@ def _require(module: str, what: str) -> None:
 
 # ----------------------------------------------------------------- values
 
-def bound_values(result) -> dict[str, object]:
+def bound_values(result, more_requests=()) -> dict[str, object]:
     """Every name a `--y` may give: the program's top-level names, then the gradient entries' names
-    (``grads[1]``, ``g["w"]``, ``d(y)/d(x)`` with --of/--wrt) that are not top-level names already."""
+    (``grads[1]``, ``g["w"]``, ``d(y)/d(x)`` with --of/--wrt, and ``more_requests``: the hessians'
+    ``d2(y)/d(x)2``) that are not top-level names already."""
     from tapecli import api
     from tapecli.cli.render import _is_value
     names = {k: v for k, v in result.scope.vars.items() if _is_value(v)}
-    for entry in api.request_entries(result.implicit or result.requests, lambda v: v):
+    for entry in api.request_entries(list(result.implicit or result.requests) + list(more_requests), lambda v: v):
         if entry["name"] is not None and entry["name"] not in names:
             names[entry["name"]] = entry["value"] if entry["value"] is not None else NoGradient(entry.get("why"))
     return names
+
+
+def run_values(source: str, filename: str, options, sweep: list[str] | None, wanted: list[str | None]):
+    """Run the program (or, with --sweep, run it at each point) and return (what has its output and
+    warnings, the values by name). The hessians' entries ``d2(T)/d(S)2`` are computed when a name asks for
+    them; at a sweep's points, each value is stacked along a new first axis (the gradient entries too, when
+    a name is one)."""
+    from tapecli.tools import sweep as s
+    hessian = options.of is not None and any(name and name.startswith("d2(") for name in wanted)
+    if not sweep:
+        from tapecli.api import run_source
+        result = run_source(source, filename, options)
+        return result, bound_values(result, s.hessians(result, options) if hessian else ())
+    from types import SimpleNamespace
+    from tapecli.tools.diff import json_array
+    sweeps = s.load_sweeps(sweep, options.limits)
+    doc = s.sweep_doc("run", source, filename, options, sweeps)
+    docs = [doc]
+    values = dict(doc["values"])
+    if any(name and name not in values for name in wanted):          # a gradient entry's name
+        docs.append(s.sweep_doc("hessian" if hessian else "grad", source, filename, options, sweeps))
+        key = "hessians" if hessian else "gradients"
+        values.update({e["name"]: e["value"] for e in docs[-1][key] if e["name"] and e["name"] not in values})
+    for d in docs:
+        if d.get("errors"):
+            from tapecli.errors import ERROR_KINDS, TdfError
+            e = d["errors"][0]
+            raise ERROR_KINDS.get(e["kind"], TdfError)(
+                f"at sweep point {e['point']} (of {len(d['errors'])} that failed): {e['message']}",
+                line=e["line"], column=e["column"])
+    arrays = {name: json_array(v) for name, v in values.items()}
+    return SimpleNamespace(output=doc["output"], warnings=doc["warnings"]), \
+        {name: arr if arr is not None else values[name] for name, arr in arrays.items()}
 
 
 class NoGradient:
@@ -127,7 +206,7 @@ def to_array(value, what: str) -> np.ndarray:
     """A float64 array for a tensor, a variable, a number or a (nested) list of them; a UsageError for
     anything else (None, a string, a function, a ragged list)."""
     from tapecli.cli.tensorfmt import as_array
-    arr = as_array(value)
+    arr = value if isinstance(value, np.ndarray) else as_array(value)
     if arr is None and isinstance(value, (int, float)) and not isinstance(value, bool):
         arr = np.asarray(value)
     if arr is None and isinstance(value, list):
@@ -149,11 +228,11 @@ def to_array(value, what: str) -> np.ndarray:
     return arr.astype(np.float64)
 
 
-def series(result, x: str | None, ys: list[str], logy: bool) -> tuple[Series | None, list[Series], str]:
-    """The checked --x and --y values and the kind of plot: ``lines`` or ``heatmap``."""
-    values = bound_values(result)
+def series(values: dict, x: str | None, ys: list[str], logy: bool) -> tuple[Series | None, list[Series], str]:
+    """The checked --x and --y values and the kind of plot: ``lines`` or ``heatmap``. A square --y of an --x's
+    length that is diagonal (the hessian of an elementwise function) is drawn as its diagonal, a line."""
     xs = lookup(x, values, "--x") if x is not None else None
-    found = [lookup(name, values, "--y") for name in ys]
+    found = [_diagonal(lookup(name, values, "--y"), xs) for name in ys]
     for s in ([xs] if xs else []) + found:
         if s.values.ndim > 2 or (s is xs and s.values.ndim != 1):
             raise UsageError(f"{'--x' if s is xs else '--y'} {s.name} has shape {list(s.values.shape)}; plot draws "
@@ -182,20 +261,80 @@ def series(result, x: str | None, ys: list[str], logy: bool) -> tuple[Series | N
     return xs, found, "lines"
 
 
+def _diagonal(s: Series, xs: Series | None) -> Series:
+    v = s.values
+    if xs is None or v.ndim != 2 or v.shape != (xs.values.size,) * 2 or xs.values.ndim != 1:
+        return s
+    if np.count_nonzero(v - np.diag(np.diag(v))):
+        raise UsageError(f"--y {s.name} is a {list(v.shape)} matrix with nonzero entries off its diagonal: only a "
+                         f"diagonal one (an elementwise function's hessian) is drawn against --x, as its diagonal; "
+                         f"draw it alone as a heat map")
+    return Series(s.name, np.diag(v).copy())
+
+
+def surface(values: dict, x: str | None, ys: list[str], z: str, arrows: list[str] | None):
+    """The checked coordinates (--x, the one --y: 1-D axes or 2-D grids of --z's shape), the 2-D --z and the
+    arrows (two values of --z's shape) of a contour plot."""
+    if x is None or len(ys) != 1:
+        raise UsageError(f"--z {z} is drawn over --x X and one --y Y, its coordinates (1-D axes or 2-D grids)")
+    zs = lookup(z, values, "--z")
+    if zs.values.ndim != 2 or min(zs.values.shape) < 2:
+        raise UsageError(f"--z {z} has shape {list(zs.values.shape)}; a contour plot needs a 2-D value of at least "
+                         f"2 x 2")
+    rows, cols = zs.values.shape
+    coords = []
+    for option, name, length in (("--x", x, cols), ("--y", ys[0], rows)):
+        c = lookup(name, values, option)
+        if c.values.shape not in ((length,), zs.values.shape):
+            raise UsageError(f"{option} {name} has shape {list(c.values.shape)}; as --z {z}'s coordinate it must have "
+                             f"shape [{length}] or {list(zs.values.shape)}")
+        coords.append(c)
+    field = None
+    if arrows:
+        field = tuple(lookup(name, values, "--arrows") for name in arrows)
+        for s in field:
+            if s.values.shape != zs.values.shape:
+                raise UsageError(f"--arrows {s.name} has shape {list(s.values.shape)}; arrows need --z's shape "
+                                 f"{list(zs.values.shape)}")
+    return coords[0], coords[1], zs, field
+
+
+def arrow_names(arrows: str | None, z: str | None, of: str | None, wrt: str | None, x: str | None,
+                ys: list[str]) -> list[str] | None:
+    """--arrows U,V; without it, a contour plot of --of Z over --wrt X,Y draws d(Z)/d(X), d(Z)/d(Y)."""
+    if arrows is not None:
+        names = [n.strip() for n in arrows.split(",")]
+        if len(names) != 2 or not all(names):
+            raise UsageError(f"--arrows {arrows}: give two names, U,V (the arrows' x and y components)")
+        return names
+    wrt_names = [w.strip() for w in (wrt or "").split(",")]
+    if z is not None and of == z and len(ys) == 1 and x is not None and set(wrt_names) >= {x, ys[0]}:
+        return [f"d({z})/d({x})", f"d({z})/d({ys[0]})"]
+    return None
+
+
 # ------------------------------------------------------------------ files
 
-def draw(result, filename: str, x: str | None, ys: list[str], output: str | None, title: str | None,
-         logy: bool, color: bool | None) -> Drawing:
-    xs, found, kind = series(result, x, ys, logy)
-    # what drawing needs besides the values, weighed before any of it is made
-    each = (FILE_POINT_BYTES if output is not None else PREPARE_POINT_BYTES) if kind == "lines" else CELL_BYTES
-    _weigh(sum(s.values.size for s in found), each, f"a plot of {kind}")
-    heading = _title(title, filename)
-    drawing = Drawing(result, xs, found, output=output, kind=kind)
-    if output is None:
-        drawing.text = terminal_plot(xs, found, kind, heading, logy, color)
+def draw(result, values: dict, filename: str, x: str | None, ys: list[str], output: str | None, style: Style,
+         color: bool | None, z: str | None = None, arrows: list[str] | None = None) -> Drawing:
+    """Check the request against the values a run (or a sweep) bound, then draw into ``output`` or, without
+    it, as text for the terminal. ``result`` has the run's output and warnings."""
+    if z is not None:
+        xs, yc, zs, field = surface(values, x, ys, z, arrows)
+        found, kind = [yc], "contour"
+        _weigh(zs.values.size * (3 if field else 1), CELL_BYTES, "a contour plot")
     else:
-        write_file(xs, found, kind, _title(title, _literal(filename or "<stdin>")), logy, output)
+        xs, found, kind = series(values, x, ys, style.logy)
+        zs = field = None
+        # what drawing needs besides the values, weighed before any of it is made
+        each = (FILE_POINT_BYTES if output is not None else PREPARE_POINT_BYTES) if kind == "lines" else CELL_BYTES
+        _weigh(sum(s.values.size for s in found), each, f"a plot of {kind}")
+    drawing = Drawing(result, xs, found, output=output, kind=kind, z=zs, arrows=field)
+    if output is None:
+        shown, shown_kind = ([zs], "heatmap") if zs is not None else (found, kind)   # (the terminal: z's heat map)
+        drawing.text = terminal_plot(xs, shown, shown_kind, _title(style.title, filename), style.logy, color)
+    else:
+        write_file(drawing, _title(style.title, _literal(filename or "<stdin>")), style, output)
     return drawing
 
 
@@ -204,32 +343,82 @@ def _title(title: str | None, filename: str) -> str:
     return f"{title} ({name})" if title else name
 
 
-def figure(xs: Series | None, ys: list[Series], kind: str, heading: str, logy: bool):
+def figure(d: Drawing, heading: str, style: Style):
     """A matplotlib Figure (not pyplot's: no backend is chosen) with the plot drawn, labelled and titled."""
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(7.0, 4.5), dpi=100, layout="constrained")
+    fig = Figure(figsize=style.size, dpi=style.dpi, layout="constrained")
     ax = fig.add_subplot()
-    if kind == "heatmap":
-        s = ys[0]
-        image = ax.imshow(s.values, aspect="auto", cmap="viridis", interpolation="nearest")
-        fig.colorbar(image, ax=ax, label=_literal(s.name))
-        ax.set_xlabel("column (axis 1)")
-        ax.set_ylabel("row (axis 0)")
+    xs, ys = d.x, d.ys
+    if d.kind == "heatmap":
+        labels = _heatmap(fig, ax, ys[0])
+    elif d.kind == "contour":
+        labels = _contour(fig, ax, d)
     else:
         for s in ys:
             x = xs.values if xs is not None else np.arange(s.values.size)
             ax.plot(x, s.values, label=_literal(s.name), linewidth=1.8)
-        ax.set_xlabel(_literal(xs.name) if xs is not None else "index")
-        ax.set_ylabel(_literal(ys[0].name) if len(ys) == 1 else "value")
-        if logy:
+        labels = (_literal(xs.name) if xs is not None else "index",
+                  _literal(ys[0].name) if len(ys) == 1 else "value")
+        if style.logy:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend()
+    ax.set_xlabel(style.xlabel if style.xlabel is not None else labels[0])
+    ax.set_ylabel(style.ylabel if style.ylabel is not None else labels[1])
     ax.set_title(heading)
     return fig
 
 
-def write_file(xs, ys, kind, heading, logy, output) -> None:
+def _heatmap(fig, ax, s: Series) -> tuple[str, str]:
+    """A matrix cell by cell, rows down: a signed one in a diverging colormap centred on 0 (blue below, red
+    above, white at 0), any other in viridis; ticks on whole rows and columns."""
+    from matplotlib.ticker import MaxNLocator
+    v = s.values
+    finite = v[np.isfinite(v)]
+    signed = finite.size and finite.min() < 0 < finite.max()
+    if signed:
+        bound = float(np.abs(finite).max())
+        image = ax.imshow(v, aspect="auto", cmap="RdBu_r", vmin=-bound, vmax=bound, interpolation="nearest")
+    else:
+        image = ax.imshow(v, aspect="auto", cmap="viridis", interpolation="nearest")
+    fig.colorbar(image, ax=ax, label=_literal(s.name))
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(MaxNLocator(integer=True))
+    return "column (axis 1)", "row (axis 0)"
+
+
+def _contour(fig, ax, d: Drawing) -> tuple[str, str]:
+    """--z over its coordinates as filled contours with their lines, and the arrows of the gradient field
+    (at most ARROWS a side, evenly picked, so that they stay readable)."""
+    z = d.z.values
+    gx, gy = _grid(d.x.values, d.ys[0].values, z.shape)
+    filled = ax.contourf(gx, gy, z, levels=16, cmap="viridis")
+    ax.contour(gx, gy, z, levels=filled.levels, colors="black", linewidths=0.4, alpha=0.5)
+    fig.colorbar(filled, ax=ax, label=_literal(d.z.name))
+    if d.arrows is not None:
+        step = (-(-z.shape[0] // ARROWS), -(-z.shape[1] // ARROWS))
+        pick = (slice(None, None, step[0]), slice(None, None, step[1]))
+        u, v = d.arrows[0].values[pick], d.arrows[1].values[pick]
+        ax.quiver(gx[pick], gy[pick], u, v, color="white", edgecolor="black", linewidth=0.3, angles="xy",
+                  label=_literal(f"({d.arrows[0].name}, {d.arrows[1].name})"))
+        ax.legend(loc="upper right", framealpha=0.8)
+    ax.set_aspect("auto")
+    return _literal(d.x.name), _literal(d.ys[0].name)
+
+
+ARROWS = 16
+
+
+def _grid(x: np.ndarray, y: np.ndarray, shape) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates as 2-D grids of ``shape`` (1-D axes spread as np.meshgrid spreads them)."""
+    if x.ndim == 1:
+        x = np.broadcast_to(x[None, :], shape)
+    if y.ndim == 1:
+        y = np.broadcast_to(y[:, None], shape)
+    return x, y
+
+
+def write_file(d: Drawing, heading: str, style: Style, output: str) -> None:
     """Draw into ``output`` (through a symlink; never onto a device or a FIFO): a temporary file beside it,
     renamed when complete (tools/outfile.py)."""
     import matplotlib
@@ -240,7 +429,7 @@ def write_file(xs, ys, kind, heading, logy, output) -> None:
     def fill(f):
         # fixed ids, and every point of a curve kept (no simplification): the same bytes for the same data
         with matplotlib.rc_context({"svg.hashsalt": "tapecli", "path.simplify": False}):
-            figure(xs, ys, kind, heading, logy).savefig(f, format=ext, metadata=metadata)
+            figure(d, heading, style).savefig(f, format=ext, metadata=metadata)
     outfile.write_with(output, fill, "-o")
 
 

@@ -68,7 +68,7 @@ class _Reporter:
         if self.json and sys.stdout is not None:
             import json
             try:
-                print(json.dumps({"schema": "tapecli/1", "command": self.command, "file": None,
+                print(json.dumps({"schema": "tapecli/1", "command": self.command, "file": None, "ok": False,
                                   "error": {"kind": kind, "message": message, "line": None, "column": None}}))
                 sys.stdout.flush()
             except OutputError:

@@ -65,8 +65,9 @@ def _device_doc(result) -> dict:
 
 
 def bench_source(source: str, filename: str, options: Options | None = None, repeat: int = 10, warmup: int = 1,
-                 memory: bool = True) -> BenchResult:
-    """Parse ``source`` once and run it ``warmup`` + ``repeat`` times (and once more for the memory peak)."""
+                 memory: bool = True, progress=None) -> BenchResult:
+    """Parse ``source`` once and run it ``warmup`` + ``repeat`` times (and once more for the memory peak);
+    ``progress(1)`` after each run, where given (see runs())."""
     options = options or Options()
     if repeat < 1 or warmup < 0:
         from tapecli.errors import UsageError
@@ -75,6 +76,8 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
     result = None
     for _ in range(warmup):
         result = run_program(program, filename, options)
+        if progress:
+            progress(1)
     times = []
     for _ in range(repeat):
         result = None
@@ -83,12 +86,21 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
         result = run_program(program, filename, options)
         _synchronize(result)            # a device's queued kernels are part of the run
         times.append(time.perf_counter() - start)
+        if progress:
+            progress(1)
     peak = None
     if memory:
         result = None
         gc.collect()
         peak, result = _traced_peak(lambda: run_program(program, filename, options))
+        if progress:
+            progress(1)
     return BenchResult(filename, repeat, warmup, times, peak, _max_rss(), result)
+
+
+def runs(repeat: int, warmup: int, memory: bool = True) -> int:
+    """How many runs bench_source makes (for a progress bar)."""
+    return warmup + repeat + (1 if memory else 0)
 
 
 def _synchronize(result) -> None:

@@ -448,3 +448,33 @@ def totals(reports: list[FileReport]) -> tuple[int, int, int]:
     failed = sum(r.failed for r in reports)
     errors = sum(r.error is not None for r in reports)
     return passed, failed, errors
+
+
+def check_files(files, options, fd, workers, fail_fast, progress) -> list[FileReport]:
+    """Check each file, here or in ``workers`` processes, in order; ``progress(1)`` after each; with
+    ``fail_fast``, stop after the first file that fails."""
+    reports = []
+    workers = worker_count(workers, len(files))
+    if workers == 1:
+        for f in files:
+            reports.append(check_file(f, options, fd))
+            if progress:
+                progress(1)
+            if fail_fast and (reports[-1].failed or reports[-1].error):
+                break
+    else:
+        from tapecli.tools.cluster import process_pool
+        with process_pool(workers) as pool:     # (Ctrl-C, SIGTERM, SIGHUP: the workers are stopped)
+            futures = [pool.submit(check_file, f, options, fd) for f in files]
+            for f, fut in zip(files, futures):
+                try:
+                    reports.append(fut.result())
+                except Exception as e:      # the worker died (out of memory, a crash in compiled code)
+                    reports.append(internal_error_report(f, e))
+                if progress:
+                    progress(1)
+                if fail_fast and (reports[-1].failed or reports[-1].error):
+                    for rest in futures:
+                        rest.cancel()
+                    break
+    return reports

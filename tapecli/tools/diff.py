@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+
 from tapecli.errors import UsageError
 
 ENTRY_KEYS = ("gradients", "jacobians", "hessians")
@@ -65,5 +67,60 @@ def compare_documents(a: dict, b: dict, rtol: float, atol: float) -> tuple[list[
         elif x.get("shape") != y.get("shape"):
             differences.append({"entry": label, "what": "shape", "a": x.get("shape"), "b": y.get("shape")})
         elif not _close(y.get("value"), x.get("value"), rtol, atol):
-            differences.append({"entry": label, "what": "value", "a": x.get("value"), "b": y.get("value")})
+            differences.append({"entry": label, "what": "value", "a": x.get("value"), "b": y.get("value"),
+                                **mismatch(x.get("value"), y.get("value"), rtol, atol)})
     return differences, len(set(ea) | set(eb))
+
+
+def json_array(value):
+    """A JSON tensor value as a float64 array ("NaN", "Infinity" read back); None if it is not one."""
+    def numbers(v):
+        return [numbers(item) for item in v] if isinstance(v, list) else _number(v)
+    try:
+        arr = np.array(numbers(value), dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return arr
+
+
+def _json_number(v):
+    from tapecli.interpreter.jsonvalue import tensor_json
+    return tensor_json(np.array(v, dtype=np.float64))
+
+
+def mismatch(a, b, rtol: float, atol: float) -> dict:
+    """What np.testing.assert_allclose(b, a, rtol, atol) reports of two values that differ, ``a`` the desired
+    (golden) one: the mismatched elements out of all, the largest absolute and relative difference among them
+    (relative to ``a``, over its nonzero elements; null where there is none), and the worst element (the largest
+    absolute difference; a NaN or infinity on one side only counts as the worst): its index, a and b."""
+    x, y = json_array(a), json_array(b)
+    if x is None or y is None or x.shape != y.shape:
+        return {}
+    with np.errstate(all="ignore"):
+        error = np.abs(y - x)
+        same = (x == y) | (np.isnan(x) & np.isnan(y))
+        bad = ~same & ~(error <= atol + rtol * np.abs(x))
+        if not bad.any():
+            return {}
+        ranked = np.where(bad, np.where(np.isnan(error), np.inf, error), -1.0)
+        worst = np.unravel_index(int(np.argmax(ranked)), x.shape) if x.ndim else ()
+        relative = np.where(bad & (x != 0), error / np.abs(x), np.nan)
+    finite = error[bad & ~np.isnan(error)]
+    return {"mismatched": int(bad.sum()), "elements": int(x.size),
+            "max_abs": _json_number(finite.max()) if finite.size else None,
+            "max_rel": _json_number(np.nanmax(relative)) if not np.isnan(relative).all() else None,
+            "worst": {"index": [int(i) for i in worst], "a": _json_number(x[worst]), "b": _json_number(y[worst])}}
+
+
+def mismatch_text(d: dict) -> str:
+    """assert_allclose's report of a value that differs: ``2 / 4 elements; max abs 0.1, max rel 0.05; worst
+    [0, 1]: 2 vs 2.1``."""
+    if "mismatched" not in d:
+        return ""
+    worst = d["worst"]
+    return (f"{d['mismatched']} / {d['elements']} elements; max abs {_g(d['max_abs'])}, max rel {_g(d['max_rel'])}; "
+            f"worst {worst['index']}: {_g(worst['a'])} vs {_g(worst['b'])}")
+
+
+def _g(v) -> str:
+    return f"{v:.7g}" if isinstance(v, float) else str(v)

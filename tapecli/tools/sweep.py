@@ -343,7 +343,8 @@ def sweep_doc(command: str, source: str, filename: str, options: Options, sweeps
     from tapecli.documents import SCHEMA
     entries = [{**e, "value": [v for result in results for v in result["stacked"]["gradients"][j]["value"]]}
                for j, e in enumerate(results[0]["stacked"]["gradients"])]
-    return {"schema": SCHEMA, "command": command, "file": filename, KEYS[command]: entries, "warnings": [],
+    return {"schema": SCHEMA, "command": command, "file": filename, "ok": True, KEYS[command]: entries,
+            "warnings": [],
             "sweep": {"names": list(sweeps), "points": points(sweeps), "vectorised": True}}
 
 
@@ -371,7 +372,7 @@ def stacked_doc(command: str, filename: str, outcomes: list[dict], names: list[s
     from tapecli.documents import SCHEMA
     errors = point_errors(outcomes)
     good = [o["doc"] for o in outcomes if "doc" in o]
-    doc = {"schema": SCHEMA, "command": command, "file": filename}
+    doc = {"schema": SCHEMA, "command": command, "file": filename, "ok": not errors}
     if command == "run":
         base = good[0] if good else {"values": {}, "types": {}}
         doc["values"] = {name: [o["doc"]["values"].get(name) if "doc" in o else None for o in outcomes]
@@ -414,6 +415,7 @@ def stacked_doc(command: str, filename: str, outcomes: list[dict], names: list[s
     doc["sweep"] = {"names": list(names), "points": len(outcomes), "vectorised": vectorised}
     if errors:
         doc["errors"] = errors
+        doc["ok"] = False
     return doc
 
 
