@@ -86,12 +86,13 @@ def test_the_reason_is_printed_as_the_hint(tmp_path):
                                            "never watched it")
 
 
-@pytest.mark.parametrize("use", ["h = -g", "h = 1.0\nh += g", "h = [g][0] * 2.0"])
+@pytest.mark.parametrize("use", ["h = -g", "h = 1.0\nh += g", "h = reduce_sum(g)", "h = sin(g)",
+                                 "h = [g][0] * 2.0", "def f(a):\n    return a * 2.0\nh = f(g)"])
 def test_other_uses_of_a_none(tmp_path, use):
     path = _write(tmp_path, UNWATCHED.replace("h = 1.0 + g\n", use + "\n"))
     err = cli("run", path, "--json").json["error"]
     assert err["kind"] == "TypeError"
-    if use.startswith("h = [g]"):     # not the name the request bound: no claim about where it came from
+    if "[g]" in use or "def " in use:   # not the name the request bound, or a function's own None: no claim
         assert "hint" not in err and "gradient" not in err["message"]
     else:
         assert "g is None, the gradient of y w.r.t. x asked at line 5" in err["message"]

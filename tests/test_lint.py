@@ -497,7 +497,7 @@ def test_cli_lint_clean_exit_0(tmp_path):
     res = cli("lint", path)
     assert (res.code, res.stdout.strip()) == (0, "no findings")
     doc = cli("lint", "--json", path).json
-    assert doc == {"schema": "tapecli/1", "command": "lint", "file": str(path), "findings": []}
+    assert doc == {"schema": "tapecli/1", "command": "lint", "file": str(path), "ok": True, "findings": []}
 
 
 def test_cli_lint_json(tmp_path):

@@ -317,7 +317,7 @@ def plot_command(file: FileArg,
     def compute(source, filename, options):
         from tapecli.cli import plot
         style = plot.Style(title, xlabel, ylabel, logy, dpi, plot.parse_size(size))
-        plot.check_request(y, output, style=style)
+        plot.check_request(y, output, style)
         names = plot.arrow_names(arrows, z, of, wrt, x, y)
         result, values = plot.run_values(source, filename, options, sweep, [x, z, *y, *(names or ())])
         return plot.draw(result, values, filename, x, y, output, style, inv.color, z, names)

@@ -77,10 +77,8 @@ def parse_size(text: str | None) -> tuple[float, float]:
 MAX_TITLE = 1000        # characters of --title: a longer one cannot be read on a plot (and took minutes to lay out)
 
 
-def check_request(ys: list[str] | None, output: str | None, title: str | None = None,
-                  style: Style | None = None) -> str | None:
+def check_request(ys: list[str] | None, output: str | None, style: Style) -> str | None:
     """The output format (None: the terminal); a UsageError for a request that cannot be drawn at all."""
-    style = style or Style(title=title)
     if not ys:
         raise UsageError("plot needs at least one --y NAME (a value the program binds)")
     for option, text in (("--title", style.title), ("--xlabel", style.xlabel), ("--ylabel", style.ylabel)):

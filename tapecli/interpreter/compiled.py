@@ -174,7 +174,7 @@ class Compiled:
                     try:
                         return f(*values)        # a builtin whose arguments bind (as call_builtin)
                     except Exception as e:
-                        raise call_error(e, node) from None
+                        raise call_error(e, node, values) from None
             return call(f, values, {}, node)
         return call_positional
 

@@ -298,14 +298,21 @@ class Expressions:
                 return func.call(self, args, kwargs, node)
             if callable(func) and getattr(func, "is_builtin", False):
                 return call_builtin(func, self, node, args, kwargs)
-        except Exception as e:
-            raise self.call_error(e, node) from None
+        except Exception as e:      # (a builtin's "got None" is about its arguments; a function's may be its own)
+            raise self.call_error(e, node, args if getattr(func, "is_builtin", False) else ()) from None
         raise TdfTypeError(f"{self.text(node.func) or 'this'} is {type_word(func)}, not a function").locate(node)
 
-    def call_error(self, error: Exception, node) -> Exception:
+    def call_error(self, error: Exception, node, args=()) -> Exception:
         """What a call raises for an error out of the callee: located, and the Python errors escaping a
-        builtin as the program's errors (exit 3); anything else as it is."""
+        builtin as the program's errors (exit 3); anything else as it is. A builtin's type error about a None,
+        where one positional argument (``args``) was None, says where that None came from (none_gradient_used)."""
         if isinstance(error, TdfError):
+            written = getattr(node, "args", ())
+            nones = [arg for arg, value in zip(written, args) if value is None]
+            if isinstance(error, TdfTypeError) and error.message.endswith("got None") and len(nones) == 1 \
+                    and sum(value is None for value in args) == 1 and len(written) == len(args) \
+                    and not any(a.__class__ is Starred for a in written):
+                self.none_gradient_used(error, self.text(nones[0]))
             return error.locate(node)
         if isinstance(error, TypeError):
             return TdfTypeError(str(error)).locate(node)
