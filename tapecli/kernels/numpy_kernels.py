@@ -115,8 +115,16 @@ def getitem(x, index):
 
 
 def index_grad(g, shape, index):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated positions accumulate, in order). A basic
+    index (slices, integers, None, ...) reaches each position once: ``+=`` on its view adds the same, and
+    is many times faster than ``np.add.at``."""
     out = np.zeros(shape, dtype=g.dtype)
-    np.add.at(out, index, g)
+    if all(it is None or it is Ellipsis or it.__class__ is slice
+           or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)))
+           for it in (index if isinstance(index, tuple) else (index,))):
+        out[index] += g
+    else:
+        np.add.at(out, index, g)
     return out
 
 
