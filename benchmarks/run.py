@@ -2,6 +2,7 @@
 
     python benchmarks/run.py                  # the full sizes, beside NumPy (and CPython) by hand
     python benchmarks/run.py --peers          # also JAX jit, PyTorch eager, TensorFlow eager and tf.function
+    python benchmarks/run.py --peers --peer-python ../tf/bin/python   # peers installed in another Python too
     python benchmarks/run.py --scaling        # cost curves: each workload over three decades or more of size
     python benchmarks/run.py --scaling --plot curves.png
     python benchmarks/run.py --quick          # smaller sizes and fewer runs, to try it out
@@ -18,11 +19,16 @@ with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
 * jacobian     the jacobian of sin(M @ x) * x w.r.t. x, n = 1000, float32.
 * scalar_loop  100 steps of y = sin(y) * 1.01 on a tape, then the gradient.
 * loop         100,000 steps of y = sin(y) * 1.01 + 0.001 that no tape records: the interpreter alone.
+* train        train.py, a Keras training loop as TensorFlow users write it: an MLP 64 -> 128 relu -> 10,
+               batch 256, SparseCategoricalCrossentropy(from_logits=True), Adam, 200 steps (its own data).
+* cnn          cnn.py: Conv2D 16 and 32, max pooling, Dense 10 on 32 images of 28 x 28, 20 Adam steps.
+               The peers train the same models on seeded inputs (peers.py); there is no NumPy by hand.
 
 tapecli runs each workload in ``tapecli bench --json`` (parsed once, inputs bound before timing,
 untimed warm-up runs, medians of the timed runs, all in one process); the baselines (baselines.py)
-and the peers (peers.py) run in this process with the same warm-up and at most as many timed runs,
-medians, stopping early once a measurement has taken --budget seconds (at least 3 runs). Every
+run in this process, and each peer (peers.py) in a process of its own, with the first of this Python
+and the --peer-python ones that can import it; all with the same warm-up and at most as many timed
+runs, medians, stopping early once a measurement has taken --budget seconds (at least 3 runs). Every
 figure of a report comes from one run of this script; the load average is printed at its start
 and its end (on a shared machine, ratios move with the load).
 
@@ -56,7 +62,7 @@ import scaling
 
 HERE = Path(__file__).resolve().parent
 
-WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop")
+WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "cnn")
 LOOPS = ("scalar_loop", "loop")
 
 # The targets of the performance issue: workload -> (anchor, the most tapecli / anchor may be).
@@ -67,14 +73,16 @@ TARGETS = {
     "jacobian": ("jax jit", 0.5),
     "scalar_loop": ("torch eager", 0.5),
     "loop": ("torch eager", 0.2),
+    "train": ("jax jit", 1.0),
+    "cnn": ("torch eager", 1.0),
 }
 ANCHOR_NAMES = {"numpy": "NumPy by hand", "cpython": "CPython floats"}
 MEMORY_TARGETS = {"elementwise_x_minimum": 2.0, "bytes_per_record": 200}
 
 FULL = {"elementwise": 10_000_000, "mlp": 1024, "jacobian": 1000, "scalar_loop": 100, "loop": 100_000,
-        "record_steps": 100_000, "repeat": 10, "warmup": 2, "startup_runs": 21}
+        "record_steps": 100_000, "repeat": 10, "warmup": 2, "startup_runs": 21, **peers.TRAINING}
 QUICK = {"elementwise": 1_000_000, "mlp": 256, "jacobian": 200, "scalar_loop": 100, "loop": 10_000,
-         "record_steps": 10_000, "repeat": 3, "warmup": 1, "startup_runs": 7}
+         "record_steps": 10_000, "repeat": 3, "warmup": 1, "startup_runs": 7, **peers.TRAINING}
 MLP_OUT = 10
 
 
@@ -84,6 +92,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--only", help=f"comma-separated workloads ({', '.join(WORKLOADS)})")
     parser.add_argument("--peers", action="store_true",
                         help="also time JAX, PyTorch and TensorFlow where they are importable")
+    parser.add_argument("--peer-python", action="append", default=[], type=Path, metavar="PYTHON",
+                        help="with --peers: another Python to look for peers in (repeatable)")
     parser.add_argument("--scaling", action="store_true", help="cost curves over sizes, with growth exponents")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="with --scaling: draw the curves (needs matplotlib)")
     parser.add_argument("--repeat", type=int, help="timed runs per measurement")
@@ -98,6 +108,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = sorted(set(args.workloads) - set(WORKLOADS))
     if unknown:
         parser.error(f"unknown workload {unknown[0]}")
+    if args.peer_python and not args.peers:
+        parser.error("--peer-python says where the --peers are")
     if args.plot and not args.scaling:
         parser.error("--plot draws the cost curves of --scaling")
     for key in ("repeat", "warmup", "startup_runs"):
@@ -138,6 +150,10 @@ def make_inputs(workload: str, size: int, folder: Path, seed: int = 0) -> dict[s
     elif workload == "jacobian":
         arrays = {"M": lambda: rng.standard_normal((size, size), dtype=f32) / f32(math.sqrt(size)),
                   "x": lambda: rng.standard_normal(size, dtype=f32)}
+    elif workload in peers.TRAINING:          # the peers' batch (tapecli's program makes its own)
+        shape = (256, 64) if workload == "train" else (32, 28, 28, 1)
+        arrays = {"x": lambda: rng.standard_normal(shape, dtype=f32),
+                  "y": lambda: rng.integers(0, 10, shape[0]).astype(np.int32)}
     else:
         return {}
     folder.mkdir(parents=True, exist_ok=True)
@@ -162,7 +178,9 @@ def tapecli_command() -> list[str]:
 
 
 def bindings(workload: str, size: int, inputs: dict[str, Path]) -> list[str]:
-    """The --set options of a run: the input files, or the step count of a loop."""
+    """The --set options of a run: the input files, or the step count of a loop (a training loop: none)."""
+    if workload in peers.TRAINING:
+        return []
     if workload in LOOPS:
         return ["--set", f"steps={size}"]
     return [arg for name, path in inputs.items() for arg in ("--set", f"{name}=@{path}")]
@@ -177,8 +195,9 @@ def run_tapecli(*args: str) -> dict:
 
 
 def tapecli_bench(workload: str, size: int, inputs: dict[str, Path], repeat: int, warmup: int) -> dict:
+    program = f"{workload}.py" if workload in peers.TRAINING else f"{workload}.tdf"
     return run_tapecli("bench", "--json", "--repeat", str(repeat), "--warmup", str(warmup),
-                       str(HERE / f"{workload}.tdf"), *bindings(workload, size, inputs))
+                       str(HERE / program), *bindings(workload, size, inputs))
 
 
 def startup(runs: int) -> dict:
@@ -212,38 +231,49 @@ def tape_bytes_per_record(steps: int) -> dict:
 
 # --------------------------------------------------------- this process
 
-def time_runs(fn, repeat: int, warmup: int, budget: float) -> dict:
-    """Median seconds of ``fn()`` over ``repeat`` runs after ``warmup`` untimed ones; the timed runs stop
-    early (after at least 3) once they have taken ``budget`` seconds."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    while len(times) < repeat and (len(times) < 3 or sum(times) < budget):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return {"median_s": statistics.median(times), "runs": len(times)}
-
-
 def workload_args(workload: str, size: int, inputs: dict[str, Path]):
     """What baselines and peers take: the arrays of the inputs (loaded), or the step count."""
     return size if workload in LOOPS else [np.load(path) for path in inputs.values()]
 
 
-def measure_here(workload: str, size: int, inputs: dict, sizes: dict, budget: float, peer_names=()) -> dict:
-    """{anchor: {"median_s", "runs"} or {"error": why}} for the baselines and the given peers."""
-    data = workload_args(workload, size, inputs)
+def measure_here(workload: str, size: int, inputs: dict, sizes: dict, budget: float, peer_pythons=None) -> dict:
+    """{anchor: {"median_s", "runs"} or {"error": why}} for the baselines (in this process) and the peers
+    ({peer: the Python that has it}, each in a process of its own)."""
     out = {}
-    for name, fn in baselines.BASELINES[workload].items():
-        out[name] = time_runs(lambda: fn(*([data] if workload in LOOPS else data)), sizes["repeat"],
-                              sizes["warmup"], budget)
-    for peer in peer_names:
-        try:
-            run = peers.runner(peer, workload, data)
-            out[peer] = time_runs(run, sizes["repeat"], max(1, sizes["warmup"]), budget)
-        except Exception as e:       # a peer that fails on this workload is reported, not fatal
-            out[peer] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:100]}
+    if baselines.BASELINES.get(workload):
+        data = workload_args(workload, size, inputs)
+        for name, fn in baselines.BASELINES[workload].items():
+            out[name] = peers.time_runs(lambda: fn(*([data] if workload in LOOPS else data)), sizes["repeat"],
+                                        sizes["warmup"], budget)
+    what = ["--steps", str(size)] if workload in LOOPS else ["--inputs", *map(str, inputs.values())]
+    for peer, python in (peer_pythons or {}).items():
+        out[peer] = run_peer(python, [peer, workload, *what, "--repeat", str(sizes["repeat"]),
+                                      "--warmup", str(sizes["warmup"]), "--budget", str(budget)])
     return out
+
+
+def run_peer(python, args: list[str]) -> dict:
+    """What ``python peers.py ARGS`` prints (its last line of output), or {"error": why}."""
+    try:
+        proc = subprocess.run([str(python), str(HERE / "peers.py"), *args], capture_output=True, text=True)
+    except OSError as e:
+        return {"error": f"{python}: {e.strerror}"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        return {"error": why[:100]}
+    return json.loads(lines[-1])
+
+
+def find_peers(pythons: list) -> tuple[dict, dict]:
+    """({peer: version or None}, {peer: the first Python that imports it}) over ``pythons``."""
+    status, where = dict.fromkeys(peers.PEERS), {}
+    for python in pythons:
+        found = run_peer(python, ["--installed"])
+        for peer, version in found.items() if "error" not in found else ():
+            if version is not None and peer not in where:
+                status[peer], where[peer] = version, python
+    return status, where
 
 
 # ------------------------------------------------------------------ report
@@ -287,10 +317,9 @@ def target_line(workload: str, result: dict) -> str:
 
 def compare(args) -> dict:
     sizes = args.sizes
-    peer_status = peers.installed() if args.peers else {}
+    peer_status, peer_pythons = find_peers([sys.executable, *args.peer_python]) if args.peers else ({}, {})
     if args.peers:
         print("peers: " + ", ".join(f"{peer} {version or 'not installed'}" for peer, version in peer_status.items()))
-    peer_names = [peer for peer, version in peer_status.items() if version is not None]
     results = {}
     for workload in args.workloads:
         if workload == "tiny":
@@ -303,7 +332,7 @@ def compare(args) -> dict:
         repeat = sizes["repeat"] if workload != "loop" else min(sizes["repeat"], 5)
         doc = tapecli_bench(workload, size, inputs, repeat, min(sizes["warmup"], 1) if workload == "loop" else sizes["warmup"])
         results[workload] = {"size": size, "tapecli": doc["median_s"], "tapecli_runs": doc["repeat"], "bench": doc,
-                             "anchors": measure_here(workload, size, inputs, sizes, args.budget, peer_names)}
+                             "anchors": measure_here(workload, size, inputs, sizes, args.budget, peer_pythons)}
     if "elementwise" in results:
         n = sizes["elementwise"]
         peak = results["elementwise"]["bench"]["peak_bytes"]
@@ -347,7 +376,7 @@ def curves(args) -> dict:
     """Time (tapecli and NumPy by hand) and tapecli's peak memory per size; exponents and flags."""
     warmup = min(args.sizes["warmup"], 1)
     out = {}
-    for workload in (w for w in args.workloads if w != "tiny"):
+    for workload in (w for w in args.workloads if w in scaling.CURVES):
         what, sizes, work, memory_work = scaling.CURVES[workload]
         sizes = scaling.QUICK_CURVES[workload] if args.quick else sizes
         curve = {"what": what, "sizes": sizes, "tapecli": [], "numpy": [], "peak_bytes": []}

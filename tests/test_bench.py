@@ -277,7 +277,8 @@ def test_a_peer_that_fails_is_reported_not_fatal(monkeypatch):
     def broken(peer, workload, inputs):
         raise RuntimeError("no such kernel\nsecond line")
     monkeypatch.setattr(peers, "runner", broken)
-    out = run.measure_here("loop", 10, {}, {"repeat": 3, "warmup": 0}, budget=1.0, peer_names=["torch eager"])
+    out = run.measure_here("loop", 10, {}, {"repeat": 3, "warmup": 0}, budget=1.0)
+    out["torch eager"] = peers.measure("torch eager", "loop", 10, repeat=3, warmup=0, budget=1.0)
     assert out["torch eager"] == {"error": "RuntimeError: no such kernel"}
     assert out["numpy"]["runs"] == 3 and out["cpython"]["runs"] == 3
     assert run.anchor_cell(out["torch eager"]).startswith("failed (RuntimeError")
@@ -285,11 +286,28 @@ def test_a_peer_that_fails_is_reported_not_fatal(monkeypatch):
 
 
 def test_time_runs_warms_up_then_repeats_within_the_budget():
-    run = load_benchmark("run")
+    peers = load_benchmark("peers")
     calls = []
-    assert run.time_runs(lambda: calls.append(1), repeat=7, warmup=2, budget=60.0)["runs"] == 7
+    assert peers.time_runs(lambda: calls.append(1), repeat=7, warmup=2, budget=60.0)["runs"] == 7
     assert len(calls) == 9
-    assert run.time_runs(lambda: None, repeat=7, warmup=0, budget=0.0)["runs"] == 3     # at least 3 runs
+    assert peers.time_runs(lambda: None, repeat=7, warmup=0, budget=0.0)["runs"] == 3     # at least 3 runs
+
+
+def test_peers_run_in_processes_of_their_own_and_the_training_loops_have_their_inputs(tmp_path):
+    import sys
+    run = load_benchmark("run")
+    status, where = run.find_peers([sys.executable, tmp_path / "no-such-python"])
+    assert set(status) == set(run.peers.PEERS)
+    assert all(where[peer] == sys.executable for peer, version in status.items() if version is not None)
+    assert run.run_peer(sys.executable, ["no such peer", "train", "--steps", "1"])["error"].startswith("KeyError")
+    assert "error" in run.run_peer(tmp_path / "no-such-python", ["--installed"])
+    inputs = run.make_inputs("cnn", 20, tmp_path)
+    assert np.load(inputs["x"]).shape == (32, 28, 28, 1) and np.load(inputs["y"]).dtype == np.int32
+    assert run.bindings("train", 200, run.make_inputs("train", 200, tmp_path)) == []
+    with pytest.raises(SystemExit) as e:
+        run.parse_args(["--peer-python", sys.executable])
+    assert e.value.code == 2
+    assert run.parse_args(["--peers", "--peer-python", "py", "--only", "train,cnn"]).workloads == ["train", "cnn"]
 
 
 def test_inputs_are_seeded_and_loops_take_a_step_count(tmp_path):

@@ -76,6 +76,28 @@ def test_sparse_categorical_crossentropy_gradient_is_softmax_minus_onehot_over_n
     np.testing.assert_allclose(value(r, "g"), p / 4, rtol=1e-5, atol=1e-7)
 
 
+def test_sparse_categorical_crossentropy_from_logits_is_one_op_with_tensorflows_gradient():
+    """tf.nn.sparse_softmax_cross_entropy_with_logits as Keras calls it: one record on the tape, and the
+    gradient TensorFlow's kernel computes, expand_dims(g, -1) * (exp(s) / sum(exp(s)) - one_hot), bit for bit."""
+    r = run_program(f"""
+        var z = {lit(LOGITS)}
+        tape t:
+            loss = SparseCategoricalCrossentropy(from_logits=True)({lit(LABELS)}, z)
+        g = t.gradient(loss, z)
+    """)
+    ops_recorded = [rec.op.name for rec in r.tapes[0].records]
+    assert ops_recorded.count("sparse_softmax_xent") == 1 and "log_softmax" not in ops_recorded
+    shifted = LOGITS - LOGITS.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    backprop = e / e.sum(axis=-1, keepdims=True)
+    backprop[np.arange(4), LABELS] -= 1
+    upstream = np.full(4, f(1) / f(4), f)          # the mean's gradient, sum_over_batch_size
+    want = upstream[:, None] * backprop
+    assert np.array(value(r, "g"), f).tobytes() == want.astype(f).tobytes()
+    # its loss is -log_softmax(z)[label], the same bits
+    assert value(r, "loss") == f((np.log(e.sum(axis=-1)) - shifted[np.arange(4), LABELS]).sum(dtype=f) / f(4))
+
+
 def test_ignore_class_divides_by_the_valid_count():
     got = run1("SparseCategoricalCrossentropy(from_logits=True, ignore_class=1)(labels, logits)")
     per = scce_ref()

@@ -1,9 +1,13 @@
 """Keras-lite optimizers: three steps each against Keras 3's update formulas computed here in NumPy
-float32 (keras/src/optimizers/*.py), from the gradients the program computed."""
+float32 (keras/src/optimizers/*.py), from the gradients the program computed; and the update written in
+place (no tape open) against the same update while a tape records, bit for bit."""
+import textwrap
+
 import numpy as np
 import pytest
 
 from conftest import run_program, value
+from tapecli.api import run_source
 from tapecli.errors import TdfTypeError, TdfValueError
 
 f = np.float32
@@ -251,3 +255,62 @@ def test_apply_with_two_lists_and_learning_rate_attribute():
         lr = opt.learning_rate
     """)
     assert value(r, "w") == [0.5, 1.5] and value(r, "lr") == 0.25
+
+
+TRAIN_STEPS = """
+    import tensorflow as tf
+    X = tf.random.normal((16, 8), seed=1)
+    Y = tf.random.uniform((16,), maxval=3, dtype=tf.int32, seed=2)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(12, activation="relu"), tf.keras.layers.Dense(3)])
+    s = tf.Variable(0.5)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    opt = tf.keras.optimizers.{ctor}
+    for step in range(4):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(Y, model(X, training=True) * s)
+        variables = model.trainable_variables + [s]
+        grads = tape.gradient(loss, variables)
+        {apply}
+"""
+APPLY = "opt.apply_gradients(zip(grads, variables))"
+# the same update while a tape records: the ordinary path (slots copied, never written in place)
+APPLY_UNDER_A_TAPE = "with tf.GradientTape() as outer:\n            " + APPLY
+
+
+def _train(ctor, apply):
+    r = run_source(textwrap.dedent(TRAIN_STEPS.format(ctor=ctor, apply=apply)).lstrip("\n"), "train.py")
+    model, opt = r.scope.get("model"), r.scope.get("opt")
+    state = [v.read().value for v in model.weights + [r.scope.get("s")] + opt.slot_list]
+    return r.context.updated_in_place, state
+
+
+@pytest.mark.parametrize("ctor", [
+    "SGD(0.1)", "SGD(0.1, momentum=0.9, nesterov=True)", "Adam(0.01)", "Adam(0.01, amsgrad=True)", "AdamW(0.01)",
+    "RMSprop(0.01)", "RMSprop(0.01, momentum=0.5, centered=True)", "Adagrad(0.1)", "Adamax(0.01)", "Nadam(0.01)",
+    "Adadelta(1.0)", "Lion(0.01)", "Adam(0.01, weight_decay=0.1, clipnorm=1.0)",
+])
+def test_the_in_place_update_gives_the_ordinary_paths_bits(ctor):
+    fast, fast_state = _train(ctor, APPLY)
+    ordinary, ordinary_state = _train(ctor, APPLY_UNDER_A_TAPE)
+    assert fast == 4 * 5 and ordinary == 0      # four steps of five variables (a scalar among them)
+    assert len(fast_state) == len(ordinary_state) >= 5
+    for mine, theirs in zip(fast_state, ordinary_state, strict=True):
+        assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes()
+
+
+def test_a_kept_read_of_a_slot_keeps_its_value():
+    r = run_program("""
+        var w = [1.0, 2.0]
+        opt = Adam(learning_rate=0.1)
+        opt.apply_gradients([[[0.5, 0.5], w]])
+        m = opt.variables[0]
+        kept = m.value()
+        same = identity(m)
+        opt.apply_gradients([[[0.5, 0.5], w]])
+        opt.apply_gradients([[[0.5, 0.5], w]])
+    """)
+    # Keras: m = m + (g - m) * 0.1 from zeros, then twice more
+    assert value(r, "kept") == value(r, "same") == [np.float32(0.05)] * 2
+    assert value(r, "m") != value(r, "kept")
+    # the first and third steps write the slots in place; the second copies the momentum that `kept` holds
+    assert r.context.updated_in_place == 2

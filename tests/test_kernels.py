@@ -444,3 +444,19 @@ def test_openblas_idle_threads_sleep_unless_the_user_says_otherwise(tmp_path):
 def test_without_a_thread_safe_threading_layer_fused_kernels_are_serial(tmp_path):
     code = "from tapecli.kernels.numba_support import kernel_threads; print(kernel_threads())"
     assert _python(code, env_for(tmp_path, NUMBA_THREADING_LAYER="tbb", NUMBA_NUM_THREADS="2")) == ["1"]
+
+
+@pytest.mark.parametrize("index", [
+    (slice(None), slice(1, 6, 2), slice(0, 5)), 2, (1, Ellipsis, 2), (None, slice(None), 3), (slice(None, None, -1),),
+    (1, 2, 3, 0), (np.array([0, 0, 2]),), ([1, 1],), (slice(None), np.array([1, 1, 3])), (True,),
+])
+def test_index_grad_adds_as_np_add_at_does(index):
+    """A basic index takes ``+=`` on a view (each position once), any other np.add.at: the same bits,
+    -0.0 included (0.0 + -0.0 is 0.0 either way)."""
+    x = np.random.default_rng(0).standard_normal((4, 7, 6, 3)).astype(np.float32)
+    g = np.array(x[index], dtype=np.float32)
+    g.reshape(-1)[0] = -0.0
+    want = np.zeros(x.shape, np.float32)
+    np.add.at(want, index, g)
+    got = NUMPY_KERNELS["index_grad"](g, x.shape, index)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

@@ -21,61 +21,61 @@ def _quiet(f):
 
 
 def erf(x):
-    return _erf_scalar(x).astype(x.dtype)
+    return _erf_scalar(x).astype(x.dtype, copy=False)
 
 
 def sigmoid(x):
     # exp of a non-positive number only: no overflow for large |x|.
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
 def softplus(x):
-    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype)
+    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
 
 def gelu(x, approximate=False):
     if approximate:
-        return (0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
-    return (0.5 * x * (1 + erf(x * x.dtype.type(_SQRT1_2)))).astype(x.dtype)
+        return (0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype, copy=False)
+    return (0.5 * x * (1 + erf(x * x.dtype.type(_SQRT1_2)))).astype(x.dtype, copy=False)
 
 
 def elu(x, alpha=1.0):
-    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype)
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
 
 
 def leaky_relu(x, alpha=0.2):
-    return np.where(x > 0, x, x * x.dtype.type(alpha)).astype(x.dtype)
+    return np.where(x > 0, x, x * x.dtype.type(alpha)).astype(x.dtype, copy=False)
 
 
 def masked_grad(g, x, kind="relu", alpha=0.2):
     """The upstream gradient times the derivative of a piecewise-linear function."""
     if kind == "relu":
-        return np.where(x > 0, g, 0).astype(g.dtype)
+        return np.where(x > 0, g, 0).astype(g.dtype, copy=False)
     if kind == "abs":
-        return (g * np.sign(x)).astype(g.dtype)
-    return np.where(x > 0, g, g * g.dtype.type(alpha)).astype(g.dtype)
+        return (g * np.sign(x)).astype(g.dtype, copy=False)
+    return np.where(x > 0, g, g * g.dtype.type(alpha)).astype(g.dtype, copy=False)
 
 
 def logsumexp(x, axis=None, keepdims=False):
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype)
+    return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype, copy=False)
 
 
 def softmax(x, axis=-1):
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype)
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
 def log_softmax(x, axis=-1):
     shifted = x - np.max(x, axis=axis, keepdims=True)
-    return (shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))).astype(x.dtype)
+    return (shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))).astype(x.dtype, copy=False)
 
 
 def rsqrt(x):
-    return (1 / np.sqrt(x)).astype(x.dtype)
+    return (1 / np.sqrt(x)).astype(x.dtype, copy=False)
 
 
 def floordiv(a, b):
@@ -115,8 +115,16 @@ def getitem(x, index):
 
 
 def index_grad(g, shape, index):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeated positions accumulate, in order). A basic
+    index (slices, integers, None, ...) reaches each position once: ``+=`` on its view adds the same, and
+    is many times faster than ``np.add.at``."""
     out = np.zeros(shape, dtype=g.dtype)
-    np.add.at(out, index, g)
+    if all(it is None or it is Ellipsis or it.__class__ is slice
+           or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)))
+           for it in (index if isinstance(index, tuple) else (index,))):
+        out[index] += g
+    else:
+        np.add.at(out, index, g)
     return out
 
 
@@ -129,7 +137,7 @@ KERNELS = {
     "neg": np.negative, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
     "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": rsqrt, "square": np.square, "abs": np.abs,
     "sign": np.sign, "tanh": np.tanh, "sigmoid": sigmoid, "softplus": softplus,
-    "relu": lambda x: np.maximum(x, 0).astype(x.dtype), "elu": elu, "leaky_relu": leaky_relu,
+    "relu": lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), "elu": elu, "leaky_relu": leaky_relu,
     "gelu": gelu, "erf": erf, "round": np.round, "floor": np.floor, "ceil": np.ceil,
     "logical_not": np.logical_not, "cast": lambda x, dtype: x.astype(dtype),
     # elementwise, two or three inputs

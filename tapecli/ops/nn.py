@@ -1,7 +1,8 @@
 """tf.nn: cross-entropies, bias_add, batch_normalization, convolutions and pooling (NHWC, filters
-[kh, kw, in, out], SAME/VALID padding, strides, dilations), dropout. All compositions of the op
-table's ops (windows are gathered with ``getitem``, so gradients scatter back): TensorFlow's
-gradients are the compositions', with every order and the forward mode."""
+[kh, kw, in, out], SAME/VALID padding, strides, dilations), dropout. Compositions of the op table's
+ops (windows are gathered with ``getitem``, so gradients scatter back): TensorFlow's gradients are the
+compositions', with every order and the forward mode. The one op of its own is TensorFlow's fused one,
+sparse_softmax_cross_entropy_with_logits, with its kernel's formulas (one record for a Keras loss)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ from tapecli.ops.elementwise_math import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
 from tapecli.ops.reductions import *  # noqa: F403
 from tapecli.ops.linalg import *  # noqa: F403
-from tapecli.ops.gather import _take_along, int_indices
+from tapecli.ops.gather import int_indices
 
 
 def _float(t: Tensor, what) -> Tensor:
@@ -27,6 +28,48 @@ def _float(t: Tensor, what) -> Tensor:
 
 # ---------------------------------------------------------------- cross-entropies
 
+def _sparse_xent(logits, labels):
+    """TensorFlow's SparseSoftmaxCrossEntropyWithLogits loss: log(sum(exp(shifted))) - shifted[label],
+    ``shifted = logits - max(logits)`` along the last axis (the bits of -log_softmax(logits)[label])."""
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)
+    picked = np.take_along_axis(shifted, labels[..., None], axis=-1)[..., 0]
+    return (np.log(np.sum(np.exp(shifted), axis=-1)) - picked).astype(logits.dtype)
+
+
+def _sparse_xent_backprop(logits, labels):
+    """The op's second output in TensorFlow: exp(shifted) / sum(exp(shifted)) - one_hot(label)."""
+    e = np.exp(logits - np.max(logits, axis=-1, keepdims=True))
+    out = e / np.sum(e, axis=-1, keepdims=True)
+    index = labels[..., None]
+    np.put_along_axis(out, index, np.take_along_axis(out, index, axis=-1) - 1, axis=-1)
+    return out.astype(logits.dtype)
+
+
+def _softmax_of_logits_vjp(r, g):
+    """softmax(logits) - one_hot's derivative is softmax's: y * (g - sum(g * y)), y = softmax(logits)."""
+    y = softmax(r.inputs[0], axis=-1)
+    return mul(y, sub(g, reduce_sum(mul(g, y), axis=-1, keepdims=True))), None
+
+
+def _backprop(r) -> Tensor:
+    return apply(SPARSE_XENT_BACKPROP, (r.inputs[0], r.inputs[1]))
+
+
+# TensorFlow's gradient: expand_dims(g, -1) * backprop (_SparseSoftmaxCrossEntropyWithLogitsGrad); the
+# backprop's own derivative is softmax's (TensorFlow refuses a second derivative here; tapecli gives it)
+SPARSE_XENT = register("sparse_softmax_xent", numpy=_sparse_xent, unify=(), saves=(0, 1),
+                       vjp=lambda r, g: (mul(reshape(g, g.shape + (1,)), _backprop(r)), None),
+                       jvp=lambda r, ts: reduce_sum(mul(_backprop(r), ts[0]), axis=-1), batchable=False)
+SPARSE_XENT_BACKPROP = register("sparse_softmax_xent_backprop", numpy=_sparse_xent_backprop, unify=(), saves=(0, 1),
+                                vjp=_softmax_of_logits_vjp, jvp=lambda r, ts: _softmax_of_logits_vjp(r, ts[0])[0],
+                                batchable=False)
+
+
+def sparse_xent(labels: np.ndarray, logits: Tensor) -> Tensor:
+    """The per-example losses of valid integer ``labels`` (shape: logits' without its last axis), one op."""
+    return apply(SPARSE_XENT, (logits, Tensor(labels)))
+
+
 def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     """-log_softmax(logits)[label] per example; its gradient is softmax(logits) - one_hot(label)."""
     z = _float(logits, "sparse_softmax_cross_entropy_with_logits")
@@ -39,7 +82,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     if bad.any():
         raise TdfValueError(f"sparse_softmax_cross_entropy_with_logits: received a label value of "
                             f"{int(lab[bad].flat[0])} which is outside the valid range of [0, {n})")
-    return neg(reshape(_take_along(log_softmax(z, axis=-1), lab[..., None], z.ndim - 1), lab.shape))
+    return sparse_xent(lab, z)
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1) -> Tensor:

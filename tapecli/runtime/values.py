@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 
@@ -132,8 +133,40 @@ class Variable:
         self._value = Tensor(value, id=self.id)
         self.version += 1
 
+    def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
+        """The array of an update that writes the variable's new value into it (an optimizer's slots), and
+        whether it is the variable's own: with ``in_place``, its own array where nothing else holds it (no
+        tensor read from it and kept, no request's snapshot, no view of it), else a copy that becomes its
+        value. Either way the variable counts as assigned."""
+        private = in_place and _holders(self) == _SOLE      # counted before this call holds anything
+        array = self._value.value
+        if private and array.__class__ is np.ndarray and array.base is None and array.flags.writeable:
+            self.version += 1
+            return array, True
+        array = array.copy()
+        self._value = Tensor(array, id=self.id)
+        self.version += 1
+        return array, False
+
     def __repr__(self):
         return f"Variable({self.name})"
+
+
+def _holders(var: Variable) -> tuple[int, int]:
+    """The references to a variable's tensor and to that tensor's array (with this call's own)."""
+    tensor = var._value
+    return sys.getrefcount(tensor), sys.getrefcount(tensor.value)
+
+
+def _sole_holders() -> tuple[int, int]:
+    """What :func:`_holders` counts where only the variable holds its tensor and only the tensor its array,
+    measured the same way (an interpreter may borrow some references and count fewer)."""
+    probe = Variable.__new__(Variable)
+    probe._value = Tensor(np.zeros(1), id=0)
+    return _holders(probe)
+
+
+_SOLE = _sole_holders()
 
 
 def literal_array(value) -> np.ndarray:

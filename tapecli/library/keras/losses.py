@@ -223,9 +223,7 @@ def _scce(y_true, y_pred, from_logits=False, ignore_class=None):
         y_pred = ops.where(Tensor(valid[..., None]), y_pred, _f(0.0, d))
     if not flag(from_logits):
         y_pred = ops.log(ops.clip(y_pred, _f(EPSILON, d), _f(1.0 - EPSILON, d)))
-    onehot = np.zeros(y_pred.shape, dtype=d)
-    np.put_along_axis(onehot, labels[..., None], 1, axis=-1)
-    res = ops.neg(ops.reduce_sum(ops.mul(Tensor(onehot), ops.log_softmax(y_pred, axis=-1)), axis=-1))
+    res = ops.sparse_xent(labels, y_pred)      # tf.nn.sparse_softmax_cross_entropy_with_logits, as Keras calls it
     if ignore_class is not None:
         return ops.where(Tensor(valid), res, _f(0.0, d)), valid
     return res, None

@@ -1,7 +1,11 @@
 """Keras 3 optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, with clipping, decoupled weight decay and
 learning-rate schedules. ``apply_gradients`` is a state change (like ``assign_sub``): nothing is
 recorded, and the slot variables are not trainable. Arithmetic follows Keras's update_step in the
-variable's dtype, Python constants rounded to it as TensorFlow converts them."""
+variable's dtype, Python constants rounded to it as TensorFlow converts them.
+
+An update writes its slots in place (``slot += step`` computes ``slot + step``: the same bits as a new
+array). While no tape is open those are the slots' own arrays where nothing else holds them (the fast
+path, counted in the run context's ``updated_in_place``); otherwise copies that become their values."""
 from __future__ import annotations
 
 import numpy as np
@@ -145,13 +149,23 @@ class Optimizer(KerasObject):
         arrays = self.clip(arrays)
         lr = self.current_lr()
         self.before_steps(kept[0][1].dtype.type)
+        ctx = current()
+        in_place = not ctx.tapes
         for g, (_, v) in zip(arrays, kept):
             dtype = v.dtype.type
             value = v.read().value
             if self.weight_decay is not None:
                 value = (value - value * dtype(self.weight_decay) * dtype(lr)).astype(v.dtype)
-            new = self.update(g, value, self.slots_of(v), dtype(lr), dtype)
-            v.assign(np.asarray(new, dtype=v.dtype))
+            slots, own = {}, True
+            for slot, holder in self.slots_of(v).items():
+                slots[slot], mine = holder.writable(in_place)
+                own = own and mine
+            if not v.shape:         # a scalar's update is written into arrays: one-element views of them
+                g, value = g.reshape(1), value.reshape(1)
+                slots = {slot: a.reshape(1) for slot, a in slots.items()}
+            new = self.update(g, value, slots, dtype(lr), dtype)
+            v.assign(np.asarray(new, dtype=v.dtype).reshape(v.shape))
+            ctx.updated_in_place += in_place and own
         self.iterations += 1
         return Tensor(np.array(self.iterations, np.int64))
 
@@ -190,15 +204,20 @@ class Optimizer(KerasObject):
         return []
 
     def update(self, g, value, slots, lr, dtype):
+        """The variable's new value (a new array: ``value`` is its current one, kept as it is) from its
+        gradient, updating ``slots`` (slot name: writable array) in place."""
         raise NotImplementedError
 
     def before_steps(self, dtype) -> None:
         """What one apply computes once, before its variables' steps (Nadam's u_product)."""
 
 
-def _set(slot: Variable, value):
-    slot.assign(np.asarray(value, dtype=slot.dtype))
-    return slot.read().value
+def _moving_average(average, x, rate):
+    """``average + (x - average) * rate``, into ``average``; returns the step's array (free to reuse)."""
+    step = x - average
+    step *= rate
+    average += step
+    return step
 
 
 class SGD(Optimizer):
@@ -217,9 +236,13 @@ class SGD(Optimizer):
         if self.momentum == 0:
             return value - g * lr
         mom = dtype(self.momentum)
-        m = _set(slots["momentum"], slots["momentum"].read().value * mom - g * lr)
+        m, step = slots["momentum"], g * lr
+        m *= mom
+        m -= step                               # m * momentum - g * lr
         if self.nesterov:
-            return value + (m * mom - g * lr)
+            ahead = m * mom
+            ahead -= step
+            return value + ahead                # value + (m * momentum - g * lr)
         return value + m
 
 
@@ -240,13 +263,16 @@ class Adam(Optimizer):
         b2p = np.power(dtype(self.beta_2), t)
         one = dtype(1)
         alpha = lr * np.sqrt(one - b2p) / (one - b1p)
-        m = slots["momentum"].read().value
-        m = _set(slots["momentum"], m + (g - m) * dtype(1 - self.beta_1))
-        v = slots["velocity"].read().value
-        v = _set(slots["velocity"], v + (np.square(g) - v) * dtype(1 - self.beta_2))
+        m, v = slots["momentum"], slots["velocity"]
+        step = _moving_average(m, g, dtype(1 - self.beta_1))
+        _moving_average(v, np.square(g), dtype(1 - self.beta_2))
         if self.amsgrad:
-            v = _set(slots["velocity_hat"], np.maximum(slots["velocity_hat"].read().value, v))
-        return value - (m * alpha) / (np.sqrt(v) + dtype(self.epsilon))
+            v = np.maximum(slots["velocity_hat"], v, out=slots["velocity_hat"])
+        np.multiply(m, alpha, out=step)
+        denominator = np.sqrt(v)
+        denominator += dtype(self.epsilon)
+        step /= denominator                     # (m * alpha) / (sqrt(v) + epsilon)
+        return np.subtract(value, step, out=step)
 
 
 class AdamW(Adam):
@@ -271,19 +297,27 @@ class RMSprop(Optimizer):
             ([("average_gradient", 0.0)] if self.centered else [])
 
     def update(self, g, value, slots, lr, dtype):
-        rho = dtype(self.rho)
-        vel = _set(slots["velocity"], rho * slots["velocity"].read().value + dtype(1 - self.rho) * np.square(g))
+        rho, rest = dtype(self.rho), dtype(1 - self.rho)
+        vel = slots["velocity"]
+        vel *= rho
+        vel += np.multiply(np.square(g), rest)          # rho * vel + (1 - rho) * square(g)
         if self.centered:
-            ag = _set(slots["average_gradient"],
-                      rho * slots["average_gradient"].read().value + dtype(1 - self.rho) * g)
-            denominator = vel - np.square(ag) + dtype(self.epsilon)
+            ag = slots["average_gradient"]
+            ag *= rho
+            ag += np.multiply(g, rest)
+            denominator = np.square(ag)
+            np.subtract(vel, denominator, out=denominator)
+            denominator += dtype(self.epsilon)          # vel - square(ag) + epsilon
         else:
             denominator = vel + dtype(self.epsilon)
-        increment = (lr * g) / np.sqrt(denominator)
+        increment = np.multiply(g, lr)
+        increment /= np.sqrt(denominator, out=denominator)      # (lr * g) / sqrt(denominator)
         if self.momentum > 0:
-            mom = _set(slots["momentum"], dtype(self.momentum) * slots["momentum"].read().value + increment)
+            mom = slots["momentum"]
+            mom *= dtype(self.momentum)
+            mom += increment
             return value - mom
-        return value - increment
+        return np.subtract(value, increment, out=increment)
 
 
 class Adagrad(Optimizer):
@@ -298,8 +332,12 @@ class Adagrad(Optimizer):
         return [("accumulator", self.initial_accumulator_value)]
 
     def update(self, g, value, slots, lr, dtype):
-        acc = _set(slots["accumulator"], slots["accumulator"].read().value + np.square(g))
-        return value - (lr * g) / np.sqrt(acc + dtype(self.epsilon))
+        acc = slots["accumulator"]
+        acc += np.square(g)
+        denominator = acc + dtype(self.epsilon)
+        increment = np.multiply(g, lr)
+        increment /= np.sqrt(denominator, out=denominator)      # (lr * g) / sqrt(acc + epsilon)
+        return np.subtract(value, increment, out=increment)
 
 
 OPTIMIZERS = [SGD, Adam, AdamW, RMSprop, Adagrad]
@@ -317,9 +355,10 @@ class Adamax(Optimizer):
 
     def update(self, g, value, slots, lr, dtype):
         b1p = np.power(dtype(self.beta_1), dtype(self.iterations + 1))
-        m = slots["momentum"].read().value
-        m = _set(slots["momentum"], m + (g - m) * dtype(1 - self.beta_1))
-        u = _set(slots["norm"], np.maximum(dtype(self.beta_2) * slots["norm"].read().value, np.abs(g)))
+        m, u = slots["momentum"], slots["norm"]
+        _moving_average(m, g, dtype(1 - self.beta_1))
+        u *= dtype(self.beta_2)
+        np.maximum(u, np.abs(g), out=u)
         return value - (lr * m) / ((dtype(1) - b1p) * (u + dtype(self.epsilon)))
 
 
@@ -349,10 +388,9 @@ class Nadam(Optimizer):
         u_product_t = dtype(self.u_product)
         u_product_t_1 = u_product_t * u_t_1
         beta_2_power = np.power(beta_2, step)
-        m = slots["momentum"].read().value
-        m = _set(slots["momentum"], m + (g - m) * (one - beta_1))
-        v = slots["velocity"].read().value
-        v = _set(slots["velocity"], v + (np.square(g) - v) * (one - beta_2))
+        m, v = slots["momentum"], slots["velocity"]
+        _moving_average(m, g, one - beta_1)
+        _moving_average(v, np.square(g), one - beta_2)
         m_hat = (u_t_1 * m) / (one - u_product_t_1) + ((one - u_t) * g) / (one - u_product_t)
         v_hat = v / (one - beta_2_power)
         return value - (m_hat * lr) / (np.sqrt(v_hat) + dtype(self.epsilon))
@@ -370,10 +408,12 @@ class Adadelta(Optimizer):
 
     def update(self, g, value, slots, lr, dtype):
         rho, rest, eps = dtype(self.rho), dtype(1 - self.rho), dtype(self.epsilon)
-        acc = _set(slots["accumulated_grad"], rho * slots["accumulated_grad"].read().value + rest * np.square(g))
-        delta_acc = slots["accumulated_delta_var"].read().value
+        acc, delta_acc = slots["accumulated_grad"], slots["accumulated_delta_var"]
+        acc *= rho
+        acc += np.multiply(np.square(g), rest)          # rho * acc + (1 - rho) * square(g)
         delta = -((np.sqrt(delta_acc + eps) * g) / np.sqrt(acc + eps))
-        _set(slots["accumulated_delta_var"], rho * delta_acc + rest * np.square(delta))
+        delta_acc *= rho
+        delta_acc += np.multiply(np.square(delta), rest)
         return value + lr * delta
 
 
@@ -392,9 +432,10 @@ class Lion(Optimizer):
 
     def update(self, g, value, slots, lr, dtype):
         one, beta_1, beta_2 = dtype(1.0), dtype(self.beta_1), dtype(self.beta_2)
-        m = slots["momentum"].read().value
+        m = slots["momentum"]
         new = value - lr * np.sign(m * beta_1 + g * (one - beta_1))
-        _set(slots["momentum"], m * beta_2 + g * (one - beta_2))
+        m *= beta_2
+        m += g * (one - beta_2)
         return new
 
 
