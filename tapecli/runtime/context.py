@@ -35,10 +35,10 @@ class Settings:
 class RunContext:
     """What one run mutates: settings and warnings, the open tapes (outermost first), the tapes whose
     backward pass is running (innermost last), the --check-numerics state, the provenance log kept
-    for ``explain``, how jacobians are computed, and where kernels run (``device``: a
-    ``tapecli.kernels.backends.Backend``, None for the CPU)."""
+    for ``explain``, how jacobians are computed, where kernels run (``device``: a
+    ``tapecli.kernels.backends.Backend``, None for the CPU) and the open ``tf.name_scope`` names."""
 
-    __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device")
+    __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device", "name_scopes")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  explain: bool = False, check_numerics: bool = False, jacobian_mode: str = "auto", device=None):
@@ -51,6 +51,7 @@ class RunContext:
         self.provenance.reset(enabled=explain)
         self.jacobian_mode = jacobian_mode
         self.device = device
+        self.name_scopes: list[str] = []
 
 
 class _Current(threading.local):
