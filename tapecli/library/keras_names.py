@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
+from tapecli.library.keras import (activations, confusion, initializers, layers, losses, merging, metrics, models, optimizers,
                                    penalties, recurrent, schedules, shaping, spatial, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
@@ -94,6 +94,8 @@ for _name, _fn in losses.QUALIFIED_FUNCTIONS.items():        # keras.metrics has
 for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
+    _register(_cls.__name__, _cls, with_interp=False)
+for _cls in confusion.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
