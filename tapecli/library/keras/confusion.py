@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import KerasObject, integer, scalar, tensor
+from tapecli.library.keras.common import KerasObject, integer, num, scalar, tensor
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7          # keras.backend.epsilon()
@@ -70,9 +70,17 @@ def _filter_top_k(x, k):
     return (x * mask + np.float32(NEG_INF) * (1 - mask)).astype(np.float32)
 
 
+def evenly_spaced(thresholds) -> bool:
+    """metrics_utils.is_evenly_distributed_thresholds: Keras then counts by buckets, on predictions clipped
+    to [0, 1] (which the comparison below reproduces by clipping them too)."""
+    n = len(thresholds)
+    return n >= 3 and np.allclose(thresholds, np.arange(n, dtype=np.float32) / (n - 1), atol=EPSILON)
+
+
 def confusion(y_true, y_pred, sample_weight, thresholds, top_k=None, class_id=None, multi_label=False,
-              label_weights=None) -> dict:
-    """The weighted counts of each kind for each threshold: shape (T,), or (T, labels) with multi_label."""
+              label_weights=None, clip=False) -> dict:
+    """The weighted counts of each kind for each threshold: shape (T,), or (T, labels) with multi_label;
+    ``clip``: evenly spaced thresholds (predictions clipped to [0, 1])."""
     y_pred, y_true = same_rank(y_pred, y_true)
     if y_pred.shape != y_true.shape:
         raise ShapeError(f"y_true has shape {list(y_true.shape)} and y_pred has shape {list(y_pred.shape)}, "
@@ -87,6 +95,8 @@ def confusion(y_true, y_pred, sample_weight, thresholds, top_k=None, class_id=No
                                 f"got shape {list(y_pred.shape)}")
         y_true, y_pred = y_true[..., class_id, None], y_pred[..., class_id, None]
     thr = np.asarray(thresholds, np.float32)
+    if clip:
+        y_pred = np.clip(y_pred, np.float32(0), np.float32(1))
     if multi_label:
         if y_pred.ndim != 2:
             raise TdfValueError(f"y_pred must have rank 2 when multi_label=True, got shape {list(y_pred.shape)}")
@@ -127,16 +137,17 @@ class ConfusionMetric(KerasObject):
     kind_word = "a metric"
     kinds: tuple = KINDS
 
-    def __init__(self, name, thresholds):
+    def __init__(self, name, thresholds, evenly=None):
         self.name = name
         self.thresholds = thresholds
+        self.evenly = evenly_spaced(thresholds) if evenly is None else evenly
         self.reset_state()
 
     def reset_state(self):
         self.counts = {k: np.zeros(len(self.thresholds), np.float32) for k in self.kinds}
 
     def count(self, y_true, y_pred, sample_weight):
-        return confusion(y_true, y_pred, sample_weight, self.thresholds)
+        return confusion(y_true, y_pred, sample_weight, self.thresholds, clip=self.evenly)
 
     def update_state(self, *args, **kwargs):
         found = self.count(*arrays(list(args), kwargs))
@@ -186,7 +197,7 @@ class Precision(ConfusionMetric):
                          thresholds_of(thresholds, 0.5 if top_k is None else NEG_INF))
 
     def count(self, y_true, y_pred, sample_weight):
-        return confusion(y_true, y_pred, sample_weight, self.thresholds, self.top_k, self.class_id)
+        return confusion(y_true, y_pred, sample_weight, self.thresholds, self.top_k, self.class_id, clip=self.evenly)
 
     def result(self):
         tp = self.counts["tp"]
@@ -227,7 +238,8 @@ class AUC(ConfusionMetric):
             tensor(label_weights, "label_weights").value, np.float32)
         self.from_logits = bool(from_logits)
         self.labels = None if num_labels is None else integer(num_labels, "num_labels")
-        super().__init__(name or "auc", [0.0 - EPSILON] + inner + [1.0 + EPSILON])
+        super().__init__(name or "auc", [0.0 - EPSILON] + inner + [1.0 + EPSILON],
+                         evenly=thresholds is None or evenly_spaced([0.0] + inner + [1.0]))
 
     def reset_state(self):
         shape = (len(self.thresholds),) if not self.multi_label or self.labels is None else \
@@ -241,7 +253,7 @@ class AUC(ConfusionMetric):
         if self.from_logits:
             y_pred = (1 / (1 + np.exp(-y_pred))).astype(np.float32)
         return confusion(y_true, y_pred, sample_weight, self.thresholds, multi_label=self.multi_label,
-                         label_weights=None if self.multi_label else self.label_weights)
+                         label_weights=None if self.multi_label else self.label_weights, clip=self.evenly)
 
     def _by_label(self, terms):
         if not self.multi_label:
@@ -284,4 +296,74 @@ class AUC(ConfusionMetric):
                 "false_negatives": lambda: Tensor(self.counts["fn"])}
 
 
-METRICS = [TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC]
+class _AtValue(ConfusionMetric):
+    """SensitivitySpecificityBase: counts at ``num_thresholds`` evenly spaced thresholds in [0, 1]; the
+    result is the largest ``dependent`` where ``constrained`` >= the value (0 if none)."""
+
+    value_name = ""
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.value = num(value, self.value_name)
+        if not 0 <= self.value <= 1:
+            raise TdfValueError(f"{type(self).__name__}: {self.value_name} must be in the range [0, 1], "
+                                f"got {self.value}")
+        n = integer(num_thresholds, "num_thresholds")
+        if n <= 0:
+            raise TdfValueError(f"{type(self).__name__}: num_thresholds must be an integer > 0, got {n}")
+        self.class_id = None if class_id is None else integer(class_id, "class_id")
+        thresholds = [0.5] if n == 1 else [0.0] + [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)] + [1.0]
+        snake = "".join("_" + ch.lower() if ch.isupper() else ch for ch in type(self).__name__).lstrip("_")
+        super().__init__(name or snake, thresholds, evenly=n > 1)
+
+    def count(self, y_true, y_pred, sample_weight):
+        return confusion(y_true, y_pred, sample_weight, self.thresholds, class_id=self.class_id, clip=self.evenly)
+
+    def rates(self):
+        c = self.counts
+        return {"sensitivity": divide_no_nan(c["tp"], c["tp"] + c["fn"]),
+                "specificity": divide_no_nan(c["tn"], c["tn"] + c["fp"]),
+                "precision": divide_no_nan(c["tp"], c["tp"] + c["fp"])}
+
+    def result(self):
+        rates = self.rates()
+        constrained, dependent = rates[self.pair[0]], rates[self.pair[1]]
+        return scalar(np.max(np.where(constrained >= np.float32(self.value), dependent, np.float32(0)), initial=0))
+
+
+class SensitivityAtSpecificity(_AtValue):
+    value_name, pair = "specificity", ("specificity", "sensitivity")
+
+
+class SpecificityAtSensitivity(_AtValue):
+    value_name, pair = "sensitivity", ("sensitivity", "specificity")
+
+
+class PrecisionAtRecall(_AtValue):
+    value_name, pair = "recall", ("sensitivity", "precision")
+
+
+class RecallAtPrecision(_AtValue):
+    value_name, pair = "precision", ("precision", "sensitivity")
+
+
+def _named_value(cls):
+    """The class's constructor with its value named as Keras names it (``specificity``, ``recall``...)."""
+    import inspect
+
+    def __init__(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        _AtValue.__init__(*bound.arguments.values())
+    sig = inspect.signature(_AtValue.__init__)
+    params = list(sig.parameters.values())
+    sig = sig.replace(parameters=[params[0], params[1].replace(name=cls.value_name), *params[2:]])
+    __init__.__signature__ = sig
+    cls.__init__ = __init__
+    return cls
+
+
+for _cls in (SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision):
+    _named_value(_cls)
+
+METRICS = [TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
+           SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision]
