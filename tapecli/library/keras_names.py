@@ -5,8 +5,9 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, confusion, initializers, layers, losses, merging, metrics, models, optimizers,
-                                   penalties, recurrent, schedules, shaping, spatial, training, utilities)
+from tapecli.library.keras import (activations, confusion, initializers, layers, losses, merging, metrics,
+                                   metrics_more, models, optimizers, penalties, recurrent, schedules, shaping, spatial,
+                                   training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -95,8 +96,11 @@ for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
-for _cls in confusion.METRICS:
+for _cls in confusion.METRICS + metrics_more.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
+for _name, _fn in metrics_more.FUNCTIONS.items():
+    builtin(f"metrics.{_name}")(_fn)
+builtin("MeanMetricWrapper", interp=True)(metrics_more.mean_metric_wrapper)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:

@@ -59,6 +59,8 @@ def thresholds_of(value, default):
 
 def floats(value, what) -> list:
     """A number or a list (or 1-D tensor) of numbers as Python floats."""
+    if isinstance(value, (list, tuple)):
+        return [num(v, what) for v in value]
     return [float(v) for v in np.atleast_1d(np.asarray(tensor(value, what).value, np.float64))]
 
 
@@ -132,7 +134,8 @@ def divide_no_nan(a, b):
 
 
 class ConfusionMetric(KerasObject):
-    """The base of the metrics here: counts of ``kinds`` per threshold, zero at the start."""
+    """The base of Keras's stateful metrics here: ``count`` gives what a batch adds to each state array of
+    ``kinds`` (per threshold, zero at the start; a state that the first batch shapes starts absent)."""
 
     kind_word = "a metric"
     kinds: tuple = KINDS
@@ -152,7 +155,7 @@ class ConfusionMetric(KerasObject):
     def update_state(self, *args, **kwargs):
         found = self.count(*arrays(list(args), kwargs))
         for k in self.kinds:
-            self.counts[k] = (self.counts[k] + found[k]).astype(np.float32)
+            self.counts[k] = self.counts[k] + found[k] if k in self.counts else found[k]
 
     def methods(self):
         return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state,
