@@ -9,6 +9,7 @@ from tapecli.library.keras import (activations, confusion, initializers, layers,
                                    metrics_more, models, optimizers, penalties, recurrent, schedules, shaping, spatial,
                                    training, utilities)
 from tapecli.interpreter.registry import builtin, hook
+from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")

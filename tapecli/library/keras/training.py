@@ -396,6 +396,9 @@ def adapter(interp, instance) -> ProgramModel:
 def program_attribute(interp, instance, attr):
     """The Keras methods and attributes a program's Layer or Model subclass inherits (None: not one)."""
     from tapecli.library.keras.common import method
+    if instance.cls.role is not None:                  # a Metric or Loss subclass
+        from tapecli.library.keras import bases
+        return bases.attribute(interp, instance, attr)
     model = adapter(interp, instance)
     if attr == "add_loss":
         return method(attr, lambda value: model.losses.append(value))
