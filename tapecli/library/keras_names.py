@@ -5,9 +5,9 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, confusion, initializers, layers, losses, merging, metrics,
-                                   metrics_more, models, optimizers, penalties, recurrent, schedules, shaping, spatial,
-                                   training, utilities)
+from tapecli.library.keras import (activations, confusion, initializers, layers, losses, losses_more, merging,
+                                   metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
+                                   shaping, spatial, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
@@ -93,6 +93,10 @@ for _name in losses.QUALIFIED_CLASS_NAMES:
     builtin(f"losses.{_name}")(losses.make(_name))
 for _name, _fn in losses.QUALIFIED_FUNCTIONS.items():        # keras.metrics has all but cosine_similarity
     builtin(f"losses.{_name}", *([f"metrics.{_name}"] if _name != "cosine_similarity" else []))(_fn)
+for _name, _fn in losses_more.FUNCTIONS.items():       # keras.metrics has the focal crossentropies too
+    builtin(f"losses.{_name}", *([f"metrics.{_name}"] if "focal" in _name else []))(_fn)
+for _name, _make in losses_more.CLASSES.items():
+    builtin(_name)(_make)
 for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
