@@ -9,6 +9,7 @@ from tapecli.library.keras import (activations, confusion, initializers, layers,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
                                    shaping, spatial, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
+from tapecli.library.keras import getters
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -121,5 +122,9 @@ for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
 for _name, _fn in utilities.FUNCTIONS.items():
     builtin(_name)(_fn)
+for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "initializers.get": getters.initializer,
+                  "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():
+    builtin(_name)(_fn)
+builtin("optimizers.get", interp=True)(getters.optimizer)
 hook("keras_model")(training.program_attribute)   # a program's keras.Model subclass: compile, fit, add_loss, ...
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)
