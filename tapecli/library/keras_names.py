@@ -9,6 +9,7 @@ from tapecli.library.keras import (activations, confusion, initializers, layers,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
                                    shaping, spatial, training, utilities)
 from tapecli.interpreter.registry import builtin, hook
+from tapecli.library import tf_array_more
 from tapecli.library.keras import getters
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
@@ -110,6 +111,8 @@ builtin("MeanMetricWrapper", interp=True)(metrics_more.mean_metric_wrapper)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
+    _register(_cls.keras_name, _cls, with_interp=False)
+for _cls in tf_array_more.INITIALIZERS:
     _register(_cls.keras_name, _cls, with_interp=False)
 for _name, _cls in initializers.ALIASES.items():
     _register(f"initializers.{_name}", _cls, with_interp=False)

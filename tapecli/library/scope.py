@@ -62,6 +62,9 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle"),
     ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",
      "tf.fftnd tf.ifftnd tf.rfftnd tf.irfftnd"),
+    ("approximate top-k of accelerator kernels (TensorFlow's CPU has no float kernel for it); use "
+     "tf.math.top_k",
+     "tf.approx_top_k tf.math.approx_max_k tf.math.approx_min_k tf.nn.approx_max_k tf.nn.approx_min_k"),
     ("bfloat16 (NumPy has no such type; tapecli computes in float32 and float64)",
      "tf.bfloat16"),
     ("16-bit floats (mixed precision): tapecli computes in float32 and float64",

@@ -12,7 +12,7 @@ from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import ProgramObject
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import Tensor
 
 
 class Scope(ProgramObject):
@@ -106,9 +106,7 @@ def group(*inputs, name=None):
 
 
 def _tensor(value) -> Tensor:
-    if isinstance(value, Variable):
-        return value.read()
-    return ops.to_tensor(value)
+    return ops.to_tensor(np.asarray(value) if isinstance(value, list) else value)
 
 
 @builtin("Assert")
