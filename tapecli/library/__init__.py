@@ -15,6 +15,7 @@ from tapecli.library import tf_nn_losses  # noqa: F401
 from tapecli.library import tf_random  # noqa: F401
 from tapecli.library import tf_linalg_more  # noqa: F401
 from tapecli.library import tf_segments  # noqa: F401
+from tapecli.library import tf_linear_operators  # noqa: F401
 from tapecli.library import keras_names  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
 from tapecli.library import tf_scopes  # noqa: F401  (scopes and checks of eager TensorFlow)

@@ -65,6 +65,11 @@ _FAMILIES: list[tuple[str, str]] = [
     ("approximate top-k of accelerator kernels (TensorFlow's CPU has no float kernel for it); use "
      "tf.math.top_k",
      "tf.approx_top_k tf.math.approx_max_k tf.math.approx_min_k tf.nn.approx_max_k tf.nn.approx_min_k"),
+    ("circulant operators are defined by a complex spectrum (tapecli's tensors are real)",
+     "tf.linalg.LinearOperatorCirculant tf.linalg.LinearOperatorCirculant2D tf.linalg.LinearOperatorCirculant3D"),
+    ("the abstract base of operator classes (a subclass implements TensorFlow's private _matmul/_shape pro"
+     "tocol); use the concrete LinearOperator classes",
+     "tf.linalg.LinearOperator"),
     ("bfloat16 (NumPy has no such type; tapecli computes in float32 and float64)",
      "tf.bfloat16"),
     ("16-bit floats (mixed precision): tapecli computes in float32 and float64",
