@@ -7,7 +7,7 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, confusion, initializers, layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
-                                   shaping, spatial, training, utilities)
+                                   shaping, spatial, training, utilities, utilities_more)
 from tapecli.interpreter.registry import builtin, hook
 from tapecli.library import tf_array_more
 from tapecli.library.keras import getters
@@ -123,8 +123,10 @@ for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
-for _name, _fn in utilities.FUNCTIONS.items():
+for _name, _fn in {**utilities.FUNCTIONS, **utilities_more.FUNCTIONS}.items():
     builtin(_name)(_fn)
+for _name, _fn in utilities_more.WITH_INTERP.items():
+    builtin(_name, interp=True)(_fn)
 for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "initializers.get": getters.initializer,
                   "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():
     builtin(_name)(_fn)
