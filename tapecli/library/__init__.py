@@ -13,6 +13,7 @@ from tapecli.library import tf_linalg  # noqa: F401
 from tapecli.library import tf_array  # noqa: F401
 from tapecli.library import tf_nn_losses  # noqa: F401
 from tapecli.library import tf_random  # noqa: F401
+from tapecli.library import tf_random_generator  # noqa: F401
 from tapecli.library import tf_linalg_more  # noqa: F401
 from tapecli.library import tf_segments  # noqa: F401
 from tapecli.library import tf_linear_operators  # noqa: F401
