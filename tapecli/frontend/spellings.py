@@ -238,7 +238,8 @@ def python_side_effects(func: ast.FuncDef) -> list[tuple[int, str]]:
 
 
 # The context objects a `with` enters (the library's objects with enter/exit; interpreter exec_With).
-CONTEXTS = frozenset(("ForwardAccumulator", "name_scope", "control_dependencies", "device", "init_scope"))
+CONTEXTS = frozenset(("ForwardAccumulator", "name_scope", "control_dependencies", "device", "init_scope",
+                      "RematScope"))
 
 
 def _callee_name(f) -> str | None:

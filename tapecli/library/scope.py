@@ -70,6 +70,11 @@ _FAMILIES: list[tuple[str, str]] = [
     ("the abstract base of operator classes (a subclass implements TensorFlow's private _matmul/_shape pro"
      "tocol); use the concrete LinearOperator classes",
      "tf.linalg.LinearOperator"),
+    ("changes Keras's global configuration; tapecli's Keras keeps its defaults (floatx float32, epsilon 1e"
+     "-7, channels_last)",
+     "tf.keras.backend.set_floatx tf.keras.backend.set_epsilon tf.keras.backend.set_image_data_format"),
+    ("the Keras package's version string (tapecli is not Keras)",
+     "tf.keras.version"),
     ("bfloat16 (NumPy has no such type; tapecli computes in float32 and float64)",
      "tf.bfloat16"),
     ("16-bit floats (mixed precision): tapecli computes in float32 and float64",

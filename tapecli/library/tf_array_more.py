@@ -1,15 +1,15 @@
 """More of TensorFlow's array and math vocabulary, as compositions of recorded ops (their gradients are the
 ops'): accumulate_n,
 cumulative_logsumexp, lbeta, saturate_cast, reverse_sequence, unique_with_counts, tensor_scatter_nd_max/min,
-dynamic_partition/stitch, space_to_batch/batch_to_space, histograms, confusion_matrix, nextafter, as_dtype and
-TensorFlow's own initializer classes."""
+dynamic_partition/stitch, space_to_batch/batch_to_space, histograms, confusion_matrix, nextafter, as_dtype,
+local response normalization, batch_norm_with_global_normalization and TensorFlow's own initializer classes."""
 from __future__ import annotations
 
 import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.conversions import to_int, truth
+from tapecli.interpreter.conversions import to_float, to_int, truth
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.keras import initializers
@@ -286,6 +286,37 @@ def as_dtype(type_value):
     if isinstance(type_value, str):
         return DType(type_value)
     raise TdfTypeError(f"as_dtype: cannot convert {type_value!r} to a dtype")
+
+
+@builtin("local_response_normalization", "lrn")
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, name=None):  # noqa: A002
+    """x / (bias + alpha * sum of the squares within depth_radius along the last axis) ** beta."""
+    x = _t(input)
+    if x.ndim != 4:
+        raise ShapeError(f"local_response_normalization needs a 4-D input, got shape {list(x.shape)}")
+    r = to_int(depth_radius, "depth_radius")
+    squares = ops.pad(ops.square(x), [[0, 0], [0, 0], [0, 0], [r, r]])
+    depth = x.shape[-1]
+    total = ops.getitem(squares, (Ellipsis, slice(0, depth)))
+    for k in range(1, 2 * r + 1):
+        total = ops.add(total, ops.getitem(squares, (Ellipsis, slice(k, k + depth))))
+    d = x.dtype.type
+    scale = ops.pow_(ops.add(ops.mul(total, Tensor(d(to_float(alpha)))), Tensor(d(to_float(bias)))),
+                     Tensor(d(to_float(beta))))
+    return ops.div(x, scale)
+
+
+@builtin("batch_norm_with_global_normalization")
+def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamma=None, variance_epsilon=None,
+                                         scale_after_normalization=None, name=None, input=None,  # noqa: A002
+                                         mean=None, variance=None):
+    """batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None, variance_epsilon)."""
+    t = input if t is None else t
+    m = mean if m is None else m
+    v = variance if v is None else v
+    scale = gamma if truth(scale_after_normalization) else None
+    return ops.batch_normalization(_t(t), _t(m), _t(v), _t(beta), None if scale is None else _t(scale),
+                                   to_float(variance_epsilon, "variance_epsilon"))
 
 
 # TensorFlow's own initializer classes (init_ops_v2), called as init(shape, dtype=tf.float32): Keras's, renamed

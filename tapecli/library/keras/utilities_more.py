@@ -99,10 +99,38 @@ def remat(f):
     return f
 
 
+def remat_scope(mode="full", output_size_threshold=1024, layer_names=None):
+    """keras.RematScope: a with-context whose body runs unchanged (rematerialization changes no value)."""
+    from tapecli.library.tf_scopes import Scope
+    if mode not in ("full", "activations", "larger_than", "list_of_layers", None):
+        raise TdfValueError(f"RematScope: invalid mode {mode!r}")
+    return Scope()
+
+
+def _logging(interp):
+    return interp.__dict__.setdefault("keras_logging", {"interactive": True})
+
+
+def enable_interactive_logging(interp):
+    """Keras's fit/evaluate progress display switch (tapecli's fit prints nothing either way)."""
+    _logging(interp)["interactive"] = True
+
+
+def disable_interactive_logging(interp):
+    _logging(interp)["interactive"] = False
+
+
+def is_interactive_logging_enabled(interp):
+    return _logging(interp)["interactive"]
+
+
 FUNCTIONS = {"utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
              "backend.result_type": result_type, "backend.clear_session": clear_session,
-             "utils.clear_session": clear_session, "keras.remat": remat}
-WITH_INTERP = {"utils.set_random_seed": set_random_seed, "backend.get_uid": get_uid}
+             "utils.clear_session": clear_session, "keras.remat": remat, "keras.RematScope": remat_scope}
+WITH_INTERP = {"utils.set_random_seed": set_random_seed, "backend.get_uid": get_uid,
+               "utils.enable_interactive_logging": enable_interactive_logging,
+               "utils.disable_interactive_logging": disable_interactive_logging,
+               "utils.is_interactive_logging_enabled": is_interactive_logging_enabled}
