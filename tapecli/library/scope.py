@@ -62,7 +62,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle"),
     ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",
      "tf.fftnd tf.ifftnd tf.rfftnd tf.irfftnd"),
-    ("approximate top-k of accelerator kernels (TensorFlow's CPU has no float kernel for it); use "
+    ("approximate top-k of accelerator kernels (TensorFlow's CPU lacks a float kernel for it); use "
      "tf.math.top_k",
      "tf.approx_top_k tf.math.approx_max_k tf.math.approx_min_k tf.nn.approx_max_k tf.nn.approx_min_k"),
     ("circulant operators are defined by a complex spectrum (tapecli's tensors are real)",
@@ -75,7 +75,12 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.backend.set_floatx tf.keras.backend.set_epsilon tf.keras.backend.set_image_data_format"),
     ("the Keras package's version string (tapecli is not Keras)",
      "tf.keras.version"),
-    ("bfloat16 (NumPy has no such type; tapecli computes in float32 and float64)",
+    ("complex eigenvalues and eigenvectors (tapecli's tensors are real); use tf.linalg.eigh for symmetric "
+     "matrices",
+     "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals"),
+    ("takes complex matrices only (tapecli's tensors are real)",
+     "tf.linalg.logm"),
+    ("bfloat16 (NumPy lacks this type; tapecli computes in float32 and float64)",
      "tf.bfloat16"),
     ("16-bit floats (mixed precision): tapecli computes in float32 and float64",
      "tf.float16 tf.half"),
