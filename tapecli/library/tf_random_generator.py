@@ -50,6 +50,16 @@ class Algorithm(ProgramObject):
 
     kind_word = "an enum"
 
+    def call(self, interp, args, kwargs, node):
+        """Algorithm(1): the member of that value."""
+        if len(args) != 1 or kwargs:
+            raise TdfTypeError("tf.random.Algorithm(value) takes one value: 1, 2 or 3")
+        number = to_int(args[0], "value")
+        names = {v: k for k, v in ALGORITHMS.items()}
+        if number not in names:
+            raise TdfValueError(f"{number} is not a valid tf.random.Algorithm")
+        return AlgorithmMember(names[number])
+
     def get_attribute(self, interp, attr, node):
         if attr in ALGORITHMS:
             return AlgorithmMember(attr)
