@@ -175,11 +175,12 @@ class _Converter:
             if isinstance(context.func.value, ast.Name):
                 return ast.StopRecording(context.func.value.id, body, **forms.position(s))
             return pyast.With([(context, None)], body, **forms.position(s))   # a tape reached another way
-        if isinstance(context, ast.Call) and _callee_name(context.func) == "ForwardAccumulator":
+        if isinstance(context, ast.Call) and _callee_name(context.func) in CONTEXTS:
             body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
             return pyast.With([(context, bound)], body, **forms.position(s))    # a context object (exec_With)
-        raise forms.unsupported("this `with` statement (tapecli runs `with tf.GradientTape(...) as t:` and "
-                                "`with t.stop_recording():`)", s)
+        raise forms.unsupported("this `with` statement (tapecli runs `with tf.GradientTape(...) as t:`, "
+                                "`with t.stop_recording():` and the contexts of eager TensorFlow: "
+                                + ", ".join(sorted(CONTEXTS)) + ")", s)
 
     def declaration(self, s):
         """``x = tf.Variable(v, ...)`` / ``x = tf.constant(v, ...)`` at top level: a TDF declaration."""
@@ -234,6 +235,11 @@ def python_side_effects(func: ast.FuncDef) -> list[tuple[int, str]]:
             if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
                 found.append((node.line, "an assignment to an attribute or item"))
     return found
+
+
+# The context objects a `with` enters (the library's objects with enter/exit; interpreter exec_With).
+CONTEXTS = frozenset(("ForwardAccumulator", "name_scope", "control_dependencies", "device", "init_scope",
+                      "RematScope"))
 
 
 def _callee_name(f) -> str | None:

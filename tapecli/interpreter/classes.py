@@ -20,13 +20,16 @@ MODULE, KERAS = "tf.Module", "keras"
 
 
 class FrameworkBase(ProgramObject):
-    """``tf.Module`` or ``keras.layers.Layer`` / ``keras.Model`` as a base class."""
+    """``tf.Module`` or ``keras.layers.Layer`` / ``keras.Model`` as a base class; ``role`` names a Keras base
+    whose inherited behaviour the library gives (HOOKS["keras_model"]): "metric" (``keras.metrics.Metric``:
+    calling updates and gives the result), "loss" (``keras.losses.Loss``: calling reduces ``call``'s values)."""
 
     kind_word = "a base class"
 
-    def __init__(self, name: str, framework: str):
+    def __init__(self, name: str, framework: str, role: str | None = None):
         self.name = name
         self.framework = framework
+        self.role = role
 
     def call(self, interp, args, kwargs, node):
         raise TdfTypeError(f"{self.name} is a base class here: derive from it with class M({self.name}): ...")
@@ -40,6 +43,7 @@ class ProgramClass(ProgramObject):
         self.bases = [b for b in bases if isinstance(b, ProgramClass)]
         frameworks = [b.framework for b in bases if isinstance(b, (ProgramClass, FrameworkBase)) and b.framework]
         self.framework = frameworks[0] if frameworks else None
+        self.role = next((b.role for b in bases if isinstance(b, (ProgramClass, FrameworkBase)) and b.role), None)
         self.namespace = namespace
 
     def find(self, attr: str, skip_self=False):
@@ -120,6 +124,9 @@ class Instance(ProgramObject):
 
     def call(self, interp, args, kwargs, node):
         method, owner = self.cls.find("__call__")
+        if method is None and self.cls.role is not None:        # a Keras Metric's or Loss's own __call__
+            from tapecli.interpreter.registry import HOOKS
+            return HOOKS["keras_model"](interp, self, "__call__").fn(node, *args, **kwargs)
         if method is None and self.cls.framework == KERAS:
             method, owner = self.cls.find("call")
             if isinstance(method, Function) and "training" in kwargs and \
@@ -198,6 +205,9 @@ class Super(ProgramObject):
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self.instance,
                                                                             list(a), k, call_node))
+        if attr == "__init__" and self.owner.role is not None:     # a Keras Loss keeps its reduction
+            from tapecli.interpreter.registry import HOOKS
+            return HOOKS["keras_model"](interp, self.instance, "super().__init__")
         if attr == "__init__" and self.owner.framework:
             return BoundMethod(attr, lambda call_node, *a, **k: None)    # tf.Module / Layer: nothing to set up
         if value is not None:

@@ -274,11 +274,11 @@ class Statements:
         (``with tapes[0].stop_recording():``); spellings.py refuses every other context."""
         (context, bound), rest = node.items[0], node.items[1:]
         paused = self.eval(context, scope)
-        if isinstance(paused, ProgramObject) and hasattr(paused, "enter"):    # tf.autodiff.ForwardAccumulator
+        if isinstance(paused, ProgramObject) and hasattr(paused, "enter"):    # ForwardAccumulator, tf.name_scope...
             entered = paused.enter()
             if bound is not None:
                 if not isinstance(bound, ast.Name):
-                    raise TdfTypeError("`with ... as NAME`: bind the accumulator to a name").locate(node)
+                    raise TdfTypeError("`with ... as NAME`: bind the context to a name").locate(node)
                 self.bind(scope, bound.id, entered, node)
             try:
                 self.exec_block([pyast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)

@@ -13,10 +13,13 @@ from tapecli.library import tf_linalg  # noqa: F401
 from tapecli.library import tf_array  # noqa: F401
 from tapecli.library import tf_nn_losses  # noqa: F401
 from tapecli.library import tf_random  # noqa: F401
+from tapecli.library import tf_random_generator  # noqa: F401
 from tapecli.library import tf_linalg_more  # noqa: F401
 from tapecli.library import tf_segments  # noqa: F401
+from tapecli.library import tf_linear_operators  # noqa: F401
 from tapecli.library import keras_names  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
+from tapecli.library import tf_scopes  # noqa: F401  (scopes and checks of eager TensorFlow)
 from tapecli.library import control  # noqa: F401  (functional control flow, gradient wrappers)
 from tapecli.library import data  # noqa: F401  (tf.data in memory)
 from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)

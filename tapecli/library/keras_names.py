@@ -5,9 +5,13 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, initializers, layers, losses, merging, metrics, models, optimizers,
-                                   penalties, recurrent, schedules, shaping, spatial, training, utilities)
+from tapecli.library.keras import (activations, confusion, initializers, layers, losses, losses_more, merging,
+                                   metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
+                                   shaping, spatial, training, utilities, utilities_more)
 from tapecli.interpreter.registry import builtin, hook
+from tapecli.library import tf_array_more
+from tapecli.library.keras import getters
+from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")
@@ -91,13 +95,24 @@ for _name in losses.QUALIFIED_CLASS_NAMES:
     builtin(f"losses.{_name}")(losses.make(_name))
 for _name, _fn in losses.QUALIFIED_FUNCTIONS.items():        # keras.metrics has all but cosine_similarity
     builtin(f"losses.{_name}", *([f"metrics.{_name}"] if _name != "cosine_similarity" else []))(_fn)
+for _name, _fn in losses_more.FUNCTIONS.items():       # keras.metrics has the focal crossentropies too
+    builtin(f"losses.{_name}", *([f"metrics.{_name}"] if "focal" in _name else []))(_fn)
+for _name, _make in losses_more.CLASSES.items():
+    builtin(_name)(_make)
 for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
+for _cls in confusion.METRICS + metrics_more.METRICS:
+    _register(_cls.__name__, _cls, with_interp=False)
+for _name, _fn in metrics_more.FUNCTIONS.items():
+    builtin(f"metrics.{_name}")(_fn)
+builtin("MeanMetricWrapper", interp=True)(metrics_more.mean_metric_wrapper)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
+    _register(_cls.keras_name, _cls, with_interp=False)
+for _cls in tf_array_more.INITIALIZERS:
     _register(_cls.keras_name, _cls, with_interp=False)
 for _name, _cls in initializers.ALIASES.items():
     _register(f"initializers.{_name}", _cls, with_interp=False)
@@ -108,7 +123,13 @@ for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
-for _name, _fn in utilities.FUNCTIONS.items():
+for _name, _fn in {**utilities.FUNCTIONS, **utilities_more.FUNCTIONS}.items():
     builtin(_name)(_fn)
+for _name, _fn in utilities_more.WITH_INTERP.items():
+    builtin(_name, interp=True)(_fn)
+for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "initializers.get": getters.initializer,
+                  "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():
+    builtin(_name)(_fn)
+builtin("optimizers.get", interp=True)(getters.optimizer)
 hook("keras_model")(training.program_attribute)   # a program's keras.Model subclass: compile, fit, add_loss, ...
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

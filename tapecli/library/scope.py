@@ -12,12 +12,10 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.AggregationMethod": "how tf.gradients aggregates in a graph; GradientTape's sums are fixed",
     "tf.CriticalSection": "a graph resource lock for concurrent execution",
     "tf.DeviceSpec": "device placement",
-    "tf.device": "device placement",
     "tf.check_pinned": "device placement (pinned host memory)",
     "tf.Graph": "graph construction",
     "tf.Operation": "graph construction",
     "tf.import_graph_def": "graph construction from a serialized GraphDef",
-    "tf.init_scope": "lifts code out of a graph being built",
     "tf.gradients": "graph mode only (TensorFlow refuses it under eager execution); use tf.GradientTape",
     "tf.hessians": "graph mode only (TensorFlow refuses it under eager execution); use nested tapes",
     "tf.nondifferentiable_batch_function": "batches calls across concurrent graph executions",
@@ -45,6 +43,109 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.RegisterGradient": "registers a gradient for a graph op type; use tf.custom_gradient",
     "tf.no_gradient": "declares a graph op type non-differentiable; use tf.stop_gradient",
 }
+# Families left out for one reason each.
+_FAMILIES: list[tuple[str, str]] = [
+    ("ragged tensors (tapecli's tensors are dense)",
+     "tf.RaggedTensor tf.RaggedTensorSpec tf.ragged_fill_empty_rows tf.ragged_fill_empty_rows_grad"),
+    ("sparse tensors (tapecli's tensors are dense)",
+     "tf.SparseTensor tf.SparseTensorSpec"),
+    ("takes SparseTensors (tapecli's tensors are dense)",
+     "tf.edit_distance tf.nn.embedding_lookup_sparse tf.nn.safe_embedding_lookup_sparse"),
+    ("returns its decoded paths as SparseTensors (tapecli's tensors are dense)",
+     "tf.nn.ctc_beam_search_decoder tf.nn.ctc_greedy_decoder"),
+    ("sparse gradient slices; tapecli's gradients are dense tensors (the values of tf.convert_to_tensor of "
+     "TensorFlow's)",
+     "tf.IndexedSlices tf.IndexedSlicesSpec"),
+    ("type specs of composite tensors and tf.function signatures (graph tracing internals)",
+     "tf.TypeSpec tf.NoneTensorSpec tf.OptionalSpec tf.TensorArraySpec tf.type_spec_from_value"),
+    ("complex numbers (tapecli's tensors are real)",
+     "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle"),
+    ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",
+     "tf.fftnd tf.ifftnd tf.rfftnd tf.irfftnd"),
+    ("approximate top-k of accelerator kernels (TensorFlow's CPU lacks a float kernel for it); use "
+     "tf.math.top_k",
+     "tf.approx_top_k tf.math.approx_max_k tf.math.approx_min_k tf.nn.approx_max_k tf.nn.approx_min_k"),
+    ("circulant operators are defined by a complex spectrum (tapecli's tensors are real)",
+     "tf.linalg.LinearOperatorCirculant tf.linalg.LinearOperatorCirculant2D tf.linalg.LinearOperatorCirculant3D"),
+    ("the abstract base of operator classes (a subclass implements TensorFlow's private _matmul/_shape pro"
+     "tocol); use the concrete LinearOperator classes",
+     "tf.linalg.LinearOperator"),
+    ("changes Keras's global configuration; tapecli's Keras keeps its defaults (floatx float32, epsilon 1e"
+     "-7, channels_last)",
+     "tf.keras.backend.set_floatx tf.keras.backend.set_epsilon tf.keras.backend.set_image_data_format"),
+    ("the Keras package's version string (tapecli is not Keras)",
+     "tf.keras.version"),
+    ("complex eigenvalues and eigenvectors (tapecli's tensors are real); use tf.linalg.eigh for symmetric "
+     "matrices",
+     "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals"),
+    ("takes complex matrices only (tapecli's tensors are real)",
+     "tf.linalg.logm"),
+    ("bfloat16 (NumPy lacks this type; tapecli computes in float32 and float64)",
+     "tf.bfloat16"),
+    ("16-bit floats (mixed precision): tapecli computes in float32 and float64",
+     "tf.float16 tf.half"),
+    ("narrow and unsigned integer dtypes: tapecli's integers are int32 and int64",
+     "tf.int8 tf.int16 tf.uint8 tf.uint16 tf.uint32 tf.uint64"),
+    ("string and vocabulary preprocessing (tapecli's tensors are numeric)",
+     "tf.keras.layers.StringLookup tf.keras.layers.TextVectorization tf.keras.layers.IntegerLookup "
+     "tf.keras.layers.Hashing tf.keras.layers.HashedCrossing tf.keras.utils.FeatureSpace"),
+    ("wraps a model of another framework (JAX, Flax, PyTorch)",
+     "tf.keras.layers.FlaxLayer tf.keras.layers.JaxLayer tf.keras.layers.TorchModuleWrapper"),
+    ("loads a SavedModel from files",
+     "tf.keras.layers.TFSMLayer"),
+    ("random image augmentation of input pipelines: its numbers come from Keras's own seeded generators, "
+     "not reproduced here",
+     "tf.keras.layers.AugMix tf.keras.layers.CutMix tf.keras.layers.MixUp tf.keras.layers.RandAugment "
+     "tf.keras.layers.RandomBrightness tf.keras.layers.RandomColorDegeneration tf.keras.layers.RandomColorJitter "
+     "tf.keras.layers.RandomContrast tf.keras.layers.RandomCrop tf.keras.layers.RandomElasticTransform "
+     "tf.keras.layers.RandomErasing tf.keras.layers.RandomFlip tf.keras.layers.RandomGaussianBlur "
+     "tf.keras.layers.RandomGrayscale tf.keras.layers.RandomHue tf.keras.layers.RandomInvert "
+     "tf.keras.layers.RandomPerspective tf.keras.layers.RandomPosterization tf.keras.layers.RandomRotation "
+     "tf.keras.layers.RandomSaturation tf.keras.layers.RandomSharpness tf.keras.layers.RandomShear "
+     "tf.keras.layers.RandomTranslation tf.keras.layers.RandomZoom"),
+    ("image preprocessing of input pipelines (histogram equalization, bounding boxes, pipelines of augmentations)",
+     "tf.keras.layers.AutoContrast tf.keras.layers.ContrastLimitedAdaptiveHistogramEqualization "
+     "tf.keras.layers.Equalization tf.keras.layers.Solarization tf.keras.layers.MaxNumBoundingBoxes "
+     "tf.keras.layers.Pipeline"),
+    ("audio preprocessing: short-time Fourier transforms are complex-valued",
+     "tf.keras.layers.MelSpectrogram tf.keras.layers.STFTSpectrogram tf.keras.initializers.STFT "
+     "tf.keras.initializers.STFTInitializer tf.keras.initializers.stft"),
+    ("reads files from a directory",
+     "tf.keras.utils.audio_dataset_from_directory tf.keras.utils.image_dataset_from_directory "
+     "tf.keras.utils.text_dataset_from_directory"),
+    ("file and network I/O (downloads a file)",
+     "tf.keras.utils.get_file"),
+    ("image files and PIL images (file I/O)",
+     "tf.keras.utils.load_img tf.keras.utils.save_img tf.keras.utils.array_to_img tf.keras.utils.img_to_array"),
+    ("draws the model with Graphviz (file output)",
+     "tf.keras.utils.model_to_dot tf.keras.utils.plot_model"),
+    ("a console progress bar (terminal output, not computation)",
+     "tf.keras.utils.Progbar"),
+    ("Keras object serialization (saving and loading configs)",
+     "tf.keras.losses.serialize tf.keras.losses.deserialize tf.keras.metrics.serialize "
+     "tf.keras.metrics.deserialize tf.keras.optimizers.serialize tf.keras.optimizers.deserialize "
+     "tf.keras.optimizers.schedules.serialize tf.keras.optimizers.schedules.deserialize "
+     "tf.keras.activations.serialize tf.keras.activations.deserialize tf.keras.initializers.serialize "
+     "tf.keras.initializers.deserialize tf.keras.regularizers.serialize tf.keras.regularizers.deserialize "
+     "tf.keras.constraints.serialize tf.keras.constraints.deserialize tf.keras.layers.serialize "
+     "tf.keras.layers.deserialize tf.keras.utils.serialize_keras_object tf.keras.utils.deserialize_keras_object "
+     "tf.keras.utils.register_keras_serializable tf.keras.utils.get_registered_name "
+     "tf.keras.utils.get_registered_object tf.keras.utils.get_custom_objects tf.keras.utils.custom_object_scope "
+     "tf.keras.utils.CustomObjectScope tf.keras.utils.Config"),
+    ("mixed-precision dtype policies (float16/bfloat16 compute)",
+     "tf.keras.DTypePolicy tf.keras.FloatDTypePolicy"),
+    ("loss scaling for float16 mixed precision",
+     "tf.keras.optimizers.LossScaleOptimizer"),
+    ("quantization of weights and activations",
+     "tf.keras.Quantizer"),
+    ("Keras's backend-internal scopes (stateless JAX-style execution, symbolic tracing)",
+     "tf.keras.StatelessScope tf.keras.SymbolicScope"),
+    ("Keras's symbolic operation graph (backend internals)",
+     "tf.keras.Function tf.keras.Operation"),
+    ("a graph-optimization hint, not for public use (TensorFlow defines no gradient for it)",
+     "tf.guarantee_const"),
+]
+OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in names.split()})
 
 
 @hook("out_of_scope")

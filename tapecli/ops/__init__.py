@@ -9,6 +9,7 @@ from tapecli.ops import core
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.elementwise_math import *  # noqa: F403
+from tapecli.ops.special import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
 from tapecli.ops.reductions import *  # noqa: F403
 from tapecli.ops.linalg import *  # noqa: F403

@@ -35,12 +35,13 @@ class Settings:
 class RunContext:
     """What one run mutates: settings and warnings, the open tapes (outermost first), the tapes whose
     backward pass is running (innermost last), the --check-numerics state, the provenance log kept
-    for ``explain``, how jacobians are computed, and where kernels run (``device``: a
-    ``tapecli.kernels.backends.Backend``, None for the CPU). ``updated_in_place`` counts the variables an
-    optimizer stepped on its fast path (no tape open: slots updated in their own arrays)."""
+    for ``explain``, how jacobians are computed, where kernels run (``device``: a
+    ``tapecli.kernels.backends.Backend``, None for the CPU) and the open ``tf.name_scope`` names.
+    ``updated_in_place`` counts the variables an optimizer stepped on its fast path (no tape open: slots
+    updated in their own arrays)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
-                 "updated_in_place")
+                 "name_scopes", "updated_in_place")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  explain: bool = False, check_numerics: bool = False, jacobian_mode: str = "auto", device=None):
@@ -53,6 +54,7 @@ class RunContext:
         self.provenance.reset(enabled=explain)
         self.jacobian_mode = jacobian_mode
         self.device = device
+        self.name_scopes: list[str] = []
         self.updated_in_place = 0
 
 

@@ -323,8 +323,11 @@ def make(cls_name):
         "CosineSimilarity": (cosine_similarity, "cosine_similarity", {"axis": -1}),
         **{name: (QUALIFIED_FUNCTIONS[fn], fn, {}) for name, fn in _PLAIN.items()},
     }[cls_name]
-    fn, default_name, defaults = spec
+    return constructor(cls_name, *spec)
 
+
+def constructor(cls_name, fn, default_name, defaults):
+    """A loss class's constructor: ``fn``'s options with their ``defaults``, then reduction and name."""
     def construct(*args, reduction="sum_over_batch_size", name=None, **kwargs):
         options = dict(defaults)
         for key, value in zip(defaults, args):

@@ -343,12 +343,16 @@ class Adagrad(Optimizer):
 OPTIMIZERS = [SGD, Adam, AdamW, RMSprop, Adagrad]
 
 
-class Adamax(Optimizer):
-    prefix = "adamax"
+class _Moments(Optimizer):
+    """The optimizers configured by (learning_rate, beta_1, beta_2, epsilon) alone."""
     hyper = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
 
     def __init__(self, interp, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kw):
         super().__init__(interp, learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, **kw)
+
+
+class Adamax(_Moments):
+    prefix = "adamax"
 
     def slot_specs(self):
         return [("momentum", 0.0), ("norm", 0.0)]
@@ -439,4 +443,65 @@ class Lion(Optimizer):
         return new
 
 
-OPTIMIZERS += [Adamax, Nadam, Adadelta, Lion]
+class Lamb(_Moments):
+    """Adam's moments, the step scaled by the trust ratio ||w|| / ||update|| (1 where either is 0)."""
+    prefix = "lamb"
+
+    def slot_specs(self):
+        return [("momentum", 0.0), ("velocity", 0.0)]
+
+    def update(self, g, value, slots, lr, dtype):
+        t = dtype(self.iterations + 1)
+        one = dtype(1.0)
+        b1p, b2p = np.power(dtype(self.beta_1), t), np.power(dtype(self.beta_2), t)
+        m = slots["momentum"].read().value
+        m = _set(slots["momentum"], m + (g - m) * (one - dtype(self.beta_1)))
+        v = slots["velocity"].read().value
+        v = _set(slots["velocity"], v + (np.square(g) - v) * (one - dtype(self.beta_2)))
+        step = (m / (one - b1p)) / (np.sqrt(v / (one - b2p)) + dtype(self.epsilon))
+        w_norm = np.sqrt(np.sum(np.square(value), dtype=dtype))
+        g_norm = np.sqrt(np.sum(np.square(step), dtype=dtype))
+        ratio = w_norm / g_norm if w_norm > 0 and g_norm > 0 else one
+        return value - ratio * lr * step
+
+
+class Ftrl(Optimizer):
+    """Follow-the-regularized-leader (Keras 3's update_step, its Python constants rounded to the dtype)."""
+    prefix = "ftrl"
+    hyper = {"learning_rate_power": -0.5, "initial_accumulator_value": 0.1, "l1_regularization_strength": 0.0,
+             "l2_regularization_strength": 0.0, "l2_shrinkage_regularization_strength": 0.0, "beta": 0.0}
+
+    def __init__(self, interp, learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 l2_shrinkage_regularization_strength=0.0, beta=0.0, **kw):
+        super().__init__(interp, learning_rate, learning_rate_power=learning_rate_power,
+                         initial_accumulator_value=initial_accumulator_value,
+                         l1_regularization_strength=l1_regularization_strength,
+                         l2_regularization_strength=l2_regularization_strength,
+                         l2_shrinkage_regularization_strength=l2_shrinkage_regularization_strength, beta=beta, **kw)
+        if self.learning_rate_power > 0:
+            raise TdfValueError("`learning_rate_power` needs to be negative or zero. Received: "
+                                f"learning_rate_power={self.learning_rate_power}.")
+        for key in ("initial_accumulator_value", "l1_regularization_strength", "l2_regularization_strength",
+                    "l2_shrinkage_regularization_strength"):
+            if getattr(self, key) < 0:
+                raise TdfValueError(f"`{key}` needs to be positive or zero. Received: {key}={getattr(self, key)}.")
+
+    def slot_specs(self):
+        return [("accumulator", self.initial_accumulator_value), ("linear", 0.0)]
+
+    def update(self, g, value, slots, lr, dtype):
+        power = dtype(-self.learning_rate_power)
+        l2 = dtype(self.l2_regularization_strength) + dtype(self.beta) / (dtype(2.0) * lr)
+        grad = g + dtype(2 * self.l2_shrinkage_regularization_strength) * value
+        accum = slots["accumulator"].read().value
+        new_accum = accum + np.square(g)
+        linear = _set(slots["linear"], slots["linear"].read().value
+                      + (grad - (np.power(new_accum, power) - np.power(accum, power)) / lr * value))
+        quadratic = np.power(new_accum, power) / lr + dtype(2) * l2
+        l1 = dtype(self.l1_regularization_strength)
+        _set(slots["accumulator"], new_accum)
+        return (np.clip(linear, -l1, l1) - linear) / quadratic
+
+
+OPTIMIZERS += [Adamax, Nadam, Adadelta, Lion, Lamb, Ftrl]

@@ -174,6 +174,14 @@ class GlobalMaxPooling2D(_GlobalPooling):
     prefix, rank, reduce = "global_max_pooling2d", 2, staticmethod(ops.reduce_max)
 
 
+class GlobalAveragePooling3D(_GlobalPooling):
+    prefix, rank = "global_average_pooling3d", 3
+
+
+class GlobalMaxPooling3D(_GlobalPooling):
+    prefix, rank, reduce = "global_max_pooling3d", 3, staticmethod(ops.reduce_max)
+
+
 class AveragePooling2D(Layer):
     """TensorFlow's avg_pool: with SAME padding each window averages only the values inside the input."""
     prefix = "average_pooling2d"
@@ -247,9 +255,11 @@ class UnitNormalization(_AlongAxis):
 
 
 LAYERS = [PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector,
-          GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, AveragePooling2D]
+          GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalMaxPooling1D,
+          GlobalMaxPooling2D, GlobalMaxPooling3D, AveragePooling2D]
 # names a TensorFlow function also has (tf.identity): registered as "layers.NAME"
 QUALIFIED = {"Identity": Identity}
 ALIASES = {"GlobalAvgPool1D": GlobalAveragePooling1D, "GlobalAvgPool2D": GlobalAveragePooling2D,
            "GlobalMaxPool1D": GlobalMaxPooling1D, "GlobalMaxPool2D": GlobalMaxPooling2D,
+           "GlobalAvgPool3D": GlobalAveragePooling3D, "GlobalMaxPool3D": GlobalMaxPooling3D,
            "AvgPool2D": AveragePooling2D}

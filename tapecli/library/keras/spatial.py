@@ -135,6 +135,13 @@ class ZeroPadding2D(_ZeroPadding):
         super().__init__(interp, padding, data_format, **kw)
 
 
+class ZeroPadding3D(_ZeroPadding):
+    prefix, rank = "zero_padding3d", 3
+
+    def __init__(self, interp, padding=((1, 1), (1, 1), (1, 1)), data_format=None, **kw):
+        super().__init__(interp, padding, data_format, **kw)
+
+
 class _Cropping(_Spatial):
     def __init__(self, interp, cropping, **kw):
         super().__init__(interp, **kw)
@@ -160,6 +167,13 @@ class Cropping2D(_Cropping):
     prefix, rank = "cropping2d", 2
 
     def __init__(self, interp, cropping=((0, 0), (0, 0)), data_format=None, **kw):
+        super().__init__(interp, cropping, **kw)
+
+
+class Cropping3D(_Cropping):
+    prefix, rank = "cropping3d", 3
+
+    def __init__(self, interp, cropping=((1, 1), (1, 1), (1, 1)), data_format=None, **kw):
         super().__init__(interp, cropping, **kw)
 
 
@@ -192,6 +206,16 @@ class UpSampling2D(_UpSampling):
         if interpolation != "nearest" or data_format not in (None, "channels_last"):
             raise TdfValueError("UpSampling2D: tapecli supports interpolation='nearest' and channels_last only")
         self.sizes = [p[0] for p in _pairs(size, 2, "size")]
+
+
+class UpSampling3D(_UpSampling):
+    prefix, rank = "up_sampling3d", 3
+
+    def __init__(self, interp, size=(2, 2, 2), data_format=None, **kw):
+        super().__init__(interp, **kw)
+        if data_format not in (None, "channels_last"):
+            raise TdfValueError("UpSampling3D: tapecli supports channels_last only")
+        self.sizes = [p[0] for p in _pairs(size, 3, "size")]
 
 
 class Lambda(Layer):
@@ -264,7 +288,12 @@ class SpatialDropout2D(_SpatialDropout):
         super().__init__(interp, rate, seed, **kw)
 
 
-LAYERS = [Conv1D, MaxPooling1D, AveragePooling1D, ZeroPadding1D, ZeroPadding2D, Cropping1D, Cropping2D,
-          UpSampling1D, UpSampling2D, Lambda, GaussianNoise, GaussianDropout, SpatialDropout1D, SpatialDropout2D]
+class SpatialDropout3D(SpatialDropout2D):
+    prefix = "spatial_dropout3d"
+
+
+LAYERS = [Conv1D, MaxPooling1D, AveragePooling1D, ZeroPadding1D, ZeroPadding2D, ZeroPadding3D, Cropping1D, Cropping2D,
+          Cropping3D, UpSampling1D, UpSampling2D, UpSampling3D, Lambda, GaussianNoise, GaussianDropout, SpatialDropout1D,
+          SpatialDropout2D, SpatialDropout3D]
 ALIASES = {"Convolution1D": Conv1D, "MaxPool1D": MaxPooling1D, "AvgPool1D": AveragePooling1D,
            "Convolution2D": Conv2D, "MaxPool2D": MaxPooling2D}

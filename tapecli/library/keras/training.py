@@ -45,9 +45,9 @@ class History(KerasObject):
         return {"history": lambda: self.history, "epoch": lambda: list(self.epoch)}
 
 
-def _optimizer(interp, value):
+def optimizer_of(interp, value):
     if isinstance(value, str):
-        by_name = {cls.prefix: cls for cls in optimizers_mod.OPTIMIZERS}
+        by_name = {cls.prefix.lower(): cls for cls in optimizers_mod.OPTIMIZERS}
         if value.lower() not in by_name:
             raise TdfValueError(f"Could not interpret optimizer identifier: {value}",
                                 hint="use one of " + ", ".join(f'"{n}"' for n in by_name) + " or an optimizer")
@@ -138,7 +138,7 @@ class Trainer:
         if loss_weights is not None or weighted_metrics is not None:
             raise TdfValueError("compile: loss_weights and weighted_metrics are not supported by tapecli")
         self.interp, self.model = interp, model
-        self.optimizer = _optimizer(interp, optimizer)
+        self.optimizer = optimizer_of(interp, optimizer)
         self.loss = self._loss(loss)
         specs = [] if metrics is None else list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
         self.compile_metrics = CompileMetrics(specs) if specs else None
@@ -396,6 +396,9 @@ def adapter(interp, instance) -> ProgramModel:
 def program_attribute(interp, instance, attr):
     """The Keras methods and attributes a program's Layer or Model subclass inherits (None: not one)."""
     from tapecli.library.keras.common import method
+    if instance.cls.role is not None:                  # a Metric or Loss subclass
+        from tapecli.library.keras import bases
+        return bases.attribute(interp, instance, attr)
     model = adapter(interp, instance)
     if attr == "add_loss":
         return method(attr, lambda value: model.losses.append(value))

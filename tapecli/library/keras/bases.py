@@ -1,0 +1,79 @@
+"""The Keras base classes a program derives from: ``keras.metrics.Metric`` (its instances, called, update their
+state and give their result; ``add_variable`` makes state, ``reset_state`` zeroes it), ``keras.losses.Loss``
+(called, its ``call``'s values are reduced as Keras reduces them, with ``sample_weight`` and the ``reduction``
+given to ``super().__init__``), and the initializer, regularizer, constraint and learning-rate schedule bases,
+whose subclasses define ``__call__`` themselves."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.classes import KERAS, FrameworkBase
+from tapecli.interpreter.objects import BoundMethod
+from tapecli.interpreter.registry import register
+from tapecli.library.keras.losses import REDUCTIONS, reduce
+
+BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
+         "initializers.Initializer": None, "keras.Initializer": None, "regularizers.Regularizer": None,
+         "keras.Regularizer": None, "constraints.Constraint": None, "schedules.LearningRateSchedule": None}
+for _name, _role in BASES.items():
+    register(_name, FrameworkBase(f"keras.{_name.rpartition('.')[2]}", KERAS, _role))
+
+
+def _bound(name, fn):
+    return BoundMethod(name, fn)
+
+
+def attribute(interp, instance, attr):
+    """What a program's Metric or Loss subclass inherits (None: nothing of that name)."""
+    role = instance.cls.role
+    if role == "metric":
+        return _metric_attribute(interp, instance, attr)
+    if role == "loss":
+        return _loss_attribute(interp, instance, attr)
+    return None
+
+
+def _call(interp, instance, name, node, args, kwargs):
+    return interp.call_value(instance.get_attribute(interp, name, node), list(args), kwargs, node)
+
+
+def _metric_attribute(interp, instance, attr):
+    if attr == "__call__":
+        def call(node, *args, **kwargs):
+            _call(interp, instance, "update_state", node, args, kwargs)
+            return _call(interp, instance, "result", node, [], {})
+        return _bound(attr, call)
+    if attr == "add_variable":
+        def add_variable(node, shape=None, initializer="zeros", dtype=None, aggregation="sum", name=None):
+            add = instance.get_attribute(interp, "add_weight", node)
+            return add.fn(node, name=name, shape=shape, initializer=initializer, dtype=dtype, trainable=False)
+        return _bound(attr, add_variable)
+    if attr in ("reset_state", "reset_states"):
+        def reset(node):
+            for v in instance.owned_variables():
+                v.assign(np.zeros(v.shape, v.dtype))
+        return _bound(attr, reset)
+    if attr == "super().__init__":
+        return _bound("__init__", lambda node, name=None, dtype=None: None)
+    return None
+
+
+def _loss_attribute(interp, instance, attr):
+    options = instance.__dict__.setdefault("keras_loss", {"reduction": "sum_over_batch_size", "name": None})
+    if attr == "super().__init__":
+        def init(node, name=None, reduction="sum_over_batch_size", dtype=None):
+            if reduction not in REDUCTIONS:
+                raise TdfValueError(f"Invalid value for argument `reduction`. Expected one of {list(REDUCTIONS)}. "
+                                    f"Received: reduction={reduction!r}")
+            options.update(name=name, reduction=reduction)
+        return _bound("__init__", init)
+    if attr == "__call__":
+        def call(node, y_true=None, y_pred=None, sample_weight=None):
+            if y_true is None or y_pred is None:
+                raise TdfTypeError("a loss is called as loss(y_true, y_pred, sample_weight=None)")
+            values = _call(interp, instance, "call", node, [y_true, y_pred], {})
+            from tapecli.library.keras.common import tensor
+            return reduce(tensor(values, "the values of call"), sample_weight, options["reduction"])
+        return _bound(attr, call)
+    return options["reduction"] if attr == "reduction" else None

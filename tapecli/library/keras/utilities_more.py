@@ -1,0 +1,136 @@
+"""More of keras.utils and keras.backend: set_random_seed, the (x, y, sample_weight) packing helpers,
+pad_sequences, dtype names and promotion (standardize_dtype, result_type, is_float_dtype, is_int_dtype),
+clear_session, get_uid, and keras.remat / RematScope (rematerialization saves memory and changes no value)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.library.keras.common import integer, num, tensor
+from tapecli.runtime.values import DTYPES, DType, Tensor
+
+
+def set_random_seed(interp, seed):
+    """Python's, NumPy's global and TensorFlow's seeds at once, as keras.utils.set_random_seed."""
+    from tapecli.interpreter.registry import BUILTINS
+    if not isinstance(seed, int) and not (isinstance(seed, Tensor) and seed.dtype.kind in "iu" and seed.ndim == 0):
+        raise TdfTypeError(f"Expected `seed` argument to be an integer. Received: seed={seed!r}")
+    seed = integer(seed, "seed")
+    BUILTINS["np.random.seed"](interp, seed)
+    BUILTINS["set_seed"](interp, seed)
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    if y is None:
+        return [x] if not isinstance(x, (list, tuple)) else x
+    return [x, y] if sample_weight is None else [x, y, sample_weight]
+
+
+def unpack_x_y_sample_weight(data):
+    if isinstance(data, list) and not isinstance(data, Tensor):
+        if len(data) == 1:
+            return [data[0], None, None]
+        if len(data) == 2:
+            return [data[0], data[1], None]
+        if len(data) == 3:
+            return list(data)
+        raise TdfValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, "
+                            f"found: {len(data)} items")
+    return [data, None, None]
+
+
+def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre", value=0.0):
+    """keras.utils.pad_sequences: a NumPy array of the sequences cut and padded to one length."""
+    rows = [np.asarray(tensor(s, "a sequence").value if not isinstance(s, list) or s else np.zeros(0)).reshape(-1)
+            for s in sequences]
+    if padding not in ("pre", "post") or truncating not in ("pre", "post"):
+        raise TdfValueError("padding and truncating must be 'pre' or 'post'")
+    length = max((len(r) for r in rows), default=0) if maxlen is None else integer(maxlen, "maxlen")
+    want = np.dtype(dtype.np if isinstance(dtype, DType) else dtype)
+    out = np.full((len(rows), length), num(value, "value"), dtype=want)
+    for i, row in enumerate(rows):
+        if not len(row) or not length:
+            continue
+        cut = row[-length:] if truncating == "pre" else row[:length]
+        if padding == "post":
+            out[i, :len(cut)] = cut
+        else:
+            out[i, -len(cut):] = cut
+    return Tensor(out)
+
+
+def standardize_dtype(dtype=None):
+    if dtype is None:
+        return "float32"
+    name = dtype.name if isinstance(dtype, DType) else dtype if isinstance(dtype, str) else None
+    if name not in DTYPES:
+        raise TdfValueError(f"Invalid dtype: {dtype!r}")
+    return name
+
+
+def is_float_dtype(dtype):
+    return standardize_dtype(dtype).startswith("float")
+
+
+def is_int_dtype(dtype):
+    return standardize_dtype(dtype).startswith("int")
+
+
+def result_type(*dtypes):
+    """Keras's promotion of dtypes (no dtypes: floatx): bool < int32 < int64 < float32 < float64, with an int64
+    and a float32 meeting in float32 as Keras's lattice gives."""
+    names = [standardize_dtype(d) for d in dtypes] or ["float32"]
+    order = ["bool", "int32", "int64", "float32", "float64"]
+    return max(names, key=order.index)
+
+
+def clear_session(free_memory=True):
+    return None
+
+
+def get_uid(interp, prefix=""):
+    """1, 2, ... for each prefix in a run (the run's own counters)."""
+    counters = interp.__dict__.setdefault("keras_uids", {})
+    counters[prefix] = counters.get(prefix, 0) + 1
+    return counters[prefix]
+
+
+def remat(f):
+    return f
+
+
+def remat_scope(mode="full", output_size_threshold=1024, layer_names=None):
+    """keras.RematScope: a with-context whose body runs unchanged (rematerialization changes no value)."""
+    from tapecli.library.tf_scopes import Scope
+    if mode not in ("full", "activations", "larger_than", "list_of_layers", None):
+        raise TdfValueError(f"RematScope: invalid mode {mode!r}")
+    return Scope()
+
+
+def _logging(interp):
+    return interp.__dict__.setdefault("keras_logging", {"interactive": True})
+
+
+def enable_interactive_logging(interp):
+    """Keras's fit/evaluate progress display switch (tapecli's fit prints nothing either way)."""
+    _logging(interp)["interactive"] = True
+
+
+def disable_interactive_logging(interp):
+    _logging(interp)["interactive"] = False
+
+
+def is_interactive_logging_enabled(interp):
+    return _logging(interp)["interactive"]
+
+
+FUNCTIONS = {"utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
+             "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
+             "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
+             "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
+             "backend.result_type": result_type, "backend.clear_session": clear_session,
+             "utils.clear_session": clear_session, "keras.remat": remat, "keras.RematScope": remat_scope}
+WITH_INTERP = {"utils.set_random_seed": set_random_seed, "backend.get_uid": get_uid,
+               "utils.enable_interactive_logging": enable_interactive_logging,
+               "utils.disable_interactive_logging": disable_interactive_logging,
+               "utils.is_interactive_logging_enabled": is_interactive_logging_enabled}

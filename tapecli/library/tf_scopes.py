@@ -1,0 +1,150 @@
+"""Scopes and checks of eager TensorFlow: ``tf.name_scope``, ``tf.control_dependencies``, ``tf.device``,
+``tf.init_scope`` and Keras's ``name_scope`` / ``device`` run their ``with`` body as eager TensorFlow does
+(ops run in program order, on the one device tapecli has); ``tf.Assert`` and the ``tf.assert_*`` checks raise
+where TensorFlow does; ``tf.group`` is what eager TensorFlow makes of it (None)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import TdfAssertionError, TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import to_int, truth
+from tapecli.interpreter.objects import ProgramObject
+from tapecli.interpreter.registry import builtin
+from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor
+
+
+class Scope(ProgramObject):
+    """A context whose ``with`` runs its body unchanged; ``as`` binds ``bound`` (None for most)."""
+
+    kind_word = "a scope"
+
+    def __init__(self, bound=None):
+        self.bound = bound
+
+    def enter(self):
+        return self.bound
+
+    def exit(self):
+        return None
+
+
+class NameScope(Scope):
+    """``tf.name_scope(name)``: ``as`` binds "outer/name/", and ``tf.get_current_name_scope()`` reads
+    "outer/name" inside (the run context keeps the open names)."""
+
+    def __init__(self, name, keras=False):
+        if not isinstance(name, str):
+            raise TdfTypeError("name_scope(name): name must be a string")
+        super().__init__()
+        self.name = name
+        self.keras = keras
+
+    def enter(self):
+        scopes = current().name_scopes
+        scopes.append(self.name)
+        return self if self.keras else "/".join(scopes) + "/"
+
+    def exit(self):
+        current().name_scopes.pop()
+
+
+@builtin("name_scope")
+def name_scope(name):
+    return NameScope(name)
+
+
+@builtin("keras.name_scope")
+def keras_name_scope(name, **kwargs):
+    return NameScope(name, keras=True)
+
+
+@builtin("get_current_name_scope")
+def get_current_name_scope():
+    return "/".join(current().name_scopes)
+
+
+@builtin("control_dependencies")
+def control_dependencies(control_inputs):
+    """Eager ops run in program order: the inputs have run already (TensorFlow's eager no-op)."""
+    return Scope()
+
+
+@builtin("device", "keras.device")
+def device(device_name):
+    """tapecli has one device for a run (--device): a placement inside it changes no value."""
+    if device_name is not None and not isinstance(device_name, str):
+        raise TdfTypeError("device(device_name): the name must be a string such as '/cpu:0'")
+    return Scope()
+
+
+class InitScope(Scope):
+    """``tf.init_scope()``: lifts code out of a graph being built (eager code is in none), and pauses the
+    gradient tapes while its body runs, as TensorFlow's does: what it computes is a constant to them."""
+
+    def enter(self):
+        self.paused = [t for t in current().tapes if t.recording]
+        for tape in self.paused:
+            tape.paused = True
+        return None
+
+    def exit(self):
+        for tape in self.paused:
+            tape.paused = False
+
+
+@builtin("init_scope")
+def init_scope():
+    return InitScope()
+
+
+@builtin("group")
+def group(*inputs, name=None):
+    """Eager TensorFlow has run the inputs already: the group is None."""
+    return None
+
+
+def _tensor(value) -> Tensor:
+    return ops.to_tensor(np.asarray(value) if isinstance(value, list) else value)
+
+
+@builtin("Assert")
+def assert_(condition, data, summarize=None, name=None):
+    """Raises if ``condition`` is false, with the data (InvalidArgumentError in TensorFlow)."""
+    if not truth(_tensor(condition)):
+        shown = ", ".join(str(np.asarray(_tensor(d).value).tolist()) for d in (data if isinstance(data, list) else [data]))
+        raise TdfAssertionError(f"Assert: the condition is false; data: {shown}")
+    return None
+
+
+def _compare(what, symbol, test):
+    def check(x, y, message=None, summarize=None, name=None):
+        a, b = _tensor(x), _tensor(y)
+        try:
+            held = test(np.asarray(a.value), np.asarray(b.value))
+        except ValueError:
+            raise TdfValueError(f"{what}: shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
+        if not np.all(held):
+            text = f"{message}\n" if message else ""
+            raise TdfAssertionError(f"{text}{what}: condition x {symbol} y did not hold; x = "
+                                    f"{np.asarray(a.value).tolist()}, y = {np.asarray(b.value).tolist()}")
+        return None
+    check.__name__ = what
+    return check
+
+
+builtin("assert_equal")(_compare("assert_equal", "==", np.equal))
+builtin("assert_greater")(_compare("assert_greater", ">", np.greater))
+builtin("assert_less")(_compare("assert_less", "<", np.less))
+
+
+@builtin("assert_rank")
+def assert_rank(x, rank, message=None, name=None):
+    t = _tensor(x)
+    want = to_int(rank, "rank")
+    if t.ndim != want:
+        text = f"{message} " if message else ""
+        raise TdfValueError(f"{text}assert_rank: the tensor must have rank {want}; it has rank {t.ndim}, "
+                            f"shape {list(t.shape)}")
+    return None
