@@ -287,7 +287,8 @@ def _train(ctor, apply):
 @pytest.mark.parametrize("ctor", [
     "SGD(0.1)", "SGD(0.1, momentum=0.9, nesterov=True)", "Adam(0.01)", "Adam(0.01, amsgrad=True)", "AdamW(0.01)",
     "RMSprop(0.01)", "RMSprop(0.01, momentum=0.5, centered=True)", "Adagrad(0.1)", "Adamax(0.01)", "Nadam(0.01)",
-    "Adadelta(1.0)", "Lion(0.01)", "Adam(0.01, weight_decay=0.1, clipnorm=1.0)",
+    "Adadelta(1.0)", "Lion(0.01)", "Lamb(0.01)", "Ftrl(0.1, l1_regularization_strength=0.01)",
+    "Adam(0.01, weight_decay=0.1, clipnorm=1.0)",
 ])
 def test_the_in_place_update_gives_the_ordinary_paths_bits(ctor):
     fast, fast_state = _train(ctor, APPLY)

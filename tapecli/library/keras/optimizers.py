@@ -454,10 +454,9 @@ class Lamb(_Moments):
         t = dtype(self.iterations + 1)
         one = dtype(1.0)
         b1p, b2p = np.power(dtype(self.beta_1), t), np.power(dtype(self.beta_2), t)
-        m = slots["momentum"].read().value
-        m = _set(slots["momentum"], m + (g - m) * (one - dtype(self.beta_1)))
-        v = slots["velocity"].read().value
-        v = _set(slots["velocity"], v + (np.square(g) - v) * (one - dtype(self.beta_2)))
+        m, v = slots["momentum"], slots["velocity"]
+        _moving_average(m, g, one - dtype(self.beta_1))
+        _moving_average(v, np.square(g), one - dtype(self.beta_2))
         step = (m / (one - b1p)) / (np.sqrt(v / (one - b2p)) + dtype(self.epsilon))
         w_norm = np.sqrt(np.sum(np.square(value), dtype=dtype))
         g_norm = np.sqrt(np.sum(np.square(step), dtype=dtype))
@@ -494,13 +493,12 @@ class Ftrl(Optimizer):
         power = dtype(-self.learning_rate_power)
         l2 = dtype(self.l2_regularization_strength) + dtype(self.beta) / (dtype(2.0) * lr)
         grad = g + dtype(2 * self.l2_shrinkage_regularization_strength) * value
-        accum = slots["accumulator"].read().value
+        accum, linear = slots["accumulator"], slots["linear"]
         new_accum = accum + np.square(g)
-        linear = _set(slots["linear"], slots["linear"].read().value
-                      + (grad - (np.power(new_accum, power) - np.power(accum, power)) / lr * value))
+        linear += grad - (np.power(new_accum, power) - np.power(accum, power)) / lr * value
         quadratic = np.power(new_accum, power) / lr + dtype(2) * l2
         l1 = dtype(self.l1_regularization_strength)
-        _set(slots["accumulator"], new_accum)
+        accum[...] = new_accum
         return (np.clip(linear, -l1, l1) - linear) / quadratic
 
 
