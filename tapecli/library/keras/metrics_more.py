@@ -9,6 +9,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import integer, num, scalar, tensor
 from tapecli.library.keras.confusion import EPSILON, ConfusionMetric, floats, same_rank
 from tapecli.library.keras.metrics import Mean
+from tapecli.runtime.limits import admit
 from tapecli.runtime.values import Tensor
 
 
@@ -134,6 +135,15 @@ class R2Score(_Built):
         return scalar(r2)
 
 
+def _class_count(num_classes) -> int:
+    """num_classes, at least 1, its confusion matrix weighed before anything of that size is made."""
+    n = integer(num_classes, "num_classes")
+    if n < 1:
+        raise TdfValueError(f"num_classes must be at least 1, got {n}")
+    admit(n * n, 8, f"a {n:,} x {n:,} confusion matrix")
+    return n
+
+
 class IoU(_Built):
     """Intersection over union from a weighted confusion matrix of class ids (int32 unless ``dtype``, as
     Keras's: float weights are truncated then), averaged over ``target_class_ids``."""
@@ -142,7 +152,7 @@ class IoU(_Built):
 
     def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_true=True,
                  sparse_y_pred=True, axis=-1):
-        self.num_classes = integer(num_classes, "num_classes")
+        self.num_classes = _class_count(num_classes)
         self.targets = [int(v) for v in floats(target_class_ids, "target_class_ids")]
         if max(self.targets) >= self.num_classes:
             raise TdfValueError(f"target class id {max(self.targets)} is out of range [0, {self.num_classes})")
@@ -203,7 +213,7 @@ class BinaryIoU(IoU):
 class MeanIoU(IoU):
     def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True,
                  sparse_y_pred=True, axis=-1):
-        n = integer(num_classes, "num_classes")
+        n = _class_count(num_classes)
         super().__init__(n, list(range(n)), name, dtype, ignore_class, sparse_y_true, sparse_y_pred, axis)
 
 
