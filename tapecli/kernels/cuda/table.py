@@ -5,8 +5,10 @@ block (``launch.reduction``); softmax, log_softmax and logsumexp are composition
 as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map that the host
 computes from the shapes alone (no values cross); the gradient of indexing is a segmented sum.
 matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
-stand-in computes it (``BLAS``). ``argmax``/``argmin`` (no gradient, rare) run on the host
-(``HOST_KERNELS``).
+stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, listed in
+``HOST_KERNELS``, and the kernels added to the op table since: ``sinh``, ``lgamma``, the linalg family, ...)
+runs NumPy's kernel on the host, its result copied back to the device: the CPU's numbers, bit for bit. The
+run's warnings say so once per kernel name.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from numba import cuda
 
 from tapecli.kernels.interface import Backend
 from tapecli.kernels.numpy_kernels import RAW_KERNELS
+from tapecli.runtime.context import current
 
 from . import launch
 from .array import DeviceArray, resolve_shape
@@ -61,7 +64,9 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ arrays
     def run(self, name, args, attrs):
         f = self.table.get(name)
-        if f is None:           # HOST_KERNELS: on the host, the result back on the device
+        if f is None:           # no device kernel: on the host, the result back on the device
+            current().settings.warn_once(f"{name} has no cuda kernel: it runs on the host (its inputs are copied "
+                                         "from the device and its result back)")
             host = [a.dev.copy_to_host().reshape(a.shape) if a.__class__ is DeviceArray else a for a in args]
             return self.asarray(np.asarray(RAW_KERNELS[name](*host, **attrs)))
         return f(*args, **attrs)
@@ -114,7 +119,7 @@ class CudaBackend(Backend):
     def _full(self, shape, dtype, value):
         out = self.alloc(shape, dtype)
         if out.size:
-            launch.fill[launch._grid(out.size)](out.dtype.type(value), out.dev)
+            launch.over(launch.fill, out.size, out.dtype.type(value), out.dev)
         return out
 
     def _map(self, key, make) -> DeviceArray:
@@ -128,7 +133,7 @@ class CudaBackend(Backend):
     def _gather(self, x: DeviceArray, idx: DeviceArray, shape) -> DeviceArray:
         out = self.alloc(shape, x.dtype)
         if out.size:
-            launch.gather[launch._grid(out.size)](x.dev, idx.dev, out.dev)
+            launch.over(launch.gather, out.size, x.dev, idx.dev, out.dev)
         return out
 
     # ------------------------------------------------------ elementwise
@@ -181,7 +186,7 @@ class CudaBackend(Backend):
         out = self.alloc(shape, out_dtype)
         if n:
             k = launch.elementwise(formula, "".join(modes), len(consts))
-            k[launch._grid(n)](n, *(d.dev for d in devs), *consts, out.dev)
+            launch.over(k, n, *(d.dev for d in devs), *consts, out.dev)
         return out
 
     # -------------------------------------------------------- reductions
@@ -222,7 +227,7 @@ class CudaBackend(Backend):
             return self._full(out_shape, out_dtype, 0 if kind == "sum" else 1)
         out = self.alloc(out_shape, out_dtype)
         if rows:
-            launch.reduction(kind, out_dtype)[rows, launch.BLOCK](x.dev, cols, out.dev)
+            launch.over_rows(launch.reduction(kind, out_dtype), rows, x.dev, cols, out.dev)
         return out
 
     def logsumexp(self, x, axis=None, keepdims=False):
@@ -292,8 +297,8 @@ class CudaBackend(Backend):
         np.cumsum(np.bincount(flat, minlength=len(starts) - 1), out=starts[1:])
         out = self.zeros(shape, g.dtype)
         if out.size and g.size:
-            launch.segment_sum[launch._grid(out.size)](g.dev, self.asarray(order.astype(np.int64)).dev,
-                                                        self.asarray(starts).dev, out.dev)
+            launch.over(launch.segment_sum, out.size, g.dev, self.asarray(order.astype(np.int64)).dev,
+                        self.asarray(starts).dev, out.dev)
         return out
 
     def concat(self, *xs, axis=0):
@@ -319,7 +324,7 @@ class CudaBackend(Backend):
             idx = self._map(("C", tuple(shape), axis, start, x.shape[axis]),
                             lambda sl=sl: np.arange(out.size).reshape(out.shape)[sl].ravel())
             if x.size:
-                launch.scatter[launch._grid(x.size)](x.dev, idx.dev, out.dev)
+                launch.over(launch.scatter, x.size, x.dev, idx.dev, out.dev)
             start += x.shape[axis]
         return out
 
@@ -372,7 +377,7 @@ class CudaBackend(Backend):
             np.arange(int(np.prod(bb, dtype=np.int64))).reshape(bb), batch).ravel() * (k * m))
         out = self.alloc(batch + (n, m), dtype)
         if out.size:
-            launch.matmul[launch._grid(out.size)](a2.dev, b2.dev, ia.dev, ib.dev, n, k, m, out.dev)
+            launch.over(launch.matmul, out.size, a2.dev, b2.dev, ia.dev, ib.dev, n, k, m, out.dev)
         return out
 
     def _cublas(self, a2, b2, shape):
