@@ -122,6 +122,16 @@ def test_literal_arithmetic_stays_on_the_host():
     assert type(dev.scope.vars["scales"][1].value) is type(cpu.scope.vars["scales"][1].value)
 
 
+def test_library_code_that_reads_values_reads_them_on_the_host():
+    # matrix_rank counts singular values with NumPy: the svd's result on the device is copied first
+    src = ("import tensorflow as tf\na = tf.constant([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]])\n"
+           "r = tf.linalg.matrix_rank(a)\np = tf.linalg.pinv(a)\n")
+    cpu, dev = (run_source(src, options=Options(device=d)) for d in ("cpu", "cuda"))
+    assert to_json(dev.scope.vars["r"]) == to_json(cpu.scope.vars["r"]) == 2
+    np.testing.assert_allclose(np.asarray(dev.scope.vars["p"].value), np.asarray(cpu.scope.vars["p"].value),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_an_op_without_a_device_kernel_runs_on_the_host_and_says_so_once():
     src = ("var x = [0.5, -1.0, 2.0]\ntape t:\n    a = sinh(x)\n    b = sinh(a) + cosh(x)\n"
            "    y = reduce_sum(a * b)\ng = t.gradient(y, x)\ni = argmax(x)\nj = argmax(g)\n")
