@@ -176,3 +176,13 @@ def test_a_large_kernel_on_the_simulator_takes_seconds():
                      options=Options(overrides={"x": x}))
     np.testing.assert_allclose(np.asarray(dev.scope.vars["g"].value), np.asarray(cpu.scope.vars["g"].value),
                                rtol=1e-6, atol=1e-7)
+
+
+def test_inf_and_nan_on_the_simulator_are_values_not_warnings():
+    # the simulator's threads compute outside the run's np.errstate: nothing may reach stderr
+    from conftest import cli
+    proc = cli("run", "-", "--json", "--device", "cuda", input="var x = [1e30, 2.0]\ny = exp(x * x) - exp(x * x)\n",
+               env={"NUMBA_ENABLE_CUDASIM": "1"})
+    assert proc.code == 0 and proc.stderr == ""
+    cpu = cli("run", "-", "--json", input="var x = [1e30, 2.0]\ny = exp(x * x) - exp(x * x)\n")
+    assert proc.json["values"] == cpu.json["values"]

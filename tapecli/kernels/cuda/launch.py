@@ -12,6 +12,8 @@ rows), so that a large tensor takes seconds, not minutes, and a long kernel stil
 """
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
 from numba import cuda
@@ -34,9 +36,8 @@ def over(kernel, n: int, *args) -> None:
     elements under the simulator; the run's deadline is checked before each."""
     step = STEP or n
     for base in range(0, n, step):
-        check_deadline()
         end = min(n, base + step)
-        kernel[min(MAX_BLOCKS, (end - base + BLOCK - 1) // BLOCK), BLOCK](base, end, *args)
+        _start(kernel, (end - base + BLOCK - 1) // BLOCK, base, end, args)
 
 
 def over_rows(kernel, rows: int, *args) -> None:
@@ -44,9 +45,20 @@ def over_rows(kernel, rows: int, *args) -> None:
     ``ROW_STEP`` rows under the simulator; the run's deadline is checked before each."""
     step = ROW_STEP or rows
     for base in range(0, rows, step):
-        check_deadline()
         end = min(rows, base + step)
-        kernel[min(MAX_BLOCKS, end - base), BLOCK](base, end, *args)
+        _start(kernel, end - base, base, end, args)
+
+
+def _start(kernel, blocks: int, base: int, end: int, args) -> None:
+    check_deadline()
+    if not SIMULATED:
+        kernel[min(MAX_BLOCKS, blocks), BLOCK](base, end, *args)
+        return
+    # the simulator's threads compute with NumPy scalars outside the run's np.errstate (it is per thread):
+    # inf and nan are values here, not warnings on stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        kernel[min(MAX_BLOCKS, blocks), BLOCK](base, end, *args)
 
 
 def elementwise(formula: str, modes: str, n_attrs: int):
