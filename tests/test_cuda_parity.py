@@ -186,3 +186,13 @@ def test_inf_and_nan_on_the_simulator_are_values_not_warnings():
     assert proc.code == 0 and proc.stderr == ""
     cpu = cli("run", "-", "--json", input="var x = [1e30, 2.0]\ny = exp(x * x) - exp(x * x)\n")
     assert proc.json["values"] == cpu.json["values"]
+
+
+def test_a_cast_from_float_to_an_integer_dtype_gives_the_cpu_s_integers():
+    # NaN and floats out of range become what NumPy's C casts give (no device formula does): on the host
+    src = ("var w = [[-13.39, 16.05], [-1e30, 300.7]]\na = cast(w, int32)\nb = cast(w, int64)\n"
+           "c = cast(w / 0.0 - w / 0.0, int32)\nd = cast(w > 0.0, int32)\ne = cast(w, float64)\n")
+    cpu, dev = (run_source(src, options=Options(device=d)) for d in ("cpu", "cuda"))
+    for name in "abcde":
+        assert to_json(dev.scope.vars[name]) == to_json(cpu.scope.vars[name]), name
+    assert [w["line"] for w in dev.warnings if "a cast from a float to an integer dtype" in w["message"]] == [2]

@@ -64,12 +64,17 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ arrays
     def run(self, name, args, attrs):
         f = self.table.get(name)
-        if f is None:           # no device kernel: on the host, the result back on the device
-            current().settings.warn_once(f"{name} has no cuda kernel: it runs on the host (its inputs are copied "
-                                         "from the device and its result back)")
-            host = [a.dev.copy_to_host().reshape(a.shape) if a.__class__ is DeviceArray else a for a in args]
-            return self.asarray(np.asarray(RAW_KERNELS[name](*host, **attrs)))
+        if f is None:
+            return self.on_host(name, args, attrs, f"{name} has no cuda kernel")
         return f(*args, **attrs)
+
+    def on_host(self, name, args, attrs, why: str) -> DeviceArray:
+        """NumPy's kernel ``name`` on the host (the CPU's bits), the result back on the device; the run's
+        warnings say so once per ``why``."""
+        current().settings.warn_once(f"{why}: it runs on the host (its inputs are copied from the device and "
+                                     "its result back)")
+        host = [a.dev.copy_to_host().reshape(a.shape) if a.__class__ is DeviceArray else a for a in args]
+        return self.asarray(np.asarray(RAW_KERNELS[name](*host, **attrs)))
 
     def alloc(self, shape, dtype) -> DeviceArray:
         dtype = np.dtype(dtype)
@@ -158,6 +163,10 @@ class CudaBackend(Backend):
         out_dtype = self.out_dtype(name, args, attrs)
         formula, consts = name, []
         if name == "cast":
+            if out_dtype.kind in "iu" and args[0].dtype.kind == "f":
+                # NaN and floats out of the integer's range become what NumPy's C casts give on this
+                # machine, which no device formula reproduces
+                return self.on_host(name, args, attrs, "a cast from a float to an integer dtype")
             formula = "cast_bool" if out_dtype.kind == "b" else "cast"
         elif name == "gelu":
             formula = "gelu_tanh" if attrs.get("approximate") else "gelu"
