@@ -196,3 +196,22 @@ def test_a_cast_from_float_to_an_integer_dtype_gives_the_cpu_s_integers():
     for name in "abcde":
         assert to_json(dev.scope.vars[name]) == to_json(cpu.scope.vars[name]), name
     assert [w["line"] for w in dev.warnings if "a cast from a float to an integer dtype" in w["message"]] == [2]
+
+
+def test_inf_flows_through_device_kernels_as_through_numpy(monkeypatch):
+    # a sum, product or mean of an inf is inf (its first value times 0 was nan), trig of inf is nan (Python's
+    # math raised under the simulator), and the cuda.jit product starts from zero, not from its output
+    src = ("var x = [1e30, -1e30, 2.0]\ny = reduce_sum(x * x)\np = reduce_prod(x * x)\nm = reduce_mean(x * x)\n"
+           "t = tan(x * x) + sin(x * x) + cos(x * x)\n")
+    cpu, dev = (run_source(src, options=Options(device=d)) for d in ("cpu", "cuda"))
+    for name in "ypmt":
+        assert to_json(dev.scope.vars[name]) == to_json(cpu.scope.vars[name]), name
+    from tapecli.kernels import backends
+    from tapecli.kernels.cuda import table
+    gpu = backends.get("cuda")
+    fresh = table.cuda.device_array
+    monkeypatch.setattr(table.cuda, "device_array", lambda n, dtype: table.cuda.to_device(np.full(n, np.nan, dtype)))
+    a = np.array([[[np.inf, 1.0], [2.0, 3.0]]])                 # new device memory holds anything: nan here
+    got = gpu.matmul_kernel(gpu.asarray(a), gpu.asarray(a), (1,), 2, 2, 2, np.dtype(np.float64))
+    np.testing.assert_array_equal(np.asarray(got), a @ a)
+    assert fresh is not table.cuda.device_array

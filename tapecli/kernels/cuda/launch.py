@@ -118,7 +118,7 @@ def _fill(base, end, value, out):
         i += stride
 
 
-def _matmul(base, end, a, b, ia, ib, n, k, m, out):
+def _matmul(base, end, a, b, ia, ib, n, k, m, zero, out):
     # out[p, r, c] = sum_j a[ia[p] + r*k + j] * b[ib[p] + j*m + c], one thread per output element
     t = base + cuda.grid(1)
     stride = cuda.gridsize(1)
@@ -126,7 +126,7 @@ def _matmul(base, end, a, b, ia, ib, n, k, m, out):
         c = t % m
         r = (t // m) % n
         p = t // (n * m)
-        acc = out[t] * 0
+        acc = zero
         for j in range(k):
             acc += a[ia[p] + r * k + j] * b[ib[p] + j * m + c]
         out[t] = acc
@@ -141,13 +141,13 @@ matmul = cuda.jit(_matmul)
 
 _COMBINE = {"sum": "a + b", "prod": "a * b",
             "max": "a if (a > b or a != a) else b", "min": "a if (a < b or a != a) else b"}
-_INIT = {"sum": "x[row] * 0", "prod": "x[row] * 0 + 1", "max": "x[row]", "min": "x[row]"}
+_INIT = {"sum": "ident", "prod": "ident", "max": "x[row]", "min": "x[row]"}     # (x * 0 is nan at inf)
 
 
 def reduction(kind: str, dtype: np.dtype):
-    """Kernel ``k(base, end, x, cols, out)``: ``out[r]`` combines ``x[r*cols:(r+1)*cols]`` for the rows ``base``
-    to ``end``, a block per row: each thread combines a strided slice in order, then the block combines its
-    threads as a binary tree."""
+    """Kernel ``k(base, end, x, cols, ident, out)``: ``out[r]`` combines ``x[r*cols:(r+1)*cols]`` for the rows
+    ``base`` to ``end``, a block per row: each thread combines a strided slice in order (from ``ident``, the
+    sum's 0 or the product's 1), then the block combines its threads as a binary tree."""
     key = ("reduce", kind, dtype.char)
     k = _KERNELS.get(key)
     if k is None:
@@ -155,7 +155,7 @@ def reduction(kind: str, dtype: np.dtype):
 def combine(a, b):
     return {_COMBINE[kind]}
 
-def k(base, end, x, cols, out):
+def k(base, end, x, cols, ident, out):
     r = base + cuda.blockIdx.x
     t = cuda.threadIdx.x
     buf = cuda.shared.array(BLOCK, DT)

@@ -236,7 +236,7 @@ class CudaBackend(Backend):
             return self._full(out_shape, out_dtype, 0 if kind == "sum" else 1)
         out = self.alloc(out_shape, out_dtype)
         if rows:
-            launch.over_rows(launch.reduction(kind, out_dtype), rows, x.dev, cols, out.dev)
+            launch.over_rows(launch.reduction(kind, out_dtype), rows, x.dev, cols, out_dtype.type(kind == "prod"), out.dev)
         return out
 
     def logsumexp(self, x, axis=None, keepdims=False):
@@ -386,7 +386,7 @@ class CudaBackend(Backend):
             np.arange(int(np.prod(bb, dtype=np.int64))).reshape(bb), batch).ravel() * (k * m))
         out = self.alloc(batch + (n, m), dtype)
         if out.size:
-            launch.over(launch.matmul, out.size, a2.dev, b2.dev, ia.dev, ib.dev, n, k, m, out.dev)
+            launch.over(launch.matmul, out.size, a2.dev, b2.dev, ia.dev, ib.dev, n, k, m, out.dtype.type(0), out.dev)
         return out
 
     def _cublas(self, a2, b2, shape):
