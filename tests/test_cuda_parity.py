@@ -215,3 +215,15 @@ def test_inf_flows_through_device_kernels_as_through_numpy(monkeypatch):
     got = gpu.matmul_kernel(gpu.asarray(a), gpu.asarray(a), (1,), 2, 2, 2, np.dtype(np.float64))
     np.testing.assert_array_equal(np.asarray(got), a @ a)
     assert fresh is not table.cuda.device_array
+
+
+@pytest.mark.parametrize("call", ["reduce_mean(x, -1)", "reduce_mean(x, 0)", "reduce_sum(x, 0)", "reduce_max(x, -1)",
+                                  "reduce_sum(x, 1)", "reduce_max([1.0, 2.0], 1)"])
+def test_a_reduction_s_axis_on_cuda_is_taken_or_refused_as_on_the_cpu(call):
+    outcomes = []
+    for device in ("cpu", "cuda"):
+        try:
+            outcomes.append(to_json(run_source(f"x = 3.0\ny = {call}\n", options=Options(device=device)).scope.vars["y"]))
+        except TdfError as e:
+            outcomes.append((e.kind, e.message, e.line))
+    assert outcomes[0] == outcomes[1]

@@ -208,10 +208,11 @@ class CudaBackend(Backend):
     def reduce(self, kind, x, axis=None, keepdims=False):
         x = self.asarray(x)
         nd = x.ndim
-        axes = tuple(range(nd)) if axis is None else tuple(sorted(
-            {int(a) % nd if nd else 0 for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))
+        axes = tuple(range(nd)) if axis is None or not nd else tuple(sorted(
+            {int(a) % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))
         for a in (axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,)):
-            if not -max(nd, 1) <= int(a) < max(nd, 1):
+            # a 0-d value (a NumPy scalar on the cpu) takes axis 0 or -1, except in np.mean
+            if not -max(nd, 1) <= int(a) < max(nd, 1) or (nd == 0 and kind == "mean"):
                 raise ValueError(f"axis {a} is out of bounds for array of dimension {nd}")
         out_dtype = x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.dtype(np.int64)
         if x.dtype != out_dtype:
