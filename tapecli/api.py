@@ -275,7 +275,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
         raise UsageError(f"--set {unknown[0]}: the program declares no var or const of that name"
                          + (f" (it declares {', '.join(sorted(declared))})" if declared else ""))
     ctx = begin_run(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements,
-                    max_memory=options.limits.max_memory,
+                    max_memory=options.limits.max_memory, max_seconds=options.limits.max_seconds,
                     explain=options.explain, check_numerics=options.check_numerics,
                     jacobian_mode=options.jacobian_mode, device=_device(options.device))
     ctx.settings.python_spelling = program.python

@@ -13,6 +13,9 @@ import pytest
 
 from tapecli.api import Options, run_source
 
+# tests/data holds programs that tests run (the conformance copies): the .tdf plugin does not collect them
+collect_ignore_glob = ["data/*"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):

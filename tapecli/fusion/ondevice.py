@@ -14,18 +14,20 @@ _KERNELS: dict = {}
 
 
 def source(plan, kinds, watched) -> str:
-    """The cuda kernel's source: ``kernel(n, leaves..., literal leaves..., constants..., out, D..., buf)``;
-    a scalar leaf comes as a one-element array."""
+    """The cuda kernel's source: ``kernel(base, n, leaves..., literal leaves..., constants..., out, D..., buf)``
+    on the elements ``base`` to ``n - 1`` (a grid-stride loop: ``launch.over``); a scalar leaf comes as a
+    one-element array."""
     params, array_leaves, body = element_body(plan, kinds, watched)
     leaf_kinds = [k for k in kinds if k != "c"]
     scalar = {f"x{j}" for j, k in enumerate(leaf_kinds) if k == "s"}
-    head = [f"{p}_arr" if p in scalar else p for p in params] + ["buf"]
-    lines = [f"def kernel({', '.join(head)}):", "    k = cuda.grid(1)", "    if k < n:"]
-    lines += [f"        {p} = {p}_arr[0]" for p in sorted(scalar)]
-    lines += [f"        xs{j} = x{j}" for j in array_leaves]
-    lines += [f"        ds{j} = d{j}" for j in watched]
-    lines += ["        os = out"]
+    head = ["base"] + [f"{p}_arr" if p in scalar else p for p in params] + ["buf"]
+    lines = [f"def kernel({', '.join(head)}):"]
+    lines += [f"    {p} = {p}_arr[0]" for p in sorted(scalar)]
+    lines += [f"    xs{j} = x{j}" for j in array_leaves]
+    lines += [f"    ds{j} = d{j}" for j in watched]
+    lines += ["    os = out", "    k = base + cuda.grid(1)", "    stride = cuda.gridsize(1)", "    while k < n:"]
     lines += [f"        {line}" for line in body]
+    lines += ["        k += stride"]
     return "\n".join(lines) + "\n"
 
 
@@ -47,7 +49,7 @@ def launch(dev, plan, dtype, kinds, watched, tensors, consts, const_values, shap
     """Run the fused expression on the device: (its value, {leaf: derivative}) as device arrays."""
     from tapecli.kernels.cuda import launch as cl
     leaf_kinds = [k for k in kinds if k != "c"]
-    args = [size]
+    args = []
     for t, kind in zip(tensors, leaf_kinds):
         a = dev.asarray(t.value)
         args.append(a.dev if kind == "a" else a.reshape(1).dev)
@@ -59,7 +61,7 @@ def launch(dev, plan, dtype, kinds, watched, tensors, consts, const_values, shap
     args.append(out.dev)
     args.extend(derivs[j].dev for j in watched)
     args.append(buf.dev)
-    kernel(plan, dtype, kinds, watched)[cl._grid(size)](*args)
+    cl.over(kernel(plan, dtype, kinds, watched), size, *args)
     if plan.reduce:
         value = dev.reduce(plan.reduce, buf)
     else:

@@ -37,8 +37,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.overrides = dict(overrides or {})
         self.limits = limits or Limits()
         self.steps = 0
-        self.started = time.monotonic()
-        self.memory_due = self.started + Limits.MEMORY_EVERY_S     # when the loops' checks next read the resident size
+        self.memory_due = time.monotonic() + Limits.MEMORY_EVERY_S     # when the loops' checks next read the resident size
         self.depth = 0
         self.requests: list[Request] = []
         self.tapes: list[Tape] = []

@@ -18,7 +18,7 @@ from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, i
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
-from tapecli.runtime.limits import Limits, resident_within
+from tapecli.runtime.limits import Limits, check_deadline, resident_within
 
 
 
@@ -318,10 +318,8 @@ class Statements:
 
     def _check_time_and_memory(self):
         limits = self.limits
+        check_deadline()
         now = time.monotonic()
-        if limits.max_seconds is not None and now - self.started > limits.max_seconds:
-            raise LimitError(f"the program ran longer than {limits.max_seconds:g} s",
-                             hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
         if now < self.memory_due:
             return
         self.memory_due = now + Limits.MEMORY_EVERY_S

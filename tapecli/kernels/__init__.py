@@ -146,7 +146,7 @@ def run(name: str, args, attrs: dict) -> np.ndarray:
     state = _DISPATCH
     if state.device is not None:
         return state.device.run(name, args, attrs)
-    # the CPU backend, inlined (a call costs as much as a scalar kernel): as _host_run
+    # the CPU backend, inlined (a call costs as much as a scalar kernel): as run_on_host
     if _numba_missing is None and name in NUMBA_KERNELS:
         mode = state.mode if state.depth else _raw_mode()
         if mode != _NUMPY_WORD:
@@ -169,8 +169,9 @@ def numpy_quiet() -> bool:
     return state.depth > 0 and state.device is None and state.mode != _NUMBA_WORD
 
 
-def _host_run(name, args, attrs):
-    """The CPU backend: NumPy for small tensors, Numba for large ones (``run`` off a device)."""
+def run_on_host(name, args, attrs):
+    """The CPU backend: NumPy for small tensors, Numba for large ones (``run`` off a device; on a device, the
+    ops of literals, whose values stay on the host)."""
     state = _DISPATCH
     if _numba_missing is None and name in NUMBA_KERNELS:
         mode = state.mode if state.depth else _raw_mode()
@@ -182,7 +183,7 @@ def _host_run(name, args, attrs):
                     return _numba(name, args, attrs)
     if state.depth:
         out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
-        return out if out.__class__ is np.ndarray else np.asarray(out)
+        return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
     return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
 
 
@@ -192,5 +193,5 @@ def _numba(name, args, attrs):
         from . import numba_kernels
     except ImportError as e:      # e.g. a numba that does not support the installed numpy
         _numba_missing = str(e)
-        return _host_run(name, args, attrs)
+        return run_on_host(name, args, attrs)
     return numba_kernels.call(name, *args, **attrs)

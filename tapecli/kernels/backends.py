@@ -19,8 +19,8 @@ class CpuBackend(Backend):
     """NumPy for small tensors, Numba for large ones: ``tapecli.kernels.run``."""
 
     def run(self, name, args, attrs):
-        from tapecli.kernels import _host_run
-        return _host_run(name, args, attrs)
+        from tapecli.kernels import run_on_host
+        return run_on_host(name, args, attrs)
 
     @property
     def kernels(self):

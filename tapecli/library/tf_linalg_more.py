@@ -74,7 +74,7 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002
 def matrix_rank(a, tol=None, validate_args=False, name=None):
     """The number of singular values above tol (default max(s) * max(rows, cols) * eps), int32."""
     a = _matrices(a, "matrix_rank")
-    s = ops.svd(a, False).value
+    s = np.asarray(ops.svd(a, False).value)         # counted on the host (a device's values are copied)
     m, n = a.shape[-2:]
     cut = s.max(axis=-1, keepdims=True) * max(m, n) * np.finfo(a.dtype).eps if tol is None else to_float(tol, "tol")
     return Tensor((s > cut).sum(axis=-1).astype(np.int32))

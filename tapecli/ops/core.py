@@ -41,6 +41,7 @@ _Tensor = Tensor
 
 
 _run_kernel = kernels.run
+_run_host = kernels.run_on_host
 _THRESHOLD = kernels.THRESHOLD
 _numba_forced = kernels.numba_forced
 
@@ -264,10 +265,17 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
                 tensors = _unify(op, tensors)
         elif not same_float_scalars(tensors):
             tensors = _unify(op, tensors)
+    # literals in, a literal out: its value is a Python number's, on the host (on a device too)
+    weak = False
+    for t in tensors:
+        if not t.weak:
+            break
+    else:
+        weak = bool(tensors)
     try:
         out = scalar_kernel(op, tensors) if not attrs else None
         if out is None:
-            out = _run_kernel(op.kernel, [t.value for t in tensors], attrs)
+            out = (_run_host if weak else _run_kernel)(op.kernel, [t.value for t in tensors], attrs)
     except MemoryError:
         from tapecli.errors import LimitError
         raise LimitError(f"{op.name} ran out of memory", hint="use smaller tensors") from None
@@ -288,14 +296,7 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
     if out.size > 1:                # (a scalar is always within the limits)
         admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)
-    weak = False
-    if op.weak_arith:
-        weak = True
-        for t in tensors:
-            if not t.weak:
-                weak = False
-                break
-    result = _tensor(out, weak)
+    result = _tensor(out, weak and op.weak_arith)
     if ctx.tapes:
         tapes = record(op, tensors, result, attrs) if op.differentiable else ()
         if ctx.provenance.enabled:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 
 import numpy as np
 
@@ -18,18 +19,28 @@ from tapecli.runtime.provenance import Provenance
 class Settings:
     """Per-run settings and diagnostics shared by the interpreter and the ops."""
 
-    def __init__(self, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None):
+    def __init__(self, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
+                 max_seconds: float | None = None):
         self.float_dtype = np.dtype(float_dtype)
         self.max_elements = max_elements
         self.max_memory = max_memory          # bytes of resident memory; None: no cap (a library call outside a run)
+        self.max_seconds = max_seconds        # TAPECLI_MAX_SECONDS, and when the run must end (time.monotonic())
+        self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
         self.line: int | None = None        # the statement being run, for records and warnings
         self.python_spelling = False        # a Python program (§11): messages spell t.watch(x), not watch x
         self.warnings: list[dict] = []
+        self.said: set[str] = set()         # the messages of warn_once
 
     def warn(self, message: str, line: int | None = None) -> None:
         entry = {"line": self.line if line is None else line, "message": message}
         if entry not in self.warnings:
             self.warnings.append(entry)
+
+    def warn_once(self, message: str) -> None:
+        """A warning given once per run, at the line of the statement that first gives it."""
+        if message not in self.said:
+            self.said.add(message)
+            self.warn(message)
 
 
 class RunContext:
@@ -44,8 +55,9 @@ class RunContext:
                  "name_scopes", "updated_in_place")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
-                 explain: bool = False, check_numerics: bool = False, jacobian_mode: str = "auto", device=None):
-        self.settings = Settings(float_dtype, max_elements, max_memory)
+                 max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
+                 jacobian_mode: str = "auto", device=None):
+        self.settings = Settings(float_dtype, max_elements, max_memory, max_seconds)
         self.tapes: list = []
         self.running: list = []
         self.numerics = Numerics()

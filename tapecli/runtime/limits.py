@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import numpy as np
 
@@ -99,6 +100,16 @@ def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> N
         if used > settings.max_memory:
             raise LimitError(f"{what} would bring the memory in use to {used / 2**30:.2f} GiB, over the memory limit of "
                              f"{settings.max_memory / 2**30:.2f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
+
+
+def check_deadline() -> None:
+    """Past the run's TAPECLI_MAX_SECONDS: a LimitError. The interpreter's loops look every
+    ``Limits.CHECK_EVERY`` steps; a device backend before each kernel launch (a launch of the CUDA
+    simulator, which runs its threads in Python, can outlast many loop steps)."""
+    settings = current().settings
+    if settings.deadline is not None and time.monotonic() > settings.deadline:
+        raise LimitError(f"the program ran longer than {settings.max_seconds:g} s",
+                         hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
 
 
 def admit_result(shape, dtype, what: str) -> None:

@@ -17,9 +17,9 @@ _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def _neg(x): return -x
-def _sin(x): return math.sin(x)
-def _cos(x): return math.cos(x)
-def _tan(x): return math.tan(x)
+def _sin(x): return math.sin(x) if x - x == 0 else math.nan        # inf: nan (Python's math raises)
+def _cos(x): return math.cos(x) if x - x == 0 else math.nan
+def _tan(x): return math.tan(x) if x - x == 0 else math.nan
 def _exp(x): return math.inf if x > 709.782712893384 else math.exp(x)      # (Python's math.exp raises)
 def _log(x): return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
 def _log1p(x): return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)

@@ -5,8 +5,10 @@ block (``launch.reduction``); softmax, log_softmax and logsumexp are composition
 as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map that the host
 computes from the shapes alone (no values cross); the gradient of indexing is a segmented sum.
 matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
-stand-in computes it (``BLAS``). ``argmax``/``argmin`` (no gradient, rare) run on the host
-(``HOST_KERNELS``).
+stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, listed in
+``HOST_KERNELS``, and the kernels added to the op table since: ``sinh``, ``lgamma``, the linalg family, ...)
+runs NumPy's kernel on the host, its result copied back to the device: the CPU's numbers, bit for bit. The
+run's warnings say so once per kernel name.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from numba import cuda
 
 from tapecli.kernels.interface import Backend
 from tapecli.kernels.numpy_kernels import RAW_KERNELS
+from tapecli.runtime.context import current
 
 from . import launch
 from .array import DeviceArray, resolve_shape
@@ -61,10 +64,17 @@ class CudaBackend(Backend):
     # ------------------------------------------------------------ arrays
     def run(self, name, args, attrs):
         f = self.table.get(name)
-        if f is None:           # HOST_KERNELS: on the host, the result back on the device
-            host = [a.dev.copy_to_host().reshape(a.shape) if a.__class__ is DeviceArray else a for a in args]
-            return self.asarray(np.asarray(RAW_KERNELS[name](*host, **attrs)))
+        if f is None:
+            return self.on_host(name, args, attrs, f"{name} has no cuda kernel")
         return f(*args, **attrs)
+
+    def on_host(self, name, args, attrs, why: str) -> DeviceArray:
+        """NumPy's kernel ``name`` on the host (the CPU's bits), the result back on the device; the run's
+        warnings say so once per ``why``."""
+        current().settings.warn_once(f"{why}: it runs on the host (its inputs are copied from the device and "
+                                     "its result back)")
+        host = [a.dev.copy_to_host().reshape(a.shape) if a.__class__ is DeviceArray else a for a in args]
+        return self.asarray(np.asarray(RAW_KERNELS[name](*host, **attrs)))
 
     def alloc(self, shape, dtype) -> DeviceArray:
         dtype = np.dtype(dtype)
@@ -114,7 +124,7 @@ class CudaBackend(Backend):
     def _full(self, shape, dtype, value):
         out = self.alloc(shape, dtype)
         if out.size:
-            launch.fill[launch._grid(out.size)](out.dtype.type(value), out.dev)
+            launch.over(launch.fill, out.size, out.dtype.type(value), out.dev)
         return out
 
     def _map(self, key, make) -> DeviceArray:
@@ -128,7 +138,7 @@ class CudaBackend(Backend):
     def _gather(self, x: DeviceArray, idx: DeviceArray, shape) -> DeviceArray:
         out = self.alloc(shape, x.dtype)
         if out.size:
-            launch.gather[launch._grid(out.size)](x.dev, idx.dev, out.dev)
+            launch.over(launch.gather, out.size, x.dev, idx.dev, out.dev)
         return out
 
     # ------------------------------------------------------ elementwise
@@ -153,6 +163,10 @@ class CudaBackend(Backend):
         out_dtype = self.out_dtype(name, args, attrs)
         formula, consts = name, []
         if name == "cast":
+            if out_dtype.kind in "iu" and args[0].dtype.kind == "f":
+                # NaN and floats out of the integer's range become what NumPy's C casts give on this
+                # machine, which no device formula reproduces
+                return self.on_host(name, args, attrs, "a cast from a float to an integer dtype")
             formula = "cast_bool" if out_dtype.kind == "b" else "cast"
         elif name == "gelu":
             formula = "gelu_tanh" if attrs.get("approximate") else "gelu"
@@ -181,7 +195,7 @@ class CudaBackend(Backend):
         out = self.alloc(shape, out_dtype)
         if n:
             k = launch.elementwise(formula, "".join(modes), len(consts))
-            k[launch._grid(n)](n, *(d.dev for d in devs), *consts, out.dev)
+            launch.over(k, n, *(d.dev for d in devs), *consts, out.dev)
         return out
 
     # -------------------------------------------------------- reductions
@@ -194,10 +208,11 @@ class CudaBackend(Backend):
     def reduce(self, kind, x, axis=None, keepdims=False):
         x = self.asarray(x)
         nd = x.ndim
-        axes = tuple(range(nd)) if axis is None else tuple(sorted(
-            {int(a) % nd if nd else 0 for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))
+        axes = tuple(range(nd)) if axis is None or not nd else tuple(sorted(
+            {int(a) % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))
         for a in (axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,)):
-            if not -max(nd, 1) <= int(a) < max(nd, 1):
+            # a 0-d value (a NumPy scalar on the cpu) takes axis 0 or -1, except in np.mean
+            if not -max(nd, 1) <= int(a) < max(nd, 1) or (nd == 0 and kind == "mean"):
                 raise ValueError(f"axis {a} is out of bounds for array of dimension {nd}")
         out_dtype = x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.dtype(np.int64)
         if x.dtype != out_dtype:
@@ -222,7 +237,7 @@ class CudaBackend(Backend):
             return self._full(out_shape, out_dtype, 0 if kind == "sum" else 1)
         out = self.alloc(out_shape, out_dtype)
         if rows:
-            launch.reduction(kind, out_dtype)[rows, launch.BLOCK](x.dev, cols, out.dev)
+            launch.over_rows(launch.reduction(kind, out_dtype), rows, x.dev, cols, out_dtype.type(kind == "prod"), out.dev)
         return out
 
     def logsumexp(self, x, axis=None, keepdims=False):
@@ -292,8 +307,8 @@ class CudaBackend(Backend):
         np.cumsum(np.bincount(flat, minlength=len(starts) - 1), out=starts[1:])
         out = self.zeros(shape, g.dtype)
         if out.size and g.size:
-            launch.segment_sum[launch._grid(out.size)](g.dev, self.asarray(order.astype(np.int64)).dev,
-                                                        self.asarray(starts).dev, out.dev)
+            launch.over(launch.segment_sum, out.size, g.dev, self.asarray(order.astype(np.int64)).dev,
+                        self.asarray(starts).dev, out.dev)
         return out
 
     def concat(self, *xs, axis=0):
@@ -319,7 +334,7 @@ class CudaBackend(Backend):
             idx = self._map(("C", tuple(shape), axis, start, x.shape[axis]),
                             lambda sl=sl: np.arange(out.size).reshape(out.shape)[sl].ravel())
             if x.size:
-                launch.scatter[launch._grid(x.size)](x.dev, idx.dev, out.dev)
+                launch.over(launch.scatter, x.size, x.dev, idx.dev, out.dev)
             start += x.shape[axis]
         return out
 
@@ -372,7 +387,7 @@ class CudaBackend(Backend):
             np.arange(int(np.prod(bb, dtype=np.int64))).reshape(bb), batch).ravel() * (k * m))
         out = self.alloc(batch + (n, m), dtype)
         if out.size:
-            launch.matmul[launch._grid(out.size)](a2.dev, b2.dev, ia.dev, ib.dev, n, k, m, out.dev)
+            launch.over(launch.matmul, out.size, a2.dev, b2.dev, ia.dev, ib.dev, n, k, m, out.dtype.type(0), out.dev)
         return out
 
     def _cublas(self, a2, b2, shape):
