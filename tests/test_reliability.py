@@ -284,7 +284,7 @@ def test_the_why_for_watch_accessed_variables_false_names_the_tape_line(tmp_path
 @pytest.mark.parametrize("source, words", [
     ('s = "a" * 10000000000\n', "a repeated str"),
     ('s = "ab"\nfor i in range(40):\n    s = s + s\n', "a string would have 134,217,728"),
-    ('s = "%10000000000d" % 1\n', "a field formatted with '%10000000000d'"),
+    ('s = "%10000000000d" % 1\n', "a string formatted with '%' would have 10,000,000,"),
     ('s = "{:>10000000000}".format(1)\n', "a field formatted with '>10000000000'"),
     ('s = f"{1:>10000000000}"\n', "a field formatted with '>10000000000'"),
     ('s = ",".join(["ab"] * 1000) * 100000\n', "a repeated str"),
