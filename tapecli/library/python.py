@@ -42,6 +42,8 @@ def _packed(value):
     if not isinstance(value, list):
         return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
     items = [_packed(v) for v in value]
+    if len({t.shape for t in items}) > 1:
+        raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.")     # TensorFlow's words
     if items and all(t.weak for t in items):
         return Tensor(np.array([t.value for t in items]), weak=True)
     return ops.stack(items, 0)
