@@ -14,6 +14,7 @@ from conftest import cli
     ("q = 2 ** -1\n", "ValueError", "Integers to negative integer powers are not allowed"),
     ("q = range(1e400)\n", "ValueError", "infinity"),
     ("q = eye(-1)\n", "ValueError", "negative dimensions"),
+    ("const k = [[0 -0.2], [-0.3, 0.4]]\n", "ValueError", "Can't convert non-rectangular Python sequence"),
 ])
 def test_bad_values_are_program_errors(tmp_path, source, kind, words):
     path = tmp_path / "p.tdf"

@@ -465,6 +465,9 @@ def _peak_run(tmp_path, source: str, *args):
     ("s = 'ab'\nl = [s] * 5000000\nm = sorted(l)\n", 3, "sorted()'s keys"),
     ("s = 'a' * 20000000\nm = sorted(s)\n", 2, "sorted()"),
     ("l = [1.0, 'a'] * 30000000\n", 1, "a repeated list"),
+    # the text of a list of long strings: str(), print, f-strings
+    ("s = '\U0001d465' * 1000\nl = [s] * 60000\nt = str(l)\n", 3, "the text of a list"),
+    ("s = 'a' * 1000\nl = [[s] * 60000, [s] * 60000]\nprint(l)\n", 3, "the text of a list"),
 ])
 def test_strings_and_lists_are_weighed_before_they_are_built(tmp_path, source, line, words):
     code, doc, peak = _peak_run(tmp_path, source)

@@ -63,6 +63,7 @@ class _Parser:
     def __init__(self, toks: list[Tok]):
         self.toks = toks
         self.i = 0
+        self.factors = 0        # unary operators and ** nested in the factor being parsed
 
     # ------------------------------------------------------------ helpers
     def peek(self) -> str:
@@ -509,15 +510,21 @@ class _Parser:
         return node
 
     def factor(self):
-        kind = self.peek()
+        kind, first = self.peek(), self.i
         if kind == "+" or kind == "-" or kind == "~":
-            first = self.i
             self.i += 1
-            return self.span(ast.UnaryOp(kind, self.factor()), first)
-        first = self.i
+            return self.span(ast.UnaryOp(kind, self.nested_factor(self.toks[first])), first)
         node = self.primary()
         if self.skip("**"):
-            return self.span(ast.BinOp("**", node, self.factor()), first)
+            return self.span(ast.BinOp("**", node, self.nested_factor(node)), first)
+        return node
+
+    def nested_factor(self, at):
+        """The factor after a unary operator or **: a chain of them nests the AST, bounded as other chains are."""
+        self.factors += 1
+        forms.check_chain(self.factors, at)
+        node = self.factor()
+        self.factors -= 1
         return node
 
     def primary(self):

@@ -10,7 +10,7 @@ import numpy as np
 from tapecli.errors import TdfAssertionError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
-from tapecli.interpreter.conversions import format_value, truth
+from tapecli.interpreter.conversions import format_value, joined, truth
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.runtime.limits import admit_text
@@ -282,10 +282,3 @@ def format_with(value, spec: str) -> str:
     if spec:
         raise TdfTypeError(f"format spec {spec!r} needs a number or a string, got {type_word(value)}")
     return format_python(value)
-
-
-
-def joined(sep: str, parts: list, what: str) -> str:
-    """``sep.join(parts)`` for strings, weighed before it is built."""
-    admit_text(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0), what, sep, *parts)
-    return sep.join(parts)

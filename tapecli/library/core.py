@@ -14,8 +14,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
-from tapecli.interpreter.conversions import format_value, to_float, to_int, truth
-from tapecli.interpreter.pyforms import joined
+from tapecli.interpreter.conversions import format_value, joined, to_float, to_int, truth
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
 
 class NamedResult(list):

@@ -12,9 +12,8 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
-from tapecli.interpreter.conversions import to_int, truth
+from tapecli.interpreter.conversions import joined, to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
-from tapecli.interpreter.pyforms import joined
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
