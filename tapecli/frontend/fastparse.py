@@ -44,6 +44,8 @@ def parse_until(text: str) -> tuple[list | None, int, bool]:
         parser = _Parser(tokens(text))
         return parser.program(), 0, False
     except (GiveUp, RecursionError, TdfSyntaxError) as e:
+        if isinstance(e, forms.ChainTooLong):
+            raise                 # Lark says the same, after seconds of parsing the chain
         if isinstance(e, GiveUp) and e.args:
             line = e.args[0]
         else:
@@ -61,9 +63,7 @@ def _field(text: str, line: int, column: int, start: int):
 
 class _Parser:
     def __init__(self, toks: list[Tok]):
-        self.toks = toks
-        self.i = 0
-        self.factors = 0        # unary operators and ** nested in the factor being parsed
+        self.toks, self.i, self.factors = toks, 0, 0     # factors: unary signs and ** nested where the parse is
 
     # ------------------------------------------------------------ helpers
     def peek(self) -> str:
