@@ -172,7 +172,8 @@ def long_program(rng: random.Random) -> str:
     head = "import tensorflow as tf\n" if rng.random() < 0.5 else ""
     kind = rng.randint(0, 5)
     if kind == 0:
-        body = "q = 1.0" + rng.choice([" + 1.0", " * 1.0", " - x", " / 1.0", " ** 1.0", " and 1.0", " < 2.0"]) * n
+        op = rng.choice([" + 1.0", " * 1.0", " - x", " / 1.0", " ** 1.0", " and 1.0", " < 2.0"])
+        body = "q = 1.0" + op * (min(n, 2000) if op in (" and 1.0", " < 2.0") else n)    # and, <: flat, never refused
     elif kind == 1:
         body = "q = x" + rng.choice([".T", "[0:1]", "[...]", ".numpy()"]) * min(n, 2000)
     elif kind == 2:
