@@ -63,7 +63,7 @@ def _field(text: str, line: int, column: int, start: int):
 
 class _Parser:
     def __init__(self, toks: list[Tok]):
-        self.toks, self.i, self.factors = toks, 0, 0     # factors: unary signs and ** nested where the parse is
+        self.toks, self.i, self.factors = toks, 0, 0     # factors: ** nested where the parse is
 
     # ------------------------------------------------------------ helpers
     def peek(self) -> str:
@@ -513,14 +513,14 @@ class _Parser:
         kind, first = self.peek(), self.i
         if kind == "+" or kind == "-" or kind == "~":
             self.i += 1
-            return self.span(ast.UnaryOp(kind, self.nested_factor(self.toks[first])), first)
+            return self.span(ast.UnaryOp(kind, self.factor()), first)
         node = self.primary()
         if self.skip("**"):
             return self.span(ast.BinOp("**", node, self.nested_factor(node)), first)
         return node
 
     def nested_factor(self, at):
-        """The factor after a unary operator or **: a chain of them nests the AST, bounded as other chains are."""
+        """The factor after **: a chain of them nests the AST, bounded as other chains are."""
         self.factors += 1
         forms.check_chain(self.factors, at)
         node = self.factor()
