@@ -17,7 +17,9 @@ Programs are the files under ``examples/`` (and any ``--corpus`` folders) mutate
 inserted, numbers replaced with 0, -1, 1e30 or big integers, names replaced with other names of
 the file, operators replaced; plus programs generated from a small model of the grammar
 (``generate``); and (``--hostile``) programs that call every builtin with hostile arguments, in TDF
-and in TensorFlow-style Python, or nest near the limits (benchmarks/hostile.py). Failures are
+and in TensorFlow-style Python, nest near the limits, grow strings and lists through methods and
+formatting, build cyclic or deep data, or run one long line (benchmarks/hostile.py); the command
+lines also write output files onto FIFOs, symlinks, folders and sockets, which must stay as they were. Failures are
 minimized (lines, then characters) and saved under ``--out`` with their tracebacks; the summary
 counts outcomes by error kind.
 
@@ -44,7 +46,10 @@ for folder in (ROOT, ROOT / "benchmarks"):          # the package, and hostile.p
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-LIMITS = dict(max_steps=10_000, max_elements=100_000, max_depth=50)
+# The fuzzer's own memory cap (2 GB), in process and through the command line: a hostile program that slips
+# past a gate fails as a LimitError past the cap, never by taking the machine's memory.
+MAX_MEMORY = 2_000_000_000
+LIMITS = dict(max_steps=10_000, max_elements=100_000, max_depth=50, max_memory=MAX_MEMORY)
 CLI_LIMITS = ["--max-steps", "10000", "--max-elements", "100000", "--max-depth", "50"]
 
 # Characters and tokens a TDF program is made of, for insertions and raw text.
@@ -385,26 +390,34 @@ def check_cli(source: str, timeout: float = 60, args: list[str] | None = None, e
               raw: bytes | None = None) -> dict:
     """Run ``python -m tapecli run --json`` on ``source`` (or ``args`` before the file, with ``env`` added to
     the environment and ``raw`` as the file's bytes); what the contract of CLI.md demands: exit 0 to 3
-    (0, 1 or 3 for a plain run), no traceback, no internal error, one JSON document under ``--json``."""
+    (0, 1 or 3 for a plain run; ``check`` also 5, nothing to check), no traceback, no internal error, one
+    JSON document under ``--json``."""
+    from hostile import file_kinds, special_files
     plain = args is None
     args = ["run", "--json", *CLI_LIMITS] if plain else args
     with tempfile.TemporaryDirectory() as folder:
+        special = special_files(folder) if any("{dir}" in a for a in args) else None
+        args = [a.replace("{dir}", folder) for a in args]
         path = Path(folder) / "fuzz.tdf"
         path.write_bytes(source.encode() if raw is None else raw)
         try:
             proc = subprocess.run([sys.executable, "-m", "tapecli", *args, str(path)], capture_output=True,
-                                  timeout=timeout, cwd=str(ROOT), env={**os.environ, **(env or {})})
+                                  timeout=timeout, cwd=str(ROOT),
+                                  env={**os.environ, "TAPECLI_MAX_MEMORY": str(MAX_MEMORY), **(env or {})})
         except subprocess.TimeoutExpired:
             return {"outcome": "FAILURE", "signature": "cli hang",
                     "traceback": f"tapecli {' '.join(args)} FILE\nenvironment: {env}\nover {timeout} s"}
+        changed = special and {k: v for k, v in file_kinds(folder).items() if k in special and special[k] != v}
     stdout, stderr = (proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace"))
     problems = []
-    if proc.returncode not in ((0, 1, 3) if plain else (0, 1, 2, 3)):
+    if proc.returncode not in ((0, 1, 3) if plain else (0, 1, 2, 3, 5) if args[0] == "check" else (0, 1, 2, 3)):
         problems.append(f"exit code {proc.returncode}")
     if "Traceback" in stderr:
         problems.append("a traceback on stderr")
     if "internal error" in stdout + stderr:
         problems.append("an internal error")
+    if changed:
+        problems.append(f"special files replaced: {changed}")
     if "--json" in args and proc.returncode != 2:
         try:
             doc = json.loads(stdout)
@@ -567,18 +580,20 @@ def minimize(source: str, signature: str, still_fails, budget: int = 600) -> str
 
 def programs(count: int, seed: int, corpus: list[tuple[str, str]], generated_share: float,
              hostile_share: float = 0.0):
-    from hostile import hostile_program, nested_program, python_program
+    import hostile
+    kinds = [(0.45, "hostile", hostile.hostile_program), (0.25, "hostile-python", hostile.python_program),
+             (0.08, "nested", hostile.nested_program), (0.1, "growth", hostile.growth_program),
+             (0.07, "cyclic", hostile.cyclic_program), (0.05, "long", hostile.long_program)]
     rng = random.Random(seed)
     for n in range(count):
         draw = rng.random()
         if draw < hostile_share:
             kind = rng.random()
-            if kind < 0.6:
-                yield n, "hostile", hostile_program(rng)
-            elif kind < 0.9:
-                yield n, "hostile-python", python_program(rng)
-            else:
-                yield n, "nested", nested_program(rng)
+            for share, origin, make in kinds:
+                kind -= share
+                if kind < 0 or origin == "long":
+                    yield n, origin, make(rng)
+                    break
         elif not corpus or draw < hostile_share + generated_share:
             yield n, "generated", generate(rng)
         else:

@@ -119,6 +119,75 @@ def nested_program(rng: random.Random) -> str:
     return "def f(a):\n    return f(a)\nq = f(" + "[" * min(n, 60) + "1.0" + "]" * min(n, 60) + ")\n"
 
 
+# Sizes around the limits: --max-elements (the fuzzer's 100,000, the default 1e8), int64, and absurd ones.
+SIZES = ["-1", "0", "1", "99999", "100001", "30000000", "1000000000", "9223372036854775807", "10 ** 18"]
+# Strings and lists grown by Python's methods and formatting, each from a size: refused (LimitError with a line)
+# before anything is built, or built when small.
+GROWTH = ["'%*d' % ({n}, 1)", "'%.*f' % ({n}, 1.5)", "'%*c' % ({n}, 120421)", "'%-{n}s|' % 'a'",
+          "f'{{1:\U0001d465>{n}}}'", "f'{{2.5:.{n}f}}'", "'{{:>{n}}}'.format(1)", "'{{0:*^{n}}}'.format('ab')",
+          "'\U0001d465' * {n}", "[1.0, 'a'] * {n}", "('a' * {k}).replace('', 'b' * {k})",
+          "('ab' * {k}).replace('a', '\U0001d465' * {k})", "''.join(['ab' * {k}] * {k})", "('a ' * {k}).split()",
+          "('a,' * {k}).split(',', {n})", "('a\\n' * {k}).splitlines()", "list('a' * {k})", "sorted('ba' * {k})",
+          "[c for c in 'a' * {k}]", "('\u00df' * {k}).upper()", "('ab' * {k}) + ('\U0001d465' * {k})",
+          "print('a' * {k}, 'b' * {k})", "str(['a' * {k}] * {k})"]
+
+
+def growth_program(rng: random.Random) -> str:
+    """Strings and lists grown through string methods and formatting, once or in a loop, in a Python program."""
+    lines = ["import tensorflow as tf", "s = 'ab'", "l = ['a']"]
+    for i in range(rng.randint(1, 3)):
+        expr = rng.choice(GROWTH).format(n=rng.choice(SIZES), k=rng.choice(["1", "10", "1000", "5000", "400000"]))
+        lines.append(f"q{i} = {expr}")
+    if rng.random() < 0.4:
+        grow = rng.choice(["s = s + s", "s = f'{s}{s}'", "s = s.replace('a', 'aa')", "s = '-'.join([s, s])",
+                           "l.extend(l)", "l = l + l", "l = l * 2", "s = '%s%s' % (s, s)", "s = s * 2"])
+        lines += [f"for i in range({rng.choice([10, 30, 64])}):", f"    {grow}"]
+    return "\n".join(lines) + "\n"
+
+
+# Self-containing and deep lists and dicts, and what a program does with them.
+CYCLES = ["l = []\nl.append(l)", "l = [1.0]\nl.append(l)\nl.append([l, l])", "d = {{}}\nd['k'] = d\nl = [d]",
+          "a = []\nb = [a]\na.append(b)\nl = [a, b]", "d = {{'x': []}}\nd['x'].append(d)\nl = d['x']",
+          "l = [1.0]\nfor i in range({n}):\n    l = [l]", "d = {{}}\nfor i in range({n}):\n    d = {{'k': d}}\nl = [d]"]
+USES = ["print(l)", "q = str(l)", "q = f'{l}'", "q = '%s' % l", "q = '{}'.format(l)", "q = repr(l)", "q = len(l)",
+        "assert len(l) == 0, l", "q = l == l", "q = l[0] == l", "q = l * 2", "q = l + l", "q = list(l)", "q = sorted(l)",
+        "q = l.count(l)", "q = l.index(l[0])", "q = l in l", "q = [v for v in l]", "q = tf.constant(l)",
+        "q = len(str(l))", ""]
+
+
+def cyclic_program(rng: random.Random) -> str:
+    """A list or dict that contains itself (or each other), or nests thousands deep, then printed, formatted,
+    compared, copied or left bound for the JSON document."""
+    cycle = rng.choice(CYCLES).format(n=rng.choice([10, 250, 300, 5000, 20000]))
+    uses = rng.sample(USES, rng.randint(1, 3))
+    return "\n".join(["import tensorflow as tf", cycle, *uses]) + "\n"
+
+
+def long_program(rng: random.Random) -> str:
+    """One long line: a chain of thousands of operators, postfixes or items, in TDF or in Python."""
+    # Past MAX_CHAIN (2,500) an operator chain is a SyntaxError at once; what a program runs stays short, as the
+    # fuzzer runs each program a dozen times within its --timeout (grad, jacobian, hessian, explain, check), and
+    # deeper postfix chains are tests/test_hostile.py's.
+    n = rng.choice([500, 2501, 5000, 20000])
+    head = "import tensorflow as tf\n" if rng.random() < 0.5 else ""
+    kind = rng.randint(0, 5)
+    if kind == 0:
+        op = rng.choice([" + 1.0", " * 1.0", " - x", " / 1.0", " ** 1.0", " and 1.0", " < 2.0"])
+        body = "q = 1.0" + op * (min(n, 2000) if op in (" and 1.0", " < 2.0") else n)    # and, <: flat, never refused
+    elif kind == 1:
+        body = "q = x" + rng.choice([".T", "[0:1]", "[...]", ".numpy()"]) * min(n, 2000)
+    elif kind == 2:
+        body = "q = [" + ", ".join(["1.0"] * min(n, 2000)) + "]"
+    elif kind == 3:
+        body = "q = 'a'" + " 'a'" * min(n, 2000)
+    elif kind == 4:
+        body = "q = " + "f(" * min(n, 300) + "x" + ")" * min(n, 300)
+    else:
+        body = "q = x" + " if True else x" * min(n, 2000)
+    return head + "x = tf.Variable([1.0])\ndef f(a):\n    return a\n" * bool(head) + \
+        ("var x = [1.0]\ndef f(a):\n    return a\n" if not head else "") + body + "\n"
+
+
 def run_commands(source: str, options) -> None:
     """The other commands on a program that ran: the implicit jacobian and hessian of its first float
     value w.r.t. each of its first two vars, explain of each request, and check's finite differences. A TdfError or
@@ -131,15 +200,16 @@ def run_commands(source: str, options) -> None:
     from tapecli.frontend.parser import parse
     from tapecli.tools.check import fd_check
     from tapecli.tools.sweep import hessians
-    declared = [n.name for n in walk(parse(source)) if isinstance(n, VarDecl)]
-    result = api.run_source(source, "fuzz.tdf", options)
+    program = parse(source)                  # once: every run below runs it again
+    declared = [n.name for n in walk(program) if isinstance(n, VarDecl)]
+    result = api.run_program(program, "fuzz.tdf", options)
     targets = [k for k, v in result.scope.vars.items() if k not in declared and hasattr(v, "dtype")][:1]
     for target in targets:
         for wrt in declared[:2]:
             for request in ("gradient", "jacobian", "hessian"):
                 implicit = replace(options, of=target, wrt=[wrt], request="gradient" if request == "hessian" else request)
                 try:
-                    ran = api.run_source(source, "fuzz.tdf", implicit)
+                    ran = api.run_program(program, "fuzz.tdf", implicit)
                     if request == "hessian":
                         hessians(ran, implicit)
                 except (TdfError, UsageError):
@@ -184,11 +254,44 @@ ENCODINGS = {"bom": lambda b: b"\xef\xbb\xbf" + b, "crlf": lambda b: b.replace(b
              "truncated": lambda b: b[: len(b) // 2] + "\u00e9".encode()[:1]}
 
 
+# Output files onto special files: ``{dir}`` is the run's own temporary folder, where special_files made them.
+# Each must be refused or written through (a symlink), never replaced; a FIFO must never be opened (it would hang).
+OUTPUTS = [["check", "--junit", "{dir}/fifo.xml"], ["check", "--junit", "{dir}/link.xml"],
+           ["check", "--junit", "{dir}/folder"], ["check", "--junit", "{dir}/missing/x.xml"],
+           ["check", "--junit", "{dir}/socket.xml"], ["plot", "--y", "y", "-o", "{dir}/fifo.png"],
+           ["plot", "--y", "y", "-o", "{dir}/folder"], ["plot", "--y", "y", "-o", "{dir}/" + "n" * 300 + ".png"]]
+
+
+def special_files(folder) -> dict[str, str]:
+    """A FIFO, a symlink to it, a folder and a socket in ``folder``; returns what each is (file_kinds)."""
+    import os
+    import socket
+    os.mkfifo(f"{folder}/fifo.xml")
+    os.mkfifo(f"{folder}/fifo.png")
+    os.symlink(f"{folder}/fifo.xml", f"{folder}/link.xml")
+    os.mkdir(f"{folder}/folder")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(f"{folder}/socket.xml")
+    return file_kinds(folder)
+
+
+def file_kinds(folder) -> dict[str, str]:
+    import os
+    import stat
+    kinds = {}
+    for name in sorted(os.listdir(folder)):
+        mode = os.lstat(f"{folder}/{name}").st_mode
+        kinds[name] = next((k for k in ("S_ISFIFO", "S_ISLNK", "S_ISDIR", "S_ISSOCK", "S_ISREG")
+                            if getattr(stat, k)(mode)), "other")
+    return kinds
+
+
 def cli_invocation(rng: random.Random, source: str, limits: list[str] = ()) -> tuple[list[str], dict[str, str], bytes]:
     """A command line (arguments before the file), environment and file bytes with one to three hostile
     parts: bad option values, bad environment values, an odd encoding. ``limits`` (options such as
-    --max-steps) go to every command but lint, before the hostile options."""
-    args = list(rng.choice(COMMANDS))
+    --max-steps) go to every command but lint, before the hostile options. One in five writes an output
+    file onto a special file (OUTPUTS)."""
+    args = list(rng.choice(OUTPUTS if rng.random() < 0.2 else COMMANDS))
     if args[0] != "lint":
         args += limits
     if rng.random() < 0.7:

@@ -82,6 +82,54 @@ def test_nesting_near_and_past_the_limits(seed):
         _assert_handled(hostile.nested_program(rng))
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_growth_through_string_methods_and_formatting(seed):
+    """Strings and lists grown by methods and formatting (hostile.growth_program): built when small,
+    a LimitError with a line when not, never an allocation past the cap."""
+    rng = random.Random(400 + seed)
+    outcomes = {_assert_handled(hostile.growth_program(rng))["outcome"] for _ in range(12)}
+    assert "LimitError" in outcomes, outcomes
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cyclic_and_deep_data(seed):
+    rng = random.Random(500 + seed)
+    for _ in range(10):
+        _assert_handled(hostile.cyclic_program(rng))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_long_one_line_expressions(seed):
+    rng = random.Random(600 + seed)
+    for _ in range(4):
+        _assert_handled(hostile.long_program(rng))
+
+
+@pytest.mark.parametrize("source, outcome", [
+    ("s = '%*d' % (600000000, 1)\n", "LimitError"), ("s = f'{1:\U0001d465>45000000}'\n", "LimitError"),
+    ("s = ('a' * 30000).replace('', 'b' * 20000)\n", "LimitError"), ("s = ''.join(['ab' * 50000] * 3)\n", "LimitError"),
+    ("s = ('a ' * 60000).split()\n", "LimitError"), ("s = sorted('ba' * 60000)\n", "LimitError"),
+    ("s = '%5d|%-3s|%c' % (3, 'ab', 65)\nt = ('a,b' * 10).split(',')\n", "ok"),
+    ("a = []\nb = [a]\na.append(b)\nq = a == b\nprint(a)\n", None),
+    ("const k = [[0 -0.2], [-0.3, 0.4]]\n", "ValueError"),
+    ("q1 = str(['a' * 50000] * 50000)\n", "LimitError"),
+])
+def test_round_three_classes_in_process(source, outcome):
+    """The fuzzer's in-process oracle on one case of each class (its small --max-elements, 100,000, is what
+    refuses the strings here); None: any handled outcome."""
+    result = _assert_handled(source)
+    assert outcome is None or result["outcome"] == outcome, result
+
+
+@pytest.mark.parametrize("args", hostile.OUTPUTS)
+def test_output_files_onto_special_files_leave_them_as_they_were(args):
+    """--junit and plot -o onto a FIFO (never opened: it would hang), a symlink to it, a folder, a socket,
+    a missing folder or a too-long name: refused or written through, the special files unchanged."""
+    source = "const x = linspace(0.0, 1.0, 50)\ny = sin(x)\nexpect 1.0 == 1.0\n"
+    result = fuzz.check_cli(source, args=[*args, "--json"], timeout=60)
+    assert result["outcome"] == "cli-ok", result.get("traceback")
+
+
 # --------------------------------------------------------------- the command line
 
 PROGRAM = "var x = 2.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 4.0\n"
@@ -156,6 +204,9 @@ def test_encodings_and_line_ends(tmp_path, raw):
     ("l = [1.0]\nfor i in range(5000):\n    l = [l]\n", 3, "cannot be written as JSON"),
     ("y = 1.0" + " + 1.0" * 20000 + "\n", 3, "chains more than 2,500 operators"),
     ("import tensorflow as tf\nq = 1.0" + " * 2.0" * 30000 + "\n", 3, "chains more than 2,500 operators"),
+    # a postfix chain the fast parser leaves to Lark (the Ellipsis): once a C stack overflow in Lark's transformer
+    ("import tensorflow as tf\nx = tf.Variable([1.0])\nq = x" + "[...]" * 20000 + "\n", 3, "nests too deeply"),
+    ("import tensorflow as tf\nq = 1.0" + " ** 1.0" * 20000 + "\n", 3, "chains more than 2,500"),     # once exit 4
 ])
 def test_cyclic_deep_and_long_values_end_as_python_or_as_a_clear_error(tmp_path, source, code, expected):
     program = tmp_path / "p.py"

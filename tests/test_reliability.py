@@ -14,6 +14,7 @@ from conftest import cli
     ("q = 2 ** -1\n", "ValueError", "Integers to negative integer powers are not allowed"),
     ("q = range(1e400)\n", "ValueError", "infinity"),
     ("q = eye(-1)\n", "ValueError", "negative dimensions"),
+    ("const k = [[0 -0.2], [-0.3, 0.4]]\n", "ValueError", "Can't convert non-rectangular Python sequence"),
 ])
 def test_bad_values_are_program_errors(tmp_path, source, kind, words):
     path = tmp_path / "p.tdf"
@@ -284,7 +285,7 @@ def test_the_why_for_watch_accessed_variables_false_names_the_tape_line(tmp_path
 @pytest.mark.parametrize("source, words", [
     ('s = "a" * 10000000000\n', "a repeated str"),
     ('s = "ab"\nfor i in range(40):\n    s = s + s\n', "a string would have 134,217,728"),
-    ('s = "%10000000000d" % 1\n', "a field formatted with '%10000000000d'"),
+    ('s = "%10000000000d" % 1\n', "a string formatted with '%' would have 10,000,000,"),
     ('s = "{:>10000000000}".format(1)\n', "a field formatted with '>10000000000'"),
     ('s = f"{1:>10000000000}"\n', "a field formatted with '>10000000000'"),
     ('s = ",".join(["ab"] * 1000) * 100000\n', "a repeated str"),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import cli
-from test_reliability_cli import _write
+from test_reliability_cli import PEAK_RUNNER, _write
 
 EXPECT = "expect 1.0 == 1.0\n"
 CURVE = "const x = linspace(0.0, 1.0, 50)\ny = sin(x)\n"
@@ -422,3 +422,73 @@ def test_ucx_and_tls_addresses_are_usage_errors(tmp_path, address, words):
     pytest.importorskip("distributed")
     r = cli("check", "--json", "--scheduler", address, _write(tmp_path, EXPECT), env={"TAPECLI_SCHEDULER_TIMEOUT": "2"})
     assert r.code == 2 and words in r.json["error"]["message"], r.stdout
+
+
+# ------------------------------------------------------------------ strings and lists under the memory cap
+
+CAP = "2e8"       # 200 MB, as the reproductions run
+
+
+def _peak_run(tmp_path, source: str, *args):
+    """``run --json`` of a .py program under the 200 MB cap: its JSON document and its peak resident size
+    (the process's own VmHWM, so nothing it refused was ever allocated)."""
+    runner = _write(tmp_path, PEAK_RUNNER, "runner.py")
+    program = _write(tmp_path, source, "p.py")
+    r = subprocess.run([sys.executable, runner, "run", "--json", *args, program], capture_output=True, text=True,
+                       env=dict(os.environ, TAPECLI_MAX_MEMORY=CAP), timeout=120)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.returncode, json.loads(r.stdout), int(r.stderr.rsplit("peak KiB:", 1)[1]) * 1024
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="VmHWM in /proc is Linux's")
+@pytest.mark.parametrize("source, line, words", [
+    # F: the width comes from the arguments
+    ("s = '%*d' % (600000000, 1)\n", 1, "a string formatted with '%'"),
+    ("s = '%*c' % (60000000, 120421)\n", 1, "memory limit"),          # 60M 4-byte characters: 240 MB
+    # G: an f-string's fill character takes 4 bytes, 45M of them
+    ("s = f'{1:\U0001d465>45000000}'\nn = len(s)\n", 1, "memory limit"),
+    # H: str.replace growth
+    ("s = 'a' * 30000\nt = s.replace('', 'b' * 20000)\nn = len(t)\n", 2, "replace()"),
+    ("s = 'a' * 3000000\nt = s.replace('a', '\U0001d465' * 20)\n", 2, "memory limit"),   # 60M 4-byte chars
+    # I: f-string concatenation; I2: ''.join; and + and * of strings
+    ("s = 'a' * 60000000\nt = f'{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}'\nn = len(t)\n", 2, "an f-string"),
+    ("s = 'a' * 10000\nl = [s] * 60000\nt = ''.join(l)\nn = len(t)\n", 3, "join()"),
+    ("s = 'a' * 30000000\nt = 'x'\nt = '{}{}{}{}{}{}{}'.format(s, s, s, s, s, s, s)\n", 3, "format()"),
+    ("s = '\U0001d465' * 90000000\n", 1, "a repeated string"),
+    ("s = 'a' * 60000000\nt = s + s + s + s\n", 2, "a string"),
+    # strings cut into lists of new strings, and the keys sorted keeps
+    ("s = 'a ' * 30000000\nl = s.split()\n", 2, "split()"),
+    ("s = 'a,' * 30000000\nl = s.split(',')\n", 2, "split()"),
+    ("s = 'a\\n' * 30000000\nl = s.splitlines()\n", 2, "splitlines()"),
+    ("s = 'a' * 50000000\nl = list(s)\n", 2, "list() of a string"),
+    ("s = 'a' * 50000000\nl = [c for c in s]\n", 2, "the characters of a string"),
+    ("s = 'ab'\nl = [s] * 5000000\nm = sorted(l)\n", 3, "sorted()'s keys"),
+    ("s = 'a' * 20000000\nm = sorted(s)\n", 2, "sorted()"),
+    ("l = [1.0, 'a'] * 30000000\n", 1, "a repeated list"),
+    # the text of a list of long strings: str(), print, f-strings
+    ("s = '\U0001d465' * 1000\nl = [s] * 60000\nt = str(l)\n", 3, "the text of a list"),
+    ("s = 'a' * 1000\nl = [[s] * 60000, [s] * 60000]\nprint(l)\n", 3, "the text of a list"),
+])
+def test_strings_and_lists_are_weighed_before_they_are_built(tmp_path, source, line, words):
+    code, doc, peak = _peak_run(tmp_path, source)
+    assert code == 3 and doc["error"]["kind"] == "LimitError", doc
+    assert doc["error"]["line"] == line and words in doc["error"]["message"], doc["error"]
+    assert peak < 300_000_000, peak
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="VmHWM in /proc is Linux's")
+def test_strings_and_lists_just_under_the_cap_are_built(tmp_path):
+    source = ("s = 'a' * 10000000\nt = s.replace('a', 'bb')\nn = len(t)\nw = '%*d' % (20000000, 7)\n"
+              "u = ('x ' * 1000000).split()\nk = len(u)\nv = '\U0001d465' * 10000000\nm = len(v)\n"
+              "f = f'{1:\U0001d465>5000000}'\nq = len(f)\nt = 0\ns = 0\nw = len(w)\nu = 0\nv = 0\nf = 0\n")
+    code, doc, peak = _peak_run(tmp_path, source)
+    assert code == 0, doc
+    assert doc["values"] == {"s": 0, "t": 0, "n": 20000000, "w": 20000000, "u": 0, "k": 1000000, "v": 0,
+                             "m": 10000000, "f": 0, "q": 5000000}
+    assert peak < 200_000_000, peak
+
+
+def test_character_widths_are_read_without_scanning():
+    from tapecli.runtime.limits import char_bytes
+    assert [char_bytes(t) for t in ("abc", "caf\xe9", "\u0101" * 5, "a\U0001d465")] == [1, 1, 2, 4]
+    assert char_bytes("abc", "\u0101") == 2 and char_bytes() == 1

@@ -44,6 +44,8 @@ def parse_until(text: str) -> tuple[list | None, int, bool]:
         parser = _Parser(tokens(text))
         return parser.program(), 0, False
     except (GiveUp, RecursionError, TdfSyntaxError) as e:
+        if isinstance(e, forms.ChainTooLong):
+            raise                 # Lark says the same, after seconds of parsing the chain
         if isinstance(e, GiveUp) and e.args:
             line = e.args[0]
         else:
@@ -61,8 +63,7 @@ def _field(text: str, line: int, column: int, start: int):
 
 class _Parser:
     def __init__(self, toks: list[Tok]):
-        self.toks = toks
-        self.i = 0
+        self.toks, self.i, self.factors = toks, 0, 0     # factors: ** nested where the parse is
 
     # ------------------------------------------------------------ helpers
     def peek(self) -> str:
@@ -509,15 +510,21 @@ class _Parser:
         return node
 
     def factor(self):
-        kind = self.peek()
+        kind, first = self.peek(), self.i
         if kind == "+" or kind == "-" or kind == "~":
-            first = self.i
             self.i += 1
             return self.span(ast.UnaryOp(kind, self.factor()), first)
-        first = self.i
         node = self.primary()
         if self.skip("**"):
-            return self.span(ast.BinOp("**", node, self.factor()), first)
+            return self.span(ast.BinOp("**", node, self.nested_factor(node)), first)
+        return node
+
+    def nested_factor(self, at):
+        """The factor after **: a chain of them nests the AST, bounded as other chains are."""
+        self.factors += 1
+        forms.check_chain(self.factors, at)
+        node = self.factor()
+        self.factors -= 1
         return node
 
     def primary(self):

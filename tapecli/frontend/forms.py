@@ -15,9 +15,13 @@ BINARY_OPERATORS = frozenset(("+", "-", "*", "/", "//", "%", "**", "@"))
 MAX_CHAIN = 2500
 
 
+class ChainTooLong(TdfSyntaxError):
+    """check_chain's error: both parsers raise it alike, so the fast parser's is final."""
+
+
 def check_chain(length: int, at) -> None:
     if length > MAX_CHAIN:
-        raise TdfSyntaxError(f"this expression chains more than {MAX_CHAIN:,} operators",
+        raise ChainTooLong(f"this expression chains more than {MAX_CHAIN:,} operators",
                              hint="split it with intermediate names", line=at.line or None, column=at.column or None)
 
 

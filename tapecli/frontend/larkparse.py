@@ -644,6 +644,7 @@ def parse_body(text: str) -> list:
     """The statements of ``text`` (which ends with a newline); a TdfSyntaxError if it is not a program."""
     try:
         tree = _lark().parse(text)
+        _check_depth(tree)
         return _ToAst().transform(tree)
     except VisitError as e:
         if isinstance(e.orig_exc, TdfError):
@@ -655,6 +656,23 @@ def parse_body(text: str) -> list:
         line = _dedent_line(text)
         raise TdfSyntaxError("this line's indentation matches no enclosing block",
                              hint="indent it like a line of the block it belongs to", line=line, column=1) from None
+
+
+# The transformer recurses once per level of the parse tree (through C: past the C stack, a crash). Brackets and
+# blocks are bounded before parsing and operator chains are flat; a chain of postfixes (x[0][0]..., x.T.T...) is not.
+MAX_TREE_DEPTH = 2 * forms.MAX_CHAIN
+
+
+def _check_depth(tree) -> None:
+    """A parse tree deeper than MAX_TREE_DEPTH is a SyntaxError at its deepest known line (walked without recursion)."""
+    stack = [(tree, 1, 1)]
+    while stack:
+        node, depth, line = stack.pop()
+        line = getattr(node.meta, "line", line) if not node.meta.empty else line
+        if depth > MAX_TREE_DEPTH:
+            raise TdfSyntaxError("this expression nests too deeply", hint="split it with intermediate names", line=line,
+                                 column=1)
+        stack.extend((c, depth + 1, line) for c in node.children if hasattr(c, "children"))
 
 
 def _dedent_line(text: str) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import LimitError, TdfTypeError
+from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -65,11 +66,22 @@ def format_value(value, _open: tuple = ()) -> str:
             raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be printed")
         inner = (*_open, id(value))
         if isinstance(value, list):
-            return "[" + ", ".join(format_value(v, inner) for v in value) + "]"
-        return "{" + ", ".join(f'"{k}": {format_value(v, inner)}' for k, v in value.items()) + "}"
+            texts, ends = [format_value(v, inner) for v in value], "[]"
+        else:
+            texts, ends = [f'"{k}": {format_value(v, inner)}' for k, v in value.items()], "{}"
+        texts = texts or [""]
+        texts[0] = ends[0] + texts[0]
+        texts[-1] = texts[-1] + ends[1]
+        return joined(", ", texts, f"the text of {type_word(value)}")
     if value is None:
         return "None"
     if isinstance(value, str):
         return value
     word = type_word(value)
     return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"
+
+
+def joined(sep: str, parts: list, what: str) -> str:
+    """``sep.join(parts)`` for strings, weighed before it is built."""
+    admit_text(sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0), what, sep, *parts)
+    return sep.join(parts)

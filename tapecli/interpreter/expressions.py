@@ -12,7 +12,7 @@ from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
 from tapecli.errors import (LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
-from tapecli.runtime.limits import admit
+from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, Tensor, Variable, literal_array
 from tapecli.frontend.pyast import Starred
@@ -168,7 +168,7 @@ class Expressions:
         if left.__class__ is Tensor and right.__class__ is Tensor:
             return self._BINARY[op](left, right)
         if op == "+" and isinstance(left, list) and isinstance(right, list):
-            admit(len(left) + len(right), 8, "a list")
+            admit(len(left) + len(right), LIST_SLOT, "a list")
             return left + right
         if left.__class__ is str or right.__class__ is str or left.__class__ is list:
             return _sequence_binary(op, left, right)
@@ -457,25 +457,20 @@ def _contains(container, item) -> bool:
 
 def _sequence_binary(op, left, right):
     """Python's operators on strings and lists: concatenation, repetition and ``%`` formatting."""
-    from tapecli.interpreter.pyforms import check_format_widths, python_scalar
+    from tapecli.interpreter.pyforms import percent_format
     if op == "+" and isinstance(left, str) and isinstance(right, str):
-        admit(len(left) + len(right), 1, "a string")
+        admit_text(len(left) + len(right), "a string", left, right)
         return left + right
     if op == "*" and isinstance(left, (str, list)) and isinstance(right, Tensor) and right.weak and right.ndim == 0 \
             and right.value.dtype.kind in "iu":
         count = int(right.value.item())
-        admit(len(left) * max(count, 0), 1 if isinstance(left, str) else 8, f"a repeated {type_word(left)}")
+        if isinstance(left, str):
+            admit_text(len(left) * max(count, 0), "a repeated string", left)
+        else:
+            admit(len(left) * max(count, 0), LIST_SLOT, "a repeated list")
         return left * count
     if op == "%" and isinstance(left, str):
-        values = right if isinstance(right, list) else [right]
-        args = tuple(python_scalar(v) if not isinstance(v, str) else v for v in values)
-        if not all(isinstance(a, (str, int, float, bool)) for a in args):
-            raise TdfTypeError("'%' formats numbers and strings")
-        check_format_widths(left, percent=True)
-        try:
-            return left % args
-        except (TypeError, ValueError, OverflowError, MemoryError) as e:
-            raise TdfValueError(f"'%' formatting: {e or 'the result is too large'}") from None
+        return percent_format(left, right)
     raise TdfTypeError(f"'{op}' does not take {type_word(left)} and {type_word(right)}")
 
 

@@ -10,10 +10,10 @@ import numpy as np
 from tapecli.errors import TdfAssertionError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
-from tapecli.interpreter.conversions import format_value, truth
+from tapecli.interpreter.conversions import format_value, joined, truth
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
-from tapecli.runtime.limits import admit
+from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -174,7 +174,8 @@ class PythonForms:
         return self.eval(node.body if truth(self.eval(node.test, scope)) else node.orelse, scope)
 
     def eval_FString(self, node, scope):
-        return "".join(p.value if p.__class__ is ast.String else self.eval(p, scope) for p in node.parts)
+        parts = [p.value if p.__class__ is ast.String else self.eval(p, scope) for p in node.parts]
+        return joined("", parts, "an f-string")
 
     def eval_FormattedValue(self, node, scope):
         value = self.eval(node.value, scope)
@@ -212,27 +213,68 @@ def format_python(value) -> str:
     return format_value(value)
 
 
-_WIDTHS = re.compile(r"\d+")
-_PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d*)?[a-zA-Z]")
+_NUMBERS = re.compile(r"\d+")
+# A %-conversion: its mapping key, flags, width and precision (digits or * from the arguments), type.
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)", re.S)
+# Past this many digits a width or precision is not read as a number (Python refuses it anyway).
+_HUGE = 10 ** 30
+# The longest text of a number a conversion with no width makes ('%f' % 1e308: 316 characters).
+_NUMBER_TEXT = 330
 
 
-def check_format_widths(spec: str, percent: bool = False) -> None:
-    """A width or precision in a format spec (or in the conversions of a %-format) makes a string that
-    long: weigh it before Python builds it."""
-    fields = _PERCENT_SPEC.findall(spec) if percent else [spec]
-    for field in fields:
-        numbers = _WIDTHS.findall(field)
-        if any(len(digits) > 4 for digits in numbers):
-            widest = max(int(digits) if len(digits) < 30 else 10 ** 30 for digits in numbers)
-            admit(widest, 1, f"a field formatted with {field[:40]!r}")
+def _size(digits: str) -> int:
+    return int(digits) if len(digits) < 30 else _HUGE
+
+
+def percent_format(fmt: str, values) -> str:
+    """Python's ``fmt % values`` on numbers and strings, weighed before Python builds it: each conversion's
+    width and precision (``*`` takes them from the arguments) and its argument's text make an upper bound
+    on the length; a ``%c`` may make a 4-byte character."""
+    args = tuple(python_scalar(v) if not isinstance(v, str) else v for v in (values if isinstance(values, list)
+                                                                              else [values]))
+    if not all(isinstance(a, (str, int, float, bool)) for a in args):
+        raise TdfTypeError("'%' formats numbers and strings")
+    length, taken, width = len(fmt), 0, 1
+
+    def take():
+        nonlocal taken
+        taken += 1
+        return args[taken - 1] if taken <= len(args) else ""
+
+    for digits, precision, kind in _PERCENT_SPEC.findall(fmt):
+        if kind == "%":
+            continue
+        for n in (digits, precision):
+            if n == "*":
+                arg = take()
+                length += min(abs(arg), _HUGE) if isinstance(arg, int) else 0
+            elif n:
+                length += _size(n)
+        value = take()
+        length += len(value) if isinstance(value, str) else _NUMBER_TEXT
+        width = 4 if kind == "c" else width
+    admit_text(length, "a string formatted with '%'", fmt, *(a for a in args if isinstance(a, str)), width=width)
+    try:
+        return fmt % args
+    except (TypeError, ValueError, OverflowError, MemoryError) as e:
+        raise TdfValueError(f"'%' formatting: {e or 'the result is too large'}") from None
+
+
+def format_length(value, spec: str) -> int:
+    """An upper bound on the length of ``format(value, spec)``: the spec's width and precision, and the
+    value's own text."""
+    numbers = sum(_size(digits) for digits in _NUMBERS.findall(spec))
+    return numbers + (len(value) if isinstance(value, str) else _NUMBER_TEXT)
 
 
 def format_with(value, spec: str) -> str:
     """``format(value, spec)`` on the program value: numbers with Python's format mini-language; never a
     Python object's own __format__ beyond numbers and strings."""
     value = python_scalar(value)
-    check_format_widths(spec)
     if isinstance(value, (bool, int, float, str)):
+        if spec:
+            admit_text(format_length(value, spec), f"a field formatted with {spec[:40]!r}", spec,
+                       *([value] if isinstance(value, str) else []), width=4 if spec.endswith("c") else 1)
         try:
             return format(value, spec)
         except (ValueError, TypeError) as e:
@@ -240,4 +282,3 @@ def format_with(value, spec: str) -> str:
     if spec:
         raise TdfTypeError(f"format spec {spec!r} needs a number or a string, got {type_word(value)}")
     return format_python(value)
-

@@ -18,7 +18,7 @@ from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, i
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
-from tapecli.runtime.limits import Limits, check_deadline, resident_within
+from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, resident_within
 
 
 
@@ -359,6 +359,9 @@ class Statements:
         if isinstance(iterable, dict):
             return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
         if isinstance(iterable, str):
+            if not collected:
+                return iterable
+            admit_pieces(len(iterable), iterable, f"the characters of a string of {len(iterable):,}")
             return list(iterable)
         if isinstance(iterable, ProgramObject):
             return iterable.items()

@@ -14,7 +14,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
-from tapecli.interpreter.conversions import format_value, to_float, to_int, truth
+from tapecli.interpreter.conversions import format_value, joined, to_float, to_int, truth
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
 
 class NamedResult(list):
@@ -443,7 +443,7 @@ def len_(x):
 def print_(interp, *values, sep=" "):
     if not isinstance(sep, str):
         raise TdfTypeError(f"print(): sep must be a string, got {type_word(sep)}")
-    interp.output.append(sep.join(format_value(v) for v in values))
+    interp.output.append(joined(sep, [format_value(v) for v in values], "print()"))
 
 
 for _d in ("float32", "float64", "int32", "int64", "bool", "f32", "f64", "i32", "i64"):

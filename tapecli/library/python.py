@@ -5,18 +5,19 @@ Lists, dicts and strings are the program's own values; their methods are answere
 (never through Python's attributes), and formatting only ever formats numbers and strings."""
 from __future__ import annotations
 
+import sys
 
 import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
-from tapecli.interpreter.conversions import to_int, truth
+from tapecli.interpreter.conversions import joined, to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
-from tapecli.runtime.limits import admit
+from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, Tensor, Variable, convert_weak
 
@@ -40,6 +41,8 @@ def _packed(value):
     if not isinstance(value, list):
         return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
     items = [_packed(v) for v in value]
+    if len({t.shape for t in items}) > 1:
+        raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.")     # TensorFlow's words
     if items and all(t.weak for t in items):
         return Tensor(np.array([t.value for t in items]), weak=True)
     return ops.stack(items, 0)
@@ -150,6 +153,7 @@ def _items(value, what) -> list:
     if isinstance(value, dict):
         return list(value)
     if isinstance(value, str):
+        admit_pieces(len(value), value, f"{what} of a string of {len(value):,} characters")
         return list(value)
     if isinstance(value, Tensor):
         if value.ndim == 0:
@@ -208,9 +212,14 @@ def _sort_key(value):
     raise TdfTypeError(f"sorted() compares numbers or strings, got {type_word(value)}")
 
 
+# What sorted keeps per item while it sorts: a slot, a (key, position, item) tuple and the position.
+_SORT_ENTRY = LIST_SLOT + sys.getsizeof((0, 0, 0)) + sys.getsizeof(1 << 40)
+
+
 @builtin("sorted", interp=True)
 def sorted_(interp, iterable, key=None, reverse=False):
     items = _items(iterable, "sorted()")
+    admit(len(items), _SORT_ENTRY, "sorted()'s keys")
     keyed = [(_sort_key(interp.call_value(key, [i]) if key is not None else i), n, i) for n, i in enumerate(items)]
     keyed.sort(key=lambda e: (e[0], e[1]), reverse=truth(reverse))
     return [i for _, _, i in keyed]
@@ -319,7 +328,7 @@ def _list_append(interp, lst, item):
 
 def _list_extend(interp, lst, items):
     items = _items(items, "extend()")
-    admit(len(lst) + len(items), 8, "a list")
+    admit(len(lst) + len(items), LIST_SLOT, "a list")
     lst.extend(items)
 
 
@@ -393,18 +402,63 @@ def _str_format(interp, s, *args, **kwargs):
         if conversion in ("r", "s", "a"):
             value = format_python(value) if conversion == "s" else repr(format_python(value))
         out.append(format_with(value, spec or ""))
-    return "".join(out)
+    return joined("", out, "format()")
 
 
 def _str_join(interp, s, items):
     parts = _items(items, "join()")
     if not all(isinstance(p, str) for p in parts):
         raise TdfTypeError("join() joins strings")
-    return s.join(parts)
+    return joined(s, parts, "join()")
+
+
+# The characters str.split() and str.splitlines() cut at (Python's str.isspace, and its line boundaries).
+_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200b))) + \
+    "\u2028\u2029\u202f\u205f\u3000"
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _cuts(s: str, at) -> int:
+    """How many pieces cutting ``s`` at each occurrence of any of ``at`` would make at most (counted, not
+    cut: weighing the pieces must not make them; an ASCII string holds none of the others)."""
+    return 1 + sum(s.count(c) for c in at if c.isascii() or not s.isascii())
 
 
 def _str_split(interp, s, sep=None, maxsplit=-1):
-    return s.split(sep, to_int(maxsplit))
+    limit = to_int(maxsplit)
+    if isinstance(sep, str) and sep:
+        pieces = s.count(sep) + 1
+    else:
+        pieces = _cuts(s, _SPACES)
+    admit_pieces(pieces if limit < 0 else min(pieces, limit + 1), s, "split()")
+    return s.split(sep, limit)
+
+
+def _str_splitlines(interp, s, keepends=False):
+    admit_pieces(_cuts(s, _LINE_BREAKS), s, "splitlines()")
+    return s.splitlines(truth(keepends))
+
+
+def _str_replace(interp, s, old, new, count=-1):
+    if not isinstance(old, str) or not isinstance(new, str):
+        raise TdfTypeError("replace() replaces a string with a string")
+    n = to_int(count)
+    found = len(s) + 1 if not old else s.count(old)
+    found = found if n < 0 else min(found, n)
+    admit_text(len(s) + found * max(len(new) - len(old), 0), "replace()", s, new)
+    return s.replace(old, new, n)
+
+
+def _str_case(method):
+    """upper() and lower(): a copy as long, or for non-ASCII text up to three characters for one ('ß' upper
+    is 'SS') in up to 4 bytes each."""
+    def run(interp, s):
+        if s.isascii():
+            admit_text(len(s), f"{method.__name__}()", s)
+        else:
+            admit_text(3 * len(s), f"{method.__name__}()", width=4)
+        return method(s)
+    return run
 
 
 def _str(f):
@@ -421,7 +475,7 @@ _METHODS = {
     (dict, "pop"): _dict_pop, (dict, "copy"): lambda interp, d: dict(d),
     (dict, "update"): lambda interp, d, other=None, **kw: (d.update(other or {}), d.update(kw))[0],
     (str, "format"): _str_format, (str, "join"): _str_join, (str, "split"): _str_split,
-    (str, "upper"): _str(str.upper), (str, "lower"): _str(str.lower), (str, "strip"): _str(str.strip),
-    (str, "replace"): _str(str.replace), (str, "startswith"): _str(str.startswith),
+    (str, "splitlines"): _str_splitlines, (str, "upper"): _str_case(str.upper), (str, "lower"): _str_case(str.lower),
+    (str, "strip"): _str(str.strip), (str, "replace"): _str_replace, (str, "startswith"): _str(str.startswith),
     (str, "endswith"): _str(str.endswith),
 }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 
 import numpy as np
@@ -88,11 +89,15 @@ def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> N
     """The gate every tensor passes as it is made (kernels' results, constructors, --set values,
     jacobians and hessians, rendered values): --max-elements, and the memory cap for a large one.
     ``allocated``: the array exists already (a kernel's result), so the resident size includes it."""
+    admit_bytes(elements, elements * itemsize, what, allocated)
+
+
+def admit_bytes(elements: int, nbytes: int, what: str, allocated: bool = False) -> None:
+    """admit for ``elements`` that take ``nbytes`` in all (strings, lists of new strings)."""
     settings = current().settings
     if elements > settings.max_elements:
         raise LimitError(f"{what} would have {elements:,} elements, over the limit of {settings.max_elements:,}",
                          hint="raise it with --max-elements N")
-    nbytes = elements * itemsize
     before_large_array(nbytes)
     if settings.max_memory is not None and nbytes >= WEIGH_FROM:
         extra = 0 if allocated else nbytes
@@ -110,6 +115,32 @@ def check_deadline() -> None:
     if settings.deadline is not None and time.monotonic() > settings.deadline:
         raise LimitError(f"the program ran longer than {settings.max_seconds:g} s",
                          hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
+
+
+# Strings and lists are weighed before they are built, by their real size: CPython stores a string's
+# characters in the width of its widest one (1, 2 or 4 bytes), a list holds a pointer per item, and each new
+# string of a list (split, list(s)) is an object with a header of its own.
+LIST_SLOT = 8
+STRING_OBJECT = sys.getsizeof("")
+_WIDE_HEADER = sys.getsizeof("\xe9") - 2          # a non-ASCII string's header: its size less 2 one-byte chars
+
+
+def char_bytes(*texts: str) -> int:
+    """Bytes per character of a string built from ``texts`` (constant time: a string knows its width)."""
+    return max([(sys.getsizeof(t) - _WIDE_HEADER) // (len(t) + 1) for t in texts if not t.isascii()], default=1)
+
+
+def admit_text(length: int, what: str, *texts: str, width: int = 1) -> None:
+    """The gate every string of the program passes before it is built: ``length`` characters as wide as the
+    widest of ``texts`` (or ``width`` bytes, where a character comes from elsewhere), against --max-elements
+    and the memory cap."""
+    admit(length, max(width, char_bytes(*texts)), what)
+
+
+def admit_pieces(count: int, text: str, what: str) -> None:
+    """The gate for a list of ``count`` new strings cut from ``text`` (split, list(s), splitlines): a slot
+    and a string object each, and the characters."""
+    admit_bytes(count, count * (LIST_SLOT + STRING_OBJECT) + len(text) * char_bytes(text), what)
 
 
 def admit_result(shape, dtype, what: str) -> None:

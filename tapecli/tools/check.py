@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tapecli.api import Options, read_source, run_source
+from tapecli.api import Options, read_source, run_program, run_source
 from tapecli.frontend.ast import ConstDecl, VarDecl
 from tapecli.errors import TdfError, UsageError
 from tapecli.autodiff.gradcheck import DEFAULTS
@@ -207,7 +207,8 @@ def fd_check(source: str, path: str, options: Options) -> list[dict]:
     re-run with perturbed declarations (as --set would), in float64. One result per request."""
     options = replace(options, dtype="float64")
     base = run_source(source, path, options)
-    declared = _declared(base.interpreter.program.body)
+    program = base.interpreter.program          # parsed once: each perturbed run runs it again
+    declared = _declared(program.body)
     scope = base.scope.vars
     results = []
     for index, req in enumerate(base.requests):
@@ -222,7 +223,7 @@ def fd_check(source: str, path: str, options: Options) -> list[dict]:
             if version:
                 checks.append({"source": label, "skipped": f"{name} was assigned before the request"})
                 continue
-            checks.append(_fd_source(source, path, options, index, name, snapshot, value))
+            checks.append(_fd_source(program, path, options, index, name, snapshot, value))
         if not checks:
             continue
         results.append(_fd_result(path, req, index, checks))
@@ -236,8 +237,8 @@ def _declaration_of(leaf, scope, declared) -> str | None:
     return None
 
 
-def _objective_with(source, path, options, index, name, value: np.ndarray) -> float:
-    run = run_source(source, path, replace(options, overrides={**options.overrides, name: value}))
+def _objective_with(program, path, options, index, name, value: np.ndarray) -> float:
+    run = run_program(program, path, replace(options, overrides={**options.overrides, name: value}))
     if len(run.requests) <= index or run.requests[index].objective is None:
         raise _ControlFlowChanged()
     return run.requests[index].objective
@@ -247,7 +248,7 @@ class _ControlFlowChanged(Exception):
     pass
 
 
-def _fd_source(source, path, options, index, name, base: np.ndarray, analytic) -> dict:
+def _fd_source(program, path, options, index, name, base: np.ndarray, analytic) -> dict:
     eps, rtol, atol = DEFAULTS["float64" if base.dtype == np.float64 else "float32"]
     grad = np.zeros(base.shape) if analytic is None else analytic.value.astype(np.float64)
     rng = np.random.default_rng(0)
@@ -261,8 +262,8 @@ def _fd_source(source, path, options, index, name, base: np.ndarray, analytic) -
              "rtol": rtol, "atol": atol, "dtype": dtype_name(base.dtype)}
     try:
         for u in directions:
-            plus = _objective_with(source, path, options, index, name, base + eps * u)
-            minus = _objective_with(source, path, options, index, name, base - eps * u)
+            plus = _objective_with(program, path, options, index, name, base + eps * u)
+            minus = _objective_with(program, path, options, index, name, base - eps * u)
             numeric = (plus - minus) / (2 * eps)
             tape_value = float(np.sum(grad * u))
             err = abs(tape_value - numeric)
