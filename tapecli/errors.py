@@ -39,6 +39,28 @@ class TdfNameError(TdfError):
     kind = "NameError"
 
 
+class UndefinedNameError(TdfNameError):
+    """``name X is not defined``; its "did you mean" hint is searched for only when it is read: a program that
+    meets the error again and again (``expect_error`` in a loop) must not pay a search over every name each time."""
+
+    def __init__(self, message: str, *, name: str = "", candidates=None, **position):
+        super().__init__(message, **position)
+        self._name, self._candidates = name, candidates
+
+    @property
+    def hint(self) -> str | None:
+        if self._candidates is not None:
+            import difflib
+            close = difflib.get_close_matches(self._name, self._candidates, n=1, cutoff=0.75)
+            self._hint = f"did you mean {close[0]}?" if close else "declare it with var, const or ="
+            self._candidates = None
+        return self._hint
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._hint, self._candidates = value, None
+
+
 class TdfTypeError(TdfError):
     kind = "TypeError"
 

@@ -356,3 +356,21 @@ def test_no_op_in_the_table_lacks_a_gradient():
     """Why no program raises GradientError today."""
     from tapecli import ops
     assert [name for name, op in ops.OPS.items() if op.differentiable and op.vjp is None] == []
+
+
+def test_a_name_error_searches_for_its_hint_only_when_the_hint_is_read(monkeypatch):
+    # expect_error in a loop meets the same NameError many times and never shows its hint: a search over
+    # every name each time made such a loop thousands of times slower than its body.
+    import difflib
+    calls = []
+    real = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    run_program("""
+        for i in range(50):
+            expect_error NameError:
+                y = sigmod(1.0)
+    """)
+    assert calls == []
+    with pytest.raises(TdfError) as caught:
+        run_program("y = sigmod(1.0)\n")
+    assert caught.value.hint == "did you mean sigmoid?" and calls == ["sigmod"]

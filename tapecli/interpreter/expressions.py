@@ -9,7 +9,7 @@ from tapecli.frontend import ast
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
-from tapecli.errors import (LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError)
+from tapecli.errors import LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
@@ -74,12 +74,8 @@ class Expressions:
             raise TdfNameError(f"{name}() is not supported in tapecli programs",
                                hint="programs cannot reach files, the environment or Python objects",
                                line=node.line, column=node.column, end_column=node.end_column)
-        candidates = scope.names() | set(BUILTINS)
-        import difflib   # only for the hint of a NameError
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-        raise TdfNameError(f"name {name} is not defined",
-                           hint=f"did you mean {close[0]}?" if close else "declare it with var, const or =",
-                           line=node.line, column=node.column, end_column=node.end_column)
+        raise UndefinedNameError(f"name {name} is not defined", name=name, candidates=scope.names() | set(BUILTINS),
+                                 line=node.line, column=node.column, end_column=node.end_column)
 
     def eval_Name(self, node, scope):
         return self.lookup(node.id, scope, node)
