@@ -368,7 +368,7 @@ def test_a_name_error_searches_for_its_hint_only_when_the_hint_is_read(monkeypat
     run_program("""
         for i in range(50):
             expect_error NameError:
-                y = sigmod(1.0)
+                y = sigmod(1.0) + sigmoidd
     """)
     assert calls == []
     with pytest.raises(TdfError) as caught:
