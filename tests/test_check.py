@@ -187,3 +187,14 @@ def test_examples_with_expectations_pass(example):
     res = cli("check", path)
     assert res.code == 0, res.stdout
     assert json.loads(cli("check", "--json", path).stdout)["failed"] == 0
+
+
+def test_fd_compares_each_element_where_another_gradient_element_is_infinite(tmp_path):
+    # sqrt's gradient at 0 is inf: the other element's check must not see inf * 0 = NaN, and the element at
+    # the kink, where finite differences give NaN, is a mismatch, not a silent pass.
+    path = write(tmp_path, "kink.tdf", "var x = [0.0, 4.0]\ntape t:\n    y = sum(sqrt(x))\ng = t.gradient(y, x)\n")
+    res = cli("check", "--fd", "--json", path)
+    (result,) = res.json["results"]
+    assert res.code == 1 and not result["ok"]
+    assert result["actual"]["worst"]["first_mismatch"]["tape"] == "Infinity"
+    assert "RuntimeWarning" not in res.stderr

@@ -17,6 +17,7 @@ from tapecli.frontend.ast import ConstDecl, VarDecl
 from tapecli.errors import TdfError, UsageError
 from tapecli.autodiff.gradcheck import DEFAULTS
 from tapecli.runtime.values import dtype_name
+from tapecli.interpreter.jsonvalue import tensor_json
 
 FD_FULL_LIMIT = 16          # sources up to this many elements are perturbed one element at a time
 FD_DIRECTIONS = 3
@@ -264,18 +265,28 @@ def _fd_source(program, path, options, index, name, base: np.ndarray, analytic) 
         for u in directions:
             plus = _objective_with(program, path, options, index, name, base + eps * u)
             minus = _objective_with(program, path, options, index, name, base - eps * u)
-            numeric = (plus - minus) / (2 * eps)
-            tape_value = float(np.sum(grad * u))
-            err = abs(tape_value - numeric)
-            worst["max_abs_error"] = max(worst["max_abs_error"], err)
-            worst["max_rel_error"] = max(worst["max_rel_error"], err / max(abs(numeric), 1e-300))
-            if err > atol + rtol * abs(numeric):
+            moved = u != 0      # an inf gradient element off the direction must not make its product NaN
+            with np.errstate(all="ignore"):     # inf and NaN are compared below
+                numeric = (plus - minus) / (2 * eps)
+                tape_value = float(np.sum(grad[moved] * u[moved]))
+            err = 0.0 if tape_value == numeric else abs(tape_value - numeric)
+            with np.errstate(all="ignore"):     # np.maximum keeps a NaN error: max() would drop it
+                worst["max_abs_error"] = float(np.maximum(worst["max_abs_error"], err))
+                worst["max_rel_error"] = float(np.maximum(worst["max_rel_error"], err / max(abs(numeric), 1e-300)))
+            if not err <= atol + rtol * abs(numeric):     # NaN on either side is a mismatch
                 worst["ok"] = False
                 worst.setdefault("first_mismatch", {"tape": tape_value, "finite_differences": numeric})
     except _ControlFlowChanged:
         return {"source": name, "ok": False, "error": "the perturbed program made different gradient requests",
                 "rtol": rtol, "atol": atol}
     return worst
+
+
+def _json_numbers(value):
+    """``value`` with its floats as the JSON documents write them: inf and NaN as "Infinity", "NaN"."""
+    if isinstance(value, dict):
+        return {key: _json_numbers(item) for key, item in value.items()}
+    return tensor_json(np.asarray(value, np.float64)) if isinstance(value, float) else value
 
 
 def _fd_result(path, req, index, checks) -> dict:
@@ -297,7 +308,7 @@ def _fd_result(path, req, index, checks) -> dict:
     parts += [s["skipped"] for s in skipped]
     sources = ", ".join(c["source"] for c in checks)
     return {"file": path, "line": req.line, "expr": f"--fd gradient of {req.target_text} w.r.t. {sources}",
-            "ok": ok, "actual": {"worst": worst, "skipped": [s["source"] for s in skipped]},
+            "ok": ok, "actual": {"worst": _json_numbers(worst), "skipped": [s["source"] for s in skipped]},
             "expected": "finite differences",
             "rtol": worst["rtol"] if worst else 0.0, "atol": worst["atol"] if worst else 0.0,
             "message": "; ".join(parts)}
