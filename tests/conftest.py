@@ -92,7 +92,9 @@ class CliResult:
 
 def cli(*args, input: str | None = None, cwd=None, env=None) -> CliResult:
     """Run ``python -m tapecli ARGS`` as a user would (the console script's entry point)."""
-    full_env = dict(os.environ, **(env or {}))
+    # not the NUMBA_CACHE_DIR tapecli sets in this process once a test has loaded numba here: a user's
+    # process starts without it, and finds its cache from TAPECLI_CACHE_DIR
+    full_env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | (env or {})
     proc = subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], input=input, capture_output=True,
                           text=True, cwd=cwd, env=full_env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr

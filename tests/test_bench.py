@@ -31,6 +31,17 @@ def test_bench_json_document(tmp_path):
     assert doc["min_s"] == min(doc["times_s"]) and doc["max_s"] == max(doc["times_s"])
     assert isinstance(doc["peak_bytes"], int) and doc["peak_bytes"] > 0
     assert doc["peak_rss_bytes"] is None or doc["peak_rss_bytes"] > doc["peak_bytes"]
+    assert doc["backward_passes"] == 1 and doc["backward_replayed"] == 0
+
+
+def test_bench_counts_the_backward_passes_that_ran_as_plans(tmp_path):
+    loop = "var x = [1.0, 2.0, 3.0]\nfor i in range(6):\n    tape t:\n        y = sum(sin(x) * x)\n    g = t.gradient(y, x)\n"
+    r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
+    assert r.code == 0, r.stderr
+    # passes 1-3 of the one structure run ordinarily (2 and 3 also traced to check the plan); 4-6 as its plan
+    assert (r.json["backward_passes"], r.json["backward_replayed"]) == (6, 3)
+    r = cli("bench", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
+    assert "backward passes in a run 6, 3 of them as plans" in r.stdout
 
 
 def test_bench_for_people(tmp_path):

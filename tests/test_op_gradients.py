@@ -422,7 +422,7 @@ CASES += [
          (In((2, 3)), In((3,)), In((3,), "positive"), In((3,)), In((3,)))),
     Case("bias_add", "add", lambda x, b: ops.sin(ops.bias_add(x, b)), (In((2, 3)), In((3,)))),
     Case("conv2d_valid", "matmul", lambda x, f: ops.conv2d(x, f, (1, 1), "VALID"), (In((1, 4, 4, 2)), In((3, 3, 2, 2)))),
-    Case("conv2d_same_strided", "getitem", lambda x, f: ops.sin(ops.conv2d(x, f, (2, 2), "SAME")),
+    Case("conv2d_same_strided", "windows", lambda x, f: ops.sin(ops.conv2d(x, f, (2, 2), "SAME")),
          (In((2, 5, 4, 1)), In((3, 2, 1, 2)))),
     Case("conv2d_dilated", "matmul", lambda x, f: ops.conv2d(x, f, (1, 1), "SAME", (2, 2)),
          (In((1, 5, 5, 1)), In((2, 2, 1, 1)))),
@@ -431,6 +431,13 @@ CASES += [
          (In((1, 3, 5, 2), "distinct"),)),
     Case("avg_pool2d_same", "div", lambda x: ops.sin(ops.avg_pool2d(x, (3, 3), (1, 2), "SAME")),
          (In((1, 4, 4, 2)),)),
+    Case("windows_overlapping", "windows", lambda x: ops.sin(ops.windows(x, (3, 2), (1, 2), (1, 1))),
+         (In((2, 5, 6, 2)),)),
+    Case("windows_dilated", "windows", lambda x: ops.sin(ops.windows(x, (2, 2), (2, 1), (2, 3))),
+         (In((1, 6, 7, 3)),)),
+    Case("windows_grad", "windows_grad",
+         lambda g: ops.sin(ops.windows_grad(ops.sin(g), (1, 5, 6, 1), (3, 2), (1, 2), (1, 1))),
+         (In((1, 3, 3, 3, 2, 1)),)),
 ]
 
 

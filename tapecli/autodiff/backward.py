@@ -6,6 +6,7 @@ how nested tapes give higher derivatives.
 from __future__ import annotations
 
 from tapecli import kernels, ops
+from tapecli.autodiff import replay
 from tapecli.errors import GradientError
 from tapecli.ops.core import _small_vjp, gradient_tensor
 from tapecli.ops.statement import StatementRecord
@@ -20,7 +21,8 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
 
     Seeds may carry leading batch dimensions (one backward pass for many cotangents: the
     gradient rules keep them). ``release`` (default: the tape is not persistent) drops what
-    each record kept once its rule has run."""
+    each record kept once its rule has run. A pass over a structure seen before may run as a
+    plan (``replay.py``): the same bits."""
     ctx = current()
 
     if release is None:
@@ -30,76 +32,82 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         path, reach = tape.path(wanted)
     else:
         path, reach = path
-    grads: dict[int, Tensor] = {}
-    for target, seed in zip(targets, seeds):
-        if target.id in reach or target.id in wanted:
-            _accumulate(grads, target.id, seed)
-    add = ops.add
+
+    def sweep(plain: bool, release_records: bool) -> dict[int, Tensor]:
+        grads: dict[int, Tensor] = {}
+        for target, seed in zip(targets, seeds):
+            if target.id in reach or target.id in wanted:
+                _accumulate(grads, target.id, seed)
+        _backward_sweep(tape, path, reach, wanted, grads, release_records, ops.add, plain)
+        return {sid: gradient_tensor(g) for sid, g in grads.items() if sid in wanted}
+
+    ctx.backward_passes += 1
     ctx.running.append(tape)
     try:
-        _backward_sweep(tape, path, reach, wanted, grads, release, add)
+        with kernels.quiet():
+            # Nothing records this pass and nothing logs it: small elementwise records may run their
+            # compiled gradient rules straight from the sweep (ops._small_vjp), and plans may run.
+            plain = not (ctx.numerics.enabled or ctx.provenance.enabled or kernels.numba_forced()
+                         or any(t.open and not t.paused for t in ctx.tapes))
+            grads = replay.backward(ctx, path, targets, seeds, source_ids, sweep, release) if plain \
+                else sweep(False, release)
     finally:
         ctx.running.pop()
     if release:
         tape.release_rest(path)
-    return {sid: gradient_tensor(g) for sid, g in grads.items() if sid in wanted}
+    return grads
 
 
-def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add):
+def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain):
     ctx = current()
     numerics = ctx.numerics.enabled
-    with kernels.quiet():
-        # Nothing records this pass and nothing logs it: small elementwise records may run their
-        # compiled gradient rules straight from here (ops._small_vjp).
-        plain = not (numerics or ctx.provenance.enabled or kernels.numba_forced()
-                     or any(t.open and not t.paused for t in ctx.tapes))
-        threshold = kernels.THRESHOLD
-        for rec in reversed(path):
-            out_id = rec.output.id
-            g = grads.get(out_id)
-            if g is not None:
-                gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
-                if rec.__class__ is StatementRecord:
-                    if plain and gv.ndim == 0 and threshold > 1:
-                        if out_id not in wanted:
-                            del grads[out_id]
-                        rec.op.sweep(rec, gv, reach, grads, add)
-                    else:        # its ops' records, each as the sweep takes it (they keep scalars only)
-                        _backward_sweep(tape, rec.op_records(reach, ctx.tapes), reach, wanted, grads, False, add)
-                    if release:
-                        rec.holders -= 1
-                    continue
-                if out_id not in wanted:
-                    del grads[out_id]        # consumed: free it early
-                op = rec.op
-                inputs = rec.inputs
-                if plain and op._rules and not rec.attrs and gv.size < threshold:
-                    scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
-                    if release:
-                        rec.holders -= 1
-                        if rec.holders <= 0 and not scalars:
-                            rec.release()
-                    continue
-                g = gradient_tensor(g)
-                vjp = op.vjp
-                if vjp is None:
-                    raise GradientError(f"no gradient registered for op {op.name}, line {rec.line}")
-                if op.vjp_needs:
-                    input_grads = vjp(rec, g, [inp.id in reach for inp in inputs])
-                else:
-                    input_grads = vjp(rec, g)
-                if numerics:
-                    ctx.numerics.backward(rec, g, input_grads)
-                for inp, ig in zip(inputs, input_grads):
-                    if ig is not None:
-                        key = inp.id
-                        if key in reach:
-                            prev = grads.get(key)
-                            grads[key] = ig if prev is None else add(gradient_tensor(prev), ig)
-            if release:
-                rec.holders -= 1
-                if rec.holders <= 0:
-                    rec.release()
+    threshold = kernels.THRESHOLD
+    for rec in reversed(path):
+        out_id = rec.output.id
+        g = grads.get(out_id)
+        if g is not None:
+            gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
+            if rec.__class__ is StatementRecord:
+                if plain and gv.ndim == 0 and threshold > 1:
+                    if out_id not in wanted:
+                        del grads[out_id]
+                    rec.op.sweep(rec, gv, reach, grads, add)
+                else:        # its ops' records, each as the sweep takes it (they keep scalars only)
+                    _backward_sweep(tape, rec.op_records(reach, ctx.tapes), reach, wanted, grads, False, add, plain)
+                if release:
+                    rec.holders -= 1
+                continue
+            if out_id not in wanted:
+                del grads[out_id]        # consumed: free it early
+            op = rec.op
+            inputs = rec.inputs
+            if plain and op._rules and not rec.attrs and gv.size < threshold:
+                scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
+                if release:
+                    rec.holders -= 1
+                    if rec.holders <= 0 and not scalars:
+                        rec.release()
+                continue
+            g = gradient_tensor(g)
+            vjp = op.vjp
+            if vjp is None:
+                raise GradientError(f"no gradient registered for op {op.name}, line {rec.line}")
+            if op.vjp_needs:
+                input_grads = vjp(rec, g, [inp.id in reach for inp in inputs])
+            else:
+                input_grads = vjp(rec, g)
+            if numerics:
+                ctx.numerics.backward(rec, g, input_grads)
+            for inp, ig in zip(inputs, input_grads):
+                if ig is not None:
+                    key = inp.id
+                    if key in reach:
+                        prev = grads.get(key)
+                        grads[key] = ig if prev is None else add(gradient_tensor(prev), ig)
+        if release:
+            rec.holders -= 1
+            if rec.holders <= 0:
+                rec.release()
 
 
 def _accumulate(grads, key, value):

@@ -100,6 +100,7 @@ class _Dispatch(threading.local):
     depth = 0
     mode = None
     device = None
+    recorder = None          # a trace.Recorder writing the kernel calls down (kernels.tracing)
 
 
 _DISPATCH = _Dispatch()
@@ -144,6 +145,8 @@ def call(name: str, *args, **attrs) -> np.ndarray:
 def run(name: str, args, attrs: dict) -> np.ndarray:
     """``call(name, *args, **attrs)``, for callers that hold the arguments in a list (the ops)."""
     state = _DISPATCH
+    if state.recorder is not None:
+        return state.recorder.call(name, args, attrs, _run_unrecorded)
     if state.device is not None:
         return state.device.run(name, args, attrs)
     # the CPU backend, inlined (a call costs as much as a scalar kernel): as run_on_host
@@ -166,7 +169,33 @@ def numpy_quiet() -> bool:
     """Whether a kernel on small inputs runs on NumPy with warnings off here: inside :func:`quiet`, off a
     device, Numba not forced (the ops may then compute NumPy scalars with Python's operators)."""
     state = _DISPATCH
-    return state.depth > 0 and state.device is None and state.mode != _NUMBA_WORD
+    return state.depth > 0 and state.device is None and state.mode != _NUMBA_WORD and state.recorder is None
+
+
+@contextlib.contextmanager
+def tracing(recorder):
+    """Write every kernel call of the block down on ``recorder`` (a ``trace.Recorder``); the shortcuts that
+    compute small tensors outside ``run`` are off meanwhile (``numpy_quiet``)."""
+    state = _DISPATCH
+    outer, state.recorder = state.recorder, recorder
+    try:
+        yield recorder
+    finally:
+        state.recorder = outer
+
+
+def recording() -> bool:
+    """Whether a ``trace.Recorder`` is writing the kernel calls down (the ops then take no shortcut)."""
+    return _DISPATCH.recorder is not None
+
+
+def _run_unrecorded(name, args, attrs):
+    state = _DISPATCH
+    recorder, state.recorder = state.recorder, None
+    try:
+        return run(name, args, attrs)
+    finally:
+        state.recorder = recorder
 
 
 def run_on_host(name, args, attrs):

@@ -44,6 +44,7 @@ _run_kernel = kernels.run
 _run_host = kernels.run_on_host
 _THRESHOLD = kernels.THRESHOLD
 _numba_forced = kernels.numba_forced
+_recording = kernels.recording
 
 
 _tensor = make_tensor
@@ -442,7 +443,7 @@ def _ew_vjp_raw(r, g, needs, ins, y):
     vals.append(y if y.__class__ is Stub else y.value)
     op = r.op
     attrs = r.attrs
-    small = gv.size < _THRESHOLD and not _numba_forced()
+    small = gv.size < _THRESHOLD and not _numba_forced() and not _recording()
     if small:
         rules = op._rules if not attrs else None
         if not rules:

@@ -1,8 +1,10 @@
 """tf.nn: cross-entropies, bias_add, batch_normalization, convolutions and pooling (NHWC, filters
 [kh, kw, in, out], SAME/VALID padding, strides, dilations), dropout. Compositions of the op table's
-ops (windows are gathered with ``getitem``, so gradients scatter back): TensorFlow's gradients are the
-compositions', with every order and the forward mode. The one op of its own is TensorFlow's fused one,
-sparse_softmax_cross_entropy_with_logits, with its kernel's formulas (one record for a Keras loss)."""
+ops: TensorFlow's gradients are the compositions', with every order and the forward mode. Two ops of their
+own: ``windows`` (every window of a convolution or pooling, copied in one kernel; its gradient
+``windows_grad`` adds each window's gradient back where it was taken, as a slice per tap would, in one
+array) and TensorFlow's fused sparse_softmax_cross_entropy_with_logits, with its kernel's formulas (one
+record for a Keras loss)."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,17 +34,30 @@ def _sparse_xent(logits, labels):
     """TensorFlow's SparseSoftmaxCrossEntropyWithLogits loss: log(sum(exp(shifted))) - shifted[label],
     ``shifted = logits - max(logits)`` along the last axis (the bits of -log_softmax(logits)[label])."""
     shifted = logits - np.max(logits, axis=-1, keepdims=True)
-    picked = np.take_along_axis(shifted, labels[..., None], axis=-1)[..., 0]
-    return (np.log(np.sum(np.exp(shifted), axis=-1)) - picked).astype(logits.dtype)
+    picked = _at_labels(shifted, labels)
+    total = np.sum(np.exp(shifted), axis=-1)
+    total = np.log(total, out=total) if total.__class__ is np.ndarray else np.log(total)
+    return (total - picked).astype(logits.dtype, copy=False)
 
 
 def _sparse_xent_backprop(logits, labels):
     """The op's second output in TensorFlow: exp(shifted) / sum(exp(shifted)) - one_hot(label)."""
-    e = np.exp(logits - np.max(logits, axis=-1, keepdims=True))
-    out = e / np.sum(e, axis=-1, keepdims=True)
-    index = labels[..., None]
-    np.put_along_axis(out, index, np.take_along_axis(out, index, axis=-1) - 1, axis=-1)
-    return out.astype(logits.dtype)
+    out = logits - np.max(logits, axis=-1, keepdims=True)
+    np.exp(out, out=out)
+    out /= np.sum(out, axis=-1, keepdims=True)
+    if out.ndim == 2:
+        out[np.arange(out.shape[0]), labels] -= 1
+    else:
+        index = labels[..., None]
+        np.put_along_axis(out, index, np.take_along_axis(out, index, axis=-1) - 1, axis=-1)
+    return out.astype(logits.dtype, copy=False)
+
+
+def _at_labels(values, labels):
+    """values[..., label] per row."""
+    if values.ndim == 2:
+        return values[np.arange(values.shape[0]), labels]
+    return np.take_along_axis(values, labels[..., None], axis=-1)[..., 0]
 
 
 def _softmax_of_logits_vjp(r, g):
@@ -149,6 +164,66 @@ def _pads(size, k, stride, dilation, padding):
     return max(0, (size + before + after - span) // stride + 1), before, after
 
 
+def _windows_kernel(x, size, strides, dilations, out):
+    """[N, H, W, C] -> [N, OH, OW, KH, KW, C]: a copy of every window (a strided view, copied once)."""
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = size, strides, dilations, out
+    if x.shape[3] * kw < ow:
+        # few channels: copy a tap at a time, whose rows are longer than a window's
+        taps = np.empty((x.shape[0], oh, ow, kh, kw, x.shape[3]), dtype=x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                taps[:, :, :, i, j] = x[:, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+        return taps
+    sn, sr, sc, sd = x.strides
+    view = np.lib.stride_tricks.as_strided(x, (x.shape[0], oh, ow, kh, kw, x.shape[3]),
+                                           (sn, sr * sh, sc * sw, sr * dh, sc * dw, sd), writeable=False)
+    return np.array(view)
+
+
+def _windows_grad_kernel(g, shape, size, strides, dilations):
+    """The adjoint of the windows: zeros of ``shape`` ([N, H, W, C]) with every window's gradient added where
+    the window was taken, tap by tap from the last to the first."""
+    out = np.zeros(shape, dtype=g.dtype)
+    (kh, kw), (sh, sw), (dh, dw) = size, strides, dilations
+    n, oh, ow, _, _, c = g.shape
+    if (sh, sw) == (kh, kw) and (dh, dw) == (1, 1):
+        # windows side by side (pooling): each element is in one window at most; 0 + g as += gives it
+        tiles = out[:, :oh * kh, :ow * kw].reshape(n, oh, kh, ow, kw, c)
+        np.add(g.transpose(0, 1, 3, 2, 4, 5), g.dtype.type(0), out=tiles)
+        return out
+    by_tap = np.ascontiguousarray(g.transpose(3, 4, 0, 1, 2, 5))      # each tap's gradient in one block
+    for i in reversed(range(kh)):
+        for j in reversed(range(kw)):
+            out[:, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += by_tap[i, j]
+    return out
+
+
+# The windows of convolutions and pooling as one op: a gather of every window, whose gradient adds each
+# window's gradient back where it was taken (the sum a slice per tap would give, tap by tap, in one array)
+WINDOWS = register("windows", numpy=_windows_kernel, unify=(), saves=(), batchable=False,
+                   vjp=lambda r, g: (apply(WINDOWS_GRAD, (g,), shape=r.inputs[0].shape, size=r.attrs["size"],
+                                           strides=r.attrs["strides"], dilations=r.attrs["dilations"]),),
+                   jvp=lambda r, ts: apply(WINDOWS, (ts[0],), **r.attrs))
+WINDOWS_GRAD = register("windows_grad", numpy=_windows_grad_kernel, unify=(), saves=(), batchable=False,
+                        vjp=lambda r, g: (apply(WINDOWS, (g,), size=r.attrs["size"], strides=r.attrs["strides"],
+                                                dilations=r.attrs["dilations"], out=r.inputs[0].shape[1:3]),),
+                        jvp=lambda r, ts: apply(WINDOWS_GRAD, (ts[0],), **r.attrs))
+
+
+def windows(x, size, strides=(1, 1), dilations=(1, 1)) -> Tensor:
+    """Every (dilated, strided) window of an NHWC tensor that fits it: [N, OH, OW, KH, KW, C]."""
+    x = to_tensor(x)
+    (kh, kw), (sh, sw), (dh, dw) = size, strides, dilations
+    out = tuple(max(0, (n - (k - 1) * d - 1) // s + 1) for n, k, s, d in ((x.shape[1], kh, sh, dh),
+                                                                         (x.shape[2], kw, sw, dw)))
+    return apply(WINDOWS, (x,), size=(kh, kw), strides=(sh, sw), dilations=(dh, dw), out=out)
+
+
+def windows_grad(g, shape, size, strides=(1, 1), dilations=(1, 1)) -> Tensor:
+    return apply(WINDOWS_GRAD, (to_tensor(g),), shape=tuple(shape), size=tuple(size), strides=tuple(strides),
+                 dilations=tuple(dilations))
+
+
 def _windows(x: Tensor, kh, kw, strides, dilations, padding, fill):
     """The windows of an NHWC tensor, [N, OH, OW, KH, KW, C], and (pad rows, pad cols)."""
     n, h, w, c = x.shape
@@ -162,10 +237,7 @@ def _windows(x: Tensor, kh, kw, strides, dilations, padding, fill):
         xp = _fill_pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), fill)
     else:
         xp = x
-    rows = (np.arange(oh) * strides[0])[:, None] + np.arange(kh)[None, :] * dilations[0]     # [OH, KH]
-    cols = (np.arange(ow) * strides[1])[:, None] + np.arange(kw)[None, :] * dilations[1]     # [OW, KW]
-    index = (slice(None), rows[:, None, :, None], cols[None, :, None, :])
-    return getitem(xp, index), (top, bottom, left, right), (oh, ow)
+    return windows(xp, (kh, kw), tuple(strides), tuple(dilations)), (top, bottom, left, right), (oh, ow)
 
 
 def _fill_pad(x, paddings, fill):

@@ -49,10 +49,12 @@ class RunContext:
     for ``explain``, how jacobians are computed, where kernels run (``device``: a
     ``tapecli.kernels.backends.Backend``, None for the CPU) and the open ``tf.name_scope`` names.
     ``updated_in_place`` counts the variables an optimizer stepped on its fast path (no tape open: slots
-    updated in their own arrays)."""
+    updated in their own arrays). ``backward_plans`` holds what is known of the structures of the run's
+    backward passes (``autodiff/replay.py``); ``backward_passes`` counts the run's backward passes and
+    ``replayed`` those that ran as plans."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
-                 "name_scopes", "updated_in_place")
+                 "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -68,6 +70,9 @@ class RunContext:
         self.device = device
         self.name_scopes: list[str] = []
         self.updated_in_place = 0
+        self.backward_plans: dict = {}
+        self.backward_passes = 0
+        self.replayed = 0
 
 
 class _Current(threading.local):

@@ -56,7 +56,13 @@ class BenchResult:
         return {"file": self.filename, "repeat": self.repeat, "warmup": self.warmup, "median_s": self.median_s,
                 "min_s": self.min_s, "max_s": self.max_s, "times_s": list(self.times),
                 "peak_bytes": self.peak_bytes, "peak_rss_bytes": self.peak_rss_bytes,
-                "device": _device_doc(self.last)}
+                "device": _device_doc(self.last), **self.backward_passes}
+
+    @property
+    def backward_passes(self) -> dict:
+        """The last run's backward passes, and how many of them ran as plans (autodiff/replay.py)."""
+        ctx = self.last.context if self.last is not None else None
+        return {"backward_passes": ctx.backward_passes if ctx else 0, "backward_replayed": ctx.replayed if ctx else 0}
 
 
 def _device_doc(result) -> dict:

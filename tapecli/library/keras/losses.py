@@ -209,13 +209,13 @@ def _scce(y_true, y_pred, from_logits=False, ignore_class=None):
     if labels.dtype.kind == "f":
         if np.any(labels != np.floor(labels)):
             raise TdfValueError("sparse_categorical_crossentropy: y_true must hold integer class indices")
-    labels = labels.astype(np.int64)
+    labels = labels.astype(np.int64, copy=False)
     n = y_pred.shape[-1]
-    valid = np.ones(labels.shape, bool) if ignore_class is None else labels != int(num(ignore_class))
+    valid = None if ignore_class is None else labels != int(num(ignore_class))
     if ignore_class is not None:
         labels = np.where(valid, labels, 0)
-    bad = (labels < 0) | (labels >= n)
-    if bad.any():
+    if labels.size and (labels.min() < 0 or labels.max() >= n):
+        bad = (labels < 0) | (labels >= n)
         raise TdfValueError(f"Received a label value of {int(labels[bad].flat[0])} which is outside the valid range "
                             f"of [0, {n}).")
     d = y_pred.dtype

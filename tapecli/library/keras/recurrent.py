@@ -193,12 +193,8 @@ def _patches(x, k, s, padding, fill):
         x = ops.concat([Tensor(pad[0]), x, Tensor(pad[1])], axis=2)
     if oh <= 0 or ow <= 0:
         raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
-    taps = []
-    for i in range(k[0]):
-        for j in range(k[1]):
-            taps.append(ops.getitem(x, (_ALL, slice(i, i + s[0] * (oh - 1) + 1, s[0]),
-                                        slice(j, j + s[1] * (ow - 1) + 1, s[1]))))
-    return ops.stack(taps, axis=3), oh, ow
+    w = ops.windows(x, tuple(k), tuple(s))
+    return ops.reshape(w, (w.shape[0], oh, ow, k[0] * k[1], w.shape[5])), oh, ow
 
 
 class Conv2D(Layer):
@@ -234,9 +230,10 @@ class Conv2D(Layer):
     def forward(self, interp, x, training):
         p, oh, ow = _patches(x, self.kernel_size, self.strides, self.padding, 0.0)
         kh, kw = self.kernel_size
-        cols = ops.reshape(p, (x.shape[0], oh, ow, kh * kw * x.shape[3]))
+        # every window a row: one product (and the kernel's gradient one product), not one per image row
+        cols = ops.reshape(p, (x.shape[0] * oh * ow, kh * kw * x.shape[3]))
         kernel = ops.reshape(self.weights_["kernel"], (kh * kw * x.shape[3], self.filters))
-        y = ops.matmul(cols, kernel)
+        y = ops.reshape(ops.matmul(cols, kernel), (x.shape[0], oh, ow, self.filters))
         if self.use_bias:
             y = ops.add(y, self.weights_["bias"])
         return y if self.activation is None else self.activation(y)

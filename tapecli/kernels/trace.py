@@ -1,0 +1,189 @@
+"""Kernel traces: the kernel calls of a computation, recorded once and run again on new inputs.
+
+While a :class:`Recorder` is installed (``kernels.tracing``), every ``kernels.run`` is computed as
+usual and written down: its kernel, and each argument as where it came from — one of the trace's
+inputs, an earlier call's result, a view of either (a reshape, a transpose: its offset, shape and
+strides), or a constant. :meth:`Trace.run` makes the same calls again on other inputs, with
+nothing of the code that made them: no ops, no tensors, no rules. Small-tensor shortcuts that
+compute outside ``kernels.run`` are off while a recorder is installed (``numpy_quiet``).
+
+A trace knows nothing of what the calls meant; whoever records one decides when running it again
+is right (``autodiff/replay.py`` checks it first). Two traces of one computation can be compared
+(:meth:`Trace.same_as`): an argument that is a constant in both must hold the same bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_as_strided = np.lib.stride_tricks.as_strided
+
+
+class Mismatch(Exception):
+    """Running a trace met an array laid out otherwise than when it was recorded."""
+
+
+class Const:
+    """An argument the trace passes as it was: made by the code, from no input."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def resolve(self, values):
+        return self.value
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is Const and same_value(self.value, other.value)
+
+
+class View:
+    """A view of an input or a result: ``offset`` bytes into it, with ``shape`` and ``strides``."""
+
+    __slots__ = ("slot", "base_layout", "offset", "shape", "strides", "how")
+
+    def __init__(self, slot, base, view):
+        self.slot = slot
+        self.base_layout = (base.shape, base.strides, base.dtype)
+        self.offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
+        self.shape, self.strides = view.shape, view.strides
+        # the common views, made as they were: a reshape, a transpose (as_strided costs ten times more)
+        whole = self.offset == 0 and view.size == base.size
+        if whole and view.flags.c_contiguous:
+            self.how = "reshape"
+        elif whole and view.ndim == base.ndim and (view.shape, view.strides) == (base.T.shape, base.T.strides):
+            self.how = "transpose"
+        else:
+            self.how = None
+
+    def resolve(self, values):
+        base = values[self.slot]
+        if base.__class__ is not np.ndarray or (base.shape, base.strides, base.dtype) != self.base_layout:
+            raise Mismatch
+        if self.how == "reshape":
+            return base.reshape(self.shape)
+        if self.how == "transpose":
+            return base.T
+        return _as_strided(base.reshape(-1)[self.offset:], self.shape, self.strides, writeable=False)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is View and (self.slot, self.base_layout, self.offset, self.shape, self.strides) == (
+            other.slot, other.base_layout, other.offset, other.shape, other.strides)
+
+
+class Sequence:
+    """A list or tuple argument, its items each resolved."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items):
+        self.kind, self.items = kind, items
+
+    def resolve(self, values):
+        return self.kind(values[s] if s.__class__ is int else s.resolve(values) for s in self.items)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is Sequence and self.kind is other.kind and _same_specs(self.items, other.items)
+
+
+def same_value(a, b) -> bool:
+    """Whether two constants are the same bits (NaN equals NaN, 0.0 is not -0.0)."""
+    if a.__class__ is not b.__class__:
+        return False
+    if isinstance(a, (np.ndarray, np.generic)):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _same_specs(a, b) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x.__class__ is int or y.__class__ is int:
+            if x != y:
+                return False
+        elif not x.same_as(y):
+            return False
+    return True
+
+
+class Trace:
+    """Kernel calls over ``n_inputs`` input slots; call k's result is slot ``n_inputs + k``."""
+
+    __slots__ = ("n_inputs", "steps")
+
+    def __init__(self, n_inputs: int, steps: list):
+        self.n_inputs = n_inputs
+        self.steps = steps           # (kernel name, argument specs, attribute specs or None)
+
+    def run(self, inputs: list, run) -> list:
+        """Every slot's value with ``inputs`` in the input slots, each call made through ``run(name, args,
+        attrs)`` (``kernels.run``). Raises :class:`Mismatch` where an input is laid out otherwise."""
+        values = list(inputs)
+        append = values.append
+        for name, specs, attr_specs in self.steps:
+            args = [values[s] if s.__class__ is int else s.resolve(values) for s in specs]
+            if attr_specs is None:
+                append(run(name, args, {}))
+            else:
+                append(run(name, args, {k: values[s] if s.__class__ is int else s.resolve(values)
+                                        for k, s in attr_specs.items()}))
+        return values
+
+    def same_as(self, other: Trace) -> bool:
+        """The same calls, on the same slots, with the same constants."""
+        if self.n_inputs != other.n_inputs or len(self.steps) != len(other.steps):
+            return False
+        for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
+            if name != name2 or not _same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
+                return False
+            if attrs is not None and (attrs.keys() != attrs2.keys()
+                                      or not _same_specs(list(attrs.values()), list(attrs2.values()))):
+                return False
+        return True
+
+
+class Recorder:
+    """Writes down the kernel calls made while it is installed (``kernels.tracing``). ``inputs``: the
+    arrays of the input slots. Every array it sees is kept alive, so that no two share an ``id``."""
+
+    def __init__(self, inputs):
+        self.slots: dict[int, int] = {}
+        self.held = list(inputs)
+        for i, a in enumerate(inputs):
+            self.slots.setdefault(id(a), i)
+        self.n_inputs = len(inputs)
+        self.steps: list = []
+
+    def spec(self, value):
+        """Where ``value`` comes from: a slot number, or a :class:`View`, :class:`Sequence` or :class:`Const`."""
+        slot = self.slots.get(id(value))
+        if slot is not None:
+            return slot
+        cls = value.__class__
+        if cls is list or cls is tuple:
+            return Sequence(cls, tuple(self.spec(v) for v in value))
+        self.held.append(value)
+        if cls is np.ndarray:
+            base = value.base
+            if base is not None and base.__class__ is np.ndarray and id(base) in self.slots \
+                    and base.dtype == value.dtype and base.flags.c_contiguous:
+                return View(self.slots[id(base)], base, value)
+        return Const(value)
+
+    def call(self, name, args, attrs, run):
+        """``run(name, args, attrs)``'s result, with the call written down."""
+        specs = tuple(self.spec(a) for a in args)
+        attr_specs = {k: self.spec(v) for k, v in attrs.items()} if attrs else None
+        out = run(name, args, attrs)
+        self.slots[id(out)] = self.n_inputs + len(self.steps)
+        self.held.append(out)
+        self.steps.append((name, specs, attr_specs))
+        return out
+
+    def trace(self) -> Trace:
+        return Trace(self.n_inputs, self.steps)

@@ -1,0 +1,176 @@
+"""Backward plans (autodiff/replay.py): a backward pass over a tape of a structure seen before runs as a
+recorded trace of kernel calls, and gives exactly the ordinary path's bits; a pass whose structure
+changed, or whose trace does not hold, runs the ordinary path."""
+import textwrap
+
+import numpy as np
+import pytest
+
+from tapecli import kernels
+from tapecli.api import Options, run_source
+from tapecli.autodiff import replay
+from tapecli.kernels.trace import Mismatch, Recorder
+from tapecli.ops import linalg
+from tapecli.runtime.values import Tensor
+
+MLP = """
+import tensorflow as tf
+X = tf.random.normal((16, 8), seed=1)
+Y = tf.random.uniform((16,), maxval=3, dtype=tf.int32, seed=2)
+model = tf.keras.Sequential([tf.keras.layers.Dense(12, activation="relu"), tf.keras.layers.Dense(3)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+losses = []
+for step in range({steps}):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(Y, model(X, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    losses.append(loss)
+"""
+
+CNN = """
+import tensorflow as tf
+X = tf.random.normal((4, 9, 9, 1), seed=1)
+Y = tf.random.uniform((4,), maxval=3, dtype=tf.int32, seed=2)
+model = tf.keras.Sequential([tf.keras.layers.Conv2D(3, 3, activation="relu"), tf.keras.layers.MaxPooling2D(2),
+                             tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+losses = []
+for step in range(8):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(Y, model(X, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    losses.append(loss)
+"""
+
+# the structure changes with the step: every third step doubles the loss, and the batch grows at step 6
+CHANGING = """
+var w = [[0.5, -0.25], [0.125, 1.0]]
+grads = []
+for step in range(12):
+    n = 3 if step < 6 else 5
+    x = reshape(cast(range(2 * n), float32), [n, 2]) * 0.1
+    tape t:
+        y = relu(x @ w) * (x @ w)
+        loss = reduce_sum(y)
+        if step % 3 == 0:
+            loss = loss * 2.0
+    grads.append(t.gradient(loss, w))
+"""
+
+
+def _run(source, monkeypatch, plans=True, **options):
+    monkeypatch.setattr(replay, "MAX_PLANS", replay.MAX_PLANS if plans else 0)
+    return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py", Options(**options))
+
+
+def _bits(result, name):
+    got = result.scope.get(name)
+    items = got if isinstance(got, list) else [got]
+    return [np.asarray(t.read().value if hasattr(t, "read") else t.value).tobytes() for t in items]
+
+
+def _state(result):
+    return [np.asarray(v.read().value).tobytes() for v in result.scope.get("model").weights]
+
+
+@pytest.mark.parametrize("program", [MLP.format(steps=12), CNN], ids=["mlp", "cnn"])
+def test_a_training_loop_replays_its_backward_pass_with_the_ordinary_bits(program, monkeypatch):
+    planned = _run(program, monkeypatch)
+    ordinary = _run(program, monkeypatch, plans=False)
+    assert ordinary.context.replayed == 0
+    steps = len(planned.scope.get("losses"))
+    # passes 1-3 of the structure run ordinarily (the 2nd and 3rd also traced, to check the plan)
+    assert planned.context.replayed == steps - 3
+    assert _state(planned) == _state(ordinary)
+    assert _bits(planned, "losses") == _bits(ordinary, "losses")
+
+
+def test_a_changed_structure_runs_the_ordinary_path_and_gets_a_plan_of_its_own(monkeypatch):
+    planned = _run(CHANGING, monkeypatch)
+    ordinary = _run(CHANGING, monkeypatch, plans=False)
+    assert _bits(planned, "grads") == _bits(ordinary, "grads")
+    # four structures (two batch sizes, doubled or not): the doubled ones run twice each, the others four
+    # times, their 4th pass replayed
+    assert len(planned.context.backward_plans) == 4
+    assert planned.context.replayed == 2
+    # and the values are the gradient: d/dw sum(relu(xw) * xw) = x^T (2 relu(xw)), doubled every third step
+    w = np.array([[0.5, -0.25], [0.125, 1.0]], np.float32)
+    for step, got in enumerate(planned.scope.get("grads")):
+        n = 3 if step < 6 else 5
+        x = np.arange(2 * n, dtype=np.float32).reshape(n, 2) * np.float32(0.1)
+        expected = x.T @ (2 * np.maximum(x @ w, 0)) * (2 if step % 3 == 0 else 1)
+        np.testing.assert_allclose(got.value, expected, rtol=1e-6)
+
+
+def test_a_backward_pass_that_computes_outside_the_kernels_gets_no_plan(monkeypatch):
+    # a gradient rule that copies its result with NumPy: the copy is a constant to a trace, and a constant
+    # that changes from pass to pass is refused; a plan adopted without that check would give step 4's
+    # gradient again at every later step
+    rule = linalg.MATMUL.vjp
+
+    def copying_rule(r, g, needs):
+        return tuple(None if ig is None else Tensor(np.array(ig.value)) for ig in rule(r, g, needs))
+    monkeypatch.setattr(linalg.MATMUL, "vjp", copying_rule)
+    program = MLP.format(steps=8)
+    planned = _run(program, monkeypatch)
+    assert planned.context.replayed == 0
+    assert [p.rejected for p in planned.context.backward_plans.values()] == [True]
+    assert _state(planned) == _state(_run(program, monkeypatch, plans=False))
+
+
+@pytest.mark.parametrize("options", [{"check_numerics": True}, {"explain": True}])
+def test_no_plan_runs_where_the_pass_is_checked_or_logged(options, monkeypatch):
+    planned = _run(MLP.format(steps=6), monkeypatch, **options)
+    assert planned.context.replayed == 0 and not planned.context.backward_plans
+
+
+def test_no_plan_runs_while_another_tape_records_the_pass(monkeypatch):
+    source = """
+        var x = [0.5, 1.5]
+        seconds = []
+        for i in range(6):
+            tape outer:
+                tape inner:
+                    y = reduce_sum(sin(x) * x)
+                g = inner.gradient(y, x)
+                s = reduce_sum(g)
+            seconds.append(outer.gradient(s, x))
+    """
+    planned = _run(source, monkeypatch)
+    assert _bits(planned, "seconds") == _bits(_run(source, monkeypatch, plans=False), "seconds")
+    # the inner passes are recorded by the outer tape: never planned; the outer ones are
+    assert planned.context.replayed == 3
+
+
+def test_a_trace_runs_again_on_new_inputs_with_views_and_constants():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    recorder = Recorder([a])
+    with kernels.quiet(), kernels.tracing(recorder):
+        doubled = kernels.call("mul", a, np.float32(2))
+        out = kernels.call("add", doubled.T, np.ones((3, 2), np.float32))     # a view of a result
+    trace = recorder.trace()
+    assert [name for name, _, _ in trace.steps] == ["mul", "add"]
+    b = np.full((2, 3), 5, np.float32)
+    with kernels.quiet():
+        values = trace.run([b], kernels.run)
+    np.testing.assert_array_equal(values[-1], b.T * 2 + 1)
+    np.testing.assert_array_equal(out, a.T * 2 + 1)
+    with kernels.quiet(), pytest.raises(Mismatch):      # laid out otherwise than when recorded
+        trace.run([np.full((3, 2), 5, np.float32)], kernels.run)
+
+
+def test_traces_differ_where_a_constant_differs():
+    def trace_of(constant):
+        a = np.ones(3, np.float32)
+        recorder = Recorder([a])
+        with kernels.quiet(), kernels.tracing(recorder):
+            kernels.call("mul", a, constant)
+        return recorder.trace()
+    assert trace_of(np.float32(2)).same_as(trace_of(np.float32(2)))
+    assert not trace_of(np.float32(2)).same_as(trace_of(np.float32(3)))
+    assert not trace_of(np.float32(0.0)).same_as(trace_of(np.float32(-0.0)))
+    assert not trace_of(np.array([1, 2, 3], np.float32)).same_as(trace_of(np.array([1, 2, 4], np.float32)))
