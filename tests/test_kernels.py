@@ -460,3 +460,29 @@ def test_index_grad_adds_as_np_add_at_does(index):
     np.add.at(want, index, g)
     got = NUMPY_KERNELS["index_grad"](g, x.shape, index)
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
+    # relu's gradient as a bit mask, max/min over a short inner axis slice by slice, broadcast_to as a copy:
+    # each against the NumPy call it stands for, with NaN, inf and both zeros among the values
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((16, 9, 7, 4, 8)).astype(dtype)
+    flat = x.reshape(-1)
+    flat[::97], flat[::89], flat[::53], flat[5] = 0.0, -0.0, np.inf, np.nan
+    g = rng.standard_normal(x.shape).astype(dtype)
+    g.reshape(-1)[::61] = -0.0
+    g.reshape(-1)[7] = np.nan
+
+    def same(a, b):
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert same(NUMPY_KERNELS["masked_grad"](g, x, kind="relu"), np.where(x > 0, g, 0).astype(dtype))
+    assert same(NUMPY_KERNELS["masked_grad"](g[:, ::2], x[:, ::2], kind="relu"),
+                np.where(x[:, ::2] > 0, g[:, ::2], 0).astype(dtype))
+    for axis in (3, (1,), -2, 0):
+        for keepdims in (False, True):
+            assert same(NUMPY_KERNELS["max"](x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
+            assert same(NUMPY_KERNELS["min"](x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims))
+    assert same(NUMPY_KERNELS["broadcast_to"](x[0, 0, 0], (3, 4, 8)), np.array(np.broadcast_to(x[0, 0, 0], (3, 4, 8))))
+    with pytest.raises(ValueError, match="broadcast"):
+        NUMPY_KERNELS["broadcast_to"](x[0, 0, 0], (3, 5))

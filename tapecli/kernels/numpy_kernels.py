@@ -118,11 +118,39 @@ def reduce(kind):
             with warnings.catch_warnings():      # NaN, as TensorFlow's; not NumPy's "Mean of empty slice" on stderr
                 warnings.simplefilter("ignore", RuntimeWarning)
                 out = f(x, axis=axis, keepdims=keepdims)
+        elif kind in ("max", "min") and (short := _short_inner_axis(x, axis)) is not None:
+            out = _extreme_along(x, short, np.maximum if kind == "max" else np.minimum)
+            if keepdims:
+                out = np.expand_dims(out, short)
         else:
             out = f(x, axis=axis, keepdims=keepdims)
         return np.asarray(out, dtype=x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.int64)
     run.__name__ = kind
     return run
+
+
+def _short_inner_axis(x, axis):
+    """The axis of a max/min over one short axis that is not the last one (a pooling window's), else None."""
+    if x.__class__ is not np.ndarray or x.dtype.kind != "f" or x.size < 4096:
+        return None
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]
+    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        return None
+    axis = int(axis) % x.ndim
+    return axis if axis < x.ndim - 1 and 2 <= x.shape[axis] <= 16 else None
+
+
+def _extreme_along(x, axis, pick):
+    """np.max (np.min) over ``axis`` as NumPy reduces an axis that is not the last, one slice after another:
+    the same bits, at a fraction of the reduction's time on a short axis."""
+    index = [slice(None)] * x.ndim
+    index[axis] = 0
+    out = np.array(x[tuple(index)])
+    for i in range(1, x.shape[axis]):
+        index[axis] = i
+        pick(out, x[tuple(index)], out=out)
+    return out
 
 
 def getitem(x, index):
