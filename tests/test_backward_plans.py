@@ -13,11 +13,11 @@ from tapecli.kernels.trace import Mismatch, Recorder
 from tapecli.ops import linalg
 from tapecli.runtime.values import Tensor
 
-MLP = """
+TRAIN = """
 import tensorflow as tf
-X = tf.random.normal((16, 8), seed=1)
-Y = tf.random.uniform((16,), maxval=3, dtype=tf.int32, seed=2)
-model = tf.keras.Sequential([tf.keras.layers.Dense(12, activation="relu"), tf.keras.layers.Dense(3)])
+X = tf.random.normal({x_shape}, seed=1)
+Y = tf.random.uniform(({batch},), maxval=3, dtype=tf.int32, seed=2)
+model = tf.keras.Sequential([{layers}])
 loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 opt = tf.keras.optimizers.Adam(learning_rate=0.01)
 losses = []
@@ -29,22 +29,15 @@ for step in range({steps}):
     losses.append(loss)
 """
 
-CNN = """
-import tensorflow as tf
-X = tf.random.normal((4, 9, 9, 1), seed=1)
-Y = tf.random.uniform((4,), maxval=3, dtype=tf.int32, seed=2)
-model = tf.keras.Sequential([tf.keras.layers.Conv2D(3, 3, activation="relu"), tf.keras.layers.MaxPooling2D(2),
-                             tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
-loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-opt = tf.keras.optimizers.Adam(learning_rate=0.01)
-losses = []
-for step in range(8):
-    with tf.GradientTape() as tape:
-        loss = loss_fn(Y, model(X, training=True))
-    grads = tape.gradient(loss, model.trainable_variables)
-    opt.apply_gradients(zip(grads, model.trainable_variables))
-    losses.append(loss)
-"""
+
+def mlp(steps):
+    return TRAIN.format(x_shape=(16, 8), batch=16, steps=steps,
+                        layers='tf.keras.layers.Dense(12, activation="relu"), tf.keras.layers.Dense(3)')
+
+
+CNN = TRAIN.format(x_shape=(4, 9, 9, 1), batch=4, steps=8,
+                   layers='tf.keras.layers.Conv2D(3, 3, activation="relu"), tf.keras.layers.MaxPooling2D(2), '
+                          'tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)')
 
 # the structure changes with the step: every third step doubles the loss, and the batch grows at step 6
 CHANGING = """
@@ -77,7 +70,7 @@ def _state(result):
     return [np.asarray(v.read().value).tobytes() for v in result.scope.get("model").weights]
 
 
-@pytest.mark.parametrize("program", [MLP.format(steps=12), CNN], ids=["mlp", "cnn"])
+@pytest.mark.parametrize("program", [mlp(12), CNN], ids=["mlp", "cnn"])
 def test_a_training_loop_replays_its_backward_pass_with_the_ordinary_bits(program, monkeypatch):
     planned = _run(program, monkeypatch)
     ordinary = _run(program, monkeypatch, plans=False)
@@ -115,7 +108,7 @@ def test_a_backward_pass_that_computes_outside_the_kernels_gets_no_plan(monkeypa
     def copying_rule(r, g, needs):
         return tuple(None if ig is None else Tensor(np.array(ig.value)) for ig in rule(r, g, needs))
     monkeypatch.setattr(linalg.MATMUL, "vjp", copying_rule)
-    program = MLP.format(steps=8)
+    program = mlp(8)
     planned = _run(program, monkeypatch)
     assert planned.context.replayed == 0
     assert [p.rejected for p in planned.context.backward_plans.values()] == [True]
@@ -124,7 +117,7 @@ def test_a_backward_pass_that_computes_outside_the_kernels_gets_no_plan(monkeypa
 
 @pytest.mark.parametrize("options", [{"check_numerics": True}, {"explain": True}])
 def test_no_plan_runs_where_the_pass_is_checked_or_logged(options, monkeypatch):
-    planned = _run(MLP.format(steps=6), monkeypatch, **options)
+    planned = _run(mlp(6), monkeypatch, **options)
     assert planned.context.replayed == 0 and not planned.context.backward_plans
 
 
