@@ -36,6 +36,7 @@ import pytest  # noqa: E402
 from conftest import open_tape
 from tapecli.autodiff.backward import backward
 from tapecli import ops  # noqa: E402
+from tapecli.autodiff import replay  # noqa: E402
 from tapecli.autodiff.gradients import gradient  # noqa: E402
 from tapecli.runtime.context import current, run_context
 from tapecli.runtime.tape import Tape  # noqa: E402
@@ -758,6 +759,34 @@ def test_jvp(case, backend):
         lhs = float(np.sum(w.value * jv.value))
         rhs = sum(float(np.sum(vjps[k].value * tangents[k])) for k in subset if vjps[k] is not None)
         assert math.isclose(lhs, rhs, rel_tol=1e-9, abs_tol=1e-9), f"{case.id}: <w, jvp> {lhs} != <vjp, t> {rhs}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_a_repeated_backward_pass_runs_as_a_plan_with_the_ordinary_bits(case, monkeypatch):
+    """Six passes of one structure (the inputs scaled a little each time): from the fourth on, the pass runs
+    as its plan (autodiff/replay.py), and every pass gives the bits of the ordinary path."""
+    monkeypatch.setenv("TAPECLI_BACKEND", "numpy")
+
+    def six_passes(max_plans):
+        monkeypatch.setattr(replay, "MAX_PLANS", max_plans)
+        with run_context(float_dtype=np.float64):
+            arrays, rng = case.sample()
+            shape, dtype = _output_info(case, arrays)
+            w = _weight(rng, shape, dtype, case.grid)
+            passes = []
+            for step in range(6):
+                scaled = [a * a.dtype.type(1 + 1e-3 * step) if a.dtype.kind == "f" else a for a in arrays]
+                passes.append([None if g is None else (g.dtype, np.asarray(g.value).tobytes())
+                               for g in _first(case, scaled, w)])
+            return passes, current().replayed
+    planned, replayed = six_passes(64)
+    assert planned == six_passes(0)[0]
+    assert replayed == (0 if case.id in LEFT_TO_THE_ORDINARY_PATH else 3)
+
+
+# Rows whose plan is refused at its check: the ordinary path's gradient is a 0-d array where the traced
+# kernels give a NumPy scalar (the same number in another container), so the results are not the same
+LEFT_TO_THE_ORDINARY_PATH = {"sum_scalar", "elu_scalar", "gelu_exact_scalar"}
 
 
 # ---------------------------------------------------------------- coverage
