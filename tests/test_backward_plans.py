@@ -167,3 +167,18 @@ def test_traces_differ_where_a_constant_differs():
     assert not trace_of(np.float32(2)).same_as(trace_of(np.float32(3)))
     assert not trace_of(np.float32(0.0)).same_as(trace_of(np.float32(-0.0)))
     assert not trace_of(np.array([1, 2, 3], np.float32)).same_as(trace_of(np.array([1, 2, 4], np.float32)))
+
+
+def test_repeated_jacobians_run_their_batched_pass_as_a_plan(monkeypatch):
+    source = """
+        var x = [0.5, -1.5, 2.0]
+        jacobians = []
+        for i in range(6):
+            tape t:
+                y = sin(x) * x + reduce_sum(x * x)
+            jacobians.append(t.jacobian(y, x))
+            x.assign(x * 0.9)
+    """
+    planned = _run(source, monkeypatch)
+    assert _bits(planned, "jacobians") == _bits(_run(source, monkeypatch, plans=False), "jacobians")
+    assert planned.context.replayed == 3

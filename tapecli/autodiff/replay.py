@@ -112,7 +112,9 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
         except Mismatch:
             adopt = False
         else:
-            adopt = all(source_ids[k] in ordinary and same_value(_value(spec, values), ordinary[source_ids[k]].value)
+            # (a plan's gradients are strong tensors: an ordinary one that is a literal is not what it gives)
+            adopt = all(source_ids[k] in ordinary and not ordinary[source_ids[k]].weak
+                        and same_value(_value(spec, values), ordinary[source_ids[k]].value)
                         for k, spec in candidate_outputs)
     if adopt:
         plan.trace, plan.outputs = candidate, candidate_outputs
@@ -126,6 +128,8 @@ def _structure(path, targets, seeds, source_ids):
     values, the (record, input or -1 for the output) positions of the arrays the records kept)."""
     if len(path) > MAX_RECORDS:
         raise _NoPlan
+    # seeds with leading batch dimensions (a jacobian's one-hot rows) make every gradient that many times larger
+    batch = max((s.size // max(1, t.size) for t, s in zip(targets, seeds)), default=1)
     produced: dict[int, int] = {}
     leaves: dict[int, int] = {}
     positions = []
@@ -135,7 +139,7 @@ def _structure(path, targets, seeds, source_ids):
         op = rec.op
         if rec.__class__ is not Record or OPS.get(op.name) is not op:
             raise _NoPlan
-        elements += rec.output.size
+        elements += rec.output.size * batch
         if elements > MAX_PATH_ELEMENTS:
             raise _NoPlan
         ins = []
