@@ -242,6 +242,12 @@ def _admit_broadcast(op: Op, tensors) -> None:
             break
     else:
         return
+    if len(tensors) == 2:       # one shape the other's trailing dimensions (a bias): the result is the larger
+        a, b = first, tensors[1].value.shape
+        if len(a) < len(b):
+            a, b = b, a
+        if not b or a[len(a) - len(b):] == b:
+            return
     try:
         shape = np.broadcast_shapes(*(t.value.shape for t in tensors))
     except ValueError:
