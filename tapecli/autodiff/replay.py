@@ -73,7 +73,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
     inputs = [path[i].output.value if j < 0 else path[i].inputs[j].value for i, j in positions]
     inputs.extend(s.value for s in seeds)
     if plan.trace is not None:
-        from tapecli.kernels.trace import Mismatch
+        from tapecli.kernels.trace import Mismatch, resolve
         try:
             values = plan.trace.run(inputs, kernels.run)
         except Mismatch:
@@ -81,13 +81,13 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
         if release:
             _release(path)
         ctx.replayed += 1
-        return {source_ids[k]: make_tensor(_value(spec, values)) for k, spec in plan.outputs}
+        return {source_ids[k]: make_tensor(resolve(spec, values)) for k, spec in plan.outputs}
     plan.seen += 1
-    if plan.rejected or plan.seen == 1 or plan.seen > 3:
+    if plan.rejected or plan.seen == 1:      # (a third pass either adopts the plan or rejects it)
         return sweep(True, release)
     # a structure's second or third pass (the trace module is imported here: a program without a repeated
     # backward pass never loads it)
-    from tapecli.kernels.trace import Mismatch, Recorder, same_value
+    from tapecli.kernels.trace import Mismatch, Recorder, resolve, same_specs, same_value
     recorder = Recorder(inputs)
     try:
         with kernels.tracing(recorder):
@@ -104,8 +104,8 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
             same_value(traced[k].value, ordinary[k].value) for k in traced)
         return ordinary
     candidate, candidate_outputs = plan.candidate
-    adopt = trace.same_as(candidate) and len(outputs) == len(candidate_outputs) and all(
-        k == k2 and _same_spec(s, s2) for (k, s), (k2, s2) in zip(outputs, candidate_outputs))
+    adopt = trace.same_as(candidate) and [k for k, _ in outputs] == [k for k, _ in candidate_outputs] \
+        and same_specs([s for _, s in outputs], [s for _, s in candidate_outputs])
     if adopt:
         try:
             values = candidate.run(inputs, kernels.run)
@@ -114,7 +114,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
         else:
             # (a plan's gradients are strong tensors: an ordinary one that is a literal is not what it gives)
             adopt = all(source_ids[k] in ordinary and not ordinary[source_ids[k]].weak
-                        and same_value(_value(spec, values), ordinary[source_ids[k]].value)
+                        and same_value(resolve(spec, values), ordinary[source_ids[k]].value)
                         for k, spec in candidate_outputs)
     if adopt:
         plan.trace, plan.outputs = candidate, candidate_outputs
@@ -204,16 +204,6 @@ def _unique(source_ids):
         if sid not in seen:
             seen.add(sid)
             yield k, sid
-
-
-def _value(spec, values):
-    return values[spec] if spec.__class__ is int else spec.resolve(values)
-
-
-def _same_spec(a, b) -> bool:
-    if a.__class__ is int or b.__class__ is int:
-        return a == b
-    return a.same_as(b)
 
 
 def _release(path) -> None:

@@ -80,10 +80,10 @@ class Sequence:
         self.kind, self.items = kind, items
 
     def resolve(self, values):
-        return self.kind(values[s] if s.__class__ is int else s.resolve(values) for s in self.items)
+        return self.kind(resolve(s, values) for s in self.items)
 
     def same_as(self, other) -> bool:
-        return other.__class__ is Sequence and self.kind is other.kind and _same_specs(self.items, other.items)
+        return other.__class__ is Sequence and self.kind is other.kind and same_specs(self.items, other.items)
 
 
 def same_value(a, b) -> bool:
@@ -99,7 +99,8 @@ def same_value(a, b) -> bool:
     return a == b
 
 
-def _same_specs(a, b) -> bool:
+def same_specs(a, b) -> bool:
+    """Whether two lists of argument specs (slot numbers, views, sequences, constants) are the same."""
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
@@ -109,6 +110,11 @@ def _same_specs(a, b) -> bool:
         elif not x.same_as(y):
             return False
     return True
+
+
+def resolve(spec, values):
+    """The value of an argument spec, given every slot's value."""
+    return values[spec] if spec.__class__ is int else spec.resolve(values)
 
 
 class Trace:
@@ -139,10 +145,10 @@ class Trace:
         if self.n_inputs != other.n_inputs or len(self.steps) != len(other.steps):
             return False
         for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
-            if name != name2 or not _same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
+            if name != name2 or not same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
                 return False
             if attrs is not None and (attrs.keys() != attrs2.keys()
-                                      or not _same_specs(list(attrs.values()), list(attrs2.values()))):
+                                      or not same_specs(list(attrs.values()), list(attrs2.values()))):
                 return False
         return True
 
