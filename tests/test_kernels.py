@@ -464,8 +464,8 @@ def test_index_grad_adds_as_np_add_at_does(index):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
-    # relu's gradient as a bit mask, max/min over a short inner axis slice by slice, broadcast_to as a copy:
-    # each against the NumPy call it stands for, with NaN, inf and both zeros among the values
+    # relu's gradient as a bit mask; sum, max, min and max's share over a short inner axis slice by slice;
+    # broadcast_to as a copy: each against the NumPy call it stands for, with NaN, inf and both zeros among the values
     rng = np.random.default_rng(11)
     x = rng.standard_normal((16, 9, 7, 4, 8)).astype(dtype)
     flat = x.reshape(-1)
@@ -483,6 +483,13 @@ def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
         for keepdims in (False, True):
             assert same(NUMPY_KERNELS["max"](x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
             assert same(NUMPY_KERNELS["min"](x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims))
+            assert same(NUMPY_KERNELS["sum"](x, axis=axis, keepdims=keepdims), np.sum(x, axis=axis, keepdims=keepdims))
+            assert same(NUMPY_KERNELS["sum"](g, axis=axis, keepdims=keepdims), np.sum(g, axis=axis, keepdims=keepdims))
+    for axis in (3, (1,), -2, 0, (1, 3), None):
+        y = np.max(x, axis=axis, keepdims=True)
+        y.reshape(-1)[::3] = np.min(x, axis=axis, keepdims=True).reshape(-1)[::3]
+        hit = np.equal(x, y).astype(dtype)
+        assert same(NUMPY_KERNELS["extreme_share"](x, y, axis=axis), hit / np.sum(hit, axis=axis, keepdims=True))
     assert same(NUMPY_KERNELS["broadcast_to"](x[0, 0, 0], (3, 4, 8)), np.array(np.broadcast_to(x[0, 0, 0], (3, 4, 8))))
     with pytest.raises(ValueError, match="broadcast"):
         NUMPY_KERNELS["broadcast_to"](x[0, 0, 0], (3, 5))

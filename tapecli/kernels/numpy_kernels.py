@@ -118,8 +118,8 @@ def reduce(kind):
             with warnings.catch_warnings():      # NaN, as TensorFlow's; not NumPy's "Mean of empty slice" on stderr
                 warnings.simplefilter("ignore", RuntimeWarning)
                 out = f(x, axis=axis, keepdims=keepdims)
-        elif kind in ("max", "min") and (short := _short_inner_axis(x, axis)) is not None:
-            out = _extreme_along(x, short, np.maximum if kind == "max" else np.minimum)
+        elif kind in _ALONG and (short := _short_inner_axis(x, axis)) is not None:
+            out = _along(x, short, _ALONG[kind])
             if keepdims:
                 out = np.expand_dims(out, short)
         else:
@@ -129,8 +129,12 @@ def reduce(kind):
     return run
 
 
+# the reductions that NumPy computes over an axis that is not the last one as one slice after another
+_ALONG = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+
+
 def _short_inner_axis(x, axis):
-    """The axis of a max/min over one short axis that is not the last one (a pooling window's), else None."""
+    """The axis of a sum/max/min over one short axis that is not the last one (a pooling window's), else None."""
     if x.__class__ is not np.ndarray or x.dtype.kind != "f" or x.size < 4096:
         return None
     if isinstance(axis, tuple) and len(axis) == 1:
@@ -141,15 +145,41 @@ def _short_inner_axis(x, axis):
     return axis if axis < x.ndim - 1 and 2 <= x.shape[axis] <= 16 else None
 
 
-def _extreme_along(x, axis, pick):
-    """np.max (np.min) over ``axis`` as NumPy reduces an axis that is not the last, one slice after another:
-    the same bits, at a fraction of the reduction's time on a short axis."""
+def _along(x, axis, combine):
+    """np.sum (np.max, np.min) over ``axis`` as NumPy reduces an axis that is not the last, one slice after
+    another: the same bits, at a fraction of the reduction's time on a short axis."""
     index = [slice(None)] * x.ndim
     index[axis] = 0
     out = np.array(x[tuple(index)])
     for i in range(1, x.shape[axis]):
         index[axis] = i
-        pick(out, x[tuple(index)], out=out)
+        combine(out, x[tuple(index)], out=out)
+    return out
+
+
+def extreme_share(x, y, axis=None):
+    """What max (min) over ``axis`` passes back to each entry of ``x``, ``y`` being the extremes with the axis
+    kept: TensorFlow's ``indicators / num_selected`` (1 / the number of ties where an entry is the extreme, 0
+    elsewhere). Over one short axis that is not the last (a pooling window's), slice by slice: the same
+    bits (counting ones is exact in any order) without NumPy's slow broadcasts along a middle axis."""
+    short = _short_inner_axis(x, axis)
+    if short is None or y.shape[short] != 1:
+        hit = np.equal(x, y).astype(x.dtype)
+        return hit / np.sum(hit, axis=axis, keepdims=True)
+    index = [slice(None)] * x.ndim
+    index[short] = 0
+    extreme = y[tuple(index)]
+    hits = []
+    for i in range(x.shape[short]):
+        index[short] = i
+        hits.append(np.equal(x[tuple(index)], extreme).astype(x.dtype))
+    ties = np.array(hits[0])
+    for hit in hits[1:]:
+        ties += hit
+    out = np.empty(x.shape, x.dtype)
+    for i, hit in enumerate(hits):
+        index[short] = i
+        np.divide(hit, ties, out=out[tuple(index)])
     return out
 
 
@@ -192,7 +222,7 @@ KERNELS = {
     "where": where, "clip": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
     # reductions
     "sum": reduce("sum"), "prod": reduce("prod"), "max": reduce("max"), "min": reduce("min"),
-    "mean": reduce("mean"), "logsumexp": logsumexp,
+    "mean": reduce("mean"), "logsumexp": logsumexp, "extreme_share": extreme_share,
     "argmax": lambda x, axis: np.argmax(x, axis=axis).astype(np.int64),
     "argmin": lambda x, axis: np.argmin(x, axis=axis).astype(np.int64),
     "softmax": softmax, "log_softmax": log_softmax,

@@ -60,11 +60,11 @@ def _reduce_tangent(r, t, weights=None):
 
 
 def _extreme_share(r):
+    """cast(equal(x, y), x.dtype) / its sum over the axes (TensorFlow's _MaxGrad), as one kernel."""
     x = r.inputs[0]
-    y = r.output if r.attrs.get("keepdims") else reshape(r.output, _keep_shape(x.shape, r.attrs.get("axis")))
-    hit = cast(equal(x, y), x.dtype)
-    ties = reduce_sum(hit, axis=r.attrs.get("axis"), keepdims=True)
-    return div(hit, ties)
+    axis = r.attrs.get("axis")
+    y = r.output if r.attrs.get("keepdims") else reshape(r.output, _keep_shape(x.shape, axis))
+    return apply(EXTREME_SHARE, (x, y), axis=axis)
 
 
 def _extreme_vjp(r, g):
@@ -117,6 +117,8 @@ MEAN = register("mean", numba=True, vjp=lambda r, g: (div(_expand_reduced(g, r),
                 jvp=lambda r, ts: reduce_mean(ts[0], axis=_batch_axis(r.attrs.get("axis"), r.inputs[0].ndim,
                                                                        ts[0].ndim - r.inputs[0].ndim),
                                               keepdims=r.attrs.get("keepdims", False)), saves=())
+# piecewise constant in both inputs: no gradient, as equal's
+EXTREME_SHARE = register("extreme_share", differentiable=False, saves=())
 MAX = register("max", numba=True, vjp=_extreme_vjp, jvp=lambda r, ts: _reduce_tangent(r, ts[0], _extreme_share(r)),
                saves=(0, "out"))
 MIN = register("min", numba=True, vjp=_extreme_vjp, jvp=lambda r, ts: _reduce_tangent(r, ts[0], _extreme_share(r)),

@@ -1,7 +1,7 @@
 """The cuda backend: the kernel table of ``numpy_kernels.KERNELS`` on device arrays.
 
 Elementwise ops and gradient helpers run their ``device_math`` formula; reductions are a tree per
-block (``launch.reduction``); softmax, log_softmax and logsumexp are compositions of those kernels,
+block (``launch.reduction``); softmax, log_softmax, logsumexp and extreme_share are compositions of those kernels,
 as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map that the host
 computes from the shapes alone (no values cross); the gradient of indexing is a segmented sum.
 matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
@@ -42,7 +42,7 @@ class CudaBackend(Backend):
         self._out_dtypes: dict = {}
         t = {name: self._ew(name) for name in _UNARY + _NARY}
         t.update({k: self._reduce(k) for k in ("sum", "prod", "max", "min", "mean")})
-        t.update(logsumexp=self.logsumexp, softmax=self.softmax, log_softmax=self.log_softmax,
+        t.update(logsumexp=self.logsumexp, extreme_share=self.extreme_share, softmax=self.softmax, log_softmax=self.log_softmax,
                  matmul=self.matmul, reshape=self.reshape, transpose=self.transpose, broadcast_to=self.broadcast_to,
                  concat=self.concat, stack=self.stack, getitem=self.getitem, index_grad=self.index_grad)
         self.table = t
@@ -252,6 +252,10 @@ class CudaBackend(Backend):
             axes = range(x.ndim) if axis is None else {int(a) % x.ndim for a in listed}
             out = out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
         return out
+
+    def extreme_share(self, x, y, axis=None):
+        hit = self.elementwise("cast", (self.elementwise("equal", (x, y), {}),), {"dtype": x.dtype})
+        return self.elementwise("div", (hit, self.reduce("sum", hit, axis, True)), {})
 
     def softmax(self, x, axis=-1):
         x = self.asarray(x)
