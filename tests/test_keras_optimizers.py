@@ -8,6 +8,7 @@ import pytest
 
 from conftest import run_program, value
 from tapecli.api import run_source
+from tapecli.library.keras import optimizers
 from tapecli.errors import TdfTypeError, TdfValueError
 
 f = np.float32
@@ -290,16 +291,47 @@ def _train(ctor, apply):
     "Adadelta(1.0)", "Lion(0.01)", "Lamb(0.01)", "Ftrl(0.1, l1_regularization_strength=0.01)",
     "Adam(0.01, weight_decay=0.1, clipnorm=1.0)",
 ])
-def test_the_in_place_update_gives_the_ordinary_paths_bits(ctor):
+@pytest.mark.parametrize("flat", [True, False], ids=["end-to-end", "in-place"])
+def test_the_fast_update_gives_the_ordinary_paths_bits(ctor, flat, monkeypatch):
+    # the fast path: the variables stepped together laid end to end (small ones), or each slot in place
+    monkeypatch.setattr(optimizers, "FLAT_ELEMENTS", optimizers.FLAT_ELEMENTS if flat else 0)
+    stepped = []
+    monkeypatch.setattr(optimizers.Optimizer, "step_flat", _counted(optimizers.Optimizer.step_flat, stepped))
     fast, fast_state = _train(ctor, APPLY)
+    assert bool(stepped) == (flat and "Lamb" not in ctor)     # (Lamb's trust ratio is a norm per variable)
+    stepped.clear()
     ordinary, ordinary_state = _train(ctor, APPLY_UNDER_A_TAPE)
+    assert not stepped
     assert fast == 4 * 5 and ordinary == 0      # four steps of five variables (a scalar among them)
     assert len(fast_state) == len(ordinary_state) >= 5
     for mine, theirs in zip(fast_state, ordinary_state, strict=True):
         assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes()
 
 
-def test_a_kept_read_of_a_slot_keeps_its_value():
+def _counted(f, calls):
+    def counted(*args):
+        calls.append(1)
+        return f(*args)
+    return counted
+
+
+def test_a_kept_read_of_a_slot_keeps_its_value_when_stepped_end_to_end():
+    r = run_program("""
+        var w = [1.0, 2.0]
+        var b = 3.0
+        opt = Adam(learning_rate=0.1)
+        opt.apply_gradients([[[0.5, 0.5], w], [1.0, b]])
+        m = opt.variables[0]
+        kept = m.value()
+        opt.apply_gradients([[[0.5, 0.5], w], [1.0, b]])
+    """)
+    assert value(r, "kept") == [np.float32(0.05)] * 2
+    assert value(r, "m") == [np.float32(np.float32(0.05) + (np.float32(0.5) - np.float32(0.05)) * np.float32(0.1))] * 2
+    assert r.context.updated_in_place == 4
+
+
+def test_a_kept_read_of_a_slot_keeps_its_value(monkeypatch):
+    monkeypatch.setattr(optimizers, "FLAT_ELEMENTS", 0)       # each slot written in place where it can be
     r = run_program("""
         var w = [1.0, 2.0]
         opt = Adam(learning_rate=0.1)

@@ -493,3 +493,23 @@ def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
     assert same(NUMPY_KERNELS["broadcast_to"](x[0, 0, 0], (3, 4, 8)), np.array(np.broadcast_to(x[0, 0, 0], (3, 4, 8))))
     with pytest.raises(ValueError, match="broadcast"):
         NUMPY_KERNELS["broadcast_to"](x[0, 0, 0], (3, 5))
+
+
+@pytest.mark.parametrize("shape", [(256, 10), (6, 40, 3), (64, 32), (40, 33), (5, 4)])
+def test_sparse_xent_kernels_class_major_or_not_are_float64s_numbers_rounded(shape):
+    # few classes and many rows take the class-major layout (_class_major); the rest the row-major one
+    rng = np.random.default_rng(3)
+    logits = (rng.standard_normal(shape) * 4).astype(np.float32)
+    labels = rng.integers(0, shape[-1], shape[:-1]).astype(np.int32)
+    x = logits.astype(np.float64)
+    shifted = x - x.max(axis=-1, keepdims=True)
+    log_total = np.log(np.exp(shifted).sum(axis=-1))
+    want_loss = log_total - np.take_along_axis(shifted, labels[..., None], -1)[..., 0]
+    want_backprop = np.exp(shifted - log_total[..., None])
+    np.put_along_axis(want_backprop, labels[..., None], np.take_along_axis(want_backprop, labels[..., None], -1) - 1, -1)
+    loss = NUMPY_KERNELS["sparse_softmax_xent"](logits, labels)
+    backprop = NUMPY_KERNELS["sparse_softmax_xent_backprop"](logits, labels)
+    assert loss.dtype == backprop.dtype == np.float32 and loss.shape == shape[:-1] and backprop.shape == shape
+    assert backprop.flags.c_contiguous
+    np.testing.assert_allclose(loss, want_loss, rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(backprop, want_backprop, rtol=2e-6, atol=2e-7)

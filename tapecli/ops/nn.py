@@ -30,9 +30,31 @@ def _float(t: Tensor, what) -> Tensor:
 
 # ---------------------------------------------------------------- cross-entropies
 
+_FEW_CLASSES = 32      # up to this many classes (and more rows than that), the kernels work class-major
+
+
+def _class_major(logits):
+    """``logits - max(logits)`` along the last axis, laid out (classes, rows) and contiguous, with the rows'
+    numbers, where there are few classes and more rows: NumPy reduces a short last axis one row at a time, the
+    first axis of this layout in one pass (the sums over classes are then in order, not pairwise); else None."""
+    n = logits.shape[-1] if logits.ndim >= 2 else 0
+    if not 0 < n <= _FEW_CLASSES or logits.size <= _FEW_CLASSES * n:
+        return None
+    shifted = np.ascontiguousarray(logits.reshape(-1, n).T)
+    shifted -= np.max(shifted, axis=0)
+    return shifted, np.arange(shifted.shape[1])
+
+
 def _sparse_xent(logits, labels):
     """TensorFlow's SparseSoftmaxCrossEntropyWithLogits loss: log(sum(exp(shifted))) - shifted[label],
     ``shifted = logits - max(logits)`` along the last axis (the bits of -log_softmax(logits)[label])."""
+    if (few := _class_major(logits)) is not None:
+        shifted, rows = few
+        picked = shifted[labels.reshape(-1), rows]
+        total = np.sum(np.exp(shifted, out=shifted), axis=0)
+        np.log(total, out=total)
+        total -= picked
+        return total.reshape(logits.shape[:-1])
     shifted = logits - np.max(logits, axis=-1, keepdims=True)
     picked = _at_labels(shifted, labels)
     total = np.sum(np.exp(shifted), axis=-1)
@@ -42,6 +64,12 @@ def _sparse_xent(logits, labels):
 
 def _sparse_xent_backprop(logits, labels):
     """The op's second output in TensorFlow: exp(shifted) / sum(exp(shifted)) - one_hot(label)."""
+    if (few := _class_major(logits)) is not None:
+        shifted, rows = few
+        np.exp(shifted, out=shifted)
+        shifted /= np.sum(shifted, axis=0)
+        shifted[labels.reshape(-1), rows] -= 1
+        return np.ascontiguousarray(shifted.T).reshape(logits.shape)
     out = logits - np.max(logits, axis=-1, keepdims=True)
     np.exp(out, out=out)
     out /= np.sum(out, axis=-1, keepdims=True)

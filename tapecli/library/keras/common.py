@@ -115,7 +115,10 @@ class KerasObject(ProgramObject):
         return {}
 
     def get_attribute(self, interp, attr, node):
-        methods = self.methods()
+        # an object's methods are fixed once it is made: built once (a training loop reads them every step)
+        methods = self.__dict__.get("_methods")
+        if methods is None:
+            methods = self._methods = self.methods()
         if attr in methods:
             return method(attr, methods[attr])
         attrs = self.attributes()
