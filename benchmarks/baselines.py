@@ -3,7 +3,8 @@
 Each computes the same forward pass and the same derivatives as the .tdf program: the analytic
 gradient for elementwise and mlp, diag(cos(Mx) * x) @ M + diag(sin(Mx)) for the jacobian, and for
 the scalar loop a loop on NumPy float32 scalars that keeps its intermediates, then a hand-written
-backward loop. The unrecorded loop has two: NumPy float32 scalars and CPython floats.
+backward loop. The unrecorded loop has two: NumPy float32 scalars and CPython floats. The MLP training
+loop's 200 Adam steps are written out too (the CNN's are not: a convolution by hand is not one line).
 """
 from __future__ import annotations
 
@@ -69,6 +70,39 @@ def loop_cpython(steps):
     return y
 
 
+def train_numpy(x, y, steps=200):
+    """The train workload's 200 steps by hand: Dense 64 -> 128 relu -> Dense 10, the mean sparse cross-entropy
+    of the logits, Adam (Keras's update, epsilon 1e-7) on each variable, from the peers' initial weights."""
+    from peers import _initial_weights
+
+    f = np.float32
+    params = _initial_weights("train")
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    rows = np.arange(x.shape[0])
+    for t in range(1, steps + 1):
+        w1, b1, w2, b2 = params
+        h = x @ w1 + b1
+        a = np.maximum(h, f(0))
+        logits = a @ w2 + b2
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        total = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(total[:, 0]) - shifted[rows, y])
+        dlogits = e / total
+        dlogits[rows, y] -= 1
+        dlogits *= f(1 / x.shape[0])
+        da = dlogits @ w2.T
+        dh = np.where(h > 0, da, f(0))
+        grads = [x.T @ dh, dh.sum(axis=0), a.T @ dlogits, dlogits.sum(axis=0)]
+        alpha = f(1e-3) * np.sqrt(f(1) - f(0.999) ** f(t)) / (f(1) - f(0.9) ** f(t))
+        for p, g, mi, vi in zip(params, grads, m, v):
+            mi += (g - mi) * f(0.1)
+            vi += (g * g - vi) * f(0.001)
+            p -= mi * alpha / (np.sqrt(vi) + f(1e-7))
+    return loss
+
+
 # workload -> {baseline name: function of the workload's arrays (in INPUT_NAMES order) or of its step count}
 BASELINES = {
     "elementwise": {"numpy": elementwise_numpy},
@@ -76,4 +110,5 @@ BASELINES = {
     "jacobian": {"numpy": jacobian_numpy},
     "scalar_loop": {"numpy": scalar_loop_numpy},
     "loop": {"numpy": loop_numpy, "cpython": loop_cpython},
+    "train": {"numpy": train_numpy},
 }

@@ -22,7 +22,7 @@ with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
 * train        train.py, a Keras training loop as TensorFlow users write it: an MLP 64 -> 128 relu -> 10,
                batch 256, SparseCategoricalCrossentropy(from_logits=True), Adam, 200 steps (its own data).
 * cnn          cnn.py: Conv2D 16 and 32, max pooling, Dense 10 on 32 images of 28 x 28, 20 Adam steps.
-               The peers train the same models on seeded inputs (peers.py); there is no NumPy by hand.
+               The peers train the same models on seeded inputs (peers.py); NumPy by hand trains the MLP.
 
 tapecli runs each workload in ``tapecli bench --json`` (parsed once, inputs bound before timing,
 untimed warm-up runs, medians of the timed runs, all in one process); the baselines (baselines.py)

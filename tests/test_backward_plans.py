@@ -182,3 +182,22 @@ def test_repeated_jacobians_run_their_batched_pass_as_a_plan(monkeypatch):
     planned = _run(source, monkeypatch)
     assert _bits(planned, "jacobians") == _bits(_run(source, monkeypatch, plans=False), "jacobians")
     assert planned.context.replayed == 3
+
+
+def test_an_adopted_plan_calls_numpys_functions_itself_but_where_numba_serves_the_arrays(monkeypatch):
+    planned = _run(mlp(6), monkeypatch)
+    (plan,) = planned.context.backward_plans.values()
+    names = [name for name, _, _ in plan.trace.steps]
+    assert "matmul" in names and len(plan.trace.functions) == len(names)
+    assert all(f is kernels.RAW_NUMPY_KERNELS[name] for name, f in zip(names, plan.trace.functions))
+    # what kernels.direct answers: NumPy's function, but for arrays Numba serves (THRESHOLD elements or
+    # more), while a recorder writes the calls down, or outside quiet() (NumPy's warnings would be on)
+    big = np.ones(64, np.float32)
+    monkeypatch.setattr(kernels, "THRESHOLD", 64)
+    with kernels.quiet():
+        assert kernels.direct("matmul", [big, big]) is kernels.RAW_NUMPY_KERNELS["matmul"]
+        assert kernels.direct("add", [big[:8], big[:8]]) is kernels.RAW_NUMPY_KERNELS["add"]
+        assert (kernels.direct("add", [big, big]) is None) == kernels.numba_ready()
+        with kernels.tracing(Recorder([])):
+            assert kernels.direct("matmul", [big, big]) is None
+    assert kernels.direct("matmul", [big, big]) is None

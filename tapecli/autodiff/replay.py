@@ -14,7 +14,9 @@ A plan gives the ordinary path's bits, and is adopted only once it has shown it 
 3. its third runs traced again, which must make the same calls with the same constants (a value
    computed outside the kernels would show as a constant that changed), and the candidate run on
    this pass's arrays must give the ordinary pass's bits;
-4. from then on the plan runs. A pass whose structure differs in anything (an op, an attribute, a
+4. from then on the plan runs, calling each kernel's NumPy function itself where ``kernels.run`` would
+   call it as it is (``kernels.direct``: not where Numba serves the arrays). A pass whose structure
+   differs in anything (an op, an attribute, a
    shape, a dtype, the wiring, which tensors the records kept) is another structure: the ordinary
    path, and a plan of its own once it has repeated so.
 
@@ -75,7 +77,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
     if plan.trace is not None:
         from tapecli.kernels.trace import Mismatch, resolve
         try:
-            values = plan.trace.run(inputs, kernels.run)
+            values = plan.trace.run(inputs, kernels.run, direct=True)
         except Mismatch:
             return sweep(True, release)
         if release:
@@ -117,6 +119,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
                         and same_value(resolve(spec, values), ordinary[source_ids[k]].value)
                         for k, spec in candidate_outputs)
     if adopt:
+        candidate.bind(values, kernels.direct)
         plan.trace, plan.outputs = candidate, candidate_outputs
     plan.rejected = not adopt
     plan.candidate = None

@@ -165,6 +165,20 @@ def run(name: str, args, attrs: dict) -> np.ndarray:
     return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
 
 
+def direct(name: str, args):
+    """The NumPy function that ``run(name, args, attrs)`` calls as it is here (inside :func:`quiet`, on the
+    CPU, nothing recording, NumPy chosen over Numba for these arguments), else None: a caller making the same
+    call again and again (a backward plan) may call it itself, as ``run`` would (its result a NumPy array or
+    scalar: ``np.asarray`` of anything else)."""
+    state = _DISPATCH
+    if not state.depth or state.device is not None or state.recorder is not None:
+        return None
+    if _numba_missing is None and name in NUMBA_KERNELS and state.mode != _NUMPY_WORD and (
+            state.mode == _NUMBA_WORD or any(a.__class__ is np.ndarray and a.size >= THRESHOLD for a in args)):
+        return None
+    return _RAW[name]
+
+
 def numpy_quiet() -> bool:
     """Whether a kernel on small inputs runs on NumPy with warnings off here: inside :func:`quiet`, off a
     device, Numba not forced (the ops may then compute NumPy scalars with Python's operators)."""

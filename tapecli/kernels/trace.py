@@ -120,25 +120,38 @@ def resolve(spec, values):
 class Trace:
     """Kernel calls over ``n_inputs`` input slots; call k's result is slot ``n_inputs + k``."""
 
-    __slots__ = ("n_inputs", "steps")
+    __slots__ = ("n_inputs", "steps", "functions")
 
     def __init__(self, n_inputs: int, steps: list):
         self.n_inputs = n_inputs
         self.steps = steps           # (kernel name, argument specs, attribute specs or None)
+        self.functions = None        # per step, the function to call itself or None (see bind)
 
-    def run(self, inputs: list, run) -> list:
+    def run(self, inputs: list, run, direct: bool = False) -> list:
         """Every slot's value with ``inputs`` in the input slots, each call made through ``run(name, args,
-        attrs)`` (``kernels.run``). Raises :class:`Mismatch` where an input is laid out otherwise."""
+        attrs)`` (``kernels.run``), or with ``direct``, by the functions :meth:`bind` found, where it found
+        one. Raises :class:`Mismatch` where an input is laid out otherwise."""
         values = list(inputs)
         append = values.append
-        for name, specs, attr_specs in self.steps:
+        functions = self.functions if direct and self.functions is not None else (None,) * len(self.steps)
+        for (name, specs, attr_specs), function in zip(self.steps, functions):
             args = [values[s] if s.__class__ is int else s.resolve(values) for s in specs]
-            if attr_specs is None:
-                append(run(name, args, {}))
+            attrs = {} if attr_specs is None else {k: values[s] if s.__class__ is int else s.resolve(values)
+                                                   for k, s in attr_specs.items()}
+            if function is None:
+                append(run(name, args, attrs))
             else:
-                append(run(name, args, {k: values[s] if s.__class__ is int else s.resolve(values)
-                                        for k, s in attr_specs.items()}))
+                out = function(*args, **attrs)
+                append(out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out))
         return values
+
+    def bind(self, values: list, pick) -> None:
+        """Find, for each call, the function ``pick(name, args)`` (``kernels.direct``) says ``run`` calls for
+        the arguments of ``values`` (a run's slots): the same layouts every time a trace runs."""
+        functions = []
+        for name, specs, _ in self.steps:
+            functions.append(pick(name, [resolve(s, values) for s in specs]))
+        self.functions = functions
 
     def same_as(self, other: Trace) -> bool:
         """The same calls, on the same slots, with the same constants."""
