@@ -515,3 +515,20 @@ def test_sparse_xent_kernels_class_major_or_not_are_float64s_numbers_rounded(sha
     assert backprop.flags.c_contiguous
     np.testing.assert_allclose(loss, want_loss, rtol=2e-6, atol=2e-6)
     np.testing.assert_allclose(backprop, want_backprop, rtol=2e-6, atol=2e-7)
+
+
+@pytest.mark.parametrize("shape, size, strides, dilations", [
+    ((2, 9, 8, 16), (3, 3), (1, 1), (1, 1)),       # many channels: one strided view, copied
+    ((2, 9, 8, 1), (3, 2), (2, 1), (1, 2)),        # few channels: a tap at a time
+    ((3, 8, 8, 5), (2, 2), (2, 2), (1, 1)),        # pooling's windows side by side
+])
+def test_the_windows_kernel_copies_every_window_into_one_contiguous_array(shape, size, strides, dilations):
+    # contiguous: the reshape that follows (a convolution's rows, a pooling's taps) is a view, not a second copy
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    (kh, kw), (sh, sw), (dh, dw) = size, strides, dilations
+    oh, ow = (shape[1] - (kh - 1) * dh - 1) // sh + 1, (shape[2] - (kw - 1) * dw - 1) // sw + 1
+    got = NUMPY_KERNELS["windows"](x, size=size, strides=strides, dilations=dilations, out=(oh, ow))
+    assert got.shape == (shape[0], oh, ow, kh, kw, shape[3]) and got.flags.c_contiguous
+    for i in range(kh):
+        for j in range(kw):
+            np.testing.assert_array_equal(got[:, :, :, i, j], x[:, i * dh::sh, j * dw::sw][:, :oh, :ow])

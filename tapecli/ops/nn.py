@@ -205,7 +205,7 @@ def _windows_kernel(x, size, strides, dilations, out):
     sn, sr, sc, sd = x.strides
     view = np.lib.stride_tricks.as_strided(x, (x.shape[0], oh, ow, kh, kw, x.shape[3]),
                                            (sn, sr * sh, sc * sw, sr * dh, sc * dw, sd), writeable=False)
-    return np.array(view)
+    return np.array(view, order="C")      # (order "K" would keep the view's stride order: not contiguous)
 
 
 def _windows_grad_kernel(g, shape, size, strides, dilations):
