@@ -16,9 +16,8 @@ A plan gives the ordinary path's bits, and is adopted only once it has shown it 
    this pass's arrays must give the ordinary pass's bits;
 4. from then on the plan runs, calling each kernel's NumPy function itself where ``kernels.run`` would
    call it as it is (``kernels.direct``: not where Numba serves the arrays). A pass whose structure
-   differs in anything (an op, an attribute, a
-   shape, a dtype, the wiring, which tensors the records kept) is another structure: the ordinary
-   path, and a plan of its own once it has repeated so.
+   differs in anything (an op, an attribute, a shape, a dtype, the wiring, which tensors the records
+   kept) is another structure: the ordinary path, and a plan of its own once it has repeated so.
 
 Plans are kept per run (the run context), only where nothing records, logs or checks the pass, on
 the CPU, for paths of at most ``MAX_RECORDS`` records of the op table's ops whose attributes are plain

@@ -1,10 +1,10 @@
 """The cuda backend: the kernel table of ``numpy_kernels.KERNELS`` on device arrays.
 
 Elementwise ops and gradient helpers run their ``device_math`` formula; reductions are a tree per
-block (``launch.reduction``); softmax, log_softmax, logsumexp and extreme_share are compositions of those kernels,
-as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map that the host
-computes from the shapes alone (no values cross); the gradient of indexing is a segmented sum.
-matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
+block (``launch.reduction``); softmax, log_softmax, logsumexp and extreme_share are compositions of
+those kernels, as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map
+that the host computes from the shapes alone (no values cross); the gradient of indexing is a segmented
+sum. matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
 stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, listed in
 ``HOST_KERNELS``, and the kernels added to the op table since: ``sinh``, ``lgamma``, the linalg family, ...)
 runs NumPy's kernel on the host, its result copied back to the device: the CPU's numbers, bit for bit. The
@@ -42,9 +42,10 @@ class CudaBackend(Backend):
         self._out_dtypes: dict = {}
         t = {name: self._ew(name) for name in _UNARY + _NARY}
         t.update({k: self._reduce(k) for k in ("sum", "prod", "max", "min", "mean")})
-        t.update(logsumexp=self.logsumexp, extreme_share=self.extreme_share, softmax=self.softmax, log_softmax=self.log_softmax,
-                 matmul=self.matmul, reshape=self.reshape, transpose=self.transpose, broadcast_to=self.broadcast_to,
-                 concat=self.concat, stack=self.stack, getitem=self.getitem, index_grad=self.index_grad)
+        t.update(logsumexp=self.logsumexp, extreme_share=self.extreme_share, softmax=self.softmax,
+                 log_softmax=self.log_softmax, matmul=self.matmul, reshape=self.reshape, transpose=self.transpose,
+                 broadcast_to=self.broadcast_to, concat=self.concat, stack=self.stack, getitem=self.getitem,
+                 index_grad=self.index_grad)
         self.table = t
 
     @property
