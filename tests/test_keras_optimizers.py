@@ -308,6 +308,22 @@ def test_the_fast_update_gives_the_ordinary_paths_bits(ctor, flat, monkeypatch):
         assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes()
 
 
+def test_a_variable_listed_twice_is_stepped_twice(monkeypatch):
+    source = """
+        var w = [1.0, 2.0]
+        var b = 0.5
+        opt = Adam(learning_rate=0.1)
+        opt.apply_gradients([[[0.5, 0.25], w], [1.0, b], [[0.5, 0.25], w]])
+        after = w.value()
+    """
+    twice = value(run_program(source), "after")
+    # the second step starts from the first's value and slots (the per-variable path, one step at a time)
+    monkeypatch.setattr(optimizers, "FLAT_ELEMENTS", 0)
+    assert value(run_program(source), "after") == twice
+    once = value(run_program(source.replace(", [[0.5, 0.25], w]]", "]")), "after")
+    assert once != twice
+
+
 def _counted(f, calls):
     def counted(*args):
         calls.append(1)

@@ -160,8 +160,10 @@ class Optimizer(KerasObject):
         ctx = current()
         in_place = not ctx.tapes
         variables = [v for _, v in kept]
+        # (a variable listed twice is stepped twice, the second step from the first's result: one at a time)
         if in_place and self.elementwise and sum(v.read().value.size for v in variables) <= FLAT_ELEMENTS \
-                and all(v.dtype == variables[0].dtype for v in variables):
+                and all(v.dtype == variables[0].dtype for v in variables) \
+                and len({v.id for v in variables}) == len(variables):
             self.step_flat(arrays, variables, lr)
             ctx.updated_in_place += len(variables)
             self.iterations += 1
