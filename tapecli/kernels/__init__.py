@@ -171,10 +171,7 @@ def direct(name: str, args):
     call again and again (a backward plan) may call it itself, as ``run`` would (its result a NumPy array or
     scalar: ``np.asarray`` of anything else)."""
     state = _DISPATCH
-    if not state.depth or state.device is not None or state.recorder is not None:
-        return None
-    if _numba_missing is None and name in NUMBA_KERNELS and state.mode != _NUMPY_WORD and (
-            state.mode == _NUMBA_WORD or any(a.__class__ is np.ndarray and a.size >= THRESHOLD for a in args)):
+    if not state.depth or state.device is not None or state.recorder is not None or _numba_serves(name, args):
         return None
     return _RAW[name]
 
@@ -216,18 +213,24 @@ def run_on_host(name, args, attrs):
     """The CPU backend: NumPy for small tensors, Numba for large ones (``run`` off a device; on a device, the
     ops of literals, whose values stay on the host)."""
     state = _DISPATCH
-    if _numba_missing is None and name in NUMBA_KERNELS:
-        mode = state.mode if state.depth else _raw_mode()
-        if mode != _NUMPY_WORD:
-            if mode == _NUMBA_WORD:
-                return _numba(name, args, attrs)
-            for a in args:
-                if a.__class__ is np.ndarray and a.size >= THRESHOLD:
-                    return _numba(name, args, attrs)
+    if _numba_serves(name, args):
+        return _numba(name, args, attrs)
     if state.depth:
         out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
         return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
     return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
+
+
+def _numba_serves(name, args) -> bool:
+    """Whether the CPU backend gives this call to Numba: a kernel it implements, Numba importable, and
+    TAPECLI_BACKEND=numba or an array of ``THRESHOLD`` elements or more (``run`` inlines the same test)."""
+    if _numba_missing is not None or name not in NUMBA_KERNELS:
+        return False
+    state = _DISPATCH
+    mode = state.mode if state.depth else _raw_mode()
+    if mode == _NUMPY_WORD:
+        return False
+    return mode == _NUMBA_WORD or any(a.__class__ is np.ndarray and a.size >= THRESHOLD for a in args)
 
 
 def _numba(name, args, attrs):

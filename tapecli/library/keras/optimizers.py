@@ -171,8 +171,7 @@ class Optimizer(KerasObject):
         for g, (_, v) in zip(arrays, kept):
             dtype = v.dtype.type
             value = v.read().value
-            if self.weight_decay is not None:
-                value = (value - value * dtype(self.weight_decay) * dtype(lr)).astype(v.dtype)
+            value = self.decayed(value, lr)
             slots, own = {}, True
             for slot, holder in self.slots_of(v).items():
                 slots[slot], mine = holder.writable(in_place)
@@ -186,6 +185,13 @@ class Optimizer(KerasObject):
         self.iterations += 1
         return Tensor(np.array(self.iterations, np.int64))
 
+    def decayed(self, value, lr):
+        """``value`` after the decoupled weight decay ``v - v * wd * lr``, in its dtype (itself without one)."""
+        if self.weight_decay is None:
+            return value
+        dtype = value.dtype.type
+        return (value - value * dtype(self.weight_decay) * dtype(lr)).astype(value.dtype)
+
     def step_flat(self, grads, variables, lr) -> None:
         """One step of every variable at once, on their arrays laid end to end: an elementwise update gives
         each variable its own step's bits, in one set of NumPy calls instead of one per variable. Every array
@@ -193,8 +199,7 @@ class Optimizer(KerasObject):
         dtype = variables[0].dtype
         g = np.concatenate([a.reshape(-1) for a in grads])
         value = np.concatenate([v.read().value.reshape(-1) for v in variables])
-        if self.weight_decay is not None:
-            value = (value - value * dtype.type(self.weight_decay) * dtype.type(lr)).astype(dtype)
+        value = self.decayed(value, lr)
         holders = [self.slots_of(v) for v in variables]
         slots = {slot: np.concatenate([h[slot].read().value.reshape(-1) for h in holders]) for slot in holders[0]}
         new = np.asarray(self.update(g, value, slots, dtype.type(lr), dtype.type), dtype=dtype)
