@@ -9,6 +9,7 @@ import pytest
 from tapecli import kernels
 from tapecli.api import Options, run_source
 from tapecli.autodiff import replay
+from tapecli.interpreter import loop_plans
 from tapecli.kernels.trace import Mismatch, Recorder
 from tapecli.ops import linalg
 from tapecli.runtime.values import Tensor
@@ -57,6 +58,7 @@ for step in range(12):
 
 def _run(source, monkeypatch, plans=True, **options):
     monkeypatch.setattr(replay, "MAX_PLANS", replay.MAX_PLANS if plans else 0)
+    monkeypatch.setattr(loop_plans, "MIN_ITERATIONS", 10 ** 9)     # every iteration's backward pass, as written
     return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py", Options(**options))
 
 

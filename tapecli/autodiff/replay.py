@@ -61,6 +61,8 @@ class Plan:
 def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
     """The gradients ``sweep(plain, release)`` gives (``autodiff/backward.py``), by the structure's plan
     where it has one. ``release``: let go of what the records kept once done (the sweep does it as it goes)."""
+    if kernels.recording():      # a loop plan traces the pass's iteration: every rule on kernels, written down
+        return sweep(False, release)
     try:
         key, positions = _structure(path, targets, seeds, source_ids)
     except _NoPlan:

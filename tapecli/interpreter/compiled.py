@@ -17,6 +17,7 @@ from tapecli.frontend import ast
 from tapecli.frontend.pyast import Starred
 from tapecli.fusion import plan as fusion_plans
 from tapecli.fusion.core import evaluate as fuse
+from tapecli.interpreter import loop_plans
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
@@ -168,7 +169,7 @@ class Compiled:
         def call_positional(scope):
             f = func(scope)
             values = [a(scope) for a in args]
-            if f.__class__ is _PYFUNCTION:
+            if f.__class__ is _PYFUNCTION and interp.loop_observer is None:
                 fast = getattr(f, "positional", None)
                 if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1]:
                     try:
@@ -322,6 +323,7 @@ class Compiled:
         items_of = interp.loop_items
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
+        plannable = loop_plans.carried_names(node)      # None: the body is not one a loop plan replaces
 
         def loop(scope):
             names = scope.vars
@@ -329,7 +331,12 @@ class Compiled:
             over = iterable(scope)
             # range(n) and other weak vectors: their elements become weak scalars here, inline (loop_items' way)
             weak_rows = over.__class__ is Tensor and over.weak and over.value.ndim == 1
-            for item in over.value if weak_rows else items_of(over):
+            items = over.value if weak_rows else items_of(over)
+            planner = None
+            if plannable is not None and items.__class__ in (list, np.ndarray) \
+                    and len(items) >= loop_plans.MIN_ITERATIONS:
+                planner = loop_plans.LoopPlanner(interp, plannable, len(items))
+            for index, item in enumerate(items):
                 if weak_rows:
                     row = item
                     item = new(Tensor)
@@ -343,7 +350,10 @@ class Compiled:
                 else:
                     bind(scope, target, item, node)
                 try:
-                    body(scope)
+                    if planner is None:
+                        body(scope)
+                    else:
+                        planner.run(index, body, scope)
                 except _Break:
                     break
                 except _Continue:

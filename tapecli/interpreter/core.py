@@ -52,6 +52,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.ctx = current()            # the run's context (api.run_program begins it first)
         self.compiled = Compiled(self)
         self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path
+        self.loop_observer = None       # a loop plan's recorder, while it traces an iteration (loop_plans.py)
 
     @property
     def rng(self):

@@ -26,6 +26,8 @@ class Expressions:
 
     def call_function(self, fn: Function, args, kwargs, node):
         ctx = current()
+        if self.loop_observer is not None:        # a program's own code may do anything: no loop plan
+            self.loop_observer.refuse(f"function {fn.name}")
         local = Scope(fn.closure)
         fn.bind(local.vars, args, kwargs, self.eval)
         self.depth += 1
@@ -166,6 +168,8 @@ class Expressions:
         if op == "+" and isinstance(left, list) and isinstance(right, list):
             admit(len(left) + len(right), LIST_SLOT, "a list")
             return left + right
+        if self.loop_observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
+            self.loop_observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if left.__class__ is str or right.__class__ is str or left.__class__ is list:
             return _sequence_binary(op, left, right)
         for side in (left, right):
@@ -282,7 +286,14 @@ class Expressions:
         return mapping
 
     def call(self, func, args, kwargs, node):
-        """Call a program value with evaluated arguments, at the call ``node``."""
+        """Call a program value with evaluated arguments, at the call ``node`` (through the loop plan's
+        recorder while one traces an iteration: ``interpreter/loop_plans.py``)."""
+        observer = self.loop_observer
+        if observer is not None:
+            return observer.observe(func, args, kwargs, node, self.call_as_written)
+        return self.call_as_written(func, args, kwargs, node)
+
+    def call_as_written(self, func, args, kwargs, node):
         try:
             if func.__class__ is _PYFUNCTION and getattr(func, "is_builtin", False):
                 return call_builtin(func, self, node, args, kwargs)
@@ -389,7 +400,11 @@ class Expressions:
             found = HOOKS["python_attribute"](self, value, attr, node)
             if found is not None:
                 return found
-        return HOOKS["attribute"](self, value, attr, node)
+        found = HOOKS["attribute"](self, value, attr, node)
+        if self.loop_observer is not None and isinstance(value, ProgramObject) and found.__class__ is Tensor:
+            # an object's tensor made from its Python state (an optimizer's learning rate, its count)
+            self.loop_observer.refuse(f"attribute {attr}")
+        return found
 
     def eval_Keyword(self, node, scope):
         raise TdfTypeError("a keyword argument outside a call").locate(node)
@@ -397,6 +412,8 @@ class Expressions:
     def eval_Slice(self, node, scope):
         raise TdfTypeError("a slice outside an index").locate(node)
 
+
+_SEQUENCES = (list, tuple, str)
 
 # Attributes the library's python_attribute hook answers for tensors: TensorFlow eager's beside TDF's core ones,
 # and the methods of NumPy arrays (library/numpy_forms.py).

@@ -274,13 +274,28 @@ class ProgramObject:
         ``tf.Module`` or Keras model that holds it collects into ``variables``."""
         return []
 
+    def replay_kind(self, args: list, kwargs: dict, tracked) -> str | None:
+        """What calling the object with these arguments is to a loop plan (``interpreter/loop_plans.py``):
+        PURE where the call computes its tensors by kernels and changes nothing else; None (the default)
+        where a loop calling it runs as written. ``tracked(value)``: whether a value comes from the plan's
+        inputs (an argument the call reads into Python must not)."""
+        return None
+
+
+# What a call is to a loop plan (interpreter/loop_plans.py): None, it may do anything (the loop runs as
+# written); PURE, it computes tensors by kernels from its arguments' layouts and Python values and changes
+# nothing; EFFECT, it changes variables (an optimizer's step, an assign), and a plan makes the call itself
+# again on the new arrays; REQUEST, a tape's gradient: pure, and the plan adds its gradient request.
+PURE, EFFECT, REQUEST = "pure", "effect", "request"
+
 
 class BoundMethod:
     kind_word = "a method"
 
-    def __init__(self, name, fn):
+    def __init__(self, name, fn, replay: str | None = None):
         self.name = name
         self.fn = fn
+        self.replay = replay
 
 
 class Request:

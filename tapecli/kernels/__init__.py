@@ -200,6 +200,13 @@ def recording() -> bool:
     return _DISPATCH.recorder is not None
 
 
+def traced(value) -> bool:
+    """Whether a ``trace.Recorder`` is writing the kernel calls down and ``value`` is one of its inputs or
+    results (or a view of one): what is computed from it must be a kernel's, to be written down too."""
+    recorder = _DISPATCH.recorder
+    return recorder is not None and recorder.follows(value)
+
+
 def _run_unrecorded(name, args, attrs):
     state = _DISPATCH
     recorder, state.recorder = state.recorder, None
@@ -213,6 +220,8 @@ def run_on_host(name, args, attrs):
     """The CPU backend: NumPy for small tensors, Numba for large ones (``run`` off a device; on a device, the
     ops of literals, whose values stay on the host)."""
     state = _DISPATCH
+    if state.recorder is not None:
+        return state.recorder.call(name, args, attrs, _run_unrecorded)
     if _numba_serves(name, args):
         return _numba(name, args, attrs)
     if state.depth:

@@ -194,6 +194,13 @@ class Recorder:
                 return View(self.slots[id(base)], base, value)
         return Const(value)
 
+    def follows(self, value) -> bool:
+        """Whether ``value`` is an input or a result of the trace, or a view of one."""
+        if id(value) in self.slots:
+            return True
+        base = getattr(value, "base", None)
+        return base is not None and id(base) in self.slots
+
     def call(self, name, args, attrs, run):
         """``run(name, args, attrs)``'s result, with the call written down."""
         specs = tuple(self.spec(a) for a in args)

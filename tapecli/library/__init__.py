@@ -24,3 +24,4 @@ from tapecli.library import control  # noqa: F401  (functional control flow, gra
 from tapecli.library import data  # noqa: F401  (tf.data in memory)
 from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
 from tapecli.library import scope  # noqa: F401  (what is left out, and why)
+from tapecli.library import replay_kinds  # noqa: F401  (what the common builtins are to a loop plan; last)

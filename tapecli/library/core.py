@@ -454,14 +454,14 @@ for _d in ("float32", "float64", "int32", "int64", "bool", "f32", "f64", "i32", 
 
 @hook("attribute")
 def attribute(interp, value, attr, node):
-    from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
+    from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject, TapeObject
     if isinstance(value, ProgramObject):
         return value.get_attribute(interp, attr, node)
     if isinstance(value, TapeObject):
         return _tape_attribute(interp, value, attr, node)
     if isinstance(value, Variable):
         if attr in ("assign", "assign_add", "assign_sub"):
-            return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e))
+            return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e), replay=EFFECT)
         if attr == "name":
             return value.name
         if attr == "trainable":
@@ -506,7 +506,7 @@ def _assign(var: Variable, how: str, e):
 
 
 def _tape_attribute(interp, tape_obj, attr, node):
-    from tapecli.interpreter.objects import BoundMethod, PausedTape
+    from tapecli.interpreter.objects import PURE, REQUEST, BoundMethod, PausedTape
     tape = tape_obj.tape
 
     def request(kind, f):
@@ -521,7 +521,7 @@ def _tape_attribute(interp, tape_obj, attr, node):
             interp.add_request(kind, tape, target, target_node, source_node, sources, values, result, whys,
                                objective)
             return result
-        return BoundMethod(attr, run)
+        return BoundMethod(attr, run, replay=REQUEST)
 
     if attr == "gradient":
         return request("gradient", _checked(gradients.gradient, "gradient(target, sources, output_gradients=None, "
@@ -535,7 +535,7 @@ def _tape_attribute(interp, tape_obj, attr, node):
         return BoundMethod(attr, lambda call_node: tape.watched_variables())
     if attr == "watch":
         return BoundMethod(attr, lambda call_node, *values: interp.watch_values(tape, list(values), call_node.args,
-                                                                                 call_node))
+                                                                                 call_node), replay=PURE)
     if attr == "reset":
         return BoundMethod(attr, lambda call_node: interp.reset_tape(tape, call_node))
     if attr == "stop_recording":

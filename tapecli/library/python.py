@@ -13,7 +13,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import joined, to_int, truth
-from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
@@ -305,7 +305,8 @@ def python_attribute(interp, value, attr, node):
     variables that TDF's core attributes lack (``numpy``, ``ndim``, ``read_value``); None if not one."""
     method = _METHODS.get((value.__class__, attr))
     if method is not None:
-        return BoundMethod(attr, lambda call_node, *a, **k: method(interp, value, *a, **k))
+        return BoundMethod(attr, lambda call_node, *a, **k: method(interp, value, *a, **k),
+                           EFFECT if method is _list_append else None)     # (losses.append(loss) in a loop plan)
     if isinstance(value, NamedResult) and attr in value.fields:
         return value[value.fields.index(attr)]
     if isinstance(value, (Tensor, Variable)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 import time
 
 import numpy as np
@@ -51,10 +52,13 @@ class RunContext:
     ``updated_in_place`` counts the variables an optimizer stepped on its fast path (no tape open: slots
     updated in their own arrays). ``backward_plans`` holds what is known of the structures of the run's
     backward passes (``autodiff/replay.py``); ``backward_passes`` counts the run's backward passes and
-    ``replayed`` those that ran as plans."""
+    ``replayed`` those that ran as plans. ``variables`` holds the run's variables (weakly: a loop plan takes
+    all their arrays as its inputs) and ``loop_replayed`` counts the loop iterations that ran as plans
+    (``interpreter/loop_plans.py``)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
-                 "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed")
+                 "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
+                 "variables", "loop_replayed")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -73,6 +77,8 @@ class RunContext:
         self.backward_plans: dict = {}
         self.backward_passes = 0
         self.replayed = 0
+        self.variables = weakref.WeakSet()
+        self.loop_replayed = 0
 
 
 class _Current(threading.local):

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.runtime.context import current
 
 DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "int32": np.dtype(np.int32),
           "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
@@ -98,7 +99,7 @@ class Variable:
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order", "version")
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "__weakref__")
 
     _order = itertools.count()
 
@@ -109,6 +110,7 @@ class Variable:
         self.order = next(Variable._order)
         self.version = 0          # how many times it was assigned
         self._value = Tensor(value, id=self.id)
+        current().variables.add(self)
 
     def read(self) -> Tensor:
         return self._value

@@ -98,15 +98,17 @@ def check_choice(value, allowed, what):
     return value
 
 
-def method(name, fn):
-    """A bound method whose body takes (*args, **kwargs) without the call node."""
-    return BoundMethod(name, lambda node, *args, **kwargs: fn(*args, **kwargs))
+def method(name, fn, replay=None):
+    """A bound method whose body takes (*args, **kwargs) without the call node (``replay``: what it is to a
+    loop plan, ``BoundMethod``)."""
+    return BoundMethod(name, lambda node, *args, **kwargs: fn(*args, **kwargs), replay)
 
 
 class KerasObject(ProgramObject):
     """A Keras-lite object: ``attributes()`` names the readable attributes, ``methods()`` the methods."""
 
     kind_word = "a Keras object"
+    replay_methods: dict = {}       # method name: what calling it is to a loop plan (BoundMethod.replay)
 
     def attributes(self) -> dict:
         return {}
@@ -120,7 +122,7 @@ class KerasObject(ProgramObject):
         if methods is None:
             methods = self._methods = self.methods()
         if attr in methods:
-            return method(attr, methods[attr])
+            return method(attr, methods[attr], self.replay_methods.get(attr))
         attrs = self.attributes()
         if attr in attrs:
             value = attrs[attr]

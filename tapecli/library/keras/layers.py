@@ -14,7 +14,7 @@ from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
-from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
+from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
@@ -49,6 +49,9 @@ class KerasTensor:
 class Layer(KerasObject):
     kind_word = "a layer"
     prefix = "layer"
+    # a built layer of this class computes its output by ops from its input and weights, decides nothing from
+    # values and changes nothing (no draws, no state): a loop plan may replace its calls (ProgramObject.replay_kind)
+    replayable = False
 
     regularizers: dict = {}
 
@@ -172,6 +175,10 @@ class Layer(KerasObject):
     def output_shape(self, shape) -> tuple:
         return shape
 
+    def replay_kind(self, args, kwargs, tracked):
+        # (``training`` is read into Python)
+        return PURE if self.replayable and self.built and not any(map(tracked, kwargs.values())) else None
+
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)
         x = args[0] if args else kwargs.pop("inputs", None)
@@ -197,6 +204,7 @@ class Layer(KerasObject):
 
 
 class Dense(Layer):
+    replayable = True
     prefix = "dense"
 
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -253,6 +261,7 @@ class Dense(Layer):
 
 
 class Activation(Layer):
+    replayable = True
     prefix = "activation"
 
     def __init__(self, interp, activation, **kw):
@@ -264,6 +273,7 @@ class Activation(Layer):
 
 
 class Flatten(Layer):
+    replayable = True
     prefix = "flatten"
 
     def output_shape(self, shape):

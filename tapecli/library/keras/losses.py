@@ -7,6 +7,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.interpreter.objects import PURE
 from tapecli.library.keras.common import KerasObject, flag, num, scalar, tensor
 from tapecli.runtime.values import Tensor
 
@@ -280,6 +281,11 @@ class Loss(KerasObject):
             raise TdfValueError(f"Invalid value for argument `reduction`. Expected one of "
                                 f"{list(REDUCTIONS)}. Received: reduction={reduction!r}")
         self.fn, self.reduction, self.name, self.options = fn, reduction, name or default_name, options
+
+    def replay_kind(self, args, kwargs, tracked):
+        # the labels are read into Python (their range checked, the ignored ones counted): they must not change
+        labels = args[0] if args else kwargs.get("y_true")
+        return None if tracked(labels) else PURE
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)

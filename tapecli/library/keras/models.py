@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.objects import PURE
 from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, flag, float_dtype, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer
@@ -135,6 +136,11 @@ class Sequential(Model):
         self.input_spec = None
         for layer in ([] if layers is None else self._list(layers)):
             self.add(layer)
+
+    def replay_kind(self, args, kwargs, tracked):
+        layers = self.layers
+        return PURE if self.built and layers and all(
+            isinstance(la, Layer) and la.replay_kind(args, kwargs, tracked) is PURE for la in layers) else None
 
     @staticmethod
     def _list(layers):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.interpreter.objects import EFFECT
 from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -66,6 +67,9 @@ class Optimizer(KerasObject):
     prefix = "optimizer"
     hyper: dict = {}
     elementwise = True      # update() computes each element from that element alone (Lamb's norms do not)
+    # a step changes the variables and slots, deciding from the gradients' values (clipping) and its own count:
+    # a loop plan makes the call itself again on each iteration's gradients
+    replay_methods = {"apply_gradients": EFFECT, "apply": EFFECT}
 
     def __init__(self, interp, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name=None, **hyper):

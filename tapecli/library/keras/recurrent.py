@@ -198,6 +198,7 @@ def _patches(x, k, s, padding, fill):
 
 
 class Conv2D(Layer):
+    replayable = True
     prefix = "conv2d"
 
     def __init__(self, interp, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
@@ -240,6 +241,7 @@ class Conv2D(Layer):
 
 
 class MaxPooling2D(Layer):
+    replayable = True
     prefix = "max_pooling2d"
 
     def __init__(self, interp, pool_size=(2, 2), strides=None, padding="valid", **kw):

@@ -20,6 +20,7 @@ class Identity(Layer):
 
 
 class ReLU(Layer):
+    replayable = True
     prefix = "re_lu"
 
     def __init__(self, interp, max_value=None, negative_slope=0.0, threshold=0.0, **kw):
@@ -76,6 +77,7 @@ class Softmax(_AlongAxis):
 
 
 class Reshape(Layer):
+    replayable = True
     prefix = "reshape"
 
     def __init__(self, interp, target_shape, **kw):
@@ -135,6 +137,7 @@ class RepeatVector(Layer):
 
 
 class _GlobalPooling(Layer):
+    replayable = True
     rank = 2
     reduce = staticmethod(ops.reduce_mean)
 
@@ -185,6 +188,7 @@ class GlobalMaxPooling3D(_GlobalPooling):
 class AveragePooling2D(Layer):
     """TensorFlow's avg_pool: with SAME padding each window averages only the values inside the input."""
     prefix = "average_pooling2d"
+    replayable = True
 
     def __init__(self, interp, pool_size, strides=None, padding="valid", data_format=None, **kw):
         super().__init__(interp, **kw)

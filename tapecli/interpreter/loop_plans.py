@@ -1,0 +1,517 @@
+"""Loop plans: the iterations of a training loop run as the kernel calls of one recorded iteration.
+
+A training loop runs the same body again and again: the same forward pass on a tape, the same backward
+pass, the same optimizer step, on new values. Once two iterations have shown the same kernel calls, the
+iterations after them run as a plan: those calls made again on the variables' new arrays, with the
+optimizer's step and the gradient requests made as calls of their own (the effects), and none of the
+interpreter, the tapes or the ops between them.
+
+What a plan may replace is decided first from the body's text, then from what its calls are:
+
+1. the body is straight-line code: assignments to names, expression statements, tape blocks and
+   ``watch``; names, literals, attributes, subscripts, arithmetic and calls (no ``if``, loop, comparison,
+   ``break`` or function definition), so the body always takes the same path;
+2. every call it makes is to a callable that says what it is to a plan (``interpreter.objects.PURE``,
+   ``EFFECT``, ``REQUEST``): a built Keras layer or model of the audited kinds, a loss, a math builtin, a
+   tape's gradient, an optimizer's step, a variable's assign. Anything else (``print``, a program's own
+   function, a random op, a layer that draws or keeps state) leaves the loop to run as written. A pure
+   call's arguments that it reads into Python (a loss's labels, a reduction's axis) must not come from
+   the plan's inputs: what it decides from them must be the same on every iteration;
+3. the iterations at positions 1 and 2 run traced (``kernels.tracing``, the small-tensor shortcuts off) and
+   must make the same calls with the same constants (a value computed outside the kernels shows as a
+   constant that changed), create no variable and change no variable outside an effect;
+4. the iterations from 3 on, but the last, run as the plan. The last runs as written, so what the loop
+   leaves behind (its names, its tape, its last gradients) is what the program made.
+
+A plan's inputs are the loop item, the tensors of the names the body reads before it assigns them (the
+loop-carried names: the plan binds their new tensors after each iteration) and the arrays of every
+variable of the run; a layout unlike the traced one's ends the plan, and the loop runs as written. Plans
+are made only where nothing logs or checks the run (no ``explain``, ``--check-numerics``, numba forced or
+device), no tape is open around the loop and the loop has at least ``MIN_ITERATIONS`` items.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import kernels
+from tapecli.frontend import ast
+from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, ProgramObject, Request
+from tapecli.kernels.trace import Const, Recorder, Sequence, resolve, same_specs, same_value
+from tapecli.runtime.context import current
+from tapecli.runtime.values import DType, Tensor, Variable, new_id
+
+MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
+TRACED = (1, 2)                 # the iterations that run traced
+
+_STATEMENTS = (ast.Assign, ast.AugAssign, ast.ExprStmt, ast.TapeBlock, ast.Watch, ast.Pass)
+_EXPRESSIONS = (ast.Name, ast.Number, ast.String, ast.Constant, ast.ListDisplay, ast.TupleDisplay, ast.BinOp,
+                ast.UnaryOp, ast.Call, ast.Keyword, ast.Attribute, ast.Subscript, ast.Slice)
+_DISPLAYS = (ast.ListDisplay, ast.TupleDisplay)
+_PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
+_new = Tensor.__new__
+
+
+class _NoPlan(Exception):
+    """What the traced iteration did is not something a plan can make again."""
+
+
+def carried_names(node: ast.For) -> tuple[str, ...] | None:
+    """The names the body of a ``for`` loop reads before it assigns them and assigns (the loop-carried ones),
+    or None where the body is not straight-line code a plan can replace (see the module's rule 1)."""
+    target = node.targets[0]
+    written: set[str] = set()
+    carried: set[str] = set()
+    reads_target = False
+
+    def read(expr):
+        nonlocal reads_target
+        for n in ast.walk(expr):
+            if not isinstance(n, _EXPRESSIONS) or n.__class__ is ast.Call and not _plain_call(n) \
+                    or n.__class__ is ast.Subscript and not all(map(_constant, n.items)) \
+                    or n.__class__ is ast.BinOp and (n.left.__class__ in _DISPLAYS or n.right.__class__ in _DISPLAYS):
+                raise _NoPlan
+            if n.__class__ is ast.Name and n.id not in written:
+                carried.add(n.id)
+                reads_target = reads_target or n.id == target
+
+    def block(body):
+        for s in body:
+            if s.__class__ not in _STATEMENTS:
+                raise _NoPlan
+            if s.__class__ is ast.Assign:
+                read(s.value)
+                written.update(s.targets)
+            elif s.__class__ is ast.AugAssign:
+                read(ast.Name(s.name))
+                read(s.value)
+                written.add(s.name)
+            elif s.__class__ is ast.ExprStmt:
+                read(s.value)
+            elif s.__class__ is ast.TapeBlock:
+                if not all(_constant(kw.value) for kw in s.options):
+                    raise _NoPlan
+                written.add(s.name)
+                block(s.body)
+            elif s.__class__ is ast.Watch:
+                read(s.items)
+                if s.tape is not None:
+                    read(ast.Name(s.tape))
+    try:
+        if not all(isinstance(t, str) for t in node.targets) or target in written:
+            return None
+        block(node.body)
+    except _NoPlan:
+        return None
+    names = tuple(sorted(n for n in carried & written if n != target))
+    return (target,) + names if reads_target else ("",) + names
+
+
+def _constant(node) -> bool:
+    """An index or option the body reads into Python: a literal (a value computed from the loop's tensors there
+    would decide, in Python, what the kernels are given)."""
+    if node is None or node.__class__ in (ast.Number, ast.String, ast.Constant):
+        return True
+    if node.__class__ is ast.UnaryOp:
+        return _constant(node.operand)
+    if node.__class__ is ast.Slice:
+        return all(map(_constant, (node.lower, node.upper, node.step)))
+    if node.__class__ is ast.TupleDisplay:
+        return all(map(_constant, node.items))
+    return False
+
+
+def _plain_call(node) -> bool:
+    return not any(a.__class__ is not ast.Keyword and a.__class__.__name__ == "Starred" for a in node.args) \
+        and all(kw.name is not None for kw in node.keywords)
+
+
+class LoopPlanner:
+    """One execution of one ``for`` statement: which of its iterations run as written, traced, or as the plan."""
+
+    def __init__(self, interp, names: tuple, count: int):
+        self.interp = interp
+        self.target = names[0]                  # "" where the body never reads the loop item
+        self.carried = names[1:]
+        self.last = count - 1
+        self.candidate = None
+        self.plan = None
+        self.failed = False
+
+    def run(self, index: int, body, scope) -> None:
+        """Run iteration ``index`` of the loop (its item already bound)."""
+        plan = self.plan
+        if plan is not None and index < self.last:
+            inputs = self._inputs(scope, plan)
+            if inputs is not None:
+                plan.run(self.interp, inputs, scope)
+                return
+            self.plan, self.failed = None, True
+        if self.failed or index not in TRACED or not _plain_run(self.interp):
+            if index in TRACED:
+                self.failed = True
+            body(scope)
+            return
+        recorder = self._traced(body, scope)
+        if recorder is None:
+            self.failed = True
+        elif index == TRACED[0]:
+            self.candidate = recorder
+        elif self.candidate.same_as(recorder):
+            self.plan = recorder.plan()
+        else:
+            self.failed = True
+        if self.failed:
+            self.candidate = None
+
+    def _traced(self, body, scope):
+        """Run the body with its kernel calls written down; the recorder, or None where it made what a plan
+        cannot make again. The iteration itself runs as written either way (its errors are the program's)."""
+        ctx, interp = current(), self.interp
+        variables = sorted(ctx.variables, key=lambda v: v.order)
+        carried = [self._tensor(scope, name) for name in ((self.target,) if self.target else ()) + self.carried]
+        if any(t is None for t in carried):
+            body(scope)
+            return None
+        inputs = [t.value for t in carried] + [v.read().value for v in variables]
+        recorder = LoopRecorder(interp, inputs, variables, [t.weak for t in carried])
+        if len(recorder.slots) != len(inputs):         # two inputs that are one array: they could part
+            body(scope)
+            return None
+        versions = [v.version for v in variables]
+        # the scalar path computes outside the kernels: off, every value made from an input is a kernel's
+        scalar_path, interp.scalar_path = interp.scalar_path, False
+        interp.loop_observer = recorder
+        try:
+            with kernels.tracing(recorder):
+                body(scope)
+        finally:
+            interp.loop_observer = None
+            interp.scalar_path = scalar_path
+        if recorder.refused is not None or len(ctx.variables) != len(variables) or ctx.tapes:
+            return None
+        if any(v.version != n and v not in recorder.assigned for v, n in zip(variables, versions)):
+            return None
+        ends = [self._tensor(scope, name) for name in self.carried]
+        if any(t is None for t in ends):
+            return None
+        recorder.carried = [(name, recorder.spec(t.value), t.weak) for name, t in zip(self.carried, ends)]
+        return recorder
+
+    def _tensor(self, scope, name):
+        value = scope.vars.get(name)
+        return value if value.__class__ is Tensor else None
+
+    def _inputs(self, scope, plan):
+        """The plan's inputs now, or None where one is not laid out as when it was traced."""
+        if not _plain_run(self.interp) or len(current().variables) != len(plan.variables):
+            return None
+        inputs = []
+        for name in ((self.target,) if self.target else ()) + self.carried:
+            t = self._tensor(scope, name)
+            if t is None:
+                return None
+            inputs.append(t.value)
+        inputs.extend(v.read().value for v in plan.variables)
+        for value, layout in zip(inputs, plan.layouts):
+            if _layout(value) != layout:
+                return None
+        return inputs
+
+
+def _plain_run(interp) -> bool:
+    ctx = current()
+    return not (ctx.tapes or ctx.numerics.enabled or ctx.provenance.enabled or ctx.device is not None
+                or kernels.numba_forced() or interp.implicit_wrt)
+
+
+def _layout(value):
+    if value.__class__ is np.ndarray:
+        return value.shape, value.strides, value.dtype
+    return value.__class__, getattr(value, "dtype", None)
+
+
+class LoopRecorder(Recorder):
+    """Writes down one iteration: its kernel calls, and its effects and gradient requests as calls of their
+    own. It is also the interpreter's ``loop_observer``: every call the body makes comes through
+    :meth:`call`, which refuses what a plan cannot make again."""
+
+    def __init__(self, interp, inputs, variables, weak):
+        super().__init__(inputs)
+        self.interp = interp
+        self.variables = variables
+        self.weak = weak
+        self.layouts = [_layout(a) for a in inputs]
+        self.refused: str | None = None
+        self.assigned: set = set()
+        self.depth = 0               # inside a call the observer let through
+        self.carried: list = []
+
+    # ------------------------------------------------------------------ observing calls
+    def observe(self, f, args, kwargs, node, call):
+        """``call(f, args, kwargs, node)`` (the interpreter's), with what it is to the plan written down."""
+        kind = self._kind(f, args, kwargs) if not self.depth and self.refused is None else None
+        if kind is None:
+            self.refuse(getattr(f, "name", None) or getattr(f, "__name__", None) or type(f).__name__)
+            return call(f, args, kwargs, node)
+        if kind is EFFECT:
+            return self._effect(f, args, kwargs, node, call)
+        if kind is PURE and getattr(f, "replay_lists", False) is False and any(
+                v.__class__ in (list, tuple) and self.tracked(v) for v in (*args, *kwargs.values())):
+            self.refuse("a list of the plan's tensors, packed in Python")
+            return call(f, args, kwargs, node)
+        first = len(self.interp.requests)
+        self.depth += 1
+        try:
+            result = call(f, args, kwargs, node)
+        finally:
+            self.depth -= 1
+        if kind is REQUEST:
+            made = self.interp.requests[first:]
+            if len(made) != 1:
+                self.refuse("a gradient request")
+            else:
+                request = made[0]
+                self._step(RequestStep(request, self.template(list(request.values)), self.template(request.result),
+                                       self.template(args), self.template(kwargs)))
+        return result
+
+    def refuse(self, what: str) -> None:
+        """The iteration did what a plan cannot make again (``what``: the first such call, for debugging)."""
+        if self.refused is None:
+            self.refused = what
+
+    def _kind(self, f, args, kwargs):
+        if f.__class__ is BoundMethod:
+            return f.replay
+        if isinstance(f, ProgramObject):
+            return f.replay_kind(args, kwargs, self.tracked)
+        if f.__class__ is _PYFUNCTION and getattr(f, "is_builtin", False):
+            kind = getattr(f, "replay", None)
+            data = getattr(f, "replay_data", None)
+            if any(self.tracked(v) for v in kwargs.values()) or data is not None and any(map(self.tracked, args[data:])):
+                return None
+            return kind
+        return None
+
+    def tracked(self, value) -> bool:
+        """Whether ``value`` holds an array the plan makes or takes as an input (anything but a constant)."""
+        if isinstance(value, Variable):
+            return True
+        if value.__class__ is Tensor:
+            value = value.value
+        if isinstance(value, (list, tuple)):
+            return any(self.tracked(v) for v in value)
+        if value.__class__ is np.ndarray or isinstance(value, np.generic):
+            spec = self.spec(value)
+            return spec.__class__ is not Const
+        return False
+
+    def _effect(self, f, args, kwargs, node, call):
+        args = [list(a) if a.__class__ is zip else a for a in args]      # (an iterator is read once)
+        step = EffectStep(f, node, self.template(args), self.template(kwargs))
+        versions = [v.version for v in self.variables]
+        self.depth += 1
+        try:
+            with kernels.tracing(None):
+                result = call(f, args, kwargs, node)
+        finally:
+            self.depth -= 1
+        self._step(step)
+        for v, n in zip(self.variables, versions):
+            if v.version != n:
+                self.assigned.add(v)
+                self._step(VariableStep(v))
+                self.slots[id(v.read().value)] = self.n_inputs + len(self.steps) - 1
+                self.held.append(v.read().value)
+        return result
+
+    def _step(self, special) -> None:
+        self.steps.append((None, special, None))
+
+    def template(self, value):
+        """``value`` with its tensors as the specs of their arrays: what a replayed call is given."""
+        if value.__class__ is Tensor:
+            return TensorSpec(self.spec(value.value), value.weak)
+        if value.__class__ in (list, tuple):
+            return Sequence(value.__class__, tuple(self.template(v) for v in value))
+        if value.__class__ is dict:
+            return DictSpec(tuple(value), tuple(self.template(v) for v in value.values()))
+        if isinstance(value, _PLAIN) or isinstance(value, (Variable, ProgramObject, BoundMethod)):
+            return Const(value)
+        self.refuse(f"a {type(value).__name__} argument")
+        return Const(value)
+
+    # ------------------------------------------------------------------ the plan
+    def same_as(self, other: LoopRecorder) -> bool:
+        """The same calls on the same slots with the same constants, effects and requests, the same layouts."""
+        if self.layouts != other.layouts or self.variables != other.variables or self.weak != other.weak \
+                or len(self.steps) != len(other.steps):
+            return False
+        for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
+            if name is None or name2 is None:
+                if name is not name2 or not specs.same_as(specs2):
+                    return False
+                continue
+            if name != name2 or not same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
+                return False
+            if attrs is not None and (attrs.keys() != attrs2.keys()
+                                      or not same_specs(list(attrs.values()), list(attrs2.values()))):
+                return False
+        return [(n, w) for n, _, w in self.carried] == [(n, w) for n, _, w in other.carried] \
+            and same_specs([s for _, s, _ in self.carried], [s for _, s, _ in other.carried])
+
+    def plan(self) -> LoopPlan:
+        return LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried)
+
+
+class LoopPlan:
+    """The calls of one traced iteration, made again: kernels (by the NumPy function itself once bound,
+    as backward plans do), effects and requests (by the interpreter, on tensors of the new arrays)."""
+
+    def __init__(self, n_inputs, steps, variables, layouts, carried):
+        self.n_inputs = n_inputs
+        self.steps = steps
+        self.variables = variables
+        self.layouts = layouts
+        self.carried = carried
+        self.functions = None
+
+    def run(self, interp, inputs, scope) -> None:
+        values = list(inputs)
+        append = values.append
+        functions = self.functions or (None,) * len(self.steps)
+        for (name, specs, attr_specs), function in zip(self.steps, functions):
+            if name is None:
+                append(specs.make(interp, values))
+                continue
+            args = [values[s] if s.__class__ is int else s.resolve(values) for s in specs]
+            attrs = {} if attr_specs is None else {k: values[s] if s.__class__ is int else s.resolve(values)
+                                                   for k, s in attr_specs.items()}
+            if function is None:
+                append(kernels.run(name, args, attrs))
+            else:
+                out = function(*args, **attrs)
+                append(out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out))
+        if self.functions is None:
+            self.functions = [None if name is None else kernels.direct(name, [resolve(s, values) for s in specs])
+                              for name, specs, _ in self.steps]
+        names = scope.vars
+        for name, spec, weak in self.carried:
+            names[name] = _tensor(resolve(spec, values), weak)
+        current().loop_replayed += 1
+
+
+def _tensor(value, weak=False) -> Tensor:
+    t = _new(Tensor)
+    t.value, t.weak, t.id = value, weak, new_id()
+    return t
+
+
+def _made(spec, values):
+    """The value a template stands for, with new tensors on this iteration's arrays."""
+    if spec.__class__ is TensorSpec:
+        return _tensor(resolve(spec.spec, values), spec.weak)
+    if spec.__class__ is Sequence:
+        return spec.kind(_made(s, values) for s in spec.items)
+    if spec.__class__ is DictSpec:
+        return {k: _made(s, values) for k, s in zip(spec.keys, spec.items)}
+    return spec.value
+
+
+def _same_template(a, b) -> bool:
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is TensorSpec:
+        return a.weak == b.weak and same_specs([a.spec], [b.spec])
+    if a.__class__ is Sequence:
+        return a.kind is b.kind and len(a.items) == len(b.items) and all(map(_same_template, a.items, b.items))
+    if a.__class__ is DictSpec:
+        return a.keys == b.keys and all(map(_same_template, a.items, b.items))
+    return a.value is b.value or same_value(a.value, b.value)
+
+
+class TensorSpec:
+    __slots__ = ("spec", "weak")
+
+    def __init__(self, spec, weak):
+        self.spec, self.weak = spec, weak
+
+
+class DictSpec:
+    __slots__ = ("keys", "items")
+
+    def __init__(self, keys, items):
+        self.keys, self.items = keys, items
+
+
+class EffectStep:
+    """A call that changes variables (an optimizer's step, an assign), made again as the interpreter makes it."""
+
+    def __init__(self, f, node, args, kwargs):
+        self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
+
+    def make(self, interp, values):
+        interp.call(self.f, _made(self.args, values), _made(self.kwargs, values), self.node)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is EffectStep and self.node is other.node and _same_callee(self.f, other.f) \
+            and _same_template(self.args, other.args) and _same_template(self.kwargs, other.kwargs)
+
+
+def _same_callee(a, b) -> bool:
+    if a.__class__ is BoundMethod:
+        return b.__class__ is BoundMethod and a.name == b.name and a.replay == b.replay \
+            and getattr(a.fn, "__code__", None) is getattr(b.fn, "__code__", None) \
+            and _closure(a.fn) == _closure(b.fn)
+    return a is b
+
+
+def _closure(fn) -> list:
+    """The objects a bound method's function closes over, by identity (the same method of the same object)."""
+    return [id(c.cell_contents) for c in (getattr(fn, "__closure__", None) or ())]
+
+
+class VariableStep:
+    """A variable's array after the effect before it: what the iteration's later calls read of it."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def make(self, interp, values):
+        return self.variable.read().value
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is VariableStep and other.variable is self.variable
+
+
+class RequestStep:
+    """A tape's gradient request, added again with this iteration's gradients (``grad --json`` lists one per
+    call; ``tapecli check`` differentiates its objective). ``values``, ``result``, ``args``, ``kwargs``: the
+    templates of the request's gradients, of what the call returned and of the call's arguments."""
+
+    def __init__(self, request, values, result, args, kwargs):
+        self.request = request
+        self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
+
+    def make(self, interp, values):
+        from tapecli.autodiff import gradients
+        traced = self.request
+        objective = None
+        if traced.kind == "gradient":
+            args, kwargs = _made(self.args, values), _made(self.kwargs, values)
+            target = args[0] if args else kwargs.get("target")
+            seeds = kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
+            objective = gradients.objective(target, seeds)
+        request = Request(traced.kind, traced.line, traced.tape, traced.target_text, traced.labels,
+                          _made(self.values, values), _made(self.result, values), traced.why, traced.leaves,
+                          objective)
+        request.names = traced.names
+        interp.requests.append(request)
+
+    def same_as(self, other) -> bool:
+        a, b = self.request, other.request
+        return other.__class__ is RequestStep and (a.kind, a.line, a.tape, a.target_text, a.labels, a.why) == (
+            b.kind, b.line, b.tape, b.target_text, b.labels, b.why) \
+            and len(a.leaves) == len(b.leaves) and all(x is y for x, y in zip(a.leaves, b.leaves)) \
+            and all(_same_template(x, y) for x, y in ((self.values, other.values), (self.result, other.result),
+                                                      (self.args, other.args), (self.kwargs, other.kwargs)))
