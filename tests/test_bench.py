@@ -31,17 +31,24 @@ def test_bench_json_document(tmp_path):
     assert doc["min_s"] == min(doc["times_s"]) and doc["max_s"] == max(doc["times_s"])
     assert isinstance(doc["peak_bytes"], int) and doc["peak_bytes"] > 0
     assert doc["peak_rss_bytes"] is None or doc["peak_rss_bytes"] > doc["peak_bytes"]
-    assert doc["backward_passes"] == 1 and doc["backward_replayed"] == 0
+    assert doc["backward_passes"] == 1 and doc["backward_replayed"] == 0 and doc["loop_replayed"] == 0
 
 
-def test_bench_counts_the_backward_passes_that_ran_as_plans(tmp_path):
-    loop = "var x = [1.0, 2.0, 3.0]\nfor i in range(6):\n    tape t:\n        y = sum(sin(x) * x)\n    g = t.gradient(y, x)\n"
+def test_bench_counts_the_backward_passes_and_loop_iterations_that_ran_as_plans(tmp_path):
+    body = "    tape t:\n        y = sum(sin(x) * x)\n    g = t.gradient(y, x)\n"
+    loop = "var x = [1.0, 2.0, 3.0]\ni = 0\nwhile i < 6:\n" + body + "    i = i + 1\n"
     r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
     assert r.code == 0, r.stderr
     # passes 1-3 of the one structure run ordinarily (2 and 3 also traced to check the plan); 4-6 as its plan
-    assert (r.json["backward_passes"], r.json["backward_replayed"]) == (6, 3)
+    assert (r.json["backward_passes"], r.json["backward_replayed"], r.json["loop_replayed"]) == (6, 3, 0)
     r = cli("bench", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
     assert "backward passes in a run 6, 3 of them as plans" in r.stdout
+    # a for loop: iteration 0 as written, 1 and 2 traced, 3 and 4 as the loop's plan (no backward pass), 5 as written
+    loop = "var x = [1.0, 2.0, 3.0]\nfor i in range(6):\n" + body
+    r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
+    assert (r.json["backward_passes"], r.json["backward_replayed"], r.json["loop_replayed"]) == (4, 0, 2)
+    r = cli("bench", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
+    assert "loop iterations run as plans 2" in r.stdout
 
 
 def test_bench_for_people(tmp_path):

@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import run_source
 from tapecli.interpreter import loop_plans
@@ -79,6 +80,7 @@ def _state(result):
         for item in items:
             if hasattr(item, "value") and isinstance(item.value, (np.ndarray, np.generic)):
                 bits.append((name, np.asarray(item.value).tobytes(), item.weak))
+    bits.append(("warnings", result.context.settings.warnings))
     for req in result.requests:
         bits.append((req.kind, req.line, req.names, req.labels, req.why, req.objective,
                      [None if v is None else v.value.tobytes() for v in req.values]))
@@ -96,8 +98,16 @@ def test_a_training_loop_runs_as_a_plan_with_the_bits_it_has_as_written(program,
     assert len(planned.requests) == steps
 
 
+def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
+    program = MLP + "    print(step, loss, sep=' | ')\n"
+    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
+    assert planned.context.loop_replayed == 8
+    assert _state(planned) == _state(written)
+    assert len(planned.interpreter.output) == 12 and planned.interpreter.output == written.interpreter.output
+
+
 @pytest.mark.parametrize("line, why", [
-    ("print(loss)", "a print"),
+    ("print(f'{loss}')", "a string formatted in Python"),
     ("noise = tf.random.normal([1])", "a draw"),
     ("n = helper(loss)", "a program's function"),
     ("last = float(loss)", "a value read into Python"),
@@ -110,22 +120,44 @@ def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
     assert planned.interpreter.output == written.interpreter.output
 
 
+@pytest.mark.parametrize("body, replayed", [
+    # steps 4 and 8 print, as written; the steps after them are traced again (5, 9), and the plan runs on
+    ("    if step % 4 == 0:\n        print(step, loss)\n", [3, 6, 7, 10]),
+    ("    if step == 9:\n        break\n", [3, 4, 5, 6, 7, 8]),
+    ("    if step > 5:\n        loss = loss * 2.0\n    elif step > 4:\n        print(loss)\n", [3, 4]),
+])
+def test_an_if_on_the_loop_item_runs_the_iterations_it_changes_as_written(body, replayed, monkeypatch):
+    program = MLP + body
+    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
+    assert planned.context.loop_replayed == len(replayed)
+    assert _state(planned) == _state(written)
+    assert planned.interpreter.output == written.interpreter.output
+
+
 @pytest.mark.parametrize("body", [
-    "    if step > 5:\n        loss = loss * 2.0\n",
-    "    if step == 9:\n        break\n",
+    "    if loss > 5.0:\n        loss = loss * 2.0\n",
     # an index or a bound read into Python: the same for steps 1 and 2, another from step 6 on
     "    last = losses[step // 6]\n",
     "    rows = X[step // 6:8]\n",
     "    kept = [loss] * (step // 6 + 1)\n",
 ])
-def test_a_body_that_branches_is_not_planned(body, monkeypatch):
+def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch):
     program = MLP + body
     tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
     loop = next(s for s in tree.body if s.__class__.__name__ == "For")
-    assert loop_plans.carried_names(loop) is None
+    assert loop_plans.loop_shape(loop) is None
     planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
     assert planned.context.loop_replayed == 0
     assert _state(planned) == _state(written)
+
+
+def test_an_effects_warning_names_its_line_as_written(monkeypatch):
+    # a variable without a gradient: Adam warns at every step, at the apply_gradients line
+    program = MLP.replace("model.trainable_variables)", "[model.layers[0].kernel, spare])").replace(
+        "losses = []", "losses = []\nspare = tf.Variable([1.0])")
+    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
+    assert planned.context.loop_replayed == 8
+    assert planned.context.settings.warnings and _state(planned) == _state(written)
 
 
 def test_a_layer_that_draws_leaves_the_loop_as_written(monkeypatch):
@@ -164,3 +196,52 @@ def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
     planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
     assert planned.context.loop_replayed == 0
     assert _state(planned) == _state(written)
+
+
+def test_the_compiled_plan_and_the_step_by_step_one_agree(monkeypatch):
+    # a plan runs as generated code (each kernel by its NumPy function), or step by step through kernels.run
+    compiled = _run(MLP, True, monkeypatch)
+    monkeypatch.setattr(loop_plans.LoopPlan, "_compile", lambda self, values: None)
+    stepwise = _run(MLP, True, monkeypatch)
+    assert compiled.context.loop_replayed == stepwise.context.loop_replayed == 8
+    assert _state(compiled) == _state(stepwise)
+
+
+# ------------------------------------------------------------------ random loops
+
+_LEAVES = ["w", "x", "matmul(x, w)", "(w * cast(step, float32) * 0.01)", "0.5"]
+_UNARY = ["sin({})", "tanh({})", "sigmoid({})", "square({})", "exp({} * 0.1)", "relu({})"]
+_BINARY = ["({} + {})", "({} - {})", "({} * {})"]
+
+
+def _expressions(depth):
+    leaf = st.sampled_from(_LEAVES)
+    if depth == 0:
+        return leaf
+    inner = _expressions(depth - 1)
+    return st.one_of(leaf, st.builds(lambda f, a: f.format(a), st.sampled_from(_UNARY), inner),
+                     st.builds(lambda f, a, b: f.format(a, b), st.sampled_from(_BINARY), inner, inner))
+
+
+@st.composite
+def _loops(draw):
+    expr = draw(_expressions(3))
+    reduce = draw(st.sampled_from(["sum", "mean"]))
+    lr = draw(st.sampled_from(["0.05", "0.1 / (step + 1.0)", "0.02 * cast(step // 3 + 1, float32)"]))
+    lines = ["var w = [[0.5, -0.25], [0.125, 0.75]]", "x = [[0.3, -0.2], [0.1, 0.4]]", "acc = 0.0",
+             f"for step in range({draw(st.integers(6, 11))}):",
+             "    tape t:", f"        loss = {reduce}(w * 0.0 + {expr})",
+             "    g = t.gradient(loss, w)", f"    w.assign_sub({lr} * g)"]
+    if draw(st.booleans()):
+        lines.append("    acc = acc + loss")
+    if draw(st.booleans()):
+        lines += [f"    if step % {draw(st.integers(2, 4))} == 0:", "        print(step, loss)"]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(program=_loops())
+def test_random_training_loops_give_the_bits_they_have_as_written(program, monkeypatch):
+    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
+    assert _state(planned) == _state(written), program
+    assert planned.interpreter.output == written.interpreter.output

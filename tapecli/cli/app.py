@@ -574,6 +574,8 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
             print(f"  peak memory of a run {_mb(b.peak_bytes)} (tracemalloc){rss}")
         if (passes := b.backward_passes)["backward_passes"]:
             print("  backward passes in a run {backward_passes}, {backward_replayed} of them as plans".format(**passes))
+        if passes["loop_replayed"]:
+            print("  loop iterations run as plans {loop_replayed}".format(**passes))
     def timed(source, filename, options):
         with progress_bar(runs(repeat, warmup), "runs", not json_out and sys.stderr.isatty()) as advance:  # stderr
             return bench_source(source, filename, options, repeat, warmup, progress=advance)

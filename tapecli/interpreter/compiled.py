@@ -323,7 +323,7 @@ class Compiled:
         items_of = interp.loop_items
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
-        plannable = loop_plans.carried_names(node)      # None: the body is not one a loop plan replaces
+        shape = loop_plans.loop_shape(node)      # None: the body is not one a loop plan replaces
 
         def loop(scope):
             names = scope.vars
@@ -333,9 +333,9 @@ class Compiled:
             weak_rows = over.__class__ is Tensor and over.weak and over.value.ndim == 1
             items = over.value if weak_rows else items_of(over)
             planner = None
-            if plannable is not None and items.__class__ in (list, np.ndarray) \
+            if shape is not None and items.__class__ in (list, np.ndarray) \
                     and len(items) >= loop_plans.MIN_ITERATIONS:
-                planner = loop_plans.LoopPlanner(interp, plannable, len(items))
+                planner = loop_plans.LoopPlanner(interp, shape, len(items))
             for index, item in enumerate(items):
                 if weak_rows:
                     row = item

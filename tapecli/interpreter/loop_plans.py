@@ -35,6 +35,8 @@ import numpy as np
 
 from tapecli import kernels
 from tapecli.frontend import ast
+from tapecli.errors import TdfError
+from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, ProgramObject, Request
 from tapecli.kernels.trace import Const, Recorder, Sequence, resolve, same_specs, same_value
 from tapecli.runtime.context import current
@@ -47,6 +49,9 @@ _STATEMENTS = (ast.Assign, ast.AugAssign, ast.ExprStmt, ast.TapeBlock, ast.Watch
 _EXPRESSIONS = (ast.Name, ast.Number, ast.String, ast.Constant, ast.ListDisplay, ast.TupleDisplay, ast.BinOp,
                 ast.UnaryOp, ast.Call, ast.Keyword, ast.Attribute, ast.Subscript, ast.Slice)
 _DISPLAYS = (ast.ListDisplay, ast.TupleDisplay)
+_BINDING_FORMS = ("AssignTo", "AugAssignTo", "ForEach", "Delete", "Import", "ClassDef", "With")
+_GUARD_NODES = (ast.Name, ast.Number, ast.String, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Not, ast.BoolOp,
+                ast.Compare)
 _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
 _new = Tensor.__new__
 
@@ -55,55 +60,106 @@ class _NoPlan(Exception):
     """What the traced iteration did is not something a plan can make again."""
 
 
-def carried_names(node: ast.For) -> tuple[str, ...] | None:
-    """The names the body of a ``for`` loop reads before it assigns them and assigns (the loop-carried ones),
-    or None where the body is not straight-line code a plan can replace (see the module's rule 1)."""
+class LoopShape:
+    """What the text of a ``for`` loop's body tells a plan: ``target``, the loop's name ("" where the body never
+    reads it); ``carried``, the names the body reads before it assigns them and assigns (the loop-carried ones);
+    ``guards``, the ``if`` statements whose conditions read only the loop's name and names the body never
+    assigns (an iteration whose branches differ from the plan's runs as written)."""
+
+    __slots__ = ("target", "carried", "guards")
+
+    def __init__(self, target, carried, guards):
+        self.target, self.carried, self.guards = target, carried, guards
+
+
+def loop_shape(node: ast.For) -> LoopShape | None:
+    """The shape of a ``for`` loop's body, or None where the body is not code a plan can replace (see the
+    module's rule 1)."""
     target = node.targets[0]
+    if not all(isinstance(t, str) for t in node.targets):
+        return None
+    assigned = _assigned(node.body)
     written: set[str] = set()
     carried: set[str] = set()
-    reads_target = False
+    guards: list = []
 
-    def read(expr):
-        nonlocal reads_target
+    def read(expr, checked=True):
         for n in ast.walk(expr):
-            if not isinstance(n, _EXPRESSIONS) or n.__class__ is ast.Call and not _plain_call(n) \
-                    or n.__class__ is ast.Subscript and not all(map(_constant, n.items)) \
-                    or n.__class__ is ast.BinOp and (n.left.__class__ in _DISPLAYS or n.right.__class__ in _DISPLAYS):
+            if checked and (not isinstance(n, _EXPRESSIONS) or n.__class__ is ast.Call and not _plain_call(n)
+                            or n.__class__ is ast.Subscript and not all(map(_constant, n.items))
+                            or n.__class__ is ast.BinOp and _DISPLAYS.__contains__(n.left.__class__)
+                            or n.__class__ is ast.BinOp and _DISPLAYS.__contains__(n.right.__class__)):
                 raise _NoPlan
             if n.__class__ is ast.Name and n.id not in written:
                 carried.add(n.id)
-                reads_target = reads_target or n.id == target
 
     def block(body):
         for s in body:
-            if s.__class__ not in _STATEMENTS:
+            cls = s.__class__
+            if cls is ast.If:
+                for test, _ in s.branches:
+                    if not _guard(test, assigned):
+                        raise _NoPlan
+                    read(test, checked=False)
+                guards.append(s)
+                # a branch the plan did not trace runs as written: its names count, whatever it does
+                for branch in [b for _, b in s.branches] + [s.orelse or []]:
+                    read(branch, checked=False)
+                written.update(_assigned([s]))
+                continue
+            if cls not in _STATEMENTS:
                 raise _NoPlan
-            if s.__class__ is ast.Assign:
+            if cls is ast.Assign:
                 read(s.value)
                 written.update(s.targets)
-            elif s.__class__ is ast.AugAssign:
+            elif cls is ast.AugAssign:
                 read(ast.Name(s.name))
                 read(s.value)
                 written.add(s.name)
-            elif s.__class__ is ast.ExprStmt:
+            elif cls is ast.ExprStmt:
                 read(s.value)
-            elif s.__class__ is ast.TapeBlock:
+            elif cls is ast.TapeBlock:
                 if not all(_constant(kw.value) for kw in s.options):
                     raise _NoPlan
                 written.add(s.name)
                 block(s.body)
-            elif s.__class__ is ast.Watch:
+            elif cls is ast.Watch:
                 read(s.items)
                 if s.tape is not None:
                     read(ast.Name(s.tape))
     try:
-        if not all(isinstance(t, str) for t in node.targets) or target in written:
+        if target in assigned:
             return None
         block(node.body)
     except _NoPlan:
         return None
     names = tuple(sorted(n for n in carried & written if n != target))
-    return (target,) + names if reads_target else ("",) + names
+    return LoopShape(target if target in carried else "", names, guards)
+
+
+def _assigned(body) -> set[str]:
+    """Every name a statement of ``body`` (at any depth) binds."""
+    names = set()
+    for n in ast.walk(body):
+        cls = n.__class__
+        if cls is ast.Assign or cls is ast.For:
+            names.update(t for t in n.targets if isinstance(t, str))
+        elif cls in (ast.AugAssign, ast.TapeBlock, ast.FuncDef, ast.VarDecl, ast.ConstDecl):
+            names.add(n.name)
+        elif cls.__name__ in _BINDING_FORMS:
+            return {"__builtins__"}        # (a Python form that binds otherwise: no name is known unbound)
+    return names
+
+
+def _guard(test, assigned: set[str]) -> bool:
+    """A condition a plan can evaluate before the body: literals, arithmetic, comparisons and ``and``/``or``/
+    ``not`` of the loop's name and of names the body never binds."""
+    if "__builtins__" in assigned:
+        return False
+    for n in ast.walk(test):
+        if n.__class__ not in _GUARD_NODES or n.__class__ is ast.Name and n.id in assigned:
+            return False
+    return True
 
 
 def _constant(node) -> bool:
@@ -128,42 +184,70 @@ def _plain_call(node) -> bool:
 class LoopPlanner:
     """One execution of one ``for`` statement: which of its iterations run as written, traced, or as the plan."""
 
-    def __init__(self, interp, names: tuple, count: int):
+    def __init__(self, interp, shape: LoopShape, count: int):
         self.interp = interp
-        self.target = names[0]                  # "" where the body never reads the loop item
-        self.carried = names[1:]
+        self.target = shape.target
+        self.carried = shape.carried
+        self.tests = [[interp.compiled.expression(test) for test, _ in s.branches] for s in shape.guards]
         self.last = count - 1
         self.candidate = None
+        self.recorder = None        # the adopted plan's
         self.plan = None
         self.failed = False
+        self.verify = False         # an iteration ran as written since the plan's last: trace the next one again
 
     def run(self, index: int, body, scope) -> None:
         """Run iteration ``index`` of the loop (its item already bound)."""
+        branches = self._branches(scope)
         plan = self.plan
         if plan is not None and index < self.last:
-            inputs = self._inputs(scope, plan)
-            if inputs is not None:
-                plan.run(self.interp, inputs, scope)
+            if branches != self.recorder.branches:
+                body(scope)             # another branch than the plan's: as written (an `if step % 100 == 0:`)
+                self.verify = True
+                return
+            if not self.verify:
+                inputs = self._inputs(scope, plan)
+                if inputs is not None:
+                    plan.run(self.interp, inputs, scope)
+                    return
+            elif _plain_run(self.interp):
+                # what the branch did may have changed what the plan's calls are: the iteration traced must agree
+                self.verify = False
+                recorder = self._traced(body, scope, branches)
+                if recorder is None or not self.recorder.same_as(recorder):
+                    self.plan, self.failed = None, True
                 return
             self.plan, self.failed = None, True
-        if self.failed or index not in TRACED or not _plain_run(self.interp):
+        if self.failed or index not in TRACED or branches is None or not _plain_run(self.interp):
             if index in TRACED:
                 self.failed = True
             body(scope)
             return
-        recorder = self._traced(body, scope)
+        recorder = self._traced(body, scope, branches)
         if recorder is None:
             self.failed = True
         elif index == TRACED[0]:
             self.candidate = recorder
         elif self.candidate.same_as(recorder):
-            self.plan = recorder.plan()
+            self.plan, self.recorder = recorder.plan(), recorder
         else:
             self.failed = True
         if self.failed:
             self.candidate = None
 
-    def _traced(self, body, scope):
+    def _branches(self, scope):
+        """The branch each guard takes now (its index; one past the last for none), or None where a condition
+        fails to evaluate (the body, run as written, says why)."""
+        if not self.tests:
+            return ()
+        try:
+            return tuple(next((i for i, test in enumerate(tests) if truth(test(scope))), len(tests))
+                         for tests in self.tests)
+        except TdfError:
+            self.plan, self.failed = None, True
+            return None
+
+    def _traced(self, body, scope, branches):
         """Run the body with its kernel calls written down; the recorder, or None where it made what a plan
         cannot make again. The iteration itself runs as written either way (its errors are the program's)."""
         ctx, interp = current(), self.interp
@@ -173,7 +257,7 @@ class LoopPlanner:
             body(scope)
             return None
         inputs = [t.value for t in carried] + [v.read().value for v in variables]
-        recorder = LoopRecorder(interp, inputs, variables, [t.weak for t in carried])
+        recorder = LoopRecorder(interp, inputs, variables, [t.weak for t in carried], branches)
         if len(recorder.slots) != len(inputs):         # two inputs that are one array: they could part
             body(scope)
             return None
@@ -235,11 +319,12 @@ class LoopRecorder(Recorder):
     own. It is also the interpreter's ``loop_observer``: every call the body makes comes through
     :meth:`call`, which refuses what a plan cannot make again."""
 
-    def __init__(self, interp, inputs, variables, weak):
+    def __init__(self, interp, inputs, variables, weak, branches):
         super().__init__(inputs)
         self.interp = interp
         self.variables = variables
         self.weak = weak
+        self.branches = branches
         self.layouts = [_layout(a) for a in inputs]
         self.refused: str | None = None
         self.assigned: set = set()
@@ -287,9 +372,10 @@ class LoopRecorder(Recorder):
             return f.replay_kind(args, kwargs, self.tracked)
         if f.__class__ is _PYFUNCTION and getattr(f, "is_builtin", False):
             kind = getattr(f, "replay", None)
-            data = getattr(f, "replay_data", None)
-            if any(self.tracked(v) for v in kwargs.values()) or data is not None and any(map(self.tracked, args[data:])):
-                return None
+            count, keywords = getattr(f, "replay_data", (None, ()))
+            if any(self.tracked(v) for k, v in kwargs.items() if k not in keywords) \
+                    or count is not None and any(map(self.tracked, args[count:])):
+                return None         # (an argument it reads into Python)
             return kind
         return None
 
@@ -345,7 +431,7 @@ class LoopRecorder(Recorder):
     def same_as(self, other: LoopRecorder) -> bool:
         """The same calls on the same slots with the same constants, effects and requests, the same layouts."""
         if self.layouts != other.layouts or self.variables != other.variables or self.weak != other.weak \
-                or len(self.steps) != len(other.steps):
+                or self.branches != other.branches or len(self.steps) != len(other.steps):
             return False
         for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
             if name is None or name2 is None:
@@ -374,31 +460,74 @@ class LoopPlan:
         self.variables = variables
         self.layouts = layouts
         self.carried = carried
-        self.functions = None
+        self.compiled = None
 
     def run(self, interp, inputs, scope) -> None:
         values = list(inputs)
-        append = values.append
-        functions = self.functions or (None,) * len(self.steps)
-        for (name, specs, attr_specs), function in zip(self.steps, functions):
-            if name is None:
-                append(specs.make(interp, values))
-                continue
-            args = [values[s] if s.__class__ is int else s.resolve(values) for s in specs]
-            attrs = {} if attr_specs is None else {k: values[s] if s.__class__ is int else s.resolve(values)
-                                                   for k, s in attr_specs.items()}
-            if function is None:
-                append(kernels.run(name, args, attrs))
-            else:
-                out = function(*args, **attrs)
-                append(out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out))
-        if self.functions is None:
-            self.functions = [None if name is None else kernels.direct(name, [resolve(s, values) for s in specs])
-                              for name, specs, _ in self.steps]
+        if self.compiled is not None:
+            self.compiled(values, interp)
+        else:
+            self._run_steps(values, interp)
+            self.compiled = self._compile(values) or self._run_steps
         names = scope.vars
         for name, spec, weak in self.carried:
             names[name] = _tensor(resolve(spec, values), weak)
         current().loop_replayed += 1
+
+    def _run_steps(self, values, interp) -> None:
+        append = values.append
+        for name, specs, attr_specs in self.steps:
+            if name is None:
+                append(specs.make(interp, values))
+                continue
+            args = [resolve(s, values) for s in specs]
+            append(kernels.run(name, args, {} if attr_specs is None else
+                               {k: resolve(s, values) for k, s in attr_specs.items()}))
+
+    def _compile(self, values):
+        """The plan as one Python function of the slots' list: each kernel called by the NumPy function
+        ``kernels.run`` calls for these layouts (``kernels.direct``; ``run`` itself where Numba serves), its
+        arguments read from the list, constants bound once; an effect or request by its step."""
+        env = {"run_kernel": kernels.run, "asarray": np.asarray}
+        lines = ["def plan(v, interp):", "    a = v.append"]
+
+        def bound(obj, prefix):
+            key = f"{prefix}{len(env)}"
+            env[key] = obj
+            return key
+
+        def argument(spec):
+            if spec.__class__ is int:
+                return f"v[{spec}]"
+            if spec.__class__ is Const:
+                return bound(spec.value, "c")
+            return f"{bound(spec, 'r')}.resolve(v)"
+
+        for k, (name, specs, attr_specs) in enumerate(self.steps):
+            if name is None:
+                lines.append(f"    a({bound(specs, 's')}.make(interp, v))")
+                continue
+            args = [argument(s) for s in specs]
+            attrs = {} if attr_specs is None else {key: argument(s) for key, s in attr_specs.items()}
+            if not all(key.isidentifier() for key in attrs):
+                return None                     # (the ops' attribute names are words: never, but not source)
+            function = kernels.direct(name, [resolve(s, values) for s in specs])
+            if function is None:
+                attributes = ", ".join(f"{key!r}: {a}" for key, a in attrs.items())
+                call = f"run_kernel({bound(name, 'n')}, [{', '.join(args)}], {{{attributes}}})"
+            else:
+                call = f"{bound(function, 'f')}({', '.join(args + [f'{key}={a}' for key, a in attrs.items()])})"
+                if values[self.n_inputs + k].__class__ is not np.ndarray:     # (a scalar: as run makes it)
+                    call = f"_scalar({call})"
+            lines.append(f"    a({call})")
+        env["_scalar"] = _scalar
+        namespace: dict = {}
+        exec(compile("\n".join(lines) + "\n", "<loop plan>", "exec"), env, namespace)    # noqa: S102
+        return namespace["plan"]
+
+
+def _scalar(out):
+    return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
 
 
 def _tensor(value, weak=False) -> Tensor:
@@ -416,6 +545,17 @@ def _made(spec, values):
     if spec.__class__ is DictSpec:
         return {k: _made(s, values) for k, s in zip(spec.keys, spec.items)}
     return spec.value
+
+
+def _leaves(template):
+    """The specs of a template (of a pair of them), depth first."""
+    if template.__class__ in (tuple, list):
+        for t in template:
+            yield from _leaves(t)
+    elif template.__class__ in (Sequence, DictSpec):
+        yield from _leaves(template.items)
+    else:
+        yield template
 
 
 def _same_template(a, b) -> bool:
@@ -445,16 +585,20 @@ class DictSpec:
 
 
 class EffectStep:
-    """A call that changes variables (an optimizer's step, an assign), made again as the interpreter makes it."""
+    """A call that changes state (an optimizer's step, an assign, an append, a print), made again as the
+    interpreter makes it, at its statement's line (a warning it gives names it)."""
 
     def __init__(self, f, node, args, kwargs):
         self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
+        self.line = current().settings.line
 
     def make(self, interp, values):
+        interp.ctx.settings.line = self.line
         interp.call(self.f, _made(self.args, values), _made(self.kwargs, values), self.node)
 
     def same_as(self, other) -> bool:
-        return other.__class__ is EffectStep and self.node is other.node and _same_callee(self.f, other.f) \
+        return other.__class__ is EffectStep and self.node is other.node and self.line == other.line \
+            and _same_callee(self.f, other.f) \
             and _same_template(self.args, other.args) and _same_template(self.kwargs, other.kwargs)
 
 
@@ -492,6 +636,7 @@ class RequestStep:
     def __init__(self, request, values, result, args, kwargs):
         self.request = request
         self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
+        self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves((args, kwargs)))
 
     def make(self, interp, values):
         from tapecli.autodiff import gradients
@@ -502,6 +647,8 @@ class RequestStep:
             target = args[0] if args else kwargs.get("target")
             seeds = kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
             objective = gradients.objective(target, seeds)
+            if not self.reads_variables:      # (a plan's tensors never change: read when asked)
+                objective = lambda: gradients.objective(target, seeds)()    # noqa: E731
         request = Request(traced.kind, traced.line, traced.tape, traced.target_text, traced.labels,
                           _made(self.values, values), _made(self.result, values), traced.why, traced.leaves,
                           objective)

@@ -1,26 +1,41 @@
 """What the builtins a training loop calls most are to a loop plan (``interpreter/loop_plans.py``).
 
-A builtin listed here computes its tensors by kernels from its arguments, reads none of their values into
-Python and changes nothing (``interpreter.objects.PURE``). ``replay_data``: how many leading positional
-arguments are the data its kernels take; the ones after them (an axis, a shape, a dtype) it reads into
-Python, so a plan takes the call only where they come from no input of the plan. Every other builtin
-leaves a loop that calls it to run as written.
+``print`` is an effect: a plan prints again, the values of its iteration. A builtin listed below computes
+its tensors by kernels from its arguments and changes nothing (``interpreter.objects.PURE``). Its data are
+the arguments its kernels take; the others (an axis, a shape, a dtype, a depth, labels whose range it
+checks) it reads into Python, so a plan takes the call only where they come from no input of the plan
+(``replay_data``: how many leading positional arguments are data, None for all, and which keywords).
+Every other builtin (a draw, a value read into Python, a shape computed from values) leaves a loop that
+calls it to run as written.
 """
 from __future__ import annotations
 
-from tapecli.interpreter.objects import PURE
+from tapecli.interpreter.objects import EFFECT, PURE
 from tapecli.interpreter.registry import BUILTINS
 
-# the data are all the arguments
-_ELEMENTWISE = ("add", "subtract", "multiply", "divide", "negative", "pow", "square", "sqrt", "exp", "log",
-                "abs", "tanh", "sigmoid", "relu", "maximum", "minimum", "matmul")
-# they take lists as lists (the others pack a list of tensors into one array in Python: not a plan's)
-_STRUCTURAL = ("zip", "list", "tuple", "len")
-# the data are the first argument
-_ONE_DATUM = ("reduce_mean", "reduce_sum", "mean", "softmax", "cast", "transpose", "reshape")
+# every argument is data
+_ALL_DATA = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
+             "squared_difference", "matmul", "dot")
+# the first argument is data
+_FIRST_DATUM = (
+    "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "exp", "log", "log1p", "expm1", "sqrt",
+    "rsqrt", "square", "abs", "negative", "tanh", "sigmoid", "relu", "relu6", "elu", "selu", "softplus",
+    "softsign", "gelu", "swish", "silu", "leaky_relu", "sign", "floor", "ceil", "round", "reciprocal", "erf",
+    "sum", "mean", "max", "min", "prod", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+    "reduce_logsumexp", "logsumexp", "norm", "argmax", "argmin", "softmax", "log_softmax", "l2_normalize",
+    "reshape", "transpose", "expand_dims", "squeeze", "tile", "broadcast_to", "cast", "identity",
+    "stop_gradient", "zeros_like", "ones_like", "one_hot", "clip", "clip_by_value", "concat", "stack")
+# the logits are data; the labels (their range checked) are not
+_LOGITS = ("sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+           "sparse_softmax_cross_entropy_with_logits")
+# lists are taken as lists, or their tensors added by kernels: not packed into one array in Python
+_LISTS = ("zip", "list", "tuple", "len", "sum", "max", "min", "concat", "stack")
 
-for _name in _ELEMENTWISE + _ONE_DATUM + _STRUCTURAL:
+for _name in _ALL_DATA + _FIRST_DATUM + _LOGITS + _LISTS:
     _f = BUILTINS[_name]
     _f.replay = PURE
-    _f.replay_data = 1 if _name in _ONE_DATUM else None
-    _f.replay_lists = _name in _STRUCTURAL
+    _f.replay_data = (None, ()) if _name in _ALL_DATA + _LISTS[:4] else (0, ("logits",)) if _name in _LOGITS \
+        else (1, ())
+    _f.replay_lists = _name in _LISTS
+
+BUILTINS["print"].replay = EFFECT

@@ -45,9 +45,6 @@ _run_host = kernels.run_on_host
 _THRESHOLD = kernels.THRESHOLD
 _numba_forced = kernels.numba_forced
 _recording = kernels.recording
-_traced = kernels.traced
-
-
 _tensor = make_tensor
 
 
@@ -163,10 +160,8 @@ def materialize(t: Tensor, dtype=None) -> Tensor:
         return t
     v = t.value
     dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype) if dtype is not None else default_dtype(v)
-    if _traced(v) and dt.kind == "f" and v.dtype.kind in "iuf":
-        # a literal made from a traced computation's values (a loop plan's step): converted by a kernel, which
-        # the trace writes down (its bits are convert_weak's: astype)
-        return _tensor(_run_kernel("cast", [v], {"dtype": dt}))
+    if dt.kind == "f" and v.dtype.kind in "iuf" and kernels.traced(v):    # a traced value: a kernel converts it
+        return _tensor(_run_kernel("cast", [v], {"dtype": dt}))           # (convert_weak's bits), written down
     if v.ndim == 0:
         # a literal array the interpreter keeps (read-only) is known by identity, others by value
         key = (id(v), dt.char)

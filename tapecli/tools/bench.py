@@ -60,9 +60,11 @@ class BenchResult:
 
     @property
     def backward_passes(self) -> dict:
-        """The last run's backward passes, and how many of them ran as plans (autodiff/replay.py)."""
+        """The last run's backward passes, how many of them ran as plans (autodiff/replay.py), and how many
+        loop iterations ran as plans (interpreter/loop_plans.py)."""
         ctx = self.last.context if self.last is not None else None
-        return {"backward_passes": ctx.backward_passes if ctx else 0, "backward_replayed": ctx.replayed if ctx else 0}
+        return {"backward_passes": ctx.backward_passes if ctx else 0, "backward_replayed": ctx.replayed if ctx else 0,
+                "loop_replayed": ctx.loop_replayed if ctx else 0}
 
 
 def _device_doc(result) -> dict:
