@@ -98,6 +98,40 @@ def test_a_training_loop_runs_as_a_plan_with_the_bits_it_has_as_written(program,
     assert len(planned.requests) == steps
 
 
+STEP_FUNCTION = """
+import tensorflow as tf
+X = tf.random.normal((16, 8), seed=1)
+Y = tf.random.uniform((16,), maxval=3, dtype=tf.int32, seed=2)
+model = tf.keras.Sequential([tf.keras.layers.Dense(12, activation="relu"), tf.keras.layers.Dense(3)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+
+def forward(x):
+    return model(x, training=True)
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, forward(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+losses = []
+for step in range(10):
+    loss = train_step(X, Y)
+    losses.append(loss)
+"""
+
+
+def test_a_train_step_function_is_taken_into_the_plan(monkeypatch):
+    planned, written = _run(STEP_FUNCTION, True, monkeypatch), _run(STEP_FUNCTION, False, monkeypatch)
+    assert planned.context.loop_replayed == 6
+    assert _state(planned) == _state(written)
+    # the calls of the functions a plan took in count as steps, as they do run as written (--max-steps)
+    assert planned.interpreter.steps == written.interpreter.steps
+
+
 def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
     program = MLP + "    print(step, loss, sep=' | ')\n"
     planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
@@ -109,11 +143,11 @@ def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
 @pytest.mark.parametrize("line, why", [
     ("print(f'{loss}')", "a string formatted in Python"),
     ("noise = tf.random.normal([1])", "a draw"),
-    ("n = helper(loss)", "a program's function"),
+    ("n = branching(loss)", "a program's function that branches"),
     ("last = float(loss)", "a value read into Python"),
 ])
 def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
-    program = "def helper(v):\n    return v * 2.0\n" + MLP + "    " + line + "\n"
+    program = "def branching(v):\n    if v > 1.0:\n        return v\n    return v * 2.0\n" + MLP + "    " + line + "\n"
     planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
     assert planned.context.loop_replayed == 0, why
     assert _state(planned) == _state(written)
@@ -245,3 +279,9 @@ def test_random_training_loops_give_the_bits_they_have_as_written(program, monke
     planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
     assert _state(planned) == _state(written), program
     assert planned.interpreter.output == written.interpreter.output
+
+
+def test_a_loop_without_a_gradient_or_an_effect_is_the_interpreters(monkeypatch):
+    # the scalar path runs `y = sin(y) * 1.01 + 0.001` faster than a plan would: no plan is made
+    result = _run("y = cast(0.5, float32)\nfor i in range(50):\n    y = sin(y) * 1.01 + 0.001\n", True, monkeypatch)
+    assert result.context.loop_replayed == 0

@@ -354,6 +354,8 @@ class Compiled:
                         body(scope)
                     else:
                         planner.run(index, body, scope)
+                        if planner.failed:          # the rest of the loop runs as written
+                            planner = None
                 except _Break:
                     break
                 except _Continue:

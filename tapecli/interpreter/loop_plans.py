@@ -2,24 +2,29 @@
 
 A training loop runs the same body again and again: the same forward pass on a tape, the same backward
 pass, the same optimizer step, on new values. Once two iterations have shown the same kernel calls, the
-iterations after them run as a plan: those calls made again on the variables' new arrays, with the
-optimizer's step and the gradient requests made as calls of their own (the effects), and none of the
-interpreter, the tapes or the ops between them.
+iterations after them run as a plan: those calls made again on the variables' new arrays, with the calls
+that change state (the effects: an optimizer's step, an assign, a list's append, a print) and the gradient
+requests made as calls of their own, and none of the interpreter, the tapes or the ops between them.
 
 What a plan may replace is decided first from the body's text, then from what its calls are:
 
-1. the body is straight-line code: assignments to names, expression statements, tape blocks and
-   ``watch``; names, literals, attributes, subscripts, arithmetic and calls (no ``if``, loop, comparison,
-   ``break`` or function definition), so the body always takes the same path;
+1. the body is straight-line code: assignments to names, expression statements, tape blocks and ``watch``;
+   names, literals, attributes, literal subscripts, arithmetic and calls (no loop, comparison, ``break`` or
+   function definition outside an ``if``). An ``if`` whose conditions read only the loop's name and names
+   the body never binds is a guard: evaluated before each iteration, an iteration whose branch differs from
+   the plan's runs as written, and the next one is traced again and must agree with the plan;
 2. every call it makes is to a callable that says what it is to a plan (``interpreter.objects.PURE``,
    ``EFFECT``, ``REQUEST``): a built Keras layer or model of the audited kinds, a loss, a math builtin, a
-   tape's gradient, an optimizer's step, a variable's assign. Anything else (``print``, a program's own
-   function, a random op, a layer that draws or keeps state) leaves the loop to run as written. A pure
-   call's arguments that it reads into Python (a loss's labels, a reduction's axis) must not come from
-   the plan's inputs: what it decides from them must be the same on every iteration;
-3. the iterations at positions 1 and 2 run traced (``kernels.tracing``, the small-tensor shortcuts off) and
-   must make the same calls with the same constants (a value computed outside the kernels shows as a
-   constant that changed), create no variable and change no variable outside an effect;
+   tape's gradient, an optimizer's step, a variable's assign, a list's append, ``print``, or a program's
+   function whose body is such code (:func:`plain_function`; its calls are checked one by one). Anything
+   else (a random op, a value read into Python, a layer that draws or keeps state) leaves the loop to run as
+   written. A pure call's arguments that it reads into Python (a loss's labels, a reduction's axis) must not
+   come from the plan's inputs: what it decides from them would be decided once for every iteration;
+3. the iterations at positions 1 and 2 run traced (``kernels.tracing``: the small-tensor shortcuts and the
+   interpreter's scalar path off, so every value made from an input is a kernel's) and must make the same
+   calls with the same constants (a value computed outside the kernels shows as a constant that changed),
+   create no variable, change no variable outside an effect, and make a gradient request or an effect (a
+   loop without either is the interpreter's: its scalar path is faster than a plan);
 4. the iterations from 3 on, but the last, run as the plan. The last runs as written, so what the loop
    leaves behind (its names, its tape, its last gradients) is what the program made.
 
@@ -37,8 +42,9 @@ from tapecli import kernels
 from tapecli.frontend import ast
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, ProgramObject, Request
-from tapecli.kernels.trace import Const, Recorder, Sequence, resolve, same_specs, same_value
+from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject,
+                                        Request)
+from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_specs, same_value
 from tapecli.runtime.context import current
 from tapecli.runtime.values import DType, Tensor, Variable, new_id
 
@@ -54,6 +60,7 @@ _GUARD_NODES = (ast.Name, ast.Number, ast.String, ast.Constant, ast.BinOp, ast.U
                 ast.Compare)
 _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
 _new = Tensor.__new__
+_INLINE = "inline"      # a program's function whose body a plan may take in (its calls are observed one by one)
 
 
 class _NoPlan(Exception):
@@ -135,6 +142,18 @@ def loop_shape(node: ast.For) -> LoopShape | None:
         return None
     names = tuple(sorted(n for n in carried & written if n != target))
     return LoopShape(target if target in carried else "", names, guards)
+
+
+def plain_function(node: ast.FuncDef) -> bool:
+    """Whether a program's function is code a plan may take in (a ``train_step(x, y)``): plain parameters, and
+    a body of the statements and expressions a loop's may have (no ``if``), ending in its one ``return``."""
+    body = node.body
+    if any(p.kind for p in node.params) or any(d != "function" for d in node.decorators) or not body:
+        return False
+    if body[-1].__class__ is ast.Return:
+        body = body[:-1] + ([ast.ExprStmt(body[-1].value)] if body[-1].value is not None else [])
+    shape = loop_shape(ast.For(["__item__"], ast.Constant(None), body))
+    return shape is not None and not shape.guards
 
 
 def _assigned(body) -> set[str]:
@@ -265,14 +284,17 @@ class LoopPlanner:
         # the scalar path computes outside the kernels: off, every value made from an input is a kernel's
         scalar_path, interp.scalar_path = interp.scalar_path, False
         interp.loop_observer = recorder
+        steps = interp.steps
         try:
             with kernels.tracing(recorder):
                 body(scope)
         finally:
             interp.loop_observer = None
             interp.scalar_path = scalar_path
-        if recorder.refused is not None or len(ctx.variables) != len(variables) or ctx.tapes:
-            return None
+        recorder.steps_made = interp.steps - steps
+        if recorder.refused is not None or len(ctx.variables) != len(variables) or ctx.tapes \
+                or not any(name is None for name, _, _ in recorder.steps):
+            return None         # (a loop with no gradient and no effect: the interpreter's own paths serve it)
         if any(v.version != n and v not in recorder.assigned for v, n in zip(variables, versions)):
             return None
         ends = [self._tensor(scope, name) for name in self.carried]
@@ -329,7 +351,9 @@ class LoopRecorder(Recorder):
         self.refused: str | None = None
         self.assigned: set = set()
         self.depth = 0               # inside a call the observer let through
+        self.inlined = None          # the program's function the observer is letting in
         self.carried: list = []
+        self.steps_made = 0          # the interpreter's steps the iteration counts beside the loop's own
 
     # ------------------------------------------------------------------ observing calls
     def observe(self, f, args, kwargs, node, call):
@@ -340,6 +364,9 @@ class LoopRecorder(Recorder):
             return call(f, args, kwargs, node)
         if kind is EFFECT:
             return self._effect(f, args, kwargs, node, call)
+        if kind is _INLINE:             # its calls come through here one by one, as the body's do
+            self.inlined = f
+            return call(f, args, kwargs, node)
         if kind is PURE and getattr(f, "replay_lists", False) is False and any(
                 v.__class__ in (list, tuple) and self.tracked(v) for v in (*args, *kwargs.values())):
             self.refuse("a list of the plan's tensors, packed in Python")
@@ -360,6 +387,13 @@ class LoopRecorder(Recorder):
                                        self.template(args), self.template(kwargs)))
         return result
 
+    def enter(self, fn) -> None:
+        """A program's function starts: one this observer let in (``_INLINE``), or anything else, refused."""
+        if self.inlined is fn:
+            self.inlined = None
+        else:
+            self.refuse(f"function {fn.name}")
+
     def refuse(self, what: str) -> None:
         """The iteration did what a plan cannot make again (``what``: the first such call, for debugging)."""
         if self.refused is None:
@@ -368,6 +402,8 @@ class LoopRecorder(Recorder):
     def _kind(self, f, args, kwargs):
         if f.__class__ is BoundMethod:
             return f.replay
+        if f.__class__ is Function:
+            return _INLINE if plain_function(f.node) else None
         if isinstance(f, ProgramObject):
             return f.replay_kind(args, kwargs, self.tracked)
         if f.__class__ is _PYFUNCTION and getattr(f, "is_builtin", False):
@@ -431,7 +467,8 @@ class LoopRecorder(Recorder):
     def same_as(self, other: LoopRecorder) -> bool:
         """The same calls on the same slots with the same constants, effects and requests, the same layouts."""
         if self.layouts != other.layouts or self.variables != other.variables or self.weak != other.weak \
-                or self.branches != other.branches or len(self.steps) != len(other.steps):
+                or self.branches != other.branches or self.steps_made != other.steps_made \
+                or len(self.steps) != len(other.steps):
             return False
         for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
             if name is None or name2 is None:
@@ -447,22 +484,27 @@ class LoopRecorder(Recorder):
             and same_specs([s for _, s, _ in self.carried], [s for _, s, _ in other.carried])
 
     def plan(self) -> LoopPlan:
-        return LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried)
+        return LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made)
 
 
 class LoopPlan:
     """The calls of one traced iteration, made again: kernels (by the NumPy function itself once bound,
     as backward plans do), effects and requests (by the interpreter, on tensors of the new arrays)."""
 
-    def __init__(self, n_inputs, steps, variables, layouts, carried):
+    def __init__(self, n_inputs, steps, variables, layouts, carried, steps_made):
         self.n_inputs = n_inputs
         self.steps = steps
         self.variables = variables
         self.layouts = layouts
         self.carried = carried
+        self.steps_made = steps_made    # the calls of the functions it took in: steps, as --max-steps counts them
         self.compiled = None
 
     def run(self, interp, inputs, scope) -> None:
+        if self.steps_made:
+            interp.steps += self.steps_made
+            if interp.steps > interp.limits.max_steps:
+                interp.check_limits(interp.steps)
         values = list(inputs)
         if self.compiled is not None:
             self.compiled(values, interp)
@@ -487,9 +529,21 @@ class LoopPlan:
     def _compile(self, values):
         """The plan as one Python function of the slots' list: each kernel called by the NumPy function
         ``kernels.run`` calls for these layouts (``kernels.direct``; ``run`` itself where Numba serves), its
-        arguments read from the list, constants bound once; an effect or request by its step."""
-        env = {"run_kernel": kernels.run, "asarray": np.asarray}
+        arguments read from the list, constants bound once; an effect or request by its step. A call made of
+        constants only (a mean's seed broadcast back) gives the same array at every iteration: its result, as
+        this run made it, is bound as a constant."""
+        env = {"run_kernel": kernels.run, "_scalar": _scalar}
         lines = ["def plan(v, interp):", "    a = v.append"]
+        constant = set()        # the slots made of constants only
+
+        def fixed(spec) -> bool:
+            if spec.__class__ is int:
+                return spec in constant
+            if spec.__class__ is View:
+                return spec.slot in constant
+            if spec.__class__ is Sequence:
+                return all(map(fixed, spec.items))
+            return spec.__class__ is Const
 
         def bound(obj, prefix):
             key = f"{prefix}{len(env)}"
@@ -507,6 +561,11 @@ class LoopPlan:
             if name is None:
                 lines.append(f"    a({bound(specs, 's')}.make(interp, v))")
                 continue
+            slot = self.n_inputs + k
+            if all(map(fixed, specs)) and (attr_specs is None or all(map(fixed, attr_specs.values()))):
+                constant.add(slot)
+                lines.append(f"    a({bound(values[slot], 'c')})")
+                continue
             args = [argument(s) for s in specs]
             attrs = {} if attr_specs is None else {key: argument(s) for key, s in attr_specs.items()}
             if not all(key.isidentifier() for key in attrs):
@@ -517,10 +576,9 @@ class LoopPlan:
                 call = f"run_kernel({bound(name, 'n')}, [{', '.join(args)}], {{{attributes}}})"
             else:
                 call = f"{bound(function, 'f')}({', '.join(args + [f'{key}={a}' for key, a in attrs.items()])})"
-                if values[self.n_inputs + k].__class__ is not np.ndarray:     # (a scalar: as run makes it)
+                if values[slot].__class__ is not np.ndarray:     # (a scalar: as run makes it)
                     call = f"_scalar({call})"
             lines.append(f"    a({call})")
-        env["_scalar"] = _scalar
         namespace: dict = {}
         exec(compile("\n".join(lines) + "\n", "<loop plan>", "exec"), env, namespace)    # noqa: S102
         return namespace["plan"]
