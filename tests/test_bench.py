@@ -48,7 +48,7 @@ def test_bench_counts_the_backward_passes_and_loop_iterations_that_ran_as_plans(
     r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
     assert (r.json["backward_passes"], r.json["backward_replayed"], r.json["loop_replayed"]) == (4, 0, 2)
     r = cli("bench", "--repeat", "1", "--warmup", "0", write(tmp_path, "loop.tdf", loop))
-    assert "loop iterations run as plans 2" in r.stdout
+    assert "4, 0 of them as plans; loop iterations as plans 2" in r.stdout
 
 
 def test_bench_for_people(tmp_path):

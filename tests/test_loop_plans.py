@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import run_source
 from tapecli.interpreter import loop_plans
+from tapecli.interpreter.loop_shape import loop_shape
 
 KERAS = """
 import tensorflow as tf
@@ -179,7 +180,7 @@ def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch):
     program = MLP + body
     tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
     loop = next(s for s in tree.body if s.__class__.__name__ == "For")
-    assert loop_plans.loop_shape(loop) is None
+    assert loop_shape(loop) is None
     planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
     assert planned.context.loop_replayed == 0
     assert _state(planned) == _state(written)

@@ -572,10 +572,9 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
         if b.peak_bytes is not None:
             rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
             print(f"  peak memory of a run {_mb(b.peak_bytes)} (tracemalloc){rss}")
-        if (passes := b.backward_passes)["backward_passes"]:
-            print("  backward passes in a run {backward_passes}, {backward_replayed} of them as plans".format(**passes))
-        if passes["loop_replayed"]:
-            print("  loop iterations run as plans {loop_replayed}".format(**passes))
+        if (passes := b.backward_passes)["backward_passes"] or passes["loop_replayed"]:
+            print("  backward passes in a run {backward_passes}, {backward_replayed} of them as plans; "
+                  "loop iterations as plans {loop_replayed}".format(**passes))
     def timed(source, filename, options):
         with progress_bar(runs(repeat, warmup), "runs", not json_out and sys.stderr.isatty()) as advance:  # stderr
             return bench_source(source, filename, options, repeat, warmup, progress=advance)

@@ -18,6 +18,7 @@ from tapecli.frontend.pyast import Starred
 from tapecli.fusion import plan as fusion_plans
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.interpreter import loop_plans
+from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
@@ -323,7 +324,7 @@ class Compiled:
         items_of = interp.loop_items
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
-        shape = loop_plans.loop_shape(node)      # None: the body is not one a loop plan replaces
+        shape = loop_shape(node)      # None: the body is not one a loop plan replaces
 
         def loop(scope):
             names = scope.vars

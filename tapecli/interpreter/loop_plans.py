@@ -39,165 +39,20 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import kernels
-from tapecli.frontend import ast
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject,
-                                        Request)
-from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_specs, same_value
+from tapecli.interpreter.loop_shape import LoopShape, plain_function
+from tapecli.interpreter.loop_steps import DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep, new_tensor
+from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
+from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_specs
 from tapecli.runtime.context import current
-from tapecli.runtime.values import DType, Tensor, Variable, new_id
+from tapecli.runtime.values import DType, Tensor, Variable
 
 MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
 TRACED = (1, 2)                 # the iterations that run traced
 
-_STATEMENTS = (ast.Assign, ast.AugAssign, ast.ExprStmt, ast.TapeBlock, ast.Watch, ast.Pass)
-_EXPRESSIONS = (ast.Name, ast.Number, ast.String, ast.Constant, ast.ListDisplay, ast.TupleDisplay, ast.BinOp,
-                ast.UnaryOp, ast.Call, ast.Keyword, ast.Attribute, ast.Subscript, ast.Slice)
-_DISPLAYS = (ast.ListDisplay, ast.TupleDisplay)
-_BINDING_FORMS = ("AssignTo", "AugAssignTo", "ForEach", "Delete", "Import", "ClassDef", "With")
-_GUARD_NODES = (ast.Name, ast.Number, ast.String, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Not, ast.BoolOp,
-                ast.Compare)
 _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
-_new = Tensor.__new__
 _INLINE = "inline"      # a program's function whose body a plan may take in (its calls are observed one by one)
-
-
-class _NoPlan(Exception):
-    """What the traced iteration did is not something a plan can make again."""
-
-
-class LoopShape:
-    """What the text of a ``for`` loop's body tells a plan: ``target``, the loop's name ("" where the body never
-    reads it); ``carried``, the names the body reads before it assigns them and assigns (the loop-carried ones);
-    ``guards``, the ``if`` statements whose conditions read only the loop's name and names the body never
-    assigns (an iteration whose branches differ from the plan's runs as written)."""
-
-    __slots__ = ("target", "carried", "guards")
-
-    def __init__(self, target, carried, guards):
-        self.target, self.carried, self.guards = target, carried, guards
-
-
-def loop_shape(node: ast.For) -> LoopShape | None:
-    """The shape of a ``for`` loop's body, or None where the body is not code a plan can replace (see the
-    module's rule 1)."""
-    target = node.targets[0]
-    if not all(isinstance(t, str) for t in node.targets):
-        return None
-    assigned = _assigned(node.body)
-    written: set[str] = set()
-    carried: set[str] = set()
-    guards: list = []
-
-    def read(expr, checked=True):
-        for n in ast.walk(expr):
-            if checked and (not isinstance(n, _EXPRESSIONS) or n.__class__ is ast.Call and not _plain_call(n)
-                            or n.__class__ is ast.Subscript and not all(map(_constant, n.items))
-                            or n.__class__ is ast.BinOp and _DISPLAYS.__contains__(n.left.__class__)
-                            or n.__class__ is ast.BinOp and _DISPLAYS.__contains__(n.right.__class__)):
-                raise _NoPlan
-            if n.__class__ is ast.Name and n.id not in written:
-                carried.add(n.id)
-
-    def block(body):
-        for s in body:
-            cls = s.__class__
-            if cls is ast.If:
-                for test, _ in s.branches:
-                    if not _guard(test, assigned):
-                        raise _NoPlan
-                    read(test, checked=False)
-                guards.append(s)
-                # a branch the plan did not trace runs as written: its names count, whatever it does
-                for branch in [b for _, b in s.branches] + [s.orelse or []]:
-                    read(branch, checked=False)
-                written.update(_assigned([s]))
-                continue
-            if cls not in _STATEMENTS:
-                raise _NoPlan
-            if cls is ast.Assign:
-                read(s.value)
-                written.update(s.targets)
-            elif cls is ast.AugAssign:
-                read(ast.Name(s.name))
-                read(s.value)
-                written.add(s.name)
-            elif cls is ast.ExprStmt:
-                read(s.value)
-            elif cls is ast.TapeBlock:
-                if not all(_constant(kw.value) for kw in s.options):
-                    raise _NoPlan
-                written.add(s.name)
-                block(s.body)
-            elif cls is ast.Watch:
-                read(s.items)
-                if s.tape is not None:
-                    read(ast.Name(s.tape))
-    try:
-        if target in assigned:
-            return None
-        block(node.body)
-    except _NoPlan:
-        return None
-    names = tuple(sorted(n for n in carried & written if n != target))
-    return LoopShape(target if target in carried else "", names, guards)
-
-
-def plain_function(node: ast.FuncDef) -> bool:
-    """Whether a program's function is code a plan may take in (a ``train_step(x, y)``): plain parameters, and
-    a body of the statements and expressions a loop's may have (no ``if``), ending in its one ``return``."""
-    body = node.body
-    if any(p.kind for p in node.params) or any(d != "function" for d in node.decorators) or not body:
-        return False
-    if body[-1].__class__ is ast.Return:
-        body = body[:-1] + ([ast.ExprStmt(body[-1].value)] if body[-1].value is not None else [])
-    shape = loop_shape(ast.For(["__item__"], ast.Constant(None), body))
-    return shape is not None and not shape.guards
-
-
-def _assigned(body) -> set[str]:
-    """Every name a statement of ``body`` (at any depth) binds."""
-    names = set()
-    for n in ast.walk(body):
-        cls = n.__class__
-        if cls is ast.Assign or cls is ast.For:
-            names.update(t for t in n.targets if isinstance(t, str))
-        elif cls in (ast.AugAssign, ast.TapeBlock, ast.FuncDef, ast.VarDecl, ast.ConstDecl):
-            names.add(n.name)
-        elif cls.__name__ in _BINDING_FORMS:
-            return {"__builtins__"}        # (a Python form that binds otherwise: no name is known unbound)
-    return names
-
-
-def _guard(test, assigned: set[str]) -> bool:
-    """A condition a plan can evaluate before the body: literals, arithmetic, comparisons and ``and``/``or``/
-    ``not`` of the loop's name and of names the body never binds."""
-    if "__builtins__" in assigned:
-        return False
-    for n in ast.walk(test):
-        if n.__class__ not in _GUARD_NODES or n.__class__ is ast.Name and n.id in assigned:
-            return False
-    return True
-
-
-def _constant(node) -> bool:
-    """An index or option the body reads into Python: a literal (a value computed from the loop's tensors there
-    would decide, in Python, what the kernels are given)."""
-    if node is None or node.__class__ in (ast.Number, ast.String, ast.Constant):
-        return True
-    if node.__class__ is ast.UnaryOp:
-        return _constant(node.operand)
-    if node.__class__ is ast.Slice:
-        return all(map(_constant, (node.lower, node.upper, node.step)))
-    if node.__class__ is ast.TupleDisplay:
-        return all(map(_constant, node.items))
-    return False
-
-
-def _plain_call(node) -> bool:
-    return not any(a.__class__ is not ast.Keyword and a.__class__.__name__ == "Starred" for a in node.args) \
-        and all(kw.name is not None for kw in node.keywords)
 
 
 class LoopPlanner:
@@ -513,7 +368,7 @@ class LoopPlan:
             self.compiled = self._compile(values) or self._run_steps
         names = scope.vars
         for name, spec, weak in self.carried:
-            names[name] = _tensor(resolve(spec, values), weak)
+            names[name] = new_tensor(resolve(spec, values), weak)
         current().loop_replayed += 1
 
     def _run_steps(self, values, interp) -> None:
@@ -586,137 +441,3 @@ class LoopPlan:
 
 def _scalar(out):
     return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
-
-
-def _tensor(value, weak=False) -> Tensor:
-    t = _new(Tensor)
-    t.value, t.weak, t.id = value, weak, new_id()
-    return t
-
-
-def _made(spec, values):
-    """The value a template stands for, with new tensors on this iteration's arrays."""
-    if spec.__class__ is TensorSpec:
-        return _tensor(resolve(spec.spec, values), spec.weak)
-    if spec.__class__ is Sequence:
-        return spec.kind(_made(s, values) for s in spec.items)
-    if spec.__class__ is DictSpec:
-        return {k: _made(s, values) for k, s in zip(spec.keys, spec.items)}
-    return spec.value
-
-
-def _leaves(template):
-    """The specs of a template (of a pair of them), depth first."""
-    if template.__class__ in (tuple, list):
-        for t in template:
-            yield from _leaves(t)
-    elif template.__class__ in (Sequence, DictSpec):
-        yield from _leaves(template.items)
-    else:
-        yield template
-
-
-def _same_template(a, b) -> bool:
-    if a.__class__ is not b.__class__:
-        return False
-    if a.__class__ is TensorSpec:
-        return a.weak == b.weak and same_specs([a.spec], [b.spec])
-    if a.__class__ is Sequence:
-        return a.kind is b.kind and len(a.items) == len(b.items) and all(map(_same_template, a.items, b.items))
-    if a.__class__ is DictSpec:
-        return a.keys == b.keys and all(map(_same_template, a.items, b.items))
-    return a.value is b.value or same_value(a.value, b.value)
-
-
-class TensorSpec:
-    __slots__ = ("spec", "weak")
-
-    def __init__(self, spec, weak):
-        self.spec, self.weak = spec, weak
-
-
-class DictSpec:
-    __slots__ = ("keys", "items")
-
-    def __init__(self, keys, items):
-        self.keys, self.items = keys, items
-
-
-class EffectStep:
-    """A call that changes state (an optimizer's step, an assign, an append, a print), made again as the
-    interpreter makes it, at its statement's line (a warning it gives names it)."""
-
-    def __init__(self, f, node, args, kwargs):
-        self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
-        self.line = current().settings.line
-
-    def make(self, interp, values):
-        interp.ctx.settings.line = self.line
-        interp.call(self.f, _made(self.args, values), _made(self.kwargs, values), self.node)
-
-    def same_as(self, other) -> bool:
-        return other.__class__ is EffectStep and self.node is other.node and self.line == other.line \
-            and _same_callee(self.f, other.f) \
-            and _same_template(self.args, other.args) and _same_template(self.kwargs, other.kwargs)
-
-
-def _same_callee(a, b) -> bool:
-    if a.__class__ is BoundMethod:
-        return b.__class__ is BoundMethod and a.name == b.name and a.replay == b.replay \
-            and getattr(a.fn, "__code__", None) is getattr(b.fn, "__code__", None) \
-            and _closure(a.fn) == _closure(b.fn)
-    return a is b
-
-
-def _closure(fn) -> list:
-    """The objects a bound method's function closes over, by identity (the same method of the same object)."""
-    return [id(c.cell_contents) for c in (getattr(fn, "__closure__", None) or ())]
-
-
-class VariableStep:
-    """A variable's array after the effect before it: what the iteration's later calls read of it."""
-
-    def __init__(self, variable):
-        self.variable = variable
-
-    def make(self, interp, values):
-        return self.variable.read().value
-
-    def same_as(self, other) -> bool:
-        return other.__class__ is VariableStep and other.variable is self.variable
-
-
-class RequestStep:
-    """A tape's gradient request, added again with this iteration's gradients (``grad --json`` lists one per
-    call; ``tapecli check`` differentiates its objective). ``values``, ``result``, ``args``, ``kwargs``: the
-    templates of the request's gradients, of what the call returned and of the call's arguments."""
-
-    def __init__(self, request, values, result, args, kwargs):
-        self.request = request
-        self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
-        self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves((args, kwargs)))
-
-    def make(self, interp, values):
-        from tapecli.autodiff import gradients
-        traced = self.request
-        objective = None
-        if traced.kind == "gradient":
-            args, kwargs = _made(self.args, values), _made(self.kwargs, values)
-            target = args[0] if args else kwargs.get("target")
-            seeds = kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
-            objective = gradients.objective(target, seeds)
-            if not self.reads_variables:      # (a plan's tensors never change: read when asked)
-                objective = lambda: gradients.objective(target, seeds)()    # noqa: E731
-        request = Request(traced.kind, traced.line, traced.tape, traced.target_text, traced.labels,
-                          _made(self.values, values), _made(self.result, values), traced.why, traced.leaves,
-                          objective)
-        request.names = traced.names
-        interp.requests.append(request)
-
-    def same_as(self, other) -> bool:
-        a, b = self.request, other.request
-        return other.__class__ is RequestStep and (a.kind, a.line, a.tape, a.target_text, a.labels, a.why) == (
-            b.kind, b.line, b.tape, b.target_text, b.labels, b.why) \
-            and len(a.leaves) == len(b.leaves) and all(x is y for x, y in zip(a.leaves, b.leaves)) \
-            and all(_same_template(x, y) for x, y in ((self.values, other.values), (self.result, other.result),
-                                                      (self.args, other.args), (self.kwargs, other.kwargs)))

@@ -1,0 +1,146 @@
+"""The calls of a loop plan that are not kernels (``interpreter/loop_plans.py``): an effect made again as the
+interpreter makes it, a variable's array after one, a gradient request added again; and the templates of
+their arguments (each tensor as the spec of its array, made anew on each iteration's arrays)."""
+from __future__ import annotations
+
+from tapecli.autodiff import gradients
+from tapecli.interpreter.objects import BoundMethod, Request
+from tapecli.kernels.trace import Sequence, resolve, same_specs, same_value
+from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor, Variable, new_id
+
+_new = Tensor.__new__
+
+
+def new_tensor(value, weak=False) -> Tensor:
+    t = _new(Tensor)
+    t.value, t.weak, t.id = value, weak, new_id()
+    return t
+
+
+def made(spec, values):
+    """The value a template stands for, with new tensors on this iteration's arrays."""
+    if spec.__class__ is TensorSpec:
+        return new_tensor(resolve(spec.spec, values), spec.weak)
+    if spec.__class__ is Sequence:
+        return spec.kind(made(s, values) for s in spec.items)
+    if spec.__class__ is DictSpec:
+        return {k: made(s, values) for k, s in zip(spec.keys, spec.items)}
+    return spec.value
+
+
+def _leaves(template):
+    """The specs of a template (of a pair of them), depth first."""
+    if template.__class__ in (tuple, list):
+        for t in template:
+            yield from _leaves(t)
+    elif template.__class__ in (Sequence, DictSpec):
+        yield from _leaves(template.items)
+    else:
+        yield template
+
+
+def same_template(a, b) -> bool:
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is TensorSpec:
+        return a.weak == b.weak and same_specs([a.spec], [b.spec])
+    if a.__class__ is Sequence:
+        return a.kind is b.kind and len(a.items) == len(b.items) and all(map(same_template, a.items, b.items))
+    if a.__class__ is DictSpec:
+        return a.keys == b.keys and all(map(same_template, a.items, b.items))
+    return a.value is b.value or same_value(a.value, b.value)
+
+
+class TensorSpec:
+    __slots__ = ("spec", "weak")
+
+    def __init__(self, spec, weak):
+        self.spec, self.weak = spec, weak
+
+
+class DictSpec:
+    __slots__ = ("keys", "items")
+
+    def __init__(self, keys, items):
+        self.keys, self.items = keys, items
+
+
+class EffectStep:
+    """A call that changes state (an optimizer's step, an assign, an append, a print), made again as the
+    interpreter makes it, at its statement's line (a warning it gives names it)."""
+
+    def __init__(self, f, node, args, kwargs):
+        self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
+        self.line = current().settings.line
+
+    def make(self, interp, values):
+        interp.ctx.settings.line = self.line
+        interp.call(self.f, made(self.args, values), made(self.kwargs, values), self.node)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is EffectStep and self.node is other.node and self.line == other.line \
+            and _same_callee(self.f, other.f) \
+            and same_template(self.args, other.args) and same_template(self.kwargs, other.kwargs)
+
+
+def _same_callee(a, b) -> bool:
+    if a.__class__ is BoundMethod:
+        return b.__class__ is BoundMethod and a.name == b.name and a.replay == b.replay \
+            and getattr(a.fn, "__code__", None) is getattr(b.fn, "__code__", None) \
+            and _closure(a.fn) == _closure(b.fn)
+    return a is b
+
+
+def _closure(fn) -> list:
+    """The objects a bound method's function closes over, by identity (the same method of the same object)."""
+    return [id(c.cell_contents) for c in (getattr(fn, "__closure__", None) or ())]
+
+
+class VariableStep:
+    """A variable's array after the effect before it: what the iteration's later calls read of it."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def make(self, interp, values):
+        return self.variable.read().value
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is VariableStep and other.variable is self.variable
+
+
+class RequestStep:
+    """A tape's gradient request, added again with this iteration's gradients (``grad --json`` lists one per
+    call; ``tapecli check`` differentiates its objective). ``values``, ``result``, ``args``, ``kwargs``: the
+    templates of the request's gradients, of what the call returned and of the call's arguments."""
+
+    def __init__(self, request, values, result, args, kwargs):
+        self.request = request
+        self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
+        self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves((args, kwargs)))
+
+    def make(self, interp, values):
+        traced = self.request
+        objective = None
+        if traced.kind == "gradient":
+            args, kwargs = made(self.args, values), made(self.kwargs, values)
+            target = args[0] if args else kwargs.get("target")
+            seeds = kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
+            if self.reads_variables:        # read now: a variable may change (as the tape's request reads it)
+                objective = gradients.objective(target, seeds)
+            else:                           # a plan's tensors never change: read when asked
+                objective = lambda: gradients.objective(target, seeds)()    # noqa: E731
+        request = Request(traced.kind, traced.line, traced.tape, traced.target_text, traced.labels,
+                          made(self.values, values), made(self.result, values), traced.why, traced.leaves,
+                          objective)
+        request.names = traced.names
+        interp.requests.append(request)
+
+    def same_as(self, other) -> bool:
+        a, b = self.request, other.request
+        return other.__class__ is RequestStep and (a.kind, a.line, a.tape, a.target_text, a.labels, a.why) == (
+            b.kind, b.line, b.tape, b.target_text, b.labels, b.why) \
+            and len(a.leaves) == len(b.leaves) and all(x is y for x, y in zip(a.leaves, b.leaves)) \
+            and all(same_template(x, y) for x, y in ((self.values, other.values), (self.result, other.result),
+                                                      (self.args, other.args), (self.kwargs, other.kwargs)))
