@@ -72,6 +72,17 @@ def _run(source, plans=True, monkeypatch=None):
     return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py")
 
 
+def _compared(program, monkeypatch, replayed):
+    """The program run with loop plans and as written: the same bits everywhere, ``replayed`` iterations as plans.
+    Both runs."""
+    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
+    assert written.context.loop_replayed == 0
+    assert planned.context.loop_replayed == replayed
+    assert _state(planned) == _state(written), program
+    assert planned.interpreter.output == written.interpreter.output
+    return planned, written
+
+
 def _state(result):
     """Every variable of the run (weights, optimizer slots), every tensor bound to a name or kept in a list,
     and every gradient request: their bits."""
@@ -91,11 +102,8 @@ def _state(result):
 @pytest.mark.parametrize("program, steps", [(MLP, 12), (CNN, 8), (SGD, 9), (MANUAL, 10), (SCHEDULED, 9)],
                          ids=["mlp-adam", "cnn-adam", "sgd-momentum", "tdf-assign", "item-in-arithmetic"])
 def test_a_training_loop_runs_as_a_plan_with_the_bits_it_has_as_written(program, steps, monkeypatch):
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert written.context.loop_replayed == 0
     # iteration 0 as written, 1 and 2 traced, 3 to the last but one as the plan, the last as written
-    assert planned.context.loop_replayed == steps - 4
-    assert _state(planned) == _state(written)
+    planned, _ = _compared(program, monkeypatch, steps - 4)
     assert len(planned.requests) == steps
 
 
@@ -126,19 +134,15 @@ for step in range(10):
 
 
 def test_a_train_step_function_is_taken_into_the_plan(monkeypatch):
-    planned, written = _run(STEP_FUNCTION, True, monkeypatch), _run(STEP_FUNCTION, False, monkeypatch)
-    assert planned.context.loop_replayed == 6
-    assert _state(planned) == _state(written)
+    planned, written = _compared(STEP_FUNCTION, monkeypatch, 6)
     # the calls of the functions a plan took in count as steps, as they do run as written (--max-steps)
     assert planned.interpreter.steps == written.interpreter.steps
 
 
 def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
     program = MLP + "    print(step, loss, sep=' | ')\n"
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 8
-    assert _state(planned) == _state(written)
-    assert len(planned.interpreter.output) == 12 and planned.interpreter.output == written.interpreter.output
+    planned, _ = _compared(program, monkeypatch, 8)
+    assert len(planned.interpreter.output) == 12
 
 
 @pytest.mark.parametrize("line, why", [
@@ -149,10 +153,7 @@ def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
 ])
 def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
     program = "def branching(v):\n    if v > 1.0:\n        return v\n    return v * 2.0\n" + MLP + "    " + line + "\n"
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 0, why
-    assert _state(planned) == _state(written)
-    assert planned.interpreter.output == written.interpreter.output
+    _compared(program, monkeypatch, 0)
 
 
 @pytest.mark.parametrize("body, replayed", [
@@ -163,10 +164,7 @@ def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
 ])
 def test_an_if_on_the_loop_item_runs_the_iterations_it_changes_as_written(body, replayed, monkeypatch):
     program = MLP + body
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == len(replayed)
-    assert _state(planned) == _state(written)
-    assert planned.interpreter.output == written.interpreter.output
+    _compared(program, monkeypatch, len(replayed))
 
 
 @pytest.mark.parametrize("body", [
@@ -181,26 +179,21 @@ def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch):
     tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
     loop = next(s for s in tree.body if s.__class__.__name__ == "For")
     assert loop_shape(loop) is None
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 0
-    assert _state(planned) == _state(written)
+    _compared(program, monkeypatch, 0)
 
 
 def test_an_effects_warning_names_its_line_as_written(monkeypatch):
     # a variable without a gradient: Adam warns at every step, at the apply_gradients line
     program = MLP.replace("model.trainable_variables)", "[model.layers[0].kernel, spare])").replace(
         "losses = []", "losses = []\nspare = tf.Variable([1.0])")
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 8
-    assert planned.context.settings.warnings and _state(planned) == _state(written)
+    planned, _ = _compared(program, monkeypatch, 8)
+    assert planned.context.settings.warnings
 
 
 def test_a_layer_that_draws_leaves_the_loop_as_written(monkeypatch):
     program = KERAS.format(x_shape=(16, 8), batch=16, steps=8, optimizer="Adam()",
                            layers='tf.keras.layers.Dense(6), tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(3)')
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 0
-    assert _state(planned) == _state(written)
+    _compared(program, monkeypatch, 0)
 
 
 def test_a_batch_of_another_shape_ends_the_plan(monkeypatch):
@@ -214,9 +207,7 @@ def test_a_batch_of_another_shape_ends_the_plan(monkeypatch):
             loss = reduce_sum(square(matmul(xb, w)))
         w.assign_sub(0.01 * t.gradient(loss, w))
     """
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 5
-    assert _state(planned) == _state(written)
+    _compared(program, monkeypatch, 5)
 
 
 def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
@@ -228,9 +219,7 @@ def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
             h = tanh(matmul(h, w))
     g = outer.gradient(reduce_sum(h), w)
     """
-    planned, written = _run(program, True, monkeypatch), _run(program, False, monkeypatch)
-    assert planned.context.loop_replayed == 0
-    assert _state(planned) == _state(written)
+    _compared(program, monkeypatch, 0)
 
 
 def test_the_compiled_plan_and_the_step_by_step_one_agree(monkeypatch):
