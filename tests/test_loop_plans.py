@@ -68,8 +68,10 @@ for step in range(9):
 
 
 def _run(source, plans=True, monkeypatch=None):
-    monkeypatch.setattr(loop_plans, "MIN_ITERATIONS", loop_plans.MIN_ITERATIONS if plans else 10 ** 9)
-    return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py")
+    with monkeypatch.context() as patch:
+        if not plans:
+            patch.setattr(loop_plans, "planner", lambda *args: None)
+        return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py")
 
 
 def _compared(program, monkeypatch, replayed):
@@ -137,6 +139,30 @@ def test_a_train_step_function_is_taken_into_the_plan(monkeypatch):
     planned, written = _compared(STEP_FUNCTION, monkeypatch, 6)
     # the calls of the functions a plan took in count as steps, as they do run as written (--max-steps)
     assert planned.interpreter.steps == written.interpreter.steps
+
+
+BATCHES = """
+import tensorflow as tf
+X = tf.random.normal((40, 8), seed=1)
+T = tf.random.normal((40, 3), seed=2)
+{batches}
+model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="tanh"), tf.keras.layers.Dense(3)])
+opt = tf.keras.optimizers.SGD(learning_rate=0.05)
+for xb, yb in batches:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(xb, training=True) - yb))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+@pytest.mark.parametrize("batches, replayed", [
+    ("batches = [(X[i * 4:(i + 1) * 4], T[i * 4:(i + 1) * 4]) for i in range(10)]", 6),
+    # seven batches (the last of four rows): iterations 3 to 5 as the plan
+    ("batches = tf.data.Dataset.from_tensor_slices((X, T)).batch(6)", 3),
+])
+def test_a_loop_over_batches_takes_each_batch_as_an_input(batches, replayed, monkeypatch):
+    _compared(BATCHES.format(batches=batches), monkeypatch, replayed)
 
 
 def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
@@ -208,6 +234,19 @@ def test_a_batch_of_another_shape_ends_the_plan(monkeypatch):
         w.assign_sub(0.01 * t.gradient(loss, w))
     """
     _compared(program, monkeypatch, 5)
+
+
+def test_a_loop_over_a_tensors_rows_takes_them_one_ahead(monkeypatch):
+    # the rows come one by one (ops.getitem): the plan sees the last one coming, which runs as written
+    program = """
+    var w = [[0.5, -0.25], [0.125, 1.0]]
+    batches = reshape(cast(range(80), float32), [10, 4, 2]) * 0.01
+    for xb in batches:
+        tape t:
+            loss = reduce_sum(square(matmul(xb, w)))
+        w.assign_sub(0.01 * t.gradient(loss, w))
+    """
+    _compared(program, monkeypatch, 6)
 
 
 def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):

@@ -324,7 +324,12 @@ class Compiled:
         items_of = interp.loop_items
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
-        shape = loop_shape(node)      # None: the body is not one a loop plan replaces
+        shapes = []                   # the body's shape for a loop plan, found the first time one may serve
+
+        def shape():
+            if not shapes:
+                shapes.append(loop_shape(node))
+            return shapes[0]
 
         def loop(scope):
             names = scope.vars
@@ -333,10 +338,9 @@ class Compiled:
             # range(n) and other weak vectors: their elements become weak scalars here, inline (loop_items' way)
             weak_rows = over.__class__ is Tensor and over.weak and over.value.ndim == 1
             items = over.value if weak_rows else items_of(over)
-            planner = None
-            if shape is not None and items.__class__ in (list, np.ndarray) \
-                    and len(items) >= loop_plans.MIN_ITERATIONS:
-                planner = loop_plans.LoopPlanner(interp, shape, len(items))
+            planner = loop_plans.planner(interp, shape, items, over)
+            if planner is not None and planner.count is None:
+                items = planner.ahead(items)
             for index, item in enumerate(items):
                 if weak_rows:
                     row = item

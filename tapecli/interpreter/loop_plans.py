@@ -32,7 +32,8 @@ A plan's inputs are the loop item, the tensors of the names the body reads befor
 loop-carried names: the plan binds their new tensors after each iteration) and the arrays of every
 variable of the run; a layout unlike the traced one's ends the plan, and the loop runs as written. Plans
 are made only where nothing logs or checks the run (no ``explain``, ``--check-numerics``, numba forced or
-device), no tape is open around the loop and the loop has at least ``MIN_ITERATIONS`` items.
+device), no tape is open around the loop, and the loop has at least ``MIN_ITERATIONS`` items or takes them one
+ahead (a tensor's rows, a dataset's batches: the plan must know which is the last).
 """
 from __future__ import annotations
 
@@ -55,26 +56,55 @@ _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
 _INLINE = "inline"      # a program's function whose body a plan may take in (its calls are observed one by one)
 
 
+def planner(interp, shape, items, over) -> LoopPlanner | None:
+    """The planner of one execution of a loop over ``items`` (taken from ``over``; ``shape``: the body's, or a
+    function giving it), or None where no plan serves it: too few items, items whose end cannot be seen one
+    ahead without running a program's code, a run or a tape that rules plans out, a body a plan cannot replace."""
+    listed = items.__class__ in (list, np.ndarray)
+    if listed and len(items) < MIN_ITERATIONS or not listed and not _ahead(over) or not _plain_run(interp):
+        return None
+    shape = shape() if callable(shape) else shape
+    return None if shape is None else LoopPlanner(interp, shape, len(items) if listed else None)
+
+
+def _ahead(over) -> bool:
+    """Whether the items of ``over`` may be taken one ahead of the loop: a tensor's rows, a dataset's batches
+    (nothing of the program runs to make them)."""
+    return over.__class__ is Tensor or getattr(over, "items_are_values", False)
+
+
 class LoopPlanner:
     """One execution of one ``for`` statement: which of its iterations run as written, traced, or as the plan."""
 
-    def __init__(self, interp, shape: LoopShape, count: int):
+    def __init__(self, interp, shape: LoopShape, count: int | None):
         self.interp = interp
-        self.target = shape.target
+        self.inputs = shape.targets + shape.carried     # the names whose tensors are inputs
         self.carried = shape.carried
         self.tests = [[interp.compiled.expression(test) for test, _ in s.branches] for s in shape.guards]
-        self.last = count - 1
+        self.count = count          # None: items taken one ahead (``ahead``) say which is the last
+        self.at_last = False
         self.candidate = None
         self.recorder = None        # the adopted plan's
         self.plan = None
         self.failed = False
         self.verify = False         # an iteration ran as written since the plan's last: trace the next one again
 
+    def ahead(self, items):
+        """``items`` (an iterator), each given once the next is known: ``at_last`` tells the last."""
+        iterator = iter(items)
+        for item in iterator:
+            for following in iterator:
+                yield item
+                item = following
+            self.at_last = True
+            yield item
+
     def run(self, index: int, body, scope) -> None:
         """Run iteration ``index`` of the loop (its item already bound)."""
         branches = self._branches(scope)
         plan = self.plan
-        if plan is not None and index < self.last:
+        last = self.at_last if self.count is None else index == self.count - 1
+        if plan is not None and not last:
             if branches != self.recorder.branches:
                 body(scope)             # another branch than the plan's: as written (an `if step % 100 == 0:`)
                 self.verify = True
@@ -126,7 +156,7 @@ class LoopPlanner:
         cannot make again. The iteration itself runs as written either way (its errors are the program's)."""
         ctx, interp = current(), self.interp
         variables = sorted(ctx.variables, key=lambda v: v.order)
-        carried = [self._tensor(scope, name) for name in ((self.target,) if self.target else ()) + self.carried]
+        carried = [self._tensor(scope, name) for name in self.inputs]
         if any(t is None for t in carried):
             body(scope)
             return None
@@ -167,7 +197,7 @@ class LoopPlanner:
         if not _plain_run(self.interp) or len(current().variables) != len(plan.variables):
             return None
         inputs = []
-        for name in ((self.target,) if self.target else ()) + self.carried:
+        for name in self.inputs:
             t = self._tensor(scope, name)
             if t is None:
                 return None

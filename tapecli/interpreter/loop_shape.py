@@ -19,22 +19,23 @@ class _NoPlan(Exception):
 
 
 class LoopShape:
-    """What the text of a ``for`` loop's body tells a plan: ``target``, the loop's name ("" where the body never
-    reads it); ``carried``, the names the body reads before it assigns them and assigns (the loop-carried ones);
-    ``guards``, the ``if`` statements whose conditions read only the loop's name and names the body never
-    assigns (an iteration whose branches differ from the plan's runs as written)."""
+    """What the text of a ``for`` loop's body tells a plan: ``targets``, the loop's names the body reads (``x`` of
+    ``for x in xs``; ``xb`` and ``yb`` of ``for xb, yb in batches``); ``carried``, the names the body reads
+    before it assigns them and assigns (the loop-carried ones); ``guards``, the ``if`` statements whose
+    conditions read only the loop's names and names the body never assigns (an iteration whose branches
+    differ from the plan's runs as written)."""
 
-    __slots__ = ("target", "carried", "guards")
+    __slots__ = ("targets", "carried", "guards")
 
-    def __init__(self, target, carried, guards):
-        self.target, self.carried, self.guards = target, carried, guards
+    def __init__(self, targets, carried, guards):
+        self.targets, self.carried, self.guards = targets, carried, guards
 
 
 def loop_shape(node: ast.For) -> LoopShape | None:
     """The shape of a ``for`` loop's body, or None where the body is not code a plan can replace (see the
     module's rule 1)."""
-    target = node.targets[0]
-    if not all(isinstance(t, str) for t in node.targets):
+    targets = node.targets
+    if not all(isinstance(t, str) for t in targets) or len(set(targets)) != len(targets):
         return None
     assigned = _assigned(node.body)
     written: set[str] = set()
@@ -86,13 +87,13 @@ def loop_shape(node: ast.For) -> LoopShape | None:
                 if s.tape is not None:
                     read(ast.Name(s.tape))
     try:
-        if target in assigned:
+        if assigned.intersection(targets):
             return None
         block(node.body)
     except _NoPlan:
         return None
-    names = tuple(sorted(n for n in carried & written if n != target))
-    return LoopShape(target if target in carried else "", names, guards)
+    names = tuple(sorted(n for n in carried & written if n not in targets))
+    return LoopShape(tuple(t for t in targets if t in carried), names, guards)
 
 
 def plain_function(node: ast.FuncDef) -> bool:

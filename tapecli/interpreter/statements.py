@@ -7,7 +7,9 @@ import numpy as np
 
 from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
+from tapecli.interpreter import loop_plans
 from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.fusion.core import evaluate as fuse
@@ -368,7 +370,13 @@ class Statements:
         raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
 
     def exec_For(self, node, scope):
-        for item in self.loop_items(self.eval(node.iter, scope)):
+        over = self.eval(node.iter, scope)
+        items = self.loop_items(over)
+        planner = loop_plans.planner(self, lambda: loop_shape(node), items, over)     # (for xb, yb in batches:)
+        if planner is not None and planner.count is None:
+            items = planner.ahead(items)
+        body = self.compiled.block(node.body)
+        for index, item in enumerate(items):
             self._step()
             if len(node.targets) == 1:
                 self.bind(scope, node.targets[0], item, node)
@@ -376,7 +384,12 @@ class Statements:
                 for name, sub in zip(node.targets, self._destructure(item, len(node.targets))):
                     self.bind(scope, name, sub, node)
             try:
-                self.exec_block(node.body, scope)
+                if planner is None:
+                    body(scope)
+                else:
+                    planner.run(index, body, scope)
+                    if planner.failed:
+                        planner = None
             except _Break:
                 break
             except _Continue:

@@ -72,13 +72,16 @@ def _as_element(value):
 
 
 class Dataset(ProgramObject):
-    """A dataset: ``source()`` gives a new iterator over its elements (nests of tensors) each time."""
+    """A dataset: ``source()`` gives a new iterator over its elements (nests of tensors) each time.
+    ``items_are_values``: no program function makes them (no map, no filter), so a loop may take them one
+    ahead (a loop plan sees which is the last: ``interpreter/loop_plans.py``)."""
 
     kind_word = "a tf.data.Dataset"
 
-    def __init__(self, source, interp=None):
+    def __init__(self, source, interp=None, values=True):
         self.source = source
         self.interp = interp
+        self.items_are_values = values
 
     def items(self):
         return self.source()
@@ -105,10 +108,10 @@ class Dataset(ProgramObject):
                     return
                 yield pack_as(group[0], [ops.stack([flatten(e)[j] for e in group])
                                          for j in range(len(flatten(group[0])))])
-        return Dataset(source)
+        return Dataset(source, values=self.items_are_values)
 
     def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
-        return Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()))
+        return Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()), values=False)
 
     def filter(self, interp, predicate, name=None):
         def keep(e):
@@ -116,15 +119,17 @@ class Dataset(ProgramObject):
             if t.dtype.kind != "b" or t.ndim != 0:
                 raise TdfTypeError("Dataset.filter: the predicate must return a scalar bool tensor")
             return bool(t.value)
-        return Dataset(lambda: (e for e in self.source() if keep(e)))
+        return Dataset(lambda: (e for e in self.source() if keep(e)), values=False)
 
     def take(self, interp, count, name=None):
         n = to_int(count, "count")
-        return Dataset(lambda: iter(self.source()) if n < 0 else itertools.islice(self.source(), n))
+        return Dataset(lambda: iter(self.source()) if n < 0 else itertools.islice(self.source(), n),
+                       values=self.items_are_values)
 
     def skip(self, interp, count, name=None):
         n = to_int(count, "count")
-        return Dataset(lambda: iter(()) if n < 0 else itertools.islice(self.source(), n, None))
+        return Dataset(lambda: iter(()) if n < 0 else itertools.islice(self.source(), n, None),
+                       values=self.items_are_values)
 
     def repeat(self, interp, count=None, name=None):
         n = -1 if count is None else to_int(count, "count")
@@ -138,12 +143,12 @@ class Dataset(ProgramObject):
                     yield e
                 if empty:
                     return
-        return Dataset(source)
+        return Dataset(source, values=self.items_are_values)
 
     def enumerate(self, interp, start=0, name=None):
         first = to_int(start, "start")
         return Dataset(lambda: ([Tensor(np.array(first + i, dtype=np.int64)), e]
-                                for i, e in enumerate(self.source())))
+                                for i, e in enumerate(self.source())), values=self.items_are_values)
 
     def shuffle(self, interp, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         if to_int(buffer_size, "buffer_size") == 1:
@@ -163,7 +168,8 @@ class Dataset(ProgramObject):
     def concatenate(self, interp, dataset, name=None):
         if not isinstance(dataset, Dataset):
             raise TdfTypeError(f"Dataset.concatenate takes a dataset, got {type_word(dataset)}")
-        return Dataset(lambda: itertools.chain(self.source(), dataset.source()))
+        return Dataset(lambda: itertools.chain(self.source(), dataset.source()),
+                       values=self.items_are_values and dataset.items_are_values)
 
     def as_numpy_iterator(self, interp):
         return _Iterator(iter(self.source()))
@@ -236,7 +242,8 @@ def zip_(*datasets, name=None):
     members = flatten(structure)
     if not all(isinstance(d, Dataset) for d in members):
         raise TdfTypeError("Dataset.zip takes datasets (or a tuple or dict of them)")
-    return Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))))
+    return Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))),
+                   values=all(d.items_are_values for d in members))
 
 
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
