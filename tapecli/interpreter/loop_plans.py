@@ -440,6 +440,8 @@ class LoopPlan:
                 return f"v[{spec}]"
             if spec.__class__ is Const:
                 return bound(spec.value, "c")
+            if spec.__class__ is Sequence and fixed(spec):      # (an axis, a permutation)
+                return bound(spec.resolve(values), "c")
             return f"{bound(spec, 'r')}.resolve(v)"
 
         for k, (name, specs, attr_specs) in enumerate(self.steps):
