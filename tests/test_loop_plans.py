@@ -222,31 +222,26 @@ def test_a_layer_that_draws_leaves_the_loop_as_written(monkeypatch):
     _compared(program, monkeypatch, 0)
 
 
-def test_a_batch_of_another_shape_ends_the_plan(monkeypatch):
-    # eight batches of four rows, then two of three: the plan runs until the first short batch, then the
-    # loop runs as written
-    program = """
-    var w = [[0.5, -0.25], [0.125, 1.0]]
-    batches = [reshape(cast(range(8), float32), [4, 2]) * 0.1] * 8 + [reshape(cast(range(6), float32), [3, 2])] * 2
-    for xb in batches:
-        tape t:
-            loss = reduce_sum(square(matmul(xb, w)))
-        w.assign_sub(0.01 * t.gradient(loss, w))
-    """
-    _compared(program, monkeypatch, 5)
+SGD_OVER_BATCHES = """
+var w = [[0.5, -0.25], [0.125, 1.0]]
+{batches}
+for xb in batches:
+    tape t:
+        loss = reduce_sum(square(matmul(xb, w)))
+    w.assign_sub(0.01 * t.gradient(loss, w))
+"""
 
 
-def test_a_loop_over_a_tensors_rows_takes_them_one_ahead(monkeypatch):
-    # the rows come one by one (ops.getitem): the plan sees the last one coming, which runs as written
-    program = """
-    var w = [[0.5, -0.25], [0.125, 1.0]]
-    batches = reshape(cast(range(80), float32), [10, 4, 2]) * 0.01
-    for xb in batches:
-        tape t:
-            loss = reduce_sum(square(matmul(xb, w)))
-        w.assign_sub(0.01 * t.gradient(loss, w))
-    """
-    _compared(program, monkeypatch, 6)
+@pytest.mark.parametrize("batches, replayed", [
+    # eight batches of four rows, then two of three: the plan runs until the first short batch, then the loop
+    # runs as written
+    ("batches = [reshape(cast(range(8), float32), [4, 2]) * 0.1] * 8 + [reshape(cast(range(6), float32), [3, 2])] * 2",
+     5),
+    # a tensor's rows come one by one (ops.getitem): the plan sees the last one coming, which runs as written
+    ("batches = reshape(cast(range(80), float32), [10, 4, 2]) * 0.01", 6),
+])
+def test_the_plan_takes_each_batch_as_it_comes(batches, replayed, monkeypatch):
+    _compared(SGD_OVER_BATCHES.format(batches=batches), monkeypatch, replayed)
 
 
 def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
