@@ -133,7 +133,8 @@ class LoopPlanner:
         elif index == TRACED[0]:
             self.candidate = recorder
         elif self.candidate.same_as(recorder):
-            self.plan, self.recorder = recorder.plan(), recorder
+            self.plan, self.recorder = recorder.plan(), recorder.done()
+            self.candidate = None
         else:
             self.failed = True
         if self.failed:
@@ -367,6 +368,12 @@ class LoopRecorder(Recorder):
                 return False
         return [(n, w) for n, _, w in self.carried] == [(n, w) for n, _, w in other.carried] \
             and same_specs([s for _, s, _ in self.carried], [s for _, s, _ in other.carried])
+
+    def done(self) -> LoopRecorder:
+        """This recorder, letting go of the arrays it kept while it wrote the calls down (only its steps'
+        constants stay, which the plan and comparisons read)."""
+        self.held, self.slots = [], {}
+        return self
 
     def plan(self) -> LoopPlan:
         return LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made)
