@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import run_source
+from tapecli.errors import TdfValueError
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.loop_shape import loop_shape
 
@@ -163,6 +164,35 @@ for xb, yb in batches:
 ])
 def test_a_loop_over_batches_takes_each_batch_as_an_input(batches, replayed, monkeypatch):
     _compared(BATCHES.format(batches=batches), monkeypatch, replayed)
+
+
+MINIBATCHES = """
+import tensorflow as tf
+X = tf.random.normal((48, 8), seed=1)
+Y = tf.constant({labels}, dtype=tf.int32)
+model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="relu"), tf.keras.layers.Dense(3)])
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+for xb, yb in tf.data.Dataset.from_tensor_slices((X, Y)).batch(6):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(yb, model(xb, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_minibatch_labels_are_inputs_of_the_plan_and_checked_at_each_batch(monkeypatch):
+    labels = [i % 3 for i in range(48)]
+    _compared(MINIBATCHES.format(labels=labels), monkeypatch, 4)
+    # a label out of range in the sixth batch: the plan's check refuses it, and the iteration runs as written,
+    # which raises the loss's error at the loss's line
+    labels[32] = 7
+    with pytest.raises(TdfValueError) as planned:
+        _run(MINIBATCHES.format(labels=labels), True, monkeypatch)
+    with pytest.raises(TdfValueError) as written:
+        _run(MINIBATCHES.format(labels=labels), False, monkeypatch)
+    assert str(planned.value) == str(written.value) and "label value of 7" in str(planned.value)
+    assert (planned.value.line, planned.value.column) == (written.value.line, written.value.column) == (9, 16)
 
 
 def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):

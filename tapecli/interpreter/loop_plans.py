@@ -43,7 +43,8 @@ from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
-from tapecli.interpreter.loop_steps import DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep, new_tensor
+from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
+                                            new_tensor)
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
 from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_specs
 from tapecli.runtime.context import current
@@ -53,6 +54,11 @@ MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two it
 TRACED = (1, 2)                 # the iterations that run traced
 
 _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
+
+
+class AsWritten(Exception):
+    """A plan's check (or kernel) refused this iteration's values before any of its steps changed state: the
+    iteration runs as written instead, and raises the error where the program made it."""
 _INLINE = "inline"      # a program's function whose body a plan may take in (its calls are observed one by one)
 
 
@@ -112,7 +118,11 @@ class LoopPlanner:
             if not self.verify:
                 inputs = self._inputs(scope, plan)
                 if inputs is not None:
-                    plan.run(self.interp, inputs, scope)
+                    try:
+                        plan.run(self.interp, inputs, scope)
+                    except AsWritten:           # the iteration as written raises the error, where it is
+                        self.plan, self.failed = None, True
+                        body(scope)
                     return
             elif _plain_run(self.interp):
                 # what the branch did may have changed what the plan's calls are: the iteration traced must agree
@@ -333,6 +343,9 @@ class LoopRecorder(Recorder):
                 self.held.append(v.read().value)
         return result
 
+    def check(self, check, value, params) -> None:
+        self._step(CheckStep(check, self.spec(value), params))
+
     def _step(self, special) -> None:
         self.steps.append((None, special, None))
 
@@ -391,18 +404,26 @@ class LoopPlan:
         self.carried = carried
         self.steps_made = steps_made    # the calls of the functions it took in: steps, as --max-steps counts them
         self.compiled = None
+        # the first step that changes state (an effect, a request): an error before it changed nothing
+        self.first_change = next((k for k, (name, special, _) in enumerate(steps)
+                                  if name is None and special.__class__ is not CheckStep), len(steps))
 
     def run(self, interp, inputs, scope) -> None:
+        values = list(inputs)
+        try:
+            if self.compiled is not None:
+                self.compiled(values, interp)
+            else:
+                self._run_steps(values, interp)
+                self.compiled = self._compile(values) or self._run_steps
+        except Exception:
+            if len(values) - self.n_inputs < self.first_change:
+                raise AsWritten from None       # (a check or a kernel refused a value before anything changed)
+            raise
         if self.steps_made:
             interp.steps += self.steps_made
             if interp.steps > interp.limits.max_steps:
                 interp.check_limits(interp.steps)
-        values = list(inputs)
-        if self.compiled is not None:
-            self.compiled(values, interp)
-        else:
-            self._run_steps(values, interp)
-            self.compiled = self._compile(values) or self._run_steps
         names = scope.vars
         for name, spec, weak in self.carried:
             names[name] = new_tensor(resolve(spec, values), weak)

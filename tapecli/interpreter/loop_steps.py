@@ -97,6 +97,21 @@ def _closure(fn) -> list:
     return [id(c.cell_contents) for c in (getattr(fn, "__closure__", None) or ())]
 
 
+class CheckStep:
+    """A check of a traced value (``kernels.checked``: a loss's labels in range), made again on each
+    iteration's value; it raises what the call as written would."""
+
+    def __init__(self, check, spec, params):
+        self.check, self.spec, self.params = check, spec, params
+
+    def make(self, interp, values):
+        self.check(resolve(self.spec, values), *self.params)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is CheckStep and other.check is self.check and same_specs([self.spec], [other.spec]) \
+            and same_value(self.params, other.params)
+
+
 class VariableStep:
     """A variable's array after the effect before it: what the iteration's later calls read of it."""
 

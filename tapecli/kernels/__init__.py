@@ -207,6 +207,16 @@ def traced(value) -> bool:
     return recorder is not None and recorder.follows(value)
 
 
+def checked(check, value, *params) -> None:
+    """``check(value, *params)``, which raises on a value its caller refuses (a label out of range); while a
+    recorder writes the kernel calls down and ``value`` is traced, the check is written down too, so that the
+    trace, made again on other values, checks them again."""
+    recorder = _DISPATCH.recorder
+    if recorder is not None and recorder.follows(value):
+        recorder.check(check, value, params)
+    check(value, *params)
+
+
 def _run_unrecorded(name, args, attrs):
     state = _DISPATCH
     recorder, state.recorder = state.recorder, None

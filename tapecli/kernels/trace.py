@@ -201,6 +201,11 @@ class Recorder:
         base = getattr(value, "base", None)
         return base is not None and id(base) in self.slots
 
+    def check(self, check, value, params) -> None:
+        """A check of a traced value (``kernels.checked``): a trace of kernel calls alone cannot make it again,
+        so recording one fails (a backward plan then leaves its pass to the ordinary path)."""
+        raise NotImplementedError("a check in a kernel trace")
+
     def call(self, name, args, attrs, run):
         """``run(name, args, attrs)``'s result, with the call written down."""
         specs = tuple(self.spec(a) for a in args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli import ops
+from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import PURE
 from tapecli.library.keras.common import KerasObject, flag, num, scalar, tensor
@@ -195,6 +195,18 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     return _scce(y_true, y_pred, from_logits, ignore_class)[0]
 
 
+def _integer_labels(labels) -> None:
+    if np.any(labels != np.floor(labels)):
+        raise TdfValueError("sparse_categorical_crossentropy: y_true must hold integer class indices")
+
+
+def _labels_in_range(labels, n) -> None:
+    if labels.size and (labels.min() < 0 or labels.max() >= n):
+        bad = (labels < 0) | (labels >= n)
+        raise TdfValueError(f"Received a label value of {int(labels[bad].flat[0])} which is outside the valid range "
+                            f"of [0, {n}).")
+
+
 def _scce(y_true, y_pred, from_logits=False, ignore_class=None):
     """The per-sample losses and, with ignore_class, the mask of the labels that count."""
     y_pred = tensor(y_pred, "y_pred")
@@ -208,17 +220,14 @@ def _scce(y_true, y_pred, from_logits=False, ignore_class=None):
                          f"shape {list(y_pred.shape)}: y_true must have the shape of y_pred without its last axis",
                          hint="pass integer class indices, one per row of y_pred")
     if labels.dtype.kind == "f":
-        if np.any(labels != np.floor(labels)):
-            raise TdfValueError("sparse_categorical_crossentropy: y_true must hold integer class indices")
-    labels = labels.astype(np.int64, copy=False)
+        kernels.checked(_integer_labels, labels)
+    if labels.dtype != np.int64:     # (a host kernel: labels a loop plan takes from each batch stay its inputs)
+        labels = kernels.run_on_host("cast", [labels], {"dtype": np.dtype(np.int64)})
     n = y_pred.shape[-1]
     valid = None if ignore_class is None else labels != int(num(ignore_class))
     if ignore_class is not None:
         labels = np.where(valid, labels, 0)
-    if labels.size and (labels.min() < 0 or labels.max() >= n):
-        bad = (labels < 0) | (labels >= n)
-        raise TdfValueError(f"Received a label value of {int(labels[bad].flat[0])} which is outside the valid range "
-                            f"of [0, {n}).")
+    kernels.checked(_labels_in_range, labels, n)
     d = y_pred.dtype
     if ignore_class is not None:
         y_pred = ops.where(Tensor(valid[..., None]), y_pred, _f(0.0, d))
@@ -283,9 +292,12 @@ class Loss(KerasObject):
         self.fn, self.reduction, self.name, self.options = fn, reduction, name or default_name, options
 
     def replay_kind(self, args, kwargs, tracked):
-        # the labels are read into Python (their range checked, the ignored ones counted): they must not change
+        # the labels are read into Python (the hinge losses' 0/1 test, the ignored ones counted): they must not
+        # come from the plan's inputs; sparse cross-entropy's checks and conversion are a plan's (kernels.checked)
         labels = args[0] if args else kwargs.get("y_true")
-        return None if tracked(labels) else PURE
+        if tracked(labels) and not (self.fn is sparse_categorical_crossentropy and self.options.get("ignore_class") is None):
+            return None
+        return PURE
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)
