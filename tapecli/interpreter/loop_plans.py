@@ -43,12 +43,11 @@ from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
-from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
-                                            new_tensor)
+from tapecli.interpreter.loop_steps import CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
-from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_specs
+from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_call, same_specs
 from tapecli.runtime.context import current
-from tapecli.runtime.values import DType, Tensor, Variable
+from tapecli.runtime.values import DType, Tensor, Variable, make_tensor
 
 MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
 TRACED = (1, 2)                 # the iterations that run traced
@@ -369,15 +368,11 @@ class LoopRecorder(Recorder):
                 or self.branches != other.branches or self.steps_made != other.steps_made \
                 or len(self.steps) != len(other.steps):
             return False
-        for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
-            if name is None or name2 is None:
-                if name is not name2 or not specs.same_as(specs2):
+        for step, other_step in zip(self.steps, other.steps):
+            if step[0] is None or other_step[0] is None:      # an effect, a request, a check, a variable's array
+                if step[0] is not other_step[0] or not step[1].same_as(other_step[1]):
                     return False
-                continue
-            if name != name2 or not same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
-                return False
-            if attrs is not None and (attrs.keys() != attrs2.keys()
-                                      or not same_specs(list(attrs.values()), list(attrs2.values()))):
+            elif not same_call(step, other_step):
                 return False
         return [(n, w) for n, _, w in self.carried] == [(n, w) for n, _, w in other.carried] \
             and same_specs([s for _, s, _ in self.carried], [s for _, s, _ in other.carried])
@@ -426,7 +421,7 @@ class LoopPlan:
                 interp.check_limits(interp.steps)
         names = scope.vars
         for name, spec, weak in self.carried:
-            names[name] = new_tensor(resolve(spec, values), weak)
+            names[name] = make_tensor(resolve(spec, values), weak)
         current().loop_replayed += 1
 
     def _run_steps(self, values, interp) -> None:

@@ -7,21 +7,13 @@ from tapecli.autodiff import gradients
 from tapecli.interpreter.objects import BoundMethod, Request
 from tapecli.kernels.trace import Sequence, resolve, same_specs, same_value
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor, Variable, new_id
-
-_new = Tensor.__new__
-
-
-def new_tensor(value, weak=False) -> Tensor:
-    t = _new(Tensor)
-    t.value, t.weak, t.id = value, weak, new_id()
-    return t
+from tapecli.runtime.values import Variable, make_tensor
 
 
 def made(spec, values):
     """The value a template stands for, with new tensors on this iteration's arrays."""
     if spec.__class__ is TensorSpec:
-        return new_tensor(resolve(spec.spec, values), spec.weak)
+        return make_tensor(resolve(spec.spec, values), spec.weak)
     if spec.__class__ is Sequence:
         return spec.kind(made(s, values) for s in spec.items)
     if spec.__class__ is DictSpec:

@@ -112,6 +112,14 @@ def same_specs(a, b) -> bool:
     return True
 
 
+def same_call(a, b) -> bool:
+    """Whether two recorded kernel calls, ``(name, argument specs, attribute specs or None)``, are the same."""
+    (name, specs, attrs), (name2, specs2, attrs2) = a, b
+    if name != name2 or not same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
+        return False
+    return attrs is None or attrs.keys() == attrs2.keys() and same_specs(list(attrs.values()), list(attrs2.values()))
+
+
 def resolve(spec, values):
     """The value of an argument spec, given every slot's value."""
     return values[spec] if spec.__class__ is int else spec.resolve(values)
@@ -157,13 +165,7 @@ class Trace:
         """The same calls, on the same slots, with the same constants."""
         if self.n_inputs != other.n_inputs or len(self.steps) != len(other.steps):
             return False
-        for (name, specs, attrs), (name2, specs2, attrs2) in zip(self.steps, other.steps):
-            if name != name2 or not same_specs(specs, specs2) or (attrs is None) != (attrs2 is None):
-                return False
-            if attrs is not None and (attrs.keys() != attrs2.keys()
-                                      or not same_specs(list(attrs.values()), list(attrs2.values()))):
-                return False
-        return True
+        return all(map(same_call, self.steps, other.steps))
 
 
 class Recorder:
