@@ -129,6 +129,21 @@ g = t.gradient(y, x)
     np.testing.assert_array_equal(value(r, "g"), np.repeat(counts[None, :, :, None], 2, axis=3))
 
 
+def test_max_pooling_passes_the_gradient_to_the_first_maximum():
+    # Keras's MaxPooling2D is tf.nn.max_pool2d: TensorFlow 2.21 gives these values and this gradient
+    r = run_program("""
+n = float("nan")
+x = reshape(constant([[1, 3, 3, 0], [3, 2, 1, 1], [5, 5, 5, 5], [5, 5, n, 5]]), [1, 4, 4, 1])
+tape t:
+    watch x
+    y = MaxPooling2D(2)(x)
+g = t.gradient(y, x)
+""")
+    np.testing.assert_array_equal(np.reshape(value(r, "y"), -1), [3, 3, 5, 5])
+    np.testing.assert_array_equal(np.reshape(value(r, "g"), (4, 4)),
+                                  [[0, 1, 1, 0], [0, 0, 0, 0], [1, 0, 1, 0], [0, 0, 0, 0]])
+
+
 def test_recurrent_shape_error():
     with pytest.raises(ShapeError, match="timesteps"):
         run_program("y = LSTM(2)(ones([2, 3]))")

@@ -382,6 +382,9 @@ CASES: list[Case] = [
 # Compositions (tapecli/ops/gather.py, nn.py): no entry of their own; each row names the op
 # whose record it checks, and runs the same first/second-order and jvp checks.
 IDX = np.array([[2, 0], [1, 1]])
+# max pooling's 3 x 2 windows, strides 1 and 2, SAME, on 5 x 6 images: TensorFlow's MaxPoolGrad and its adjoint
+_POOL_GEOMETRY = {"size": (3, 2), "strides": (1, 2), "pads": (1, 1, 0, 0), "out": (5, 3)}
+_POOLED = Tensor(np.random.default_rng(5).permutation(60).reshape(1, 5, 6, 2).astype(np.float64))
 CASES += [
     Case("gather_axis1", "getitem", lambda x: ops.gather(x, IDX, axis=1), (In((3, 4)),)),
     Case("gather_batch_dims", "getitem",
@@ -428,8 +431,17 @@ CASES += [
     Case("conv2d_dilated", "matmul", lambda x, f: ops.conv2d(x, f, (1, 1), "SAME", (2, 2)),
          (In((1, 5, 5, 1)), In((2, 2, 1, 1)))),
     Case("conv1d_same", "matmul", lambda x, f: ops.conv1d(x, f, 2, "SAME"), (In((2, 5, 2)), In((3, 2, 3)))),
-    Case("max_pool2d_same", "getitem", lambda x: ops.sin(ops.max_pool2d(x, (2, 2), (2, 2), "SAME")),
+    Case("max_pool2d_same", "max_pool", lambda x: ops.sin(ops.max_pool2d(x, (2, 2), (2, 2), "SAME")),
          (In((1, 3, 5, 2), "distinct"),)),
+    Case("max_pool2d_overlapping", "max_pool", lambda x: ops.sin(ops.max_pool2d(x, (3, 2), (1, 2), "SAME")),
+         (In((2, 5, 6, 2), "distinct"),)),
+    # (no gradient for the pooled input: the first maxima move only where they tie)
+    Case("max_pool_grad", "max_pool_grad",
+         lambda g: ops.sin(ops.apply(ops.MAX_POOL_GRAD, (_POOLED, ops.sin(g)), **_POOL_GEOMETRY)),
+         (In((1, 5, 3, 2)),)),
+    Case("max_pool_gather", "max_pool_gather",
+         lambda t: ops.sin(ops.apply(ops.MAX_POOL_GATHER, (_POOLED, ops.sin(t)), **_POOL_GEOMETRY)),
+         (In((1, 5, 6, 2)),)),
     Case("avg_pool2d_same", "div", lambda x: ops.sin(ops.avg_pool2d(x, (3, 3), (1, 2), "SAME")),
          (In((1, 4, 4, 2)),)),
     Case("windows_overlapping", "windows", lambda x: ops.sin(ops.windows(x, (3, 2), (1, 2), (1, 1))),

@@ -551,6 +551,60 @@ def test_max_pool_gradient_goes_to_the_first_maximum_of_a_tie():
     np.testing.assert_array_equal(g.reshape(-1), [1, 0, 0, 0])
 
 
+def test_max_pool_follows_tensorflow_on_nan_inf_and_signed_zeros():
+    # TensorFlow 2.21: MaxPool takes an element where it is greater, from the lowest float up (NaN never is);
+    # MaxPoolGrad's maximum starts at the window's first element (a NaN there stays)
+    y, g = values("""
+        n = float("nan")
+        i = float("inf")
+        x = reshape(constant([[n, 1, n, n, -i, -i, 0, -0.0], [2, 1, n, n, -i, -i, -0.0, 0]]), [1, 2, 8, 1])
+        tape t:
+            watch x
+            y = max_pool2d(x, 2, 2, "VALID")
+        g = t.gradient(y, x)
+        """, "y", "g")
+    lowest = np.finfo(np.float32).min
+    np.testing.assert_array_equal(y.reshape(-1), [2, lowest, lowest, 0])
+    assert not np.signbit(y.reshape(-1)[3])
+    np.testing.assert_array_equal(g.reshape(2, 8), [[1, 0, 1, 0, 1, 0, 1, 0], [0] * 8])
+
+
+def test_max_pool_with_nan_in_padded_overlapping_windows_follows_tensorflow():
+    # TensorFlow 2.21's values and gradients: padding is never in a window, a NaN first in one keeps its gradient
+    a, ga, b, gb = values("""
+        n = float("nan")
+        i = float("inf")
+        x = reshape(constant([[n, 2, 3], [4, n, 6], [7, 8, -i]]), [1, 3, 3, 1])
+        tape t(persistent=True):
+            watch x
+            a = max_pool2d(x, 3, 2, "SAME")
+            b = max_pool2d(x, 2, 1, "SAME")
+        ga = t.gradient(a, x)
+        gb = t.gradient(b, x)
+        """, "a", "ga", "b", "gb")
+    np.testing.assert_array_equal(a.reshape(-1), [4, 6, 8, 8])
+    np.testing.assert_array_equal(ga.reshape(-1), [1, 0, 0, 0, 1, 1, 0, 1, 0])
+    np.testing.assert_array_equal(b.reshape(-1), [4, 6, 6, 8, 8, 6, 8, 8, np.finfo(np.float32).min])
+    np.testing.assert_array_equal(gb.reshape(-1), [1, 0, 0, 0, 1, 3, 0, 3, 1])
+
+
+def test_max_pool_overlapping_same_windows_add_up_as_tensorflow():
+    # TensorFlow 2.21's values and gradients for these windows
+    m, gm, w, gw = values("""
+        x = reshape(constant([1.0, 2, 3, 4, 5, 6, 7, 8, 9]), [1, 3, 3, 1])
+        tape t(persistent=True):
+            watch x
+            m = max_pool2d(x, 2, 1, "SAME")
+            w = max_pool2d(-x, 3, 2, "SAME")
+        gm = t.gradient(m, x)
+        gw = t.gradient(w, x)
+        """, "m", "gm", "w", "gw")
+    np.testing.assert_array_equal(m.reshape(-1), [5, 6, 6, 8, 9, 9, 8, 9, 9])
+    np.testing.assert_array_equal(gm.reshape(-1), [0, 0, 0, 0, 1, 2, 0, 2, 4])
+    np.testing.assert_array_equal(w.reshape(-1), [-1, -2, -4, -5])
+    np.testing.assert_array_equal(gw.reshape(-1), [-1, -1, 0, -1, -1, 0, 0, 0, 0])
+
+
 # --------------------------------------------------------------------- random
 
 def test_dropout_scales_and_is_seeded():

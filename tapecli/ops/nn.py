@@ -318,17 +318,149 @@ def conv1d(x, filters, stride=1, padding="VALID", dilation=1) -> Tensor:
 
 
 def max_pool2d(x, ksize, strides, padding) -> Tensor:
-    """The maximum of each window; its gradient goes to the first maximum of the window (TensorFlow's
-    MaxPoolGrad), padding never wins."""
+    """TensorFlow's MaxPool: the largest element of each window; its gradient goes to the window's first
+    maximum (MaxPoolGrad). Padding is never in a window."""
     x = _float(x, "max_pool2d")
     _pool_shape(x, "max_pool2d")
-    kh, kw = ksize
-    patches, pads, (oh, ow) = _windows(x, kh, kw, strides, (1, 1), padding, -np.inf)
-    n, c = x.shape[0], x.shape[3]
-    flat = reshape(patches, (n, oh, ow, kh * kw, c))
-    first = np.argmax(flat.value, axis=3)                                     # [N, OH, OW, C]
-    grids = np.indices(first.shape, sparse=True)
-    return getitem(flat, (grids[0], grids[1], grids[2], first, grids[3]))
+    size = tuple(ksize)
+    (oh, top, bottom), (ow, left, right) = (_pads(n, k, s, 1, p) for n, k, s, p in zip(
+        x.shape[1:3], size, strides, (padding, padding) if padding in ("SAME", "VALID") else padding))
+    if oh <= 0 or ow <= 0:
+        raise ShapeError(f"max_pool2d: a window of {list(size)} does not fit the input {list(x.shape)}")
+    return apply(MAX_POOL, (x,), size=size, strides=tuple(strides), pads=(top, bottom, left, right), out=(oh, ow))
+
+
+def _pool_taps(x, size, strides, pads, out, fill):
+    """Each tap's [N, OH, OW, C] view of ``x`` padded with ``fill``, in window order (row by row)."""
+    top, bottom, left, right = pads
+    if top or bottom or left or right:
+        n, h, w, c = x.shape
+        padded = np.full((n, h + top + bottom, w + left + right, c), fill, dtype=x.dtype)
+        padded[:, top:top + h, left:left + w] = x
+        x = padded
+    (kh, kw), (sh, sw), (oh, ow) = size, strides, out
+    return [x[:, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] for i in range(kh) for j in range(kw)]
+
+
+def _window_major(x, geometry, fill):
+    """[K, N, OH, OW, C]: the taps one after another, each contiguous (NumPy is many times faster on
+    those than on the strided views)."""
+    taps = _pool_taps(x, *geometry, fill)
+    out = np.empty((len(taps),) + taps[0].shape, dtype=x.dtype)
+    for k, tap in enumerate(taps):
+        out[k] = tap
+    return out
+
+
+def _plain_windows(w, top) -> bool:
+    """Whether NumPy's maximum ``top`` of the windows ``w`` (padding -inf) is TensorFlow's, with each first
+    maximum the first element equal to it: no NaN, no window of -inf alone, no zero of both signs."""
+    if not top.min() > -np.inf:
+        return False
+    bits = w.view(f"i{w.dtype.itemsize}")
+    return not np.any(bits == bits.dtype.type(np.iinfo(bits.dtype).min))       # (-0.0's bits)
+
+
+def _max_pool_kernel(x, size, strides, pads, out):
+    """Each window's maximum as TensorFlow's MaxPool finds it: from the lowest float up, an element taken
+    where it is greater (a NaN never is; a window of NaN and -inf gives the lowest float)."""
+    w = _window_major(x, (size, strides, pads, out), -np.inf)        # (padding: never greater)
+    top = np.maximum.reduce(w, axis=0)
+    if _plain_windows(w, top):
+        return top
+    top.fill(np.finfo(x.dtype).min)
+    for tap in w:
+        np.copyto(top, tap, where=np.greater(tap, top))
+    return top
+
+
+def _first_maxima(x, geometry) -> list:
+    """Per tap, where it is the element of its window that MaxPoolGrad passes the gradient to: the window's
+    first element of the input, replaced by each later one greater than the one kept (a NaN kept first
+    stays). Without NaN, lone -inf or zeros of both signs, that is the first element equal to the maximum."""
+    w = _window_major(x, geometry, -np.inf)
+    top = np.maximum.reduce(w, axis=0)
+    if _plain_windows(w, top):
+        found = np.equal(w[0], top)
+        hits = [found.copy()]
+        for tap in w[1:]:
+            hit = np.greater(np.equal(tap, top), found)        # equal to the maximum, the first so
+            found |= hit
+            hits.append(hit)
+        return hits
+    # TensorFlow's loop; where padding comes first in a window, from the first element of the input
+    size, strides, pads, out = geometry
+    h, width = x.shape[1:3]
+    inside = np.zeros((1, h + pads[0] + pads[1], width + pads[2] + pads[3], 1), dtype=bool)
+    inside[:, pads[0]:pads[0] + h, pads[2]:pads[2] + width] = True
+    inside = _pool_taps(inside, size, strides, (0, 0, 0, 0), out, False)
+    which = np.zeros(top.shape, dtype=np.int32)
+    kept = w[0].copy()
+    taken = np.broadcast_to(inside[0], which.shape).copy()
+    for k in range(1, len(w)):
+        take = np.less(kept, w[k])
+        take |= ~taken
+        take &= inside[k]
+        np.copyto(kept, w[k], where=take)
+        np.copyto(which, k, where=take)
+        taken |= take
+    return [which == k for k in range(len(w))]
+
+
+def _masked_bits(hit, bits, out=None):
+    """``bits`` where ``hit``, 0 (+0.0's bits) elsewhere."""
+    keep = hit.astype(bits.dtype)
+    np.negative(keep, out=keep)
+    return np.bitwise_and(keep, bits, out=keep if out is None else out)
+
+
+def _max_pool_grad_kernel(x, g, size, strides, pads, out):
+    """MaxPoolGrad: zeros of x's shape, each window's gradient added at its first maximum (the windows in
+    order: with overlapping windows, a tap at a time from the last to the first)."""
+    hits = _first_maxima(x, (size, strides, pads, out))
+    top, bottom, left, right = pads
+    h, w = x.shape[1:3]
+    grad = np.zeros((x.shape[0], h + top + bottom, w + left + right, x.shape[3]), dtype=g.dtype)
+    bits = f"u{g.dtype.itemsize}"
+    if all(s >= k for s, k in zip(strides, size)):
+        # each element in one window at most: its 0 + g (+0.0 for -0.0) written in place
+        g_bits = np.add(g, g.dtype.type(0)).view(bits)
+        for hit, tap in zip(hits, _pool_taps(grad.view(bits), size, strides, (0, 0, 0, 0), out, 0)):
+            _masked_bits(hit, g_bits, out=tap)
+    else:
+        g_bits = np.ascontiguousarray(g).view(bits)
+        taps = _pool_taps(grad, size, strides, (0, 0, 0, 0), out, 0)
+        for k in reversed(range(len(taps))):
+            np.add(taps[k], _masked_bits(hits[k], g_bits).view(g.dtype), out=taps[k])
+    return grad if grad.shape == x.shape else np.ascontiguousarray(grad[:, top:top + h, left:left + w])
+
+
+def _max_pool_gather_kernel(x, t, size, strides, pads, out):
+    """The adjoint of MaxPoolGrad in its gradient (MaxPoolGradGrad): ``t`` at each window's first maximum."""
+    geometry = (size, strides, pads, out)
+    w_bits = _window_major(t, geometry, 0).view(f"u{t.dtype.itemsize}")
+    picked = np.zeros(w_bits.shape[1:], dtype=w_bits.dtype)
+    for hit, tap in zip(_first_maxima(x, geometry), w_bits):
+        picked |= _masked_bits(hit, tap)
+    return picked.view(t.dtype)
+
+
+def _pooled(op, x, other, attrs) -> Tensor | None:
+    return None if other is None else apply(op, (x, other), **attrs)
+
+
+# Max pooling as TensorFlow's three kernels: MaxPool, MaxPoolGrad (linear in the gradient, no gradient of its
+# own for the input: the first maximum moves only where it ties) and its adjoint MaxPoolGradGrad
+MAX_POOL = register("max_pool", numpy=_max_pool_kernel, unify=(), saves=(0,), batchable=False,
+                    vjp=lambda r, g: (apply(MAX_POOL_GRAD, (r.inputs[0], g), **r.attrs),),
+                    jvp=lambda r, ts: apply(MAX_POOL_GATHER, (r.inputs[0], ts[0]), **r.attrs))
+MAX_POOL_GRAD = register("max_pool_grad", numpy=_max_pool_grad_kernel, unify=(), saves=(0,), batchable=False,
+                         vjp=lambda r, g: (None, apply(MAX_POOL_GATHER, (r.inputs[0], g), **r.attrs)),
+                         jvp=lambda r, ts: _pooled(MAX_POOL_GRAD, r.inputs[0], ts[1], r.attrs))
+MAX_POOL_GATHER = register("max_pool_gather", numpy=_max_pool_gather_kernel, unify=(), saves=(0,),
+                           batchable=False,
+                           vjp=lambda r, g: (None, apply(MAX_POOL_GRAD, (r.inputs[0], g), **r.attrs)),
+                           jvp=lambda r, ts: _pooled(MAX_POOL_GATHER, r.inputs[0], ts[1], r.attrs))
 
 
 def avg_pool2d(x, ksize, strides, padding) -> Tensor:
