@@ -109,7 +109,17 @@ class LoopPlanner:
         branches = self._branches(scope)
         plan = self.plan
         last = self.at_last if self.count is None else index == self.count - 1
-        if plan is not None and not last:
+        if plan is not None and last:
+            # as written, so that what the loop leaves is the program's; the plan made this structure's
+            # backward passes, and the loop ends: no backward plan to build from this one
+            ctx = self.interp.ctx
+            backward_plans, ctx.backward_plans = ctx.backward_plans, None
+            try:
+                body(scope)
+            finally:
+                ctx.backward_plans = backward_plans
+            return
+        if plan is not None:
             if branches != self.recorder.branches:
                 body(scope)             # another branch than the plan's: as written (an `if step % 100 == 0:`)
                 self.verify = True

@@ -70,7 +70,9 @@ def _widened(ufunc):
                 and a.dtype == b.dtype and a.flags.c_contiguous:
             reps = math.gcd(a.size // b.shape[0], _WIDE // b.shape[0])
             if reps > 1:
-                return ufunc(a.reshape(-1, reps * b.shape[0]), np.tile(b, reps)).reshape(a.shape)
+                out = np.empty(a.shape, dtype=a.dtype)      # (its own array, not a view: what a trace follows)
+                ufunc(a.reshape(-1, reps * b.shape[0]), np.tile(b, reps), out=out.reshape(-1, reps * b.shape[0]))
+                return out
         return ufunc(a, b)
     run.__name__ = ufunc.__name__
     return run
@@ -91,8 +93,10 @@ def _column_sums(x, axis, keepdims):
     block = math.gcd(x.size // columns, _WIDE // columns)
     if block < 2:
         return None
-    out = np.add.reduce(np.add.reduce(x.reshape(-1, block * columns), axis=0).reshape(block, columns), axis=0)
-    return out.reshape((1,) * (x.ndim - 1) + (columns,)) if keepdims else out
+    blocks = np.add.reduce(x.reshape(-1, block * columns), axis=0)
+    # (kept dimensions made by the reduction itself: the result its own array, not a view, as traces need)
+    return np.add.reduce(blocks.reshape((block,) + (1,) * (x.ndim - 2) * keepdims + (columns,)), axis=0,
+                         keepdims=keepdims)
 
 
 def _broadcast_copy(x, shape):

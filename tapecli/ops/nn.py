@@ -439,10 +439,11 @@ def _max_pool_gather_kernel(x, t, size, strides, pads, out):
     """The adjoint of MaxPoolGrad in its gradient (MaxPoolGradGrad): ``t`` at each window's first maximum."""
     geometry = (size, strides, pads, out)
     w_bits = _window_major(t, geometry, 0).view(f"u{t.dtype.itemsize}")
-    picked = np.zeros(w_bits.shape[1:], dtype=w_bits.dtype)
+    picked = np.zeros(w_bits.shape[1:], dtype=t.dtype)
+    picked_bits = picked.view(w_bits.dtype)
     for hit, tap in zip(_first_maxima(x, geometry), w_bits):
-        picked |= _masked_bits(hit, tap)
-    return picked.view(t.dtype)
+        picked_bits |= _masked_bits(hit, tap)
+    return picked
 
 
 def _pooled(op, x, other, attrs) -> Tensor | None:

@@ -51,10 +51,10 @@ class RunContext:
     ``tapecli.kernels.backends.Backend``, None for the CPU) and the open ``tf.name_scope`` names.
     ``updated_in_place`` counts the variables an optimizer stepped on its fast path (no tape open: slots
     updated in their own arrays). ``backward_plans`` holds what is known of the structures of the run's
-    backward passes (``autodiff/replay.py``); ``backward_passes`` counts the run's backward passes and
-    ``replayed`` those that ran as plans. ``variables`` holds the run's variables (weakly: a loop plan takes
-    all their arrays as its inputs) and ``loop_replayed`` counts the loop iterations that ran as plans
-    (``interpreter/loop_plans.py``)."""
+    backward passes (``autodiff/replay.py``; None while none are to be built); ``backward_passes`` counts
+    the run's backward passes and ``replayed`` those that ran as plans. ``variables`` holds the run's
+    variables (weakly: a loop plan takes all their arrays as its inputs) and ``loop_replayed`` counts the
+    loop iterations that ran as plans (``interpreter/loop_plans.py``)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
