@@ -363,3 +363,28 @@ def test_a_kept_read_of_a_slot_keeps_its_value(monkeypatch):
     assert value(r, "m") != value(r, "kept")
     # the first and third steps write the slots in place; the second copies the momentum that `kept` holds
     assert r.context.updated_in_place == 2
+
+
+def test_slots_laid_end_to_end_are_written_in_place_until_something_holds_them(monkeypatch):
+    source = """
+        var w = [1.0, 2.0]
+        var b = 3.0
+        opt = Adam(learning_rate=0.1)
+        for step in range(3):
+            opt.apply_gradients([[[0.5, -0.5], w], [1.0, b]])
+        m = opt.variables[0]
+        kept = reshape(m, [2, 1])
+        read = m.value()
+        for step in range(2):
+            opt.apply_gradients([[[0.25, 1.5], w], [-1.0, b]])
+    """
+    laid = []
+    monkeypatch.setattr(optimizers, "_LaidOut", _counted(optimizers._LaidOut, laid))
+    r = run_program(source)
+    # laid out at the first step, written in place at the next two, laid out anew once a view of a slot is kept
+    assert len(laid) == 2
+    monkeypatch.setattr(optimizers, "FLAT_ELEMENTS", 0)         # each variable on its own: the reference
+    reference = run_program(source)
+    for name in ("kept", "read", "m", "w", "b"):
+        assert np.asarray(value(r, name)).tobytes() == np.asarray(value(reference, name)).tobytes()
+    assert value(r, "kept") != value(r, "m")

@@ -12,6 +12,7 @@ from tapecli.api import run_source
 from tapecli.errors import TdfValueError
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.loop_shape import loop_shape
+from tapecli.library.keras import optimizers
 
 KERAS = """
 import tensorflow as tf
@@ -116,6 +117,20 @@ def test_a_training_loop_runs_as_a_plan_with_the_bits_it_has_as_written(program,
     assert len(planned.requests) == steps
     # the last iteration's backward pass builds no backward plan (its second pass would run twice over)
     assert [plan.seen for plan in planned.context.backward_plans.values()] == [1]
+
+
+def test_a_plan_holds_no_slot_of_the_optimizer_which_steps_them_in_place(monkeypatch):
+    # the plan keeps only the inputs its calls read: the slots the optimizer laid end to end stay its own,
+    # written in place at every planned step (a traced iteration holds every input: laid out anew after it)
+    laid = []
+    original = optimizers._LaidOut
+
+    def counted(*args):
+        laid.append(1)
+        return original(*args)
+    monkeypatch.setattr(optimizers, "_LaidOut", counted)
+    _compared(MLP, monkeypatch, 8)
+    assert len(laid) == 3 + 1       # with plans: at the first step and the two traced; as written: once
 
 
 STEP_FUNCTION = """

@@ -43,7 +43,8 @@ from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
-from tapecli.interpreter.loop_steps import CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep
+from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
+                                             slots_read)
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
 from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_call, same_specs
 from tapecli.runtime.context import current
@@ -226,7 +227,8 @@ class LoopPlanner:
         for value, layout in zip(inputs, plan.layouts):
             if _layout(value) != layout:
                 return None
-        return inputs
+        read = plan.read
+        return [value if k in read else None for k, value in enumerate(inputs)]
 
 
 def _plain_run(interp) -> bool:
@@ -412,6 +414,10 @@ class LoopPlan:
         # the first step that changes state (an effect, a request): an error before it changed nothing
         self.first_change = next((k for k, (name, special, _) in enumerate(steps)
                                   if name is None and special.__class__ is not CheckStep), len(steps))
+        # the inputs its steps read: it holds no other array (an optimizer then writes its slots in place)
+        self.read = frozenset(slot for name, specs, attrs in steps for slot in slots_read(
+            (specs, attrs) if name is not None else specs.specs()) if slot < n_inputs) \
+            | frozenset(slot for _, spec, _ in carried for slot in slots_read(spec) if slot < n_inputs)
 
     def run(self, interp, inputs, scope) -> None:
         values = list(inputs)

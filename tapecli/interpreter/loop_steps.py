@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tapecli.autodiff import gradients
 from tapecli.interpreter.objects import BoundMethod, Request
-from tapecli.kernels.trace import Sequence, resolve, same_specs, same_value
+from tapecli.kernels.trace import Sequence, View, resolve, same_specs, same_value
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable, make_tensor
 
@@ -19,6 +19,24 @@ def made(spec, values):
     if spec.__class__ is DictSpec:
         return {k: made(s, values) for k, s in zip(spec.keys, spec.items)}
     return spec.value
+
+
+def slots_read(spec):
+    """The slots a spec, a template or a collection of them reads."""
+    cls = spec.__class__
+    if cls is int:
+        yield spec
+    elif cls is View:
+        yield spec.slot
+    elif cls is TensorSpec:
+        yield from slots_read(spec.spec)
+    elif cls is Sequence or cls is DictSpec:
+        yield from slots_read(spec.items)
+    elif cls is tuple or cls is list:
+        for item in spec:
+            yield from slots_read(item)
+    elif cls is dict:
+        yield from slots_read(list(spec.values()))
 
 
 def _leaves(template):
@@ -66,6 +84,9 @@ class EffectStep:
         self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
         self.line = current().settings.line
 
+    def specs(self):
+        return self.args, self.kwargs
+
     def make(self, interp, values):
         interp.ctx.settings.line = self.line
         interp.call(self.f, made(self.args, values), made(self.kwargs, values), self.node)
@@ -96,6 +117,9 @@ class CheckStep:
     def __init__(self, check, spec, params):
         self.check, self.spec, self.params = check, spec, params
 
+    def specs(self):
+        return self.spec
+
     def make(self, interp, values):
         self.check(resolve(self.spec, values), *self.params)
 
@@ -109,6 +133,9 @@ class VariableStep:
 
     def __init__(self, variable):
         self.variable = variable
+
+    def specs(self):
+        return ()
 
     def make(self, interp, values):
         return self.variable.read().value
@@ -126,6 +153,9 @@ class RequestStep:
         self.request = request
         self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
         self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves((args, kwargs)))
+
+    def specs(self):
+        return self.values, self.result, self.args, self.kwargs
 
     def make(self, interp, values):
         traced = self.request

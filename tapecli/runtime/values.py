@@ -135,6 +135,11 @@ class Variable:
         self._value = Tensor(value, id=self.id)
         self.version += 1
 
+    def holds_alone(self, kept: int = 0) -> bool:
+        """Whether nothing else holds the variable's tensor or its array, but for the ``kept`` references to
+        the array that the caller keeps."""
+        return _holders(self) == (_SOLE[0], _SOLE[1] + kept)
+
     def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
         """The array of an update that writes the variable's new value into it (an optimizer's slots), and
         whether it is the variable's own: with ``in_place``, its own array where nothing else holds it (no

@@ -10,6 +10,8 @@ On the fast path, variables of ``FLAT_ELEMENTS`` elements or fewer in all are st
 to end (``Optimizer.step_flat``): the same bits in a dozen NumPy calls, not a dozen per variable."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
@@ -87,6 +89,7 @@ class Optimizer(KerasObject):
         self.iterations = 0
         self.slots: dict[int, dict[str, Variable]] = {}
         self.slot_list: list[Variable] = []
+        self.laid_out: _LaidOut | None = None
 
     def set_learning_rate(self, value):
         if isinstance(value, Schedule):
@@ -198,22 +201,17 @@ class Optimizer(KerasObject):
 
     def step_flat(self, grads, variables, lr) -> None:
         """One step of every variable at once, on their arrays laid end to end: an elementwise update gives
-        each variable its own step's bits, in one set of NumPy calls instead of one per variable. Every array
-        made here is new (nothing is written in place): the variables and slots take views of them."""
+        each variable its own step's bits, in one set of NumPy calls instead of one per variable. The
+        variables take views of the new values; the slots are views of one array a slot (``_LaidOut``),
+        written in place from step to step while nothing else holds them."""
         dtype = variables[0].dtype
         g = np.concatenate([a.reshape(-1) for a in grads])
-        value = np.concatenate([v.read().value.reshape(-1) for v in variables])
-        value = self.decayed(value, lr)
-        holders = [self.slots_of(v) for v in variables]
-        slots = {slot: np.concatenate([h[slot].read().value.reshape(-1) for h in holders]) for slot in holders[0]}
-        new = np.asarray(self.update(g, value, slots, dtype.type(lr), dtype.type), dtype=dtype)
-        start = 0
-        for v, h in zip(variables, holders):
-            end = start + v.read().value.size
-            v.assign(new[start:end].reshape(v.shape))
-            for slot, flat in slots.items():
-                h[slot].assign(flat[start:end].reshape(v.shape))
-            start = end
+        laid = self.laid_out
+        if laid is None or not laid.intact(variables):
+            laid = self.laid_out = _LaidOut(variables, [self.slots_of(v) for v in variables])
+        value = self.decayed(laid.values(variables), lr)
+        new = np.asarray(self.update(g, value, laid.slots, dtype.type(lr), dtype.type), dtype=dtype)
+        laid.step(variables, new)
 
     def clip(self, arrays):
         if self.clipnorm is not None and self.clipnorm > 0:
@@ -256,6 +254,57 @@ class Optimizer(KerasObject):
 
     def before_steps(self, dtype) -> None:
         """What one apply computes once, before its variables' steps (Nadam's u_product)."""
+
+
+class _LaidOut:
+    """The slots of one list of variables laid end to end, one array a slot, of which the slot variables
+    hold views; and the views of the last step's new values that the variables took. While the slot
+    variables alone hold those views (and nothing else a view of those arrays), a step writes the slots in
+    place: no copies in, none out. While the variables' values are those views, the array they are views
+    of is their values laid end to end."""
+
+    __slots__ = ("ids", "holders", "slots", "slot_views", "counts", "value_views", "laid_values")
+
+    def __init__(self, variables, holders):
+        self.ids = [v.id for v in variables]
+        self.holders = [h[slot] for slot in holders[0] for h in holders]
+        self.slots = {slot: np.concatenate([h[slot].read().value.reshape(-1) for h in holders]) for slot in holders[0]}
+        self.slot_views = [view for flat in self.slots.values() for view in _parts(flat, variables)]
+        for holder, view in zip(self.holders, self.slot_views):
+            holder.assign(view)
+        self.counts = [sys.getrefcount(flat) for flat in self.slots.values()]
+        self.value_views = self.laid_values = None
+
+    def intact(self, variables) -> bool:
+        if [v.id for v in variables] != self.ids or [sys.getrefcount(a) for a in self.slots.values()] != self.counts:
+            return False
+        views = self.slot_views      # (indexed, not bound to a name: each view's count is the list's and the tensor's)
+        return all(h.read().value is views[k] and h.holds_alone(kept=1) for k, h in enumerate(self.holders))
+
+    def values(self, variables) -> np.ndarray:
+        """The variables' values laid end to end."""
+        if self.value_views is not None and all(v.read().value is view for v, view in zip(variables, self.value_views)):
+            return self.laid_values
+        return np.concatenate([v.read().value.reshape(-1) for v in variables])
+
+    def step(self, variables, new) -> None:
+        """The variables take views of ``new``; the slots, written in place, count as assigned."""
+        self.value_views = _parts(new, variables)
+        self.laid_values = new
+        for v, view in zip(variables, self.value_views):
+            v.assign(view)
+        for holder in self.holders:
+            holder.version += 1
+
+
+def _parts(flat, variables) -> list:
+    """The views of ``flat`` that are each variable's, in order."""
+    parts, start = [], 0
+    for v in variables:
+        end = start + v.read().value.size
+        parts.append(flat[start:end].reshape(v.shape))
+        start = end
+    return parts
 
 
 def _moving_average(average, x, rate):
