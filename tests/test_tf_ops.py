@@ -569,6 +569,20 @@ def test_max_pool_follows_tensorflow_on_nan_inf_and_signed_zeros():
     np.testing.assert_array_equal(g.reshape(2, 8), [[1, 0, 1, 0, 1, 0, 1, 0], [0] * 8])
 
 
+def test_max_pool_keeps_the_first_of_tied_zeros_as_tensorflow():
+    # TensorFlow 2.21: the maximum of tied zeros is the first one, bits and gradient
+    y, g = values("""
+        x = reshape(constant([[0.0, -0.0, -0.0, 0.0, 1, 1], [-0.0, 0.0, 0.0, -0.0, 1, 2]]), [1, 2, 6, 1])
+        tape t:
+            watch x
+            y = max_pool2d(x, 2, 2, "VALID")
+        g = t.gradient(y, x)
+        """, "y", "g")
+    np.testing.assert_array_equal(y.reshape(-1), [0, 0, 2])
+    np.testing.assert_array_equal(np.signbit(y.reshape(-1)), [False, True, False])
+    np.testing.assert_array_equal(g.reshape(2, 6), [[1, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1]])
+
+
 def test_max_pool_with_nan_in_padded_overlapping_windows_follows_tensorflow():
     # TensorFlow 2.21's values and gradients: padding is never in a window, a NaN first in one keeps its gradient
     a, ga, b, gb = values("""

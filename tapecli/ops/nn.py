@@ -352,13 +352,14 @@ def _window_major(x, geometry, fill):
     return out
 
 
-def _plain_windows(w, top) -> bool:
-    """Whether NumPy's maximum ``top`` of the windows ``w`` (padding -inf) is TensorFlow's, with each first
-    maximum the first element equal to it: no NaN, no window of -inf alone, no zero of both signs."""
+def _plain_windows(w, top, signed_zeros=True) -> bool:
+    """Whether NumPy's maximum ``top`` of the windows ``w`` (padding -inf) is TensorFlow's, each first maximum
+    the first element equal to it: no NaN, no window of -inf alone (and, for the maximum's own bits, no
+    -0.0 that a +0.0 could stand for)."""
     if not top.min() > -np.inf:
         return False
     bits = w.view(f"i{w.dtype.itemsize}")
-    return not np.any(bits == bits.dtype.type(np.iinfo(bits.dtype).min))       # (-0.0's bits)
+    return not signed_zeros or not np.any(bits == bits.dtype.type(np.iinfo(bits.dtype).min))     # (-0.0's bits)
 
 
 def _max_pool_kernel(x, size, strides, pads, out):
@@ -380,7 +381,7 @@ def _first_maxima(x, geometry) -> list:
     stays). Without NaN, lone -inf or zeros of both signs, that is the first element equal to the maximum."""
     w = _window_major(x, geometry, -np.inf)
     top = np.maximum.reduce(w, axis=0)
-    if _plain_windows(w, top):
+    if _plain_windows(w, top, signed_zeros=False):      # (+0.0 == -0.0: the first of them is TensorFlow's)
         found = np.equal(w[0], top)
         hits = [found.copy()]
         for tap in w[1:]:
@@ -409,9 +410,7 @@ def _first_maxima(x, geometry) -> list:
 
 def _masked_bits(hit, bits, out=None):
     """``bits`` where ``hit``, 0 (+0.0's bits) elsewhere."""
-    keep = hit.astype(bits.dtype)
-    np.negative(keep, out=keep)
-    return np.bitwise_and(keep, bits, out=keep if out is None else out)
+    return np.multiply(bits, hit, out=out, dtype=bits.dtype)
 
 
 def _max_pool_grad_kernel(x, g, size, strides, pads, out):
