@@ -175,6 +175,8 @@ def reduce(kind):
             out = _along(x, short, _ALONG[kind])
             if keepdims:
                 out = np.expand_dims(out, short)
+        elif x.dtype.kind == "f" and kind in _UFUNC_REDUCE:     # (np.sum's and np.max's Python skipped)
+            out = _UFUNC_REDUCE[kind](x, axis=axis, keepdims=keepdims)
         else:
             out = f(x, axis=axis, keepdims=keepdims)
         return np.asarray(out, dtype=x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.int64)
@@ -182,6 +184,8 @@ def reduce(kind):
     return run
 
 
+# np.sum, np.max, np.min of a float array: these reductions themselves
+_UFUNC_REDUCE = {"sum": np.add.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce}
 # the reductions that NumPy computes over an axis that is not the last one as one slice after another
 _ALONG = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 

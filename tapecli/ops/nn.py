@@ -41,7 +41,7 @@ def _class_major(logits):
     if not 0 < n <= _FEW_CLASSES or logits.size <= _FEW_CLASSES * n:
         return None
     shifted = np.ascontiguousarray(logits.reshape(-1, n).T)
-    shifted -= np.max(shifted, axis=0)
+    shifted -= np.maximum.reduce(shifted, axis=0)      # (the ufunc's own reduce: np.max's Python skipped)
     return shifted, np.arange(shifted.shape[1])
 
 
@@ -51,7 +51,7 @@ def _sparse_xent(logits, labels):
     if (few := _class_major(logits)) is not None:
         shifted, rows = few
         picked = shifted[labels.reshape(-1), rows]
-        total = np.sum(np.exp(shifted, out=shifted), axis=0)
+        total = np.add.reduce(np.exp(shifted, out=shifted), axis=0)
         np.log(total, out=total)
         total -= picked
         return total.reshape(logits.shape[:-1])
@@ -67,7 +67,7 @@ def _sparse_xent_backprop(logits, labels):
     if (few := _class_major(logits)) is not None:
         shifted, rows = few
         np.exp(shifted, out=shifted)
-        shifted /= np.sum(shifted, axis=0)
+        shifted /= np.add.reduce(shifted, axis=0)
         shifted[labels.reshape(-1), rows] -= 1
         return np.ascontiguousarray(shifted.T).reshape(logits.shape)
     out = logits - np.max(logits, axis=-1, keepdims=True)
