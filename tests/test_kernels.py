@@ -532,3 +532,48 @@ def test_the_windows_kernel_copies_every_window_into_one_contiguous_array(shape,
     for i in range(kh):
         for j in range(kw):
             np.testing.assert_array_equal(got[:, :, :, i, j], x[:, i * dh::sh, j * dw::sw][:, :oh, :ow])
+
+
+# The NumPy kernels' layouts for large arrays (a bias on wide rows, sums in blocks, masks on the bits, max
+# pooling on window-major taps): NumPy's plain calls' bits (a blocked sum: within rounding of the exact sum),
+# in arrays of their own (a trace follows arrays by identity and base: a view of a temporary would look like a
+# constant to it)
+_LARGE = np.random.default_rng(11).normal(size=(4, 16, 16, 8)).astype(np.float32)
+_POOLING = {"size": (2, 2), "strides": (2, 2), "pads": (0, 0, 0, 0), "out": (8, 8)}
+
+
+def _to_windows(x):
+    return x.reshape(4, 8, 2, 8, 2, 8).transpose(0, 1, 3, 2, 4, 5).reshape(4, 8, 8, 4, 8)
+
+
+def _pool_grad(x, g):
+    """Each window's gradient at its maximum (the values are distinct)."""
+    grad = np.zeros((4, 8, 8, 4, 8), dtype=g.dtype)
+    np.put_along_axis(grad, _to_windows(x).argmax(axis=3)[:, :, :, None], g[:, :, :, None], axis=3)
+    return grad.reshape(4, 8, 8, 2, 2, 8).transpose(0, 1, 3, 2, 4, 5).reshape(x.shape)
+
+
+LAYOUTS = [
+    ("add", (_LARGE, _LARGE[0, 0, 0]), {}, lambda x, b: x + b),
+    ("sub", (_LARGE, _LARGE[0, 0, 0]), {}, lambda x, b: x - b),
+    ("mul", (_LARGE, _LARGE[0, 0, 0]), {}, lambda x, b: x * b),
+    ("div", (_LARGE, _LARGE[0, 0, 0]), {}, lambda x, b: x / b),
+    ("relu", (_LARGE,), {}, lambda x: np.maximum(x, 0)),
+    ("masked_grad", (_LARGE[::-1].copy(), _LARGE), {}, lambda g, x: np.where(x > 0, g, 0).astype(g.dtype)),
+    ("sum", (_LARGE,), {"axis": (0, 1, 2), "keepdims": True}, None),
+    ("sum", (_LARGE,), {"axis": (0, 1, 2)}, None),
+    ("max_pool", (_LARGE,), _POOLING, lambda x: _to_windows(x).max(axis=3)),
+    ("max_pool_grad", (_LARGE, _LARGE[:, ::2, ::2].copy()), _POOLING, _pool_grad),
+]
+
+
+@pytest.mark.parametrize("name, args, attrs, plain", LAYOUTS, ids=[f"{n}-{len(a)}" for n, _, a, _ in LAYOUTS])
+def test_kernels_on_large_arrays_give_arrays_of_their_own(name, args, attrs, plain):
+    out = NUMPY_KERNELS[name](*args, **attrs)
+    assert out.base is None and out.flags.c_contiguous
+    if plain is None:
+        exact = np.sum(args[0].astype(np.float64), **attrs)
+        assert out.shape == exact.shape and out.dtype == args[0].dtype
+        np.testing.assert_allclose(out, exact, rtol=1e-5)
+    else:
+        assert out.tobytes() == np.asarray(plain(*args)).tobytes()

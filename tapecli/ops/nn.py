@@ -1,10 +1,11 @@
 """tf.nn: cross-entropies, bias_add, batch_normalization, convolutions and pooling (NHWC, filters
 [kh, kw, in, out], SAME/VALID padding, strides, dilations), dropout. Compositions of the op table's
-ops: TensorFlow's gradients are the compositions', with every order and the forward mode. Two ops of their
-own: ``windows`` (every window of a convolution or pooling, copied in one kernel; its gradient
+ops: TensorFlow's gradients are the compositions', with every order and the forward mode. Ops of their
+own: ``windows`` (every window of a convolution or average pooling, copied in one kernel; its gradient
 ``windows_grad`` adds each window's gradient back where it was taken, as a slice per tap would, in one
-array) and TensorFlow's fused sparse_softmax_cross_entropy_with_logits, with its kernel's formulas (one
-record for a Keras loss)."""
+array); max pooling as TensorFlow's MaxPool, MaxPoolGrad and MaxPoolGradGrad kernels, to the bit on NaN,
+infinities and signed zeros; and TensorFlow's fused sparse_softmax_cross_entropy_with_logits, with its
+kernel's formulas (one record for a Keras loss)."""
 from __future__ import annotations
 
 import numpy as np
@@ -54,7 +55,8 @@ def _sparse_xent(logits, labels):
         total = np.add.reduce(np.exp(shifted, out=shifted), axis=0)
         np.log(total, out=total)
         total -= picked
-        return total.reshape(logits.shape[:-1])
+        # (an array of its own, not a view of one made here: what traces follow)
+        return total if total.ndim == logits.ndim - 1 else total.reshape(logits.shape[:-1]).copy()
     shifted = logits - np.max(logits, axis=-1, keepdims=True)
     picked = _at_labels(shifted, labels)
     total = np.sum(np.exp(shifted), axis=-1)
@@ -69,7 +71,9 @@ def _sparse_xent_backprop(logits, labels):
         np.exp(shifted, out=shifted)
         shifted /= np.add.reduce(shifted, axis=0)
         shifted[labels.reshape(-1), rows] -= 1
-        return np.ascontiguousarray(shifted.T).reshape(logits.shape)
+        out = np.empty(logits.shape, dtype=logits.dtype)
+        np.copyto(out.reshape(shifted.T.shape), shifted.T)
+        return out
     out = logits - np.max(logits, axis=-1, keepdims=True)
     np.exp(out, out=out)
     out /= np.sum(out, axis=-1, keepdims=True)
