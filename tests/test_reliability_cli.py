@@ -310,6 +310,15 @@ def test_sigint_stops_check_workers(tmp_path):
     assert code == 130 and json.loads(out)["error"]["kind"] == "Interrupted"
 
 
+def test_sigint_during_start_up_ends_the_process_with_one_line(tmp_path):
+    # before run_process's handler (an import under way): Python's default would raise KeyboardInterrupt
+    # there, which an import may drop, leaving the run deaf to Ctrl-C
+    probe = _write(tmp_path, "import os, signal, time\nfrom tapecli.cli.process import interrupt_early\n"
+                             "interrupt_early()\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n", "probe.py")
+    r = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130 and r.stderr == "tapecli: interrupted\n", r.stderr
+
+
 def test_sigint_under_json_writes_an_error_document(tmp_path):
     code, out, err = _interrupted(tmp_path, "run", "--json")
     assert code == 130 and json.loads(out)["error"]["kind"] == "Interrupted"

@@ -126,6 +126,24 @@ class _InterruptHandler:
         sys.exit(self.code)
 
 
+def _interrupted_early(signum, frame):
+    """Ctrl-C before ``run_process``'s handler: nothing runs yet to stop or report, so the process ends here."""
+    os.write(2, b"tapecli: interrupted\n")
+    os._exit(EXIT_INTERRUPTED)
+
+
+def interrupt_early() -> None:
+    """From the console script's first line: Ctrl-C during start-up ends the process at once, with 130 and one
+    line. (Python's default raises KeyboardInterrupt wherever start-up is: a traceback, or an import that drops
+    the exception and lets the run go on, deaf to Ctrl-C.) Not where Ctrl-C is ignored or handled already."""
+    import signal
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        try:
+            signal.signal(signal.SIGINT, _interrupted_early)
+        except ValueError:      # not the main thread
+            pass
+
+
 def _install(handler: _InterruptHandler) -> dict:
     """The handler for SIGINT (unless Ctrl-C is ignored or handled by an embedding program), SIGTERM and SIGHUP
     (unless ignored, as under nohup); the handlers it replaced, to put back. Only the main thread can."""
@@ -134,7 +152,7 @@ def _install(handler: _InterruptHandler) -> dict:
     for name, default in (("SIGINT", signal.default_int_handler), ("SIGTERM", signal.SIG_DFL),
                           ("SIGHUP", signal.SIG_DFL)):
         signum = getattr(signal, name, None)
-        if signum is None or signal.getsignal(signum) is not default:
+        if signum is None or signal.getsignal(signum) not in (default, _interrupted_early):
             continue
         try:
             previous[signum] = signal.signal(signum, handler)

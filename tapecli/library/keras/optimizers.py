@@ -7,7 +7,8 @@ An update writes its slots in place (``slot += step`` computes ``slot + step``: 
 array). While no tape is open those are the slots' own arrays where nothing else holds them (the fast
 path, counted in the run context's ``updated_in_place``); otherwise copies that become their values.
 On the fast path, variables of ``FLAT_ELEMENTS`` elements or fewer in all are stepped together, laid end
-to end (``Optimizer.step_flat``): the same bits in a dozen NumPy calls, not a dozen per variable."""
+to end (``Optimizer.step_flat``): the same bits in a dozen NumPy calls, not a dozen per variable; their
+slots stay laid end to end from step to step (``_LaidOut``), written in place while nothing else holds them."""
 from __future__ import annotations
 
 import sys
