@@ -569,6 +569,20 @@ def test_max_pool_follows_tensorflow_on_nan_inf_and_signed_zeros():
     np.testing.assert_array_equal(g.reshape(2, 8), [[1, 0, 1, 0, 1, 0, 1, 0], [0] * 8])
 
 
+def test_max_pool_of_an_empty_batch_or_no_channels_is_empty():
+    y, z, g = values("""
+        x = zeros([0, 4, 4, 2])
+        tape t:
+            watch x
+            y = max_pool2d(x, 2, 2, "VALID")
+            s = reduce_sum(y * 2.0)
+        g = t.gradient(s, x)
+        z = max_pool2d(zeros([2, 4, 4, 0]), 2, 2, "SAME")
+        """, "y", "z", "g")
+    assert y.shape == (0, 2, 2, 2) and z.shape == (2, 2, 2, 0)
+    assert g.shape == (0, 4, 4, 2) and g.dtype == np.float32
+
+
 def test_max_pool_keeps_the_first_of_tied_zeros_as_tensorflow():
     # TensorFlow 2.21: the maximum of tied zeros is the first one, bits and gradient
     y, g = values("""

@@ -360,6 +360,8 @@ def _plain_windows(w, top, signed_zeros=True) -> bool:
     """Whether NumPy's maximum ``top`` of the windows ``w`` (padding -inf) is TensorFlow's, each first maximum
     the first element equal to it: no NaN, no window of -inf alone (and, for the maximum's own bits, no
     -0.0 that a +0.0 could stand for)."""
+    if not top.size:
+        return True
     if not top.min() > -np.inf:
         return False
     bits = w.view(f"i{w.dtype.itemsize}")
