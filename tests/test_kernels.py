@@ -517,21 +517,49 @@ def test_sparse_xent_kernels_class_major_or_not_are_float64s_numbers_rounded(sha
     np.testing.assert_allclose(backprop, want_backprop, rtol=2e-6, atol=2e-7)
 
 
-@pytest.mark.parametrize("shape, size, strides, dilations", [
-    ((2, 9, 8, 16), (3, 3), (1, 1), (1, 1)),       # many channels: one strided view, copied
-    ((2, 9, 8, 1), (3, 2), (2, 1), (1, 2)),        # few channels: a tap at a time
-    ((3, 8, 8, 5), (2, 2), (2, 2), (1, 1)),        # pooling's windows side by side
-])
-def test_the_windows_kernel_copies_every_window_into_one_contiguous_array(shape, size, strides, dilations):
-    # contiguous: the reshape that follows (a convolution's rows, a pooling's taps) is a view, not a second copy
-    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+_WINDOWS = [
+    ((2, 9, 8, 16), (3, 3), (1, 1), (1, 1), 1),       # many channels: one strided view, copied
+    ((2, 9, 8, 1), (3, 2), (2, 1), (1, 2), 1),        # one channel: a tap at a time
+    ((2, 12, 12, 3), (3, 3), (1, 1), (1, 1), 1),      # few channels: each pixel's channels copied as one item
+    ((2, 12, 12, 6), (3, 2), (2, 1), (1, 2), 2),      # ... not contiguous (every second channel): element by element
+    ((3, 8, 8, 5), (2, 2), (2, 2), (1, 1), 1),        # pooling's windows side by side
+]
+
+
+def _window_sizes(shape, size, strides, dilations):
+    return tuple((n - (k - 1) * d - 1) // s + 1 for n, k, s, d in zip(shape[1:3], size, strides, dilations))
+
+
+@pytest.mark.parametrize("shape, size, strides, dilations, step", _WINDOWS)
+def test_the_windows_kernel_copies_every_window_into_one_contiguous_array(shape, size, strides, dilations, step):
+    # contiguous, its own: the reshape that follows (a convolution's rows, a pooling's taps) is a view, not a
+    # second copy; and a trace sees the kernel's array, not a view of one made inside it
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)[..., ::step]
     (kh, kw), (sh, sw), (dh, dw) = size, strides, dilations
-    oh, ow = (shape[1] - (kh - 1) * dh - 1) // sh + 1, (shape[2] - (kw - 1) * dw - 1) // sw + 1
+    oh, ow = _window_sizes(shape, size, strides, dilations)
     got = NUMPY_KERNELS["windows"](x, size=size, strides=strides, dilations=dilations, out=(oh, ow))
-    assert got.shape == (shape[0], oh, ow, kh, kw, shape[3]) and got.flags.c_contiguous
+    assert got.shape == (shape[0], oh, ow, kh, kw, x.shape[3]) and got.flags.c_contiguous and got.base is None
     for i in range(kh):
         for j in range(kw):
             np.testing.assert_array_equal(got[:, :, :, i, j], x[:, i * dh::sh, j * dw::sw][:, :oh, :ow])
+
+
+@pytest.mark.parametrize("shape, size, strides, dilations, step", _WINDOWS)
+@pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous", "transposed"])
+def test_the_windows_gradient_adds_each_tap_from_the_last_to_the_first(shape, size, strides, dilations, step,
+                                                                       contiguous):
+    (kh, kw), (sh, sw), (dh, dw) = size, strides, dilations
+    oh, ow = _window_sizes(shape, size, strides, dilations)
+    c = len(range(0, shape[3], step))
+    g = np.random.default_rng(6).standard_normal((shape[0], oh, ow, kh, kw, c)).astype(np.float32)
+    if not contiguous:          # the same values, the channels' axis not contiguous
+        g = np.ascontiguousarray(g.transpose(5, 0, 1, 2, 3, 4)).transpose(1, 2, 3, 4, 5, 0)
+    got = NUMPY_KERNELS["windows_grad"](g, shape=shape[:3] + (c,), size=size, strides=strides, dilations=dilations)
+    want = np.zeros(shape[:3] + (c,), dtype=np.float32)
+    for i in reversed(range(kh)):
+        for j in reversed(range(kw)):
+            want[:, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += g[:, :, :, i, j]
+    assert got.tobytes() == want.tobytes() and got.base is None
 
 
 # The NumPy kernels' layouts for large arrays (a bias on wide rows, sums in blocks, masks on the bits, max

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import run_source
 from tapecli.errors import TdfValueError
-from tapecli.interpreter import loop_plans
+from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.library.keras import optimizers
 
@@ -216,6 +216,35 @@ def test_minibatch_labels_are_inputs_of_the_plan_and_checked_at_each_batch(monke
         _run(MINIBATCHES.format(labels=labels), False, monkeypatch)
     assert str(planned.value) == str(written.value) and "label value of 7" in str(planned.value)
     assert (planned.value.line, planned.value.column) == (written.value.line, written.value.column) == (9, 16)
+
+
+def test_a_check_of_a_constant_is_made_by_the_traced_iterations_only(monkeypatch):
+    # the labels of the whole data, a constant of the plan: the traced iterations' checks passed, and the
+    # compiled plan does not check the same values again (its first iteration, step by step, does); the labels
+    # of a batch are checked at each batch
+    made = []
+    original = loop_steps.CheckStep.make
+    monkeypatch.setattr(loop_steps.CheckStep, "make", lambda self, *args: made.append(1) or original(self, *args))
+    _compared(MLP, monkeypatch, 8)
+    assert len(made) == 1
+    made.clear()
+    _compared(MINIBATCHES.format(labels=[i % 3 for i in range(48)]), monkeypatch, 4)
+    assert len(made) == 4
+
+
+@pytest.mark.parametrize("call", ["opt.apply_gradients(zip(grads, model.trainable_variables))",
+                                  "opt.apply(grads, model.trainable_variables)"])
+def test_a_plan_steps_the_optimizer_from_its_arrays_without_the_call_as_written(call, monkeypatch):
+    # the optimizer's own call for plans (Optimizer.planned_apply_gradients, planned_apply) takes the gradients'
+    # arrays: the call as written (its checks, its tensors) is made only by the iterations not planned and by
+    # the plan's first, which runs its steps one by one before it is compiled
+    program = MLP.replace("opt.apply_gradients(zip(grads, model.trainable_variables))", call)
+    written = []
+    original = optimizers.Optimizer.apply
+    monkeypatch.setattr(optimizers.Optimizer, "apply", lambda self, *args: written.append(1) or original(self, *args))
+    _run(program, True, monkeypatch)
+    assert len(written) == 12 - 8 + 1
+    _compared(program, monkeypatch, 8)
 
 
 def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):

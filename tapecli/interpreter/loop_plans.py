@@ -485,7 +485,12 @@ class LoopPlan:
 
         for k, (name, specs, attr_specs) in enumerate(self.steps):
             if name is None:
-                lines.append(f"    a({bound(specs, 's')}.make(interp, v))")
+                if specs.__class__ is CheckStep and fixed(specs.spec):
+                    lines.append("    a(None)")        # (a constant the traced iterations' checks passed)
+                    continue
+                make = specs.planned_make() if specs.__class__ is EffectStep else None
+                lines.append(f"    a({bound(make, 'e')}(interp, v))" if make is not None else
+                             f"    a({bound(specs, 's')}.make(interp, v))")
                 continue
             slot = self.n_inputs + k
             if all(map(fixed, specs)) and (attr_specs is None or all(map(fixed, attr_specs.values()))):

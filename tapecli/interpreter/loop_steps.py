@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tapecli.autodiff import gradients
 from tapecli.interpreter.objects import BoundMethod, Request
-from tapecli.kernels.trace import Sequence, View, resolve, same_specs, same_value
+from tapecli.kernels.trace import Const, Sequence, View, resolve, same_specs, same_value
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable, make_tensor
 
@@ -50,6 +50,24 @@ def _leaves(template):
         yield template
 
 
+def array_pairs(template):
+    """[(array spec, variable)] from the template of a list of (tensor, variable) pairs (an optimizer's
+    ``zip(grads, variables)``), or None for any other (a weak tensor, a None among them)."""
+    if template.__class__ is not Sequence or not all(p.__class__ is Sequence and len(p.items) == 2
+                                                     for p in template.items):
+        return None
+    return paired([p.items[0] for p in template.items], [p.items[1] for p in template.items])
+
+
+def paired(tensors, variables):
+    """[(array spec, variable)] from the templates of tensors and of as many variables, or None for others."""
+    if not tensors or len(tensors) != len(variables) \
+            or any(t.__class__ is not TensorSpec or t.weak for t in tensors) \
+            or any(v.__class__ is not Const or not isinstance(v.value, Variable) for v in variables):
+        return None
+    return [(t.spec, v.value) for t, v in zip(tensors, variables)]
+
+
 def same_template(a, b) -> bool:
     if a.__class__ is not b.__class__:
         return False
@@ -90,6 +108,23 @@ class EffectStep:
     def make(self, interp, values):
         interp.ctx.settings.line = self.line
         interp.call(self.f, made(self.args, values), made(self.kwargs, values), self.node)
+
+    def planned_make(self):
+        """``make`` by the callee's own call for plans (``BoundMethod.planned``: no tensors made, no checks
+        that the traced calls passed), or None where it offers none."""
+        planned = getattr(self.f, "planned", None)
+        call = planned(self.args, self.kwargs) if planned is not None else None
+        if call is None:
+            return None
+        line, node = self.line, self.node
+
+        def make(interp, values):
+            interp.ctx.settings.line = line
+            try:
+                call(values)
+            except Exception as e:          # (located as the call as written locates it)
+                raise interp.call_error(e, node) from None
+        return make
 
     def same_as(self, other) -> bool:
         return other.__class__ is EffectStep and self.node is other.node and self.line == other.line \

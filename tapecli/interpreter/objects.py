@@ -292,10 +292,13 @@ PURE, EFFECT, REQUEST = "pure", "effect", "request"
 class BoundMethod:
     kind_word = "a method"
 
-    def __init__(self, name, fn, replay: str | None = None):
+    def __init__(self, name, fn, replay: str | None = None, planned=None):
         self.name = name
         self.fn = fn
         self.replay = replay
+        # an effect's faster call in a loop plan: planned(args, kwargs), the traced call's argument templates,
+        # gives a function of the plan's slot list with the call's effect, or None (interpreter/loop_steps.py)
+        self.planned = planned
 
 
 class Request:

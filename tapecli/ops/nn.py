@@ -196,11 +196,38 @@ def _pads(size, k, stride, dilation, padding):
     return max(0, (size + before + after - span) // stride + 1), before, after
 
 
+def _items(x):
+    """``x`` as an array of the rows of its last axis, each row one item of its bytes; None where that axis is
+    empty or not contiguous. NumPy copies a strided view several times faster so: its inner loop runs over
+    whole rows, not over the few elements of each (a pixel's channels)."""
+    if x.ndim == 0 or not x.shape[-1] or x.shape[-1] > 1 and x.strides[-1] != x.itemsize:
+        return None
+    return x.view(np.dtype((np.void, x.shape[-1] * x.itemsize)))[..., 0]
+
+
+def _copy(out, x) -> None:
+    """``out[...] = x`` (the same shape), by rows of the last axis where both are laid out for it (_items)."""
+    out_rows, rows = _items(out), _items(x)
+    if out_rows is None or rows is None:
+        out[...] = x
+    else:
+        out_rows[...] = rows
+
+
 def _windows_kernel(x, size, strides, dilations, out):
     """[N, H, W, C] -> [N, OH, OW, KH, KW, C]: a copy of every window (a strided view, copied once)."""
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = size, strides, dilations, out
-    if x.shape[3] * kw < ow:
-        # few channels: copy a tap at a time, whose rows are longer than a window's
+    n, c = x.shape[0], x.shape[3]
+    # few channels (rows of a window shorter than the rows of a tap): each pixel's channels copied as one item
+    rows = _items(x) if 1 < c and c * kw < ow else None
+    if rows is not None:
+        sn, sr, sc = rows.strides
+        windows = np.empty((n, oh, ow, kh, kw, c), dtype=x.dtype)
+        _items(windows)[...] = np.lib.stride_tricks.as_strided(
+            rows, (n, oh, ow, kh, kw), (sn, sr * sh, sc * sw, sr * dh, sc * dw), writeable=False)
+        return windows
+    if c * kw < ow:
+        # one channel: copy a tap at a time, whose rows are longer than a window's
         taps = np.empty((x.shape[0], oh, ow, kh, kw, x.shape[3]), dtype=x.dtype)
         for i in range(kh):
             for j in range(kw):
@@ -223,7 +250,8 @@ def _windows_grad_kernel(g, shape, size, strides, dilations):
         tiles = out[:, :oh * kh, :ow * kw].reshape(n, oh, kh, ow, kw, c)
         np.add(g.transpose(0, 1, 3, 2, 4, 5), g.dtype.type(0), out=tiles)
         return out
-    by_tap = np.ascontiguousarray(g.transpose(3, 4, 0, 1, 2, 5))      # each tap's gradient in one block
+    by_tap = np.empty((kh, kw, n, oh, ow, c), dtype=g.dtype)          # each tap's gradient in one block
+    _copy(by_tap, g.transpose(3, 4, 0, 1, 2, 5))
     for i in reversed(range(kh)):
         for j in reversed(range(kw)):
             out[:, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += by_tap[i, j]
@@ -336,12 +364,21 @@ def max_pool2d(x, ksize, strides, padding) -> Tensor:
 
 def _pool_taps(x, size, strides, pads, out, fill):
     """Each tap's [N, OH, OW, C] view of ``x`` padded with ``fill``, in window order (row by row)."""
+    return _taps(_padded(x, pads, fill), size, strides, out)
+
+
+def _padded(x, pads, fill):
     top, bottom, left, right = pads
-    if top or bottom or left or right:
-        n, h, w, c = x.shape
-        padded = np.full((n, h + top + bottom, w + left + right, c), fill, dtype=x.dtype)
-        padded[:, top:top + h, left:left + w] = x
-        x = padded
+    if not (top or bottom or left or right):
+        return x
+    n, h, w, c = x.shape
+    padded = np.full((n, h + top + bottom, w + left + right, c), fill, dtype=x.dtype)
+    padded[:, top:top + h, left:left + w] = x
+    return padded
+
+
+def _taps(x, size, strides, out):
+    """Each tap's view of ``x`` ([N, H, W, ...]), in window order (row by row)."""
     (kh, kw), (sh, sw), (oh, ow) = size, strides, out
     return [x[:, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] for i in range(kh) for j in range(kw)]
 
@@ -349,11 +386,23 @@ def _pool_taps(x, size, strides, pads, out, fill):
 def _window_major(x, geometry, fill):
     """[K, N, OH, OW, C]: the taps one after another, each contiguous (NumPy is many times faster on
     those than on the strided views)."""
-    taps = _pool_taps(x, *geometry, fill)
-    out = np.empty((len(taps),) + taps[0].shape, dtype=x.dtype)
-    for k, tap in enumerate(taps):
-        out[k] = tap
-    return out
+    size, strides, pads, out = geometry
+    x = _padded(x, pads, fill)
+    w = np.empty((size[0] * size[1], x.shape[0]) + tuple(out) + x.shape[3:], dtype=x.dtype)
+    rows, w_rows = _items(x), _items(w)
+    source, target = (x, w) if rows is None or w_rows is None else (rows, w_rows)
+    for k, tap in enumerate(_taps(source, size, strides, out)):
+        target[k] = tap
+    return w
+
+
+def _tap_maximum(w):
+    """The taps' elementwise maximum, one tap after another as NumPy's reduce over the first axis takes them
+    (which is several times slower than these calls)."""
+    top = np.maximum(w[0], w[1]) if len(w) > 1 else w[0].copy()
+    for tap in w[2:]:
+        np.maximum(top, tap, out=top)
+    return top
 
 
 def _plain_windows(w, top, signed_zeros=True) -> bool:
@@ -372,7 +421,7 @@ def _max_pool_kernel(x, size, strides, pads, out):
     """Each window's maximum as TensorFlow's MaxPool finds it: from the lowest float up, an element taken
     where it is greater (a NaN never is; a window of NaN and -inf gives the lowest float)."""
     w = _window_major(x, (size, strides, pads, out), -np.inf)        # (padding: never greater)
-    top = np.maximum.reduce(w, axis=0)
+    top = _tap_maximum(w)
     if _plain_windows(w, top):
         return top
     top.fill(np.finfo(x.dtype).min)
@@ -386,7 +435,7 @@ def _first_maxima(x, geometry) -> list:
     first element of the input, replaced by each later one greater than the one kept (a NaN kept first
     stays). Without NaN, lone -inf or zeros of both signs, that is the first element equal to the maximum."""
     w = _window_major(x, geometry, -np.inf)
-    top = np.maximum.reduce(w, axis=0)
+    top = _tap_maximum(w)
     if _plain_windows(w, top, signed_zeros=False):      # (+0.0 == -0.0: the first of them is TensorFlow's)
         found = np.equal(w[0], top)
         hits = [found.copy()]
@@ -430,8 +479,13 @@ def _max_pool_grad_kernel(x, g, size, strides, pads, out):
     if all(s >= k for s, k in zip(strides, size)):
         # each element in one window at most: its 0 + g (+0.0 for -0.0) written in place
         g_bits = np.add(g, g.dtype.type(0)).view(bits)
-        for hit, tap in zip(hits, _pool_taps(grad.view(bits), size, strides, (0, 0, 0, 0), out, 0)):
-            _masked_bits(hit, g_bits, out=tap)
+        masked = np.empty((len(hits),) + g.shape, dtype=bits)     # (contiguous: then copied a pixel at a time)
+        for k, hit in enumerate(hits):
+            _masked_bits(hit, g_bits, out=masked[k])
+        rows, grad_rows = _items(masked), _items(grad)
+        source, target = (masked, grad) if rows is None or grad_rows is None else (rows, grad_rows)
+        for k, tap in enumerate(_taps(target, size, strides, out)):
+            tap[...] = source[k]
     else:
         g_bits = np.ascontiguousarray(g).view(bits)
         taps = _pool_taps(grad, size, strides, (0, 0, 0, 0), out, 0)

@@ -98,10 +98,10 @@ def check_choice(value, allowed, what):
     return value
 
 
-def method(name, fn, replay=None):
-    """A bound method whose body takes (*args, **kwargs) without the call node (``replay``: what it is to a
-    loop plan, ``BoundMethod``)."""
-    return BoundMethod(name, lambda node, *args, **kwargs: fn(*args, **kwargs), replay)
+def method(name, fn, replay=None, planned=None):
+    """A bound method whose body takes (*args, **kwargs) without the call node (``replay`` and ``planned``:
+    what it is to a loop plan, ``BoundMethod``)."""
+    return BoundMethod(name, lambda node, *args, **kwargs: fn(*args, **kwargs), replay, planned)
 
 
 class KerasObject(ProgramObject):
@@ -109,6 +109,7 @@ class KerasObject(ProgramObject):
 
     kind_word = "a Keras object"
     replay_methods: dict = {}       # method name: what calling it is to a loop plan (BoundMethod.replay)
+    planned_methods: dict = {}      # method name: the name of the method giving its plan's call (.planned)
 
     def attributes(self) -> dict:
         return {}
@@ -122,7 +123,9 @@ class KerasObject(ProgramObject):
         if methods is None:
             methods = self._methods = self.methods()
         if attr in methods:
-            return method(attr, methods[attr], self.replay_methods.get(attr))
+            planned = self.planned_methods.get(attr)
+            return method(attr, methods[attr], self.replay_methods.get(attr),
+                          getattr(self, planned) if planned is not None else None)
         attrs = self.attributes()
         if attr in attrs:
             value = attrs[attr]

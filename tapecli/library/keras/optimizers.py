@@ -16,7 +16,9 @@ import sys
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.interpreter.loop_steps import array_pairs, paired
 from tapecli.interpreter.objects import EFFECT
+from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -73,6 +75,7 @@ class Optimizer(KerasObject):
     # a step changes the variables and slots, deciding from the gradients' values (clipping) and its own count:
     # a loop plan makes the call itself again on each iteration's gradients
     replay_methods = {"apply_gradients": EFFECT, "apply": EFFECT}
+    planned_methods = {"apply_gradients": "planned_apply_gradients", "apply": "planned_apply"}
 
     def __init__(self, interp, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name=None, **hyper):
@@ -156,18 +159,40 @@ class Optimizer(KerasObject):
         if missing:
             current().settings.warn(f"Gradients do not exist for variables {missing} when minimizing the loss. "
                                     "If using `model.compile()`, did you forget to provide a `loss` argument?")
-        arrays = []
         for g, v in kept:
             if g.shape != v.shape:
                 raise ShapeError(f"the gradient for {v.name} has shape {list(g.shape)}, the variable "
                                  f"{list(v.shape)}")
-            arrays.append(np.asarray(g.value, dtype=v.dtype))
-        arrays = self.clip(arrays)
+        return self.step([v for _, v in kept], [g.value for g, _ in kept])
+
+    def planned_apply_gradients(self, args, kwargs):
+        """``apply_gradients(zip(grads, variables))`` in a loop plan (``BoundMethod.planned``): a function of
+        the plan's arrays that steps the traced call's variables from the gradients' arrays (the call's
+        checks are the traced calls': a plan's layouts are theirs). None for a call it does not take (a
+        missing gradient, which warns at every call as written)."""
+        if len(args.items) != 1 or kwargs.items:
+            return None
+        return self._planned(array_pairs(args.items[0]))
+
+    def planned_apply(self, args, kwargs):
+        """``apply(grads, variables)`` in a loop plan: as :meth:`planned_apply_gradients`."""
+        if len(args.items) != 2 or kwargs.items or not all(a.__class__ is Sequence for a in args.items):
+            return None
+        return self._planned(paired(args.items[0].items, args.items[1].items))
+
+    def _planned(self, pairs):
+        if pairs is None:
+            return None
+        specs, variables = [spec for spec, _ in pairs], [v for _, v in pairs]
+        return lambda values: self.step(variables, [resolve(spec, values) for spec in specs])
+
+    def step(self, variables, grads):
+        """One step of ``variables`` from the arrays of their gradients (each of its variable's shape)."""
+        arrays = self.clip([np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)])
         lr = self.current_lr()
-        self.before_steps(kept[0][1].dtype.type)
+        self.before_steps(variables[0].dtype.type)
         ctx = current()
         in_place = not ctx.tapes
-        variables = [v for _, v in kept]
         # (a variable listed twice is stepped twice, the second step from the first's result: one at a time)
         if in_place and self.elementwise and sum(v.read().value.size for v in variables) <= FLAT_ELEMENTS \
                 and all(v.dtype == variables[0].dtype for v in variables) \
@@ -176,7 +201,7 @@ class Optimizer(KerasObject):
             ctx.updated_in_place += len(variables)
             self.iterations += 1
             return Tensor(np.array(self.iterations, np.int64))
-        for g, (_, v) in zip(arrays, kept):
+        for g, v in zip(arrays, variables):
             dtype = v.dtype.type
             value = v.read().value
             value = self.decayed(value, lr)
