@@ -605,3 +605,40 @@ def test_kernels_on_large_arrays_give_arrays_of_their_own(name, args, attrs, pla
         np.testing.assert_allclose(out, exact, rtol=1e-5)
     else:
         assert out.tobytes() == np.asarray(plain(*args)).tobytes()
+
+
+# Matrix products on OpenBLAS's threads where they pay (kernels/blas.py)
+def test_a_small_product_runs_on_one_thread_and_gives_openblas_its_threads_back(monkeypatch):
+    from tapecli.kernels import blas
+    calls = []
+    monkeypatch.setattr(blas, "_openblas", (calls.append, 4))
+    rng = np.random.default_rng(7)
+    for a_shape, b_shape, threads in [((4, 3), (3, 5), []),                 # OpenBLAS's one thread anyway
+                                      ((256, 64), (64, 128), [1, 4]),       # one thread, then its 4 again
+                                      ((3, 256, 64), (64, 128), [1, 4]),    # (a batch: each product's size)
+                                      ((1024, 128), (128, 256), []),        # large: OpenBLAS's threads
+                                      ((64,), (64, 128), [])]:              # a vector: NumPy's as it is
+        a, b = rng.standard_normal(a_shape).astype(np.float32), rng.standard_normal(b_shape).astype(np.float32)
+        calls.clear()
+        assert blas.matmul(a, b).tobytes() == np.matmul(a, b).tobytes()
+        assert calls == threads, (a_shape, b_shape)
+
+
+def test_products_are_numpys_where_the_user_chose_the_threads(monkeypatch):
+    from tapecli.kernels import blas
+    monkeypatch.setattr(blas, "_openblas", blas._unknown)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert blas._found() is None
+
+
+def test_the_openblas_numpy_loaded_takes_a_thread_count_and_gives_it_back():
+    from tapecli.kernels import blas
+    np.matmul(np.ones((128, 128)), np.ones((128, 128)))         # (the library is loaded by now)
+    found = blas._find_openblas()
+    if found is None:
+        pytest.skip("NumPy is not on a multithreaded OpenBLAS here")
+    set_threads, threads = found
+    set_threads(1)
+    assert blas._find_openblas() is None                         # one thread: nothing to choose
+    set_threads(threads)
+    assert blas._find_openblas()[1] == threads

@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 
+from tapecli.kernels import blas
+
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -285,7 +287,7 @@ KERNELS = {
     "argmin": lambda x, axis: np.argmin(x, axis=axis).astype(np.int64),
     "softmax": softmax, "log_softmax": log_softmax,
     # shapes and linear algebra
-    "matmul": np.matmul, "reshape": lambda x, shape: np.reshape(x, shape),
+    "matmul": blas.matmul, "reshape": lambda x, shape: np.reshape(x, shape),
     "transpose": lambda x, perm: np.transpose(x, perm),
     "broadcast_to": lambda x, shape: _broadcast_copy(x, shape),
     "concat": lambda *xs, axis: np.concatenate(xs, axis=axis),

@@ -1,0 +1,72 @@
+"""Matrix products on OpenBLAS's threads where they pay: a product too small to gain from them runs on one.
+
+OpenBLAS splits a product over all its threads from about a quarter of a million multiply-adds. Between
+the products of a training step (a few million each) its threads go to sleep, and waking them costs more
+than they save: a Keras MLP's loop (256 x 64 by 64 x 128 and smaller) ran 15% slower on two threads than on
+one, where a CNN's loop (3872 x 144 by 144 x 32) ran 10% faster. So a product of fewer than
+``THREADED_FROM`` flops runs on one thread, and the threads OpenBLAS chose come back right after it (other
+code in the process finds them as it left them). Where the user chose the threads (``OPENBLAS_NUM_THREADS``,
+``GOTO_NUM_THREADS``, ``OMP_NUM_THREADS``), NumPy is not on OpenBLAS, or OpenBLAS runs one thread, products
+are NumPy's as they are. The library is found at the first product large enough for OpenBLAS to split.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+THREADED_FROM = 16_000_000          # flops (2 m n k) of a product that runs on OpenBLAS's threads
+_SPLIT_FROM = 2 * 65536 * 4         # flops below which OpenBLAS runs one thread anyway (its GEMM threshold)
+_USER_SETTINGS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+_unknown = object()
+_openblas = _unknown                # (set_num_threads, its threads), or None; found once per process
+
+
+def matmul(a, b):
+    """``np.matmul(a, b)``, on one thread where it is smaller than ``THREADED_FROM`` flops."""
+    if a.ndim < 2 or b.ndim < 2:
+        return np.matmul(a, b)
+    flops = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if flops < _SPLIT_FROM or flops >= THREADED_FROM:
+        return np.matmul(a, b)
+    openblas = _found()
+    if openblas is None:
+        return np.matmul(a, b)
+    set_threads, threads = openblas
+    set_threads(1)
+    try:
+        return np.matmul(a, b)
+    finally:
+        set_threads(threads)
+
+
+def _found():
+    global _openblas
+    if _openblas is _unknown:
+        _openblas = None if any(os.environ.get(name) for name in _USER_SETTINGS) else _find_openblas()
+    return _openblas
+
+
+def _find_openblas():
+    """(set_num_threads, its threads) of the OpenBLAS this process loaded (NumPy's), or None."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()})
+    except OSError:             # (not Linux: NumPy's BLAS as it is)
+        return None
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", ""),
+                               ("openblas", "64_")):
+            set_threads = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
+            get_threads = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
+            if set_threads is None or get_threads is None:
+                continue
+            set_threads.argtypes, set_threads.restype, get_threads.restype = [ctypes.c_int], None, ctypes.c_int
+            threads = get_threads()
+            return (set_threads, threads) if threads > 1 else None
+    return None
