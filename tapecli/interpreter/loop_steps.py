@@ -10,15 +10,23 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable, make_tensor
 
 
-def made(spec, values):
-    """The value a template stands for, with new tensors on this iteration's arrays."""
-    if spec.__class__ is TensorSpec:
-        return make_tensor(resolve(spec.spec, values), spec.weak)
-    if spec.__class__ is Sequence:
-        return spec.kind(made(s, values) for s in spec.items)
-    if spec.__class__ is DictSpec:
-        return {k: made(s, values) for k, s in zip(spec.keys, spec.items)}
-    return spec.value
+def maker(spec):
+    """A function of an iteration's slots giving the value a template stands for, with new tensors on the
+    iteration's arrays (the template walked once, not at every iteration)."""
+    cls = spec.__class__
+    if cls is TensorSpec:
+        array, weak = spec.spec, spec.weak
+        if array.__class__ is int:
+            return lambda values: make_tensor(values[array], weak)
+        return lambda values: make_tensor(array.resolve(values), weak)
+    if cls is Sequence:
+        kind, items = spec.kind, [maker(s) for s in spec.items]
+        return lambda values: kind([make(values) for make in items])
+    if cls is DictSpec:
+        keys, items = spec.keys, [maker(s) for s in spec.items]
+        return lambda values: {key: make(values) for key, make in zip(keys, items)}
+    value = spec.value
+    return lambda values: value
 
 
 def slots_read(spec):
@@ -101,13 +109,14 @@ class EffectStep:
     def __init__(self, f, node, args, kwargs):
         self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
         self.line = current().settings.line
+        self.made_args, self.made_kwargs = maker(args), maker(kwargs)
 
     def specs(self):
         return self.args, self.kwargs
 
     def make(self, interp, values):
         interp.ctx.settings.line = self.line
-        interp.call(self.f, made(self.args, values), made(self.kwargs, values), self.node)
+        interp.call(self.f, self.made_args(values), self.made_kwargs(values), self.node)
 
     def planned_make(self):
         """``make`` by the callee's own call for plans (``BoundMethod.planned``: no tensors made, no checks
@@ -188,15 +197,17 @@ class RequestStep:
         self.request = request
         self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
         self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves((args, kwargs)))
+        self.made = [maker(t) for t in (values, result, args, kwargs)]
 
     def specs(self):
         return self.values, self.result, self.args, self.kwargs
 
     def make(self, interp, values):
         traced = self.request
+        made_values, made_result, made_args, made_kwargs = self.made
         objective = None
         if traced.kind == "gradient":
-            args, kwargs = made(self.args, values), made(self.kwargs, values)
+            args, kwargs = made_args(values), made_kwargs(values)
             target = args[0] if args else kwargs.get("target")
             seeds = kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
             if self.reads_variables:        # read now: a variable may change (as the tape's request reads it)
@@ -204,7 +215,7 @@ class RequestStep:
             else:                           # a plan's tensors never change: read when asked
                 objective = lambda: gradients.objective(target, seeds)()    # noqa: E731
         request = Request(traced.kind, traced.line, traced.tape, traced.target_text, traced.labels,
-                          made(self.values, values), made(self.result, values), traced.why, traced.leaves,
+                          made_values(values), made_result(values), traced.why, traced.leaves,
                           objective)
         request.names = traced.names
         interp.requests.append(request)
