@@ -37,6 +37,8 @@ ahead (a tensor's rows, a dataset's batches: the plan must know which is the las
 """
 from __future__ import annotations
 
+from types import FunctionType
+
 import numpy as np
 
 from tapecli import kernels
@@ -54,6 +56,7 @@ MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two it
 TRACED = (1, 2)                 # the iterations that run traced
 
 _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
+_PLAN_CODE: dict = {}           # a plan's source: its code, compiled once per process (bench runs a program again)
 
 
 class AsWritten(Exception):
@@ -510,9 +513,15 @@ class LoopPlan:
                 if values[slot].__class__ is not np.ndarray:     # (a scalar: as run makes it)
                     call = f"_scalar({call})"
             lines.append(f"    a({call})")
-        namespace: dict = {}
-        exec(compile("\n".join(lines) + "\n", "<loop plan>", "exec"), env, namespace)    # noqa: S102
-        return namespace["plan"]
+        source = "\n".join(lines) + "\n"
+        code = _PLAN_CODE.get(source)
+        if code is None:        # (a plan's source is its structure's: the same in every run of a program)
+            namespace: dict = {}
+            exec(compile(source, "<loop plan>", "exec"), {}, namespace)    # noqa: S102
+            if len(_PLAN_CODE) >= 256:          # a long-lived process's many programs: start again
+                _PLAN_CODE.clear()
+            code = _PLAN_CODE[source] = namespace["plan"].__code__
+        return FunctionType(code, env)
 
 
 def _scalar(out):
