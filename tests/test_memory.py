@@ -336,3 +336,29 @@ def test_a_recorded_scalar_statement_is_one_record():
     assert len(t.records) == 1 + 2 + 999         # x * 1.0, the first step's two ops, then one record a step
     assert sum(rec.__class__ is StatementRecord for rec in t.records) == 999
     assert [r["op"] for r in describe(t, "now")["records"]] == ["mul"] + ["sin", "mul"] * 1000
+
+
+def test_the_resident_size_is_read_again_only_near_half_the_cap(monkeypatch):
+    """Arrays of a megabyte or more are weighed against the memory cap. While the size last read plus every
+    such array since stays under half the cap, no read is needed: a loop of them reads the size once under a
+    large cap, and at every array near a small one, where the array that goes over is refused."""
+    import tapecli
+    from tapecli.errors import LimitError
+    from tapecli.runtime import limits
+    reads = []
+    resident = limits.resident_bytes
+
+    def counted():
+        reads.append(1)
+        return resident()
+    monkeypatch.setattr(limits, "resident_bytes", counted)
+    program = "total = zeros([1000, 1000])\nfor i in range(20):\n    total = total + ones([1000, 1000])\n"
+    tapecli.run(program, limits=limits.Limits(max_memory=resident() + (2 << 30)))
+    assert len(reads) == 1
+    reads.clear()
+    tight = resident() + (40 << 20)           # forty more megabytes: each 4 MB array is weighed near the cap
+    tapecli.run(program, limits=limits.Limits(max_memory=tight))
+    assert len(reads) == 41
+    kept = "kept = []\nfor i in range(40):\n    kept.append(ones([1000, 1000]))\n"
+    with pytest.raises(LimitError, match="memory limit"):
+        tapecli.run(kept, limits=limits.Limits(max_memory=tight))

@@ -325,7 +325,7 @@ class Statements:
         if now < self.memory_due:
             return
         self.memory_due = now + Limits.MEMORY_EVERY_S
-        used = resident_within(limits.max_memory)
+        used = current().settings.resident_bound = resident_within(limits.max_memory)
         if used > limits.max_memory:
             raise LimitError(f"the program uses {used / 2**30:.1f} GiB, over the memory limit of "
                              f"{limits.max_memory / 2**30:.1f} GiB", hint="raise it with TAPECLI_MAX_MEMORY=BYTES")

@@ -25,6 +25,8 @@ class Settings:
         self.float_dtype = np.dtype(float_dtype)
         self.max_elements = max_elements
         self.max_memory = max_memory          # bytes of resident memory; None: no cap (a library call outside a run)
+        # the resident size last read, plus the bytes of every array weighed since (limits.admit_bytes)
+        self.resident_bound: int | None = None
         self.max_seconds = max_seconds        # TAPECLI_MAX_SECONDS, and when the run must end (time.monotonic())
         self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
         self.line: int | None = None        # the statement being run, for records and warnings
