@@ -100,7 +100,7 @@ def admit_bytes(elements: int, nbytes: int, what: str, allocated: bool = False) 
                          hint="raise it with --max-elements N")
     before_large_array(nbytes)
     if settings.max_memory is not None and nbytes >= WEIGH_FROM:
-        # Reading the resident size costs tens of microseconds (a CNN's step weighed 15 arrays): while the size
+        # Reading the resident size costs up to ~90 µs (a CNN's step weighed 15 arrays): while the size
         # last read plus every array weighed since (none counted as freed) stays under half the cap, the
         # array is admitted without a read. Other growth (small arrays, objects) has the other half, and the
         # interpreter's periodic check reads the size again.
