@@ -52,10 +52,10 @@ def _find_openblas():
     import ctypes
     try:
         with open("/proc/self/maps") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()})
+            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
     except OSError:             # (not Linux: NumPy's BLAS as it is)
         return None
-    for path in paths:
+    for path in sorted(paths, key=lambda path: ("numpy" not in path, path)):       # NumPy's own first (numpy.libs)
         try:
             library = ctypes.CDLL(path)
         except OSError:

@@ -483,7 +483,7 @@ def _max_pool_grad_kernel(x, g, size, strides, pads, out):
         for k, hit in enumerate(hits):
             _masked_bits(hit, g_bits, out=masked[k])
         rows, grad_rows = _items(masked), _items(grad)
-        source, target = (masked, grad) if rows is None or grad_rows is None else (rows, grad_rows)
+        source, target = (masked, grad.view(bits)) if rows is None or grad_rows is None else (rows, grad_rows)
         for k, tap in enumerate(_taps(target, size, strides, out)):
             tap[...] = source[k]
     else:
