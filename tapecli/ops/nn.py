@@ -205,13 +205,11 @@ def _items(x):
     return x.view(np.dtype((np.void, x.shape[-1] * x.itemsize)))[..., 0]
 
 
-def _copy(out, x) -> None:
-    """``out[...] = x`` (the same shape), by rows of the last axis where both are laid out for it (_items)."""
-    out_rows, rows = _items(out), _items(x)
-    if out_rows is None or rows is None:
-        out[...] = x
-    else:
-        out_rows[...] = rows
+def _as_rows(*arrays):
+    """The arrays (of one row length and itemsize, to copy between) as arrays of rows (_items) where every one
+    is laid out for it, else as they are."""
+    rows = [_items(a) for a in arrays]
+    return arrays if any(r is None for r in rows) else rows
 
 
 def _windows_kernel(x, size, strides, dilations, out):
@@ -251,7 +249,8 @@ def _windows_grad_kernel(g, shape, size, strides, dilations):
         np.add(g.transpose(0, 1, 3, 2, 4, 5), g.dtype.type(0), out=tiles)
         return out
     by_tap = np.empty((kh, kw, n, oh, ow, c), dtype=g.dtype)          # each tap's gradient in one block
-    _copy(by_tap, g.transpose(3, 4, 0, 1, 2, 5))
+    target, source = _as_rows(by_tap, g.transpose(3, 4, 0, 1, 2, 5))
+    target[...] = source
     for i in reversed(range(kh)):
         for j in reversed(range(kw)):
             out[:, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += by_tap[i, j]
@@ -389,8 +388,7 @@ def _window_major(x, geometry, fill):
     size, strides, pads, out = geometry
     x = _padded(x, pads, fill)
     w = np.empty((size[0] * size[1], x.shape[0]) + tuple(out) + x.shape[3:], dtype=x.dtype)
-    rows, w_rows = _items(x), _items(w)
-    source, target = (x, w) if rows is None or w_rows is None else (rows, w_rows)
+    source, target = _as_rows(x, w)
     for k, tap in enumerate(_taps(source, size, strides, out)):
         target[k] = tap
     return w
@@ -482,8 +480,7 @@ def _max_pool_grad_kernel(x, g, size, strides, pads, out):
         masked = np.empty((len(hits),) + g.shape, dtype=bits)     # (contiguous: then copied a pixel at a time)
         for k, hit in enumerate(hits):
             _masked_bits(hit, g_bits, out=masked[k])
-        rows, grad_rows = _items(masked), _items(grad)
-        source, target = (masked, grad.view(bits)) if rows is None or grad_rows is None else (rows, grad_rows)
+        source, target = _as_rows(masked, grad.view(bits))
         for k, tap in enumerate(_taps(target, size, strides, out)):
             tap[...] = source[k]
     else:
