@@ -133,6 +133,43 @@ def test_a_plan_holds_no_slot_of_the_optimizer_which_steps_them_in_place(monkeyp
     assert len(laid) == 3 + 1       # with plans: at the first step and the two traced; as written: once
 
 
+CHAIN = """
+var w = fill([100000], 0.5)
+for step in range(8):
+    tape t:
+        h = sin(w)
+        h = sin(h)
+        h = sin(h)
+        h = sin(h)
+        h = sin(h)
+        h = sin(h)
+        loss = reduce_sum(h)
+    w.assign_sub(0.01 * t.gradient(loss, w))
+"""
+
+
+def test_a_plan_lets_go_of_each_array_after_the_last_step_that_reads_it(monkeypatch):
+    # six sines forward (each saves its input) and their gradients backward: an iteration makes some twenty
+    # arrays of 400 kB, of which a few at a time are still to be read
+    import tracemalloc
+    peaks = []
+    original = loop_plans.LoopPlan.run
+
+    def measured(self, *args):
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        original(self, *args)
+        peaks.append(tracemalloc.get_traced_memory()[1] - before)
+    monkeypatch.setattr(loop_plans.LoopPlan, "run", measured)
+    tracemalloc.start()
+    try:
+        planned, _ = _compared(CHAIN, monkeypatch, 4)
+    finally:
+        tracemalloc.stop()
+    assert len(peaks) == 4
+    assert max(peaks[1:]) < 10 * 400_000        # the compiled plan's iterations (the first runs step by step)
+
+
 STEP_FUNCTION = """
 import tensorflow as tf
 X = tf.random.normal((16, 8), seed=1)

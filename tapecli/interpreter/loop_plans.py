@@ -453,15 +453,33 @@ class LoopPlan:
             append(kernels.run(name, args, {} if attr_specs is None else
                                {k: resolve(s, values) for k, s in attr_specs.items()}))
 
+    def _released(self) -> dict:
+        """{step k: the slots that no step after k reads}, but for those the loop binds after the plan."""
+        last = {slot: slot - self.n_inputs for slot in range(self.n_inputs, self.n_inputs + len(self.steps))}
+        last.update((slot, -1) for slot in self.read)
+        for k, (name, specs, attr_specs) in enumerate(self.steps):
+            for slot in slots_read((specs, attr_specs) if name is not None else specs.specs()):
+                last[slot] = k
+        kept = {slot for _, spec, _ in self.carried for slot in slots_read(spec)}
+        released: dict = {}
+        for slot, k in last.items():
+            if slot not in kept and k >= 0:
+                released.setdefault(k, []).append(slot)
+        return released
+
     def _compile(self, values):
         """The plan as one Python function of the slots' list: each kernel called by the NumPy function
         ``kernels.run`` calls for these layouts (``kernels.direct``; ``run`` itself where Numba serves), its
         arguments read from the list, constants bound once; an effect or request by its step. A call made of
         constants only (a mean's seed broadcast back) gives the same array at every iteration: its result, as
-        this run made it, is bound as a constant."""
+        this run made it, is bound as a constant. Each slot is let go of after the last step that reads it
+        (what the loop binds after the plan is kept): an array no step needs is freed as the iteration goes,
+        and its memory, still in the cache, is the next array's; a variable's array that only its variable
+        holds is one an optimizer may write in place."""
         env = {"run_kernel": kernels.run, "_scalar": _scalar}
         lines = ["def plan(v, interp):", "    a = v.append"]
         constant = set()        # the slots made of constants only
+        released = self._released()
 
         def fixed(spec) -> bool:
             if spec.__class__ is int:
@@ -487,6 +505,8 @@ class LoopPlan:
             return f"{bound(spec, 'r')}.resolve(v)"
 
         for k, (name, specs, attr_specs) in enumerate(self.steps):
+            if k:
+                lines.extend(f"    v[{slot}] = None" for slot in released.get(k - 1, ()))
             if name is None:
                 if specs.__class__ is CheckStep and fixed(specs.spec):
                     lines.append("    a(None)")        # (a constant the traced iterations' checks passed)
