@@ -158,6 +158,23 @@ def test_a_trace_runs_again_on_new_inputs_with_views_and_constants():
         trace.run([np.full((3, 2), 5, np.float32)], kernels.run)
 
 
+def test_a_bound_trace_lets_go_of_each_slot_after_its_last_reader_but_the_kept_ones():
+    a = np.arange(6, dtype=np.float32)
+    recorder = Recorder([a])
+    with kernels.quiet(), kernels.tracing(recorder):
+        doubled = kernels.call("mul", a, np.float32(2))              # slot 1: read by the two calls after it
+        kernels.call("add", kernels.call("sin", doubled), doubled)    # slots 2 and 3
+    trace = recorder.trace()
+    with kernels.quiet():
+        values = trace.run([a], kernels.run)
+        assert all(v is not None for v in values)            # (not bound: every slot, for the caller to compare)
+        trace.bind(values, kernels.direct, kept=[3])
+        b = np.full(6, 0.5, np.float32)
+        values = trace.run([b], kernels.run, direct=True)
+    assert values[:3] == [None, None, None]
+    np.testing.assert_array_equal(values[3], np.sin(b * 2) + b * 2)
+
+
 def test_traces_differ_where_a_constant_differs():
     def trace_of(constant):
         a = np.ones(3, np.float32)

@@ -92,7 +92,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
         return sweep(True, release)
     # a structure's second or third pass (the trace module is imported here: a program without a repeated
     # backward pass never loads it)
-    from tapecli.kernels.trace import Mismatch, Recorder, resolve, same_specs, same_value
+    from tapecli.kernels.trace import Mismatch, Recorder, resolve, same_specs, same_value, slots_read
     recorder = Recorder(inputs)
     try:
         with kernels.tracing(recorder):
@@ -122,7 +122,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
                         and same_value(resolve(spec, values), ordinary[source_ids[k]].value)
                         for k, spec in candidate_outputs)
     if adopt:
-        candidate.bind(values, kernels.direct)
+        candidate.bind(values, kernels.direct, (slot for _, spec in candidate_outputs for slot in slots_read(spec)))
         plan.trace, plan.outputs = candidate, candidate_outputs
     plan.rejected = not adopt
     plan.candidate = None

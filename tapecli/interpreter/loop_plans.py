@@ -45,10 +45,10 @@ from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
-from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
-                                             slots_read)
+from tapecli.interpreter.loop_steps import CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
-from tapecli.kernels.trace import Const, Recorder, Sequence, View, resolve, same_call, same_specs
+from tapecli.kernels.trace import (Const, Recorder, Sequence, View, released, resolve, same_call, same_specs,
+                                   slots_read)
 from tapecli.runtime.context import current
 from tapecli.runtime.values import DType, Tensor, Variable, make_tensor
 
@@ -455,17 +455,10 @@ class LoopPlan:
 
     def _released(self) -> dict:
         """{step k: the slots that no step after k reads}, but for those the loop binds after the plan."""
-        last = {slot: slot - self.n_inputs for slot in range(self.n_inputs, self.n_inputs + len(self.steps))}
-        last.update((slot, -1) for slot in self.read)
-        for k, (name, specs, attr_specs) in enumerate(self.steps):
-            for slot in slots_read((specs, attr_specs) if name is not None else specs.specs()):
-                last[slot] = k
+        reads = [list(slots_read((specs, attr_specs) if name is not None else specs.specs()))
+                 for name, specs, attr_specs in self.steps]
         kept = {slot for _, spec, _ in self.carried for slot in slots_read(spec)}
-        released: dict = {}
-        for slot, k in last.items():
-            if slot not in kept and k >= 0:
-                released.setdefault(k, []).append(slot)
-        return released
+        return released(self.n_inputs, reads, kept | (set(range(self.n_inputs)) - self.read))
 
     def _compile(self, values):
         """The plan as one Python function of the slots' list: each kernel called by the NumPy function

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tapecli.autodiff import gradients
 from tapecli.interpreter.objects import BoundMethod, Request
-from tapecli.kernels.trace import Const, Sequence, View, resolve, same_specs, same_value
+from tapecli.kernels.trace import Const, Sequence, resolve, same_specs, same_value
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable, make_tensor
 
@@ -27,24 +27,6 @@ def maker(spec):
         return lambda values: {key: make(values) for key, make in zip(keys, items)}
     value = spec.value
     return lambda values: value
-
-
-def slots_read(spec):
-    """The slots a spec, a template or a collection of them reads."""
-    cls = spec.__class__
-    if cls is int:
-        yield spec
-    elif cls is View:
-        yield spec.slot
-    elif cls is TensorSpec:
-        yield from slots_read(spec.spec)
-    elif cls is Sequence or cls is DictSpec:
-        yield from slots_read(spec.items)
-    elif cls is tuple or cls is list:
-        for item in spec:
-            yield from slots_read(item)
-    elif cls is dict:
-        yield from slots_read(list(spec.values()))
 
 
 def _leaves(template):
@@ -94,12 +76,20 @@ class TensorSpec:
     def __init__(self, spec, weak):
         self.spec, self.weak = spec, weak
 
+    @property
+    def parts(self):
+        return (self.spec,)
+
 
 class DictSpec:
     __slots__ = ("keys", "items")
 
     def __init__(self, keys, items):
         self.keys, self.items = keys, items
+
+    @property
+    def parts(self):
+        return self.items
 
 
 class EffectStep:

@@ -79,6 +79,10 @@ class Sequence:
     def __init__(self, kind, items):
         self.kind, self.items = kind, items
 
+    @property
+    def parts(self):
+        return self.items
+
     def resolve(self, values):
         return self.kind(resolve(s, values) for s in self.items)
 
@@ -120,6 +124,37 @@ def same_call(a, b) -> bool:
     return attrs is None or attrs.keys() == attrs2.keys() and same_specs(list(attrs.values()), list(attrs2.values()))
 
 
+def slots_read(spec):
+    """The slots a spec, or a collection of specs, reads (a spec made of others lists them as ``parts``)."""
+    cls = spec.__class__
+    if cls is int:
+        yield spec
+    elif cls is View:
+        yield spec.slot
+    elif cls is tuple or cls is list:
+        for item in spec:
+            yield from slots_read(item)
+    elif cls is dict:
+        yield from slots_read(list(spec.values()))
+    elif hasattr(spec, "parts"):
+        yield from slots_read(spec.parts)
+
+
+def released(n_inputs: int, reads: list, kept) -> dict:
+    """{step k: the slots no step after k reads}, of the slots of a list of steps (``reads``: per step, the
+    slots it reads; step k's result is slot ``n_inputs + k``), but for ``kept`` and the inputs no step reads
+    (which the caller never held)."""
+    last = {n_inputs + k: k for k in range(len(reads))}
+    for k, slots in enumerate(reads):
+        for slot in slots:
+            last[slot] = k
+    out: dict = {}
+    for slot, k in last.items():
+        if slot not in kept:
+            out.setdefault(k, []).append(slot)
+    return out
+
+
 def resolve(spec, values):
     """The value of an argument spec, given every slot's value."""
     return values[spec] if spec.__class__ is int else spec.resolve(values)
@@ -128,21 +163,24 @@ def resolve(spec, values):
 class Trace:
     """Kernel calls over ``n_inputs`` input slots; call k's result is slot ``n_inputs + k``."""
 
-    __slots__ = ("n_inputs", "steps", "functions")
+    __slots__ = ("n_inputs", "steps", "functions", "drops")
 
     def __init__(self, n_inputs: int, steps: list):
         self.n_inputs = n_inputs
         self.steps = steps           # (kernel name, argument specs, attribute specs or None)
         self.functions = None        # per step, the function to call itself or None (see bind)
+        self.drops = None            # per step, the slots let go of after it (see bind)
 
     def run(self, inputs: list, run, direct: bool = False) -> list:
         """Every slot's value with ``inputs`` in the input slots, each call made through ``run(name, args,
         attrs)`` (``kernels.run``), or with ``direct``, by the functions :meth:`bind` found, where it found
-        one. Raises :class:`Mismatch` where an input is laid out otherwise."""
+        one, and each slot let go of (None) after the last call that reads it, but for those bind keeps.
+        Raises :class:`Mismatch` where an input is laid out otherwise."""
         values = list(inputs)
         append = values.append
-        functions = self.functions if direct and self.functions is not None else (None,) * len(self.steps)
-        for (name, specs, attr_specs), function in zip(self.steps, functions):
+        bound = direct and self.functions is not None
+        functions, drops = (self.functions, self.drops) if bound else ((None,) * len(self.steps),) * 2
+        for (name, specs, attr_specs), function, dropped in zip(self.steps, functions, drops):
             args = [values[s] if s.__class__ is int else s.resolve(values) for s in specs]
             attrs = {} if attr_specs is None else {k: values[s] if s.__class__ is int else s.resolve(values)
                                                    for k, s in attr_specs.items()}
@@ -151,15 +189,23 @@ class Trace:
             else:
                 out = function(*args, **attrs)
                 append(out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out))
+            if dropped:
+                for slot in dropped:
+                    values[slot] = None
         return values
 
-    def bind(self, values: list, pick) -> None:
+    def bind(self, values: list, pick, kept) -> None:
         """Find, for each call, the function ``pick(name, args)`` (``kernels.direct``) says ``run`` calls for
-        the arguments of ``values`` (a run's slots): the same layouts every time a trace runs."""
+        the arguments of ``values`` (a run's slots): the same layouts every time a trace runs. ``kept``: the
+        slots a caller reads after the run (its outputs); every other is let go of after its last reader,
+        so that an array no call needs is freed, and its memory reused while still in the cache."""
         functions = []
         for name, specs, _ in self.steps:
             functions.append(pick(name, [resolve(s, values) for s in specs]))
         self.functions = functions
+        schedule = released(self.n_inputs, [list(slots_read((specs, attrs))) for _, specs, attrs in self.steps],
+                            set(kept))
+        self.drops = [schedule.get(k) for k in range(len(self.steps))]
 
     def same_as(self, other: Trace) -> bool:
         """The same calls, on the same slots, with the same constants."""
