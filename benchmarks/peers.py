@@ -72,7 +72,7 @@ def time_runs(fn, repeat: int, warmup: int, budget: float) -> dict:
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return {"median_s": statistics.median(times), "runs": len(times)}
+    return {"median_s": statistics.median(times), "runs": len(times), "times_s": times}
 
 
 def measure(peer: str, workload: str, inputs, repeat: int, warmup: int, budget: float) -> dict:

@@ -32,6 +32,12 @@ runs, medians, stopping early once a measurement has taken --budget seconds (at 
 figure of a report comes from one run of this script; the load average is printed at its start
 and its end (on a shared machine, ratios move with the load).
 
+Rounds: each workload is measured in --rounds rounds (default 3), tapecli, the baselines and every peer
+one after another in each, each round in new processes with its own warm-up, and each figure is the
+median of all its rounds' runs. On a machine whose speed drifts for seconds at a time (a shared
+host), a tool measured in one block of time gets that block's speed; measured in turns, every tool
+gets a share of each, so a ratio moves less from one run of this script to the next.
+
 Memory: the elementwise run's peak (tracemalloc, in ``tapecli bench``) against the least any program
 holds (the input and its gradient), and the bytes per record of the tape of a 100,000-step
 recorded scalar loop (the run's peak over the records ``tapecli tape`` lists).
@@ -101,6 +107,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=20.0,
                         help="seconds after which a measurement in this process stops repeating (default 20)")
     parser.add_argument("--startup-runs", type=int, help="process pairs for the start-up workload")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of measurements, the tools taking turns in each (default 3)")
     parser.add_argument("--data", type=Path, default=HERE / "data", help="where the inputs go (default benchmarks/data)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
@@ -112,7 +120,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--peer-python says where the --peers are")
     if args.plot and not args.scaling:
         parser.error("--plot draws the cost curves of --scaling")
-    for key in ("repeat", "warmup", "startup_runs"):
+    for key in ("repeat", "warmup", "startup_runs", "rounds"):
         value = getattr(args, key)
         if value is not None and value < (0 if key == "warmup" else 1):
             parser.error(f"--{key.replace('_', '-')} must be at least {0 if key == 'warmup' else 1}")
@@ -252,6 +260,17 @@ def measure_here(workload: str, size: int, inputs: dict, sizes: dict, budget: fl
     return out
 
 
+def merged(rounds: list[dict]) -> dict:
+    """{anchor: the median of its runs in every round, and their number}, or the first error it met."""
+    out = {}
+    for name in rounds[0]:
+        measured = [r[name] for r in rounds]
+        failed = next((m for m in measured if "error" in m), None)
+        times = [t for m in measured for t in m.get("times_s", ())]
+        out[name] = failed or {"median_s": statistics.median(times), "runs": len(times), "times_s": times}
+    return out
+
+
 def run_peer(python, args: list[str]) -> dict:
     """What ``python peers.py ARGS`` prints (its last line of output), or {"error": why}."""
     try:
@@ -330,9 +349,15 @@ def compare(args) -> dict:
         size = sizes[workload]
         inputs = make_inputs(workload, size, args.data)
         repeat = sizes["repeat"] if workload != "loop" else min(sizes["repeat"], 5)
-        doc = tapecli_bench(workload, size, inputs, repeat, min(sizes["warmup"], 1) if workload == "loop" else sizes["warmup"])
-        results[workload] = {"size": size, "tapecli": doc["median_s"], "tapecli_runs": doc["repeat"], "bench": doc,
-                             "anchors": measure_here(workload, size, inputs, sizes, args.budget, peer_pythons)}
+        warmup = min(sizes["warmup"], 1) if workload == "loop" else sizes["warmup"]
+        per_round = {**sizes, "repeat": -(-sizes["repeat"] // args.rounds)}
+        docs, anchors = [], []
+        for _ in range(args.rounds):
+            docs.append(tapecli_bench(workload, size, inputs, -(-repeat // args.rounds), warmup))
+            anchors.append(measure_here(workload, size, inputs, per_round, args.budget / args.rounds, peer_pythons))
+        times = [t for doc in docs for t in doc["times_s"]]
+        results[workload] = {"size": size, "tapecli": statistics.median(times), "tapecli_runs": len(times),
+                             "bench": {**docs[-1], "times_s": times}, "anchors": merged(anchors)}
     if "elementwise" in results:
         n = sizes["elementwise"]
         peak = results["elementwise"]["bench"]["peak_bytes"]

@@ -224,8 +224,9 @@ def test_run_options():
     assert args.workloads == ["loop", "tiny"] and args.peers
     assert args.sizes["repeat"] == 4 and args.sizes["loop"] == run.QUICK["loop"] and run.FULL["repeat"] != 4
     assert run.parse_args(["--scaling", "--warmup", "0"]).sizes["warmup"] == 0
+    assert args.rounds == 3 and run.parse_args(["--rounds", "1"]).rounds == 1
     for bad in (["--only", "mlp,nope"], ["--plot", "c.png"], ["--repeat", "0"], ["--startup-runs", "0"],
-                ["--warmup", "-1"]):
+                ["--warmup", "-1"], ["--rounds", "0"]):
         with pytest.raises(SystemExit) as e:
             run.parse_args(bad)
         assert e.value.code == 2, bad
@@ -301,6 +302,17 @@ def test_a_peer_that_fails_is_reported_not_fatal(monkeypatch):
     assert out["numpy"]["runs"] == 3 and out["cpython"]["runs"] == 3
     assert run.anchor_cell(out["torch eager"]).startswith("failed (RuntimeError")
     assert "no figure (failed)" in run.target_line("loop", {"tapecli": 1.0, "anchors": out})
+
+
+def test_rounds_merge_into_one_median_of_every_run_or_the_first_error():
+    run = load_benchmark("run")
+    rounds = [{"numpy": {"median_s": 2.0, "runs": 2, "times_s": [1.0, 3.0]},
+               "torch eager": {"median_s": 5.0, "runs": 1, "times_s": [5.0]}},
+              {"numpy": {"median_s": 9.0, "runs": 1, "times_s": [9.0]},
+               "torch eager": {"error": "RuntimeError: out of memory"}}]
+    merged = run.merged(rounds)
+    assert merged["numpy"] == {"median_s": 3.0, "runs": 3, "times_s": [1.0, 3.0, 9.0]}
+    assert merged["torch eager"] == {"error": "RuntimeError: out of memory"}
 
 
 def test_time_runs_warms_up_then_repeats_within_the_budget():
