@@ -435,12 +435,12 @@ def _first_maxima(x, geometry) -> list:
     w = _window_major(x, geometry, -np.inf)
     top = _tap_maximum(w)
     if _plain_windows(w, top, signed_zeros=False):      # (+0.0 == -0.0: the first of them is TensorFlow's)
-        found = np.equal(w[0], top)
-        hits = [found.copy()]
-        for tap in w[1:]:
-            hit = np.greater(np.equal(tap, top), found)        # equal to the maximum, the first so
-            found |= hit
-            hits.append(hit)
+        hits = [np.equal(w[0], top)]
+        found = hits[0]
+        for k in range(1, len(w)):
+            hits.append(np.greater(np.equal(w[k], top), found))     # equal to the maximum, the first so
+            if k + 1 < len(w):
+                found = found | hits[k]
         return hits
     # TensorFlow's loop; where padding comes first in a window, from the first element of the input
     size, strides, pads, out = geometry
@@ -472,7 +472,10 @@ def _max_pool_grad_kernel(x, g, size, strides, pads, out):
     hits = _first_maxima(x, (size, strides, pads, out))
     top, bottom, left, right = pads
     h, w = x.shape[1:3]
-    grad = np.zeros((x.shape[0], h + top + bottom, w + left + right, x.shape[3]), dtype=g.dtype)
+    shape = (x.shape[0], h + top + bottom, w + left + right, x.shape[3])
+    # windows side by side that cover the (padded) input: every element is written below, none need be zero
+    tiled = tuple(strides) == tuple(size) and shape[1:3] == (out[0] * size[0], out[1] * size[1])
+    grad = np.empty(shape, dtype=g.dtype) if tiled else np.zeros(shape, dtype=g.dtype)
     bits = f"u{g.dtype.itemsize}"
     if all(s >= k for s, k in zip(strides, size)):
         # each element in one window at most: its 0 + g (+0.0 for -0.0) written in place
