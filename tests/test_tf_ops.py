@@ -595,6 +595,16 @@ def test_max_pool_keeps_the_first_of_tied_zeros_as_tensorflow():
     np.testing.assert_array_equal(y.reshape(-1), [0, 0, 2])
     np.testing.assert_array_equal(np.signbit(y.reshape(-1)), [False, True, False])
     np.testing.assert_array_equal(g.reshape(2, 6), [[1, 0, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1]])
+    # windows whose zero last in order has the other sign (NumPy's maximum of the four gives that one's)
+    y, g = values("""
+        x = reshape(constant([[0.0, 0.0, -0.0, 0.0], [0.0, -0.0, 0.0, 0.0]]), [1, 2, 4, 1])
+        tape t:
+            watch x
+            y = max_pool2d(x, 2, 2, "VALID")
+        g = t.gradient(y, x)
+        """, "y", "g")
+    np.testing.assert_array_equal(np.signbit(y.reshape(-1)), [False, True])
+    np.testing.assert_array_equal(g.reshape(2, 4), [[1, 0, 1, 0], [0, 0, 0, 0]])
 
 
 def test_max_pool_with_nan_in_padded_overlapping_windows_follows_tensorflow():

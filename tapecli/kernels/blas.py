@@ -3,12 +3,13 @@
 OpenBLAS splits a product over all its threads from about a quarter of a million multiply-adds. Between
 the products of a training step (a few million each) its threads go to sleep, and waking them costs more
 than they save: a Keras MLP's loop (256 x 64 by 64 x 128 and smaller) ran 15% slower on two threads than on
-one, where a CNN's loop (3872 x 144 by 144 x 32) ran 10% faster, and its first layer's products (21632 x 9
-by 9 x 16 and 9 x 21632 by 21632 x 16, 6.2 million flops each) on two threads ran its loop 3-9% faster in three
-interleaved comparisons. So a product of fewer than ``THREADED_FROM`` flops runs on one thread, and the threads OpenBLAS chose come back right after it (other
-code in the process finds them as it left them). Where the user chose the threads (``OPENBLAS_NUM_THREADS``,
-``GOTO_NUM_THREADS``, ``OMP_NUM_THREADS``), NumPy is not on OpenBLAS, or OpenBLAS runs one thread, products
-are NumPy's as they are. The library is found at the first product large enough for OpenBLAS to split.
+one, where a CNN's loop (3872 x 144 by 144 x 32) ran 10% faster, and with its first layer's products too
+(21632 x 9 by 9 x 16 and 9 x 21632 by 21632 x 16, 6.2 million flops each) 3-9% faster again in three
+interleaved comparisons. So a product of fewer than ``THREADED_FROM`` flops runs on one thread, and the
+threads OpenBLAS chose come back right after it (other code in the process finds them as it left them).
+Where the user chose the threads (``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``, ``OMP_NUM_THREADS``),
+NumPy is not on OpenBLAS, or OpenBLAS runs one thread, products are NumPy's as they are. The library is
+found at the first product large enough for OpenBLAS to split.
 """
 from __future__ import annotations
 

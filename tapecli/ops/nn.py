@@ -411,8 +411,9 @@ def _plain_windows(w, top, signed_zeros=True) -> bool:
         return True
     if not top.min() > -np.inf:
         return False
+    # -0.0's bits, as a signed integer, are the least one: a minimum finds them without an array of comparisons
     bits = w.view(f"i{w.dtype.itemsize}")
-    return not signed_zeros or not np.any(bits == bits.dtype.type(np.iinfo(bits.dtype).min))     # (-0.0's bits)
+    return not signed_zeros or np.minimum.reduce(bits, axis=None) != np.iinfo(bits.dtype).min
 
 
 def _max_pool_kernel(x, size, strides, pads, out):
