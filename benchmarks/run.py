@@ -32,9 +32,9 @@ runs, medians, stopping early once a measurement has taken --budget seconds (at 
 figure of a report comes from one run of this script; the load average is printed at its start
 and its end (on a shared machine, ratios move with the load).
 
-Rounds: each workload is measured in --rounds rounds (default 3), tapecli, the baselines and every peer
-one after another in each, each round in new processes with its own warm-up, and each figure is the
-median of all its rounds' runs. On a machine whose speed drifts for seconds at a time (a shared
+Rounds: each workload is measured in --rounds rounds (default 3; --budget shared by them), tapecli,
+the baselines and every peer one after another in each, each round in new processes with its own
+warm-up, and each figure is the median of all its rounds' runs. On a machine whose speed drifts for seconds at a time (a shared
 host), a tool measured in one block of time gets that block's speed; measured in turns, every tool
 gets a share of each, so a ratio moves less from one run of this script to the next.
 
