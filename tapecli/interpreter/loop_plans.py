@@ -457,8 +457,7 @@ class LoopPlan:
         """{step k: the slots that no step after k reads}, but for those the loop binds after the plan."""
         reads = [list(slots_read((specs, attr_specs) if name is not None else specs.specs()))
                  for name, specs, attr_specs in self.steps]
-        kept = {slot for _, spec, _ in self.carried for slot in slots_read(spec)}
-        return released(self.n_inputs, reads, kept | (set(range(self.n_inputs)) - self.read))
+        return released(self.n_inputs, reads, {slot for _, spec, _ in self.carried for slot in slots_read(spec)})
 
     def _compile(self, values):
         """The plan as one Python function of the slots' list: each kernel called by the NumPy function
@@ -467,8 +466,7 @@ class LoopPlan:
         constants only (a mean's seed broadcast back) gives the same array at every iteration: its result, as
         this run made it, is bound as a constant. Each slot is let go of after the last step that reads it
         (what the loop binds after the plan is kept): an array no step needs is freed as the iteration goes,
-        and its memory, still in the cache, is the next array's; a variable's array that only its variable
-        holds is one an optimizer may write in place."""
+        and its memory, still in the cache, is the next array's."""
         env = {"run_kernel": kernels.run, "_scalar": _scalar}
         lines = ["def plan(v, interp):", "    a = v.append"]
         constant = set()        # the slots made of constants only
@@ -498,7 +496,7 @@ class LoopPlan:
             return f"{bound(spec, 'r')}.resolve(v)"
 
         for k, (name, specs, attr_specs) in enumerate(self.steps):
-            if k:
+            if k:       # (what the step before was the last to read)
                 lines.extend(f"    v[{slot}] = None" for slot in released.get(k - 1, ()))
             if name is None:
                 if specs.__class__ is CheckStep and fixed(specs.spec):
