@@ -609,6 +609,37 @@ def test_kernels_on_large_arrays_give_arrays_of_their_own(name, args, attrs, pla
         assert out.tobytes() == np.asarray(plain(*args)).tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pooling_of_windows_side_by_side_gives_the_window_major_bits(dtype):
+    # the maximum over rows, then over taps (no copy of the windows), where it can agree; the window-major
+    # path (TensorFlow's loop where NaN, a lone -inf or -0.0 could differ) everywhere: the same bits
+    from tapecli.ops import nn
+    rng = np.random.default_rng(5)
+    taken = 0
+    for trial in range(400):
+        n, h, w, c = rng.integers(1, 4), rng.integers(1, 9), rng.integers(1, 9), rng.integers(1, 5)
+        kh, kw = min(rng.integers(1, 4), h), min(rng.integers(1, 4), w)
+        x = rng.standard_normal((n, h, w, c)).astype(dtype)
+        special = [None, 0.0, -0.0, -np.inf, np.nan][trial % 5]
+        if special is not None:
+            x.reshape(-1)[rng.integers(0, x.size, 3)] = special
+        if trial % 7 == 0:
+            x = np.maximum(x, 0)            # (ties of zeros, as after relu)
+        if trial % 11 == 0:                 # ties of zeros of both signs
+            x = rng.choice(np.array([-1.0, 0.0, -0.0], dtype), size=x.shape)
+        geometry = ((kh, kw), (kh, kw), (0, 0, 0, 0), (h // kh, w // kw))
+        windows = nn._window_major(x, geometry, -np.inf)
+        want = nn._tap_maximum(windows)
+        if not nn._plain_windows(windows, want):
+            want.fill(np.finfo(dtype).min)
+            for tap in windows:
+                np.copyto(want, tap, where=np.greater(tap, want))
+        got = NUMPY_KERNELS["max_pool"](x, *geometry)
+        assert got.shape == want.shape and got.dtype == want.dtype and got.tobytes() == want.tobytes()
+        taken += nn._side_by_side_maximum(x, *geometry) is not None
+    assert 200 < taken < 400      # (both paths ran)
+
+
 # Matrix products on OpenBLAS's threads where they pay (kernels/blas.py)
 def test_a_small_product_runs_on_one_thread_and_gives_openblas_its_threads_back(monkeypatch):
     from tapecli.kernels import blas

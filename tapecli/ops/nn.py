@@ -419,6 +419,9 @@ def _plain_windows(w, top, signed_zeros=True) -> bool:
 def _max_pool_kernel(x, size, strides, pads, out):
     """Each window's maximum as TensorFlow's MaxPool finds it: from the lowest float up, an element taken
     where it is greater (a NaN never is; a window of NaN and -inf gives the lowest float)."""
+    top = _side_by_side_maximum(x, size, strides, pads, out)
+    if top is not None:
+        return top
     w = _window_major(x, (size, strides, pads, out), -np.inf)        # (padding: never greater)
     top = _tap_maximum(w)
     if _plain_windows(w, top):
@@ -427,6 +430,25 @@ def _max_pool_kernel(x, size, strides, pads, out):
     for tap in w:
         np.copyto(top, tap, where=np.greater(tap, top))
     return top
+
+
+def _side_by_side_maximum(x, size, strides, pads, out):
+    """Where the windows lie side by side on an unpadded input (pooling's default), their maxima without a
+    copy of the windows: the maximum of each window's rows taken over whole rows of the image (long runs for
+    NumPy's loop), then over each row's taps. None where that could differ from TensorFlow's: other windows,
+    a -0.0 in the input, a NaN or a window of -inf alone in the result (the window-major path decides)."""
+    (kh, kw), (oh, ow) = size, out
+    if tuple(strides) != (kh, kw) or any(pads) or not x.size or not x.flags.c_contiguous:
+        return None
+    bits = x.view(f"i{x.itemsize}")         # (-0.0's bits, as a signed integer, are the least one)
+    if np.minimum.reduce(bits, axis=None) == np.iinfo(bits.dtype).min:
+        return None
+    n, _, width, c = x.shape
+    rows = x[:, :oh * kh].reshape(n, oh, kh, width * c)
+    top_rows = _tap_maximum([rows[:, :, i] for i in range(kh)]).reshape(n, oh, width, c)
+    taps = top_rows[:, :, :ow * kw].reshape(n, oh, ow, kw, c)
+    top = _tap_maximum([taps[:, :, :, j] for j in range(kw)])
+    return top if top.min() > -np.inf else None
 
 
 def _first_maxima(x, geometry) -> list:
