@@ -411,9 +411,14 @@ def _plain_windows(w, top, signed_zeros=True) -> bool:
         return True
     if not top.min() > -np.inf:
         return False
-    # -0.0's bits, as a signed integer, are the least one: a minimum finds them without an array of comparisons
-    bits = w.view(f"i{w.dtype.itemsize}")
-    return not signed_zeros or np.minimum.reduce(bits, axis=None) != np.iinfo(bits.dtype).min
+    return not signed_zeros or not _has_negative_zero(w)
+
+
+def _has_negative_zero(x) -> bool:
+    """Whether a contiguous float array holds a -0.0: its bits, as a signed integer, are the least one, which
+    a minimum finds without an array of comparisons."""
+    bits = x.view(f"i{x.itemsize}")
+    return np.minimum.reduce(bits, axis=None) == np.iinfo(bits.dtype).min
 
 
 def _max_pool_kernel(x, size, strides, pads, out):
@@ -440,8 +445,7 @@ def _side_by_side_maximum(x, size, strides, pads, out):
     (kh, kw), (oh, ow) = size, out
     if tuple(strides) != (kh, kw) or any(pads) or not x.size or not x.flags.c_contiguous:
         return None
-    bits = x.view(f"i{x.itemsize}")         # (-0.0's bits, as a signed integer, are the least one)
-    if np.minimum.reduce(bits, axis=None) == np.iinfo(bits.dtype).min:
+    if _has_negative_zero(x):
         return None
     n, _, width, c = x.shape
     rows = x[:, :oh * kh].reshape(n, oh, kh, width * c)
