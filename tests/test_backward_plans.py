@@ -175,6 +175,19 @@ def test_a_bound_trace_lets_go_of_each_slot_after_its_last_reader_but_the_kept_o
     np.testing.assert_array_equal(values[3], np.sin(b * 2) + b * 2)
 
 
+def test_a_recorder_gives_its_arrays_by_slot_where_each_kernel_made_its_own():
+    a = np.arange(6, dtype=np.float32)
+    recorder = Recorder([a])
+    with kernels.quiet(), kernels.tracing(recorder):
+        doubled = kernels.call("mul", a, np.float32(2))
+        total = kernels.call("add", doubled, a)
+    values = recorder.traced_values()
+    assert len(values) == 3 and values[0] is a and values[1] is doubled and values[2] is total
+    # a call that gives back an array made before: that array's slot is the later one, the earlier is not known
+    recorder.call("same", (total,), {}, lambda name, args, attrs: args[0])
+    assert recorder.traced_values() is None
+
+
 def test_traces_differ_where_a_constant_differs():
     def trace_of(constant):
         a = np.ones(3, np.float32)

@@ -167,7 +167,7 @@ def test_a_plan_lets_go_of_each_array_after_the_last_step_that_reads_it(monkeypa
     finally:
         tracemalloc.stop()
     assert len(peaks) == 4
-    assert max(peaks[1:]) < 10 * 400_000        # the compiled plan's iterations (the first runs step by step)
+    assert max(peaks) < 10 * 400_000
 
 
 STEP_FUNCTION = """
@@ -257,13 +257,13 @@ def test_minibatch_labels_are_inputs_of_the_plan_and_checked_at_each_batch(monke
 
 def test_a_check_of_a_constant_is_made_by_the_traced_iterations_only(monkeypatch):
     # the labels of the whole data, a constant of the plan: the traced iterations' checks passed, and the
-    # compiled plan does not check the same values again (its first iteration, step by step, does); the labels
-    # of a batch are checked at each batch
+    # plan (compiled from the traced arrays) does not check the same values again; the labels of a batch are
+    # checked at each batch
     made = []
     original = loop_steps.CheckStep.make
     monkeypatch.setattr(loop_steps.CheckStep, "make", lambda self, *args: made.append(1) or original(self, *args))
     _compared(MLP, monkeypatch, 8)
-    assert len(made) == 1
+    assert len(made) == 0
     made.clear()
     _compared(MINIBATCHES.format(labels=[i % 3 for i in range(48)]), monkeypatch, 4)
     assert len(made) == 4
@@ -273,14 +273,14 @@ def test_a_check_of_a_constant_is_made_by_the_traced_iterations_only(monkeypatch
                                   "opt.apply(grads, model.trainable_variables)"])
 def test_a_plan_steps_the_optimizer_from_its_arrays_without_the_call_as_written(call, monkeypatch):
     # the optimizer's own call for plans (Optimizer.planned_apply_gradients, planned_apply) takes the gradients'
-    # arrays: the call as written (its checks, its tensors) is made only by the iterations not planned and by
-    # the plan's first, which runs its steps one by one before it is compiled
+    # arrays: the call as written (its checks, its tensors) is made only by the iterations not planned (the plan
+    # is compiled from the traced iteration's arrays: its first run is the compiled code's too)
     program = MLP.replace("opt.apply_gradients(zip(grads, model.trainable_variables))", call)
     written = []
     original = optimizers.Optimizer.apply
     monkeypatch.setattr(optimizers.Optimizer, "apply", lambda self, *args: written.append(1) or original(self, *args))
     _run(program, True, monkeypatch)
-    assert len(written) == 12 - 8 + 1
+    assert len(written) == 12 - 8
     _compared(program, monkeypatch, 8)
 
 
@@ -378,7 +378,7 @@ def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
 def test_the_compiled_plan_and_the_step_by_step_one_agree(monkeypatch):
     # a plan runs as generated code (each kernel by its NumPy function), or step by step through kernels.run
     compiled = _run(MLP, True, monkeypatch)
-    monkeypatch.setattr(loop_plans.LoopPlan, "_compile", lambda self, values: None)
+    monkeypatch.setattr(loop_plans.LoopPlan, "compile", lambda self, values: None)
     stepwise = _run(MLP, True, monkeypatch)
     assert compiled.context.loop_replayed == stepwise.context.loop_replayed == 8
     assert _state(compiled) == _state(stepwise)

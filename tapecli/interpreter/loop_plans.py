@@ -399,7 +399,13 @@ class LoopRecorder(Recorder):
         return self
 
     def plan(self) -> LoopPlan:
-        return LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made)
+        """The plan of these calls, compiled from this iteration's arrays where they are all known (its first
+        run is then the compiled code's), else compiled after a first run step by step."""
+        plan = LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made)
+        values = self.traced_values()
+        if values is not None:
+            plan.compiled = plan.compile(values)
+        return plan
 
 
 class LoopPlan:
@@ -429,7 +435,7 @@ class LoopPlan:
                 self.compiled(values, interp)
             else:
                 self._run_steps(values, interp)
-                self.compiled = self._compile(values) or self._run_steps
+                self.compiled = self.compile(values) or self._run_steps
         except Exception:
             if len(values) - self.n_inputs < self.first_change:
                 raise AsWritten from None       # (a check or a kernel refused a value before anything changed)
@@ -459,12 +465,13 @@ class LoopPlan:
                  for name, specs, attr_specs in self.steps]
         return released(self.n_inputs, reads, {slot for _, spec, _ in self.carried for slot in slots_read(spec)})
 
-    def _compile(self, values):
-        """The plan as one Python function of the slots' list: each kernel called by the NumPy function
-        ``kernels.run`` calls for these layouts (``kernels.direct``; ``run`` itself where Numba serves), its
-        arguments read from the list, constants bound once; an effect or request by its step. A call made of
-        constants only (a mean's seed broadcast back) gives the same array at every iteration: its result, as
-        this run made it, is bound as a constant. Each slot is let go of after the last step that reads it
+    def compile(self, values):
+        """The plan as one Python function of the slots' list (``values``: the arrays of one iteration, run or
+        traced): each kernel called by the NumPy function ``kernels.run`` calls for these layouts
+        (``kernels.direct``; ``run`` itself where Numba serves), its arguments read from the list, constants
+        bound once; an effect or request by its step. A call made of constants only (a mean's seed broadcast
+        back) gives the same array at every iteration: its result, as that iteration made it, is bound as a
+        constant. Each slot is let go of after the last step that reads it
         (what the loop binds after the plan is kept): an array no step needs is freed as the iteration goes,
         and its memory, still in the cache, is the next array's."""
         env = {"run_kernel": kernels.run, "_scalar": _scalar}

@@ -264,5 +264,18 @@ class Recorder:
         self.steps.append((name, specs, attr_specs))
         return out
 
+    def traced_values(self) -> list | None:
+        """The traced arrays by slot (None for a step that is no kernel call: a loop's effect or request), or
+        None where a kernel's is not known (a kernel that gave back an array made before: its slot is the later
+        one)."""
+        values = self.held[:self.n_inputs] + [None] * len(self.steps)
+        for value in self.held[self.n_inputs:]:
+            slot = self.slots.get(id(value))
+            if slot is not None and slot >= self.n_inputs:
+                values[slot] = value
+        if any(values[self.n_inputs + k] is None for k, step in enumerate(self.steps) if step[0] is not None):
+            return None
+        return values
+
     def trace(self) -> Trace:
         return Trace(self.n_inputs, self.steps)
