@@ -21,7 +21,8 @@ from tapecli.interpreter.core import Interpreter
 from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
-from tapecli.frontend.ast import Program
+from tapecli.frontend.ast import Program, identifiers
+from tapecli.interpreter.registry import load_deferred
 from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor
@@ -279,6 +280,8 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                     explain=options.explain, check_numerics=options.check_numerics,
                     jacobian_mode=options.jacobian_mode, device=_device(options.device))
     ctx.settings.python_spelling = program.python
+    words = program.words()
+    load_deferred(None if words is None else words | identifiers(" ".join([options.of or "", *options.wrt])))
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
                          implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)

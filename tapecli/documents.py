@@ -31,18 +31,17 @@ def type_json(value) -> dict:
         return {"kind": "string"}
     if isinstance(value, DType):
         return {"kind": "dtype"}
-    from tapecli.interpreter.objects import Function, TapeObject
-    from tapecli.library.keras.layers import Dense, Layer
-    from tapecli.interpreter.objects import ProgramObject
+    from tapecli.interpreter.objects import Function, ProgramObject, TapeObject
     if isinstance(value, TapeObject):
         return {"kind": "tape", "persistent": value.tape.persistent}
     if isinstance(value, Function):
         return {"kind": "function"}
-    if isinstance(value, Dense):
-        return {"kind": "layer", "units": value.units, "built": value.built}
-    if isinstance(value, Layer):
-        return {"kind": "model" if hasattr(value, "layers") else "layer", "built": value.built}
     if isinstance(value, ProgramObject):
+        from tapecli.library.keras.layers import Dense, Layer      # (a Keras layer is a program object)
+        if isinstance(value, Dense):
+            return {"kind": "layer", "units": value.units, "built": value.built}
+        if isinstance(value, Layer):
+            return {"kind": "model" if hasattr(value, "layers") else "layer", "built": value.built}
         return {"kind": value.kind_word.split(" ", 1)[-1].replace(" ", "_")}
     return {"kind": type(value).__name__.lower()}
 

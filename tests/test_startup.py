@@ -67,6 +67,7 @@ def test_a_small_run_imports_no_heavy_module(args, tmp_path):
 
 # Parts of tapecli a small grad or run has no use for: each is imported where it is used.
 NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
+                         "tapecli.library.keras_names", "tapecli.library.keras.layers",
                          "tapecli.kernels.numba_kernels", "tapecli.kernels.numba_support",
                          "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice")
 
@@ -81,12 +82,57 @@ def test_a_small_run_imports_only_the_parts_of_tapecli_it_uses(args, tmp_path):
     assert unwanted == [], unwanted
 
 
+# Runs each program given in a new process, then says whether Keras-lite was imported, and the error if any.
+KERAS_RUNNER = textwrap.dedent("""\
+    import sys, tapecli
+    from tapecli.errors import TdfError
+    try:
+        tapecli.run(sys.argv[1])
+        error = ""
+    except TdfError as e:
+        error = f"{e} ({e.hint})"
+    print("tapecli.library.keras_names" in sys.modules, error, sep="|")
+    """)
+
+
+@pytest.mark.parametrize("program, imported, error", [
+    (TINY, False, ""),
+    ("import tensorflow as tf\nd = tf.keras.layers.Dense(2)\n", True, ""),
+    ("import tensorflow as tf\nm = tf.keras\nd = m.layers.add([tf.ones(2), tf.ones(2)])\n", True, ""),
+    ("from tensorflow.keras import layers\nd = layers.Dense(2)\n", True, ""),
+    ("a = Dense(3)\nloss = mse([1.0], [2.0])\n", True, ""),
+    # a name no loaded family has: every family is imported, and the hint sees all their names
+    ("x = Dens(3)\n", True, "name Dens is not defined (did you mean Dense?)"),
+    ("import tensorflow as tf\nx = tf.Dens(3)\n", True, "tapecli has no tf.Dens (the closest builtin is Dense)"),
+])
+def test_keras_lite_is_imported_for_the_programs_that_may_use_it(program, imported, error):
+    proc = subprocess.run([sys.executable, "-c", KERAS_RUNNER, program], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{imported}|{error}"
+
+
+def test_the_words_that_import_keras_lite_are_those_of_the_names_it_registers():
+    script = textwrap.dedent("""\
+        import tapecli.library
+        from tapecli.interpreter.registry import BUILTINS, load_deferred
+        before = set(BUILTINS)
+        load_deferred()
+        print(" ".join(sorted(set(BUILTINS) - before)))
+        """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    names = proc.stdout.split()
+    assert len(names) > 300 and "Dense" in names and "layers.add" in names
+    from tapecli.library.keras_words import WORDS
+    assert WORDS == {name.partition(".")[0] for name in names}
+
+
 def test_builtins_positional_ranges_read_from_code_are_inspects():
     """The registry reads each builtin's positional range from its code object (no inspect.signature at import):
     the same ranges inspect gives, and signatures made on demand."""
     import inspect
     from tapecli import library  # noqa: F401  (registers the builtins)
-    from tapecli.interpreter.registry import BUILTINS, signature
+    from tapecli.interpreter.registry import BUILTINS, load_deferred, signature
+    load_deferred()
 
     def by_inspect(f):
         params = list(inspect.signature(f).parameters.values())

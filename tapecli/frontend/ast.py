@@ -7,6 +7,8 @@ Nodes compare equal field by field, as dataclasses do.
 """
 from __future__ import annotations
 
+import re
+
 from tapecli.errors import TdfSyntaxError
 
 POSITION_FIELDS = ("line", "column", "end_line", "end_column", "start", "end")
@@ -426,7 +428,7 @@ class ExpectError(Node):
 class Program(Node):
     # body: list; source: str; filename: str; python: parsed as Python (§11), not TDF
     _fields = ("body", "source", "filename")
-    __slots__ = _fields + ("python", "_declared", "plans")
+    __slots__ = _fields + ("python", "_declared", "_words", "plans")
 
     def __init__(self, body, source="", filename="", *, python=False, **position):
         self.body = body
@@ -434,6 +436,7 @@ class Program(Node):
         self.filename = filename
         self.python = python
         self._declared = None
+        self._words = None
         self.plans: dict = {}       # fusion's plans of its expressions (fusion.plan.plan_of): made once, not per run
         Node.__init__(self, **position)
 
@@ -442,6 +445,21 @@ class Program(Node):
         if self._declared is None:
             self._declared = frozenset(n.name for n in walk(self) if isinstance(n, (VarDecl, ConstDecl)))
         return self._declared
+
+    def words(self) -> frozenset | None:
+        """Every word of its text (names, attributes, words in strings and comments): what it may look up by
+        name (registry.load_deferred). None for a program made without its text."""
+        if self._words is None and self.source:
+            self._words = identifiers(self.source)
+        return self._words
+
+
+def identifiers(text: str) -> frozenset:
+    """The words of ``text`` that could be Python names."""
+    return frozenset(_IDENTIFIER.findall(text))
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 def walk(node):

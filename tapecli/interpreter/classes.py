@@ -256,7 +256,7 @@ class Namespace(ProgramObject):
         self.path = path
 
     def get_attribute(self, interp, attr, node):
-        from tapecli.interpreter.registry import BUILTINS, HOOKS
+        from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred
         why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
@@ -277,6 +277,8 @@ class Namespace(ProgramObject):
             return found
         if attr in self.SUBMODULES:
             return Namespace(f"{self.path}.{attr}")
+        if load_deferred():         # (a name its program's text does not spell out)
+            return self.get_attribute(interp, attr, node)
         raise TdfNameError(f"tapecli has no {self.path}.{attr}", hint=_close_hint(attr, BUILTINS))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from tapecli.frontend import ast
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
+from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_deferred
 from tapecli.errors import LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
@@ -70,7 +70,7 @@ class Expressions:
         value = scope.get(name, _MISSING)
         if value is not _MISSING:
             return value
-        if name in BUILTINS:
+        if name in BUILTINS or load_deferred() and name in BUILTINS:
             return BUILTINS[name]
         if name in _PYTHON_ONLY:
             raise TdfNameError(f"{name}() is not supported in tapecli programs",

@@ -3,6 +3,7 @@ of ``tapecli.library`` (the core names in ``library/core.py``, families beside i
 the interpreter reaches the library only through BUILTINS and HOOKS."""
 from __future__ import annotations
 
+import importlib
 import inspect
 import types
 
@@ -14,6 +15,9 @@ BUILTINS: dict = {}
 # strings; None if not one), "initializer" (a Keras initializer by name or object, for add_weight) and
 # "keras_model" (what a program's Keras Layer/Model subclass inherits: compile, fit, add_loss, ...; None if not).
 HOOKS: dict = {}
+# Families of builtins imported when a program may use them: the module that registers them -> the words of a
+# program's text that may (the first word of each name it registers)
+_DEFERRED: dict = {}
 
 
 def builtin(*names, interp=False, replaces=False):
@@ -37,6 +41,22 @@ def register(name: str, value, replaces: bool = False) -> None:
         raise RuntimeError(f"builtin {name!r} is bound twice without replaces=True" if not replaces
                            else f"builtin {name!r} says it replaces a binding, but there is none")
     BUILTINS[name] = value
+
+
+def defer(module: str, words) -> None:
+    """Register the builtins of ``module`` (a family whose import is a noticeable part of a run's start-up) when
+    first needed: by a program whose text has one of ``words``, or by a name no loaded family has."""
+    _DEFERRED[module] = frozenset(words)
+
+
+def load_deferred(words=None) -> bool:
+    """Import the deferred families a program with these ``words`` may use (every one for None); whether any
+    was imported (a name looked up in vain is then looked up again, and a hint sees every name)."""
+    wanted = [module for module, needed in _DEFERRED.items() if words is None or not needed.isdisjoint(words)]
+    for module in wanted:
+        del _DEFERRED[module]
+        importlib.import_module(module)
+    return bool(wanted)
 
 
 def hook(name):

@@ -1,0 +1,34 @@
+"""The first word of every name Keras-lite registers (``keras_names``: its layers, models, losses, optimizers,
+metrics, initializers, schedules and base classes; ``layers.add`` gives ``layers``), known without importing it.
+Importing Keras-lite costs a run's start-up about 20 ms, as much as the whole interpreter: a program whose text
+has none of these words runs without it (``interpreter/registry.py``, ``defer``). tests/test_startup.py checks
+this list against what ``keras_names`` registers."""
+
+WORDS = frozenset((
+    'AUC', 'Accuracy', 'Activation', 'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'Average',
+    'AveragePooling1D', 'AveragePooling2D', 'AvgPool1D', 'AvgPool2D', 'BatchNormalization', 'BinaryAccuracy',
+    'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CategoricalAccuracy', 'CategoricalCrossentropy',
+    'CategoricalFocalCrossentropy', 'CategoricalGeneralizedCrossEntropy', 'Concatenate', 'ConcordanceCorrelation',
+    'Constant', 'Conv1D', 'Conv2D', 'Convolution1D', 'Convolution2D', 'CosineDecay', 'Cropping1D', 'Cropping2D',
+    'Cropping3D', 'Dense', 'Dice', 'Dot', 'Dropout', 'ELU', 'Embedding', 'ExponentialDecay', 'F1Score', 'FBetaScore',
+    'FalseNegatives', 'FalsePositives', 'Flatten', 'Ftrl', 'GRU', 'GaussianDropout', 'GaussianNoise',
+    'GlobalAveragePooling1D', 'GlobalAveragePooling2D', 'GlobalAveragePooling3D', 'GlobalAvgPool1D',
+    'GlobalAvgPool2D', 'GlobalAvgPool3D', 'GlobalMaxPool1D', 'GlobalMaxPool2D', 'GlobalMaxPool3D',
+    'GlobalMaxPooling1D', 'GlobalMaxPooling2D', 'GlobalMaxPooling3D', 'GlorotNormal', 'GlorotUniform', 'HeNormal',
+    'HeUniform', 'Huber', 'Identity', 'Input', 'InverseTimeDecay', 'IoU', 'LSTM', 'Lamb', 'Lambda',
+    'LayerNormalization', 'LeakyReLU', 'LecunNormal', 'LecunUniform', 'Lion', 'MAE', 'MSE', 'MaxPool1D', 'MaxPool2D',
+    'MaxPooling1D', 'MaxPooling2D', 'Maximum', 'Mean', 'MeanAbsoluteError', 'MeanIoU', 'MeanMetricWrapper',
+    'MeanSquaredError', 'Minimum', 'Model', 'Multiply', 'Nadam', 'OneHotIoU', 'OneHotMeanIoU', 'Ones', 'Orthogonal',
+    'PReLU', 'PearsonCorrelation', 'Permute', 'PiecewiseConstantDecay', 'PolynomialDecay', 'Precision',
+    'PrecisionAtRecall', 'R2Score', 'RMSprop', 'RandomNormal', 'RandomUniform', 'ReLU', 'Recall',
+    'RecallAtPrecision', 'RepeatVector', 'Rescaling', 'Reshape', 'RootMeanSquaredError', 'SGD',
+    'SensitivityAtSpecificity', 'Sequential', 'SimpleRNN', 'Softmax', 'SparseCategoricalAccuracy',
+    'SparseCategoricalCrossentropy', 'SparseTopKCategoricalAccuracy', 'SpatialDropout1D', 'SpatialDropout2D',
+    'SpatialDropout3D', 'SpecificityAtSensitivity', 'Subtract', 'Sum', 'TopKCategoricalAccuracy', 'TrueNegatives',
+    'TruePositives', 'TruncatedNormal', 'Tversky', 'UnitNormalization', 'UpSampling1D', 'UpSampling2D',
+    'UpSampling3D', 'VarianceScaling', 'ZeroPadding1D', 'ZeroPadding2D', 'ZeroPadding3D', 'Zeros', 'activations',
+    'backend', 'binary_crossentropy', 'categorical_crossentropy', 'constant_initializer', 'constraints', 'huber',
+    'initializers', 'keras', 'layers', 'losses', 'mae', 'mean_absolute_error', 'mean_squared_error', 'metrics',
+    'mse', 'ones_initializer', 'optimizers', 'random_normal_initializer', 'random_uniform_initializer',
+    'regularizers', 'schedules', 'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
+))
