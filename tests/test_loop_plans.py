@@ -112,11 +112,20 @@ def _state(result):
                                             (SCHEDULED, 9)],
                          ids=["mlp-adam", "cnn-adam", "cnn-wide", "sgd-momentum", "tdf-assign", "item-in-arithmetic"])
 def test_a_training_loop_runs_as_a_plan_with_the_bits_it_has_as_written(program, steps, monkeypatch):
-    # iteration 0 as written, 1 and 2 traced, 3 to the last but one as the plan, the last as written
-    planned, _ = _compared(program, monkeypatch, steps - 4)
+    # iteration 0 as written, 1 and 2 traced, 3 to the last as the plan (the names the last leaves bound are
+    # its slots': the bits compared)
+    planned, _ = _compared(program, monkeypatch, steps - 3)
     assert len(planned.requests) == steps
     # the last iteration's backward pass builds no backward plan (its second pass would run twice over)
     assert [plan.seen for plan in planned.context.backward_plans.values()] == [1]
+
+
+def test_the_last_iteration_runs_as_written_where_the_program_names_its_tape_after_the_loop(monkeypatch):
+    # the plan makes no tape: a persistent one read after the loop must be the last iteration's
+    program = MLP.replace("tf.GradientTape()", "tf.GradientTape(persistent=True)") + \
+        "again = tape.gradient(loss, model.trainable_variables)\n"
+    planned, _ = _compared(program, monkeypatch, 12 - 4)
+    assert len(planned.scope.vars["again"]) == 4
 
 
 def test_a_plan_holds_no_slot_of_the_optimizer_which_steps_them_in_place(monkeypatch):
@@ -129,7 +138,7 @@ def test_a_plan_holds_no_slot_of_the_optimizer_which_steps_them_in_place(monkeyp
         laid.append(1)
         return original(*args)
     monkeypatch.setattr(optimizers, "_LaidOut", counted)
-    _compared(MLP, monkeypatch, 8)
+    _compared(MLP, monkeypatch, 9)
     assert len(laid) == 3 + 1       # with plans: at the first step and the two traced; as written: once
 
 
@@ -163,10 +172,10 @@ def test_a_plan_lets_go_of_each_array_after_the_last_step_that_reads_it(monkeypa
     monkeypatch.setattr(loop_plans.LoopPlan, "run", measured)
     tracemalloc.start()
     try:
-        planned, _ = _compared(CHAIN, monkeypatch, 4)
+        planned, _ = _compared(CHAIN, monkeypatch, 5)
     finally:
         tracemalloc.stop()
-    assert len(peaks) == 4
+    assert len(peaks) == 5
     assert max(peaks) < 10 * 400_000
 
 
@@ -197,7 +206,7 @@ for step in range(10):
 
 
 def test_a_train_step_function_is_taken_into_the_plan(monkeypatch):
-    planned, written = _compared(STEP_FUNCTION, monkeypatch, 6)
+    planned, written = _compared(STEP_FUNCTION, monkeypatch, 7)
     # the calls of the functions a plan took in count as steps, as they do run as written (--max-steps)
     assert planned.interpreter.steps == written.interpreter.steps
 
@@ -218,7 +227,7 @@ for xb, yb in batches:
 
 
 @pytest.mark.parametrize("batches, replayed", [
-    ("batches = [(X[i * 4:(i + 1) * 4], T[i * 4:(i + 1) * 4]) for i in range(10)]", 6),
+    ("batches = [(X[i * 4:(i + 1) * 4], T[i * 4:(i + 1) * 4]) for i in range(10)]", 7),
     # seven batches (the last of four rows): iterations 3 to 5 as the plan
     ("batches = tf.data.Dataset.from_tensor_slices((X, T)).batch(6)", 3),
 ])
@@ -243,7 +252,7 @@ for xb, yb in tf.data.Dataset.from_tensor_slices((X, Y)).batch(6):
 
 def test_minibatch_labels_are_inputs_of_the_plan_and_checked_at_each_batch(monkeypatch):
     labels = [i % 3 for i in range(48)]
-    _compared(MINIBATCHES.format(labels=labels), monkeypatch, 4)
+    _compared(MINIBATCHES.format(labels=labels), monkeypatch, 5)
     # a label out of range in the sixth batch: the plan's check refuses it, and the iteration runs as written,
     # which raises the loss's error at the loss's line
     labels[32] = 7
@@ -262,11 +271,11 @@ def test_a_check_of_a_constant_is_made_by_the_traced_iterations_only(monkeypatch
     made = []
     original = loop_steps.CheckStep.make
     monkeypatch.setattr(loop_steps.CheckStep, "make", lambda self, *args: made.append(1) or original(self, *args))
-    _compared(MLP, monkeypatch, 8)
+    _compared(MLP, monkeypatch, 9)
     assert len(made) == 0
     made.clear()
-    _compared(MINIBATCHES.format(labels=[i % 3 for i in range(48)]), monkeypatch, 4)
-    assert len(made) == 4
+    _compared(MINIBATCHES.format(labels=[i % 3 for i in range(48)]), monkeypatch, 5)
+    assert len(made) == 5
 
 
 @pytest.mark.parametrize("call", ["opt.apply_gradients(zip(grads, model.trainable_variables))",
@@ -280,13 +289,13 @@ def test_a_plan_steps_the_optimizer_from_its_arrays_without_the_call_as_written(
     original = optimizers.Optimizer.apply
     monkeypatch.setattr(optimizers.Optimizer, "apply", lambda self, *args: written.append(1) or original(self, *args))
     _run(program, True, monkeypatch)
-    assert len(written) == 12 - 8
-    _compared(program, monkeypatch, 8)
+    assert len(written) == 12 - 9
+    _compared(program, monkeypatch, 9)
 
 
 def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
     program = MLP + "    print(step, loss, sep=' | ')\n"
-    planned, _ = _compared(program, monkeypatch, 8)
+    planned, _ = _compared(program, monkeypatch, 9)
     assert len(planned.interpreter.output) == 12
 
 
@@ -303,7 +312,7 @@ def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
 
 @pytest.mark.parametrize("body, replayed", [
     # steps 4 and 8 print, as written; the steps after them are traced again (5, 9), and the plan runs on
-    ("    if step % 4 == 0:\n        print(step, loss)\n", [3, 6, 7, 10]),
+    ("    if step % 4 == 0:\n        print(step, loss)\n", [3, 6, 7, 10, 11]),
     ("    if step == 9:\n        break\n", [3, 4, 5, 6, 7, 8]),
     ("    if step > 5:\n        loss = loss * 2.0\n    elif step > 4:\n        print(loss)\n", [3, 4]),
 ])
@@ -331,7 +340,7 @@ def test_an_effects_warning_names_its_line_as_written(monkeypatch):
     # a variable without a gradient: Adam warns at every step, at the apply_gradients line
     program = MLP.replace("model.trainable_variables)", "[model.layers[0].kernel, spare])").replace(
         "losses = []", "losses = []\nspare = tf.Variable([1.0])")
-    planned, _ = _compared(program, monkeypatch, 8)
+    planned, _ = _compared(program, monkeypatch, 9)
     assert planned.context.settings.warnings
 
 
@@ -356,8 +365,8 @@ for xb in batches:
     # runs as written
     ("batches = [reshape(cast(range(8), float32), [4, 2]) * 0.1] * 8 + [reshape(cast(range(6), float32), [3, 2])] * 2",
      5),
-    # a tensor's rows come one by one (ops.getitem): the plan sees the last one coming, which runs as written
-    ("batches = reshape(cast(range(80), float32), [10, 4, 2]) * 0.01", 6),
+    # a tensor's rows come one by one (ops.getitem): the plan sees the last one coming
+    ("batches = reshape(cast(range(80), float32), [10, 4, 2]) * 0.01", 7),
 ])
 def test_the_plan_takes_each_batch_as_it_comes(batches, replayed, monkeypatch):
     _compared(SGD_OVER_BATCHES.format(batches=batches), monkeypatch, replayed)
@@ -380,7 +389,7 @@ def test_the_compiled_plan_and_the_step_by_step_one_agree(monkeypatch):
     compiled = _run(MLP, True, monkeypatch)
     monkeypatch.setattr(loop_plans.LoopPlan, "compile", lambda self, values: None)
     stepwise = _run(MLP, True, monkeypatch)
-    assert compiled.context.loop_replayed == stepwise.context.loop_replayed == 8
+    assert compiled.context.loop_replayed == stepwise.context.loop_replayed == 9
     assert _state(compiled) == _state(stepwise)
 
 

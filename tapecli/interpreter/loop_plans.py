@@ -25,8 +25,11 @@ What a plan may replace is decided first from the body's text, then from what it
    calls with the same constants (a value computed outside the kernels shows as a constant that changed),
    create no variable, change no variable outside an effect, and make a gradient request or an effect (a
    loop without either is the interpreter's: its scalar path is faster than a plan);
-4. the iterations from 3 on, but the last, run as the plan. The last runs as written, so what the loop
-   leaves behind (its names, its tape, its last gradients) is what the program made.
+4. the iterations from 3 on run as the plan, the last one too: it binds the names the body assigns to the
+   tensors (and lists of tensors) of its slots, as the loop as written leaves them. A name bound to anything
+   else (a tape, a new object of the program's) would be the traced iteration's: where the program's text
+   names one outside the loop, the last iteration runs as written, so what the loop leaves is what the program
+   made.
 
 A plan's inputs are the loop item, the tensors of the names the body reads before it assigns them (the
 loop-carried names: the plan binds their new tensors after each iteration) and the arrays of every
@@ -37,6 +40,7 @@ ahead (a tensor's rows, a dataset's batches: the plan must know which is the las
 """
 from __future__ import annotations
 
+import re
 from types import FunctionType
 
 import numpy as np
@@ -45,7 +49,8 @@ from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
-from tapecli.interpreter.loop_steps import CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep
+from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
+                                            maker, same_template)
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
 from tapecli.kernels.trace import (Const, Recorder, Sequence, View, released, resolve, same_call, same_specs,
                                    slots_read)
@@ -89,6 +94,7 @@ class LoopPlanner:
         self.interp = interp
         self.inputs = shape.targets + shape.carried     # the names whose tensors are inputs
         self.carried = shape.carried
+        self.shape = shape
         self.tests = [[interp.compiled.expression(test) for test, _ in s.branches] for s in shape.guards]
         self.count = count          # None: items taken one ahead (``ahead``) say which is the last
         self.at_last = False
@@ -113,7 +119,7 @@ class LoopPlanner:
         branches = self._branches(scope)
         plan = self.plan
         last = self.at_last if self.count is None else index == self.count - 1
-        if plan is not None and last:
+        if plan is not None and last and plan.left is None:
             # as written, so that what the loop leaves is the program's; the plan made this structure's
             # backward passes, and the loop ends: no backward plan to build from this one
             ctx = self.interp.ctx
@@ -132,7 +138,7 @@ class LoopPlanner:
                 inputs = self._inputs(scope, plan)
                 if inputs is not None:
                     try:
-                        plan.run(self.interp, inputs, scope)
+                        plan.run(self.interp, inputs, scope, last)
                     except AsWritten:           # the iteration as written raises the error, where it is
                         self.plan, self.failed = None, True
                         body(scope)
@@ -156,7 +162,7 @@ class LoopPlanner:
         elif index == TRACED[0]:
             self.candidate = recorder
         elif self.candidate.same_as(recorder):
-            self.plan, self.recorder = recorder.plan(), recorder.done()
+            self.plan, self.recorder = recorder.plan(self._left(self.candidate, recorder)), recorder.done()
             self.candidate = None
         else:
             self.failed = True
@@ -210,7 +216,33 @@ class LoopPlanner:
         if any(t is None for t in ends):
             return None
         recorder.carried = [(name, recorder.spec(t.value), t.weak) for name, t in zip(self.carried, ends)]
+        recorder.left = {name: scope.vars.get(name) for name in self.shape.left}
         return recorder
+
+    def _left(self, first, second) -> list | None:
+        """[(name, template)]: what the plan's last iteration binds of the names the loop leaves behind (those
+        the body assigns, not carried), as the two traced iterations left them: tensors and lists of them from
+        its slots; a name that was the same object after both (a constant, or one this branch leaves alone) as
+        it is. None where a name is something else (a tape, a new object of the program's) and the program's
+        text names it outside the loop: the last iteration then runs as written."""
+        left = []
+        for name, value in second.left.items():
+            before = first.left[name]
+            if value is before:
+                continue
+            template, other = _tensors(second, value), _tensors(first, before)
+            if template is not None and other is not None and same_template(template, other):
+                left.append((name, template))
+            elif self._named_elsewhere(name):
+                return None
+        return left
+
+    def _named_elsewhere(self, name: str) -> bool:
+        """Whether the program's text has ``name`` outside this loop (in code, a string or a comment), or the
+        program has no text."""
+        source, (start, end) = self.interp.program.source, self.shape.span
+        word = re.compile(rf"(?<![A-Za-z_0-9]){re.escape(name)}(?![A-Za-z_0-9])")
+        return not source or any(not start <= m.start() < end for m in word.finditer(source))
 
     def _tensor(self, scope, name):
         value = scope.vars.get(name)
@@ -238,6 +270,17 @@ def _plain_run(interp) -> bool:
     ctx = current()
     return not (ctx.tapes or ctx.numerics.enabled or ctx.provenance.enabled or ctx.device is not None
                 or kernels.numba_forced() or interp.implicit_wrt)
+
+
+def _tensors(recorder, value):
+    """The template of a tensor, or of a list or tuple of tensors and Nones, on ``recorder``'s slots (a tensor
+    made outside them: a constant); None for any other value."""
+    if value.__class__ is Tensor:
+        return TensorSpec(recorder.spec(value.value), value.weak)
+    if value.__class__ in (list, tuple):
+        items = [Const(None) if v is None else _tensors(recorder, v) for v in value]
+        return None if any(item is None for item in items) else Sequence(value.__class__, tuple(items))
+    return None
 
 
 def _layout(value):
@@ -398,10 +441,12 @@ class LoopRecorder(Recorder):
         self.held, self.slots = [], {}
         return self
 
-    def plan(self) -> LoopPlan:
-        """The plan of these calls, compiled from this iteration's arrays where they are all known (its first
-        run is then the compiled code's), else compiled after a first run step by step."""
-        plan = LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made)
+    def plan(self, left) -> LoopPlan:
+        """The plan of these calls (``left``: see LoopPlanner._left), compiled from this iteration's arrays where
+        they are all known (its first run is then the compiled code's), else compiled after a first run step by
+        step."""
+        plan = LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made,
+                        left)
         values = self.traced_values()
         if values is not None:
             plan.compiled = plan.compile(values)
@@ -412,12 +457,14 @@ class LoopPlan:
     """The calls of one traced iteration, made again: kernels (by the NumPy function itself once bound,
     as backward plans do), effects and requests (by the interpreter, on tensors of the new arrays)."""
 
-    def __init__(self, n_inputs, steps, variables, layouts, carried, steps_made):
+    def __init__(self, n_inputs, steps, variables, layouts, carried, steps_made, left=None):
         self.n_inputs = n_inputs
         self.steps = steps
         self.variables = variables
         self.layouts = layouts
         self.carried = carried
+        self.left = left                # what its last iteration binds (None: the last one runs as written)
+        self.left_makers = [(name, maker(template)) for name, template in left or ()]
         self.steps_made = steps_made    # the calls of the functions it took in: steps, as --max-steps counts them
         self.compiled = None
         # the first step that changes state (an effect, a request): an error before it changed nothing
@@ -428,7 +475,7 @@ class LoopPlan:
             (specs, attrs) if name is not None else specs.specs()) if slot < n_inputs) \
             | frozenset(slot for _, spec, _ in carried for slot in slots_read(spec) if slot < n_inputs)
 
-    def run(self, interp, inputs, scope) -> None:
+    def run(self, interp, inputs, scope, last=False) -> None:
         values = list(inputs)
         try:
             if self.compiled is not None:
@@ -447,6 +494,9 @@ class LoopPlan:
         names = scope.vars
         for name, spec, weak in self.carried:
             names[name] = make_tensor(resolve(spec, values), weak)
+        if last:
+            for name, make in self.left_makers:
+                names[name] = make(values)
         current().loop_replayed += 1
 
     def _run_steps(self, values, interp) -> None:
@@ -463,7 +513,8 @@ class LoopPlan:
         """{step k: the slots that no step after k reads}, but for those the loop binds after the plan."""
         reads = [list(slots_read((specs, attr_specs) if name is not None else specs.specs()))
                  for name, specs, attr_specs in self.steps]
-        return released(self.n_inputs, reads, {slot for _, spec, _ in self.carried for slot in slots_read(spec)})
+        kept = {slot for _, spec, _ in self.carried for slot in slots_read(spec)}
+        return released(self.n_inputs, reads, kept.union(*(slots_read(t) for _, t in self.left or ())))
 
     def compile(self, values):
         """The plan as one Python function of the slots' list (``values``: the arrays of one iteration, run or

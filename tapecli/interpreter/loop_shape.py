@@ -23,12 +23,13 @@ class LoopShape:
     ``for x in xs``; ``xb`` and ``yb`` of ``for xb, yb in batches``); ``carried``, the names the body reads
     before it assigns them and assigns (the loop-carried ones); ``guards``, the ``if`` statements whose
     conditions read only the loop's names and names the body never assigns (an iteration whose branches
-    differ from the plan's runs as written)."""
+    differ from the plan's runs as written); ``left``, the other names the body assigns (what the loop leaves
+    behind besides the carried ones); ``span``, the loop's place in its program's text (start, end)."""
 
-    __slots__ = ("targets", "carried", "guards")
+    __slots__ = ("targets", "carried", "guards", "left", "span")
 
-    def __init__(self, targets, carried, guards):
-        self.targets, self.carried, self.guards = targets, carried, guards
+    def __init__(self, targets, carried, guards, left=(), span=None):
+        self.targets, self.carried, self.guards, self.left, self.span = targets, carried, guards, left, span
 
 
 def loop_shape(node: ast.For) -> LoopShape | None:
@@ -93,7 +94,8 @@ def loop_shape(node: ast.For) -> LoopShape | None:
     except _NoPlan:
         return None
     names = tuple(sorted(n for n in carried & written if n not in targets))
-    return LoopShape(tuple(t for t in targets if t in carried), names, guards)
+    left = tuple(sorted(written - carried - set(targets)))
+    return LoopShape(tuple(t for t in targets if t in carried), names, guards, left, (node.start, node.end))
 
 
 def plain_function(node: ast.FuncDef) -> bool:
