@@ -40,13 +40,13 @@ ahead (a tensor's rows, a dataset's batches: the plan must know which is the las
 """
 from __future__ import annotations
 
-import re
 from types import FunctionType
 
 import numpy as np
 
 from tapecli import kernels
 from tapecli.errors import TdfError
+from tapecli.frontend.ast import identifiers
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
 from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
@@ -241,8 +241,7 @@ class LoopPlanner:
         """Whether the program's text has ``name`` outside this loop (in code, a string or a comment), or the
         program has no text."""
         source, (start, end) = self.interp.program.source, self.shape.span
-        word = re.compile(rf"(?<![A-Za-z_0-9]){re.escape(name)}(?![A-Za-z_0-9])")
-        return not source or any(not start <= m.start() < end for m in word.finditer(source))
+        return not source or name in identifiers(source[:start] + "\n" + source[end:])
 
     def _tensor(self, scope, name):
         value = scope.vars.get(name)
@@ -522,9 +521,9 @@ class LoopPlan:
         (``kernels.direct``; ``run`` itself where Numba serves), its arguments read from the list, constants
         bound once; an effect or request by its step. A call made of constants only (a mean's seed broadcast
         back) gives the same array at every iteration: its result, as that iteration made it, is bound as a
-        constant. Each slot is let go of after the last step that reads it
-        (what the loop binds after the plan is kept): an array no step needs is freed as the iteration goes,
-        and its memory, still in the cache, is the next array's."""
+        constant. Each slot is let go of after the last step that reads it (what the loop binds after the plan
+        is kept): an array no step needs is freed as the iteration goes, and its memory, still in the cache, is
+        the next array's."""
         env = {"run_kernel": kernels.run, "_scalar": _scalar}
         lines = ["def plan(v, interp):", "    a = v.append"]
         constant = set()        # the slots made of constants only
