@@ -675,3 +675,41 @@ def test_the_openblas_numpy_loaded_takes_a_thread_count_and_gives_it_back():
     assert blas._find_openblas() is None                         # one thread: nothing to choose
     set_threads(threads)
     assert blas._find_openblas()[1] == threads
+
+
+# ------------------------------------------------------------------ kernels made in pairs (loop plans)
+
+def _xent_inputs(shape, seed, special=False):
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal(shape).astype(np.float32)
+    if special:                     # ties, a huge logit and the lowest float in some rows
+        logits[..., 0] = logits[..., 1]
+        logits[0, -1] = 1e30
+        logits[1, 0] = np.finfo(np.float32).min
+    labels = rng.integers(0, shape[-1], shape[:-1]).astype(np.int32)
+    return logits, labels
+
+
+# every entry of kernels.PAIRED, with the arguments its two kernels are compared on
+PAIRED_CASES = {
+    ("sparse_softmax_xent", "sparse_softmax_xent_backprop"): [
+        _xent_inputs((256, 10), 0), _xent_inputs((256, 10), 1, special=True), _xent_inputs((40, 32), 2),
+        _xent_inputs((64, 3), 3), _xent_inputs((32, 10), 4), _xent_inputs((8, 3, 5), 5), _xent_inputs((70, 2, 4), 6),
+        (np.zeros((0, 4), np.float32), np.zeros((0,), np.int32))],
+}
+
+
+def test_every_paired_kernel_is_tested():
+    assert set(kernels.PAIRED) == set(PAIRED_CASES)
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRED_CASES))
+def test_a_paired_kernel_gives_the_bits_of_its_two_kernels(pair):
+    first, second = pair
+    for args in PAIRED_CASES[pair]:
+        with kernels.quiet():
+            both = kernels.PAIRED[pair](*args)
+            alone = [kernels.direct(name, list(args))(*args) for name in pair]
+        for made, expected in zip(both, alone):
+            assert made.shape == expected.shape and made.dtype == expected.dtype
+            assert made.tobytes() == expected.tobytes(), (pair, [a.shape for a in args])

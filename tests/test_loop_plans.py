@@ -128,6 +128,19 @@ def test_the_last_iteration_runs_as_written_where_the_program_names_its_tape_aft
     assert len(planned.scope.vars["again"]) == 4
 
 
+def test_a_plan_makes_a_loss_and_its_backprop_in_one_call(monkeypatch):
+    # kernels.PAIRED: the sparse cross-entropy and its backprop, on the same logits and labels, made by one
+    # call at each planned iteration (64 rows of 3 classes: the kernels' class-major layout), with their bits
+    from tapecli import kernels
+    pair = ("sparse_softmax_xent", "sparse_softmax_xent_backprop")
+    both, calls = kernels.PAIRED[pair], []
+    monkeypatch.setitem(kernels.PAIRED, pair, lambda *args: calls.append(1) or both(*args))
+    program = KERAS.format(x_shape=(64, 8), batch=64, steps=9, optimizer="Adam(learning_rate=0.01)",
+                           layers='tf.keras.layers.Dense(12, activation="relu"), tf.keras.layers.Dense(3)')
+    _compared(program, monkeypatch, 9 - 3)
+    assert len(calls) == 9 - 3
+
+
 def test_a_plan_holds_no_slot_of_the_optimizer_which_steps_them_in_place(monkeypatch):
     # the plan keeps only the inputs its calls read: the slots the optimizer laid end to end stay its own,
     # written in place at every planned step (a traced iteration holds every input: laid out anew after it)

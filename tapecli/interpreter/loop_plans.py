@@ -515,6 +515,23 @@ class LoopPlan:
         kept = {slot for _, spec, _ in self.carried for slot in slots_read(spec)}
         return released(self.n_inputs, reads, kept.union(*(slots_read(t) for _, t in self.left or ())))
 
+    def _paired(self, values) -> dict:
+        """{k: (m, function)}: kernel calls k and m > k on the same arguments that ``kernels.PAIRED`` makes in
+        one call (a loss and its backprop), each by its NumPy function, to arrays."""
+        pairs, waiting = {}, {}
+        for k, (name, specs, attr_specs) in enumerate(self.steps):
+            if name is None or attr_specs is not None or not all(s.__class__ is int for s in specs) \
+                    or values[self.n_inputs + k].__class__ is not np.ndarray \
+                    or kernels.direct(name, [values[s] for s in specs]) is None:
+                continue
+            first = waiting.pop((name, specs), None)
+            if first is not None:
+                pairs[first[0]] = (k, first[1])
+            for (a, b), both in kernels.PAIRED.items():
+                if a == name:
+                    waiting[b, specs] = (k, both)
+        return pairs
+
     def compile(self, values):
         """The plan as one Python function of the slots' list (``values``: the arrays of one iteration, run or
         traced): each kernel called by the NumPy function ``kernels.run`` calls for these layouts
@@ -552,6 +569,9 @@ class LoopPlan:
                 return bound(spec.resolve(values), "c")
             return f"{bound(spec, 'r')}.resolve(v)"
 
+        pairs = self._paired(values)            # {k: (m, the function making both steps' results)}
+        seconds = {m: k for k, (m, _) in pairs.items()}
+        paired = set()                          # the first steps made as pairs (not as constants)
         for k, (name, specs, attr_specs) in enumerate(self.steps):
             if k:       # (what the step before was the last to read)
                 lines.extend(f"    v[{slot}] = None" for slot in released.get(k - 1, ()))
@@ -569,6 +589,13 @@ class LoopPlan:
                 lines.append(f"    a({bound(values[slot], 'c')})")
                 continue
             args = [argument(s) for s in specs]
+            if k in seconds and seconds[k] in paired:       # (made with the first of the pair)
+                lines += [f"    a(p{seconds[k]}[1])", f"    p{seconds[k]} = None"]
+                continue
+            if k in pairs:
+                paired.add(k)
+                lines += [f"    p{k} = {bound(pairs[k][1], 'f')}({', '.join(args)})", f"    a(p{k}[0])"]
+                continue
             attrs = {} if attr_specs is None else {key: argument(s) for key, s in attr_specs.items()}
             if not all(key.isidentifier() for key in attrs):
                 return None                     # (the ops' attribute names are words: never, but not source)

@@ -30,17 +30,24 @@ RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 # on an op entry), so the set is one fact per op. Kernels the ops use but no op entry names
 # (gradient helpers) are listed here.
 NUMBA_KERNELS: set = set()
+# NumPy functions giving two kernels' results in one call, for a plan that makes both on the same arguments
+# (a loss and, for its backward pass, its gradient): (first kernel, second kernel) -> function of the arguments
+# giving (first's result, second's result), the bits each gives alone.
+PAIRED: dict = {}
 
 
-def register(name: str, numpy=None, numba: bool = False) -> None:
+def register(name: str, numpy=None, numba: bool = False, paired=None) -> None:
     """Add an op's kernel, called by the op table (``tapecli.ops``) as it registers an entry: ``numpy``
     (arrays in, an array out) becomes the NumPy kernel ``name``; ``numba`` says that numba_kernels.py
-    implements ``name`` too. The kernels room never imports the ops: they call down into it."""
+    implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first.
+    The kernels room never imports the ops: they call down into it."""
     if numpy is not None:
         _RAW[name] = numpy
         NUMPY_KERNELS[name] = _quiet(numpy)
     if numba:
         NUMBA_KERNELS.add(name)
+    for second, both in (paired or {}).items():
+        PAIRED[name, second] = both
 
 
 # Measured with benchmarks/kernel_threshold.py.

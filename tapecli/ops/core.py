@@ -100,14 +100,15 @@ def _arg_count(f) -> int:
 OPS: dict[str, Op] = {}
 
 
-def register(name, *, numpy=None, numba=None, **kw) -> Op:
+def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
     """Add an op to the table. ``numpy``: its NumPy kernel (arrays in, array out), registered into the
     kernels room under the op's kernel name; ``numba=True``: ``kernels/numba_kernels.py`` implements that
-    kernel too (the set of Numba kernels is derived from these flags)."""
+    kernel too (the set of Numba kernels is derived from these flags); ``paired``: {another kernel: a NumPy
+    function giving both kernels' results from the same arguments} (``kernels.PAIRED``)."""
     kw.setdefault("batchable", True)
     op = Op(name, **kw)
     if numpy is not None or numba:
-        kernels.register(op.kernel, numpy, numba=bool(numba))
+        kernels.register(op.kernel, numpy, numba=bool(numba), paired=paired)
     # a binary op keeping both inputs (mul, matmul, maximum): no stub to make for them
     op._keeps_inputs = op._save_in is not None and {0, 1} <= op._save_in
     OPS[name] = op

@@ -85,6 +85,25 @@ def _sparse_xent_backprop(logits, labels):
     return out.astype(logits.dtype, copy=False)
 
 
+def _sparse_xent_with_backprop(logits, labels):
+    """Both kernels' results (the loss, its backprop) where a plan makes both: the shifted logits, their
+    exponentials and sums made once, each result with the bits its own kernel gives."""
+    if (few := _class_major(logits)) is None:
+        return _sparse_xent(logits, labels), _sparse_xent_backprop(logits, labels)
+    shifted, rows = few
+    labels = labels.reshape(-1)
+    picked = shifted[labels, rows]
+    np.exp(shifted, out=shifted)
+    total = np.add.reduce(shifted, axis=0)
+    loss = np.log(total)
+    loss -= picked
+    shifted /= total
+    shifted[labels, rows] -= 1
+    backprop = np.empty(logits.shape, dtype=logits.dtype)
+    np.copyto(backprop.reshape(shifted.T.shape), shifted.T)
+    return loss if loss.ndim == logits.ndim - 1 else loss.reshape(logits.shape[:-1]).copy(), backprop
+
+
 def _at_labels(values, labels):
     """values[..., label] per row."""
     if values.ndim == 2:
@@ -105,6 +124,7 @@ def _backprop(r) -> Tensor:
 # TensorFlow's gradient: expand_dims(g, -1) * backprop (_SparseSoftmaxCrossEntropyWithLogitsGrad); the
 # backprop's own derivative is softmax's (TensorFlow refuses a second derivative here; tapecli gives it)
 SPARSE_XENT = register("sparse_softmax_xent", numpy=_sparse_xent, unify=(), saves=(0, 1),
+                       paired={"sparse_softmax_xent_backprop": _sparse_xent_with_backprop},
                        vjp=lambda r, g: (mul(reshape(g, g.shape + (1,)), _backprop(r)), None),
                        jvp=lambda r, ts: reduce_sum(mul(_backprop(r), ts[0]), axis=-1), batchable=False)
 SPARSE_XENT_BACKPROP = register("sparse_softmax_xent_backprop", numpy=_sparse_xent_backprop, unify=(), saves=(0, 1),
