@@ -272,14 +272,15 @@ def _plain_run(interp) -> bool:
 
 
 def _tensors(recorder, value):
-    """The template of a tensor, or of a list or tuple of tensors and Nones, on ``recorder``'s slots (a tensor
-    made outside them: a constant); None for any other value."""
-    if value.__class__ is Tensor:
-        return TensorSpec(recorder.spec(value.value), value.weak)
+    """The template (``recorder.template``) of a tensor, or of a list or tuple of tensors and Nones; None for
+    any other value."""
+    return recorder.template(value) if _of_tensors(value) else None
+
+
+def _of_tensors(value) -> bool:
     if value.__class__ in (list, tuple):
-        items = [Const(None) if v is None else _tensors(recorder, v) for v in value]
-        return None if any(item is None for item in items) else Sequence(value.__class__, tuple(items))
-    return None
+        return all(v is None or _of_tensors(v) for v in value)
+    return value.__class__ is Tensor
 
 
 def _layout(value):
