@@ -184,19 +184,18 @@ class Optimizer(KerasObject):
         if pairs is None:
             return None
         specs, variables = [spec for spec, _ in pairs], [v for _, v in pairs]
-        return lambda values: self.step(variables, [resolve(spec, values) for spec in specs])
+        flat = self._flat(variables)        # (a plan's variables keep the traced call's shapes and dtypes)
+        return lambda values: self.step(variables, [resolve(spec, values) for spec in specs], flat)
 
-    def step(self, variables, grads):
-        """One step of ``variables`` from the arrays of their gradients (each of its variable's shape)."""
+    def step(self, variables, grads, flat=None):
+        """One step of ``variables`` from the arrays of their gradients (each of its variable's shape); ``flat``:
+        :meth:`_flat` of these variables, where the caller knows it."""
         arrays = self.clip([np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)])
         lr = self.current_lr()
         self.before_steps(variables[0].dtype.type)
         ctx = current()
         in_place = not ctx.tapes
-        # (a variable listed twice is stepped twice, the second step from the first's result: one at a time)
-        if in_place and self.elementwise and sum(v.read().value.size for v in variables) <= FLAT_ELEMENTS \
-                and all(v.dtype == variables[0].dtype for v in variables) \
-                and len({v.id for v in variables}) == len(variables):
+        if in_place and (self._flat(variables) if flat is None else flat):
             self.step_flat(arrays, variables, lr)
             ctx.updated_in_place += len(variables)
             self.iterations += 1
@@ -217,6 +216,14 @@ class Optimizer(KerasObject):
             ctx.updated_in_place += in_place and own
         self.iterations += 1
         return Tensor(np.array(self.iterations, np.int64))
+
+    def _flat(self, variables) -> bool:
+        """Whether an in-place step takes ``variables`` laid end to end (``step_flat``): an elementwise update
+        of few elements in all, one dtype, and no variable listed twice (stepped twice, the second step from
+        the first's result: one at a time)."""
+        return self.elementwise and sum(v.read().value.size for v in variables) <= FLAT_ELEMENTS \
+            and all(v.dtype == variables[0].dtype for v in variables) \
+            and len({v.id for v in variables}) == len(variables)
 
     def decayed(self, value, lr):
         """``value`` after the decoupled weight decay ``v - v * wd * lr``, in its dtype (itself without one)."""
@@ -289,13 +296,17 @@ class _LaidOut:
     place: no copies in, none out. While the variables' values are those views, the array they are views
     of is their values laid end to end."""
 
-    __slots__ = ("ids", "holders", "slots", "slot_views", "counts", "value_views", "laid_values")
+    __slots__ = ("ids", "bounds", "holders", "slots", "slot_views", "counts", "value_views", "laid_values")
 
     def __init__(self, variables, holders):
         self.ids = [v.id for v in variables]
+        self.bounds, end = [], 0            # each variable's (start, end, shape) (a variable keeps its shape)
+        for v in variables:
+            start, end = end, end + v.read().value.size
+            self.bounds.append((start, end, v.shape))
         self.holders = [h[slot] for slot in holders[0] for h in holders]
         self.slots = {slot: np.concatenate([h[slot].read().value.reshape(-1) for h in holders]) for slot in holders[0]}
-        self.slot_views = [view for flat in self.slots.values() for view in _parts(flat, variables)]
+        self.slot_views = [view for flat in self.slots.values() for view in self._parts(flat)]
         for holder, view in zip(self.holders, self.slot_views):
             holder.assign(view)
         self.counts = [sys.getrefcount(flat) for flat in self.slots.values()]
@@ -315,22 +326,16 @@ class _LaidOut:
 
     def step(self, variables, new) -> None:
         """The variables take views of ``new``; the slots, written in place, count as assigned."""
-        self.value_views = _parts(new, variables)
+        self.value_views = self._parts(new)
         self.laid_values = new
         for v, view in zip(variables, self.value_views):
             v.assign(view)
         for holder in self.holders:
             holder.version += 1
 
-
-def _parts(flat, variables) -> list:
-    """The views of ``flat`` that are each variable's, in order."""
-    parts, start = [], 0
-    for v in variables:
-        end = start + v.read().value.size
-        parts.append(flat[start:end].reshape(v.shape))
-        start = end
-    return parts
+    def _parts(self, flat) -> list:
+        """The views of ``flat`` that are each variable's, in order."""
+        return [flat[start:end].reshape(shape) for start, end, shape in self.bounds]
 
 
 def _moving_average(average, x, rate):
