@@ -205,7 +205,14 @@ def test_inf_flows_through_device_kernels_as_through_numpy(monkeypatch):
            "t = tan(x * x) + sin(x * x) + cos(x * x)\n")
     cpu, dev = (run_source(src, options=Options(device=d)) for d in ("cpu", "cuda"))
     for name in "ypmt":
-        assert to_json(dev.scope.vars[name]) == to_json(cpu.scope.vars[name]), name
+        on_device, on_cpu = (np.asarray(r.scope.vars[name].value) for r in (dev, cpu))
+        assert on_device.dtype == on_cpu.dtype and on_device.shape == on_cpu.shape, name
+        # the infinities and NaNs where NumPy has them; a finite value within a rounding (NumPy's float32 trig
+        # is not correctly rounded on every CPU: with AVX-512, tan(4) is a unit in the last place off)
+        np.testing.assert_array_equal(np.isfinite(on_device), np.isfinite(on_cpu), err_msg=name)
+        finite = np.isfinite(on_cpu)
+        np.testing.assert_array_equal(on_device[~finite], on_cpu[~finite], err_msg=name)
+        np.testing.assert_allclose(on_device[finite], on_cpu[finite], rtol=1e-6, err_msg=name)
     from tapecli.kernels import backends
     from tapecli.kernels.cuda import table
     gpu = backends.get("cuda")

@@ -713,3 +713,50 @@ def test_a_paired_kernel_gives_the_bits_of_its_two_kernels(pair):
         for made, expected in zip(both, alone):
             assert made.shape == expected.shape and made.dtype == expected.dtype
             assert made.tobytes() == expected.tobytes(), (pair, [a.shape for a in args])
+
+
+def _out_inputs(seed):
+    """Float32 arrays of 64 x 300 (wide enough for the bias and relu layouts) with the special values a result
+    written in place must keep: signed zeros, infinities, NaN."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    x.reshape(-1)[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
+    return x
+
+
+# every kernel of kernels.OUT_KERNELS, with the arguments it is compared on: with ``out=`` an array of its own,
+# and, where an argument has the result's shape and dtype, that argument's array
+_X, _Y = _out_inputs(0), _out_inputs(1)
+_BIAS, _ROW = _out_inputs(2)[0, :16], _out_inputs(3)[0]
+_X16 = _out_inputs(4).T[:, :16].copy()      # (a bias along 300 rows of 16: the widened layout)
+_UNARY = ("abs", "ceil", "cos", "exp", "floor", "log", "log1p", "neg", "sign", "sin", "sqrt", "square", "tan", "tanh",
+          "relu")
+_BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "greater", "greater_equal", "less", "less_equal",
+           "equal", "not_equal")
+OUT_CASES = {
+    **{name: [(_X,), (_X[:3, :5].copy(),)] for name in _UNARY},
+    **{name: [(_X, _Y), (_X, _ROW), (_X16, _BIAS), (_BIAS, _X16)] for name in _BINARY},
+    **{name: [(_X > 0, _Y > 0)] for name in ("logical_and", "logical_or")},
+    "logical_not": [(_X > 0,)],
+    "masked_grad": [(_X, _Y), (_X, _Y, "abs"), (_X, _Y, "leaky", 0.3), (_X[:, ::2], _Y[:, ::2])],
+}
+
+
+def test_every_kernel_that_writes_into_out_is_tested():
+    assert set(kernels.OUT_KERNELS) == set(OUT_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CASES))
+def test_a_kernel_gives_the_same_bits_into_out_as_alone(name):
+    for args in OUT_CASES[name]:
+        with kernels.quiet():
+            function = kernels.RAW_NUMPY_KERNELS[name]
+            alone = function(*args)
+            into = np.full_like(alone, 7)
+            assert function(*args, out=into) is into
+            assert into.tobytes() == alone.tobytes(), (name, [np.shape(a) for a in args])
+            for k, arg in enumerate(args):
+                if isinstance(arg, np.ndarray) and arg.shape == alone.shape and arg.dtype == alone.dtype:
+                    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+                    assert function(*copies, out=copies[k]) is copies[k]
+                    assert copies[k].tobytes() == alone.tobytes(), (name, k, [np.shape(a) for a in args])

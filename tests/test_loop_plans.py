@@ -155,6 +155,42 @@ def test_a_plan_holds_no_slot_of_the_optimizer_which_steps_them_in_place(monkeyp
     assert len(laid) == 3 + 1       # with plans: at the first step and the two traced; as written: once
 
 
+WIDE_BIAS = """
+import tensorflow as tf
+w = tf.Variable(tf.random.normal((16, 128), seed=1) * 0.1)
+b = tf.Variable(tf.zeros((128,)))
+x = tf.random.normal((160, 16), seed=2)
+kept = []
+for step in range(8):
+    with tf.GradientTape() as tape:
+        m = tf.matmul(x, w)
+        KEEP
+        m = tf.nn.relu(m + b)
+        loss = tf.reduce_mean(tf.square(m))
+    dw, db = tape.gradient(loss, [w, b])
+    w.assign_sub(0.1 * dw)
+    b.assign_sub(0.1 * db)
+"""
+
+
+@pytest.mark.parametrize("keep, in_place", [("pass", 8 - 3), ("kept.append(m)", 0)], ids=["free", "kept"])
+def test_a_plan_writes_a_result_into_an_argument_s_array_that_nothing_else_holds(keep, in_place, monkeypatch):
+    # kernels.OUT_KERNELS: the product (160 x 128, read by no step after the bias's sum, and not what the loop
+    # leaves bound to m) takes the sum at each planned iteration, where nothing else holds it; where a list
+    # keeps it, the plan's check sees so at each iteration
+    from tapecli import kernels
+    add, into = kernels.RAW_NUMPY_KERNELS["add"], []
+
+    def recorded(a, b, out=None):
+        if out is not None and a.shape == (160, 128):
+            into.append(out is a)
+        return add(a, b, out=out)
+    monkeypatch.setitem(kernels.RAW_NUMPY_KERNELS, "add", recorded)
+    planned, _ = _compared(WIDE_BIAS.replace("KEEP", keep), monkeypatch, 8 - 3)
+    assert into == [True] * in_place
+    assert len(planned.scope.vars["kept"]) == (8 if in_place == 0 else 0)
+
+
 CHAIN = """
 var w = fill([100000], 0.5)
 for step in range(8):

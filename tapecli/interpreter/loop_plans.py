@@ -40,6 +40,7 @@ ahead (a tensor's rows, a dataset's batches: the plan must know which is the las
 """
 from __future__ import annotations
 
+from sys import getrefcount
 from types import FunctionType
 
 import numpy as np
@@ -59,6 +60,7 @@ from tapecli.runtime.values import DType, Tensor, Variable, make_tensor
 
 MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
 TRACED = (1, 2)                 # the iterations that run traced
+IN_PLACE_FROM = 1 << 14         # elements of a result that a plan writes into an argument's array (see _into)
 
 _PLAIN = (bool, int, float, str, type(None), DType, np.dtype)
 _PLAN_CODE: dict = {}           # a plan's source: its code, compiled once per process (bench runs a program again)
@@ -533,6 +535,26 @@ class LoopPlan:
                     waiting[b, specs] = (k, both)
         return pairs
 
+    def _into(self, k, values, released, constant):
+        """The slot of step k's argument whose array may take its result (``kernels.OUT_KERNELS``): an array the
+        iteration made (not an input, not a constant), which no later step reads, of the result's shape and
+        dtype and laid out to be written, a large one (a small one's allocation costs less than the check);
+        else None. Whether nothing else holds it is the plan's check at each iteration (``_alone``)."""
+        name, specs, attr_specs = self.steps[k]
+        result = values[self.n_inputs + k]
+        if name not in kernels.OUT_KERNELS or result.__class__ is not np.ndarray or result.size < IN_PLACE_FROM:
+            return None
+        read = list(slots_read((specs, attr_specs)))
+        for spec in specs:
+            if spec.__class__ is not int or spec < self.n_inputs or spec in constant \
+                    or spec not in released.get(k, ()) or read.count(spec) != 1:
+                continue
+            array = values[spec]
+            if array.__class__ is np.ndarray and array.shape == result.shape and array.dtype == result.dtype \
+                    and array.flags.c_contiguous and array.flags.writeable:
+                return spec
+        return None
+
     def compile(self, values):
         """The plan as one Python function of the slots' list (``values``: the arrays of one iteration, run or
         traced): each kernel called by the NumPy function ``kernels.run`` calls for these layouts
@@ -541,8 +563,9 @@ class LoopPlan:
         back) gives the same array at every iteration: its result, as that iteration made it, is bound as a
         constant. Each slot is let go of after the last step that reads it (what the loop binds after the plan
         is kept): an array no step needs is freed as the iteration goes, and its memory, still in the cache, is
-        the next array's."""
-        env = {"run_kernel": kernels.run, "_scalar": _scalar}
+        the next array's. A kernel that can write its result into an argument's array whose last reader it is
+        does so where, at that iteration, nothing else holds that array (``_into``, ``_alone``)."""
+        env = {"run_kernel": kernels.run, "_scalar": _scalar, "_alone": _alone}
         lines = ["def plan(v, interp):", "    a = v.append"]
         constant = set()        # the slots made of constants only
         released = self._released()
@@ -601,6 +624,11 @@ class LoopPlan:
             if not all(key.isidentifier() for key in attrs):
                 return None                     # (the ops' attribute names are words: never, but not source)
             function = kernels.direct(name, [resolve(s, values) for s in specs])
+            into = None if function is None else self._into(k, values, released, constant)
+            if into is not None:        # its result in that argument's array, where nothing else holds it
+                lines += [f"    o = v[{into}]", f"    v[{into}] = None", "    free = _alone(o)"]
+                args = ["o" if a == f"v[{into}]" else a for a in args]
+                attrs["out"] = "o if free else None"
             if function is None:
                 attributes = ", ".join(f"{key!r}: {a}" for key, a in attrs.items())
                 call = f"run_kernel({bound(name, 'n')}, [{', '.join(args)}], {{{attributes}}})"
@@ -609,6 +637,8 @@ class LoopPlan:
                 if values[slot].__class__ is not np.ndarray:     # (a scalar: as run makes it)
                     call = f"_scalar({call})"
             lines.append(f"    a({call})")
+            if into is not None:
+                lines.append("    o = None")      # (held, it would fail the next check of the same array)
         source = "\n".join(lines) + "\n"
         code = _PLAN_CODE.get(source)
         if code is None:        # (a plan's source is its structure's: the same in every run of a program)
@@ -618,6 +648,27 @@ class LoopPlan:
                 _PLAN_CODE.clear()
             code = _PLAN_CODE[source] = namespace["plan"].__code__
         return FunctionType(code, env)
+
+
+def _alone(array) -> bool:
+    """Whether nothing holds ``array`` but a plan's local ``o``, and nothing holds its base but ``array`` (a
+    reshape's view): its memory is free for a kernel's result."""
+    base = array.base
+    return getrefcount(array) == _ALONE[0] and (base is None or base.__class__ is np.ndarray and base.base is None
+                                                and getrefcount(base) == _ALONE[1])
+
+
+def _alone_counts() -> tuple[int, int]:
+    """What :func:`_alone` counts for an array held by its caller's local alone, and for the base of such a view
+    (measured the same way: an interpreter may borrow some references and count fewer)."""
+    def counts(array):
+        base = array.base
+        return getrefcount(array), getrefcount(base)
+    o = np.empty(2).reshape(1, 2)
+    return counts(o)
+
+
+_ALONE = _alone_counts()
 
 
 def _scalar(out):

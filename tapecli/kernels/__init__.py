@@ -22,7 +22,7 @@ import numpy as np
 from tapecli.environment import setting
 from tapecli.runtime.context import current
 
-from .numpy_kernels import KERNELS as NUMPY_KERNELS, RAW_KERNELS as _RAW, _quiet
+from .numpy_kernels import KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
 
 RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 
@@ -34,6 +34,8 @@ NUMBA_KERNELS: set = set()
 # (a loss and, for its backward pass, its gradient): (first kernel, second kernel) -> function of the arguments
 # giving (first's result, second's result), the bits each gives alone.
 PAIRED: dict = {}
+# The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.OUT_KERNELS)
+OUT_KERNELS: set = set(_OUT)
 
 
 def register(name: str, numpy=None, numba: bool = False, paired=None) -> None:
@@ -44,6 +46,7 @@ def register(name: str, numpy=None, numba: bool = False, paired=None) -> None:
     if numpy is not None:
         _RAW[name] = numpy
         NUMPY_KERNELS[name] = _quiet(numpy)
+        OUT_KERNELS.discard(name)           # (another function, that may take no ``out``)
     if numba:
         NUMBA_KERNELS.add(name)
     for second, both in (paired or {}).items():

@@ -50,16 +50,18 @@ def leaky_relu(x, alpha=0.2):
     return np.where(x > 0, x, x * x.dtype.type(alpha)).astype(x.dtype, copy=False)
 
 
-def relu(x):
+def relu(x, out=None):
     if x.__class__ is np.ndarray and x.dtype.kind == "f" and x.size >= _LARGE:
         # against zeros, not the scalar 0 (NumPy's loop against a scalar is slower): a row of them along rows
         # of about _WIDE elements where x is laid out for it, which spares making and reading x's size of them
         width = math.gcd(x.size, _WIDE)
         if width >= _WIDE // 4 and x.flags.c_contiguous:
-            out = np.empty(x.shape, dtype=x.dtype)
+            out = np.empty(x.shape, dtype=x.dtype) if out is None else out
             np.maximum(x.reshape(-1, width), np.zeros(width, dtype=x.dtype), out=out.reshape(-1, width))
             return out
-        return np.maximum(x, np.zeros_like(x))
+        return np.maximum(x, np.zeros_like(x), out=out)
+    if out is not None:
+        return np.maximum(x, x.dtype.type(0), out=out)
     return np.maximum(x, 0).astype(x.dtype, copy=False)
 
 
@@ -73,16 +75,17 @@ def _widened(ufunc):
     """``ufunc(a, b)``; where ``b`` is a short vector along ``a``'s last axis (a bias), over rows of about
     ``_WIDE`` elements with ``b`` repeated along them: the same pairs, so the same bits, at a fraction of
     the time NumPy takes looping over the short axis."""
-    def run(a, b):
+    def run(a, b, out=None):
         if b.__class__ is np.ndarray and b.ndim == 1 and a.__class__ is np.ndarray and a.ndim >= 2 \
                 and a.size >= _LARGE and a.shape[-1] == b.shape[0] and b.shape[0] <= _WIDE // 4 \
                 and a.dtype == b.dtype and a.flags.c_contiguous:
             reps = math.gcd(a.size // b.shape[0], _WIDE // b.shape[0])
             if reps > 1:
-                out = np.empty(a.shape, dtype=a.dtype)      # (its own array, not a view: what a trace follows)
+                # (its own array, not a view: what a trace follows)
+                out = np.empty(a.shape, dtype=a.dtype) if out is None else out
                 ufunc(a.reshape(-1, reps * b.shape[0]), np.tile(b, reps), out=out.reshape(-1, reps * b.shape[0]))
                 return out
-        return ufunc(a, b)
+        return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
     return run
 
@@ -116,20 +119,25 @@ def _broadcast_copy(x, shape):
     return out
 
 
-def masked_grad(g, x, kind="relu", alpha=0.2):
-    """The upstream gradient times the derivative of a piecewise-linear function."""
+def masked_grad(g, x, kind="relu", alpha=0.2, out=None):
+    """The upstream gradient times the derivative of a piecewise-linear function (into ``out``, where given)."""
+    if kind == "relu" and g.__class__ is np.ndarray and g.ndim and g.dtype.kind == "f" and g.shape == x.shape:
+        # where(x > 0, g, 0) on the bits: g's bits times 1 where x > 0, times 0 elsewhere (NaN too) is
+        # every bit of g or +0.0, as where gives it, at a quarter of where's time on a mixed mask
+        out = np.empty(g.shape, dtype=g.dtype) if out is None else out
+        bits = f"u{g.dtype.itemsize}"
+        np.multiply(np.ascontiguousarray(g).view(bits), np.greater(x, 0), out=out.view(bits), dtype=bits)
+        return out
     if kind == "relu":
-        if g.__class__ is np.ndarray and g.ndim and g.dtype.kind == "f" and g.shape == x.shape:
-            # where(x > 0, g, 0) on the bits: g's bits times 1 where x > 0, times 0 elsewhere (NaN too) is
-            # every bit of g or +0.0, as where gives it, at a quarter of where's time on a mixed mask
-            out = np.empty(g.shape, dtype=g.dtype)
-            bits = f"u{g.dtype.itemsize}"
-            np.multiply(np.ascontiguousarray(g).view(bits), np.greater(x, 0), out=out.view(bits), dtype=bits)
-            return out
-        return np.where(x > 0, g, 0).astype(g.dtype, copy=False)
-    if kind == "abs":
-        return (g * np.sign(x)).astype(g.dtype, copy=False)
-    return np.where(x > 0, g, g * g.dtype.type(alpha)).astype(g.dtype, copy=False)
+        result = np.where(x > 0, g, 0).astype(g.dtype, copy=False)
+    elif kind == "abs":
+        result = (g * np.sign(x)).astype(g.dtype, copy=False)
+    else:
+        result = np.where(x > 0, g, g * g.dtype.type(alpha)).astype(g.dtype, copy=False)
+    if out is None:
+        return result
+    np.copyto(out, result)
+    return out
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -302,4 +310,9 @@ KERNELS = {
     "getitem": getitem, "index_grad": index_grad,
 }
 RAW_KERNELS = KERNELS          # unwrapped: for callers that already run under np.errstate(all="ignore")
+# The kernels that write their result into ``out=`` where given (an array of the result's shape and dtype, which
+# may be one of their arguments), with the bits they give without it: a loop plan reuses an argument's array
+# that nothing else holds (interpreter/loop_plans.py)
+OUT_KERNELS = frozenset({"add", "sub", "mul", "div", "relu", "masked_grad"}
+                        | {name for name, f in RAW_KERNELS.items() if isinstance(f, np.ufunc) and f.nout == 1})
 KERNELS = {name: _quiet(f) for name, f in RAW_KERNELS.items()}
