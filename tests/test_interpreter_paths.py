@@ -339,3 +339,66 @@ def test_a_tape_that_splits_its_records_while_its_path_is_read_gives_each_op_onc
     assert len(paths[0]) == len(set(paths[0])) == 1 + 3 * 10
     full = run_source(source, options=Options(explain=True))
     assert _value(result, "j").value.tobytes() == _value(full, "j").value.tobytes()
+
+
+# A loop over a range whose body assigns scalar expressions runs as one generated loop (scalar_source.scalar_loop):
+# the same names, bits, dtypes and weak flags, loop name and step count as its statements one by one.
+def _loop_outcome(source, monkeypatch, generated, options=None):
+    """The step count and every tensor bound to a name (dtype, weak flag, bits); or the error and where."""
+    from tapecli.interpreter import compiled
+    with monkeypatch.context() as patch:
+        if not generated:
+            patch.setattr(compiled, "scalar_loop", lambda *args: None)
+        try:
+            result = run_source(source, options=options)
+        except Exception as e:
+            return type(e).__name__, str(e), getattr(e, "line", None), getattr(e, "column", None)
+    return result.interpreter.steps, sorted(
+        (name, value.dtype.str, value.weak, np.asarray(value.value).tobytes())
+        for name, value in result.scope.vars.items() if isinstance(value, Tensor))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(first=_expressions(["y", "z"]), second=_expressions(["y", "w"]), dtype=st.sampled_from(["float32", "float64"]),
+       start=st.sampled_from(["cast(0.5, {dtype})", "0.5"]), steps=st.integers(1, 40), order=st.booleans())
+def test_a_scalar_loop_runs_as_one_generated_loop_with_its_statements_bits(first, second, dtype, start, steps,
+                                                                           order, monkeypatch):
+    body = [f"    w = tanh({first})\n", f"    y = {second} * 0.5\n", "    z = z + 0.125\n"]
+    source = (f"y = {start.format(dtype=dtype)}\nz = cast(0.25, {dtype})\nw = cast(0.0, {dtype})\n"
+              f"for i in range({steps}):\n" + "".join(body if order else body[::-1]))
+    assert _loop_outcome(source, monkeypatch, True) == _loop_outcome(source, monkeypatch, False), source
+
+
+@pytest.mark.parametrize("source", [
+    "y = cast(0.5, float32)\nfor i in range(300):\n    y = sin(y) * 1.01 + 0.001\n",       # (the limit mid-loop)
+    "y = cast(0.5, float32)\nz = cast(0.5, float64)\nfor i in range(300):\n    y = sin(y) + z\n",
+    "y = cast(0.5, float32)\nfor i in range(300):\n    y = y + i\n",                          # (reads the loop's name)
+    "y = cast(0.5, float32)\nfor i in range(300):\n    y = sin(y)\n    sin = y\n",
+    "var y = 0.5\nfor i in range(300):\n    y = sin(y)\n",
+])
+def test_a_scalar_loop_that_meets_a_limit_or_a_value_it_cannot_take_ends_as_its_statements_do(source, monkeypatch):
+    limited = Options(limits=Limits(max_steps=200))
+    assert _loop_outcome(source, monkeypatch, True, limited) == _loop_outcome(source, monkeypatch, False, limited)
+
+
+def test_a_generated_scalar_loop_stops_where_a_check_fails_and_leaves_the_state_before_it(monkeypatch):
+    # the third sin gives a float64: the generated loop stops in iteration 2 at its second statement, with z as
+    # iteration 2 left it; that statement runs as written (a fourth sin), and the loop goes on from iteration 3
+    from tapecli.kernels import RAW_NUMPY_KERNELS
+    calls, sin = [], RAW_NUMPY_KERNELS["sin"]
+
+    def counted(x):
+        calls.append(x)
+        return np.float64(sin(x)) if len(calls) == 3 else sin(x)
+    monkeypatch.setitem(RAW_NUMPY_KERNELS, "sin", counted)
+    result = run_source("y = cast(0.5, float32)\nz = cast(0.0, float32)\nfor i in range(5):\n    z = z + 1.0\n"
+                        "    y = sin(y)\n")
+    expected = np.float32(0.5)
+    for _ in range(5):
+        expected = np.sin(expected)
+    assert len(calls) == 6
+    assert _value(result, "y").value.tobytes() == np.asarray(expected).tobytes()
+    assert float(_value(result, "z").value) == 5.0 and int(_value(result, "i").value) == 4
+    assert result.interpreter.steps == 5
+

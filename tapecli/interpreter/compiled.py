@@ -6,10 +6,8 @@ definition of its meaning.
 """
 from __future__ import annotations
 
-import functools
-from types import FunctionType
-
-import numpy as np
+from collections import deque
+from itertools import islice
 
 from tapecli import ops
 from tapecli.errors import LimitError, TdfError
@@ -25,16 +23,12 @@ from tapecli.interpreter.expressions import list_literal_binary
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.ops.scalar import scalar_binary
-from tapecli.ops.statement import StatementRecord, statement_op
+from tapecli.interpreter.scalar_source import FLOAT_SCALARS, OP_NAMES, ScalarSource, scalar_loop
 from tapecli.runtime.limits import Limits
-from tapecli.runtime.tape import NO_ATTRS, record_on
-from tapecli.kernels import RAW_NUMPY_KERNELS
 from tapecli.runtime.values import Tensor, Variable, new_id
 
 new = Tensor.__new__
 
-_FLOAT_SCALARS = (np.float32, np.float64)
-_OP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul"}
 
 
 class Compiled:
@@ -54,6 +48,12 @@ class Compiled:
         entry = self.code.get(id(body))
         if entry is None or entry[0] is not body:
             entry = self.code[id(body)] = (body, self._block(body))
+        return entry[1]
+
+    def statement(self, node):
+        entry = self.code.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = self.code[id(node)] = (node, self._statement(node))
         return entry[1]
 
     # ------------------------------------------------------------ expressions
@@ -97,7 +97,7 @@ class Compiled:
         if node.op in ("*", "+") and ast.ListDisplay in (node.left.__class__, node.right.__class__):
             return self._list_literal_binop(node, left, right)
         op_symbol = node.op
-        if op_symbol not in _OP_NAMES:                      # & | ^: no one op entry (bool or integer decides)
+        if op_symbol not in OP_NAMES:                      # & | ^: no one op entry (bool or integer decides)
             binary = interp.binary
 
             def operator(scope):
@@ -107,7 +107,7 @@ class Compiled:
                     raise e.locate(node)
             return operator
         op = interp._BINARY[op_symbol]
-        op_entry = ops.OPS[_OP_NAMES[op_symbol]]
+        op_entry = ops.OPS[OP_NAMES[op_symbol]]
         binary = interp.binary
         tapes = interp.ctx.tapes
         # A literal beside a float scalar takes its dtype (as the op would make it): kept per dtype here.
@@ -117,7 +117,7 @@ class Compiled:
         def constant(literal, other):
             value = other.value
             cls = value.__class__
-            if cls not in _FLOAT_SCALARS or other.weak:
+            if cls not in FLOAT_SCALARS or other.weak:
                 return literal
             c = constants.get(cls)
             if c is None:
@@ -182,7 +182,7 @@ class Compiled:
 
     # ------------------------------------------------------------- statements
     def _block(self, body):
-        statements = [self._statement(s) for s in body]
+        statements = [self.statement(s) for s in body]
         if len(statements) == 1:
             return statements[0]
 
@@ -324,7 +324,10 @@ class Compiled:
         items_of = interp.loop_items
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
+        tapes = interp.ctx.tapes
+        settings = interp.ctx.settings
         shapes = []                   # the body's shape for a loop plan, found the first time one may serve
+        scalars = []                  # the body as one generated loop (scalar_loop), made on a second iteration
 
         def shape():
             if not shapes:
@@ -341,7 +344,31 @@ class Compiled:
             planner = loop_plans.planner(interp, shape, items, over)
             if planner is not None and planner.count is None:
                 items = planner.ahead(items)
-            for index, item in enumerate(items):
+            misses = 0                # the generated loop's tries that found a name it cannot take
+
+            def bind_row(index):
+                item = new(Tensor)
+                item.value, item.weak, item.id = items[index], True, new_id()
+                names[target] = item
+            iterator = enumerate(items)
+            for index, item in iterator:
+                if weak_rows and index and planner is None and misses < 64 and not tapes and not implicit \
+                        and interp.scalar_path and fusion_plans.THRESHOLD > 1 and target not in scope.consts \
+                        and names.get(target).__class__ is not Variable:
+                    if not scalars:
+                        scalars.append(scalar_loop(self, node))
+                    if scalars[0] is not None:
+                        stop, statement = scalars[0](scope, len(items), index, interp, check_limits, max_steps,
+                                                     every, bind_row, settings)
+                        if stop > index or statement >= 0:
+                            for rest in node.body[statement:] if statement >= 0 else ():
+                                self.statement(rest)(scope)        # (assignments: no break, no continue)
+                            if stop == len(items):
+                                break
+                            deque(islice(iterator, stop - index), maxlen=0)     # (up to ``stop``, run)
+                            misses += 1
+                            continue
+                        misses += 1
                 if weak_rows:
                     row = item
                     item = new(Tensor)
@@ -366,169 +393,6 @@ class Compiled:
                 except _Continue:
                     continue
         return loop
-
-
-class ScalarSource:
-    """The Python source of one scalar expression (Compiled._scalar): one line per node, each value a local
-    ``vN``, every name's scalar of one class ``cls`` (a binary op of two classes is the usual path's), the
-    literals in that class from ``literals(cls)``, computed once per class as the ops would make them (values
-    ``c``, tensors ``C``). Recording, the lines making each op's tensor ``TvN`` and record come after them."""
-
-    def __init__(self, compiled, record=False):
-        self.compiled = compiled
-        self.record = record
-        self.lines: list[str] = []
-        self.recording: list[str] = []          # record: the lines after the values
-        self.steps: list[tuple] = []            # record: (value local, op, argument locals) of each op
-        self.tensors: dict[str, str] = {}       # record: a value's local -> its tensor's
-        self.names: dict[str, str] = {}        # program name -> its local
-        self.literals: list = []               # the weak tensors of the expression's literals
-        self.constants: dict = {"Tensor": Tensor, "FLOATS": _FLOAT_SCALARS, "BUILTINS": BUILTINS}
-        if record:
-            ctx = compiled.interp.ctx
-            self.constants.update(new=new, new_id=new_id, record=record_on, NO_ATTRS=NO_ATTRS,
-                                  tapes=ctx.tapes, settings=ctx.settings)
-        self.count = 0
-
-    def _local(self) -> str:
-        self.count += 1
-        return f"v{self.count}"
-
-    def emit(self, node) -> str | None:
-        """The local holding ``node``'s scalar, after the lines computing it; None for a node it cannot take."""
-        cls = node.__class__
-        if cls is ast.Name:
-            return self._name(node.id)
-        if cls is ast.BinOp and node.op in _SCALAR_OPERATORS:
-            return self._binop(node)
-        if (cls is ast.Call and node.func.__class__ is ast.Name and len(node.args) == 1 and not node.keywords
-                and node.args[0].__class__ is not Starred):
-            return self._call(node)
-        return None
-
-    def _name(self, ident: str) -> str:
-        local = self.names.get(ident)
-        if local is not None:
-            return local
-        local = self.names[ident] = self._local()
-        tensor = self.tensors[local] = f"T{local}"
-        first = not self.lines
-        self.lines += [f"{tensor} = get({ident!r})",
-                       f"if {tensor}.__class__ is not Tensor or {tensor}.weak: return None",
-                       f"{local} = {tensor}.value"]
-        if first:
-            self.lines += [f"cls = {local}.__class__", "if cls not in FLOATS: return None",
-                           "m = made.get(cls)", "if m is None: m = literals(cls)", "if m is False: return None",
-                           "c, C = m" if self.record else "c = m[0]"]
-        else:
-            self.lines.append(f"if {local}.__class__ is not cls: return None")
-        return local
-
-    def _literal(self, node) -> str:
-        self.literals.append(self.compiled.expression(node)(None))
-        local = f"c[{len(self.literals) - 1}]"
-        self.tensors[local] = f"C[{len(self.literals) - 1}]"
-        return local
-
-    def _recorded(self, local: str, op, inputs) -> None:
-        """Recording: the lines making ``local``'s tensor and recording ``op`` on ``inputs`` (value locals)."""
-        tensor = self.tensors[local] = f"T{local}"
-        op_name = f"op{self.count}"
-        self.constants[op_name] = op
-        arguments = "".join(f"{self.tensors[i]}, " for i in inputs)
-        self.steps.append((local, op, inputs))
-        self.recording += [f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {local}, False, new_id()"]
-        if op.differentiable:
-            self.recording.append(f"record(tapes, {op_name}, ({arguments}), {tensor}, NO_ATTRS, line)")
-
-    def _binop(self, node) -> str | None:
-        left_literal, right_literal = node.left.__class__ is ast.Number, node.right.__class__ is ast.Number
-        if left_literal and right_literal:
-            return None
-        left = self._literal(node.left) if left_literal else self.emit(node.left)
-        right = self._literal(node.right) if right_literal else self.emit(node.right)
-        if left is None or right is None:
-            return None
-        local = self._local()
-        self.lines.append(f"{local} = {left} {node.op} {right}")
-        if self.record:
-            self._recorded(local, ops.OPS[_OP_NAMES[node.op]], (left, right))
-        return local
-
-    def _call(self, node) -> str | None:
-        ident = node.func.id
-        function = BUILTINS.get(ident)
-        op = _unary_builtins().get(function)
-        if op is None:
-            return None
-        argument = self.emit(node.args[0])
-        if argument is None:
-            return None
-        local = self._local()
-        function_name, kernel_name = f"f{self.count}", f"k{self.count}"
-        self.constants[function_name], self.constants[kernel_name] = function, RAW_NUMPY_KERNELS[op.kernel]
-        self.lines += [f"if {ident!r} in names or BUILTINS.get({ident!r}) is not {function_name}: return None",
-                       "try:", f"    {local} = {kernel_name}({argument})",
-                       "except Exception: return None      # the usual path words it",
-                       f"if {local}.__class__ is not cls: return None"]
-        if self.record:
-            self._recorded(local, op, (argument,))
-        return local
-
-    def _recording_lines(self, result: str) -> list[str]:
-        """Recording: the lines making the tensors and records and returning the value's tensor. One statement
-        record stands for the ops (ops/statement.py) where it can: with two names or more, only where every tape
-        that records the statement would record each op; else each op's tensor and record are made."""
-        one_by_one = [*self.recording, f"return {self.tensors[result]}"]
-        leaves = list(self.names.values())
-        literals = [f"c[{i}]" for i in range(len(self.literals))]
-        index = {local: i for i, local in enumerate([*leaves, *literals])}
-        steps = []
-        for local, op, arguments in self.steps:
-            steps.append((op, tuple(index[a] for a in arguments)))
-            index[local] = len(leaves) + len(literals) + len(steps) - 1
-        statement = statement_op(steps, len(leaves), len(literals))
-        if statement is None:
-            return one_by_one
-        self.constants.update(statement=statement, StatementRecord=StatementRecord)
-        tensor = self.tensors[result]
-        inputs = "".join(f"{self.tensors[local]}, " for local in [*leaves, *literals])
-        lines = ["new_id()"] * (len(steps) - 1) + [       # the ids the ops' values would have had
-            f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {result}, False, new_id()",
-            f"record(tapes, statement, ({inputs}), {tensor}, NO_ATTRS, line, None, StatementRecord)",
-            f"return {tensor}"]
-        if len(leaves) == 1:        # each op reads the name: recorded on a tape watching it, all of them are
-            return lines
-        names = "".join(f"{self.tensors[local]}, " for local in leaves)
-        return [f"if statement.records_every_op(tapes, ({names})):", *(f"    {line}" for line in lines), *one_by_one]
-
-    def function(self, result: str):
-        literals, made = self.literals, {}
-
-        def literals_in(cls):
-            """The literals as ``cls`` scalars and tensors, kept in ``made`` (False where one cannot be: the usual
-            path words it)."""
-            try:
-                tensors = tuple(ops.materialize(literal, np.dtype(cls)) for literal in literals)
-                made[cls] = (tuple(t.value for t in tensors), tensors)
-            except Exception:
-                made[cls] = False
-            return made[cls]
-
-        if self.record:
-            lines = [*self.lines, "line = settings.line", *self._recording_lines(result)]
-        else:
-            lines = [*self.lines, f"return {result}"]
-        body = "\n    ".join(["names = scope.vars", "get = names.get", *lines])
-        source = f"def scalar(scope):\n    {body}\n"
-        code = _SCALAR_CODE.get(source)
-        if code is None:        # the code of a source, made once per process (a bench runs the program again)
-            namespace: dict = {}
-            exec(compile(source, "<scalar expression>", "exec"), namespace)
-            if len(_SCALAR_CODE) >= 4096:      # a long-lived process's many programs: start again
-                _SCALAR_CODE.clear()
-            code = _SCALAR_CODE[source] = namespace["scalar"].__code__
-        return FunctionType(code, dict(self.constants, literals=literals_in, made=made))
 
 
 def _scalar_path(make):
@@ -556,24 +420,6 @@ def _no_scalar(scope):
     return None
 
 
-@functools.cache
-def _unary_builtins() -> dict:
-    """Builtin function -> op, for the one-input elementwise ops whose builtin is exactly ``apply(op, (x,))``:
-    the op's own public function, whose code names nothing but ``apply`` and op constants. Made on the first
-    compiled call, once the library (imported by the api) has registered the builtins."""
-    out = {}
-    for op in ops.OPS.values():
-        function = getattr(ops, op.public_name, None)
-        code = getattr(function, "__code__", None)
-        if (op.grads is None or len(op.grads) != 1 or code is None or code.co_argcount != 1
-                or op.kernel not in RAW_NUMPY_KERNELS or "apply" not in code.co_names
-                or not all(n in ("apply", "OPS") or n.isupper() for n in code.co_names)):
-            continue
-        if any(BUILTINS.get(name) is function for name in op.program):
-            out[function] = op
-    return out
-
-
 def _large_leaf(names, scope) -> bool:
     """Whether an expression's leaves include a tensor large enough for fusion (checked before asking it)."""
     threshold = fusion_plans.THRESHOLD
@@ -592,7 +438,5 @@ def _large_leaf(names, scope) -> bool:
 
 _EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinOp: Compiled._binop,
                 ast.Call: Compiled._call}
-_SCALAR_OPERATORS = ("+", "-", "*", "/")
-_SCALAR_CODE: dict = {}         # ScalarSource's source -> its compiled code
 _STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
                ast.For: Compiled._for}
