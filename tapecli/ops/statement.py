@@ -114,7 +114,9 @@ class StatementRecord(Record):
                 out = self.output
             else:
                 out = _new(Tensor)
-                out.value, out.weak, out.id = _run(step_op, [t.value for t in inputs]), False, first_id + j
+                with np.errstate(all="ignore"):         # (as the ops computed it: a listing may ask outside a run)
+                    value = _run(step_op, [t.value for t in inputs])
+                out.value, out.weak, out.id = value, False, first_id + j
             tensors.append(out)
             records.append(Record(step_op, inputs, out, NO_ATTRS, self.line))
             if reach is not None and any(t.id in reach for t in inputs):
