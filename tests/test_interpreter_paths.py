@@ -382,6 +382,19 @@ def test_a_scalar_loop_that_meets_a_limit_or_a_value_it_cannot_take_ends_as_its_
     assert _loop_outcome(source, monkeypatch, True, limited) == _loop_outcome(source, monkeypatch, False, limited)
 
 
+@pytest.mark.parametrize("source", [
+    "def f(y):\n    for i in range(50):\n        y = sin(y) * 0.5 + 0.25\n    return y\nz = f(cast(0.5, float32))\n",
+    "y = cast(0.5, float64)\nfor j in range(3):\n    for i in range(20):\n        y = cos(y) + 0.5\n    y = y * 1.0\n",
+    "y = cast(0.5, float32)\nfor i in range(20):\n    y = y * 0.5\nfor i in range(0):\n    y = y * 2.0\n",
+    "y = cast(0.5, float32)\nfor i in range(20):\n    y = sin(y)\n    if i > 10:\n        y = y * 2.0\n",
+    "const y = cast(0.5, float32)\nz = y\nfor i in range(20):\n    z = sin(z) + y\n",
+])
+@pytest.mark.parametrize("options", [None, Options(check_numerics=True)])
+def test_scalar_loops_elsewhere_end_as_their_statements_do(source, options, monkeypatch):
+    # in a function, nested, empty, beside an if, reading a constant; and with every op checked (no short path)
+    assert _loop_outcome(source, monkeypatch, True, options) == _loop_outcome(source, monkeypatch, False, options)
+
+
 def test_a_generated_scalar_loop_stops_where_a_check_fails_and_leaves_the_state_before_it(monkeypatch):
     # the third sin gives a float64: the generated loop stops in iteration 2 at its second statement, with z as
     # iteration 2 left it; that statement runs as written (a fourth sin), and the loop goes on from iteration 3

@@ -327,7 +327,7 @@ class Compiled:
         tapes = interp.ctx.tapes
         settings = interp.ctx.settings
         shapes = []                   # the body's shape for a loop plan, found the first time one may serve
-        scalars = []                  # the body as one generated loop (scalar_loop), made on a second iteration
+        scalars = []                  # the body as one generated loop (scalar_loop), made when first tried
 
         def shape():
             if not shapes:
@@ -365,7 +365,7 @@ class Compiled:
                                 self.statement(rest)(scope)        # (assignments: no break, no continue)
                             if stop == len(items):
                                 break
-                            deque(islice(iterator, stop - index), maxlen=0)     # (up to ``stop``, run)
+                            deque(islice(iterator, stop - index), maxlen=0)     # (the items up to stop ran)
                             misses += 1
                             continue
                         misses += 1
