@@ -232,6 +232,14 @@ def test_run_options():
         assert e.value.code == 2, bad
 
 
+def test_a_short_workload_warms_up_longer_for_every_tool_unless_told():
+    run = load_benchmark("run")
+    assert run.warmups("scalar_loop", run.FULL, explicit=False) == (run.SHORT_RUN_WARMUP["scalar_loop"],) * 2
+    assert run.warmups("scalar_loop", dict(run.FULL, warmup=5), explicit=True) == (5, 5)
+    assert run.warmups("loop", run.FULL, explicit=False) == (1, run.FULL["warmup"])
+    assert run.warmups("mlp", run.QUICK, explicit=False) == (run.QUICK["warmup"],) * 2
+
+
 def test_plot_without_matplotlib_is_a_usage_error_naming_the_extra(monkeypatch, capsys):
     import importlib.util
     run = load_benchmark("run")
