@@ -370,6 +370,40 @@ def test_a_scalar_loop_runs_as_one_generated_loop_with_its_statements_bits(first
     assert _loop_outcome(source, monkeypatch, True) == _loop_outcome(source, monkeypatch, False), source
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(first=_expressions(["y", "w"]), second=_expressions(["y", "c"]), steps=st.integers(1, 12),
+       persistent=st.booleans())
+def test_a_recorded_scalar_loop_runs_as_one_generated_loop_with_its_statements_records(first, second, steps,
+                                                                                      persistent, monkeypatch):
+    # on a tape: the same records (listing), the same gradients, names and step count as the statements one by one
+    from tapecli.interpreter import compiled
+    from tapecli.tools.tapelist import list_tapes
+    source = f"""var x = 0.5
+w = cast(-0.75, float32)
+c = cast(0.25, float32)
+tape t(persistent={persistent}):
+    watch(w)
+    y = x * 1.0
+    for i in range({steps}):
+        w = tanh({first})
+        y = tanh({second})
+dx = t.gradient(y, x)
+"""
+    listings = []
+    for generated in (True, False):
+        with monkeypatch.context() as patch:
+            if not generated:
+                patch.setattr(compiled, "scalar_loop", lambda *args: None)
+            listing = list_tapes(source, "loop.tdf")
+        for tape in listing["tapes"]:
+            tape.pop("saved_bytes")
+        listings.append((listing["tapes"], listing["result"].interpreter.steps, sorted(
+            (name, value.dtype.str, value.weak, np.asarray(value.value).tobytes())
+            for name, value in listing["result"].scope.vars.items() if isinstance(value, Tensor))))
+    assert listings[0] == listings[1], source
+
+
 @pytest.mark.parametrize("source", [
     "y = cast(0.5, float32)\nfor i in range(300):\n    y = sin(y) * 1.01 + 0.001\n",       # (the limit mid-loop)
     "y = cast(0.5, float32)\nz = cast(0.5, float64)\nfor i in range(300):\n    y = sin(y) + z\n",

@@ -327,7 +327,7 @@ class Compiled:
         tapes = interp.ctx.tapes
         settings = interp.ctx.settings
         shapes = []                   # the body's shape for a loop plan, found the first time one may serve
-        scalars = []                  # the body as one generated loop (scalar_loop), made when first tried
+        scalars = {}                  # recording or not -> the body as one generated loop (scalar_loop), or None
 
         def shape():
             if not shapes:
@@ -352,14 +352,16 @@ class Compiled:
                 names[target] = item
             iterator = enumerate(items)
             for index, item in iterator:
-                if weak_rows and index and planner is None and misses < 64 and not tapes and not implicit \
+                if weak_rows and index and planner is None and misses < 64 and not implicit \
                         and interp.scalar_path and fusion_plans.THRESHOLD > 1 and target not in scope.consts \
                         and names.get(target).__class__ is not Variable:
-                    if not scalars:
-                        scalars.append(scalar_loop(self, node))
-                    if scalars[0] is not None:
-                        stop, statement = scalars[0](scope, len(items), index, interp, check_limits, max_steps,
-                                                     every, bind_row, settings)
+                    record = bool(tapes)
+                    if record not in scalars:
+                        scalars[record] = scalar_loop(self, node, record)
+                    generated = scalars[record]
+                    if generated is not None:
+                        stop, statement = generated(scope, len(items), index, interp, check_limits, max_steps,
+                                                    every, bind_row, settings)
                         if stop > index or statement >= 0:
                             for rest in node.body[statement:] if statement >= 0 else ():
                                 self.statement(rest)(scope)        # (assignments: no break, no continue)

@@ -133,13 +133,13 @@ class ScalarSource:
             self._recorded(local, op, (argument,))
         return local
 
-    def _recording_lines(self, result: str) -> list[str]:
-        """Recording: the lines making the tensors and records and returning the value's tensor. One statement
-        record stands for the ops (ops/statement.py) where it can: with two names or more, only where every tape
-        that records the statement would record each op; else each op's tensor and record are made."""
-        one_by_one = [*self.recording, f"return {self.tensors[result]}"]
-        leaves = list(self.names.values())
-        literals = [f"c[{i}]" for i in range(len(self.literals))]
+    def _recording_lines(self, result: str, leaves: list, literals: list, key: str = "statement") -> list[str]:
+        """Recording: the lines making the tensors and records, after which the value's tensor is
+        ``self.tensors[result]``; ``leaves`` and ``literals``: the locals of the names and literals the expression
+        reads, in order (the statement's inputs). One statement record stands for the ops (ops/statement.py, bound
+        as ``key``) where it can: with two names or more, only where every tape that records the statement would
+        record each op; else each op's tensor and record are made."""
+        one_by_one = list(self.recording)
         index = {local: i for i, local in enumerate([*leaves, *literals])}
         steps = []
         for local, op, arguments in self.steps:
@@ -148,21 +148,24 @@ class ScalarSource:
         statement = statement_op(steps, len(leaves), len(literals))
         if statement is None:
             return one_by_one
-        self.constants.update(statement=statement, StatementRecord=StatementRecord)
+        self.constants.update({key: statement, "StatementRecord": StatementRecord})
         tensor = self.tensors[result]
         inputs = "".join(f"{self.tensors[local]}, " for local in [*leaves, *literals])
         lines = ["new_id()"] * (len(steps) - 1) + [       # the ids the ops' values would have had
             f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {result}, False, new_id()",
-            f"record(tapes, statement, ({inputs}), {tensor}, NO_ATTRS, line, None, StatementRecord)",
-            f"return {tensor}"]
+            f"record(tapes, {key}, ({inputs}), {tensor}, NO_ATTRS, line, None, StatementRecord)"]
         if len(leaves) == 1:        # each op reads the name: recorded on a tape watching it, all of them are
             return lines
         names = "".join(f"{self.tensors[local]}, " for local in leaves)
-        return [f"if statement.records_every_op(tapes, ({names})):", *(f"    {line}" for line in lines), *one_by_one]
+        return [f"if {key}.records_every_op(tapes, ({names})):", *(f"    {line}" for line in lines), "else:",
+                *(f"    {line}" for line in one_by_one)]
 
     def function(self, result: str):
         if self.record:
-            lines = [*self.lines, "line = settings.line", *self._recording_lines(result)]
+            literals = [f"c[{i}]" for i in range(len(self.literals))]
+            lines = [*self.lines, "line = settings.line",
+                     *self._recording_lines(result, list(self.names.values()), literals),
+                     f"return {self.tensors[result]}"]
         else:
             lines = [*self.lines, f"return {result}"]
         body = "\n    ".join(["names = scope.vars", "get = names.get", *lines])
@@ -196,42 +199,63 @@ class ScalarSource:
 class LoopSource(ScalarSource):
     """The Python source of a loop over a range whose body is assignments of scalar expressions to names
     (:func:`scalar_loop`): the names read before the body assigns them read once, before the loop (and the
-    builtins it calls checked), each name's scalar a local from one iteration to the next, bound to a tensor
-    again where the loop stops."""
+    builtins it calls checked), each name's scalar (and, recording, its tensor) a local from one iteration to
+    the next, bound to the name again where the loop stops."""
 
-    def __init__(self, compiled):
-        super().__init__(compiled)
+    def __init__(self, compiled, record=False):
+        super().__init__(compiled, record)
         self.entry = []
         self.assigned: dict[str, str] = {}      # a name the body assigns before it reads it -> its local
         self.body: list[str] = []
         self.statements = 0
+        self.reads: list[str] = []              # the locals of the names the statement being added reads
 
     def _name(self, ident: str) -> str:
-        local = self.assigned.get(ident)
-        return local if local is not None else super()._name(ident)
+        local = self.assigned.get(ident) or super()._name(ident)
+        if local not in self.reads:
+            self.reads.append(local)
+        return local
 
     def statement(self, node) -> bool:
-        """Add an assignment's lines (a check that fails stops the loop there: ``return index, k``, k the
-        statement's position); False where its value is not a scalar expression."""
+        """Add an assignment's lines (a check that fails stops the loop there, before the statement records
+        anything: ``return index, k``, k the statement's position); False where its value is not a scalar
+        expression."""
+        first_literal = len(self.literals)
+        self.reads, self.steps, self.recording = [], [], []
         result = self.emit(node.value)
         if result is None:
             return False
         target = node.targets[0]
-        local = self.names.get(target) or self.assigned.setdefault(target, self._local())
+        local = self.names.get(target) or self.assigned.get(target)
+        if local is None:
+            local = self.assigned[target] = self._local()
+            self.tensors[local] = f"T{local}"
         stop = f"return index, {self.statements}"
-        self.body += [*(line.replace("return None", stop) for line in self.lines), f"{local} = {result}"]
+        self.body += [line.replace("return None", stop) for line in self.lines]
+        if self.record:
+            literals = [f"c[{i}]" for i in range(first_literal, len(self.literals))]
+            self.body += [f"line = {node.line}",
+                          *self._recording_lines(result, self.reads, literals, f"statement{self.statements}"),
+                          f"{self.tensors[local]} = {self.tensors[result]}"]
+        self.body.append(f"{local} = {result}")
         self.lines.clear()
         self.statements += 1
         return True
 
     def function(self, targets, last_line: int):
         """The loop's function (see :func:`scalar_loop`); ``targets``: the names the body assigns."""
-        write_back = []
+        write_back, entry = [], []
         for name in targets:
             local = self.names.get(name) or self.assigned[name]
-            before = f"{self.tensors[local]}.value" if name in self.names else "UNSET"
-            write_back += [f"if {local} is not {before}:",
-                           f"    w = new(Tensor); w.value, w.weak, w.id = {local}, False, new_id(); names[{name!r}] = w"]
+            if self.record:         # the tensor the last assignment made and recorded
+                tensor = self.tensors[local]
+                before = f"E{local}" if name in self.names else "UNSET"
+                entry.append(f"{before} = {tensor}" if name in self.names else f"{tensor} = UNSET")
+                write_back += [f"if {tensor} is not {before}:", f"    names[{name!r}] = {tensor}"]
+            else:                   # a tensor of the last value
+                before = f"{self.tensors[local]}.value" if name in self.names else "UNSET"
+                write_back += [f"if {local} is not {before}:", f"    w = new(Tensor); w.value, w.weak, w.id = "
+                                                                f"{local}, False, new_id(); names[{name!r}] = w"]
         loop = ["steps = interp.steps", "index = start", f"settings.line = {last_line}", "try:",
                 "    while index < n:", "        steps += 1", "        if steps > max_steps or not steps % every:",
                 "            interp.steps = steps", *(f"            {line}" for line in write_back),
@@ -244,7 +268,7 @@ class LoopSource(ScalarSource):
             "names = scope.vars", "get = names.get", "consts = scope.consts",
             *(f"if {name!r} in consts or get({name!r}).__class__ is Variable: return start, -1" for name in targets),
             *(line.replace("return None", "return start, -1") for line in self.entry),
-            *(f"{local} = UNSET" for local in self.assigned.values()), *loop])
+            *(f"{local} = UNSET" for local in self.assigned.values()), *entry, *loop])
         return self._made("def scalar_loop(scope, n, start, interp, check_limits, max_steps, every, bind_item, "
                           f"settings):\n    {body}\n", "<scalar loop>")
 
@@ -252,7 +276,7 @@ class LoopSource(ScalarSource):
 _UNSET = object()
 
 
-def scalar_loop(compiled, node):
+def scalar_loop(compiled, node, record=False):
     """A ``for`` over a range whose body assigns scalar expressions (Compiled._scalar's) to names, reading
     neither the loop's name nor a name it binds to a builtin it calls, as one generated Python loop:
     ``f(scope, n, start, interp, check_limits, max_steps, every, bind_item, settings)`` runs iterations ``start``
@@ -261,8 +285,9 @@ def scalar_loop(compiled, node):
     k)``: all run (``k`` -1, ``index`` n), or stopped at statement ``k`` of iteration ``index``, whose check
     failed before it changed anything (that statement and the rest of the iteration are the caller's to run
     as written), or ``(start, -1)`` where a name is not a strong float scalar of one class before the loop.
-    None for another body."""
-    source = LoopSource(compiled)
+    With ``record`` (tapes are open), each statement's tensors and records are made as its own recorded
+    function (Compiled._scalar) makes them. None for another body."""
+    source = LoopSource(compiled, record)
     for statement in node.body:
         if statement.__class__ is not ast.Assign or len(statement.targets) != 1 \
                 or statement.value.__class__ not in (ast.BinOp, ast.Call) or not source.statement(statement):
