@@ -344,7 +344,7 @@ class Compiled:
             planner = loop_plans.planner(interp, shape, items, over)
             if planner is not None and planner.count is None:
                 items = planner.ahead(items)
-            misses = 0                # the generated loop's tries that found a name it cannot take
+            misses = 0                # the generated loop's tries that stopped short (64: no more)
 
             def bind_row(index):
                 item = new(Tensor)
@@ -359,7 +359,9 @@ class Compiled:
                     if record not in scalars:
                         scalars[record] = scalar_loop(self, node, record)
                     generated = scalars[record]
-                    if generated is not None:
+                    if generated is None:
+                        misses = 64           # (a body it cannot take: not asked again at every iteration)
+                    else:
                         stop, statement = generated(scope, len(items), index, interp, check_limits, max_steps,
                                                     every, bind_row, settings)
                         if stop > index or statement >= 0:

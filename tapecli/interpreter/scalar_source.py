@@ -169,11 +169,11 @@ class ScalarSource:
         else:
             lines = [*self.lines, f"return {result}"]
         body = "\n    ".join(["names = scope.vars", "get = names.get", *lines])
-        return self._made(f"def scalar(scope):\n    {body}\n", "<scalar expression>")
+        return self._made(f"def scalar(scope):\n    {body}\n", "scalar", "<scalar expression>")
 
-    def _made(self, source: str, filename: str):
-        """The function ``source`` defines, with this expression's constants and literals; its code made once per
-        process (a bench runs the program again)."""
+    def _made(self, source: str, name: str, filename: str):
+        """The function ``name`` that ``source`` defines, with this expression's constants and literals; its code
+        made once per process (a bench runs the program again)."""
         literals, made = self.literals, {}
 
         def literals_in(cls):
@@ -192,7 +192,7 @@ class ScalarSource:
             exec(compile(source, filename, "exec"), namespace)      # noqa: S102
             if len(_SCALAR_CODE) >= 4096:      # a long-lived process's many programs: start again
                 _SCALAR_CODE.clear()
-            code = _SCALAR_CODE[source] = next(v for v in namespace.values() if v.__class__ is FunctionType).__code__
+            code = _SCALAR_CODE[source] = namespace[name].__code__
         return FunctionType(code, dict(self.constants, literals=literals_in, made=made))
 
 
@@ -270,7 +270,7 @@ class LoopSource(ScalarSource):
             *(line.replace("return None", "return start, -1") for line in self.entry),
             *(f"{local} = UNSET" for local in self.assigned.values()), *entry, *loop])
         return self._made("def scalar_loop(scope, n, start, interp, check_limits, max_steps, every, bind_item, "
-                          f"settings):\n    {body}\n", "<scalar loop>")
+                          f"settings):\n    {body}\n", "scalar_loop", "<scalar loop>")
 
 
 _UNSET = object()
