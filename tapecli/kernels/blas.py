@@ -1,15 +1,18 @@
 """Matrix products on OpenBLAS's threads where they pay: a product too small to gain from them runs on one.
 
-OpenBLAS splits a product over all its threads from about a quarter of a million multiply-adds. Between
-the products of a training step (a few million each) its threads go to sleep, and waking them costs more
-than they save: a Keras MLP's loop (256 x 64 by 64 x 128 and smaller) ran 15% slower on two threads than on
-one, where a CNN's loop (3872 x 144 by 144 x 32) ran 10% faster, and with its first layer's products too
-(21632 x 9 by 9 x 16 and 9 x 21632 by 21632 x 16, 6.2 million flops each) 3-9% faster again in three
-interleaved comparisons. So a product of fewer than ``THREADED_FROM`` flops runs on one thread, and the
-threads OpenBLAS chose come back right after it (other code in the process finds them as it left them).
-Where the user chose the threads (``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``, ``OMP_NUM_THREADS``),
-NumPy is not on OpenBLAS, or OpenBLAS runs one thread, products are NumPy's as they are. The library is
-found at the first product large enough for OpenBLAS to split.
+OpenBLAS splits a product over all its threads from about a quarter of a million multiply-adds. Where its
+threads sleep between the products of a training step (tapecli/__init__.py: on a machine with no core to
+spare), waking them costs more than they save on products of a few million flops: a Keras MLP's loop
+(256 x 64 by 64 x 128 and smaller) ran 15% slower on two threads than on one, and 37 times slower with
+other processes on both cores, where a CNN's loop (3872 x 144 by 144 x 32, and 21632 x 9 by 9 x 16 and
+9 x 21632 by 21632 x 16, 6.2 million flops each) gained. With its threads spinning the MLP's products gain
+too, but a product's bits depend on how many threads compute it, and which threads spin depends on the load
+when tapecli starts: so the threshold is the same either way, and a program's products give the same bits
+on an idle machine and on a busy one. A product of fewer than ``THREADED_FROM`` flops runs on one thread,
+and the threads OpenBLAS chose come back right after it (other code in the process finds them as it left
+them). Where the user chose the threads (``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``,
+``OMP_NUM_THREADS``), NumPy is not on OpenBLAS, or OpenBLAS runs one thread, products are NumPy's as they
+are. The library is found at the first product large enough for OpenBLAS to split.
 """
 from __future__ import annotations
 
