@@ -9,12 +9,13 @@ from tapecli.version import __version__
 
 # OpenBLAS's idle threads spin for a while after each product before they sleep. On a machine with a core to
 # spare, spinning is what makes its threads pay: a Keras CNN's training loop (products of 6 to 36 million
-# flops between pooling and elementwise kernels) ran 10-15% faster with them spinning than with them asleep
-# after each product. On a machine whose cores are all busy with other work, a spinning thread takes the CPU
-# the run needs next (a 1000 x 1000 jacobian: 45 ms with the spin, 20 ms without, at a load average of 5.7 on
-# 2 cores). So they spin for 2^24 cycles (a few ms: the gaps of a training step) where a core is free when
-# tapecli is imported, and sleep at once otherwise. Read when NumPy loads OpenBLAS: here, before anything
-# imports NumPy. Only speed depends on it: which products run on several threads does not (kernels/blas.py).
+# flops between pooling and elementwise kernels) ran its planned iterations up to 7% faster (2.15-2.31 ->
+# 2.01-2.05 ms) with them spinning than with them asleep after each product. On a machine whose cores are all
+# busy with other work, a spinning thread takes the CPU the run needs next (a 1000 x 1000 jacobian: 45 ms
+# with the spin, 20 ms without, at a load average of 5.7 on 2 cores). So they spin for 2^24 cycles (a few
+# ms: the gaps of a training step) where a core is free when tapecli is imported, and sleep at once
+# otherwise. Read when NumPy loads OpenBLAS: here, before anything imports NumPy. Only speed depends on it:
+# which products run on several threads does not (kernels/blas.py).
 SPINNING, ASLEEP = "24", "4"
 
 
@@ -22,7 +23,7 @@ def _openblas_thread_timeout(loadavg: str, cores: int) -> str:
     """OPENBLAS_THREAD_TIMEOUT for a machine of ``cores`` usable cores whose ``/proc/loadavg`` reads
     ``loadavg``: SPINNING where a core was free over the last minute (its load average below the cores) and
     the entities runnable now, this process among them, are no more than the cores (one more, a process
-    starting or ending beside this one, showed in a quarter of the reads on an idle 2-core machine), else
+    starting or ending beside this one, showed in up to a quarter of the reads on an idle 2-core machine), else
     ASLEEP."""
     try:
         fields = loadavg.split()
