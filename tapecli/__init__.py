@@ -16,21 +16,21 @@ from tapecli.version import __version__
 # ms: the gaps of a training step) where a core is free when tapecli is imported, and sleep at once
 # otherwise. Read when NumPy loads OpenBLAS: here, before anything imports NumPy. Only speed depends on it:
 # which products run on several threads does not (kernels/blas.py).
-SPINNING, ASLEEP = "24", "4"
+_SPINNING, _ASLEEP = "24", "4"
 
 
 def _openblas_thread_timeout(loadavg: str, cores: int) -> str:
     """OPENBLAS_THREAD_TIMEOUT for a machine of ``cores`` usable cores whose ``/proc/loadavg`` reads
-    ``loadavg``: SPINNING where a core was free over the last minute (its load average below the cores) and
+    ``loadavg``: spinning (_SPINNING) where a core was free over the last minute (its load average below the cores) and
     the entities runnable now, this process among them, are no more than the cores (one more, a process
     starting or ending beside this one, showed in up to a quarter of the reads on an idle 2-core machine), else
-    ASLEEP."""
+    asleep (_ASLEEP)."""
     try:
         fields = loadavg.split()
         average, running = float(fields[0]), int(fields[3].split("/")[0])
     except (IndexError, ValueError):
-        return ASLEEP
-    return SPINNING if running <= cores and average < cores else ASLEEP
+        return _ASLEEP
+    return _SPINNING if running <= cores and average < cores else _ASLEEP
 
 
 def _machine_thread_timeout() -> str:
@@ -39,7 +39,7 @@ def _machine_thread_timeout() -> str:
             loadavg = file.read()
         cores = len(os.sched_getaffinity(0))
     except (OSError, AttributeError):          # (no /proc or no affinity: not Linux)
-        return ASLEEP
+        return _ASLEEP
     return _openblas_thread_timeout(loadavg, cores)
 
 

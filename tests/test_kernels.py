@@ -435,18 +435,18 @@ def test_numba_threads_follow_the_cpus_the_process_may_use(tmp_path):
 
 def test_openblas_idle_threads_spin_where_a_core_is_free_unless_the_user_says_otherwise(tmp_path):
     import tapecli
-    assert tapecli._openblas_thread_timeout("0.31 0.40 0.52 1/80 4242", cores=2) == tapecli.SPINNING
-    assert tapecli._openblas_thread_timeout("0.31 0.40 0.52 2/80 4242", cores=2) == tapecli.SPINNING
-    assert tapecli._openblas_thread_timeout("0.31 0.40 0.52 3/80 4242", cores=2) == tapecli.ASLEEP   # busy now
-    assert tapecli._openblas_thread_timeout("2.05 1.10 0.52 1/80 4242", cores=2) == tapecli.ASLEEP   # this minute
-    assert tapecli._openblas_thread_timeout("3.50 3.00 2.00 3/80 4242", cores=4) == tapecli.SPINNING
-    assert tapecli._openblas_thread_timeout("1.00 1.00 1.00 1/1 1", cores=1) == tapecli.ASLEEP       # no core spare
-    assert tapecli._openblas_thread_timeout("", cores=2) == tapecli.ASLEEP
-    assert tapecli._openblas_thread_timeout("0.3 0.4 0.5 x/80 1", cores=2) == tapecli.ASLEEP
+    assert tapecli._openblas_thread_timeout("0.31 0.40 0.52 1/80 4242", cores=2) == tapecli._SPINNING
+    assert tapecli._openblas_thread_timeout("0.31 0.40 0.52 2/80 4242", cores=2) == tapecli._SPINNING
+    assert tapecli._openblas_thread_timeout("0.31 0.40 0.52 3/80 4242", cores=2) == tapecli._ASLEEP   # busy now
+    assert tapecli._openblas_thread_timeout("2.05 1.10 0.52 1/80 4242", cores=2) == tapecli._ASLEEP   # this minute
+    assert tapecli._openblas_thread_timeout("3.50 3.00 2.00 3/80 4242", cores=4) == tapecli._SPINNING
+    assert tapecli._openblas_thread_timeout("1.00 1.00 1.00 1/1 1", cores=1) == tapecli._ASLEEP       # no core spare
+    assert tapecli._openblas_thread_timeout("", cores=2) == tapecli._ASLEEP
+    assert tapecli._openblas_thread_timeout("0.3 0.4 0.5 x/80 1", cores=2) == tapecli._ASLEEP
     code = "import tapecli, os; print(os.environ['OPENBLAS_THREAD_TIMEOUT'], tapecli._machine_thread_timeout())"
     env = {k: v for k, v in env_for(tmp_path).items() if not k.startswith(("OPENBLAS_", "GOTO_"))}
     chosen, machine = _python(code, env)
-    assert chosen in (tapecli.SPINNING, tapecli.ASLEEP) and machine in (tapecli.SPINNING, tapecli.ASLEEP)
+    assert chosen in (tapecli._SPINNING, tapecli._ASLEEP) and machine in (tapecli._SPINNING, tapecli._ASLEEP)
     assert _python(code, {**env, "OPENBLAS_THREAD_TIMEOUT": "20"})[0] == "20"
 
 
