@@ -7,6 +7,7 @@
     python benchmarks/run.py --scaling --plot curves.png
     python benchmarks/run.py --quick          # smaller sizes and fewer runs, to try it out
     python benchmarks/run.py --only mlp,tiny --json results.json
+    python benchmarks/run.py --peers --only train,cnn --cores 1   # every tool on one core: per-core speed
 
 Workloads (the .tdf files here; array inputs are generated, seeded, into benchmarks/data/ and bound
 with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
@@ -38,6 +39,10 @@ the baselines and every peer one after another in each, each round in new proces
 warm-up, and each figure is the median of all its rounds' runs. On a machine whose speed drifts for seconds at a time (a shared
 host), a tool measured in one block of time gets that block's speed; measured in turns, every tool
 gets a share of each, so a ratio moves less from one run of this script to the next.
+
+Cores: --cores N runs this process and every process it starts (tapecli, the peers) on the first N cores
+it may use (their affinity is inherited): what each tool does with that many cores. OpenBLAS and PyTorch
+size their thread pools to the cores a process may use (on one core: one thread each).
 
 Memory: the elementwise run's peak (tracemalloc, in ``tapecli bench``) against the least any program
 holds (the input and its gradient), and the bytes per record of the tape of a 100,000-step
@@ -117,6 +122,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="rounds of measurements, the tools taking turns in each (default 3)")
     parser.add_argument("--data", type=Path, default=HERE / "data", help="where the inputs go (default benchmarks/data)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--cores", type=int, help="run every tool on this many of the cores this process may use")
     args = parser.parse_args(argv)
     args.workloads = args.only.split(",") if args.only else list(WORKLOADS)
     unknown = sorted(set(args.workloads) - set(WORKLOADS))
@@ -126,7 +132,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--peer-python says where the --peers are")
     if args.plot and not args.scaling:
         parser.error("--plot draws the cost curves of --scaling")
-    for key in ("repeat", "warmup", "startup_runs", "rounds"):
+    if args.cores is not None and not hasattr(os, "sched_setaffinity"):
+        parser.error("--cores needs a system whose processes can be pinned to cores (Linux)")
+    for key in ("repeat", "warmup", "startup_runs", "rounds", "cores"):
         value = getattr(args, key)
         if value is not None and value < (0 if key == "warmup" else 1):
             parser.error(f"--{key.replace('_', '-')} must be at least {0 if key == 'warmup' else 1}")
@@ -470,8 +478,17 @@ def exponents(curve: dict, work: int, memory_work: int) -> dict:
     return fitted
 
 
+def pin(cores: int) -> list[int]:
+    """This process (and every process it starts) on the first ``cores`` of the cores it may use: those cores."""
+    chosen = sorted(os.sched_getaffinity(0))[:cores]
+    os.sched_setaffinity(0, chosen)
+    return chosen
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.cores is not None:
+        print(f"on cores {pin(args.cores)}", flush=True)
     print(f"load average at the start: {load_average()}", flush=True)
     report = {"quick": args.quick, "sizes": args.sizes}
     if args.scaling:

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -226,10 +230,21 @@ def test_run_options():
     assert run.parse_args(["--scaling", "--warmup", "0"]).sizes["warmup"] == 0
     assert args.rounds == 3 and run.parse_args(["--rounds", "1"]).rounds == 1
     for bad in (["--only", "mlp,nope"], ["--plot", "c.png"], ["--repeat", "0"], ["--startup-runs", "0"],
-                ["--warmup", "-1"], ["--rounds", "0"]):
+                ["--warmup", "-1"], ["--rounds", "0"], ["--cores", "0"]):
         with pytest.raises(SystemExit) as e:
             run.parse_args(bad)
         assert e.value.code == 2, bad
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pinning to cores is Linux's")
+def test_cores_pins_the_benchmark_and_the_processes_it_starts():
+    folder = Path(__file__).resolve().parent.parent / "benchmarks"
+    first = min(os.sched_getaffinity(0))
+    code = ("import os, subprocess, sys, run; print(run.pin(1)); "
+            "print(subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'], "
+            "capture_output=True, text=True).stdout)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, check=True).stdout
+    assert out.split() == [f"[{first}]"] * 2
 
 
 def test_a_short_workload_warms_up_longer_for_every_tool_unless_told():
