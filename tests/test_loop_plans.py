@@ -350,7 +350,7 @@ def test_a_print_in_the_loop_prints_each_iteration_of_the_plan(monkeypatch):
 
 @pytest.mark.parametrize("line, why", [
     ("print(f'{loss}')", "a string formatted in Python"),
-    ("noise = tf.random.normal([1])", "a draw"),
+    ("noise = tf.random.truncated_normal([1])", "a draw that is not a plan's"),
     ("n = branching(loss)", "a program's function that branches"),
     ("last = float(loss)", "a value read into Python"),
 ])
@@ -393,10 +393,24 @@ def test_an_effects_warning_names_its_line_as_written(monkeypatch):
     assert planned.context.settings.warnings
 
 
-def test_a_layer_that_draws_leaves_the_loop_as_written(monkeypatch):
+@pytest.mark.parametrize("layer", ["Dropout(0.5)", "Dropout(0.5, noise_shape=(None, 1))", "GaussianNoise(0.3)",
+                                   "GaussianDropout(0.2)"])
+def test_a_layer_that_draws_draws_again_in_the_plan_in_the_order_as_written(layer, monkeypatch):
+    # kernels.drawn: each iteration of the plan draws from the layer's generator as the loop as written does
     program = KERAS.format(x_shape=(16, 8), batch=16, steps=8, optimizer="Adam()",
-                           layers='tf.keras.layers.Dense(6), tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(3)')
-    _compared(program, monkeypatch, 0)
+                           layers=f'tf.keras.layers.Dense(6), tf.keras.layers.{layer}, tf.keras.layers.Dense(3)')
+    _compared(program, monkeypatch, 5)
+
+
+@pytest.mark.parametrize("noise, replayed", [
+    ("tf.random.normal((16, 8)) * 0.1", 5),
+    ("tf.random.uniform((16, 8), maxval=0.2, seed=3)", 5),     # the same numbers at every step
+    ("tf.random.normal((16, 8), stddev=tf.reduce_mean(X) * 0.0 + 0.1)", 0),    # an argument from a kernel
+])
+def test_a_draw_the_loop_makes_itself_is_drawn_again_by_the_plan(noise, replayed, monkeypatch):
+    program = KERAS.format(x_shape=(16, 8), batch=16, steps=8, optimizer="Adam()", layers="tf.keras.layers.Dense(3)")
+    program = program.replace("logits = model(X, training=True)", f"logits = model(X + {noise}, training=True)")
+    _compared(program, monkeypatch, replayed)
 
 
 SGD_OVER_BATCHES = """

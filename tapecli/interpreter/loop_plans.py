@@ -15,8 +15,8 @@ What a plan may replace is decided first from the body's text, then from what it
    the plan's runs as written, and the next one is traced again and must agree with the plan;
 2. every call it makes is to a callable that says what it is to a plan (``interpreter.objects.PURE``,
    ``EFFECT``, ``REQUEST``): a built Keras layer or model of the audited kinds, a loss, a math builtin, a
-   tape's gradient, an optimizer's step, a variable's assign, a list's append, ``print``, or a program's
-   function whose body is such code (:func:`plain_function`; its calls are checked one by one). Anything
+   tape's gradient, an optimizer's step, a metric's update, a variable's assign, a list's append, ``print``,
+   or a program's function whose body is such code (:func:`plain_function`; its calls are checked). Anything
    else (a random op, a value read into Python, a layer that draws or keeps state) leaves the loop to run as
    written. A pure call's arguments that it reads into Python (a loss's labels, a reduction's axis) must not
    come from the plan's inputs: what it decides from them would be decided once for every iteration;
@@ -26,10 +26,10 @@ What a plan may replace is decided first from the body's text, then from what it
    create no variable, change no variable outside an effect, and make a gradient request or an effect (a
    loop without either is the interpreter's: its scalar path is faster than a plan);
 4. the iterations from 3 on run as the plan, the last one too: it binds the names the body assigns to the
-   tensors (and lists of tensors) of its slots, as the loop as written leaves them. A name bound to anything
-   else (a tape, a new object of the program's) would be the traced iteration's: where the program's text
-   names one outside the loop, the last iteration runs as written, so what the loop leaves is what the program
-   made.
+   tensors (and lists of tensors) of its slots, as the loop as written leaves them. A name bound to what an
+   effect returned (a plan drops it), to a tensor not from the slots, or to anything else (a tape, a new
+   object) that the program's text names outside the loop, would be the traced iteration's: there the last
+   iteration runs as written. A kernel's reading what an effect returned leaves the loop as written.
 
 A plan's inputs are the loop item, the tensors of the names the body reads before it assigns them (the
 loop-carried names: the plan binds their new tensors after each iteration) and the arrays of every
@@ -40,7 +40,6 @@ ahead (a tensor's rows, a dataset's batches: the plan must know which is the las
 """
 from __future__ import annotations
 
-from sys import getrefcount
 from types import FunctionType
 
 import numpy as np
@@ -50,8 +49,8 @@ from tapecli.errors import TdfError
 from tapecli.frontend.ast import identifiers
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
-from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, EffectStep, RequestStep, TensorSpec, VariableStep,
-                                            maker, same_template)
+from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, DrawStep, EffectStep, RequestStep, TensorSpec,
+                                            VariableStep, alone, as_array, maker, same_template)
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
 from tapecli.kernels.trace import (Const, Recorder, Sequence, View, released, resolve, same_call, same_specs,
                                    slots_read)
@@ -225,17 +224,21 @@ class LoopPlanner:
         """[(name, template)]: what the plan's last iteration binds of the names the loop leaves behind (those
         the body assigns, not carried), as the two traced iterations left them: tensors and lists of them from
         its slots; a name that was the same object after both (a constant, or one this branch leaves alone) as
-        it is. None where a name is something else (a tape, a new object of the program's) and the program's
-        text names it outside the loop: the last iteration then runs as written."""
+        it is. None where a name is a tensor that an effect returned (an optimizer's step count, a metric's
+        result: made again at every iteration, but not by the plan) or not made from the slots, or where a name
+        is something else (a tape, a new object of the program's) and the program's text names it outside the
+        loop: the last iteration then runs as written."""
         left = []
         for name, value in second.left.items():
             before = first.left[name]
             if value is before:
                 continue
+            if second.returned_by_effect(value) or first.returned_by_effect(before):
+                return None
             template, other = _tensors(second, value), _tensors(first, before)
             if template is not None and other is not None and same_template(template, other):
                 left.append((name, template))
-            elif self._named_elsewhere(name):
+            elif template is not None or other is not None or self._named_elsewhere(name):
                 return None
         return left
 
@@ -279,6 +282,13 @@ def _tensors(recorder, value):
     return recorder.template(value) if _of_tensors(value) else None
 
 
+def _arrays_in(value) -> list:
+    """The arrays of a tensor, or of the tensors in a list or tuple."""
+    if value.__class__ in (list, tuple):
+        return [array for v in value for array in _arrays_in(v)]
+    return [value.value] if value.__class__ is Tensor else []
+
+
 def _of_tensors(value) -> bool:
     if value.__class__ in (list, tuple):
         return all(v is None or _of_tensors(v) for v in value)
@@ -309,6 +319,7 @@ class LoopRecorder(Recorder):
         self.inlined = None          # the program's function the observer is letting in
         self.carried: list = []
         self.steps_made = 0          # the interpreter's steps the iteration counts beside the loop's own
+        self.effect_made: set = set()   # the ids of the arrays the effects returned (held: see spec)
 
     # ------------------------------------------------------------------ observing calls
     def observe(self, f, args, kwargs, node, call):
@@ -394,16 +405,37 @@ class LoopRecorder(Recorder):
         finally:
             self.depth -= 1
         self._step(step)
+        for array in _arrays_in(result):
+            self.held.append(array)
+            self.effect_made.add(id(array))
         for v, n in zip(self.variables, versions):
             if v.version != n:
                 self.assigned.add(v)
                 self._step(VariableStep(v))
-                self.slots[id(v.read().value)] = self.n_inputs + len(self.steps) - 1
-                self.held.append(v.read().value)
+                self._made(v.read().value)
         return result
+
+    def returned_by_effect(self, value) -> bool:
+        """Whether ``value`` is (or holds) a tensor that an effect of the iteration returned."""
+        return any(id(array) in self.effect_made for array in _arrays_in(value))
+
+    def spec(self, value):
+        if id(value) in self.effect_made:
+            # a plan drops what an effect returns (a metric's result): a value read from state, not a constant
+            self.refuse("a value an effect returned")
+        return super().spec(value)
 
     def check(self, check, value, params) -> None:
         self._step(CheckStep(check, self.spec(value), params))
+
+    def draw(self, draw, params, value) -> None:
+        self._step(DrawStep(draw, params))
+        self._made(value)
+
+    def _made(self, array) -> None:
+        """``array`` is the result of the last step (a special one's: a variable's new array, a draw)."""
+        self.slots[id(array)] = self.n_inputs + len(self.steps) - 1
+        self.held.append(array)
 
     def _step(self, special) -> None:
         self.steps.append((None, special, None))
@@ -539,7 +571,7 @@ class LoopPlan:
         """The slot of step k's argument whose array may take its result (``kernels.OUT_KERNELS``): an array the
         iteration made (not an input, not a constant), which no later step reads, of the result's shape and
         dtype and laid out to be written, a large one (a small one's allocation costs less than the check);
-        else None. Whether nothing else holds it is the plan's check at each iteration (``_alone``)."""
+        else None. Whether nothing else holds it is the plan's check at each iteration (``loop_steps.alone``)."""
         name, specs, attr_specs = self.steps[k]
         result = values[self.n_inputs + k]
         if name not in kernels.OUT_KERNELS or result.__class__ is not np.ndarray or result.size < IN_PLACE_FROM:
@@ -564,8 +596,8 @@ class LoopPlan:
         constant. Each slot is let go of after the last step that reads it (what the loop binds after the plan
         is kept): an array no step needs is freed as the iteration goes, and its memory, still in the cache, is
         the next array's. A kernel that can write its result into an argument's array whose last reader it is
-        does so where, at that iteration, nothing else holds that array (``_into``, ``_alone``)."""
-        env = {"run_kernel": kernels.run, "_scalar": _scalar, "_alone": _alone}
+        does so where, at that iteration, nothing else holds that array (``_into``, ``loop_steps.alone``)."""
+        env = {"run_kernel": kernels.run, "_scalar": as_array, "_alone": alone}
         lines = ["def plan(v, interp):", "    a = v.append"]
         constant = set()        # the slots made of constants only
         released = self._released()
@@ -648,28 +680,3 @@ class LoopPlan:
                 _PLAN_CODE.clear()
             code = _PLAN_CODE[source] = namespace["plan"].__code__
         return FunctionType(code, env)
-
-
-def _alone(array) -> bool:
-    """Whether nothing holds ``array`` but a plan's local ``o``, and nothing holds its base but ``array`` (a
-    reshape's view): its memory is free for a kernel's result."""
-    base = array.base
-    return getrefcount(array) == _ALONE[0] and (base is None or base.__class__ is np.ndarray and base.base is None
-                                                and getrefcount(base) == _ALONE[1])
-
-
-def _alone_counts() -> tuple[int, int]:
-    """What :func:`_alone` counts for an array held by its caller's local alone, and for the base of such a view
-    (measured the same way: an interpreter may borrow some references and count fewer)."""
-    def counts(array):
-        base = array.base
-        return getrefcount(array), getrefcount(base)
-    o = np.empty(2).reshape(1, 2)
-    return counts(o)
-
-
-_ALONE = _alone_counts()
-
-
-def _scalar(out):
-    return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)

@@ -1,7 +1,12 @@
 """The calls of a loop plan that are not kernels (``interpreter/loop_plans.py``): an effect made again as the
-interpreter makes it, a variable's array after one, a gradient request added again; and the templates of
-their arguments (each tensor as the spec of its array, made anew on each iteration's arrays)."""
+interpreter makes it, a variable's array after one, a gradient request added again, random draws made again;
+the templates of their arguments (each tensor as the spec of its array, made anew on each iteration's
+arrays); and what the compiled plan calls besides kernels."""
 from __future__ import annotations
+
+from sys import getrefcount
+
+import numpy as np
 
 from tapecli.autodiff import gradients
 from tapecli.interpreter.objects import BoundMethod, Request
@@ -162,6 +167,23 @@ class CheckStep:
             and same_value(self.params, other.params)
 
 
+class DrawStep:
+    """Random draws (``kernels.drawn``: a dropout layer's), made again from the same generator at each
+    iteration, in the order the loop as written makes them; their array is the step's result."""
+
+    def __init__(self, draw, params):
+        self.draw, self.params = draw, params
+
+    def specs(self):
+        return ()
+
+    def make(self, interp, values):
+        return self.draw(*self.params)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is DrawStep and other.draw is self.draw and same_value(self.params, other.params)
+
+
 class VariableStep:
     """A variable's array after the effect before it: what the iteration's later calls read of it."""
 
@@ -217,3 +239,31 @@ class RequestStep:
             and len(a.leaves) == len(b.leaves) and all(x is y for x, y in zip(a.leaves, b.leaves)) \
             and all(same_template(x, y) for x, y in ((self.values, other.values), (self.result, other.result),
                                                       (self.args, other.args), (self.kwargs, other.kwargs)))
+
+
+# ------------------------------------------------------------------ what a compiled plan calls
+
+def alone(array) -> bool:
+    """Whether nothing holds ``array`` but a plan's local ``o``, and nothing holds its base but ``array`` (a
+    reshape's view): its memory is free for a kernel's result."""
+    base = array.base
+    return getrefcount(array) == _ALONE[0] and (base is None or base.__class__ is np.ndarray and base.base is None
+                                                and getrefcount(base) == _ALONE[1])
+
+
+def _alone_counts() -> tuple[int, int]:
+    """What :func:`alone` counts for an array held by its caller's local alone, and for the base of such a view
+    (measured the same way: an interpreter may borrow some references and count fewer)."""
+    def counts(array):
+        base = array.base
+        return getrefcount(array), getrefcount(base)
+    o = np.empty(2).reshape(1, 2)
+    return counts(o)
+
+
+_ALONE = _alone_counts()
+
+
+def as_array(out):
+    """A kernel's result as ``kernels.run`` gives it: an array or a NumPy scalar."""
+    return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)

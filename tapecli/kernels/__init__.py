@@ -227,6 +227,17 @@ def checked(check, value, *params) -> None:
     check(value, *params)
 
 
+def drawn(draw, *params):
+    """``draw(*params)``, an array of random draws from a generator among ``params``; while a recorder writes
+    the kernel calls down, the draw is written down too, its array as a result of the trace: the trace, made
+    again, draws again, in the order the calls as written draw."""
+    value = draw(*params)
+    recorder = _DISPATCH.recorder
+    if recorder is not None:
+        recorder.draw(draw, params, value)
+    return value
+
+
 def _run_unrecorded(name, args, attrs):
     state = _DISPATCH
     recorder, state.recorder = state.recorder, None

@@ -254,6 +254,11 @@ class Recorder:
         so recording one fails (a backward plan then leaves its pass to the ordinary path)."""
         raise NotImplementedError("a check in a kernel trace")
 
+    def draw(self, draw, params, value) -> None:
+        """Random draws (``kernels.drawn``): a trace of kernel calls alone cannot make them again, so recording
+        one fails, as a check does."""
+        raise NotImplementedError("a draw in a kernel trace")
+
     def call(self, name, args, attrs, run):
         """``run(name, args, attrs)``'s result, with the call written down."""
         specs = tuple(self.spec(a) for a in args)

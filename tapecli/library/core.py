@@ -7,8 +7,9 @@ import math
 import numpy as np
 
 from tapecli.autodiff import gradients
-from tapecli import ops
+from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.library.draws import normal_values, uniform_values
 from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
@@ -384,22 +385,24 @@ def _rng(interp, seed):
     return np.random.default_rng(to_seed(seed)) if seed is not None else interp.rng
 
 
-def _draw(interp, shape, seed, dtype, sample):
-    """A tensor of ``shape`` drawn by ``sample(rng, size)``, weighed first, in the float dtype asked for."""
+def _draw(interp, shape, seed, dtype, sample, *params):
+    """A tensor of ``shape`` drawn by ``sample(source, *params, shape)`` (``kernels.drawn``: a loop plan draws
+    again), weighed first, in the float dtype asked for (converted by a kernel). The source is the run's
+    generator, or the seed of a generator made for this call."""
     shape = to_shape(shape)
     _check_size(shape)
-    return Tensor(sample(_rng(interp, seed), shape).astype(_float_dtype(dtype)))
+    source = interp.rng if seed is None else to_seed(seed)
+    return ops.cast(Tensor(kernels.drawn(sample, source, *params, shape)), _float_dtype(dtype))
 
 
 @builtin(interp=True)
 def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
-    return _draw(interp, shape, seed, dtype, lambda rng, size: rng.normal(to_float(mean), to_float(stddev), size=size))
+    return _draw(interp, shape, seed, dtype, normal_values, to_float(mean), to_float(stddev))
 
 
 @builtin(interp=True)
 def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None):
-    return _draw(interp, shape, seed, dtype,
-                 lambda rng, size: rng.uniform(to_float(minval), to_float(maxval), size=size))
+    return _draw(interp, shape, seed, dtype, uniform_values, to_float(minval), to_float(maxval))
 
 
 @builtin(interp=True)

@@ -5,8 +5,9 @@ its tensors by kernels from its arguments and changes nothing (``interpreter.obj
 the arguments its kernels take; the others (an axis, a shape, a dtype, a depth, labels whose range it
 checks) it reads into Python, so a plan takes the call only where they come from no input of the plan
 (``replay_data``: how many leading positional arguments are data, None for all, and which keywords).
-Every other builtin (a draw, a value read into Python, a shape computed from values) leaves a loop that
-calls it to run as written.
+``normal`` and ``uniform`` draw through ``kernels.drawn``, which a plan makes again at each iteration, in
+order, from the same generator (or a generator made anew from the same seed). Every other builtin (another
+draw, a value read into Python, a shape computed from values) leaves a loop that calls it to run as written.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ _LOGITS = ("sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logi
            "sparse_softmax_cross_entropy_with_logits")
 # lists are taken as lists, or their tensors added by kernels: not packed into one array in Python
 _LISTS = ("zip", "list", "tuple", "len", "sum", "max", "min", "concat", "stack")
+# draws (kernels.drawn: a plan draws again, in order): every argument is read into Python
+_DRAWS = ("normal", "uniform")
 
 for _name in _ALL_DATA + _FIRST_DATUM + _LOGITS + _LISTS:
     _f = BUILTINS[_name]
@@ -37,5 +40,9 @@ for _name in _ALL_DATA + _FIRST_DATUM + _LOGITS + _LISTS:
     _f.replay_data = (None, ()) if _name in _ALL_DATA + _LISTS[:4] else (0, ("logits",)) if _name in _LOGITS \
         else (1, ())
     _f.replay_lists = _name in _LISTS
+
+for _name in _DRAWS:
+    BUILTINS[_name].replay = PURE
+    BUILTINS[_name].replay_data = (0, ())
 
 BUILTINS["print"].replay = EFFECT

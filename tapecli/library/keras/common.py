@@ -6,7 +6,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_float as num   # a Python number from a number or a one-element tensor
-from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable
@@ -133,6 +133,18 @@ class KerasObject(ProgramObject):
         names = sorted(set(attrs) | set(methods))
         raise TdfTypeError(f"{self.kind_word} has no attribute {attr}",
                            hint=("it has " + ", ".join(names)) if names else None)
+
+
+class MetricObject(KerasObject):
+    """A metric: its updates change its state from the values given (Python numbers, nothing recorded), so a
+    loop plan makes each update call again at every iteration; what ``result()`` reads of that state is not a
+    plan's (a loop that reads it runs as written, and a call's result is dropped by a plan: see loop_plans)."""
+
+    kind_word = "a metric"
+    replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
+
+    def replay_kind(self, args, kwargs, tracked):
+        return EFFECT               # metric(values): an update, then its result
 
 
 def scalar(x, dtype=np.float32) -> Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import KerasObject, integer, num, scalar, tensor
+from tapecli.library.keras.common import MetricObject, integer, num, scalar, tensor
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7          # keras.backend.epsilon()
@@ -133,11 +133,10 @@ def divide_no_nan(a, b):
         return np.where(b == 0, np.float32(0), a / np.where(b == 0, np.float32(1), b)).astype(np.float32)
 
 
-class ConfusionMetric(KerasObject):
+class ConfusionMetric(MetricObject):
     """The base of Keras's stateful metrics here: ``count`` gives what a batch adds to each state array of
     ``kinds`` (per threshold, zero at the start; a state that the first batch shapes starts absent)."""
 
-    kind_word = "a metric"
     kinds: tuple = KINDS
 
     def __init__(self, name, thresholds, evenly=None):

@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 
-from tapecli import ops
+from tapecli import kernels, ops
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.library.draws import normal_values, uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
@@ -286,7 +287,21 @@ class Flatten(Layer):
         return ops.reshape(x, (x.shape[0], int(np.prod(x.shape[1:]))))
 
 
+def drawn_normal(rng, mean, stddev, shape, dtype) -> Tensor:
+    """Normal draws in ``dtype``: the draws by ``kernels.drawn`` (a loop plan draws again at every iteration,
+    in order), their conversion by a kernel."""
+    return ops.cast(Tensor(kernels.drawn(normal_values, rng, mean, stddev, shape)), dtype)
+
+
+def dropout_mask(x, rng, shape, rate) -> Tensor:
+    """x * (1 / (1 - rate)) * keep, keep 1 where a uniform draw (of ``shape``, broadcast to x's) is >= rate, as
+    tf.nn.dropout: the draws by ``kernels.drawn``, the rest by kernels."""
+    keep = ops.cast(ops.greater_equal(Tensor(kernels.drawn(uniform_values, rng, 0.0, 1.0, shape)), rate), x.dtype)
+    return ops.mul(ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - rate), x.dtype))), keep)
+
+
 class Dropout(Layer):
+    replayable = True           # (its draws are a plan's: kernels.drawn)
     prefix = "dropout"
 
     def __init__(self, interp, rate, noise_shape=None, seed=None, **kw):
@@ -307,9 +322,7 @@ class Dropout(Layer):
             return ops.mul(x, scalar(0.0, x.dtype))
         shape = x.shape if self.noise_shape is None else tuple(
             x.shape[i] if d is None else d for i, d in enumerate(self.noise_shape))
-        keep = (self.rng.uniform(size=shape) >= self.rate).astype(x.dtype)
-        scale = np.asarray(1.0 / (1.0 - self.rate), dtype=x.dtype)       # x * scale * keep, as tf.nn.dropout
-        return ops.mul(ops.mul(x, Tensor(scale)), Tensor(keep))
+        return dropout_mask(x, self.rng, shape, self.rate)
 
 
 class Embedding(Layer):
@@ -378,6 +391,7 @@ def _normalize(x, mean, var, beta, gamma, epsilon):
 
 
 class LayerNormalization(Layer):
+    replayable = True
     prefix = "layer_normalization"
 
     def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",

@@ -19,6 +19,8 @@ def _broadcast(shapes):
 class Merge(Layer):
     """A layer called on a list of tensors; ``merge`` combines them as Keras's ``_merge_function``."""
 
+    replayable = True
+    replay_lists = True     # its inputs are taken as tensors, each its own (not packed in Python)
     least, most = 2, None
 
     def inputs_of(self, x):

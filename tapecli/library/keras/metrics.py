@@ -6,12 +6,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError
-from tapecli.library.keras.common import KerasObject, scalar, tensor
+from tapecli.library.keras.common import MetricObject, scalar, tensor
 from tapecli.runtime.values import Tensor
 
 
-class Mean(KerasObject):
-    kind_word = "a metric"
+class Mean(MetricObject):
     default_name = "mean"
 
     def __init__(self, name=None, dtype=None):

@@ -55,6 +55,11 @@ class Model(Layer):
     def step(self, name):
         return None
 
+    def replay_kind(self, args, kwargs, tracked):
+        layers = self.layers
+        return PURE if self.built and layers and all(
+            isinstance(la, Layer) and la.replay_kind(args, kwargs, tracked) is PURE for la in layers) else None
+
     def rename(self):
         named = self.given or self.bound
         for i, layer in enumerate(self.layers):
@@ -137,11 +142,6 @@ class Sequential(Model):
         for layer in ([] if layers is None else self._list(layers)):
             self.add(layer)
 
-    def replay_kind(self, args, kwargs, tracked):
-        layers = self.layers
-        return PURE if self.built and layers and all(
-            isinstance(la, Layer) and la.replay_kind(args, kwargs, tracked) is PURE for la in layers) else None
-
     @staticmethod
     def _list(layers):
         if not isinstance(layers, (list, tuple)):
@@ -220,6 +220,7 @@ class Functional(Model):
     """keras.Model(inputs, outputs): the graph of layer calls recorded from Input tensors."""
 
     prefix = "functional"
+    replay_lists = True         # a list of inputs is taken as tensors, each its own (not packed in Python)
 
     def __init__(self, interp, inputs, outputs, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)

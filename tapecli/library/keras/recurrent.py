@@ -15,6 +15,7 @@ _ALL = slice(None)
 
 
 class _RNN(Layer):
+    replayable = True
     gates = 1
 
     def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,

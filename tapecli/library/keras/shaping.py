@@ -16,6 +16,7 @@ from tapecli.library.keras.recurrent import _pair, _padding, _patches, _windows
 
 
 class Identity(Layer):
+    replayable = True
     prefix = "identity"
 
 
@@ -35,6 +36,7 @@ class ReLU(Layer):
 
 
 class LeakyReLU(Layer):
+    replayable = True
     prefix = "leaky_re_lu"
 
     def __init__(self, interp, negative_slope=0.3, **kw):
@@ -49,6 +51,7 @@ class LeakyReLU(Layer):
 
 
 class ELU(Layer):
+    replayable = True
     prefix = "elu"
 
     def __init__(self, interp, alpha=1.0, **kw):
@@ -61,6 +64,7 @@ class ELU(Layer):
 
 class _AlongAxis(Layer):
     """A layer of one ``axis=-1`` argument (an int or a list of ints)."""
+    replayable = True
 
     def __init__(self, interp, axis=-1, **kw):
         super().__init__(interp, **kw)
@@ -104,6 +108,7 @@ class Reshape(Layer):
 
 
 class Permute(Layer):
+    replayable = True
     prefix = "permute"
 
     def __init__(self, interp, dims, **kw):
@@ -121,6 +126,7 @@ class Permute(Layer):
 
 
 class RepeatVector(Layer):
+    replayable = True
     prefix = "repeat_vector"
 
     def __init__(self, interp, n, **kw):
@@ -215,6 +221,7 @@ class AveragePooling2D(Layer):
 
 class PReLU(Layer):
     """relu(x) - alpha * relu(-x), alpha of the input's shape without its batch axis (1 along shared_axes)."""
+    replayable = True
     prefix = "p_re_lu"
 
     def __init__(self, interp, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None,
@@ -239,6 +246,7 @@ class PReLU(Layer):
 
 
 class Rescaling(Layer):
+    replayable = True
     prefix = "rescaling"
 
     def __init__(self, interp, scale, offset=0.0, **kw):

@@ -8,7 +8,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import integer, num
-from tapecli.library.keras.layers import Layer, activation_fn
+from tapecli.library.keras.layers import Layer, activation_fn, drawn_normal, dropout_mask
 from tapecli.library.keras.recurrent import Conv2D, MaxPooling2D
 from tapecli.library.keras.shaping import AveragePooling2D
 from tapecli.runtime.values import Tensor
@@ -110,6 +110,8 @@ class _Spatial(Layer):
 
 
 class _ZeroPadding(_Spatial):
+    replayable = True
+
     def __init__(self, interp, padding, data_format=None, **kw):
         super().__init__(interp, **kw)
         self.pads = _pairs(padding, self.rank, "padding")
@@ -143,6 +145,8 @@ class ZeroPadding3D(_ZeroPadding):
 
 
 class _Cropping(_Spatial):
+    replayable = True
+
     def __init__(self, interp, cropping, **kw):
         super().__init__(interp, **kw)
         self.crops = _pairs(cropping, self.rank, "cropping")
@@ -178,6 +182,8 @@ class Cropping3D(_Cropping):
 
 
 class _UpSampling(_Spatial):
+    replayable = True
+
     def output_shape(self, shape):
         return (shape[0], *(None if d is None else d * s for d, s in zip(shape[1:-1], self.sizes)), shape[-1])
 
@@ -239,6 +245,7 @@ class Lambda(Layer):
 class _Noise(Layer):
     """Identity at inference; with training=True, ``noise(x)``."""
 
+    replayable = True           # (its draws are a plan's: kernels.drawn)
     rate = 0.0
 
     def forward(self, interp, x, training):
@@ -253,7 +260,7 @@ class GaussianNoise(_Noise):
         self.rate = num(stddev, "stddev")
 
     def noise(self, x):
-        return ops.add(x, Tensor(self.rng.normal(0.0, self.rate, size=x.shape).astype(x.dtype)))
+        return ops.add(x, drawn_normal(self.rng, 0.0, self.rate, x.shape, x.dtype))
 
 
 class _RateNoise(_Noise):
@@ -267,14 +274,12 @@ class GaussianDropout(_RateNoise):
 
     def noise(self, x):
         std = np.sqrt(self.rate / (1.0 - self.rate))
-        return ops.mul(x, Tensor(self.rng.normal(1.0, std, size=x.shape).astype(x.dtype)))
+        return ops.mul(x, drawn_normal(self.rng, 1.0, std, x.shape, x.dtype))
 
 
 class _SpatialDropout(_RateNoise):
     def noise(self, x):
-        shape = (x.shape[0], *([1] * (x.ndim - 2)), x.shape[-1])
-        keep = (self.rng.uniform(size=shape) >= self.rate).astype(x.dtype)
-        return ops.mul(ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - self.rate), x.dtype))), Tensor(keep))
+        return dropout_mask(x, self.rng, (x.shape[0], *([1] * (x.ndim - 2)), x.shape[-1]), self.rate)
 
 
 class SpatialDropout1D(_SpatialDropout):

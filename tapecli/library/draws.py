@@ -1,0 +1,19 @@
+"""Random draws that a loop plan makes again (``kernels.drawn``): functions of a generator, or of the seed of a
+generator made for the call, and of the draw's parameters, which a plan compares from one traced iteration to
+the next (the function by identity: module-level, not a closure made at each call)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def generator(source) -> np.random.Generator:
+    """``source`` itself, a generator, or a generator made from it, a seed."""
+    return source if isinstance(source, np.random.Generator) else np.random.default_rng(source)
+
+
+def normal_values(source, mean, stddev, shape) -> np.ndarray:
+    return generator(source).normal(mean, stddev, size=shape)
+
+
+def uniform_values(source, low, high, shape) -> np.ndarray:
+    return generator(source).uniform(low, high, size=shape)
