@@ -29,12 +29,18 @@ OPTIMIZERS = ["Adam(learning_rate=0.01)", "Adam(learning_rate=0.01, amsgrad=True
               "Adagrad(learning_rate=0.1)", "Adamax(learning_rate=0.01)", "Nadam(learning_rate=0.01)",
               "Adam(learning_rate=0.01, clipnorm=0.5)", "SGD(learning_rate=0.1, clipvalue=0.01)",
               "Adam(learning_rate=tf.keras.optimizers.schedules.ExponentialDecay(0.01, 3, 0.5))"]
-# (loss, labels: sparse integers or one-hot, and whether the model ends in a softmax)
+# (loss, labels: sparse integers or one-hot, and whether the model ends in a softmax); a loss may be NaN
 LOSSES = [("SparseCategoricalCrossentropy(from_logits=True)", "sparse", False),
           ("SparseCategoricalCrossentropy()", "sparse", True),
           ("CategoricalCrossentropy(from_logits=True, label_smoothing=0.1)", "one_hot", False),
           ("MeanSquaredError()", "one_hot", False), ("Huber()", "one_hot", False),
-          ("BinaryCrossentropy(from_logits=True)", "one_hot", False), ("KLDivergence()", "one_hot", True)]
+          ("BinaryCrossentropy(from_logits=True)", "one_hot", False), ("KLDivergence()", "one_hot", True),
+          ("CosineSimilarity()", "one_hot", False)]
+# a term added to the loss: the math builtins with negative literals (an axis, bounds)
+PENALTIES = ["", " + 0.01 * tf.reduce_mean(tf.reduce_sum(logits, axis=-1))",
+             " + 0.01 * tf.reduce_mean(tf.clip_by_value(logits, -1.0, 1.0))",
+             " + 0.001 * tf.reduce_sum(tf.square(logits - 1.0))",
+             " + 0.01 * tf.reduce_mean(tf.nn.softmax(logits, axis=-1) * -1.0)"]
 # what the loop does besides its step (each: lines of the body)
 EXTRAS = ["losses.append(loss)", "metric.update_state(loss)", "ran = metric(loss)",
           "ran = metric(loss)\nlosses.append(ran * 2.0)", "accuracy.update_state(labels, logits)",
@@ -46,6 +52,7 @@ EXTRAS = ["losses.append(loss)", "metric.update_state(loss)", "ran = metric(loss
 LOOP = (KERAS.replace("Y = tf.random.uniform", "labels = tf.random.uniform")
         .replace("model = tf.keras.Sequential([{layers}])", "Y = {y}\n{model}")
         .replace("SparseCategoricalCrossentropy(from_logits=True)", "{loss}")
+        .replace("loss = loss_fn(Y, logits)", "loss = loss_fn(Y, logits){penalty}")
         .replace("losses = []", "metric = tf.keras.metrics.Mean()\naccuracy = tf.keras.metrics.SparseCategoricalAccuracy()\n"
                                 "losses = []")
         .replace("    losses.append(loss)\n", "{extras}\n"))
@@ -113,6 +120,7 @@ def _programs(draw):
     return LOOP.format(x_shape=shape, batch=shape[0], model=model, loss=loss,
                        y="labels" if labels == "sparse" else "tf.one_hot(labels, 3)",
                        optimizer=draw(st.sampled_from(OPTIMIZERS)), steps=draw(st.integers(6, 9)),
+                       penalty=draw(st.sampled_from(PENALTIES)),
                        extras=textwrap.indent("\n".join(extras), "    "))
 
 
@@ -179,6 +187,17 @@ def test_a_name_bound_to_what_an_effect_returned_is_the_last_iteration_s(step, a
     assert planned.scope.vars[name].value == written.scope.vars[name].value
     if name == "count":
         assert planned.scope.vars[name].value == 9
+
+
+@pytest.mark.parametrize("term", ["tf.reduce_sum(logits, axis=-1)", "tf.clip_by_value(logits, -1.0, 1.0)",
+                                  "tf.random.uniform((6, 3), minval=-0.1, maxval=0.1)"])
+def test_a_negative_literal_is_a_constant_to_a_plan(term, monkeypatch):
+    # made by a kernel while a loop traces (-1 is neg(1)), it is made of constants alone: the same at every
+    # iteration, so a call may read it into Python (an axis, a bound)
+    program = STEP.format(model=SEQUENTIAL, step="opt.apply_gradients(zip(grads, model.trainable_variables))",
+                          after="pass").replace("loss = loss_fn(Y, logits)",
+                                                f"loss = loss_fn(Y, logits) + 0.01 * tf.reduce_mean({term})")
+    _compared(program, monkeypatch, 6)
 
 
 def test_a_value_an_effect_returned_that_a_kernel_reads_leaves_the_loop_as_written(monkeypatch):

@@ -282,6 +282,18 @@ def _tensors(recorder, value):
     return recorder.template(value) if _of_tensors(value) else None
 
 
+def _of_constants(spec, constant) -> bool:
+    """Whether a spec reads constants alone: ``Const``s, and the slots of ``constant`` (made of constants only)."""
+    cls = spec.__class__
+    if cls is int:
+        return spec in constant
+    if cls is View:
+        return spec.slot in constant
+    if cls is Sequence:
+        return all(_of_constants(item, constant) for item in spec.items)
+    return cls is Const
+
+
 def _arrays_in(value) -> list:
     """The arrays of a tensor, or of the tensors in a list or tuple."""
     if value.__class__ in (list, tuple):
@@ -320,6 +332,7 @@ class LoopRecorder(Recorder):
         self.carried: list = []
         self.steps_made = 0          # the interpreter's steps the iteration counts beside the loop's own
         self.effect_made: set = set()   # the ids of the arrays the effects returned (held: see spec)
+        self.constant: set = set()      # the slots of kernel calls made of constants only (an axis of -1)
 
     # ------------------------------------------------------------------ observing calls
     def observe(self, f, args, kwargs, node, call):
@@ -390,9 +403,15 @@ class LoopRecorder(Recorder):
         if isinstance(value, (list, tuple)):
             return any(self.tracked(v) for v in value)
         if value.__class__ is np.ndarray or isinstance(value, np.generic):
-            spec = self.spec(value)
-            return spec.__class__ is not Const
+            return not _of_constants(self.spec(value), self.constant)
         return False
+
+    def call(self, name, args, attrs, run):
+        out = super().call(name, args, attrs, run)
+        _, specs, attr_specs = self.steps[-1]
+        if all(_of_constants(spec, self.constant) for spec in (*specs, *(attr_specs or {}).values())):
+            self.constant.add(self.n_inputs + len(self.steps) - 1)
+        return out
 
     def _effect(self, f, args, kwargs, node, call):
         args = [list(a) if a.__class__ is zip else a for a in args]      # (an iterator is read once)
@@ -603,13 +622,7 @@ class LoopPlan:
         released = self._released()
 
         def fixed(spec) -> bool:
-            if spec.__class__ is int:
-                return spec in constant
-            if spec.__class__ is View:
-                return spec.slot in constant
-            if spec.__class__ is Sequence:
-                return all(map(fixed, spec.items))
-            return spec.__class__ is Const
+            return _of_constants(spec, constant)
 
         def bound(obj, prefix):
             key = f"{prefix}{len(env)}"
