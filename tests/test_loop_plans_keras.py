@@ -159,9 +159,9 @@ SEQUENTIAL = 'model = tf.keras.Sequential([tf.keras.layers.LayerNormalization(),
      "model = tf.keras.Model(inputs, tf.keras.layers.Dense(3)(tf.keras.layers.Concatenate()([inputs, inputs])))", 6),
     ("model = tf.keras.Sequential([tf.keras.layers.Reshape((2, 2)), tf.keras.layers.GRU(3)])", 6),
     ("model = tf.keras.Sequential([tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(3)])", 6),
-    ("model = tf.keras.Sequential([tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(3)])", 0),
-], ids=["layer normalization", "functional", "recurrent", "dropout", "batch normalization's state"])
-def test_a_model_of_layers_that_compute_by_kernels_alone_is_planned(model, replayed, monkeypatch):
+    ("model = tf.keras.Sequential([tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(3)])", 6),
+], ids=["layer normalization", "functional", "recurrent", "dropout", "batch normalization"])
+def test_a_model_of_layers_that_compute_by_kernels_is_planned(model, replayed, monkeypatch):
     step = "opt.apply_gradients(zip(grads, model.trainable_variables))"
     _compared(STEP.format(model=model, step=step, after="pass"), monkeypatch, replayed)
 
@@ -203,3 +203,19 @@ def test_a_negative_literal_is_a_constant_to_a_plan(term, monkeypatch):
 def test_a_value_an_effect_returned_that_a_kernel_reads_leaves_the_loop_as_written(monkeypatch):
     _compared(STEP.format(model=SEQUENTIAL, step="opt.apply_gradients(zip(grads, model.trainable_variables))",
                           after="total = train_loss(loss) * 2.0"), monkeypatch, 0)
+
+
+@pytest.mark.parametrize("layers", [
+    "tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(3)",
+    "tf.keras.layers.Dense(5), tf.keras.layers.BatchNormalization(momentum=0.9, center=False), "
+    "tf.keras.layers.Activation('relu'), tf.keras.layers.Dense(3)",
+])
+def test_batch_normalization_s_moving_statistics_are_updated_by_the_plan(layers, monkeypatch):
+    # kernels.updated: the moving statistics' updates are steps of the plan, from each iteration's batch
+    # statistics; an evaluation of the model (training=False) after the step reads the new ones
+    after = "evaluated = model(X, training=False)"
+    planned, written = _compared(STEP.format(model=f"model = tf.keras.Sequential([{layers}])",
+                                             step="opt.apply_gradients(zip(grads, model.trainable_variables))",
+                                             after=after), monkeypatch, 6)
+    moving = [v for v in planned.context.variables if v.name.endswith("moving_mean")]
+    assert moving and all(v.version == 9 for v in moving)

@@ -17,7 +17,7 @@ What a plan may replace is decided first from the body's text, then from what it
    ``EFFECT``, ``REQUEST``): a built Keras layer or model of the audited kinds, a loss, a math builtin, a
    tape's gradient, an optimizer's step, a metric's update, a variable's assign, a list's append, ``print``,
    or a program's function whose body is such code (:func:`plain_function`; its calls are checked). Anything
-   else (a random op, a value read into Python, a layer that draws or keeps state) leaves the loop to run as
+   else (a random op, a value read into Python, a state change no step makes again) leaves the loop to run as
    written. A pure call's arguments that it reads into Python (a loss's labels, a reduction's axis) must not
    come from the plan's inputs: what it decides from them would be decided once for every iteration;
 3. the iterations at positions 1 and 2 run traced (``kernels.tracing``: the small-tensor shortcuts and the
@@ -50,9 +50,9 @@ from tapecli.frontend.ast import identifiers
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
 from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, DrawStep, EffectStep, RequestStep, TensorSpec,
-                                            VariableStep, alone, as_array, maker, same_template)
+                                            UpdateStep, VariableStep, alone, as_array, maker, same_template)
 from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, BoundMethod, Function, ProgramObject)
-from tapecli.kernels.trace import (Const, Recorder, Sequence, View, released, resolve, same_call, same_specs,
+from tapecli.kernels.trace import (Const, Recorder, Sequence, of_constants, released, resolve, same_call, same_specs,
                                    slots_read)
 from tapecli.runtime.context import current
 from tapecli.runtime.values import DType, Tensor, Variable, make_tensor
@@ -282,18 +282,6 @@ def _tensors(recorder, value):
     return recorder.template(value) if _of_tensors(value) else None
 
 
-def _of_constants(spec, constant) -> bool:
-    """Whether a spec reads constants alone: ``Const``s, and the slots of ``constant`` (made of constants only)."""
-    cls = spec.__class__
-    if cls is int:
-        return spec in constant
-    if cls is View:
-        return spec.slot in constant
-    if cls is Sequence:
-        return all(_of_constants(item, constant) for item in spec.items)
-    return cls is Const
-
-
 def _arrays_in(value) -> list:
     """The arrays of a tensor, or of the tensors in a list or tuple."""
     if value.__class__ in (list, tuple):
@@ -403,13 +391,13 @@ class LoopRecorder(Recorder):
         if isinstance(value, (list, tuple)):
             return any(self.tracked(v) for v in value)
         if value.__class__ is np.ndarray or isinstance(value, np.generic):
-            return not _of_constants(self.spec(value), self.constant)
+            return not of_constants(self.spec(value), self.constant)
         return False
 
     def call(self, name, args, attrs, run):
         out = super().call(name, args, attrs, run)
         _, specs, attr_specs = self.steps[-1]
-        if all(_of_constants(spec, self.constant) for spec in (*specs, *(attr_specs or {}).values())):
+        if all(of_constants(spec, self.constant) for spec in (*specs, *(attr_specs or {}).values())):
             self.constant.add(self.n_inputs + len(self.steps) - 1)
         return out
 
@@ -450,6 +438,12 @@ class LoopRecorder(Recorder):
     def draw(self, draw, params, value) -> None:
         self._step(DrawStep(draw, params))
         self._made(value)
+
+    def update(self, update, variable, value, params) -> None:
+        self._step(UpdateStep(update, variable, self.spec(value), params))
+        self.assigned.add(variable)
+        self._step(VariableStep(variable))
+        self._made(variable.read().value)
 
     def _made(self, array) -> None:
         """``array`` is the result of the last step (a special one's: a variable's new array, a draw)."""
@@ -622,7 +616,7 @@ class LoopPlan:
         released = self._released()
 
         def fixed(spec) -> bool:
-            return _of_constants(spec, constant)
+            return of_constants(spec, constant)
 
         def bound(obj, prefix):
             key = f"{prefix}{len(env)}"

@@ -1,7 +1,7 @@
 """The calls of a loop plan that are not kernels (``interpreter/loop_plans.py``): an effect made again as the
-interpreter makes it, a variable's array after one, a gradient request added again, random draws made again;
-the templates of their arguments (each tensor as the spec of its array, made anew on each iteration's
-arrays); and what the compiled plan calls besides kernels."""
+interpreter makes it, a variable's array after one, a gradient request added again, random draws and a
+state's update made again; the templates of their arguments (each tensor as the spec of its array, made anew
+on each iteration's arrays); and what the compiled plan calls besides kernels."""
 from __future__ import annotations
 
 from sys import getrefcount
@@ -182,6 +182,24 @@ class DrawStep:
 
     def same_as(self, other) -> bool:
         return other.__class__ is DrawStep and other.draw is self.draw and same_value(self.params, other.params)
+
+
+class UpdateStep:
+    """A variable's update from an iteration's array (``kernels.updated``: a batch normalization's moving
+    statistics), made again on each iteration's array; the variable's new array is the next step's."""
+
+    def __init__(self, update, variable, spec, params):
+        self.update, self.variable, self.spec, self.params = update, variable, spec, params
+
+    def specs(self):
+        return self.spec
+
+    def make(self, interp, values):
+        self.update(self.variable, resolve(self.spec, values), *self.params)
+
+    def same_as(self, other) -> bool:
+        return other.__class__ is UpdateStep and other.update is self.update and other.variable is self.variable \
+            and same_specs([self.spec], [other.spec]) and same_value(self.params, other.params)
 
 
 class VariableStep:

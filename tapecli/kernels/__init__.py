@@ -238,6 +238,16 @@ def drawn(draw, *params):
     return value
 
 
+def updated(update, state, value, *params) -> None:
+    """``update(state, value, *params)``: a state's update from a traced array (a batch normalization's moving
+    statistics from its batch's); while a recorder writes the kernel calls down, the update is written down
+    too, so that the trace, made again, updates the state again from that iteration's array."""
+    update(state, value, *params)
+    recorder = _DISPATCH.recorder
+    if recorder is not None:
+        recorder.update(update, state, value, params)
+
+
 def _run_unrecorded(name, args, attrs):
     state = _DISPATCH
     recorder, state.recorder = state.recorder, None

@@ -124,6 +124,18 @@ def same_call(a, b) -> bool:
     return attrs is None or attrs.keys() == attrs2.keys() and same_specs(list(attrs.values()), list(attrs2.values()))
 
 
+def of_constants(spec, constant) -> bool:
+    """Whether a spec reads constants alone: ``Const``s, and the slots of ``constant`` (made of constants only)."""
+    cls = spec.__class__
+    if cls is int:
+        return spec in constant
+    if cls is View:
+        return spec.slot in constant
+    if cls is Sequence:
+        return all(of_constants(item, constant) for item in spec.items)
+    return cls is Const
+
+
 def slots_read(spec):
     """The slots a spec, or a collection of specs, reads (a spec made of others lists them as ``parts``)."""
     cls = spec.__class__
@@ -258,6 +270,10 @@ class Recorder:
         """Random draws (``kernels.drawn``): a trace of kernel calls alone cannot make them again, so recording
         one fails, as a check does."""
         raise NotImplementedError("a draw in a kernel trace")
+
+    def update(self, update, state, value, params) -> None:
+        """A state's update (``kernels.updated``): not a kernel call either."""
+        raise NotImplementedError("a state's update in a kernel trace")
 
     def call(self, name, args, attrs, run):
         """``run(name, args, attrs)``'s result, with the call written down."""

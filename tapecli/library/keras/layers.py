@@ -421,7 +421,15 @@ class LayerNormalization(Layer):
                           self.epsilon)
 
 
+def _moving_average(moving, stat, momentum) -> None:
+    """``moving`` (a variable) becomes moving * momentum + stat * (1 - momentum), in its dtype (Keras's)."""
+    m, f = np.float32(momentum), np.float32(1.0 - momentum)
+    new = moving.read().value * m.astype(moving.dtype) + stat.reshape(moving.shape) * f.astype(moving.dtype)
+    moving.assign(new.astype(moving.dtype))
+
+
 class BatchNormalization(Layer):
+    replayable = True           # (its moving statistics' updates are a plan's steps: kernels.updated)
     prefix = "batch_normalization"
 
     def __init__(self, interp, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
@@ -457,11 +465,8 @@ class BatchNormalization(Layer):
         w = self.weights_
         if training and self.trainable:
             mean, var = _moments(x, axes)
-            m, f = np.float32(self.momentum), np.float32(1.0 - self.momentum)
             for moving, stat in ((w["moving_mean"], mean), (w["moving_variance"], var)):
-                new = moving.read().value * m.astype(moving.dtype) + \
-                    stat.value.reshape(moving.shape) * f.astype(moving.dtype)
-                moving.assign(new.astype(moving.dtype))
+                kernels.updated(_moving_average, moving, stat.value, self.momentum)
         else:
             mean = ops.reshape(w["moving_mean"], tuple(shape))
             var = ops.reshape(w["moving_variance"], tuple(shape))
