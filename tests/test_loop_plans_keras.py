@@ -112,9 +112,26 @@ def _functional(draw, softmax):
 
 
 @st.composite
+def _subclassed(draw, softmax):
+    act = draw(st.sampled_from(ACTIVATIONS[:4]))
+    return (6, 4), textwrap.dedent(f"""\
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.hidden = tf.keras.layers.Dense(5, activation={act})
+                self.last = {_output(softmax)}
+
+            def call(self, x, training=False):
+                return self.last(self.hidden(x))
+
+        model = Net()""")
+
+
+@st.composite
 def _programs(draw):
     loss, labels, softmax = draw(st.sampled_from(LOSSES))
-    shape, model = draw(st.one_of(_sequential(softmax), _recurrent(softmax), _functional(softmax)))
+    shape, model = draw(st.one_of(_sequential(softmax), _recurrent(softmax), _functional(softmax),
+                                  _subclassed(softmax)))
     extras = draw(st.lists(st.sampled_from(EXTRAS if labels == "sparse" else EXTRAS[:4] + EXTRAS[5:]),
                            max_size=2, unique=True))
     return LOOP.format(x_shape=shape, batch=shape[0], model=model, loss=loss,
@@ -219,3 +236,40 @@ def test_batch_normalization_s_moving_statistics_are_updated_by_the_plan(layers,
                                              after=after), monkeypatch, 6)
     moving = [v for v in planned.context.variables if v.name.endswith("moving_mean")]
     assert moving and all(v.version == 9 for v in moving)
+
+
+SUBCLASSED = '''
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(5, activation="relu")
+        self.out = tf.keras.layers.Dense(3)
+
+    def call(self, x, training=False):
+{body}
+
+model = Net()'''
+MODULE = '''
+class Net(tf.Module):
+    def __init__(self):
+        self.w = tf.Variable(tf.random.normal((4, 3), seed=3))
+        self.b = tf.Variable(tf.zeros((3,)))
+
+    def __call__(self, x):
+        return tf.matmul(x, self.w) + self.b
+
+model = Net()'''
+
+
+@pytest.mark.parametrize("model, replayed", [
+    (SUBCLASSED.format(body="        return self.out(self.hidden(x))"), 6),
+    (SUBCLASSED.format(body="        h = self.hidden(x)\n        return self.out(h * 0.5)"), 6),
+    (MODULE, 6),
+    (SUBCLASSED.format(body="        if training:\n            x = x * 0.5\n        return self.out(self.hidden(x))"), 0),
+], ids=["keras call", "keras call of two statements", "tf.Module __call__", "a call that branches"])
+def test_a_subclassed_model_s_call_is_taken_into_the_plan(model, replayed, monkeypatch):
+    step = "opt.apply_gradients(zip(grads, model.trainable_variables))"
+    program = STEP.format(model=textwrap.dedent(model), step=step, after="pass")
+    if model is MODULE:         # (a tf.Module's __call__ takes no training flag)
+        program = program.replace("model(X, training=True)", "model(X)")
+    _compared(program, monkeypatch, replayed)

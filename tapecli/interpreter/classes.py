@@ -122,6 +122,16 @@ class Instance(ProgramObject):
             value.name = f"{self.label}.{attr}"
         self.attrs[attr] = value
 
+    def called_method(self) -> Function | None:
+        """The program's method that calling the object runs as it is now (``__call__``, or a built Keras
+        model's or layer's ``call``), or None where the call does more (builds the object, or is a Keras
+        metric's or loss's own): what a loop plan may take in (``interpreter/loop_plans.py``)."""
+        method = self.cls.find("__call__")[0]
+        if method is None and self.cls.role is None and self.cls.framework == KERAS \
+                and getattr(self, "keras_built", False):
+            method = self.cls.find("call")[0]
+        return method if isinstance(method, Function) else None
+
     def call(self, interp, args, kwargs, node):
         method, owner = self.cls.find("__call__")
         if method is None and self.cls.role is not None:        # a Keras Metric's or Loss's own __call__

@@ -47,6 +47,7 @@ import numpy as np
 from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.frontend.ast import identifiers
+from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import LoopShape, plain_function
 from tapecli.interpreter.loop_steps import (CheckStep, DictSpec, DrawStep, EffectStep, RequestStep, TensorSpec,
@@ -332,7 +333,7 @@ class LoopRecorder(Recorder):
         if kind is EFFECT:
             return self._effect(f, args, kwargs, node, call)
         if kind is _INLINE:             # its calls come through here one by one, as the body's do
-            self.inlined = f
+            self.inlined = f if f.__class__ is Function else f.called_method()
             return call(f, args, kwargs, node)
         if kind is PURE and getattr(f, "replay_lists", False) is False and any(
                 v.__class__ in (list, tuple) and self.tracked(v) for v in (*args, *kwargs.values())):
@@ -371,6 +372,9 @@ class LoopRecorder(Recorder):
             return f.replay
         if f.__class__ is Function:
             return _INLINE if plain_function(f.node) else None
+        if f.__class__ is Instance:         # (a subclassed model: its call method, taken in as a function is)
+            method = f.called_method()
+            return _INLINE if method is not None and plain_function(method.node) else None
         if isinstance(f, ProgramObject):
             return f.replay_kind(args, kwargs, self.tracked)
         if f.__class__ is _PYFUNCTION and getattr(f, "is_builtin", False):
