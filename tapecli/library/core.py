@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from tapecli.autodiff import gradients
-from tapecli import kernels, ops
+from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.draws import normal_values, uniform_values
+from tapecli.library.draws import drawn, generator, normal_values, uniform_values
 from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
@@ -381,18 +381,21 @@ def random_split(seed, num=2, alg="auto_select"):
     return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(n, 2)).astype(s.dtype))
 
 
-def _rng(interp, seed):
-    return np.random.default_rng(to_seed(seed)) if seed is not None else interp.rng
+def _source(interp, seed):
+    """What a draw takes its numbers from: the run's generator, or the seed of a generator made for it."""
+    return interp.rng if seed is None else to_seed(seed)
+
+
+def _rng(interp, seed) -> np.random.Generator:
+    return generator(_source(interp, seed))
 
 
 def _draw(interp, shape, seed, dtype, sample, *params):
     """A tensor of ``shape`` drawn by ``sample(source, *params, shape)`` (``kernels.drawn``: a loop plan draws
-    again), weighed first, in the float dtype asked for (converted by a kernel). The source is the run's
-    generator, or the seed of a generator made for this call."""
+    again), weighed first, in the float dtype asked for (converted by a kernel)."""
     shape = to_shape(shape)
     _check_size(shape)
-    source = interp.rng if seed is None else to_seed(seed)
-    return ops.cast(Tensor(kernels.drawn(sample, source, *params, shape)), _float_dtype(dtype))
+    return drawn(sample, _float_dtype(dtype), _source(interp, seed), *params, shape)
 
 
 @builtin(interp=True)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapecli import kernels, ops
+from tapecli.runtime.values import Tensor
+
 
 def generator(source) -> np.random.Generator:
     """``source`` itself, a generator, or a generator made from it, a seed."""
@@ -17,3 +20,8 @@ def normal_values(source, mean, stddev, shape) -> np.ndarray:
 
 def uniform_values(source, low, high, shape) -> np.ndarray:
     return generator(source).uniform(low, high, size=shape)
+
+
+def drawn(sample, dtype, *params) -> Tensor:
+    """``sample(*params)`` as a tensor of ``dtype``: drawn through ``kernels.drawn``, converted by a kernel."""
+    return ops.cast(Tensor(kernels.drawn(sample, *params)), dtype)

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import kernels, ops
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.draws import normal_values, uniform_values
+from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
@@ -285,12 +285,6 @@ class Flatten(Layer):
         if x.ndim == 0:
             raise ShapeError("Flatten needs inputs with a batch dimension, got a scalar")
         return ops.reshape(x, (x.shape[0], int(np.prod(x.shape[1:]))))
-
-
-def drawn_normal(rng, mean, stddev, shape, dtype) -> Tensor:
-    """Normal draws in ``dtype``: the draws by ``kernels.drawn`` (a loop plan draws again at every iteration,
-    in order), their conversion by a kernel."""
-    return ops.cast(Tensor(kernels.drawn(normal_values, rng, mean, stddev, shape)), dtype)
 
 
 def dropout_mask(x, rng, shape, rate) -> Tensor:

@@ -8,7 +8,8 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import integer, num
-from tapecli.library.keras.layers import Layer, activation_fn, drawn_normal, dropout_mask
+from tapecli.library.draws import drawn, normal_values
+from tapecli.library.keras.layers import Layer, activation_fn, dropout_mask
 from tapecli.library.keras.recurrent import Conv2D, MaxPooling2D
 from tapecli.library.keras.shaping import AveragePooling2D
 from tapecli.runtime.values import Tensor
@@ -260,7 +261,7 @@ class GaussianNoise(_Noise):
         self.rate = num(stddev, "stddev")
 
     def noise(self, x):
-        return ops.add(x, drawn_normal(self.rng, 0.0, self.rate, x.shape, x.dtype))
+        return ops.add(x, drawn(normal_values, x.dtype, self.rng, 0.0, self.rate, x.shape))
 
 
 class _RateNoise(_Noise):
@@ -274,7 +275,7 @@ class GaussianDropout(_RateNoise):
 
     def noise(self, x):
         std = np.sqrt(self.rate / (1.0 - self.rate))
-        return ops.mul(x, drawn_normal(self.rng, 1.0, std, x.shape, x.dtype))
+        return ops.mul(x, drawn(normal_values, x.dtype, self.rng, 1.0, std, x.shape))
 
 
 class _SpatialDropout(_RateNoise):
