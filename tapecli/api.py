@@ -23,6 +23,7 @@ from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
 from tapecli.frontend.ast import Program, identifiers
 from tapecli.interpreter.registry import load_deferred
+from tapecli import execution
 from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor
@@ -258,7 +259,25 @@ def _leaves(value):
 def run_source(source: str, filename: str = "<input>", options: Options | None = None) -> RunResult:
     options = options or Options()
     _check_dtype(options)
+    tree = None if options.of or options.overrides else execution.python_only(source, filename)
+    if tree is not None:
+        return run_python(tree, source, filename, options)
     return run_program(parse(source, filename), filename, options)
+
+
+def run_python(tree, source: str, filename: str, options: Options) -> RunResult:
+    """A program of Python alone (execution.python_only), run by CPython under the sandbox's guards."""
+    ctx = begin_run(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements,
+                    max_memory=options.limits.max_memory, max_seconds=options.limits.max_seconds,
+                    explain=options.explain, check_numerics=options.check_numerics,
+                    jacobian_mode=options.jacobian_mode, device=_device(options.device))
+    ctx.settings.python_spelling = True
+    try:
+        ran = execution.run(tree, source, filename, options.limits)
+    except TdfError as e:
+        e.warnings = list(ctx.settings.warnings)
+        raise
+    return RunResult(filename, ran, [], ctx)
 
 
 def _check_dtype(options: Options) -> None:

@@ -2,7 +2,11 @@
 tools (check, sweeps) build their reports from."""
 from __future__ import annotations
 
+import functools
 import json
+import types
+
+import numpy as np
 
 from tapecli import api
 from tapecli.errors import TdfError
@@ -43,13 +47,25 @@ def type_json(value) -> dict:
         if isinstance(value, Layer):
             return {"kind": "model" if hasattr(value, "layers") else "layer", "built": value.built}
         return {"kind": value.kind_word.split(" ", 1)[-1].replace(" ", "_")}
+    if isinstance(value, np.ndarray):
+        return {"kind": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape)}
+    if isinstance(value, np.generic):
+        return {"kind": "numpy scalar", "dtype": str(value.dtype)}
+    if isinstance(value, type):
+        return {"kind": "class"}
     return {"kind": type(value).__name__.lower()}
 
 
 def _is_value(value) -> bool:
     from tapecli.interpreter.objects import Function, TapeObject, BoundMethod
     from tapecli.interpreter.objects import ProgramObject
-    return not isinstance(value, (Function, TapeObject, ProgramObject, BoundMethod)) and not getattr(value, "is_builtin", False)
+    return not isinstance(value, (Function, TapeObject, ProgramObject, BoundMethod, *_PYTHON_CODE)) and not getattr(
+        value, "is_builtin", False)
+
+
+# What a Python program binds that is code, not a value (listed in "types" only, as functions and tapes are).
+_PYTHON_CODE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                functools.partial)
 
 
 # --------------------------------------------------------------- documents

@@ -52,6 +52,9 @@ def to_float(value, what="this argument") -> float:
 MAX_PRINT_DEPTH = 256
 
 
+_PYTHON_VALUES = (bool, int, float, complex, tuple, set, frozenset, bytes, np.ndarray, np.generic)
+
+
 def format_value(value, _open: tuple = ()) -> str:
     """A program value as print shows it. A list or dict inside itself prints as Python prints it
     (``[[...]]``); nesting past MAX_PRINT_DEPTH is a LimitError, before Python's own stack runs out."""
@@ -77,6 +80,8 @@ def format_value(value, _open: tuple = ()) -> str:
         return "None"
     if isinstance(value, str):
         return value
+    if isinstance(value, _PYTHON_VALUES):        # a Python program's own values (execution/): as CPython shows them
+        return str(value) if isinstance(value, np.ndarray) else repr(value)
     word = type_word(value)
     return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"
 

@@ -1,6 +1,8 @@
 """Program values as JSON (docs/spec/CLI.md): tensors as nested lists of shortest round-tripping decimals."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tapecli.errors import LimitError
@@ -52,7 +54,7 @@ def to_json(value, name: str | None = None):
 
 def json_numbers(value, memo: dict, depth: int = 0) -> int:
     """How many numbers the JSON of ``value`` writes, each shared part counted where it appears."""
-    if isinstance(value, (Tensor, Variable)):
+    if isinstance(value, (Tensor, Variable, np.ndarray)):
         return int(np.prod(value.shape))
     if isinstance(value, (list, tuple, dict)):
         key = id(value)
@@ -77,8 +79,14 @@ def _to_json(value, memo: dict, depth: int = 0):
         return memo[key]
     if isinstance(value, DType):
         return value.name
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
+        return tensor_json(np.asarray(value))
+    if isinstance(value, (np.ndarray, np.generic)):
+        return _to_json(value.tolist(), memo, depth)
     return None
 
 

@@ -1,0 +1,200 @@
+"""Execution: a program's Python run by CPython under guards (docs/architecture.md, "Execution").
+
+``python_only`` says whether a program is one this room runs whole: Python's syntax, imports from the module
+table, and no name but its own and Python's builtins (TDF's statements and the TensorFlow library run on the
+interpreter until they move here). ``run`` compiles it with the guards (guard.py) and executes it with the
+run's sandbox (sandbox.py): its builtins, modules (modules.py) and limits."""
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+import warnings
+
+from tapecli.errors import LimitError, TdfError, TdfSyntaxError
+from tapecli.execution import guard
+from tapecli.execution.builtin_table import REFUSED_BUILTINS, program_builtins
+from tapecli.execution.modules import ALLOWED, FRAMEWORKS, Modules
+from tapecli.execution.sandbox import Sandbox
+from tapecli.runtime.context import current
+from tapecli.runtime.limits import Limits
+
+PROGRAM_MODULE = "__main__"
+
+
+def python_only(source: str, filename: str = "<input>") -> ast.Module | None:
+    """The program's syntax tree if this room runs it whole, else None."""
+    try:
+        tree = ast.parse(source, filename)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    bound, loaded = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            for alias in node.names:
+                full = module or alias.name
+                if (full or "").split(".")[0] in FRAMEWORKS:
+                    return None
+                bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__"}
+    return None if free else tree
+
+
+class PythonRun:
+    """What a run of this room leaves: the program's globals, its output (the shape of the interpreter's
+    results that the api reads: no tapes, requests or expectations in a Python-only program)."""
+
+    def __init__(self, scope: dict, output: list[str]):
+        self.globals = _Scope({k: v for k, v in scope.items() if not k.startswith("__")})
+        self.output = output
+        self.requests: list = []
+        self.tapes: list = []
+        self.expectations = _Scope([])
+
+
+class _Scope:
+    def __init__(self, values):
+        self.vars = values
+        self.results = values
+
+
+def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
+    """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line."""
+    sandbox = Sandbox(limits, filename)
+    code = _compiled(tree, filename)
+    scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
+    modules = Modules(sandbox, _run_state(sandbox))
+    scope["__builtins__"] = program_builtins(sandbox, modules)
+    scope.update(runtime_names(sandbox))
+    with _process_state(limits), warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("default")
+        try:
+            exec(code, scope)
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                raise _program_error(e, filename, f"the program exited with status {e.code}") from None
+        except TdfError as e:
+            _locate(e, e.__traceback__, filename)
+            e.output = sandbox.output
+            raise
+        except (Exception, RecursionError) as e:
+            error = _program_error(e, filename)
+            error.output = sandbox.output
+            raise error from None
+        finally:
+            _report(warned, filename)
+    return PythonRun(scope, sandbox.output)
+
+
+def _report(warned: list, filename: str) -> None:
+    """Python's warnings (NumPy's RuntimeWarning of a division by zero, a DeprecationWarning) become the run's
+    warnings, at the program's line that gave them where it did."""
+    settings = current().settings
+    for w in warned:
+        line = w.lineno if w.filename == filename else None
+        settings.warn(f"{w.category.__name__}: {w.message}", line)
+
+
+def runtime_names(sandbox: Sandbox) -> dict:
+    from tapecli.execution.sandbox import binary
+    return {guard.GET: sandbox.get, guard.SET: sandbox.set, guard.DELETE: sandbox.delete,
+            guard.TICK: sandbox.tick, guard.BINARY: binary, guard.CAUGHT: sandbox.caught,
+            guard.ITER: sandbox.iterable}
+
+
+def _compiled(tree: ast.Module, filename: str):
+    try:
+        return guard.compile_program(tree, filename)
+    except SyntaxError as e:        # what only the compiler finds (a return outside a function, ...)
+        raise TdfSyntaxError(e.msg, line=e.lineno, column=e.offset) from None
+    except (RecursionError, MemoryError):
+        raise LimitError("the program is nested too deeply to compile",
+                         hint="split the deepest expression into several statements") from None
+
+
+def _run_state(sandbox: Sandbox) -> dict[str, dict]:
+    """The run's own values for the module-level state of allowed modules."""
+    from tapecli.execution.state import run_replacements
+    return run_replacements(sandbox)
+
+
+class _process_state:
+    """The recursion limit the program runs under: as much room as CPython gives a program of its own
+    (``sys.getrecursionlimit()`` frames from the program's first), or --max-depth if more. What a program may
+    change of NumPy's process-wide settings (print options, error handling) comes back when the run ends."""
+
+    def __init__(self, limits: Limits):
+        self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
+
+    def __enter__(self):
+        self.recursion = sys.getrecursionlimit()
+        sys.setrecursionlimit(_frames() + self.depth)
+        np = sys.modules.get("numpy")
+        self.saved = (np.get_printoptions(), np.geterr()) if np is not None else None
+
+    def __exit__(self, *exc):
+        sys.setrecursionlimit(self.recursion)
+        if self.saved is not None:
+            np = sys.modules["numpy"]
+            np.set_printoptions(**self.saved[0])
+            np.seterr(**self.saved[1])
+
+
+_CPYTHON_RECURSION_LIMIT = 1000
+
+
+def _frames() -> int:
+    frame, n = sys._getframe(), 0
+    while frame is not None:
+        frame, n = frame.f_back, n + 1
+    return n
+
+
+def _program_error(error: BaseException, filename: str, message: str | None = None) -> TdfError:
+    out = TdfError(message or _message(error))
+    out.kind = type(error).__name__
+    _locate(out, error.__traceback__, filename)
+    return out
+
+
+def _message(error: BaseException) -> str:
+    if isinstance(error, KeyError) and len(error.args) == 1:
+        return repr(error.args[0])
+    return str(error)
+
+
+def _locate(error: TdfError, tb, filename: str) -> None:
+    """The position of the innermost line of the program in the traceback."""
+    if error.line is not None:
+        return
+    found = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return
+    positions = list(found.tb_frame.f_code.co_positions())
+    index = found.tb_lasti // 2
+    line, end_line, column, end_column = positions[index] if index < len(positions) else (found.tb_lineno,) * 2 + (None, None)
+    error.line = line or found.tb_lineno
+    if column is not None:
+        error.column = column + 1
+        if end_line == line and end_column is not None:
+            error.end_column = end_column + 1
+
+
+__all__ = ["python_only", "run", "PythonRun", "REFUSED_BUILTINS", "ALLOWED"]

@@ -1,0 +1,43 @@
+"""The builtins a program sees: CPython's own, less those that reach files, the environment, code or the
+interpreter, with the attribute functions, print, import and class creation through the run's sandbox."""
+from __future__ import annotations
+
+import builtins
+
+from tapecli.errors import TdfNameError
+
+_FILES = "programs cannot reach files, the environment or Python objects"
+REFUSED_BUILTINS = {
+    "open": "it reaches files", "input": "it reads the terminal", "eval": "it runs code outside the guards",
+    "exec": "it runs code outside the guards", "compile": "it makes code objects",
+    "globals": "it reaches the interpreter's names", "locals": "it reaches the interpreter's names",
+    "breakpoint": "it starts a debugger", "help": "it reads the terminal", "exit": "it ends the process",
+    "quit": "it ends the process", "memoryview": "it reaches raw memory", "copyright": "it prints to the terminal",
+    "credits": "it prints to the terminal", "license": "it prints to the terminal",
+    "aiter": "asynchronous iteration runs outside the limits", "anext": "asynchronous iteration runs outside the limits",
+}
+_OWN = ("getattr", "hasattr", "vars", "print")
+
+
+def program_builtins(sandbox, modules) -> dict:
+    table = {name: value for name, value in vars(builtins).items()
+             if not name.startswith("_") and name not in REFUSED_BUILTINS}
+    for name, reason in REFUSED_BUILTINS.items():
+        table[name] = _refused(name, reason)
+    for name in _OWN:
+        table[name] = getattr(sandbox, name)
+    table["setattr"] = sandbox.set
+    table["delattr"] = sandbox.delete
+    table["iter"] = lambda *args: sandbox.iterable_call(builtins.iter, *args)
+    table["pow"] = sandbox.pow
+    table["__import__"] = modules.import_
+    table["__build_class__"] = sandbox.build_class
+    table["__name__"] = "builtins"
+    return table
+
+
+def _refused(name: str, reason: str):
+    def refused(*args, **kwargs):
+        raise TdfNameError(f"{name}() is not available in tapecli programs: {reason}", hint=_FILES)
+    refused.__name__ = refused.__qualname__ = name
+    return refused

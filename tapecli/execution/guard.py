@@ -1,0 +1,276 @@
+"""The program's Python compiled for CPython under guards (docs/architecture.md, "Execution").
+
+CPython's own parser and compiler give every Python form its meaning; this transform adds what keeps a
+program inside its sandbox, compiled into the code:
+
+- an attribute whose name is not plain (``_``-prefixed, or one of ``sandbox.GUARDED_NAMES``) is read, written
+  and deleted through the guard (``sandbox.get_attribute``), which knows what lies out of reach; a plain
+  name is read as CPython reads it, since what the program can hold is already filtered (modules are
+  proxies, builtins a restricted table); every attribute write goes through the guard, which refuses to
+  change classes and modules that are not the program's own;
+- a tick (steps, seconds, memory) at the top of every loop body, function body and comprehension;
+- ``*``, ``**`` and ``<<`` through the guard, which weighs what repetition and exact integers would make;
+- every ``except`` handler first re-raises the run's own stops (limits, refusals), so that no handler keeps
+  a program past its limits;
+- names the runtime keeps for itself (``__tdf_*``, ``__builtins__``) cannot be named by the program.
+"""
+from __future__ import annotations
+
+import ast
+
+from tapecli.errors import TdfSyntaxError
+
+# The runtime's names in the program's globals (sandbox.runtime_names supplies them).
+GET, SET, DELETE, TICK, BINARY, CAUGHT, ITER = ("__tdf_get__", "__tdf_set__", "__tdf_del__", "__tdf_tick__",
+                                               "__tdf_binary__", "__tdf_caught__", "__tdf_iter__")
+# Builtins that consume an iterable inside one C call, where no tick runs: their first argument is taken
+# through the guard (sandbox.iterable), as is every *unpacking.
+CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
+                       "bytes", "bytearray"})
+_RESERVED = frozenset({"__builtins__", "__loader__", "__spec__", "__import__", "__build_class__"})
+# Attribute names never read or written, whatever the object: frames, code, globals and tracebacks, and NumPy's
+# ways to files and raw memory.
+UNREACHABLE = frozenset({
+    "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_globals", "f_locals", "f_builtins",
+    "f_back", "f_code", "tb_frame", "tb_next", "func_globals", "func_code", "im_func",
+    "tofile", "fromfile", "dump", "ctypes", "cffi",
+})
+# Methods whose result can be far larger than their inputs: weighed before they run (sandbox.weighed_method).
+WEIGHED_METHODS = frozenset({"astype", "repeat", "tolist", "zfill", "ljust", "rjust", "center", "expandtabs",
+                             "replace", "join"})
+# Attribute names read through the guard whatever their prefix; str.format's {0.attr} fields read attributes.
+GUARDED_NAMES = UNREACHABLE | WEIGHED_METHODS | {"format", "format_map"}
+_WEIGHED_OPS = (ast.Mult, ast.Pow, ast.LShift)
+
+
+def plain(name: str) -> bool:
+    """Whether ``obj.name`` may be read as CPython reads it."""
+    return not name.startswith("_") and name not in GUARDED_NAMES
+
+
+def compile_program(tree: ast.Module, filename: str):
+    """The program's code object, guards compiled in."""
+    tree = _Guard().visit(tree)
+    ast.fix_missing_locations(tree)
+    return compile(tree, filename, "exec", dont_inherit=True)
+
+
+def _call(name: str, node: ast.AST, *args: ast.expr) -> ast.Call:
+    return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), list(args), []), node)
+
+
+def _tick(node: ast.AST) -> ast.stmt:
+    return ast.copy_location(ast.Expr(_call(TICK, node)), node)
+
+
+class _Guard(ast.NodeTransformer):
+    def __init__(self):
+        self.classes: list[str] = []         # the enclosing class names, for private-name mangling
+
+    def _mangled(self, name: str) -> str:
+        """``__x`` inside ``class C`` is ``_C__x``, as CPython's compiler mangles it (the guard reads by
+        string, which CPython would not mangle)."""
+        if self.classes and name.startswith("__") and not name.endswith("__"):
+            owner = self.classes[-1].lstrip("_")
+            if owner:
+                return f"_{owner}{name}"
+        return name
+
+    def _refuse_reserved(self, name: str, node: ast.AST) -> None:
+        if name in _RESERVED or name.startswith("__tdf_"):
+            raise TdfSyntaxError(f"the name {name} is reserved by tapecli", line=node.lineno,
+                                 column=node.col_offset + 1,
+                                 hint="programs cannot reach the interpreter's own names; rename it")
+
+    def visit_Name(self, node: ast.Name):
+        self._refuse_reserved(node.id, node)
+        return node
+
+    def visit_arg(self, node: ast.arg):
+        self._refuse_reserved(node.arg, node)
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        self.generic_visit(node)
+        name = self._mangled(node.attr)
+        text = ast.copy_location(ast.Constant(name), node)
+        if isinstance(node.ctx, ast.Load):
+            return node if plain(node.attr) else _call(GET, node, node.value, text)
+        # A store or delete target: rewritten by the statements that hold it (visit_Assign and friends).
+        return node
+
+    # ---- statements whose targets are attributes
+    def _store(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> list[ast.stmt]:
+        """``target = value`` with every attribute target (at any depth of unpacking) set through the guard."""
+        if isinstance(target, ast.Attribute):
+            name = ast.Constant(self._mangled(target.attr))
+            return [ast.copy_location(ast.Expr(_call(SET, node, target.value, name, value)), node)]
+        if isinstance(target, (ast.Tuple, ast.List)) and _has_attribute(target):
+            names = [f"__tdf_item{i}" for i in range(len(target.elts))]
+            temps = [ast.Name(n, ast.Store()) for n in names]
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    temps[i] = ast.Starred(temps[i], ast.Store())
+            out = [ast.copy_location(ast.Assign([type(target)(temps, ast.Store())], value), node)]
+            for n, element in zip(names, target.elts):
+                inner = element.value if isinstance(element, ast.Starred) else element
+                out += self._store(inner, ast.Name(n, ast.Load()), node)
+            return out
+        return [ast.copy_location(ast.Assign([target], value), node)]
+
+    def visit_Assign(self, node: ast.Assign):
+        self.generic_visit(node)
+        if not any(_has_attribute(t) for t in node.targets):
+            return node
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
+            return self._store(node.targets[0], node.value, node)
+        temp = "__tdf_value"
+        out = [ast.copy_location(ast.Assign([ast.Name(temp, ast.Store())], node.value), node)]
+        for target in node.targets:
+            out += self._store(target, ast.Name(temp, ast.Load()), node)
+        return out
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        self.generic_visit(node)
+        if isinstance(node.target, ast.Attribute) and node.value is not None:
+            return self._store(node.target, node.value, node)
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        """``t op= v`` as CPython does it (the in-place method, then the store), through the guard where the
+        target is an attribute or the operator is weighed; each part of the target is evaluated once."""
+        self.generic_visit(node)
+        target = node.target
+        if not isinstance(target, ast.Attribute) and not isinstance(node.op, _WEIGHED_OPS):
+            return node
+        if isinstance(target, ast.Name):
+            return ast.copy_location(ast.Assign([target], self._inplace(node.op, ast.Name(target.id, ast.Load()),
+                                                                        node.value, node)), node)
+        holder, holder_load = _temp("__tdf_holder")
+        out = [ast.copy_location(ast.Assign([holder], target.value), node)]
+        if isinstance(target, ast.Attribute):
+            name = ast.Constant(self._mangled(target.attr))
+            current = _call(GET, node, holder_load, name)
+            out.append(ast.copy_location(ast.Expr(_call(SET, node, holder_load, name,
+                                                        self._inplace(node.op, current, node.value, node))), node))
+        else:
+            index, index_load = _temp("__tdf_index")
+            out.append(ast.copy_location(ast.Assign([index], target.slice), node))
+            current = ast.Subscript(holder_load, index_load, ast.Load())
+            store = ast.Subscript(ast.Name("__tdf_holder", ast.Load()), ast.Name("__tdf_index", ast.Load()), ast.Store())
+            out.append(ast.copy_location(ast.Assign([store], self._inplace(node.op, current, node.value, node)), node))
+        return out
+
+    def _inplace(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.AST) -> ast.Call:
+        return _call(BINARY, node, ast.Constant(type(op).__name__ + "="), left, right)
+
+    def visit_Delete(self, node: ast.Delete):
+        self.generic_visit(node)
+        out: list[ast.stmt] = []
+        plain_targets = []
+        for target in node.targets:
+            if isinstance(target, ast.Attribute):
+                out.append(ast.copy_location(ast.Expr(_call(DELETE, node, target.value,
+                                                            ast.Constant(self._mangled(target.attr)))), node))
+            else:
+                plain_targets.append(target)
+        if plain_targets:
+            out.insert(0, ast.copy_location(ast.Delete(plain_targets), node))
+        return out
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        if any(isinstance(t, ast.Attribute) for t in ast.walk(node.target)):
+            temp = ast.Name("__tdf_loop_item", ast.Store())
+            node.body = self._store(node.target, ast.Name("__tdf_loop_item", ast.Load()), node) + node.body
+            node.target = temp
+        node.body.insert(0, _tick(node))
+        return node
+
+    visit_AsyncFor = visit_For
+
+    def visit_While(self, node: ast.While):
+        self.generic_visit(node)
+        node.body.insert(0, _tick(node))
+        return node
+
+    def visit_With(self, node: ast.With):
+        self.generic_visit(node)
+        for item in node.items:
+            if isinstance(item.optional_vars, ast.Attribute) or (
+                    item.optional_vars is not None and _has_attribute(item.optional_vars)):
+                target = item.optional_vars
+                item.optional_vars = ast.Name("__tdf_with_value", ast.Store())
+                node.body = self._store(target, ast.Name("__tdf_with_value", ast.Load()), node) + node.body
+        return node
+
+    def _function(self, node):
+        self._refuse_reserved(node.name, node)
+        self.generic_visit(node)
+        node.body.insert(_docstring_end(node.body), _tick(node))
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def visit_Lambda(self, node: ast.Lambda):
+        self.generic_visit(node)
+        node.body = ast.copy_location(ast.BoolOp(ast.Or(), [_call(TICK, node), node.body]), node.body)
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef):
+        self._refuse_reserved(node.name, node)
+        self.classes.append(node.name)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.classes.pop()
+
+    def visit_comprehension(self, node: ast.comprehension):
+        self.generic_visit(node)
+        node.ifs.insert(0, ast.copy_location(ast.UnaryOp(ast.Not(), _call(TICK, node.iter)), node.iter))
+        if any(isinstance(t, ast.Attribute) for t in ast.walk(node.target)):
+            raise TdfSyntaxError("an attribute as a comprehension's target is not supported",
+                                 line=node.target.lineno, column=node.target.col_offset + 1,
+                                 hint="bind a plain name and assign the attribute in a for loop")
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler):
+        self.generic_visit(node)
+        node.body.insert(0, ast.copy_location(ast.Expr(_call(CAUGHT, node)), node))
+        return node
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in CONSUMERS and node.args and not isinstance(
+                node.args[0], ast.Starred):
+            node.args[0] = _call(ITER, node.args[0], node.args[0])
+        return node
+
+    def visit_Starred(self, node: ast.Starred):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            node.value = _call(ITER, node.value, node.value)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp):
+        self.generic_visit(node)
+        if isinstance(node.op, _WEIGHED_OPS):
+            return self._binary(node.op, node.left, node.right, node)
+        return node
+
+    def _binary(self, op: ast.operator, left: ast.expr, right: ast.expr, node: ast.AST) -> ast.Call:
+        return _call(BINARY, node, ast.Constant(type(op).__name__), left, right)
+
+
+def _has_attribute(target: ast.expr) -> bool:
+    return any(isinstance(t, ast.Attribute) for t in ast.walk(target))
+
+
+def _temp(name: str) -> tuple[ast.Name, ast.Name]:
+    return ast.Name(name, ast.Store()), ast.Name(name, ast.Load())
+
+
+def _docstring_end(body: list[ast.stmt]) -> int:
+    first = body[0] if body else None
+    return 1 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+        first.value.value, str) else 0

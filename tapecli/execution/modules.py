@@ -1,0 +1,145 @@
+"""The modules a Python program may import: CPython's own pure modules and NumPy itself, each seen through a
+proxy that holds only what the table allows (docs/language.md, "Modules"). A module left out is refused by
+name with its reason.
+
+A proxy is a fresh module object per run, filled on first use from the real module: a name that leads out of
+the sandbox (another module not in the table, a function that reaches files, a private name) is refused.
+What keeps state across calls in the real module (``random``'s and ``numpy.random``'s global generators,
+``decimal``'s context, ``warnings``' filters, print to ``sys.stdout``) is replaced by the run's own."""
+from __future__ import annotations
+
+import builtins
+import importlib
+import types
+
+from tapecli.errors import TdfNameError
+from tapecli.execution.numpy_gate import weighed
+
+# module -> names refused in it, with the reason; a module absent from this table cannot be imported.
+_NUMPY_FILES = "it reaches files or raw memory"
+ALLOWED: dict[str, dict[str, str]] = {
+    "math": {}, "cmath": {}, "copy": {}, "functools": {}, "itertools": {}, "operator": {},
+    "collections": {}, "collections.abc": {}, "heapq": {}, "bisect": {}, "statistics": {}, "numbers": {},
+    "fractions": {}, "decimal": {}, "string": {}, "textwrap": {}, "dataclasses": {}, "enum": {}, "abc": {},
+    "contextlib": {"chdir": "it changes the working directory"},
+    "typing": {"get_type_hints": "it evaluates annotation strings as code outside the sandbox's guards"},
+    "json": {"load": "it reads a file object", "dump": "it writes a file object"},
+    "random": {"SystemRandom": "it reads the operating system's entropy"},
+    "argparse": {"FileType": "it opens files"},
+    "pprint": {}, "warnings": {}, "io": {}, "types": {},
+    "__future__": {},
+    "numpy": {**{name: _NUMPY_FILES for name in (
+        "load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "memmap",
+        "fromregex", "DataSource", "ctypeslib", "lib")},
+        "f2py": "it builds and loads compiled code", "distutils": "it builds and loads compiled code",
+        "show_config": "it prints how tapecli's NumPy was built", "show_runtime": "it prints the machine's details"},
+    "numpy.random": {"bit_generator": _NUMPY_FILES},
+    "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
+}
+# Only these names of io and types: the rest reach files, or make code and frames.
+_ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
+         "types": {"SimpleNamespace", "MappingProxyType", "GenericAlias", "NoneType", "FunctionType",
+                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType"}}
+REFUSED = {
+    "os": "it reaches files, the environment and processes", "sys": "it reaches the interpreter itself",
+    "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
+    "glob": "it reaches files", "tempfile": "it reaches files", "pickle": "loading a pickle runs code",
+    "marshal": "it makes code objects", "ctypes": "it reaches raw memory", "importlib": "it imports any module",
+    "inspect": "it reaches frames and code", "gc": "it reaches every object", "builtins": "it reaches every builtin",
+    "socket": "it reaches the network", "urllib": "it reaches the network", "http": "it reaches the network",
+    "time": "the clock is a side channel (tapecli's runs are reproducible)",
+    "datetime": "the clock is a side channel (tapecli's runs are reproducible)",
+    "threading": "threads run outside the limits", "multiprocessing": "it runs processes",
+    "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
+    "re": "a regular expression can run unbounded inside one call, out of reach of the time limit",
+    "logging": "it writes to files and streams", "weakref": "it reaches objects being collected",
+    "secrets": "it reads the operating system's entropy", "uuid": "it reads the machine's identity",
+    "platform": "it reads the machine's identity", "code": "it runs code outside the sandbox",
+    "types.CodeType": "it makes code objects",
+}
+FRAMEWORKS = ("tensorflow", "keras", "tf_keras")
+
+
+class Refused(TdfNameError):
+    pass
+
+
+def refusal(module: str) -> Refused:
+    top = module.split(".")[0]
+    reason = REFUSED.get(module) or REFUSED.get(top)
+    if top in FRAMEWORKS:
+        return Refused(f"programs that import {top} run on tapecli's TensorFlow library",
+                       hint="this Python-only run cannot import it")
+    if reason:
+        return Refused(f"programs cannot import {module}: {reason}",
+                       hint="the modules programs may import are listed in docs/language.md")
+    return Refused(f"programs cannot import {module}: it is not one of the modules tapecli allows",
+                   hint="the modules programs may import are listed in docs/language.md")
+
+
+class Modules:
+    """One run's module proxies."""
+
+    def __init__(self, sandbox, replacements: dict[str, dict]):
+        self.sandbox = sandbox
+        self.replacements = replacements        # module -> name -> the run's own value
+        self.proxies: dict[str, types.ModuleType] = {}
+
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """The program's import statements. NumPy's C code imports its own modules through the builtins of the
+        frame that called it (``PyImport_Import``, whose from-list is a list; an import statement's is a
+        tuple or None, and a program cannot name ``__import__`` itself): those are the library's imports."""
+        if isinstance(fromlist, list):
+            return builtins.__import__(name, globals, locals, fromlist, level)
+        if level:
+            raise Refused("relative imports have no package to come from in a program")
+        if name not in ALLOWED:
+            raise refusal(name)
+        proxy = self.proxy(name)
+        if fromlist:
+            return proxy
+        top = name.split(".")[0]
+        return self.proxy(top) if top in ALLOWED else proxy
+
+    def proxy(self, name: str) -> types.ModuleType:
+        found = self.proxies.get(name)
+        if found is None:
+            real = importlib.import_module(name)
+            found = self.proxies[name] = types.ModuleType(name, getattr(real, "__doc__", None))
+            found.__getattr__ = self._resolver(name, real, found)
+        return found
+
+    def _resolver(self, name: str, real, proxy):
+        refused = ALLOWED[name]
+        only = _ONLY.get(name)
+        own = self.replacements.get(name, {})
+
+        def resolve(attr: str):
+            if attr == "__all__":
+                value = [n for n in getattr(real, "__all__", dir(real)) if _public(n, refused, only)]
+            elif attr in own:
+                value = own[attr]
+            elif not _public(attr, refused, only):
+                raise _refused_name(name, attr, refused)
+            else:
+                value = getattr(real, attr)          # AttributeError: as CPython says it
+                if isinstance(value, types.ModuleType):
+                    full = f"{name}.{attr}"
+                    if full not in ALLOWED:
+                        raise _refused_name(name, attr, {attr: "it is a module tapecli does not allow"})
+                    value = self.proxy(full)
+            if name.split(".")[0] == "numpy" and not isinstance(value, types.ModuleType):
+                value = weighed(name, attr, value)
+            proxy.__dict__[attr] = value
+            return value
+        return resolve
+
+
+def _public(attr: str, refused: dict, only) -> bool:
+    return not attr.startswith("_") and attr not in refused and (only is None or attr in only)
+
+
+def _refused_name(module: str, attr: str, refused: dict) -> Refused:
+    reason = refused.get(attr, "it is not part of what tapecli allows of the module")
+    return Refused(f"{module}.{attr} is not available in tapecli programs: {reason}",
+                   hint="the modules programs may import are listed in docs/language.md")

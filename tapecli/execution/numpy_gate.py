@@ -1,0 +1,144 @@
+"""NumPy's functions as the program sees them: NumPy itself, each result weighed against --max-elements and the
+memory cap before it is made, from NumPy's own shape and dtype rules (a function this table does not know is
+weighed as soon as its result exists)."""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+
+import numpy as np
+
+from tapecli.runtime.limits import LIST_SLOT, admit, admit_bytes
+
+
+def _count(shape) -> int:
+    if shape is None:
+        return 1
+    if isinstance(shape, (int, np.integer)):
+        return int(shape)
+    return math.prod(operator.index(d) for d in shape)
+
+
+def _itemsize(dtype, default=np.float64) -> int:
+    return np.dtype(default if dtype is None else dtype).itemsize
+
+
+def _shaped(shape, dtype=None, *args, **kwargs):
+    return _count(shape), _itemsize(kwargs.get("dtype", dtype))
+
+
+def _full(shape, fill_value, dtype=None, *args, **kwargs):
+    return _count(shape), np.dtype(kwargs.get("dtype", dtype) or np.result_type(fill_value)).itemsize
+
+
+def _like(a, dtype=None, *args, shape=None, **kwargs):
+    a = np.asarray(a) if not hasattr(a, "shape") else a
+    return (_count(shape) if shape is not None else int(np.prod(a.shape))), _itemsize(dtype, a.dtype)
+
+
+def _full_like(a, fill_value, dtype=None, *args, shape=None, **kwargs):
+    return _like(a, dtype, shape=shape)
+
+
+def _arange(*args, dtype=None, **kwargs):
+    if len(args) >= 2:
+        start, stop, step = args[0], args[1], args[2] if len(args) > 2 else kwargs.get("step", 1)
+    else:
+        start = kwargs.get("start", 0) if args else kwargs.get("start", 0)
+        stop = args[0] if args else kwargs.get("stop")
+        step = kwargs.get("step", 1)
+        if args and "stop" in kwargs:
+            start, stop = args[0], kwargs["stop"]
+    if stop is None or not step:
+        return 1, 8
+    return max(0, math.ceil((float(stop) - float(start)) / float(step))), _itemsize(dtype, np.float64)
+
+
+def _spaced(start, stop, num=50, *args, **kwargs):
+    return int(num), 8
+
+
+def _eye(N, M=None, *args, dtype=None, **kwargs):
+    return int(N) * int(N if M is None else M), _itemsize(dtype)
+
+
+def _repeat(a, repeats, axis=None):
+    a = np.asarray(a)
+    total = int(np.sum(repeats)) if np.ndim(repeats) else int(repeats) * a.size
+    return total, a.itemsize
+
+
+def _tile(a, reps):
+    a = np.asarray(a)
+    return a.size * _count(reps), a.itemsize
+
+
+def _outer(a, b, *args, **kwargs):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.size * b.size, np.result_type(a, b).itemsize
+
+
+def _sized(*args, size=None, **kwargs):
+    return _count(size), 8
+
+
+def _choice(a, size=None, replace=True, p=None):
+    population = int(a) if isinstance(a, (int, np.integer)) else len(a)
+    return max(_count(size), 0 if replace else population), 8
+
+
+def _meshgrid(*xs, **kwargs):
+    sizes = [np.size(x) for x in xs]
+    return math.prod(sizes) * len(xs), 8
+
+
+def _indices(dimensions, dtype=int, sparse=False):
+    return _count(dimensions) * len(dimensions), _itemsize(dtype)
+
+
+ESTIMATES = {
+    **dict.fromkeys(("zeros", "ones", "empty"), _shaped), "full": _full,
+    **dict.fromkeys(("zeros_like", "ones_like", "empty_like"), _like), "full_like": _full_like,
+    "arange": _arange, **dict.fromkeys(("linspace", "logspace", "geomspace"), _spaced),
+    "eye": _eye, "identity": lambda n, dtype=None, **k: (int(n) ** 2, _itemsize(dtype)),
+    "repeat": _repeat, "tile": _tile, "outer": _outer, "kron": _outer, "meshgrid": _meshgrid, "indices": _indices,
+    "choice": _choice,
+}
+_RANDOM_SIZED = ("rand", "randn")
+
+
+def weighed(module: str, name: str, function):
+    """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made."""
+    if isinstance(function, (type, np.ufunc)) or not callable(function):
+        return function
+    estimate = ESTIMATES.get(name)
+    if estimate is None and module == "numpy.random":
+        estimate = _random_estimate(name)
+
+    @functools.wraps(function)
+    def gated(*args, **kwargs):
+        if estimate is not None:
+            try:
+                elements, itemsize = estimate(*args, **kwargs)
+            except (TypeError, ValueError, OverflowError, IndexError):
+                elements = None         # NumPy says what is wrong with the arguments
+            if elements is not None:
+                admit(elements, itemsize, f"np.{name}()'s result")
+        result = function(*args, **kwargs)
+        weigh_result(result, name)
+        return result
+    return gated
+
+
+def _random_estimate(name: str):
+    if name in _RANDOM_SIZED:
+        return lambda *shape: (_count(shape), 8)
+    return _sized
+
+
+def weigh_result(result, name: str) -> None:
+    if isinstance(result, np.ndarray) and result.size > 1:
+        admit(result.size, result.itemsize, f"np.{name}()'s result", allocated=True)
+    elif isinstance(result, list) and len(result) > 1024:
+        admit_bytes(len(result), len(result) * LIST_SLOT, f"np.{name}()'s result")

@@ -1,0 +1,357 @@
+"""What the compiled program calls at run time (guard.py compiles the calls in): attribute access by name, the
+tick, weighed operators, the restricted builtins, imports and print. One :class:`Sandbox` per run holds its
+state (the classes the program made, its output, its modules), so that two runs never see each other."""
+from __future__ import annotations
+
+import builtins
+import operator
+import string
+import sys
+import time
+import types
+import weakref
+
+from tapecli.errors import LimitError, TdfError, TdfNameError
+from tapecli.execution import guard
+from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, check_deadline, resident_within
+from tapecli.runtime.context import current
+
+# `_`-names any object may be asked for: names, documentation, the protocol methods a program calls
+# explicitly (``super().__init__(...)``, ``x.__len__()``). The rest (``__globals__``, ``__subclasses__``,
+# ``__dict__`` of library objects, ``__code__``, ``__builtins__``...) lead out of the sandbox.
+READABLE_PRIVATE = frozenset({
+    "__name__", "__qualname__", "__doc__", "__class__", "__module__", "__init__", "__new__", "__call__",
+    "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__",
+    "__delitem__", "__missing__", "__repr__", "__str__", "__format__", "__hash__", "__bool__", "__index__",
+    "__int__", "__float__", "__complex__", "__round__", "__abs__", "__neg__", "__pos__", "__invert__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__", "__post_init__",
+    "__version__", "__all__", "__annotations__", "__dataclass_fields__", "__match_args__", "__members__",
+    "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
+    *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
+                                     "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
+})
+UNREACHABLE = guard.UNREACHABLE
+_HINT = "programs cannot reach files, the environment or Python objects"
+
+
+class Sandbox:
+    """One run's guards and state."""
+
+    def __init__(self, limits: Limits, filename: str):
+        self.limits = limits
+        self.filename = filename
+        self.classes: weakref.WeakSet = weakref.WeakSet()     # the classes the program's class statements made
+        self.text: list[str] = []                            # what print() wrote, in pieces
+        self.modules: dict[str, object] = {}                 # the module proxies this run imported
+        self.steps = 0
+        self.next_check = Limits.CHECK_EVERY
+        self.memory_at = time.monotonic() + Limits.MEMORY_EVERY_S
+        self.depth_base = 0
+
+    # ---- output
+    @property
+    def output(self) -> list[str]:
+        text = "".join(self.text)
+        if not text:
+            return []
+        return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+
+    def print(self, *values, sep=" ", end="\n", file=None, flush=False):
+        if file is not None:
+            return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
+        if sep is not None and not isinstance(sep, str):
+            raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+        if end is not None and not isinstance(end, str):
+            raise TypeError(f"end must be None or a string, not {type(end).__name__}")
+        text = (" " if sep is None else sep).join(str(v) for v in values) + ("\n" if end is None else end)
+        admit_bytes(len(text), len(text), "print()'s output")
+        self.text.append(text)
+
+    # ---- the tick, at every loop iteration, call and comprehension element
+    def tick(self):
+        self.steps += 1
+        if self.steps >= self.next_check:
+            self.next_check = self.steps + Limits.CHECK_EVERY
+            if self.steps > self.limits.max_steps:
+                raise LimitError(f"the program ran more than {self.limits.max_steps:,} steps",
+                                 hint="is a loop endless? raise the limit with --max-steps N")
+            check_deadline()
+            now = time.monotonic()
+            settings = current().settings
+            if now >= self.memory_at and settings.max_memory is not None:
+                self.memory_at = now + Limits.MEMORY_EVERY_S
+                used = resident_within(settings.max_memory)
+                if used > settings.max_memory:
+                    raise LimitError(f"the program's memory in use reached {used / 2**30:.2f} GiB, over the memory "
+                                     f"limit of {settings.max_memory / 2**30:.2f} GiB",
+                                     hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
+        return False
+
+    def iterable(self, value):
+        """What a builtin is about to consume in one C call: a container as it is; a range, its length charged
+        to the steps; an integer (``bytes(n)``), weighed; any other iterable, drawn item by item with a tick
+        each, so that an endless or huge iterator ends at the limits."""
+        kind = type(value)
+        if kind in _CONTAINERS:
+            return value
+        if kind is range:
+            self.steps += len(value)
+            self.next_check = self.steps
+            self.tick()
+            return value
+        if kind is int:
+            admit_bytes(value, value, "the bytes")
+            return value
+        if hasattr(kind, "__len__") and kind.__module__ != "builtins" or _sized_view(value):
+            return value
+        return self.drawn(value)
+
+    def iterable_call(self, make, *args):
+        """iter(callable, sentinel) drawn with a tick per call (its C loop would run unseen)."""
+        made = make(*args)
+        return self.drawn(made) if len(args) == 2 else made
+
+    def pow(self, base, exp, mod=None):
+        if mod is None:
+            return binary("Pow", base, exp)
+        return builtins.pow(base, exp, mod)
+
+    def drawn(self, iterable):
+        tick = self.tick
+        for item in iterable:
+            tick()
+            yield item
+
+    @staticmethod
+    def caught():
+        """First in every except handler: the run's own stops go on up."""
+        error = sys.exc_info()[1]
+        if isinstance(error, TdfError):
+            raise error
+
+    # ---- attributes
+    def program_made(self, obj) -> bool:
+        """Whether ``obj`` is a class the program made, or an instance of one."""
+        cls = obj if isinstance(obj, type) else type(obj)
+        return cls in self.classes
+
+    def readable(self, obj, name: str) -> bool:
+        if name in UNREACHABLE:
+            return False
+        if not name.startswith("_") or name in READABLE_PRIVATE:
+            return True
+        return self.program_made(obj) and name not in ("__globals__", "__code__", "__builtins__", "__closure__")
+
+    def get(self, obj, name: str):
+        if not self.readable(obj, name):
+            raise _unreachable(obj, name)
+        if name in ("format", "format_map") and isinstance(obj, str) or obj is str and name in ("format", "format_map"):
+            return _SafeFormatter(self).method(obj, name)
+        value = getattr(obj, name)
+        return _weighed_method(value, obj, name)
+
+    def set(self, obj, name: str, value) -> None:
+        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)):
+            raise _unreachable(obj, name, "changed")
+        if isinstance(obj, type) and obj not in self.classes:
+            raise TdfNameError(f"the class {obj.__name__} is tapecli's or Python's, and a program cannot change it",
+                               hint="derive a class of your own and change that")
+        setattr(obj, name, value)
+
+    def delete(self, obj, name: str) -> None:
+        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
+                isinstance(obj, type) and obj not in self.classes):
+            raise _unreachable(obj, name, "deleted")
+        delattr(obj, name)
+
+    # getattr, setattr, delattr and hasattr as builtins
+    def getattr(self, obj, name, *default):
+        if not isinstance(name, str):
+            raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+        try:
+            return self.get(obj, name)
+        except AttributeError:
+            if default:
+                return default[0]
+            raise
+
+    def hasattr(self, obj, name) -> bool:
+        if not isinstance(name, str):
+            raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+        if not self.readable(obj, name):
+            return False
+        return builtins.hasattr(obj, name)
+
+    def build_class(self, func, name, *bases, **kwargs):
+        cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        if isinstance(cls, type):
+            self.classes.add(cls)
+        return cls
+
+    def vars(self, *obj):
+        """vars() of the program's own objects; of another object (argparse's Namespace, a SimpleNamespace), a
+        copy of its public attributes. Classes and modules not the program's are out of reach (a class's
+        dictionary holds descriptors such as type.__subclasses__)."""
+        if not obj:
+            raise TdfNameError("vars() without an argument is not available in tapecli programs", hint=_HINT)
+        if self.program_made(obj[0]):
+            return builtins.vars(obj[0])
+        if isinstance(obj[0], (type, types.ModuleType)):
+            raise _unreachable(obj[0], "__dict__")
+        return {k: v for k, v in builtins.vars(obj[0]).items() if not k.startswith("_")}
+
+
+def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
+    owner = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    return TdfNameError(f"the attribute {name} of {owner} cannot be {verb} by tapecli programs", hint=_HINT)
+
+
+class _SafeFormatter(string.Formatter):
+    """str.format whose ``{0.attr}`` fields read attributes through the guard."""
+
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
+
+    def method(self, text, name: str):
+        if text is str:          # str.format(template, ...)
+            return lambda template, *args, **kwargs: self.method(template, name)(*args, **kwargs)
+        if name == "format":
+            return lambda *args, **kwargs: self.vformat(text, args, kwargs)
+        return lambda mapping: self.vformat(text, (), mapping)
+
+    def get_field(self, field_name, args, kwargs):
+        first, rest = _formatter_field_name_split(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attr, i in rest:
+            obj = self.sandbox.get(obj, i) if is_attr else obj[i]
+        return obj, first
+
+    def format_field(self, value, format_spec):
+        admit_bytes(len(format_spec), len(format_spec), "a formatted field")
+        return format(value, format_spec)
+
+
+def _formatter_field_name_split(name):
+    import _string
+    return _string.formatter_field_name_split(name)
+
+
+# ---- weighed operators (guard.py routes * ** << and every augmented assignment of an attribute here)
+_OPERATORS = {
+    "Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "MatMult": operator.matmul,
+    "Div": operator.truediv, "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow,
+    "LShift": operator.lshift, "RShift": operator.rshift, "BitOr": operator.or_, "BitXor": operator.xor,
+    "BitAnd": operator.and_,
+    "Add=": operator.iadd, "Sub=": operator.isub, "Mult=": operator.imul, "MatMult=": operator.imatmul,
+    "Div=": operator.itruediv, "FloorDiv=": operator.ifloordiv, "Mod=": operator.imod, "Pow=": operator.ipow,
+    "LShift=": operator.ilshift, "RShift=": operator.irshift, "BitOr=": operator.ior, "BitXor=": operator.ixor,
+    "BitAnd=": operator.iand,
+}
+_SEQUENCES = (str, bytes, bytearray, list, tuple)
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str, bytes, bytearray})
+
+
+def _sized_view(value) -> bool:
+    return isinstance(value, (type({}.keys()), type({}.values()), type({}.items())))
+_INT_DIGIT_BITS = sys.int_info.bits_per_digit
+
+
+def binary(op: str, left, right):
+    kind = op.rstrip("=")
+    if kind == "Mult":
+        _weigh_repeat(left, right)
+        _weigh_repeat(right, left)
+    elif kind in ("Pow", "LShift") and type(left) is int and type(right) is int and right > 0 and left:
+        bits = right * left.bit_length() if kind == "Pow" else right + left.bit_length()
+        if bits > _INT_DIGIT_BITS:      # weighed as CPython stores it: one 4-byte element per 30-bit digit
+            digits = bits // _INT_DIGIT_BITS + 1
+            admit(digits, 4, f"the integer {'**' if kind == 'Pow' else '<<'}'s result")
+    if "numpy" in sys.modules:
+        _weigh_arrays(kind, left, right)
+    return _OPERATORS[op](left, right)
+
+
+def _weigh_repeat(seq, count) -> None:
+    if isinstance(seq, _SEQUENCES) and isinstance(count, int) and count > 1:
+        length = len(seq) * count
+        each = LIST_SLOT if isinstance(seq, (list, tuple)) else 1
+        admit_bytes(length, length * each, f"the repeated {type(seq).__name__}")
+
+
+def _weigh_arrays(kind, left, right) -> None:
+    import numpy as np
+    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
+        try:
+            shape = np.broadcast_shapes(np.shape(left), np.shape(right)) if kind != "MatMult" else None
+            dtype = np.result_type(left, right)
+        except (ValueError, TypeError):
+            return            # NumPy raises its own error
+        if shape is not None:
+            admit(_product(shape), dtype.itemsize, "the array result")
+
+
+def _product(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+# ---- methods that grow memory, weighed before they run
+def _weighed_method(value, obj, name: str):
+    if name not in guard.WEIGHED_METHODS or not callable(value):
+        return value
+    if isinstance(obj, str) and name in ("zfill", "ljust", "rjust", "center"):
+        def padded(width, *args):
+            if isinstance(width, int):
+                admit_bytes(width, width, f"str.{name}()'s result")
+            return value(width, *args)
+        return padded
+    if isinstance(obj, str) and name == "expandtabs":
+        def expanded(tabsize=8):
+            if isinstance(tabsize, int) and tabsize > 1:
+                n = len(obj) + obj.count("\t") * tabsize
+                admit_bytes(n, n, "str.expandtabs()'s result")
+            return value(tabsize)
+        return expanded
+    if isinstance(obj, str) and name == "join":
+        def joined(items):
+            items = items if isinstance(items, (list, tuple)) else list(items)
+            if len(items) > 1:
+                n = len(obj) * (len(items) - 1) + sum(len(i) for i in items if isinstance(i, str))
+                admit_bytes(n, n, "str.join()'s result")
+            return value(items)
+        return joined
+    if isinstance(obj, str) and name == "replace":
+        def replaced(old, new, count=-1):
+            if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
+                times = obj.count(old) if old else len(obj) + 1
+                n = len(obj) + times * (len(new) - len(old))
+                admit_bytes(n, n, "str.replace()'s result")
+            return value(old, new, count)
+        return replaced
+    weigh = _ARRAY_METHODS.get(name)
+    if weigh is not None and type(obj).__module__ == "numpy":
+        def weighed(*args, **kwargs):
+            weigh(obj, *args, **kwargs)
+            return value(*args, **kwargs)
+        return weighed
+    return value
+
+
+def _weigh_astype(arr, dtype, *args, **kwargs):
+    import numpy as np
+    admit(arr.size, np.dtype(dtype).itemsize, "astype()'s result")
+
+
+def _weigh_tolist(arr, *args, **kwargs):
+    admit_bytes(arr.size, arr.size * (LIST_SLOT + 24), "tolist()'s result")
+
+
+def _weigh_repeats(arr, repeats, *args, **kwargs):
+    import numpy as np
+    total = int(np.sum(repeats)) if np.ndim(repeats) else int(repeats) * arr.size
+    admit(total, arr.itemsize, "repeat()'s result")
+
+
+_ARRAY_METHODS = {"astype": _weigh_astype, "tolist": _weigh_tolist, "repeat": _weigh_repeats}

@@ -1,0 +1,147 @@
+"""The run's own values for what allowed modules keep at module level (so that two runs never see each other,
+and a run's draws are reproducible), and for their functions that reach attributes by name, print, or read the
+command line."""
+from __future__ import annotations
+
+import argparse
+import os
+import decimal
+import itertools
+import operator
+import random
+import string
+
+from tapecli.errors import TdfError
+
+# A run's generators start from these seeds, as tapecli's own default generator does (docs/language.md):
+# a program gives the same numbers on every run; ``random.seed(n)`` / ``np.random.seed(n)`` change them.
+PYTHON_RANDOM_SEED = 0
+NUMPY_RANDOM_SEED = 0
+
+
+def run_replacements(sandbox) -> dict[str, dict]:
+    out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
+           "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
+           "warnings": _warnings(), "numpy.random": _numpy_random()}
+    return out
+
+
+def _itertools(sandbox) -> dict:
+    """itertools' endless iterators as generators with a tick per item: consumed by a C call (list, sum), the
+    originals would run past every limit unseen."""
+    return {"count": lambda start=0, step=1: sandbox.drawn(itertools.count(start, step)),
+            "cycle": lambda iterable: sandbox.drawn(itertools.cycle(iterable)),
+            "repeat": lambda obj, *times: sandbox.drawn(itertools.repeat(obj)) if not times else itertools.repeat(
+                obj, *times)}
+
+
+def _random() -> dict:
+    generator = random.Random(PYTHON_RANDOM_SEED)
+    names = [n for n in dir(random) if not n.startswith("_")
+             and getattr(getattr(random, n), "__self__", None) is random._inst]
+    return {name: getattr(generator, name) for name in names}
+
+
+def _operator(sandbox) -> dict:
+    def attrgetter(*names):
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError("attribute name must be a string")
+
+        def read(obj, name):
+            for part in name.split("."):
+                obj = sandbox.get(obj, part)
+            return obj
+
+        if len(names) == 1:
+            return lambda obj: read(obj, names[0])
+        return lambda obj: tuple(read(obj, n) for n in names)
+
+    def methodcaller(name, /, *args, **kwargs):
+        if not isinstance(name, str):
+            raise TypeError("method name must be a string")
+        return lambda obj: sandbox.get(obj, name)(*args, **kwargs)
+
+    return {"attrgetter": attrgetter, "methodcaller": methodcaller,
+            "getitem": operator.getitem}
+
+
+def _string(sandbox) -> dict:
+    class Formatter(string.Formatter):
+        """string.Formatter, its fields' attributes read through the guard."""
+
+        def get_field(self, field_name, args, kwargs):
+            import _string
+            first, rest = _string.formatter_field_name_split(field_name)
+            obj = self.get_value(first, args, kwargs)
+            for is_attr, i in rest:
+                obj = sandbox.get(obj, i) if is_attr else obj[i]
+            return obj, first
+
+    return {"Formatter": Formatter}
+
+
+def _decimal() -> dict:
+    context = decimal.Context()
+    return {"getcontext": lambda: context, "setcontext": _refuse_setcontext,
+            "localcontext": lambda ctx=None, **kwargs: decimal.localcontext(ctx or context, **kwargs)}
+
+
+def _refuse_setcontext(context):
+    raise TdfError("decimal.setcontext() is not available in tapecli programs: it changes the whole process's "
+                   "context", hint="change the run's own context: decimal.getcontext().prec = N")
+
+
+def _argparse(sandbox) -> dict:
+    class ArgumentParser(argparse.ArgumentParser):
+        """argparse reading no arguments: a program is run with its defaults (tapecli's --set changes
+        declarations); its name is the program file's, its help and errors the program's output."""
+
+        def __init__(self, prog=None, *args, **kwargs):
+            super().__init__(os.path.basename(sandbox.filename) if prog is None else prog, *args, **kwargs)
+
+        def parse_known_args(self, args=None, namespace=None):
+            return super().parse_known_args([] if args is None else args, namespace)
+
+        def _print_message(self, message, file=None):
+            if message:
+                sandbox.print(message, end="")
+
+        def exit(self, status=0, message=None):
+            if message:
+                sandbox.print(message, end="")
+            raise SystemExit(status)
+
+    return {"ArgumentParser": ArgumentParser}
+
+
+def _pprint(sandbox) -> dict:
+    import pprint
+
+    def pprint_(obj, stream=None, *args, **kwargs):
+        if stream is not None:
+            return pprint.pprint(obj, stream, *args, **kwargs)
+        sandbox.print(pprint.pformat(obj, *args, **kwargs))
+
+    return {"pprint": pprint_, "pp": lambda obj, *args, sort_dicts=False, **kwargs: pprint_(
+        obj, *args, sort_dicts=sort_dicts, **kwargs)}
+
+
+def _warnings() -> dict:
+    from tapecli.runtime.context import current
+
+    def warn(message, category=None, stacklevel=1, source=None, **kwargs):
+        current().settings.warn(str(message))
+
+    return {"warn": warn, "simplefilter": lambda *a, **k: None, "filterwarnings": lambda *a, **k: None,
+            "resetwarnings": lambda: None}
+
+
+def _numpy_random() -> dict:
+    import numpy as np
+    state = np.random.RandomState(NUMPY_RANDOM_SEED)
+    names = [n for n in dir(np.random) if not n.startswith("_")
+             and getattr(getattr(np.random, n), "__self__", None) is np.random.mtrand._rand]
+    own = {name: getattr(state, name) for name in names}
+    own.update(seed=state.seed, ranf=state.random_sample, sample=state.random_sample)
+    return own

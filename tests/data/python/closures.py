@@ -1,0 +1,71 @@
+import functools
+
+
+def counter():
+    count = 0
+
+    def inc(step=1):
+        nonlocal count
+        count += step
+        return count
+    return inc
+
+
+c = counter()
+c(); c(); print(c(5))
+
+total = 0
+
+
+def add(v):
+    global total
+    total += v
+
+
+add(3); add(4)
+print(total)
+
+
+def append(v, seq=[]):
+    seq.append(v)
+    return seq
+
+
+append(1)
+print(append(2))
+fns = [lambda: i for i in range(3)]
+bound = [lambda i=i: i for i in range(3)]
+print([f() for f in fns], [f() for f in bound])
+
+
+def logged(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        print("calling", func.__name__, args, kwargs)
+        return func(*args, **kwargs)
+    return wrapper
+
+
+@logged
+def area(w, h=1, *, scale=1):
+    """Area."""
+    return w * h * scale
+
+
+print(area(2, 3, scale=2), area.__name__, area.__doc__)
+
+
+def star(a, *args, b=2, **kwargs):
+    return a, args, b, sorted(kwargs.items())
+
+
+print(star(1, 2, 3, c=4, b=5), star(*[1, 2], **{"z": 1}))
+print(functools.reduce(lambda a, b: a * b, range(1, 6)), functools.partial(pow, 2)(10))
+
+
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+print(fib(80))

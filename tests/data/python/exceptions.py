@@ -1,0 +1,78 @@
+class AppError(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class NotFound(AppError):
+    pass
+
+
+def find(d, key):
+    try:
+        return d[key]
+    except KeyError as e:
+        raise NotFound(404, f"missing {key}") from e
+
+
+for k in ["a", "z"]:
+    try:
+        v = find({"a": 1}, k)
+    except AppError as e:
+        print("error", type(e).__name__, e.code, str(e), type(e.__cause__).__name__ if False else "cause")
+    else:
+        print("found", v)
+    finally:
+        print("done", k)
+
+try:
+    int("x")
+except (TypeError, ValueError) as e:
+    print("value error:", e)
+
+try:
+    [][1]
+except IndexError as e:
+    print(repr(e))
+
+try:
+    {}["k"]
+except LookupError as e:
+    print("lookup", e)
+
+
+def risky(n):
+    if n > 2:
+        raise ValueError(f"too big: {n}")
+    return n
+
+
+results = []
+for i in range(5):
+    try:
+        results.append(risky(i))
+    except ValueError:
+        results.append(None)
+        continue
+    finally:
+        results.append("f")
+print(results)
+
+try:
+    try:
+        1 / 0
+    finally:
+        print("inner finally")
+except ZeroDivisionError as e:
+    print("outer", e)
+
+try:
+    raise RuntimeError("bad")
+except Exception as e:
+    print(e.args, str(e))
+assert 1 + 1 == 2, "math"
+try:
+    assert 1 > 2, "not so"
+except AssertionError as e:
+    print("assertion:", e)
+raise KeyError("last")

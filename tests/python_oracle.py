@@ -1,0 +1,53 @@
+"""The differential harness's two runners: a program through tapecli (its CPython-under-guards execution) and
+through CPython itself, each giving (printed lines, error class name or None, error message, error line)."""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+
+from tapecli import api
+from tapecli.errors import TdfError
+
+
+def through_tapecli(source: str, filename: str = "prog.py"):
+    try:
+        result = api.run_source(source, filename)
+    except TdfError as e:
+        return getattr(e, "output", None), e.kind, e.message, e.line
+    return result.output, None, None, None
+
+
+def through_cpython(source: str, filename: str = "prog.py"):
+    out = io.StringIO()
+    scope = {"__name__": "__main__"}
+    limit, argv = sys.getrecursionlimit(), sys.argv
+    sys.argv = [filename]
+    try:
+        code = compile(source, filename, "exec")
+        with contextlib.redirect_stdout(out):
+            exec(code, scope)
+    except Exception as e:
+        tb, line = e.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        message = repr(e.args[0]) if isinstance(e, KeyError) and len(e.args) == 1 else str(e)
+        return _lines(out.getvalue()), type(e).__name__, message, line
+    finally:
+        sys.setrecursionlimit(limit)
+        sys.argv = argv
+    return _lines(out.getvalue()), None, None, None
+
+
+def _lines(text: str) -> list[str]:
+    if not text:
+        return []
+    return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+
+
+def agree(source: str) -> None:
+    """Assert that tapecli and CPython print the same lines and end with the same error (or none)."""
+    ours, theirs = through_tapecli(source), through_cpython(source)
+    assert ours == theirs, f"tapecli {ours!r}\nCPython {theirs!r}\nprogram:\n{source}"

@@ -1,0 +1,143 @@
+"""The guards of a Python program run by CPython (tapecli/execution): every way out of the sandbox is refused
+with exit 3 and a message naming it, every limit holds through C-level consumers, operators and NumPy, and two
+runs in one process never see each other."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tapecli import api, execution
+from tapecli.errors import LimitError, TdfError
+from tapecli.runtime.limits import Limits
+
+ESCAPES = {
+    "dunder chain": "x = ().__class__.__base__.__subclasses__()",
+    "getattr": "x = getattr(1, '__class__')\ny = getattr(x, '__subclasses__')",
+    "function globals": "f = lambda: 0\ng = f.__globals__",
+    "closure": "def f():\n    v = 1\n    return lambda: v\nc = f().__closure__",
+    "frame": "g = (x for x in [1])\nf = g.gi_frame",
+    "traceback": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__",
+    "str.format field": "s = '{0.__class__.__base__}'.format(1)",
+    "str.format unbound": "s = str.format('{0.__class__.__mro__}', 1)",
+    "format_map": "s = '{x.__class__.__base__}'.format_map({'x': 1})",
+    "string.Formatter": "import string\ns = string.Formatter().format('{0.__class__.__base__}', 1)",
+    "attrgetter": "import operator\ng = operator.attrgetter('__class__.__base__')(1)",
+    "methodcaller": "import operator\ng = operator.methodcaller('__subclasses__')(object)",
+    "vars of a class": "d = vars(type)",
+    "module reaching sys": "import dataclasses\ns = dataclasses.sys",
+    "module reaching sys again": "import statistics\nw = statistics.sys",
+    "import os": "import os",
+    "import subprocess": "import subprocess",
+    "import sys": "from sys import modules",
+    "relative import": "from . import x",
+    "numpy load": "import numpy as np\nnp.load('x.npy')",
+    "numpy lib": "import numpy as np\nnp.lib.format",
+    "numpy ctypeslib": "import numpy\nnumpy.ctypeslib",
+    "array tofile": "import numpy as np\nnp.zeros(2).tofile('x')",
+    "array ctypes": "import numpy as np\np = np.zeros(2).ctypes",
+    "bit generator ctypes": "import numpy as np\np = np.random.default_rng().bit_generator.ctypes",
+    "typing hints": "import typing\ntyping.get_type_hints",
+    "open": "open('/etc/passwd')",
+    "eval": "eval('1')",
+    "exec": "exec('x = 1')",
+    "compile": "compile('1', 'f', 'eval')",
+    "globals": "g = globals()",
+    "__import__": "m = __import__('os')",
+    "__build_class__": "b = __build_class__",
+    "change a library class": "import random\nrandom.Random.random = None",
+    "setattr on a type": "setattr(int, 'x', 1)",
+    "private of a library object": "import random\nr = random.Random()\nx = r._randbelow",
+    "catch the refusal": "try:\n    import os\nexcept BaseException:\n    pass\nx = 1",
+}
+
+
+def _run(source, **limits):
+    return api.run_source(source, "prog.py", api.Options(limits=Limits(**limits)))
+
+
+@pytest.mark.parametrize("source", ESCAPES.values(), ids=ESCAPES.keys())
+def test_every_way_out_is_refused(source):
+    assert execution.python_only(source, "prog.py") is not None
+    with pytest.raises(TdfError) as e:
+        _run(source)
+    assert e.value.kind in ("NameError", "SyntaxError"), e.value
+    assert e.value.line is not None
+
+
+LIMITED = {
+    "endless loop": "while True:\n    pass",
+    "caught limit": "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",
+    "endless C consumer": "import itertools\nx = list(itertools.repeat(1))",
+    "counted forever": "import itertools\nx = sum(itertools.count())",
+    "sum of a huge range": "x = sum(range(10**12))",
+    "list of a huge range": "x = list(range(10**10))",
+    "iter with a sentinel": "x = [*iter(int, 1)]",
+    "repeated list": "x = [0] * 10**10",
+    "repeated string": "x = 'ab' * 10**10",
+    "huge power": "x = 2 ** (10 ** 10)",
+    "huge pow()": "x = pow(3, 10 ** 10)",
+    "huge shift": "x = 1 << 10 ** 11",
+    "bytes": "x = bytes(10**11)",
+    "join": "x = ('x' * 10**5).join(['a'] * 10**5)",
+    "padding": "x = 'a'.ljust(10**11)",
+    "numpy full": "import numpy as np\nx = np.full((20000, 20000), 1.0)",
+    "numpy arange": "import numpy as np\nx = np.arange(0, 1, 1e-12)",
+    "numpy repeat": "import numpy as np\nx = np.repeat(np.ones(10), 10**8)",
+    "numpy choice": "import numpy as np\nx = np.random.choice(10**9, 3, replace=False)",
+    "numpy astype": "import numpy as np\nx = np.zeros(10).astype('U100000000')",
+    "numpy tolist": "import numpy as np\nx = np.zeros(10**8 // 2).tolist()",
+    "numpy broadcast": "import numpy as np\nx = np.ones((1, 10**5)) * np.ones((10**5, 1))",
+    "deep recursion": None,
+}
+
+
+@pytest.mark.parametrize("source", [s for s in LIMITED.values() if s], ids=[k for k, s in LIMITED.items() if s])
+def test_every_limit_holds(source):
+    with pytest.raises(LimitError):
+        _run(source, max_steps=10**6, max_memory=200 << 20)
+
+
+def test_recursion_ends_as_python_says():
+    with pytest.raises(TdfError) as e:
+        _run("def f(n):\n    return f(n + 1)\nf(0)")
+    assert e.value.kind == "RecursionError"
+    assert _run("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)").scope.vars["x"] == 900
+
+
+def test_a_programs_exception_is_its_own_class_at_its_line():
+    with pytest.raises(TdfError) as e:
+        _run("class Oops(ValueError):\n    pass\n\nraise Oops('bad thing')")
+    assert (e.value.kind, e.value.message, e.value.line) == ("Oops", "bad thing", 4)
+
+
+def test_two_runs_never_see_each_other():
+    first = _run("import random, numpy as np\nimport math\nmath.tau = 1\nrandom.seed(5)\nnp.random.seed(5)\n"
+                 "np.set_printoptions(precision=1)\nnp.seterr(all='raise')\na = random.random()\n")
+    with pytest.raises(TdfError) as e:
+        _run("import numpy as np\nnp.seterr(all='raise')\nx = np.float64(1.0) / np.float64(0.0)")
+    assert e.value.kind == "FloatingPointError"
+    second = _run("import random, math, numpy as np\nt = math.tau\nb = random.random()\nc = str(np.array([0.123]))\n"
+                  "d = np.float64(1.0) / np.float64(0.0)")
+    assert second.scope.vars["t"] != 1
+    assert second.scope.vars["b"] == _run("import random\nb = random.random()").scope.vars["b"]
+    assert first.scope.vars["a"] != second.scope.vars["b"]
+    assert second.scope.vars["c"] == "[0.123]"
+    assert second.scope.vars["d"] == float("inf")
+    assert any("divide by zero" in w["message"] for w in second.warnings)
+
+
+def test_the_cli_reports_a_python_error_with_exit_3_and_json():
+    done = subprocess.run([sys.executable, "-m", "tapecli", "run", "--json", "-"], input="x = {}['k']\n",
+                          capture_output=True, text=True)
+    assert done.returncode == 3
+    error = json.loads(done.stdout)["error"]
+    assert (error["kind"], error["message"], error["line"]) == ("KeyError", "'k'", 1)
+
+
+def test_argparse_reads_no_arguments():
+    result = _run("import argparse\np = argparse.ArgumentParser()\np.add_argument('--n', type=int, default=3)\n"
+                  "n = p.parse_args().n")
+    assert result.scope.vars["n"] == 3
