@@ -97,6 +97,7 @@ ROOMS = [
     ("fusion", ("tapecli.fusion",)),
     ("interpreter", ("tapecli.interpreter",)),
     ("library", ("tapecli.library",)),
+    ("execution", ("tapecli.execution",)),
     ("api", ("tapecli.api", "tapecli.documents", "tapecli")),       # tapecli itself: the package's face, tapecli.run
     ("tools", ("tapecli.tools",)),
     ("cli", ("tapecli.cli", "tapecli.__main__")),
