@@ -259,7 +259,8 @@ def _leaves(value):
 def run_source(source: str, filename: str = "<input>", options: Options | None = None) -> RunResult:
     options = options or Options()
     _check_dtype(options)
-    tree = None if options.of or options.overrides else execution.python_only(source, filename)
+    tree = None if options.of or options.overrides else execution.python_only(source, filename,
+                                                                              options.limits.max_memory)
     if tree is not None:
         return run_python(tree, source, filename, options)
     return run_program(parse(source, filename), filename, options)

@@ -69,7 +69,8 @@ def test_a_small_run_imports_no_heavy_module(args, tmp_path):
 NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
                          "tapecli.library.keras_names", "tapecli.library.keras.layers",
                          "tapecli.kernels.numba_kernels", "tapecli.kernels.numba_support",
-                         "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice")
+                         "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice",
+                         "tapecli.execution.guard", "tapecli.execution.sandbox", "tapecli.execution.modules")
 
 
 @pytest.mark.parametrize("args", [("grad",), ("run", "--json")])

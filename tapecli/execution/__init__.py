@@ -12,18 +12,29 @@ import sys
 import warnings
 
 from tapecli.errors import LimitError, TdfError, TdfSyntaxError
-from tapecli.execution import guard
-from tapecli.execution.builtin_table import REFUSED_BUILTINS, program_builtins
-from tapecli.execution.modules import ALLOWED, FRAMEWORKS, Modules
-from tapecli.execution.sandbox import Sandbox
 from tapecli.runtime.context import current
-from tapecli.runtime.limits import Limits
+from tapecli.runtime.limits import Limits, resident_bytes
 
 PROGRAM_MODULE = "__main__"
 
 
-def python_only(source: str, filename: str = "<input>") -> ast.Module | None:
-    """The program's syntax tree if this room runs it whole, else None."""
+# CPython's syntax tree and compilation take up to ~300 bytes a character of source at their peak (a 10 MB
+# one-line list literal: 2.1 GB to parse), weighed against the memory cap before parsing.
+_PARSE_BYTES_PER_CHAR = 300
+
+
+# The frameworks whose programs run on the interpreter (until the TensorFlow library moves to this room).
+FRAMEWORKS = ("tensorflow", "keras", "tf_keras")
+
+
+def python_only(source: str, filename: str = "<input>", max_memory: int | None = None) -> ast.Module | None:
+    """The program's syntax tree if this room runs it whole, else None. A source too large to parse under
+    the memory cap (``max_memory`` bytes) is a LimitError."""
+    need = len(source) * _PARSE_BYTES_PER_CHAR
+    if max_memory is not None and need > 1 << 20 and resident_bytes() + need > max_memory:
+        raise LimitError(f"the program's {len(source):,} characters would take about {need / 2**30:.2f} GiB to parse, "
+                         f"over the memory limit of {max_memory / 2**30:.2f} GiB",
+                         hint="raise it with TAPECLI_MAX_MEMORY=BYTES, or read large data with --set NAME=@file.npy")
     try:
         tree = ast.parse(source, filename)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -72,7 +83,11 @@ class _Scope:
 
 
 def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
-    """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line."""
+    """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line.
+    (The guards, the sandbox and the module table are imported here: a TDF run has no use for them.)"""
+    from tapecli.execution.builtin_table import program_builtins
+    from tapecli.execution.modules import Modules
+    from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
     code = _compiled(tree, filename)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
@@ -108,7 +123,8 @@ def _report(warned: list, filename: str) -> None:
         settings.warn(f"{w.category.__name__}: {w.message}", line)
 
 
-def runtime_names(sandbox: Sandbox) -> dict:
+def runtime_names(sandbox) -> dict:
+    from tapecli.execution import guard
     from tapecli.execution.sandbox import binary
     return {guard.GET: sandbox.get, guard.SET: sandbox.set, guard.DELETE: sandbox.delete,
             guard.TICK: sandbox.tick, guard.BINARY: binary, guard.CAUGHT: sandbox.caught,
@@ -116,6 +132,7 @@ def runtime_names(sandbox: Sandbox) -> dict:
 
 
 def _compiled(tree: ast.Module, filename: str):
+    from tapecli.execution import guard
     try:
         return guard.compile_program(tree, filename)
     except SyntaxError as e:        # what only the compiler finds (a return outside a function, ...)
@@ -125,7 +142,7 @@ def _compiled(tree: ast.Module, filename: str):
                          hint="split the deepest expression into several statements") from None
 
 
-def _run_state(sandbox: Sandbox) -> dict[str, dict]:
+def _run_state(sandbox) -> dict[str, dict]:
     """The run's own values for the module-level state of allowed modules."""
     from tapecli.execution.state import run_replacements
     return run_replacements(sandbox)
@@ -197,4 +214,3 @@ def _locate(error: TdfError, tb, filename: str) -> None:
             error.end_column = end_column + 1
 
 
-__all__ = ["python_only", "run", "PythonRun", "REFUSED_BUILTINS", "ALLOWED"]

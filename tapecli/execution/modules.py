@@ -13,6 +13,7 @@ import importlib
 import types
 
 from tapecli.errors import TdfNameError
+from tapecli.execution import FRAMEWORKS
 from tapecli.execution.numpy_gate import weighed
 
 # module -> names refused in it, with the reason; a module absent from this table cannot be imported.
@@ -57,7 +58,6 @@ REFUSED = {
     "platform": "it reads the machine's identity", "code": "it runs code outside the sandbox",
     "types.CodeType": "it makes code objects",
 }
-FRAMEWORKS = ("tensorflow", "keras", "tf_keras")
 
 
 class Refused(TdfNameError):
