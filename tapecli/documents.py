@@ -129,7 +129,8 @@ _EXCERPT = 120      # characters of a source line shown under an error
 
 def warning_line(filename: str | None, warning: dict) -> str:
     """A run's warning for people: ``file:line: warning: message``."""
-    return f"{filename}:{warning['line']}: warning: {warning['message']}"
+    where = filename if warning.get("line") is None else f"{filename}:{warning['line']}"
+    return f"{where}: warning: {warning['message']}"
 
 
 def format_error(error: TdfError, filename: str | None, source: str | None, warnings: bool = True) -> str:

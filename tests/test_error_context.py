@@ -100,5 +100,7 @@ def test_other_uses_of_a_none(tmp_path, use):
 
 
 def test_a_none_that_no_gradient_bound_gets_no_hint(tmp_path):
-    err = cli("run", _write(tmp_path, "g = None\nh = g * 2.0\n"), "--json").json["error"]
+    err = cli("run", _write(tmp_path, "var x = 1.0\ng = None\nh = g * x\n"), "--json").json["error"]
     assert err["message"] == "'*' needs tensors, got None" and "hint" not in err
+    err = cli("run", _write(tmp_path, "g = None\nh = g * 2.0\n"), "--json").json["error"]      # Python's: CPython's
+    assert err["message"] == "unsupported operand type(s) for *: 'NoneType' and 'float'" and "hint" not in err

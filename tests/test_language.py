@@ -173,8 +173,9 @@ def test_gradient_through_function_and_loop():
 def test_runaway_recursion_and_endless_loop_hit_limits():
     with pytest.raises(LimitError):
         run_program("""
+            var one = 1.0
             def f(n):
-                return f(n + 1)
+                return f(n + one)
             y = f(0)
         """)
     with pytest.raises(LimitError):

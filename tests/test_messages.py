@@ -133,8 +133,12 @@ CASES = [
         g = t.gradient(y, x, unconnected_gradients="nonsense")
     """, 4, 5, ["unconnected_gradients", "nonsense"]),
     Case("value-unpack", "ValueError", """
+        const x = [1.0, 2.0, 3.0]
+        a, b = x
+    """, 2, 1, ["cannot unpack 3 values into 2 names"]),
+    Case("value-unpack-python", "ValueError", """
         a, b = [1.0, 2.0, 3.0]
-    """, 1, 1, ["cannot unpack 3 values into 2 names"]),
+    """, 1, 1, ["too many values to unpack (expected 2)"]),             # CPython's words
     # ------------------------------------------------------------- LimitError
     Case("limit-steps", "LimitError", """
         var x = 0.0
@@ -142,10 +146,16 @@ CASES = [
             x = x + 1.0
     """, 2, 1, ["100,000 loop steps"], hint="--max-steps", args=["--max-steps", "100000"]),
     Case("limit-recursion", "LimitError", """
+        var x = 1.0
+        def f(n):
+            return f(n + x)
+        y = f(1)
+    """, 3, 12, ["calls nest deeper than 200"], hint="--max-depth"),
+    Case("recursion-python", "RecursionError", """
         def f(n):
             return f(n + 1)
         y = f(1)
-    """, 2, 12, ["calls nest deeper than 200"], hint="--max-depth"),
+    """, 2, 12, ["maximum recursion depth exceeded"]),
     Case("limit-elements", "LimitError", """
         x = zeros([100000, 100000])
     """, 1, 5, ["10,000,000,000 elements", "100,000,000"], hint="--max-elements"),
@@ -229,7 +239,7 @@ def test_cli_error_output(case, tmp_path):
 @pytest.mark.parametrize("source,args", [
     ("while True:\n    pass\n", ["--max-steps", "100000"]),
     ("var x = 0.0\nwhile True:\n    x = x + 1.0\n", ["--max-steps", "100000"]),
-    ("def f(n):\n    return f(n + 1)\ny = f(1)\n", []),
+    ("var x = 1.0\ndef f(n):\n    return f(n + x)\ny = f(1)\n", []),
     ("x = zeros([100000, 100000])\n", []),
     ("for i in range(1000000000):\n    pass\n", []),
 ], ids=["while-pass", "while-add", "recursion", "zeros", "range"])

@@ -14,6 +14,7 @@ from tapecli.frontend import ast
 from tapecli.frontend.parser import parse
 
 from conftest import cli
+from python_oracle import through_cpython
 
 
 def run(src: str, **kw):
@@ -160,9 +161,8 @@ def test_python_forms_mean_what_python_means():
 
 
 def test_min_and_max_with_two_arguments_are_pythons():
-    v = values("n = 10\nbatch = 4\ni = 8\nhi = min(i + batch, n)\nlo = max(1.0, [0.5, 2.0])\nr = min([3.0, 1.0])\n")
+    v = values("n = 10\nbatch = 4\ni = 8\nhi = min(i + batch, n)\nr = min([3.0, 1.0])\n")
     assert v["hi"] == 10
-    np.testing.assert_array_equal(v["lo"], [1.0, 2.0])
     assert v["r"] == 1.0
 
 
@@ -175,13 +175,10 @@ def test_negative_shape_entries_and_axes():
 
 @pytest.mark.parametrize("src, kind, words", [
     ("import os\n", "NameError", "cannot import os"),
-    ("x = open('f')\n", "NameError", "open() is not supported"),
-    ("def f():\n    yield 1\n", "SyntaxError", "yield is not supported"),
-    ("try:\n    x = 1\nexcept:\n    pass\n", "SyntaxError", "try/except is not supported"),
-    ("global x\n", "SyntaxError", "global is not supported"),
+    ("x = open('f')\n", "NameError", "open() is not available in tapecli programs: it reaches files"),
     ("import tensorflow as tf\ny = tf.signal.fft(1.0)\n", "NameError", "tapecli has no tf.signal.fft"),
-    ("x = '{0.__class__}'.format(1)\n", "ValueError", "only positions and names"),
-    ("class A:\n    pass\nb = A().__dict__\n", "SyntaxError", "__dict__ is not accessible"),
+    ("x = '{0.__class__.__base__}'.format(1)\n", "NameError", "the attribute __base__ of int cannot be read"),
+    ("b = type(1).__dict__\n", "NameError", "the attribute __dict__ of int cannot be read"),
     ("assert 1 == 2, 'nope'\n", "AssertionError", "nope"),
 ])
 def test_unsupported_python_is_a_clear_error(tmp_path, src, kind, words):
@@ -256,9 +253,20 @@ BINDING_ERRORS = {
 
 
 def test_binding_errors_say_what_python_says():
-    for src, words in BINDING_ERRORS.items():
-        with pytest.raises(TdfError, match=re.escape(words)):
+    """A Python program's binding errors are CPython's own, word for word."""
+    for src in BINDING_ERRORS:
+        with pytest.raises(TdfError) as e:
             run(src)
+        _, kind, message, line = through_cpython(src, "<input>")
+        assert (e.value.kind, e.value.message, e.value.line) == (kind, message, line)
+
+
+@pytest.mark.parametrize("src", ["def f():\n    yield 1\nx = list(f())\n", "try:\n    x = 1 / 0\nexcept:\n    x = 2\n",
+                                 "x = 0\ndef g():\n    global x\n    x = 5\ng()\n",
+                                 "class A:\n    pass\nx = A().__dict__\n"])
+def test_python_forms_the_interpreter_refused_run_as_cpython_runs_them(src):
+    ours = run(src + "print(repr(x))\n").output
+    assert ours == through_cpython(src + "print(repr(x))\n", "<input>")[0]
 
 
 @pytest.mark.parametrize("src", ["def f(a=1, b):\n    pass\n", "def f(*, **k):\n    pass\n",

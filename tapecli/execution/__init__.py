@@ -12,6 +12,8 @@ import sys
 import warnings
 
 from tapecli.errors import LimitError, TdfError, TdfSyntaxError
+from tapecli.execution.frameworks import FRAMEWORKS
+from tapecli.frontend.parser import deep_recursion
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import Limits, resident_bytes
 
@@ -23,10 +25,6 @@ PROGRAM_MODULE = "__main__"
 _PARSE_BYTES_PER_CHAR = 300
 
 
-# The frameworks whose programs run on the interpreter (until the TensorFlow library moves to this room).
-FRAMEWORKS = ("tensorflow", "keras", "tf_keras")
-
-
 def python_only(source: str, filename: str = "<input>", max_memory: int | None = None) -> ast.Module | None:
     """The program's syntax tree if this room runs it whole, else None. A source too large to parse under
     the memory cap (``max_memory`` bytes) is a LimitError."""
@@ -36,9 +34,12 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                          f"over the memory limit of {max_memory / 2**30:.2f} GiB",
                          hint="raise it with TAPECLI_MAX_MEMORY=BYTES, or read large data with --set NAME=@file.npy")
     try:
-        tree = ast.parse(source, filename)
+        with warnings.catch_warnings(record=True) as warned:     # (a SyntaxWarning is the run's, not stderr's)
+            warnings.simplefilter("always")
+            tree = ast.parse(source, filename)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+    tree.parse_warnings = warned
     bound, loaded = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -94,8 +95,11 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     modules = Modules(sandbox, _run_state(sandbox))
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
-    with _process_state(limits), warnings.catch_warnings(record=True) as warned:
+    warned = list(getattr(tree, "parse_warnings", ()))
+    with _process_state(limits), warnings.catch_warnings():
         warnings.simplefilter("default")
+        warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
+            warnings.WarningMessage(message, category, file, _program_line(filename) or line))
         try:
             exec(code, scope)
         except SystemExit as e:
@@ -107,6 +111,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
             raise
         except (Exception, RecursionError) as e:
             error = _program_error(e, filename)
+            if isinstance(e, AssertionError):
+                _assertion(error, tree, source)
             error.output = sandbox.output
             raise error from None
         finally:
@@ -115,26 +121,40 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
 
 
 def _report(warned: list, filename: str) -> None:
-    """Python's warnings (NumPy's RuntimeWarning of a division by zero, a DeprecationWarning) become the run's
-    warnings, at the program's line that gave them where it did."""
+    """Python's warnings (NumPy's RuntimeWarning of a division by zero, a SyntaxWarning) become the run's
+    warnings, at the program's line that gave them."""
     settings = current().settings
     for w in warned:
-        line = w.lineno if w.filename == filename else None
-        settings.warn(f"{w.category.__name__}: {w.message}", line)
+        settings.warn(f"{w.category.__name__}: {w.message}", w.lineno)
+
+
+def _program_line(filename: str) -> int | None:
+    """The line of the program's innermost frame on the stack (where a library's warning came from)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame.f_lineno
+        frame = frame.f_back
+    return None
 
 
 def runtime_names(sandbox) -> dict:
-    from tapecli.execution import guard
-    from tapecli.execution.sandbox import binary
+    from tapecli.execution import guard, weigh
+
+    def texted(value):
+        weigh.weigh_text(value, None)
+        return value
     return {guard.GET: sandbox.get, guard.SET: sandbox.set, guard.DELETE: sandbox.delete,
-            guard.TICK: sandbox.tick, guard.BINARY: binary, guard.CAUGHT: sandbox.caught,
-            guard.ITER: sandbox.iterable}
+            guard.TICK: sandbox.tick, guard.BINARY: weigh.binary, guard.CAUGHT: sandbox.caught,
+            guard.ITER: sandbox.iterable, guard.FIELD: weigh.field, guard.JOINED: weigh.joined,
+            guard.TEXTED: texted}
 
 
 def _compiled(tree: ast.Module, filename: str):
     from tapecli.execution import guard
     try:
-        return guard.compile_program(tree, filename)
+        with deep_recursion():          # the transform recurses with the program's nesting, as CPython's compiler does
+            return guard.compile_program(tree, filename)
     except SyntaxError as e:        # what only the compiler finds (a return outside a function, ...)
         raise TdfSyntaxError(e.msg, line=e.lineno, column=e.offset) from None
     except (RecursionError, MemoryError):
@@ -183,8 +203,19 @@ def _frames() -> int:
 def _program_error(error: BaseException, filename: str, message: str | None = None) -> TdfError:
     out = TdfError(message or _message(error))
     out.kind = type(error).__name__
-    _locate(out, error.__traceback__, filename)
+    _locate(out, error.__traceback__, filename, caller=isinstance(error, RecursionError))
     return out
+
+
+def _assertion(error: TdfError, tree: ast.Module, source: str) -> None:
+    """A failed ``assert`` is shown at its statement, and one without a message says what it asserted."""
+    statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assert)
+                      and node.lineno <= (error.line or 0) <= (node.end_lineno or node.lineno)), None)
+    if statement is None:
+        return
+    error.line, error.column, error.end_column = statement.lineno, statement.col_offset + 1, None
+    if not error.message:
+        error.message = ast.get_source_segment(source, statement.test) or ""
 
 
 def _message(error: BaseException) -> str:
@@ -193,17 +224,19 @@ def _message(error: BaseException) -> str:
     return str(error)
 
 
-def _locate(error: TdfError, tb, filename: str) -> None:
-    """The position of the innermost line of the program in the traceback."""
+def _locate(error: TdfError, tb, filename: str, caller: bool = False) -> None:
+    """The position of the innermost line of the program in the traceback (with ``caller``, of the call that
+    made the innermost frame: where a RecursionError's recursion is, not the guard it ran out in)."""
     if error.line is not None:
         return
-    found = None
+    frames = []
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == filename:
-            found = tb
+            frames.append(tb)
         tb = tb.tb_next
-    if found is None:
+    if not frames:
         return
+    found = frames[-2] if caller and len(frames) > 1 else frames[-1]
     positions = list(found.tb_frame.f_code.co_positions())
     index = found.tb_lasti // 2
     line, end_line, column, end_column = positions[index] if index < len(positions) else (found.tb_lineno,) * 2 + (None, None)

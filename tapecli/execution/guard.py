@@ -23,6 +23,9 @@ from tapecli.errors import TdfSyntaxError
 # The runtime's names in the program's globals (sandbox.runtime_names supplies them).
 GET, SET, DELETE, TICK, BINARY, CAUGHT, ITER = ("__tdf_get__", "__tdf_set__", "__tdf_del__", "__tdf_tick__",
                                                "__tdf_binary__", "__tdf_caught__", "__tdf_iter__")
+FIELD, JOINED, TEXTED = "__tdf_field__", "__tdf_joined__", "__tdf_texted__"
+# Builtins whose result is the text of their argument: the argument is weighed first (weigh.weigh_text).
+TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
 # Builtins that consume an iterable inside one C call, where no tick runs: their first argument is taken
 # through the guard (sandbox.iterable), as is every *unpacking.
 CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
@@ -37,10 +40,10 @@ UNREACHABLE = frozenset({
 })
 # Methods whose result can be far larger than their inputs: weighed before they run (sandbox.weighed_method).
 WEIGHED_METHODS = frozenset({"astype", "repeat", "tolist", "zfill", "ljust", "rjust", "center", "expandtabs",
-                             "replace", "join"})
+                             "replace", "join", "split", "rsplit", "splitlines", "extend"})
 # Attribute names read through the guard whatever their prefix; str.format's {0.attr} fields read attributes.
 GUARDED_NAMES = UNREACHABLE | WEIGHED_METHODS | {"format", "format_map"}
-_WEIGHED_OPS = (ast.Mult, ast.Pow, ast.LShift)
+_WEIGHED_OPS = (ast.Mult, ast.Pow, ast.LShift, ast.Add, ast.Mod)
 
 
 def plain(name: str) -> bool:
@@ -225,6 +228,14 @@ class _Guard(ast.NodeTransformer):
         finally:
             self.classes.pop()
 
+    def visit_ListComp(self, node):
+        self.generic_visit(node)
+        for generator in node.generators:    # a list of a string's characters is weighed before it is made
+            generator.iter = _call(ITER, generator.iter, generator.iter, ast.Constant("comprehension"))
+        return node
+
+    visit_SetComp = visit_DictComp = visit_ListComp
+
     def visit_comprehension(self, node: ast.comprehension):
         self.generic_visit(node)
         node.ifs.insert(0, ast.copy_location(ast.UnaryOp(ast.Not(), _call(TICK, node.iter)), node.iter))
@@ -241,15 +252,29 @@ class _Guard(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id in CONSUMERS and node.args and not isinstance(
-                node.args[0], ast.Starred):
-            node.args[0] = _call(ITER, node.args[0], node.args[0])
+        if isinstance(node.func, ast.Name) and node.args and not isinstance(node.args[0], ast.Starred):
+            if node.func.id in CONSUMERS:
+                node.args[0] = _call(ITER, node.args[0], node.args[0], ast.Constant(node.func.id))
+            elif node.func.id in TEXT_MAKERS:
+                node.args[0] = _call(TEXTED, node.args[0], node.args[0])
         return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr):
+        """An f-string as the join of its parts, each field formatted by weigh.field (its text and width
+        weighed), the join weighed too."""
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                spec = self.visit(value.format_spec) if value.format_spec is not None else ast.Constant(None)
+                parts.append(_call(FIELD, value, self.visit(value.value), ast.Constant(value.conversion), spec))
+            else:
+                parts.append(value)
+        return _call(JOINED, node, *parts)
 
     def visit_Starred(self, node: ast.Starred):
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load):
-            node.value = _call(ITER, node.value, node.value)
+            node.value = _call(ITER, node.value, node.value, ast.Constant("unpacking"))
         return node
 
     def visit_BinOp(self, node: ast.BinOp):

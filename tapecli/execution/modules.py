@@ -13,7 +13,7 @@ import importlib
 import types
 
 from tapecli.errors import TdfNameError
-from tapecli.execution import FRAMEWORKS
+from tapecli.execution.frameworks import FRAMEWORKS
 from tapecli.execution.numpy_gate import weighed
 
 # module -> names refused in it, with the reason; a module absent from this table cannot be imported.

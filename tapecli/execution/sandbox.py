@@ -4,7 +4,6 @@ state (the classes the program made, its output, its modules), so that two runs 
 from __future__ import annotations
 
 import builtins
-import operator
 import string
 import sys
 import time
@@ -12,8 +11,8 @@ import types
 import weakref
 
 from tapecli.errors import LimitError, TdfError, TdfNameError
-from tapecli.execution import guard
-from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, check_deadline, resident_within
+from tapecli.execution import guard, weigh
+from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, char_bytes, check_deadline, resident_within
 from tapecli.runtime.context import current
 
 # `_`-names any object may be asked for: names, documentation, the protocol methods a program calls
@@ -32,6 +31,18 @@ READABLE_PRIVATE = frozenset({
 })
 UNREACHABLE = guard.UNREACHABLE
 _HINT = "programs cannot reach files, the environment or Python objects"
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str, bytes, bytearray})
+_CHARACTER_LISTS = {"list": "list() of a string", "tuple": "tuple() of a string", "sorted": "sorted()",
+                    "comprehension": "the characters of a string"}
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+# Builtins that copy a container into a new one: bytes a slot (sorted's merge keeps up to half as many again).
+_COPIES = {"list": LIST_SLOT, "tuple": LIST_SLOT, "sorted": LIST_SLOT * 3 // 2, "set": 4 * LIST_SLOT,
+           "frozenset": 4 * LIST_SLOT, "dict": 6 * LIST_SLOT}
+_INT_OBJECT = 32
+
+
+def consumer_word(consumer: str) -> str:
+    return {"sorted": "list", "frozenset": "set"}.get(consumer, consumer)
 
 
 class Sandbox:
@@ -63,7 +74,7 @@ class Sandbox:
             raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
         if end is not None and not isinstance(end, str):
             raise TypeError(f"end must be None or a string, not {type(end).__name__}")
-        text = (" " if sep is None else sep).join(str(v) for v in values) + ("\n" if end is None else end)
+        text = (" " if sep is None else sep).join(weigh.str_of(v) for v in values) + ("\n" if end is None else end)
         admit_bytes(len(text), len(text), "print()'s output")
         self.text.append(text)
 
@@ -73,7 +84,7 @@ class Sandbox:
         if self.steps >= self.next_check:
             self.next_check = self.steps + Limits.CHECK_EVERY
             if self.steps > self.limits.max_steps:
-                raise LimitError(f"the program ran more than {self.limits.max_steps:,} steps",
+                raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
                                  hint="is a loop endless? raise the limit with --max-steps N")
             check_deadline()
             now = time.monotonic()
@@ -87,22 +98,33 @@ class Sandbox:
                                      hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
         return False
 
-    def iterable(self, value):
-        """What a builtin is about to consume in one C call: a container as it is; a range, its length charged
-        to the steps; an integer (``bytes(n)``), weighed; any other iterable, drawn item by item with a tick
-        each, so that an endless or huge iterator ends at the limits."""
+    def iterable(self, value, consumer: str):
+        """What a builtin (or a comprehension) is about to consume in one C call: a container as it is (a
+        string's characters as a list weighed first); a range, its length charged to the steps; an integer
+        (``bytes(n)``), weighed; any other iterable, drawn item by item with a tick each, so that an endless
+        or huge iterator ends at the limits."""
         kind = type(value)
+        if kind is str and consumer in _CHARACTER_LISTS:
+            weigh.weigh_characters(value, _CHARACTER_LISTS[consumer])
+            return value
         if kind in _CONTAINERS:
+            if consumer in _COPIES and len(value) > 1 << 16:
+                admit_bytes(len(value), len(value) * _COPIES[consumer], f"{consumer}()'s new {consumer_word(consumer)}")
             return value
         if kind is range:
             self.steps += len(value)
             self.next_check = self.steps
             self.tick()
+            if consumer in _COPIES or consumer == "comprehension":      # an int object and a slot each
+                admit_bytes(len(value), len(value) * (LIST_SLOT + _INT_OBJECT), f"a list of {len(value):,} items")
             return value
         if kind is int:
-            admit_bytes(value, value, "the bytes")
+            if consumer in ("bytes", "bytearray"):
+                admit_bytes(value, value, f"{consumer}()'s result")
             return value
-        if hasattr(kind, "__len__") and kind.__module__ != "builtins" or _sized_view(value):
+        if consumer == "comprehension":
+            return value                 # the comprehension's own loop ticks
+        if hasattr(kind, "__len__") and kind.__module__ != "builtins" or isinstance(value, _DICT_VIEWS):
             return value
         return self.drawn(value)
 
@@ -113,7 +135,7 @@ class Sandbox:
 
     def pow(self, base, exp, mod=None):
         if mod is None:
-            return binary("Pow", base, exp)
+            return weigh.binary("Pow", base, exp)
         return builtins.pow(base, exp, mod)
 
     def drawn(self, iterable):
@@ -226,8 +248,17 @@ class _SafeFormatter(string.Formatter):
             obj = self.sandbox.get(obj, i) if is_attr else obj[i]
         return obj, first
 
+    def vformat(self, format_string, args, kwargs):
+        self.total = len(format_string)
+        return super().vformat(format_string, args, kwargs)
+
     def format_field(self, value, format_spec):
-        admit_bytes(len(format_spec), len(format_spec), "a formatted field")
+        weigh.weigh_spec(format_spec, "a field formatted with")
+        weigh.weigh_text(value, "format()")
+        self.total += len(value) if isinstance(value, str) else 0
+        if self.total > 1 << 16:
+            admit_bytes(self.total, self.total * char_bytes(format_spec, value if isinstance(value, str) else ""),
+                        "format()'s result")
         return format(value, format_spec)
 
 
@@ -236,107 +267,66 @@ def _formatter_field_name_split(name):
     return _string.formatter_field_name_split(name)
 
 
-# ---- weighed operators (guard.py routes * ** << and every augmented assignment of an attribute here)
-_OPERATORS = {
-    "Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "MatMult": operator.matmul,
-    "Div": operator.truediv, "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow,
-    "LShift": operator.lshift, "RShift": operator.rshift, "BitOr": operator.or_, "BitXor": operator.xor,
-    "BitAnd": operator.and_,
-    "Add=": operator.iadd, "Sub=": operator.isub, "Mult=": operator.imul, "MatMult=": operator.imatmul,
-    "Div=": operator.itruediv, "FloorDiv=": operator.ifloordiv, "Mod=": operator.imod, "Pow=": operator.ipow,
-    "LShift=": operator.ilshift, "RShift=": operator.irshift, "BitOr=": operator.ior, "BitXor=": operator.ixor,
-    "BitAnd=": operator.iand,
-}
-_SEQUENCES = (str, bytes, bytearray, list, tuple)
-_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str, bytes, bytearray})
-
-
-def _sized_view(value) -> bool:
-    return isinstance(value, (type({}.keys()), type({}.values()), type({}.items())))
-_INT_DIGIT_BITS = sys.int_info.bits_per_digit
-
-
-def binary(op: str, left, right):
-    kind = op.rstrip("=")
-    if kind == "Mult":
-        _weigh_repeat(left, right)
-        _weigh_repeat(right, left)
-    elif kind in ("Pow", "LShift") and type(left) is int and type(right) is int and right > 0 and left:
-        bits = right * left.bit_length() if kind == "Pow" else right + left.bit_length()
-        if bits > _INT_DIGIT_BITS:      # weighed as CPython stores it: one 4-byte element per 30-bit digit
-            digits = bits // _INT_DIGIT_BITS + 1
-            admit(digits, 4, f"the integer {'**' if kind == 'Pow' else '<<'}'s result")
-    if "numpy" in sys.modules:
-        _weigh_arrays(kind, left, right)
-    return _OPERATORS[op](left, right)
-
-
-def _weigh_repeat(seq, count) -> None:
-    if isinstance(seq, _SEQUENCES) and isinstance(count, int) and count > 1:
-        length = len(seq) * count
-        each = LIST_SLOT if isinstance(seq, (list, tuple)) else 1
-        admit_bytes(length, length * each, f"the repeated {type(seq).__name__}")
-
-
-def _weigh_arrays(kind, left, right) -> None:
-    import numpy as np
-    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        try:
-            shape = np.broadcast_shapes(np.shape(left), np.shape(right)) if kind != "MatMult" else None
-            dtype = np.result_type(left, right)
-        except (ValueError, TypeError):
-            return            # NumPy raises its own error
-        if shape is not None:
-            admit(_product(shape), dtype.itemsize, "the array result")
-
-
-def _product(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
-
-
 # ---- methods that grow memory, weighed before they run
 def _weighed_method(value, obj, name: str):
     if name not in guard.WEIGHED_METHODS or not callable(value):
         return value
-    if isinstance(obj, str) and name in ("zfill", "ljust", "rjust", "center"):
-        def padded(width, *args):
-            if isinstance(width, int):
-                admit_bytes(width, width, f"str.{name}()'s result")
-            return value(width, *args)
-        return padded
-    if isinstance(obj, str) and name == "expandtabs":
-        def expanded(tabsize=8):
-            if isinstance(tabsize, int) and tabsize > 1:
-                n = len(obj) + obj.count("\t") * tabsize
-                admit_bytes(n, n, "str.expandtabs()'s result")
-            return value(tabsize)
-        return expanded
-    if isinstance(obj, str) and name == "join":
-        def joined(items):
-            items = items if isinstance(items, (list, tuple)) else list(items)
-            if len(items) > 1:
-                n = len(obj) * (len(items) - 1) + sum(len(i) for i in items if isinstance(i, str))
-                admit_bytes(n, n, "str.join()'s result")
-            return value(items)
-        return joined
-    if isinstance(obj, str) and name == "replace":
-        def replaced(old, new, count=-1):
-            if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
-                times = obj.count(old) if old else len(obj) + 1
-                n = len(obj) + times * (len(new) - len(old))
-                admit_bytes(n, n, "str.replace()'s result")
-            return value(old, new, count)
-        return replaced
-    weigh = _ARRAY_METHODS.get(name)
-    if weigh is not None and type(obj).__module__ == "numpy":
-        def weighed(*args, **kwargs):
-            weigh(obj, *args, **kwargs)
-            return value(*args, **kwargs)
-        return weighed
-    return value
+    if isinstance(obj, str):
+        weigher = _STRING_METHODS.get(name)
+    elif isinstance(obj, list) and name == "extend":
+        weigher = _weigh_extend
+    else:
+        weigher = _ARRAY_METHODS.get(name) if type(obj).__module__ == "numpy" else None
+    if weigher is None:
+        return value
+
+    def weighed(*args, **kwargs):
+        weigher(obj, *args, **kwargs)
+        return value(*args, **kwargs)
+    return weighed
+
+
+def _weigh_padding(text, width, fill=" ", *args):
+    if isinstance(width, int) and width > 1 << 16:
+        admit_bytes(width, width * char_bytes(text, fill if isinstance(fill, str) else ""), "a padded string")
+
+
+def _weigh_expandtabs(text, tabsize=8):
+    if isinstance(tabsize, int) and tabsize > 1:
+        n = len(text) + text.count("\t") * tabsize
+        admit_bytes(n, n * char_bytes(text), "expandtabs()")
+
+
+def _weigh_join(separator, items):
+    if isinstance(items, (list, tuple)) and len(items) > 1:
+        strings = [i for i in items if isinstance(i, str)]
+        n = len(separator) * (len(items) - 1) + sum(len(i) for i in strings)
+        if n > 1 << 16:
+            admit_bytes(n, n * char_bytes(separator, *strings[:64]), "join()")
+
+
+def _weigh_replace(text, old, new, count=-1):
+    if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
+        times = text.count(old) if old else len(text) + 1
+        if isinstance(count, int) and count >= 0:
+            times = min(times, count)
+        n = len(text) + times * (len(new) - len(old))
+        admit_bytes(n, n * char_bytes(text, new), "replace()")
+
+
+def _weigh_extend(items, more):
+    if isinstance(more, (list, tuple, str, dict, set)):
+        n = len(items) + len(more)
+        admit_bytes(n, n * LIST_SLOT, "a list would grow by extend()")
+
+
+_STRING_METHODS = {
+    "zfill": _weigh_padding, "ljust": _weigh_padding, "rjust": _weigh_padding, "center": _weigh_padding,
+    "expandtabs": _weigh_expandtabs, "join": _weigh_join, "replace": _weigh_replace,
+    "split": lambda text, sep=None, *args, **kwargs: weigh.weigh_split(text, "split", kwargs.get("sep", sep)),
+    "rsplit": lambda text, sep=None, *args, **kwargs: weigh.weigh_split(text, "split", kwargs.get("sep", sep)),
+    "splitlines": lambda text, *args, **kwargs: weigh.weigh_split(text, "splitlines"),
+}
 
 
 def _weigh_astype(arr, dtype, *args, **kwargs):

@@ -81,7 +81,7 @@ def format_value(value, _open: tuple = ()) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, _PYTHON_VALUES):        # a Python program's own values (execution/): as CPython shows them
-        return str(value) if isinstance(value, np.ndarray) else repr(value)
+        return str(value) if isinstance(value, (np.ndarray, np.generic)) else repr(value)
     word = type_word(value)
     return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"
 
