@@ -3,7 +3,6 @@ front end, TensorFlow spellings, classes and modules, and Python's builtins and 
 are Python's and TensorFlow's, worked out by hand."""
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pytest
