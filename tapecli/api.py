@@ -83,9 +83,11 @@ def request_entries(requests, convert) -> list[dict]:
     entries = []
     for req in requests:
         names = req.names or [None] * len(req.values)
-        for name, label, value, why in zip(names, req.labels, req.values, req.why):
+        second = getattr(req, "second", None) or [None] * len(req.values)
+        for name, label, label2, value, why in zip(names, req.labels, second, req.values, req.why):
             entry = {"name": name, "line": req.line, "tape": req.tape, "target": req.target_text,
-                     "source": label, "value": None if value is None else convert(value),
+                     "source": label, **({"source2": label2} if label2 is not None else {}),
+                     "value": None if value is None else convert(value),
                      "dtype": None if value is None else dtype_name(value.dtype),
                      "shape": None if value is None else list(value.shape)}
             if value is None:

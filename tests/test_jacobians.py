@@ -401,3 +401,90 @@ def test_hessian_function_against_finite_differences():
             fd[i + j] = (f(eps, eps) - f(eps, -eps) - f(-eps, eps) + f(-eps, -eps)) / (4 * eps * eps)
     np.testing.assert_allclose(h.value, fd, rtol=1e-4, atol=1e-6)
     assert json.dumps(h.shape) == "[3, 2, 3, 2]"
+
+
+# ------------------------------------------------- hessian with several sources: the whole block
+
+BLOCK_NAMES = ["d2(f)/d(x)2", "d2(f)/d(x)d(y)", "d2(f)/d(y)d(x)", "d2(f)/d(y)2"]
+BLOCK_PAIRS = [("x", None), ("x", "y"), ("y", "x"), ("y", None)]
+
+
+def test_cli_hessian_of_two_sources_is_the_whole_block(tmp_path):
+    path = tmp_path / "p.tdf"
+    path.write_text("var x = 2.0\nvar y = 3.0\nf = x ** 2 * y ** 3\n")
+    x, y = 2.0, 3.0
+    by_hand = [2 * y ** 3, 6 * x * y ** 2, 6 * x * y ** 2, 6 * x ** 2 * y]      # 54, 108, 108, 72
+    for mode in ("auto", "rev", "fwd"):
+        res = cli("hessian", "--json", "--of", "f", "--wrt", "x,y", "--mode", mode, path)
+        assert res.code == 0, res.stderr
+        entries = res.json["hessians"]
+        assert [e["name"] for e in entries] == BLOCK_NAMES
+        assert [(e["source"], e.get("source2")) for e in entries] == BLOCK_PAIRS
+        assert all(e["target"] == "f" and e["shape"] == [] and e["dtype"] == "float32" for e in entries)
+        np.testing.assert_allclose([e["value"] for e in entries], by_hand, rtol=1e-6)
+    (single,) = cli("hessian", "--json", "--of", "f", "--wrt", "y", path).json["hessians"]
+    assert single["name"] == "d2(f)/d(y)2" and "source2" not in single
+    np.testing.assert_allclose(single["value"], 6 * x ** 2 * y, rtol=1e-6)
+    table = cli("hessian", "--of", "f", "--wrt", "x,y", "--no-color", path, env={"COLUMNS": "200"})
+    assert table.code == 0 and all(name in table.stdout for name in BLOCK_NAMES)
+    assert "x, y" in table.stdout and "y, x" in table.stdout
+
+
+def test_cli_hessian_block_of_vectors_against_finite_differences(tmp_path):
+    path = tmp_path / "v.tdf"
+    path.write_text("var x = [0.5, -1.0]\nvar y = [1.0, 0.3, -0.7]\n"
+                    "const a = [[1.0, 2.0, -1.0], [0.5, -0.5, 3.0]]\n"
+                    "f = reduce_sum(sin(x) * (a @ (y * y))) + reduce_sum(x * x) * reduce_sum(exp(y))\n")
+    a = np.array([[1.0, 2.0, -1.0], [0.5, -0.5, 3.0]])
+    start = [np.array([0.5, -1.0]), np.array([1.0, 0.3, -0.7])]
+
+    def f(x, y):
+        return np.sum(np.sin(x) * (a @ (y * y))) + np.sum(x * x) * np.sum(np.exp(y))
+
+    def fd_block(i, j, eps=1e-4):
+        out = np.zeros(start[i].shape + start[j].shape)
+        for p in np.ndindex(start[i].shape):
+            for q in np.ndindex(start[j].shape):
+                def at(di, dj):
+                    s = [v.copy() for v in start]
+                    s[i][p] += di
+                    s[j][q] += dj
+                    return f(*s)
+                out[p + q] = (at(eps, eps) - at(eps, -eps) - at(-eps, eps) + at(-eps, -eps)) / (4 * eps * eps)
+        return out
+
+    expected = [fd_block(i, j) for i in range(2) for j in range(2)]
+    for mode in ("auto", "rev", "fwd"):
+        res = cli("hessian", "--json", "--of", "f", "--wrt", "x,y", "--dtype", "float64", "--mode", mode, path)
+        assert res.code == 0, res.stderr
+        entries = res.json["hessians"]
+        assert [e["name"] for e in entries] == BLOCK_NAMES
+        assert [(e["source"], e.get("source2")) for e in entries] == BLOCK_PAIRS
+        assert [e["shape"] for e in entries] == [[2, 2], [2, 3], [3, 2], [3, 3]]
+        for entry, fd in zip(entries, expected):
+            np.testing.assert_allclose(entry["value"], fd, rtol=1e-6, atol=1e-7, err_msg=entry["name"])
+
+
+def test_hessian_block_of_an_unconnected_pair_is_none_or_zeros(tmp_path):
+    path = tmp_path / "sep.tdf"
+    path.write_text("var x = [1.0, 2.0]\nvar y = [0.5, 1.0, 1.5]\nf = reduce_sum(x * x) + reduce_sum(y ** 3)\n")
+    entries = cli("hessian", "--json", "--of", "f", "--wrt", "x,y", path).json["hessians"]
+    assert [e["name"] for e in entries] == BLOCK_NAMES
+    xx, xy, yx, yy = entries
+    np.testing.assert_allclose(xx["value"], 2 * np.eye(2))
+    np.testing.assert_allclose(yy["value"], np.diag(6 * np.array([0.5, 1.0, 1.5])))
+    for mixed in (xy, yx):       # d(f)/d(x) = 2x has no path from y, d(f)/d(y) = 3y**2 none from x
+        assert mixed["value"] is None and mixed["shape"] is None and mixed["why"]
+    zero = cli("hessian", "--json", "--of", "f", "--wrt", "x,y", "--unconnected", "zero", path).json["hessians"]
+    assert zero[1]["value"] == np.zeros((2, 3)).tolist() and zero[1]["shape"] == [2, 3]
+    assert zero[2]["value"] == np.zeros((3, 2)).tolist() and zero[2]["shape"] == [3, 2]
+    assert all("why" not in e for e in zero)
+    apart = tmp_path / "apart.tdf"        # f does not depend on x: d(f)/d(x) is None, and so its whole row
+    apart.write_text("var x = [1.0, 2.0]\nvar y = 3.0\nf = y * y\n")
+    xx, xy, yx, yy = cli("hessian", "--json", "--of", "f", "--wrt", "x,y", apart).json["hessians"]
+    assert xx["value"] is None and xy["value"] is None and yx["value"] is None
+    assert "from x" in xy["why"] and "from x" in yx["why"]
+    assert yy["value"] == 2.0
+    xx, xy, yx, yy = cli("hessian", "--json", "--of", "f", "--wrt", "x,y", "--unconnected", "zero",
+                         apart).json["hessians"]
+    assert xy["value"] == [0.0, 0.0] and xy["shape"] == [2] and yx["value"] == [0.0, 0.0] and yx["shape"] == [2]

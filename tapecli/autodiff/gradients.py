@@ -335,15 +335,29 @@ def _tangents(records: list, target: Tensor, leaf, seed: Tensor, identity: bool)
 def hessian(tape: Tape, target, source, unconnected_gradients="none", line=None, mode=None):
     """d2 sum(target) / d source2, shaped source.shape + source.shape: the jacobian of the gradient,
     which ``tape`` (persistent) records while it computes it."""
+    (row,), (whys,) = hessian_block(tape, target, [source], unconnected_gradients, line, mode)
+    return row[0], row, whys
+
+
+def hessian_block(tape: Tape, target, sources: list, unconnected_gradients="none", line=None, mode=None):
+    """The second derivatives of sum(target) w.r.t. every ordered pair of ``sources``: (values, whys), each
+    a list of rows, ``values[i][j]`` the jacobian w.r.t. sources[j] of the gradient w.r.t. sources[i] (which
+    ``tape``, persistent, records while it computes it), shaped sources[i].shape + sources[j].shape (as
+    ``jax.hessian(f, argnums)[i][j]`` of a scalar f), or None with its reason in ``whys[i][j]`` (zeros of
+    that shape, in sources[j]'s dtype, with unconnected_gradients="zero")."""
     ctx = current()
     if not tape.persistent:
         raise TapeError(f"a hessian needs a persistent tape; {tape.name} is not")
     unconnected = check_unconnected(unconnected_gradients)
     targets = _targets(target)
-    leaf = as_tensor(source) if isinstance(source, (Tensor, Variable)) else None
-    if leaf is None:
+    if not all(isinstance(source, (Tensor, Variable)) for source in sources):
         raise TdfTypeError("a hessian is taken with respect to one tensor or variable")
-    admit(leaf.size * leaf.size, leaf.dtype.itemsize, f"the hessian w.r.t. a {list(leaf.shape)} tensor")
+    leaves = [as_tensor(source) for source in sources]
+    for i, a in enumerate(leaves):
+        for j, b in enumerate(leaves):
+            admit(a.size * b.size, max(a.dtype.itemsize, b.dtype.itemsize),
+                  f"the hessian w.r.t. a {list(a.shape)} tensor" if i == j else
+                  f"the hessian block w.r.t. a {list(a.shape)} tensor and a {list(b.shape)} one")
     reopened = not tape.open
     if reopened:
         tape.open = True
@@ -351,21 +365,30 @@ def hessian(tape: Tape, target, source, unconnected_gradients="none", line=None,
     paused, tape.paused = tape.paused, False
     try:
         float_targets = [t for t in targets if is_float(t.dtype)]
-        grads = backward(tape, float_targets, [ops.ones_like(t) for t in float_targets], [source.id], release=False)
+        grads = backward(tape, float_targets, [ops.ones_like(t) for t in float_targets],
+                         [source.id for source in sources], release=False)
     finally:
         tape.paused = paused
         if reopened:
             ctx.tapes.remove(tape)
             tape.open = False
-    g = grads.get(source.id) if is_float(leaf.dtype) else None
-    h = None
-    if g is not None:
-        if g.shape != leaf.shape:
-            g = ops.unbroadcast(g, leaf.shape) if g.ndim >= leaf.ndim else ops.broadcast_to(g, leaf.shape)
-        _, (h,), _ = jacobian_in_mode(tape, g, source, "none", line, mode or ctx.jacobian_mode)
-    if h is None and unconnected == "zero":
-        h = Tensor(np.zeros(leaf.shape + leaf.shape, dtype=leaf.dtype))
-    return h, [h], [None if h is not None else why_none(tape, source)]
+    values, whys = [], []
+    for source, leaf in zip(sources, leaves):
+        g = grads.get(source.id) if is_float(leaf.dtype) else None
+        row = [None] * len(sources)
+        if g is not None:
+            if g.shape != leaf.shape:
+                g = ops.unbroadcast(g, leaf.shape) if g.ndim >= leaf.ndim else ops.broadcast_to(g, leaf.shape)
+            _, row, _ = jacobian_in_mode(tape, g, list(sources), "none", line, mode or ctx.jacobian_mode)
+        why_row = [None if h is not None else why_none(tape, source if g is None else other)
+                   for h, other in zip(row, sources)]
+        if unconnected == "zero":
+            row = [Tensor(np.zeros(leaf.shape + other.shape, dtype=other.dtype)) if h is None else h
+                   for h, other in zip(row, leaves)]
+            why_row = [None] * len(row)
+        values.append(row)
+        whys.append(why_row)
+    return values, whys
 
 
 def batch_jacobian(tape: Tape, target, source, unconnected_gradients="none", line=None):

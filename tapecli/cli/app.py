@@ -268,14 +268,15 @@ def hessian_command(file: FileArg, of: OfOpt = None, wrt: WrtOpt = None, json_ou
                     max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
                     sweep: SweepOpt = None, scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1,
                     full: FullOpt = False, out: OutOpt = None):
-    """Second derivatives d2(T)/d(S)2 of --of T w.r.t. each --wrt S, shaped S.shape + S.shape."""
+    """Second derivatives of --of T: d2(T)/d(S)2 for each --wrt S (S.shape + S.shape), and with several, the
+    whole block: d2(T)/d(S1)d(S2) for each ordered pair (S1.shape + S2.shape)."""
     inv = _invocation("hessian", locals())
     inv.run(_show_requests(inv, "hessian", ("hessian",), "hessians"), _hessians)
 
 
 def _hessians(source: str, filename: str, options):
     """Run the program with the implicit persistent tape of --of/--wrt, then differentiate each
-    gradient once more on that tape."""
+    gradient once more on that tape, w.r.t. every source."""
     from tapecli.api import run_source
     from tapecli.tools.sweep import hessians
     result = run_source(source, filename, options)

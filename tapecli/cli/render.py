@@ -189,7 +189,8 @@ def print_requests(title: str, requests, color: bool | None = None, full: bool =
         value = entry["value"]
         values.append(value)
         rows.append([str(entry["name"]), str(entry["line"] or ""), str(entry["tape"]), str(entry["target"]),
-                     str(entry["source"]), "" if value is not None else f"None  ({entry['why']})",
+                     str(entry["source"]) + (f", {entry['source2']}" if "source2" in entry else ""),
+                     "" if value is not None else f"None  ({entry['why']})",
                      str(entry["dtype"] or ""), str(entry["shape"] if entry["shape"] is not None else "")])
     width = value_width(columns, rows, 5)
     for row, value in zip(rows, values):

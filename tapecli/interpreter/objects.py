@@ -315,6 +315,7 @@ class Request:
         self.why = why                # one str | None per source leaf
         self.result = result          # the structure returned to the program
         self.names: list | None = None
+        self.second: list | None = None  # a hessian block's entries: each one's second source (None: the first's)
         self.leaves = leaves or []    # the source tensors/variables, for finite-difference checks
         self.versions = [leaf.version if isinstance(leaf, Variable) else None for leaf in self.leaves]
         self.snapshots = [as_tensor(leaf).value for leaf in self.leaves]     # source values when asked

@@ -245,17 +245,32 @@ def _error(e: TdfError, filename, source) -> dict:
 
 
 def hessians(result, options):
-    """The implicit --of/--wrt gradients of a run, differentiated once more on their tape."""
+    """The implicit --of/--wrt gradients of a run, differentiated once more on their tape: the whole block
+    of second derivatives, one entry per ordered pair of sources (S1, S2) in row-major order, as
+    ``jax.hessian(f, argnums)`` gives it. A pair of one source is named ``d2(T)/d(S)2``; a pair of two,
+    ``d2(T)/d(S1)d(S2)``: the derivative w.r.t. S2 of the gradient w.r.t. S1, shaped S1.shape + S2.shape,
+    its entry carrying ``source2``."""
     from tapecli.autodiff import gradients
     from tapecli.interpreter.objects import Request
+    if not result.implicit:
+        return []
+    first = result.implicit[0]
+    sources = [req.leaves[0] for req in result.implicit]
+    labels = [req.labels[0] for req in result.implicit]
+    values, whys = gradients.hessian_block(first.tape_obj, first.targets, sources, options.unconnected,
+                                           mode=options.jacobian_mode)
     found = []
-    for req in result.implicit:
-        _, values, whys = gradients.hessian(req.tape_obj, req.targets, req.leaves[0], options.unconnected,
-                                            mode=options.jacobian_mode)
-        h = Request("hessian", None, req.tape, options.of, req.labels, values, values, whys, req.leaves,
-                    targets=req.targets, tape_obj=req.tape_obj)
-        h.names = [f"d2({options.of})/d({req.labels[0]})2"]
-        found.append(h)
+    for i, (source, label) in enumerate(zip(sources, labels)):
+        for j, label2 in enumerate(labels):
+            value = values[i][j]
+            h = Request("hessian", None, first.tape, options.of, [label], [value], [value], [whys[i][j]],
+                        [source], targets=first.targets, tape_obj=first.tape_obj)
+            if i == j:
+                h.names = [f"d2({options.of})/d({label})2"]
+            else:
+                h.names = [f"d2({options.of})/d({label})d({label2})"]
+                h.second = [label2]
+            found.append(h)
     return found
 
 
