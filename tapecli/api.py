@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tapecli.autodiff import gradients
-from tapecli.errors import TdfError, UsageError
+from tapecli.errors import TdfError, TdfSyntaxError, UsageError
 from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
 from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
@@ -265,7 +265,16 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
                                                                               options.limits.max_memory)
     if tree is not None:
         return run_python(tree, source, filename, options)
-    return run_program(parse(source, filename), filename, options)
+    try:
+        program = parse(source, filename)
+    except TdfSyntaxError:
+        # Python that names something it never binds (CPython's NameError at that line), not TDF
+        tree = None if options.of or options.overrides else execution.python_only(
+            source, filename, options.limits.max_memory, free_names=True)
+        if tree is None:
+            raise
+        return run_python(tree, source, filename, options)
+    return run_program(program, filename, options)
 
 
 def run_python(tree, source: str, filename: str, options: Options) -> RunResult:

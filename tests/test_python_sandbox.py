@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -141,3 +142,25 @@ def test_argparse_reads_no_arguments():
     result = _run("import argparse\np = argparse.ArgumentParser()\np.add_argument('--n', type=int, default=3)\n"
                   "n = p.parse_args().n")
     assert result.scope.vars["n"] == 3
+
+
+def test_an_unbound_name_is_pythons_name_error():
+    """A Python program that names something it never binds is still Python: NameError when the line runs,
+    with the lines before it printed, as CPython runs it (not a TDF syntax error)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from python_oracle import agree
+    agree("print('before')\ntry:\n    total = undefined_thing + 1\nexcept NameError as e:\n    print(type(e).__name__, e)\n"
+          "class Base(missing.Parent):\n    pass\n")
+    agree("def outer():\n    n = 0\n    def bump():\n        nonlocal n\n        n += 1\n    bump()\n    return n\n"
+          "print(outer())\nprint(not_defined_anywhere)\n")
+
+
+def test_a_runs_decimal_context_stays_its_own():
+    import decimal
+    before = decimal.getcontext()
+    precision = before.prec
+    first = _run("import decimal\ndecimal.getcontext().prec = 5\nx = str(decimal.Decimal(1) / decimal.Decimal(7))")
+    assert first.scope.vars["x"] == "0.14286"
+    assert decimal.getcontext() is before and before.prec == precision
+    second = _run("from decimal import Decimal\nx = str(Decimal(1) / Decimal(7))")
+    assert second.scope.vars["x"] == "0.1428571428571428571428571429"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import sys
 import warnings
 
@@ -25,9 +26,12 @@ PROGRAM_MODULE = "__main__"
 _PARSE_BYTES_PER_CHAR = 300
 
 
-def python_only(source: str, filename: str = "<input>", max_memory: int | None = None) -> ast.Module | None:
+def python_only(source: str, filename: str = "<input>", max_memory: int | None = None,
+                free_names: bool = False) -> ast.Module | None:
     """The program's syntax tree if this room runs it whole, else None. A source too large to parse under
-    the memory cap (``max_memory`` bytes) is a LimitError."""
+    the memory cap (``max_memory`` bytes) is a LimitError. With ``free_names``, a name the program never
+    binds does not make it another language's: it is Python's NameError when the line runs (what run_source
+    asks when TDF's parser refuses the program)."""
     need = len(source) * _PARSE_BYTES_PER_CHAR
     if max_memory is not None and need > 1 << 20 and resident_bytes() + need > max_memory:
         raise LimitError(f"the program's {len(source):,} characters would take about {need / 2**30:.2f} GiB to parse, "
@@ -62,7 +66,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound.add(node.rest)
     free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__"}
-    return None if free else tree
+    return None if free and not free_names else tree
 
 
 class PythonRun:
@@ -96,7 +100,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     warned = list(getattr(tree, "parse_warnings", ()))
-    with _process_state(limits), warnings.catch_warnings():
+    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
             warnings.WarningMessage(message, category, file, _program_line(filename) or line))
@@ -191,6 +195,19 @@ class _process_state:
 
 
 _CPYTHON_RECURSION_LIMIT = 1000
+
+
+@contextlib.contextmanager
+def _decimal_context(context):
+    """The run's decimal context is the thread's current one while the program runs (Decimal arithmetic reads
+    the current context, not the one getcontext() handed out); the caller's comes back when the run ends."""
+    import decimal
+    saved = decimal.getcontext()
+    decimal.setcontext(context)
+    try:
+        yield
+    finally:
+        decimal.setcontext(saved)
 
 
 def _frames() -> int:

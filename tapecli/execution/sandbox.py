@@ -4,6 +4,7 @@ state (the classes the program made, its output, its modules), so that two runs 
 from __future__ import annotations
 
 import builtins
+import decimal
 import string
 import sys
 import time
@@ -58,6 +59,7 @@ class Sandbox:
         self.next_check = Limits.CHECK_EVERY
         self.memory_at = time.monotonic() + Limits.MEMORY_EVERY_S
         self.depth_base = 0
+        self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
 
     # ---- output
     @property

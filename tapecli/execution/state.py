@@ -82,9 +82,11 @@ def _string(sandbox) -> dict:
 
 
 def _decimal() -> dict:
-    context = decimal.Context()
-    return {"getcontext": lambda: context, "setcontext": _refuse_setcontext,
-            "localcontext": lambda ctx=None, **kwargs: decimal.localcontext(ctx or context, **kwargs)}
+    """decimal's context is the run's own (Sandbox.decimal_context), made the thread's current context while
+    the program runs (execution.run): ``getcontext().prec = N`` changes the program's arithmetic, as in
+    CPython, and no other run's; ``localcontext`` works on it as CPython's does."""
+    return {"getcontext": decimal.getcontext, "setcontext": _refuse_setcontext,
+            "localcontext": decimal.localcontext}
 
 
 def _refuse_setcontext(context):
