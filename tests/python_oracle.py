@@ -3,6 +3,7 @@ through CPython itself, each giving (printed lines, error class name or None, er
 from __future__ import annotations
 
 import contextlib
+import decimal
 import io
 import sys
 
@@ -24,8 +25,8 @@ def through_cpython(source: str, filename: str = "prog.py"):
     limit, argv = sys.getrecursionlimit(), sys.argv
     sys.argv = [filename]
     try:
-        code = compile(source, filename, "exec")
-        with contextlib.redirect_stdout(out):
+        code = compile(source, filename, "exec", dont_inherit=True)
+        with contextlib.redirect_stdout(out), decimal.localcontext(decimal.Context()):   # a fresh process's
             exec(code, scope)
     except Exception as e:
         tb, line = e.__traceback__, None
