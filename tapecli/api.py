@@ -98,10 +98,15 @@ def read_source(path: str) -> tuple[str, str]:
     """(source text, display name); ``-`` reads standard input. Both are decoded as strict UTF-8 (standard
     input's own decoding would turn bad bytes into lone surrogates), with Python's universal newlines."""
     if path == "-":
+        if sys.stdin is None:               # closed when the process started (`<&-`)
+            raise UsageError("standard input is closed: give the program as a file, or on standard input")
         stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:                  # a text stream put in its place (tests)
-            return sys.stdin.read(), "<stdin>"
-        data, name, shown = stream.read(), "<stdin>", "standard input"
+        try:
+            if stream is None:              # a text stream put in its place (tests)
+                return sys.stdin.read(), "<stdin>"
+            data, name, shown = stream.read(), "<stdin>", "standard input"
+        except OSError as e:                # (a directory as standard input: `< /`)
+            raise UsageError(f"cannot read standard input: {e.strerror or e}") from None
     else:
         p = Path(path)
         if p.is_dir():

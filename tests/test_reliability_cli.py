@@ -370,3 +370,50 @@ def test_table_summaries_match_the_whole_array_statistics():
     g = tensorfmt._g
     assert text == (f"min {g(finite.min())}  max {g(finite.max())}  mean {g(finite.mean())}  "
                     f"norm {g(float(np.linalg.norm(finite)))}  NaN 2")
+
+
+# ------------------------------------------------------------------ round 4: no internal errors (F6)
+
+def test_an_integer_too_long_to_write_is_a_limit_error_naming_its_name(tmp_path):
+    """A Python program may hold an integer of over 4,300 decimal digits (a hex literal, 10 ** 5000), as
+    CPython's does; its JSON and its table cell cannot write it: a LimitError (exit 3), not exit 4."""
+    program = _write(tmp_path, "x = 0x" + "f" * 3600 + "\n", "p.py")
+    r = cli("run", "--json", program)
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError", r.stdout
+    assert r.json["error"]["message"].startswith("x: an integer of more than 4,300 decimal digits"), r.stdout
+    r = cli("run", "--no-color", _write(tmp_path, "x = (1, 10 ** 5000)\ny = hex(x[1])\n", "q.py"))
+    assert r.code == 3 and "LimitError: x: a tuple holding an integer" in r.stderr, r.stderr
+    # where TDF reads the literal itself (a program that is not Python alone), an integer literal fits int64
+    r = cli("run", "--json", _write(tmp_path, "var y = 1.0\nx = 0x" + "f" * 3600 + "\n"))
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError" and r.json["error"]["line"] == 2, r.stdout
+    assert "out of range for int64" in r.json["error"]["message"]
+
+
+def test_tf_constant_of_a_list_nested_65_deep_is_a_value_error(tmp_path):
+    source = "import tensorflow as tf\nl = [1.0]\nfor i in range({n}):\n    l = [l]\nq = tf.constant(l)\n"
+    r = cli("run", "--json", _write(tmp_path, source.format(n=64), "p.py"))
+    assert r.code == 3 and r.json["error"]["kind"] == "ValueError" and r.json["error"]["line"] == 5, r.stdout
+    assert "at most 64 dimensions" in r.json["error"]["message"]
+    r = cli("run", "--json", _write(tmp_path, source.format(n=63), "q.py"))
+    assert r.code == 0 and len(r.json["types"]["q"]["shape"]) == 64
+
+
+@pytest.mark.parametrize("json_out", [True, False])
+def test_reading_a_closed_standard_input_is_a_usage_error(tmp_path, json_out):
+    r = subprocess.run([sys.executable, "-m", "tapecli", "run", *(["--json"] if json_out else []), "-"],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, preexec_fn=lambda: os.close(0),
+                       timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    message = json.loads(r.stdout)["error"]["message"] if json_out else r.stderr
+    assert "standard input is closed" in message
+
+
+def test_lint_under_a_pyproject_toml_that_is_not_utf8_is_a_usage_error(tmp_path):
+    """A pyproject.toml that cannot be read is reported as one that does not parse is (exit 2): its
+    settings would choose what lint reports, so lint does not go on without them."""
+    _write(tmp_path, "var x = 1.0\n", "a.tdf")
+    (tmp_path / "pyproject.toml").write_bytes(b"\xff\xfe[tool]\n")
+    r = cli("lint", "a.tdf", cwd=tmp_path)
+    assert r.code == 2 and "pyproject.toml: not UTF-8 text" in r.stderr, r.stderr
+    r = cli("lint", "--json", "a.tdf", cwd=tmp_path)
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError"

@@ -208,8 +208,12 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
             rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), ""])
         columns = ["name", "kind", "dtype", "shape", "value"]
         width = r.value_width(columns, rows, 4)
-        for row, value in zip(rows, result.scope.vars.values()):
-            row[4] = r.format_cell(value, width=width, full=inv.full) if r._is_value(value) else ""
+        from tapecli.errors import LimitError
+        for row, (name, value) in zip(rows, result.scope.vars.items()):
+            try:
+                row[4] = r.format_cell(value, width=width, full=inv.full) if r._is_value(value) else ""
+            except LimitError as e:
+                raise e.about(name) from None
         r.print_table(inv.filename or "<stdin>", columns, rows, inv.color)
     inv.run(show)
 
