@@ -417,3 +417,25 @@ def test_lint_under_a_pyproject_toml_that_is_not_utf8_is_a_usage_error(tmp_path)
     assert r.code == 2 and "pyproject.toml: not UTF-8 text" in r.stderr, r.stderr
     r = cli("lint", "--json", "a.tdf", cwd=tmp_path)
     assert r.code == 2 and r.json["error"]["kind"] == "UsageError"
+
+
+# ------------------------------------------------------------------ round 4: --set of a float too large (F8)
+
+@pytest.mark.parametrize("value, words", [("3e39", "3e+39 does not fit float32"),
+                                          ("[1.0, -3e39]", "-3e+39 does not fit float32"),
+                                          ("1e400", "1e400 does not fit float64")])
+def test_set_of_a_finite_float_too_large_for_the_declaration_is_a_usage_error(tmp_path, value, words):
+    r = cli("run", "--json", _write(tmp_path, "var x = 1.0\n"), "--set", f"x={value}")
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError", r.stdout
+    assert words in r.json["error"]["message"], r.stdout
+
+
+def test_set_float_range_checks_a_npy_file_and_keeps_what_fits_or_is_given_as_infinity(tmp_path):
+    import numpy as np
+    program = _write(tmp_path, "var x = 1.0\nvar y: float64 = 1.0\n")
+    np.save(tmp_path / "big.npy", np.array([1.0, 3e39]))
+    r = cli("run", "--json", program, "--set", f"x=@{tmp_path / 'big.npy'}")
+    assert r.code == 2 and "3e+39 does not fit float32" in r.json["error"]["message"], r.stdout
+    r = cli("run", "--json", program, "--set", "x=[Infinity, NaN, 3.4028235e38]", "--set", "y=3e39")
+    assert r.code == 0, r.stdout
+    assert r.json["values"] == {"x": ["Infinity", "NaN", 3.4028235e38], "y": 3e39}
