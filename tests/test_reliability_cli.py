@@ -439,3 +439,33 @@ def test_set_float_range_checks_a_npy_file_and_keeps_what_fits_or_is_given_as_in
     r = cli("run", "--json", program, "--set", "x=[Infinity, NaN, 3.4028235e38]", "--set", "y=3e39")
     assert r.code == 0, r.stdout
     assert r.json["values"] == {"x": ["Infinity", "NaN", 3.4028235e38], "y": 3e39}
+
+
+# ------------------------------------------------------------------ round 4: output files that are inputs (F9)
+
+def test_junit_onto_a_file_being_checked_is_refused_and_the_file_left_as_it_was(tmp_path):
+    program = _write(tmp_path, "expect 1.0 == 1.0\n")
+    (tmp_path / "link.xml").symlink_to(program)
+    for junit, args in ((program, [program]), (tmp_path / "link.xml", [tmp_path])):
+        r = cli("check", "--junit", junit, *args)
+        assert r.code == 2 and "this command reads that file" in r.stderr, r.stderr
+        assert r.stdout == ""           # refused before any file was checked
+    assert program.read_text() == "expect 1.0 == 1.0\n"
+    r = cli("check", "--junit", tmp_path / "report.xml", program)
+    assert r.code == 0 and (tmp_path / "report.xml").read_text().startswith("<?xml")
+
+
+def test_out_and_plot_output_onto_a_file_the_command_reads_are_refused(tmp_path):
+    import numpy as np
+    np.save(tmp_path / "x.npy", np.array(2.0))
+    program = _write(tmp_path, "var x = 1.0\ny = x * 2.0\n", "p.npz")
+    r = cli("run", "--json", program, "--out", program)
+    assert r.code == 2 and "this command reads that file" in r.json["error"]["message"], r.stdout
+    r = cli("grad", program, "--set", f"x=@{tmp_path / 'x.npy'}", "--of", "y", "--wrt", "x",
+            "--out", f"x={tmp_path / 'x.npy'}")
+    assert r.code == 2 and "this command reads that file" in r.stderr, r.stderr
+    assert np.load(tmp_path / "x.npy") == 2.0
+    drawn = _write(tmp_path, "const x = linspace(0.0, 1.0, 5)\ny = x * x\n", "p.png")
+    r = cli("plot", drawn, "--y", "y", "-o", drawn)
+    assert r.code == 2 and "-o" in r.stderr and "this command reads that file" in r.stderr, r.stderr
+    assert program.read_text().startswith("var x") and drawn.read_text().startswith("const x")

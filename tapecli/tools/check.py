@@ -375,11 +375,12 @@ def _number(value) -> str:
     return f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
-def write_atomically(path: str, text: str, option: str = "--junit") -> None:
+def write_atomically(path: str, text: str, option: str = "--junit", reads=()) -> None:
     """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file; only a
-    regular file or a new path (tools/outfile.py), an OutputFileError (exit 2) otherwise."""
+    regular file or a new path that is none of the files checked (``reads``; tools/outfile.py), an
+    OutputFileError (exit 2) otherwise."""
     from tapecli.tools import outfile
-    outfile.write(path, text, option)
+    outfile.write(path, text, option, reads)
 
 
 def _escape_data(text: str) -> str:
