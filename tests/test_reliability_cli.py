@@ -469,3 +469,29 @@ def test_out_and_plot_output_onto_a_file_the_command_reads_are_refused(tmp_path)
     r = cli("plot", drawn, "--y", "y", "-o", drawn)
     assert r.code == 2 and "-o" in r.stderr and "this command reads that file" in r.stderr, r.stderr
     assert program.read_text().startswith("var x") and drawn.read_text().startswith("const x")
+
+
+# ------------------------------------------------------------------ round 4: stderr closed or full (F10)
+
+def _without_stderr(how: str, *args):
+    if how == "closed":
+        return subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, preexec_fn=lambda: os.close(2), timeout=120)
+    with open("/dev/full", "w") as full:
+        return subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
+                              stderr=full, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_an_error_that_cannot_be_written_to_stderr_keeps_its_exit_code(tmp_path, how):
+    bad = _write(tmp_path, "y = nope\n")
+    assert _without_stderr(how, "run", bad).returncode == 3
+    assert _without_stderr(how, "run", tmp_path / "missing.tdf").returncode == 2
+    r = _without_stderr(how, "run", "--json", bad)
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["kind"] == "NameError"
+    warned = _write(tmp_path, "import numpy as np\nx = np.float64(1.0) / 0.0\n", "w.py")
+    r = _without_stderr(how, "run", "--no-color", warned)
+    assert r.returncode == 0 and "inf" in r.stdout
+    failing = _write(tmp_path, "expect 1.0 == 2.0\n", "f.tdf")
+    assert _without_stderr(how, "check", failing).returncode == 1
