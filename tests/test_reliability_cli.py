@@ -495,3 +495,47 @@ def test_an_error_that_cannot_be_written_to_stderr_keeps_its_exit_code(tmp_path,
     assert r.returncode == 0 and "inf" in r.stdout
     failing = _write(tmp_path, "expect 1.0 == 2.0\n", "f.tdf")
     assert _without_stderr(how, "check", failing).returncode == 1
+
+
+# ------------------------------------------------------------------ round 4: control characters for a terminal (F11)
+
+RAW_CONTROLS = ("\x1b", "\x07", "\r", "\x7f", "\x9b")
+
+
+def test_an_error_excerpt_escapes_control_characters_and_its_caret_still_points_at_the_error(tmp_path):
+    r = cli("run", _write(tmp_path, 'a = "\x1b[31m\x07" + nope # \x1b]0;PWNED\x07\x1b[2J\n'))
+    assert r.code == 3 and not any(c in r.stderr for c in RAW_CONTROLS), repr(r.stderr)
+    lines = r.stderr.splitlines()
+    excerpt = next(line for line in lines if line.lstrip().startswith("1 |"))
+    assert excerpt.endswith('a = "^[[31m^G" + nope # ^[]0;PWNED^G^[[2J')
+    carets = lines[lines.index(excerpt) + 1]
+    assert carets.index("^") == excerpt.index("nope") and carets.count("^") == 4, (excerpt, carets)
+
+
+def test_messages_warnings_and_check_reports_escape_control_characters(tmp_path):
+    program = _write(tmp_path, 'import warnings\nwarnings.warn("w\\x1b[2J")\nraise ValueError("bad\\x07\\x1b]0;T\\x07")\n',
+                     "p.py")
+    r = cli("run", program)
+    assert r.code == 3 and not any(c in r.stderr for c in RAW_CONTROLS), repr(r.stderr)
+    assert "warning: w^[[2J" in r.stderr and "ValueError: bad^G^[]0;T^G" in r.stderr, r.stderr
+    assert cli("run", "--json", program).json["error"]["message"] == "bad\x07\x1b]0;T\x07"
+    failing = _write(tmp_path, 'expect 1 == 2, "m\x1b[2J\x9b"\n', "f.tdf")
+    r = cli("check", failing)
+    assert r.code == 1 and "FAIL 1 == 2: m^[[2JM-^[" in r.stdout and not any(c in r.stdout for c in RAW_CONTROLS)
+    assert cli("check", "--json", failing).json["results"][0]["message"] == "m\x1b[2J\x9b"
+
+
+def test_the_table_of_values_escapes_control_characters_and_json_keeps_them(tmp_path):
+    program = _write(tmp_path, 's = "\x1b]52;c;SGVsbG8=\x07"\nt = ["\\r\\x7f"]\n')
+    r = cli("run", "--no-color", program, env={"COLUMNS": "120"})
+    assert r.code == 0 and not any(c in r.stdout for c in RAW_CONTROLS), repr(r.stdout)
+    assert "^[]52;c;SGVsbG8=^G" in r.stdout and "[^M^?]" in r.stdout, r.stdout
+    assert cli("run", "--json", program).json["values"] == {"s": "\x1b]52;c;SGVsbG8=\x07", "t": ["\r\x7f"]}
+
+
+def test_terminal_text_escapes_as_cat_v_does():
+    from tapecli.documents import escape_controls, terminal_text
+    assert escape_controls("a\x00\x1b\x07\t\x7f\x85\x9b\u00e9") == "a^@^[^G\t^?M-^EM-^[\u00e9"
+    assert escape_controls("a\nb") == "a^Jb" and escape_controls("a\nb", newlines=True) == "a\nb"
+    text = "f.tdf:1:7: NameError: x\n    1 | s = '\x1b' + x\n      |            ^"
+    assert terminal_text(text) == "f.tdf:1:7: NameError: x\n    1 | s = '^[' + x\n      |             ^"

@@ -165,7 +165,7 @@ class Invocation:
             print(r.dumps({"schema": r.SCHEMA, "command": self.command, "file": self.filename, "ok": False,
                            "error": {"kind": kind, "message": message, "line": None, "column": None}}))
         else:
-            sys.stderr.write(f"tapecli {self.command}: {message}\n")
+            sys.stderr.write(r.terminal_text(f"tapecli {self.command}: {message}") + "\n")
         raise typer.Exit(code)
 
     def _side_output(self, result) -> None:
@@ -207,19 +207,7 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
         if inv.json:
             print(r.dumps(r.run_doc(result)))
             return
-        rows = []
-        for name, value in result.scope.vars.items():
-            t = r.type_json(value)
-            rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), ""])
-        columns = ["name", "kind", "dtype", "shape", "value"]
-        width = r.value_width(columns, rows, 4)
-        from tapecli.errors import LimitError
-        for row, (name, value) in zip(rows, result.scope.vars.items()):
-            try:
-                row[4] = r.format_cell(value, width=width, full=inv.full) if r._is_value(value) else ""
-            except LimitError as e:
-                raise e.about(name) from None
-        r.print_table(inv.filename or "<stdin>", columns, rows, inv.color)
+        r.print_table(inv.filename or "<stdin>", *r.value_table(result.scope.vars, inv.full), inv.color)
     inv.run(show)
 
 
@@ -461,13 +449,13 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
             for res in rep.results:
                 if res["ok"] and quiet:
                     continue
-                print(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}")
+                print(r.terminal_text(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}"))
             for finding in [] if quiet else rep.lint:
-                print(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}")
+                print(r.terminal_text(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}"))
             if rep.error:
-                sys.stderr.write(rep.error["text"] + "\n")
+                sys.stderr.write(r.terminal_text(rep.error["text"]) + "\n")
             for s in rep.skipped:
-                print(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}")
+                print(r.terminal_text(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}"))
         skipped = sum(len(rep.skipped) for rep in reports)
         print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
               + (f", {errors} errors" if errors else ""))

@@ -140,7 +140,11 @@ class _Reporter:
         else:
             always_stderr = True
         if always_stderr:
-            sys.stderr.write(f"tapecli{' ' + self.command if self.command else ''}: {message}\n")
+            line = f"tapecli{' ' + self.command if self.command else ''}: {message}"
+            if not line.isprintable():      # (a file name, say, with a terminal's escape sequence in it)
+                from tapecli.documents import terminal_text
+                line = terminal_text(line)
+            sys.stderr.write(line + "\n")
         sys.exit(code)
 
 

@@ -97,7 +97,7 @@ def check_file(path: str, options: Options, fd: bool = False, source: str | None
         if not report.results:
             report.results += [{"file": path, **r} for r in getattr(e, "expectations", ())]
         report.error = {"kind": e.kind, "message": e.message, "line": e.line, "column": e.column,
-                        "text": format_error(e, path, source), "warnings": list(getattr(e, "warnings", ()))}
+                        "text": format_error(e, path, source, terminal=False), "warnings": list(getattr(e, "warnings", ()))}
     except UsageError as e:
         report.error = {"kind": "UsageError", "message": str(e), "line": None, "column": None,
                         "text": f"{path}: {e}"}
