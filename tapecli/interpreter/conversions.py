@@ -54,6 +54,7 @@ MAX_PRINT_DEPTH = 256
 
 _PYTHON_VALUES = (bool, int, float, complex, tuple, set, frozenset, bytes, np.ndarray, np.generic)
 
+
 def long_int_error(holder: str = "an integer") -> LimitError:
     """What writing an integer of more decimal digits than CPython writes as text raises (its limit,
     ``sys.get_int_max_str_digits()``, is 4,300 digits by default). A Python program may hold one (``0x`` and
