@@ -100,10 +100,15 @@ def read_source(path: str) -> tuple[str, str]:
     """(source text, display name); ``-`` reads standard input. Both are decoded as strict UTF-8 (standard
     input's own decoding would turn bad bytes into lone surrogates), with Python's universal newlines."""
     if path == "-":
+        if sys.stdin is None:               # closed when the process started (`<&-`)
+            raise UsageError("standard input is closed: give the program as a file, or on standard input")
         stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:                  # a text stream put in its place (tests)
-            return sys.stdin.read(), "<stdin>"
-        data, name, shown = stream.read(), "<stdin>", "standard input"
+        try:
+            if stream is None:              # a text stream put in its place (tests)
+                return sys.stdin.read(), "<stdin>"
+            data, name, shown = stream.read(), "<stdin>", "standard input"
+        except OSError as e:                # (a directory as standard input: `< /`)
+            raise UsageError(f"cannot read standard input: {e.strerror or e}") from None
     else:
         p = Path(path)
         if p.is_dir():
@@ -165,7 +170,10 @@ def read_array_file(path: Path, what: str, limits: Limits) -> np.ndarray:
 def _json_value(text: str, what: str, limits: Limits, path: Path | None = None, shown: str | None = None):
     _check_json_depth(text, what)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=_finite_float)
+    except _Overflow as e:
+        raise UsageError(f"{what}: {e.text} does not fit float64 (its largest finite value is 1.7976931e+308); "
+                         "an infinity is written Infinity") from None
     except ValueError as e:
         where = f" (line {e.lineno}, column {e.colno})" if hasattr(e, "lineno") else ""
         raise UsageError(f"{what}: {path}{where}: not a number or a JSON array" if path is not None
@@ -173,6 +181,21 @@ def _json_value(text: str, what: str, limits: Limits, path: Path | None = None, 
     arr = _json_array(value, what)
     _check_npy_size(arr.shape, arr.dtype, what, limits)
     return arr
+
+
+class _Overflow(Exception):
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text if len(text) <= 40 else text[:37] + "..."
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one too large for float64 (``1e400``) is an _Overflow, where Python's JSON
+    would make it inf without a word. (NaN, Infinity and -Infinity, written as such, are JSON's constants.)"""
+    value = float(text)
+    if math.isinf(value):
+        raise _Overflow(text)
+    return value
 
 
 def _check_json_depth(text: str, what: str) -> None:

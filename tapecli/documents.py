@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import types
 
 import numpy as np
@@ -126,17 +127,59 @@ def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
 
 _EXCERPT = 120      # characters of a source line shown under an error
 
+# Control characters as `cat -v` shows them (ESC ^[, BEL ^G, CR ^M, DEL ^?, the C1 CSI M-^[): text for a
+# terminal never carries a program's escape sequences (a title, the clipboard, a cleared screen) raw. A tab
+# stays (cat -v's too); a newline stays where the text is several lines (terminal_text).
+_CONTROLS = {c: "^" + chr(c + 64) for c in range(32) if c not in (9, 10)}
+_CONTROLS |= {127: "^?", **{c: "M-^" + chr(c - 128 + 64) for c in range(128, 160)}}
+_CONTROLS_TOO = {**_CONTROLS, 10: "^J"}
 
-def warning_line(filename: str | None, warning: dict) -> str:
-    """A run's warning for people: ``file:line: warning: message``."""
-    where = filename if warning.get("line") is None else f"{filename}:{warning['line']}"
-    return f"{where}: warning: {warning['message']}"
+
+def escape_controls(text: str, newlines: bool = False) -> str:
+    """``text`` with its control characters shown as ``cat -v`` shows them (``newlines``: but a newline)."""
+    if text.isprintable():
+        return text
+    return text.translate(_CONTROLS if newlines else _CONTROLS_TOO)
 
 
-def format_error(error: TdfError, filename: str | None, source: str | None, warnings: bool = True) -> str:
+def terminal_text(text: str) -> str:
+    """Text for people (an error with its excerpt, a report line) escaped for a terminal, line by line: a
+    caret line under a source excerpt (``  12 | ...`` then ``     | ^^^``) still points at the same
+    characters once the line before it is escaped."""
+    if text.isprintable() or not any(ord(c) in _CONTROLS for c in text):
+        return text
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        carets = _CARETS.fullmatch(line)
+        excerpt = _EXCERPT_LINE.fullmatch(lines[i - 1]) if carets and i else None
+        if excerpt:
+            shown = excerpt.group(2)
+            column, width = len(carets.group(2)), len(carets.group(3))
+            start = len(escape_controls(shown[:column]))
+            out.append(carets.group(1) + " " * start + "^" * max(1, len(escape_controls(shown[column:column + width]))))
+        else:
+            out.append(escape_controls(line))
+    return "\n".join(out)
+
+
+_EXCERPT_LINE = re.compile(r"( *\d+ \| )(.*)", re.S)
+_CARETS = re.compile(r"( *\| )( *)(\^+)")
+
+
+def warning_line(filename: str | None, warning: dict, terminal: bool = True) -> str:
+    """A run's warning for people: ``file:line: warning: message`` (escaped for a terminal: terminal_text)."""
+    where = f"{filename}:{warning['line']}" if warning.get("line") else f"{filename}"
+    text = f"{where}: warning: {warning['message']}"
+    return terminal_text(text) if terminal else text
+
+
+def format_error(error: TdfError, filename: str | None, source: str | None, warnings: bool = True,
+                 terminal: bool = True) -> str:
     """The error with its source line and a caret, after the warnings the run gathered before it (unless
-    ``warnings`` is false: --quiet)."""
-    gathered = [warning_line(filename, w) for w in getattr(error, "warnings", ())] if warnings else []
+    ``warnings`` is false: --quiet); escaped for a terminal (terminal_text) unless ``terminal`` is false (the
+    text a JSON document or a JUnit file carries)."""
+    gathered = [warning_line(filename, w, False) for w in getattr(error, "warnings", ())] if warnings else []
     where = filename or "<input>"
     if error.line:
         where += f":{error.line}"
@@ -159,4 +202,5 @@ def format_error(error: TdfError, filename: str | None, source: str | None, warn
             lines.append(" " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^" * width)
     if error.hint:
         lines.append(f"hint: {error.hint}")
-    return "\n".join(gathered + lines)
+    text = "\n".join(gathered + lines)
+    return terminal_text(text) if terminal else text

@@ -30,6 +30,14 @@ class TdfError(Exception):
                 self.end_column = node.end_column
         return self
 
+    def about(self, name: str | None) -> "TdfError":
+        """The error of writing the value of ``name`` (its JSON, its table cell): the message names it where
+        no line is known."""
+        if name and self.line is None:
+            self.message = f"{name}: {self.message}"
+            self.args = (self.message,)
+        return self
+
 
 class TdfSyntaxError(TdfError):
     kind = "SyntaxError"

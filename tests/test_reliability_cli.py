@@ -370,3 +370,172 @@ def test_table_summaries_match_the_whole_array_statistics():
     g = tensorfmt._g
     assert text == (f"min {g(finite.min())}  max {g(finite.max())}  mean {g(finite.mean())}  "
                     f"norm {g(float(np.linalg.norm(finite)))}  NaN 2")
+
+
+# ------------------------------------------------------------------ round 4: no internal errors (F6)
+
+def test_an_integer_too_long_to_write_is_a_limit_error_naming_its_name(tmp_path):
+    """A Python program may hold an integer of over 4,300 decimal digits (a hex literal, 10 ** 5000), as
+    CPython's does; its JSON and its table cell cannot write it: a LimitError (exit 3), not exit 4."""
+    program = _write(tmp_path, "x = 0x" + "f" * 3600 + "\n", "p.py")
+    r = cli("run", "--json", program)
+    assert r.code == 3 and r.json["error"]["kind"] == "LimitError", r.stdout
+    assert r.json["error"]["message"].startswith("x: an integer of more than 4,300 decimal digits"), r.stdout
+    r = cli("run", "--no-color", _write(tmp_path, "x = (1, 10 ** 5000)\ny = hex(x[1])\n", "q.py"))
+    assert r.code == 3 and "LimitError: x: a tuple holding an integer" in r.stderr, r.stderr
+    # where TDF reads the literal itself (a program that is not Python alone), an integer literal fits int64
+    r = cli("run", "--json", _write(tmp_path, "var y = 1.0\nx = 0x" + "f" * 3600 + "\n"))
+    assert r.code == 3 and r.json["error"]["kind"] == "SyntaxError" and r.json["error"]["line"] == 2, r.stdout
+    assert "out of range for int64" in r.json["error"]["message"]
+
+
+def test_tf_constant_of_a_list_nested_65_deep_is_a_value_error(tmp_path):
+    source = "import tensorflow as tf\nl = [1.0]\nfor i in range({n}):\n    l = [l]\nq = tf.constant(l)\n"
+    r = cli("run", "--json", _write(tmp_path, source.format(n=64), "p.py"))
+    assert r.code == 3 and r.json["error"]["kind"] == "ValueError" and r.json["error"]["line"] == 5, r.stdout
+    assert "at most 64 dimensions" in r.json["error"]["message"]
+    r = cli("run", "--json", _write(tmp_path, source.format(n=63), "q.py"))
+    assert r.code == 0 and len(r.json["types"]["q"]["shape"]) == 64
+
+
+@pytest.mark.parametrize("json_out", [True, False])
+def test_reading_a_closed_standard_input_is_a_usage_error(tmp_path, json_out):
+    r = subprocess.run([sys.executable, "-m", "tapecli", "run", *(["--json"] if json_out else []), "-"],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, preexec_fn=lambda: os.close(0),
+                       timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    message = json.loads(r.stdout)["error"]["message"] if json_out else r.stderr
+    assert "standard input is closed" in message
+
+
+def test_lint_under_a_pyproject_toml_that_is_not_utf8_is_a_usage_error(tmp_path):
+    """A pyproject.toml that cannot be read is reported as one that does not parse is (exit 2): its
+    settings would choose what lint reports, so lint does not go on without them."""
+    _write(tmp_path, "var x = 1.0\n", "a.tdf")
+    (tmp_path / "pyproject.toml").write_bytes(b"\xff\xfe[tool]\n")
+    r = cli("lint", "a.tdf", cwd=tmp_path)
+    assert r.code == 2 and "pyproject.toml: not UTF-8 text" in r.stderr, r.stderr
+    r = cli("lint", "--json", "a.tdf", cwd=tmp_path)
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError"
+
+
+# ------------------------------------------------------------------ round 4: --set of a float too large (F8)
+
+@pytest.mark.parametrize("value, words", [("3e39", "3e+39 does not fit float32"),
+                                          ("[1.0, -3e39]", "-3e+39 does not fit float32"),
+                                          ("1e400", "1e400 does not fit float64")])
+def test_set_of_a_finite_float_too_large_for_the_declaration_is_a_usage_error(tmp_path, value, words):
+    r = cli("run", "--json", _write(tmp_path, "var x = 1.0\n"), "--set", f"x={value}")
+    assert r.code == 2 and r.json["error"]["kind"] == "UsageError", r.stdout
+    assert words in r.json["error"]["message"], r.stdout
+
+
+def test_set_float_range_checks_a_npy_file_and_keeps_what_fits_or_is_given_as_infinity(tmp_path):
+    import numpy as np
+    program = _write(tmp_path, "var x = 1.0\nvar y: float64 = 1.0\n")
+    np.save(tmp_path / "big.npy", np.array([1.0, 3e39]))
+    r = cli("run", "--json", program, "--set", f"x=@{tmp_path / 'big.npy'}")
+    assert r.code == 2 and "3e+39 does not fit float32" in r.json["error"]["message"], r.stdout
+    r = cli("run", "--json", program, "--set", "x=[Infinity, NaN, 3.4028235e38]", "--set", "y=3e39")
+    assert r.code == 0, r.stdout
+    assert r.json["values"] == {"x": ["Infinity", "NaN", 3.4028235e38], "y": 3e39}
+
+
+# ------------------------------------------------------------------ round 4: output files that are inputs (F9)
+
+def test_junit_onto_a_file_being_checked_is_refused_and_the_file_left_as_it_was(tmp_path):
+    program = _write(tmp_path, "expect 1.0 == 1.0\n")
+    (tmp_path / "link.xml").symlink_to(program)
+    for junit, args in ((program, [program]), (tmp_path / "link.xml", [tmp_path])):
+        r = cli("check", "--junit", junit, *args)
+        assert r.code == 2 and "this command reads that file" in r.stderr, r.stderr
+        assert r.stdout == ""           # refused before any file was checked
+    assert program.read_text() == "expect 1.0 == 1.0\n"
+    r = cli("check", "--junit", tmp_path / "report.xml", program)
+    assert r.code == 0 and (tmp_path / "report.xml").read_text().startswith("<?xml")
+
+
+def test_out_and_plot_output_onto_a_file_the_command_reads_are_refused(tmp_path):
+    import numpy as np
+    np.save(tmp_path / "x.npy", np.array(2.0))
+    program = _write(tmp_path, "var x = 1.0\ny = x * 2.0\n", "p.npz")
+    r = cli("run", "--json", program, "--out", program)
+    assert r.code == 2 and "this command reads that file" in r.json["error"]["message"], r.stdout
+    r = cli("grad", program, "--set", f"x=@{tmp_path / 'x.npy'}", "--of", "y", "--wrt", "x",
+            "--out", f"x={tmp_path / 'x.npy'}")
+    assert r.code == 2 and "this command reads that file" in r.stderr, r.stderr
+    assert np.load(tmp_path / "x.npy") == 2.0
+    drawn = _write(tmp_path, "const x = linspace(0.0, 1.0, 5)\ny = x * x\n", "p.png")
+    r = cli("plot", drawn, "--y", "y", "-o", drawn)
+    assert r.code == 2 and "-o" in r.stderr and "this command reads that file" in r.stderr, r.stderr
+    assert program.read_text().startswith("var x") and drawn.read_text().startswith("const x")
+
+
+# ------------------------------------------------------------------ round 4: stderr closed or full (F10)
+
+def _without_stderr(how: str, *args):
+    if how == "closed":
+        return subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, preexec_fn=lambda: os.close(2), timeout=120)
+    with open("/dev/full", "w") as full:
+        return subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
+                              stderr=full, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("how", ["closed", "full"])
+def test_an_error_that_cannot_be_written_to_stderr_keeps_its_exit_code(tmp_path, how):
+    bad = _write(tmp_path, "y = nope\n")
+    assert _without_stderr(how, "run", bad).returncode == 3
+    assert _without_stderr(how, "run", tmp_path / "missing.tdf").returncode == 2
+    r = _without_stderr(how, "run", "--json", bad)
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["kind"] == "NameError"
+    warned = _write(tmp_path, "import numpy as np\nx = np.float64(1.0) / 0.0\n", "w.py")
+    r = _without_stderr(how, "run", "--no-color", warned)
+    assert r.returncode == 0 and "inf" in r.stdout
+    failing = _write(tmp_path, "expect 1.0 == 2.0\n", "f.tdf")
+    assert _without_stderr(how, "check", failing).returncode == 1
+
+
+# ------------------------------------------------------------------ round 4: control characters for a terminal (F11)
+
+RAW_CONTROLS = ("\x1b", "\x07", "\r", "\x7f", "\x9b")
+
+
+def test_an_error_excerpt_escapes_control_characters_and_its_caret_still_points_at_the_error(tmp_path):
+    r = cli("run", _write(tmp_path, 'a = "\x1b[31m\x07" + nope # \x1b]0;PWNED\x07\x1b[2J\n'))
+    assert r.code == 3 and not any(c in r.stderr for c in RAW_CONTROLS), repr(r.stderr)
+    lines = r.stderr.splitlines()
+    excerpt = next(line for line in lines if line.lstrip().startswith("1 |"))
+    assert excerpt.endswith('a = "^[[31m^G" + nope # ^[]0;PWNED^G^[[2J')
+    carets = lines[lines.index(excerpt) + 1]
+    assert carets.index("^") == excerpt.index("nope") and carets.count("^") == 4, (excerpt, carets)
+
+
+def test_messages_warnings_and_check_reports_escape_control_characters(tmp_path):
+    program = _write(tmp_path, 'import warnings\nwarnings.warn("w\\x1b[2J")\nraise ValueError("bad\\x07\\x1b]0;T\\x07")\n',
+                     "p.py")
+    r = cli("run", program)
+    assert r.code == 3 and not any(c in r.stderr for c in RAW_CONTROLS), repr(r.stderr)
+    assert "warning: w^[[2J" in r.stderr and "ValueError: bad^G^[]0;T^G" in r.stderr, r.stderr
+    assert cli("run", "--json", program).json["error"]["message"] == "bad\x07\x1b]0;T\x07"
+    failing = _write(tmp_path, 'expect 1 == 2, "m\x1b[2J\x9b"\n', "f.tdf")
+    r = cli("check", failing)
+    assert r.code == 1 and "FAIL 1 == 2: m^[[2JM-^[" in r.stdout and not any(c in r.stdout for c in RAW_CONTROLS)
+    assert cli("check", "--json", failing).json["results"][0]["message"] == "m\x1b[2J\x9b"
+
+
+def test_the_table_of_values_escapes_control_characters_and_json_keeps_them(tmp_path):
+    program = _write(tmp_path, 's = "\x1b]52;c;SGVsbG8=\x07"\nt = ["\\r\\x7f"]\n')
+    r = cli("run", "--no-color", program, env={"COLUMNS": "120"})
+    assert r.code == 0 and not any(c in r.stdout for c in RAW_CONTROLS), repr(r.stdout)
+    assert "^[]52;c;SGVsbG8=^G" in r.stdout and "[^M^?]" in r.stdout, r.stdout
+    assert cli("run", "--json", program).json["values"] == {"s": "\x1b]52;c;SGVsbG8=\x07", "t": ["\r\x7f"]}
+
+
+def test_terminal_text_escapes_as_cat_v_does():
+    from tapecli.documents import escape_controls, terminal_text
+    assert escape_controls("a\x00\x1b\x07\t\x7f\x85\x9b\u00e9") == "a^@^[^G\t^?M-^EM-^[\u00e9"
+    assert escape_controls("a\nb") == "a^Jb" and escape_controls("a\nb", newlines=True) == "a\nb"
+    text = "f.tdf:1:7: NameError: x\n    1 | s = '\x1b' + x\n      |            ^"
+    assert terminal_text(text) == "f.tdf:1:7: NameError: x\n    1 | s = '^[' + x\n      |             ^"

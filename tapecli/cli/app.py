@@ -112,6 +112,11 @@ class Invocation:
                        explain=self.command in ("grad", "jacobian", "explain", "watched"),
                        check_numerics=self.check_numerics, device=self.device)
 
+    def reads(self, sweep: list[str] | None = None) -> list[str]:
+        """The files this command reads (the program, --set and --sweep files): no output file may be one."""
+        from tapecli.tools.outfile import read_paths
+        return read_paths([self.file], [*self.sets, *(self.sweep or ()), *(sweep or ())])
+
     def run(self, render: Callable, compute: Callable | None = None) -> None:
         """Read the file, compute (by default: run it), and render; failures become exit codes."""
         if self.sweep or self.scheduler or self.workers != 1:
@@ -124,7 +129,7 @@ class Invocation:
             options = self.options()
             if self.out:
                 from tapecli.tools import arrays
-                out = arrays.parse_out(self.out)         # (the --out files checked before the run)
+                out = arrays.parse_out(self.out, self.reads())      # (the --out files checked before the run)
             self.source, self.filename = read_source(self.file)
             result = (compute or run_source)(self.source, self.filename, options)
             if self.out:
@@ -160,7 +165,7 @@ class Invocation:
             print(r.dumps({"schema": r.SCHEMA, "command": self.command, "file": self.filename, "ok": False,
                            "error": {"kind": kind, "message": message, "line": None, "column": None}}))
         else:
-            sys.stderr.write(f"tapecli {self.command}: {message}\n")
+            sys.stderr.write(r.terminal_text(f"tapecli {self.command}: {message}") + "\n")
         raise typer.Exit(code)
 
     def _side_output(self, result) -> None:
@@ -202,15 +207,7 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
         if inv.json:
             print(r.dumps(r.run_doc(result)))
             return
-        rows = []
-        for name, value in result.scope.vars.items():
-            t = r.type_json(value)
-            rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), ""])
-        columns = ["name", "kind", "dtype", "shape", "value"]
-        width = r.value_width(columns, rows, 4)
-        for row, value in zip(rows, result.scope.vars.values()):
-            row[4] = r.format_cell(value, width=width, full=inv.full) if r._is_value(value) else ""
-        r.print_table(inv.filename or "<stdin>", columns, rows, inv.color)
+        r.print_table(inv.filename or "<stdin>", *r.value_table(result.scope.vars, inv.full), inv.color)
     inv.run(show)
 
 
@@ -318,7 +315,7 @@ def plot_command(file: FileArg,
     def compute(source, filename, options):
         from tapecli.cli import plot
         style = plot.Style(title, xlabel, ylabel, logy, dpi, plot.parse_size(size))
-        plot.check_request(y, output, style)
+        plot.check_request(y, output, style, inv.reads(sweep))
         names = plot.arrow_names(arrows, z, of, wrt, x, y)
         result, values = plot.run_values(source, filename, options, sweep, [x, z, *y, *(names or ())])
         return plot.draw(result, values, filename, x, y, output, style, inv.color, z, names)
@@ -415,8 +412,10 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
         from tapecli.tools.cluster import check_workers, scheduler_address
         check_workers(workers)
         if junit:
-            from tapecli.tools.outfile import target
-            target(junit, "--junit")        # a device, a FIFO or a missing folder: said before any file is checked
+            from tapecli.tools.outfile import read_paths, target
+            reads = read_paths(files, [*(sets or ()), *(sweep or ())])
+            target(junit, "--junit", reads)     # a device, a FIFO, a missing folder, a file checked: said before any
+                                                # file is checked
         address = scheduler_address(scheduler)
         if sweep or address:
             from tapecli.cli.sweepcli import check_scaled
@@ -430,7 +429,7 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     passed, failed, errors = c.totals(reports)
     if junit:
         try:
-            c.write_atomically(junit, c.junit_xml(reports))
+            c.write_atomically(junit, c.junit_xml(reports), reads=reads)
         except UsageError as e:
             inv._fail(EXIT_USAGE, "UsageError", str(e))
     if json_out:
@@ -451,13 +450,13 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
             for res in rep.results:
                 if res["ok"] and quiet:
                     continue
-                print(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}")
+                print(r.terminal_text(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}"))
             for finding in [] if quiet else rep.lint:
-                print(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}")
+                print(r.terminal_text(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}"))
             if rep.error:
-                sys.stderr.write(rep.error["text"] + "\n")
+                sys.stderr.write(r.terminal_text(rep.error["text"]) + "\n")
             for s in rep.skipped:
-                print(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}")
+                print(r.terminal_text(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}"))
         skipped = sum(len(rep.skipped) for rep in reports)
         print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
               + (f", {errors} errors" if errors else ""))

@@ -77,8 +77,9 @@ def parse_size(text: str | None) -> tuple[float, float]:
 MAX_TITLE = 1000        # characters of --title: a longer one cannot be read on a plot (and took minutes to lay out)
 
 
-def check_request(ys: list[str] | None, output: str | None, style: Style) -> str | None:
-    """The output format (None: the terminal); a UsageError for a request that cannot be drawn at all."""
+def check_request(ys: list[str] | None, output: str | None, style: Style, reads=()) -> str | None:
+    """The output format (None: the terminal); a UsageError for a request that cannot be drawn at all (or an
+    ``output`` that is one of the files the command reads, ``reads``)."""
     if not ys:
         raise UsageError("plot needs at least one --y NAME (a value the program binds)")
     for option, text in (("--title", style.title), ("--xlabel", style.xlabel), ("--ylabel", style.ylabel)):
@@ -98,7 +99,8 @@ def check_request(ys: list[str] | None, output: str | None, style: Style) -> str
     if ext not in FORMATS:
         raise UsageError(f"-o {output}: the file must end in .png, .svg or .pdf")
     from tapecli.tools.outfile import target
-    target(output, "-o")        # a regular file or a new path in a folder that exists (checked again on writing)
+    target(output, "-o", reads)     # a regular file or a new path in a folder that exists, not an input (checked
+                                    # again on writing)
     _require("matplotlib", f"writing .{ext} files")
     for option, text in (("--title", style.title), ("--xlabel", style.xlabel), ("--ylabel", style.ylabel)):
         if text is not None:

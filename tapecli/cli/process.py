@@ -55,6 +55,70 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+class _QuietStderr:
+    """sys.stderr whose failures are dropped: a message that cannot be written (stderr closed, a full disk)
+    is lost, and the exit code still says what happened (a program error stays 3). After a failure the
+    descriptor points at /dev/null, so that Python's last flush at exit has nowhere to fail either."""
+
+    def __init__(self, stream):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+        self._stream = stream
+        self._failed = False
+
+    def write(self, text):
+        if not self._failed:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self._fail()
+        return len(text)
+
+    def flush(self):
+        if not self._failed:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._fail()
+
+    def _fail(self):
+        self._failed = True
+        _point_at_devnull(2)
+        try:
+            self._stream.flush()            # (what it buffered, now to /dev/null)
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _open_stderr():
+    """sys.stderr for the run: the process's own, or where it started with descriptor 2 closed (``2>&-``),
+    one on /dev/null in its place (so that no file the run opens becomes descriptor 2, and writes to it go
+    nowhere)."""
+    if sys.stderr is not None:
+        return sys.stderr
+    _point_at_devnull(2)
+    try:
+        return open(2, "w", encoding="utf-8", closefd=False)
+    except OSError:
+        return None
+
+
+def _point_at_devnull(fd: int) -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    if devnull != fd:
+        try:
+            os.dup2(devnull, fd)
+        except OSError:
+            pass
+        os.close(devnull)
+
+
 class _Reporter:
     """How this command line reports an error that ends it: one line on stderr, or a JSON error document
     on stdout where --json was asked for."""
@@ -76,7 +140,11 @@ class _Reporter:
         else:
             always_stderr = True
         if always_stderr:
-            sys.stderr.write(f"tapecli{' ' + self.command if self.command else ''}: {message}\n")
+            line = f"tapecli{' ' + self.command if self.command else ''}: {message}"
+            if not line.isprintable():      # (a file name, say, with a terminal's escape sequence in it)
+                from tapecli.documents import terminal_text
+                line = terminal_text(line)
+            sys.stderr.write(line + "\n")
         sys.exit(code)
 
 
@@ -167,8 +235,11 @@ def run_process(app, argv: list[str]):
     reporter = _Reporter(app, argv)
     on_sigint = _InterruptHandler(reporter)
     previous = _install(on_sigint)
-    stdout = sys.stdout
+    stdout, stderr = sys.stdout, sys.stderr
     try:
+        opened = _open_stderr()
+        if opened is not None:
+            sys.stderr = _QuietStderr(opened)
         if stdout is None:
             reporter.exit_with(EXIT_USAGE, "UsageError", "standard output is closed")
         sys.stdout = _GuardedStdout(stdout)
@@ -183,6 +254,8 @@ def run_process(app, argv: list[str]):
         sys.exit(EXIT_USAGE)
     finally:
         sys.stdout = stdout
+        if stderr is not None:
+            sys.stderr = stderr
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 

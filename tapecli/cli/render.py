@@ -9,9 +9,9 @@ import sys
 import numpy as np
 
 from tapecli import api
-from tapecli.documents import (SCHEMA, _is_value, dumps, error_doc, format_error, request_entries,  # noqa: F401
-                               requests_doc, requests_of, run_doc, type_json, warning_line,        # (re-exported)
-                               watched_doc)
+from tapecli.documents import (SCHEMA, _is_value, dumps, error_doc, escape_controls,  # noqa: F401 (re-exported)
+                               format_error, request_entries, requests_doc, requests_of, run_doc, terminal_text,
+                               type_json, warning_line, watched_doc)
 from tapecli.interpreter.jsonvalue import _weak_default, tensor_json, to_json  # noqa: F401 (re-exported)
 from tapecli.runtime.values import Tensor, Variable
 
@@ -74,6 +74,10 @@ def _console(stderr: bool = False, color: bool | None = None):
 
 
 def print_table(title: str, columns: list[str], rows: list[list[str]], color: bool | None = None) -> None:
+    """The table for people; control characters in its text (a program's strings and names) shown as
+    ``cat -v`` shows them (escape_controls), a cell's newlines kept (a tensor's rows)."""
+    title, columns = escape_controls(title), [escape_controls(c) for c in columns]
+    rows = [[escape_controls(c, newlines=True) for c in row] for row in rows]
     plain = plain_table(title, columns, rows) if color is not True else None
     if plain is not None:
         sys.stdout.write(plain)
@@ -180,6 +184,24 @@ def value_width(columns: list[str], rows: list[list[str]], value_column: int) ->
     others = sum(max([len(col)] + [len(row[i]) for row in rows]) + 3
                  for i, col in enumerate(columns) if i != value_column)
     return max(24, _console_width() - others - 4)
+
+
+def value_table(values: dict, full: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The columns and rows of `run`'s table of the names a program bound: a value too large to write
+    (an integer of over 4,300 digits) is the error of its name."""
+    from tapecli.errors import LimitError
+    rows = []
+    for name, value in values.items():
+        t = type_json(value)
+        rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), ""])
+    columns = ["name", "kind", "dtype", "shape", "value"]
+    width = value_width(columns, rows, 4)
+    for row, (name, value) in zip(rows, values.items()):
+        try:
+            row[4] = format_cell(value, width=width, full=full) if _is_value(value) else ""
+        except LimitError as e:
+            raise e.about(name) from None
+    return columns, rows
 
 
 def print_requests(title: str, requests, color: bool | None = None, full: bool = False) -> None:

@@ -98,7 +98,7 @@ def _show(inv, doc: dict) -> None:
             sys.stderr.write(r.warning_line(inv.filename, w) + many + "\n")
     for e in doc.get("errors", [])[:20]:
         where = f"{inv.filename}:{e['line']}" if e["line"] else inv.filename
-        sys.stderr.write(f"{where}: {e['kind']} at sweep point {e['point']}: {e['message']}\n")
+        sys.stderr.write(r.terminal_text(f"{where}: {e['kind']} at sweep point {e['point']}: {e['message']}") + "\n")
     if inv.json:
         print(r.dumps(doc))
         return

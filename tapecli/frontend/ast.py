@@ -63,7 +63,8 @@ def number_value(text: str, line: int, column: int) -> int | float:
         text = text.replace("_", "")
     if text[:2] in _BASES:
         value = int(text, _BASES[text[:2]])
-        digits = str(value)
+        # (a huge value has no decimal text: Python refuses to write one of over 4,300 digits)
+        digits = str(value) if value <= INT64_MAX else "9" * 20
     elif "." in text or "e" in text or "E" in text:
         return float(text)
     else:

@@ -55,6 +55,40 @@ MAX_PRINT_DEPTH = 256
 _PYTHON_VALUES = (bool, int, float, complex, tuple, set, frozenset, bytes, np.ndarray, np.generic)
 
 
+def long_int_error(holder: str = "an integer") -> LimitError:
+    """What writing an integer of more decimal digits than CPython writes as text raises (its limit,
+    ``sys.get_int_max_str_digits()``, is 4,300 digits by default). A Python program may hold one (``0x`` and
+    3,600 f's; ``10 ** 5000``): CPython's ``str`` refuses it, and so does tapecli's output."""
+    import sys
+    return LimitError(f"{holder} of more than {sys.get_int_max_str_digits():,} decimal digits cannot be written as "
+                      "text (Python's limit)", hint="hex(n) writes such an integer whole")
+
+
+def int_fits_text(value: int) -> bool:
+    """Whether CPython writes ``value`` in decimal (long_int_error)."""
+    import sys
+    limit = sys.get_int_max_str_digits()
+    if not limit or value.bit_length() <= 3.3 * limit:        # (fewer digits than the limit: 3.32 bits a digit)
+        return True
+    try:
+        str(value)
+    except ValueError:
+        return False
+    return True
+
+
+def python_text(value) -> str:
+    """A Python value's text as CPython shows it (``repr``; ``str`` of an array); one holding an integer too
+    long to write is a LimitError (long_int_error)."""
+    try:
+        return str(value) if isinstance(value, (np.ndarray, np.generic)) else repr(value)
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        holder = "an array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
+        raise long_int_error("an integer" if isinstance(value, int) else f"{holder} holding an integer") from None
+
+
 def format_value(value, _open: tuple = ()) -> str:
     """A program value as print shows it. A list or dict inside itself prints as Python prints it
     (``[[...]]``); nesting past MAX_PRINT_DEPTH is a LimitError, before Python's own stack runs out."""
@@ -81,7 +115,7 @@ def format_value(value, _open: tuple = ()) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, _PYTHON_VALUES):        # a Python program's own values (execution/): as CPython shows them
-        return str(value) if isinstance(value, (np.ndarray, np.generic)) else repr(value)
+        return python_text(value)
     word = type_word(value)
     return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"
 

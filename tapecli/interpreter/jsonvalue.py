@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from tapecli.errors import LimitError
-from tapecli.interpreter.conversions import MAX_PRINT_DEPTH
+from tapecli.interpreter.conversions import MAX_PRINT_DEPTH, int_fits_text, long_int_error
 from tapecli.ops import materialize
 from tapecli.runtime.limits import admit
 from tapecli.runtime.values import DType, Tensor, Variable
@@ -49,7 +49,10 @@ def to_json(value, name: str | None = None):
     numbers = json_numbers(value, {})
     if numbers > 1:
         admit(numbers, BYTES_PER_NUMBER, f"the JSON of {name}" if name else "the value's JSON")
-    return _to_json(value, {})
+    try:
+        return _to_json(value, {})
+    except LimitError as e:
+        raise e.about(name) from None
 
 
 def json_numbers(value, memo: dict, depth: int = 0) -> int:
@@ -81,7 +84,11 @@ def _to_json(value, memo: dict, depth: int = 0):
         return value.name
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if value is None or isinstance(value, (str, bool, int, float)):
+    if value is None or isinstance(value, (str, bool, float)):
+        return value
+    if isinstance(value, int):
+        if not int_fits_text(value):        # (an exact Python integer: JSON writes its decimal digits)
+            raise long_int_error()
         return value
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
         return tensor_json(np.asarray(value))

@@ -85,6 +85,8 @@ class Statements:
                 shown = int(bad) if arr.dtype.kind in "iu" else f"{bad:.17g}"
                 raise UsageError(f"--set {name}: {shown} does not fit {dtype_name(target)} "
                                  f"({bounds.min} to {bounds.max})")
+        if target.kind == "f" and arr.dtype.kind == "f" and target.itemsize < arr.dtype.itemsize:
+            return Tensor(_narrowed(name, arr, target))
         return Tensor(arr.astype(target, copy=False))   # no copy of a large --set value of the right dtype
 
     def _dtype_of_annotation(self, annotation: str, node) -> np.dtype:
@@ -437,3 +439,17 @@ class Statements:
 
     def exec_ExpectError(self, node, scope):
         self.expectations.expect_error(node, scope)
+
+
+def _narrowed(name: str, arr: np.ndarray, target: np.dtype) -> np.ndarray:
+    """A --set value in a narrower float dtype; a finite number that becomes an infinity there (3e39 in
+    float32) does not fit it: a usage error. NaN and the infinities given as such stay what they are."""
+    with np.errstate(over="ignore"):
+        out = arr.astype(target)
+    if not np.isfinite(out).all():
+        overflowed = np.isfinite(arr) & ~np.isfinite(out)
+        if overflowed.any():
+            bad = float(arr[overflowed].flat[0])
+            raise UsageError(f"--set {name}: {bad!r} does not fit {dtype_name(target)} (its largest finite value "
+                             f"is {float(np.finfo(target).max):.8g})")
+    return out

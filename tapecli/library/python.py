@@ -19,7 +19,7 @@ from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, Tensor, Variable, convert_weak
+from tapecli.runtime.values import MAX_LITERAL_DIMS, DType, Tensor, Variable, convert_weak
 
 register("Module", FrameworkBase("tf.Module", MODULE))
 register("Layer", FrameworkBase("keras.layers.Layer", KERAS))
@@ -41,6 +41,9 @@ def _packed(value):
     if not isinstance(value, list):
         return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
     items = [_packed(v) for v in value]
+    if items and items[0].ndim >= MAX_LITERAL_DIMS:
+        raise TdfValueError(f"a list nested more than {MAX_LITERAL_DIMS} deep: a tensor has at most "
+                            f"{MAX_LITERAL_DIMS} dimensions")
     if len({t.shape for t in items}) > 1:
         raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.")     # TensorFlow's words
     if items and all(t.weak for t in items):

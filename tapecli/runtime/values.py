@@ -176,13 +176,18 @@ def _sole_holders() -> tuple[int, int]:
 _SOLE = _sole_holders()
 
 
+# The most dimensions a tensor made from a literal or a nested list has: NumPy's (TensorFlow allows more).
+MAX_LITERAL_DIMS = 64
+
+
 def literal_array(value) -> np.ndarray:
     """The exact array of a literal: float64 if any float, int64 for ints, bool for bools."""
     try:
         arr = np.asarray(value)
     except ValueError as e:
         if "maximum number of dimension" in str(e):
-            raise TdfValueError("a literal nested more than 64 deep: a tensor has at most 64 dimensions") from None
+            raise TdfValueError(f"a literal nested more than {MAX_LITERAL_DIMS} deep: a tensor has at most "
+                                f"{MAX_LITERAL_DIMS} dimensions") from None
         arr = np.asarray(value, dtype=object)
     if arr.dtype == object:
         raise TdfTypeError("a ragged literal: every row must have the same length")

@@ -21,9 +21,10 @@ from tapecli.tools.sweep import KINDS
 OPTION = "--out"
 
 
-def parse_out(specs: list[str]) -> list[tuple[str | None, str]]:
+def parse_out(specs: list[str], reads=()) -> list[tuple[str | None, str]]:
     """``FILE.npz`` (every entry), ``FILE.npy`` (the only entry) or ``NAME=FILE.npy`` (one entry), each
-    as (name or None, path); the paths are checked now, before the run (outfile.target)."""
+    as (name or None, path); the paths are checked now, before the run (outfile.target; none may be one of
+    the files the command reads, ``reads``)."""
     parsed = []
     for spec in specs:
         name, sep, path = spec.rpartition("=") if spec.endswith(".npy") and "=" in spec else (None, "", spec)
@@ -32,7 +33,7 @@ def parse_out(specs: list[str]) -> list[tuple[str | None, str]]:
         if not path.endswith(".npy" if name else (".npz", ".npy")):
             raise UsageError(f"{OPTION} {spec}: the file must end in .npz (every entry) or .npy (one entry, "
                              f"NAME=FILE.npy)")
-        outfile.target(path, OPTION)
+        outfile.target(path, OPTION, reads)
         parsed.append((name or None, path))
     return parsed
 

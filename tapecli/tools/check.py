@@ -97,7 +97,7 @@ def check_file(path: str, options: Options, fd: bool = False, source: str | None
         if not report.results:
             report.results += [{"file": path, **r} for r in getattr(e, "expectations", ())]
         report.error = {"kind": e.kind, "message": e.message, "line": e.line, "column": e.column,
-                        "text": format_error(e, path, source), "warnings": list(getattr(e, "warnings", ()))}
+                        "text": format_error(e, path, source, terminal=False), "warnings": list(getattr(e, "warnings", ()))}
     except UsageError as e:
         report.error = {"kind": "UsageError", "message": str(e), "line": None, "column": None,
                         "text": f"{path}: {e}"}
@@ -375,11 +375,12 @@ def _number(value) -> str:
     return f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
-def write_atomically(path: str, text: str, option: str = "--junit") -> None:
+def write_atomically(path: str, text: str, option: str = "--junit", reads=()) -> None:
     """Write ``path`` whole or not at all: a check that fails midway never leaves a stale or half file; only a
-    regular file or a new path (tools/outfile.py), an OutputFileError (exit 2) otherwise."""
+    regular file or a new path that is none of the files checked (``reads``; tools/outfile.py), an
+    OutputFileError (exit 2) otherwise."""
     from tapecli.tools import outfile
-    outfile.write(path, text, option)
+    outfile.write(path, text, option, reads)
 
 
 def _escape_data(text: str) -> str:

@@ -63,7 +63,7 @@ def check_sweep(files: list[str], options: Options, fd: bool, sweeps: dict, work
             check_report(path, outcomes, report)
         except TdfError as e:
             report.error = {"kind": e.kind, "message": e.message, "line": e.line, "column": e.column,
-                            "text": format_error(e, path, source)}
+                            "text": format_error(e, path, source, terminal=False)}
         except UsageError as e:
             report.error = {"kind": "UsageError", "message": str(e), "line": None, "column": None,
                             "text": f"{path}: {e}"}

@@ -533,6 +533,8 @@ def read_settings(start=None) -> tuple[LintSettings, str | None]:
                     table = tomllib.load(f).get("tool", {}).get("tapecli", {}).get("lint", {})
             except (OSError, tomllib.TOMLDecodeError) as e:
                 raise UsageError(f"{path}: {e}") from None
+            except UnicodeDecodeError as e:     # (TOML is UTF-8 text)
+                raise UsageError(f"{path}: not UTF-8 text (at byte {e.start + 1}); TOML files are UTF-8") from None
             if not isinstance(table, dict):
                 raise UsageError(f"{path}: [tool.tapecli.lint] must be a table")
             unknown = sorted(set(table) - {"select", "ignore"})

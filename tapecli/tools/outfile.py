@@ -1,5 +1,5 @@
 """Files the command line writes (`check --junit PATH`, `plot -o PATH`, `--out FILE.npz`): only regular files or
-new paths.
+new paths, and never a file the command reads (the program, a `--set`/`--sweep` file, a file `check` checks).
 
 A symlink is written through to its target. A device node, a FIFO or a socket is refused (a usage error):
 the file would be replaced by a regular one (as root, `--junit /dev/null` would replace the system's
@@ -36,10 +36,35 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def target(path: str, option: str) -> str:
+def read_paths(files=(), specs=()) -> list[str]:
+    """The files a command reads: ``files`` (``-``, standard input, is none) and the ``@PATH`` of each
+    ``NAME=@PATH`` in ``specs`` (--set, --sweep)."""
+    paths = [f for f in files if f and f != "-"]
+    for spec in specs:
+        value = spec.partition("=")[2].strip()
+        if value.startswith("@") and len(value) > 1:
+            paths.append(value[1:])
+    return paths
+
+
+def _read_by_the_command(path: str, info: os.stat_result, option: str, reads) -> None:
+    """An OutputFileError where ``path`` (whose file's stat is ``info``) is one of the files the command reads
+    (``reads``), under any name: the same path, a symlink or a hard link to it."""
+    for read in reads:
+        try:
+            other = os.stat(read)
+        except (OSError, ValueError):
+            continue
+        if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+            also = "" if os.path.abspath(read) == os.path.abspath(path) else f" (as {read})"
+            raise OutputFileError(f"{option} {path}: this command reads that file{also}; writing it would replace "
+                                  f"it: give another file name")
+
+
+def target(path: str, option: str, reads=()) -> str:
     """The file that writing ``path`` writes (a symlink's target), checked to be a regular file or a new
-    path in an existing folder; an OutputFileError otherwise. Called before the work, to fail early, and
-    again just before writing."""
+    path in an existing folder, and none of the files the command reads (``reads``: read_paths); an
+    OutputFileError otherwise. Called before the work, to fail early, and again just before writing."""
     try:
         real = os.path.realpath(path)
         info = os.stat(real)
@@ -58,17 +83,19 @@ def target(path: str, option: str) -> str:
         kind = next((word for test, word in _KINDS if test(info.st_mode)), "not a regular file")
         raise OutputFileError(f"{option} {path}: is {kind}, not a regular file; tapecli writes its files only to "
                               f"regular files or new paths (to write into a pipe, use standard output)")
+    _read_by_the_command(path, info, option, reads)
     return real
 
 
-def write(path: str, data: bytes | str, option: str) -> None:
-    """Write ``data`` to ``path`` (through a symlink), whole or not at all."""
-    write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data), option)
+def write(path: str, data: bytes | str, option: str, reads=()) -> None:
+    """Write ``data`` to ``path`` (through a symlink), whole or not at all; never over one of ``reads``."""
+    write_with(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data), option, reads)
 
 
-def write_with(path: str, fill, option: str) -> None:
-    """``fill(binary_file)`` writes the contents; they land in ``path`` (through a symlink) whole or not at all."""
-    real = target(path, option)
+def write_with(path: str, fill, option: str, reads=()) -> None:
+    """``fill(binary_file)`` writes the contents; they land in ``path`` (through a symlink) whole or not at all,
+    never over one of ``reads``."""
+    real = target(path, option, reads)
     import tempfile
     folder = os.path.dirname(real)
     try:
@@ -83,7 +110,7 @@ def write_with(path: str, fill, option: str) -> None:
             with os.fdopen(fd, "wb") as f:
                 fill(f)
             _keep_mode(temporary, real)
-            target(path, option)            # (still a regular file or a new path: never rename over anything else)
+            target(path, option, reads)     # (still a regular file or a new path: never rename over anything else)
             os.replace(temporary, real)
         except OSError as e:
             raise OutputFileError(f"{option} {path}: cannot write there: {_reason(e)}") from None
