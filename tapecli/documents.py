@@ -110,8 +110,9 @@ def watched_doc(result) -> dict:
         history = current().provenance.tapes.get(id(tape))
         not_watched = [{"name": name, "line": line, "why": why}
                        for name, (line, why) in (history.unwatched.items() if history else ())]
+        off_tape = [{"line": line, "call": what} for line, what, _ in tape.left_at]
         tapes.append({"name": tape.name, "line": tape.line, "persistent": tape.persistent, "watched": watched,
-                      "not_watched": not_watched})
+                      "not_watched": not_watched, "off_the_tape": off_tape})
     return {"schema": SCHEMA, "command": "watched", "file": result.filename, "ok": True, "tapes": tapes,
             "device": api.device_doc(result.context)}
 

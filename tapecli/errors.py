@@ -52,15 +52,18 @@ class UndefinedNameError(TdfNameError):
     meets the error again and again (``expect_error`` in a loop) must not pay a search over every name each time."""
 
     def __init__(self, message: str, *, name: str = "", candidates=None, **position):
+        from tapecli.runtime import spelling
         super().__init__(message, **position)
         self._name, self._candidates = name, candidates
+        self._python = spelling.is_python()
 
     @property
     def hint(self) -> str | None:
         if self._candidates is not None:
             import difflib
             close = difflib.get_close_matches(self._name, self._candidates, n=1, cutoff=0.75)
-            self._hint = f"did you mean {close[0]}?" if close else "declare it with var, const or ="
+            self._hint = f"did you mean {close[0]}?" if close else (
+                f"bind it first ({self._name or 'x'} = ...)" if self._python else "declare it with var, const or =")
             self._candidates = None
         return self._hint
 
@@ -71,6 +74,34 @@ class UndefinedNameError(TdfNameError):
 
 class TdfTypeError(TdfError):
     kind = "TypeError"
+
+
+class DtypeMismatch(TdfTypeError):
+    """Tensors of different dtypes met in one op. The hint converts one of them: an integer (or bool) one to the
+    float one's dtype, else the later one to the first's; once the expression is known (:meth:`name_operands`),
+    by its text, as the program spells it."""
+
+    def __init__(self, message: str, *, dtypes: list, convert: int, inputs: list, **position):
+        """``dtypes``: the two that met; ``convert``: which of them to convert (0 or 1); ``inputs``: the
+        positions of the two among the op's inputs."""
+        from tapecli.runtime import spelling
+        super().__init__(message, **position)
+        self.dtypes, self.convert, self.inputs, self.python = dtypes, convert, inputs, spelling.is_python()
+        self.hint = self._hint_for(None)
+
+    def _hint_for(self, operand: str | None) -> str:
+        from tapecli.runtime import spelling
+        to, have = self.dtypes[1 - self.convert], self.dtypes[self.convert]
+        if operand is None:
+            return f"convert the {have} one with {spelling.cast('...', to, self.python)}"
+        return f"convert {operand} with {spelling.cast(operand, to, self.python)}"
+
+    def name_operands(self, texts: list) -> "DtypeMismatch":
+        """Name the operand to convert by its text, from the texts of the op's inputs in order."""
+        at = self.inputs[self.convert]
+        if at < len(texts) and texts[at]:
+            self.hint = self._hint_for(texts[at])
+        return self
 
 
 class ShapeError(TdfError):

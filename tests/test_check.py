@@ -198,3 +198,44 @@ def test_fd_compares_each_element_where_another_gradient_element_is_infinite(tmp
     assert res.code == 1 and not result["ok"]
     assert result["actual"]["worst"]["first_mismatch"]["tape"] == "Infinity"
     assert "RuntimeWarning" not in res.stderr
+
+
+# ------------------------------------------------------------------ assert statements are expectations
+ASSERTING = ("import tensorflow as tf\nx = tf.Variable(2.0)\nwith tf.GradientTape() as tape:\n    y = x ** 3\n"
+             "g = tape.gradient(y, x)\nassert abs(g.numpy() - {want}) < 1e-6\n")
+
+
+def test_an_assert_that_passes_counts_as_a_passed_expectation(tmp_path):
+    program = tmp_path / "assert_expect.py"
+    program.write_text(ASSERTING.format(want="12.0"))
+    r = cli("check", program)
+    assert r.code == 0 and "1 passed, 0 failed" in r.stdout
+    doc = cli("check", "--json", program).json
+    assert (doc["passed"], doc["failed"], doc["errors"]) == (1, 0, 0)
+    (result,) = doc["results"]
+    assert (result["line"], result["expr"], result["ok"]) == (6, "abs(g.numpy() - 12.0) < 1e-6", True)
+
+
+def test_a_failing_assert_is_a_failed_expectation_with_both_sides_and_the_run_ends(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text(ASSERTING.format(want="11.5") + "assert g.numpy() == 12.0\n")
+    doc = cli("check", "--json", program).json
+    assert (doc["passed"], doc["failed"], doc["errors"], doc["skipped"]) == (0, 1, 1, 1)
+    result, error = doc["results"]
+    assert result["expr"] == "abs(g.numpy() - 11.5) < 1e-6" and not result["ok"]
+    assert (result["actual"], result["expected"], result["message"]) == (0.5, 1e-6, "assert 0.5 < 1e-06")
+    assert error["error"]["kind"] == "AssertionError" and error["error"]["line"] == 6
+    assert doc["skips"][0]["line"] == 7 and "stopped at line 6 with AssertionError" in doc["skips"][0]["reason"]
+    r = cli("check", program)
+    assert r.code == 3
+    assert "FAIL abs(g.numpy() - 11.5) < 1e-6: assert 0.5 < 1e-06; actual 0.5, expected 1e-06" in r.stdout
+
+
+def test_an_assert_that_is_not_a_comparison_shows_its_value_and_its_message(tmp_path):
+    program = tmp_path / "p.py"
+    program.write_text("import tensorflow as tf\nx = tf.constant(0.0)\nassert x > -1.0\nassert x, 'x is zero'\n")
+    doc = cli("check", "--json", program).json
+    passed, failed, _ = doc["results"]
+    assert (passed["ok"], passed["actual"], passed["expected"], passed["message"]) == (True, 0.0, -1.0, None)
+    assert (failed["ok"], failed["actual"], failed["expected"]) == (False, 0.0, True)
+    assert failed["message"] == "x is zero: assert 0.0"

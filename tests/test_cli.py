@@ -72,7 +72,8 @@ def test_jacobian_command(tmp_path):
 def test_watched_command(prog):
     doc = cli("watched", "--json", prog).json
     assert doc["tapes"] == [{"name": "t", "line": 3, "persistent": False,
-                             "watched": [{"name": "x", "kind": "variable", "how": "accessed"}], "not_watched": []}]
+                             "watched": [{"name": "x", "kind": "variable", "how": "accessed"}], "not_watched": [],
+                             "off_the_tape": []}]
 
 
 @pytest.mark.parametrize("source,kind,line,column", [

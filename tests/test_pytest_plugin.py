@@ -66,3 +66,11 @@ def test_the_entry_point_is_registered():
     from importlib.metadata import entry_points
     (ep,) = [ep for ep in entry_points(group="pytest11") if ep.name == "tapecli"]
     assert ep.value == "tapecli.tools.pytest_plugin"
+
+
+def test_assert_statements_are_items_too(pytester):
+    pytester.makefile(".tdf", model="var x = 3.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nassert g == 6.0\n"
+                                    "assert g == 7.0\n")
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*model.tdf:6: g == 7.0: assert 6.0 == 7.0; actual 6.0, expected 7.0*"])

@@ -1,6 +1,7 @@
 """Why a gradient is None, or how it is connected, from the run's provenance log."""
 from __future__ import annotations
 
+from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable, dtype_name, is_float
 
@@ -71,9 +72,7 @@ def _cut(step, tape) -> str | None:
 
 def _spell(statement: str, tape, argument: str = "") -> str:
     """A tape statement as the program spells it: TDF's ``watch x``, or ``t.watch(x)`` in a Python program."""
-    if current().settings.python_spelling:
-        return {"stop_recording": f"with {tape.name}.stop_recording():"}.get(statement, f"{tape.name}.{statement}({argument})")
-    return f"{statement} {argument or tape.name}"
+    return spelling.tape_statement(statement, tape.name, argument)
 
 
 def _tape_name(tape) -> str:

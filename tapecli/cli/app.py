@@ -349,6 +349,10 @@ def watched(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype
                 for t in doc["tapes"] for w in (t["watched"] or [{"name": "-", "kind": "", "how": ""}])]
         rows += [[t["name"], str(t["line"]), "yes" if t["persistent"] else "no", n["name"], "variable",
                   f"NOT watched (line {n['line']}): {n['why']}"] for t in doc["tapes"] for n in t["not_watched"]]
+        rows += [[t["name"], str(t["line"]), "yes" if t["persistent"] else "no", "-", "NumPy",
+                  (f"line {o['line']}: " if o["line"] is not None else "")
+                  + f"{o['call']} took values off the tape (no gradient flows through it)"]
+                 for t in doc["tapes"] for o in t["off_the_tape"]]
         r.print_table(f"watched in {inv.filename or '<stdin>'}",
                       ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color)
     inv.run(show)

@@ -140,7 +140,7 @@ class Compiled:
                     return op(a, b)
                 return binary(op_symbol, a, b, node)
             except TdfError as e:
-                raise e.locate(node)
+                raise interp.name_operands(e, node).locate(node)
         return binop
 
     def _list_literal_binop(self, node, left, right):

@@ -8,6 +8,7 @@ from tapecli.errors import LimitError, TdfTypeError
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime import spelling
 
 
 def truth(value) -> bool:
@@ -18,7 +19,7 @@ def truth(value) -> bool:
     if isinstance(value, Tensor):
         if value.size != 1:
             raise TdfTypeError(f"the truth value of a tensor of shape {list(value.shape)} is ambiguous",
-                               hint="use all(...) or any(...)")
+                               hint=spelling.either("use all(...) or any(...)", "use tf.reduce_all(...) or tf.reduce_any(...)"))
         return bool(value.value.reshape(()))
     if value is None or isinstance(value, bool):
         return bool(value)

@@ -95,6 +95,13 @@ class Expectations:
                              else f"expect_error {node.kind}", "ok": bool(ok), "actual": actual,
                              "expected": expected, "rtol": rtol, "atol": atol, "message": message})
 
+    def assertion(self, node, ok: bool, actual, expected, message: str | None) -> None:
+        """A Python ``assert`` that ran: its test's text, and for a comparison both sides (``expected`` is
+        True for any other test); ``message``, for a failure, says it as pytest does (``assert 0.5 < 1e-06``)."""
+        self.results.append({"line": node.line, "expr": self.interp.text(node.test), "ok": bool(ok),
+                             "actual": _jsonable(actual), "expected": _jsonable(expected), "rtol": 0.0, "atol": 0.0,
+                             "message": message})
+
     def expect(self, node: ast.Expect, scope):
         interp = self.interp
         message = None if node.message is None else interp.eval(node.message, scope)

@@ -9,7 +9,7 @@ from tapecli.frontend import ast
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_deferred
-from tapecli.errors import LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
+from tapecli.errors import DtypeMismatch, LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
@@ -164,7 +164,10 @@ class Expressions:
 
     def binary(self, op, left, right, node):
         if left.__class__ is Tensor and right.__class__ is Tensor:
-            return self._BINARY[op](left, right)
+            try:
+                return self._BINARY[op](left, right)
+            except DtypeMismatch as e:
+                raise self.name_operands(e, node) from None
         if op == "+" and isinstance(left, list) and isinstance(right, list):
             admit(len(left) + len(right), LIST_SLOT, "a list")
             return left + right
@@ -178,7 +181,16 @@ class Expressions:
                 if side is None:
                     self.none_gradient_used(error, self._operand_text(node, side is left))
                 raise error
-        return self._BINARY[op](left, right)
+        try:
+            return self._BINARY[op](left, right)
+        except DtypeMismatch as e:
+            raise self.name_operands(e, node) from None
+
+    def name_operands(self, error, node):
+        """``error``, where a dtype mismatch of the binary expression ``node`` names the operand to convert."""
+        if isinstance(error, DtypeMismatch):
+            error.name_operands([self._operand_text(node, True), self._operand_text(node, False)])
+        return error
 
     def _operand_text(self, node, left: bool) -> str:
         """How the program wrote one operand of ``node``: a binary operation's, or an augmented assignment's

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from tapecli.errors import TdfAssertionError, TdfNameError, TdfTypeError, TdfValueError
+from tapecli.errors import TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
 from tapecli.interpreter.conversions import format_value, joined, truth
@@ -123,10 +123,27 @@ class PythonForms:
                 raise TdfTypeError("del takes names and items").locate(target)
 
     def exec_Assert(self, node, scope):
-        if not truth(self.eval(node.test, scope)):
-            message = self.eval(node.message, scope) if node.message is not None else None
-            raise TdfAssertionError(str(message) if isinstance(message, str) else
-                                  (format_python(message) if message is not None else self.text(node.test)))
+        """``assert test, message``: an expectation (`check` and the pytest plugin count it), and on failure
+        the AssertionError that ends the run. A comparison's sides are evaluated once and kept, to show."""
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, right = self.eval(test.left, scope), self.eval(test.comparators[0], scope)
+            try:
+                ok = truth(self.compare(test.ops[0], left, right))
+            except TdfError as e:
+                raise e.locate(test)
+            shown = f"assert {format_python(left)} {test.ops[0]} {format_python(right)}"
+        else:
+            value = self.eval(test, scope)
+            ok, left, right = truth(value), value, True
+            shown = f"assert {format_python(value)}"
+        message = self.eval(node.message, scope) if node.message is not None and not ok else None
+        if message is not None:
+            message = message if isinstance(message, str) else format_python(message)
+        self.expectations.assertion(node, ok, left, right,
+                                    None if ok else shown if message is None else f"{message}: {shown}")
+        if not ok:
+            raise TdfAssertionError(message if message is not None else self.text(test))
 
     def exec_ClassDef(self, node, scope):
         bases = []

@@ -21,6 +21,7 @@ from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Funct
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
 from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, resident_within
+from tapecli.runtime import spelling
 
 
 
@@ -64,7 +65,7 @@ class Statements:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "
-                               f"{dtype_name(value.dtype)}", hint=f"use cast(..., {dtype_name(dtype)})")
+                               f"{dtype_name(value.dtype)}", hint=f"use {spelling.cast('...', dtype_name(dtype))}")
         return value
 
     def _override(self, name, declared: Tensor, dtype) -> Tensor:
@@ -118,7 +119,7 @@ class Statements:
             return
         if name in scope.consts and not declared:
             raise TdfTypeError(f"{name} is a constant and cannot be assigned",
-                               hint=f"use another name, or declare it with var {name} = ...")
+                               hint=f"use another name, or declare it with {spelling.declaration('var', name, '...')}")
         if declared:
             scope.consts.discard(name)
         old = scope.vars.get(name)
@@ -176,7 +177,9 @@ class Statements:
             return obj.tape
         user_tapes = [t for t in current().tapes if t is not self.implicit_tape]
         if not user_tapes:
-            raise TapeError("watch outside a tape block", hint="put it inside `tape t:`, or name one: watch x in t")
+            raise TapeError("watch outside a tape block",
+                            hint=spelling.either("put it inside `tape t:`, or name one: watch x in t",
+                                                 "call t.watch(x) inside `with tf.GradientTape() as t:`"))
         return user_tapes[-1]
 
     def exec_Watch(self, node, scope):

@@ -18,6 +18,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, check_unconnected, type_word
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
+from tapecli.runtime import spelling
 
 
 # ------------------------------------------------------------- nests (tf.nest)
@@ -82,7 +83,7 @@ def switch_case(interp, branch_index, branch_fns, default=None, name="switch_cas
     branch runs ``default``, and without one the last branch."""
     if not isinstance(branch_index, (Tensor, Variable)) or getattr(branch_index, "weak", False):
         raise TdfTypeError(f"tf.switch_case(): 'branch_index' must be a Tensor, got {type_word(branch_index)}",
-                           hint="tf.constant(i)")
+                           hint=spelling.call("constant", "i"))
     t = ops.to_tensor(branch_index)
     if t.dtype.kind not in "iu" or t.ndim != 0:
         raise TdfTypeError(f"tf.switch_case(): 'branch_index' must be a scalar int32 Tensor, got {t.dtype} {list(t.shape)}")

@@ -17,6 +17,7 @@ from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
 from tapecli.interpreter.conversions import format_value, joined, to_float, to_int, truth
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
+from tapecli.runtime import spelling
 
 class NamedResult(list):
     """A result TensorFlow gives as a named tuple (``top_k``'s values and indices): a list whose items are also
@@ -110,7 +111,8 @@ def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise TdfValueError("tf.where: x and y must both be given, or neither")
     if c.dtype != np.bool_:
-        raise TdfTypeError(f"where needs a bool condition, got {dtype_name(c.dtype)}", hint="compare: where(x > 0, a, b)")
+        raise TdfTypeError(f"where needs a bool condition, got {dtype_name(c.dtype)}",
+                           hint=f"compare: {spelling.call('where', 'x > 0', 'a', 'b')}")
     return ops.where(c, x, y)
 
 
@@ -311,7 +313,8 @@ def fill(shape, value, dtype=None):
     v = ops.to_tensor(value)
     dt = to_dtype(dtype) if dtype is not None else (ops.default_dtype(v.value) if v.weak else v.dtype)
     if v.ndim:
-        raise ShapeError(f"fill takes a scalar value, got shape {list(v.shape)}", hint="use ones(shape) * value")
+        raise ShapeError(f"fill takes a scalar value, got shape {list(v.shape)}",
+                         hint=f"use {spelling.call('ones', 'shape')} * value")
     return Tensor(np.full(shape, v.value, dtype=dt))
 
 
@@ -441,7 +444,7 @@ def len_(x):
         return Tensor(np.array(len(x), dtype=np.int64), weak=True)
     t = ops.to_tensor(x)
     if t.ndim == 0:
-        raise TdfTypeError("len() of a scalar", hint="use size(x)")
+        raise TdfTypeError("len() of a scalar", hint=f"use {spelling.call('size', 'x')}")
     return Tensor(np.array(t.shape[0], dtype=np.int64), weak=True)
 
 
@@ -496,7 +499,7 @@ def _assign(var: Variable, how: str, e):
     new = ops.materialize(new, var.dtype) if new.weak else new
     if new.dtype != var.dtype:
         raise TdfTypeError(f"{how} of a {dtype_name(new.dtype)} value to {dtype_name(var.dtype)} "
-                           f"variable {var.name}", hint=f"use cast(..., {dtype_name(var.dtype)})")
+                           f"variable {var.name}", hint=f"use {spelling.cast('...', dtype_name(var.dtype))}")
     try:
         update = np.broadcast_to(new.value, var.shape)
     except ValueError:

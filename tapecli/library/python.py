@@ -20,6 +20,7 @@ from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import MAX_LITERAL_DIMS, DType, Tensor, Variable, convert_weak
+from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
 register("Layer", FrameworkBase("keras.layers.Layer", KERAS))
@@ -57,7 +58,7 @@ def _tensor_of(value, dtype=None) -> Tensor:
     if t.weak:
         return Tensor(convert_weak(t.value, want if want is not None else ops.default_dtype(t.value)))
     if want is not None and t.dtype != want:
-        raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint="use cast(x, dtype)")
+        raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.call('cast', 'x', 'dtype')}")
     return t
 
 
@@ -317,7 +318,7 @@ def python_attribute(interp, value, attr, node):
         if attr == "numpy":        # the values, which no tape follows (as in TensorFlow)
             return BoundMethod(attr, lambda call_node: off_the_tape(lambda: ops.materialize(t) if t.weak else t,
                                                                     f"{interp.text(node) or 'x.numpy'}()",
-                                                                    call_node.line, [t]))
+                                                                    call_node.line, [value]))
         if attr == "ndim":
             return Tensor(np.array(t.ndim, dtype=np.int64), weak=True)
         if attr in ("read_value", "value") and isinstance(value, Variable):

@@ -9,13 +9,14 @@ from tapecli.library.core import to_int, truth
 from tapecli.runtime.values import Tensor
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
+from tapecli.runtime import spelling
 
 
 @builtin()
 def einsum(equation, *inputs):
     if not isinstance(equation, str):
         raise TdfTypeError(f"einsum's first argument is the equation (a string), got {type_word(equation)}",
-                           hint='einsum("ij,jk->ik", a, b)')
+                           hint=spelling.call("einsum", '"ij,jk->ik"', "a", "b"))
     if len(inputs) == 1 and isinstance(inputs[0], list):
         inputs = tuple(inputs[0])
     return ops.einsum(equation, *inputs)

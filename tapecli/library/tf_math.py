@@ -15,6 +15,7 @@ from tapecli.library.core import to_axis, to_dtype, to_float, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, dtype_name
+from tapecli.runtime import spelling
 
 # ------------------------------------------------------------------ constants
 
@@ -247,7 +248,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None):
     if t.dtype != dt and dtype is not None:
         raise TdfValueError(f"convert_to_tensor: tensor conversion requested dtype {dtype_name(dt)} for a tensor "
                             f"with dtype {dtype_name(t.dtype)}",
-                            hint=f"use cast(x, {dtype_name(dt)})")
+                            hint=f"use {spelling.cast('x', dtype_name(dt))}")
     return t
 
 
@@ -277,7 +278,7 @@ def reduce_variance(input_tensor, axis=None, keepdims=False):
         x = ops.materialize(x)
     if x.dtype.kind != "f":
         raise TdfTypeError(f"reduce_variance needs a float tensor, got {dtype_name(x.dtype)}",
-                           hint="cast(x, float32) first")
+                           hint=f"{spelling.cast('x', 'float32')} first")
     ax = to_axis(axis)
     means = ops.reduce_mean(x, axis=ax, keepdims=True)
     return ops.reduce_mean(ops.square(ops.sub(x, means)), axis=ax, keepdims=truth(keepdims))

@@ -15,6 +15,7 @@ from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, 
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, dtype_name
+from tapecli.runtime import spelling
 
 
 def _ints(value, what) -> list:
@@ -41,7 +42,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     t = ops.to_tensor(indices)
     if t.dtype.kind not in "iu":
         raise TdfTypeError(f"one_hot needs int32 or int64 indices, got {dtype_name(t.dtype)}",
-                           hint="cast(indices, int32)")
+                           hint=spelling.cast("indices", "int32"))
     n = to_int(depth, "depth")
     if n < 0:
         raise TdfValueError(f"one_hot: depth must be non-negative, got {n}")

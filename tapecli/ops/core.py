@@ -29,13 +29,14 @@ import math
 import numpy as np
 
 from tapecli import kernels
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import DtypeMismatch, ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
+from tapecli.runtime import spelling
 
 _Tensor = Tensor
 
@@ -214,8 +215,12 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
         for t in strong[1:]:
             if t.dtype != dtype:
                 a, b = dtype_name(dtype), dtype_name(t.dtype)
-                raise TdfTypeError(f"{op.name} got tensors of different dtypes: {a} and {b}",
-                                   hint=f"convert one with cast(x, {a}) or cast(x, {b})")
+                first = next(i for i in idx if tensors[i] is strong[0])
+                later = next(i for i in idx if tensors[i] is t and i > first)
+                # the operand to convert: an integer (or bool) one to the float one's dtype, else the later one
+                convert = 0 if dtype.kind != "f" and t.dtype.kind == "f" else 1
+                raise DtypeMismatch(f"{op.name} got tensors of different dtypes: {a} and {b}", dtypes=[a, b],
+                                    convert=convert, inputs=[first, later])
         for i in idx:
             if tensors[i].weak:
                 tensors[i] = materialize(tensors[i], dtype)
@@ -230,7 +235,7 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
                     tensors[i] = materialize(t, ctx.settings.float_dtype)
                 else:
                     raise TdfTypeError(f"{op.name} needs a float tensor, got {dtype_name(t.dtype)}",
-                                       hint=f"use cast(x, {dtype_name(ctx.settings.float_dtype)})")
+                                       hint=f"use {spelling.cast('x', dtype_name(ctx.settings.float_dtype))}")
     return tensors
 
 
@@ -293,7 +298,7 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         if "keyword argument" in str(e):
             raise TdfTypeError(f"{op.name}() got an {str(e).split('got an ', 1)[-1]}") from None
         kinds = " and ".join(dtype_name(t.dtype) for t in tensors)
-        raise TdfTypeError(f"{op.name} does not take {kinds} tensors", hint="cast(x, float32) first") from None
+        raise TdfTypeError(f"{op.name} does not take {kinds} tensors", hint=f"{spelling.cast('x', 'float32')} first") from None
     except ValueError as e:
         shapes = " and ".join(str(list(t.shape)) for t in tensors)
         if _empty_input(tensors):

@@ -14,6 +14,7 @@ from tapecli.ops.linalg import *  # noqa: F403
 from tapecli.ops.reductions import *  # noqa: F403
 from tapecli.ops.gather import band_part
 from tapecli.ops.matrix import _eye_like, _t, triangular_solve
+from tapecli.runtime import spelling
 
 
 def _matrix(x, what) -> Tensor:
@@ -21,7 +22,7 @@ def _matrix(x, what) -> Tensor:
     if t.weak:
         t = materialize(t)     # an int literal stays int: TensorFlow refuses it too
     if t.dtype.kind != "f":
-        raise TdfTypeError(f"{what} needs a float tensor, got {dtype_name(t.dtype)}", hint="cast(x, float32)")
+        raise TdfTypeError(f"{what} needs a float tensor, got {dtype_name(t.dtype)}", hint=spelling.cast("x", "float32"))
     if t.ndim < 2:
         raise ShapeError(f"{what} needs at least a matrix, got shape {list(t.shape)}")
     return t

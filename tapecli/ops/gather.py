@@ -13,6 +13,7 @@ from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
 from tapecli.ops.reductions import *  # noqa: F403
+from tapecli.runtime import spelling
 
 
 def _axis(axis, ndim, what):
@@ -26,7 +27,7 @@ def int_indices(indices, what) -> np.ndarray:
     t = to_tensor(indices)
     if t.dtype.kind not in "iu":
         raise TdfTypeError(f"{what} needs int32 or int64 indices, got {dtype_name(t.dtype)}",
-                           hint="cast(indices, int32)")
+                           hint=spelling.cast("indices", "int32"))
     return np.asarray(t.value, dtype=np.int64)
 
 

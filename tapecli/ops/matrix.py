@@ -19,6 +19,7 @@ from tapecli.ops.linalg import *  # noqa: F403
 from tapecli.ops.linalg import _swap_last
 from tapecli.ops.gather import band_part
 from tapecli.runtime.values import Variable
+from tapecli.runtime import spelling
 
 
 def _t(x):
@@ -179,7 +180,7 @@ def _square(x, what) -> Tensor:
     if t.weak:
         t = materialize(t)     # an int literal stays int: TensorFlow refuses it too
     if t.dtype.kind != "f":
-        raise TdfTypeError(f"{what} needs a float tensor, got {dtype_name(t.dtype)}", hint="cast(x, float32)")
+        raise TdfTypeError(f"{what} needs a float tensor, got {dtype_name(t.dtype)}", hint=spelling.cast("x", "float32"))
     if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
         raise ShapeError(f"{what} needs square matrices in the last two axes, got shape {list(t.shape)}")
     return t

@@ -18,6 +18,7 @@ from tapecli.ops.shape import *  # noqa: F403
 from tapecli.ops.reductions import *  # noqa: F403
 from tapecli.ops.linalg import *  # noqa: F403
 from tapecli.ops.gather import int_indices
+from tapecli.runtime import spelling
 
 
 def _float(t: Tensor, what) -> Tensor:
@@ -25,7 +26,7 @@ def _float(t: Tensor, what) -> Tensor:
     if t.weak:
         t = materialize(t)     # an int literal stays int: TensorFlow refuses it too
     if t.dtype.kind != "f":
-        raise TdfTypeError(f"{what} needs a float tensor, got {dtype_name(t.dtype)}", hint="cast(x, float32)")
+        raise TdfTypeError(f"{what} needs a float tensor, got {dtype_name(t.dtype)}", hint=spelling.cast("x", "float32"))
     return t
 
 

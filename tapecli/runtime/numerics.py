@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfValueError
+from tapecli.runtime import spelling
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -83,9 +84,11 @@ class Numerics:
                 f"{finding['phase']} pass; its inputs: " + "; ".join(finding["inputs"]))
         hint = None
         if finding.get("where_line"):
-            text += (f". The `where` at line {finding['where_line']} does not take this branch, but the gradient "
+            where = spelling.either("where", "tf.where")
+            text += (f". The `{where}` at line {finding['where_line']} does not take this branch, but the gradient "
                      f"still flows into it and 0 * {finding['what']} is NaN")
-            hint = "make the untaken branch safe too, e.g. where(x > 0, sqrt(where(x > 0, x, 1.0)), 0.0)"
+            safe = spelling.call("sqrt", spelling.call("where", "x > 0", "x", "1.0"))
+            hint = f"make the untaken branch safe too, e.g. {spelling.call('where', 'x > 0', safe, '0.0')}"
         raise TdfValueError(text, hint=hint, line=finding["line"])
 
 

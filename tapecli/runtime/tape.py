@@ -19,6 +19,7 @@ import weakref
 from tapecli.errors import TapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable, dtype_name, is_float
+from tapecli.runtime import spelling
 
 
 # Tensors smaller than this are kept whole even where a rule does not read them: a stub
@@ -202,8 +203,10 @@ class Tape:
         if not exits:
             return None
         where = exits[0] if len(exits) == 1 else f"one of {', '.join(exits[:3])}{', ...' if len(exits) > 3 else ''}"
+        numpy_method = all(what.endswith(".numpy()") for line, what, ids in self.left_at if reach & ids)
         return (f"the path from {label} leaves tape {self.name} through NumPy ({where}), which no tape records "
-                "(as in TensorFlow): use the tf. op instead")
+                "(as in TensorFlow): " + ("compute with the tensor itself, not its .numpy() values" if numpy_method
+                                          else "use the tf. op instead"))
 
     # ---------------------------------------------------------------- watching
     def watch_variable(self, var: Variable, how: str, line: int | None) -> None:
@@ -245,8 +248,8 @@ class Tape:
             if self.used_at is not None:
                 raise TapeError(f"tape {self.name} is not persistent and already computed gradients "
                                 f"at line {self.used_at}",
-                                hint=f"open it with `with tf.GradientTape(persistent=True) as {self.name}:`"
-                                if ctx.settings.python_spelling else f"declare it with tape {self.name}(persistent=True):")
+                                hint=spelling.either(f"declare it with tape {self.name}(persistent=True):",
+                                                     f"open it with `with tf.GradientTape(persistent=True) as {self.name}:`"))
             self.used_at = line
             if self.open:
                 # As in TensorFlow: a non-persistent tape stops recording once asked.
@@ -323,11 +326,16 @@ class Tape:
 
 
 def leave_tapes(tapes, what: str, line, inputs) -> None:
-    """Note on each recording tape that ``what`` (NumPy) computed on ``inputs`` outside it."""
+    """Note on each recording tape that ``what`` (NumPy) computed on ``inputs`` outside it. A trainable
+    variable among them is watched, as TensorFlow's ``__array__`` and ``numpy()`` read it (the tape watches
+    what it reads), though no path goes on from it: the `why` of its None names ``what``."""
     ids = {t.id for t in inputs if isinstance(t, (Tensor, Variable))}
     for tape in tapes:
         if tape.recording and ids:
             tape.left_at.append((line, what, ids))
+            for v in inputs:
+                if isinstance(v, Variable) and v.trainable and tape.watch_accessed_variables:
+                    tape.watch_variable(v, "accessed", line)
 
 
 def flatten(structure, what: str) -> list:

@@ -8,6 +8,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
+from tapecli.runtime import spelling
 
 DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "int32": np.dtype(np.int32),
           "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
@@ -131,7 +132,7 @@ class Variable:
         if value.dtype != self._value.dtype:
             raise TdfTypeError(f"cannot assign a {dtype_name(value.dtype)} value to variable {self.name} "
                                f"of dtype {dtype_name(self._value.dtype)}",
-                               hint=f"use cast(value, {dtype_name(self._value.dtype)})")
+                               hint=f"use {spelling.cast('value', dtype_name(self._value.dtype))}")
         self._value = Tensor(value, id=self.id)
         self.version += 1
 
@@ -205,7 +206,7 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.kind in "iu":
         if value.dtype.kind == "f":
             raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
-                               hint="write an integer, or cast the tensor with cast(x, float32)")
+                               hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
         if value.dtype == np.bool_:
             raise TdfTypeError(f"cannot use a bool value as {dtype_name(dtype)}")
         info = np.iinfo(dtype)

@@ -116,15 +116,15 @@ def check_file(path: str, options: Options, fd: bool = False, source: str | None
     return report
 
 
-_EXPECT_LINE = re.compile(r"^[ \t]*(expect_error[ \t]+(\w+)|expect[ \t]+(.*?))[ \t]*:?[ \t]*(#.*)?$")
+_EXPECT_LINE = re.compile(r"^[ \t]*(expect_error[ \t]+(\w+)|(?:expect|assert)[ \t]+(.*?))[ \t]*:?[ \t]*(#.*)?$")
 
 
 def expectation_lines(source: str, path: str = "<input>", program=None) -> list[tuple[int, str]]:
-    """(line, expression) of every ``expect`` and ``expect_error`` statement of a program, in source order,
+    """(line, expression) of every ``expect``, ``expect_error`` and ``assert`` statement of a program, in source order,
     without running it; the expression is spelled as a result's ``expr`` (``expect_error TapeError`` for a
     block). ``program`` is the parsed program when there is one; a source that does not parse is read
     line by line."""
-    from tapecli.frontend import ast
+    from tapecli.frontend import ast, pyast
     if program is None:
         from tapecli.frontend.parser import parse
         try:
@@ -146,7 +146,7 @@ def expectation_lines(source: str, path: str = "<input>", program=None) -> list[
         if isinstance(item, (list, tuple)):
             stack.extend(reversed(item))
             continue
-        if isinstance(item, ast.Expect):
+        if isinstance(item, (ast.Expect, pyast.Assert)):
             found.append((item.line, source[item.test.start:item.test.end]))
         elif isinstance(item, ast.ExpectError):
             found.append((item.line, f"expect_error {item.kind}"))

@@ -22,6 +22,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from tapecli.frontend import ast
+from tapecli.runtime import spelling
 
 REQUEST_METHODS = ("gradient", "jacobian", "batch_jacobian")
 TAPE_METHODS = REQUEST_METHODS + ("watched_variables",)
@@ -256,9 +257,9 @@ class _TapeUse:
                     call.line, call.column, "TDF001",
                     f"{name}.{method} is a second gradient call on tape {name}, which is not persistent "
                     f"({where}): this is a TapeError at run time; declare it with "
-                    + (f"`with tf.GradientTape(persistent=True) as {name}:`, or record again in a new "
-                       f"`with tf.GradientTape() as {name}:` block" if self.python
-                       else f"`tape {name}(persistent=True):`, or record again in a new tape block")))
+                    + spelling.either(f"`tape {name}(persistent=True):`, or record again in a new tape block",
+                                      f"`with tf.GradientTape(persistent=True) as {name}:`, or record again in a new "
+                                      f"`with tf.GradientTape() as {name}:` block", python=self.python)))
             elif info.persistent and name in open_:
                 self.findings.append(Finding(
                     call.line, call.column, "TDF002",
@@ -308,7 +309,7 @@ def _integer_sources(program) -> list[Finding]:
         literal = decl.value
         text = program.source[literal.start:literal.end] if literal.end > literal.start else "..."
         how = "watched" if isinstance(use_stmt, ast.Watch) else "a gradient source"
-        written = f"{decl.name} = {_python_decl(kind, text)}" if program.python else f"{kind} {decl.name} = {text}"
+        written = spelling.declaration(kind, decl.name, text, python=program.python)
         findings[id(decl)] = Finding(
             literal.line, literal.column, "TDF003",
             f"{decl.name} is declared with integer literals only ({written}), so it is int32, "
@@ -446,7 +447,7 @@ def _unbuilt_layers(program) -> list[Finding]:
                 findings.append(Finding(
                     attr.line, attr.column, "TDF005",
                     f"layer {layer} is not built here: {layer}.{attr.attr} is {what} until its first call "
-                    f"{layer}(x), so this watch watches nothing of it; call {layer} once before the tape (to "
+                    f"{layer}(x), so watching it here watches nothing of it; call {layer} once before the tape (to "
                     f"build it), or keep watch_accessed_variables=True and let the call inside the tape "
                     f"watch its variables"))
     return findings

@@ -1,5 +1,5 @@
 """The pytest plugin (entry point ``pytest11``, name ``tapecli``): ``*.tdf`` files that hold ``expect`` lines
-are collected as tests, one item per ``expect`` / ``expect_error`` statement, named by its line and
+are collected as tests, one item per ``expect`` / ``expect_error`` / ``assert`` statement, named by its line and
 expression, so ``-k``, ``-x``, ``-q``, ``--junitxml`` and pytest-xdist work as for any test.
 
 A file is run once, by the first of its items that runs, through ``tapecli check``'s own code
@@ -18,8 +18,8 @@ import re
 
 import pytest
 
-# A line that starts an expect or expect_error statement (a quick test before the file is parsed).
-_HAS_EXPECT = re.compile(rb"^[ \t]*expect(_error)?[ \t]", re.MULTILINE)
+# A line that starts an expect, expect_error or assert statement (a quick test before the file is parsed).
+_HAS_EXPECT = re.compile(rb"^[ \t]*(expect(_error)?|assert)[ \t]", re.MULTILINE)
 
 
 def pytest_addoption(parser):
