@@ -164,3 +164,9 @@ def test_a_runs_decimal_context_stays_its_own():
     assert decimal.getcontext() is before and before.prec == precision
     second = _run("from decimal import Decimal\nx = str(Decimal(1) / Decimal(7))")
     assert second.scope.vars["x"] == "0.1428571428571428571428571429"
+
+
+def test_the_decimal_modules_shared_contexts_are_the_runs_own():
+    _run("import decimal\ndecimal.DefaultContext.prec = 3\ndecimal.ExtendedContext.prec = 2\n")
+    later = _run("import decimal\nx = str(decimal.Context().prec) + ' ' + str(decimal.ExtendedContext.prec)\n")
+    assert later.scope.vars["x"] == "28 9"

@@ -84,9 +84,11 @@ def _string(sandbox) -> dict:
 def _decimal() -> dict:
     """decimal's context is the run's own (Sandbox.decimal_context), made the thread's current context while
     the program runs (execution.run): ``getcontext().prec = N`` changes the program's arithmetic, as in
-    CPython, and no other run's; ``localcontext`` works on it as CPython's does."""
+    CPython, and no other run's; ``localcontext`` works on it as CPython's does. The module's shared contexts
+    (``DefaultContext``, which seeds every new context, ...) are the run's own copies."""
+    shared = {name: getattr(decimal, name).copy() for name in ("DefaultContext", "BasicContext", "ExtendedContext")}
     return {"getcontext": decimal.getcontext, "setcontext": _refuse_setcontext,
-            "localcontext": decimal.localcontext}
+            "localcontext": decimal.localcontext, **shared}   # the module's shared contexts: the run's copies
 
 
 def _refuse_setcontext(context):
