@@ -207,10 +207,10 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
             t = r.type_json(value)
             rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), ""])
         columns = ["name", "kind", "dtype", "shape", "value"]
-        width = r.value_width(columns, rows, 4)
         for row, value in zip(rows, result.scope.vars.values()):
-            row[4] = r.format_cell(value, width=width, full=inv.full) if r._is_value(value) else ""
-        r.print_table(inv.filename or "<stdin>", columns, rows, inv.color)
+            row[4] = r.value_cell(value, full=inv.full) if r._is_value(value) else ""
+        r.print_table(inv.filename or "<stdin>", columns, rows, inv.color, drop=("kind", "shape", "dtype"),
+                      wrap=("value",))
     inv.run(show)
 
 
@@ -353,7 +353,8 @@ def watched(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype
         rows += [[t["name"], str(t["line"]), "yes" if t["persistent"] else "no", n["name"], "variable",
                   f"NOT watched (line {n['line']}): {n['why']}"] for t in doc["tapes"] for n in t["not_watched"]]
         r.print_table(f"watched in {inv.filename or '<stdin>'}",
-                      ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color)
+                      ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color,
+                      drop=("line", "persistent", "kind"), wrap=("how",))
     inv.run(show)
 
 
@@ -523,7 +524,7 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
         r.print_table(f"{len(differences)} of {compared} entries differ (rtol {rtol:g}, atol {atol:g})",
                       ["entry", "what", a, b, "mismatch"],
                       [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"]), mismatch_text(d)]
-                       for d in differences], False if no_color else None)
+                       for d in differences], False if no_color else None, wrap=(a, b, "mismatch"))
     else:
         print(f"{compared} entries agree (rtol {rtol:g}, atol {atol:g})")
     raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
@@ -611,7 +612,8 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
                      f"{len(t['records'])} records, {_mb(t['saved_bytes'])} kept")
             rows = [[rec["op"], str(rec["line"] or ""), ", ".join(str(s) for s in rec["inputs"]), str(rec["output"]),
                      str(rec["saved_bytes"])] for rec in t["records"]]
-            r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color)
+            r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color,
+                          drop=("saved bytes", "line"), wrap=("inputs",))
     inv.run(show, lambda source, filename, options: list_tapes(source, filename, options))
 
 
