@@ -531,8 +531,8 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
 
 
 @app.command()
-def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf); - reads standard "
-                                                         "input.", show_default=False, metavar="PATH...")],
+def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf and TensorFlow *.py); - reads "
+                                                         "standard input.", show_default=False, metavar="PATH...")],
          json_out: JsonOpt = False,
          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
          select: Annotated[Optional[str], typer.Option("--select", metavar="CODES", help=(
