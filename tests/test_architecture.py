@@ -1,15 +1,19 @@
 """The layout the architecture promises (docs/architecture.md): rooms as subpackages, one-way doors
 (a room imports only the rooms below it, and no import cycle; lazy imports inside functions included),
-no module over 700 lines."""
+one concept per module: none over 1,000 lines, a warning past 800."""
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import tapecli
 
 PACKAGE = Path(tapecli.__file__).parent
-MAX_LINES = 700
+# One concept per file, not a size to split at: a module may grow to MAX_LINES where one concept needs it;
+# past WARN_LINES the test warns that it may hold two.
+MAX_LINES = 1000
+WARN_LINES = 800
 
 
 def _modules() -> dict[str, Path]:
@@ -169,3 +173,7 @@ def test_no_module_is_over_the_line_limit():
     long = {name: n for name, path in _modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+    large = {name: n for name, path in _modules().items()
+             if (n := len(path.read_text(encoding="utf-8").splitlines())) > WARN_LINES}
+    if large:
+        warnings.warn(f"modules over {WARN_LINES} lines (one concept each?): {large}")

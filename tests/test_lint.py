@@ -1,4 +1,4 @@
-"""`tapecli lint`: static findings (TDF001-TDF005), the command, and the findings in `tapecli check`."""
+"""`tapecli lint`: static findings (TDF001-TDF007), the command, and the findings in `tapecli check`."""
 import json
 import textwrap
 import time
@@ -28,7 +28,7 @@ def write(tmp_path, name, source):
 
 
 def test_codes_are_stable_and_documented():
-    assert sorted(CODES) == ["TDF001", "TDF002", "TDF003", "TDF004", "TDF005"]
+    assert sorted(CODES) == ["TDF001", "TDF002", "TDF003", "TDF004", "TDF005", "TDF006", "TDF007"]
     f = Finding(3, 5, "TDF001", "m")
     assert f.to_json() == {"line": 3, "column": 5, "code": "TDF001", "message": "m"}
 
@@ -424,7 +424,7 @@ def test_other_layer_attributes(item):
             watch {item}
             y = L(c)
         g = t.gradient(y, c)
-    """) == [("TDF005", 4)]
+    """) == [("TDF005", 4)] + ([] if item == "[L.bias, c]" else [("TDF006", 6)])      # c watched, or not
 
 
 def test_a_built_layer_is_fine():
@@ -449,6 +449,158 @@ def test_a_name_that_is_not_a_layer_is_not_reported():
     """) if f.code == "TDF005"]
 
 
+# ------------------------------------- TDF006: the gradient of a constant the tape never watched
+
+def py_findings(source: str) -> list[Finding]:
+    return lint_source(textwrap.dedent(source).lstrip("\n"), "prog.py")
+
+
+def test_an_unwatched_constant_as_a_source_is_reported_with_a_watch_to_add():
+    found = [f for f in findings("""
+        var x = 2.0
+        const c = 1.0
+        tape t(persistent=True):
+            y = x ** 2
+            w = c * c
+        g = t.gradient(w, c)
+        h = t.gradient(w, [x, c])
+    """) if f.code == "TDF006"]
+    assert [(f.line, f.column) for f in found] == [(6, 19), (7, 23)]
+    assert "`watch c`" in found[0].message and "tape t (line 3)" in found[0].message and "None" in found[0].message
+    assert "const c = 1.0" in found[0].message and "t.watch" not in found[0].message
+
+
+def test_an_unwatched_tf_constant_is_reported_in_tensorflow_spelling():
+    (f,) = py_findings("""
+        import tensorflow as tf
+        c = tf.constant(1.0)
+        with tf.GradientTape() as t:
+            w = c * c
+        g = t.gradient(w, c)
+    """)
+    assert (f.code, f.line, f.column) == ("TDF006", 5, 19)
+    assert "`t.watch(c)`" in f.message and "c = tf.constant(1.0)" in f.message and "`watch c`" not in f.message
+
+
+def test_a_watched_or_rebound_constant_is_not_reported():
+    assert not [f for f in findings("""
+        const c = 1.0
+        const d = 2.0
+        tape t:
+            watch c
+            w = c * c
+        g = t.gradient(w, c)
+        tape t2:
+            d = d * 1.0
+            v = d * d
+        h = t2.gradient(v, d)
+    """) if f.code == "TDF006"]
+    assert not py_findings("""
+        import tensorflow as tf
+        c = tf.constant(1.0)
+        with tf.GradientTape() as t:
+            t.watch(c)
+            w = c * c
+        g = t.gradient(w, c)
+    """)
+
+
+def test_a_gradient_expected_to_be_none_is_not_reported():
+    assert not findings("""
+        const c = 2.0
+        tape t3:
+            w = c * c
+        expect t3.gradient(w, c) is None, "a constant is not watched"
+    """)
+
+
+def test_a_watch_by_a_function_given_the_tape_counts():
+    assert not [f for f in findings("""
+        def watch_all(tape_object, values):
+            for v in values:
+                watch v in tape_object
+        const c = 2.0
+        tape t:
+            watch_all(t, [c])
+            y = c * c
+        g = t.gradient(y, c)
+    """) if f.code == "TDF006"]
+
+
+def test_a_nested_tape_gets_the_watch_naming_it():
+    (f,) = [f for f in findings("""
+        const c = 1.0
+        tape outer:
+            tape inner:
+                watch c
+                y = c * c
+            g = inner.gradient(y, c)
+        h = outer.gradient(g, c)
+    """) if f.code == "TDF006"]
+    assert f.line == 7 and "`watch c in outer`" in f.message
+
+
+# ---------------------------------------------- TDF007: a variable rebound to a tensor
+
+def test_rebinding_a_variable_to_a_tensor_is_reported_with_the_update_to_write():
+    found = findings("""
+        var x = 2.0
+        var b = 1.0
+        var s = 3.0
+        tape t:
+            y = x ** 2 + b + s
+        g = t.gradient(y, [x, b, s])
+        x = x - 0.1 * g[0]
+        b -= 0.5
+        s = 2.0 * s
+    """)
+    assert [(f.code, f.line) for f in found] == [("TDF007", 7), ("TDF007", 8), ("TDF007", 9)]
+    assert "`x.assign_sub(0.1 * g[0])`" in found[0].message and "var x = 2.0" in found[0].message
+    assert "`b.assign_sub(0.5)`" in found[1].message and "`s.assign(2.0 * s)`" in found[2].message
+
+
+def test_rebinding_a_tf_variable_is_reported_in_tensorflow_spelling():
+    found = py_findings("""
+        import tensorflow as tf
+        x = tf.Variable(2.0)
+        for step in range(3):
+            with tf.GradientTape() as tape:
+                y = x * x
+            g = tape.gradient(y, x)
+            x = x - 0.1 * g
+    """)
+    assert [(f.code, f.line, f.column) for f in found] == [("TDF007", 7, 5)]
+    assert "x = tf.Variable(2.0)" in found[0].message and "`x.assign_sub(0.1 * g)`" in found[0].message
+
+
+def test_updates_in_place_and_other_bindings_are_not_reported():
+    assert not findings("""
+        var x = 2.0
+        tape t:
+            y = x * x
+        g = t.gradient(y, x)
+        x.assign_sub(0.1 * g)
+        z = x - 1.0
+        w = 3.0
+        w = w - 1.0
+    """)
+    assert not py_findings("""
+        import tensorflow as tf
+        x = tf.Variable(2.0)
+        with tf.GradientTape() as tape:
+            y = x * x
+        x.assign_sub(0.1 * tape.gradient(y, x))
+    """)
+
+
+def test_noqa_silences_the_new_codes():
+    from tapecli.tools.lint import lint_checked
+    source = "var x = 2.0\nconst c = 1.0\ntape t:\n    y = x * c\ng = t.gradient(y, [x, c])  # noqa: TDF006\n" \
+             "x = x - g[0]  # noqa: TDF007\n"
+    assert [f.code for f in lint_source(source)] == ["TDF006", "TDF007"]
+    assert lint_checked(source) == []
+
+
 # ---------------------------------------------------------------- on the examples
 
 def test_examples_lint_without_errors_and_show_their_pitfalls():
@@ -461,6 +613,8 @@ def test_examples_lint_without_errors_and_show_their_pitfalls():
     assert "TDF001" not in found["11_non_persistent_twice.tdf"]
     assert "TDF003" in found["19_none_integer.tdf"]
     assert found["01_first_gradient.tdf"] == set()
+    assert "TDF006" in found["06_watch_a_constant.tdf"]
+    assert "TDF007" in found["18_none_variable_replaced_by_tensor.tdf"]
 
 
 def test_lint_is_static():
@@ -471,7 +625,7 @@ def test_lint_is_static():
             x = x + undefined_name
         tape t:
             y = x
-    """) == [("TDF004", 4)]
+    """) == [("TDF007", 3), ("TDF004", 4)]
     assert time.monotonic() - start < 5
 
 

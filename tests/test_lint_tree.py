@@ -56,3 +56,29 @@ def test_a_file_that_does_not_parse_does_not_stop_the_others(tmp_path):
     (tmp_path / "b_unused.tdf").write_text(UNUSED)
     res = cli("lint", tmp_path)
     assert res.code == 3 and "SyntaxError" in res.stderr and "b_unused.tdf:2:1: TDF004" in res.stdout
+
+
+TF_CONSTANT = ("import tensorflow as tf\nc = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    w = c * c\n"
+               "g = t.gradient(w, c)\n")                                     # TDF006 at line 5
+
+
+def test_lint_a_folder_reads_its_tensorflow_python_files(tmp_path):
+    (tmp_path / "train.py").write_text(TF_CONSTANT)
+    (tmp_path / "setup.py").write_text("import os\ntry:\n    x = 1\nexcept Exception:\n    pass\n")    # not TF
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / ".venv" / "lib" / "hidden.py").write_text(TF_CONSTANT)
+    (tmp_path / "rebind.tdf").write_text("var x = 2.0\ntape t:\n    y = x * x\nx = x - 0.1 * t.gradient(y, x)\n")
+    res = cli("lint", tmp_path)
+    assert res.code == 1, res.stderr
+    assert [line.split(": ")[0] for line in res.stdout.splitlines()[:-1]] == \
+        [f"{tmp_path}/rebind.tdf:4:1", f"{tmp_path}/train.py:5:19"]
+    assert "TDF007" in res.stdout and "`x.assign_sub(0.1 * t.gradient(y, x))`" in res.stdout
+    assert "TDF006" in res.stdout and "`t.watch(c)`" in res.stdout
+    assert res.stdout.splitlines()[-1] == "2 findings in 2 of 2 files"
+    doc = cli("lint", "--json", tmp_path).json
+    assert [(f["file"].rsplit("/", 1)[-1], f["code"], f["line"]) for f in doc["findings"]] == \
+        [("rebind.tdf", "TDF007", 4), ("train.py", "TDF006", 5)]
+    assert cli("lint", "--ignore", "TDF006", tmp_path / "train.py").code == 0
+    assert cli("lint", "--select", "TDF007", tmp_path).stdout.count("TDF006") == 0
+    (tmp_path / "train.py").write_text(TF_CONSTANT.replace("g = t.gradient(w, c)", "g = t.gradient(w, c)  # noqa: TDF006"))
+    assert cli("lint", tmp_path / "train.py").stdout.strip() == "no findings"

@@ -207,7 +207,8 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
         if inv.json:
             print(r.dumps(r.run_doc(result)))
             return
-        r.print_table(inv.filename or "<stdin>", *r.value_table(result.scope.vars, inv.full), inv.color)
+        r.print_table(inv.filename or "<stdin>", *r.value_table(result.scope.vars, inv.full), inv.color,
+                      drop=("kind", "shape", "dtype"), wrap=("value",))
     inv.run(show)
 
 
@@ -354,7 +355,8 @@ def watched(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype
                   + f"{o['call']} took values off the tape (no gradient flows through it)"]
                  for t in doc["tapes"] for o in t["off_the_tape"]]
         r.print_table(f"watched in {inv.filename or '<stdin>'}",
-                      ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color)
+                      ["tape", "line", "persistent", "watched", "kind", "how"], rows, inv.color,
+                      drop=("line", "persistent", "kind"), wrap=("how",))
     inv.run(show)
 
 
@@ -526,15 +528,15 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
         r.print_table(f"{len(differences)} of {compared} entries differ (rtol {rtol:g}, atol {atol:g})",
                       ["entry", "what", a, b, "mismatch"],
                       [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"]), mismatch_text(d)]
-                       for d in differences], False if no_color else None)
+                       for d in differences], False if no_color else None, wrap=(a, b, "mismatch"))
     else:
         print(f"{compared} entries agree (rtol {rtol:g}, atol {atol:g})")
     raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
 
 
 @app.command()
-def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf); - reads standard "
-                                                         "input.", show_default=False, metavar="PATH...")],
+def lint(paths: Annotated[list[str], typer.Argument(help="Files or folders (searched for *.tdf and TensorFlow *.py); - reads "
+                                                         "standard input.", show_default=False, metavar="PATH...")],
          json_out: JsonOpt = False,
          github: Annotated[bool, typer.Option("--github", help="Print GitHub workflow annotations.")] = False,
          select: Annotated[Optional[str], typer.Option("--select", metavar="CODES", help=(
@@ -614,7 +616,8 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
                      f"{len(t['records'])} records, {_mb(t['saved_bytes'])} kept")
             rows = [[rec["op"], str(rec["line"] or ""), ", ".join(str(s) for s in rec["inputs"]), str(rec["output"]),
                      str(rec["saved_bytes"])] for rec in t["records"]]
-            r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color)
+            r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color,
+                          drop=("saved bytes", "line"), wrap=("inputs",))
     inv.run(show, lambda source, filename, options: list_tapes(source, filename, options))
 
 

@@ -16,7 +16,7 @@ def lint_paths(inv, paths: list[str], github: bool, select: str | None, ignore: 
     try:
         settings, _ = read_settings()
         settings = settings.overridden(select, ignore)
-        files = collect(paths)
+        files = collect(paths, python=True)
     except UsageError as e:
         inv._fail(EXIT_USAGE, "UsageError", str(e))
     findings, errors, shown_files = [], [], []

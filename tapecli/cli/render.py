@@ -73,23 +73,196 @@ def _console(stderr: bool = False, color: bool | None = None):
     return Console(stderr=stderr, no_color=color is False, highlight=False, soft_wrap=True)
 
 
-def print_table(title: str, columns: list[str], rows: list[list[str]], color: bool | None = None) -> None:
-    """The table for people; control characters in its text (a program's strings and names) shown as
-    ``cat -v`` shows them (escape_controls), a cell's newlines kept (a tensor's rows)."""
+def print_table(title: str, columns: list[str], rows: list[list], color: bool | None = None,
+                drop: tuple[str, ...] = (), wrap: tuple[str, ...] = ()) -> None:
+    """A table fitted to the console's width (fit_table): the columns in ``drop`` left out, in that order (the
+    empty ones first), while the rest does not fit; the cells of the columns in ``wrap`` broken at spaces, a
+    tensor's cell (TensorCell) laid out for its column; and where even that does not fit, one block per row.
+    Control characters in its text (a program's strings and names) are shown as ``cat -v`` shows them
+    (escape_controls), a cell's newlines kept (a tensor's rows)."""
     title, columns = escape_controls(title), [escape_controls(c) for c in columns]
-    rows = [[escape_controls(c, newlines=True) for c in row] for row in rows]
+    rows = [[escape_controls(c, newlines=True) if isinstance(c, str) else c for c in row] for row in rows]
+    width = _console_width()
+    title_lines = _wrap_title(title, width) if title else []
+    fitted = fit_table(columns, rows, width, drop, wrap)
+    if fitted is None:
+        sys.stdout.write(blocks(title_lines, columns, rows, width))
+        return
+    columns, rows = fitted
+    if len(title_lines) > 1:        # Rich would print a long title on one line: it is broken here, at spaces
+        sys.stdout.write("\n".join(title_lines) + "\n")
+        title = ""
     plain = plain_table(title, columns, rows) if color is not True else None
     if plain is not None:
         sys.stdout.write(plain)
         return
     from rich.table import Table
-    table = Table(title=title, title_justify="left", show_lines=False)
+    table = Table(title=title or None, title_justify="left", show_lines=False)
     for col in columns:
         table.add_column(col, overflow="fold")
     from rich.text import Text
     for row in rows:
         table.add_row(*map(Text, row))        # cells are plain text: NumPy's "[nan ...]" is no markup tag
     _console(color=color).print(table)
+
+
+class TensorCell:
+    """A tensor's cell: NumPy's printout laid out for the width its column gets (tensorfmt.py)."""
+    FLOOR = 24          # the least width for a tensor whose own lines elide it anyway
+
+    def __init__(self, arr: np.ndarray, full: bool = False):
+        self.arr, self.full, self._parts = arr, full, {}
+
+    def parts(self, width: int) -> tuple[str, list[str]]:
+        if width not in self._parts:
+            from tapecli.cli.tensorfmt import array_parts
+            self._parts[width] = array_parts(self.arr, width, full=self.full, shape_and_dtype=False)
+        return self._parts[width]
+
+    def text(self, width: int) -> str:
+        body, stats = self.parts(width)
+        return "\n".join([body, *stats])
+
+    def fits(self, width: int, own: int) -> bool:
+        """Whether ``width`` columns show it as its own lines (``own`` columns) do, or, where those elide it
+        anyway (or --full breaks its rows), whether there is room enough for a useful part."""
+        body, _ = self.parts(width)
+        whole, _ = self.parts(own)
+        if max(len(line) for line in body.split("\n")) > width:
+            return False
+        return body == whole or ((self.full or "..." in whole) and width >= min(self.FLOOR, own))
+
+
+def _text_lines(cell) -> list[str]:
+    return cell.split("\n") if isinstance(cell, str) else []
+
+
+def _wrap_text(text: str, width: int) -> str:
+    """``text`` with each line broken at spaces into lines of at most ``width``; a word longer than that
+    stays whole on its own line (never broken inside a name or a number)."""
+    out = []
+    for line in text.split("\n"):
+        current = ""
+        for word in line.split(" "):
+            if current and len(current) + 1 + len(word) > width:
+                out.append(current.rstrip())
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        out.append(current.rstrip())
+    return "\n".join(out)
+
+
+def _wrap_title(title: str, width: int) -> list[str]:
+    """A title broken at spaces, and a path too long for a line after one of its slashes."""
+    out = []
+    for line in _wrap_text(title, width).split("\n"):
+        while len(line) > width and "/" in line[1:width]:
+            cut = line.rindex("/", 1, width) + 1
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return out
+
+
+def fit_table(columns: list[str], rows: list[list], width: int, drop=(), wrap=()):
+    """(columns, rows of text) of a table no wider than ``width``: the columns in ``drop`` left out in turn (the
+    empty ones first) until the rest fits with its whole words; None where nothing fits."""
+    empty = [c for c in drop if c in columns and all(row[columns.index(c)] == "" for row in rows)]
+    order = empty + [c for c in drop if c in columns and c not in empty]
+    for k in range(len(order) + 1):
+        keep = [i for i, c in enumerate(columns) if c not in order[:k]]
+        laid = _lay_out(columns, rows, keep, width, wrap)
+        if laid is not None:
+            return [columns[i] for i in keep], laid
+    return None
+
+
+def _lay_out(columns, rows, keep, width, wrap):
+    """The rows' text with only the ``keep`` columns, fitted to ``width``; None where they do not fit."""
+    flexible = [i for i in keep if columns[i] in wrap or any(isinstance(row[i], TensorCell) for row in rows)]
+    fixed = [i for i in keep if i not in flexible]
+    room = width - 3 * len(keep) - 1 - sum(max([len(columns[i])] + [len(line) for row in rows
+                                                                    for line in _text_lines(row[i])])
+                                          for i in fixed)
+    widths = {}
+    tensor_columns = [i for i in flexible if any(isinstance(row[i], TensorCell) for row in rows)]
+    for i in flexible:         # the least width of a column of words: its longest word, or 20 where its text is longer
+        lines = [line for row in rows for line in _text_lines(row[i])]
+        longest_word = max([len(columns[i])] + [len(w) for line in lines for w in line.split(" ")])
+        widths[i] = max(longest_word, min(20, max([len(columns[i])] + [len(line) for line in lines])))
+    if room < sum(widths.values()):
+        return None
+    spare = room - sum(widths.values())
+    own = width - 4                     # a tensor's own lines: in a block, indented by four
+    for i in tensor_columns:            # a tensor's column gets all there is (others then take what it leaves)
+        avail = widths[i] + spare
+        cells = [row[i] for row in rows if isinstance(row[i], TensorCell)]
+        if not all(cell.fits(avail, own) for cell in cells):
+            return None
+        words = [len(line) for row in rows for line in _text_lines(row[i])]     # its cells of text
+        used = max([widths[i], min(avail, max(words, default=0))]
+                   + [len(line) for cell in cells for line in cell.text(avail).split("\n")])
+        spare -= used - widths[i]
+        widths[i] = used
+    natural = {i: max([len(columns[i])] + [len(line) for row in rows for line in _text_lines(row[i])])
+               for i in flexible if i not in tensor_columns}
+    while spare > 0:                    # the columns of words share what is left, up to their longest lines
+        needy = [i for i in natural if widths[i] < natural[i]]
+        if not needy:
+            break
+        for i in needy:
+            give = min(natural[i] - widths[i], max(1, spare // len(needy)), spare)
+            widths[i] += give
+            spare -= give
+    out = []
+    for row in rows:
+        cells = []
+        for i in keep:
+            cell = row[i]
+            if isinstance(cell, TensorCell):
+                cell = cell.text(widths[i])
+            elif i in widths:
+                cell = _wrap_text(cell, widths[i])
+            cells.append(cell)
+        out.append(cells)
+    return out
+
+
+def blocks(title_lines: list[str], columns: list[str], rows: list[list], width: int) -> str:
+    """The table as one block per row, for a console too narrow for its columns: the first cell on a line of its
+    own, the others as ``column: text`` pairs, a long or multi-line text below its column, indented::
+
+        d2(f)/d(x)2
+          tape: (implicit)  target: f  source: x
+          dtype: float32  shape: []  value: 4.0
+    """
+    out = list(title_lines)
+    for row in rows:
+        out.append("")
+        head = row[0].text(width) if isinstance(row[0], TensorCell) else row[0]
+        out.append(head)
+        pending = ""
+        for col, cell in zip(columns[1:], row[1:]):
+            text = cell.text(width - 4) if isinstance(cell, TensorCell) else cell
+            if text == "":
+                continue
+            pair = f"{col}: {text}"
+            if "\n" not in text and len(pair) <= width - 2:
+                if pending and len(pending) + 2 + len(pair) > width - 2:
+                    out.append("  " + pending)
+                    pending = ""
+                pending = f"{pending}  {pair}" if pending else pair
+                continue
+            if pending:
+                out.append("  " + pending)
+                pending = ""
+            out.append(f"  {col}:")
+            text = text if isinstance(cell, TensorCell) else _wrap_text(text, width - 4)
+            out.extend("    " + line for line in text.split("\n"))
+        if pending:
+            out.append("  " + pending)
+    return "\n".join(out).lstrip("\n") + "\n"
 
 
 _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "└─┴┘")      # Rich's default box, row by row
@@ -179,47 +352,41 @@ def _console_width() -> int:
     return width or 80
 
 
-def value_width(columns: list[str], rows: list[list[str]], value_column: int) -> int:
-    """The columns left in the console for ``value_column`` once the other columns and the borders are laid out."""
-    others = sum(max([len(col)] + [len(row[i]) for row in rows]) + 3
-                 for i, col in enumerate(columns) if i != value_column)
-    return max(24, _console_width() - others - 4)
+def value_cell(value, full: bool = False):
+    """A value's table cell: a TensorCell for a tensor of one or more dimensions (laid out for its column's
+    width), else its text."""
+    from tapecli.cli.tensorfmt import as_array
+    arr = as_array(value)
+    if arr is not None and arr.ndim > 0:
+        return TensorCell(arr, full)
+    return format_cell(value)
 
 
-def value_table(values: dict, full: bool = False) -> tuple[list[str], list[list[str]]]:
+def value_table(values: dict, full: bool = False) -> tuple[list[str], list[list]]:
     """The columns and rows of `run`'s table of the names a program bound: a value too large to write
     (an integer of over 4,300 digits) is the error of its name."""
     from tapecli.errors import LimitError
     rows = []
     for name, value in values.items():
         t = type_json(value)
-        rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), ""])
-    columns = ["name", "kind", "dtype", "shape", "value"]
-    width = value_width(columns, rows, 4)
-    for row, (name, value) in zip(rows, values.items()):
         try:
-            row[4] = format_cell(value, width=width, full=full) if _is_value(value) else ""
+            cell = value_cell(value, full=full) if _is_value(value) else ""
         except LimitError as e:
             raise e.about(name) from None
-    return columns, rows
+        rows.append([name, t["kind"], t.get("dtype", ""), str(t.get("shape", "")), cell])
+    return ["name", "kind", "dtype", "shape", "value"], rows
 
 
 def print_requests(title: str, requests, color: bool | None = None, full: bool = False) -> None:
     columns = ["name", "line", "tape", "target", "source", "value", "dtype", "shape"]
-    rows, values = [], []
+    rows = []
     for entry in api.request_entries(requests, lambda v: v):      # values stay Tensors here
         value = entry["value"]
-        values.append(value)
         rows.append([str(entry["name"]), str(entry["line"] or ""), str(entry["tape"]), str(entry["target"]),
                      str(entry["source"]) + (f", {entry['source2']}" if "source2" in entry else ""),
-                     "" if value is not None else f"None  ({entry['why']})",
+                     value_cell(value, full) if value is not None else f"None  ({entry['why']})",
                      str(entry["dtype"] or ""), str(entry["shape"] if entry["shape"] is not None else "")])
-    width = value_width(columns, rows, 5)
-    for row, value in zip(rows, values):
-        if value is None:
-            continue
-        row[5] = format_cell(value, width=width, full=full)
-    print_table(title, columns, rows, color)
+    print_table(title, columns, rows, color, drop=("line", "tape", "shape", "dtype"), wrap=("value",))
 
 
 def short_json(value, limit: int = 60) -> str:

@@ -107,12 +107,13 @@ def _show(inv, doc: dict) -> None:
     if inv.command == "run":
         rows = [[name, str([n] + list(doc["types"][name].get("shape", []))), _ends(values)]
                 for name, values in doc["values"].items()]
-        r.print_table(title, ["name", "shape", "values"], rows, inv.color)
+        r.print_table(title, ["name", "shape", "values"], rows, inv.color, wrap=("values",))
         return
     rows = [[e["name"] or "", e["target"], e["source"], e["dtype"] or "",
              str([n] + e["shape"]) if e["shape"] is not None else "", _ends(e["value"])]
             for e in doc[s_key(inv.command)]]
-    r.print_table(title, ["name", "target", "source", "dtype", "shape", "values"], rows, inv.color)
+    r.print_table(title, ["name", "target", "source", "dtype", "shape", "values"], rows, inv.color,
+                  drop=("dtype", "shape"), wrap=("values",))
 
 
 def s_key(command: str) -> str:

@@ -72,12 +72,19 @@ def _wrap_words(text: str, width: int) -> list[str]:
 def format_array(arr: np.ndarray, width: int = 80, full: bool = False, shape_and_dtype: bool = True) -> str:
     """``arr`` as NumPy prints it, within ``width`` columns and (unless ``full``) ``MAX_LINES`` lines
     counting the summary that follows it; a scalar as its shortest text."""
+    body, stats = array_parts(arr, width, full, shape_and_dtype)
+    return "\n".join([body, *stats])
+
+
+def array_parts(arr: np.ndarray, width: int = 80, full: bool = False,
+                shape_and_dtype: bool = True) -> tuple[str, list[str]]:
+    """What format_array prints, as the elements' printout and the summary's lines (none for a few elements)."""
     if arr.ndim == 0:
-        return str(arr[()])
+        return str(arr[()]), []
     width = max(width, 16)
-    if full:
-        return _full(arr, width) + "\n" + "\n".join(_wrap_words(summary(arr, shape_and_dtype), width))
     stats = _wrap_words(summary(arr, shape_and_dtype), width)
+    if full:
+        return _full(arr, width), stats
     room = max(1, (MAX_LINES if arr.ndim <= 2 else MAX_LINES_ND) - len(stats))
     body = _fitted(arr, width, room)
     if body is None and arr.ndim > 2:
@@ -85,8 +92,8 @@ def format_array(arr: np.ndarray, width: int = 80, full: bool = False, shape_and
     if body is None:            # no NumPy layout fits: the first and last elements, flattened
         body = _flat(arr, width)
     if arr.size <= SUMMARY_FROM:
-        return body             # a few numbers: they say it all
-    return body + "\n" + "\n".join(stats)
+        return body, []         # a few numbers: they say it all
+    return body, stats
 
 
 def _full(arr: np.ndarray, width: int) -> str:

@@ -62,18 +62,39 @@ class FileReport:
         return next((line for line in lines if line not in ran), lines[-1] if lines else None)
 
 
-def collect(paths: list[str]) -> list[str]:
-    """The .tdf files named, and those under the folders named (recursively), in order."""
+def collect(paths: list[str], python: bool = False) -> list[str]:
+    """The files named, and the .tdf files under the folders named (recursively), in order; with ``python``,
+    also the TensorFlow programs among the .py files under them (those that import TensorFlow or use a
+    GradientTape), outside hidden folders and ``__pycache__``."""
     files = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            files += sorted(str(f) for f in path.rglob("*.tdf"))
+            found = sorted(path.rglob("*.tdf"))
+            if python:
+                found = sorted(found + [f for f in path.rglob("*.py") if _tensorflow_program(f, path)])
+            files += [str(f) for f in found]
         elif path.is_file() or p == "-":
             files.append(p)
         else:
             raise UsageError(f"no such file or folder: {p}")
     return files
+
+
+_TENSORFLOW_PROGRAM = re.compile(r"^\s*(?:import\s+tensorflow\b|from\s+tensorflow\b)|GradientTape", re.MULTILINE)
+
+
+def _tensorflow_program(path: Path, top: Path) -> bool:
+    """A .py file found under a folder that is a TensorFlow program: not under a hidden folder (``.venv``,
+    ``.git``) or ``__pycache__`` below ``top``, and importing TensorFlow or using a GradientTape."""
+    parts = path.relative_to(top).parts[:-1]
+    if any(part.startswith(".") or part in ("__pycache__", "site-packages", "node_modules") for part in parts):
+        return False
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            return bool(_TENSORFLOW_PROGRAM.search(f.read(1 << 20)))
+    except OSError:
+        return False
 
 
 def check_file(path: str, options: Options, fd: bool = False, source: str | None = None) -> FileReport:

@@ -12,6 +12,8 @@ TDF002  a gradient/jacobian call inside the block of its own persistent tape (it
 TDF003  a var/const declared with integer literals only, then watched or used as a gradient source
 TDF004  a tape that is never used
 TDF005  a watch of a layer's variables (Dense, Conv2D, LSTM, ...) before the layer is first called (built)
+TDF006  a gradient/jacobian with respect to a constant (`const c`, `tf.constant`) its tape never watched (None)
+TDF007  a variable rebound to a tensor (`x = x - lr * g`, `x -= ...`) instead of updated (`x.assign_sub(...)`)
 
 A finding is silenced by ``# noqa`` (or ``# noqa: TDF001``) on its line; ``--select``/``--ignore`` and the
 ``[tool.tapecli.lint]`` table of pyproject.toml choose the codes (``lint_checked``).
@@ -35,6 +37,8 @@ CODES = {
     "TDF003": "integer literals flowing into watched math",
     "TDF004": "tape never used",
     "TDF005": "watch of an unbuilt layer's variables",
+    "TDF006": "gradient with respect to a constant the tape never watched",
+    "TDF007": "variable rebound to a tensor",
 }
 
 
@@ -52,7 +56,7 @@ class Finding:
 def lint(program: ast.Program) -> list[Finding]:
     """Every finding of every check, sorted by position; one finding per (position, code)."""
     findings: dict[tuple, Finding] = {}
-    for check in (_TapeUse().run, _integer_sources, _unused_tapes, _unbuilt_layers):
+    for check in (_TapeUse().run, _integer_sources, _unused_tapes, _unbuilt_layers, _watch_and_update):
         for f in check(program):
             findings.setdefault((f.line, f.column, f.code), f)
     return sorted(findings.values())
@@ -468,6 +472,166 @@ _BUILT_ON_CALL = {"Dense", "Conv2D", "Embedding", "LayerNormalization", "BatchNo
 def _is_dense(binding) -> bool:
     return (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.value, ast.Call)
             and isinstance(binding.value.func, ast.Name) and binding.value.func.id in _BUILT_ON_CALL)
+
+
+# ------------------------------ TDF006 and TDF007: unwatched constants, variables rebound to tensors
+
+_ARITHMETIC_UPDATES = {"-": "assign_sub", "+": "assign_add"}
+
+
+def _tf_aliases(program) -> set[str]:
+    """The names TensorFlow is imported as (``import tensorflow as tf``); ``tf`` where none is."""
+    from tapecli.frontend import pyast
+    names = {bound for node in ast.walk(program) if isinstance(node, pyast.Import)
+             for module, bound in node.names if module == "tensorflow"}
+    return names or {"tf"}
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 4].rstrip() + " ..."
+
+
+def _watch_and_update(program) -> list[Finding]:
+    """TDF006: ``t.gradient(w, c)`` (or .jacobian, .batch_jacobian) where ``c`` is bound to a constant
+    (``const c = ...``, ``c = tf.constant(...)``) and nothing in the block of tape ``t`` watches it: constants are
+    watched only by ``watch`` (``t.watch``), so its gradient is None.
+    TDF007: ``x = x - lr * g`` (any arithmetic on ``x``, or ``x -= ...``) where ``x`` is bound to a variable: the
+    name now holds a tensor, which later tapes do not watch and later updates do not change.
+    Statements are followed in order, branches merged; a name rebound on any path stops being tracked, and a
+    function's body is read with its parameters unknown."""
+    tf = _tf_aliases(program)
+    findings: list[Finding] = []
+    text = program.source
+
+    def is_variable(stmt) -> bool:
+        if isinstance(stmt, ast.VarDecl):
+            return True
+        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "Variable"
+                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id in tf)
+
+    def spelled(decl) -> str:
+        value = text[decl.value.start:decl.value.end] if decl.value.end > decl.value.start else "..."
+        if isinstance(decl, ast.ConstDecl):
+            return f"{decl.name} = {_python_decl('const', value)}" if program.python else f"const {decl.name} = {value}"
+        if isinstance(decl, ast.VarDecl):
+            return f"{decl.name} = {_python_decl('var', value)}" if program.python else f"var {decl.name} = {value}"
+        return f"{decl.targets[0]} = {value}"
+
+    watching_functions = {node.name for node in ast.walk(program) if isinstance(node, ast.FuncDef)
+                          and any(isinstance(inner, ast.Watch) for inner in ast.walk(node.body))}
+
+    def watched(tape: ast.TapeBlock, name: str) -> bool:
+        """A watch of ``name`` in the tape's block, or there perhaps: the tape handed to a call, or a call of a
+        function of the program that watches something."""
+        inner = {id(node) for block in ast.walk(tape.body) if isinstance(block, ast.TapeBlock)
+                 for node in ast.walk(block.body)}          # a bare `watch c` there is on that (innermost) tape
+        for node in ast.walk(tape.body):
+            mine = node.tape == tape.name or (node.tape is None and id(node) not in inner) \
+                if isinstance(node, ast.Watch) else False
+            if mine and any(
+                    n.id == name for item in node.items for n in _leaf_names(item)):
+                return True
+            if isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Name) and node.func.id in watching_functions)
+                    or any(isinstance(n, ast.Name) and n.id == tape.name
+                           for arg in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(arg))):
+                return True
+        return False
+
+    def requests(stmt, consts, tapes):
+        from tapecli.frontend import pyast
+        if isinstance(stmt, (ast.Expect, pyast.Assert)) and re.search(r"\bis\s+None\b", text[stmt.start:stmt.end]):
+            return                              # `expect t.gradient(w, c) is None`: the None is the point
+        for tape_name, method, call in _request_calls(_header_exprs(stmt)):
+            tape = tapes.get(tape_name)
+            source = _source_arg(call)
+            if tape is None or source is None:
+                continue
+            for name in _leaf_names(source):
+                decl = consts.get(name.id)
+                if decl is None or watched(tape, name.id):
+                    continue
+                nested = any(isinstance(node, ast.TapeBlock) for node in ast.walk(tape.body))
+                fix = (f"`{tape_name}.watch({name.id})`" if program.python
+                       else f"`watch {name.id}{f' in {tape_name}' if nested else ''}`")
+                findings.append(Finding(
+                    name.line, name.column, "TDF006",
+                    f"{tape_name}.{method} is asked for the gradient with respect to {name.id}, a constant "
+                    f"({spelled(decl)}) that tape {tape_name} (line {tape.line}) never watched, so it is None: "
+                    f"a tape watches variables by itself, constants and tensors only when told; add {fix} in the "
+                    f"tape's block, before {name.id} is used"
+                    + (f", or make it a variable ({name.id} = tf.Variable(...))" if program.python
+                       else f", or declare it `var {name.id} = ...`")))
+
+    def rebinding(stmt, variables):
+        if isinstance(stmt, ast.AugAssign):
+            name, op, rest = stmt.name, stmt.op, stmt.value
+            if name not in variables:
+                return
+            method = _ARITHMETIC_UPDATES.get(op)
+            update = (f"{method}({_shorten(text[rest.start:rest.end])})" if method
+                      else f"assign({name} {op} {_shorten(text[rest.start:rest.end])})")
+            what = f"`{name} {op}= ...` is `{name} = {name} {op} ...`, which"
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] in variables:
+            name, value = stmt.targets[0], stmt.value
+            if not isinstance(value, (ast.BinOp, ast.UnaryOp)) or not any(
+                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+                return
+            update = f"assign({_shorten(text[value.start:value.end])})"
+            if isinstance(value, ast.BinOp) and value.op in _ARITHMETIC_UPDATES:
+                if isinstance(value.left, ast.Name) and value.left.id == name:
+                    rest = value.right
+                    update = f"{_ARITHMETIC_UPDATES[value.op]}({_shorten(text[rest.start:rest.end])})"
+                elif value.op == "+" and isinstance(value.right, ast.Name) and value.right.id == name:
+                    update = f"assign_add({_shorten(text[value.left.start:value.left.end])})"
+            what = "this"
+        else:
+            return
+        findings.append(Finding(
+            stmt.line, stmt.column, "TDF007",
+            f"{name} is a variable ({spelled(variables[name])}) and {what} rebinds {name} to a tensor: {name} is no "
+            f"longer a variable, so tapes after this line do not watch it (their gradients with respect to {name} "
+            f"are None) and the variable itself is not updated; update it in place: `{name}.{update}`"))
+
+    def block(body, state):
+        for stmt in body:
+            state = statement(stmt, state)
+        return state
+
+    def statement(stmt, state):
+        consts, variables, tapes = state
+        requests(stmt, consts, tapes)
+        rebinding(stmt, variables)
+        bound = _bound_by(stmt)
+        if bound:
+            consts = {k: v for k, v in consts.items() if k not in bound}
+            variables = {k: v for k, v in variables.items() if k not in bound}
+            tapes = {k: v for k, v in tapes.items() if k not in bound}
+        if isinstance(stmt, ast.ConstDecl):
+            consts = {**consts, stmt.name: stmt}
+        elif is_variable(stmt):
+            variables = {**variables, (stmt.name if isinstance(stmt, ast.VarDecl) else stmt.targets[0]): stmt}
+        state = (consts, variables, tapes)
+        if isinstance(stmt, ast.TapeBlock):
+            consts, variables, tapes = block(stmt.body, state)
+            state = (consts, variables, {**tapes, stmt.name: stmt})
+        elif isinstance(stmt, ast.If):
+            outcomes = [block(body, state) for _, body in stmt.branches] + [block(stmt.orelse or [], state)]
+            state = tuple(_common([o[i] for o in outcomes]) for i in range(3))
+        elif isinstance(stmt, (ast.While, ast.For)):
+            once = block(stmt.body, state)
+            state = tuple(_common([state[i], once[i]]) for i in range(3))
+        elif isinstance(stmt, (ast.StopRecording, ast.ExpectError)):
+            state = block(stmt.body, state)
+        elif isinstance(stmt, ast.FuncDef):
+            params = {p.name for p in stmt.params}
+            block(stmt.body, tuple({k: v for k, v in d.items() if k not in params} for d in state))
+        return state
+
+    block(program.body, ({}, {}, {}))
+    return findings
 
 
 # ------------------------------------------------ noqa, --select/--ignore, [tool.tapecli.lint]
