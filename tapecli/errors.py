@@ -51,11 +51,11 @@ class UndefinedNameError(TdfNameError):
     """``name X is not defined``; its "did you mean" hint is searched for only when it is read: a program that
     meets the error again and again (``expect_error`` in a loop) must not pay a search over every name each time."""
 
-    def __init__(self, message: str, *, name: str = "", candidates=None, **position):
-        from tapecli.runtime import spelling
+    def __init__(self, message: str, *, name: str = "", candidates=None, python: bool = False, **position):
+        """``python``: the program is spelled as TensorFlow Python (its hint says so)."""
         super().__init__(message, **position)
         self._name, self._candidates = name, candidates
-        self._python = spelling.is_python()
+        self._python = python
 
     @property
     def hint(self) -> str | None:
@@ -81,20 +81,19 @@ class DtypeMismatch(TdfTypeError):
     float one's dtype, else the later one to the first's; once the expression is known (:meth:`name_operands`),
     by its text, as the program spells it."""
 
-    def __init__(self, message: str, *, dtypes: list, convert: int, inputs: list, **position):
+    def __init__(self, message: str, *, dtypes: list, convert: int, inputs: list, spell_cast, **position):
         """``dtypes``: the two that met; ``convert``: which of them to convert (0 or 1); ``inputs``: the
-        positions of the two among the op's inputs."""
-        from tapecli.runtime import spelling
+        positions of the two among the op's inputs; ``spell_cast(operand, dtype)``: a cast as the program
+        spells it (runtime/spelling.py)."""
         super().__init__(message, **position)
-        self.dtypes, self.convert, self.inputs, self.python = dtypes, convert, inputs, spelling.is_python()
+        self.dtypes, self.convert, self.inputs, self.spell_cast = dtypes, convert, inputs, spell_cast
         self.hint = self._hint_for(None)
 
     def _hint_for(self, operand: str | None) -> str:
-        from tapecli.runtime import spelling
         to, have = self.dtypes[1 - self.convert], self.dtypes[self.convert]
         if operand is None:
-            return f"convert the {have} one with {spelling.cast('...', to, self.python)}"
-        return f"convert {operand} with {spelling.cast(operand, to, self.python)}"
+            return f"convert the {have} one with {self.spell_cast('...', to)}"
+        return f"convert {operand} with {self.spell_cast(operand, to)}"
 
     def name_operands(self, texts: list) -> "DtypeMismatch":
         """Name the operand to convert by its text, from the texts of the op's inputs in order."""

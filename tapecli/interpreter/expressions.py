@@ -11,6 +11,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_deferred
 from tapecli.errors import DtypeMismatch, LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
 from tapecli.ops.core import _tensor as new_tensor
+from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
@@ -77,7 +78,8 @@ class Expressions:
                                hint="programs cannot reach files, the environment or Python objects",
                                line=node.line, column=node.column, end_column=node.end_column)
         raise UndefinedNameError(f"name {name} is not defined", name=name, candidates=scope.names() | set(BUILTINS),
-                                 line=node.line, column=node.column, end_column=node.end_column)
+                                 python=spelling.is_python(), line=node.line, column=node.column,
+                                 end_column=node.end_column)
 
     def eval_Name(self, node, scope):
         return self.lookup(node.id, scope, node)

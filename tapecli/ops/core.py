@@ -220,7 +220,7 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
                 # the operand to convert: an integer (or bool) one to the float one's dtype, else the later one
                 convert = 0 if dtype.kind != "f" and t.dtype.kind == "f" else 1
                 raise DtypeMismatch(f"{op.name} got tensors of different dtypes: {a} and {b}", dtypes=[a, b],
-                                    convert=convert, inputs=[first, later])
+                                    convert=convert, inputs=[first, later], spell_cast=spelling.fixed_cast())
         for i in idx:
             if tensors[i].weak:
                 tensors[i] = materialize(tensors[i], dtype)

@@ -36,6 +36,12 @@ def cast(operand: str, dtype_name: str, python: bool | None = None) -> str:
     return call("cast", operand, dtype(dtype_name, python), python=python)
 
 
+def fixed_cast():
+    """``cast`` in the current run's spelling, fixed now (an error's hint is written after the run ends)."""
+    python = is_python()
+    return lambda operand, dtype_name: cast(operand, dtype_name, python)
+
+
 def declaration(kind: str, name: str, value: str, python: bool | None = None) -> str:
     """``var x = v`` / ``const c = v``, or ``x = tf.Variable(v)`` / ``c = tf.constant(v)``."""
     if is_python(python):
