@@ -382,7 +382,7 @@ def _run(program: Program, interp: Interpreter, ctx: RunContext, implicit_tape: 
         implicit = _implicit_requests(interp, implicit_tape, options) if implicit_tape else []
         if options.check_numerics:
             try:
-                ctx.numerics.check()
+                ctx.numerics.check(ctx.settings.python_spelling)
             except TdfError as e:   # point at the statement's first character
                 text = program.source.splitlines()[e.line - 1]
                 e.column = len(text) - len(text.lstrip()) + 1

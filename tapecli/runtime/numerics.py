@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfValueError
-from tapecli.runtime import spelling
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -74,8 +73,9 @@ class Numerics:
                 self.backward_finding = finding
                 return
 
-    def check(self) -> None:
-        """Raise the first finding, if any (at the end of a run): forward ones come first in time."""
+    def check(self, python: bool) -> None:
+        """Raise the first finding, if any (at the end of a run): forward ones come first in time; its hint
+        spelled as the program is (``python``: TensorFlow Python)."""
         unmasked = [f for tid, f in self.forward_findings.items() if tid not in self.masked]
         finding = unmasked[0] if unmasked else self.backward_finding
         if finding is None:
@@ -84,11 +84,11 @@ class Numerics:
                 f"{finding['phase']} pass; its inputs: " + "; ".join(finding["inputs"]))
         hint = None
         if finding.get("where_line"):
-            where = spelling.either("where", "tf.where")
+            tf = "tf." if python else ""          # (spelling.py reads the run context, which holds this object)
+            where = f"{tf}where"
             text += (f". The `{where}` at line {finding['where_line']} does not take this branch, but the gradient "
                      f"still flows into it and 0 * {finding['what']} is NaN")
-            safe = spelling.call("sqrt", spelling.call("where", "x > 0", "x", "1.0"))
-            hint = f"make the untaken branch safe too, e.g. {spelling.call('where', 'x > 0', safe, '0.0')}"
+            hint = f"make the untaken branch safe too, e.g. {tf}where(x > 0, {tf}sqrt({tf}where(x > 0, x, 1.0)), 0.0)"
         raise TdfValueError(text, hint=hint, line=finding["line"])
 
 
