@@ -198,7 +198,7 @@ class _Converter:
         if init is None:
             return None
         dtype = kw.pop("dtype", None)
-        kw.pop("name", None)
+        name_given = kw.pop("name", None)
         if dtype is not None:
             dtype = dtype.attr if isinstance(dtype, ast.Attribute) else dtype.value \
                 if isinstance(dtype, ast.String) else None
@@ -211,6 +211,8 @@ class _Converter:
         if "trainable" in kw:
             trainable = next(k for k in value.keywords if k.name == "trainable")
             options.append(ast.Keyword("trainable", kw.pop("trainable"), **forms.position(trainable)))
+        if name_given is not None:          # (the name TensorFlow prints it with: 'x:0')
+            options.append(ast.Keyword("name", name_given, **forms.position(name_given)))
         return None if kw else ast.VarDecl(name, dtype, init, options, **forms.position(s))
 
 

@@ -329,7 +329,7 @@ def detached(value):
     if isinstance(value, Variable):
         value = value.read()
     if isinstance(value, Tensor):
-        return Tensor(value.value, weak=value.weak)
+        return value.__class__(value.value, weak=value.weak)     # (a NumPy value stays one)
     if isinstance(value, (list, tuple)):
         return type(value)(detached(v) for v in value)
     return value

@@ -91,26 +91,13 @@ def python_text(value) -> str:
 
 
 def format_value(value, _open: tuple = ()) -> str:
-    """A program value as print shows it. A list or dict inside itself prints as Python prints it
-    (``[[...]]``); nesting past MAX_PRINT_DEPTH is a LimitError, before Python's own stack runs out."""
+    """A TDF program's value as print shows it (printing.py: a Python program's)."""
     if isinstance(value, Variable):
         return f"<variable {value.name}: {format_value(value.read())}>"
     if isinstance(value, Tensor):
         return np.array2string(value.value, separator=", ") if value.ndim else str(value.value.item())
     if isinstance(value, (list, dict)):
-        if id(value) in _open:
-            return "[...]" if isinstance(value, list) else "{...}"
-        if len(_open) >= MAX_PRINT_DEPTH:
-            raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be printed")
-        inner = (*_open, id(value))
-        if isinstance(value, list):
-            texts, ends = [format_value(v, inner) for v in value], "[]"
-        else:
-            texts, ends = [f'"{k}": {format_value(v, inner)}' for k, v in value.items()], "{}"
-        texts = texts or [""]
-        texts[0] = ends[0] + texts[0]
-        texts[-1] = texts[-1] + ends[1]
-        return joined(", ", texts, f"the text of {type_word(value)}")
+        return container_text(value, format_value, lambda key: f'"{key}"', _open)
     if value is None:
         return "None"
     if isinstance(value, str):
@@ -119,6 +106,25 @@ def format_value(value, _open: tuple = ()) -> str:
         return python_text(value)
     word = type_word(value)
     return f"<{word.split(' ', 1)[1] if word.startswith(('a ', 'an ')) else word}>"
+
+
+def container_text(value: list | dict, element, key, _open: tuple) -> str:
+    """A list's or dict's text: ``element(item, open)`` of each item, ``key(k)`` of each key. A list or dict
+    inside itself prints as Python prints it (``[[...]]``); nesting past MAX_PRINT_DEPTH is a LimitError,
+    before Python's own stack runs out."""
+    if id(value) in _open:
+        return "[...]" if isinstance(value, list) else "{...}"
+    if len(_open) >= MAX_PRINT_DEPTH:
+        raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be printed")
+    inner = (*_open, id(value))
+    if isinstance(value, list):
+        texts, ends = [element(v, inner) for v in value], "[]"
+    else:
+        texts, ends = [f"{key(k)}: {element(v, inner)}" for k, v in value.items()], "{}"
+    texts = texts or [""]
+    texts[0] = ends[0] + texts[0]
+    texts[-1] = texts[-1] + ends[1]
+    return joined(", ", texts, f"the text of {type_word(value)}")
 
 
 def joined(sep: str, parts: list, what: str) -> str:

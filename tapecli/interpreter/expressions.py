@@ -15,7 +15,7 @@ from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, Tensor, Variable, literal_array
+from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable, literal_array, numpy_result
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          _list_as_tensor)
@@ -102,7 +102,7 @@ class Expressions:
         if t is None:
             arr = np.array(node.value)
             arr.flags.writeable = False
-            t = self.literal_cache[id(node)] = Tensor(arr)
+            t = self.literal_cache[id(node)] = PythonBool(arr)
         return t
 
     def _static_literal(self, node):
@@ -184,9 +184,10 @@ class Expressions:
                     self.none_gradient_used(error, self._operand_text(node, side is left))
                 raise error
         try:
-            return self._BINARY[op](left, right)
+            result = self._BINARY[op](left, right)
         except DtypeMismatch as e:
             raise self.name_operands(e, node) from None
+        return numpy_result(result, left, right) if NumpyArray in (left.__class__, right.__class__) else result
 
     def name_operands(self, error, node):
         """``error``, where a dtype mismatch of the binary expression ``node`` names the operand to convert."""
@@ -213,12 +214,12 @@ class Expressions:
         try:
             if node.op == "~":
                 return ops.bitwise_operator("~", value)
-            return ops.neg(value) if node.op == "-" else ops.to_tensor(value)
+            return numpy_result(ops.neg(value) if node.op == "-" else ops.to_tensor(value), value)
         except TdfError as e:
             raise e.locate(node)
 
     def eval_Not(self, node, scope):
-        return Tensor(np.array(not truth(self.eval(node.operand, scope))))
+        return PythonBool(np.array(not truth(self.eval(node.operand, scope))))
 
     def eval_BoolOp(self, node, scope):
         value = None
@@ -250,25 +251,26 @@ class Expressions:
 
     def compare(self, op, left, right):
         if op in ("in", "not in"):
-            return Tensor(np.array(_contains(right, left) == (op == "in")))
+            return PythonBool(np.array(_contains(right, left) == (op == "in")))
         if op in ("is", "is not"):
             same = left is right or (isinstance(left, Tensor) and isinstance(right, Tensor) and left.id == right.id)
-            return Tensor(np.array(same if op == "is" else not same))
+            return PythonBool(np.array(same if op == "is" else not same))
         if op == "~=":
             return self.expectations.approx_equal(left, right)[0]
         if isinstance(left, (str, DType)) or isinstance(right, (str, DType)):
             if op in ("==", "!="):
-                return Tensor(np.array((left == right) == (op == "==")))
+                return PythonBool(np.array((left == right) == (op == "==")))
             raise TdfTypeError(f"cannot compare strings with '{op}'")
         if left is None or right is None:
             if op in ("==", "!="):
-                return Tensor(np.array((left is right) == (op == "==")))
+                return PythonBool(np.array((left is right) == (op == "==")))
             raise TdfTypeError(f"cannot compare None with '{op}'", hint="use `is None`")
         left, right = (_list_as_tensor(v) for v in (left, right))
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
                 raise TdfTypeError(f"'{op}' compares tensors, got {type_word(side)}")
-        return self._COMPARE[op](left, right)
+        result = self._COMPARE[op](left, right)
+        return PythonBool(result.value) if _python_values(left, right) else result
 
     def eval_Call(self, node, scope):
         func = self.eval(node.func, scope)
@@ -371,7 +373,7 @@ class Expressions:
                     from tapecli.errors import ShapeError
                     raise ShapeError(f"index out of range for shape {list(tensor.shape)}: {e}") from None
                 result = ops.getitem(tensor, key)
-                return Tensor(result.value, weak=True) if tensor.weak else result
+                return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, tensor)
             raise TdfTypeError(f"{type_word(value)} cannot be indexed")
         except TdfError as e:
             raise e.locate(node)
@@ -429,6 +431,11 @@ class Expressions:
 
 _SEQUENCES = (list, tuple, str)
 
+
+def _python_values(*values) -> bool:
+    """Whether each of ``values`` is a Python number or bool (what makes a Python result, not a tensor)."""
+    return all(isinstance(v, PythonBool) or (isinstance(v, Tensor) and v.weak and v.ndim == 0) for v in values)
+
 # Attributes the library's python_attribute hook answers for tensors: TensorFlow eager's beside TDF's core ones,
 # and the methods of NumPy arrays (library/numpy_forms.py).
 _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype", "reshape", "mean", "sum", "tolist",
@@ -440,7 +447,7 @@ _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype"
 _PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
                           "locals", "vars", "dir", "type", "object", "id", "input", "__import__", "breakpoint",
                           "memoryview", "bytearray", "bytes", "exit", "quit", "help", "iter", "next", "callable",
-                          "classmethod", "staticmethod", "property", "issubclass", "hash", "repr", "chr", "ord"))
+                          "classmethod", "staticmethod", "property", "issubclass", "hash", "chr", "ord"))
 
 
 class _Spread:

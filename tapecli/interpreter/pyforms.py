@@ -10,9 +10,11 @@ import numpy as np
 from tapecli.errors import TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
-from tapecli.interpreter.conversions import format_value, joined, truth
+from tapecli.interpreter.conversions import joined, truth
+from tapecli.interpreter.printing import program_repr, program_str, python_format
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
+from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
@@ -198,9 +200,9 @@ class PythonForms:
         value = self.eval(node.value, scope)
         spec = self.eval(node.spec, scope) if node.spec is not None else ""
         if node.conversion in ("r", "a"):
-            value = repr(format_python(value))
+            value = program_repr(value)
         elif node.conversion == "s":
-            value = format_python(value)
+            value = program_str(value)
         return format_with(value, spec)
 
     def eval_Starred(self, node, scope):
@@ -225,9 +227,7 @@ def python_scalar(value):
 
 
 def format_python(value) -> str:
-    if isinstance(value, str):
-        return value
-    return format_value(value)
+    return program_str(value)
 
 
 _NUMBERS = re.compile(r"\d+")
@@ -247,8 +247,9 @@ def percent_format(fmt: str, values) -> str:
     """Python's ``fmt % values`` on numbers and strings, weighed before Python builds it: each conversion's
     width and precision (``*`` takes them from the arguments) and its argument's text make an upper bound
     on the length; a ``%c`` may make a 4-byte character."""
-    args = tuple(python_scalar(v) if not isinstance(v, str) else v for v in (values if isinstance(values, list)
-                                                                              else [values]))
+    kinds = _argument_kinds(fmt)
+    args = tuple(_percent_argument(v, kinds[i] if i < len(kinds) else "")
+                 for i, v in enumerate(values if isinstance(values, list) else [values]))
     if not all(isinstance(a, (str, int, float, bool)) for a in args):
         raise TdfTypeError("'%' formats numbers and strings")
     length, taken, width = len(fmt), 0, 1
@@ -277,6 +278,25 @@ def percent_format(fmt: str, values) -> str:
         raise TdfValueError(f"'%' formatting: {e or 'the result is too large'}") from None
 
 
+def _argument_kinds(fmt: str) -> list[str]:
+    """The conversion each of ``fmt % args``'s arguments meets, in order (``*`` for a width or precision)."""
+    kinds = []
+    for digits, precision, kind in _PERCENT_SPEC.findall(fmt):
+        if kind != "%":
+            kinds += [n for n in (digits, precision) if n == "*"] + [kind]
+    return kinds
+
+
+def _percent_argument(value, kind: str):
+    """An argument of ``%`` as Python takes it: ``%s`` of a Python program's tensor is its text (str), any
+    other conversion takes a number."""
+    if isinstance(value, str):
+        return value
+    if kind == "s" and current().settings.python_spelling:
+        return program_str(value)
+    return python_scalar(value)
+
+
 def format_length(value, spec: str) -> int:
     """An upper bound on the length of ``format(value, spec)``: the spec's width and precision, and the
     value's own text."""
@@ -287,6 +307,8 @@ def format_length(value, spec: str) -> int:
 def format_with(value, spec: str) -> str:
     """``format(value, spec)`` on the program value: numbers with Python's format mini-language; never a
     Python object's own __format__ beyond numbers and strings."""
+    if not spec and current().settings.python_spelling:
+        return python_format(value)
     value = python_scalar(value)
     if isinstance(value, (bool, int, float, str)):
         if spec:

@@ -16,7 +16,7 @@ from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
-from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, DTYPES, DTYPE_ALIASES
+from tapecli.runtime.values import Tensor, Variable, convert_weak, tf_tensor, dtype_name, is_float, DTYPES, DTYPE_ALIASES
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
@@ -66,7 +66,7 @@ class Statements:
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "
                                f"{dtype_name(value.dtype)}", hint=f"use {spelling.cast('...', dtype_name(dtype))}")
-        return value
+        return tf_tensor(value)
 
     def _override(self, name, declared: Tensor, dtype) -> Tensor:
         """A --set value takes the declaration's dtype: the annotation's, else the declared value's."""
@@ -98,12 +98,13 @@ class Statements:
 
     def exec_VarDecl(self, node, scope):
         options = {kw.name: self.eval(kw.value, scope) for kw in node.options}
-        unknown = set(options) - {"trainable"}
+        unknown = set(options) - {"trainable", *(("name",) if current().settings.python_spelling else ())}
         if unknown:
             raise TdfTypeError(f"var has no option {sorted(unknown)[0]}", hint="the option is var(trainable=False)")
         trainable = truth(options.get("trainable", True))
         value = self._declared_value(node, scope, node.dtype)
-        var = Variable(node.name, value.value, trainable=trainable)
+        tf_name = options.get("name")
+        var = Variable(node.name, value.value, trainable=trainable, tf_name=tf_name if isinstance(tf_name, str) else None)
         self.bind(scope, node.name, var, node, declared=True)
 
     def exec_ConstDecl(self, node, scope):

@@ -14,8 +14,9 @@ from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import DType, DTYPES, Tensor, Variable, dtype_name, literal_array
-from tapecli.interpreter.conversions import format_value, joined, to_float, to_int, truth
+from tapecli.runtime.values import DType, DTYPES, Tensor, TensorShape, Variable, dtype_name, literal_array
+from tapecli.interpreter.conversions import joined, to_float, to_int, truth
+from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
 
@@ -452,7 +453,18 @@ def len_(x):
 def print_(interp, *values, sep=" "):
     if not isinstance(sep, str):
         raise TdfTypeError(f"print(): sep must be a string, got {type_word(sep)}")
-    interp.output.append(joined(sep, [format_value(v) for v in values], "print()"))
+    interp.output.append(joined(sep, [program_str(v) for v in values], "print()"))
+
+
+@builtin("tf.print", interp=True)
+def tf_print(interp, *inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
+    """tf.print: each input as TensorFlow summarizes it (printing.tf_print_text), one line of the output (the
+    stream is TensorFlow's choice of where; the run's output is where a program's printing goes)."""
+    if not isinstance(sep, str) or not isinstance(end, str):
+        raise TdfTypeError("tf.print(): sep and end must be strings")
+    n = to_int(summarize, "summarize") if summarize is not None else 3
+    text = joined(sep, [tf_print_text(v, n) for v in inputs], "tf.print()")
+    interp.output.append(text + end[:-1] if end.endswith("\n") else text + end)
 
 
 for _d in ("float32", "float64", "int32", "int64", "bool", "f32", "f64", "i32", "i64"):
@@ -484,7 +496,7 @@ def attribute(interp, value, attr, node):
 
 def _tensor_attribute(t: Tensor, attr):
     if attr == "shape":
-        return shape_(t)
+        return TensorShape(np.array(t.shape, dtype=np.int64), weak=True)
     if attr == "dtype":
         return DType(dtype_name(t.dtype))
     if attr == "value":

@@ -15,7 +15,7 @@ from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, Tensor, Variable
+from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable
 
 
 def to_numpy(value):
@@ -44,9 +44,9 @@ def from_numpy(value):
         array = np.asarray(value)
         if array.dtype.kind not in "biuf":
             raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
-        return Tensor(array.copy())
+        return NumpyArray(array.copy())
     if isinstance(value, (bool, int, float)):
-        return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else Tensor(np.array(value))
+        return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else PythonBool(np.array(value))
     if isinstance(value, (list, tuple)):
         return [from_numpy(v) for v in value]
     if value is None:

@@ -14,12 +14,13 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import joined, to_int, truth
 from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
+from tapecli.interpreter.printing import program_repr, program_str
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import MAX_LITERAL_DIMS, DType, Tensor, Variable, convert_weak
+from tapecli.runtime.values import MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -59,14 +60,15 @@ def _tensor_of(value, dtype=None) -> Tensor:
         return Tensor(convert_weak(t.value, want if want is not None else ops.default_dtype(t.value)))
     if want is not None and t.dtype != want:
         raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.call('cast', 'x', 'dtype')}")
-    return t
+    return tf_tensor(t)
 
 
 @builtin("Variable")
 def variable(initial_value, trainable=True, name=None, dtype=None):
     """tf.Variable as an expression (a top-level ``x = tf.Variable(v)`` is the declaration ``var x = v``)."""
     value = _tensor_of(initial_value, dtype)
-    return Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable))
+    return Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable),
+                    tf_name=name if isinstance(name, str) else None)
 
 
 @builtin("constant")
@@ -136,7 +138,7 @@ def int_(value=0):
 
 @builtin("bool", replaces=True)     # the function; tf.bool and np.bool_ stay the dtype (classes.Namespace)
 def bool_(value=False):
-    return Tensor(np.array(truth(value)))
+    return PythonBool(np.array(truth(value)))
 
 
 # TensorFlow reads Python's types as dtypes: tf.cast(n, float), tf.zeros(3, dtype=int).
@@ -145,8 +147,12 @@ float_.as_dtype, int_.as_dtype, bool_.as_dtype = "float32", "int32", "bool"
 
 @builtin("str")
 def str_(value=""):
-    from tapecli.interpreter.pyforms import format_python
-    return format_python(value)
+    return program_str(value)
+
+
+@builtin("repr")
+def repr_(value):
+    return program_repr(value)
 
 
 def _items(value, what) -> list:
@@ -243,16 +249,16 @@ def isinstance_(value, kinds):
     for k in kinds:
         name = getattr(k, "__name__", "").rstrip("_")
         if name in _TYPES and isinstance(value, _TYPES[name]):
-            return Tensor(np.array(True))
+            return PythonBool(np.array(True))
         if name in ("float", "int") and isinstance(value, Tensor) and value.weak and value.ndim == 0:
             kind = value.value.dtype.kind
             if (name == "float") == (kind == "f"):
-                return Tensor(np.array(True))
+                return PythonBool(np.array(True))
         if name == "convert_to_tensor" and isinstance(value, Tensor):      # tf.Tensor
-            return Tensor(np.array(True))
+            return PythonBool(np.array(True))
         if name == "Variable" and isinstance(value, Variable):
-            return Tensor(np.array(True))
-    return Tensor(np.array(False))
+            return PythonBool(np.array(True))
+    return PythonBool(np.array(False))
 
 
 # ---------------------------------------------- sum, min and max: Python's and TensorFlow's (§11)
@@ -316,7 +322,7 @@ def python_attribute(interp, value, attr, node):
     if isinstance(value, (Tensor, Variable)):
         t = value.read() if isinstance(value, Variable) else value
         if attr == "numpy":        # the values, which no tape follows (as in TensorFlow)
-            return BoundMethod(attr, lambda call_node: off_the_tape(lambda: ops.materialize(t) if t.weak else t,
+            return BoundMethod(attr, lambda call_node: off_the_tape(lambda: _as_numpy(t),
                                                                     f"{interp.text(node) or 'x.numpy'}()",
                                                                     call_node.line, [value]))
         if attr == "ndim":
@@ -325,6 +331,11 @@ def python_attribute(interp, value, attr, node):
             return BoundMethod(attr, lambda call_node: value.read())
         return array_attribute(interp, t, attr, node)
     return None
+
+
+def _as_numpy(t: Tensor) -> NumpyArray:
+    """``t.numpy()``: the tensor's values as a NumPy array (or scalar), which prints as NumPy prints."""
+    return NumpyArray((ops.materialize(t) if t.weak else t).value)
 
 
 def _list_append(interp, lst, item):
@@ -385,7 +396,7 @@ def _dict_pop(interp, d, key, *default):
 def _str_format(interp, s, *args, **kwargs):
     """str.format with plain fields only ({}, {0}, {name}, with a format spec): no attribute or item access."""
     import string                  # here, not at the top: a run that formats nothing does not import it
-    from tapecli.interpreter.pyforms import format_python, format_with
+    from tapecli.interpreter.pyforms import format_with
     out, auto = [], 0
     try:
         parsed = list(string.Formatter().parse(s))
@@ -405,7 +416,7 @@ def _str_format(interp, s, *args, **kwargs):
         except (IndexError, KeyError):
             raise TdfValueError(f"format field {{{field}}} has no value") from None
         if conversion in ("r", "s", "a"):
-            value = format_python(value) if conversion == "s" else repr(format_python(value))
+            value = program_str(value) if conversion == "s" else program_repr(value)
         out.append(format_with(value, spec or ""))
     return joined("", out, "format()")
 

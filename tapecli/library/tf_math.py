@@ -14,7 +14,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import to_axis, to_dtype, to_float, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable, dtype_name
+from tapecli.runtime.values import Tensor, Variable, dtype_name, tf_tensor
 from tapecli.runtime import spelling
 
 # ------------------------------------------------------------------ constants
@@ -239,7 +239,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None):
         t = ops.to_tensor(value)
     want = dtype if dtype is not None else dtype_hint
     if want is None:
-        return ops.materialize(t) if t.weak else t
+        return ops.materialize(t) if t.weak else tf_tensor(t)
     dt = to_dtype(want)
     if t.weak:
         if dt.kind in "iu" and t.dtype.kind == "f" and np.any(t.value != np.round(t.value)):
@@ -249,7 +249,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None):
         raise TdfValueError(f"convert_to_tensor: tensor conversion requested dtype {dtype_name(dt)} for a tensor "
                             f"with dtype {dtype_name(t.dtype)}",
                             hint=f"use {spelling.cast('x', dtype_name(dt))}")
-    return t
+    return tf_tensor(t)
 
 
 def _plain(value):

@@ -83,6 +83,38 @@ class Tensor:
         return f"Tensor({self.value!r}{', weak' if self.weak else ''})"
 
 
+class NumpyArray(Tensor):
+    """A NumPy array or scalar that a Python program holds (``t.numpy()``, NumPy's functions): a tensor that
+    prints as NumPy prints (library/printing.py)."""
+    __slots__ = ()
+
+
+class TensorShape(Tensor):
+    """``t.shape`` in a Python program: a literal of the dimensions that prints as TensorFlow's TensorShape."""
+    __slots__ = ()
+
+
+class PythonBool(Tensor):
+    """A Python ``True`` or ``False`` (a literal, a comparison of Python values): prints as Python's bool,
+    where a TensorFlow bool scalar prints as a tensor."""
+    __slots__ = ()
+
+
+def tf_tensor(t: Tensor) -> Tensor:
+    """The TensorFlow tensor of a value (tf.constant, tf.convert_to_tensor): a Python bool or NumPy array
+    becomes a tensor that prints as one."""
+    return t if t.__class__ is Tensor else Tensor(t.value, weak=t.weak)
+
+
+def numpy_result(result, *operands):
+    """An operation's result as NumPy makes it: a NumPy array where an operand is one and none is a
+    TensorFlow tensor (``t.numpy() * 2``, ``t.numpy()[0]``); else ``result`` as it is."""
+    if result.__class__ is not Tensor or result.weak:
+        return result
+    kinds = {o.__class__ for o in operands if o.__class__ is not PythonBool and not getattr(o, "weak", False)}
+    return NumpyArray(result.value) if NumpyArray in kinds and kinds <= {NumpyArray, list} else result
+
+
 _new = Tensor.__new__
 
 
@@ -100,12 +132,13 @@ class Variable:
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "__weakref__")
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "__weakref__")
 
     _order = itertools.count()
 
-    def __init__(self, name: str, value: np.ndarray, trainable: bool = True):
+    def __init__(self, name: str, value: np.ndarray, trainable: bool = True, tf_name: str | None = None):
         self.name = name
+        self.tf_name = tf_name      # the name= a Python program gave it (TensorFlow prints 'Variable:0' without)
         self.trainable = trainable
         self.id = new_id()
         self.order = next(Variable._order)

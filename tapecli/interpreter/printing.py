@@ -1,0 +1,144 @@
+"""A program's values as text: ``print``, ``str``, ``repr``, f-strings, ``str.format`` and ``%s``.
+
+A TDF program prints as conversions.format_value writes. A Python program (§11) prints as Python, TensorFlow
+and NumPy print: a tensor as ``tf.Tensor(..., shape=(2,), dtype=float32)`` (its repr ``<tf.Tensor: ...>``), a
+variable as ``<tf.Variable 'x:0' ...>``, ``t.shape`` as ``(2, 2)``, ``t.dtype`` as ``<dtype: 'float32'>``,
+``t.numpy()`` as NumPy prints it, Python's numbers, bools and strings as Python does, and lists and dicts
+with their elements' repr. ``tf.print`` writes TensorFlow's own summary of a tensor (tf_print_text)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.interpreter.conversions import container_text, format_value
+from tapecli.runtime.context import current
+from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, dtype_name
+
+
+def program_str(value) -> str:
+    """``str(value)``: what ``print`` shows."""
+    return python_str(value) if current().settings.python_spelling else format_value(value)
+
+
+def program_repr(value) -> str:
+    """``repr(value)``: what ``{value!r}`` shows."""
+    return python_repr(value) if current().settings.python_spelling else repr(format_value(value))
+
+
+def python_format(value) -> str:
+    """``format(value)`` with no spec in a Python program: an f-string's ``{value}``. A TensorFlow tensor
+    formats as its NumPy value does (a scalar as the Python number, an array as NumPy prints it), a variable
+    as its repr."""
+    if _is_array(value):
+        array = numpy_of(value)
+        return format(array.item()) if array.ndim == 0 else str(array)
+    return python_str(value)
+
+
+def python_str(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, TensorShape):
+        return str(tuple(int(d) for d in value.value))
+    if isinstance(value, NumpyArray):
+        return str(_numpy_scalar(value))
+    if isinstance(value, Tensor) and _is_array(value):
+        return f"tf.Tensor({_numpy_text(value, False)}, shape={_shape(value)}, dtype={dtype_name(value.dtype)})"
+    if isinstance(value, DType):
+        return f"<dtype: '{value.name}'>"
+    return python_repr(value)
+
+
+def python_repr(value, _open: tuple = ()) -> str:
+    if isinstance(value, Variable):
+        return (f"<tf.Variable '{value.tf_name or 'Variable'}:0' shape={_shape(value)} "
+                f"dtype={dtype_name(value.dtype)}, numpy={_numpy_text(value.read(), True)}>")
+    if isinstance(value, TensorShape):
+        return f"TensorShape({[int(d) for d in value.value]})"
+    if isinstance(value, NumpyArray):
+        return repr(_numpy_scalar(value))
+    if isinstance(value, PythonBool) or (isinstance(value, Tensor) and value.weak):
+        return repr(value.value.item() if value.ndim == 0 else value.value.tolist())
+    if isinstance(value, Tensor):
+        return f"<tf.Tensor: shape={_shape(value)}, dtype={dtype_name(value.dtype)}, numpy={_numpy_text(value, True)}>"
+    if isinstance(value, DType):
+        return f"tf.{value.name}"
+    if isinstance(value, (list, dict)):
+        return container_text(value, python_repr, repr, _open)
+    return repr(value) if isinstance(value, str) else format_value(value)
+
+
+def _is_array(value) -> bool:
+    """Whether ``value`` is a TensorFlow tensor or a NumPy array (not a Python number, bool or shape)."""
+    if isinstance(value, Variable):
+        return False
+    return isinstance(value, Tensor) and not value.weak and value.__class__ in (Tensor, NumpyArray)
+
+
+def numpy_of(t: Tensor | Variable) -> np.ndarray:
+    return np.asarray((t.read() if isinstance(t, Variable) else t).value)
+
+
+def _numpy_scalar(t: Tensor):
+    """The NumPy value of a tensor: a NumPy scalar for a 0-d one, as ``t.numpy()`` returns."""
+    array = numpy_of(t)
+    return array[()] if array.ndim == 0 else array
+
+
+def _numpy_text(t: Tensor, is_repr: bool) -> str:
+    """TensorFlow's text of a tensor's values (``numpy_text``): NumPy's, a scalar's repr as the Python number,
+    on a line of its own when it takes several."""
+    value = _numpy_scalar(t)
+    text = (repr(value.item()) if np.ndim(value) == 0 else repr(value)) if is_repr else str(value)
+    return "\n" + text if "\n" in text else text
+
+
+def _shape(t: Tensor | Variable) -> str:
+    return str(tuple(int(d) for d in t.shape))
+
+
+# ------------------------------------------------------------------ tf.print
+
+def tf_print_text(value, summarize: int = 3) -> str:
+    """One of tf.print's arguments as TensorFlow prints it: a tensor as its summary (no padding, floats to
+    the digits that tell them apart, bools as 1 and 0, ``...`` past ``summarize`` items a dimension, all
+    with -1), a string as it is, a list or dict as Python's with its tensors summarized."""
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Tensor) and _is_array(value):
+        return _summary(numpy_of(value), summarize, 1)
+    if isinstance(value, list):
+        return "[" + ", ".join(_tf_print_item(v, summarize) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_tf_print_item(v, summarize)}" for k, v in value.items()) + "}"
+    return python_str(value)
+
+
+def _tf_print_item(value, summarize: int) -> str:
+    return repr(value) if isinstance(value, str) else tf_print_text(value, summarize)
+
+
+def _summary(array: np.ndarray, summarize: int, indent: int) -> str:
+    if array.ndim == 0:
+        return _element(array[()])
+    n = len(array)
+    if 0 <= summarize < n and n > 2 * summarize:
+        parts = [*(_summary(a, summarize, indent + 1) for a in array[:summarize]), "...",
+                 *(_summary(a, summarize, indent + 1) for a in array[n - summarize:])]
+    else:
+        parts = [_summary(a, summarize, indent + 1) for a in array]
+    separator = " " if array.ndim == 1 else "\n" * (array.ndim - 1) + " " * indent
+    return "[" + separator.join(parts) + "]"
+
+
+def _element(x) -> str:
+    """One element as TensorFlow's C++ writes it: a float with the fewest of 6 or 9 (float32), 15 or 17
+    (float64) significant digits that reads back as itself."""
+    if isinstance(x, np.bool_):
+        return "1" if x else "0"
+    if isinstance(x, np.floating):
+        short, full = (6, 9) if x.dtype == np.float32 else (15, 17)
+        text = f"{float(x):.{short}g}"
+        return text if np.isnan(x) or x.dtype.type(text) == x else f"{float(x):.{full}g}"
+    return str(x)
