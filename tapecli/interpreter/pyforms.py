@@ -10,7 +10,7 @@ import numpy as np
 from tapecli.errors import TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
-from tapecli.interpreter.conversions import joined, truth
+from tapecli.interpreter.conversions import format_value, joined, truth
 from tapecli.interpreter.printing import program_repr, program_str, python_format
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS
@@ -134,11 +134,11 @@ class PythonForms:
                 ok = truth(self.compare(test.ops[0], left, right))
             except TdfError as e:
                 raise e.locate(test)
-            shown = f"assert {format_python(left)} {test.ops[0]} {format_python(right)}"
+            shown = f"assert {format_value(left)} {test.ops[0]} {format_value(right)}"     # values, as pytest shows them
         else:
             value = self.eval(test, scope)
             ok, left, right = truth(value), value, True
-            shown = f"assert {format_python(value)}"
+            shown = f"assert {format_value(value)}"
         message = self.eval(node.message, scope) if node.message is not None and not ok else None
         if message is not None:
             message = message if isinstance(message, str) else format_python(message)
