@@ -22,7 +22,7 @@ from tapecli import library  # noqa: F401 (registers every builtin and the inter
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
 from tapecli.frontend.ast import Program, identifiers
-from tapecli.interpreter.registry import load_deferred
+from tapecli.interpreter.registry import BUILTINS, load_deferred
 from tapecli import execution
 from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
@@ -294,7 +294,9 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         # Python that names something it never binds (CPython's NameError at that line), not TDF
         tree = None if options.of or options.overrides else execution.python_only(
             source, filename, options.limits.max_memory, free_names=True)
-        if tree is None:
+        if tree is not None:
+            load_deferred(tree.free_names)          # the builtin families whose names it may use
+        if tree is None or tree.free_names & BUILTINS.keys():     # it names TDF's builtins: TDF's error stands
             raise
         return run_python(tree, source, filename, options)
     return run_program(program, filename, options)

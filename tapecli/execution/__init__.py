@@ -66,6 +66,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound.add(node.rest)
     free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__"}
+    tree.free_names = free
     return None if free and not free_names else tree
 
 

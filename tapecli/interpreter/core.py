@@ -158,5 +158,5 @@ class Interpreter(Statements, Expressions, PythonForms):
 
 def _values_of(result, value) -> bool:
     """``value`` is ``result``'s values off the tape (``t.gradient(...).numpy()``: a new tensor on the same array)."""
-    return value.__class__ is Tensor and result.__class__ is Tensor and value.value is result.value
+    return isinstance(value, Tensor) and isinstance(result, Tensor) and value.value is result.value   # (a NumpyArray too)
 
