@@ -490,7 +490,7 @@ main()
 
 
 _FINISHED_THREAD = "import threading; threading.Thread(target=lambda: None).start()"
-_LIVE_THREAD = "import threading, time; threading.Thread(target=time.sleep, args=(0.5,)).start()"
+_LIVE_THREAD = "import threading, time; threading.Thread(target=time.sleep, args=(3,)).start()"   # alive all run long
 
 
 @pytest.mark.parametrize("preload, teardown", [("", False), ("import multiprocessing", True), (_FINISHED_THREAD, False),

@@ -170,7 +170,7 @@ class Sandbox:
         if not self.readable(obj, name):
             raise _unreachable(obj, name)
         if name in ("format", "format_map") and isinstance(obj, str) or obj is str and name in ("format", "format_map"):
-            return _SafeFormatter(self).method(obj, name)
+            return SafeFormatter(self).method(obj, name)
         value = getattr(obj, name)
         return _weighed_method(value, obj, name)
 
@@ -230,7 +230,7 @@ def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
     return TdfNameError(f"the attribute {name} of {owner} cannot be {verb} by tapecli programs", hint=_HINT)
 
 
-class _SafeFormatter(string.Formatter):
+class SafeFormatter(string.Formatter):
     """str.format whose ``{0.attr}`` fields read attributes through the guard."""
 
     def __init__(self, sandbox: Sandbox):

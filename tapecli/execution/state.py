@@ -9,7 +9,6 @@ import decimal
 import itertools
 import operator
 import random
-import string
 
 from tapecli.errors import TdfError
 
@@ -67,16 +66,13 @@ def _operator(sandbox) -> dict:
 
 
 def _string(sandbox) -> dict:
-    class Formatter(string.Formatter):
-        """string.Formatter, its fields' attributes read through the guard."""
+    from tapecli.execution.sandbox import SafeFormatter
 
-        def get_field(self, field_name, args, kwargs):
-            import _string
-            first, rest = _string.formatter_field_name_split(field_name)
-            obj = self.get_value(first, args, kwargs)
-            for is_attr, i in rest:
-                obj = sandbox.get(obj, i) if is_attr else obj[i]
-            return obj, first
+    class Formatter(SafeFormatter):
+        """string.Formatter, its fields' attributes read through the guard, its results weighed."""
+
+        def __init__(self):
+            super().__init__(sandbox)
 
     return {"Formatter": Formatter}
 
