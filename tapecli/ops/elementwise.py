@@ -240,6 +240,16 @@ def ones_like(x) -> Tensor:
     return Tensor(kernels.ones(shape, dtype))
 
 
+def divide_no_nan(x, y) -> Tensor:
+    """x / y, 0 where y is 0 (and its gradients 0 there), as tf.math.divide_no_nan: a composition, so its
+    gradient is the primitives'."""
+    tx, ty = to_tensor(x), to_tensor(y)
+    zero = equal(ty, 0)
+    safe = where(zero, ones_like(ty) if not ty.weak else 1.0, ty)
+    q = div(tx, safe)
+    return where(zero, zeros_like(q), q)
+
+
 def stop_gradient(x) -> Tensor:
     t = to_tensor(x)
     return Tensor(t.value, weak=t.weak)       # a literal stays a literal (§11)
