@@ -101,7 +101,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     warned = list(getattr(tree, "parse_warnings", ()))
-    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings():
+    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
+            contextlib.redirect_stdout(sandbox.stdout):     # what a library prints (np.info) is the run's output
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
             warnings.WarningMessage(message, category, file, _program_line(filename) or line))
@@ -135,10 +136,17 @@ def _report(warned: list, filename: str) -> None:
 
 def _program_line(filename: str) -> int | None:
     """The line of the program's innermost frame on the stack (where a library's warning came from)."""
+    frame = program_frame(filename)
+    return frame.f_lineno if frame is not None else None
+
+
+def program_frame(filename: str):
+    """The program's innermost frame on the stack: the caller, as the library sees it, of a library function
+    the program called (through the sandbox's wrappers)."""
     frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename == filename:
-            return frame.f_lineno
+            return frame
         frame = frame.f_back
     return None
 
