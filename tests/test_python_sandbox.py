@@ -191,3 +191,13 @@ def test_numpy_functions_that_look_outside_their_arguments_see_the_program():
     agree("import numpy as np\nprint('before')\nnp.info(np.polyval)\nnp.info('polyval')\nprint('after')\n")
     result = _run("import numpy as np\nnp.info(np.info)")
     assert result.output and result.output[0].startswith(" info(")
+
+
+def test_a_programs_numpy_error_callback_ends_with_its_run():
+    """np.seterrcall is process-wide in NumPy: a run's callback (and the objects it holds) is gone when it ends."""
+    import numpy as np
+    before = np.geterrcall()
+    ran = _run("import numpy as np\nseen = []\nnp.seterrcall(lambda kind, flag: seen.append(kind))\n"
+               "with np.errstate(divide='call'):\n    x = np.float64(1.0) / np.float64(0.0)\n")
+    assert ran.scope.vars["seen"] == ["divide by zero"]
+    assert np.geterrcall() is before

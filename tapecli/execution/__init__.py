@@ -184,7 +184,8 @@ def _run_state(sandbox) -> dict[str, dict]:
 class _process_state:
     """The recursion limit the program runs under: as much room as CPython gives a program of its own
     (``sys.getrecursionlimit()`` frames from the program's first), or --max-depth if more. What a program may
-    change of NumPy's process-wide settings (print options, error handling) comes back when the run ends."""
+    change of NumPy's process-wide settings (print options, error handling and its callback) comes back
+    when the run ends."""
 
     def __init__(self, limits: Limits):
         self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
@@ -193,7 +194,7 @@ class _process_state:
         self.recursion = sys.getrecursionlimit()
         sys.setrecursionlimit(_frames() + self.depth)
         np = sys.modules.get("numpy")
-        self.saved = (np.get_printoptions(), np.geterr()) if np is not None else None
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
 
     def __exit__(self, *exc):
         sys.setrecursionlimit(self.recursion)
@@ -201,6 +202,7 @@ class _process_state:
             np = sys.modules["numpy"]
             np.set_printoptions(**self.saved[0])
             np.seterr(**self.saved[1])
+            np.seterrcall(self.saved[2])
 
 
 _CPYTHON_RECURSION_LIMIT = 1000
