@@ -136,19 +136,9 @@ def _report(warned: list, filename: str) -> None:
 
 def _program_line(filename: str) -> int | None:
     """The line of the program's innermost frame on the stack (where a library's warning came from)."""
+    from tapecli.execution.sandbox import program_frame
     frame = program_frame(filename)
     return frame.f_lineno if frame is not None else None
-
-
-def program_frame(filename: str):
-    """The program's innermost frame on the stack: the caller, as the library sees it, of a library function
-    the program called (through the sandbox's wrappers)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename == filename:
-            return frame
-        frame = frame.f_back
-    return None
 
 
 def runtime_names(sandbox) -> dict:

@@ -243,6 +243,17 @@ class Sandbox:
         return {k: v for k, v in builtins.vars(obj[0]).items() if not k.startswith("_")}
 
 
+def program_frame(filename: str):
+    """The program's innermost frame on the stack: the caller, as the library sees it, of a library function
+    the program called (through the sandbox's wrappers)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame
+        frame = frame.f_back
+    return None
+
+
 class _Output(io.TextIOBase):
     def __init__(self, sandbox: Sandbox):
         self.sandbox = sandbox

@@ -145,8 +145,8 @@ def _numpy(sandbox) -> dict:
     sys.stdout)."""
     import numpy as np
 
-    from tapecli.execution import program_frame
     from tapecli.execution.modules import refused_name
+    from tapecli.execution.sandbox import program_frame
 
     def bmat(obj, ldict=None, gdict=None):
         if isinstance(obj, str) and gdict is None:
