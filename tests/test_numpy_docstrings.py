@@ -31,7 +31,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from python_oracle import addresses_masked, through_cpython, through_tapecli  # noqa: E402
 
-from tapecli import api  # noqa: E402
+from tapecli import api, execution  # noqa: E402
 from tapecli.errors import TdfNameError  # noqa: E402
 from tapecli.execution.builtin_table import REFUSED_BUILTINS  # noqa: E402
 from tapecli.execution.guard import UNREACHABLE  # noqa: E402
@@ -162,11 +162,8 @@ class Examples:
             tree = ast.parse(example.source)
         except SyntaxError:
             return "not Python (a fragment of a doctest)", []
-        statements = tree.body
-        if example.exc_msg is None and not RANDOM_OUTPUT.search(example.want):
-            statements = [ast.Expr(ast.Call(ast.Name("show", ast.Load()), [s.value], []))
-                          if isinstance(s, ast.Expr) else s for s in statements]
-        elif example.exc_msg is not None:       # the error NumPy shows, printed: the examples after it run too
+        statements = tree.body if RANDOM_OUTPUT.search(example.want) else [_Shown().visit(s) for s in tree.body]
+        if example.exc_msg is not None:       # the error NumPy shows, printed: the examples after it run too
             handler = ast.parse("try:\n    pass\nexcept Exception as e:\n    print(type(e).__name__ + ':', e)").body[0]
             handler.body = statements
             statements = [handler]
@@ -179,6 +176,19 @@ class Examples:
             return "uses a name a left-out example binds", []
         missing -= _bound(tree)
         return None, statements
+
+
+class _Shown(ast.NodeTransformer):
+    """Each expression statement shows its value, as in doctest's interactive mode: at any depth of ``for``,
+    ``if``, ``with``..., not in the body of a ``def`` or ``class``."""
+
+    def visit_Expr(self, node: ast.Expr) -> ast.Expr:
+        return ast.Expr(ast.Call(ast.Name("show", ast.Load()), [node.value], []))
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
 
 def _source(body: list[ast.stmt]) -> str:
@@ -197,6 +207,7 @@ def outcome(name: str):
     examples = Examples(documented()[name])
     if examples.source is None:
         pytest.skip("every example is left out: " + "; ".join(sorted({r for r in examples.reasons if r})))
+    assert execution.python_only(examples.source, "prog.py") is not None, "it should run as Python alone"
     theirs = addresses_masked(through_cpython(examples.source))
     if addresses_masked(through_cpython(examples.source)) != theirs:
         pytest.skip("its output differs between two CPython runs (fresh entropy, object ids)")
