@@ -101,7 +101,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     warned = list(getattr(tree, "parse_warnings", ()))
-    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings():
+    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
+            contextlib.redirect_stdout(sandbox.stdout):     # what a library prints (np.info) is the run's output
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
             warnings.WarningMessage(message, category, file, _program_line(filename) or line))
@@ -135,12 +136,9 @@ def _report(warned: list, filename: str) -> None:
 
 def _program_line(filename: str) -> int | None:
     """The line of the program's innermost frame on the stack (where a library's warning came from)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename == filename:
-            return frame.f_lineno
-        frame = frame.f_back
-    return None
+    from tapecli.execution.sandbox import program_frame
+    frame = program_frame(filename)
+    return frame.f_lineno if frame is not None else None
 
 
 def runtime_names(sandbox) -> dict:
@@ -176,7 +174,8 @@ def _run_state(sandbox) -> dict[str, dict]:
 class _process_state:
     """The recursion limit the program runs under: as much room as CPython gives a program of its own
     (``sys.getrecursionlimit()`` frames from the program's first), or --max-depth if more. What a program may
-    change of NumPy's process-wide settings (print options, error handling) comes back when the run ends."""
+    change of NumPy's process-wide settings (print options, error handling and its callback) comes back
+    when the run ends."""
 
     def __init__(self, limits: Limits):
         self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
@@ -185,7 +184,7 @@ class _process_state:
         self.recursion = sys.getrecursionlimit()
         sys.setrecursionlimit(_frames() + self.depth)
         np = sys.modules.get("numpy")
-        self.saved = (np.get_printoptions(), np.geterr()) if np is not None else None
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
 
     def __exit__(self, *exc):
         sys.setrecursionlimit(self.recursion)
@@ -193,6 +192,7 @@ class _process_state:
             np = sys.modules["numpy"]
             np.set_printoptions(**self.saved[0])
             np.seterr(**self.saved[1])
+            np.seterrcall(self.saved[2])
 
 
 _CPYTHON_RECURSION_LIMIT = 1000

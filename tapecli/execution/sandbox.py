@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import decimal
+import io
 import string
 import sys
 import time
@@ -13,6 +14,7 @@ import weakref
 
 from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, weigh
+from tapecli.execution.modules import ALLOWED, refused_name
 from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, char_bytes, check_deadline, resident_within
 from tapecli.runtime.context import current
 
@@ -55,11 +57,18 @@ class Sandbox:
         self.classes: weakref.WeakSet = weakref.WeakSet()     # the classes the program's class statements made
         self.text: list[str] = []                            # what print() wrote, in pieces
         self.modules: dict[str, object] = {}                 # the module proxies this run imported
+        self.library: dict[int, tuple] = {}     # id of a NumPy function as the program has it -> (it, NumPy's own)
         self.steps = 0
         self.next_check = Limits.CHECK_EVERY
         self.memory_at = time.monotonic() + Limits.MEMORY_EVERY_S
         self.depth_base = 0
         self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
+
+    def unwrapped(self, value):
+        """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:
+        what a library that looks at a function (np.info) should see."""
+        wrapper, original = self.library.get(id(value), (None, None))
+        return original if wrapper is value else value
 
     # ---- output
     @property
@@ -76,9 +85,18 @@ class Sandbox:
             raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
         if end is not None and not isinstance(end, str):
             raise TypeError(f"end must be None or a string, not {type(end).__name__}")
-        text = (" " if sep is None else sep).join(weigh.str_of(v) for v in values) + ("\n" if end is None else end)
-        admit_bytes(len(text), len(text), "print()'s output")
+        self.write((" " if sep is None else sep).join(weigh.str_of(v) for v in values) + ("\n" if end is None else end))
+
+    def write(self, text: str, what: str = "print()'s output") -> int:
+        admit_bytes(len(text), len(text), what)
         self.text.append(text)
+        return len(text)
+
+    @property
+    def stdout(self):
+        """The run's output as a text stream: sys.stdout while the program runs, for what the libraries it calls
+        print (``np.info``); a program cannot name it (``sys`` is refused)."""
+        return _Output(self)
 
     # ---- the tick, at every loop iteration, call and comprehension element
     def tick(self):
@@ -225,7 +243,33 @@ class Sandbox:
         return {k: v for k, v in builtins.vars(obj[0]).items() if not k.startswith("_")}
 
 
+def program_frame(filename: str):
+    """The program's innermost frame on the stack: the caller, as the library sees it, of a library function
+    the program called (through the sandbox's wrappers)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+class _Output(io.TextIOBase):
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        return self.sandbox.write(text, "the program's printed output")
+
+
 def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
+    if isinstance(obj, types.ModuleType) and name in ALLOWED.get(obj.__name__, {}):
+        return refused_name(obj.__name__, name)      # a name its module's table refuses: the table's reason
     owner = obj.__name__ if isinstance(obj, type) else type(obj).__name__
     return TdfNameError(f"the attribute {name} of {owner} cannot be {verb} by tapecli programs", hint=_HINT)
 
