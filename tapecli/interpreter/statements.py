@@ -16,7 +16,8 @@ from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor, dtype_name, is_float, DTYPES, DTYPE_ALIASES
+from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor, dtype_name,
+                                    is_float, DTYPES, DTYPE_ALIASES)
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)

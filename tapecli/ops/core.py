@@ -35,7 +35,8 @@ from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
+from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
+                                    literal_array, make_tensor)
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
