@@ -54,7 +54,7 @@ def test_array_methods_are_numpys():
             "s1 = a.sum(axis=1, keepdims=True)\nr = a.reshape(3, 2)\nt = a.T\ni = a.astype(np.int32)\n"
             "l = a.tolist()\nx = a.max()\nn = a.min(axis=1)\nsd = a.std()\nam = a.argmax()\nfl = a.flatten()\n"
             "it = a[0, 1].item()\nsh = a.shape\nsz = a.size\n")
-    a = np.array([[1.0, 2.0, 3.5], [4.0, -5.0, 6.25]], dtype=np.float32)   # tapecli's np.array is TensorFlow's
+    a = np.array([[1.0, 2.0, 3.5], [4.0, -5.0, 6.25]])     # NumPy's own: float64
     want = {"m": a.mean(), "s0": a.sum(axis=0), "s1": a.sum(axis=1, keepdims=True), "r": a.reshape(3, 2),
             "t": a.T, "i": a.astype(np.int32), "x": a.max(), "n": a.min(axis=1), "sd": a.std(), "am": a.argmax(),
             "fl": a.flatten()}

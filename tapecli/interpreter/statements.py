@@ -16,7 +16,8 @@ from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
-from tapecli.runtime.values import Tensor, Variable, convert_weak, tf_tensor, dtype_name, is_float, DTYPES, DTYPE_ALIASES
+from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor, dtype_name,
+                                    is_float, DTYPES, DTYPE_ALIASES)
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
@@ -63,6 +64,8 @@ class Statements:
             value = self._override(node.name, value, dtype)
         if value.weak:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
+        elif dtype is not None and value.dtype != dtype and isinstance(value, (NumpyArray, PythonBool)):
+            value = Tensor(value.value.astype(dtype))      # TensorFlow converts a NumPy array (or bool) to the dtype
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "
                                f"{dtype_name(value.dtype)}", hint=f"use {spelling.cast('...', dtype_name(dtype))}")

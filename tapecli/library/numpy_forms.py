@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
-from tapecli.interpreter.registry import builtin
+from tapecli.interpreter.registry import builtin, builtin_function, hook
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable
 
@@ -164,16 +164,50 @@ def iinfo(dtype):
     return _Finfo(np.iinfo(to_numpy(dtype)))
 
 
-def _numpy_function(name):
-    fn = getattr(np, name)
-
+def _numpy_function(fn, spelling: str):
     def function(*args, **kwargs):
-        return numpy_call(fn, args, kwargs, f"np.{name}()")
-    function.__name__ = name
-    return function
+        return numpy_call(fn, args, kwargs, f"{spelling}()")
+    function.__name__ = spelling.rpartition(".")[2]
+    return builtin_function(function)
 
 
-# (np.array, np.zeros, np.stack... are the TensorFlow builtins of the same name; these are NumPy's own.)
-for _name in ("arange", "append", "concatenate", "vstack", "hstack", "full", "repeat", "meshgrid", "outer", "unique",
-              "allclose", "isclose", "array_equal"):
-    builtin(f"np.{_name}")(_numpy_function(_name))
+class NumpyScalarType(DType, ProgramObject):
+    """``np.float32``, ``np.int64``: a dtype where one is asked for (``x.astype(np.float32)``, ``tf.cast(x,
+    np.float64)``) and, called, NumPy's scalar of that type (``np.float64(2.5)``)."""
+
+    kind_word = "a NumPy scalar type"
+
+    def call(self, interp, args, kwargs, node):
+        return numpy_call(self.np.type, args, kwargs, f"np.{self.name}()", getattr(node, "line", None))
+
+
+# Names of NumPy that reach files, raw memory, processes or the interpreter: refused, each with its reason.
+REFUSED = {**dict.fromkeys(("load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt",
+                            "fromfile", "fromregex", "memmap", "DataSource"), "it reads or writes files"),
+           **dict.fromkeys(("ctypeslib", "ctypes", "frombuffer", "lib", "testing", "f2py", "distutils"),
+                           "it reaches raw memory or the host"),
+           **dict.fromkeys(("vectorize", "frompyfunc", "piecewise", "apply_along_axis", "apply_over_axes",
+                            "fromfunction"), "it calls program functions from inside NumPy, out of tapecli's reach")}
+_SCALAR_TYPES = {"float32": "float32", "float64": "float64", "double": "float64", "int32": "int32",
+                 "int64": "int64", "bool_": "bool"}
+
+
+@hook("numpy_name")
+def numpy_name(path: str, attr: str):
+    """``np.<attr>`` (path ``np``, ``np.linalg``, ``np.fft``): NumPy's own function, scalar type or constant,
+    computed by NumPy itself on the program's values; None where NumPy has no such name or it is a module."""
+    if attr in REFUSED:
+        raise TdfNameError(f"{path}.{attr} is out of scope for tapecli: {REFUSED[attr]}")
+    if path == "np" and attr in _SCALAR_TYPES:
+        return NumpyScalarType(_SCALAR_TYPES[attr])
+    module = np
+    for part in path.split(".")[1:]:
+        module = getattr(module, part, None)
+    value = getattr(module, attr, None)
+    if value is None or attr.startswith("_") or isinstance(value, type(np)):
+        return None
+    if isinstance(value, (float, int)):
+        return from_numpy(value)
+    if callable(value) and not isinstance(value, type):
+        return _numpy_function(value, f"{path}.{attr}")
+    return None

@@ -240,8 +240,6 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if value.dtype.kind == "f":
             raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
                                hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
-        if value.dtype == np.bool_:
-            raise TdfTypeError(f"cannot use a bool value as {dtype_name(dtype)}")
         info = np.iinfo(dtype)
         if value.size and (value.min() < info.min or value.max() > info.max):
             raise TdfTypeError(f"the value {_short(value)} does not fit in {dtype_name(dtype)}")
