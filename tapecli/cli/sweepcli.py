@@ -53,6 +53,9 @@ def run_sweep_command(inv) -> None:
         if not inv.sweep:
             raise UsageError(f"{'--scheduler' if inv.scheduler else '--workers'} needs --sweep on "
                              f"`{inv.command}` (or use `tapecli check`)")
+        if inv.selection:
+            raise UsageError("-k, --line and --last choose among one run's requests; with --sweep, select the "
+                             "entries of the --json document")
         if inv.out:
             raise UsageError("--out writes the results of one run; with --sweep, use --json (the points stacked)")
         check_workers(inv.workers)
