@@ -74,3 +74,23 @@ def test_assert_statements_are_items_too(pytester):
     result = pytester.runpytest("-rA")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*model.tdf:6: g == 7.0: assert 6.0 == 7.0; actual 6.0, expected 7.0*"])
+
+
+def test_ids_hold_no_brackets_so_last_failed_reruns_exactly_the_failed_expectation(pytester):
+    pytester.makefile(".tdf", model="const x = [1.0, 2.0]\nexpect x == [1.0, 2.0]\nexpect x == [1.0, 3.0]\n"
+                                    "expect x[::2] == [1.0]\nexpect x[0] == 2.0\n",
+                      other="const y = 2.0\nexpect y == 2.0\n")
+    collected = pytester.runpytest("--collect-only", "-q")
+    collected.stdout.fnmatch_lines(["model.tdf::line 2: x == (1.0, 2.0)", "model.tdf::line 3: x == (1.0, 3.0)",
+                                    "model.tdf::line 4: x(: :2) == (1.0)", "model.tdf::line 5: x(0) == 2.0"])
+    assert "[" not in collected.stdout.str().split("tests collected")[0]
+    first = pytester.runpytest("-p", "cacheprovider")
+    first.assert_outcomes(passed=3, failed=2)
+    assert "model.tdf:3: x == [1.0, 3.0]: actual" in first.stdout.str()     # the failure says it as written
+    rerun = pytester.runpytest("-p", "cacheprovider", "--lf", "-v")
+    rerun.assert_outcomes(failed=2)                 # only they: the passing ones are not collected again
+    assert "rerun previous 2 failures" in rerun.stdout.str()
+    rerun.stdout.fnmatch_lines(["*model.tdf::line 3: x == (1.0, 3.0) FAILED*", "*model.tdf::line 5: x(0) == 2.0 FAILED*"])
+    failed_first = pytester.runpytest("-p", "cacheprovider", "--ff", "-v")
+    failed_first.assert_outcomes(passed=3, failed=2)
+    assert failed_first.stdout.str().index("line 3:") < failed_first.stdout.str().index("other.tdf")

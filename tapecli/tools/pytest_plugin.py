@@ -1,6 +1,6 @@
 """The pytest plugin (entry point ``pytest11``, name ``tapecli``): ``*.tdf`` files that hold ``expect`` lines
 are collected as tests, one item per ``expect`` / ``expect_error`` / ``assert`` statement, named by its line and
-expression, so ``-k``, ``-x``, ``-q``, ``--junitxml`` and pytest-xdist work as for any test.
+expression (item_name), so ``-k``, ``-x``, ``-q``, ``--junitxml`` and pytest-xdist work as for any test.
 
 A file is run once, by the first of its items that runs, through ``tapecli check``'s own code
 (tools/check.py: ``check_file`` and ``FileReport.outcome``); each item then reports its expectation:
@@ -41,6 +41,17 @@ def pytest_collect_file(file_path, parent):
     return TdfFile.from_parent(parent, path=file_path)
 
 
+def item_name(line: int, expr: str) -> str:
+    """An expectation's test name: ``line 12: x == (1.0, 2.0)``, its line and its text with what pytest reads in
+    a node id replaced: brackets (a parametrisation: ``--lf``, ``--ff`` and a node id given on the command line
+    would not find the item again) become parentheses, and ``::`` (a child's separator) ``: :``. The failure's
+    header keeps the statement as written."""
+    return f"line {line}: " + expr.translate(_ID_SAFE).replace("::", ": :")
+
+
+_ID_SAFE = str.maketrans("[]", "()")
+
+
 class TdfFailure(Exception):
     """An expectation that failed, or the program's error: the text pytest shows."""
 
@@ -53,7 +64,7 @@ class TdfFile(pytest.File):
         self.source = self.path.read_text(encoding="utf-8")
         self.expectations = expectation_lines(self.source, self.shown)
         for line, expr in self.expectations:
-            yield TdfItem.from_parent(self, name=f"line {line}: {expr}", line=line, expr=expr)
+            yield TdfItem.from_parent(self, name=item_name(line, expr), line=line, expr=expr)
 
     @property
     def shown(self) -> str:
