@@ -239,3 +239,40 @@ def test_an_assert_that_is_not_a_comparison_shows_its_value_and_its_message(tmp_
     assert (passed["ok"], passed["actual"], passed["expected"], passed["message"]) == (True, 0.0, -1.0, None)
     assert (failed["ok"], failed["actual"], failed["expected"]) == (False, 0.0, True)
     assert failed["message"] == "x is zero: assert 0.0"
+
+
+RUN_PROGRAM = ('var w = [1.0, 2.0]\nconst n = 3\ntape t:\n    y = sum(w * w)\ng = t.gradient(y, w)\n'
+               'pair = {"a": w * 2.0, "b": [n, 1.5]}\nlabel = "loss"\n')
+
+
+def test_diff_compares_run_documents_values_and_types(tmp_path):
+    prog = write(tmp_path, "p.tdf", RUN_PROGRAM)
+
+    def run_doc(name, *args):
+        (tmp_path / name).write_text(cli("run", "--json", prog, *args).stdout)
+        return tmp_path / name
+    golden, same = run_doc("golden.json"), run_doc("same.json")
+    res = cli("diff", "--json", golden, same)
+    assert res.code == 0 and res.json["ok"] and res.json["compared"] == 7      # w n t y g pair label
+    moved = run_doc("moved.json", "--set", "w=[1.0, 2.001]")
+    res = cli("diff", "--json", golden, moved)
+    assert res.code == 1
+    what = {d["entry"]: d for d in res.json["differences"]}
+    assert set(what) == {"w", "y", "g", "pair"} and what["w"]["what"] == "value"
+    assert what["w"]["mismatched"] == 1 and what["w"]["worst"]["index"] == [1]
+    assert cli("diff", "--rtol", "1e-2", golden, moved).code == 0              # the same tolerance options
+    retyped = run_doc("retyped.json", "--dtype", "float64")
+    res = cli("diff", "--json", golden, retyped)
+    assert res.code == 1 and {d["what"] for d in res.json["differences"]} == {"type"}
+    assert {d["entry"] for d in res.json["differences"]} == {"w", "y", "g"}
+    assert all(d["fields"] == {"dtype": ["float32", "float64"]} for d in res.json["differences"])
+    text = cli("diff", golden, retyped, "--no-color")
+    assert text.code == 1 and "dtype \"float32\" vs \"float64\"" in text.stdout and "3 of 7 entries differ" in text.stdout
+
+
+def test_diff_of_a_run_and_a_grad_document_is_a_usage_error(tmp_path):
+    prog = write(tmp_path, "p.tdf", RUN_PROGRAM)
+    (tmp_path / "run.json").write_text(cli("run", "--json", prog).stdout)
+    (tmp_path / "grad.json").write_text(cli("grad", "--json", prog).stdout)
+    res = cli("diff", tmp_path / "run.json", tmp_path / "grad.json")
+    assert res.code == 2 and "a run document and a grad document" in res.stderr

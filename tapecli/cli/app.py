@@ -543,12 +543,13 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
 
 
 @app.command()
-def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document (the golden file).")],
+def diff(a: Annotated[str, typer.Argument(help="A run, grad, jacobian or hessian --json document (the golden file).")],
          b: Annotated[str, typer.Argument(help="The document to compare with it.")],
          rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-5,
          atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-6,
          json_out: JsonOpt = False, no_color: NoColorOpt = False):
-    """Compare two `grad --json` (or `jacobian --json`) documents entry by entry; exit 1 on a difference."""
+    """Compare two `grad --json` (`jacobian`, `hessian`) documents entry by entry, or two `run --json` documents
+    name by name (value and type); exit 1 on a difference."""
     from tapecli.cli import render as r
     from tapecli.tools.diff import compare_documents, load_document, mismatch_text
     from tapecli.errors import UsageError
