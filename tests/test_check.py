@@ -276,3 +276,43 @@ def test_diff_of_a_run_and_a_grad_document_is_a_usage_error(tmp_path):
     (tmp_path / "grad.json").write_text(cli("grad", "--json", prog).stdout)
     res = cli("diff", tmp_path / "run.json", tmp_path / "grad.json")
     assert res.code == 2 and "a run document and a grad document" in res.stderr
+
+
+PLAIN_PYTHON = """\
+import numpy as np
+x = np.array([1.0, 2.0])
+assert x.sum() == 3.0
+for i in range(3):
+    assert i < 5, f"i={i}"
+assert "a" in "abc"
+assert x[1] > 5.0, "too small"
+assert x[0] == 1.0
+"""
+
+
+def test_asserts_of_a_plain_python_program_are_expectations(tmp_path):
+    path = write(tmp_path, "plain.py", PLAIN_PYTHON)
+    res = cli("check", "--json", path)
+    doc = res.json
+    assert res.code == 3 and (doc["passed"], doc["failed"], doc["errors"], doc["skipped"]) == (5, 1, 1, 1)
+    ran = [r for r in doc["results"] if "expr" in r]
+    assert [(r["line"], r["expr"], r["ok"]) for r in ran] == [
+        (3, "x.sum() == 3.0", True), (5, "i < 5", True), (5, "i < 5", True), (5, "i < 5", True),
+        (6, '"a" in "abc"', True), (7, "x[1] > 5.0", False)]
+    assert [r["actual"] for r in ran[1:4]] == [0, 1, 2] and ran[0]["actual"] == 3.0 and ran[0]["expected"] == 3.0
+    assert ran[-1]["message"] == "too small: assert 2.0 > 5.0"           # pytest's way, after its own message
+    assert doc["results"][-1]["error"]["kind"] == "AssertionError"
+    assert doc["skips"][0]["line"] == 8
+    text = cli("check", path)
+    assert "plain.py:7: FAIL x[1] > 5.0: too small: assert 2.0 > 5.0; actual 2.0, expected 5.0" in text.stdout
+
+
+def test_a_passing_plain_python_program_passes_and_other_tests_show_their_value(tmp_path):
+    path = write(tmp_path, "ok.py", "values = [1, 2]\nassert values\nassert len(values) == 2\n")
+    res = cli("check", path)
+    assert res.code == 0 and res.stdout.strip().splitlines()[-1] == "2 passed, 0 failed"
+    assert "ok.py:2: PASS values: actual [1, 2], expected true" in res.stdout
+    failing = write(tmp_path, "bad.py", "class P:\n    def __repr__(self):\n        return 'P()'\nassert P() is None\n")
+    doc = cli("check", "--json", failing).json
+    (result,) = [r for r in doc["results"] if "expr" in r]
+    assert result["message"] == "assert P() is None" and result["actual"] == "P()"

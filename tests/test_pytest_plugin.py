@@ -94,3 +94,19 @@ def test_ids_hold_no_brackets_so_last_failed_reruns_exactly_the_failed_expectati
     failed_first = pytester.runpytest("-p", "cacheprovider", "--ff", "-v")
     failed_first.assert_outcomes(passed=3, failed=2)
     assert failed_first.stdout.str().index("line 3:") < failed_first.stdout.str().index("other.tdf")
+
+
+PLAIN = "import numpy as np\nx = np.array([1.0, 2.0])\nassert x.sum() == 3.0\nassert x[1] > 5.0, 'too small'\n"
+
+
+def test_python_programs_are_collected_only_when_tapecli_python_files_names_them(pytester):
+    pytester.makepyfile(model_prog=PLAIN, test_ordinary="def test_one():\n    assert 1 + 1 == 2\n")
+    plain = pytester.runpytest("--collect-only", "-q")          # no option: .py files are pytest's own
+    plain.stdout.fnmatch_lines(["test_ordinary.py::test_one", "1 test collected*"])
+    pytester.makeini("[pytest]\ntapecli_python_files = *_prog.py\n")
+    collected = pytester.runpytest("--collect-only", "-q")
+    collected.stdout.fnmatch_lines(["model_prog.py::line 3: x.sum() == 3.0", "model_prog.py::line 4: x(1) > 5.0",
+                                    "test_ordinary.py::test_one", "3 tests collected*"])
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*model_prog.py:4: x?1? > 5.0: too small: assert 2.0 > 5.0; actual 2.0, expected 5.0*"])

@@ -9,7 +9,9 @@ running) or the program's error (on the first expectation that did not run).
 
 Loaded at every pytest start-up in an environment where tapecli is installed, so it imports only pytest
 and the standard library until a ``.tdf`` file is collected. ``tapecli_collect = false`` in the ini file
-(``[tool.pytest.ini_options]``) turns collection off; ``-p no:tapecli`` removes the plugin.
+(``[tool.pytest.ini_options]``) turns collection off; ``-p no:tapecli`` removes the plugin. A ``.py`` program is
+collected (its ``assert`` statements as tests) only when it matches a glob of the ini option
+``tapecli_python_files`` (none by default): a test suite's own ``.py`` files are pytest's, never collected here.
 """
 from __future__ import annotations
 
@@ -27,10 +29,16 @@ def pytest_addoption(parser):
                   help="collect *.tdf files holding expect lines as tests (tapecli)")
     parser.addini("tapecli_dtype", default="",
                   help="run collected .tdf files with this float dtype (float32 or float64; tapecli)")
+    parser.addini("tapecli_python_files", type="args", default=[],
+                  help="glob patterns of .py programs whose assert statements are tests, as .tdf files' expect "
+                       "lines are (default none; choose patterns python_files does not match; tapecli)")
 
 
 def pytest_collect_file(file_path, parent):
-    if file_path.suffix != ".tdf" or not parent.config.getini("tapecli_collect"):
+    if not parent.config.getini("tapecli_collect"):
+        return None
+    if file_path.suffix != ".tdf" and not (
+            file_path.suffix == ".py" and any(file_path.match(g) for g in parent.config.getini("tapecli_python_files"))):
         return None
     try:
         data = file_path.read_bytes()
@@ -104,5 +112,6 @@ class TdfItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
-        statement = self.expr if self.expr.startswith("expect_error ") else f"expect {self.expr}"
+        keyword = "assert" if self.path.suffix == ".py" else "expect"
+        statement = self.expr if self.expr.startswith("expect_error ") else f"{keyword} {self.expr}"
         return self.path, self.line - 1, f"{self.parent.shown}:{self.line}: {statement}"
