@@ -51,6 +51,8 @@ class RunResult:
     interpreter: Interpreter
     implicit: list[Request]                  # --of/--wrt requests
     context: RunContext                      # the run's state: warnings, provenance, tapes
+    selected: list | None = None             # the requests a selection kept (-k, --line, --last), else None
+    selected_json: dict | None = None        # what the JSON document says of that selection
 
     @property
     def scope(self):

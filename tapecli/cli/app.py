@@ -43,6 +43,12 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
                         "processes; also TAPECLI_SCHEDULER. Needs the dask extra.")]
 SweepWorkersOpt = Annotated[int, typer.Option("--workers", help="With --sweep: run point batches in N processes.")]
 FullOpt = Annotated[bool, typer.Option("--full", help="Tables print every element of a tensor (no ... elisions).")]
+KeywordOpt = Annotated[Optional[str], typer.Option("-k", metavar="EXPR", help=(
+    "Only the entries whose name, target, source or tape holds these words, as pytest's -k (and, or, not)."))]
+LineOpt = Annotated[Optional[str], typer.Option("--line", metavar="N|A-B", help=(
+    "Only the requests made at this program line (or lines A to B)."))]
+LastOpt = Annotated[bool, typer.Option("--last", help=(
+    "Of the requests made at one call site (a loop's), only the last."))]
 OutOpt = Annotated[Optional[list[str]], typer.Option("-o", "--out", metavar="FILE.npz|[NAME=]FILE.npy", help=(
     "Also write the results as arrays: every entry to FILE.npz, or one to FILE.npy (repeatable)."))]
 
@@ -82,6 +88,8 @@ class Invocation:
         self.filename = None if file == "-" else file
         self.sweep, self.scheduler, self.workers = None, None, 1
         self.out: list[str] = []
+        self.selection = None               # (-k, --line, --last) as given, or None
+        self.selected_json = None           # explain's "selected" (a run's is the result's)
 
     def options(self):
         from tapecli.api import Options, parse_set
@@ -112,6 +120,13 @@ class Invocation:
                        explain=self.command in ("grad", "jacobian", "explain", "watched"),
                        check_numerics=self.check_numerics, device=self.device)
 
+    def selected(self):
+        """The selection -k, --line and --last ask for (tools/select.py), checked before the run; or None."""
+        if self.selection is None:
+            return None
+        from tapecli.tools.select import Selection
+        return Selection.of(*self.selection)
+
     def reads(self, sweep: list[str] | None = None) -> list[str]:
         """The files this command reads (the program, --set and --sweep files): no output file may be one."""
         from tapecli.tools.outfile import read_paths
@@ -127,11 +142,14 @@ class Invocation:
             from tapecli.api import read_source, run_source
             _gc_for_the_run()
             options = self.options()
+            selection = self.selected()
             if self.out:
                 from tapecli.tools import arrays
                 out = arrays.parse_out(self.out, self.reads())      # (the --out files checked before the run)
             self.source, self.filename = read_source(self.file)
             result = (compute or run_source)(self.source, self.filename, options)
+            if selection is not None:
+                result = self._select(result, selection)
             if self.out:
                 arrays.write(out, arrays.result_arrays(self.command, result))
         except UsageError as e:
@@ -150,6 +168,21 @@ class Invocation:
             render(result)
         except TdfError as e:       # a value too large to render within the limits
             self._program_error(e)
+
+    def _select(self, result, selection):
+        """Keep the requests (explain: the explanations) the selection chooses: what the table, the JSON
+        document and --out report."""
+        if self.command == "explain":
+            kept = selection.entries(result, "explained")
+            self.selected_json = selection.to_json(len(kept), len(result))
+            return kept
+        from tapecli.documents import requests_of
+        from tapecli.tools.sweep import KINDS
+        everything = requests_of(result, KINDS[self.command])
+        result.selected = selection.requests(everything, {"grad": "gradient"}.get(self.command, self.command))
+        result.selected_json = selection.to_json(sum(len(r.values) for r in result.selected),
+                                                 sum(len(r.values) for r in everything))
+        return result
 
     def _program_error(self, e):
         from tapecli.cli import render as r
@@ -190,6 +223,8 @@ def _invocation(command, kw: dict) -> Invocation:
     inv.sweep, inv.scheduler, inv.workers = kw.get("sweep"), kw.get("scheduler"), kw.get("workers", 1)
     inv.full = kw.get("full", False)
     inv.out = kw.get("out") or []
+    if kw.get("keyword") is not None or kw.get("line") is not None or kw.get("last"):
+        inv.selection = (kw.get("keyword"), kw.get("line"), kw.get("last", False))
     return inv
 
 
@@ -219,7 +254,7 @@ def _requests_command(command: str, kinds: tuple[str, ...], title: str):
                    max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
                    no_color: NoColorOpt = False, check_numerics: NumericsOpt = False, sweep: SweepOpt = None,
                    scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1, full: FullOpt = False,
-                   out: OutOpt = None):
+                   out: OutOpt = None, keyword: KeywordOpt = None, line: LineOpt = None, last: LastOpt = False):
         options = dict(locals())
         inv = _invocation(command, options)
         inv.run(_show_requests(inv, command, kinds, title))
@@ -252,7 +287,8 @@ def jacobian_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = No
                      max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
                      max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
                      check_numerics: NumericsOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None,
-                     workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None):
+                     workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None,
+                     keyword: KeywordOpt = None, line: LineOpt = None, last: LastOpt = False):
     """Jacobians: the file's t.jacobian / t.batch_jacobian calls, or --of/--wrt."""
     inv = _invocation("jacobian", locals())
     inv.run(_show_requests(inv, "jacobian", ("jacobian", "batch_jacobian"), "jacobians"))
@@ -265,7 +301,8 @@ def hessian_command(file: FileArg, of: OfOpt = None, wrt: WrtOpt = None, json_ou
                     max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
                     max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
                     sweep: SweepOpt = None, scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1,
-                    full: FullOpt = False, out: OutOpt = None):
+                    full: FullOpt = False, out: OutOpt = None, keyword: KeywordOpt = None, line: LineOpt = None,
+                    last: LastOpt = False):
     """Second derivatives of --of T: d2(T)/d(S)2 for each --wrt S (S.shape + S.shape), and with several, the
     whole block: d2(T)/d(S1)d(S2) for each ordered pair (S1.shape + S2.shape)."""
     inv = _invocation("hessian", locals())
@@ -365,7 +402,7 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
             wrt: Annotated[str, typer.Option("--wrt", help="The source's name.")],
             json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None, max_steps: StepsOpt = 10_000_000,
             max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
-            no_color: NoColorOpt = False):
+            no_color: NoColorOpt = False, keyword: KeywordOpt = None, line: LineOpt = None, last: LastOpt = False):
     """Why the gradient of T w.r.t. S is None, or the chain of statements that connects them."""
     from tapecli.cli import render as r
     from tapecli.api import explain as explain_pair
@@ -374,7 +411,7 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
     def show(found):
         if json_out:
             print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename, "ok": True,
-                           "explanations": found}))
+                           "explanations": found, **({"selected": inv.selected_json} if inv.selection else {})}))
             return
         if not found:
             print(f"no gradient of {of} w.r.t. {wrt} was asked for")
@@ -506,12 +543,13 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
 
 
 @app.command()
-def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document (the golden file).")],
+def diff(a: Annotated[str, typer.Argument(help="A run, grad, jacobian or hessian --json document (the golden file).")],
          b: Annotated[str, typer.Argument(help="The document to compare with it.")],
          rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-5,
          atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-6,
          json_out: JsonOpt = False, no_color: NoColorOpt = False):
-    """Compare two `grad --json` (or `jacobian --json`) documents entry by entry; exit 1 on a difference."""
+    """Compare two `grad --json` (`jacobian`, `hessian`) documents entry by entry, or two `run --json` documents
+    name by name (value and type); exit 1 on a difference."""
     from tapecli.cli import render as r
     from tapecli.tools.diff import compare_documents, load_document, mismatch_text
     from tapecli.errors import UsageError

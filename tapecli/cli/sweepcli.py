@@ -53,18 +53,27 @@ def run_sweep_command(inv) -> None:
         if not inv.sweep:
             raise UsageError(f"{'--scheduler' if inv.scheduler else '--workers'} needs --sweep on "
                              f"`{inv.command}` (or use `tapecli check`)")
-        if inv.out:
-            raise UsageError("--out writes the results of one run; with --sweep, use --json (the points stacked)")
+        if inv.selection:
+            raise UsageError("-k, --line and --last choose among one run's requests; with --sweep, select the "
+                             "entries of the --json document")
         check_workers(inv.workers)
         options = inv.options()
         sweeps = s.load_sweeps(inv.sweep, options.limits)
         clash = sorted(set(sweeps) & set(options.overrides))
         if clash:
             raise UsageError(f"--sweep {clash[0]} and --set {clash[0]}: bind a declaration with one of them")
+        if inv.out:
+            from tapecli.tools import arrays
+            out = arrays.parse_out(inv.out, inv.reads())      # (checked before any point runs)
         inv.source, inv.filename = read_source(inv.file)
         with cluster_for(address) as cluster, \
                 progress_bar(s.points(sweeps), "points", not inv.json and sys.stderr.isatty()) as advance:
             doc = s.sweep_doc(inv.command, inv.source, inv.filename, options, sweeps, inv.workers, cluster, advance)
+        if inv.out and not doc.get("errors"):
+            arrays.write(out, arrays.sweep_arrays(inv.command, doc, sweeps))
+        elif inv.out:       # errors at some points (exit 3): no file of stacked results with holes
+            sys.stderr.write(f"tapecli {inv.command}: {', '.join(path for _, path in out)} not written: the program "
+                             f"failed at {len(doc['errors'])} of {doc['sweep']['points']} points\n")
     except UsageError as e:
         inv._fail(EXIT_USAGE, "UsageError", str(e))
     except TdfError as e:

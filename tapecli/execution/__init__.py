@@ -71,15 +71,15 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
 
 
 class PythonRun:
-    """What a run of this room leaves: the program's globals, its output (the shape of the interpreter's
-    results that the api reads: no tapes, requests or expectations in a Python-only program)."""
+    """What a run of this room leaves: the program's globals, its output and its asserts as expectations (the
+    shape of the interpreter's results that the api reads: no tapes or requests in a Python-only program)."""
 
-    def __init__(self, scope: dict, output: list[str]):
+    def __init__(self, scope: dict, output: list[str], expectations: list[dict]):
         self.globals = _Scope({k: v for k, v in scope.items() if not k.startswith("__")})
         self.output = output
         self.requests: list = []
         self.tapes: list = []
-        self.expectations = _Scope([])
+        self.expectations = _Scope(expectations)
 
 
 class _Scope:
@@ -91,15 +91,18 @@ class _Scope:
 def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
     """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line.
     (The guards, the sandbox and the module table are imported here: a TDF run has no use for them.)"""
+    from tapecli.execution import guard
+    from tapecli.execution.asserts import Assertions
     from tapecli.execution.builtin_table import program_builtins
     from tapecli.execution.modules import Modules
     from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
-    code = _compiled(tree, filename)
+    code = _compiled(tree, filename, source)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
     modules = Modules(sandbox, _run_state(sandbox))
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
+    asserted = scope[guard.ASSERT] = Assertions()
     warned = list(getattr(tree, "parse_warnings", ()))
     with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
             contextlib.redirect_stdout(sandbox.stdout):     # what a library prints (np.info) is the run's output
@@ -110,20 +113,23 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
             exec(code, scope)
         except SystemExit as e:
             if e.code not in (None, 0):
-                raise _program_error(e, filename, f"the program exited with status {e.code}") from None
+                error = _program_error(e, filename, f"the program exited with status {e.code}")
+                error.expectations = asserted.results
+                raise error from None
         except TdfError as e:
             _locate(e, e.__traceback__, filename)
-            e.output = sandbox.output
+            e.output, e.expectations = sandbox.output, asserted.results
             raise
         except (Exception, RecursionError) as e:
             error = _program_error(e, filename)
             if isinstance(e, AssertionError):
                 _assertion(error, tree, source)
-            error.output = sandbox.output
+                asserted.failed(e, error.line)
+            error.output, error.expectations = sandbox.output, asserted.results    # those that ran: `check` reports them
             raise error from None
         finally:
             _report(warned, filename)
-    return PythonRun(scope, sandbox.output)
+    return PythonRun(scope, sandbox.output, asserted.results)
 
 
 def _report(warned: list, filename: str) -> None:
@@ -153,11 +159,11 @@ def runtime_names(sandbox) -> dict:
             guard.TEXTED: texted}
 
 
-def _compiled(tree: ast.Module, filename: str):
+def _compiled(tree: ast.Module, filename: str, source: str = ""):
     from tapecli.execution import guard
     try:
         with deep_recursion():          # the transform recurses with the program's nesting, as CPython's compiler does
-            return guard.compile_program(tree, filename)
+            return guard.compile_program(tree, filename, source)
     except SyntaxError as e:        # what only the compiler finds (a return outside a function, ...)
         raise TdfSyntaxError(e.msg, line=e.lineno, column=e.offset) from None
     except (RecursionError, MemoryError):
