@@ -134,3 +134,9 @@ ERROR_KINDS = {cls.kind: cls for cls in (TdfSyntaxError, TdfNameError, TdfTypeEr
 
 class UsageError(Exception):
     """Bad command-line input (exit 2): an unknown --set name, a missing file."""
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """A count in a message: ``1 error``, ``2 errors`` (``nouns``: the plural where it is not ``noun + "s"``;
+    ``1 entry``, ``3 entries``)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
