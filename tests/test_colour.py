@@ -4,13 +4,13 @@ FORCE_COLOR forces it. The text is the same with colour as without, but for the 
 from __future__ import annotations
 
 import os
-import pty
 import re
 import subprocess
 import sys
 
 import pytest
 
+import conftest
 from conftest import cli
 from tapecli.cli import colour
 
@@ -19,26 +19,10 @@ BAD = "var x = 2.0\nconst n = 3\ny = x\ny = sin(y)\nz = x\nx = x * 2.0\nw = x * 
 CHECKED = "var x = 2.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 4.0\nexpect g == 5.0\n"
 
 
-def on_a_terminal(*args, env=None, cwd=None) -> tuple[int, str]:
+def on_a_terminal(*args, env=None) -> tuple[int, str]:
     """Run the CLI with stdout and stderr on one pseudo-terminal: (exit code, what the terminal received)."""
-    master, slave = pty.openpty()
-    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
-    full_env.update({"TERM": "xterm", "COLUMNS": "100", **(env or {})})
-    proc = subprocess.Popen([sys.executable, "-m", "tapecli", *map(str, args)], stdout=slave, stderr=slave,
-                            env=full_env, cwd=cwd)
-    os.close(slave)
-    received = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:          # (the other end closed)
-            break
-        if not data:
-            break
-        received.append(data)
-    proc.wait(timeout=120)
-    os.close(master)
-    return proc.returncode, b"".join(received).decode().replace("\r\n", "\n")
+    code, _, text = conftest.on_a_terminal(*args, env={"COLUMNS": "100", **(env or {})})
+    return code, text.replace("\r\n", "\n")
 
 
 def piped(*args, env=None) -> tuple[int, str]:
