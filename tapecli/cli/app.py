@@ -8,6 +8,7 @@ from typing import Annotated, Callable, Optional
 from tapecli.version import __version__
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
 from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
+from tapecli.errors import plural
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -189,8 +190,15 @@ class Invocation:
         if self.json:
             print(r.dumps(r.error_doc(self.command, self.filename, e)))
         else:
-            sys.stderr.write(r.format_error(e, self.filename, self.source, warnings=not self.quiet) + "\n")
+            from tapecli.cli.colour import error_text
+            text = r.format_error(e, self.filename, self.source, warnings=not self.quiet)
+            sys.stderr.write(error_text(text, e.kind, self.paint(sys.stderr)) + "\n")
         raise typer.Exit(EXIT_PROGRAM)
+
+    def paint(self, stream):
+        """How text for ``stream`` is coloured (cli/colour.py): None for none."""
+        from tapecli.cli.colour import painter
+        return painter(stream, self.color)
 
     def _fail(self, code, kind, message):
         from tapecli.cli import render as r
@@ -210,9 +218,16 @@ class Invocation:
             for line in result.output:
                 print(line)
         if not self.quiet:
+            self.write_warnings(result.warnings)
+
+    def write_warnings(self, warnings, suffix=lambda warning: "") -> None:
+        """The run's warnings on stderr, one a line (``suffix(w)`` after each)."""
+        if warnings:
+            from tapecli.cli.colour import warning_text
             from tapecli.documents import warning_line
-            for w in result.warnings:
-                sys.stderr.write(warning_line(self.filename, w) + "\n")
+            colour = self.paint(sys.stderr)
+            for w in warnings:
+                sys.stderr.write(warning_text(warning_line(self.filename, w), colour) + suffix(w) + "\n")
 
 
 def _invocation(command, kw: dict) -> Invocation:
@@ -489,20 +504,7 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
             doc["scheduler"] = address
         print(r.dumps(doc))
     else:
-        for rep in reports:
-            for res in rep.results:
-                if res["ok"] and quiet:
-                    continue
-                print(r.terminal_text(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}"))
-            for finding in [] if quiet else rep.lint:
-                print(r.terminal_text(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}"))
-            if rep.error:
-                sys.stderr.write(r.terminal_text(rep.error["text"]) + "\n")
-            for s in rep.skipped:
-                print(r.terminal_text(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}"))
-        skipped = sum(len(rep.skipped) for rep in reports)
-        print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
-              + (f", {errors} errors" if errors else ""))
+        _check_report(reports, passed, failed, errors, inv)
     if github:
         for line in c.github_annotations(reports):
             print(line, file=sys.stderr if json_out else sys.stdout)
@@ -510,13 +512,44 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
     if not (passed or failed or errors or allow_empty):   # pytest's convention: a wrong path in CI must not pass
         sys.stderr.write(f"tapecli check: no expectations found in {', '.join(paths)}"
-                         + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an expect)\n"
+                         + (f" ({plural(len(files), 'file')}, none ran an expect)\n"
                             if files else "\n"))
         raise typer.Exit(EXIT_NO_EXPECTATIONS)
     raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
 
 
 EXIT_NO_EXPECTATIONS = 5     # `check` found nothing to check (pytest's "no tests collected")
+
+
+def _check_report(reports, passed: int, failed: int, errors: int, inv: Invocation) -> None:
+    """check's report for people: a line per expectation (PASS, FAIL; SKIP) and lint finding, each file's
+    error on stderr, then the totals."""
+    from tapecli.cli import render as r
+    from tapecli.cli.colour import error_text, word
+    from tapecli.tools import check as c
+    out, err = inv.paint(sys.stdout), inv.paint(sys.stderr)
+
+    def line(where, role, label, text):
+        shown, at = r.terminal_text(f"{where}: {label} {text}"), len(r.escape_controls(where)) + 2
+        if shown[at:at + len(label) + 1] == label + " ":
+            shown = shown[:at] + word(role, label, out) + shown[at + len(label):]
+        print(shown)
+    for rep in reports:
+        for res in rep.results:
+            if res["ok"] and inv.quiet:
+                continue
+            line(f"{rep.file}:{res['line']}", *(("pass", "PASS") if res["ok"] else ("fail", "FAIL")), c.describe(res))
+        for finding in [] if inv.quiet else rep.lint:
+            line(f"{rep.file}:{finding['line']}", "code", f"lint {finding['code']}", finding["message"])
+        if rep.error:
+            sys.stderr.write(error_text(r.terminal_text(rep.error["text"]), rep.error["kind"], err) + "\n")
+        for s in rep.skipped:
+            line(f"{rep.file}:{s['line']}", "skip", "SKIP", f"{s['expr']}: {s['reason']}")
+    skipped = sum(len(rep.skipped) for rep in reports)
+    counts = [(passed, "pass", f"{passed} passed"), (failed, "fail", f"{failed} failed")]
+    counts += [(skipped, "skip", f"{skipped} skipped")] if skipped else []
+    counts += [(errors, "fail", plural(errors, "error"))] if errors else []
+    print(", ".join(word(role, text, out if n else None) for n, role, text in counts))
 
 
 def _job_summary(markdown: str) -> None:
@@ -563,12 +596,14 @@ def diff(a: Annotated[str, typer.Argument(help="A run, grad, jacobian or hessian
                        "compared": compared,
                        "differences": differences, "rtol": rtol, "atol": atol}))
     elif differences:
-        r.print_table(f"{len(differences)} of {compared} entries differ (rtol {rtol:g}, atol {atol:g})",
+        r.print_table(f"{len(differences)} of {plural(compared, 'entry', 'entries')} "
+                      f"{'differs' if len(differences) == 1 else 'differ'} (rtol {rtol:g}, atol {atol:g})",
                       ["entry", "what", a, b, "mismatch"],
                       [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"]), mismatch_text(d)]
                        for d in differences], False if no_color else None, wrap=(a, b, "mismatch"))
     else:
-        print(f"{compared} entries agree (rtol {rtol:g}, atol {atol:g})")
+        print(f"{plural(compared, 'entry', 'entries')} {'agrees' if compared == 1 else 'agree'} "
+              f"(rtol {rtol:g}, atol {atol:g})")
     raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
 
 
@@ -606,12 +641,11 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
 
     def show(b):
         if not quiet:
-            for w in b.warnings:
-                sys.stderr.write(r.warning_line(inv.filename, w) + "\n")
+            inv.write_warnings(b.warnings)
         if inv.json:
             print(r.dumps({"schema": r.SCHEMA, "command": "bench", "ok": True, **b.to_json()}))
             return
-        print(f"{inv.filename or '<stdin>'}: {b.repeat} runs after {b.warmup} untimed")
+        print(f"{inv.filename or '<stdin>'}: {plural(b.repeat, 'run')} after {b.warmup} untimed")
         print(f"  median {b.median_s:.6f} s   min {b.min_s:.6f} s   max {b.max_s:.6f} s")
         if b.peak_bytes is not None:
             rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
@@ -626,7 +660,7 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else plural(n, "byte")
 
 
 @app.command("tape")
@@ -651,7 +685,7 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
             print(f"{inv.filename or '<stdin>'}: no tapes")
         for t in tapes:
             title = (f"tape {t['name']} (line {t['line']}{', persistent' if t['persistent'] else ''}), {t['when']}: "
-                     f"{len(t['records'])} records, {_mb(t['saved_bytes'])} kept")
+                     f"{plural(len(t['records']), 'record')}, {_mb(t['saved_bytes'])} kept")
             rows = [[rec["op"], str(rec["line"] or ""), ", ".join(str(s) for s in rec["inputs"]), str(rec["output"]),
                      str(rec["saved_bytes"])] for rec in t["records"]]
             r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color,
@@ -695,8 +729,8 @@ def warmup(json_out: JsonOpt = False,
         for name in dtypes:
             done = [e for e in entries if e.get("dtype") == name]
             if done:
-                print(f"{name}: {len(done)} kernel{'s' if len(done) != 1 else ''}, "
-                      f"{sum(e['calls'] for e in done)} signatures, "
+                print(f"{name}: {plural(len(done), 'kernel')}, "
+                      f"{plural(sum(e['calls'] for e in done), 'signature')}, "
                       f"{sum(e['seconds'] for e in done):.2f} s: {' '.join(e['kernel'] for e in done)}")
         for e in errors:
             sys.stderr.write(f"tapecli warmup: {e}\n")

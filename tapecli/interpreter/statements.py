@@ -25,6 +25,14 @@ from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, residen
 from tapecli.runtime import spelling
 
 
+def _alias_of(scope: Scope, name: str, variable) -> bool:
+    """Whether ``name`` held ``variable`` as an alias (``y = x``): the name it was first bound to is another, and
+    still holds it here. Rebinding an alias (``y = sin(y)``) leaves the variable as it was, under its own name; a
+    function's parameter holding the caller's variable is no alias in the function's scope (``v = v - lr * g``
+    there is the mistake the warning is for), nor is the name of a variable a function made and returned."""
+    first = variable.bound_as
+    return first is not None and first != name and scope.vars.get(first) is variable
+
 
 def _bound_names(body) -> set[str]:
     names = set()
@@ -127,11 +135,14 @@ class Statements:
         if declared:
             scope.consts.discard(name)
         old = scope.vars.get(name)
-        if not declared and isinstance(old, Variable) and not isinstance(value, Variable):
+        if not declared and isinstance(old, Variable) and not isinstance(value, Variable) \
+                and not _alias_of(scope, name, old):
             ctx.settings.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
                        f"or {name}.assign(...)?", node.line)
             if ctx.provenance.enabled:
                 ctx.provenance.rebinds[name] = (node.line, old.name)
+        if value.__class__ is Variable and value.bound_as is None:
+            value.bound_as = name
         if isinstance(value, ProgramObject) and hasattr(value, "bind_name"):
             value.bind_name(name)       # a layer or model names its variables after its first binding
         scope.vars[name] = value

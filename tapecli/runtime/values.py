@@ -132,7 +132,7 @@ class Variable:
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "__weakref__")
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "bound_as", "__weakref__")
 
     _order = itertools.count()
 
@@ -143,6 +143,7 @@ class Variable:
         self.id = new_id()
         self.order = next(Variable._order)
         self.version = 0          # how many times it was assigned
+        self.bound_as = None      # the first name a program bound it to (`x` of `var x` or `x = tf.Variable(...)`)
         self._value = Tensor(value, id=self.id)
         current().variables.add(self)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tapecli.api import Options, read_source, run_program, run_source
 from tapecli.frontend.ast import ConstDecl, VarDecl
-from tapecli.errors import TdfError, UsageError
+from tapecli.errors import TdfError, UsageError, plural
 from tapecli.autodiff.gradcheck import DEFAULTS
 from tapecli.runtime.values import dtype_name
 from tapecli.interpreter.jsonvalue import tensor_json
@@ -437,7 +437,7 @@ def markdown_summary(reports: list[FileReport]) -> str:
     passed, failed, errors = totals(reports)
     skipped = sum(len(rep.skipped) for rep in reports)
     mark = "✅" if not (failed or errors) else "❌"
-    out = [f"### {mark} tapecli check: {passed} passed, {failed} failed, {skipped} skipped, {errors} errors", "",
+    out = [f"### {mark} tapecli check: {passed} passed, {failed} failed, {skipped} skipped, {plural(errors, 'error')}", "",
            "| file | passed | failed | skipped | error |", "|---|---:|---:|---:|---|"]
     for rep in reports:
         error = f"{rep.error['kind']} at line {rep.error['line']}" if rep.error and rep.error["line"] else \
