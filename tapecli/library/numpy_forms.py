@@ -8,6 +8,8 @@ tape's `why` says where the path left it). The global ``np.random`` state is the
 ``np.random.seed``), never the process's."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
@@ -192,22 +194,32 @@ _SCALAR_TYPES = {"float32": "float32", "float64": "float64", "double": "float64"
                  "int64": "int64", "bool_": "bool"}
 
 
-@hook("numpy_name")
-def numpy_name(path: str, attr: str):
-    """``np.<attr>`` (path ``np``, ``np.linalg``, ``np.fft``): NumPy's own function, scalar type or constant,
-    computed by NumPy itself on the program's values; None where NumPy has no such name or it is a module."""
-    if attr in REFUSED:
+# The modules whose functions a TensorFlow program calls on host values, as CPython calls them: NumPy's and
+# Python's math (``math.sqrt(2.0)`` is Python's float, never a float32 tensor).
+HOST_MODULES = {"np": np, "math": math}
+
+
+@hook("host_module_name")
+def host_module_name(path: str, attr: str):
+    """``np.<attr>``, ``np.linalg.<attr>``, ``math.<attr>``: the module's own function, scalar type or
+    constant, computed by the module itself on the program's values; None where it is a submodule. A name the
+    module does not have is the program's error, as in Python (``np.relu`` and ``math.softmax`` do not
+    resolve)."""
+    root, *parts = path.split(".")
+    if root == "np" and attr in REFUSED:
         raise TdfNameError(f"{path}.{attr} is out of scope for tapecli: {REFUSED[attr]}")
-    if path == "np" and attr in _SCALAR_TYPES:
+    if root == "np" and not parts and attr in _SCALAR_TYPES:
         return NumpyScalarType(_SCALAR_TYPES[attr])
-    module = np
-    for part in path.split(".")[1:]:
+    module = HOST_MODULES[root]
+    for part in parts:
         module = getattr(module, part, None)
     value = getattr(module, attr, None)
-    if value is None or attr.startswith("_") or isinstance(value, type(np)):
+    if isinstance(value, type(np)):
         return None
+    if value is None or attr.startswith("_"):
+        raise TdfNameError(f"{'numpy' if root == 'np' else root}{path[len(root):]} has no attribute {attr!r}")
     if isinstance(value, (float, int)):
         return from_numpy(value)
     if callable(value) and not isinstance(value, type):
         return _numpy_function(value, f"{path}.{attr}")
-    return None
+    raise TdfNameError(f"{path}.{attr} is not a function or a number tapecli programs can use")
