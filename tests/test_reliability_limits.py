@@ -101,3 +101,12 @@ def test_numpy_results_under_the_caps_are_made(tmp_path):
     r = cli("run", "--json", _write(tmp_path, source, "p.py"))
     assert r.code == 0, r.stdout + r.stderr
     assert r.json["values"]["n"] == [12, 9.0, 10.0, 4, 3]
+
+
+@pytest.mark.parametrize("source", ["x = np.arange(10).astype('U30000000')\n", "x = np.arange(10).astype(dtype='S3')\n",
+                                    "x = np.full(2, 1, dtype='V100')\n"])
+def test_numpy_is_never_asked_for_an_array_no_tensor_can_hold(tmp_path, source):
+    """Under the caps, a string, bytes or record dtype is refused before NumPy fills it (not after)."""
+    r = cli("run", "--json", _write(tmp_path, HEAD + source, "p.py"), env={"TAPECLI_MAX_MEMORY": "4e9"})
+    assert r.code == 3 and r.json["error"]["kind"] == "TypeError", r.stdout + r.stderr
+    assert r.json["error"]["line"] == 4 and "tapecli has no" in r.json["error"]["message"], r.json

@@ -63,6 +63,25 @@ def from_numpy(value):
     raise TdfTypeError(f"NumPy gave {type(value).__name__}, which tapecli programs do not hold")
 
 
+def _held(dtype) -> None:
+    """A dtype asked of NumPy that no tensor can have (strings, bytes, records): refused once the result is
+    weighed, before NumPy makes it (an ``astype('U30000000')`` would fill a gigabyte, then be refused)."""
+    try:
+        kind = None if dtype is None else np.dtype(dtype).kind
+    except (TypeError, ValueError):
+        return                                      # NumPy words the error
+    if kind is not None and kind not in "biuf":
+        raise TdfTypeError(f"tapecli has no {np.dtype(dtype)} tensors (NumPy was asked for one)")
+
+
+def _held_dtype(*args, dtype=None, **kwargs) -> None:
+    _held(dtype)
+
+
+def _held_astype(dtype=None, *args, **kwargs) -> None:
+    _held(dtype)
+
+
 def numpy_call(fn, args, kwargs, what: str, line=None):
     """``fn`` (a NumPy function or method) on the program's arguments, off every tape."""
     inputs = list(args) + list(kwargs.values())
@@ -92,8 +111,8 @@ def array_attribute(interp, t: Tensor, attr: str, node):
     def call(call_node, *args, **kwargs):
         if attr == "tolist":        # Python's numbers, then a tensor each (from_numpy), in nested lists
             admit(array.size, _NUMBER_VALUE, f"{interp.text(node) or 'x.tolist'}()'s list")
-        return numpy_call(weighed_method(array, attr), args, kwargs, f"{interp.text(node) or 'x.' + attr}()",
-                          getattr(call_node, "line", None))
+        return numpy_call(weighed_method(array, attr, _held_astype if attr == "astype" else None), args, kwargs,
+                          f"{interp.text(node) or 'x.' + attr}()", getattr(call_node, "line", None))
     return BoundMethod(attr, call)
 
 
@@ -123,7 +142,7 @@ class Generator(ProgramObject):
         if attr not in _RANDOM:
             raise TdfTypeError(f"numpy.random.Generator has no method {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted(_RANDOM))}")
-        fn = weighed("numpy.random", attr, getattr(self.generator, attr))
+        fn = weighed("numpy.random", attr, getattr(self.generator, attr), _held_dtype)
         return BoundMethod(attr, lambda call_node, *a, **k: numpy_call(fn, a, k, f"Generator.{attr}()",
                                                                        getattr(call_node, "line", None)))
 
@@ -148,7 +167,7 @@ def np_seed(interp, seed=None):
 
 def _legacy(name):
     def function(interp, *args, **kwargs):
-        return numpy_call(weighed("numpy.random", name, getattr(_global_state(interp), name)), args, kwargs,
+        return numpy_call(weighed("numpy.random", name, getattr(_global_state(interp), name), _held_dtype), args, kwargs,
                           f"np.random.{name}()")
     function.__name__ = name
     return function
@@ -182,7 +201,7 @@ def iinfo(dtype):
 
 
 def _numpy_function(name):
-    fn = weighed("numpy", name, getattr(np, name))
+    fn = weighed("numpy", name, getattr(np, name), _held_dtype)
 
     def function(*args, **kwargs):
         return numpy_call(fn, args, kwargs, f"np.{name}()")

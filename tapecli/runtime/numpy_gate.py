@@ -122,23 +122,24 @@ ESTIMATES = {
 _RANDOM_SIZED = ("rand", "randn")
 
 
-def weighed(module: str, name: str, function):
-    """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made."""
+def weighed(module: str, name: str, function, then=None):
+    """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made;
+    ``then``: called with the arguments once they are weighed, before NumPy runs (a caller's own refusals)."""
     if isinstance(function, (type, np.ufunc)) or not callable(function):
         return function
     estimate = ESTIMATES.get(name)
     if estimate is None and module == "numpy.random":
         estimate = _random_estimate(name)
-    return _gated(f"{module.replace('numpy', 'np', 1)}.{name}()", function, estimate)
+    return _gated(f"{module.replace('numpy', 'np', 1)}.{name}()", function, estimate, then)
 
 
-def weighed_method(array: np.ndarray, name: str):
+def weighed_method(array: np.ndarray, name: str, then=None):
     """The method ``name`` of ``array``, its result weighed as ``weighed``'s are."""
     estimate = METHOD_ESTIMATES.get(name)
-    return _gated(f"x.{name}()", getattr(array, name), estimate and functools.partial(estimate, array))
+    return _gated(f"x.{name}()", getattr(array, name), estimate and functools.partial(estimate, array), then)
 
 
-def _gated(what: str, function, estimate):
+def _gated(what: str, function, estimate, then=None):
     """``function``, its result weighed before it is made (``estimate``: its elements and item size from the
     arguments) and once it exists."""
     @functools.wraps(function)
@@ -150,6 +151,8 @@ def _gated(what: str, function, estimate):
                 elements = None         # NumPy says what is wrong with the arguments
             if elements is not None:
                 admit(elements, itemsize, f"{what}'s result")
+        if then is not None:
+            then(*args, **kwargs)
         result = function(*args, **kwargs)
         weigh_result(result, what)
         return result
