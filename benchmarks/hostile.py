@@ -177,7 +177,8 @@ CONSUMERS = ["l = list(ds)", "l = sorted(ds)", "d = dict(zip(ds, ds))", "l = [v 
              "l = list(ds.as_numpy_iterator())", "l = list(enumerate(ds))", "m = max(ds)", "l = [*ds]"]
 KERAS = ["h = m.fit(tf.ones([{r}, 2]), tf.ones([{r}, 1]), epochs={n}, batch_size={b}, verbose=0)",
          "q = m.evaluate(tf.ones([{r}, 2]), tf.ones([{r}, 1]), batch_size={b}, verbose=0)",
-         "p = m.predict(tf.ones([{r}, 2]), batch_size={b}, verbose=0)"]
+         "p = m.predict(tf.ones([{r}, 2]), batch_size={b}, verbose=0)",
+         "a = keras.metrics.AUC(num_thresholds={n})", "a = keras.metrics.SensitivityAtSpecificity(0.5, num_thresholds={n})"]
 NUMPY = ["np.full(({n}, {n}), 1.0)", "np.repeat(np.arange(3, dtype='int8'), {n})", "np.full(2, 1, dtype='V{n}')",
          "np.random.choice({n}, 3, replace=False)", "np.random.default_rng(0).choice({n}, 3, replace=False)",
          "np.arange(0.0, 1.0, 1.0 / ({n}))", "np.arange(10).astype('U{n}')", "tf.zeros([{n}]).numpy().tolist()",

@@ -85,8 +85,10 @@ def test_a_huge_tf_data_batch_is_refused_while_it_is_gathered(tmp_path, source):
     ("x = np.arange(0.0, 1.0, 1e-12)\n", "np.arange()'s result"),
     ("x = np.arange(10).astype('U100000000')\n", "x.astype()'s result"),
     ("x = tf.zeros([3000000])\nl = x.numpy().tolist()\n", "tolist()'s list"),
+    ("a = keras.metrics.AUC(num_thresholds=30000000)\n", "num_thresholds' thresholds"),
+    ("a = keras.metrics.PrecisionAtRecall(0.5, num_thresholds=10**9)\n", "num_thresholds' thresholds"),
 ])
-def test_numpy_results_in_tensorflow_programs_are_weighed_before_they_are_made(tmp_path, source, words):
+def test_numpy_results_and_keras_thresholds_are_weighed_before_they_are_made(tmp_path, source, words):
     code, doc, peak = _peak_run(tmp_path, HEAD + source)
     assert code == 3 and doc["error"]["kind"] == "LimitError", doc
     assert doc["error"]["line"] == HEAD.count("\n") + source.count("\n"), doc["error"]
