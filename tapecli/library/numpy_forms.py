@@ -167,8 +167,8 @@ def np_seed(interp, seed=None):
 
 def _legacy(name):
     def function(interp, *args, **kwargs):
-        return numpy_call(weighed("numpy.random", name, getattr(_global_state(interp), name), _held_dtype), args, kwargs,
-                          f"np.random.{name}()")
+        fn = weighed("numpy.random", name, getattr(_global_state(interp), name), _held_dtype)
+        return numpy_call(fn, args, kwargs, f"np.random.{name}()")
     function.__name__ = name
     return function
 

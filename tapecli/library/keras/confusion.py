@@ -134,12 +134,12 @@ def divide_no_nan(a, b):
         return np.where(b == 0, np.float32(0), a / np.where(b == 0, np.float32(1), b)).astype(np.float32)
 
 
-
 def _inner_thresholds(n: int) -> list:
     """Keras' ``num_thresholds`` evenly spaced thresholds inside (0, 1), weighed before they are built (a slot,
     a Python float and, as the metric keeps them, an array element each)."""
     admit(n, LIST_SLOT + 24 + 8, "num_thresholds' thresholds")
     return [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)]
+
 
 class ConfusionMetric(MetricObject):
     """The base of Keras's stateful metrics here: ``count`` gives what a batch adds to each state array of
