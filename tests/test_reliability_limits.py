@@ -85,6 +85,8 @@ def test_a_huge_tf_data_batch_is_refused_while_it_is_gathered(tmp_path, source):
     ("x = np.arange(0.0, 1.0, 1e-12)\n", "np.arange()'s result"),
     ("x = np.arange(10).astype('U100000000')\n", "x.astype()'s result"),
     ("x = tf.zeros([3000000])\nl = x.numpy().tolist()\n", "tolist()'s list"),
+    ("a = tf.linalg.LinearOperatorScaledIdentity(2147483648, [1.0, 2.0])\n", "np.ones()'s result"),
+    ("a = tf.linalg.LinearOperatorZeros(100000)\n", "np.zeros()'s result"),
     ("a = keras.metrics.AUC(num_thresholds=30000000)\n", "num_thresholds' thresholds"),
     ("a = keras.metrics.PrecisionAtRecall(0.5, num_thresholds=10**9)\n", "num_thresholds' thresholds"),
 ])
