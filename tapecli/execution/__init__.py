@@ -97,6 +97,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     from tapecli.execution.modules import Modules
     from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
+    current().settings.step = sandbox.tick      # what iteration on the program's behalf charges (limits.tick)
     code = _compiled(tree, filename, source)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
     modules = Modules(sandbox, _run_state(sandbox))

@@ -14,7 +14,7 @@ import types
 
 from tapecli.errors import TdfNameError
 from tapecli.execution.frameworks import FRAMEWORKS
-from tapecli.execution.numpy_gate import weighed
+from tapecli.runtime.numpy_gate import weighed
 
 # module -> names refused in it, with the reason; a module absent from this table cannot be imported.
 _NUMPY_FILES = "it reaches files or raw memory"

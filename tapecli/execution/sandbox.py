@@ -15,7 +15,8 @@ import weakref
 from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
-from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, char_bytes, check_deadline, resident_within
+from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within
+from tapecli.runtime.numpy_gate import weighed_method
 from tapecli.runtime.context import current
 
 # `_`-names any object may be asked for: names, documentation, the protocol methods a program calls
@@ -321,8 +322,10 @@ def _weighed_method(value, obj, name: str):
         weigher = _STRING_METHODS.get(name)
     elif isinstance(obj, list) and name == "extend":
         weigher = _weigh_extend
+    elif type(obj).__module__ == "numpy":
+        return weighed_method(obj, name)         # NumPy's rules, as a TensorFlow program's arrays are weighed
     else:
-        weigher = _ARRAY_METHODS.get(name) if type(obj).__module__ == "numpy" else None
+        weigher = None
     if weigher is None:
         return value
 
@@ -375,19 +378,3 @@ _STRING_METHODS = {
 }
 
 
-def _weigh_astype(arr, dtype, *args, **kwargs):
-    import numpy as np
-    admit(arr.size, np.dtype(dtype).itemsize, "astype()'s result")
-
-
-def _weigh_tolist(arr, *args, **kwargs):
-    admit_bytes(arr.size, arr.size * (LIST_SLOT + 24), "tolist()'s result")
-
-
-def _weigh_repeats(arr, repeats, *args, **kwargs):
-    import numpy as np
-    total = int(np.sum(repeats)) if np.ndim(repeats) else int(repeats) * arr.size
-    admit(total, arr.itemsize, "repeat()'s result")
-
-
-_ARRAY_METHODS = {"astype": _weigh_astype, "tolist": _weigh_tolist, "repeat": _weigh_repeats}
