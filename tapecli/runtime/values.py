@@ -40,6 +40,12 @@ class DType:
         return self.name
 
 
+class NumpyDType(DType):
+    """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it."""
+
+    __slots__ = ()
+
+
 def dtype_name(dtype: np.dtype) -> str:
     return "bool" if dtype == np.bool_ else dtype.name
 
