@@ -15,7 +15,8 @@ Run it with the python of a development venv that has TensorFlow and Keras (neve
 
     TFVENV/bin/python benchmarks/record_docstring_examples.py
 
-It writes tests/tf_expectations/docstrings_tf.json (tf.*) and docstrings_keras.json (tf.keras.*). The
+It writes tests/tf_expectations/docstrings/tf.json (tf.*) and keras.json (tf.keras.*), a folder of its own
+(the surface harness reads the files of tests/tf_expectations/ itself). The
 examples are TensorFlow's and Keras's (Apache License 2.0), as each file's "source" field says.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SURFACE = ROOT / "tests" / "data" / "tf_surface.tsv"
-FOLDER = ROOT / "tests" / "tf_expectations"
+FOLDER = ROOT / "tests" / "tf_expectations" / "docstrings"
 SECONDS = 60
 # what an example needs that the suite cannot give it: files, the network, devices, distribution
 NEEDS = [
@@ -211,7 +212,7 @@ def main(argv: list[str]) -> None:
         if only:
             print(json.dumps(data, indent=1))
             continue
-        path = FOLDER / f"docstrings_{family}.json"
+        path = FOLDER / f"{family}.json"
         path.write_text(json.dumps(data, indent=1) + "\n")
         examples = sum(len(e["examples"]) for e in data["entries"])
         print(f"{path.name}: {len(data['entries'])} docstrings, {examples} examples")

@@ -70,8 +70,7 @@ def record(path: Path) -> int:
 
 
 def main(argv: list[str]) -> None:
-    paths = [Path(p) for p in argv] or sorted(p for p in FOLDER.glob("*.json")
-                                               if not p.stem.startswith("docstrings_"))   # record_docstring_examples.py's
+    paths = [Path(p) for p in argv] or sorted(FOLDER.glob("*.json"))
     for path in paths:
         print(f"{path.name}: {record(path)} rows")
 

@@ -1,6 +1,6 @@
 """TensorFlow's and Keras's own docstring examples as a conformance suite.
 
-tests/tf_expectations/docstrings_tf.json and docstrings_keras.json hold, for each function and class of
+tests/tf_expectations/docstrings/tf.json and keras.json hold, for each function and class of
 tests/data/tf_surface.tsv whose docstring has ``>>>`` examples, those examples as one program (doctest's way:
 one namespace, in order) and the text TensorFlow 2.21 printed for each example that shows output, or the
 class of the error it raised (benchmarks/record_docstring_examples.py records them in a venv with TensorFlow;
@@ -33,7 +33,7 @@ from tapecli.errors import TdfError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {path.stem: json.loads(path.read_text())
-         for path in sorted((ROOT / "tests" / "tf_expectations").glob("docstrings_*.json"))}
+         for path in sorted((ROOT / "tests" / "tf_expectations" / "docstrings").glob("*.json"))}
 ENTRIES = [(stem, entry) for stem, data in FILES.items() for entry in data["entries"]]
 FAILURES = dict(line.split("\t", 1) for line in (ROOT / "tests" / "data" / "docstring_failures.tsv")
                 .read_text().splitlines() if line and not line.startswith("#"))
@@ -84,12 +84,42 @@ def _run(text: str) -> list[str]:
     return run_source(text, "example.py").output
 
 
+def bound(source: str) -> set[str]:
+    """The names an example binds."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names | {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def used(source: str) -> set[str]:
+    """The names an example reads."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def refused(error: TdfError, source: str, names: set[str]) -> bool:
+    """An example tapecli refuses as out of scope (a symbol of scope.py, string tensors, complex numbers), or
+    one that fails reading a name such an example binds."""
+    return any(word in error.message for word in OUT_OF_SCOPE_WORDS) or bool(used(source) & names)
+
+
+OUT_OF_SCOPE_WORDS = ("out of scope", "complex numbers are not supported")
+
+
 def outcome(stem: str, entry: dict) -> dict[int, str]:
-    """Each example's failure (an empty dict: all pass). An error drops its example and the run goes on
-    without it, as the examples after it may not need it."""
+    """Each example's failure (an empty dict: all pass); an example refused as out of scope fails with a
+    message starting REFUSED. An error drops its example and the run goes on without it, as the examples after
+    it may not need it."""
     data = FILES[stem]
     examples = entry["examples"]
     failures: dict[int, str] = {}
+    names: set[str] = set()         # bound by the examples refused as out of scope
     raising = [i for i, e in enumerate(examples) if "raises" in e]
     for i in raising:
         before = [j for j in range(i) if j not in raising]
@@ -111,6 +141,9 @@ def outcome(stem: str, entry: dict) -> dict[int, str]:
         except TdfError as e:
             at = lines.get(e.line)
             message = f"{type(e).__name__}: {e.message}"
+            if at is not None and refused(e, examples[at]["source"], names):
+                message = REFUSED + message
+                names |= bound(examples[at]["source"])
         except Exception as e:  # noqa: BLE001
             at, message = None, f"internal error {type(e).__name__}: {e}"
         if at is None:
@@ -165,6 +198,7 @@ def refusal(stem: str, entry: dict) -> str | None:
 
 
 RAN = "tapecli ran it"
+REFUSED = "refused as out of scope: "
 
 
 @functools.cache
@@ -192,6 +226,7 @@ def test_docstring_examples(stem, index):
         assert result is None or (where == "missing" and result == RAN), f"{name} ({where}): {result}"
         assert name not in FAILURES, f"{name} is {where}: refused, not a known failure"
         return
+    result = {i: message for i, message in result.items() if not message.startswith(REFUSED)}
     if name in FAILURES:
         assert result, f"{name} passes now: take it off tests/data/docstring_failures.tsv"
         assert not any(m.startswith("internal error") for m in result.values()), result
@@ -221,16 +256,18 @@ def test_known_failures_name_entries_of_the_suite():
 
 
 def counts() -> dict[str, int]:
-    """The in-scope examples run and passed (those TensorFlow printed the same way twice)."""
-    total = passed = 0
+    """The examples of in-scope symbols that run (those TensorFlow printed the same way twice), those refused as
+    out of scope, and of the others (the in-scope examples) those that pass."""
+    total = passed = out = 0
     for stem, index in RUN:
         where, result = results(stem, index)
         if where != "in scope":
             continue
         examples = [i for i, e in enumerate(FILES[stem]["entries"][index]["examples"]) if "random" not in e]
         total += len(examples)
+        out += sum(result.get(i, "").startswith(REFUSED) for i in examples)
         passed += sum(i not in result for i in examples)
-    return {"examples": total, "passed": passed}
+    return {"examples": total, "out of scope": out, "in scope": total - out, "passed": passed}
 
 
 def test_the_comparison_is_tensorflows():
@@ -252,7 +289,10 @@ def first_failure(entry: dict, result: dict[int, str]) -> str:
 if __name__ == "__main__":      # the failing entries as docstring_failures.tsv's lines, then the counts
     for stem, index in RUN:
         where, result = results(stem, index)
-        if where == "in scope" and result:
+        if where != "in scope":
+            continue
+        result = {i: message for i, message in result.items() if not message.startswith(REFUSED)}
+        if result:
             entry = FILES[stem]["entries"][index]
             print(f"{key(entry)}\t{first_failure(entry, result)}")
     print(counts(), file=sys.stderr)

@@ -25,7 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SURFACE = [line.split("\t")[0] for line in (ROOT / "tests" / "data" / "tf_surface.tsv").read_text().splitlines()
            if line and not line.startswith("#")]
 ROWS = [(path.stem, row) for path in sorted((ROOT / "tests" / "tf_expectations").glob("*.json"))
-        if not path.stem.startswith("docstrings_")          # the docstring suite's (test_docstring_examples.py)
         for row in json.loads(path.read_text())]
 
 

@@ -249,6 +249,7 @@ class Namespace(ProgramObject):
     ``"layers.add"`` (the module's last name, a dot, the attribute) wins over the flat one."""
 
     kind_word = "a module"
+    is_module = True                 # (registry.converting: a call through a module the program imported)
     SUBMODULES = frozenset(("math", "nn", "linalg", "random", "keras", "layers", "losses", "optimizers",
                             "activations", "initializers", "metrics", "schedules", "experimental", "compat",
                             "v1", "v2", "config", "dtypes", "backend", "ops", "models", "regularizers", "signal",

@@ -14,7 +14,7 @@ from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import DType, DTYPES, Tensor, TensorShape, Variable, dtype_name, literal_array
+from tapecli.runtime.values import DType, DTYPES, PythonBool, Tensor, TensorShape, Variable, dtype_name, literal_array
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
@@ -60,6 +60,8 @@ def to_dtype(value) -> np.dtype:
         return DType(value.as_dtype).np
     if isinstance(value, str) and DType(value).name in DTYPES:
         return DType(value).np
+    if isinstance(value, np.dtype) and dtype_name(value) in DTYPES:     # a tensor's own dtype, as the library reads it
+        return value
     raise TdfTypeError(f"expected a dtype (float32, float64, int32, int64, bool), got {type_word(value)}")
 
 
@@ -357,6 +359,9 @@ def tf_range(start, limit=None, delta=1, dtype=None, name="range"):
     return ops.materialize(t) if t.weak else t
 
 
+tf_range.literals = "the widest of start, limit and delta"     # (interpreter/registry.py: call_builtin)
+
+
 @builtin()
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
     rows = to_int(num_rows, "num_rows")
@@ -489,9 +494,30 @@ def attribute(interp, value, attr, node):
             return Tensor(np.array(value.trainable))
         if attr in ("shape", "dtype", "value"):
             return _tensor_attribute(value.read(), attr)
+    elif isinstance(value, TensorShape):
+        return _shape_attribute(value, attr)
     elif isinstance(value, Tensor):
         return _tensor_attribute(value, attr)
     raise TdfTypeError(f"{type_word(value)} has no attribute {attr}")
+
+
+def _shape_attribute(shape: TensorShape, attr):
+    """TensorFlow's TensorShape: ``as_list()``, ``rank``/``ndims``, ``num_elements()``, ``is_fully_defined()``
+    (a shape here is always known), ``dims``."""
+    from tapecli.interpreter.objects import BoundMethod
+    dims = Tensor(np.array(shape.value, dtype=np.int64), weak=True)
+    if attr == "as_list":
+        return BoundMethod(attr, lambda call_node: dims)
+    if attr in ("rank", "ndims"):
+        return Tensor(np.array(shape.size, dtype=np.int64), weak=True)
+    if attr == "dims":
+        return dims
+    if attr == "num_elements":
+        return BoundMethod(attr, lambda call_node: Tensor(np.array(int(np.prod(shape.value)), dtype=np.int64), weak=True))
+    if attr == "is_fully_defined":
+        return BoundMethod(attr, lambda call_node: PythonBool(np.array(True)))
+    raise TdfTypeError(f"a TensorShape has no attribute {attr}",
+                       hint="a shape has as_list(), rank, ndims, dims, num_elements() and is_fully_defined()")
 
 
 def _tensor_attribute(t: Tensor, attr):

@@ -35,6 +35,9 @@ def is_tensor(x):
     return Tensor(np.array(isinstance(x, Variable) or (isinstance(x, Tensor) and not x.weak)))
 
 
+is_tensor.literals = "a Python number is no tensor"     # (interpreter/registry.py: call_builtin)
+
+
 @builtin()
 def no_op(name=None):
     return None

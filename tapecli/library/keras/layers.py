@@ -37,14 +37,24 @@ def activation_fn(value, interp):
     raise TdfTypeError(f"activation must be a name or a function, got {type_word(value)}")
 
 
-class KerasTensor:
-    """A symbolic tensor of a functional model: a shape, and the layer call that made it."""
+class KerasTensor(ProgramObject):
+    """A symbolic tensor of a functional model: a shape, and the layer call that made it. A program reads its
+    ``shape`` (a tuple, None for the batch), ``dtype`` (a name) and ``ndim``, as Keras's KerasTensor has them."""
 
     kind_word = "a Keras tensor"
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
+
+    def get_attribute(self, interp, attr: str, node):
+        if attr == "shape":
+            return tuple(None if d is None else int(d) for d in self.shape)
+        if attr == "dtype":
+            return str(getattr(self.dtype, "name", self.dtype) or "float32")
+        if attr == "ndim":
+            return Tensor(np.array(len(self.shape), dtype=np.int64), weak=True)
+        return super().get_attribute(interp, attr, node)
 
 
 class Layer(KerasObject):
