@@ -9,7 +9,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 @builtin()
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -156,16 +156,17 @@ def is_symbolic_tensor(tensor):
 
 @builtin()
 def inside_function():
-    return Tensor(np.array(False))
+    """A Python bool, as TensorFlow's: False, as a program runs eagerly."""
+    return PythonBool(np.array(False))
 
 
 @builtin()
 def get_static_value(tensor, partial=False):
-    """The value as a NumPy array (every tensor's value is known eagerly)."""
+    """The value as a NumPy array, as TensorFlow gives it (every tensor's value is known eagerly)."""
     if tensor is None:
         return None
     t = ops.to_tensor(tensor)
-    return ops.materialize(t) if t.weak else Tensor(t.value)
+    return NumpyArray((ops.materialize(t) if t.weak else t).value)
 
 
 @builtin()

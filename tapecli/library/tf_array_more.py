@@ -11,7 +11,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import format_value, to_float, to_int, truth
 from tapecli.interpreter.registry import builtin
-from tapecli.library.core import NamedResult
+from tapecli.library.core import DTYPE_ENUMS, NamedResult
 from tapecli.library.keras import initializers
 from tapecli.library.tf_array import unique
 from tapecli.runtime.values import DTYPES, DType, Tensor
@@ -279,9 +279,8 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None)
     return Tensor(np.bincount(bins.reshape(-1), minlength=n).astype(np.int32 if dtype is None else _dtype(dtype)))
 
 
-# TensorFlow's names and enum values (types.proto) of the dtypes tapecli has
+# TensorFlow's other names of the dtypes tapecli has (its enum values: core.DTYPE_ENUMS)
 _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": None, "int": "int32", "long": "int64"}
-_DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 9: "int64", 10: "bool"}
 
 
 @builtin("as_dtype")
@@ -291,7 +290,7 @@ def as_dtype(type_value):
         return type_value
     name = type_value if isinstance(type_value, str) else None
     if isinstance(type_value, Tensor) and type_value.ndim == 0 and type_value.dtype.kind in "iu":
-        name = _DTYPE_ENUMS.get(int(type_value.value))
+        name = DTYPE_ENUMS.get(int(type_value.value))
     name = _DTYPE_NAMES.get(name, name)
     if name is not None and DType(name).name in DTYPES:
         return DType(name)

@@ -142,7 +142,10 @@ def is_strictly_increasing(x, name=None):
 
 @builtin()
 def polyval(coeffs, x, name=None):
-    """coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1], by Horner's rule (TensorFlow's order of operations)."""
+    """coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1], by Horner's rule (TensorFlow's order of operations).
+    ``coeffs`` is a Python list: of tensors, or of numbers (a list literal)."""
+    if isinstance(coeffs, Tensor) and coeffs.weak and coeffs.ndim == 1:
+        coeffs = [Tensor(v, weak=True) for v in coeffs.value]
     if not isinstance(coeffs, list):
         raise TdfValueError("tf.math.polyval: coeffs must be a list of tensors")
     if not coeffs:
@@ -151,3 +154,7 @@ def polyval(coeffs, x, name=None):
     for c in coeffs[1:]:
         value = ops.add(c, ops.mul(value, x))
     return value
+
+
+
+polyval.literals = "coeffs is a Python list, its numbers literals"     # (interpreter/registry.py: call_builtin)

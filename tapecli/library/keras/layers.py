@@ -66,7 +66,7 @@ class Layer(KerasObject):
 
     regularizers: dict = {}
 
-    def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None):
+    def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None):
         self.auto = auto_name(interp, self.prefix)
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
@@ -74,6 +74,8 @@ class Layer(KerasObject):
         self.weights_: dict[str, Variable] = {}
         self.built = False
         self.trainable = flag(trainable)
+        if input_dim is not None and input_shape is None:          # Keras's older spelling of a 1-D input_shape
+            input_shape = [integer(input_dim, "input_dim")]
         self.input_shape = None if input_shape is None else (None, *dims(input_shape, "input_shape"))
         self.rng = np.random.default_rng(seed_value(seed)) if seed is not None else interp.rng
         self.interp = interp
