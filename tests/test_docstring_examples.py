@@ -270,6 +270,16 @@ def counts() -> dict[str, int]:
     return {"examples": total, "out of scope": out, "in scope": total - out, "passed": passed}
 
 
+def test_the_readme_states_the_counts():
+    text = " ".join((ROOT / "README.md").read_text().split())
+    found = re.search(r"([\d,]+) examples of in-scope symbols run, ([\d,]+) refused as out of scope, ([\d,]+) of "
+                      r"the other ([\d,]+) pass", text)
+    assert found, "README.md's development section states the docstring suite's counts"
+    stated = [int(n.replace(",", "")) for n in found.groups()]
+    now = counts()
+    assert stated == [now["examples"], now["out of scope"], now["passed"], now["in scope"]], now
+
+
 def test_the_comparison_is_tensorflows():
     assert same("<tf.Tensor: shape=(2,), dtype=float32, numpy=array([0.997495 , 0.9092974], dtype=float32)>\n",
                 "<tf.Tensor: shape=(2,), dtype=float32, numpy=array([0.9974951, 0.9092974], dtype=float32)>\n")

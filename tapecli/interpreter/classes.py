@@ -261,7 +261,7 @@ class Namespace(ProgramObject):
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
                "tanh": "tanh", "float_": "float64", "seed": "set_seed", "double": "float64", "realdiv": "truediv",
-               "rint": "round"}
+               "rint": "round", "absolute": "abs"}
 
     def __init__(self, path: str):
         self.path = path

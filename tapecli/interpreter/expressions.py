@@ -15,8 +15,8 @@ from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, literal_array,
-                                    numpy_result)
+from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable,
+                                    literal_array, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          _list_as_tensor)
@@ -138,6 +138,8 @@ class Expressions:
         try:
             return literal_array(raw)
         except TdfTypeError as e:
+            if e.message == RAGGED and self.ctx.settings.python_spelling:
+                return None         # Python's list of rows of different lengths: a list of literals
             raise e.locate(node)
 
     def eval_ListDisplay(self, node, scope):

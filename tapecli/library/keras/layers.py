@@ -223,8 +223,8 @@ class Dense(Layer):
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
-        self.regularizers = {"kernel": penalties.regularizer(kernel_regularizer),
-                             "bias": penalties.regularizer(bias_regularizer)}
+        self.regularizers = {"kernel": penalties.regularizer(kernel_regularizer, interp),
+                             "bias": penalties.regularizer(bias_regularizer, interp)}
         self.units = integer(units, "units")
         if self.units <= 0:
             raise TdfValueError(f"Dense needs a positive number of units, got {self.units}")

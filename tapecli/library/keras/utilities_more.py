@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import integer, num, tensor
-from tapecli.runtime.values import DTYPES, DType, Tensor
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, Tensor
 
 
 def set_random_seed(interp, seed):
@@ -56,7 +56,7 @@ def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncati
             out[i, :len(cut)] = cut
         else:
             out[i, -len(cut):] = cut
-    return Tensor(out)
+    return NumpyArray(out)
 
 
 def standardize_dtype(dtype=None):

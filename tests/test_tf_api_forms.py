@@ -1,4 +1,4 @@
-"""A TensorFlow program's Python literals in TensorFlow's functions, and the small pieces of TensorFlow's and
+"""A TensorFlow program's Python literals in TensorFlow's functions, and the pieces of TensorFlow's and
 Keras's API their docstrings use (docs/language.md, "TensorFlow's ops: decisions"; docs/tf-surface.md)."""
 from __future__ import annotations
 
@@ -126,3 +126,41 @@ def test_recurrent_layers_return_their_final_state():
                   "out, state = keras.layers.GRU(5, return_state=True)(x)\nprint(bool(tf.reduce_all(out == state)))\n",
                   keras=True)
     assert out == ["(2, 3, 5) (2, 5) (2, 5)", "True", "True"]
+
+
+def test_einsum_with_an_index_repeated_in_one_operand_takes_the_diagonal():
+    out = printed("m = tf.Variable([[1.0, 2.0], [3.0, 4.0]])\nwith tf.GradientTape() as t:\n"
+                  "    d = tf.einsum('ii->i', m)\n    y = tf.reduce_sum(d * [1.0, 2.0]) + tf.einsum('ii', m)\n"
+                  "print(d.numpy(), tf.einsum('bii->b', tf.reshape(tf.range(8.0), (2, 2, 2))).numpy())\n"
+                  "print(t.gradient(y, m).numpy())\n")
+    assert out == ["[1. 4.] [ 3. 11.]", "[[2. 0.]\n [0. 3.]]"]
+
+
+def test_bincount_of_each_row():
+    assert printed("print(tf.math.bincount([[1, 1, 3], [0, 2, 2]], axis=-1).numpy())\n"
+                   "print(tf.math.bincount([[1, 1], [0, 2]], axis=-1, binary_output=True).numpy())\n") == \
+        ["[[0 2 0 1]\n [1 0 2 0]]", "[[0 1 0]\n [1 0 1]]"]
+    with pytest.raises(TdfError, match="axis must be None, 0 or -1"):
+        printed("tf.math.bincount([1, 2], axis=1)\n")
+
+
+def test_a_ragged_list_is_a_python_list_of_rows():
+    assert printed("s = [[1], [2, 3]]\nprint(len(s), repr(keras.utils.pad_sequences(s)))\n", keras=True) == \
+        ["2 array([[0, 1],\n       [2, 3]], dtype=int32)"]
+
+
+def test_a_ragged_literal_stays_an_error_in_tdf():
+    with pytest.raises(TdfError, match="ragged literal"):
+        run_source("var w = [1.0]\nx = [[1.0], [2.0, 3.0]]\n", "program.tdf")
+
+
+def test_a_programs_function_or_class_as_a_kernel_regularizer():
+    out = printed("def l1(w):\n    return 0.01 * ops.sum(ops.absolute(w))\n"
+                  "class L2(keras.regularizers.Regularizer):\n    def __init__(self, l2=0.0):\n        self.l2 = l2\n"
+                  "    def __call__(self, x):\n        return self.l2 * ops.sum(ops.square(x))\n"
+                  "for reg in (l1, L2(0.5)):\n"
+                  "    layer = keras.layers.Dense(5, input_dim=5, kernel_initializer='ones', kernel_regularizer=reg)\n"
+                  "    out = layer(ops.ones((5, 5)))\n    print(repr(layer.losses))\n", keras=True)
+    assert out == ["[<tf.Tensor: shape=(), dtype=float32, numpy=0.25>]", "[<tf.Tensor: shape=(), dtype=float32, numpy=12.5>]"]
+    with pytest.raises(TdfError, match="Could not interpret regularizer"):
+        printed("keras.layers.Dense(2, kernel_regularizer=3)\n", keras=True)
