@@ -164,3 +164,26 @@ def test_a_programs_function_or_class_as_a_kernel_regularizer():
     assert out == ["[<tf.Tensor: shape=(), dtype=float32, numpy=0.25>]", "[<tf.Tensor: shape=(), dtype=float32, numpy=12.5>]"]
     with pytest.raises(TdfError, match="Could not interpret regularizer"):
         printed("keras.layers.Dense(2, kernel_regularizer=3)\n", keras=True)
+
+
+def test_max_pool_of_integers():
+    assert printed("x = tf.reshape(tf.range(16), (1, 4, 4, 1))\n"
+                   "print(tf.nn.max_pool(x, ksize=2, strides=2, padding='SAME')[0, :, :, 0].numpy())\n") == \
+        ["[[ 5  7]\n [13 15]]"]
+
+
+def test_layer_normalization_over_several_axes():
+    out = printed("x = tf.reshape(tf.range(24.0), (2, 3, 4))\nlayer = keras.layers.LayerNormalization(axis=[1, 2])\n"
+                  "y = layer(x)\nprint(layer.gamma.shape, layer.beta.shape)\n"
+                  "m = tf.reduce_mean(x, axis=[1, 2], keepdims=True)\n"
+                  "v = tf.reduce_mean(tf.square(x - m), axis=[1, 2], keepdims=True)\n"
+                  "print(bool(tf.reduce_max(tf.abs(y - (x - m) / tf.sqrt(v + 1e-3))) < 1e-5))\n", keras=True)
+    assert out == ["(3, 4) (3, 4)", "True"]
+    with pytest.raises(TdfError, match="axis 3 is out of range"):
+        printed("keras.layers.LayerNormalization(axis=[1, 3])(tf.ones((2, 3, 4)))\n", keras=True)
+
+
+def test_clear_session_restarts_keras_names():
+    assert printed("a = keras.layers.Dense(1)\nb = keras.layers.Dense(1)\nprint(b.name)\n"
+                   "print(keras.backend.clear_session())\nprint(keras.layers.Dense(1).name, keras.backend.get_uid('x'))\n",
+                   keras=True) == ["dense_1", "None", "dense 1"]

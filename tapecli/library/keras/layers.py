@@ -403,7 +403,12 @@ class LayerNormalization(Layer):
     def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", **kw):
         super().__init__(interp, **kw)
-        self.axis = integer(axis, "axis")
+        # one axis, or several (Keras's axis=[1, 2, 3]: the statistics and the weights over all of them)
+        if isinstance(axis, Tensor) and axis.ndim == 1:
+            axis = [Tensor(np.asarray(a)) for a in axis.value]
+        self.axes = tuple(integer(a, "axis") for a in axis) if isinstance(axis, (list, tuple)) else \
+            (integer(axis, "axis"),)
+        self.axis = self.axes[0]
         self.epsilon, self.center, self.scale = num(epsilon, "epsilon"), flag(center), flag(scale)
         self.beta_init, self.gamma_init = initializers.get(beta_initializer), initializers.get(gamma_initializer)
 
@@ -411,20 +416,32 @@ class LayerNormalization(Layer):
         return ("gamma", "beta")
 
     def check_input(self, x):
-        _check_axis(self, x)
+        bad = next((a for a in self.axes if not -x.ndim <= a < x.ndim), None)
+        if bad is not None:
+            raise ShapeError(f"LayerNormalization: axis {bad} is out of range for inputs of shape {list(x.shape)}")
 
     def build(self, shape, dtype):
-        dim = (shape[self.axis],)
+        dim = tuple(shape[a] for a in self.axes)
         if self.scale:
             self.add_weight("gamma", dim, self.gamma_init, dtype)
         if self.center:
             self.add_weight("beta", dim, self.beta_init, dtype)
 
     def forward(self, interp, x, training):
-        mean, var = _moments(x, self.axis)
+        axes = self.axes[0] if len(self.axes) == 1 else self.axes
+        mean, var = _moments(x, axes)
         w = self.weights_
-        return _normalize(x, mean, var, _along(w.get("beta"), x, self.axis), _along(w.get("gamma"), x, self.axis),
-                          self.epsilon)
+        return _normalize(x, mean, var, self._along(w.get("beta"), x), self._along(w.get("gamma"), x), self.epsilon)
+
+    def _along(self, v, x):
+        if len(self.axes) == 1:
+            return _along(v, x, self.axes[0])
+        if v is None:
+            return None
+        shape = [1] * x.ndim
+        for a in self.axes:
+            shape[a % x.ndim] = x.shape[a]
+        return ops.reshape(v, tuple(shape))
 
 
 def _moving_average(moving, stat, momentum) -> None:
