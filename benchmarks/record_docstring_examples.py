@@ -7,17 +7,20 @@ doctest runs them: one namespace, TensorFlow's doctest globals ``tf`` and ``np``
 and ``np``). The program runs here in TensorFlow on the CPU, and for each example that shows output the text
 TensorFlow actually printed is recorded (what doctest captures: the repr of an expression's value and what
 the example prints, not the docstring's abbreviated text), or the exception's class when the docstring
-expects one. Aliases sharing one docstring are one entry. Programs are skipped, with the reason recorded,
-when the docstring marks them +SKIP, when they need files, the network or a device, when TensorFlow itself
-fails to run them, or when they print different numbers on two runs (random without a seed).
+expects one. Aliases sharing one docstring are one entry; a name of the docstring's own module that doctest
+would find in the module's globals is bound in the entry's "setup" (``Dense = keras.layers.Dense``). Programs
+are skipped, with the reason recorded, when the docstring marks them +SKIP, when they need files, the network or
+a device, or when TensorFlow itself fails to run them; an example whose text differs between two runs (random
+numbers without a seed, timings) is kept, marked "random", and not compared.
 
 Run it with the python of a development venv that has TensorFlow and Keras (never tapecli's runtime):
 
     TFVENV/bin/python benchmarks/record_docstring_examples.py
 
 It writes tests/tf_expectations/docstrings/tf.json (tf.*) and keras.json (tf.keras.*), a folder of its own
-(the surface harness reads the files of tests/tf_expectations/ itself). The
-examples are TensorFlow's and Keras's (Apache License 2.0), as each file's "source" field says.
+(the surface harness reads the files of tests/tf_expectations/ itself); with symbols as arguments it prints
+their entries instead. The examples are TensorFlow's and Keras's (Apache License 2.0), as each file's "source"
+field says.
 """
 from __future__ import annotations
 

@@ -8,8 +8,10 @@ no TensorFlow here). tapecli runs each program through the library API, each sho
 print of its repr (what doctest captures), and must print the same text: numbers compared with a relative
 tolerance (float32's printed digits), the rest exactly after whitespace normalisation; an example that raised
 in TensorFlow must raise a TdfError here. A symbol out of scope (tapecli/library/scope.py) must be refused
-with a TdfError. The examples tapecli does not pass yet are tests/data/docstring_failures.tsv, an entry a
-line with its reason: the test fails when a listed entry passes (tighten the list) or an unlisted one fails.
+with a TdfError; an example of an in-scope symbol that tapecli refuses as out of scope (string tensors, complex
+numbers, a symbol of scope.py), and one reading a name only such an example binds, counts apart. The examples
+tapecli does not pass yet are tests/data/docstring_failures.tsv, an entry a line with its reason: the test
+fails when a listed entry passes (tighten the list) or an unlisted one fails.
 
     python tests/test_docstring_examples.py      # the counts, and each failing entry's first failure
 """
