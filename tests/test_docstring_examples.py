@@ -121,7 +121,17 @@ def outcome(stem: str, entry: dict) -> dict[int, str]:
     data = FILES[stem]
     examples = entry["examples"]
     failures: dict[int, str] = {}
-    names: set[str] = set()         # bound by the examples refused as out of scope
+
+    def tainted(i: int) -> set[str]:
+        """The names whose latest binding before example i is an example refused as out of scope."""
+        names: set[str] = set()
+        for k in range(i):
+            if failures.get(k, "").startswith(REFUSED):
+                names |= bound(examples[k]["source"])
+            elif k not in failures:
+                names -= bound(examples[k]["source"])
+        return names
+
     raising = [i for i, e in enumerate(examples) if "raises" in e]
     for i in raising:
         before = [j for j in range(i) if j not in raising]
@@ -143,9 +153,8 @@ def outcome(stem: str, entry: dict) -> dict[int, str]:
         except TdfError as e:
             at = lines.get(e.line)
             message = f"{type(e).__name__}: {e.message}"
-            if at is not None and refused(e, examples[at]["source"], names):
+            if at is not None and refused(e, examples[at]["source"], tainted(at)):
                 message = REFUSED + message
-                names |= bound(examples[at]["source"])
         except Exception as e:  # noqa: BLE001
             at, message = None, f"internal error {type(e).__name__}: {e}"
         if at is None:
@@ -156,7 +165,9 @@ def outcome(stem: str, entry: dict) -> dict[int, str]:
     printed = split(output)
     for i in indices:
         if "output" in examples[i] and not same(examples[i]["output"], printed.get(i, "")):
-            failures[i] = f"printed {printed.get(i, '')!r}, TensorFlow {examples[i]['output']!r}"
+            message = f"printed {printed.get(i, '')!r}, TensorFlow {examples[i]['output']!r}"
+            # (reading a name an out-of-scope example would have bound: an earlier value of it)
+            failures[i] = REFUSED + message if used(examples[i]["source"]) & tainted(i) else message
     return failures
 
 

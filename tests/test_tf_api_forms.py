@@ -187,3 +187,26 @@ def test_clear_session_restarts_keras_names():
     assert printed("a = keras.layers.Dense(1)\nb = keras.layers.Dense(1)\nprint(b.name)\n"
                    "print(keras.backend.clear_session())\nprint(keras.layers.Dense(1).name, keras.backend.get_uid('x'))\n",
                    keras=True) == ["dense_1", "None", "dense 1"]
+
+
+def test_a_declared_dtype_out_of_scope_says_why():
+    with pytest.raises(TdfError, match="dtype complex128 is out of scope for tapecli: complex numbers"):
+        printed("z = tf.constant([[-1.0], [16.0]], dtype=tf.complex128)\n")
+    with pytest.raises(TdfError, match="dtype float16 is out of scope for tapecli: 16-bit floats"):
+        printed("z = tf.constant([1.0], dtype=tf.float16)\n")
+
+
+def test_tensor_scatter_nd_update_of_slices_and_of_an_index_given_twice():
+    out = printed("t = tf.zeros([4, 2], dtype=tf.int32)\n"
+                  "print(tf.tensor_scatter_nd_update(t, [[1], [3]], [[1, 2], [3, 4]]).numpy())\n"
+                  "x = tf.Variable([1.0, 2.0, 3.0])\nwith tf.GradientTape() as g:\n"
+                  "    y = tf.tensor_scatter_nd_update(x, [[0], [0]], x[:2] * 10.0)\n    s = tf.reduce_sum(y)\n"
+                  "print(y.numpy(), g.gradient(s, x).numpy())\n")
+    assert out == ["[[0 0]\n [1 2]\n [0 0]\n [3 4]]", "[20.  2.  3.] [ 0. 11.  1.]"]
+
+
+def test_explicit_padding_as_a_literal():
+    assert printed("x = tf.reshape(tf.range(1.0, 17.0), (1, 4, 4, 1))\n"
+                   "y = tf.nn.max_pool2d(x, ksize=(2, 2), strides=(2, 2), padding=[[0, 0], [1, 1], [1, 1], [0, 0]])\n"
+                   "print(y.shape, y[0, :, :, 0].numpy())\n") == \
+        ["(1, 3, 3, 1) [[ 1.  3.  4.]\n [ 9. 11. 12.]\n [13. 15. 16.]]"]
