@@ -249,6 +249,7 @@ class Namespace(ProgramObject):
     ``"layers.add"`` (the module's last name, a dot, the attribute) wins over the flat one."""
 
     kind_word = "a module"
+    is_module = True                 # (registry.converting: a call through a module the program imported)
     SUBMODULES = frozenset(("math", "nn", "linalg", "random", "keras", "layers", "losses", "optimizers",
                             "activations", "initializers", "metrics", "schedules", "experimental", "compat",
                             "v1", "v2", "config", "dtypes", "backend", "ops", "models", "regularizers", "signal",
@@ -260,7 +261,7 @@ class Namespace(ProgramObject):
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
                "tanh": "tanh", "float_": "float64", "seed": "set_seed", "double": "float64", "realdiv": "truediv",
-               "rint": "round"}
+               "rint": "round", "absolute": "abs"}
 
     def __init__(self, path: str):
         self.path = path

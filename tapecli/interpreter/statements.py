@@ -10,7 +10,7 @@ from tapecli import ops
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import loop_shape
-from tapecli.interpreter.registry import BUILTINS
+from tapecli.interpreter.registry import BUILTINS, HOOKS
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
@@ -104,6 +104,10 @@ class Statements:
     def _dtype_of_annotation(self, annotation: str, node) -> np.dtype:
         name = DTYPE_ALIASES.get(annotation, annotation)
         if name not in DTYPES:
+            why = HOOKS["out_of_scope"](f"tf.{annotation}") if "out_of_scope" in HOOKS else None
+            if why is not None:                # tf.complex64, tf.int8, tf.string: the scope table's reason
+                raise TdfTypeError(f"dtype {annotation} is out of scope for tapecli: {why}",
+                                   hint="use float32, float64, int32, int64 or bool")
             raise TdfTypeError(f"unknown dtype {annotation}", hint="use float32, float64, int32, int64 or bool")
         return DTYPES[name]
 

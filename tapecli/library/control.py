@@ -104,6 +104,9 @@ def switch_case(interp, branch_index, branch_fns, default=None, name="switch_cas
     return interp.call_value(fn, [])
 
 
+switch_case.literals = "a Python index is refused, as TensorFlow does"     # (interpreter/registry.py: call_builtin)
+
+
 @builtin("case", interp=True)
 def case(interp, pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
     """tf.case: the first pair whose predicate holds runs (eager TensorFlow does not check ``exclusive``);

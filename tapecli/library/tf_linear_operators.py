@@ -13,7 +13,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.limits import admit
 from tapecli.runtime.numpy_gate import weighed
-from tapecli.runtime.values import DType, Tensor
+from tapecli.runtime.values import DType, Tensor, TensorShape
 
 # NumPy's constructors, each result weighed before it is made (num_rows=2**31 would be 16 GB of ones).
 _ones, _zeros, _eye = (weighed("numpy", name, getattr(np, name)) for name in ("ones", "zeros", "eye"))
@@ -128,7 +128,7 @@ class LinearOperator(ProgramObject):
             fn = methods[attr]
             return BoundMethod(attr, lambda call_node, *a, **k: fn(*a, **k))
         shape = list(self.dense().shape)
-        values = {"shape": shape, "batch_shape": shape[:-2], "range_dimension": shape[-2],
+        values = {"shape": _shape(shape), "batch_shape": _shape(shape[:-2]), "range_dimension": shape[-2],
                   "domain_dimension": shape[-1], "tensor_rank": len(shape), "name": self.name,
                   "dtype": DType(self.dense().dtype.name), "H": Adjoint(self)}
         values.update({k: self.flags.get(k) for k in ("is_non_singular", "is_self_adjoint", "is_positive_definite")})
@@ -426,3 +426,8 @@ for _name, _cls in {"LinearOperatorFullMatrix": FullMatrix, "LinearOperatorDiag"
                     "LinearOperatorPermutation": Permutation, "LinearOperatorToeplitz": Toeplitz,
                     "LinearOperatorTridiag": Tridiag}.items():
     _constructor(_name, _cls)
+
+
+def _shape(dims: list) -> TensorShape:
+    """An operator's shape as TensorFlow gives it: a TensorShape."""
+    return TensorShape(np.array(dims, dtype=np.int64), weak=True)

@@ -133,7 +133,20 @@ def to_tensor(x) -> Tensor:
         return x.read()
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         return Tensor(literal_array(x), weak=not isinstance(x, (np.ndarray, np.generic)))
+    if isinstance(x, (list, tuple)) and x and all(v.__class__ is Tensor and v.weak for v in x) \
+            and len({v.shape for v in x}) == 1:
+        return Tensor(literal_array([v.value for v in x]), weak=True)    # a tuple of literals: (2, 3, 4)
+    if _text(x):
+        raise TdfTypeError("string tensors are out of scope for tapecli: tapecli's tensors are numeric",
+                           hint="docs/tf-surface.md lists what is left out, and why")
     raise TdfTypeError(f"expected a tensor, got {_word(x)}")
+
+
+def _text(x) -> bool:
+    """A string, or a (nested) list whose first leaf is one: what TensorFlow makes a string tensor of."""
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    return isinstance(x, str)
 
 
 def _word(x) -> str:

@@ -221,6 +221,9 @@ _SOLE = _sole_holders()
 MAX_LITERAL_DIMS = 64
 
 
+RAGGED = "a ragged literal: every row must have the same length"
+
+
 def literal_array(value) -> np.ndarray:
     """The exact array of a literal: float64 if any float, int64 for ints, bool for bools."""
     try:
@@ -231,7 +234,7 @@ def literal_array(value) -> np.ndarray:
                                 f"{MAX_LITERAL_DIMS} dimensions") from None
         arr = np.asarray(value, dtype=object)
     if arr.dtype == object:
-        raise TdfTypeError("a ragged literal: every row must have the same length")
+        raise TdfTypeError(RAGGED)
     if arr.dtype.kind == "f":
         return arr.astype(np.float64)
     if arr.dtype.kind in "iu":
