@@ -1,6 +1,7 @@
 """Statements: declarations, assignment, tapes, control flow, functions, expectations."""
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -248,7 +249,6 @@ class Statements:
             tape.paused = False
 
     def exec_TapeBlock(self, node, scope):
-        ctx = current()
         options = {kw.name: self.eval(kw.value, scope) for kw in node.options}
         unknown = set(options) - {"persistent", "watch_accessed_variables"}
         if unknown:
@@ -258,38 +258,16 @@ class Statements:
                     watch_accessed_variables=truth(options.get("watch_accessed_variables", True)), line=node.line)
         self.tapes.append(tape)
         self.bind(scope, node.name, TapeObject(tape, self), node)
-        tape.open = True
-        ctx.tapes.append(tape)
-        history = ctx.provenance.tape(tape) if ctx.provenance.enabled else None
-        if history:
-            history.opened = ctx.provenance.now
-        try:
+        with recording(tape):
             self.exec_block(node.body, scope)
-        finally:
-            ctx.tapes.remove(tape)
-            tape.open = False
-            tape.paused = False
-            if history:
-                history.closed = ctx.provenance.now
 
     def exec_StopRecording(self, node, scope):
         self.run_paused(self._current_tape(node.tape, node, scope), node.body, node, scope)
 
     def run_paused(self, tape: Tape, body, node, scope):
         """``stop_recording t:`` and ``with t.stop_recording():``: the block, with ``tape`` not recording."""
-        ctx = current()
-        if not tape.recording:
-            raise TapeError(f"tape {tape.name} is not recording here",
-                            hint="stop_recording belongs inside the tape's own block")
-        tape.paused = True
-        pause = [ctx.provenance.now, None, node.line]
-        if ctx.provenance.enabled:
-            ctx.provenance.tape(tape).pauses.append(pause)
-        try:
+        with paused(tape, node.line):
             self.exec_block(body, scope)
-        finally:
-            tape.paused = False
-            pause[1] = ctx.provenance.now
 
     def exec_With(self, node, scope):
         """A `with` the parser could not make a TDF block: a tape's stop_recording() reached another way
@@ -471,3 +449,40 @@ def _narrowed(name: str, arr: np.ndarray, target: np.dtype) -> np.ndarray:
             raise UsageError(f"--set {name}: {bad!r} does not fit {dtype_name(target)} (its largest finite value "
                              f"is {float(np.finfo(target).max):.8g})")
     return out
+
+
+@contextlib.contextmanager
+def recording(tape: Tape):
+    """A tape's block: the tape open and recording while it runs (the provenance log notes when)."""
+    ctx = current()
+    tape.open = True
+    ctx.tapes.append(tape)
+    history = ctx.provenance.tape(tape) if ctx.provenance.enabled else None
+    if history:
+        history.opened = ctx.provenance.now
+    try:
+        yield tape
+    finally:
+        ctx.tapes.remove(tape)
+        tape.open = False
+        tape.paused = False
+        if history:
+            history.closed = ctx.provenance.now
+
+
+@contextlib.contextmanager
+def paused(tape: Tape, line):
+    """``stop_recording t:`` and ``with t.stop_recording():``: ``tape`` not recording while the block runs."""
+    ctx = current()
+    if not tape.recording:
+        raise TapeError(f"tape {tape.name} is not recording here",
+                        hint="stop_recording belongs inside the tape's own block")
+    tape.paused = True
+    pause = [ctx.provenance.now, None, line]
+    if ctx.provenance.enabled:
+        ctx.provenance.tape(tape).pauses.append(pause)
+    try:
+        yield
+    finally:
+        tape.paused = False
+        pause[1] = ctx.provenance.now
