@@ -167,6 +167,13 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
     assert bridged[2] == interpreted[2]             # gradient requests: names, labels, lines, values
     assert bridged[2]                               # (every program asks for gradients)
     assert bridged[3] == interpreted[3]             # warnings
+    first = bridged[2][0]
+    options = api.Options(of=first["target"], wrt=[first["source"]])
+    explained = []
+    for on in ("1", "0"):
+        monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+        explained.append(api.explain(program.lstrip(), "<test>", options))
+    assert explained[0] == explained[1]             # tapecli explain: the chain of lines and ops, or why None
 
 
 @pytest.mark.parametrize("source", [

@@ -204,8 +204,10 @@ def to_library(value):
         return PythonBool(np.array(value))
     if kind in (int, float):
         return Tensor(literal_array(value), weak=True)
-    if kind in (list, tuple):       # a literal of numbers, as the interpreter makes one
-        return Tensor(literal_array(value), weak=True) if _numbers(value) else [to_library(v) for v in value]
+    if kind in (list, tuple):       # a literal of numbers (or of bools), as the interpreter makes one
+        if _numbers(value):
+            return Tensor(literal_array(value), weak=True)
+        return Tensor(np.array(value)) if _numbers(value, bool) else [to_library(v) for v in value]
     if kind is dict:
         return {k: to_library(v) for k, v in value.items()}
     if kind is Shape:
@@ -218,15 +220,12 @@ def to_library(value):
 def to_program(value):
     """A library result as the program holds it (to_library's converse); tensors and variables as they are."""
     kind = type(value)
-    if kind is Tensor or kind is Variable:
+    if kind is Tensor or kind is Variable or kind is NumpyArray:     # (a function of a NumPy value may stay one)
         return value
     if kind is PythonBool:
         return bool(value.value)
     if kind is TensorShape:
         return Shape(int(d) for d in value.value)
-    if kind is NumpyArray:
-        array = np.asarray(value.value)
-        return array[()] if array.ndim == 0 else array
     if isinstance(value, Tensor) and value.weak:
         return value.value.item() if value.ndim == 0 else value.value.tolist()
     if kind is NamedResult:
@@ -463,13 +462,17 @@ class Eager:
     def __init__(self, run: Run, filename: str):
         self.run = run
         self.filename = filename
-        self.tf = TfModule(self, "tf")
+        self.tf = tf_module(self)
 
     def _line(self, depth: int = 2) -> None:
-        """The line of the program's statement that runs, for the records and warnings (``depth``: how many
-        frames above this call the program's is)."""
+        """The line of the program's statement that runs, for the records and warnings: of the program's frame
+        ``depth`` frames above this call, or a few more (an operator the guard weighs first)."""
         frame = sys._getframe(depth)
-        if frame.f_code.co_filename == self.filename:
+        for _ in range(3):
+            if frame is None or frame.f_code.co_filename == self.filename:
+                break
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename == self.filename:
             current().settings.line = frame.f_lineno
 
     def operator(self, name: str, tensor, *other):
@@ -548,7 +551,7 @@ class Eager:
                                  f"has no attribute '{name}'")
         t = obj.read() if isinstance(obj, Variable) else obj
         if name == "numpy":
-            return lambda: to_program(NumpyArray(np.array(t.value, copy=True)))
+            return lambda: _numpy(t)
         if name == "shape":
             return Shape(t.shape)
         if name == "dtype":
@@ -575,6 +578,12 @@ class Eager:
         return self.run.sandbox.get(obj, name)
 
 
+def _numpy(t: Tensor):
+    """``t.numpy()``: a copy of its values, a NumPy scalar for a 0-d tensor (as TensorFlow gives them)."""
+    array = np.array((ops.materialize(t) if t.weak else t).value, copy=True)
+    return array[()] if array.ndim == 0 else array
+
+
 def _operand(value):
     """The other operand of a tensor's operator as a tensor where it is one: a list or tuple of numbers as the
     literal it is, one holding tensors stacked (as tf.convert_to_tensor does)."""
@@ -585,11 +594,11 @@ def _operand(value):
     return to_library(value)
 
 
-def _numbers(value) -> bool:
-    """Whether ``value`` is a number, or a non-empty list or tuple of them (at any depth)."""
+def _numbers(value, kind=None) -> bool:
+    """Whether ``value`` is a number (or a ``kind``), or a non-empty list or tuple of them (at any depth)."""
     if isinstance(value, (list, tuple)):
-        return bool(value) and all(_numbers(v) for v in value)
-    return type(value) in (int, float, bool)
+        return bool(value) and all(_numbers(v, kind) for v in value)
+    return type(value) in ((int, float) if kind is None else (kind,))
 
 
 def _index(key):
@@ -612,44 +621,41 @@ class TensorType(metaclass=_TypeCheck):
     kinds = (Tensor,)
 
 
-class TfModule(types.ModuleType):
+def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
     """The program's ``tf`` (or a module under it): each attribute, on first read, the builtin of that name."""
+    module = types.ModuleType(TOP if path == "tf" else TOP + path[2:])
 
-    def __init__(self, eager: Eager, path: str):
-        super().__init__(TOP if path == "tf" else TOP + path[2:])
-        self._eager = eager
-        self._path = path
-
-    def __getattr__(self, attr: str):
+    def resolve(attr: str):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        path = self._path.split(".")[1:] + [attr]
-        value = self._own(attr) if len(path) == 1 and attr in OWN else None
+        names = path.split(".")[1:] + [attr]
+        value = _own(eager, attr) if len(names) == 1 and attr in OWN else None
         if value is None:
-            found = _resolve(path)
+            found = _resolve(names)
             if isinstance(found, Namespace):
-                value = TfModule(self._eager, f"{self._path}.{attr}")
-            elif not supported(path):
-                raise TdfNameError(f"tf.{'.'.join(path)} is not available where CPython runs a TensorFlow program",
+                value = tf_module(eager, f"{path}.{attr}")
+            elif not supported(names):
+                raise TdfNameError(f"tf.{'.'.join(names)} is not available where CPython runs a TensorFlow program",
                                    hint="TAPECLI_TF_ON_CPYTHON=0 runs it on the interpreter")
             else:
-                value = found if isinstance(found, DType) else _library_function(self._eager, found,
-                                                                                 f"tf.{'.'.join(path)}")
-        self.__dict__[attr] = value
+                value = found if isinstance(found, DType) else _library_function(eager, found, f"tf.{'.'.join(names)}")
+        module.__dict__[attr] = value
         return value
+    module.__getattr__ = resolve
+    return module
 
-    def _own(self, attr: str):
-        eager = self._eager
-        if attr == "GradientTape":
-            return GradientTape
-        if attr == "Tensor":
-            return TensorType
-        if attr == "print":
-            return _library_function(eager, BUILTINS["tf.print"], "tf.print")
-        if attr == "constant":
-            return _library_function(eager, BUILTINS["constant"], "tf.constant")
-        variable = _library_function(eager, BUILTINS["Variable"], "tf.Variable")
-        return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
+
+def _own(eager: "Eager", attr: str):
+    if attr == "GradientTape":
+        return GradientTape
+    if attr == "Tensor":
+        return TensorType
+    if attr == "print":
+        return _library_function(eager, BUILTINS["tf.print"], "tf.print")
+    if attr == "constant":
+        return _library_function(eager, BUILTINS["constant"], "tf.constant")
+    variable = _library_function(eager, BUILTINS["Variable"], "tf.Variable")
+    return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
 
 
 def _library_function(eager: Eager, f, spelled: str):
