@@ -129,6 +129,15 @@ dv0, dv1 = tape.gradient(result, [v0, v1])
 dx = tape.gradient(result, x)
 print(dv0, dv1, dx)
 """,
+    "rebinding_a_variable_warns": """
+import tensorflow as tf
+x = tf.Variable(1.0)
+y = x
+with tf.GradientTape() as t:
+    y = tf.sin(y)
+g = t.gradient(y, x)
+x = x - 0.1 * g
+""",
 }
 
 

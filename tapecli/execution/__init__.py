@@ -113,7 +113,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     if bridge:
-        scope.update(bridge.names)
+        scope.update(bridge.names(scope))
     asserted = scope[guard.ASSERT] = Assertions()
     warned = list(getattr(tree, "parse_warnings", ()))
     with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \

@@ -391,10 +391,11 @@ class TensorFlowGuard(_Guard):
         mark, value = ast.Name("__tdf_mark", ast.Load()), ast.Name("__tdf_value", ast.Load())
         names_node = ast.Constant(names) if isinstance(names, str) else ast.List([ast.Constant(n) for n in names],
                                                                                   ast.Load())
-        out = [ast.Assign([ast.Name("__tdf_mark", ast.Store())], _call(COUNT, node)),
+        out = [ast.Assign([ast.Name("__tdf_mark", ast.Store())], _call(COUNT, node, ast.List(
+                   [ast.Constant(n) for n in ([names] if isinstance(names, str) else names)], ast.Load()))),
                ast.Assign([ast.Name("__tdf_value", ast.Store())], node.value),
                ast.Assign(node.targets, value),
-               ast.Expr(_call(BOUND, node, mark, value, names_node))]
+               ast.Expr(_call(BOUND, node, mark, value, names_node, ast.Constant(node.lineno)))]
         if declared:
             out.append(ast.Expr(_call(DECLARE, node, value, ast.Constant(target.id))))
         return [ast.copy_location(s, node) for s in out]

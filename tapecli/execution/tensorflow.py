@@ -27,7 +27,7 @@ from tapecli.interpreter.core import Interpreter, new_request, source_labels
 from tapecli.interpreter.objects import Scope, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
-from tapecli.interpreter.statements import Statements, paused, recording
+from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
@@ -178,10 +178,15 @@ class Bridge:
         self.eager = sandbox.eager = Eager(Run(sandbox), filename)
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site,
                                                declarations(tree, tree.tf_aliases))
+
+    def names(self, scope: dict) -> dict:
+        """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
+        from tapecli.execution import guard
         run, sites = self.eager.run, self.transform.sites
-        self.names = {guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
-                      guard.TAPE: _named_tape, guard.COUNT: lambda: len(run.requests), guard.BOUND: run.bound,
-                      guard.DECLARE: _declared}
+        return {guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
+                guard.TAPE: _named_tape, guard.COUNT: lambda names: (len(run.requests), [scope.get(n) for n in names]),
+                guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),
+                guard.DECLARE: _declared}
 
 
 def _named_tape(value, name: str):
@@ -339,11 +344,15 @@ class Run:
                                          values, result, whys, objective))
 
     # ---- names, as the interpreter gives them
-    def bound(self, first: int, value, names) -> None:
-        """After a top-level assignment: its gradient requests named by the names bound, a program's instance
-        named (its variables ``m.w``) by the first name it is bound to."""
+    def bound(self, scope: dict, mark: tuple, value, names, line: int) -> None:
+        """After a top-level assignment (``mark``: the count of requests and the names' values before it): its
+        gradient requests named by the names bound, a variable's name rebound to a tensor warned of, a program's
+        instance named (its variables ``m.w``) by the first name it is bound to."""
+        first, olds = mark
         if len(self.requests) > first:
             self._name_requests(first, value, names)
+        for name, old in zip([names] if isinstance(names, str) else names, olds):
+            note_binding(scope, name, old, scope.get(name), line)
         if isinstance(names, str) and self.sandbox.program_made(value) and not isinstance(value, type):
             self.bind_name(value, names)
 

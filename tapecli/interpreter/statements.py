@@ -26,13 +26,28 @@ from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, residen
 from tapecli.runtime import spelling
 
 
-def _alias_of(scope: Scope, name: str, variable) -> bool:
+def _alias_of(names: dict, name: str, variable) -> bool:
     """Whether ``name`` held ``variable`` as an alias (``y = x``): the name it was first bound to is another, and
-    still holds it here. Rebinding an alias (``y = sin(y)``) leaves the variable as it was, under its own name; a
-    function's parameter holding the caller's variable is no alias in the function's scope (``v = v - lr * g``
-    there is the mistake the warning is for), nor is the name of a variable a function made and returned."""
+    still holds it here (``names``: the scope's). Rebinding an alias (``y = sin(y)``) leaves the variable as it
+    was, under its own name; a function's parameter holding the caller's variable is no alias in the function's
+    scope (``v = v - lr * g`` there is the mistake the warning is for), nor is the name of a variable a function
+    made and returned."""
     first = variable.bound_as
-    return first is not None and first != name and scope.vars.get(first) is variable
+    return first is not None and first != name and names.get(first) is variable
+
+
+def note_binding(names: dict, name: str, old, value, line, declared: bool = False) -> None:
+    """What binding ``value`` to ``name`` (which held ``old``; ``names``: the scope's) tells: a variable's name
+    rebound to a tensor is a warning (and, for explain, a rebinding); a variable's first name is kept."""
+    if not declared and isinstance(old, Variable) and not isinstance(value, Variable) \
+            and not _alias_of(names, name, old):
+        ctx = current()
+        ctx.settings.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
+                          f"or {name}.assign(...)?", line)
+        if ctx.provenance.enabled:
+            ctx.provenance.rebinds[name] = (line, old.name)
+    if value.__class__ is Variable and value.bound_as is None:
+        value.bound_as = name
 
 
 def _bound_names(body) -> set[str]:
@@ -125,7 +140,6 @@ class Statements:
         scope.consts.add(node.name)
 
     def bind(self, scope: Scope, name: str, value, node, declared=False):
-        ctx = current()
         if (value.__class__ is Tensor and not declared and name not in scope.consts and not self.implicit_wrt
                 and scope.vars.get(name).__class__ is not Variable):
             scope.vars[name] = value        # the common case: a tensor bound to a name
@@ -135,15 +149,7 @@ class Statements:
                                hint=f"use another name, or declare it with {spelling.declaration('var', name, '...')}")
         if declared:
             scope.consts.discard(name)
-        old = scope.vars.get(name)
-        if not declared and isinstance(old, Variable) and not isinstance(value, Variable) \
-                and not _alias_of(scope, name, old):
-            ctx.settings.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
-                       f"or {name}.assign(...)?", node.line)
-            if ctx.provenance.enabled:
-                ctx.provenance.rebinds[name] = (node.line, old.name)
-        if value.__class__ is Variable and value.bound_as is None:
-            value.bound_as = name
+        note_binding(scope.vars, name, scope.vars.get(name), value, node.line, declared)
         if isinstance(value, ProgramObject) and hasattr(value, "bind_name"):
             value.bind_name(name)       # a layer or model names its variables after its first binding
         scope.vars[name] = value
