@@ -129,6 +129,21 @@ dv0, dv1 = tape.gradient(result, [v0, v1])
 dx = tape.gradient(result, x)
 print(dv0, dv1, dx)
 """,
+    "jacobians": """
+import tensorflow as tf
+x = tf.Variable([1.0, 2.0, 3.0])
+with tf.GradientTape(persistent=True) as t:
+    y = tf.tanh(x) * x
+    s = tf.reduce_sum(y)
+j = t.jacobian(y, x)
+g = t.gradient(s, [x])
+xs = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+with tf.GradientTape() as tb:
+    tb.watch(xs)
+    ys = xs ** 2
+bj = tb.batch_jacobian(ys, xs)
+print(j.shape, bj.shape)
+""",
     "rebinding_a_variable_warns": """
 import tensorflow as tf
 x = tf.Variable(1.0)
@@ -152,7 +167,8 @@ def _documents(source: str, monkeypatch, on: bool) -> tuple:
     assert (isinstance(result.interpreter, execution.PythonRun)) == on
     run = documents.run_doc(result)
     grad = documents.requests_doc("grad", result, ("gradient",))
-    return run["output"], run["values"], grad["gradients"], run["warnings"]
+    jacobian = documents.requests_doc("jacobian", result, ("jacobian", "batch_jacobian"))
+    return run["output"], run["values"], grad["gradients"], run["warnings"], jacobian["jacobians"]
 
 
 def _same(bridged, interpreted) -> bool:
@@ -176,6 +192,7 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
     assert bridged[2] == interpreted[2]             # gradient requests: names, labels, lines, values
     assert bridged[2]                               # (every program asks for gradients)
     assert bridged[3] == interpreted[3]             # warnings
+    assert bridged[4] == interpreted[4]             # jacobian requests
     first = bridged[2][0]
     options = api.Options(of=first["target"], wrt=[first["source"]])
     explained = []
