@@ -38,10 +38,12 @@ print(loss, dl_db)
     "watch_and_constants": """
 import tensorflow as tf
 x = tf.constant(3.0)
-with tf.GradientTape() as g:
+k = tf.constant(2.0)
+with tf.GradientTape(persistent=True) as g:
     g.watch(x)
-    y = x * x + tf.sin(x) - 1 / x
+    y = x * x + tf.sin(x) - 1 / x + k
 dy = g.gradient(y, x)
+dk = g.gradient(y, k)
 print(f"{float(dy):.4f}", dy.shape, dy.dtype)
 """,
     "nested_tapes": """
@@ -108,7 +110,7 @@ with tf.GradientTape(persistent=True) as t:
     with t.stop_recording():
         b = a * 2.0
     c = tf.reduce_sum(a + b)
-gv = t.gradient(c, v)
+gv = t.gradient(c, v).numpy()
 gu = t.gradient(c, u)
 v.assign_add([1.0, 1.0])
 u.assign(5.0)

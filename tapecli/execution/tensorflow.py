@@ -112,31 +112,36 @@ def bridgeable(tree: ast.Module, allowed_modules) -> bool:
     return True
 
 
-def declarations(tree: ast.Module, aliases: set[str]) -> set[int]:
-    """The ids of the top-level statements ``x = tf.Variable(v, ...)`` that the interpreter takes as the declaration
-    ``var x = v`` (frontend/spellings.py: ``x`` bound once in the program, one value, literal options): their
-    variable is named ``x``."""
+def declarations(tree: ast.Module, aliases: set[str]) -> tuple[set[int], set[str]]:
+    """What the interpreter takes as declarations (frontend/spellings.py): the top-level ``x = tf.Variable(v, ...)``
+    and ``c = tf.constant(v, ...)`` whose name is bound once in the program, with one value and literal options.
+    The ids of the first (their variable is named ``x``), and the names of the second (constants, which explain
+    names as such)."""
     counts = collections.Counter(node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
                                  and not isinstance(node.ctx, ast.Load))
     counts.update(node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef)))
-    found = set()
+    variables, constants = set(), set()
     for node in tree.body:
         value = getattr(node, "value", None)
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and counts[node.targets[0].id] == 1 and isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Attribute) and value.func.attr == "Variable"
+                and isinstance(value.func, ast.Attribute) and value.func.attr in ("Variable", "constant")
                 and isinstance(value.func.value, ast.Name) and value.func.value.id in aliases):
             continue
+        variable = value.func.attr == "Variable"
         keywords = {k.arg: k.value for k in value.keywords}
         dtype = keywords.get("dtype")
+        options = {"initial_value", "dtype", "name", "trainable"} if variable else {"value", "dtype", "name"}
         if len(value.args) > 1 or any(isinstance(a, ast.Starred) for a in value.args) or None in keywords \
-                or set(keywords) - {"initial_value", "dtype", "name", "trainable"} \
-                or not (value.args or "initial_value" in keywords) \
+                or set(keywords) - options or not (value.args or {"initial_value", "value"} & keywords.keys()) \
                 or dtype is not None and not isinstance(dtype, ast.Attribute) \
                 and not (isinstance(dtype, ast.Constant) and isinstance(dtype.value, str)):
             continue
-        found.add(id(node))
-    return found
+        if variable:
+            variables.add(id(node))
+        else:
+            constants.add(node.targets[0].id)
+    return variables, constants
 
 
 def supported(path: list[str]) -> bool:
@@ -175,9 +180,9 @@ class Bridge:
 
     def __init__(self, tree: ast.Module, sandbox, filename: str, source: str):
         from tapecli.execution import guard
-        self.eager = sandbox.eager = Eager(Run(sandbox), filename)
-        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site,
-                                               declarations(tree, tree.tf_aliases))
+        variables, constants = declarations(tree, tree.tf_aliases)
+        self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
+        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables)
 
     def names(self, scope: dict) -> dict:
         """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
@@ -314,11 +319,13 @@ class Run:
     _name_requests = Interpreter._name_requests
     _leaf_names = Interpreter._leaf_names
 
-    def __init__(self, sandbox):
+    def __init__(self, sandbox, constants: set[str]):
         self.sandbox = sandbox
         self.requests: list = []
         self.tapes: list = []
         self.globals = Scope()
+        self.globals.consts = constants         # the names of the program's constants (declarations)
+        self.numpy = (None, None)       # the last t.numpy() and its t: ``g = t.gradient(...).numpy()`` names a request
         self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
         self._rng = None
 
@@ -341,7 +348,7 @@ class Run:
         labels = source_labels(sources, None if source_node is None else source_node.text,
                                None if source_node is None else source_node.items)
         self.requests.append(new_request(kind, tape, target, self.text(target_node) or None, labels, sources,
-                                         values, result, whys, objective))
+                                         values, result, whys, objective, self.globals.consts))
 
     # ---- names, as the interpreter gives them
     def bound(self, scope: dict, mark: tuple, value, names, line: int) -> None:
@@ -350,7 +357,7 @@ class Run:
         instance named (its variables ``m.w``) by the first name it is bound to."""
         first, olds = mark
         if len(self.requests) > first:
-            self._name_requests(first, value, names)
+            self._name_requests(first, self.numpy[1] if value is self.numpy[0] else value, names)
         for name, old in zip([names] if isinstance(names, str) else names, olds):
             note_binding(scope, name, old, scope.get(name), line)
         if isinstance(names, str) and self.sandbox.program_made(value) and not isinstance(value, type):
@@ -560,7 +567,11 @@ class Eager:
                                  f"has no attribute '{name}'")
         t = obj.read() if isinstance(obj, Variable) else obj
         if name == "numpy":
-            return lambda: _numpy(t)
+            def numpy():
+                value = _numpy(t)
+                self.run.numpy = (value, t)
+                return value
+            return numpy
         if name == "shape":
             return Shape(t.shape)
         if name == "dtype":
