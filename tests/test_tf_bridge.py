@@ -91,6 +91,9 @@ s = t.gradient(z, [x, v])
 first, second = s
 print(z, big, x.shape[0], len(x), x[1][2])
 n = np.sum(x.numpy()) + 1
+def as_f32(a):
+    return tf.constant(a, dtype=tf.float32)
+converted = as_f32(np.array([1, 2])) * 2.0
 """,
     "nn_and_math": """
 import tensorflow as tf
@@ -99,7 +102,8 @@ with tf.GradientTape() as t:
     h = tf.nn.relu(x) + tf.math.log(tf.nn.sigmoid(x)) + tf.nn.softmax(x, axis=-1)
     out = tf.reduce_sum(tf.matmul(h, tf.transpose(x)))
 g = t.gradient(out, x)
-print(out.numpy(), g)
+stacked = tf.stack([1.0, 2.0]) + tf.concat([[1.0], [2.0]], 0)
+print(out.numpy(), g, stacked)
 """,
     "assign_and_stop_recording": """
 import tensorflow as tf
@@ -273,8 +277,19 @@ def test_python_forms_in_a_tensorflow_program(monkeypatch):
 
 def test_tensor_internals_stay_out_of_reach(monkeypatch):
     monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
-    for line in ("y = x.value", "y = x.id", "x.weak = True", "y = x._value", "y = v.version"):
-        source = f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\n{line}\n"
+    for line in ("y = x.value", "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape",
+                 "y = t.interp", "y = t.method", "t.persistent = True"):
+        source = f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n{line}\n"
         with pytest.raises(TdfError) as caught:
             api.run_source(source, "<test>")
-        assert caught.value.line == 4
+        assert caught.value.line == 5
+
+
+def test_limits_hold_in_a_tensorflow_program(monkeypatch):
+    from tapecli.errors import LimitError
+    from tapecli.runtime.limits import Limits
+    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
+    with pytest.raises(LimitError) as caught:
+        api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
+    assert caught.value.line == 3

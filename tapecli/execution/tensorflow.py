@@ -54,7 +54,7 @@ TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", 
                              "stop_recording", "persistent"})
 # Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
 # other name their Python classes have (their internals stay out of reach).
-GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | {
+GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | {"tape", "interp", "named", "method"} | {
     name for cls in (Tensor, Variable, Tape, TapeObject) for name in dir(cls) if not name.startswith("_")})
 # Calls whose site (the text of their arguments) the guard passes on: the requests' labels, watch's labels.
 SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
