@@ -42,7 +42,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
                       "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments"})
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
-_NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance", "shape_"})
+_NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins).
 OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print"})
@@ -155,7 +155,7 @@ def supported(path: list[str]) -> bool:
         return True
     if not getattr(found, "is_builtin", False) or found.wants_interp or found.__module__ not in FAMILIES:
         return False
-    if path[-1] in _NOT_TF or found.__name__ in _NOT_TF:
+    if any(found is BUILTINS.get(name) for name in _NOT_TF):
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
