@@ -59,11 +59,13 @@ class RunContext:
     backward passes (``autodiff/replay.py``; None while none are to be built); ``backward_passes`` counts
     the run's backward passes and ``replayed`` those that ran as plans. ``variables`` holds the run's
     variables (weakly: a loop plan takes all their arrays as its inputs) and ``loop_replayed`` counts the
-    loop iterations that ran as plans (``interpreter/loop_plans.py``)."""
+    loop iterations that ran as plans (``interpreter/loop_plans.py``). ``eager`` is what Python's operators on
+tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
+there a tensor has no operators (the interpreter applies the ops itself)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed")
+                 "variables", "loop_replayed", "eager")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -84,6 +86,7 @@ class RunContext:
         self.replayed = 0
         self.variables = weakref.WeakSet()
         self.loop_replayed = 0
+        self.eager = None
 
 
 class _Current(threading.local):
