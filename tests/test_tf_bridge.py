@@ -1,6 +1,6 @@
 """TensorFlow programs that CPython runs (tapecli/execution/tensorflow.py), against the interpreter.
 
-Each program of the table runs twice: on CPython (the default) and on the interpreter (TAPECLI_TF_ON_CPYTHON=0).
+Each program of the table runs twice: on CPython (TAPECLI_TF_ON_CPYTHON=1) and on the interpreter (=0).
 What it prints, the JSON of its values (``run --json``'s ``values``) and its gradient requests (``grad --json``'s
 ``gradients``) must be the same. Routing is decided from the text: a program that uses what the bridge does not
 give stays on the interpreter. And Python's forms that the interpreter does not have run as CPython runs them."""
@@ -222,7 +222,7 @@ def test_routing_is_conservative(source):
 
 
 def test_routed_when_every_name_is_supported(monkeypatch):
-    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     tree = execution.python_only("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n")
     assert isinstance(tree, ast.Module)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
@@ -263,7 +263,7 @@ print(kind, steps, g, big)
 
 
 def test_python_forms_in_a_tensorflow_program(monkeypatch):
-    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     result = api.run_source(PYTHON_FORMS, "<test>")
     assert isinstance(result.interpreter, execution.PythonRun)
     assert result.output == ["True ['stop', 'finally'] tf.Tensor(2.0, shape=(), dtype=float32) "
@@ -276,7 +276,7 @@ def test_python_forms_in_a_tensorflow_program(monkeypatch):
 
 
 def test_tensor_internals_stay_out_of_reach(monkeypatch):
-    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     for line in ("y = x.value", "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape",
                  "y = t.interp", "y = t.method", "t.persistent = True"):
         source = f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n{line}\n"
@@ -288,8 +288,17 @@ def test_tensor_internals_stay_out_of_reach(monkeypatch):
 def test_limits_hold_in_a_tensorflow_program(monkeypatch):
     from tapecli.errors import LimitError
     from tapecli.runtime.limits import Limits
-    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
     with pytest.raises(LimitError) as caught:
         api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
     assert caught.value.line == 3
+
+
+def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interpreter_the_rest(monkeypatch):
+    """TAPECLI_TF_ON_CPYTHON=auto (the default): a program the interpreter's parser refuses (try/raise, yield,
+    @staticmethod) runs on CPython; one it can run stays there, with its loop plans and fast paths."""
+    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
+    plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n", "<test>")
+    assert not isinstance(plain.interpreter, execution.PythonRun)

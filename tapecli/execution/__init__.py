@@ -31,7 +31,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     """The program's syntax tree if this room runs it whole, else None. A source too large to parse under
     the memory cap (``max_memory`` bytes) is a LimitError. With ``free_names``, a name the program never
     binds does not make it another language's: it is Python's NameError when the line runs (what run_source
-    asks when TDF's parser refuses the program)."""
+    asks when TDF's parser refuses the program; a TensorFlow program may then run here by default too)."""
     need = len(source) * _PARSE_BYTES_PER_CHAR
     if max_memory is not None and need > 1 << 20 and resident_bytes() + need > max_memory:
         raise LimitError(f"the program's {len(source):,} characters would take about {need / 2**30:.2f} GiB to parse, "
@@ -58,7 +58,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                 full = module or alias.name
                 if full == TENSORFLOW and module is None:
                     from tapecli.execution.tensorflow import enabled
-                    tensorflow = tensorflow or enabled()
+                    tensorflow = tensorflow or enabled(refused_by_the_interpreter=free_names)
                     if not tensorflow:
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:

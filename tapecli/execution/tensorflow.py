@@ -65,9 +65,12 @@ _INTERPRETER_ATTRIBUTES = frozenset({"T", "astype", "reshape", "mean", "sum", "t
                                      "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"})
 
 
-def enabled() -> bool:
-    """Whether TensorFlow programs may run on CPython (TAPECLI_TF_ON_CPYTHON, 1 by default)."""
-    return setting("TAPECLI_TF_ON_CPYTHON", "1") == "1"
+def enabled(refused_by_the_interpreter: bool) -> bool:
+    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run;
+    auto (the default), those the interpreter's parser refuses (``try``/``raise``, generators, ``@staticmethod``...)
+    while the interpreter keeps the rest, with its loop plans and fast paths; 0, none."""
+    mode = setting("TAPECLI_TF_ON_CPYTHON", "auto")
+    return mode == "1" or (mode == "auto" and refused_by_the_interpreter)
 
 
 # ------------------------------------------------------------------ what a program may use
@@ -92,6 +95,8 @@ def bridgeable(tree: ast.Module, allowed_modules) -> bool:
         return False
     tree.tf_aliases = aliases
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, complex):
+            return False            # tapecli's tensors are real: the interpreter refuses the literal, saying so
         if isinstance(node, ast.Attribute) and node.attr in _INTERPRETER_ATTRIBUTES:
             root = node.value
             while isinstance(root, ast.Attribute):
@@ -318,6 +323,8 @@ class Run:
     reset_tape = Statements.reset_tape
     _name_requests = Interpreter._name_requests
     _leaf_names = Interpreter._leaf_names
+
+    calls_tensorflow = True         # every builtin it calls is a function of the tf module (registry.converting)
 
     def __init__(self, sandbox, constants: set[str]):
         self.sandbox = sandbox

@@ -120,6 +120,8 @@ def converting(interp, node) -> bool:
     """Whether the call ``node`` of a TensorFlow program spells a function of TensorFlow's (``tf.reshape``,
     ``tf.math.add``, ``keras.ops.sum``) through a module the program imported: its Python literals are then
     TensorFlow's tensors (``tf.reshape([1, 2, 3, 4], [2, 2])`` is an int32 tensor, ``tf.size(t)`` one too)."""
+    if getattr(interp, "calls_tensorflow", False):      # a bridged run calls builtins only as tf's functions
+        return True
     func, path = getattr(node, "func", None), []
     if not interp.ctx.settings.python_spelling:
         return False

@@ -275,7 +275,7 @@ def squeeze(x, axis=None):
 
 
 def _tensor_list(xs, what):
-    if isinstance(xs, Tensor) and xs.weak and xs.ndim >= 1 and xs.shape[0]:     # a literal list of numbers: its rows
+    if isinstance(xs, Tensor) and xs.ndim >= 1 and xs.shape[0]:     # a literal list of numbers (or a tensor): its rows
         return ops.rows(xs)
     if not isinstance(xs, (list, tuple)) or not xs:
         raise TdfTypeError(f"{what} takes a non-empty list of tensors")
