@@ -131,7 +131,9 @@ class Invocation:
                 from tapecli.tools import arrays
                 out = arrays.parse_out(self.out, self.reads())      # (the --out files checked before the run)
             self.source, self.filename = read_source(self.file)
-            result = (compute or run_source)(self.source, self.filename, options)
+            from tapecli.cli.watchdog import watching
+            with watching(options.limits.max_seconds, self._write_program_error, self.filename, self.source):
+                result = (compute or run_source)(self.source, self.filename, options)
             if self.out:
                 arrays.write(out, arrays.result_arrays(self.command, result))
         except UsageError as e:
@@ -152,12 +154,17 @@ class Invocation:
             self._program_error(e)
 
     def _program_error(self, e):
+        self._write_program_error(e)
+        raise typer.Exit(EXIT_PROGRAM)
+
+    def _write_program_error(self, e):
+        """The program's error: its JSON document under --json, else its text on stderr (also the time limit's
+        watchdog's, cli/watchdog.py)."""
         from tapecli.cli import render as r
         if self.json:
             print(r.dumps(r.error_doc(self.command, self.filename, e)))
         else:
             sys.stderr.write(r.format_error(e, self.filename, self.source, warnings=not self.quiet) + "\n")
-        raise typer.Exit(EXIT_PROGRAM)
 
     def _fail(self, code, kind, message):
         from tapecli.cli import render as r
