@@ -410,14 +410,14 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
           workers: Annotated[int, typer.Option("--workers", help="Check files in N processes.")] = 1,
           fd: Annotated[bool, typer.Option("--fd", help="Also check every gradient request w.r.t. declarations "
                                                         "by finite differences in float64.")] = False,
-          sets: SetOpt = None, dtype: DtypeOpt = None, max_steps: StepsOpt = 10_000_000,
+          sets: SetOpt = None, dtype: DtypeOpt = None, device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000,
           max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
           no_color: NoColorOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None):
     """Run every expect (and expect_error, gradcheck) in the files; exit 1 if any failed."""
     from tapecli.tools import check as c
     from tapecli.cli import render as r
     from tapecli.errors import UsageError
-    inv = Invocation("check", "-", json_out, sets, dtype, "cpu", None, None, "none", max_steps, max_elements,
+    inv = Invocation("check", "-", json_out, sets, dtype, device, None, None, "none", max_steps, max_elements,
                      max_depth, quiet, no_color)
     try:
         options = inv.options()
