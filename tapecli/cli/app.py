@@ -177,12 +177,13 @@ class Invocation:
 
     def _side_output(self, result) -> None:
         """print() output (stdout only for `run` without --json) and warnings on stderr."""
+        from tapecli.cli.render import program_output
         if self.command != "run":
             for line in result.output:
-                sys.stderr.write(line + "\n")
+                sys.stderr.write(program_output(line, sys.stderr) + "\n")
         elif not self.json:
             for line in result.output:
-                print(line)
+                print(program_output(line, sys.stdout))
         if not self.quiet:
             from tapecli.documents import warning_line
             for w in result.warnings:
@@ -246,7 +247,7 @@ def _show_requests(inv, command: str, kinds: tuple[str, ...], title: str):
             return
         requests = r.requests_of(result, kinds)
         if not requests:
-            sys.stderr.write(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]\n")
+            sys.stderr.write(r.terminal_text(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]") + "\n")
             return
         r.print_requests(f"{title} of {inv.filename or '<stdin>'}", requests, inv.color, full=inv.full)
     return show
@@ -336,7 +337,7 @@ def plot_command(file: FileArg,
         elif drawing.text is not None:
             print(drawing.text)
         elif not quiet:
-            sys.stderr.write(f"wrote {output}\n")
+            sys.stderr.write(r.terminal_text(f"wrote {output}") + "\n")
     inv.run(show, compute)
 
 
@@ -383,16 +384,16 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
             print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename, "ok": True,
                            "explanations": found}))
             return
-        if not found:
-            print(f"no gradient of {of} w.r.t. {wrt} was asked for")
+        lines = [] if found else [f"no gradient of {of} w.r.t. {wrt} was asked for"]
         for e in found:
             where = f"tape {e['tape']}" + (f", line {e['line']}" if e["line"] else "")
             if e["connected"]:
-                print(f"d({of})/d({wrt}) on {where}: connected")
-                for step in e["chain"]:
-                    print(f"  line {step['line']}: {step['text']}    [{', '.join(step['ops'])}]")
+                lines.append(f"d({of})/d({wrt}) on {where}: connected")
+                lines += [f"  line {step['line']}: {step['text']}    [{', '.join(step['ops'])}]" for step in e["chain"]]
             else:
-                print(f"d({of})/d({wrt}) on {where}: None, because {e['why']}")
+                lines.append(f"d({of})/d({wrt}) on {where}: None, because {e['why']}")
+        for line in lines:
+            print(r.escape_controls(line))
     inv.run(show, lambda source, filename, options: explain_pair(source, filename, options))
 
 
@@ -479,9 +480,9 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
         _job_summary(c.markdown_summary(reports))
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
     if not (passed or failed or errors or allow_empty):   # pytest's convention: a wrong path in CI must not pass
-        sys.stderr.write(f"tapecli check: no expectations found in {', '.join(paths)}"
-                         + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an expect)\n"
-                            if files else "\n"))
+        sys.stderr.write(r.terminal_text(f"tapecli check: no expectations found in {', '.join(paths)}"
+                                         + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an "
+                                            f"expect)" if files else "")) + "\n")
         raise typer.Exit(EXIT_NO_EXPECTATIONS)
     raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
 
@@ -497,7 +498,8 @@ def _job_summary(markdown: str) -> None:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(markdown)
         except OSError as e:
-            sys.stderr.write(f"tapecli check: cannot write the job summary to {path}: {e.strerror}\n")
+            from tapecli.cli.render import terminal_text
+            sys.stderr.write(terminal_text(f"tapecli check: cannot write the job summary to {path}: {e.strerror}") + "\n")
 
 
 def _json_result(res: dict) -> dict:
@@ -525,7 +527,7 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
     try:
         differences, compared = compare_documents(load_document(a), load_document(b), rtol, atol)
     except UsageError as e:
-        sys.stderr.write(f"tapecli diff: {e}\n")
+        sys.stderr.write(r.terminal_text(f"tapecli diff: {e}") + "\n")
         raise typer.Exit(EXIT_USAGE)
     if json_out:
         print(r.dumps({"schema": r.SCHEMA, "command": "diff", "file": None, "files": [a, b], "ok": not differences,
@@ -580,7 +582,7 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
         if inv.json:
             print(r.dumps({"schema": r.SCHEMA, "command": "bench", "ok": True, **b.to_json()}))
             return
-        print(f"{inv.filename or '<stdin>'}: {b.repeat} runs after {b.warmup} untimed")
+        print(r.terminal_text(f"{inv.filename or '<stdin>'}: {b.repeat} runs after {b.warmup} untimed"))
         print(f"  median {b.median_s:.6f} s   min {b.min_s:.6f} s   max {b.max_s:.6f} s")
         if b.peak_bytes is not None:
             rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
@@ -617,7 +619,7 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
                            "device": api_device_doc(found["result"].context)}))
             return
         if not tapes:
-            print(f"{inv.filename or '<stdin>'}: no tapes")
+            print(r.terminal_text(f"{inv.filename or '<stdin>'}: no tapes"))
         for t in tapes:
             title = (f"tape {t['name']} (line {t['line']}{', persistent' if t['persistent'] else ''}), {t['when']}: "
                      f"{len(t['records'])} records, {_mb(t['saved_bytes'])} kept")

@@ -44,9 +44,9 @@ def lint_paths(inv, paths: list[str], github: bool, select: str | None, ignore: 
         print(r.dumps(doc))
     else:
         for f in findings:
-            print(f"{f['file']}:{f['line']}:{f['column']}: {f['code']} {f['message']}")
+            print(r.terminal_text(f"{f['file']}:{f['line']}:{f['column']}: {f['code']} {f['message']}"))
         for e in errors:
-            sys.stderr.write(e["text"] + "\n")
+            sys.stderr.write(r.terminal_text(e["text"]) + "\n")
         if findings or not errors:
             where = f" in {len({f['file'] for f in findings})} of {len(files)} files" if len(files) > 1 else ""
             print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}{where}" if findings else "no findings")

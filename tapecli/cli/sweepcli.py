@@ -91,7 +91,7 @@ def _show(inv, doc: dict) -> None:
     from tapecli.cli import render as r
     if inv.command == "run" and not inv.json:
         for line in doc["output"]:
-            print(line)
+            print(r.program_output(line, sys.stdout))
     if not inv.quiet:
         for w in doc["warnings"]:
             many = f" (at {len(w['points'])} of {doc['sweep']['points']} points)" if doc["sweep"]["points"] > 1 else ""
