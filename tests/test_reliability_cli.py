@@ -569,7 +569,7 @@ def test_text_output_of_every_command_escapes_control_characters(tmp_path, args)
 def test_explain_escapes_the_statements_text_and_json_keeps_it(tmp_path):
     _escaping_programs(tmp_path)
     r = cli("explain", "p.tdf", "--of", "y", "--wrt", "x", cwd=tmp_path)
-    assert r.code == 0 and f"line 3: y = x * x # ^[]0;PWNED^G^[[2JM-^[" in r.stdout, r.stdout
+    assert r.code == 0 and "line 3: y = x * x # ^[]0;PWNED^G^[[2JM-^[" in r.stdout, r.stdout
     doc = cli("explain", "--json", "p.tdf", "--of", "y", "--wrt", "x", cwd=tmp_path).json
     assert doc["explanations"][0]["chain"][0]["text"] == f"y = x * x # {ESCAPES}"
 

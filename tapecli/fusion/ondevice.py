@@ -40,8 +40,8 @@ def kernel(plan, dtype, kinds, watched):
         from numba import cuda
 
         from tapecli.kernels.cuda import device_math, launch
-        ns = {"cuda": cuda, "math": device_math.SIMULATED_MATH if launch.SIMULATED else math, "np": np, "_F": dtype.type, "inf": math.inf, "nan": math.nan,
-              **device_math.FUSED}
+        ns = {"cuda": cuda, "np": np, "math": device_math.SIMULATED_MATH if launch.SIMULATED else math,
+              "_F": dtype.type, "inf": math.inf, "nan": math.nan, **device_math.FUSED}
         exec(compile(source(plan, kinds, watched), "<cuda fused>", "exec"), ns)
         k = _KERNELS[key] = cuda.jit(ns["kernel"])
     return k
