@@ -59,6 +59,11 @@ class Watchdog:
             self._closed, self._ctx = True, None
         self._wake.set()
 
+    def join(self) -> None:
+        """Wait for the closed thread to end (a process whose only thread is the main one ends without
+        Python's teardown: process.end_without_teardown)."""
+        self._thread.join(timeout=1.0)
+
     def _watch(self) -> None:
         while True:
             with self._lock:
@@ -135,3 +140,4 @@ def watching(max_seconds: float | None, report: Callable[[LimitError], None], fi
             yield
     finally:
         watchdog.close()
+        watchdog.join()
