@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tapecli.autodiff import gradients
-from tapecli.errors import TdfError, TdfSyntaxError, UsageError
+from tapecli.errors import TdfError, TdfSyntaxError, UsageError, closest
 from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
 from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
@@ -51,6 +51,8 @@ class RunResult:
     interpreter: Interpreter
     implicit: list[Request]                  # --of/--wrt requests
     context: RunContext                      # the run's state: warnings, provenance, tapes
+    selected: list | None = None             # the requests a selection kept (-k, --line, --last), else None
+    selected_json: dict | None = None        # what the JSON document says of that selection
 
     @property
     def scope(self):
@@ -427,10 +429,9 @@ def _lookup_global(interp: Interpreter, name: str, flag: str):
     try:
         return interp.globals.lookup(name)
     except KeyError:
-        import difflib
-        close = difflib.get_close_matches(name, interp.globals.names(), n=1)
+        close = closest(name, interp.globals.names())
         raise UsageError(f"{flag} {name}: the program binds no such name"
-                         + (f"; did you mean {close[0]}?" if close else "")) from None
+                         + (f"; did you mean {close}?" if close else "")) from None
 
 
 def _implicit_requests(interp: Interpreter, tape: Tape, options: Options) -> list[Request]:
@@ -552,9 +553,8 @@ class Result:
 
 
 def _not_found(name: str, names: list[str], what: str) -> str:
-    import difflib
-    close = difflib.get_close_matches(name, names, n=1)
-    return f"{what} {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+    close = closest(name, names)
+    return f"{what} {name!r}" + (f"; did you mean {close!r}?" if close else "")
 
 
 def numpy_value(value):

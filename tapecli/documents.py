@@ -88,7 +88,10 @@ def request_entries(requests) -> list[dict]:
 
 
 def requests_of(result, kinds: tuple[str, ...]) -> list:
-    """The requests a command reports: those of --of/--wrt, else the program's of these kinds."""
+    """The requests a command reports: those a selection kept (-k, --line, --last), else those of --of/--wrt,
+    else the program's of these kinds."""
+    if getattr(result, "selected", None) is not None:
+        return result.selected
     return result.implicit or [r for r in result.requests if r.kind in kinds]
 
 
@@ -97,6 +100,7 @@ def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
     requests = requests_of(result, kinds)
     return {"schema": SCHEMA, "command": command, "file": result.filename, "ok": True,
             key: request_entries(requests),
+            **({"selected": result.selected_json} if getattr(result, "selected", None) is not None else {}),
             "warnings": list(result.warnings), "device": api.device_doc(result.context)}
 
 

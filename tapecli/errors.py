@@ -134,3 +134,35 @@ ERROR_KINDS = {cls.kind: cls for cls in (TdfSyntaxError, TdfNameError, TdfTypeEr
 
 class UsageError(Exception):
     """Bad command-line input (exit 2): an unknown --set name, a missing file."""
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """A count in a message: ``1 error``, ``2 errors`` (``nouns``: the plural where it is not ``noun + "s"``;
+    ``1 entry``, ``3 entries``)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def closest(name: str, names, cutoff: float = 0.6) -> str | None:
+    """The name of ``names`` most like ``name`` (for a "did you mean"): difflib's closest above ``cutoff``, else
+    one a single edit away (a letter changed, added, dropped or two swapped: ``w3`` and ``w1``, as CPython's
+    NameError suggests), the first in sorted order; None where none is."""
+    import difflib
+    names = [n for n in names if n != name]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=cutoff)
+    if close:
+        return close[0]
+    if len(name) < 2:
+        return None
+    return next((n for n in sorted(names) if _one_edit(name, n)), None)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k in range(len(short)) if short[k] != long[k]), len(short))
+    return short[i:] == long[i + 1:]

@@ -101,5 +101,30 @@ def cli(*args, input: str | None = None, cwd=None, env=None) -> CliResult:
     return CliResult(proc)
 
 
+def on_a_terminal(*args, env=None, cwd=None, stdout_too=True) -> tuple[int, str, str]:
+    """Run the CLI with stderr (and stdout, with ``stdout_too``) on a pseudo-terminal, outside any NO_COLOR or
+    FORCE_COLOR of this process: (exit code, stdout where it was a pipe, what the terminal received)."""
+    import pty
+    master, slave = pty.openpty()
+    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    full_env.update({"TERM": "xterm", "COLUMNS": "80", **(env or {})})
+    proc = subprocess.Popen([sys.executable, "-m", "tapecli", *map(str, args)],
+                            stdout=slave if stdout_too else subprocess.PIPE, stderr=slave, env=full_env, cwd=cwd)
+    os.close(slave)
+    received = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:          # (the other end closed)
+            break
+        if not data:
+            break
+        received.append(data)
+    out = "" if stdout_too else proc.stdout.read().decode()
+    proc.wait(timeout=120)
+    os.close(master)
+    return proc.returncode, out, b"".join(received).decode(errors="replace")
+
+
 def close(actual, expected, rtol=1e-5, atol=1e-6):
     np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float), rtol=rtol, atol=atol)

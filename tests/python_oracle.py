@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import decimal
 import io
+import re
 import sys
+
+import numpy as np
 
 from tapecli import api
 from tapecli.errors import TdfError
@@ -26,7 +29,7 @@ def through_cpython(source: str, filename: str = "prog.py"):
     sys.argv = [filename]
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
-        with contextlib.redirect_stdout(out), decimal.localcontext(decimal.Context()):   # a fresh process's
+        with contextlib.redirect_stdout(out), decimal.localcontext(decimal.Context()), _numpy_state():  # a fresh process's
             exec(code, scope)
     except Exception as e:
         tb, line = e.__traceback__, None
@@ -40,6 +43,28 @@ def through_cpython(source: str, filename: str = "prog.py"):
         sys.setrecursionlimit(limit)
         sys.argv = argv
     return _lines(out.getvalue()), None, None, None
+
+
+@contextlib.contextmanager
+def _numpy_state():
+    """NumPy as a run of tapecli starts it: the legacy global generator seeded 0 (tapecli's run seeds its own
+    RandomState so), the print options and error handling as they were; all three restored afterwards."""
+    options, errors, state = np.get_printoptions(), np.geterr(), np.random.get_state()
+    np.random.seed(0)
+    try:
+        yield
+    finally:
+        np.set_printoptions(**options)
+        np.seterr(**errors)
+        np.random.set_state(state)
+
+
+def addresses_masked(outcome):
+    """An object's default repr names its address (``<reversed object at 0x...>``), which differs run to run."""
+    def masked(text):
+        return re.sub(r" at 0x[0-9a-f]+", " at 0x...", text) if isinstance(text, str) else text
+    lines, *rest = outcome
+    return ([masked(line) for line in lines or []], *(masked(part) for part in rest))
 
 
 def _lines(text: str) -> list[str]:

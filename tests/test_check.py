@@ -239,3 +239,87 @@ def test_an_assert_that_is_not_a_comparison_shows_its_value_and_its_message(tmp_
     assert (passed["ok"], passed["actual"], passed["expected"], passed["message"]) == (True, 0.0, -1.0, None)
     assert (failed["ok"], failed["actual"], failed["expected"]) == (False, 0.0, True)
     assert failed["message"] == "x is zero: assert 0.0"
+
+
+RUN_PROGRAM = ('var w = [1.0, 2.0]\nconst n = 3\ntape t:\n    y = sum(w * w)\ng = t.gradient(y, w)\n'
+               'pair = {"a": w * 2.0, "b": [n, 1.5]}\nlabel = "loss"\n')
+
+
+def test_diff_compares_run_documents_values_and_types(tmp_path):
+    prog = write(tmp_path, "p.tdf", RUN_PROGRAM)
+
+    def run_doc(name, *args):
+        (tmp_path / name).write_text(cli("run", "--json", prog, *args).stdout)
+        return tmp_path / name
+    golden, same = run_doc("golden.json"), run_doc("same.json")
+    res = cli("diff", "--json", golden, same)
+    assert res.code == 0 and res.json["ok"] and res.json["compared"] == 7      # w n t y g pair label
+    moved = run_doc("moved.json", "--set", "w=[1.0, 2.001]")
+    res = cli("diff", "--json", golden, moved)
+    assert res.code == 1
+    what = {d["entry"]: d for d in res.json["differences"]}
+    assert set(what) == {"w", "y", "g", "pair"} and what["w"]["what"] == "value"
+    assert what["w"]["mismatched"] == 1 and what["w"]["worst"]["index"] == [1]
+    assert cli("diff", "--rtol", "1e-2", golden, moved).code == 0              # the same tolerance options
+    retyped = run_doc("retyped.json", "--dtype", "float64")
+    res = cli("diff", "--json", golden, retyped)
+    assert res.code == 1 and {d["what"] for d in res.json["differences"]} == {"type"}
+    assert {d["entry"] for d in res.json["differences"]} == {"w", "y", "g"}
+    assert all(d["fields"] == {"dtype": ["float32", "float64"]} for d in res.json["differences"])
+    text = cli("diff", golden, retyped, "--no-color")
+    assert text.code == 1 and "dtype \"float32\" vs \"float64\"" in text.stdout and "3 of 7 entries differ" in text.stdout
+
+
+def test_diff_of_a_run_and_a_grad_document_is_a_usage_error(tmp_path):
+    prog = write(tmp_path, "p.tdf", RUN_PROGRAM)
+    (tmp_path / "run.json").write_text(cli("run", "--json", prog).stdout)
+    (tmp_path / "grad.json").write_text(cli("grad", "--json", prog).stdout)
+    res = cli("diff", tmp_path / "run.json", tmp_path / "grad.json")
+    assert res.code == 2 and "a run document and a grad document" in res.stderr
+
+
+PLAIN_PYTHON = """\
+import numpy as np
+x = np.array([1.0, 2.0])
+assert x.sum() == 3.0
+for i in range(3):
+    assert i < 5, f"i={i}"
+assert "a" in "abc"
+assert x[1] > 5.0, "too small"
+assert x[0] == 1.0
+"""
+
+
+def test_asserts_of_a_plain_python_program_are_expectations(tmp_path):
+    path = write(tmp_path, "plain.py", PLAIN_PYTHON)
+    res = cli("check", "--json", path)
+    doc = res.json
+    assert res.code == 3 and (doc["passed"], doc["failed"], doc["errors"], doc["skipped"]) == (5, 1, 1, 1)
+    ran = [r for r in doc["results"] if "expr" in r]
+    assert [(r["line"], r["expr"], r["ok"]) for r in ran] == [
+        (3, "x.sum() == 3.0", True), (5, "i < 5", True), (5, "i < 5", True), (5, "i < 5", True),
+        (6, '"a" in "abc"', True), (7, "x[1] > 5.0", False)]
+    assert [r["actual"] for r in ran[1:4]] == [0, 1, 2] and ran[0]["actual"] == 3.0 and ran[0]["expected"] == 3.0
+    assert ran[-1]["message"] == "too small: assert 2.0 > 5.0"           # pytest's way, after its own message
+    assert doc["results"][-1]["error"]["kind"] == "AssertionError"
+    assert doc["skips"][0]["line"] == 8
+    text = cli("check", path)
+    assert "plain.py:7: FAIL x[1] > 5.0: too small: assert 2.0 > 5.0; actual 2.0, expected 5.0" in text.stdout
+
+
+def test_a_passing_plain_python_program_passes_and_other_tests_show_their_value(tmp_path):
+    path = write(tmp_path, "ok.py", "values = [1, 2]\nassert values\nassert len(values) == 2\n")
+    res = cli("check", path)
+    assert res.code == 0 and res.stdout.strip().splitlines()[-1] == "2 passed, 0 failed"
+    assert "ok.py:2: PASS values: actual [1, 2], expected true" in res.stdout
+    failing = write(tmp_path, "bad.py", "class P:\n    def __repr__(self):\n        return 'P()'\nassert P() is None\n")
+    doc = cli("check", "--json", failing).json
+    (result,) = [r for r in doc["results"] if "expr" in r]
+    assert result["message"] == "assert P() is None" and result["actual"] == "P()"
+
+
+def test_fd_of_a_plain_python_program_checks_its_asserts_and_requests_nothing(tmp_path):
+    """--fd re-runs a program's gradient requests; a program of Python alone has none (and no TDF to re-run)."""
+    path = write(tmp_path, "ok.py", "values = [1, 2]\nassert len(values) == 2\n")
+    res = cli("check", "--fd", "--json", path)
+    assert res.code == 0 and (res.json["passed"], res.json["failed"], res.json["errors"]) == (1, 0, 0)

@@ -36,7 +36,7 @@ def test_expectations_after_an_error_are_skipped_and_junit_has_times_and_totals(
     assert res.code == 3
     assert f"{path}:4: SKIP y == 2.0: not run: the program stopped at line 3 with ShapeError" in res.stdout
     assert f"{path}:6: SKIP x == 7.0" in res.stdout
-    assert res.stdout.splitlines()[-1] == "1 passed, 0 failed, 2 skipped, 1 errors"
+    assert res.stdout.splitlines()[-1] == "1 passed, 0 failed, 2 skipped, 1 error"
     root = ET.parse(junit).getroot()
     assert {k: root.get(k) for k in ("tests", "failures", "errors", "skipped")} == \
         {"tests": "4", "failures": "0", "errors": "1", "skipped": "2"}

@@ -267,12 +267,29 @@ def test_syntax_hint_after_other_statements():
     assert info.value.hint == "a block needs ':' at the end of its first line"
 
 
-def test_unclosed_bracket_at_the_end_points_past_the_last_token():
+@pytest.mark.parametrize("source, line, column, bracket", [
+    ("var x = 2.0\ny = (x +\n", 2, 5, "("),                      # at the end of the file
+    ("var x = 2.0\ny = sin(x\nz = 2.0\n", 2, 8, "("),            # the next line is where the parser stops
+    ("var x = 2.0\ny = [x, (x\n\n\n", 2, 9, "("),                # the innermost of two
+    ("var x = 2.0\ny = [x, (x)\nz = 1\n", 2, 5, "["),             # the one that is never closed
+    ("import tensorflow as tf\nx = tf.Variable(1.0)\ny = tf.sin(x\nz = 2.0\n", 3, 11, "("),
+    ("x = {'a': (1,\n   2)\ny = 3\n", 1, 5, "{"),
+])
+def test_an_unclosed_bracket_is_reported_at_the_bracket(source, line, column, bracket):
+    # as CPython 3.10+ reports it ("'(' was never closed"), not on the line after it
     with pytest.raises(TdfError) as info:
-        run_program("var x = 2.0\ny = (x +\n")
+        run_program(source)
     e = info.value
-    assert (e.kind, e.line, e.column) == ("SyntaxError", 2, 9)
-    assert e.hint and "never closed" in e.hint
+    assert (e.kind, e.line, e.column) == ("SyntaxError", line, column)
+    assert e.message == f"this {bracket} is never closed" and e.hint == f"close it with {')]}'['([{'.index(bracket)]}"
+
+
+def test_a_bracket_closed_later_is_not_reported_as_never_closed():
+    with pytest.raises(TdfError) as info:
+        run_program("y = max(1,\n      2 3)\n")
+    e = info.value
+    assert (e.line, e.column) == (2, 9) and e.message.startswith("unexpected '3'")
+    assert "never closed" not in (e.hint or "")
 
 
 def test_unclosed_bracket_at_the_end_names_the_last_line(tmp_path):
@@ -384,3 +401,102 @@ def test_a_name_error_searches_for_its_hint_only_when_the_hint_is_read(monkeypat
     with pytest.raises(TdfError) as caught:
         run_program("y = sigmod(1.0)\n")
     assert caught.value.hint == "did you mean sigmoid?" and calls == ["sigmod"]
+
+
+# ------------------------------------------------- a variable rebound to a tensor, and an alias of one
+
+def _warning_lines(source):
+    return [w["line"] for w in run_program(source).warnings if "was a variable, now a tensor" in w["message"]]
+
+
+@pytest.mark.parametrize("source, lines", [
+    ("var x = 1.0\ny = x\ny = sin(y)\n", []),                         # y was an alias: x is still the variable
+    ("var x = 1.0\nx = x - 0.1\n", [2]),                              # the pitfall itself
+    ("var x = 1.0\ny = x\nx = x - 0.1\n", [2 + 1]),                   # its own name, though y still holds it
+    ("var x = 1.0\ny = x\nx = 2.0 * x\ny = sin(y)\n", [3, 4]),        # y the last name of the variable
+    ("var x = 1.0\ndef step(v):\n    v = v - 0.1\n    return v\nz = step(x)\n", [3]),   # a parameter
+    ("import tensorflow as tf\nx = tf.Variable(1.0)\ny = x\ny = tf.sin(y)\nx = x - 0.1\n", [5]),
+    ("import tensorflow as tf\ndef make():\n    v = tf.Variable(3.0)\n    return v\nm = make()\nk = m\nm = m - 0.1\n",
+     [7]),
+])
+def test_rebinding_an_alias_of_a_variable_does_not_warn(source, lines):
+    assert _warning_lines(source) == lines
+
+
+def test_the_variable_is_still_one_after_its_alias_is_rebound():
+    import math
+    result = run_program("var x = 1.0\ny = x\ny = sin(y)\ntape t:\n    z = x * y\ng = t.gradient(z, x)\n")
+    assert result.warnings == [] and abs(float(result.scope.vars["g"].value) - math.sin(1.0)) < 1e-6
+
+
+# -------------------------------------------------------- did you mean: statements and --of/--wrt names
+
+@pytest.mark.parametrize("source, hint", [
+    ("var x = 1.0\ntap t:\n    y = x * x\n", "did you mean tape?"),
+    ("var x = 1.0\nexpct x == 1.0\n", "did you mean expect?"),
+    ("va x = 1.0\n", "did you mean var?"),
+    ("var x = 1.0\nwach x\n", "did you mean watch?"),
+])
+def test_a_misspelled_statement_word_gets_a_did_you_mean(source, hint):
+    with pytest.raises(TdfError) as info:
+        run_program(source)
+    assert info.value.kind == "SyntaxError" and info.value.hint == hint
+
+
+def test_two_names_in_a_row_that_are_no_statement_word_get_no_did_you_mean():
+    with pytest.raises(TdfError) as info:
+        run_program("var x = 1.0\nzebra x\n")
+    assert "did you mean" not in (info.value.hint or "")
+
+
+@pytest.mark.parametrize("option, name, said", [
+    ("--wrt", "w3", "did you mean w1?"), ("--wrt", "2w", "did you mean w2?"), ("--of", "ff", "did you mean f?"),
+    ("--wrt", "zz", None),
+])
+def test_an_unknown_of_or_wrt_name_gets_a_did_you_mean(tmp_path, option, name, said):
+    path = tmp_path / "w.tdf"
+    path.write_text("var w1 = 1.0\nvar w2 = 2.0\nf = w1 * w2\n")
+    args = ["--of", "f", "--wrt", name] if option == "--wrt" else ["--of", name, "--wrt", "w1"]
+    res = cli("grad", path, *args)
+    assert res.code == 2
+    line = f"tapecli grad: {option} {name}: the program binds no such name"
+    assert res.stderr.strip() == (f"{line}; {said}" if said else line)
+
+
+@pytest.mark.parametrize("name, names, found", [
+    ("w3", ["w1", "w2", "f"], "w1"), ("lossx", ["loss", "x"], "loss"), ("ab", ["ba"], "ba"), ("abc", ["abcd"], "abcd"),
+    ("x", ["y"], None), ("w3", ["w3"], None), ("alpha", ["beta", "gamma"], None),
+])
+def test_closest_name(name, names, found):
+    from tapecli.errors import closest
+    assert closest(name, names) == found
+
+
+# -------------------------------------------------------------------------------- counts in messages
+
+@pytest.mark.parametrize("n, noun, nouns, text", [
+    (0, "error", None, "0 errors"), (1, "error", None, "1 error"), (2, "error", None, "2 errors"),
+    (1, "entry", "entries", "1 entry"), (3, "entry", "entries", "3 entries"),
+])
+def test_plural(n, noun, nouns, text):
+    from tapecli.errors import plural
+    assert plural(n, noun, nouns) == text
+
+
+def test_counts_in_the_commands_messages_are_pluralised(tmp_path):
+    bad = tmp_path / "bad.tdf"
+    bad.write_text("x = undefined_name\n")
+    one = tmp_path / "one.tdf"
+    one.write_text("var x = 2.0\ntape t:\n    y = x * 2.0\ng = t.gradient(y, x)\nexpect g == 2.0\n")
+    res = cli("check", "--no-color", bad, one)
+    assert res.stdout.splitlines()[-1] == "1 passed, 0 failed, 1 error"
+    tape = cli("tape", "--no-color", one, env={"COLUMNS": "200"})
+    assert "1 record, " in tape.stdout
+    lint = cli("lint", "--no-color", one)
+    assert lint.stdout.strip() == "no findings"
+    doc = tmp_path / "g.json"
+    doc.write_text(cli("grad", "--json", one).stdout)
+    same = cli("diff", doc, doc)
+    assert same.stdout.startswith("1 entry agrees (")
+    bench = cli("bench", one, "--repeat", "1", "--warmup", "0")
+    assert f"{one}: 1 run after 0 untimed" in bench.stdout

@@ -110,8 +110,18 @@ def test_through_a_symlink_and_never_into_a_fifo(program, tmp_path):
     assert res.code == 2 and "is a FIFO" in res.stderr
 
 
-def test_not_with_sweep(program, tmp_path):
+def test_with_sweep_each_entry_is_stacked_as_in_json(program, tmp_path):
     points = tmp_path / "p.npy"
-    np.save(points, np.ones((2, 2), np.float32))
-    res = cli("grad", program, "--sweep", f"b=@{points}", "-o", tmp_path / "s.npz")
-    assert res.code == 2 and "--out" in res.stderr
+    np.save(points, np.array([[1.0, 2.0], [0.5, 0.0], [-1.0, 3.0]], np.float32))
+    res = cli("grad", program, "--sweep", f"b=@{points}", "-o", tmp_path / "s.npz", "--json")
+    assert res.code == 0, res.stderr
+    saved = _load(tmp_path / "s.npz")
+    assert set(saved) == {"grads[0]", "grads[1]", 'named["w"]', "g", "g#2", "sweep:b"}    # nothing: None
+    entries = {(e["name"], e["source"]): e for e in res.json["gradients"]}
+    np.testing.assert_array_equal(saved["grads[1]"], np.array(entries[("grads[1]", "b")]["value"], np.float32))
+    assert saved["grads[0]"].shape == (3, 2, 2) and saved["g#2"].dtype == np.float32
+    np.testing.assert_array_equal(saved["sweep:b"], np.load(points))
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    res = cli("grad", program, "--sweep", f"b=@{points}", "-o", fifo)       # refused before any point runs
+    assert res.code == 2 and "is a FIFO" in res.stderr

@@ -57,7 +57,7 @@ expect_error TapeError:
 
 @pytest.mark.parametrize("source,line,column,hint", [
     ("if x > 0\n    y = 1\n", 1, 9, "':'"),
-    ("y = (x + 1\n", None, None, "never closed"),
+    ("y = (x + 1\n", 1, 5, "close it with )"),
     ("y = x x\n", 1, 7, "operator"),
     ("if x:\n\ty = 1\n", 2, 1, "spaces"),
     ("if x:\n    y = 1\n  z = 2\n", 3, 1, "indent"),

@@ -1,35 +1,13 @@
 """warmup and bench show a progress bar on stderr while they run, when stderr is a terminal (as check does);
 nothing when it is not, or under --json."""
-import os
-import pty
-import subprocess
-import sys
 import textwrap
 
-from conftest import cli
+from conftest import cli, on_a_terminal
 
 
 def _stderr_on_a_terminal(*args, cwd=None):
     """Run the CLI with stderr on a pseudo-terminal: (exit code, stdout, what the terminal received)."""
-    master, slave = pty.openpty()
-    env = dict(os.environ, TERM="xterm", COLUMNS="80")
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "tapecli", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=slave, env=env, cwd=cwd)
-    os.close(slave)
-    received = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:          # (the other end closed)
-            break
-        if not data:
-            break
-        received.append(data)
-    out = proc.stdout.read().decode()
-    proc.wait(timeout=120)
-    os.close(master)
-    return proc.returncode, out, b"".join(received).decode(errors="replace")
+    return on_a_terminal(*args, cwd=cwd, stdout_too=False)
 
 
 def _program(tmp_path):

@@ -74,3 +74,39 @@ def test_assert_statements_are_items_too(pytester):
     result = pytester.runpytest("-rA")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*model.tdf:6: g == 7.0: assert 6.0 == 7.0; actual 6.0, expected 7.0*"])
+
+
+def test_ids_hold_no_brackets_so_last_failed_reruns_exactly_the_failed_expectation(pytester):
+    pytester.makefile(".tdf", model="const x = [1.0, 2.0]\nexpect x == [1.0, 2.0]\nexpect x == [1.0, 3.0]\n"
+                                    "expect x[::2] == [1.0]\nexpect x[0] == 2.0\n",
+                      other="const y = 2.0\nexpect y == 2.0\n")
+    collected = pytester.runpytest("--collect-only", "-q")
+    collected.stdout.fnmatch_lines(["model.tdf::line 2: x == (1.0, 2.0)", "model.tdf::line 3: x == (1.0, 3.0)",
+                                    "model.tdf::line 4: x(: :2) == (1.0)", "model.tdf::line 5: x(0) == 2.0"])
+    assert "[" not in collected.stdout.str().split("tests collected")[0]
+    first = pytester.runpytest("-p", "cacheprovider")
+    first.assert_outcomes(passed=3, failed=2)
+    assert "model.tdf:3: x == [1.0, 3.0]: actual" in first.stdout.str()     # the failure says it as written
+    rerun = pytester.runpytest("-p", "cacheprovider", "--lf", "-v")
+    rerun.assert_outcomes(failed=2)                 # only they: the passing ones are not collected again
+    assert "rerun previous 2 failures" in rerun.stdout.str()
+    rerun.stdout.fnmatch_lines(["*model.tdf::line 3: x == (1.0, 3.0) FAILED*", "*model.tdf::line 5: x(0) == 2.0 FAILED*"])
+    failed_first = pytester.runpytest("-p", "cacheprovider", "--ff", "-v")
+    failed_first.assert_outcomes(passed=3, failed=2)
+    assert failed_first.stdout.str().index("line 3:") < failed_first.stdout.str().index("other.tdf")
+
+
+PLAIN = "import numpy as np\nx = np.array([1.0, 2.0])\nassert x.sum() == 3.0\nassert x[1] > 5.0, 'too small'\n"
+
+
+def test_python_programs_are_collected_only_when_tapecli_python_files_names_them(pytester):
+    pytester.makepyfile(model_prog=PLAIN, test_ordinary="def test_one():\n    assert 1 + 1 == 2\n")
+    plain = pytester.runpytest("--collect-only", "-q")          # no option: .py files are pytest's own
+    plain.stdout.fnmatch_lines(["test_ordinary.py::test_one", "1 test collected*"])
+    pytester.makeini("[pytest]\ntapecli_python_files = *_prog.py\n")
+    collected = pytester.runpytest("--collect-only", "-q")
+    collected.stdout.fnmatch_lines(["model_prog.py::line 3: x.sum() == 3.0", "model_prog.py::line 4: x(1) > 5.0",
+                                    "test_ordinary.py::test_one", "3 tests collected*"])
+    result = pytester.runpytest("-rA")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*model_prog.py:4: x?1? > 5.0: too small: assert 2.0 > 5.0; actual 2.0, expected 5.0*"])

@@ -6,7 +6,6 @@ hundred (the README's long mode)."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
-from python_oracle import agree, through_cpython, through_tapecli  # noqa: E402
+from python_oracle import addresses_masked, agree, through_cpython, through_tapecli  # noqa: E402
 
 from tapecli import execution  # noqa: E402
 
@@ -112,13 +111,7 @@ statements = st.builds(_statement, st.sampled_from(
 def test_drawn_programs_agree_with_cpython(body):
     source = PRELUDE + "\n".join(body) + "\nprint(a, b, c, xs, d, obj)\n"
     assert execution.python_only(source, "prog.py") is not None
-    ours = _addresses_masked(through_tapecli(source))
+    ours = addresses_masked(through_tapecli(source))
     assume(ours[1] != "LimitError")      # tapecli's limits end what CPython would run out of memory on
-    theirs = _addresses_masked(through_cpython(source))
+    theirs = addresses_masked(through_cpython(source))
     assert ours == theirs, f"tapecli {ours!r}\nCPython {theirs!r}\n{source}"
-
-
-def _addresses_masked(outcome):
-    """An object's default repr names its address (``<reversed object at 0x...>``), which differs run to run."""
-    lines, *rest = outcome
-    return ([re.sub(r" at 0x[0-9a-f]+", " at 0x...", line) for line in lines or []], *rest)

@@ -37,6 +37,7 @@ ESCAPES = {
     "numpy load": "import numpy as np\nnp.load('x.npy')",
     "numpy lib": "import numpy as np\nnp.lib.format",
     "numpy ctypeslib": "import numpy\nnumpy.ctypeslib",
+    "numpy info importing a module": "import numpy as np\nnp.info('x', toplevel='antigravity')",
     "array tofile": "import numpy as np\nnp.zeros(2).tofile('x')",
     "array ctypes": "import numpy as np\np = np.zeros(2).ctypes",
     "bit generator ctypes": "import numpy as np\np = np.random.default_rng().bit_generator.ctypes",
@@ -170,3 +171,33 @@ def test_the_decimal_modules_shared_contexts_are_the_runs_own():
     _run("import decimal\ndecimal.DefaultContext.prec = 3\ndecimal.ExtendedContext.prec = 2\n")
     later = _run("import decimal\nx = str(decimal.Context().prec) + ' ' + str(decimal.ExtendedContext.prec)\n")
     assert later.scope.vars["x"] == "28 9"
+
+
+def test_a_refused_numpy_name_says_why_whichever_guard_meets_it():
+    """np.fromfile is both a name NumPy's table refuses and an attribute the guard never reads: the message is
+    the table's, with its reason."""
+    with pytest.raises(TdfError) as e:
+        _run("import numpy as np\nf = np.fromfile")
+    assert e.value.message == "numpy.fromfile is not available in tapecli programs: it reaches files or raw memory"
+
+
+def test_numpy_functions_that_look_outside_their_arguments_see_the_program():
+    """np.bmat('A, B') reads the names of the program's frame (a function's locals too), and what np.info prints
+    is the program's output, as under CPython."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from python_oracle import agree
+    agree("import numpy as np\nA = np.asmatrix('1 2; 3 4')\ndef f():\n    B = np.asmatrix('5; 6')\n"
+          "    return np.bmat('A, B; B.T, A[0, 0:1]')\nprint(f())\nprint(np.bmat('A', gdict={'A': np.asmatrix('7')}))\n")
+    agree("import numpy as np\nprint('before')\nnp.info(np.polyval)\nnp.info('polyval')\nprint('after')\n")
+    result = _run("import numpy as np\nnp.info(np.info)")
+    assert result.output and result.output[0].startswith(" info(")
+
+
+def test_a_programs_numpy_error_callback_ends_with_its_run():
+    """np.seterrcall is process-wide in NumPy: a run's callback (and the objects it holds) is gone when it ends."""
+    import numpy as np
+    before = np.geterrcall()
+    ran = _run("import numpy as np\nseen = []\nnp.seterrcall(lambda kind, flag: seen.append(kind))\n"
+               "with np.errstate(divide='call'):\n    x = np.float64(1.0) / np.float64(0.0)\n")
+    assert ran.scope.vars["seen"] == ["divide by zero"]
+    assert np.geterrcall() is before

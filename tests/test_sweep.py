@@ -214,3 +214,44 @@ def test_library_sweep_in_one_process():
     outcomes, vectorised = run_sweep("grad", CUBE, "p.tdf", Options(), {"x": np.array([1.0, 2.0], np.float32)})
     assert not vectorised
     assert [o["doc"]["gradients"][0]["value"] for o in outcomes] == [3.0, 12.0]
+
+
+LOOPED = ("var x = 0.0\nconst k = [1.0, 2.0]\nn = 3\nfor i in range(2):\n    tape t:\n        y = sigmoid(x) * k\n"
+          "    g = t.gradient(y, x)\nlabel = \"steps\"\npair = [x, k]\n")
+
+
+@pytest.mark.parametrize("command, source", [("grad", SIGMOID), ("grad", LOOPED), ("run", LOOPED)])
+def test_out_npz_stacks_each_entry_over_the_points_with_the_points_saved(tmp_path, command, source):
+    points = np.linspace(-2, 2, 7).astype(np.float32)
+    np.save(tmp_path / "x.npy", points)
+    prog = tmp_path / "p.tdf"
+    prog.write_text(source)
+    res = cli(command, prog, "--sweep", f"x=@{tmp_path / 'x.npy'}", "-o", tmp_path / "out.npz", "--json")
+    assert res.code == 0, res.stderr
+    saved = np.load(tmp_path / "out.npz")
+    np.testing.assert_array_equal(saved["sweep:x"], points)
+    assert saved["sweep:x"].dtype == np.float32
+    s = 1 / (1 + np.exp(-points.astype(np.float64)))
+    if command == "grad":
+        expected = {"dy_dx": s * (1 - s)} if source == SIGMOID else {"g": s * (1 - s) * 3.0}   # (sum(y))
+        expected.update({"g#2": expected["g"]} if "g" in expected else {})
+        assert sorted(saved.files) == sorted([*expected, "sweep:x"])
+        for key, value in expected.items():
+            assert saved[key].dtype == np.float32 and saved[key].shape == value.shape
+            np.testing.assert_allclose(saved[key], value, rtol=1e-5)
+        for key, entry in zip([k for k in saved.files if k != "sweep:x"], res.json["gradients"]):
+            np.testing.assert_array_equal(saved[key], np.array(entry["value"], np.float32))    # = the JSON
+    else:           # run: the numbers and tensors; not the string, nor the list
+        assert sorted(saved.files) == ["g", "i", "k", "n", "sweep:x", "x", "y"]
+        assert saved["n"].dtype == np.int32 and saved["n"].tolist() == [3] * 7
+        assert saved["k"].shape == (7, 2) and saved["y"].shape == (7, 2)
+        np.testing.assert_allclose(saved["y"], s[:, None] * [1.0, 2.0], rtol=1e-5)
+
+
+def test_out_with_errors_at_some_points_writes_nothing_and_says_so(tmp_path):
+    np.save(tmp_path / "x.npy", np.array([1.0, -1.0, 2.0], np.float32))
+    prog = tmp_path / "p.tdf"
+    prog.write_text("var x = 1.0\nif x < 0.0:\n    z = undefined_name\ntape t:\n    y = x * x\ng = t.gradient(y, x)\n")
+    res = cli("grad", prog, "--sweep", f"x=@{tmp_path / 'x.npy'}", "-o", tmp_path / "out.npz")
+    assert res.code == 3 and not (tmp_path / "out.npz").exists()
+    assert "out.npz not written: the program failed at 1 of 3 points" in res.stderr

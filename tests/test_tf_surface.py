@@ -49,10 +49,18 @@ def _row_id(item) -> str:
     return f"{stem}:{row['symbols'][0]}:{row.get('case', '')}"
 
 
-@pytest.mark.parametrize("item", ROWS, ids=[_row_id(r) for r in ROWS])
+def _params(rows):
+    """A row tapecli does not match yet names why (``known_difference``): an expected failure, which passing
+    makes a failure of its own, so the row is updated when tapecli is."""
+    for item in rows:
+        why = item[1].get("known_difference")
+        yield pytest.param(item, id=_row_id(item), marks=[pytest.mark.xfail(strict=True, reason=why)] if why else [])
+
+
+@pytest.mark.parametrize("item", list(_params(ROWS)))
 def test_tapecli_gives_tensorflows_values(item):
     _, row = item
-    if row.get("raises"):
+    if row.get("raises") or row.get("deviation"):   # a deviation: where TensorFlow wraps silently, tapecli refuses
         with pytest.raises(TdfError):
             tapecli.run(row["program"])
         return

@@ -8,6 +8,7 @@ from typing import Annotated, Callable, Optional
 from tapecli.version import __version__
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
 from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
+from tapecli.errors import plural
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -43,6 +44,12 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
                         "processes; also TAPECLI_SCHEDULER. Needs the dask extra.")]
 SweepWorkersOpt = Annotated[int, typer.Option("--workers", help="With --sweep: run point batches in N processes.")]
 FullOpt = Annotated[bool, typer.Option("--full", help="Tables print every element of a tensor (no ... elisions).")]
+KeywordOpt = Annotated[Optional[str], typer.Option("-k", metavar="EXPR", help=(
+    "Only the entries whose name, target, source or tape holds these words, as pytest's -k (and, or, not)."))]
+LineOpt = Annotated[Optional[str], typer.Option("--line", metavar="N|A-B", help=(
+    "Only the requests made at this program line (or lines A to B)."))]
+LastOpt = Annotated[bool, typer.Option("--last", help=(
+    "Of the requests made at one call site (a loop's), only the last."))]
 OutOpt = Annotated[Optional[list[str]], typer.Option("-o", "--out", metavar="FILE.npz|[NAME=]FILE.npy", help=(
     "Also write the results as arrays: every entry to FILE.npz, or one to FILE.npy (repeatable)."))]
 
@@ -82,6 +89,8 @@ class Invocation:
         self.filename = None if file == "-" else file
         self.sweep, self.scheduler, self.workers = None, None, 1
         self.out: list[str] = []
+        self.selection = None               # (-k, --line, --last) as given, or None
+        self.selected_json = None           # explain's "selected" (a run's is the result's)
 
     def options(self):
         from tapecli.api import Options, parse_set
@@ -112,6 +121,13 @@ class Invocation:
                        explain=self.command in ("grad", "jacobian", "explain", "watched"),
                        check_numerics=self.check_numerics, device=self.device)
 
+    def selected(self):
+        """The selection -k, --line and --last ask for (tools/select.py), checked before the run; or None."""
+        if self.selection is None:
+            return None
+        from tapecli.tools.select import Selection
+        return Selection.of(*self.selection)
+
     def reads(self, sweep: list[str] | None = None) -> list[str]:
         """The files this command reads (the program, --set and --sweep files): no output file may be one."""
         from tapecli.tools.outfile import read_paths
@@ -127,6 +143,7 @@ class Invocation:
             from tapecli.api import read_source, run_source
             _gc_for_the_run()
             options = self.options()
+            selection = self.selected()
             if self.out:
                 from tapecli.tools import arrays
                 out = arrays.parse_out(self.out, self.reads())      # (the --out files checked before the run)
@@ -134,6 +151,8 @@ class Invocation:
             from tapecli.cli.watchdog import watching
             with watching(options.limits.max_seconds, self._write_program_error, self.filename, self.source):
                 result = (compute or run_source)(self.source, self.filename, options)
+            if selection is not None:
+                result = self._select(result, selection)
             if self.out:
                 arrays.write(out, arrays.result_arrays(self.command, result))
         except UsageError as e:
@@ -153,6 +172,21 @@ class Invocation:
         except TdfError as e:       # a value too large to render within the limits
             self._program_error(e)
 
+    def _select(self, result, selection):
+        """Keep the requests (explain: the explanations) the selection chooses: what the table, the JSON
+        document and --out report."""
+        if self.command == "explain":
+            kept = selection.entries(result, "explained")
+            self.selected_json = selection.to_json(len(kept), len(result))
+            return kept
+        from tapecli.documents import requests_of
+        from tapecli.tools.sweep import KINDS
+        everything = requests_of(result, KINDS[self.command])
+        result.selected = selection.requests(everything, {"grad": "gradient"}.get(self.command, self.command))
+        result.selected_json = selection.to_json(sum(len(r.values) for r in result.selected),
+                                                 sum(len(r.values) for r in everything))
+        return result
+
     def _program_error(self, e):
         self._write_program_error(e)
         raise typer.Exit(EXIT_PROGRAM)
@@ -164,7 +198,14 @@ class Invocation:
         if self.json:
             print(r.dumps(r.error_doc(self.command, self.filename, e)))
         else:
-            sys.stderr.write(r.format_error(e, self.filename, self.source, warnings=not self.quiet) + "\n")
+            from tapecli.cli.colour import error_text
+            text = r.format_error(e, self.filename, self.source, warnings=not self.quiet)
+            sys.stderr.write(error_text(text, e.kind, self.paint(sys.stderr)) + "\n")
+
+    def paint(self, stream):
+        """How text for ``stream`` is coloured (cli/colour.py): None for none."""
+        from tapecli.cli.colour import painter
+        return painter(stream, self.color)
 
     def _fail(self, code, kind, message):
         from tapecli.cli import render as r
@@ -185,9 +226,16 @@ class Invocation:
             for line in result.output:
                 print(program_output(line, sys.stdout))
         if not self.quiet:
+            self.write_warnings(result.warnings)
+
+    def write_warnings(self, warnings, suffix=lambda warning: "") -> None:
+        """The run's warnings on stderr, one a line (``suffix(w)`` after each)."""
+        if warnings:
+            from tapecli.cli.colour import warning_text
             from tapecli.documents import warning_line
-            for w in result.warnings:
-                sys.stderr.write(warning_line(self.filename, w) + "\n")
+            colour = self.paint(sys.stderr)
+            for w in warnings:
+                sys.stderr.write(warning_text(warning_line(self.filename, w), colour) + suffix(w) + "\n")
 
 
 def _invocation(command, kw: dict) -> Invocation:
@@ -198,6 +246,8 @@ def _invocation(command, kw: dict) -> Invocation:
     inv.sweep, inv.scheduler, inv.workers = kw.get("sweep"), kw.get("scheduler"), kw.get("workers", 1)
     inv.full = kw.get("full", False)
     inv.out = kw.get("out") or []
+    if kw.get("keyword") is not None or kw.get("line") is not None or kw.get("last"):
+        inv.selection = (kw.get("keyword"), kw.get("line"), kw.get("last", False))
     return inv
 
 
@@ -227,7 +277,7 @@ def _requests_command(command: str, kinds: tuple[str, ...], title: str):
                    max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
                    no_color: NoColorOpt = False, check_numerics: NumericsOpt = False, sweep: SweepOpt = None,
                    scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1, full: FullOpt = False,
-                   out: OutOpt = None):
+                   out: OutOpt = None, keyword: KeywordOpt = None, line: LineOpt = None, last: LastOpt = False):
         options = dict(locals())
         inv = _invocation(command, options)
         inv.run(_show_requests(inv, command, kinds, title))
@@ -260,7 +310,8 @@ def jacobian_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = No
                      max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
                      max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
                      check_numerics: NumericsOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None,
-                     workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None):
+                     workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None,
+                     keyword: KeywordOpt = None, line: LineOpt = None, last: LastOpt = False):
     """Jacobians: the file's t.jacobian / t.batch_jacobian calls, or --of/--wrt."""
     inv = _invocation("jacobian", locals())
     inv.run(_show_requests(inv, "jacobian", ("jacobian", "batch_jacobian"), "jacobians"))
@@ -273,7 +324,8 @@ def hessian_command(file: FileArg, of: OfOpt = None, wrt: WrtOpt = None, json_ou
                     max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
                     max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
                     sweep: SweepOpt = None, scheduler: SchedulerOpt = None, workers: SweepWorkersOpt = 1,
-                    full: FullOpt = False, out: OutOpt = None):
+                    full: FullOpt = False, out: OutOpt = None, keyword: KeywordOpt = None, line: LineOpt = None,
+                    last: LastOpt = False):
     """Second derivatives of --of T: d2(T)/d(S)2 for each --wrt S (S.shape + S.shape), and with several, the
     whole block: d2(T)/d(S1)d(S2) for each ordered pair (S1.shape + S2.shape)."""
     inv = _invocation("hessian", locals())
@@ -373,7 +425,7 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
             wrt: Annotated[str, typer.Option("--wrt", help="The source's name.")],
             json_out: JsonOpt = False, sets: SetOpt = None, dtype: DtypeOpt = None, max_steps: StepsOpt = 10_000_000,
             max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
-            no_color: NoColorOpt = False):
+            no_color: NoColorOpt = False, keyword: KeywordOpt = None, line: LineOpt = None, last: LastOpt = False):
     """Why the gradient of T w.r.t. S is None, or the chain of statements that connects them."""
     from tapecli.cli import render as r
     from tapecli.api import explain as explain_pair
@@ -382,7 +434,7 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
     def show(found):
         if json_out:
             print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename, "ok": True,
-                           "explanations": found}))
+                           "explanations": found, **({"selected": inv.selected_json} if inv.selection else {})}))
             return
         lines = [] if found else [f"no gradient of {of} w.r.t. {wrt} was asked for"]
         for e in found:
@@ -460,20 +512,7 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
             doc["scheduler"] = address
         print(r.dumps(doc))
     else:
-        for rep in reports:
-            for res in rep.results:
-                if res["ok"] and quiet:
-                    continue
-                print(r.terminal_text(f"{rep.file}:{res['line']}: {'PASS' if res['ok'] else 'FAIL'} {c.describe(res)}"))
-            for finding in [] if quiet else rep.lint:
-                print(r.terminal_text(f"{rep.file}:{finding['line']}: lint {finding['code']} {finding['message']}"))
-            if rep.error:
-                sys.stderr.write(r.terminal_text(rep.error["text"]) + "\n")
-            for s in rep.skipped:
-                print(r.terminal_text(f"{rep.file}:{s['line']}: SKIP {s['expr']}: {s['reason']}"))
-        skipped = sum(len(rep.skipped) for rep in reports)
-        print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
-              + (f", {errors} errors" if errors else ""))
+        _check_report(reports, passed, failed, errors, inv)
     if github:
         for line in c.github_annotations(reports):
             print(line, file=sys.stderr if json_out else sys.stdout)
@@ -481,13 +520,44 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
     if not (passed or failed or errors or allow_empty):   # pytest's convention: a wrong path in CI must not pass
         sys.stderr.write(r.terminal_text(f"tapecli check: no expectations found in {', '.join(paths)}"
-                                         + (f" ({len(files)} file{'s' if len(files) != 1 else ''}, none ran an "
-                                            f"expect)" if files else "")) + "\n")
+                                         + (f" ({plural(len(files), 'file')}, none ran an expect)" if files else ""))
+                         + "\n")
         raise typer.Exit(EXIT_NO_EXPECTATIONS)
     raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
 
 
 EXIT_NO_EXPECTATIONS = 5     # `check` found nothing to check (pytest's "no tests collected")
+
+
+def _check_report(reports, passed: int, failed: int, errors: int, inv: Invocation) -> None:
+    """check's report for people: a line per expectation (PASS, FAIL; SKIP) and lint finding, each file's
+    error on stderr, then the totals."""
+    from tapecli.cli import render as r
+    from tapecli.cli.colour import error_text, word
+    from tapecli.tools import check as c
+    out, err = inv.paint(sys.stdout), inv.paint(sys.stderr)
+
+    def line(where, role, label, text):
+        shown, at = r.terminal_text(f"{where}: {label} {text}"), len(r.escape_controls(where)) + 2
+        if shown[at:at + len(label) + 1] == label + " ":
+            shown = shown[:at] + word(role, label, out) + shown[at + len(label):]
+        print(shown)
+    for rep in reports:
+        for res in rep.results:
+            if res["ok"] and inv.quiet:
+                continue
+            line(f"{rep.file}:{res['line']}", *(("pass", "PASS") if res["ok"] else ("fail", "FAIL")), c.describe(res))
+        for finding in [] if inv.quiet else rep.lint:
+            line(f"{rep.file}:{finding['line']}", "code", f"lint {finding['code']}", finding["message"])
+        if rep.error:
+            sys.stderr.write(error_text(r.terminal_text(rep.error["text"]), rep.error["kind"], err) + "\n")
+        for s in rep.skipped:
+            line(f"{rep.file}:{s['line']}", "skip", "SKIP", f"{s['expr']}: {s['reason']}")
+    skipped = sum(len(rep.skipped) for rep in reports)
+    counts = [(passed, "pass", f"{passed} passed"), (failed, "fail", f"{failed} failed")]
+    counts += [(skipped, "skip", f"{skipped} skipped")] if skipped else []
+    counts += [(errors, "fail", plural(errors, "error"))] if errors else []
+    print(", ".join(word(role, text, out if n else None) for n, role, text in counts))
 
 
 def _job_summary(markdown: str) -> None:
@@ -515,12 +585,13 @@ def _check_files(files, options, fd, workers, fail_fast, show_progress):
 
 
 @app.command()
-def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document (the golden file).")],
+def diff(a: Annotated[str, typer.Argument(help="A run, grad, jacobian or hessian --json document (the golden file).")],
          b: Annotated[str, typer.Argument(help="The document to compare with it.")],
          rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-5,
          atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-6,
          json_out: JsonOpt = False, no_color: NoColorOpt = False):
-    """Compare two `grad --json` (or `jacobian --json`) documents entry by entry; exit 1 on a difference."""
+    """Compare two `grad --json` (`jacobian`, `hessian`) documents entry by entry, or two `run --json` documents
+    name by name (value and type); exit 1 on a difference."""
     from tapecli.cli import render as r
     from tapecli.tools.diff import compare_documents, load_document, mismatch_text
     from tapecli.errors import UsageError
@@ -534,12 +605,14 @@ def diff(a: Annotated[str, typer.Argument(help="A grad/jacobian --json document 
                        "compared": compared,
                        "differences": differences, "rtol": rtol, "atol": atol}))
     elif differences:
-        r.print_table(f"{len(differences)} of {compared} entries differ (rtol {rtol:g}, atol {atol:g})",
+        r.print_table(f"{len(differences)} of {plural(compared, 'entry', 'entries')} "
+                      f"{'differs' if len(differences) == 1 else 'differ'} (rtol {rtol:g}, atol {atol:g})",
                       ["entry", "what", a, b, "mismatch"],
                       [[d["entry"], d["what"], r.short_json(d["a"]), r.short_json(d["b"]), mismatch_text(d)]
                        for d in differences], False if no_color else None, wrap=(a, b, "mismatch"))
     else:
-        print(f"{compared} entries agree (rtol {rtol:g}, atol {atol:g})")
+        print(f"{plural(compared, 'entry', 'entries')} {'agrees' if compared == 1 else 'agree'} "
+              f"(rtol {rtol:g}, atol {atol:g})")
     raise typer.Exit(EXIT_EXPECT if differences else EXIT_OK)
 
 
@@ -577,12 +650,11 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
 
     def show(b):
         if not quiet:
-            for w in b.warnings:
-                sys.stderr.write(r.warning_line(inv.filename, w) + "\n")
+            inv.write_warnings(b.warnings)
         if inv.json:
             print(r.dumps({"schema": r.SCHEMA, "command": "bench", "ok": True, **b.to_json()}))
             return
-        print(r.terminal_text(f"{inv.filename or '<stdin>'}: {b.repeat} runs after {b.warmup} untimed"))
+        print(r.terminal_text(f"{inv.filename or '<stdin>'}: {plural(b.repeat, 'run')} after {b.warmup} untimed"))
         print(f"  median {b.median_s:.6f} s   min {b.min_s:.6f} s   max {b.max_s:.6f} s")
         if b.peak_bytes is not None:
             rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
@@ -597,7 +669,7 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else plural(n, "byte")
 
 
 @app.command("tape")
@@ -622,7 +694,7 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
             print(r.terminal_text(f"{inv.filename or '<stdin>'}: no tapes"))
         for t in tapes:
             title = (f"tape {t['name']} (line {t['line']}{', persistent' if t['persistent'] else ''}), {t['when']}: "
-                     f"{len(t['records'])} records, {_mb(t['saved_bytes'])} kept")
+                     f"{plural(len(t['records']), 'record')}, {_mb(t['saved_bytes'])} kept")
             rows = [[rec["op"], str(rec["line"] or ""), ", ".join(str(s) for s in rec["inputs"]), str(rec["output"]),
                      str(rec["saved_bytes"])] for rec in t["records"]]
             r.print_table(title, ["op", "line", "inputs", "output", "saved bytes"], rows, inv.color,
@@ -666,8 +738,8 @@ def warmup(json_out: JsonOpt = False,
         for name in dtypes:
             done = [e for e in entries if e.get("dtype") == name]
             if done:
-                print(f"{name}: {len(done)} kernel{'s' if len(done) != 1 else ''}, "
-                      f"{sum(e['calls'] for e in done)} signatures, "
+                print(f"{name}: {plural(len(done), 'kernel')}, "
+                      f"{plural(sum(e['calls'] for e in done), 'signature')}, "
                       f"{sum(e['seconds'] for e in done):.2f} s: {' '.join(e['kernel'] for e in done)}")
         for e in errors:
             sys.stderr.write(f"tapecli warmup: {e}\n")

@@ -10,7 +10,7 @@ def lint_paths(inv, paths: list[str], github: bool, select: str | None, ignore: 
     """Lint every file named or found under the folders named; print the findings; the exit code."""
     from tapecli.api import read_source
     from tapecli.cli import render as r
-    from tapecli.errors import TdfError, UsageError
+    from tapecli.errors import TdfError, UsageError, plural
     from tapecli.tools.check import collect, github_escape
     from tapecli.tools.lint import lint_checked, read_settings
     try:
@@ -43,13 +43,16 @@ def lint_paths(inv, paths: list[str], github: bool, select: str | None, ignore: 
                 doc["error"] = doc["errors"][0]
         print(r.dumps(doc))
     else:
+        from tapecli.cli.colour import error_text, word
+        out, err = inv.paint(sys.stdout), inv.paint(sys.stderr)
         for f in findings:
-            print(r.terminal_text(f"{f['file']}:{f['line']}:{f['column']}: {f['code']} {f['message']}"))
+            print(r.escape_controls(f"{f['file']}:{f['line']}:{f['column']}: ") + word('code', f['code'], out) + " "
+                  + r.escape_controls(f['message']))
         for e in errors:
-            sys.stderr.write(r.terminal_text(e["text"]) + "\n")
+            sys.stderr.write(error_text(r.terminal_text(e["text"]), e["kind"], err) + "\n")
         if findings or not errors:
             where = f" in {len({f['file'] for f in findings})} of {len(files)} files" if len(files) > 1 else ""
-            print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}{where}" if findings else "no findings")
+            print(f"{plural(len(findings), 'finding')}{where}" if findings else "no findings")
     if github:
         out = sys.stderr if inv.json else sys.stdout
         for f in findings:

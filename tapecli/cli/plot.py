@@ -464,12 +464,14 @@ def _env_size(name: str, default: int) -> int:
 
 
 def terminal_plot(xs, ys, kind, heading, logy, color: bool | None) -> str:
-    """The plot as text (ANSI colors only if ``color``, or None and stdout is a terminal), sized to the terminal."""
+    """The plot as text (ANSI colors only if ``color``, or None and stdout gets colour: cli/colour.py), sized to
+    the terminal."""
     import sys
     import plotext
+    from tapecli.cli.colour import enabled
     cols, lines = terminal_size()
     if color is None:
-        color = bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+        color = enabled(sys.stdout)
     f = plotext.figure
     f.clear()
     if kind == "heatmap":

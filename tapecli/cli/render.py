@@ -77,8 +77,10 @@ def program_output(line: str, stream) -> str:
 
 
 def _console(stderr: bool = False, color: bool | None = None):
+    """Rich's console; ``color`` False (--no-color, NO_COLOR): no styles at all, bold included."""
     from rich.console import Console
-    return Console(stderr=stderr, no_color=color is False, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, no_color=color is False, highlight=False, soft_wrap=True,
+                   **({"color_system": None} if color is False else {}))
 
 
 def print_table(title: str, columns: list[str], rows: list[list], color: bool | None = None,

@@ -8,6 +8,7 @@ import sys
 from tapecli.cli import lazytyper as typer
 
 from tapecli.cli.process import EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE
+from tapecli.errors import plural
 
 
 @contextlib.contextmanager
@@ -44,7 +45,6 @@ def cluster_for(address: str | None):
 def run_sweep_command(inv) -> None:
     """`run`/`grad`/`jacobian`/`hessian` with --sweep (or --scheduler): every point, stacked."""
     from tapecli.errors import TdfError, UsageError
-    from tapecli.cli import render as r
     from tapecli.tools.cluster import check_workers, scheduler_address
     from tapecli.tools import sweep as s
     address = scheduler_address(inv.scheduler)
@@ -53,26 +53,31 @@ def run_sweep_command(inv) -> None:
         if not inv.sweep:
             raise UsageError(f"{'--scheduler' if inv.scheduler else '--workers'} needs --sweep on "
                              f"`{inv.command}` (or use `tapecli check`)")
-        if inv.out:
-            raise UsageError("--out writes the results of one run; with --sweep, use --json (the points stacked)")
+        if inv.selection:
+            raise UsageError("-k, --line and --last choose among one run's requests; with --sweep, select the "
+                             "entries of the --json document")
         check_workers(inv.workers)
         options = inv.options()
         sweeps = s.load_sweeps(inv.sweep, options.limits)
         clash = sorted(set(sweeps) & set(options.overrides))
         if clash:
             raise UsageError(f"--sweep {clash[0]} and --set {clash[0]}: bind a declaration with one of them")
+        if inv.out:
+            from tapecli.tools import arrays
+            out = arrays.parse_out(inv.out, inv.reads())      # (checked before any point runs)
         inv.source, inv.filename = read_source(inv.file)
         with cluster_for(address) as cluster, \
                 progress_bar(s.points(sweeps), "points", not inv.json and sys.stderr.isatty()) as advance:
             doc = s.sweep_doc(inv.command, inv.source, inv.filename, options, sweeps, inv.workers, cluster, advance)
+        if inv.out and not doc.get("errors"):
+            arrays.write(out, arrays.sweep_arrays(inv.command, doc, sweeps))
+        elif inv.out:       # errors at some points (exit 3): no file of stacked results with holes
+            sys.stderr.write(f"tapecli {inv.command}: {', '.join(path for _, path in out)} not written: the program "
+                             f"failed at {len(doc['errors'])} of {doc['sweep']['points']} points\n")
     except UsageError as e:
         inv._fail(EXIT_USAGE, "UsageError", str(e))
     except TdfError as e:
-        if inv.json:
-            print(r.dumps(r.error_doc(inv.command, inv.filename, e)))
-        else:
-            sys.stderr.write(r.format_error(e, inv.filename, inv.source, warnings=not inv.quiet) + "\n")
-        raise typer.Exit(EXIT_PROGRAM)
+        inv._program_error(e)
     except Exception as e:  # a bug in tapecli
         if os.environ.get("TAPECLI_DEBUG"):
             raise
@@ -93,9 +98,8 @@ def _show(inv, doc: dict) -> None:
         for line in doc["output"]:
             print(r.program_output(line, sys.stdout))
     if not inv.quiet:
-        for w in doc["warnings"]:
-            many = f" (at {len(w['points'])} of {doc['sweep']['points']} points)" if doc["sweep"]["points"] > 1 else ""
-            sys.stderr.write(r.warning_line(inv.filename, w) + many + "\n")
+        points = doc["sweep"]["points"]
+        inv.write_warnings(doc["warnings"], lambda w: f" (at {len(w['points'])} of {points} points)" if points > 1 else "")
     for e in doc.get("errors", [])[:20]:
         where = f"{inv.filename}:{e['line']}" if e["line"] else inv.filename
         sys.stderr.write(r.terminal_text(f"{where}: {e['kind']} at sweep point {e['point']}: {e['message']}") + "\n")
@@ -103,7 +107,7 @@ def _show(inv, doc: dict) -> None:
         print(r.dumps(doc))
         return
     n = doc["sweep"]["points"]
-    title = f"{inv.command} of {inv.filename or '<stdin>'} at {n} points ({', '.join(doc['sweep']['names'])})"
+    title = f"{inv.command} of {inv.filename or '<stdin>'} at {plural(n, 'point')} ({', '.join(doc['sweep']['names'])})"
     if inv.command == "run":
         rows = [[name, str([n] + list(doc["types"][name].get("shape", []))), _ends(values)]
                 for name, values in doc["values"].items()]

@@ -71,15 +71,15 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
 
 
 class PythonRun:
-    """What a run of this room leaves: the program's globals, its output (the shape of the interpreter's
-    results that the api reads: no tapes, requests or expectations in a Python-only program)."""
+    """What a run of this room leaves: the program's globals, its output and its asserts as expectations (the
+    shape of the interpreter's results that the api reads: no tapes or requests in a Python-only program)."""
 
-    def __init__(self, scope: dict, output: list[str]):
+    def __init__(self, scope: dict, output: list[str], expectations: list[dict]):
         self.globals = _Scope({k: v for k, v in scope.items() if not k.startswith("__")})
         self.output = output
         self.requests: list = []
         self.tapes: list = []
-        self.expectations = _Scope([])
+        self.expectations = _Scope(expectations)
 
 
 class _Scope:
@@ -91,17 +91,22 @@ class _Scope:
 def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
     """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line.
     (The guards, the sandbox and the module table are imported here: a TDF run has no use for them.)"""
+    from tapecli.execution import guard
+    from tapecli.execution.asserts import Assertions
     from tapecli.execution.builtin_table import program_builtins
     from tapecli.execution.modules import Modules
     from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
-    code = _compiled(tree, filename)
+    current().settings.step = sandbox.tick      # what iteration on the program's behalf charges (limits.tick)
+    code = _compiled(tree, filename, source)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
     modules = Modules(sandbox, _run_state(sandbox))
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
+    asserted = scope[guard.ASSERT] = Assertions()
     warned = list(getattr(tree, "parse_warnings", ()))
-    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings():
+    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
+            contextlib.redirect_stdout(sandbox.stdout):     # what a library prints (np.info) is the run's output
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
             warnings.WarningMessage(message, category, file, _program_line(filename) or line))
@@ -109,20 +114,23 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
             exec(code, scope)
         except SystemExit as e:
             if e.code not in (None, 0):
-                raise _program_error(e, filename, f"the program exited with status {e.code}") from None
+                error = _program_error(e, filename, f"the program exited with status {e.code}")
+                error.expectations = asserted.results
+                raise error from None
         except TdfError as e:
             _locate(e, e.__traceback__, filename)
-            e.output = sandbox.output
+            e.output, e.expectations = sandbox.output, asserted.results
             raise
         except (Exception, RecursionError) as e:
             error = _program_error(e, filename)
             if isinstance(e, AssertionError):
                 _assertion(error, tree, source)
-            error.output = sandbox.output
+                asserted.failed(e, error.line)
+            error.output, error.expectations = sandbox.output, asserted.results    # those that ran: `check` reports them
             raise error from None
         finally:
             _report(warned, filename)
-    return PythonRun(scope, sandbox.output)
+    return PythonRun(scope, sandbox.output, asserted.results)
 
 
 def _report(warned: list, filename: str) -> None:
@@ -135,12 +143,9 @@ def _report(warned: list, filename: str) -> None:
 
 def _program_line(filename: str) -> int | None:
     """The line of the program's innermost frame on the stack (where a library's warning came from)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename == filename:
-            return frame.f_lineno
-        frame = frame.f_back
-    return None
+    from tapecli.execution.sandbox import program_frame
+    frame = program_frame(filename)
+    return frame.f_lineno if frame is not None else None
 
 
 def runtime_names(sandbox) -> dict:
@@ -155,11 +160,11 @@ def runtime_names(sandbox) -> dict:
             guard.TEXTED: texted}
 
 
-def _compiled(tree: ast.Module, filename: str):
+def _compiled(tree: ast.Module, filename: str, source: str = ""):
     from tapecli.execution import guard
     try:
         with deep_recursion():          # the transform recurses with the program's nesting, as CPython's compiler does
-            return guard.compile_program(tree, filename)
+            return guard.compile_program(tree, filename, source)
     except SyntaxError as e:        # what only the compiler finds (a return outside a function, ...)
         raise TdfSyntaxError(e.msg, line=e.lineno, column=e.offset) from None
     except (RecursionError, MemoryError):
@@ -176,7 +181,8 @@ def _run_state(sandbox) -> dict[str, dict]:
 class _process_state:
     """The recursion limit the program runs under: as much room as CPython gives a program of its own
     (``sys.getrecursionlimit()`` frames from the program's first), or --max-depth if more. What a program may
-    change of NumPy's process-wide settings (print options, error handling) comes back when the run ends."""
+    change of NumPy's process-wide settings (print options, error handling and its callback) comes back
+    when the run ends."""
 
     def __init__(self, limits: Limits):
         self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
@@ -185,7 +191,7 @@ class _process_state:
         self.recursion = sys.getrecursionlimit()
         sys.setrecursionlimit(_frames() + self.depth)
         np = sys.modules.get("numpy")
-        self.saved = (np.get_printoptions(), np.geterr()) if np is not None else None
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
 
     def __exit__(self, *exc):
         sys.setrecursionlimit(self.recursion)
@@ -193,6 +199,7 @@ class _process_state:
             np = sys.modules["numpy"]
             np.set_printoptions(**self.saved[0])
             np.seterr(**self.saved[1])
+            np.seterrcall(self.saved[2])
 
 
 _CPYTHON_RECURSION_LIMIT = 1000

@@ -24,6 +24,7 @@ from tapecli.errors import TdfSyntaxError
 GET, SET, DELETE, TICK, BINARY, CAUGHT, ITER = ("__tdf_get__", "__tdf_set__", "__tdf_del__", "__tdf_tick__",
                                                "__tdf_binary__", "__tdf_caught__", "__tdf_iter__")
 FIELD, JOINED, TEXTED = "__tdf_field__", "__tdf_joined__", "__tdf_texted__"
+ASSERT = "__tdf_assert__"           # an assert's test, recorded as an expectation (asserts.py)
 # Builtins whose result is the text of their argument: the argument is weighed first (weigh.weigh_text).
 TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
 # Builtins that consume an iterable inside one C call, where no tick runs: their first argument is taken
@@ -44,6 +45,8 @@ WEIGHED_METHODS = frozenset({"astype", "repeat", "tolist", "zfill", "ljust", "rj
 # Attribute names read through the guard whatever their prefix; str.format's {0.attr} fields read attributes.
 GUARDED_NAMES = UNREACHABLE | WEIGHED_METHODS | {"format", "format_map"}
 _WEIGHED_OPS = (ast.Mult, ast.Pow, ast.LShift, ast.Add, ast.Mod)
+_SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
+            ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
 def plain(name: str) -> bool:
@@ -51,9 +54,9 @@ def plain(name: str) -> bool:
     return not name.startswith("_") and name not in GUARDED_NAMES
 
 
-def compile_program(tree: ast.Module, filename: str):
-    """The program's code object, guards compiled in."""
-    tree = _Guard().visit(tree)
+def compile_program(tree: ast.Module, filename: str, source: str = ""):
+    """The program's code object, guards compiled in (``source``: the text an assert's record names)."""
+    tree = _Guard(source).visit(tree)
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec", dont_inherit=True)
 
@@ -67,8 +70,9 @@ def _tick(node: ast.AST) -> ast.stmt:
 
 
 class _Guard(ast.NodeTransformer):
-    def __init__(self):
+    def __init__(self, source: str = ""):
         self.classes: list[str] = []         # the enclosing class names, for private-name mangling
+        self.source = source
 
     def _mangled(self, name: str) -> str:
         """``__x`` inside ``class C`` is ``_C__x``, as CPython's compiler mangles it (the guard reads by
@@ -243,6 +247,18 @@ class _Guard(ast.NodeTransformer):
             raise TdfSyntaxError("an attribute as a comprehension's target is not supported",
                                  line=node.target.lineno, column=node.target.col_offset + 1,
                                  hint="bind a plain name and assign the attribute in a for loop")
+        return node
+
+    def visit_Assert(self, node: ast.Assert):
+        """``assert a < b, msg`` -> ``assert __tdf_assert__(line, "<", a, b, "a < b"), msg`` (asserts.py)."""
+        test = node.test
+        text = ast.get_source_segment(self.source, test) or ast.unparse(test)
+        self.generic_visit(node)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, left, right = _SYMBOLS[type(test.ops[0])], node.test.left, node.test.comparators[0]
+        else:
+            op, left, right = None, node.test, ast.Constant(True)
+        node.test = _call(ASSERT, test, ast.Constant(node.lineno), ast.Constant(op), left, right, ast.Constant(text))
         return node
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler):

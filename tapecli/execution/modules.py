@@ -14,7 +14,7 @@ import types
 
 from tapecli.errors import TdfNameError
 from tapecli.execution.frameworks import FRAMEWORKS
-from tapecli.execution.numpy_gate import weighed
+from tapecli.runtime.numpy_gate import weighed
 
 # module -> names refused in it, with the reason; a module absent from this table cannot be imported.
 _NUMPY_FILES = "it reaches files or raw memory"
@@ -110,36 +110,39 @@ class Modules:
         return found
 
     def _resolver(self, name: str, real, proxy):
-        refused = ALLOWED[name]
-        only = _ONLY.get(name)
         own = self.replacements.get(name, {})
 
         def resolve(attr: str):
             if attr == "__all__":
-                value = [n for n in getattr(real, "__all__", dir(real)) if _public(n, refused, only)]
+                value = [n for n in getattr(real, "__all__", dir(real)) if allows(name, n)]
             elif attr in own:
                 value = own[attr]
-            elif not _public(attr, refused, only):
-                raise _refused_name(name, attr, refused)
+            elif not allows(name, attr):
+                raise refused_name(name, attr)
             else:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
                 if isinstance(value, types.ModuleType):
                     full = f"{name}.{attr}"
                     if full not in ALLOWED:
-                        raise _refused_name(name, attr, {attr: "it is a module tapecli does not allow"})
+                        raise refused_name(name, attr, "it is a module tapecli does not allow")
                     value = self.proxy(full)
             if name.split(".")[0] == "numpy" and not isinstance(value, types.ModuleType):
-                value = weighed(name, attr, value)
+                gated = weighed(name, attr, value)
+                self.sandbox.library[id(gated)] = (gated, value)
+                value = gated
             proxy.__dict__[attr] = value
             return value
         return resolve
 
 
-def _public(attr: str, refused: dict, only) -> bool:
-    return not attr.startswith("_") and attr not in refused and (only is None or attr in only)
+def allows(module: str, attr: str) -> bool:
+    """Whether a program may read ``attr`` of the allowed ``module``'s proxy."""
+    only = _ONLY.get(module)
+    return not attr.startswith("_") and attr not in ALLOWED[module] and (only is None or attr in only)
 
 
-def _refused_name(module: str, attr: str, refused: dict) -> Refused:
-    reason = refused.get(attr, "it is not part of what tapecli allows of the module")
+def refused_name(module: str, attr: str, reason: str | None = None) -> Refused:
+    """The refusal of ``module.attr``, with the table's reason."""
+    reason = reason or ALLOWED.get(module, {}).get(attr, "it is not part of what tapecli allows of the module")
     return Refused(f"{module}.{attr} is not available in tapecli programs: {reason}",
                    hint="the modules programs may import are listed in docs/language.md")

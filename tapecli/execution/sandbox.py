@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import decimal
+import io
 import string
 import sys
 import time
@@ -13,7 +14,9 @@ import weakref
 
 from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, weigh
-from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, char_bytes, check_deadline, resident_within
+from tapecli.execution.modules import ALLOWED, refused_name
+from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within
+from tapecli.runtime.numpy_gate import weighed_method
 from tapecli.runtime.context import current
 
 # `_`-names any object may be asked for: names, documentation, the protocol methods a program calls
@@ -55,11 +58,18 @@ class Sandbox:
         self.classes: weakref.WeakSet = weakref.WeakSet()     # the classes the program's class statements made
         self.text: list[str] = []                            # what print() wrote, in pieces
         self.modules: dict[str, object] = {}                 # the module proxies this run imported
+        self.library: dict[int, tuple] = {}     # id of a NumPy function as the program has it -> (it, NumPy's own)
         self.steps = 0
         self.next_check = Limits.CHECK_EVERY
         self.memory_at = time.monotonic() + Limits.MEMORY_EVERY_S
         self.depth_base = 0
         self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
+
+    def unwrapped(self, value):
+        """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:
+        what a library that looks at a function (np.info) should see."""
+        wrapper, original = self.library.get(id(value), (None, None))
+        return original if wrapper is value else value
 
     # ---- output
     @property
@@ -76,9 +86,18 @@ class Sandbox:
             raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
         if end is not None and not isinstance(end, str):
             raise TypeError(f"end must be None or a string, not {type(end).__name__}")
-        text = (" " if sep is None else sep).join(weigh.str_of(v) for v in values) + ("\n" if end is None else end)
-        admit_bytes(len(text), len(text), "print()'s output")
+        self.write((" " if sep is None else sep).join(weigh.str_of(v) for v in values) + ("\n" if end is None else end))
+
+    def write(self, text: str, what: str = "print()'s output") -> int:
+        admit_bytes(len(text), len(text), what)
         self.text.append(text)
+        return len(text)
+
+    @property
+    def stdout(self):
+        """The run's output as a text stream: sys.stdout while the program runs, for what the libraries it calls
+        print (``np.info``); a program cannot name it (``sys`` is refused)."""
+        return _Output(self)
 
     # ---- the tick, at every loop iteration, call and comprehension element
     def tick(self):
@@ -225,7 +244,33 @@ class Sandbox:
         return {k: v for k, v in builtins.vars(obj[0]).items() if not k.startswith("_")}
 
 
+def program_frame(filename: str):
+    """The program's innermost frame on the stack: the caller, as the library sees it, of a library function
+    the program called (through the sandbox's wrappers)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+class _Output(io.TextIOBase):
+    def __init__(self, sandbox: Sandbox):
+        self.sandbox = sandbox
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        return self.sandbox.write(text, "the program's printed output")
+
+
 def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
+    if isinstance(obj, types.ModuleType) and name in ALLOWED.get(obj.__name__, {}):
+        return refused_name(obj.__name__, name)      # a name its module's table refuses: the table's reason
     owner = obj.__name__ if isinstance(obj, type) else type(obj).__name__
     return TdfNameError(f"the attribute {name} of {owner} cannot be {verb} by tapecli programs", hint=_HINT)
 
@@ -277,8 +322,10 @@ def _weighed_method(value, obj, name: str):
         weigher = _STRING_METHODS.get(name)
     elif isinstance(obj, list) and name == "extend":
         weigher = _weigh_extend
+    elif type(obj).__module__ == "numpy":
+        return weighed_method(obj, name)         # NumPy's rules, as a TensorFlow program's arrays are weighed
     else:
-        weigher = _ARRAY_METHODS.get(name) if type(obj).__module__ == "numpy" else None
+        weigher = None
     if weigher is None:
         return value
 
@@ -331,19 +378,3 @@ _STRING_METHODS = {
 }
 
 
-def _weigh_astype(arr, dtype, *args, **kwargs):
-    import numpy as np
-    admit(arr.size, np.dtype(dtype).itemsize, "astype()'s result")
-
-
-def _weigh_tolist(arr, *args, **kwargs):
-    admit_bytes(arr.size, arr.size * (LIST_SLOT + 24), "tolist()'s result")
-
-
-def _weigh_repeats(arr, repeats, *args, **kwargs):
-    import numpy as np
-    total = int(np.sum(repeats)) if np.ndim(repeats) else int(repeats) * arr.size
-    admit(total, arr.itemsize, "repeat()'s result")
-
-
-_ARRAY_METHODS = {"astype": _weigh_astype, "tolist": _weigh_tolist, "repeat": _weigh_repeats}

@@ -21,7 +21,7 @@ NUMPY_RANDOM_SEED = 0
 def run_replacements(sandbox) -> dict[str, dict]:
     out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
-           "warnings": _warnings(), "numpy.random": _numpy_random()}
+           "warnings": _warnings(), "numpy": _numpy(sandbox), "numpy.random": _numpy_random()}
     return out
 
 
@@ -135,6 +135,32 @@ def _warnings() -> dict:
 
     return {"warn": warn, "simplefilter": lambda *a, **k: None, "filterwarnings": lambda *a, **k: None,
             "resetwarnings": lambda: None}
+
+
+def _numpy(sandbox) -> dict:
+    """NumPy's functions that look outside their arguments, as they would from the program: ``np.bmat('A, B')``
+    reads the names of the program's frame (NumPy's own reads its caller's, here the sandbox's wrapper);
+    ``np.info`` looks names up in NumPy alone (its ``toplevel`` imports any module), describes NumPy's own function
+    where the program hands it the weighed view of one, and prints to the run's output (execution.run makes that
+    sys.stdout)."""
+    import numpy as np
+
+    from tapecli.execution.modules import refused_name
+    from tapecli.execution.sandbox import program_frame
+
+    def bmat(obj, ldict=None, gdict=None):
+        if isinstance(obj, str) and gdict is None:
+            frame = program_frame(sandbox.filename)
+            ldict, gdict = frame.f_locals, frame.f_globals
+        return np.bmat(obj, ldict, gdict)
+
+    def info(object=None, maxwidth=76, output=None, toplevel="numpy"):
+        if toplevel != "numpy":
+            raise refused_name("numpy", f"info(toplevel={toplevel!r})", "it imports the module it names")
+        return np.info(sandbox.unwrapped(object), maxwidth, output, toplevel)
+
+    bmat.__doc__, info.__doc__ = np.bmat.__doc__, np.info.__doc__
+    return {"bmat": bmat, "info": info}
 
 
 def _numpy_random() -> dict:

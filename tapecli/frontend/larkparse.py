@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tapecli.errors import TdfError, TdfSyntaxError
+from tapecli.errors import TdfError, TdfSyntaxError, closest
 from tapecli.frontend import ast, forms, pyast
 from tapecli.frontend.grammar import grammar_text
 from tapecli.frontend.softkeywords import SOFT_KEYWORDS, STATEMENT_ENDS, is_keyword
@@ -547,13 +547,14 @@ class _ToAst(Transformer):
         return _pos(pyast.With(list(items[:-1]), items[-1]), meta)
 
 
+_NEVER_CLOSED = "an opening bracket is never closed"
 _HINTS = {
     "a block needs ':' at the end of its first line": [
         "if x > 0\n    y = 1\n", "tape t\n    y = 1\n", "def f(x)\n    return x\n",
         "while x < 3\n    x = x + 1\n", "for i in range(3)\n    y = i\n"],
     "the block after ':' must be indented": [
         "if x > 0:\ny = 1\n", "tape t:\ny = x\n", "def f(x):\nreturn x\n"],
-    "an opening bracket is never closed": ["y = (x + 1\n", "y = [1, 2\n", "y = f(x\n", "y = (x +\n",
+    _NEVER_CLOSED: ["y = (x + 1\n", "y = [1, 2\n", "y = f(x\n", "y = (x +\n",
                                            "y = [1,\n", "y = f(x,\n"],
     "'=' binds a name; compare with '=='": ["if x = 1:\n    y = 1\n", "expect x = 1\n"],
     "two expressions need an operator between them": ["y = x x\n", "y = 2 x\n"],
@@ -636,8 +637,58 @@ def _syntax_error(err: UnexpectedInput, source: str) -> TdfSyntaxError:
         if prev:
             line = prev.count("\n") + 1
             column = len(prev.split("\n")[-1].split("#")[0].rstrip()) + 1
+    if not isinstance(err, UnexpectedCharacters):
+        unclosed = _unclosed_bracket(err, source)
+        if unclosed is not None:
+            return unclosed
+        if hint == _NEVER_CLOSED:       # (its examples' state, where a later bracket closes it)
+            hint = None
+        hint = _misspelled_keyword(err, source) or hint
     return TdfSyntaxError(message, hint=hint, line=line if line and line > 0 else None,
                           column=column if column and column > 0 else None)
+
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _unclosed_bracket(err: UnexpectedInput, source: str) -> TdfSyntaxError | None:
+    """The error at the bracket itself where the parser stopped after a bracket that is never closed, at the end
+    of the file or on a later line than the bracket's (as CPython 3.10+ reports it): ``this ( is never closed``."""
+    from tapecli.frontend.nesting import never_closed
+    token = getattr(err, "token", None)
+    at_end = isinstance(err, UnexpectedEOF) or getattr(token, "type", None) == "$END"
+    offset = len(source) if at_end else getattr(token, "start_pos", None)
+    if offset is None:
+        return None
+    before = [(bracket, at) for bracket, at in never_closed(source) if at < offset]
+    if not before:
+        return None
+    bracket, at = before[-1]
+    line = source.count("\n", 0, at) + 1
+    if not at_end and (err.line or 0) <= line:
+        return None
+    column = at - (source.rfind("\n", 0, at) + 1) + 1
+    return TdfSyntaxError(f"this {bracket} is never closed", hint=f"close it with {_CLOSERS[bracket]}", line=line,
+                          column=column)
+
+
+# The words a statement may begin with before a name: a misspelling of one (`tap t:`) is a syntax error there.
+_STATEMENT_WORDS = sorted({*SOFT_KEYWORDS, "def", "class", "for", "while", "if", "elif", "return", "import", "from",
+                           "with", "assert", "raise", "del", "global", "nonlocal", "yield", "lambda", "print"})
+
+
+def _misspelled_keyword(err: UnexpectedInput, source: str) -> str | None:
+    """``did you mean tape?`` where the statement's first word, followed by the token the parser stopped at,
+    is close to one of _STATEMENT_WORDS."""
+    token = getattr(err, "token", None)
+    if getattr(token, "type", None) != "NAME" or token.start_pos is None:
+        return None
+    start = source.rfind("\n", 0, token.start_pos) + 1
+    words = source[start:token.start_pos].split()
+    if len(words) != 1 or not words[0].isidentifier() or words[0] in _STATEMENT_WORDS:
+        return None
+    close = closest(words[0], _STATEMENT_WORDS, cutoff=0.75)
+    return f"did you mean {close}?" if close else None
 
 
 def parse_body(text: str) -> list:

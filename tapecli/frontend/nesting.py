@@ -60,3 +60,17 @@ def top_level_lines(text: str) -> list[int]:
                 line += token.count("\n")
                 line_start = match.start() + line_start_offset + 1
     return starts
+
+
+def never_closed(text: str) -> list[tuple[str, int]]:
+    """The brackets of ``text`` that no bracket after them closes (strings and comments skipped), outermost first,
+    each with its offset: what a syntax error after one of them is about (CPython's "'(' was never closed")."""
+    stack: list[tuple[str, int]] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "([{":
+            stack.append((token, match.start()))
+        elif token in ")]}" and stack:
+            stack.pop()
+    return stack
+

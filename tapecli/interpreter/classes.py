@@ -275,6 +275,10 @@ class Namespace(ProgramObject):
         # keras.initializers.zeros (not tf.zeros).
         qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.rpartition('.')[2]}.{attr}")
                           if q in BUILTINS), None)
+        if qualified is None and self.path.split(".")[0] in _OFF_THE_TAPE and "host_module_name" in HOOKS:
+            found = HOOKS["host_module_name"](self.path, attr)      # NumPy's own, computed by NumPy
+            if found is not None:
+                return NumpyFunction(found, f"{self.path}.{attr}") if getattr(found, "is_builtin", False) else found
         if attr in self.SUBMODULES and attr not in BUILTINS and qualified is None:
             return Namespace(f"{self.path}.{attr}")
         name = qualified or self.ALIASES.get(attr, attr)

@@ -50,6 +50,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.method_stack: list = []    # (class, instance) of the methods running, for super()
         self.fusion_state = None      # the kernels fusion compiled in this run
         self.ctx = current()            # the run's context (api.run_program begins it first)
+        self.ctx.settings.step = self._step     # what the library's iteration charges (limits.tick)
         self.compiled = Compiled(self)
         self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path
         self.loop_observer = None       # a loop plan's recorder, while it traces an iteration (loop_plans.py)

@@ -24,13 +24,19 @@ def builtin(*names, interp=False, replaces=False):
     """Register a builtin under one or more names; ``interp=True`` passes the interpreter first;
     ``replaces=True`` where it takes over names another family registered (see ``register``)."""
     def deco(f):
-        f.is_builtin = True
-        f.wants_interp = interp
-        f.positional = _positional_range(f)
+        builtin_function(f, interp)
         for name in names or (f.__name__.rstrip("_"),):
             register(name, f, replaces=replaces)
         return f
     return deco
+
+
+def builtin_function(f, interp=False):
+    """Mark ``f`` as a builtin a program calls (as ``@builtin`` does) without binding a name to it."""
+    f.is_builtin = True
+    f.wants_interp = interp
+    f.positional = _positional_range(f)
+    return f
 
 
 def register(name: str, value, replaces: bool = False) -> None:

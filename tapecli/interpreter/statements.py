@@ -16,13 +16,22 @@ from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
-from tapecli.runtime.values import Tensor, Variable, convert_weak, tf_tensor, dtype_name, is_float, DTYPES, DTYPE_ALIASES
+from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor, dtype_name,
+                                    is_float, DTYPES, DTYPE_ALIASES)
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
 from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, resident_within
 from tapecli.runtime import spelling
 
+
+def _alias_of(scope: Scope, name: str, variable) -> bool:
+    """Whether ``name`` held ``variable`` as an alias (``y = x``): the name it was first bound to is another, and
+    still holds it here. Rebinding an alias (``y = sin(y)``) leaves the variable as it was, under its own name; a
+    function's parameter holding the caller's variable is no alias in the function's scope (``v = v - lr * g``
+    there is the mistake the warning is for), nor is the name of a variable a function made and returned."""
+    first = variable.bound_as
+    return first is not None and first != name and scope.vars.get(first) is variable
 
 
 def _bound_names(body) -> set[str]:
@@ -63,6 +72,8 @@ class Statements:
             value = self._override(node.name, value, dtype)
         if value.weak:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
+        elif dtype is not None and value.dtype != dtype and isinstance(value, (NumpyArray, PythonBool)):
+            value = Tensor(value.value.astype(dtype))      # TensorFlow converts a NumPy array (or bool) to the dtype
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "
                                f"{dtype_name(value.dtype)}", hint=f"use {spelling.cast('...', dtype_name(dtype))}")
@@ -124,11 +135,14 @@ class Statements:
         if declared:
             scope.consts.discard(name)
         old = scope.vars.get(name)
-        if not declared and isinstance(old, Variable) and not isinstance(value, Variable):
+        if not declared and isinstance(old, Variable) and not isinstance(value, Variable) \
+                and not _alias_of(scope, name, old):
             ctx.settings.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
                        f"or {name}.assign(...)?", node.line)
             if ctx.provenance.enabled:
                 ctx.provenance.rebinds[name] = (node.line, old.name)
+        if value.__class__ is Variable and value.bound_as is None:
+            value.bound_as = name
         if isinstance(value, ProgramObject) and hasattr(value, "bind_name"):
             value.bind_name(name)       # a layer or model names its variables after its first binding
         scope.vars[name] = value

@@ -14,7 +14,8 @@ from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import DType, DTYPES, Tensor, TensorShape, Variable, dtype_name, literal_array
+from tapecli.runtime.values import (DType, DTYPES, NumpyArray, NumpyDType, Tensor, TensorShape, Variable, dtype_name,
+                                    literal_array)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
@@ -498,7 +499,7 @@ def _tensor_attribute(t: Tensor, attr):
     if attr == "shape":
         return TensorShape(np.array(t.shape, dtype=np.int64), weak=True)
     if attr == "dtype":
-        return DType(dtype_name(t.dtype))
+        return (NumpyDType if isinstance(t, NumpyArray) else DType)(dtype_name(t.dtype))
     if attr == "value":
         return t
     if attr == "T":

@@ -114,14 +114,7 @@ def zero_fraction(value, name=None):
     return ops.reduce_mean(ops.cast(ops.equal(value, 0), np.dtype(np.float32)))
 
 
-@builtin()
-def divide_no_nan(x, y):
-    """x / y, 0 where y is 0 (and its gradients 0 there), as tf.math.divide_no_nan."""
-    tx, ty = ops.to_tensor(x), ops.to_tensor(y)
-    zero = ops.equal(ty, 0)
-    safe = ops.where(zero, ops.ones_like(ty) if not ty.weak else 1.0, ty)
-    q = ops.div(tx, safe)
-    return ops.where(zero, ops.zeros_like(q), q)
+divide_no_nan = builtin("divide_no_nan")(ops.divide_no_nan)
 
 
 def _float_test(name, f):

@@ -36,7 +36,8 @@ from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
 from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
-from tapecli.runtime.values import Tensor, Variable, convert_weak, dtype_name, is_float, literal_array, make_tensor
+from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
+                                    literal_array, make_tensor)
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
@@ -185,6 +186,29 @@ def materialize(t: Tensor, dtype=None) -> Tensor:
     return Tensor(convert_weak(v, dt))
 
 
+_HOST_VALUES = (NumpyArray, PythonBool)      # values a program holds that TensorFlow converts at an op's input
+
+
+def _common_dtype(op: Op, strong: list, idx, tensors: list) -> np.dtype:
+    """The dtype an op's inputs of different dtypes meet in: its first TensorFlow tensor's, which NumPy arrays
+    and Python bools take (TensorFlow's conversion of an op's inputs); among NumPy arrays alone, NumPy's
+    promotion. Two TensorFlow tensors of different dtypes are an error, as in TensorFlow."""
+    tf_tensors = [t for t in strong if not isinstance(t, _HOST_VALUES)]
+    if not tf_tensors:
+        return np.result_type(*(t.dtype for t in strong))
+    dtype = tf_tensors[0].dtype
+    for t in tf_tensors[1:]:
+        if t.dtype != dtype:
+            a, b = dtype_name(dtype), dtype_name(t.dtype)
+            first = next(i for i in idx if tensors[i] is tf_tensors[0])
+            later = next(i for i in idx if tensors[i] is t and i > first)
+            # the operand to convert: an integer (or bool) one to the float one's dtype, else the later one
+            convert = 0 if dtype.kind != "f" and t.dtype.kind == "f" else 1
+            raise DtypeMismatch(f"{op.name} got tensors of different dtypes: {a} and {b}", dtypes=[a, b],
+                                convert=convert, inputs=[first, later], spell_cast=spelling.fixed_cast())
+    return dtype
+
+
 def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
     ctx = current()
     idx = range(len(tensors)) if op._idx is None else op._idx
@@ -213,16 +237,13 @@ def _unify(op: Op, tensors: list[Tensor]) -> list[Tensor]:
     group = [tensors[i] for i in idx]
     strong = [t for t in group if not t.weak]
     if strong:
-        dtype = strong[0].dtype
-        for t in strong[1:]:
-            if t.dtype != dtype:
-                a, b = dtype_name(dtype), dtype_name(t.dtype)
-                first = next(i for i in idx if tensors[i] is strong[0])
-                later = next(i for i in idx if tensors[i] is t and i > first)
-                # the operand to convert: an integer (or bool) one to the float one's dtype, else the later one
-                convert = 0 if dtype.kind != "f" and t.dtype.kind == "f" else 1
-                raise DtypeMismatch(f"{op.name} got tensors of different dtypes: {a} and {b}", dtypes=[a, b],
-                                    convert=convert, inputs=[first, later], spell_cast=spelling.fixed_cast())
+        dtype = _common_dtype(op, strong, idx, tensors)
+        for i in idx:
+            t = tensors[i]
+            if not t.weak and t.dtype != dtype:
+                # a NumPy array or a Python bool is converted to the dtype of the op's TensorFlow tensor, as
+                # TensorFlow converts an op's inputs that are not tensors (a float array into ints truncates)
+                tensors[i] = Tensor(t.value.astype(dtype))
         for i in idx:
             if tensors[i].weak:
                 tensors[i] = materialize(tensors[i], dtype)
@@ -683,7 +704,8 @@ def _unary(name, deriv=None, saves=(0,), program=None, **kw):
         kw["grads"] = (lambda m, g, x, y, at: m.mul(g, deriv(m, x, y, at)),)
         kw.setdefault("vjp", _ew_vjp)
         kw.setdefault("jvp", _ew_jvp)
-    return register(name, float_only=True, saves=saves, program=(name,) if program is None else program, **kw)
+    kw.setdefault("float_only", True)
+    return register(name, saves=saves, program=(name,) if program is None else program, **kw)
 
 
 def publish(namespace: dict) -> None:

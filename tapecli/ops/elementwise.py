@@ -77,7 +77,7 @@ LOG1P = _unary("log1p", numba=True, deriv=lambda m, x, y, at: m.reciprocal(m.add
 SQRT = _unary("sqrt", numba=True, deriv=lambda m, x, y, at: m.div(0.5, y), saves=("out",), fusion="math.sqrt({0})")
 RSQRT = _unary("rsqrt", numba=True, deriv=lambda m, x, y, at: m.mul(-0.5, m.mul(y, m.square(y))), saves=("out",),
                fusion="(_F(1.0) / math.sqrt({0}))")
-SQUARE = _unary("square", numba=True, deriv=lambda m, x, y, at: m.mul(2, x), fusion="({0} * {0})")
+SQUARE = _unary("square", float_only=False, numba=True, deriv=lambda m, x, y, at: m.mul(2, x), fusion="({0} * {0})")
 TANH = _unary("tanh", numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",), fusion="_tanh({0})")
 SIGMOID = _unary("sigmoid", numba=True, deriv=lambda m, x, y, at: m.mul(y, m.sub(1, y)), saves=("out",), fusion="_sigmoid({0})")
 SOFTPLUS = _unary("softplus", numba=True, deriv=lambda m, x, y, at: m.sigmoid(x), fusion="_softplus({0})")
@@ -238,6 +238,16 @@ def zeros_like(x) -> Tensor:
 def ones_like(x) -> Tensor:
     shape, dtype = _shape_dtype(x)
     return Tensor(kernels.ones(shape, dtype))
+
+
+def divide_no_nan(x, y) -> Tensor:
+    """x / y, 0 where y is 0 (and its gradients 0 there), as tf.math.divide_no_nan: a composition, so its
+    gradient is the primitives'."""
+    tx, ty = to_tensor(x), to_tensor(y)
+    zero = equal(ty, 0)
+    safe = where(zero, ones_like(ty) if not ty.weak else 1.0, ty)
+    q = div(tx, safe)
+    return where(zero, zeros_like(q), q)
 
 
 def stop_gradient(x) -> Tensor:

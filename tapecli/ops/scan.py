@@ -67,18 +67,19 @@ def _cumsum_jvp(r, ts):
 
 
 def _cumprod_vjp(r, g):
-    # TensorFlow's CumprodGrad: cumsum(y * g, reverse=not reverse) / x (nan where x is 0, as TensorFlow)
+    # TensorFlow's CumprodGrad: divide_no_nan(cumsum(y * g, reverse=not reverse), x): 0 where x is 0
     x, y = r.inputs[0], r.output
     a = r.attrs
     axis = _lead_axis(r, g)
-    return (div(cumsum(mul(y, g), axis, a["exclusive"], not a["reverse"]), x),)
+    return (divide_no_nan(cumsum(mul(y, g), axis, a["exclusive"], not a["reverse"]), x),)
 
 
 def _cumprod_jvp(r, ts):
     x, y = r.inputs[0], r.output
     a = r.attrs
     t = ts[0]
-    return mul(y, cumsum(div(t, x), _lead_axis(r, t), a["exclusive"], a["reverse"]))
+    # the transpose of the vjp's linear map, so 0 where x is 0 as there
+    return mul(y, cumsum(divide_no_nan(t, x), _lead_axis(r, t), a["exclusive"], a["reverse"]))
 
 
 CUMSUM = register("cumsum", unify=(), numpy=_cumsum_kernel, vjp=_cumsum_vjp, jvp=_cumsum_jvp, saves=())

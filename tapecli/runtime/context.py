@@ -29,6 +29,9 @@ class Settings:
         self.resident_bound: int | None = None
         self.max_seconds = max_seconds        # TAPECLI_MAX_SECONDS, and when the run must end (time.monotonic())
         self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        # the run's step counter (the interpreter's or the sandbox's: limits.tick), which charges a step to the
+        # step, time and memory budget; None: the clock alone (a library call outside a run)
+        self.step = None
         self.line: int | None = None        # the statement being run, for records and warnings
         self.python_spelling = False        # a Python program (§11): messages spell t.watch(x), not watch x
         self.warnings: list[dict] = []

@@ -130,6 +130,18 @@ def deadline_error(settings) -> LimitError:
                       hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
 
 
+def tick() -> None:
+    """One step of Python-level iteration run on the program's behalf outside the interpreter's own loops (an
+    element drawn from a tf.data source, a Keras fit/evaluate/predict batch or epoch): charged to the run's
+    step, time and memory budget by the run's own step counter (``Settings.step``: the interpreter's or the
+    sandbox's, so --max-steps counts it as a loop step), or to the clock alone where no run counts steps."""
+    settings = current().settings
+    if settings.step is not None:
+        settings.step()
+    else:
+        check_deadline()
+
+
 # Strings and lists are weighed before they are built, by their real size: CPython stores a string's
 # characters in the width of its widest one (1, 2 or 4 bytes), a list holds a pointer per item, and each new
 # string of a list (split, list(s)) is an object with a header of its own.

@@ -40,6 +40,12 @@ class DType:
         return self.name
 
 
+class NumpyDType(DType):
+    """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it."""
+
+    __slots__ = ()
+
+
 def dtype_name(dtype: np.dtype) -> str:
     return "bool" if dtype == np.bool_ else dtype.name
 
@@ -132,7 +138,7 @@ class Variable:
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "__weakref__")
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "bound_as", "__weakref__")
 
     _order = itertools.count()
 
@@ -143,6 +149,7 @@ class Variable:
         self.id = new_id()
         self.order = next(Variable._order)
         self.version = 0          # how many times it was assigned
+        self.bound_as = None      # the first name a program bound it to (`x` of `var x` or `x = tf.Variable(...)`)
         self._value = Tensor(value, id=self.id)
         current().variables.add(self)
 
@@ -240,8 +247,6 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if value.dtype.kind == "f":
             raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
                                hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
-        if value.dtype == np.bool_:
-            raise TdfTypeError(f"cannot use a bool value as {dtype_name(dtype)}")
         info = np.iinfo(dtype)
         if value.size and (value.min() < info.min or value.max() > info.max):
             raise TdfTypeError(f"the value {_short(value)} does not fit in {dtype_name(dtype)}")

@@ -5,7 +5,8 @@ Keys: a run's values by name; a gradient (jacobian, hessian) entry by the name i
 the JSON document (`dy_dx`, `grads[1]`, `g["w"]`, `d(y)/d(x)` for --of/--wrt; `d(y)/d(x)` also for an
 unbound request), a repeated name (a request in a loop) as `name#2`, `name#3`, ... Lists and dicts are
 flattened with the same brackets as the names: `pair[0]`, `g["w"]`, `layers[1]["kernel"]`. Arrays keep
-their dtype. What has no array (None, a string, a function) has no key. Files are written through
+their dtype. What has no array (None, a string, a function) has no key. With --sweep (sweep_arrays): each
+entry stacked over the points along a leading axis, and the points as `sweep:NAME`. Files are written through
 outfile.py: regular files or new paths only, through symlinks, whole or not at all.
 """
 from __future__ import annotations
@@ -16,7 +17,8 @@ from tapecli.api import numpy_value, request_entries
 from tapecli.documents import requests_of
 from tapecli.errors import UsageError
 from tapecli.tools import outfile
-from tapecli.tools.sweep import KINDS
+from tapecli.tools.diff import json_array
+from tapecli.tools.sweep import KEYS, KINDS
 
 OPTION = "--out"
 
@@ -57,12 +59,44 @@ def result_arrays(command: str, result) -> dict[str, np.ndarray]:
         for name, value in result.scope.vars.items():
             _flatten(name, numpy_value(value), out)
         return out
+    for key, entry in _keyed(request_entries(requests_of(result, KINDS[command]), numpy_value)):
+        _flatten(key, entry["value"], out)
+    return out
+
+
+def _keyed(entries: list[dict]):
+    """(key, entry) for each gradient, jacobian or hessian entry: its name, a repeated one numbered."""
     seen: dict[str, int] = {}
-    for entry in request_entries(requests_of(result, KINDS[command]), numpy_value):
+    for entry in entries:
         base = entry["name"] or f"d({entry['target']})/d({entry['source']})"
         seen[base] = seen.get(base, 0) + 1
-        key = base if seen[base] == 1 else f"{base}#{seen[base]}"
-        _flatten(key, entry["value"], out)
+        yield (base if seen[base] == 1 else f"{base}#{seen[base]}"), entry
+
+
+SWEPT = "sweep:"        # the key prefix of a sweep's points (no program name or entry holds a colon)
+_ARRAY_KINDS = ("tensor", "variable", "ndarray", "numpy scalar", "int", "float", "bool")
+
+
+def sweep_arrays(command: str, doc: dict, sweeps: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A sweep's stacked --json document as arrays: each entry (`run`: each value that is a tensor, an array or
+    a number) with the points along a leading axis (shape ``[points] + shape``, the entry's dtype), keyed as one
+    run's are; each swept declaration's points as ``sweep:NAME``. An entry None at some point has no key, nor
+    has a list or dict of `run`."""
+    out: dict[str, np.ndarray] = {}
+    if command == "run":
+        stacked = [(name, values, doc["types"].get(name, {})) for name, values in doc["values"].items()]
+        stacked = [(name, values, t.get("dtype")) for name, values, t in stacked if t.get("kind") in _ARRAY_KINDS]
+    else:
+        stacked = [(key, e["value"], e["dtype"]) for key, e in _keyed(doc[KEYS[command]])]
+    for key, values, dtype in stacked:
+        if any(v is None for v in values):
+            continue
+        if dtype is not None and np.dtype(dtype).kind == "f":   # ("NaN", "Infinity" read back as numbers)
+            out[key] = json_array(values).astype(dtype)
+        else:
+            out[key] = np.array(values, dtype=dtype)
+    for name, points in sweeps.items():
+        out[SWEPT + name] = points
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tapecli.api import Options, read_source, run_program, run_source
 from tapecli.frontend.ast import ConstDecl, VarDecl
-from tapecli.errors import TdfError, UsageError
+from tapecli.errors import TdfError, UsageError, plural
 from tapecli.autodiff.gradcheck import DEFAULTS
 from tapecli.runtime.values import dtype_name
 from tapecli.interpreter.jsonvalue import tensor_json
@@ -229,13 +229,15 @@ def fd_check(source: str, path: str, options: Options) -> list[dict]:
     re-run with perturbed declarations (as --set would), in float64. One result per request."""
     options = replace(options, dtype="float64")
     base = run_source(source, path, options)
+    requests = [(index, req) for index, req in enumerate(base.requests)
+                if req.kind == "gradient" and req.objective is not None]
+    if not requests:            # (a program of Python alone requests none, and has no TDF program to re-run)
+        return []
     program = base.interpreter.program          # parsed once: each perturbed run runs it again
     declared = _declared(program.body)
     scope = base.scope.vars
     results = []
-    for index, req in enumerate(base.requests):
-        if req.kind != "gradient" or req.objective is None:
-            continue
+    for index, req in requests:
         checks = []
         for label, leaf, version, snapshot, value in zip(req.labels, req.leaves, req.versions, req.snapshots,
                                                          req.values):
@@ -437,7 +439,7 @@ def markdown_summary(reports: list[FileReport]) -> str:
     passed, failed, errors = totals(reports)
     skipped = sum(len(rep.skipped) for rep in reports)
     mark = "✅" if not (failed or errors) else "❌"
-    out = [f"### {mark} tapecli check: {passed} passed, {failed} failed, {skipped} skipped, {errors} errors", "",
+    out = [f"### {mark} tapecli check: {passed} passed, {failed} failed, {skipped} skipped, {plural(errors, 'error')}", "",
            "| file | passed | failed | skipped | error |", "|---|---:|---:|---:|---|"]
     for rep in reports:
         error = f"{rep.error['kind']} at line {rep.error['line']}" if rep.error and rep.error["line"] else \

@@ -1,4 +1,5 @@
-"""`tapecli diff`: compare two grad/jacobian/hessian JSON documents (golden files) entry by entry."""
+"""`tapecli diff`: compare two grad/jacobian/hessian JSON documents (golden files) entry by entry, or two run
+documents name by name (each name's value and type)."""
 from __future__ import annotations
 
 import json
@@ -21,12 +22,22 @@ def load_document(path: str) -> dict:
         raise UsageError(f"{path} is not JSON: {e}") from None
     except RecursionError:      # (the decoder recurses once per level)
         raise UsageError(f"{path} is nested too deep to be a tapecli --json document") from None
-    if not isinstance(doc, dict) or doc.get("schema") != "tapecli/1" or not any(k in doc for k in ENTRY_KEYS):
-        raise UsageError(f"{path} is not a tapecli grad, jacobian or hessian --json document")
+    if not isinstance(doc, dict) or doc.get("schema") != "tapecli/1" or not (
+            any(k in doc for k in ENTRY_KEYS) or _is_run(doc)):
+        raise UsageError(f"{path} is not a tapecli run, grad, jacobian or hessian --json document")
     return doc
 
 
+def _is_run(doc: dict) -> bool:
+    return doc.get("command") == "run" and isinstance(doc.get("values"), dict) and isinstance(doc.get("types"), dict)
+
+
 def _entries(doc: dict) -> dict:
+    """label -> {"value", "shape"} of a grad/jacobian/hessian document; name -> {"value", "type"} of a run's
+    (every name "types" lists: a tape or a function has a type and no value)."""
+    if _is_run(doc):
+        values, types = doc["values"], doc["types"]
+        return {name: {"value": values.get(name), "type": types.get(name)} for name in {**values, **types}}
     out = {}
     for key in ENTRY_KEYS:
         for i, e in enumerate(doc.get(key, [])):
@@ -42,6 +53,9 @@ def _number(v):
 
 
 def _close(a, b, rtol, atol) -> bool:
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b) and \
+            all(_close(a[k], b[k], rtol, atol) for k in a)
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
             all(_close(x, y, rtol, atol) for x, y in zip(a, b))
@@ -56,7 +70,11 @@ def _close(a, b, rtol, atol) -> bool:
 
 
 def compare_documents(a: dict, b: dict, rtol: float, atol: float) -> tuple[list[dict], int]:
-    """(differences, number of entries compared). An entry missing on one side is a difference."""
+    """(differences, number of entries compared). An entry missing on one side is a difference; so is a shape
+    (a run's name: a type) that differs. A run document is compared with a run document only."""
+    if _is_run(a) != _is_run(b):
+        raise UsageError(f"a {a.get('command')} document and a {b.get('command')} document: diff compares two "
+                         f"documents of one kind (two run --json, or two of grad, jacobian and hessian)")
     ea, eb = _entries(a), _entries(b)
     differences = []
     for label in list(ea) + [k for k in eb if k not in ea]:
@@ -66,6 +84,10 @@ def compare_documents(a: dict, b: dict, rtol: float, atol: float) -> tuple[list[
                                 "b": y and y.get("value")})
         elif x.get("shape") != y.get("shape"):
             differences.append({"entry": label, "what": "shape", "a": x.get("shape"), "b": y.get("shape")})
+        elif x.get("type") != y.get("type"):
+            ta, tb = x.get("type") or {}, y.get("type") or {}
+            differences.append({"entry": label, "what": "type", "a": x.get("type"), "b": y.get("type"),
+                                "fields": {k: [ta.get(k), tb.get(k)] for k in {**ta, **tb} if ta.get(k) != tb.get(k)}})
         elif not _close(y.get("value"), x.get("value"), rtol, atol):
             differences.append({"entry": label, "what": "value", "a": x.get("value"), "b": y.get("value"),
                                 **mismatch(x.get("value"), y.get("value"), rtol, atol)})
@@ -115,6 +137,8 @@ def mismatch(a, b, rtol: float, atol: float) -> dict:
 def mismatch_text(d: dict) -> str:
     """assert_allclose's report of a value that differs: ``2 / 4 elements; max abs 0.1, max rel 0.05; worst
     [0, 1]: 2 vs 2.1``."""
+    if "fields" in d:           # a run's name whose type differs: ``dtype float32 vs float64``
+        return "; ".join(f"{k} {json.dumps(a)} vs {json.dumps(b)}" for k, (a, b) in d["fields"].items())
     if "mismatched" not in d:
         return ""
     worst = d["worst"]
