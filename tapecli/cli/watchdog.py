@@ -37,6 +37,7 @@ class Watchdog:
         self._wake = threading.Event()
         self._ctx = None
         self._closed = False
+        self._streams = (sys.stdout, sys.stderr)     # the command's (a run may redirect sys.stdout meanwhile)
         self._thread_id = threading.get_ident()
         self._pid = os.getpid()
         self._thread = threading.Thread(target=self._watch, name="tapecli-watchdog", daemon=True)
@@ -87,6 +88,7 @@ class Watchdog:
         error = deadline_error(ctx.settings)
         error.line, error.column, error.end_column = self._position(ctx)
         error.warnings = list(ctx.settings.warnings)
+        sys.stdout, sys.stderr = self._streams          # (not the run's capture of what a program prints)
         try:
             self._report(error)
         except BaseException:       # (standard output closed or full: the exit code still says it)
