@@ -390,8 +390,9 @@ def eigh_vectors(x): return apply(EIGH_VECTORS, (_square(x, "eigh"),))
 
 def slogdet(x) -> list:
     a = _square(x, "slogdet")
+    log_abs = _apply_linalg(LOG_ABS_DET, (a,), "slogdet")      # (first: the op weighed against a time limit)
     sign = Tensor(np.asarray(np.linalg.slogdet(a.value)[0]).astype(a.dtype))
-    return [sign, _apply_linalg(LOG_ABS_DET, (a,), "slogdet")]
+    return [sign, log_abs]
 
 
 def _rhs(a, b, what):

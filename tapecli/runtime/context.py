@@ -92,6 +92,7 @@ there a tensor has no operators (the interpreter applies the ops itself)."""
 class _Current(threading.local):
     def __init__(self):
         self.ctx = RunContext()       # each thread starts with a context of its own
+        self.observer = None          # called with each context begin_run makes in this thread (observed)
 
 
 _CURRENT = _Current()
@@ -106,7 +107,21 @@ def begin_run(**options) -> RunContext:
     """The single reset: a fresh context (options as :class:`RunContext`'s) becomes the calling
     thread's current one, and stays so after the run, for what reads its results."""
     ctx = _CURRENT.ctx = RunContext(**options)
+    if _CURRENT.observer is not None:
+        _CURRENT.observer(ctx)
     return ctx
+
+
+@contextlib.contextmanager
+def observed(observer):
+    """Within the block, ``observer(ctx)`` is called with each run context that begin_run makes in the calling
+    thread (the command line's watchdog follows each run's deadline: cli/watchdog.py)."""
+    previous = _CURRENT.observer
+    _CURRENT.observer = observer
+    try:
+        yield
+    finally:
+        _CURRENT.observer = previous
 
 
 @contextlib.contextmanager

@@ -121,8 +121,13 @@ def check_deadline() -> None:
     simulator, which runs its threads in Python, can outlast many loop steps)."""
     settings = current().settings
     if settings.deadline is not None and time.monotonic() > settings.deadline:
-        raise LimitError(f"the program ran longer than {settings.max_seconds:g} s",
-                         hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
+        raise deadline_error(settings)
+
+
+def deadline_error(settings) -> LimitError:
+    """The LimitError of a run past its TAPECLI_MAX_SECONDS (the command line's watchdog writes the same)."""
+    return LimitError(f"the program ran longer than {settings.max_seconds:g} s",
+                      hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
 
 
 def tick() -> None:
