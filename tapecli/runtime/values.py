@@ -325,6 +325,8 @@ def literal_array(value) -> np.ndarray:
                                 f"{MAX_LITERAL_DIMS} dimensions") from None
         arr = np.asarray(value, dtype=object)
     if arr.dtype == object:
+        if all(isinstance(v, int) for v in arr.flat):       # Python's exact integers, past what a tensor holds
+            raise TdfValueError("an integer out of range for int64 cannot be a tensor (as in TensorFlow)")
         raise TdfTypeError(RAGGED)
     if arr.dtype.kind == "f":
         return arr.astype(np.float64)
