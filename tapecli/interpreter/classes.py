@@ -72,6 +72,9 @@ class ProgramClass(ProgramObject):
             result = call_method(interp, init, owner, instance, args, kwargs, node)
             if result is not None:
                 raise TdfTypeError(f"{self.name}.__init__ must return None")
+        elif self.framework == KERAS and self.role is None and (args or kwargs):
+            from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs) as the base's
+            HOOKS["keras_model"](interp, instance, "__init__").fn(node, *args, **kwargs)
         elif args or (kwargs and not self.framework):
             raise TdfTypeError(f"{self.name}() takes no arguments")
         return instance
@@ -83,6 +86,10 @@ class Instance(ProgramObject):
     def __init__(self, cls: ProgramClass):
         self.cls = cls
         self.attrs: dict = {}
+        # what a framework base's __init__ made (keras.Model(inputs, outputs): a functional model): its
+        # variables come first, calling the instance calls it unless the class defines call, and it answers the
+        # attributes the class and the framework leave unanswered (layers, get_weights, summary, ...)
+        self.inner: ProgramObject | None = None
         self.label = cls.name.lower()        # the prefix of its variables' names until it is bound
 
     def get_attribute(self, interp, attr, node):
@@ -112,6 +119,8 @@ class Instance(ProgramObject):
                 found = HOOKS["keras_model"](interp, self, attr)
                 if found is not None:
                     return found
+            if self.inner is not None:
+                return self.inner.get_attribute(interp, attr, node)
         raise TdfTypeError(f"{self.cls.name} object has no attribute {attr}")
 
     def set_attribute(self, interp, attr, value, node):
@@ -139,6 +148,8 @@ class Instance(ProgramObject):
             return HOOKS["keras_model"](interp, self, "__call__").fn(node, *args, **kwargs)
         if method is None and self.cls.framework == KERAS:
             method, owner = self.cls.find("call")
+            if method is None and self.inner is not None:
+                return self.inner.call(interp, args, kwargs, node)
             if isinstance(method, Function) and "training" in kwargs and \
                     "training" not in {p.name for p in method.node.params}:
                 kwargs = {k: v for k, v in kwargs.items() if k != "training"}
@@ -161,6 +172,8 @@ class Instance(ProgramObject):
     def owned_variables(self) -> list:
         names = sorted(self.attrs) if self.cls.framework == MODULE else list(self.attrs)
         out, seen = [], set()
+        if self.inner is not None:
+            _collect(self.inner, out, seen)
         for name in names:
             _collect(self.attrs[name], out, seen)
         return out
@@ -218,6 +231,9 @@ class Super(ProgramObject):
         if attr == "__init__" and self.owner.role is not None:     # a Keras Loss keeps its reduction
             from tapecli.interpreter.registry import HOOKS
             return HOOKS["keras_model"](interp, self.instance, "super().__init__")
+        if attr == "__init__" and self.owner.framework == KERAS:     # keras.Model(inputs, outputs), or nothing
+            from tapecli.interpreter.registry import HOOKS
+            return HOOKS["keras_model"](interp, self.instance, "__init__")
         if attr == "__init__" and self.owner.framework:
             return BoundMethod(attr, lambda call_node, *a, **k: None)    # tf.Module / Layer: nothing to set up
         if value is not None:

@@ -17,7 +17,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
-from tapecli.library.keras.common import KerasObject, flag, integer, tensor
+from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
 from tapecli.runtime.values import Tensor, Variable
@@ -87,12 +87,14 @@ def _rows(data, begin, end):
 
 
 def _data(value, what, many=False):
-    """The data as a tensor, or (for a model of several inputs) a list of tensors."""
+    """The data as a tensor, or (for a model of several inputs) a list of tensors; floats of another dtype
+    than floatx are cast to it, as Keras's array data adapter does (NumPy's float64 arrays train float32)."""
     if value is None:
         return None
     if many and isinstance(value, (list, tuple)):
-        return [tensor(v, what) for v in value]
-    return tensor(value, what)
+        return [_data(v, what) for v in value]
+    t = tensor(value, what)
+    return Tensor(t.value.astype(float_dtype())) if t.dtype.kind == "f" and t.dtype != float_dtype() else t
 
 
 def _count(x):
@@ -304,10 +306,17 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
 
 
 def _plain(logs):
+    """Keras's pythonify_logs: the values as Python floats, by sorted name, a dict's entries (the
+    ``compile_metrics`` result) in place of the dict."""
     if not isinstance(logs, dict):
         raise TdfTypeError("train_step must return a dict of metric names to values")
-    return {k: (float(np.asarray(tensor(v).value)) if isinstance(v, (Tensor, Variable)) else v)
-            for k, v in logs.items()}
+    out = {}
+    for k, v in sorted(logs.items()):
+        if isinstance(v, dict):
+            out.update(_plain(v))
+        else:
+            out[k] = float(np.asarray(tensor(v).value)) if isinstance(v, (Tensor, Variable)) else v
+    return out
 
 
 def methods(interp, owner) -> dict:
