@@ -48,3 +48,46 @@ def test_guide_runs_as_written_and_matches_keras(name):
 
 def test_every_guide_program_is_recorded():
     assert sorted(p.stem for p in PROGRAMS.glob("*.py")) == sorted(RECORDED)
+
+
+# ---------------------------------------------------------------- the behaviours the guides needed, one by one
+HEAD = "import tensorflow as tf\nimport keras\nimport numpy as np\n"
+
+
+def test_a_model_subclass_built_from_inputs_and_outputs_is_that_functional_model():
+    r = tapecli.run(HEAD + "class M(keras.Model):\n    pass\n"
+                    "class N(keras.Model):\n    def __init__(self, *args, **kwargs):\n"
+                    "        super().__init__(*args, **kwargs)\n        self.extra = keras.metrics.Mean(name='extra')\n"
+                    "inputs = keras.Input(shape=(2,))\noutputs = keras.layers.Dense(1, kernel_initializer='ones')(inputs)\n"
+                    "m = M(inputs, outputs)\nn = N(inputs=inputs, outputs=outputs)\n"
+                    "y = m(tf.constant([[1.0, 2.0]]))\nz = n(tf.constant([[3.0, 4.0]]))\n"
+                    "count = len(m.trainable_variables)\nlayers = len(m.layers)\nshapes = [w.shape for w in n.get_weights()]\n")
+    assert float(np.asarray(r["y"]).ravel()[0]) == 3.0 and float(np.asarray(r["z"]).ravel()[0]) == 7.0
+    assert r["count"] == 2 and r["layers"] == 1
+    assert [list(s) for s in r["shapes"]] == [[2, 1], [1]]
+
+
+def test_a_program_layer_called_on_keras_tensors_is_a_node_of_the_graph_with_its_added_losses():
+    r = tapecli.run(HEAD + "class Double(keras.layers.Layer):\n    def call(self, inputs):\n"
+                    "        self.add_loss(tf.reduce_sum(inputs))\n        return tf.concat([inputs, inputs], axis=-1)\n"
+                    "inputs = keras.Input(shape=(2,))\nh = Double()(inputs)\n"
+                    "outputs = keras.layers.Dense(1, kernel_initializer='ones', use_bias=False)(h)\n"
+                    "model = keras.Model(inputs, outputs)\nshape = list(h.shape)\n"
+                    "y = model(tf.constant([[1.0, 2.0]]))\nadded = model.losses\n")
+    assert r["shape"] == [None, 4]
+    assert float(np.asarray(r["y"]).ravel()[0]) == 6.0
+    assert [float(np.asarray(v)) for v in r["added"]] == [3.0]
+
+
+def test_fit_casts_float64_data_to_floatx_and_flattens_a_step_s_nested_logs():
+    r = tapecli.run(HEAD + "class M(keras.Model):\n    def train_step(self, data):\n        x, y = data\n"
+                    "        for m in self.metrics:\n            if m.name != 'loss':\n"
+                    "                m.update_state(y, self(x))\n"
+                    "        return {m.name: m.result() for m in self.metrics}\n"
+                    "inputs = keras.Input(shape=(1,))\n"
+                    "model = M(inputs, keras.layers.Dense(1, kernel_initializer='ones')(inputs))\n"
+                    "model.compile(optimizer='sgd', loss='mse', metrics=['mae'])\n"
+                    "h = model.fit(np.array([[1.0], [2.0]]), np.array([[1.0], [1.0]]), epochs=1, shuffle=False)\n"
+                    "keys = sorted(h.history)\nmae = h.history['mae'][0]\n")
+    assert r["keys"] == ["loss", "mae"]
+    assert float(np.asarray(r["mae"])) == 0.5

@@ -143,6 +143,11 @@ class Instance(ProgramObject):
 
     def call(self, interp, args, kwargs, node):
         method, owner = self.cls.find("__call__")
+        if self.cls.framework == KERAS and method is None and self.cls.role is None:
+            from tapecli.interpreter.registry import HOOKS     # called on a Keras tensor: a functional graph's node
+            symbolic = HOOKS["keras_symbolic"](interp, self, args, kwargs, node) if "keras_symbolic" in HOOKS else None
+            if symbolic is not None:
+                return symbolic
         if method is None and self.cls.role is not None:        # a Keras Metric's or Loss's own __call__
             from tapecli.interpreter.registry import HOOKS
             return HOOKS["keras_model"](interp, self, "__call__").fn(node, *args, **kwargs)

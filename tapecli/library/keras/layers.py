@@ -18,7 +18,7 @@ from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, in
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import DType, Tensor, Variable
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -37,14 +37,22 @@ def activation_fn(value, interp):
     raise TdfTypeError(f"activation must be a name or a function, got {type_word(value)}")
 
 
-class KerasTensor:
-    """A symbolic tensor of a functional model: a shape, and the layer call that made it."""
+class KerasTensor(ProgramObject):
+    """A symbolic tensor of a functional model: a shape, and the layer call that made it. A program reads its
+    ``shape`` (a tuple, None for the batch) and ``dtype``."""
 
     kind_word = "a Keras tensor"
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
+
+    def get_attribute(self, interp, attr, node):
+        if attr == "shape":
+            return self.shape
+        if attr == "dtype":
+            return DType(np.dtype(self.dtype).name)
+        return super().get_attribute(interp, attr, node)
 
 
 class Layer(KerasObject):

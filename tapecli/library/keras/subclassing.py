@@ -5,12 +5,18 @@ override (``train_step``, ``test_step``, ``metrics``). The instance holds it as 
 (interpreter/classes.py): calling the instance runs the graph, its weights come first in its variables,
 and it answers ``layers``, ``get_layer``, ``get_weights``, ``set_weights``, ``summary``, ``inputs``, ...
 A subclass's ``super().__init__()`` without inputs and outputs (a Layer's, or a Model's that defines
-``call``) sets nothing up, as before."""
+``call``) sets nothing up, as before. A program's layer called on a Keras tensor is a node of a functional
+graph (``symbolic_call``)."""
 from __future__ import annotations
+
+import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import models, training
 from tapecli.library.keras.common import method
+from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import Tensor, Variable
 
 
 def program_attribute(interp, instance, attr):
@@ -34,3 +40,53 @@ def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainabl
     instance.inner = models.Functional(interp, inputs, outputs, name=name, trainable=trainable)
     instance.keras_built = True
     return None
+
+
+class ProgramLayer(Layer):
+    """An instance of a program's Layer (or Model) subclass as a node of a functional graph: its weights
+    are the instance's variables, its losses what its ``add_loss`` collected in the last call, and applying
+    it calls the instance."""
+
+    def __init__(self, interp, instance):      # (no automatic name: the instance has its label)
+        self.interp, self.instance = interp, instance
+        self.given = self.bound = self.path = self.input_shape = None
+        self.weights_, self.built, self.trainable, self.rng = {}, True, True, interp.rng
+
+    def display(self) -> str:
+        return self.instance.label
+
+    def rename(self) -> None:
+        pass
+
+    @property
+    def weights(self):
+        own = self.instance.owned_variables()
+        return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+
+    def regularization_losses(self) -> list:
+        return training.adapter(self.interp, self.instance).added_losses()
+
+    def apply(self, interp, x, training_=None):
+        for part in training.adapter(interp, self.instance).nested():
+            part.losses = []
+        kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
+        return self.instance.call(interp, [x], kwargs, None)
+
+
+def symbolic_call(interp, instance, args, kwargs, node):
+    """HOOKS["keras_symbolic"]: a program's layer called on a Keras tensor (a functional model's graph) gives
+    the Keras tensor of its output, its shape found as Keras's compute_output_spec finds it, by calling the
+    layer (here on ones, the batch of one); None where the input is not a Keras tensor."""
+    x = args[0] if len(args) == 1 else None
+    if not isinstance(x, KerasTensor):
+        return None
+    probe = Tensor(np.ones([1 if d is None else d for d in x.shape], dtype=x.dtype))
+    out = instance.call(interp, [probe], kwargs, node)
+    for part in training.adapter(interp, instance).nested():
+        part.losses = []
+    if not isinstance(out, (Tensor, Variable)):
+        raise TdfTypeError(f"{instance.cls.name}.call on a Keras tensor must return one tensor, got {type_word(out)}")
+    layer = getattr(instance, "keras_layer", None)
+    if layer is None:
+        layer = instance.keras_layer = ProgramLayer(interp, instance)
+    return KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, [x])
