@@ -34,6 +34,10 @@ def assert_close(got, want, where, rtol=1e-4, atol=1e-6):
             assert_close(got[k], want[k], f"{where}.{k}", rtol, atol)
     elif isinstance(want, str) or isinstance(want, bool) or want is None:
         assert got == want, f"{where}: {got!r} != {want!r}"
+    elif isinstance(want, list) and not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in want):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {got!r} != {want!r}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, f"{where}[{i}]", rtol, atol)
     else:
         np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=rtol, atol=atol,
                                    err_msg=where)
@@ -91,3 +95,15 @@ def test_fit_casts_float64_data_to_floatx_and_flattens_a_step_s_nested_logs():
                     "keys = sorted(h.history)\nmae = h.history['mae'][0]\n")
     assert r["keys"] == ["loss", "mae"]
     assert float(np.asarray(r["mae"])) == 0.5
+
+
+def test_a_sequential_model_of_known_input_is_a_graph_whose_layer_outputs_make_a_model():
+    r = tapecli.run(HEAD + "s = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4, name='a'),\n"
+                    "                      keras.layers.Dense(2, name='b')])\n"
+                    "f = keras.Model(inputs=s.inputs, outputs=[layer.output for layer in s.layers])\n"
+                    "g = keras.Model(s.inputs, s.get_layer(name='a').output)\n"
+                    "shapes = [list(t.shape) for t in f(tf.ones((5, 3)))]\none = list(g(tf.ones((5, 3))).shape)\n"
+                    "same = bool(tf.reduce_all(f(tf.ones((1, 3)))[1] == s(tf.ones((1, 3)))))\n")
+    assert plain(r["shapes"]) == [[5, 4], [5, 2]] and plain(r["one"]) == [5, 4] and bool(r["same"])
+    with pytest.raises(tapecli.TdfError, match="never been called"):
+        tapecli.run(HEAD + "layer = keras.layers.Dense(2)\nout = layer.output\n")

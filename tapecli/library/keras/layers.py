@@ -143,7 +143,8 @@ class Layer(KerasObject):
                "non_trainable_weights": lambda: [v for v in self.weights if v not in self.trainable_weights],
                "non_trainable_variables": lambda: [v for v in self.weights if v not in self.trainable_weights],
                "trainable": lambda: Tensor(np.array(self.trainable)),
-               "losses": self.regularization_losses}
+               "losses": self.regularization_losses, "input": lambda: self.symbolic_end(0),
+               "output": lambda: self.symbolic_end(1)}
         for short in self.weight_names():
             out[short] = lambda s=short: self.weight(s)
         out.update(self.config())
@@ -196,8 +197,18 @@ class Layer(KerasObject):
             raise TdfTypeError("a layer is called with one input: layer(x) or layer(x, training=True)")
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, x.dtype)
-            return KerasTensor(self.output_shape(x.shape), x.dtype, self, [x])
+            out = KerasTensor(self.output_shape(x.shape), x.dtype, self, [x])
+            self.symbolic = (x, out)
+            return out
         return self.apply(interp, x, None if training is None else flag(training))
+
+    def symbolic_end(self, which: int):
+        """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
+        ends = getattr(self, "symbolic", None)
+        if ends is None:
+            raise TdfValueError(f"The layer {self.display()} has never been called and thus has no defined "
+                                f"{('input', 'output')[which]}.")
+        return ends[which]
 
     def apply(self, interp, x, training=None):
         x = tensor(x)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import PURE
 from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, flag, float_dtype, tensor
@@ -166,6 +166,36 @@ class Sequential(Model):
         self.rename()
         if self.input_spec is not None:
             self.build_for(self.input_spec, float_dtype())
+            self.trace()
+
+    def trace(self):
+        """A Sequential model of known input shape is a functional graph too (Keras 3): its ``inputs``,
+        ``outputs`` and each layer's ``input`` / ``output`` are that graph's Keras tensors. (A layer that
+        cannot be called on Keras tensors leaves the model without them.)"""
+        x = make_input(batch_shape=self.input_spec)
+        self.symbolic_ends = None
+        try:
+            ends = [x]
+            for layer in self.layers:
+                x = layer.call(self.interp, [x], {}, None)
+            self.symbolic_ends = ends + [x]
+        except TdfError:
+            pass
+
+    def attributes(self):
+        out = super().attributes()
+        out["inputs"] = lambda: [self.symbolic_end(0)]
+        out["outputs"] = lambda: [self.symbolic_end(1)]
+        out["input"] = lambda: self.symbolic_end(0)
+        out["output"] = lambda: self.symbolic_end(1)
+        return out
+
+    def symbolic_end(self, which: int):
+        ends = getattr(self, "symbolic_ends", None)
+        if ends is None:
+            raise TdfValueError(f"Sequential model '{self.display()}' has no defined {('input', 'output')[which]}",
+                                hint="give it an Input or an input_shape")
+        return ends[which]
 
     def methods(self):
         out = super().methods()
@@ -177,6 +207,8 @@ class Sequential(Model):
         if not self.layers:
             raise TdfValueError("There are no layers in the model.")
         layer = self.layers.pop()
+        if self.input_spec is not None and self.layers:
+            self.trace()
         return layer
 
     def known_input_shape(self):
