@@ -2,7 +2,7 @@
 tests/data/keras_guides/ is one guide's code as written, with small data and seeded weights, that collects
 its final values (histories, evaluate results, weights' sums, shapes) in a dict named ``results``. This
 script runs every program in real TensorFlow and Keras 3 and writes those dicts into
-tests/tf_expectations/keras_guides.json, which the test compares tapecli's with, without TensorFlow.
+tests/data/keras_guides/recorded.json, which the test compares tapecli's with, without TensorFlow.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "data" / "keras_guides"
-OUT = ROOT / "tests" / "tf_expectations" / "keras_guides.json"
+OUT = PROGRAMS / "recorded.json"
 
 
 def plain(value):

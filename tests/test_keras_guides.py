@@ -1,7 +1,7 @@
 """The keras.io developer guides run as written (tests/data/keras_guides/: each guide's code with small
 data, seeded NumPy weights where values after training are compared), and give Keras's values:
 benchmarks/record_keras_guides.py recorded them with TensorFlow 2.21 and Keras 3
-(tests/tf_expectations/keras_guides.json); here tapecli runs each program and its ``results`` must agree
+(tests/data/keras_guides/recorded.json); here tapecli runs each program and its ``results`` must agree
 within float32's tolerance."""
 import json
 from pathlib import Path
@@ -13,7 +13,7 @@ import tapecli
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "data" / "keras_guides"
-RECORDED = json.loads((HERE / "tf_expectations" / "keras_guides.json").read_text())
+RECORDED = json.loads((PROGRAMS / "recorded.json").read_text())
 
 
 def plain(value):
@@ -107,3 +107,30 @@ def test_a_sequential_model_of_known_input_is_a_graph_whose_layer_outputs_make_a
     assert plain(r["shapes"]) == [[5, 4], [5, 2]] and plain(r["one"]) == [5, 4] and bool(r["same"])
     with pytest.raises(tapecli.TdfError, match="never been called"):
         tapecli.run(HEAD + "layer = keras.layers.Dense(2)\nout = layer.output\n")
+
+
+def test_program_layers_answer_weights_reset_their_losses_per_call_and_round_trip_their_config():
+    r = tapecli.run(HEAD + "class Reg(keras.layers.Layer):\n    def call(self, inputs):\n"
+                    "        self.add_loss(tf.reduce_sum(inputs))\n        return inputs\n"
+                    "class Outer(keras.layers.Layer):\n    def __init__(self, units=3, **kwargs):\n"
+                    "        super().__init__(**kwargs)\n        self.units = units\n        self.reg = Reg()\n"
+                    "        self.w = self.add_weight(shape=(2,), initializer='ones')\n"
+                    "        self.n = self.add_weight(shape=(1,), initializer='zeros', trainable=False)\n"
+                    "    def call(self, inputs):\n        return self.reg(self.reg(inputs))\n"
+                    "    def get_config(self):\n        config = super().get_config()\n"
+                    "        config.update({'units': self.units})\n        return config\n"
+                    "layer = Outer(5)\nsame = layer.weights == [layer.w, layer.n]\n"
+                    "counts = [len(layer.trainable_weights), len(layer.non_trainable_weights)]\n"
+                    "_ = layer(tf.ones((1, 2)))\n_ = layer(tf.ones((1, 2)))\nlosses = len(layer.losses)\n"
+                    "again = Outer.from_config(layer.get_config()).units\nzeros = tf.zeros(1, 1)\n")
+    assert bool(r["same"]) and plain(r["counts"]) == [1, 1]
+    assert r["losses"] == 2 and r["again"] == 5
+    assert np.asarray(r["zeros"]).dtype == np.float32 and np.asarray(r["zeros"]).shape == (1,)
+
+
+def test_a_second_compile_keeps_the_loss_and_metrics_it_does_not_give():
+    r = tapecli.run(HEAD + "inputs = keras.Input(shape=(1,))\n"
+                    "model = keras.Model(inputs, keras.layers.Dense(1, kernel_initializer='ones')(inputs))\n"
+                    "model.compile(optimizer='sgd', loss='mse', metrics=['mae'])\nmodel.compile(optimizer='adam')\n"
+                    "scores = model.evaluate(np.array([[1.0]]), np.array([[3.0]]))\n")
+    assert plain(r["scores"]) == [4.0, 2.0]

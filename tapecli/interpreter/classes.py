@@ -58,6 +58,8 @@ class ProgramClass(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         value, _ = self.find(attr)
+        if value is None and attr == "from_config" and self.framework == KERAS:    # Keras's: cls(**config)
+            return BoundMethod(attr, lambda call_node, config: self.call(interp, [], dict(config), call_node))
         if value is None and attr != "__name__":
             raise TdfTypeError(f"class {self.name} has no attribute {attr}")
         return self.name if attr == "__name__" else value
@@ -106,10 +108,13 @@ class Instance(ProgramObject):
         if self.cls.framework:
             if attr == "variables":
                 return self.owned_variables()
-            if attr == "trainable_variables":
+            if attr in ("trainable_variables", "trainable_weights"):
                 return [v for v in self.owned_variables() if v.trainable]
-            if attr == "non_trainable_variables":
+            if attr in ("non_trainable_variables", "non_trainable_weights"):
                 return [v for v in self.owned_variables() if not v.trainable]
+            if attr == "weights":          # Keras: the trainable weights, then the others
+                return [v for v in self.owned_variables() if v.trainable] + \
+                    [v for v in self.owned_variables() if not v.trainable]
             if attr == "name":
                 return self.label
             if attr == "add_weight" and self.cls.framework == KERAS:
@@ -142,12 +147,14 @@ class Instance(ProgramObject):
         return method if isinstance(method, Function) else None
 
     def call(self, interp, args, kwargs, node):
+        if self.cls.framework == KERAS and self.cls.role is None and self.cls.find("__call__")[0] is None:
+            from tapecli.interpreter.registry import HOOKS     # Keras's Layer.__call__ around the call
+            if "keras_call" in HOOKS:
+                return HOOKS["keras_call"](interp, self, args, kwargs, node, self.call_as_defined)
+        return self.call_as_defined(interp, args, kwargs, node)
+
+    def call_as_defined(self, interp, args, kwargs, node):
         method, owner = self.cls.find("__call__")
-        if self.cls.framework == KERAS and method is None and self.cls.role is None:
-            from tapecli.interpreter.registry import HOOKS     # called on a Keras tensor: a functional graph's node
-            symbolic = HOOKS["keras_symbolic"](interp, self, args, kwargs, node) if "keras_symbolic" in HOOKS else None
-            if symbolic is not None:
-                return symbolic
         if method is None and self.cls.role is not None:        # a Keras Metric's or Loss's own __call__
             from tapecli.interpreter.registry import HOOKS
             return HOOKS["keras_model"](interp, self, "__call__").fn(node, *args, **kwargs)
@@ -243,6 +250,11 @@ class Super(ProgramObject):
             return BoundMethod(attr, lambda call_node, *a, **k: None)    # tf.Module / Layer: nothing to set up
         if value is not None:
             return value
+        if self.owner.framework == KERAS and attr != "__init__":     # super().compile(), super().get_config()
+            from tapecli.interpreter.registry import HOOKS
+            found = HOOKS["keras_model"](interp, self.instance, attr) if "keras_model" in HOOKS else None
+            if found is not None:
+                return found
         raise TdfTypeError(f"super() has no attribute {attr}")
 
 

@@ -265,6 +265,11 @@ class Expressions:
             if op in ("==", "!="):
                 return PythonBool(np.array((left is right) == (op == "==")))
             raise TdfTypeError(f"cannot compare None with '{op}'", hint="use `is None`")
+        if op in ("==", "!=") and isinstance(left, list) and isinstance(right, list) and \
+                any(isinstance(v, (Variable, ProgramObject)) for v in left + right):
+            # lists of variables or objects (`layer.weights == [layer.w, layer.b]`): Python's list equality
+            same = len(left) == len(right) and all(a is b or truth(self.compare("==", a, b)) for a, b in zip(left, right))
+            return PythonBool(np.array(same == (op == "==")))
         left, right = (_list_as_tensor(v) for v in (left, right))
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):

@@ -53,6 +53,9 @@ def to_axis(value):
     return to_int(value, "axis")
 
 
+_DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 9: "int64", 10: "bool"}
+
+
 def to_dtype(value) -> np.dtype:
     if isinstance(value, DType):
         return value.np
@@ -60,6 +63,9 @@ def to_dtype(value) -> np.dtype:
         return DType(value.as_dtype).np
     if isinstance(value, str) and DType(value).name in DTYPES:
         return DType(value).np
+    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu" and \
+            int(value.value) in _DTYPE_ENUMS:          # TensorFlow's DataType numbers: tf.zeros(1, 1) is float32
+        return DType(_DTYPE_ENUMS[int(value.value)]).np
     raise TdfTypeError(f"expected a dtype (float32, float64, int32, int64, bool), got {type_word(value)}")
 
 

@@ -6,7 +6,7 @@ override (``train_step``, ``test_step``, ``metrics``). The instance holds it as 
 and it answers ``layers``, ``get_layer``, ``get_weights``, ``set_weights``, ``summary``, ``inputs``, ...
 A subclass's ``super().__init__()`` without inputs and outputs (a Layer's, or a Model's that defines
 ``call``) sets nothing up, as before. A program's layer called on a Keras tensor is a node of a functional
-graph (``symbolic_call``)."""
+graph (``layer_call``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +23,8 @@ def program_attribute(interp, instance, attr):
     """HOOKS["keras_model"]: the base's ``__init__``, else what training.program_attribute answers."""
     if attr == "__init__" and instance.cls.role is None:
         return method(attr, lambda *args, **kwargs: init(interp, instance, *args, **kwargs))
+    if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
+        return method(attr, lambda: {"name": instance.label, "trainable": True, "dtype": "float32"})
     return training.program_attribute(interp, instance, attr)
 
 
@@ -67,21 +69,31 @@ class ProgramLayer(Layer):
         return training.adapter(self.interp, self.instance).added_losses()
 
     def apply(self, interp, x, training_=None):
-        for part in training.adapter(interp, self.instance).nested():
-            part.losses = []
         kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
         return self.instance.call(interp, [x], kwargs, None)
 
 
-def symbolic_call(interp, instance, args, kwargs, node):
-    """HOOKS["keras_symbolic"]: a program's layer called on a Keras tensor (a functional model's graph) gives
-    the Keras tensor of its output, its shape found as Keras's compute_output_spec finds it, by calling the
-    layer (here on ones, the batch of one); None where the input is not a Keras tensor."""
+def layer_call(interp, instance, args, kwargs, node, run):
+    """HOOKS["keras_call"]: Keras's ``Layer.__call__`` around a program layer's ``call`` (``run``): called on
+    a Keras tensor (a functional model's graph) it gives the Keras tensor of its output, its shape found as
+    Keras's compute_output_spec finds it, by calling the layer (here on ones, the batch of one); an outermost
+    call first clears the ``add_loss`` values of the layer and the layers it holds, so ``layer.losses`` holds
+    those of the last call."""
     x = args[0] if len(args) == 1 else None
-    if not isinstance(x, KerasTensor):
-        return None
-    probe = Tensor(np.ones([1 if d is None else d for d in x.shape], dtype=x.dtype))
-    out = instance.call(interp, [probe], kwargs, node)
+    symbolic = isinstance(x, KerasTensor)
+    if symbolic:
+        args = [Tensor(np.ones([1 if d is None else d for d in x.shape], dtype=x.dtype))]
+    depth = getattr(interp, "keras_call_depth", 0)
+    if depth == 0 or symbolic:
+        for part in training.adapter(interp, instance).nested():
+            part.losses = []
+    interp.keras_call_depth = depth + 1
+    try:
+        out = run(interp, args, kwargs, node)
+    finally:
+        interp.keras_call_depth = depth
+    if not symbolic:
+        return out
     for part in training.adapter(interp, instance).nested():
         part.losses = []
     if not isinstance(out, (Tensor, Variable)):

@@ -323,7 +323,12 @@ def methods(interp, owner) -> dict:
     """The training methods of a model. ``owner`` holds ``trainer`` (None before compile) and answers
     Trainer.s model interface (forward, weights_to_train, added_losses, step, many_inputs)."""
     def compile_(*args, **kwargs):
-        owner.trainer = Trainer(interp, owner, *args, **kwargs)
+        previous, owner.trainer = owner.trainer, Trainer(interp, owner, *args, **kwargs)
+        if previous is not None:         # Keras keeps the compiled loss and metrics a new compile does not give
+            if kwargs.get("loss", args[1] if len(args) > 1 else None) is None:
+                owner.trainer.loss = previous.loss
+            if kwargs.get("metrics", args[3] if len(args) > 3 else None) is None:
+                owner.trainer.compile_metrics = previous.compile_metrics
 
     def need():
         if owner.trainer is None:
