@@ -67,7 +67,7 @@ def test_a_model_subclass_built_from_inputs_and_outputs_is_that_functional_model
                     "y = m(tf.constant([[1.0, 2.0]]))\nz = n(tf.constant([[3.0, 4.0]]))\n"
                     "count = len(m.trainable_variables)\nlayers = len(m.layers)\nshapes = [w.shape for w in n.get_weights()]\n")
     assert float(np.asarray(r["y"]).ravel()[0]) == 3.0 and float(np.asarray(r["z"]).ravel()[0]) == 7.0
-    assert r["count"] == 2 and r["layers"] == 1
+    assert r["count"] == 2 and r["layers"] == 2          # the InputLayer and the Dense
     assert [list(s) for s in r["shapes"]] == [[2, 1], [1]]
 
 

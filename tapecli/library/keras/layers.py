@@ -18,7 +18,7 @@ from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, in
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, Tensor, Variable
+from tapecli.runtime.values import Tensor, Variable
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -39,7 +39,7 @@ def activation_fn(value, interp):
 
 class KerasTensor(ProgramObject):
     """A symbolic tensor of a functional model: a shape, and the layer call that made it. A program reads its
-    ``shape`` (a tuple, None for the batch) and ``dtype``."""
+    ``shape`` (a tuple, None for the batch) and ``dtype`` (its name)."""
 
     kind_word = "a Keras tensor"
 
@@ -50,8 +50,8 @@ class KerasTensor(ProgramObject):
     def get_attribute(self, interp, attr, node):
         if attr == "shape":
             return self.shape
-        if attr == "dtype":
-            return DType(np.dtype(self.dtype).name)
+        if attr == "dtype":             # Keras 3's Keras tensors name their dtype
+            return np.dtype(self.dtype).name
         return super().get_attribute(interp, attr, node)
 
 
@@ -488,7 +488,14 @@ class BatchNormalization(Layer):
 
 
 class InputLayer(Layer):
+    """The first layers of a functional model, one per Input (Keras lists them in ``model.layers``)."""
+
     prefix = "input_layer"
+    replayable = True
+
+    def __init__(self, interp, name=None):
+        super().__init__(interp, name=name)
+        self.built = True
 
 
 LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, LayerNormalization, BatchNormalization]

@@ -5,22 +5,25 @@ import numpy as np
 
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import PURE
+from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, flag, float_dtype, tensor
-from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 
 
 
-def make_input(shape=None, batch_size=None, name=None, batch_shape=None):
-    """keras.Input: a symbolic tensor of shape (batch_size, *shape)."""
+def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
+    """keras.Input: a symbolic tensor of shape (batch_size, *shape), floatx unless ``dtype`` says."""
     if batch_shape is not None:
         full = dims(batch_shape, "batch_shape")
     elif shape is not None:
         full = (None if batch_size is None else int(batch_size), *dims(shape, "shape"))
     else:
         raise TdfValueError("Input needs a shape: Input(shape=[d])")
-    return KerasTensor(full, float_dtype())
+    out = KerasTensor(full, float_dtype() if dtype is None else to_dtype(dtype))
+    out.name = name
+    return out
 
 
 class Model(Layer):
@@ -281,6 +284,10 @@ class Functional(Model):
         for t in self.outputs:
             visit(t)
         self.order = order
+        for k in self.inputs:           # Keras lists an InputLayer per input first (not a Sequential's)
+            if getattr(k, "input_layer", None) is None:
+                k.input_layer = InputLayer(interp, name=getattr(k, "name", None))
+            self.layers.append(k.input_layer)
         for t in order:
             if t.layer not in self.layers:
                 self.layers.append(t.layer)
@@ -288,7 +295,7 @@ class Functional(Model):
         self.rename()
 
     def layer_shapes(self):
-        shapes = {}
+        shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
             shapes[id(t.layer)] = t.shape
         return [shapes.get(id(layer)) for layer in self.layers]
@@ -315,6 +322,14 @@ class Functional(Model):
         x = args[0] if args else kwargs.pop("inputs", None)
         if x is None or len(args) > 1 or kwargs:
             raise TdfTypeError("a model is called with its inputs: model(x) or model(x, training=True)")
+        xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
+        if all(isinstance(v, KerasTensor) for v in xs) and not self.many_out:    # a model as a layer of a graph
+            if len(xs) != len(self.inputs):
+                raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
+            out = KerasTensor((xs[0].shape[0], *self.outputs[0].shape[1:]), self.outputs[0].dtype, self, xs,
+                              listed=self.many_in)
+            self.symbolic = (x, out)
+            return out
         return self.apply(interp, x, None if training is None else flag(training))
 
 

@@ -17,7 +17,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
-from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, tensor
+from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
 from tapecli.runtime.values import Tensor, Variable
@@ -238,7 +238,7 @@ class Trainer:
             raise TdfValueError("fit: callbacks, class_weight, steps_per_epoch and validation_steps are not "
                                 "supported by tapecli")
         x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
-        split = float(tensor(validation_split).value) if not isinstance(validation_split, float) else validation_split
+        split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
         if split and validation_data is None:
             cut = int(_count(x) * (1.0 - split))
             validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
