@@ -134,3 +134,20 @@ def test_a_second_compile_keeps_the_loss_and_metrics_it_does_not_give():
                     "model.compile(optimizer='sgd', loss='mse', metrics=['mae'])\nmodel.compile(optimizer='adam')\n"
                     "scores = model.evaluate(np.array([[1.0]]), np.array([[3.0]]))\n")
     assert plain(r["scores"]) == [4.0, 2.0]
+
+
+def test_a_program_metric_compiles_and_keras_ops_one_hot_takes_float_labels():
+    r = tapecli.run(HEAD + "class Count(keras.metrics.Metric):\n"
+                    "    def __init__(self, name='count', **kwargs):\n        super().__init__(name=name, **kwargs)\n"
+                    "        self.n = self.add_variable(shape=(), name='n', initializer='zeros')\n"
+                    "    def update_state(self, y_true, y_pred, sample_weight=None):\n"
+                    "        self.n.assign_add(tf.cast(tf.shape(y_true)[0], 'float32'))\n"
+                    "    def result(self):\n        return self.n\n"
+                    "inputs = keras.Input(shape=(1,))\n"
+                    "model = keras.Model(inputs, keras.layers.Dense(1, kernel_initializer='ones')(inputs))\n"
+                    "model.compile(optimizer='sgd', loss='mse', metrics=[Count()])\n"
+                    "h = model.fit(np.ones((5, 1)), np.ones((5, 1)), batch_size=2, epochs=2, shuffle=False)\n"
+                    "counts = h.history['count']\n"
+                    "hot = keras.ops.one_hot(np.array([2.0, 0.0]), num_classes=3)\n")
+    assert plain(r["counts"]) == [5.0, 5.0]
+    assert np.asarray(r["hot"]).tolist() == [[0, 0, 1], [1, 0, 0]] and np.asarray(r["hot"]).dtype == np.float32

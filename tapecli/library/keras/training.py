@@ -14,6 +14,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.library.keras import bases
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
@@ -59,7 +60,7 @@ def optimizer_of(interp, value):
 
 def _metric(value, y, y_pred):
     """Keras's compile_utils.get_metric: "accuracy" chosen by the shapes, names, or metric objects."""
-    if isinstance(value, metrics_mod.Mean):
+    if isinstance(value, (metrics_mod.Mean, bases.ProgramMetric)):
         return value
     if not isinstance(value, str):
         raise TdfTypeError("compile(metrics=[...]) takes metric names or metric objects")
@@ -143,6 +144,7 @@ class Trainer:
         self.optimizer = optimizer_of(interp, optimizer)
         self.loss = self._loss(loss)
         specs = [] if metrics is None else list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
+        specs = [bases.program_metric(interp, m) or m for m in specs]      # a program's Metric subclass too
         self.compile_metrics = CompileMetrics(specs) if specs else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
