@@ -151,3 +151,15 @@ def test_a_program_metric_compiles_and_keras_ops_one_hot_takes_float_labels():
                     "hot = keras.ops.one_hot(np.array([2.0, 0.0]), num_classes=3)\n")
     assert plain(r["counts"]) == [5.0, 5.0]
     assert np.asarray(r["hot"]).tolist() == [[0, 0, 1], [1, 0, 0]] and np.asarray(r["hot"]).dtype == np.float32
+
+
+def test_a_program_layer_called_on_keras_tensors_changes_no_state():
+    r = tapecli.run(HEAD + "class Count(keras.layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.total = self.add_weight(shape=(2,), initializer='zeros', trainable=False)\n"
+                    "    def call(self, inputs):\n        self.total.assign_add(tf.reduce_sum(inputs, axis=0))\n"
+                    "        return inputs + tf.random.uniform(tf.shape(inputs))\n"
+                    "layer = Count()\ninputs = keras.Input(shape=(2,))\nout = layer(inputs)\n"
+                    "total = layer.total.numpy()\nfirst = tf.random.uniform((3,))\n")
+    again = tapecli.run(HEAD + "first = tf.random.uniform((3,))\n")
+    assert np.asarray(r["total"]).tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(np.asarray(r["first"]), np.asarray(again["first"]))

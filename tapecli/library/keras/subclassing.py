@@ -87,11 +87,19 @@ def layer_call(interp, instance, args, kwargs, node, run):
     if depth == 0 or symbolic:
         for part in training.adapter(interp, instance).nested():
             part.losses = []
+    # Keras calls a layer on Keras tensors symbolically: nothing changes. The probe's changes to the variables
+    # the layer holds and its draws from the run's generator are undone.
+    saved = [(v, v.read().value.copy()) for v in instance.owned_variables()] if symbolic else []
+    drawn = interp.rng.bit_generator.state if symbolic else None
     interp.keras_call_depth = depth + 1
     try:
         out = run(interp, args, kwargs, node)
     finally:
         interp.keras_call_depth = depth
+        for v, value in saved:
+            v.assign(value)
+        if drawn is not None:
+            interp.rng.bit_generator.state = drawn
     if not symbolic:
         return out
     for part in training.adapter(interp, instance).nested():
