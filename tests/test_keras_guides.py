@@ -163,3 +163,18 @@ def test_a_program_layer_called_on_keras_tensors_changes_no_state():
     again = tapecli.run(HEAD + "first = tf.random.uniform((3,))\n")
     assert np.asarray(r["total"]).tolist() == [0.0, 0.0]
     np.testing.assert_array_equal(np.asarray(r["first"]), np.asarray(again["first"]))
+
+
+def test_a_program_layer_takes_several_keras_tensors_and_fit_maps_a_dict_of_data_by_input_names():
+    r = tapecli.run(HEAD + "class Gap(keras.layers.Layer):\n    def call(self, targets, outputs):\n"
+                    "        self.add_loss(tf.reduce_mean(tf.square(targets - outputs)))\n        return outputs\n"
+                    "a = keras.Input(shape=(2,), name='a')\nt = keras.Input(shape=(1,), name='t')\n"
+                    "h = keras.layers.Dense(1, kernel_initializer='zeros')(a)\n"
+                    "model = keras.Model(inputs=[a, t], outputs=Gap()(t, h))\nmodel.compile(optimizer='sgd')\n"
+                    "h = model.fit({'t': np.full((4, 1), 2.0), 'a': np.ones((4, 2))}, batch_size=4, shuffle=False)\n"
+                    "loss = h.history['loss'][0]\n")
+    assert float(np.asarray(r["loss"])) == 4.0
+    with pytest.raises(tapecli.TdfError, match="names the model's inputs"):
+        tapecli.run(HEAD + "a = keras.Input(shape=(2,), name='a')\nb = keras.Input(shape=(2,), name='b')\n"
+                    "model = keras.Model([a, b], keras.layers.Add()([a, b]))\nmodel.compile(loss='mse')\n"
+                    "model.fit({'a': np.ones((2, 2)), 'c': np.ones((2, 2))}, np.ones((2, 2)))\n")

@@ -46,6 +46,7 @@ class KerasTensor(ProgramObject):
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
+        self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
 
     def get_attribute(self, interp, attr, node):
         if attr == "shape":

@@ -259,7 +259,9 @@ class Functional(Model):
 
     def __init__(self, interp, inputs, outputs, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
-        self.many_in = self.many_inputs = isinstance(inputs, (list, tuple))
+        self.many_in = isinstance(inputs, (list, tuple))
+        # what fit's data adapter asks: several inputs, by the names a dict of data gives them in
+        self.many_inputs = [getattr(k, "name", None) for k in inputs] if self.many_in else False
         self.many_out = isinstance(outputs, (list, tuple))
         self.inputs = list(inputs) if self.many_in else [inputs]
         self.outputs = list(outputs) if self.many_out else [outputs]
@@ -311,6 +313,9 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
+            if t.spread:                # a program layer called on several Keras tensors: call(a, b)
+                values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
+                continue
             arg = [values[id(p)] for p in t.inputs] if t.listed else values[id(t.inputs[0])]
             values[id(t)] = t.layer.apply(interp, arg, training)
         outs = [values[id(t)] for t in self.outputs]

@@ -69,8 +69,11 @@ class ProgramLayer(Layer):
         return training.adapter(self.interp, self.instance).added_losses()
 
     def apply(self, interp, x, training_=None):
+        return self.apply_spread(interp, [x], training_)
+
+    def apply_spread(self, interp, xs, training_=None):
         kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
-        return self.instance.call(interp, [x], kwargs, None)
+        return self.instance.call(interp, list(xs), kwargs, None)
 
 
 def layer_call(interp, instance, args, kwargs, node, run):
@@ -79,10 +82,10 @@ def layer_call(interp, instance, args, kwargs, node, run):
     Keras's compute_output_spec finds it, by calling the layer (here on ones, the batch of one); an outermost
     call first clears the ``add_loss`` values of the layer and the layers it holds, so ``layer.losses`` holds
     those of the last call."""
-    x = args[0] if len(args) == 1 else None
-    symbolic = isinstance(x, KerasTensor)
+    symbolic = bool(args) and all(isinstance(a, KerasTensor) for a in args)
+    keras_args = list(args)
     if symbolic:
-        args = [Tensor(np.ones([1 if d is None else d for d in x.shape], dtype=x.dtype))]
+        args = [Tensor(np.ones([1 if d is None else d for d in a.shape], dtype=a.dtype)) for a in args]
     depth = getattr(interp, "keras_call_depth", 0)
     if depth == 0 or symbolic:
         for part in training.adapter(interp, instance).nested():
@@ -109,4 +112,7 @@ def layer_call(interp, instance, args, kwargs, node, run):
     layer = getattr(instance, "keras_layer", None)
     if layer is None:
         layer = instance.keras_layer = ProgramLayer(interp, instance)
-    return KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, [x])
+    x = keras_args[0]
+    out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args)
+    out.spread = len(keras_args) > 1
+    return out

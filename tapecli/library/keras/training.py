@@ -92,6 +92,11 @@ def _data(value, what, many=False):
     than floatx are cast to it, as Keras's array data adapter does (NumPy's float64 arrays train float32)."""
     if value is None:
         return None
+    if isinstance(many, list) and isinstance(value, dict):     # {input name: data}, as Keras maps them
+        unknown = sorted(set(value) - set(many), key=str)
+        if unknown or len(value) != len(many):
+            raise TdfValueError(f"{what}: a dict of data names the model's inputs {many}, got {sorted(value, key=str)}")
+        value = [value[name] for name in many]
     if many and isinstance(value, (list, tuple)):
         return [_data(v, what) for v in value]
     t = tensor(value, what)

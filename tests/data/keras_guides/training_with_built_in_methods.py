@@ -4,8 +4,7 @@
 # marked "tapecli:": MNIST replaced by seeded random digits of its shapes (448 training images, 128 of them
 # reserved for validation, and 64 test images), the weights of each model set from NumPy's generator
 # (tapecli's initializers draw other numbers than Keras's), shuffle=False in fit, the outputs collected in
-# `results`. Left out: the torch and os imports (programs import tensorflow, keras, numpy and math only),
-# and the LogisticEndpoint model (a layer called on two Keras tensors, trained on a dict of inputs).
+# `results`. Left out: the torch and os imports (programs import tensorflow, keras, numpy and math only).
 import tensorflow as tf
 
 import numpy as np
@@ -211,6 +210,37 @@ model.compile(
 # due to the regularization component.
 history = model.fit(x_train, y_train, batch_size=64, epochs=1, shuffle=False)  # tapecli: history =
 outputs_of["add_loss"] = history.history  # tapecli
+
+class LogisticEndpoint(keras.layers.Layer):
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
+
+    def call(self, targets, logits, sample_weights=None):
+        # Compute the training-time loss value and add it
+        # to the layer using `self.add_loss()`.
+        loss = self.loss_fn(targets, logits, sample_weights)
+        self.add_loss(loss)
+
+        # Return the inference-time prediction tensor (for `.predict()`).
+        return ops.softmax(logits)
+
+
+inputs = keras.Input(shape=(3,), name="inputs")
+targets = keras.Input(shape=(10,), name="targets")
+logits = keras.layers.Dense(10)(inputs)
+predictions = LogisticEndpoint(name="predictions")(targets, logits)
+
+model = keras.Model(inputs=[inputs, targets], outputs=predictions)
+model.set_weights(deterministic_weights(model))  # tapecli
+model.compile(optimizer="adam")  # No loss argument!
+
+data = {
+    "inputs": np.random.random((3, 3)),
+    "targets": np.random.random((3, 10)),
+}
+history = model.fit(data)  # tapecli: history =
+outputs_of["logistic_endpoint"] = history.history  # tapecli
 
 model = get_compiled_model()
 history = model.fit(x_train, y_train, batch_size=64, validation_split=0.2, epochs=1,
