@@ -178,3 +178,18 @@ def test_a_program_layer_takes_several_keras_tensors_and_fit_maps_a_dict_of_data
         tapecli.run(HEAD + "a = keras.Input(shape=(2,), name='a')\nb = keras.Input(shape=(2,), name='b')\n"
                     "model = keras.Model([a, b], keras.layers.Add()([a, b]))\nmodel.compile(loss='mse')\n"
                     "model.fit({'a': np.ones((2, 2)), 'c': np.ones((2, 2))}, np.ones((2, 2)))\n")
+
+
+def test_fit_weighs_samples_by_class_weight_as_keras_does():
+    source = (HEAD + "inputs = keras.Input(shape=(1,))\n"
+              "model = keras.Model(inputs, keras.layers.Dense(1, kernel_initializer='zeros')(inputs))\n"
+              "model.compile(optimizer='sgd', loss='mse')\n"
+              "y = np.array([[0.0], [1.0], [2.0], [1.0]])\n")
+    r = tapecli.run(source + "weights = {1: 3.0, 2: 0.5}\n"
+                    "h = model.fit(np.ones((4, 1)), y, class_weight=weights, batch_size=4, shuffle=False)\n"
+                    "loss = h.history['loss'][0]\nthree = weights[1]\n")
+    # mse per sample 0, 1, 4, 1 weighted 1, 3, 0.5, 3 over the 4 samples
+    assert float(np.asarray(r["loss"])) == pytest.approx((0 + 3 + 2 + 3) / 4)
+    assert float(np.asarray(r["three"])) == 3.0
+    with pytest.raises(tapecli.TdfError, match="at the same time"):
+        tapecli.run(source + "model.fit(np.ones((4, 1)), y, class_weight={1: 2.0}, sample_weight=np.ones(4))\n")

@@ -241,15 +241,16 @@ class Trainer:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
-        if callbacks or class_weight is not None or steps_per_epoch is not None or validation_steps is not None:
-            raise TdfValueError("fit: callbacks, class_weight, steps_per_epoch and validation_steps are not "
-                                "supported by tapecli")
+        if callbacks or steps_per_epoch is not None or validation_steps is not None:
+            raise TdfValueError("fit: callbacks, steps_per_epoch and validation_steps are not supported by tapecli")
         x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
         split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
         if split and validation_data is None:
             cut = int(_count(x) * (1.0 - split))
             validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
+        if class_weight is not None:
+            sw = class_weights(class_weight, y, sw)
         history = History()
         logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
@@ -286,6 +287,24 @@ class Trainer:
         logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight"))
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
+
+
+def class_weights(class_weight, y, sample_weight):
+    """fit(class_weight={class: weight}): each training sample weighted by its class's weight (1 for a
+    class not named), as Keras's class_weight_to_sample_weights reads the classes from y (the argmax of
+    one-hot rows, else the rounded labels)."""
+    if sample_weight is not None:
+        raise TdfValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+    if not isinstance(class_weight, dict):
+        raise TdfTypeError("fit(class_weight=...) takes a dict of class indices to weights")
+    if y is None or isinstance(y, list):
+        raise TdfValueError("`class_weight` is only supported for Models with a single output.")
+    labels = np.asarray(y.value)
+    if labels.ndim > 1:
+        labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
+    labels = np.round(labels).astype(np.int32)
+    weights = {int(num(k, "a class")): num(v, "a class weight") for k, v in class_weight.items()}
+    return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
 
 
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):

@@ -1,6 +1,6 @@
 # After keras-io guides/training_with_built_in_methods.py ("Training & evaluation with the built-in
 # methods", by fchollet, the Keras 3 version), Copyright the Keras authors, Apache License 2.0. The guide's
-# code with its prose left out, up to "Automatically setting apart a validation holdout set"; changes, each
+# code with its prose left out, up to "Using sample weighting and class weighting"; changes, each
 # marked "tapecli:": MNIST replaced by seeded random digits of its shapes (448 training images, 128 of them
 # reserved for validation, and 64 test images), the weights of each model set from NumPy's generator
 # (tapecli's initializers draw other numbers than Keras's), shuffle=False in fit, the outputs collected in
@@ -246,4 +246,38 @@ model = get_compiled_model()
 history = model.fit(x_train, y_train, batch_size=64, validation_split=0.2, epochs=1,
                     shuffle=False)  # tapecli: history =, shuffle=False
 outputs_of["validation_split"] = history.history  # tapecli
+
+# tapecli: the sections that train on tf.data Datasets, PyDatasets and torch DataLoaders are left out (fit
+# takes in-memory arrays); the NumPy examples of class and sample weights follow.
+class_weight = {
+    0: 1.0,
+    1: 1.0,
+    2: 1.0,
+    3: 1.0,
+    4: 1.0,
+    # Set weight "2" for class "5",
+    # making this class 2x more important
+    5: 2.0,
+    6: 1.0,
+    7: 1.0,
+    8: 1.0,
+    9: 1.0,
+}
+
+print("Fit with class weight")
+model = get_compiled_model()
+history = model.fit(x_train, y_train, class_weight=class_weight, batch_size=64, epochs=1,
+                    shuffle=False)  # tapecli: history =, shuffle=False
+outputs_of["class_weight"] = history.history  # tapecli
+
+sample_weight = np.ones(shape=(len(y_train),))
+# tapecli: the guide writes `sample_weight[y_train == 5] = 2.0`; tapecli's NumPy arrays are not written in
+# place, so the same weights are made by np.where
+sample_weight = np.where(y_train == 5, 2.0, sample_weight)
+
+print("Fit with sample weight")
+model = get_compiled_model()
+history = model.fit(x_train, y_train, sample_weight=sample_weight, batch_size=64, epochs=1,
+                    shuffle=False)  # tapecli: history =, shuffle=False
+outputs_of["sample_weight"] = history.history  # tapecli
 results = outputs_of  # tapecli: what the recorder and the test read
