@@ -174,7 +174,7 @@ def test_a_program_layer_takes_several_keras_tensors_and_fit_maps_a_dict_of_data
                     "h = model.fit({'t': np.full((4, 1), 2.0), 'a': np.ones((4, 2))}, batch_size=4, shuffle=False)\n"
                     "loss = h.history['loss'][0]\n")
     assert float(np.asarray(r["loss"])) == 4.0
-    with pytest.raises(tapecli.TdfError, match="names the model's inputs"):
+    with pytest.raises(tapecli.TdfError, match="names the model's inputs or outputs"):
         tapecli.run(HEAD + "a = keras.Input(shape=(2,), name='a')\nb = keras.Input(shape=(2,), name='b')\n"
                     "model = keras.Model([a, b], keras.layers.Add()([a, b]))\nmodel.compile(loss='mse')\n"
                     "model.fit({'a': np.ones((2, 2)), 'c': np.ones((2, 2))}, np.ones((2, 2)))\n")
@@ -193,3 +193,43 @@ def test_fit_weighs_samples_by_class_weight_as_keras_does():
     assert float(np.asarray(r["three"])) == 3.0
     with pytest.raises(tapecli.TdfError, match="at the same time"):
         tapecli.run(source + "model.fit(np.ones((4, 1)), y, class_weight={1: 2.0}, sample_weight=np.ones(4))\n")
+
+
+def test_a_model_of_several_outputs_compiles_a_loss_for_each_weighted_as_keras_does():
+    source = (HEAD + "a = keras.Input(shape=(2,), name='a')\n"
+              "p = keras.layers.Dense(1, name='p', kernel_initializer='ones')(a)\n"
+              "q = keras.layers.Dense(1, name='q', kernel_initializer='zeros')(a)\n"
+              "model = keras.Model(a, [p, q])\nx = np.ones((3, 2))\n")
+    r = tapecli.run(source + "model.compile(optimizer='sgd', loss={'q': 'mse', 'p': 'mae'}, loss_weights=[2.0, 0.5])\n"
+                    "ev = model.evaluate(x, {'p': np.zeros((3, 1)), 'q': np.full((3, 1), 4.0)}, batch_size=2,\n"
+                    "                    return_dict=True)\nnames = [m.name for m in model.metrics]\n")
+    # p = 2 (mae 2), q = 0 (mse 16); the total weighs them, each output's own loss is not weighted
+    assert plain(r["ev"]) == {"loss": 2 * 2.0 + 0.5 * 16.0, "p_loss": 2.0, "q_loss": 16.0}
+    assert r["names"] == ["loss", "p_loss", "q_loss"]
+    r = tapecli.run(source + "model.compile(optimizer='sgd', loss=[None, 'mse'])\n"
+                    "h = model.fit(x, [np.full((3, 1), 4.0)], epochs=1, shuffle=False)\nloss = h.history['loss']\n")
+    assert plain(r["loss"]) == [16.0]
+    with pytest.raises(tapecli.TdfError, match="not outputs of the model"):
+        tapecli.run(source + "model.compile(optimizer='sgd', loss={'p': 'mse', 'r': 'mse'})\n")
+
+
+def test_categorical_crossentropy_from_logits_has_tensorflow_s_gradient_for_labels_that_do_not_sum_to_one():
+    logits = np.array([[0.5, -1.0, 2.0], [0.1, 0.2, 0.3]], np.float32)
+    labels = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]], np.float32)
+    r = tapecli.run(HEAD + f"z = tf.Variable({logits.tolist()})\ny = tf.constant({labels.tolist()})\n"
+                    "with tf.GradientTape() as t:\n"
+                    "    loss = tf.reduce_sum(keras.losses.categorical_crossentropy(y, z, from_logits=True))\n"
+                    "g = t.gradient(loss, z)\n")
+    soft = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(r["g"]), soft - labels, rtol=1e-6)     # TF's kernel: softmax - labels
+    np.testing.assert_allclose(float(np.asarray(r["loss"])), -(labels * np.log(soft)).sum(), rtol=1e-6)
+
+
+def test_a_functional_model_lists_its_layers_in_keras_s_order():
+    r = tapecli.run(HEAD + "a = keras.Input(shape=(2,), name='a')\nb = keras.Input(shape=(2,), name='b')\n"
+                    "ea = keras.layers.Dense(3, name='ea')(a)\nfa = keras.layers.Dense(3, name='fa')(ea)\n"
+                    "eb = keras.layers.Dense(3, name='eb')(b)\nfb = keras.layers.Dense(3, name='fb')(eb)\n"
+                    "out = keras.layers.Concatenate(name='c')([fa, fb])\nm = keras.Model([a, b], out)\n"
+                    "names = [layer.name for layer in m.layers]\n")
+    # by depth from the output (the inputs deepest), ties in the order a walk from the output meets them
+    assert r["names"] == ["a", "b", "ea", "eb", "fa", "fb", "c"]

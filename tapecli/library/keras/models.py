@@ -251,6 +251,41 @@ class Sequential(Model):
         return super().call(interp, args, kwargs, node)
 
 
+def keras_order(inputs, outputs) -> list:
+    """A functional model's layers in Keras 3's order (keras/src/ops/function.py, map_graph): by depth from
+    the outputs, deepest (the inputs) first, and within a depth in the order a depth-first walk from the
+    outputs first reaches them; inputs no output depends on come last."""
+    def layer_of(t):
+        return t.layer if t.layer is not None else t.input_layer
+    first: dict = {}            # id(layer): when the walk first reaches it (before its inputs)
+    walked: list = []           # the graph's tensors, each after its inputs
+    done: set = set()
+
+    def walk(t):
+        if id(t) in done:
+            return
+        first.setdefault(id(layer_of(t)), len(first))
+        for parent in t.inputs if t.layer is not None else []:
+            walk(parent)
+        done.add(id(t))
+        walked.append(t)
+    for t in outputs:
+        walk(t)
+    depth: dict = {}
+    layer_depth: dict = {}
+    layers: dict = {}
+    for t in reversed(walked):
+        layer = layer_of(t)
+        d = max(depth.setdefault(id(t), 0), layer_depth.get(id(layer), 0))
+        layer_depth[id(layer)], depth[id(t)], layers[id(layer)] = d, d, layer
+        for parent in t.inputs if t.layer is not None else []:
+            depth[id(parent)] = max(d + 1, depth.get(id(parent), 0))
+    for k in inputs:                # an input no output depends on
+        if id(k.input_layer) not in layers:
+            layers[id(k.input_layer)], layer_depth[id(k.input_layer)], first[id(k.input_layer)] = k.input_layer, 0, -1
+    return sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
+
+
 class Functional(Model):
     """keras.Model(inputs, outputs): the graph of layer calls recorded from Input tensors."""
 
@@ -286,13 +321,10 @@ class Functional(Model):
         for t in self.outputs:
             visit(t)
         self.order = order
-        for k in self.inputs:           # Keras lists an InputLayer per input first (not a Sequential's)
+        for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
             if getattr(k, "input_layer", None) is None:
                 k.input_layer = InputLayer(interp, name=getattr(k, "name", None))
-            self.layers.append(k.input_layer)
-        for t in order:
-            if t.layer not in self.layers:
-                self.layers.append(t.layer)
+        self.layers = keras_order(self.inputs, self.outputs)
         self.built = True
         self.rename()
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras import bases
+from tapecli.library.keras import bases, compile_loss
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
@@ -92,15 +92,21 @@ def _data(value, what, many=False):
     than floatx are cast to it, as Keras's array data adapter does (NumPy's float64 arrays train float32)."""
     if value is None:
         return None
-    if isinstance(many, list) and isinstance(value, dict):     # {input name: data}, as Keras maps them
+    if isinstance(many, list) and isinstance(value, dict):     # {input or output name: data}, as Keras maps them
         unknown = sorted(set(value) - set(many), key=str)
-        if unknown or len(value) != len(many):
-            raise TdfValueError(f"{what}: a dict of data names the model's inputs {many}, got {sorted(value, key=str)}")
-        value = [value[name] for name in many]
+        if unknown:
+            raise TdfValueError(f"{what}: a dict of data names the model's inputs or outputs {many}, got "
+                                f"{sorted(value, key=str)}")
+        value = [value.get(name) for name in many]
     if many and isinstance(value, (list, tuple)):
         return [_data(v, what) for v in value]
     t = tensor(value, what)
     return Tensor(t.value.astype(float_dtype())) if t.dtype.kind == "f" and t.dtype != float_dtype() else t
+
+
+def _outputs(model):
+    """What fit's data adapter asks of y: several outputs, by the names a dict of targets gives them in."""
+    return compile_loss.output_names(model) or False
 
 
 def _count(x):
@@ -143,11 +149,16 @@ class Trainer:
     def __init__(self, interp, model, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                  weighted_metrics=None, run_eagerly=False, steps_per_execution=1, jit_compile="auto",
                  auto_scale_loss=True):
-        if loss_weights is not None or weighted_metrics is not None:
-            raise TdfValueError("compile: loss_weights and weighted_metrics are not supported by tapecli")
+        names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
+        if loss_weights is not None and names is None or weighted_metrics is not None:
+            raise TdfValueError("compile: weighted_metrics, and loss_weights for a model of one output, are not "
+                                "supported by tapecli")
+        if names is not None and metrics is not None:
+            raise TdfValueError("compile: metrics for a model of several outputs are not supported by tapecli")
         self.interp, self.model = interp, model
         self.optimizer = optimizer_of(interp, optimizer)
-        self.loss = self._loss(loss)
+        self.loss = self._loss(loss) if names is None or loss is None else \
+            compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
         specs = [] if metrics is None else list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
         specs = [bases.program_metric(interp, m) or m for m in specs]      # a program's Metric subclass too
         self.compile_metrics = CompileMetrics(specs) if specs else None
@@ -166,11 +177,15 @@ class Trainer:
     def metrics(self) -> list:
         """model.metrics: the loss tracker, then compile_metrics."""
         return [self.loss_tracker] + ([self.compile_metrics] if self.compile_metrics else []) + \
-            self.model.own_metrics()
+            self.output_losses() + self.model.own_metrics()
 
     def flat_metrics(self) -> list:
         return [self.loss_tracker] + ((self.compile_metrics.metrics or []) if self.compile_metrics else []) + \
-            self.model.own_metrics()
+            self.output_losses() + self.model.own_metrics()
+
+    def output_losses(self) -> list:
+        """The Mean of each output's loss, for a model of several outputs compiled with several losses."""
+        return list(getattr(self.loss, "trackers", []))
 
     def results_or(self, logs) -> dict:
         """Keras's _get_metrics_result_or_logs: the metrics' results when a step's logs name the same."""
@@ -243,7 +258,8 @@ class Trainer:
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         if callbacks or steps_per_epoch is not None or validation_steps is not None:
             raise TdfValueError("fit: callbacks, steps_per_epoch and validation_steps are not supported by tapecli")
-        x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
+        x, y, sw = (_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+                    _data(sample_weight, "sample_weight"))
         split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
         if split and validation_data is None:
             cut = int(_count(x) * (1.0 - split))
@@ -269,7 +285,8 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
-        x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
+        x, y, sw = (_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+                    _data(sample_weight, "sample_weight"))
         self.reset()
         logs: dict = {}
         for bx, by, bw in self.batches(x, y, sw, batch_size):
@@ -284,7 +301,8 @@ class Trainer:
 
     def on_batch(self, step, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self.reset()
-        logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight"))
+        logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+                    _data(sample_weight, "sample_weight"))
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
 

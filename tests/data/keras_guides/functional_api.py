@@ -4,9 +4,7 @@
 # whose training is compared set from NumPy's generator (tapecli's initializers draw other numbers than
 # Keras's), shuffle=False in fit, the outputs collected in `results`. Left out: plot_model and
 # model.save/load_model (files), the autoencoders (Conv2DTranspose, which Keras-lite lacks), VGG19 (a
-# download), the ticket-ranking model of several inputs and outputs (compile with a loss per output and
-# loss_weights, and fit on dicts, which Keras-lite refuses), and serializing a functional model with
-# get_config/from_config.
+# download), and serializing a functional model with get_config/from_config.
 import numpy as np
 import tensorflow as tf
 from tensorflow import keras
@@ -89,6 +87,80 @@ outputs = layers.average([y1, y2, y3])
 ensemble_model = keras.Model(inputs=inputs, outputs=outputs)
 results["ensemble"] = [len(ensemble_model.layers), params(ensemble_model),
                        list(ensemble_model(np.ones((2, 128), "float32")).shape)]  # tapecli
+
+num_tags = 12  # Number of unique issue tags
+num_words = 10000  # Size of vocabulary obtained when preprocessing text data
+num_departments = 4  # Number of departments for predictions
+
+title_input = keras.Input(
+    shape=(None,), name="title"
+)  # Variable-length sequence of ints
+body_input = keras.Input(shape=(None,), name="body")  # Variable-length sequence of ints
+tags_input = keras.Input(
+    shape=(num_tags,), name="tags"
+)  # Binary vectors of size `num_tags`
+
+# Embed each word in the title into a 64-dimensional vector
+title_features = layers.Embedding(num_words, 64)(title_input)
+# Embed each word in the text into a 64-dimensional vector
+body_features = layers.Embedding(num_words, 64)(body_input)
+
+# Reduce sequence of embedded words in the title into a single 128-dimensional vector
+title_features = layers.LSTM(128)(title_features)
+# Reduce sequence of embedded words in the body into a single 32-dimensional vector
+body_features = layers.LSTM(32)(body_features)
+
+# Merge all available features into a single large vector via concatenation
+x = layers.concatenate([title_features, body_features, tags_input])
+
+# Stick a logistic regression for priority prediction on top of the features
+priority_pred = layers.Dense(1, name="priority")(x)
+# Stick a department classifier on top of the features
+department_pred = layers.Dense(num_departments, name="department")(x)
+
+# Instantiate an end-to-end model predicting both priority and department
+model = keras.Model(
+    inputs=[title_input, body_input, tags_input],
+    outputs=[priority_pred, department_pred],
+)
+model.set_weights(deterministic_weights(model))  # tapecli
+results["ticket_model"] = [len(model.layers), params(model)]  # tapecli
+
+model.compile(
+    optimizer=keras.optimizers.RMSprop(1e-3),
+    loss=[
+        keras.losses.BinaryCrossentropy(from_logits=True),
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    ],
+    loss_weights=[1.0, 0.2],
+)
+
+model.compile(
+    optimizer=keras.optimizers.RMSprop(1e-3),
+    loss={
+        "priority": keras.losses.BinaryCrossentropy(from_logits=True),
+        "department": keras.losses.CategoricalCrossentropy(from_logits=True),
+    },
+    loss_weights={"priority": 1.0, "department": 0.2},
+)
+
+# Dummy input data
+title_data = np.random.randint(num_words, size=(64, 10))  # tapecli: 64 rather than 1280 samples
+body_data = np.random.randint(num_words, size=(64, 20))  # tapecli: and bodies of 20 words, not 100
+tags_data = np.random.randint(2, size=(64, num_tags)).astype("float32")
+
+# Dummy target data
+priority_targets = np.random.random(size=(64, 1))
+dept_targets = np.random.randint(2, size=(64, num_departments))
+
+history = model.fit(  # tapecli: history =
+    {"title": title_data, "body": body_data, "tags": tags_data},
+    {"priority": priority_targets, "department": dept_targets},
+    epochs=2,
+    batch_size=32,
+    shuffle=False,  # tapecli
+)
+results["ticket_history"] = history.history  # tapecli
 
 inputs = keras.Input(shape=(32, 32, 3), name="img")
 x = layers.Conv2D(32, 3, activation="relu")(inputs)

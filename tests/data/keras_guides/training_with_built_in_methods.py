@@ -1,10 +1,12 @@
 # After keras-io guides/training_with_built_in_methods.py ("Training & evaluation with the built-in
 # methods", by fchollet, the Keras 3 version), Copyright the Keras authors, Apache License 2.0. The guide's
-# code with its prose left out, up to "Using sample weighting and class weighting"; changes, each
+# code with its prose left out, up to and with "Using sample weighting and class weighting"; changes, each
 # marked "tapecli:": MNIST replaced by seeded random digits of its shapes (448 training images, 128 of them
 # reserved for validation, and 64 test images), the weights of each model set from NumPy's generator
 # (tapecli's initializers draw other numbers than Keras's), shuffle=False in fit, the outputs collected in
-# `results`. Left out: the torch and os imports (programs import tensorflow, keras, numpy and math only).
+# `results`. Left out: the torch and os imports (programs import tensorflow, keras, numpy and math only),
+# the sections that fit on tf.data Datasets, PyDatasets and torch DataLoaders, and the guide's later
+# sections (per-output metrics of a multi-output model, callbacks, checkpoints, schedules, TensorBoard).
 import tensorflow as tf
 
 import numpy as np
