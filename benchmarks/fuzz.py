@@ -18,7 +18,8 @@ inserted, numbers replaced with 0, -1, 1e30 or big integers, names replaced with
 the file, operators replaced; plus programs generated from a small model of the grammar
 (``generate``); and (``--hostile``) programs that call every builtin with hostile arguments, in TDF
 and in TensorFlow-style Python, nest near the limits, grow strings and lists through methods and
-formatting, build cyclic or deep data, or run one long line (benchmarks/hostile.py); the command
+formatting, build cyclic or deep data, drive tf.data pipelines, Keras' fit/evaluate/predict and NumPy calls
+to the limits, or run one long line (benchmarks/hostile.py); the command
 lines also write output files onto FIFOs, symlinks, folders and sockets, which must stay as they were. Failures are
 minimized (lines, then characters) and saved under ``--out`` with their tracebacks; the summary
 counts outcomes by error kind.
@@ -49,7 +50,9 @@ for folder in (ROOT, ROOT / "benchmarks"):          # the package, and hostile.p
 # The fuzzer's own memory cap (2 GB), in process and through the command line: a hostile program that slips
 # past a gate fails as a LimitError past the cap, never by taking the machine's memory.
 MAX_MEMORY = 2_000_000_000
-LIMITS = dict(max_steps=10_000, max_elements=100_000, max_depth=50, max_memory=MAX_MEMORY)
+# The time limit (3 s) stays under the default --timeout (5 s): a program still running at the timeout slipped
+# past TAPECLI_MAX_SECONDS (a hang), one within the limits ends at one of them.
+LIMITS = dict(max_steps=10_000, max_elements=100_000, max_depth=50, max_memory=MAX_MEMORY, max_seconds=3.0)
 CLI_LIMITS = ["--max-steps", "10000", "--max-elements", "100000", "--max-depth", "50"]
 
 # Characters and tokens a TDF program is made of, for insertions and raw text.
@@ -581,9 +584,10 @@ def minimize(source: str, signature: str, still_fails, budget: int = 600) -> str
 def programs(count: int, seed: int, corpus: list[tuple[str, str]], generated_share: float,
              hostile_share: float = 0.0):
     import hostile
-    kinds = [(0.45, "hostile", hostile.hostile_program), (0.25, "hostile-python", hostile.python_program),
-             (0.08, "nested", hostile.nested_program), (0.1, "growth", hostile.growth_program),
-             (0.07, "cyclic", hostile.cyclic_program), (0.05, "long", hostile.long_program)]
+    kinds = [(0.4, "hostile", hostile.hostile_program), (0.22, "hostile-python", hostile.python_program),
+             (0.07, "nested", hostile.nested_program), (0.09, "growth", hostile.growth_program),
+             (0.07, "cyclic", hostile.cyclic_program), (0.1, "limits", hostile.limits_program),
+             (0.05, "long", hostile.long_program)]
     rng = random.Random(seed)
     for n in range(count):
         draw = rng.random()

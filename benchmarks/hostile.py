@@ -163,6 +163,49 @@ def cyclic_program(rng: random.Random) -> str:
     return "\n".join(["import tensorflow as tf", cycle, *uses]) + "\n"
 
 
+# Work the library does on the program's behalf: tf.data pipelines (endless ones, huge batches) drawn by loops,
+# builtins and comprehensions; Keras' fit/evaluate/predict over many epochs or rows; NumPy calls in a TensorFlow
+# program whose results are huge. Each ends at the limits (a LimitError at its line), or runs when small.
+DATASETS = ["tf.data.Dataset.from_tensor_slices([1.0, 2.0]).repeat()", "tf.data.Dataset.range({n})",
+            "tf.data.Dataset.range({n}).batch({b})", "tf.data.Dataset.from_tensors([1.0]).repeat({n})",
+            "tf.data.Dataset.range({n}).repeat().skip({n})", "tf.data.Dataset.range(3).repeat().filter(lambda v: v > 5)",
+            "tf.data.Dataset.zip((tf.data.Dataset.range({n}), tf.data.Dataset.range(3).repeat()))",
+            "tf.data.Dataset.range({n}).map(lambda v: v * 2).batch({b}, drop_remainder=True)",
+            "tf.data.Dataset.range({n}).enumerate().take({n})", "tf.data.Dataset.range({n}).batch({b}).repeat()"]
+CONSUMERS = ["l = list(ds)", "l = sorted(ds)", "d = dict(zip(ds, ds))", "l = [v for v in ds]", "l = tuple(ds)",
+             "n = ds.cardinality()", "for v in ds:\n    pass", "it = iter(ds)\nq = next(it)", "s = sum(ds)",
+             "l = list(ds.as_numpy_iterator())", "l = list(enumerate(ds))", "m = max(ds)", "l = [*ds]"]
+KERAS = ["h = m.fit(tf.ones([{r}, 2]), tf.ones([{r}, 1]), epochs={n}, batch_size={b}, verbose=0)",
+         "q = m.evaluate(tf.ones([{r}, 2]), tf.ones([{r}, 1]), batch_size={b}, verbose=0)",
+         "p = m.predict(tf.ones([{r}, 2]), batch_size={b}, verbose=0)",
+         "a = keras.metrics.AUC(num_thresholds={n})", "a = keras.metrics.SensitivityAtSpecificity(0.5, num_thresholds={n})"]
+NUMPY = ["np.full(({n}, {n}), 1.0)", "np.repeat(np.arange(3, dtype='int8'), {n})", "np.full(2, 1, dtype='V{n}')",
+         "np.random.choice({n}, 3, replace=False)", "np.random.default_rng(0).choice({n}, 3, replace=False)",
+         "np.arange(0.0, 1.0, 1.0 / ({n}))", "np.arange(10).astype('U{n}')", "tf.zeros([{n}]).numpy().tolist()",
+         "np.random.default_rng(0).normal(size={n})", "np.random.randn({n})", "np.outer(np.arange({n}), np.arange({n}))",
+         "np.concatenate([np.arange({n}), np.arange({n})])", "np.meshgrid(np.arange({n}), np.arange({n}))",
+         "np.tile(np.arange(3), {n})", "tf.ones([3]).numpy().astype('V{n}')"]
+BATCHES = ["1", "3", "0", "-1", "1000000000", "200000000"]
+
+
+def limits_program(rng: random.Random) -> str:
+    """tf.data pipelines and their consumers, Keras' training loops, or NumPy calls, sized around the limits."""
+    lines = ["import tensorflow as tf", "import numpy as np", "import keras"]
+    kind = rng.randint(0, 2)
+    for i in range(rng.randint(1, 2)):
+        n, b = rng.choice(SIZES), rng.choice(BATCHES)
+        if kind == 0:
+            lines += [f"ds = {rng.choice(DATASETS).format(n=n, b=b)}", rng.choice(CONSUMERS)]
+        elif kind == 1:
+            if i == 0:
+                lines += ["m = keras.Sequential([keras.layers.Dense(1)])", "m.compile(optimizer='sgd', loss='mse')"]
+            lines.append(rng.choice(KERAS).format(r=rng.choice(["0", "8", "1000", "100001"]), n=n,
+                                                  b=rng.choice(BATCHES[:4] + ["None"])))
+        else:
+            lines.append(f"q{i} = {rng.choice(NUMPY).format(n=n)}")
+    return "\n".join(lines) + "\n"
+
+
 def long_program(rng: random.Random) -> str:
     """One long line: a chain of thousands of operators, postfixes or items, in TDF or in Python."""
     # Past MAX_CHAIN (2,500) an operator chain is a SyntaxError at once; what a program runs stays short, as the

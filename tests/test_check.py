@@ -316,3 +316,10 @@ def test_a_passing_plain_python_program_passes_and_other_tests_show_their_value(
     doc = cli("check", "--json", failing).json
     (result,) = [r for r in doc["results"] if "expr" in r]
     assert result["message"] == "assert P() is None" and result["actual"] == "P()"
+
+
+def test_fd_of_a_plain_python_program_checks_its_asserts_and_requests_nothing(tmp_path):
+    """--fd re-runs a program's gradient requests; a program of Python alone has none (and no TDF to re-run)."""
+    path = write(tmp_path, "ok.py", "values = [1, 2]\nassert len(values) == 2\n")
+    res = cli("check", "--fd", "--json", path)
+    assert res.code == 0 and (res.json["passed"], res.json["failed"], res.json["errors"]) == (1, 0, 0)

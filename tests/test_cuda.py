@@ -27,7 +27,7 @@ numba.config.reload_config()        # numba may have been imported by an earlier
 
 from tapecli import kernels  # noqa: E402
 from tapecli.api import Options, run, run_source  # noqa: E402
-from tapecli.errors import LimitError, UsageError  # noqa: E402
+from tapecli.errors import LimitError, TdfError, UsageError  # noqa: E402
 from tapecli.kernels import backends  # noqa: E402
 from tapecli.kernels.numpy_kernels import KERNELS as NUMPY  # noqa: E402
 
@@ -467,3 +467,55 @@ def test_fused_second_order_on_cuda_equals_the_cpu(fuse_small):
     cpu = run(src, sets=sets, dtype="float64")
     assert "fused" in [r.op.name for r in dev.run.tapes[1].records]
     _same(cpu.values, dev.values)
+
+
+# The special values of every input position: the simulator runs a fused kernel's statements as Python, whose
+# math raises where the CPU's fused kernel (Numba, NumPy's error model) and a GPU give inf or nan.
+SPECIAL = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e30, -1e30, 88.8, -104.0, 1e-40, 3.0, -2.0])
+
+
+@pytest.mark.parametrize("expr", FUSED_EXPRESSIONS + ["sigmoid(x) * tanh(x * 1.5) + exp(y) * log(p) - sqrt(y) / p"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_kernels_on_cuda_give_the_cpu_s_inf_and_nan(fuse_small, expr, dtype):
+    sets = {"x": SPECIAL, "y": np.roll(SPECIAL, 5), "p": np.roll(SPECIAL, 7)}
+    src = (f"var x = 0.0\nvar y = 0.0\nvar p = 0.0\ntape t(persistent=True):\n    loss = {expr}\n"
+           "g = t.gradient(loss, [x, y, p])\n")
+    dev = run_source(src, options=Options(device="cuda", overrides=sets, dtype=dtype))
+    cpu = run_source(src, options=Options(overrides=sets, dtype=dtype))
+    assert [r.op.name for r in dev.tapes[0].records] == [r.op.name for r in cpu.tapes[0].records] == ["fused"]
+    for name in ("loss", "g"):
+        a, b = dev.scope.vars[name], cpu.scope.vars[name]
+        for u, v in zip(a if isinstance(a, list) else [a], b if isinstance(b, list) else [b]):
+            assert (u is None) == (v is None)
+            if u is None:
+                continue
+            u, v = np.asarray(u.value), np.asarray(v.value)
+            finite = np.isfinite(v)
+            np.testing.assert_array_equal(np.isfinite(u), finite, err_msg=name)
+            np.testing.assert_array_equal(u[~finite], v[~finite], err_msg=name)     # the same infinities and NaNs
+
+
+def test_check_numerics_on_cuda_stops_where_the_cpu_does_in_a_fusable_expression(fuse_small):
+    # --check-numerics runs such an expression op by op, on the device too: every op's result is checked
+    src = "var x = 0.0\ntape t:\n    y = sum(log(x) * x + sqrt(x))\ng = t.gradient(y, x)\n"
+    errors = []
+    for device in ("cpu", "cuda"):
+        with pytest.raises(TdfError) as e:
+            run_source(src, options=Options(device=device, overrides={"x": np.linspace(-1.0, 1.0, 40)},
+                                            check_numerics=True))
+        errors.append((e.value.kind, e.value.line, e.value.message))
+    assert errors[0] == errors[1] and errors[0][:2] == ("ValueError", 3) and "log at line 3 gave NaN" in errors[0][2]
+
+
+def test_check_takes_the_device_as_the_other_commands_do(tmp_path):
+    from conftest import cli
+    program = tmp_path / "e.tdf"
+    program.write_text("var x = 3.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 6.0\nexpect y == 10.0\n")
+    docs = {}
+    for device in ("cpu", "cuda"):
+        r = cli("check", "--json", "--device", device, program, env={"NUMBA_ENABLE_CUDASIM": "1"})
+        assert r.code == 1, r.stderr
+        docs[device] = r.json
+    assert (docs["cuda"]["passed"], docs["cuda"]["failed"]) == (docs["cpu"]["passed"], docs["cpu"]["failed"]) == (1, 1)
+    r = cli("check", "--device", "tpu", program)
+    assert r.code == 2 and "--device must be cpu or cuda" in r.stderr

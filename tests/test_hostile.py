@@ -91,6 +91,15 @@ def test_growth_through_string_methods_and_formatting(seed):
     assert "LimitError" in outcomes, outcomes
 
 
+def test_work_on_the_programs_behalf_ends_at_the_limits():
+    """tf.data pipelines and their consumers, Keras' training loops and NumPy calls sized around the limits
+    (hostile.limits_program): each runs when small, or ends at a limit (a LimitError with a line), within the
+    fuzzer's time limit."""
+    rng = random.Random(700)
+    outcomes = {_assert_handled(hostile.limits_program(rng))["outcome"] for _ in range(10)}
+    assert "LimitError" in outcomes, outcomes
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_cyclic_and_deep_data(seed):
     rng = random.Random(500 + seed)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapecli
-from tapecli.errors import TdfError
+from tapecli.errors import TdfError, TdfNameError
 
 
 def run(src: str) -> dict:
@@ -90,3 +90,17 @@ def test_a_generator_method_tapecli_lacks_is_a_clear_error():
     with pytest.raises(TdfError) as e:
         run("rng = np.random.default_rng(0)\nx = rng.spawn(2)\n")
     assert "no method spawn" in e.value.message
+
+
+@pytest.mark.parametrize("spelling, module", [("np.relu", "numpy"), ("np.linalg.softmax", "numpy.linalg"),
+                                              ("math.softmax", "math")])
+def test_a_name_the_module_lacks_is_a_name_error(spelling, module):
+    """np.X and math.X are the modules' own names, as in Python: TensorFlow's names do not leak into them."""
+    with pytest.raises(TdfNameError, match=f"{module} has no attribute"):
+        tapecli.run(f"import tensorflow as tf\nimport numpy as np\nimport math\nf = {spelling}\n")
+
+
+@pytest.mark.parametrize("spelling", ["np.save", "np.load", "np.fromfile", "np.memmap", "np.ctypeslib"])
+def test_numpy_names_reaching_files_or_memory_are_refused_with_their_reason(spelling):
+    with pytest.raises(TdfNameError, match="out of scope for tapecli: it (reads or writes files|reaches raw memory)"):
+        tapecli.run(f"import tensorflow as tf\nimport numpy as np\nf = {spelling}\n")

@@ -539,3 +539,62 @@ def test_terminal_text_escapes_as_cat_v_does():
     assert escape_controls("a\nb") == "a^Jb" and escape_controls("a\nb", newlines=True) == "a\nb"
     text = "f.tdf:1:7: NameError: x\n    1 | s = '\x1b' + x\n      |            ^"
     assert terminal_text(text) == "f.tdf:1:7: NameError: x\n    1 | s = '^[' + x\n      |             ^"
+
+
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x9b"
+
+
+def _escaping_programs(tmp_path) -> dict:
+    (tmp_path / "p.tdf").write_text(f'var x = 3.0\ntape t:\n    y = x * x # {ESCAPES}\ng = t.gradient(y, x)\n'
+                                    f'print("p{ESCAPES}")\n')
+    (tmp_path / f"we{ESCAPES}ird.tdf").write_text("x = 1.0\n")
+    (tmp_path / "syntax.tdf").write_text(f"x = = 1 # {ESCAPES}\n")
+    return {"p": "p.tdf", "weird": f"we{ESCAPES}ird.tdf", "syntax": "syntax.tdf"}
+
+
+@pytest.mark.parametrize("args", [
+    ["explain", "{p}", "--of", "y", "--wrt", "x"], ["bench", "--repeat", "1", "--warmup", "0", "{weird}"],
+    ["jacobian", "{weird}"], ["grad", "{weird}"], ["tape", "{weird}"], ["check", "{weird}"],
+    ["lint", "{syntax}"], ["check", "{syntax}"], ["diff", "{weird}", "{p}"],
+    ["explain", "{p}", "--of", f"y{ESCAPES}", "--wrt", "x"],
+])
+def test_text_output_of_every_command_escapes_control_characters(tmp_path, args):
+    files = _escaping_programs(tmp_path)
+    r = cli(*[a.format(**files) for a in args], cwd=tmp_path, env={"COLUMNS": "200"})
+    assert "^[" in r.stdout + r.stderr, (r.stdout, r.stderr)
+    shown = [line for line in (r.stdout + r.stderr).splitlines() if not line.startswith("p\x1b")]     # (print output)
+    assert not any(c in line for line in shown for c in RAW_CONTROLS), (r.stdout, r.stderr)
+
+
+def test_explain_escapes_the_statements_text_and_json_keeps_it(tmp_path):
+    _escaping_programs(tmp_path)
+    r = cli("explain", "p.tdf", "--of", "y", "--wrt", "x", cwd=tmp_path)
+    assert r.code == 0 and "line 3: y = x * x # ^[]0;PWNED^G^[[2JM-^[" in r.stdout, r.stdout
+    doc = cli("explain", "--json", "p.tdf", "--of", "y", "--wrt", "x", cwd=tmp_path).json
+    assert doc["explanations"][0]["chain"][0]["text"] == f"y = x * x # {ESCAPES}"
+
+
+def test_print_output_is_the_programs_own_in_a_pipe_and_escaped_on_a_terminal(tmp_path):
+    import pty
+    _escaping_programs(tmp_path)
+    piped = cli("run", "p.tdf", cwd=tmp_path)
+    assert piped.code == 0 and f"p{ESCAPES}\n" in piped.stdout       # the program's data, as CPython writes it
+    assert cli("run", "--json", "p.tdf", cwd=tmp_path).json["output"] == [f"p{ESCAPES}"]
+    main, tty = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"COLUMNS": "100"}
+    proc = subprocess.Popen([sys.executable, "-m", "tapecli", "run", "p.tdf"], stdout=tty, stderr=tty, cwd=tmp_path,
+                            env=env)
+    os.close(tty)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:             # (the terminal closed: the process ended)
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    assert proc.wait(timeout=60) == 0
+    text = out.decode("utf-8", "replace")
+    assert "p^[]0;PWNED^G^[[2JM-^[" in text and "\x07" not in text and "\x1b]0" not in text, repr(text)

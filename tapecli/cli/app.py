@@ -148,7 +148,9 @@ class Invocation:
                 from tapecli.tools import arrays
                 out = arrays.parse_out(self.out, self.reads())      # (the --out files checked before the run)
             self.source, self.filename = read_source(self.file)
-            result = (compute or run_source)(self.source, self.filename, options)
+            from tapecli.cli.watchdog import watching
+            with watching(options.limits.max_seconds, self._write_program_error, self.filename, self.source):
+                result = (compute or run_source)(self.source, self.filename, options)
             if selection is not None:
                 result = self._select(result, selection)
             if self.out:
@@ -186,6 +188,12 @@ class Invocation:
         return result
 
     def _program_error(self, e):
+        self._write_program_error(e)
+        raise typer.Exit(EXIT_PROGRAM)
+
+    def _write_program_error(self, e):
+        """The program's error: its JSON document under --json, else its text on stderr (also the time limit's
+        watchdog's, cli/watchdog.py)."""
         from tapecli.cli import render as r
         if self.json:
             print(r.dumps(r.error_doc(self.command, self.filename, e)))
@@ -193,7 +201,6 @@ class Invocation:
             from tapecli.cli.colour import error_text
             text = r.format_error(e, self.filename, self.source, warnings=not self.quiet)
             sys.stderr.write(error_text(text, e.kind, self.paint(sys.stderr)) + "\n")
-        raise typer.Exit(EXIT_PROGRAM)
 
     def paint(self, stream):
         """How text for ``stream`` is coloured (cli/colour.py): None for none."""
@@ -211,12 +218,13 @@ class Invocation:
 
     def _side_output(self, result) -> None:
         """print() output (stdout only for `run` without --json) and warnings on stderr."""
+        from tapecli.cli.render import program_output
         if self.command != "run":
             for line in result.output:
-                sys.stderr.write(line + "\n")
+                sys.stderr.write(program_output(line, sys.stderr) + "\n")
         elif not self.json:
             for line in result.output:
-                print(line)
+                print(program_output(line, sys.stdout))
         if not self.quiet:
             self.write_warnings(result.warnings)
 
@@ -289,7 +297,7 @@ def _show_requests(inv, command: str, kinds: tuple[str, ...], title: str):
             return
         requests = r.requests_of(result, kinds)
         if not requests:
-            sys.stderr.write(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]\n")
+            sys.stderr.write(r.terminal_text(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]") + "\n")
             return
         r.print_requests(f"{title} of {inv.filename or '<stdin>'}", requests, inv.color, full=inv.full)
     return show
@@ -381,7 +389,7 @@ def plot_command(file: FileArg,
         elif drawing.text is not None:
             print(drawing.text)
         elif not quiet:
-            sys.stderr.write(f"wrote {output}\n")
+            sys.stderr.write(r.terminal_text(f"wrote {output}") + "\n")
     inv.run(show, compute)
 
 
@@ -428,16 +436,16 @@ def explain(file: FileArg, of: Annotated[str, typer.Option("--of", help="The tar
             print(r.dumps({"schema": r.SCHEMA, "command": "explain", "file": inv.filename, "ok": True,
                            "explanations": found, **({"selected": inv.selected_json} if inv.selection else {})}))
             return
-        if not found:
-            print(f"no gradient of {of} w.r.t. {wrt} was asked for")
+        lines = [] if found else [f"no gradient of {of} w.r.t. {wrt} was asked for"]
         for e in found:
             where = f"tape {e['tape']}" + (f", line {e['line']}" if e["line"] else "")
             if e["connected"]:
-                print(f"d({of})/d({wrt}) on {where}: connected")
-                for step in e["chain"]:
-                    print(f"  line {step['line']}: {step['text']}    [{', '.join(step['ops'])}]")
+                lines.append(f"d({of})/d({wrt}) on {where}: connected")
+                lines += [f"  line {step['line']}: {step['text']}    [{', '.join(step['ops'])}]" for step in e["chain"]]
             else:
-                print(f"d({of})/d({wrt}) on {where}: None, because {e['why']}")
+                lines.append(f"d({of})/d({wrt}) on {where}: None, because {e['why']}")
+        for line in lines:
+            print(r.escape_controls(line))
     inv.run(show, lambda source, filename, options: explain_pair(source, filename, options))
 
 
@@ -455,14 +463,14 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
           workers: Annotated[int, typer.Option("--workers", help="Check files in N processes.")] = 1,
           fd: Annotated[bool, typer.Option("--fd", help="Also check every gradient request w.r.t. declarations "
                                                         "by finite differences in float64.")] = False,
-          sets: SetOpt = None, dtype: DtypeOpt = None, max_steps: StepsOpt = 10_000_000,
+          sets: SetOpt = None, dtype: DtypeOpt = None, device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000,
           max_elements: ElementsOpt = 100_000_000, max_depth: DepthOpt = 200, quiet: QuietOpt = False,
           no_color: NoColorOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None):
     """Run every expect (and expect_error, gradcheck) in the files; exit 1 if any failed."""
     from tapecli.tools import check as c
     from tapecli.cli import render as r
     from tapecli.errors import UsageError
-    inv = Invocation("check", "-", json_out, sets, dtype, "cpu", None, None, "none", max_steps, max_elements,
+    inv = Invocation("check", "-", json_out, sets, dtype, device, None, None, "none", max_steps, max_elements,
                      max_depth, quiet, no_color)
     try:
         options = inv.options()
@@ -511,9 +519,9 @@ def check(paths: Annotated[list[str], typer.Argument(help="Files or folders (sea
         _job_summary(c.markdown_summary(reports))
     internal = any(rep.error and rep.error["kind"] == c.INTERNAL_ERROR for rep in reports)
     if not (passed or failed or errors or allow_empty):   # pytest's convention: a wrong path in CI must not pass
-        sys.stderr.write(f"tapecli check: no expectations found in {', '.join(paths)}"
-                         + (f" ({plural(len(files), 'file')}, none ran an expect)\n"
-                            if files else "\n"))
+        sys.stderr.write(r.terminal_text(f"tapecli check: no expectations found in {', '.join(paths)}"
+                                         + (f" ({plural(len(files), 'file')}, none ran an expect)" if files else ""))
+                         + "\n")
         raise typer.Exit(EXIT_NO_EXPECTATIONS)
     raise typer.Exit(EXIT_INTERNAL if internal else EXIT_PROGRAM if errors else EXIT_EXPECT if failed else EXIT_OK)
 
@@ -560,7 +568,8 @@ def _job_summary(markdown: str) -> None:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(markdown)
         except OSError as e:
-            sys.stderr.write(f"tapecli check: cannot write the job summary to {path}: {e.strerror}\n")
+            from tapecli.cli.render import terminal_text
+            sys.stderr.write(terminal_text(f"tapecli check: cannot write the job summary to {path}: {e.strerror}") + "\n")
 
 
 def _json_result(res: dict) -> dict:
@@ -589,7 +598,7 @@ def diff(a: Annotated[str, typer.Argument(help="A run, grad, jacobian or hessian
     try:
         differences, compared = compare_documents(load_document(a), load_document(b), rtol, atol)
     except UsageError as e:
-        sys.stderr.write(f"tapecli diff: {e}\n")
+        sys.stderr.write(r.terminal_text(f"tapecli diff: {e}") + "\n")
         raise typer.Exit(EXIT_USAGE)
     if json_out:
         print(r.dumps({"schema": r.SCHEMA, "command": "diff", "file": None, "files": [a, b], "ok": not differences,
@@ -645,7 +654,7 @@ def bench(file: FileArg, repeat: RepeatOpt = 10, warmup: WarmupOpt = 1, json_out
         if inv.json:
             print(r.dumps({"schema": r.SCHEMA, "command": "bench", "ok": True, **b.to_json()}))
             return
-        print(f"{inv.filename or '<stdin>'}: {plural(b.repeat, 'run')} after {b.warmup} untimed")
+        print(r.terminal_text(f"{inv.filename or '<stdin>'}: {plural(b.repeat, 'run')} after {b.warmup} untimed"))
         print(f"  median {b.median_s:.6f} s   min {b.min_s:.6f} s   max {b.max_s:.6f} s")
         if b.peak_bytes is not None:
             rss = f"; process peak RSS {_mb(b.peak_rss_bytes)}" if b.peak_rss_bytes else ""
@@ -682,7 +691,7 @@ def tape_command(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, 
                            "device": api_device_doc(found["result"].context)}))
             return
         if not tapes:
-            print(f"{inv.filename or '<stdin>'}: no tapes")
+            print(r.terminal_text(f"{inv.filename or '<stdin>'}: no tapes"))
         for t in tapes:
             title = (f"tape {t['name']} (line {t['line']}{', persistent' if t['persistent'] else ''}), {t['when']}: "
                      f"{plural(len(t['records']), 'record')}, {_mb(t['saved_bytes'])} kept")

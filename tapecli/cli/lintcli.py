@@ -46,9 +46,10 @@ def lint_paths(inv, paths: list[str], github: bool, select: str | None, ignore: 
         from tapecli.cli.colour import error_text, word
         out, err = inv.paint(sys.stdout), inv.paint(sys.stderr)
         for f in findings:
-            print(f"{f['file']}:{f['line']}:{f['column']}: {word('code', f['code'], out)} {f['message']}")
+            print(r.escape_controls(f"{f['file']}:{f['line']}:{f['column']}: ") + word('code', f['code'], out) + " "
+                  + r.escape_controls(f['message']))
         for e in errors:
-            sys.stderr.write(error_text(e["text"], e["kind"], err) + "\n")
+            sys.stderr.write(error_text(r.terminal_text(e["text"]), e["kind"], err) + "\n")
         if findings or not errors:
             where = f" in {len({f['file'] for f in findings})} of {len(files)} files" if len(files) > 1 else ""
             print(f"{plural(len(findings), 'finding')}{where}" if findings else "no findings")

@@ -190,6 +190,8 @@ class _InterruptHandler:
             except (SystemExit, OSError):       # (after SIGHUP the terminal may be gone)
                 pass
         if hard:
+            from tapecli.tools.outfile import remove_temporaries
+            remove_temporaries()        # (no half file beside an output file's target)
             os._exit(self.code)
         sys.exit(self.code)
 

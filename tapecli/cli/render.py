@@ -68,6 +68,14 @@ def _bounded_format(value, budget: int) -> str:
     return text if size <= budget else text[:budget - 1] + "…"
 
 
+def program_output(line: str, stream) -> str:
+    """A line the program printed, for ``stream``: its own characters where that is a pipe or a file (the
+    program's data, as CPython would write it), its control characters shown as ``cat -v`` shows them where
+    it is a terminal (docs/commands.md)."""
+    isatty = getattr(stream, "isatty", None)
+    return escape_controls(line, newlines=True) if isatty is not None and isatty() else line
+
+
 def _console(stderr: bool = False, color: bool | None = None):
     """Rich's console; ``color`` False (--no-color, NO_COLOR): no styles at all, bold included."""
     from rich.console import Console

@@ -96,7 +96,7 @@ def _show(inv, doc: dict) -> None:
     from tapecli.cli import render as r
     if inv.command == "run" and not inv.json:
         for line in doc["output"]:
-            print(line)
+            print(r.program_output(line, sys.stdout))
     if not inv.quiet:
         points = doc["sweep"]["points"]
         inv.write_warnings(doc["warnings"], lambda w: f" (at {len(w['points'])} of {points} points)" if points > 1 else "")

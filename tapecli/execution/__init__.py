@@ -13,7 +13,7 @@ import sys
 import warnings
 
 from tapecli.errors import LimitError, TdfError, TdfSyntaxError
-from tapecli.execution.frameworks import FRAMEWORKS
+from tapecli.execution.frameworks import FRAMEWORKS, TENSORFLOW
 from tapecli.frontend.parser import deep_recursion
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import Limits, resident_bytes
@@ -31,7 +31,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     """The program's syntax tree if this room runs it whole, else None. A source too large to parse under
     the memory cap (``max_memory`` bytes) is a LimitError. With ``free_names``, a name the program never
     binds does not make it another language's: it is Python's NameError when the line runs (what run_source
-    asks when TDF's parser refuses the program)."""
+    asks when TDF's parser refuses the program; a TensorFlow program may then run here by default too)."""
     need = len(source) * _PARSE_BYTES_PER_CHAR
     if max_memory is not None and need > 1 << 20 and resident_bytes() + need > max_memory:
         raise LimitError(f"the program's {len(source):,} characters would take about {need / 2**30:.2f} GiB to parse, "
@@ -44,7 +44,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     tree.parse_warnings = warned
-    bound, loaded = set(), set()
+    bound, loaded, tensorflow = set(), set(), False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -56,7 +56,12 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
             module = node.module if isinstance(node, ast.ImportFrom) else None
             for alias in node.names:
                 full = module or alias.name
-                if (full or "").split(".")[0] in FRAMEWORKS:
+                if full == TENSORFLOW and module is None:
+                    from tapecli.execution.tensorflow import enabled
+                    tensorflow = tensorflow or enabled(refused_by_the_interpreter=free_names)
+                    if not tensorflow:
+                        return None
+                elif (full or "").split(".")[0] in FRAMEWORKS:
                     return None
                 bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
@@ -67,6 +72,10 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
             bound.add(node.rest)
     free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__"}
     tree.free_names = free
+    if tensorflow:
+        from tapecli.execution.modules import ALLOWED
+        from tapecli.execution.tensorflow import bridgeable
+        return tree if not free and bridgeable(tree, {m.split(".")[0] for m in ALLOWED}) else None
     return None if free and not free_names else tree
 
 
@@ -74,11 +83,11 @@ class PythonRun:
     """What a run of this room leaves: the program's globals, its output and its asserts as expectations (the
     shape of the interpreter's results that the api reads: no tapes or requests in a Python-only program)."""
 
-    def __init__(self, scope: dict, output: list[str], expectations: list[dict]):
+    def __init__(self, scope: dict, output: list[str], expectations: list[dict], requests=(), tapes=()):
         self.globals = _Scope({k: v for k, v in scope.items() if not k.startswith("__")})
         self.output = output
-        self.requests: list = []
-        self.tapes: list = []
+        self.requests: list = list(requests)       # a TensorFlow program's gradient requests and tapes
+        self.tapes: list = list(tapes)
         self.expectations = _Scope(expectations)
 
 
@@ -97,15 +106,19 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     from tapecli.execution.modules import Modules
     from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
-    code = _compiled(tree, filename, source)
+    current().settings.step = sandbox.tick      # what iteration on the program's behalf charges (limits.tick)
+    bridge = _bridge(tree, sandbox, filename, source)
+    code = _compiled(tree, filename, source, bridge and bridge.transform)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
-    modules = Modules(sandbox, _run_state(sandbox))
+    modules = Modules(sandbox, _run_state(sandbox), bridge and {TENSORFLOW: bridge.eager.tf})
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
+    if bridge:
+        scope.update(bridge.names(scope))
     asserted = scope[guard.ASSERT] = Assertions()
     warned = list(getattr(tree, "parse_warnings", ()))
     with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
-            contextlib.redirect_stdout(sandbox.stdout):     # what a library prints (np.info) is the run's output
+            contextlib.redirect_stdout(sandbox.stdout), _eager(bridge):     # what a library prints (np.info) is the run's output
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
             warnings.WarningMessage(message, category, file, _program_line(filename) or line))
@@ -129,7 +142,27 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
             raise error from None
         finally:
             _report(warned, filename)
-    return PythonRun(scope, sandbox.output, asserted.results)
+    run = bridge.eager.run if bridge else None
+    return PythonRun(scope, sandbox.output, asserted.results, run.requests if run else (), run.tapes if run else ())
+
+
+def _bridge(tree: ast.Module, sandbox, filename: str, source: str):
+    """What a TensorFlow program runs with (execution/tensorflow.py), or None for a program of Python alone."""
+    if not getattr(tree, "tf_aliases", None):
+        return None
+    from tapecli.execution.tensorflow import Bridge
+    return Bridge(tree, sandbox, filename, source)
+
+
+@contextlib.contextmanager
+def _eager(bridge):
+    """Tensors have their Python operators while a TensorFlow program runs (RunContext.eager)."""
+    ctx = current()
+    ctx.eager = bridge.eager if bridge else None
+    try:
+        yield
+    finally:
+        ctx.eager = None
 
 
 def _report(warned: list, filename: str) -> None:
@@ -159,11 +192,11 @@ def runtime_names(sandbox) -> dict:
             guard.TEXTED: texted}
 
 
-def _compiled(tree: ast.Module, filename: str, source: str = ""):
+def _compiled(tree: ast.Module, filename: str, source: str = "", transform=None):
     from tapecli.execution import guard
     try:
         with deep_recursion():          # the transform recurses with the program's nesting, as CPython's compiler does
-            return guard.compile_program(tree, filename, source)
+            return guard.compile_program(tree, filename, source, transform)
     except SyntaxError as e:        # what only the compiler finds (a return outside a function, ...)
         raise TdfSyntaxError(e.msg, line=e.lineno, column=e.offset) from None
     except (RecursionError, MemoryError):

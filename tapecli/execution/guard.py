@@ -24,6 +24,9 @@ from tapecli.errors import TdfSyntaxError
 GET, SET, DELETE, TICK, BINARY, CAUGHT, ITER = ("__tdf_get__", "__tdf_set__", "__tdf_del__", "__tdf_tick__",
                                                "__tdf_binary__", "__tdf_caught__", "__tdf_iter__")
 FIELD, JOINED, TEXTED = "__tdf_field__", "__tdf_joined__", "__tdf_texted__"
+# A TensorFlow program's (TensorFlowGuard): a tape method's call site, a tape named by its binding, the count of
+# requests before a top-level assignment and what it bound after it, a top-level ``x = tf.Variable(...)``'s name.
+SITE, TAPE, COUNT, BOUND, DECLARE = "__tdf_site__", "__tdf_tape__", "__tdf_count__", "__tdf_bound__", "__tdf_declare__"
 ASSERT = "__tdf_assert__"           # an assert's test, recorded as an expectation (asserts.py)
 # Builtins whose result is the text of their argument: the argument is weighed first (weigh.weigh_text).
 TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
@@ -54,9 +57,10 @@ def plain(name: str) -> bool:
     return not name.startswith("_") and name not in GUARDED_NAMES
 
 
-def compile_program(tree: ast.Module, filename: str, source: str = ""):
-    """The program's code object, guards compiled in (``source``: the text an assert's record names)."""
-    tree = _Guard(source).visit(tree)
+def compile_program(tree: ast.Module, filename: str, source: str = "", transform=None):
+    """The program's code object, guards compiled in (``source``: the text an assert's record names;
+    ``transform``: the guard to apply, ``_Guard``'s by default)."""
+    tree = (transform or _Guard(source)).visit(tree)
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec", dont_inherit=True)
 
@@ -70,6 +74,8 @@ def _tick(node: ast.AST) -> ast.stmt:
 
 
 class _Guard(ast.NodeTransformer):
+    guarded: frozenset = frozenset()        # plain names read through the guard all the same
+
     def __init__(self, source: str = ""):
         self.classes: list[str] = []         # the enclosing class names, for private-name mangling
         self.source = source
@@ -102,7 +108,7 @@ class _Guard(ast.NodeTransformer):
         name = self._mangled(node.attr)
         text = ast.copy_location(ast.Constant(name), node)
         if isinstance(node.ctx, ast.Load):
-            return node if plain(node.attr) else _call(GET, node, node.value, text)
+            return node if plain(node.attr) and node.attr not in self.guarded else _call(GET, node, node.value, text)
         # A store or delete target: rewritten by the statements that hold it (visit_Assign and friends).
         return node
 
@@ -315,3 +321,90 @@ def _docstring_end(body: list[ast.stmt]) -> int:
     first = body[0] if body else None
     return 1 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
         first.value.value, str) else 0
+
+
+class TensorFlowGuard(_Guard):
+    """The guards of a TensorFlow program that CPython runs (execution/tensorflow.py), and what it needs besides:
+    the attributes of tensors, variables and tapes (``guarded``) read through the guard; ``X.m(...)`` for a method
+    ``m`` of ``site_methods`` called with its call site (``site(source, call)``, kept in ``sites``); a tape made
+    by ``with tf.GradientTape() as t`` or ``t = tf.GradientTape()`` named ``t``; each assignment outside functions
+    and classes followed by what names its gradient requests and objects; and a top-level ``x = tf.Variable(...)``
+    that the interpreter would take as a declaration naming its variable ``x`` (``declared``: those statements)."""
+
+    def __init__(self, source: str, guarded: frozenset, site_methods: frozenset, site, declared: set):
+        super().__init__(source)
+        self.guarded = guarded
+        self.site_methods = site_methods
+        self.site = site
+        self.sites: list = []
+        self.declared = declared
+        self.depth = 0                      # functions, lambdas and classes around the node
+
+    def _nested(self, node, visit):
+        self.depth += 1
+        try:
+            return visit(node)
+        finally:
+            self.depth -= 1
+
+    def visit_FunctionDef(self, node):
+        return self._nested(node, super().visit_FunctionDef)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        return self._nested(node, super().visit_ClassDef)
+
+    def visit_Lambda(self, node):
+        return self._nested(node, super().visit_Lambda)
+
+    def visit_Call(self, node: ast.Call):
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if method not in self.site_methods:
+            return super().visit_Call(node)
+        self.sites.append(self.site(self.source, node))
+        index = len(self.sites) - 1
+        node = super().visit_Call(node)
+        holder = node.func.value if isinstance(node.func, ast.Attribute) else node.func.args[0]
+        node.func = _call(SITE, node.func, holder, ast.Constant(method), ast.Constant(index))
+        return node
+
+    def visit_With(self, node: ast.With):
+        names = [item.optional_vars.id if isinstance(item.optional_vars, ast.Name) else None for item in node.items]
+        node = super().visit_With(node)
+        for item, name in zip(node.items, names):
+            if name is not None:
+                item.context_expr = _call(TAPE, item.context_expr, item.context_expr, ast.Constant(name))
+        return node
+
+    def visit_Assign(self, node: ast.Assign):
+        target = node.targets[0]
+        tape = len(node.targets) == 1 and isinstance(target, ast.Name) and isinstance(node.value, ast.Call) \
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "GradientTape"
+        declared = id(node) in self.declared
+        out = super().visit_Assign(node)
+        if tape and out is node:
+            node.value = _call(TAPE, node.value, node.value, ast.Constant(target.id))
+        names = _bound_names(target)
+        if self.depth or out is not node or names is None:
+            return out
+        mark, value = ast.Name("__tdf_mark", ast.Load()), ast.Name("__tdf_value", ast.Load())
+        names_node = ast.Constant(names) if isinstance(names, str) else ast.List([ast.Constant(n) for n in names],
+                                                                                  ast.Load())
+        out = [ast.Assign([ast.Name("__tdf_mark", ast.Store())], _call(COUNT, node, ast.List(
+                   [ast.Constant(n) for n in ([names] if isinstance(names, str) else names)], ast.Load()))),
+               ast.Assign([ast.Name("__tdf_value", ast.Store())], node.value),
+               ast.Assign(node.targets, value),
+               ast.Expr(_call(BOUND, node, mark, value, names_node, ast.Constant(node.lineno)))]
+        if declared:
+            out.append(ast.Expr(_call(DECLARE, node, value, ast.Constant(target.id))))
+        return [ast.copy_location(s, node) for s in out]
+
+
+def _bound_names(target: ast.expr):
+    """The name an assignment binds, or the list of names it unpacks into; None for any other target."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts]
+    return None

@@ -14,7 +14,7 @@ import types
 
 from tapecli.errors import TdfNameError
 from tapecli.execution.frameworks import FRAMEWORKS
-from tapecli.execution.numpy_gate import weighed
+from tapecli.runtime.numpy_gate import weighed
 
 # module -> names refused in it, with the reason; a module absent from this table cannot be imported.
 _NUMPY_FILES = "it reaches files or raw memory"
@@ -80,10 +80,11 @@ def refusal(module: str) -> Refused:
 class Modules:
     """One run's module proxies."""
 
-    def __init__(self, sandbox, replacements: dict[str, dict]):
+    def __init__(self, sandbox, replacements: dict[str, dict], frameworks: dict | None = None):
         self.sandbox = sandbox
         self.replacements = replacements        # module -> name -> the run's own value
         self.proxies: dict[str, types.ModuleType] = {}
+        self.frameworks = frameworks or {}       # a TensorFlow program's tf (execution/tensorflow.py)
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
         """The program's import statements. NumPy's C code imports its own modules through the builtins of the
@@ -93,6 +94,8 @@ class Modules:
             return builtins.__import__(name, globals, locals, fromlist, level)
         if level:
             raise Refused("relative imports have no package to come from in a program")
+        if name in self.frameworks and not fromlist:
+            return self.frameworks[name]
         if name not in ALLOWED:
             raise refusal(name)
         proxy = self.proxy(name)

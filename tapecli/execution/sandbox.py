@@ -15,7 +15,8 @@ import weakref
 from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
-from tapecli.runtime.limits import LIST_SLOT, Limits, admit, admit_bytes, char_bytes, check_deadline, resident_within
+from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within
+from tapecli.runtime.numpy_gate import weighed_method
 from tapecli.runtime.context import current
 
 # `_`-names any object may be asked for: names, documentation, the protocol methods a program calls
@@ -63,6 +64,7 @@ class Sandbox:
         self.memory_at = time.monotonic() + Limits.MEMORY_EVERY_S
         self.depth_base = 0
         self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
+        self.eager = None           # a TensorFlow program's tensors' attributes (execution/tensorflow.py: Eager)
 
     def unwrapped(self, value):
         """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:
@@ -189,12 +191,17 @@ class Sandbox:
             raise _unreachable(obj, name)
         if name in ("format", "format_map") and isinstance(obj, str) or obj is str and name in ("format", "format_map"):
             return SafeFormatter(self).method(obj, name)
+        if self.eager is not None and self.eager.owns(obj):
+            return self.eager.attribute(obj, name)
         value = getattr(obj, name)
         return _weighed_method(value, obj, name)
 
     def set(self, obj, name: str, value) -> None:
-        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)):
+        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
+                self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "changed")
+        if self.eager is not None and self.program_made(obj):
+            self.eager.run.attribute_set(obj, name, value)
         if isinstance(obj, type) and obj not in self.classes:
             raise TdfNameError(f"the class {obj.__name__} is tapecli's or Python's, and a program cannot change it",
                                hint="derive a class of your own and change that")
@@ -202,7 +209,7 @@ class Sandbox:
 
     def delete(self, obj, name: str) -> None:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
-                isinstance(obj, type) and obj not in self.classes):
+                isinstance(obj, type) and obj not in self.classes) or (self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "deleted")
         delattr(obj, name)
 
@@ -222,6 +229,12 @@ class Sandbox:
             raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
         if not self.readable(obj, name):
             return False
+        if self.eager is not None and self.eager.owns(obj):
+            try:
+                self.get(obj, name)
+            except AttributeError:
+                return False
+            return True
         return builtins.hasattr(obj, name)
 
     def build_class(self, func, name, *bases, **kwargs):
@@ -321,8 +334,10 @@ def _weighed_method(value, obj, name: str):
         weigher = _STRING_METHODS.get(name)
     elif isinstance(obj, list) and name == "extend":
         weigher = _weigh_extend
+    elif type(obj).__module__ == "numpy":
+        return weighed_method(obj, name)         # NumPy's rules, as a TensorFlow program's arrays are weighed
     else:
-        weigher = _ARRAY_METHODS.get(name) if type(obj).__module__ == "numpy" else None
+        weigher = None
     if weigher is None:
         return value
 
@@ -375,19 +390,3 @@ _STRING_METHODS = {
 }
 
 
-def _weigh_astype(arr, dtype, *args, **kwargs):
-    import numpy as np
-    admit(arr.size, np.dtype(dtype).itemsize, "astype()'s result")
-
-
-def _weigh_tolist(arr, *args, **kwargs):
-    admit_bytes(arr.size, arr.size * (LIST_SLOT + 24), "tolist()'s result")
-
-
-def _weigh_repeats(arr, repeats, *args, **kwargs):
-    import numpy as np
-    total = int(np.sum(repeats)) if np.ndim(repeats) else int(repeats) * arr.size
-    admit(total, arr.itemsize, "repeat()'s result")
-
-
-_ARRAY_METHODS = {"astype": _weigh_astype, "tolist": _weigh_tolist, "repeat": _weigh_repeats}

@@ -1,7 +1,9 @@
 """Fused elementwise kernels on ``--device cuda``: the statements the CPU kernel runs for one element
 (``codegen.element_body``, from the ops' ``grads`` formulas), wrapped as a ``cuda.jit`` kernel with one
 thread per element. A fused reduction writes its elements to a buffer that the backend sums as a tree
-per block (reproducible, as its other reductions)."""
+per block (reproducible, as its other reductions). Under numba's CUDA simulator the statements' ``math.*``
+give NumPy's inf and nan where Python's math raises, as a GPU's math library and the CPU kernel do
+(``device_math.SIMULATED_MATH``)."""
 from __future__ import annotations
 
 import math
@@ -37,9 +39,9 @@ def kernel(plan, dtype, kinds, watched):
     if k is None:
         from numba import cuda
 
-        from tapecli.kernels.cuda import device_math
-        ns = {"cuda": cuda, "math": math, "np": np, "_F": dtype.type, "inf": math.inf, "nan": math.nan,
-              **device_math.FUSED}
+        from tapecli.kernels.cuda import device_math, launch
+        ns = {"cuda": cuda, "np": np, "math": device_math.SIMULATED_MATH if launch.SIMULATED else math,
+              "_F": dtype.type, "inf": math.inf, "nan": math.nan, **device_math.FUSED}
         exec(compile(source(plan, kinds, watched), "<cuda fused>", "exec"), ns)
         k = _KERNELS[key] = cuda.jit(ns["kernel"])
     return k

@@ -282,6 +282,7 @@ class Namespace(ProgramObject):
     ``"layers.add"`` (the module's last name, a dot, the attribute) wins over the flat one."""
 
     kind_word = "a module"
+    is_module = True                 # (registry.converting: a call through a module the program imported)
     SUBMODULES = frozenset(("math", "nn", "linalg", "random", "keras", "layers", "losses", "optimizers",
                             "activations", "initializers", "metrics", "schedules", "experimental", "compat",
                             "v1", "v2", "config", "dtypes", "backend", "ops", "models", "regularizers", "signal",
@@ -293,7 +294,7 @@ class Namespace(ProgramObject):
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
                "tanh": "tanh", "float_": "float64", "seed": "set_seed", "double": "float64", "realdiv": "truediv",
-               "rint": "round"}
+               "rint": "round", "absolute": "abs"}
 
     def __init__(self, path: str):
         self.path = path
@@ -308,8 +309,8 @@ class Namespace(ProgramObject):
         # keras.initializers.zeros (not tf.zeros).
         qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.rpartition('.')[2]}.{attr}")
                           if q in BUILTINS), None)
-        if qualified is None and self.path.split(".")[0] == "np" and "numpy_name" in HOOKS:
-            found = HOOKS["numpy_name"](self.path, attr)      # NumPy's own, computed by NumPy
+        if qualified is None and self.path.split(".")[0] in _OFF_THE_TAPE and "host_module_name" in HOOKS:
+            found = HOOKS["host_module_name"](self.path, attr)      # NumPy's own, computed by NumPy
             if found is not None:
                 return NumpyFunction(found, f"{self.path}.{attr}") if getattr(found, "is_builtin", False) else found
         if attr in self.SUBMODULES and attr not in BUILTINS and qualified is None:

@@ -21,7 +21,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
 from tapecli.interpreter.objects import _PYFUNCTION
-from tapecli.interpreter.registry import BUILTINS
+from tapecli.interpreter.registry import BUILTINS, tensorflow_result
 from tapecli.ops.scalar import scalar_binary
 from tapecli.interpreter.scalar_source import FLOAT_SCALARS, OP_NAMES, ScalarSource, scalar_loop
 from tapecli.runtime.limits import Limits
@@ -172,11 +172,14 @@ class Compiled:
             values = [a(scope) for a in args]
             if f.__class__ is _PYFUNCTION and interp.loop_observer is None:
                 fast = getattr(f, "positional", None)
-                if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1]:
+                if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1] \
+                        and not (values and values[0].__class__ is Tensor and values[0].weak):
                     try:
-                        return f(*values)        # a builtin whose arguments bind (as call_builtin)
+                        result = f(*values)      # a builtin whose arguments bind (as call_builtin)
                     except Exception as e:
                         raise call_error(e, node, values) from None
+                    return tensorflow_result(interp, node, result) if result.__class__ is Tensor and result.weak \
+                        else result
             return call(f, values, {}, node)
         return call_positional
 

@@ -50,6 +50,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.method_stack: list = []    # (class, instance) of the methods running, for super()
         self.fusion_state = None      # the kernels fusion compiled in this run
         self.ctx = current()            # the run's context (api.run_program begins it first)
+        self.ctx.settings.step = self._step     # what the library's iteration charges (limits.tick)
         self.compiled = Compiled(self)
         self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path
         self.loop_observer = None       # a loop plan's recorder, while it traces an iteration (loop_plans.py)
@@ -122,38 +123,53 @@ class Interpreter(Statements, Expressions, PythonForms):
 
     def add_request(self, kind, tape, target, target_node, source_node, sources, values, result, whys,
                     objective=None):
-        ctx = current()
         labels = self._source_labels(source_node, sources)
-        leaves = flatten(sources, "sources")
         target_text = self.text(target_node) if target_node else None
-        targets = None
-        if ctx.provenance.enabled:
-            from tapecli.autodiff.explain import diagnose
-            targets = [as_tensor(t) for t in flatten(target, "the target")]
-            whys = [None if v is not None else
-                    diagnose(tape, targets, target_text, leaf, label, label in self.globals.consts)
-                    for v, leaf, label in zip(values, leaves, labels)]
-        self.requests.append(Request(kind, ctx.settings.line, tape.name, target_text, labels, values, result, whys, leaves,
-                                     objective, targets, tape if ctx.provenance.enabled else None))
+        self.requests.append(new_request(kind, tape, target, target_text, labels, sources, values, result, whys,
+                                         objective, self.globals.consts))
 
     def _source_labels(self, node, sources):
-        leaves = flatten(sources, "sources")
-        labels = []
         item_nodes = None
         if isinstance(node, ast.ListDisplay):
             item_nodes = node.items
         elif isinstance(node, ast.DictDisplay):
             item_nodes = [v for _, v in node.pairs]
-        for i, leaf in enumerate(leaves):
-            if isinstance(leaf, Variable):
-                labels.append(leaf.name)
-            elif item_nodes is not None and len(item_nodes) == len(leaves):
-                labels.append(self.text(item_nodes[i]))
-            elif node is not None and len(leaves) == 1 and not isinstance(sources, (list, dict)):
-                labels.append(self.text(node))
-            else:
-                labels.append(f"{self.text(node) if node is not None else 'sources'}[{i}]")
-        return labels
+        return source_labels(sources, self.text(node) if node is not None else None,
+                             None if item_nodes is None else [self.text(n) for n in item_nodes])
+
+
+def new_request(kind, tape, target, target_text, labels, sources, values, result, whys, objective=None,
+                consts=()) -> Request:
+    """The Request of one gradient call at the run's current line (``consts``: the names of constants, for
+    ``explain``'s reason why a gradient is None)."""
+    ctx = current()
+    leaves = flatten(sources, "sources")
+    targets = None
+    if ctx.provenance.enabled:
+        from tapecli.autodiff.explain import diagnose
+        targets = [as_tensor(t) for t in flatten(target, "the target")]
+        whys = [None if v is not None else
+                diagnose(tape, targets, target_text, leaf, label, label in consts)
+                for v, leaf, label in zip(values, leaves, labels)]
+    return Request(kind, ctx.settings.line, tape.name, target_text, labels, values, result, whys, leaves,
+                   objective, targets, tape if ctx.provenance.enabled else None)
+
+
+def source_labels(sources, text: str | None, item_texts: list | None) -> list[str]:
+    """How a request names each source leaf: a variable by its name; else the program's text of the sources
+    (``text``), or of each item of a list or dict display (``item_texts``)."""
+    leaves = flatten(sources, "sources")
+    labels = []
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Variable):
+            labels.append(leaf.name)
+        elif item_texts is not None and len(item_texts) == len(leaves):
+            labels.append(item_texts[i])
+        elif text is not None and len(leaves) == 1 and not isinstance(sources, (list, dict)):
+            labels.append(text)
+        else:
+            labels.append(f"{text if text is not None else 'sources'}[{i}]")
+    return labels
 
 
 def _values_of(result, value) -> bool:

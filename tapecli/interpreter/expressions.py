@@ -15,11 +15,19 @@ from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable, literal_array, numpy_result
+from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable,
+                                    literal_array, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          _list_as_tensor)
 
+
+
+def _dims(value) -> list | None:
+    """A shape's dimensions (a TensorShape, or a tuple or list of integers), None for anything else."""
+    if isinstance(value, Tensor) and value.ndim <= 1 and (value.dtype.kind in "iu" or value.size == 0):
+        return [int(d) for d in np.atleast_1d(value.value)]
+    return None
 
 
 class Expressions:
@@ -130,6 +138,8 @@ class Expressions:
         try:
             return literal_array(raw)
         except TdfTypeError as e:
+            if e.message == RAGGED and self.ctx.settings.python_spelling:
+                return None         # Python's list of rows of different lengths: a list of literals
             raise e.locate(node)
 
     def eval_ListDisplay(self, node, scope):
@@ -273,6 +283,9 @@ class Expressions:
             same = len(left) == len(right) and all(a is b or truth(self.compare("==", a, b)) for a, b in zip(left, right))
             return PythonBool(np.array(same == (op == "==")))
         left, right = (_list_as_tensor(v) for v in (left, right))
+        if op in ("==", "!=") and TensorShape in (left.__class__, right.__class__):
+            same = _dims(left) == _dims(right)      # TensorShape == (2, 3): a Python bool, as TensorFlow's
+            return PythonBool(np.array(same == (op == "==")))
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
                 raise TdfTypeError(f"'{op}' compares tensors, got {type_word(side)}")

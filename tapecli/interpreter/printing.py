@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
-from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, dtype_name
+from tapecli.runtime.values import DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, Variable, dtype_name
 
 
 def program_str(value) -> str:
@@ -43,6 +43,8 @@ def python_str(value) -> str:
         return str(_numpy_scalar(value))
     if isinstance(value, Tensor) and _is_array(value):
         return f"tf.Tensor({_numpy_text(value, False)}, shape={_shape(value)}, dtype={dtype_name(value.dtype)})"
+    if isinstance(value, NumpyDType):
+        return value.name
     if isinstance(value, DType):
         return f"<dtype: '{value.name}'>"
     return python_repr(value)
@@ -60,6 +62,8 @@ def python_repr(value, _open: tuple = ()) -> str:
         return repr(value.value.item() if value.ndim == 0 else value.value.tolist())
     if isinstance(value, Tensor):
         return f"<tf.Tensor: shape={_shape(value)}, dtype={dtype_name(value.dtype)}, numpy={_numpy_text(value, True)}>"
+    if isinstance(value, NumpyDType):
+        return f"dtype('{value.name}')"
     if isinstance(value, DType):
         return f"tf.{value.name}"
     if isinstance(value, (list, dict)):

@@ -8,6 +8,8 @@ import inspect
 import types
 
 from tapecli.errors import TdfTypeError
+from tapecli.frontend.ast import Attribute, Name
+from tapecli.runtime.values import DType, Tensor, Variable
 
 BUILTINS: dict = {}
 # What the interpreter asks the library without importing it (the library is the room above):
@@ -98,6 +100,61 @@ def signature(f) -> inspect.Signature:
 
 
 def call_builtin(f, interp, node, args, kwargs):
+    """Call a builtin. TensorFlow's function called on a Python literal first (``tf.boolean_mask([1, 2], m)``,
+    ``tf.math.multiply(7, 6)``) converts it as tf.convert_to_tensor does, unless another argument gives it a dtype
+    or the builtin reads its literals itself (an attribute ``literals``: tf.range's widest argument)."""
+    if interp is not None and args and args[0].__class__ is Tensor and args[0].weak and not hasattr(f, "literals") \
+            and converting(interp, node) \
+            and not any(_typed(v, args[0]) for v in (*args[1:], *kwargs.values())):
+        from tapecli import ops
+        args = [ops.materialize(args[0]), *args[1:]]
+    return tensorflow_result(interp, node, _call_builtin(f, interp, node, args, kwargs))
+
+
+# The modules whose functions convert a Python literal as TensorFlow does (tf.convert_to_tensor: int32, float32)
+_CONVERTING = frozenset(("tf", "tf.math", "tf.nn", "tf.linalg", "tf.random", "tf.signal", "tf.bitwise", "keras.ops",
+                         "tf.keras.ops"))
+
+
+def converting(interp, node) -> bool:
+    """Whether the call ``node`` of a TensorFlow program spells a function of TensorFlow's (``tf.reshape``,
+    ``tf.math.add``, ``keras.ops.sum``) through a module the program imported: its Python literals are then
+    TensorFlow's tensors (``tf.reshape([1, 2, 3, 4], [2, 2])`` is an int32 tensor, ``tf.size(t)`` one too)."""
+    if getattr(interp, "calls_tensorflow", False):      # a bridged run calls builtins only as tf's functions
+        return True
+    func, path = getattr(node, "func", None), []
+    if not interp.ctx.settings.python_spelling:
+        return False
+    while func.__class__ is Attribute:
+        path.append(func.attr)
+        func = func.value
+    if func.__class__ is not Name or not path:
+        return False
+    module = interp.globals.vars.get(func.id)          # an imported module: classes.Namespace
+    return getattr(module, "is_module", False) and ".".join([module.path, *reversed(path[1:])]) in _CONVERTING
+
+
+def tensorflow_result(interp, node, result):
+    """A TensorFlow function's result: a tensor, where its arguments were literals (``tf.add(2, 3)``)."""
+    if result.__class__ is Tensor and result.weak and interp is not None and converting(interp, node):
+        from tapecli import ops
+        return ops.materialize(result)
+    return result
+
+
+def _typed(value, literal: Tensor) -> bool:
+    """A dtype, or a tensor or variable whose dtype the literal can take (a bool's for a bool, a float's for a
+    float, an int's or a float's for an int), among a call's other arguments: the literal takes its dtype, not
+    its own (``tf.add([1, 2], x)``; not ``tf.boolean_mask([1, 2], mask)`` nor ``tf.gather([1.5, 2.5], i)``)."""
+    if isinstance(value, DType):
+        return True
+    if not isinstance(value, (Tensor, Variable)) or getattr(value, "weak", False):
+        return False
+    kind = value.dtype.kind
+    return kind in {"b": "b", "f": "f"}.get(literal.dtype.kind, "iuf")      # an int literal meets floats too
+
+
+def _call_builtin(f, interp, node, args, kwargs):
     fast = f.positional
     if fast is not None and not kwargs and not f.wants_interp and fast[0] <= len(args) <= fast[1]:
         return f(*args)       # the arguments bind: skip inspect's (slow) check

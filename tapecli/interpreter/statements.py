@@ -1,6 +1,7 @@
 """Statements: declarations, assignment, tapes, control flow, functions, expectations."""
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -10,7 +11,7 @@ from tapecli import ops
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.loop_shape import loop_shape
-from tapecli.interpreter.registry import BUILTINS
+from tapecli.interpreter.registry import BUILTINS, HOOKS
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.fusion.core import evaluate as fuse
 from tapecli.ops.core import _tensor as new_tensor
@@ -25,13 +26,28 @@ from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, residen
 from tapecli.runtime import spelling
 
 
-def _alias_of(scope: Scope, name: str, variable) -> bool:
+def _alias_of(names: dict, name: str, variable) -> bool:
     """Whether ``name`` held ``variable`` as an alias (``y = x``): the name it was first bound to is another, and
-    still holds it here. Rebinding an alias (``y = sin(y)``) leaves the variable as it was, under its own name; a
-    function's parameter holding the caller's variable is no alias in the function's scope (``v = v - lr * g``
-    there is the mistake the warning is for), nor is the name of a variable a function made and returned."""
+    still holds it here (``names``: the scope's). Rebinding an alias (``y = sin(y)``) leaves the variable as it
+    was, under its own name; a function's parameter holding the caller's variable is no alias in the function's
+    scope (``v = v - lr * g`` there is the mistake the warning is for), nor is the name of a variable a function
+    made and returned."""
     first = variable.bound_as
-    return first is not None and first != name and scope.vars.get(first) is variable
+    return first is not None and first != name and names.get(first) is variable
+
+
+def note_binding(names: dict, name: str, old, value, line, declared: bool = False) -> None:
+    """What binding ``value`` to ``name`` (which held ``old``; ``names``: the scope's) tells: a variable's name
+    rebound to a tensor is a warning (and, for explain, a rebinding); a variable's first name is kept."""
+    if not declared and isinstance(old, Variable) and not isinstance(value, Variable) \
+            and not _alias_of(names, name, old):
+        ctx = current()
+        ctx.settings.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
+                          f"or {name}.assign(...)?", line)
+        if ctx.provenance.enabled:
+            ctx.provenance.rebinds[name] = (line, old.name)
+    if value.__class__ is Variable and value.bound_as is None:
+        value.bound_as = name
 
 
 def _bound_names(body) -> set[str]:
@@ -104,6 +120,10 @@ class Statements:
     def _dtype_of_annotation(self, annotation: str, node) -> np.dtype:
         name = DTYPE_ALIASES.get(annotation, annotation)
         if name not in DTYPES:
+            why = HOOKS["out_of_scope"](f"tf.{annotation}") if "out_of_scope" in HOOKS else None
+            if why is not None:                # tf.complex64, tf.int8, tf.string: the scope table's reason
+                raise TdfTypeError(f"dtype {annotation} is out of scope for tapecli: {why}",
+                                   hint="use float32, float64, int32, int64 or bool")
             raise TdfTypeError(f"unknown dtype {annotation}", hint="use float32, float64, int32, int64 or bool")
         return DTYPES[name]
 
@@ -124,7 +144,6 @@ class Statements:
         scope.consts.add(node.name)
 
     def bind(self, scope: Scope, name: str, value, node, declared=False):
-        ctx = current()
         if (value.__class__ is Tensor and not declared and name not in scope.consts and not self.implicit_wrt
                 and scope.vars.get(name).__class__ is not Variable):
             scope.vars[name] = value        # the common case: a tensor bound to a name
@@ -134,15 +153,7 @@ class Statements:
                                hint=f"use another name, or declare it with {spelling.declaration('var', name, '...')}")
         if declared:
             scope.consts.discard(name)
-        old = scope.vars.get(name)
-        if not declared and isinstance(old, Variable) and not isinstance(value, Variable) \
-                and not _alias_of(scope, name, old):
-            ctx.settings.warn(f"{name} was a variable, now a tensor: did you mean {name}.assign_add(...) "
-                       f"or {name}.assign(...)?", node.line)
-            if ctx.provenance.enabled:
-                ctx.provenance.rebinds[name] = (node.line, old.name)
-        if value.__class__ is Variable and value.bound_as is None:
-            value.bound_as = name
+        note_binding(scope.vars, name, scope.vars.get(name), value, node.line, declared)
         if isinstance(value, ProgramObject) and hasattr(value, "bind_name"):
             value.bind_name(name)       # a layer or model names its variables after its first binding
         scope.vars[name] = value
@@ -248,7 +259,6 @@ class Statements:
             tape.paused = False
 
     def exec_TapeBlock(self, node, scope):
-        ctx = current()
         options = {kw.name: self.eval(kw.value, scope) for kw in node.options}
         unknown = set(options) - {"persistent", "watch_accessed_variables"}
         if unknown:
@@ -258,38 +268,16 @@ class Statements:
                     watch_accessed_variables=truth(options.get("watch_accessed_variables", True)), line=node.line)
         self.tapes.append(tape)
         self.bind(scope, node.name, TapeObject(tape, self), node)
-        tape.open = True
-        ctx.tapes.append(tape)
-        history = ctx.provenance.tape(tape) if ctx.provenance.enabled else None
-        if history:
-            history.opened = ctx.provenance.now
-        try:
+        with recording(tape):
             self.exec_block(node.body, scope)
-        finally:
-            ctx.tapes.remove(tape)
-            tape.open = False
-            tape.paused = False
-            if history:
-                history.closed = ctx.provenance.now
 
     def exec_StopRecording(self, node, scope):
         self.run_paused(self._current_tape(node.tape, node, scope), node.body, node, scope)
 
     def run_paused(self, tape: Tape, body, node, scope):
         """``stop_recording t:`` and ``with t.stop_recording():``: the block, with ``tape`` not recording."""
-        ctx = current()
-        if not tape.recording:
-            raise TapeError(f"tape {tape.name} is not recording here",
-                            hint="stop_recording belongs inside the tape's own block")
-        tape.paused = True
-        pause = [ctx.provenance.now, None, node.line]
-        if ctx.provenance.enabled:
-            ctx.provenance.tape(tape).pauses.append(pause)
-        try:
+        with paused(tape, node.line):
             self.exec_block(body, scope)
-        finally:
-            tape.paused = False
-            pause[1] = ctx.provenance.now
 
     def exec_With(self, node, scope):
         """A `with` the parser could not make a TDF block: a tape's stop_recording() reached another way
@@ -471,3 +459,40 @@ def _narrowed(name: str, arr: np.ndarray, target: np.dtype) -> np.ndarray:
             raise UsageError(f"--set {name}: {bad!r} does not fit {dtype_name(target)} (its largest finite value "
                              f"is {float(np.finfo(target).max):.8g})")
     return out
+
+
+@contextlib.contextmanager
+def recording(tape: Tape):
+    """A tape's block: the tape open and recording while it runs (the provenance log notes when)."""
+    ctx = current()
+    tape.open = True
+    ctx.tapes.append(tape)
+    history = ctx.provenance.tape(tape) if ctx.provenance.enabled else None
+    if history:
+        history.opened = ctx.provenance.now
+    try:
+        yield tape
+    finally:
+        ctx.tapes.remove(tape)
+        tape.open = False
+        tape.paused = False
+        if history:
+            history.closed = ctx.provenance.now
+
+
+@contextlib.contextmanager
+def paused(tape: Tape, line):
+    """``stop_recording t:`` and ``with t.stop_recording():``: ``tape`` not recording while the block runs."""
+    ctx = current()
+    if not tape.recording:
+        raise TapeError(f"tape {tape.name} is not recording here",
+                        hint="stop_recording belongs inside the tape's own block")
+    tape.paused = True
+    pause = [ctx.provenance.now, None, line]
+    if ctx.provenance.enabled:
+        ctx.provenance.tape(tape).pauses.append(pause)
+    try:
+        yield
+    finally:
+        tape.paused = False
+        pause[1] = ctx.provenance.now

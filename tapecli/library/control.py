@@ -15,6 +15,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradi
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape, check_unconnected, type_word
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
@@ -103,6 +104,9 @@ def switch_case(interp, branch_index, branch_fns, default=None, name="switch_cas
     return interp.call_value(fn, [])
 
 
+switch_case.literals = "a Python index is refused, as TensorFlow does"     # (interpreter/registry.py: call_builtin)
+
+
 @builtin("case", interp=True)
 def case(interp, pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
     """tf.case: the first pair whose predicate holds runs (eager TensorFlow does not check ``exclusive``);
@@ -147,7 +151,7 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
             raise TdfValueError("tf.while_loop(): body must return the structure of loop_vars "
                                 f"({len(loop_vars)} value(s)), got {type_word(result)}")
         values, count = list(result), count + 1
-        interp._step()
+        tick()
     return pack_as(values, [leaf if isinstance(leaf, TensorArray) else _strong(leaf, "tf.while_loop")
                             for leaf in flatten(values)])
 
@@ -194,7 +198,7 @@ def _fold(interp, fn, elems, initializer, where, reverse, keep_all):
     for i in order:
         acc = interp.call_value(fn, [acc, _row(leaves, structure, i)])
         outputs.append(acc)
-        interp._step()
+        tick()
     if not keep_all:
         return pack_as(acc, [_strong(leaf, where) for leaf in flatten(acc)])
     if not outputs:
@@ -250,7 +254,7 @@ def map_fn(interp, fn, elems, dtype=None, parallel_iterations=None, back_prop=Tr
                 raise TdfTypeError(f"tf.map_fn(): fn returned {t.dtype}, the output signature says {d}"
                                    + ("" if signature is not None else " (elems' dtype): give fn_output_signature"))
         outputs.append(out)
-        interp._step()
+        tick()
     return _stack(outputs, want_structure, "tf.map_fn", dtypes=want)
 
 
@@ -263,7 +267,7 @@ def vectorized_map(interp, fn, elems, fallback_to_while_loop=True, warn=True):
     outputs = []
     for i in range(n):
         outputs.append(interp.call_value(fn, [_row(leaves, structure, i)]))
-        interp._step()
+        tick()
     return _stack(outputs, outputs[0], "tf.vectorized_map")
 
 

@@ -14,7 +14,8 @@ from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import DType, DTYPES, Tensor, TensorShape, Variable, dtype_name, literal_array
+from tapecli.runtime.values import (DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, Variable,
+                                    dtype_name, literal_array)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
@@ -53,7 +54,8 @@ def to_axis(value):
     return to_int(value, "axis")
 
 
-_DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 9: "int64", 10: "bool"}
+# TensorFlow's enum values (types.proto) of the dtypes tapecli has: tf.as_dtype(2) is float64
+DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 9: "int64", 10: "bool"}
 
 
 def to_dtype(value) -> np.dtype:
@@ -63,9 +65,11 @@ def to_dtype(value) -> np.dtype:
         return DType(value.as_dtype).np
     if isinstance(value, str) and DType(value).name in DTYPES:
         return DType(value).np
-    if isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu" and \
-            int(value.value) in _DTYPE_ENUMS:          # TensorFlow's DataType numbers: tf.zeros(1, 1) is float32
-        return DType(_DTYPE_ENUMS[int(value.value)]).np
+    if isinstance(value, np.dtype) and dtype_name(value) in DTYPES:     # a tensor's own dtype, as the library reads it
+        return value
+    if isinstance(value, Tensor) and value.weak and value.ndim == 0 and value.dtype.kind in "iu" \
+            and int(value.value) in DTYPE_ENUMS:                        # TensorFlow's enum value (tf.ones(2, 3))
+        return DTYPES[DTYPE_ENUMS[int(value.value)]]
     raise TdfTypeError(f"expected a dtype (float32, float64, int32, int64, bool), got {type_word(value)}")
 
 
@@ -271,6 +275,8 @@ def squeeze(x, axis=None):
 
 
 def _tensor_list(xs, what):
+    if isinstance(xs, Tensor) and xs.ndim >= 1 and xs.shape[0]:     # a literal list of numbers (or a tensor): its rows
+        return ops.rows(xs)
     if not isinstance(xs, (list, tuple)) or not xs:
         raise TdfTypeError(f"{what} takes a non-empty list of tensors")
     return list(xs)
@@ -326,12 +332,26 @@ def fill(shape, value, dtype=None):
 
 
 @builtin()
-def linspace(start, stop, num, dtype=None):
+def linspace(start, stop, num, dtype=None, axis=0, name=None):
+    """``num`` evenly spaced values from start to stop; start and stop may be tensors (broadcast together), the
+    values then along ``axis`` of the result."""
     n = to_int(num, "num")
-    _check_size((n,))
     if n < 0:
         raise TdfValueError(f"linspace needs a count of at least 0, got {n}")
-    return Tensor(np.linspace(to_float(start), to_float(stop), n).astype(_float_dtype(dtype)))
+    a, b = (np.asarray(ops.to_tensor(v).value, dtype=np.float64) for v in (start, stop))
+    if a.ndim == 0 and b.ndim == 0:
+        _check_size((n,))
+        return Tensor(np.linspace(float(a), float(b), n).astype(_float_dtype(dtype)))
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ShapeError(f"linspace: start of shape {list(a.shape)} and stop of shape {list(b.shape)} do not "
+                         "broadcast") from None
+    _check_size((n, *shape))
+    k = to_int(axis, "axis")
+    if not -len(shape) - 1 <= k <= len(shape):
+        raise ShapeError(f"linspace: axis {k} is out of range for a result of rank {len(shape) + 1}")
+    return Tensor(np.linspace(a, b, n, axis=k).astype(_float_dtype(dtype)))
 
 
 @builtin("range")
@@ -361,6 +381,9 @@ def tf_range(start, limit=None, delta=1, dtype=None, name="range"):
         dtype = strong.dtype if strong is not None else None
     t = range_(start, limit, delta, None if dtype is None else dtype)
     return ops.materialize(t) if t.weak else t
+
+
+tf_range.literals = "the widest of start, limit and delta"     # (interpreter/registry.py: call_builtin)
 
 
 @builtin()
@@ -408,13 +431,21 @@ def _draw(interp, shape, seed, dtype, sample, *params):
     return drawn(sample, _float_dtype(dtype), _source(interp, seed), *params, shape)
 
 
+def _seed_dtype(seed, dtype):
+    """TDF's order (shape, mean, stddev, seed, dtype) or TensorFlow's (shape, mean, stddev, dtype, seed): a dtype
+    given fourth is the dtype."""
+    return (dtype, seed) if isinstance(seed, DType) else (seed, dtype)
+
+
 @builtin(interp=True)
-def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
+def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None, name=None):
+    seed, dtype = _seed_dtype(seed, dtype)
     return _draw(interp, shape, seed, dtype, normal_values, to_float(mean), to_float(stddev))
 
 
 @builtin(interp=True)
-def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None):
+def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None, name=None):
+    seed, dtype = _seed_dtype(seed, dtype)
     return _draw(interp, shape, seed, dtype, uniform_values, to_float(minval), to_float(maxval))
 
 
@@ -495,16 +526,37 @@ def attribute(interp, value, attr, node):
             return Tensor(np.array(value.trainable))
         if attr in ("shape", "dtype", "value"):
             return _tensor_attribute(value.read(), attr)
+    elif isinstance(value, TensorShape):
+        return _shape_attribute(value, attr)
     elif isinstance(value, Tensor):
         return _tensor_attribute(value, attr)
     raise TdfTypeError(f"{type_word(value)} has no attribute {attr}")
+
+
+def _shape_attribute(shape: TensorShape, attr):
+    """TensorFlow's TensorShape: ``as_list()``, ``rank``/``ndims``, ``num_elements()``, ``is_fully_defined()``
+    (a shape here is always known), ``dims``."""
+    from tapecli.interpreter.objects import BoundMethod
+    dims = Tensor(np.array(shape.value, dtype=np.int64), weak=True)
+    if attr == "as_list":
+        return BoundMethod(attr, lambda call_node: dims)
+    if attr in ("rank", "ndims"):
+        return Tensor(np.array(shape.size, dtype=np.int64), weak=True)
+    if attr == "dims":
+        return dims
+    if attr == "num_elements":
+        return BoundMethod(attr, lambda call_node: Tensor(np.array(int(np.prod(shape.value)), dtype=np.int64), weak=True))
+    if attr == "is_fully_defined":
+        return BoundMethod(attr, lambda call_node: PythonBool(np.array(True)))
+    raise TdfTypeError(f"a TensorShape has no attribute {attr}",
+                       hint="a shape has as_list(), rank, ndims, dims, num_elements() and is_fully_defined()")
 
 
 def _tensor_attribute(t: Tensor, attr):
     if attr == "shape":
         return TensorShape(np.array(t.shape, dtype=np.int64), weak=True)
     if attr == "dtype":
-        return DType(dtype_name(t.dtype))
+        return (NumpyDType if isinstance(t, NumpyArray) else DType)(dtype_name(t.dtype))
     if attr == "value":
         return t
     if attr == "T":

@@ -10,7 +10,12 @@ whose components are sliced together, and a list of numbers as one tensor.
 
 ``shuffle``'s order is TensorFlow's own random stream, which tapecli cannot reproduce: a shuffle of more than
 one element at a time is refused (exit 3) rather than giving another order; ``shuffle(1)`` keeps the order,
-as TensorFlow's does."""
+as TensorFlow's does.
+
+Each element a source (from_tensor_slices, from_tensors, range) yields is a step of the run (limits.tick),
+whatever draws it: a ``for`` loop, ``list``, ``sorted``, ``zip``, a comprehension, ``batch``, ``skip`` or
+``cardinality``. An endless pipeline (``repeat()``) then ends at --max-steps or TAPECLI_MAX_SECONDS, and a
+huge batch at the memory cap while its elements are gathered, before it is stacked."""
 from __future__ import annotations
 
 import itertools
@@ -25,6 +30,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
+from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -69,6 +75,13 @@ def _unpacked_call(interp, fn, element):
 def _as_element(value):
     return pack_as(value, [_component(leaf) for leaf in flatten(value)]) if isinstance(value, (list, dict)) \
         else _component(value)
+
+
+def _counted(elements):
+    """A source's elements, each charged as a step to the run's budget as it is drawn."""
+    for element in elements:
+        tick()
+        yield element
 
 
 class Dataset(ProgramObject):
@@ -218,12 +231,12 @@ def from_tensor_slices(tensors, name=None):
         raise TdfValueError(f"Dataset.from_tensor_slices: the components' first dimensions differ: "
                             f"{[t.shape[0] for t in leaves]}")
     rows = [ops.rows(t) for t in leaves]
-    return Dataset(lambda: (pack_as(structure, [r[i] for r in rows]) for i in range(n)))
+    return Dataset(lambda: _counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)))
 
 
 def from_tensors(tensors, name=None):
     element = _structure(tensors)
-    return Dataset(lambda: iter([element]))
+    return Dataset(lambda: _counted([element]))
 
 
 def range_(*args, output_type=None, name=None):
@@ -231,7 +244,7 @@ def range_(*args, output_type=None, name=None):
     if not 1 <= len(bounds) <= 3:
         raise TdfTypeError(f"Dataset.range takes 1 to 3 positional arguments, got {len(bounds)}")
     dtype = np.dtype(np.int64) if output_type is None else to_dtype(output_type)
-    return Dataset(lambda: (Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)))
+    return Dataset(lambda: _counted(Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)))
 
 
 def zip_(*datasets, name=None):

@@ -5,8 +5,15 @@ the ``np.random.*`` functions, ``np.finfo``, ``np.arange``, ``np.append``, ``np.
 Each calls NumPy itself on the values, so the numbers (random streams included) and dtypes are NumPy's, bit
 for bit; what it computes is off every tape, as NumPy is in TensorFlow (a gradient through it is None, and the
 tape's `why` says where the path left it). The global ``np.random`` state is the run's own (seeded by
-``np.random.seed``), never the process's."""
+``np.random.seed``), never the process's.
+
+Every call is weighed against --max-elements and the memory cap before NumPy allocates its result, by the
+rules a Python program's ``numpy`` module is weighed by (runtime/numpy_gate.py), and again as it becomes a
+program value (``tolist``'s numbers, one tensor each)."""
 from __future__ import annotations
+
+import math
+import sys
 
 import numpy as np
 
@@ -14,6 +21,8 @@ from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, builtin_function, hook
+from tapecli.runtime.limits import LIST_SLOT, admit
+from tapecli.runtime.numpy_gate import weighed, weighed_method
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable
 
@@ -44,6 +53,7 @@ def from_numpy(value):
         array = np.asarray(value)
         if array.dtype.kind not in "biuf":
             raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
+        admit(array.size, array.itemsize, "NumPy's result, as a tensor")
         return NumpyArray(array.copy())
     if isinstance(value, (bool, int, float)):
         return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else PythonBool(np.array(value))
@@ -52,6 +62,25 @@ def from_numpy(value):
     if value is None:
         return None
     raise TdfTypeError(f"NumPy gave {type(value).__name__}, which tapecli programs do not hold")
+
+
+def _held(dtype) -> None:
+    """A dtype asked of NumPy that no tensor can have (strings, bytes, records): refused once the result is
+    weighed, before NumPy makes it (an ``astype('U30000000')`` would fill a gigabyte, then be refused)."""
+    try:
+        kind = None if dtype is None else np.dtype(dtype).kind
+    except (TypeError, ValueError):
+        return                                      # NumPy words the error
+    if kind is not None and kind not in "biuf":
+        raise TdfTypeError(f"tapecli has no {np.dtype(dtype)} tensors (NumPy was asked for one)")
+
+
+def _held_dtype(*args, dtype=None, **kwargs) -> None:
+    _held(dtype)
+
+
+def _held_astype(dtype=None, *args, **kwargs) -> None:
+    _held(dtype)
 
 
 def numpy_call(fn, args, kwargs, what: str, line=None):
@@ -81,9 +110,16 @@ def array_attribute(interp, t: Tensor, attr: str, node):
     array = t.value if not t.weak or t.ndim else np.asarray(t.value)
 
     def call(call_node, *args, **kwargs):
-        return numpy_call(getattr(array, attr), args, kwargs, f"{interp.text(node) or 'x.' + attr}()",
-                          getattr(call_node, "line", None))
+        if attr == "tolist":        # Python's numbers, then a tensor each (from_numpy), in nested lists
+            admit(array.size, _NUMBER_VALUE, f"{interp.text(node) or 'x.tolist'}()'s list")
+        return numpy_call(weighed_method(array, attr, _held_astype if attr == "astype" else None), args, kwargs,
+                          f"{interp.text(node) or 'x.' + attr}()", getattr(call_node, "line", None))
     return BoundMethod(attr, call)
+
+
+# What a number of ``tolist``'s list costs as a program value: its slot, Python's number, and a tensor of it
+# (its NumPy scalar, and 64 bytes for the tensor object: about 120 bytes the two, measured).
+_NUMBER_VALUE = LIST_SLOT + sys.getsizeof(1.0) + sys.getsizeof(np.float64(1.0)) + 64
 
 
 # ------------------------------------------------------------- np.random
@@ -107,7 +143,7 @@ class Generator(ProgramObject):
         if attr not in _RANDOM:
             raise TdfTypeError(f"numpy.random.Generator has no method {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted(_RANDOM))}")
-        fn = getattr(self.generator, attr)
+        fn = weighed("numpy.random", attr, getattr(self.generator, attr), _held_dtype)
         return BoundMethod(attr, lambda call_node, *a, **k: numpy_call(fn, a, k, f"Generator.{attr}()",
                                                                        getattr(call_node, "line", None)))
 
@@ -132,7 +168,8 @@ def np_seed(interp, seed=None):
 
 def _legacy(name):
     def function(interp, *args, **kwargs):
-        return numpy_call(getattr(_global_state(interp), name), args, kwargs, f"np.random.{name}()")
+        fn = weighed("numpy.random", name, getattr(_global_state(interp), name), _held_dtype)
+        return numpy_call(fn, args, kwargs, f"np.random.{name}()")
     function.__name__ = name
     return function
 
@@ -164,7 +201,12 @@ def iinfo(dtype):
     return _Finfo(np.iinfo(to_numpy(dtype)))
 
 
-def _numpy_function(fn, spelling: str):
+def _numpy_function(fn, spelling: str, module: str | None):
+    """A host module's function as a builtin: NumPy's weighed before it allocates (``module``: its NumPy
+    module's name), Python's math as it is."""
+    if module is not None:
+        fn = weighed(module, spelling.rpartition(".")[2], fn, _held_dtype)
+
     def function(*args, **kwargs):
         return numpy_call(fn, args, kwargs, f"{spelling}()")
     function.__name__ = spelling.rpartition(".")[2]
@@ -192,22 +234,32 @@ _SCALAR_TYPES = {"float32": "float32", "float64": "float64", "double": "float64"
                  "int64": "int64", "bool_": "bool"}
 
 
-@hook("numpy_name")
-def numpy_name(path: str, attr: str):
-    """``np.<attr>`` (path ``np``, ``np.linalg``, ``np.fft``): NumPy's own function, scalar type or constant,
-    computed by NumPy itself on the program's values; None where NumPy has no such name or it is a module."""
-    if attr in REFUSED:
+# The modules whose functions a TensorFlow program calls on host values, as CPython calls them: NumPy's and
+# Python's math (``math.sqrt(2.0)`` is Python's float, never a float32 tensor).
+HOST_MODULES = {"np": np, "math": math}
+
+
+@hook("host_module_name")
+def host_module_name(path: str, attr: str):
+    """``np.<attr>``, ``np.linalg.<attr>``, ``math.<attr>``: the module's own function, scalar type or
+    constant, computed by the module itself on the program's values; None where it is a submodule. A name the
+    module does not have is the program's error, as in Python (``np.relu`` and ``math.softmax`` do not
+    resolve)."""
+    root, *parts = path.split(".")
+    if root == "np" and attr in REFUSED:
         raise TdfNameError(f"{path}.{attr} is out of scope for tapecli: {REFUSED[attr]}")
-    if path == "np" and attr in _SCALAR_TYPES:
+    if root == "np" and not parts and attr in _SCALAR_TYPES:
         return NumpyScalarType(_SCALAR_TYPES[attr])
-    module = np
-    for part in path.split(".")[1:]:
+    module = HOST_MODULES[root]
+    for part in parts:
         module = getattr(module, part, None)
     value = getattr(module, attr, None)
-    if value is None or attr.startswith("_") or isinstance(value, type(np)):
+    if isinstance(value, type(np)):
         return None
+    if value is None or attr.startswith("_"):
+        raise TdfNameError(f"{'numpy' if root == 'np' else root}{path[len(root):]} has no attribute {attr!r}")
     if isinstance(value, (float, int)):
         return from_numpy(value)
     if callable(value) and not isinstance(value, type):
-        return _numpy_function(value, f"{path}.{attr}")
-    return None
+        return _numpy_function(value, f"{path}.{attr}", "numpy" + path[2:] if root == "np" else None)
+    raise TdfNameError(f"{path}.{attr} is not a function or a number tapecli programs can use")

@@ -59,6 +59,8 @@ def _tensor_of(value, dtype=None) -> Tensor:
     if t.weak:
         return Tensor(convert_weak(t.value, want if want is not None else ops.default_dtype(t.value)))
     if want is not None and t.dtype != want:
+        if isinstance(t, (NumpyArray, PythonBool)):      # TensorFlow converts a NumPy array (or bool) to the dtype
+            return Tensor(t.value.astype(want))
         raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.call('cast', 'x', 'dtype')}")
     return tf_tensor(t)
 

@@ -148,9 +148,15 @@ _FAMILIES: list[tuple[str, str]] = [
 OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in names.split()})
 
 
+# Whole modules of tensors tapecli does not have: every function of theirs is out of scope for the same reason
+# as the tensors' own classes (tf.string, tf.SparseTensor, tf.RaggedTensor above).
+MODULES = {"tf.strings.": OUT_OF_SCOPE["tf.string"], "tf.sparse.": OUT_OF_SCOPE["tf.SparseTensor"],
+           "tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"]}
+
+
 @hook("out_of_scope")
 def reason(path: str) -> str | None:
     """Why ``path`` (``tf.io.read_file``; ``keras.`` spellings as ``tf.keras.``) is out of scope, or None."""
     if not path.startswith("tf."):
         path = "tf." + path
-    return OUT_OF_SCOPE.get(path)
+    return OUT_OF_SCOPE.get(path) or next((why for module, why in MODULES.items() if path.startswith(module)), None)

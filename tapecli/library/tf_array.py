@@ -9,7 +9,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 @builtin()
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -33,6 +33,9 @@ def rank(input, name=None):  # noqa: A002
 def is_tensor(x):
     """A tensor or a variable; a Python number (a literal, weak) is not one."""
     return Tensor(np.array(isinstance(x, Variable) or (isinstance(x, Tensor) and not x.weak)))
+
+
+is_tensor.literals = "a Python number is no tensor"     # (interpreter/registry.py: call_builtin)
 
 
 @builtin()
@@ -93,17 +96,31 @@ def meshgrid(*args, indexing="xy", name=None):
 
 
 def _scatter_mask(tensor, indices):
+    """The tensor, its indices, and where they write: an index shorter than the rank writes a whole slice."""
     t = ops.to_tensor(tensor)
     idx = ops.to_tensor(indices)
-    ones = Tensor(np.ones(idx.shape[:-1], dtype=t.dtype))
+    depth = idx.shape[-1] if idx.ndim else 0
+    ones = Tensor(np.ones((*idx.shape[:-1], *t.shape[depth:]), dtype=t.dtype))
     return t, idx, ops.greater(ops.scatter_nd(idx, ones, t.shape), 0)
 
 
 @builtin()
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
-    t, idx, hit = _scatter_mask(tensor, indices)
-    return ops.where(hit, ops.scatter_nd(idx, ops.cast(updates, t.dtype) if ops.to_tensor(updates).weak else updates,
-                                         t.shape), t)
+    """``tensor`` with the elements or slices at ``indices`` replaced by ``updates``; of an index given twice, the
+    last update (TensorFlow's CPU kernel applies them in order)."""
+    t, idx, u = ops.to_tensor(tensor), ops.to_tensor(indices), ops.to_tensor(updates)
+    u = ops.cast(u, t.dtype) if u.weak else u
+    batch = idx.ndim - 1                        # the dimensions of updates that follow the indices'
+    if batch >= 0 and idx.size and tuple(u.shape[:batch]) == tuple(idx.shape[:-1]):
+        depth = idx.shape[-1]
+        rows = np.asarray(idx.value).reshape(-1, depth)
+        last = {tuple(row): n for n, row in enumerate(rows.tolist())}
+        if len(last) < len(rows):
+            keep = Tensor(np.array(sorted(last.values()), dtype=np.int64))
+            idx = ops.gather(ops.reshape(idx, (-1, depth)), keep)
+            u = ops.gather(ops.reshape(u, (len(rows), *u.shape[batch:])), keep)
+    t, idx, hit = _scatter_mask(t, idx)
+    return ops.where(hit, ops.scatter_nd(idx, u, t.shape), t)
 
 
 @builtin()
@@ -153,16 +170,17 @@ def is_symbolic_tensor(tensor):
 
 @builtin()
 def inside_function():
-    return Tensor(np.array(False))
+    """A Python bool, as TensorFlow's: False, as a program runs eagerly."""
+    return PythonBool(np.array(False))
 
 
 @builtin()
 def get_static_value(tensor, partial=False):
-    """The value as a NumPy array (every tensor's value is known eagerly)."""
+    """The value as a NumPy array, as TensorFlow gives it (every tensor's value is known eagerly)."""
     if tensor is None:
         return None
     t = ops.to_tensor(tensor)
-    return ops.materialize(t) if t.weak else Tensor(t.value)
+    return NumpyArray((ops.materialize(t) if t.weak else t).value)
 
 
 @builtin()

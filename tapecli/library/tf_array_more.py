@@ -9,12 +9,12 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.conversions import to_float, to_int, truth
+from tapecli.interpreter.conversions import format_value, to_float, to_int, truth
 from tapecli.interpreter.registry import builtin
-from tapecli.library.core import NamedResult
+from tapecli.library.core import DTYPE_ENUMS, NamedResult
 from tapecli.library.keras import initializers
 from tapecli.library.tf_array import unique
-from tapecli.runtime.values import DType, Tensor
+from tapecli.runtime.values import DTYPES, DType, Tensor
 
 
 def _t(x) -> Tensor:
@@ -279,13 +279,24 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None)
     return Tensor(np.bincount(bins.reshape(-1), minlength=n).astype(np.int32 if dtype is None else _dtype(dtype)))
 
 
+# TensorFlow's other names of the dtypes tapecli has (its enum values: core.DTYPE_ENUMS)
+_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": None, "int": "int32", "long": "int64"}
+
+
 @builtin("as_dtype")
 def as_dtype(type_value):
+    """tf.as_dtype: a dtype, its name (TensorFlow's spellings: "float", "double") or its enum value."""
     if isinstance(type_value, DType):
         return type_value
-    if isinstance(type_value, str):
-        return DType(type_value)
-    raise TdfTypeError(f"as_dtype: cannot convert {type_value!r} to a dtype")
+    name = type_value if isinstance(type_value, str) else None
+    if isinstance(type_value, Tensor) and type_value.ndim == 0 and type_value.dtype.kind in "iu":
+        name = DTYPE_ENUMS.get(int(type_value.value))
+    name = _DTYPE_NAMES.get(name, name)
+    if name is not None and DType(name).name in DTYPES:
+        return DType(name)
+    shown = format_value(type_value) if isinstance(type_value, Tensor) else repr(type_value)
+    raise TdfTypeError(f"as_dtype: cannot convert {shown} to a dtype",
+                       hint="tapecli's dtypes: float32, float64, int32, int64, bool")
 
 
 @builtin("local_response_normalization", "lrn")

@@ -11,7 +11,12 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin
-from tapecli.runtime.values import DType, Tensor
+from tapecli.runtime.limits import admit
+from tapecli.runtime.numpy_gate import weighed
+from tapecli.runtime.values import DType, Tensor, TensorShape
+
+# NumPy's constructors, each result weighed before it is made (num_rows=2**31 would be 16 GB of ones).
+_ones, _zeros, _eye = (weighed("numpy", name, getattr(np, name)) for name in ("ones", "zeros", "eye"))
 
 
 def _t(x) -> Tensor:
@@ -123,7 +128,7 @@ class LinearOperator(ProgramObject):
             fn = methods[attr]
             return BoundMethod(attr, lambda call_node, *a, **k: fn(*a, **k))
         shape = list(self.dense().shape)
-        values = {"shape": shape, "batch_shape": shape[:-2], "range_dimension": shape[-2],
+        values = {"shape": _shape(shape), "batch_shape": _shape(shape[:-2]), "range_dimension": shape[-2],
                   "domain_dimension": shape[-1], "tensor_rank": len(shape), "name": self.name,
                   "dtype": DType(self.dense().dtype.name), "H": Adjoint(self)}
         values.update({k: self.flags.get(k) for k in ("is_non_singular", "is_self_adjoint", "is_positive_definite")})
@@ -184,14 +189,14 @@ class ScaledIdentity(Diag):
     def __init__(self, num_rows, multiplier, name="LinearOperatorScaledIdentity", **flags):
         m = _t(multiplier)
         n = to_int(num_rows, "num_rows")
-        super().__init__(ops.mul(_col(m), _const(np.ones(n), m.dtype)), name, **flags)
+        super().__init__(ops.mul(_col(m), _const(_ones(n), m.dtype)), name, **flags)
 
 
 def identity_operator(num_rows, batch_shape=None, dtype=None, name="LinearOperatorIdentity", **flags):
     n = to_int(num_rows, "num_rows")
     shape = _batch(batch_shape)
     want = np.float32 if dtype is None else np.dtype(dtype.np if isinstance(dtype, DType) else dtype)
-    return Diag(_const(np.ones((*shape, n)), want), name, **flags)
+    return Diag(_const(_ones((*shape, n)), want), name, **flags)
 
 
 class LowerTriangular(LinearOperator):
@@ -223,7 +228,7 @@ class Zeros(LinearOperator):
                                 f"num_columns({cols})")
         shape = _batch(batch_shape)
         want = np.float32 if dtype is None else np.dtype(dtype.np if isinstance(dtype, DType) else dtype)
-        self.zeros = _const(np.zeros((*shape, rows, cols)), want)
+        self.zeros = _const(_zeros((*shape, rows, cols)), want)
 
     def dense(self):
         return self.zeros
@@ -294,7 +299,7 @@ def _block_rows(rows, dtype):
     widths = [next(r[j] for r in rows if j < len(r) and r[j] is not None).shape[-1] for j in range(len(rows[-1]))]
     out = []
     for i, row in enumerate(rows):
-        cells = [row[j] if j < len(row) and row[j] is not None else _const(np.zeros((heights[i], widths[j])), dtype)
+        cells = [row[j] if j < len(row) and row[j] is not None else _const(_zeros((heights[i], widths[j])), dtype)
                  for j in range(len(widths))]
         out.append(ops.concat(cells, -1))
     return ops.concat(out, -2)
@@ -351,7 +356,7 @@ class Householder(LinearOperator):
         n = self.v.shape[-1]
         outer = ops.matmul(v, _adj(v))
         norm = _col(_col(ops.reduce_sum(ops.square(self.v), axis=-1)))
-        return ops.sub(_const(np.eye(n), self.v.dtype), ops.div(ops.mul(outer, 2.0), norm))
+        return ops.sub(_const(_eye(n), self.v.dtype), ops.div(ops.mul(outer, 2.0), norm))
 
 
 class Permutation(LinearOperator):
@@ -359,7 +364,7 @@ class Permutation(LinearOperator):
         super().__init__(name, flags)
         p = np.asarray(_t(perm).value).astype(np.int64)
         want = np.float32 if dtype is None else np.dtype(dtype.np if isinstance(dtype, DType) else dtype)
-        self.matrix = _const(np.eye(p.shape[-1])[p], want)
+        self.matrix = _const(_eye(p.shape[-1])[p], want)
 
     def dense(self):
         return self.matrix
@@ -373,6 +378,7 @@ class Toeplitz(LinearOperator):
     def dense(self):
         n = self.col.shape[-1]
         values = ops.concat([ops.reverse(ops.getitem(self.row, (Ellipsis, slice(1, None))), [-1]), self.col], -1)
+        admit(n * n, 8, "LinearOperatorToeplitz's indices")
         index = np.arange(n)[:, None] - np.arange(n)[None, :] + (n - 1)
         return ops.gather(values, Tensor(index.astype(np.int64)), axis=values.ndim - 1)
 
@@ -391,10 +397,10 @@ class Tridiag(LinearOperator):
             d = _t(diagonals)
             sup, main, sub = (ops.getitem(d, (Ellipsis, i, slice(None))) for i in range(3))
         n = main.shape[-1]
-        eye = np.eye(n)
-        self.matrix = ops.add(ops.add(ops.mul(_col(sup), _const(np.eye(n, k=1), main.dtype)),
+        eye = _eye(n)
+        self.matrix = ops.add(ops.add(ops.mul(_col(sup), _const(_eye(n, k=1), main.dtype)),
                                       ops.mul(_col(main), _const(eye, main.dtype))),
-                              ops.mul(_col(sub), _const(np.eye(n, k=-1), main.dtype)))
+                              ops.mul(_col(sub), _const(_eye(n, k=-1), main.dtype)))
 
     def dense(self):
         return self.matrix
@@ -420,3 +426,8 @@ for _name, _cls in {"LinearOperatorFullMatrix": FullMatrix, "LinearOperatorDiag"
                     "LinearOperatorPermutation": Permutation, "LinearOperatorToeplitz": Toeplitz,
                     "LinearOperatorTridiag": Tridiag}.items():
     _constructor(_name, _cls)
+
+
+def _shape(dims: list) -> TensorShape:
+    """An operator's shape as TensorFlow gives it: a TensorShape."""
+    return TensorShape(np.array(dims, dtype=np.int64), weak=True)

@@ -14,7 +14,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import to_axis, to_dtype, to_float, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable, dtype_name, tf_tensor
+from tapecli.runtime.values import Tensor, Variable, dtype_name, literal_array, tf_tensor
 from tapecli.runtime import spelling
 
 # ------------------------------------------------------------------ constants
@@ -227,7 +227,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None):
     agree with a tensor's own dtype (TensorFlow converts only literals)."""
     if isinstance(value, (list, tuple)):
         t = ops.stack(list(value)) if any(isinstance(v, (Tensor, Variable)) and not getattr(v, "weak", False)
-                                          for v in value) else ops.to_tensor(np.array(_plain(value)))
+                                          for v in value) else Tensor(literal_array(_plain(value)), weak=True)
     else:
         t = ops.to_tensor(value)
     want = dtype if dtype is not None else dtype_hint

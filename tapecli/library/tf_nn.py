@@ -283,6 +283,8 @@ def _padding(padding, n=2):
         if p not in ("SAME", "VALID"):
             raise TdfValueError(f"padding must be \"SAME\" or \"VALID\", got {padding!r}")
         return p
+    if isinstance(padding, Tensor) and padding.ndim == 2:        # a literal [[0, 0], [1, 1], ...]: its rows
+        padding = [Tensor(row) for row in np.asarray(padding.value)]
     pairs = [tuple(_ints(r, "a padding")) for r in padding]
     if len(pairs) == n + 2:
         pairs = pairs[1:-1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfValueError
+from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.core import to_int
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.values import Tensor
@@ -93,9 +93,19 @@ def unsorted_segment_min(data, segment_ids, num_segments, name=None):
 @builtin()
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=None, name=None, axis=None,
              binary_output=False):
-    """Counts (or summed weights) of each non-negative integer value of ``arr``."""
-    if axis is not None:
-        raise TdfValueError("tf.math.bincount: axis is not supported")
+    """Counts (or summed weights) of each non-negative integer value of ``arr``: of all of it (axis None or 0),
+    or of each row of a matrix (axis -1)."""
+    if axis is not None and to_int(axis, "axis") not in (0, -1):
+        raise TdfValueError("tf.math.bincount: axis must be None, 0 or -1")
+    if axis is not None and to_int(axis, "axis") == -1:
+        rows = np.asarray(ops.int_indices(arr, "bincount"))
+        if rows.ndim != 2:
+            raise ShapeError(f"tf.math.bincount: axis=-1 needs a matrix, got shape {list(rows.shape)}")
+        counted = [bincount(Tensor(row), None if weights is None else ops.getitem(ops.to_tensor(weights), i),
+                            minlength, maxlength, dtype, binary_output=binary_output) for i, row in enumerate(rows)]
+        size = max((t.shape[0] for t in counted), default=0)
+        return Tensor(np.stack([np.pad(t.value, (0, size - t.shape[0])) for t in counted])
+                      if counted else np.zeros((0, 0), np.int32))
     values = np.asarray(ops.int_indices(arr, "bincount")).reshape(-1)
     if (values < 0).any():
         raise TdfValueError("tf.math.bincount: arr must be non-negative")
@@ -142,7 +152,10 @@ def is_strictly_increasing(x, name=None):
 
 @builtin()
 def polyval(coeffs, x, name=None):
-    """coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1], by Horner's rule (TensorFlow's order of operations)."""
+    """coeffs[0] * x ** (n - 1) + ... + coeffs[n - 1], by Horner's rule (TensorFlow's order of operations).
+    ``coeffs`` is a Python list: of tensors, or of numbers (a list literal)."""
+    if isinstance(coeffs, Tensor) and coeffs.weak and coeffs.ndim == 1:
+        coeffs = [Tensor(v, weak=True) for v in coeffs.value]
     if not isinstance(coeffs, list):
         raise TdfValueError("tf.math.polyval: coeffs must be a list of tensors")
     if not coeffs:
@@ -151,3 +164,7 @@ def polyval(coeffs, x, name=None):
     for c in coeffs[1:]:
         value = ops.add(c, ops.mul(value, x))
     return value
+
+
+
+polyval.literals = "coeffs is a Python list, its numbers literals"     # (interpreter/registry.py: call_builtin)

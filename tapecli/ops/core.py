@@ -32,6 +32,7 @@ from tapecli import kernels
 from tapecli.errors import DtypeMismatch, ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
+from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
 from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
@@ -53,7 +54,7 @@ _tensor = make_tensor
 class Op:
     __slots__ = ("name", "kernel", "vjp", "jvp", "differentiable", "weak_arith", "unify", "float_only", "saves",
                  "grads", "batchable", "vjp_needs", "kept_extra", "release_extra", "_idx", "_save_in", "_save_out",
-                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator")
+                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator", "flops")
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
@@ -85,6 +86,7 @@ class Op:
             self._save_in = frozenset(i for i in saves if isinstance(i, int))
             self._save_out = "out" in saves
         self._keeps_inputs = False        # set by register(): every input is kept (no stubs to make)
+        self.flops = _FLOPS.get(name)     # its kernel's FLOPs and their rate, weighed against a time limit (ops/cost.py)
 
     def can_batch(self, rec) -> bool:
         b = self.batchable
@@ -133,7 +135,20 @@ def to_tensor(x) -> Tensor:
         return x.read()
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         return Tensor(literal_array(x), weak=not isinstance(x, (np.ndarray, np.generic)))
+    if isinstance(x, (list, tuple)) and x and all(v.__class__ is Tensor and v.weak for v in x) \
+            and len({v.shape for v in x}) == 1:
+        return Tensor(literal_array([v.value for v in x]), weak=True)    # a tuple of literals: (2, 3, 4)
+    if _text(x):
+        raise TdfTypeError("string tensors are out of scope for tapecli: tapecli's tensors are numeric",
+                           hint="docs/tf-surface.md lists what is left out, and why")
     raise TdfTypeError(f"expected a tensor, got {_word(x)}")
+
+
+def _text(x) -> bool:
+    """A string, or a (nested) list whose first leaf is one: what TensorFlow makes a string tensor of."""
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    return isinstance(x, str)
 
 
 def _word(x) -> str:
@@ -299,6 +314,8 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
                 tensors = _unify(op, tensors)
         elif not same_float_scalars(tensors):
             tensors = _unify(op, tensors)
+    if op.flops is not None and ctx.settings.deadline is not None and ctx.device is None:
+        _weigh(op.name, op.flops, [t.value for t in tensors], attrs, ctx.settings)
     # literals in, a literal out: its value is a Python number's, on the host (on a device too)
     weak = False
     for t in tensors:

@@ -70,11 +70,20 @@ def parse_einsum(equation: str, ranks) -> tuple[list[str], str]:
             for c in sub:
                 counts[c] = counts.get(c, 0) + 1
         out = letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in letters))
-    for sub in out_ins:
-        if len(set(sub)) != len(sub):
-            raise TdfValueError(f"einsum: a repeated index in one operand ({sub!r}) is not supported",
-                                hint="use diag_part or trace")
     return out_ins, out
+
+
+def _diagonal(sub: str, x: Tensor) -> tuple[str, Tensor]:
+    """An operand whose subscripts repeat an index (``ii``, ``bii``) as its diagonal over those axes, the index
+    once, last (diag_part's gathers: their gradient is TensorFlow's, zeros off the diagonal)."""
+    while len(set(sub)) != len(sub):
+        c = next(c for c in sub if sub.count(c) > 1)
+        p = sub.index(c)
+        q = sub.index(c, p + 1)
+        rest = [k for k in range(len(sub)) if k not in (p, q)]
+        x = diag_part(transpose(x, rest + [p, q]))
+        sub = "".join(sub[k] for k in rest) + c
+    return sub, x
 
 
 def _einsum_kernel(*xs, ins, out):
@@ -135,6 +144,9 @@ def einsum(equation: str, *inputs) -> Tensor:
     for c in out:
         if c not in sizes:
             raise TdfValueError(f"einsum: output index {c!r} appears in no operand of {equation!r}")
+    if len(out) != len(set(out)):
+        raise TdfValueError(f"einsum: output index repeated in {equation!r}")
+    ins, xs = map(list, zip(*(_diagonal(sub, x) for sub, x in zip(ins, xs)))) if xs else (ins, xs)
     return einsum_subscripts(ins, out, xs)
 
 
@@ -378,8 +390,9 @@ def eigh_vectors(x): return apply(EIGH_VECTORS, (_square(x, "eigh"),))
 
 def slogdet(x) -> list:
     a = _square(x, "slogdet")
+    log_abs = _apply_linalg(LOG_ABS_DET, (a,), "slogdet")      # (first: the op weighed against a time limit)
     sign = Tensor(np.asarray(np.linalg.slogdet(a.value)[0]).astype(a.dtype))
-    return [sign, _apply_linalg(LOG_ABS_DET, (a,), "slogdet")]
+    return [sign, log_abs]
 
 
 def _rhs(a, b, what):

@@ -416,7 +416,8 @@ def conv1d(x, filters, stride=1, padding="VALID", dilation=1) -> Tensor:
 def max_pool2d(x, ksize, strides, padding) -> Tensor:
     """TensorFlow's MaxPool: the largest element of each window; its gradient goes to the window's first
     maximum (MaxPoolGrad). Padding is never in a window."""
-    x = _float(x, "max_pool2d")
+    x = to_tensor(x)
+    x = _float(x, "max_pool2d") if x.weak or x.dtype.kind not in "iu" else x      # integers too: no gradient
     _pool_shape(x, "max_pool2d")
     size = tuple(ksize)
     (oh, top, bottom), (ow, left, right) = (_pads(n, k, s, 1, p) for n, k, s, p in zip(
@@ -488,7 +489,10 @@ def _has_negative_zero(x) -> bool:
 
 def _max_pool_kernel(x, size, strides, pads, out):
     """Each window's maximum as TensorFlow's MaxPool finds it: from the lowest float up, an element taken
-    where it is greater (a NaN never is; a window of NaN and -inf gives the lowest float)."""
+    where it is greater (a NaN never is; a window of NaN and -inf gives the lowest float); of integers, the
+    largest (TensorFlow's MaxPool takes them too, without a gradient)."""
+    if x.dtype.kind in "iu":
+        return np.max(_window_major(x, (size, strides, pads, out), np.iinfo(x.dtype).min), axis=0)
     top = _side_by_side_maximum(x, size, strides, pads, out)
     if top is not None:
         return top

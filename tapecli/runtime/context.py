@@ -29,6 +29,9 @@ class Settings:
         self.resident_bound: int | None = None
         self.max_seconds = max_seconds        # TAPECLI_MAX_SECONDS, and when the run must end (time.monotonic())
         self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        # the run's step counter (the interpreter's or the sandbox's: limits.tick), which charges a step to the
+        # step, time and memory budget; None: the clock alone (a library call outside a run)
+        self.step = None
         self.line: int | None = None        # the statement being run, for records and warnings
         self.python_spelling = False        # a Python program (§11): messages spell t.watch(x), not watch x
         self.warnings: list[dict] = []
@@ -56,11 +59,13 @@ class RunContext:
     backward passes (``autodiff/replay.py``; None while none are to be built); ``backward_passes`` counts
     the run's backward passes and ``replayed`` those that ran as plans. ``variables`` holds the run's
     variables (weakly: a loop plan takes all their arrays as its inputs) and ``loop_replayed`` counts the
-    loop iterations that ran as plans (``interpreter/loop_plans.py``)."""
+    loop iterations that ran as plans (``interpreter/loop_plans.py``). ``eager`` is what Python's operators on
+tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
+there a tensor has no operators (the interpreter applies the ops itself)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed")
+                 "variables", "loop_replayed", "eager")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -81,11 +86,13 @@ class RunContext:
         self.replayed = 0
         self.variables = weakref.WeakSet()
         self.loop_replayed = 0
+        self.eager = None
 
 
 class _Current(threading.local):
     def __init__(self):
         self.ctx = RunContext()       # each thread starts with a context of its own
+        self.observer = None          # called with each context begin_run makes in this thread (observed)
 
 
 _CURRENT = _Current()
@@ -100,7 +107,21 @@ def begin_run(**options) -> RunContext:
     """The single reset: a fresh context (options as :class:`RunContext`'s) becomes the calling
     thread's current one, and stays so after the run, for what reads its results."""
     ctx = _CURRENT.ctx = RunContext(**options)
+    if _CURRENT.observer is not None:
+        _CURRENT.observer(ctx)
     return ctx
+
+
+@contextlib.contextmanager
+def observed(observer):
+    """Within the block, ``observer(ctx)`` is called with each run context that begin_run makes in the calling
+    thread (the command line's watchdog follows each run's deadline: cli/watchdog.py)."""
+    previous = _CURRENT.observer
+    _CURRENT.observer = observer
+    try:
+        yield
+    finally:
+        _CURRENT.observer = previous
 
 
 @contextlib.contextmanager

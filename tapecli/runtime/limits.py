@@ -121,8 +121,25 @@ def check_deadline() -> None:
     simulator, which runs its threads in Python, can outlast many loop steps)."""
     settings = current().settings
     if settings.deadline is not None and time.monotonic() > settings.deadline:
-        raise LimitError(f"the program ran longer than {settings.max_seconds:g} s",
-                         hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
+        raise deadline_error(settings)
+
+
+def deadline_error(settings) -> LimitError:
+    """The LimitError of a run past its TAPECLI_MAX_SECONDS (the command line's watchdog writes the same)."""
+    return LimitError(f"the program ran longer than {settings.max_seconds:g} s",
+                      hint="is a loop endless? raise the limit with TAPECLI_MAX_SECONDS")
+
+
+def tick() -> None:
+    """One step of Python-level iteration run on the program's behalf outside the interpreter's own loops (an
+    element drawn from a tf.data source, a Keras fit/evaluate/predict batch or epoch): charged to the run's
+    step, time and memory budget by the run's own step counter (``Settings.step``: the interpreter's or the
+    sandbox's, so --max-steps counts it as a loop step), or to the clock alone where no run counts steps."""
+    settings = current().settings
+    if settings.step is not None:
+        settings.step()
+    else:
+        check_deadline()
 
 
 # Strings and lists are weighed before they are built, by their real size: CPython stores a string's

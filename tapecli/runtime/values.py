@@ -37,7 +37,18 @@ class DType:
         return hash(self.name)
 
     def __repr__(self):
-        return self.name
+        eager = current().eager
+        return self.name if eager is None else f"tf.{self.name}"
+
+    def __str__(self):
+        eager = current().eager
+        return self.name if eager is None else f"<dtype: '{self.name}'>"
+
+
+class NumpyDType(DType):
+    """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it."""
+
+    __slots__ = ()
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -48,7 +59,91 @@ def is_float(dtype: np.dtype) -> bool:
     return dtype.kind == "f"
 
 
-class Tensor:
+class EagerProtocol:
+    """Python's operators and conversions of a tensor or variable, for a TensorFlow program that CPython runs
+    (``execution/tensorflow.py``): each asks the run's ``eager`` (``RunContext.eager``), which applies the ops,
+    so that the tapes record them. In any other run (the interpreter applies the ops itself) a tensor has none
+    of them: a binary operator or comparison gives NotImplemented (``==`` is identity, as for any object), a
+    conversion raises Python's TypeError, and truth is True. NumPy defers to these operators (its
+    ``__array_priority__``, as to TensorFlow's EagerTensor) and reads ``__array__`` only in such a run."""
+
+    __slots__ = ()
+    __array_priority__ = 100
+    __hash__ = object.__hash__          # by identity (TensorFlow's tensors refuse a hash; tapecli's keep one)
+
+    def __bool__(self):
+        eager = current().eager
+        return True if eager is None else eager.truth(self)
+
+    def __len__(self):
+        return _eager(self, "len").length(self)
+
+    def __iter__(self):
+        return _eager(self, "iter").rows(self)
+
+    def __getitem__(self, key):
+        return _eager(self, "getitem").getitem(self, key)
+
+    def __float__(self):
+        return _eager(self, "float").number(self, float)
+
+    def __int__(self):
+        return _eager(self, "int").number(self, int)
+
+    def __index__(self):
+        return _eager(self, "index").index(self)
+
+    def __str__(self):
+        eager = current().eager
+        return repr(self) if eager is None else eager.str(self)
+
+    def __format__(self, spec):
+        eager = current().eager
+        return object.__format__(self, spec) if eager is None else eager.format(self, spec)
+
+    @property
+    def __array__(self):
+        eager = current().eager
+        if eager is None:
+            raise AttributeError("__array__")
+        return eager.array(self)
+
+
+_REFUSED = {"len": "object of type '{}' has no len()", "iter": "'{}' object is not iterable",
+            "getitem": "'{}' object is not subscriptable",
+            "float": "float() argument must be a string or a real number, not '{}'",
+            "int": "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+            "index": "'{}' object cannot be interpreted as an integer"}
+
+
+def _eager(value, what: str):
+    eager = current().eager
+    if eager is None:
+        raise TypeError(_REFUSED[what].format(type(value).__name__))
+    return eager
+
+
+def _operator(name: str):
+    def method(self, *other):
+        eager = current().eager
+        if eager is None:
+            if other:
+                return NotImplemented
+            raise TypeError(f"bad operand type for unary {_UNARY[name]}: '{type(self).__name__}'")
+        return eager.operator(name, self, *other)
+    method.__name__ = method.__qualname__ = f"__{name}__"
+    return method
+
+
+_UNARY = {"neg": "-", "pos": "+", "abs": "abs()", "invert": "~"}
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+    for _prefix in ("", "r"):
+        setattr(EagerProtocol, f"__{_prefix}{_name}__", _operator(_prefix + _name))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", *_UNARY):
+    setattr(EagerProtocol, f"__{_name}__", _operator(_name))
+
+
+class Tensor(EagerProtocol):
     """An immutable n-d array with an identity that tapes track.
 
     A *weak* tensor comes from a literal (``2``, ``[1.0, 3.0]``) or from arithmetic on
@@ -80,7 +175,8 @@ class Tensor:
         return self.value.ndim
 
     def __repr__(self):
-        return f"Tensor({self.value!r}{', weak' if self.weak else ''})"
+        eager = current().eager
+        return f"Tensor({self.value!r}{', weak' if self.weak else ''})" if eager is None else eager.repr(self)
 
 
 class NumpyArray(Tensor):
@@ -127,7 +223,7 @@ def make_tensor(value, weak=False) -> Tensor:
     return t
 
 
-class Variable:
+class Variable(EagerProtocol):
     """A named, mutable holder of a tensor. Its reads share the variable's id, so a
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
@@ -191,7 +287,8 @@ class Variable:
         return array, False
 
     def __repr__(self):
-        return f"Variable({self.name})"
+        eager = current().eager
+        return f"Variable({self.name})" if eager is None else eager.repr(self)
 
 
 def _holders(var: Variable) -> tuple[int, int]:
@@ -215,6 +312,9 @@ _SOLE = _sole_holders()
 MAX_LITERAL_DIMS = 64
 
 
+RAGGED = "a ragged literal: every row must have the same length"
+
+
 def literal_array(value) -> np.ndarray:
     """The exact array of a literal: float64 if any float, int64 for ints, bool for bools."""
     try:
@@ -225,7 +325,7 @@ def literal_array(value) -> np.ndarray:
                                 f"{MAX_LITERAL_DIMS} dimensions") from None
         arr = np.asarray(value, dtype=object)
     if arr.dtype == object:
-        raise TdfTypeError("a ragged literal: every row must have the same length")
+        raise TdfTypeError(RAGGED)
     if arr.dtype.kind == "f":
         return arr.astype(np.float64)
     if arr.dtype.kind in "iu":

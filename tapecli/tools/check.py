@@ -229,13 +229,15 @@ def fd_check(source: str, path: str, options: Options) -> list[dict]:
     re-run with perturbed declarations (as --set would), in float64. One result per request."""
     options = replace(options, dtype="float64")
     base = run_source(source, path, options)
+    requests = [(index, req) for index, req in enumerate(base.requests)
+                if req.kind == "gradient" and req.objective is not None]
+    if not requests:            # (a program of Python alone requests none, and has no TDF program to re-run)
+        return []
     program = base.interpreter.program          # parsed once: each perturbed run runs it again
     declared = _declared(program.body)
     scope = base.scope.vars
     results = []
-    for index, req in enumerate(base.requests):
-        if req.kind != "gradient" or req.objective is None:
-            continue
+    for index, req in requests:
         checks = []
         for label, leaf, version, snapshot, value in zip(req.labels, req.leaves, req.versions, req.snapshots,
                                                          req.values):

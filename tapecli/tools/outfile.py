@@ -24,6 +24,21 @@ class OutputFileError(UsageError):
     """An output file that cannot be written where it was asked for (exit 2)."""
 
 
+# The temporaries this process is writing: where it must end at once (the command line's time-limit watchdog,
+# the timer after a Ctrl-C), remove_temporaries deletes them, so that no half file is left beside its target.
+# Process state, as the files themselves are; a thread adds and removes its own.
+_TEMPORARIES: set[str] = set()
+
+
+def remove_temporaries() -> None:
+    """Delete the temporaries being written now (their targets stay as they were)."""
+    for temporary in list(_TEMPORARIES):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
 def _reason(error: OSError) -> str:
     if error.errno == errno.ENOSPC:
         return "the disk is full"
@@ -105,6 +120,7 @@ def write_with(path: str, fill, option: str, reads=()) -> None:
             _write_in_place(real, fill, path, option)       # a writable file in a folder we may not add to
             return
         raise OutputFileError(f"{option} {path}: cannot write there: {_reason(e)}") from None
+    _TEMPORARIES.add(temporary)
     try:
         try:
             with os.fdopen(fd, "wb") as f:
@@ -120,6 +136,8 @@ def write_with(path: str, fill, option: str, reads=()) -> None:
         except OSError:
             pass
         raise
+    finally:
+        _TEMPORARIES.discard(temporary)
 
 
 def _keep_mode(temporary: str, real: str) -> None:

@@ -9,7 +9,9 @@ the same table (``launch.fused``).
 from __future__ import annotations
 
 import math
+import types
 
+import numpy as np
 from numba import cuda
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -167,3 +169,30 @@ FUSED = {name: DEVICE[op] for name, op in (("_exp", "exp"), ("_tanh", "tanh"), (
                                            ("_softplus", "softplus"), ("_log", "log"), ("maximum", "maximum"),
                                            ("minimum", "minimum"))}
 FUSED.update(relu=cuda.jit(device=True)(_relu2), sign=cuda.jit(device=True)(_sign3))
+
+
+# Under numba's CUDA simulator a kernel runs as Python, and Python's math raises where a GPU's math library (and
+# NumPy, the CPU kernels') gives nan or inf: math.sqrt(-1), math.sin(inf), math.exp(1000), math.pow(0, -1),
+# math.log(0). The fused kernels' statements call math.* (fusion.codegen); under the simulator they get this
+# stand-in, whose functions give NumPy's answer where Python's math raises (the same bits where it does not).
+_NUMPY_FOR = {"pow": np.power, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
+              "acosh": np.arccosh, "atanh": np.arctanh, "atan2": np.arctan2, "lgamma": lambda x: np.inf}
+
+
+def _numpy_where_math_raises(name: str):
+    f = getattr(math, name)
+    fallback = _NUMPY_FOR.get(name) or getattr(np, name)
+
+    def call(*args):
+        try:
+            return f(*args)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            with np.errstate(all="ignore"):
+                return float(fallback(*(float(a) for a in args)))
+    return call
+
+
+SIMULATED_MATH = types.SimpleNamespace(**{name: getattr(math, name) for name in dir(math) if not name.startswith("_")})
+for _name in ("sin", "cos", "tan", "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sinh", "cosh",
+              "asin", "acos", "asinh", "acosh", "atanh", "atan2", "lgamma"):
+    setattr(SIMULATED_MATH, _name, _numpy_where_math_raises(_name))

@@ -9,7 +9,7 @@ from tapecli.interpreter.conversions import to_float as num   # a Python number 
 from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import NumpyArray, Tensor, Variable
 
 
 def opt_num(value, what):
@@ -74,7 +74,10 @@ def tensor(x, what="the input") -> Tensor:
         x = ops.stack([tensor(v, what) for v in x]) if x else Tensor(np.zeros(0, np.float32))
     if not isinstance(x, (Tensor, Variable)):
         raise TdfTypeError(f"{what} must be a tensor, got {type_word(x)}")
-    return ops.materialize(ops.to_tensor(x))
+    t = ops.materialize(ops.to_tensor(x))
+    if isinstance(t, NumpyArray) and t.dtype.kind == "f" and t.dtype != float_dtype():
+        t = Tensor(t.value.astype(float_dtype()))      # Keras converts a NumPy array of floats to its floatx
+    return t
 
 
 def float_dtype():

@@ -8,6 +8,7 @@ import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import MetricObject, integer, num, scalar, tensor
+from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7          # keras.backend.epsilon()
@@ -133,6 +134,13 @@ def divide_no_nan(a, b):
         return np.where(b == 0, np.float32(0), a / np.where(b == 0, np.float32(1), b)).astype(np.float32)
 
 
+def _inner_thresholds(n: int) -> list:
+    """Keras' ``num_thresholds`` evenly spaced thresholds inside (0, 1), weighed before they are built (a slot,
+    a Python float and, as the metric keeps them, an array element each)."""
+    admit(n, LIST_SLOT + 24 + 8, "num_thresholds' thresholds")
+    return [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)]
+
+
 class ConfusionMetric(MetricObject):
     """The base of Keras's stateful metrics here: ``count`` gives what a batch adds to each state array of
     ``kinds`` (per threshold, zero at the start; a state that the first batch shapes starts absent)."""
@@ -232,7 +240,7 @@ class AUC(ConfusionMetric):
             n = integer(num_thresholds, "num_thresholds")
             if n <= 1:
                 raise TdfValueError(f"AUC: num_thresholds must be an integer > 1, got {n}")
-            inner = [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)]
+            inner = _inner_thresholds(n)
         self.multi_label = bool(multi_label)
         if num_labels is not None and not self.multi_label:
             raise TdfValueError("AUC: num_labels is needed only when multi_label is True")
@@ -313,7 +321,7 @@ class _AtValue(ConfusionMetric):
         if n <= 0:
             raise TdfValueError(f"{type(self).__name__}: num_thresholds must be an integer > 0, got {n}")
         self.class_id = None if class_id is None else integer(class_id, "class_id")
-        thresholds = [0.5] if n == 1 else [0.0] + [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)] + [1.0]
+        thresholds = [0.5] if n == 1 else [0.0] + _inner_thresholds(n) + [1.0]
         snake = "".join("_" + ch.lower() if ch.isupper() else ch for ch in type(self).__name__).lstrip("_")
         super().__init__(name or snake, thresholds, evenly=n > 1)
 

@@ -39,7 +39,7 @@ def activation_fn(value, interp):
 
 class KerasTensor(ProgramObject):
     """A symbolic tensor of a functional model: a shape, and the layer call that made it. A program reads its
-    ``shape`` (a tuple, None for the batch) and ``dtype`` (its name)."""
+    ``shape`` (a tuple, None for the batch), ``dtype`` (a name) and ``ndim``, as Keras's KerasTensor has them."""
 
     kind_word = "a Keras tensor"
 
@@ -48,11 +48,13 @@ class KerasTensor(ProgramObject):
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
         self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
 
-    def get_attribute(self, interp, attr, node):
+    def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
-            return self.shape
-        if attr == "dtype":             # Keras 3's Keras tensors name their dtype
-            return np.dtype(self.dtype).name
+            return tuple(None if d is None else int(d) for d in self.shape)
+        if attr == "dtype":
+            return str(getattr(self.dtype, "name", self.dtype) or "float32")
+        if attr == "ndim":
+            return Tensor(np.array(len(self.shape), dtype=np.int64), weak=True)
         return super().get_attribute(interp, attr, node)
 
 
@@ -65,7 +67,7 @@ class Layer(KerasObject):
 
     regularizers: dict = {}
 
-    def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None):
+    def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None):
         self.auto = auto_name(interp, self.prefix)
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
@@ -73,6 +75,8 @@ class Layer(KerasObject):
         self.weights_: dict[str, Variable] = {}
         self.built = False
         self.trainable = flag(trainable)
+        if input_dim is not None and input_shape is None:          # Keras's older spelling of a 1-D input_shape
+            input_shape = [integer(input_dim, "input_dim")]
         self.input_shape = None if input_shape is None else (None, *dims(input_shape, "input_shape"))
         self.rng = np.random.default_rng(seed_value(seed)) if seed is not None else interp.rng
         self.interp = interp
@@ -231,8 +235,8 @@ class Dense(Layer):
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
-        self.regularizers = {"kernel": penalties.regularizer(kernel_regularizer),
-                             "bias": penalties.regularizer(bias_regularizer)}
+        self.regularizers = {"kernel": penalties.regularizer(kernel_regularizer, interp),
+                             "bias": penalties.regularizer(bias_regularizer, interp)}
         self.units = integer(units, "units")
         if self.units <= 0:
             raise TdfValueError(f"Dense needs a positive number of units, got {self.units}")
@@ -411,7 +415,12 @@ class LayerNormalization(Layer):
     def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", **kw):
         super().__init__(interp, **kw)
-        self.axis = integer(axis, "axis")
+        # one axis, or several (Keras's axis=[1, 2, 3]: the statistics and the weights over all of them)
+        if isinstance(axis, Tensor) and axis.ndim == 1:
+            axis = [Tensor(np.asarray(a)) for a in axis.value]
+        self.axes = tuple(integer(a, "axis") for a in axis) if isinstance(axis, (list, tuple)) else \
+            (integer(axis, "axis"),)
+        self.axis = self.axes[0]
         self.epsilon, self.center, self.scale = num(epsilon, "epsilon"), flag(center), flag(scale)
         self.beta_init, self.gamma_init = initializers.get(beta_initializer), initializers.get(gamma_initializer)
 
@@ -419,20 +428,32 @@ class LayerNormalization(Layer):
         return ("gamma", "beta")
 
     def check_input(self, x):
-        _check_axis(self, x)
+        bad = next((a for a in self.axes if not -x.ndim <= a < x.ndim), None)
+        if bad is not None:
+            raise ShapeError(f"LayerNormalization: axis {bad} is out of range for inputs of shape {list(x.shape)}")
 
     def build(self, shape, dtype):
-        dim = (shape[self.axis],)
+        dim = tuple(shape[a] for a in self.axes)
         if self.scale:
             self.add_weight("gamma", dim, self.gamma_init, dtype)
         if self.center:
             self.add_weight("beta", dim, self.beta_init, dtype)
 
     def forward(self, interp, x, training):
-        mean, var = _moments(x, self.axis)
+        axes = self.axes[0] if len(self.axes) == 1 else self.axes
+        mean, var = _moments(x, axes)
         w = self.weights_
-        return _normalize(x, mean, var, _along(w.get("beta"), x, self.axis), _along(w.get("gamma"), x, self.axis),
-                          self.epsilon)
+        return _normalize(x, mean, var, self._along(w.get("beta"), x), self._along(w.get("gamma"), x), self.epsilon)
+
+    def _along(self, v, x):
+        if len(self.axes) == 1:
+            return _along(v, x, self.axes[0])
+        if v is None:
+            return None
+        shape = [1] * x.ndim
+        for a in self.axes:
+            shape[a % x.ndim] = x.shape[a]
+        return ops.reshape(v, tuple(shape))
 
 
 def _moving_average(moving, stat, momentum) -> None:

@@ -6,6 +6,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfValueError
+from tapecli.library.core import to_axis
 from tapecli.library.keras.common import flag, num, tensor
 from tapecli.library.keras.losses import EPSILON, _bce_elementwise, _f, _float, constructor
 from tapecli.runtime.values import Tensor
@@ -18,7 +19,7 @@ def _pair(y_true, y_pred):
 
 
 def _axis(axis):
-    return None if axis is None else int(num(axis, "axis"))
+    return None if axis is None else to_axis(axis)        # an axis or a tuple of them (Dice's (1, 2, 3))
 
 
 def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,

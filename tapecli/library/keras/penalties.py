@@ -55,12 +55,27 @@ class L2(L1L2):
         super().__init__(l2=l2)
 
 
-def regularizer(value):
-    """A layer's ``kernel_regularizer=``: None, a regularizer, or "l1" / "l2" / "l1_l2"."""
+class ProgramRegularizer(Regularizer):
+    """A program's function of a weight, or an instance of its class (a Regularizer subclass with __call__), as a
+    layer's regularizer: its value is the call's."""
+
+    def __init__(self, fn, interp):
+        self.fn, self.interp = fn, interp
+
+    def apply(self, x):
+        return tensor(self.interp.call_value(self.fn, [x]), "the regularizer's value")
+
+
+def regularizer(value, interp=None):
+    """A layer's ``kernel_regularizer=``: None, a regularizer, "l1" / "l2" / "l1_l2", or (with the interpreter)
+    a program's function or callable object."""
+    from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
     if value is None or isinstance(value, Regularizer):
         return value
     if isinstance(value, str) and value in REGULARIZER_NAMES:
         return REGULARIZER_NAMES[value]()
+    if interp is not None and isinstance(value, (Function, ProgramObject, BoundMethod)):
+        return ProgramRegularizer(value, interp)
     raise TdfValueError(f"Could not interpret regularizer identifier: {value!r}")
 
 

@@ -1,4 +1,4 @@
-"""Keras 3 SimpleRNN, LSTM and GRU (one layer, zero initial state, ``return_sequences``), and Conv2D /
+"""Keras 3 SimpleRNN, LSTM and GRU (one layer, zero initial state, ``return_sequences``, ``return_state``), and Conv2D /
 MaxPooling2D (channels last), composed from recorded ops so gradients flow as TensorFlow's do."""
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ class _RNN(Layer):
 
     def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 return_sequences=False, **kw):
+                 return_sequences=False, return_state=False, **kw):
         super().__init__(interp, **kw)
+        self.return_state = flag(return_state)
+        if self.return_state:
+            self.replayable = False        # (a list of results: a loop plan takes one tensor from a layer)
         self.units = integer(units, "units")
         if self.units <= 0:
             raise TdfValueError(f"{type(self).__name__} needs a positive number of units, got {self.units}")
@@ -49,6 +52,9 @@ class _RNN(Layer):
             self.add_weight("bias", self.bias_shape(), self.inits[2], dtype)
 
     def output_shape(self, shape):
+        if self.return_state:
+            raise TdfValueError(f"{type(self).__name__}(return_state=True) in a functional model is not supported "
+                                "yet", hint="call the layer on a tensor")
         return (shape[0], shape[1], self.units) if self.return_sequences else (shape[0], self.units)
 
     def act(self, f, x):
@@ -62,7 +68,10 @@ class _RNN(Layer):
             outputs.append(h)
         if not outputs:
             raise ShapeError(f"{type(self).__name__} needs at least one timestep")
-        return ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        output = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        if self.return_state:           # the output, then the final state (an LSTM's: h, then the carry c)
+            return [output, *(state if isinstance(state, tuple) else (state,))]
+        return output
 
     def initial_state(self, x):
         return Tensor(np.zeros((x.shape[0], self.units), dtype=x.dtype))

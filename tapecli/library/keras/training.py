@@ -20,6 +20,7 @@ from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape
 from tapecli.runtime.values import Tensor, Variable
 
@@ -270,6 +271,7 @@ class Trainer:
         history = History()
         logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
+            tick()                  # an epoch is a step of the run, as each batch is (batches)
             self.reset()
             for bx, by, bw in self.batches(x, y, sw, batch_size, flag(shuffle)):
                 logs = self.train_step(bx, by, bw)
@@ -326,7 +328,8 @@ def class_weights(class_weight, y, sample_weight):
 
 
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
-    """Consecutive slices of ``batch_size`` rows (32 by default), or of a permutation with ``shuffle``."""
+    """Consecutive slices of ``batch_size`` rows (32 by default), or of a permutation with ``shuffle``: each
+    a step of the run (limits.tick), so fit, evaluate and predict end at --max-steps and TAPECLI_MAX_SECONDS."""
     n = _count(x)
     size = 32 if batch_size is None else integer(batch_size, "batch_size")
     order = interp.rng.permutation(n) if shuffle else np.arange(n)
@@ -336,6 +339,7 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
             return None
         return [pick(v, idx) for v in d] if isinstance(d, list) else Tensor(np.ascontiguousarray(d.value[idx]))
     for begin in range(0, n, size):
+        tick()
         idx = order[begin:begin + size]
         yield pick(x, idx), pick(y, idx), pick(sample_weight, idx)
 

@@ -6,7 +6,7 @@ import numpy as np
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, tensor
-from tapecli.runtime.values import DType, Tensor, Variable
+from tapecli.runtime.values import DType, NumpyArray, Tensor, Variable
 
 
 def variable(initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
@@ -43,8 +43,8 @@ def image_data_format():
 
 
 def to_categorical(x, num_classes=None):
-    """keras.utils.to_categorical: float64 from a list or NumPy array (Keras's NumPy path), float32
-    (one_hot) from a tensor; a trailing axis of size 1 is dropped."""
+    """keras.utils.to_categorical: a float64 NumPy array from a list or NumPy array (Keras's NumPy path), a
+    float32 tensor (one_hot) from a tensor; a trailing axis of size 1 is dropped."""
     from_tensor = isinstance(x, Variable) or isinstance(x, Tensor) and not x.weak   # a list literal is weak
     ids = np.asarray(tensor(x, "x").value).astype(np.int64)
     if ids.ndim > 1 and ids.shape[-1] == 1:
@@ -52,7 +52,7 @@ def to_categorical(x, num_classes=None):
     n = int(ids.max()) + 1 if num_classes is None else integer(num_classes, "num_classes")
     out = np.zeros((ids.size, n), np.float32 if from_tensor else np.float64)
     out[np.arange(ids.size), ids.reshape(-1)] = 1
-    return Tensor(out.reshape(*ids.shape, n))
+    return (Tensor if from_tensor else NumpyArray)(out.reshape(*ids.shape, n))      # Keras's NumPy path: an array
 
 
 def normalize(x, axis=-1, order=2):
@@ -64,5 +64,6 @@ def normalize(x, axis=-1, order=2):
 
 
 FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.epsilon": epsilon,
-             "backend.floatx": floatx, "backend.image_data_format": image_data_format,
+             "backend.floatx": floatx, "backend.image_data_format": image_data_format, "config.backend": backend,
+             "config.epsilon": epsilon, "config.floatx": floatx, "config.image_data_format": image_data_format,
              "utils.to_categorical": to_categorical, "utils.normalize": normalize}

@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import float_dtype, integer, num, tensor
-from tapecli.runtime.values import DTYPES, DType, Tensor
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, Tensor
 
 
 def set_random_seed(interp, seed):
@@ -56,7 +56,7 @@ def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncati
             out[i, :len(cut)] = cut
         else:
             out[i, -len(cut):] = cut
-    return Tensor(out)
+    return NumpyArray(out)
 
 
 def standardize_dtype(dtype=None):
@@ -84,8 +84,10 @@ def result_type(*dtypes):
     return max(names, key=order.index)
 
 
-def clear_session(free_memory=True):
-    return None
+def clear_session(interp, free_memory=True):
+    """Keras's global state reset: its automatic layer names and get_uid's counters start again."""
+    interp.__dict__.pop("keras_names", None)
+    interp.__dict__.pop("keras_uids", None)
 
 
 def get_uid(interp, prefix=""):
@@ -139,9 +141,9 @@ FUNCTIONS = {"ops.one_hot": ops_one_hot, "utils.pack_x_y_sample_weight": pack_x_
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
-             "backend.result_type": result_type, "backend.clear_session": clear_session,
-             "utils.clear_session": clear_session, "keras.remat": remat, "keras.RematScope": remat_scope}
+             "backend.result_type": result_type, "keras.remat": remat, "keras.RematScope": remat_scope}
 WITH_INTERP = {"utils.set_random_seed": set_random_seed, "backend.get_uid": get_uid,
+               "backend.clear_session": clear_session, "utils.clear_session": clear_session,
                "utils.enable_interactive_logging": enable_interactive_logging,
                "utils.disable_interactive_logging": disable_interactive_logging,
                "utils.is_interactive_logging_enabled": is_interactive_logging_enabled}

@@ -1,11 +1,14 @@
-"""NumPy's functions as the program sees them: NumPy itself, each result weighed against --max-elements and the
-memory cap before it is made, from NumPy's own shape and dtype rules (a function this table does not know is
-weighed as soon as its result exists)."""
+"""NumPy's functions and array methods as a program sees them: NumPy itself, each result weighed against
+--max-elements and the memory cap before it is made, from NumPy's own shape and dtype rules (a function this
+table does not know is weighed as soon as its result exists). Both paths call NumPy through here: a Python
+program's ``numpy`` module (execution/modules.py) and a TensorFlow program's ``np.*`` calls and array methods
+(library/numpy_forms.py)."""
 from __future__ import annotations
 
 import functools
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -97,6 +100,17 @@ def _indices(dimensions, dtype=int, sparse=False):
     return _count(dimensions) * len(dimensions), _itemsize(dtype)
 
 
+def _astype(a, dtype, *args, **kwargs):
+    return a.size, np.dtype(dtype).itemsize
+
+
+def _tolist(a):
+    return a.size, LIST_SLOT + sys.getsizeof(1.0)        # a slot and a Python number each
+
+
+# An array method's result, from the array and the method's arguments.
+METHOD_ESTIMATES = {"astype": _astype, "repeat": _repeat, "tolist": _tolist}
+
 ESTIMATES = {
     **dict.fromkeys(("zeros", "ones", "empty"), _shaped), "full": _full,
     **dict.fromkeys(("zeros_like", "ones_like", "empty_like"), _like), "full_like": _full_like,
@@ -108,14 +122,26 @@ ESTIMATES = {
 _RANDOM_SIZED = ("rand", "randn")
 
 
-def weighed(module: str, name: str, function):
-    """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made."""
+def weighed(module: str, name: str, function, then=None):
+    """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made;
+    ``then``: called with the arguments once they are weighed, before NumPy runs (a caller's own refusals)."""
     if isinstance(function, (type, np.ufunc)) or not callable(function):
         return function
     estimate = ESTIMATES.get(name)
     if estimate is None and module == "numpy.random":
         estimate = _random_estimate(name)
+    return _gated(f"{module.replace('numpy', 'np', 1)}.{name}()", function, estimate, then)
 
+
+def weighed_method(array: np.ndarray, name: str, then=None):
+    """The method ``name`` of ``array``, its result weighed as ``weighed``'s are."""
+    estimate = METHOD_ESTIMATES.get(name)
+    return _gated(f"x.{name}()", getattr(array, name), estimate and functools.partial(estimate, array), then)
+
+
+def _gated(what: str, function, estimate, then=None):
+    """``function``, its result weighed before it is made (``estimate``: its elements and item size from the
+    arguments) and once it exists."""
     @functools.wraps(function)
     def gated(*args, **kwargs):
         if estimate is not None:
@@ -124,9 +150,11 @@ def weighed(module: str, name: str, function):
             except (TypeError, ValueError, OverflowError, IndexError):
                 elements = None         # NumPy says what is wrong with the arguments
             if elements is not None:
-                admit(elements, itemsize, f"np.{name}()'s result")
+                admit(elements, itemsize, f"{what}'s result")
+        if then is not None:
+            then(*args, **kwargs)
         result = function(*args, **kwargs)
-        weigh_result(result, name)
+        weigh_result(result, what)
         return result
     return gated
 
@@ -137,8 +165,8 @@ def _random_estimate(name: str):
     return _sized
 
 
-def weigh_result(result, name: str) -> None:
+def weigh_result(result, what: str) -> None:
     if isinstance(result, np.ndarray) and result.size > 1:
-        admit(result.size, result.itemsize, f"np.{name}()'s result", allocated=True)
+        admit(result.size, result.itemsize, f"{what}'s result", allocated=True)
     elif isinstance(result, list) and len(result) > 1024:
-        admit_bytes(len(result), len(result) * LIST_SLOT, f"np.{name}()'s result")
+        admit_bytes(len(result), len(result) * LIST_SLOT, f"{what}'s result")

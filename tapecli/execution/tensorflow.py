@@ -1,0 +1,698 @@
+"""TensorFlow programs that CPython runs (docs/language.md, "TensorFlow programs on CPython").
+
+A program that imports ``tensorflow`` and uses only the part of it listed here (``bridgeable``: decided from its
+text, before it runs) is compiled and executed by CPython as a Python-only program is, under the same guards.
+Its ``tf`` is a per-run module whose attributes are tapecli's own builtins, found as the interpreter's
+``Namespace`` finds them, each called with the program's values converted to the library's (a Python number is a
+weak tensor, a tuple a list, a NumPy array a tensor that stays NumPy's) and its result converted back. Tensors and
+variables are tapecli's own: their Python operators ask the run's :class:`Eager`, which applies the ops, so the
+tapes record them. ``tf.GradientTape`` is a context manager over a runtime tape; its gradient calls record the
+same requests as the interpreter's, labelled from the call's text (the guard passes each call site, guard.py).
+Every other TensorFlow program runs on the interpreter, as does every one while ``TAPECLI_TF_ON_CPYTHON=0``."""
+from __future__ import annotations
+
+import ast
+import collections
+import sys
+import types
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.environment import setting
+from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
+from tapecli.interpreter.classes import Namespace
+from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.core import Interpreter, new_request, source_labels
+from tapecli.interpreter.objects import Scope, TapeObject, _list_as_tensor
+from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
+from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
+from tapecli.interpreter.statements import Statements, note_binding, paused, recording
+from tapecli.library.core import NamedResult
+from tapecli.runtime.context import current
+from tapecli.runtime.tape import Tape
+from tapecli.runtime.values import (DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, dtype_name,
+                                    literal_array)
+
+TOP = "tensorflow"
+# The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
+# arguments, call no program function and keep no interpreter state.
+FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.library.core",
+                      "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
+                      "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
+                      "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments"})
+# Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
+_NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
+_CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
+# Names of ``tf`` the bridge gives itself (the rest are builtins).
+OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print"})
+# The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
+TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
+VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | {"name", "trainable", "assign", "assign_add", "assign_sub", "read_value",
+                                           "value"}
+TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", "watched_variables", "reset",
+                             "stop_recording", "persistent"})
+# Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
+# other name their Python classes have (their internals stay out of reach).
+GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | {"tape", "interp", "named", "method"} | {
+    name for cls in (Tensor, Variable, Tape, TapeObject) for name in dir(cls) if not name.startswith("_")})
+# Calls whose site (the text of their arguments) the guard passes on: the requests' labels, watch's labels.
+SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
+# Attributes the interpreter answers for a tensor and the bridge does not (NumPy-style methods, ``.T``, ...): a
+# program that reads one stays on the interpreter.
+_INTERPRETER_ATTRIBUTES = frozenset({"T", "astype", "reshape", "mean", "sum", "tolist", "item", "min", "max",
+                                     "flatten", "ravel", "copy", "std", "var", "argmax", "argmin", "squeeze",
+                                     "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"})
+
+
+def enabled(refused_by_the_interpreter: bool) -> bool:
+    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run;
+    auto (the default), those the interpreter's parser refuses (``try``/``raise``, generators, ``@staticmethod``...)
+    while the interpreter keeps the rest, with its loop plans and fast paths; 0, none."""
+    mode = setting("TAPECLI_TF_ON_CPYTHON", "auto")
+    return mode == "1" or (mode == "auto" and refused_by_the_interpreter)
+
+
+# ------------------------------------------------------------------ what a program may use
+def bridgeable(tree: ast.Module, allowed_modules) -> bool:
+    """Whether CPython runs this TensorFlow program: it imports ``tensorflow`` whole (``import tensorflow`` or
+    ``... as tf``) and no other framework, every ``tf.a.b`` it writes is one the bridge supports, and it reads
+    no tensor attribute only the interpreter gives. Decided from the text alone (a program never runs twice)."""
+    aliases, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if (node.module or "").split(".")[0] not in allowed_modules or node.level:
+                return False
+            modules.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == TOP:
+                    aliases.add(alias.asname or TOP)
+                elif alias.name.split(".")[0] not in allowed_modules:
+                    return False
+                modules.add(alias.asname or alias.name.split(".")[0])
+    if not aliases:
+        return False
+    tree.tf_aliases = aliases
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, complex):
+            return False            # tapecli's tensors are real: the interpreter refuses the literal, saying so
+        if isinstance(node, ast.Attribute) and node.attr in _INTERPRETER_ATTRIBUTES:
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in modules):      # (np.sum, tf.transpose: functions)
+                return False
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases:
+            if not isinstance(node.ctx, ast.Load):
+                return False
+            path, at = [node.id], node
+            while isinstance(parents.get(at), ast.Attribute) and parents[at].value is at:
+                at = parents[at]
+                path.append(at.attr)
+            if not supported(path[1:]):
+                return False
+    return True
+
+
+def declarations(tree: ast.Module, aliases: set[str]) -> tuple[set[int], set[str]]:
+    """What the interpreter takes as declarations (frontend/spellings.py): the top-level ``x = tf.Variable(v, ...)``
+    and ``c = tf.constant(v, ...)`` whose name is bound once in the program, with one value and literal options.
+    The ids of the first (their variable is named ``x``), and the names of the second (constants, which explain
+    names as such)."""
+    counts = collections.Counter(node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+                                 and not isinstance(node.ctx, ast.Load))
+    counts.update(node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef)))
+    variables, constants = set(), set()
+    for node in tree.body:
+        value = getattr(node, "value", None)
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and counts[node.targets[0].id] == 1 and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute) and value.func.attr in ("Variable", "constant")
+                and isinstance(value.func.value, ast.Name) and value.func.value.id in aliases):
+            continue
+        variable = value.func.attr == "Variable"
+        keywords = {k.arg: k.value for k in value.keywords}
+        dtype = keywords.get("dtype")
+        options = {"initial_value", "dtype", "name", "trainable"} if variable else {"value", "dtype", "name"}
+        if len(value.args) > 1 or any(isinstance(a, ast.Starred) for a in value.args) or None in keywords \
+                or set(keywords) - options or not (value.args or {"initial_value", "value"} & keywords.keys()) \
+                or dtype is not None and not isinstance(dtype, ast.Attribute) \
+                and not (isinstance(dtype, ast.Constant) and isinstance(dtype.value, str)):
+            continue
+        if variable:
+            variables.add(id(node))
+        else:
+            constants.add(node.targets[0].id)
+    return variables, constants
+
+
+def supported(path: list[str]) -> bool:
+    """Whether ``tf.<path>`` names something the bridge gives (a module alone, as a value, is not)."""
+    if not path:
+        return False
+    if len(path) == 1 and path[0] in OWN:
+        return True
+    found = _resolve(path)
+    if isinstance(found, DType):
+        return True
+    if not getattr(found, "is_builtin", False) or found.wants_interp or found.__module__ not in FAMILIES:
+        return False
+    if any(found is BUILTINS.get(name) for name in _NOT_TF):
+        return False
+    code = getattr(found, "__code__", None)
+    return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _resolve(path: list[str]):
+    """What ``tf.<path>`` is to the interpreter (Namespace's lookup), or None where it is nothing."""
+    found = Namespace("tf")
+    for attr in path:
+        if not isinstance(found, Namespace):
+            return None
+        try:
+            found = found.get_attribute(None, attr, None)
+        except TdfError:
+            return None
+    return found
+
+
+class Bridge:
+    """One run's TensorFlow: its Eager (and through it the tf module and the Run), the guard that compiles the
+    program and the runtime names that guard's code calls."""
+
+    def __init__(self, tree: ast.Module, sandbox, filename: str, source: str):
+        from tapecli.execution import guard
+        variables, constants = declarations(tree, tree.tf_aliases)
+        self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
+        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables)
+
+    def names(self, scope: dict) -> dict:
+        """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
+        from tapecli.execution import guard
+        run, sites = self.eager.run, self.transform.sites
+        return {guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
+                guard.TAPE: _named_tape, guard.COUNT: lambda names: (len(run.requests), [scope.get(n) for n in names]),
+                guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),
+                guard.DECLARE: _declared}
+
+
+def _named_tape(value, name: str):
+    if isinstance(value, GradientTape) and not value.named:
+        value.tape.name, value.named = name, True
+    return value
+
+
+def _declared(value, name: str) -> None:
+    if isinstance(value, Variable):
+        value.name = name
+
+
+# ------------------------------------------------------------------ values across the boundary
+def to_library(value):
+    """A program's value as the library takes it: Python numbers and bools as literals, tuples as lists, a NumPy
+    array as a tensor that stays NumPy's, a shape as the interpreter's."""
+    kind = type(value)
+    if kind is bool:
+        return PythonBool(np.array(value))
+    if kind in (int, float):
+        return Tensor(literal_array(value), weak=True)
+    if kind in (list, tuple):       # a literal of numbers (or of bools), as the interpreter makes one
+        if _numbers(value):
+            return Tensor(literal_array(value), weak=True)
+        return Tensor(np.array(value)) if _numbers(value, bool) else [to_library(v) for v in value]
+    if kind is dict:
+        return {k: to_library(v) for k, v in value.items()}
+    if kind is Shape:
+        return TensorShape(np.array(value, dtype=np.int64), weak=True)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
+        return NumpyArray(np.asarray(value))
+    return value
+
+
+def to_program(value):
+    """A library result as the program holds it (to_library's converse); tensors and variables as they are."""
+    kind = type(value)
+    if kind is Tensor or kind is Variable or kind is NumpyArray:     # (a function of a NumPy value may stay one)
+        return value
+    if kind is PythonBool:
+        return bool(value.value)
+    if kind is TensorShape:
+        return Shape(int(d) for d in value.value)
+    if isinstance(value, Tensor) and value.weak:
+        return value.value.item() if value.ndim == 0 else value.value.tolist()
+    if kind is NamedResult:
+        return collections.namedtuple("Result", value.fields)(*(to_program(v) for v in value))
+    if kind is list:
+        return [to_program(v) for v in value]
+    if kind is dict:
+        return {k: to_program(v) for k, v in value.items()}
+    return value
+
+
+class Shape(tuple):
+    """``t.shape``: TensorFlow's TensorShape of a tensor (printed ``(2, 3)``, its repr ``TensorShape([2, 3])``)."""
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+    def __str__(self):
+        return tuple.__repr__(self)
+
+    def __eq__(self, other):
+        return tuple(self) == (tuple(other) if isinstance(other, (list, tuple)) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def as_list(self) -> list:
+        return list(self)
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    ndims = rank
+
+    def num_elements(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+
+# ------------------------------------------------------------------ the per-run interpreter view
+class _Node:
+    """What a library function reads of a call site: the program's text of an argument, its items' where it
+    is a list or dict display, its line; a call's ``func``, ``args`` and ``keywords``."""
+
+    def __init__(self, text: str | None = None, items: list | None = None, line: int | None = None,
+                 args: list | None = None, keywords: list | None = None):
+        self.text, self.items, self.line = text, items, line
+        self.func = self
+        self.args = args or []
+        self.keywords = keywords or []
+
+
+class _Keyword:
+    def __init__(self, name: str, value: _Node):
+        self.name, self.value = name, value
+
+
+def site(source: str, call: ast.Call) -> _Node:
+    """The call site of ``X.method(...)`` as the library's request and watch functions read it."""
+    def node(arg):
+        items = None
+        if isinstance(arg, ast.List):
+            items = [ast.get_source_segment(source, e) for e in arg.elts]
+        elif isinstance(arg, ast.Dict):
+            items = [ast.get_source_segment(source, v) for v in arg.values]
+        return _Node(ast.get_source_segment(source, arg), items, arg.lineno)
+    return _Node(ast.get_source_segment(source, call.func), line=call.lineno,
+                 args=[node(a) for a in call.args if not isinstance(a, ast.Starred)],
+                 keywords=[_Keyword(k.arg, node(k.value)) for k in call.keywords if k.arg is not None])
+
+
+class Run:
+    """What the library asks of "the interpreter" in a bridged run: the requests and tapes it records, the
+    program's output and draws, and the text of a call site (a ``_Node``)."""
+
+    _watch_on = Statements._watch_on
+    watch_values = Statements.watch_values
+    reset_tape = Statements.reset_tape
+    _name_requests = Interpreter._name_requests
+    _leaf_names = Interpreter._leaf_names
+
+    calls_tensorflow = True         # every builtin it calls is a function of the tf module (registry.converting)
+
+    def __init__(self, sandbox, constants: set[str]):
+        self.sandbox = sandbox
+        self.requests: list = []
+        self.tapes: list = []
+        self.globals = Scope()
+        self.globals.consts = constants         # the names of the program's constants (declarations)
+        self.numpy = (None, None)       # the last t.numpy() and its t: ``g = t.gradient(...).numpy()`` names a request
+        self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
+        self._rng = None
+
+    @property
+    def rng(self):
+        if self._rng is None:
+            self._rng = np.random.default_rng(0)
+        return self._rng
+
+    @property
+    def output(self):
+        return _Lines(self.sandbox)
+
+    @staticmethod
+    def text(node) -> str:
+        return "" if node is None else node.text or ""
+
+    def add_request(self, kind, tape, target, target_node, source_node, sources, values, result, whys,
+                    objective=None):
+        labels = source_labels(sources, None if source_node is None else source_node.text,
+                               None if source_node is None else source_node.items)
+        self.requests.append(new_request(kind, tape, target, self.text(target_node) or None, labels, sources,
+                                         values, result, whys, objective, self.globals.consts))
+
+    # ---- names, as the interpreter gives them
+    def bound(self, scope: dict, mark: tuple, value, names, line: int) -> None:
+        """After a top-level assignment (``mark``: the count of requests and the names' values before it): its
+        gradient requests named by the names bound, a variable's name rebound to a tensor warned of, a program's
+        instance named (its variables ``m.w``) by the first name it is bound to."""
+        first, olds = mark
+        if len(self.requests) > first:
+            self._name_requests(first, self.numpy[1] if value is self.numpy[0] else value, names)
+        for name, old in zip([names] if isinstance(names, str) else names, olds):
+            note_binding(scope, name, old, scope.get(name), line)
+        if isinstance(names, str) and self.sandbox.program_made(value) and not isinstance(value, type):
+            self.bind_name(value, names)
+
+    def label(self, instance) -> str:
+        return self.labels.get(id(instance), (None, type(instance).__name__.lower()))[1]
+
+    def bind_name(self, instance, name: str) -> None:
+        old = self.label(instance)
+        if old == name or old != type(instance).__name__.lower():
+            return
+        self.labels[id(instance)] = (instance, name)
+        for v in _owned_variables(instance):
+            if v.name.startswith(old + "."):
+                v.name = name + v.name[len(old):]
+
+    def attribute_set(self, obj, attr: str, value) -> None:
+        """``obj.attr = value`` of a program's instance: an unnamed variable takes the name ``label.attr``."""
+        if isinstance(value, Variable) and (value.name in ("Variable", "") or value.name.startswith("<")):
+            value.name = f"{self.label(obj)}.{attr}"
+
+
+def _owned_variables(obj, seen=None) -> list:
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, Variable):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [v for item in obj for v in _owned_variables(item, seen)]
+    if isinstance(obj, dict):
+        return [v for item in obj.values() for v in _owned_variables(item, seen)]
+    attrs = getattr(obj, "__dict__", None)
+    return [] if not isinstance(attrs, dict) else [v for item in attrs.values() for v in _owned_variables(item, seen)]
+
+
+class _Lines:
+    """The run's output as the library appends lines to it (tf.print)."""
+
+    def __init__(self, sandbox):
+        self.sandbox = sandbox
+
+    def append(self, line: str) -> None:
+        self.sandbox.write(line + "\n", "tf.print()'s output")
+
+
+# ------------------------------------------------------------------ tf.GradientTape
+class GradientTape(TapeObject):
+    """``tf.GradientTape(...)``: a context manager whose block records on a runtime tape; its methods are the
+    library's (HOOKS["attribute"]), called with their call site."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        run = current().eager.run
+        line = _program_line(run.sandbox.filename)
+        super().__init__(Tape("tape", persistent=truth(to_library(persistent)),
+                              watch_accessed_variables=truth(to_library(watch_accessed_variables)), line=line), run)
+        self.named = False
+        self._block = None
+
+    def __enter__(self):
+        self.interp.tapes.append(self.tape)
+        self._block = recording(self.tape)
+        self._block.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        block, self._block = self._block, None
+        return block.__exit__(*exc)
+
+    def method(self, attr: str, node: _Node | None):
+        if attr == "stop_recording":
+            return lambda: paused(self.tape, node.line if node is not None else _program_line(
+                self.interp.sandbox.filename))
+        if attr == "persistent":
+            return self.tape.persistent
+        found = HOOKS["attribute"](self.interp, self, attr, node)
+        if isinstance(found, str) or not hasattr(found, "fn"):
+            return to_program(found)
+        node = node or _Node(attr, line=_program_line(self.interp.sandbox.filename))
+
+        requests = self.interp.requests
+
+        def call(*args, **kwargs):
+            current().settings.line = node.line
+            asked = len(requests)
+            result = found.fn(node, *(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()})
+            value = to_program(result)
+            if len(requests) > asked and requests[-1].result is result:
+                requests[-1].result = value         # (what the program binds names the request)
+            return value
+        return call
+
+
+def _program_line(filename: str) -> int | None:
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename != filename:
+        frame = frame.f_back
+    return None if frame is None else frame.f_lineno
+
+
+# ------------------------------------------------------------------ tensors' Python protocol
+_BINARY = {"add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.div, "floordiv": ops.floordiv,
+           "mod": ops.mod, "pow": ops.pow_, "matmul": ops.matmul, "eq": ops.equal, "ne": ops.not_equal,
+           "lt": ops.less, "le": ops.less_equal, "gt": ops.greater, "ge": ops.greater_equal,
+           **{name: (lambda symbol: lambda a, b: ops.bitwise_operator(symbol, a, b))(symbol)
+              for name, symbol in (("and", "&"), ("or", "|"), ("xor", "^"))}}
+_UNARY = {"neg": ops.neg, "pos": ops.to_tensor, "abs": ops.abs_, "invert": lambda x: ops.bitwise_operator("~", x)}
+
+
+class Eager:
+    """The run's answers to Python's operators and conversions of tensors and variables (values.EagerProtocol),
+    and to the program's reads of their attributes (the sandbox's guard)."""
+
+    classes = (Tensor, Variable, GradientTape)
+
+    def __init__(self, run: Run, filename: str):
+        self.run = run
+        self.filename = filename
+        self.tf = tf_module(self)
+
+    def _line(self, depth: int = 2) -> None:
+        """The line of the program's statement that runs, for the records and warnings: of the program's frame
+        ``depth`` frames above this call, or a few more (an operator the guard weighs first)."""
+        frame = sys._getframe(depth)
+        for _ in range(3):
+            if frame is None or frame.f_code.co_filename == self.filename:
+                break
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename == self.filename:
+            current().settings.line = frame.f_lineno
+
+    def operator(self, name: str, tensor, *other):
+        self._line(3)
+        if not other:
+            return _UNARY[name](ops.to_tensor(tensor))
+        reflected = name[0] == "r" and name[1:] in _BINARY
+        value = _operand(other[0])
+        if not isinstance(value, (Tensor, Variable)):
+            return NotImplemented
+        f = _BINARY[name[1:] if reflected else name]
+        return f(value, tensor) if reflected else f(tensor, value)
+
+    def truth(self, tensor) -> bool:
+        return truth(tensor)
+
+    def length(self, tensor) -> int:
+        t = ops.to_tensor(tensor)
+        if t.ndim == 0:
+            raise TypeError("len is not well defined for a rank-0 tensor")
+        return t.shape[0]
+
+    def rows(self, tensor):
+        t = ops.to_tensor(tensor)
+        if t.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        return iter(ops.rows(t))
+
+    def getitem(self, tensor, key):
+        self._line(3)
+        t = ops.to_tensor(tensor)
+        key = tuple(_index(k) for k in (key if isinstance(key, tuple) else (key,)))
+        try:
+            t.value[key]
+        except IndexError as e:
+            raise ShapeError(f"index out of range for shape {list(t.shape)}: {e}") from None
+        except ValueError as e:
+            raise TdfValueError(str(e)) from None
+        return ops.getitem(t, key)
+
+    def number(self, tensor, kind):
+        return kind(numpy_of(tensor))
+
+    def index(self, tensor) -> int:
+        return numpy_of(tensor).__index__()
+
+    def str(self, value) -> str:
+        return python_str(value)
+
+    def repr(self, value) -> str:
+        return python_repr(value)
+
+    def format(self, value, spec: str) -> str:
+        return python_format(value) if not spec else format(numpy_of(value)[()], spec)
+
+    def array(self, tensor):
+        def array(dtype=None, copy=None):
+            value = numpy_of(tensor)
+            return value.astype(dtype) if dtype is not None else value.copy()
+        return array
+
+    # ---- attributes
+    def owns(self, obj) -> bool:
+        return isinstance(obj, self.classes)
+
+    def attribute(self, obj, name: str, node: _Node | None = None):
+        if name.startswith("__"):
+            return getattr(obj, name)
+        if isinstance(obj, GradientTape):
+            if name not in TAPE_ATTRIBUTES:
+                raise AttributeError(f"'GradientTape' object has no attribute '{name}'")
+            return obj.method(name, node)
+        allowed = VARIABLE_ATTRIBUTES if isinstance(obj, Variable) else TENSOR_ATTRIBUTES
+        if name not in allowed:
+            raise AttributeError(f"'{'ResourceVariable' if isinstance(obj, Variable) else 'EagerTensor'}' object "
+                                 f"has no attribute '{name}'")
+        t = obj.read() if isinstance(obj, Variable) else obj
+        if name == "numpy":
+            def numpy():
+                value = _numpy(t)
+                self.run.numpy = (value, t)
+                return value
+            return numpy
+        if name == "shape":
+            return Shape(t.shape)
+        if name == "dtype":
+            return DType(dtype_name(t.dtype))
+        if name == "ndim":
+            return t.ndim
+        if name in ("read_value", "value"):
+            return obj.read
+        if name == "trainable":
+            return obj.trainable
+        if name == "name":
+            return obj.name
+        found = HOOKS["attribute"](self.run, obj, name, node)           # assign, assign_add, assign_sub
+
+        def assign(value, use_locking=None, name=None, read_value=True):
+            self._line()
+            return found.fn(node, to_library(value))
+        return assign
+
+    def method(self, obj, name: str, node: _Node):
+        """``obj.name(...)`` at a call site the guard passes (SITE_METHODS): a tape's, with its text."""
+        if isinstance(obj, GradientTape):
+            return self.attribute(obj, name, node)
+        return self.run.sandbox.get(obj, name)
+
+
+def _numpy(t: Tensor):
+    """``t.numpy()``: a copy of its values, a NumPy scalar for a 0-d tensor (as TensorFlow gives them)."""
+    array = np.array((ops.materialize(t) if t.weak else t).value, copy=True)
+    return array[()] if array.ndim == 0 else array
+
+
+def _operand(value):
+    """The other operand of a tensor's operator as a tensor where it is one: a list or tuple of numbers as the
+    literal it is, one holding tensors stacked (as tf.convert_to_tensor does)."""
+    if isinstance(value, (list, tuple)):
+        if _numbers(value):
+            return Tensor(literal_array(value), weak=True)
+        return _list_as_tensor([_operand(v) for v in value])
+    return to_library(value)
+
+
+def _numbers(value, kind=None) -> bool:
+    """Whether ``value`` is a number (or a ``kind``), or a non-empty list or tuple of them (at any depth)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_numbers(v, kind) for v in value)
+    return type(value) in ((int, float) if kind is None else (kind,))
+
+
+def _index(key):
+    if isinstance(key, (Tensor, Variable)):
+        t = ops.to_tensor(key)
+        return t.value.__index__() if t.ndim == 0 else np.asarray(t.value)
+    if isinstance(key, slice):
+        return slice(*(_index(p) for p in (key.start, key.stop, key.step)))
+    return key
+
+
+# ------------------------------------------------------------------ the tf module
+class _TypeCheck(type):
+    def __instancecheck__(cls, value):
+        return type(value) in cls.kinds
+
+
+class TensorType(metaclass=_TypeCheck):
+    """``tf.Tensor``: what ``isinstance`` takes for a tensor (a variable is not one, as in TensorFlow)."""
+    kinds = (Tensor,)
+
+
+def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
+    """The program's ``tf`` (or a module under it): each attribute, on first read, the builtin of that name."""
+    module = types.ModuleType(TOP if path == "tf" else TOP + path[2:])
+
+    def resolve(attr: str):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        names = path.split(".")[1:] + [attr]
+        value = _own(eager, attr) if len(names) == 1 and attr in OWN else None
+        if value is None:
+            found = _resolve(names)
+            if isinstance(found, Namespace):
+                value = tf_module(eager, f"{path}.{attr}")
+            elif not supported(names):
+                raise TdfNameError(f"tf.{'.'.join(names)} is not available where CPython runs a TensorFlow program",
+                                   hint="TAPECLI_TF_ON_CPYTHON=0 runs it on the interpreter")
+            else:
+                value = found if isinstance(found, DType) else _library_function(eager, found, f"tf.{'.'.join(names)}")
+        module.__dict__[attr] = value
+        return value
+    module.__getattr__ = resolve
+    return module
+
+
+def _own(eager: "Eager", attr: str):
+    if attr == "GradientTape":
+        return GradientTape
+    if attr == "Tensor":
+        return TensorType
+    if attr == "print":
+        return _library_function(eager, BUILTINS["tf.print"], "tf.print")
+    if attr == "constant":
+        return _library_function(eager, BUILTINS["constant"], "tf.constant")
+    variable = _library_function(eager, BUILTINS["Variable"], "tf.Variable")
+    return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
+
+
+def _library_function(eager: Eager, f, spelled: str):
+    node = _Node(spelled)
+    run = eager.run
+
+    def call(*args, **kwargs):
+        eager._line()
+        return to_program(call_builtin(f, run, node, [to_library(a) for a in args],
+                                       {k: to_library(v) for k, v in kwargs.items()}))
+    call.__name__ = call.__qualname__ = spelled.rpartition(".")[2]
+    call.__doc__ = f.__doc__
+    return call

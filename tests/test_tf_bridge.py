@@ -1,0 +1,304 @@
+"""TensorFlow programs that CPython runs (tapecli/execution/tensorflow.py), against the interpreter.
+
+Each program of the table runs twice: on CPython (TAPECLI_TF_ON_CPYTHON=1) and on the interpreter (=0).
+What it prints, the JSON of its values (``run --json``'s ``values``) and its gradient requests (``grad --json``'s
+``gradients``) must be the same. Routing is decided from the text: a program that uses what the bridge does not
+give stays on the interpreter. And Python's forms that the interpreter does not have run as CPython runs them."""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+from tapecli import api, documents, execution
+from tapecli.errors import TdfError
+
+PROGRAMS = {
+    "first_gradient": """
+import tensorflow as tf
+x = tf.Variable(3.0)
+with tf.GradientTape() as tape:
+    y = x ** 2
+dy_dx = tape.gradient(y, x)
+print(dy_dx, dy_dx.numpy())
+""",
+    "lists_and_dicts_of_sources": """
+import tensorflow as tf
+w = tf.Variable([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], name='w')
+b = tf.Variable(tf.zeros(2, dtype=tf.float32), name='b')
+x = [[1., 2., 3.]]
+with tf.GradientTape(persistent=True) as tape:
+    y = x @ w + b
+    loss = tf.reduce_mean(y ** 2)
+[dl_dw, dl_db] = tape.gradient(loss, [w, b])
+grad = tape.gradient(loss, {'w': w, 'b': b})
+print(loss, dl_db)
+""",
+    "watch_and_constants": """
+import tensorflow as tf
+x = tf.constant(3.0)
+k = tf.constant(2.0)
+with tf.GradientTape(persistent=True) as g:
+    g.watch(x)
+    y = x * x + tf.sin(x) - 1 / x + k
+dy = g.gradient(y, x)
+dk = g.gradient(y, k)
+print(f"{float(dy):.4f}", dy.shape, dy.dtype)
+""",
+    "nested_tapes": """
+import tensorflow as tf
+x = tf.Variable(1.5)
+with tf.GradientTape() as outer:
+    with tf.GradientTape() as inner:
+        y = x ** 3 + tf.exp(x)
+    dy = inner.gradient(y, x)
+d2y = outer.gradient(dy, x)
+print(dy, d2y)
+""",
+    "model_class_training_loop": """
+import tensorflow as tf
+class Model:
+    def __init__(self):
+        self.w = tf.Variable([0.5, -0.5])
+        self.b = tf.Variable(0.0)
+    def __call__(self, x):
+        return tf.reduce_sum(self.w * x, axis=1) + self.b
+model = Model()
+xs = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+ys = tf.constant([1.0, 2.0, 3.0])
+losses = []
+for step in range(4):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(xs) - ys))
+    dw, db = tape.gradient(loss, [model.w, model.b])
+    model.w.assign_sub(0.01 * dw)
+    model.b.assign_sub(0.01 * db)
+    losses.append(float(loss))
+w = model.w.numpy()
+print(model.w, losses[-1])
+""",
+    "indexing_and_comparisons": """
+import tensorflow as tf
+import numpy as np
+x = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+v = tf.Variable(2.0)
+with tf.GradientTape() as t:
+    t.watch(x)
+    z = x[0] * v + x[:, 1] @ x[1, :2] - (-x[1, 2])
+    big = x > 3.0
+s = t.gradient(z, [x, v])
+first, second = s
+print(z, big, x.shape[0], len(x), x[1][2])
+n = np.sum(x.numpy()) + 1
+def as_f32(a):
+    return tf.constant(a, dtype=tf.float32)
+converted = as_f32(np.array([1, 2])) * 2.0
+""",
+    "nn_and_math": """
+import tensorflow as tf
+x = tf.Variable([[-1.0, 0.5], [2.0, -3.0]])
+with tf.GradientTape() as t:
+    h = tf.nn.relu(x) + tf.math.log(tf.nn.sigmoid(x)) + tf.nn.softmax(x, axis=-1)
+    out = tf.reduce_sum(tf.matmul(h, tf.transpose(x)))
+g = t.gradient(out, x)
+stacked = tf.stack([1.0, 2.0]) + tf.concat([[1.0], [2.0]], 0)
+print(out.numpy(), g, stacked)
+""",
+    "assign_and_stop_recording": """
+import tensorflow as tf
+v = tf.Variable([1.0, 2.0])
+u = tf.Variable(3.0)
+with tf.GradientTape(persistent=True) as t:
+    a = v * u
+    with t.stop_recording():
+        b = a * 2.0
+    c = tf.reduce_sum(a + b)
+gv = t.gradient(c, v).numpy()
+gu = t.gradient(c, u)
+v.assign_add([1.0, 1.0])
+u.assign(5.0)
+print(v, u, gv, gu)
+""",
+    "unconnected_is_none": """
+import tensorflow as tf
+x = tf.constant(1.0)
+v0 = tf.Variable(2.0)
+v1 = tf.Variable(2.0)
+with tf.GradientTape(persistent=True) as tape:
+    tape.watch(x)
+    if x > 0.0:
+        result = v0
+    else:
+        result = v1 ** 2
+dv0, dv1 = tape.gradient(result, [v0, v1])
+dx = tape.gradient(result, x)
+print(dv0, dv1, dx)
+""",
+    "jacobians": """
+import tensorflow as tf
+x = tf.Variable([1.0, 2.0, 3.0])
+with tf.GradientTape(persistent=True) as t:
+    y = tf.tanh(x) * x
+    s = tf.reduce_sum(y)
+j = t.jacobian(y, x)
+g = t.gradient(s, [x])
+xs = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+with tf.GradientTape() as tb:
+    tb.watch(xs)
+    ys = xs ** 2
+bj = tb.batch_jacobian(ys, xs)
+print(j.shape, bj.shape)
+""",
+    "rebinding_a_variable_warns": """
+import tensorflow as tf
+x = tf.Variable(1.0)
+y = x
+with tf.GradientTape() as t:
+    y = tf.sin(y)
+g = t.gradient(y, x)
+x = x - 0.1 * g
+""",
+}
+
+
+@pytest.fixture(params=sorted(PROGRAMS))
+def program(request):
+    return PROGRAMS[request.param]
+
+
+def _documents(source: str, monkeypatch, on: bool) -> tuple:
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1" if on else "0")
+    result = api.run_source(source.lstrip(), "<test>")
+    assert (isinstance(result.interpreter, execution.PythonRun)) == on
+    run = documents.run_doc(result)
+    grad = documents.requests_doc("grad", result, ("gradient",))
+    jacobian = documents.requests_doc("jacobian", result, ("jacobian", "batch_jacobian"))
+    return run["output"], run["values"], grad["gradients"], run["warnings"], jacobian["jacobians"]
+
+
+def _same(bridged, interpreted) -> bool:
+    """JSON values alike; a float CPython holds as a Python float (``float(t)`` of a float32 tensor) may be
+    written with more digits than the interpreter's float32 literal: equal once rounded to float32."""
+    if isinstance(bridged, list) and isinstance(interpreted, list):
+        return len(bridged) == len(interpreted) and all(map(_same, bridged, interpreted))
+    if isinstance(bridged, dict) and isinstance(interpreted, dict):
+        return bridged.keys() == interpreted.keys() and all(_same(bridged[k], interpreted[k]) for k in bridged)
+    if isinstance(bridged, float) and isinstance(interpreted, float):
+        return bridged == interpreted or np.float32(bridged) == np.float32(interpreted)
+    return bridged == interpreted and type(bridged) is type(interpreted)
+
+
+def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
+    bridged = _documents(program, monkeypatch, True)
+    interpreted = _documents(program, monkeypatch, False)
+    assert "\n".join(bridged[0]) == "\n".join(interpreted[0])     # printed output (as lines, or one a print)
+    objects = {k for k in bridged[1].keys() - interpreted[1].keys() if bridged[1][k] is None}
+    assert _same({k: v for k, v in bridged[1].items() if k not in objects}, interpreted[1])    # values
+    assert bridged[2] == interpreted[2]             # gradient requests: names, labels, lines, values
+    assert bridged[2]                               # (every program asks for gradients)
+    assert bridged[3] == interpreted[3]             # warnings
+    assert bridged[4] == interpreted[4]             # jacobian requests
+    first = bridged[2][0]
+    options = api.Options(of=first["target"], wrt=[first["source"]])
+    explained = []
+    for on in ("1", "0"):
+        monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+        explained.append(api.explain(program.lstrip(), "<test>", options))
+    assert explained[0] == explained[1]             # tapecli explain: the chain of lines and ops, or why None
+
+
+@pytest.mark.parametrize("source", [
+    "import tensorflow as tf\nx = tf.keras.layers.Dense(2)\n",                  # Keras
+    "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",             # tf.function
+    "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
+    "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
+    "from tensorflow import constant\nx = constant(1.0)\n",                       # from-import
+    "import tensorflow as tf\nimport keras\nx = tf.constant(1.0)\n",              # another framework
+    "import tensorflow as tf\nx = tf.random.normal([2])\n",                      # the run's generator
+])
+def test_routing_is_conservative(source):
+    assert execution.python_only(source) is None
+
+
+def test_routed_when_every_name_is_supported(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    tree = execution.python_only("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n")
+    assert isinstance(tree, ast.Module)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    assert execution.python_only("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n") is None
+
+
+PYTHON_FORMS = """
+import tensorflow as tf
+
+class Base:
+    @staticmethod
+    def scale():
+        return 2.0
+
+class Child(Base):
+    pass
+
+def squares(n):
+    for i in range(n):
+        yield tf.constant(float(i)) ** 2
+
+x = tf.Variable(3.0)
+c = Child()
+kind = isinstance(c, Base) and not isinstance(x, tf.Tensor) and isinstance(x * 1.0, tf.Tensor)
+steps = []
+try:
+    with tf.GradientTape() as tape:
+        y = x * Child.scale() + sum(squares(3))
+        raise ValueError("stop")
+except ValueError as e:
+    steps.append(str(e))
+finally:
+    steps.append("finally")
+g = tape.gradient(y, x)
+big = 2 ** 100 + 1
+print(kind, steps, g, big)
+"""
+
+
+def test_python_forms_in_a_tensorflow_program(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    result = api.run_source(PYTHON_FORMS, "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["True ['stop', 'finally'] tf.Tensor(2.0, shape=(), dtype=float32) "
+                             "1267650600228229401496703205377"]
+    [request] = result.requests
+    assert (request.target_text, request.labels, request.names, request.line) == ("y", ["x"], ["g"], 28)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError):                   # the interpreter has no try/raise, nor yield
+        api.run_source(PYTHON_FORMS, "<test>")
+
+
+def test_tensor_internals_stay_out_of_reach(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    for line in ("y = x.value", "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape",
+                 "y = t.interp", "y = t.method", "t.persistent = True"):
+        source = f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n{line}\n"
+        with pytest.raises(TdfError) as caught:
+            api.run_source(source, "<test>")
+        assert caught.value.line == 5
+
+
+def test_limits_hold_in_a_tensorflow_program(monkeypatch):
+    from tapecli.errors import LimitError
+    from tapecli.runtime.limits import Limits
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
+    with pytest.raises(LimitError) as caught:
+        api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
+    assert caught.value.line == 3
+
+
+def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interpreter_the_rest(monkeypatch):
+    """TAPECLI_TF_ON_CPYTHON=auto (the default): a program the interpreter's parser refuses (try/raise, yield,
+    @staticmethod) runs on CPython; one it can run stays there, with its loop plans and fast paths."""
+    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
+    assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
+    plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n", "<test>")
+    assert not isinstance(plain.interpreter, execution.PythonRun)
