@@ -58,6 +58,8 @@ class ProgramClass(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         value, _ = self.find(attr)
+        if value is None and attr == "from_config" and self.framework == KERAS:    # Keras's: cls(**config)
+            return BoundMethod(attr, lambda call_node, config: self.call(interp, [], dict(config), call_node))
         if value is None and attr != "__name__":
             raise TdfTypeError(f"class {self.name} has no attribute {attr}")
         return self.name if attr == "__name__" else value
@@ -72,6 +74,9 @@ class ProgramClass(ProgramObject):
             result = call_method(interp, init, owner, instance, args, kwargs, node)
             if result is not None:
                 raise TdfTypeError(f"{self.name}.__init__ must return None")
+        elif self.framework == KERAS and self.role is None and (args or kwargs):
+            from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs) as the base's
+            HOOKS["keras_model"](interp, instance, "__init__").fn(node, *args, **kwargs)
         elif args or (kwargs and not self.framework):
             raise TdfTypeError(f"{self.name}() takes no arguments")
         return instance
@@ -83,6 +88,10 @@ class Instance(ProgramObject):
     def __init__(self, cls: ProgramClass):
         self.cls = cls
         self.attrs: dict = {}
+        # what a framework base's __init__ made (keras.Model(inputs, outputs): a functional model): its
+        # variables come first, calling the instance calls it unless the class defines call, and it answers the
+        # attributes the class and the framework leave unanswered (layers, get_weights, summary, ...)
+        self.inner: ProgramObject | None = None
         self.label = cls.name.lower()        # the prefix of its variables' names until it is bound
 
     def get_attribute(self, interp, attr, node):
@@ -99,10 +108,13 @@ class Instance(ProgramObject):
         if self.cls.framework:
             if attr == "variables":
                 return self.owned_variables()
-            if attr == "trainable_variables":
+            if attr in ("trainable_variables", "trainable_weights"):
                 return [v for v in self.owned_variables() if v.trainable]
-            if attr == "non_trainable_variables":
+            if attr in ("non_trainable_variables", "non_trainable_weights"):
                 return [v for v in self.owned_variables() if not v.trainable]
+            if attr == "weights":          # Keras: the trainable weights, then the others
+                return [v for v in self.owned_variables() if v.trainable] + \
+                    [v for v in self.owned_variables() if not v.trainable]
             if attr == "name":
                 return self.label
             if attr == "add_weight" and self.cls.framework == KERAS:
@@ -112,6 +124,8 @@ class Instance(ProgramObject):
                 found = HOOKS["keras_model"](interp, self, attr)
                 if found is not None:
                     return found
+            if self.inner is not None:
+                return self.inner.get_attribute(interp, attr, node)
         raise TdfTypeError(f"{self.cls.name} object has no attribute {attr}")
 
     def set_attribute(self, interp, attr, value, node):
@@ -133,12 +147,21 @@ class Instance(ProgramObject):
         return method if isinstance(method, Function) else None
 
     def call(self, interp, args, kwargs, node):
+        if self.cls.framework == KERAS and self.cls.role is None and self.cls.find("__call__")[0] is None:
+            from tapecli.interpreter.registry import HOOKS     # Keras's Layer.__call__ around the call
+            if "keras_call" in HOOKS:
+                return HOOKS["keras_call"](interp, self, args, kwargs, node, self.call_as_defined)
+        return self.call_as_defined(interp, args, kwargs, node)
+
+    def call_as_defined(self, interp, args, kwargs, node):
         method, owner = self.cls.find("__call__")
         if method is None and self.cls.role is not None:        # a Keras Metric's or Loss's own __call__
             from tapecli.interpreter.registry import HOOKS
             return HOOKS["keras_model"](interp, self, "__call__").fn(node, *args, **kwargs)
         if method is None and self.cls.framework == KERAS:
             method, owner = self.cls.find("call")
+            if method is None and self.inner is not None:
+                return self.inner.call(interp, args, kwargs, node)
             if isinstance(method, Function) and "training" in kwargs and \
                     "training" not in {p.name for p in method.node.params}:
                 kwargs = {k: v for k, v in kwargs.items() if k != "training"}
@@ -161,6 +184,8 @@ class Instance(ProgramObject):
     def owned_variables(self) -> list:
         names = sorted(self.attrs) if self.cls.framework == MODULE else list(self.attrs)
         out, seen = [], set()
+        if self.inner is not None:
+            _collect(self.inner, out, seen)
         for name in names:
             _collect(self.attrs[name], out, seen)
         return out
@@ -218,10 +243,18 @@ class Super(ProgramObject):
         if attr == "__init__" and self.owner.role is not None:     # a Keras Loss keeps its reduction
             from tapecli.interpreter.registry import HOOKS
             return HOOKS["keras_model"](interp, self.instance, "super().__init__")
+        if attr == "__init__" and self.owner.framework == KERAS:     # keras.Model(inputs, outputs), or nothing
+            from tapecli.interpreter.registry import HOOKS
+            return HOOKS["keras_model"](interp, self.instance, "__init__")
         if attr == "__init__" and self.owner.framework:
             return BoundMethod(attr, lambda call_node, *a, **k: None)    # tf.Module / Layer: nothing to set up
         if value is not None:
             return value
+        if self.owner.framework == KERAS and attr != "__init__":     # super().compile(), super().get_config()
+            from tapecli.interpreter.registry import HOOKS
+            found = HOOKS["keras_model"](interp, self.instance, attr) if "keras_model" in HOOKS else None
+            if found is not None:
+                return found
         raise TdfTypeError(f"super() has no attribute {attr}")
 
 

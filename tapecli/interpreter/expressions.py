@@ -157,8 +157,10 @@ class Expressions:
         out = {}
         for k, v in node.pairs:
             key = self.eval(k, scope)
-            if not isinstance(key, str):
-                raise TdfTypeError("dict keys must be strings", line=k.line, column=k.column)
+            if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iu":
+                key = key.value.item()          # an integer key, as a Python int (Keras's class_weight={0: 1.0})
+            elif not isinstance(key, str):
+                raise TdfTypeError("dict keys must be strings or integers", line=k.line, column=k.column)
             out[key] = self.eval(v, scope)
         return out
 
@@ -275,6 +277,11 @@ class Expressions:
             if op in ("==", "!="):
                 return PythonBool(np.array((left is right) == (op == "==")))
             raise TdfTypeError(f"cannot compare None with '{op}'", hint="use `is None`")
+        if op in ("==", "!=") and isinstance(left, list) and isinstance(right, list) and \
+                any(isinstance(v, (Variable, ProgramObject)) for v in left + right):
+            # lists of variables or objects (`layer.weights == [layer.w, layer.b]`): Python's list equality
+            same = len(left) == len(right) and all(a is b or truth(self.compare("==", a, b)) for a, b in zip(left, right))
+            return PythonBool(np.array(same == (op == "==")))
         left, right = (_list_as_tensor(v) for v in (left, right))
         if op in ("==", "!=") and TensorShape in (left.__class__, right.__class__):
             same = _dims(left) == _dims(right)      # TensorShape == (2, 3): a Python bool, as TensorFlow's
@@ -362,12 +369,15 @@ class Expressions:
         index = [self._index_item(i, scope) for i in node.items]
         try:
             if isinstance(value, dict):
-                if len(index) != 1 or not isinstance(index[0], str):
-                    raise TdfTypeError("a dict is indexed with one string key")
-                if index[0] not in value:
-                    raise TdfNameError(f'no key "{index[0]}" in this dict',
-                                       hint="keys: " + ", ".join(f'"{k}"' for k in value))
-                return value[index[0]]
+                key = index[0] if len(index) == 1 else None
+                if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iu":
+                    key = key.value.item()          # an integer key (a dict display's {0: ...})
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    raise TdfTypeError("a dict is indexed with one string or integer key")
+                if key not in value:
+                    raise TdfNameError(f'no key {key!r} in this dict'.replace("'", '"'),
+                                       hint="keys: " + ", ".join(repr(k).replace("'", '"') for k in value))
+                return value[key]
             if isinstance(value, (list, tuple)):
                 if len(index) != 1:
                     raise TdfTypeError("a list is indexed with one integer or slice")

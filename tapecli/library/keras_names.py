@@ -7,10 +7,10 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, confusion, initializers, layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
-                                   shaping, spatial, training, utilities, utilities_more)
+                                   shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.registry import builtin, hook
 from tapecli.library import tf_array_more
-from tapecli.library.keras import getters
+from tapecli.library.keras import getters, subclassing
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -131,5 +131,6 @@ for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "i
                   "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():
     builtin(_name)(_fn)
 builtin("optimizers.get", interp=True)(getters.optimizer)
-hook("keras_model")(training.program_attribute)   # a program's keras.Model subclass: compile, fit, add_loss, ...
+hook("keras_model")(subclassing.program_attribute)  # a program's keras.Model subclass: compile, fit, add_loss, ...
+hook("keras_call")(subclassing.layer_call)    # Layer.__call__ of a program's layer: losses, Keras tensors
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

@@ -153,15 +153,59 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     return sparse_xent(lab, z)
 
 
+def _softmax_xent(logits, labels):
+    """TensorFlow's SoftmaxCrossEntropyWithLogits: per row, sum(labels * (log(sum(exp(s))) - s)), s = logits
+    - max(logits) (over the last axis)."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return np.add.reduce(labels * (np.log(np.add.reduce(np.exp(shifted), axis=-1, keepdims=True)) - shifted),
+                         axis=-1)
+
+
+def _softmax_xent_vjp(r, g):
+    """TensorFlow's gradient (_SoftmaxCrossEntropyWithLogitsGrad): the kernel's backprop softmax(logits) -
+    labels to the logits, -log_softmax(logits) to the labels, each times g. For labels that do not sum to 1
+    along a row the logits' gradient is not that of the loss's formula (it would be softmax * sum(labels) -
+    labels): TensorFlow's, which Keras's categorical cross-entropy from logits trains with."""
+    z, y = r.inputs
+    ge = reshape(g, g.shape + (1,))
+    return mul(ge, sub(softmax(z, axis=-1), y)), mul(ge, neg(log_softmax(z, axis=-1)))
+
+
+def _softmax_xent_jvp(r, ts):
+    z, y = r.inputs
+    parts = []
+    if ts[0] is not None:
+        parts.append(reduce_sum(mul(sub(softmax(z, axis=-1), y), ts[0]), axis=-1))
+    if ts[1] is not None:
+        parts.append(reduce_sum(mul(neg(log_softmax(z, axis=-1)), ts[1]), axis=-1))
+    return parts[0] if len(parts) == 1 else add(parts[0], parts[1])
+
+
+SOFTMAX_XENT = register("softmax_xent", numpy=_softmax_xent, unify=(), saves=(0, 1), vjp=_softmax_xent_vjp,
+                        jvp=_softmax_xent_jvp, batchable=False)
+
+
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1) -> Tensor:
-    """-sum(labels * log_softmax(logits, axis), axis); gradients to both (tf.nn, v2)."""
+    """sum(labels * -log_softmax(logits, axis), axis), TensorFlow's fused op (tf.nn, v2): one record whose
+    gradients to both are TensorFlow's (``_softmax_xent_vjp``); over another axis than the last, the same
+    on the tensors with that axis moved last."""
     z = _float(logits, "softmax_cross_entropy_with_logits")
     y = to_tensor(labels)
     y = materialize(y, z.dtype) if y.weak else y
     if y.shape != z.shape:
         raise ShapeError(f"softmax_cross_entropy_with_logits: labels and logits must have the same shape "
                          f"({list(y.shape)} vs {list(z.shape)})")
-    return neg(reduce_sum(mul(y, log_softmax(z, axis=axis)), axis=axis))
+    if y.dtype != z.dtype:
+        raise TdfTypeError(f"softmax_cross_entropy_with_logits: labels are {y.dtype.name}, logits {z.dtype.name}",
+                           hint=spelling.cast("labels", z.dtype.name))
+    if z.ndim == 0:
+        raise ShapeError("softmax_cross_entropy_with_logits: logits must have at least one dimension")
+    last = z.ndim - 1
+    axis = int(axis) % z.ndim
+    if axis != last:
+        perm = [d for d in range(z.ndim) if d != axis] + [axis]
+        z, y = transpose(z, perm), transpose(y, perm)
+    return apply(SOFTMAX_XENT, (z, y))
 
 
 def sigmoid_cross_entropy_with_logits(labels, logits) -> Tensor:

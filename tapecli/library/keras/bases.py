@@ -11,6 +11,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, FrameworkBase
 from tapecli.interpreter.objects import BoundMethod
 from tapecli.interpreter.registry import register
+from tapecli.library.keras.common import MetricObject, tensor
 from tapecli.library.keras.losses import REDUCTIONS, reduce
 
 BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
@@ -55,8 +56,45 @@ def _metric_attribute(interp, instance, attr):
                 v.assign(np.zeros(v.shape, v.dtype))
         return _bound(attr, reset)
     if attr == "super().__init__":
-        return _bound("__init__", lambda node, name=None, dtype=None: None)
+        def init(node, name=None, dtype=None):
+            if name is not None:
+                instance.attrs["name"] = name           # metric.name, the name fit's logs give its result
+        return _bound("__init__", init)
     return None
+
+
+class ProgramMetric(MetricObject):
+    """A program's Metric subclass instance among a model's compiled metrics: its own update_state, result
+    and reset_state (or the inherited ones), its result as a tensor."""
+
+    def __init__(self, interp, instance):
+        self.interp, self.instance = interp, instance
+
+    @property
+    def name(self):
+        return self.instance.get_attribute(self.interp, "name", None)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        _call(self.interp, self.instance, "update_state", None, [y_true, y_pred],
+              {} if sample_weight is None else {"sample_weight": sample_weight})
+
+    def result(self):
+        return tensor(_call(self.interp, self.instance, "result", None, [], {}), "a metric's result")
+
+    def reset_state(self):
+        _call(self.interp, self.instance, "reset_state", None, [], {})
+
+    def methods(self):
+        return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state}
+
+    def attributes(self):
+        return {"name": lambda: self.name}
+
+
+def program_metric(interp, value):
+    """A program's Metric subclass instance as a compiled metric, None for anything else."""
+    cls = getattr(value, "cls", None)
+    return ProgramMetric(interp, value) if cls is not None and cls.role == "metric" else None
 
 
 def _loss_attribute(interp, instance, attr):
@@ -73,7 +111,6 @@ def _loss_attribute(interp, instance, attr):
             if y_true is None or y_pred is None:
                 raise TdfTypeError("a loss is called as loss(y_true, y_pred, sample_weight=None)")
             values = _call(interp, instance, "call", node, [y_true, y_pred], {})
-            from tapecli.library.keras.common import tensor
             return reduce(tensor(values, "the values of call"), sample_weight, options["reduction"])
         return _bound(attr, call)
     return options["reduction"] if attr == "reduction" else None

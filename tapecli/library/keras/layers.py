@@ -46,6 +46,7 @@ class KerasTensor(ProgramObject):
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
+        self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
 
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
@@ -147,7 +148,8 @@ class Layer(KerasObject):
                "non_trainable_weights": lambda: [v for v in self.weights if v not in self.trainable_weights],
                "non_trainable_variables": lambda: [v for v in self.weights if v not in self.trainable_weights],
                "trainable": lambda: Tensor(np.array(self.trainable)),
-               "losses": self.regularization_losses}
+               "losses": self.regularization_losses, "input": lambda: self.symbolic_end(0),
+               "output": lambda: self.symbolic_end(1)}
         for short in self.weight_names():
             out[short] = lambda s=short: self.weight(s)
         out.update(self.config())
@@ -200,8 +202,18 @@ class Layer(KerasObject):
             raise TdfTypeError("a layer is called with one input: layer(x) or layer(x, training=True)")
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, x.dtype)
-            return KerasTensor(self.output_shape(x.shape), x.dtype, self, [x])
+            out = KerasTensor(self.output_shape(x.shape), x.dtype, self, [x])
+            self.symbolic = (x, out)
+            return out
         return self.apply(interp, x, None if training is None else flag(training))
+
+    def symbolic_end(self, which: int):
+        """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
+        ends = getattr(self, "symbolic", None)
+        if ends is None:
+            raise TdfValueError(f"The layer {self.display()} has never been called and thus has no defined "
+                                f"{('input', 'output')[which]}.")
+        return ends[which]
 
     def apply(self, interp, x, training=None):
         x = tensor(x)
@@ -498,7 +510,14 @@ class BatchNormalization(Layer):
 
 
 class InputLayer(Layer):
+    """The first layers of a functional model, one per Input (Keras lists them in ``model.layers``)."""
+
     prefix = "input_layer"
+    replayable = True
+
+    def __init__(self, interp, name=None):
+        super().__init__(interp, name=name)
+        self.built = True
 
 
 LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, LayerNormalization, BatchNormalization]

@@ -184,8 +184,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     ls = num(label_smoothing, "label_smoothing")
     if ls:
         y_true = ops.add(ops.mul(y_true, _f(1.0 - ls, d)), _f(ls / y_pred.shape[axis], d))
-    if flag(from_logits):     # tf.nn.softmax_cross_entropy_with_logits
-        return ops.neg(ops.reduce_sum(ops.mul(y_true, ops.log_softmax(y_pred, axis=axis)), axis=axis))
+    if flag(from_logits):     # tf.nn.softmax_cross_entropy_with_logits, its gradient TensorFlow's
+        return ops.softmax_cross_entropy_with_logits(ops.cast(y_true, y_pred.dtype), y_pred, axis=axis)
     p = ops.div(y_pred, ops.reduce_sum(y_pred, axis=axis, keepdims=True))
     p = ops.clip(p, _f(EPSILON, d), _f(1.0 - EPSILON, d))
     return ops.neg(ops.reduce_sum(ops.mul(y_true, ops.log(p)), axis=axis))

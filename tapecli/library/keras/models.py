@@ -3,24 +3,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import PURE
+from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, flag, float_dtype, tensor
-from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 
 
 
-def make_input(shape=None, batch_size=None, name=None, batch_shape=None):
-    """keras.Input: a symbolic tensor of shape (batch_size, *shape)."""
+def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
+    """keras.Input: a symbolic tensor of shape (batch_size, *shape), floatx unless ``dtype`` says."""
     if batch_shape is not None:
         full = dims(batch_shape, "batch_shape")
     elif shape is not None:
         full = (None if batch_size is None else int(batch_size), *dims(shape, "shape"))
     else:
         raise TdfValueError("Input needs a shape: Input(shape=[d])")
-    return KerasTensor(full, float_dtype())
+    out = KerasTensor(full, float_dtype() if dtype is None else to_dtype(dtype))
+    out.name = name
+    return out
 
 
 class Model(Layer):
@@ -166,6 +169,36 @@ class Sequential(Model):
         self.rename()
         if self.input_spec is not None:
             self.build_for(self.input_spec, float_dtype())
+            self.trace()
+
+    def trace(self):
+        """A Sequential model of known input shape is a functional graph too (Keras 3): its ``inputs``,
+        ``outputs`` and each layer's ``input`` / ``output`` are that graph's Keras tensors. (A layer that
+        cannot be called on Keras tensors leaves the model without them.)"""
+        x = make_input(batch_shape=self.input_spec)
+        self.symbolic_ends = None
+        try:
+            ends = [x]
+            for layer in self.layers:
+                x = layer.call(self.interp, [x], {}, None)
+            self.symbolic_ends = ends + [x]
+        except TdfError:
+            pass
+
+    def attributes(self):
+        out = super().attributes()
+        out["inputs"] = lambda: [self.symbolic_end(0)]
+        out["outputs"] = lambda: [self.symbolic_end(1)]
+        out["input"] = lambda: self.symbolic_end(0)
+        out["output"] = lambda: self.symbolic_end(1)
+        return out
+
+    def symbolic_end(self, which: int):
+        ends = getattr(self, "symbolic_ends", None)
+        if ends is None:
+            raise TdfValueError(f"Sequential model '{self.display()}' has no defined {('input', 'output')[which]}",
+                                hint="give it an Input or an input_shape")
+        return ends[which]
 
     def methods(self):
         out = super().methods()
@@ -177,6 +210,8 @@ class Sequential(Model):
         if not self.layers:
             raise TdfValueError("There are no layers in the model.")
         layer = self.layers.pop()
+        if self.input_spec is not None and self.layers:
+            self.trace()
         return layer
 
     def known_input_shape(self):
@@ -216,6 +251,41 @@ class Sequential(Model):
         return super().call(interp, args, kwargs, node)
 
 
+def keras_order(inputs, outputs) -> list:
+    """A functional model's layers in Keras 3's order (keras/src/ops/function.py, map_graph): by depth from
+    the outputs, deepest (the inputs) first, and within a depth in the order a depth-first walk from the
+    outputs first reaches them; inputs no output depends on come last."""
+    def layer_of(t):
+        return t.layer if t.layer is not None else t.input_layer
+    first: dict = {}            # id(layer): when the walk first reaches it (before its inputs)
+    walked: list = []           # the graph's tensors, each after its inputs
+    done: set = set()
+
+    def walk(t):
+        if id(t) in done:
+            return
+        first.setdefault(id(layer_of(t)), len(first))
+        for parent in t.inputs if t.layer is not None else []:
+            walk(parent)
+        done.add(id(t))
+        walked.append(t)
+    for t in outputs:
+        walk(t)
+    depth: dict = {}
+    layer_depth: dict = {}
+    layers: dict = {}
+    for t in reversed(walked):
+        layer = layer_of(t)
+        d = max(depth.setdefault(id(t), 0), layer_depth.get(id(layer), 0))
+        layer_depth[id(layer)], depth[id(t)], layers[id(layer)] = d, d, layer
+        for parent in t.inputs if t.layer is not None else []:
+            depth[id(parent)] = max(d + 1, depth.get(id(parent), 0))
+    for k in inputs:                # an input no output depends on
+        if id(k.input_layer) not in layers:
+            layers[id(k.input_layer)], layer_depth[id(k.input_layer)], first[id(k.input_layer)] = k.input_layer, 0, -1
+    return sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
+
+
 class Functional(Model):
     """keras.Model(inputs, outputs): the graph of layer calls recorded from Input tensors."""
 
@@ -224,7 +294,9 @@ class Functional(Model):
 
     def __init__(self, interp, inputs, outputs, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
-        self.many_in = self.many_inputs = isinstance(inputs, (list, tuple))
+        self.many_in = isinstance(inputs, (list, tuple))
+        # what fit's data adapter asks: several inputs, by the names a dict of data gives them in
+        self.many_inputs = [getattr(k, "name", None) for k in inputs] if self.many_in else False
         self.many_out = isinstance(outputs, (list, tuple))
         self.inputs = list(inputs) if self.many_in else [inputs]
         self.outputs = list(outputs) if self.many_out else [outputs]
@@ -249,14 +321,15 @@ class Functional(Model):
         for t in self.outputs:
             visit(t)
         self.order = order
-        for t in order:
-            if t.layer not in self.layers:
-                self.layers.append(t.layer)
+        for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
+            if getattr(k, "input_layer", None) is None:
+                k.input_layer = InputLayer(interp, name=getattr(k, "name", None))
+        self.layers = keras_order(self.inputs, self.outputs)
         self.built = True
         self.rename()
 
     def layer_shapes(self):
-        shapes = {}
+        shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
             shapes[id(t.layer)] = t.shape
         return [shapes.get(id(layer)) for layer in self.layers]
@@ -272,6 +345,9 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
+            if t.spread:                # a program layer called on several Keras tensors: call(a, b)
+                values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
+                continue
             arg = [values[id(p)] for p in t.inputs] if t.listed else values[id(t.inputs[0])]
             values[id(t)] = t.layer.apply(interp, arg, training)
         outs = [values[id(t)] for t in self.outputs]
@@ -283,6 +359,14 @@ class Functional(Model):
         x = args[0] if args else kwargs.pop("inputs", None)
         if x is None or len(args) > 1 or kwargs:
             raise TdfTypeError("a model is called with its inputs: model(x) or model(x, training=True)")
+        xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
+        if all(isinstance(v, KerasTensor) for v in xs) and not self.many_out:    # a model as a layer of a graph
+            if len(xs) != len(self.inputs):
+                raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
+            out = KerasTensor((xs[0].shape[0], *self.outputs[0].shape[1:]), self.outputs[0].dtype, self, xs,
+                              listed=self.many_in)
+            self.symbolic = (x, out)
+            return out
         return self.apply(interp, x, None if training is None else flag(training))
 
 

@@ -14,10 +14,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.library.keras import bases, compile_loss
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
-from tapecli.library.keras.common import KerasObject, flag, integer, tensor
+from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape
@@ -60,7 +61,7 @@ def optimizer_of(interp, value):
 
 def _metric(value, y, y_pred):
     """Keras's compile_utils.get_metric: "accuracy" chosen by the shapes, names, or metric objects."""
-    if isinstance(value, metrics_mod.Mean):
+    if isinstance(value, (metrics_mod.Mean, bases.ProgramMetric)):
         return value
     if not isinstance(value, str):
         raise TdfTypeError("compile(metrics=[...]) takes metric names or metric objects")
@@ -88,12 +89,25 @@ def _rows(data, begin, end):
 
 
 def _data(value, what, many=False):
-    """The data as a tensor, or (for a model of several inputs) a list of tensors."""
+    """The data as a tensor, or (for a model of several inputs) a list of tensors; floats of another dtype
+    than floatx are cast to it, as Keras's array data adapter does (NumPy's float64 arrays train float32)."""
     if value is None:
         return None
+    if isinstance(many, list) and isinstance(value, dict):     # {input or output name: data}, as Keras maps them
+        unknown = sorted(set(value) - set(many), key=str)
+        if unknown:
+            raise TdfValueError(f"{what}: a dict of data names the model's inputs or outputs {many}, got "
+                                f"{sorted(value, key=str)}")
+        value = [value.get(name) for name in many]
     if many and isinstance(value, (list, tuple)):
-        return [tensor(v, what) for v in value]
-    return tensor(value, what)
+        return [_data(v, what) for v in value]
+    t = tensor(value, what)
+    return Tensor(t.value.astype(float_dtype())) if t.dtype.kind == "f" and t.dtype != float_dtype() else t
+
+
+def _outputs(model):
+    """What fit's data adapter asks of y: several outputs, by the names a dict of targets gives them in."""
+    return compile_loss.output_names(model) or False
 
 
 def _count(x):
@@ -136,12 +150,18 @@ class Trainer:
     def __init__(self, interp, model, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                  weighted_metrics=None, run_eagerly=False, steps_per_execution=1, jit_compile="auto",
                  auto_scale_loss=True):
-        if loss_weights is not None or weighted_metrics is not None:
-            raise TdfValueError("compile: loss_weights and weighted_metrics are not supported by tapecli")
+        names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
+        if loss_weights is not None and names is None or weighted_metrics is not None:
+            raise TdfValueError("compile: weighted_metrics, and loss_weights for a model of one output, are not "
+                                "supported by tapecli")
+        if names is not None and metrics is not None:
+            raise TdfValueError("compile: metrics for a model of several outputs are not supported by tapecli")
         self.interp, self.model = interp, model
         self.optimizer = optimizer_of(interp, optimizer)
-        self.loss = self._loss(loss)
+        self.loss = self._loss(loss) if names is None or loss is None else \
+            compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
         specs = [] if metrics is None else list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
+        specs = [bases.program_metric(interp, m) or m for m in specs]      # a program's Metric subclass too
         self.compile_metrics = CompileMetrics(specs) if specs else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
@@ -158,11 +178,15 @@ class Trainer:
     def metrics(self) -> list:
         """model.metrics: the loss tracker, then compile_metrics."""
         return [self.loss_tracker] + ([self.compile_metrics] if self.compile_metrics else []) + \
-            self.model.own_metrics()
+            self.output_losses() + self.model.own_metrics()
 
     def flat_metrics(self) -> list:
         return [self.loss_tracker] + ((self.compile_metrics.metrics or []) if self.compile_metrics else []) + \
-            self.model.own_metrics()
+            self.output_losses() + self.model.own_metrics()
+
+    def output_losses(self) -> list:
+        """The Mean of each output's loss, for a model of several outputs compiled with several losses."""
+        return list(getattr(self.loss, "trackers", []))
 
     def results_or(self, logs) -> dict:
         """Keras's _get_metrics_result_or_logs: the metrics' results when a step's logs name the same."""
@@ -233,15 +257,17 @@ class Trainer:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
-        if callbacks or class_weight is not None or steps_per_epoch is not None or validation_steps is not None:
-            raise TdfValueError("fit: callbacks, class_weight, steps_per_epoch and validation_steps are not "
-                                "supported by tapecli")
-        x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
-        split = float(tensor(validation_split).value) if not isinstance(validation_split, float) else validation_split
+        if callbacks or steps_per_epoch is not None or validation_steps is not None:
+            raise TdfValueError("fit: callbacks, steps_per_epoch and validation_steps are not supported by tapecli")
+        x, y, sw = (_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+                    _data(sample_weight, "sample_weight"))
+        split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
         if split and validation_data is None:
             cut = int(_count(x) * (1.0 - split))
             validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
+        if class_weight is not None:
+            sw = class_weights(class_weight, y, sw)
         history = History()
         logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
@@ -261,7 +287,8 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
-        x, y, sw = _data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight")
+        x, y, sw = (_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+                    _data(sample_weight, "sample_weight"))
         self.reset()
         logs: dict = {}
         for bx, by, bw in self.batches(x, y, sw, batch_size):
@@ -276,9 +303,28 @@ class Trainer:
 
     def on_batch(self, step, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self.reset()
-        logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y"), _data(sample_weight, "sample_weight"))
+        logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+                    _data(sample_weight, "sample_weight"))
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
+
+
+def class_weights(class_weight, y, sample_weight):
+    """fit(class_weight={class: weight}): each training sample weighted by its class's weight (1 for a
+    class not named), as Keras's class_weight_to_sample_weights reads the classes from y (the argmax of
+    one-hot rows, else the rounded labels)."""
+    if sample_weight is not None:
+        raise TdfValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+    if not isinstance(class_weight, dict):
+        raise TdfTypeError("fit(class_weight=...) takes a dict of class indices to weights")
+    if y is None or isinstance(y, list):
+        raise TdfValueError("`class_weight` is only supported for Models with a single output.")
+    labels = np.asarray(y.value)
+    if labels.ndim > 1:
+        labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
+    labels = np.round(labels).astype(np.int32)
+    weights = {int(num(k, "a class")): num(v, "a class weight") for k, v in class_weight.items()}
+    return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
 
 
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
@@ -308,17 +354,29 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
 
 
 def _plain(logs):
+    """Keras's pythonify_logs: the values as Python floats, by sorted name, a dict's entries (the
+    ``compile_metrics`` result) in place of the dict."""
     if not isinstance(logs, dict):
         raise TdfTypeError("train_step must return a dict of metric names to values")
-    return {k: (float(np.asarray(tensor(v).value)) if isinstance(v, (Tensor, Variable)) else v)
-            for k, v in logs.items()}
+    out = {}
+    for k, v in sorted(logs.items()):
+        if isinstance(v, dict):
+            out.update(_plain(v))
+        else:
+            out[k] = float(np.asarray(tensor(v).value)) if isinstance(v, (Tensor, Variable)) else v
+    return out
 
 
 def methods(interp, owner) -> dict:
     """The training methods of a model. ``owner`` holds ``trainer`` (None before compile) and answers
     Trainer.s model interface (forward, weights_to_train, added_losses, step, many_inputs)."""
     def compile_(*args, **kwargs):
-        owner.trainer = Trainer(interp, owner, *args, **kwargs)
+        previous, owner.trainer = owner.trainer, Trainer(interp, owner, *args, **kwargs)
+        if previous is not None:         # Keras keeps the compiled loss and metrics a new compile does not give
+            if kwargs.get("loss", args[1] if len(args) > 1 else None) is None:
+                owner.trainer.loss = previous.loss
+            if kwargs.get("metrics", args[3] if len(args) > 3 else None) is None:
+                owner.trainer.compile_metrics = previous.compile_metrics
 
     def need():
         if owner.trainer is None:

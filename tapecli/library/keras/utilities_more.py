@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras.common import integer, num, tensor
+from tapecli.library.keras.common import float_dtype, integer, num, tensor
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, Tensor
 
 
@@ -126,7 +126,18 @@ def is_interactive_logging_enabled(interp):
     return _logging(interp)["interactive"]
 
 
-FUNCTIONS = {"utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
+def ops_one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+    """keras.ops.one_hot (its TensorFlow backend): tf.one_hot of the indices cast to int64, floatx unless
+    ``dtype`` says (float labels, such as MNIST's after astype("float32"), are truncated)."""
+    from tapecli.library.tf_nn import one_hot
+    if sparse:
+        raise TdfValueError("ops.one_hot(sparse=True) is not supported by tapecli")
+    indices = Tensor(np.asarray(tensor(x, "x").value).astype(np.int64))
+    return one_hot(indices, integer(num_classes, "num_classes"), axis=axis,
+                   dtype=DType(np.dtype(float_dtype()).name) if dtype is None else dtype)
+
+
+FUNCTIONS = {"ops.one_hot": ops_one_hot, "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,

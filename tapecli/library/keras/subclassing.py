@@ -1,0 +1,118 @@
+"""A program's ``keras.Model`` subclass built as a functional model, as Keras 3 builds it:
+``CustomModel(inputs, outputs)`` (a subclass without ``__init__``) or ``super().__init__(inputs, outputs)``
+in the subclass's ``__init__`` makes a functional model of that graph, whose methods the subclass may
+override (``train_step``, ``test_step``, ``metrics``). The instance holds it as its ``inner`` object
+(interpreter/classes.py): calling the instance runs the graph, its weights come first in its variables,
+and it answers ``layers``, ``get_layer``, ``get_weights``, ``set_weights``, ``summary``, ``inputs``, ...
+A subclass's ``super().__init__()`` without inputs and outputs (a Layer's, or a Model's that defines
+``call``) sets nothing up, as before. A program's layer called on a Keras tensor is a node of a functional
+graph (``layer_call``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfTypeError
+from tapecli.library.keras import models, training
+from tapecli.library.keras.common import method
+from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import Tensor, Variable
+
+
+def program_attribute(interp, instance, attr):
+    """HOOKS["keras_model"]: the base's ``__init__``, else what training.program_attribute answers."""
+    if attr == "__init__" and instance.cls.role is None:
+        return method(attr, lambda *args, **kwargs: init(interp, instance, *args, **kwargs))
+    if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
+        return method(attr, lambda: {"name": instance.label, "trainable": True, "dtype": "float32"})
+    return training.program_attribute(interp, instance, attr)
+
+
+def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainable=True, **ignored):
+    """keras.Model.__init__: with inputs and outputs, a functional model; otherwise nothing to set up (the
+    keywords a Layer takes, such as ``dtype`` or ``autocast``, change nothing here)."""
+    if len(args) > 2:
+        raise TdfTypeError(f"Model.__init__ takes inputs and outputs, got {len(args)} positional arguments")
+    inputs = args[0] if args else inputs
+    outputs = args[1] if len(args) > 1 else outputs
+    if inputs is None and outputs is None:
+        return None
+    if inputs is None or outputs is None:
+        raise TdfTypeError("a functional model takes both inputs and outputs: Model(inputs, outputs)")
+    instance.inner = models.Functional(interp, inputs, outputs, name=name, trainable=trainable)
+    instance.keras_built = True
+    return None
+
+
+class ProgramLayer(Layer):
+    """An instance of a program's Layer (or Model) subclass as a node of a functional graph: its weights
+    are the instance's variables, its losses what its ``add_loss`` collected in the last call, and applying
+    it calls the instance."""
+
+    def __init__(self, interp, instance):      # (no automatic name: the instance has its label)
+        self.interp, self.instance = interp, instance
+        self.given = self.bound = self.path = self.input_shape = None
+        self.weights_, self.built, self.trainable, self.rng = {}, True, True, interp.rng
+
+    def display(self) -> str:
+        return self.instance.label
+
+    def rename(self) -> None:
+        pass
+
+    @property
+    def weights(self):
+        own = self.instance.owned_variables()
+        return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+
+    def regularization_losses(self) -> list:
+        return training.adapter(self.interp, self.instance).added_losses()
+
+    def apply(self, interp, x, training_=None):
+        return self.apply_spread(interp, [x], training_)
+
+    def apply_spread(self, interp, xs, training_=None):
+        kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
+        return self.instance.call(interp, list(xs), kwargs, None)
+
+
+def layer_call(interp, instance, args, kwargs, node, run):
+    """HOOKS["keras_call"]: Keras's ``Layer.__call__`` around a program layer's ``call`` (``run``): called on
+    a Keras tensor (a functional model's graph) it gives the Keras tensor of its output, its shape found as
+    Keras's compute_output_spec finds it, by calling the layer (here on ones, the batch of one); an outermost
+    call first clears the ``add_loss`` values of the layer and the layers it holds, so ``layer.losses`` holds
+    those of the last call."""
+    symbolic = bool(args) and all(isinstance(a, KerasTensor) for a in args)
+    keras_args = list(args)
+    if symbolic:
+        args = [Tensor(np.ones([1 if d is None else d for d in a.shape], dtype=a.dtype)) for a in args]
+    depth = getattr(interp, "keras_call_depth", 0)
+    if depth == 0 or symbolic:
+        for part in training.adapter(interp, instance).nested():
+            part.losses = []
+    # Keras calls a layer on Keras tensors symbolically: nothing changes. The probe's changes to the variables
+    # the layer holds and its draws from the run's generator are undone.
+    saved = [(v, v.read().value.copy()) for v in instance.owned_variables()] if symbolic else []
+    drawn = interp.rng.bit_generator.state if symbolic else None
+    interp.keras_call_depth = depth + 1
+    try:
+        out = run(interp, args, kwargs, node)
+    finally:
+        interp.keras_call_depth = depth
+        for v, value in saved:
+            v.assign(value)
+        if drawn is not None:
+            interp.rng.bit_generator.state = drawn
+    if not symbolic:
+        return out
+    for part in training.adapter(interp, instance).nested():
+        part.losses = []
+    if not isinstance(out, (Tensor, Variable)):
+        raise TdfTypeError(f"{instance.cls.name}.call on a Keras tensor must return one tensor, got {type_word(out)}")
+    layer = getattr(instance, "keras_layer", None)
+    if layer is None:
+        layer = instance.keras_layer = ProgramLayer(interp, instance)
+    x = keras_args[0]
+    out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args)
+    out.spread = len(keras_args) > 1
+    return out

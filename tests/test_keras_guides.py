@@ -1,0 +1,235 @@
+"""The keras.io developer guides run as written (tests/data/keras_guides/: each guide's code with small
+data, seeded NumPy weights where values after training are compared), and give Keras's values:
+benchmarks/record_keras_guides.py recorded them with TensorFlow 2.21 and Keras 3
+(tests/data/keras_guides/recorded.json); here tapecli runs each program and its ``results`` must agree
+within float32's tolerance."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tapecli
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "data" / "keras_guides"
+RECORDED = json.loads((PROGRAMS / "recorded.json").read_text())
+
+
+def plain(value):
+    """tapecli's values as the recorder writes Keras's: nested lists of Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value).tolist()
+    return value
+
+
+def assert_close(got, want, where, rtol=1e-4, atol=1e-6):
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), f"{where}: keys {sorted(got)} != {sorted(want)}"
+        for k in want:
+            assert_close(got[k], want[k], f"{where}.{k}", rtol, atol)
+    elif isinstance(want, str) or isinstance(want, bool) or want is None:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+    elif isinstance(want, list) and not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in want):
+        assert isinstance(got, list) and len(got) == len(want), f"{where}: {got!r} != {want!r}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, f"{where}[{i}]", rtol, atol)
+    else:
+        np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=rtol, atol=atol,
+                                   err_msg=where)
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_guide_runs_as_written_and_matches_keras(name):
+    result = tapecli.run(PROGRAMS / f"{name}.py")
+    got = plain(result["results"])
+    assert_close(got, RECORDED[name], name)
+
+
+def test_every_guide_program_is_recorded():
+    assert sorted(p.stem for p in PROGRAMS.glob("*.py")) == sorted(RECORDED)
+
+
+# ---------------------------------------------------------------- the behaviours the guides needed, one by one
+HEAD = "import tensorflow as tf\nimport keras\nimport numpy as np\n"
+
+
+def test_a_model_subclass_built_from_inputs_and_outputs_is_that_functional_model():
+    r = tapecli.run(HEAD + "class M(keras.Model):\n    pass\n"
+                    "class N(keras.Model):\n    def __init__(self, *args, **kwargs):\n"
+                    "        super().__init__(*args, **kwargs)\n        self.extra = keras.metrics.Mean(name='extra')\n"
+                    "inputs = keras.Input(shape=(2,))\noutputs = keras.layers.Dense(1, kernel_initializer='ones')(inputs)\n"
+                    "m = M(inputs, outputs)\nn = N(inputs=inputs, outputs=outputs)\n"
+                    "y = m(tf.constant([[1.0, 2.0]]))\nz = n(tf.constant([[3.0, 4.0]]))\n"
+                    "count = len(m.trainable_variables)\nlayers = len(m.layers)\nshapes = [w.shape for w in n.get_weights()]\n")
+    assert float(np.asarray(r["y"]).ravel()[0]) == 3.0 and float(np.asarray(r["z"]).ravel()[0]) == 7.0
+    assert r["count"] == 2 and r["layers"] == 2          # the InputLayer and the Dense
+    assert [list(s) for s in r["shapes"]] == [[2, 1], [1]]
+
+
+def test_a_program_layer_called_on_keras_tensors_is_a_node_of_the_graph_with_its_added_losses():
+    r = tapecli.run(HEAD + "class Double(keras.layers.Layer):\n    def call(self, inputs):\n"
+                    "        self.add_loss(tf.reduce_sum(inputs))\n        return tf.concat([inputs, inputs], axis=-1)\n"
+                    "inputs = keras.Input(shape=(2,))\nh = Double()(inputs)\n"
+                    "outputs = keras.layers.Dense(1, kernel_initializer='ones', use_bias=False)(h)\n"
+                    "model = keras.Model(inputs, outputs)\nshape = list(h.shape)\n"
+                    "y = model(tf.constant([[1.0, 2.0]]))\nadded = model.losses\n")
+    assert r["shape"] == [None, 4]
+    assert float(np.asarray(r["y"]).ravel()[0]) == 6.0
+    assert [float(np.asarray(v)) for v in r["added"]] == [3.0]
+
+
+def test_fit_casts_float64_data_to_floatx_and_flattens_a_step_s_nested_logs():
+    r = tapecli.run(HEAD + "class M(keras.Model):\n    def train_step(self, data):\n        x, y = data\n"
+                    "        for m in self.metrics:\n            if m.name != 'loss':\n"
+                    "                m.update_state(y, self(x))\n"
+                    "        return {m.name: m.result() for m in self.metrics}\n"
+                    "inputs = keras.Input(shape=(1,))\n"
+                    "model = M(inputs, keras.layers.Dense(1, kernel_initializer='ones')(inputs))\n"
+                    "model.compile(optimizer='sgd', loss='mse', metrics=['mae'])\n"
+                    "h = model.fit(np.array([[1.0], [2.0]]), np.array([[1.0], [1.0]]), epochs=1, shuffle=False)\n"
+                    "keys = sorted(h.history)\nmae = h.history['mae'][0]\n")
+    assert r["keys"] == ["loss", "mae"]
+    assert float(np.asarray(r["mae"])) == 0.5
+
+
+def test_a_sequential_model_of_known_input_is_a_graph_whose_layer_outputs_make_a_model():
+    r = tapecli.run(HEAD + "s = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(4, name='a'),\n"
+                    "                      keras.layers.Dense(2, name='b')])\n"
+                    "f = keras.Model(inputs=s.inputs, outputs=[layer.output for layer in s.layers])\n"
+                    "g = keras.Model(s.inputs, s.get_layer(name='a').output)\n"
+                    "shapes = [list(t.shape) for t in f(tf.ones((5, 3)))]\none = list(g(tf.ones((5, 3))).shape)\n"
+                    "same = bool(tf.reduce_all(f(tf.ones((1, 3)))[1] == s(tf.ones((1, 3)))))\n")
+    assert plain(r["shapes"]) == [[5, 4], [5, 2]] and plain(r["one"]) == [5, 4] and bool(r["same"])
+    with pytest.raises(tapecli.TdfError, match="never been called"):
+        tapecli.run(HEAD + "layer = keras.layers.Dense(2)\nout = layer.output\n")
+
+
+def test_program_layers_answer_weights_reset_their_losses_per_call_and_round_trip_their_config():
+    r = tapecli.run(HEAD + "class Reg(keras.layers.Layer):\n    def call(self, inputs):\n"
+                    "        self.add_loss(tf.reduce_sum(inputs))\n        return inputs\n"
+                    "class Outer(keras.layers.Layer):\n    def __init__(self, units=3, **kwargs):\n"
+                    "        super().__init__(**kwargs)\n        self.units = units\n        self.reg = Reg()\n"
+                    "        self.w = self.add_weight(shape=(2,), initializer='ones')\n"
+                    "        self.n = self.add_weight(shape=(1,), initializer='zeros', trainable=False)\n"
+                    "    def call(self, inputs):\n        return self.reg(self.reg(inputs))\n"
+                    "    def get_config(self):\n        config = super().get_config()\n"
+                    "        config.update({'units': self.units})\n        return config\n"
+                    "layer = Outer(5)\nsame = layer.weights == [layer.w, layer.n]\n"
+                    "counts = [len(layer.trainable_weights), len(layer.non_trainable_weights)]\n"
+                    "_ = layer(tf.ones((1, 2)))\n_ = layer(tf.ones((1, 2)))\nlosses = len(layer.losses)\n"
+                    "again = Outer.from_config(layer.get_config()).units\nzeros = tf.zeros(1, 1)\n")
+    assert bool(r["same"]) and plain(r["counts"]) == [1, 1]
+    assert r["losses"] == 2 and r["again"] == 5
+    assert np.asarray(r["zeros"]).dtype == np.float32 and np.asarray(r["zeros"]).shape == (1,)
+
+
+def test_a_second_compile_keeps_the_loss_and_metrics_it_does_not_give():
+    r = tapecli.run(HEAD + "inputs = keras.Input(shape=(1,))\n"
+                    "model = keras.Model(inputs, keras.layers.Dense(1, kernel_initializer='ones')(inputs))\n"
+                    "model.compile(optimizer='sgd', loss='mse', metrics=['mae'])\nmodel.compile(optimizer='adam')\n"
+                    "scores = model.evaluate(np.array([[1.0]]), np.array([[3.0]]))\n")
+    assert plain(r["scores"]) == [4.0, 2.0]
+
+
+def test_a_program_metric_compiles_and_keras_ops_one_hot_takes_float_labels():
+    r = tapecli.run(HEAD + "class Count(keras.metrics.Metric):\n"
+                    "    def __init__(self, name='count', **kwargs):\n        super().__init__(name=name, **kwargs)\n"
+                    "        self.n = self.add_variable(shape=(), name='n', initializer='zeros')\n"
+                    "    def update_state(self, y_true, y_pred, sample_weight=None):\n"
+                    "        self.n.assign_add(tf.cast(tf.shape(y_true)[0], 'float32'))\n"
+                    "    def result(self):\n        return self.n\n"
+                    "inputs = keras.Input(shape=(1,))\n"
+                    "model = keras.Model(inputs, keras.layers.Dense(1, kernel_initializer='ones')(inputs))\n"
+                    "model.compile(optimizer='sgd', loss='mse', metrics=[Count()])\n"
+                    "h = model.fit(np.ones((5, 1)), np.ones((5, 1)), batch_size=2, epochs=2, shuffle=False)\n"
+                    "counts = h.history['count']\n"
+                    "hot = keras.ops.one_hot(np.array([2.0, 0.0]), num_classes=3)\n")
+    assert plain(r["counts"]) == [5.0, 5.0]
+    assert np.asarray(r["hot"]).tolist() == [[0, 0, 1], [1, 0, 0]] and np.asarray(r["hot"]).dtype == np.float32
+
+
+def test_a_program_layer_called_on_keras_tensors_changes_no_state():
+    r = tapecli.run(HEAD + "class Count(keras.layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.total = self.add_weight(shape=(2,), initializer='zeros', trainable=False)\n"
+                    "    def call(self, inputs):\n        self.total.assign_add(tf.reduce_sum(inputs, axis=0))\n"
+                    "        return inputs + tf.random.uniform(tf.shape(inputs))\n"
+                    "layer = Count()\ninputs = keras.Input(shape=(2,))\nout = layer(inputs)\n"
+                    "total = layer.total.numpy()\nfirst = tf.random.uniform((3,))\n")
+    again = tapecli.run(HEAD + "first = tf.random.uniform((3,))\n")
+    assert np.asarray(r["total"]).tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(np.asarray(r["first"]), np.asarray(again["first"]))
+
+
+def test_a_program_layer_takes_several_keras_tensors_and_fit_maps_a_dict_of_data_by_input_names():
+    r = tapecli.run(HEAD + "class Gap(keras.layers.Layer):\n    def call(self, targets, outputs):\n"
+                    "        self.add_loss(tf.reduce_mean(tf.square(targets - outputs)))\n        return outputs\n"
+                    "a = keras.Input(shape=(2,), name='a')\nt = keras.Input(shape=(1,), name='t')\n"
+                    "h = keras.layers.Dense(1, kernel_initializer='zeros')(a)\n"
+                    "model = keras.Model(inputs=[a, t], outputs=Gap()(t, h))\nmodel.compile(optimizer='sgd')\n"
+                    "h = model.fit({'t': np.full((4, 1), 2.0), 'a': np.ones((4, 2))}, batch_size=4, shuffle=False)\n"
+                    "loss = h.history['loss'][0]\n")
+    assert float(np.asarray(r["loss"])) == 4.0
+    with pytest.raises(tapecli.TdfError, match="names the model's inputs or outputs"):
+        tapecli.run(HEAD + "a = keras.Input(shape=(2,), name='a')\nb = keras.Input(shape=(2,), name='b')\n"
+                    "model = keras.Model([a, b], keras.layers.Add()([a, b]))\nmodel.compile(loss='mse')\n"
+                    "model.fit({'a': np.ones((2, 2)), 'c': np.ones((2, 2))}, np.ones((2, 2)))\n")
+
+
+def test_fit_weighs_samples_by_class_weight_as_keras_does():
+    source = (HEAD + "inputs = keras.Input(shape=(1,))\n"
+              "model = keras.Model(inputs, keras.layers.Dense(1, kernel_initializer='zeros')(inputs))\n"
+              "model.compile(optimizer='sgd', loss='mse')\n"
+              "y = np.array([[0.0], [1.0], [2.0], [1.0]])\n")
+    r = tapecli.run(source + "weights = {1: 3.0, 2: 0.5}\n"
+                    "h = model.fit(np.ones((4, 1)), y, class_weight=weights, batch_size=4, shuffle=False)\n"
+                    "loss = h.history['loss'][0]\nthree = weights[1]\n")
+    # mse per sample 0, 1, 4, 1 weighted 1, 3, 0.5, 3 over the 4 samples
+    assert float(np.asarray(r["loss"])) == pytest.approx((0 + 3 + 2 + 3) / 4)
+    assert float(np.asarray(r["three"])) == 3.0
+    with pytest.raises(tapecli.TdfError, match="at the same time"):
+        tapecli.run(source + "model.fit(np.ones((4, 1)), y, class_weight={1: 2.0}, sample_weight=np.ones(4))\n")
+
+
+def test_a_model_of_several_outputs_compiles_a_loss_for_each_weighted_as_keras_does():
+    source = (HEAD + "a = keras.Input(shape=(2,), name='a')\n"
+              "p = keras.layers.Dense(1, name='p', kernel_initializer='ones')(a)\n"
+              "q = keras.layers.Dense(1, name='q', kernel_initializer='zeros')(a)\n"
+              "model = keras.Model(a, [p, q])\nx = np.ones((3, 2))\n")
+    r = tapecli.run(source + "model.compile(optimizer='sgd', loss={'q': 'mse', 'p': 'mae'}, loss_weights=[2.0, 0.5])\n"
+                    "ev = model.evaluate(x, {'p': np.zeros((3, 1)), 'q': np.full((3, 1), 4.0)}, batch_size=2,\n"
+                    "                    return_dict=True)\nnames = [m.name for m in model.metrics]\n")
+    # p = 2 (mae 2), q = 0 (mse 16); the total weighs them, each output's own loss is not weighted
+    assert plain(r["ev"]) == {"loss": 2 * 2.0 + 0.5 * 16.0, "p_loss": 2.0, "q_loss": 16.0}
+    assert r["names"] == ["loss", "p_loss", "q_loss"]
+    r = tapecli.run(source + "model.compile(optimizer='sgd', loss=[None, 'mse'])\n"
+                    "h = model.fit(x, [np.full((3, 1), 4.0)], epochs=1, shuffle=False)\nloss = h.history['loss']\n")
+    assert plain(r["loss"]) == [16.0]
+    with pytest.raises(tapecli.TdfError, match="not outputs of the model"):
+        tapecli.run(source + "model.compile(optimizer='sgd', loss={'p': 'mse', 'r': 'mse'})\n")
+
+
+def test_categorical_crossentropy_from_logits_has_tensorflow_s_gradient_for_labels_that_do_not_sum_to_one():
+    logits = np.array([[0.5, -1.0, 2.0], [0.1, 0.2, 0.3]], np.float32)
+    labels = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]], np.float32)
+    r = tapecli.run(HEAD + f"z = tf.Variable({logits.tolist()})\ny = tf.constant({labels.tolist()})\n"
+                    "with tf.GradientTape() as t:\n"
+                    "    loss = tf.reduce_sum(keras.losses.categorical_crossentropy(y, z, from_logits=True))\n"
+                    "g = t.gradient(loss, z)\n")
+    soft = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(r["g"]), soft - labels, rtol=1e-6)     # TF's kernel: softmax - labels
+    np.testing.assert_allclose(float(np.asarray(r["loss"])), -(labels * np.log(soft)).sum(), rtol=1e-6)
+
+
+def test_a_functional_model_lists_its_layers_in_keras_s_order():
+    r = tapecli.run(HEAD + "a = keras.Input(shape=(2,), name='a')\nb = keras.Input(shape=(2,), name='b')\n"
+                    "ea = keras.layers.Dense(3, name='ea')(a)\nfa = keras.layers.Dense(3, name='fa')(ea)\n"
+                    "eb = keras.layers.Dense(3, name='eb')(b)\nfb = keras.layers.Dense(3, name='fb')(eb)\n"
+                    "out = keras.layers.Concatenate(name='c')([fa, fb])\nm = keras.Model([a, b], out)\n"
+                    "names = [layer.name for layer in m.layers]\n")
+    # by depth from the output (the inputs deepest), ties in the order a walk from the output meets them
+    assert r["names"] == ["a", "b", "ea", "eb", "fa", "fb", "c"]
