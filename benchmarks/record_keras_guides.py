@@ -1,12 +1,13 @@
 """Record Keras's answers for the keras.io developer guides (tests/test_keras_guides.py): each program in
-tests/data/keras_guides/ is one guide's code as written, with small data and seeded weights, that collects
-its final values (histories, evaluate results, weights' sums, shapes) in a dict named ``results``. This
+DIR (a folder made from keras-io's guides, not redistributed here) is one guide's code as written, with
+small data and seeded weights, that collects its final values (histories, evaluate results, weights' sums,
+shapes) in a dict named ``results``. This
 script runs every program in real TensorFlow and Keras 3 and writes those dicts into
-tests/data/keras_guides/recorded.json, which the test compares tapecli's with, without TensorFlow.
+DIR/recorded.json, which the test compares tapecli's with (TAPECLI_KERAS_GUIDES=DIR), without TensorFlow.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 
-    TFVENV/bin/python benchmarks/record_keras_guides.py [NAME ...]
+    TFVENV/bin/python benchmarks/record_keras_guides.py DIR [NAME ...]
 """
 from __future__ import annotations
 
@@ -17,9 +18,6 @@ import runpy
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = ROOT / "tests" / "data" / "keras_guides"
-OUT = PROGRAMS / "recorded.json"
 
 
 def plain(value):
@@ -38,17 +36,18 @@ def plain(value):
     raise TypeError(f"cannot record a {type(value).__name__}")
 
 
-def main(names: list[str]) -> None:
-    recorded = json.loads(OUT.read_text()) if OUT.exists() else {}
-    for path in sorted(PROGRAMS.glob("*.py")):
+def main(folder: Path, names: list[str]) -> None:
+    out = folder / "recorded.json"
+    recorded = json.loads(out.read_text()) if out.exists() else {}
+    for path in sorted(folder.glob("*.py")):
         if names and path.stem not in names:
             continue
         with contextlib.redirect_stdout(io.StringIO()):
             namespace = runpy.run_path(str(path), run_name="__main__")
         recorded[path.stem] = plain(namespace["results"])
         print(path.stem, "recorded:", ", ".join(recorded[path.stem]))
-    OUT.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
+    out.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(Path(sys.argv[1]), sys.argv[2:])
