@@ -243,9 +243,12 @@ def run_commands(source: str, options) -> None:
     from tapecli.frontend.parser import parse
     from tapecli.tools.check import fd_check
     from tapecli.tools.sweep import hessians
-    program = parse(source)                  # once: every run below runs it again
+    try:                # (a program of Python alone, which ran on CPython, is TDF's error here: a fine answer)
+        program = parse(source)                  # once: every run below runs it again
+        result = api.run_program(program, "fuzz.tdf", options)
+    except (TdfError, UsageError):
+        return
     declared = [n.name for n in walk(program) if isinstance(n, VarDecl)]
-    result = api.run_program(program, "fuzz.tdf", options)
     targets = [k for k, v in result.scope.vars.items() if k not in declared and hasattr(v, "dtype")][:1]
     for target in targets:
         for wrt in declared[:2]:

@@ -2,6 +2,9 @@
 (exit 3) or a usage error (exit 2) with a clear message, never an internal error (exit 4)."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -499,3 +502,11 @@ def test_old_mac_and_windows_line_ends_read_as_python_reads_them(tmp_path, endin
     path.write_bytes(ending.join(lines[:-1]) + ending)
     r = cli("grad", "--json", path)
     assert r.code == 0 and r.json["gradients"][0]["value"] == 6.0
+
+
+def test_a_list_that_holds_itself_is_no_tensor_and_no_hang():
+    """An op given a list that holds itself (the fuzzer's cyclic class) says it is no tensor, at once."""
+    script = ("from tapecli import ops\nfrom tapecli.errors import TdfTypeError\nl = []\nl.append(l)\n"
+              "try:\n    ops.to_tensor(l)\nexcept TdfTypeError as e:\n    print(e.message)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "expected a tensor, got a list", proc.stderr

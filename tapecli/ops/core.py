@@ -37,7 +37,7 @@ from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
-                                    literal_array, make_tensor)
+                                    literal_array, make_tensor, MAX_LITERAL_DIMS)
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
@@ -145,10 +145,13 @@ def to_tensor(x) -> Tensor:
 
 
 def _text(x) -> bool:
-    """A string, or a (nested) list whose first leaf is one: what TensorFlow makes a string tensor of."""
-    while isinstance(x, (list, tuple)) and x:
+    """A string, or a (nested) list whose first leaf is one: what TensorFlow makes a string tensor of. (At most as
+    deep as a literal may nest: a list that holds itself has no leaf.)"""
+    for _ in range(MAX_LITERAL_DIMS + 1):
+        if not (isinstance(x, (list, tuple)) and x):
+            return isinstance(x, str)
         x = x[0]
-    return isinstance(x, str)
+    return False
 
 
 def _word(x) -> str:
