@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -80,25 +81,66 @@ def value(result, name):
 
 
 class CliResult:
-    def __init__(self, proc: subprocess.CompletedProcess):
-        self.code = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+    def __init__(self, code: int, stdout: str, stderr: str):
+        self.code, self.stdout, self.stderr = code, stdout, stderr
 
     @property
     def json(self):
         return json.loads(self.stdout)
 
 
-def cli(*args, input: str | None = None, cwd=None, env=None) -> CliResult:
-    """Run ``python -m tapecli ARGS`` as a user would (the console script's entry point)."""
+# Settings a command line may be given and still run inside the test's process: they change what it prints, not
+# how the process runs. Any other (limits watched on the process's memory and clock, NUMBA_*, PYTHON*, schedulers)
+# gets a process of its own, as do the commands that start processes.
+IN_PROCESS_SETTINGS = frozenset({"COLUMNS", "LINES", "NO_COLOR"})
+PROCESS_ARGUMENTS = frozenset({"bench", "--workers", "--scheduler", "--device"})
+
+
+def cli(*args, input: str | None = None, cwd=None, env=None, process: bool = False) -> CliResult:
+    """Run the command line ``tapecli ARGS`` as a user would, through the console script's entry point: in this
+    process (the CLI's run state is the run context's, so runs never see each other, and a process costs
+    ~0.4 s of start-up), or, with ``process`` or a setting or argument that needs one, as ``python -m tapecli``."""
+    args = [str(a) for a in args]
+    if process or set(env or ()) - IN_PROCESS_SETTINGS or PROCESS_ARGUMENTS.intersection(args):
+        return _cli_process(args, input, cwd, env)
+    return _cli_here(args, input, cwd, env or {})
+
+
+def _cli_process(args, input, cwd, env) -> CliResult:
     # not the NUMBA_CACHE_DIR tapecli sets in this process once a test has loaded numba here: a user's
     # process starts without it, and finds its cache from TAPECLI_CACHE_DIR
     full_env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | (env or {})
-    proc = subprocess.run([sys.executable, "-m", "tapecli", *map(str, args)], input=input, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "tapecli", *args], input=input, capture_output=True,
                           text=True, cwd=cwd, env=full_env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
-    return CliResult(proc)
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _cli_here(args, input, cwd, env) -> CliResult:
+    from tapecli.cli.app import main
+    streams = {name: io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for name in ("stdout", "stderr")}
+    saved = sys.stdin, sys.stdout, sys.stderr, sys.argv, os.getcwd(), dict(os.environ)
+    sys.stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
+    sys.stdout, sys.stderr, sys.argv = streams["stdout"], streams["stderr"], ["tapecli", *args]
+    os.environ.update(env)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr, sys.argv, cwd_before, environ = saved
+        os.chdir(cwd_before)
+        os.environ.clear()
+        os.environ.update(environ)
+    text = {}
+    for name, stream in streams.items():
+        stream.flush()
+        text[name] = stream.buffer.getvalue().decode("utf-8")
+    assert "Traceback" not in text["stderr"], text["stderr"]
+    return CliResult(code, text["stdout"], text["stderr"])
 
 
 def on_a_terminal(*args, env=None, cwd=None, stdout_too=True) -> tuple[int, str, str]:
