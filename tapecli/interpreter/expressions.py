@@ -19,7 +19,7 @@ from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Tenso
                                     literal_array, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
-                                         _list_as_tensor)
+                                         _list_as_tensor, function_outputs)
 
 
 
@@ -46,13 +46,18 @@ class Expressions:
                              hint="is the recursion endless? raise the limit with --max-depth N")
         self._step()           # a call is a step: wide recursion meets the step, time and memory limits too
         saved_line = ctx.settings.line
+        traced = fn.traced
+        if traced:
+            ctx.functions += 1
         try:
             self.exec_block(fn.node.body, local)
         except _Return as r:
-            return r.value
+            return function_outputs(r.value) if traced else r.value
         finally:
             self.depth -= 1
             ctx.settings.line = saved_line
+            if traced:
+                ctx.functions -= 1
         return None
 
     def call_value(self, fn, args, kwargs=None, node=None):

@@ -5,6 +5,7 @@ Lists, dicts and strings are the program's own values; their methods are answere
 (never through Python's attributes), and formatting only ever formats numbers and strings."""
 from __future__ import annotations
 
+import copy
 import sys
 
 import numpy as np
@@ -13,7 +14,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import joined, to_int, truth
-from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
+from tapecli.interpreter.objects import EFFECT, BoundMethod, Function, ProgramObject
 from tapecli.interpreter.printing import program_repr, program_str
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
@@ -88,12 +89,16 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
              experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
              experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None):
     """@tf.function / tf.function(f, ...): the function runs as eager TensorFlow runs it (tracing, autograph,
-    XLA and retracing options change how TensorFlow runs it, not what it computes)."""
-    return func if func is not None else _same_function
+    XLA and retracing options change how TensorFlow runs it, not what it computes): a program's function called
+    through it runs inside a function (``tf.inside_function()``) and returns tensors where it returns variables."""
+    return _same_function(func) if func is not None else _same_function
 
 
 @builtin("_same_function")
 def _same_function(f):
+    if isinstance(f, Function) and not f.traced:
+        f = copy.copy(f)
+        f.traced = True
     return f
 
 

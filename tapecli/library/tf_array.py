@@ -9,6 +9,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
+from tapecli.runtime.context import current
 from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 @builtin()
@@ -170,8 +171,8 @@ def is_symbolic_tensor(tensor):
 
 @builtin()
 def inside_function():
-    """A Python bool, as TensorFlow's: False, as a program runs eagerly."""
-    return PythonBool(np.array(False))
+    """A Python bool, as TensorFlow's: True while a tf.function's call is under way, else False."""
+    return PythonBool(np.array(current().functions > 0))
 
 
 @builtin()
