@@ -177,8 +177,9 @@ def inside_function():
 
 @builtin()
 def get_static_value(tensor, partial=False):
-    """The value as a NumPy array, as TensorFlow gives it (every tensor's value is known eagerly)."""
-    if tensor is None:
+    """The value as a NumPy array, as TensorFlow gives it (every tensor's value is known eagerly); None for a
+    variable, whose value is no constant."""
+    if tensor is None or isinstance(tensor, Variable):
         return None
     t = ops.to_tensor(tensor)
     return NumpyArray((ops.materialize(t) if t.weak else t).value)
