@@ -30,6 +30,17 @@ def _dims(value) -> list | None:
     return None
 
 
+def _shape_sum(left, right) -> TensorShape:
+    """``TensorShape + TensorShape`` or ``+`` a list of dimensions (either side): the dimensions of both one after
+    the other, as TensorFlow's ``TensorShape.concatenate`` (``x.shape[:-1] + [k]``)."""
+    sides = [_list_as_tensor(v) if isinstance(v, (list, tuple)) else v for v in (left, right)]
+    dims = [_dims(v) if isinstance(v, Tensor) and v.ndim == 1 else None for v in sides]
+    if None in dims:
+        raise TdfTypeError(f"'+' concatenates a TensorShape with a TensorShape or a list of dimensions, got "
+                           f"{type_word(right if dims[0] is not None else left)}")
+    return TensorShape(np.array(dims[0] + dims[1], dtype=np.int64), weak=True)
+
+
 class Expressions:
     """The interpreter's ``eval_<node>`` methods and calls (mixed into :class:`Interpreter`)."""
 
@@ -190,6 +201,8 @@ class Expressions:
         if op == "+" and isinstance(left, list) and isinstance(right, list):
             admit(len(left) + len(right), LIST_SLOT, "a list")
             return left + right
+        if op == "+" and TensorShape in (left.__class__, right.__class__):
+            return _shape_sum(left, right)
         if self.loop_observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
             self.loop_observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if left.__class__ is str or right.__class__ is str or left.__class__ is list:
@@ -258,6 +271,8 @@ class Expressions:
                 raise e.locate(node)
             if result is None:
                 result = current
+            elif result.__class__ is PythonBool and current.__class__ is PythonBool:     # Python's `and`
+                result = PythonBool(np.array(bool(result.value) and bool(current.value)))
             else:
                 result = ops.logical_and(result, current)
             left = right
@@ -401,6 +416,8 @@ class Expressions:
                     from tapecli.errors import ShapeError
                     raise ShapeError(f"index out of range for shape {list(tensor.shape)}: {e}") from None
                 result = ops.getitem(tensor, key)
+                if value.__class__ is TensorShape and result.ndim == 1:        # a slice of a shape is a shape
+                    return TensorShape(result.value, weak=True)
                 return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, tensor)
             raise TdfTypeError(f"{type_word(value)} cannot be indexed")
         except TdfError as e:

@@ -74,7 +74,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 @builtin()
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
-    return ops.gather(params, indices, _axis_or_none(axis, 0), to_int(batch_dims, "batch_dims"))
+    return ops.gather(params, indices, _axis_or_none(axis, None), to_int(batch_dims, "batch_dims"))
 
 
 @builtin()
