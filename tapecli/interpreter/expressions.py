@@ -31,10 +31,10 @@ def _dims(value) -> list | None:
 
 
 def _shape_sum(left, right) -> TensorShape:
-    """``TensorShape + TensorShape`` or ``+`` a list of dimensions (either side): the dimensions of both one after
-    the other, as TensorFlow's ``TensorShape.concatenate`` (``x.shape[:-1] + [k]``)."""
+    """``TensorShape + TensorShape`` or ``+`` a list of dimensions or one dimension (either side): the dimensions
+    of both one after the other, as TensorFlow's ``TensorShape.concatenate`` (``x.shape[:-1] + [k]``)."""
     sides = [_list_as_tensor(v) if isinstance(v, (list, tuple)) else v for v in (left, right)]
-    dims = [_dims(v) if isinstance(v, Tensor) and v.ndim == 1 else None for v in sides]
+    dims = [_dims(v) for v in sides]
     if None in dims:
         raise TdfTypeError(f"'+' concatenates a TensorShape with a TensorShape or a list of dimensions, got "
                            f"{type_word(right if dims[0] is not None else left)}")
@@ -490,7 +490,7 @@ _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype"
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.
 _PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
-                          "locals", "vars", "dir", "type", "object", "id", "input", "__import__", "breakpoint",
+                          "locals", "vars", "dir", "object", "id", "input", "__import__", "breakpoint",
                           "memoryview", "bytearray", "bytes", "exit", "quit", "help", "iter", "next", "callable",
                           "classmethod", "staticmethod", "property", "issubclass", "hash", "chr", "ord"))
 

@@ -289,6 +289,11 @@ def reduce(values: Tensor, sample_weight, reduction, mask=None):
 
 class Loss(KerasObject):
     kind_word = "a loss"
+    class_name = None       # Keras's class (its constructor's name)
+
+    def python_class(self) -> str | None:
+        """``type(loss)``: Keras's class of a loss object."""
+        return None if self.class_name is None else f"keras.src.losses.losses.{self.class_name}"
 
     def __init__(self, fn, default_name, reduction="sum_over_batch_size", name=None, **options):
         if reduction not in REDUCTIONS:
@@ -363,7 +368,9 @@ def constructor(cls_name, fn, default_name, defaults):
                 raise TdfTypeError(f"{cls_name}() got an unexpected keyword argument {key!r}",
                                    hint=f"its options are {', '.join(defaults)}, reduction and name")
             options[key] = value
-        return Loss(fn, default_name, reduction, name, **options)
+        loss = Loss(fn, default_name, reduction, name, **options)
+        loss.class_name = cls_name
+        return loss
     construct.__name__ = cls_name
     return construct
 

@@ -128,6 +128,10 @@ class Optimizer(KerasObject):
     def owned_variables(self):
         return list(self.slot_list)
 
+    def python_class(self) -> str:
+        """``type(opt)``: Keras's class, in its own module (``keras.src.optimizers.sgd.SGD``)."""
+        return f"keras.src.optimizers.{type(self).__name__.lower()}.{type(self).__name__}"
+
     # --------------------------------------------------------------------- applying
     def apply_gradients(self, grads_and_vars):
         if isinstance(grads_and_vars, (Tensor, Variable)) or isinstance(grads_and_vars, (str, dict)):
