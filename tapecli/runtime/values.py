@@ -314,15 +314,7 @@ class UnreadVariable(Variable):
         value = self.source.read().value
         if self._value.value is not value:
             self._value = Tensor(value, id=self.id)
-        return self._value
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.source.dtype
-
-    @property
-    def shape(self) -> tuple:
-        return self.source.shape
+        return self._value      # (its dtype and shape are the variable's: an assign keeps them)
 
     def assign(self, value: np.ndarray) -> None:
         self.source.assign(value)
