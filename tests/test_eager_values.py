@@ -186,3 +186,17 @@ def test_kernel_constraint_is_applied_after_each_optimizer_step():
         w, b = np.clip(w - np.float32(0.1) * gw, -0.5, 0.5), np.maximum(b - np.float32(0.1) * gb, 0)
     assert np.allclose(eval(out[0]), w.ravel(), rtol=1e-6)
     assert np.allclose(eval(out[1]), b, rtol=1e-6)
+
+
+# ------------------------------------------------------------------ einsum
+
+def test_einsum_broadcasts_the_size_one_axes_of_an_ellipsis():
+    s, t = np.arange(11 * 5 * 3.0).reshape(11, 1, 5, 3), np.arange(7 * 3 * 2.0).reshape(1, 7, 3, 2)
+    out = run(f"s = tf.reshape(tf.range({s.size}.), {list(s.shape)})\nt = tf.reshape(tf.range({t.size}.), "
+              f"{list(t.shape)})\nwith tf.GradientTape() as g:\n    g.watch(s)\n"
+              f"    e = tf.einsum('...ij,...jk->...ik', s, t)\nprint(e.shape.as_list(), float(tf.reduce_sum(e)))\n"
+              f"print(g.gradient(e, s).shape.as_list())")
+    want = np.matmul(s, t)
+    assert out == [f"{list(want.shape)} {float(want.sum())}", str(list(s.shape))]
+    with pytest.raises(TdfError, match="has sizes 1 and 3"):       # a named index does not broadcast
+        run("tf.einsum('ij,jk->ik', tf.zeros([2, 1]), tf.zeros([3, 2]))")
