@@ -200,3 +200,10 @@ def test_einsum_broadcasts_the_size_one_axes_of_an_ellipsis():
     assert out == [f"{list(want.shape)} {float(want.sum())}", str(list(s.shape))]
     with pytest.raises(TdfError, match="has sizes 1 and 3"):       # a named index does not broadcast
         run("tf.einsum('ij,jk->ik', tf.zeros([2, 1]), tf.zeros([3, 2]))")
+
+
+def test_tridiag_of_literal_diagonals_in_sequence_format_is_float32():
+    out = run("op = tf.linalg.LinearOperatorTridiag([[3., 4., 5.], [1., -1., 2.], [6., 7., 8]], "
+              "diagonals_format='sequence')\nd = op.to_dense()\nprint(d.dtype)\nprint(d.numpy().tolist())")
+    want = np.diag([1., -1., 2.]) + np.diag([3., 4.], 1) + np.diag([7., 8.], -1)    # (superdiag's last, subdiag's first unused)
+    assert out == ["<dtype: 'float32'>", str(want.tolist())]
