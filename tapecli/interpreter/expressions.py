@@ -19,7 +19,7 @@ from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Tenso
                                     literal_array, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
-                                         _list_as_tensor)
+                                         _list_as_tensor, function_outputs)
 
 
 
@@ -28,6 +28,17 @@ def _dims(value) -> list | None:
     if isinstance(value, Tensor) and value.ndim <= 1 and (value.dtype.kind in "iu" or value.size == 0):
         return [int(d) for d in np.atleast_1d(value.value)]
     return None
+
+
+def _shape_sum(left, right) -> TensorShape:
+    """``TensorShape + TensorShape`` or ``+`` a list of dimensions or one dimension (either side): the dimensions
+    of both one after the other, as TensorFlow's ``TensorShape.concatenate`` (``x.shape[:-1] + [k]``)."""
+    sides = [_list_as_tensor(v) if isinstance(v, (list, tuple)) else v for v in (left, right)]
+    dims = [_dims(v) for v in sides]
+    if None in dims:
+        raise TdfTypeError(f"'+' concatenates a TensorShape with a TensorShape or a list of dimensions, got "
+                           f"{type_word(right if dims[0] is not None else left)}")
+    return TensorShape(np.array(dims[0] + dims[1], dtype=np.int64), weak=True)
 
 
 class Expressions:
@@ -46,13 +57,18 @@ class Expressions:
                              hint="is the recursion endless? raise the limit with --max-depth N")
         self._step()           # a call is a step: wide recursion meets the step, time and memory limits too
         saved_line = ctx.settings.line
+        traced = fn.traced
+        if traced:
+            ctx.functions += 1
         try:
             self.exec_block(fn.node.body, local)
         except _Return as r:
-            return r.value
+            return function_outputs(r.value) if traced else r.value
         finally:
             self.depth -= 1
             ctx.settings.line = saved_line
+            if traced:
+                ctx.functions -= 1
         return None
 
     def call_value(self, fn, args, kwargs=None, node=None):
@@ -185,6 +201,8 @@ class Expressions:
         if op == "+" and isinstance(left, list) and isinstance(right, list):
             admit(len(left) + len(right), LIST_SLOT, "a list")
             return left + right
+        if op == "+" and TensorShape in (left.__class__, right.__class__):
+            return _shape_sum(left, right)
         if self.loop_observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
             self.loop_observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if left.__class__ is str or right.__class__ is str or left.__class__ is list:
@@ -253,6 +271,8 @@ class Expressions:
                 raise e.locate(node)
             if result is None:
                 result = current
+            elif result.__class__ is PythonBool and current.__class__ is PythonBool:     # Python's `and`
+                result = PythonBool(np.array(bool(result.value) and bool(current.value)))
             else:
                 result = ops.logical_and(result, current)
             left = right
@@ -396,6 +416,8 @@ class Expressions:
                     from tapecli.errors import ShapeError
                     raise ShapeError(f"index out of range for shape {list(tensor.shape)}: {e}") from None
                 result = ops.getitem(tensor, key)
+                if value.__class__ is TensorShape and result.ndim == 1:        # a slice of a shape is a shape
+                    return TensorShape(result.value, weak=True)
                 return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, tensor)
             raise TdfTypeError(f"{type_word(value)} cannot be indexed")
         except TdfError as e:
@@ -468,7 +490,7 @@ _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype"
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.
 _PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
-                          "locals", "vars", "dir", "type", "object", "id", "input", "__import__", "breakpoint",
+                          "locals", "vars", "dir", "object", "id", "input", "__import__", "breakpoint",
                           "memoryview", "bytearray", "bytes", "exit", "quit", "help", "iter", "next", "callable",
                           "classmethod", "staticmethod", "property", "issubclass", "hash", "chr", "ord"))
 

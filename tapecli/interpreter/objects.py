@@ -73,6 +73,7 @@ class _Continue(Exception):
 
 class Function:
     kind_word = "a function"
+    traced = False      # a @tf.function (or tf.function(f)): its calls run inside a function, variables it returns read
 
     def __init__(self, node: ast.FuncDef, closure: Scope, interp: object):
         self.node = node
@@ -122,6 +123,18 @@ class Function:
                     which = "keyword-only argument" if param.kind == "kw" else "argument"
                     raise TdfTypeError(f"{self.name}() is missing the {which} {param.name}")
                 local[param.name] = evaluate(param.default, self.closure)
+
+
+def function_outputs(value):
+    """What a ``tf.function`` returns: TensorFlow's function outputs are tensors, so a variable it returns (an
+    ``assign``'s result) is read, in a list, tuple or dict too."""
+    if isinstance(value, Variable):
+        return value.read()
+    if value.__class__ in (list, tuple):
+        return value.__class__(function_outputs(v) for v in value)
+    if value.__class__ is dict:
+        return {k: function_outputs(v) for k, v in value.items()}
+    return value
 
 
 class Property:

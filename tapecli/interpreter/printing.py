@@ -11,7 +11,8 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
-from tapecli.runtime.values import DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, Variable, dtype_name
+from tapecli.runtime.values import (DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
+                                    Variable, dtype_name)
 
 
 def program_str(value) -> str:
@@ -52,7 +53,8 @@ def python_str(value) -> str:
 
 def python_repr(value, _open: tuple = ()) -> str:
     if isinstance(value, Variable):
-        return (f"<tf.Variable '{value.tf_name or 'Variable'}:0' shape={_shape(value)} "
+        name = "UnreadVariable" if isinstance(value, UnreadVariable) else f"{value.tf_name or 'Variable'}:0"
+        return (f"<tf.Variable '{name}' shape={_shape(value)} "
                 f"dtype={dtype_name(value.dtype)}, numpy={_numpy_text(value.read(), True)}>")
     if isinstance(value, TensorShape):
         return f"TensorShape({[int(d) for d in value.value]})"

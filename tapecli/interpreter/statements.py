@@ -413,10 +413,11 @@ class Statements:
         raise _Return(None if node.value is None else self.eval(node.value, scope))
 
     def exec_FuncDef(self, node, scope):
-        kind, wrap = Function, None
+        kind, wrap, traced = Function, None, False
         for deco in node.decorators:
             if deco == "function":
                 self._warn_traced_side_effects(node)
+                traced = True
                 continue
             if deco == "property":
                 wrap = Property
@@ -426,6 +427,7 @@ class Statements:
                                    hint="tapecli knows @tf.function, @tf.custom_gradient and @property")
             kind = CustomGradientFunction
         fn = kind(node, scope, self)
+        fn.traced = traced
         self.bind(scope, node.name, wrap(fn) if wrap else fn, node)
 
     def _warn_traced_side_effects(self, node):

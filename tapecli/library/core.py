@@ -14,8 +14,8 @@ from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import (DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, Variable,
-                                    dtype_name, literal_array)
+from tapecli.runtime.values import (DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape,
+                                    UnreadVariable, Variable, dtype_name, literal_array)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
@@ -581,7 +581,7 @@ def _assign(var: Variable, how: str, e):
     var.assign(value.astype(var.dtype, copy=False))
     if current().provenance.enabled:
         current().provenance.assigns.append((current().provenance.now, current().settings.line, var.id, var.name, how, (new.id,)))
-    return var
+    return UnreadVariable(var)
 
 
 def _tape_attribute(interp, tape_obj, attr, node):

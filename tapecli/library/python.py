@@ -5,6 +5,8 @@ Lists, dicts and strings are the program's own values; their methods are answere
 (never through Python's attributes), and formatting only ever formats numbers and strings."""
 from __future__ import annotations
 
+import builtins
+import copy
 import sys
 
 import numpy as np
@@ -13,14 +15,15 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
 from tapecli.interpreter.conversions import joined, to_int, truth
-from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
+from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, BoundMethod, Function, ProgramObject, TapeObject
 from tapecli.interpreter.printing import program_repr, program_str
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor
+from tapecli.runtime.values import (MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, Tensor, TensorShape,
+                                    UnreadVariable, Variable, convert_weak, tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -88,12 +91,16 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
              experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
              experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None):
     """@tf.function / tf.function(f, ...): the function runs as eager TensorFlow runs it (tracing, autograph,
-    XLA and retracing options change how TensorFlow runs it, not what it computes)."""
-    return func if func is not None else _same_function
+    XLA and retracing options change how TensorFlow runs it, not what it computes): a program's function called
+    through it runs inside a function (``tf.inside_function()``) and returns tensors where it returns variables."""
+    return _same_function(func) if func is not None else _same_function
 
 
 @builtin("_same_function")
 def _same_function(f):
+    if isinstance(f, Function) and not f.traced:
+        f = copy.copy(f)
+        f.traced = True
     return f
 
 
@@ -261,6 +268,71 @@ def isinstance_(value, kinds):
         if name == "Variable" and isinstance(value, Variable):
             return PythonBool(np.array(True))
     return PythonBool(np.array(False))
+
+
+class PythonClass(ProgramObject):
+    """``type(x)``: the class of a value, by its qualified name, printed as Python prints a class
+    (``<class 'tensorflow.python.framework.ops.EagerTensor'>``); one object a name, so ``is`` compares them."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.kind_word = f"class '{name}'"
+
+
+_CLASSES: dict[str, PythonClass] = {}        # (one object a class: values without state, as the dtypes)
+_TF = "tensorflow.python."
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+@builtin("type")
+def type_(value):
+    """The class of a value whose class tapecli knows as TensorFlow, Keras, NumPy or Python name it; any other
+    value (a list, which may be a tuple here; an object tapecli does not give Keras's class of) is a TypeError."""
+    name = python_class(value)
+    if name is None:
+        raise TdfTypeError(f"type() of {type_word(value)}: tapecli does not know its class as Python would name it",
+                           hint="type() knows tensors, variables, shapes, NumPy values, numbers, strings, dicts, "
+                                "functions, the program's classes and Keras's losses, metrics and optimizers")
+    return _CLASSES.setdefault(name, PythonClass(name))
+
+
+def python_class(value) -> str | None:
+    """The qualified name of ``value``'s class as ``type(value)`` prints it, None where tapecli cannot say."""
+    if value is None:
+        return "NoneType"
+    if value.__class__ in (str, dict):
+        return value.__class__.__name__
+    if isinstance(value, Variable):
+        return _TF + ("ops.resource_variable_ops._UnreadVariable" if isinstance(value, UnreadVariable) else
+                      "ops.resource_variable_ops.ResourceVariable")
+    if value.__class__ is PythonBool:
+        return "bool"
+    if value.__class__ is TensorShape:
+        return _TF + "framework.tensor_shape.TensorShape"
+    if value.__class__ is NumpyArray:
+        return f"numpy.{value.value.dtype.name}" if value.ndim == 0 else "numpy.ndarray"
+    if value.__class__ is Tensor:
+        if not value.weak:
+            return _TF + "framework.ops.EagerTensor"
+        kind = value.value.dtype.kind                   # a Python number (a list of them may be a tuple)
+        return {"f": "float", "i": "int", "u": "int", "b": "bool"}.get(kind) if value.ndim == 0 else None
+    if isinstance(value, DType):
+        return _TF + "framework.dtypes.DType"
+    if isinstance(value, Function):
+        return "function"
+    if getattr(value, "is_builtin", False) or value.__class__ is _PYFUNCTION:
+        # TensorFlow's and Keras's functions are functions; Python's own (len, abs) are not
+        return None if getattr(value, "__name__", "").rstrip("_") in _BUILTIN_NAMES else "function"
+    if isinstance(value, ProgramClass):
+        return "type"
+    if isinstance(value, Instance):
+        return f"__main__.{value.cls.name}"
+    if isinstance(value, TapeObject):
+        return _TF + "eager.backprop.GradientTape"
+    if isinstance(value, PythonClass):
+        return "type"
+    found = getattr(value, "python_class", None)
+    return found() if found is not None else None
 
 
 # ---------------------------------------------- sum, min and max: Python's and TensorFlow's (§11)

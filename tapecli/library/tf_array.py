@@ -9,6 +9,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
+from tapecli.runtime.context import current
 from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 @builtin()
@@ -170,14 +171,15 @@ def is_symbolic_tensor(tensor):
 
 @builtin()
 def inside_function():
-    """A Python bool, as TensorFlow's: False, as a program runs eagerly."""
-    return PythonBool(np.array(False))
+    """A Python bool, as TensorFlow's: True while a tf.function's call is under way, else False."""
+    return PythonBool(np.array(current().functions > 0))
 
 
 @builtin()
 def get_static_value(tensor, partial=False):
-    """The value as a NumPy array, as TensorFlow gives it (every tensor's value is known eagerly)."""
-    if tensor is None:
+    """The value as a NumPy array, as TensorFlow gives it (every tensor's value is known eagerly); None for a
+    variable, whose value is no constant."""
+    if tensor is None or isinstance(tensor, Variable):
         return None
     t = ops.to_tensor(tensor)
     return NumpyArray((ops.materialize(t) if t.weak else t).value)

@@ -13,7 +13,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.limits import admit
 from tapecli.runtime.numpy_gate import weighed
-from tapecli.runtime.values import DType, Tensor, TensorShape
+from tapecli.runtime.values import DType, Tensor, TensorShape, Variable
 
 # NumPy's constructors, each result weighed before it is made (num_rows=2**31 would be 16 GB of ones).
 _ones, _zeros, _eye = (weighed("numpy", name, getattr(np, name)) for name in ("ones", "zeros", "eye"))
@@ -391,8 +391,12 @@ class Tridiag(LinearOperator):
         if diagonals_format == "matrix":
             self.matrix = _t(diagonals)
             return
-        if diagonals_format == "sequence":
-            sup, main, sub = (_t(d) for d in diagonals)
+        if diagonals_format == "sequence":       # (each converted as tf.convert_to_tensor: a literal is float32)
+            if isinstance(diagonals, (Tensor, Variable)):
+                diagonals = ops.rows(ops.to_tensor(diagonals))
+            if len(diagonals) != 3:
+                raise TdfValueError("diagonals_format='sequence' takes three diagonals: super, main and sub")
+            sup, main, sub = (ops.materialize(t) if t.weak else t for t in map(_t, diagonals))
         else:
             d = _t(diagonals)
             sup, main, sub = (ops.getitem(d, (Ellipsis, i, slice(None))) for i in range(3))

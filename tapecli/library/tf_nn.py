@@ -72,14 +72,20 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 # ---------------------------------------------------------------- gather, scatter
 
+def _params(params):
+    """Gathered values: a literal takes its own dtype (int32, float32), which the indices do not give it."""
+    t = ops.to_tensor(params)
+    return ops.materialize(t) if t.weak else t
+
+
 @builtin()
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
-    return ops.gather(params, indices, _axis_or_none(axis, 0), to_int(batch_dims, "batch_dims"))
+    return ops.gather(_params(params), indices, _axis_or_none(axis, None), to_int(batch_dims, "batch_dims"))
 
 
 @builtin()
 def gather_nd(params, indices, batch_dims=0):
-    return ops.gather_nd(params, indices, to_int(batch_dims, "batch_dims"))
+    return ops.gather_nd(_params(params), indices, to_int(batch_dims, "batch_dims"))
 
 
 @builtin()

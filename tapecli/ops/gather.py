@@ -44,19 +44,27 @@ def _along(x: Tensor, axis: int, idx) -> Tensor:
 
 
 def gather(params, indices, axis=0, batch_dims=0) -> Tensor:
-    """params.shape[:axis] + indices.shape + params.shape[axis + 1:], as tf.gather."""
+    """params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:], as tf.gather: a negative
+    batch_dims counts from the indices' rank, and without an axis (None) the axis is batch_dims."""
     x = to_tensor(params)
     idx = int_indices(indices, "gather")
     if x.ndim == 0:
         raise ShapeError("gather: params must be at least 1-D, got a scalar")
-    axis = _axis(axis, x.ndim, "gather")
-    if batch_dims:
-        b = batch_dims % max(idx.ndim, 1) if batch_dims < 0 else batch_dims
-        if axis != b or b > idx.ndim or x.shape[:b] != idx.shape[:b]:
-            raise ShapeError(f"gather: batch_dims={batch_dims} needs axis = batch_dims and params' first "
+    b = batch_dims + idx.ndim if batch_dims < 0 else batch_dims
+    axis = _axis(b if axis is None else axis, x.ndim, "gather")
+    if b:
+        if not 0 <= b <= min(axis, idx.ndim) or x.shape[:b] != idx.shape[:b]:
+            raise ShapeError(f"gather: batch_dims={batch_dims} needs an axis at or after it and params' first "
                              f"{b} dimensions (shape {list(x.shape)}) equal to the indices' (shape {list(idx.shape)})")
         _check_range(idx, x.shape[axis], "gather")
-        return getitem(x, _batch_grids(idx, b) + (idx,))
+        if axis == b:
+            return getitem(x, _batch_grids(idx, b) + (idx,))
+        # the axis moved next to the batch dimensions, gathered there, and the dimensions between moved back
+        moved = getitem(transpose(x, [*range(b), axis, *(d for d in range(b, x.ndim) if d != axis)]),
+                        _batch_grids(idx, b) + (idx,))
+        k, between = idx.ndim - b, axis - b
+        return transpose(moved, [*range(b), *range(b + k, b + k + between), *range(b, b + k),
+                                 *range(b + k + between, moved.ndim)])
     _check_range(idx, x.shape[axis], "gather")
     return _along(x, axis, idx)
 

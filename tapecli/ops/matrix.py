@@ -135,12 +135,17 @@ def einsum_subscripts(ins, out, xs) -> Tensor:
 def einsum(equation: str, *inputs) -> Tensor:
     xs = [to_tensor(x) for x in inputs]
     ins, out = parse_einsum(equation, [x.ndim for x in xs])
+    spread = {c for sub in ins for c in sub if c not in equation}     # the axes "..." stands for: they broadcast
     sizes = {}
     for sub, x in zip(ins, xs):
         for c, n in zip(sub, x.shape):
-            if sizes.setdefault(c, n) != n:
+            if c in spread and 1 in (sizes.get(c, n), n):
+                sizes[c] = max(sizes.get(c, n), n)
+            elif sizes.setdefault(c, n) != n:
                 raise ShapeError(f"einsum: index {c!r} has sizes {sizes[c]} and {n} "
                                  f"(shapes {', '.join(str(list(x.shape)) for x in xs)})")
+    xs = [broadcast_to(x, tuple(sizes[c] for c in sub)) if tuple(sizes[c] for c in sub) != x.shape else x
+          for sub, x in zip(ins, xs)]
     for c in out:
         if c not in sizes:
             raise TdfValueError(f"einsum: output index {c!r} appears in no operand of {equation!r}")

@@ -61,11 +61,13 @@ class RunContext:
     variables (weakly: a loop plan takes all their arrays as its inputs) and ``loop_replayed`` counts the
     loop iterations that ran as plans (``interpreter/loop_plans.py``). ``eager`` is what Python's operators on
 tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
-there a tensor has no operators (the interpreter applies the ops itself)."""
+there a tensor has no operators (the interpreter applies the ops itself). ``functions`` counts the calls of
+``tf.function``s under way (``tf.inside_function()``); ``constraints`` maps a variable's id to the Keras
+constraint an optimizer applies to it after each step (a layer's ``kernel_constraint=``)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed", "eager")
+                 "variables", "loop_replayed", "eager", "functions", "constraints")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -87,6 +89,8 @@ there a tensor has no operators (the interpreter applies the ops itself)."""
         self.variables = weakref.WeakSet()
         self.loop_replayed = 0
         self.eager = None
+        self.functions = 0
+        self.constraints: dict = {}
 
 
 class _Current(threading.local):

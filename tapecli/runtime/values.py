@@ -291,6 +291,41 @@ class Variable(EagerProtocol):
         return f"Variable({self.name})" if eager is None else eager.repr(self)
 
 
+class UnreadVariable(Variable):
+    """What ``assign``, ``assign_add`` and ``assign_sub`` return, as eager TensorFlow's ``_UnreadVariable``: a
+    variable over the assigned one's storage, read when used (its value is the variable's at that time; assigning
+    it assigns the variable), a variable of its own to the tapes (reading it is no read of the variable: a
+    gradient with respect to the variable through it is None, as TensorFlow's), printed as 'UnreadVariable'."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: Variable):
+        self.source = source
+        self.name = source.name
+        self.tf_name = None
+        self.trainable = source.trainable
+        self.id = new_id()
+        self.order = source.order
+        self.version = 0
+        self.bound_as = None
+        self._value = Tensor(source.read().value, id=self.id)
+
+    def read(self) -> Tensor:
+        value = self.source.read().value
+        if self._value.value is not value:
+            self._value = Tensor(value, id=self.id)
+        return self._value      # (its dtype and shape are the variable's: an assign keeps them)
+
+    def assign(self, value: np.ndarray) -> None:
+        self.source.assign(value)
+
+    def holds_alone(self, kept: int = 0) -> bool:
+        return False
+
+    def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
+        return self.source.writable(False)
+
+
 def _holders(var: Variable) -> tuple[int, int]:
     """The references to a variable's tensor and to that tensor's array (with this call's own)."""
     tensor = var._value

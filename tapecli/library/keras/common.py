@@ -146,9 +146,33 @@ class MetricObject(KerasObject):
     kind_word = "a metric"
     replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
 
+    def python_class(self) -> str | None:
+        """``type(metric)``: Keras's class of a metric, in its module (Keras 3's)."""
+        name = type(self).__name__
+        module = next((m for m, names in _METRIC_MODULES.items() if name in names.split()), None)
+        return None if module is None else f"keras.src.metrics.{module}.{name}"
+
     def replay_kind(self, args, kwargs, tracked):
         return EFFECT               # metric(values): an update, then its result
 
 
 def scalar(x, dtype=np.float32) -> Tensor:
     return Tensor(np.asarray(x, dtype=dtype))
+
+
+# Keras 3's modules of its metric classes (type() names them)
+_METRIC_MODULES = {
+    "accuracy_metrics": "Accuracy BinaryAccuracy CategoricalAccuracy SparseCategoricalAccuracy "
+                        "SparseTopKCategoricalAccuracy TopKCategoricalAccuracy",
+    "confusion_metrics": "AUC FalseNegatives FalsePositives Precision PrecisionAtRecall Recall RecallAtPrecision "
+                         "SensitivityAtSpecificity SpecificityAtSensitivity TrueNegatives TruePositives",
+    "correlation_metrics": "ConcordanceCorrelation PearsonCorrelation",
+    "f_score_metrics": "F1Score FBetaScore",
+    "hinge_metrics": "CategoricalHinge Hinge SquaredHinge",
+    "iou_metrics": "BinaryIoU IoU MeanIoU OneHotIoU OneHotMeanIoU",
+    "probabilistic_metrics": "BinaryCrossentropy CategoricalCrossentropy KLDivergence Poisson "
+                             "SparseCategoricalCrossentropy",
+    "reduction_metrics": "Mean MeanMetricWrapper Sum",
+    "regression_metrics": "CosineSimilarity LogCoshError MeanAbsoluteError MeanAbsolutePercentageError "
+                          "MeanSquaredError MeanSquaredLogarithmicError R2Score RootMeanSquaredError",
+}

@@ -2,7 +2,7 @@
 ``constraints.get``: an object from its name (as Keras resolves it), the object itself, or None."""
 from __future__ import annotations
 
-from tapecli.errors import TdfValueError
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import (confusion, initializers, losses, losses_more, metrics, metrics_more, penalties,
                                    training)
 
@@ -15,6 +15,20 @@ def _named(kind, identifier, table, make):
     return make(table[identifier])
 
 
+def _config(kind, identifier, classes: dict):
+    """A serialized object, ``{"class_name": ..., "config": {...}}``: its class made with its config, as Keras's
+    ``get`` deserializes it; None for any other identifier."""
+    if not isinstance(identifier, dict):
+        return None
+    name, config = identifier.get("class_name"), identifier.get("config", {})
+    if name not in classes or not isinstance(config, dict):
+        raise TdfValueError(f"Could not interpret {kind} identifier: {identifier}")
+    try:
+        return classes[name](**config)
+    except TypeError as e:
+        raise TdfTypeError(f"{name}(): {e}") from None
+
+
 def loss(identifier):
     """A loss function by its name ("mse", "dice"), a loss object by its class name ("Huber")."""
     functions = {**losses.FUNCTIONS, **losses.QUALIFIED_FUNCTIONS, **losses_more.FUNCTIONS}
@@ -22,7 +36,7 @@ def loss(identifier):
                **losses_more.CLASSES}
     if isinstance(identifier, str) and identifier in classes:
         return classes[identifier]()
-    return _named("loss", identifier, functions, lambda fn: fn)
+    return _config("loss", identifier, classes) or _named("loss", identifier, functions, lambda fn: fn)
 
 
 _METRIC_ALIASES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "mape": "mean_absolute_percentage_error",
@@ -35,7 +49,8 @@ def metric(identifier):
     table = {cls.__name__: cls for cls in classes}
     table.update({cls.default_name: cls for cls in classes if isinstance(getattr(cls, "default_name", None), str)})
     table.update({alias: table[name] for alias, name in _METRIC_ALIASES.items()})
-    return _named("metric", identifier, table, lambda cls: cls())
+    return _config("metric", identifier, {cls.__name__: cls for cls in classes}) or \
+        _named("metric", identifier, table, lambda cls: cls())
 
 
 def optimizer(interp, identifier):

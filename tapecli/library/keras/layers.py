@@ -66,8 +66,11 @@ class Layer(KerasObject):
     replayable = False
 
     regularizers: dict = {}
+    constraints: dict = {}
+    activity_losses: list = []
 
-    def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None):
+    def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None,
+                 activity_regularizer=None):
         self.auto = auto_name(interp, self.prefix)
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
@@ -80,6 +83,7 @@ class Layer(KerasObject):
         self.input_shape = None if input_shape is None else (None, *dims(input_shape, "input_shape"))
         self.rng = np.random.default_rng(seed_value(seed)) if seed is not None else interp.rng
         self.interp = interp
+        self.activity_regularizer = penalties.regularizer(activity_regularizer, interp)
 
     # ---------------------------------------------------------------- names and weights
     def display(self) -> str:
@@ -102,6 +106,8 @@ class Layer(KerasObject):
                              f"limit of {limit:,}", hint="make the layer smaller, or raise --max-elements")
         v = Variable(f"{self.display()}.{short}", initializers.get(init).make(shape, self.rng, dtype), trainable)
         self.weights_[short] = v
+        if self.constraints.get(short) is not None:
+            current().constraints[v.id] = self.constraints[short]
         return v
 
     @property
@@ -117,9 +123,10 @@ class Layer(KerasObject):
         return self.weights
 
     def regularization_losses(self) -> list:
-        """layer.losses: its weights' regularizers applied to them now (recorded, so tapes see them)."""
+        """layer.losses: its weights' regularizers applied to them now (recorded, so tapes see them), then its
+        activity regularizer's loss of its last call's output."""
         return [reg.apply(self.weights_[short]) for short, reg in self.regularizers.items()
-                if reg is not None and short in self.weights_]
+                if reg is not None and short in self.weights_] + self.activity_losses
 
     def get_weights(self):
         return [Tensor(v.read().value.copy()) for v in self.weights]
@@ -192,7 +199,8 @@ class Layer(KerasObject):
 
     def replay_kind(self, args, kwargs, tracked):
         # (``training`` is read into Python)
-        return PURE if self.replayable and self.built and not any(map(tracked, kwargs.values())) else None
+        return PURE if self.replayable and self.built and self.activity_regularizer is None \
+            and not any(map(tracked, kwargs.values())) else None
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)
@@ -219,7 +227,10 @@ class Layer(KerasObject):
         x = tensor(x)
         self.check_input(x)
         self.build_for(x.shape, x.dtype if x.dtype.kind == "f" else current().settings.float_dtype)
-        return self.forward(interp, x, bool(training))
+        out = self.forward(interp, x, bool(training))
+        if self.activity_regularizer is not None:
+            self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
+        return out
 
     def check_input(self, x) -> None:
         pass
@@ -233,10 +244,13 @@ class Dense(Layer):
     prefix = "dense"
 
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, seed=None, **kw):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
         self.regularizers = {"kernel": penalties.regularizer(kernel_regularizer, interp),
                              "bias": penalties.regularizer(bias_regularizer, interp)}
+        self.constraints = {"kernel": penalties.constraint(kernel_constraint, interp),
+                            "bias": penalties.constraint(bias_constraint, interp)}
         self.units = integer(units, "units")
         if self.units <= 0:
             raise TdfValueError(f"Dense needs a positive number of units, got {self.units}")

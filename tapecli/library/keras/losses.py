@@ -32,10 +32,11 @@ def same_rank(a: Tensor, b: Tensor):
     return a, b
 
 
-def _pair(y_true, y_pred, name, same_shape=False):
+def _pair(y_true, y_pred, name, same_shape=False, integers=np.dtype(np.float32)):
+    """The labels and predictions as floats of one dtype: the predictions' float dtype, else ``integers``."""
     y_pred = tensor(y_pred, "y_pred")
     y_true = tensor(y_true, "y_true")
-    dtype = y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype(np.float32)
+    dtype = y_pred.dtype if y_pred.dtype.kind == "f" else integers
     y_pred, y_true = _float(y_pred, dtype), _float(y_true, dtype)
     y_true, y_pred = same_rank(y_true, y_pred)
     try:
@@ -105,9 +106,13 @@ def categorical_hinge(y_true, y_pred):
 
 
 def mean_absolute_percentage_error(y_true, y_pred):
-    y_true, y_pred = _pair(y_true, y_pred, "mean_absolute_percentage_error")
+    """Keras's: an integer y_pred makes its epsilon an integer (0), and the division TensorFlow's of integers
+    (float64): a zero label gives inf or nan, as Keras's (a loss object casts the predictions to floats first)."""
+    integer = tensor(y_pred, "y_pred").dtype.kind != "f"
+    y_true, y_pred = _pair(y_true, y_pred, "mean_absolute_percentage_error", integers=np.dtype(np.float64))
     d = y_pred.dtype
-    diff = ops.abs_(ops.div(ops.sub(y_true, y_pred), ops.maximum(ops.abs_(y_true), _f(1e-7, d))))
+    epsilon = _f(0.0 if integer else 1e-7, d)
+    diff = ops.abs_(ops.div(ops.sub(y_true, y_pred), ops.maximum(ops.abs_(y_true), epsilon)))
     return ops.mul(_f(100.0, d), _mean_last(diff))
 
 
@@ -284,6 +289,11 @@ def reduce(values: Tensor, sample_weight, reduction, mask=None):
 
 class Loss(KerasObject):
     kind_word = "a loss"
+    class_name = None       # Keras's class (its constructor's name)
+
+    def python_class(self) -> str | None:
+        """``type(loss)``: Keras's class of a loss object."""
+        return None if self.class_name is None else f"keras.src.losses.losses.{self.class_name}"
 
     def __init__(self, fn, default_name, reduction="sum_over_batch_size", name=None, **options):
         if reduction not in REDUCTIONS:
@@ -309,6 +319,9 @@ class Loss(KerasObject):
             got[k] = kwargs.pop(k)
         if "y_true" not in got or "y_pred" not in got or len(args) > 3:
             raise TdfTypeError("a loss is called as loss(y_true, y_pred, sample_weight=None)")
+        y_pred = tensor(got["y_pred"], "y_pred")
+        if y_pred.dtype.kind != "f":        # Keras's Loss.__call__ converts the predictions to its dtype
+            got["y_pred"] = _float(y_pred, np.dtype(np.float32))
         if self.fn is sparse_categorical_crossentropy:
             values, mask = _scce(got["y_true"], got["y_pred"], **self.options)
         else:
@@ -355,7 +368,9 @@ def constructor(cls_name, fn, default_name, defaults):
                 raise TdfTypeError(f"{cls_name}() got an unexpected keyword argument {key!r}",
                                    hint=f"its options are {', '.join(defaults)}, reduction and name")
             options[key] = value
-        return Loss(fn, default_name, reduction, name, **options)
+        loss = Loss(fn, default_name, reduction, name, **options)
+        loss.class_name = cls_name
+        return loss
     construct.__name__ = cls_name
     return construct
 

@@ -19,6 +19,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.loop_steps import array_pairs, paired
 from tapecli.interpreter.objects import EFFECT
 from tapecli.kernels.trace import Sequence, resolve
+from tapecli.library.keras import penalties
 from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -127,6 +128,10 @@ class Optimizer(KerasObject):
     def owned_variables(self):
         return list(self.slot_list)
 
+    def python_class(self) -> str:
+        """``type(opt)``: Keras's class, in its own module (``keras.src.optimizers.sgd.SGD``)."""
+        return f"keras.src.optimizers.{type(self).__name__.lower()}.{type(self).__name__}"
+
     # --------------------------------------------------------------------- applying
     def apply_gradients(self, grads_and_vars):
         if isinstance(grads_and_vars, (Tensor, Variable)) or isinstance(grads_and_vars, (str, dict)):
@@ -195,7 +200,7 @@ class Optimizer(KerasObject):
         self.before_steps(variables[0].dtype.type)
         ctx = current()
         in_place = not ctx.tapes
-        if in_place and (self._flat(variables) if flat is None else flat):
+        if in_place and (self._flat(variables) if flat is None else flat) and not ctx.constraints:
             self.step_flat(arrays, variables, lr)
             ctx.updated_in_place += len(variables)
             self.iterations += 1
@@ -214,6 +219,7 @@ class Optimizer(KerasObject):
             new = self.update(g, value, slots, dtype(lr), dtype)
             v.assign(np.asarray(new, dtype=v.dtype).reshape(v.shape))
             ctx.updated_in_place += in_place and own
+        penalties.constrain(variables)
         self.iterations += 1
         return Tensor(np.array(self.iterations, np.int64))
 

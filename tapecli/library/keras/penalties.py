@@ -1,10 +1,15 @@
 """keras.regularizers (L1, L2, L1L2) and keras.constraints (NonNeg, MaxNorm, MinMaxNorm, UnitNorm):
-callables on a weight, composed from recorded ops with Keras 3's formulas (epsilon 1e-7)."""
+callables on a weight, composed from recorded ops with Keras 3's formulas (epsilon 1e-7); a layer's activity
+regularizer's loss, and the constraints an optimizer applies after its step."""
 from __future__ import annotations
+
+import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import KerasObject, integer, num, scalar, tensor
+from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor
 
 
 class _Callable(KerasObject):
@@ -55,32 +60,72 @@ class L2(L1L2):
         super().__init__(l2=l2)
 
 
-class ProgramRegularizer(Regularizer):
-    """A program's function of a weight, or an instance of its class (a Regularizer subclass with __call__), as a
-    layer's regularizer: its value is the call's."""
+class _Program:
+    """A program's function of a weight, or an instance of its class (a subclass with __call__), as a layer's
+    regularizer or constraint: its value is the call's."""
 
     def __init__(self, fn, interp):
         self.fn, self.interp = fn, interp
 
     def apply(self, x):
-        return tensor(self.interp.call_value(self.fn, [x]), "the regularizer's value")
+        return tensor(self.interp.call_value(self.fn, [x]), f"the {self.what}'s value")
+
+
+def _resolve(value, interp, base, names: dict, program, what: str):
+    """A layer's ``kernel_regularizer=`` or ``kernel_constraint=``: None, an object of ``base``, one of ``names``,
+    or (with the interpreter) a program's function or callable object (``program``)."""
+    from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
+    if value is None or isinstance(value, base):
+        return value
+    if isinstance(value, str) and value in names:
+        return names[value]()
+    if interp is not None and isinstance(value, (Function, ProgramObject, BoundMethod)):
+        return program(value, interp)
+    raise TdfValueError(f"Could not interpret {what} identifier: {value!r}")
+
+
+class ProgramRegularizer(_Program, Regularizer):
+    what = "regularizer"
 
 
 def regularizer(value, interp=None):
     """A layer's ``kernel_regularizer=``: None, a regularizer, "l1" / "l2" / "l1_l2", or (with the interpreter)
     a program's function or callable object."""
-    from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
-    if value is None or isinstance(value, Regularizer):
-        return value
-    if isinstance(value, str) and value in REGULARIZER_NAMES:
-        return REGULARIZER_NAMES[value]()
-    if interp is not None and isinstance(value, (Function, ProgramObject, BoundMethod)):
-        return ProgramRegularizer(value, interp)
-    raise TdfValueError(f"Could not interpret regularizer identifier: {value!r}")
+    return _resolve(value, interp, Regularizer, REGULARIZER_NAMES, ProgramRegularizer, "regularizer")
 
 
 class Constraint(_Callable):
     kind_word = "a constraint"
+
+
+class ProgramConstraint(_Program, Constraint):
+    what = "constraint"
+
+
+def constraint(value, interp=None):
+    """A layer's ``kernel_constraint=``: None, a constraint, its name ("non_neg", "max_norm", ...), or (with
+    the interpreter) a program's function or callable object (an instance of a Constraint subclass)."""
+    return _resolve(value, interp, Constraint, CONSTRAINTS, ProgramConstraint, "constraint")
+
+
+def constrain(variables) -> None:
+    """Keras's constraints after an optimizer's step: each variable made with one (a layer's
+    ``kernel_constraint=``) takes the constraint's value of its new value."""
+    constraints = current().constraints
+    for v in variables if constraints else ():
+        found = constraints.get(v.id)
+        if found is not None:
+            new = found.apply(Tensor(v.read().value))
+            v.assign(np.asarray(tensor(new, "the constraint's value").value, dtype=v.dtype).reshape(v.shape))
+
+
+def activity_loss(regularizer, output) -> Tensor:
+    """A layer's ``activity_regularizer=`` of its output, as Keras's Layer.__call__ adds it to the layer's
+    losses: divided by the batch size (the output's first dimension)."""
+    loss = regularizer.apply(output)
+    if output.ndim > 0:
+        loss = ops.div(loss, scalar(output.shape[0], loss.dtype))
+    return loss
 
 
 def _norms(w, axis):
