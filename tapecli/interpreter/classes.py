@@ -301,6 +301,7 @@ class Namespace(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred
+        load_deferred((attr,))          # a family that registers a name read by this word (getattr(tf, ...) too)
         why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
