@@ -130,6 +130,28 @@ def test_every_name_the_loop_plans_know_is_marked_once_its_family_loads():
     assert proc.stdout.split() == ["True", "(1,", "())", "[]"]
 
 
+def test_a_run_in_another_thread_waits_for_the_family_being_imported():
+    script = textwrap.dedent("""\
+        import threading, time
+        import tapecli.library
+        from tapecli.interpreter import registry
+        real = registry.importlib.import_module
+
+        def slow(name):
+            time.sleep(0.3)             # the first thread is inside the family's import
+            return real(name)
+        registry.importlib.import_module = slow
+        first = threading.Thread(target=registry.load_deferred, args=(["cholesky"],))
+        first.start()
+        time.sleep(0.1)
+        registry.load_deferred(["cholesky"])
+        print("cholesky" in registry.BUILTINS)
+        first.join()
+        """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.split() == ["True"]
+
+
 # Runs each program in a new process: the deferred families it imported, its result or error.
 RUNNER = textwrap.dedent("""\
     import sys, tapecli

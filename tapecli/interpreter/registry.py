@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 import types
 
 from tapecli.errors import TdfTypeError
@@ -23,6 +24,7 @@ HOOKS: dict = {}
 _DEFERRED: dict = {}
 _ORDER: list = []
 _AFTER_LOAD: list = []
+_LOADING = threading.Lock()
 
 
 def builtin(*names, interp=False, replaces=False):
@@ -73,24 +75,26 @@ def after_load(f):
 def load_deferred(words=None) -> bool:
     """Import the deferred families a program with these ``words`` may use (every one for None), in the order they
     were deferred; whether any was imported (a name looked up in vain is then looked up again, and a hint sees
-    every name)."""
-    if words is None:
-        wanted = set(_ORDER)
-    else:
-        wanted = {module for word in words if word in _DEFERRED for module in _DEFERRED[word]}
-    if not wanted:
+    every name). A family's words are forgotten once it is imported, under a lock: a run in another thread that
+    finds none of its words left finds their names registered."""
+    if words is not None and not any(word in _DEFERRED for word in words):
         return False
-    for word in list(_DEFERRED):
-        left = [module for module in _DEFERRED[word] if module not in wanted]
-        if left:
-            _DEFERRED[word] = left
-        else:
-            del _DEFERRED[word]
-    for module in [module for module in _ORDER if module in wanted]:
-        _ORDER.remove(module)
-        importlib.import_module(module)
-    for f in _AFTER_LOAD:
-        f()
+    with _LOADING:
+        wanted = set(_ORDER) if words is None else \
+            {module for word in words if word in _DEFERRED for module in _DEFERRED[word]}
+        if not wanted:
+            return False
+        for module in [module for module in _ORDER if module in wanted]:
+            importlib.import_module(module)
+            _ORDER.remove(module)
+        for word in list(_DEFERRED):
+            left = [module for module in _DEFERRED[word] if module not in wanted]
+            if left:
+                _DEFERRED[word] = left
+            else:
+                del _DEFERRED[word]
+        for f in _AFTER_LOAD:
+            f()
     return True
 
 
