@@ -59,7 +59,7 @@ def register(name: str, value, replaces: bool = False) -> None:
 def defer(module: str, words) -> None:
     """Register the builtins of ``module`` (a family whose import is a noticeable part of a run's start-up) when
     first needed: by a program whose text has one of ``words``, by a module attribute of that name
-    (``classes.Namespace``: a bridged program's ``getattr(tf, ...)`` too) or by a name no loaded family has."""
+    (``classes.Namespace``: the `tf.X` of a program CPython runs too) or by a name no loaded family has."""
     _ORDER.append(module)
     for word in words:
         _DEFERRED.setdefault(word, []).append(module)
@@ -70,6 +70,12 @@ def after_load(f):
     _AFTER_LOAD.append(f)
     f()
     return f
+
+
+def load_word(word: str) -> None:
+    """Import the deferred families that register a name ``word`` may look up (a module attribute read)."""
+    if word in _DEFERRED:
+        load_deferred((word,))
 
 
 def load_deferred(words=None) -> bool:
