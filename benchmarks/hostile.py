@@ -28,7 +28,8 @@ PREAMBLE = ["var x = 3.0", "var y = [1.0, 2.0]", "var w = [[1.0, 2.0], [3.0, 4.0
 
 def _builtins():
     from tapecli import library  # noqa: F401 (registers every builtin)
-    from tapecli.interpreter.registry import BUILTINS
+    from tapecli.interpreter.registry import BUILTINS, load_deferred
+    load_deferred()                   # and the families imported on first use
     return BUILTINS
 
 

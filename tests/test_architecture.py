@@ -27,7 +27,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(name: str, path: Path, modules: dict) -> set[str]:
-    """Every tapecli module that ``name`` imports, anywhere in its body."""
+    """Every tapecli module that ``name`` imports, anywhere in its body (a ``LazyModule("...")`` too)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -43,6 +43,9 @@ def _imports(name: str, path: Path, modules: dict) -> set[str]:
             found.update(submodules)
             if len(submodules) < len(node.names):
                 found.add(base)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LazyModule" and node.args \
+                and isinstance(node.args[0], ast.Constant):      # interpreter/lazy.py: an import on first use
+            found.add(node.args[0].value)
     return {m for m in found if m in modules and m != name}
 
 
@@ -157,11 +160,12 @@ def test_the_graph_sees_lazy_imports(tmp_path):
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "a.py").write_text("def f():\n    from pkg import b\n    from .c import g\n")
+    (package / "a.py").write_text("def f():\n    from pkg import b\n    from .c import g\nd = LazyModule('pkg.d')\n")
     (package / "b.py").write_text("")
     (package / "c.py").write_text("def g():\n    pass\n")
-    modules = {"pkg": package / "__init__.py", "pkg.a": package / "a.py", "pkg.b": package / "b.py", "pkg.c": package / "c.py"}
-    assert _imports("pkg.a", package / "a.py", modules) == {"pkg.b", "pkg.c"}
+    modules = {"pkg": package / "__init__.py", "pkg.a": package / "a.py", "pkg.b": package / "b.py", "pkg.c": package / "c.py",
+               "pkg.d": package / "d.py"}
+    assert _imports("pkg.a", package / "a.py", modules) == {"pkg.b", "pkg.c", "pkg.d"}
 
 
 def test_the_rooms_are_subpackages():

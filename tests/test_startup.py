@@ -67,7 +67,13 @@ def test_a_small_run_imports_no_heavy_module(args, tmp_path):
 
 # Parts of tapecli a small grad or run has no use for: each is imported where it is used.
 NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
-                         "tapecli.library.keras_names", "tapecli.library.keras.layers",
+                         "tapecli.library.keras_names", "tapecli.library.keras.",
+                         # builtin families a program without their words never imports (library/families.py)
+                         "tapecli.library.tf_", "tapecli.library.control", "tapecli.library.data",
+                         # a loop's plans, a large expression's fused kernels (interpreter/lazy.py)
+                         "tapecli.interpreter.loop_plans", "tapecli.interpreter.loop_steps",
+                         "tapecli.interpreter.loop_shape", "tapecli.kernels.trace", "tapecli.fusion.core",
+                         "tapecli.fusion.codegen",
                          "tapecli.kernels.numba_kernels", "tapecli.kernels.numba_support",
                          "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice",
                          "tapecli.execution.guard", "tapecli.execution.sandbox", "tapecli.execution.modules")
@@ -110,21 +116,6 @@ def test_keras_lite_is_imported_for_the_programs_that_may_use_it(program, import
     proc = subprocess.run([sys.executable, "-c", KERAS_RUNNER, program], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"{imported}|{error}"
-
-
-def test_the_words_that_import_keras_lite_are_those_of_the_names_it_registers():
-    script = textwrap.dedent("""\
-        import tapecli.library
-        from tapecli.interpreter.registry import BUILTINS, load_deferred
-        before = set(BUILTINS)
-        load_deferred()
-        print(" ".join(sorted(set(BUILTINS) - before)))
-        """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    names = proc.stdout.split()
-    assert len(names) > 300 and "Dense" in names and "layers.add" in names
-    from tapecli.library.keras_words import WORDS
-    assert WORDS == {name.partition(".")[0] for name in names}
 
 
 def test_builtins_positional_ranges_read_from_code_are_inspects():

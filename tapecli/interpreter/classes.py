@@ -300,7 +300,8 @@ class Namespace(ProgramObject):
         self.path = path
 
     def get_attribute(self, interp, attr, node):
-        from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred
+        from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred, load_word
+        load_word(attr)                 # the families that register a name of this word (read where CPython runs tf)
         why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",

@@ -14,9 +14,7 @@ from tapecli.errors import LimitError, TdfError
 from tapecli.frontend import ast
 from tapecli.frontend.pyast import Starred
 from tapecli.fusion import plan as fusion_plans
-from tapecli.fusion.core import evaluate as fuse
-from tapecli.interpreter import loop_plans
-from tapecli.interpreter.loop_shape import loop_shape
+from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
@@ -263,7 +261,7 @@ class Compiled:
                         return
             first_request = len(requests)
             if result is None and leaves and _large_leaf(leaves, scope):
-                result = fuse(interp, value_node, scope)       # one kernel for a large elementwise expression
+                result = fusion.evaluate(interp, value_node, scope)       # one kernel for a large elementwise expression
             if result is None:
                 result = value(scope)
             names = scope.vars
@@ -334,7 +332,7 @@ class Compiled:
 
         def shape():
             if not shapes:
-                shapes.append(loop_shape(node))
+                shapes.append(loop_shape.loop_shape(node))
             return shapes[0]
 
         def loop(scope):

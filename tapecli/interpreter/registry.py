@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 import types
 
 from tapecli.errors import TdfTypeError
@@ -17,9 +18,13 @@ BUILTINS: dict = {}
 # strings; None if not one), "initializer" (a Keras initializer by name or object, for add_weight) and
 # "keras_model" (what a program's Keras Layer/Model subclass inherits: compile, fit, add_loss, ...; None if not).
 HOOKS: dict = {}
-# Families of builtins imported when a program may use them: the module that registers them -> the words of a
-# program's text that may (the first word of each name it registers)
+# Families of builtins imported when a program may use them: a word of a program's text -> the modules that
+# register a name it may look up by that word; those modules in the order they were deferred (and are imported in);
+# what runs after a family is loaded (registry.defer, after_load)
 _DEFERRED: dict = {}
+_ORDER: list = []
+_AFTER_LOAD: list = []
+_LOADING = threading.Lock()
 
 
 def builtin(*names, interp=False, replaces=False):
@@ -53,18 +58,50 @@ def register(name: str, value, replaces: bool = False) -> None:
 
 def defer(module: str, words) -> None:
     """Register the builtins of ``module`` (a family whose import is a noticeable part of a run's start-up) when
-    first needed: by a program whose text has one of ``words``, or by a name no loaded family has."""
-    _DEFERRED[module] = frozenset(words)
+    first needed: by a program whose text has one of ``words``, by a module attribute of that name
+    (``classes.Namespace``: the `tf.X` of a program CPython runs too) or by a name no loaded family has."""
+    _ORDER.append(module)
+    for word in words:
+        _DEFERRED.setdefault(word, []).append(module)
+
+
+def after_load(f):
+    """Run ``f`` now and again after each load of deferred families (what marks builtins of several families)."""
+    _AFTER_LOAD.append(f)
+    f()
+    return f
+
+
+def load_word(word: str) -> None:
+    """Import the deferred families that register a name ``word`` may look up (a module attribute read)."""
+    if word in _DEFERRED:
+        load_deferred((word,))
 
 
 def load_deferred(words=None) -> bool:
-    """Import the deferred families a program with these ``words`` may use (every one for None); whether any
-    was imported (a name looked up in vain is then looked up again, and a hint sees every name)."""
-    wanted = [module for module, needed in _DEFERRED.items() if words is None or not needed.isdisjoint(words)]
-    for module in wanted:
-        del _DEFERRED[module]
-        importlib.import_module(module)
-    return bool(wanted)
+    """Import the deferred families a program with these ``words`` may use (every one for None), in the order they
+    were deferred; whether any was imported (a name looked up in vain is then looked up again, and a hint sees
+    every name). A family's words are forgotten once it is imported, under a lock: a run in another thread that
+    finds none of its words left finds their names registered."""
+    if words is not None and not any(word in _DEFERRED for word in words):
+        return False
+    with _LOADING:
+        wanted = set(_ORDER) if words is None else \
+            {module for word in words if word in _DEFERRED for module in _DEFERRED[word]}
+        if not wanted:
+            return False
+        for module in [module for module in _ORDER if module in wanted]:
+            importlib.import_module(module)
+            _ORDER.remove(module)
+        for word in list(_DEFERRED):
+            left = [module for module in _DEFERRED[word] if module not in wanted]
+            if left:
+                _DEFERRED[word] = left
+            else:
+                del _DEFERRED[word]
+        for f in _AFTER_LOAD:
+            f()
+    return True
 
 
 def hook(name):

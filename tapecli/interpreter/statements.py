@@ -8,12 +8,10 @@ import numpy as np
 
 from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
-from tapecli.interpreter import loop_plans
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.interpreter.registry import BUILTINS, HOOKS
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
-from tapecli.fusion.core import evaluate as fuse
+from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, type_word
@@ -162,7 +160,7 @@ class Statements:
 
     def exec_Assign(self, node, scope):
         first_request = len(self.requests)
-        value = fuse(self, node.value, scope) if node.value.__class__ in _FUSABLE else None
+        value = fusion.evaluate(self, node.value, scope) if node.value.__class__ in _FUSABLE else None
         if value is None:               # (fusion: one kernel for a large elementwise expression)
             value = self.eval(node.value, scope)
         if len(node.targets) == 1:
@@ -380,7 +378,7 @@ class Statements:
     def exec_For(self, node, scope):
         over = self.eval(node.iter, scope)
         items = self.loop_items(over)
-        planner = loop_plans.planner(self, lambda: loop_shape(node), items, over)     # (for xb, yb in batches:)
+        planner = loop_plans.planner(self, lambda: loop_shape.loop_shape(node), items, over)     # (for xb, yb in batches:)
         if planner is not None and planner.count is None:
             items = planner.ahead(items)
         body = self.compiled.block(node.body)

@@ -1,32 +1,25 @@
 """The builtin library, a room above the interpreter: the TensorFlow vocabulary (core, tf_math, tf_nn, tf_linalg),
 Python's builtins and methods (python) and Keras-lite (keras/, its names in keras_names). Each module registers its
 names with ``@builtin`` (``interpreter/registry.py``), and the library answers the interpreter's questions through
-the registry's hooks: the library imports the interpreter, the interpreter imports nothing of the library.
+the registry's hooks: the library imports the interpreter, the interpreter imports nothing of it.
 
-Importing this package registers them all (the api does, before it builds an Interpreter), but Keras-lite, whose
-import is deferred to the first program that may use it (``registry.defer``, ``keras_words``); add a family by
-adding its module here.
+Importing this package registers the families every run needs (core, Python's builtins, NumPy's forms, the scope
+and the hooks they answer) and defers the others (``registry.defer``) to the first program that may use them: a
+family listed in ``families.DEFERRED`` (every name it registers, generated from the modules and checked by
+tests/test_startup.py) is imported for a program whose text has the last word of one of its names, Keras-lite for
+one with a first word of its names (``keras_words``), and every family for a name no loaded family has. Add a
+family by adding its module here, then to the table (``python tests/test_startup.py``).
 """
 from tapecli.library import core  # noqa: F401
-from tapecli.library import tf_math  # noqa: F401
-from tapecli.library import tf_nn  # noqa: F401
-from tapecli.library import tf_linalg  # noqa: F401
-from tapecli.library import tf_array  # noqa: F401
-from tapecli.library import tf_nn_losses  # noqa: F401
-from tapecli.library import tf_random  # noqa: F401
-from tapecli.library import tf_random_generator  # noqa: F401
-from tapecli.library import tf_linalg_more  # noqa: F401
-from tapecli.library import tf_segments  # noqa: F401
-from tapecli.library import tf_linear_operators  # noqa: F401
-from tapecli.library import tf_array_more  # noqa: F401
-from tapecli.library.keras_words import WORDS as _KERAS_WORDS
-from tapecli.interpreter.registry import defer as _defer
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
-from tapecli.library import tf_scopes  # noqa: F401  (scopes and checks of eager TensorFlow)
-from tapecli.library import control  # noqa: F401  (functional control flow, gradient wrappers)
-from tapecli.library import data  # noqa: F401  (tf.data in memory)
 from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
 from tapecli.library import scope  # noqa: F401  (what is left out, and why)
-from tapecli.library import replay_kinds  # noqa: F401  (what the common builtins are to a loop plan; last)
+from tapecli.library.families import DEFERRED as _DEFERRED
+from tapecli.library.keras_words import WORDS as _KERAS_WORDS
+from tapecli.interpreter.registry import defer as _defer
 
+for _module, _names in _DEFERRED.items():      # in the order they import each other
+    _defer(f"tapecli.library.{_module}", {name.rpartition(".")[2] for name in _names})
 _defer("tapecli.library.keras_names", _KERAS_WORDS)
+
+from tapecli.library import replay_kinds  # noqa: F401,E402  (what the common builtins are to a loop plan; last)

@@ -10,7 +10,6 @@ from tapecli.autodiff import gradients
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import drawn, generator, normal_values, uniform_values
-from tapecli.library.keras.initializers import glorot_uniform as _glorot
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
@@ -451,9 +450,10 @@ def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None, name=N
 
 @builtin(interp=True)
 def glorot_uniform(interp, shape, seed=None, dtype=None):
+    from tapecli.library.keras.initializers import glorot_uniform as glorot    # (Keras-lite: not at start-up)
     shape = to_shape(shape)
     _check_size(shape)
-    return Tensor(_glorot(shape, _rng(interp, seed), _float_dtype(dtype)))
+    return Tensor(glorot(shape, _rng(interp, seed), _float_dtype(dtype)))
 
 
 @builtin(interp=True)

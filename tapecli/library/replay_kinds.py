@@ -12,7 +12,7 @@ draw, a value read into Python, a shape computed from values) leaves a loop that
 from __future__ import annotations
 
 from tapecli.interpreter.objects import EFFECT, PURE
-from tapecli.interpreter.registry import BUILTINS
+from tapecli.interpreter.registry import BUILTINS, after_load
 
 # every argument is data
 _ALL_DATA = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
@@ -34,15 +34,19 @@ _LISTS = ("zip", "list", "tuple", "len", "sum", "max", "min", "concat", "stack")
 # draws (kernels.drawn: a plan draws again, in order): every argument is read into Python
 _DRAWS = ("normal", "uniform")
 
-for _name in _ALL_DATA + _FIRST_DATUM + _LOGITS + _LISTS:
-    _f = BUILTINS[_name]
-    _f.replay = PURE
-    _f.replay_data = (None, ()) if _name in _ALL_DATA + _LISTS[:4] else (0, ("logits",)) if _name in _LOGITS \
-        else (1, ())
-    _f.replay_lists = _name in _LISTS
 
-for _name in _DRAWS:
-    BUILTINS[_name].replay = PURE
-    BUILTINS[_name].replay_data = (0, ())
-
-BUILTINS["print"].replay = EFFECT
+@after_load
+def _mark() -> None:
+    """Mark the builtins listed here that are loaded (again after a family loads: ``registry.defer``)."""
+    for name in _ALL_DATA + _FIRST_DATUM + _LOGITS + _LISTS:
+        f = BUILTINS.get(name)
+        if f is not None:
+            f.replay = PURE
+            f.replay_data = (None, ()) if name in _ALL_DATA + _LISTS[:4] else (0, ("logits",)) \
+                if name in _LOGITS else (1, ())
+            f.replay_lists = name in _LISTS
+    for name in _DRAWS:
+        if name in BUILTINS:
+            BUILTINS[name].replay = PURE
+            BUILTINS[name].replay_data = (0, ())
+    BUILTINS["print"].replay = EFFECT
