@@ -49,6 +49,12 @@ def float64_state():
         yield
 
 
+def drawn(in_ci: int) -> int:
+    """How many examples a property test draws: ``in_ci`` in the README's test command (sized so the suite stays
+    short), TAPECLI_LONG_FUZZ's N in the long mode."""
+    return int(os.environ.get("TAPECLI_LONG_FUZZ", in_ci))
+
+
 def indent_markers(text: str) -> str:
     """Text drawn from the grammar by hypothesis, with the indenter's tokens drawn as markers
     (``\\x00`` newline, ``\\x01`` indent, ``\\x02`` dedent), as real lines and indentation."""

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import cli, indent_markers
+from conftest import cli, drawn, indent_markers
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.tdf")) + sorted((ROOT / "benchmarks").glob("*.tdf"))
@@ -312,7 +312,8 @@ _MUTATIONS = [
 ]
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=drawn(60), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(EXAMPLES), st.randoms(use_true_random=False), st.integers(1, 4))
 def test_fastparse_on_mutated_examples(path, rnd, count):
     text = path.read_text()
@@ -345,7 +346,8 @@ def _grammar_programs():
     return from_lark(grammar, start="start", explicit=explicit).map(indented)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=drawn(60), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_fastparse_on_programs_from_the_grammar(data):
     text = data.draw(_grammar_programs())
