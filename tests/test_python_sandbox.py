@@ -178,7 +178,7 @@ def test_a_refused_numpy_name_says_why_whichever_guard_meets_it():
     the table's, with its reason."""
     with pytest.raises(TdfError) as e:
         _run("import numpy as np\nf = np.fromfile")
-    assert e.value.message == "numpy.fromfile is not available in tapecli programs: it reaches files or raw memory"
+    assert e.value.message == "numpy.fromfile is not available in tapecli programs: it reads or writes files"
 
 
 def test_numpy_functions_that_look_outside_their_arguments_see_the_program():

@@ -14,10 +14,10 @@ import types
 
 from tapecli.errors import TdfNameError
 from tapecli.execution.frameworks import FRAMEWORKS
+from tapecli.runtime import numpy_gate
 from tapecli.runtime.numpy_gate import weighed
 
 # module -> names refused in it, with the reason; a module absent from this table cannot be imported.
-_NUMPY_FILES = "it reaches files or raw memory"
 ALLOWED: dict[str, dict[str, str]] = {
     "math": {}, "cmath": {}, "copy": {}, "functools": {}, "itertools": {}, "operator": {},
     "collections": {}, "collections.abc": {}, "heapq": {}, "bisect": {}, "statistics": {}, "numbers": {},
@@ -29,12 +29,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "argparse": {"FileType": "it opens files"},
     "pprint": {}, "warnings": {}, "io": {}, "types": {},
     "__future__": {},
-    "numpy": {**{name: _NUMPY_FILES for name in (
-        "load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "memmap",
-        "fromregex", "DataSource", "ctypeslib", "lib")},
-        "f2py": "it builds and loads compiled code", "distutils": "it builds and loads compiled code",
-        "show_config": "it prints how tapecli's NumPy was built", "show_runtime": "it prints the machine's details"},
-    "numpy.random": {"bit_generator": _NUMPY_FILES},
+    "numpy": numpy_gate.REFUSED["numpy"], "numpy.random": numpy_gate.REFUSED["numpy.random"],
     "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
 }
 # Only these names of io and types: the rest reach files, or make code and frames.

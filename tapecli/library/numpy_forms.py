@@ -22,6 +22,7 @@ from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, builtin_function, hook
 from tapecli.runtime.limits import LIST_SLOT, admit
+from tapecli.runtime import numpy_gate
 from tapecli.runtime.numpy_gate import weighed, weighed_method
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable
@@ -223,13 +224,11 @@ class NumpyScalarType(DType, ProgramObject):
         return numpy_call(self.np.type, args, kwargs, f"np.{self.name}()", getattr(node, "line", None))
 
 
-# Names of NumPy that reach files, raw memory, processes or the interpreter: refused, each with its reason.
-REFUSED = {**dict.fromkeys(("load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt",
-                            "fromfile", "fromregex", "memmap", "DataSource"), "it reads or writes files"),
-           **dict.fromkeys(("ctypeslib", "ctypes", "frombuffer", "lib", "testing", "f2py", "distutils"),
-                           "it reaches raw memory or the host"),
-           **dict.fromkeys(("vectorize", "frompyfunc", "piecewise", "apply_along_axis", "apply_over_axes",
-                            "fromfunction"), "it calls program functions from inside NumPy, out of tapecli's reach")}
+# Names of NumPy refused in a TensorFlow program: those refused everywhere, and those that call program
+# functions from inside NumPy, where the interpreter's functions cannot run.
+REFUSED = {**numpy_gate.REFUSED["numpy"], **dict.fromkeys(
+    ("vectorize", "frompyfunc", "piecewise", "apply_along_axis", "apply_over_axes", "fromfunction"),
+    "it calls program functions from inside NumPy, out of tapecli's reach")}
 _SCALAR_TYPES = {"float32": "float32", "float64": "float64", "double": "float64", "int32": "int32",
                  "int64": "int64", "bool_": "bool"}
 

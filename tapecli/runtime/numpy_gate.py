@@ -14,6 +14,18 @@ import numpy as np
 
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_bytes
 
+_FILES, _MEMORY = "it reads or writes files", "it reaches raw memory or the host"
+_BUILDS = "it builds and loads compiled code"
+# Names of NumPy's modules that reach files, raw memory or the machine: refused in every program, each with its
+# reason (a Python program's ``numpy`` module and a TensorFlow program's ``np.*`` alike).
+REFUSED = {
+    "numpy": {**dict.fromkeys(("load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt",
+                               "fromfile", "fromregex", "memmap", "DataSource"), _FILES),
+              **dict.fromkeys(("ctypeslib", "lib", "testing"), _MEMORY), "f2py": _BUILDS, "distutils": _BUILDS,
+              "show_config": "it prints how tapecli's NumPy was built", "show_runtime": "it prints the machine's details"},
+    "numpy.random": {"bit_generator": _MEMORY},
+}
+
 
 def _count(shape) -> int:
     if shape is None:
