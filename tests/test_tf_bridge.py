@@ -159,6 +159,14 @@ with tf.GradientTape() as t:
 g = t.gradient(y, x)
 x = x - 0.1 * g
 """,
+    "add_n_of_numbers_and_rows": """
+import tensorflow as tf
+v = tf.Variable([1.0, 2.0])
+with tf.GradientTape() as t:
+    y = tf.add_n(v) + tf.add_n([1.0, 2.0])
+g = t.gradient(y, v)
+print(y, g, tf.add_n([[1., 2.], [3., 4.]]), tf.add_n([1, 2]), tf.add_n([tf.constant(1.0), 2.0]))
+""",
 }
 
 
@@ -302,3 +310,12 @@ def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interprete
     assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
     plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n", "<test>")
     assert not isinstance(plain.interpreter, execution.PythonRun)
+
+
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_add_n_of_a_list_of_numbers_adds_them(on, monkeypatch):
+    """tf.add_n([1.0, 2.0]) is 3.0, as TensorFlow gives it: the list is the inputs, not one [2] input."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    result = api.run_source("import tensorflow as tf\nprint(tf.add_n([1.0, 2.0]), tf.add_n(tf.constant([[1., 2.], "
+                            "[3., 4.]])))\n", "<test>")
+    assert result.output == ["tf.Tensor(3.0, shape=(), dtype=float32) tf.Tensor([4. 6.], shape=(2,), dtype=float32)"]
