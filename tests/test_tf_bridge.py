@@ -319,3 +319,100 @@ def test_add_n_of_a_list_of_numbers_adds_them(on, monkeypatch):
     result = api.run_source("import tensorflow as tf\nprint(tf.add_n([1.0, 2.0]), tf.add_n(tf.constant([[1., 2.], "
                             "[3., 4.]])))\n", "<test>")
     assert result.output == ["tf.Tensor(3.0, shape=(), dtype=float32) tf.Tensor([4. 6.], shape=(2,), dtype=float32)"]
+
+
+CATCHING = """
+import tensorflow as tf
+x = tf.constant([1.0, 2.0, 3.0])
+caught = []
+try:
+    tf.reshape(x, [7])
+except tf.errors.InvalidArgumentError as e:
+    caught.append((type(e).__name__, e.error_code, isinstance(e, tf.errors.OpError), e.op, e.message))
+try:
+    y = x + tf.constant([1.0, 2.0])
+except tf.errors.OpError:
+    caught.append("op error")
+try:
+    tf.constant(1) + tf.constant(1.0)
+except TypeError:
+    caught.append("wrong: TensorFlow's mixed dtypes are InvalidArgumentError")
+except tf.errors.InvalidArgumentError:
+    caught.append("dtypes")
+try:
+    tf.constant([[1.0], [1.0, 2.0]])
+except (TypeError, ValueError) as e:
+    caught.append(type(e).__name__)
+try:
+    x[7]
+except ValueError:
+    caught.append("wrong: an index out of range is InvalidArgumentError")
+except Exception as e:
+    caught.append(type(e).__name__)
+v = tf.Variable(1.0)
+with tf.GradientTape() as t:
+    w = v * v
+g = t.gradient(w, v)
+try:
+    t.gradient(w, v)
+except RuntimeError:
+    caught.append("tape")
+try:
+    raise tf.errors.NotFoundError(None, None, "mine")
+except tf.errors.OpError as e:
+    caught.append((str(e), e.error_code == tf.errors.NOT_FOUND))
+for item in caught:
+    print(item)
+"""
+
+
+def test_library_errors_are_caught_as_tensorflow_and_python_classes(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    result = api.run_source(CATCHING, "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == [
+        "('InvalidArgumentError', 3, True, None, 'cannot reshape a tensor of shape [3] (3 elements) to [7]')",
+        "op error", "dtypes", "ValueError", "InvalidArgumentError", "tape", "('mine', True)"]
+
+
+@pytest.mark.parametrize("line", ["x + tf.constant([1.0, 2.0])", "tf.reshape(x, [7])", "tf.constant(1) + x",
+                                  "tf.constant([[1.0], [1.0, 2.0]])"])
+def test_an_uncaught_library_error_ends_the_run_as_on_the_interpreter(line, monkeypatch):
+    """Caught or not, the error is the library's: uncaught, its kind, message, line and exit are as before."""
+    source = f"import tensorflow as tf\nx = tf.constant([1.0, 2.0, 3.0])\nprint(1)\ny = {line}\n"
+    errors = []
+    for on in ("1", "0"):
+        monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+        with pytest.raises(TdfError) as caught:
+            api.run_source(source, "<test>")
+        errors.append((caught.value.kind, caught.value.message, caught.value.line))
+    assert errors[0] == errors[1]
+    assert errors[0][0] != "Error" and errors[0][2] == 4
+
+
+@pytest.mark.parametrize("line", ["y = e.hint", "y = e.line", "y = e.kind", "y = e.spell_cast", "y = e.locate",
+                                  "y = getattr(e, 'hint')", "y = vars(e)", "y = e.__traceback__",
+                                  "y = e.__context__", "y = type(e).__mro__", "y = type(e).about", "e.hint = 'x'",
+                                  "y = vars(t)", "y = vars(v)"])
+def test_a_caught_error_keeps_tapecli_internals_out_of_reach(line, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    source = (f"import tensorflow as tf\nv = tf.Variable(1.0)\nt = tf.GradientTape()\ntry:\n"
+              f"    tf.constant(1) + tf.constant(1.0)\nexcept tf.errors.InvalidArgumentError as e:\n    {line}\n")
+    with pytest.raises(TdfError) as caught:
+        api.run_source(source, "<test>")
+    assert caught.value.line == 7
+
+
+def test_the_runs_own_stops_are_not_caught(monkeypatch):
+    """A limit, or a name the bridge does not give, ends the run whatever the handlers."""
+    from tapecli.errors import LimitError
+    from tapecli.runtime.limits import Limits
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    source = ("import tensorflow as tf\nx = tf.constant(1.0)\ntry:\n    while x > 0.0:\n        x = x * 1.0\n"
+              "except Exception:\n    print('caught')\n")
+    with pytest.raises(LimitError):
+        api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
+    source = "try:\n    x = [1][5]\nexcept Exception as e:\n    y = e.__traceback__\n"      # plain Python too
+    with pytest.raises(TdfError) as caught:
+        api.run_source(source, "<test>")
+    assert caught.value.line == 4
