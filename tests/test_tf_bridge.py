@@ -167,6 +167,26 @@ with tf.GradientTape() as t:
 g = t.gradient(y, v)
 print(y, g, tf.add_n([[1., 2.], [3., 4.]]), tf.add_n([1, 2]), tf.add_n([tf.constant(1.0), 2.0]))
 """,
+    "random_draws_as_the_interpreters": """
+import tensorflow as tf
+a = tf.random.normal([3])
+b = tf.random.uniform([2], minval=1.0, maxval=2.0)
+tf.random.set_seed(7)
+c = tf.random.normal([2], seed=3)
+d = tf.random.truncated_normal([2])
+e = tf.random.shuffle(tf.constant([1, 2, 3, 4]))
+gen = tf.random.Generator.from_seed(5)
+f = gen.normal([2])
+h = gen.uniform([2], maxval=10, dtype=tf.int32)
+k = tf.random.get_global_generator().normal([2])
+m = tf.random.categorical(tf.math.log([[0.5, 0.5]]), 3)
+n = tf.random.stateless_normal([2], seed=[1, 2])
+w = tf.Variable(tf.random.normal([2]))
+with tf.GradientTape() as t:
+    y = tf.reduce_sum(w * tf.random.uniform([2]))
+gr = t.gradient(y, w)
+print(a, b, c, d, e, f, h, k, m, n, gr)
+""",
 }
 
 
@@ -223,7 +243,7 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
     "from tensorflow import constant\nx = constant(1.0)\n",                       # from-import
     "import tensorflow as tf\nimport keras\nx = tf.constant(1.0)\n",              # another framework
-    "import tensorflow as tf\nx = tf.random.normal([2])\n",                      # the run's generator
+    "import tensorflow as tf\nx = tf.nn.dropout(tf.ones([2]), 0.5)\n",            # the run's generator, not tf.random's
 ])
 def test_routing_is_conservative(source):
     assert execution.python_only(source) is None
@@ -285,12 +305,14 @@ def test_python_forms_in_a_tensorflow_program(monkeypatch):
 
 def test_tensor_internals_stay_out_of_reach(monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    for line in ("y = x.value", "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape",
-                 "y = t.interp", "y = t.method", "t.persistent = True"):
-        source = f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n{line}\n"
+    for line in ("y = g._of", "y = g.rng", "y = vars(g)", "g.rng = 1", "y = type(g)(x, None)", "y = x.value",
+                 "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape", "y = t.interp",
+                 "y = t.method", "t.persistent = True"):
+        source = (f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n"
+                  f"g = tf.random.Generator.from_seed(1)\n{line}\n")
         with pytest.raises(TdfError) as caught:
             api.run_source(source, "<test>")
-        assert caught.value.line == 5
+        assert caught.value.line == 6
 
 
 def test_limits_hold_in_a_tensorflow_program(monkeypatch):

@@ -29,7 +29,7 @@ from tapecli.execution.tf_values import Keyword, Node, Shape, is_numbers, as_ten
 from tapecli.interpreter.classes import Namespace
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
-from tapecli.interpreter.objects import Scope, TapeObject, _list_as_tensor
+from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
@@ -45,6 +45,11 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
                       "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments"})
+# tf.random (path ``random...``): its functions draw from the run's generator, the ``interp`` they are given being
+# the bridge's Run (Run.rng, Run.tf_global_generator); its classes (Generator, Algorithm) are held by the program
+# behind a proxy (tf_values.LibraryObject).
+RANDOM = "random"
+RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_random_generator"})
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
@@ -165,12 +170,21 @@ def supported(path: list[str]) -> bool:
     found = _resolve(path)
     if isinstance(found, DType):
         return True
-    if not getattr(found, "is_builtin", False) or found.wants_interp or found.__module__ not in FAMILIES:
+    drawing = path[0] == RANDOM
+    if isinstance(found, ProgramObject) or found is None and drawing:   # (tf.random.Generator.from_seed: its own)
+        return drawing and any(isinstance(_resolve(path[:i]), ProgramObject) for i in range(1, len(path) + 1))
+    if not getattr(found, "is_builtin", False) or found.wants_interp and not drawing \
+            or found.__module__ not in (FAMILIES | RANDOM_FAMILIES if drawing else FAMILIES):
         return False
-    if any(found is BUILTINS.get(name) for name in _NOT_TF):
+    if any(found is builtin_named(name) for name in _NOT_TF):
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def builtin_named(name: str):
+    """The registry's builtin of this name, or None: the bridge's one way to the registry (BUILTINS)."""
+    return BUILTINS.get(name)
 
 
 def _resolve(path: list[str]):
@@ -253,12 +267,19 @@ class Run:
         self.numpy = (None, None)       # the last t.numpy() and its t: ``g = t.gradient(...).numpy()`` names a request
         self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
         self._rng = None
+        self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
 
     @property
     def rng(self):
+        """The run's generator, as the interpreter's (seeded 0 until tf.random.set_seed seeds it): what tf.random's
+        draws take their numbers from, so a program draws the same numbers on either."""
         if self._rng is None:
             self._rng = np.random.default_rng(0)
         return self._rng
+
+    @rng.setter
+    def rng(self, value) -> None:
+        self._rng = value
 
     @property
     def output(self):
@@ -596,8 +617,10 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
             elif not supported(names):
                 raise TdfNameError(f"tf.{'.'.join(names)} is not available where CPython runs a TensorFlow program",
                                    hint="TAPECLI_TF_ON_CPYTHON=0 runs it on the interpreter")
+            elif isinstance(found, (DType, ProgramObject)):
+                value = to_program(found)
             else:
-                value = found if isinstance(found, DType) else _library_function(eager, found, f"tf.{'.'.join(names)}")
+                value = _library_function(eager, found, f"tf.{'.'.join(names)}")
         module.__dict__[attr] = value
         return value
     module.__getattr__ = resolve
@@ -610,10 +633,10 @@ def _own(eager: "Eager", attr: str):
     if attr == "Tensor":
         return TensorType
     if attr == "print":
-        return _library_function(eager, BUILTINS["tf.print"], "tf.print")
+        return _library_function(eager, builtin_named("tf.print"), "tf.print")
     if attr == "constant":
-        return _library_function(eager, BUILTINS["constant"], "tf.constant")
-    variable = _library_function(eager, BUILTINS["Variable"], "tf.Variable")
+        return _library_function(eager, builtin_named("constant"), "tf.constant")
+    variable = _library_function(eager, builtin_named("Variable"), "tf.Variable")
     return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
 
 

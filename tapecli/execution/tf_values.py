@@ -12,6 +12,7 @@ import numpy as np
 from tapecli.errors import TdfError, TdfTypeError
 from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
 from tapecli.runtime.values import RAGGED, NumpyArray, PythonBool, Tensor, TensorShape, Variable, literal_array
@@ -161,7 +162,15 @@ class LibraryObject:
         return _call(object.__getattribute__(self, "_of"), args, kwargs)
 
     def __repr__(self):
-        return f"<{object.__getattribute__(self, '_of').kind_word}>"
+        return python_repr(object.__getattribute__(self, "_of"))
+
+    def __str__(self):
+        return python_str(object.__getattribute__(self, "_of"))
+
+
+def library_value(value):
+    """A value of the program's globals as the run's documents show it: a library object as the interpreter's."""
+    return object.__getattribute__(value, "_of") if type(value) is LibraryObject else value
 
 
 @as_tensorflow
