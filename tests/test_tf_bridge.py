@@ -187,6 +187,66 @@ with tf.GradientTape() as t:
 gr = t.gradient(y, w)
 print(a, b, c, d, e, f, h, k, m, n, gr)
 """,
+    "tf_function_forms": """
+import tensorflow as tf
+log = []
+@tf.function
+def square(x):
+    return x * x
+@tf.function(input_signature=[tf.TensorSpec(shape=[None], dtype=tf.float32)], reduce_retracing=True)
+def scaled(x):
+    log.append(1)
+    return 2.0 * tf.reduce_sum(x)
+@tf.function(jit_compile=True)
+def cube(x):
+    return x ** 3
+cubed = tf.function(cube)
+x = tf.Variable([1.0, 2.0])
+with tf.GradientTape(persistent=True) as tape:
+    y = tf.reduce_sum(square(x)) + scaled(x) + tf.reduce_sum(cubed(x))
+g = tape.gradient(y, x)
+print(y, g, len(log))
+""",
+    "custom_gradient_forms": """
+import tensorflow as tf
+@tf.custom_gradient
+def clip_grad(x):
+    y = tf.identity(x)
+    def grad(dy):
+        return tf.clip_by_value(dy, -0.5, 0.5)
+    return y, grad
+@tf.custom_gradient
+def log1pexp(x):
+    e = tf.exp(x)
+    def grad(upstream):
+        return upstream * (1 - 1 / (1 + e))
+    return tf.math.log(1 + e), grad
+w = tf.Variable(2.0)
+@tf.custom_gradient
+def scaled(x):
+    def grad(dy, variables=None):
+        return dy * w, [dy * x * 10.0]
+    return x * w, grad
+def double(x):
+    return x * 2.0, lambda dy: dy * 3.0
+tripled = tf.custom_gradient(double)
+@tf.custom_gradient
+def square(x):
+    def grad(dy):
+        return dy * 2.0 * x
+    return x * x, grad
+x = tf.Variable([1.0, 100.0])
+with tf.GradientTape(persistent=True) as t:
+    with tf.GradientTape() as inner:
+        a = tf.reduce_sum(clip_grad(x * 3.0)) + tf.reduce_sum(log1pexp(x))
+        b = scaled(x[0]) + tripled(x[1])
+        s = tf.reduce_sum(square(x))
+    ga = inner.gradient(s, x)
+da = t.gradient(a, x)
+db = t.gradient(b, [x, w])
+d2 = t.gradient(ga, x)
+print(a, b, da, db, d2)
+""",
 }
 
 
@@ -438,3 +498,17 @@ def test_the_runs_own_stops_are_not_caught(monkeypatch):
     with pytest.raises(TdfError) as caught:
         api.run_source(source, "<test>")
     assert caught.value.line == 4
+
+
+@pytest.mark.parametrize("source, kind, message", [
+    ("@tf.function(retrace=True)\ndef f(x):\n    return x\n", "TypeError", "unexpected keyword argument 'retrace'"),
+    ("w = tf.Variable(1.0)\n@tf.custom_gradient\ndef f(x):\n    return x * w, lambda dy: dy\n"
+     "with tf.GradientTape() as t:\n    y = f(tf.constant(1.0))\n", "TypeError", "must accept keyword argument 'variables'"),
+    ("@tf.custom_gradient\ndef f(x):\n    return x\ny = f(tf.constant(1.0))\n", "TypeError", "must return (value, grad_fn)"),
+])
+def test_tf_function_and_custom_gradient_refuse_as_tensorflow(source, kind, message, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    assert execution.python_only("import tensorflow as tf\n" + source) is not None
+    with pytest.raises(TdfError) as caught:
+        api.run_source("import tensorflow as tf\n" + source, "<test>")
+    assert caught.value.kind == kind and message in caught.value.message

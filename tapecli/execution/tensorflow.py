@@ -24,6 +24,7 @@ from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
+from tapecli.execution.tf_calls import TensorSpec, custom_gradient, tf_function, traced_warnings
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution.tf_values import Keyword, Node, Shape, is_numbers, as_tensorflow, to_library, to_program
 from tapecli.interpreter.classes import Namespace
@@ -54,7 +55,8 @@ RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_ra
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
-OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print"})
+OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec",
+                 "custom_gradient"})
 OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
@@ -208,6 +210,7 @@ class Bridge:
         from tapecli.execution import guard
         variables, constants = declarations(tree, tree.tf_aliases)
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
+        self.eager.run.traced = traced_warnings(tree, tree.tf_aliases)
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables)
 
     def names(self, scope: dict) -> dict:
@@ -255,6 +258,7 @@ class Run:
     reset_tape = Statements.reset_tape
     _name_requests = Interpreter._name_requests
     _leaf_names = Interpreter._leaf_names
+    call_value = Interpreter.call_value         # (the backward of a custom gradient: tf_calls._GradFunction)
 
     calls_tensorflow = True         # every builtin it calls is a function of the tf module (registry.converting)
 
@@ -267,6 +271,7 @@ class Run:
         self.numpy = (None, None)       # the last t.numpy() and its t: ``g = t.gradient(...).numpy()`` names a request
         self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
         self._rng = None
+        self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_warnings)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
 
     @property
@@ -630,6 +635,12 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
 def _own(eager: "Eager", attr: str):
     if attr == "GradientTape":
         return GradientTape
+    if attr == "function":
+        return tf_function(builtin_named("function"))
+    if attr == "TensorSpec":
+        return TensorSpec
+    if attr == "custom_gradient":
+        return custom_gradient
     if attr == "Tensor":
         return TensorType
     if attr == "print":
