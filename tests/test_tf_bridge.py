@@ -298,7 +298,7 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 @pytest.mark.parametrize("source", [
     "import tensorflow as tf\nx = tf.keras.layers.Dense(2)\n",                  # Keras
-    "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",             # tf.function
+    "import tensorflow as tf\nd = tf.data.Dataset.range(3)\n",                    # tf.data
     "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
     "from tensorflow import constant\nx = constant(1.0)\n",                       # from-import
