@@ -375,14 +375,19 @@ def test_tensor_internals_stay_out_of_reach(monkeypatch):
         assert caught.value.line == 6
 
 
-def test_limits_hold_in_a_tensorflow_program(monkeypatch):
+def _limited(source: str, monkeypatch):
+    """The LimitError of running ``source`` on CPython within 1,000 steps."""
     from tapecli.errors import LimitError
     from tapecli.runtime.limits import Limits
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
     with pytest.raises(LimitError) as caught:
         api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
-    assert caught.value.line == 3
+    return caught.value
+
+
+def test_limits_hold_in_a_tensorflow_program(monkeypatch):
+    source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
+    assert _limited(source, monkeypatch).line == 3
 
 
 def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interpreter_the_rest(monkeypatch):
@@ -486,14 +491,10 @@ def test_a_caught_error_keeps_tapecli_internals_out_of_reach(line, monkeypatch):
 
 
 def test_the_runs_own_stops_are_not_caught(monkeypatch):
-    """A limit, or a name the bridge does not give, ends the run whatever the handlers."""
-    from tapecli.errors import LimitError
-    from tapecli.runtime.limits import Limits
-    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    """A limit, or what the guards refuse, ends the run whatever the handlers."""
     source = ("import tensorflow as tf\nx = tf.constant(1.0)\ntry:\n    while x > 0.0:\n        x = x * 1.0\n"
               "except Exception:\n    print('caught')\n")
-    with pytest.raises(LimitError):
-        api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
+    assert _limited(source, monkeypatch).line == 4
     source = "try:\n    x = [1][5]\nexcept Exception as e:\n    y = e.__traceback__\n"      # plain Python too
     with pytest.raises(TdfError) as caught:
         api.run_source(source, "<test>")
