@@ -247,6 +247,26 @@ db = t.gradient(b, [x, w])
 d2 = t.gradient(ga, x)
 print(a, b, da, db, d2)
 """,
+    "tf_data_pipelines": """
+import tensorflow as tf
+xs = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+ys = tf.constant([1.0, 2.0, 3.0, 4.0])
+ds = tf.data.Dataset.from_tensor_slices((xs, ys)).map(lambda x, y: (x * 2.0, y)).batch(2).prefetch(1)
+w = tf.Variable([0.5, -0.5])
+losses = []
+for bx, by in ds:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((tf.reduce_sum(bx * w, axis=1) - by) ** 2)
+    g = tape.gradient(loss, w)
+    w.assign_sub(0.01 * g)
+    losses.append(float(loss))
+r = [int(v) for v in tf.data.Dataset.range(10).filter(lambda v: v % 3 == 0).take(3)]
+it = tf.data.Dataset.range(3).as_numpy_iterator()
+first = next(it)
+card = tf.data.Dataset.range(5).skip(1).repeat(2).cardinality()
+pairs = list(tf.data.Dataset.zip((tf.data.Dataset.range(2), tf.data.Dataset.range(2).map(lambda v: v * 10))))
+print(losses, r, first, card, w, pairs)
+""",
 }
 
 
@@ -298,14 +318,17 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 @pytest.mark.parametrize("source", [
     "import tensorflow as tf\nx = tf.keras.layers.Dense(2)\n",                  # Keras
-    "import tensorflow as tf\nd = tf.data.Dataset.range(3)\n",                    # tf.data
+    "import tensorflow as tf\ny = tf.map_fn(lambda v: v, tf.ones([2]))\n",        # a function the library calls
     "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
+    "import tensorflow as tf\nr = tf.random\n",                                    # (one whose objects are held)
+    "import tensorflow as tf\nn = tf.data.NOT_A_NAME\n",                           # a name the library lacks
     "from tensorflow import constant\nx = constant(1.0)\n",                       # from-import
     "import tensorflow as tf\nimport keras\nx = tf.constant(1.0)\n",              # another framework
     "import tensorflow as tf\nx = tf.nn.dropout(tf.ones([2]), 0.5)\n",            # the run's generator, not tf.random's
 ])
-def test_routing_is_conservative(source):
+def test_routing_is_conservative(source, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     assert execution.python_only(source) is None
 
 
@@ -365,11 +388,12 @@ def test_python_forms_in_a_tensorflow_program(monkeypatch):
 
 def test_tensor_internals_stay_out_of_reach(monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    for line in ("y = g._of", "y = g.rng", "y = vars(g)", "g.rng = 1", "y = type(g)(x, None)", "y = x.value",
+    for line in ("y = g._of", "y = g.rng", "y = vars(g)", "g.rng = 1", "y = type(g)(x, None)", "y = d.source",
+                 "y = d.interp", "y = d._of.source", "y = next(d)", "y = x.value",
                  "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape", "y = t.interp",
                  "y = t.method", "t.persistent = True"):
         source = (f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n"
-                  f"g = tf.random.Generator.from_seed(1)\n{line}\n")
+                  f"g = tf.random.Generator.from_seed(1); d = tf.data.Dataset.range(2)\n{line}\n")
         with pytest.raises(TdfError) as caught:
             api.run_source(source, "<test>")
         assert caught.value.line == 6

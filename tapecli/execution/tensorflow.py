@@ -51,6 +51,9 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
 # behind a proxy (tf_values.LibraryObject).
 RANDOM = "random"
 RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_random_generator"})
+# tf.data: its Dataset class (and the datasets it makes) held behind the same proxy; the functions a program
+# passes to them (map, filter) called back as the program's (tf_values.ProgramCallable, Run.call_value).
+HELD = frozenset({RANDOM, "data"})
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
@@ -173,8 +176,10 @@ def supported(path: list[str]) -> bool:
     if isinstance(found, DType):
         return True
     drawing = path[0] == RANDOM
-    if isinstance(found, ProgramObject) or found is None and drawing:   # (tf.random.Generator.from_seed: its own)
-        return drawing and any(isinstance(_resolve(path[:i]), ProgramObject) for i in range(1, len(path) + 1))
+    if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
+        return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
+    if isinstance(found, Namespace):
+        return False
     if not getattr(found, "is_builtin", False) or found.wants_interp and not drawing \
             or found.__module__ not in (FAMILIES | RANDOM_FAMILIES if drawing else FAMILIES):
         return False
@@ -182,6 +187,11 @@ def supported(path: list[str]) -> bool:
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _held(found) -> bool:
+    """Whether ``found`` is an object of the library that the program holds behind a proxy (not a module)."""
+    return isinstance(found, ProgramObject) and not isinstance(found, Namespace)
 
 
 def builtin_named(name: str):
@@ -258,7 +268,7 @@ class Run:
     reset_tape = Statements.reset_tape
     _name_requests = Interpreter._name_requests
     _leaf_names = Interpreter._leaf_names
-    call_value = Interpreter.call_value         # (the backward of a custom gradient: tf_calls._GradFunction)
+    call_value = Interpreter.call_value         # (a custom gradient's backward, a dataset's map: ProgramCallable)
 
     calls_tensorflow = True         # every builtin it calls is a function of the tf module (registry.converting)
 

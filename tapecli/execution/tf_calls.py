@@ -10,9 +10,9 @@ import ast
 import functools
 import inspect
 
-from tapecli.execution.tf_values import Shape, as_tensorflow, to_library, to_program
+from tapecli.execution.tf_values import ProgramCallable, Shape, as_tensorflow, to_library, to_program
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
-from tapecli.interpreter.objects import ProgramObject, custom_gradient_call
+from tapecli.interpreter.objects import custom_gradient_call
 from tapecli.runtime.context import current
 from tapecli.runtime.values import DType
 
@@ -92,34 +92,9 @@ def custom_gradient(f=None):
             result = f(*args, **kwargs)
             ctx.settings.line = line
             if isinstance(result, (list, tuple)) and len(result) == 2 and callable(result[1]):
-                return [to_library(result[0]), _GradFunction(result[1])]
+                return [to_library(result[0]), ProgramCallable(result[1])]
             return to_library(result)           # (custom_gradient_call says what is wrong with it)
         return to_program(custom_gradient_call(ctx.eager.run, f.__name__, call,
                                                [to_library(a) for a in args],
                                                {k: to_library(v) for k, v in kwargs.items()}))
     return wrapped
-
-
-class _GradFunction(ProgramObject):
-    """The program's ``grad_fn`` as the backward pass calls it (Run.call_value): with the library's values,
-    giving the program's results back as the library's."""
-
-    kind_word = "a function"
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def call(self, interp, args, kwargs, node):
-        settings = current().settings
-        line = settings.line            # (the gradient call's, which its request keeps: not the grad_fn's lines)
-        try:
-            return to_library(self.fn(*(to_program(a) for a in args), **{k: to_program(v) for k, v in kwargs.items()}))
-        finally:
-            settings.line = line
-
-    def takes_keyword(self, name: str) -> bool:
-        try:
-            parameters = inspect.signature(self.fn).parameters.values()
-        except (TypeError, ValueError):
-            return False
-        return any(p.name == name and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD for p in parameters)

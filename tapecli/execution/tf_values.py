@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import collections
 import functools
+import inspect
+import types
 
 import numpy as np
 
@@ -71,6 +73,8 @@ def to_library(value):
         return TensorShape(np.array(value, dtype=np.int64), weak=True)
     if kind is LibraryObject:
         return object.__getattribute__(value, "_of")
+    if kind is types.FunctionType or kind is types.MethodType:      # (what the library calls back: Dataset.map's)
+        return ProgramCallable(value)
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
         return NumpyArray(np.asarray(value))
     return value
@@ -93,6 +97,8 @@ def to_program(value):
         return [to_program(v) for v in value]
     if kind is dict:
         return {k: to_program(v) for k, v in value.items()}
+    if kind is ProgramCallable:
+        return value.fn
     if isinstance(value, ProgramObject):
         return LibraryObject(value, _MADE_HERE)
     return value
@@ -161,6 +167,15 @@ class LibraryObject:
     def __call__(self, *args, **kwargs):
         return _call(object.__getattribute__(self, "_of"), args, kwargs)
 
+    def __iter__(self):             # (a dataset's elements: each charged to the run's steps by the library)
+        return (to_program(item) for item in _items(object.__getattribute__(self, "_of")))
+
+    def __next__(self):
+        of = object.__getattribute__(self, "_of")
+        if getattr(of, "it", None) is None:
+            raise TypeError(f"{of.kind_word} is not an iterator")
+        return to_program(_next(of.it))
+
     def __repr__(self):
         return python_repr(object.__getattribute__(self, "_of"))
 
@@ -176,6 +191,16 @@ def library_value(value):
 @as_tensorflow
 def _attribute(of: ProgramObject, attr: str):
     return of.get_attribute(current().eager.run, attr, Node(attr))
+
+
+@as_tensorflow
+def _items(of: ProgramObject):
+    return of.items()
+
+
+@as_tensorflow
+def _next(it):
+    return next(it)
 
 
 @as_tensorflow
@@ -197,3 +222,28 @@ def _program_method(found, name: str):
                                                                             kwargs.items()}))
     method.__name__ = method.__qualname__ = name
     return method
+
+
+class ProgramCallable(ProgramObject):
+    """A function of the program as the library calls it (Run.call_value: a custom gradient's ``grad_fn``, a
+    dataset's ``map`` function): with the library's values, giving the program's results back as the library's."""
+
+    kind_word = "a function"
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def call(self, interp, args, kwargs, node):
+        settings = current().settings
+        line = settings.line            # (the calling statement's, which its records keep: not the function's lines)
+        try:
+            return to_library(self.fn(*(to_program(a) for a in args), **{k: to_program(v) for k, v in kwargs.items()}))
+        finally:
+            settings.line = line
+
+    def takes_keyword(self, name: str) -> bool:
+        try:
+            parameters = inspect.signature(self.fn).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(p.name == name and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD for p in parameters)
