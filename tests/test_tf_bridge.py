@@ -537,3 +537,13 @@ def test_tf_function_and_custom_gradient_refuse_as_tensorflow(source, kind, mess
     with pytest.raises(TdfError) as caught:
         api.run_source("import tensorflow as tf\n" + source, "<test>")
     assert caught.value.kind == kind and message in caught.value.message
+
+
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_tf_function_with_python_side_effects_is_warned_of_at_its_decorator(on, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    result = api.run_source(PROGRAMS["tf_function_forms"].lstrip(), "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun) == (on == "1")
+    [warning] = documents.run_doc(result)["warnings"]
+    assert warning["line"] == 6 and warning["message"].startswith(
+        "@tf.function scaled: tapecli runs its Python side effects on every call (.append() at line 8)")
