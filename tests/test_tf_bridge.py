@@ -547,3 +547,16 @@ def test_tf_function_with_python_side_effects_is_warned_of_at_its_decorator(on, 
     [warning] = documents.run_doc(result)["warnings"]
     assert warning["line"] == 6 and warning["message"].startswith(
         "@tf.function scaled: tapecli runs its Python side effects on every call (.append() at line 8)")
+
+
+def test_by_default_a_program_with_try_and_tf_random_runs(monkeypatch):
+    """What failed both ways before: the interpreter refuses try, and the bridge had no tf.random. Its draws are
+    the interpreter's."""
+    draws = "import tensorflow as tf\ntf.random.set_seed(1)\nx = tf.random.normal([3])\n"
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    expected = api.run_source(draws + "print(x)\n", "<test>").output
+    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON")
+    source = draws + "try:\n    tf.reshape(x, [7])\nexcept tf.errors.InvalidArgumentError:\n    print('caught')\nprint(x)\n"
+    result = api.run_source(source, "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["caught"] + expected
