@@ -159,6 +159,114 @@ with tf.GradientTape() as t:
 g = t.gradient(y, x)
 x = x - 0.1 * g
 """,
+    "add_n_of_numbers_and_rows": """
+import tensorflow as tf
+v = tf.Variable([1.0, 2.0])
+with tf.GradientTape() as t:
+    y = tf.add_n(v) + tf.add_n([1.0, 2.0])
+g = t.gradient(y, v)
+print(y, g, tf.add_n([[1., 2.], [3., 4.]]), tf.add_n([1, 2]), tf.add_n([tf.constant(1.0), 2.0]))
+""",
+    "random_draws_as_the_interpreters": """
+import tensorflow as tf
+a = tf.random.normal([3])
+b = tf.random.uniform([2], minval=1.0, maxval=2.0)
+tf.random.set_seed(7)
+c = tf.random.normal([2], seed=3)
+d = tf.random.truncated_normal([2])
+e = tf.random.shuffle(tf.constant([1, 2, 3, 4]))
+gen = tf.random.Generator.from_seed(5)
+f = gen.normal([2])
+h = gen.uniform([2], maxval=10, dtype=tf.int32)
+k = tf.random.get_global_generator().normal([2])
+m = tf.random.categorical(tf.math.log([[0.5, 0.5]]), 3)
+n = tf.random.stateless_normal([2], seed=[1, 2])
+w = tf.Variable(tf.random.normal([2]))
+with tf.GradientTape() as t:
+    y = tf.reduce_sum(w * tf.random.uniform([2]))
+gr = t.gradient(y, w)
+print(a, b, c, d, e, f, h, k, m, n, gr)
+""",
+    "tf_function_forms": """
+import tensorflow as tf
+log = []
+@tf.function
+def square(x):
+    return x * x
+@tf.function(input_signature=[tf.TensorSpec(shape=[None], dtype=tf.float32)], reduce_retracing=True)
+def scaled(x):
+    log.append(1)
+    return 2.0 * tf.reduce_sum(x)
+@tf.function(jit_compile=True)
+def cube(x):
+    return x ** 3
+cubed = tf.function(cube)
+x = tf.Variable([1.0, 2.0])
+with tf.GradientTape(persistent=True) as tape:
+    y = tf.reduce_sum(square(x)) + scaled(x) + tf.reduce_sum(cubed(x))
+g = tape.gradient(y, x)
+print(y, g, len(log))
+""",
+    "custom_gradient_forms": """
+import tensorflow as tf
+@tf.custom_gradient
+def clip_grad(x):
+    y = tf.identity(x)
+    def grad(dy):
+        return tf.clip_by_value(dy, -0.5, 0.5)
+    return y, grad
+@tf.custom_gradient
+def log1pexp(x):
+    e = tf.exp(x)
+    def grad(upstream):
+        return upstream * (1 - 1 / (1 + e))
+    return tf.math.log(1 + e), grad
+w = tf.Variable(2.0)
+@tf.custom_gradient
+def scaled(x):
+    def grad(dy, variables=None):
+        return dy * w, [dy * x * 10.0]
+    return x * w, grad
+def double(x):
+    return x * 2.0, lambda dy: dy * 3.0
+tripled = tf.custom_gradient(double)
+@tf.custom_gradient
+def square(x):
+    def grad(dy):
+        return dy * 2.0 * x
+    return x * x, grad
+x = tf.Variable([1.0, 100.0])
+with tf.GradientTape(persistent=True) as t:
+    with tf.GradientTape() as inner:
+        a = tf.reduce_sum(clip_grad(x * 3.0)) + tf.reduce_sum(log1pexp(x))
+        b = scaled(x[0]) + tripled(x[1])
+        s = tf.reduce_sum(square(x))
+    ga = inner.gradient(s, x)
+da = t.gradient(a, x)
+db = t.gradient(b, [x, w])
+d2 = t.gradient(ga, x)
+print(a, b, da, db, d2)
+""",
+    "tf_data_pipelines": """
+import tensorflow as tf
+xs = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+ys = tf.constant([1.0, 2.0, 3.0, 4.0])
+ds = tf.data.Dataset.from_tensor_slices((xs, ys)).map(lambda x, y: (x * 2.0, y)).batch(2).prefetch(1)
+w = tf.Variable([0.5, -0.5])
+losses = []
+for bx, by in ds:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((tf.reduce_sum(bx * w, axis=1) - by) ** 2)
+    g = tape.gradient(loss, w)
+    w.assign_sub(0.01 * g)
+    losses.append(float(loss))
+r = [int(v) for v in tf.data.Dataset.range(10).filter(lambda v: v % 3 == 0).take(3)]
+it = tf.data.Dataset.range(3).as_numpy_iterator()
+first = next(it)
+card = tf.data.Dataset.range(5).skip(1).repeat(2).cardinality()
+pairs = list(tf.data.Dataset.zip((tf.data.Dataset.range(2), tf.data.Dataset.range(2).map(lambda v: v * 10))))
+print(losses, r, first, card, w, pairs)
+""",
 }
 
 
@@ -210,14 +318,17 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 @pytest.mark.parametrize("source", [
     "import tensorflow as tf\nx = tf.keras.layers.Dense(2)\n",                  # Keras
-    "import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n",             # tf.function
+    "import tensorflow as tf\ny = tf.map_fn(lambda v: v, tf.ones([2]))\n",        # a function the library calls
     "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
+    "import tensorflow as tf\nr = tf.random\n",                                    # (one whose objects are held)
+    "import tensorflow as tf\nn = tf.data.NOT_A_NAME\n",                           # a name the library lacks
     "from tensorflow import constant\nx = constant(1.0)\n",                       # from-import
     "import tensorflow as tf\nimport keras\nx = tf.constant(1.0)\n",              # another framework
-    "import tensorflow as tf\nx = tf.random.normal([2])\n",                      # the run's generator
+    "import tensorflow as tf\nx = tf.nn.dropout(tf.ones([2]), 0.5)\n",            # the run's generator, not tf.random's
 ])
-def test_routing_is_conservative(source):
+def test_routing_is_conservative(source, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     assert execution.python_only(source) is None
 
 
@@ -277,22 +388,30 @@ def test_python_forms_in_a_tensorflow_program(monkeypatch):
 
 def test_tensor_internals_stay_out_of_reach(monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    for line in ("y = x.value", "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape",
-                 "y = t.interp", "y = t.method", "t.persistent = True"):
-        source = f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n{line}\n"
+    for line in ("y = g._of", "y = g.rng", "y = vars(g)", "g.rng = 1", "y = type(g)(x, None)", "y = d.source",
+                 "y = d.interp", "y = d._of.source", "y = next(d)", "y = x.value",
+                 "y = x.id", "x.weak = True", "y = x._value", "y = v.version", "y = t.tape", "y = t.interp",
+                 "y = t.method", "t.persistent = True"):
+        source = (f"import tensorflow as tf\nx = tf.constant([1.0])\nv = tf.Variable(1.0)\nt = tf.GradientTape()\n"
+                  f"g = tf.random.Generator.from_seed(1); d = tf.data.Dataset.range(2)\n{line}\n")
         with pytest.raises(TdfError) as caught:
             api.run_source(source, "<test>")
-        assert caught.value.line == 5
+        assert caught.value.line == 6
 
 
-def test_limits_hold_in_a_tensorflow_program(monkeypatch):
+def _limited(source: str, monkeypatch):
+    """The LimitError of running ``source`` on CPython within 1,000 steps."""
     from tapecli.errors import LimitError
     from tapecli.runtime.limits import Limits
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
     with pytest.raises(LimitError) as caught:
         api.run_source(source, "<test>", api.Options(limits=Limits(max_steps=1000)))
-    assert caught.value.line == 3
+    return caught.value
+
+
+def test_limits_hold_in_a_tensorflow_program(monkeypatch):
+    source = "import tensorflow as tf\nx = tf.constant(1.0)\nwhile x > 0.0:\n    x = x * 1.0\n"
+    assert _limited(source, monkeypatch).line == 3
 
 
 def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interpreter_the_rest(monkeypatch):
@@ -302,3 +421,142 @@ def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interprete
     assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
     plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n", "<test>")
     assert not isinstance(plain.interpreter, execution.PythonRun)
+
+
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_add_n_of_a_list_of_numbers_adds_them(on, monkeypatch):
+    """tf.add_n([1.0, 2.0]) is 3.0, as TensorFlow gives it: the list is the inputs, not one [2] input."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    result = api.run_source("import tensorflow as tf\nprint(tf.add_n([1.0, 2.0]), tf.add_n(tf.constant([[1., 2.], "
+                            "[3., 4.]])))\n", "<test>")
+    assert result.output == ["tf.Tensor(3.0, shape=(), dtype=float32) tf.Tensor([4. 6.], shape=(2,), dtype=float32)"]
+
+
+CATCHING = """
+import tensorflow as tf
+x = tf.constant([1.0, 2.0, 3.0])
+caught = []
+try:
+    tf.reshape(x, [7])
+except tf.errors.InvalidArgumentError as e:
+    caught.append((type(e).__name__, e.error_code, isinstance(e, tf.errors.OpError), e.op, e.message))
+try:
+    y = x + tf.constant([1.0, 2.0])
+except tf.errors.OpError:
+    caught.append("op error")
+try:
+    tf.constant(1) + tf.constant(1.0)
+except TypeError:
+    caught.append("wrong: TensorFlow's mixed dtypes are InvalidArgumentError")
+except tf.errors.InvalidArgumentError:
+    caught.append("dtypes")
+try:
+    tf.constant([[1.0], [1.0, 2.0]])
+except (TypeError, ValueError) as e:
+    caught.append(type(e).__name__)
+try:
+    x[7]
+except ValueError:
+    caught.append("wrong: an index out of range is InvalidArgumentError")
+except Exception as e:
+    caught.append(type(e).__name__)
+v = tf.Variable(1.0)
+with tf.GradientTape() as t:
+    w = v * v
+g = t.gradient(w, v)
+try:
+    t.gradient(w, v)
+except RuntimeError:
+    caught.append("tape")
+try:
+    raise tf.errors.NotFoundError(None, None, "mine")
+except tf.errors.OpError as e:
+    caught.append((str(e), e.error_code == tf.errors.NOT_FOUND))
+for item in caught:
+    print(item)
+"""
+
+
+def test_library_errors_are_caught_as_tensorflow_and_python_classes(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    result = api.run_source(CATCHING, "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == [
+        "('InvalidArgumentError', 3, True, None, 'cannot reshape a tensor of shape [3] (3 elements) to [7]')",
+        "op error", "dtypes", "ValueError", "InvalidArgumentError", "tape", "('mine', True)"]
+
+
+@pytest.mark.parametrize("line", ["x + tf.constant([1.0, 2.0])", "tf.reshape(x, [7])", "tf.constant(1) + x",
+                                  "tf.constant([[1.0], [1.0, 2.0]])"])
+def test_an_uncaught_library_error_ends_the_run_as_on_the_interpreter(line, monkeypatch):
+    """Caught or not, the error is the library's: uncaught, its kind, message, line and exit are as before."""
+    source = f"import tensorflow as tf\nx = tf.constant([1.0, 2.0, 3.0])\nprint(1)\ny = {line}\n"
+    errors = []
+    for on in ("1", "0"):
+        monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+        with pytest.raises(TdfError) as caught:
+            api.run_source(source, "<test>")
+        errors.append((caught.value.kind, caught.value.message, caught.value.line))
+    assert errors[0] == errors[1]
+    assert errors[0][0] != "Error" and errors[0][2] == 4
+
+
+@pytest.mark.parametrize("line", ["y = e.hint", "y = e.line", "y = e.kind", "y = e.spell_cast", "y = e.locate",
+                                  "y = getattr(e, 'hint')", "y = vars(e)", "y = e.__traceback__",
+                                  "y = e.__context__", "y = type(e).__mro__", "y = type(e).about", "e.hint = 'x'",
+                                  "y = vars(t)", "y = vars(v)"])
+def test_a_caught_error_keeps_tapecli_internals_out_of_reach(line, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    source = (f"import tensorflow as tf\nv = tf.Variable(1.0)\nt = tf.GradientTape()\ntry:\n"
+              f"    tf.constant(1) + tf.constant(1.0)\nexcept tf.errors.InvalidArgumentError as e:\n    {line}\n")
+    with pytest.raises(TdfError) as caught:
+        api.run_source(source, "<test>")
+    assert caught.value.line == 7
+
+
+def test_the_runs_own_stops_are_not_caught(monkeypatch):
+    """A limit, or what the guards refuse, ends the run whatever the handlers."""
+    source = ("import tensorflow as tf\nx = tf.constant(1.0)\ntry:\n    while x > 0.0:\n        x = x * 1.0\n"
+              "except Exception:\n    print('caught')\n")
+    assert _limited(source, monkeypatch).line == 4
+    source = "try:\n    x = [1][5]\nexcept Exception as e:\n    y = e.__traceback__\n"      # plain Python too
+    with pytest.raises(TdfError) as caught:
+        api.run_source(source, "<test>")
+    assert caught.value.line == 4
+
+
+@pytest.mark.parametrize("source, kind, message", [
+    ("@tf.function(retrace=True)\ndef f(x):\n    return x\n", "TypeError", "unexpected keyword argument 'retrace'"),
+    ("w = tf.Variable(1.0)\n@tf.custom_gradient\ndef f(x):\n    return x * w, lambda dy: dy\n"
+     "with tf.GradientTape() as t:\n    y = f(tf.constant(1.0))\n", "TypeError", "must accept keyword argument 'variables'"),
+    ("@tf.custom_gradient\ndef f(x):\n    return x\ny = f(tf.constant(1.0))\n", "TypeError", "must return (value, grad_fn)"),
+])
+def test_tf_function_and_custom_gradient_refuse_as_tensorflow(source, kind, message, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    assert execution.python_only("import tensorflow as tf\n" + source) is not None
+    with pytest.raises(TdfError) as caught:
+        api.run_source("import tensorflow as tf\n" + source, "<test>")
+    assert caught.value.kind == kind and message in caught.value.message
+
+
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_tf_function_with_python_side_effects_is_warned_of_at_its_decorator(on, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    result = api.run_source(PROGRAMS["tf_function_forms"].lstrip(), "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun) == (on == "1")
+    [warning] = documents.run_doc(result)["warnings"]
+    assert warning["line"] == 6 and warning["message"].startswith(
+        "@tf.function scaled: tapecli runs its Python side effects on every call (.append() at line 8)")
+
+
+def test_by_default_a_program_with_try_and_tf_random_runs(monkeypatch):
+    """What failed both ways before: the interpreter refuses try, and the bridge had no tf.random. Its draws are
+    the interpreter's."""
+    draws = "import tensorflow as tf\ntf.random.set_seed(1)\nx = tf.random.normal([3])\n"
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    expected = api.run_source(draws + "print(x)\n", "<test>").output
+    monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON")
+    source = draws + "try:\n    tf.reshape(x, [7])\nexcept tf.errors.InvalidArgumentError:\n    print('caught')\nprint(x)\n"
+    result = api.run_source(source, "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["caught"] + expected

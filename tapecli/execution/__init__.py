@@ -143,6 +143,9 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
         finally:
             _report(warned, filename)
     run = bridge.eager.run if bridge else None
+    if bridge:
+        from tapecli.execution.tf_values import library_value
+        scope = {k: library_value(v) for k, v in scope.items()}
     return PythonRun(scope, sandbox.output, asserted.results, run.requests if run else (), run.tapes if run else ())
 
 

@@ -12,9 +12,10 @@ import time
 import types
 import weakref
 
-from tapecli.errors import LimitError, TdfError, TdfNameError
+from tapecli.errors import LimitError, TdfNameError
 from tapecli.execution import guard, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
+from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within
 from tapecli.runtime.numpy_gate import weighed_method
 from tapecli.runtime.context import current
@@ -168,9 +169,10 @@ class Sandbox:
 
     @staticmethod
     def caught():
-        """First in every except handler: the run's own stops go on up."""
+        """First in every except handler: the run's own stops go on up (a library error that crossed into a
+        TensorFlow program as the class it stands for is the program's to catch: tf_errors.catchable)."""
         error = sys.exc_info()[1]
-        if isinstance(error, TdfError):
+        if not is_catchable(error):
             raise error
 
     # ---- attributes
@@ -251,8 +253,8 @@ class Sandbox:
             raise TdfNameError("vars() without an argument is not available in tapecli programs", hint=_HINT)
         if self.program_made(obj[0]):
             return builtins.vars(obj[0])
-        if isinstance(obj[0], (type, types.ModuleType)):
-            raise _unreachable(obj[0], "__dict__")
+        if isinstance(obj[0], (type, types.ModuleType)) or self.eager is not None and self.eager.owns(obj[0]):
+            raise _unreachable(obj[0], "__dict__")          # (a tensor's, a tape's, an error's: the bridge's guard)
         return {k: v for k, v in builtins.vars(obj[0]).items() if not k.startswith("_")}
 
 

@@ -21,18 +21,23 @@ import numpy as np
 from tapecli import ops
 from tapecli.environment import setting
 from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
+from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
+from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
+from tapecli.execution.tf_errors import CODES as ERROR_CODES
+from tapecli.execution.tf_calls import TensorSpec, custom_gradient, tf_function, traced_warnings
+from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
+from tapecli.execution.tf_values import Keyword, Node, Shape, is_numbers, as_tensorflow, to_library, to_program
 from tapecli.interpreter.classes import Namespace
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
-from tapecli.interpreter.objects import Scope, TapeObject, _list_as_tensor
+from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
-from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
-from tapecli.runtime.values import (DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, dtype_name,
-                                    literal_array)
+from tapecli.runtime.values import (DType, Tensor, Variable,
+                                    dtype_name, literal_array)
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -41,11 +46,21 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
                       "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments"})
+# tf.random (path ``random...``): its functions draw from the run's generator, the ``interp`` they are given being
+# the bridge's Run (Run.rng, Run.tf_global_generator); its classes (Generator, Algorithm) are held by the program
+# behind a proxy (tf_values.LibraryObject).
+RANDOM = "random"
+RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_random_generator"})
+# tf.data: its Dataset class (and the datasets it makes) held behind the same proxy; the functions a program
+# passes to them (map, filter) called back as the program's (tf_values.ProgramCallable, Run.call_value).
+HELD = frozenset({RANDOM, "data"})
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
-# Names of ``tf`` the bridge gives itself (the rest are builtins).
-OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print"})
+# Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
+OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec",
+                 "custom_gradient"})
+OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
 VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | {"name", "trainable", "assign", "assign_add", "assign_sub", "read_value",
@@ -53,9 +68,9 @@ VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | {"name", "trainable", "assign", "assig
 TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", "watched_variables", "reset",
                              "stop_recording", "persistent"})
 # Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
-# other name their Python classes have (their internals stay out of reach).
+# other name their Python classes have (their internals stay out of reach), and tapecli's attributes of its errors.
 GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | {"tape", "interp", "named", "method"} | {
-    name for cls in (Tensor, Variable, Tape, TapeObject) for name in dir(cls) if not name.startswith("_")})
+    name for cls in (Tensor, Variable, Tape, TapeObject) for name in dir(cls) if not name.startswith("_")} | HIDDEN)
 # Calls whose site (the text of their arguments) the guard passes on: the requests' labels, watch's labels.
 SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
 # Attributes the interpreter answers for a tensor and the bridge does not (NumPy-style methods, ``.T``, ...): a
@@ -155,15 +170,33 @@ def supported(path: list[str]) -> bool:
         return False
     if len(path) == 1 and path[0] in OWN:
         return True
+    if path[0] in OWN_MODULES:
+        return len(path) == 2 and path[1] in OWN_MODULES[path[0]][1]
     found = _resolve(path)
     if isinstance(found, DType):
         return True
-    if not getattr(found, "is_builtin", False) or found.wants_interp or found.__module__ not in FAMILIES:
+    drawing = path[0] == RANDOM
+    if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
+        return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
+    if isinstance(found, Namespace):
         return False
-    if any(found is BUILTINS.get(name) for name in _NOT_TF):
+    if not getattr(found, "is_builtin", False) or found.wants_interp and not drawing \
+            or found.__module__ not in (FAMILIES | RANDOM_FAMILIES if drawing else FAMILIES):
+        return False
+    if any(found is builtin_named(name) for name in _NOT_TF):
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _held(found) -> bool:
+    """Whether ``found`` is an object of the library that the program holds behind a proxy (not a module)."""
+    return isinstance(found, ProgramObject) and not isinstance(found, Namespace)
+
+
+def builtin_named(name: str):
+    """The registry's builtin of this name, or None: the bridge's one way to the registry (BUILTINS)."""
+    return BUILTINS.get(name)
 
 
 def _resolve(path: list[str]):
@@ -187,6 +220,7 @@ class Bridge:
         from tapecli.execution import guard
         variables, constants = declarations(tree, tree.tf_aliases)
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
+        self.eager.run.traced = traced_warnings(tree, tree.tf_aliases)
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables)
 
     def names(self, scope: dict) -> dict:
@@ -210,97 +244,8 @@ def _declared(value, name: str) -> None:
         value.name = name
 
 
-# ------------------------------------------------------------------ values across the boundary
-def to_library(value):
-    """A program's value as the library takes it: Python numbers and bools as literals, tuples as lists, a NumPy
-    array as a tensor that stays NumPy's, a shape as the interpreter's."""
-    kind = type(value)
-    if kind is bool:
-        return PythonBool(np.array(value))
-    if kind in (int, float):
-        return Tensor(literal_array(value), weak=True)
-    if kind in (list, tuple):       # a literal of numbers (or of bools), as the interpreter makes one
-        if _numbers(value):
-            return Tensor(literal_array(value), weak=True)
-        return Tensor(np.array(value)) if _numbers(value, bool) else [to_library(v) for v in value]
-    if kind is dict:
-        return {k: to_library(v) for k, v in value.items()}
-    if kind is Shape:
-        return TensorShape(np.array(value, dtype=np.int64), weak=True)
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
-        return NumpyArray(np.asarray(value))
-    return value
-
-
-def to_program(value):
-    """A library result as the program holds it (to_library's converse); tensors and variables as they are."""
-    kind = type(value)
-    if kind is Tensor or kind is Variable or kind is NumpyArray:     # (a function of a NumPy value may stay one)
-        return value
-    if kind is PythonBool:
-        return bool(value.value)
-    if kind is TensorShape:
-        return Shape(int(d) for d in value.value)
-    if isinstance(value, Tensor) and value.weak:
-        return value.value.item() if value.ndim == 0 else value.value.tolist()
-    if kind is NamedResult:
-        return collections.namedtuple("Result", value.fields)(*(to_program(v) for v in value))
-    if kind is list:
-        return [to_program(v) for v in value]
-    if kind is dict:
-        return {k: to_program(v) for k, v in value.items()}
-    return value
-
-
-class Shape(tuple):
-    """``t.shape``: TensorFlow's TensorShape of a tensor (printed ``(2, 3)``, its repr ``TensorShape([2, 3])``)."""
-
-    def __repr__(self):
-        return f"TensorShape({list(self)})"
-
-    def __str__(self):
-        return tuple.__repr__(self)
-
-    def __eq__(self, other):
-        return tuple(self) == (tuple(other) if isinstance(other, (list, tuple)) else other)
-
-    def __ne__(self, other):
-        return not self == other
-
-    __hash__ = tuple.__hash__
-
-    def as_list(self) -> list:
-        return list(self)
-
-    @property
-    def rank(self) -> int:
-        return len(self)
-
-    ndims = rank
-
-    def num_elements(self) -> int:
-        return int(np.prod(self, dtype=np.int64))
-
-
 # ------------------------------------------------------------------ the per-run interpreter view
-class _Node:
-    """What a library function reads of a call site: the program's text of an argument, its items' where it
-    is a list or dict display, its line; a call's ``func``, ``args`` and ``keywords``."""
-
-    def __init__(self, text: str | None = None, items: list | None = None, line: int | None = None,
-                 args: list | None = None, keywords: list | None = None):
-        self.text, self.items, self.line = text, items, line
-        self.func = self
-        self.args = args or []
-        self.keywords = keywords or []
-
-
-class _Keyword:
-    def __init__(self, name: str, value: _Node):
-        self.name, self.value = name, value
-
-
-def site(source: str, call: ast.Call) -> _Node:
+def site(source: str, call: ast.Call) -> Node:
     """The call site of ``X.method(...)`` as the library's request and watch functions read it."""
     def node(arg):
         items = None
@@ -308,21 +253,22 @@ def site(source: str, call: ast.Call) -> _Node:
             items = [ast.get_source_segment(source, e) for e in arg.elts]
         elif isinstance(arg, ast.Dict):
             items = [ast.get_source_segment(source, v) for v in arg.values]
-        return _Node(ast.get_source_segment(source, arg), items, arg.lineno)
-    return _Node(ast.get_source_segment(source, call.func), line=call.lineno,
+        return Node(ast.get_source_segment(source, arg), items, arg.lineno)
+    return Node(ast.get_source_segment(source, call.func), line=call.lineno,
                  args=[node(a) for a in call.args if not isinstance(a, ast.Starred)],
-                 keywords=[_Keyword(k.arg, node(k.value)) for k in call.keywords if k.arg is not None])
+                 keywords=[Keyword(k.arg, node(k.value)) for k in call.keywords if k.arg is not None])
 
 
 class Run:
     """What the library asks of "the interpreter" in a bridged run: the requests and tapes it records, the
-    program's output and draws, and the text of a call site (a ``_Node``)."""
+    program's output and draws, and the text of a call site (a ``Node``)."""
 
     _watch_on = Statements._watch_on
     watch_values = Statements.watch_values
     reset_tape = Statements.reset_tape
     _name_requests = Interpreter._name_requests
     _leaf_names = Interpreter._leaf_names
+    call_value = Interpreter.call_value         # (a custom gradient's backward, a dataset's map: ProgramCallable)
 
     calls_tensorflow = True         # every builtin it calls is a function of the tf module (registry.converting)
 
@@ -335,12 +281,20 @@ class Run:
         self.numpy = (None, None)       # the last t.numpy() and its t: ``g = t.gradient(...).numpy()`` names a request
         self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
         self._rng = None
+        self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_warnings)
+        self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
 
     @property
     def rng(self):
+        """The run's generator, as the interpreter's (seeded 0 until tf.random.set_seed seeds it): what tf.random's
+        draws take their numbers from, so a program draws the same numbers on either."""
         if self._rng is None:
             self._rng = np.random.default_rng(0)
         return self._rng
+
+    @rng.setter
+    def rng(self, value) -> None:
+        self._rng = value
 
     @property
     def output(self):
@@ -436,7 +390,7 @@ class GradientTape(TapeObject):
         block, self._block = self._block, None
         return block.__exit__(*exc)
 
-    def method(self, attr: str, node: _Node | None):
+    def method(self, attr: str, node: Node | None):
         if attr == "stop_recording":
             return lambda: paused(self.tape, node.line if node is not None else _program_line(
                 self.interp.sandbox.filename))
@@ -445,10 +399,11 @@ class GradientTape(TapeObject):
         found = HOOKS["attribute"](self.interp, self, attr, node)
         if isinstance(found, str) or not hasattr(found, "fn"):
             return to_program(found)
-        node = node or _Node(attr, line=_program_line(self.interp.sandbox.filename))
+        node = node or Node(attr, line=_program_line(self.interp.sandbox.filename))
 
         requests = self.interp.requests
 
+        @as_tensorflow
         def call(*args, **kwargs):
             current().settings.line = node.line
             asked = len(requests)
@@ -500,15 +455,20 @@ class Eager:
 
     def operator(self, name: str, tensor, *other):
         self._line(3)
-        if not other:
-            return _UNARY[name](ops.to_tensor(tensor))
-        reflected = name[0] == "r" and name[1:] in _BINARY
-        value = _operand(other[0])
-        if not isinstance(value, (Tensor, Variable)):
-            return NotImplemented
-        f = _BINARY[name[1:] if reflected else name]
-        return f(value, tensor) if reflected else f(tensor, value)
+        try:                    # (inline, not as_tensorflow: _line's frames, and the hottest path)
+            if not other:
+                return _UNARY[name](ops.to_tensor(tensor))
+            reflected = name[0] == "r" and name[1:] in _BINARY
+            value = _operand(other[0])
+            if not isinstance(value, (Tensor, Variable)):
+                return NotImplemented
+            f = _BINARY[name[1:] if reflected else name]
+            return f(value, tensor) if reflected else f(tensor, value)
+        except TdfError as e:
+            catchable(e)
+            raise
 
+    @as_tensorflow
     def truth(self, tensor) -> bool:
         return truth(tensor)
 
@@ -518,12 +478,14 @@ class Eager:
             raise TypeError("len is not well defined for a rank-0 tensor")
         return t.shape[0]
 
+    @as_tensorflow
     def rows(self, tensor):
         t = ops.to_tensor(tensor)
         if t.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")
         return iter(ops.rows(t))
 
+    @as_tensorflow
     def getitem(self, tensor, key):
         self._line(3)
         t = ops.to_tensor(tensor)
@@ -536,9 +498,11 @@ class Eager:
             raise TdfValueError(str(e)) from None
         return ops.getitem(t, key)
 
+    @as_tensorflow
     def number(self, tensor, kind):
         return kind(numpy_of(tensor))
 
+    @as_tensorflow
     def index(self, tensor) -> int:
         return numpy_of(tensor).__index__()
 
@@ -548,10 +512,12 @@ class Eager:
     def repr(self, value) -> str:
         return python_repr(value)
 
+    @as_tensorflow
     def format(self, value, spec: str) -> str:
         return python_format(value) if not spec else format(numpy_of(value)[()], spec)
 
     def array(self, tensor):
+        @as_tensorflow
         def array(dtype=None, copy=None):
             value = numpy_of(tensor)
             return value.astype(dtype) if dtype is not None else value.copy()
@@ -559,10 +525,16 @@ class Eager:
 
     # ---- attributes
     def owns(self, obj) -> bool:
-        return isinstance(obj, self.classes)
+        return isinstance(obj, self.classes) or isinstance(obj, TdfError) or (
+            isinstance(obj, type) and issubclass(obj, TdfError))
 
-    def attribute(self, obj, name: str, node: _Node | None = None):
+    def attribute(self, obj, name: str, node: Node | None = None):
         if name.startswith("__"):
+            return getattr(obj, name)
+        if isinstance(obj, (TdfError, type)):       # a library error the program caught (or its class): TensorFlow's
+            if name not in ERROR_ATTRIBUTES:
+                raise AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'" if isinstance(
+                    obj, type) else f"'{type(obj).__name__}' object has no attribute '{name}'")
             return getattr(obj, name)
         if isinstance(obj, GradientTape):
             if name not in TAPE_ATTRIBUTES:
@@ -593,12 +565,13 @@ class Eager:
             return obj.name
         found = HOOKS["attribute"](self.run, obj, name, node)           # assign, assign_add, assign_sub
 
+        @as_tensorflow
         def assign(value, use_locking=None, name=None, read_value=True):
             self._line()
             return found.fn(node, to_library(value))
         return assign
 
-    def method(self, obj, name: str, node: _Node):
+    def method(self, obj, name: str, node: Node):
         """``obj.name(...)`` at a call site the guard passes (SITE_METHODS): a tape's, with its text."""
         if isinstance(obj, GradientTape):
             return self.attribute(obj, name, node)
@@ -615,17 +588,10 @@ def _operand(value):
     """The other operand of a tensor's operator as a tensor where it is one: a list or tuple of numbers as the
     literal it is, one holding tensors stacked (as tf.convert_to_tensor does)."""
     if isinstance(value, (list, tuple)):
-        if _numbers(value):
+        if is_numbers(value):
             return Tensor(literal_array(value), weak=True)
         return _list_as_tensor([_operand(v) for v in value])
     return to_library(value)
-
-
-def _numbers(value, kind=None) -> bool:
-    """Whether ``value`` is a number (or a ``kind``), or a non-empty list or tuple of them (at any depth)."""
-    if isinstance(value, (list, tuple)):
-        return bool(value) and all(_numbers(v, kind) for v in value)
-    return type(value) in ((int, float) if kind is None else (kind,))
 
 
 def _index(key):
@@ -657,6 +623,8 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
             raise AttributeError(attr)
         names = path.split(".")[1:] + [attr]
         value = _own(eager, attr) if len(names) == 1 and attr in OWN else None
+        if len(names) == 1 and attr in OWN_MODULES:
+            value = OWN_MODULES[attr][0]()
         if value is None:
             found = _resolve(names)
             if isinstance(found, Namespace):
@@ -664,8 +632,10 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
             elif not supported(names):
                 raise TdfNameError(f"tf.{'.'.join(names)} is not available where CPython runs a TensorFlow program",
                                    hint="TAPECLI_TF_ON_CPYTHON=0 runs it on the interpreter")
+            elif isinstance(found, (DType, ProgramObject)):
+                value = to_program(found)
             else:
-                value = found if isinstance(found, DType) else _library_function(eager, found, f"tf.{'.'.join(names)}")
+                value = _library_function(eager, found, f"tf.{'.'.join(names)}")
         module.__dict__[attr] = value
         return value
     module.__getattr__ = resolve
@@ -675,20 +645,27 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
 def _own(eager: "Eager", attr: str):
     if attr == "GradientTape":
         return GradientTape
+    if attr == "function":
+        return tf_function(builtin_named("function"))
+    if attr == "TensorSpec":
+        return TensorSpec
+    if attr == "custom_gradient":
+        return custom_gradient
     if attr == "Tensor":
         return TensorType
     if attr == "print":
-        return _library_function(eager, BUILTINS["tf.print"], "tf.print")
+        return _library_function(eager, builtin_named("tf.print"), "tf.print")
     if attr == "constant":
-        return _library_function(eager, BUILTINS["constant"], "tf.constant")
-    variable = _library_function(eager, BUILTINS["Variable"], "tf.Variable")
+        return _library_function(eager, builtin_named("constant"), "tf.constant")
+    variable = _library_function(eager, builtin_named("Variable"), "tf.Variable")
     return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
 
 
 def _library_function(eager: Eager, f, spelled: str):
-    node = _Node(spelled)
+    node = Node(spelled)
     run = eager.run
 
+    @as_tensorflow
     def call(*args, **kwargs):
         eager._line()
         return to_program(call_builtin(f, run, node, [to_library(a) for a in args],

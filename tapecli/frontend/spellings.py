@@ -239,6 +239,34 @@ def python_side_effects(func: ast.FuncDef) -> list[tuple[int, str]]:
     return found
 
 
+def cpython_side_effects(func) -> list[tuple[int, str]]:
+    """python_side_effects of a function as CPython's parser gives it (a ``FunctionDef`` of Python's ``ast``), for a
+    TensorFlow program that CPython runs."""
+    import ast as python
+    found = []
+    for node in python.walk(python.Module(body=func.body, type_ignores=[])):
+        if isinstance(node, python.Call):
+            if isinstance(node.func, python.Name) and node.func.id == "print":
+                found.append((node.lineno, "print()"))
+            elif isinstance(node.func, python.Attribute) and node.func.attr in _MUTATING_METHODS:
+                found.append((node.lineno, f".{node.func.attr}()"))
+        elif isinstance(node, (python.Assign, python.AugAssign, python.AnnAssign)):
+            targets = getattr(node, "targets", None) or [node.target]
+            if any(isinstance(t, (python.Attribute, python.Subscript)) for t in targets):
+                found.append((node.lineno, "an assignment to an attribute or item"))
+    return found
+
+
+def traced_side_effects(name: str, effects: list[tuple[int, str]]) -> str | None:
+    """The warning at ``@tf.function`` of a function with Python side effects (the first of ``effects``)."""
+    if not effects:
+        return None
+    line, what = effects[0]
+    return (f"@tf.function {name}: tapecli runs its Python side effects on every call ({what} at line "
+            f"{line}); TensorFlow runs them only while tracing, once per input signature, so a count, list or "
+            f"print they make can differ (tf.print and variable updates run every call in both)")
+
+
 # The context objects a `with` enters (the library's objects with enter/exit; interpreter exec_With).
 CONTEXTS = frozenset(("ForwardAccumulator", "name_scope", "control_dependencies", "device", "init_scope",
                       "RematScope"))

@@ -208,8 +208,9 @@ def _callable(value) -> bool:
 
 
 def _takes_keyword(fn, name: str) -> bool:
-    if not isinstance(fn, Function):
-        return False
+    if not isinstance(fn, Function):      # (a function CPython runs says so itself: execution/tf_calls.py)
+        takes = getattr(fn, "takes_keyword", None)
+        return takes is not None and takes(name)
     return any(p.name == name and p.kind != "pos" or p.kind == "**" for p in fn.node.params)
 
 

@@ -432,13 +432,9 @@ class Statements:
         """@tf.function runs its Python side effects only while tracing (once per input signature); tapecli
         runs the body on every call, as eager TensorFlow does. Where that can change what the program
         computes, say so at the decorator."""
-        effects = spellings.python_side_effects(node)
-        if effects:
-            line, what = effects[0]
-            current().settings.warn(
-                f"@tf.function {node.name}: tapecli runs its Python side effects on every call ({what} at line "
-                f"{line}); TensorFlow runs them only while tracing, once per input signature, so a count, list or "
-                f"print they make can differ (tf.print and variable updates run every call in both)", node.line)
+        message = spellings.traced_side_effects(node.name, spellings.python_side_effects(node))
+        if message:
+            current().settings.warn(message, node.line)
 
     def exec_Expect(self, node, scope):
         self.expectations.expect(node, scope)

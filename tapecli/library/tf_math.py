@@ -317,9 +317,13 @@ def moments(x, axes, shift=None, keepdims=False):
 
 @builtin()
 def add_n(inputs):
-    """The sum of a list of tensors of one shape and dtype (no broadcasting), as tf.math.add_n."""
+    """The sum of a list of tensors of one shape and dtype (no broadcasting), as tf.math.add_n. A tensor (a list
+    of numbers is one) is the list of its rows, as TensorFlow iterates it: ``add_n([1.0, 2.0])`` is 3.0."""
     if isinstance(inputs, (Tensor, Variable)):
-        inputs = [inputs]
+        t = ops.to_tensor(inputs)
+        if t.ndim == 0:
+            raise TdfTypeError("add_n takes a list of tensors: cannot iterate over a scalar tensor")
+        inputs = ops.rows(t)
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise TdfValueError("add_n takes a non-empty list of tensors")
     ts = [ops.to_tensor(v) for v in inputs]

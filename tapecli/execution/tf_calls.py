@@ -1,0 +1,100 @@
+"""``tf.function``, ``tf.TensorSpec`` and ``tf.custom_gradient`` of a TensorFlow program that CPython runs
+(execution/tensorflow.py), with the interpreter's semantics: a ``tf.function`` is the function itself, run eagerly
+on every call (its options checked, a decorated function with Python side effects warned of as the interpreter
+warns); a ``custom_gradient`` function's body runs unrecorded and its result is one recorded op whose gradient is the
+program's own ``grad_fn``, a real Python function called by the backward pass (interpreter/objects.py,
+``custom_gradient_call``: the same op, so the tapes, ``explain`` and higher orders see what the interpreter's do)."""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+
+from tapecli.execution.tf_values import ProgramCallable, Shape, as_tensorflow, to_library, to_program
+from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
+from tapecli.interpreter.objects import custom_gradient_call
+from tapecli.runtime.context import current
+from tapecli.runtime.values import DType
+
+
+def traced_warnings(tree: ast.Module, aliases: set[str]) -> dict[int, str]:
+    """The warning of each function the program decorates with ``@tf.function`` (or ``@tf.function(...)``) that
+    has Python side effects, by the line of its first decorator (its code's first line, where the interpreter
+    warns)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _names_function(d, aliases) for d in node.decorator_list):
+            message = traced_side_effects(node.name, cpython_side_effects(node))
+            if message:
+                out[node.decorator_list[0].lineno] = message
+    return out
+
+
+def _names_function(decorator, aliases) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return isinstance(target, ast.Attribute) and target.attr == "function" and isinstance(target.value, ast.Name) \
+        and target.value.id in aliases
+
+
+def tf_function(library_function):
+    """``tf.function``, checking its options against the library's (``library_function``'s parameters)."""
+    signature = inspect.signature(library_function)
+
+    def function(*args, **options):
+        signature.bind(*args, **options)             # (a TypeError of Python's for an unknown option)
+        func = args[0] if args else options.get("func")
+        if func is None:
+            return lambda f: _traced(f)
+        return _traced(func) if args else func
+    function.__doc__ = library_function.__doc__
+    return function
+
+
+def _traced(func):
+    """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator."""
+    code = getattr(func, "__code__", None)
+    run = current().eager.run
+    if code is not None and code.co_filename == run.sandbox.filename:
+        message = run.traced.get(code.co_firstlineno)
+        if message:
+            current().settings.warn(message, code.co_firstlineno)
+    return func
+
+
+class TensorSpec:
+    """``tf.TensorSpec(shape, dtype=tf.float32, name=None)``: what an ``input_signature`` lists (tapecli runs a
+    tf.function eagerly: the signature changes nothing it computes)."""
+
+    def __init__(self, shape, dtype=None, name=None):
+        self.shape = None if shape is None else Shape(shape) if all(d is not None for d in shape) else tuple(shape)
+        self.dtype = DType("float32") if dtype is None else dtype
+        self.name = name
+
+    def __repr__(self):
+        shape = None if self.shape is None else tuple.__repr__(tuple(self.shape))
+        return f"TensorSpec(shape={shape}, dtype=tf.{self.dtype}, name={self.name!r})"
+
+
+def custom_gradient(f=None):
+    """``tf.custom_gradient(f)`` (and ``@tf.custom_gradient``): f returns ``(y, grad_fn)``."""
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    @as_tensorflow
+    def wrapped(*args, **kwargs):
+        ctx = current()
+        ctx.eager._line(2)
+        line = ctx.settings.line            # (the op is the call's, at its line, as on the interpreter)
+
+        def call():
+            result = f(*args, **kwargs)
+            ctx.settings.line = line
+            if isinstance(result, (list, tuple)) and len(result) == 2 and callable(result[1]):
+                return [to_library(result[0]), ProgramCallable(result[1])]
+            return to_library(result)           # (custom_gradient_call says what is wrong with it)
+        return to_program(custom_gradient_call(ctx.eager.run, f.__name__, call,
+                                               [to_library(a) for a in args],
+                                               {k: to_library(v) for k, v in kwargs.items()}))
+    return wrapped

@@ -1,0 +1,249 @@
+"""Values across the boundary of a TensorFlow program that CPython runs (execution/tensorflow.py): a program's
+value as the library takes it and a library result as the program holds it, TensorFlow's TensorShape, the library's
+objects (a tf.random.Generator) behind a proxy, and the crossing that gives the library's errors the classes a
+program catches (tf_errors.py)."""
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import types
+
+import numpy as np
+
+from tapecli.errors import TdfError, TdfTypeError
+from tapecli.execution.tf_errors import catchable
+from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.printing import python_repr, python_str
+from tapecli.library.core import NamedResult
+from tapecli.runtime.context import current
+from tapecli.runtime.values import RAGGED, NumpyArray, PythonBool, Tensor, TensorShape, Variable, literal_array
+
+
+def as_tensorflow(f):
+    """``f`` where the program calls into the library: an error of the library leaves it as the class a program
+    catches (tf_errors.catchable: ``except tf.errors.InvalidArgumentError``, ``except ValueError``...)."""
+    @functools.wraps(f)
+    def crossing(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except TdfError as e:
+            catchable(e)
+            raise
+    return crossing
+
+
+class Node:
+    """What a library function reads of a call site: the program's text of an argument, its items' where it
+    is a list or dict display, its line; a call's ``func``, ``args`` and ``keywords``."""
+
+    def __init__(self, text: str | None = None, items: list | None = None, line: int | None = None,
+                 args: list | None = None, keywords: list | None = None):
+        self.text, self.items, self.line = text, items, line
+        self.func = self
+        self.args = args or []
+        self.keywords = keywords or []
+
+
+class Keyword:
+    def __init__(self, name: str, value: Node):
+        self.name, self.value = name, value
+
+
+def to_library(value):
+    """A program's value as the library takes it: Python numbers and bools as literals, tuples as lists, a NumPy
+    array as a tensor that stays NumPy's, a shape as the interpreter's."""
+    kind = type(value)
+    if kind is bool:
+        return PythonBool(np.array(value))
+    if kind in (int, float):
+        return Tensor(literal_array(value), weak=True)
+    if kind in (list, tuple):       # a literal of numbers (or of bools), as the interpreter makes one
+        if is_numbers(value):
+            try:
+                return Tensor(literal_array(value), weak=True)
+            except TdfTypeError as e:       # rows of different lengths: a list of literals, as the interpreter's
+                if e.message != RAGGED:
+                    raise
+                return [to_library(v) for v in value]
+        return Tensor(np.array(value)) if is_numbers(value, bool) else [to_library(v) for v in value]
+    if kind is dict:
+        return {k: to_library(v) for k, v in value.items()}
+    if kind is Shape:
+        return TensorShape(np.array(value, dtype=np.int64), weak=True)
+    if kind is LibraryObject:
+        return object.__getattribute__(value, "_of")
+    if kind is types.FunctionType or kind is types.MethodType:      # (what the library calls back: Dataset.map's)
+        return ProgramCallable(value)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
+        return NumpyArray(np.asarray(value))
+    return value
+
+
+def to_program(value):
+    """A library result as the program holds it (to_library's converse); tensors and variables as they are."""
+    kind = type(value)
+    if kind is Tensor or kind is Variable or kind is NumpyArray:     # (a function of a NumPy value may stay one)
+        return value
+    if kind is PythonBool:
+        return bool(value.value)
+    if kind is TensorShape:
+        return Shape(int(d) for d in value.value)
+    if isinstance(value, Tensor) and value.weak:
+        return value.value.item() if value.ndim == 0 else value.value.tolist()
+    if kind is NamedResult:
+        return collections.namedtuple("Result", value.fields)(*(to_program(v) for v in value))
+    if kind is list:
+        return [to_program(v) for v in value]
+    if kind is dict:
+        return {k: to_program(v) for k, v in value.items()}
+    if kind is ProgramCallable:
+        return value.fn
+    if isinstance(value, ProgramObject):
+        return LibraryObject(value, _MADE_HERE)
+    return value
+
+
+class Shape(tuple):
+    """``t.shape``: TensorFlow's TensorShape of a tensor (printed ``(2, 3)``, its repr ``TensorShape([2, 3])``)."""
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+    def __str__(self):
+        return tuple.__repr__(self)
+
+    def __eq__(self, other):
+        return tuple(self) == (tuple(other) if isinstance(other, (list, tuple)) else other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+    def as_list(self) -> list:
+        return list(self)
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    ndims = rank
+
+    def num_elements(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+
+def is_numbers(value, kind=None) -> bool:
+    """Whether ``value`` is a number (or a ``kind``), or a non-empty list or tuple of them (at any depth)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(is_numbers(v, kind) for v in value)
+    return type(value) in ((int, float) if kind is None else (kind,))
+
+
+_MADE_HERE = object()
+
+
+class LibraryObject:
+    """An object of the library (a ``tf.random.Generator``, the class itself) as the program holds it: its
+    attributes are those the interpreter gives (``get_attribute``), its methods and calls take the program's
+    values and give it theirs. Its own fields are out of the program's reach (slots, private names)."""
+
+    __slots__ = ("_of",)
+
+    def __init__(self, of: ProgramObject, made):
+        if made is not _MADE_HERE:
+            raise TypeError("cannot create 'LibraryObject' instances")
+        object.__setattr__(self, "_of", of)
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return _program_method(_attribute(object.__getattribute__(self, "_of"), attr), attr)
+
+    def __setattr__(self, attr, value):
+        raise AttributeError(f"cannot set attribute {attr} of {object.__getattribute__(self, '_of').kind_word}")
+
+    def __call__(self, *args, **kwargs):
+        return _call(object.__getattribute__(self, "_of"), args, kwargs)
+
+    def __iter__(self):             # (a dataset's elements: each charged to the run's steps by the library)
+        return (to_program(item) for item in _items(object.__getattribute__(self, "_of")))
+
+    def __next__(self):
+        of = object.__getattribute__(self, "_of")
+        if getattr(of, "it", None) is None:
+            raise TypeError(f"{of.kind_word} is not an iterator")
+        return to_program(_next(of.it))
+
+    def __repr__(self):
+        return python_repr(object.__getattribute__(self, "_of"))
+
+    def __str__(self):
+        return python_str(object.__getattribute__(self, "_of"))
+
+
+def library_value(value):
+    """A value of the program's globals as the run's documents show it: a library object as the interpreter's."""
+    return object.__getattribute__(value, "_of") if type(value) is LibraryObject else value
+
+
+@as_tensorflow
+def _attribute(of: ProgramObject, attr: str):
+    return of.get_attribute(current().eager.run, attr, Node(attr))
+
+
+@as_tensorflow
+def _items(of: ProgramObject):
+    return of.items()
+
+
+@as_tensorflow
+def _next(it):
+    return next(it)
+
+
+@as_tensorflow
+def _call(of: ProgramObject, args, kwargs):
+    run = current().eager.run
+    return to_program(of.call(run, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()},
+                              Node(type(of).__name__)))
+
+
+def _program_method(found, name: str):
+    """An attribute the library gives, as the program holds it: a bound method a Python function."""
+    if not isinstance(found, BoundMethod):
+        return to_program(found)
+
+    @as_tensorflow
+    def method(*args, **kwargs):
+        node = Node(name)
+        return to_program(found.fn(node, *(to_library(a) for a in args), **{k: to_library(v) for k, v in
+                                                                            kwargs.items()}))
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+class ProgramCallable(ProgramObject):
+    """A function of the program as the library calls it (Run.call_value: a custom gradient's ``grad_fn``, a
+    dataset's ``map`` function): with the library's values, giving the program's results back as the library's."""
+
+    kind_word = "a function"
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def call(self, interp, args, kwargs, node):
+        settings = current().settings
+        line = settings.line            # (the calling statement's, which its records keep: not the function's lines)
+        try:
+            return to_library(self.fn(*(to_program(a) for a in args), **{k: to_program(v) for k, v in kwargs.items()}))
+        finally:
+            settings.line = line
+
+    def takes_keyword(self, name: str) -> bool:
+        try:
+            parameters = inspect.signature(self.fn).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(p.name == name and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD for p in parameters)
