@@ -32,7 +32,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
 from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
-from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin
+from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
@@ -195,7 +195,9 @@ def _held(found) -> bool:
 
 
 def builtin_named(name: str):
-    """The registry's builtin of this name, or None: the bridge's one way to the registry (BUILTINS)."""
+    """The registry's builtin of this name, or None: the bridge's one way to the registry (BUILTINS), which
+    imports the family that registers it first where that family loads on first use."""
+    load_word(name.rsplit(".", 1)[-1])
     return BUILTINS.get(name)
 
 
