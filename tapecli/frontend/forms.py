@@ -3,7 +3,7 @@ larkparse.py): targets, assignments, loops, calls, strings and f-strings, number
 errors that name a form tapecli does not run."""
 from __future__ import annotations
 
-from tapecli.errors import TdfSyntaxError
+from tapecli.errors import TdfError, TdfSyntaxError
 from tapecli.frontend import ast, pyast
 
 SUPPORTED_FORMS_HINT = "tapecli runs the Python forms of docs/spec/LANGUAGE.md §11"
@@ -346,6 +346,16 @@ def _spec_end(body, i, source, base) -> int:
 def _fstring_error(message, source: _Source, index: int) -> TdfSyntaxError:
     line, column, _ = source.at(max(index, 0))
     return TdfSyntaxError(message, line=line, column=column)
+
+
+def field_error(error: TdfError, line: int, column: int) -> TdfError:
+    """An error raised while parsing an f-string field's text (positions from 1:1), moved to where the field is."""
+    if error.line is not None:
+        if error.line == 1:
+            error.column = None if error.column is None else error.column + column - 1
+            error.end_column = None if error.end_column is None else error.end_column + column - 1
+        error.line += line - 1
+    return error
 
 
 def place(node, line: int, column: int, start: int):

@@ -197,7 +197,10 @@ def _statements(items) -> list:
 
 def _field(text: str, line: int, column: int, start: int):
     """An f-string field's expression, parsed as a statement of its own and placed in the source."""
-    body = parse_body(text + "\n")
+    try:
+        body = parse_body(text + "\n")
+    except TdfError as e:
+        raise forms.field_error(e, line, column) from None
     if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
         raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
     return forms.place(body[0].value, line, column, start)
