@@ -75,6 +75,10 @@ def test_as_dtype_reads_names_and_enum_values():
 def test_string_sparse_and_ragged_tensors_are_refused_as_out_of_scope():
     with pytest.raises(TdfError, match="string tensors are out of scope"):
         printed("t = tf.constant(['a', 'b'])\n")
+    for program in ("s = tf.constant('Gray wolf')\n", "v = tf.Variable('ab')\n", "s = tf.constant('a')\ny = s\n"):
+        with pytest.raises(TdfError, match="string tensors are out of scope") as e:   # a scalar string too
+            printed(program)
+        assert e.value.line == 3
     for name in ("tf.strings.length", "tf.sparse.from_dense", "tf.ragged.constant"):
         with pytest.raises(TdfNameError, match=f"{name} is out of scope"):
             printed(f"f = {name}\n")

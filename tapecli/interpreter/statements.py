@@ -80,7 +80,7 @@ class Statements:
         finally:
             ctx.settings.float_dtype = saved
         value = as_tensor(value) if isinstance(value, Variable) else value
-        if isinstance(value, list):                   # numbers beside calls: tf.constant([1.0, float('inf')])
+        if isinstance(value, (list, str)):            # numbers beside calls: tf.constant([1.0, float("inf")]); text
             value = BUILTINS["constant"](value)
         if not isinstance(value, Tensor):
             raise TdfTypeError(f"{node.name} must be declared with a tensor, got {type_word(value)}")
