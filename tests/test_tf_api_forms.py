@@ -214,3 +214,9 @@ def test_explicit_padding_as_a_literal():
                    "y = tf.nn.max_pool2d(x, ksize=(2, 2), strides=(2, 2), padding=[[0, 0], [1, 1], [1, 1], [0, 0]])\n"
                    "print(y.shape, y[0, :, :, 0].numpy())\n") == \
         ["(1, 3, 3, 1) [[ 1.  3.  4.]\n [ 9. 11. 12.]\n [13. 15. 16.]]"]
+
+
+def test_tf_version_is_the_release_whose_semantics_tapecli_follows():
+    assert printed("print('TensorFlow version:', tf.__version__)\n") == ["TensorFlow version: 2.21.0"]
+    with pytest.raises(TdfError, match="no attribute __version__"):      # a module's attribute, not a tensor's
+        printed("x = tf.constant(3)\nprint(x.__version__)\n")

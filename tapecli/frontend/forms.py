@@ -102,7 +102,7 @@ def pos_of(pos: dict):
 
 
 def attribute(value, name: str, **pos):
-    if name.startswith("__") and name not in ("__init__", "__call__"):
+    if name.startswith("__") and name not in ("__init__", "__call__", "__version__"):      # (a module's version)
         raise TdfSyntaxError(f"the attribute {name} is not accessible in tapecli programs",
                              hint="programs cannot reach Python objects", line=pos["line"], column=pos["column"])
     return ast.Attribute(value, name, **pos)
