@@ -220,3 +220,18 @@ def test_tf_version_is_the_release_whose_semantics_tapecli_follows():
     assert printed("print('TensorFlow version:', tf.__version__)\n") == ["TensorFlow version: 2.21.0"]
     with pytest.raises(TdfError, match="no attribute __version__"):      # a module's attribute, not a tensor's
         printed("x = tf.constant(3)\nprint(x.__version__)\n")
+
+
+def test_config_lists_the_runs_devices_as_tensorflow_does():
+    """Recorded from TensorFlow 2.21 on a machine without a GPU."""
+    cpu = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')"
+    assert printed("d = tf.config.list_physical_devices()\nprint(d)\nprint(d[0].name, d[0].device_type, len(d[0]))\n"
+                   "print(tf.config.list_physical_devices('GPU'), tf.config.list_physical_devices('cpu'))\n"
+                   "print(tf.config.experimental.list_physical_devices('CPU'))\n"
+                   "print(tf.config.list_logical_devices(), tf.config.list_logical_devices('GPU'))\n"
+                   "print('Num GPUs Available: ', len(tf.config.list_physical_devices('GPU')))\n"
+                   "for g in tf.config.get_visible_devices():\n    tf.config.experimental.set_memory_growth(g, True)\n") == \
+        [f"[{cpu}]", "/physical_device:CPU:0 CPU 2", "[] []", f"[{cpu}]",
+         "[LogicalDevice(name='/device:CPU:0', device_type='CPU')] []", "Num GPUs Available:  0"]
+    with pytest.raises(TdfError, match="set_memory_growth"):
+        printed("tf.config.experimental.set_memory_growth('GPU', True)\n")

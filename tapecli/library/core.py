@@ -24,11 +24,12 @@ from tapecli.version import TENSORFLOW_VERSION
 
 class NamedResult(list):
     """A result TensorFlow gives as a named tuple (``top_k``'s values and indices): a list whose items are also
-    attributes."""
+    attributes. With ``type_name`` it prints as TensorFlow's named tuple does (``PhysicalDevice(name=...)``)."""
 
-    def __init__(self, fields: tuple, items):
+    def __init__(self, fields: tuple, items, type_name: str | None = None):
         super().__init__(items)
         self.fields = fields
+        self.type_name = type_name
 
 
 # ------------------------------------------------------------- conversions
