@@ -235,3 +235,20 @@ def test_config_lists_the_runs_devices_as_tensorflow_does():
          "[LogicalDevice(name='/device:CPU:0', device_type='CPU')] []", "Num GPUs Available:  0"]
     with pytest.raises(TdfError, match="set_memory_growth"):
         printed("tf.config.experimental.set_memory_growth('GPU', True)\n")
+
+
+@pytest.mark.parametrize("parser", [None, "standalone"])
+def test_keras_registration_decorates_a_class_and_returns_it(monkeypatch, parser):
+    if parser:
+        monkeypatch.setenv("TAPECLI_PARSER", parser)
+    program = ("@keras.saving.register_keras_serializable()\nclass Scale(tf.keras.layers.Layer):\n"
+               "    def __init__(self, k, **kwargs):\n        super().__init__(**kwargs)\n        self.k = k\n"
+               "    def call(self, x):\n        return x * self.k\n\n"
+               "@tf.keras.utils.register_keras_serializable(package='mine')\nclass Twice(tf.Module):\n"
+               "    def __call__(self, x):\n        return 2.0 * x\n\n"
+               "print(Scale(3.0)(tf.constant([1.0, 2.0])))\nprint(Twice()(tf.constant(1.5)))\n")
+    assert printed(program, keras=True) == ["tf.Tensor([3. 6.], shape=(2,), dtype=float32)",
+                                            "tf.Tensor(3.0, shape=(), dtype=float32)"]
+    with pytest.raises(TdfError, match="a class decorator is not supported") as e:     # any other stays refused
+        printed("@tf.function\nclass A:\n    pass\n")
+    assert e.value.line == 3

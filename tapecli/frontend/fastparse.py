@@ -336,9 +336,8 @@ class _Parser:
                 self.arguments(")")
                 self.take(")")
             self.take("NL")
-        func = self.funcdef()
-        func.decorators = decorators
-        return self.span(func, first)
+        definition = self.classdef() if self.peek() == "class" else self.funcdef()
+        return self.span(forms.decorated(definition, decorators, self.toks[first]), first)
 
     def with_stmt(self):
         first = self.i

@@ -32,6 +32,21 @@ def unsupported(what: str, at) -> TdfSyntaxError:
                           line=getattr(at, "line", None) or None, column=getattr(at, "column", None) or None)
 
 
+# Class decorators that return the class as it is: Keras's registration for its saving (which tapecli does not do)
+IDENTITY_CLASS_DECORATORS = frozenset({"register_keras_serializable"})
+
+
+def decorated(definition, decorators: list, at):
+    """A definition under its decorators (each its dotted name's last part): a function keeps them; a class
+    takes only those that return it unchanged."""
+    if isinstance(definition, ast.FuncDef):
+        definition.decorators = decorators
+        return definition
+    if not all(name in IDENTITY_CLASS_DECORATORS for name in decorators):
+        raise unsupported("a class decorator", at)
+    return definition
+
+
 def position(node) -> dict:
     return {f: getattr(node, f) for f in ast.POSITION_FIELDS}
 

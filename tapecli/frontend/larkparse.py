@@ -537,11 +537,7 @@ class _ToAst(Transformer):
         return items[0][-1]
 
     def decorated(self, meta, items):
-        definition = items[-1]
-        if not isinstance(definition, ast.FuncDef):
-            raise forms.unsupported("a class decorator", meta)
-        definition.decorators = list(items[:-1])
-        return _pos(definition, meta)
+        return _pos(forms.decorated(items[-1], list(items[:-1]), meta), meta)
 
     def with_item(self, meta, items):
         return (items[0], forms.target(items[1]) if items[1] is not None else None)
