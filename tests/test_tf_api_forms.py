@@ -253,3 +253,16 @@ def test_keras_registration_decorates_a_class_and_returns_it(monkeypatch, parser
     with pytest.raises(TdfError, match="a class decorator is not supported") as e:     # any other stays refused
         printed("@tf.function\nclass A:\n    pass\n")
     assert e.value.line == 3
+
+
+def test_a_dict_keyed_by_numbers_reads_back_what_it_stored():
+    """A dict keyed by learning rates (TensorFlow's optimizer guide): its keys are Python numbers, written,
+    read, looped over and printed as Python does."""
+    program = ("d = {}\nfor lr in [0.1, 0.01]:\n    d[lr] = lr * 2\nfor lr in d:\n    print(lr, d[lr])\n"
+               "print(d[0.1], {0.5: 1}[0.5], d)\nfor k in {0: 1.0, 2: 3.0}:\n    print(k, tf.constant([5.0, 6.0, 7.0])[k])\n")
+    assert printed(program) == ["0.1 0.2", "0.01 0.02", "0.2 1 {0.1: 0.2, 0.01: 0.02}",
+                                "0 tf.Tensor(5.0, shape=(), dtype=float32)", "2 tf.Tensor(7.0, shape=(), dtype=float32)"]
+    for program in ("x = tf.constant([1.0, 2.0])\nprint(x[0.5])\n", "x = tf.constant([1.0, 2.0])\nk = 0.5\nprint(x[k])\n"):
+        with pytest.raises(TdfError, match="an index must be an integer") as e:     # a tensor's index stays an int
+            printed(program)
+        assert e.value.line in (4, 5)

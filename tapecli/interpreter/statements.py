@@ -367,7 +367,7 @@ class Statements:
         if isinstance(iterable, (list, tuple)):
             return list(iterable)
         if isinstance(iterable, dict):
-            return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
+            return [Tensor(np.array(k), weak=True) if not isinstance(k, str) else k for k in iterable]   # Python numbers
         if isinstance(iterable, str):
             if not collected:
                 return iterable
