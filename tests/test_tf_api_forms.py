@@ -75,7 +75,12 @@ def test_as_dtype_reads_names_and_enum_values():
 def test_string_sparse_and_ragged_tensors_are_refused_as_out_of_scope():
     with pytest.raises(TdfError, match="string tensors are out of scope"):
         printed("t = tf.constant(['a', 'b'])\n")
-    for name in ("tf.strings.length", "tf.sparse.from_dense", "tf.ragged.constant"):
+    for program in ("s = tf.constant('Gray wolf')\n", "v = tf.Variable('ab')\n", "s = tf.constant('a')\ny = s\n"):
+        with pytest.raises(TdfError, match="string tensors are out of scope") as e:   # a scalar string too
+            printed(program)
+        assert e.value.line == 3
+    for name in ("tf.strings.length", "tf.sparse.from_dense", "tf.ragged.constant", "tf.saved_model.save",
+                 "tf.saved_model.load", "tf.summary.create_file_writer", "tf.io.read_file"):
         with pytest.raises(TdfNameError, match=f"{name} is out of scope"):
             printed(f"f = {name}\n")
 
@@ -210,3 +215,54 @@ def test_explicit_padding_as_a_literal():
                    "y = tf.nn.max_pool2d(x, ksize=(2, 2), strides=(2, 2), padding=[[0, 0], [1, 1], [1, 1], [0, 0]])\n"
                    "print(y.shape, y[0, :, :, 0].numpy())\n") == \
         ["(1, 3, 3, 1) [[ 1.  3.  4.]\n [ 9. 11. 12.]\n [13. 15. 16.]]"]
+
+
+def test_tf_version_is_the_release_whose_semantics_tapecli_follows():
+    assert printed("print('TensorFlow version:', tf.__version__)\n") == ["TensorFlow version: 2.21.0"]
+    with pytest.raises(TdfError, match="no attribute __version__"):      # a module's attribute, not a tensor's
+        printed("x = tf.constant(3)\nprint(x.__version__)\n")
+
+
+def test_config_lists_the_runs_devices_as_tensorflow_does():
+    """Recorded from TensorFlow 2.21 on a machine without a GPU."""
+    cpu = "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')"
+    assert printed("d = tf.config.list_physical_devices()\nprint(d)\nprint(d[0].name, d[0].device_type, len(d[0]))\n"
+                   "print(tf.config.list_physical_devices('GPU'), tf.config.list_physical_devices('cpu'))\n"
+                   "print(tf.config.experimental.list_physical_devices('CPU'))\n"
+                   "print(tf.config.list_logical_devices(), tf.config.list_logical_devices('GPU'))\n"
+                   "print('Num GPUs Available: ', len(tf.config.list_physical_devices('GPU')))\n"
+                   "for g in tf.config.get_visible_devices():\n    tf.config.experimental.set_memory_growth(g, True)\n") == \
+        [f"[{cpu}]", "/physical_device:CPU:0 CPU 2", "[] []", f"[{cpu}]",
+         "[LogicalDevice(name='/device:CPU:0', device_type='CPU')] []", "Num GPUs Available:  0"]
+    with pytest.raises(TdfError, match="set_memory_growth"):
+        printed("tf.config.experimental.set_memory_growth('GPU', True)\n")
+
+
+@pytest.mark.parametrize("parser", [None, "standalone"])
+def test_keras_registration_decorates_a_class_and_returns_it(monkeypatch, parser):
+    if parser:
+        monkeypatch.setenv("TAPECLI_PARSER", parser)
+    program = ("@keras.saving.register_keras_serializable()\nclass Scale(tf.keras.layers.Layer):\n"
+               "    def __init__(self, k, **kwargs):\n        super().__init__(**kwargs)\n        self.k = k\n"
+               "    def call(self, x):\n        return x * self.k\n\n"
+               "@tf.keras.utils.register_keras_serializable(package='mine')\nclass Twice(tf.Module):\n"
+               "    def __call__(self, x):\n        return 2.0 * x\n\n"
+               "print(Scale(3.0)(tf.constant([1.0, 2.0])))\nprint(Twice()(tf.constant(1.5)))\n")
+    assert printed(program, keras=True) == ["tf.Tensor([3. 6.], shape=(2,), dtype=float32)",
+                                            "tf.Tensor(3.0, shape=(), dtype=float32)"]
+    with pytest.raises(TdfError, match="a class decorator is not supported") as e:     # any other stays refused
+        printed("@tf.function\nclass A:\n    pass\n")
+    assert e.value.line == 3
+
+
+def test_a_dict_keyed_by_numbers_reads_back_what_it_stored():
+    """A dict keyed by learning rates (TensorFlow's optimizer guide): its keys are Python numbers, written,
+    read, looped over and printed as Python does."""
+    program = ("d = {}\nfor lr in [0.1, 0.01]:\n    d[lr] = lr * 2\nfor lr in d:\n    print(lr, d[lr])\n"
+               "print(d[0.1], {0.5: 1}[0.5], d)\nfor k in {0: 1.0, 2: 3.0}:\n    print(k, tf.constant([5.0, 6.0, 7.0])[k])\n")
+    assert printed(program) == ["0.1 0.2", "0.01 0.02", "0.2 1 {0.1: 0.2, 0.01: 0.02}",
+                                "0 tf.Tensor(5.0, shape=(), dtype=float32)", "2 tf.Tensor(7.0, shape=(), dtype=float32)"]
+    for program in ("x = tf.constant([1.0, 2.0])\nprint(x[0.5])\n", "x = tf.constant([1.0, 2.0])\nk = 0.5\nprint(x[k])\n"):
+        with pytest.raises(TdfError, match="an index must be an integer") as e:     # a tensor's index stays an int
+            printed(program)
+        assert e.value.line in (4, 5)

@@ -17,7 +17,7 @@ parsers on the examples and on programs drawn from the grammar.
 """
 from __future__ import annotations
 
-from tapecli.errors import TdfSyntaxError
+from tapecli.errors import TdfError, TdfSyntaxError
 from tapecli.frontend import ast, forms, pyast
 from tapecli.frontend.tokens import GiveUp, Tok, tokens
 
@@ -55,7 +55,10 @@ def parse_until(text: str) -> tuple[list | None, int, bool]:
 
 def _field(text: str, line: int, column: int, start: int):
     """An f-string field's expression, parsed as a statement of its own and placed in the source."""
-    body = _Parser(tokens(text + "\n")).program()
+    try:
+        body = _Parser(tokens(text + "\n")).program()
+    except TdfError as e:
+        raise forms.field_error(e, line, column) from None
     if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
         raise GiveUp(line)
     return forms.place(body[0].value, line, column, start)
@@ -333,9 +336,8 @@ class _Parser:
                 self.arguments(")")
                 self.take(")")
             self.take("NL")
-        func = self.funcdef()
-        func.decorators = decorators
-        return self.span(func, first)
+        definition = self.classdef() if self.peek() == "class" else self.funcdef()
+        return self.span(forms.decorated(definition, decorators, self.toks[first]), first)
 
     def with_stmt(self):
         first = self.i

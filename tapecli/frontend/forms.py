@@ -3,7 +3,7 @@ larkparse.py): targets, assignments, loops, calls, strings and f-strings, number
 errors that name a form tapecli does not run."""
 from __future__ import annotations
 
-from tapecli.errors import TdfSyntaxError
+from tapecli.errors import TdfError, TdfSyntaxError
 from tapecli.frontend import ast, pyast
 
 SUPPORTED_FORMS_HINT = "tapecli runs the Python forms of docs/spec/LANGUAGE.md §11"
@@ -30,6 +30,21 @@ def unsupported(what: str, at) -> TdfSyntaxError:
     what = _OPERATORS.get(what, what)
     return TdfSyntaxError(f"{what} is not supported in tapecli programs", hint=SUPPORTED_FORMS_HINT,
                           line=getattr(at, "line", None) or None, column=getattr(at, "column", None) or None)
+
+
+# Class decorators that return the class as it is: Keras's registration for its saving (which tapecli does not do)
+IDENTITY_CLASS_DECORATORS = frozenset({"register_keras_serializable"})
+
+
+def decorated(definition, decorators: list, at):
+    """A definition under its decorators (each its dotted name's last part): a function keeps them; a class
+    takes only those that return it unchanged."""
+    if isinstance(definition, ast.FuncDef):
+        definition.decorators = decorators
+        return definition
+    if not all(name in IDENTITY_CLASS_DECORATORS for name in decorators):
+        raise unsupported("a class decorator", at)
+    return definition
 
 
 def position(node) -> dict:
@@ -102,7 +117,7 @@ def pos_of(pos: dict):
 
 
 def attribute(value, name: str, **pos):
-    if name.startswith("__") and name not in ("__init__", "__call__"):
+    if name.startswith("__") and name not in ("__init__", "__call__", "__version__"):      # (a module's version)
         raise TdfSyntaxError(f"the attribute {name} is not accessible in tapecli programs",
                              hint="programs cannot reach Python objects", line=pos["line"], column=pos["column"])
     return ast.Attribute(value, name, **pos)
@@ -346,6 +361,16 @@ def _spec_end(body, i, source, base) -> int:
 def _fstring_error(message, source: _Source, index: int) -> TdfSyntaxError:
     line, column, _ = source.at(max(index, 0))
     return TdfSyntaxError(message, line=line, column=column)
+
+
+def field_error(error: TdfError, line: int, column: int) -> TdfError:
+    """An error raised while parsing an f-string field's text (positions from 1:1), moved to where the field is."""
+    if error.line is not None:
+        if error.line == 1:
+            error.column = None if error.column is None else error.column + column - 1
+            error.end_column = None if error.end_column is None else error.end_column + column - 1
+        error.line += line - 1
+    return error
 
 
 def place(node, line: int, column: int, start: int):

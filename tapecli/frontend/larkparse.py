@@ -197,7 +197,10 @@ def _statements(items) -> list:
 
 def _field(text: str, line: int, column: int, start: int):
     """An f-string field's expression, parsed as a statement of its own and placed in the source."""
-    body = parse_body(text + "\n")
+    try:
+        body = parse_body(text + "\n")
+    except TdfError as e:
+        raise forms.field_error(e, line, column) from None
     if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
         raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
     return forms.place(body[0].value, line, column, start)
@@ -534,11 +537,7 @@ class _ToAst(Transformer):
         return items[0][-1]
 
     def decorated(self, meta, items):
-        definition = items[-1]
-        if not isinstance(definition, ast.FuncDef):
-            raise forms.unsupported("a class decorator", meta)
-        definition.decorators = list(items[:-1])
-        return _pos(definition, meta)
+        return _pos(forms.decorated(items[-1], list(items[:-1]), meta), meta)
 
     def with_item(self, meta, items):
         return (items[0], forms.target(items[1]) if items[1] is not None else None)

@@ -173,10 +173,10 @@ class Expressions:
         out = {}
         for k, v in node.pairs:
             key = self.eval(k, scope)
-            if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iu":
-                key = key.value.item()          # an integer key, as a Python int (Keras's class_weight={0: 1.0})
-            elif not isinstance(key, str):
-                raise TdfTypeError("dict keys must be strings or integers", line=k.line, column=k.column)
+            if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iuf":
+                key = key.value.item()          # a number key, as a Python number (Keras's class_weight={0: 1.0})
+            elif not isinstance(key, (str, int, float)) or isinstance(key, bool):
+                raise TdfTypeError("dict keys must be strings or numbers", line=k.line, column=k.column)
             out[key] = self.eval(v, scope)
         return out
 
@@ -390,10 +390,10 @@ class Expressions:
         try:
             if isinstance(value, dict):
                 key = index[0] if len(index) == 1 else None
-                if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iu":
-                    key = key.value.item()          # an integer key (a dict display's {0: ...})
-                if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    raise TdfTypeError("a dict is indexed with one string or integer key")
+                if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iuf":
+                    key = key.value.item()          # a number key (a dict display's {0: ...}, {0.01: ...})
+                if not isinstance(key, (str, int, float)) or isinstance(key, bool):
+                    raise TdfTypeError("a dict is indexed with one string or number key")
                 if key not in value:
                     raise TdfNameError(f'no key {key!r} in this dict'.replace("'", '"'),
                                        hint="keys: " + ", ".join(repr(k).replace("'", '"') for k in value))
@@ -410,6 +410,8 @@ class Expressions:
             if isinstance(value, (Tensor, Variable)):
                 tensor = ops.to_tensor(value)
                 key = tuple(index)
+                if any(isinstance(k, float) for k in key):
+                    raise TdfTypeError("an index must be an integer, got a float")
                 try:
                     tensor.value[key]
                 except IndexError as e:
@@ -431,10 +433,12 @@ class Expressions:
                      (item.lower, item.upper, item.step)]
             return slice(*parts)
         value = self.eval(item, scope)
-        if isinstance(value, str) or value is None:
-            return value
+        if isinstance(value, (str, float)) or value is None:
+            return value                  # (a float: a dict's key, as the loop over its keys gives it)
         if isinstance(value, (Tensor, Variable)):
             t = ops.to_tensor(value)
+            if t.ndim == 0 and t.dtype.kind == "f":
+                return t.value.item()      # a dict's number key (a list or tensor refuses it in _index)
             if t.ndim == 0:
                 return self._int_index(t, item)
             if t.dtype.kind in "iub":

@@ -68,6 +68,9 @@ def python_repr(value, _open: tuple = ()) -> str:
         return f"dtype('{value.name}')"
     if isinstance(value, DType):
         return f"tf.{value.name}"
+    if isinstance(value, list) and getattr(value, "type_name", None):      # a named tuple of TensorFlow's
+        fields = ", ".join(f"{f}={python_repr(v, _open)}" for f, v in zip(value.fields, value))
+        return f"{value.type_name}({fields})"
     if isinstance(value, (list, dict)):
         return container_text(value, python_repr, repr, _open)
     return repr(value) if isinstance(value, str) else format_value(value)

@@ -78,7 +78,7 @@ class Statements:
         finally:
             ctx.settings.float_dtype = saved
         value = as_tensor(value) if isinstance(value, Variable) else value
-        if isinstance(value, list):                   # numbers beside calls: tf.constant([1.0, float('inf')])
+        if isinstance(value, (list, str)):            # numbers beside calls: tf.constant([1.0, float("inf")]); text
             value = BUILTINS["constant"](value)
         if not isinstance(value, Tensor):
             raise TdfTypeError(f"{node.name} must be declared with a tensor, got {type_word(value)}")
@@ -365,7 +365,7 @@ class Statements:
         if isinstance(iterable, (list, tuple)):
             return list(iterable)
         if isinstance(iterable, dict):
-            return [Tensor(np.array(k)) if not isinstance(k, str) else k for k in iterable]
+            return [Tensor(np.array(k), weak=True) if not isinstance(k, str) else k for k in iterable]   # Python numbers
         if isinstance(iterable, str):
             if not collected:
                 return iterable

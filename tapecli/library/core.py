@@ -19,14 +19,16 @@ from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
+from tapecli.version import TENSORFLOW_VERSION
 
 class NamedResult(list):
     """A result TensorFlow gives as a named tuple (``top_k``'s values and indices): a list whose items are also
-    attributes."""
+    attributes. With ``type_name`` it prints as TensorFlow's named tuple does (``PhysicalDevice(name=...)``)."""
 
-    def __init__(self, fields: tuple, items):
+    def __init__(self, fields: tuple, items, type_name: str | None = None):
         super().__init__(items)
         self.fields = fields
+        self.type_name = type_name
 
 
 # ------------------------------------------------------------- conversions
@@ -369,6 +371,10 @@ def range_(start, limit=None, delta=1, dtype=None):
     _check_size((count,))
     arr = literal_array(lo + step * np.arange(count))
     return Tensor(arr, weak=True) if dtype is None else Tensor(arr.astype(to_dtype(dtype)))
+
+
+# tf.__version__: the release whose semantics tapecli follows (programs print it first)
+register("tf.__version__", TENSORFLOW_VERSION)
 
 
 @builtin("tf.range")

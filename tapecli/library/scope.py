@@ -151,7 +151,10 @@ OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in nam
 # Whole modules of tensors tapecli does not have: every function of theirs is out of scope for the same reason
 # as the tensors' own classes (tf.string, tf.SparseTensor, tf.RaggedTensor above).
 MODULES = {"tf.strings.": OUT_OF_SCOPE["tf.string"], "tf.sparse.": OUT_OF_SCOPE["tf.SparseTensor"],
-           "tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"]}
+           "tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"],
+           "tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
+           "tf.summary.": "TensorBoard's event files (file I/O)",
+           "tf.io.": "files and serialized strings (file I/O; tapecli's tensors are numeric)"}
 
 
 @hook("out_of_scope")

@@ -11,6 +11,7 @@ from tapecli.errors import TdfAssertionError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import ProgramObject
 from tapecli.interpreter.registry import builtin
+from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -77,6 +78,36 @@ def device(device_name):
     if device_name is not None and not isinstance(device_name, str):
         raise TdfTypeError("device(device_name): the name must be a string such as '/cpu:0'")
     return Scope()
+
+
+# ------------------------------------------------------------------ tf.config's devices
+
+def _devices(kind: str, device_type) -> list:
+    """The run's devices as TensorFlow lists them: the CPU, and the GPU a ``--device cuda`` run computes on;
+    ``device_type`` ('CPU', 'GPU') keeps those of that type, compared as TensorFlow compares it (exactly)."""
+    prefix = "/physical_device" if kind == "PhysicalDevice" else "/device"
+    types = ["CPU"] + (["GPU"] if current().device is not None else [])
+    return [NamedResult(("name", "device_type"), [f"{prefix}:{t}:0", t], kind)
+            for t in types if device_type is None or device_type == t]
+
+
+@builtin("list_physical_devices", "get_visible_devices")
+def list_physical_devices(device_type=None):
+    """tf.config.list_physical_devices (and get_visible_devices: tapecli hides none)."""
+    return _devices("PhysicalDevice", device_type)
+
+
+@builtin("list_logical_devices")
+def list_logical_devices(device_type=None):
+    return _devices("LogicalDevice", device_type)
+
+
+@builtin("set_memory_growth")
+def set_memory_growth(device, enable):
+    """tf.config.experimental.set_memory_growth: how TensorFlow reserves GPU memory, which changes no value."""
+    if not (isinstance(device, NamedResult) and device.type_name == "PhysicalDevice"):
+        raise TdfValueError("set_memory_growth(device, enable): device is one of tf.config.list_physical_devices()")
+    return None
 
 
 class InitScope(Scope):
