@@ -75,7 +75,8 @@ DEFERRED = {
     ),
     'tf_scopes': (
         'Assert', 'assert_equal', 'assert_greater', 'assert_less', 'assert_rank', 'control_dependencies', 'device',
-        'get_current_name_scope', 'group', 'init_scope', 'keras.device', 'keras.name_scope', 'name_scope',
+        'get_current_name_scope', 'get_visible_devices', 'group', 'init_scope', 'keras.device', 'keras.name_scope',
+        'list_logical_devices', 'list_physical_devices', 'name_scope', 'set_memory_growth',
     ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
