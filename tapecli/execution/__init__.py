@@ -75,8 +75,17 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     if tensorflow:
         from tapecli.execution.modules import ALLOWED
         from tapecli.execution.tensorflow import bridgeable
-        return tree if not free and bridgeable(tree, {m.split(".")[0] for m in ALLOWED}) else None
+        # A program TDF's parser refused (``free_names``) that imports a module no program may: CPython's run
+        # refuses the import at its line, with its reason, rather than TDF at a form it could not read.
+        allowed = {m.split(".")[0] for m in ALLOWED} | (_imported(tree) if free_names else set())
+        return tree if not free and bridgeable(tree, allowed) else None
     return None if free and not free_names else tree
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    return {(getattr(node, "module", None) or alias.name).split(".")[0] for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0)
+            for alias in node.names} - set(FRAMEWORKS)
 
 
 class PythonRun:
