@@ -47,8 +47,7 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         with kernels.quiet():
             # Nothing records this pass and nothing logs it: small elementwise records may run their
             # compiled gradient rules straight from the sweep (ops._small_vjp), and plans may run.
-            plain = not (ctx.numerics.enabled or ctx.provenance.enabled or kernels.numba_forced()
-                         or any(t.open and not t.paused for t in ctx.tapes))
+            plain = ctx.mode.plain_ops and not (kernels.numba_forced() or any(t.open and not t.paused for t in ctx.tapes))
             grads = replay.backward(ctx, path, targets, seeds, source_ids, sweep, release) if plain \
                 else sweep(False, release)
     finally:

@@ -63,7 +63,7 @@ def backward(ctx, path, targets, seeds, source_ids, sweep, release) -> dict:
     where it has one. ``release``: let go of what the records kept once done (the sweep does it as it goes)."""
     if kernels.recording():      # a loop plan traces the pass's iteration: every rule on kernels, written down
         return sweep(False, release)
-    if ctx.backward_plans is None:      # (a loop plan's last iteration: the loop's plan made these passes)
+    if not ctx.mode.backward_plans:     # (off for the run, or a loop plan's last iteration: its plan made these passes)
         return sweep(True, release)
     try:
         key, positions = _structure(path, targets, seeds, source_ids)

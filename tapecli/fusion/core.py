@@ -51,7 +51,7 @@ def evaluate(interp, node, scope):
         if size >= plans.THRESHOLD:
             big = True
         values.append(v)
-    if not big or current().numerics.enabled or not enabled():
+    if not big or not enabled():
         return None
     return _fuse(interp, run, plan, values, scope)
 

@@ -1,19 +1,19 @@
 """Fusion plans: which expressions a fused kernel can compute (see tapecli/fusion/__init__.py)."""
 from __future__ import annotations
 
-import os
-
-
 from tapecli.environment import setting
 from tapecli.frontend import ast
 from tapecli import kernels, ops
+from tapecli.runtime.context import current
 
 THRESHOLD = setting("TAPECLI_FUSION_THRESHOLD", kernels.THRESHOLD)
 MAX_COMPILES = 8            # new kernels one run may compile (each costs ~1 s the first time)
 
 
 def enabled() -> bool:
-    return os.environ.get("TAPECLI_FUSION", "1") != "0" and kernels.backend() != "numpy"
+    """Whether the run's mode allows fused kernels (TAPECLI_ACCEL, TAPECLI_FUSION, --check-numerics) and the
+    backend is not NumPy alone."""
+    return current().mode.fusion and kernels.backend() != "numpy"
 
 
 # Builtin calls a fused expression may contain: name -> (op, number of tensor arguments), derived

@@ -56,7 +56,7 @@ class Compiled:
 
     # ------------------------------------------------------------ expressions
     def _expression(self, node):
-        make = _EXPRESSIONS.get(node.__class__)
+        make = _EXPRESSIONS.get(node.__class__) if self.interp.ctx.mode.compiled_closures else None
         return make(self, node) if make is not None else self._method_expression(node)
 
     def _method_expression(self, node):
@@ -108,6 +108,7 @@ class Compiled:
         op_entry = ops.OPS[OP_NAMES[op_symbol]]
         binary = interp.binary
         tapes = interp.ctx.tapes
+        mode = interp.ctx.mode
         # A literal beside a float scalar takes its dtype (as the op would make it): kept per dtype here.
         literal_side = 0 if node.left.__class__ is ast.Number else 1 if node.right.__class__ is ast.Number else None
         constants: dict = {}
@@ -131,7 +132,7 @@ class Compiled:
                         b = constant(b, a)
                     elif literal_side == 0:
                         a = constant(a, b)
-                    if interp.scalar_path and not tapes:     # nothing records: ops.apply's scalar path, directly
+                    if mode.scalar_path and not tapes:     # nothing records: ops.apply's scalar path, directly
                         result = scalar_binary(op_entry, a, b)
                         if result is not None:
                             return result
@@ -164,11 +165,12 @@ class Compiled:
         args = [self.expression(a) for a in node.args]
         call = interp.call
         call_error = interp.call_error
+        mode = interp.ctx.mode
 
         def call_positional(scope):
             f = func(scope)
             values = [a(scope) for a in args]
-            if f.__class__ is _PYFUNCTION and interp.loop_observer is None:
+            if f.__class__ is _PYFUNCTION and mode.direct_calls:
                 fast = getattr(f, "positional", None)
                 if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1] \
                         and not (values and values[0].__class__ is Tensor and values[0].weak):
@@ -193,7 +195,7 @@ class Compiled:
         return block
 
     def _statement(self, node):
-        make = _STATEMENTS.get(node.__class__)
+        make = _STATEMENTS.get(node.__class__) if self.interp.ctx.mode.compiled_closures else None
         run = make(self, node) if make is not None else self._method_statement(node)
         line = node.line
         settings = self.interp.ctx.settings
@@ -237,6 +239,7 @@ class Compiled:
         bind = interp.bind
         implicit = bool(interp.implicit_wrt)
         tapes = interp.ctx.tapes
+        mode = interp.ctx.mode
 
         scalar_node = value_node.__class__ in (ast.BinOp, ast.Call)
         if scalar_node:
@@ -246,7 +249,7 @@ class Compiled:
         def assign(scope):
             result = None
             # scalars on their own paths (fusion takes none while its threshold is over one element)
-            if scalar_node and interp.scalar_path and fusion_plans.THRESHOLD > 1:
+            if scalar_node and mode.scalar_path and fusion_plans.THRESHOLD > 1:
                 if tapes:
                     result = recorded(scope)
                 else:
@@ -327,6 +330,7 @@ class Compiled:
         implicit = bool(interp.implicit_wrt)
         tapes = interp.ctx.tapes
         settings = interp.ctx.settings
+        mode = interp.ctx.mode
         shapes = []                   # the body's shape for a loop plan, found the first time one may serve
         scalars = {}                  # recording or not -> the body as one generated loop (scalar_loop), or None
 
@@ -354,7 +358,7 @@ class Compiled:
             iterator = enumerate(items)
             for index, item in iterator:
                 if weak_rows and index and planner is None and misses < 64 and not implicit \
-                        and interp.scalar_path and fusion_plans.THRESHOLD > 1 and target not in scope.consts \
+                        and mode.scalar_path and fusion_plans.THRESHOLD > 1 and target not in scope.consts \
                         and names.get(target).__class__ is not Variable:
                     record = bool(tapes)
                     if record not in scalars:

@@ -52,8 +52,6 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.ctx = current()            # the run's context (api.run_program begins it first)
         self.ctx.settings.step = self._step     # what the library's iteration charges (limits.tick)
         self.compiled = Compiled(self)
-        self.scalar_path = False        # while it runs: ops on unwatched scalars may take ops.scalar's path
-        self.loop_observer = None       # a loop plan's recorder, while it traces an iteration (loop_plans.py)
 
     @property
     def rng(self):
@@ -71,11 +69,8 @@ class Interpreter(Statements, Expressions, PythonForms):
         check_structure(self.program.body)
         ctx = self.ctx
         with quiet_kernels():     # floating-point warnings off once for the run, not per op
-            self.scalar_path = numpy_quiet() and not (ctx.provenance.enabled or ctx.numerics.enabled)
-            try:
+            with ctx.mode.interpreting(numpy_quiet(), ctx.device is None and not self.implicit_wrt):
                 self.exec_block(self.program.body, self.globals)
-            finally:
-                self.scalar_path = False
         return self.globals
 
     def exec_block(self, body, scope):

@@ -46,8 +46,9 @@ class Expressions:
 
     def call_function(self, fn: Function, args, kwargs, node):
         ctx = current()
-        if self.loop_observer is not None:        # a program's own code: a loop plan takes in only what it let in
-            self.loop_observer.enter(fn)
+        observer = ctx.mode.observer
+        if observer is not None:        # a program's own code: a loop plan takes in only what it let in
+            observer.enter(fn)
         local = Scope(fn.closure)
         fn.bind(local.vars, args, kwargs, self.eval)
         self.depth += 1
@@ -203,8 +204,9 @@ class Expressions:
             return left + right
         if op == "+" and TensorShape in (left.__class__, right.__class__):
             return _shape_sum(left, right)
-        if self.loop_observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
-            self.loop_observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
+        observer = self.ctx.mode.observer
+        if observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
+            observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if left.__class__ is str or right.__class__ is str or left.__class__ is list:
             return _sequence_binary(op, left, right)
         for side in (left, right):
@@ -344,7 +346,7 @@ class Expressions:
     def call(self, func, args, kwargs, node):
         """Call a program value with evaluated arguments, at the call ``node`` (through the loop plan's
         recorder while one traces an iteration: ``interpreter/loop_plans.py``)."""
-        observer = self.loop_observer
+        observer = self.ctx.mode.observer
         if observer is not None:
             return observer.observe(func, args, kwargs, node, self.call_as_written)
         return self.call_as_written(func, args, kwargs, node)
@@ -466,9 +468,10 @@ class Expressions:
             if found is not None:
                 return found
         found = HOOKS["attribute"](self, value, attr, node)
-        if self.loop_observer is not None and isinstance(value, ProgramObject) and found.__class__ is Tensor:
+        observer = self.ctx.mode.observer
+        if observer is not None and isinstance(value, ProgramObject) and found.__class__ is Tensor:
             # an object's tensor made from its Python state (an optimizer's learning rate, its count)
-            self.loop_observer.refuse(f"attribute {attr}")
+            observer.refuse(f"attribute {attr}")
         return found
 
     def eval_Keyword(self, node, scope):

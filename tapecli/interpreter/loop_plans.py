@@ -77,7 +77,7 @@ def planner(interp, shape, items, over) -> LoopPlanner | None:
     function giving it), or None where no plan serves it: too few items, items whose end cannot be seen one
     ahead without running a program's code, a run or a tape that rules plans out, a body a plan cannot replace."""
     listed = items.__class__ in (list, np.ndarray)
-    if listed and len(items) < MIN_ITERATIONS or not listed and not _ahead(over) or not _plain_run(interp):
+    if listed and len(items) < MIN_ITERATIONS or not listed and not _ahead(over) or not _plain_run():
         return None
     shape = shape() if callable(shape) else shape
     return None if shape is None else LoopPlanner(interp, shape, len(items) if listed else None)
@@ -124,12 +124,8 @@ class LoopPlanner:
         if plan is not None and last and plan.left is None:
             # as written, so that what the loop leaves is the program's; the plan made this structure's
             # backward passes, and the loop ends: no backward plan to build from this one
-            ctx = self.interp.ctx
-            backward_plans, ctx.backward_plans = ctx.backward_plans, None
-            try:
+            with self.interp.ctx.mode.off("backward_plans"):
                 body(scope)
-            finally:
-                ctx.backward_plans = backward_plans
             return
         if plan is not None:
             if branches != self.recorder.branches:
@@ -145,7 +141,7 @@ class LoopPlanner:
                         self.plan, self.failed = None, True
                         body(scope)
                     return
-            elif _plain_run(self.interp):
+            elif _plain_run():
                 # what the branch did may have changed what the plan's calls are: the iteration traced must agree
                 self.verify = False
                 recorder = self._traced(body, scope, branches)
@@ -153,7 +149,7 @@ class LoopPlanner:
                     self.plan, self.failed = None, True
                 return
             self.plan, self.failed = None, True
-        if self.failed or index not in TRACED or branches is None or not _plain_run(self.interp):
+        if self.failed or index not in TRACED or branches is None or not _plain_run():
             if index in TRACED:
                 self.failed = True
             body(scope)
@@ -199,15 +195,9 @@ class LoopPlanner:
             return None
         versions = [v.version for v in variables]
         # the scalar path computes outside the kernels: off, every value made from an input is a kernel's
-        scalar_path, interp.scalar_path = interp.scalar_path, False
-        interp.loop_observer = recorder
         steps = interp.steps
-        try:
-            with kernels.tracing(recorder):
-                body(scope)
-        finally:
-            interp.loop_observer = None
-            interp.scalar_path = scalar_path
+        with ctx.mode.tracing(recorder), kernels.tracing(recorder):
+            body(scope)
         recorder.steps_made = interp.steps - steps
         if recorder.refused is not None or len(ctx.variables) != len(variables) or ctx.tapes \
                 or not any(name is None for name, _, _ in recorder.steps):
@@ -255,7 +245,7 @@ class LoopPlanner:
 
     def _inputs(self, scope, plan):
         """The plan's inputs now, or None where one is not laid out as when it was traced."""
-        if not _plain_run(self.interp) or len(current().variables) != len(plan.variables):
+        if not _plain_run() or len(current().variables) != len(plan.variables):
             return None
         inputs = []
         for name in self.inputs:
@@ -271,10 +261,10 @@ class LoopPlanner:
         return [value if k in read else None for k, value in enumerate(inputs)]
 
 
-def _plain_run(interp) -> bool:
+def _plain_run() -> bool:
+    """Whether a loop plan may serve now: the run's mode allows them, no tape is open, Numba is not forced."""
     ctx = current()
-    return not (ctx.tapes or ctx.numerics.enabled or ctx.provenance.enabled or ctx.device is not None
-                or kernels.numba_forced() or interp.implicit_wrt)
+    return ctx.mode.loop_plans and not ctx.tapes and not kernels.numba_forced()
 
 
 def _tensors(recorder, value):
@@ -304,7 +294,7 @@ def _layout(value):
 
 class LoopRecorder(Recorder):
     """Writes down one iteration: its kernel calls, and its effects and gradient requests as calls of their
-    own. It is also the interpreter's ``loop_observer``: every call the body makes comes through
+    own. It is also the run mode's ``observer``: every call the body makes comes through
     :meth:`call`, which refuses what a plan cannot make again."""
 
     def __init__(self, interp, inputs, variables, weak, branches):

@@ -303,7 +303,7 @@ def _admit_broadcast(op: Op, tensors) -> None:
 
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
-    if not attrs and not ctx.provenance.enabled and not ctx.numerics.enabled:
+    if not attrs and ctx.mode.plain_ops:
         result = recorded_scalar(op, inputs, ctx) if ctx.tapes else unwatched_scalar(op, inputs)
         if result is not None:
             return result
@@ -475,7 +475,7 @@ def _ew_vjp(r, g, needs=None):
     ctx = current()
     ins = r.inputs
     y = r.output
-    if not ctx.provenance.enabled and not ctx.numerics.enabled and (not ctx.tapes or not recording_watches((g, y, *ins))):
+    if ctx.mode.plain_ops and (not ctx.tapes or not recording_watches((g, y, *ins))):
         return _ew_vjp_raw(r, g, needs, ins, y)
     lead = g.ndim - y.ndim
     out = []

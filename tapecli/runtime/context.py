@@ -13,6 +13,8 @@ import time
 
 import numpy as np
 
+from tapecli.environment import setting
+from tapecli.errors import UsageError
 from tapecli.runtime.numerics import Numerics
 from tapecli.runtime.provenance import Provenance
 
@@ -49,6 +51,93 @@ class Settings:
             self.warn(message)
 
 
+class Mode:
+    """Which fast paths may run: one named answer per path, asked by that path (docs/architecture.md, "Fast
+    paths and the Mode"). Computed once per run from TAPECLI_ACCEL (``accel``: 0 turns every path off, and the
+    run takes the reference path alone), TAPECLI_FUSION, --explain and --check-numerics; a block that rules a
+    path out switches it off for its length (:meth:`off`, :meth:`tracing`). What the kernels decide per call
+    (TAPECLI_BACKEND=numba, a device, a recorder installed) the paths still ask the kernels.
+
+    - ``compiled_closures``: the interpreter's hot nodes run as closures of their own (``interpreter/compiled.py``)
+      rather than through their ``eval_``/``exec_`` methods, which stay the meaning;
+    - ``plain_ops``: nothing logs or checks the ops (no --explain, no --check-numerics): ops on scalars may take
+      ``ops/scalar.py``'s path, gradient rules may run on plain arrays, the backward sweep may run small rules
+      compiled, statement records whole (``ops/statement``), and replay plans;
+    - ``scalar_path``: while the interpreter runs (``Interpreter.run``): its generated scalar code
+      (``ScalarSource``, ``scalar_loop``) and ``ops.scalar``'s path straight from its closures;
+    - ``direct_calls``: a compiled call closure may call a builtin directly (off while a loop plan traces);
+    - ``fusion``: large elementwise expressions may become one fused kernel (``tapecli/fusion``);
+    - ``backward_plans``: a repeated backward pass may run as its plan (``autodiff/replay.py``);
+    - ``loop_plans``: while the interpreter runs, a training loop's iterations may run as its plan
+      (``interpreter/loop_plans.py``), where no tape is open.
+
+    ``observer`` is the loop plan's recorder while it traces an iteration (every call the body makes goes
+    through it), None otherwise."""
+
+    __slots__ = ("accel", "compiled_closures", "plain_ops", "scalar_path", "direct_calls", "fusion",
+                 "backward_plans", "loop_plans", "observer")
+
+    def __init__(self, *, accel: bool = True, fusion: bool = True, explain: bool = False,
+                 check_numerics: bool = False):
+        self.accel = accel
+        self.compiled_closures = accel
+        self.plain_ops = accel and not (explain or check_numerics)
+        self.scalar_path = False
+        self.direct_calls = accel
+        self.fusion = accel and fusion and not check_numerics
+        self.backward_plans = self.plain_ops
+        self.loop_plans = False
+        self.observer = None
+
+    @classmethod
+    def of_run(cls, *, explain: bool = False, check_numerics: bool = False, strict: bool = True) -> Mode:
+        """The mode of a run: TAPECLI_ACCEL and TAPECLI_FUSION read here, once (``strict=False``: a value they do not
+        accept reads as their default, for a thread's first context, made before any run checks the settings)."""
+        try:
+            accel, fusion = setting("TAPECLI_ACCEL", "1") != "0", setting("TAPECLI_FUSION", "1") != "0"
+        except UsageError:
+            if strict:
+                raise
+            accel = fusion = True
+        return cls(accel=accel, fusion=fusion, explain=explain, check_numerics=check_numerics)
+
+    @contextlib.contextmanager
+    def interpreting(self, numpy_quiet: bool, loop_plans: bool):
+        """An interpreter runs the block: its scalar path may run where the kernels leave small tensors to NumPy
+        (``numpy_quiet``), its loop plans where it allows them (``loop_plans``: no implicit gradient, no device)."""
+        saved = self.scalar_path, self.loop_plans
+        self.scalar_path = self.plain_ops and numpy_quiet
+        self.loop_plans = self.plain_ops and loop_plans
+        try:
+            yield self
+        finally:
+            self.scalar_path, self.loop_plans = saved
+
+    @contextlib.contextmanager
+    def off(self, *paths: str):
+        """The named paths switched off for the block, and back as they were after it."""
+        saved = [getattr(self, path) for path in paths]
+        for path in paths:
+            setattr(self, path, False)
+        try:
+            yield self
+        finally:
+            for path, value in zip(paths, saved):
+                setattr(self, path, value)
+
+    @contextlib.contextmanager
+    def tracing(self, observer):
+        """A loop plan traces an iteration with ``observer``: the paths that compute outside the kernels
+        (``scalar_path``) or call past the observer (``direct_calls``) are off meanwhile."""
+        saved = self.observer
+        self.observer = observer
+        try:
+            with self.off("scalar_path", "direct_calls"):
+                yield self
+        finally:
+            self.observer = saved
+
+
 class RunContext:
     """What one run mutates: settings and warnings, the open tapes (outermost first), the tapes whose
     backward pass is running (innermost last), the --check-numerics state, the provenance log kept
@@ -63,15 +152,16 @@ class RunContext:
 tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
 there a tensor has no operators (the interpreter applies the ops itself). ``functions`` counts the calls of
 ``tf.function``s under way (``tf.inside_function()``); ``constraints`` maps a variable's id to the Keras
-constraint an optimizer applies to it after each step (a layer's ``kernel_constraint=``)."""
+constraint an optimizer applies to it after each step (a layer's ``kernel_constraint=``). ``mode`` says which fast
+paths may run (:class:`Mode`)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed", "eager", "functions", "constraints")
+                 "variables", "loop_replayed", "eager", "functions", "constraints", "mode")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
-                 jacobian_mode: str = "auto", device=None):
+                 jacobian_mode: str = "auto", device=None, mode: Mode | None = None):
         self.settings = Settings(float_dtype, max_elements, max_memory, max_seconds)
         self.tapes: list = []
         self.running: list = []
@@ -91,11 +181,13 @@ constraint an optimizer applies to it after each step (a layer's ``kernel_constr
         self.eager = None
         self.functions = 0
         self.constraints: dict = {}
+        self.mode = mode or Mode.of_run(explain=explain, check_numerics=check_numerics)
 
 
 class _Current(threading.local):
     def __init__(self):
-        self.ctx = RunContext()       # each thread starts with a context of its own
+        # each thread starts with a context of its own (made before any run checks the settings)
+        self.ctx = RunContext(mode=Mode.of_run(strict=False))
         self.observer = None          # called with each context begin_run makes in this thread (observed)
 
 
