@@ -49,6 +49,12 @@ def float64_state():
         yield
 
 
+# The tests of the fast paths themselves (that one ran, what it replayed or fused): nothing to test while
+# TAPECLI_ACCEL=0 turns them off. Every other test runs on the reference path alone then.
+fast_paths = pytest.mark.skipif(os.environ.get("TAPECLI_ACCEL") == "0",
+                                reason="TAPECLI_ACCEL=0 turns the fast paths off")
+
+
 def drawn(in_ci: int) -> int:
     """How many examples a property test draws: ``in_ci`` in the README's test command (sized so the suite stays
     short), TAPECLI_LONG_FUZZ's N in the long mode."""

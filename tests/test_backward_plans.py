@@ -14,6 +14,10 @@ from tapecli.kernels.trace import Mismatch, Recorder
 from tapecli.ops import linalg
 from tapecli.runtime.values import Tensor
 
+from conftest import fast_paths
+
+pytestmark = fast_paths
+
 TRAIN = """
 import tensorflow as tf
 X = tf.random.normal({x_shape}, seed=1)

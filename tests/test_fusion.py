@@ -13,9 +13,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from conftest import cli
+from conftest import cli, fast_paths
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="fusion needs numba")
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="fusion needs numba"), fast_paths]
 
 from tapecli import fusion  # noqa: E402
 from tapecli.fusion import codegen, plan  # noqa: E402,F401

@@ -4,6 +4,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import fast_paths
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import Options, run_source
@@ -429,6 +430,7 @@ def test_scalar_loops_elsewhere_end_as_their_statements_do(source, options, monk
     assert _loop_outcome(source, monkeypatch, True, options) == _loop_outcome(source, monkeypatch, False, options)
 
 
+@fast_paths
 def test_a_generated_scalar_loop_stops_where_a_check_fails_and_leaves_the_state_before_it(monkeypatch):
     # the third sin gives a float64: the generated loop stops in iteration 2 at its second statement, with z as
     # iteration 2 left it; that statement runs as written (a fourth sin), and the loop goes on from iteration 3

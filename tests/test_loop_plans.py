@@ -14,6 +14,10 @@ from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.library.keras import optimizers
 
+from conftest import fast_paths
+
+pytestmark = fast_paths
+
 KERAS = """
 import tensorflow as tf
 X = tf.random.normal({x_shape}, seed=1)

@@ -7,6 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from test_loop_plans import KERAS, _compared, _run, _state
+from conftest import fast_paths
+
+pytestmark = fast_paths
 
 ACTIVATIONS = ["None", '"relu"', '"tanh"', '"sigmoid"', '"softmax"', '"gelu"', '"elu"', '"selu"', '"softplus"',
                '"swish"', '"leaky_relu"', '"linear"']
