@@ -105,7 +105,8 @@ class CliResult:
 # how the process runs. Any other (limits watched on the process's memory and clock, NUMBA_*, PYTHON*, schedulers)
 # gets a process of its own, as do the commands that start processes.
 IN_PROCESS_SETTINGS = frozenset({"COLUMNS", "LINES", "NO_COLOR"})
-PROCESS_ARGUMENTS = frozenset({"bench", "--workers", "--scheduler", "--device"})
+PROCESS_ARGUMENTS = frozenset({"bench", "--workers", "--scheduler", "--device", "--show-completion",
+                               "--install-completion"})
 
 
 def cli(*args, input: str | None = None, cwd=None, env=None, process: bool = False) -> CliResult:
