@@ -20,8 +20,12 @@ collect_ignore_glob = ["data/*"]
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):
-    """Keep the parser and numba caches of the test run out of the user's cache."""
-    os.environ.setdefault("TAPECLI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    """Keep the parser and numba caches of the test run out of the user's cache. The workers of one run share
+    theirs (pytest-xdist's base directories sit in one directory a run): a kernel one compiled, the other loads,
+    as two tapecli processes do (kernels/numba_support.py locks a compile)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ.setdefault("TAPECLI_CACHE_DIR", str(shared / "tapecli-cache"))
 
 
 @contextlib.contextmanager
