@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import cli
+from conftest import cli, fast_paths
 
 SMALL = "var x = [1.0, 2.0, 3.0]\ntape t:\n    y = sum(sin(x) * x)\ng = t.gradient(y, x)\n"
 
@@ -38,6 +38,7 @@ def test_bench_json_document(tmp_path):
     assert doc["backward_passes"] == 1 and doc["backward_replayed"] == 0 and doc["loop_replayed"] == 0
 
 
+@fast_paths
 def test_bench_counts_the_backward_passes_and_loop_iterations_that_ran_as_plans(tmp_path):
     body = "    tape t:\n        y = sum(sin(x) * x)\n    g = t.gradient(y, x)\n"
     loop = "var x = [1.0, 2.0, 3.0]\ni = 0\nwhile i < 6:\n" + body + "    i = i + 1\n"

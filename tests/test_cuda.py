@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import fast_paths
 
 # The simulator must be chosen before numba.cuda is first imported (nothing imports it before the cuda
 # backend is asked for).
@@ -437,6 +438,7 @@ def fuse_small(monkeypatch):
     monkeypatch.setenv("TAPECLI_FUSION", "1")
 
 
+@fast_paths
 @pytest.mark.parametrize("expr", FUSED_EXPRESSIONS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_kernels_on_cuda_equal_the_cpu(fuse_small, expr, dtype):
@@ -458,6 +460,7 @@ def test_fused_kernels_on_cuda_equal_the_cpu(fuse_small, expr, dtype):
                 np.testing.assert_allclose(np.asarray(u.value), np.asarray(v.value), rtol=rtol, atol=rtol / 10)
 
 
+@fast_paths
 def test_fused_second_order_on_cuda_equals_the_cpu(fuse_small):
     rng = np.random.default_rng(4)
     sets = {"x": rng.normal(size=16), "w": rng.normal(size=16)}
@@ -474,6 +477,7 @@ def test_fused_second_order_on_cuda_equals_the_cpu(fuse_small):
 SPECIAL = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e30, -1e30, 88.8, -104.0, 1e-40, 3.0, -2.0])
 
 
+@fast_paths
 @pytest.mark.parametrize("expr", FUSED_EXPRESSIONS + ["sigmoid(x) * tanh(x * 1.5) + exp(y) * log(p) - sqrt(y) / p"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_kernels_on_cuda_give_the_cpu_s_inf_and_nan(fuse_small, expr, dtype):

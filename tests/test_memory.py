@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 import pytest
 
-from conftest import open_tape, run_program
+from conftest import fast_paths, open_tape, run_program
 from test_op_gradients import CASES
 
 from tapecli import ops
@@ -320,6 +320,7 @@ def test_memory_kept_for_reuse_goes_back_before_the_cap_refuses():
     assert int(proc.stdout) > 64 << 20
 
 
+@fast_paths
 def test_a_recorded_scalar_statement_is_one_record():
     """From its second run, a recorded scalar statement's ops are one record of its inputs and output
     (ops/statement.py): the values between the ops are not kept; `tapecli tape` still lists every op."""

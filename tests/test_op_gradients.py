@@ -33,7 +33,7 @@ from typing import Callable  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from conftest import open_tape
+from conftest import fast_paths, open_tape
 from tapecli.autodiff.backward import backward
 from tapecli import ops  # noqa: E402
 from tapecli.autodiff import replay  # noqa: E402
@@ -773,6 +773,7 @@ def test_jvp(case, backend):
         assert math.isclose(lhs, rhs, rel_tol=1e-9, abs_tol=1e-9), f"{case.id}: <w, jvp> {lhs} != <vjp, t> {rhs}"
 
 
+@fast_paths
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_a_repeated_backward_pass_runs_as_a_plan_with_the_ordinary_bits(case, monkeypatch):
     """Six passes of one structure (the inputs scaled a little each time): from the fourth on, the pass runs

@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from conftest import fast_paths
 
 from tapecli import kernels, ops
 from tapecli.ops import core
@@ -126,6 +127,7 @@ def _fusable_unary():
     return sorted(name for name, (op, arity) in plan.CALLS.items() if arity == 1)
 
 
+@fast_paths
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="fusion needs numba")
 @pytest.mark.parametrize("name", _fusable_unary())
 def test_every_fusion_template_matches_the_unfused_op(name, monkeypatch):
@@ -158,6 +160,7 @@ def _fusable_binary():
     return sorted(name for name, (op, arity) in plan.CALLS.items() if arity == 2)
 
 
+@fast_paths
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="fusion needs numba")
 @pytest.mark.parametrize("name", _fusable_binary())
 def test_every_binary_fusion_template_matches_the_unfused_op(name, monkeypatch):

@@ -160,7 +160,8 @@ class Statements:
 
     def exec_Assign(self, node, scope):
         first_request = len(self.requests)
-        value = fusion.evaluate(self, node.value, scope) if node.value.__class__ in _FUSABLE else None
+        value = fusion.evaluate(self, node.value, scope) if (node.value.__class__ in _FUSABLE
+                                                            and current().mode.fusion) else None
         if value is None:               # (fusion: one kernel for a large elementwise expression)
             value = self.eval(node.value, scope)
         if len(node.targets) == 1:
