@@ -343,9 +343,12 @@ def test_the_resident_size_is_read_again_only_near_half_the_cap(monkeypatch):
     """Arrays of a megabyte or more are weighed against the memory cap. While the size last read plus every
     such array since stays under half the cap, no read is needed: a loop of them reads the size once under a
     large cap, and at every array near a small one, where the array that goes over is refused."""
+    import gc
+
     import tapecli
     from tapecli.errors import LimitError
     from tapecli.runtime import limits
+    gc.collect()        # what earlier tests in this process left is freed now, not while the caps below are read
     reads = []
     resident = limits.resident_bytes
 
@@ -360,6 +363,6 @@ def test_the_resident_size_is_read_again_only_near_half_the_cap(monkeypatch):
     tight = resident() + (40 << 20)           # forty more megabytes: each 4 MB array is weighed near the cap
     tapecli.run(program, limits=limits.Limits(max_memory=tight))
     assert len(reads) == 41
-    kept = "kept = []\nfor i in range(40):\n    kept.append(ones([1000, 1000]))\n"
+    kept = "kept = []\nfor i in range(100):\n    kept.append(ones([1000, 1000]))\n"   # 400 MB, far past the cap
     with pytest.raises(LimitError, match="memory limit"):
         tapecli.run(kept, limits=limits.Limits(max_memory=tight))
