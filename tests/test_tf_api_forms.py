@@ -267,3 +267,41 @@ def test_a_dict_keyed_by_numbers_reads_back_what_it_stored():
         with pytest.raises(TdfError, match="an index must be an integer") as e:     # a tensor's index stays an int
             printed(program)
         assert e.value.line in (4, 5)
+
+
+# isinstance of the program's classes, tf.Module, and Keras's classes and bases; each line as TensorFlow 2.21 and
+# Keras 3 print it (recorded in the development venv).
+ISINSTANCE = """
+class A:
+    pass
+class B(A):
+    pass
+class C:
+    pass
+b = B()
+print(isinstance(b, A), isinstance(b, B), isinstance(b, C), isinstance(b, (C, A)), isinstance(A(), B))
+d = tf.keras.layers.Dense(2)
+s = tf.keras.Sequential([d])
+print(isinstance(d, tf.keras.layers.Layer), isinstance(d, tf.keras.layers.Dense), isinstance(d, tf.keras.layers.Conv2D))
+print(isinstance(s, tf.keras.Model), isinstance(s, tf.keras.layers.Layer), isinstance(s, tf.keras.Sequential),
+      isinstance(d, tf.Module))
+print(isinstance(tf.keras.losses.MeanSquaredError(), tf.keras.losses.Loss),
+      isinstance(tf.keras.metrics.Mean(), tf.keras.metrics.Metric), isinstance(tf.keras.metrics.Mean(), tf.keras.layers.Layer))
+class L(tf.keras.layers.Layer):
+    def call(self, x):
+        return x
+class M(tf.keras.Model):
+    def call(self, x):
+        return x
+print(isinstance(L(), tf.keras.layers.Layer), isinstance(L(), tf.keras.Model), isinstance(M(), tf.keras.layers.Layer),
+      isinstance(M(), tf.keras.Model), isinstance(M(), L))
+class Mod(tf.Module):
+    pass
+print(isinstance(Mod(), tf.Module), isinstance(Mod(), tf.keras.layers.Layer), Mod().name, Mod(name="m2").name)
+"""
+ISINSTANCE_PRINTED = ["True True False True False", "True True False", "True True True False", "True True False",
+                      "True False True True False", "True False mod m2"]
+
+
+def test_isinstance_answers_for_classes_bases_and_keras_as_tensorflow_does():
+    assert printed(ISINSTANCE) == ISINSTANCE_PRINTED

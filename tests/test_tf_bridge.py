@@ -267,6 +267,52 @@ card = tf.data.Dataset.range(5).skip(1).repeat(2).cardinality()
 pairs = list(tf.data.Dataset.zip((tf.data.Dataset.range(2), tf.data.Dataset.range(2).map(lambda v: v * 10))))
 print(losses, r, first, card, w, pairs)
 """,
+    "keras_built_ins_in_a_custom_loop_and_fit": """
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+from tensorflow.keras import layers
+x = np.linspace(-1, 1, 16, dtype="float32")[:, None]
+y = 3 * x + 1
+model = keras.Sequential([layers.Dense(4, activation="relu"), layers.Dense(1)])
+opt = tf.keras.optimizers.SGD(learning_rate=0.1)
+loss_fn = keras.losses.MeanSquaredError()
+for step in range(3):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+model.compile(optimizer="adam", loss="mse")
+history = model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+kinds = [isinstance(model, keras.Model), isinstance(model.layers[0], layers.Layer),
+         isinstance(model.layers[0], layers.Dense), isinstance(loss_fn, keras.losses.Loss),
+         isinstance(model.layers[0], tf.Module)]
+print(float(loss), sorted(history.history), len(model.layers), kinds)
+""",
+    "a_tf_module_holding_variables_and_modules": """
+import tensorflow as tf
+class Dense(tf.Module):
+    def __init__(self, d_in, d_out, name=None):
+        super().__init__(name=name)
+        self.w = tf.Variable(tf.ones([d_in, d_out]), name="w")
+        self.b = tf.Variable(tf.zeros([d_out]), name="b")
+    def __call__(self, x):
+        return tf.nn.relu(x @ self.w + self.b)
+class Stack(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Dense(3, 2)
+        self.second = Dense(2, 1, name="out")
+        self.frozen = tf.Variable(2.0, trainable=False)
+    def __call__(self, x):
+        return self.second(self.first(x)) * self.frozen
+net = Stack()
+with tf.GradientTape() as tape:
+    y = tf.reduce_sum(net(tf.constant([[1.0, 2.0, 3.0]])))
+grads = tape.gradient(y, net.trainable_variables)
+print(net.name, net.second.name, len(net.variables), len(net.trainable_variables), len(net.submodules),
+      isinstance(net, tf.Module), isinstance(net.first, Dense))
+""",
 }
 
 
@@ -317,14 +363,14 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 
 @pytest.mark.parametrize("source", [
-    "import tensorflow as tf\nx = tf.keras.layers.Dense(2)\n",                  # Keras
+    "import tensorflow as tf\nclass M(tf.keras.Model):\n    pass\n",             # Keras's classes as bases
     "import tensorflow as tf\ny = tf.map_fn(lambda v: v, tf.ones([2]))\n",        # a function the library calls
     "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
     "import tensorflow as tf\nr = tf.random\n",                                    # (one whose objects are held)
     "import tensorflow as tf\nn = tf.data.NOT_A_NAME\n",                           # a name the library lacks
-    "from tensorflow import constant\nx = constant(1.0)\n",                       # from-import
-    "import tensorflow as tf\nimport keras\nx = tf.constant(1.0)\n",              # another framework
+    "from tensorflow import *\nx = constant(1.0)\n",                             # a star import
+    "import tensorflow as tf\nimport tf_keras\nx = tf.constant(1.0)\n",           # another framework
     "import tensorflow as tf\nx = tf.nn.dropout(tf.ones([2]), 0.5)\n",            # the run's generator, not tf.random's
 ])
 def test_routing_is_conservative(source, monkeypatch):

@@ -13,7 +13,7 @@ import sys
 import warnings
 
 from tapecli.errors import LimitError, TdfError, TdfSyntaxError
-from tapecli.execution.frameworks import FRAMEWORKS, TENSORFLOW
+from tapecli.execution.frameworks import BRIDGED, FRAMEWORKS
 from tapecli.frontend.parser import deep_recursion
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import Limits, resident_bytes
@@ -56,9 +56,9 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
             module = node.module if isinstance(node, ast.ImportFrom) else None
             for alias in node.names:
                 full = module or alias.name
-                if full == TENSORFLOW and module is None:
-                    from tapecli.execution.tensorflow import enabled
-                    tensorflow = tensorflow or enabled(refused_by_the_interpreter=free_names)
+                if full.split(".")[0] in BRIDGED:
+                    from tapecli.execution.tensorflow import enabled, interpreter_refuses
+                    tensorflow = tensorflow or enabled(free_names or interpreter_refuses(tree))
                     if not tensorflow:
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:
@@ -78,7 +78,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         # A program TDF's parser refused (``free_names``) that imports a module no program may: CPython's run
         # refuses the import at its line, with its reason, rather than TDF at a form it could not read.
         allowed = {m.split(".")[0] for m in ALLOWED} | (_imported(tree) if free_names else set())
-        return tree if not free and bridgeable(tree, allowed) else None
+        return tree if not free and bridgeable(tree, allowed, lenient_attributes=not free_names) else None
     return None if free and not free_names else tree
 
 
@@ -119,7 +119,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     bridge = _bridge(tree, sandbox, filename, source)
     code = _compiled(tree, filename, source, bridge and bridge.transform)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
-    modules = Modules(sandbox, _run_state(sandbox), bridge and {TENSORFLOW: bridge.eager.tf})
+    modules = Modules(sandbox, _run_state(sandbox), bridge and bridge.module)
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     if bridge:

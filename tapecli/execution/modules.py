@@ -79,7 +79,7 @@ class Modules:
         self.sandbox = sandbox
         self.replacements = replacements        # module -> name -> the run's own value
         self.proxies: dict[str, types.ModuleType] = {}
-        self.frameworks = frameworks or {}       # a TensorFlow program's tf (execution/tensorflow.py)
+        self.frameworks = frameworks            # a TensorFlow program's: its module of a name (Bridge.module)
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
         """The program's import statements. NumPy's C code imports its own modules through the builtins of the
@@ -89,8 +89,8 @@ class Modules:
             return builtins.__import__(name, globals, locals, fromlist, level)
         if level:
             raise Refused("relative imports have no package to come from in a program")
-        if name in self.frameworks and not fromlist:
-            return self.frameworks[name]
+        if self.frameworks is not None and name.split(".")[0] in FRAMEWORKS:
+            return self.frameworks(name.split(".")[0] if not fromlist else name)
         if name not in ALLOWED:
             raise refusal(name)
         proxy = self.proxy(name)

@@ -26,7 +26,10 @@ from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import TensorSpec, custom_gradient, tf_function, traced_warnings
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
-from tapecli.execution.tf_values import Keyword, Node, Shape, is_numbers, as_tensorflow, to_library, to_program
+from tapecli.execution.tf_module import Module
+from tapecli.execution.frameworks import BRIDGED
+from tapecli.execution.tf_values import (Keyword, LibraryKind, Node, Shape, as_tensorflow, is_numbers,
+                                         library_value, to_library, to_program)
 from tapecli.interpreter.classes import Namespace
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
@@ -53,13 +56,16 @@ RANDOM = "random"
 RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_random_generator"})
 # tf.data: its Dataset class (and the datasets it makes) held behind the same proxy; the functions a program
 # passes to them (map, filter) called back as the program's (tf_values.ProgramCallable, Run.call_value).
-HELD = frozenset({RANDOM, "data"})
+KERAS = "keras"
+HELD = frozenset({RANDOM, "data", KERAS})
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
 OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec",
-                 "custom_gradient"})
+                 "custom_gradient", "Module"})
+# The attributes of those that are classes a program reads (``@tf.Module.with_name_scope``).
+OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"})}
 OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
@@ -80,6 +86,37 @@ _INTERPRETER_ATTRIBUTES = frozenset({"T", "astype", "reshape", "mean", "sum", "t
                                      "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"})
 
 
+def interpreter_refuses(tree: ast.Module) -> bool:
+    """Whether the interpreter would refuse, when its line runs, a form of this program that its parser reads:
+    an import, a decorator or a Python builtin it does not give, or a keyword ``print`` does not take there.
+    Asked of the interpreter's own tables, so that such a program runs on CPython instead."""
+    from tapecli.interpreter.expressions import PYTHON_ONLY
+    from tapecli.interpreter.pyforms import importable
+    from tapecli.interpreter.statements import DECORATORS
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and not all(importable(alias.name) for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not all(importable(f"{node.module}.{alias.name}")
+                                                        for alias in node.names):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not all(
+                _last_name(d) in DECORATORS for d in node.decorator_list):
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in PYTHON_ONLY \
+                and node.id not in bound:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
+                and any(k.arg != "sep" for k in node.keywords):
+            return True
+    return False
+
+
+def _last_name(decorator: ast.expr) -> str | None:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+
+
 def enabled(refused_by_the_interpreter: bool) -> bool:
     """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run;
     auto (the default), those the interpreter's parser refuses (``try``/``raise``, generators, ``@staticmethod``...)
@@ -89,47 +126,83 @@ def enabled(refused_by_the_interpreter: bool) -> bool:
 
 
 # ------------------------------------------------------------------ what a program may use
-def bridgeable(tree: ast.Module, allowed_modules) -> bool:
+def bridgeable(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) -> bool:
     """Whether CPython runs this TensorFlow program: it imports ``tensorflow`` whole (``import tensorflow`` or
-    ``... as tf``) and no other framework, every ``tf.a.b`` it writes is one the bridge supports, and it reads
-    no tensor attribute only the interpreter gives. Decided from the text alone (a program never runs twice)."""
-    aliases, modules = set(), set()
+    ``... as tf``) and no other framework, every ``tf.a.b`` it writes is one the bridge supports, and (with
+    ``lenient_attributes``: a program the interpreter could run) it reads no tensor attribute only the
+    interpreter gives. Decided from the text alone (a program never runs twice)."""
+    aliases, modules = {}, set()         # aliases: a name an import of TensorFlow binds -> the tf path it names
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if (node.module or "").split(".")[0] not in allowed_modules or node.level:
+            if node.level:
                 return False
-            modules.update(alias.asname or alias.name for alias in node.names)
+            if node.module.split(".")[0] in BRIDGED:
+                for alias in node.names:
+                    if alias.name == "*":
+                        return False
+                    aliases[alias.asname or alias.name] = [*framework_path(node.module), alias.name]
+            elif node.module.split(".")[0] not in allowed_modules:
+                return False
+            else:
+                modules.update(alias.asname or alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == TOP:
-                    aliases.add(alias.asname or TOP)
-                elif alias.name.split(".")[0] not in allowed_modules:
+                top = alias.name.split(".")[0]
+                if top in BRIDGED:          # (``import tensorflow.keras`` binds ``tensorflow``)
+                    aliases[alias.asname or top] = framework_path(alias.name if alias.asname else top)
+                elif top not in allowed_modules:
                     return False
-                modules.add(alias.asname or alias.name.split(".")[0])
+                else:
+                    modules.add(alias.asname or top)
     if not aliases:
         return False
     tree.tf_aliases = aliases
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, complex):
             return False            # tapecli's tensors are real: the interpreter refuses the literal, saying so
-        if isinstance(node, ast.Attribute) and node.attr in _INTERPRETER_ATTRIBUTES:
+        if lenient_attributes and isinstance(node, ast.Attribute) and node.attr in _INTERPRETER_ATTRIBUTES:
             root = node.value
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if not (isinstance(root, ast.Name) and root.id in modules):      # (np.sum, tf.transpose: functions)
+            if not (isinstance(root, ast.Name) and (root.id in modules or root.id in aliases)):   # (np.sum: a function)
                 return False
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
+            return False
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return False
-            path, at = [node.id], node
+            path, at = list(aliases[node.id]), node
             while isinstance(parents.get(at), ast.Attribute) and parents[at].value is at:
                 at = parents[at]
                 path.append(at.attr)
-            if not supported(path[1:]):
+            if not supported(path):
                 return False
     return True
+
+
+def _derivable(base: ast.expr, aliases: dict) -> bool:
+    """Whether a program's class may derive from ``base`` here: from anything but TensorFlow's classes, of which
+    ``tf.Module`` alone is a class on CPython (Keras's layers and models run on the interpreter)."""
+    path = []
+    while isinstance(base, ast.Attribute):
+        path.insert(0, base.attr)
+        base = base.value
+    if not (isinstance(base, ast.Name) and base.id in aliases):
+        return True
+    return [*aliases[base.id], *path] == ["Module"]
+
+
+def framework_path(module: str) -> list[str]:
+    """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
+    top, *rest = module.split(".")
+    return rest if top == TOP else [KERAS, *rest]
+
+
+def tf_names(aliases: dict) -> set[str]:
+    """The names that stand for the ``tf`` module itself."""
+    return {name for name, path in aliases.items() if not path}
 
 
 def declarations(tree: ast.Module, aliases: set[str]) -> tuple[set[int], set[str]]:
@@ -168,25 +241,31 @@ def supported(path: list[str]) -> bool:
     """Whether ``tf.<path>`` names something the bridge gives (a module alone, as a value, is not)."""
     if not path:
         return False
-    if len(path) == 1 and path[0] in OWN:
-        return True
+    if path[0] in OWN:
+        return len(path) == 1 or len(path) == 2 and path[1] in OWN_CLASS_ATTRIBUTES.get(path[0], ())
     if path[0] in OWN_MODULES:
         return len(path) == 2 and path[1] in OWN_MODULES[path[0]][1]
     found = _resolve(path)
     if isinstance(found, DType):
         return True
-    drawing = path[0] == RANDOM
+    drawing = path[0] in (RANDOM, KERAS)
     if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
         return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
     if isinstance(found, Namespace):
         return False
     if not getattr(found, "is_builtin", False) or found.wants_interp and not drawing \
-            or found.__module__ not in (FAMILIES | RANDOM_FAMILIES if drawing else FAMILIES):
+            or not _of_families(found.__module__, path[0]):
         return False
     if any(found is builtin_named(name) for name in _NOT_TF):
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _of_families(module: str, top: str) -> bool:
+    if top == KERAS:
+        return module.startswith("tapecli.library.keras") or module in FAMILIES
+    return module in (FAMILIES | RANDOM_FAMILIES if top == RANDOM else FAMILIES)
 
 
 def _held(found) -> bool:
@@ -220,10 +299,21 @@ class Bridge:
 
     def __init__(self, tree: ast.Module, sandbox, filename: str, source: str):
         from tapecli.execution import guard
-        variables, constants = declarations(tree, tree.tf_aliases)
+        variables, constants = declarations(tree, tf_names(tree.tf_aliases))
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
-        self.eager.run.traced = traced_warnings(tree, tree.tf_aliases)
+        self.eager.run.traced = traced_warnings(tree, tf_names(tree.tf_aliases))
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables)
+
+    def module(self, name: str) -> types.ModuleType:
+        """The program's module of this name (``tensorflow``, ``tensorflow.math``, ``keras.layers``): tf's, or a
+        module under it. A framework the bridge does not give (``tf_keras``) is refused by name."""
+        if name.split(".")[0] not in BRIDGED:
+            from tapecli.execution.modules import refusal
+            raise refusal(name)
+        module = self.eager.tf
+        for attr in framework_path(name):
+            module = getattr(module, attr)
+        return module
 
     def names(self, scope: dict) -> dict:
         """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
@@ -325,6 +415,8 @@ class Run:
             note_binding(scope, name, old, scope.get(name), line)
         if isinstance(names, str) and self.sandbox.program_made(value) and not isinstance(value, type):
             self.bind_name(value, names)
+        elif isinstance(names, str) and hasattr(library_value(value), "bind_name"):
+            library_value(value).bind_name(names)   # a Keras layer or model names its variables, as on the interpreter
 
     def label(self, instance) -> str:
         return self.labels.get(id(instance), (None, type(instance).__name__.lower()))[1]
@@ -653,6 +745,8 @@ def _own(eager: "Eager", attr: str):
         return TensorSpec
     if attr == "custom_gradient":
         return custom_gradient
+    if attr == "Module":
+        return Module
     if attr == "Tensor":
         return TensorType
     if attr == "print":
@@ -674,4 +768,4 @@ def _library_function(eager: Eager, f, spelled: str):
                                        {k: to_library(v) for k, v in kwargs.items()}))
     call.__name__ = call.__qualname__ = spelled.rpartition(".")[2]
     call.__doc__ = f.__doc__
-    return call
+    return LibraryKind(call, f) if getattr(f, "makes", None) is not None else call

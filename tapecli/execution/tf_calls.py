@@ -10,7 +10,7 @@ import ast
 import functools
 import inspect
 
-from tapecli.execution.tf_values import ProgramCallable, Shape, as_tensorflow, to_library, to_program
+from tapecli.execution.tf_values import ProgramCallable, Shape, as_tensorflow, program_side, to_library, to_program
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
 from tapecli.interpreter.objects import custom_gradient_call
 from tapecli.runtime.context import current
@@ -82,19 +82,24 @@ def custom_gradient(f=None):
         return custom_gradient
 
     @functools.wraps(f)
-    @as_tensorflow
     def wrapped(*args, **kwargs):
-        ctx = current()
-        ctx.eager._line(2)
-        line = ctx.settings.line            # (the op is the call's, at its line, as on the interpreter)
-
-        def call():
-            result = f(*args, **kwargs)
-            ctx.settings.line = line
-            if isinstance(result, (list, tuple)) and len(result) == 2 and callable(result[1]):
-                return [to_library(result[0]), ProgramCallable(result[1])]
-            return to_library(result)           # (custom_gradient_call says what is wrong with it)
-        return to_program(custom_gradient_call(ctx.eager.run, f.__name__, call,
-                                               [to_library(a) for a in args],
-                                               {k: to_library(v) for k, v in kwargs.items()}))
+        eager = current().eager
+        eager._line(2)
+        return _custom_gradient_call(eager, f, args, kwargs)
     return wrapped
+
+
+@as_tensorflow
+def _custom_gradient_call(eager, f, args, kwargs):
+    settings = current().settings
+    line = settings.line            # (the op is the call's, at its line, as on the interpreter)
+
+    def call():
+        with program_side(eager):
+            result = f(*args, **kwargs)
+        settings.line = line
+        if isinstance(result, (list, tuple)) and len(result) == 2 and callable(result[1]):
+            return [to_library(result[0]), ProgramCallable(result[1])]
+        return to_library(result)           # (custom_gradient_call says what is wrong with it)
+    return to_program(custom_gradient_call(eager.run, f.__name__, call, [to_library(a) for a in args],
+                                           {k: to_library(v) for k, v in kwargs.items()}))

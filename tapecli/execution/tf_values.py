@@ -5,6 +5,7 @@ program catches (tf_errors.py)."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import inspect
 import types
@@ -13,6 +14,7 @@ import numpy as np
 
 from tapecli.errors import TdfError, TdfTypeError
 from tapecli.execution.tf_errors import catchable
+from tapecli.interpreter.classes import is_instance
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.library.core import NamedResult
@@ -21,16 +23,34 @@ from tapecli.runtime.values import RAGGED, NumpyArray, PythonBool, Tensor, Tenso
 
 
 def as_tensorflow(f):
-    """``f`` where the program calls into the library: an error of the library leaves it as the class a program
-    catches (tf_errors.catchable: ``except tf.errors.InvalidArgumentError``, ``except ValueError``...)."""
+    """``f`` where the program calls into the library: the library's code sees tensors as the interpreter's
+    does (no Python operators: ``v in list`` is identity, RunContext.eager), and an error of the library leaves
+    it as the class a program catches (tf_errors.catchable: ``except tf.errors.InvalidArgumentError``,
+    ``except ValueError``...)."""
     @functools.wraps(f)
     def crossing(*args, **kwargs):
+        ctx = current()
+        eager, ctx.eager = ctx.eager, None
         try:
             return f(*args, **kwargs)
         except TdfError as e:
             catchable(e)
             raise
+        finally:
+            ctx.eager = eager
     return crossing
+
+
+@contextlib.contextmanager
+def program_side(eager):
+    """The program's code called back from the library (a dataset's map function, a custom gradient's body):
+    its tensors have their Python operators again."""
+    ctx = current()
+    held, ctx.eager = ctx.eager, eager
+    try:
+        yield
+    finally:
+        ctx.eager = held
 
 
 class Node:
@@ -182,15 +202,47 @@ class LibraryObject:
     def __str__(self):
         return python_str(object.__getattribute__(self, "_of"))
 
+    def __instancecheck__(self, value):         # (a base class of the library's: tf.keras.layers.Layer)
+        return _instance_of(value, object.__getattribute__(self, "_of"))
+
+
+class LibraryKind:
+    """A constructor of the library's objects that TensorFlow has as a class (``tf.keras.layers.Dense``): called,
+    it makes one; ``isinstance`` asks whether a value is one (classes.is_instance)."""
+
+    def __init__(self, make, of):
+        self._make, self._of = make, of
+        self.__name__, self.__doc__ = make.__name__, make.__doc__
+
+    def __call__(self, *args, **kwargs):
+        return self._make(*args, **kwargs)
+
+    def __instancecheck__(self, value):
+        return _instance_of(value, self._of)
+
+    def __repr__(self):
+        return f"<class '{self.__name__}'>"
+
+
+def _instance_of(value, kind) -> bool:
+    found = is_instance(library_value(value), kind)
+    if found is None:
+        raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
+    return found
+
 
 def library_value(value):
     """A value of the program's globals as the run's documents show it: a library object as the interpreter's."""
     return object.__getattribute__(value, "_of") if type(value) is LibraryObject else value
 
 
-@as_tensorflow
 def _attribute(of: ProgramObject, attr: str):
-    return of.get_attribute(current().eager.run, attr, Node(attr))
+    return _attribute_of(current().eager.run, of, attr)
+
+
+@as_tensorflow
+def _attribute_of(run, of: ProgramObject, attr: str):
+    return of.get_attribute(run, attr, Node(attr))
 
 
 @as_tensorflow
@@ -203,9 +255,14 @@ def _next(it):
     return next(it)
 
 
-@as_tensorflow
 def _call(of: ProgramObject, args, kwargs):
-    run = current().eager.run
+    eager = current().eager
+    eager._line(2)          # (the program's line that calls it: where its ops are recorded)
+    return _call_of(eager.run, of, args, kwargs)
+
+
+@as_tensorflow
+def _call_of(run, of: ProgramObject, args, kwargs):
     return to_program(of.call(run, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()},
                               Node(type(of).__name__)))
 
@@ -215,8 +272,12 @@ def _program_method(found, name: str):
     if not isinstance(found, BoundMethod):
         return to_program(found)
 
-    @as_tensorflow
     def method(*args, **kwargs):
+        current().eager._line()
+        return call(*args, **kwargs)
+
+    @as_tensorflow
+    def call(*args, **kwargs):
         node = Node(name)
         return to_program(found.fn(node, *(to_library(a) for a in args), **{k: to_library(v) for k, v in
                                                                             kwargs.items()}))
@@ -237,7 +298,9 @@ class ProgramCallable(ProgramObject):
         settings = current().settings
         line = settings.line            # (the calling statement's, which its records keep: not the function's lines)
         try:
-            return to_library(self.fn(*(to_program(a) for a in args), **{k: to_program(v) for k, v in kwargs.items()}))
+            with program_side(interp.sandbox.eager):
+                result = self.fn(*(to_program(a) for a in args), **{k: to_program(v) for k, v in kwargs.items()})
+            return to_library(result)
         finally:
             settings.line = line
 

@@ -7,9 +7,11 @@ A program's classes and instances are ProgramObjects: attribute reads and writes
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from tapecli.errors import TdfNameError, TdfTypeError
+from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
@@ -17,6 +19,24 @@ from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, Tensor, Variabl
 
 # The frameworks a program class can derive from: how they order the variables they collect.
 MODULE, KERAS = "tf.Module", "keras"
+# The Keras bases a program's model or layer derives from (FrameworkBase names).
+LAYER, KERAS_MODEL = "keras.layers.Layer", "keras.Model"
+
+
+def is_instance(value, kind) -> bool | None:
+    """``isinstance(value, kind)`` where ``kind`` is a program's class, a framework base (``tf.Module``,
+    ``keras.layers.Layer``, ``keras.Model``...) or a constructor of the library's objects that Keras has as a
+    class (``keras.layers.Dense``: its ``makes``); None for a ``kind`` of none of these."""
+    if isinstance(kind, ProgramClass):
+        return isinstance(value, Instance) and value.cls.derives_from(kind)
+    if isinstance(kind, FrameworkBase):
+        return kind.has_instance(value)
+    made = getattr(kind, "makes", None)
+    if made is None:
+        return None
+    if isinstance(made, FrameworkBase):         # keras.Model, keras.Sequential: the base as well as a maker
+        return made.has_instance(value)
+    return isinstance(value, made)
 
 
 class FrameworkBase(ProgramObject):
@@ -34,6 +54,13 @@ class FrameworkBase(ProgramObject):
     def call(self, interp, args, kwargs, node):
         raise TdfTypeError(f"{self.name} is a base class here: derive from it with class M({self.name}): ...")
 
+    def has_instance(self, value) -> bool:
+        """``isinstance(value, base)``: a program's instance of a class derived from it, or one of the library's
+        objects that is one in TensorFlow (a Keras layer is a ``keras.layers.Layer``, not a ``tf.Module``)."""
+        if isinstance(value, Instance):
+            return value.cls.derives_from(self)
+        return self.name in getattr(value, "keras_bases", ())
+
 
 class ProgramClass(ProgramObject):
     kind_word = "a class"
@@ -41,6 +68,7 @@ class ProgramClass(ProgramObject):
     def __init__(self, name: str, bases: list, namespace: dict):
         self.name = name
         self.bases = [b for b in bases if isinstance(b, ProgramClass)]
+        self.framework_bases = [b for b in bases if isinstance(b, FrameworkBase)]
         frameworks = [b.framework for b in bases if isinstance(b, (ProgramClass, FrameworkBase)) and b.framework]
         self.framework = frameworks[0] if frameworks else None
         self.role = next((b.role for b in bases if isinstance(b, (ProgramClass, FrameworkBase)) and b.role), None)
@@ -55,6 +83,16 @@ class ProgramClass(ProgramObject):
             if found[1] is not None:
                 return found
         return None, None
+
+    def derives_from(self, kind) -> bool:
+        """Whether this class is ``kind`` (a program class or a framework base) or derives from it: Keras's
+        ``Model`` is a ``Layer``, so a Model subclass is both."""
+        if kind is self:
+            return True
+        if isinstance(kind, FrameworkBase) and any(
+                b.name == kind.name or kind.name == LAYER and b.name == KERAS_MODEL for b in self.framework_bases):
+            return True
+        return any(b.derives_from(kind) for b in self.bases)
 
     def get_attribute(self, interp, attr, node):
         value, _ = self.find(attr)
@@ -74,6 +112,8 @@ class ProgramClass(ProgramObject):
             result = call_method(interp, init, owner, instance, args, kwargs, node)
             if result is not None:
                 raise TdfTypeError(f"{self.name}.__init__ must return None")
+        elif self.framework == MODULE:                # tf.Module.__init__(name=None)
+            _name_module(instance, *args, **kwargs)
         elif self.framework == KERAS and self.role is None and (args or kwargs):
             from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs) as the base's
             HOOKS["keras_model"](interp, instance, "__init__").fn(node, *args, **kwargs)
@@ -106,6 +146,8 @@ class Instance(ProgramObject):
         if owner is not None:
             return value
         if self.cls.framework:
+            if attr == "submodules" and self.cls.framework == MODULE:
+                return list(module_leaves(self, lambda m: m.attrs, _is_module, _is_module))
             if attr == "variables":
                 return self.owned_variables()
             if attr in ("trainable_variables", "trainable_weights"):
@@ -116,7 +158,8 @@ class Instance(ProgramObject):
                 return [v for v in self.owned_variables() if v.trainable] + \
                     [v for v in self.owned_variables() if not v.trainable]
             if attr == "name":
-                return self.label
+                return self.label if self.cls.framework != MODULE else \
+                    getattr(self, "module_name", None) or module_name(self.cls.name)
             if attr == "add_weight" and self.cls.framework == KERAS:
                 return BoundMethod(attr, lambda call_node, *a, **k: _add_weight(interp, self, *a, **k))
             from tapecli.interpreter.registry import HOOKS
@@ -182,7 +225,9 @@ class Instance(ProgramObject):
             call_method(interp, build, owner, self, [shape], {}, node)
 
     def owned_variables(self) -> list:
-        names = sorted(self.attrs) if self.cls.framework == MODULE else list(self.attrs)
+        if self.cls.framework == MODULE:
+            return list(module_leaves(self, lambda m: m.attrs, _is_module, lambda v: isinstance(v, Variable)))
+        names = list(self.attrs)
         out, seen = [], set()
         if self.inner is not None:
             _collect(self.inner, out, seen)
@@ -199,6 +244,61 @@ class Instance(ProgramObject):
         for v in self.owned_variables():
             if v.name.startswith(old + "."):
                 v.name = name + v.name[len(old):]
+
+
+# TensorFlow's camel_to_snake (module.py): a tf.Module's default name is its class's name in snake case.
+_CAMEL_TO_SNAKE = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
+_IDENTIFIER = re.compile(r"^[a-zA-Z_]([a-zA-Z0-9_])*$")
+
+
+def module_name(class_name: str, given=None) -> str:
+    """A tf.Module's name: the one given to its ``__init__`` (a Python identifier), else its class's."""
+    if given is None:
+        return _CAMEL_TO_SNAKE.sub(r"_\1", class_name).lower()
+    if not isinstance(given, str) or not _IDENTIFIER.match(given):
+        raise TdfValueError(f"'{given}' is not a valid module name. Module names must be valid Python identifiers "
+                            "(e.g. a valid class name).")
+    return given
+
+
+def _name_module(instance, name=None) -> None:
+    instance.module_name = module_name(instance.cls.name, name)
+
+
+def module_leaves(module, fields, is_module, predicate, seen: set | None = None, stack: tuple = ()):
+    """What ``tf.Module`` collects (``variables``, ``submodules``), as TensorFlow's module.py does: the values of
+    the module's ``fields`` in sorted order, each flattened as ``tf.nest`` flattens (lists and tuples in order,
+    dicts by sorted key), every leaf once, those ``predicate`` takes; then those of the modules it holds, in the
+    order found. A Keras layer is no module (nor a nest): its variables are not a tf.Module's."""
+    seen = {id(module)} if seen is None else seen
+    held = []
+    own = fields(module)
+    for key in sorted(own):
+        for leaf in _nest_leaves(own[key]):
+            if id(leaf) in seen:
+                continue
+            seen.add(id(leaf))
+            if predicate(leaf):
+                yield leaf
+            if is_module(leaf) and id(module) not in stack:
+                held.append(leaf)
+    for submodule in held:
+        yield from module_leaves(submodule, fields, is_module, predicate, seen, (*stack, id(module)))
+
+
+def _nest_leaves(value):
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _nest_leaves(item)
+    elif isinstance(value, dict):
+        for key in sorted(value, key=str):
+            yield from _nest_leaves(value[key])
+    else:
+        yield value
+
+
+def _is_module(value) -> bool:
+    return isinstance(value, Instance) and value.cls.framework == MODULE
 
 
 def _collect(value, out: list, seen: set) -> None:
@@ -246,8 +346,10 @@ class Super(ProgramObject):
         if attr == "__init__" and self.owner.framework == KERAS:     # keras.Model(inputs, outputs), or nothing
             from tapecli.interpreter.registry import HOOKS
             return HOOKS["keras_model"](interp, self.instance, "__init__")
+        if attr == "__init__" and self.owner.framework == MODULE:
+            return BoundMethod(attr, lambda call_node, name=None: _name_module(self.instance, name))
         if attr == "__init__" and self.owner.framework:
-            return BoundMethod(attr, lambda call_node, *a, **k: None)    # tf.Module / Layer: nothing to set up
+            return BoundMethod(attr, lambda call_node, *a, **k: None)    # a Layer: nothing to set up
         if value is not None:
             return value
         if self.owner.framework == KERAS and attr != "__init__":     # super().compile(), super().get_config()

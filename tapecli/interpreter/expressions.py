@@ -98,7 +98,7 @@ class Expressions:
             return value
         if name in BUILTINS or load_deferred() and name in BUILTINS:
             return BUILTINS[name]
-        if name in _PYTHON_ONLY:
+        if name in PYTHON_ONLY:
             raise TdfNameError(f"{name}() is not supported in tapecli programs",
                                hint="programs cannot reach files, the environment or Python objects",
                                line=node.line, column=node.column, end_column=node.end_column)
@@ -496,7 +496,7 @@ _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype"
 
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.
-_PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
+PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
                           "locals", "vars", "dir", "object", "id", "input", "__import__", "breakpoint",
                           "memoryview", "bytearray", "bytes", "exit", "quit", "help", "iter", "next", "callable",
                           "classmethod", "staticmethod", "property", "issubclass", "hash", "chr", "ord"))

@@ -9,7 +9,7 @@ import numpy as np
 
 from tapecli.errors import TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
-from tapecli.interpreter.classes import KERAS, FrameworkBase, Namespace, ProgramClass, numpy_value
+from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase, Namespace, ProgramClass, numpy_value
 from tapecli.interpreter.conversions import format_value, joined, truth
 from tapecli.interpreter.printing import program_repr, program_str, python_format
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
@@ -28,6 +28,11 @@ _FROM = {"tensorflow.keras": "keras", "keras": "keras", "tensorflow": "tf", "ten
          "tensorflow.keras.models": "keras.models", "keras.models": "keras.models", "numpy": "np", "math": "math"}
 
 
+def importable(module: str) -> bool:
+    """Whether the interpreter gives ``import module`` (or ``from a.b import c``: ``a.b.c``)."""
+    return module in _MODULES or module.rpartition(".")[0] in _FROM
+
+
 class PythonForms:
     """``exec_<node>`` / ``eval_<node>`` for the nodes of ``frontend/pyast.py``."""
 
@@ -36,13 +41,11 @@ class PythonForms:
         for module, bound in node.names:
             top = module.rpartition(".")[0]
             leaf = module.rpartition(".")[2]
-            if module in _MODULES:
-                value = Namespace(_MODULES[module])
-            elif top in _FROM:
-                value = Namespace(_FROM[top]).get_attribute(self, leaf, node)
-            else:
+            if not importable(module):
                 raise TdfNameError(f"programs cannot import {module}",
                                    hint="tapecli programs may import tensorflow, keras, numpy and math")
+            value = Namespace(_MODULES[module]) if module in _MODULES else \
+                Namespace(_FROM[top]).get_attribute(self, leaf, node)
             self.bind(scope, bound, value, node)
 
     def exec_AssignTo(self, node, scope):
@@ -152,7 +155,7 @@ class PythonForms:
         for b in node.bases:
             base = self.eval(b, scope)
             if base is BUILTINS.get("Model") or base is BUILTINS.get("Sequential"):
-                base = FrameworkBase("keras.Model", KERAS)
+                base = FrameworkBase(KERAS_MODEL, KERAS)
             if not isinstance(base, (ProgramClass, FrameworkBase)):
                 raise TdfTypeError(f"cannot derive from {type_word(base)}",
                                    hint="derive from a program class, tf.Module, keras.Model or keras.layers.Layer"

@@ -58,6 +58,10 @@ def _bound_names(body) -> set[str]:
     return names
 
 
+# The decorators the interpreter knows (a program using another runs on CPython: execution.tensorflow).
+DECORATORS = frozenset({"function", "property", "custom_gradient"})
+
+
 class Statements:
     """The interpreter's ``exec_<node>`` methods (mixed into :class:`Interpreter`)."""
 
@@ -411,7 +415,7 @@ class Statements:
     def exec_Return(self, node, scope):
         raise _Return(None if node.value is None else self.eval(node.value, scope))
 
-    def exec_FuncDef(self, node, scope):
+    def exec_FuncDef(self, node, scope):    # (DECORATORS: each decorator's last dotted part)
         kind, wrap, traced = Function, None, False
         for deco in node.decorators:
             if deco == "function":
@@ -421,7 +425,7 @@ class Statements:
             if deco == "property":
                 wrap = Property
                 continue
-            if deco != "custom_gradient":
+            if deco not in DECORATORS:
                 raise TdfNameError(f"unknown decorator @{deco}",
                                    hint="tapecli knows @tf.function, @tf.custom_gradient and @property")
             kind = CustomGradientFunction

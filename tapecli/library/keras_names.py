@@ -8,7 +8,8 @@ from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, confusion, initializers, layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
                                    shaping, spatial, utilities, utilities_more)
-from tapecli.interpreter.registry import builtin, hook
+from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
+from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
 from tapecli.library.keras import getters, subclassing
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
@@ -69,6 +70,7 @@ def _register(name, make, extra=(), with_interp=True):
             raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{usage}") from None
         return make(interp, *args, **kwargs) if with_interp else make(*args, **kwargs)
     construct.__name__ = name
+    construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
     builtin(name, interp=True)(construct)
 
 
@@ -82,6 +84,7 @@ for _name, _cls in merging.FUNCTIONS.items():
     builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
 _register("Model", models.Functional)
+BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 _register("Input", models.make_input, with_interp=False)
 for _cls in optimizers.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)

@@ -13,7 +13,8 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS, MODULE, FrameworkBase, Instance, ProgramClass, Super, off_the_tape
+from tapecli.interpreter.classes import (KERAS, LAYER, MODULE, FrameworkBase, Instance, ProgramClass, Super,
+                                        is_instance, off_the_tape)
 from tapecli.interpreter.conversions import joined, to_int, truth
 from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, BoundMethod, Function, ProgramObject, TapeObject
 from tapecli.interpreter.printing import program_repr, program_str
@@ -27,7 +28,7 @@ from tapecli.runtime.values import (MAX_LITERAL_DIMS, DType, NumpyArray, PythonB
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
-register("Layer", FrameworkBase("keras.layers.Layer", KERAS))
+register("Layer", FrameworkBase(LAYER, KERAS))
 
 
 def _dtype(dtype):
@@ -256,6 +257,8 @@ _TYPES = {"list": list, "dict": dict, "str": str, "tuple": list}
 def isinstance_(value, kinds):
     kinds = kinds if isinstance(kinds, list) else [kinds]
     for k in kinds:
+        if is_instance(value, k):
+            return PythonBool(np.array(True))
         name = getattr(k, "__name__", "").rstrip("_")
         if name in _TYPES and isinstance(value, _TYPES[name]):
             return PythonBool(np.array(True))

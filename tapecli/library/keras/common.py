@@ -111,6 +111,7 @@ class KerasObject(ProgramObject):
     """A Keras-lite object: ``attributes()`` names the readable attributes, ``methods()`` the methods."""
 
     kind_word = "a Keras object"
+    keras_bases: tuple = ()         # the Keras base classes it is an instance of (FrameworkBase.has_instance)
     replay_methods: dict = {}       # method name: what calling it is to a loop plan (BoundMethod.replay)
     planned_methods: dict = {}      # method name: the name of the method giving its plan's call (.planned)
 
@@ -144,6 +145,7 @@ class MetricObject(KerasObject):
     plan's (a loop that reads it runs as written, and a call's result is dropped by a plan: see loop_plans)."""
 
     kind_word = "a metric"
+    keras_bases = ("keras.Metric",)
     replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
 
     def python_class(self) -> str | None:

@@ -54,6 +54,7 @@ def truncated_normal(rng, shape, mean, stddev) -> np.ndarray:
 class Initializer(KerasObject):
     kind_word = "an initializer"
     keras_name = "Initializer"
+    keras_bases = ("keras.Initializer",)
 
     def __init__(self, seed=None, **config):
         self.seed = seed_of(seed)

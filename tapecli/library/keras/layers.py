@@ -15,6 +15,7 @@ from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor)
+from tapecli.interpreter.classes import LAYER
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -60,6 +61,7 @@ class KerasTensor(ProgramObject):
 
 class Layer(KerasObject):
     kind_word = "a layer"
+    keras_bases = (LAYER,)
     prefix = "layer"
     # a built layer of this class computes its output by ops from its input and weights, decides nothing from
     # values and changes nothing (no draws, no state): a loop plan may replace its calls (ProgramObject.replay_kind)

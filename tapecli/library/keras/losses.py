@@ -289,6 +289,7 @@ def reduce(values: Tensor, sample_weight, reduction, mask=None):
 
 class Loss(KerasObject):
     kind_word = "a loss"
+    keras_bases = ("keras.Loss",)
     class_name = None       # Keras's class (its constructor's name)
 
     def python_class(self) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
@@ -31,6 +32,7 @@ class Model(Layer):
 
     kind_word = "a model"
     prefix = "model"
+    keras_bases = (LAYER, KERAS_MODEL)
 
     many_inputs = False
 

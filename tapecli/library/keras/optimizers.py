@@ -29,6 +29,7 @@ from tapecli.runtime.values import Tensor, Variable
 class Schedule(KerasObject):
     """A learning-rate schedule: ``value(step)`` in float32, callable as ``schedule(step)``."""
     kind_word = "a schedule"
+    keras_bases = ("keras.LearningRateSchedule",)
 
     def value(self, step) -> np.float32:
         raise NotImplementedError

@@ -26,6 +26,7 @@ class _Callable(KerasObject):
 
 class Regularizer(_Callable):
     kind_word = "a regularizer"
+    keras_bases = ("keras.Regularizer",)
 
 
 class L1L2(Regularizer):
@@ -96,6 +97,7 @@ def regularizer(value, interp=None):
 
 class Constraint(_Callable):
     kind_word = "a constraint"
+    keras_bases = ("keras.Constraint",)
 
 
 class ProgramConstraint(_Program, Constraint):

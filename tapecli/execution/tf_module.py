@@ -1,0 +1,53 @@
+"""``tf.Module`` of a TensorFlow program that CPython runs (execution/tensorflow.py): a real Python class the
+program derives from, collecting the variables and modules its instances hold as TensorFlow's
+``tensorflow/python/module/module.py`` does (classes.module_leaves, which the interpreter's tf.Module shares)."""
+from __future__ import annotations
+
+import contextlib
+
+from tapecli.execution.tf_values import as_tensorflow
+from tapecli.interpreter.classes import module_leaves, module_name
+from tapecli.runtime.values import Variable
+
+
+class Module:
+    """``tf.Module``: a named container of variables and other modules."""
+
+    @as_tensorflow
+    def __init__(self, name=None):
+        self._name = module_name(type(self).__name__, name)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def name_scope(self):
+        """``with module.name_scope:``: TensorFlow prefixes the names of the ops and variables made inside it;
+        tapecli's names come from the program's text, so the block changes nothing."""
+        return contextlib.nullcontext()
+
+    @property
+    def variables(self) -> tuple:
+        return tuple(_flatten(self, lambda v: isinstance(v, Variable)))
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(_flatten(self, lambda v: isinstance(v, Variable) and v.trainable))
+
+    @property
+    def non_trainable_variables(self) -> tuple:
+        return tuple(_flatten(self, lambda v: isinstance(v, Variable) and not v.trainable))
+
+    @property
+    def submodules(self) -> tuple:
+        return tuple(_flatten(self, lambda v: isinstance(v, Module)))
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """``@tf.Module.with_name_scope``: the method, run as it is (name_scope changes nothing here)."""
+        return method
+
+
+def _flatten(module: Module, predicate):
+    return module_leaves(module, vars, lambda v: isinstance(v, Module), predicate)
