@@ -30,9 +30,18 @@ ESCAPES = {
     "vars of a class": "d = vars(type)",
     "module reaching sys": "import dataclasses\ns = dataclasses.sys",
     "module reaching sys again": "import statistics\nw = statistics.sys",
-    "import os": "import os",
+    "os files": "import os\nos.listdir('.')",
+    "os processes": "import os\nos.system('true')",
+    "os.path files": "import os.path\nos.path.exists('/etc/passwd')",
+    "os.path home": "from os import path\npath.expanduser('~')",
+    "os module of os": "import os\nos.sys",
     "import subprocess": "import subprocess",
     "import sys": "from sys import modules",
+    "sys frames": "import sys\nf = sys._getframe",
+    "sys recursion": "import sys\nsys.setrecursionlimit(10**6)",
+    "sys settrace": "import sys\nsys.settrace(None)",
+    "time's C clock": "import time\nt = time.clock_gettime(0)",
+    "datetime": "import datetime",
     "relative import": "from . import x",
     "numpy load": "import numpy as np\nnp.load('x.npy')",
     "numpy lib": "import numpy as np\nnp.lib.format",
@@ -52,7 +61,7 @@ ESCAPES = {
     "change a library class": "import random\nrandom.Random.random = None",
     "setattr on a type": "setattr(int, 'x', 1)",
     "private of a library object": "import random\nr = random.Random()\nx = r._randbelow",
-    "catch the refusal": "try:\n    import os\nexcept BaseException:\n    pass\nx = 1",
+    "catch the refusal": "try:\n    import subprocess\nexcept BaseException:\n    pass\nx = 1",
 }
 
 
@@ -201,3 +210,51 @@ def test_a_programs_numpy_error_callback_ends_with_its_run():
                "with np.errstate(divide='call'):\n    x = np.float64(1.0) / np.float64(0.0)\n")
     assert ran.scope.vars["seen"] == ["divide by zero"]
     assert np.geterrcall() is before
+
+
+def test_time_reads_the_runs_own_clock_the_same_on_every_run():
+    """time's clock starts at 2024-01-01 00:00 UTC and moves 1 ms per reading (sleep by its seconds, at once): the
+    output is the same on every run, an elapsed time is never zero, and the run is warned once, at its line."""
+    source = ("import time\nt0 = time.time()\nc0 = time.perf_counter()\ntime.sleep(2.5)\n"
+              "elapsed = time.time() - t0\nsince = time.perf_counter() - c0\nday = time.strftime('%Y-%m-%d %H:%M')\n"
+              "zone = time.localtime().tm_hour == time.gmtime().tm_hour\n")
+    first, second = _run(source), _run(source)
+    values = first.scope.vars
+    assert values["t0"] == 1_704_067_200.001
+    assert values["elapsed"] == pytest.approx(2.502) and values["since"] == pytest.approx(2.502)    # (4 readings)
+    assert values["day"] == "2024-01-01 00:00" and values["zone"] is True
+    assert {k: v for k, v in values.items() if k != "time"} == {k: v for k, v in second.scope.vars.items()
+                                                                 if k != "time"}
+    assert [w["line"] for w in first.warnings if "clock" in w["message"]] == [2]
+    with pytest.raises(TdfError) as e:
+        _run("import time\ntime.sleep(-1)")
+    assert (e.value.kind, e.value.message) == ("ValueError", "sleep length must be non-negative")
+
+
+def test_os_gives_the_runs_own_environment_and_paths_as_strings(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TEST_SECRET", "x")
+    values = _run("import os\nseen = os.environ.get('TAPECLI_TEST_SECRET'), os.getenv('HOME', 'none'), len(os.environ)\n"
+                  "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\nos.environ.setdefault('A', 'b')\n"
+                  "level = os.environ['TF_CPP_MIN_LOG_LEVEL']\n"
+                  "p = os.path.join('logs', 'fit'), os.path.splitext('w.h5'), os.path.basename('/a/b.py')\n").scope.vars
+    assert values["seen"] == (None, "none", 0)
+    assert values["level"] == "2"
+    assert values["p"] == ("logs/fit", ("w", ".h5"), "b.py")
+    assert _run("import os\nn = len(os.environ)").scope.vars["n"] == 0         # the next run's is its own
+    with pytest.raises(TdfError) as e:
+        _run("import os\nos.environ['N'] = 1")
+    assert (e.value.kind, e.value.message) == ("TypeError", "str expected, not int")
+    with pytest.raises(TdfError) as e:
+        _run("import os\nos.makedirs('logs')")
+    assert e.value.message == ("os.makedirs is not available in tapecli programs: it reaches files, the environment "
+                               "or processes")
+
+
+def test_sys_gives_the_programs_arguments_streams_and_exit():
+    result = _run("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.stdout.write('w\\n')\n"
+                  "a = sys.argv\nbig = sys.maxsize > 2**31\nsys.exit(0)\nprint('not reached')\n")
+    assert result.output == ["out", "err", "w"]
+    assert result.scope.vars["a"] == ["prog.py"] and result.scope.vars["big"] is True
+    with pytest.raises(TdfError) as e:
+        _run("import sys\nsys.exit(2)")
+    assert "exited with status 2" in e.value.message

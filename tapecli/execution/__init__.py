@@ -44,7 +44,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     tree.parse_warnings = warned
-    bound, loaded, tensorflow = set(), set(), False
+    bound, loaded, tensorflow, refused = set(), set(), False, False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -58,7 +58,9 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                 full = module or alias.name
                 if full.split(".")[0] in BRIDGED:
                     from tapecli.execution.tensorflow import enabled, interpreter_refuses
-                    tensorflow = tensorflow or enabled(free_names or interpreter_refuses(tree))
+                    if not tensorflow:
+                        refused = free_names or interpreter_refuses(tree)      # (the interpreter cannot run it)
+                        tensorflow = enabled(refused)
                     if not tensorflow:
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:
@@ -78,7 +80,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         # A program TDF's parser refused (``free_names``) that imports a module no program may: CPython's run
         # refuses the import at its line, with its reason, rather than TDF at a form it could not read.
         allowed = {m.split(".")[0] for m in ALLOWED} | (_imported(tree) if free_names else set())
-        return tree if not free and bridgeable(tree, allowed, lenient_attributes=not free_names) else None
+        return tree if not free and bridgeable(tree, allowed, lenient_attributes=not refused) else None
     return None if free and not free_names else tree
 
 

@@ -27,23 +27,37 @@ ALLOWED: dict[str, dict[str, str]] = {
     "json": {"load": "it reads a file object", "dump": "it writes a file object"},
     "random": {"SystemRandom": "it reads the operating system's entropy"},
     "argparse": {"FileType": "it opens files"},
-    "pprint": {}, "warnings": {}, "io": {}, "types": {},
+    "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {
+        "setrecursionlimit": "the run's recursion limit is tapecli's (--max-depth)"},
     "__future__": {},
     "numpy": numpy_gate.REFUSED["numpy"], "numpy.random": numpy_gate.REFUSED["numpy.random"],
     "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
 }
-# Only these names of io and types: the rest reach files, or make code and frames.
+# Only these names of these modules (each with why the rest are left out): the rest reach files, the environment,
+# processes, the interpreter or the clock, or make code and frames. time's clock and os.environ are the run's own
+# (state.py).
 _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
          "types": {"SimpleNamespace", "MappingProxyType", "GenericAlias", "NoneType", "FunctionType",
-                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType"}}
+                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType"},
+         "time": {"time", "time_ns", "sleep", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+                  "process_time", "process_time_ns", "thread_time", "gmtime", "localtime", "mktime", "strftime",
+                  "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight", "tzname"},
+         "os": {"environ", "getenv", "path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir",
+                "devnull", "name", "fspath", "PathLike"},
+         "os.path": {"join", "basename", "dirname", "split", "splitext", "splitdrive", "normpath", "normcase",
+                     "isabs", "commonprefix", "commonpath", "sep", "extsep", "curdir", "pardir"},
+         "sys": {"argv", "exit", "stdout", "stderr", "version", "version_info", "hexversion", "implementation",
+                 "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
+                 "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding"}}
+_ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and frames",
+                "time": "it reads the machine's clock", "os": "it reaches files, the environment or processes",
+                "os.path": "it reaches files", "sys": "it reaches the interpreter itself"}
 REFUSED = {
-    "os": "it reaches files, the environment and processes", "sys": "it reaches the interpreter itself",
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
     "glob": "it reaches files", "tempfile": "it reaches files", "pickle": "loading a pickle runs code",
     "marshal": "it makes code objects", "ctypes": "it reaches raw memory", "importlib": "it imports any module",
     "inspect": "it reaches frames and code", "gc": "it reaches every object", "builtins": "it reaches every builtin",
     "socket": "it reaches the network", "urllib": "it reaches the network", "http": "it reaches the network",
-    "time": "the clock is a side channel (tapecli's runs are reproducible)",
     "datetime": "the clock is a side channel (tapecli's runs are reproducible)",
     "threading": "threads run outside the limits", "multiprocessing": "it runs processes",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
@@ -141,6 +155,7 @@ def allows(module: str, attr: str) -> bool:
 
 def refused_name(module: str, attr: str, reason: str | None = None) -> Refused:
     """The refusal of ``module.attr``, with the table's reason."""
-    reason = reason or ALLOWED.get(module, {}).get(attr, "it is not part of what tapecli allows of the module")
+    reason = reason or ALLOWED.get(module, {}).get(attr) or _ONLY_REASON.get(
+        module, "it is not part of what tapecli allows of the module")
     return Refused(f"{module}.{attr} is not available in tapecli programs: {reason}",
                    hint="the modules programs may import are listed in docs/language.md")

@@ -21,7 +21,8 @@ NUMPY_RANDOM_SEED = 0
 def run_replacements(sandbox) -> dict[str, dict]:
     out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
-           "warnings": _warnings(), "numpy": _numpy(sandbox), "numpy.random": _numpy_random()}
+           "warnings": _warnings(), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
+           "os": _os(sandbox), "sys": _sys(sandbox)}
     return out
 
 
@@ -171,3 +172,84 @@ def _numpy_random() -> dict:
     own = {name: getattr(state, name) for name in names}
     own.update(seed=state.seed, ranf=state.random_sample, sample=state.random_sample)
     return own
+
+
+# The run's clock (time, and what reads it): it starts at 2024-01-01 00:00:00 UTC and moves one millisecond at each
+# reading (and by a sleep's seconds, which returns at once), so a program's timings print and never divide by zero,
+# and its output is the same on every run. Reading it warns once that it is not the machine's.
+CLOCK_START = 1_704_067_200.0
+CLOCK_STEP = 0.001
+CLOCK_WARNING = ("time's clock is tapecli's own (it starts at 2024-01-01 00:00 UTC and moves 1 ms at each "
+                 "reading): a run prints the same on every machine; `tapecli bench` times a program")
+
+
+def _time(sandbox) -> dict:
+    import calendar
+    import time
+
+    from tapecli.execution.sandbox import program_frame
+    from tapecli.runtime.context import current
+    now = [CLOCK_START]
+
+    def read() -> float:
+        frame = program_frame(sandbox.filename)
+        current().settings.warn_once_at(CLOCK_WARNING, frame.f_lineno if frame is not None else None)
+        now[0] += CLOCK_STEP
+        return now[0]
+
+    def sleep(seconds):
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+            raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer or float")
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        now[0] += seconds
+
+    def since_start() -> float:
+        return read() - CLOCK_START
+
+    def broken_down(seconds=None):      # the run's clock is UTC: localtime is gmtime (no machine time zone)
+        return time.gmtime(read() if seconds is None else seconds)
+
+    def strftime(form, moment=None):
+        return time.strftime(form, broken_down() if moment is None else moment)
+
+    def asctime(moment=None):
+        return time.asctime(broken_down() if moment is None else moment)
+
+    return {"time": read, "time_ns": lambda: round(read() * 1e9), "sleep": sleep,
+            "perf_counter": since_start, "monotonic": since_start, "process_time": since_start,
+            "thread_time": since_start, "perf_counter_ns": lambda: round(since_start() * 1e9),
+            "monotonic_ns": lambda: round(since_start() * 1e9), "process_time_ns": lambda: round(since_start() * 1e9),
+            "gmtime": broken_down, "localtime": broken_down, "mktime": lambda moment: float(calendar.timegm(moment)),
+            "strftime": strftime, "asctime": asctime,
+            "ctime": lambda seconds=None: time.asctime(broken_down(seconds)),
+            "timezone": 0, "altzone": 0, "daylight": 0, "tzname": ("UTC", "UTC")}
+
+
+class Environment(dict):
+    """``os.environ`` of a run: its own, empty at the start (a program never reads the process's environment),
+    holding what the program sets, strings only as in CPython."""
+
+    def __setitem__(self, key, value):
+        for part in (key, value):
+            if not isinstance(part, str):
+                raise TypeError(f"str expected, not {type(part).__name__}")
+        super().__setitem__(key, value)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+
+def _os(sandbox) -> dict:
+    environment = Environment()
+    return {"environ": environment, "getenv": lambda key, default=None: environment.get(key, default)}
+
+
+def _sys(sandbox) -> dict:
+    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stdout}

@@ -104,7 +104,7 @@ def interpreter_refuses(tree: ast.Module) -> bool:
                 _last_name(d) in DECORATORS for d in node.decorator_list):
             return True
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in PYTHON_ONLY \
-                and node.id not in bound:
+                and node.id not in bound and builtin_named(node.id) is None:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
                 and any(k.arg != "sep" for k in node.keywords):

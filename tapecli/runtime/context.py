@@ -46,9 +46,13 @@ class Settings:
 
     def warn_once(self, message: str) -> None:
         """A warning given once per run, at the line of the statement that first gives it."""
+        self.warn_once_at(message, None)
+
+    def warn_once_at(self, message: str, line: int | None) -> None:
+        """A warning given once per run, at ``line`` (None: the line of the statement that first gives it)."""
         if message not in self.said:
             self.said.add(message)
-            self.warn(message)
+            self.warn(message, line)
 
 
 class Mode:
