@@ -25,7 +25,7 @@ def test_help_has_plain_metavars():
 
 def test_shell_completion():
     res = cli("--show-completion", "bash")
-    assert res.code == 0 and "_tapecli_completion" in res.stdout and "complete " in res.stdout
+    assert res.code == 0 and "_tapecli_completion" in res.stdout and "complete " in res.stdout, res.stderr[-2000:]
     env = {"_TAPECLI_COMPLETE": "complete_bash", "COMP_WORDS": "tapecli gr", "COMP_CWORD": "1"}
     assert cli(env=env).stdout.split() == ["grad"]
     env = {"_TAPECLI_COMPLETE": "complete_bash", "COMP_WORDS": "tapecli check --all", "COMP_CWORD": "2"}
