@@ -292,16 +292,27 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         return run_python(tree, source, filename, options)
     try:
         program = parse(source, filename)
-    except TdfSyntaxError:
+    except TdfSyntaxError as e:
         # Python that names something it never binds (CPython's NameError at that line), not TDF
         tree = None if options.of or options.overrides else execution.python_only(
             source, filename, options.limits.max_memory, free_names=True)
         if tree is not None:
             load_deferred(tree.free_names)          # the builtin families whose names it may use
+        if tree is None and not (options.of or options.overrides):
+            _say_why_not_on_cpython(e, source)
         if tree is None or tree.free_names & BUILTINS.keys():     # it names TDF's builtins: TDF's error stands
             raise
         return run_python(tree, source, filename, options)
     return run_program(program, filename, options)
+
+
+def _say_why_not_on_cpython(error: TdfSyntaxError, source: str) -> None:
+    """A form the interpreter refuses, in a TensorFlow program that CPython would run but for something else it
+    uses: the hint names that (execution.tensorflow.refusal), so that the user sees both sides."""
+    from tapecli.execution.tensorflow import enabled, why_not_on_cpython
+    reason = why_not_on_cpython(source) if enabled(True) else None
+    if reason is not None:
+        error.hint = f"CPython runs this form in a TensorFlow program, but not in this one: {reason}"
 
 
 def run_python(tree, source: str, filename: str, options: Options) -> RunResult:

@@ -615,3 +615,41 @@ def test_a_program_tdf_cannot_read_is_refused_at_the_import_no_program_may_make(
     with pytest.raises(TdfError) as e:
         api.run_source(source, "<test>")
     assert (e.value.kind, e.value.line) == ("NameError", 2) and f"cannot import {module}" in e.value.message
+
+
+def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
+    """``v.name`` and ``type(v)`` as TensorFlow 2.21 and Keras 3 give them (recorded there), on both runners;
+    the class is TensorFlow's name, never tapecli's own."""
+    source = ("import tensorflow as tf\nv = tf.Variable(1.0)\nw = tf.Variable(2.0, name='w')\n"
+              "d = tf.keras.layers.Dense(2)\nd.build((None, 3))\n"
+              "print(v.name, w.name, [x.name for x in d.weights])\n")
+    for on in ("0", "1"):
+        monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+        assert api.run_source(source, "p.py").output == ["Variable:0 w:0 ['kernel', 'bias']"]
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "auto")
+    classes = api.run_source(source + "try:\n    pass\nfinally:\n    print(type(v), type(v).__name__, "
+                             "type(d.kernel).__name__, type(tf.constant(1.0)).__name__, type(v.shape).__name__, "
+                             "isinstance(w, type(v)))\n", "p.py")
+    assert isinstance(classes.interpreter, execution.PythonRun)
+    assert classes.output[-1] == ("<class 'tensorflow.python.ops.resource_variable_ops.ResourceVariable'> "
+                                  "ResourceVariable Variable EagerTensor TensorShape True")
+    with pytest.raises(TdfError) as e:
+        api.run_source("import tensorflow as tf\nt = type(tf.constant(1.0))\ntry:\n    t()\nfinally:\n    pass\n", "p.py")
+    assert e.value.kind == "TypeError"
+
+
+@pytest.mark.parametrize("body, why", [
+    ("class M(tf.keras.Model):\n    pass\n", "line 3 derives the class M from a class of TensorFlow's other than "
+                                            "tf.Module (Keras's subclassing runs on tapecli's interpreter)"),
+    ("y = tf.image.adjust_contrast(tf.ones([2, 2, 3]), 2.0)\n",
+     "line 3 uses tf.image.adjust_contrast, which tapecli does not have"),
+    ("tf = None\n", "line 3 binds tf again"),
+])
+def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
+    """A form the interpreter refuses (here ``try``) in a TensorFlow program CPython cannot take: the interpreter's
+    error, its hint naming what keeps the program from CPython."""
+    with pytest.raises(TdfError) as e:
+        api.run_source("import tensorflow as tf\nx = 1\n" + body + "try:\n    x = 2\nexcept ValueError:\n    pass\n",
+                       "p.py")
+    assert e.value.kind == "SyntaxError" and "try/except" in e.value.message
+    assert e.value.hint == f"CPython runs this form in a TensorFlow program, but not in this one: {why}"

@@ -125,7 +125,9 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     if bridge:
+        from tapecli.execution.tf_values import type_of
         scope.update(bridge.names(scope))
+        scope["__builtins__"]["type"] = type_of      # (a tensor's class as TensorFlow names it)
     asserted = scope[guard.ASSERT] = Assertions()
     warned = list(getattr(tree, "parse_warnings", ()))
     with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \

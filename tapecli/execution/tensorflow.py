@@ -39,8 +39,7 @@ from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_wor
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
-from tapecli.runtime.values import (DType, Tensor, Variable,
-                                    dtype_name, literal_array)
+from tapecli.runtime.values import DType, Tensor, Variable, dtype_name, literal_array, tensorflow_name
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -127,22 +126,31 @@ def enabled(refused_by_the_interpreter: bool) -> bool:
 
 # ------------------------------------------------------------------ what a program may use
 def bridgeable(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) -> bool:
-    """Whether CPython runs this TensorFlow program: it imports ``tensorflow`` whole (``import tensorflow`` or
-    ``... as tf``) and no other framework, every ``tf.a.b`` it writes is one the bridge supports, and (with
-    ``lenient_attributes``: a program the interpreter could run) it reads no tensor attribute only the
-    interpreter gives. Decided from the text alone (a program never runs twice)."""
+    """Whether CPython runs this TensorFlow program (refusal)."""
+    return refusal(tree, allowed_modules, lenient_attributes) is None
+
+
+_NOT_TENSORFLOW = "no TensorFlow program"
+
+
+def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) -> str | None:
+    """Why CPython does not run this TensorFlow program (None: it does): it imports TensorFlow (``tensorflow``,
+    ``keras``, from-imports of them) and no other framework, every name of TensorFlow it writes is one the bridge
+    supports, its classes derive from none of TensorFlow's but tf.Module, and (with ``lenient_attributes``: a
+    program the interpreter could run) it reads no tensor attribute only the interpreter gives. Decided from the
+    text alone (a program never runs twice); the reason names the line."""
     aliases, modules = {}, set()         # aliases: a name an import of TensorFlow binds -> the tf path it names
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                return False
+                return f"line {node.lineno} imports relatively"
             if node.module.split(".")[0] in BRIDGED:
                 for alias in node.names:
                     if alias.name == "*":
-                        return False
+                        return f"line {node.lineno} imports * from {node.module}"
                     aliases[alias.asname or alias.name] = [*framework_path(node.module), alias.name]
             elif node.module.split(".")[0] not in allowed_modules:
-                return False
+                return f"line {node.lineno}: {_import_refusal(node.module)}"
             else:
                 modules.update(alias.asname or alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
@@ -151,35 +159,56 @@ def bridgeable(tree: ast.Module, allowed_modules, lenient_attributes: bool = Tru
                 if top in BRIDGED:          # (``import tensorflow.keras`` binds ``tensorflow``)
                     aliases[alias.asname or top] = framework_path(alias.name if alias.asname else top)
                 elif top not in allowed_modules:
-                    return False
+                    return f"line {node.lineno}: {_import_refusal(alias.name)}"
                 else:
                     modules.add(alias.asname or top)
     if not aliases:
-        return False
+        return _NOT_TENSORFLOW
     tree.tf_aliases = aliases
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, complex):
-            return False            # tapecli's tensors are real: the interpreter refuses the literal, saying so
+            return f"line {node.lineno} writes a complex number"    # (tapecli's tensors are real)
         if lenient_attributes and isinstance(node, ast.Attribute) and node.attr in _INTERPRETER_ATTRIBUTES:
             root = node.value
             while isinstance(root, ast.Attribute):
                 root = root.value
             if not (isinstance(root, ast.Name) and (root.id in modules or root.id in aliases)):   # (np.sum: a function)
-                return False
+                return f"line {node.lineno} reads .{node.attr} of what may be a tensor"
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
-            return False
+            return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
+                    "tf.Module (Keras's subclassing runs on tapecli's interpreter)")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
-                return False
+                return f"line {node.lineno} binds {node.id} again"
             path, at = list(aliases[node.id]), node
             while isinstance(parents.get(at), ast.Attribute) and parents[at].value is at:
                 at = parents[at]
                 path.append(at.attr)
             if not supported(path):
-                return False
-    return True
+                if not path:
+                    return f"line {node.lineno} uses {node.id} as a value"
+                found = "tapecli does not have" if _resolve(path) is None else "tapecli runs on its interpreter only"
+                return f"line {node.lineno} uses {'.'.join(['tf', *path])}, which {found}"
+    return None
+
+
+def _import_refusal(module: str) -> str:
+    from tapecli.execution.modules import refusal as refused_import
+    return refused_import(module).message
+
+
+def why_not_on_cpython(source: str) -> str | None:
+    """Why a TensorFlow program that is Python (it parses) does not run on CPython, for the error of a form the
+    interpreter refuses; None for one that is not Python or not TensorFlow's."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    from tapecli.execution.modules import ALLOWED
+    found = refusal(tree, {m.split(".")[0] for m in ALLOWED}, lenient_attributes=False)
+    return None if found == _NOT_TENSORFLOW else found
 
 
 def _derivable(base: ast.expr, aliases: dict) -> bool:
@@ -656,7 +685,7 @@ class Eager:
         if name == "trainable":
             return obj.trainable
         if name == "name":
-            return obj.name
+            return tensorflow_name(obj)
         found = HOOKS["attribute"](self.run, obj, name, node)           # assign, assign_add, assign_sub
 
         @as_tensorflow

@@ -15,11 +15,11 @@ import numpy as np
 from tapecli.errors import TdfError, TdfTypeError
 from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.classes import is_instance
-from tapecli.interpreter.objects import BoundMethod, ProgramObject
+from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
-from tapecli.runtime.values import RAGGED, NumpyArray, PythonBool, Tensor, TensorShape, Variable, literal_array
+from tapecli.runtime.values import RAGGED, DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, literal_array
 
 
 def as_tensorflow(f):
@@ -310,3 +310,48 @@ class ProgramCallable(ProgramObject):
         except (TypeError, ValueError):
             return False
         return any(p.name == name and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+# ------------------------------------------------------------------ type()
+class _ClassOfTensorFlow(type):
+    """The class of a library value as ``type()`` gives it to the program: named as TensorFlow's own (printed
+    ``<class 'tensorflow.python.framework.ops.EagerTensor'>``), not to be made or reached into."""
+
+    def __instancecheck__(cls, value):
+        return tensorflow_class_name(value) == f"{cls.__module__}.{cls.__qualname__}"
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+
+_CLASSES: dict[str, type] = {}      # one class a name, as TensorFlow's are (they hold nothing of a run)
+
+
+def type_of(*args):
+    """The program's ``type``: a library value's class as TensorFlow names it; Python's ``type`` otherwise."""
+    if len(args) == 1:
+        name = tensorflow_class_name(args[0])
+        if name is not None:
+            found = _CLASSES.get(name)
+            if found is None:
+                module, _, qualified = name.rpartition(".")
+                found = _CLASSES[name] = _ClassOfTensorFlow(qualified, (), {"__module__": module,
+                                                                           "__qualname__": qualified, "__slots__": ()})
+            return found
+    return type(*args)
+
+
+@as_tensorflow
+def tensorflow_class_name(value) -> str | None:
+    """The qualified name of a library value's class (a tensor, variable, shape, dtype, tape, Keras object), None
+    for any other value; a library value whose class tapecli cannot name is the interpreter's TypeError."""
+    from tapecli.library.python import python_class, type_
+    if type(value) is Shape:
+        return "tensorflow.python.framework.tensor_shape.TensorShape"
+    if not isinstance(value, (Tensor, Variable, LibraryObject, DType, TapeObject)):
+        return None
+    of = library_value(value)
+    name = python_class(of)
+    if name is None:
+        type_(of)           # (the interpreter's TypeError: tapecli cannot name its class)
+    return name

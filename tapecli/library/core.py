@@ -14,7 +14,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import (DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape,
-                                    UnreadVariable, Variable, dtype_name, literal_array)
+                                    UnreadVariable, Variable, dtype_name, literal_array, tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
@@ -526,8 +526,8 @@ def attribute(interp, value, attr, node):
     if isinstance(value, Variable):
         if attr in ("assign", "assign_add", "assign_sub"):
             return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e), replay=EFFECT)
-        if attr == "name":
-            return value.name
+        if attr == "name":      # TensorFlow's name of it in a Python program, tapecli's label in TDF
+            return tensorflow_name(value) if current().settings.python_spelling else value.name
         if attr == "trainable":
             return Tensor(np.array(value.trainable))
         if attr in ("shape", "dtype", "value"):

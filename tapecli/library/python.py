@@ -305,6 +305,8 @@ def python_class(value) -> str | None:
         return "NoneType"
     if value.__class__ in (str, dict):
         return value.__class__.__name__
+    if isinstance(value, Variable) and value.keras:
+        return "keras.src.backend.tensorflow.core.Variable"
     if isinstance(value, Variable):
         return _TF + ("ops.resource_variable_ops._UnreadVariable" if isinstance(value, UnreadVariable) else
                       "ops.resource_variable_ops.ResourceVariable")

@@ -223,18 +223,27 @@ def make_tensor(value, weak=False) -> Tensor:
     return t
 
 
+def tensorflow_name(v: "Variable") -> str:
+    """A variable's ``name`` as TensorFlow gives it to a Python program: ``w:0`` of ``tf.Variable(..., name='w')``,
+    ``Variable:0`` without a name, ``kernel`` of a Keras layer's weight (tapecli's own ``name`` labels its reports)."""
+    return v.tf_name if v.keras else f"{v.tf_name or 'Variable'}:0"
+
+
 class Variable(EagerProtocol):
     """A named, mutable holder of a tensor. Its reads share the variable's id, so a
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "bound_as", "__weakref__")
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "keras", "bound_as",
+                 "__weakref__")
 
     _order = itertools.count()
 
-    def __init__(self, name: str, value: np.ndarray, trainable: bool = True, tf_name: str | None = None):
+    def __init__(self, name: str, value: np.ndarray, trainable: bool = True, tf_name: str | None = None,
+                 keras: bool = False):
         self.name = name
         self.tf_name = tf_name      # the name= a Python program gave it (TensorFlow prints 'Variable:0' without)
+        self.keras = keras          # a Keras weight: its tf_name is Keras's (``kernel``), as ``.name`` gives it
         self.trainable = trainable
         self.id = new_id()
         self.order = next(Variable._order)

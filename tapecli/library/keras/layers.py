@@ -106,7 +106,8 @@ class Layer(KerasObject):
         if size > limit:
             raise LimitError(f"this {type(self).__name__} layer's {short} would have {size:,} elements, over the "
                              f"limit of {limit:,}", hint="make the layer smaller, or raise --max-elements")
-        v = Variable(f"{self.display()}.{short}", initializers.get(init).make(shape, self.rng, dtype), trainable)
+        v = Variable(f"{self.display()}.{short}", initializers.get(init).make(shape, self.rng, dtype), trainable,
+                     tf_name=short, keras=True)
         self.weights_[short] = v
         if self.constraints.get(short) is not None:
             current().constraints[v.id] = self.constraints[short]

@@ -23,7 +23,8 @@ def variable(initializer, shape=None, dtype=None, trainable=True, autocast=True,
         value = np.asarray(t.value, dtype=want or (float_dtype() if t.dtype.kind == "f" else t.dtype))
         if shape is not None and tuple(dims(shape)) != value.shape:
             raise TdfValueError(f"Initial value has shape {value.shape}, but `shape` is {tuple(dims(shape))}")
-    return Variable(name if isinstance(name, str) else "Variable", np.array(value), trainable=flag(trainable))
+    name = name if isinstance(name, str) else "variable"        # (Keras's default)
+    return Variable(name, np.array(value), trainable=flag(trainable), tf_name=name, keras=True)
 
 
 def backend():
