@@ -1,5 +1,8 @@
 """The command line as a shell user meets it: -h, -V, completion, plain metavars in --help."""
 import re
+import shlex
+import subprocess
+import sys
 
 from conftest import cli
 from tapecli.version import __version__
@@ -24,8 +27,11 @@ def test_help_has_plain_metavars():
 
 
 def test_shell_completion():
-    res = cli("--show-completion", "bash")
-    assert res.code == 0 and "_tapecli_completion" in res.stdout and "complete " in res.stdout, res.stderr[-2000:]
+    # --show-completion is a flag: the shell is the one tapecli runs under (shellingham reads the process tree), so
+    # the command runs under bash here whatever runs the tests (a second command keeps bash from exec'ing it)
+    res = subprocess.run(["bash", "-c", f"{shlex.quote(sys.executable)} -m tapecli --show-completion; true"],
+                         capture_output=True, text=True, timeout=120)
+    assert "_tapecli_completion" in res.stdout and "complete " in res.stdout, res.stderr[-2000:]
     env = {"_TAPECLI_COMPLETE": "complete_bash", "COMP_WORDS": "tapecli gr", "COMP_CWORD": "1"}
     assert cli(env=env).stdout.split() == ["grad"]
     env = {"_TAPECLI_COMPLETE": "complete_bash", "COMP_WORDS": "tapecli check --all", "COMP_CWORD": "2"}

@@ -106,7 +106,7 @@ def interpreter_refuses(tree: ast.Module) -> bool:
                 and node.id not in bound and builtin_named(node.id) is None:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
-                and any(k.arg != "sep" for k in node.keywords):
+                and any(k.arg not in ("sep", "end", "flush") for k in node.keywords):
             return True
     return False
 

@@ -372,7 +372,7 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
     want = dtype.np if isinstance(dtype, DType) else current().settings.float_dtype
     value = HOOKS["initializer"](initializer).make(dims, interp.rng, want)
     var = Variable(f"{instance.label}.{name or 'weight'}", value, trainable=bool(
-        trainable.value if isinstance(trainable, Tensor) else trainable))
+        trainable.value if isinstance(trainable, Tensor) else trainable), tf_name=name or "variable", keras=True)
     instance.attrs.setdefault(name or f"weight_{len(instance.attrs)}", var)
     return var
 

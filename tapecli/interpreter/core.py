@@ -26,6 +26,28 @@ from tapecli.runtime.limits import Limits
 
 
 
+
+class Output(list):
+    """The program's printed lines. ``write`` takes text as a stream does (``print(..., end='')``): a line is
+    complete at its newline, and the text after the last one waits for the next (``close`` ends it with the run)."""
+
+    partial = ""
+
+    def write(self, text: str) -> None:
+        lines = (self.partial + text).split("\n")
+        self.partial = lines.pop()
+        self.extend(lines)
+
+    def append(self, line: str) -> None:
+        """A whole line (print's, tf.print's): the text waiting begins it."""
+        super().append(self.partial + line)
+        self.partial = ""
+
+    def close(self) -> None:
+        if self.partial:
+            super().append(self.partial)
+            self.partial = ""
+
 class Interpreter(Statements, Expressions, PythonForms):
     builtins = BUILTINS          # the names a program sees before its own (fusion checks calls against them)
 
@@ -41,7 +63,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.depth = 0
         self.requests: list[Request] = []
         self.tapes: list[Tape] = []
-        self.output: list[str] = []
+        self.output = Output()
         self.expectations = Expectations(self)
         self._rng = None
         self.literal_cache: dict[int, np.ndarray | None] = {}
@@ -68,9 +90,12 @@ class Interpreter(Statements, Expressions, PythonForms):
     def run(self) -> Scope:
         check_structure(self.program.body)
         ctx = self.ctx
-        with quiet_kernels():     # floating-point warnings off once for the run, not per op
-            with ctx.mode.interpreting(numpy_quiet(), ctx.device is None and not self.implicit_wrt):
-                self.exec_block(self.program.body, self.globals)
+        try:
+            with quiet_kernels():     # floating-point warnings off once for the run, not per op
+                with ctx.mode.interpreting(numpy_quiet(), ctx.device is None and not self.implicit_wrt):
+                    self.exec_block(self.program.body, self.globals)
+        finally:
+            self.output.close()
         return self.globals
 
     def exec_block(self, body, scope):

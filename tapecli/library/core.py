@@ -493,10 +493,15 @@ def len_(x):
 
 
 @builtin("print", interp=True)
-def print_(interp, *values, sep=" "):
-    if not isinstance(sep, str):
-        raise TdfTypeError(f"print(): sep must be a string, got {type_word(sep)}")
-    interp.output.append(joined(sep, [program_str(v) for v in values], "print()"))
+def print_(interp, *values, sep=" ", end="\n", flush=False):
+    for name, text in (("sep", sep), ("end", end)):
+        if not isinstance(text, str):
+            raise TdfTypeError(f"print(): {name} must be a string, got {type_word(text)}")
+    line = joined(sep, [program_str(v) for v in values], "print()")
+    if end == "\n":
+        interp.output.append(line)
+    else:
+        interp.output.write(line + end)
 
 
 @builtin("tf.print", interp=True)

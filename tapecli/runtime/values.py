@@ -226,6 +226,8 @@ def make_tensor(value, weak=False) -> Tensor:
 def tensorflow_name(v: "Variable") -> str:
     """A variable's ``name`` as TensorFlow gives it to a Python program: ``w:0`` of ``tf.Variable(..., name='w')``,
     ``Variable:0`` without a name, ``kernel`` of a Keras layer's weight (tapecli's own ``name`` labels its reports)."""
+    if isinstance(v, UnreadVariable):
+        return "UnreadVariable"
     return v.tf_name if v.keras else f"{v.tf_name or 'Variable'}:0"
 
 
@@ -312,6 +314,7 @@ class UnreadVariable(Variable):
         self.source = source
         self.name = source.name
         self.tf_name = None
+        self.keras = False
         self.trainable = source.trainable
         self.id = new_id()
         self.order = source.order
