@@ -73,6 +73,14 @@ def test_get_static_value_of_a_variable_is_none_and_of_a_tensor_its_value():
      "keras.src.metrics.regression_metrics.MeanSquaredError"),
     ("keras.metrics.AUC()", "keras.src.metrics.confusion_metrics.AUC"),
     ("keras.optimizers.RMSprop()", "keras.src.optimizers.rmsprop.RMSprop"),
+    ("keras.layers.Dense(2)", "keras.src.layers.core.dense.Dense"),
+    ("keras.layers.MaxPooling2D()", "keras.src.layers.pooling.max_pooling2d.MaxPooling2D"),
+    ("keras.layers.LeakyReLU()", "keras.src.layers.activations.leaky_relu.LeakyReLU"),
+    ("keras.layers.SimpleRNN(2)", "keras.src.layers.rnn.simple_rnn.SimpleRNN"),
+    ("keras.layers.BatchNormalization()", "keras.src.layers.normalization.batch_normalization.BatchNormalization"),
+    ("keras.Sequential()", "keras.src.models.sequential.Sequential"),
+    ("keras.layers.GlobalAveragePooling1D()", "keras.src.layers.pooling.global_average_pooling1d.GlobalAveragePooling1D"),
+    ("keras.layers.Conv2D(2, 3)", "keras.src.layers.convolutional.conv2d.Conv2D"),
 ])
 def test_type_names_the_class_as_tensorflow_keras_numpy_and_python_do(expr, name):
     assert run(f"print(type({expr}))") == [f"<class '{name}'>"]
@@ -84,7 +92,7 @@ def test_type_of_a_program_class_and_identity_of_classes():
     assert out == ["<class '__main__.M'> <class 'type'>", "True False"]
 
 
-@pytest.mark.parametrize("expr", ["[1, 2]", "len", "keras.layers.Dense(2)"])
+@pytest.mark.parametrize("expr", ["[1, 2]", "len", "keras.regularizers.L2(0.1)"])
 def test_type_of_what_tapecli_cannot_name_is_a_type_error(expr):
     with pytest.raises(TdfTypeError, match="type()"):
         run(f"type({expr})")

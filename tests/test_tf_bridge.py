@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tapecli import api, documents, execution
+from tapecli.execution import tensorflow
 from tapecli.errors import TdfError
 
 PROGRAMS = {
@@ -289,6 +290,39 @@ kinds = [isinstance(model, keras.Model), isinstance(model.layers[0], layers.Laye
          isinstance(model.layers[0], tf.Module)]
 print(float(loss), sorted(history.history), len(model.layers), kinds)
 """,
+    "a_keras_subclass_in_a_custom_loop": """
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+class Linear(keras.layers.Layer):
+    def __init__(self, units=4, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal", name="w")
+        self.b = self.add_weight(shape=(self.units,), initializer="zeros", name="b")
+    def call(self, inputs):
+        self.add_loss(1e-3 * tf.reduce_sum(tf.square(self.w)))
+        return tf.matmul(inputs, self.w) + self.b
+class MLP(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.hidden = Linear(8)
+        self.out = keras.layers.Dense(1)
+    def call(self, x, training=False):
+        return self.out(tf.nn.relu(self.hidden(x)))
+model = MLP()
+x = tf.constant(np.linspace(-1, 1, 16, dtype=np.float32)[:, None])
+y = 2.0 * x + 1.0
+opt = keras.optimizers.SGD(0.1)
+for step in range(3):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x, training=True) - y) ** 2) + sum(model.losses)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+print(round(float(loss), 4), [v.name for v in model.trainable_variables], model.hidden.name, len(model.losses),
+      isinstance(model, keras.Model), isinstance(model.hidden, keras.layers.Layer), isinstance(model.hidden, keras.Model))
+""",
     "a_tf_module_holding_variables_and_modules": """
 import tensorflow as tf
 class Dense(tf.Module):
@@ -363,7 +397,7 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 
 @pytest.mark.parametrize("source", [
-    "import tensorflow as tf\nclass M(tf.keras.Model):\n    pass\n",             # Keras's classes as bases
+    "import tensorflow as tf\nclass M(tf.keras.Sequential):\n    pass\n",        # a Keras class not a base here
     "import tensorflow as tf\ny = tf.map_fn(lambda v: v, tf.ones([2]))\n",        # a function the library calls
     "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
@@ -639,8 +673,8 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
 
 
 @pytest.mark.parametrize("body, why", [
-    ("class M(tf.keras.Model):\n    pass\n", "line 3 derives the class M from a class of TensorFlow's other than "
-                                            "tf.Module (Keras's subclassing runs on tapecli's interpreter)"),
+    ("class M(tf.keras.Sequential):\n    pass\n", "line 3 derives the class M from a class of TensorFlow's other "
+                                                 "than tf.Module, keras.layers.Layer and keras.Model"),
     ("y = tf.image.adjust_contrast(tf.ones([2, 2, 3]), 2.0)\n",
      "line 3 uses tf.image.adjust_contrast, which tapecli does not have"),
     ("tf = None\n", "line 3 binds tf again"),
@@ -653,3 +687,24 @@ def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why)
                        "p.py")
     assert e.value.kind == "SyntaxError" and "try/except" in e.value.message
     assert e.value.hint == f"CPython runs this form in a TensorFlow program, but not in this one: {why}"
+
+
+def test_a_keras_subclass_on_cpython_answers_as_keras_does(monkeypatch):
+    """What the interpreter does not give a program's Keras subclass, CPython's does as Keras 3 does (recorded in
+    the development venv): its name, its layers, its weights in Keras's order, get/set_weights."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    result = api.run_source(PROGRAMS["a_keras_subclass_in_a_custom_loop"] + (
+        "print(model.name, [type(l).__name__ for l in model.layers], [w.shape for w in model.get_weights()])\n"
+        "model.set_weights([w * 0 for w in model.get_weights()])\nprint(float(tf.reduce_sum(model(x))))\n"), "p.py")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output[-2:] == ["mlp ['Linear', 'Dense'] [(1, 8), (8,), (8, 1), (1,)]", "0.0"]
+
+
+def test_a_program_fitting_its_keras_subclass_stays_on_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    source = ("import tensorflow as tf\nclass M(tf.keras.Model):\n    def call(self, x):\n        return x\n"
+              "m = M()\nm.compile(optimizer='sgd', loss='mse')\n")
+    assert execution.python_only(source) is None
+    assert tensorflow.why_not_on_cpython(source) == ("line 6 uses compile beside a class derived from Keras's: the "
+                                                     "compile and fit of a program's Keras model run on tapecli's "
+                                                     "interpreter")

@@ -193,6 +193,8 @@ class Sandbox:
             raise _unreachable(obj, name)
         if name in ("format", "format_map") and isinstance(obj, str) or obj is str and name in ("format", "format_map"):
             return SafeFormatter(self).method(obj, name)
+        if name == "__class__" and self.eager is not None:      # (a library value's: TensorFlow's class)
+            return self.eager.class_of(obj)
         if self.eager is not None and self.eager.owns(obj):
             return self.eager.attribute(obj, name)
         value = getattr(obj, name)

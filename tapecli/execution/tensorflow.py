@@ -26,10 +26,12 @@ from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import TensorSpec, custom_gradient, tf_function, traced_warnings
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
+from tapecli.execution.keras_classes import Layer as KerasLayer
+from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
 from tapecli.execution.tf_values import (Keyword, LibraryKind, Node, Shape, as_tensorflow, is_numbers,
-                                         library_value, to_library, to_program)
+                                         library_value, to_library, to_program, type_of)
 from tapecli.interpreter.classes import Namespace
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
@@ -174,11 +176,14 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
                 root = root.value
             if not (isinstance(root, ast.Name) and (root.id in modules or root.id in aliases)):   # (np.sum: a function)
                 return f"line {node.lineno} reads .{node.attr} of what may be a tensor"
+    fitting = _fits_a_subclass(tree, aliases)
+    if fitting is not None:
+        return fitting
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
-                    "tf.Module (Keras's subclassing runs on tapecli's interpreter)")
+                    "tf.Module, keras.layers.Layer and keras.Model")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -213,14 +218,44 @@ def why_not_on_cpython(source: str) -> str | None:
 
 def _derivable(base: ast.expr, aliases: dict) -> bool:
     """Whether a program's class may derive from ``base`` here: from anything but TensorFlow's classes, of which
-    ``tf.Module`` alone is a class on CPython (Keras's layers and models run on the interpreter)."""
+    ``tf.Module``, ``keras.layers.Layer`` and ``keras.Model`` are classes on CPython (keras_classes.py)."""
+    path = _tf_path(base, aliases)
+    return path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES
+
+
+def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
+    """Why a program that derives from Keras's classes stays off CPython: it compiles or fits a model (or defines
+    or reads what fit uses), which tapecli's interpreter runs for a program's subclass."""
+    if not any(isinstance(node, ast.ClassDef) and any(tuple(_tf_path(b, aliases) or ()) in KERAS_CLASSES
+                                                      for b in node.bases) for node in ast.walk(tree)):
+        return None
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
+            else None
+        if name in _FITTING:
+            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: the compile and fit of a "
+                    "program's Keras model run on tapecli's interpreter")
+    return None
+
+
+def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
+    """The tf path an expression names (``keras.layers.Layer``: ['keras', 'layers', 'Layer']), None for one that
+    is not TensorFlow's."""
     path = []
-    while isinstance(base, ast.Attribute):
-        path.insert(0, base.attr)
-        base = base.value
-    if not (isinstance(base, ast.Name) and base.id in aliases):
-        return True
-    return [*aliases[base.id], *path] == ["Module"]
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    return [*aliases[node.id], *path] if isinstance(node, ast.Name) and node.id in aliases else None
+
+
+# The Keras classes a program derives from on CPython, by their tf paths.
+KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): KerasLayer,
+                 ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel}
+# What a program's Keras model does on the interpreter only: compile and fit (and what fit calls and reads).
+_FITTING = frozenset({"compile", "fit", "evaluate", "predict", "train_step", "test_step", "predict_step",
+                      "compute_loss", "compute_metrics", "compiled_loss", "compiled_metrics", "metrics", "summary",
+                      "get_layer", "train_on_batch", "test_on_batch", "predict_on_batch", "reset_metrics",
+                      "stop_training", "count_params", "get_config", "from_config"})
 
 
 def framework_path(module: str) -> list[str]:
@@ -272,6 +307,8 @@ def supported(path: list[str]) -> bool:
         return False
     if path[0] in OWN:
         return len(path) == 1 or len(path) == 2 and path[1] in OWN_CLASS_ATTRIBUTES.get(path[0], ())
+    if tuple(path) in KERAS_CLASSES:
+        return True
     if path[0] in OWN_MODULES:
         return len(path) == 2 and path[1] in OWN_MODULES[path[0]][1]
     found = _resolve(path)
@@ -646,7 +683,16 @@ class Eager:
             return value.astype(dtype) if dtype is not None else value.copy()
         return array
 
+    def functional_model(self, *args, **kwargs):
+        """``keras.Model(inputs, outputs)``: the library's functional model (keras_classes.Model, called itself)."""
+        return library_function(self, builtin_named("Model"), "tf.keras.Model")(*args, **kwargs)
+
     # ---- attributes
+    @staticmethod
+    def class_of(obj):
+        """``obj.__class__``: as ``type(obj)`` in a TensorFlow program (a library value's named as TensorFlow's)."""
+        return type_of(obj)
+
     def owns(self, obj) -> bool:
         return isinstance(obj, self.classes) or isinstance(obj, TdfError) or (
             isinstance(obj, type) and issubclass(obj, TdfError))
@@ -745,7 +791,7 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
         if attr.startswith("_"):
             raise AttributeError(attr)
         names = path.split(".")[1:] + [attr]
-        value = _own(eager, attr) if len(names) == 1 and attr in OWN else None
+        value = _own(eager, attr) if len(names) == 1 and attr in OWN else KERAS_CLASSES.get(tuple(names))
         if len(names) == 1 and attr in OWN_MODULES:
             value = OWN_MODULES[attr][0]()
         if value is None:
@@ -758,7 +804,7 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
             elif isinstance(found, (DType, ProgramObject)):
                 value = to_program(found)
             else:
-                value = _library_function(eager, found, f"tf.{'.'.join(names)}")
+                value = library_function(eager, found, f"tf.{'.'.join(names)}")
         module.__dict__[attr] = value
         return value
     module.__getattr__ = resolve
@@ -779,14 +825,14 @@ def _own(eager: "Eager", attr: str):
     if attr == "Tensor":
         return TensorType
     if attr == "print":
-        return _library_function(eager, builtin_named("tf.print"), "tf.print")
+        return library_function(eager, builtin_named("tf.print"), "tf.print")
     if attr == "constant":
-        return _library_function(eager, builtin_named("constant"), "tf.constant")
-    variable = _library_function(eager, builtin_named("Variable"), "tf.Variable")
+        return library_function(eager, builtin_named("constant"), "tf.constant")
+    variable = library_function(eager, builtin_named("Variable"), "tf.Variable")
     return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
 
 
-def _library_function(eager: Eager, f, spelled: str):
+def library_function(eager: Eager, f, spelled: str):
     node = Node(spelled)
     run = eager.run
 

@@ -371,6 +371,18 @@ def _axis(axis):
     return to_axis(axis)
 
 
+@builtin("round", replaces=True)
+def round_(value, ndigits=None):
+    """Python's round of a Python number (banker's rounding, exact; ``ndigits`` as in Python); a tensor's
+    elementwise tf.round."""
+    if isinstance(value, Tensor) and value.weak and value.ndim == 0:
+        digits = None if ndigits is None else to_int(ndigits, "ndigits")
+        return Tensor(np.array(round(value.value.item(), digits)), weak=True)
+    if ndigits is not None:
+        raise TdfTypeError(f"round() of {type_word(value)} takes no ndigits", hint="use tf.round(x)")
+    return ops.round_(value)
+
+
 _extreme("min", ops.reduce_min, ops.minimum, min)
 _extreme("max", ops.reduce_max, ops.maximum, max)
 

@@ -6,6 +6,7 @@ Keras's automatic name (``dense``, ``dense_1``, ...)."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -59,9 +60,35 @@ class KerasTensor(ProgramObject):
         return super().get_attribute(interp, attr, node)
 
 
+# Keras 3's packages of its layers (keras.src.layers.<package>.<module>.<Class>), for type(layer).
+_LAYER_PACKAGES = {
+    "core": "Dense Embedding InputLayer Identity Masking Lambda EinsumDense",
+    "activations": "Activation ReLU LeakyReLU PReLU ELU Softmax",
+    "regularization": "Dropout SpatialDropout1D SpatialDropout2D SpatialDropout3D GaussianNoise GaussianDropout "
+                      "AlphaDropout ActivityRegularization",
+    "reshaping": "Flatten Reshape Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D "
+                 "ZeroPadding3D UpSampling1D UpSampling2D UpSampling3D",
+    "normalization": "BatchNormalization LayerNormalization UnitNormalization",
+    "convolutional": "Conv1D Conv2D",
+    "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
+               "GlobalAveragePooling2D GlobalMaxPooling1D GlobalMaxPooling2D",
+    "rnn": "SimpleRNN LSTM GRU",
+    "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
+    "preprocessing": "Rescaling",
+}
+_LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu"}    # (the rest: snake case)
+
+
 class Layer(KerasObject):
     kind_word = "a layer"
     keras_bases = (LAYER,)
+
+    def python_class(self) -> str | None:
+        """``type(layer)``: Keras's class of a layer, in its module (Keras 3's)."""
+        name = type(self).__name__
+        package = next((p for p, names in _LAYER_PACKAGES.items() if name in names.split()), None)
+        module = _LAYER_MODULES.get(name) or re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
+        return None if package is None else f"keras.src.layers.{package}.{module}.{name}"
     prefix = "layer"
     # a built layer of this class computes its output by ops from its input and weights, decides nothing from
     # values and changes nothing (no draws, no state): a loop plan may replace its calls (ProgramObject.replay_kind)

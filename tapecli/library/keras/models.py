@@ -34,6 +34,10 @@ class Model(Layer):
     prefix = "model"
     keras_bases = (LAYER, KERAS_MODEL)
 
+    def python_class(self) -> str | None:
+        """``type(model)``: keras.src.models.sequential.Sequential, keras.src.models.functional.Functional."""
+        return f"keras.src.models.{type(self).__name__.lower()}.{type(self).__name__}"
+
     many_inputs = False
 
     def __init__(self, interp, name=None, trainable=True):

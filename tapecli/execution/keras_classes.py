@@ -1,0 +1,253 @@
+"""Keras's ``Layer`` and ``Model`` as Python classes a TensorFlow program that CPython runs derives from
+(execution/tensorflow.py), for the custom training loops of the GradientTape guides: calling a layer builds it
+once (its ``build(input_shape)``, the first input's shape as a tuple) and calls its ``call`` (``training=`` passed
+where ``call`` takes it); ``add_weight`` makes a Keras weight with the library's initializers; ``add_loss``
+collects losses, cleared at each outermost call. Weights are collected as Keras 3 collects them: a layer's own
+(trainable ones first, in the order made), then those of the layers it holds in the order they were assigned
+(the library's Keras layers too), each once; a ``tf.Variable`` assigned to an attribute is collected with them,
+as on the interpreter (docs/tf-surface.md, "Known differences"). ``compile``/``fit`` of a program's subclass, and
+a functional subclass (``super().__init__(inputs, outputs)``), are the interpreter's: such a program runs there.
+
+``tf.keras.Model(inputs, outputs)`` itself still makes the library's functional model."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from tapecli.errors import TdfTypeError
+from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, to_library, to_program
+from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
+from tapecli.runtime.context import current
+from tapecli.runtime.values import Variable
+
+
+class _KerasClass(type):
+    """``isinstance(v, keras.layers.Layer)`` of a program's layer, and of the library's layers and models."""
+
+    def __instancecheck__(cls, value):
+        if type.__instancecheck__(cls, value):
+            return True
+        return not _program_layer(value) and bool(
+            is_instance(library_value(value), FrameworkBase(cls.base, KERAS)))
+
+
+class Layer(metaclass=_KerasClass):
+    """``keras.layers.Layer``."""
+
+    base = LAYER
+    keras_bases = (LAYER,)
+
+    def __init__(self, trainable=True, name=None, dtype=None, **options):
+        self.built = False
+        self.trainable = trainable
+        self._name = name if name is not None else _automatic_name(type(self).__name__)
+        self._own_weights: list = []
+        self._regularized: list = []
+        self._added_losses: list = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    # ---- calling
+    def __call__(self, *args, **kwargs):
+        if "_own_weights" not in vars(self):
+            raise TypeError(f"{type(self).__name__}.__init__ must call super().__init__() before the layer is used")
+        run = current().eager.run
+        depth = getattr(run, "keras_call_depth", 0)
+        if depth == 0:              # an outermost call: the losses of the last one are dropped, as in Keras
+            for layer in _program_layers(self):
+                layer._added_losses = []
+        if not self.built:
+            self.build(_shape(args[0]) if args else None)
+            self.built = True
+        if "training" in kwargs and not _takes(self.call, "training"):
+            kwargs.pop("training")
+        run.keras_call_depth = depth + 1
+        try:
+            return self.call(*args, **kwargs)
+        finally:
+            run.keras_call_depth = depth
+
+    def build(self, input_shape):
+        self.built = True
+
+    def call(self, *args, **kwargs):
+        raise NotImplementedError(f"Layer {type(self).__name__} does not have a `call()` method implemented.")
+
+    # ---- weights
+    def add_weight(self, shape=None, initializer="glorot_uniform", dtype=None, trainable=True, name=None,
+                   regularizer=None, constraint=None, **options):
+        weight = _made_weight(current().eager.run, self, shape, initializer, dtype, trainable, name)
+        self._own_weights.append(weight)
+        if regularizer is not None:
+            self._regularized.append((weight, regularizer))
+        return weight
+
+    @property
+    def weights(self) -> list:
+        return _weights(self)
+
+    variables = weights
+
+    @property
+    def trainable_weights(self) -> list:
+        return [v for v in _weights(self) if v.trainable] if self.trainable else []
+
+    trainable_variables = trainable_weights
+
+    @property
+    def non_trainable_weights(self) -> list:
+        trainable = {id(v) for v in self.trainable_weights}
+        return [v for v in _weights(self) if id(v) not in trainable]
+
+    non_trainable_variables = non_trainable_weights
+
+    def get_weights(self) -> list:
+        return [np.array(v.read().value) for v in _weights(self)]
+
+    def set_weights(self, values) -> None:
+        weights = _weights(self)
+        if len(values) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' with a weight list of length "
+                             f"{len(values)}, but the layer was expecting {len(weights)} weights.")
+        for v, value in zip(weights, values):
+            v.assign(np.asarray(value, dtype=v.dtype).reshape(v.shape))
+
+    # ---- losses and layers
+    def add_loss(self, loss) -> None:
+        self._added_losses.append(loss)
+
+    @property
+    def losses(self) -> list:
+        out = []
+        for layer in _program_layers(self):
+            out += layer._added_losses + [_penalty(regularizer, weight) for weight, regularizer in layer._regularized]
+            out += [loss for held in _sublayers(layer) if not _program_layer(held) for loss in _library_losses(held)]
+        return out
+
+    @property
+    def layers(self) -> list:
+        return _sublayers(self)
+
+
+class Model(Layer):
+    """``keras.Model`` as a base class; ``keras.Model(inputs, outputs)`` the library's functional model."""
+
+    base = KERAS_MODEL
+    keras_bases = (LAYER, KERAS_MODEL)
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model:            # (not a subclass: the functional API, the library's model)
+            return current().eager.functional_model(*args, **kwargs)
+        return super().__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        if args or {"inputs", "outputs"} & kwargs.keys():
+            raise TdfTypeError("a functional keras.Model subclass (super().__init__(inputs, outputs)) runs on "
+                               "tapecli's interpreter", hint="TAPECLI_TF_ON_CPYTHON=0 runs the program there")
+        super().__init__(**kwargs)
+
+
+# ------------------------------------------------------------------ collecting
+def _weights(layer: Layer) -> list:
+    own = layer._own_weights
+    out = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+    seen = {id(v) for v in out}
+    for value in list(vars(layer).values()):
+        for leaf in _leaves(value):
+            for v in ([leaf] if isinstance(leaf, Variable) else _weights(leaf) if _program_layer(leaf)
+                      else _library_weights(leaf)):
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+    return out
+
+
+def _sublayers(layer: Layer) -> list:
+    """The layers a layer holds (its attributes, in the order assigned; in lists and dicts too): the program's
+    and the library's."""
+    return [leaf for value in list(vars(layer).values()) for leaf in _leaves(value)
+            if (_program_layer(leaf) and leaf is not layer) or _library_layer(leaf) is not None]
+
+
+def _program_layers(layer: Layer) -> list:
+    """The layer and the program's layers it holds, at any depth."""
+    out = [layer]
+    for held in _sublayers(layer):
+        if _program_layer(held):
+            out += _program_layers(held)
+    return out
+
+
+def _program_layer(value) -> bool:
+    """Whether ``value`` is a program's layer (its class derives from Layer: not the library's, which
+    ``isinstance(value, Layer)`` also takes)."""
+    return type.__instancecheck__(Layer, value)
+
+
+def _library_layer(value):
+    if type(value) is not LibraryObject:
+        return None
+    of = library_value(value)
+    return of if LAYER in getattr(of, "keras_bases", ()) else None
+
+
+def _library_weights(value) -> list:
+    of = _library_layer(value)
+    return list(of.weights) if of is not None else []
+
+
+@as_tensorflow
+def _library_losses(value) -> list:
+    return [to_program(loss) for loss in _library_layer(value).regularization_losses()]
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+# ------------------------------------------------------------------ making weights
+def _automatic_name(class_name: str) -> str:
+    """Keras's automatic name of a layer: its class's in snake case, numbered from the second (my_layer_1)."""
+    from tapecli.library.keras.common import auto_name
+    return auto_name(current().eager.run, module_name(class_name))
+
+
+@as_tensorflow
+def _made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Variable:
+    from tapecli.library.keras import initializers
+    from tapecli.runtime.values import DType
+    dims = [] if shape is None else [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
+    want = np.dtype(DType(dtype).np) if isinstance(dtype, str) else np.dtype(dtype.np) if dtype is not None \
+        else current().settings.float_dtype
+    value = initializers.get(to_library(initializer)).make(dims, run.rng, want)
+    return Variable(f"{run.label(layer)}.{name or 'weight'}", value, trainable=bool(trainable),
+                    tf_name=name or "variable", keras=True)
+
+
+@as_tensorflow
+def _penalty(regularizer, weight):
+    from tapecli.library.keras import penalties
+    return to_program(penalties.regularizer(to_library(regularizer)).apply(weight))
+
+
+def _shape(value) -> tuple | None:
+    shape = getattr(library_value(value), "shape", None)
+    return None if shape is None else tuple(int(d) for d in shape)
+
+
+def _takes(method, name: str) -> bool:
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
