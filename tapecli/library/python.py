@@ -371,7 +371,7 @@ def _axis(axis):
     return to_axis(axis)
 
 
-@builtin("round", replaces=True)
+@builtin("round")
 def round_(value, ndigits=None):
     """Python's round of a Python number (banker's rounding, exact; ``ndigits`` as in Python); a tensor's
     elementwise tf.round."""

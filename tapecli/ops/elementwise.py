@@ -57,7 +57,9 @@ register("logical_not", weak_arith=True, differentiable=False)
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
     register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False)
 register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
-register("round", differentiable=False, numba=True, program=("round",), public_name="round_")
+# (the bare name round is Python's, library/python.py: a Python number's round, a tensor's this op)
+register("round", differentiable=False, numba=True, program=("tf.round", "math.round", "ops.round"),
+         public_name="round_")
 register("floor", differentiable=False, numba=True, program=("floor",))
 register("ceil", differentiable=False, numba=True, program=("ceil",))
 # TensorFlow's SignGrad: zeros (not None), for any input dtype
