@@ -101,7 +101,7 @@ def test_a_dataset_is_a_constant_to_the_tape():
 
 
 REFUSED = {
-    "ds = tf.data.Dataset.range(5).shuffle(5, seed=1)\n": "cannot reproduce TensorFlow's shuffled order",
+    "ds = tf.data.Dataset.range(5).shuffle(0)\n": "buffer_size must be greater than zero",
     "ds = tf.data.Dataset.range(5).batch(0)\n": "batch_size must be positive",
     "ds = tf.data.Dataset.from_tensor_slices(1.0)\n": "at least one dimension",
     "ds = tf.data.Dataset.range(5).window(2)\n": "no method window",
@@ -119,3 +119,53 @@ def _message(src: str) -> str | None:
 def test_what_tapecli_cannot_do_is_a_clear_error():
     messages = {src: _message(src) for src in REFUSED}
     assert all(words in (messages[src] or "") for src, words in REFUSED.items()), messages
+
+
+def test_shuffle_is_a_buffered_shuffle_drawing_from_the_runs_generator():
+    """Dataset.shuffle as TensorFlow's algorithm (a buffer of buffer_size, each element drawn from it): every
+    element once; a buffer of one keeps the order, a small buffer moves an element at most that far ahead; a new
+    order each iteration unless reshuffle_each_iteration=False; the same orders on every run (the draws are the
+    run's generator's, or the seed's: not TensorFlow's stream, so the order is another than TensorFlow's)."""
+    source = ("import tensorflow as tf\nds = tf.data.Dataset.range(20)\n"
+              "a = [int(v) for v in ds.shuffle(20)]\nb = [int(v) for v in ds.shuffle(20)]\n"
+              "one = [int(v) for v in ds.shuffle(1)]\nsmall = [int(v) for v in ds.shuffle(3)]\n"
+              "s = ds.shuffle(20, seed=7)\nfirst, second = [int(v) for v in s], [int(v) for v in s]\n"
+              "f = ds.shuffle(20, seed=7, reshuffle_each_iteration=False)\nthird, fourth = list(f), list(f)\n")
+    v = tapecli.run(source).values
+    again = tapecli.run(source).values
+    assert sorted(v["a"]) == list(range(20)) and v["a"] != list(range(20)) and v["a"] != v["b"]
+    assert v["one"] == list(range(20))
+    assert sorted(v["small"]) == list(range(20))
+    assert all(value <= position + 2 for position, value in enumerate(v["small"]))     # (3 in the buffer)
+    assert v["first"] != v["second"] and sorted(v["first"]) == list(range(20))
+    assert [int(t) for t in v["third"]] == [int(t) for t in v["fourth"]]
+    assert v["a"] == again["a"] and v["first"] == again["first"]
+
+
+FIT = """import numpy as np
+import tensorflow as tf
+x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
+y = x.sum(axis=1, keepdims=True)
+model = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="tanh"), tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+"""
+
+
+def test_fit_evaluate_and_predict_take_a_dataset_of_batches_as_keras_does():
+    """A dataset's elements are the batches (Keras: batch_size and shuffle do not apply): fitting on
+    ``from_tensor_slices((x, y)).batch(4)`` gives the weights that fitting the arrays in the same batches gives,
+    and what evaluate and the history hold are Python numbers a program compares."""
+    on_arrays = tapecli.run(FIT + "h = model.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0)\n"
+                            "w = model.get_weights()\nr = model.evaluate(x, y, verbose=0)\np = model.predict(x)\n")
+    on_dataset = tapecli.run(FIT + "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)\n"
+                             "h = model.fit(ds, epochs=3, verbose=0)\nw = model.get_weights()\n"
+                             "r = model.evaluate(ds, verbose=0)\np = model.predict(ds.map(lambda a, b: a))\n"
+                             "ok = h.history['loss'][-1] < h.history['loss'][0] and 0.0 <= r[1] and min(r) >= 0\n")
+    for a, b in zip(on_arrays.values["w"], on_dataset.values["w"]):
+        np.testing.assert_array_equal(a, b)
+    assert on_arrays.values["r"] == on_dataset.values["r"]
+    np.testing.assert_array_equal(on_arrays.values["p"], on_dataset.values["p"])
+    assert bool(on_dataset.values["ok"])
+    with pytest.raises(TdfError) as e:
+        tapecli.run(FIT + "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)\nmodel.fit(ds, y, verbose=0)\n")
+    assert "not supported when using a dataset" in e.value.message

@@ -11,6 +11,22 @@ from tapecli.runtime.values import Tensor, Variable
 from tapecli.runtime import spelling
 
 
+def python_number(value):
+    """A library's Python result as the interpreter holds a Python value: a float or an int a weak scalar (a
+    Python number), a bool a Python bool; lists, tuples and dicts item by item; anything else as it is."""
+    kind = value.__class__
+    if kind is float or kind is int:
+        return Tensor(np.array(value), weak=True)
+    if kind is bool:
+        from tapecli.runtime.values import PythonBool
+        return PythonBool(np.array(value))
+    if kind is list or kind is tuple:
+        return kind(python_number(v) for v in value)
+    if kind is dict:
+        return {k: python_number(v) for k, v in value.items()}
+    return value
+
+
 def truth(value) -> bool:
     if value.__class__ is Tensor and value.value.size == 1:     # the common case, first
         return bool(value.value.reshape(()))

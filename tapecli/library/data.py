@@ -8,9 +8,8 @@ a dataset's functions as a graph, outside every tape: its elements are constants
 ``from_tensor_slices`` reads a list of tensors (or of lists, dicts) as TensorFlow reads a tuple, a structure
 whose components are sliced together, and a list of numbers as one tensor.
 
-``shuffle``'s order is TensorFlow's own random stream, which tapecli cannot reproduce: a shuffle of more than
-one element at a time is refused (exit 3) rather than giving another order; ``shuffle(1)`` keeps the order,
-as TensorFlow's does.
+``shuffle`` is TensorFlow's buffered shuffle drawing from the run's generator (as tf.random and Keras's
+``fit(shuffle=True)`` do): the order is another than TensorFlow's own random stream gives.
 
 Each element a source (from_tensor_slices, from_tensors, range) yields is a step of the run (limits.tick),
 whatever draws it: a ``for`` loop, ``list``, ``sorted``, ``zip``, a comprehension, ``batch``, ``skip`` or
@@ -164,11 +163,35 @@ class Dataset(ProgramObject):
                                 for i, e in enumerate(self.source())), values=self.items_are_values)
 
     def shuffle(self, interp, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
-        if to_int(buffer_size, "buffer_size") == 1:
-            return self                          # a buffer of one element gives the order it reads
-        raise TdfValueError("Dataset.shuffle: tapecli cannot reproduce TensorFlow's shuffled order (its own random "
-                            "stream, even with seed=), so it refuses rather than give another order",
-                            hint="drop the shuffle (or shuffle the data with NumPy before from_tensor_slices)")
+        """TensorFlow's buffered shuffle: a buffer of ``buffer_size`` elements is filled, then each element given
+        is drawn uniformly from it and its place taken by the next one read. The draws are the run's generator's
+        (seeded 0; ``seed=`` a generator of the dataset's own), as tf.random's are, not TensorFlow's stream: the
+        order is another than TensorFlow's. Each iteration draws a new order unless
+        ``reshuffle_each_iteration=False``."""
+        size = to_int(buffer_size, "buffer_size")
+        if size < 1:
+            raise TdfValueError(f"Dataset.shuffle: buffer_size must be greater than zero, got {size}")
+        if seed is not None and to_int(seed, "seed") < 0:
+            raise TdfValueError(f"Dataset.shuffle: a seed must be a non-negative integer, got {to_int(seed, 'seed')}")
+        rng = interp.rng if seed is None else np.random.default_rng(to_int(seed, "seed"))
+        again = reshuffle_each_iteration is None or truth(reshuffle_each_iteration)
+        fixed = None if again else int(rng.integers(2**63))      # (one order, the same on every iteration)
+
+        def source():
+            draw = rng if fixed is None else np.random.default_rng(fixed)
+            elements = iter(self.source())
+            buffer = list(itertools.islice(elements, size))
+            while buffer:
+                i = int(draw.integers(len(buffer)))
+                out = buffer[i]
+                following = next(elements, _END)
+                if following is _END:
+                    buffer[i] = buffer[-1]
+                    buffer.pop()
+                else:
+                    buffer[i] = following
+                yield out
+        return Dataset(source, values=self.items_are_values)
 
     def prefetch(self, interp, buffer_size=None, name=None):
         return self                              # no-ops for an in-memory pipeline: the same elements
@@ -191,6 +214,7 @@ class Dataset(ProgramObject):
         return Tensor(np.array(sum(1 for _ in self.source()), dtype=np.int64))
 
 
+_END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality")}

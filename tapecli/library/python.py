@@ -361,6 +361,13 @@ def _extreme(name, reduce, pair, pick):
             return _fold(list(args), pair, pick)
         if len(args) != 1:
             raise TdfTypeError(f"{name}() needs at least one argument")
+        values = args[0]
+        if axis is None and isinstance(values, Tensor) and values.weak and values.ndim == 1:
+            if values.size == 0:        # Python's min/max of a list of Python numbers: one of them, as Python's
+                raise TdfValueError(f"{name}() iterable argument is empty")
+            return Tensor(np.array(pick(values.value.tolist())), weak=True)
+        if isinstance(values, list) and axis is None and values:
+            return _fold(values, pair, pick)
         return reduce(args[0], axis=_axis(axis), keepdims=truth(keepdims))
     run.__name__ = name
     builtin(name, replaces=True)(run)      # Python's min/max of several values; one argument still reduces

@@ -5,6 +5,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.conversions import to_float as num   # a Python number from a number or a one-element tensor
 from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
 from tapecli.runtime.context import current
@@ -104,7 +105,7 @@ def check_choice(value, allowed, what):
 def method(name, fn, replay=None, planned=None):
     """A bound method whose body takes (*args, **kwargs) without the call node (``replay`` and ``planned``:
     what it is to a loop plan, ``BoundMethod``)."""
-    return BoundMethod(name, lambda node, *args, **kwargs: fn(*args, **kwargs), replay, planned)
+    return BoundMethod(name, lambda node, *args, **kwargs: python_number(fn(*args, **kwargs)), replay, planned)
 
 
 class KerasObject(ProgramObject):
@@ -133,7 +134,7 @@ class KerasObject(ProgramObject):
         attrs = self.attributes()
         if attr in attrs:
             value = attrs[attr]
-            return value() if callable(value) and not isinstance(value, ProgramObject) else value
+            return python_number(value() if callable(value) and not isinstance(value, ProgramObject) else value)
         names = sorted(set(attrs) | set(methods))
         raise TdfTypeError(f"{self.kind_word} has no attribute {attr}",
                            hint=("it has " + ", ".join(names)) if names else None)

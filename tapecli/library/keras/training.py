@@ -252,6 +252,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ loops
     def batches(self, x, y, sample_weight, batch_size, shuffle=False):
+        if _dataset(x):
+            return dataset_batches(x, self.model.many_inputs, _outputs(self.model))
         return batches(self.interp, x, y, sample_weight, batch_size, shuffle)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
@@ -259,9 +261,13 @@ class Trainer:
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         if callbacks or steps_per_epoch is not None or validation_steps is not None:
             raise TdfValueError("fit: callbacks, steps_per_epoch and validation_steps are not supported by tapecli")
-        x, y, sw = (_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-                    _data(sample_weight, "sample_weight"))
+        dataset = _dataset(x, y, sample_weight)
+        x, y, sw = (x, None, None) if dataset else (
+            _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+            _data(sample_weight, "sample_weight"))
         split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
+        if split and dataset:
+            raise TdfValueError("`validation_split` is only supported for Tensors or NumPy arrays, found a dataset")
         if split and validation_data is None:
             cut = int(_count(x) * (1.0 - split))
             validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
@@ -273,11 +279,12 @@ class Trainer:
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
             self.reset()
-            for bx, by, bw in self.batches(x, y, sw, batch_size, flag(shuffle)):
+            for bx, by, bw in self.batches(x, y, sw, batch_size, flag(shuffle) and not dataset):
                 logs = self.train_step(bx, by, bw)
             epoch_logs = dict(self.results_or(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
-                vx, vy, vw = (list(validation_data) + [None])[:3]
+                vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
+                    (list(validation_data) + [None])[:3]
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             for k, v in epoch_logs.items():
@@ -287,8 +294,9 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
-        x, y, sw = (_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-                    _data(sample_weight, "sample_weight"))
+        x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
+            _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
+            _data(sample_weight, "sample_weight"))
         self.reset()
         logs: dict = {}
         for bx, by, bw in self.batches(x, y, sw, batch_size):
@@ -327,6 +335,27 @@ def class_weights(class_weight, y, sample_weight):
     return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
 
 
+def _dataset(x, y=None, sample_weight=None) -> bool:
+    """Whether fit/evaluate/predict read their data from a tf.data.Dataset (its elements are the batches, as
+    Keras takes them: ``(x, y)`` or ``(x, y, sample_weight)``, or ``x`` alone); ``y`` then comes from it."""
+    from tapecli.library.data import Dataset
+    if not isinstance(x, Dataset):
+        return False
+    if y is not None or sample_weight is not None:
+        raise TdfValueError("`y` and `sample_weight` arguments are not supported when using a dataset as input: its "
+                            "elements hold them")
+    return True
+
+
+def dataset_batches(dataset, many_inputs, outputs):
+    """A dataset's elements as batches (x, y, sample_weight): each a step of the run, as the dataset's source
+    charges it (data.py)."""
+    for element in dataset.source():
+        parts = element if isinstance(element, list) and len(element) in (2, 3) else [element]
+        bx, by, bw = (list(parts) + [None, None])[:3]
+        yield _data(bx, "x", many_inputs), _data(by, "y", outputs), _data(bw, "sample_weight")
+
+
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
     """Consecutive slices of ``batch_size`` rows (32 by default), or of a permutation with ``shuffle``: each
     a step of the run (limits.tick), so fit, evaluate and predict end at --max-steps and TAPECLI_MAX_SECONDS."""
@@ -346,8 +375,11 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
 
 def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     """model.predict: the outputs of the batches, concatenated (inference mode)."""
-    x = _data(x, "x", model.many_inputs)
-    outs = [model.forward(bx, False) for bx, _, _ in batches(interp, x, None, None, batch_size)]
+    if _dataset(x):
+        chunks = dataset_batches(x, model.many_inputs, _outputs(model))
+    else:
+        chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
+    outs = [model.forward(bx, False) for bx, _, _ in chunks]
     if isinstance(outs[0], list):
         return [Tensor(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
     return Tensor(np.concatenate([tensor(o).value for o in outs]))
