@@ -93,8 +93,9 @@ def test_a_tuple_of_literals_is_an_array_argument():
 def test_small_values_as_tensorflow_gives_them():
     assert printed("print(tf.get_static_value(tf.constant(10)), repr(tf.inside_function()))\n"
                    "print(repr(keras.ops.convert_to_tensor((-1.0, 1.0)).dtype))\n"
-                   "print(keras.utils.to_categorical([0, 1], num_classes=2))\n", keras=True) == \
-        ["10 False", "tf.float32", "[[1. 0.]\n [0. 1.]]"]
+                   "print(keras.utils.to_categorical([0, 1], num_classes=2))\n"
+                   "print(keras.utils.to_categorical(np.array([0, 2]), 3)[1])\n", keras=True) == \
+        ["10 False", "tf.float32", "[[1. 0.]\n [0. 1.]]", "[0. 0. 1.]"]
 
 
 def test_keras_dense_input_dim_and_a_dice_loss_over_several_axes():

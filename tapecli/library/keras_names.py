@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, confusion, initializers, layers, losses, losses_more, merging,
+from tapecli.library.keras import (activations, callbacks, confusion, initializers, layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
                                    shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
@@ -111,6 +111,8 @@ for _cls in confusion.METRICS + metrics_more.METRICS:
 for _name, _fn in metrics_more.FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 builtin("MeanMetricWrapper", interp=True)(metrics_more.mean_metric_wrapper)
+for _cls in callbacks.CALLBACKS:
+    _register(f"callbacks.{_cls.__name__}", _cls, with_interp=False)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:

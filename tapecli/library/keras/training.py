@@ -21,7 +21,7 @@ from tapecli.library.keras import optimizers as optimizers_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
-from tapecli.runtime.tape import Tape
+from tapecli.runtime.tape import Tape, type_word
 from tapecli.runtime.values import Tensor, Variable
 
 _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
@@ -259,8 +259,9 @@ class Trainer:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
-        if callbacks or steps_per_epoch is not None or validation_steps is not None:
-            raise TdfValueError("fit: callbacks, steps_per_epoch and validation_steps are not supported by tapecli")
+        if steps_per_epoch is not None or validation_steps is not None:
+            raise TdfValueError("fit: steps_per_epoch and validation_steps are not supported by tapecli")
+        callbacks = _callbacks(callbacks)
         dataset = _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
@@ -275,6 +276,8 @@ class Trainer:
         if class_weight is not None:
             sw = class_weights(class_weight, y, sw)
         history = History()
+        for c in callbacks:
+            c.on_train_begin()
         logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
@@ -290,6 +293,8 @@ class Trainer:
             for k, v in epoch_logs.items():
                 history.history.setdefault(k, []).append(v)
             history.epoch.append(epoch)
+            if any([c.on_epoch_end(epoch, epoch_logs, _all_weights(self.model)) for c in callbacks]):
+                break                   # (every callback hears of the epoch, as Keras's CallbackList tells them)
         return history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
@@ -333,6 +338,23 @@ def class_weights(class_weight, y, sample_weight):
     labels = np.round(labels).astype(np.int32)
     weights = {int(num(k, "a class")): num(v, "a class weight") for k, v in class_weight.items()}
     return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
+
+
+def _callbacks(given) -> list:
+    """fit's callbacks: those tapecli runs (callbacks.py), each refused by name otherwise."""
+    from tapecli.library.keras.callbacks import CALLBACKS
+    listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
+    for c in listed:
+        if not isinstance(c, tuple(CALLBACKS)):
+            raise TdfValueError(f"fit: the callback {type_word(c)} is not supported by tapecli",
+                                hint="tapecli's fit runs " + ", ".join(f"keras.callbacks.{k.__name__}" for k in CALLBACKS))
+    return listed
+
+
+def _all_weights(model) -> list:
+    """A model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights restores)."""
+    instance = getattr(model, "instance", None)
+    return instance.owned_variables() if instance is not None else model.weights
 
 
 def _dataset(x, y=None, sample_weight=None) -> bool:

@@ -46,7 +46,8 @@ def image_data_format():
 def to_categorical(x, num_classes=None):
     """keras.utils.to_categorical: a float64 NumPy array from a list or NumPy array (Keras's NumPy path), a
     float32 tensor (one_hot) from a tensor; a trailing axis of size 1 is dropped."""
-    from_tensor = isinstance(x, Variable) or isinstance(x, Tensor) and not x.weak   # a list literal is weak
+    from_tensor = isinstance(x, Variable) or (isinstance(x, Tensor) and not x.weak    # (a list literal is weak,
+                                              and not isinstance(x, NumpyArray))  # an array NumPy's)
     ids = np.asarray(tensor(x, "x").value).astype(np.int64)
     if ids.ndim > 1 and ids.shape[-1] == 1:
         ids = ids.reshape(ids.shape[:-1])

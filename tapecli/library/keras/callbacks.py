@@ -1,0 +1,92 @@
+"""Keras's callbacks that ``fit`` runs here: ``keras.callbacks.EarlyStopping`` (Keras 3's
+``callbacks/early_stopping.py``: the monitored value of each epoch's logs compared with the best so far, less
+``min_delta``; after ``patience`` epochs without improvement, training stops, and the best weights come back with
+``restore_best_weights``)."""
+from __future__ import annotations
+
+import math
+
+from tapecli.errors import TdfValueError
+from tapecli.interpreter.conversions import to_float as num
+from tapecli.library.keras.common import KerasObject, check_choice, flag, integer
+from tapecli.runtime.context import current as current_context
+
+# The direction of a metric that ``mode="auto"`` reads from its name (Keras reads the metric's ``_direction``).
+_RISING = ("acc", "auc", "precision", "recall")
+_FALLING = ("loss", "error", "crossentropy", "mae", "mse", "mape", "msle", "hinge", "divergence", "poisson")
+
+
+class EarlyStopping(KerasObject):
+    kind_word = "an EarlyStopping callback"
+
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto", baseline=None,
+                 restore_best_weights=False, start_from_epoch=0):
+        self.monitor = monitor
+        self.min_delta = abs(num(min_delta, "min_delta"))
+        self.patience = integer(patience, "patience")
+        self.mode = check_choice(mode, ("auto", "min", "max"), "mode")
+        self.baseline = None if baseline is None else num(baseline, "baseline")
+        self.restore_best_weights = flag(restore_best_weights)
+        self.start_from_epoch = integer(start_from_epoch, "start_from_epoch")
+        self.rising = None
+        self.wait = self.stopped_epoch = self.best_epoch = 0
+        self.best = self.best_weights = None
+
+    def attributes(self):
+        return {"monitor": lambda: self.monitor, "patience": lambda: self.patience,
+                "stopped_epoch": lambda: self.stopped_epoch, "best_epoch": lambda: self.best_epoch,
+                "wait": lambda: self.wait}
+
+    def on_train_begin(self) -> None:
+        self.wait = self.stopped_epoch = self.best_epoch = 0
+        self.best, self.best_weights = None, None
+
+    def on_epoch_end(self, epoch: int, logs: dict, weights) -> bool:
+        """After an epoch (its logs, the model's weights): whether training stops."""
+        current = logs.get(self.monitor)
+        if current is None:         # (Keras's warning, and no stop)
+            current_context().settings.warn_once(
+                f"Early stopping conditioned on metric `{self.monitor}` which is not available. Available metrics "
+                f"are: {','.join(logs)}")
+            return False
+        if epoch < self.start_from_epoch:
+            return False
+        if self.rising is None:
+            self.rising = self._direction()
+            self.best = -math.inf if self.rising else math.inf
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = [v.read().value.copy() for v in weights]
+        self.wait += 1
+        if self._improves(current, self.best):
+            self.best, self.best_epoch = current, epoch
+            if self.restore_best_weights:
+                self.best_weights = [v.read().value.copy() for v in weights]
+            if self.baseline is None or self._improves(current, self.baseline):
+                self.wait = 0
+            return False
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            if self.restore_best_weights and self.best_weights is not None:
+                for v, value in zip(weights, self.best_weights):
+                    v.assign(value)
+            return True
+        return False
+
+    def _improves(self, value, reference) -> bool:
+        return value - self.min_delta > reference if self.rising else value + self.min_delta < reference
+
+    def _direction(self) -> bool:
+        if self.mode != "auto":
+            return self.mode == "max"
+        name = self.monitor.removeprefix("val_")
+        if name == "loss" or any(part in name for part in _FALLING):
+            return False
+        if any(part in name for part in _RISING):
+            return True
+        raise TdfValueError(f"EarlyStopping callback received monitor={self.monitor} but Keras isn't able to "
+                            "automatically determine whether that metric should be maximized or minimized. Pass "
+                            "`mode='max'` in order to do early stopping based on the highest metric value, or pass "
+                            "`mode='min'` in order to use the lowest value.")
+
+
+CALLBACKS = [EarlyStopping]
