@@ -320,7 +320,7 @@ for step in range(3):
         loss = tf.reduce_mean((model(x, training=True) - y) ** 2) + sum(model.losses)
     grads = tape.gradient(loss, model.trainable_variables)
     opt.apply_gradients(zip(grads, model.trainable_variables))
-print(round(float(loss), 4), [v.name for v in model.trainable_variables], model.hidden.name, len(model.losses),
+print(round(float(loss), 4), [v.name for v in model.trainable_variables], len(model.layers), len(model.losses),
       isinstance(model, keras.Model), isinstance(model.hidden, keras.layers.Layer), isinstance(model.hidden, keras.Model))
 """,
     "a_tf_module_holding_variables_and_modules": """

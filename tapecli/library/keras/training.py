@@ -14,6 +14,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import bases, compile_loss
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
@@ -484,6 +485,12 @@ class ProgramModel:
     def weights_to_train(self):
         return [v for v in self.instance.owned_variables() if v.trainable]
 
+    def layers(self) -> list:
+        """The layers the instance holds (its attributes, in the order assigned, lists item by item), the library's
+        and the program's, as Keras tracks them."""
+        return [item for value in self.instance.attrs.values() for item in (value if isinstance(value, list) else
+                                                                            [value]) if LAYER in _bases_of(item)]
+
     def own_metrics(self):
         return [v for v in self.instance.attrs.values() if isinstance(v, (metrics_mod.Mean, CompileMetrics))]
 
@@ -500,6 +507,14 @@ class ProgramModel:
             return None
         from tapecli.interpreter.classes import call_method
         return lambda data: call_method(self.interp, fn, owner, self.instance, [data], {}, None)
+
+
+def _bases_of(value) -> tuple:
+    """The Keras bases a value is an instance of: a library layer's, or a program's Layer or Model subclass's."""
+    cls = getattr(value, "cls", None)
+    if cls is not None and getattr(cls, "framework", None) == KERAS and cls.role is None:
+        return (LAYER,)
+    return getattr(value, "keras_bases", ())
 
 
 def adapter(interp, instance) -> ProgramModel:
@@ -520,6 +535,8 @@ def program_attribute(interp, instance, attr):
         return method(attr, lambda value: model.losses.append(value))
     if attr == "losses":
         return model.added_losses()
+    if attr == "layers" and instance.inner is None:     # (a functional subclass: its graph's, answered there)
+        return model.layers()
     table = methods(interp, model)
     if attr in table:
         return method(attr, table[attr])
