@@ -708,3 +708,39 @@ def test_a_program_fitting_its_keras_subclass_stays_on_the_interpreter(monkeypat
     assert tensorflow.why_not_on_cpython(source) == ("line 6 uses compile beside a class derived from Keras's: the "
                                                      "compile and fit of a program's Keras model run on tapecli's "
                                                      "interpreter")
+
+
+TRACING = """import tensorflow as tf
+
+@tf.function
+def f(x):
+    print("Tracing")
+    tf.print("Executing", x)
+    return x * 2
+
+f(tf.constant(1.0))
+f(tf.constant(2.0))
+f(tf.constant([1.0, 2.0]))
+f(2.0)
+f(2.0)
+f(3.0)
+w = tf.Variable(1.0)
+for i in range(3):
+    y = f(w * i)
+g = tf.function(lambda v: print("lambda traced") or v + 1)
+g(tf.constant(1))
+g(tf.constant(2))
+print(float(y))
+"""
+
+
+def test_a_tf_function_prints_while_tracing_as_tensorflow_does(monkeypatch):
+    """A tf.function's Python print runs when TensorFlow traces it (a new shape or dtype of a tensor, a new
+    Python value), not on the calls that run the traced graph; tf.print runs on every call. TensorFlow 2.21's
+    output, on both runners (loop plans on)."""
+    tensorflow_printed = ["Tracing", "Executing 1", "Executing 2", "Tracing", "Executing [1 2]", "Tracing",
+                          "Executing 2.0", "Executing 2.0", "Tracing", "Executing 3.0", "Executing 0", "Executing 1",
+                          "Executing 2", "lambda traced", "4.0"]
+    for on in ("0", "1"):
+        monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+        assert api.run_source(TRACING, "p.py").output == tensorflow_printed

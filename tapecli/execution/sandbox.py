@@ -66,6 +66,7 @@ class Sandbox:
         self.depth_base = 0
         self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
         self.eager = None           # a TensorFlow program's tensors' attributes (execution/tensorflow.py: Eager)
+        self.muted_prints = 0       # calls of a tf.function running its traced graph (no Python print)
 
     def unwrapped(self, value):
         """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:
@@ -82,6 +83,8 @@ class Sandbox:
         return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
 
     def print(self, *values, sep=" ", end="\n", file=None, flush=False):
+        if self.muted_prints:          # a tf.function's call that runs its traced graph (tf_calls._traced)
+            return
         if file is not None:
             return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         if sep is not None and not isinstance(sep, str):

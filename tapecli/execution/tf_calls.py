@@ -12,7 +12,7 @@ import inspect
 
 from tapecli.execution.tf_values import ProgramCallable, Shape, as_tensorflow, program_side, to_library, to_program
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
-from tapecli.interpreter.objects import custom_gradient_call
+from tapecli.interpreter.objects import Traces, custom_gradient_call, trace_key
 from tapecli.runtime.context import current
 from tapecli.runtime.values import DType
 
@@ -52,14 +52,27 @@ def tf_function(library_function):
 
 
 def _traced(func):
-    """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator."""
+    """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator; a call
+    whose arguments it was traced for runs the traced graph, without its Python ``print``s (objects.trace_key)."""
     code = getattr(func, "__code__", None)
     run = current().eager.run
     if code is not None and code.co_filename == run.sandbox.filename:
         message = run.traced.get(code.co_firstlineno)
         if message:
             current().settings.warn(message, code.co_firstlineno)
-    return func
+    if not callable(func):
+        return func
+    traces, sandbox = Traces(), run.sandbox
+
+    @functools.wraps(func)
+    def traced(*args, **kwargs):
+        muted = traces.seen(trace_key([list(args), kwargs]))
+        sandbox.muted_prints += muted
+        try:
+            return func(*args, **kwargs)
+        finally:
+            sandbox.muted_prints -= muted
+    return traced
 
 
 class TensorSpec:

@@ -223,14 +223,13 @@ _MUTATING_METHODS = frozenset(("append", "extend", "insert", "pop", "remove", "c
 
 def python_side_effects(func: ast.FuncDef) -> list[tuple[int, str]]:
     """(line, what) of each Python side effect in a function's body: what ``@tf.function`` runs only while
-    it traces (print, a list append, an attribute or item assigned), where tapecli runs it on every call."""
+    it traces (a list append, an attribute or item assigned), where tapecli runs it on every call (a ``print``
+    runs while tracing on both: objects.trace_key)."""
     found = []
     for node in ast.walk(func.body):
         if isinstance(node, ast.Call):
             name = _callee_name(node.func)
-            if isinstance(node.func, ast.Name) and name == "print":
-                found.append((node.line, "print()"))
-            elif isinstance(node.func, ast.Attribute) and name in _MUTATING_METHODS:
+            if isinstance(node.func, ast.Attribute) and name in _MUTATING_METHODS:
                 found.append((node.line, f".{name}()"))
         elif isinstance(node, (pyast.AssignTo, pyast.AugAssignTo)):
             targets = getattr(node, "targets", None) or [node.target]
@@ -246,9 +245,7 @@ def cpython_side_effects(func) -> list[tuple[int, str]]:
     found = []
     for node in python.walk(python.Module(body=func.body, type_ignores=[])):
         if isinstance(node, python.Call):
-            if isinstance(node.func, python.Name) and node.func.id == "print":
-                found.append((node.lineno, "print()"))
-            elif isinstance(node.func, python.Attribute) and node.func.attr in _MUTATING_METHODS:
+            if isinstance(node.func, python.Attribute) and node.func.attr in _MUTATING_METHODS:
                 found.append((node.lineno, f".{node.func.attr}()"))
         elif isinstance(node, (python.Assign, python.AugAssign, python.AnnAssign)):
             targets = getattr(node, "targets", None) or [node.target]
@@ -263,8 +260,8 @@ def traced_side_effects(name: str, effects: list[tuple[int, str]]) -> str | None
         return None
     line, what = effects[0]
     return (f"@tf.function {name}: tapecli runs its Python side effects on every call ({what} at line "
-            f"{line}); TensorFlow runs them only while tracing, once per input signature, so a count, list or "
-            f"print they make can differ (tf.print and variable updates run every call in both)")
+            f"{line}); TensorFlow runs them only while tracing, once per input signature, so a count or list they "
+            f"make can differ (print runs while tracing, tf.print and variable updates on every call, in both)")
 
 
 # The context objects a `with` enters (the library's objects with enter/exit; interpreter exec_With).

@@ -64,6 +64,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.requests: list[Request] = []
         self.tapes: list[Tape] = []
         self.output = Output()
+        self.muted_prints = 0           # calls of a tf.function running its traced graph (no Python print)
         self.expectations = Expectations(self)
         self._rng = None
         self.literal_cache: dict[int, np.ndarray | None] = {}

@@ -19,7 +19,7 @@ from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Tenso
                                     literal_array, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
-                                         _list_as_tensor, function_outputs)
+                                         Traces, _list_as_tensor, function_outputs, trace_key)
 
 
 
@@ -59,8 +59,13 @@ class Expressions:
         self._step()           # a call is a step: wide recursion meets the step, time and memory limits too
         saved_line = ctx.settings.line
         traced = fn.traced
+        muted = False
         if traced:
             ctx.functions += 1
+            if fn.traces is None:
+                fn.traces = Traces()
+            muted = fn.traces.seen(trace_key([list(args), kwargs]))     # (the traced graph: no Python print)
+            self.muted_prints += muted
         try:
             self.exec_block(fn.node.body, local)
         except _Return as r:
@@ -70,6 +75,7 @@ class Expressions:
             ctx.settings.line = saved_line
             if traced:
                 ctx.functions -= 1
+                self.muted_prints -= muted
         return None
 
     def call_value(self, fn, args, kwargs=None, node=None):

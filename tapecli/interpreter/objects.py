@@ -73,6 +73,7 @@ class _Continue(Exception):
 
 class Function:
     kind_word = "a function"
+    traces = None       # a tf.function's Traces, made at its first call
     traced = False      # a @tf.function (or tf.function(f)): its calls run inside a function, variables it returns read
 
     def __init__(self, node: ast.FuncDef, closure: Scope, interp: object):
@@ -123,6 +124,42 @@ class Function:
                     which = "keyword-only argument" if param.kind == "kw" else "argument"
                     raise TdfTypeError(f"{self.name}() is missing the {which} {param.name}")
                 local[param.name] = evaluate(param.default, self.closure)
+
+
+def trace_key(value):
+    """What TensorFlow traces a ``tf.function`` again for, of one argument: a tensor's (or a NumPy array's,
+    a variable's) shape and dtype, a Python number's value, the items of a list, tuple or dict, an object's
+    identity. A call whose arguments' keys were all seen runs the traced graph, without the function's Python
+    side effects (its ``print``s)."""
+    if isinstance(value, Variable):
+        return ("variable", value.shape, str(value.dtype))
+    if isinstance(value, Tensor):
+        if value.weak and value.ndim == 0:
+            return ("python", value.value.item())
+        return ("tensor", value.shape, str(value.dtype))
+    if isinstance(value, np.ndarray):
+        return ("tensor", value.shape, str(value.dtype))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(trace_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, trace_key(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ("python", value)
+    return ("object", id(value))
+
+
+class Traces:
+    """The signatures a ``tf.function`` was traced for (per function object, so per run): ``seen(key)`` says
+    whether a call with these arguments runs the traced graph (True) or traces (False, and remembers it)."""
+
+    def __init__(self):
+        self.keys: set = set()
+
+    def seen(self, key) -> bool:
+        if key in self.keys:
+            return True
+        self.keys.add(key)
+        return False
 
 
 def function_outputs(value):

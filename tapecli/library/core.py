@@ -494,6 +494,8 @@ def len_(x):
 
 @builtin("print", interp=True)
 def print_(interp, *values, sep=" ", end="\n", flush=False):
+    if interp.muted_prints:          # a tf.function's call that runs its traced graph: Python's print ran at tracing
+        return
     for name, text in (("sep", sep), ("end", end)):
         if not isinstance(text, str):
             raise TdfTypeError(f"print(): {name} must be a string, got {type_word(text)}")
