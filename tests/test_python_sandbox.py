@@ -258,3 +258,19 @@ def test_sys_gives_the_programs_arguments_streams_and_exit():
     with pytest.raises(TdfError) as e:
         _run("import sys\nsys.exit(2)")
     assert "exited with status 2" in e.value.message
+
+
+@pytest.mark.parametrize("source", [
+    "import sys\nx = sys.stdout.sandbox",
+    "import sys\nx = sys.stdout._write.__self__",
+    "import sys\nclass O(type(sys.stdout)):\n    pass\nx = O(1).__init__.__self__",
+    "import string\nx = string.Formatter().sandbox",
+    "import string\nx = string.Formatter()._read.__self__",
+    "import string\nclass F(string.Formatter):\n    pass\nx = F()._read.__self__",
+])
+def test_the_objects_a_program_holds_lead_to_no_sandbox(source):
+    """What a program reaches of sys.stdout and string.Formatter (and of classes it derives from them) holds the
+    sandbox's write and the guard's read alone: any way to the Sandbox itself is an error."""
+    with pytest.raises(TdfError) as e:
+        _run(source)
+    assert e.value.kind in ("NameError", "AttributeError", "TypeError"), e.value

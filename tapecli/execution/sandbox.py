@@ -275,8 +275,11 @@ def program_frame(filename: str):
 
 
 class _Output(io.TextIOBase):
+    """The run's output as a stream (``sys.stdout``): it holds the sandbox's write alone, never the sandbox, since
+    a program reads any public attribute of what it holds (and any of an instance of a class it derives)."""
+
     def __init__(self, sandbox: Sandbox):
-        self.sandbox = sandbox
+        self._write = sandbox.write
 
     def writable(self) -> bool:
         return True
@@ -284,7 +287,7 @@ class _Output(io.TextIOBase):
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        return self.sandbox.write(text, "the program's printed output")
+        return self._write(text, "the program's printed output")
 
 
 def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
@@ -295,10 +298,11 @@ def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
 
 
 class SafeFormatter(string.Formatter):
-    """str.format whose ``{0.attr}`` fields read attributes through the guard."""
+    """str.format whose ``{0.attr}`` fields read attributes through the guard (string.Formatter's too): it holds
+    the guard's read alone, never the sandbox, as _Output holds its write."""
 
     def __init__(self, sandbox: Sandbox):
-        self.sandbox = sandbox
+        self._read = sandbox.get
 
     def method(self, text, name: str):
         if text is str:          # str.format(template, ...)
@@ -311,7 +315,7 @@ class SafeFormatter(string.Formatter):
         first, rest = _formatter_field_name_split(field_name)
         obj = self.get_value(first, args, kwargs)
         for is_attr, i in rest:
-            obj = self.sandbox.get(obj, i) if is_attr else obj[i]
+            obj = self._read(obj, i) if is_attr else obj[i]
         return obj, first
 
     def vformat(self, format_string, args, kwargs):
