@@ -1,6 +1,7 @@
 """The library API: tapecli.run, its Result, its errors, and runs in threads that never see each other."""
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -75,9 +76,40 @@ def test_two_programs_in_two_threads_see_nothing_of_each_other():
             if not same:
                 failures.append(name)
 
+    limit = sys.getrecursionlimit()
     threads = [threading.Thread(target=work, args=(n, s)) for n, s in (("a", CUBIC), ("b", NONE_AND_WARNING))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert failures == []
+    assert sys.getrecursionlimit() == limit        # each run raises it while it runs: together they restore it
+
+
+def test_runs_in_threads_leave_the_callers_recursion_limit_as_they_found_it():
+    """The order that a save-and-restore by hand gets wrong: the first to raise the limit restores it first,
+    and the second then restores what it saw, the first's raised limit."""
+    from tapecli.recursion import recursion_limit
+    limit = sys.getrecursionlimit()
+    first_open, second_open, first_closed = threading.Event(), threading.Event(), threading.Event()
+    held = []
+
+    def first():
+        with recursion_limit(20_000):
+            first_open.set()
+            second_open.wait()
+        first_closed.set()
+
+    def second():
+        first_open.wait()
+        with recursion_limit(30_000):
+            second_open.set()
+            first_closed.wait()
+            held.append(sys.getrecursionlimit())        # the open block's limit holds
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert held == [30_000] and sys.getrecursionlimit() == limit

@@ -217,10 +217,20 @@ def test_encodings_and_line_ends(tmp_path, raw):
     ("import tensorflow as tf\nx = tf.Variable([1.0])\nq = x" + "[...]" * 20000 + "\n", 3, "nests too deeply"),
     ("import tensorflow as tf\nq = 1.0" + " ** 1.0" * 20000 + "\n", 3, "chains more than 2,500"),     # once exit 4
 ])
-def test_cyclic_deep_and_long_values_end_as_python_or_as_a_clear_error(tmp_path, source, code, expected):
+@pytest.mark.parametrize("caller_limit", [None, 100_000])
+def test_cyclic_deep_and_long_values_end_as_python_or_as_a_clear_error(tmp_path, source, code, expected,
+                                                                        caller_limit):
+    """Whatever recursion limit the calling process has set (tapecli.run in a program of the user's), the
+    program meets tapecli's limits: once a raised limit let CPython's parser take a 20,000-operator chain."""
     program = tmp_path / "p.py"
     program.write_text(source)
-    r = cli("run", "--json", program)
+    limit = sys.getrecursionlimit()
+    if caller_limit:
+        sys.setrecursionlimit(caller_limit)
+    try:
+        r = cli("run", "--json", program)
+    finally:
+        sys.setrecursionlimit(limit)
     assert r.code == code and expected in r.stdout, (r.code, r.stdout[:300], r.stderr[-300:])
 
 

@@ -15,6 +15,7 @@ import warnings
 from tapecli.errors import LimitError, TdfError, TdfSyntaxError
 from tapecli.execution.frameworks import BRIDGED, FRAMEWORKS
 from tapecli.frontend.parser import deep_recursion
+from tapecli.recursion import frames, recursion_limit
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import Limits, resident_bytes
 
@@ -40,7 +41,8 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     try:
         with warnings.catch_warnings(record=True) as warned:     # (a SyntaxWarning is the run's, not stderr's)
             warnings.simplefilter("always")
-            tree = ast.parse(source, filename)
+            with _cpython_recursion():      # how deep a program CPython parses: never the caller's limit
+                tree = ast.parse(source, filename)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     tree.parse_warnings = warned
@@ -236,13 +238,13 @@ class _process_state:
         self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
 
     def __enter__(self):
-        self.recursion = sys.getrecursionlimit()
-        sys.setrecursionlimit(_frames() + self.depth)
+        self.limit = recursion_limit(frames() + self.depth)
+        self.limit.__enter__()
         np = sys.modules.get("numpy")
         self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
 
     def __exit__(self, *exc):
-        sys.setrecursionlimit(self.recursion)
+        self.limit.__exit__(*exc)
         if self.saved is not None:
             np = sys.modules["numpy"]
             np.set_printoptions(**self.saved[0])
@@ -251,6 +253,11 @@ class _process_state:
 
 
 _CPYTHON_RECURSION_LIMIT = 1000
+
+
+def _cpython_recursion():
+    """CPython's default recursion limit above the caller's frames, as a program of its own would have."""
+    return recursion_limit(frames() + _CPYTHON_RECURSION_LIMIT)
 
 
 @contextlib.contextmanager
@@ -264,13 +271,6 @@ def _decimal_context(context):
         yield
     finally:
         decimal.setcontext(saved)
-
-
-def _frames() -> int:
-    frame, n = sys._getframe(), 0
-    while frame is not None:
-        frame, n = frame.f_back, n + 1
-    return n
 
 
 def _program_error(error: BaseException, filename: str, message: str | None = None) -> TdfError:

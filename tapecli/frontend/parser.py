@@ -14,12 +14,11 @@ too and has it use the Lark library itself; ``compare`` parses with both parsers
 from __future__ import annotations
 
 import os
-import sys
-from contextlib import contextmanager
 
 from tapecli.frontend import ast, spellings
 from tapecli.frontend.nesting import top_level_lines
 from tapecli.errors import TdfSyntaxError
+from tapecli.recursion import recursion_limit
 from tapecli.frontend.grammar import grammar_text  # noqa: F401 (part of the parser's API)
 
 def _check_first_line(text: str) -> None:
@@ -50,16 +49,11 @@ def parse(source: str, filename: str = "<input>") -> ast.Program:
     return ast.Program(body, source=source, filename=filename, python=python, line=1, column=1)
 
 
-@contextmanager
 def deep_recursion():
     """Parsing and running recurse with the program's nesting: allow it (the nesting limits and
-    --max-depth bound it, and a RecursionError that remains is reported as the program's)."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, DEEP_RECURSION))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(limit)
+    --max-depth bound it, and a RecursionError that remains is reported as the program's). The limit is
+    this one whatever the caller's, so that a program meets the same limits in every process."""
+    return recursion_limit(DEEP_RECURSION)
 
 
 DEEP_RECURSION = 50_000
