@@ -13,7 +13,7 @@ from tapecli.library.draws import drawn, generator, normal_values, uniform_value
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import (DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape,
+from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape,
                                     UnreadVariable, Variable, dtype_name, literal_array, tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
@@ -543,7 +543,27 @@ def attribute(interp, value, attr, node):
         return _shape_attribute(value, attr)
     elif isinstance(value, Tensor):
         return _tensor_attribute(value, attr)
+    elif isinstance(value, DType):
+        return _dtype_attribute(value, attr)
     raise TdfTypeError(f"{type_word(value)} has no attribute {attr}")
+
+
+_NUMPY_DTYPE_ATTRIBUTES = ("name", "kind", "itemsize", "char", "str")
+
+
+def _dtype_attribute(dtype: DType, attr):
+    """TensorFlow's DType properties (runtime.values.DType), or a NumPy array's dtype's own."""
+    from tapecli.interpreter.conversions import python_number
+    from tapecli.library.numpy_forms import NumpyScalarType
+    if attr == "as_numpy_dtype" and not isinstance(dtype, NumpyDType) or attr == "type" and isinstance(dtype, NumpyDType):
+        return NumpyScalarType(dtype.name)
+    if attr in (_NUMPY_DTYPE_ATTRIBUTES if isinstance(dtype, NumpyDType) else DTYPE_ATTRIBUTES):
+        try:
+            found = getattr(dtype.np if isinstance(dtype, NumpyDType) else dtype, attr)
+        except TypeError as e:          # the minimum of tf.bool
+            raise TdfTypeError(str(e)) from None
+        return Tensor(np.array(found)) if isinstance(found, np.generic) else python_number(found)
+    raise TdfTypeError(f"{type_word(dtype)} has no attribute {attr}")
 
 
 def _shape_attribute(shape: TensorShape, attr):

@@ -30,6 +30,68 @@ class DType:
     def np(self) -> np.dtype:
         return DTYPES[self.name]
 
+    # TensorFlow's DType properties (dtypes.py), each a Python value
+    @property
+    def is_floating(self) -> bool:
+        return self.np.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.np.kind in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.np.kind == "u"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.np.kind == "b"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.np.kind == "c"
+
+    @property
+    def is_numpy_compatible(self) -> bool:
+        return True
+
+    @property
+    def size(self) -> int:
+        return self.np.itemsize
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def min(self):
+        """A float dtype's as a NumPy scalar of it, an integer's as a Python int (TensorFlow's types)."""
+        return self._limit("minimum")
+
+    @property
+    def max(self):
+        return self._limit("maximum")
+
+    def _limit(self, which: str):
+        kind = self.np.kind
+        if kind not in "fiu":
+            raise TypeError(f"Cannot find {which} value of <dtype: '{self.name}'> with type <dtype: '{self.name}'>.")
+        info = np.finfo(self.np) if kind == "f" else np.iinfo(self.np)
+        value = info.min if which == "minimum" else info.max
+        return self.np.type(value) if kind == "f" else int(value)
+
+    @property
+    def base_dtype(self) -> "DType":
+        return self
+
+    @property
+    def real_dtype(self) -> "DType":
+        return self
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        return self.np.type
+
     def __eq__(self, other):
         return isinstance(other, DType) and other.name == self.name
 
@@ -43,6 +105,10 @@ class DType:
     def __str__(self):
         eager = current().eager
         return self.name if eager is None else f"<dtype: '{self.name}'>"
+
+
+DTYPE_ATTRIBUTES = ("name", "is_floating", "is_integer", "is_unsigned", "is_bool", "is_complex", "is_quantized",
+                    "is_numpy_compatible", "size", "min", "max", "base_dtype", "real_dtype", "as_numpy_dtype")
 
 
 class NumpyDType(DType):
