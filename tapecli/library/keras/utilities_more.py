@@ -13,11 +13,12 @@ from tapecli.runtime.values import DTYPES, DType, NumpyArray, Tensor
 def set_random_seed(interp, seed):
     """Python's, NumPy's global and TensorFlow's seeds at once, as keras.utils.set_random_seed."""
     from tapecli.interpreter.registry import BUILTINS
+    from tapecli.library.tf_nn import set_seed        # (a family imported when a program first names it)
     if not isinstance(seed, int) and not (isinstance(seed, Tensor) and seed.dtype.kind in "iu" and seed.ndim == 0):
         raise TdfTypeError(f"Expected `seed` argument to be an integer. Received: seed={seed!r}")
     seed = integer(seed, "seed")
     BUILTINS["np.random.seed"](interp, seed)
-    BUILTINS["set_seed"](interp, seed)
+    set_seed(interp, seed)
 
 
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
