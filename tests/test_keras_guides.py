@@ -236,3 +236,52 @@ def test_a_functional_model_lists_its_layers_in_keras_s_order():
                     "names = [layer.name for layer in m.layers]\n")
     # by depth from the output (the inputs deepest), ties in the order a walk from the output meets them
     assert r["names"] == ["a", "b", "ea", "eb", "fa", "fb", "c"]
+
+
+PROGRAM_LAYERS = """\
+class Linear(keras.layers.Layer):
+    def __init__(self, units=2, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="ones")
+
+    def call(self, x):
+        return tf.matmul(x, self.w)
+
+
+class Twice(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.inner = Linear(3)
+
+    def call(self, x):
+        return 2.0 * self.inner(x)
+
+
+a, b, c = Linear(), Linear(), Linear(name="custom")
+print(a.name, b.name, c.name, Twice().name, Twice().name)
+s = keras.Sequential([keras.Input(shape=(4,)), Linear(3), keras.layers.Dense(1, kernel_initializer="ones")])
+print([layer.name for layer in s.layers], [list(w.shape) for w in s.weights])
+print(s(tf.ones((2, 4))).numpy().ravel().tolist())
+s2 = keras.Sequential([Linear(2), Linear(1)])
+print(s2(tf.ones((1, 3))).numpy().tolist(), [layer.name for layer in s2.layers], s2.get_layer(index=0) is s2.layers[0])
+s2.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+history = s2.fit(tf.ones((4, 3)), tf.zeros((4, 1)), epochs=2, verbose=0)
+print([round(v, 4) for v in history.history["loss"]], s2.layers[1].w.numpy().ravel().tolist())
+"""
+
+
+def test_program_layers_take_keras_s_names_and_go_in_a_sequential_model_built_by_its_input_or_first_call():
+    """Keras's automatic names (the class in snake case, counted per run, given names kept) and a Sequential
+    model holding a program's layers: built from its Input or at its first call, listed as the program's own
+    objects, compiled and fitted. The lines are what Keras 3 with TensorFlow 2.21 printed."""
+    r = tapecli.run(HEAD + PROGRAM_LAYERS)
+    assert r.output == """\
+linear linear_1 custom twice twice_1
+['linear_4', 'dense'] [[4, 3], [3, 1], [1]]
+[12.0, 12.0]
+[[6.0]] ['linear_5', 'linear_6'] True
+[36.0, 11.419] [0.46157824993133545, 0.46157824993133545]
+""".splitlines()

@@ -114,8 +114,8 @@ class ProgramClass(ProgramObject):
                 raise TdfTypeError(f"{self.name}.__init__ must return None")
         elif self.framework == MODULE:                # tf.Module.__init__(name=None)
             _name_module(instance, *args, **kwargs)
-        elif self.framework == KERAS and self.role is None and (args or kwargs):
-            from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs) as the base's
+        elif self.framework == KERAS and self.role is None:
+            from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs), or its name
             HOOKS["keras_model"](interp, instance, "__init__").fn(node, *args, **kwargs)
         elif args or (kwargs and not self.framework):
             raise TdfTypeError(f"{self.name}() takes no arguments")
@@ -133,6 +133,7 @@ class Instance(ProgramObject):
         # attributes the class and the framework leave unanswered (layers, get_weights, summary, ...)
         self.inner: ProgramObject | None = None
         self.label = cls.name.lower()        # the prefix of its variables' names until it is bound
+        self.keras_name: str | None = None   # a Keras layer's or model's name: given, or Keras's automatic one
 
     def get_attribute(self, interp, attr, node):
         if attr in self.attrs:
@@ -158,7 +159,7 @@ class Instance(ProgramObject):
                 return [v for v in self.owned_variables() if v.trainable] + \
                     [v for v in self.owned_variables() if not v.trainable]
             if attr == "name":
-                return self.label if self.cls.framework != MODULE else \
+                return self.keras_name or self.label if self.cls.framework != MODULE else \
                     getattr(self, "module_name", None) or module_name(self.cls.name)
             if attr == "add_weight" and self.cls.framework == KERAS:
                 return BoundMethod(attr, lambda call_node, *a, **k: _add_weight(interp, self, *a, **k))

@@ -114,6 +114,10 @@ class Layer(KerasObject):
         self.interp = interp
         self.activity_regularizer = penalties.regularizer(activity_regularizer, interp)
 
+    def as_program(self):
+        """The layer as the program holds it (a program's own layer is its instance, not the adapter)."""
+        return self
+
     # ---------------------------------------------------------------- names and weights
     def display(self) -> str:
         return self.given or self.bound or self.path or self.auto

@@ -8,7 +8,7 @@ from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
-from tapecli.library.keras.common import dims, flag, float_dtype, tensor
+from tapecli.library.keras.common import dims, flag, float_dtype, integer, tensor
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 
@@ -96,7 +96,7 @@ class Model(Layer):
 
     def attributes(self):
         out = super().attributes()
-        out["layers"] = lambda: list(self.layers)
+        out["layers"] = lambda: [layer.as_program() for layer in self.layers]
         out.update(training.attributes(self))
         return out
 
@@ -110,10 +110,10 @@ class Model(Layer):
 
     def get_layer(self, name=None, index=None):
         if index is not None:
-            return self.layers[int(index)]
+            return self.layers[integer(index, "index")].as_program()
         for layer in self.layers:
-            if layer.display() == name or layer.auto == name:
-                return layer
+            if layer.display() == name or getattr(layer, "auto", None) == name:
+                return layer.as_program()
         raise TdfValueError(f"No such layer: {name}. Existing layers are: {[la.display() for la in self.layers]}.")
 
     def layer_shapes(self) -> list:
@@ -163,6 +163,8 @@ class Sequential(Model):
                 raise TdfValueError("an Input can only be the first entry of a Sequential model")
             self.input_spec = layer.shape
             return
+        from tapecli.library.keras.subclassing import keras_layer
+        layer = keras_layer(self.interp, layer)
         if not isinstance(layer, Layer):
             raise TdfTypeError(f"Only instances of `keras.Layer` can be added to a Sequential model. "
                                f"Received: {type_word(layer)}")
@@ -218,7 +220,7 @@ class Sequential(Model):
         layer = self.layers.pop()
         if self.input_spec is not None and self.layers:
             self.trace()
-        return layer
+        return layer.as_program()
 
     def known_input_shape(self):
         return self.input_spec

@@ -13,7 +13,8 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import models, training
-from tapecli.library.keras.common import method
+from tapecli.interpreter.classes import KERAS, Instance, module_name
+from tapecli.library.keras.common import auto_name, method
 from tapecli.library.keras.layers import KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
@@ -29,8 +30,13 @@ def program_attribute(interp, instance, attr):
 
 
 def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainable=True, **ignored):
-    """keras.Model.__init__: with inputs and outputs, a functional model; otherwise nothing to set up (the
+    """keras.Layer.__init__ and keras.Model.__init__: the name, given or Keras's automatic one (the class's in
+    snake case, counted per run); with inputs and outputs, a functional model; otherwise nothing to set up (the
     keywords a Layer takes, such as ``dtype`` or ``autocast``, change nothing here)."""
+    if instance.keras_name is None:
+        if name is not None and not isinstance(name, str):
+            raise TdfTypeError(f"name must be a string, got {type_word(name)}")
+        instance.keras_name = name if name is not None else auto_name(interp, module_name(instance.cls.name))
     if len(args) > 2:
         raise TdfTypeError(f"Model.__init__ takes inputs and outputs, got {len(args)} positional arguments")
     inputs = args[0] if args else inputs
@@ -54,11 +60,24 @@ class ProgramLayer(Layer):
         self.given = self.bound = self.path = self.input_shape = None
         self.weights_, self.built, self.trainable, self.rng = {}, True, True, interp.rng
 
+    def as_program(self):
+        return self.instance
+
     def display(self) -> str:
-        return self.instance.label
+        return self.instance.keras_name or self.instance.label
 
     def rename(self) -> None:
         pass
+
+    def call(self, interp, args, kwargs, node):
+        return self.instance.call(interp, args, kwargs, node)
+
+    def build_for(self, shape, dtype) -> None:
+        self.output_shape(shape)
+
+    def output_shape(self, shape) -> tuple:
+        """Found as Keras finds it, by calling the layer on a Keras tensor of that shape (which builds it)."""
+        return self.instance.call(self.interp, [models.make_input(batch_shape=shape)], {}, None).shape
 
     @property
     def weights(self):
@@ -74,6 +93,17 @@ class ProgramLayer(Layer):
     def apply_spread(self, interp, xs, training_=None):
         kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
         return self.instance.call(interp, list(xs), kwargs, None)
+
+
+def keras_layer(interp, value):
+    """A program's Layer (or Model) instance as the library's models hold it, its ProgramLayer (made once);
+    any other value as it is."""
+    if not (isinstance(value, Instance) and value.cls.framework == KERAS and value.cls.role is None):
+        return value
+    layer = getattr(value, "keras_layer", None)
+    if layer is None:
+        layer = value.keras_layer = ProgramLayer(interp, value)
+    return layer
 
 
 def layer_call(interp, instance, args, kwargs, node, run):
@@ -109,9 +139,7 @@ def layer_call(interp, instance, args, kwargs, node, run):
         part.losses = []
     if not isinstance(out, (Tensor, Variable)):
         raise TdfTypeError(f"{instance.cls.name}.call on a Keras tensor must return one tensor, got {type_word(out)}")
-    layer = getattr(instance, "keras_layer", None)
-    if layer is None:
-        layer = instance.keras_layer = ProgramLayer(interp, instance)
+    layer = keras_layer(interp, instance)
     x = keras_args[0]
     out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args)
     out.spread = len(keras_args) > 1
