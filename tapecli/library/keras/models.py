@@ -163,7 +163,7 @@ class Sequential(Model):
                 raise TdfValueError("an Input can only be the first entry of a Sequential model")
             self.input_spec = layer.shape
             return
-        from tapecli.library.keras.subclassing import keras_layer
+        from tapecli.library.keras.program_layers import keras_layer
         layer = keras_layer(self.interp, layer)
         if not isinstance(layer, Layer):
             raise TdfTypeError(f"Only instances of `keras.Layer` can be added to a Sequential model. "

@@ -13,9 +13,10 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import models, training
-from tapecli.interpreter.classes import KERAS, Instance, module_name
+from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, method
-from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.layers import KerasTensor
+from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -48,62 +49,6 @@ def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainabl
     instance.inner = models.Functional(interp, inputs, outputs, name=name, trainable=trainable)
     instance.keras_built = True
     return None
-
-
-class ProgramLayer(Layer):
-    """An instance of a program's Layer (or Model) subclass as a node of a functional graph: its weights
-    are the instance's variables, its losses what its ``add_loss`` collected in the last call, and applying
-    it calls the instance."""
-
-    def __init__(self, interp, instance):      # (no automatic name: the instance has its label)
-        self.interp, self.instance = interp, instance
-        self.given = self.bound = self.path = self.input_shape = None
-        self.weights_, self.built, self.trainable, self.rng = {}, True, True, interp.rng
-
-    def as_program(self):
-        return self.instance
-
-    def display(self) -> str:
-        return self.instance.keras_name or self.instance.label
-
-    def rename(self) -> None:
-        pass
-
-    def call(self, interp, args, kwargs, node):
-        return self.instance.call(interp, args, kwargs, node)
-
-    def build_for(self, shape, dtype) -> None:
-        self.output_shape(shape)
-
-    def output_shape(self, shape) -> tuple:
-        """Found as Keras finds it, by calling the layer on a Keras tensor of that shape (which builds it)."""
-        return self.instance.call(self.interp, [models.make_input(batch_shape=shape)], {}, None).shape
-
-    @property
-    def weights(self):
-        own = self.instance.owned_variables()
-        return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
-
-    def regularization_losses(self) -> list:
-        return training.adapter(self.interp, self.instance).added_losses()
-
-    def apply(self, interp, x, training_=None):
-        return self.apply_spread(interp, [x], training_)
-
-    def apply_spread(self, interp, xs, training_=None):
-        kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
-        return self.instance.call(interp, list(xs), kwargs, None)
-
-
-def keras_layer(interp, value):
-    """A program's Layer (or Model) instance as the library's models hold it, its ProgramLayer (made once);
-    any other value as it is."""
-    if not (isinstance(value, Instance) and value.cls.framework == KERAS and value.cls.role is None):
-        return value
-    layer = getattr(value, "keras_layer", None)
-    if layer is None:
-        layer = value.keras_layer = ProgramLayer(interp, value)
-    return layer
 
 
 def layer_call(interp, instance, args, kwargs, node, run):
