@@ -19,7 +19,8 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
-from tapecli.runtime.values import RAGGED, DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable, literal_array
+from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
+                                    literal_array)
 
 
 def as_tensorflow(f):
@@ -115,6 +116,8 @@ def to_program(value):
         return collections.namedtuple("Result", value.fields)(*(to_program(v) for v in value))
     if kind is list:
         return [to_program(v) for v in value]
+    if kind is PythonTuple:
+        return tuple(to_program(v) for v in value)
     if kind is dict:
         return {k: to_program(v) for k, v in value.items()}
     if kind is ProgramCallable:

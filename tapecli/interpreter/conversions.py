@@ -7,7 +7,7 @@ import numpy as np
 from tapecli.errors import LimitError, TdfTypeError
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import PythonTuple, Tensor, Variable
 from tapecli.runtime import spelling
 
 
@@ -134,7 +134,9 @@ def container_text(value: list | dict, element, key, _open: tuple) -> str:
         raise LimitError(f"a list or dict nested more than {MAX_PRINT_DEPTH} deep cannot be printed")
     inner = (*_open, id(value))
     if isinstance(value, list):
-        texts, ends = [element(v, inner) for v in value], "[]"
+        texts, ends = [element(v, inner) for v in value], "()" if value.__class__ is PythonTuple else "[]"
+        if len(texts) == 1 and ends == "()":
+            texts[0] += ","
     else:
         texts, ends = [f"{key(k)}: {element(v, inner)}" for k, v in value.items()], "{}"
     texts = texts or [""]

@@ -15,7 +15,7 @@ from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Tensor, TensorShape, Variable,
+from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
                                     literal_array, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
@@ -174,7 +174,7 @@ class Expressions:
         return [self.eval(item, scope) for item in node.items]
 
     def eval_TupleDisplay(self, node, scope):
-        return [self.eval(item, scope) for item in node.items]
+        return PythonTuple(self.eval(item, scope) for item in node.items)
 
     def eval_DictDisplay(self, node, scope):
         out = {}
@@ -206,14 +206,17 @@ class Expressions:
             except DtypeMismatch as e:
                 raise self.name_operands(e, node) from None
         if op == "+" and isinstance(left, list) and isinstance(right, list):
+            if (left.__class__ is PythonTuple) != (right.__class__ is PythonTuple):
+                raise TdfTypeError(f'can only concatenate {_sequence_name(left)} (not "{_sequence_name(right)}") '
+                                   f'to {_sequence_name(left)}')
             admit(len(left) + len(right), LIST_SLOT, "a list")
-            return left + right
+            return left.__class__(left + right)
         if op == "+" and TensorShape in (left.__class__, right.__class__):
             return _shape_sum(left, right)
         observer = self.ctx.mode.observer
         if observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
-        if left.__class__ is str or right.__class__ is str or left.__class__ is list:
+        if left.__class__ is str or right.__class__ is str or left.__class__ in (list, PythonTuple):
             return _sequence_binary(op, left, right)
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
@@ -410,11 +413,12 @@ class Expressions:
                 if len(index) != 1:
                     raise TdfTypeError("a list is indexed with one integer or slice")
                 try:
-                    return value[index[0]]
+                    found = value[index[0]]
                 except IndexError:
                     raise TdfValueError(f"index {index[0]} is out of range for a list of {len(value)}") from None
                 except TypeError:
                     raise TdfTypeError("a list index must be an integer or a slice") from None
+                return PythonTuple(found) if value.__class__ is PythonTuple and isinstance(index[0], slice) else found
             if isinstance(value, (Tensor, Variable)):
                 tensor = ops.to_tensor(value)
                 key = tuple(index)
@@ -487,7 +491,7 @@ class Expressions:
         raise TdfTypeError("a slice outside an index").locate(node)
 
 
-_SEQUENCES = (list, tuple, str)
+_SEQUENCES = (list, tuple, str, PythonTuple)
 
 
 def _python_values(*values) -> bool:
@@ -547,6 +551,10 @@ def _contains(container, item) -> bool:
     raise TdfTypeError(f"'in' needs a list, a dict, a string or a tensor on the right, got {type_word(container)}")
 
 
+def _sequence_name(value: list) -> str:
+    return "tuple" if value.__class__ is PythonTuple else "list"
+
+
 def _sequence_binary(op, left, right):
     """Python's operators on strings and lists: concatenation, repetition and ``%`` formatting."""
     from tapecli.interpreter.pyforms import percent_format
@@ -560,7 +568,7 @@ def _sequence_binary(op, left, right):
             admit_text(len(left) * max(count, 0), "a repeated string", left)
         else:
             admit(len(left) * max(count, 0), LIST_SLOT, "a repeated list")
-        return left * count
+        return left * count if left.__class__ is not PythonTuple else PythonTuple(left * count)
     if op == "%" and isinstance(left, str):
         return percent_format(left, right)
     raise TdfTypeError(f"'{op}' does not take {type_word(left)} and {type_word(right)}")

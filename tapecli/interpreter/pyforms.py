@@ -17,7 +17,7 @@ from tapecli.interpreter.registry import BUILTINS
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import PythonTuple, Tensor, Variable
 
 # The modules a program may import, and the namespace each binds (§11).
 _MODULES = {"tensorflow": "tf", "keras": "keras", "numpy": "np", "math": "math", "tensorflow.keras": "keras",
@@ -76,13 +76,14 @@ class PythonForms:
             if len(target.items) != 1:
                 raise TdfTypeError("one index to assign to").locate(target)
             key = self.eval(target.items[0], scope)
-            if isinstance(obj, list):
+            if isinstance(obj, list) and obj.__class__ is not PythonTuple:
                 obj[self._int_index(key, target)] = value
             elif isinstance(obj, dict):
                 obj[_key(key)] = value
             else:
                 raise TdfTypeError(f"{type_word(obj)} does not support item assignment",
-                                   hint="tensors are immutable: use a variable's assign, or tensor_scatter_nd_update"
+                                   hint=None if isinstance(obj, list) else
+                                   "tensors are immutable: use a variable's assign, or tensor_scatter_nd_update"
                                    ).locate(target)
         else:
             raise TdfTypeError("cannot assign to this expression").locate(target)
@@ -116,7 +117,7 @@ class PythonForms:
                 obj = self.eval(target.value, scope)
                 key = self.eval(target.items[0], scope)
                 try:
-                    if isinstance(obj, list):
+                    if isinstance(obj, list) and obj.__class__ is not PythonTuple:
                         del obj[self._int_index(key, target)]
                     elif isinstance(obj, dict):
                         del obj[_key(key)]

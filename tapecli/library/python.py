@@ -23,7 +23,7 @@ from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, Tensor, TensorShape,
+from tapecli.runtime.values import (MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
                                     UnreadVariable, Variable, convert_weak, tf_tensor)
 from tapecli.runtime import spelling
 
@@ -186,13 +186,13 @@ def _items(value, what) -> list:
 
 @builtin("zip")
 def zip_(*iterables):
-    return [list(group) for group in zip(*(_items(i, "zip()") for i in iterables))]
+    return [PythonTuple(group) for group in zip(*(_items(i, "zip()") for i in iterables))]
 
 
 @builtin("enumerate")
 def enumerate_(iterable, start=0):
     first = to_int(start, "start")
-    return [[Tensor(np.array(first + i, dtype=np.int64), weak=True), item]
+    return [PythonTuple((Tensor(np.array(first + i, dtype=np.int64), weak=True), item))
             for i, item in enumerate(_items(iterable, "enumerate()"))]
 
 
@@ -201,7 +201,9 @@ def list_(iterable=None):
     return [] if iterable is None else _items(iterable, "list()")
 
 
-builtin("tuple")(list_)
+@builtin("tuple")
+def tuple_(iterable=None):
+    return PythonTuple(list_(iterable))
 
 
 @builtin("dict")
@@ -250,7 +252,7 @@ def reversed_(iterable):
     return _items(iterable, "reversed()")[::-1]
 
 
-_TYPES = {"list": list, "dict": dict, "str": str, "tuple": list}
+_TYPES = {"list": list, "dict": dict, "str": str, "tuple": PythonTuple}
 
 
 @builtin("isinstance")
@@ -260,7 +262,7 @@ def isinstance_(value, kinds):
         if is_instance(value, k):
             return PythonBool(np.array(True))
         name = getattr(k, "__name__", "").rstrip("_")
-        if name in _TYPES and isinstance(value, _TYPES[name]):
+        if name in _TYPES and isinstance(value, _TYPES[name]) and not (name == "list" and value.__class__ is PythonTuple):
             return PythonBool(np.array(True))
         if name in ("float", "int") and isinstance(value, Tensor) and value.weak and value.ndim == 0:
             kind = value.value.dtype.kind
@@ -305,6 +307,8 @@ def python_class(value) -> str | None:
         return "NoneType"
     if value.__class__ in (str, dict):
         return value.__class__.__name__
+    if value.__class__ is PythonTuple:
+        return "tuple"
     if isinstance(value, Variable) and value.keras:
         return "keras.src.backend.tensorflow.core.Variable"
     if isinstance(value, Variable):
@@ -585,7 +589,7 @@ _METHODS = {
     (list, "copy"): lambda interp, lst: list(lst), (list, "reverse"): lambda interp, lst: lst.reverse(),
     (list, "clear"): lambda interp, lst: lst.clear(),
     (dict, "keys"): lambda interp, d: list(d.keys()), (dict, "values"): lambda interp, d: list(d.values()),
-    (dict, "items"): lambda interp, d: [[k, v] for k, v in d.items()], (dict, "get"): _dict_get,
+    (dict, "items"): lambda interp, d: [PythonTuple((k, v)) for k, v in d.items()], (dict, "get"): _dict_get,
     (dict, "pop"): _dict_pop, (dict, "copy"): lambda interp, d: dict(d),
     (dict, "update"): lambda interp, d, other=None, **kw: (d.update(other or {}), d.update(kw))[0],
     (str, "format"): _str_format, (str, "join"): _str_join, (str, "split"): _str_split,

@@ -18,7 +18,7 @@ import weakref
 
 from tapecli.errors import TapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor, Variable, dtype_name, is_float
+from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, is_float
 from tapecli.runtime import spelling
 
 
@@ -375,7 +375,7 @@ def type_word(value) -> str:
     if isinstance(value, Variable):
         return "a variable"
     if isinstance(value, list):
-        return "a list"
+        return "a tuple" if value.__class__ is PythonTuple else "a list"
     if isinstance(value, dict):
         return "a dict"
     if value is None:

@@ -111,6 +111,13 @@ DTYPE_ATTRIBUTES = ("name", "is_floating", "is_integer", "is_unsigned", "is_bool
                     "is_numpy_compatible", "size", "min", "max", "base_dtype", "real_dtype", "as_numpy_dtype")
 
 
+class PythonTuple(list):
+    """A Python tuple as the interpreter holds it: a list, so that every sequence rule of the interpreter's lists
+    holds for it, which prints as a tuple and answers ``isinstance``, ``type()`` and ``+`` as one."""
+
+    __slots__ = ()
+
+
 class NumpyDType(DType):
     """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it."""
 
