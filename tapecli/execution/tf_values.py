@@ -72,14 +72,16 @@ class Keyword:
 
 
 def to_library(value):
-    """A program's value as the library takes it: Python numbers and bools as literals, tuples as lists, a NumPy
+    """A program's value as the library takes it: Python numbers and bools as literals, tuples as tuples, a NumPy
     array as a tensor that stays NumPy's, a shape as the interpreter's."""
     kind = type(value)
     if kind is bool:
         return PythonBool(np.array(value))
     if kind in (int, float):
         return Tensor(literal_array(value), weak=True)
-    if kind in (list, tuple):       # a literal of numbers (or of bools), as the interpreter makes one
+    if kind is tuple:               # as the interpreter holds a tuple display: its items, each converted
+        return PythonTuple(to_library(v) for v in value)
+    if kind is list:                # a literal of numbers (or of bools), as the interpreter makes one
         if is_numbers(value):
             try:
                 return Tensor(literal_array(value), weak=True)

@@ -20,7 +20,7 @@ def python_number(value):
     if kind is bool:
         from tapecli.runtime.values import PythonBool
         return PythonBool(np.array(value))
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or kind is PythonTuple:
         return kind(python_number(v) for v in value)
     if kind is dict:
         return {k: python_number(v) for k, v in value.items()}

@@ -593,9 +593,10 @@ def list_literal_binary(op: str, a, b, displays: tuple[bool, bool]):
         if a.value.shape[1:] != b.value.shape[1:]:
             return [*ops.rows(a), *ops.rows(b)]
         return Tensor(np.concatenate([a.value, np.asarray(b.value, dtype=np.result_type(a.value, b.value))]), weak=True)
-    if literal(a, displays[0]) and isinstance(b, list):
-        return [*ops.rows(a), *b]
-    if isinstance(a, list) and literal(b, displays[1]):
-        return [*a, *ops.rows(b)]
+    if literal(a, displays[0]) and isinstance(b, list) or isinstance(a, list) and literal(b, displays[1]):
+        if PythonTuple in (a.__class__, b.__class__):
+            left, right = ("tuple", "list") if a.__class__ is PythonTuple else ("list", "tuple")
+            raise TdfTypeError(f'can only concatenate {left} (not "{right}") to {left}')
+        return [*ops.rows(a), *b] if isinstance(b, list) else [*a, *ops.rows(b)]
     return None
 

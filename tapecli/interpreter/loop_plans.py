@@ -56,7 +56,7 @@ from tapecli.interpreter.objects import (_PYFUNCTION, EFFECT, PURE, REQUEST, Bou
 from tapecli.kernels.trace import (Const, Recorder, Sequence, of_constants, released, resolve, same_call, same_specs,
                                    slots_read)
 from tapecli.runtime.context import current
-from tapecli.runtime.values import DType, Tensor, Variable, make_tensor
+from tapecli.runtime.values import SEQUENCES, DType, PythonTuple, Tensor, Variable, make_tensor
 
 MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
 TRACED = (1, 2)                 # the iterations that run traced
@@ -76,7 +76,7 @@ def planner(interp, shape, items, over) -> LoopPlanner | None:
     """The planner of one execution of a loop over ``items`` (taken from ``over``; ``shape``: the body's, or a
     function giving it), or None where no plan serves it: too few items, items whose end cannot be seen one
     ahead without running a program's code, a run or a tape that rules plans out, a body a plan cannot replace."""
-    listed = items.__class__ in (list, np.ndarray)
+    listed = items.__class__ in (list, PythonTuple, np.ndarray)
     if listed and len(items) < MIN_ITERATIONS or not listed and not _ahead(over) or not _plain_run():
         return None
     shape = shape() if callable(shape) else shape
@@ -275,13 +275,13 @@ def _tensors(recorder, value):
 
 def _arrays_in(value) -> list:
     """The arrays of a tensor, or of the tensors in a list or tuple."""
-    if value.__class__ in (list, tuple):
+    if value.__class__ in SEQUENCES:
         return [array for v in value for array in _arrays_in(v)]
     return [value.value] if value.__class__ is Tensor else []
 
 
 def _of_tensors(value) -> bool:
-    if value.__class__ in (list, tuple):
+    if value.__class__ in SEQUENCES:
         return all(v is None or _of_tensors(v) for v in value)
     return value.__class__ is Tensor
 
@@ -326,7 +326,7 @@ class LoopRecorder(Recorder):
             self.inlined = f if f.__class__ is Function else f.called_method()
             return call(f, args, kwargs, node)
         if kind is PURE and getattr(f, "replay_lists", False) is False and any(
-                v.__class__ in (list, tuple) and self.tracked(v) for v in (*args, *kwargs.values())):
+                v.__class__ in SEQUENCES and self.tracked(v) for v in (*args, *kwargs.values())):
             self.refuse("a list of the plan's tensors, packed in Python")
             return call(f, args, kwargs, node)
         first = len(self.interp.requests)
@@ -451,7 +451,7 @@ class LoopRecorder(Recorder):
         """``value`` with its tensors as the specs of their arrays: what a replayed call is given."""
         if value.__class__ is Tensor:
             return TensorSpec(self.spec(value.value), value.weak)
-        if value.__class__ in (list, tuple):
+        if value.__class__ in SEQUENCES:
             return Sequence(value.__class__, tuple(self.template(v) for v in value))
         if value.__class__ is dict:
             return DictSpec(tuple(value), tuple(self.template(v) for v in value.values()))

@@ -10,7 +10,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.tape import Tape, as_tensor
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import SEQUENCES, PythonTuple, Tensor, Variable
 
 
 
@@ -104,7 +104,7 @@ class Function:
             for param, value in zip(positional, args):
                 local[param.name] = value
             if star is not None:
-                local[star.name] = list(args[len(positional):])      # a tuple is a list in programs
+                local[star.name] = PythonTuple(args[len(positional):])
         extra = next((p for p in params if p.kind == "**"), None) if not self.plain else None
         if extra is not None:
             local[extra.name] = {}
@@ -167,7 +167,7 @@ def function_outputs(value):
     ``assign``'s result) is read, in a list, tuple or dict too."""
     if isinstance(value, Variable):
         return value.read()
-    if value.__class__ in (list, tuple):
+    if value.__class__ in SEQUENCES:
         return value.__class__(function_outputs(v) for v in value)
     if value.__class__ is dict:
         return {k: function_outputs(v) for k, v in value.items()}

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapecli.runtime.values import SEQUENCES
+
 _as_strided = np.lib.stride_tricks.as_strided
 
 
@@ -143,7 +145,7 @@ def slots_read(spec):
         yield spec
     elif cls is View:
         yield spec.slot
-    elif cls is tuple or cls is list:
+    elif cls in SEQUENCES:
         for item in spec:
             yield from slots_read(item)
     elif cls is dict:
@@ -244,7 +246,7 @@ class Recorder:
         if slot is not None:
             return slot
         cls = value.__class__
-        if cls is list or cls is tuple:
+        if cls in SEQUENCES:
             return Sequence(cls, tuple(self.spec(v) for v in value))
         self.held.append(value)
         if cls is np.ndarray:

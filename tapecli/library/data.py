@@ -4,9 +4,8 @@ and transformed (batch, map, filter, take, skip, repeat, enumerate, shuffle, pre
 
 A dataset is lazy, as TensorFlow's: each iteration runs its pipeline again from the source. TensorFlow runs
 a dataset's functions as a graph, outside every tape: its elements are constants to the tapes here too
-(``map``'s function runs with the tapes paused). Tuples are lists in tapecli programs, so
-``from_tensor_slices`` reads a list of tensors (or of lists, dicts) as TensorFlow reads a tuple, a structure
-whose components are sliced together, and a list of numbers as one tensor.
+(``map``'s function runs with the tapes paused). A tuple is a structure whose components are sliced together,
+as TensorFlow reads one; so is a list holding a tensor (or a list, a dict), while a list of numbers is one tensor.
 
 ``shuffle`` is TensorFlow's buffered shuffle drawing from the run's generator (as tf.random and Keras's
 ``fit(shuffle=True)`` do): the order is another than TensorFlow's own random stream gives.
@@ -31,7 +30,7 @@ from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import PythonTuple, Tensor, Variable
 
 
 def _component(value) -> Tensor:
@@ -58,8 +57,8 @@ def _structure(value):
     tensor."""
     if isinstance(value, dict):
         return {k: _structure(v) for k, v in value.items()}
-    if isinstance(value, list) and not _plain(value):
-        return [_structure(v) for v in value]
+    if isinstance(value, PythonTuple) or isinstance(value, list) and not _plain(value):
+        return value.__class__(_structure(v) for v in value)
     if isinstance(value, (str, type(None))):
         raise TdfTypeError(f"tf.data: a component must be a tensor, got {type_word(value)}")
     return _component(value)

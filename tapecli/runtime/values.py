@@ -118,6 +118,9 @@ class PythonTuple(list):
     __slots__ = ()
 
 
+SEQUENCES = (list, tuple, PythonTuple)       # the classes of the sequences a program's values may be
+
+
 class NumpyDType(DType):
     """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it."""
 

@@ -1,0 +1,55 @@
+"""A Python tuple in a TensorFlow program is a tuple on both runners: printed, concatenated, repeated, sliced,
+made by tuple(), zip, enumerate, dict.items() and *args, answering isinstance and type() as one, and read by
+tf.data as a structure of components. The interpreter once held tuples as lists (print((1, 2)) wrote [1, 2] and
+isinstance(t, list) was True). The expected lines are what TensorFlow 2.21 under CPython printed."""
+from __future__ import annotations
+
+import pytest
+
+import tapecli
+from tapecli.errors import TdfError
+
+PROGRAM = """\
+import tensorflow as tf
+a = (1, 2)
+b = (3,)
+print(a, tuple([1, 2]), isinstance(a, tuple), isinstance([1], tuple), isinstance(a, list), type(a), a + b, b * 2, ())
+for p in zip([1], [2]):
+    print(p)
+for i, v in enumerate("ab"):
+    print((i, v))
+print(list({"k": 1}.items()), tuple(tf.ones((2, 3)).shape))
+x, y = a
+print(x + y, len(a), a[0], a[-1:], [tuple(v.shape) for v in [tf.Variable([1.0])]])
+def f(*args):
+    return args
+print(f(1, 2), type(f(1)))
+ds = tf.data.Dataset.from_tensor_slices(([1.0, 2.0], [3, 4]))
+print(list(ds))
+print(list(tf.data.Dataset.zip((tf.data.Dataset.range(2), tf.data.Dataset.range(2)))))
+"""
+
+BY_TENSORFLOW = """\
+(1, 2) (1, 2) True False False <class 'tuple'> (1, 2, 3) (3, 3) ()
+(1, 2)
+(0, 'a')
+(1, 'b')
+[('k', 1)] (2, 3)
+3 2 1 (2,) [(1,)]
+(1, 2) <class 'tuple'>
+[(<tf.Tensor: shape=(), dtype=float32, numpy=1.0>, <tf.Tensor: shape=(), dtype=int32, numpy=3>), (<tf.Tensor: shape=(), dtype=float32, numpy=2.0>, <tf.Tensor: shape=(), dtype=int32, numpy=4>)]
+[(<tf.Tensor: shape=(), dtype=int64, numpy=0>, <tf.Tensor: shape=(), dtype=int64, numpy=0>), (<tf.Tensor: shape=(), dtype=int64, numpy=1>, <tf.Tensor: shape=(), dtype=int64, numpy=1>)]
+"""  # noqa: E501 (TensorFlow's lines)
+
+
+@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+def test_tuples_are_tuples(first_line):
+    assert tapecli.run(first_line + PROGRAM).output == BY_TENSORFLOW.splitlines()
+
+
+def test_a_tuple_refuses_item_assignment_and_concatenation_with_a_list():
+    for source, message in (("t = (1, 2)\nt[0] = 5\n", "a tuple does not support item assignment"),
+                            ("t = (1, 2) + [3]\n", 'can only concatenate tuple (not "list") to tuple')):
+        with pytest.raises(TdfError) as e:
+            tapecli.run("import tensorflow as tf\n" + source)
+        assert message in e.value.message
