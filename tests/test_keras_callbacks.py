@@ -40,3 +40,60 @@ def test_a_callback_tapecli_does_not_run_is_refused_by_name():
     assert missing.values["result"][0] == 40            # Keras: no stop, and a warning naming what is there
     assert any("`val_thing` which is not available. Available metrics are: loss,mae,val_loss,val_mae" in w["message"]
                for w in missing.warnings)
+
+
+SCHEDULED = """\
+import tensorflow as tf, keras, numpy as np
+m = keras.Sequential([keras.layers.Dense(1)])
+m.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+def s1(epoch, lr):
+    print("got", type(epoch).__name__, type(lr).__name__, repr(lr))
+    return lr * tf.math.exp(-0.1) if epoch > 0 else lr
+try:
+    h = m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(s1)])
+except ValueError as e:
+    print(e)
+def s0(epoch, lr):
+    return lr * 0.5
+h = m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(s0)])
+print(h.history["learning_rate"], list(h.history))
+def s2(epoch):
+    return 0.5 / (epoch + 1)
+h = m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(s2, verbose=1)])
+print(h.history["learning_rate"], float(m.optimizer.learning_rate))
+def s3(epoch, lr):
+    return 1
+try:
+    m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=1, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(s3)])
+except Exception as e:
+    print(type(e).__name__, e)
+"""
+
+# What Keras 3 under TensorFlow 2.21 printed for SCHEDULED.
+SCHEDULED_BY_KERAS = """\
+got int float 0.10000000149011612
+got int float 0.10000000149011612
+The output of the `schedule` function should be a float. Got: 0.09048374742269516
+[0.05000000074505806, 0.02500000037252903] ['loss', 'learning_rate']
+
+Epoch 1: LearningRateScheduler setting learning rate to 0.5.
+
+Epoch 2: LearningRateScheduler setting learning rate to 0.25.
+[0.5, 0.25] 0.25
+ValueError The output of the `schedule` function should be a float. Got: 1
+"""
+
+
+def test_learning_rate_scheduler_sets_the_rate_each_epoch_and_logs_it_as_keras_does():
+    """schedule(epoch, lr) with the float32 rate as a Python float, or schedule(epoch); a tensor or an int
+    refused as Keras refuses it; verbose=1's lines; the rate in each epoch's logs, after the loss (CPython runs
+    this program: it catches errors)."""
+    assert tapecli.run(SCHEDULED).output == SCHEDULED_BY_KERAS.splitlines()
+
+
+def test_learning_rate_scheduler_on_the_interpreter():
+    source = SCHEDULED.split("def s1")[0] + "def s0" + SCHEDULED.split("def s0")[1].split("def s3")[0]
+    assert "try" not in source and "__name__" not in source
+    from tapecli.execution import python_only
+    assert python_only(source) is None          # (the interpreter runs it)
+    assert tapecli.run(source).output == SCHEDULED_BY_KERAS.splitlines()[3:-1]

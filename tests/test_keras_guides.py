@@ -285,3 +285,49 @@ linear linear_1 custom twice twice_1
 [[6.0]] ['linear_5', 'linear_6'] True
 [36.0, 11.419] [0.46157824993133545, 0.46157824993133545]
 """.splitlines()
+
+
+K1_PROGRAM = """\
+import numpy as np
+import tensorflow as tf
+
+inputs = tf.keras.Input(shape=(3,), name="features")
+x = tf.keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
+out1 = tf.keras.layers.Dense(1, name="reg")(x)
+out2 = tf.keras.layers.Dense(2, activation="softmax", name="cls")(x)
+model = tf.keras.Model(inputs=inputs, outputs=[out1, out2])
+print([o.shape for o in model.outputs], [i.shape for i in model.inputs], model.output_names)
+print(model.input.shape, len(model.output), model.count_params(), model.get_layer("hidden").count_params())
+single = tf.keras.Model(inputs, out1)
+print(single.output.shape, single.output_names)
+p = single.predict(np.ones((3, 3), dtype="float32"), verbose=0)
+print(type(p).__name__, p.dtype, p.shape)
+both = model.predict(np.ones((2, 3), dtype="float32"), verbose=0)
+print(type(both).__name__, [type(b).__name__ for b in both])
+single.compile(optimizer="sgd", loss="mse")
+h = single.fit(np.ones((4, 3)), np.zeros((4, 1)), epochs=2, verbose=0)
+print([type(v).__name__ for v in h.history["loss"]])
+try:
+    tf.keras.layers.Dense(2).count_params()
+except ValueError as e:
+    print(e)
+"""
+
+# What TensorFlow 2.21 (Keras 3) printed for K1_PROGRAM.
+K1_BY_TENSORFLOW = """\
+[(None, 1), (None, 2)] [(None, 3)] ['reg', 'cls']
+(None, 3) 2 31 16
+(None, 1) ['reg']
+ndarray float32 (3, 1)
+list ['ndarray', 'ndarray']
+['float', 'float']
+You tried to call `count_params` on layer 'dense', but the layer isn't built. You can build it manually via: `layer.build(input_shape)`.
+"""  # noqa: E501 (Keras's message)
+
+
+@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+def test_functional_models_answer_inputs_outputs_and_count_params_and_predict_gives_numpy_arrays(first_line):
+    """a functional model's inputs, outputs, input, output and output_names; count_params (refused before the
+    layer is built, and Keras counts only unnamed layers for their names); predict's NumPy arrays; the history's
+    Python floats, on both runners."""
+    assert tapecli.run(first_line + K1_PROGRAM).output == K1_BY_TENSORFLOW.splitlines()

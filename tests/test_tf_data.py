@@ -169,3 +169,39 @@ def test_fit_evaluate_and_predict_take_a_dataset_of_batches_as_keras_does():
     with pytest.raises(TdfError) as e:
         tapecli.run(FIT + "ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)\nmodel.fit(ds, y, verbose=0)\n")
     assert "not supported when using a dataset" in e.value.message
+
+
+D1_PROGRAM = """\
+import tensorflow as tf
+
+xs = tf.range(12)
+ds = tf.data.Dataset.from_tensor_slices((xs, xs % 3)).map(lambda x, y: (tf.cast(x, tf.float32) / 10.0, tf.one_hot(y, 3))).batch(4)
+total = ds.reduce(0.0, lambda acc, el: acc + tf.reduce_sum(el[0]))
+print(float(total), total.dtype)
+print(ds.cardinality().numpy(), len(list(ds.unbatch().as_numpy_iterator())))
+print(list(tf.data.Dataset.range(10).filter(lambda v: v % 2 == 0).map(lambda v: v * v).as_numpy_iterator()))
+print(list(tf.data.Dataset.range(10).take_while(lambda v: v < 4).as_numpy_iterator()))
+nested = tf.data.Dataset.range(3).flat_map(lambda v: tf.data.Dataset.range(v))
+print([int(v) for v in nested])
+print(list(tf.data.Dataset.range(6).apply(lambda d: d.skip(2).take(2)).as_numpy_iterator()))
+counts = tf.data.Dataset.range(5).reduce(tf.constant(0, tf.int64), lambda s, v: s + v)
+print(counts.numpy())
+"""
+
+# What TensorFlow 2.21 (Keras 3) printed for D1_PROGRAM.
+D1_BY_TENSORFLOW = """\
+6.600000381469727 <dtype: 'float32'>
+3 12
+[np.int64(0), np.int64(4), np.int64(16), np.int64(36), np.int64(64)]
+[np.int64(0), np.int64(1), np.int64(2), np.int64(3)]
+[0, 0, 1]
+[np.int64(2), np.int64(3)]
+10
+"""
+
+
+@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+def test_reduce_unbatch_take_while_flat_map_apply_and_numpy_elements_print_as_tensorflows(first_line):
+    """reduce (the element whole, the state converted as TensorFlow converts it), unbatch, take_while, flat_map,
+    apply, and as_numpy_iterator's NumPy values, on both runners."""
+    assert tapecli.run(first_line + D1_PROGRAM).output == D1_BY_TENSORFLOW.splitlines()

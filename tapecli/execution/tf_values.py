@@ -106,7 +106,11 @@ def to_library(value):
 def to_program(value):
     """A library result as the program holds it (to_library's converse); tensors and variables as they are."""
     kind = type(value)
-    if kind is Tensor or kind is Variable or kind is NumpyArray:     # (a function of a NumPy value may stay one)
+    if kind is Tensor and value.weak and value.ndim == 0:           # a Python number, as the library holds one
+        return value.value.item()
+    if kind is NumpyArray:          # NumPy's own array (Keras's predict, to_categorical), a scalar for 0-d
+        return value.value[()] if value.value.ndim == 0 else value.value
+    if kind is Tensor or kind is Variable:
         return value
     if kind is PythonBool:
         return bool(value.value)
@@ -336,6 +340,8 @@ def type_of(*args):
     """The program's ``type``: a library value's class as TensorFlow names it; Python's ``type`` otherwise."""
     if len(args) == 1:
         name = tensorflow_class_name(args[0])
+        if name in ("float", "int", "bool", "str", "list", "dict", "tuple", "NoneType"):   # a Python value's
+            return type(to_program(args[0]))
         if name is not None:
             found = _CLASSES.get(name)
             if found is None:

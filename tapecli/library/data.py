@@ -1,6 +1,7 @@
 """tf.data in memory: ``tf.data.Dataset`` built from tensors (from_tensor_slices, from_tensors, range, zip)
-and transformed (batch, map, filter, take, skip, repeat, enumerate, shuffle, prefetch, cache), iterated by
-``for``, ``list()``, ``iter()``/``next()`` and ``as_numpy_iterator()``.
+and transformed (batch, unbatch, map, flat_map, filter, take, take_while, skip, repeat, enumerate, shuffle,
+prefetch, cache, concatenate, apply), reduced (reduce), iterated by ``for``, ``list()``, ``iter()``/``next()`` and
+``as_numpy_iterator()``.
 
 A dataset is lazy, as TensorFlow's: each iteration runs its pipeline again from the source. TensorFlow runs
 a dataset's functions as a graph, outside every tape: its elements are constants to the tapes here too
@@ -30,7 +31,7 @@ from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonTuple, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable
 
 
 def _component(value) -> Tensor:
@@ -68,6 +69,13 @@ def _unpacked_call(interp, fn, element):
     """TensorFlow calls a dataset function with a tuple element's components as its arguments."""
     args = list(element) if isinstance(element, list) else [element]
     return off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None, [])
+
+
+def _predicate(interp, predicate, element, method: str) -> bool:
+    t = ops.to_tensor(_unpacked_call(interp, predicate, element))
+    if t.dtype.kind != "b" or t.ndim != 0:
+        raise TdfTypeError(f"Dataset.{method}: the predicate must return a scalar bool tensor")
+    return bool(t.value)
 
 
 def _as_element(value):
@@ -125,12 +133,7 @@ class Dataset(ProgramObject):
         return Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()), values=False)
 
     def filter(self, interp, predicate, name=None):
-        def keep(e):
-            t = ops.to_tensor(_unpacked_call(interp, predicate, e))
-            if t.dtype.kind != "b" or t.ndim != 0:
-                raise TdfTypeError("Dataset.filter: the predicate must return a scalar bool tensor")
-            return bool(t.value)
-        return Dataset(lambda: (e for e in self.source() if keep(e)), values=False)
+        return Dataset(lambda: (e for e in self.source() if _predicate(interp, predicate, e, "filter")), values=False)
 
     def take(self, interp, count, name=None):
         n = to_int(count, "count")
@@ -206,8 +209,48 @@ class Dataset(ProgramObject):
         return Dataset(lambda: itertools.chain(self.source(), dataset.source()),
                        values=self.items_are_values and dataset.items_are_values)
 
+    def unbatch(self, interp, name=None):
+        def source():
+            for element in self.source():
+                leaves = flatten(element)
+                if any(t.ndim == 0 for t in leaves):
+                    raise TdfValueError("Dataset.unbatch: the elements must have at least one dimension")
+                rows = [ops.rows(t) for t in leaves]
+                for i in range(len(rows[0])):
+                    yield pack_as(element, [r[i] for r in rows])
+        return Dataset(source, values=self.items_are_values)
+
+    def flat_map(self, interp, map_func, name=None):
+        def source():
+            for element in self.source():
+                inner = _unpacked_call(interp, map_func, element)
+                if not isinstance(inner, Dataset):
+                    raise TdfTypeError(f"Dataset.flat_map: the function must return a dataset, got {type_word(inner)}")
+                yield from inner.source()
+        return Dataset(source, values=False)
+
+    def take_while(self, interp, predicate, name=None):
+        return Dataset(lambda: itertools.takewhile(lambda e: _predicate(interp, predicate, e, "take_while"),
+                                                   self.source()), values=False)
+
+    def apply(self, interp, transformation_func):
+        made = interp.call_value(transformation_func, [self])
+        if not isinstance(made, Dataset):
+            raise TdfTypeError(f"Dataset.apply: the function must return a dataset, got {type_word(made)}")
+        return made
+
+    def reduce(self, interp, initial_state, reduce_func, name=None):
+        """TensorFlow's reduce: ``reduce_func(state, element)`` over the elements (the element whole, a tuple
+        as one argument), the state converted to tensors as TensorFlow converts it."""
+        state = _as_element(initial_state)
+        for element in self.source():
+            state = _as_element(off_the_tape(lambda s=state, e=element: interp.call_value(reduce_func, [s, e]),
+                                             "a tf.data function", None, []))
+        return state
+
     def as_numpy_iterator(self, interp):
-        return _Iterator(iter(self.source()))
+        """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
+        return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
 
     def cardinality(self, interp):
         return Tensor(np.array(sum(1 for _ in self.source()), dtype=np.int64))
@@ -216,7 +259,7 @@ class Dataset(ProgramObject):
 _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
-    "concatenate", "as_numpy_iterator", "cardinality")}
+    "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce")}
 
 
 class _Iterator(ProgramObject):

@@ -1,15 +1,23 @@
 """Keras's callbacks that ``fit`` runs here: ``keras.callbacks.EarlyStopping`` (Keras 3's
 ``callbacks/early_stopping.py``: the monitored value of each epoch's logs compared with the best so far, less
 ``min_delta``; after ``patience`` epochs without improvement, training stops, and the best weights come back with
-``restore_best_weights``)."""
+``restore_best_weights``) and ``keras.callbacks.LearningRateScheduler`` (``learning_rate_scheduler.py``: before each
+epoch, the program's ``schedule(epoch, lr)`` sets the optimizer's learning rate, which each epoch's logs record).
+
+A callback hears ``on_train_begin()``, ``on_epoch_begin(epoch, trainer)`` and ``on_epoch_end(epoch, logs, weights,
+trainer)``, which may add to the epoch's logs and returns whether training stops."""
 from __future__ import annotations
 
 import math
 
-from tapecli.errors import TdfValueError
+import numpy as np
+
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_float as num
+from tapecli.interpreter.printing import python_str
 from tapecli.library.keras.common import KerasObject, check_choice, flag, integer
 from tapecli.runtime.context import current as current_context
+from tapecli.runtime.values import NumpyArray, Tensor
 
 # The direction of a metric that ``mode="auto"`` reads from its name (Keras reads the metric's ``_direction``).
 _RISING = ("acc", "auc", "precision", "recall")
@@ -41,7 +49,10 @@ class EarlyStopping(KerasObject):
         self.wait = self.stopped_epoch = self.best_epoch = 0
         self.best, self.best_weights = None, None
 
-    def on_epoch_end(self, epoch: int, logs: dict, weights) -> bool:
+    def on_epoch_begin(self, epoch: int, trainer) -> None:
+        pass
+
+    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
         """After an epoch (its logs, the model's weights): whether training stops."""
         current = logs.get(self.monitor)
         if current is None:         # (Keras's warning, and no stop)
@@ -89,4 +100,41 @@ class EarlyStopping(KerasObject):
                             "`mode='min'` in order to use the lowest value.")
 
 
-CALLBACKS = [EarlyStopping]
+class LearningRateScheduler(KerasObject):
+    kind_word = "a LearningRateScheduler callback"
+
+    def __init__(self, schedule, verbose=0):
+        self.schedule = schedule
+        self.verbose = integer(verbose, "verbose")
+
+    def attributes(self):
+        return {"schedule": lambda: self.schedule, "verbose": lambda: self.verbose}
+
+    def on_train_begin(self) -> None:
+        pass
+
+    def on_epoch_begin(self, epoch: int, trainer) -> None:
+        interp = trainer.interp
+        at = Tensor(np.array(epoch, dtype=np.int64), weak=True)
+        rate = Tensor(np.array(float(trainer.optimizer.current_lr())), weak=True)     # the float32 rate, as a float
+        try:
+            chosen = interp.call_value(self.schedule, [at, rate])
+        except (TdfTypeError, TypeError):       # Keras's older form: schedule(epoch)
+            chosen = interp.call_value(self.schedule, [at])
+        if not (isinstance(chosen, Tensor) and chosen.ndim == 0 and chosen.dtype.kind == "f"
+                and (chosen.weak or isinstance(chosen, NumpyArray))):
+            strong = isinstance(chosen, Tensor) and not chosen.weak and chosen.size == 1     # (a tensor: its value)
+            shown = repr(float(chosen.value)) if strong else python_str(chosen)
+            raise TdfValueError(f"The output of the `schedule` function should be a float. Got: {shown}")
+        trainer.optimizer.set_learning_rate(chosen)
+        if self.verbose > 0:
+            interp.output.append("")
+            interp.output.append(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to "
+                                 f"{python_str(chosen)}.")
+
+    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
+        logs["learning_rate"] = float(trainer.optimizer.current_lr())
+        return False
+
+
+CALLBACKS = [EarlyStopping, LearningRateScheduler]

@@ -100,7 +100,7 @@ class Layer(KerasObject):
 
     def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None,
                  activity_regularizer=None):
-        self.auto = auto_name(interp, self.prefix)
+        self.auto = auto_name(interp, self.prefix) if name is None else name     # (Keras counts unnamed layers only)
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
         self.given, self.bound, self.path = name, None, None
@@ -203,8 +203,14 @@ class Layer(KerasObject):
         super().set_attribute(interp, attr, value, node)
 
     def methods(self):
-        return {"get_weights": self.get_weights, "set_weights": self.set_weights,
+        return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
                 "build": lambda shape: self.build_for(dims(shape), current().settings.float_dtype)}
+
+    def count_params(self):
+        if not self.built:
+            raise TdfValueError(f"You tried to call `count_params` on layer '{self.display()}', but the layer isn't "
+                                "built. You can build it manually via: `layer.build(input_shape)`.")
+        return Tensor(np.array(sum(math.prod(v.shape) for v in self.weights), dtype=np.int64), weak=True)
 
     def weight(self, short):
         if short not in self.weights_:

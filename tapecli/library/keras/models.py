@@ -336,6 +336,16 @@ class Functional(Model):
         self.built = True
         self.rename()
 
+    def attributes(self):
+        out = super().attributes()
+        out["inputs"] = lambda: list(self.inputs)
+        out["outputs"] = lambda: list(self.outputs)
+        out["input"] = lambda: list(self.inputs) if self.many_in else self.inputs[0]
+        out["output"] = lambda: list(self.outputs) if self.many_out else self.outputs[0]
+        out["input_names"] = lambda: [k.input_layer.display() for k in self.inputs]
+        out["output_names"] = lambda: [(t.layer or t.input_layer).display() for t in self.outputs]
+        return out
+
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:

@@ -23,7 +23,7 @@ from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape, type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import NumpyArray, Tensor, Variable
 
 _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
                  "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
@@ -282,6 +282,8 @@ class Trainer:
         logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
+            for c in callbacks:
+                c.on_epoch_begin(epoch, self)
             self.reset()
             for bx, by, bw in self.batches(x, y, sw, batch_size, flag(shuffle) and not dataset):
                 logs = self.train_step(bx, by, bw)
@@ -291,11 +293,13 @@ class Trainer:
                     (list(validation_data) + [None])[:3]
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
+            # every callback hears of the epoch, then History, last in Keras's CallbackList, records its logs
+            stop = any([c.on_epoch_end(epoch, epoch_logs, _all_weights(self.model), self) for c in callbacks])
             for k, v in epoch_logs.items():
                 history.history.setdefault(k, []).append(v)
             history.epoch.append(epoch)
-            if any([c.on_epoch_end(epoch, epoch_logs, _all_weights(self.model)) for c in callbacks]):
-                break                   # (every callback hears of the epoch, as Keras's CallbackList tells them)
+            if stop:
+                break
         return history
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
@@ -403,9 +407,9 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
     else:
         chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
     outs = [model.forward(bx, False) for bx, _, _ in chunks]
-    if isinstance(outs[0], list):
-        return [Tensor(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
-    return Tensor(np.concatenate([tensor(o).value for o in outs]))
+    if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives)
+        return [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
+    return NumpyArray(np.concatenate([tensor(o).value for o in outs]))
 
 
 def _plain(logs):
