@@ -70,8 +70,9 @@ OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"})}
 OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
-VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | {"name", "trainable", "assign", "assign_add", "assign_sub", "read_value",
-                                           "value"}
+ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
+VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | ASSIGNS | {"name", "trainable", "read_value", "value", "scatter_nd_update",
+                                                     "scatter_nd_add", "scatter_nd_sub"}
 TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", "watched_variables", "reset",
                              "stop_recording", "persistent"})
 # Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
@@ -656,7 +657,10 @@ class Eager:
             raise ShapeError(f"index out of range for shape {list(t.shape)}: {e}") from None
         except ValueError as e:
             raise TdfValueError(str(e)) from None
-        return ops.getitem(t, key)
+        result = ops.getitem(t, key)
+        if isinstance(tensor, Variable):        # (its assign methods: v[0, 1].assign(5.0))
+            current().variable_slices.remember(result, tensor, key)
+        return result
 
     @as_tensorflow
     def number(self, tensor, kind):
@@ -710,6 +714,8 @@ class Eager:
                 raise AttributeError(f"'GradientTape' object has no attribute '{name}'")
             return obj.method(name, node)
         allowed = VARIABLE_ATTRIBUTES if isinstance(obj, Variable) else TENSOR_ATTRIBUTES
+        if name == "assign" and current().variable_slices.of(obj) is not None:      # v[0, 1].assign(5.0)
+            allowed = {"assign"}
         if name not in allowed:
             raise AttributeError(f"'{'ResourceVariable' if isinstance(obj, Variable) else 'EagerTensor'}' object "
                                  f"has no attribute '{name}'")
@@ -732,12 +738,12 @@ class Eager:
             return obj.trainable
         if name == "name":
             return tensorflow_name(obj)
-        found = HOOKS["attribute"](self.run, obj, name, node)           # assign, assign_add, assign_sub
+        found = HOOKS["attribute"](self.run, obj, name, node)           # assign and scatter_nd_update's kin
 
         @as_tensorflow
-        def assign(value, use_locking=None, name=None, read_value=True):
+        def assign(*values, use_locking=None, name=None, read_value=True):
             self._line()
-            return found.fn(node, to_library(value))
+            return found.fn(node, *(to_library(value) for value in values))
         return assign
 
     def method(self, obj, name: str, node: Node):

@@ -432,6 +432,8 @@ class Expressions:
                 result = ops.getitem(tensor, key)
                 if value.__class__ is TensorShape and result.ndim == 1:        # a slice of a shape is a shape
                     return TensorShape(result.value, weak=True)
+                if isinstance(value, Variable):          # (its assign methods: v[0, 1].assign(5.0))
+                    self.ctx.variable_slices.remember(result, value, key)
                 return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, tensor)
             raise TdfTypeError(f"{type_word(value)} cannot be indexed")
         except TdfError as e:

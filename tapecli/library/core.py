@@ -531,8 +531,11 @@ def attribute(interp, value, attr, node):
     if isinstance(value, TapeObject):
         return _tape_attribute(interp, value, attr, node)
     if isinstance(value, Variable):
-        if attr in ("assign", "assign_add", "assign_sub"):
+        if attr in ASSIGNS:
             return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e), replay=EFFECT)
+        if attr in SCATTERS:
+            return BoundMethod(attr, lambda call_node, indices, updates, name=None:
+                               _scatter(value, attr, indices, updates), replay=EFFECT)
         if attr == "name":      # TensorFlow's name of it in a Python program, tapecli's label in TDF
             return tensorflow_name(value) if current().settings.python_spelling else value.name
         if attr == "trainable":
@@ -542,6 +545,9 @@ def attribute(interp, value, attr, node):
     elif isinstance(value, TensorShape):
         return _shape_attribute(value, attr)
     elif isinstance(value, Tensor):
+        sliced = current().variable_slices.of(value) if attr == "assign" else None     # (TensorFlow's only)
+        if sliced is not None:
+            return BoundMethod(attr, lambda call_node, e: _assign(*sliced, attr, e), replay=EFFECT)
         return _tensor_attribute(value, attr)
     elif isinstance(value, DType):
         return _dtype_attribute(value, attr)
@@ -597,23 +603,44 @@ def _tensor_attribute(t: Tensor, attr):
     raise TdfTypeError(f"a tensor has no attribute {attr}", hint="tensors have .shape, .dtype and .T")
 
 
-def _assign(var: Variable, how: str, e):
+ASSIGNS = ("assign", "assign_add", "assign_sub")
+SCATTERS = ("scatter_nd_update", "scatter_nd_add", "scatter_nd_sub")
+
+
+def _assign(var: Variable, *key_how_e):
+    """``var.assign(e)`` (or assign_add, assign_sub); with a key, the assign of the slice ``var[key]`` alone."""
+    *key, how, e = key_how_e
     new = ops.to_tensor(e)
     new = ops.materialize(new, var.dtype) if new.weak else new
     if new.dtype != var.dtype:
         raise TdfTypeError(f"{how} of a {dtype_name(new.dtype)} value to {dtype_name(var.dtype)} "
                            f"variable {var.name}", hint=f"use {spelling.cast('...', dtype_name(var.dtype))}")
-    try:
-        update = np.broadcast_to(new.value, var.shape)
-    except ValueError:
-        raise ShapeError(f"{how} of a value of shape {list(new.shape)} to variable {var.name} of shape "
-                         f"{list(var.shape)}") from None
     old = var.read().value
-    value = {"assign": lambda: update.copy(), "assign_add": lambda: old + update,
-             "assign_sub": lambda: old - update}[how]()
+    part = old[key[0]] if key else old
+    try:
+        update = np.broadcast_to(new.value, np.shape(part))
+    except ValueError:
+        raise ShapeError(f"{how} of a value of shape {list(new.shape)} to variable {var.name}"
+                         f"{'' if not key else ' sliced'} of shape {list(np.shape(part))}") from None
+    changed = {"assign": lambda: update.copy(), "assign_add": lambda: part + update,
+               "assign_sub": lambda: part - update}[how]()
+    if key:
+        value = old.copy()
+        value[key[0]] = changed
+    else:
+        value = changed
     var.assign(value.astype(var.dtype, copy=False))
     if current().provenance.enabled:
         current().provenance.assigns.append((current().provenance.now, current().settings.line, var.id, var.name, how, (new.id,)))
+    return UnreadVariable(var)
+
+
+def _scatter(var: Variable, how: str, indices, updates):
+    """``var.scatter_nd_update(indices, updates)`` (add, sub): tf.tensor_scatter_nd_* of its value, assigned."""
+    from tapecli.library.tf_array import tensor_scatter_nd_sub, tensor_scatter_nd_update
+    scatter = {"scatter_nd_update": tensor_scatter_nd_update, "scatter_nd_add": ops.tensor_scatter_nd_add,
+               "scatter_nd_sub": tensor_scatter_nd_sub}[how]
+    var.assign(np.asarray(ops.to_tensor(scatter(var.read(), indices, updates)).value, dtype=var.dtype))
     return UnreadVariable(var)
 
 

@@ -161,7 +161,7 @@ paths may run (:class:`Mode`)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed", "eager", "functions", "constraints", "mode")
+                 "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -186,6 +186,26 @@ paths may run (:class:`Mode`)."""
         self.functions = 0
         self.constraints: dict = {}
         self.mode = mode or Mode.of_run(explain=explain, check_numerics=check_numerics)
+        self.variable_slices = VariableSlices()
+
+
+class VariableSlices:
+    """The tensors read as slices of variables (``v[0, 1]``), by tensor id, with their variable and key:
+    TensorFlow gives such a tensor an ``assign`` of that slice (``v[0, 1].assign(5.0)``). The most recent
+    ones only: a loop reading slices holds no more than ``KEPT``."""
+
+    KEPT = 256
+
+    def __init__(self):
+        self.found: dict[int, tuple] = {}
+
+    def remember(self, tensor, variable, key) -> None:
+        self.found[tensor.id] = (variable, key)
+        if len(self.found) > self.KEPT:
+            del self.found[next(iter(self.found))]
+
+    def of(self, tensor) -> tuple | None:
+        return self.found.get(getattr(tensor, "id", None))
 
 
 class _Current(threading.local):
