@@ -331,3 +331,117 @@ def test_functional_models_answer_inputs_outputs_and_count_params_and_predict_gi
     layer is built, and Keras counts only unnamed layers for their names); predict's NumPy arrays; the history's
     Python floats, on both runners."""
     assert tapecli.run(first_line + K1_PROGRAM).output == K1_BY_TENSORFLOW.splitlines()
+
+
+SM_PROGRAM = """\
+import numpy as np
+import tensorflow as tf
+
+inputs = tf.keras.Input(shape=(3,), name="features")
+x = tf.keras.layers.Dense(4, activation="relu", name="hidden")(inputs)
+x = tf.keras.layers.BatchNormalization()(x)
+out = tf.keras.layers.Dense(1)(x)
+chain = tf.keras.Model(inputs, out)
+chain.summary()
+a = tf.keras.Input(shape=(2,))
+b = tf.keras.Input(shape=(2,))
+merged = tf.keras.layers.Concatenate()([a, b])
+y1 = tf.keras.layers.Dense(1, name="reg")(merged)
+y2 = tf.keras.layers.Dense(2, name="cls")(merged)
+tf.keras.Model([a, b], [y1, y2]).summary()
+unbuilt = tf.keras.Sequential([tf.keras.layers.Dense(2), tf.keras.layers.Dense(1)])
+unbuilt.summary()
+norm = tf.keras.layers.Normalization()
+norm.adapt(np.array([[1.0, 2.0], [3.0, 4.0]], dtype="float32"))
+seq = tf.keras.Sequential([tf.keras.Input(shape=(2,)), norm, tf.keras.layers.Dense(1)], name="with_norm")
+seq.summary()
+seq.compile(optimizer="adam", loss="mse")
+seq.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=1, verbose=0)
+seq.summary()
+lines = []
+seq.summary(print_fn=lambda s: lines.append(s), line_length=60)
+print(len(lines), lines[0].splitlines()[2])
+"""
+
+# What TensorFlow 2.21 (Keras 3) printed for SM_PROGRAM.
+SM_BY_TENSORFLOW = """\
+Model: "functional"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓
+┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩
+│ features (InputLayer)           │ (None, 3)              │             0 │
+├─────────────────────────────────┼────────────────────────┼───────────────┤
+│ hidden (Dense)                  │ (None, 4)              │            16 │
+├─────────────────────────────────┼────────────────────────┼───────────────┤
+│ batch_normalization             │ (None, 4)              │            16 │
+│ (BatchNormalization)            │                        │               │
+├─────────────────────────────────┼────────────────────────┼───────────────┤
+│ dense (Dense)                   │ (None, 1)              │             5 │
+└─────────────────────────────────┴────────────────────────┴───────────────┘
+ Total params: 37 (148.00 B)
+ Trainable params: 29 (116.00 B)
+ Non-trainable params: 8 (32.00 B)
+Model: "functional_1"
+┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━┓
+┃ Layer (type)        ┃ Output Shape      ┃    Param # ┃ Connected to      ┃
+┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━┩
+│ input_layer         │ (None, 2)         │          0 │ -                 │
+│ (InputLayer)        │                   │            │                   │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ input_layer_1       │ (None, 2)         │          0 │ -                 │
+│ (InputLayer)        │                   │            │                   │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ concatenate         │ (None, 4)         │          0 │ input_layer[0][0… │
+│ (Concatenate)       │                   │            │ input_layer_1[0]… │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ reg (Dense)         │ (None, 1)         │          5 │ concatenate[0][0] │
+├─────────────────────┼───────────────────┼────────────┼───────────────────┤
+│ cls (Dense)         │ (None, 2)         │         10 │ concatenate[0][0] │
+└─────────────────────┴───────────────────┴────────────┴───────────────────┘
+ Total params: 15 (60.00 B)
+ Trainable params: 15 (60.00 B)
+ Non-trainable params: 0 (0.00 B)
+Model: "sequential"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓
+┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩
+│ dense_1 (Dense)                 │ ?                      │   0 (unbuilt) │
+├─────────────────────────────────┼────────────────────────┼───────────────┤
+│ dense_2 (Dense)                 │ ?                      │   0 (unbuilt) │
+└─────────────────────────────────┴────────────────────────┴───────────────┘
+ Total params: 0 (0.00 B)
+ Trainable params: 0 (0.00 B)
+ Non-trainable params: 0 (0.00 B)
+Model: "with_norm"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓
+┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩
+│ normalization (Normalization)   │ (None, 2)              │             5 │
+├─────────────────────────────────┼────────────────────────┼───────────────┤
+│ dense_3 (Dense)                 │ (None, 1)              │             3 │
+└─────────────────────────────────┴────────────────────────┴───────────────┘
+ Total params: 8 (36.00 B)
+ Trainable params: 3 (12.00 B)
+ Non-trainable params: 5 (24.00 B)
+Model: "with_norm"
+┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓
+┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃
+┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩
+│ normalization (Normalization)   │ (None, 2)              │             5 │
+├─────────────────────────────────┼────────────────────────┼───────────────┤
+│ dense_3 (Dense)                 │ (None, 1)              │             3 │
+└─────────────────────────────────┴────────────────────────┴───────────────┘
+ Total params: 16 (72.00 B)
+ Trainable params: 3 (12.00 B)
+ Non-trainable params: 5 (24.00 B)
+ Optimizer params: 8 (36.00 B)
+1 ┃ Layer (type)             ┃ Output Shape      ┃   Param # ┃
+"""
+
+
+@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+def test_summary_prints_keras_s_table(first_line):
+    """model.summary() as Keras 3 prints it without a terminal: a functional chain with its InputLayer, a model
+    of two inputs and outputs with its connections, an unbuilt Sequential, a Normalization layer's weights,
+    the optimizer's once it has stepped, and print_fn with line_length, on both runners."""
+    assert tapecli.run(first_line + SM_PROGRAM).output == SM_BY_TENSORFLOW.splitlines()

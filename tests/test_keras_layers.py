@@ -5,6 +5,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import tapecli
 from conftest import run_program, value
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 
@@ -229,13 +230,13 @@ def test_errors():
         run_program("d = Dense(2)\nk = d.kernel")
 
 
-def test_summary_prints_a_listing():
+def test_summary_prints_keras_s_listing():
     r = run_program("""
         model = Sequential([Dense(4, input_shape=[3]), Dense(2)])
         model.summary()
     """)
     text = "\n".join(r.output)
-    assert "Total params: 26" in text and "(None, 4)" in text and "model.layers[1] (Dense)" in text
+    assert " Total params: 26 (104.00 B)" in text and "(None, 4)" in text and "│ dense_1 (Dense)   " in text
 
 
 def test_batch_normalization_on_the_first_axis():
@@ -286,3 +287,50 @@ def test_functional_model_checks_its_input_shape():
             model = Model(inputs, Dense(2)(inputs))
             y = model(ones([2, 4]))
         """)
+
+
+NZ_PROGRAM = """\
+import numpy as np
+import tensorflow as tf
+
+data = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]], dtype="float32")
+norm = tf.keras.layers.Normalization(axis=-1)
+norm.adapt(data)
+print(norm.mean.numpy(), norm.variance.numpy(), [w.name for w in norm.weights], norm.count_params())
+print(norm(data).numpy().round(4).tolist())
+whole = tf.keras.layers.Normalization(axis=None)
+whole.adapt(tf.constant([1.0, 2.0, 3.0, 4.0, 5.0]))
+print(whole(tf.constant([1.0, 2.0, 3.0])).numpy())
+given = tf.keras.layers.Normalization(mean=3.0, variance=2.0)
+print(given(np.array([[1.0], [2.0], [3.0]], dtype="float32")).numpy().ravel().tolist())
+inverse = tf.keras.layers.Normalization(axis=-1, invert=True)
+inverse.adapt(data)
+print(inverse(tf.constant([[0.0, 1.0]])).numpy().tolist())
+batched = tf.keras.layers.Normalization()
+batched.adapt(tf.data.Dataset.from_tensor_slices(data).batch(2))
+print(batched.mean.numpy().tolist(), batched.variance.numpy().round(4).tolist())
+print(np.array([[1.5, 2.7]]).astype(int).tolist(), np.array([1, 0]).astype(bool).tolist())
+i = tf.keras.Input((3,))
+m = tf.keras.Model(i, tf.keras.layers.Dense(2)(i))
+print(m.input_shape, m.output_shape)
+"""
+
+# What TensorFlow 2.21 (Keras 3) printed for NZ_PROGRAM.
+NZ_BY_TENSORFLOW = """\
+[[ 2. 20.]] [[ 0.6666667 66.666664 ]] ['mean', 'variance', 'count'] 5
+[[-1.2246999740600586, -1.2246999740600586], [0.0, 0.0], [1.2246999740600586, 1.2246999740600586]]
+[-1.4142135  -0.70710677  0.        ]
+[-1.4142135381698608, -0.7071067690849304, 0.0]
+[[2.0, 28.164966583251953]]
+[[2.0, 20.0]] [[0.666700005531311, 66.66670227050781]]
+[[1, 2]] [True, False]
+(None, 3) (None, 2)
+"""
+
+
+@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+def test_normalization_adapts_and_normalizes_as_keras_does(first_line):
+    """keras.layers.Normalization: adapt() of a NumPy array, a tensor (axis=None) and a dataset of batches;
+    given mean and variance; invert; its weights and parameter count; with NumPy's astype(int) and a model's
+    input_shape and output_shape, on both runners."""
+    assert tapecli.run(first_line + NZ_PROGRAM).output == NZ_BY_TENSORFLOW.splitlines()

@@ -519,13 +519,16 @@ def _owned_variables(obj, seen=None) -> list:
 
 
 class _Lines:
-    """The run's output as the library appends lines to it (tf.print)."""
+    """The run's output as the library appends lines to it (tf.print) or writes text (a model's summary)."""
 
     def __init__(self, sandbox):
         self.sandbox = sandbox
 
     def append(self, line: str) -> None:
         self.sandbox.write(line + "\n", "tf.print()'s output")
+
+    def write(self, text: str) -> None:
+        self.sandbox.write(text, "the library's output")
 
 
 # ------------------------------------------------------------------ tf.GradientTape

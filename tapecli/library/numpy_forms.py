@@ -44,7 +44,14 @@ def to_numpy(value):
         return value
     if isinstance(value, ProgramObject):
         raise TdfTypeError(f"NumPy cannot take {value.kind_word}")
+    python_type = _PYTHON_TYPES.get(getattr(value, "__name__", "").rstrip("_")) if getattr(value, "is_builtin", False) \
+        else None
+    if python_type is not None:             # Python's int, float, bool as a dtype (x.astype(int))
+        return python_type
     raise TdfTypeError(f"NumPy cannot take {type_word(value)}")
+
+
+_PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "str": str}
 
 
 def from_numpy(value):

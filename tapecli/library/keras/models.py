@@ -11,7 +11,7 @@ from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, tensor
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
-
+from tapecli.runtime.values import PythonTuple, Tensor
 
 
 def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
@@ -124,19 +124,15 @@ class Model(Layer):
             out.append(shape)
         return out
 
-    def summary(self):
-        lines = [f'Model: "{self.display()}"', f"{'Layer (type)':<34}{'Output Shape':<26}{'Param #':>10}"]
-        total = trainable = 0
-        for layer, shape in zip(self.layers, self.layer_shapes()):
-            n = sum(int(np.prod(v.shape)) for v in layer.weights)
-            total += n
-            trainable += sum(int(np.prod(v.shape)) for v in layer.trainable_weights)
-            out = "?" if shape is None else "(" + ", ".join(
-                "None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
-            lines.append(f"{layer.display() + ' (' + type(layer).__name__ + ')':<34}{out:<26}{n:>10}")
-        lines += [f"Total params: {total}", f"Trainable params: {trainable}",
-                  f"Non-trainable params: {total - trainable}"]
-        self.interp.output.append("\n".join(lines))
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Keras 3's summary (summary.py): written to the output, or given whole to ``print_fn``."""
+        from tapecli.library.keras.summary import summary_text
+        text = summary_text(self, line_length, positions)
+        if print_fn is not None:
+            self.interp.call_value(print_fn, [text])
+        else:
+            self.interp.output.write(text)
 
     def known_input_shape(self):
         return None
@@ -199,6 +195,8 @@ class Sequential(Model):
         out["outputs"] = lambda: [self.symbolic_end(1)]
         out["input"] = lambda: self.symbolic_end(0)
         out["output"] = lambda: self.symbolic_end(1)
+        out["input_shape"] = lambda: _shapes([self.symbolic_end(0).shape], False)
+        out["output_shape"] = lambda: _shapes([self.symbolic_end(1).shape], False)
         return out
 
     def symbolic_end(self, which: int):
@@ -343,6 +341,8 @@ class Functional(Model):
         out["input"] = lambda: list(self.inputs) if self.many_in else self.inputs[0]
         out["output"] = lambda: list(self.outputs) if self.many_out else self.outputs[0]
         out["input_names"] = lambda: [k.input_layer.display() for k in self.inputs]
+        out["input_shape"] = lambda: _shapes([k.shape for k in self.inputs], self.many_in)
+        out["output_shape"] = lambda: _shapes([t.shape for t in self.outputs], self.many_out)
         out["output_names"] = lambda: [(t.layer or t.input_layer).display() for t in self.outputs]
         return out
 
@@ -388,3 +388,9 @@ class Functional(Model):
         return self.apply(interp, x, None if training is None else flag(training))
 
 
+def _shapes(shapes: list, many: bool):
+    """A model's input_shape or output_shape: a shape (a tuple, None for an unknown dimension), a list of
+    them for several."""
+    out = [PythonTuple(None if d is None else Tensor(np.array(d, dtype=np.int64), weak=True) for d in shape)
+           for shape in shapes]
+    return out if many else out[0]

@@ -1,9 +1,11 @@
 """Keras 3's activation layers (ReLU, LeakyReLU, ELU, Softmax), shape layers (Identity, Reshape, Permute,
-RepeatVector), global and average pooling, composed from recorded ops as Keras's ``call`` does."""
+RepeatVector), global and average pooling, and the preprocessing layers Rescaling and Normalization, composed
+from recorded ops as Keras's ``call`` does."""
 from __future__ import annotations
 
 import math
 
+import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
@@ -12,6 +14,7 @@ from tapecli.library.keras.common import axis_value, flag, integer, num, opt_num
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.losses import l2_normalize
 from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor
 from tapecli.library.keras.recurrent import _pair, _padding, _patches, _windows
 
 
@@ -266,7 +269,139 @@ class UnitNormalization(_AlongAxis):
         return l2_normalize(x, self.axis, 1e-12)
 
 
-LAYERS = [PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector,
+class Normalization(Layer):
+    """keras.layers.Normalization (Keras 3's preprocessing/normalization.py): ``(x - mean) / max(sqrt(variance),
+    epsilon)`` (``mean + x * ...`` with ``invert``), the mean and variance given or learned by ``adapt(data)``
+    for each position of the kept axes (``axis``; None keeps none)."""
+
+    prefix = "normalization"
+    replayable = True
+    EPSILON = 1e-7          # keras.backend.epsilon()
+
+    def __init__(self, interp, axis=-1, mean=None, variance=None, invert=False, **kw):
+        super().__init__(interp, **kw)
+        axes = () if axis is None else axis_value(axis)
+        self.axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        if (mean is None) != (variance is None):
+            raise TdfValueError("When setting values directly, both `mean` and `variance` must be set. "
+                                f"Received: mean={mean} and variance={variance}")
+        self.given = None if mean is None else (tensor(mean, "mean"), tensor(variance, "variance"))
+        if self.given is not None and self.given[0].shape != self.given[1].shape:
+            raise TdfValueError("When setting values directly, `mean` and `variance` must have the same shape. "
+                                f"Received: mean shape {self.given[0].shape} and variance shape "
+                                f"{self.given[1].shape}")
+        self.invert = flag(invert)
+        self.broadcast = self.keep = self.reduce = None
+
+    def build(self, shape, dtype):
+        ndim = len(shape)
+        if any(a < -ndim or a >= ndim for a in self.axes):
+            raise TdfValueError(f"All `axis` values must be in the range [-ndim, ndim). Received inputs with "
+                                f"ndim={ndim}, while axis={self.axes}")
+        self.keep = tuple(sorted(a % ndim for a in self.axes))
+        if any(shape[d] is None for d in self.keep):
+            raise TdfValueError(f"All `axis` values to be kept must have a known shape. Received axis="
+                                f"{self.axes}, inputs.shape={tuple(shape)}")
+        self.reduce = tuple(d for d in range(ndim) if d not in self.keep)
+        self.broadcast = tuple(shape[d] if d in self.keep else 1 for d in range(ndim))
+        if self.given is None:
+            kept = tuple(shape[d] for d in self.keep)
+            self.add_weight("mean", kept, "zeros", dtype, trainable=False)
+            self.add_weight("variance", kept, "ones", dtype, trainable=False)
+            self.add_weight("count", (), "zeros", np.dtype(np.int64), trainable=False)
+
+    def statistics(self, dtype) -> tuple:
+        """The mean and variance in the inputs' broadcast shape."""
+        if self.given is None:
+            return tuple(ops.cast(ops.reshape(self.weights_[w].read(), self.broadcast), dtype)
+                         for w in ("mean", "variance"))
+        out = []
+        for value in self.given:
+            if value.ndim:              # its dimensions go to the kept axes, from the right
+                expanded = [1] * len(self.broadcast)
+                for i in range(1, value.ndim + 1):
+                    expanded[self.keep[-i]] = value.shape[-i]
+                value = ops.reshape(value, expanded)
+            out.append(ops.cast(ops.broadcast_to(value, self.broadcast), dtype))
+        return tuple(out)
+
+    def forward(self, interp, x, training):
+        x = ops.cast(x, current().settings.float_dtype) if x.dtype.kind != "f" else x
+        mean, variance = self.statistics(x.dtype)
+        scale = ops.maximum(ops.sqrt(variance), Tensor(np.array(self.EPSILON, dtype=x.dtype)))
+        return ops.add(mean, ops.mul(x, scale)) if self.invert else ops.div(ops.sub(x, mean), scale)
+
+    def adapt(self, data, batch_size=None, steps=None):
+        from tapecli.library.data import Dataset
+        from tapecli.library.tf_math import reduce_variance
+        dtype = current().settings.float_dtype
+        if isinstance(data, Dataset):
+            batches = [_first_component(b) for b in data.items()]
+            if batches and batches[0].ndim == 1:        # (Keras batches a dataset of unbatched elements)
+                batches = [ops.stack(batches[i:i + 128]) for i in range(0, len(batches), 128)]
+        elif isinstance(data, list) and not _plain(data):
+            batches = [tensor(b, "a batch") for b in data]
+        else:
+            batches = None
+            whole = tensor(data, "the data")
+        first = batches[0] if batches else whole if batches is None else None
+        if first is None:
+            raise TdfValueError("adapt() received an empty iterable (no batches). Expected at least one batch.")
+        if not self.built:
+            self.build_for(first.shape, dtype)
+        if batches is None:
+            whole = ops.cast(whole, dtype) if whole.dtype.kind != "f" else whole
+            mean, variance = ops.reduce_mean(whole, axis=self.reduce), reduce_variance(whole, axis=self.reduce)
+        else:
+            kept = tuple(first.shape[d] for d in self.keep)
+            mean = variance = Tensor(np.zeros(kept, dtype=dtype))
+            count = 0
+            for batch in batches:
+                batch = ops.cast(batch, dtype)
+                batch_mean = ops.reduce_mean(batch, axis=self.reduce)
+                batch_variance = reduce_variance(batch, axis=self.reduce)
+                batch_count = math.prod(batch.shape[d] for d in self.reduce) if self.reduce else 1
+                count += batch_count
+                weight = Tensor(np.array(batch_count / count), weak=True)
+                existing = Tensor(np.array(1.0 - batch_count / count), weak=True)
+                new_mean = ops.add(ops.mul(mean, existing), ops.mul(batch_mean, weight))
+                variance = ops.add(ops.mul(ops.add(variance, ops.square(ops.sub(mean, new_mean))), existing),
+                                   ops.mul(ops.add(batch_variance, ops.square(ops.sub(batch_mean, new_mean))),
+                                           weight))
+                mean = new_mean
+        for short, value in (("mean", mean), ("variance", variance)):
+            v = self.weights_[short]
+            v.assign(np.asarray(ops.to_tensor(value).value, dtype=v.dtype).reshape(v.shape))
+
+    def methods(self):
+        return {**super().methods(), "adapt": self.adapt}
+
+    def attributes(self):
+        out = super().attributes()
+        out["mean"] = lambda: self._built_statistic(0)
+        out["variance"] = lambda: self._built_statistic(1)
+        out["adapt_mean"] = lambda: self.weight("mean")
+        out["adapt_variance"] = lambda: self.weight("variance")
+        return out
+
+    def _built_statistic(self, which: int):
+        if self.broadcast is None:
+            return None
+        return self.statistics(current().settings.float_dtype)[which]
+
+
+def _first_component(element):
+    """A batch of a dataset: its x (a tuple element's first component)."""
+    return tensor(element[0] if isinstance(element, list) else element, "a batch")
+
+
+def _plain(value) -> bool:
+    """A list of numbers (or of lists of them): one array of data, not a list of batches."""
+    return all(isinstance(v, (int, float)) or isinstance(v, Tensor) and v.weak and v.ndim == 0 or
+               isinstance(v, list) and _plain(v) for v in value)
+
+
+LAYERS = [Normalization, PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector,
           GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalMaxPooling1D,
           GlobalMaxPooling2D, GlobalMaxPooling3D, AveragePooling2D]
 # names a TensorFlow function also has (tf.identity): registered as "layers.NAME"
