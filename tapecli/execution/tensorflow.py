@@ -49,7 +49,7 @@ TOP = "tensorflow"
 FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.library.core",
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
-                      "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments"})
+                      "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments", "tapecli.library.tf_scopes"})
 # tf.random (path ``random...``): its functions draw from the run's generator, the ``interp`` they are given being
 # the bridge's Run (Run.rng, Run.tf_global_generator); its classes (Generator, Algorithm) are held by the program
 # behind a proxy (tf_values.LibraryObject).

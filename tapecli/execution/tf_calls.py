@@ -66,12 +66,17 @@ def _traced(func):
 
     @functools.wraps(func)
     def traced(*args, **kwargs):
+        ctx = current()
+        if ctx.functions_eagerly:               # tf.config.run_functions_eagerly: plain Python, traced never
+            return func(*args, **kwargs)
         muted = traces.seen(trace_key([list(args), kwargs]))
         sandbox.muted_prints += muted
+        ctx.functions += 1                      # (tf.inside_function() is True in its call)
         try:
             return func(*args, **kwargs)
         finally:
             sandbox.muted_prints -= muted
+            ctx.functions -= 1
     return traced
 
 

@@ -81,6 +81,9 @@ def to_library(value):
         return Tensor(literal_array(value), weak=True)
     if kind is tuple:               # as the interpreter holds a tuple display: its items, each converted
         return PythonTuple(to_library(v) for v in value)
+    if getattr(kind, "made_by_library", False):        # a named tuple the library gave (to_program)
+        return NamedResult(value._fields, [to_library(v) for v in value],
+                           None if kind.__name__ == "Result" else kind.__name__)
     if kind is list:                # a literal of numbers (or of bools), as the interpreter makes one
         if is_numbers(value):
             try:
@@ -103,6 +106,13 @@ def to_library(value):
     return value
 
 
+@functools.lru_cache(maxsize=None)
+def _named_tuple(name: str, fields: tuple):
+    made = collections.namedtuple(name, fields)
+    made.made_by_library = True
+    return made
+
+
 def to_program(value):
     """A library result as the program holds it (to_library's converse); tensors and variables as they are."""
     kind = type(value)
@@ -118,8 +128,8 @@ def to_program(value):
         return Shape(int(d) for d in value.value)
     if isinstance(value, Tensor) and value.weak:
         return value.value.item() if value.ndim == 0 else value.value.tolist()
-    if kind is NamedResult:
-        return collections.namedtuple("Result", value.fields)(*(to_program(v) for v in value))
+    if kind is NamedResult:                     # TensorFlow's named tuple, by its name (PhysicalDevice)
+        return _named_tuple(value.type_name or "Result", tuple(value.fields))(*(to_program(v) for v in value))
     if kind is list:
         return [to_program(v) for v in value]
     if kind is PythonTuple:
@@ -210,6 +220,16 @@ class LibraryObject:
 
     def __str__(self):
         return python_str(object.__getattribute__(self, "_of"))
+
+    def __enter__(self):                        # a scope of the library's (tf.name_scope, tf.device, ...)
+        of = object.__getattribute__(self, "_of")
+        if not hasattr(of, "enter"):
+            raise TypeError(f"{of.kind_word} is not a context manager")
+        return to_program(as_tensorflow(of.enter)())
+
+    def __exit__(self, *exc):
+        as_tensorflow(object.__getattribute__(self, "_of").exit)()
+        return False
 
     def __instancecheck__(self, value):         # (a base class of the library's: tf.keras.layers.Layer)
         return _instance_of(value, object.__getattribute__(self, "_of"))

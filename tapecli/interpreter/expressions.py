@@ -58,7 +58,7 @@ class Expressions:
                              hint="is the recursion endless? raise the limit with --max-depth N")
         self._step()           # a call is a step: wide recursion meets the step, time and memory limits too
         saved_line = ctx.settings.line
-        traced = fn.traced
+        traced = fn.traced and not ctx.functions_eagerly      # (tf.config.run_functions_eagerly: plain Python)
         muted = False
         if traced:
             ctx.functions += 1

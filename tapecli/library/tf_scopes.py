@@ -13,7 +13,7 @@ from tapecli.interpreter.objects import ProgramObject
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonBool, Tensor, dtype_name
 
 
 class Scope(ProgramObject):
@@ -140,6 +140,33 @@ def _tensor(value) -> Tensor:
     return ops.to_tensor(np.asarray(value) if isinstance(value, list) else value)
 
 
+@builtin("run_functions_eagerly")
+def run_functions_eagerly(run_eagerly):
+    """tf.config.run_functions_eagerly: each call of a tf.function runs its Python (its prints every time), and
+    tf.inside_function() is False in it, until it is switched off."""
+    current().functions_eagerly = truth(run_eagerly)
+    return None
+
+
+@builtin("functions_run_eagerly")
+def functions_run_eagerly():
+    return PythonBool(np.array(current().functions_eagerly))
+
+
+@builtin("check_numerics", "assert_all_finite")
+def check_numerics(tensor, message, name=None):
+    """tf.debugging.check_numerics (and assert_all_finite): the tensor, or TensorFlow's InvalidArgumentError
+    naming the NaN values it had first, else its infinities."""
+    t = _tensor(tensor)
+    if t.dtype.kind != "f":
+        raise TdfTypeError(f"check_numerics needs a float tensor, got {dtype_name(t.dtype)}")
+    values = np.asarray(t.value)
+    for found, what in ((np.isnan(values), "NaN"), (np.isinf(values), "Inf")):
+        if found.any():
+            raise TdfAssertionError(f"{message} : Tensor had {what} values")
+    return t
+
+
 @builtin("Assert")
 def assert_(condition, data, summarize=None, name=None):
     """Raises if ``condition`` is false, with the data (InvalidArgumentError in TensorFlow)."""
@@ -168,6 +195,22 @@ def _compare(what, symbol, test):
 builtin("assert_equal")(_compare("assert_equal", "==", np.equal))
 builtin("assert_greater")(_compare("assert_greater", ">", np.greater))
 builtin("assert_less")(_compare("assert_less", "<", np.less))
+
+
+@builtin("assert_near")
+def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=None):
+    """|x - y| <= atol + rtol * |y| elementwise; both tolerances default to 10 epsilons of the dtype."""
+    a, b = _tensor(x), _tensor(y)
+    dtype = a.value.dtype if a.value.dtype.kind == "f" else np.dtype(np.float32)
+    eps = 10 * np.finfo(dtype).eps
+    rtol = eps if rtol is None else float(np.asarray(_tensor(rtol).value))
+    atol = eps if atol is None else float(np.asarray(_tensor(atol).value))
+    av, bv = np.asarray(a.value, dtype=dtype), np.asarray(b.value, dtype=dtype)
+    if not np.all(np.abs(av - bv) <= atol + rtol * np.abs(bv)):
+        text = f"{message}\n" if message else ""
+        raise TdfAssertionError(f"{text}x and y not equal to tolerance rtol = {rtol}, atol = {atol}; x = "
+                                f"{av.tolist()}, y = {bv.tolist()}")
+    return None
 
 
 @builtin("assert_rank")

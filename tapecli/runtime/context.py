@@ -161,7 +161,8 @@ paths may run (:class:`Mode`)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices")
+                 "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
+                 "functions_eagerly")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -187,6 +188,7 @@ paths may run (:class:`Mode`)."""
         self.constraints: dict = {}
         self.mode = mode or Mode.of_run(explain=explain, check_numerics=check_numerics)
         self.variable_slices = VariableSlices()
+        self.functions_eagerly = False  # tf.config.run_functions_eagerly: tf.functions run as plain Python
 
 
 class VariableSlices:
