@@ -17,7 +17,7 @@ from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray,
                                     UnreadVariable, Variable, dtype_name, literal_array, tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
-from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, register  # noqa: F401 (call_builtin re-exported)
+from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
 from tapecli.version import TENSORFLOW_VERSION
 
@@ -637,9 +637,9 @@ def _assign(var: Variable, *key_how_e):
 
 def _scatter(var: Variable, how: str, indices, updates):
     """``var.scatter_nd_update(indices, updates)`` (add, sub): tf.tensor_scatter_nd_* of its value, assigned."""
-    from tapecli.library.tf_array import tensor_scatter_nd_sub, tensor_scatter_nd_update
-    scatter = {"scatter_nd_update": tensor_scatter_nd_update, "scatter_nd_add": ops.tensor_scatter_nd_add,
-               "scatter_nd_sub": tensor_scatter_nd_sub}[how]
+    name = "tensor_" + how
+    load_word(name)                     # (tf_array's family, imported when a program first names it)
+    scatter = BUILTINS[name]
     var.assign(np.asarray(ops.to_tensor(scatter(var.read(), indices, updates)).value, dtype=var.dtype))
     return UnreadVariable(var)
 
