@@ -816,3 +816,28 @@ def test_every_tensorflow_builtin_is_exercised():
         if f"{name}(" not in here and f'"{name}"' not in here and f"ops.{name}(" not in rows:
             missing.append(name)
     assert not missing, f"TensorFlow builtins no test calls: {sorted(missing)}"
+
+
+def test_debugging_checks_and_the_eager_switch_give_tensorflows_values():
+    """Recorded from TensorFlow 2.21: check_numerics and assert_all_finite give the tensor back, assert_near
+    passes within its tolerances, functions_run_eagerly follows run_functions_eagerly; a failed check raises."""
+    y, z, ok, flags = values("""
+        import tensorflow as tf
+        x = tf.constant([1.0, -2.5])
+        y = tf.debugging.check_numerics(x, 'x bad')
+        z = tf.debugging.assert_all_finite(x * 2.0, 'x bad')
+        tf.debugging.assert_near(x, x + 1e-7)
+        tf.debugging.assert_near(1.0, 1.05, atol=0.1)
+        ok = tf.reduce_sum(x)
+        before = tf.config.functions_run_eagerly()
+        tf.config.run_functions_eagerly(True)
+        during = tf.config.functions_run_eagerly()
+        tf.config.run_functions_eagerly(False)
+        flags = [before, during, tf.config.functions_run_eagerly()]
+    """, "y", "z", "ok", "flags")
+    assert y.tolist() == [1.0, -2.5] and z.tolist() == [2.0, -5.0] and float(ok) == -1.5
+    assert [bool(f) for f in flags] == [False, True, False]
+    for failing in ("tf.debugging.check_numerics(tf.constant([1.0, float('nan')]), 'x bad')",
+                    "tf.debugging.assert_near(tf.constant([1.0, 2.0]), tf.constant([1.0, 2.00001]))"):
+        with pytest.raises(TdfError):
+            run("import tensorflow as tf\n" + failing + "\n")
