@@ -445,3 +445,45 @@ def test_summary_prints_keras_s_table(first_line):
     of two inputs and outputs with its connections, an unbuilt Sequential, a Normalization layer's weights,
     the optimizer's once it has stepped, and print_fn with line_length, on both runners."""
     assert tapecli.run(first_line + SM_PROGRAM).output == SM_BY_TENSORFLOW.splitlines()
+
+
+KERAS_ALONE = """\
+import numpy as np
+import keras
+from keras import ops
+
+x = ops.convert_to_tensor(np.array([[1.0, 2.0], [3.0, 4.0]], dtype="float32"))
+print(ops.shape(x), x.shape, ops.sum(x), ops.mean(x, axis=0))
+y = ops.matmul(x, ops.transpose(x))
+print(ops.convert_to_numpy(y))
+model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3, kernel_initializer="ones"), keras.layers.ReLU()])
+out = model(x)
+print(out.shape, keras.ops.convert_to_numpy(out).tolist())
+print(model.count_params(), [l.name for l in model.layers])
+keras.utils.set_random_seed(1)
+print(keras.backend.backend(), keras.backend.floatx(), keras.backend.epsilon())
+import keras
+from keras import layers
+d = layers.Dense(2)
+d.build((None, 3))
+print([w.shape for w in d.weights], d.kernel.shape)
+"""
+
+# What Keras 3 under TensorFlow 2.21 printed for KERAS_ALONE.
+KERAS_ALONE_BY_KERAS = """\
+(2, 2) (2, 2) tf.Tensor(10.0, shape=(), dtype=float32) tf.Tensor([2. 3.], shape=(2,), dtype=float32)
+[[ 5. 11.]
+ [11. 25.]]
+(2, 3) [[3.0, 3.0, 3.0], [7.0, 7.0, 7.0]]
+9 ['dense', 're_lu']
+tensorflow float32 1e-07
+[TensorShape([3, 2]), TensorShape([2])] (3, 2)
+"""
+
+
+@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+def test_a_program_importing_keras_alone_is_tensorflow_python(first_line):
+    """No `import tensorflow`: keras.ops (shape as a tuple, sum/max/min as reductions, convert_to_numpy) and
+    TensorFlow's printing of tensors and shapes."""
+    output = tapecli.run(first_line + KERAS_ALONE).output
+    assert "\n".join(output).splitlines() == KERAS_ALONE_BY_KERAS.splitlines()     # (a print of two lines: one entry)

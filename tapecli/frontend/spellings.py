@@ -30,12 +30,14 @@ class Spelling:
 
 
 def rewrite(body: list, spelling: Spelling) -> list:
+    imported = [module.split(".")[0] for node in body if isinstance(node, pyast.Import) for module, _ in node.names]
     tf_names = {bound for node in body if isinstance(node, pyast.Import)
                 for module, bound in node.names if module.split(".")[0] in _TENSORFLOW}
     speaks_tdf = _has_tdf_statement(body)
     converter = _Converter(tf_names, _bound_once(body))
     out = converter.block(body, top=True, tapes=set())
-    spelling.tensorflow = not speaks_tdf and (bool(tf_names) or converter.python_tapes)
+    # (a Keras 3 program imports keras alone: it is TensorFlow Python too, printed and spelled as such)
+    spelling.tensorflow = not speaks_tdf and (bool(tf_names) or "keras" in imported or converter.python_tapes)
     return out
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import float_dtype, integer, num, tensor
-from tapecli.runtime.values import DTYPES, DType, NumpyArray, Tensor
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonTuple, Tensor
 
 
 def set_random_seed(interp, seed):
@@ -138,7 +138,30 @@ def ops_one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
                    dtype=DType(np.dtype(float_dtype()).name) if dtype is None else dtype)
 
 
-FUNCTIONS = {"ops.one_hot": ops_one_hot, "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
+def convert_to_numpy(x):
+    """keras.ops.convert_to_numpy: the tensor's values as a NumPy array (0-d for a scalar, as Keras gives)."""
+    return NumpyArray(np.array(tensor(x).value))
+
+
+def ops_shape(x):
+    """keras.ops.shape: the static shape as a tuple of Python ints (TensorFlow's tf.shape is a tensor)."""
+    return PythonTuple(Tensor(np.array(d, dtype=np.int64), weak=True) for d in tensor(x).shape)
+
+
+def _keras_reduction(tensorflow_name: str):
+    """keras.ops.sum/max/min: TensorFlow's reduction (not Python's sum, min, max of the same flat names)."""
+    def reduce(x, axis=None, keepdims=False):
+        from tapecli.interpreter.registry import BUILTINS, load_word
+        load_word(tensorflow_name)          # (its family, imported when a program first names it)
+        return BUILTINS[tensorflow_name](x, axis=axis, keepdims=keepdims)
+    reduce.__name__ = tensorflow_name.removeprefix("reduce_")
+    return reduce
+
+
+FUNCTIONS = {"ops.one_hot": ops_one_hot, "ops.sum": _keras_reduction("reduce_sum"),
+             "ops.max": _keras_reduction("reduce_max"), "ops.min": _keras_reduction("reduce_min"),
+             "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
+             "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
