@@ -744,3 +744,21 @@ def test_a_tf_function_prints_while_tracing_as_tensorflow_does(monkeypatch):
     for on in ("0", "1"):
         monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
         assert api.run_source(TRACING, "p.py").output == tensorflow_printed
+
+
+KEYWORDS = """\
+import tensorflow as tf
+losses = [tf.constant(0.5), tf.constant(0.25), tf.constant(0.75)]
+print(min(losses, key=float).numpy(), max(losses, key=lambda t: float(t)).numpy())
+print(round(sum(float(l) for l in losses), 2), sorted([3, 1, 2], reverse=True))
+"""
+
+
+def test_a_keyword_the_interpreters_builtin_lacks_sends_the_program_to_cpython():
+    """min(xs, key=float): Python's keyword, which the interpreter's min (TensorFlow's reduction too) does not
+    take; such a program runs on CPython, as every program whose builtins the interpreter refuses. The lines
+    are what TensorFlow 2.21 under CPython printed."""
+    from tapecli.execution.tensorflow import interpreter_refuses
+    assert interpreter_refuses(ast.parse(KEYWORDS))
+    assert not interpreter_refuses(ast.parse("import tensorflow as tf\nprint(1, sep='', end='\\n')\n"))
+    assert api.run(KEYWORDS).output == ["0.25 0.75", "1.5 [3, 2, 1]"]

@@ -12,7 +12,9 @@ Every other TensorFlow program runs on the interpreter, as does every one while 
 from __future__ import annotations
 
 import ast
+import builtins
 import collections
+import inspect
 import sys
 import types
 
@@ -108,10 +110,26 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in PYTHON_ONLY \
                 and node.id not in bound and builtin_named(node.id) is None:
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
-                and any(k.arg not in ("sep", "end", "flush") for k in node.keywords):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PYTHON_BUILTINS \
+                and node.func.id not in bound and node.keywords and not _takes_keywords(node):
             return True
     return False
+
+
+_PYTHON_BUILTINS = frozenset(dir(builtins))
+
+
+def _takes_keywords(call: ast.Call) -> bool:
+    """Whether the interpreter's builtin of a Python builtin's name takes each keyword of this call
+    (``min(xs, key=float)``, ``print(x, file=f)``: Python's keywords its builtins do not all have)."""
+    from tapecli.interpreter.registry import signature
+    found = builtin_named(call.func.id)
+    if found is None:
+        return True                 # (not the interpreter's: PYTHON_ONLY's question)
+    parameters = signature(found).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return True
+    return all(k.arg is not None and k.arg in parameters for k in call.keywords)
 
 
 def _last_name(decorator: ast.expr) -> str | None:
