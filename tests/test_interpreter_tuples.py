@@ -1,7 +1,8 @@
 """A Python tuple in a TensorFlow program is a tuple on both runners: printed, concatenated, repeated, sliced,
 made by tuple(), zip, enumerate, dict.items() and *args, answering isinstance and type() as one, and read by
-tf.data as a structure of components. The interpreter once held tuples as lists (print((1, 2)) wrote [1, 2] and
-isinstance(t, list) was True). The expected lines are what TensorFlow 2.21 under CPython printed."""
+tf.data as a structure of components, and passed to NumPy as a tuple (axis=(1, 2)). The interpreter once held
+tuples as lists (print((1, 2)) wrote [1, 2] and isinstance(t, list) was True). The expected lines are what
+TensorFlow 2.21 under CPython printed."""
 from __future__ import annotations
 
 import pytest
@@ -27,6 +28,9 @@ print(f(1, 2), type(f(1)))
 ds = tf.data.Dataset.from_tensor_slices(([1.0, 2.0], [3, 4]))
 print(list(ds))
 print(list(tf.data.Dataset.zip((tf.data.Dataset.range(2), tf.data.Dataset.range(2)))))
+import numpy as np
+x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+print(x.mean(axis=(1, 2)), x.sum(axis=(0, 2)).tolist(), np.transpose(x, (2, 0, 1)).shape)
 """
 
 BY_TENSORFLOW = """\
@@ -39,6 +43,7 @@ BY_TENSORFLOW = """\
 (1, 2) <class 'tuple'>
 [(<tf.Tensor: shape=(), dtype=float32, numpy=1.0>, <tf.Tensor: shape=(), dtype=int32, numpy=3>), (<tf.Tensor: shape=(), dtype=float32, numpy=2.0>, <tf.Tensor: shape=(), dtype=int32, numpy=4>)]
 [(<tf.Tensor: shape=(), dtype=int64, numpy=0>, <tf.Tensor: shape=(), dtype=int64, numpy=0>), (<tf.Tensor: shape=(), dtype=int64, numpy=1>, <tf.Tensor: shape=(), dtype=int64, numpy=1>)]
+[ 5.5 17.5] [60.0, 92.0, 124.0] (4, 2, 3)
 """  # noqa: E501 (TensorFlow's lines)
 
 

@@ -25,7 +25,7 @@ from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime import numpy_gate
 from tapecli.runtime.numpy_gate import weighed, weighed_method
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable
+from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
 
 
 def to_numpy(value):
@@ -36,8 +36,9 @@ def to_numpy(value):
         if value.ndim == 0:        # a literal as Python's number, a tensor's scalar as NumPy's
             return value.value.item() if value.weak or value.dtype.kind == "b" else value.value[()]
         return value.value
-    if isinstance(value, (list, tuple)):
-        return [to_numpy(v) for v in value]
+    if isinstance(value, (list, tuple)):        # (a tuple stays one: NumPy's axis=(1, 2) takes no list)
+        items = [to_numpy(v) for v in value]
+        return tuple(items) if isinstance(value, (tuple, PythonTuple)) else items
     if isinstance(value, DType):
         return value.np
     if isinstance(value, (str, type(None), bool, int, float)):
