@@ -487,3 +487,40 @@ def test_a_program_importing_keras_alone_is_tensorflow_python(first_line):
     TensorFlow's printing of tensors and shapes."""
     output = tapecli.run(first_line + KERAS_ALONE).output
     assert "\n".join(output).splitlines() == KERAS_ALONE_BY_KERAS.splitlines()     # (a print of two lines: one entry)
+
+
+KERAS2_TRAIN_STEP = """\
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+
+class CustomModel(keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        trainable_vars = self.trainable_variables
+        gradients = tape.gradient(loss, trainable_vars)
+        self.optimizer.apply_gradients(zip(gradients, trainable_vars))
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+inputs = keras.Input(shape=(3,))
+outputs = keras.layers.Dense(1, kernel_initializer="ones")(inputs)
+model = CustomModel(inputs, outputs)
+model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+x = np.linspace(0, 1, 24, dtype="float32").reshape(8, 3)
+y = x.sum(axis=1, keepdims=True) * 0.5
+h = model.fit(x, y, epochs=2, batch_size=4, shuffle=False, verbose=0)
+print({k: [round(float(v), 5) for v in vs] for k, vs in h.history.items()})
+"""
+
+
+def test_a_keras_2_train_step_runs_on_keras_3_s_deprecated_shims():
+    """self.compiled_loss(y, y_pred) is compute_loss; self.compiled_metrics.update_state(y, y_pred) updates every
+    metric, the loss tracker with y_pred (so 'loss' logs the mean prediction, as Keras 3 gives); each warns once.
+    The history is what Keras 3 under TensorFlow 2.21 printed."""
+    result = tapecli.run(KERAS2_TRAIN_STEP)
+    assert result.output == ["{'mae': [0.74371, 0.68432], 'loss': [1.49371, 1.43432]}"]
+    assert [w["message"].split("`")[1] for w in result.warnings] == ["model.compiled_loss()", "model.compiled_metrics()"]

@@ -444,7 +444,13 @@ def methods(interp, owner) -> dict:
 
     def compute_loss(x=None, y=None, y_pred=None, sample_weight=None, training=True):
         return need().compute_loss(x, y, y_pred, sample_weight)
+
+    def compiled_loss(y, y_pred, sample_weight=None, regularization_losses=None):
+        current().settings.warn_once("`model.compiled_loss()` is deprecated. Instead, use "
+                                     "`model.compute_loss(x, y, y_pred, sample_weight, training)`.")
+        return compute_loss(None, y, y_pred, sample_weight)
     return {
+        "compiled_loss": compiled_loss,
         "compile": compile_,
         "fit": lambda *a, **k: need().fit(*a, **k),
         "evaluate": lambda *a, **k: need().evaluate(*a, **k),
@@ -458,8 +464,32 @@ def methods(interp, owner) -> dict:
     }
 
 
+class CompiledMetrics(KerasObject):
+    """Keras 3's ``model.compiled_metrics`` (a deprecated shim of Keras 2's): ``update_state(y, y_pred)``
+    updates every metric of ``model.metrics``, a Mean (the loss tracker) with ``y_pred`` itself, as Keras 3's
+    TensorFlow trainer does."""
+
+    kind_word = "the compiled metrics"
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+
+    def update_state(self, y, y_pred, sample_weight=None):
+        current().settings.warn_once("`model.compiled_metrics()` is deprecated. Instead, use e.g.: for metric in "
+                                     "self.metrics: metric.update_state(y, y_pred)")
+        for metric in self.trainer.metrics:
+            if isinstance(metric, metrics_mod.Mean):
+                metric.update_state(y_pred, sample_weight=sample_weight)
+            else:
+                metric.update_state(y, y_pred, sample_weight=sample_weight)
+
+    def methods(self):
+        return {"update_state": self.update_state}
+
+
 def attributes(owner) -> dict:
-    return {"metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
+    return {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
+            "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
             "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
             "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
 
