@@ -97,3 +97,55 @@ def test_learning_rate_scheduler_on_the_interpreter():
     from tapecli.execution import python_only
     assert python_only(source) is None          # (the interpreter runs it)
     assert tapecli.run(source).output == SCHEDULED_BY_KERAS.splitlines()[3:-1]
+
+
+CUSTOM = """\
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+
+
+class LossHistory(keras.callbacks.Callback):
+    def on_train_begin(self, logs=None):
+        self.per_batch_losses = []
+        print("begin", sorted(self.params))
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.per_batch_losses.append(round(logs.get("loss"), 4))
+
+    def on_epoch_end(self, epoch, logs=None):
+        print(f"epoch {epoch}: loss={logs['loss']:.4f} mae={logs['mae']:.4f}")
+        if logs["loss"] < 0.3:
+            self.model.stop_training = True
+
+
+class Quiet(keras.callbacks.Callback):
+    pass
+
+
+model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer="zeros")])
+model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+x = np.linspace(-1, 1, 16, dtype="float32").reshape(8, 2)
+y = x[:, :1] * 2 + 1
+history_cb = LossHistory()
+h = model.fit(x, y, epochs=20, batch_size=4, shuffle=False, verbose=0, callbacks=[history_cb, Quiet()])
+print(len(h.history["loss"]), history_cb.per_batch_losses[:4], model.stop_training)
+print(history_cb.model is model, history_cb.params["epochs"], history_cb.params["steps"])
+"""
+
+# What Keras 3 under TensorFlow 2.21 printed for CUSTOM.
+CUSTOM_BY_KERAS = """\
+begin ['epochs', 'steps', 'verbose']
+epoch 0: loss=2.1857 mae=1.2232
+epoch 1: loss=0.9946 mae=0.8326
+epoch 2: loss=0.4600 mae=0.5754
+epoch 3: loss=0.2157 mae=0.3983
+4 [0.3956, 2.1857, 0.2306, 0.9946] True
+True 20 2
+"""
+
+
+def test_a_program_s_callback_hears_fit_as_keras_s_callback_list_tells_it():
+    """A keras.callbacks.Callback subclass: on_train_begin with self.params, each batch's logs, each epoch's, the
+    inherited methods doing nothing, self.model the model fitted, whose stop_training ends fit after the epoch."""
+    assert tapecli.run(CUSTOM).output == CUSTOM_BY_KERAS.splitlines()

@@ -16,7 +16,8 @@ from tapecli.library.keras.losses import REDUCTIONS, reduce
 
 BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
          "initializers.Initializer": None, "keras.Initializer": None, "regularizers.Regularizer": None,
-         "keras.Regularizer": None, "constraints.Constraint": None, "schedules.LearningRateSchedule": None}
+         "keras.Regularizer": None, "constraints.Constraint": None, "schedules.LearningRateSchedule": None,
+         "callbacks.Callback": "callback"}
 for _name, _role in BASES.items():
     register(_name, FrameworkBase(f"keras.{_name.rpartition('.')[2]}", KERAS, _role))
 
@@ -32,6 +33,25 @@ def attribute(interp, instance, attr):
         return _metric_attribute(interp, instance, attr)
     if role == "loss":
         return _loss_attribute(interp, instance, attr)
+    if role == "callback":
+        return _callback_attribute(instance, attr)
+    return None
+
+
+# What Keras's Callback calls (each does nothing unless the subclass defines it).
+CALLBACK_METHODS = frozenset(f"on_{when}" for when in (
+    "train_begin", "train_end", "epoch_begin", "epoch_end", "train_batch_begin", "train_batch_end", "batch_begin",
+    "batch_end", "test_begin", "test_end", "test_batch_begin", "test_batch_end", "predict_begin", "predict_end",
+    "predict_batch_begin", "predict_batch_end"))
+
+
+def _callback_attribute(instance, attr):
+    """What a program's keras.callbacks.Callback subclass inherits: methods that do nothing, and the ``model`` and
+    ``params`` fit gives it."""
+    if attr in CALLBACK_METHODS or attr == "super().__init__":
+        return _bound(attr, lambda node, *args, **kwargs: None)
+    if attr in ("model", "params"):
+        return instance.attrs.get(f"keras_{attr}")
     return None
 
 

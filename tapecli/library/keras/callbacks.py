@@ -4,8 +4,9 @@
 ``restore_best_weights``) and ``keras.callbacks.LearningRateScheduler`` (``learning_rate_scheduler.py``: before each
 epoch, the program's ``schedule(epoch, lr)`` sets the optimizer's learning rate, which each epoch's logs record).
 
-A callback hears ``on_train_begin()``, ``on_epoch_begin(epoch, trainer)`` and ``on_epoch_end(epoch, logs, weights,
-trainer)``, which may add to the epoch's logs and returns whether training stops."""
+A callback hears ``on_train_begin(trainer, params)``, ``on_epoch_begin(epoch, trainer)`` and ``on_epoch_end(epoch,
+logs, weights, trainer)``, which may add to the epoch's logs and returns whether training stops; a program's own
+Callback subclass (ProgramCallback) hears each batch and the end of training too."""
 from __future__ import annotations
 
 import math
@@ -13,6 +14,7 @@ import math
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.conversions import to_float as num
 from tapecli.interpreter.printing import python_str
 from tapecli.library.keras.common import KerasObject, check_choice, flag, integer
@@ -45,7 +47,7 @@ class EarlyStopping(KerasObject):
                 "stopped_epoch": lambda: self.stopped_epoch, "best_epoch": lambda: self.best_epoch,
                 "wait": lambda: self.wait}
 
-    def on_train_begin(self) -> None:
+    def on_train_begin(self, trainer=None, params=None) -> None:
         self.wait = self.stopped_epoch = self.best_epoch = 0
         self.best, self.best_weights = None, None
 
@@ -110,7 +112,7 @@ class LearningRateScheduler(KerasObject):
     def attributes(self):
         return {"schedule": lambda: self.schedule, "verbose": lambda: self.verbose}
 
-    def on_train_begin(self) -> None:
+    def on_train_begin(self, trainer=None, params=None) -> None:
         pass
 
     def on_epoch_begin(self, epoch: int, trainer) -> None:
@@ -138,3 +140,42 @@ class LearningRateScheduler(KerasObject):
 
 
 CALLBACKS = [EarlyStopping, LearningRateScheduler]
+
+
+class ProgramCallback:
+    """A program's ``keras.callbacks.Callback`` subclass instance among fit's callbacks: its ``on_*`` methods (the
+    inherited ones do nothing) called as Keras's CallbackList calls them, with logs of Python floats; its
+    ``self.model`` is the model fitted, whose ``stop_training`` it may set to stop after the epoch."""
+
+    def __init__(self, interp, instance):
+        self.interp, self.instance = interp, instance
+
+    def _hook(self, name: str, *args) -> None:
+        self.interp.call_value(self.instance.get_attribute(self.interp, name, None), [python_number(a) for a in args])
+
+    def on_train_begin(self, trainer=None, params=None) -> None:
+        self.instance.attrs["keras_model"] = trainer.program_model() if trainer is not None else None
+        self.instance.attrs["keras_params"] = python_number(params or {})
+        self._hook("on_train_begin", {})
+
+    def on_epoch_begin(self, epoch: int, trainer) -> None:
+        self._hook("on_epoch_begin", epoch, {})
+
+    def on_batch_begin(self, batch: int) -> None:
+        self._hook("on_train_batch_begin", batch, {})
+
+    def on_batch_end(self, batch: int, logs: dict) -> None:
+        self._hook("on_train_batch_end", batch, dict(logs))
+
+    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
+        self._hook("on_epoch_end", epoch, dict(logs))
+        return False
+
+    def on_train_end(self, logs: dict) -> None:
+        self._hook("on_train_end", dict(logs))
+
+
+def program_callback(interp, value):
+    """A program's Callback subclass instance as fit runs it, None for anything else."""
+    cls = getattr(value, "cls", None)
+    return ProgramCallback(interp, value) if cls is not None and cls.role == "callback" else None

@@ -5,6 +5,7 @@ import numpy as np
 
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS_MODEL, LAYER
+from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
@@ -123,6 +124,12 @@ class Model(Layer):
             shape = layer.output_shape(shape) if shape is not None and layer.built else None
             out.append(shape)
         return out
+
+    def set_attribute(self, interp, attr, value, node):
+        if attr == "stop_training":         # (a callback ends fit after the epoch)
+            self.stop_training = truth(value)
+            return
+        super().set_attribute(interp, attr, value, node)
 
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
                 layer_range=None):

@@ -20,10 +20,11 @@ from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras import optimizers as optimizers_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
+from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape, type_word
-from tapecli.runtime.values import NumpyArray, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
                  "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
@@ -262,7 +263,7 @@ class Trainer:
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
         if steps_per_epoch is not None or validation_steps is not None:
             raise TdfValueError("fit: steps_per_epoch and validation_steps are not supported by tapecli")
-        callbacks = _callbacks(callbacks)
+        callbacks = _callbacks(self.interp, callbacks)
         dataset = _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
@@ -277,16 +278,25 @@ class Trainer:
         if class_weight is not None:
             sw = class_weights(class_weight, y, sw)
         history = History()
+        params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
+                  "steps": None if dataset else -(-_count(x) // (32 if batch_size is None else
+                                                              integer(batch_size, "batch_size")))}
+        self.set_stop_training(False)
         for c in callbacks:
-            c.on_train_begin()
+            c.on_train_begin(self, params)
+        batch_hooks = [c for c in callbacks if hasattr(c, "on_batch_end")]     # (a program's callbacks)
         logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
             for c in callbacks:
                 c.on_epoch_begin(epoch, self)
             self.reset()
-            for bx, by, bw in self.batches(x, y, sw, batch_size, flag(shuffle) and not dataset):
+            for step, (bx, by, bw) in enumerate(self.batches(x, y, sw, batch_size, flag(shuffle) and not dataset)):
+                for c in batch_hooks:
+                    c.on_batch_begin(step)
                 logs = self.train_step(bx, by, bw)
+                for c in batch_hooks:
+                    c.on_batch_end(step, self.results_or(logs))
             epoch_logs = dict(self.results_or(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
@@ -298,9 +308,28 @@ class Trainer:
             for k, v in epoch_logs.items():
                 history.history.setdefault(k, []).append(v)
             history.epoch.append(epoch)
-            if stop:
+            if stop or self.stop_training():
                 break
+        for c in batch_hooks:
+            c.on_train_end(epoch_logs if history.epoch else {})
         return history
+
+    # model.stop_training, which a callback sets to end fit after the epoch
+    def program_model(self):
+        """The model as the program holds it (a program's subclass: its instance)."""
+        return getattr(self.model, "instance", self.model)
+
+    def set_stop_training(self, value: bool) -> None:
+        held = self.program_model()
+        if hasattr(held, "attrs"):
+            held.attrs["stop_training"] = PythonBool(np.array(value))
+        else:
+            held.stop_training = value
+
+    def stop_training(self) -> bool:
+        held = self.program_model()
+        found = held.attrs.get("stop_training") if hasattr(held, "attrs") else getattr(held, "stop_training", False)
+        return bool(truth(found)) if found is not None else False
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
@@ -345,15 +374,20 @@ def class_weights(class_weight, y, sample_weight):
     return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
 
 
-def _callbacks(given) -> list:
-    """fit's callbacks: those tapecli runs (callbacks.py), each refused by name otherwise."""
-    from tapecli.library.keras.callbacks import CALLBACKS
+def _callbacks(interp, given) -> list:
+    """fit's callbacks: those tapecli runs (callbacks.py) and a program's Callback subclasses, each other one
+    refused by name."""
+    from tapecli.library.keras.callbacks import CALLBACKS, program_callback
     listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
+    out = []
     for c in listed:
-        if not isinstance(c, tuple(CALLBACKS)):
+        found = c if isinstance(c, tuple(CALLBACKS)) else program_callback(interp, c)
+        if found is None:
             raise TdfValueError(f"fit: the callback {type_word(c)} is not supported by tapecli",
-                                hint="tapecli's fit runs " + ", ".join(f"keras.callbacks.{k.__name__}" for k in CALLBACKS))
-    return listed
+                                hint="tapecli's fit runs " + ", ".join(f"keras.callbacks.{k.__name__}" for k in CALLBACKS)
+                                + " and a program's subclasses of keras.callbacks.Callback")
+        out.append(found)
+    return out
 
 
 def _all_weights(model) -> list:
@@ -489,6 +523,7 @@ class CompiledMetrics(KerasObject):
 
 def attributes(owner) -> dict:
     return {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
+            "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
             "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
             "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
             "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
