@@ -47,7 +47,7 @@ BY_TENSORFLOW = """\
 """  # noqa: E501 (TensorFlow's lines)
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_tuples_are_tuples(first_line):
     assert tapecli.run(first_line + PROGRAM).output == BY_TENSORFLOW.splitlines()
 

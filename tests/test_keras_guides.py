@@ -325,7 +325,7 @@ You tried to call `count_params` on layer 'dense', but the layer isn't built. Yo
 """  # noqa: E501 (Keras's message)
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_functional_models_answer_inputs_outputs_and_count_params_and_predict_gives_numpy_arrays(first_line):
     """a functional model's inputs, outputs, input, output and output_names; count_params (refused before the
     layer is built, and Keras counts only unnamed layers for their names); predict's NumPy arrays; the history's
@@ -439,7 +439,7 @@ Model: "with_norm"
 """
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_summary_prints_keras_s_table(first_line):
     """model.summary() as Keras 3 prints it without a terminal: a functional chain with its InputLayer, a model
     of two inputs and outputs with its connections, an unbuilt Sequential, a Normalization layer's weights,
@@ -481,7 +481,7 @@ tensorflow float32 1e-07
 """
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_a_program_importing_keras_alone_is_tensorflow_python(first_line):
     """No `import tensorflow`: keras.ops (shape as a tuple, sum/max/min as reductions, convert_to_numpy) and
     TensorFlow's printing of tensors and shapes."""

@@ -328,7 +328,7 @@ NZ_BY_TENSORFLOW = """\
 """
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_normalization_adapts_and_normalizes_as_keras_does(first_line):
     """keras.layers.Normalization: adapt() of a NumPy array, a tensor (axis=None) and a dataset of batches;
     given mean and variance; invert; its weights and parameter count; with NumPy's astype(int) and a model's

@@ -56,7 +56,7 @@ python side True
 """
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_config_and_debugging_as_tensorflow(first_line):
     assert tapecli.run(first_line + PROGRAM).output == BY_TENSORFLOW.splitlines()
 

@@ -200,7 +200,7 @@ D1_BY_TENSORFLOW = """\
 """
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_reduce_unbatch_take_while_flat_map_apply_and_numpy_elements_print_as_tensorflows(first_line):
     """reduce (the element whole, the state converted as TensorFlow converts it), unbatch, take_while, flat_map,
     apply, and as_numpy_iterator's NumPy values, on both runners."""

@@ -1,6 +1,6 @@
 """TensorFlow's DType properties (``x.dtype.name``, ``is_floating``, ``min``, ``as_numpy_dtype``...) and a NumPy
 array's dtype's own, as TensorFlow 2.21 and NumPy 2 give them: the program's output, recorded once from
-TensorFlow and kept here, on the interpreter and where CPython runs the program (an ``import time`` sends it
+TensorFlow and kept here, on the interpreter and where CPython runs the program (an ``import os`` sends it
 there)."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ float32 f 4
 """
 
 
-@pytest.mark.parametrize("first_line", ["", "import time\n"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("first_line", ["", "import os\n"], ids=["interpreter", "cpython"])
 def test_dtype_properties_are_tensorflows(first_line):
     result = run_source(first_line + PROGRAM)
     assert "\n".join(result.output) + "\n" == TENSORFLOW_OUTPUT

@@ -174,35 +174,24 @@ def _numpy_random() -> dict:
     return own
 
 
-# The run's clock (time, and what reads it): it starts at 2024-01-01 00:00:00 UTC and moves one millisecond at each
-# reading (and by a sleep's seconds, which returns at once), so a program's timings print and never divide by zero,
-# and its output is the same on every run. Reading it warns once that it is not the machine's.
-CLOCK_START = 1_704_067_200.0
-CLOCK_STEP = 0.001
-CLOCK_WARNING = ("time's clock is tapecli's own (it starts at 2024-01-01 00:00 UTC and moves 1 ms at each "
-                 "reading): a run prints the same on every machine; `tapecli bench` times a program")
-
-
 def _time(sandbox) -> dict:
+    """time on the run's clock (runtime/clock.py)."""
     import calendar
     import time
 
     from tapecli.execution.sandbox import program_frame
+    from tapecli.runtime.clock import CLOCK_START
     from tapecli.runtime.context import current
-    now = [CLOCK_START]
 
     def read() -> float:
         frame = program_frame(sandbox.filename)
-        current().settings.warn_once_at(CLOCK_WARNING, frame.f_lineno if frame is not None else None)
-        now[0] += CLOCK_STEP
-        return now[0]
+        ctx = current()
+        return ctx.clock.read(ctx.settings, frame.f_lineno if frame is not None else None)
 
     def sleep(seconds):
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
             raise TypeError(f"'{type(seconds).__name__}' object cannot be interpreted as an integer or float")
-        if seconds < 0:
-            raise ValueError("sleep length must be non-negative")
-        now[0] += seconds
+        current().clock.sleep(seconds)
 
     def since_start() -> float:
         return read() - CLOCK_START

@@ -98,7 +98,16 @@ def interpreter_refuses(tree: ast.Module) -> bool:
     from tapecli.interpreter.pyforms import importable
     from tapecli.interpreter.statements import DECORATORS
     bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    clocks = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+              for alias in node.names if alias.name == "time"}
     for node in ast.walk(tree):
+        # the interpreter's time has the clock's readings and sleep; CPython's has the rest (strftime, gmtime, ...)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in clocks \
+                and builtin_named(f"time.{node.attr}") is None:
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "time" and not all(
+                builtin_named(f"time.{alias.name}") for alias in node.names):
+            return True
         if isinstance(node, ast.Import) and not all(importable(alias.name) for alias in node.names):
             return True
         if isinstance(node, ast.ImportFrom) and not all(importable(f"{node.module}.{alias.name}")

@@ -21,11 +21,12 @@ from tapecli.runtime.values import PythonTuple, Tensor, Variable
 
 # The modules a program may import, and the namespace each binds (§11).
 _MODULES = {"tensorflow": "tf", "keras": "keras", "numpy": "np", "math": "math", "tensorflow.keras": "keras",
-            "tf_keras": "keras"}
+            "tf_keras": "keras", "time": "time"}
 _FROM = {"tensorflow.keras": "keras", "keras": "keras", "tensorflow": "tf", "tensorflow.keras.layers": "keras.layers",
          "keras.layers": "keras.layers", "tensorflow.keras.losses": "keras.losses", "keras.losses": "keras.losses",
          "tensorflow.keras.optimizers": "keras.optimizers", "keras.optimizers": "keras.optimizers",
-         "tensorflow.keras.models": "keras.models", "keras.models": "keras.models", "numpy": "np", "math": "math"}
+         "tensorflow.keras.models": "keras.models", "keras.models": "keras.models", "numpy": "np", "math": "math",
+         "time": "time"}
 
 
 def importable(module: str) -> bool:

@@ -15,12 +15,14 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import (KERAS, LAYER, MODULE, FrameworkBase, Instance, ProgramClass, Super,
                                         is_instance, off_the_tape)
-from tapecli.interpreter.conversions import joined, to_int, truth
+from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, BoundMethod, Function, ProgramObject, TapeObject
 from tapecli.interpreter.printing import program_repr, program_str
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
 from tapecli.interpreter.registry import builtin, hook, register
+from tapecli.runtime.clock import CLOCK_START
+from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
@@ -597,3 +599,23 @@ _METHODS = {
     (str, "strip"): _str(str.strip), (str, "replace"): _str_replace, (str, "startswith"): _str(str.startswith),
     (str, "endswith"): _str(str.endswith),
 }
+
+
+# ---------------------------------------------- time, on the run's clock (runtime/clock.py), as where CPython runs
+
+def _clock_reading(since_start: bool):
+    def read():
+        ctx = current()
+        now = ctx.clock.read(ctx.settings, ctx.settings.line)
+        return Tensor(np.array(now - CLOCK_START if since_start else now), weak=True)
+    return read
+
+
+for _name, _since_start in (("time", False), ("perf_counter", True), ("monotonic", True), ("process_time", True)):
+    builtin(f"time.{_name}")(_clock_reading(_since_start))
+
+
+@builtin("time.sleep")
+def time_sleep(secs):
+    current().clock.sleep(to_float(secs, "secs"))
+    return None

@@ -15,6 +15,7 @@ import numpy as np
 
 from tapecli.environment import setting
 from tapecli.errors import UsageError
+from tapecli.runtime.clock import RunClock
 from tapecli.runtime.numerics import Numerics
 from tapecli.runtime.provenance import Provenance
 
@@ -162,7 +163,7 @@ paths may run (:class:`Mode`)."""
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
-                 "functions_eagerly")
+                 "functions_eagerly", "clock")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -189,6 +190,7 @@ paths may run (:class:`Mode`)."""
         self.mode = mode or Mode.of_run(explain=explain, check_numerics=check_numerics)
         self.variable_slices = VariableSlices()
         self.functions_eagerly = False  # tf.config.run_functions_eagerly: tf.functions run as plain Python
+        self.clock = RunClock()         # what the program's time module reads
 
 
 class VariableSlices:
