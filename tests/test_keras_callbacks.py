@@ -149,3 +149,45 @@ def test_a_program_s_callback_hears_fit_as_keras_s_callback_list_tells_it():
     """A keras.callbacks.Callback subclass: on_train_begin with self.params, each batch's logs, each epoch's, the
     inherited methods doing nothing, self.model the model fitted, whose stop_training ends fit after the epoch."""
     assert tapecli.run(CUSTOM).output == CUSTOM_BY_KERAS.splitlines()
+
+
+TIMED = """\
+import time
+import tensorflow as tf
+from tensorflow import keras
+
+
+class Timer(keras.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        self.start = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        print(f"epoch {epoch} took {time.time() - self.start:.3f}s")
+
+
+class Net(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.d = keras.layers.Dense(1, kernel_initializer="ones")
+
+    def call(self, x):
+        return self.d(x)
+
+
+start = time.perf_counter()
+net = Net()
+net.compile(optimizer="sgd", loss="mse")
+net.fit(tf.ones((4, 2)), tf.zeros((4, 1)), epochs=2, verbose=0, callbacks=[Timer()])
+time.sleep(0.5)
+print(f"total {time.perf_counter() - start:.3f}s")
+"""
+
+
+def test_a_training_script_that_times_its_epochs_runs_on_the_interpreter_on_the_run_s_clock():
+    """time's readings and sleep on the interpreter: the run's clock (2024-01-01 UTC, 1 ms a reading), the same
+    one CPython's time reads, so the Keras subclass's fit, which only the interpreter runs, is timed too."""
+    from tapecli.interpreter.core import Interpreter
+    result = tapecli.run(TIMED)
+    assert isinstance(result.run.interpreter, Interpreter)
+    assert result.output == ["epoch 0 took 0.001s", "epoch 1 took 0.001s", "total 0.505s"]
+    assert [w["line"] for w in result.warnings if "clock is tapecli's own" in w["message"]] == [23]
