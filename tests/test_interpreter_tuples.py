@@ -58,3 +58,26 @@ def test_a_tuple_refuses_item_assignment_and_concatenation_with_a_list():
         with pytest.raises(TdfError) as e:
             tapecli.run("import tensorflow as tf\n" + source)
         assert message in e.value.message
+
+
+EQUALITY = """\
+import tensorflow as tf
+a = [1, 2, 3]
+b = [1, 2, 3]
+print(a == b, [1, 2] == [1, 2, 3], a != b, (1, 2) == (1, 2), [1.0] == [1], (1, 2) == [1, 2], [[1, 2]] == [[1, 2]], ["a"] == ["a"])
+if a == b:
+    print("same")
+t = tf.constant([1, 2])
+print(t == [1, 2])
+"""
+
+
+def test_python_lists_and_tuples_compare_as_python_compares_them():
+    """`a == b` of two lists (or tuples) of numbers is Python's bool, not an elementwise tensor (a bracket literal
+    is a weak tensor on the interpreter); a tensor beside a list is still TensorFlow's elementwise comparison.
+    The lines are what TensorFlow 2.21 under CPython printed."""
+    from tapecli.interpreter.core import Interpreter
+    result = tapecli.run(EQUALITY)
+    assert isinstance(result.run.interpreter, Interpreter)
+    assert result.output == ["True False False True True False True True", "same",
+                             "tf.Tensor([ True  True], shape=(2,), dtype=bool)"]

@@ -308,6 +308,9 @@ class Expressions:
             if op in ("==", "!="):
                 return PythonBool(np.array((left is right) == (op == "==")))
             raise TdfTypeError(f"cannot compare None with '{op}'", hint="use `is None`")
+        if op in ("==", "!=") and _python_sequence(left) and _python_sequence(right):
+            # two Python lists or tuples of numbers (a bracket literal is a weak tensor here): Python's equality
+            return PythonBool(np.array(_python_value(left) == _python_value(right)) == (op == "=="))
         if op in ("==", "!=") and isinstance(left, list) and isinstance(right, list) and \
                 any(isinstance(v, (Variable, ProgramObject)) for v in left + right):
             # lists of variables or objects (`layer.weights == [layer.w, layer.b]`): Python's list equality
@@ -551,6 +554,33 @@ def _contains(container, item) -> bool:
                 return True
         return False
     raise TdfTypeError(f"'in' needs a list, a dict, a string or a tensor on the right, got {type_word(container)}")
+
+
+def _python_sequence(value) -> bool:
+    """A Python list or tuple whose items are Python numbers, strings, bools or None (nested too)."""
+    if value.__class__ is Tensor:
+        return value.weak and value.ndim >= 1
+    if value.__class__ in (list, PythonTuple):
+        return all(_python_leaf(v) for v in value)
+    return False
+
+
+def _python_leaf(value) -> bool:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if value.__class__ in (Tensor, PythonBool):
+        return value.weak or value.__class__ is PythonBool
+    return _python_sequence(value)
+
+
+def _python_value(value):
+    """The Python value the interpreter's value stands for: a weak tensor its number or list, a tuple a tuple."""
+    if isinstance(value, Tensor):
+        return value.value.item() if value.ndim == 0 else value.value.tolist()
+    if value.__class__ in (list, PythonTuple):
+        items = [_python_value(v) for v in value]
+        return tuple(items) if value.__class__ is PythonTuple else items
+    return value
 
 
 def _sequence_name(value: list) -> str:
