@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tapecli.autodiff import gradients
-from tapecli.errors import TdfError, TdfSyntaxError, UsageError, closest
+from tapecli.errors import RefusedImport, TdfError, TdfSyntaxError, UsageError, closest
 from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
 from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
@@ -303,16 +303,23 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         if tree is None or tree.free_names & BUILTINS.keys():     # it names TDF's builtins: TDF's error stands
             raise
         return run_python(tree, source, filename, options)
-    return run_program(program, filename, options)
+    try:
+        return run_program(program, filename, options)
+    except RefusedImport as e:
+        from tapecli.execution.modules import ALLOWED
+        if e.module.split(".")[0] in ALLOWED:       # (CPython's run gives it: say why this run is not CPython's)
+            _say_why_not_on_cpython(e, source)
+        raise
 
 
-def _say_why_not_on_cpython(error: TdfSyntaxError, source: str) -> None:
-    """A form the interpreter refuses, in a TensorFlow program that CPython would run but for something else it
-    uses: the hint names that (execution.tensorflow.refusal), so that the user sees both sides."""
+def _say_why_not_on_cpython(error: TdfError, source: str) -> None:
+    """A form (or an import) the interpreter refuses, in a TensorFlow program that CPython would run but for
+    something else it uses: the hint names that (execution.tensorflow.refusal), so that the user sees both sides."""
     from tapecli.execution.tensorflow import enabled, why_not_on_cpython
     reason = why_not_on_cpython(source) if enabled(True) else None
     if reason is not None:
-        error.hint = f"CPython runs this form in a TensorFlow program, but not in this one: {reason}"
+        error.hint = f"CPython runs this {'import' if isinstance(error, RefusedImport) else 'form'} in a TensorFlow " \
+                     f"program, but not in this one: {reason}"
 
 
 def run_python(tree, source: str, filename: str, options: Options) -> RunResult:
@@ -358,6 +365,8 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
         implicit = _run(program, interp, ctx, implicit_tape, options)
     except TdfError as e:
         e.warnings = list(ctx.settings.warnings)     # gathered before it: often the explanation of the error
+        interp.output.close()
+        e.output = list(interp.output)               # printed before it, as Python's would have been
         if getattr(e, "explain_none", False) and not ctx.provenance.enabled:
             _explain_none(e, program, filename, options)
         raise

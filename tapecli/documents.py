@@ -125,7 +125,8 @@ def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
     return {"schema": SCHEMA, "command": command, "file": filename, "ok": False,
             "error": {"kind": error.kind, "message": error.message, "line": error.line, "column": error.column,
                       **({"hint": error.hint} if error.hint else {})},
-            "warnings": list(getattr(error, "warnings", ()))}
+            "warnings": list(getattr(error, "warnings", ())),
+            **({"output": list(error.output)} if getattr(error, "output", None) else {})}
 
 
 # ------------------------------------------------------------ for people

@@ -47,6 +47,14 @@ class TdfNameError(TdfError):
     kind = "NameError"
 
 
+class RefusedImport(TdfNameError):
+    """``import module`` of a module the interpreter does not give (CPython's run of a program may)."""
+
+    def __init__(self, message: str, *, module: str, **details):
+        super().__init__(message, **details)
+        self.module = module
+
+
 class UndefinedNameError(TdfNameError):
     """``name X is not defined``; its "did you mean" hint is searched for only when it is read: a program that
     meets the error again and again (``expect_error`` in a loop) must not pay a search over every name each time."""

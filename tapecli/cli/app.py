@@ -199,6 +199,7 @@ class Invocation:
             print(r.dumps(r.error_doc(self.command, self.filename, e)))
         else:
             from tapecli.cli.colour import error_text
+            self._printed(getattr(e, "output", ()))      # what the program printed before its error
             text = r.format_error(e, self.filename, self.source, warnings=not self.quiet)
             sys.stderr.write(error_text(text, e.kind, self.paint(sys.stderr)) + "\n")
 
@@ -218,15 +219,18 @@ class Invocation:
 
     def _side_output(self, result) -> None:
         """print() output (stdout only for `run` without --json) and warnings on stderr."""
-        from tapecli.cli.render import program_output
-        if self.command != "run":
-            for line in result.output:
-                sys.stderr.write(program_output(line, sys.stderr) + "\n")
-        elif not self.json:
-            for line in result.output:
-                print(program_output(line, sys.stdout))
+        if not self.json or self.command != "run":
+            self._printed(result.output)
         if not self.quiet:
             self.write_warnings(result.warnings)
+
+    def _printed(self, lines) -> None:
+        """The program's print() output: on stdout under `run`, else on stderr (JSON stays clean)."""
+        from tapecli.cli.render import program_output
+        stream = sys.stdout if self.command == "run" else sys.stderr
+        for line in lines:
+            stream.write(program_output(line, stream) + "\n")
+        stream.flush()
 
     def write_warnings(self, warnings, suffix=lambda warning: "") -> None:
         """The run's warnings on stderr, one a line (``suffix(w)`` after each)."""

@@ -34,7 +34,7 @@ from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
 from tapecli.execution.tf_values import (Keyword, LibraryKind, Node, Shape, as_tensorflow, is_numbers,
                                          library_value, to_library, to_program, type_of)
-from tapecli.interpreter.classes import Namespace
+from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
 from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
@@ -219,7 +219,11 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
             while isinstance(parents.get(at), ast.Attribute) and parents[at].value is at:
                 at = parents[at]
                 path.append(at.attr)
-            if not supported(path):
+            # Where the interpreter cannot run the program anyway: a module as a value (``hasattr(tf.math, "sqrt")``,
+            # ``layers = tf.keras.layers``), its names checked when read; a name TensorFlow lacks, its
+            # AttributeError when the line runs, as in TensorFlow.
+            if not supported(path) and (lenient_attributes or path and not isinstance(_resolve(path), Namespace)
+                                        and not _lacking(path)):
                 if not path:
                     return f"line {node.lineno} uses {node.id} as a value"
                 found = "tapecli does not have" if _resolve(path) is None else "tapecli runs on its interpreter only"
@@ -230,6 +234,11 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
 def _import_refusal(module: str) -> str:
     from tapecli.execution.modules import refusal as refused_import
     return refused_import(module).message
+
+
+def _lacking(path: list[str]) -> bool:
+    """Whether ``tf.<path>`` passes through a name TensorFlow does not have (``tf.math.matmul``)."""
+    return any(tensorflow_lacks(".".join(["tf", *path[:i]]), path[i]) for i in range(len(path)))
 
 
 def why_not_on_cpython(source: str) -> str | None:
@@ -826,6 +835,9 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
     def resolve(attr: str):
         if attr.startswith("_"):
             raise AttributeError(attr)
+        lacks = tensorflow_lacks(path, attr)
+        if lacks is not None:
+            raise AttributeError(lacks[0])
         names = path.split(".")[1:] + [attr]
         value = _own(eager, attr) if len(names) == 1 and attr in OWN else KERAS_CLASSES.get(tuple(names))
         if len(names) == 1 and attr in OWN_MODULES:

@@ -409,6 +409,9 @@ class Namespace(ProgramObject):
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
                                hint="docs/tf-surface.md lists what is left out, and why")
+        lacks = tensorflow_lacks(self.path, attr)
+        if lacks is not None:
+            raise TdfNameError(lacks[0], hint=lacks[1])
         # A builtin registered for this module only wins over the flat name: np.random.seed, random.split,
         # keras.initializers.zeros (not tf.zeros).
         qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.rpartition('.')[2]}.{attr}")
@@ -432,6 +435,13 @@ class Namespace(ProgramObject):
         if load_deferred():         # (a name its program's text does not spell out)
             return self.get_attribute(interp, attr, node)
         raise TdfNameError(f"tapecli has no {self.path}.{attr}", hint=_close_hint(attr, BUILTINS))
+
+
+def tensorflow_lacks(path: str, attr: str) -> tuple[str, str | None] | None:
+    """TensorFlow's error (and a hint) where its module ``path`` has no ``attr``: a name resolves only where
+    TensorFlow has it, not wherever tapecli has a builtin of that name (library/scope.py)."""
+    from tapecli.interpreter.registry import HOOKS
+    return HOOKS["tensorflow_lacks"](path, attr) if "tensorflow_lacks" in HOOKS else None
 
 
 # Modules whose functions compute with NumPy (or Python floats) on a tensor's values: no tape records them.

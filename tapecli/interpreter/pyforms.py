@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from tapecli.errors import TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
+from tapecli.errors import RefusedImport, TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase, Namespace, ProgramClass, numpy_value
 from tapecli.interpreter.conversions import format_value, joined, truth
@@ -43,8 +43,8 @@ class PythonForms:
             top = module.rpartition(".")[0]
             leaf = module.rpartition(".")[2]
             if not importable(module):
-                raise TdfNameError(f"programs cannot import {module}",
-                                   hint="tapecli programs may import tensorflow, keras, numpy and math")
+                raise RefusedImport(f"programs cannot import {module}", module=module,
+                                    hint="tapecli programs may import tensorflow, keras, numpy and math")
             value = Namespace(_MODULES[module]) if module in _MODULES else \
                 Namespace(_FROM[top]).get_attribute(self, leaf, node)
             self.bind(scope, bound, value, node)

@@ -6,6 +6,10 @@ Keys are the symbols as tests/data/tf_surface.tsv spells them (the ``tf.`` path)
 """
 from __future__ import annotations
 
+import difflib
+import functools
+from pathlib import Path
+
 from tapecli.interpreter.registry import hook
 
 OUT_OF_SCOPE: dict[str, str] = {
@@ -163,3 +167,40 @@ def reason(path: str) -> str | None:
     if not path.startswith("tf."):
         path = "tf." + path
     return OUT_OF_SCOPE.get(path) or next((why for module, why in MODULES.items() if path.startswith(module)), None)
+
+
+@hook("tensorflow_lacks")
+def lacking(path: str, attr: str) -> tuple[str, str | None] | None:
+    """TensorFlow's error and a hint where its module ``path`` has no name ``attr`` (``tf.math.matmul``:
+    TensorFlow has ``tf.matmul`` and ``tf.linalg.matmul``; ``tf.clip_by_valu``: did you mean
+    ``tf.clip_by_value``?), or None where it has it or where ``path`` is not one of the modules recorded in
+    library/tf_names.txt (nor are ``_`` names: ``tf.__version__``)."""
+    names = public_names().get(path)
+    if names is None or attr in names or attr.startswith("_"):
+        return None
+    module = "tensorflow" + path[2:] if path.startswith("tf") else path
+    message = f"module '{module}' has no attribute '{attr}'"
+    where = _modules_having(attr, path)
+    if where:
+        return message, "TensorFlow has it as " + ", ".join(f"{p}.{attr}" for p in where[:3])
+    close = difflib.get_close_matches(attr, names, n=1, cutoff=0.8) or difflib.get_close_matches(
+        attr, {n for p, found in public_names().items() if p[:2] == path[:2] for n in found}, n=1, cutoff=0.8)
+    return message, f"did you mean {path if close[0] in names else _modules_having(close[0], path)[0]}.{close[0]}?" \
+        if close else None
+
+
+def _modules_having(attr: str, path: str) -> list[str]:
+    """The modules of ``path``'s framework (tf, keras) that have ``attr``: its own kind first, then the shallower."""
+    return sorted((p for p, found in public_names().items() if attr in found and p[:2] == path[:2]),
+                  key=lambda p: ("keras" in p and "keras" not in path, p.count("."), p))
+
+
+@functools.cache
+def public_names() -> dict[str, frozenset[str]]:
+    """Each module's names; ``tf.keras``'s are Keras's as well (the surface spells Keras ``tf.keras.``, and
+    Keras 3's own ``keras.losses.mean_squared_error`` is missing from TensorFlow 2.21's ``tf.keras.losses``)."""
+    rows = (line.split() for line in (Path(__file__).parent / "tf_names.txt").read_text().splitlines()
+            if line and not line.startswith("#"))
+    names = {row[0]: frozenset(row[1:]) for row in rows}
+    return {path: found | names.get(path[3:], frozenset()) if path.startswith("tf.keras") else found
+            for path, found in names.items()}
