@@ -62,6 +62,17 @@ ESCAPES = {
     "setattr on a type": "setattr(int, 'x', 1)",
     "private of a library object": "import random\nr = random.Random()\nx = r._randbelow",
     "catch the refusal": "try:\n    import subprocess\nexcept BaseException:\n    pass\nx = 1",
+    "warnings reading a file": "import warnings\ns = warnings.formatwarning('m', UserWarning, '/etc/passwd', 1)",
+    "warnings showing a file's line": "import warnings\nwarnings.showwarning('m', UserWarning, '/etc/passwd', 1)",
+    "warn_explicit": "import warnings\nwarnings.warn_explicit('m', UserWarning, '/etc/passwd', 1)",
+    "argparse reading a file": "import argparse\np = argparse.ArgumentParser(fromfile_prefix_chars='@')\n"
+                               "p.add_argument('x', nargs='*')\na = p.parse_args(['@/etc/hostname'])",
+    "argparse's prefix set later": "import argparse\np = argparse.ArgumentParser()\np.fromfile_prefix_chars = '@'\n"
+                                   "p.add_argument('x', nargs='*')\na = p.parse_args(['@/etc/hostname'])",
+    "numpy's install path": "import numpy as np\ns = np.get_include()",
+    "as_strided": "import numpy as np\nv = np.lib.stride_tricks.as_strided(np.zeros(2), (10**6,), (8,))",
+    "as_strided imported": "from numpy.lib.stride_tricks import as_strided",
+    "numpy lib's files": "from numpy.lib import npyio",
 }
 
 

@@ -30,8 +30,10 @@ ALLOWED: dict[str, dict[str, str]] = {
     "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {
         "setrecursionlimit": "the run's recursion limit is tapecli's (--max-depth)"},
     "__future__": {},
-    "numpy": numpy_gate.REFUSED["numpy"], "numpy.random": numpy_gate.REFUSED["numpy.random"],
-    "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
+    # numpy.lib for its sliding windows alone (read-only views; as_strided makes any view of raw memory)
+    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
+    "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
+    "numpy.lib": {}, "numpy.lib.stride_tricks": {"as_strided": numpy_gate.REFUSED["numpy"]["lib"]},
 }
 # Only these names of these modules (each with why the rest are left out): the rest reach files, the environment,
 # processes, the interpreter or the clock, or make code and frames. time's clock and os.environ are the run's own
@@ -48,10 +50,15 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                      "isabs", "commonprefix", "commonpath", "sep", "extsep", "curdir", "pardir"},
          "sys": {"argv", "exit", "stdout", "stderr", "version", "version_info", "hexversion", "implementation",
                  "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
-                 "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding"}}
+                 "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding"},
+         "numpy.lib": {"stride_tricks"}, "numpy.lib.stride_tricks": {"sliding_window_view"},
+         "warnings": {"warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings", "filters",
+                      "WarningMessage"}}
 _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and frames",
                 "time": "it reads the machine's clock", "os": "it reaches files, the environment or processes",
-                "os.path": "it reaches files", "sys": "it reaches the interpreter itself"}
+                "os.path": "it reaches files", "sys": "it reaches the interpreter itself",
+                "warnings": "it reads source files (the lines a warning is shown with)",
+                "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory"}
 REFUSED = {
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
     "glob": "it reaches files", "tempfile": "it reaches files", "pickle": "loading a pickle runs code",

@@ -30,6 +30,7 @@ READABLE_PRIVATE = frozenset({
     "__int__", "__float__", "__complex__", "__round__", "__abs__", "__neg__", "__pos__", "__invert__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__", "__post_init__",
     "__version__", "__all__", "__annotations__", "__dataclass_fields__", "__match_args__", "__members__",
+    "__cause__", "__context__", "__suppress_context__", "__init_subclass__",   # (an exception's chain: exceptions)
     "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
                                      "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
@@ -85,6 +86,8 @@ class Sandbox:
     def print(self, *values, sep=" ", end="\n", file=None, flush=False):
         if self.muted_prints:          # a tf.function's call that runs its traced graph (tf_calls._traced)
             return
+        if file is None and not isinstance(sys.stdout, _Output):    # (contextlib.redirect_stdout of the program's)
+            file = sys.stdout
         if file is not None:
             return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         if sep is not None and not isinstance(sep, str):
@@ -244,7 +247,7 @@ class Sandbox:
             return True
         return builtins.hasattr(obj, name)
 
-    def build_class(self, func, name, *bases, **kwargs):
+    def build_class(self, func, name, /, *bases, **kwargs):     # (a class keyword may be "name")
         cls = builtins.__build_class__(func, name, *bases, **kwargs)
         if isinstance(cls, type):
             self.classes.add(cls)

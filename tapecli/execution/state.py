@@ -21,7 +21,7 @@ NUMPY_RANDOM_SEED = 0
 def run_replacements(sandbox) -> dict[str, dict]:
     out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
-           "warnings": _warnings(), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
+           "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
            "os": _os(sandbox), "sys": _sys(sandbox)}
     return out
 
@@ -113,6 +113,12 @@ def _argparse(sandbox) -> dict:
                 sandbox.print(message, end="")
             raise SystemExit(status)
 
+        def _read_args_from_files(self, arg_strings):
+            if self.fromfile_prefix_chars and any(a[:1] and a[0] in self.fromfile_prefix_chars for a in arg_strings):
+                from tapecli.execution.modules import refused_name
+                raise refused_name("argparse", "ArgumentParser(fromfile_prefix_chars=...)", "it reads files")
+            return arg_strings
+
     return {"ArgumentParser": ArgumentParser}
 
 
@@ -128,14 +134,99 @@ def _pprint(sandbox) -> dict:
         obj, *args, sort_dicts=sort_dicts, **kwargs)}
 
 
-def _warnings() -> dict:
+def _warnings(sandbox) -> dict:
+    """warnings' filters and records, the run's own (the real module's are the process's: two runs in two threads
+    would share them), with CPython's rules (Lib/warnings.py): the newest matching filter decides; "error" raises
+    the warning, "ignore" drops it, "always" shows it, "default"/"module" once per text, category and line
+    (module: and per module), "once" once per text and category; ``catch_warnings`` saves and restores the
+    filters and with ``record=True`` collects WarningMessages. A warning shown is the run's, at the program's
+    line. ``formatwarning``, ``showwarning`` and ``warn_explicit`` are left out: they read source files."""
+    import re
+    import warnings
+
+    from tapecli.execution.sandbox import program_frame
     from tapecli.runtime.context import current
 
-    def warn(message, category=None, stacklevel=1, source=None, **kwargs):
-        current().settings.warn(str(message))
+    filters: list[tuple] = []       # (action, message pattern or None, category, module pattern or None, lineno)
+    records: list[list | None] = [None]
+    shown: set[tuple] = set()
+    actions = ("error", "ignore", "always", "default", "module", "once")
 
-    return {"warn": warn, "simplefilter": lambda *a, **k: None, "filterwarnings": lambda *a, **k: None,
-            "resetwarnings": lambda: None}
+    def add(action, message, category, module, lineno, append):
+        if action not in actions:
+            raise ValueError(f"invalid action: {action!r}")
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            raise TypeError("category must be a Warning subclass")
+        if not isinstance(lineno, int) or lineno < 0:
+            raise ValueError("lineno must be an int >= 0")
+        entry = (action, message, category, module, lineno)
+        if entry in filters:
+            filters.remove(entry)
+        filters.append(entry) if append else filters.insert(0, entry)
+
+    def filterwarnings(action, message="", category=Warning, module="", lineno=0, append=False):
+        add(action, re.compile(message, re.I) if message else None, category,
+            re.compile(module) if module else None, lineno, append)
+
+    def simplefilter(action, category=Warning, lineno=0, append=False):
+        add(action, None, category, None, lineno, append)
+
+    def resetwarnings():
+        filters.clear()
+
+    def warn(message, category=None, stacklevel=1, source=None, *, skip_file_prefixes=()):
+        if isinstance(message, Warning):
+            category = message.__class__
+        category = UserWarning if category is None else category
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            raise TypeError(f"category must be a Warning subclass, not '{type(category).__name__}'")
+        frame = program_frame(sandbox.filename)
+        for _ in range(max(stacklevel, 1) - 1):
+            frame = frame.f_back if frame is not None else None
+        line = frame.f_lineno if frame is not None and frame.f_code.co_filename == sandbox.filename else None
+        module = "__main__" if line is not None else "sys"
+        text = str(message)
+        action = next((f[0] for f in filters if (f[1] is None or f[1].match(text)) and issubclass(category, f[2])
+                       and (f[3] is None or f[3].match(module)) and f[4] in (0, line)), _default(category))
+        if action == "error":
+            raise message if isinstance(message, Warning) else category(message)
+        key = {"once": (text, category), "module": (text, category, module)}.get(action, (text, category, line))
+        if action == "ignore" or action != "always" and (action, key) in shown:
+            return
+        shown.add((action, key))
+        if records[-1] is not None:
+            records[-1].append(warnings.WarningMessage(message if isinstance(message, Warning) else category(message),
+                                                       category, sandbox.filename, line or 0, None, source))
+        else:
+            current().settings.warn(f"{category.__name__}: {text}", line)
+
+    class catch_warnings:
+        """``with warnings.catch_warnings(record=..., action=...)``: the filters as they were, after the block."""
+
+        def __init__(self, *, record=False, module=None, action=None, category=Warning, lineno=0, append=False):
+            self._record, self._action = record, (action, category, lineno, append)
+
+        def __enter__(self):
+            self._saved = list(filters)
+            if self._action[0] is not None:
+                simplefilter(*self._action)
+            records.append([] if self._record else records[-1])
+            return records[-1] if self._record else None
+
+        def __exit__(self, *exc):
+            filters[:] = self._saved
+            records.pop()
+            return False
+
+    return {"warn": warn, "simplefilter": simplefilter, "filterwarnings": filterwarnings,
+            "resetwarnings": resetwarnings, "catch_warnings": catch_warnings, "filters": filters,
+            "WarningMessage": warnings.WarningMessage}
+
+
+def _default(category) -> str:
+    """CPython's default filters (without -W): these categories are ignored; the rest shown once a line."""
+    return "ignore" if issubclass(category, (PendingDeprecationWarning, ImportWarning, ResourceWarning)) \
+        else "default"
 
 
 def _numpy(sandbox) -> dict:

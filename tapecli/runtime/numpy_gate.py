@@ -22,7 +22,8 @@ REFUSED = {
     "numpy": {**dict.fromkeys(("load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt",
                                "fromfile", "fromregex", "memmap", "DataSource"), _FILES),
               **dict.fromkeys(("ctypeslib", "lib", "testing"), _MEMORY), "f2py": _BUILDS, "distutils": _BUILDS,
-              "show_config": "it prints how tapecli's NumPy was built", "show_runtime": "it prints the machine's details"},
+              "show_config": "it prints how tapecli's NumPy was built", "show_runtime": "it prints the machine's details",
+              "get_include": "it names where tapecli's NumPy is installed"},
     "numpy.random": {"bit_generator": _MEMORY},
 }
 
