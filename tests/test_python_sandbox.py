@@ -73,6 +73,9 @@ ESCAPES = {
     "as_strided": "import numpy as np\nv = np.lib.stride_tricks.as_strided(np.zeros(2), (10**6,), (8,))",
     "as_strided imported": "from numpy.lib.stride_tricks import as_strided",
     "numpy lib's files": "from numpy.lib import npyio",
+    "a match's untimed pattern": "import re\np = re.match('a', 'a').re",
+    "a match's pattern by getattr": "import re\np = getattr(re.match('a', 'a'), 're')",
+    "re's untimed scanner": "import re\ns = re.Scanner",
 }
 
 
@@ -285,3 +288,33 @@ def test_the_objects_a_program_holds_lead_to_no_sandbox(source):
     with pytest.raises(TdfError) as e:
         _run(source)
     assert e.value.kind in ("NameError", "AttributeError", "TypeError"), e.value
+
+
+def test_a_regular_expression_that_backtracks_without_end_is_a_limit(monkeypatch):
+    from tapecli.execution import regex
+    monkeypatch.setattr(regex, "SEARCH_SECONDS", 0.3)
+    source = "import re\nprint('before')\nm = re.match(r'(a+)+$', 'a' * 40 + 'b')\n"
+    with pytest.raises(LimitError) as e:
+        _run(source)
+    assert e.value.line == 3 and "more than 0.3 s" in e.value.message and e.value.output == ["before"]
+    with pytest.raises(LimitError) as e:        # a compiled pattern's search, inside a substitution's function
+        _run("import re\np = re.compile(r'(a+)+$')\ns = re.sub('x', lambda m: str(p.search('a' * 40 + 'b')), 'x')")
+    assert "more than 0.3 s" in e.value.message
+    with pytest.raises(LimitError) as e:        # the run's own time limit, where it ends sooner
+        _run(source, max_seconds=0.2)
+    assert "ran longer than 0.2 s" in e.value.message
+    assert _run("import re\nm = re.match(r'(a+)+$', 'a' * 40)\n").scope.vars["m"] is not None    # (the timer is off)
+
+
+def test_a_substitution_is_weighed_before_it_is_made():
+    with pytest.raises(LimitError):
+        _run("import re\ns = re.sub('', 'x' * 10_000, 'a' * 100_000)", max_memory=200 * 2**20)
+
+
+def test_a_search_outside_the_main_thread_is_refused():
+    import threading
+    errors = []
+    thread = threading.Thread(target=lambda: errors.append(pytest.raises(LimitError, _run, "import re\nre.search('a', 'a')")))
+    thread.start()
+    thread.join()
+    assert "main thread" in errors[0].value.message

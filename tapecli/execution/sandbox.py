@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import decimal
 import io
+import re
 import string
 import sys
 import time
@@ -188,7 +189,7 @@ class Sandbox:
         return cls in self.classes
 
     def readable(self, obj, name: str) -> bool:
-        if name in UNREACHABLE:
+        if name in UNREACHABLE or name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
             return False
         if not name.startswith("_") or name in READABLE_PRIVATE:
             return True

@@ -11,6 +11,7 @@ import operator
 import random
 
 from tapecli.errors import TdfError
+from tapecli.execution import regex
 
 # A run's generators start from these seeds, as tapecli's own default generator does (docs/language.md):
 # a program gives the same numbers on every run; ``random.seed(n)`` / ``np.random.seed(n)`` change them.
@@ -22,7 +23,7 @@ def run_replacements(sandbox) -> dict[str, dict]:
     out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
            "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
-           "os": _os(sandbox), "sys": _sys(sandbox)}
+           "os": _os(sandbox), "sys": _sys(sandbox), "re": regex.module(sandbox)}
     return out
 
 
