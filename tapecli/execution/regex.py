@@ -10,7 +10,6 @@ weighed before it is made; the lists ``findall`` and ``split`` give, once they e
 characters again, and a slot each)."""
 from __future__ import annotations
 
-import functools
 import re
 import signal
 import threading
