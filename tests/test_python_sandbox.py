@@ -41,7 +41,7 @@ ESCAPES = {
     "sys recursion": "import sys\nsys.setrecursionlimit(10**6)",
     "sys settrace": "import sys\nsys.settrace(None)",
     "time's C clock": "import time\nt = time.clock_gettime(0)",
-    "datetime": "import datetime",
+    "datetime's C clock": "import datetime\nd = datetime.datetime.__mro__",
     "relative import": "from . import x",
     "numpy load": "import numpy as np\nnp.load('x.npy')",
     "numpy lib": "import numpy as np\nnp.lib.format",
@@ -270,8 +270,8 @@ def test_sys_gives_the_programs_arguments_streams_and_exit():
     assert result.output == ["out", "err", "w"]
     assert result.scope.vars["a"] == ["prog.py"] and result.scope.vars["big"] is True
     with pytest.raises(TdfError) as e:
-        _run("import sys\nsys.exit(2)")
-    assert "exited with status 2" in e.value.message
+        _run("import sys\nprint('checked')\nsys.exit(2)")
+    assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
 
 
 @pytest.mark.parametrize("source", [
@@ -318,3 +318,31 @@ def test_a_search_outside_the_main_thread_is_refused():
     thread.start()
     thread.join()
     assert "main thread" in errors[0].value.message
+
+
+def test_datetime_reads_the_runs_clock_in_utc(monkeypatch):
+    """A TensorBoard log directory named from datetime.now() is the same on every run and machine: the run's
+    clock (2024-01-01 00:00 UTC, 1 ms a reading), local time taken as UTC whatever the machine's zone."""
+    import time
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        result = _run("import datetime\nfrom datetime import date, timedelta\n"
+                      "log = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')\nt = date.today().isoformat()\n"
+                      "kinds = isinstance(datetime.datetime.now(), date), type(datetime.datetime.now()).__name__\n"
+                      "epoch = str(datetime.datetime.fromtimestamp(0))\nstamp = datetime.datetime(2020, 1, 1).timestamp()\n"
+                      "zone = datetime.datetime(2020, 1, 1).astimezone().isoformat()\n"
+                      "later = (datetime.datetime(2024, 3, 1) + timedelta(days=30)).isoformat()\n"
+                      "shown = repr(datetime.datetime(2024, 3, 1, 12)), repr(date(2024, 3, 1))\n"
+                      "d = datetime.datetime(2000, 1, 1)\nbehind = str(super(datetime.datetime, d).now())[:4], "
+                      "str(super(datetime.date, d).today())[:4], str(super(date, date(2000, 1, 1)).today())[:4]\n")
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    found = result.scope.vars
+    assert found["log"] == "20240101-000000" and found["t"] == "2024-01-01"
+    assert found["kinds"] == (True, "datetime") and found["epoch"] == "1970-01-01 00:00:00"
+    assert found["stamp"] == 1577836800.0 and found["zone"] == "2020-01-01T00:00:00+00:00"
+    assert found["later"] == "2024-03-31T00:00:00"
+    assert found["shown"] == ("datetime.datetime(2024, 3, 1, 12, 0)", "datetime.date(2024, 3, 1)")
+    assert found["behind"] == ("2024", "2024", "2024")      # (super() reaches no reading of the machine's clock)

@@ -142,7 +142,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
         except SystemExit as e:
             if e.code not in (None, 0):
                 error = _program_error(e, filename, f"the program exited with status {e.code}")
-                error.expectations = asserted.results
+                error.output, error.expectations = sandbox.output, asserted.results
                 raise error from None
         except TdfError as e:
             _locate(e, e.__traceback__, filename)

@@ -26,6 +26,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "typing": {"get_type_hints": "it evaluates annotation strings as code outside the sandbox's guards"},
     "json": {"load": "it reads a file object", "dump": "it writes a file object"},
     "re": {},
+    "datetime": {},
     "random": {"SystemRandom": "it reads the operating system's entropy"},
     "argparse": {"FileType": "it opens files"},
     "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {
@@ -56,12 +57,14 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
          "re": {"compile", "search", "match", "fullmatch", "findall", "finditer", "split", "sub", "subn", "escape",
                 "purge", "Pattern", "Match", "error", "RegexFlag", "A", "ASCII", "DEBUG", "I", "IGNORECASE", "L",
                 "LOCALE", "M", "MULTILINE", "NOFLAG", "S", "DOTALL", "U", "UNICODE", "X", "VERBOSE"},
+         "datetime": {"date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"},
          "warnings": {"warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings", "filters",
                       "WarningMessage"}}
 _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and frames",
                 "time": "it reads the machine's clock", "os": "it reaches files, the environment or processes",
                 "os.path": "it reaches files", "sys": "it reaches the interpreter itself",
                 "re": "it searches without the time limit (template, Scanner: use compile)",
+                "datetime": "it reads the machine's clock or time zone",
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory"}
 REFUSED = {
@@ -70,7 +73,6 @@ REFUSED = {
     "marshal": "it makes code objects", "ctypes": "it reaches raw memory", "importlib": "it imports any module",
     "inspect": "it reaches frames and code", "gc": "it reaches every object", "builtins": "it reaches every builtin",
     "socket": "it reaches the network", "urllib": "it reaches the network", "http": "it reaches the network",
-    "datetime": "the clock is a side channel (tapecli's runs are reproducible)",
     "threading": "threads run outside the limits", "multiprocessing": "it runs processes",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
     "logging": "it writes to files and streams", "weakref": "it reaches objects being collected",

@@ -23,7 +23,8 @@ def run_replacements(sandbox) -> dict[str, dict]:
     out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
            "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
-           "os": _os(sandbox), "sys": _sys(sandbox), "re": regex.module(sandbox)}
+           "os": _os(sandbox), "sys": _sys(sandbox), "re": regex.module(sandbox),
+           "datetime": _datetime(sandbox)}
     return out
 
 
@@ -266,19 +267,27 @@ def _numpy_random() -> dict:
     return own
 
 
-def _time(sandbox) -> dict:
-    """time on the run's clock (runtime/clock.py)."""
-    import calendar
-    import time
-
+def _clock(sandbox):
+    """A reading of the run's clock (runtime/clock.py), its first warning at the program's line."""
     from tapecli.execution.sandbox import program_frame
-    from tapecli.runtime.clock import CLOCK_START
     from tapecli.runtime.context import current
 
     def read() -> float:
         frame = program_frame(sandbox.filename)
         ctx = current()
         return ctx.clock.read(ctx.settings, frame.f_lineno if frame is not None else None)
+    return read
+
+
+def _time(sandbox) -> dict:
+    """time on the run's clock (runtime/clock.py)."""
+    import calendar
+    import time
+
+    from tapecli.runtime.clock import CLOCK_START
+    from tapecli.runtime.context import current
+
+    read = _clock(sandbox)
 
     def sleep(seconds):
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
@@ -334,3 +343,68 @@ def _os(sandbox) -> dict:
 
 def _sys(sandbox) -> dict:
     return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stdout}
+
+
+def _datetime(sandbox) -> dict:
+    """datetime on the run's clock, in UTC as time's (no machine time zone): ``now``, ``today`` and ``utcnow``
+    read it; ``fromtimestamp``, ``timestamp`` and ``astimezone`` take local time to be UTC. The classes derive
+    from CPython's (``isinstance`` of a date holds; arithmetic and formatting are CPython's)."""
+    import datetime as real
+
+    read, utc = _clock(sandbox), real.timezone.utc
+
+    # The clocked methods live in bases a program cannot name (``__mro__`` and ``__bases__`` are out of its reach),
+    # so that super(datetime.datetime, d).now() finds them too, never CPython's reading of the machine's clock.
+    class ClockedDate(real.date):
+        __slots__ = ()
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(read())
+
+        @classmethod
+        def fromtimestamp(cls, t):
+            moment = real.datetime.fromtimestamp(t, utc)
+            return cls(moment.year, moment.month, moment.day)
+
+        def __repr__(self):         # (CPython's repr names the class by its type's name: ours has no module)
+            return "datetime." + real.date.__repr__(self)
+
+    class date(ClockedDate):
+        __slots__ = ()
+
+    class ClockedDatetime(real.datetime, date):
+        __slots__ = ()
+
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(read(), tz)
+
+        @classmethod
+        def today(cls):
+            return cls.now()
+
+        @classmethod
+        def utcnow(cls):
+            return cls.utcfromtimestamp(read())
+
+        @classmethod
+        def fromtimestamp(cls, t, tz=None):
+            moment = super(ClockedDatetime, cls).fromtimestamp(t, utc if tz is None else tz)
+            return moment.replace(tzinfo=None) if tz is None else moment
+
+        def __repr__(self):
+            return "datetime." + real.datetime.__repr__(self)
+
+        def timestamp(self):
+            return real.datetime.timestamp(self.replace(tzinfo=utc) if self.tzinfo is None else self)
+
+        def astimezone(self, tz=None):
+            return real.datetime.astimezone(self.replace(tzinfo=utc) if self.tzinfo is None else self,
+                                            utc if tz is None else tz)
+
+    class datetime(ClockedDatetime):
+        __slots__ = ()
+
+    date.__module__ = datetime.__module__ = "datetime"
+    return {"date": date, "datetime": datetime}
