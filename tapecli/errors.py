@@ -127,6 +127,11 @@ class TdfValueError(TdfError):
     kind = "ValueError"
 
 
+class KernelValueError(TdfValueError):
+    """A value an op's kernel refuses as it runs (an index out of range, a singular matrix): TensorFlow raises
+    InvalidArgumentError for it, which a TensorFlow program catches it as (execution/tf_errors.py)."""
+
+
 class LimitError(TdfError):
     kind = "LimitError"
 

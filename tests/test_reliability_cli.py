@@ -543,7 +543,7 @@ def test_messages_warnings_and_check_reports_escape_control_characters(tmp_path)
                      "p.py")
     r = cli("run", program)
     assert r.code == 3 and not any(c in r.stderr for c in RAW_CONTROLS), repr(r.stderr)
-    assert "warning: w^[[2J" in r.stderr and "ValueError: bad^G^[]0;T^G" in r.stderr, r.stderr
+    assert "warning: UserWarning: w^[[2J" in r.stderr and "ValueError: bad^G^[]0;T^G" in r.stderr, r.stderr
     assert cli("run", "--json", program).json["error"]["message"] == "bad\x07\x1b]0;T\x07"
     failing = _write(tmp_path, 'expect 1 == 2, "m\x1b[2J\x9b"\n', "f.tdf")
     r = cli("check", failing)

@@ -13,7 +13,7 @@ import time
 import types
 import weakref
 
-from tapecli.errors import LimitError, TdfNameError
+from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
 from tapecli.execution.tf_errors import is_catchable
@@ -190,6 +190,8 @@ class Sandbox:
 
     def readable(self, obj, name: str) -> bool:
         if name in UNREACHABLE or name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
+            return False
+        if name in ("__cause__", "__context__") and isinstance(obj, TdfError):    # (tapecli's internals)
             return False
         if not name.startswith("_") or name in READABLE_PRIVATE:
             return True

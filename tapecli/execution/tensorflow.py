@@ -51,7 +51,11 @@ TOP = "tensorflow"
 FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.library.core",
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
-                      "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments", "tapecli.library.tf_scopes"})
+                      "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments", "tapecli.library.tf_scopes",
+                      "tapecli.library.control"})
+# tf.cond, tf.while_loop, tf.map_fn...: the functions a program passes them are called back as the program's
+# (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
+CONTROL = "tapecli.library.control"
 # tf.random (path ``random...``): its functions draw from the run's generator, the ``interp`` they are given being
 # the bridge's Run (Run.rng, Run.tf_global_generator); its classes (Generator, Algorithm) are held by the program
 # behind a proxy (tf_values.LibraryObject).
@@ -216,7 +220,9 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
             path, at = list(aliases[node.id]), node
-            while isinstance(parents.get(at), ast.Attribute) and parents[at].value is at:
+            # (a dtype's attributes are the value's: tf.float32.is_floating)
+            while isinstance(parents.get(at), ast.Attribute) and parents[at].value is at \
+                    and not (path and isinstance(_resolve(path), DType)):
                 at = parents[at]
                 path.append(at.attr)
             # Where the interpreter cannot run the program anyway: a module as a value (``hasattr(tf.math, "sqrt")``,
@@ -342,6 +348,8 @@ def supported(path: list[str]) -> bool:
     """Whether ``tf.<path>`` names something the bridge gives (a module alone, as a value, is not)."""
     if not path:
         return False
+    if path == ["newaxis"]:                 # (None, which _resolve cannot tell from nothing)
+        return True
     if path[0] in OWN:
         return len(path) == 1 or len(path) == 2 and path[1] in OWN_CLASS_ATTRIBUTES.get(path[0], ())
     if tuple(path) in KERAS_CLASSES:
@@ -351,7 +359,7 @@ def supported(path: list[str]) -> bool:
     found = _resolve(path)
     if isinstance(found, DType):
         return True
-    drawing = path[0] in (RANDOM, KERAS)
+    drawing = path[0] in (RANDOM, KERAS) or path == ["nn", "dropout"]     # (the run's generator: Run.rng)
     if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
         return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
     if isinstance(found, Namespace):
@@ -361,6 +369,8 @@ def supported(path: list[str]) -> bool:
         return False
     if any(found is builtin_named(name) for name in _NOT_TF):
         return False
+    if found.__module__ == CONTROL:         # (its functions call the program's back: Run.call_value)
+        return True
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
@@ -839,6 +849,8 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
         if lacks is not None:
             raise AttributeError(lacks[0])
         names = path.split(".")[1:] + [attr]
+        if names == ["newaxis"]:
+            return None
         value = _own(eager, attr) if len(names) == 1 and attr in OWN else KERAS_CLASSES.get(tuple(names))
         if len(names) == 1 and attr in OWN_MODULES:
             value = OWN_MODULES[attr][0]()

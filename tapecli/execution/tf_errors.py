@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 
-from tapecli.errors import (DtypeMismatch, GradientError, ShapeError, TapeError, TdfAssertionError, TdfError,
+from tapecli.errors import (DtypeMismatch, GradientError, KernelValueError, ShapeError, TapeError, TdfAssertionError, TdfError,
                             TdfTypeError, TdfValueError)
 
 # TensorFlow's status codes (tf.errors.OK ... tf.errors.UNAUTHENTICATED) and the class of each.
@@ -61,7 +61,8 @@ OpError.__module__ = "tensorflow.errors"
 # raises it: an op's invalid shapes or mixed dtypes and a failed tf.debugging assertion are InvalidArgumentError,
 # a non-persistent tape asked twice a RuntimeError, a missing gradient a LookupError.
 STANDS_FOR = {DtypeMismatch: CLASSES["InvalidArgumentError"], ShapeError: CLASSES["InvalidArgumentError"],
-              TdfAssertionError: CLASSES["InvalidArgumentError"], TdfValueError: ValueError,
+              TdfAssertionError: CLASSES["InvalidArgumentError"], KernelValueError: CLASSES["InvalidArgumentError"],
+              TdfValueError: ValueError,
               TdfTypeError: TypeError, TapeError: RuntimeError, GradientError: LookupError}
 # What a program may read of a library error it caught (its other attributes are tapecli's: hint, line, ...).
 ATTRIBUTES = frozenset({"args", "message", "op", "node_def", "error_code", "with_traceback", "add_note"})

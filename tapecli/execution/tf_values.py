@@ -200,11 +200,20 @@ class LibraryObject:
             raise AttributeError(attr)
         return _program_method(_attribute(object.__getattribute__(self, "_of"), attr), attr)
 
-    def __setattr__(self, attr, value):
-        raise AttributeError(f"cannot set attribute {attr} of {object.__getattribute__(self, '_of').kind_word}")
+    def __setattr__(self, attr, value):          # (layer.trainable = False, optimizer.learning_rate = 0.1)
+        of = object.__getattribute__(self, "_of")
+        if attr.startswith("_"):
+            raise AttributeError(f"cannot set attribute {attr} of {of.kind_word}")
+        _set_attribute(current().eager.run, of, attr, to_library(value))
 
     def __call__(self, *args, **kwargs):
         return _call(object.__getattribute__(self, "_of"), args, kwargs)
+
+    def __len__(self):              # (a dataset's)
+        of = object.__getattribute__(self, "_of")
+        if not hasattr(of, "length"):
+            raise TypeError(f"object of type '{of.kind_word}' has no len()")
+        return as_tensorflow(of.length)()
 
     def __iter__(self):             # (a dataset's elements: each charged to the run's steps by the library)
         return (to_program(item) for item in _items(object.__getattribute__(self, "_of")))
@@ -272,6 +281,11 @@ def _attribute(of: ProgramObject, attr: str):
 @as_tensorflow
 def _attribute_of(run, of: ProgramObject, attr: str):
     return of.get_attribute(run, attr, Node(attr))
+
+
+@as_tensorflow
+def _set_attribute(run, of: ProgramObject, attr: str, value):
+    of.set_attribute(run, attr, value, Node(attr))
 
 
 @as_tensorflow

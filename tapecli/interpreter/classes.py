@@ -15,7 +15,7 @@ from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
-from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, Tensor, Variable
+from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, PythonBool, PythonTuple, Tensor, Variable
 
 # The frameworks a program class can derive from: how they order the variables they collect.
 MODULE, KERAS = "tf.Module", "keras"
@@ -147,20 +147,24 @@ class Instance(ProgramObject):
         if owner is not None:
             return value
         if self.cls.framework:
+            # (a tf.Module's collections are tuples, a Keras layer's lists: as TensorFlow and Keras give them)
+            held = PythonTuple if self.cls.framework == MODULE else list
             if attr == "submodules" and self.cls.framework == MODULE:
-                return list(module_leaves(self, lambda m: m.attrs, _is_module, _is_module))
+                return held(module_leaves(self, lambda m: m.attrs, _is_module, _is_module))
             if attr == "variables":
-                return self.owned_variables()
+                return held(self.owned_variables())
             if attr in ("trainable_variables", "trainable_weights"):
-                return [v for v in self.owned_variables() if v.trainable]
+                return held(v for v in self.owned_variables() if v.trainable)
             if attr in ("non_trainable_variables", "non_trainable_weights"):
-                return [v for v in self.owned_variables() if not v.trainable]
+                return held(v for v in self.owned_variables() if not v.trainable)
             if attr == "weights":          # Keras: the trainable weights, then the others
                 return [v for v in self.owned_variables() if v.trainable] + \
                     [v for v in self.owned_variables() if not v.trainable]
             if attr == "name":
                 return self.keras_name or self.label if self.cls.framework != MODULE else \
                     getattr(self, "module_name", None) or module_name(self.cls.name)
+            if attr == "built" and self.cls.framework == KERAS:    # (set when build ran: a first call, or build())
+                return PythonBool(np.array(getattr(self, "keras_built", False)))
             if attr == "add_weight" and self.cls.framework == KERAS:
                 return BoundMethod(attr, lambda call_node, *a, **k: _add_weight(interp, self, *a, **k))
             from tapecli.interpreter.registry import HOOKS

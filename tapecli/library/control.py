@@ -18,7 +18,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape, check_unconnected, type_word
 from tapecli.interpreter.classes import off_the_tape
-from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
+from tapecli.runtime.values import DType, PythonBool, Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
 
 
@@ -141,7 +141,7 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
         if m.ndim != 0:
             raise TdfValueError(f"'maximum_iterations' must be a scalar. Received shape: {list(m.shape)}")
         limit = int(m.value)
-    values, count = list(loop_vars), 0
+    values, count = loop_vars, 0
     while True:
         go = _predicate(interp.call_value(cond, list(values)), "tf.while_loop's cond")
         if limit is not None and count >= limit or not go:
@@ -150,7 +150,7 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
         if not isinstance(result, (list, tuple)) or not same_structure(list(result), list(loop_vars)):
             raise TdfValueError("tf.while_loop(): body must return the structure of loop_vars "
                                 f"({len(loop_vars)} value(s)), got {type_word(result)}")
-        values, count = list(result), count + 1
+        values, count = result, count + 1       # (TensorFlow 2 returns the body's structure, tuple or list)
         tick()
     return pack_as(values, [leaf if isinstance(leaf, TensorArray) else _strong(leaf, "tf.while_loop")
                             for leaf in flatten(values)])
@@ -514,7 +514,7 @@ def _output(value, dtype, where):
 @builtin("executing_eagerly")
 def executing_eagerly():
     """tapecli runs as eager TensorFlow does (a @tf.function body too: tracing changes no value)."""
-    return Tensor(np.array(True))
+    return PythonBool(np.array(True))
 
 
 # ------------------------------------------------------------- forward mode

@@ -8,7 +8,7 @@ import numpy as np
 
 from tapecli.autodiff import gradients
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import drawn, generator, normal_values, uniform_values
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
@@ -486,6 +486,8 @@ def size(x):
 def len_(x):
     if isinstance(x, (list, dict, str)):
         return Tensor(np.array(len(x), dtype=np.int64), weak=True)
+    if hasattr(x, "length"):            # (a tf.data.Dataset)
+        return Tensor(np.array(x.length(), dtype=np.int64), weak=True)
     t = ops.to_tensor(x)
     if t.ndim == 0:
         raise TdfTypeError("len() of a scalar", hint=f"use {spelling.call('size', 'x')}")
@@ -617,6 +619,13 @@ def _assign(var: Variable, *key_how_e):
                            f"variable {var.name}", hint=f"use {spelling.cast('...', dtype_name(var.dtype))}")
     old = var.read().value
     part = old[key[0]] if key else old
+    if not key and new.shape != part.shape:     # (a slice's assign broadcasts; the variable's takes its shape only)
+        if how == "assign":
+            raise TdfValueError(f"Cannot assign value to variable ' {tensorflow_name(var)}': Shape mismatch.The variable "
+                                f"shape {tuple(part.shape)}, and the assigned value shape {tuple(new.shape)} are "
+                                "incompatible.")
+        raise KernelValueError(f"Cannot update variable with shape {list(part.shape)} using a Tensor with shape "
+                               f"{list(new.shape)}, shapes must be equal.")
     try:
         update = np.broadcast_to(new.value, np.shape(part))
     except ValueError:

@@ -253,7 +253,11 @@ class Dataset(ProgramObject):
         return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
 
     def cardinality(self, interp):
-        return Tensor(np.array(sum(1 for _ in self.source()), dtype=np.int64))
+        return Tensor(np.array(self.length(), dtype=np.int64))
+
+    def length(self) -> int:
+        """``len(dataset)``: its elements, counted by running it (an endless one ends at the run's limits)."""
+        return sum(1 for _ in self.source())
 
 
 _END = object()

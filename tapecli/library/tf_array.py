@@ -141,7 +141,7 @@ def unique(x, out_idx=None, name=None):
     rank_of[order] = np.arange(len(order))
     idx_dtype = np.int32 if out_idx is None else to_dtype(out_idx)
     return NamedResult(("y", "idx"), [Tensor(values[order].astype(t.dtype)),
-                                      Tensor(rank_of[inverse.reshape(-1)].astype(idx_dtype))])
+                                      Tensor(rank_of[inverse.reshape(-1)].astype(idx_dtype))], "Unique")
 
 
 @builtin()

@@ -81,7 +81,7 @@ def lbeta(x, name=None):
 
 @builtin("nextafter")
 def nextafter(x1, x2, name=None):
-    a, b = _t(x1), _t(x2)
+    a, b = (ops.materialize(t) if t.weak else t for t in (_t(x1), _t(x2)))     # (Python floats: float32)
     if a.dtype != b.dtype or a.dtype.kind != "f":
         raise TdfTypeError("nextafter: x1 and x2 must be float tensors of one dtype")
     return Tensor(np.nextafter(a.value, b.value))
@@ -151,7 +151,7 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=No
 def unique_with_counts(x, out_idx=None, name=None):
     y, idx = unique(x, out_idx)
     counts = np.bincount(np.asarray(idx.value), minlength=y.shape[0]).astype(idx.dtype)
-    return NamedResult(("y", "idx", "count"), [y, idx, Tensor(counts)])
+    return NamedResult(("y", "idx", "count"), [y, idx, Tensor(counts)], "UniqueWithCounts")
 
 
 def _scatter_extreme(tensor, indices, updates, pick):

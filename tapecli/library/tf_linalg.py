@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.core import to_int, truth
-from tapecli.runtime.values import Tensor
+from tapecli.library.core import NamedResult, to_int, truth
+from tapecli.runtime.values import PythonTuple, Tensor
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 from tapecli.runtime import spelling
@@ -72,7 +72,7 @@ def det(input):  # noqa: A002
 @builtin()
 def slogdet(input):  # noqa: A002
     """[sign, log |det|], as tf.linalg.slogdet."""
-    return ops.slogdet(input)
+    return NamedResult(("sign", "log_abs_determinant"), ops.slogdet(input), "LogMatrixDeterminant")
 
 
 @builtin()
@@ -120,7 +120,7 @@ def matrix_transpose(a):
 def eigh(tensor):
     """[eigenvalues ascending, eigenvectors as columns] of a symmetric matrix; the lower triangle is
     read (tf.linalg.eigh). The gradient assumes distinct eigenvalues, as TensorFlow's."""
-    return [ops.eigh_values(tensor), ops.eigh_vectors(tensor)]
+    return PythonTuple([ops.eigh_values(tensor), ops.eigh_vectors(tensor)])
 
 
 @builtin()
@@ -139,11 +139,12 @@ def _reduced(full_matrices, what):
 def qr(input, full_matrices=False):  # noqa: A002
     """[q, r], reduced (tf.linalg.qr); the gradient needs at least as many rows as columns."""
     _reduced(full_matrices, "qr")
-    return ops.qr(input)
+    return NamedResult(("q", "r"), ops.qr(input), "Qr")
 
 
 @builtin()
 def svd(tensor, full_matrices=False, compute_uv=True):
     """[s, u, v] (v itself, not its transpose), or s alone with compute_uv=False (tf.linalg.svd)."""
     _reduced(full_matrices, "svd")
-    return ops.svd(tensor, truth(compute_uv))
+    found = ops.svd(tensor, truth(compute_uv))
+    return PythonTuple(found) if isinstance(found, list) else found

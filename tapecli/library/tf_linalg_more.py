@@ -10,7 +10,7 @@ from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.core import norm, to_float, to_int, truth
 from tapecli.library.tf_linalg import _maybe_adjoint
 from tapecli.interpreter.registry import builtin
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonTuple, Tensor
 
 
 def _matrices(x, what):
@@ -67,7 +67,7 @@ def pinv(a, rcond=None, validate_args=False, name=None):
 def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002
     """[tensor / norm, norm], the norm kept with its reduced axes."""
     n = norm(tensor, axis=axis, keepdims=True, ord=ord)
-    return [ops.div(tensor, n), n]
+    return PythonTuple([ops.div(tensor, n), n])
 
 
 @builtin()
@@ -96,7 +96,7 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa
 @builtin()
 def cross(a, b, name=None):
     """The cross product along the last axis (of size 3)."""
-    ta, tb = ops.to_tensor(a), ops.to_tensor(b)
+    ta, tb = (ops.materialize(t) if t.weak else t for t in (ops.to_tensor(a), ops.to_tensor(b)))   # (lists: float32)
     if ta.shape[-1:] != (3,) or tb.shape != ta.shape:
         raise ShapeError(f"tf.linalg.cross needs two shapes alike with a last axis of 3, got {list(ta.shape)} and "
                          f"{list(tb.shape)}")

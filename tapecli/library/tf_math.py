@@ -14,7 +14,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import to_axis, to_dtype, to_float, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable, dtype_name, literal_array, tf_tensor
+from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, literal_array, tf_tensor
 from tapecli.runtime import spelling
 
 # ------------------------------------------------------------------ constants
@@ -312,7 +312,7 @@ def moments(x, axes, shift=None, keepdims=False):
     if not truth(keepdims):
         shape = ops.reduce_sum(t, axis=ax).shape
         mean, variance = ops.reshape(mean, shape), ops.reshape(variance, shape)
-    return [mean, variance]
+    return PythonTuple([mean, variance])
 
 
 @builtin()
@@ -371,7 +371,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
         scale = ops.add(scale, math.nan)
     out = [None if t is None else ops.mul(t, ops.cast(scale, ops.to_tensor(t).dtype)
                                           if ops.to_tensor(t).dtype != scale.dtype else scale) for t in t_list]
-    return [out, norm]
+    return PythonTuple([out, norm])
 
 
 @builtin()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_seed, to_shape,
                                               truth)
 from tapecli.interpreter.registry import builtin
@@ -41,8 +41,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     [0, depth) gives a row of off_value. Default dtype float32, or the dtype of on/off values."""
     t = ops.to_tensor(indices)
     if t.dtype.kind not in "iu":
-        raise TdfTypeError(f"one_hot needs int32 or int64 indices, got {dtype_name(t.dtype)}",
-                           hint=spelling.cast("indices", "int32"))
+        raise KernelValueError(f"one_hot needs uint8, int8, int32 or int64 indices, got {dtype_name(t.dtype)}",
+                               hint=spelling.cast("indices", "int32"))
     n = to_int(depth, "depth")
     if n < 0:
         raise TdfValueError(f"one_hot: depth must be non-negative, got {n}")
@@ -185,7 +185,7 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False):
 
 @builtin()
 def top_k(input, k=1, sorted=True):  # noqa: A002
-    return NamedResult(("values", "indices"), ops.top_k(input, to_int(k, "k"), truth(sorted)))
+    return NamedResult(("values", "indices"), ops.top_k(input, to_int(k, "k"), truth(sorted)), "TopKV2")
 
 
 @builtin()

@@ -13,7 +13,7 @@ from tapecli.library.core import to_axis, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
 from tapecli.library.tf_nn import _channels_last, _padding
 from tapecli.interpreter.registry import builtin
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonTuple, Tensor
 
 
 @builtin()
@@ -62,7 +62,7 @@ def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdi
     centred = t if shift is None else ops.sub(t, shift)
     m_ss = ops.reduce_sum(centred, axes, keep)
     v_ss = ops.reduce_sum(ops.square(centred), axes, keep)
-    return [count, m_ss, v_ss, None if shift is None else ops.to_tensor(shift)]
+    return PythonTuple([count, m_ss, v_ss, None if shift is None else ops.to_tensor(shift)])
 
 
 @builtin()
@@ -71,7 +71,7 @@ def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
     shifted_mean = ops.mul(mean_ss, divisor)
     mean = shifted_mean if shift is None else ops.add(shifted_mean, shift)
     variance = ops.sub(ops.mul(variance_ss, divisor), ops.square(shifted_mean))
-    return [mean, variance]
+    return PythonTuple([mean, variance])
 
 
 @builtin()
@@ -88,7 +88,7 @@ def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
     variance = divide_no_nan(ops.reduce_sum(ops.mul(w, ops.square(ops.sub(t, mean))), axes, True), weights)
     if not keep:
         mean, variance = ops.reshape(mean, _kept(t.shape, axes)), ops.reshape(variance, _kept(t.shape, axes))
-    return [mean, variance]
+    return PythonTuple([mean, variance])
 
 
 def _kept(shape, axes):

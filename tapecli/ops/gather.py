@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
@@ -36,7 +36,7 @@ def _check_range(idx, n, what):
     if bad.any():
         pos = tuple(int(i) for i in np.argwhere(bad)[0])
         where_ = ", ".join(str(p) for p in pos)
-        raise TdfValueError(f"{what}: indices[{where_}] = {int(idx[pos])} is not in [0, {n})")
+        raise KernelValueError(f"{what}: indices{f'[{where_}]' if where_ else ''} = {int(idx[pos])} is not in [0, {n})")
 
 
 def _along(x: Tensor, axis: int, idx) -> Tensor:

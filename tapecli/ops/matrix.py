@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
@@ -208,7 +208,7 @@ def _linalg_kernel(f):
         try:
             return np.asarray(f(*xs, **attrs))
         except np.linalg.LinAlgError as e:
-            raise TdfValueError(f"the matrix is singular or not positive definite ({e})") from None
+            raise KernelValueError(f"the matrix is singular or not positive definite ({e})") from None
     return run
 
 
@@ -384,7 +384,7 @@ def _apply_linalg(op, inputs, what, **attrs):
     try:
         return apply(op, inputs, **attrs)
     except TdfValueError as e:
-        raise TdfValueError(f"{what}: {e.message if hasattr(e, 'message') else e}") from None
+        raise type(e)(f"{what}: {e.message}") from None
 
 
 def inv(x): return _apply_linalg(INV, (_square(x, "inv"),), "inv")

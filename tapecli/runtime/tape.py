@@ -246,10 +246,13 @@ class Tape:
         ctx = current()
         if not self.persistent:
             if self.used_at is not None:
-                raise TapeError(f"tape {self.name} is not persistent and already computed gradients "
-                                f"at line {self.used_at}",
+                # (TensorFlow's message where a program is spelled as TensorFlow's, which may print it)
+                raise TapeError(spelling.either(f"tape {self.name} is not persistent and already computed gradients "
+                                                f"at line {self.used_at}", "A non-persistent GradientTape can only "
+                                                "be used to compute one set of gradients (or jacobians)"),
                                 hint=spelling.either(f"declare it with tape {self.name}(persistent=True):",
-                                                     f"open it with `with tf.GradientTape(persistent=True) as {self.name}:`"))
+                                                     f"tape {self.name} computed them at line {self.used_at}: open it "
+                                                     f"with `with tf.GradientTape(persistent=True) as {self.name}:`"))
             self.used_at = line
             if self.open:
                 # As in TensorFlow: a non-persistent tape stops recording once asked.

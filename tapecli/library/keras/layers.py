@@ -20,7 +20,7 @@ from tapecli.interpreter.classes import LAYER
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import PythonBool, Tensor, Variable
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -182,7 +182,7 @@ class Layer(KerasObject):
             v.assign(np.asarray(t.value, dtype=v.dtype))
 
     def attributes(self):
-        out = {"name": lambda: self.given or self.auto, "built": lambda: Tensor(np.array(self.built)),
+        out = {"name": lambda: self.given or self.auto, "built": lambda: PythonBool(np.array(self.built)),
                "weights": lambda: self.weights, "variables": lambda: self.weights,
                "trainable_weights": lambda: self.trainable_weights,
                "trainable_variables": lambda: self.trainable_weights,

@@ -65,6 +65,9 @@ class Model(Layer):
     def step(self, name):
         return None
 
+    def method(self, name):
+        return None
+
     def replay_kind(self, args, kwargs, tracked):
         layers = self.layers
         return PURE if self.built and layers and all(

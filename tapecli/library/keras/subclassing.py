@@ -26,7 +26,7 @@ def program_attribute(interp, instance, attr):
     if attr == "__init__" and instance.cls.role is None:
         return method(attr, lambda *args, **kwargs: init(interp, instance, *args, **kwargs))
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
-        return method(attr, lambda: {"name": instance.label, "trainable": True, "dtype": "float32"})
+        return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True, "dtype": "float32"})
     return training.program_attribute(interp, instance, attr)
 
 

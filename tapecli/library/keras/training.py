@@ -201,6 +201,15 @@ class Trainer:
 
     # ------------------------------------------------------------------ steps
     def compute_loss(self, x, y, y_pred, sample_weight):
+        """The loss fit's and evaluate's steps take: a program's own ``compute_loss`` where its model defines one
+        (Keras calls it with keywords), else the compiled loss and the added losses."""
+        custom = self.model.method("compute_loss")
+        if custom is not None:
+            return tensor(custom([], {"x": x, "y": y, "y_pred": y_pred, "sample_weight": sample_weight,
+                                      "training": PythonBool(np.array(True))}))
+        return self.default_loss(x, y, y_pred, sample_weight)
+
+    def default_loss(self, x, y, y_pred, sample_weight):
         parts = []
         if self.loss is not None:
             parts.append(self.loss.call(self.interp, [y, y_pred], {} if sample_weight is None else
@@ -477,7 +486,7 @@ def methods(interp, owner) -> dict:
         return owner.trainer
 
     def compute_loss(x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        return need().compute_loss(x, y, y_pred, sample_weight)
+        return need().default_loss(x, y, y_pred, sample_weight)     # (super().compute_loss of an override too)
 
     def compiled_loss(y, y_pred, sample_weight=None, regularization_losses=None):
         current().settings.warn_once("`model.compiled_loss()` is deprecated. Instead, use "
@@ -571,11 +580,16 @@ class ProgramModel:
             [loss for layer in held for loss in layer.regularization_losses()]
 
     def step(self, name):
+        found = self.method(name)
+        return None if found is None else lambda data: found([data], {})
+
+    def method(self, name):
+        """The program's own method ``name`` of this model, called as ``method(args, kwargs)``, or None."""
         fn, owner = self.instance.cls.find(name)
         if fn is None or not hasattr(fn, "node"):
             return None
         from tapecli.interpreter.classes import call_method
-        return lambda data: call_method(self.interp, fn, owner, self.instance, [data], {}, None)
+        return lambda args, kwargs: call_method(self.interp, fn, owner, self.instance, args, kwargs, None)
 
 
 def _bases_of(value) -> tuple:

@@ -1,0 +1,22 @@
+"""TensorFlow programs written fresh, each run as written and compared with what TensorFlow 2.21 and Keras 3
+printed for it (tests/data/tf_fresh_programs.json, recorded by running each program in a development venv with
+TensorFlow): a form on one runner only beside one on the other (``...`` or ``try`` beside ``tf.newaxis``,
+``tf.nn.dropout``, ``layer.trainable = False``, tf.cond), the tuples and named tuples TensorFlow returns, the
+errors a program catches as TensorFlow raises them, ``len`` of a dataset, a model's own ``compute_loss``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tapecli import api
+
+PROGRAMS = json.loads((Path(__file__).parent / "data" / "tf_fresh_programs.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_fresh_program_prints_what_tensorflow_printed(name):
+    program = PROGRAMS[name]
+    result = api.run_source(program["program"], f"{name}.py")
+    assert result.output == program["stdout"].splitlines()
