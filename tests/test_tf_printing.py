@@ -8,6 +8,7 @@ here as a literal. The test runs each program through tapecli's library API, who
 from __future__ import annotations
 
 import pytest
+from conftest import cli
 
 from tapecli.api import run_source
 from tapecli.errors import TdfError
@@ -594,3 +595,24 @@ def test_prints_as_tensorflow(outputs, name, snippet, stream, expected):
 
 def test_rows_are_distinct():
     assert len({row[0] for row in ROWS}) == len(ROWS)
+
+
+@pytest.mark.parametrize("on", ["0", "1"])
+def test_tf_print_writes_to_standard_error_as_tensorflow_does(tmp_path, monkeypatch, on):
+    """TensorFlow 2.21 writes tf.print to stderr: `python p.py > out` keeps print's lines alone, as `run` does
+    (on both runners); --json's output keeps every line in order."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    prog = tmp_path / "p.py"
+    prog.write_text("import tensorflow as tf\nprint('a')\ntf.print('t', tf.constant([1.0, 2.0]))\nprint('b')\n")
+    r = cli("run", str(prog))
+    assert r.code == 0 and r.stdout.splitlines()[:2] == ["a", "b"] and r.stderr.splitlines()[0] == "t [1 2]"
+    assert cli("run", "--json", str(prog)).json["output"] == ["a", "t [1 2]", "b"]
+
+
+def test_sys_stderr_and_tf_print_streams_on_cpython(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("import sys\nimport tensorflow as tf\nprint('a')\ntf.print('to out', output_stream=sys.stdout)\n"
+                    "print('err', file=sys.stderr)\nsys.stderr.write('part ')\nsys.stderr.write('line\\n')\n"
+                    "try:\n    pass\nexcept ValueError:\n    pass\n")
+    r = cli("run", str(prog))
+    assert r.stdout.splitlines()[:2] == ["a", "to out"] and r.stderr.splitlines()[:2] == ["err", "part line"]

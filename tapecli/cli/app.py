@@ -225,12 +225,14 @@ class Invocation:
             self.write_warnings(result.warnings)
 
     def _printed(self, lines) -> None:
-        """The program's print() output: on stdout under `run`, else on stderr (JSON stays clean)."""
+        """The program's output: under `run`, what it printed on stdout and what it wrote to standard error
+        (tf.print's lines) on stderr; under the other commands all of it on stderr (JSON stays clean)."""
         from tapecli.cli.render import program_output
-        stream = sys.stdout if self.command == "run" else sys.stderr
+        from tapecli.interpreter.core import ErrorLine
         for line in lines:
+            stream = sys.stdout if self.command == "run" and type(line) is not ErrorLine else sys.stderr
             stream.write(program_output(line, stream) + "\n")
-        stream.flush()
+        sys.stdout.flush()
 
     def write_warnings(self, warnings, suffix=lambda warning: "") -> None:
         """The run's warnings on stderr, one a line (``suffix(w)`` after each)."""

@@ -16,6 +16,7 @@ import weakref
 from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
+from tapecli.interpreter.core import ErrorLine
 from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within
 from tapecli.runtime.numpy_gate import weighed_method
@@ -60,6 +61,7 @@ class Sandbox:
         self.filename = filename
         self.classes: weakref.WeakSet = weakref.WeakSet()     # the classes the program's class statements made
         self.text: list[str] = []                            # what print() wrote, in pieces
+        self.error_partial = ""                              # standard error's text after its last newline
         self.modules: dict[str, object] = {}                 # the module proxies this run imported
         self.library: dict[int, tuple] = {}     # id of a NumPy function as the program has it -> (it, NumPy's own)
         self.steps = 0
@@ -79,10 +81,18 @@ class Sandbox:
     # ---- output
     @property
     def output(self) -> list[str]:
-        text = "".join(self.text)
-        if not text:
-            return []
-        return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        """The lines written, standard error's as ErrorLines, in the order they were written."""
+        lines: list[str] = []
+        pieces = [*self.text, *([ErrorLine(self.error_partial)] if self.error_partial else [])]
+        start = 0
+        for end in [i for i, piece in enumerate(pieces) if type(piece) is ErrorLine] + [len(pieces)]:
+            text = "".join(pieces[start:end])
+            if text:
+                lines += text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+            if end < len(pieces):
+                lines.append(pieces[end])
+            start = end + 1
+        return lines
 
     def print(self, *values, sep=" ", end="\n", file=None, flush=False):
         if self.muted_prints:          # a tf.function's call that runs its traced graph (tf_calls._traced)
@@ -101,6 +111,19 @@ class Sandbox:
         admit_bytes(len(text), len(text), what)
         self.text.append(text)
         return len(text)
+
+    def write_error(self, text: str, what: str = "the program's standard error") -> int:
+        """Standard error's text: each whole line an ErrorLine among the output's pieces."""
+        admit_bytes(len(text), len(text), what)
+        *lines, self.error_partial = (self.error_partial + text).split("\n")
+        self.text.extend(ErrorLine(line) for line in lines)
+        return len(text)
+
+    @property
+    def stderr(self):
+        """Standard error as the program's ``sys.stderr`` (and tf.print's stream): lines of the run's output
+        that the command line writes to stderr."""
+        return _ErrorOutput(self)
 
     @property
     def stdout(self):
@@ -284,6 +307,8 @@ class _Output(io.TextIOBase):
     """The run's output as a stream (``sys.stdout``): it holds the sandbox's write alone, never the sandbox, since
     a program reads any public attribute of what it holds (and any of an instance of a class it derives)."""
 
+    standard_error = False          # (tf.print's output_stream=sys.stdout)
+
     def __init__(self, sandbox: Sandbox):
         self._write = sandbox.write
 
@@ -294,6 +319,15 @@ class _Output(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         return self._write(text, "the program's printed output")
+
+
+class _ErrorOutput(_Output):
+    """Standard error as a stream (``sys.stderr``), holding the sandbox's write_error alone."""
+
+    standard_error = True
+
+    def __init__(self, sandbox: Sandbox):
+        self._write = sandbox.write_error
 
 
 def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:

@@ -342,7 +342,7 @@ def _os(sandbox) -> dict:
 
 
 def _sys(sandbox) -> dict:
-    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stdout}
+    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stderr}
 
 
 def _datetime(sandbox) -> dict:

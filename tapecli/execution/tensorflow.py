@@ -571,10 +571,13 @@ class _Lines:
         self.sandbox = sandbox
 
     def append(self, line: str) -> None:
-        self.sandbox.write(line + "\n", "tf.print()'s output")
+        self.sandbox.write(line + "\n", "the library's output")
 
     def write(self, text: str) -> None:
         self.sandbox.write(text, "the library's output")
+
+    def write_error(self, text: str) -> None:
+        self.sandbox.stderr.write(text)
 
 
 # ------------------------------------------------------------------ tf.GradientTape

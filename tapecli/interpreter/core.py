@@ -27,11 +27,20 @@ from tapecli.runtime.limits import Limits
 
 
 
+class ErrorLine(str):
+    """A line the program wrote to standard error (tf.print's stream, ``print(..., file=sys.stderr)``): one of
+    the run's output lines, which the command line writes to stderr under ``run``."""
+
+    __slots__ = ()
+
+
 class Output(list):
     """The program's printed lines. ``write`` takes text as a stream does (``print(..., end='')``): a line is
-    complete at its newline, and the text after the last one waits for the next (``close`` ends it with the run)."""
+    complete at its newline, and the text after the last one waits for the next (``close`` ends it with the run).
+    ``write_error`` is standard error's stream, its lines ErrorLines."""
 
     partial = ""
+    partial_error = ""
 
     def write(self, text: str) -> None:
         lines = (self.partial + text).split("\n")
@@ -39,14 +48,22 @@ class Output(list):
         self.extend(lines)
 
     def append(self, line: str) -> None:
-        """A whole line (print's, tf.print's): the text waiting begins it."""
+        """A whole line (print's): the text waiting begins it."""
         super().append(self.partial + line)
         self.partial = ""
+
+    def write_error(self, text: str) -> None:
+        lines = (self.partial_error + text).split("\n")
+        self.partial_error = lines.pop()
+        self.extend(ErrorLine(line) for line in lines)
 
     def close(self) -> None:
         if self.partial:
             super().append(self.partial)
             self.partial = ""
+        if self.partial_error:
+            super().append(ErrorLine(self.partial_error))
+            self.partial_error = ""
 
 class Interpreter(Statements, Expressions, PythonForms):
     builtins = BUILTINS          # the names a program sees before its own (fusion checks calls against them)

@@ -510,13 +510,19 @@ def print_(interp, *values, sep=" ", end="\n", flush=False):
 
 @builtin("tf.print", interp=True)
 def tf_print(interp, *inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
-    """tf.print: each input as TensorFlow summarizes it (printing.tf_print_text), one line of the output (the
-    stream is TensorFlow's choice of where; the run's output is where a program's printing goes)."""
+    """tf.print: each input as TensorFlow summarizes it (printing.tf_print_text), to standard error as TensorFlow
+    writes it, or to standard output where ``output_stream`` is the program's ``sys.stdout``."""
     if not isinstance(sep, str) or not isinstance(end, str):
         raise TdfTypeError("tf.print(): sep and end must be strings")
+    if output_stream is not None and not hasattr(output_stream, "standard_error"):
+        raise TdfValueError("tf.print(): output_stream is sys.stdout or sys.stderr in a tapecli program (a file's "
+                            "path or a logging function reaches outside the run)")
     n = to_int(summarize, "summarize") if summarize is not None else 3
     text = joined(sep, [tf_print_text(v, n) for v in inputs], "tf.print()")
-    interp.output.append(text + end[:-1] if end.endswith("\n") else text + end)
+    if output_stream is not None and not output_stream.standard_error:
+        interp.output.write(text + end)
+    else:
+        interp.output.write_error(text + end)
 
 
 for _d in ("float32", "float64", "int32", "int64", "bool", "f32", "f64", "i32", "i64"):
