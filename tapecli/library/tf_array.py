@@ -63,6 +63,28 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     return ops.gather(t, Tensor(np.repeat(np.arange(n, dtype=np.int64), counts)), axis=axis)
 
 
+@builtin("strided_slice")
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                  shrink_axis_mask=0, var=None, name=None):
+    """tf.strided_slice: the index ``t[b0:e0:s0, ...]`` its spec makes, bit i of each mask about entry i (begin
+    or end left open, ``...``, a new axis, an integer index that drops the axis), as TensorFlow's index does."""
+    t = ops.to_tensor(input_)
+    begin, end = to_shape(begin, negative=True), to_shape(end, negative=True)
+    strides = (1,) * len(begin) if strides is None else to_shape(strides, negative=True)
+    if not len(begin) == len(end) == len(strides):
+        raise ShapeError(f"tf.strided_slice: begin, end and strides need as many entries, got {len(begin)}, "
+                         f"{len(end)} and {len(strides)}")
+    if 0 in strides:
+        raise TdfValueError("tf.strided_slice: strides entries must be non-zero")
+    masks = [to_int(m, "a mask") for m in (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)]
+    index = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        bit = [m >> i & 1 for m in masks]
+        index.append(Ellipsis if bit[2] else None if bit[3] else b if bit[4] else
+                     slice(None if bit[0] else b, None if bit[1] else e, s))
+    return ops.getitem(t, tuple(index))
+
+
 @builtin("slice")
 def slice_(input_, begin, size, name=None):
     """tf.slice: ``size[i]`` elements from ``begin[i]`` on each axis (-1: to the end)."""
