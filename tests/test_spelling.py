@@ -65,7 +65,7 @@ HINTS = {
                         TF + "x = tf.Variable(3.0)\nwith tf.GradientTape() as t:\n    y = x * x\n"
                         "g = t.gradient(y, x)\ng2 = t.gradient(y, x)\n",
                         "declare it with tape t(persistent=True):",
-                        "open it with `with tf.GradientTape(persistent=True) as t:`"),
+                        "tape t computed them at line 5: open it with `with tf.GradientTape(persistent=True) as t:`"),
 }
 
 

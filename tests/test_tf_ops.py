@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tapecli.api import Options, run_source
-from tapecli.errors import ShapeError, TdfError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfError, TdfTypeError, TdfValueError
 
 
 def run(source, **options):
@@ -272,8 +272,8 @@ def test_one_hot_defaults_axis_and_out_of_range():
     assert c.shape == (1, 1, 2) and c.dtype == np.float64
 
 
-def test_one_hot_of_floats_is_a_type_error():
-    assert "int32" in error("a = one_hot([0.0, 1.0], 3)\n", TdfTypeError)
+def test_one_hot_of_floats_is_tensorflows_invalid_argument():
+    assert "int32" in error("a = one_hot([0.0, 1.0], 3)\n", KernelValueError)
 
 
 # -------------------------------------------------------------- gather, scatter
