@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tapecli.kernels import blas
+from tapecli.kernels import blas, tf_float32
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -27,12 +27,16 @@ def erf(x):
 
 
 def sigmoid(x):
+    if (small := tf_float32.sigmoid_small(x)) is not None:     # TensorFlow's scalar path (tf_float32.py)
+        return small
     # exp of a non-positive number only: no overflow for large |x|.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
 def softplus(x):
+    if (small := tf_float32.softplus_small(x)) is not None:    # TensorFlow's scalar path (tf_float32.py)
+        return small
     return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
 
@@ -281,16 +285,17 @@ def where(c, a, b):
 
 KERNELS = {
     # elementwise, one input
-    "neg": np.negative, "sin": np.sin, "cos": np.cos, "tan": np.tan, "exp": np.exp, "log": np.log,
-    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": rsqrt, "square": np.square, "abs": np.abs,
-    "sign": np.sign, "tanh": np.tanh, "sigmoid": sigmoid, "softplus": softplus,
+    # (float32 transcendental functions as TensorFlow computes them: tf_float32.py)
+    "neg": np.negative, "sin": tf_float32.sin, "cos": tf_float32.cos, "tan": tf_float32.tan, "exp": tf_float32.exp,
+    "log": tf_float32.log, "log1p": tf_float32.log1p, "sqrt": np.sqrt, "rsqrt": rsqrt, "square": np.square,
+    "abs": np.abs, "sign": np.sign, "tanh": tf_float32.tanh, "sigmoid": sigmoid, "softplus": softplus,
     "relu": relu, "elu": elu, "leaky_relu": leaky_relu,
     "gelu": gelu, "erf": erf, "round": np.round, "floor": np.floor, "ceil": np.ceil,
     "logical_not": np.logical_not, "cast": lambda x, dtype: x.astype(dtype),
     # elementwise, two or three inputs
     "add": _widened(np.add), "sub": _widened(np.subtract), "mul": _widened(np.multiply),
     "div": _widened(np.true_divide),
-    "floordiv": floordiv, "mod": floormod, "pow": np.power, "maximum": np.maximum,
+    "floordiv": floordiv, "mod": floormod, "pow": tf_float32.pow_, "maximum": np.maximum,
     "minimum": np.minimum, "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
     "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "masked_grad": masked_grad,
@@ -314,5 +319,6 @@ RAW_KERNELS = KERNELS          # unwrapped: for callers that already run under n
 # may be one of their arguments), with the bits they give without it: a loop plan reuses an argument's array
 # that nothing else holds (interpreter/loop_plans.py)
 OUT_KERNELS = frozenset({"add", "sub", "mul", "div", "relu", "masked_grad"}
+                        | {"sin", "cos", "tan", "exp", "log", "log1p", "tanh", "pow"}      # (tf_float32's)
                         | {name for name, f in RAW_KERNELS.items() if isinstance(f, np.ufunc) and f.nout == 1})
 KERNELS = {name: _quiet(f) for name, f in RAW_KERNELS.items()}

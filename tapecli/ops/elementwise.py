@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from tapecli import kernels
+from tapecli.kernels import tf_float32
 
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.core import (_ew_jvp, _ew_vjp, _elementwise, _unary)
@@ -88,7 +89,7 @@ SOFTPLUS = _unary("softplus", numba=True, deriv=lambda m, x, y, at: m.sigmoid(x)
 ELU = _unary("elu", numba=True, program=(),
              deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(x),
                                                m.mul(at["alpha"], m.add(m.expm1(m.minimum(x, 0)), 1))))
-EXPM1 = _unary("expm1", numpy=np.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
+EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
 ERF = _unary("erf", numba=True, deriv=lambda m, x, y, at: m.mul(2 / _SQRT_PI, m.exp(m.neg(m.square(x)))))
 
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from tapecli.kernels import tf_float32
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.core import _elementwise, _unary
 from tapecli.ops.elementwise import *  # noqa: F403
@@ -100,7 +101,7 @@ ASIN = _unary("asin", numpy=np.arcsin, deriv=lambda m, x, y, at: m.rsqrt(m.sub(1
               fusion="math.asin({0})")
 ACOS = _unary("acos", numpy=np.arccos, deriv=lambda m, x, y, at: m.neg(m.rsqrt(m.sub(1, m.square(x)))),
               fusion="math.acos({0})")
-ATAN = _unary("atan", numpy=np.arctan, deriv=lambda m, x, y, at: m.reciprocal(m.add(1, m.square(x))),
+ATAN = _unary("atan", numpy=tf_float32.atan, deriv=lambda m, x, y, at: m.reciprocal(m.add(1, m.square(x))),
               fusion="math.atan({0})")
 # TensorFlow: asinh' = 1 / cosh(y), acosh' = 1 / sinh(y) (from the output), atanh' = 1 / (1 - x^2)
 ASINH = _unary("asinh", numpy=np.arcsinh, deriv=lambda m, x, y, at: m.reciprocal(m.cosh(y)), saves=("out",),
