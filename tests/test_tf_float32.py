@@ -1,0 +1,95 @@
+"""float32 elementwise math on tensors of fewer than 8 elements against TensorFlow's bits (tapecli/kernels/
+tf_float32.py), recorded by benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into
+tests/tf_float32_bits.json."""
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tapecli import kernels
+from tapecli import ops  # noqa: F401  (the op table registers expm1's and atan's kernels)
+from tapecli.kernels import tf_float32
+
+TABLE = json.loads((Path(__file__).parent / "tf_float32_bits.json").read_text())["ops"]
+# Eigen's own arithmetic, not the C library's: the same bits everywhere
+EIGEN_ONLY = {"tanh"}
+# TensorFlow's bits came from glibc's libm: another C library (or none) gives the float functions' values within
+# an ulp or two, not their bits
+SAME_LIBM = tf_float32.libm_float_functions() and platform.libc_ver()[0] == "glibc"
+
+
+def _value(hexes, shape):
+    a = np.array([int(h, 16) for h in hexes], np.uint32).view(np.float32).reshape(shape)
+    return a[()] if not shape else a
+
+
+def _ulps(got, want):
+    g = got.view(np.int32).astype(np.int64)
+    w = want.view(np.int32).astype(np.int64)
+    g = np.where(g < 0, -(g & 0x7FFFFFFF), g)
+    w = np.where(w < 0, -(w & 0x7FFFFFFF), w)
+    return np.abs(g - w)
+
+
+@pytest.mark.parametrize("op", sorted(TABLE))
+def test_small_float32_tensors_give_tensorflows_bits(op):
+    exact = op in EIGEN_ONLY or SAME_LIBM
+    with kernels.quiet():
+        for case in TABLE[op]:
+            shape = tuple(case["shape"])
+            args = [_value(h, () if not shape else shape) for h in case["args"]]
+            got = np.asarray(kernels.RAW_NUMPY_KERNELS[op](*args), np.float32).reshape(-1)
+            want = _value(case["out"], (len(case["out"]),))
+            nan = np.isnan(want)
+            assert np.array_equal(np.isnan(got), nan), (op, case)
+            if exact:
+                assert got[~nan].tobytes() == want[~nan].tobytes(), (op, case, got)
+            else:
+                assert _ulps(got[~nan], want[~nan]).max(initial=0) <= 2, (op, case, got)
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "softplus", "log1p", "pow"])
+def test_a_scalar_a_small_tensor_and_into_out_give_the_same_bits(op):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.1, 5, 7).astype(np.float32)
+    f = kernels.RAW_NUMPY_KERNELS[op]
+    args = (x, x[::-1].copy()) if op == "pow" else (x,)
+    with kernels.quiet():
+        whole = f(*args)
+        one_by_one = np.array([f(*[a[i] for a in args]) for i in range(7)])
+        zero_d = np.array([f(*[np.asarray(a[i]) for a in args]) for i in range(7)])
+        assert whole.dtype == one_by_one.dtype == np.float32
+        assert whole.tobytes() == one_by_one.tobytes() == zero_d.tobytes()
+        assert isinstance(f(*[a[0] for a in args]), np.float32)       # a scalar stays a NumPy scalar
+        if op in kernels.OUT_KERNELS:
+            into = np.full_like(whole, 7)
+            assert f(*args, out=into) is into and into.tobytes() == whole.tobytes()
+
+
+def test_float64_and_larger_float32_tensors_keep_numpys_functions():
+    rng = np.random.default_rng(4)
+    for x in (rng.standard_normal(5), rng.standard_normal(64).astype(np.float32)):
+        with kernels.quiet():
+            for op, ufunc in (("exp", np.exp), ("sin", np.sin), ("tanh", np.tanh), ("log1p", np.log1p)):
+                assert kernels.RAW_NUMPY_KERNELS[op](x).tobytes() == ufunc(x).tobytes(), (op, x.dtype)
+
+
+def test_results_below_the_smallest_normal_are_flushed_to_zero_as_tensorflow_runs():
+    with kernels.quiet():
+        assert kernels.RAW_NUMPY_KERNELS["exp"](np.float32(-100.0)) == 0
+        assert kernels.RAW_NUMPY_KERNELS["sigmoid"](np.array([-100.0], np.float32))[0] == 0
+        tiny = np.float32(1e-45)
+        assert kernels.RAW_NUMPY_KERNELS["tanh"](-tiny).tobytes() == np.float32(-0.0).tobytes()
+        assert kernels.RAW_NUMPY_KERNELS["sin"](tiny) == tiny        # sinf gives a tiny argument back as it is
+
+
+def test_a_program_prints_tensorflows_sigmoid_and_its_gradient():
+    import tapecli
+    r = tapecli.run("import tensorflow as tf\nx = tf.constant(7.5)\nwith tf.GradientTape() as tape:\n"
+                "    tape.watch(x)\n    y = tf.sigmoid(x)\nprint(y.numpy(), tape.gradient(y, x).numpy())\n")
+    # TensorFlow 2.21 prints 0.9994472 0.00055246794 (float32 NumPy's 1 / (1 + exp(-x)): 0.99944717)
+    assert " ".join(r.output).split() == ["0.9994472", "0.00055246794"]
