@@ -9,13 +9,13 @@ scalar path alone. There (measured against TensorFlow 2.21's pip wheel, benchmar
   Linux glibc's libm, the very functions TensorFlow calls in a process on the same machine. Where no C library
   answers, the float64 result rounded to float32 (the same bits but for about 0.1% to 8% of inputs).
 * tanh is Eigen's ``ptanh_float``: a [9/8] rational approximation on x clamped to +-7.90738964, without fused
-  multiply-adds (the wheel is built for AVX without FMA). Eigen's packets compute the same formula, so the
-  NumPy version here gives TensorFlow's bits for every size.
+  multiply-adds (the wheel is built for AVX without FMA: the FMA variant gives TensorFlow's bits for 70% of
+  inputs, this one for all).
 * sigmoid is Eigen's ``scalar_logistic_op<float>``: ``e = expf(min(x, 16.6355324)); e / (1 + e)``.
 * softplus is TensorFlow's Softplus functor: x above -t, ``expf(x)`` below t, ``log1pf(expf(x))`` between,
   t = log(float32 epsilon) + 2.
 
-Each kernel takes ``out=`` as the ufunc it replaces does. float64 and larger float32 tensors keep NumPy's
+The kernels that replace a ufunc take ``out=`` as it does. float64 and larger float32 tensors keep NumPy's
 functions (Eigen's packet algorithms for exp, log, sigmoid ... differ from NumPy's: see docs/design.md).
 """
 from __future__ import annotations
