@@ -20,8 +20,7 @@ functions (Eigen's packet algorithms for exp, log, sigmoid ... differ from NumPy
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import functools
 
 import numpy as np
 
@@ -30,20 +29,28 @@ _F32 = np.float32
 _F32_DTYPE = np.dtype(np.float32)
 
 
+@functools.cache
 def _c_library():
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-    except OSError:
-        return None
-
-
-_LIBM = _c_library()
+    """The C library's math functions, loaded at the first float32 function a run computes (ctypes and the
+    library take milliseconds a program that computes none should not pay): glibc's libm, else the
+    process's own symbols (CPython links the math library), else None."""
+    import ctypes
+    for name in ("libm.so.6", "libm.dylib", None):
+        try:
+            library = ctypes.CDLL(name)
+        except OSError:
+            continue
+        if getattr(library, "expf", None) is not None:
+            return library
+    return None
 
 
 def _c_float(name: str, nargs: int, ufunc):
     """The C library's float function ``name`` (Python floats in, a Python float out, float32's value), or
     ``ufunc`` in float64 rounded to float32 where the C library has none."""
-    f = getattr(_LIBM, name, None) if _LIBM is not None else None
+    import ctypes
+    library = _c_library()
+    f = getattr(library, name, None) if library is not None else None
     if f is not None:
         f.restype = ctypes.c_float
         f.argtypes = [ctypes.c_float] * nargs
@@ -76,7 +83,7 @@ def _flushed(f, name):
 
 def libm_float_functions() -> bool:
     """Whether the C library's float functions answer (else float64 rounded to float32 stands in)."""
-    return _LIBM is not None and getattr(_LIBM, "expf", None) is not None
+    return _c_library() is not None
 
 
 def _small(x) -> bool:
@@ -101,18 +108,21 @@ def _scalar(value, out):
 def unary(ufunc, c_name: str):
     """``ufunc`` as TensorFlow computes it: the C library's float function on a float32 scalar or a float32
     tensor of fewer than ``PACKET`` elements, ``ufunc`` on anything else."""
-    c = _c_float(c_name, 1, ufunc)
-    f = _flushed(c, c_name)
     keep = c_name in _KEEP_TINY_ARGUMENT
+    found: list = []            # (the C function and its flushed form, found at the first call)
 
     def run(x, out=None):
         if x.__class__ is _F32:
-            y = c(x)                    # (f inlined: a scalar op's time is mostly calls)
+            if not found:
+                found.extend(_found(c_name, 1, ufunc))
+            y = found[0](x)             # (the flushing inlined: a scalar op's time is mostly calls)
             if -_TINY < y < _TINY and not (keep and y == x):
                 y *= 0.0
             return _F32(y) if out is None else _scalar(_F32(y), out)
         if _small(x):
-            return _result([f(v) for v in x.ravel().tolist()], x.shape, out)
+            if not found:
+                found.extend(_found(c_name, 1, ufunc))
+            return _result([found[1](v) for v in x.ravel().tolist()], x.shape, out)
         return ufunc(x, out=out)
     run.__name__ = ufunc.__name__
     return run
@@ -120,7 +130,7 @@ def unary(ufunc, c_name: str):
 
 def binary(ufunc, c_name: str):
     """The same for a function of two inputs (``powf``), on their broadcast."""
-    f = _flushed(_c_float(c_name, 2, ufunc), c_name)
+    f = _Lazy(c_name, 2, ufunc)
 
     def run(a, b, out=None):
         if a.__class__ is _F32 and b.__class__ is _F32:
@@ -134,6 +144,23 @@ def binary(ufunc, c_name: str):
         return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
     return run
+
+
+def _found(c_name: str, nargs: int, ufunc) -> tuple:
+    c = _c_float(c_name, nargs, ufunc)
+    return c, _flushed(c, c_name)
+
+
+class _Lazy:
+    """The C library's float function, flushed, found at its first call."""
+
+    def __init__(self, c_name: str, nargs: int, ufunc):
+        self.args, self.f = (c_name, nargs, ufunc), None
+
+    def __call__(self, *values):
+        if self.f is None:
+            self.f = _found(*self.args)[1]
+        return self.f(*values)
 
 
 def _size(shape) -> int:
@@ -153,8 +180,8 @@ expm1 = unary(np.expm1, "expm1f")
 log1p = unary(np.log1p, "log1pf")
 pow_ = binary(np.power, "powf")
 
-_expf = _flushed(_c_float("expf", 1, np.exp), "expf")
-_log1pf = _flushed(_c_float("log1pf", 1, np.log1p), "log1pf")
+_expf = _Lazy("expf", 1, np.exp)
+_log1pf = _Lazy("log1pf", 1, np.log1p)
 
 
 # ------------------------------------------------------------------ tanh: Eigen's ptanh_float
