@@ -59,16 +59,18 @@ class Layer(metaclass=_KerasClass):
         if depth == 0:              # an outermost call: the losses of the last one are dropped, as in Keras
             for layer in _program_layers(self):
                 layer._added_losses = []
-        if not self.built:
-            self.build(_shape(args[0]) if args else None)
-            self.built = True
-        if "training" in kwargs and not _takes(self.call, "training"):
-            kwargs.pop("training")
-        run.keras_call_depth = depth + 1
-        try:
-            return self.call(*args, **kwargs)
-        finally:
-            run.keras_call_depth = depth
+        from tapecli.library.keras.common import name_scope
+        with name_scope(run, self.name):
+            if not self.built:
+                self.build(_shape(args[0]) if args else None)
+                self.built = True
+            if "training" in kwargs and not _takes(self.call, "training"):
+                kwargs.pop("training")
+            run.keras_call_depth = depth + 1
+            try:
+                return self.call(*args, **kwargs)
+            finally:
+                run.keras_call_depth = depth
 
     def build(self, input_shape):
         self.built = True
@@ -230,8 +232,9 @@ def _made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Vari
     want = np.dtype(DType(dtype).np) if isinstance(dtype, str) else np.dtype(dtype.np) if dtype is not None \
         else current().settings.float_dtype
     value = initializers.get(to_library(initializer)).make(dims, run.rng, want)
+    from tapecli.library.keras.common import weight_path
     return Variable(f"{run.label(layer)}.{name or 'weight'}", value, trainable=bool(trainable),
-                    tf_name=name or "variable", keras=True)
+                    tf_name=name or "variable", keras=weight_path(run, layer.name, name or "variable"))
 
 
 @as_tensorflow

@@ -43,7 +43,8 @@ from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_wor
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
-from tapecli.runtime.values import DType, Tensor, Variable, dtype_name, literal_array, tensorflow_name
+from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
+                                    tensorflow_name)
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -77,7 +78,7 @@ OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ER
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
 ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
-VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | ASSIGNS | {"name", "trainable", "read_value", "value", "scatter_nd_update",
+VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | ASSIGNS | {"name", "trainable", "read_value", "value", "scatter_nd_update", "path",
                                                      "scatter_nd_add", "scatter_nd_sub"}
 TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", "watched_variables", "reset",
                              "stop_recording", "persistent"})
@@ -780,8 +781,10 @@ class Eager:
             return numpy
         if name == "shape":
             return Shape(t.shape)
-        if name == "dtype":
-            return DType(dtype_name(t.dtype))
+        if name == "dtype":         # (a Keras variable's dtype is the name of one)
+            return dtype_name(t.dtype) if isinstance(obj, Variable) and obj.keras else DType(dtype_name(t.dtype))
+        if name == "path" and isinstance(obj, Variable) and obj.keras:
+            return keras_path(obj)
         if name == "ndim":
             return t.ndim
         if name in ("read_value", "value"):

@@ -157,9 +157,8 @@ class Instance(ProgramObject):
                 return held(v for v in self.owned_variables() if v.trainable)
             if attr in ("non_trainable_variables", "non_trainable_weights"):
                 return held(v for v in self.owned_variables() if not v.trainable)
-            if attr == "weights":          # Keras: the trainable weights, then the others
-                return [v for v in self.owned_variables() if v.trainable] + \
-                    [v for v in self.owned_variables() if not v.trainable]
+            if attr == "weights":          # Keras: each layer's weights in turn (owned_variables)
+                return list(self.owned_variables())
             if attr == "name":
                 return self.keras_name or self.label if self.cls.framework != MODULE else \
                     getattr(self, "module_name", None) or module_name(self.cls.name)
@@ -234,6 +233,12 @@ class Instance(ProgramObject):
             return list(module_leaves(self, lambda m: m.attrs, _is_module, lambda v: isinstance(v, Variable)))
         names = list(self.attrs)
         out, seen = [], set()
+        if self.cls.framework == KERAS:
+            # Keras's Layer.weights: the layer's own variables (trainable, then the others), then each layer it
+            # holds, in the order assigned, with its weights in the same order
+            own = [v for v in self.attrs.values() if isinstance(v, Variable)]
+            for v in [v for v in own if v.trainable] + [v for v in own if not v.trainable]:
+                _collect(v, out, seen)
         if self.inner is not None:
             _collect(self.inner, out, seen)
         for name in names:
@@ -376,8 +381,11 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
         dims = [int(numpy_value(d)) for d in (shape if isinstance(shape, list) else [] if shape is None else [shape])]
     want = dtype.np if isinstance(dtype, DType) else current().settings.float_dtype
     value = HOOKS["initializer"](initializer).make(dims, interp.rng, want)
+    scopes = list(getattr(interp, "keras_scopes", ()))      # (Keras's path: the layers' name scopes open)
+    own = instance.keras_name or instance.label
+    path = "/".join([*scopes, *([own] if not scopes or scopes[-1] != own else []), name or "variable"])
     var = Variable(f"{instance.label}.{name or 'weight'}", value, trainable=bool(
-        trainable.value if isinstance(trainable, Tensor) else trainable), tf_name=name or "variable", keras=True)
+        trainable.value if isinstance(trainable, Tensor) else trainable), tf_name=name or "variable", keras=path)
     instance.attrs.setdefault(name or f"weight_{len(instance.attrs)}", var)
     return var
 

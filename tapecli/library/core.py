@@ -14,7 +14,8 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape,
-                                    UnreadVariable, Variable, dtype_name, literal_array, tensorflow_name)
+                                    UnreadVariable, Variable, dtype_name, keras_path, literal_array,
+                                    tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
@@ -548,6 +549,10 @@ def attribute(interp, value, attr, node):
             return tensorflow_name(value) if current().settings.python_spelling else value.name
         if attr == "trainable":
             return Tensor(np.array(value.trainable))
+        if value.keras and attr == "dtype":         # (a Keras variable's dtype is the name of one)
+            return dtype_name(value.dtype)
+        if value.keras and attr == "path":
+            return keras_path(value)
         if attr in ("shape", "dtype", "value"):
             return _tensor_attribute(value.read(), attr)
     elif isinstance(value, TensorShape):

@@ -112,7 +112,7 @@ for _name, _fn in metrics_more.FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 builtin("MeanMetricWrapper", interp=True)(metrics_more.mean_metric_wrapper)
 for _cls in callbacks.CALLBACKS:
-    _register(f"callbacks.{_cls.__name__}", _cls, with_interp=False)
+    _register(f"callbacks.{_cls.__name__}", _cls, with_interp=_cls is callbacks.LambdaCallback)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:

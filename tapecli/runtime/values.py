@@ -299,6 +299,11 @@ def make_tensor(value, weak=False) -> Tensor:
     return t
 
 
+def keras_path(v: "Variable") -> str:
+    """A Keras variable's ``path``: its layer's scopes and name, then its own (``dense/kernel``)."""
+    return v.keras if isinstance(v.keras, str) else v.tf_name
+
+
 def tensorflow_name(v: "Variable") -> str:
     """A variable's ``name`` as TensorFlow gives it to a Python program: ``w:0`` of ``tf.Variable(..., name='w')``,
     ``Variable:0`` without a name, ``kernel`` of a Keras layer's weight (tapecli's own ``name`` labels its reports)."""
@@ -318,10 +323,12 @@ class Variable(EagerProtocol):
     _order = itertools.count()
 
     def __init__(self, name: str, value: np.ndarray, trainable: bool = True, tf_name: str | None = None,
-                 keras: bool = False):
+                 keras: bool | str = False):
         self.name = name
         self.tf_name = tf_name      # the name= a Python program gave it (TensorFlow prints 'Variable:0' without)
-        self.keras = keras          # a Keras weight: its tf_name is Keras's (``kernel``), as ``.name`` gives it
+        # a Keras weight: its tf_name is Keras's (``kernel``), as ``.name`` gives it; its path (``dense/kernel``)
+        # where it is a string
+        self.keras = keras
         self.trainable = trainable
         self.id = new_id()
         self.order = next(Variable._order)

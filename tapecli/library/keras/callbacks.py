@@ -139,7 +139,54 @@ class LearningRateScheduler(KerasObject):
         return False
 
 
-CALLBACKS = [EarlyStopping, LearningRateScheduler]
+class LambdaCallback(KerasObject):
+    """``keras.callbacks.LambdaCallback``: the program's functions called as a Callback's methods would be
+    (``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch, logs)``, ``on_train_begin(logs)``,
+    ``on_train_end(logs)``, ``on_train_batch_begin(batch, logs)``, ``on_train_batch_end(batch, logs)``)."""
+
+    kind_word = "a LambdaCallback"
+
+    def __init__(self, interp, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
+                 on_train_batch_begin=None, on_train_batch_end=None):
+        self.interp = interp
+        self.hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end,
+                      "on_train_begin": on_train_begin, "on_train_end": on_train_end,
+                      "on_train_batch_begin": on_train_batch_begin, "on_train_batch_end": on_train_batch_end}
+        self.model = self.params = None
+
+    def attributes(self):
+        out = {k: v for k, v in self.hooks.items() if v is not None}
+        out.update(model=lambda: self.model, params=lambda: python_number(self.params or {}))
+        return out
+
+    def _hook(self, name: str, *args) -> None:
+        fn = self.hooks[name]
+        if fn is not None:
+            self.interp.call_value(fn, [python_number(a) for a in args])
+
+    def on_train_begin(self, trainer=None, params=None) -> None:
+        self.model = trainer.program_model() if trainer is not None else None
+        self.params = params
+        self._hook("on_train_begin", {})
+
+    def on_epoch_begin(self, epoch: int, trainer) -> None:
+        self._hook("on_epoch_begin", epoch, {})
+
+    def on_batch_begin(self, batch: int) -> None:
+        self._hook("on_train_batch_begin", batch, {})
+
+    def on_batch_end(self, batch: int, logs: dict) -> None:
+        self._hook("on_train_batch_end", batch, dict(logs))
+
+    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
+        self._hook("on_epoch_end", epoch, dict(logs))
+        return False
+
+    def on_train_end(self, logs: dict) -> None:
+        self._hook("on_train_end", dict(logs))
+
+
+CALLBACKS = [EarlyStopping, LearningRateScheduler, LambdaCallback]
 
 
 class ProgramCallback:

@@ -1,6 +1,8 @@
 """Conversions and the base class shared by the Keras-lite objects."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from tapecli import ops
@@ -94,6 +96,28 @@ def auto_name(interp, prefix: str) -> str:
     n = counts.get(prefix, 0)
     counts[prefix] = n + 1
     return prefix if n == 0 else f"{prefix}_{n}"
+
+
+@contextlib.contextmanager
+def name_scope(interp, name):
+    """Keras's name scope of a layer or model while it builds and calls the layers it holds: the start of the
+    ``path`` of the weights they make (``sequential/dense/kernel``)."""
+    scopes = getattr(interp, "keras_scopes", None)
+    if scopes is None:
+        scopes = interp.keras_scopes = []
+    scopes.append(name)
+    try:
+        yield
+    finally:
+        scopes.pop()
+
+
+def weight_path(interp, layer_name, short) -> str:
+    """A new weight's ``path``: the scopes open, the layer's name, the weight's."""
+    scopes = list(getattr(interp, "keras_scopes", ()))
+    if not scopes or scopes[-1] != layer_name:          # (a layer building inside its own call: its scope is open)
+        scopes.append(layer_name)
+    return "/".join([*scopes, short])
 
 
 def check_choice(value, allowed, what):

@@ -15,12 +15,12 @@ from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
-                                              seed_value, tensor)
+                                              seed_value, tensor, weight_path)
 from tapecli.interpreter.classes import LAYER
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonBool, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -77,6 +77,28 @@ _LAYER_PACKAGES = {
     "preprocessing": "Rescaling",
 }
 _LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu"}    # (the rest: snake case)
+
+
+def get_weights(weights) -> list:
+    """Keras's get_weights: a NumPy array of each weight's value."""
+    return [NumpyArray(v.read().value.copy()) for v in weights]
+
+
+def set_weights(weights, values, name) -> None:
+    """Keras's set_weights: as many values as weights, each of its weight's shape."""
+    if isinstance(values, (Tensor, Variable)) and tensor(values).ndim > 0:
+        values = [ops.getitem(tensor(values), i) for i in range(tensor(values).shape[0])]
+    values = list(values) if isinstance(values, (list, tuple)) else None
+    if values is None or len(values) != len(weights):
+        n = "?" if values is None else len(values)
+        raise TdfValueError(f"You called `set_weights(weights)` on layer '{name}' with a weight list "
+                            f"of length {n}, but the layer was expecting {len(weights)} weights.")
+    for v, value in zip(weights, values):
+        t = tensor(value, "a weight")
+        if t.shape != v.shape:
+            raise ShapeError(f"set_weights: {v.name} has shape {list(v.shape)}, the value has shape "
+                             f"{list(t.shape)}")
+        v.assign(np.asarray(t.value, dtype=v.dtype))
 
 
 class Layer(KerasObject):
@@ -138,7 +160,7 @@ class Layer(KerasObject):
             raise LimitError(f"this {type(self).__name__} layer's {short} would have {size:,} elements, over the "
                              f"limit of {limit:,}", hint="make the layer smaller, or raise --max-elements")
         v = Variable(f"{self.display()}.{short}", initializers.get(init).make(shape, self.rng, dtype), trainable,
-                     tf_name=short, keras=True)
+                     tf_name=short, keras=weight_path(self.interp, self.given or self.auto, short))
         self.weights_[short] = v
         if self.constraints.get(short) is not None:
             current().constraints[v.id] = self.constraints[short]
@@ -163,23 +185,10 @@ class Layer(KerasObject):
                 if reg is not None and short in self.weights_] + self.activity_losses
 
     def get_weights(self):
-        return [Tensor(v.read().value.copy()) for v in self.weights]
+        return get_weights(self.weights)
 
     def set_weights(self, values):
-        if isinstance(values, (Tensor, Variable)) and tensor(values).ndim > 0:
-            values = [ops.getitem(tensor(values), i) for i in range(tensor(values).shape[0])]
-        values = list(values) if isinstance(values, (list, tuple)) else None
-        weights = self.weights
-        if values is None or len(values) != len(weights):
-            n = "?" if values is None else len(values)
-            raise TdfValueError(f"You called `set_weights(weights)` on layer '{self.display()}' with a weight list "
-                                f"of length {n}, but the layer was expecting {len(weights)} weights.")
-        for v, value in zip(weights, values):
-            t = tensor(value, "a weight")
-            if t.shape != v.shape:
-                raise ShapeError(f"set_weights: {v.name} has shape {list(v.shape)}, the value has shape "
-                                 f"{list(t.shape)}")
-            v.assign(np.asarray(t.value, dtype=v.dtype))
+        set_weights(self.weights, values, self.display())
 
     def attributes(self):
         out = {"name": lambda: self.given or self.auto, "built": lambda: PythonBool(np.array(self.built)),

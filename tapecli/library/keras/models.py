@@ -9,7 +9,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
-from tapecli.library.keras.common import dims, flag, float_dtype, integer, tensor
+from tapecli.library.keras.common import dims, flag, float_dtype, integer, name_scope, tensor
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor
@@ -193,8 +193,9 @@ class Sequential(Model):
         self.symbolic_ends = None
         try:
             ends = [x]
-            for layer in self.layers:
-                x = layer.call(self.interp, [x], {}, None)
+            with name_scope(self.interp, self.given or self.auto):
+                for layer in self.layers:
+                    x = layer.call(self.interp, [x], {}, None)
             self.symbolic_ends = ends + [x]
         except TdfError:
             pass
@@ -237,9 +238,10 @@ class Sequential(Model):
         if not self.layers:
             raise TdfValueError(f"Sequential model '{self.display()}' has no layers and cannot be built or called",
                                 hint="add layers: Sequential([Dense(4), ...]) or model.add(Dense(4))")
-        for layer in self.layers:
-            layer.build_for(shape, dtype)
-            shape = layer.output_shape(shape)
+        with name_scope(self.interp, self.given or self.auto):
+            for layer in self.layers:
+                layer.build_for(shape, dtype)
+                shape = layer.output_shape(shape)
         self.built = True
 
     def apply(self, interp, x, training=None):
@@ -256,8 +258,13 @@ class Sequential(Model):
             if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got)):
                 raise TdfValueError(f'Input 0 of layer "{self.layers[0].display()}" is incompatible with the layer: '
                                     f"expected shape={self.input_spec}, found shape={tuple(x.shape)}")
-        for layer in self.layers:
-            x = layer.apply(interp, x, training)
+        if self.built:
+            for layer in self.layers:
+                x = layer.apply(interp, x, training)
+            return x
+        with name_scope(interp, self.given or self.auto):       # (the layers built now)
+            for layer in self.layers:
+                x = layer.apply(interp, x, training)
         self.built = True
         return x
 

@@ -11,6 +11,7 @@ to end (``Optimizer.step_flat``): the same bits in a dozen NumPy calls, not a do
 slots stay laid end to end from step to step (``_LaidOut``), written in place while nothing else holds them."""
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -23,7 +24,31 @@ from tapecli.library.keras import penalties
 from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import Tensor, Variable, keras_path, tensorflow_name
+
+
+def snake_case(name: str) -> str:
+    """Keras's to_snake_case: ``RMSprop`` -> ``rm_sprop``, ``AdamW`` -> ``adam_w``, ``SGD`` -> ``sgd``."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def slot_prefix(v: Variable) -> str:
+    """The start of a slot variable's name in Keras: its variable's path, or a TensorFlow variable's name."""
+    if v.keras:
+        return keras_path(v).replace("/", "_")
+    return tensorflow_name(v).replace("/", "_").replace(":", "_")
+
+
+def plain(value):
+    """A program's argument as the Python value Keras keeps: a number, a bool, a list of them, a string, None."""
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        return value.value.item() if value.ndim == 0 else value.value.tolist()
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value) if isinstance(value, list) else tuple(plain(v) for v in value)
+    return value
 
 
 class Schedule(KerasObject):
@@ -33,6 +58,23 @@ class Schedule(KerasObject):
 
     def value(self, step) -> np.float32:
         raise NotImplementedError
+
+    config: dict = {}               # the arguments as given (Keras's get_config), set by given()
+
+    def given(self, arguments: dict) -> None:
+        """Keep the constructor's arguments (``locals()`` on its first line) as the program gave them."""
+        self.config = {k: plain(v) for k, v in arguments.items() if k not in ("self", "__class__")}
+
+    def get_config(self) -> dict:
+        return dict(self.config)
+
+    def serialized(self) -> dict:
+        """keras.saving.serialize_keras_object of the schedule (an optimizer's config holds it)."""
+        return {"module": "keras.optimizers.schedules", "class_name": type(self).__name__,
+                "config": self.get_config(), "registered_name": None}
+
+    def methods(self):
+        return {"get_config": self.get_config}
 
     def call(self, interp, args, kwargs, node):
         step = args[0] if args else kwargs.get("step")
@@ -44,6 +86,7 @@ class Schedule(KerasObject):
 class ExponentialDecay(Schedule):
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
+        self.given(locals())
         self.initial = num(initial_learning_rate, "initial_learning_rate")
         self.decay_steps = num(decay_steps, "decay_steps")
         if self.decay_steps <= 0:
@@ -79,9 +122,14 @@ class Optimizer(KerasObject):
     replay_methods = {"apply_gradients": EFFECT, "apply": EFFECT}
     planned_methods = {"apply_gradients": "planned_apply_gradients", "apply": "planned_apply"}
 
+    # Keras's order of the slot variables in ``variables``: group by group, each variable's slots of the group in
+    # turn (None: one group of them all, as most of Keras's build methods make them)
+    slot_groups: tuple | None = None
+
     def __init__(self, interp, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name=None, **hyper):
-        self.name = name or auto_name(interp, self.prefix)
+        self.name = name or auto_name(interp, snake_case(type(self).__name__))
+        self.counters = None            # the iteration and learning_rate variables, once read
         self.set_learning_rate(learning_rate)
         self.weight_decay = opt_num(weight_decay, "weight_decay")
         self.clipnorm, self.clipvalue = opt_num(clipnorm, "clipnorm"), opt_num(clipvalue, "clipvalue")
@@ -111,7 +159,7 @@ class Optimizer(KerasObject):
         out = {"name": self.name, "learning_rate": lambda: scalar(self.current_lr()),
                "lr": lambda: scalar(self.current_lr()),
                "iterations": lambda: Tensor(np.array(self.iterations, np.int64)),
-               "variables": lambda: list(self.slot_list)}
+               "variables": self.keras_variables}
         for key in self.hyper:
             out[key] = (lambda k=key: Tensor(np.array(getattr(self, k))) if isinstance(self.hyper[k], bool)
                         else scalar(getattr(self, k)))
@@ -124,7 +172,39 @@ class Optimizer(KerasObject):
         super().set_attribute(interp, attr, value, node)
 
     def methods(self):
-        return {"apply_gradients": self.apply_gradients, "apply": self.apply}
+        return {"apply_gradients": self.apply_gradients, "apply": self.apply, "get_config": self.get_config}
+
+    def keras_variables(self) -> list:
+        """Keras 3's ``optimizer.variables``: ``iteration``, ``learning_rate`` (unless a schedule gives it), then
+        the slots, each named after its variable's path (``dense_kernel_momentum``, ``Variable_0_momentum``)."""
+        if self.counters is None:
+            self.counters = [Variable(f"{self.name}/iteration", np.array(0, np.int64), False, tf_name="iteration",
+                                      keras="iteration")]
+            if not isinstance(self.lr, Schedule):
+                self.counters.append(Variable(f"{self.name}/learning_rate", np.float32(self.lr), False,
+                                              tf_name="learning_rate", keras="learning_rate"))
+        self.counters[0].assign(np.array(self.iterations, np.int64))
+        if len(self.counters) > 1 and not isinstance(self.lr, Schedule):
+            self.counters[1].assign(np.array(self.lr, np.float32))
+        held = list(self.slots.values())
+        names = [name for name, _ in self.slot_specs()]
+        groups = self.slot_groups or (tuple(names),)
+        return self.counters + [slots[name] for group in groups for slots in held for name in group if name in slots] \
+            + self.extra_variables()
+
+    def extra_variables(self) -> list:
+        """The variables Keras's optimizer makes after its slots (Nadam's u_product)."""
+        return []
+
+    def get_config(self) -> dict:
+        """Keras 3's get_config of an optimizer: its base arguments, then its own."""
+        lr = self.lr.serialized() if isinstance(self.lr, Schedule) else float(np.float32(self.lr))
+        out = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
+               "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, "use_ema": False,
+               "ema_momentum": 0.99, "ema_overwrite_frequency": None, "loss_scale_factor": None,
+               "gradient_accumulation_steps": None}
+        out.update({key: getattr(self, key) for key in self.hyper})
+        return out
 
     def owned_variables(self):
         return list(self.slot_list)
@@ -278,7 +358,9 @@ class Optimizer(KerasObject):
         if v.id not in self.slots:
             made = {}
             for slot, initial in self.slot_specs():
-                s = Variable(f"{self.name}/{v.name}/{slot}", np.full(v.shape, initial, dtype=v.dtype), trainable=False)
+                keras = f"{slot_prefix(v)}_{slot}"
+                s = Variable(f"{self.name}/{v.name}/{slot}", np.full(v.shape, initial, dtype=v.dtype), trainable=False,
+                             tf_name=keras, keras=keras)
                 made[slot] = s
                 self.slot_list.append(s)
             self.slots[v.id] = made
@@ -382,6 +464,7 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     prefix = "adam"
     hyper = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7, "amsgrad": False}
+    slot_groups = (("momentum", "velocity"), ("velocity_hat",))
 
     def __init__(self, interp, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, **kw):
         super().__init__(interp, learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
@@ -421,6 +504,7 @@ class AdamW(Adam):
 class RMSprop(Optimizer):
     prefix = "rmsprop"
     hyper = {"rho": 0.9, "momentum": 0.0, "epsilon": 1e-7, "centered": False}
+    slot_groups = (("velocity",), ("momentum",), ("average_gradient",))
 
     def __init__(self, interp, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kw):
         super().__init__(interp, learning_rate, rho=rho, momentum=momentum, epsilon=epsilon, centered=centered, **kw)
@@ -509,6 +593,17 @@ class Nadam(Optimizer):
 
     def slot_specs(self):
         return [("momentum", 0.0), ("velocity", 0.0)]
+
+    def extra_variables(self):
+        if not self.slots:
+            return []
+        held = self.__dict__.get("u_product_variable")
+        dtype = next(iter(next(iter(self.slots.values())).values())).dtype
+        if held is None:
+            held = self.u_product_variable = Variable(f"{self.name}/u_product", np.array(1.0, dtype), False,
+                                                      tf_name="variable", keras="variable")
+        held.assign(np.array(1.0 if self.u_product is None else self.u_product, dtype))
+        return [held]
 
     def before_steps(self, dtype):
         if self.u_product is None:

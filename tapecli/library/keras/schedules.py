@@ -15,6 +15,7 @@ f = np.float32
 
 class PiecewiseConstantDecay(Schedule):
     def __init__(self, boundaries, values, name="PiecewiseConstant"):
+        self.given(locals())
         self.boundaries = [float(b) for b in np.atleast_1d(np.asarray(tensor(boundaries, "boundaries").value))]
         self.values = [f(v) for v in np.atleast_1d(np.asarray(tensor(values, "values").value))]
         if len(self.boundaries) != len(self.values) - 1:
@@ -33,6 +34,7 @@ class PiecewiseConstantDecay(Schedule):
 class PolynomialDecay(Schedule):
     def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False,
                  name="PolynomialDecay"):
+        self.given(locals())
         self.initial, self.decay_steps = num(initial_learning_rate, "initial_learning_rate"), num(decay_steps, "decay_steps")
         self.end, self.power, self.cycle = num(end_learning_rate, "end_learning_rate"), num(power, "power"), flag(cycle)
         self.name = name
@@ -50,6 +52,7 @@ class PolynomialDecay(Schedule):
 
 class InverseTimeDecay(Schedule):
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
+        self.given(locals())
         self.initial, self.decay_steps = num(initial_learning_rate, "initial_learning_rate"), num(decay_steps, "decay_steps")
         self.decay_rate, self.staircase, self.name = num(decay_rate, "decay_rate"), flag(staircase), name
 
@@ -63,6 +66,7 @@ class InverseTimeDecay(Schedule):
 class CosineDecay(Schedule):
     def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay", warmup_target=None,
                  warmup_steps=0):
+        self.given(locals())
         self.initial, self.decay_steps = num(initial_learning_rate, "initial_learning_rate"), num(decay_steps, "decay_steps")
         self.alpha, self.name = num(alpha, "alpha"), name
         self.warmup_target, self.warmup_steps = opt_num(warmup_target, "warmup_target"), num(warmup_steps, "warmup_steps")

@@ -14,7 +14,7 @@ import numpy as np
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
-from tapecli.library.keras.common import auto_name, method
+from tapecli.library.keras.common import auto_name, method, name_scope
 from tapecli.library.keras.layers import KerasTensor
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
@@ -71,7 +71,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
     drawn = interp.rng.bit_generator.state if symbolic else None
     interp.keras_call_depth = depth + 1
     try:
-        out = run(interp, args, kwargs, node)
+        with name_scope(interp, instance.keras_name or instance.label):
+            out = run(interp, args, kwargs, node)
     finally:
         interp.keras_call_depth = depth
         for v, value in saved:

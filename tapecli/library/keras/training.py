@@ -41,12 +41,13 @@ _METRIC_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquared
 class History(KerasObject):
     kind_word = "a History"
 
-    def __init__(self):
+    def __init__(self, params=None):
         self.history: dict = {}
         self.epoch: list = []
+        self.params: dict = params or {}
 
     def attributes(self):
-        return {"history": lambda: self.history, "epoch": lambda: list(self.epoch)}
+        return {"history": lambda: self.history, "epoch": lambda: list(self.epoch), "params": lambda: self.params}
 
 
 def optimizer_of(interp, value):
@@ -190,10 +191,16 @@ class Trainer:
         """The Mean of each output's loss, for a model of several outputs compiled with several losses."""
         return list(getattr(self.loss, "trackers", []))
 
-    def results_or(self, logs) -> dict:
-        """Keras's _get_metrics_result_or_logs: the metrics' results when a step's logs name the same."""
+    def metrics_or_logs(self, logs):
+        """Keras's _get_metrics_result_or_logs: the metrics' results when a step's logs name the same, else the
+        logs as the step returned them."""
         results = self.logs()
-        return results if isinstance(logs, dict) and set(logs) == set(results) else _plain(logs)
+        return results if isinstance(logs, dict) and set(logs) == set(results) else logs
+
+    def results_or(self, logs) -> dict:
+        """What Keras's callbacks are given of those: pythonify_logs's (by sorted name, a dict's entries in its
+        place: a custom train_step's ``compile_metrics`` sorts as its name)."""
+        return _plain(self.metrics_or_logs(logs))
 
     def reset(self):
         for m in self.metrics:
@@ -286,10 +293,10 @@ class Trainer:
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
         if class_weight is not None:
             sw = class_weights(class_weight, y, sw)
-        history = History()
         params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
                   "steps": None if dataset else -(-_count(x) // (32 if batch_size is None else
                                                               integer(batch_size, "batch_size")))}
+        history = History(dict(params))
         self.set_stop_training(False)
         for c in callbacks:
             c.on_train_begin(self, params)
@@ -306,12 +313,13 @@ class Trainer:
                 logs = self.train_step(bx, by, bw)
                 for c in batch_hooks:
                     c.on_batch_end(step, self.results_or(logs))
-            epoch_logs = dict(self.results_or(logs))
+            epoch_logs = dict(self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
                     (list(validation_data) + [None])[:3]
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
+            epoch_logs = _plain(epoch_logs)         # (Keras's CallbackList gives its callbacks pythonify_logs's)
             # every callback hears of the epoch, then History, last in Keras's CallbackList, records its logs
             stop = any([c.on_epoch_end(epoch, epoch_logs, _all_weights(self.model), self) for c in callbacks])
             for k, v in epoch_logs.items():
@@ -620,6 +628,12 @@ def program_attribute(interp, instance, attr):
         return model.added_losses()
     if attr == "layers" and instance.inner is None:     # (a functional subclass: its graph's, answered there)
         return model.layers()
+    if attr in ("get_weights", "set_weights") and instance.inner is None:
+        from tapecli.library.keras import layers as layers_mod
+        if attr == "get_weights":
+            return method(attr, lambda: layers_mod.get_weights(instance.owned_variables()))
+        return method(attr, lambda values: layers_mod.set_weights(instance.owned_variables(), values,
+                                                                  instance.keras_name or instance.label))
     table = methods(interp, model)
     if attr in table:
         return method(attr, table[attr])
