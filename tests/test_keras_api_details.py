@@ -2,6 +2,7 @@
 order of its keys, LambdaCallback, clone_model, an optimizer's variables, get_weights's NumPy arrays, a subclassed
 model's weights. Each program runs on the interpreter and on CPython (TAPECLI_TF_ON_CPYTHON=0 and 1); its expected
 output is what Keras 3.15 under TensorFlow 2.21 printed for it."""
+# ruff: noqa: E501  (the lines Keras printed, kept whole)
 from __future__ import annotations
 
 import pytest
