@@ -82,7 +82,8 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         # A program TDF's parser refused (``free_names``) that imports a module no program may: CPython's run
         # refuses the import at its line, with its reason, rather than TDF at a form it could not read.
         allowed = {m.split(".")[0] for m in ALLOWED} | (_imported(tree) if free_names else set())
-        return tree if not free and bridgeable(tree, allowed, lenient_attributes=not refused) else None
+        return tree if (free_names or not free) and bridgeable(tree, allowed, lenient_attributes=not refused) \
+            else None
     return None if free and not free_names else tree
 
 

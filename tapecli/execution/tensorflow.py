@@ -42,7 +42,7 @@ from tapecli.interpreter.printing import numpy_of, python_format, python_repr, p
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape
+from tapecli.runtime.tape import Tape, UnconnectedGradients
 from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
                                     tensorflow_name)
 
@@ -71,9 +71,9 @@ _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"}
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
 OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec",
-                 "custom_gradient", "Module"})
+                 "custom_gradient", "Module", "UnconnectedGradients"})
 # The attributes of those that are classes a program reads (``@tf.Module.with_name_scope``).
-OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"})}
+OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"}), "UnconnectedGradients": frozenset({"NONE", "ZERO"})}
 OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
@@ -226,11 +226,10 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
                     and not (path and isinstance(_resolve(path), DType)):
                 at = parents[at]
                 path.append(at.attr)
-            # Where the interpreter cannot run the program anyway: a module as a value (``hasattr(tf.math, "sqrt")``,
-            # ``layers = tf.keras.layers``), its names checked when read; a name TensorFlow lacks, its
-            # AttributeError when the line runs, as in TensorFlow.
-            if not supported(path) and (lenient_attributes or path and not isinstance(_resolve(path), Namespace)
-                                        and not _lacking(path)):
+            # Where the interpreter cannot run the program anyway, every name is CPython's to read when its line
+            # runs (tf_module): one the bridge lacks is an error at that line, after what ran before it, as a name
+            # TensorFlow lacks is TensorFlow's AttributeError there; a module may be a value (hasattr(tf.math, ...)).
+            if lenient_attributes and not supported(path):
                 if not path:
                     return f"line {node.lineno} uses {node.id} as a value"
                 found = "tapecli does not have" if _resolve(path) is None else "tapecli runs on its interpreter only"
@@ -241,11 +240,6 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
 def _import_refusal(module: str) -> str:
     from tapecli.execution.modules import refusal as refused_import
     return refused_import(module).message
-
-
-def _lacking(path: list[str]) -> bool:
-    """Whether ``tf.<path>`` passes through a name TensorFlow does not have (``tf.math.matmul``)."""
-    return any(tensorflow_lacks(".".join(["tf", *path[:i]]), path[i]) for i in range(len(path)))
 
 
 def why_not_on_cpython(source: str) -> str | None:
@@ -394,8 +388,9 @@ def builtin_named(name: str):
     return BUILTINS.get(name)
 
 
-def _resolve(path: list[str]):
-    """What ``tf.<path>`` is to the interpreter (Namespace's lookup), or None where it is nothing."""
+def _resolve(path: list[str], strict: bool = False):
+    """What ``tf.<path>`` is to the interpreter (Namespace's lookup), or None where it is nothing (``strict``:
+    the interpreter's NameError, which says why: out of scope, or tapecli has no such name)."""
     found = Namespace("tf")
     for attr in path:
         if not isinstance(found, Namespace):
@@ -403,6 +398,8 @@ def _resolve(path: list[str]):
         try:
             found = found.get_attribute(None, attr, None)
         except TdfError:
+            if strict:
+                raise
             return None
     return found
 
@@ -865,8 +862,11 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
             if isinstance(found, Namespace):
                 value = tf_module(eager, f"{path}.{attr}")
             elif not supported(names):
-                raise TdfNameError(f"tf.{'.'.join(names)} is not available where CPython runs a TensorFlow program",
-                                   hint="TAPECLI_TF_ON_CPYTHON=0 runs it on the interpreter")
+                if found is None:
+                    _resolve(names, strict=True)        # (out of scope, with its reason; or a name tapecli lacks)
+                raise TdfNameError(f"tf.{'.'.join(names)} runs on tapecli's interpreter only, and CPython runs this "
+                                   "TensorFlow program (one the interpreter cannot read)",
+                                   hint="the forms the interpreter reads are in docs/language.md")
             elif isinstance(found, (DType, ProgramObject)):
                 value = to_program(found)
             else:
@@ -888,6 +888,8 @@ def _own(eager: "Eager", attr: str):
         return custom_gradient
     if attr == "Module":
         return Module
+    if attr == "UnconnectedGradients":
+        return UnconnectedGradients
     if attr == "Tensor":
         return TensorType
     if attr == "print":

@@ -14,6 +14,8 @@ still holds the record.
 """
 from __future__ import annotations
 
+import enum
+
 import weakref
 
 from tapecli.errors import TapeError, TdfTypeError, TdfValueError
@@ -390,7 +392,19 @@ def as_tensor(x) -> Tensor:
     return x.read() if isinstance(x, Variable) else x
 
 
-def check_unconnected(value: str) -> str:
+class UnconnectedGradients(enum.Enum):
+    """``tf.UnconnectedGradients`` as TensorFlow's enum, where CPython runs a program (the interpreter gives its
+    members as the strings they stand for)."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+UnconnectedGradients.__module__ = "tensorflow"
+
+
+def check_unconnected(value) -> str:
+    if isinstance(value, UnconnectedGradients):
+        return value.value
     if value not in ("none", "zero"):
         raise TdfValueError(f'unconnected_gradients must be "none" or "zero", got "{value}"')
     return value
