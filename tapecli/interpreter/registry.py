@@ -145,7 +145,9 @@ def call_builtin(f, interp, node, args, kwargs):
             and not any(_typed(v, args[0]) for v in (*args[1:], *kwargs.values())):
         from tapecli import ops
         args = [ops.materialize(args[0]), *args[1:]]
-    return tensorflow_result(interp, node, _call_builtin(f, interp, node, args, kwargs))
+    result = _call_builtin(f, interp, node, args, kwargs)
+    # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow)
+    return result if hasattr(f, "branches") else tensorflow_result(interp, node, result)
 
 
 # The modules whose functions convert a Python literal as TensorFlow does (tf.convert_to_tensor: int32, float32)

@@ -105,6 +105,7 @@ def switch_case(interp, branch_index, branch_fns, default=None, name="switch_cas
 
 
 switch_case.literals = "a Python index is refused, as TensorFlow does"     # (interpreter/registry.py: call_builtin)
+cond.branches = switch_case.branches = "what the branch returns, as it returns it"
 
 
 @builtin("case", interp=True)
@@ -125,6 +126,9 @@ def case(interp, pred_fn_pairs, default=None, exclusive=False, strict=False, nam
     if default is None:
         raise TdfValueError("tf.case(): none of the conditions evaluated as True and there is no default")
     return interp.call_value(default, [])
+
+
+case.branches = cond.branches
 
 
 # ------------------------------------------------------------- loops
