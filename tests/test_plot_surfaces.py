@@ -152,7 +152,7 @@ def test_sweep_input(tmp_path):
     from tapecli.cli import plot
     _, values = plot.run_values(prog.read_text(), "w.tdf", Options(), [f"x=@{points}"], ["dy"])
     swept = cli("grad", prog, "--sweep", f"x=@{points}", "--json").json["gradients"][0]["value"]
-    np.testing.assert_array_equal(values["dy"], np.asarray(swept, np.float64))
+    np.testing.assert_allclose(values["dy"], np.asarray(swept, np.float64), rtol=1e-5, atol=1e-7)
     bad = _write(tmp_path, "bad.tdf", "var x = 0.0\ny = x\nif x > 5.0:\n    y = z\n")
     res = cli("plot", bad, "--sweep", f"x=@{points}", "--x", "x", "--y", "y", "-o", tmp_path / "b.png")
     assert res.code == 3 and "at sweep point" in res.stderr and not (tmp_path / "b.png").exists()

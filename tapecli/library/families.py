@@ -31,8 +31,8 @@ DEFERRED = {
     'tf_array': (
         'broadcast_dynamic_shape', 'broadcast_to', 'ensure_shape', 'get_static_value', 'identity_n',
         'inside_function', 'is_symbolic_tensor', 'is_tensor', 'meshgrid', 'no_op', 'rank', 'repeat', 'scalar_mul',
-        'searchsorted', 'shape_n', 'slice', 'tensor_scatter_nd_sub', 'tensor_scatter_nd_update', 'timestamp',
-        'truncatediv', 'truncatemod', 'unique', 'unravel_index',
+        'searchsorted', 'shape_n', 'slice', 'strided_slice', 'tensor_scatter_nd_sub', 'tensor_scatter_nd_update',
+        'timestamp', 'truncatediv', 'truncatemod', 'unique', 'unravel_index',
     ),
     'tf_nn_losses': (
         'avg_pool1d', 'compute_average_loss', 'conv2d_transpose', 'crelu', 'depth_to_space', 'in_top_k', 'l2_loss',
