@@ -73,6 +73,8 @@ ESCAPES = {
     "as_strided": "import numpy as np\nv = np.lib.stride_tricks.as_strided(np.zeros(2), (10**6,), (8,))",
     "as_strided imported": "from numpy.lib.stride_tricks import as_strided",
     "numpy lib's files": "from numpy.lib import npyio",
+    "numpy.char's unbounded format": "import numpy as np\nx = np.char.mod(np.array(['%d']), 3)",
+    "numpy.strings' unbounded table": "import numpy as np\nx = np.strings.translate(np.array(['a']), {97: 'b'})",
     "a match's untimed pattern": "import re\np = re.match('a', 'a').re",
     "a match's pattern by getattr": "import re\np = getattr(re.match('a', 'a'), 're')",
     "re's untimed scanner": "import re\ns = re.Scanner",
@@ -346,3 +348,11 @@ def test_datetime_reads_the_runs_clock_in_utc(monkeypatch):
     assert found["later"] == "2024-03-31T00:00:00"
     assert found["shown"] == ("datetime.datetime(2024, 3, 1, 12, 0)", "datetime.date(2024, 3, 1)")
     assert found["behind"] == ("2024", "2024", "2024")      # (super() reaches no reading of the machine's clock)
+
+
+@pytest.mark.parametrize("call", ["np.strings.center(np.array(['a']), 10**10)", "np.char.multiply(np.array(['ab']), 10**8)",
+                                  "np.char.zfill(np.array(['1']), 10**10)",
+                                  "np.strings.replace(np.array(['a' * 100] * 100), '', 'x' * 10**5)"])
+def test_a_string_functions_result_is_weighed_before_it_is_made(call):
+    with pytest.raises(LimitError):
+        _run(f"import numpy as np\nx = {call}\n", max_memory=200 * 2**20)

@@ -36,6 +36,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
     "numpy.lib": {}, "numpy.lib.stride_tricks": {"as_strided": numpy_gate.REFUSED["numpy"]["lib"]},
+    "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
 }
 # Only these names of these modules (each with why the rest are left out): the rest reach files, the environment,
 # processes, the interpreter or the clock, or make code and frames. time's clock and os.environ are the run's own

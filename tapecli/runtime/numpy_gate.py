@@ -135,12 +135,48 @@ ESTIMATES = {
 _RANDOM_SIZED = ("rand", "randn")
 
 
+# numpy.char and numpy.strings: a result's characters from its arguments' widths (at most), 4 bytes each.
+def _chars(value) -> int:
+    """The most characters of a string in ``value`` (an array's itemsize, a Python string's length)."""
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    array = np.asarray(value)
+    return array.dtype.itemsize // (4 if array.dtype.kind == "U" else 1) if array.dtype.kind in "US" else 0
+
+
+def _texts(*arrays) -> int:
+    return np.broadcast(*(np.asarray(a) for a in arrays)).size
+
+
+def _most(value) -> int:
+    return int(np.max(value)) if np.size(value) else 0
+
+
+_STRING_ESTIMATES = {
+    "multiply": lambda a, i: (_texts(a, i), 4 * _chars(a) * max(_most(i), 0)),
+    "add": lambda a, b: (_texts(a, b), 4 * (_chars(a) + _chars(b))),
+    **dict.fromkeys(("center", "ljust", "rjust"), lambda a, width, fillchar=" ": (
+        _texts(a, width), 4 * max(_chars(a), _most(width)))),
+    "zfill": lambda a, width: (_texts(a, width), 4 * max(_chars(a), _most(width))),
+    "expandtabs": lambda a, tabsize=8: (_texts(a), 4 * _chars(a) * max(_most(tabsize), 1)),
+    # each of a's characters (and the ends) may become ``new``, as an empty ``old`` does
+    "replace": lambda a, old, new, count=-1: (_texts(a, old, new), 4 * (_chars(a) + 1) * (_chars(new) + 1)),
+    "join": lambda sep, seq: (_texts(sep, seq), 4 * _chars(seq) * (_chars(sep) + 1)),
+    **dict.fromkeys(("encode", "decode"), lambda a, *args, **kwargs: (_texts(a), 4 * _chars(a))),
+}
+# Where a module's functions of a name are not NumPy's top-level ones of that name (np.char.multiply).
+_MODULE_ESTIMATES = {"numpy.char": _STRING_ESTIMATES, "numpy.strings": _STRING_ESTIMATES}
+# What numpy.char and numpy.strings leave out: a result whose size their arguments do not bound.
+STRING_REFUSED = {"mod": "its result's size comes from the format's widths, which nothing bounds before it runs",
+                  "translate": "its table may map a character to any string: the result's size is not bounded"}
+
+
 def weighed(module: str, name: str, function, then=None):
     """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made;
     ``then``: called with the arguments once they are weighed, before NumPy runs (a caller's own refusals)."""
     if isinstance(function, (type, np.ufunc)) or not callable(function):
         return function
-    estimate = ESTIMATES.get(name)
+    estimate = _MODULE_ESTIMATES[module].get(name) if module in _MODULE_ESTIMATES else ESTIMATES.get(name)
     if estimate is None and module == "numpy.random":
         estimate = _random_estimate(name)
     return _gated(f"{module.replace('numpy', 'np', 1)}.{name}()", function, estimate, then)
