@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tapecli.kernels import blas, tf_float32
+from tapecli.kernels import blas, tf_float32, tf_sums
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -185,7 +185,14 @@ def _no_integer_zero(b):
 def reduce(kind):
     f = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}[kind]
 
+    exact = kind in ("sum", "mean")
+    mean = kind == "mean"
+
     def run(x, axis=None, keepdims=False):
+        # float32 sums and means as TensorFlow's CPU kernels add (tf_sums.py), where it follows them
+        if exact and x.__class__ is np.ndarray and x.dtype == _FLOAT32 \
+                and (out := tf_sums.reduce_sum(x, axis, keepdims, mean)) is not None:
+            return out
         if x.size == 0 and kind == "mean":
             with warnings.catch_warnings():      # NaN, as TensorFlow's; not NumPy's "Mean of empty slice" on stderr
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -205,6 +212,7 @@ def reduce(kind):
     return run
 
 
+_FLOAT32 = np.dtype(np.float32)
 # np.sum, np.max, np.min of a float array: these reductions themselves
 _UFUNC_REDUCE = {"sum": np.add.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce}
 # the reductions that NumPy computes over an axis that is not the last one as one slice after another

@@ -6,8 +6,18 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError
+from tapecli.kernels import tf_sums
 from tapecli.library.keras.common import MetricObject, scalar, tensor
 from tapecli.runtime.values import Tensor
+
+
+def _sum(x, axis=None, mean=False):
+    """ops.sum (ops.mean with ``mean``) of a float32 array as TensorFlow adds (kernels/tf_sums.py), NumPy's
+    where that does not follow TensorFlow."""
+    out = tf_sums.reduce_sum(x, axis, mean=mean)
+    if out is None:
+        out = (np.mean if mean else np.sum)(x, axis=axis, dtype=np.float32)
+    return np.float32(out) if out.ndim == 0 else out
 
 
 class Mean(MetricObject):
@@ -43,7 +53,7 @@ class Mean(MetricObject):
                 sw = sw.reshape(sw.shape[:-1])
             values_ndim = values.ndim
             if values.ndim > sw.ndim:
-                values = np.mean(values, axis=tuple(range(sw.ndim, values.ndim)), dtype=np.float32)
+                values = _sum(values, tuple(range(sw.ndim, values.ndim)), mean=True)
             try:
                 sw = np.broadcast_to(sw, values.shape)
             except ValueError:
@@ -51,12 +61,12 @@ class Mean(MetricObject):
                                  f"{list(values.shape)}") from None
             values = values * sw
             if values_ndim > 1 and sw.ndim > 1:
-                sw = np.mean(sw, axis=tuple(range(1, sw.ndim)), dtype=np.float32)
+                sw = _sum(sw, tuple(range(1, sw.ndim)), mean=True)
         if values.ndim > 1:
-            values = np.mean(values, axis=tuple(range(1, values.ndim)), dtype=np.float32)
-        count = np.sum(sw, dtype=np.float32) if sample_weight is not None else \
+            values = _sum(values, tuple(range(1, values.ndim)), mean=True)
+        count = _sum(sw) if sample_weight is not None else \
             np.float32(values.shape[0] if values.ndim else 1)
-        self.total = np.float32(self.total + np.sum(values, dtype=np.float32))
+        self.total = np.float32(self.total + _sum(values))
         self.count = np.float32(self.count + count)
 
     def result(self):

@@ -1,0 +1,259 @@
+"""TensorFlow's float32 sums and means on the CPU, bit for bit.
+
+TensorFlow's Sum and Mean kernels (tensorflow/core/kernels/reduction_ops_common.h) first simplify the
+reduction: dimensions of size 1 are dropped and neighbouring dimensions that are both reduced (or both kept)
+are merged, so every reduction is one of
+
+* a full reduction (one dimension, reduced): Eigen's ``FullReducer``;
+* the inner dimension of a matrix (``[rows, n]`` over ``n``), or more than three merged dimensions after a
+  transpose that puts the reduced ones last: Eigen's ``InnerMostDimReducer`` on each row;
+* the outer dimension of a matrix (``[n, columns]`` over ``n``), or the middle one of ``[a, n, c]``:
+  Eigen's ``InnerMostDimPreserver`` on packets of 8 outputs, each output outside them one at a time;
+* the first and last of three (``[a, b, c]`` over ``a`` and ``c``): one output at a time.
+
+and Mean is that sum divided by the count in float32 (``functor::MeanReducer``: a SumReducer, then
+``/ static_cast<float>(in.size() / out.size())``). The wheel's Eigen is built for AVX: packets of 8 floats.
+
+``InnerMostDimReducer`` of n values at ``first`` (a row's first element in the whole tensor) is a tree:
+above 8 * 1024 values it splits at the packet boundary ``8 * ceil((first + ceil(n / 2)) / 8)`` and adds the
+halves' sums; a leaf of at most 8192 values keeps four packet accumulators over blocks of 32 values (from
+32 values on), adds accumulators 1, 2 and 3 into 0, adds the leaf's remaining whole packets to it, sums the
+last ``n % 8`` values one by one from 0, and adds that to the packet's horizontal sum
+``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))``. ``InnerMostDimPreserver`` adds the reduced rows one
+by one from 0, with four accumulators (rows 4k, 4k+1, 4k+2, 4k+3, then the rest into the first) where 16
+rows or more are reduced; an output outside a whole packet of the output's row takes Eigen's scalar path,
+the rows one by one.
+
+A full reduction of ``FULL_THREADED`` values or more is split across TensorFlow's intra-op threads (Eigen's
+cost model: ``(1.9375 n - 100000) / 100000 + 0.9`` threads, at most the pool's), whose number depends on the
+machine: :func:`reduce_sum` gives None there, and the caller keeps NumPy's sum. (The other reductions split
+their outputs between threads, each output computed whole: the same bits on any number of threads.)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+PACKET = 8                          # floats in one of Eigen's AVX packets
+LEAF = PACKET * 1024                # the most values InnerMostDimReducer sums without splitting
+# The smallest full reduction that Eigen's cost model gives two threads: 1.9375 cycles a value (4 bytes loaded
+# at 11/64 cycles a byte; the reducer's default functor cost, 10, over a packet of 8), 210,000 cycles for two
+# (measured: TensorFlow 2.21 sums 108,387 values on one thread and 108,388 on two)
+FULL_THREADED = 108_388
+
+_F32 = np.dtype(np.float32)
+_ZERO = np.float32(0.0)
+_ONE = np.float32(1.0)
+
+
+# ------------------------------------------------------------------ InnerMostDimReducer on rows
+
+def _leaf(x):
+    """Eigen's leaf of the tree on each row of ``x`` ([rows, n], n <= LEAF): the rows' sums. (NumPy's
+    reduction over an axis that is not the last adds slice after slice, and over fewer than 8 values along
+    the last adds them one by one: Eigen's orders, checked against TensorFlow's bits.)"""
+    rows, n = x.shape
+    if n < PACKET:
+        return np.add.reduce(x, axis=1, initial=_ZERO)
+    whole = n - n % PACKET
+    blocks = n - n % (4 * PACKET)
+    if blocks:
+        # four packet accumulators over blocks of 32 values, each from 0; then accumulators 1, 2, 3 and the
+        # remaining whole packets added into accumulator 0 in order
+        p = np.add.reduce(np.add.reduce(x[:, :blocks].reshape(rows, -1, 4, PACKET), axis=1, initial=_ZERO), axis=1)
+        for j in range(blocks, whole, PACKET):
+            p += x[:, j:j + PACKET]
+    else:
+        p = np.add.reduce(x[:, :whole].reshape(rows, -1, PACKET), axis=1, initial=_ZERO)
+    s = p[:, :4] + p[:, 4:]                         # the packet's horizontal sum (predux: AVX, then SSE3)
+    s = s[:, :2] + s[:, 2:]
+    total = s[:, 0] + s[:, 1]
+    if whole == n:
+        return _ZERO + total
+    return np.add.reduce(x[:, whole:], axis=1, initial=_ZERO) + total
+
+
+def _full(x):
+    """_leaf of one row, on the 1-d ``x`` (8 <= x.size <= LEAF): a float32 scalar."""
+    n = x.shape[0]
+    whole = n - n % PACKET
+    blocks = n - n % (4 * PACKET)
+    if blocks:
+        p = np.add.reduce(np.add.reduce(x[:blocks].reshape(-1, 4, PACKET), axis=0, initial=_ZERO), axis=0)
+        for j in range(blocks, whole, PACKET):
+            p += x[j:j + PACKET]
+    else:
+        p = np.add.reduce(x[:whole].reshape(-1, PACKET), axis=0, initial=_ZERO)
+    s = p[:4] + p[4:]
+    s = s[:2] + s[2:]
+    total = s[0] + s[1]
+    if whole == n:
+        return _ZERO + total
+    return np.add.reduce(x[whole:], initial=_ZERO) + total
+
+
+def _split(first, n, leaves):
+    """The tree of InnerMostDimReducer over ``n`` values from ``first``: a leaf's (first, n), or a node's
+    (left, right or None); each leaf also listed in ``leaves``."""
+    if n <= LEAF:
+        leaves.append((first, n))
+        return first, n
+    split = PACKET * -(-(first + -(-n // 2)) // PACKET)
+    left = min(split - first, n)
+    return (_split(first, left, leaves), _split(split, n - left, leaves) if left < n else None)
+
+
+def _tree(x, first):
+    """InnerMostDimReducer on each row of ``x`` ([rows, n]), the rows starting at ``first`` (mod PACKET) in
+    the tensor Eigen reads: the rows' sums. The leaves of one length are summed together."""
+    rows, n = x.shape
+    if n <= LEAF:
+        return _leaf(x)
+    leaves: list = []
+    root = _split(first, n, leaves)
+    by_length: dict = {}
+    for start, length in leaves:
+        by_length.setdefault(length, []).append(start)
+    sums = {}
+    for length, starts in by_length.items():
+        part = np.stack([x[:, s - first:s - first + length] for s in starts], axis=1)      # [rows, k, length]
+        got = _leaf(part.reshape(-1, length)).reshape(rows, len(starts))
+        for k, s in enumerate(starts):
+            sums[s] = got[0, k] if rows == 1 else got[:, k]
+
+    def node(t):
+        if isinstance(t[0], tuple):
+            out = _ZERO + node(t[0])
+            return out if t[1] is None else out + node(t[1])
+        return sums[t[0]]
+    return np.asarray(node(root), _F32).reshape(rows)
+
+
+def _row_sums(x):
+    """Sums of the rows of a C-contiguous [rows, n] array as Eigen's InnerMostDimReducer gives them."""
+    rows, n = x.shape
+    if n <= LEAF or n % PACKET == 0:
+        return _tree(x, 0)
+    # a row's splits depend on where it starts modulo a packet: rows grouped by that
+    out = np.empty(rows, _F32)
+    starts = (np.arange(rows) * n) % PACKET
+    for first in np.unique(starts).tolist():
+        which = starts == first
+        out[which] = _tree(x[which], first)
+    return out
+
+
+# ------------------------------------------------------------------ InnerMostDimPreserver and the scalar path
+
+def _four_accumulators(x):
+    """x [n, ...] (n >= 16) summed over its first axis as InnerMostDimPreserver does: rows 4j + k into
+    accumulator k from 0, then accumulators 1, 2, 3 and the last ``n % 4`` rows into accumulator 0 in order."""
+    n = x.shape[0]
+    unrolled = n - n % 4
+    acc = np.add.reduce(x[:unrolled].reshape((-1, 4) + x.shape[1:]), axis=0, initial=_ZERO)
+    if unrolled < n:
+        acc = np.concatenate((acc, x[unrolled:]))
+    return np.add.reduce(acc, axis=0)
+
+
+def _columns(x):
+    """x [n, c] summed over its first axis as Eigen does: the outputs of whole packets (the first
+    ``c - c % 8``) by InnerMostDimPreserver, the others by the scalar path (rows in order from 0)."""
+    n, c = x.shape
+    if n < 16 or c < PACKET:
+        return np.add.reduce(x, axis=0, initial=_ZERO)
+    out = _four_accumulators(x)
+    if c % PACKET == 1:
+        # (NumPy sums a single column pairwise: its running sum is in order. Eigen's sums from 0 are never
+        # -0, the running sum's only while all values are: the same after adding 0)
+        out[-1] = _ZERO + np.add.accumulate(x[:, -1])[-1]
+    elif c % PACKET:
+        out[c - c % PACKET:] = np.add.reduce(x[:, c - c % PACKET:], axis=0, initial=_ZERO)
+    return out
+
+
+def _middle(x):
+    """x [a, n, c] summed over its middle axis as Eigen does: [a, c]. A packet of 8 outputs of the flat
+    output takes InnerMostDimPreserver where it lies in one of its rows, the others the scalar path."""
+    a, n, c = x.shape
+    rows = np.moveaxis(x, 1, 0)                                       # [n, a, c]
+    seq = np.add.reduce(rows, axis=0, initial=_ZERO)
+    if n < 16 or c < PACKET:
+        return seq
+    flat = np.arange(a * c)
+    start = flat - flat % PACKET
+    packed = (start + PACKET <= a * c - (a * c) % PACKET) & (start % c + PACKET <= c)
+    return np.where(packed.reshape(a, c), _four_accumulators(rows), seq)
+
+
+# ------------------------------------------------------------------ the reduction, simplified as TensorFlow does
+
+def _simplified(shape, axes):
+    """TensorFlow's ReductionHelper::Simplify: (the merged shape, whether its first dimension is reduced)."""
+    dims = [(n, i in axes) for i, n in enumerate(shape)]
+    while dims and dims[0][0] == 1:
+        dims.pop(0)
+    if not dims:
+        return [], True
+    merged = [list(dims[0])]
+    for n, reduced in dims[1:]:
+        if n == 1:
+            reduced = merged[-1][1]
+        if reduced == merged[-1][1]:
+            merged[-1][0] *= n
+        else:
+            merged.append([n, reduced])
+    return [n for n, _ in merged], merged[0][1]
+
+
+def reduce_sum(x, axis=None, keepdims=False, mean=False):
+    """TensorFlow's Sum (Mean with ``mean``) of a float32 array over ``axis`` (None, an int or a tuple), or
+    None where this module does not follow it (another dtype, no elements, ``FULL_THREADED`` elements or
+    more: where a full reduction is split across threads)."""
+    if x.__class__ is not np.ndarray or x.dtype != _F32:
+        return None
+    size = x.size
+    if not 0 < size < FULL_THREADED:
+        return None
+    ndim = x.ndim
+    if axis is None:
+        if size <= LEAF and not keepdims:
+            # (the common case first: a loss's mean)
+            if size >= PACKET:
+                out = _full(x.reshape(-1))
+            elif size > 1:
+                out = np.add.reduce(x.reshape(-1), initial=_ZERO)
+            else:
+                return x.reshape(()).copy()
+            return np.asarray(out / np.float32(size) if mean else out)
+        axes = range(ndim)
+    elif axis.__class__ is tuple or axis.__class__ is list:
+        axes = {int(a) % ndim for a in axis} if ndim else ()
+    else:
+        axes = (int(axis) % ndim,) if ndim else ()
+    out_shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims \
+        else tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    if len(axes) == ndim:
+        shape, first_reduced = ([size], True) if size > 1 else ([], True)
+    else:
+        shape, first_reduced = _simplified(x.shape, axes)
+    if not shape or (len(shape) == 1 and not first_reduced):
+        return x.reshape(out_shape).copy()                # nothing reduced: TensorFlow copies
+    x = np.ascontiguousarray(x).reshape(shape)
+    if len(shape) == 1:
+        out = _row_sums(x.reshape(1, -1))
+    elif len(shape) == 2:
+        out = _columns(x) if first_reduced else _row_sums(x)
+    elif len(shape) == 3 and first_reduced:
+        # [a, b, c] over a and c: each output alone, c outer and a inner, in order
+        out = np.add.reduce(x.transpose(2, 0, 1).reshape(-1, shape[1]), axis=0, initial=_ZERO)
+    elif len(shape) == 3:
+        out = _middle(x)
+    else:
+        # more than three: the reduced dimensions moved last (a transpose), then rows
+        kept = [i for i in range(len(shape)) if (i % 2 == 0) != first_reduced]
+        gone = [i for i in range(len(shape)) if (i % 2 == 0) == first_reduced]
+        moved = np.ascontiguousarray(x.transpose(kept + gone))
+        out = _row_sums(moved.reshape(int(np.prod([shape[i] for i in kept])), -1))
+    if mean:
+        out = out / np.float32(size // out.size)
+    return out.reshape(out_shape)

@@ -1,0 +1,164 @@
+"""float32 reduce_sum and reduce_mean against TensorFlow's bits (tapecli/kernels/tf_sums.py), recorded by
+benchmarks/record_tf_sums.py from TensorFlow 2.21 on the CPU into tests/tf_sums_bits.json; and the same
+sums against a literal transcription of Eigen's loops, which checks the orders NumPy's reductions add in."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tapecli import kernels
+from tapecli import ops  # noqa: F401  (the op table)
+from tapecli.api import run_source
+from tapecli.kernels import tf_sums
+
+DATA = json.loads((Path(__file__).parent / "tf_sums_bits.json").read_text())
+f32 = np.float32
+
+
+def inputs(shape, seed: int) -> np.ndarray:
+    """benchmarks/record_tf_sums.py's inputs: the same function, the same bits."""
+    n = int(np.prod(shape, dtype=np.int64))
+    i = np.arange(4 * n + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        h = (i + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(29)
+    u = (h >> np.uint64(40)).astype(np.float64) / 2.0 ** 24 * 2 - 1
+    kind = seed % 3
+    if kind == 0:
+        x = u[:n]
+    elif kind == 1:
+        x = u[:4 * n].reshape(4, n).sum(axis=0) * 0.8
+    else:
+        x = u[:n] * np.exp2((h[n:2 * n] % np.uint64(21)).astype(np.float64) - 10)
+    return x.astype(np.float32).reshape(shape)
+
+
+def _bits(a):
+    return np.asarray(a, np.float32).reshape(-1).view(np.uint32).tolist()
+
+
+def _axis(a):
+    return tuple(a) if isinstance(a, list) else a
+
+
+KINDS = sorted({c["kind"] for c in DATA["cases"]})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_kernels_give_tensorflows_bits(kind):
+    with kernels.quiet():
+        for case in DATA["cases"]:
+            if case["kind"] != kind:
+                continue
+            x = inputs(tuple(case["shape"]), case["seed"])
+            got = kernels.RAW_NUMPY_KERNELS[case["op"]](x, axis=_axis(case["axis"]), keepdims=case["keepdims"])
+            assert np.shape(got) == tuple(case["out_shape"]), case
+            assert _bits(got) == [int(h, 16) for h in case["out"]], (case["op"], case["shape"], case["axis"])
+
+
+@pytest.mark.parametrize("k", range(len(DATA["programs"])))
+def test_keras_losses_and_the_mean_metric_print_tensorflows_digits(k):
+    program = DATA["programs"][k]
+    assert run_source(program["source"], "prog.py").output == program["output"]
+
+
+# ------------------------------------------------------------------ Eigen's loops, one float at a time
+
+def _inner(v, first, n):
+    """InnerMostDimReducer<..., Vectorizable, UseTreeReduction> over v[first:first + n] (AVX: packets of 8)."""
+    if n > 8 * 1024:
+        split = 8 * -(-(first + -(-n // 2)) // 8)
+        left = min(split - first, n)
+        accum = f32(0) + _inner(v, first, left)
+        return accum + _inner(v, split, n - left) if left < n else accum
+    p = [[f32(0)] * 8 for _ in range(4)]
+    start = 0
+    if n >= 32:
+        for j in range(0, n - n % 32, 32):
+            for k in range(4):
+                p[k] = [a + b for a, b in zip(p[k], v[first + j + 8 * k:first + j + 8 * k + 8])]
+        for k in (1, 2, 3):
+            p[0] = [a + b for a, b in zip(p[0], p[k])]
+        start = n - n % 32
+    if start <= n - 8:
+        for j in range(start, n - n % 8, 8):
+            p[0] = [a + b for a, b in zip(p[0], v[first + j:first + j + 8])]
+        start = n - n % 8
+    accum = f32(0)
+    for j in range(start, n):
+        accum = accum + v[first + j]
+    q = p[0]
+    s = [q[i] + q[i + 4] for i in range(4)]
+    return accum + ((s[0] + s[2]) + (s[1] + s[3]))
+
+
+def _preserved(cols, c, first, n, four):
+    """InnerMostDimPreserver (``four``: 16 rows or more) or the scalar path over n rows of the column ``first``."""
+    if not four:
+        accum = f32(0)
+        for j in range(n):
+            accum = accum + cols[j * c + first]
+        return accum
+    acc = [f32(0)] * 4
+    unrolled = n - n % 4
+    for j in range(0, unrolled, 4):
+        acc = [acc[k] + cols[(j + k) * c + first] for k in range(4)]
+    out = ((acc[0] + acc[1]) + acc[2]) + acc[3]
+    for j in range(unrolled, n):
+        out = out + cols[j * c + first]
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 31, 32, 40, 77, 96, 1000, 8192, 8193, 9001, 16390])
+def test_a_full_sum_is_eigens_loop(n):
+    x = inputs((n,), n)
+    want = _inner(list(x), 0, n)
+    with kernels.quiet():
+        assert _bits(kernels.RAW_NUMPY_KERNELS["sum"](x)) == _bits(want)
+
+
+@pytest.mark.parametrize("shape", [(3, 9), (5, 40), (4, 100), (2, 8195), (3, 9001)])
+def test_row_sums_are_eigens_loop_on_each_row(shape):
+    x = inputs(shape, 7)
+    v = list(x.reshape(-1))
+    want = [_inner(v, r * shape[1], shape[1]) for r in range(shape[0])]
+    assert _bits(tf_sums.reduce_sum(x, 1)) == _bits(want)
+
+
+@pytest.mark.parametrize("shape", [(2, 20, 9), (3, 17, 5), (4, 33, 8), (1, 40, 17), (5, 16, 12), (3, 15, 20)])
+def test_middle_and_first_axis_sums_are_eigens_packets_and_scalars(shape):
+    a, n, c = shape
+    x = inputs(shape, 11)
+    v = list(x.reshape(-1))
+    total = a * c
+    want = []
+    for i in range(a):
+        for k in range(c):
+            start = (i * c + k) - (i * c + k) % 8
+            packed = start + 8 <= total - total % 8 and start % c + 8 <= c
+            want.append(_preserved(v[i * n * c:], c, k, n, four=packed and n >= 16))
+    got = tf_sums.reduce_sum(x, 1) if a > 1 else tf_sums.reduce_sum(x[0], 0)
+    assert _bits(got) == _bits(want)
+
+
+def test_other_dtypes_large_sums_and_views():
+    x = inputs((200_000,), 3)
+    assert tf_sums.reduce_sum(x) is None                    # a full sum TensorFlow splits across threads
+    assert tf_sums.reduce_sum(x.astype(np.float64)) is None
+    assert tf_sums.reduce_sum(np.zeros((0, 3), np.float32), 0) is None
+    y = inputs((40, 30), 4)
+    with kernels.quiet():
+        s = kernels.RAW_NUMPY_KERNELS["sum"]
+        # a transposed view sums as its copy; keepdims and a negative axis as TensorFlow's shapes
+        assert _bits(s(y.T, axis=1)) == _bits(s(np.ascontiguousarray(y.T), axis=1))
+        assert s(y, axis=-1, keepdims=True).shape == (40, 1)
+        assert _bits(s(y, axis=(0, 1))) == _bits(s(y.reshape(-1)))
+        assert kernels.RAW_NUMPY_KERNELS["mean"](np.zeros((0,), np.float32)).dtype == np.float32   # NaN, as before
+        # float64 keeps NumPy's sum
+        z = y.astype(np.float64)
+        assert s(z, axis=0).tobytes() == np.add.reduce(z, axis=0).tobytes()
