@@ -15,7 +15,7 @@ import pytest
 
 from tapecli import kernels
 from tapecli import ops  # noqa: F401  (the op table registers the numba kernel names)
-from tapecli.kernels import NUMBA_KERNELS
+from tapecli.kernels import NUMBA_KERNELS, tf_sums
 from tapecli.kernels.numpy_kernels import KERNELS as NUMPY_KERNELS
 
 DTYPES = [np.float32, np.float64]
@@ -495,8 +495,10 @@ def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
         for keepdims in (False, True):
             assert same(NUMPY_KERNELS["max"](x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
             assert same(NUMPY_KERNELS["min"](x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims))
-            assert same(NUMPY_KERNELS["sum"](x, axis=axis, keepdims=keepdims), np.sum(x, axis=axis, keepdims=keepdims))
-            assert same(NUMPY_KERNELS["sum"](g, axis=axis, keepdims=keepdims), np.sum(g, axis=axis, keepdims=keepdims))
+            for v in (x, g):      # (float32 sums are TensorFlow's, in Eigen's order: kernels/tf_sums.py)
+                want = tf_sums.reduce_sum(v, axis, keepdims) if dtype == np.float32 else \
+                    np.sum(v, axis=axis, keepdims=keepdims)
+                assert same(NUMPY_KERNELS["sum"](v, axis=axis, keepdims=keepdims), want)
     for axis in (3, (1,), -2, 0, (1, 3), None):
         y = np.max(x, axis=axis, keepdims=True)
         y.reshape(-1)[::3] = np.min(x, axis=axis, keepdims=True).reshape(-1)[::3]

@@ -226,10 +226,11 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False):
                 return x.reshape(()).copy()
             return np.asarray(out / np.float32(size) if mean else out)
         axes = range(ndim)
-    elif axis.__class__ is tuple or axis.__class__ is list:
-        axes = {int(a) % ndim for a in axis} if ndim else ()
     else:
-        axes = (int(axis) % ndim,) if ndim else ()
+        given = [int(a) for a in axis] if axis.__class__ is tuple or axis.__class__ is list else [int(axis)]
+        if not all(-ndim <= a < ndim for a in given) or len(set(a % ndim for a in given)) < len(given):
+            return None                 # (NumPy's error)
+        axes = {a % ndim for a in given}
     out_shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims \
         else tuple(n for i, n in enumerate(x.shape) if i not in axes)
     if len(axes) == ndim:
@@ -256,4 +257,7 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False):
         out = _row_sums(moved.reshape(int(np.prod([shape[i] for i in kept])), -1))
     if mean:
         out = out / np.float32(size // out.size)
-    return out.reshape(out_shape)
+    elif out.base is not None:
+        out = out.copy()
+    out.shape = out_shape           # (the result its own array, not a view: what kernel traces follow)
+    return out
