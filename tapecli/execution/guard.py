@@ -275,7 +275,8 @@ class _Guard(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.args and not isinstance(node.args[0], ast.Starred):
-            if node.func.id in CONSUMERS:
+            # (max(a, b): values, not an iterable to draw)
+            if node.func.id in CONSUMERS and not (node.func.id in ("min", "max") and len(node.args) > 1):
                 node.args[0] = _call(ITER, node.args[0], node.args[0], ast.Constant(node.func.id))
             elif node.func.id in TEXT_MAKERS:
                 node.args[0] = _call(TEXTED, node.args[0], node.args[0])

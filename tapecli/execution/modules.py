@@ -27,6 +27,13 @@ ALLOWED: dict[str, dict[str, str]] = {
     "json": {"load": "it reads a file object", "dump": "it writes a file object"},
     "re": {},
     "datetime": {},
+    "csv": {"field_size_limit": "it changes the whole process's limit", "register_dialect": "it changes the "
+            "whole process's dialects (a program passes its own Dialect class to reader and writer)",
+            "unregister_dialect": "it changes the whole process's dialects"},
+    "calendar": {"setfirstweekday": "it changes the whole process's first weekday (a Calendar(firstweekday=) is "
+                 "the program's own)", "LocaleTextCalendar": "it reads the machine's locale",
+                 "LocaleHTMLCalendar": "it reads the machine's locale", "different_locale": "it changes the locale",
+                 "main": "it is calendar's command line"},
     "random": {"SystemRandom": "it reads the operating system's entropy"},
     "argparse": {"FileType": "it opens files"},
     "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {

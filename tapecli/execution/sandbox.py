@@ -177,7 +177,8 @@ class Sandbox:
             return value
         if consumer == "comprehension":
             return value                 # the comprehension's own loop ticks
-        if hasattr(kind, "__len__") and kind.__module__ != "builtins" or isinstance(value, _DICT_VIEWS):
+        if hasattr(kind, "__len__") and kind.__module__ != "builtins" or isinstance(value, _DICT_VIEWS) \
+                or not (hasattr(kind, "__iter__") or hasattr(kind, "__getitem__")):    # (CPython's TypeError)
             return value
         return self.drawn(value)
 

@@ -13,9 +13,9 @@ from tapecli.library.draws import drawn, generator, normal_values, uniform_value
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape,
-                                    UnreadVariable, Variable, dtype_name, keras_path, literal_array,
-                                    tensorflow_name)
+from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, PythonTuple,
+                                    Tensor, TensorShape, UnreadVariable, Variable, dtype_name, keras_path,
+                                    literal_array, tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
@@ -691,7 +691,7 @@ def _tape_attribute(interp, tape_obj, attr, node):
     if attr == "batch_jacobian":
         return request("batch_jacobian", _checked(gradients.batch_jacobian, "batch_jacobian(target, source)"))
     if attr == "watched_variables":
-        return BoundMethod(attr, lambda call_node: tape.watched_variables())
+        return BoundMethod(attr, lambda call_node: PythonTuple(tape.watched_variables()))     # (TensorFlow's tuple)
     if attr == "watch":
         return BoundMethod(attr, lambda call_node, *values: interp.watch_values(tape, list(values), call_node.args,
                                                                                  call_node), replay=PURE)

@@ -161,7 +161,7 @@ class Dataset(ProgramObject):
 
     def enumerate(self, interp, start=0, name=None):
         first = to_int(start, "start")
-        return Dataset(lambda: ([Tensor(np.array(first + i, dtype=np.int64)), e]
+        return Dataset(lambda: (PythonTuple([Tensor(np.array(first + i, dtype=np.int64)), e])      # (a tuple)
                                 for i, e in enumerate(self.source())), values=self.items_are_values)
 
     def shuffle(self, interp, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):

@@ -629,7 +629,12 @@ def avg_pool2d(x, ksize, strides, padding) -> Tensor:
     rows = (np.arange(oh) * strides[0])[:, None] + np.arange(kh)[None, :] - top
     cols = (np.arange(ow) * strides[1])[:, None] + np.arange(kw)[None, :] - left
     count = (((rows >= 0) & (rows < h)).sum(1)[:, None] * ((cols >= 0) & (cols < w)).sum(1)[None, :])
-    total = reduce_sum(patches, axis=(3, 4))
+    # (TensorFlow's AvgPool adds a window's values one after another, row by row, as this chain of adds does)
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            tap = getitem(patches, (slice(None), slice(None), slice(None), i, j))
+            total = tap if total is None else add(total, tap)
     return div(total, Tensor(count[:, :, None].astype(x.dtype)))
 
 

@@ -15,7 +15,7 @@ from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.losses import l2_normalize
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
-from tapecli.library.keras.recurrent import _pair, _padding, _patches, _windows
+from tapecli.library.keras.recurrent import _pair, _padding, _windows
 
 
 class Identity(Layer):
@@ -216,10 +216,7 @@ class AveragePooling2D(Layer):
         if x.ndim != 4:
             raise ShapeError(f"AveragePooling2D takes inputs of shape [batch, height, width, channels], "
                              f"got {list(x.shape)}")
-        total, _, _ = _patches(x, self.pool_size, self.strides, self.padding, 0.0)
-        ones = ops.ones_like(ops.getitem(x, (slice(0, 1), slice(None), slice(None), slice(0, 1))))
-        count, _, _ = _patches(ones, self.pool_size, self.strides, self.padding, 0.0)
-        return ops.div(ops.reduce_sum(total, axis=3), ops.reduce_sum(count, axis=3))
+        return ops.avg_pool2d(x, self.pool_size, self.strides, self.padding.upper())     # (tf.nn.avg_pool's)
 
 
 class PReLU(Layer):
