@@ -1,14 +1,18 @@
 """Record TensorFlow's float32 bits for the elementwise math that tapecli computes as TensorFlow's CPU kernels
-do on tensors of fewer than 8 elements (tapecli/kernels/tf_float32.py), for tests/test_tf_float32.py.
+do (tapecli/kernels/tf_float32.py): on tensors of fewer than 8 elements (Eigen's scalar path), and for exp,
+log, tanh, sigmoid, softplus and elu on tensors of 8 elements and more (Eigen's packets of 8 and the scalar
+path on the last size % 8), for tests/test_tf_float32.py.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 
     TF_CPP_MIN_LOG_LEVEL=3 TFVENV/bin/python benchmarks/record_tf_float32.py [--rates]
 
 It writes tests/tf_float32_bits.json: per op, cases of inputs and TensorFlow's outputs as float32 bit patterns
-(hex), for scalars and tensors of 3 and 7 elements, random and special values. With --rates it also prints
-what share of 2,000 random inputs per op and size tapecli's NumPy kernels give TensorFlow's bits for (run
-from a checkout whose tapecli imports with that python's NumPy: set PYTHONPATH to it).
+(hex), for scalars and tensors of 3 and 7 elements (and 8, 9, 16, 100 and 257 for the packet ops, and 2-D
+ones), random and special values. With --rates it prints instead what share of random inputs per op and
+size tapecli's NumPy kernels give TensorFlow's bits for: 2,000 tensors of 1, 3 and 7 elements, at least
+40,000 elements at 8 to 16,384 for the packet ops (run from a checkout whose tapecli imports with that
+python's NumPy: set PYTHONPATH to it), and each kernel's time against NumPy's function with --cost.
 """
 from __future__ import annotations
 
@@ -19,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "tf_float32_bits.json"
-SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, 0.5, -1.0, 88.7, 89.0, -87.4, -103.9, -104.5,
-           7.9, 7.91, 8.1, -8.1, 16.6, 16.7, 13.9, -13.95, 1e30, -1e30, 3.4e38]
-# A subnormal argument reaches the C library's logf/powf, whose arithmetic then reads it as a zero (TensorFlow
-# runs with DAZ): tapecli does not follow that (tf_float32.py)
-NO_SUBNORMAL = {"log", "pow"}
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, -1e-45, 1e-39, 0.5, -1.0, 88.7, 88.72, 88.73,
+           89.0, -87.0, -87.4, -103.9, -104.5, 7.9, 7.91, 8.1, -8.1, 16.6, 16.7, 13.9, -13.95, 1e30, -1e30, 3.4e38]
+# A subnormal argument reaches the C library's powf, whose arithmetic then reads it as a zero (TensorFlow runs
+# with DAZ): tapecli does not follow that (tf_float32.py; it follows logf's)
+NO_SUBNORMAL = {"pow"}
 
 
 def inputs(op, rows, n, rng):
@@ -38,6 +42,8 @@ def inputs(op, rows, n, rng):
         return ((rng.standard_normal((rows, n)) * 3).astype(np.float32),)
     if op in ("sigmoid", "softplus"):
         return (u(-20, 20),)
+    if op == "elu":
+        return (u(-8, 4),)
     if op == "expm1":
         return (u(-5, 5),)
     if op == "log1p":
@@ -47,14 +53,19 @@ def inputs(op, rows, n, rng):
     raise KeyError(op)
 
 
-OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus", "expm1", "log1p", "pow"]
+OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus", "expm1", "log1p", "pow", "elu"]
+# The ops whose tensors of 8 elements or more take Eigen's packet algorithms in tf_float32.py, and the sizes
+# recorded for them (rows of each): whole packets, a tail, several packets, a 2-D tensor
+PACKET_OPS = ["exp", "log", "tanh", "sigmoid", "softplus", "elu"]
+PACKET_SIZES = ((8, 4), (9, 4), (16, 2), (100, 2), (257, 1))
+PACKET_SHAPES = [(3, 5), (6, 37)]
 
 
 def tf_functions():
     import tensorflow as tf
     return {"exp": tf.exp, "log": tf.math.log, "sin": tf.sin, "cos": tf.cos, "tan": tf.tan, "atan": tf.atan,
             "tanh": tf.tanh, "sigmoid": tf.sigmoid, "softplus": tf.nn.softplus, "expm1": tf.math.expm1,
-            "log1p": tf.math.log1p, "pow": tf.pow}
+            "log1p": tf.math.log1p, "pow": tf.pow, "elu": tf.nn.elu}
 
 
 def hexes(a):
@@ -75,6 +86,21 @@ def record():
                 args = [x[i] if n else x[i, 0] for x in xs]
                 y = f(*[tf.constant(a) for a in args]).numpy()
                 cases.append({"shape": list(np.shape(y)), "args": [hexes(a) for a in args], "out": hexes(y)})
+        if op in PACKET_OPS:
+            for n, rows in PACKET_SIZES:
+                xs = inputs(op, rows, n, rng)
+                if n >= len(SPECIAL):           # special values at random places, in packets and in the tail
+                    xs[0][0, rng.choice(n, len(SPECIAL), replace=False)] = SPECIAL
+                for i in range(rows):
+                    y = f(tf.constant(xs[0][i])).numpy()
+                    cases.append({"shape": [n], "args": [hexes(xs[0][i])], "out": hexes(y)})
+            for shape in PACKET_SHAPES:
+                x = inputs(op, 1, int(np.prod(shape)), rng)[0]
+                if x.size >= len(SPECIAL):
+                    x[0, rng.choice(x.size, len(SPECIAL), replace=False)] = SPECIAL
+                x = x.reshape(shape)
+                y = f(tf.constant(x)).numpy()
+                cases.append({"shape": list(shape), "args": [hexes(x)], "out": hexes(y)})
         special = np.array([v for v in SPECIAL if not (op in NO_SUBNORMAL and 0 < abs(v) < 1.2e-38)], np.float32)
         for v in special:
             args = [v, np.float32(0.5)] if op == "pow" else [v]
@@ -84,6 +110,10 @@ def record():
     OUT.write_text(json.dumps({"tensorflow": tf.__version__, "ops": table}, indent=None, separators=(",", ":"))
                    + "\n")
     print(f"wrote {OUT}")
+
+
+def _same(got, want):
+    return (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
 
 
 def rates(rows=2000):
@@ -99,13 +129,44 @@ def rates(rows=2000):
             with kernels.quiet():
                 got = np.stack([np.asarray(kernels.RAW_NUMPY_KERNELS[op](*[x[i] for x in xs]), np.float32)
                                 for i in range(rows)])
-            same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
-            line.append(f"n={n}: {100 * same.mean():6.2f}%")
+            line.append(f"n={n}: {100 * _same(got, want).mean():6.2f}%")
+        if op in PACKET_OPS:
+            for n in (8, 9, 16, 100, 1000, 4096, 16384):
+                (x,) = inputs(op, max(10, 40000 // n), n, np.random.default_rng(n))
+                want = np.stack([functions[op](tf.constant(v)).numpy() for v in x])
+                with kernels.quiet():
+                    got = np.stack([kernels.RAW_NUMPY_KERNELS[op](v) for v in x])
+                line.append(f"n={n}: {100 * _same(got, want).mean():6.2f}%")
         print(f"{op:9s}", "  ".join(line))
 
 
+def cost():
+    """Microseconds per call of tapecli's kernel and of NumPy's function (what tapecli ran before) per size."""
+    import timeit
+    from tapecli import kernels, ops  # noqa: F401
+    e = lambda x: np.exp(-np.abs(x))  # noqa: E731
+    numpy = {"exp": np.exp, "log": np.log, "tanh": np.tanh,
+             "sigmoid": lambda x: np.where(x >= 0, 1 / (1 + e(x)), e(x) / (1 + e(x))),
+             "softplus": lambda x: np.maximum(x, 0) + np.log1p(e(x)),
+             "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))}
+    sizes = (7, 8, 9, 100, 1000, 4096, 16384)
+    print("µs: tapecli / NumPy", "".join(f"{n:>15d}" for n in sizes))
+    for op in PACKET_OPS:
+        cells = []
+        for n in sizes:
+            (x,) = inputs(op, 1, n, np.random.default_rng(n))
+            x = x[0]
+            with kernels.quiet():
+                t = [min(timeit.repeat(lambda: f(x), number=200, repeat=5)) / 200 * 1e6
+                     for f in (kernels.RAW_NUMPY_KERNELS[op], numpy[op])]
+            cells.append(f"{t[0]:.1f} / {t[1]:.1f}")
+        print(f"{op:19s}", "".join(f"{c:>15s}" for c in cells))
+
+
 if __name__ == "__main__":
-    if "--rates" in sys.argv:
+    if "--cost" in sys.argv:
+        cost()
+    elif "--rates" in sys.argv:
         rates()
     else:
         record()

@@ -79,8 +79,12 @@ UNARY_ATTRS = {"elu": [{}, {"alpha": 0.7}], "leaky_relu": [{}, {"alpha": 0.1}],
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_matches_numpy(nb, name, shape, dtype):
     x = data(shape, dtype)
+    # float32 NumPy kernels of small tensors compute TensorFlow's bits (kernels/tf_float32.py): subnormal
+    # results flushed to zero, and Elu's exp(x) - 1, whose cancellation near 0 costs relative 1e-5
+    tf32 = dtype == np.float32 and name in ("sigmoid", "softplus", "elu")
     for attrs in UNARY_ATTRS.get(name, [{}]):
-        check(name, nb.call(name, x, **attrs), NUMPY_KERNELS[name](x, **attrs))
+        check(name, nb.call(name, x, **attrs), NUMPY_KERNELS[name](x, **attrs),
+              tol=1e-4 if tf32 and name == "elu" else None, atol=float(np.finfo(np.float32).tiny) if tf32 else 0.0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,6 +1,7 @@
-"""float32 elementwise math on tensors of fewer than 8 elements against TensorFlow's bits (tapecli/kernels/
-tf_float32.py), recorded by benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into
-tests/tf_float32_bits.json."""
+"""float32 elementwise math against TensorFlow's bits (tapecli/kernels/tf_float32.py): tensors of fewer than 8
+elements (Eigen's scalar path), and for exp, log, tanh, sigmoid, softplus and elu tensors of 8 to 257 elements
+and 2-D ones (Eigen's packets and the scalar tail), recorded by benchmarks/record_tf_float32.py from
+TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ def _ulps(got, want):
 
 
 @pytest.mark.parametrize("op", sorted(TABLE))
-def test_small_float32_tensors_give_tensorflows_bits(op):
+def test_float32_tensors_give_tensorflows_bits(op):
     exact = op in EIGEN_ONLY or SAME_LIBM
     with kernels.quiet():
         for case in TABLE[op]:
@@ -70,12 +71,33 @@ def test_a_scalar_a_small_tensor_and_into_out_give_the_same_bits(op):
             assert f(*args, out=into) is into and into.tobytes() == whole.tobytes()
 
 
-def test_float64_and_larger_float32_tensors_keep_numpys_functions():
+def test_float64_and_float32_tensors_above_the_limit_keep_numpys_functions():
     rng = np.random.default_rng(4)
-    for x in (rng.standard_normal(5), rng.standard_normal(64).astype(np.float32)):
+    for x in (rng.standard_normal(64), rng.standard_normal(tf_float32.PACKET_LIMIT + 1).astype(np.float32)):
         with kernels.quiet():
             for op, ufunc in (("exp", np.exp), ("sin", np.sin), ("tanh", np.tanh), ("log1p", np.log1p)):
                 assert kernels.RAW_NUMPY_KERNELS[op](x).tobytes() == ufunc(x).tobytes(), (op, x.dtype)
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "tanh", "sigmoid", "softplus", "elu"])
+def test_packets_and_tail_follow_the_row_major_order_of_any_layout(op):
+    """Eigen's packets are the first size - size % 8 elements of the tensor's buffer, row-major: a
+    transposed or sliced view gives what its C-order copy gives, and into ``out=`` the same bits."""
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0.1, 5, (12, 9)).astype(np.float32)
+    f = kernels.RAW_NUMPY_KERNELS[op]
+    with kernels.quiet():
+        for x in (base.T, base[:, 1:], base[::2]):
+            y = f(x)
+            assert y.shape == x.shape and y.dtype == np.float32
+            assert y.tobytes() == f(np.ascontiguousarray(x)).tobytes()
+            flat = np.ascontiguousarray(x).reshape(-1)
+            k = flat.size - flat.size % tf_float32.PACKET
+            # the tail is the scalar path: each of those elements alone gives its bits
+            assert all(y.reshape(-1)[i] == f(flat[i]) for i in range(k, flat.size))
+        if op in kernels.OUT_KERNELS:
+            into = np.empty_like(base)
+            assert f(base, out=into) is into and into.tobytes() == f(base).tobytes()
 
 
 def test_results_below_the_smallest_normal_are_flushed_to_zero_as_tensorflow_runs():

@@ -27,16 +27,16 @@ def erf(x):
 
 
 def sigmoid(x):
-    if (small := tf_float32.sigmoid_small(x)) is not None:     # TensorFlow's scalar path (tf_float32.py)
-        return small
+    if (y := tf_float32.sigmoid(x)) is not None:     # TensorFlow's bits (tf_float32.py)
+        return y
     # exp of a non-positive number only: no overflow for large |x|.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
 def softplus(x):
-    if (small := tf_float32.softplus_small(x)) is not None:    # TensorFlow's scalar path (tf_float32.py)
-        return small
+    if (y := tf_float32.softplus(x)) is not None:    # TensorFlow's bits (tf_float32.py)
+        return y
     return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
 
@@ -47,6 +47,8 @@ def gelu(x, approximate=False):
 
 
 def elu(x, alpha=1.0):
+    if alpha == 1.0 and (y := tf_float32.elu(x)) is not None:     # TensorFlow's Elu (tf_float32.py)
+        return y
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
 
 

@@ -25,6 +25,9 @@ import functools
 import numpy as np
 
 PACKET = 8                     # floats in one of Eigen's AVX packets: fewer elements run on the scalar path
+# Up to this many elements, a float32 tensor takes NumPy versions of Eigen's packet algorithms (TensorFlow's
+# bits, at several times the cost of NumPy's SIMD functions: a few microseconds here); above, NumPy's functions
+PACKET_LIMIT = 16384
 _F32 = np.float32
 _F32_DTYPE = np.dtype(np.float32)
 
@@ -54,6 +57,8 @@ def _c_float(name: str, nargs: int, ufunc):
     if f is not None:
         f.restype = ctypes.c_float
         f.argtypes = [ctypes.c_float] * nargs
+        if name == "logf":
+            return _logf_of_subnormals(f)
         return f
     if nargs == 1:
         return lambda v: float(_F32(ufunc(np.float64(v))))
@@ -63,9 +68,22 @@ def _c_float(name: str, nargs: int, ufunc):
 # TensorFlow runs its CPU ops with denormals flushed to zero (FTZ and DAZ set): a result below the smallest
 # normal float32 is a zero of its sign, but for the functions that give back a subnormal argument as it is
 # (sinf(x) = x for tiny x: no arithmetic, nothing flushed). (Other subnormal arguments reach the C function,
-# whose arithmetic then reads them as zeros: log and pow of one are what tapecli does not follow.)
+# whose arithmetic then reads them as zeros: logf's answer is followed (_logf_of_subnormals), powf's is not.)
 _TINY = float(np.finfo(np.float32).tiny)
 _KEEP_TINY_ARGUMENT = {"sinf", "tanf", "atanf", "log1pf"}
+
+
+# What glibc's logf gives a subnormal argument under DAZ (it scales a subnormal by 2^23, a zero there):
+# log(2^-150) for a positive one, nan for a negative one (measured against TensorFlow 2.21)
+_LOG_SUBNORMAL = -103.97207641601562
+
+
+def _logf_of_subnormals(f):
+    def logf(x):
+        if -_TINY < x < _TINY and x != 0:
+            return _LOG_SUBNORMAL if x > 0 else float("nan")
+        return f(x)
+    return logf
 
 
 def _flushed(f, name):
@@ -90,6 +108,29 @@ def _small(x) -> bool:
     return x.__class__ is np.ndarray and x.dtype == _F32_DTYPE and x.size < PACKET
 
 
+def _packets(x) -> bool:
+    """Whether ``x`` is a float32 tensor that this module computes in Eigen's packets (and scalar tail)."""
+    return x.__class__ is np.ndarray and x.dtype == _F32_DTYPE and x.size <= PACKET_LIMIT
+
+
+def _in_packets(x, packets, tail, out):
+    """``packets`` on the first ``size - size % PACKET`` elements of ``x`` (in C order: TensorFlow's kernel
+    reads its tensor's buffer, row-major), ``tail`` (the scalar path) on the rest, as Eigen evaluates a
+    tensor: its threads take blocks of whole packets, so only the last ``size % PACKET`` elements are scalar.
+    ``tail`` None: the scalar path computes what the packets do (tanh)."""
+    flat = x.reshape(-1)
+    k = flat.size - flat.size % PACKET
+    if k == flat.size or tail is None:
+        y = packets(flat)
+    else:
+        y = np.concatenate((packets(flat[:k]), tail(flat[k:])))
+    y = y.reshape(x.shape)
+    if out is not None:
+        out[...] = y
+        return out
+    return y
+
+
 def _result(values, shape, out):
     y = np.array(values, dtype=_F32).reshape(shape)
     if out is not None:
@@ -105,9 +146,11 @@ def _scalar(value, out):
     return out
 
 
-def unary(ufunc, c_name: str):
+def unary(ufunc, c_name: str, packets=None):
     """``ufunc`` as TensorFlow computes it: the C library's float function on a float32 scalar or a float32
-    tensor of fewer than ``PACKET`` elements, ``ufunc`` on anything else."""
+    tensor of fewer than ``PACKET`` elements; where ``packets`` (Eigen's packet algorithm, on a 1-D float32
+    array of a multiple of ``PACKET`` elements) is given, it on the packets of a float32 tensor of up to
+    ``PACKET_LIMIT`` elements and the C function on the last ``size % PACKET``; ``ufunc`` on anything else."""
     keep = c_name in _KEEP_TINY_ARGUMENT
     found: list = []            # (the C function and its flushed form, found at the first call)
 
@@ -123,6 +166,10 @@ def unary(ufunc, c_name: str):
             if not found:
                 found.extend(_found(c_name, 1, ufunc))
             return _result([found[1](v) for v in x.ravel().tolist()], x.shape, out)
+        if packets is not None and _packets(x):
+            if not found:
+                found.extend(_found(c_name, 1, ufunc))
+            return _in_packets(x, packets, lambda t: np.array([found[1](v) for v in t.tolist()], _F32), out)
         return ufunc(x, out=out)
     run.__name__ = ufunc.__name__
     return run
@@ -170,8 +217,188 @@ def _size(shape) -> int:
     return n
 
 
-exp = unary(np.exp, "expf")
-log = unary(np.log, "logf")
+# Eigen's ptanh_float constants (the scalar path and the packets below)
+_TANH_CLAMP = _F32(7.90738964080810547)       # (8.01773357391357422 where Eigen is built with FMA)
+_A0, _A1, _A2, _A3 = (_F32(v) for v in (1.394553628e-8, 2.102733560e-5, 3.520756727e-3, 1.340216100e-1))
+_B0, _B1, _B2, _B3, _B4 = (_F32(v) for v in (8.015776984e-7, 3.326951409e-4, 2.597254514e-2, 4.673548340e-1, 1.0))
+_ZERO = _F32(0.0)
+
+
+# ------------------------------------------------------------------ Eigen's packet algorithms, in NumPy
+
+# Each is a NumPy float32 version of Eigen's algorithm for an AVX packet (GenericPacketMathFunctions.h),
+# step by step, each step rounded to float32 as Eigen's: pmadd(a, b, c) is a * b + c in two roundings (the
+# wheel is built without FMA). TensorFlow runs with denormals flushed to zero (DAZ and FTZ): a subnormal
+# argument reads as a zero of its sign, a subnormal result is one; NumPy's intermediate subnormals, where
+# Eigen's are flushed, only meet a larger addend or end in a result flushed here. The steps run in place
+# on a few arrays and the constants are 0-d arrays: on a tensor of tens of elements a step's time is NumPy's
+# call. (They run under the caller's np.errstate, as the kernels do: nan and inf lanes warn otherwise.)
+
+def _c(v):
+    return np.array(v, dtype=_F32)
+
+
+_TINY32 = _c(_TINY)
+_ONE_C, _HALF = _c(1.0), _c(0.5)
+_EXP_HI, _EXP_FLOOR = _c(88.723), _c(-105.0)
+_LOG2EF = _c(1.44269504088896341)
+_C1, _C2 = _c(-0.693359375), _c(2.12194440e-4)
+_P2, _P3, _P4, _P5, _P6 = (_c(v) for v in (0.49999988079071044921875, 0.16666518151760101318359375,
+                                            4.166965186595916748046875e-2, 8.36894474923610687255859375e-3,
+                                            1.37449637986719608306884765625e-3))
+
+
+def _reduced(x):
+    """pexp's range reduction of x (clamped): m = floor(x log2(e) + 1/2) and r = x - m ln 2, m ln 2 in two
+    parts (Cephes' C1 and C2)."""
+    m = x * _LOG2EF
+    m += _HALF
+    np.floor(m, out=m)
+    r = m * _C1
+    r += x
+    t = m * _C2
+    r += t
+    return m, r
+
+
+def _exp_packets(x0):
+    """pexp_float: exp(x) = 2^m exp(r) with exp(r) a degree-6 polynomial, on x clamped above at 88.723
+    (results of x below -104 are zeros: here x is clamped below at -105, whose results FTZ flushes as
+    well). Eigen scales by 2^m with pldexp_fast where a packet's |x| are all <= 87, else pldexp's four
+    factors: the same product but where it overflows (inf) or is subnormal (flushed): np.ldexp's here."""
+    x = np.maximum(x0, _EXP_FLOOR)
+    np.minimum(x, _EXP_HI, out=x)
+    m, r = _reduced(x)
+    r2 = r * r
+    y = r2 * _P6
+    y += _P4
+    y *= r2
+    y += _P2                        # p_even
+    p_odd = r2 * _P5
+    p_odd += _P3
+    p_odd *= r
+    y += p_odd                      # r p_odd + p_even
+    y *= r2
+    r += _ONE_C
+    y += r                          # r2 (...) + (r + 1)
+    np.ldexp(y, m.astype(np.int32), out=y)
+    y *= y >= _TINY32               # FTZ (a nan stays one)
+    return y
+
+
+_SQRTHF, _LN2 = _c(0.707106781186547524), _c(0.693147180559945309)
+_LA0, _LA1, _LA2 = (_c(v) for v in (0.18256296349849254, 1.0000000190281063, 1.0000000190281136))
+_LB0, _LB1, _LB2, _LB3 = (_c(v) for v in (0.049616247954120038, 0.59923249590823520, 1.4999999999999927, 1.0))
+
+
+def _log_core(x0):
+    """plog_float on positive normal finite x: log(x) = e ln 2 + log(1 + f), x = (1 + f) 2^e with 1 + f in
+    [sqrt(1/2), sqrt(2)) (pfrexp's mantissa in [1/2, 1), doubled below sqrt(1/2)), log(1 + f) a [3/3]
+    rational function of f."""
+    m, e = np.frexp(x0)
+    e = e.astype(_F32)
+    below = m < _SQRTHF
+    x = m - _ONE_C
+    m *= below
+    x += m
+    e -= below
+    p = x * _LA0
+    p += _LA1
+    p *= x
+    p += _LA2
+    p *= x
+    q = x * _LB0
+    q += _LB1
+    q *= x
+    q += _LB2
+    q *= x
+    q += _LB3
+    p /= q
+    e *= _LN2
+    e += p
+    return e
+
+
+def _log_packets(x0):
+    """plog_float: _log_core, and log(0) = -inf (a subnormal argument too, read as a zero), nan below zero
+    and for nan, log(inf) = inf."""
+    y = _log_core(x0)
+    if not (x0.min() >= _TINY and x0.max() < np.inf):   # (a nan fails both)
+        y[x0 == np.inf] = np.inf
+        y[~(x0 >= 0)] = np.nan
+        y[np.abs(x0) < _TINY] = -np.inf
+    return y
+
+
+_LOGISTIC_P2, _LOGISTIC_P3, _LOGISTIC_P4, _LOGISTIC_P5 = (
+    _c(v) for v in (0.49999141693115234375, 0.16666877269744873046875, 4.1898667812347412109375e-2,
+                    8.33471305668354034423828125e-3))
+_LOGISTIC_HI_C = _c(16.6355324)
+
+
+def _logistic_packets(x0):
+    """scalar_logistic_op<float>::packetOp: e = exp(x / 2)^2 (pexp's reduction on x / 2, a degree-5
+    polynomial, 2^m from the bits), e / (1 + e), on x clamped at 16.6355324 (results of x below -104 are
+    zeros: here x is clamped below at -105, whose e FTZ flushes)."""
+    x = np.maximum(x0, _EXP_FLOOR)
+    np.minimum(x, _LOGISTIC_HI_C, out=x)
+    x *= _HALF
+    m, r = _reduced(x)
+    r2 = r * r
+    p = r2 * _LOGISTIC_P5
+    p += _LOGISTIC_P3
+    p *= r
+    t = r2 * _LOGISTIC_P4
+    t += _LOGISTIC_P2
+    p += t                          # r p_odd + p_even
+    p *= r2
+    r += _ONE_C
+    p += r
+    scale = m.astype(np.int32)      # pldexp_fast: 2^m from the bits (m >= -76 here)
+    scale += 127
+    scale <<= 23
+    p *= scale.view(_F32)
+    p *= p
+    p *= p >= _TINY32               # FTZ
+    t = p + _ONE_C
+    p /= t
+    return p
+
+
+_TANH_CLAMP_C = _c(_TANH_CLAMP)
+_A0C, _A1C, _A2C, _A3C = (_c(v) for v in (_A0, _A1, _A2, _A3))
+_B0C, _B1C, _B2C, _B3C, _B4C = (_c(v) for v in (_B0, _B1, _B2, _B3, _B4))
+
+
+def _tanh_packets(x0):
+    """ptanh_float on packets: the scalar path's formula, x (x^2 p(x^2)) + x) / q(x^2)."""
+    x = np.minimum(x0, _TANH_CLAMP_C)
+    x = np.maximum(x, -_TANH_CLAMP_C, out=x)
+    x2 = x * x
+    p = x2 * _A0C
+    p += _A1C
+    p *= x2
+    p += _A2C
+    p *= x2
+    p += _A3C
+    q = x2 * _B0C
+    q += _B1C
+    q *= x2
+    q += _B2C
+    q *= x2
+    q += _B3C
+    q *= x2
+    q += _B4C
+    x2 *= x
+    x2 *= p
+    x2 += x
+    x2 /= q
+    x2 *= np.abs(x2) >= _TINY32     # FTZ (a nan stays one, a flushed result keeps its sign)
+    return x2
+
+
+exp = unary(np.exp, "expf", _exp_packets)
+log = unary(np.log, "logf", _log_packets)
 sin = unary(np.sin, "sinf")
 cos = unary(np.cos, "cosf")
 tan = unary(np.tan, "tanf")
@@ -186,11 +413,6 @@ _log1pf = _Lazy("log1pf", 1, np.log1p)
 
 # ------------------------------------------------------------------ tanh: Eigen's ptanh_float
 
-_TANH_CLAMP = _F32(7.90738964080810547)       # (8.01773357391357422 where Eigen is built with FMA)
-_A0, _A1, _A2, _A3 = (_F32(v) for v in (1.394553628e-8, 2.102733560e-5, 3.520756727e-3, 1.340216100e-1))
-_B0, _B1, _B2, _B3, _B4 = (_F32(v) for v in (8.015776984e-7, 3.326951409e-4, 2.597254514e-2, 4.673548340e-1, 1.0))
-
-
 def _tanh_scalar(x):
     """ptanh_float on a float32 scalar: Python's operators on NumPy float32 scalars, each rounded to float32."""
     if x > _TANH_CLAMP:
@@ -204,17 +426,15 @@ def _tanh_scalar(x):
     return y if not -_TINY < y < _TINY else y * _ZERO
 
 
-_ZERO = _F32(0.0)
-
-
 def tanh(x, out=None):
-    """np.tanh, but Eigen's float32 tanh (TensorFlow's) on a float32 scalar or a float32 tensor of fewer than
-    ``PACKET`` elements. (Eigen's packets compute the same formula: the NumPy version of it gives TensorFlow's
-    bits at every size, but at 7 to 30 times np.tanh's time, so larger tensors keep np.tanh.)"""
+    """np.tanh, but Eigen's float32 tanh (TensorFlow's) on a float32 scalar or a float32 tensor of up to
+    ``PACKET_LIMIT`` elements (packets and the scalar tail compute the same formula)."""
     if x.__class__ is _F32:
         return _scalar(_tanh_scalar(x), out)
     if _small(x):
         return _result([_tanh_scalar(v) for v in x.ravel()], x.shape, out)
+    if _packets(x):
+        return _in_packets(x, _tanh_packets, None, out)
     return np.tanh(x, out=out)
 
 
@@ -226,15 +446,22 @@ _ONE = _F32(1.0)
 _SOFTPLUS_T = _F32(_F32(np.log(np.float64(np.finfo(np.float32).eps))) + _F32(2.0))
 
 
-def sigmoid_small(x):
-    """Eigen's scalar sigmoid on a float32 scalar or a float32 tensor of fewer than ``PACKET`` elements;
-    None for anything else."""
+def _sigmoid_tail(x):
+    e = np.array([_expf(v) for v in np.minimum(x, _LOGISTIC_HI).tolist()], dtype=_F32)
+    return e / (_ONE + e)
+
+
+def sigmoid(x):
+    """Eigen's float32 sigmoid (TensorFlow's) on a float32 scalar or a float32 tensor of up to
+    ``PACKET_LIMIT`` elements: the scalar functor below ``PACKET`` elements and on a larger tensor's last
+    ``size % PACKET``, the packet functor on the rest. None for anything else."""
     if x.__class__ is _F32:
         e = _F32(_expf(_LOGISTIC_HI if x > _LOGISTIC_HI else x))
         return e / (_ONE + e)
     if _small(x):
-        e = np.array([_expf(v) for v in np.minimum(x, _LOGISTIC_HI).ravel().tolist()], dtype=_F32).reshape(x.shape)
-        return e / (_ONE + e)
+        return _result(_sigmoid_tail(x.ravel()), x.shape, None)
+    if _packets(x):
+        return _in_packets(x, _logistic_packets, _sigmoid_tail, None)
     return None
 
 
@@ -245,11 +472,54 @@ def _softplus_one(v: float) -> float:
     return e if v < _SOFTPLUS_T else _log1pf(e)
 
 
-def softplus_small(x):
-    """TensorFlow's Softplus on a float32 scalar or a float32 tensor of fewer than ``PACKET`` elements; None
+def _softplus_tail(x):
+    return np.array([_softplus_one(v) for v in x.tolist()], dtype=_F32)
+
+
+def _softplus_packets(x):
+    """TensorFlow's Softplus functor on packets: x above -t, pexp(x) below t, between them Eigen's log1p
+    (generic_log1p: Kahan's u log(1 + u) / ((1 + u) - 1), with plog) of u = pexp(x) (where 1 + u > 1 and is
+    finite: the special cases of both do not arise there)."""
+    u = _exp_packets(x)
+    u1 = u + _ONE_C
+    y = _log_core(u1)
+    u1 -= _ONE_C
+    y /= u1
+    y *= u
+    y = np.where(x < _SOFTPLUS_T, u, y)
+    return np.where(x > -_SOFTPLUS_T, x, y)
+
+
+def softplus(x):
+    """TensorFlow's Softplus on a float32 scalar or a float32 tensor of up to ``PACKET_LIMIT`` elements; None
     for anything else."""
     if x.__class__ is _F32:
         return _F32(_softplus_one(float(x)))
     if _small(x):
         return _result([_softplus_one(v) for v in x.ravel().tolist()], x.shape, None)
+    if _packets(x):
+        return _in_packets(x, _softplus_packets, _softplus_tail, None)
+    return None
+
+
+def _elu_tail(x):
+    e = np.array([_expf(v) for v in x.tolist()], dtype=_F32) - _ONE
+    return np.where(x <= -_TINY, e, x)         # (a subnormal x reads as a zero: x)
+
+
+def _elu_packets(x):
+    e = _exp_packets(x)
+    e -= _ONE_C
+    return np.where(x <= -_TINY32, e, x)
+
+
+def elu(x):
+    """TensorFlow's Elu functor (``x < 0 ? exp(x) - 1 : x``, with Eigen's exp: packets and the scalar tail) on a
+    float32 tensor of up to ``PACKET_LIMIT`` elements or a float32 scalar; None for anything else."""
+    if x.__class__ is _F32:
+        return _elu_tail(np.array([x]))[0]
+    if _small(x):
+        return _result(_elu_tail(x.ravel()), x.shape, None)
+    if _packets(x):
+        return _in_packets(x, _elu_packets, _elu_tail, None)
     return None
