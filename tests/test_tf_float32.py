@@ -115,3 +115,15 @@ def test_a_program_prints_tensorflows_sigmoid_and_its_gradient():
                 "    tape.watch(x)\n    y = tf.sigmoid(x)\nprint(y.numpy(), tape.gradient(y, x).numpy())\n")
     # TensorFlow 2.21 prints 0.9994472 0.00055246794 (float32 NumPy's 1 / (1 + exp(-x)): 0.99944717)
     assert " ".join(r.output).split() == ["0.9994472", "0.00055246794"]
+
+
+def test_keras_elu_of_another_alpha_scales_tensorflows_elu():
+    # keras.activations.elu(x, alpha=0.7) under TensorFlow 2.21: where(x > 0, elu, alpha * elu), x > 0 false
+    # for a subnormal x (read as a zero), its product flushed (9 elements: a packet and a scalar tail)
+    x = np.array([int(h, 16) for h in ("c0600000", "ba83126f", "800ae398", "000ae398", "00000000", "80000000",
+                                       "40000000", "c0e80000", "be99999a")], np.uint32).view(np.float32)
+    want = ("bf2dc9e3", "ba376933", "80000000", "00000000", "00000000", "80000000", "40000000", "bf33129f",
+            "be39c811")
+    with kernels.quiet():
+        got = kernels.RAW_NUMPY_KERNELS["elu"](x, alpha=0.7)
+    assert [format(int(v), "08x") for v in got.view(np.uint32)] == list(want)

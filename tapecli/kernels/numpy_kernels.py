@@ -47,7 +47,7 @@ def gelu(x, approximate=False):
 
 
 def elu(x, alpha=1.0):
-    if alpha == 1.0 and (y := tf_float32.elu(x)) is not None:     # TensorFlow's Elu (tf_float32.py)
+    if (y := tf_float32.elu(x, alpha)) is not None:     # TensorFlow's Elu, and Keras's alpha (tf_float32.py)
         return y
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
 

@@ -486,8 +486,9 @@ def _softplus_packets(x):
     u1 -= _ONE_C
     y /= u1
     y *= u
-    y = np.where(x < _SOFTPLUS_T, u, y)
-    return np.where(x > -_SOFTPLUS_T, x, y)
+    np.copyto(y, u, where=x < _SOFTPLUS_T)
+    np.copyto(y, x, where=x > -_SOFTPLUS_T)
+    return y
 
 
 def softplus(x):
@@ -510,16 +511,24 @@ def _elu_tail(x):
 def _elu_packets(x):
     e = _exp_packets(x)
     e -= _ONE_C
-    return np.where(x <= -_TINY32, e, x)
+    np.copyto(e, x, where=x > -_TINY32)
+    return e
 
 
-def elu(x):
+def elu(x, alpha=1.0):
     """TensorFlow's Elu functor (``x < 0 ? exp(x) - 1 : x``, with Eigen's exp: packets and the scalar tail) on a
-    float32 tensor of up to ``PACKET_LIMIT`` elements or a float32 scalar; None for anything else."""
+    float32 tensor of up to ``PACKET_LIMIT`` elements or a float32 scalar, and for another ``alpha`` Keras's
+    ``where(x > 0, elu, alpha * elu)`` (float32 products, flushed); None for anything else."""
     if x.__class__ is _F32:
-        return _elu_tail(np.array([x]))[0]
-    if _small(x):
-        return _result(_elu_tail(x.ravel()), x.shape, None)
-    if _packets(x):
-        return _in_packets(x, _elu_packets, _elu_tail, None)
-    return None
+        y = _elu_tail(np.array([x]))
+    elif _small(x):
+        y = _elu_tail(x.ravel()).reshape(x.shape)
+    elif _packets(x):
+        y = _in_packets(x, _elu_packets, _elu_tail, None)
+    else:
+        return None
+    if alpha != 1.0:
+        scaled = y * _F32(alpha)
+        scaled *= np.abs(scaled) >= _TINY32
+        y = np.where(x >= _TINY32, y, scaled)          # (x > 0, with a subnormal x read as a zero)
+    return y[0] if x.__class__ is _F32 else y if x.shape else y[()]
