@@ -59,6 +59,7 @@ OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus",
 PACKET_OPS = ["exp", "log", "tanh", "sigmoid", "softplus", "elu"]
 PACKET_SIZES = ((8, 4), (9, 4), (16, 2), (100, 2), (257, 1))
 PACKET_SHAPES = [(3, 5), (6, 37)]
+LOG_SOFTMAX_SHAPES = [(5,), (3, 7), (4, 37), (9, 40), (2, 100)]
 
 
 def tf_functions():
@@ -107,6 +108,17 @@ def record():
             y = f(*[tf.constant(a) for a in args]).numpy()
             cases.append({"shape": [], "args": [hexes(a) for a in args], "out": hexes(y)})
         table[op] = cases
+    # log_softmax: TensorFlow's LogSoftmax functor, whose row sums follow Eigen's reduction order (a row of
+    # 37 or more elements reaches its four accumulators), rows with -inf (masked) entries among them
+    cases = []
+    for shape in LOG_SOFTMAX_SHAPES:
+        x = (rng.standard_normal(shape) * 5).astype(np.float32)
+        x.reshape(-1)[rng.choice(x.size, x.size // 5, replace=False)] = -np.inf
+        x.reshape(-1, shape[-1])[:, 0] = 0.0        # (no row all -inf)
+        for v in (x, (rng.standard_normal(shape) * 20).astype(np.float32)):
+            y = tf.nn.log_softmax(tf.constant(v)).numpy()
+            cases.append({"shape": list(shape), "args": [hexes(v)], "out": hexes(y)})
+    table["log_softmax"] = cases
     OUT.write_text(json.dumps({"tensorflow": tf.__version__, "ops": table}, indent=None, separators=(",", ":"))
                    + "\n")
     print(f"wrote {OUT}")
@@ -138,6 +150,15 @@ def rates(rows=2000):
                     got = np.stack([kernels.RAW_NUMPY_KERNELS[op](v) for v in x])
                 line.append(f"n={n}: {100 * _same(got, want).mean():6.2f}%")
         print(f"{op:9s}", "  ".join(line))
+    line = []
+    for shape in ((1, 10), (3, 7), (8, 10), (32, 10), (4, 37), (16, 100), (4, 1000), (2, 8192)):
+        x = (np.random.default_rng(shape[1]).standard_normal((max(2, 20000 // (shape[0] * shape[1])),) + shape)
+             * 5).astype(np.float32)
+        want = np.stack([tf.nn.log_softmax(tf.constant(v)).numpy() for v in x])
+        with kernels.quiet():
+            got = np.stack([kernels.RAW_NUMPY_KERNELS["log_softmax"](v) for v in x])
+        line.append(f"{shape[0]}x{shape[1]}: {100 * _same(got, want).mean():6.2f}%")
+    print("log_softmax", "  ".join(line))
 
 
 def cost():
@@ -150,12 +171,15 @@ def cost():
              "softplus": lambda x: np.maximum(x, 0) + np.log1p(e(x)),
              "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))}
     sizes = (7, 8, 9, 100, 1000, 4096, 16384)
+    numpy["log_softmax"] = lambda x: (lambda s: s - np.log(np.sum(np.exp(s), axis=-1, keepdims=True)))(
+        x - np.max(x, axis=-1, keepdims=True))
+    rows = {100: (10, 10), 1000: (10, 100), 4096: (64, 64), 16384: (128, 128)}     # (log_softmax's shapes)
     print("µs: tapecli / NumPy", "".join(f"{n:>15d}" for n in sizes))
-    for op in PACKET_OPS:
+    for op in PACKET_OPS + ["log_softmax"]:
         cells = []
         for n in sizes:
-            (x,) = inputs(op, 1, n, np.random.default_rng(n))
-            x = x[0]
+            (x,) = inputs("tanh" if op == "log_softmax" else op, 1, n, np.random.default_rng(n))
+            x = x[0].reshape(rows.get(n, (n,))) if op == "log_softmax" else x[0]
             with kernels.quiet():
                 t = [min(timeit.repeat(lambda: f(x), number=200, repeat=5)) / 200 * 1e6
                      for f in (kernels.RAW_NUMPY_KERNELS[op], numpy[op])]

@@ -159,6 +159,8 @@ def softmax(x, axis=-1):
 
 
 def log_softmax(x, axis=-1):
+    if (y := tf_float32.log_softmax(x, axis)) is not None:     # TensorFlow's bits (tf_float32.py)
+        return y
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return (shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))).astype(x.dtype, copy=False)
 

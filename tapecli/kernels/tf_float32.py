@@ -20,7 +20,8 @@ On the packets of a float32 tensor of ``PACKET`` to ``PACKET_LIMIT`` elements, e
 softplus and elu are NumPy versions of Eigen's packet algorithms (``pexp_float``, ``plog_float``,
 ``ptanh_float``, the logistic functor's ``packetOp``, and Softplus's and Elu's expressions of them), each
 float32 step as Eigen rounds it: TensorFlow's bits for every input tried, at 5 to 15 times NumPy's time (a
-few microseconds). The last ``size % PACKET`` elements take the scalar path above.
+few microseconds). The last ``size % PACKET`` elements take the scalar path above. log_softmax is
+TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
 
 The kernels that replace a ufunc take ``out=`` as it does. float64, larger float32 tensors and the other
 functions' packets keep NumPy's functions (see docs/design.md).
@@ -539,3 +540,70 @@ def elu(x, alpha=1.0):
         scaled *= np.abs(scaled) >= _TINY32
         y = np.where(x >= _TINY32, y, scaled)          # (x > 0, with a subnormal x read as a zero)
     return y[0] if x.__class__ is _F32 else y if x.shape else y[()]
+
+
+# ------------------------------------------------------------------ log_softmax: TensorFlow's LogSoftmax functor
+
+# SoftmaxEigenImpl (log): shifted = x - max(x along the row); shifted - log(sum(exp(shifted) along the row)).
+# The row sums are Eigen's InnerMostDimReducer (rows of up to 8 * 1024 elements; longer ones split in two):
+# packets of exp from the row's start (a scalar tail of row % 8), into four packet accumulators over each 32
+# elements while whole groups of 32 remain, those added in order, the packets left added to the first, the
+# packet summed as ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (predux), after the tail's own sum.
+# The log of the rows' sums is a tensor of the rows: packets and a scalar tail too.
+_LEAF = 8 * 1024
+
+
+def _row_exp(shifted):
+    """exp of each row as the reduction reads it: Eigen's packets on the row's whole packets, expf on the
+    last ``row % PACKET``."""
+    rows, n = shifted.shape
+    k = n - n % PACKET
+    e = np.empty_like(shifted)
+    if k:
+        e[:, :k] = _exp_packets(shifted[:, :k])
+    if k < n:
+        e[:, k:] = np.array([_expf(v) for v in shifted[:, k:].ravel().tolist()], _F32).reshape(rows, n - k)
+    return e
+
+
+def _row_sums(e):
+    """Eigen's float32 sum of each row of ``e`` (rows of at most ``_LEAF`` elements)."""
+    rows, n = e.shape
+    start = 0
+    if n >= 4 * PACKET:
+        groups = n // (4 * PACKET)
+        start = groups * 4 * PACKET
+        # each accumulator's packets in order: np.add.accumulate adds one after another (np.sum would pair them)
+        acc = np.add.accumulate(e[:, :start].reshape(rows, groups, 4, PACKET), axis=1)[:, -1]
+        p = acc[:, 0] + acc[:, 1]
+        p += acc[:, 2]
+        p += acc[:, 3]
+    else:
+        p = np.zeros((rows, PACKET), _F32)
+    for j in range(start, n - n % PACKET, PACKET):
+        p += e[:, j:j + PACKET]
+    s = np.zeros(rows, _F32)
+    for j in range(n - n % PACKET, n):
+        s += e[:, j]
+    half = p[:, :4] + p[:, 4:]
+    return s + ((half[:, 0] + half[:, 2]) + (half[:, 1] + half[:, 3]))
+
+
+def log_softmax(x, axis=-1):
+    """TensorFlow's LogSoftmax of a float32 tensor of up to ``PACKET_LIMIT`` elements (rows of up to 8,192);
+    None for anything else. An axis other than the last is swapped with it first (and back), as TensorFlow
+    transposes it."""
+    if x.__class__ is not np.ndarray or x.dtype != _F32_DTYPE or not x.ndim or not 0 < x.size <= PACKET_LIMIT \
+            or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        return None
+    axis = int(axis) % x.ndim
+    if axis != x.ndim - 1:
+        y = log_softmax(np.swapaxes(x, axis, -1))
+        return None if y is None else np.ascontiguousarray(np.swapaxes(y, axis, -1))
+    n = x.shape[-1]
+    if n > _LEAF:
+        return None
+    rows = x.reshape(-1, n)
+    shifted = rows - rows.max(axis=1, keepdims=True)
+    shifted -= log(_row_sums(_row_exp(shifted)))[:, None]
+    return shifted.reshape(x.shape)
