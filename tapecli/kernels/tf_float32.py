@@ -551,6 +551,8 @@ def elu(x, alpha=1.0):
 # packet summed as ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (predux), after the tail's own sum.
 # The log of the rows' sums is a tensor of the rows: packets and a scalar tail too.
 _LEAF = 8 * 1024
+# Each row's tail is expf calls (about half a microsecond each): beyond this many, NumPy's log_softmax
+_MAX_TAILS = 2048
 
 
 def _row_exp(shifted):
@@ -562,8 +564,17 @@ def _row_exp(shifted):
     if k:
         e[:, :k] = _exp_packets(shifted[:, :k])
     if k < n:
-        e[:, k:] = np.array([_expf(v) for v in shifted[:, k:].ravel().tolist()], _F32).reshape(rows, n - k)
+        expf = _c_expf()
+        tail = np.array([expf(v) for v in shifted[:, k:].ravel().tolist()], _F32)
+        tail *= tail >= _TINY32         # FTZ
+        e[:, k:] = tail.reshape(rows, n - k)
     return e
+
+
+@functools.cache
+def _c_expf():
+    """The C library's expf itself (many calls: the flushing is done on their array)."""
+    return _c_float("expf", 1, np.exp)
 
 
 def _row_sums(e):
@@ -582,16 +593,16 @@ def _row_sums(e):
         p = np.zeros((rows, PACKET), _F32)
     for j in range(start, n - n % PACKET, PACKET):
         p += e[:, j:j + PACKET]
-    s = np.zeros(rows, _F32)
-    for j in range(n - n % PACKET, n):
-        s += e[:, j]
     half = p[:, :4] + p[:, 4:]
-    return s + ((half[:, 0] + half[:, 2]) + (half[:, 1] + half[:, 3]))
+    total = (half[:, 0] + half[:, 2]) + (half[:, 1] + half[:, 3])
+    if n % PACKET:          # the tail's own sum, from zero, one after another, first
+        total += np.add.accumulate(e[:, n - n % PACKET:], axis=1)[:, -1]
+    return total
 
 
 def log_softmax(x, axis=-1):
-    """TensorFlow's LogSoftmax of a float32 tensor of up to ``PACKET_LIMIT`` elements (rows of up to 8,192);
-    None for anything else. An axis other than the last is swapped with it first (and back), as TensorFlow
+    """TensorFlow's LogSoftmax of a float32 tensor of up to ``PACKET_LIMIT`` elements (rows of up to 8,192,
+    ``_MAX_TAILS`` elements in the rows' tails); None for anything else. An axis other than the last is swapped with it first (and back), as TensorFlow
     transposes it."""
     if x.__class__ is not np.ndarray or x.dtype != _F32_DTYPE or not x.ndim or not 0 < x.size <= PACKET_LIMIT \
             or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
@@ -601,7 +612,7 @@ def log_softmax(x, axis=-1):
         y = log_softmax(np.swapaxes(x, axis, -1))
         return None if y is None else np.ascontiguousarray(np.swapaxes(y, axis, -1))
     n = x.shape[-1]
-    if n > _LEAF:
+    if n > _LEAF or x.size // n * (n % PACKET) > _MAX_TAILS:
         return None
     rows = x.reshape(-1, n)
     shifted = rows - rows.max(axis=1, keepdims=True)
