@@ -34,8 +34,10 @@ import numpy as np
 
 PACKET = 8                     # floats in one of Eigen's AVX packets: fewer elements run on the scalar path
 # Up to this many elements, a float32 tensor takes NumPy versions of Eigen's packet algorithms (TensorFlow's
-# bits, at several times the cost of NumPy's SIMD functions: a few microseconds here); above, NumPy's functions
-PACKET_LIMIT = 16384
+# bits, at 5 to 20 times the cost of NumPy's SIMD functions: 10 to 40 µs here); above, NumPy's functions. What
+# a program prints is this small; a training step's activations and logits are often not (at 16,384 the Keras
+# MLP workload ran 9-21% longer, at 1,024 about 3%).
+PACKET_LIMIT = 1024
 _F32 = np.float32
 _F32_DTYPE = np.dtype(np.float32)
 
@@ -602,8 +604,8 @@ def _row_sums(e):
 
 def log_softmax(x, axis=-1):
     """TensorFlow's LogSoftmax of a float32 tensor of up to ``PACKET_LIMIT`` elements (rows of up to 8,192,
-    ``_MAX_TAILS`` elements in the rows' tails); None for anything else. An axis other than the last is swapped with it first (and back), as TensorFlow
-    transposes it."""
+    ``_MAX_TAILS`` elements in the rows' tails); None for anything else. An axis other than the last is swapped
+    with it first (and back), as TensorFlow transposes it."""
     if x.__class__ is not np.ndarray or x.dtype != _F32_DTYPE or not x.ndim or not 0 < x.size <= PACKET_LIMIT \
             or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
         return None

@@ -39,9 +39,8 @@ LEAF = PACKET * 1024                # the most values InnerMostDimReducer sums w
 # at 11/64 cycles a byte; the reducer's default functor cost, 10, over a packet of 8), 210,000 cycles for two
 # (measured: TensorFlow 2.21 sums 108,387 values on one thread and 108,388 on two)
 FULL_THREADED = 108_388
-# The most values reduced in TensorFlow's order: above, NumPy's (up to 9 times faster: a training step's bias
-# gradients, column sums of a batch, made a Keras loop 13-25% slower), where a program's printed losses and
-# metrics are reductions of a batch's values, far fewer.
+# The most values reduced in TensorFlow's order: above, NumPy's, 2 to 9 times faster there (a large tensor's
+# sums are a training step's, not what a program prints: its losses and metrics reduce a batch's values).
 EXACT_MOST = 16_384
 
 _F32 = np.dtype(np.float32)
