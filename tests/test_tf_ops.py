@@ -841,3 +841,20 @@ def test_debugging_checks_and_the_eager_switch_give_tensorflows_values():
                     "tf.debugging.assert_near(tf.constant([1.0, 2.0]), tf.constant([1.0, 2.00001]))"):
         with pytest.raises(TdfError):
             run("import tensorflow as tf\n" + failing + "\n")
+
+
+@pytest.mark.parametrize("call, holds", [        # recorded from TensorFlow 2.21: None, or InvalidArgumentError
+    ("assert_positive(tf.constant([1, 2]))", True), ("assert_positive(tf.constant([1, -1]))", False),
+    ("assert_negative(tf.constant([-1.0]))", True), ("assert_negative(tf.constant([0.0]))", False),
+    ("assert_non_negative(tf.constant([0, 3]))", True), ("assert_non_negative(tf.constant([-1]))", False),
+    ("assert_non_positive(tf.constant([0.0, -2.0]))", True), ("assert_non_positive(tf.constant([1.0]))", False),
+    ("assert_greater_equal(tf.constant([2, 2]), tf.constant([1, 2]))", True),
+    ("assert_greater_equal(tf.constant([0]), tf.constant([1]))", False),
+    ("assert_less_equal(tf.constant([1.0]), 1.0)", True), ("assert_less_equal(tf.constant([2.0]), 1.0)", False),
+    ("assert_none_equal(tf.constant([1, 2]), tf.constant([3, 4]))", True),
+    ("assert_none_equal(tf.constant([1, 2]), tf.constant([1, 4]))", False),
+])
+def test_the_debugging_assertions_of_signs_and_orders(call, holds):
+    source = (f"import tensorflow as tf\ntry:\n    r = tf.debugging.{call}\n    print('ok', r)\n"
+              "except tf.errors.InvalidArgumentError:\n    print('caught')\n")
+    assert run_source(source, "t.py").output == (["ok None"] if holds else ["caught"])

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
@@ -153,10 +154,12 @@ class Instance(ProgramObject):
                 return held(module_leaves(self, lambda m: m.attrs, _is_module, _is_module))
             if attr == "variables":
                 return held(self.owned_variables())
+            # (a Keras layer set trainable = False holds every weight of its as non-trainable)
+            frozen = self.cls.framework == KERAS and "trainable" in self.attrs and not truth(self.attrs["trainable"])
             if attr in ("trainable_variables", "trainable_weights"):
-                return held(v for v in self.owned_variables() if v.trainable)
+                return held(v for v in self.owned_variables() if v.trainable and not frozen)
             if attr in ("non_trainable_variables", "non_trainable_weights"):
-                return held(v for v in self.owned_variables() if not v.trainable)
+                return held(v for v in self.owned_variables() if not v.trainable or frozen)
             if attr == "weights":          # Keras: each layer's weights in turn (owned_variables)
                 return list(self.owned_variables())
             if attr == "name":

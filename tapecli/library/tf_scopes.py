@@ -193,8 +193,28 @@ def _compare(what, symbol, test):
 
 
 builtin("assert_equal")(_compare("assert_equal", "==", np.equal))
+builtin("assert_none_equal")(_compare("assert_none_equal", "!=", np.not_equal))
 builtin("assert_greater")(_compare("assert_greater", ">", np.greater))
+builtin("assert_greater_equal")(_compare("assert_greater_equal", ">=", np.greater_equal))
 builtin("assert_less")(_compare("assert_less", "<", np.less))
+builtin("assert_less_equal")(_compare("assert_less_equal", "<=", np.less_equal))
+
+
+def _sign(what, description, test):
+    def check(x, message=None, summarize=None, name=None):
+        values = np.asarray(_tensor(x).value)
+        if not np.all(test(values)):
+            text = f"{message}\n" if message else ""
+            raise TdfAssertionError(f"{text}{what}: x ({description}) did not hold; x = {values.tolist()}")
+        return None
+    check.__name__ = what
+    return check
+
+
+builtin("assert_positive")(_sign("assert_positive", "x > 0", lambda v: v > 0))
+builtin("assert_negative")(_sign("assert_negative", "x < 0", lambda v: v < 0))
+builtin("assert_non_negative")(_sign("assert_non_negative", "x >= 0", lambda v: v >= 0))
+builtin("assert_non_positive")(_sign("assert_non_positive", "x <= 0", lambda v: v <= 0))
 
 
 @builtin("assert_near")

@@ -18,6 +18,7 @@ import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.loop_steps import array_pairs, paired
+from tapecli.interpreter.classes import KERAS, FrameworkBase, Instance
 from tapecli.interpreter.objects import EFFECT
 from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras import penalties
@@ -83,6 +84,21 @@ class Schedule(KerasObject):
         return scalar(self.value(num(step, "step")))
 
 
+_SCHEDULE_BASE = "keras.LearningRateSchedule"        # (library/keras/bases.py registers it)
+
+
+class ProgramSchedule(Schedule):
+    """A program's subclass of ``keras.optimizers.schedules.LearningRateSchedule``: its ``__call__`` of the
+    optimizer's step (an int64 tensor, as Keras passes its iterations), as a float32 rate."""
+
+    def __init__(self, interp, instance):
+        self.interp, self.instance = interp, instance
+
+    def value(self, step) -> np.float32:
+        rate = self.interp.call_value(self.instance, [Tensor(np.array(step, np.int64))])
+        return np.float32(np.asarray(rate.value if isinstance(rate, Tensor) else rate))
+
+
 class ExponentialDecay(Schedule):
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
@@ -130,7 +146,7 @@ class Optimizer(KerasObject):
                  global_clipnorm=None, name=None, **hyper):
         self.name = name or auto_name(interp, snake_case(type(self).__name__))
         self.counters = None            # the iteration and learning_rate variables, once read
-        self.set_learning_rate(learning_rate)
+        self.set_learning_rate(learning_rate, interp)
         self.weight_decay = opt_num(weight_decay, "weight_decay")
         self.clipnorm, self.clipvalue = opt_num(clipnorm, "clipnorm"), opt_num(clipvalue, "clipvalue")
         self.global_clipnorm = opt_num(global_clipnorm, "global_clipnorm")
@@ -145,9 +161,11 @@ class Optimizer(KerasObject):
         self.slot_list: list[Variable] = []
         self.laid_out: _LaidOut | None = None
 
-    def set_learning_rate(self, value):
+    def set_learning_rate(self, value, interp=None):
         if isinstance(value, Schedule):
             self.lr = value
+        elif isinstance(value, Instance) and value.cls.derives_from(FrameworkBase(_SCHEDULE_BASE, KERAS)):
+            self.lr = ProgramSchedule(interp, value)           # (a program's subclass of the base)
         else:
             self.lr = np.float32(num(value, "learning_rate"))
 
@@ -167,7 +185,7 @@ class Optimizer(KerasObject):
 
     def set_attribute(self, interp, attr, value, node):
         if attr in ("learning_rate", "lr"):
-            self.set_learning_rate(value)
+            self.set_learning_rate(value, interp)
             return
         super().set_attribute(interp, attr, value, node)
 
