@@ -28,6 +28,8 @@ functions' packets keep NumPy's functions (see docs/design.md).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 
 import numpy as np
@@ -114,13 +116,28 @@ def libm_float_functions() -> bool:
     return _c_library() is not None
 
 
+# Within ``pointwise()``, every tensor takes NumPy's functions.
+_POINTWISE = contextvars.ContextVar("tf_float32_pointwise", default=False)
+
+
+@contextlib.contextmanager
+def pointwise():
+    """A block where an element's value does not depend on its tensor's size or its place in it (NumPy's
+    functions): a vectorised sweep's points give the same values however they are batched."""
+    token = _POINTWISE.set(True)
+    try:
+        yield
+    finally:
+        _POINTWISE.reset(token)
+
+
 def _small(x) -> bool:
-    return x.__class__ is np.ndarray and x.dtype == _F32_DTYPE and x.size < PACKET
+    return x.__class__ is np.ndarray and x.dtype == _F32_DTYPE and x.size < PACKET and not _POINTWISE.get()
 
 
 def _packets(x) -> bool:
     """Whether ``x`` is a float32 tensor that this module computes in Eigen's packets (and scalar tail)."""
-    return x.__class__ is np.ndarray and x.dtype == _F32_DTYPE and x.size <= PACKET_LIMIT
+    return x.__class__ is np.ndarray and x.dtype == _F32_DTYPE and x.size <= PACKET_LIMIT and not _POINTWISE.get()
 
 
 def _in_packets(x, packets, tail, out):
@@ -607,6 +624,7 @@ def log_softmax(x, axis=-1):
     ``_MAX_TAILS`` elements in the rows' tails); None for anything else. An axis other than the last is swapped
     with it first (and back), as TensorFlow transposes it."""
     if x.__class__ is not np.ndarray or x.dtype != _F32_DTYPE or not x.ndim or not 0 < x.size <= PACKET_LIMIT \
+            or _POINTWISE.get() \
             or not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
         return None
     axis = int(axis) % x.ndim

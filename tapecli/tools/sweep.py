@@ -278,8 +278,10 @@ def _vectorised(program, filename, options, sweeps) -> list[dict] | None:
     """The batch in one run (see vectorisable); None to fall back to a loop (a warning, an error)."""
     from tapecli import documents
     n = points(sweeps)
+    from tapecli.kernels.tf_float32 import pointwise
     try:
-        result = run_program(program, filename, replace(options, overrides={**options.overrides, **sweeps}))
+        with pointwise():           # (the points' values whatever the batches: the same on a cluster's workers)
+            result = run_program(program, filename, replace(options, overrides={**options.overrides, **sweeps}))
     except (TdfError, UsageError):
         return None
     if result.warnings:
