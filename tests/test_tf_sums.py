@@ -3,6 +3,7 @@ benchmarks/record_tf_sums.py from TensorFlow 2.21 on the CPU into tests/tf_sums_
 sums against a literal transcription of Eigen's loops, which checks the orders NumPy's reductions add in."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -16,26 +17,11 @@ from tapecli.kernels import tf_sums
 
 DATA = json.loads((Path(__file__).parent / "tf_sums_bits.json").read_text())
 f32 = np.float32
-
-
-def inputs(shape, seed: int) -> np.ndarray:
-    """benchmarks/record_tf_sums.py's inputs: the same function, the same bits."""
-    n = int(np.prod(shape, dtype=np.int64))
-    i = np.arange(4 * n + 1, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        h = (i + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(31)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(29)
-    u = (h >> np.uint64(40)).astype(np.float64) / 2.0 ** 24 * 2 - 1
-    kind = seed % 3
-    if kind == 0:
-        x = u[:n]
-    elif kind == 1:
-        x = u[:4 * n].reshape(4, n).sum(axis=0) * 0.8
-    else:
-        x = u[:n] * np.exp2((h[n:2 * n] % np.uint64(21)).astype(np.float64) - 10)
-    return x.astype(np.float32).reshape(shape)
+_spec = importlib.util.spec_from_file_location(
+    "record_tf_sums", Path(__file__).resolve().parent.parent / "benchmarks" / "record_tf_sums.py")
+_recording = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_recording)
+inputs = _recording.inputs          # (the inputs the recording made: the same function, the same bits)
 
 
 def _bits(a):

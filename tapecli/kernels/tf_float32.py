@@ -318,6 +318,17 @@ _LA0, _LA1, _LA2 = (_c(v) for v in (0.18256296349849254, 1.0000000190281063, 1.0
 _LB0, _LB1, _LB2, _LB3 = (_c(v) for v in (0.049616247954120038, 0.59923249590823520, 1.4999999999999927, 1.0))
 
 
+def _horner(x, coefficients):
+    """c0 x^n + c1 x^(n-1) + ... + cn in float32 as Eigen's chain of pmadd evaluates it without FMA: each multiply
+    and each add rounded, in place on one new array."""
+    p = x * coefficients[0]
+    for c in coefficients[1:-1]:
+        p += c
+        p *= x
+    p += coefficients[-1]
+    return p
+
+
 def _log_core(x0):
     """plog_float on positive normal finite x: log(x) = e ln 2 + log(1 + f), x = (1 + f) 2^e with 1 + f in
     [sqrt(1/2), sqrt(2)) (pfrexp's mantissa in [1/2, 1), doubled below sqrt(1/2)), log(1 + f) a [3/3]
@@ -329,18 +340,9 @@ def _log_core(x0):
     m *= below
     x += m
     e -= below
-    p = x * _LA0
-    p += _LA1
+    p = _horner(x, (_LA0, _LA1, _LA2))
     p *= x
-    p += _LA2
-    p *= x
-    q = x * _LB0
-    q += _LB1
-    q *= x
-    q += _LB2
-    q *= x
-    q += _LB3
-    p /= q
+    p /= _horner(x, (_LB0, _LB1, _LB2, _LB3))
     e *= _LN2
     e += p
     return e
@@ -402,20 +404,8 @@ def _tanh_packets(x0):
     x = np.minimum(x0, _TANH_CLAMP_C)
     x = np.maximum(x, -_TANH_CLAMP_C, out=x)
     x2 = x * x
-    p = x2 * _A0C
-    p += _A1C
-    p *= x2
-    p += _A2C
-    p *= x2
-    p += _A3C
-    q = x2 * _B0C
-    q += _B1C
-    q *= x2
-    q += _B2C
-    q *= x2
-    q += _B3C
-    q *= x2
-    q += _B4C
+    p = _horner(x2, (_A0C, _A1C, _A2C, _A3C))
+    q = _horner(x2, (_B0C, _B1C, _B2C, _B3C, _B4C))
     x2 *= x
     x2 *= p
     x2 += x

@@ -139,7 +139,27 @@ class LearningRateScheduler(KerasObject):
         return False
 
 
-class LambdaCallback(KerasObject):
+class _Hooks:
+    """Keras's CallbackList's calls of a callback, each to ``_hook(name, *args)`` (the logs of Python floats)."""
+
+    def on_epoch_begin(self, epoch: int, trainer) -> None:
+        self._hook("on_epoch_begin", epoch, {})
+
+    def on_batch_begin(self, batch: int) -> None:
+        self._hook("on_train_batch_begin", batch, {})
+
+    def on_batch_end(self, batch: int, logs: dict) -> None:
+        self._hook("on_train_batch_end", batch, dict(logs))
+
+    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
+        self._hook("on_epoch_end", epoch, dict(logs))
+        return False
+
+    def on_train_end(self, logs: dict) -> None:
+        self._hook("on_train_end", dict(logs))
+
+
+class LambdaCallback(_Hooks, KerasObject):
     """``keras.callbacks.LambdaCallback``: the program's functions called as a Callback's methods would be
     (``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch, logs)``, ``on_train_begin(logs)``,
     ``on_train_end(logs)``, ``on_train_batch_begin(batch, logs)``, ``on_train_batch_end(batch, logs)``)."""
@@ -169,27 +189,12 @@ class LambdaCallback(KerasObject):
         self.params = params
         self._hook("on_train_begin", {})
 
-    def on_epoch_begin(self, epoch: int, trainer) -> None:
-        self._hook("on_epoch_begin", epoch, {})
-
-    def on_batch_begin(self, batch: int) -> None:
-        self._hook("on_train_batch_begin", batch, {})
-
-    def on_batch_end(self, batch: int, logs: dict) -> None:
-        self._hook("on_train_batch_end", batch, dict(logs))
-
-    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
-        self._hook("on_epoch_end", epoch, dict(logs))
-        return False
-
-    def on_train_end(self, logs: dict) -> None:
-        self._hook("on_train_end", dict(logs))
 
 
 CALLBACKS = [EarlyStopping, LearningRateScheduler, LambdaCallback]
 
 
-class ProgramCallback:
+class ProgramCallback(_Hooks):
     """A program's ``keras.callbacks.Callback`` subclass instance among fit's callbacks: its ``on_*`` methods (the
     inherited ones do nothing) called as Keras's CallbackList calls them, with logs of Python floats; its
     ``self.model`` is the model fitted, whose ``stop_training`` it may set to stop after the epoch."""
@@ -205,21 +210,6 @@ class ProgramCallback:
         self.instance.attrs["keras_params"] = python_number(params or {})
         self._hook("on_train_begin", {})
 
-    def on_epoch_begin(self, epoch: int, trainer) -> None:
-        self._hook("on_epoch_begin", epoch, {})
-
-    def on_batch_begin(self, batch: int) -> None:
-        self._hook("on_train_batch_begin", batch, {})
-
-    def on_batch_end(self, batch: int, logs: dict) -> None:
-        self._hook("on_train_batch_end", batch, dict(logs))
-
-    def on_epoch_end(self, epoch: int, logs: dict, weights, trainer) -> bool:
-        self._hook("on_epoch_end", epoch, dict(logs))
-        return False
-
-    def on_train_end(self, logs: dict) -> None:
-        self._hook("on_train_end", dict(logs))
 
 
 def program_callback(interp, value):
