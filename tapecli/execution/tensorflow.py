@@ -26,7 +26,7 @@ from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
-from tapecli.execution.tf_calls import TensorSpec, custom_gradient, tf_function, traced_warnings
+from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_warnings
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
@@ -41,6 +41,8 @@ from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
+from tapecli.library.core import DEVICE
+from tapecli.library.specs import TensorSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients
 from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
@@ -70,16 +72,16 @@ HELD = frozenset({RANDOM, "data", KERAS})
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
-OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec",
+OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec", "TensorShape",
                  "custom_gradient", "Module", "UnconnectedGradients"})
 # The attributes of those that are classes a program reads (``@tf.Module.with_name_scope``).
 OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"}), "UnconnectedGradients": frozenset({"NONE", "ZERO"})}
 OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
-TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim"})
+TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim", "get_shape", "set_shape", "device"})
 ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
 VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | ASSIGNS | {"name", "trainable", "read_value", "value", "scatter_nd_update", "path",
-                                                     "scatter_nd_add", "scatter_nd_sub"}
+                                                     "scatter_nd_add", "scatter_nd_sub", "constraint"}
 TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", "watched_variables", "reset",
                              "stop_recording", "persistent"})
 # Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
@@ -103,6 +105,8 @@ def interpreter_refuses(tree: ast.Module) -> bool:
     from tapecli.interpreter.pyforms import importable
     from tapecli.interpreter.statements import DECORATORS
     bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    signatures = {id(node) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
+                  for decorator in function.decorator_list for node in ast.walk(decorator)}
     clocks = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
               for alias in node.names if alias.name == "time"}
     for node in ast.walk(tree):
@@ -114,6 +118,9 @@ def interpreter_refuses(tree: ast.Module) -> bool:
                 builtin_named(f"time.{alias.name}") for alias in node.names):
             return True
         if isinstance(node, ast.Import) and not all(importable(alias.name) for alias in node.names):
+            return True
+        if isinstance(node, ast.Attribute) and (node.attr in _CPYTHON_ONLY or node.attr == "TensorSpec"
+                                                and id(node) not in signatures):
             return True
         if isinstance(node, ast.ImportFrom) and not all(importable(f"{node.module}.{alias.name}")
                                                         for alias in node.names):
@@ -131,6 +138,9 @@ def interpreter_refuses(tree: ast.Module) -> bool:
 
 
 _PYTHON_BUILTINS = frozenset(dir(builtins))
+# What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
+# interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
+_CPYTHON_ONLY = frozenset({"TensorShape", "element_spec", "set_shape"})
 
 
 def _takes_keywords(call: ast.Call) -> bool:
@@ -778,6 +788,14 @@ class Eager:
             return numpy
         if name == "shape":
             return Shape(t.shape)
+        if name == "get_shape":
+            return lambda: Shape(t.shape)
+        if name == "set_shape":
+            return lambda shape: _set_shape(t, shape)
+        if name == "device":
+            return DEVICE
+        if name == "constraint":
+            return None
         if name == "dtype":         # (a Keras variable's dtype is the name of one)
             return dtype_name(t.dtype) if isinstance(obj, Variable) and obj.keras else DType(dtype_name(t.dtype))
         if name == "path" and isinstance(obj, Variable) and obj.keras:
@@ -884,6 +902,8 @@ def _own(eager: "Eager", attr: str):
         return tf_function(builtin_named("function"))
     if attr == "TensorSpec":
         return TensorSpec
+    if attr == "TensorShape":
+        return Shape
     if attr == "custom_gradient":
         return custom_gradient
     if attr == "Module":
@@ -898,6 +918,12 @@ def _own(eager: "Eager", attr: str):
         return library_function(eager, builtin_named("constant"), "tf.constant")
     variable = library_function(eager, builtin_named("Variable"), "tf.Variable")
     return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
+
+
+def _set_shape(t: Tensor, shape) -> None:
+    """``t.set_shape(shape)``: an eager tensor's shape is known; TensorFlow checks it against the one given."""
+    if not Shape(t.shape).is_compatible_with(shape):
+        raise TdfValueError(f"Tensor's shape {Shape(t.shape)} is not compatible with supplied shape {Shape(shape)}.")
 
 
 def library_function(eager: Eager, f, spelled: str):

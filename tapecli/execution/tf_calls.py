@@ -10,11 +10,10 @@ import ast
 import functools
 import inspect
 
-from tapecli.execution.tf_values import ProgramCallable, Shape, as_tensorflow, program_side, to_library, to_program
+from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_side, to_library, to_program
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
 from tapecli.interpreter.objects import Traces, custom_gradient_call, trace_key
 from tapecli.runtime.context import current
-from tapecli.runtime.values import DType
 
 
 def traced_warnings(tree: ast.Module, aliases: set[str]) -> dict[int, str]:
@@ -78,20 +77,6 @@ def _traced(func):
             sandbox.muted_prints -= muted
             ctx.functions -= 1
     return traced
-
-
-class TensorSpec:
-    """``tf.TensorSpec(shape, dtype=tf.float32, name=None)``: what an ``input_signature`` lists (tapecli runs a
-    tf.function eagerly: the signature changes nothing it computes)."""
-
-    def __init__(self, shape, dtype=None, name=None):
-        self.shape = None if shape is None else Shape(shape) if all(d is not None for d in shape) else tuple(shape)
-        self.dtype = DType("float32") if dtype is None else dtype
-        self.name = name
-
-    def __repr__(self):
-        shape = None if self.shape is None else tuple.__repr__(tuple(self.shape))
-        return f"TensorSpec(shape={shape}, dtype=tf.{self.dtype}, name={self.name!r})"
 
 
 def custom_gradient(f=None):

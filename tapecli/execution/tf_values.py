@@ -18,6 +18,7 @@ from tapecli.interpreter.classes import is_instance
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.library.core import NamedResult
+from tapecli.library.specs import Shape
 from tapecli.runtime.context import current
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
                                     literal_array)
@@ -95,7 +96,7 @@ def to_library(value):
         return Tensor(np.array(value)) if is_numbers(value, bool) else [to_library(v) for v in value]
     if kind is dict:
         return {k: to_library(v) for k, v in value.items()}
-    if kind is Shape:
+    if kind is Shape and value.is_fully_defined():
         return TensorShape(np.array(value, dtype=np.int64), weak=True)
     if kind is LibraryObject:
         return object.__getattribute__(value, "_of")
@@ -141,36 +142,6 @@ def to_program(value):
     if isinstance(value, ProgramObject):
         return LibraryObject(value, _MADE_HERE)
     return value
-
-
-class Shape(tuple):
-    """``t.shape``: TensorFlow's TensorShape of a tensor (printed ``(2, 3)``, its repr ``TensorShape([2, 3])``)."""
-
-    def __repr__(self):
-        return f"TensorShape({list(self)})"
-
-    def __str__(self):
-        return tuple.__repr__(self)
-
-    def __eq__(self, other):
-        return tuple(self) == (tuple(other) if isinstance(other, (list, tuple)) else other)
-
-    def __ne__(self, other):
-        return not self == other
-
-    __hash__ = tuple.__hash__
-
-    def as_list(self) -> list:
-        return list(self)
-
-    @property
-    def rank(self) -> int:
-        return len(self)
-
-    ndims = rank
-
-    def num_elements(self) -> int:
-        return int(np.prod(self, dtype=np.int64))
 
 
 def is_numbers(value, kind=None) -> bool:

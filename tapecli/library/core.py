@@ -553,7 +553,9 @@ def attribute(interp, value, attr, node):
             return dtype_name(value.dtype)
         if value.keras and attr == "path":
             return keras_path(value)
-        if attr in ("shape", "dtype", "value"):
+        if attr == "constraint":            # (tapecli's variables take no constraint)
+            return None
+        if attr in ("shape", "dtype", "value", "get_shape", "device"):
             return _tensor_attribute(value.read(), attr)
     elif isinstance(value, TensorShape):
         return _shape_attribute(value, attr)
@@ -613,7 +615,16 @@ def _tensor_attribute(t: Tensor, attr):
         return t
     if attr == "T":
         return ops.transpose(t)
+    if attr == "get_shape":
+        from tapecli.interpreter.objects import BoundMethod
+        return BoundMethod(attr, lambda call_node: _tensor_attribute(t, "shape"))
+    if attr == "device":
+        return DEVICE
     raise TdfTypeError(f"a tensor has no attribute {attr}", hint="tensors have .shape, .dtype and .T")
+
+
+# Where TensorFlow's eager CPU tensors live (``t.device``): tapecli's host tensors' place in TensorFlow's words.
+DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 
 ASSIGNS = ("assign", "assign_add", "assign_sub")

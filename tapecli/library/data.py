@@ -29,9 +29,10 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
+from tapecli.library.specs import TensorSpec
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable
+from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, Variable, dtype_name
 
 
 def _component(value) -> Tensor:
@@ -90,22 +91,58 @@ def _counted(elements):
         yield element
 
 
+def _spec(element, known_rows=True):
+    """The ``element_spec`` of elements like ``element``: a TensorSpec per component (the first dimension
+    unknown where ``known_rows`` is False: a batch whose last one may be shorter)."""
+    def spec(t):
+        shape = list(t.shape)
+        if shape and not known_rows:
+            shape[0] = None
+        return TensorSpec(shape, DType(dtype_name(t.dtype)))
+    return pack_as(element, [spec(t) for t in flatten(element)])
+
+
+def _spec_map(spec, change):
+    """``spec`` with each component's TensorSpec's shape (a list) changed."""
+    return pack_as(spec, [TensorSpec(change(list(s.shape)), s.dtype) for s in flatten(spec)])
+
+
 class Dataset(ProgramObject):
     """A dataset: ``source()`` gives a new iterator over its elements (nests of tensors) each time.
     ``items_are_values``: no program function makes them (no map, no filter), so a loop may take them one
-    ahead (a loop plan sees which is the last: ``interpreter/loop_plans.py``)."""
+    ahead (a loop plan sees which is the last: ``interpreter/loop_plans.py``). ``spec()`` gives its
+    ``element_spec``, TensorFlow's static one; without it, its first element's (a map's results)."""
 
     kind_word = "a tf.data.Dataset"
 
-    def __init__(self, source, interp=None, values=True):
+    def __init__(self, source, interp=None, values=True, spec=None):
         self.source = source
         self.interp = interp
         self.items_are_values = values
+        self.spec = spec
 
     def items(self):
         return self.source()
 
+    def element_spec(self):
+        if self.spec is not None:
+            return self.spec()
+        first = next(iter(self.source()), None)
+        if first is None:
+            raise TdfValueError("Dataset.element_spec: tapecli finds a map's spec from its first element, and "
+                                "this dataset has none")
+        return _spec(first)
+
+    def _same_spec(self):
+        """What a transformation that keeps the elements' shapes gives as its spec: this dataset's."""
+        return self.element_spec
+
+    def _rows_known(self) -> bool:
+        return all(None not in s.shape[:1] for s in flatten(self.element_spec()))
+
     def get_attribute(self, interp, attr, node):
+        if attr == "element_spec":
+            return self.element_spec()
         method = _METHODS.get(attr)
         if method is None:
             raise TdfTypeError(f"tf.data.Dataset has no method {attr} in tapecli",
@@ -127,23 +164,29 @@ class Dataset(ProgramObject):
                     return
                 yield pack_as(group[0], [ops.stack([flatten(e)[j] for e in group])
                                          for j in range(len(flatten(group[0])))])
-        return Dataset(source, values=self.items_are_values)
+        return Dataset(source, values=self.items_are_values,
+                       spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
 
     def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
-        return Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()), values=False)
+        mapped = Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()),
+                         values=False)
+        # (TensorFlow traces the function on the input's spec: a batch's unknown first dimension stays unknown)
+        mapped.spec = lambda: _spec(next(iter(mapped.source())), known_rows=self._rows_known())
+        return mapped
 
     def filter(self, interp, predicate, name=None):
-        return Dataset(lambda: (e for e in self.source() if _predicate(interp, predicate, e, "filter")), values=False)
+        return Dataset(lambda: (e for e in self.source() if _predicate(interp, predicate, e, "filter")), values=False,
+                       spec=self._same_spec())
 
     def take(self, interp, count, name=None):
         n = to_int(count, "count")
         return Dataset(lambda: iter(self.source()) if n < 0 else itertools.islice(self.source(), n),
-                       values=self.items_are_values)
+                       values=self.items_are_values, spec=self._same_spec())
 
     def skip(self, interp, count, name=None):
         n = to_int(count, "count")
         return Dataset(lambda: iter(()) if n < 0 else itertools.islice(self.source(), n, None),
-                       values=self.items_are_values)
+                       values=self.items_are_values, spec=self._same_spec())
 
     def repeat(self, interp, count=None, name=None):
         n = -1 if count is None else to_int(count, "count")
@@ -157,12 +200,13 @@ class Dataset(ProgramObject):
                     yield e
                 if empty:
                     return
-        return Dataset(source, values=self.items_are_values)
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
 
     def enumerate(self, interp, start=0, name=None):
         first = to_int(start, "start")
         return Dataset(lambda: (PythonTuple([Tensor(np.array(first + i, dtype=np.int64)), e])      # (a tuple)
-                                for i, e in enumerate(self.source())), values=self.items_are_values)
+                                for i, e in enumerate(self.source())), values=self.items_are_values,
+                       spec=lambda: PythonTuple([TensorSpec([], DType("int64")), self.element_spec()]))
 
     def shuffle(self, interp, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """TensorFlow's buffered shuffle: a buffer of ``buffer_size`` elements is filled, then each element given
@@ -193,7 +237,7 @@ class Dataset(ProgramObject):
                 else:
                     buffer[i] = following
                 yield out
-        return Dataset(source, values=self.items_are_values)
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
 
     def prefetch(self, interp, buffer_size=None, name=None):
         return self                              # no-ops for an in-memory pipeline: the same elements
@@ -207,7 +251,8 @@ class Dataset(ProgramObject):
         if not isinstance(dataset, Dataset):
             raise TdfTypeError(f"Dataset.concatenate takes a dataset, got {type_word(dataset)}")
         return Dataset(lambda: itertools.chain(self.source(), dataset.source()),
-                       values=self.items_are_values and dataset.items_are_values)
+                       values=self.items_are_values and dataset.items_are_values,
+                       spec=lambda: _most_specific(self.element_spec(), dataset.element_spec()))
 
     def unbatch(self, interp, name=None):
         def source():
@@ -218,7 +263,8 @@ class Dataset(ProgramObject):
                 rows = [ops.rows(t) for t in leaves]
                 for i in range(len(rows[0])):
                     yield pack_as(element, [r[i] for r in rows])
-        return Dataset(source, values=self.items_are_values)
+        return Dataset(source, values=self.items_are_values,
+                       spec=lambda: _spec_map(self.element_spec(), lambda shape: shape[1:]))
 
     def flat_map(self, interp, map_func, name=None):
         def source():
@@ -231,7 +277,7 @@ class Dataset(ProgramObject):
 
     def take_while(self, interp, predicate, name=None):
         return Dataset(lambda: itertools.takewhile(lambda e: _predicate(interp, predicate, e, "take_while"),
-                                                   self.source()), values=False)
+                                                   self.source()), values=False, spec=self._same_spec())
 
     def apply(self, interp, transformation_func):
         made = interp.call_value(transformation_func, [self])
@@ -248,6 +294,39 @@ class Dataset(ProgramObject):
                                              "a tf.data function", None, []))
         return state
 
+    def window(self, interp, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """TensorFlow's windows: each a structure of datasets (one per component) of ``size`` elements taken
+        every ``stride``, the windows ``shift`` elements apart (``size`` without a shift)."""
+        n = to_int(size, "size")
+        step = n if shift is None else to_int(shift, "shift")
+        gap, drop = to_int(stride, "stride"), truth(drop_remainder)
+        if min(n, step, gap) <= 0:
+            raise TdfValueError("Dataset.window: size, shift and stride must be positive")
+
+        def window_of(elements):
+            columns = [[flatten(e)[j] for e in elements] for j in range(len(flatten(elements[0])))]
+            return pack_as(elements[0], [Dataset(lambda c=c: iter(c)) for c in columns])
+
+        def source():
+            it, buffer, ended, skip = iter(self.source()), [], False, 0
+            last = (n - 1) * gap
+            while True:
+                while not ended and len(buffer) <= last:
+                    following = next(it, _END)
+                    if following is _END:
+                        ended = True
+                    elif skip:                  # (a shift past the window's elements)
+                        skip -= 1
+                    else:
+                        buffer.append(following)
+                elements = buffer[:last + 1:gap]
+                if not elements or drop and len(elements) < n:
+                    return
+                yield window_of(elements)
+                skip = max(0, step - len(buffer))
+                del buffer[:step]
+        return Dataset(source, values=False)
+
     def as_numpy_iterator(self, interp):
         """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
         return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
@@ -260,10 +339,20 @@ class Dataset(ProgramObject):
         return sum(1 for _ in self.source())
 
 
+def _most_specific(a, b):
+    """concatenate's spec: each dimension the two datasets' specs agree on, None where they differ."""
+    def merged(x: TensorSpec, y: TensorSpec) -> TensorSpec:
+        if x.dtype.name != y.dtype.name or len(x.shape) != len(y.shape):
+            raise TdfTypeError(f"Dataset.concatenate: incompatible element specs {x!r} and {y!r}")
+        return TensorSpec([d if d == e else None for d, e in zip(x.shape, y.shape)], x.dtype)
+    return pack_as(a, [merged(x, y) for x, y in zip(flatten(a), flatten(b))])
+
+
 _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
-    "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce")}
+    "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
+    "window")}
 
 
 class _Iterator(ProgramObject):
@@ -284,10 +373,12 @@ class _DatasetClass(ProgramObject):
     kind_word = "tf.data.Dataset"
 
     def get_attribute(self, interp, attr, node):
+        if attr == "from_generator":        # (it calls the program's generator back)
+            return BoundMethod(attr, lambda call_node, *a, **k: from_generator(interp, *a, **k))
         made = _CONSTRUCTORS.get(attr)
         if made is None:
             raise TdfTypeError(f"tf.data.Dataset has no constructor {attr} in tapecli",
-                               hint=f"tapecli's: {', '.join(sorted(_CONSTRUCTORS))}")
+                               hint=f"tapecli's: {', '.join(sorted([*_CONSTRUCTORS, 'from_generator']))}")
         return BoundMethod(attr, lambda call_node, *a, **k: made(*a, **k))
 
 
@@ -301,12 +392,14 @@ def from_tensor_slices(tensors, name=None):
         raise TdfValueError(f"Dataset.from_tensor_slices: the components' first dimensions differ: "
                             f"{[t.shape[0] for t in leaves]}")
     rows = [ops.rows(t) for t in leaves]
-    return Dataset(lambda: _counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)))
+    return Dataset(lambda: _counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)),
+                   spec=lambda: pack_as(structure, [TensorSpec(t.shape[1:], DType(dtype_name(t.dtype)))
+                                                    for t in leaves]))
 
 
 def from_tensors(tensors, name=None):
     element = _structure(tensors)
-    return Dataset(lambda: _counted([element]))
+    return Dataset(lambda: _counted([element]), spec=lambda: _spec(element))
 
 
 def range_(*args, output_type=None, name=None):
@@ -314,7 +407,8 @@ def range_(*args, output_type=None, name=None):
     if not 1 <= len(bounds) <= 3:
         raise TdfTypeError(f"Dataset.range takes 1 to 3 positional arguments, got {len(bounds)}")
     dtype = np.dtype(np.int64) if output_type is None else to_dtype(output_type)
-    return Dataset(lambda: _counted(Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)))
+    return Dataset(lambda: _counted(Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)),
+                   spec=lambda: TensorSpec([], DType(dtype_name(dtype))))
 
 
 def zip_(*datasets, name=None):
@@ -326,7 +420,43 @@ def zip_(*datasets, name=None):
     if not all(isinstance(d, Dataset) for d in members):
         raise TdfTypeError("Dataset.zip takes datasets (or a tuple or dict of them)")
     return Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))),
-                   values=all(d.items_are_values for d in members))
+                   values=all(d.items_are_values for d in members),
+                   spec=lambda: pack_as(structure, [d.element_spec() for d in members]))
+
+
+def from_generator(interp, generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                   name=None):
+    """``Dataset.from_generator(gen, output_signature=...)``: each iteration calls ``gen(*args)`` again and
+    converts what it yields, component by component, to its TensorSpec's dtype (as TensorFlow's ``py_function``
+    does), checking the shapes."""
+    if output_signature is None:
+        raise TdfTypeError("Dataset.from_generator: tapecli takes the output_signature= form (output_types and "
+                           "output_shapes are deprecated in TensorFlow)")
+    specs = flatten(output_signature)
+    if not all(isinstance(s, TensorSpec) for s in specs):
+        raise TdfTypeError("Dataset.from_generator: output_signature must be a structure of tf.TensorSpec")
+    arguments = [] if args is None else list(args)
+
+    def convert(value):
+        leaves = flatten(value if isinstance(value, (list, tuple, dict)) else [value]) \
+            if len(specs) > 1 else [value]
+        if len(leaves) != len(specs):
+            raise TdfTypeError(f"Dataset.from_generator: `generator` yielded an element of {len(leaves)} "
+                               f"components where the output_signature has {len(specs)}")
+        made = []
+        for leaf, spec in zip(leaves, specs):
+            array = np.asarray(leaf.value if isinstance(leaf, Tensor) else leaf, dtype=spec.dtype.name)
+            if not spec.shape.is_compatible_with(array.shape):
+                raise TdfValueError(f"`generator` yielded an element of shape {array.shape} where an element of "
+                                    f"shape {spec.shape} was expected.")
+            made.append(Tensor(array))
+        return pack_as(output_signature, made)
+
+    def source():
+        for value in interp.call_value(generator, arguments):
+            tick()
+            yield convert(value)
+    return Dataset(source, values=False, spec=lambda: output_signature)
 
 
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
