@@ -242,3 +242,72 @@ def assert_rank(x, rank, message=None, name=None):
         raise TdfValueError(f"{text}assert_rank: the tensor must have rank {want}; it has rank {t.ndim}, "
                             f"shape {list(t.shape)}")
     return None
+
+
+@builtin("assert_shapes")
+def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
+    """TensorFlow's check of several tensors' shapes against symbolic ones (``(x, ('N', 3))``): an int is a
+    size, a string a size the same wherever it appears, None or '.' any size, and a leading '...' or '*' any
+    leading dimensions. The ranks are checked first, then the sizes in order, with TensorFlow's eager messages."""
+    prefix = f"{message}.  " if message else ""
+    pairs = list(shapes.items()) if isinstance(shapes, dict) else [tuple(pair) for pair in shapes]
+    checked = []
+    for x, symbols in pairs:
+        if symbols is None:
+            continue
+        t = _tensor(x)
+        symbols = tuple(symbols.value.tolist()) if isinstance(symbols, Tensor) else tuple(symbols)
+        symbols = tuple(None if s is None else s.value.item() if isinstance(s, Tensor) else s for s in symbols)
+        leading = bool(symbols) and symbols[0] in (Ellipsis, "*")
+        if any(s in (Ellipsis, "*") for s in symbols[1:]):
+            raise TdfValueError(f"{prefix}Tensor {_described(t)} specified shape index "
+                                f"{next(i for i, s in enumerate(symbols) if i and s in (Ellipsis, '*'))}.  Symbol "
+                                "`...` or `*` for a variable number of unspecified dimensions is only allowed as "
+                                "the first entry")
+        sizes = (symbols[1:] if leading else symbols) or (1,)         # (a scalar is a vector of size 1)
+        checked.append((t, leading, sizes))
+    for t, leading, sizes in checked:
+        rank, shape = len(sizes), _shape_text(t.shape)
+        if leading and rank > 1 and t.ndim < rank:
+            raise TdfValueError(f"{prefix}Tensor  must have rank at least {rank}.  Received rank {t.ndim}, "
+                                f"shape {shape}")
+        if not leading and rank <= 1 and t.ndim > 1:
+            raise TdfValueError(f"{prefix}Tensor  must have rank in (0, 1).  Received rank {t.ndim}, shape {shape}")
+        if not leading and rank > 1 and t.ndim != rank:
+            raise TdfValueError(f"{prefix}Tensor  must have rank {rank}.  Received rank {t.ndim}, shape {shape}")
+    specified = {}
+    for t, leading, sizes in checked:
+        actual = list(t.shape) or [1]
+        for i, symbol in enumerate(sizes):
+            if symbol is None or symbol == ".":
+                continue
+            dim = i - len(sizes) if leading else i
+            if symbol in specified or _is_size(symbol):
+                if _is_size(symbol):
+                    want, how = int(symbol), "Specified explicitly"
+                else:
+                    want, by, at = specified[symbol]
+                    how = f"Specified by tensor {_described(by)} dimension {at}"
+                if actual[dim] != want:
+                    raise TdfValueError(f"{prefix}{how}.  Tensor {_described(t)} dimension {dim} must have size "
+                                        f"{want}.  Received size {actual[dim]}, shape {_shape_text(t.shape)}")
+            else:
+                specified[symbol] = (actual[dim], t, dim)
+    return None
+
+
+def _is_size(symbol) -> bool:
+    """A symbol TensorFlow reads as an explicit size: one ``int()`` parses."""
+    try:
+        int(symbol)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _shape_text(shape) -> str:
+    return str(tuple(shape))
+
+
+def _described(t: Tensor) -> str:
+    return f"shape={_shape_text(t.shape)} dtype={dtype_name(t.dtype)}"
