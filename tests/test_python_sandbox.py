@@ -81,6 +81,19 @@ ESCAPES = {
     "a match's untimed pattern": "import re\np = re.match('a', 'a').re",
     "a match's pattern by getattr": "import re\np = getattr(re.match('a', 'a'), 're')",
     "re's untimed scanner": "import re\ns = re.Scanner",
+    # Python's attribute access itself (object.__setattr__ of a frozen dataclass, super().__setattr__) asks the guard
+    "object.__getattribute__": "f = lambda: 0\ng = object.__getattribute__(f, '__globals__')",
+    "object.__getattribute__ of a class": "g = object.__getattribute__(int, '__subclasses__')",
+    "super().__getattribute__": "class A:\n    def f(self):\n        return super().__getattribute__('__class__')"
+                                ".__base__.__subclasses__()\nA().f()",
+    "super() of a function": "def f():\n    pass\ng = super(type(f), f).__getattribute__('__code__')",
+    "object.__setattr__ of a library object": "import sys\nobject.__setattr__(sys.stdout, '_write', print)",
+    "object.__setattr__ of a function": "f = lambda: 0\nobject.__setattr__(f, '__code__', None)",
+    "object.__delattr__": "import sys\nobject.__delattr__(sys.stdout, '_write')",
+    "shlex's standard input": "import shlex\ns = shlex.shlex()",
+    "hashlib's file objects": "import hashlib\nd = hashlib.file_digest",
+    "base64's file objects": "import base64\nbase64.decode",
+    "struct unweighed": "import struct\nb = struct.pack('1000000000x')",
 }
 
 

@@ -124,7 +124,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     bridge = _bridge(tree, sandbox, filename, source)
     code = _compiled(tree, filename, source, bridge and bridge.transform)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
-    modules = Modules(sandbox, _run_state(sandbox), bridge and bridge.module)
+    state = _run_state(sandbox)
+    modules = Modules(sandbox, state, bridge and bridge.module)
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     if bridge:
@@ -135,9 +136,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     warned = list(getattr(tree, "parse_warnings", ()))
     with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
             contextlib.redirect_stdout(sandbox.stdout), _eager(bridge):     # what a library prints (np.info) is the run's output
-        warnings.simplefilter("default")
-        warnings.showwarning = lambda message, category, file, line, *rest: warned.append(
-            warnings.WarningMessage(message, category, file, _program_line(filename) or line))
+        warnings.simplefilter("always")
+        warnings.showwarning = _shown(state["warnings"]["warn"], warned, filename, bridge)
         try:
             exec(code, scope)
         except SystemExit as e:
@@ -182,6 +182,21 @@ def _eager(bridge):
         yield
     finally:
         ctx.eager = None
+
+
+def _shown(run_warn, warned: list, filename: str, bridge):
+    """Where a warning Python's ``warnings`` shows goes: one the program's own call gave (NumPy's RuntimeWarning
+    of ``np.log(0.0)``) meets the run's filters and records (``simplefilter('error')``, ``catch_warnings(record=
+    True)``), as CPython's would; one of tapecli's library inside a TensorFlow call is the run's warning, once a
+    line."""
+    def show(message, category, file, line, *rest):
+        if bridge is None or current().eager is not None:
+            run_warn(message, category)
+            return
+        line = _program_line(filename) or line
+        if not any(w.lineno == line and str(w.message) == str(message) for w in warned):
+            warned.append(warnings.WarningMessage(message, category, file, line))
+    return show
 
 
 def _report(warned: list, filename: str) -> None:

@@ -39,6 +39,11 @@ ALLOWED: dict[str, dict[str, str]] = {
     "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {
         "setrecursionlimit": "the run's recursion limit is tapecli's (--max-depth)"},
     "__future__": {},
+    "colorsys": {}, "keyword": {}, "graphlib": {}, "html": {}, "unicodedata": {}, "reprlib": {}, "difflib": {},
+    "binascii": {}, "base64": {"encode": "it reads and writes file objects", "decode": "it reads and writes file "
+                               "objects", "main": "it is base64's command line"},
+    "hashlib": {"file_digest": "it reads a file object"},
+    "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
     # numpy.lib for its sliding windows alone (read-only views; as_strided makes any view of raw memory)
     "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
@@ -82,6 +87,10 @@ REFUSED = {
     "inspect": "it reaches frames and code", "gc": "it reaches every object", "builtins": "it reaches every builtin",
     "socket": "it reaches the network", "urllib": "it reaches the network", "http": "it reaches the network",
     "threading": "threads run outside the limits", "multiprocessing": "it runs processes",
+    "queue": "its get waits for another thread, and threads run outside the limits",
+    "struct": "its results are not weighed before they are made yet",
+    "array": "its results are not weighed before they are made yet (and buffer_info gives raw addresses)",
+    "zlib": "its results are not weighed before they are made yet",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
     "logging": "it writes to files and streams", "weakref": "it reaches objects being collected",
     "secrets": "it reads the operating system's entropy", "uuid": "it reads the machine's identity",

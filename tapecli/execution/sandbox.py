@@ -38,6 +38,8 @@ READABLE_PRIVATE = frozenset({
                                      "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
 })
 UNREACHABLE = guard.UNREACHABLE
+# Python's attribute access itself, as ``object`` and ``super()`` give it: through the guard (Sandbox._attribute_hook).
+_ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__getattribute__", "__delattr__"})
 _HINT = "programs cannot reach files, the environment or Python objects"
 _CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str, bytes, bytearray})
 _CHARACTER_LISTS = {"list": "list() of a string", "tuple": "tuple() of a string", "sorted": "sorted()",
@@ -222,6 +224,8 @@ class Sandbox:
         return self.program_made(obj) and name not in ("__globals__", "__code__", "__builtins__", "__closure__")
 
     def get(self, obj, name: str):
+        if name in _ATTRIBUTE_HOOKS and (obj is object or isinstance(obj, super)):
+            return self._attribute_hook(obj, name)
         if not self.readable(obj, name):
             raise _unreachable(obj, name)
         if name in ("format", "format_map") and isinstance(obj, str) or obj is str and name in ("format", "format_map"):
@@ -233,10 +237,39 @@ class Sandbox:
         value = getattr(obj, name)
         return _weighed_method(value, obj, name)
 
-    def set(self, obj, name: str, value) -> None:
+    def _attribute_hook(self, owner, hook: str):
+        """``object.__setattr__(self, name, value)`` (a frozen dataclass's ``__post_init__``) and
+        ``super().__setattr__(name, value)`` (a class that overrides it), and their get and delete: Python's
+        own attribute access on an object, asked of the guard as ``self.name`` would be."""
+        if isinstance(owner, super):
+            target, bound = owner.__self__, getattr(owner, hook)
+            return lambda name, *value: self._hooked(hook, target, name, lambda: bound(name, *value))
+        method = getattr(object, hook)
+        return lambda target, name, *value: self._hooked(hook, target, name, lambda: method(target, name, *value))
+
+    def _hooked(self, hook: str, target, name, call):
+        if not isinstance(name, str):
+            raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+        if hook == "__setattr__":
+            self._may_set(target, name)
+        elif hook == "__delattr__":
+            self._may_delete(target, name)
+        elif not self.readable(target, name) or self.eager is not None and self.eager.owns(target):
+            raise _unreachable(target, name)
+        return call()
+
+    def _may_set(self, obj, name: str) -> None:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
                 self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "changed")
+
+    def _may_delete(self, obj, name: str) -> None:
+        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
+                isinstance(obj, type) and obj not in self.classes) or (self.eager is not None and self.eager.owns(obj)):
+            raise _unreachable(obj, name, "deleted")
+
+    def set(self, obj, name: str, value) -> None:
+        self._may_set(obj, name)
         if self.eager is not None and self.program_made(obj):
             self.eager.run.attribute_set(obj, name, value)
         if isinstance(obj, type) and obj not in self.classes:
@@ -245,9 +278,7 @@ class Sandbox:
         setattr(obj, name, value)
 
     def delete(self, obj, name: str) -> None:
-        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
-                isinstance(obj, type) and obj not in self.classes) or (self.eager is not None and self.eager.owns(obj)):
-            raise _unreachable(obj, name, "deleted")
+        self._may_delete(obj, name)
         delattr(obj, name)
 
     # getattr, setattr, delattr and hasattr as builtins
