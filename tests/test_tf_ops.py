@@ -858,3 +858,19 @@ def test_the_debugging_assertions_of_signs_and_orders(call, holds):
     source = (f"import tensorflow as tf\ntry:\n    r = tf.debugging.{call}\n    print('ok', r)\n"
               "except tf.errors.InvalidArgumentError:\n    print('caught')\n")
     assert run_source(source, "t.py").output == (["ok None"] if holds else ["caught"])
+
+
+@pytest.mark.parametrize("shapes, message", [       # recorded from TensorFlow 2.21: None, or its ValueError
+    ("[(x, ('N', 3)), (y, ('N', 'D')), (z, ('*', 'N', 3))]", None),
+    ("[(x, (2, '.')), (y, (None, 4)), (tf.constant(1.0), ())]", None),
+    ("[(x, ('N', 4))]", "Specified explicitly.  Tensor shape=(2, 3) dtype=float32 dimension 1 must have size 4.  "
+                        "Received size 3, shape (2, 3)"),
+    ("[(x, ('N', 'D')), (y, ('M', 'D'))]", "Specified by tensor shape=(2, 3) dtype=float32 dimension 1.  Tensor "
+     "shape=(2, 4) dtype=float32 dimension 1 must have size 3.  Received size 4, shape (2, 4)"),
+    ("[(x, ('N',))]", "Tensor  must have rank in (0, 1).  Received rank 2, shape (2, 3)"),
+    ("[(y, ('N', 'K', 'L'))]", "Tensor  must have rank 3.  Received rank 2, shape (2, 4)"),
+])
+def test_assert_shapes_checks_symbolic_shapes_as_tensorflow(shapes, message):
+    source = ("import tensorflow as tf\nx = tf.ones([2, 3]); y = tf.ones([2, 4]); z = tf.ones([5, 2, 3])\ntry:\n"
+              f"    print(tf.debugging.assert_shapes({shapes}))\nexcept ValueError as e:\n    print(e)\n")
+    assert run_source(source, "t.py").output == ["None" if message is None else message]

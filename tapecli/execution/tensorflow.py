@@ -122,6 +122,10 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, ast.Attribute) and (node.attr in _CPYTHON_ONLY or node.attr == "TensorSpec"
                                                 and id(node) not in signatures):
             return True
+        # an item assignment: NumPy's (``w = v.numpy(); w[:, 0] = 0``, into a view) is CPython's and NumPy's alone
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets) \
+                or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+            return True
         if isinstance(node, ast.ImportFrom) and not all(importable(f"{node.module}.{alias.name}")
                                                         for alias in node.names):
             return True
