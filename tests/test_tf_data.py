@@ -104,7 +104,7 @@ REFUSED = {
     "ds = tf.data.Dataset.range(5).shuffle(0)\n": "buffer_size must be greater than zero",
     "ds = tf.data.Dataset.range(5).batch(0)\n": "batch_size must be positive",
     "ds = tf.data.Dataset.from_tensor_slices(1.0)\n": "at least one dimension",
-    "ds = tf.data.Dataset.range(5).window(2)\n": "no method window",
+    "ds = tf.data.Dataset.range(5).window(0)\n": "must be positive",
 }
 
 

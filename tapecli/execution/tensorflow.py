@@ -42,7 +42,7 @@ from tapecli.interpreter.printing import numpy_of, python_format, python_repr, p
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.library.core import DEVICE
-from tapecli.library.specs import TensorSpec
+from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients
 from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
@@ -73,7 +73,7 @@ _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"}
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
 OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec", "TensorShape",
-                 "custom_gradient", "Module", "UnconnectedGradients"})
+                 "TypeSpec", "custom_gradient", "Module", "UnconnectedGradients"})
 # The attributes of those that are classes a program reads (``@tf.Module.with_name_scope``).
 OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"}), "UnconnectedGradients": frozenset({"NONE", "ZERO"})}
 OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
@@ -144,7 +144,7 @@ def interpreter_refuses(tree: ast.Module) -> bool:
 _PYTHON_BUILTINS = frozenset(dir(builtins))
 # What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
-_CPYTHON_ONLY = frozenset({"TensorShape", "element_spec", "set_shape"})
+_CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape"})
 
 
 def _takes_keywords(call: ast.Call) -> bool:
@@ -908,6 +908,8 @@ def _own(eager: "Eager", attr: str):
         return TensorSpec
     if attr == "TensorShape":
         return Shape
+    if attr == "TypeSpec":
+        return TypeSpec
     if attr == "custom_gradient":
         return custom_gradient
     if attr == "Module":

@@ -18,7 +18,7 @@ from tapecli.interpreter.classes import is_instance
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.library.core import NamedResult
-from tapecli.library.specs import Shape
+from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
                                     literal_array)

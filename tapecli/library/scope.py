@@ -61,7 +61,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "TensorFlow's)",
      "tf.IndexedSlices tf.IndexedSlicesSpec"),
     ("type specs of composite tensors and tf.function signatures (graph tracing internals)",
-     "tf.TypeSpec tf.NoneTensorSpec tf.OptionalSpec tf.TensorArraySpec tf.type_spec_from_value"),
+     "tf.NoneTensorSpec tf.OptionalSpec tf.TensorArraySpec tf.type_spec_from_value"),
     ("complex numbers (tapecli's tensors are real)",
      "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle"),
     ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",

@@ -109,7 +109,11 @@ def _dimension(d) -> int:
     return int(d)
 
 
-class TensorSpec:
+class TypeSpec:
+    """``tf.TypeSpec``: the base of TensorFlow's specs (``isinstance(spec, tf.TypeSpec)``)."""
+
+
+class TensorSpec(TypeSpec):
     """``tf.TensorSpec(shape, dtype=tf.float32, name=None)``: what an ``input_signature`` lists (tapecli runs a
     tf.function eagerly: the signature changes nothing it computes) and a dataset's ``element_spec`` holds."""
 
