@@ -38,7 +38,12 @@ class Layer(metaclass=_KerasClass):
     base = LAYER
     keras_bases = (LAYER,)
 
-    def __init__(self, trainable=True, name=None, dtype=None, **options):
+    def __new__(cls, *args, **kwargs):
+        made = super().__new__(cls)
+        made._auto_config = _auto_config(cls, args, kwargs)
+        return made
+
+    def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None, autocast=True, name=None, **kwargs):
         self.built = False
         self.trainable = trainable
         self._name = name if name is not None else _automatic_name(type(self).__name__)
@@ -74,6 +79,27 @@ class Layer(metaclass=_KerasClass):
 
     def build(self, input_shape):
         self.built = True
+
+    # ---- configs (Keras 3's Operation and Layer)
+    def get_config(self) -> dict:
+        """The layer's name, then (where the program's class does not write its own get_config) the arguments
+        it was made with, then ``trainable`` and ``dtype``, as Keras 3 gives them."""
+        config = {"name": self.name}
+        if type(self).get_config is Layer.get_config:
+            if self._auto_config is None:
+                raise NotImplementedError(f"Layer {type(self).__name__} was created with arguments Keras cannot "
+                                          "put in a config (other than str, int, float, bool and None): override "
+                                          "get_config() and from_config() to make it serializable")
+            config.update(self._auto_config)
+            parameters = inspect.signature(self.__init__).parameters
+            if "name" not in parameters and not ("kwargs" in parameters and parameters["kwargs"].kind
+                                                 is inspect.Parameter.VAR_KEYWORD):
+                config.pop("name", None)        # (the constructor cannot take it back)
+        return {**config, "trainable": self.trainable, "dtype": dict(FLOAT32_POLICY)}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
 
     def call(self, *args, **kwargs):
         raise NotImplementedError(f"Layer {type(self).__name__} does not have a `call()` method implemented.")
@@ -143,13 +169,42 @@ class Model(Layer):
     def __new__(cls, *args, **kwargs):
         if cls is Model:            # (not a subclass: the functional API, the library's model)
             return current().eager.functional_model(*args, **kwargs)
-        return super().__new__(cls)
+        return super().__new__(cls)         # (Keras's Model keeps no arguments for its config: the defaults)
 
     def __init__(self, *args, **kwargs):
         if args or {"inputs", "outputs"} & kwargs.keys():
             raise TdfTypeError("a functional keras.Model subclass (super().__init__(inputs, outputs)) runs on "
                                "tapecli's interpreter", hint="TAPECLI_TF_ON_CPYTHON=0 runs the program there")
         super().__init__(**kwargs)
+
+
+# Keras 3's serialized float32 DTypePolicy, a layer's ``dtype`` in its config.
+FLOAT32_POLICY = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
+_CONFIG_TYPES = (str, int, float, bool, type(None))
+
+
+def _auto_config(cls, args, kwargs) -> dict | None:
+    """The arguments a layer was made with, as Keras's Operation.__new__ keeps them for its config: bound to the
+    class's ``__init__`` with its defaults, ``**kwargs`` spread, without ``self`` and ``name``; None where one is
+    not a str, number, bool or None (or was passed through ``*args``), as Keras refuses to guess."""
+    signature = inspect.signature(cls.__init__)
+    try:
+        bound = signature.bind(None, *args, **kwargs)
+    except TypeError:
+        return None
+    parameters = list(signature.parameters.values())
+    if any(p.kind is p.POSITIONAL_ONLY for p in parameters[1:]):
+        return None
+    bound.apply_defaults()
+    found = dict(bound.arguments)
+    found.pop(parameters[0].name)
+    for p in parameters:
+        if p.kind is p.VAR_KEYWORD:
+            found |= found.pop(p.name, {})
+        elif p.kind is p.VAR_POSITIONAL and found.pop(p.name, ()):
+            return None
+    found.pop("name", None)
+    return found if all(isinstance(v, _CONFIG_TYPES) for v in _leaves(found)) else None
 
 
 # ------------------------------------------------------------------ collecting

@@ -105,6 +105,7 @@ def interpreter_refuses(tree: ast.Module) -> bool:
     from tapecli.interpreter.pyforms import importable
     from tapecli.interpreter.statements import DECORATORS
     bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    classes = any(isinstance(node, ast.ClassDef) and node.bases for node in ast.walk(tree))
     signatures = {id(node) for function in ast.walk(tree) if isinstance(function, ast.FunctionDef)
                   for decorator in function.decorator_list for node in ast.walk(decorator)}
     clocks = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
@@ -121,6 +122,9 @@ def interpreter_refuses(tree: ast.Module) -> bool:
             return True
         if isinstance(node, ast.Attribute) and (node.attr in _CPYTHON_ONLY or node.attr == "TensorSpec"
                                                 and id(node) not in signatures):
+            return True
+        # a program's Keras class's config: Keras's automatic one (its constructor's arguments) is CPython's run's
+        if isinstance(node, ast.Attribute) and node.attr in ("get_config", "from_config") and classes:
             return True
         # an item assignment: NumPy's (``w = v.numpy(); w[:, 0] = 0``, into a view) is CPython's and NumPy's alone
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets) \
@@ -307,7 +311,7 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
 _FITTING = frozenset({"compile", "fit", "evaluate", "predict", "train_step", "test_step", "predict_step",
                       "compute_loss", "compute_metrics", "compiled_loss", "compiled_metrics", "metrics", "summary",
                       "get_layer", "train_on_batch", "test_on_batch", "predict_on_batch", "reset_metrics",
-                      "stop_training", "count_params", "get_config", "from_config"})
+                      "stop_training", "count_params"})
 
 
 def framework_path(module: str) -> list[str]:
@@ -373,13 +377,12 @@ def supported(path: list[str]) -> bool:
         return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
     if isinstance(found, Namespace):
         return False
-    if not getattr(found, "is_builtin", False) or found.wants_interp and not drawing \
-            or not _of_families(found.__module__, path[0]):
-        return False
-    if any(found is builtin_named(name) for name in _NOT_TF):
+    if not getattr(found, "is_builtin", False) or not _of_families(found.__module__, path[0]):
         return False
     if found.__module__ == CONTROL:         # (its functions call the program's back: Run.call_value)
         return True
+    if found.wants_interp and not drawing or any(found is builtin_named(name) for name in _NOT_TF):
+        return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 

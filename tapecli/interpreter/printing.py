@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
-from tapecli.runtime.values import (DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
+from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
                                     Variable, dtype_name)
 
 
@@ -71,6 +71,8 @@ def python_repr(value, _open: tuple = ()) -> str:
     if isinstance(value, list) and getattr(value, "type_name", None):      # a named tuple of TensorFlow's
         fields = ", ".join(f"{f}={python_repr(v, _open)}" for f, v in zip(value.fields, value))
         return f"{value.type_name}({fields})"
+    if isinstance(value, DictView):
+        return f"{value.view}({container_text(list(value), python_repr, repr, _open)})"
     if isinstance(value, (list, dict)):
         return container_text(value, python_repr, repr, _open)
     return repr(value) if isinstance(value, str) else format_value(value)

@@ -137,6 +137,8 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
                swap_memory=False, maximum_iterations=None, name=None):
     """tf.while_loop (TensorFlow 2: the result has loop_vars' structure): ``cond(*vars)`` and
     ``vars = body(*vars)`` in Python, at most ``maximum_iterations`` times; the result's leaves are tensors."""
+    if isinstance(loop_vars, Tensor) and loop_vars.weak and loop_vars.ndim == 1:    # a list of Python numbers
+        loop_vars = [Tensor(v, weak=True) for v in loop_vars.value]
     if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
         raise TdfValueError("tf.while_loop(): 'loop_vars' must be provided: a non-empty list or tuple")
     limit = None

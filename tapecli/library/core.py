@@ -548,7 +548,7 @@ def attribute(interp, value, attr, node):
         if attr == "name":      # TensorFlow's name of it in a Python program, tapecli's label in TDF
             return tensorflow_name(value) if current().settings.python_spelling else value.name
         if attr == "trainable":
-            return Tensor(np.array(value.trainable))
+            return PythonBool(np.array(value.trainable))
         if value.keras and attr == "dtype":         # (a Keras variable's dtype is the name of one)
             return dtype_name(value.dtype)
         if value.keras and attr == "path":

@@ -25,7 +25,7 @@ from tapecli.runtime.clock import CLOCK_START
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (MAX_LITERAL_DIMS, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
+from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
                                     UnreadVariable, Variable, convert_weak, tf_tensor)
 from tapecli.runtime import spelling
 
@@ -590,8 +590,10 @@ _METHODS = {
     (list, "pop"): _list_pop, (list, "index"): _list_index, (list, "count"): _list_count,
     (list, "copy"): lambda interp, lst: list(lst), (list, "reverse"): lambda interp, lst: lst.reverse(),
     (list, "clear"): lambda interp, lst: lst.clear(),
-    (dict, "keys"): lambda interp, d: list(d.keys()), (dict, "values"): lambda interp, d: list(d.values()),
-    (dict, "items"): lambda interp, d: [PythonTuple((k, v)) for k, v in d.items()], (dict, "get"): _dict_get,
+    (dict, "keys"): lambda interp, d: DictView("dict_keys", d.keys()),
+    (dict, "values"): lambda interp, d: DictView("dict_values", d.values()),
+    (dict, "items"): lambda interp, d: DictView("dict_items", (PythonTuple((k, v)) for k, v in d.items())),
+    (dict, "get"): _dict_get,
     (dict, "pop"): _dict_pop, (dict, "copy"): lambda interp, d: dict(d),
     (dict, "update"): lambda interp, d, other=None, **kw: (d.update(other or {}), d.update(kw))[0],
     (str, "format"): _str_format, (str, "join"): _str_join, (str, "split"): _str_split,

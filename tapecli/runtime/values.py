@@ -118,6 +118,17 @@ class PythonTuple(list):
     __slots__ = ()
 
 
+class DictView(list):
+    """``d.keys()``, ``d.values()``, ``d.items()`` as the interpreter holds them: the items (taken when made),
+    printed as Python prints its views (``dict_keys(['loss'])``)."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: str, items):
+        super().__init__(items)
+        self.view = view
+
+
 SEQUENCES = (list, tuple, PythonTuple)       # the classes of the sequences a program's values may be
 
 

@@ -16,6 +16,7 @@ from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor, weight_path)
+from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.classes import LAYER
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
@@ -394,7 +395,7 @@ class Dropout(Layer):
         self.noise_shape = dims(noise_shape, "noise_shape")
 
     def config(self):
-        return {"rate": lambda: scalar(self.rate)}
+        return {"rate": lambda: python_number(float(self.rate))}      # (Keras keeps the Python float)
 
     def forward(self, interp, x, training):
         if not training or self.rate == 0.0:

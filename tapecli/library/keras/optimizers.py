@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.loop_steps import array_pairs, paired
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Instance
 from tapecli.interpreter.objects import EFFECT
@@ -119,8 +120,11 @@ class ExponentialDecay(Schedule):
         return f(f(self.initial) * np.power(f(self.decay_rate), p))
 
     def attributes(self):
-        return {"initial_learning_rate": lambda: scalar(self.initial), "decay_rate": lambda: scalar(self.decay_rate),
-                "decay_steps": lambda: scalar(self.decay_steps), "staircase": lambda: Tensor(np.array(self.staircase))}
+        # (Keras keeps the Python numbers it was given)
+        return {"initial_learning_rate": lambda: python_number(float(self.initial)),
+                "decay_rate": lambda: python_number(float(self.decay_rate)),
+                "decay_steps": lambda: python_number(int(self.decay_steps)),
+                "staircase": lambda: python_number(bool(self.staircase))}
 
 
 # Up to this many elements in all, an update steps its variables laid end to end (Optimizer.step_flat): the
