@@ -27,6 +27,7 @@ from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, keras_path, tensorflow_name
+from tapecli.kernels.tf_float32 import pow_ as tf_pow      # (TensorFlow's float32 pow: glibc's powf)
 
 
 def snake_case(name: str) -> str:
@@ -117,7 +118,7 @@ class ExponentialDecay(Schedule):
         p = f(step) / f(self.decay_steps)
         if self.staircase:
             p = np.floor(p)
-        return f(f(self.initial) * np.power(f(self.decay_rate), p))
+        return f(f(self.initial) * tf_pow(f(self.decay_rate), p))
 
     def attributes(self):
         # (Keras keeps the Python numbers it was given)
@@ -497,8 +498,8 @@ class Adam(Optimizer):
 
     def update(self, g, value, slots, lr, dtype):
         t = dtype(self.iterations + 1)
-        b1p = np.power(dtype(self.beta_1), t)
-        b2p = np.power(dtype(self.beta_2), t)
+        b1p = tf_pow(dtype(self.beta_1), t)
+        b2p = tf_pow(dtype(self.beta_2), t)
         one = dtype(1)
         alpha = lr * np.sqrt(one - b2p) / (one - b1p)
         m, v = slots["momentum"], slots["velocity"]
@@ -597,7 +598,7 @@ class Adamax(_Moments):
         return [("momentum", 0.0), ("norm", 0.0)]
 
     def update(self, g, value, slots, lr, dtype):
-        b1p = np.power(dtype(self.beta_1), dtype(self.iterations + 1))
+        b1p = tf_pow(dtype(self.beta_1), dtype(self.iterations + 1))
         m, u = slots["momentum"], slots["norm"]
         _moving_average(m, g, dtype(1 - self.beta_1))
         u *= dtype(self.beta_2)
@@ -630,18 +631,18 @@ class Nadam(Optimizer):
     def before_steps(self, dtype):
         if self.u_product is None:
             self.u_product = dtype(1.0)
-        p = np.power(dtype(0.96), dtype(self.iterations + 1))
+        p = tf_pow(dtype(0.96), dtype(self.iterations + 1))
         self.u_product = self.u_product * dtype(self.beta_1) * (dtype(1.0) - dtype(0.5) * p)
 
     def update(self, g, value, slots, lr, dtype):
         one, half, decay = dtype(1.0), dtype(0.5), dtype(0.96)
         beta_1, beta_2 = dtype(self.beta_1), dtype(self.beta_2)
         step, following = dtype(self.iterations + 1), dtype(self.iterations + 2)
-        u_t = beta_1 * (one - half * np.power(decay, step))
-        u_t_1 = beta_1 * (one - half * np.power(decay, following))
+        u_t = beta_1 * (one - half * tf_pow(decay, step))
+        u_t_1 = beta_1 * (one - half * tf_pow(decay, following))
         u_product_t = dtype(self.u_product)
         u_product_t_1 = u_product_t * u_t_1
-        beta_2_power = np.power(beta_2, step)
+        beta_2_power = tf_pow(beta_2, step)
         m, v = slots["momentum"], slots["velocity"]
         _moving_average(m, g, one - beta_1)
         _moving_average(v, np.square(g), one - beta_2)
@@ -704,7 +705,7 @@ class Lamb(_Moments):
     def update(self, g, value, slots, lr, dtype):
         t = dtype(self.iterations + 1)
         one = dtype(1.0)
-        b1p, b2p = np.power(dtype(self.beta_1), t), np.power(dtype(self.beta_2), t)
+        b1p, b2p = tf_pow(dtype(self.beta_1), t), tf_pow(dtype(self.beta_2), t)
         m, v = slots["momentum"], slots["velocity"]
         _moving_average(m, g, one - dtype(self.beta_1))
         _moving_average(v, np.square(g), one - dtype(self.beta_2))
@@ -746,8 +747,8 @@ class Ftrl(Optimizer):
         grad = g + dtype(2 * self.l2_shrinkage_regularization_strength) * value
         accum, linear = slots["accumulator"], slots["linear"]
         new_accum = accum + np.square(g)
-        linear += grad - (np.power(new_accum, power) - np.power(accum, power)) / lr * value
-        quadratic = np.power(new_accum, power) / lr + dtype(2) * l2
+        linear += grad - (tf_pow(new_accum, power) - tf_pow(accum, power)) / lr * value
+        quadratic = tf_pow(new_accum, power) / lr + dtype(2) * l2
         l1 = dtype(self.l1_regularization_strength)
         accum[...] = new_accum
         return (np.clip(linear, -l1, l1) - linear) / quadratic

@@ -9,6 +9,7 @@ import numpy as np
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.common import flag, num, opt_num, tensor
 from tapecli.library.keras.optimizers import Schedule
+from tapecli.kernels.tf_float32 import pow_ as tf_pow      # (TensorFlow's float32 pow: glibc's powf)
 
 f = np.float32
 
@@ -47,7 +48,7 @@ class PolynomialDecay(Schedule):
         else:
             step = np.minimum(step, steps)
         p = step / steps
-        return f((initial - end) * np.power(f(1) - p, power) + end)
+        return f((initial - end) * tf_pow(f(1) - p, power) + end)
 
 
 class InverseTimeDecay(Schedule):
