@@ -539,6 +539,9 @@ def attribute(interp, value, attr, node):
         return value.get_attribute(interp, attr, node)
     if isinstance(value, TapeObject):
         return _tape_attribute(interp, value, attr, node)
+    class_methods = getattr(value, "class_methods", None)       # a Keras class's own (Dense.from_config)
+    if class_methods is not None and attr in class_methods:
+        return BoundMethod(attr, lambda call_node, *args, **kwargs: class_methods[attr](interp, *args, **kwargs))
     if isinstance(value, Variable):
         if attr in ASSIGNS:
             return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e), replay=EFFECT)

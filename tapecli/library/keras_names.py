@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, callbacks, confusion, initializers, layers, losses, losses_more, merging,
+from tapecli.library.keras import (activations, callbacks, configs, confusion, initializers, layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
                                    shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
@@ -57,20 +57,33 @@ def _checker(make, extra, with_interp) -> tuple[inspect.Signature, str]:
 
 def _register(name, make, extra=(), with_interp=True):
     """Register ``name``: arguments are checked against ``make``'s signature plus the keywords ``extra``.
-    The check is made on the first call: making all of them at import cost every run's start-up."""
+    The check is made on the first call: making all of them at import cost every run's start-up. A layer keeps
+    the arguments it was made with (its get_config is written from them), and its class has ``from_config``."""
     made = []
 
-    def construct(interp, *args, **kwargs):
+    def checker():
         if not made:
             made.extend(_checker(make, extra, with_interp))
-        check, usage = made
+        return made
+
+    def construct(interp, *args, **kwargs):
+        check, usage = checker()
         try:
-            check.bind(*args, **kwargs)
+            bound = check.bind(*args, **kwargs)
         except TypeError as e:
             raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{usage}") from None
-        return make(interp, *args, **kwargs) if with_interp else make(*args, **kwargs)
+        out = make(interp, *args, **kwargs) if with_interp else make(*args, **kwargs)
+        if isinstance(out, layers.Layer):
+            bound.apply_defaults()
+            out.given_arguments = bound.arguments
+        return out
+
+    def from_config(interp, config):
+        return construct(interp, **configs.constructor_arguments(make, checker()[0].parameters, config))
     construct.__name__ = name
     construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
+    if isinstance(make, type) and issubclass(make, layers.Layer) and not issubclass(make, models.Model):
+        construct.class_methods = {"from_config": from_config}
     builtin(name, interp=True)(construct)
 
 
@@ -83,6 +96,10 @@ for _name, _cls in shaping.QUALIFIED.items():
 for _name, _cls in merging.FUNCTIONS.items():
     builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
+BUILTINS["Sequential"].class_methods = {"from_config": models.sequential_from_config}
+builtin("layers.serialize")(configs.serialize_layer)
+builtin("layers.deserialize", interp=True)(configs.deserialize_layer)
+builtin("models.clone_model", interp=True)(models.clone_model)
 _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 _register("Input", models.make_input, with_interp=False)

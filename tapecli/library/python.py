@@ -20,7 +20,7 @@ from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, BoundMethod, Functi
 from tapecli.interpreter.printing import program_repr, program_str
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
-from tapecli.interpreter.registry import builtin, hook, register
+from tapecli.interpreter.registry import BUILTINS, HOOKS, builtin, hook, register
 from tapecli.runtime.clock import CLOCK_START
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
@@ -284,6 +284,13 @@ class PythonClass(ProgramObject):
     def __init__(self, name: str):
         self.name = name
         self.kind_word = f"class '{name}'"
+
+    def get_attribute(self, interp, attr, node):
+        """A Keras class's own methods (``type(layer).from_config``): those of the builtin of its name."""
+        made = BUILTINS.get(self.name.rpartition(".")[2]) if self.name.startswith("keras.") else None
+        if attr in getattr(made, "class_methods", ()):
+            return HOOKS["attribute"](interp, made, attr, node)
+        return super().get_attribute(interp, attr, node)
 
 
 _CLASSES: dict[str, PythonClass] = {}        # (one object a class: values without state, as the dtypes)

@@ -55,6 +55,7 @@ class Initializer(KerasObject):
     kind_word = "an initializer"
     keras_name = "Initializer"
     keras_bases = ("keras.Initializer",)
+    seeded = True           # (its values are drawn)
 
     def __init__(self, seed=None, **config):
         self.seed = seed_of(seed)
@@ -83,9 +84,17 @@ class Initializer(KerasObject):
     def attributes(self):
         return {k: (lambda v=v: Tensor(np.asarray(v, np.float32))) for k, v in self.config.items()}
 
+    def get_config(self) -> dict:
+        """Keras 3.15's config: the seed (of an initializer that draws), then the arguments."""
+        return {"seed": self.seed, **self.config} if self.seeded else dict(self.config)
+
+    def methods(self):
+        return {"get_config": self.get_config}
+
 
 class Zeros(Initializer):
     keras_name = "Zeros"
+    seeded = False
 
     def sample(self, shape, rng):
         return np.zeros(shape)
@@ -93,6 +102,7 @@ class Zeros(Initializer):
 
 class Ones(Initializer):
     keras_name = "Ones"
+    seeded = False
 
     def sample(self, shape, rng):
         return np.ones(shape)
@@ -121,6 +131,9 @@ class Constant(Initializer):
 
     def attributes(self):
         return {"value": lambda: Tensor(self.value.copy())}
+
+    def get_config(self):
+        return {"value": self.value.tolist()}
 
     def make(self, shape, rng, dtype):
         try:
@@ -196,6 +209,12 @@ class VarianceScaling(Initializer):
         super().__init__(seed, scale=num(scale, "scale"))
         self.mode, self.distribution = mode, distribution
 
+    def get_config(self):
+        axes = {"input_axes": None, "output_axes": None}     # (Keras 3.15's; tapecli's fans are Keras's defaults)
+        if type(self).keras_name != "VarianceScaling":       # GlorotUniform, HeNormal, ...: their seed alone
+            return {"seed": self.seed, **axes}
+        return {**super().get_config(), "mode": self.mode, "distribution": self.distribution, **axes}
+
     def sample(self, shape, rng):
         fan_in, fan_out = fans(shape)
         scale = self.config["scale"]
@@ -240,6 +259,9 @@ class Identity(Initializer):
     def __init__(self, gain=1.0):
         super().__init__(gain=num(gain, "gain"))
 
+    def get_config(self):
+        return {}           # (Keras 3.15's Identity writes no gain)
+
     def sample(self, shape, rng):
         if len(shape) != 2:
             raise TdfValueError(f"Identity matrix initializer can only be used for 2D matrices. Received: "
@@ -273,15 +295,20 @@ BY_NAME = {
 }
 CLASSES = [Zeros, Ones, Constant, TFConstant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
            GlorotUniform, GlorotNormal, HeNormal, HeUniform, LecunNormal, LecunUniform, Identity, Orthogonal]
+BY_CLASS_NAME = {cls.keras_name: cls for cls in CLASSES}
 # keras.initializers' other spellings of its classes (registered as "initializers.NAME": tf.zeros is another)
 ALIASES = {**{n: c for n, c in BY_NAME.items() if n not in ("normal", "uniform")},
            "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal}
 
 
 def get(value, seed=None) -> Initializer:
-    """An initializer from a name, an initializer object or None."""
+    """An initializer from a name, an initializer object or its config (keras.initializers.serialize's)."""
     if isinstance(value, Initializer):
         return value
+    if isinstance(value, dict) and value.get("class_name") in BY_CLASS_NAME:
+        config = {k: v for k, v in value.get("config", {}).items()      # (Keras 3.15's fan axes: tapecli's are
+                  if k not in ("input_axes", "output_axes") or v is not None}   # its defaults, None)
+        return BY_CLASS_NAME[value["class_name"]](**config)
     if isinstance(value, str) and value in BY_NAME:
         cls = BY_NAME[value]
         if cls in (Zeros, Ones, Constant, Identity):

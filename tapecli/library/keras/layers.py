@@ -14,6 +14,7 @@ from tapecli import kernels, ops
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
+from tapecli.library.keras.configs import layer_config
 from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
@@ -72,12 +73,14 @@ _LAYER_PACKAGES = {
     "normalization": "BatchNormalization LayerNormalization UnitNormalization",
     "convolutional": "Conv1D Conv2D",
     "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
-               "GlobalAveragePooling2D GlobalMaxPooling1D GlobalMaxPooling2D",
+               "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
-    "preprocessing": "Rescaling",
+    "preprocessing": "Rescaling Normalization",
 }
-_LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu"}    # (the rest: snake case)
+_LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
+                  **dict.fromkeys(("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"), "spatial_dropout")}
+# (the rest: snake case)
 
 
 def get_weights(weights) -> list:
@@ -214,7 +217,11 @@ class Layer(KerasObject):
 
     def methods(self):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
-                "build": lambda shape: self.build_for(dims(shape), current().settings.float_dtype)}
+                "build": lambda shape: self.build_for(dims(shape), current().settings.float_dtype),
+                "get_config": self.get_config}
+
+    def get_config(self) -> dict:
+        return layer_config(self)
 
     def count_params(self):
         if not self.built:
@@ -240,6 +247,7 @@ class Layer(KerasObject):
         if not self.built:
             self.build(tuple(shape), dtype)
             self.built = True
+            self.build_shape = tuple(shape)          # (its config's build_config)
 
     def build(self, shape, dtype) -> None:
         pass

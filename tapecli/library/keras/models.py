@@ -9,10 +9,11 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
-from tapecli.library.keras.common import dims, flag, float_dtype, integer, name_scope, tensor
+from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, name_scope, tensor
+from tapecli.library.keras.configs import deserialize_layer, dtype_policy, serialize_layer
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonTuple, Tensor
+from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
 
 def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
@@ -112,6 +113,9 @@ class Model(Layer):
         out["build"] = lambda input_shape: self.build_for(dims(input_shape), float_dtype())
         return out
 
+    def get_config(self):
+        raise TdfValueError(f"tapecli does not write the config of a {type(self).__name__} model yet")
+
     def get_layer(self, name=None, index=None):
         if index is not None:
             return self.layers[integer(index, "index")].as_program()
@@ -153,7 +157,7 @@ class Sequential(Model):
 
     def __init__(self, interp, layers=None, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
-        self.input_spec = None
+        self.input_spec = self.input_name = None
         for layer in ([] if layers is None else self._list(layers)):
             self.add(layer)
 
@@ -168,6 +172,7 @@ class Sequential(Model):
             if self.layers or self.input_spec is not None:
                 raise TdfValueError("an Input can only be the first entry of a Sequential model")
             self.input_spec = layer.shape
+            self.input_name = layer.name or auto_name(self.interp, "input_layer")      # (its InputLayer's)
             return
         from tapecli.library.keras.program_layers import keras_layer
         layer = keras_layer(self.interp, layer)
@@ -179,6 +184,7 @@ class Sequential(Model):
                                 f'"{layer.display()}" is already the name of a layer in this model.')
         if not self.layers and self.input_spec is None and layer.input_shape is not None:
             self.input_spec = layer.input_shape
+            self.input_name = auto_name(self.interp, "input_layer")
         self.layers.append(layer)
         self.rename()
         if self.input_spec is not None:
@@ -208,6 +214,25 @@ class Sequential(Model):
         out["output"] = lambda: self.symbolic_end(1)
         out["input_shape"] = lambda: _shapes([self.symbolic_end(0).shape], False)
         out["output_shape"] = lambda: _shapes([self.symbolic_end(1).shape], False)
+        return out
+
+    def get_config(self) -> dict:
+        """Keras 3.15's config of a Sequential model: its layers serialized (after an InputLayer where its input
+        is known), each built one with its build_config."""
+        entries = []
+        if self.input_spec is not None:
+            entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
+                "batch_shape": _shapes([self.input_spec], False), "dtype": dtype_name(float_dtype()), "sparse": False,
+                "ragged": False, "name": self.input_name, "optional": False}, "registered_name": None})
+        for layer in self.layers:
+            entry = serialize_layer(layer)
+            # (a Keras layer that makes no weights has no build of its own: it is built when made, without one)
+            if layer.built and hasattr(layer, "build_shape") and type(layer).build is not Layer.build:
+                entry["build_config"] = {"input_shape": _shapes([layer.build_shape], False)}
+            entries.append(entry)
+        out = {"name": self.given or self.auto, "trainable": self.trainable, "dtype": dtype_policy(), "layers": entries}
+        if self.input_spec is not None:
+            out["build_input_shape"] = _shapes([self.input_spec], False)
         return out
 
     def symbolic_end(self, which: int):
@@ -272,6 +297,25 @@ class Sequential(Model):
         if args and isinstance(args[0], KerasTensor):
             return self.apply(interp, args[0])
         return super().call(interp, args, kwargs, node)
+
+
+def sequential_from_config(interp, config):
+    """keras.Sequential.from_config: its layers made from their configs (an InputLayer's as an Input)."""
+    layers = []
+    for entry in config["layers"]:
+        if entry["class_name"] == "InputLayer":
+            layers.append(make_input(batch_shape=entry["config"]["batch_shape"], name=entry["config"]["name"]))
+        else:
+            layers.append(deserialize_layer(interp, entry))
+    return Sequential(interp, layers, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def clone_model(interp, model, input_tensors=None, clone_function=None, call_function=None, recursive=False):
+    """keras.models.clone_model of a Sequential model: the same layers (names kept), with new weights."""
+    if not isinstance(model, Sequential) or input_tensors is not None or clone_function is not None \
+            or call_function is not None:
+        raise TdfValueError("tapecli clones a Sequential model only, with clone_model's defaults")
+    return sequential_from_config(interp, model.get_config())
 
 
 def keras_order(inputs, outputs) -> list:

@@ -23,6 +23,12 @@ class _Callable(KerasObject):
     def attributes(self):
         return {k: (lambda k=k: scalar(getattr(self, k))) for k in self.config}
 
+    def get_config(self) -> dict:
+        return {k: getattr(self, k) for k in self.config}
+
+    def methods(self):
+        return {"get_config": self.get_config}
+
 
 class Regularizer(_Callable):
     kind_word = "a regularizer"
@@ -53,6 +59,9 @@ class L1(L1L2):
     def __init__(self, l1=0.01):
         super().__init__(l1=l1)
 
+    def get_config(self):
+        return {"l1": float(np.float32(self.l1))}       # (Keras's L1 keeps its factor as a float32 tensor)
+
 
 class L2(L1L2):
     config = ("l2",)
@@ -61,7 +70,7 @@ class L2(L1L2):
         super().__init__(l2=l2)
 
 
-class _Program:
+class ProgramPenalty:
     """A program's function of a weight, or an instance of its class (a subclass with __call__), as a layer's
     regularizer or constraint: its value is the call's."""
 
@@ -73,26 +82,29 @@ class _Program:
 
 
 def _resolve(value, interp, base, names: dict, program, what: str):
-    """A layer's ``kernel_regularizer=`` or ``kernel_constraint=``: None, an object of ``base``, one of ``names``,
-    or (with the interpreter) a program's function or callable object (``program``)."""
+    """A layer's ``kernel_regularizer=`` or ``kernel_constraint=``: None, an object of ``base``, one of ``names``
+    or its config (keras.regularizers.serialize's), or (with the interpreter) a program's function or callable
+    object (``program``)."""
     from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
     if value is None or isinstance(value, base):
         return value
     if isinstance(value, str) and value in names:
         return names[value]()
+    if isinstance(value, dict) and value.get("class_name") in names:
+        return names[value["class_name"]](**value.get("config", {}))
     if interp is not None and isinstance(value, (Function, ProgramObject, BoundMethod)):
         return program(value, interp)
     raise TdfValueError(f"Could not interpret {what} identifier: {value!r}")
 
 
-class ProgramRegularizer(_Program, Regularizer):
+class ProgramRegularizer(ProgramPenalty, Regularizer):
     what = "regularizer"
 
 
 def regularizer(value, interp=None):
     """A layer's ``kernel_regularizer=``: None, a regularizer, "l1" / "l2" / "l1_l2", or (with the interpreter)
     a program's function or callable object."""
-    return _resolve(value, interp, Regularizer, REGULARIZER_NAMES, ProgramRegularizer, "regularizer")
+    return _resolve(value, interp, Regularizer, REGULARIZERS, ProgramRegularizer, "regularizer")
 
 
 class Constraint(_Callable):
@@ -100,7 +112,7 @@ class Constraint(_Callable):
     keras_bases = ("keras.Constraint",)
 
 
-class ProgramConstraint(_Program, Constraint):
+class ProgramConstraint(ProgramPenalty, Constraint):
     what = "constraint"
 
 

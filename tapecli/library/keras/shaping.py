@@ -9,6 +9,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
+from tapecli.interpreter.conversions import python_number
 from tapecli.library.keras import activations, initializers
 from tapecli.library.keras.common import axis_value, flag, integer, num, opt_num, tensor
 from tapecli.library.keras.layers import Layer
@@ -83,13 +84,18 @@ class Softmax(_AlongAxis):
         return activations.softmax(x, self.axis[0] if isinstance(self.axis, tuple) else self.axis)
 
 
+def _items(value) -> list:
+    """The items of a list argument, a list literal that is one tensor too (as CPython's run passes it)."""
+    return [Tensor(v) for v in np.atleast_1d(value.value)] if isinstance(value, Tensor) else list(value)
+
+
 class Reshape(Layer):
     replayable = True
     prefix = "reshape"
 
     def __init__(self, interp, target_shape, **kw):
         super().__init__(interp, **kw)
-        self.target = [-1 if d == -1 else d for d in (integer(v, "target_shape") for v in target_shape)]
+        self.target = [-1 if d == -1 else d for d in (integer(v, "target_shape") for v in _items(target_shape))]
 
     def resolved(self, shape):
         known = [d for d in self.target if d != -1]
@@ -116,7 +122,7 @@ class Permute(Layer):
 
     def __init__(self, interp, dims, **kw):
         super().__init__(interp, **kw)
-        self.dims = [integer(d, "dims") for d in dims]
+        self.dims = [integer(d, "dims") for d in _items(dims)]
         if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
             raise TdfValueError(f"Invalid permutation argument `dims` for Permute Layer. The set of indices in "
                                 f"`dims` must be consecutive and start from 1. Received dims={self.dims}")
@@ -251,7 +257,8 @@ class Rescaling(Layer):
 
     def __init__(self, interp, scale, offset=0.0, **kw):
         super().__init__(interp, **kw)
-        self.scale, self.offset = tensor(scale, "scale"), tensor(offset, "offset")
+        # (the default offset is a Python float: as a program's number is)
+        self.scale, self.offset = tensor(scale, "scale"), tensor(python_number(offset), "offset")
 
     def forward(self, interp, x, training):
         if x.dtype.kind != "f":
@@ -282,11 +289,11 @@ class Normalization(Layer):
         if (mean is None) != (variance is None):
             raise TdfValueError("When setting values directly, both `mean` and `variance` must be set. "
                                 f"Received: mean={mean} and variance={variance}")
-        self.given = None if mean is None else (tensor(mean, "mean"), tensor(variance, "variance"))
-        if self.given is not None and self.given[0].shape != self.given[1].shape:
+        self.given_statistics = None if mean is None else (tensor(mean, "mean"), tensor(variance, "variance"))
+        if self.given_statistics is not None and self.given_statistics[0].shape != self.given_statistics[1].shape:
             raise TdfValueError("When setting values directly, `mean` and `variance` must have the same shape. "
-                                f"Received: mean shape {self.given[0].shape} and variance shape "
-                                f"{self.given[1].shape}")
+                                f"Received: mean shape {self.given_statistics[0].shape} and variance shape "
+                                f"{self.given_statistics[1].shape}")
         self.invert = flag(invert)
         self.broadcast = self.keep = self.reduce = None
 
@@ -301,7 +308,7 @@ class Normalization(Layer):
                                 f"{self.axes}, inputs.shape={tuple(shape)}")
         self.reduce = tuple(d for d in range(ndim) if d not in self.keep)
         self.broadcast = tuple(shape[d] if d in self.keep else 1 for d in range(ndim))
-        if self.given is None:
+        if self.given_statistics is None:
             kept = tuple(shape[d] for d in self.keep)
             self.add_weight("mean", kept, "zeros", dtype, trainable=False)
             self.add_weight("variance", kept, "ones", dtype, trainable=False)
@@ -309,11 +316,11 @@ class Normalization(Layer):
 
     def statistics(self, dtype) -> tuple:
         """The mean and variance in the inputs' broadcast shape."""
-        if self.given is None:
+        if self.given_statistics is None:
             return tuple(ops.cast(ops.reshape(self.weights_[w].read(), self.broadcast), dtype)
                          for w in ("mean", "variance"))
         out = []
-        for value in self.given:
+        for value in self.given_statistics:
             if value.ndim:              # its dimensions go to the kept axes, from the right
                 expanded = [1] * len(self.broadcast)
                 for i in range(1, value.ndim + 1):

@@ -48,7 +48,7 @@ class Conv1D(_As2D, Conv2D):
     def __init__(self, interp, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
                  groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", **kw):
-        if integer(dilation_rate, "dilation_rate") != 1 or integer(groups, "groups") != 1 or \
+        if _one(dilation_rate, "dilation_rate") != 1 or integer(groups, "groups") != 1 or \
                 data_format not in (None, "channels_last"):
             raise TdfValueError("Conv1D: tapecli supports dilation_rate=1, groups=1 and channels_last only")
         causal = str(padding).lower() == "causal"

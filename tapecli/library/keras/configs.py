@@ -1,0 +1,208 @@
+"""Keras 3's config API of the built-in layers: ``get_config``, ``from_config`` and keras.layers.serialize /
+deserialize. A layer's config is written from the arguments its constructor was given (``given_arguments``, kept
+by keras_names), in Keras 3.15's keys, order and forms, so that the layer made again from it is the same layer."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tapecli.errors import TdfValueError
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER
+from tapecli.interpreter.registry import BUILTINS
+from tapecli.library.keras import activations, initializers, penalties
+from tapecli.library.keras.common import float_dtype
+from tapecli.library.keras.optimizers import plain
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
+
+_CONV = ("filters kernel_size strides padding data_format dilation_rate groups activation use_bias kernel_initializer "
+         "bias_initializer kernel_regularizer bias_regularizer activity_regularizer kernel_constraint bias_constraint")
+_POOL = "pool_size padding strides data_format"
+_GLOBAL_POOL = "data_format keepdims"
+_RNN = ("return_sequences return_state go_backwards stateful unroll zero_output_for_mask units activation {gate}"
+        "use_bias kernel_initializer recurrent_initializer bias_initializer {forget}kernel_regularizer "
+        "recurrent_regularizer bias_regularizer activity_regularizer kernel_constraint recurrent_constraint "
+        "bias_constraint dropout recurrent_dropout {last}")
+# Each layer's get_config keys after Layer's ``name trainable dtype``, in Keras 3.15's order (an entry with
+# ``name`` lists them all: those layers write their own).
+LAYER_KEYS = {
+    "Dense": "units activation use_bias kernel_initializer bias_initializer kernel_regularizer bias_regularizer "
+             "kernel_constraint bias_constraint quantization_config",
+    "Activation": "activation", "Flatten": "data_format", "Dropout": "rate seed noise_shape",
+    "Embedding": "input_dim output_dim embeddings_initializer embeddings_regularizer activity_regularizer "
+                 "embeddings_constraint mask_zero quantization_config",
+    "LayerNormalization": "axis epsilon center scale rms_scaling beta_initializer gamma_initializer beta_regularizer "
+                          "gamma_regularizer beta_constraint gamma_constraint",
+    "BatchNormalization": "axis momentum epsilon center scale beta_initializer gamma_initializer "
+                          "moving_mean_initializer moving_variance_initializer beta_regularizer gamma_regularizer "
+                          "beta_constraint gamma_constraint synchronized renorm renorm_clipping renorm_momentum",
+    "SimpleRNN": _RNN.format(gate="", forget="", last=""),
+    "LSTM": _RNN.format(gate="recurrent_activation ", forget="unit_forget_bias ", last="seed"),
+    "GRU": _RNN.format(gate="recurrent_activation ", forget="", last="reset_after seed"),
+    "Conv1D": _CONV, "Conv2D": _CONV, "MaxPooling1D": _POOL, "MaxPooling2D": _POOL, "AveragePooling1D": _POOL,
+    "AveragePooling2D": _POOL, "Concatenate": "axis", "Dot": "axes normalize",
+    "Normalization": "axis invert mean variance",
+    "PReLU": "alpha_initializer alpha_regularizer alpha_constraint shared_axes", "Rescaling": "scale offset",
+    "UnitNormalization": "axis", "ReLU": "max_value negative_slope threshold", "LeakyReLU": "negative_slope",
+    "ELU": "name alpha trainable dtype", "Softmax": "axis", "Reshape": "target_shape", "Permute": "dims",
+    "RepeatVector": "n", **dict.fromkeys(("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+                                          "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"),
+                                         _GLOBAL_POOL),
+    "ZeroPadding1D": "padding data_format", "ZeroPadding2D": "padding data_format",
+    "ZeroPadding3D": "padding data_format", "Cropping1D": "cropping", "Cropping2D": "cropping data_format",
+    "Cropping3D": "cropping data_format", "UpSampling1D": "size", "UpSampling2D": "size data_format interpolation",
+    "UpSampling3D": "size data_format", "GaussianNoise": "stddev seed", "GaussianDropout": "rate seed",
+    "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
+    "SpatialDropout3D": "rate seed name dtype data_format",
+    **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
+}
+# What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).
+FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,
+         "mask_zero": False, "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
+         "renorm_momentum": 0.99, "go_backwards": False, "stateful": False, "unroll": False,
+         "zero_output_for_mask": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
+         "interpolation": "nearest", "keepdims": False}
+# the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
+_DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D")
+# Keras's own name of an activation that has two (keras.activations.serialize)
+_ACTIVATION_NAMES = {"swish": "silu", "hard_swish": "hard_silu"}
+# the keys whose int stands for one size per spatial axis (Keras writes the tuple)
+_PER_AXIS = ("kernel_size", "strides", "dilation_rate", "pool_size")
+
+
+def dtype_policy() -> dict:
+    """A layer's ``dtype`` entry: the DTypePolicy of the float type it computes in."""
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": dtype_name(float_dtype())},
+            "registered_name": None}
+
+
+def serialized(obj, module: str) -> dict:
+    """keras.saving.serialize_keras_object of a built-in object with a get_config."""
+    name = getattr(obj, "keras_name", None) or type(obj).__name__
+    return {"module": module, "class_name": name, "config": obj.get_config(), "registered_name": None}
+
+
+def _penalty(value, module, interp):
+    resolve = penalties.regularizer if module == "keras.regularizers" else penalties.constraint
+    found = resolve(value, interp)
+    if found is None:
+        return None
+    if isinstance(found, penalties.ProgramPenalty):
+        raise TdfValueError(f"tapecli cannot write the config of a program's {found.what}")
+    return serialized(found, module)
+
+
+def _activation_name(value):
+    if value is None:
+        return "linear"
+    if isinstance(value, str):
+        return _ACTIVATION_NAMES.get(value, value)
+    name = next((n for n, fn in activations.FUNCTIONS.items() if fn is value), None)
+    if name is None:
+        raise TdfValueError(f"tapecli cannot write the config of a program's activation ({type_word(value)})")
+    return _ACTIVATION_NAMES.get(name, name)
+
+
+def _rank(class_name) -> int:
+    """How many spatial axes a layer of this class has (the number in Conv2D's name)."""
+    found = re.search(r"(\d)D$", class_name)
+    return int(found.group(1)) if found else 1
+
+
+def _tuple(value, count=1):
+    """A tuple as the interpreter holds one: ``count`` times an int, or the items of a list."""
+    return PythonTuple([value] * count if isinstance(value, int) else value)
+
+
+def _python(value):
+    """An argument as the Python value Keras keeps; a float32 scalar as the float it prints as (where CPython runs
+    a program, its literal 0.1 reaches a layer as a float32 tensor: execution/tensorflow.py)."""
+    if isinstance(value, Tensor) and not value.weak and value.dtype == np.float32 and value.ndim == 0:
+        return float(str(value.value))
+    return plain(value)
+
+
+def _form(class_name, key, value, interp=None):
+    """An argument as Keras's config writes it: initializers, regularizers and constraints serialized, an
+    activation by its name, per-axis sizes as tuples, numbers as Python's."""
+    if key.endswith("_initializer"):
+        return serialized(initializers.get(value), "keras.initializers")
+    if key.endswith("_regularizer"):
+        return _penalty(value, "keras.regularizers", interp)
+    if key.endswith("_constraint"):
+        return _penalty(value, "keras.constraints", interp)
+    if key in ("activation", "recurrent_activation"):
+        return _activation_name(value)
+    value = _python(value)
+    rank = _rank(class_name)
+    if key == "data_format" and value is None:
+        return "channels_last"          # (keras.config.image_data_format())
+    if key in _PER_AXIS or key == "size" and rank > 1:
+        return _tuple(value, rank)
+    if key in ("padding", "cropping") and not isinstance(value, str):      # (a pair per spatial axis)
+        return _tuple(value, 2) if rank == 1 else _tuple([_tuple(v, 2) for v in _tuple(value, rank)])
+    if key in ("target_shape", "dims") or key == "axis" and class_name == "Normalization":
+        return _tuple([] if value is None else value)
+    return value
+
+
+def layer_config(layer) -> dict:
+    """Keras 3.15's ``layer.get_config()``."""
+    class_name = type(layer).__name__
+    arguments = getattr(layer, "given_arguments", None)
+    if arguments is None or class_name not in LAYER_KEYS:
+        raise TdfValueError(f"tapecli does not write the config of a {class_name} layer")
+    keys = LAYER_KEYS[class_name].split()
+    out = {} if "name" in keys else {"name": None, "trainable": None, "dtype": None}
+    if "name" not in keys and arguments.get("activity_regularizer") is not None:
+        out["activity_regularizer"] = None          # (Layer's, after its dtype, where the layer has one)
+    for key in [*out, *keys]:
+        if key == "name":
+            out[key] = layer.given or layer.auto
+        elif key == "trainable":
+            out[key] = layer.trainable
+        elif key == "dtype":
+            out[key] = dtype_name(float_dtype()) if class_name in _DTYPE_AS_NAME else dtype_policy()
+        else:
+            value = arguments[key] if key in arguments else FIXED.get(key)
+            if key == "strides" and value is None:          # (a pooling's: its pool_size)
+                value = arguments["pool_size"]
+            out[key] = _form(class_name, key, value, layer.interp)
+    return out
+
+
+def constructor_arguments(cls, parameters, config) -> dict:
+    """``cls.from_config(config)``: the arguments of tapecli's constructor (whose parameters are ``parameters``)
+    from a Keras config. An entry the constructor does not take must say what tapecli's layer does (Keras's
+    default); the dtype must be the float type layers compute in."""
+    out = {}
+    for key, value in config.items():
+        if key == "dtype":
+            name = value.get("config", {}).get("name") if isinstance(value, dict) else value
+            if name not in (None, dtype_name(float_dtype())):
+                raise TdfValueError(f"{cls.__name__}.from_config: tapecli's layers compute in the float type "
+                                    f"{dtype_name(float_dtype())}, the config says {name!r}")
+        elif key in parameters:
+            out[key] = value
+        elif plain(value) != _form(cls.__name__, key, FIXED.get(key)):
+            raise TdfValueError(f"{cls.__name__}.from_config: tapecli's {cls.__name__} takes no {key} (the config "
+                                f"says {key}={plain(value)!r})")
+    return out
+
+
+def serialize_layer(layer) -> dict:
+    """keras.layers.serialize: the layer's class and config."""
+    if LAYER not in getattr(layer, "keras_bases", ()):
+        raise TdfValueError(f"keras.layers.serialize takes a layer, got {type_word(layer)}")
+    module = "keras" if KERAS_MODEL in layer.keras_bases else "keras.layers"
+    return {"module": module, "class_name": type(layer).__name__, "config": layer.get_config(), "registered_name": None}
+
+
+def deserialize_layer(interp, config):
+    """keras.layers.deserialize: the layer of a serialized config, made by its class's from_config."""
+    name = config.get("class_name") if isinstance(config, dict) else None
+    made = BUILTINS.get(name) if isinstance(name, str) else None
+    if "from_config" not in getattr(made, "class_methods", ()):
+        raise TdfValueError(f"Could not locate class '{name}'")
+    return made.class_methods["from_config"](interp, config["config"])
