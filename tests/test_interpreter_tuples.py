@@ -53,7 +53,7 @@ def test_tuples_are_tuples(first_line):
 
 
 def test_a_tuple_refuses_item_assignment_and_concatenation_with_a_list():
-    for source, message in (("t = (1, 2)\nt[0] = 5\n", "a tuple does not support item assignment"),
+    for source, message in (("t = (1, 2)\nt[0] = 5\n", "'tuple' object does not support item assignment"),
                             ("t = (1, 2) + [3]\n", 'can only concatenate tuple (not "list") to tuple')):
         with pytest.raises(TdfError) as e:
             tapecli.run("import tensorflow as tf\n" + source)

@@ -71,6 +71,9 @@ def python_repr(value, _open: tuple = ()) -> str:
     if isinstance(value, list) and getattr(value, "type_name", None):      # a named tuple of TensorFlow's
         fields = ", ".join(f"{f}={python_repr(v, _open)}" for f, v in zip(value.fields, value))
         return f"{value.type_name}({fields})"
+    text = getattr(value, "python_text", None)
+    if text is not None:            # a library object's repr as TensorFlow's or Keras's class writes it
+        return text()
     if isinstance(value, DictView):
         return f"{value.view}({container_text(list(value), python_repr, repr, _open)})"
     if isinstance(value, (list, dict)):

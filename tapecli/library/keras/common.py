@@ -146,6 +146,16 @@ class KerasObject(ProgramObject):
     def methods(self) -> dict:
         return {}
 
+    def python_class_name(self) -> str:
+        """Keras's name of its class (``Dense``), as its repr writes it."""
+        found = getattr(self, "python_class", None)
+        qualified = found() if found is not None else None
+        return qualified.rpartition(".")[2] if qualified else type(self).__name__
+
+    def attribute_value(self, name: str):
+        value = self.attributes()[name]
+        return value() if callable(value) and not isinstance(value, ProgramObject) else value
+
     def get_attribute(self, interp, attr, node):
         # an object's methods are fixed once it is made: built once (a training loop reads them every step)
         methods = self.__dict__.get("_methods")
@@ -157,8 +167,7 @@ class KerasObject(ProgramObject):
                           getattr(self, planned) if planned is not None else None)
         attrs = self.attributes()
         if attr in attrs:
-            value = attrs[attr]
-            return python_number(value() if callable(value) and not isinstance(value, ProgramObject) else value)
+            return python_number(self.attribute_value(attr))
         names = sorted(set(attrs) | set(methods))
         raise TdfTypeError(f"{self.kind_word} has no attribute {attr}",
                            hint=("it has " + ", ".join(names)) if names else None)
@@ -172,6 +181,10 @@ class MetricObject(KerasObject):
     kind_word = "a metric"
     keras_bases = ("keras.Metric",)
     replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
+
+    def python_text(self) -> str:
+        """``print(metric)``: Keras 3's repr of a metric."""
+        return f"<{self.python_class_name()} name={self.attribute_value('name')}>"
 
     def python_class(self) -> str | None:
         """``type(metric)``: Keras's class of a metric, in its module (Keras 3's)."""

@@ -115,6 +115,10 @@ class Layer(KerasObject):
         package = next((p for p, names in _LAYER_PACKAGES.items() if name in names.split()), None)
         module = _LAYER_MODULES.get(name) or re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
         return None if package is None else f"keras.src.layers.{package}.{module}.{name}"
+    def python_text(self) -> str:
+        """``print(layer)``: Keras 3's repr of a layer or a model."""
+        return f"<{self.python_class_name()} name={self.attribute_value('name')}, built={bool(self.built)}>"
+
     prefix = "layer"
     # a built layer of this class computes its output by ops from its input and weights, decides nothing from
     # values and changes nothing (no draws, no state): a loop plan may replace its calls (ProgramObject.replay_kind)
@@ -201,7 +205,7 @@ class Layer(KerasObject):
                "trainable_variables": lambda: self.trainable_weights,
                "non_trainable_weights": lambda: [v for v in self.weights if v not in self.trainable_weights],
                "non_trainable_variables": lambda: [v for v in self.weights if v not in self.trainable_weights],
-               "trainable": lambda: Tensor(np.array(self.trainable)),
+               "trainable": lambda: PythonBool(np.array(self.trainable)),
                "losses": self.regularization_losses, "input": lambda: self.symbolic_end(0),
                "output": lambda: self.symbolic_end(1)}
         for short in self.weight_names():
