@@ -41,7 +41,7 @@ from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
-from tapecli.library.core import DEVICE
+from tapecli.library.core import DEVICE, SPARSE_SCATTERS
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients
@@ -55,7 +55,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
                       "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments", "tapecli.library.tf_scopes",
-                      "tapecli.library.control"})
+                      "tapecli.library.control", "tapecli.library.tf_indexed_slices"})
 # tf.cond, tf.while_loop, tf.map_fn...: the functions a program passes them are called back as the program's
 # (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CONTROL = "tapecli.library.control"
@@ -81,7 +81,8 @@ OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ER
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim", "get_shape", "set_shape", "device"})
 ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
 VARIABLE_ATTRIBUTES = TENSOR_ATTRIBUTES | ASSIGNS | {"name", "trainable", "read_value", "value", "scatter_nd_update", "path",
-                                                     "scatter_nd_add", "scatter_nd_sub", "constraint"}
+                                                     "scatter_nd_add", "scatter_nd_sub", "constraint",
+                                                     "sparse_read"} | SPARSE_SCATTERS.keys()
 TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", "watched_variables", "reset",
                              "stop_recording", "persistent"})
 # Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
@@ -151,9 +152,9 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape"}) | frozenset({
     # NumPy arrays' attributes the interpreter's arrays lack (library/numpy_forms.py's ARRAY_METHODS have theirs):
     # where ``t.numpy()`` is NumPy's own array
-    "tobytes", "view", "fill", "nbytes", "itemsize", "strides", "argsort", "argpartition", "cumprod", "nonzero",
-    "swapaxes", "searchsorted", "ptp", "diagonal", "trace", "flat", "put", "partition", "byteswap", "compress",
-    "choose", "setflags", "flags", "getfield", "setfield"})
+    # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
+    "tobytes", "view", "nbytes", "itemsize", "strides", "argsort", "argpartition", "cumprod", "nonzero",
+    "swapaxes", "searchsorted", "ptp", "byteswap", "setflags", "getfield", "setfield"})
 
 
 def _takes_keywords(call: ast.Call) -> bool:

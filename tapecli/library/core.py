@@ -545,6 +545,11 @@ def attribute(interp, value, attr, node):
     if isinstance(value, Variable):
         if attr in ASSIGNS:
             return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e), replay=EFFECT)
+        if attr in SPARSE_SCATTERS:
+            return BoundMethod(attr, lambda call_node, sparse_delta, use_locking=False, name=None:
+                               _scatter_slices(value, attr, sparse_delta), replay=EFFECT)
+        if attr == "sparse_read":
+            return BoundMethod(attr, lambda call_node, indices, name=None: ops.gather(value, indices))
         if attr in SCATTERS:
             return BoundMethod(attr, lambda call_node, indices, updates, name=None:
                                _scatter(value, attr, indices, updates), replay=EFFECT)
@@ -666,6 +671,31 @@ def _assign(var: Variable, *key_how_e):
     var.assign(value.astype(var.dtype, copy=False))
     if current().provenance.enabled:
         current().provenance.assigns.append((current().provenance.now, current().settings.line, var.id, var.name, how, (new.id,)))
+    return UnreadVariable(var)
+
+
+# ``var.scatter_add(tf.IndexedSlices(...))`` and its kin: how each row meets the variable's (None: replaces it)
+SPARSE_SCATTERS = {"scatter_update": None, "scatter_add": np.add, "scatter_sub": np.subtract,
+                   "scatter_max": np.maximum, "scatter_min": np.minimum, "scatter_mul": np.multiply,
+                   "scatter_div": np.divide}
+
+
+def _scatter_slices(var: Variable, how: str, sparse_delta):
+    """TensorFlow's sparse updates of a variable's rows, one row after another (a repeated index meets each)."""
+    if not getattr(sparse_delta, "is_indexed_slices", False):
+        raise TdfTypeError(f"{how}: sparse_delta is not IndexedSlices: {type_word(sparse_delta)}")
+    value = np.array(var.read().value)
+    indices = np.asarray(sparse_delta.indices.value)
+    rows = np.asarray(sparse_delta.values.value, dtype=value.dtype)
+    if indices.size and (indices.min() < 0 or indices.max() >= value.shape[0]):
+        raise KernelValueError(f"{how}: indices {indices.tolist()} out of range for a variable of "
+                               f"{value.shape[0]} rows")
+    combine = SPARSE_SCATTERS[how]
+    if combine is None:
+        value[indices] = rows
+    else:
+        combine.at(value, indices, rows)
+    var.assign(value)
     return UnreadVariable(var)
 
 

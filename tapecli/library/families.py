@@ -81,6 +81,9 @@ DEFERRED = {
         'group', 'init_scope', 'keras.device', 'keras.name_scope', 'list_logical_devices', 'list_physical_devices',
         'name_scope', 'run_functions_eagerly', 'set_memory_growth',
     ),
+    'tf_indexed_slices': (
+        'IndexedSlices',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',

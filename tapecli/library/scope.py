@@ -59,7 +59,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.nn.ctc_beam_search_decoder tf.nn.ctc_greedy_decoder"),
     ("sparse gradient slices; tapecli's gradients are dense tensors (the values of tf.convert_to_tensor of "
      "TensorFlow's)",
-     "tf.IndexedSlices tf.IndexedSlicesSpec"),
+     "tf.IndexedSlicesSpec"),
     ("type specs of composite tensors and tf.function signatures (graph tracing internals)",
      "tf.NoneTensorSpec tf.OptionalSpec tf.TensorArraySpec tf.type_spec_from_value"),
     ("complex numbers (tapecli's tensors are real)",

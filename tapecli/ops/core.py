@@ -138,6 +138,9 @@ def to_tensor(x) -> Tensor:
     if isinstance(x, (list, tuple)) and x and all(v.__class__ is Tensor and v.weak for v in x) \
             and len({v.shape for v in x}) == 1:
         return Tensor(literal_array([v.value for v in x]), weak=True)    # a tuple of literals: (2, 3, 4)
+    dense = getattr(x, "as_dense_tensor", None)         # (tf.IndexedSlices: its dense tensor, as TensorFlow converts it)
+    if dense is not None:
+        return dense()
     if _text(x):
         raise TdfTypeError("string tensors are out of scope for tapecli: tapecli's tensors are numeric",
                            hint="docs/tf-surface.md lists what is left out, and why")
