@@ -29,7 +29,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
-from tapecli.runtime.specs import TensorSpec
+from tapecli.runtime.specs import DatasetSpec, TensorSpec
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, Variable, dtype_name
@@ -120,6 +120,7 @@ class Dataset(ProgramObject):
         self.interp = interp
         self.items_are_values = values
         self.spec = spec
+        self.kind = "_Dataset"          # TensorFlow's class of it, as its repr names it (_KINDS)
 
     def items(self):
         return self.source()
@@ -147,7 +148,11 @@ class Dataset(ProgramObject):
         if method is None:
             raise TdfTypeError(f"tf.data.Dataset has no method {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted(_METHODS))}")
-        return BoundMethod(attr, lambda call_node, *a, **k: method(self, interp, *a, **k))
+        return BoundMethod(attr, lambda call_node, *a, **k: _named(method(self, interp, *a, **k), attr))
+
+    def python_text(self) -> str:
+        """``print(dataset)``: TensorFlow's repr, its class and element_spec."""
+        return f"<{self.kind} element_spec={_spec_text(self.element_spec())}>"
 
     # ---------------------------------------------------------- transformations
     def batch(self, interp, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
@@ -172,6 +177,7 @@ class Dataset(ProgramObject):
                          values=False)
         # (TensorFlow traces the function on the input's spec: a batch's unknown first dimension stays unknown)
         mapped.spec = lambda: _spec(next(iter(mapped.source())), known_rows=self._rows_known())
+        mapped.kind = "_MapDataset" if num_parallel_calls is None else "_ParallelMapDataset"
         return mapped
 
     def filter(self, interp, predicate, name=None):
@@ -239,13 +245,13 @@ class Dataset(ProgramObject):
                 yield out
         return Dataset(source, values=self.items_are_values, spec=self._same_spec())
 
-    def prefetch(self, interp, buffer_size=None, name=None):
-        return self                              # no-ops for an in-memory pipeline: the same elements
+    def prefetch(self, interp, buffer_size=None, name=None):     # (the same elements: an in-memory pipeline)
+        return Dataset(self.source, values=self.items_are_values, spec=self._same_spec())
 
     def cache(self, interp, filename="", name=None):
         if filename:
             raise TdfValueError("Dataset.cache: tapecli keeps datasets in memory: a file name is out of scope")
-        return self
+        return Dataset(self.source, values=self.items_are_values, spec=self._same_spec())
 
     def concatenate(self, interp, dataset, name=None):
         if not isinstance(dataset, Dataset):
@@ -325,7 +331,8 @@ class Dataset(ProgramObject):
                 yield window_of(elements)
                 skip = max(0, step - len(buffer))
                 del buffer[:step]
-        return Dataset(source, values=False)
+        return Dataset(source, values=False,
+                       spec=lambda: pack_as(self.element_spec(), [DatasetSpec(s) for s in flatten(self.element_spec())]))
 
     def as_numpy_iterator(self, interp):
         """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
@@ -348,6 +355,32 @@ def _most_specific(a, b):
     return pack_as(a, [merged(x, y) for x, y in zip(flatten(a), flatten(b))])
 
 
+def _named(made, method: str):
+    """A dataset a method made, with TensorFlow's class of it (a map's it names itself)."""
+    if isinstance(made, Dataset) and method in _KINDS and made.kind == "_Dataset":
+        made.kind = _KINDS[method]
+    return made
+
+
+def _spec_text(spec) -> str:
+    """An element_spec as Python prints it: tuples, dicts and the specs' reprs."""
+    if isinstance(spec, dict):
+        return "{" + ", ".join(f"{k!r}: {_spec_text(v)}" for k, v in spec.items()) + "}"
+    if isinstance(spec, (list, tuple)):
+        items = [_spec_text(v) for v in spec]
+        if isinstance(spec, list) and not isinstance(spec, PythonTuple):
+            return "[" + ", ".join(items) + "]"
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return repr(spec)
+
+
+# TensorFlow's dataset classes, by what made them
+_KINDS = {"batch": "_BatchDataset", "filter": "_FilterDataset", "take": "_TakeDataset", "skip": "_SkipDataset",
+          "repeat": "_RepeatDataset", "enumerate": "_ZipDataset", "shuffle": "_ShuffleDataset",
+          "prefetch": "_PrefetchDataset", "cache": "CacheDataset", "concatenate": "_ConcatenateDataset",
+          "unbatch": "_UnbatchDataset", "flat_map": "_FlatMapDataset", "take_while": "_TakeWhileDataset",
+          "window": "_WindowDataset", "from_tensor_slices": "_TensorSliceDataset", "from_tensors": "_TensorDataset",
+          "range": "_RangeDataset", "zip": "_ZipDataset", "from_generator": "_FlatMapDataset"}
 _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
@@ -374,12 +407,12 @@ class _DatasetClass(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         if attr == "from_generator":        # (it calls the program's generator back)
-            return BoundMethod(attr, lambda call_node, *a, **k: from_generator(interp, *a, **k))
+            return BoundMethod(attr, lambda call_node, *a, **k: _named(from_generator(interp, *a, **k), attr))
         made = _CONSTRUCTORS.get(attr)
         if made is None:
             raise TdfTypeError(f"tf.data.Dataset has no constructor {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted([*_CONSTRUCTORS, 'from_generator']))}")
-        return BoundMethod(attr, lambda call_node, *a, **k: made(*a, **k))
+        return BoundMethod(attr, lambda call_node, *a, **k: _named(made(*a, **k), attr))
 
 
 def from_tensor_slices(tensors, name=None):
@@ -462,6 +495,11 @@ def from_generator(interp, generator, output_types=None, output_shapes=None, arg
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
                  "zip": zip_}
 register("Dataset", _DatasetClass())
+# tf.data's constants, Python ints as TensorFlow's are: AUTOTUNE asks for a tuned number of parallel calls or
+# buffered elements, which change nothing in an in-memory pipeline here
+register("AUTOTUNE", Tensor(np.array(-1), weak=True))
+register("INFINITE_CARDINALITY", Tensor(np.array(-1), weak=True))
+register("UNKNOWN_CARDINALITY", Tensor(np.array(-2), weak=True))
 
 
 @builtin("iter", interp=True)

@@ -90,6 +90,6 @@ DEFERRED = {
         'py_function', 'recompute_grad', 'scan', 'switch_case', 'vectorized_map', 'while_loop',
     ),
     'data': (
-        'Dataset', 'iter', 'next',
+        'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'iter', 'next',
     ),
 }

@@ -140,3 +140,13 @@ class TensorSpec(TypeSpec):
         """A spec or a tensor of a compatible shape and the same dtype."""
         dtype = getattr(value, "dtype", None)
         return getattr(dtype, "name", None) == self.dtype.name and self.shape.is_compatible_with(value.shape)
+
+
+class DatasetSpec(TypeSpec):
+    """``tf.data.DatasetSpec``: a dataset's elements' spec, where the elements are datasets (Dataset.window's)."""
+
+    def __init__(self, element_spec):
+        self.element_spec = element_spec
+
+    def __repr__(self):
+        return f"DatasetSpec({self.element_spec!r}, TensorShape([]))"
