@@ -398,7 +398,6 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 @pytest.mark.parametrize("source", [
     "import tensorflow as tf\nclass M(tf.keras.Sequential):\n    pass\n",        # a Keras class not a base here
-    "import tensorflow as tf\ny = tf.map_fn(lambda v: v, tf.ones([2]))\n",        # a function the library calls
     "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
     "import tensorflow as tf\nr = tf.random\n",                                    # (one whose objects are held)
