@@ -31,6 +31,6 @@ WORDS = frozenset((
     'backend', 'binary_crossentropy', 'callbacks', 'config', 'ops', 'categorical_crossentropy',
     'constant_initializer', 'constraints', 'huber',
     'initializers', 'keras', 'layers', 'losses', 'mae', 'mean_absolute_error', 'mean_squared_error', 'metrics',
-    'mse', 'ones_initializer', 'optimizers', 'random_normal_initializer', 'random_uniform_initializer',
+    'models', 'mse', 'ones_initializer', 'optimizers', 'random_normal_initializer', 'random_uniform_initializer',
     'regularizers', 'schedules', 'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
 ))
