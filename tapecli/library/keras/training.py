@@ -302,6 +302,7 @@ class Trainer:
             c.on_train_begin(self, params)
         batch_hooks = [c for c in callbacks if hasattr(c, "on_batch_end")]     # (a program's callbacks)
         logs: dict = {}
+        training_logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
             for c in callbacks:
@@ -319,16 +320,19 @@ class Trainer:
                     (list(validation_data) + [None])[:3]
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
-            epoch_logs = _plain(epoch_logs)         # (Keras's CallbackList gives its callbacks pythonify_logs's)
+            # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
+            # (LearningRateScheduler's learning_rate) History records, on_train_end never sees
+            training_logs = epoch_logs
+            heard = _plain(epoch_logs)
             # every callback hears of the epoch, then History, last in Keras's CallbackList, records its logs
-            stop = any([c.on_epoch_end(epoch, epoch_logs, _all_weights(self.model), self) for c in callbacks])
-            for k, v in epoch_logs.items():
+            stop = any([c.on_epoch_end(epoch, heard, _all_weights(self.model), self) for c in callbacks])
+            for k, v in heard.items():
                 history.history.setdefault(k, []).append(v)
             history.epoch.append(epoch)
             if stop or self.stop_training():
                 break
         for c in batch_hooks:
-            c.on_train_end(epoch_logs if history.epoch else {})
+            c.on_train_end(_plain(training_logs))
         return history
 
     # model.stop_training, which a callback sets to end fit after the epoch
