@@ -11,7 +11,7 @@ from tapecli.library.keras import (activations, callbacks, configs, confusion, i
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
-from tapecli.library.keras import getters, subclassing
+from tapecli.library.keras import getters, ops_numpy, subclassing
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -145,7 +145,7 @@ for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
-for _name, _fn in {**utilities.FUNCTIONS, **utilities_more.FUNCTIONS}.items():
+for _name, _fn in {**utilities.FUNCTIONS, **utilities_more.FUNCTIONS, **ops_numpy.FUNCTIONS}.items():
     builtin(_name)(_fn)
 for _name, _fn in utilities_more.WITH_INTERP.items():
     builtin(_name, interp=True)(_fn)

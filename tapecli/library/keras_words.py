@@ -30,7 +30,7 @@ WORDS = frozenset((
     'UpSampling3D', 'VarianceScaling', 'ZeroPadding1D', 'ZeroPadding2D', 'ZeroPadding3D', 'Zeros', 'activations',
     'backend', 'binary_crossentropy', 'callbacks', 'config', 'ops', 'categorical_crossentropy',
     'constant_initializer', 'constraints', 'huber',
-    'initializers', 'keras', 'layers', 'losses', 'mae', 'mean_absolute_error', 'mean_squared_error', 'metrics', 'models',
-    'mse', 'ones_initializer', 'optimizers', 'random_normal_initializer', 'random_uniform_initializer',
+    'initializers', 'keras', 'layers', 'losses', 'mae', 'mean_absolute_error', 'mean_squared_error', 'metrics',
+    'models', 'mse', 'ones_initializer', 'optimizers', 'random_normal_initializer', 'random_uniform_initializer',
     'regularizers', 'schedules', 'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
 ))

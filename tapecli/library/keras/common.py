@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 
 import numpy as np
 
@@ -85,6 +86,12 @@ def tensor(x, what="the input") -> Tensor:
 
 def float_dtype():
     return current().settings.float_dtype
+
+
+def snake_case(name: str) -> str:
+    """Keras's to_snake_case: ``RMSprop`` -> ``rm_sprop``, ``AdamW`` -> ``adam_w``, ``SGD`` -> ``sgd``."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def auto_name(interp, prefix: str) -> str:

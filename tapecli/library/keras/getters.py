@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras import (confusion, initializers, losses, losses_more, metrics, metrics_more, penalties,
-                                   training)
+from tapecli.library.keras import (confusion, initializers, losses, losses_more, metrics, metrics_more, optimizers,
+                                   penalties)
+from tapecli.library.keras.common import snake_case
 
 
 def _named(kind, identifier, table, make):
@@ -39,22 +40,40 @@ def loss(identifier):
     return _config("loss", identifier, classes) or _named("loss", identifier, functions, lambda fn: fn)
 
 
-_METRIC_ALIASES = {"mse": "mean_squared_error", "mae": "mean_absolute_error", "mape": "mean_absolute_percentage_error",
-                   "msle": "mean_squared_logarithmic_error", "acc": "accuracy"}
+def metric_classes() -> dict:
+    """Keras's metrics ALL_OBJECTS_DICT, of the classes tapecli has: each by its name, its snake-case name
+    ("AUC", "auc", "log_cosh_error") and the short names Keras adds ("mse", "MSE", "bce", ...)."""
+    classes = metrics.METRICS + metrics.LOSS_METRICS + confusion.METRICS + metrics_more.METRICS
+    table = {cls.__name__: cls for cls in classes}
+    table.update({snake_case(cls.__name__): cls for cls in classes})
+    for short, name in {"bce": "BinaryCrossentropy", "mse": "MeanSquaredError", "mae": "MeanAbsoluteError",
+                        "mape": "MeanAbsolutePercentageError", "msle": "MeanSquaredLogarithmicError"}.items():
+        table[short] = table[short.upper()] = table[name]
+    return table
 
 
 def metric(identifier):
-    """A metric object by its class name ("AUC") or its function's name ("mae", "binary_accuracy")."""
-    classes = metrics.METRICS + metrics.LOSS_METRICS + confusion.METRICS + metrics_more.METRICS
-    table = {cls.__name__: cls for cls in classes}
-    table.update({cls.default_name: cls for cls in classes if isinstance(getattr(cls, "default_name", None), str)})
-    table.update({alias: table[name] for alias, name in _METRIC_ALIASES.items()})
-    return _config("metric", identifier, {cls.__name__: cls for cls in classes}) or \
+    """A metric object by its class name ("AUC") or its snake-case name ("mae", "binary_accuracy")."""
+    table = metric_classes()
+    return _config("metric", identifier, {cls.__name__: cls for cls in table.values()}) or \
         _named("metric", identifier, table, lambda cls: cls())
 
 
+def optimizer_of(interp, value):
+    """An optimizer from its name ("adam", "SGD") or itself."""
+    if isinstance(value, str):
+        by_name = {cls.prefix.lower(): cls for cls in optimizers.OPTIMIZERS}
+        if value.lower() not in by_name:
+            raise TdfValueError(f"Could not interpret optimizer identifier: {value}",
+                                hint="use one of " + ", ".join(f'"{n}"' for n in by_name) + " or an optimizer")
+        return by_name[value.lower()](interp)
+    if not isinstance(value, optimizers.Optimizer):
+        raise TdfTypeError("compile(optimizer=...) takes an optimizer or its name")
+    return value
+
+
 def optimizer(interp, identifier):
-    return None if identifier is None else training.optimizer_of(interp, identifier)
+    return None if identifier is None else optimizer_of(interp, identifier)
 
 
 def initializer(identifier):

@@ -127,6 +127,10 @@ class Layer(KerasObject):
     regularizers: dict = {}
     constraints: dict = {}
     activity_losses: list = []
+    # Keras's compute_output_spec: a layer's symbolic output is of its compute dtype (floatx, floats being cast to
+    # it), but a layer that only moves its input's elements (Flatten, Reshape, Permute, Identity) keeps an int or
+    # bool input's dtype
+    keeps_dtype = False
 
     def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None,
                  activity_regularizer=None):
@@ -271,8 +275,10 @@ class Layer(KerasObject):
         if (not args and x is None) or len(args) > 1 or kwargs:
             raise TdfTypeError("a layer is called with one input: layer(x) or layer(x, training=True)")
         if isinstance(x, KerasTensor):
-            self.build_for(x.shape, x.dtype)
-            out = KerasTensor(self.output_shape(x.shape), x.dtype, self, [x])
+            self.build_for(x.shape, current().settings.float_dtype)
+            kept = self.keeps_dtype and np.dtype(x.dtype).kind not in "fc"
+            out = KerasTensor(self.output_shape(x.shape), x.dtype if kept else current().settings.float_dtype,
+                              self, [x])
             self.symbolic = (x, out)
             return out
         return self.apply(interp, x, None if training is None else flag(training))
@@ -288,7 +294,11 @@ class Layer(KerasObject):
     def apply(self, interp, x, training=None):
         x = tensor(x)
         self.check_input(x)
-        self.build_for(x.shape, x.dtype if x.dtype.kind == "f" else current().settings.float_dtype)
+        floatx = current().settings.float_dtype
+        self.build_for(x.shape, floatx)
+        # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'
+        if x.dtype != floatx and (x.dtype.kind == "f" or self.weights_):
+            x = ops.cast(x, floatx)
         out = self.forward(interp, x, bool(training))
         if self.activity_regularizer is not None:
             self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
@@ -353,8 +363,6 @@ class Dense(Layer):
         return (*shape[:-1], self.units)
 
     def forward(self, interp, x, training):
-        if x.dtype != self.weights_["kernel"].dtype and x.dtype.kind != "f":
-            x = ops.cast(x, self.weights_["kernel"].dtype)
         y = ops.matmul(x, self.weights_["kernel"])
         if self.use_bias:
             y = ops.add(y, self.weights_["bias"])
@@ -375,6 +383,7 @@ class Activation(Layer):
 
 class Flatten(Layer):
     replayable = True
+    keeps_dtype = True
     prefix = "flatten"
 
     def output_shape(self, shape):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import flag, integer, scalar, tensor
+from tapecli.library.keras.common import flag, float_dtype, integer, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer
 
 
@@ -41,7 +41,7 @@ class Merge(Layer):
             if not all(isinstance(t, KerasTensor) for t in xs):
                 raise TdfTypeError("a merging layer's inputs are all Keras tensors or all tensors")
             self.built = True
-            return KerasTensor(self.merged_shape([t.shape for t in xs]), xs[0].dtype, self, xs, listed=True)
+            return KerasTensor(self.merged_shape([t.shape for t in xs]), float_dtype(), self, xs, listed=True)
         return self.apply(interp, xs, None if training is None else flag(training))
 
     def apply(self, interp, x, training=None):

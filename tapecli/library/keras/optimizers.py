@@ -11,7 +11,6 @@ to end (``Optimizer.step_flat``): the same bits in a dozen NumPy calls, not a do
 slots stay laid end to end from step to step (``_LaidOut``), written in place while nothing else holds them."""
 from __future__ import annotations
 
-import re
 import sys
 
 import numpy as np
@@ -23,17 +22,11 @@ from tapecli.interpreter.classes import KERAS, FrameworkBase, Instance
 from tapecli.interpreter.objects import EFFECT
 from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras import penalties
-from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, tensor
+from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, snake_case, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, keras_path, tensorflow_name
 from tapecli.kernels.tf_float32 import pow_ as tf_pow      # (TensorFlow's float32 pow: glibc's powf)
-
-
-def snake_case(name: str) -> str:
-    """Keras's to_snake_case: ``RMSprop`` -> ``rm_sprop``, ``AdamW`` -> ``adam_w``, ``SGD`` -> ``sgd``."""
-    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 def slot_prefix(v: Variable) -> str:

@@ -21,6 +21,7 @@ from tapecli.library.keras.recurrent import _pair, _padding, _windows
 
 class Identity(Layer):
     replayable = True
+    keeps_dtype = True
     prefix = "identity"
 
 
@@ -91,6 +92,7 @@ def _items(value) -> list:
 
 class Reshape(Layer):
     replayable = True
+    keeps_dtype = True
     prefix = "reshape"
 
     def __init__(self, interp, target_shape, **kw):
@@ -118,6 +120,7 @@ class Reshape(Layer):
 
 class Permute(Layer):
     replayable = True
+    keeps_dtype = True
     prefix = "permute"
 
     def __init__(self, interp, dims, **kw):

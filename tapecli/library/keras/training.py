@@ -15,10 +15,10 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
-from tapecli.library.keras import bases, compile_loss
+from tapecli.library.keras import compile_loss, getters
+from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
-from tapecli.library.keras import optimizers as optimizers_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
 from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
@@ -30,13 +30,6 @@ _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredEr
                  "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                  "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
                  "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy"}
-_METRIC_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
-                   "mean_absolute_error": "MeanAbsoluteError", "binary_crossentropy": "BinaryCrossentropy",
-                   "categorical_crossentropy": "CategoricalCrossentropy",
-                   "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy",
-                   "sparse_categorical_accuracy": "SparseCategoricalAccuracy",
-                   "categorical_accuracy": "CategoricalAccuracy", "binary_accuracy": "BinaryAccuracy"}
-
 
 class History(KerasObject):
     kind_word = "a History"
@@ -48,41 +41,6 @@ class History(KerasObject):
 
     def attributes(self):
         return {"history": lambda: self.history, "epoch": lambda: list(self.epoch), "params": lambda: self.params}
-
-
-def optimizer_of(interp, value):
-    if isinstance(value, str):
-        by_name = {cls.prefix.lower(): cls for cls in optimizers_mod.OPTIMIZERS}
-        if value.lower() not in by_name:
-            raise TdfValueError(f"Could not interpret optimizer identifier: {value}",
-                                hint="use one of " + ", ".join(f'"{n}"' for n in by_name) + " or an optimizer")
-        return by_name[value.lower()](interp)
-    if not isinstance(value, optimizers_mod.Optimizer):
-        raise TdfTypeError("compile(optimizer=...) takes an optimizer or its name")
-    return value
-
-
-def _metric(value, y, y_pred):
-    """Keras's compile_utils.get_metric: "accuracy" chosen by the shapes, names, or metric objects."""
-    if isinstance(value, (metrics_mod.Mean, bases.ProgramMetric)):
-        return value
-    if not isinstance(value, str):
-        raise TdfTypeError("compile(metrics=[...]) takes metric names or metric objects")
-    name = value
-    if value.lower() in ("accuracy", "acc"):
-        if y_pred.shape[-1] == 1:
-            cls = metrics_mod.BinaryAccuracy
-        elif y.ndim < y_pred.ndim or y.shape[-1] == 1 and y_pred.shape[-1] > 1:
-            cls = metrics_mod.SparseCategoricalAccuracy
-        else:
-            cls = metrics_mod.CategoricalAccuracy
-    elif value in _METRIC_CLASSES:
-        cls = next(c for c in metrics_mod.METRICS + metrics_mod.LOSS_METRICS if c.__name__ == _METRIC_CLASSES[value])
-    else:
-        raise TdfValueError(f"Could not interpret metric identifier: {value}")
-    metric = cls()
-    metric.name = name
-    return metric
 
 
 def _rows(data, begin, end):
@@ -117,35 +75,6 @@ def _count(x):
     return (x[0] if isinstance(x, list) else x).shape[0]
 
 
-class CompileMetrics(KerasObject):
-    """Keras's ``compile_metrics``: the compiled metrics as one entry of ``model.metrics``, made from
-    their names on the first update (``"accuracy"`` depends on the shapes)."""
-
-    kind_word = "a metric"
-
-    def __init__(self, specs):
-        self.specs, self.metrics, self.name = specs, None, "compile_metrics"
-
-    def update_state(self, y, y_pred, sample_weight=None):
-        if self.metrics is None:
-            self.metrics = [_metric(m, tensor(y), tensor(y_pred)) for m in self.specs]
-        for m in self.metrics:          # compile(metrics=...) are unweighted; weighted_metrics would take it
-            m.update_state(y, y_pred)
-
-    def result(self):
-        return {m.name: m.result() for m in self.metrics or []}
-
-    def reset_state(self):
-        for m in self.metrics or []:
-            m.reset_state()
-
-    def methods(self):
-        return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state}
-
-    def attributes(self):
-        return {"name": self.name, "metrics": lambda: list(self.metrics or [])}
-
-
 class Trainer:
     """The compiled state of one model, and its loops. ``model`` answers forward(x, training),
     weights_to_train(), added_losses() and step(name) (a program's train_step/test_step or None)."""
@@ -154,18 +83,16 @@ class Trainer:
                  weighted_metrics=None, run_eagerly=False, steps_per_execution=1, jit_compile="auto",
                  auto_scale_loss=True):
         names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
-        if loss_weights is not None and names is None or weighted_metrics is not None:
-            raise TdfValueError("compile: weighted_metrics, and loss_weights for a model of one output, are not "
-                                "supported by tapecli")
-        if names is not None and metrics is not None:
+        if loss_weights is not None and names is None:
+            raise TdfValueError("compile: loss_weights for a model of one output are not supported by tapecli")
+        if names is not None and (metrics or weighted_metrics):
             raise TdfValueError("compile: metrics for a model of several outputs are not supported by tapecli")
         self.interp, self.model = interp, model
-        self.optimizer = optimizer_of(interp, optimizer)
+        self.optimizer = getters.optimizer_of(interp, optimizer)
         self.loss = self._loss(loss) if names is None or loss is None else \
             compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
-        specs = [] if metrics is None else list(metrics) if isinstance(metrics, (list, tuple)) else [metrics]
-        specs = [bases.program_metric(interp, m) or m for m in specs]      # a program's Metric subclass too
-        self.compile_metrics = CompileMetrics(specs) if specs else None
+        self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics) if metrics or weighted_metrics \
+            else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
     def _loss(self, loss):
@@ -183,9 +110,6 @@ class Trainer:
         return [self.loss_tracker] + ([self.compile_metrics] if self.compile_metrics else []) + \
             self.output_losses() + self.model.own_metrics()
 
-    def flat_metrics(self) -> list:
-        return [self.loss_tracker] + ((self.compile_metrics.metrics or []) if self.compile_metrics else []) + \
-            self.output_losses() + self.model.own_metrics()
 
     def output_losses(self) -> list:
         """The Mean of each output's loss, for a model of several outputs compiled with several losses."""
@@ -235,7 +159,12 @@ class Trainer:
         return self.logs()
 
     def logs(self) -> dict:
-        return {m.name: float(m.result().value) for m in self.flat_metrics()}
+        """Every metric's result by its name, a Python float (compile_metrics' by the names it gives them)."""
+        results = {}
+        for m in self.metrics:
+            found = m.result()
+            results.update(found if isinstance(found, dict) else {m.name: found})
+        return {k: float(v.value) for k, v in results.items()}
 
     def train_step(self, x, y, sample_weight):
         custom = self.model.step("train_step")
@@ -302,6 +231,7 @@ class Trainer:
             c.on_train_begin(self, params)
         batch_hooks = [c for c in callbacks if hasattr(c, "on_batch_end")]     # (a program's callbacks)
         logs: dict = {}
+        training_logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
             for c in callbacks:
@@ -319,16 +249,19 @@ class Trainer:
                     (list(validation_data) + [None])[:3]
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
-            epoch_logs = _plain(epoch_logs)         # (Keras's CallbackList gives its callbacks pythonify_logs's)
+            # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
+            # (LearningRateScheduler's learning_rate) History records, on_train_end never sees
+            training_logs = epoch_logs
+            heard = _plain(epoch_logs)
             # every callback hears of the epoch, then History, last in Keras's CallbackList, records its logs
-            stop = any([c.on_epoch_end(epoch, epoch_logs, _all_weights(self.model), self) for c in callbacks])
-            for k, v in epoch_logs.items():
+            stop = any([c.on_epoch_end(epoch, heard, _all_weights(self.model), self) for c in callbacks])
+            for k, v in heard.items():
                 history.history.setdefault(k, []).append(v)
             history.epoch.append(epoch)
             if stop or self.stop_training():
                 break
         for c in batch_hooks:
-            c.on_train_end(epoch_logs if history.epoch else {})
+            c.on_train_end(_plain(training_logs))
         return history
 
     # model.stop_training, which a callback sets to end fit after the epoch
@@ -361,7 +294,9 @@ class Trainer:
         return logs if flag(return_dict) else self.flat(logs)
 
     def flat(self, logs):
-        names = [m.name for m in self.flat_metrics()]
+        """Keras's _flatten_metrics_in_order: the logs in the order of the metrics' names (compile_metrics' own
+        names, a name given twice twice), then the rest by name."""
+        names = [sub.name for m in self.metrics for sub in (m.metrics if m is self.compile_metrics else [m])]
         out = [logs[n] for n in names if n in logs] + [logs[k] for k in sorted(logs) if k not in names]
         return out[0] if len(out) == 1 else out
 

@@ -148,7 +148,7 @@ def ops_shape(x):
     return PythonTuple(Tensor(np.array(d, dtype=np.int64), weak=True) for d in tensor(x).shape)
 
 
-def _keras_reduction(tensorflow_name: str):
+def keras_reduction(tensorflow_name: str):
     """keras.ops.sum/max/min: TensorFlow's reduction (not Python's sum, min, max of the same flat names)."""
     def reduce(x, axis=None, keepdims=False):
         from tapecli.interpreter.registry import BUILTINS, load_word
@@ -158,8 +158,8 @@ def _keras_reduction(tensorflow_name: str):
     return reduce
 
 
-FUNCTIONS = {"ops.one_hot": ops_one_hot, "ops.sum": _keras_reduction("reduce_sum"),
-             "ops.max": _keras_reduction("reduce_max"), "ops.min": _keras_reduction("reduce_min"),
+FUNCTIONS = {"ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"),
+             "ops.max": keras_reduction("reduce_max"), "ops.min": keras_reduction("reduce_min"),
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
              "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
