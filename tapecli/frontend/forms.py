@@ -117,7 +117,8 @@ def pos_of(pos: dict):
 
 
 def attribute(value, name: str, **pos):
-    if name.startswith("__") and name not in ("__init__", "__call__", "__version__"):      # (a module's version)
+    # (a module's version; a class's name, which type(x) answers)
+    if name.startswith("__") and name not in ("__init__", "__call__", "__version__", "__name__"):
         raise TdfSyntaxError(f"the attribute {name} is not accessible in tapecli programs",
                              hint="programs cannot reach Python objects", line=pos["line"], column=pos["column"])
     return ast.Attribute(value, name, **pos)

@@ -616,6 +616,8 @@ def _shape_attribute(shape: TensorShape, attr):
 
 def _tensor_attribute(t: Tensor, attr):
     if attr == "shape":
+        if isinstance(t, NumpyArray):       # NumPy's shape is a tuple of Python ints ([w.shape for w in ws] prints so)
+            return PythonTuple(Tensor(np.array(d, dtype=np.int64), weak=True) for d in t.shape)
         return TensorShape(np.array(t.shape, dtype=np.int64), weak=True)
     if attr == "dtype":
         return (NumpyDType if isinstance(t, NumpyArray) else DType)(dtype_name(t.dtype))

@@ -287,6 +287,8 @@ class PythonClass(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         """A Keras class's own methods (``type(layer).from_config``): those of the builtin of its name."""
+        if attr == "__name__":
+            return self.name.rpartition(".")[2]
         made = BUILTINS.get(self.name.rpartition(".")[2]) if self.name.startswith("keras.") else None
         if attr in getattr(made, "class_methods", ()):
             return HOOKS["attribute"](interp, made, attr, node)

@@ -52,6 +52,11 @@ class KerasTensor(ProgramObject):
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
         self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
 
+    def probe(self) -> Tensor:
+        """Ones of this shape, a batch of one: what a layer is called on to find its output's shape, as Keras's
+        compute_output_spec finds it by calling the layer."""
+        return Tensor(np.ones([1 if d is None else d for d in self.shape], dtype=self.dtype))
+
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
             return tuple(None if d is None else int(d) for d in self.shape)
@@ -274,6 +279,8 @@ class Layer(KerasObject):
         training = kwargs.pop("training", None)
         if (not args and x is None) or len(args) > 1 or kwargs:
             raise TdfTypeError("a layer is called with one input: layer(x) or layer(x, training=True)")
+        if isinstance(x, (list, tuple)) and x and all(isinstance(t, KerasTensor) for t in x):
+            return self.listed_call(interp, list(x))
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, current().settings.float_dtype)
             kept = self.keeps_dtype and np.dtype(x.dtype).kind not in "fc"
@@ -282,6 +289,10 @@ class Layer(KerasObject):
             self.symbolic = (x, out)
             return out
         return self.apply(interp, x, None if training is None else flag(training))
+
+    def listed_call(self, interp, xs: list) -> KerasTensor:
+        """The layer called on a list of Keras tensors: a layer of one input refuses it."""
+        raise TdfTypeError(f"{type(self).__name__} is called with one input, got a list of {len(xs)} Keras tensors")
 
     def symbolic_end(self, which: int):
         """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""

@@ -7,9 +7,9 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import integer, num
+from tapecli.library.keras.common import dims, float_dtype, integer, num, tensor
 from tapecli.library.draws import drawn, normal_values
-from tapecli.library.keras.layers import Layer, activation_fn, dropout_mask
+from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, dropout_mask
 from tapecli.library.keras.recurrent import Conv2D, MaxPooling2D
 from tapecli.library.keras.shaping import AveragePooling2D
 from tapecli.runtime.values import Tensor
@@ -236,6 +236,28 @@ class Lambda(Layer):
             raise TdfTypeError("Lambda takes a function")
         self.function_value, self.fn = function, activation_fn(function, interp)
         self.arguments = dict(arguments or {})
+        self.given_shape = None if output_shape is None else dims(output_shape, "output_shape")
+
+    def output_shape(self, shape):
+        return self.probed_shape([KerasTensor(shape, float_dtype())], listed=False)
+
+    def probed_shape(self, xs: list, listed: bool) -> tuple:
+        """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones)."""
+        if self.given_shape is not None:
+            return (xs[0].shape[0], *self.given_shape)
+        probes = [x.probe() for x in xs]
+        out = self.forward(self.interp, probes if listed else probes[0], False)
+        return (xs[0].shape[0], *tensor(out).shape[1:])
+
+    def listed_call(self, interp, xs):
+        out = KerasTensor(self.probed_shape(xs, listed=True), float_dtype(), self, xs, listed=True)
+        self.symbolic = (xs, out)
+        return out
+
+    def apply(self, interp, x, training=None):
+        # (a list of tensors reaches the function as a list, as Keras passes it)
+        return self.forward(interp, list(x), bool(training)) if isinstance(x, (list, tuple)) \
+            else super().apply(interp, x, training)
 
     def forward(self, interp, x, training):
         if self.arguments:

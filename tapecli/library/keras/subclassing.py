@@ -9,8 +9,6 @@ A subclass's ``super().__init__()`` without inputs and outputs (a Layer's, or a 
 graph (``layer_call``)."""
 from __future__ import annotations
 
-import numpy as np
-
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
@@ -57,10 +55,14 @@ def layer_call(interp, instance, args, kwargs, node, run):
     Keras's compute_output_spec finds it, by calling the layer (here on ones, the batch of one); an outermost
     call first clears the ``add_loss`` values of the layer and the layers it holds, so ``layer.losses`` holds
     those of the last call."""
-    symbolic = bool(args) and all(isinstance(a, KerasTensor) for a in args)
-    keras_args = list(args)
+    # (a list of Keras tensors as the one argument: call(self, inputs) reads inputs[0], inputs[1])
+    listed = len(args) == 1 and isinstance(args[0], (list, tuple)) and bool(args[0]) \
+        and all(isinstance(a, KerasTensor) for a in args[0])
+    symbolic = listed or bool(args) and all(isinstance(a, KerasTensor) for a in args)
+    keras_args = list(args[0]) if listed else list(args)
     if symbolic:
-        args = [Tensor(np.ones([1 if d is None else d for d in a.shape], dtype=a.dtype)) for a in args]
+        probes = [a.probe() for a in keras_args]
+        args = [probes] if listed else probes
     depth = getattr(interp, "keras_call_depth", 0)
     if depth == 0 or symbolic:
         for part in training.adapter(interp, instance).nested():
@@ -87,6 +89,6 @@ def layer_call(interp, instance, args, kwargs, node, run):
         raise TdfTypeError(f"{instance.cls.name}.call on a Keras tensor must return one tensor, got {type_word(out)}")
     layer = keras_layer(interp, instance)
     x = keras_args[0]
-    out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args)
-    out.spread = len(keras_args) > 1
+    out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args, listed=listed)
+    out.spread = not listed and len(keras_args) > 1
     return out
