@@ -22,7 +22,7 @@ import itertools
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
@@ -193,6 +193,16 @@ class Dataset(ProgramObject):
         n = to_int(count, "count")
         return Dataset(lambda: iter(()) if n < 0 else itertools.islice(self.source(), n, None),
                        values=self.items_are_values, spec=self._same_spec())
+
+    def shard(self, interp, num_shards, index, name=None):
+        """Every ``num_shards``-th element from ``index`` on (a worker's part of the data)."""
+        n, first = to_int(num_shards, "num_shards"), to_int(index, "index")
+        if n <= 0:      # (TensorFlow's InvalidArgumentError: a ShapeError)
+            raise ShapeError(f"Number of shards must be greater than zero (currently num_shards = {n}).")
+        if not 0 <= first < n:
+            raise ShapeError(f"Index must be between 0 and {n - 1} (currently index = {first}).")
+        return Dataset(lambda: itertools.islice(self.source(), first, None, n), values=self.items_are_values,
+                       spec=self._same_spec())
 
     def repeat(self, interp, count=None, name=None):
         n = -1 if count is None else to_int(count, "count")
@@ -376,7 +386,7 @@ def _spec_text(spec) -> str:
 
 # TensorFlow's dataset classes, by what made them
 _KINDS = {"batch": "_BatchDataset", "filter": "_FilterDataset", "take": "_TakeDataset", "skip": "_SkipDataset",
-          "repeat": "_RepeatDataset", "enumerate": "_ZipDataset", "shuffle": "_ShuffleDataset",
+          "shard": "_ShardDataset", "repeat": "_RepeatDataset", "enumerate": "_ZipDataset", "shuffle": "_ShuffleDataset",
           "prefetch": "_PrefetchDataset", "cache": "CacheDataset", "concatenate": "_ConcatenateDataset",
           "unbatch": "_UnbatchDataset", "flat_map": "_FlatMapDataset", "take_while": "_TakeWhileDataset",
           "window": "_WindowDataset", "from_tensor_slices": "_TensorSliceDataset", "from_tensors": "_TensorDataset",
@@ -385,7 +395,7 @@ _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
-    "window")}
+    "window", "shard")}
 
 
 class _Iterator(ProgramObject):

@@ -230,23 +230,30 @@ def _key(k):
 def _sort_key(value):
     if isinstance(value, str):
         return value
+    if isinstance(value, list):             # a tuple or a list compares item by item, as Python's do
+        return tuple(_sort_key(v) for v in value)
     t = value.read() if isinstance(value, Variable) else value
+    if isinstance(t, Tensor) and t.weak and t.ndim:        # a list of numbers, as the interpreter holds a literal
+        return t.value.tolist()
     if isinstance(t, Tensor) and t.size == 1:
         return t.value.item()
     raise TdfTypeError(f"sorted() compares numbers or strings, got {type_word(value)}")
 
 
-# What sorted keeps per item while it sorts: a slot, a (key, position, item) tuple and the position.
-_SORT_ENTRY = LIST_SLOT + sys.getsizeof((0, 0, 0)) + sys.getsizeof(1 << 40)
+# What sorted keeps per item while it sorts: a slot and a (key, item) tuple.
+_SORT_ENTRY = LIST_SLOT + sys.getsizeof((0, 0))
 
 
 @builtin("sorted", interp=True)
 def sorted_(interp, iterable, key=None, reverse=False):
     items = _items(iterable, "sorted()")
     admit(len(items), _SORT_ENTRY, "sorted()'s keys")
-    keyed = [(_sort_key(interp.call_value(key, [i]) if key is not None else i), n, i) for n, i in enumerate(items)]
-    keyed.sort(key=lambda e: (e[0], e[1]), reverse=truth(reverse))
-    return [i for _, _, i in keyed]
+    keyed = [(_sort_key(interp.call_value(key, [i]) if key is not None else i), i) for i in items]
+    try:        # (Python's sort is stable, reversed too: equal keys keep their order)
+        keyed.sort(key=lambda e: e[0], reverse=truth(reverse))
+    except TypeError as e:          # a string beside a number, as Python says it
+        raise TdfTypeError(str(e)) from None
+    return [i for _, i in keyed]
 
 
 @builtin("reversed")

@@ -57,6 +57,9 @@ def to_categorical(x, num_classes=None):
     return (Tensor if from_tensor else NumpyArray)(out.reshape(*ids.shape, n))      # Keras's NumPy path: an array
 
 
+to_categorical.literals = "a Python list takes Keras's NumPy path"     # (interpreter/registry.py: call_builtin)
+
+
 def normalize(x, axis=-1, order=2):
     """keras.utils.normalize on a tensor (Keras 3's ops.nn.normalize): x / maximum(norm(x, order, axis), 1e-7)."""
     from tapecli import ops
