@@ -124,6 +124,9 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, ast.Attribute) and (node.attr in _CPYTHON_ONLY or node.attr == "TensorSpec"
                                                 and id(node) not in signatures):
             return True
+        # a tf.function's input_signature: the interpreter reads a decorator's name alone
+        if isinstance(node, ast.keyword) and node.arg == "input_signature":
+            return True
         # a program's Keras class's config: Keras's automatic one (its constructor's arguments) is CPython's run's
         if isinstance(node, ast.Attribute) and node.attr in ("get_config", "from_config") and classes:
             return True

@@ -10,10 +10,13 @@ import ast
 import functools
 import inspect
 
+import numpy as np
+
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_side, to_library, to_program
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
-from tapecli.interpreter.objects import Traces, custom_gradient_call, trace_key
+from tapecli.interpreter.objects import Traces, custom_gradient_call, function_outputs, trace_key
 from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor
 
 
 def traced_warnings(tree: ast.Module, aliases: set[str]) -> dict[int, str]:
@@ -42,17 +45,20 @@ def tf_function(library_function):
 
     def function(*args, **options):
         signature.bind(*args, **options)             # (a TypeError of Python's for an unknown option)
-        func = args[0] if args else options.get("func")
+        func = args[0] if args else options.pop("func", None)
+        given = options.get("input_signature")
         if func is None:
-            return lambda f: _traced(f)
-        return _traced(func) if args else func
+            return lambda f: _traced(f, given)
+        return _traced(func, given)
     function.__doc__ = library_function.__doc__
     return function
 
 
-def _traced(func):
+def _traced(func, input_signature=None):
     """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator; a call
-    whose arguments it was traced for runs the traced graph, without its Python ``print``s (objects.trace_key)."""
+    whose arguments it was traced for runs the traced graph, without its Python ``print``s (objects.trace_key).
+    In it, NumPy arrays are tensors, as TensorFlow converts them; what it returns is tensors
+    (objects.function_outputs)."""
     code = getattr(func, "__code__", None)
     run = current().eager.run
     if code is not None and code.co_filename == run.sandbox.filename:
@@ -61,21 +67,30 @@ def _traced(func):
             current().settings.warn(message, code.co_firstlineno)
     if not callable(func):
         return func
-    traces, sandbox = Traces(), run.sandbox
+    traces, sandbox = Traces(None if input_signature is None else list(input_signature)), run.sandbox
+    parameters = inspect.signature(func)
 
     @functools.wraps(func)
     def traced(*args, **kwargs):
         ctx = current()
         if ctx.functions_eagerly:               # tf.config.run_functions_eagerly: plain Python, traced never
             return func(*args, **kwargs)
+        bound = parameters.bind(*args, **kwargs)
+        bound.apply_defaults()
+        for name, value in bound.arguments.items():
+            if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+                bound.arguments[name] = Tensor(value)
         muted = traces.seen(trace_key([list(args), kwargs]))
         sandbox.muted_prints += muted
         ctx.functions += 1                      # (tf.inside_function() is True in its call)
         try:
-            return func(*args, **kwargs)
+            with traces.tracing(bound.arguments, muted):
+                result = func(*bound.args, **bound.kwargs)
         finally:
             sandbox.muted_prints -= muted
             ctx.functions -= 1
+        return to_program(function_outputs(to_library(result)))
+    traced.experimental_get_tracing_count = lambda: traces.count
     return traced
 
 

@@ -1,6 +1,7 @@
 """Expressions: names, literals, operators, calls, indexing, attributes; calling functions."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -67,7 +68,9 @@ class Expressions:
             muted = fn.traces.seen(trace_key([list(args), kwargs]))     # (the traced graph: no Python print)
             self.muted_prints += muted
         try:
-            self.exec_block(fn.node.body, local)
+            with fn.traces.tracing({p.name: local.vars.get(p.name) for p in fn.node.params}, muted) if traced \
+                    else contextlib.nullcontext():
+                self.exec_block(fn.node.body, local)
         except _Return as r:
             return function_outputs(r.value) if traced else r.value
         finally:

@@ -2,6 +2,7 @@
 gradient requests."""
 from __future__ import annotations
 
+import contextlib
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.tape import Tape, as_tensor
 from tapecli.runtime.context import current
-from tapecli.runtime.values import SEQUENCES, PythonTuple, Tensor, Variable
+from tapecli.runtime.values import SEQUENCES, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
 
 
 
@@ -150,23 +151,69 @@ def trace_key(value):
 
 class Traces:
     """The signatures a ``tf.function`` was traced for (per function object, so per run): ``seen(key)`` says
-    whether a call with these arguments runs the traced graph (True) or traces (False, and remembers it)."""
+    whether a call with these arguments runs the traced graph (True) or traces (False, and remembers it). With
+    an ``input_signature`` (its TensorSpecs), one trace serves every call."""
 
-    def __init__(self):
+    def __init__(self, signature=None):
         self.keys: set = set()
+        self.signature = signature
 
     def seen(self, key) -> bool:
+        if self.signature is not None:
+            key = "input_signature"
         if key in self.keys:
             return True
         self.keys.add(key)
         return False
 
+    @property
+    def count(self) -> int:
+        """experimental_get_tracing_count()."""
+        return len(self.keys)
+
+    @contextlib.contextmanager
+    def tracing(self, arguments: dict, muted: bool):
+        """A call that traces: its parameters' tensors print as the graph's placeholders (``Tensor("x:0",
+        shape=(None,), dtype=float32)``), with the input_signature's shapes, while its body runs."""
+        ctx = current()
+        held = ctx.graph_arguments
+        if not muted:
+            specs = list(self.signature or ())
+            ctx.graph_arguments = {**held, **{id(v): _placeholder(name, v, specs[n] if n < len(specs) else None)
+                                              for n, (name, v) in enumerate(arguments.items())
+                                              if isinstance(v, Tensor) and not v.weak or isinstance(v, Variable)}}
+        try:
+            yield
+        finally:
+            ctx.graph_arguments = held
+
+
+def _placeholder(name: str, value, spec) -> tuple[str, str]:
+    """The str and repr of a traced function's parameter in its graph: a tensor's placeholder, a variable as
+    captured (no value)."""
+    if isinstance(value, Variable):
+        text = f"<tf.Variable '{value.tf_name or 'Variable'}:0' shape={_dims(value.shape)} dtype={value.dtype.name}>"
+        return text, text
+    shape = _dims(value.shape if spec is None else spec.shape)
+    dtype = value.dtype.name if spec is None else spec.dtype.name
+    return (f'Tensor("{name}:0", shape={shape}, dtype={dtype})',
+            f"<tf.Tensor '{name}:0' shape={shape} dtype={dtype}>")
+
+
+def _dims(shape) -> str:
+    return str(tuple(None if d is None else int(d) for d in shape))
+
 
 def function_outputs(value):
     """What a ``tf.function`` returns: TensorFlow's function outputs are tensors, so a variable it returns (an
-    ``assign``'s result) is read, in a list, tuple or dict too."""
+    ``assign``'s result) is read, a Python number or a NumPy array converted (tf.convert_to_tensor's dtypes), in a
+    list, tuple or dict too."""
     if isinstance(value, Variable):
         return value.read()
+    if value.__class__ is Tensor and value.weak:
+        return ops.materialize(value)
+    if value.__class__ is NumpyArray or value.__class__ is PythonBool:
+        return Tensor(value.value)
     if value.__class__ in SEQUENCES:
         return value.__class__(function_outputs(v) for v in value)
     if value.__class__ is dict:

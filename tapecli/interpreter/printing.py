@@ -38,6 +38,8 @@ def python_format(value) -> str:
 def python_str(value) -> str:
     if isinstance(value, str):
         return value
+    if (placeholder := current().graph_arguments.get(id(value))) is not None:     # (a tracing tf.function's)
+        return placeholder[0]
     if isinstance(value, TensorShape):
         return str(tuple(int(d) for d in value.value))
     if isinstance(value, NumpyArray):
@@ -52,6 +54,8 @@ def python_str(value) -> str:
 
 
 def python_repr(value, _open: tuple = ()) -> str:
+    if (placeholder := current().graph_arguments.get(id(value))) is not None:
+        return placeholder[1]
     if isinstance(value, Variable):
         name = "UnreadVariable" if isinstance(value, UnreadVariable) else f"{value.tf_name or 'Variable'}:0"
         return (f"<tf.Variable '{name}' shape={_shape(value)} "

@@ -539,6 +539,9 @@ def attribute(interp, value, attr, node):
         return value.get_attribute(interp, attr, node)
     if isinstance(value, TapeObject):
         return _tape_attribute(interp, value, attr, node)
+    if attr == "experimental_get_tracing_count" and getattr(value, "traced", False):      # a tf.function's
+        return BoundMethod(attr, lambda call_node: Tensor(np.array(0 if value.traces is None else value.traces.count),
+                                                          weak=True))
     class_methods = getattr(value, "class_methods", None)       # a Keras class's own (Dense.from_config)
     if class_methods is not None and attr in class_methods:
         return BoundMethod(attr, lambda call_node, *args, **kwargs: class_methods[attr](interp, *args, **kwargs))

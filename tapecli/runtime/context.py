@@ -156,14 +156,15 @@ class RunContext:
     loop iterations that ran as plans (``interpreter/loop_plans.py``). ``eager`` is what Python's operators on
 tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
 there a tensor has no operators (the interpreter applies the ops itself). ``functions`` counts the calls of
-``tf.function``s under way (``tf.inside_function()``); ``constraints`` maps a variable's id to the Keras
-constraint an optimizer applies to it after each step (a layer's ``kernel_constraint=``). ``mode`` says which fast
-paths may run (:class:`Mode`)."""
+``tf.function``s under way (``tf.inside_function()``), ``graph_arguments`` what the parameters of one that
+traces print as (by the id of their values: interpreter/objects.py, Traces.tracing); ``constraints`` maps a
+variable's id to the Keras constraint an optimizer applies to it after each step (a layer's
+``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
-                 "functions_eagerly", "clock")
+                 "functions_eagerly", "clock", "graph_arguments")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -186,6 +187,7 @@ paths may run (:class:`Mode`)."""
         self.loop_replayed = 0
         self.eager = None
         self.functions = 0
+        self.graph_arguments: dict = {}
         self.constraints: dict = {}
         self.mode = mode or Mode.of_run(explain=explain, check_numerics=check_numerics)
         self.variable_slices = VariableSlices()
