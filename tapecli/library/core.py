@@ -680,9 +680,10 @@ def _assign(var: Variable, *key_how_e):
 
 
 # ``var.scatter_add(tf.IndexedSlices(...))`` and its kin: how each row meets the variable's (None: replaces it)
+# (batch_scatter_update: the indices' leading axes are the variable's, each batch's rows replaced)
 SPARSE_SCATTERS = {"scatter_update": None, "scatter_add": np.add, "scatter_sub": np.subtract,
                    "scatter_max": np.maximum, "scatter_min": np.minimum, "scatter_mul": np.multiply,
-                   "scatter_div": np.divide}
+                   "scatter_div": np.divide, "batch_scatter_update": None}
 
 
 def _scatter_slices(var: Variable, how: str, sparse_delta):
@@ -692,14 +693,20 @@ def _scatter_slices(var: Variable, how: str, sparse_delta):
     value = np.array(var.read().value)
     indices = np.asarray(sparse_delta.indices.value)
     rows = np.asarray(sparse_delta.values.value, dtype=value.dtype)
-    if indices.size and (indices.min() < 0 or indices.max() >= value.shape[0]):
+    batch = indices.ndim - 1 if how == "batch_scatter_update" else 0
+    if value.ndim <= batch or indices.shape[:batch] != value.shape[:batch] \
+            or rows.shape[:indices.ndim] != indices.shape:
+        raise ShapeError(f"{how}: indices of shape {list(indices.shape)} and updates of shape {list(rows.shape)} "
+                         f"do not fit a variable of shape {list(value.shape)}")
+    if indices.size and (indices.min() < 0 or indices.max() >= value.shape[batch]):
         raise KernelValueError(f"{how}: indices {indices.tolist()} out of range for a variable of "
-                               f"{value.shape[0]} rows")
+                               f"{value.shape[batch]} rows")
     combine = SPARSE_SCATTERS[how]
-    if combine is None:
-        value[indices] = rows
-    else:
-        combine.at(value, indices, rows)
+    for at in np.ndindex(indices.shape[:batch]):
+        if combine is None:
+            value[at][indices[at]] = rows[at]
+        else:
+            combine.at(value[at], indices[at], rows[at])
     var.assign(value)
     return UnreadVariable(var)
 

@@ -427,6 +427,23 @@ def sum_(values, axis=None, keepdims=False, start=None):
     return ops.reduce_sum(values, axis=_axis(axis), keepdims=truth(keepdims))
 
 
+def _truth_of_each(name: str, python):
+    """Python's ``all``/``any`` in a program that speaks Python (the truth of each item of an iterable, a Python
+    bool); TDF's, a tensor's reduction."""
+    tdf = BUILTINS[name]
+
+    def run(iterable, axis=None):
+        if axis is None and current().settings.python_spelling:
+            return PythonBool(np.array(python(truth(v) for v in _items(iterable, f"{name}()"))))
+        return tdf(iterable, axis)
+    run.__name__ = name
+    builtin(name, replaces=True)(run)
+
+
+_truth_of_each("all", all)
+_truth_of_each("any", any)
+
+
 # ------------------------------------------------------------ methods of lists, dicts, strings
 
 @hook("python_attribute")

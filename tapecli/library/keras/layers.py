@@ -64,6 +64,8 @@ class KerasTensor(ProgramObject):
             return str(getattr(self.dtype, "name", self.dtype) or "float32")
         if attr == "ndim":
             return Tensor(np.array(len(self.shape), dtype=np.int64), weak=True)
+        if attr == "name" and getattr(self, "name", None) is not None:      # (an Input's given name; Keras numbers
+            return self.name                                                  # the others, keras_tensor_N)
         return super().get_attribute(interp, attr, node)
 
 
