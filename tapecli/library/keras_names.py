@@ -102,6 +102,7 @@ builtin("layers.deserialize", interp=True)(configs.deserialize_layer)
 builtin("models.clone_model", interp=True)(models.clone_model)
 _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
+BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.make_input, with_interp=False)
 for _cls in optimizers.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)

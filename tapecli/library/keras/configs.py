@@ -57,6 +57,13 @@ LAYER_KEYS = {
     "SpatialDropout3D": "rate seed name dtype data_format",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
 }
+# The layers whose call's ``training`` has a default other than None: Keras records it in their nodes' kwargs
+# (a functional model's config)
+CALL_TRAINING = {**dict.fromkeys(("AdditiveAttention", "AlphaDropout", "Attention", "Dropout", "GRU", "GaussianDropout",
+                                  "GaussianNoise", "LSTM", "RNN", "SimpleRNN", "SpatialDropout1D", "SpatialDropout2D",
+                                  "SpatialDropout3D"), False),
+                 **dict.fromkeys(("CenterCrop", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation",
+                                  "RandomZoom", "RandomContrast", "Resizing"), True)}
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).
 FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,
          "mask_zero": False, "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
@@ -159,7 +166,7 @@ def layer_config(layer) -> dict:
         out["activity_regularizer"] = None          # (Layer's, after its dtype, where the layer has one)
     for key in [*out, *keys]:
         if key == "name":
-            out[key] = layer.given or layer.auto
+            out[key] = keras_name(layer)
         elif key == "trainable":
             out[key] = layer.trainable
         elif key == "dtype":
@@ -170,6 +177,11 @@ def layer_config(layer) -> dict:
                 value = arguments["pool_size"]
             out[key] = _form(class_name, key, value, layer.interp)
     return out
+
+
+def keras_name(layer) -> str:
+    """The name Keras gives a layer: its given one, else its automatic one (not a label tapecli binds)."""
+    return getattr(layer, "given", None) or getattr(layer, "auto", None) or layer.display()
 
 
 def constructor_arguments(cls, parameters, config) -> dict:

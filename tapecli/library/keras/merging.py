@@ -40,14 +40,22 @@ class Merge(Layer):
         if any(isinstance(t, KerasTensor) for t in xs):
             if not all(isinstance(t, KerasTensor) for t in xs):
                 raise TdfTypeError("a merging layer's inputs are all Keras tensors or all tensors")
-            self.built = True
+            self.built_for([t.shape for t in xs])
             return KerasTensor(self.merged_shape([t.shape for t in xs]), float_dtype(), self, xs, listed=True)
         return self.apply(interp, xs, None if training is None else flag(training))
 
     def apply(self, interp, x, training=None):
         xs = [tensor(t) for t in self.inputs_of(x)]
-        self.built = True
+        self.built_for([t.shape for t in xs])
         return self.merge(xs)
+
+    def built_for(self, shapes: list) -> None:
+        """Built on its first inputs, whose shapes its config's build_config lists (Keras's Merge has a build)."""
+        if not self.built:
+            self.built, self.build_shape = True, [tuple(s) for s in shapes]
+
+    def build(self, shape, dtype) -> None:
+        pass
 
     def merged_shape(self, shapes):
         return _broadcast(shapes)

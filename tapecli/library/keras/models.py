@@ -5,12 +5,13 @@ import numpy as np
 
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS_MODEL, LAYER
-from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
 from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, name_scope, tensor
-from tapecli.library.keras.configs import deserialize_layer, dtype_policy, serialize_layer
+from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
+                                          serialize_layer)
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
@@ -224,12 +225,7 @@ class Sequential(Model):
             entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
                 "batch_shape": _shapes([self.input_spec], False), "dtype": dtype_name(float_dtype()), "sparse": False,
                 "ragged": False, "name": self.input_name, "optional": False}, "registered_name": None})
-        for layer in self.layers:
-            entry = serialize_layer(layer)
-            # (a Keras layer that makes no weights has no build of its own: it is built when made, without one)
-            if layer.built and hasattr(layer, "build_shape") and type(layer).build is not Layer.build:
-                entry["build_config"] = {"input_shape": _shapes([layer.build_shape], False)}
-            entries.append(entry)
+        entries.extend(_serialized_with_build(layer) for layer in self.layers)
         out = {"name": self.given or self.auto, "trainable": self.trainable, "dtype": dtype_policy(), "layers": entries}
         if self.input_spec is not None:
             out["build_input_shape"] = _shapes([self.input_spec], False)
@@ -308,6 +304,47 @@ def sequential_from_config(interp, config):
         else:
             layers.append(deserialize_layer(interp, entry))
     return Sequential(interp, layers, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def _serialized_with_build(layer) -> dict:
+    """keras.layers.serialize of a model's layer, with its build_config where Keras writes one (a Keras layer that
+    makes no weights has no build of its own: it is built when made, without one)."""
+    entry = serialize_layer(layer)
+    if layer.built and hasattr(layer, "build_shape") and type(layer).build is not Layer.build:
+        shape = layer.build_shape           # (a merging layer's: a list of its inputs' shapes)
+        entry["build_config"] = {"input_shape": _shapes(shape, True) if isinstance(shape, list) else
+                                 _shapes([shape], False)}
+    return entry
+
+
+def functional_from_config(interp, config):
+    """keras.Model.from_config of a functional model's config: its layers made from their configs and called
+    again as the config's nodes say, on the Keras tensors their histories name."""
+    made: dict = {}             # (layer name, call): the Keras tensor it made
+
+    def tensor(arg):
+        if isinstance(arg, (list, tuple)):
+            return [tensor(a) for a in arg]
+        if isinstance(arg, dict) and arg.get("class_name") == "__keras_tensor__":
+            name, call, _ = arg["config"]["keras_history"]
+            return made[(name, to_int(call, "keras_history"))]
+        return arg
+    for entry in config["layers"]:
+        if entry["class_name"] == "InputLayer":
+            given = entry["config"]
+            made[(entry["name"], 0)] = make_input(batch_shape=given["batch_shape"], name=given["name"],
+                                                  dtype=given.get("dtype"))
+            continue
+        layer = deserialize_layer(interp, entry)
+        for call, node in enumerate(entry.get("inbound_nodes", [])):
+            made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]], {}, None)
+
+    def ends(found):
+        many = bool(found) and isinstance(found[0], (list, tuple))
+        out = [made[(name, to_int(call, "keras_history"))] for name, call, _ in (found if many else [found])]
+        return out if many else out[0]
+    return Functional(interp, ends(config["input_layers"]), ends(config["output_layers"]), name=config.get("name"),
+                      trainable=config.get("trainable", True))
 
 
 def clone_model(interp, model, input_tensors=None, clone_function=None, call_function=None, recursive=False):
@@ -394,6 +431,46 @@ class Functional(Model):
         self.layers = keras_order(self.inputs, self.outputs)
         self.built = True
         self.rename()
+
+    def get_config(self) -> dict:
+        """Keras 3.15's config of a functional model: each layer serialized with its calls in the graph (its
+        ``inbound_nodes``: the Keras tensors each call took, each known by the layer, call and output that made
+        it), and the layers whose outputs are the model's inputs and outputs."""
+        calls: dict = {}            # id(layer): the Keras tensors its calls made, in order
+        for t in self.order:
+            calls.setdefault(id(t.layer), []).append(t)
+
+        def history(t) -> list:
+            if t.layer is None:
+                return [keras_name(t.input_layer), 0, 0]
+            return [keras_name(t.layer), next(n for n, u in enumerate(calls[id(t.layer)]) if u is t), 0]
+
+        def tensor(t) -> dict:
+            return {"class_name": "__keras_tensor__", "config": {
+                "shape": _shapes([t.shape], False), "dtype": dtype_name(t.dtype), "keras_history": history(t)}}
+        entries = []
+        for layer in self.layers:
+            if isinstance(layer, InputLayer):
+                k = next(k for k in self.inputs if k.input_layer is layer)
+                entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
+                    "batch_shape": _shapes([k.shape], False), "dtype": dtype_name(k.dtype), "sparse": False,
+                    "ragged": False, "name": keras_name(layer), "optional": False}, "registered_name": None,
+                    "name": keras_name(layer), "inbound_nodes": []})
+                continue
+            entry = _serialized_with_build(layer)
+            entry["name"] = keras_name(layer)
+            entry["inbound_nodes"] = [
+                {"args": PythonTuple([[tensor(p) for p in t.inputs]] if t.listed else [tensor(p) for p in t.inputs]),
+                 "kwargs": {} if type(layer).__name__ not in CALL_TRAINING
+                 else {"training": CALL_TRAINING[type(layer).__name__]}}
+                for t in calls.get(id(layer), [])]
+            entries.append(entry)
+
+        def ends(ts, many):
+            found = [history(t) for t in ts]
+            return found if many else found[0]
+        return {"name": keras_name(self), "trainable": self.trainable, "layers": entries,
+                "input_layers": ends(self.inputs, self.many_in), "output_layers": ends(self.outputs, self.many_out)}
 
     def attributes(self):
         out = super().attributes()
