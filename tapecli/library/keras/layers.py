@@ -74,11 +74,13 @@ _LAYER_PACKAGES = {
     "convolutional": "Conv1D Conv2D",
     "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
-    "rnn": "SimpleRNN LSTM GRU",
+    "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization",
 }
 _LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
+                  "SimpleRNNCell": "simple_rnn", "LSTMCell": "lstm", "GRUCell": "gru",
+                  "StackedRNNCells": "stacked_rnn_cells",
                   **dict.fromkeys(("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"), "spatial_dropout")}
 # (the rest: snake case)
 
@@ -226,7 +228,8 @@ class Layer(KerasObject):
     def methods(self):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
                 "build": lambda shape: self.build_for(dims(shape), current().settings.float_dtype),
-                "get_config": self.get_config}
+                "get_config": self.get_config,
+                "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask)}
 
     def get_config(self) -> dict:
         return layer_config(self)
@@ -291,7 +294,8 @@ class Layer(KerasObject):
                                 f"{('input', 'output')[which]}.")
         return ends[which]
 
-    def apply(self, interp, x, training=None):
+    def apply(self, interp, x, training=None, **given):
+        """The layer's output for x (``given``: a mask, an initial state, for a layer that takes them)."""
         x = tensor(x)
         self.check_input(x)
         floatx = current().settings.float_dtype
@@ -299,7 +303,7 @@ class Layer(KerasObject):
         # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'
         if x.dtype != floatx and (x.dtype.kind == "f" or self.weights_):
             x = ops.cast(x, floatx)
-        out = self.forward(interp, x, bool(training))
+        out = self.forward(interp, x, bool(training), **given)
         if self.activity_regularizer is not None:
             self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
         return out
@@ -309,6 +313,19 @@ class Layer(KerasObject):
 
     def forward(self, interp, x, training):
         return x
+
+    # ---------------------------------------------------------------- masks (Keras's _keras_mask, passed on by models)
+    supports_masking = False        # its output keeps its input's mask (Keras's layers that set supports_masking)
+    takes_mask = False              # its forward reads the mask (Keras's call(..., mask=None))
+
+    def compute_mask(self, x, mask):
+        return mask if self.supports_masking else None
+
+    def masked(self, interp, x, training, mask):
+        """Apply the layer in a model: its output and the mask the next layer sees."""
+        out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
+            self.apply(interp, x, training)
+        return out, self.compute_mask(x, mask)
 
 
 class Dense(Layer):
