@@ -56,6 +56,7 @@ LAYER_KEYS = {
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
     "SpatialDropout3D": "rate seed name dtype data_format",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
+    "Masking": "mask_value",
 }
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).
 FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,

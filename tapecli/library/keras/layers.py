@@ -330,6 +330,7 @@ class Layer(KerasObject):
 
 class Dense(Layer):
     replayable = True
+    supports_masking = True
     prefix = "dense"
 
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -388,6 +389,7 @@ class Dense(Layer):
 
 class Activation(Layer):
     replayable = True
+    supports_masking = True
     prefix = "activation"
 
     def __init__(self, interp, activation, **kw):
@@ -422,6 +424,7 @@ def dropout_mask(x, rng, shape, rate) -> Tensor:
 
 class Dropout(Layer):
     replayable = True           # (its draws are a plan's: kernels.drawn)
+    supports_masking = True
     prefix = "dropout"
 
     def __init__(self, interp, rate, noise_shape=None, seed=None, **kw):
@@ -448,10 +451,15 @@ class Dropout(Layer):
 class Embedding(Layer):
     prefix = "embedding"
 
-    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", **kw):
+    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, **kw):
         super().__init__(interp, **kw)
         self.input_dim, self.output_dim = integer(input_dim, "input_dim"), integer(output_dim, "output_dim")
         self.init = initializers.get(embeddings_initializer)
+        self.mask_zero = flag(mask_zero)
+
+    def compute_mask(self, x, mask):
+        """With ``mask_zero``: False where an id is 0 (padding), for the layers after it."""
+        return ops.not_equal(tensor(x), 0) if self.mask_zero else None
 
     def weight_names(self):
         return ("embeddings",)
@@ -475,6 +483,29 @@ class Embedding(Layer):
         onehot = np.zeros((*ids.shape, self.input_dim), dtype=table.dtype)   # a lookup as one_hot @ table
         np.put_along_axis(onehot, ids[..., None].astype(np.int64), 1, axis=-1)
         return ops.matmul(Tensor(onehot), table)
+
+
+class Masking(Layer):
+    """Zeroes the timesteps whose features all equal ``mask_value``, and masks them for the layers after it (the
+    mask is read from the input's values: no loop plan replays it)."""
+    supports_masking = True
+    prefix = "masking"
+
+    def __init__(self, interp, mask_value=0.0, **kw):
+        super().__init__(interp, **kw)
+        self.mask_value = num(mask_value, "mask_value")
+
+    def config(self):
+        return {"mask_value": lambda: python_number(float(self.mask_value))}
+
+    def kept(self, x) -> np.ndarray:
+        return np.any(np.asarray(tensor(x).value) != self.mask_value, axis=-1)
+
+    def compute_mask(self, x, mask):
+        return Tensor(self.kept(x))
+
+    def forward(self, interp, x, training):
+        return ops.mul(x, Tensor(self.kept(x)[..., None].astype(x.dtype)))
 
 
 def _moments(x, axes):
@@ -512,6 +543,7 @@ def _normalize(x, mean, var, beta, gamma, epsilon):
 
 class LayerNormalization(Layer):
     replayable = True
+    supports_masking = True
     prefix = "layer_normalization"
 
     def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
@@ -567,6 +599,7 @@ def _moving_average(moving, stat, momentum) -> None:
 
 class BatchNormalization(Layer):
     replayable = True           # (its moving statistics' updates are a plan's steps: kernels.updated)
+    supports_masking = True
     prefix = "batch_normalization"
 
     def __init__(self, interp, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
@@ -623,3 +656,4 @@ class InputLayer(Layer):
 
 
 LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, LayerNormalization, BatchNormalization]
+LAYERS += [Masking]

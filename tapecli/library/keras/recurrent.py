@@ -12,7 +12,7 @@ from tapecli.library.keras import initializers
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, name_scope, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonBool, Tensor
 
 _ALL = slice(None)
 
@@ -271,6 +271,12 @@ class _Recurrent(Layer):
     def weight_names(self):
         return self.cell.weight_names()
 
+    def config(self):
+        flags = {k: lambda k=k: PythonBool(np.array(getattr(self, k)))
+                 for k in ("return_sequences", "return_state", "go_backwards", "zero_output_for_mask")}
+        return {**flags, "cell": lambda: self.cell,
+                "units": lambda: Tensor(np.array(self.cell.units, np.int64), weak=True)}
+
     def rename(self):
         for v in self.weights:
             v.name = f"{self.display()}.{v.name.rsplit('.', 1)[-1]}"
@@ -295,6 +301,11 @@ class _Recurrent(Layer):
     def compute_mask(self, x, mask):
         return mask if self.return_sequences else None
 
+    def replay_kind(self, args, kwargs, tracked):
+        # (a mask or initial state is read into the steps: a loop plan does not replay such a call)
+        return None if kwargs.get("mask") is not None or kwargs.get("initial_state") is not None else \
+            Layer.replay_kind(self, args, kwargs, tracked)
+
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)
         extra = {k: kwargs.pop(k) for k in ("mask", "initial_state") if kwargs.get(k) is not None}
@@ -307,7 +318,7 @@ class _Recurrent(Layer):
         if extra:
             raise TdfValueError(f"{type(self).__name__}: a mask or initial_state of a functional model's call is not "
                                 "supported yet", hint="call the layer on tensors")
-        return super().call(interp, args, kwargs, node)
+        return Layer.call(self, interp, args, kwargs, node)      # (also Bidirectional's call)
 
     def forward(self, interp, x, training, mask=None, initial_state=None):
         steps = x.shape[1]
