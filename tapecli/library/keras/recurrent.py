@@ -9,6 +9,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
+from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, name_scope, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn
 from tapecli.runtime.tape import type_word
@@ -185,6 +186,8 @@ class GRUCell(_Cell):
 
 
 def _cell(value, interp):
+    if isinstance(value, dict):             # (a serialized cell: from_config's)
+        value = deserialize_layer(interp, value)
     if isinstance(value, (list, tuple)):
         return StackedRNNCells(interp, list(value))
     if not isinstance(value, (_Cell, StackedRNNCells)):
@@ -204,6 +207,9 @@ class StackedRNNCells(Layer):
     @property
     def state_size(self):
         return [c.state_size for c in self.cells]
+
+    def get_config(self):
+        return {**layer_config(self), "cells": [serialize_held(c) for c in self.cells]}
 
     @property
     def units(self):            # (its output's size: the last cell's)
@@ -363,6 +369,9 @@ class RNN(_Recurrent):
     def __init__(self, interp, cell, **kw):
         self.cell = _cell(cell, interp)
         super().__init__(interp, **kw)
+
+    def get_config(self):
+        return {**layer_config(self), "cell": serialize_held(self.cell)}
 
 
 class SimpleRNN(_Recurrent):

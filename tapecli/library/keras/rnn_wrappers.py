@@ -6,6 +6,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.library.keras.common import name_scope, scalar
+from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.recurrent import _Recurrent
 from tapecli.runtime.tape import type_word
@@ -27,7 +28,9 @@ def _remade(interp, made, **changes):
     return BUILTINS[type(made).__name__](interp, **arguments)
 
 
-def _wrapped(layer, wrapper):
+def _wrapped(interp, layer, wrapper):
+    if isinstance(layer, dict):             # (a serialized layer: from_config's)
+        layer = deserialize_layer(interp, layer)
     if not isinstance(layer, Layer):
         raise TdfValueError(f"Please initialize `{wrapper}` layer with a `keras.layers.Layer` instance. Received: "
                             f"{type_word(layer)}")
@@ -40,7 +43,9 @@ class Bidirectional(Layer):
     takes_mask = True
 
     def __init__(self, interp, layer, merge_mode="concat", backward_layer=None, **kw):
-        _wrapped(layer, "Bidirectional")
+        layer = _wrapped(interp, layer, "Bidirectional")
+        if isinstance(backward_layer, dict):
+            backward_layer = deserialize_layer(interp, backward_layer)
         if not isinstance(layer, _Recurrent):
             raise TdfValueError(f"tapecli's Bidirectional wraps a recurrent layer (SimpleRNN, LSTM, GRU, RNN), got "
                                 f"{type(layer).__name__}")
@@ -78,11 +83,15 @@ class Bidirectional(Layer):
 
     def attributes(self):
         return {**super().attributes(), "forward_layer": lambda: self.forward_layer,
-                "backward_layer": lambda: self.backward_layer}
+                "backward_layer": lambda: self.backward_layer, "merge_mode": lambda: self.merge_mode}
 
     def rename(self):
         self.forward_layer.rename()
         self.backward_layer.rename()
+
+    def get_config(self):
+        return {**layer_config(self), "layer": serialize_held(self.forward_layer),
+                "backward_layer": serialize_held(self.backward_layer)}
 
     def check_input(self, x):
         self.forward_layer.check_input(x)
@@ -136,7 +145,7 @@ class TimeDistributed(Layer):
     supports_masking = True
 
     def __init__(self, interp, layer, **kw):
-        self.layer = _wrapped(layer, "TimeDistributed")
+        self.layer = _wrapped(interp, layer, "TimeDistributed")
         super().__init__(interp, **kw)
         self.replayable = getattr(layer, "replayable", False)
 
@@ -149,6 +158,9 @@ class TimeDistributed(Layer):
 
     def rename(self):
         self.layer.rename()
+
+    def get_config(self):
+        return {**layer_config(self), "layer": serialize_held(self.layer)}
 
     @staticmethod
     def child_shape(shape):
