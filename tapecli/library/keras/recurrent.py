@@ -287,12 +287,17 @@ class _Recurrent(Layer):
         for v in self.weights:
             v.name = f"{self.display()}.{v.name.rsplit('.', 1)[-1]}"
 
-    def check_input(self, x):
-        if x.ndim != 3:
-            raise ShapeError(f"{type(self).__name__} takes inputs of shape [batch, timesteps, features], "
-                             f"got shape {list(x.shape)}")
+    def check_input(self, x, name=None):
+        self.check_shape(x.shape, name)
+
+    def check_shape(self, shape, name=None):
+        if len(shape) != 3:         # (Keras's InputSpec(ndim=3))
+            raise TdfValueError(f"Input 0 with name 'None' of layer '{name or self.given or self.auto}' is "
+                                f"incompatible with the layer: expected ndim=3, found ndim={len(shape)}. Full shape "
+                                f"received: {tuple(shape)}")
 
     def build(self, shape, dtype):
+        self.check_shape(shape)
         with name_scope(self.interp, self.given or self.auto):
             self.cell.build_for((shape[0], *shape[2:]), dtype)
         self.rename()

@@ -3,7 +3,7 @@ their outputs merged) and TimeDistributed (a layer applied to every timestep).""
 from __future__ import annotations
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import TdfValueError
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.library.keras.common import name_scope, scalar
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
@@ -94,7 +94,7 @@ class Bidirectional(Layer):
                 "backward_layer": serialize_held(self.backward_layer)}
 
     def check_input(self, x):
-        self.forward_layer.check_input(x)
+        self.forward_layer.check_input(x, self.given or self.auto)
 
     def build(self, shape, dtype):
         with name_scope(self.interp, self.given or self.auto):
@@ -165,7 +165,7 @@ class TimeDistributed(Layer):
     @staticmethod
     def child_shape(shape):
         if len(shape) < 3:
-            raise ShapeError(f"`TimeDistributed` Layer should be passed an `input_shape` with at least 3 "
+            raise TdfValueError(f"`TimeDistributed` Layer should be passed an `input_shape` with at least 3 "
                              f"dimensions, received: {tuple(shape)}")
         return (shape[0], *shape[2:])
 
