@@ -46,6 +46,9 @@ class KerasTensor(ProgramObject):
     ``shape`` (a tuple, None for the batch), ``dtype`` (a name) and ``ndim``, as Keras's KerasTensor has them."""
 
     kind_word = "a Keras tensor"
+    # one of the outputs of a layer call that gives several (a recurrent layer's with return_state): its place, and
+    # the call's outputs, computed once
+    index, node = 0, None
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []

@@ -413,7 +413,7 @@ class Functional(Model):
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
-            shapes[id(t.layer)] = t.shape
+            shapes[id(t.layer)] = t.shape if t.node is None else [o.shape for o in t.node]
         return [shapes.get(id(layer)) for layer in self.layers]
 
     def apply(self, interp, x, training=None):
@@ -434,10 +434,26 @@ class Functional(Model):
             if t.listed:
                 values[id(t)] = t.layer.apply(interp, [values[id(p)] for p in t.inputs], training)
                 continue
+            if t.node is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
+                self.apply_recurrent(interp, t, values, masks, training)
+                continue
             values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(t.inputs[0])], training,
                                                          masks.get(id(t.inputs[0])))
         outs = [values[id(t)] for t in self.outputs]
         return outs if self.many_out else outs[0]
+
+    @staticmethod
+    def apply_recurrent(interp, t, values, masks, training):
+        """A recurrent layer's call of a graph given initial states (its inputs after the first), or giving its final
+        states too (return_state: each output a Keras tensor of the one call, computed once)."""
+        key = id(t.node if t.node is not None else t)
+        if key not in values:
+            x = t.inputs[0]
+            values[key] = t.layer.apply(interp, values[id(x)], training, mask=masks.get(id(x)),
+                                        initial_state=[values[id(p)] for p in t.inputs[1:]] or None)
+            masks[key] = t.layer.compute_mask(values[id(x)], masks.get(id(x)))
+        values[id(t)] = values[key] if t.node is None else values[key][t.index]
+        masks[id(t)] = masks[key] if t.index == 0 else None
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)

@@ -304,10 +304,15 @@ class _Recurrent(Layer):
 
     def output_shape(self, shape):
         if self.return_state:
-            raise TdfValueError(f"{type(self).__name__}(return_state=True) in a functional model is not supported "
-                                "yet", hint="call the layer on a tensor")
+            raise TdfValueError(f"{type(self).__name__}(return_state=True) gives several outputs: call it on a "
+                                "Keras tensor of a functional model, or on a tensor")
+        return self.output_shapes(shape)[0]
+
+    def output_shapes(self, shape) -> list:
+        """The shapes of its output and, with return_state, of its final states."""
         units = self.cell.units
-        return (shape[0], shape[1], units) if self.return_sequences else (shape[0], units)
+        out = (shape[0], shape[1], units) if self.return_sequences else (shape[0], units)
+        return [out, *[(shape[0], size) for size in _flat(self.cell.state_size)]] if self.return_state else [out]
 
     def compute_mask(self, x, mask):
         return mask if self.return_sequences else None
@@ -318,18 +323,35 @@ class _Recurrent(Layer):
             Layer.replay_kind(self, args, kwargs, tracked)
 
     def call(self, interp, args, kwargs, node):
+        """``layer(x, mask=None, initial_state=None, training=None)``, on tensors or on Keras tensors (also
+        Bidirectional's)."""
         kwargs = dict(kwargs)
         extra = {k: kwargs.pop(k) for k in ("mask", "initial_state") if kwargs.get(k) is not None}
-        if extra and not any(isinstance(v, KerasTensor) for v in (*args, *kwargs.values())):
-            training = kwargs.pop("training", None)
-            x = args[0] if args else kwargs.pop("inputs", None)
-            if x is None or len(args) > 1 or kwargs:
-                raise TdfTypeError("a recurrent layer is called as layer(x, mask=None, initial_state=None)")
-            return self.apply(interp, x, None if training is None else flag(training), **extra)
-        if extra:
-            raise TdfValueError(f"{type(self).__name__}: a mask or initial_state of a functional model's call is not "
-                                "supported yet", hint="call the layer on tensors")
-        return Layer.call(self, interp, args, kwargs, node)      # (also Bidirectional's call)
+        training = kwargs.pop("training", None)
+        x = args[0] if args else kwargs.pop("inputs", None)
+        if x is None or len(args) > 1 or kwargs:
+            raise TdfTypeError("a recurrent layer is called as layer(x, mask=None, initial_state=None)")
+        if isinstance(x, KerasTensor):
+            return self.symbolic_call(x, extra)
+        return self.apply(interp, x, None if training is None else flag(training), **extra)
+
+    def symbolic_call(self, x, extra):
+        """The Keras tensors of a call in a functional graph: its initial states are inputs of the call after x,
+        and with return_state its outputs are several Keras tensors of the one call."""
+        states = extra.get("initial_state")
+        states = [] if states is None else list(states) if isinstance(states, (list, tuple)) else [states]
+        if "mask" in extra or not all(isinstance(s, KerasTensor) for s in states):
+            raise TdfValueError(f"{type(self).__name__}: in a functional model, the mask comes from the layers "
+                                "before, and initial states are Keras tensors", hint="call the layer on tensors")
+        floatx = float_dtype()
+        self.build_for(x.shape, floatx)
+        shapes = self.output_shapes(x.shape)
+        outs = [KerasTensor(shape, floatx, self, [x, *states]) for shape in shapes]
+        if len(outs) > 1:
+            for i, out in enumerate(outs):
+                out.index, out.node = i, outs
+        self.symbolic = (x, outs if len(outs) > 1 else outs[0])
+        return self.symbolic[1]
 
     def forward(self, interp, x, training, mask=None, initial_state=None):
         steps = x.shape[1]

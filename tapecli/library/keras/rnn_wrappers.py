@@ -102,17 +102,23 @@ class Bidirectional(Layer):
             self.backward_layer.build_for(shape, dtype)
 
     def output_shape(self, shape):
-        if self.merge_mode is None:
-            raise TdfValueError("Bidirectional(merge_mode=None) in a functional model is not supported yet",
-                                hint="call the layer on a tensor")
-        out = self.forward_layer.output_shape(shape)
-        return (*out[:-1], 2 * out[-1]) if self.merge_mode == "concat" else out
+        if self.return_state or self.merge_mode is None:
+            raise TdfValueError("this Bidirectional layer gives several outputs: call it on a Keras tensor of a "
+                                "functional model, or on a tensor")
+        return self.output_shapes(shape)[0]
+
+    def output_shapes(self, shape) -> list:
+        """Its outputs' shapes (Keras's compute_output_shape): the merged output (or both), then the states."""
+        out, *states = self.forward_layer.output_shapes(shape)
+        outputs = [out, out] if self.merge_mode is None else \
+            [(*out[:-1], 2 * out[-1]) if self.merge_mode == "concat" else out]
+        return outputs + states + states
 
     def compute_mask(self, x, mask):
         return mask if self.return_sequences and self.merge_mode is not None else None
 
     # (its mask= and initial_state=, as a recurrent layer's)
-    call, replay_kind = _Recurrent.call, _Recurrent.replay_kind
+    call, symbolic_call, replay_kind = _Recurrent.call, _Recurrent.symbolic_call, _Recurrent.replay_kind
 
     def forward(self, interp, x, training, mask=None, initial_state=None):
         halves = (None, None)
