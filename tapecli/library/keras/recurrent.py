@@ -310,6 +310,9 @@ class _Recurrent(Layer):
 
     def output_shapes(self, shape) -> list:
         """The shapes of its output and, with return_state, of its final states."""
+        if self.return_state and isinstance(self.cell, StackedRNNCells):
+            raise TdfValueError("tapecli gives a StackedRNNCells' states (a list per cell) on tensors only",
+                                hint="call the layer on a tensor")
         units = self.cell.units
         out = (shape[0], shape[1], units) if self.return_sequences else (shape[0], units)
         return [out, *[(shape[0], size) for size in _flat(self.cell.state_size)]] if self.return_state else [out]
