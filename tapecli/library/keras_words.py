@@ -33,4 +33,5 @@ WORDS = frozenset((
     'initializers', 'keras', 'layers', 'losses', 'mae', 'mean_absolute_error', 'mean_squared_error', 'metrics',
     'models', 'mse', 'ones_initializer', 'optimizers', 'random_normal_initializer', 'random_uniform_initializer',
     'regularizers', 'schedules', 'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
+    'Bidirectional', 'GRUCell', 'LSTMCell', 'Masking', 'RNN', 'SimpleRNNCell', 'StackedRNNCells', 'TimeDistributed',
 ))

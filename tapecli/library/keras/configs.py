@@ -24,6 +24,9 @@ _RNN = ("return_sequences return_state go_backwards stateful unroll zero_output_
         "use_bias kernel_initializer recurrent_initializer bias_initializer {forget}kernel_regularizer "
         "recurrent_regularizer bias_regularizer activity_regularizer kernel_constraint recurrent_constraint "
         "bias_constraint dropout recurrent_dropout {last}")
+_CELL = ("units activation {gate}use_bias {forget}kernel_initializer recurrent_initializer bias_initializer "
+         "kernel_regularizer recurrent_regularizer bias_regularizer kernel_constraint recurrent_constraint "
+         "bias_constraint dropout recurrent_dropout {last}")
 # Each layer's get_config keys after Layer's ``name trainable dtype``, in Keras 3.15's order (an entry with
 # ``name`` lists them all: those layers write their own).
 LAYER_KEYS = {
@@ -56,6 +59,12 @@ LAYER_KEYS = {
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
     "SpatialDropout3D": "rate seed name dtype data_format",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
+    "Masking": "mask_value",
+    "SimpleRNNCell": _CELL.format(gate="", forget="", last="seed"),
+    "LSTMCell": _CELL.format(gate="recurrent_activation ", forget="unit_forget_bias ", last="seed"),
+    "GRUCell": _CELL.format(gate="recurrent_activation ", forget="", last="reset_after seed"),
+    "RNN": "return_sequences return_state go_backwards stateful unroll zero_output_for_mask",
+    "StackedRNNCells": "", "TimeDistributed": "", "Bidirectional": "merge_mode",
 }
 # The layers whose call's ``training`` has a default other than None: Keras records it in their nodes' kwargs
 # (a functional model's config)
@@ -66,9 +75,8 @@ CALL_TRAINING = {**dict.fromkeys(("AdditiveAttention", "AlphaDropout", "Attentio
                                   "RandomZoom", "RandomContrast", "Resizing"), True)}
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).
 FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,
-         "mask_zero": False, "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
-         "renorm_momentum": 0.99, "go_backwards": False, "stateful": False, "unroll": False,
-         "zero_output_for_mask": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
+         "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
+         "renorm_momentum": 0.99, "stateful": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
          "interpolation": "nearest", "keepdims": False}
 # the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
 _DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D")
@@ -209,6 +217,16 @@ def serialize_layer(layer) -> dict:
         raise TdfValueError(f"keras.layers.serialize takes a layer, got {type_word(layer)}")
     module = "keras" if KERAS_MODEL in layer.keras_bases else "keras.layers"
     return {"module": module, "class_name": type(layer).__name__, "config": layer.get_config(), "registered_name": None}
+
+
+def serialize_held(layer) -> dict:
+    """A layer held by another (a wrapper's layer, an RNN's cell) as Keras serializes it: with its build_config
+    once built."""
+    entry = serialize_layer(layer)
+    if layer.built and getattr(layer, "build_shape", None) is not None:
+        entry["build_config"] = {"input_shape": PythonTuple(
+            None if d is None else Tensor(np.array(d, dtype=np.int64), weak=True) for d in layer.build_shape)}
+    return entry
 
 
 def deserialize_layer(interp, config):

@@ -46,6 +46,9 @@ class KerasTensor(ProgramObject):
     ``shape`` (a tuple, None for the batch), ``dtype`` (a name) and ``ndim``, as Keras's KerasTensor has them."""
 
     kind_word = "a Keras tensor"
+    # one of the outputs of a layer call that gives several (a recurrent layer's with return_state): its place, and
+    # the call's outputs, computed once
+    index, node = 0, None
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
@@ -81,11 +84,13 @@ _LAYER_PACKAGES = {
     "convolutional": "Conv1D Conv2D",
     "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
-    "rnn": "SimpleRNN LSTM GRU",
+    "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization",
 }
 _LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
+                  "SimpleRNNCell": "simple_rnn", "LSTMCell": "lstm", "GRUCell": "gru",
+                  "StackedRNNCells": "stacked_rnn_cells",
                   **dict.fromkeys(("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"), "spatial_dropout")}
 # (the rest: snake case)
 
@@ -233,7 +238,8 @@ class Layer(KerasObject):
     def methods(self):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
                 "build": lambda shape: self.build_for(dims(shape), current().settings.float_dtype),
-                "get_config": self.get_config}
+                "get_config": self.get_config,
+                "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask)}
 
     def get_config(self) -> dict:
         return layer_config(self)
@@ -304,7 +310,8 @@ class Layer(KerasObject):
                                 f"{('input', 'output')[which]}.")
         return ends[which]
 
-    def apply(self, interp, x, training=None):
+    def apply(self, interp, x, training=None, **given):
+        """The layer's output for x (``given``: a mask, an initial state, for a layer that takes them)."""
         x = tensor(x)
         self.check_input(x)
         floatx = current().settings.float_dtype
@@ -312,7 +319,7 @@ class Layer(KerasObject):
         # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'
         if x.dtype != floatx and (x.dtype.kind == "f" or self.weights_):
             x = ops.cast(x, floatx)
-        out = self.forward(interp, x, bool(training))
+        out = self.forward(interp, x, bool(training), **given)
         if self.activity_regularizer is not None:
             self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
         return out
@@ -323,9 +330,23 @@ class Layer(KerasObject):
     def forward(self, interp, x, training):
         return x
 
+    # ---------------------------------------------------------------- masks (Keras's _keras_mask, passed on by models)
+    supports_masking = False        # its output keeps its input's mask (Keras's layers that set supports_masking)
+    takes_mask = False              # its forward reads the mask (Keras's call(..., mask=None))
+
+    def compute_mask(self, x, mask):
+        return mask if self.supports_masking else None
+
+    def masked(self, interp, x, training, mask):
+        """Apply the layer in a model: its output and the mask the next layer sees."""
+        out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
+            self.apply(interp, x, training)
+        return out, self.compute_mask(x, mask)
+
 
 class Dense(Layer):
     replayable = True
+    supports_masking = True
     prefix = "dense"
 
     def __init__(self, interp, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -384,6 +405,7 @@ class Dense(Layer):
 
 class Activation(Layer):
     replayable = True
+    supports_masking = True
     prefix = "activation"
 
     def __init__(self, interp, activation, **kw):
@@ -418,6 +440,7 @@ def dropout_mask(x, rng, shape, rate) -> Tensor:
 
 class Dropout(Layer):
     replayable = True           # (its draws are a plan's: kernels.drawn)
+    supports_masking = True
     prefix = "dropout"
 
     def __init__(self, interp, rate, noise_shape=None, seed=None, **kw):
@@ -444,10 +467,15 @@ class Dropout(Layer):
 class Embedding(Layer):
     prefix = "embedding"
 
-    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", **kw):
+    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, **kw):
         super().__init__(interp, **kw)
         self.input_dim, self.output_dim = integer(input_dim, "input_dim"), integer(output_dim, "output_dim")
         self.init = initializers.get(embeddings_initializer)
+        self.mask_zero = flag(mask_zero)
+
+    def compute_mask(self, x, mask):
+        """With ``mask_zero``: False where an id is 0 (padding), for the layers after it."""
+        return ops.not_equal(tensor(x), 0) if self.mask_zero else None
 
     def weight_names(self):
         return ("embeddings",)
@@ -471,6 +499,29 @@ class Embedding(Layer):
         onehot = np.zeros((*ids.shape, self.input_dim), dtype=table.dtype)   # a lookup as one_hot @ table
         np.put_along_axis(onehot, ids[..., None].astype(np.int64), 1, axis=-1)
         return ops.matmul(Tensor(onehot), table)
+
+
+class Masking(Layer):
+    """Zeroes the timesteps whose features all equal ``mask_value``, and masks them for the layers after it (the
+    mask is read from the input's values: no loop plan replays it)."""
+    supports_masking = True
+    prefix = "masking"
+
+    def __init__(self, interp, mask_value=0.0, **kw):
+        super().__init__(interp, **kw)
+        self.mask_value = num(mask_value, "mask_value")
+
+    def config(self):
+        return {"mask_value": lambda: python_number(float(self.mask_value))}
+
+    def kept(self, x) -> np.ndarray:
+        return np.any(np.asarray(tensor(x).value) != self.mask_value, axis=-1)
+
+    def compute_mask(self, x, mask):
+        return Tensor(self.kept(x))
+
+    def forward(self, interp, x, training):
+        return ops.mul(x, Tensor(self.kept(x)[..., None].astype(x.dtype)))
 
 
 def _moments(x, axes):
@@ -508,6 +559,7 @@ def _normalize(x, mean, var, beta, gamma, epsilon):
 
 class LayerNormalization(Layer):
     replayable = True
+    supports_masking = True
     prefix = "layer_normalization"
 
     def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
@@ -563,6 +615,7 @@ def _moving_average(moving, stat, momentum) -> None:
 
 class BatchNormalization(Layer):
     replayable = True           # (its moving statistics' updates are a plan's steps: kernels.updated)
+    supports_masking = True
     prefix = "batch_normalization"
 
     def __init__(self, interp, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
@@ -619,3 +672,4 @@ class InputLayer(Layer):
 
 
 LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, LayerNormalization, BatchNormalization]
+LAYERS += [Masking]

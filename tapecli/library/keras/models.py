@@ -280,13 +280,16 @@ class Sequential(Model):
                 raise TdfValueError(f'Input 0 of layer "{self.layers[0].display()}" is incompatible with the layer: '
                                     f"expected shape={self.input_spec}, found shape={tuple(x.shape)}")
         if self.built:
-            for layer in self.layers:
-                x = layer.apply(interp, x, training)
-            return x
+            return self.run_layers(interp, x, training)
         with name_scope(interp, self.given or self.auto):       # (the layers built now)
-            for layer in self.layers:
-                x = layer.apply(interp, x, training)
+            x = self.run_layers(interp, x, training)
         self.built = True
+        return x
+
+    def run_layers(self, interp, x, training):
+        mask = None                 # (a layer's mask reaches the next layer: Embedding(mask_zero=True), Masking)
+        for layer in self.layers:
+            x, mask = layer.masked(interp, x, training, mask)
         return x
 
     def call(self, interp, args, kwargs, node):
@@ -487,7 +490,7 @@ class Functional(Model):
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
-            shapes[id(t.layer)] = t.shape
+            shapes[id(t.layer)] = t.shape if t.node is None else [o.shape for o in t.node]
         return [shapes.get(id(layer)) for layer in self.layers]
 
     def apply(self, interp, x, training=None):
@@ -495,6 +498,7 @@ class Functional(Model):
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
         values = {id(k): tensor(v) for k, v in zip(self.inputs, xs)}
+        masks: dict = {}            # (a layer's output mask, the next layer's input mask)
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape
             if len(got) != len(want) or any(w is not None and w != g for w, g in zip(want, got)):
@@ -504,10 +508,29 @@ class Functional(Model):
             if t.spread:                # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
                 continue
-            arg = [values[id(p)] for p in t.inputs] if t.listed else values[id(t.inputs[0])]
-            values[id(t)] = t.layer.apply(interp, arg, training)
+            if t.listed:
+                values[id(t)] = t.layer.apply(interp, [values[id(p)] for p in t.inputs], training)
+                continue
+            if t.node is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
+                self.apply_recurrent(interp, t, values, masks, training)
+                continue
+            values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(t.inputs[0])], training,
+                                                         masks.get(id(t.inputs[0])))
         outs = [values[id(t)] for t in self.outputs]
         return outs if self.many_out else outs[0]
+
+    @staticmethod
+    def apply_recurrent(interp, t, values, masks, training):
+        """A recurrent layer's call of a graph given initial states (its inputs after the first), or giving its final
+        states too (return_state: each output a Keras tensor of the one call, computed once)."""
+        key = id(t.node if t.node is not None else t)
+        if key not in values:
+            x = t.inputs[0]
+            values[key] = t.layer.apply(interp, values[id(x)], training, mask=masks.get(id(x)),
+                                        initial_state=[values[id(p)] for p in t.inputs[1:]] or None)
+            masks[key] = t.layer.compute_mask(values[id(x)], masks.get(id(x)))
+        values[id(t)] = values[key] if t.node is None else values[key][t.index]
+        masks[id(t)] = masks[key] if t.index == 0 else None
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)

@@ -1,45 +1,48 @@
-"""Keras 3 SimpleRNN, LSTM and GRU (one layer, zero initial state, ``return_sequences``, ``return_state``), and Conv2D /
-MaxPooling2D (channels last), composed from recorded ops so gradients flow as TensorFlow's do."""
+"""Keras 3's recurrent layers: the cells SimpleRNNCell, LSTMCell, GRUCell (one timestep each) and StackedRNNCells,
+the layer RNN that runs a cell over a sequence (masks, ``go_backwards``, ``initial_state``), and SimpleRNN, LSTM, GRU
+(an RNN of their cell, as Keras's); and Conv2D / MaxPooling2D (channels last). Composed from recorded ops so
+gradients flow as TensorFlow's do."""
 from __future__ import annotations
 
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import dims, flag, integer, scalar
-from tapecli.library.keras.layers import Layer, activation_fn
-from tapecli.runtime.values import Tensor
+from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
+from tapecli.library.keras.common import dims, flag, float_dtype, integer, name_scope, scalar, tensor
+from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import PythonBool, Tensor
 
 _ALL = slice(None)
 
 
-class _RNN(Layer):
+def _act(f, x):
+    return x if f is None else f(x)
+
+
+class _Cell(Layer):
+    """One timestep of a recurrent layer: ``step(x_t, states)`` gives (output, new states), the states a list."""
     replayable = True
     gates = 1
 
-    def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
-                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 return_sequences=False, return_state=False, **kw):
-        super().__init__(interp, **kw)
-        self.return_state = flag(return_state)
-        if self.return_state:
-            self.replayable = False        # (a list of results: a loop plan takes one tensor from a layer)
+    def _setup(self, units, activation, recurrent_activation, use_bias, inits):
         self.units = integer(units, "units")
         if self.units <= 0:
-            raise TdfValueError(f"{type(self).__name__} needs a positive number of units, got {self.units}")
-        self.activation = activation_fn(activation, interp)
-        self.recurrent_activation = activation_fn(recurrent_activation, interp)
-        self.use_bias, self.return_sequences = flag(use_bias), flag(return_sequences)
-        self.inits = [initializers.get(i) for i in (kernel_initializer, recurrent_initializer, bias_initializer)]
+            raise TdfValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
+                                f"got {self.units}.")
+        self.activation = activation_fn(activation, self.interp)
+        self.recurrent_activation = activation_fn(recurrent_activation, self.interp)
+        self.use_bias = flag(use_bias)
+        self.inits = [initializers.get(i) for i in inits]
 
     def weight_names(self):
         return ("kernel", "recurrent_kernel", "bias")
 
-    def check_input(self, x):
-        if x.ndim != 3:
-            raise ShapeError(f"{type(self).__name__} takes inputs of shape [batch, timesteps, features], "
-                             f"got shape {list(x.shape)}")
+    @property
+    def state_size(self) -> list:
+        return [self.units]
 
     def bias_shape(self):
         return (self.gates * self.units,)
@@ -51,51 +54,60 @@ class _RNN(Layer):
         if self.use_bias:
             self.add_weight("bias", self.bias_shape(), self.inits[2], dtype)
 
-    def output_shape(self, shape):
-        if self.return_state:
-            raise TdfValueError(f"{type(self).__name__}(return_state=True) in a functional model is not supported "
-                                "yet", hint="call the layer on a tensor")
-        return (shape[0], shape[1], self.units) if self.return_sequences else (shape[0], self.units)
+    def zero_state(self, batch, dtype) -> list:
+        return [Tensor(np.zeros((batch, size), dtype=dtype)) for size in self.state_size]
 
-    def act(self, f, x):
-        return x if f is None else f(x)
+    def call(self, interp, args, kwargs, node):
+        """``cell(x_t, states)``: (output, new states), the states a list where they were given as one (Keras's)."""
+        kwargs = dict(kwargs)
+        kwargs.pop("training", None)
+        given = list(args) + [kwargs.pop(k) for k in ("inputs", "states") if k in kwargs]
+        if len(given) != 2 or kwargs:
+            raise TdfTypeError(f"a {type(self).__name__} is called with an input and its states: cell(x, states)")
+        x, states = tensor(given[0]), given[1]
+        if x.ndim != 2:
+            raise ShapeError(f"{type(self).__name__} takes inputs of shape [batch, features], got {list(x.shape)}")
+        self.build_for(x.shape, float_dtype())
+        listed = isinstance(states, (list, tuple))
+        output, new = self.step(ops.cast(x, self.weights_["kernel"].dtype), self.given_states(states))
+        return output, (new if listed or len(new) > 1 else new[0])
 
-    def forward(self, interp, x, training):
-        state = self.initial_state(x)
-        outputs = []
-        for t in range(x.shape[1]):
-            h, state = self.step(ops.getitem(x, (_ALL, t)), state)
-            outputs.append(h)
-        if not outputs:
-            raise ShapeError(f"{type(self).__name__} needs at least one timestep")
-        output = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
-        if self.return_state:           # the output, then the final state (an LSTM's: h, then the carry c)
-            return [output, *(state if isinstance(state, tuple) else (state,))]
-        return output
-
-    def initial_state(self, x):
-        return Tensor(np.zeros((x.shape[0], self.units), dtype=x.dtype))
+    def given_states(self, states) -> list:
+        return [tensor(s) for s in states] if isinstance(states, (list, tuple)) else [tensor(states)]
 
 
-class SimpleRNN(_RNN):
-    prefix = "simple_rnn"
+class SimpleRNNCell(_Cell):
+    prefix = "simple_rnn_cell"
 
-    def step(self, x_t, h):
+    def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
+        super().__init__(interp, **kw)
+        self._setup(units, activation, None, use_bias, (kernel_initializer, recurrent_initializer, bias_initializer))
+
+    def step(self, x_t, states):
         w = self.weights_
         z = ops.matmul(x_t, w["kernel"])
         if self.use_bias:
             z = ops.add(z, w["bias"])
-        out = self.act(self.activation, ops.add(z, ops.matmul(h, w["recurrent_kernel"])))
-        return out, out
+        out = _act(self.activation, ops.add(z, ops.matmul(states[0], w["recurrent_kernel"])))
+        return out, [out]
 
 
-class LSTM(_RNN):
-    prefix = "lstm"
+class LSTMCell(_Cell):
+    prefix = "lstm_cell"
     gates = 4
 
-    def __init__(self, interp, units, unit_forget_bias=True, **kw):
-        super().__init__(interp, units, **kw)
+    def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 unit_forget_bias=True, **kw):
+        super().__init__(interp, **kw)
+        self._setup(units, activation, recurrent_activation, use_bias,
+                    (kernel_initializer, recurrent_initializer, bias_initializer))
         self.unit_forget_bias = flag(unit_forget_bias)
+
+    @property
+    def state_size(self):
+        return [self.units, self.units]
 
     def build(self, shape, dtype):
         super().build(shape, dtype)
@@ -105,36 +117,42 @@ class LSTM(_RNN):
             value[self.units:2 * self.units] = 1
             b.assign(value)
 
-    def initial_state(self, x):
-        zero = super().initial_state(x)
-        return (zero, zero)
+    def given_states(self, states):
+        if not isinstance(states, (list, tuple)) or len(states) != 2:
+            raise TdfValueError("an LSTMCell's states are a list of two tensors: [h, c]")
+        return super().given_states(states)
 
-    def step(self, x_t, state):
-        h, c = state
+    def step(self, x_t, states):
+        h, c = states
         w, u = self.weights_, self.units
         z = ops.add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))
         if self.use_bias:
             z = ops.add(z, w["bias"])
         z0, z1, z2, z3 = (ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4))
         ra = self.recurrent_activation
-        i, f, o = self.act(ra, z0), self.act(ra, z1), self.act(ra, z3)
-        c = ops.add(ops.mul(f, c), ops.mul(i, self.act(self.activation, z2)))
-        h = ops.mul(o, self.act(self.activation, c))
-        return h, (h, c)
+        i, f, o = _act(ra, z0), _act(ra, z1), _act(ra, z3)
+        c = ops.add(ops.mul(f, c), ops.mul(i, _act(self.activation, z2)))
+        h = ops.mul(o, _act(self.activation, c))
+        return h, [h, c]
 
 
-class GRU(_RNN):
-    prefix = "gru"
+class GRUCell(_Cell):
+    prefix = "gru_cell"
     gates = 3
 
-    def __init__(self, interp, units, reset_after=True, **kw):
-        super().__init__(interp, units, **kw)
+    def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 reset_after=True, **kw):
+        super().__init__(interp, **kw)
+        self._setup(units, activation, recurrent_activation, use_bias,
+                    (kernel_initializer, recurrent_initializer, bias_initializer))
         self.reset_after = flag(reset_after)
 
     def bias_shape(self):
         return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
-    def step(self, x_t, h):
+    def step(self, x_t, states):
+        h = states[0]
         w, u = self.weights_, self.units
 
         def cols(t, k, n=1):
@@ -155,16 +173,267 @@ class GRU(_RNN):
         else:
             inner = ops.matmul(h, ops.getitem(rk, (_ALL, slice(0, 2 * u))))
         ra = self.recurrent_activation
-        z = self.act(ra, ops.add(cols(mx, 0), cols(inner, 0)))
-        r = self.act(ra, ops.add(cols(mx, 1), cols(inner, 1)))
+        z = _act(ra, ops.add(cols(mx, 0), cols(inner, 0)))
+        r = _act(ra, ops.add(cols(mx, 1), cols(inner, 1)))
         if self.reset_after:
             rh = ops.mul(r, cols(inner, 2))
         else:
             rh = ops.matmul(ops.mul(r, h), ops.getitem(rk, (_ALL, slice(2 * u, 3 * u))))
-        hh = self.act(self.activation, ops.add(cols(mx, 2), rh))
+        hh = _act(self.activation, ops.add(cols(mx, 2), rh))
         one = scalar(1.0, hh.dtype)
         new = ops.add(ops.mul(z, h), ops.mul(ops.sub(one, z), hh))
-        return new, new
+        return new, [new]
+
+
+def _cell(value, interp):
+    if isinstance(value, dict):             # (a serialized cell: from_config's)
+        value = deserialize_layer(interp, value)
+    if isinstance(value, (list, tuple)):
+        return StackedRNNCells(interp, list(value))
+    if not isinstance(value, (_Cell, StackedRNNCells)):
+        raise TdfValueError(f"Argument `cell` should have a `call` method. Received: cell={type_word(value)}")
+    return value
+
+
+class StackedRNNCells(Layer):
+    """Cells one over the other: each cell's output the next one's input; the states a list per cell."""
+    replayable = True
+    prefix = "stacked_rnn_cells"
+
+    def __init__(self, interp, cells, **kw):
+        super().__init__(interp, **kw)
+        self.cells = [_cell(c, interp) for c in (cells if isinstance(cells, (list, tuple)) else [cells])]
+
+    @property
+    def state_size(self):
+        return [c.state_size for c in self.cells]
+
+    def get_config(self):
+        return {**layer_config(self), "cells": [serialize_held(c) for c in self.cells]}
+
+    @property
+    def units(self):            # (its output's size: the last cell's)
+        return self.cells[-1].units
+
+    @property
+    def weights(self):
+        return [v for c in self.cells for v in c.weights]
+
+    def build(self, shape, dtype):
+        with name_scope(self.interp, self.given or self.auto):
+            for c in self.cells:
+                c.build_for(shape, dtype)
+                shape = (shape[0], c.units)
+
+    def zero_state(self, batch, dtype):
+        return [c.zero_state(batch, dtype) for c in self.cells]
+
+    def step(self, x_t, states):
+        new = []
+        for c, s in zip(self.cells, states):
+            x_t, s = c.step(x_t, s)
+            new.append(s)
+        return x_t, new
+
+
+def _masked(keep, new, old):
+    """Where a step is masked, the old value (a state carried over, the previous output): Keras's tf.where."""
+    if isinstance(new, list):
+        return [_masked(keep, n, o) for n, o in zip(new, old)]
+    return ops.where(Tensor(np.broadcast_to(keep, new.shape)), new, old)
+
+
+def _flat(states) -> list:
+    return [t for s in states for t in (_flat(s) if isinstance(s, list) else [s])]
+
+
+class _Recurrent(Layer):
+    """A layer running its cell over the timesteps of [batch, timesteps, features] (Keras's RNN.call)."""
+    replayable = True
+    takes_mask = True
+
+    def __init__(self, interp, return_sequences=False, return_state=False, go_backwards=False, unroll=False,
+                 zero_output_for_mask=False, **kw):
+        super().__init__(interp, **kw)
+        self.return_state = flag(return_state)
+        if self.return_state:
+            self.replayable = False        # (a list of results: a loop plan takes one tensor from a layer)
+        self.return_sequences, self.go_backwards = flag(return_sequences), flag(go_backwards)
+        self.zero_output_for_mask = flag(zero_output_for_mask)
+        flag(unroll)                       # (unrolled or not, the same steps)
+
+    @property
+    def weights(self):
+        return self.cell.weights
+
+    @property
+    def weights_(self):                 # (its weights are its cell's, named by the layer: lstm.kernel)
+        return self.cell.weights_
+
+    @weights_.setter
+    def weights_(self, value):
+        pass
+
+    def weight_names(self):
+        return self.cell.weight_names()
+
+    def config(self):
+        flags = {k: lambda k=k: PythonBool(np.array(getattr(self, k)))
+                 for k in ("return_sequences", "return_state", "go_backwards", "zero_output_for_mask")}
+        return {**flags, "cell": lambda: self.cell,
+                "units": lambda: Tensor(np.array(self.cell.units, np.int64), weak=True)}
+
+    def rename(self):
+        for v in self.weights:
+            v.name = f"{self.display()}.{v.name.rsplit('.', 1)[-1]}"
+
+    def check_input(self, x, name=None):
+        self.check_shape(x.shape, name)
+
+    def check_shape(self, shape, name=None):
+        if len(shape) != 3:         # (Keras's InputSpec(ndim=3))
+            raise TdfValueError(f"Input 0 with name 'None' of layer '{name or self.given or self.auto}' is "
+                                f"incompatible with the layer: expected ndim=3, found ndim={len(shape)}. Full shape "
+                                f"received: {tuple(shape)}")
+
+    def build(self, shape, dtype):
+        self.check_shape(shape)
+        with name_scope(self.interp, self.given or self.auto):
+            self.cell.build_for((shape[0], *shape[2:]), dtype)
+        self.rename()
+
+    def output_shape(self, shape):
+        if self.return_state:
+            raise TdfValueError(f"{type(self).__name__}(return_state=True) gives several outputs: call it on a "
+                                "Keras tensor of a functional model, or on a tensor")
+        return self.output_shapes(shape)[0]
+
+    def output_shapes(self, shape) -> list:
+        """The shapes of its output and, with return_state, of its final states."""
+        if self.return_state and isinstance(self.cell, StackedRNNCells):
+            raise TdfValueError("tapecli gives a StackedRNNCells' states (a list per cell) on tensors only",
+                                hint="call the layer on a tensor")
+        units = self.cell.units
+        out = (shape[0], shape[1], units) if self.return_sequences else (shape[0], units)
+        return [out, *[(shape[0], size) for size in _flat(self.cell.state_size)]] if self.return_state else [out]
+
+    def compute_mask(self, x, mask):
+        return mask if self.return_sequences else None
+
+    def replay_kind(self, args, kwargs, tracked):
+        # (a mask or initial state is read into the steps: a loop plan does not replay such a call)
+        return None if kwargs.get("mask") is not None or kwargs.get("initial_state") is not None else \
+            Layer.replay_kind(self, args, kwargs, tracked)
+
+    def call(self, interp, args, kwargs, node):
+        """``layer(x, mask=None, initial_state=None, training=None)``, on tensors or on Keras tensors (also
+        Bidirectional's)."""
+        kwargs = dict(kwargs)
+        extra = {k: kwargs.pop(k) for k in ("mask", "initial_state") if kwargs.get(k) is not None}
+        training = kwargs.pop("training", None)
+        x = args[0] if args else kwargs.pop("inputs", None)
+        if x is None or len(args) > 1 or kwargs:
+            raise TdfTypeError("a recurrent layer is called as layer(x, mask=None, initial_state=None)")
+        if isinstance(x, KerasTensor):
+            return self.symbolic_call(x, extra)
+        return self.apply(interp, x, None if training is None else flag(training), **extra)
+
+    def symbolic_call(self, x, extra):
+        """The Keras tensors of a call in a functional graph: its initial states are inputs of the call after x,
+        and with return_state its outputs are several Keras tensors of the one call."""
+        states = extra.get("initial_state")
+        states = [] if states is None else list(states) if isinstance(states, (list, tuple)) else [states]
+        if "mask" in extra or not all(isinstance(s, KerasTensor) for s in states):
+            raise TdfValueError(f"{type(self).__name__}: in a functional model, the mask comes from the layers "
+                                "before, and initial states are Keras tensors", hint="call the layer on tensors")
+        floatx = float_dtype()
+        self.build_for(x.shape, floatx)
+        shapes = self.output_shapes(x.shape)
+        outs = [KerasTensor(shape, floatx, self, [x, *states]) for shape in shapes]
+        if len(outs) > 1:
+            for i, out in enumerate(outs):
+                out.index, out.node = i, outs
+        self.symbolic = (x, outs if len(outs) > 1 else outs[0])
+        return self.symbolic[1]
+
+    def forward(self, interp, x, training, mask=None, initial_state=None):
+        steps = x.shape[1]
+        if not steps:
+            raise ShapeError(f"{type(self).__name__} needs at least one timestep")
+        states = self.cell.zero_state(x.shape[0], x.dtype) if initial_state is None else \
+            self.initial(initial_state, x.dtype)
+        keep = None if mask is None else np.asarray(tensor(mask).value).astype(bool).reshape(x.shape[0], steps, 1)
+        outputs, previous = [], None
+        for t in (reversed(range(steps)) if self.go_backwards else range(steps)):
+            output, new = self.cell.step(ops.getitem(x, (_ALL, t)), states)
+            if keep is not None:
+                if previous is None or self.zero_output_for_mask:
+                    previous = Tensor(np.zeros(output.shape, dtype=output.dtype))
+                output, new = _masked(keep[:, t], output, previous), _masked(keep[:, t], new, states)
+            outputs.append(output)
+            previous, states = output, new
+        output = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        if self.return_state:           # the output, then the final states (an LSTM's: h, then the carry c)
+            return [output, *states]
+        return output
+
+    def initial(self, given, dtype) -> list:
+        """``initial_state=``: a tensor or a list of them, one per state of the cell, as the cell keeps them."""
+        given = [ops.cast(tensor(s), dtype) for s in (given if isinstance(given, (list, tuple)) else [given])]
+        sizes = self.cell.state_size
+        if len(given) != len(_flat(sizes)):
+            raise TdfValueError(f"{type(self).__name__} expects {len(_flat(sizes))} initial states, got "
+                                f"{len(given)}")
+        if isinstance(self.cell, StackedRNNCells):
+            out = []
+            for size in sizes:
+                out.append(given[:len(size)])
+                given = given[len(size):]
+            return out
+        return given
+
+
+class RNN(_Recurrent):
+    prefix = "rnn"
+
+    def __init__(self, interp, cell, **kw):
+        self.cell = _cell(cell, interp)
+        super().__init__(interp, **kw)
+
+    def get_config(self):
+        return {**layer_config(self), "cell": serialize_held(self.cell)}
+
+
+class SimpleRNN(_Recurrent):
+    prefix = "simple_rnn"
+
+    def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
+        self.cell = SimpleRNNCell(interp, units, activation, use_bias, kernel_initializer, recurrent_initializer,
+                                  bias_initializer, name="simple_rnn_cell")
+        super().__init__(interp, **kw)
+
+
+class LSTM(_Recurrent):
+    prefix = "lstm"
+
+    def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 unit_forget_bias=True, **kw):
+        self.cell = LSTMCell(interp, units, activation, recurrent_activation, use_bias, kernel_initializer,
+                             recurrent_initializer, bias_initializer, unit_forget_bias, name="lstm_cell")
+        super().__init__(interp, **kw)
+
+
+class GRU(_Recurrent):
+    prefix = "gru"
+
+    def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 reset_after=True, **kw):
+        self.cell = GRUCell(interp, units, activation, recurrent_activation, use_bias, kernel_initializer,
+                            recurrent_initializer, bias_initializer, reset_after, name="gru_cell")
+        super().__init__(interp, **kw)
 
 
 def _pair(value, what):
@@ -275,3 +544,4 @@ class MaxPooling2D(Layer):
 
 
 LAYERS = [SimpleRNN, LSTM, GRU, Conv2D, MaxPooling2D]
+LAYERS += [SimpleRNNCell, LSTMCell, GRUCell, StackedRNNCells, RNN]

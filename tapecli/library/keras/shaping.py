@@ -181,6 +181,15 @@ class _GlobalPooling(Layer):
 
 class GlobalAveragePooling1D(_GlobalPooling):
     prefix, rank = "global_average_pooling1d", 1
+    takes_mask = True
+
+    def forward(self, interp, x, training, mask=None):
+        if mask is None:
+            return super().forward(interp, x, training)
+        # (Keras's: the mean over the timesteps the mask keeps, sum(x * mask) / sum(mask))
+        keep = Tensor(np.asarray(mask.value, dtype=x.dtype)[..., None])
+        return ops.div(ops.reduce_sum(ops.mul(x, keep), axis=1, keepdims=self.keepdims),
+                       ops.reduce_sum(keep, axis=1, keepdims=self.keepdims))
 
 
 class GlobalAveragePooling2D(_GlobalPooling):

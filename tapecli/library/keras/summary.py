@@ -94,7 +94,7 @@ def _layers(model) -> tuple[list, dict]:
     connected = {}
     for t in order:
         names = [_name(p.layer if p.layer is not None else p.input_layer) for p in t.inputs]
-        connected[id(t.layer)] = ", ".join(f"{n}[0][0]" for n in names)
+        connected[id(t.layer)] = ", ".join(f"{n}[0][{p.index}]" for n, p in zip(names, t.inputs))
     return list(model.layers), connected
 
 
@@ -121,6 +121,8 @@ def _class(layer) -> str:
 
 
 def _shape_text(shape) -> str:
+    if isinstance(shape, list):         # (a layer's several outputs)
+        return "[" + ", ".join(map(_shape_text, shape)) + "]"
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ")"
 
 
