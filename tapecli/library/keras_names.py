@@ -6,8 +6,8 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, callbacks, configs, confusion, initializers, layers, losses, losses_more, merging,
-                                   metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
-                                   shaping, spatial, utilities, utilities_more)
+                                   metrics, metrics_more, models, optimizers, penalties, preprocessing, recurrent,
+                                   schedules, shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
@@ -88,6 +88,8 @@ def _register(name, make, extra=(), with_interp=True):
 
 
 for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS:
+    _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+for _cls in preprocessing.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)

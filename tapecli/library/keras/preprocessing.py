@@ -1,0 +1,177 @@
+"""Keras 3's categorical preprocessing layers (keras/src/layers/preprocessing/): CategoryEncoding and
+Discretization, whose indices are decided from the inputs' values (no gradient flows through them, as in
+TensorFlow), encoded as Keras's ``numerical_utils.encode_categorical_inputs`` does."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfValueError
+from tapecli.interpreter.conversions import python_number
+from tapecli.library.keras.common import integer, num, tensor
+from tapecli.library.keras.configs import layer_config
+from tapecli.library.keras.layers import Layer
+from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor
+
+
+def _encode(indices: np.ndarray, mode: str, depth: int, dtype) -> Tensor:
+    """Keras's encode_categorical_inputs: ``one_hot`` adds an axis of ``depth`` (in place of a last axis of 1);
+    ``multi_hot`` and ``count`` mark or count the indices along axis 1 (axis 0 of a vector); a scalar is one
+    sample. An index outside [0, depth) marks nothing."""
+    if mode == "int":
+        return Tensor(indices.astype(dtype))
+    if indices.ndim == 0:
+        indices = indices.reshape(1)
+    if mode == "one_hot" and indices.ndim > 1 and indices.shape[-1] == 1:
+        indices = indices.reshape(indices.shape[:-1])
+    encoded = (indices[..., None] == np.arange(depth)).astype(dtype)
+    if mode == "one_hot":
+        return Tensor(encoded)
+    axis = 1 if indices.ndim > 1 else 0
+    return Tensor(encoded.max(axis=axis) if mode == "multi_hot" else encoded.sum(axis=axis, dtype=dtype))
+
+
+def _encoded_shape(shape, mode: str, depth: int) -> tuple:
+    """Keras's compute_output_shape of the encodings."""
+    if mode == "int":
+        return tuple(shape)
+    if not shape:
+        return (depth,)
+    if mode == "one_hot":
+        return (*(shape[:-1] if len(shape) > 1 and shape[-1] == 1 else shape), depth)
+    return (shape[0], *shape[2:], depth) if len(shape) >= 2 else (depth,)
+
+
+def _indices(x: Tensor) -> np.ndarray:
+    values = np.asarray(x.value)
+    return values.astype(np.int64) if values.dtype.kind in "fb" else values
+
+
+class CategoryEncoding(Layer):
+    prefix = "category_encoding"
+
+    def __init__(self, interp, num_tokens=None, output_mode="multi_hot", sparse=False, **kw):
+        super().__init__(interp, **kw)
+        mode = "multi_hot" if output_mode == "binary" else output_mode
+        if mode not in ("count", "one_hot", "multi_hot"):
+            raise TdfValueError(f"Unknown arg for output_mode: {output_mode}")
+        if num_tokens is None:
+            raise TdfValueError("num_tokens must be set to use this layer. If the number of tokens is not known "
+                                "beforehand, use the IntegerLookup layer instead.")
+        self.num_tokens, self.output_mode = integer(num_tokens, "num_tokens"), mode
+        if self.num_tokens < 1:
+            raise TdfValueError(f"`num_tokens` must be >= 1. Received: num_tokens={self.num_tokens}.")
+        if sparse:
+            raise TdfValueError("CategoryEncoding: tapecli has no sparse tensors (sparse=True)")
+
+    def output_shape(self, shape):
+        return _encoded_shape(shape, self.output_mode, self.num_tokens)
+
+    def forward(self, interp, x, training):
+        return _encode(_indices(x), self.output_mode, self.num_tokens, current().settings.float_dtype)
+
+
+# ------------------------------------------------------------------ Discretization's quantiles (Keras's numpy code)
+
+def _summarize(values: np.ndarray, epsilon: float) -> np.ndarray:
+    """Every ``len / (1 / epsilon)``-th sorted value, each weighing that step."""
+    values = np.sort(np.reshape(values, [-1]))
+    step = max(np.size(values) / (1.0 / epsilon), 1)
+    boundaries = values[int(step - 1)::int(step)]
+    return np.stack([boundaries, np.ones_like(boundaries) * step])
+
+
+def _compress(summary: np.ndarray, epsilon: float) -> np.ndarray:
+    """The summary's values and weights interpolated at the cumulative weight fractions epsilon, 2 epsilon, ..."""
+    if summary.shape[1] * epsilon < 1:
+        return summary
+    percents = epsilon + np.arange(0.0, 1.0, epsilon)
+    cum_weights = summary[1].cumsum()
+    cum_weight_percents = cum_weights / cum_weights[-1]
+    new_bins = np.interp(percents, cum_weight_percents, summary[0])
+    cum_weights = np.interp(percents, cum_weight_percents, cum_weights)
+    new_weights = cum_weights - np.concatenate((np.array([0]), cum_weights[:-1]))
+    return np.stack((new_bins, new_weights)).astype("float32")
+
+
+def _merge(prev: np.ndarray, new: np.ndarray, epsilon: float) -> np.ndarray:
+    merged = np.concatenate((prev, new), axis=1)
+    return _compress(np.take(merged, np.argsort(merged[0]), axis=1), epsilon)
+
+
+class Discretization(Layer):
+    prefix = "discretization"
+
+    def __init__(self, interp, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False,
+                 **kw):
+        super().__init__(interp, **kw)
+        if sparse:
+            raise TdfValueError("Discretization: tapecli has no sparse tensors (sparse=True)")
+        modes = ("int", "one_hot", "multi_hot", "count")
+        if output_mode not in modes:
+            raise TdfValueError(f"Unknown value for `output_mode` argument of Discretization. Allowed values are: "
+                                f"{modes}. Received: output_mode={output_mode}")
+        self.num_bins = None if num_bins is None else integer(num_bins, "num_bins")
+        if self.num_bins is not None and self.num_bins < 0:
+            raise TdfValueError(f"`num_bins` must be greater than or equal to 0. Received: `num_bins={num_bins}`")
+        if num_bins is not None and bin_boundaries is not None:
+            raise TdfValueError(f"Both `num_bins` and `bin_boundaries` should not be set. Received: "
+                                f"`num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`")
+        if num_bins is None and bin_boundaries is None:
+            raise TdfValueError("You need to set either `num_bins` or `bin_boundaries`.")
+        self.bin_boundaries = None if bin_boundaries is None else \
+            [float(v) for v in np.atleast_1d(np.asarray(tensor(bin_boundaries, "bin_boundaries").value))]
+        self.epsilon, self.output_mode = num(epsilon, "epsilon"), output_mode
+
+    def depth(self) -> int:
+        return len(self.bin_boundaries) + 1 if self.bin_boundaries is not None else self.num_bins
+
+    def output_shape(self, shape):
+        return _encoded_shape(shape, self.output_mode, self.depth())
+
+    def output_dtype(self, dtype):
+        return np.dtype(np.int32) if self.output_mode == "int" else current().settings.float_dtype
+
+    def forward(self, interp, x, training):
+        if self.bin_boundaries is None:
+            raise TdfValueError("You need to either pass the `bin_boundaries` argument at construction time or "
+                                "call `adapt(dataset)` before you can start using the `Discretization` layer.")
+        values = np.asarray(x.value).astype(current().settings.float_dtype)
+        # np.digitize's (and tf's Bucketize's) index: how many boundaries are <= the value
+        indices = np.searchsorted(np.asarray(self.bin_boundaries, np.float32), values, side="right")
+        return _encode(indices, self.output_mode, self.depth(), self.output_dtype(x.dtype))
+
+    def adapt(self, data, batch_size=None, steps=None):
+        """Keras's adapt: the quantile summary of each batch merged, then ``num_bins`` bins of equal weight."""
+        from tapecli.library.data import Dataset
+        if self.num_bins is None:
+            raise TdfValueError("Cannot adapt a Discretization layer that has been initialized with "
+                                "`bin_boundaries`, use `num_bins` instead.")
+        if isinstance(data, Dataset):
+            batches = [b[0] if isinstance(b, list) else b for b in data.items()]
+        elif isinstance(data, (list, tuple)):        # (Keras iterates any iterable but an array as its batches)
+            batches = list(data)
+        else:
+            batches = [data]
+        if steps is not None:
+            batches = batches[:integer(steps, "steps")]
+        summary = np.array([[], []], dtype="float32")
+        for batch in batches:
+            values = np.asarray(tensor(batch, "a batch").value).astype("float32")
+            summary = _merge(_summarize(values, self.epsilon), summary, self.epsilon)
+        self.bin_boundaries = _compress(summary, 1.0 / self.num_bins)[0, :-1].tolist()
+
+    def methods(self):
+        return {**super().methods(), "adapt": self.adapt}
+
+    def config(self):
+        return {"bin_boundaries": lambda: python_number(self.bin_boundaries), "num_bins": lambda: python_number(
+            self.num_bins), "output_mode": lambda: self.output_mode}
+
+    def get_config(self) -> dict:
+        out = layer_config(self)
+        out["bin_boundaries"] = self.bin_boundaries     # (adapt's, where it learned them)
+        return out
+
+
+LAYERS = [CategoryEncoding, Discretization]
