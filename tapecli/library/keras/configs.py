@@ -56,6 +56,8 @@ LAYER_KEYS = {
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
     "SpatialDropout3D": "rate seed name dtype data_format", "CategoryEncoding": "num_tokens output_mode",
     "Discretization": "bin_boundaries num_bins epsilon output_mode sparse name dtype",
+    "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
+                "fill_value antialias", "CenterCrop": "data_format height width",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
 }
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).

@@ -77,6 +77,7 @@ _LAYER_PACKAGES = {
     "rnn": "SimpleRNN LSTM GRU",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization CategoryEncoding Discretization",
+    "preprocessing.image_preprocessing": "Resizing CenterCrop",
 }
 _LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
                   **dict.fromkeys(("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"), "spatial_dropout")}

@@ -1,17 +1,19 @@
-"""Keras 3's categorical preprocessing layers (keras/src/layers/preprocessing/): CategoryEncoding and
-Discretization, whose indices are decided from the inputs' values (no gradient flows through them, as in
-TensorFlow), encoded as Keras's ``numerical_utils.encode_categorical_inputs`` does."""
+"""Keras 3's preprocessing layers (keras/src/layers/preprocessing/): CategoryEncoding and Discretization, whose
+indices are decided from the inputs' values (no gradient flows through them, as in TensorFlow), encoded as
+Keras's ``numerical_utils.encode_categorical_inputs`` does; and the image layers Resizing and CenterCrop, which
+resize through tf.image.resize as Keras's TensorFlow backend does (channels last)."""
 from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfValueError
+from tapecli import ops
+from tapecli.errors import ShapeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
-from tapecli.library.keras.common import integer, num, tensor
+from tapecli.library.keras.common import flag, integer, num, tensor
 from tapecli.library.keras.configs import layer_config
 from tapecli.library.keras.layers import Layer
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import Tensor, dtype_name
 
 
 def _encode(indices: np.ndarray, mode: str, depth: int, dtype) -> Tensor:
@@ -174,4 +176,112 @@ class Discretization(Layer):
         return out
 
 
-LAYERS = [CategoryEncoding, Discretization]
+# ------------------------------------------------------------------ image layers
+
+_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
+
+
+def _int32_ratio(a: int, b: int) -> int:
+    """tf.cast(tf.cast(a, "float32") / b, "int32"): a float32 quotient truncated."""
+    return int(np.float32(a) / np.float32(b))
+
+
+def keras_resize(x, height: int, width: int, interpolation="bilinear", crop_to_aspect_ratio=False,
+                 pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, antialias=False):
+    """Keras's TensorFlow backend's image.resize (channels last): the image first cropped to the target's aspect
+    ratio (centered), or padded to it with ``fill_value`` (rows above and below, or columns left and right), then
+    tf.image.resize."""
+    from tapecli.library.tf_image import resize
+    if interpolation not in _INTERPOLATIONS:
+        raise TdfValueError(f"Invalid value for argument `interpolation`. Expected of one {_INTERPOLATIONS}. "
+                            f"Received: interpolation={interpolation}")
+    if fill_mode != "constant":
+        raise TdfValueError(f"Invalid value for argument `fill_mode`. Only `'constant'` is supported. Received: "
+                            f"fill_mode={fill_mode}")
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        raise TdfValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
+    if x.ndim not in (3, 4):
+        raise TdfValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                            f"Received input with shape: images.shape={tuple(x.shape)}")
+    h, w = x.shape[-3], x.shape[-2]
+    lead = (slice(None),) * (x.ndim - 3)
+    if crop_to_aspect_ratio:
+        crop_h = max(min(h, _int32_ratio(w * height, width)), 1)
+        crop_w = max(min(w, _int32_ratio(h * width, height)), 1)
+        top, left = _int32_ratio(h - crop_h, 2), _int32_ratio(w - crop_w, 2)
+        x = ops.getitem(x, (*lead, slice(top, top + crop_h), slice(left, left + crop_w), slice(None)))
+    elif pad_to_aspect_ratio:
+        top = _int32_ratio(max(h, _int32_ratio(w * height, width)) - h, 2)
+        left = _int32_ratio(max(w, _int32_ratio(h * width, height)) - w, 2)
+        for axis, n in ((x.ndim - 3, top), (x.ndim - 2, left)):
+            if n > 0:
+                shape = list(x.shape)
+                shape[axis] = n
+                fill = Tensor(np.full(shape, num(fill_value, "fill_value"), dtype=x.dtype))
+                x = ops.concat([fill, x, fill], axis)
+    return resize(x, [height, width], method=interpolation, antialias=antialias)
+
+
+class _ImageLayer(Layer):
+    """Keras's image preprocessing layers: an image [H, W, C] or a batch [N, H, W, C] (channels last) made
+    ``height`` x ``width``."""
+
+    def __init__(self, interp, height, width, data_format=None, **kw):
+        super().__init__(interp, **kw)
+        if data_format not in (None, "channels_last"):
+            raise TdfValueError(f"{type(self).__name__}: tapecli supports channels_last only")
+        self.height, self.width = integer(height, "height"), integer(width, "width")
+
+    def check_input(self, x):
+        if x.ndim not in (3, 4):
+            raise ShapeError(f"{type(self).__name__} takes an image [height, width, channels] or a batch of them, "
+                             f"got shape {list(x.shape)}")
+
+    def output_shape(self, shape):
+        if len(shape) not in (3, 4):
+            raise TdfValueError("`input_shape` must be a non-nested tuple or list of rank-1 with size 3 (unbatched) "
+                                "or 4 (batched). ")
+        return (*shape[:-3], self.height, self.width, shape[-1])
+
+
+class Resizing(_ImageLayer):
+    """An int image's resized values rounded and saturated back to its dtype (Keras's Resizing)."""
+
+    prefix = "resizing"
+    keeps_dtype = True
+
+    def __init__(self, interp, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
+                 pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, antialias=False, data_format=None,
+                 **kw):
+        super().__init__(interp, height, width, data_format, **kw)
+        self.options = {"interpolation": interpolation, "crop_to_aspect_ratio": flag(crop_to_aspect_ratio),
+                        "pad_to_aspect_ratio": flag(pad_to_aspect_ratio), "fill_mode": fill_mode,
+                        "fill_value": num(fill_value, "fill_value"), "antialias": flag(antialias)}
+
+    def forward(self, interp, x, training):
+        from tapecli.library.tf_array_more import saturate_cast
+        resized = keras_resize(x, self.height, self.width, **self.options)
+        if resized.dtype == x.dtype:
+            return resized
+        if x.dtype.kind in "iu":
+            resized = ops.round_(resized)
+        return saturate_cast(resized, dtype_name(x.dtype))
+
+
+class CenterCrop(_ImageLayer):
+    """The centered height x width window of a larger image; a smaller one is cropped to the target's aspect
+    ratio and resized (bilinear), as Keras's smart_resize."""
+
+    prefix = "center_crop"
+
+    def forward(self, interp, x, training):
+        x = ops.cast(x, current().settings.float_dtype)
+        h_diff, w_diff = x.shape[-3] - self.height, x.shape[-2] - self.width
+        if h_diff < 0 or w_diff < 0:
+            return keras_resize(x, self.height, self.width, crop_to_aspect_ratio=True)
+        top, left = h_diff // 2, w_diff // 2
+        lead = (slice(None),) * (x.ndim - 3)
+        return ops.getitem(x, (*lead, slice(top, top + self.height), slice(left, left + self.width), slice(None)))
+
+
+LAYERS = [CategoryEncoding, Discretization, Resizing, CenterCrop]
