@@ -7,7 +7,7 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, callbacks, configs, confusion, initializers, layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, preprocessing, recurrent,
-                                   schedules, shaping, spatial, utilities, utilities_more)
+                                   regularization, schedules, shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
@@ -89,7 +89,7 @@ def _register(name, make, extra=(), with_interp=True):
 
 for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
-for _cls in preprocessing.LAYERS:
+for _cls in preprocessing.LAYERS + regularization.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)

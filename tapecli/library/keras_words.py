@@ -5,7 +5,8 @@ has none of these words runs without it (``interpreter/registry.py``, ``defer``)
 this list against what ``keras_names`` registers."""
 
 WORDS = frozenset((
-    'AUC', 'Accuracy', 'Activation', 'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'Average',
+    'AUC', 'Accuracy', 'Activation', 'ActivityRegularization',
+    'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'AlphaDropout', 'Average',
     'AveragePooling1D', 'AveragePooling2D', 'AvgPool1D', 'AvgPool2D', 'BatchNormalization', 'BinaryAccuracy',
     'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CategoricalAccuracy', 'CategoricalCrossentropy',
     'CategoricalFocalCrossentropy', 'CategoricalGeneralizedCrossEntropy', 'CategoryEncoding', 'CenterCrop',
