@@ -91,6 +91,8 @@ for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS +
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _cls in preprocessing.LAYERS + regularization.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+BUILTINS["Discretization"].class_methods = {
+    "from_config": preprocessing.discretization_from_config(BUILTINS["Discretization"].class_methods["from_config"])}
 for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)
 for _name, _cls in shaping.QUALIFIED.items():

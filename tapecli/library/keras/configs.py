@@ -58,7 +58,7 @@ LAYER_KEYS = {
     "Discretization": "bin_boundaries num_bins epsilon output_mode sparse name dtype",
     "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
                 "fill_value antialias", "CenterCrop": "data_format height width",
-    "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed noise_shape",
+    "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
 }
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).

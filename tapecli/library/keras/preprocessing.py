@@ -63,7 +63,7 @@ class CategoryEncoding(Layer):
         self.num_tokens, self.output_mode = integer(num_tokens, "num_tokens"), mode
         if self.num_tokens < 1:
             raise TdfValueError(f"`num_tokens` must be >= 1. Received: num_tokens={self.num_tokens}.")
-        if sparse:
+        if flag(sparse):
             raise TdfValueError("CategoryEncoding: tapecli has no sparse tensors (sparse=True)")
 
     def output_shape(self, shape):
@@ -101,13 +101,33 @@ def _merge(prev: np.ndarray, new: np.ndarray, epsilon: float) -> np.ndarray:
     return _compress(np.take(merged, np.argsort(merged[0]), axis=1), epsilon)
 
 
+def _boundaries(value) -> list:
+    """Bin boundaries as Python floats, from a list (of a program's numbers, or of a config's floats) or a tensor."""
+    if isinstance(value, (list, tuple)):
+        return [num(v, "bin_boundaries") for v in value]
+    return [float(v) for v in np.atleast_1d(np.asarray(tensor(value, "bin_boundaries").value))]
+
+
+def discretization_from_config(generic):
+    """Keras's Discretization.from_config: an adapted layer's config has both its num_bins and the boundaries it
+    learned, which the constructor refuses together: the layer is made without them, then given them."""
+    def from_config(interp, config):
+        learned = config.get("bin_boundaries") if config.get("num_bins") is not None else None
+        layer = generic(interp, {k: v for k, v in config.items() if not (learned is not None and
+                                                                         k == "bin_boundaries")})
+        if learned is not None:
+            layer.bin_boundaries = _boundaries(learned)
+        return layer
+    return from_config
+
+
 class Discretization(Layer):
     prefix = "discretization"
 
     def __init__(self, interp, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False,
                  **kw):
         super().__init__(interp, **kw)
-        if sparse:
+        if flag(sparse):
             raise TdfValueError("Discretization: tapecli has no sparse tensors (sparse=True)")
         modes = ("int", "one_hot", "multi_hot", "count")
         if output_mode not in modes:
@@ -121,8 +141,7 @@ class Discretization(Layer):
                                 f"`num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`")
         if num_bins is None and bin_boundaries is None:
             raise TdfValueError("You need to set either `num_bins` or `bin_boundaries`.")
-        self.bin_boundaries = None if bin_boundaries is None else \
-            [float(v) for v in np.atleast_1d(np.asarray(tensor(bin_boundaries, "bin_boundaries").value))]
+        self.bin_boundaries = None if bin_boundaries is None else _boundaries(bin_boundaries)
         self.epsilon, self.output_mode = num(epsilon, "epsilon"), output_mode
 
     def depth(self) -> int:
