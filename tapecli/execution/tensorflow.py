@@ -68,7 +68,7 @@ RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_ra
 # tf.data: its Dataset class (and the datasets it makes) held behind the same proxy; the functions a program
 # passes to them (map, filter) called back as the program's (tf_values.ProgramCallable, Run.call_value).
 KERAS = "keras"
-HELD = frozenset({RANDOM, "data", KERAS})
+HELD = frozenset({RANDOM, "data", KERAS, "image"})       # (tf.image.ResizeMethod: an enum held so)
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})

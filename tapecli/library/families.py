@@ -85,7 +85,7 @@ DEFERRED = {
         'IndexedSlices',
     ),
     'tf_image': (
-        'image.resize',
+        'image.ResizeMethod', 'image.resize',
     ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',

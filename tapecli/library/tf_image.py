@@ -12,7 +12,8 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.core import to_shape, truth
-from tapecli.interpreter.registry import builtin
+from tapecli.interpreter.registry import builtin, register
+from tapecli.library.control import _Enum
 from tapecli.runtime.values import Tensor
 
 _F = np.float32
@@ -226,3 +227,8 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
         raise ShapeError(f"tf.image.resize: input image must be of non-zero size, got shape {list(x.shape)}")
     out = _resized(batch, method, height, width, truth(antialias) if not isinstance(antialias, bool) else antialias)
     return out if x.ndim == 4 else ops.reshape(out, out.shape[1:])
+
+
+register("image.ResizeMethod", _Enum("tf.image.ResizeMethod", {
+    "BILINEAR": "bilinear", "NEAREST_NEIGHBOR": "nearest", "BICUBIC": "bicubic", "AREA": "area",
+    "LANCZOS3": "lanczos3", "LANCZOS5": "lanczos5", "GAUSSIAN": "gaussian", "MITCHELLCUBIC": "mitchellcubic"}))
