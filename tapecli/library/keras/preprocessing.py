@@ -16,10 +16,11 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, dtype_name
 
 
-def _encode(indices: np.ndarray, mode: str, depth: int, dtype) -> Tensor:
+def _encode(indices: np.ndarray, mode: str, depth: int, dtype, count_weights=None) -> Tensor:
     """Keras's encode_categorical_inputs: ``one_hot`` adds an axis of ``depth`` (in place of a last axis of 1);
-    ``multi_hot`` and ``count`` mark or count the indices along axis 1 (axis 0 of a vector); a scalar is one
-    sample. An index outside [0, depth) marks nothing."""
+    ``multi_hot`` and ``count`` mark or count the indices along axis 1 (axis 0 of a vector), ``count`` each
+    index's weight where ``count_weights`` are given; a scalar is one sample. An index outside [0, depth) marks
+    nothing."""
     if mode == "int":
         return Tensor(indices.astype(dtype))
     if indices.ndim == 0:
@@ -29,6 +30,8 @@ def _encode(indices: np.ndarray, mode: str, depth: int, dtype) -> Tensor:
     encoded = (indices[..., None] == np.arange(depth)).astype(dtype)
     if mode == "one_hot":
         return Tensor(encoded)
+    if count_weights is not None:
+        encoded = encoded * np.broadcast_to(count_weights, indices.shape)[..., None]
     axis = 1 if indices.ndim > 1 else 0
     return Tensor(encoded.max(axis=axis) if mode == "multi_hot" else encoded.sum(axis=axis, dtype=dtype))
 
@@ -68,6 +71,22 @@ class CategoryEncoding(Layer):
 
     def output_shape(self, shape):
         return _encoded_shape(shape, self.output_mode, self.num_tokens)
+
+    def call(self, interp, args, kwargs, node):
+        """layer(x) or, counting, layer(x, count_weights=w): each index counts its weight (of the float type)."""
+        kwargs = dict(kwargs)
+        weights = kwargs.pop("count_weights", None)
+        if weights is None:
+            return super().call(interp, args, kwargs, node)
+        if self.output_mode != "count":
+            raise TdfValueError("`count_weights` is not used when `output_mode` is not `'count'`. Received "
+                                "`count_weights`.")
+        x = tensor(args[0] if args else kwargs.pop("inputs", None))
+        kwargs.pop("training", None)
+        if len(args) > 1 or kwargs:
+            raise TdfValueError("CategoryEncoding is called with its inputs, count_weights= and training= only")
+        dtype = current().settings.float_dtype
+        return _encode(_indices(x), "count", self.num_tokens, dtype, np.asarray(tensor(weights).value, dtype))
 
     def forward(self, interp, x, training):
         return _encode(_indices(x), self.output_mode, self.num_tokens, current().settings.float_dtype)
