@@ -26,11 +26,14 @@ class ActivityRegularization(Layer):
         super().__init__(interp, **kw)
         self.activity_regularizer = penalties.L1L2(l1, l2)
         self.l1, self.l2 = num(l1, "l1"), num(l2, "l2")
+        self.built = True           # (Keras builds it at init: it has no weights)
 
 
 class AlphaDropout(_RateNoise):
     """In training, a dropped unit becomes SELU's negative saturation -alpha * scale, then a * x + b keeps the mean
-    and variance (Keras's formula); ``noise_shape`` broadcasts the draws as Dropout's."""
+    and variance (Keras's formula); ``noise_shape`` broadcasts the draws as Dropout's. tf.keras's AlphaDropout is
+    Keras 3's legacy class (its type, its config of rate and seed); the rate is checked as Keras 3's own layer
+    checks it."""
 
     prefix = "alpha_dropout"
 
@@ -40,6 +43,10 @@ class AlphaDropout(_RateNoise):
             raise TdfValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 "
                                 f"and 1. Received: rate={self.rate}")
         self.noise_shape = dims(noise_shape, "noise_shape")
+        self.built = True
+
+    def python_class(self) -> str:
+        return "keras.src.legacy.layers.AlphaDropout"
 
     def config(self):
         return {"rate": lambda: python_number(float(self.rate))}
