@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import TdfValueError
 from tapecli.interpreter.conversions import python_number
 from tapecli.library.keras.common import flag, integer, num, tensor
 from tapecli.library.keras.configs import layer_config
@@ -272,8 +272,8 @@ class _ImageLayer(Layer):
 
     def check_input(self, x):
         if x.ndim not in (3, 4):
-            raise ShapeError(f"{type(self).__name__} takes an image [height, width, channels] or a batch of them, "
-                             f"got shape {list(x.shape)}")
+            raise TdfValueError(f"Expected image tensor to have rank 3 (single image) or 4 (batch of images). "
+                                f"Received: data.shape={tuple(x.shape)}")
 
     def output_shape(self, shape):
         if len(shape) not in (3, 4):
