@@ -55,7 +55,8 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_array_more", "tapecli.library.tf_linalg_more",
                       "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments", "tapecli.library.tf_scopes",
-                      "tapecli.library.control", "tapecli.library.tf_indexed_slices"})
+                      "tapecli.library.control", "tapecli.library.tf_indexed_slices",
+                      "tapecli.library.tf_image"})
 # tf.cond, tf.while_loop, tf.map_fn...: the functions a program passes them are called back as the program's
 # (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CONTROL = "tapecli.library.control"
@@ -67,7 +68,7 @@ RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_ra
 # tf.data: its Dataset class (and the datasets it makes) held behind the same proxy; the functions a program
 # passes to them (map, filter) called back as the program's (tf_values.ProgramCallable, Run.call_value).
 KERAS = "keras"
-HELD = frozenset({RANDOM, "data", KERAS})
+HELD = frozenset({RANDOM, "data", KERAS, "image"})       # (tf.image.ResizeMethod: an enum held so)
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})

@@ -84,6 +84,9 @@ DEFERRED = {
     'tf_indexed_slices': (
         'IndexedSlices',
     ),
+    'tf_image': (
+        'image.ResizeMethod', 'image.resize',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',

@@ -5,12 +5,15 @@ has none of these words runs without it (``interpreter/registry.py``, ``defer``)
 this list against what ``keras_names`` registers."""
 
 WORDS = frozenset((
-    'AUC', 'Accuracy', 'Activation', 'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'Average',
+    'AUC', 'Accuracy', 'Activation', 'ActivityRegularization',
+    'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'AlphaDropout', 'Average',
     'AveragePooling1D', 'AveragePooling2D', 'AvgPool1D', 'AvgPool2D', 'BatchNormalization', 'BinaryAccuracy',
     'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CategoricalAccuracy', 'CategoricalCrossentropy',
-    'CategoricalFocalCrossentropy', 'CategoricalGeneralizedCrossEntropy', 'Concatenate', 'ConcordanceCorrelation',
+    'CategoricalFocalCrossentropy', 'CategoricalGeneralizedCrossEntropy', 'CategoryEncoding', 'CenterCrop',
+    'Concatenate', 'ConcordanceCorrelation',
     'Constant', 'Conv1D', 'Conv2D', 'Convolution1D', 'Convolution2D', 'CosineDecay', 'Cropping1D', 'Cropping2D',
-    'Cropping3D', 'Dense', 'Dice', 'Dot', 'Dropout', 'ELU', 'Embedding', 'ExponentialDecay', 'F1Score', 'FBetaScore',
+    'Cropping3D', 'Dense', 'Dice', 'Discretization',
+    'Dot', 'Dropout', 'ELU', 'Embedding', 'ExponentialDecay', 'F1Score', 'FBetaScore',
     'FalseNegatives', 'FalsePositives', 'Flatten', 'Ftrl', 'GRU', 'GaussianDropout', 'GaussianNoise',
     'GlobalAveragePooling1D', 'GlobalAveragePooling2D', 'GlobalAveragePooling3D', 'GlobalAvgPool1D',
     'GlobalAvgPool2D', 'GlobalAvgPool3D', 'GlobalMaxPool1D', 'GlobalMaxPool2D', 'GlobalMaxPool3D',
@@ -22,7 +25,7 @@ WORDS = frozenset((
     'Orthogonal',
     'PReLU', 'PearsonCorrelation', 'Permute', 'PiecewiseConstantDecay', 'PolynomialDecay', 'Precision',
     'PrecisionAtRecall', 'R2Score', 'RMSprop', 'RandomNormal', 'RandomUniform', 'ReLU', 'Recall',
-    'RecallAtPrecision', 'RepeatVector', 'Rescaling', 'Reshape', 'RootMeanSquaredError', 'SGD',
+    'RecallAtPrecision', 'RepeatVector', 'Rescaling', 'Reshape', 'Resizing', 'RootMeanSquaredError', 'SGD',
     'SensitivityAtSpecificity', 'Sequential', 'SimpleRNN', 'Softmax', 'SparseCategoricalAccuracy',
     'SparseCategoricalCrossentropy', 'SparseTopKCategoricalAccuracy', 'SpatialDropout1D', 'SpatialDropout2D',
     'SpatialDropout3D', 'SpecificityAtSensitivity', 'Subtract', 'Sum', 'TopKCategoricalAccuracy', 'TrueNegatives',

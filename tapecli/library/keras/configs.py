@@ -57,7 +57,11 @@ LAYER_KEYS = {
     "Cropping3D": "cropping data_format", "UpSampling1D": "size", "UpSampling2D": "size data_format interpolation",
     "UpSampling3D": "size data_format", "GaussianNoise": "stddev seed", "GaussianDropout": "rate seed",
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
-    "SpatialDropout3D": "rate seed name dtype data_format",
+    "SpatialDropout3D": "rate seed name dtype data_format", "CategoryEncoding": "num_tokens output_mode",
+    "Discretization": "bin_boundaries num_bins epsilon output_mode sparse name dtype",
+    "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
+                "fill_value antialias", "CenterCrop": "data_format height width",
+    "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
     "Masking": "mask_value",
     "SimpleRNNCell": _CELL.format(gate="", forget="", last="seed"),
@@ -77,9 +81,9 @@ CALL_TRAINING = {**dict.fromkeys(("AdditiveAttention", "AlphaDropout", "Attentio
 FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,
          "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
          "renorm_momentum": 0.99, "stateful": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
-         "interpolation": "nearest", "keepdims": False}
+         "interpolation": "nearest", "keepdims": False, "sparse": False}
 # the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
-_DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D")
+_DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "Discretization")
 # Keras's own name of an activation that has two (keras.activations.serialize)
 _ACTIVATION_NAMES = {"swish": "silu", "hard_swish": "hard_silu"}
 # the keys whose int stands for one size per spatial axis (Keras writes the tuple)

@@ -86,7 +86,8 @@ _LAYER_PACKAGES = {
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
-    "preprocessing": "Rescaling Normalization",
+    "preprocessing": "Rescaling Normalization CategoryEncoding Discretization",
+    "preprocessing.image_preprocessing": "Resizing CenterCrop",
 }
 _LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
                   "SimpleRNNCell": "simple_rnn", "LSTMCell": "lstm", "GRUCell": "gru",
@@ -276,6 +277,11 @@ class Layer(KerasObject):
     def output_shape(self, shape) -> tuple:
         return shape
 
+    def output_dtype(self, dtype):
+        """The dtype of its symbolic output for an input of ``dtype``."""
+        kept = self.keeps_dtype and np.dtype(dtype).kind not in "fc"
+        return dtype if kept else current().settings.float_dtype
+
     def replay_kind(self, args, kwargs, tracked):
         # (``training`` is read into Python)
         return PURE if self.replayable and self.built and self.activity_regularizer is None \
@@ -291,9 +297,7 @@ class Layer(KerasObject):
             return self.listed_call(interp, list(x))
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, current().settings.float_dtype)
-            kept = self.keeps_dtype and np.dtype(x.dtype).kind not in "fc"
-            out = KerasTensor(self.output_shape(x.shape), x.dtype if kept else current().settings.float_dtype,
-                              self, [x])
+            out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
         return self.apply(interp, x, None if training is None else flag(training))
