@@ -16,6 +16,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
+from tapecli.library.keras.callbacks import CALLBACKS, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
@@ -30,18 +31,6 @@ _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredEr
                  "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                  "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
                  "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy"}
-
-class History(KerasObject):
-    kind_word = "a History"
-
-    def __init__(self, params=None):
-        self.history: dict = {}
-        self.epoch: list = []
-        self.params: dict = params or {}
-
-    def attributes(self):
-        return {"history": lambda: self.history, "epoch": lambda: list(self.epoch), "params": lambda: self.params}
-
 
 def _rows(data, begin, end):
     if isinstance(data, (list, tuple)):
@@ -209,6 +198,10 @@ class Trainer:
         if steps_per_epoch is not None or validation_steps is not None:
             raise TdfValueError("fit: steps_per_epoch and validation_steps are not supported by tapecli")
         callbacks = _callbacks(self.interp, callbacks)
+        history = next((c for c in callbacks if isinstance(c, History)), None)
+        if history is None:         # (Keras's CallbackList adds one, last, unless given one)
+            history = History()
+            callbacks.append(history)
         dataset = _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
@@ -225,11 +218,10 @@ class Trainer:
         params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
                   "steps": None if dataset else -(-_count(x) // (32 if batch_size is None else
                                                               integer(batch_size, "batch_size")))}
-        history = History(dict(params))
         self.set_stop_training(False)
         for c in callbacks:
             c.on_train_begin(self, params)
-        batch_hooks = [c for c in callbacks if hasattr(c, "on_batch_end")]     # (a program's callbacks)
+        batch_hooks = [c for c in callbacks if c.hears_batches]
         logs: dict = {}
         training_logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
@@ -241,8 +233,12 @@ class Trainer:
                 for c in batch_hooks:
                     c.on_batch_begin(step)
                 logs = self.train_step(bx, by, bw)
-                for c in batch_hooks:
-                    c.on_batch_end(step, self.results_or(logs))
+                if batch_hooks:
+                    heard = self.results_or(logs)
+                    for c in batch_hooks:
+                        c.on_batch_end(step, heard)
+                if self.stop_training():
+                    break
             epoch_logs = dict(self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
@@ -250,17 +246,14 @@ class Trainer:
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
-            # (LearningRateScheduler's learning_rate) History records, on_train_end never sees
+            # (ReduceLROnPlateau's and LearningRateScheduler's learning_rate) a History after them records,
+            # on_train_end never sees
             training_logs = epoch_logs
             heard = _plain(epoch_logs)
-            # every callback hears of the epoch, then History, last in Keras's CallbackList, records its logs
-            stop = any([c.on_epoch_end(epoch, heard, _all_weights(self.model), self) for c in callbacks])
-            for k, v in heard.items():
-                history.history.setdefault(k, []).append(v)
-            history.epoch.append(epoch)
+            stop = any([c.on_epoch_end(epoch, heard, self) for c in callbacks])
             if stop or self.stop_training():
                 break
-        for c in batch_hooks:
+        for c in callbacks:
             c.on_train_end(_plain(training_logs))
         return history
 
@@ -268,6 +261,12 @@ class Trainer:
     def program_model(self):
         """The model as the program holds it (a program's subclass: its instance)."""
         return getattr(self.model, "instance", self.model)
+
+    def all_weights(self) -> list:
+        """The model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights
+        restores)."""
+        instance = getattr(self.model, "instance", None)
+        return instance.owned_variables() if instance is not None else self.model.weights
 
     def set_stop_training(self, value: bool) -> None:
         held = self.program_model()
@@ -329,7 +328,6 @@ def class_weights(class_weight, y, sample_weight):
 def _callbacks(interp, given) -> list:
     """fit's callbacks: those tapecli runs (callbacks.py) and a program's Callback subclasses, each other one
     refused by name."""
-    from tapecli.library.keras.callbacks import CALLBACKS, program_callback
     listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
     out = []
     for c in listed:
@@ -340,12 +338,6 @@ def _callbacks(interp, given) -> list:
                                 + " and a program's subclasses of keras.callbacks.Callback")
         out.append(found)
     return out
-
-
-def _all_weights(model) -> list:
-    """A model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights restores)."""
-    instance = getattr(model, "instance", None)
-    return instance.owned_variables() if instance is not None else model.weights
 
 
 def _dataset(x, y=None, sample_weight=None) -> bool:
