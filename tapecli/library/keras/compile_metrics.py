@@ -41,11 +41,21 @@ def get_metric(interp, value, y, y_pred):
         return metric
     if isinstance(value, MetricObject):
         return value
-    if isinstance(value, Function) or getattr(value, "is_builtin", False):
-        name = value.name if isinstance(value, Function) else value.__name__
+    name = _function_name(value)
+    if name is not None:
         return metrics_more.mean_metric_wrapper(interp, value, snake_case(name))
     raise TdfTypeError(f"Could not interpret metric identifier: {type_word(value)}",
                        hint="compile(metrics=[...]) takes metric names, metric objects and functions")
+
+
+def _function_name(value) -> str | None:
+    """The ``__name__`` of a function, the program's (on either runner) or the library's; None for another value."""
+    if isinstance(value, Function):
+        return value.name
+    if getattr(value, "is_builtin", False):
+        return value.__name__
+    fn = getattr(value, "fn", None)     # (CPython's run: the program's own function, execution/tf_values.py)
+    return getattr(fn, "__name__", None) if callable(fn) else None
 
 
 def _numbered(name, counts) -> str:
