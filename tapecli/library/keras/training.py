@@ -74,14 +74,12 @@ class Trainer:
         names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
         if loss_weights is not None and names is None:
             raise TdfValueError("compile: loss_weights for a model of one output are not supported by tapecli")
-        if names is not None and (metrics or weighted_metrics):
-            raise TdfValueError("compile: metrics for a model of several outputs are not supported by tapecli")
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
         self.loss = self._loss(loss) if names is None or loss is None else \
             compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
-        self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics) if metrics or weighted_metrics \
-            else None
+        self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
+            if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
     def _loss(self, loss):
@@ -144,7 +142,8 @@ class Trainer:
 
     def update_metrics(self, y, y_pred, sample_weight):
         if self.compile_metrics is not None:
-            self.compile_metrics.update_state(y, y_pred, sample_weight)
+            targets = getattr(self.loss, "targets", None)       # (several outputs: y as one entry per output)
+            self.compile_metrics.update_state(y if targets is None else targets(y), y_pred, sample_weight)
         return self.logs()
 
     def logs(self) -> dict:
