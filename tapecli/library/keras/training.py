@@ -10,6 +10,8 @@ slices of ``batch_size`` (default 32) rows. A program's model subclass may defin
 (and ``test_step``): fit then calls it and takes the dict it returns as the step's logs."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tapecli import ops
@@ -286,7 +288,7 @@ class Trainer:
             _data(sample_weight, "sample_weight"))
         self.reset()
         logs: dict = {}
-        for bx, by, bw in self.batches(x, y, sw, batch_size):
+        for bx, by, bw in _first(self.batches(x, y, sw, batch_size), steps):
             logs = self.test_step(bx, by, bw)
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
@@ -377,13 +379,18 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
         yield pick(x, idx), pick(y, idx), pick(sample_weight, idx)
 
 
+def _first(chunks, steps):
+    """The batches ``steps`` asks for (Keras's steps of evaluate and predict): the first ones, or all (None)."""
+    return chunks if steps is None else itertools.islice(chunks, integer(steps, "steps"))
+
+
 def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     """model.predict: the outputs of the batches, concatenated (inference mode)."""
     if _dataset(x):
         chunks = dataset_batches(x, model.many_inputs, _outputs(model))
     else:
         chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
-    outs = [model.forward(bx, False) for bx, _, _ in chunks]
+    outs = [model.forward(bx, False) for bx, _, _ in _first(chunks, steps)]
     if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives)
         return [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
     return NumpyArray(np.concatenate([tensor(o).value for o in outs]))
