@@ -289,6 +289,7 @@ class History(Callback):
         self.epoch.append(epoch)
         for k, v in logs.items():
             self.history.setdefault(k, []).append(v)
+        trainer.model.history = self            # (Keras's model.history, from the first epoch's end on)
         return False
 
 
