@@ -472,12 +472,15 @@ class CompiledMetrics(KerasObject):
 
 
 def attributes(owner) -> dict:
-    history = getattr(owner, "history", None)
-    return ({} if history is None else {"history": lambda: history}) | {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
-            "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
-            "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
-            "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
-            "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
+    out = {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
+           "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
+           "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
+           "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
+           "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
+    history = getattr(owner, "history", None)       # (Keras's model.history: none before fit)
+    if history is not None:
+        out["history"] = lambda: history
+    return out
 
 
 class ProgramModel:
