@@ -36,8 +36,11 @@ def test_a_callback_tapecli_does_not_run_is_refused_by_name():
     with pytest.raises(TdfError) as e:
         tapecli.run(source)
     assert "the callback" in e.value.message and "keras.callbacks.EarlyStopping" in e.value.hint
-    missing = tapecli.run(PROGRAM.format(options="monitor='val_thing', patience=1"))
+    missing = tapecli.run(PROGRAM.format(options="monitor='val_thing', mode='min', patience=1"))
     assert missing.values["result"][0] == 40            # Keras: no stop, and a warning naming what is there
+    with pytest.raises(TdfError) as e:                  # Keras: mode="auto" cannot tell the direction of "thing"
+        tapecli.run(PROGRAM.format(options="monitor='val_thing', patience=1"))
+    assert "EarlyStopping callback received monitor=val_thing, but Keras isn't able" in e.value.message
     assert any("`val_thing` which is not available. Available metrics are: loss,mae,val_loss,val_mae" in w["message"]
                for w in missing.warnings)
 

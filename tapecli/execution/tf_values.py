@@ -100,6 +100,8 @@ def to_library(value):
         return TensorShape(np.array(value, dtype=np.int64), weak=True)
     if kind is LibraryObject:
         return object.__getattribute__(value, "_of")
+    if kind is LibraryKind:         # a Keras class (compile(metrics=[keras.metrics.AUC])): the interpreter's builtin
+        return value._of
     if kind is types.FunctionType or kind is types.MethodType:      # (what the library calls back: Dataset.map's)
         return ProgramCallable(value)
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":

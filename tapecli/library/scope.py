@@ -79,6 +79,12 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.backend.set_floatx tf.keras.backend.set_epsilon tf.keras.backend.set_image_data_format"),
     ("the Keras package's version string (tapecli is not Keras)",
      "tf.keras.version"),
+    ("Keras's callbacks that write files (checkpoints, CSV logs, TensorBoard's event files): file I/O, which "
+     "tapecli programs never reach",
+     "tf.keras.callbacks.BackupAndRestore tf.keras.callbacks.CSVLogger tf.keras.callbacks.ModelCheckpoint "
+     "tf.keras.callbacks.OrbaxCheckpoint tf.keras.callbacks.TensorBoard"),
+    ("sends each epoch's logs to a server over HTTP (network I/O, which tapecli programs never reach)",
+     "tf.keras.callbacks.RemoteMonitor"),
     ("complex eigenvalues and eigenvectors (tapecli's tensors are real); use tf.linalg.eigh for symmetric "
      "matrices",
      "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals"),

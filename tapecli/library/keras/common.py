@@ -89,8 +89,9 @@ def float_dtype():
 
 
 def snake_case(name: str) -> str:
-    """Keras's to_snake_case: ``RMSprop`` -> ``rm_sprop``, ``AdamW`` -> ``adam_w``, ``SGD`` -> ``sgd``."""
-    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    """Keras's to_snake_case: ``RMSprop`` -> ``rm_sprop``, ``AdamW`` -> ``adam_w``, ``SGD`` -> ``sgd``,
+    ``<lambda>`` -> ``lambda``."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", re.sub(r"\W+", "", name))
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 

@@ -3,7 +3,7 @@ per output, given as a list (by position, ``None`` for an output without one), a
 names: the names of the layers that made them) or one loss for every output; ``loss_weights`` the same way.
 The compiled loss is the sum of each output's loss times its weight; with more than one loss, each output's
 unweighted loss is also tracked by a ``Mean`` named ``"<output>_loss"``, updated with the batch size as its
-weight, which fit's logs report. Keras flattens a dict of losses in the sorted order of its names."""
+weight, which fit's logs report, in the order of the outputs (a dict of losses names each output)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,6 +27,8 @@ def _per_output(value, names, what):
     if isinstance(value, Tensor) and value.ndim == 1:       # loss_weights=[1.0, 0.2]: a list of numbers
         value = [float(v) for v in value.value]
     if isinstance(value, dict):
+        if what == "loss" and set(value) != set(names):
+            raise TdfValueError(f"Expected keys {names} in loss dict, but found loss.keys()={list(value)}")
         unknown = sorted(set(value) - set(names), key=str)
         if unknown:
             raise TdfValueError(f"compile: {what} names {unknown}, which are not outputs of the model: {names}")
@@ -43,10 +45,9 @@ class CompileLoss:
     def __init__(self, make_loss, loss, loss_weights, names):
         losses = _per_output(loss, names, "loss")
         weights = _per_output(loss_weights, names, "loss_weights") if loss_weights is not None else [None] * len(names)
-        order = sorted(range(len(names)), key=lambda i: names[i]) if isinstance(loss, dict) else range(len(names))
         self.names = names
         self.flat = [(i, make_loss(losses[i]), None if weights[i] is None else num(weights[i], "a loss weight"))
-                     for i in order if losses[i] is not None]
+                     for i in range(len(names)) if losses[i] is not None]
         self.trackers = [metrics_mod.Mean(name=f"{names[i]}_loss") for i, _, _ in self.flat] \
             if len(self.flat) > 1 else []
 

@@ -164,6 +164,11 @@ class Optimizer(KerasObject):
             self.lr = value
         elif isinstance(value, Instance) and value.cls.derives_from(FrameworkBase(_SCHEDULE_BASE, KERAS)):
             self.lr = ProgramSchedule(interp, value)           # (a program's subclass of the base)
+        elif isinstance(getattr(self, "lr", None), Schedule):
+            raise TdfTypeError("This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                               "constructor argument, hence its learning rate is not settable. If you need the "
+                               "learning rate to be settable, you should instantiate the optimizer with a float "
+                               "`learning_rate` argument.")
         else:
             self.lr = np.float32(num(value, "learning_rate"))
 

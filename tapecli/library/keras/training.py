@@ -10,12 +10,15 @@ slices of ``batch_size`` (default 32) rows. A program's model subclass may defin
 (and ``test_step``): fit then calls it and takes the dict it returns as the step's logs."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
+from tapecli.library.keras.callbacks import CALLBACKS, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
@@ -30,18 +33,6 @@ _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredEr
                  "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
                  "binary_crossentropy": "BinaryCrossentropy", "categorical_crossentropy": "CategoricalCrossentropy",
                  "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy"}
-
-class History(KerasObject):
-    kind_word = "a History"
-
-    def __init__(self, params=None):
-        self.history: dict = {}
-        self.epoch: list = []
-        self.params: dict = params or {}
-
-    def attributes(self):
-        return {"history": lambda: self.history, "epoch": lambda: list(self.epoch), "params": lambda: self.params}
-
 
 def _rows(data, begin, end):
     if isinstance(data, (list, tuple)):
@@ -85,14 +76,12 @@ class Trainer:
         names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
         if loss_weights is not None and names is None:
             raise TdfValueError("compile: loss_weights for a model of one output are not supported by tapecli")
-        if names is not None and (metrics or weighted_metrics):
-            raise TdfValueError("compile: metrics for a model of several outputs are not supported by tapecli")
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
         self.loss = self._loss(loss) if names is None or loss is None else \
             compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
-        self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics) if metrics or weighted_metrics \
-            else None
+        self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
+            if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
     def _loss(self, loss):
@@ -155,7 +144,8 @@ class Trainer:
 
     def update_metrics(self, y, y_pred, sample_weight):
         if self.compile_metrics is not None:
-            self.compile_metrics.update_state(y, y_pred, sample_weight)
+            targets = getattr(self.loss, "targets", None)       # (several outputs: y as one entry per output)
+            self.compile_metrics.update_state(y if targets is None else targets(y), y_pred, sample_weight)
         return self.logs()
 
     def logs(self) -> dict:
@@ -209,6 +199,10 @@ class Trainer:
         if steps_per_epoch is not None or validation_steps is not None:
             raise TdfValueError("fit: steps_per_epoch and validation_steps are not supported by tapecli")
         callbacks = _callbacks(self.interp, callbacks)
+        history = next((c for c in callbacks if isinstance(c, History)), None)
+        if history is None:         # (Keras's CallbackList adds one, last, unless given one)
+            history = History()
+            callbacks.append(history)
         dataset = _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
@@ -225,11 +219,10 @@ class Trainer:
         params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
                   "steps": None if dataset else -(-_count(x) // (32 if batch_size is None else
                                                               integer(batch_size, "batch_size")))}
-        history = History(dict(params))
         self.set_stop_training(False)
         for c in callbacks:
             c.on_train_begin(self, params)
-        batch_hooks = [c for c in callbacks if hasattr(c, "on_batch_end")]     # (a program's callbacks)
+        batch_hooks = [c for c in callbacks if c.hears_batches]
         logs: dict = {}
         training_logs: dict = {}
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
@@ -241,8 +234,12 @@ class Trainer:
                 for c in batch_hooks:
                     c.on_batch_begin(step)
                 logs = self.train_step(bx, by, bw)
-                for c in batch_hooks:
-                    c.on_batch_end(step, self.results_or(logs))
+                if batch_hooks:
+                    heard = self.results_or(logs)
+                    for c in batch_hooks:
+                        c.on_batch_end(step, heard)
+                if self.stop_training():
+                    break
             epoch_logs = dict(self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
@@ -250,17 +247,14 @@ class Trainer:
                 val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
-            # (LearningRateScheduler's learning_rate) History records, on_train_end never sees
+            # (ReduceLROnPlateau's and LearningRateScheduler's learning_rate) a History after them records,
+            # on_train_end never sees
             training_logs = epoch_logs
             heard = _plain(epoch_logs)
-            # every callback hears of the epoch, then History, last in Keras's CallbackList, records its logs
-            stop = any([c.on_epoch_end(epoch, heard, _all_weights(self.model), self) for c in callbacks])
-            for k, v in heard.items():
-                history.history.setdefault(k, []).append(v)
-            history.epoch.append(epoch)
+            stop = any([c.on_epoch_end(epoch, heard, self) for c in callbacks])
             if stop or self.stop_training():
                 break
-        for c in batch_hooks:
+        for c in callbacks:
             c.on_train_end(_plain(training_logs))
         return history
 
@@ -268,6 +262,12 @@ class Trainer:
     def program_model(self):
         """The model as the program holds it (a program's subclass: its instance)."""
         return getattr(self.model, "instance", self.model)
+
+    def all_weights(self) -> list:
+        """The model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights
+        restores)."""
+        instance = getattr(self.model, "instance", None)
+        return instance.owned_variables() if instance is not None else self.model.weights
 
     def set_stop_training(self, value: bool) -> None:
         held = self.program_model()
@@ -288,7 +288,7 @@ class Trainer:
             _data(sample_weight, "sample_weight"))
         self.reset()
         logs: dict = {}
-        for bx, by, bw in self.batches(x, y, sw, batch_size):
+        for bx, by, bw in _first(self.batches(x, y, sw, batch_size), steps):
             logs = self.test_step(bx, by, bw)
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
@@ -329,7 +329,6 @@ def class_weights(class_weight, y, sample_weight):
 def _callbacks(interp, given) -> list:
     """fit's callbacks: those tapecli runs (callbacks.py) and a program's Callback subclasses, each other one
     refused by name."""
-    from tapecli.library.keras.callbacks import CALLBACKS, program_callback
     listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
     out = []
     for c in listed:
@@ -340,12 +339,6 @@ def _callbacks(interp, given) -> list:
                                 + " and a program's subclasses of keras.callbacks.Callback")
         out.append(found)
     return out
-
-
-def _all_weights(model) -> list:
-    """A model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights restores)."""
-    instance = getattr(model, "instance", None)
-    return instance.owned_variables() if instance is not None else model.weights
 
 
 def _dataset(x, y=None, sample_weight=None) -> bool:
@@ -386,13 +379,18 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
         yield pick(x, idx), pick(y, idx), pick(sample_weight, idx)
 
 
+def _first(chunks, steps):
+    """The batches ``steps`` asks for (Keras's steps of evaluate and predict): the first ones, or all (None)."""
+    return chunks if steps is None else itertools.islice(chunks, integer(steps, "steps"))
+
+
 def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     """model.predict: the outputs of the batches, concatenated (inference mode)."""
     if _dataset(x):
         chunks = dataset_batches(x, model.many_inputs, _outputs(model))
     else:
         chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
-    outs = [model.forward(bx, False) for bx, _, _ in chunks]
+    outs = [model.forward(bx, False) for bx, _, _ in _first(chunks, steps)]
     if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives)
         return [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
     return NumpyArray(np.concatenate([tensor(o).value for o in outs]))
@@ -474,11 +472,15 @@ class CompiledMetrics(KerasObject):
 
 
 def attributes(owner) -> dict:
-    return {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
-            "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
-            "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
-            "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
-            "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
+    out = {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
+           "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
+           "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
+           "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
+           "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
+    history = getattr(owner, "history", None)       # (Keras's model.history: none before fit)
+    if history is not None:
+        out["history"] = lambda: history
+    return out
 
 
 class ProgramModel:
