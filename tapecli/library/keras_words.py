@@ -5,7 +5,8 @@ has none of these words runs without it (``interpreter/registry.py``, ``defer``)
 this list against what ``keras_names`` registers."""
 
 WORDS = frozenset((
-    'AUC', 'Accuracy', 'Activation', 'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'Average',
+    'AUC', 'Accuracy', 'Activation', 'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Add', 'AdditiveAttention',
+    'Attention', 'Average',
     'AveragePooling1D', 'AveragePooling2D', 'AvgPool1D', 'AvgPool2D', 'BatchNormalization', 'BinaryAccuracy',
     'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CategoricalAccuracy', 'CategoricalCrossentropy',
     'CategoricalFocalCrossentropy', 'CategoricalGeneralizedCrossEntropy', 'Concatenate', 'ConcordanceCorrelation',
@@ -18,7 +19,8 @@ WORDS = frozenset((
     'HeUniform', 'Huber', 'Identity', 'Input', 'InverseTimeDecay', 'IoU', 'LSTM', 'Lamb', 'Lambda',
     'LayerNormalization', 'LeakyReLU', 'LecunNormal', 'LecunUniform', 'Lion', 'MAE', 'MSE', 'MaxPool1D', 'MaxPool2D',
     'MaxPooling1D', 'MaxPooling2D', 'Maximum', 'Mean', 'MeanAbsoluteError', 'MeanIoU', 'MeanMetricWrapper',
-    'MeanSquaredError', 'Minimum', 'Model', 'Multiply', 'Nadam', 'Normalization', 'OneHotIoU', 'OneHotMeanIoU', 'Ones',
+    'MeanSquaredError', 'Minimum', 'Model', 'MultiHeadAttention',
+    'Multiply', 'Nadam', 'Normalization', 'OneHotIoU', 'OneHotMeanIoU', 'Ones',
     'Orthogonal',
     'PReLU', 'PearsonCorrelation', 'Permute', 'PiecewiseConstantDecay', 'PolynomialDecay', 'Precision',
     'PrecisionAtRecall', 'R2Score', 'RMSprop', 'RandomNormal', 'RandomUniform', 'ReLU', 'Recall',

@@ -5,6 +5,7 @@ first bound to (``layer = Dense(2)``), else its place in a bound model (``model.
 Keras's automatic name (``dense``, ``dense_1``, ...)."""
 from __future__ import annotations
 
+import inspect
 import math
 import re
 
@@ -51,6 +52,7 @@ class KerasTensor(ProgramObject):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
         self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
+        self.arguments = self.index = None  # the call's arguments (Layer.call_arguments), its output's index
 
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
@@ -75,6 +77,7 @@ _LAYER_PACKAGES = {
     "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU",
+    "attention": "Attention AdditiveAttention MultiHeadAttention",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization",
 }
@@ -269,6 +272,8 @@ class Layer(KerasObject):
             and not any(map(tracked, kwargs.values())) else None
 
     def call(self, interp, args, kwargs, node):
+        if self.run is not None:
+            return self.call_arguments(interp, args, kwargs)
         kwargs = dict(kwargs)
         x = args[0] if args else kwargs.pop("inputs", None)
         training = kwargs.pop("training", None)
@@ -282,6 +287,41 @@ class Layer(KerasObject):
             self.symbolic = (x, out)
             return out
         return self.apply(interp, x, None if training is None else flag(training))
+
+    # A layer whose call takes several tensors or options besides ``training`` (Keras's call(query, value,
+    # key=None, ..., training=None)) defines ``run(interp, <its call's parameters>)``: its calls bind to it
+    run = None
+
+    def call_arguments(self, interp, args, kwargs):
+        """A call of a layer with ``run``. Called on Keras tensors (anywhere in its arguments, a list's items
+        too) its output's shapes are found as subclassing.layer_call finds a program layer's, by running it on
+        ones (a batch of one); the Keras tensors it gives keep the arguments, which the model's apply binds to
+        values (``run_bound``)."""
+        try:
+            bound = inspect.signature(self.run).bind(interp, *args, **kwargs)
+        except TypeError as e:
+            raise TdfTypeError(f"{type(self).__name__}.call(): {e}") from None
+        arguments = dict(list(bound.arguments.items())[1:])
+        symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
+        if not symbolic:
+            return self.run(interp, **arguments)
+        probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
+        out = self.run(interp, **probe)
+        many = isinstance(out, tuple)
+        outs = tuple(KerasTensor((None, *o.shape[1:]), current().settings.float_dtype, self, symbolic)
+                     for o in (out if many else (out,)))
+        for i, o in enumerate(outs):
+            o.arguments, o.index = arguments, i if many else None
+        self.symbolic = (symbolic[0] if len(symbolic) == 1 else symbolic, outs if many else outs[0])
+        return outs if many else outs[0]
+
+    def run_bound(self, interp, arguments, values, training):
+        """The layer run on a model's values for the Keras tensors among its ``arguments`` (its call's), the
+        model's ``training`` passed on where the call left it None (as Keras's Layer.__call__ does)."""
+        given = _bind(arguments, lambda t: values[id(t)])
+        if "training" in given and given["training"] is None:
+            given["training"] = training
+        return self.run(interp, **given)
 
     def symbolic_end(self, which: int):
         """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
@@ -309,6 +349,23 @@ class Layer(KerasObject):
 
     def forward(self, interp, x, training):
         return x
+
+
+def _leaves(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _leaves(v)
+        else:
+            yield v
+
+
+def _bind(arguments: dict, value_of) -> dict:
+    """The arguments with each Keras tensor (a list's items too) replaced by ``value_of`` it."""
+    def bound(v):
+        if isinstance(v, (list, tuple)):
+            return type(v)(bound(x) for x in v) if isinstance(v, list) else tuple(bound(x) for x in v)
+        return value_of(v) if isinstance(v, KerasTensor) else v
+    return {k: bound(v) for k, v in arguments.items()}
 
 
 class Dense(Layer):

@@ -424,6 +424,12 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
+            if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
+                if id(t.arguments) not in values:
+                    values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training)
+                got = values[id(t.arguments)]
+                values[id(t)] = got if t.index is None else got[t.index]
+                continue
             if t.spread:                # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
                 continue
