@@ -13,7 +13,7 @@ from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import flag, float_dtype, integer, num, scalar, tensor
 from tapecli.library.keras.layers import Layer, dropout_mask
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonTuple, Tensor
 
 # Keras's masked scores: Attention's scores - 1e9, Softmax's -1e9 (MultiHeadAttention's general path), and
 # dot_product_attention's -0.7 * 3.38953e38 (TensorFlow's backend, MultiHeadAttention's 3-D inputs)
@@ -179,6 +179,10 @@ class MultiHeadAttention(Layer):
             attention_axes = (attention_axes,)
         self.axes = None if attention_axes is None else tuple(integer(a, "attention_axes") for a in attention_axes)
         self.inits = initializers.get(kernel_initializer), initializers.get(bias_initializer)
+
+    def config_values(self):
+        return {"value_dim": self.value_dim, "output_shape": self.output_dims and PythonTuple(self.output_dims),
+                "attention_axes": self.axes if self.axes is None else PythonTuple(self.axes)}
 
     def weight_names(self):
         return tuple(f"{part}/{w}" for part in self._PARTS for w in ("kernel", "bias"))

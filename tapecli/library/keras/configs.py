@@ -55,6 +55,10 @@ LAYER_KEYS = {
     "UpSampling3D": "size data_format", "GaussianNoise": "stddev seed", "GaussianDropout": "rate seed",
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
     "SpatialDropout3D": "rate seed name dtype data_format",
+    "Attention": "use_scale score_mode dropout seed", "AdditiveAttention": "use_scale dropout seed",
+    "MultiHeadAttention": "num_heads key_dim value_dim dropout use_bias use_gate output_shape attention_axes "
+                          "sliding_window kernel_initializer bias_initializer kernel_regularizer bias_regularizer "
+                          "activity_regularizer kernel_constraint bias_constraint seed",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
 }
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).
@@ -62,7 +66,7 @@ FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_
          "mask_zero": False, "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
          "renorm_momentum": 0.99, "go_backwards": False, "stateful": False, "unroll": False,
          "zero_output_for_mask": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
-         "interpolation": "nearest", "keepdims": False}
+         "interpolation": "nearest", "keepdims": False, "use_gate": False, "sliding_window": None}
 # the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
 _DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D")
 # Keras's own name of an activation that has two (keras.activations.serialize)
@@ -166,6 +170,7 @@ def layer_config(layer) -> dict:
             out[key] = dtype_name(float_dtype()) if class_name in _DTYPE_AS_NAME else dtype_policy()
         else:
             value = arguments[key] if key in arguments else FIXED.get(key)
+            value = layer.config_values().get(key, value)
             if key == "strides" and value is None:          # (a pooling's: its pool_size)
                 value = arguments["pool_size"]
             out[key] = _form(class_name, key, value, layer.interp)

@@ -52,7 +52,9 @@ class KerasTensor(ProgramObject):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
         self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
-        self.arguments = self.index = None  # the call's arguments (Layer.call_arguments), its output's index
+        # a call of a layer with several arguments (Layer.call_arguments): them, this output's index among the
+        # call's outputs (None: its only one), and those outputs
+        self.arguments = self.index = self.siblings = None
 
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
@@ -253,6 +255,10 @@ class Layer(KerasObject):
     def config(self) -> dict:
         return {}
 
+    def config_values(self) -> dict:
+        """The config's values Keras writes from what the layer made of its arguments (not as given)."""
+        return {}
+
     # ---------------------------------------------------------------- building and calling
     def build_for(self, shape, dtype) -> None:
         if not self.built:
@@ -311,7 +317,7 @@ class Layer(KerasObject):
         outs = tuple(KerasTensor((None, *o.shape[1:]), current().settings.float_dtype, self, symbolic)
                      for o in (out if many else (out,)))
         for i, o in enumerate(outs):
-            o.arguments, o.index = arguments, i if many else None
+            o.arguments, o.index, o.siblings = arguments, i if many else None, outs
         self.symbolic = (symbolic[0] if len(symbolic) == 1 else symbolic, outs if many else outs[0])
         return outs if many else outs[0]
 

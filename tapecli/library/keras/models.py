@@ -410,7 +410,7 @@ class Functional(Model):
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
-            shapes[id(t.layer)] = t.shape
+            shapes[id(t.layer)] = t.shape if t.index is None else [o.shape for o in t.siblings]
         return [shapes.get(id(layer)) for layer in self.layers]
 
     def apply(self, interp, x, training=None):

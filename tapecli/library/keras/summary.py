@@ -121,6 +121,8 @@ def _class(layer) -> str:
 
 
 def _shape_text(shape) -> str:
+    if isinstance(shape, list):                 # a layer's several outputs
+        return "[" + ", ".join(map(_shape_text, shape)) + "]"
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ")"
 
 
