@@ -218,16 +218,20 @@ class MultiHeadAttention(Layer):
         y = ops.einsum(_projection(x.ndim - bound, bound, out_rank), x, w[f"{part}/kernel"])
         return ops.add(y, w[f"{part}/bias"]) if self.use_bias else y
 
-    def run(self, interp, query, value, key=None, attention_mask=None, return_attention_scores=False,
-            training=None, use_causal_mask=False):
+    def run(self, interp, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+            attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):
+        """Keras's call. Its query_mask is the query's Keras mask (Keras 3.15 reads that, not the argument,
+        and tapecli's tensors carry none); value_mask and key_mask mask the keys [batch, 1, Tv]."""
         query, value = _float(query, "query"), _float(value, "value")
         key = value if key is None else _float(key, "key")
         if not self.built:
             self.build_heads(query.shape, value.shape, key.shape)
         keep = None if attention_mask is None else _bool_mask(attention_mask, "attention_mask")
-        causal = flag(use_causal_mask)
-        if causal:
-            mask = _causal(query.shape[1], value.shape[1])
+        masks = [_expand(_bool_mask(m, what), -2) for m, what in ((value_mask, "value_mask"), (key_mask, "key_mask"))
+                 if m is not None]
+        if flag(use_causal_mask):
+            masks.append(_causal(query.shape[1], value.shape[1]))
+        for mask in masks:
             keep = mask if keep is None else ops.logical_and(keep, mask)
         q, k, v = self.project("query", query, 1), self.project("key", key, 1), self.project("value", value, 1)
         scores_wanted = flag(return_attention_scores)
