@@ -9,7 +9,7 @@ import string
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import flag, float_dtype, integer, num, scalar, tensor
 from tapecli.library.keras.layers import Layer, dropout_mask
@@ -156,7 +156,7 @@ def _positive(value, what, allow_none=False):
     n = num(value, what) if not isinstance(value, bool) else -1
     if n != int(n) or n <= 0:
         raise TdfValueError(f"Received an invalid value for argument `{what}`, expected a positive integer"
-                            f"{' or `None`' if allow_none else ''}. Received: {what}={value}")
+                            f"{' or `None`' if allow_none else ''}. Received: {what}={n:g}")
     return int(n)
 
 
@@ -198,7 +198,7 @@ class MultiHeadAttention(Layer):
 
     def build_heads(self, query_shape, value_shape, key_shape):
         if value_shape[1:-1] != key_shape[1:-1]:
-            raise ShapeError("All dimensions of `value` and `key`, except the last one, must be equal. Received: "
+            raise TdfValueError("All dimensions of `value` and `key`, except the last one, must be equal. Received: "
                              f"value_shape={value_shape} and key_shape={key_shape}")
         dtype = float_dtype()
         heads = (self.num_heads, self.key_dim)
