@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, initializers, layers, losses,
-                                   losses_more, merging,
+from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, einsum_dense, initializers,
+                                   layers, losses, losses_more, merging,
                                    metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
                                    shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
@@ -88,7 +88,8 @@ def _register(name, make, extra=(), with_interp=True):
     builtin(name, interp=True)(construct)
 
 
-for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS + attention.LAYERS:
+for _cls in (layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS + einsum_dense.LAYERS
+             + attention.LAYERS):
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)

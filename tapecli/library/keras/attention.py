@@ -11,7 +11,8 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import flag, float_dtype, integer, num, scalar, tensor
+from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, num, scalar, tensor
+from tapecli.library.keras.einsum_dense import EinsumDense
 from tapecli.library.keras.layers import Layer, dropout_mask
 from tapecli.runtime.values import PythonTuple, Tensor
 
@@ -128,10 +129,10 @@ class AdditiveAttention(Attention):
 
 def _projection(free, bound, out):
     """Keras's _build_proj_equation: the einsum of a projection (``free`` axes kept, ``bound`` contracted,
-    ``out`` made), its kernel's letters after the input's."""
+    ``out`` made), its kernel's letters after the input's, and its bias's axes (the made ones)."""
     letters = string.ascii_lowercase
     kept, summed, made = letters[:free], letters[free:free + bound], letters[free + bound:free + bound + out]
-    return f"{kept}{summed},{summed}{made}->{kept}{made}"
+    return f"{kept}{summed},{summed}{made}->{kept}{made}", made
 
 
 def _attention_equations(rank, axes):
@@ -187,36 +188,39 @@ class MultiHeadAttention(Layer):
     def weight_names(self):
         return tuple(f"{part}/{w}" for part in self._PARTS for w in ("kernel", "bias"))
 
-    def _dense(self, part, kernel_shape, bias_rank, dtype):
-        """One of Keras's EinsumDense sublayers (query, key, value, attention_output): its kernel, and its bias
-        over the kernel's last ``bias_rank`` axes; Keras names the weights ``kernel`` and ``bias``."""
-        made = [self.add_weight(f"{part}/kernel", kernel_shape, self.inits[0], dtype)]
-        if self.use_bias:
-            made.append(self.add_weight(f"{part}/bias", kernel_shape[-bias_rank:], self.inits[1], dtype))
-        for v in made:
-            v.tf_name = v.tf_name.split("/")[-1]
+    def _dense(self, part, free, bound, output_shape, input_shape):
+        """One of Keras's EinsumDense sublayers (query, key, value, attention_output), built for input_shape:
+        ``free`` axes kept, ``bound`` contracted, the output's last axes ``output_shape``."""
+        equation, bias_axes = _projection(free, bound, len(output_shape))
+        dense = EinsumDense(self.interp, equation, [None] * (free - 1) + list(output_shape),
+                            bias_axes=bias_axes if self.use_bias else None, kernel_initializer=self.inits[0],
+                            bias_initializer=self.inits[1], name=part)
+        dense.build_for(input_shape, float_dtype())
+        self.projections[part] = dense
+        return dense
 
     def build_heads(self, query_shape, value_shape, key_shape):
+        """Keras's build: the four projections, their weights this layer's (``query/kernel``, ...), in its scope."""
         if value_shape[1:-1] != key_shape[1:-1]:
             raise TdfValueError("All dimensions of `value` and `key`, except the last one, must be equal. Received: "
-                             f"value_shape={value_shape} and key_shape={key_shape}")
-        dtype = float_dtype()
-        heads = (self.num_heads, self.key_dim)
-        self._dense("query", (query_shape[-1], *heads), 2, dtype)
-        self._dense("key", (key_shape[-1], *heads), 2, dtype)
-        self._dense("value", (value_shape[-1], self.num_heads, self.value_dim), 2, dtype)
-        out = self.output_dims or (query_shape[-1],)
-        self._dense("attention_output", (self.num_heads, self.value_dim, *out), len(out), dtype)
-        rank = len(query_shape) + 1                          # the projected tensors' rank
-        axes = tuple(range(1, rank - 2)) if self.axes is None else tuple(a % (rank - 1) for a in self.axes)
-        self.axes, self.equations = axes, _attention_equations(rank, axes)
+                                f"value_shape={value_shape} and key_shape={key_shape}")
+        self.projections = {}
+        rank = len(query_shape)
+        with name_scope(self.interp, self.given or self.auto):
+            query = self._dense("query", rank - 1, 1, (self.num_heads, self.key_dim), query_shape)
+            self._dense("key", len(key_shape) - 1, 1, (self.num_heads, self.key_dim), key_shape)
+            self._dense("value", len(value_shape) - 1, 1, (self.num_heads, self.value_dim), value_shape)
+            heads = (*query.output_shape(query_shape)[:-1], self.value_dim)
+            self._dense("attention_output", rank - 1, 2, self.output_dims or (query_shape[-1],), heads)
+        self.weights_ = {f"{part}/{short}": v for part, dense in self.projections.items()
+                         for short, v in dense.weights_.items()}
+        self.rename()
+        axes = tuple(range(1, rank - 1)) if self.axes is None else tuple(a % rank for a in self.axes)
+        self.axes, self.equations = axes, _attention_equations(rank + 1, axes)
         self.built, self.build_shape = True, tuple(query_shape)
 
-    def project(self, part, x, bound):
-        w = self.weights_
-        out_rank = len(w[f"{part}/kernel"].shape) - bound
-        y = ops.einsum(_projection(x.ndim - bound, bound, out_rank), x, w[f"{part}/kernel"])
-        return ops.add(y, w[f"{part}/bias"]) if self.use_bias else y
+    def project(self, part, x):
+        return self.projections[part].forward(self.interp, x, False)
 
     def run(self, interp, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
             attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):
@@ -233,13 +237,13 @@ class MultiHeadAttention(Layer):
             masks.append(_causal(query.shape[1], value.shape[1]))
         for mask in masks:
             keep = mask if keep is None else ops.logical_and(keep, mask)
-        q, k, v = self.project("query", query, 1), self.project("key", key, 1), self.project("value", value, 1)
+        q, k, v = self.project("query", query), self.project("key", key), self.project("value", value)
         scores_wanted = flag(return_attention_scores)
         if self.dropout > 0 or scores_wanted or q.ndim != 4:
             out, scores = self.attend(q, k, v, keep, flag(training))
         else:
             out, scores = self.dot_product_attention(q, k, v, keep), None
-        out = self.project("attention_output", out, 2)
+        out = self.project("attention_output", out)
         return (out, scores) if scores_wanted else out
 
     def attend(self, q, k, v, keep, training):

@@ -55,6 +55,8 @@ LAYER_KEYS = {
     "UpSampling3D": "size data_format", "GaussianNoise": "stddev seed", "GaussianDropout": "rate seed",
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
     "SpatialDropout3D": "rate seed name dtype data_format",
+    "EinsumDense": "output_shape equation activation bias_axes kernel_initializer bias_initializer kernel_regularizer "
+                   "bias_regularizer activity_regularizer kernel_constraint bias_constraint quantization_config",
     "Attention": "use_scale score_mode dropout seed", "AdditiveAttention": "use_scale dropout seed",
     "MultiHeadAttention": "num_heads key_dim value_dim dropout use_bias use_gate output_shape attention_axes "
                           "sliding_window kernel_initializer bias_initializer kernel_regularizer bias_regularizer "
