@@ -91,7 +91,7 @@ def _register(name, make, extra=(), with_interp=True):
 for _cls in (layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS + einsum_dense.LAYERS
              + attention.LAYERS):
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
-for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
+for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES, **attention.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)
 for _name, _cls in shaping.QUALIFIED.items():
     _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)

@@ -161,9 +161,98 @@ def _positive(value, what, allow_none=False):
     return int(n)
 
 
-class MultiHeadAttention(Layer):
+class _Heads(Layer):
+    """MultiHeadAttention's and GroupedQueryAttention's call: four EinsumDense projections (``build_heads``
+    makes them), masks, the attention of the projected heads (``scores``: the query's with the keys'), the
+    output's projection."""
+
+    reads_query_mask = True         # (Keras 3.15's MultiHeadAttention reads the query's Keras mask instead)
+
+    def weight_names(self):
+        return tuple(f"{part}/{w}" for part in ("query", "key", "value", "attention_output") for w in ("kernel", "bias"))
+
+    def _dense(self, part, equation, bias_axes, output_shape, input_shape):
+        """One of Keras's EinsumDense sublayers (query, key, value, attention_output), built for input_shape."""
+        dense = EinsumDense(self.interp, equation, output_shape, bias_axes=bias_axes if self.use_bias else None,
+                            kernel_initializer=self.inits[0], bias_initializer=self.inits[1], name=part)
+        dense.build_for(input_shape, float_dtype())
+        self.projections[part] = dense
+        return dense
+
+    def build_for_shapes(self, query_shape, value_shape, key_shape):
+        """Keras's build: the projections, in the layer's name scope; their weights are the layer's
+        (``query/kernel``, ...), in Keras's order."""
+        if value_shape[1:-1] != key_shape[1:-1]:
+            raise TdfValueError("All dimensions of `value` and `key`, except the last one, must be equal. Received: "
+                                f"value_shape={value_shape} and key_shape={key_shape}")
+        self.projections = {}
+        with name_scope(self.interp, self.given or self.auto):
+            self.build_heads(query_shape, value_shape, key_shape)
+        self.weights_ = {f"{part}/{short}": v for part, dense in self.projections.items()
+                         for short, v in dense.weights_.items()}
+        self.rename()
+        self.built, self.build_shape = True, tuple(query_shape)
+
+    def project(self, part, x):
+        return self.projections[part].forward(self.interp, x, False)
+
+    def run(self, interp, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+            attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):
+        """Keras's call: query_mask masks the queries [batch, Tq, 1], value_mask and key_mask the keys
+        [batch, 1, Tv], use_causal_mask the later keys, all of them and attention_mask together."""
+        query, value = _float(query, "query"), _float(value, "value")
+        key = value if key is None else _float(key, "key")
+        if not self.built:
+            self.build_for_shapes(query.shape, value.shape, key.shape)
+        keep = None if attention_mask is None else _bool_mask(attention_mask, "attention_mask")
+        masks = [_expand(_bool_mask(m, what), axis) for m, what, axis in (
+            (query_mask if self.reads_query_mask else None, "query_mask", -1), (value_mask, "value_mask", -2),
+            (key_mask, "key_mask", -2)) if m is not None]
+        if flag(use_causal_mask):
+            masks.append(_causal(query.shape[1], value.shape[1]))
+        for mask in masks:
+            keep = mask if keep is None else ops.logical_and(keep, mask)
+        q, k, v = self.project("query", query), self.project("key", key), self.project("value", value)
+        scores_wanted = flag(return_attention_scores)
+        if self.dropout > 0 or scores_wanted or q.ndim != 4:
+            out, scores = self.attend(q, k, v, keep, flag(training))
+        else:
+            out, scores = self.dot_product_attention(q, k, v, keep), None
+        out = self.project("attention_output", out)
+        return (out, scores) if scores_wanted else out
+
+    def attend(self, q, k, v, keep, training):
+        """Keras's _compute_attention: the query scaled, the scores by einsum, a masked Softmax over the
+        attention axes (-1e9 where masked, zero after), dropout, then the output by einsum."""
+        scores = self.scores(ops.mul(q, scalar(1.0 / math.sqrt(float(self.key_dim)), q.dtype)), k)
+        axes = tuple(range(scores.ndim - len(self.axes), scores.ndim))
+        if keep is not None:
+            while keep.ndim < scores.ndim:
+                keep = _expand(keep, -len(self.axes) * 2 - 1)
+            scores = ops.where(keep, scores, scalar(_SOFTMAX_MASKED, scores.dtype))
+        if len(axes) == 1:
+            scores = ops.softmax(scores, axis=axes[0])
+        else:
+            scores = ops.exp(ops.sub(scores, ops.reduce_logsumexp(scores, axis=axes, keepdims=True)))
+        if keep is not None:
+            scores = ops.where(keep, scores, scalar(0.0, scores.dtype))
+        return ops.einsum(self.combine, _dropped(self, scores, training), v), scores
+
+    def dot_product_attention(self, q, k, v, keep):
+        """TensorFlow's keras.ops.dot_product_attention (Keras's path for 3-D inputs without dropout or scores):
+        the logits scaled after the product, masked to -0.7 * float32's max, softmax, product."""
+        logits = ops.einsum("BTNH,BSNH->BNTS", q, k)
+        logits = ops.mul(logits, scalar(1.0 / math.sqrt(float(self.key_dim)), logits.dtype))
+        if keep is not None:
+            while keep.ndim < 4:
+                keep = _expand(keep, -3)
+            logits = ops.where(keep, logits, scalar(_DOT_PRODUCT_MASKED, logits.dtype))
+        return ops.einsum("BNTS,BSNH->BTNH", ops.softmax(logits, axis=-1), v)
+
+
+class MultiHeadAttention(_Heads):
     prefix = "multi_head_attention"
-    _PARTS = ("query", "key", "value", "attention_output")
+    reads_query_mask = False
 
     def __init__(self, interp, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,
                  attention_axes=None, kernel_initializer="glorot_uniform", bias_initializer="zeros", seed=None, **kw):
@@ -185,95 +274,63 @@ class MultiHeadAttention(Layer):
         return {"value_dim": self.value_dim, "output_shape": self.output_dims and PythonTuple(self.output_dims),
                 "attention_axes": self.axes if self.axes is None else PythonTuple(self.axes)}
 
-    def weight_names(self):
-        return tuple(f"{part}/{w}" for part in self._PARTS for w in ("kernel", "bias"))
-
-    def _dense(self, part, free, bound, output_shape, input_shape):
-        """One of Keras's EinsumDense sublayers (query, key, value, attention_output), built for input_shape:
-        ``free`` axes kept, ``bound`` contracted, the output's last axes ``output_shape``."""
-        equation, bias_axes = _projection(free, bound, len(output_shape))
-        dense = EinsumDense(self.interp, equation, [None] * (free - 1) + list(output_shape),
-                            bias_axes=bias_axes if self.use_bias else None, kernel_initializer=self.inits[0],
-                            bias_initializer=self.inits[1], name=part)
-        dense.build_for(input_shape, float_dtype())
-        self.projections[part] = dense
-        return dense
+    def _projection(self, part, free, bound, output_shape, input_shape):
+        """A projection of Keras's _build_proj_equation: ``free`` axes kept, ``bound`` contracted, the output's
+        last axes ``output_shape``."""
+        return self._dense(part, *_projection(free, bound, len(output_shape)),
+                           [None] * (free - 1) + list(output_shape), input_shape)
 
     def build_heads(self, query_shape, value_shape, key_shape):
-        """Keras's build: the four projections, their weights this layer's (``query/kernel``, ...), in its scope."""
-        if value_shape[1:-1] != key_shape[1:-1]:
-            raise TdfValueError("All dimensions of `value` and `key`, except the last one, must be equal. Received: "
-                                f"value_shape={value_shape} and key_shape={key_shape}")
-        self.projections = {}
         rank = len(query_shape)
-        with name_scope(self.interp, self.given or self.auto):
-            query = self._dense("query", rank - 1, 1, (self.num_heads, self.key_dim), query_shape)
-            self._dense("key", len(key_shape) - 1, 1, (self.num_heads, self.key_dim), key_shape)
-            self._dense("value", len(value_shape) - 1, 1, (self.num_heads, self.value_dim), value_shape)
-            heads = (*query.output_shape(query_shape)[:-1], self.value_dim)
-            self._dense("attention_output", rank - 1, 2, self.output_dims or (query_shape[-1],), heads)
-        self.weights_ = {f"{part}/{short}": v for part, dense in self.projections.items()
-                         for short, v in dense.weights_.items()}
-        self.rename()
-        axes = tuple(range(1, rank - 1)) if self.axes is None else tuple(a % rank for a in self.axes)
-        self.axes, self.equations = axes, _attention_equations(rank + 1, axes)
-        self.built, self.build_shape = True, tuple(query_shape)
+        query = self._projection("query", rank - 1, 1, (self.num_heads, self.key_dim), query_shape)
+        self._projection("key", len(key_shape) - 1, 1, (self.num_heads, self.key_dim), key_shape)
+        self._projection("value", len(value_shape) - 1, 1, (self.num_heads, self.value_dim), value_shape)
+        heads = (*query.output_shape(query_shape)[:-1], self.value_dim)
+        self._projection("attention_output", rank - 1, 2, self.output_dims or (query_shape[-1],), heads)
+        self.axes = tuple(range(1, rank - 1)) if self.axes is None else tuple(a % rank for a in self.axes)
+        self.product, self.combine = _attention_equations(rank + 1, self.axes)
+
+    def scores(self, q, k):
+        return ops.einsum(self.product, k, q)
+
+
+class GroupedQueryAttention(_Heads):
+    """keras.layers.GroupQueryAttention: num_key_value_heads heads of keys and values, each repeated for
+    num_query_heads // num_key_value_heads query heads; inputs [batch, T, features]."""
+    prefix = "grouped_query_attention"
+
+    def __init__(self, interp, head_dim, num_query_heads, num_key_value_heads, dropout=0.0, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", seed=None, **kw):
+        super().__init__(interp, seed=seed, **kw)
+        self.key_dim = integer(head_dim, "head_dim")
+        self.num_heads = integer(num_query_heads, "num_query_heads")
+        self.num_kv_heads = integer(num_key_value_heads, "num_key_value_heads")
+        if self.num_kv_heads <= 0 or self.num_heads % self.num_kv_heads:
+            raise TdfValueError("`num_query_heads` must be divisible by `num_key_value_heads`.")
+        self.dropout, self.use_bias = num(dropout, "dropout"), flag(use_bias)
+        self.inits = initializers.get(kernel_initializer), initializers.get(bias_initializer)
+        self.axes, self.combine = (1,), "buqk,bkuh->bquh"
+
+    def build_heads(self, query_shape, value_shape, key_shape):
+        if len(query_shape) != 3:
+            raise TdfValueError(f"GroupQueryAttention takes inputs [batch, length, features], got {query_shape}")
+        self._dense("query", "bqm,muh->bquh", "uh", (None, self.num_heads, self.key_dim), query_shape)
+        self._dense("key", "bkm,mvh->bkvh", "vh", (None, self.num_kv_heads, self.key_dim), key_shape)
+        self._dense("value", "bkm,mvh->bkvh", "vh", (None, self.num_kv_heads, self.key_dim), value_shape)
+        self._dense("attention_output", "bquh,uhm->bqm", "m", (None, query_shape[-1]),
+                    (None, None, self.num_heads, self.key_dim))
 
     def project(self, part, x):
-        return self.projections[part].forward(self.interp, x, False)
+        """The keys' and values' heads repeated, each num_query_heads // num_key_value_heads times (ops.repeat)."""
+        y = super().project(part, x)
+        if part not in ("key", "value"):
+            return y
+        heads = np.repeat(np.arange(self.num_kv_heads), self.num_heads // self.num_kv_heads)
+        return ops.gather(y, Tensor(heads.astype(np.int32)), axis=2)
 
-    def run(self, interp, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
-            attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):
-        """Keras's call. Its query_mask is the query's Keras mask (Keras 3.15 reads that, not the argument,
-        and tapecli's tensors carry none); value_mask and key_mask mask the keys [batch, 1, Tv]."""
-        query, value = _float(query, "query"), _float(value, "value")
-        key = value if key is None else _float(key, "key")
-        if not self.built:
-            self.build_heads(query.shape, value.shape, key.shape)
-        keep = None if attention_mask is None else _bool_mask(attention_mask, "attention_mask")
-        masks = [_expand(_bool_mask(m, what), -2) for m, what in ((value_mask, "value_mask"), (key_mask, "key_mask"))
-                 if m is not None]
-        if flag(use_causal_mask):
-            masks.append(_causal(query.shape[1], value.shape[1]))
-        for mask in masks:
-            keep = mask if keep is None else ops.logical_and(keep, mask)
-        q, k, v = self.project("query", query), self.project("key", key), self.project("value", value)
-        scores_wanted = flag(return_attention_scores)
-        if self.dropout > 0 or scores_wanted or q.ndim != 4:
-            out, scores = self.attend(q, k, v, keep, flag(training))
-        else:
-            out, scores = self.dot_product_attention(q, k, v, keep), None
-        out = self.project("attention_output", out)
-        return (out, scores) if scores_wanted else out
-
-    def attend(self, q, k, v, keep, training):
-        """Keras's _compute_attention: the query scaled, the scores by einsum, a masked Softmax over the
-        attention axes (-1e9 where masked, zero after), dropout, then the output by einsum."""
-        q = ops.mul(q, scalar(1.0 / math.sqrt(float(self.key_dim)), q.dtype))
-        scores = ops.einsum(self.equations[0], k, q)
-        axes = tuple(range(scores.ndim - len(self.axes), scores.ndim))
-        if keep is not None:
-            while keep.ndim < scores.ndim:
-                keep = _expand(keep, -len(self.axes) * 2 - 1)
-            scores = ops.where(keep, scores, scalar(_SOFTMAX_MASKED, scores.dtype))
-        if len(axes) == 1:
-            scores = ops.softmax(scores, axis=axes[0])
-        else:
-            scores = ops.exp(ops.sub(scores, ops.reduce_logsumexp(scores, axis=axes, keepdims=True)))
-        if keep is not None:
-            scores = ops.where(keep, scores, scalar(0.0, scores.dtype))
-        return ops.einsum(self.equations[1], _dropped(self, scores, training), v), scores
-
-    def dot_product_attention(self, q, k, v, keep):
-        """TensorFlow's keras.ops.dot_product_attention (Keras's path for 3-D inputs without dropout or scores):
-        the logits scaled after the product, masked to -0.7 * float32's max, softmax, product."""
-        logits = ops.einsum("BTNH,BSNH->BNTS", q, k)
-        logits = ops.mul(logits, scalar(1.0 / math.sqrt(float(self.key_dim)), logits.dtype))
-        if keep is not None:
-            while keep.ndim < 4:
-                keep = _expand(keep, -3)
-            logits = ops.where(keep, logits, scalar(_DOT_PRODUCT_MASKED, logits.dtype))
-        return ops.einsum("BNTS,BSNH->BTNH", ops.softmax(logits, axis=-1), v)
+    def scores(self, q, k):
+        return ops.einsum("bquh,bkuh->buqk", q, k)
 
 
 LAYERS = [Attention, AdditiveAttention, MultiHeadAttention]
+ALIASES = {"GroupQueryAttention": GroupedQueryAttention}      # (Keras's public name of the class)

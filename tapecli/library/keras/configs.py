@@ -57,6 +57,9 @@ LAYER_KEYS = {
     "SpatialDropout3D": "rate seed name dtype data_format",
     "EinsumDense": "output_shape equation activation bias_axes kernel_initializer bias_initializer kernel_regularizer "
                    "bias_regularizer activity_regularizer kernel_constraint bias_constraint quantization_config",
+    "GroupedQueryAttention": "head_dim num_query_heads num_key_value_heads use_bias use_gate sliding_window dropout "
+                             "kernel_initializer bias_initializer kernel_regularizer bias_regularizer "
+                             "activity_regularizer kernel_constraint bias_constraint seed",
     "Attention": "use_scale score_mode dropout seed", "AdditiveAttention": "use_scale dropout seed",
     "MultiHeadAttention": "num_heads key_dim value_dim dropout use_bias use_gate output_shape attention_axes "
                           "sliding_window kernel_initializer bias_initializer kernel_regularizer bias_regularizer "

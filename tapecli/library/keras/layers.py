@@ -79,7 +79,7 @@ _LAYER_PACKAGES = {
     "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU",
-    "attention": "Attention AdditiveAttention MultiHeadAttention",
+    "attention": "Attention AdditiveAttention MultiHeadAttention GroupedQueryAttention",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization",
 }
