@@ -1,4 +1,5 @@
-"""Keras 3's attention layers (Attention, AdditiveAttention, MultiHeadAttention) beyond the recorded values
+"""Keras 3's attention layers (Attention, AdditiveAttention, MultiHeadAttention, GroupQueryAttention) and
+EinsumDense beyond the recorded values
 (tests/tf_expectations/keras_attention.json, tests/data/tf_fresh_programs_attn.json): their argument checks with
 Keras's messages, dropout only in training, symbolic shapes and a tape through a functional model. Each program
 runs on the interpreter and on CPython (TAPECLI_TF_ON_CPYTHON=0 and 1)."""
@@ -38,6 +39,13 @@ def run(source):
      "All dimensions of `value` and `key`, except the last one, must be equal"),
     ("keras.layers.MultiHeadAttention(2, 2)(x, x, foo=1)", TdfTypeError,
      "MultiHeadAttention.call\\(\\): got an unexpected keyword argument 'foo'"),
+    ("keras.layers.GroupQueryAttention(2, 4, 3)", TdfValueError,
+     "`num_query_heads` must be divisible by `num_key_value_heads`."),
+    ("keras.layers.EinsumDense('ab,bc', 4)(x)", TdfValueError, "Invalid einsum equation 'ab,bc'"),
+    ("keras.layers.EinsumDense('abc,cd->abd', (5, 4))(x)", TdfValueError,
+     "Input shape and output shape do not match at shared dimension 'b'. Input shape is 2, and output shape is 5."),
+    ("keras.layers.EinsumDense('abc,cd->abd', (None, 4), bias_axes='x')(x)", TdfValueError,
+     "Bias dimension 'x' was requested, but is not part of the output spec 'abd'"),
 ])
 def test_misuses_raise_keras_messages(statement, error, message, on_cpython):
     with pytest.raises(error, match=message):
@@ -70,6 +78,9 @@ def test_symbolic_shapes_and_a_tape_through_a_functional_model(on_cpython):
                                                     return_attention_scores=True)
         crossed = keras.layers.MultiHeadAttention(2, 3, output_shape=(2, 5))(query, value)
         print(attended.shape, scores.shape, crossed.shape)
+        grouped, group_scores = keras.layers.GroupQueryAttention(2, 4, 2)(query, keras.layers.Dense(4)(value),
+                                                                          return_attention_scores=True)
+        print(grouped.shape, group_scores.shape)
         model = keras.Model([query, value], [attended, crossed])
         q, v = tf.ones((2, 3, 4)), tf.ones((2, 5, 6))
         with tf.GradientTape() as tape:
@@ -78,4 +89,4 @@ def test_symbolic_shapes_and_a_tape_through_a_functional_model(on_cpython):
         grads = tape.gradient(loss, model.trainable_variables)
         print(len(grads), [g is None for g in grads].count(True), c.shape)
     """)
-    assert out == ["(None, 3, 4) (None, 3, 5) (None, 3, 2, 5)", "10 0 (2, 3, 2, 5)"]
+    assert out == ["(None, 3, 4) (None, 3, 5) (None, 3, 2, 5)", "(None, 3, 4) (None, 4, 3, 5)", "10 0 (2, 3, 2, 5)"]
