@@ -314,7 +314,7 @@ class Layer(KerasObject):
         probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
         out = self.run(interp, **probe)
         many = isinstance(out, tuple)
-        outs = tuple(KerasTensor((None, *o.shape[1:]), current().settings.float_dtype, self, symbolic)
+        outs = tuple(KerasTensor((symbolic[0].shape[0], *o.shape[1:]), current().settings.float_dtype, self, symbolic)
                      for o in (out if many else (out,)))
         for i, o in enumerate(outs):
             o.arguments, o.index, o.siblings = arguments, i if many else None, outs
