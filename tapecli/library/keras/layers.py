@@ -369,7 +369,7 @@ def _bind(arguments: dict, value_of) -> dict:
     """The arguments with each Keras tensor (a list's items too) replaced by ``value_of`` it."""
     def bound(v):
         if isinstance(v, (list, tuple)):
-            return type(v)(bound(x) for x in v) if isinstance(v, list) else tuple(bound(x) for x in v)
+            return (type(v) if isinstance(v, list) else tuple)(bound(x) for x in v)     # (a program's tuple too)
         return value_of(v) if isinstance(v, KerasTensor) else v
     return {k: bound(v) for k, v in arguments.items()}
 
