@@ -174,7 +174,8 @@ class _Heads(Layer):
     def _dense(self, part, equation, bias_axes, output_shape, input_shape):
         """One of Keras's EinsumDense sublayers (query, key, value, attention_output), built for input_shape."""
         dense = EinsumDense(self.interp, equation, output_shape, bias_axes=bias_axes if self.use_bias else None,
-                            kernel_initializer=self.inits[0], bias_initializer=self.inits[1], name=part)
+                            kernel_initializer=self.inits[0], bias_initializer=self.inits[1], name=part,
+                            activity_regularizer=self.projection_regularizer)
         dense.build_for(input_shape, float_dtype())
         self.projections[part] = dense
         return dense
@@ -194,7 +195,12 @@ class _Heads(Layer):
         self.built, self.build_shape = True, tuple(query_shape)
 
     def project(self, part, x):
-        return self.projections[part].forward(self.interp, x, False)
+        return self.projections[part].apply(self.interp, x)
+
+    def regularization_losses(self):
+        """Keras's layer.losses: the layer's own, then its projections' (their activity regularizer's)."""
+        return super().regularization_losses() + [loss for dense in getattr(self, "projections", {}).values()
+                                                  for loss in dense.regularization_losses()]
 
     def run(self, interp, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
             attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):
@@ -260,6 +266,8 @@ class MultiHeadAttention(_Heads):
         self.key_dim = _positive(key_dim, "key_dim")
         self.value_dim = _positive(value_dim, "value_dim", allow_none=True) or self.key_dim
         super().__init__(interp, seed=seed, **kw)
+        # Keras gives its activity_regularizer to the four projections only
+        self.projection_regularizer, self.activity_regularizer = self.activity_regularizer, None
         self.dropout, self.use_bias = num(dropout, "dropout"), flag(use_bias)
         if isinstance(output_shape, (list, tuple)):
             self.output_dims = tuple(integer(d, "output_shape") for d in output_shape) or None
@@ -302,6 +310,7 @@ class GroupedQueryAttention(_Heads):
     def __init__(self, interp, head_dim, num_query_heads, num_key_value_heads, dropout=0.0, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
+        self.projection_regularizer = self.activity_regularizer     # (Keras's: the projections' and its own)
         self.key_dim = integer(head_dim, "head_dim")
         self.num_heads = integer(num_query_heads, "num_query_heads")
         self.num_kv_heads = integer(num_key_value_heads, "num_key_value_heads")

@@ -310,7 +310,7 @@ class Layer(KerasObject):
         arguments = dict(list(bound.arguments.items())[1:])
         symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
         if not symbolic:
-            return self.run(interp, **arguments)
+            return self.run_regularized(interp, arguments)
         probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
         out = self.run(interp, **probe)
         many = isinstance(out, tuple)
@@ -327,7 +327,15 @@ class Layer(KerasObject):
         given = _bind(arguments, lambda t: values[id(t)])
         if "training" in given and given["training"] is None:
             given["training"] = training
-        return self.run(interp, **given)
+        return self.run_regularized(interp, given)
+
+    def run_regularized(self, interp, arguments):
+        """``run``, then its activity regularizer's loss of each of its outputs (Keras's Layer.__call__)."""
+        out = self.run(interp, **arguments)
+        if self.activity_regularizer is not None:
+            self.activity_losses = [penalties.activity_loss(self.activity_regularizer, o)
+                                    for o in (out if isinstance(out, tuple) else (out,))]
+        return out
 
     def symbolic_end(self, which: int):
         """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
