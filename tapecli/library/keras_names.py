@@ -5,10 +5,10 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, callbacks, configs, confusion, initializers, layers, losses, losses_more, merging,
-                                   metrics, metrics_more, models, optimizers, penalties, preprocessing, recurrent,
-                                   regularization, rnn_wrappers, schedules, shaping, spatial, utilities,
-                                   utilities_more)
+from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, einsum_dense, initializers,
+                                   layers, losses, losses_more, merging, metrics, metrics_more, models, optimizers,
+                                   penalties, preprocessing, recurrent, regularization, rnn_wrappers, schedules,
+                                   shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
@@ -88,7 +88,8 @@ def _register(name, make, extra=(), with_interp=True):
     builtin(name, interp=True)(construct)
 
 
-for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS:
+for _cls in (layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS + einsum_dense.LAYERS
+             + attention.LAYERS):
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _cls in rnn_wrappers.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
@@ -96,7 +97,7 @@ for _cls in preprocessing.LAYERS + regularization.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 BUILTINS["Discretization"].class_methods = {
     "from_config": preprocessing.discretization_from_config(BUILTINS["Discretization"].class_methods["from_config"])}
-for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
+for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES, **attention.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)
 for _name, _cls in shaping.QUALIFIED.items():
     _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)

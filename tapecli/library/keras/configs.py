@@ -62,6 +62,15 @@ LAYER_KEYS = {
     "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
                 "fill_value antialias", "CenterCrop": "data_format height width",
     "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",
+    "EinsumDense": "output_shape equation activation bias_axes kernel_initializer bias_initializer kernel_regularizer "
+                   "bias_regularizer activity_regularizer kernel_constraint bias_constraint quantization_config",
+    "GroupedQueryAttention": "head_dim num_query_heads num_key_value_heads use_bias use_gate sliding_window dropout "
+                             "kernel_initializer bias_initializer kernel_regularizer bias_regularizer "
+                             "activity_regularizer kernel_constraint bias_constraint seed",
+    "Attention": "use_scale score_mode dropout seed", "AdditiveAttention": "use_scale dropout seed",
+    "MultiHeadAttention": "num_heads key_dim value_dim dropout use_bias use_gate output_shape attention_axes "
+                          "sliding_window kernel_initializer bias_initializer kernel_regularizer bias_regularizer "
+                          "activity_regularizer kernel_constraint bias_constraint seed",
     **dict.fromkeys(("Add", "Subtract", "Multiply", "Maximum", "Minimum", "Average", "Identity"), ""),
     "Masking": "mask_value",
     "SimpleRNNCell": _CELL.format(gate="", forget="", last="seed"),
@@ -81,7 +90,8 @@ CALL_TRAINING = {**dict.fromkeys(("AdditiveAttention", "AlphaDropout", "Attentio
 FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,
          "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,
          "renorm_momentum": 0.99, "stateful": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
-         "interpolation": "nearest", "keepdims": False, "sparse": False}
+         "interpolation": "nearest", "keepdims": False, "sparse": False,
+         "use_gate": False, "sliding_window": None}
 # the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
 _DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "Discretization")
 # Keras's own name of an activation that has two (keras.activations.serialize)
@@ -185,6 +195,7 @@ def layer_config(layer) -> dict:
             out[key] = dtype_name(float_dtype()) if class_name in _DTYPE_AS_NAME else dtype_policy()
         else:
             value = arguments[key] if key in arguments else FIXED.get(key)
+            value = layer.config_values().get(key, value)
             if key == "strides" and value is None:          # (a pooling's: its pool_size)
                 value = arguments["pool_size"]
             out[key] = _form(class_name, key, value, layer.interp)

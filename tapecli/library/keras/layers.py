@@ -5,6 +5,7 @@ first bound to (``layer = Dense(2)``), else its place in a bound model (``model.
 Keras's automatic name (``dense``, ``dense_1``, ...)."""
 from __future__ import annotations
 
+import inspect
 import math
 import re
 
@@ -46,14 +47,15 @@ class KerasTensor(ProgramObject):
     ``shape`` (a tuple, None for the batch), ``dtype`` (a name) and ``ndim``, as Keras's KerasTensor has them."""
 
     kind_word = "a Keras tensor"
-    # one of the outputs of a layer call that gives several (a recurrent layer's with return_state): its place, and
-    # the call's outputs, computed once
-    index, node = 0, None
+    # one of the outputs of a layer call that gives several (a recurrent layer's with return_state, an attention
+    # layer's scores): its place, and the call's outputs, computed once (None: the call's only output)
+    index, siblings = 0, None
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
         self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
+        self.arguments = None         # a call of a layer with several arguments (Layer.call_arguments): them
 
     def probe(self) -> Tensor:
         """Ones of this shape, a batch of one: what a layer is called on to find its output's shape, as Keras's
@@ -85,6 +87,7 @@ _LAYER_PACKAGES = {
     "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed",
+    "attention": "Attention AdditiveAttention MultiHeadAttention GroupedQueryAttention",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization CategoryEncoding Discretization",
     "preprocessing.image_preprocessing": "Resizing CenterCrop",
@@ -264,6 +267,10 @@ class Layer(KerasObject):
     def config(self) -> dict:
         return {}
 
+    def config_values(self) -> dict:
+        """The config's values Keras writes from what the layer made of its arguments (not as given)."""
+        return {}
+
     # ---------------------------------------------------------------- building and calling
     def build_for(self, shape, dtype) -> None:
         if not self.built:
@@ -288,6 +295,8 @@ class Layer(KerasObject):
             and not any(map(tracked, kwargs.values())) else None
 
     def call(self, interp, args, kwargs, node):
+        if self.run is not None:
+            return self.call_arguments(interp, args, kwargs)
         kwargs = dict(kwargs)
         x = args[0] if args else kwargs.pop("inputs", None)
         training = kwargs.pop("training", None)
@@ -305,6 +314,51 @@ class Layer(KerasObject):
     def listed_call(self, interp, xs: list) -> KerasTensor:
         """The layer called on a list of Keras tensors: a layer of one input refuses it."""
         raise TdfTypeError(f"{type(self).__name__} is called with one input, got a list of {len(xs)} Keras tensors")
+
+    # A layer whose call takes several tensors or options besides ``training`` (Keras's call(query, value,
+    # key=None, ..., training=None)) defines ``run(interp, <its call's parameters>)``: its calls bind to it
+    run = None
+
+    def call_arguments(self, interp, args, kwargs):
+        """A call of a layer with ``run``. Called on Keras tensors (anywhere in its arguments, a list's items
+        too) its output's shapes are found as subclassing.layer_call finds a program layer's, by running it on
+        ones (a batch of one); the Keras tensors it gives keep the arguments, which the model's apply binds to
+        values (``run_bound``)."""
+        try:
+            bound = inspect.signature(self.run).bind(interp, *args, **kwargs)
+        except TypeError as e:
+            raise TdfTypeError(f"{type(self).__name__}.call(): {e}") from None
+        arguments = dict(list(bound.arguments.items())[1:])
+        symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
+        if not symbolic:
+            return self.run_regularized(interp, arguments)
+        probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
+        out = self.run(interp, **probe)
+        many = isinstance(out, tuple)
+        outs = tuple(KerasTensor((symbolic[0].shape[0], *o.shape[1:]), current().settings.float_dtype, self, symbolic)
+                     for o in (out if many else (out,)))
+        for i, o in enumerate(outs):
+            o.arguments = arguments
+            if many:
+                o.index, o.siblings = i, outs
+        self.symbolic = (symbolic[0] if len(symbolic) == 1 else symbolic, outs if many else outs[0])
+        return outs if many else outs[0]
+
+    def run_bound(self, interp, arguments, values, training):
+        """The layer run on a model's values for the Keras tensors among its ``arguments`` (its call's), the
+        model's ``training`` passed on where the call left it None (as Keras's Layer.__call__ does)."""
+        given = _bind(arguments, lambda t: values[id(t)])
+        if "training" in given and given["training"] is None:
+            given["training"] = training
+        return self.run_regularized(interp, given)
+
+    def run_regularized(self, interp, arguments):
+        """``run``, then its activity regularizer's loss of each of its outputs (Keras's Layer.__call__)."""
+        out = self.run(interp, **arguments)
+        if self.activity_regularizer is not None:
+            self.activity_losses = [penalties.activity_loss(self.activity_regularizer, o)
+                                    for o in (out if isinstance(out, tuple) else (out,))]
+        return out
 
     def symbolic_end(self, which: int):
         """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
@@ -346,6 +400,23 @@ class Layer(KerasObject):
         out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
             self.apply(interp, x, training)
         return out, self.compute_mask(x, mask)
+
+
+def _leaves(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _leaves(v)
+        else:
+            yield v
+
+
+def _bind(arguments: dict, value_of) -> dict:
+    """The arguments with each Keras tensor (a list's items too) replaced by ``value_of`` it."""
+    def bound(v):
+        if isinstance(v, (list, tuple)):
+            return (type(v) if isinstance(v, list) else tuple)(bound(x) for x in v)     # (a program's tuple too)
+        return value_of(v) if isinstance(v, KerasTensor) else v
+    return {k: bound(v) for k, v in arguments.items()}
 
 
 class Dense(Layer):

@@ -490,7 +490,7 @@ class Functional(Model):
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
-            shapes[id(t.layer)] = t.shape if t.node is None else [o.shape for o in t.node]
+            shapes[id(t.layer)] = t.shape if t.siblings is None else [o.shape for o in t.siblings]
         return [shapes.get(id(layer)) for layer in self.layers]
 
     def apply(self, interp, x, training=None):
@@ -505,13 +505,19 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
+            if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
+                if id(t.arguments) not in values:
+                    values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training)
+                got = values[id(t.arguments)]
+                values[id(t)] = got if t.siblings is None else got[t.index]
+                continue
             if t.spread:                # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
                 continue
             if t.listed:
                 values[id(t)] = t.layer.apply(interp, [values[id(p)] for p in t.inputs], training)
                 continue
-            if t.node is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
+            if t.siblings is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
                 self.apply_recurrent(interp, t, values, masks, training)
                 continue
             values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(t.inputs[0])], training,
@@ -523,13 +529,13 @@ class Functional(Model):
     def apply_recurrent(interp, t, values, masks, training):
         """A recurrent layer's call of a graph given initial states (its inputs after the first), or giving its final
         states too (return_state: each output a Keras tensor of the one call, computed once)."""
-        key = id(t.node if t.node is not None else t)
+        key = id(t.siblings if t.siblings is not None else t)
         if key not in values:
             x = t.inputs[0]
             values[key] = t.layer.apply(interp, values[id(x)], training, mask=masks.get(id(x)),
                                         initial_state=[values[id(p)] for p in t.inputs[1:]] or None)
             masks[key] = t.layer.compute_mask(values[id(x)], masks.get(id(x)))
-        values[id(t)] = values[key] if t.node is None else values[key][t.index]
+        values[id(t)] = values[key] if t.siblings is None else values[key][t.index]
         masks[id(t)] = masks[key] if t.index == 0 else None
 
     def call(self, interp, args, kwargs, node):

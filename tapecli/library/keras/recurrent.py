@@ -352,7 +352,7 @@ class _Recurrent(Layer):
         outs = [KerasTensor(shape, floatx, self, [x, *states]) for shape in shapes]
         if len(outs) > 1:
             for i, out in enumerate(outs):
-                out.index, out.node = i, outs
+                out.index, out.siblings = i, outs
         self.symbolic = (x, outs if len(outs) > 1 else outs[0])
         return self.symbolic[1]
 
