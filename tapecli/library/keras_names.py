@@ -5,9 +5,9 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, callbacks, configs, confusion, initializers, layers, losses, losses_more, merging,
-                                   metrics, metrics_more, models, optimizers, penalties, recurrent, schedules,
-                                   shaping, spatial, utilities, utilities_more)
+from tapecli.library.keras import (activations, callbacks, configs, confusion, convolutional, initializers, layers, losses,
+                                   losses_more, merging, metrics, metrics_more, models, optimizers, penalties, pooling,
+                                   recurrent, schedules, shaping, spatial, utilities, utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
@@ -89,7 +89,9 @@ def _register(name, make, extra=(), with_interp=True):
 
 for _cls in layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
-for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES}.items():
+for _cls in convolutional.LAYERS + pooling.LAYERS:
+    _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+for _name, _cls in {**shaping.ALIASES, **convolutional.ALIASES, **pooling.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)
 for _name, _cls in shaping.QUALIFIED.items():
     _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)
