@@ -1,8 +1,9 @@
 """Keras 3's convolution layers (keras/src/layers/convolutional), channels last, composed from recorded ops (every
-window gathered, then one product with the kernel) so gradients flow as TensorFlow's do."""
+window gathered, then one product with the kernel) so gradients flow as TensorFlow's do. A transposed convolution is
+the ordinary one over the input spread out by its strides, with the kernel flipped and its channels swapped."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
@@ -13,23 +14,27 @@ from tapecli.library.keras.spatial import _rank
 from tapecli.runtime.values import Tensor
 
 
-def _pair(value, what):
-    d = dims([value, value] if isinstance(value, (int, float)) or (isinstance(value, Tensor) and value.ndim == 0)
-             else value, what)
-    if len(d) != 2:
-        raise TdfValueError(f"{what} must be one integer or two, got {list(d)}")
+def per_axis(value, rank, what):
+    """Keras's standardize_tuple: one integer for every spatial axis, or one per axis."""
+    single = isinstance(value, (int, float)) or (isinstance(value, Tensor) and value.ndim == 0)
+    d = dims([value] * rank if single else value, what)
+    if len(d) != rank:
+        raise TdfValueError(f"The `{what}` argument must be a tuple of {rank} integers. Received {what}={list(d)}")
     return d
 
 
-def _padding(value):
+def padding_mode(value, causal=False):
+    """Keras's standardize_padding ("causal" for Conv1D only)."""
     value = str(value).lower()
-    if value not in ("valid", "same"):
-        raise TdfValueError(f'padding must be "valid" or "same", got {value!r}')
+    if value not in ("valid", "same") + (("causal",) if causal else ()):
+        raise TdfValueError(f'padding must be "valid" or "same"{"" if not causal else " or causal"}, got {value!r}')
     return value
 
 
-def _windows(n, k, s, padding):
-    """Output size and (before, after) padding of one spatial dimension, as TensorFlow's."""
+def window_geometry(n, k, s, padding, d=1):
+    """Output size and (before, after) padding of one spatial dimension of size n, as TensorFlow's (a dilated
+    kernel spans (k - 1) * d + 1)."""
+    k = (k - 1) * d + 1
     if padding == "valid":
         return (n - k + s) // s, (0, 0)
     out = (n + s - 1) // s
@@ -37,111 +42,308 @@ def _windows(n, k, s, padding):
     return out, (need // 2, need - need // 2)
 
 
-def _patches(x, k, s, padding, fill):
-    """Every window of x ([N, H, W, C]) as a tensor [N, OH, OW, kh*kw, C] made of recorded slices."""
-    (oh, ph), (ow, pw) = _windows(x.shape[1], k[0], s[0], padding), _windows(x.shape[2], k[1], s[1], padding)
-    if any(ph) or any(pw):
-        n, h, w, c = x.shape
-        pad = np.full((n, ph[0], w, c), fill, dtype=x.dtype), np.full((n, ph[1], w, c), fill, dtype=x.dtype)
-        x = ops.concat([Tensor(pad[0]), x, Tensor(pad[1])], axis=1)
-        h = x.shape[1]
-        pad = np.full((n, h, pw[0], c), fill, dtype=x.dtype), np.full((n, h, pw[1], c), fill, dtype=x.dtype)
-        x = ops.concat([Tensor(pad[0]), x, Tensor(pad[1])], axis=2)
-    if oh <= 0 or ow <= 0:
+def _channels_last(data_format, cls):
+    if data_format not in (None, "channels_last"):
+        raise TdfValueError(f"{cls}: tapecli supports data_format='channels_last' only")
+
+
+def _patches(x, k, s, d):
+    """Every window of x ([N, *spatial, C], 1 to 3 spatial axes, already padded) as [N, *out, taps, C]. Three axes
+    take the height/width windows of each depth slice, then the depth windows of those: their taps run (h, w, d)."""
+    n, c = x.shape[0], x.shape[-1]
+    if len(k) == 1:
+        w = ops.windows(ops.reshape(x, (n, 1, x.shape[1], c)), (1, k[0]), (1, s[0]), (1, d[0]))
+        return ops.reshape(w, (n, w.shape[2], k[0], c))
+    if len(k) == 2:
+        w = ops.windows(x, tuple(k), tuple(s), tuple(d))
+        return ops.reshape(w, (n, w.shape[1], w.shape[2], k[0] * k[1], c))
+    depth = x.shape[1]
+    w = ops.windows(ops.reshape(x, (n * depth, *x.shape[2:])), tuple(k[1:]), tuple(s[1:]), tuple(d[1:]))
+    oh, ow = w.shape[1], w.shape[2]
+    w = ops.windows(ops.reshape(w, (n, depth, oh * ow * k[1] * k[2], c)), (k[0], 1), (s[0], 1), (d[0], 1))
+    return ops.reshape(w, (n, w.shape[1], oh, ow, k[1] * k[2] * k[0], c))
+
+
+def _kernel_taps(kernel):
+    """A kernel [*k, C, F] as [taps, C, F], its taps in _patches's order."""
+    if len(kernel.shape) == 5:
+        kernel = ops.transpose(kernel, (1, 2, 0, 3, 4))
+    return ops.reshape(kernel, (math.prod(kernel.shape[:-2]), *kernel.shape[-2:]))
+
+
+def convolve(x, kernel, strides, dilations, pads, groups=1):
+    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis), its windows times
+    kernel [*k, C / groups, F]: [N, *out, F]. The output channels of group g are the g-th F / groups."""
+    if any(p != (0, 0) for p in pads):
+        x = ops.pad(x, [[0, 0], *[list(p) for p in pads], [0, 0]])
+    k = kernel.shape[:-2]
+    p = _patches(x, k, strides, dilations)
+    if any(o <= 0 for o in p.shape[1:-2]):
         raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
-    w = ops.windows(x, tuple(k), tuple(s))
-    return ops.reshape(w, (w.shape[0], oh, ow, k[0] * k[1], w.shape[5])), oh, ow
+    out, taps = p.shape[1:-2], _kernel_taps(kernel)
+    rows = x.shape[0] * math.prod(out)
+    f = kernel.shape[-1]
+    if groups == 1:     # every window a row: one product (and the kernel's gradient one product)
+        y = ops.matmul(ops.reshape(p, (rows, taps.shape[0] * x.shape[-1])),
+                       ops.reshape(taps, (taps.shape[0] * x.shape[-1], f)))
+    else:               # each group's windows times its own filters: [rows, taps, G, C/G, 1] * [taps, G, C/G, F/G]
+        cg = x.shape[-1] // groups
+        p = ops.reshape(p, (rows, taps.shape[0], groups, cg, 1))
+        taps = ops.transpose(ops.reshape(taps, (taps.shape[0], cg, groups, f // groups)), (0, 2, 1, 3))
+        y = ops.reduce_sum(ops.mul(p, taps), axis=(1, 3))
+    return ops.reshape(y, (x.shape[0], *out, f))
 
 
-def _one(value, what):
-    v = value[0] if isinstance(value, (list, tuple)) and len(value) == 1 else value
-    return integer(v, what)
-
-
-
-class _As2D:
-    """A 1-D layer run as its 2-D twin on inputs [N, 1, L, C]."""
-
-    def check_input(self, x):
-        _rank(self, x, 3)
-
-    def output_shape(self, shape):
-        out = super().output_shape((shape[0], 1, *shape[1:]))
-        return (out[0], *out[2:])
-
-    def forward(self, interp, x, training):
-        y = super().forward(interp, ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), training)
-        return ops.reshape(y, (y.shape[0], *y.shape[2:]))
-
-
-class Conv2D(Layer):
+class _Windowed(Layer):
+    """What Keras's convolutions share: a kernel's windows over the spatial axes, then bias, then activation."""
     replayable = True
-    prefix = "conv2d"
+    rank = 2
+    causal = False          # whether padding may be "causal" (Conv1D's)
+    groups = 1
 
-    def __init__(self, interp, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", **kw):
-        super().__init__(interp, **kw)
-        self.filters = integer(filters, "filters")
-        self.kernel_size, self.strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
-        self.padding = _padding(padding)
-        self.activation = activation_fn(activation, interp)
+    def setup(self, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias, inits):
+        _channels_last(data_format, type(self).__name__)
+        self.kernel_size = per_axis(kernel_size, self.rank, "kernel_size")
+        self.strides = per_axis(strides, self.rank, "strides")
+        self.dilation_rate = per_axis(dilation_rate, self.rank, "dilation_rate")
+        self.padding = padding_mode(padding, self.causal)
+        if not all(self.kernel_size):
+            raise TdfValueError(f"The argument `kernel_size` cannot contain 0. Received kernel_size={self.kernel_size}.")
+        if not all(self.strides):
+            raise TdfValueError(f"The argument `strides` cannot contains 0. Received strides={self.strides}")
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise TdfValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
+                                f"strides={self.strides} and dilation_rate={self.dilation_rate}")
+        self.activation = activation_fn(activation, self.interp)
         self.use_bias = flag(use_bias)
-        self.inits = [initializers.get(kernel_initializer), initializers.get(bias_initializer)]
+        self.inits = [initializers.get(i) for i in inits]
 
     def weight_names(self):
         return ("kernel", "bias")
 
     def check_input(self, x):
-        if x.ndim != 4:
-            raise ShapeError(f"Conv2D takes inputs of shape [batch, height, width, channels], got {list(x.shape)}")
+        _rank(self, x, self.rank + 2)
 
-    def build(self, shape, dtype):
-        self.add_weight("kernel", (*self.kernel_size, shape[-1], self.filters), self.inits[0], dtype)
-        if self.use_bias:
-            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
+    def spatial_out(self, shape):
+        mode = "same" if self.padding == "causal" else self.padding       # (causal keeps the length, as same does)
+        return tuple(None if n is None else window_geometry(n, k, s, mode, d)[0] for n, k, s, d in
+                     zip(shape[1:-1], self.kernel_size, self.strides, self.dilation_rate))
 
     def output_shape(self, shape):
-        oh = None if shape[1] is None else _windows(shape[1], self.kernel_size[0], self.strides[0], self.padding)[0]
-        ow = None if shape[2] is None else _windows(shape[2], self.kernel_size[1], self.strides[1], self.padding)[0]
-        return (shape[0], oh, ow, self.filters)
+        return (shape[0], *self.spatial_out(shape), self.filters)
 
-    def forward(self, interp, x, training):
-        p, oh, ow = _patches(x, self.kernel_size, self.strides, self.padding, 0.0)
-        kh, kw = self.kernel_size
-        # every window a row: one product (and the kernel's gradient one product), not one per image row
-        cols = ops.reshape(p, (x.shape[0] * oh * ow, kh * kw * x.shape[3]))
-        kernel = ops.reshape(self.weights_["kernel"], (kh * kw * x.shape[3], self.filters))
-        y = ops.reshape(ops.matmul(cols, kernel), (x.shape[0], oh, ow, self.filters))
+    def pads(self, x):
+        if self.padding == "causal":        # left padding of the dilated kernel's span, then a valid convolution
+            return [(self.dilation_rate[0] * (self.kernel_size[0] - 1), 0)]
+        return [window_geometry(n, k, s, self.padding, d)[1] for n, k, s, d in
+                zip(x.shape[1:-1], self.kernel_size, self.strides, self.dilation_rate)]
+
+    def finish(self, y):
         if self.use_bias:
             y = ops.add(y, self.weights_["bias"])
         return y if self.activation is None else self.activation(y)
 
+    def forward(self, interp, x, training):
+        return self.finish(convolve(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
+                                    self.groups))
 
-class Conv1D(_As2D, Conv2D):
-    prefix = "conv1d"
+
+class _Conv(_Windowed):
+    """Keras's BaseConv: kernel [*kernel_size, channels / groups, filters]."""
 
     def __init__(self, interp, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
                  groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", **kw):
-        if _one(dilation_rate, "dilation_rate") != 1 or integer(groups, "groups") != 1 or \
-                data_format not in (None, "channels_last"):
-            raise TdfValueError("Conv1D: tapecli supports dilation_rate=1, groups=1 and channels_last only")
-        causal = str(padding).lower() == "causal"
-        super().__init__(interp, filters, (1, _one(kernel_size, "kernel_size")), (1, _one(strides, "strides")),
-                         "valid" if causal else padding, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer, **kw)
-        self.causal = causal
+        super().__init__(interp, **kw)
+        self.setup(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                   (kernel_initializer, bias_initializer))
+        self.filters, self.groups = _positive(filters, "filters"), integer(groups, "groups")
+        if self.groups <= 0:
+            raise TdfValueError(f"The number of groups must be a positive integer. Received: groups={self.groups}.")
+        if self.filters % self.groups:
+            raise TdfValueError("The number of filters must be evenly divisible by the number of groups. "
+                                f"Received: groups={self.groups}, filters={self.filters}.")
 
     def build(self, shape, dtype):
-        self.add_weight("kernel", (self.kernel_size[1], shape[-1], self.filters), self.inits[0], dtype)
+        if shape[-1] % self.groups:
+            raise TdfValueError("The number of input channels must be evenly divisible by the number of groups. "
+                                f"Received groups={self.groups}, but the input has {shape[-1]} channels (full "
+                                f"input shape is {tuple(shape)}).")
+        self.add_weight("kernel", (*self.kernel_size, shape[-1] // self.groups, self.filters), self.inits[0], dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
+
+
+def _positive(value, what):
+    n = integer(value, what)
+    if n <= 0:
+        raise TdfValueError(f"Invalid value for argument `{what}`. Expected a strictly positive value. "
+                            f"Received {what}={n}.")
+    return n
+
+
+class Conv1D(_Conv):
+    prefix, rank, causal = "conv1d", 1, True
+
+
+class Conv2D(_Conv):
+    prefix, rank = "conv2d", 2
+
+
+class Conv3D(_Conv):
+    prefix, rank = "conv3d", 3
+
+
+class _ConvTranspose(_Windowed):
+    """Keras's BaseConvTranspose (tf.nn.conv_transpose): kernel [*kernel_size, filters, channels]."""
+
+    def __init__(self, interp, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kw):
+        super().__init__(interp, **kw)
+        self.setup(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                   (kernel_initializer, bias_initializer))
+        self.filters = _positive(filters, "filters")
+        self.output_padding = None if output_padding is None else per_axis(output_padding, self.rank,
+                                                                            "output_padding")
+        for i, (op, s) in enumerate(zip(self.output_padding or (), self.strides)):
+            if op >= s:
+                raise TdfValueError("`output_padding` must be strictly less than `strides` for all dimensions. "
+                                    f"At dimension {i}, `output_padding` is {op} but `strides` is {s}. Received: "
+                                    f"output_padding={self.output_padding}, strides={self.strides}")
+
+    def build(self, shape, dtype):
+        self.add_weight("kernel", (*self.kernel_size, self.filters, shape[-1]), self.inits[0], dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
+
+    def spatial_out(self, shape):
+        """Keras's compute_conv_transpose_output_shape."""
+        out = []
+        for i, n in enumerate(shape[1:-1]):
+            k = (self.kernel_size[i] - 1) * self.dilation_rate[i] + 1
+            s, op = self.strides[i], None if self.output_padding is None else self.output_padding[i]
+            if n is None:
+                out.append(None)
+            elif self.padding == "valid":
+                out.append((n - 1) * s + k + (max(k, s) - k if op is None else op))
+            else:
+                out.append(n * s if op is None else (n - 1) * s + k % 2 + op)
+        return tuple(out)
+
+    def forward(self, interp, x, training):
+        # the input spread out by the strides (s - 1 zeros after each element, the last's dropped), padded so that
+        # the flipped kernel's windows give each output element: as tf.nn.conv_transpose (the gradient of conv)
+        pads = []
+        for axis, (n, o) in enumerate(zip(x.shape[1:-1], self.spatial_out(x.shape)), start=1):
+            k = (self.kernel_size[axis - 1] - 1) * self.dilation_rate[axis - 1] + 1
+            s = self.strides[axis - 1]
+            if s > 1:
+                x = _spread(x, axis, s)
+            before = 0 if self.padding == "valid" else max(0, (n - 1) * s + k - o) // 2
+            pads.append((k - 1 - before, o + before - x.shape[axis]))
+        kernel = self.weights_["kernel"]
+        flipped = ops.reverse(kernel, list(range(self.rank)))
+        flipped = ops.transpose(flipped, (*range(self.rank), self.rank + 1, self.rank))
+        return self.finish(convolve(x, flipped, (1,) * self.rank, self.dilation_rate, pads))
+
+
+def _spread(x, axis, s):
+    """x with s - 1 zeros between neighbours along ``axis``: a zero block after each element, the last cut off."""
+    shape = x.shape
+    y = ops.pad(ops.reshape(x, (*shape[:axis + 1], 1, *shape[axis + 1:])),
+                [[0, 0]] * (axis + 1) + [[0, s - 1]] + [[0, 0]] * (len(shape) - axis - 1))
+    y = ops.reshape(y, (*shape[:axis], shape[axis] * s, *shape[axis + 1:]))
+    return ops.getitem(y, (*[slice(None)] * axis, slice(0, (shape[axis] - 1) * s + 1)))
+
+
+class Conv1DTranspose(_ConvTranspose):
+    prefix, rank = "conv1d_transpose", 1
+
+
+class Conv2DTranspose(_ConvTranspose):
+    prefix, rank = "conv2d_transpose", 2
+
+
+class Conv3DTranspose(_ConvTranspose):
+    prefix, rank = "conv3d_transpose", 3
+
+
+class _DepthwiseConv(_Windowed):
+    """Keras's BaseDepthwiseConv: kernel [*kernel_size, channels, depth_multiplier], each channel convolved with its
+    own depth_multiplier filters (channel c's outputs c * depth_multiplier + m): a convolution of one channel per
+    group."""
+
+    def __init__(self, interp, kernel_size, strides=1, padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kw):
+        super().__init__(interp, **kw)
+        self.setup(kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                   (depthwise_initializer, bias_initializer))
+        self.depth_multiplier = _positive(depth_multiplier, "depth_multiplier")
+
+    def build(self, shape, dtype):
+        self.filters = shape[-1] * self.depth_multiplier
+        self.add_weight("kernel", (*self.kernel_size, shape[-1], self.depth_multiplier), self.inits[0], dtype)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
+
+    def depthwise(self, x, kernel):
+        grouped = ops.reshape(kernel, (*self.kernel_size, 1, x.shape[-1] * self.depth_multiplier))
+        return convolve(x, grouped, self.strides, self.dilation_rate, self.pads(x), x.shape[-1])
+
+    def forward(self, interp, x, training):
+        return self.finish(self.depthwise(x, self.weights_["kernel"]))
+
+
+class DepthwiseConv1D(_DepthwiseConv):
+    prefix, rank = "depthwise_conv1d", 1
+
+
+class DepthwiseConv2D(_DepthwiseConv):
+    prefix, rank = "depthwise_conv2d", 2
+
+
+class _SeparableConv(_DepthwiseConv):
+    """Keras's BaseSeparableConv: a depthwise convolution (depthwise_kernel), then a 1x1 one (pointwise_kernel
+    [1, ..., channels * depth_multiplier, filters]), then bias and activation."""
+
+    def __init__(self, interp, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 pointwise_initializer="glorot_uniform", bias_initializer="zeros", **kw):
+        super().__init__(interp, kernel_size, strides, padding, depth_multiplier, data_format, dilation_rate,
+                         activation, use_bias, depthwise_initializer, bias_initializer, **kw)
+        self.filters = _positive(filters, "filters")
+        self.inits.append(initializers.get(pointwise_initializer))
+
+    def weight_names(self):
+        return ("depthwise_kernel", "pointwise_kernel", "bias")
+
+    def build(self, shape, dtype):
+        depth = shape[-1] * self.depth_multiplier
+        self.add_weight("depthwise_kernel", (*self.kernel_size, shape[-1], self.depth_multiplier), self.inits[0],
+                        dtype)
+        self.add_weight("pointwise_kernel", (*(1,) * self.rank, depth, self.filters), self.inits[2], dtype)
         if self.use_bias:
             self.add_weight("bias", (self.filters,), self.inits[1], dtype)
 
     def forward(self, interp, x, training):
-        if self.causal:           # left padding of kernel_size - 1, then a valid convolution
-            x = ops.pad(x, [[0, 0], [self.kernel_size[1] - 1, 0], [0, 0]])
-        return super().forward(interp, x, training)     # Conv2D reshapes the kernel [k, C, F] to [k * C, F]
+        w = self.weights_
+        pointwise = ops.reshape(w["pointwise_kernel"], w["pointwise_kernel"].shape[-2:])
+        return self.finish(ops.matmul(self.depthwise(x, w["depthwise_kernel"]), pointwise))
 
 
-LAYERS = [Conv1D, Conv2D]
-ALIASES = {"Convolution1D": Conv1D, "Convolution2D": Conv2D}
+class SeparableConv1D(_SeparableConv):
+    prefix, rank = "separable_conv1d", 1
+
+
+class SeparableConv2D(_SeparableConv):
+    prefix, rank = "separable_conv2d", 2
+
+
+LAYERS = [Conv1D, Conv2D, Conv3D, Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, DepthwiseConv1D,
+          DepthwiseConv2D, SeparableConv1D, SeparableConv2D]
+ALIASES = {"Convolution1D": Conv1D, "Convolution2D": Conv2D, "Convolution3D": Conv3D,
+           "Convolution1DTranspose": Conv1DTranspose, "Convolution2DTranspose": Conv2DTranspose,
+           "Convolution3DTranspose": Conv3DTranspose, "SeparableConvolution1D": SeparableConv1D,
+           "SeparableConvolution2D": SeparableConv2D}
