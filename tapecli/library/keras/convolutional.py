@@ -3,14 +3,14 @@ window gathered, then one product with the kernel) so gradients flow as TensorFl
 the ordinary one over the input spread out by its strides, with the kernel flipped and its channels swapped."""
 from __future__ import annotations
 
-import math
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import dims, flag, integer
 from tapecli.library.keras.layers import Layer, activation_fn
 from tapecli.library.keras.spatial import _rank
+from tapecli.ops.nn import _pads
 from tapecli.runtime.values import Tensor
 
 
@@ -32,66 +32,14 @@ def padding_mode(value, causal=False):
 
 
 def window_geometry(n, k, s, padding, d=1):
-    """Output size and (before, after) padding of one spatial dimension of size n, as TensorFlow's (a dilated
-    kernel spans (k - 1) * d + 1)."""
-    k = (k - 1) * d + 1
-    if padding == "valid":
-        return (n - k + s) // s, (0, 0)
-    out = (n + s - 1) // s
-    need = max(0, (out - 1) * s + k - n)
-    return out, (need // 2, need - need // 2)
+    """Output size and (before, after) padding of one spatial dimension of size n, as TensorFlow's."""
+    out, before, after = _pads(n, k, s, d, padding.upper())
+    return out, (before, after)
 
 
 def _channels_last(data_format, cls):
     if data_format not in (None, "channels_last"):
         raise TdfValueError(f"{cls}: tapecli supports data_format='channels_last' only")
-
-
-def _patches(x, k, s, d):
-    """Every window of x ([N, *spatial, C], 1 to 3 spatial axes, already padded) as [N, *out, taps, C]. Three axes
-    take the height/width windows of each depth slice, then the depth windows of those: their taps run (h, w, d)."""
-    n, c = x.shape[0], x.shape[-1]
-    if len(k) == 1:
-        w = ops.windows(ops.reshape(x, (n, 1, x.shape[1], c)), (1, k[0]), (1, s[0]), (1, d[0]))
-        return ops.reshape(w, (n, w.shape[2], k[0], c))
-    if len(k) == 2:
-        w = ops.windows(x, tuple(k), tuple(s), tuple(d))
-        return ops.reshape(w, (n, w.shape[1], w.shape[2], k[0] * k[1], c))
-    depth = x.shape[1]
-    w = ops.windows(ops.reshape(x, (n * depth, *x.shape[2:])), tuple(k[1:]), tuple(s[1:]), tuple(d[1:]))
-    oh, ow = w.shape[1], w.shape[2]
-    w = ops.windows(ops.reshape(w, (n, depth, oh * ow * k[1] * k[2], c)), (k[0], 1), (s[0], 1), (d[0], 1))
-    return ops.reshape(w, (n, w.shape[1], oh, ow, k[1] * k[2] * k[0], c))
-
-
-def _kernel_taps(kernel):
-    """A kernel [*k, C, F] as [taps, C, F], its taps in _patches's order."""
-    if len(kernel.shape) == 5:
-        kernel = ops.transpose(kernel, (1, 2, 0, 3, 4))
-    return ops.reshape(kernel, (math.prod(kernel.shape[:-2]), *kernel.shape[-2:]))
-
-
-def convolve(x, kernel, strides, dilations, pads, groups=1):
-    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis), its windows times
-    kernel [*k, C / groups, F]: [N, *out, F]. The output channels of group g are the g-th F / groups."""
-    if any(p != (0, 0) for p in pads):
-        x = ops.pad(x, [[0, 0], *[list(p) for p in pads], [0, 0]])
-    k = kernel.shape[:-2]
-    p = _patches(x, k, strides, dilations)
-    if any(o <= 0 for o in p.shape[1:-2]):
-        raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
-    out, taps = p.shape[1:-2], _kernel_taps(kernel)
-    rows = x.shape[0] * math.prod(out)
-    f = kernel.shape[-1]
-    if groups == 1:     # every window a row: one product (and the kernel's gradient one product)
-        y = ops.matmul(ops.reshape(p, (rows, taps.shape[0] * x.shape[-1])),
-                       ops.reshape(taps, (taps.shape[0] * x.shape[-1], f)))
-    else:               # each group's windows times its own filters: [rows, taps, G, C/G, 1] * [taps, G, C/G, F/G]
-        cg = x.shape[-1] // groups
-        p = ops.reshape(p, (rows, taps.shape[0], groups, cg, 1))
-        taps = ops.transpose(ops.reshape(taps, (taps.shape[0], cg, groups, f // groups)), (0, 2, 1, 3))
-        y = ops.reduce_sum(ops.mul(p, taps), axis=(1, 3))
-    return ops.reshape(y, (x.shape[0], *out, f))
 
 
 class _Windowed(Layer):
@@ -144,7 +92,7 @@ class _Windowed(Layer):
         return y if self.activation is None else self.activation(y)
 
     def forward(self, interp, x, training):
-        return self.finish(convolve(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
+        return self.finish(ops.convolution(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
                                     self.groups))
 
 
@@ -232,29 +180,10 @@ class _ConvTranspose(_Windowed):
         return tuple(out)
 
     def forward(self, interp, x, training):
-        # the input spread out by the strides (s - 1 zeros after each element, the last's dropped), padded so that
-        # the flipped kernel's windows give each output element: as tf.nn.conv_transpose (the gradient of conv)
-        pads = []
-        for axis, (n, o) in enumerate(zip(x.shape[1:-1], self.spatial_out(x.shape)), start=1):
-            k = (self.kernel_size[axis - 1] - 1) * self.dilation_rate[axis - 1] + 1
-            s = self.strides[axis - 1]
-            if s > 1:
-                x = _spread(x, axis, s)
-            before = 0 if self.padding == "valid" else max(0, (n - 1) * s + k - o) // 2
-            pads.append((k - 1 - before, o + before - x.shape[axis]))
-        kernel = self.weights_["kernel"]
-        flipped = ops.reverse(kernel, list(range(self.rank)))
-        flipped = ops.transpose(flipped, (*range(self.rank), self.rank + 1, self.rank))
-        return self.finish(convolve(x, flipped, (1,) * self.rank, self.dilation_rate, pads))
-
-
-def _spread(x, axis, s):
-    """x with s - 1 zeros between neighbours along ``axis``: a zero block after each element, the last cut off."""
-    shape = x.shape
-    y = ops.pad(ops.reshape(x, (*shape[:axis + 1], 1, *shape[axis + 1:])),
-                [[0, 0]] * (axis + 1) + [[0, s - 1]] + [[0, 0]] * (len(shape) - axis - 1))
-    y = ops.reshape(y, (*shape[:axis], shape[axis] * s, *shape[axis + 1:]))
-    return ops.getitem(y, (*[slice(None)] * axis, slice(0, (shape[axis] - 1) * s + 1)))
+        befores = [0 if self.padding == "valid" else max(0, (n - 1) * s + (k - 1) * d + 1 - o) // 2 for n, o, k, s, d
+                   in zip(x.shape[1:-1], self.spatial_out(x.shape), self.kernel_size, self.strides, self.dilation_rate)]
+        return self.finish(ops.conv_transpose(x, self.weights_["kernel"], self.spatial_out(x.shape), self.strides,
+                                              self.dilation_rate, befores))
 
 
 class Conv1DTranspose(_ConvTranspose):
@@ -290,7 +219,7 @@ class _DepthwiseConv(_Windowed):
 
     def depthwise(self, x, kernel):
         grouped = ops.reshape(kernel, (*self.kernel_size, 1, x.shape[-1] * self.depth_multiplier))
-        return convolve(x, grouped, self.strides, self.dilation_rate, self.pads(x), x.shape[-1])
+        return ops.convolution(x, grouped, self.strides, self.dilation_rate, self.pads(x), x.shape[-1])
 
     def forward(self, interp, x, training):
         return self.finish(self.depthwise(x, self.weights_["kernel"]))
