@@ -217,17 +217,43 @@ def _window_pads(x, kernel_shape, strides, dilations, padding):
             for i, (n, k, s, d) in enumerate(zip(x.shape[1:-1], kernel_shape, strides, dilations))]
 
 
+def _convolution(name, rank, input, filters, strides, padding, dilations):  # noqa: A002
+    from tapecli.library.tf_nn import _spatial
+    x, f = ops.to_tensor(input), ops.to_tensor(filters)
+    if x.ndim != rank + 2 or f.ndim != rank + 2 or f.shape[-2] != x.shape[-1]:
+        raise ShapeError(f"tf.nn.{name} needs an input [batch, *spatial, in] and filters [*k, in, out] of {rank} "
+                         f"spatial axes, got shapes {list(x.shape)} and {list(f.shape)}")
+    s, pad = _spatial(strides, "strides", rank), _padding(padding, rank)
+    d = (1,) * rank if dilations is None else _spatial(dilations, "dilations", rank)
+    return ops.convolution(x, f, s, d, _window_pads(x, f.shape, s, d, pad))
+
+
 @builtin()
 def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):  # noqa: A002
-    from tapecli.library.tf_nn import _spatial
     _channels_last(data_format, "NDHWC")
-    x, f = ops.to_tensor(input), ops.to_tensor(filters)
-    if x.ndim != 5 or f.ndim != 5 or f.shape[3] != x.shape[4]:
-        raise ShapeError(f"tf.nn.conv3d needs an input [batch, depth, height, width, in] and filters [kd, kh, kw, in, "
-                         f"out], got shapes {list(x.shape)} and {list(f.shape)}")
-    s, pad = _spatial(strides, "strides", 3), _padding(padding, 3)
-    d = (1, 1, 1) if dilations is None else _spatial(dilations, "dilations", 3)
-    return ops.convolution(x, f, s, d, _window_pads(x, f.shape, s, d, pad))
+    return _convolution("conv3d", 3, input, filters, strides, padding, dilations)
+
+
+@builtin()
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,  # noqa: A002
+                name=None):
+    """tf.nn.convolution: conv1d/2d/3d by the input's rank."""
+    rank = ops.to_tensor(input).ndim - 2
+    if rank not in (1, 2, 3):
+        raise ShapeError(f"tf.nn.convolution takes inputs of rank 3 to 5, got rank {rank + 2}")
+    _channels_last(data_format, ("NWC", "NHWC", "NDHWC")[rank - 1])
+    return _convolution("convolution", rank, input, filters, 1 if strides is None else strides, padding, dilations)
+
+
+@builtin()
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,  # noqa: A002
+                   dilations=None, name=None):
+    """tf.nn.conv_transpose: conv1d/2d/3d_transpose by the input's rank."""
+    rank = ops.to_tensor(input).ndim - 2
+    if rank not in (1, 2, 3):
+        raise ShapeError(f"tf.nn.conv_transpose takes inputs of rank 3 to 5, got rank {rank + 2}")
+    return _conv_transpose("conv_transpose", rank, input, filters, output_shape, strides, padding, data_format,
+                           dilations)
 
 
 @builtin()
@@ -244,6 +270,18 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     d = (1, 1) if dilations is None else _spatial(dilations, "dilations")
     grouped = ops.reshape(f, (f.shape[0], f.shape[1], 1, f.shape[2] * f.shape[3]))
     return ops.convolution(x, grouped, s, d, _window_pads(x, f.shape, s, d, pad), x.shape[3])
+
+
+@builtin()
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, data_format=None,  # noqa: A002
+                     dilations=None, name=None):
+    """depthwise_conv2d, then the 1x1 convolution by pointwise_filter [1, 1, in * multiplier, out]."""
+    p = ops.to_tensor(pointwise_filter)
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    if p.ndim != 4 or p.shape[:2] != (1, 1) or p.shape[2] != y.shape[3]:
+        raise ShapeError(f"tf.nn.separable_conv2d: pointwise_filter must be [1, 1, {y.shape[3]}, out], got shape "
+                         f"{list(p.shape)}")
+    return ops.matmul(y, ops.reshape(p, p.shape[2:]))
 
 
 @builtin()
