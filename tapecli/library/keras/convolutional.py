@@ -3,7 +3,6 @@ window gathered, then one product with the kernel) so gradients flow as TensorFl
 the ordinary one over the input spread out by its strides, with the kernel flipped and its channels swapped."""
 from __future__ import annotations
 
-
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
@@ -54,7 +53,6 @@ class _Windowed(Layer):
     replayable = True
     rank = 2
     causal = False          # whether padding may be "causal" (Conv1D's)
-    groups = 1
 
     def setup(self, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias, inits):
         _channels_last(data_format, type(self).__name__)
@@ -104,10 +102,6 @@ class _Windowed(Layer):
             y = ops.add(y, self.weights_["bias"])
         return y if self.activation is None else self.activation(y)
 
-    def forward(self, interp, x, training):
-        return self.finish(ops.convolution(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
-                                    self.groups))
-
 
 class _Conv(_Windowed):
     """Keras's BaseConv: kernel [*kernel_size, channels / groups, filters]."""
@@ -133,6 +127,10 @@ class _Conv(_Windowed):
         self.add_weight("kernel", (*self.kernel_size, shape[-1] // self.groups, self.filters), self.inits[0], dtype)
         if self.use_bias:
             self.add_weight("bias", (self.filters,), self.inits[1], dtype)
+
+    def forward(self, interp, x, training):
+        return self.finish(ops.convolution(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
+                                           self.groups))
 
 
 def _positive(value, what):
