@@ -35,9 +35,10 @@ DEFERRED = {
         'timestamp', 'truncatediv', 'truncatemod', 'unique', 'unravel_index',
     ),
     'tf_nn_losses': (
-        'avg_pool1d', 'compute_average_loss', 'conv2d_transpose', 'crelu', 'depth_to_space', 'in_top_k', 'l2_loss',
-        'log_poisson_loss', 'max_pool1d', 'normalize_moments', 'scale_regularization_loss', 'space_to_depth',
-        'sufficient_statistics', 'weighted_cross_entropy_with_logits', 'weighted_moments',
+        'avg_pool1d', 'compute_average_loss', 'conv1d_transpose', 'conv2d_transpose', 'conv3d', 'conv3d_transpose',
+        'conv_transpose', 'convolution', 'crelu', 'depth_to_space', 'depthwise_conv2d', 'in_top_k', 'l2_loss',
+        'log_poisson_loss', 'max_pool1d', 'normalize_moments', 'scale_regularization_loss', 'separable_conv2d',
+        'space_to_depth', 'sufficient_statistics', 'weighted_cross_entropy_with_logits', 'weighted_moments',
     ),
     'tf_random': (
         'categorical', 'gamma', 'poisson', 'random.fold_in', 'shuffle', 'stateless_categorical', 'stateless_normal',

@@ -5,10 +5,11 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, einsum_dense, initializers,
-                                   layers, losses, losses_more, merging, metrics, metrics_more, models, optimizers,
-                                   penalties, preprocessing, recurrent, regularization, rnn_wrappers, schedules,
-                                   shaping, spatial, utilities, utilities_more)
+from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, convolutional,
+                                   einsum_dense, initializers, layers, losses, losses_more, merging, metrics,
+                                   metrics_more, models, optimizers, penalties, pooling, preprocessing, recurrent,
+                                   regularization, rnn_wrappers, schedules, shaping, spatial, utilities,
+                                   utilities_more)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
@@ -97,7 +98,9 @@ for _cls in preprocessing.LAYERS + regularization.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 BUILTINS["Discretization"].class_methods = {
     "from_config": preprocessing.discretization_from_config(BUILTINS["Discretization"].class_methods["from_config"])}
-for _name, _cls in {**shaping.ALIASES, **spatial.ALIASES, **attention.ALIASES}.items():
+for _cls in convolutional.LAYERS + pooling.LAYERS:
+    _register(_cls.__name__, _cls, _LAYER_OPTIONS)
+for _name, _cls in {**shaping.ALIASES, **convolutional.ALIASES, **pooling.ALIASES, **attention.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)
 for _name, _cls in shaping.QUALIFIED.items():
     _register(f"layers.{_name}", _cls, _LAYER_OPTIONS)

@@ -13,6 +13,7 @@ from tapecli.library.core import to_axis, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
 from tapecli.library.tf_nn import _channels_last, _padding
 from tapecli.interpreter.registry import builtin
+from tapecli.ops.nn import _pads
 from tapecli.runtime.values import PythonTuple, Tensor
 
 
@@ -165,38 +166,122 @@ builtin("max_pool1d")(_pool1d(ops.max_pool2d, "max_pool1d"))
 builtin("avg_pool1d")(_pool1d(ops.avg_pool2d, "avg_pool1d"))
 
 
-@builtin()
-def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
-                     dilations=None, name=None):
-    """The gradient of conv2d with respect to its input, as a composition: the input spread out by the strides,
-    padded, and correlated (VALID) with the filters flipped and their channel axes swapped."""
+def _conv_transpose(name, rank, input, filters, output_shape, strides, padding, data_format, dilations):  # noqa: A002
+    """tf.nn.conv{1,2,3}d_transpose: the gradient of the convolution of ``output_shape``'s input with respect to
+    it (ops.conv_transpose), its padding before each axis the one that convolution would have."""
     from tapecli.library.tf_nn import _spatial
-    from tapecli.ops.nn import _pads
-    _channels_last(data_format, "NHWC")
-    if dilations is not None and _spatial(dilations, "dilations") != (1, 1):
-        raise TdfValueError("tf.nn.conv2d_transpose: dilations other than 1 are not supported")
+    _channels_last(data_format, ("NWC", "NHWC", "NDHWC")[rank - 1])
     x, f = ops.to_tensor(input), ops.to_tensor(filters)
     out = tuple(int(v) for v in (output_shape.value.tolist() if isinstance(output_shape, Tensor)
                                  else [to_int(v, "output_shape") for v in output_shape]))
-    if x.ndim != 4 or f.ndim != 4 or len(out) != 4 or f.shape[3] != x.shape[3] or out[3] != f.shape[2]:
-        raise ShapeError(f"tf.nn.conv2d_transpose: input {list(x.shape)}, filters {list(f.shape)} and output_shape "
-                         f"{list(out)} do not fit ([batch, h, w, in], [kh, kw, out, in], [batch, oh, ow, out])")
-    (sh, sw), pad = _spatial(strides, "strides"), _padding(padding)
-    n, h, w, c = x.shape
-    kh, kw = f.shape[:2]
-    pads = []
-    for size, k, s, length in ((out[1], kh, sh, h), (out[2], kw, sw, w)):
-        expected, before, _ = _pads(size, k, s, 1, pad if isinstance(pad, str) else "VALID")
-        if expected != length:
-            raise ShapeError(f"tf.nn.conv2d_transpose: output_shape {list(out)} does not give input {list(x.shape)} "
-                             f"with strides {[sh, sw]} and {pad} padding")
-        spread = (length - 1) * s + 1
-        pads.append((k - 1 - before, size - spread + before))
-    spread_x = ops.pad(ops.reshape(x, (n, h, 1, w, 1, c)), [[0, 0], [0, 0], [0, sh - 1], [0, 0], [0, sw - 1], [0, 0]])
-    spread_x = ops.getitem(ops.reshape(spread_x, (n, h * sh, w * sw, c)),
-                           (slice(None), slice(0, (h - 1) * sh + 1), slice(0, (w - 1) * sw + 1)))
-    flipped = ops.transpose(ops.getitem(f, (slice(None, None, -1), slice(None, None, -1))), (0, 1, 3, 2))
-    return ops.conv2d(ops.pad(spread_x, [[0, 0], list(pads[0]), list(pads[1]), [0, 0]]), flipped, (1, 1), "VALID")
+    if x.ndim != rank + 2 or f.ndim != rank + 2 or len(out) != rank + 2 or f.shape[-1] != x.shape[-1] or \
+            out[-1] != f.shape[-2]:
+        raise ShapeError(f"tf.nn.{name}: input {list(x.shape)}, filters {list(f.shape)} and output_shape {list(out)} "
+                         "do not fit ([batch, *spatial, in], [*k, out, in], [batch, *out spatial, out])")
+    s, pad = _spatial(strides, "strides", rank), _padding(padding, rank)
+    d = (1,) * rank if dilations is None else _spatial(dilations, "dilations", rank)
+    befores = []
+    for i in range(rank):
+        expected, before, _ = _pads(out[i + 1], f.shape[i], s[i], d[i], pad if isinstance(pad, str) else pad[i])
+        if expected != x.shape[i + 1]:
+            raise ShapeError(f"tf.nn.{name}: output_shape {list(out)} does not give input {list(x.shape)} with "
+                             f"strides {list(s)} and {pad} padding")
+        befores.append(before)
+    return ops.conv_transpose(x, f, out[1:-1], s, d, befores)
+
+
+@builtin()
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC",  # noqa: A002
+                     dilations=None, name=None):
+    return _conv_transpose("conv1d_transpose", 1, input, filters, output_shape, strides, padding, data_format,
+                           dilations)
+
+
+@builtin()
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+                     dilations=None, name=None):
+    return _conv_transpose("conv2d_transpose", 2, input, filters, output_shape, strides, padding, data_format,
+                           dilations)
+
+
+@builtin()
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NDHWC",  # noqa: A002
+                     dilations=None, name=None):
+    return _conv_transpose("conv3d_transpose", 3, input, filters, output_shape, strides, padding, data_format,
+                           dilations)
+
+
+def _window_pads(x, kernel_shape, strides, dilations, padding):
+    """Each spatial axis's (before, after) padding, as TensorFlow's convolutions pad."""
+    return [_pads(n, k, s, d, padding if isinstance(padding, str) else padding[i])[1:]
+            for i, (n, k, s, d) in enumerate(zip(x.shape[1:-1], kernel_shape, strides, dilations))]
+
+
+def _convolution(name, rank, input, filters, strides, padding, dilations):  # noqa: A002
+    from tapecli.library.tf_nn import _spatial
+    x, f = ops.to_tensor(input), ops.to_tensor(filters)
+    if x.ndim != rank + 2 or f.ndim != rank + 2 or f.shape[-2] != x.shape[-1]:
+        raise ShapeError(f"tf.nn.{name} needs an input [batch, *spatial, in] and filters [*k, in, out] of {rank} "
+                         f"spatial axes, got shapes {list(x.shape)} and {list(f.shape)}")
+    s, pad = _spatial(strides, "strides", rank), _padding(padding, rank)
+    d = (1,) * rank if dilations is None else _spatial(dilations, "dilations", rank)
+    return ops.convolution(x, f, s, d, _window_pads(x, f.shape, s, d, pad))
+
+
+@builtin()
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):  # noqa: A002
+    _channels_last(data_format, "NDHWC")
+    return _convolution("conv3d", 3, input, filters, strides, padding, dilations)
+
+
+@builtin()
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None,  # noqa: A002
+                name=None):
+    """tf.nn.convolution: conv1d/2d/3d by the input's rank."""
+    rank = ops.to_tensor(input).ndim - 2
+    if rank not in (1, 2, 3):
+        raise ShapeError(f"tf.nn.convolution takes inputs of rank 3 to 5, got rank {rank + 2}")
+    _channels_last(data_format, ("NWC", "NHWC", "NDHWC")[rank - 1])
+    return _convolution("convolution", rank, input, filters, 1 if strides is None else strides, padding, dilations)
+
+
+@builtin()
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,  # noqa: A002
+                   dilations=None, name=None):
+    """tf.nn.conv_transpose: conv1d/2d/3d_transpose by the input's rank."""
+    rank = ops.to_tensor(input).ndim - 2
+    if rank not in (1, 2, 3):
+        raise ShapeError(f"tf.nn.conv_transpose takes inputs of rank 3 to 5, got rank {rank + 2}")
+    return _conv_transpose("conv_transpose", rank, input, filters, output_shape, strides, padding, data_format,
+                           dilations)
+
+
+@builtin()
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
+    """Each input channel c convolved with its own filter[..., c, :]: output channel c * multiplier + m (one
+    channel per group of ops.convolution)."""
+    from tapecli.library.tf_nn import _spatial
+    _channels_last(data_format, "NHWC")
+    x, f = ops.to_tensor(input), ops.to_tensor(filter)
+    if x.ndim != 4 or f.ndim != 4 or f.shape[2] != x.shape[3]:
+        raise ShapeError(f"tf.nn.depthwise_conv2d needs an input [batch, height, width, in] and a filter [kh, kw, in, "
+                         f"multiplier], got shapes {list(x.shape)} and {list(f.shape)}")
+    s, pad = _spatial(strides, "strides"), _padding(padding)
+    d = (1, 1) if dilations is None else _spatial(dilations, "dilations")
+    grouped = ops.reshape(f, (f.shape[0], f.shape[1], 1, f.shape[2] * f.shape[3]))
+    return ops.convolution(x, grouped, s, d, _window_pads(x, f.shape, s, d, pad), x.shape[3])
+
+
+@builtin()
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, data_format=None,  # noqa: A002
+                     dilations=None, name=None):
+    """depthwise_conv2d, then the 1x1 convolution by pointwise_filter [1, 1, in * multiplier, out]."""
+    p = ops.to_tensor(pointwise_filter)
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    if p.ndim != 4 or p.shape[:2] != (1, 1) or p.shape[2] != y.shape[3]:
+        raise ShapeError(f"tf.nn.separable_conv2d: pointwise_filter must be [1, 1, {y.shape[3]}, out], got shape "
+                         f"{list(p.shape)}")
+    return ops.matmul(y, ops.reshape(p, p.shape[2:]))
 
 
 @builtin()

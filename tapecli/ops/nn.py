@@ -8,6 +8,8 @@ infinities and signed zeros; and TensorFlow's fused sparse_softmax_cross_entropy
 kernel's formulas (one record for a Keras loss)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
@@ -17,7 +19,7 @@ from tapecli.ops.elementwise_math import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
 from tapecli.ops.reductions import *  # noqa: F403
 from tapecli.ops.linalg import *  # noqa: F403
-from tapecli.ops.gather import int_indices
+from tapecli.ops.gather import int_indices, pad, reverse
 from tapecli.runtime import spelling
 
 
@@ -411,6 +413,77 @@ def conv1d(x, filters, stride=1, padding="VALID", dilation=1) -> Tensor:
     out = conv2d(reshape(x, (x.shape[0], 1) + x.shape[1:]), reshape(f, (1,) + f.shape), (1, stride), padding,
                  (1, dilation))
     return reshape(out, (out.shape[0],) + out.shape[2:])
+
+
+def _patches(x, k, s, d):
+    """Every window of x ([N, *spatial, C], 1 to 3 spatial axes, already padded) as [N, *out, taps, C]. Three axes
+    take the height/width windows of each depth slice, then the depth windows of those: their taps run (h, w, d)."""
+    n, c = x.shape[0], x.shape[-1]
+    if len(k) == 1:
+        w = windows(reshape(x, (n, 1, x.shape[1], c)), (1, k[0]), (1, s[0]), (1, d[0]))
+        return reshape(w, (n, w.shape[2], k[0], c))
+    if len(k) == 2:
+        w = windows(x, tuple(k), tuple(s), tuple(d))
+        return reshape(w, (n, w.shape[1], w.shape[2], k[0] * k[1], c))
+    depth = x.shape[1]
+    w = windows(reshape(x, (n * depth, *x.shape[2:])), tuple(k[1:]), tuple(s[1:]), tuple(d[1:]))
+    oh, ow = w.shape[1], w.shape[2]
+    w = windows(reshape(w, (n, depth, oh * ow * k[1] * k[2], c)), (k[0], 1), (s[0], 1), (d[0], 1))
+    return reshape(w, (n, w.shape[1], oh, ow, k[1] * k[2] * k[0], c))
+
+
+def _kernel_taps(kernel):
+    """A kernel [*k, C, F] as [taps, C, F], its taps in _patches's order."""
+    if len(kernel.shape) == 5:
+        kernel = transpose(kernel, (1, 2, 0, 3, 4))
+    return reshape(kernel, (math.prod(kernel.shape[:-2]), *kernel.shape[-2:]))
+
+
+def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
+    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis), its windows times
+    kernel [*k, C / groups, F]: [N, *out, F]. The output channels of group g are the g-th F / groups."""
+    if any(p != (0, 0) for p in pads):
+        x = pad(x, [[0, 0], *[list(p) for p in pads], [0, 0]])
+    k = kernel.shape[:-2]
+    p = _patches(x, k, strides, dilations)
+    if any(o <= 0 for o in p.shape[1:-2]):
+        raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
+    out, taps = p.shape[1:-2], _kernel_taps(kernel)
+    rows = x.shape[0] * math.prod(out)
+    f = kernel.shape[-1]
+    if groups == 1:     # every window a row: one product (and the kernel's gradient one product)
+        y = matmul(reshape(p, (rows, taps.shape[0] * x.shape[-1])),
+                       reshape(taps, (taps.shape[0] * x.shape[-1], f)))
+    else:               # each group's windows times its own filters: [rows, taps, G, C/G, 1] * [taps, G, C/G, F/G]
+        cg = x.shape[-1] // groups
+        p = reshape(p, (rows, taps.shape[0], groups, cg, 1))
+        taps = transpose(reshape(taps, (taps.shape[0], cg, groups, f // groups)), (0, 2, 1, 3))
+        y = reduce_sum(mul(p, taps), axis=(1, 3))
+    return reshape(y, (x.shape[0], *out, f))
+
+
+def conv_transpose(x, kernel, out, strides, dilations, befores) -> Tensor:
+    """The gradient of ``convolution`` with respect to its input (tf.nn.conv_transpose): x [N, *spatial, C],
+    kernel [*k, F, C], ``out`` the output's spatial sizes and ``befores`` the padding before each axis of the
+    convolution it is the gradient of. The input spread out by the strides, padded so that the windows of the
+    flipped kernel (its channel axes swapped) give every output element."""
+    x, rank = to_tensor(x), len(out)
+    pads = []
+    for axis, (o, k, s, d, before) in enumerate(zip(out, kernel.shape[:rank], strides, dilations, befores), start=1):
+        if s > 1:
+            x = _spread(x, axis, s)
+        pads.append(((k - 1) * d - before, o + before - x.shape[axis]))
+    flipped = transpose(reverse(kernel, list(range(rank))), (*range(rank), rank + 1, rank))
+    return convolution(x, flipped, (1,) * rank, dilations, pads)
+
+
+def _spread(x, axis, s):
+    """x with s - 1 zeros between neighbours along ``axis``: a zero block after each element, the last cut off."""
+    shape = x.shape
+    y = pad(reshape(x, (*shape[:axis + 1], 1, *shape[axis + 1:])),
+                [[0, 0]] * (axis + 1) + [[0, s - 1]] + [[0, 0]] * (len(shape) - axis - 1))
+    y = reshape(y, (*shape[:axis], shape[axis] * s, *shape[axis + 1:]))
+    return getitem(y, (*[slice(None)] * axis, slice(0, (shape[axis] - 1) * s + 1)))
 
 
 def max_pool2d(x, ksize, strides, padding) -> Tensor:

@@ -465,8 +465,10 @@ def _attribute_leaves(expr) -> list[ast.Attribute]:
     return []
 
 
-_BUILT_ON_CALL = {"Dense", "Conv2D", "Embedding", "LayerNormalization", "BatchNormalization", "SimpleRNN", "LSTM",
-                  "GRU"}      # Keras-lite layers whose variables exist only after the first call
+_BUILT_ON_CALL = {"Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+                  "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "Embedding",
+                  "LayerNormalization", "BatchNormalization", "SimpleRNN", "LSTM", "GRU"}
+# (Keras-lite layers whose variables exist only after the first call)
 
 
 def _is_dense(binding) -> bool:

@@ -18,6 +18,16 @@ from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
 _CONV = ("filters kernel_size strides padding data_format dilation_rate groups activation use_bias kernel_initializer "
          "bias_initializer kernel_regularizer bias_regularizer activity_regularizer kernel_constraint bias_constraint")
+_CONV_TRANSPOSE = ("filters kernel_size strides padding output_padding data_format dilation_rate activation use_bias "
+                   "kernel_initializer bias_initializer kernel_regularizer bias_regularizer activity_regularizer "
+                   "kernel_constraint bias_constraint")
+_DEPTHWISE = ("depth_multiplier kernel_size strides padding data_format dilation_rate activation use_bias "
+              "depthwise_initializer bias_initializer depthwise_regularizer bias_regularizer activity_regularizer "
+              "depthwise_constraint bias_constraint")
+_SEPARABLE = ("depth_multiplier filters kernel_size strides padding data_format dilation_rate activation use_bias "
+              "depthwise_initializer pointwise_initializer bias_initializer depthwise_regularizer "
+              "pointwise_regularizer bias_regularizer activity_regularizer depthwise_constraint pointwise_constraint "
+              "bias_constraint")
 _POOL = "pool_size padding strides data_format"
 _GLOBAL_POOL = "data_format keepdims"
 _RNN = ("return_sequences return_state go_backwards stateful unroll zero_output_for_mask units activation {gate}"
@@ -43,8 +53,12 @@ LAYER_KEYS = {
     "SimpleRNN": _RNN.format(gate="", forget="", last=""),
     "LSTM": _RNN.format(gate="recurrent_activation ", forget="unit_forget_bias ", last="seed"),
     "GRU": _RNN.format(gate="recurrent_activation ", forget="", last="reset_after seed"),
-    "Conv1D": _CONV, "Conv2D": _CONV, "MaxPooling1D": _POOL, "MaxPooling2D": _POOL, "AveragePooling1D": _POOL,
-    "AveragePooling2D": _POOL, "Concatenate": "axis", "Dot": "axes normalize",
+    **dict.fromkeys(("Conv1D", "Conv2D", "Conv3D"), _CONV),
+    **dict.fromkeys(("Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose"), _CONV_TRANSPOSE),
+    **dict.fromkeys(("DepthwiseConv1D", "DepthwiseConv2D"), _DEPTHWISE),
+    **dict.fromkeys(("SeparableConv1D", "SeparableConv2D"), _SEPARABLE),
+    **dict.fromkeys(("MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D",
+                     "AveragePooling3D"), _POOL), "Concatenate": "axis", "Dot": "axes normalize",
     "Normalization": "axis invert mean variance",
     "PReLU": "alpha_initializer alpha_regularizer alpha_constraint shared_axes", "Rescaling": "scale offset",
     "UnitNormalization": "axis", "ReLU": "max_value negative_slope threshold", "LeakyReLU": "negative_slope",
@@ -97,7 +111,7 @@ _DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "D
 # Keras's own name of an activation that has two (keras.activations.serialize)
 _ACTIVATION_NAMES = {"swish": "silu", "hard_swish": "hard_silu"}
 # the keys whose int stands for one size per spatial axis (Keras writes the tuple)
-_PER_AXIS = ("kernel_size", "strides", "dilation_rate", "pool_size")
+_PER_AXIS = ("kernel_size", "strides", "dilation_rate", "pool_size", "output_padding")
 
 
 def dtype_policy() -> dict:
@@ -135,7 +149,7 @@ def _activation_name(value):
 
 def _rank(class_name) -> int:
     """How many spatial axes a layer of this class has (the number in Conv2D's name)."""
-    found = re.search(r"(\d)D$", class_name)
+    found = re.search(r"(\d)D(Transpose)?$", class_name)
     return int(found.group(1)) if found else 1
 
 
@@ -167,7 +181,7 @@ def _form(class_name, key, value, interp=None):
     rank = _rank(class_name)
     if key == "data_format" and value is None:
         return "channels_last"          # (keras.config.image_data_format())
-    if key in _PER_AXIS or key == "size" and rank > 1:
+    if key in _PER_AXIS and value is not None or key == "size" and rank > 1:
         return _tuple(value, rank)
     if key in ("padding", "cropping") and not isinstance(value, str):      # (a pair per spatial axis)
         return _tuple(value, 2) if rank == 1 else _tuple([_tuple(v, 2) for v in _tuple(value, rank)])

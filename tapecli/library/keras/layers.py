@@ -83,8 +83,10 @@ _LAYER_PACKAGES = {
     "reshaping": "Flatten Reshape Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D "
                  "ZeroPadding3D UpSampling1D UpSampling2D UpSampling3D",
     "normalization": "BatchNormalization LayerNormalization UnitNormalization",
-    "convolutional": "Conv1D Conv2D",
-    "pooling": "MaxPooling1D MaxPooling2D AveragePooling1D AveragePooling2D GlobalAveragePooling1D "
+    "convolutional": "Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose DepthwiseConv1D "
+                     "DepthwiseConv2D SeparableConv1D SeparableConv2D",
+    "pooling": "MaxPooling1D MaxPooling2D MaxPooling3D AveragePooling1D AveragePooling2D AveragePooling3D "
+               "GlobalAveragePooling1D "
                "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed",
     "attention": "Attention AdditiveAttention MultiHeadAttention GroupedQueryAttention",
@@ -92,7 +94,9 @@ _LAYER_PACKAGES = {
     "preprocessing": "Rescaling Normalization CategoryEncoding Discretization",
     "preprocessing.image_preprocessing": "Resizing CenterCrop",
 }
-_LAYER_MODULES = {"ReLU": "relu", "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
+_LAYER_MODULES = {"Conv1DTranspose": "conv1d_transpose", "Conv2DTranspose": "conv2d_transpose",
+                  "Conv3DTranspose": "conv3d_transpose", "ReLU": "relu",
+                  "LeakyReLU": "leaky_relu", "PReLU": "prelu", "Lambda": "lambda_layer",
                   "SimpleRNNCell": "simple_rnn", "LSTMCell": "lstm", "GRUCell": "gru",
                   "StackedRNNCells": "stacked_rnn_cells",
                   **dict.fromkeys(("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"), "spatial_dropout")}

@@ -1,7 +1,6 @@
 """Keras 3's recurrent layers: the cells SimpleRNNCell, LSTMCell, GRUCell (one timestep each) and StackedRNNCells,
 the layer RNN that runs a cell over a sequence (masks, ``go_backwards``, ``initial_state``), and SimpleRNN, LSTM, GRU
-(an RNN of their cell, as Keras's); and Conv2D / MaxPooling2D (channels last). Composed from recorded ops so
-gradients flow as TensorFlow's do."""
+(an RNN of their cell, as Keras's). Composed from recorded ops so gradients flow as TensorFlow's do."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +9,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
-from tapecli.library.keras.common import dims, flag, float_dtype, integer, name_scope, scalar, tensor
+from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, Tensor
@@ -436,112 +435,4 @@ class GRU(_Recurrent):
         super().__init__(interp, **kw)
 
 
-def _pair(value, what):
-    d = dims([value, value] if isinstance(value, (int, float)) or (isinstance(value, Tensor) and value.ndim == 0)
-             else value, what)
-    if len(d) != 2:
-        raise TdfValueError(f"{what} must be one integer or two, got {list(d)}")
-    return d
-
-
-def _padding(value):
-    value = str(value).lower()
-    if value not in ("valid", "same"):
-        raise TdfValueError(f'padding must be "valid" or "same", got {value!r}')
-    return value
-
-
-def _windows(n, k, s, padding):
-    """Output size and (before, after) padding of one spatial dimension, as TensorFlow's."""
-    if padding == "valid":
-        return (n - k + s) // s, (0, 0)
-    out = (n + s - 1) // s
-    need = max(0, (out - 1) * s + k - n)
-    return out, (need // 2, need - need // 2)
-
-
-def _patches(x, k, s, padding, fill):
-    """Every window of x ([N, H, W, C]) as a tensor [N, OH, OW, kh*kw, C] made of recorded slices."""
-    (oh, ph), (ow, pw) = _windows(x.shape[1], k[0], s[0], padding), _windows(x.shape[2], k[1], s[1], padding)
-    if any(ph) or any(pw):
-        n, h, w, c = x.shape
-        pad = np.full((n, ph[0], w, c), fill, dtype=x.dtype), np.full((n, ph[1], w, c), fill, dtype=x.dtype)
-        x = ops.concat([Tensor(pad[0]), x, Tensor(pad[1])], axis=1)
-        h = x.shape[1]
-        pad = np.full((n, h, pw[0], c), fill, dtype=x.dtype), np.full((n, h, pw[1], c), fill, dtype=x.dtype)
-        x = ops.concat([Tensor(pad[0]), x, Tensor(pad[1])], axis=2)
-    if oh <= 0 or ow <= 0:
-        raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
-    w = ops.windows(x, tuple(k), tuple(s))
-    return ops.reshape(w, (w.shape[0], oh, ow, k[0] * k[1], w.shape[5])), oh, ow
-
-
-class Conv2D(Layer):
-    replayable = True
-    prefix = "conv2d"
-
-    def __init__(self, interp, filters, kernel_size, strides=(1, 1), padding="valid", activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", **kw):
-        super().__init__(interp, **kw)
-        self.filters = integer(filters, "filters")
-        self.kernel_size, self.strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
-        self.padding = _padding(padding)
-        self.activation = activation_fn(activation, interp)
-        self.use_bias = flag(use_bias)
-        self.inits = [initializers.get(kernel_initializer), initializers.get(bias_initializer)]
-
-    def weight_names(self):
-        return ("kernel", "bias")
-
-    def check_input(self, x):
-        if x.ndim != 4:
-            raise ShapeError(f"Conv2D takes inputs of shape [batch, height, width, channels], got {list(x.shape)}")
-
-    def build(self, shape, dtype):
-        self.add_weight("kernel", (*self.kernel_size, shape[-1], self.filters), self.inits[0], dtype)
-        if self.use_bias:
-            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
-
-    def output_shape(self, shape):
-        oh = None if shape[1] is None else _windows(shape[1], self.kernel_size[0], self.strides[0], self.padding)[0]
-        ow = None if shape[2] is None else _windows(shape[2], self.kernel_size[1], self.strides[1], self.padding)[0]
-        return (shape[0], oh, ow, self.filters)
-
-    def forward(self, interp, x, training):
-        p, oh, ow = _patches(x, self.kernel_size, self.strides, self.padding, 0.0)
-        kh, kw = self.kernel_size
-        # every window a row: one product (and the kernel's gradient one product), not one per image row
-        cols = ops.reshape(p, (x.shape[0] * oh * ow, kh * kw * x.shape[3]))
-        kernel = ops.reshape(self.weights_["kernel"], (kh * kw * x.shape[3], self.filters))
-        y = ops.reshape(ops.matmul(cols, kernel), (x.shape[0], oh, ow, self.filters))
-        if self.use_bias:
-            y = ops.add(y, self.weights_["bias"])
-        return y if self.activation is None else self.activation(y)
-
-
-class MaxPooling2D(Layer):
-    replayable = True
-    prefix = "max_pooling2d"
-
-    def __init__(self, interp, pool_size=(2, 2), strides=None, padding="valid", **kw):
-        super().__init__(interp, **kw)
-        self.pool_size = _pair(pool_size, "pool_size")
-        self.strides = self.pool_size if strides is None else _pair(strides, "strides")
-        self.padding = _padding(padding)
-
-    def output_shape(self, shape):
-        oh = None if shape[1] is None else _windows(shape[1], self.pool_size[0], self.strides[0], self.padding)[0]
-        ow = None if shape[2] is None else _windows(shape[2], self.pool_size[1], self.strides[1], self.padding)[0]
-        return (shape[0], oh, ow, shape[3])
-
-    def check_input(self, x):
-        if x.ndim != 4:
-            raise ShapeError(f"MaxPooling2D takes inputs of shape [batch, height, width, channels], "
-                             f"got {list(x.shape)}")
-
-    def forward(self, interp, x, training):
-        return ops.max_pool2d(x, self.pool_size, self.strides, self.padding.upper())
-
-
-LAYERS = [SimpleRNN, LSTM, GRU, Conv2D, MaxPooling2D]
-LAYERS += [SimpleRNNCell, LSTMCell, GRUCell, StackedRNNCells, RNN]
+LAYERS = [SimpleRNN, LSTM, GRU, SimpleRNNCell, LSTMCell, GRUCell, StackedRNNCells, RNN]

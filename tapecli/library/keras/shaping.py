@@ -16,7 +16,6 @@ from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.losses import l2_normalize
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
-from tapecli.library.keras.recurrent import _pair, _padding, _windows
 
 
 class Identity(Layer):
@@ -212,31 +211,6 @@ class GlobalMaxPooling3D(_GlobalPooling):
     prefix, rank, reduce = "global_max_pooling3d", 3, staticmethod(ops.reduce_max)
 
 
-class AveragePooling2D(Layer):
-    """TensorFlow's avg_pool: with SAME padding each window averages only the values inside the input."""
-    prefix = "average_pooling2d"
-    replayable = True
-
-    def __init__(self, interp, pool_size, strides=None, padding="valid", data_format=None, **kw):
-        super().__init__(interp, **kw)
-        if data_format not in (None, "channels_last"):
-            raise TdfValueError("AveragePooling2D: tapecli supports data_format='channels_last' only")
-        self.pool_size = _pair(pool_size, "pool_size")
-        self.strides = self.pool_size if strides is None else _pair(strides, "strides")
-        self.padding = _padding(padding)
-
-    def output_shape(self, shape):
-        oh = _windows(shape[1], self.pool_size[0], self.strides[0], self.padding)[0]
-        ow = _windows(shape[2], self.pool_size[1], self.strides[1], self.padding)[0]
-        return (shape[0], oh, ow, shape[3])
-
-    def forward(self, interp, x, training):
-        if x.ndim != 4:
-            raise ShapeError(f"AveragePooling2D takes inputs of shape [batch, height, width, channels], "
-                             f"got {list(x.shape)}")
-        return ops.avg_pool2d(x, self.pool_size, self.strides, self.padding.upper())     # (tf.nn.avg_pool's)
-
-
 class PReLU(Layer):
     """relu(x) - alpha * relu(-x), alpha of the input's shape without its batch axis (1 along shared_axes)."""
     replayable = True
@@ -419,10 +393,9 @@ def _plain(value) -> bool:
 
 LAYERS = [Normalization, PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector,
           GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalMaxPooling1D,
-          GlobalMaxPooling2D, GlobalMaxPooling3D, AveragePooling2D]
+          GlobalMaxPooling2D, GlobalMaxPooling3D]
 # names a TensorFlow function also has (tf.identity): registered as "layers.NAME"
 QUALIFIED = {"Identity": Identity}
 ALIASES = {"GlobalAvgPool1D": GlobalAveragePooling1D, "GlobalAvgPool2D": GlobalAveragePooling2D,
            "GlobalMaxPool1D": GlobalMaxPooling1D, "GlobalMaxPool2D": GlobalMaxPooling2D,
-           "GlobalAvgPool3D": GlobalAveragePooling3D, "GlobalMaxPool3D": GlobalMaxPooling3D,
-           "AvgPool2D": AveragePooling2D}
+           "GlobalAvgPool3D": GlobalAveragePooling3D, "GlobalMaxPool3D": GlobalMaxPooling3D}

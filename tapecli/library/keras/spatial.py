@@ -10,79 +10,14 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import dims, float_dtype, integer, num, tensor
 from tapecli.library.draws import drawn, normal_values
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, dropout_mask
-from tapecli.library.keras.recurrent import Conv2D, MaxPooling2D
-from tapecli.library.keras.shaping import AveragePooling2D
 from tapecli.runtime.values import Tensor
 
 _ALL = slice(None)
 
 
-def _one(value, what):
-    v = value[0] if isinstance(value, (list, tuple)) and len(value) == 1 else value
-    return integer(v, what)
-
-
 def _rank(layer, x, rank):
     if x.ndim != rank:
         raise ShapeError(f"{type(layer).__name__} takes inputs of rank {rank} (channels last), got {list(x.shape)}")
-
-
-class _As2D:
-    """A 1-D layer run as its 2-D twin on inputs [N, 1, L, C]."""
-
-    def check_input(self, x):
-        _rank(self, x, 3)
-
-    def output_shape(self, shape):
-        out = super().output_shape((shape[0], 1, *shape[1:]))
-        return (out[0], *out[2:])
-
-    def forward(self, interp, x, training):
-        y = super().forward(interp, ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), training)
-        return ops.reshape(y, (y.shape[0], *y.shape[2:]))
-
-
-class Conv1D(_As2D, Conv2D):
-    prefix = "conv1d"
-
-    def __init__(self, interp, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
-                 groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kw):
-        if _one(dilation_rate, "dilation_rate") != 1 or integer(groups, "groups") != 1 or \
-                data_format not in (None, "channels_last"):
-            raise TdfValueError("Conv1D: tapecli supports dilation_rate=1, groups=1 and channels_last only")
-        causal = str(padding).lower() == "causal"
-        super().__init__(interp, filters, (1, _one(kernel_size, "kernel_size")), (1, _one(strides, "strides")),
-                         "valid" if causal else padding, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer, **kw)
-        self.causal = causal
-
-    def build(self, shape, dtype):
-        self.add_weight("kernel", (self.kernel_size[1], shape[-1], self.filters), self.inits[0], dtype)
-        if self.use_bias:
-            self.add_weight("bias", (self.filters,), self.inits[1], dtype)
-
-    def forward(self, interp, x, training):
-        if self.causal:           # left padding of kernel_size - 1, then a valid convolution
-            x = ops.pad(x, [[0, 0], [self.kernel_size[1] - 1, 0], [0, 0]])
-        return super().forward(interp, x, training)     # Conv2D reshapes the kernel [k, C, F] to [k * C, F]
-
-
-class MaxPooling1D(_As2D, MaxPooling2D):
-    prefix = "max_pooling1d"
-
-    def __init__(self, interp, pool_size=2, strides=None, padding="valid", data_format=None, **kw):
-        p = _one(pool_size, "pool_size")
-        super().__init__(interp, (1, p), (1, p if strides is None else _one(strides, "strides")), padding, **kw)
-
-
-class AveragePooling1D(_As2D, AveragePooling2D):
-    prefix = "average_pooling1d"
-
-    def __init__(self, interp, pool_size, strides=None, padding="valid", data_format=None, **kw):
-        p = _one(pool_size, "pool_size")
-        super().__init__(interp, (1, p), (1, p if strides is None else _one(strides, "strides")), padding,
-                         data_format, **kw)
 
 
 def _pairs(value, n, what):
@@ -320,8 +255,6 @@ class SpatialDropout3D(SpatialDropout2D):
     prefix = "spatial_dropout3d"
 
 
-LAYERS = [Conv1D, MaxPooling1D, AveragePooling1D, ZeroPadding1D, ZeroPadding2D, ZeroPadding3D, Cropping1D, Cropping2D,
+LAYERS = [ZeroPadding1D, ZeroPadding2D, ZeroPadding3D, Cropping1D, Cropping2D,
           Cropping3D, UpSampling1D, UpSampling2D, UpSampling3D, Lambda, GaussianNoise, GaussianDropout, SpatialDropout1D,
           SpatialDropout2D, SpatialDropout3D]
-ALIASES = {"Convolution1D": Conv1D, "MaxPool1D": MaxPooling1D, "AvgPool1D": AveragePooling1D,
-           "Convolution2D": Conv2D, "MaxPool2D": MaxPooling2D}

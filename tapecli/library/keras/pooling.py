@@ -1,0 +1,93 @@
+"""Keras 3's pooling layers (keras/src/layers/pooling), channels last, as TensorFlow's max_pool / avg_pool. One axis
+pools as two over a height of 1; three pool height and width first, then depth (a window's maximum, and its mean over
+the input's own elements, are taken axis by axis)."""
+from __future__ import annotations
+
+from tapecli import ops
+from tapecli.library.keras.convolutional import (_channels_last, config_attributes, padding_mode, per_axis,
+                                                 window_geometry)
+from tapecli.library.keras.layers import Layer
+from tapecli.library.keras.spatial import _rank
+
+
+class _Pooling(Layer):
+    replayable = True
+    rank = 2
+
+    def __init__(self, interp, pool_size, strides=None, padding="valid", data_format=None, **kw):
+        super().__init__(interp, **kw)
+        _channels_last(data_format, type(self).__name__)
+        self.pool_size = per_axis(pool_size, self.rank, "pool_size")
+        self.strides = self.pool_size if strides is None else per_axis(strides, self.rank, "strides")
+        self.padding = padding_mode(padding)
+
+    def config(self):
+        return config_attributes(self, "pool_size strides padding")
+
+    def output_shape(self, shape):
+        return (shape[0], *(None if n is None else window_geometry(n, k, s, self.padding)[0]
+                            for n, k, s in zip(shape[1:-1], self.pool_size, self.strides)), shape[-1])
+
+    def check_input(self, x):
+        _rank(self, x, self.rank + 2)
+
+    def forward(self, interp, x, training):
+        mode = self.padding.upper()
+        if self.rank == 1:
+            y = self.pool(ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), (1, *self.pool_size), (1, *self.strides),
+                          mode)
+            return ops.reshape(y, (y.shape[0], *y.shape[2:]))
+        if self.rank == 2:
+            return self.pool(x, self.pool_size, self.strides, mode)
+        n, depth, c = x.shape[0], x.shape[1], x.shape[-1]
+        y = self.pool(ops.reshape(x, (n * depth, *x.shape[2:])), self.pool_size[1:], self.strides[1:], mode)
+        oh, ow = y.shape[1], y.shape[2]
+        y = self.pool(ops.reshape(y, (n, depth, oh * ow, c)), (self.pool_size[0], 1), (self.strides[0], 1), mode)
+        return ops.reshape(y, (n, y.shape[1], oh, ow, c))
+
+
+class _MaxPooling(_Pooling):
+    pool = staticmethod(ops.max_pool2d)
+
+
+class _AveragePooling(_Pooling):
+    """TensorFlow's avg_pool: with SAME padding each window averages only the values inside the input."""
+    pool = staticmethod(ops.avg_pool2d)
+
+
+class MaxPooling1D(_MaxPooling):
+    prefix, rank = "max_pooling1d", 1
+
+    def __init__(self, interp, pool_size=2, strides=None, padding="valid", data_format=None, **kw):
+        super().__init__(interp, pool_size, strides, padding, data_format, **kw)
+
+
+class MaxPooling2D(_MaxPooling):
+    prefix, rank = "max_pooling2d", 2
+
+    def __init__(self, interp, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kw):
+        super().__init__(interp, pool_size, strides, padding, data_format, **kw)
+
+
+class MaxPooling3D(_MaxPooling):
+    prefix, rank = "max_pooling3d", 3
+
+    def __init__(self, interp, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None, **kw):
+        super().__init__(interp, pool_size, strides, padding, data_format, **kw)
+
+
+class AveragePooling1D(_AveragePooling):
+    prefix, rank = "average_pooling1d", 1
+
+
+class AveragePooling2D(_AveragePooling):
+    prefix, rank = "average_pooling2d", 2
+
+
+class AveragePooling3D(_AveragePooling):
+    prefix, rank = "average_pooling3d", 3
+
+
+LAYERS = [MaxPooling1D, MaxPooling2D, MaxPooling3D, AveragePooling1D, AveragePooling2D, AveragePooling3D]
+ALIASES = {"MaxPool1D": MaxPooling1D, "MaxPool2D": MaxPooling2D, "MaxPool3D": MaxPooling3D,
+           "AvgPool1D": AveragePooling1D, "AvgPool2D": AveragePooling2D, "AvgPool3D": AveragePooling3D}
