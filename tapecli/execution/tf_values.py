@@ -142,7 +142,12 @@ def to_program(value):
     if kind is ProgramCallable:
         return value.fn
     if isinstance(value, ProgramObject):
-        return LibraryObject(value, _MADE_HERE)
+        # one view of an object while the program holds one (``m.layers[0] is m.layers[0]``, a dict's keys)
+        views = current().library_views
+        view = views.get(id(value))
+        if view is None:
+            view = views[id(value)] = LibraryObject(value, _MADE_HERE)
+        return view
     return value
 
 
@@ -161,7 +166,7 @@ class LibraryObject:
     attributes are those the interpreter gives (``get_attribute``), its methods and calls take the program's
     values and give it theirs. Its own fields are out of the program's reach (slots, private names)."""
 
-    __slots__ = ("_of",)
+    __slots__ = ("_of", "__weakref__")
 
     def __init__(self, of: ProgramObject, made):
         if made is not _MADE_HERE:
@@ -230,6 +235,18 @@ class LibraryKind:
 
     def __instancecheck__(self, value):
         return _instance_of(value, self._of)
+
+    def __getattr__(self, attr: str):
+        """The class's own methods (``Dense.from_config``), the interpreter's class methods of its builtin."""
+        method = None if attr.startswith("_") else getattr(self._of, "class_methods", {}).get(attr)
+        if method is None:
+            raise AttributeError(f"type object '{self.__name__}' has no attribute '{attr}'")
+        run = current().eager.run
+
+        @as_tensorflow
+        def call(*args, **kwargs):
+            return method(run, *(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()})
+        return lambda *args, **kwargs: to_program(call(*args, **kwargs))
 
     def __repr__(self):
         return f"<class '{self.__name__}'>"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 import time
+import weakref
 
 import numpy as np
 
@@ -157,14 +157,16 @@ class RunContext:
 tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
 there a tensor has no operators (the interpreter applies the ops itself). ``functions`` counts the calls of
 ``tf.function``s under way (``tf.inside_function()``), ``graph_arguments`` what the parameters of one that
-traces print as (by the id of their values: interpreter/objects.py, Traces.tracing); ``constraints`` maps a
+traces print as (by the id of their values: interpreter/objects.py, Traces.tracing), ``library_views`` the
+program's view of each library object it holds on CPython's run (one, so ``is`` holds: execution/tf_values.py);
+``constraints`` maps a
 variable's id to the Keras constraint an optimizer applies to it after each step (a layer's
 ``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`)."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
-                 "functions_eagerly", "clock", "graph_arguments")
+                 "functions_eagerly", "clock", "graph_arguments", "library_views")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -188,6 +190,7 @@ variable's id to the Keras constraint an optimizer applies to it after each step
         self.eager = None
         self.functions = 0
         self.graph_arguments: dict = {}
+        self.library_views = weakref.WeakValueDictionary()
         self.constraints: dict = {}
         self.mode = mode or Mode.of_run(explain=explain, check_numerics=check_numerics)
         self.variable_slices = VariableSlices()

@@ -22,7 +22,7 @@ def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=N
     if batch_shape is not None:
         full = dims(batch_shape, "batch_shape")
     elif shape is not None:
-        full = (None if batch_size is None else int(batch_size), *dims(shape, "shape"))
+        full = (None if batch_size is None else integer(batch_size, "batch_size"), *dims(shape, "shape"))
     else:
         raise TdfValueError("Input needs a shape: Input(shape=[d])")
     out = KerasTensor(full, float_dtype() if dtype is None else to_dtype(dtype))
