@@ -340,10 +340,13 @@ def linspace(start, stop, num, dtype=None, axis=0, name=None):
     n = to_int(num, "num")
     if n < 0:
         raise TdfValueError(f"linspace needs a count of at least 0, got {n}")
-    a, b = (np.asarray(ops.to_tensor(v).value, dtype=np.float64) for v in (start, stop))
+    ends = [ops.to_tensor(v) for v in (start, stop)]
+    typed = [t.dtype for t in ends if not t.weak and t.dtype.kind == "f"]     # (a float tensor's dtype, start's first)
+    dt = typed[0] if dtype is None and typed else _float_dtype(dtype)
+    a, b = (np.asarray(t.value, dtype=dt) for t in ends)
     if a.ndim == 0 and b.ndim == 0:
         _check_size((n,))
-        return Tensor(np.linspace(float(a), float(b), n).astype(_float_dtype(dtype)))
+        return Tensor(_spaced(a, b, n, 0))
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
@@ -353,7 +356,17 @@ def linspace(start, stop, num, dtype=None, axis=0, name=None):
     k = to_int(axis, "axis")
     if not -len(shape) - 1 <= k <= len(shape):
         raise ShapeError(f"linspace: axis {k} is out of range for a result of rank {len(shape) + 1}")
-    return Tensor(np.linspace(a, b, n, axis=k).astype(_float_dtype(dtype)))
+    return Tensor(_spaced(*np.broadcast_arrays(a, b), n, k))
+
+
+def _spaced(a, b, n, axis):
+    """TensorFlow's LinSpace in the values' dtype: ``start + i * step``, step ``(stop - start) / (num - 1)``, and
+    ``stop`` itself last (NumPy's linspace rounds otherwise)."""
+    steps = np.arange(n, dtype=a.dtype).reshape((n,) + (1,) * a.ndim)
+    out = a + steps * ((b - a) / a.dtype.type(max(n - 1, 1)))
+    if n > 1:
+        out[-1] = b
+    return np.moveaxis(out, 0, axis)
 
 
 @builtin("range")
