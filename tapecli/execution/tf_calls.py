@@ -12,11 +12,13 @@ import inspect
 
 import numpy as np
 
+from tapecli import ops
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_side, to_library, to_program
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
 from tapecli.interpreter.objects import Traces, custom_gradient_call, function_outputs, trace_key
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.specs import TensorSpec
+from tapecli.runtime.values import DTYPES, Tensor, Variable
 
 
 def traced_warnings(tree: ast.Module, aliases: set[str]) -> dict[int, str]:
@@ -75,8 +77,15 @@ def _traced(func, input_signature=None):
         ctx = current()
         if ctx.functions_eagerly:               # tf.config.run_functions_eagerly: plain Python, traced never
             return func(*args, **kwargs)
-        bound = parameters.bind(*args, **kwargs)
+        try:
+            bound = parameters.bind(*args, **kwargs)
+        except TypeError as e:
+            if traces.signature is None:
+                raise
+            raise _binding_failed(str(e), list(parameters.parameters), traces.signature, args, kwargs) from None
         bound.apply_defaults()
+        if traces.signature is not None:
+            _bind_signature(traces.signature, bound, args, kwargs)
         for name, value in bound.arguments.items():
             if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
                 bound.arguments[name] = Tensor(value)
@@ -92,6 +101,28 @@ def _traced(func, input_signature=None):
         return to_program(function_outputs(to_library(result)))
     traced.experimental_get_tracing_count = lambda: traces.count
     return traced
+
+
+def _bind_signature(specs: list, bound, args, kwargs) -> None:
+    """TensorFlow's binding of a call to an input_signature: each argument a tensor its TensorSpec takes (a Python
+    value converted to the spec's dtype), else its TypeError."""
+    names = list(bound.arguments)
+    if len(args) > len(specs):
+        raise _binding_failed("too many positional arguments", names, specs, args, kwargs)
+    for name, spec in zip(names, specs):
+        value = bound.arguments[name]
+        if not isinstance(value, (Tensor, Variable)):
+            value = ops.materialize(to_library(value), DTYPES[spec.dtype.name])
+        if not spec.is_compatible_with(value):
+            raise _binding_failed(f"Can not cast {TensorSpec.from_tensor(value)!r} to {spec!r}", names, specs, args,
+                                  kwargs)
+        bound.arguments[name] = value
+
+
+def _binding_failed(why: str, names: list, specs: list, args, kwargs) -> TypeError:
+    signature = ", ".join(f"{name}: {spec!r}" for name, spec in zip(names, specs))
+    return TypeError(f"Binding inputs to tf.function failed due to `{why}`. Received args: {args!r} and kwargs: "
+                     f"{kwargs!r} for signature: ({signature}).")
 
 
 def custom_gradient(f=None):
