@@ -157,6 +157,7 @@ class Traces:
     def __init__(self, signature=None):
         self.keys: set = set()
         self.signature = signature
+        self.again = 0          # traces TensorFlow made again, of a call whose trace made variables
 
     def seen(self, key) -> bool:
         if self.signature is not None:
@@ -169,14 +170,14 @@ class Traces:
     @property
     def count(self) -> int:
         """experimental_get_tracing_count()."""
-        return len(self.keys)
+        return len(self.keys) + self.again
 
     @contextlib.contextmanager
     def tracing(self, arguments: dict, muted: bool):
         """A call that traces: its parameters' tensors print as the graph's placeholders (``Tensor("x:0",
         shape=(None,), dtype=float32)``), with the input_signature's shapes, while its body runs."""
         ctx = current()
-        held = ctx.graph_arguments
+        held, made = ctx.graph_arguments, len(ctx.variables)
         if not muted:
             specs = list(self.signature or ())
             ctx.graph_arguments = {**held, **{id(v): _placeholder(name, v, specs[n] if n < len(specs) else None)
@@ -184,8 +185,10 @@ class Traces:
                                               if isinstance(v, Tensor) and not v.weak or isinstance(v, Variable)}}
         try:
             yield
-        finally:
+        finally:        # (the interpreter's return is an exception)
             ctx.graph_arguments = held
+            if not muted and len(ctx.variables) > made:     # (TensorFlow lifts the variables a trace made, and
+                self.again += 1                              # traces the function again)
 
 
 def _placeholder(name: str, value, spec) -> tuple[str, str]:
