@@ -9,13 +9,19 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfValueError
-from tapecli.library.keras.common import float_dtype, integer
+from tapecli.library.keras.common import flag, float_dtype, integer
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import Tensor, dtype_name
 
 
 def _axis(axis, ndim: int) -> int:
     return integer(axis, "axis") % max(ndim, 1)
+
+
+def _ints(value) -> list[int]:
+    """An int or a list or tuple of them (a program's list arrives as a tensor) as Python ints."""
+    items = [getattr(v, "value", v) for v in value] if isinstance(value, (list, tuple)) else getattr(value, "value", value)
+    return [int(n) for n in np.ravel(items)]
 
 
 def _along(t: Tensor, axis: int, part) -> Tensor:
@@ -37,8 +43,8 @@ def swapaxes(x, axis1, axis2):
 
 def moveaxis(x, source, destination):
     t = _tensor(x)
-    sources = [_axis(a, t.ndim) for a in (source if isinstance(source, (list, tuple)) else [source])]
-    targets = [_axis(a, t.ndim) for a in (destination if isinstance(destination, (list, tuple)) else [destination])]
+    sources = [_axis(a, t.ndim) for a in _ints(source)]
+    targets = [_axis(a, t.ndim) for a in _ints(destination)]
     if len(sources) != len(targets):
         raise TdfValueError("Inconsistent number of `source` and `destination`. "
                             f"Received: source={source}, destination={destination}")
@@ -119,8 +125,8 @@ def split(x, indices_or_sections, axis=0):
     t = _tensor(x)
     axis = _axis(axis, t.ndim)
     size = t.shape[axis]
-    if isinstance(indices_or_sections, (list, tuple, np.ndarray, Tensor)):
-        cuts = [integer(i, "indices") for i in np.asarray(_tensor(indices_or_sections).value).ravel()]
+    if np.ndim(getattr(indices_or_sections, "value", indices_or_sections)):
+        cuts = _ints(indices_or_sections)
         return _split(t, [0, *cuts, size], axis)
     n = integer(indices_or_sections, "indices_or_sections")
     if size % n:
@@ -238,19 +244,34 @@ def rot90(array, k=1, axes=(0, 1)):
     t = _tensor(array)
     if t.ndim < 2:
         raise TdfValueError(f"Input array must have at least 2 dimensions. Received: array.ndim={t.ndim}")
-    axes = tuple(integer(a, "axes") for a in axes)
+    axes = tuple(_ints(axes))
     if len(axes) != 2 or axes[0] == axes[1]:
         raise TdfValueError(f"Invalid axes: {axes}. Axes must be a tuple of two different dimensions.")
+    k = integer(k, "k") % 4
+    if k == 0:
+        return t
+    # Keras's steps, kept as they are: for k > 1 its turns reshape the turned block to (h, w) first, so that
+    # a non-square plane reads its elements in another order than NumPy's rot90.
     a, b = (_axis(i, t.ndim) for i in axes)
-    for _ in range(integer(k, "k") % 4):         # one turn: reverse the second axis, then swap the two
-        t = swapaxes(ops.reverse(t, [b]), a, b)
-    return t
+    perm = [i for i in range(t.ndim) if i not in (a, b)] + [a, b]
+    t = ops.transpose(t, perm)
+    outer, (h, w) = t.shape[:-2], t.shape[-2:]
+
+    def turn(block):
+        return ops.transpose(ops.reverse(block, [2]), [0, 2, 1])
+    t = turn(ops.reshape(t, (-1, h, w)))
+    final = (w, h) if k % 2 else (h, w)
+    if k > 1:
+        t = ops.reshape(t, (-1, *final))
+        for _ in range(k - 1):
+            t = turn(t)
+    return ops.transpose(ops.reshape(t, outer + final), np.argsort(perm).tolist())
 
 
 def vander(x, N=None, increasing=False):
     t = _tensor(x)
     n = t.shape[0] if N is None else integer(N, "N")
-    powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
+    powers = np.arange(n) if flag(increasing) else np.arange(n - 1, -1, -1)
     compute = np.dtype(result_type(_kind(t), "float32"))
     out = ops.pow_(ops.cast(ops.reshape(t, t.shape + (1,)), compute), Tensor(powers.astype(compute)))
     return ops.cast(out, t.dtype)
@@ -276,7 +297,7 @@ def digitize(x, bins):
 
 def isin(x1, x2, assume_unique=False, invert=False):
     a, b = (t.value for t in _joined([x1, x2]))
-    return Tensor(np.isin(a, b, invert=bool(invert)))
+    return Tensor(np.isin(a, b, invert=flag(invert)))
 
 
 def argpartition(x, kth, axis=-1):
@@ -309,8 +330,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
     n = integer(num, "num")
     dtype = np.dtype(dtype or result_type(_kind(start), _kind(stop), "float"))
     lo, hi = _as(start, dtype), _as(stop, dtype)
-    points = linspace(lo, hi, n + (not endpoint), axis=integer(axis, "axis"))
-    if not endpoint:
+    points = linspace(lo, hi, n + (not flag(endpoint)), axis=integer(axis, "axis"))
+    if not flag(endpoint):
         points = _along(points, integer(axis, "axis") % points.ndim, slice(0, n))
     return ops.pow_(ops.cast(_tensor(base), points.dtype), points)
 

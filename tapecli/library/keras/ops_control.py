@@ -8,6 +8,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.common import dims, float_dtype, integer
+from tapecli.library.keras.ops_arrays import _ints
 from tapecli.library.keras.ops_numpy import _tensor
 from tapecli.runtime.values import DType, Tensor
 
@@ -67,7 +68,7 @@ def scatter_update(inputs, indices, updates, reduction=None):
 def slice_update(inputs, start_indices, updates):
     """inputs with the block at ``start_indices`` replaced by ``updates``: the block's cells scattered."""
     t, u = _tensor(inputs), _tensor(updates)
-    starts = [integer(s, "start_indices") for s in np.asarray(_tensor(start_indices).value).ravel()]
+    starts = _ints(start_indices)
     cells = np.stack(np.indices(u.shape), -1) + np.asarray(starts, np.int64)
     return scatter_update(t, Tensor(cells.reshape(-1, t.ndim)), ops.reshape(u, (-1,)))
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras.common import float_dtype
+from tapecli.library.keras.common import flag, float_dtype
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import Tensor, dtype_name
 
@@ -137,7 +137,7 @@ def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     if a.dtype.kind != "f":
         return Tensor(np.equal(a, b))
     close = np.abs(a - b) <= (_constant(atol, a).value + _constant(rtol, a).value * np.abs(b))
-    return Tensor(close | (np.isnan(a) & np.isnan(b)) if equal_nan else close)
+    return Tensor(close | (np.isnan(a) & np.isnan(b)) if flag(equal_nan) else close)
 
 
 def _infinity(name, sign):

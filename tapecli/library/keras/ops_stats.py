@@ -8,8 +8,8 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfValueError
-from tapecli.library.keras.common import float_dtype, integer
-from tapecli.library.keras.ops_arrays import moveaxis
+from tapecli.library.keras.common import flag, float_dtype, integer
+from tapecli.library.keras.ops_arrays import _ints, moveaxis
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import Tensor
 
@@ -18,7 +18,7 @@ def _axes(axis, ndim: int):
     """An axis argument as a sorted list of non-negative axes, or None for all."""
     if axis is None:
         return None
-    return sorted(integer(a, "axis") % max(ndim, 1) for a in (axis if isinstance(axis, (list, tuple)) else [axis]))
+    return sorted(a % max(ndim, 1) for a in _ints(axis))
 
 
 def average(x, axis=None, weights=None):
@@ -71,7 +71,7 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
                                                                               out.shape), out)
     if qs.ndim:                                   # the quantiles' axis first, as NumPy
         out = moveaxis(out, -1, 0)
-    if keepdims:
+    if flag(keepdims):
         kept = [1 if axes is None or i in axes else d for i, d in enumerate(t.shape)]
         out = ops.reshape(out, qs.shape + tuple(kept))
     return out
@@ -144,11 +144,11 @@ def _nan_extreme(name, fill, reduce):
         axes = _axes(axis, t.ndim)
         if t.dtype.kind == "b":
             test = np.any if fill < 0 else np.all
-            return Tensor(test(t.value, axis=None if axes is None else tuple(axes), keepdims=bool(keepdims)))
+            return Tensor(test(t.value, axis=None if axes is None else tuple(axes), keepdims=flag(keepdims)))
         if t.dtype.kind != "f":
             return reduce(t, axes, keepdims)
         out = reduce(_cleaned(t, fill), axes, keepdims)
-        all_nan = np.all(np.isnan(t.value), axis=None if axes is None else tuple(axes), keepdims=bool(keepdims))
+        all_nan = np.all(np.isnan(t.value), axis=None if axes is None else tuple(axes), keepdims=flag(keepdims))
         return ops.where(Tensor(np.broadcast_to(all_nan, out.shape)),
                          ops.broadcast_to(Tensor(np.asarray(np.nan, t.dtype)), out.shape), out)
     apply.__name__ = name
@@ -161,10 +161,10 @@ def _nan_arg(name, fill, pick):
         v = _tensor(x).value
         if v.dtype.kind == "f":
             nan = np.isnan(v)
-            out = pick(np.where(nan, fill, v), axis=axis, keepdims=bool(keepdims))
-            out = np.where(np.all(nan, axis=axis, keepdims=bool(keepdims)), -1, out)
+            out = pick(np.where(nan, fill, v), axis=axis, keepdims=flag(keepdims))
+            out = np.where(np.all(nan, axis=axis, keepdims=flag(keepdims)), -1, out)
         else:
-            out = pick(v, axis=axis, keepdims=bool(keepdims))
+            out = pick(v, axis=axis, keepdims=flag(keepdims))
         return Tensor(np.asarray(out, np.int32))
     apply.__name__ = name
     return apply
@@ -189,7 +189,7 @@ def nanquantile(x, q, axis=None, method="linear", keepdims=False):
     t = _as(x, result_type(_kind(x), "float"))
     v = t.value
     return Tensor(np.nanquantile(v, _tensor(q).value, axis=None if axis is None else tuple(_axes(axis, t.ndim)),
-                                 method=method, keepdims=bool(keepdims)).astype(v.dtype))
+                                 method=method, keepdims=flag(keepdims)).astype(v.dtype))
 
 
 def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
