@@ -86,7 +86,7 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, num_t
     if not batched:
         i = ops.reshape(i, (1, -1))
     hot = ops.one_hot(i, depth, 1.0, 0.0, integer(axis, "axis"), np.dtype(dtype or float_dtype()))
-    out = ops.reduce_max(hot, [1 if integer(axis, "axis") % (i.ndim + 1) != 1 else 2])
+    out = ops.reduce_max(hot, 1 if integer(axis, "axis") % (i.ndim + 1) != 1 else 2)
     return out if batched else ops.reshape(out, (depth,))
 
 

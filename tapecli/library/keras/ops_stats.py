@@ -4,6 +4,8 @@ NaN-skipping reductions, corrcoef, correlate, select and the window functions (b
 hanning, kaiser)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tapecli import ops
@@ -15,10 +17,10 @@ from tapecli.runtime.values import Tensor
 
 
 def _axes(axis, ndim: int):
-    """An axis argument as a sorted list of non-negative axes, or None for all."""
+    """An axis argument as a sorted tuple of non-negative axes (as tapecli's reductions take them), or None."""
     if axis is None:
         return None
-    return sorted(a % max(ndim, 1) for a in _ints(axis))
+    return tuple(sorted(a % max(ndim, 1) for a in _ints(axis)))
 
 
 def average(x, axis=None, weights=None):
@@ -43,7 +45,7 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
         y = ops.reshape(t, (-1,))
     else:
         others = [i for i in range(t.ndim) if i not in axes]
-        y = ops.transpose(t, others + axes)
+        y = ops.transpose(t, others + list(axes))
         y = ops.reshape(y, tuple(t.shape[i] for i in others) + (-1,))
     ordered = ops.sort(y, axis=-1)
     n = y.shape[-1]
@@ -65,7 +67,7 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
     else:
         raise TdfValueError("Invalid value of `method`. Expected one of {'linear', 'lower', 'higher', 'midpoint', "
                             f"'nearest'}}. Received: method={method}")
-    nan = np.any(np.isnan(t.value), axis=None if axes is None else tuple(axes))
+    nan = np.any(np.isnan(t.value), axis=axes)
     nan = np.reshape(nan, np.shape(nan) + (1,) * qs.ndim)
     out = ops.where(Tensor(np.broadcast_to(nan, out.shape)), ops.broadcast_to(Tensor(np.asarray(np.nan, t.dtype)),
                                                                               out.shape), out)
@@ -144,11 +146,11 @@ def _nan_extreme(name, fill, reduce):
         axes = _axes(axis, t.ndim)
         if t.dtype.kind == "b":
             test = np.any if fill < 0 else np.all
-            return Tensor(test(t.value, axis=None if axes is None else tuple(axes), keepdims=flag(keepdims)))
+            return Tensor(test(t.value, axis=axes, keepdims=flag(keepdims)))
         if t.dtype.kind != "f":
             return reduce(t, axes, keepdims)
         out = reduce(_cleaned(t, fill), axes, keepdims)
-        all_nan = np.all(np.isnan(t.value), axis=None if axes is None else tuple(axes), keepdims=flag(keepdims))
+        all_nan = np.all(np.isnan(t.value), axis=axes, keepdims=flag(keepdims))
         return ops.where(Tensor(np.broadcast_to(all_nan, out.shape)),
                          ops.broadcast_to(Tensor(np.asarray(np.nan, t.dtype)), out.shape), out)
     apply.__name__ = name
@@ -159,6 +161,7 @@ def _nan_arg(name, fill, pick):
     """nanargmax/nanargmin: the index of the extreme of the values not NaN; -1 where all of them are."""
     def apply(x, axis=None, keepdims=False):
         v = _tensor(x).value
+        axis = None if axis is None else integer(axis, "axis")
         if v.dtype.kind == "f":
             nan = np.isnan(v)
             out = pick(np.where(nan, fill, v), axis=axis, keepdims=flag(keepdims))
@@ -188,8 +191,10 @@ def nanquantile(x, q, axis=None, method="linear", keepdims=False):
     """quantile of the values not NaN: each reduced slice's NaNs sorted last and left out of its count."""
     t = _as(x, result_type(_kind(x), "float"))
     v = t.value
-    return Tensor(np.nanquantile(v, _tensor(q).value, axis=None if axis is None else tuple(_axes(axis, t.ndim)),
-                                 method=method, keepdims=flag(keepdims)).astype(v.dtype))
+    with warnings.catch_warnings():           # (an all-NaN slice is NaN, as Keras gives it, without NumPy's warning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Tensor(np.nanquantile(v, _tensor(q).value, axis=_axes(axis, t.ndim),
+                                     method=method, keepdims=flag(keepdims)).astype(v.dtype))
 
 
 def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
@@ -206,7 +211,7 @@ def corrcoef(x):
         t = ops.cast(t, float_dtype())
     if t.ndim == 0:
         return Tensor(np.asarray(np.nan, float_dtype()))
-    centered = ops.sub(t, ops.reduce_mean(t, [t.ndim - 1], True))
+    centered = ops.sub(t, ops.reduce_mean(t, t.ndim - 1, True))
     n = Tensor(np.asarray(t.shape[-1], t.dtype))
     cov = ops.div(ops.matmul(centered, ops.transpose(centered)), ops.sub(n, Tensor(np.ones((), t.dtype))))
     std = ops.sqrt(ops.diag_part(cov))
@@ -249,7 +254,7 @@ def _window(name, formula):
     """The window functions: NumPy's symmetric windows of length x, in floatx."""
     def apply(x, *args):
         n = integer(x, "x")
-        return Tensor(np.asarray(formula(n, *args), float_dtype()))
+        return Tensor(np.asarray(formula(n, *(float(getattr(a, "value", a)) for a in args)), float_dtype()))
     apply.__name__ = name
     return apply
 
