@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfValueError
-from tapecli.library.keras.common import dims, float_dtype, integer
+from tapecli.library.keras.common import dims, integer
 from tapecli.library.keras.ops_arrays import _ints
 from tapecli.library.keras.ops_numpy import _tensor
 from tapecli.runtime.values import DType, Tensor
@@ -74,20 +74,25 @@ def slice_update(inputs, start_indices, updates):
 
 
 def get_item(x, key):
-    return ops.getitem(_tensor(x), key)
+    return ops.getitem(_tensor(x), _index(key))
+
+
+def _index(key):
+    """A key as the call gives it (Python numbers arrive as weak tensors) as Python's subscript takes it."""
+    if isinstance(key, (tuple, list)):
+        return tuple(_index(k) for k in key)
+    if isinstance(key, Tensor) and key.weak:
+        return key.value.item() if key.ndim == 0 else key.value
+    return key
 
 
 def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, num_tokens=None):
+    """one_hot's maximum over the indices' axis (the second of a batch, the only one of a vector)."""
+    from tapecli.library.keras.utilities_more import ops_one_hot
     if sparse:
         raise TdfValueError("ops.multi_hot(sparse=True) is not supported by tapecli")
-    depth = integer(num_classes if num_classes is not None else num_tokens, "num_classes")
-    i = _tensor(inputs)
-    batched = i.ndim > 1
-    if not batched:
-        i = ops.reshape(i, (1, -1))
-    hot = ops.one_hot(i, depth, 1.0, 0.0, integer(axis, "axis"), np.dtype(dtype or float_dtype()))
-    out = ops.reduce_max(hot, 1 if integer(axis, "axis") % (i.ndim + 1) != 1 else 2)
-    return out if batched else ops.reshape(out, (depth,))
+    hot = ops_one_hot(inputs, num_classes if num_classes is not None else num_tokens, axis, dtype)
+    return ops.reduce_max(hot, 1 if _tensor(inputs).ndim > 1 else 0)
 
 
 FUNCTIONS = {"ops.scatter": scatter, "ops.scatter_update": scatter_update, "ops.slice_update": slice_update,
