@@ -344,7 +344,44 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return ops.mul(out, ops.sign(_as(start, dtype)))
 
 
+def extract_sequences(x, sequence_length, sequence_stride):
+    """tf.signal.frame of the last axis: the windows of ``sequence_length`` every ``sequence_stride``."""
+    t = _tensor(x)
+    length, stride = integer(sequence_length, "sequence_length"), integer(sequence_stride, "sequence_stride")
+    starts = np.arange(0, max(t.shape[-1] - length, -1) + 1, stride)
+    return ops.gather(t, Tensor(starts[:, None] + np.arange(length)), axis=t.ndim - 1)
+
+
+def segment_prod(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002 - Keras's argument name
+    """The product of each segment's rows (1 for an empty segment)."""
+    t, ids = _tensor(data), np.ravel(_tensor(segment_ids).value)
+    if flag(sorted) and num_segments is not None:
+        raise TdfValueError("Argument `num_segments` cannot be set when sorted is True when using the tensorflow "
+                            f"backend.Received: num_segments={num_segments}, sorted={sorted}.")
+    count = int(ids.max()) + 1 if num_segments is None else integer(num_segments, "num_segments")
+    return ops.stack([ops.reduce_prod(ops.gather(t, Tensor(np.flatnonzero(ids == s)), axis=0), 0)
+                      for s in range(count)], 0)
+
+
+def cholesky_inverse(a, upper=False):
+    """The inverse of L L^T (U^T U with ``upper``) from its factor, through the factor's inverse."""
+    t = _tensor(a)
+    eye = Tensor(np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), t.shape))
+    inverse = ops.triangular_solve(t, eye, lower=not flag(upper))
+    swapped = swapaxes(inverse, -1, -2)
+    return ops.matmul(inverse, swapped) if flag(upper) else ops.matmul(swapped, inverse)
+
+
+def solve_triangular(a, b, lower=False):
+    t, rhs = _tensor(a), _tensor(b)
+    if rhs.ndim == t.ndim - 1:
+        solved = ops.triangular_solve(t, ops.reshape(rhs, rhs.shape + (1,)), lower=flag(lower))
+        return ops.reshape(solved, rhs.shape)
+    return ops.triangular_solve(t, rhs, lower=flag(lower))
+
+
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
+    extract_sequences, segment_prod, cholesky_inverse, solve_triangular,
     copy, swapaxes, moveaxis, take, take_along_axis, hstack, vstack, dstack, append, hsplit, vsplit, dsplit,
     array_split, diff, outer, inner, vdot, kron, tri, diagonal, diagflat, fliplr, flipud, rot90, vander, trapezoid,
     nonzero, digitize, isin, argpartition, histogram, logspace, geomspace)}

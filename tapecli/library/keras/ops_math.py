@@ -35,6 +35,12 @@ def _unary(name, op):
     return apply
 
 
+def i0(x):
+    """The modified Bessel function of order 0, in float64 for int64 and float64 inputs, else in floatx."""
+    kind = _kind(x)
+    return ops.bessel_i0(_as(x, "float64" if kind in ("int64", "float64") else dtype_name(float_dtype())))
+
+
 def _constant(value, like: Tensor) -> Tensor:
     """A number (a Python one, or a program's literal as the call gives it) in ``like``'s dtype."""
     return Tensor(np.asarray(getattr(value, "value", value), like.dtype))
@@ -236,7 +242,7 @@ _BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise
             "left_shift": np.left_shift, "right_shift": np.right_shift}
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
     cbrt, deg2rad, rad2deg, exp2, fabs, floor_divide, true_divide, fmod, hypot, signbit, heaviside, sinc, isclose,
-    isreal, nan_to_num, ldexp, gcd, lcm, bitwise_invert, real, imag, angle,
+    isreal, nan_to_num, ldexp, i0, gcd, lcm, bitwise_invert, real, imag, angle,
     _unary("arccos", ops.acos), _unary("arcsin", ops.asin), _unary("arctan", ops.atan),
     _unary("arccosh", ops.acosh), _unary("arcsinh", ops.asinh), _unary("arctanh", ops.atanh),
     _log_add_exp("logaddexp", math.e), _log_add_exp("logaddexp2", 2.0),

@@ -159,6 +159,25 @@ def conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1):
                     "NWC" if rank == 1 else "NHWC", dilation if rank == 2 else dilation[0])
 
 
+@_channels_last
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1):
+    """Each input channel convolved with its own kernel[..., c, :] (channel-major outputs, as TensorFlow's)."""
+    k = _tensor(kernel)
+    if inputs.shape[-1] != k.shape[-2]:
+        raise TdfValueError("The number of input channels must be evenly divisible by kernel.shape[-2]. Received: "
+                            f"inputs.shape={inputs.shape}, kernel.shape={k.shape}")
+    return ops.concat([conv(ops.getitem(inputs, (Ellipsis, slice(c, c + 1))), ops.getitem(k, (Ellipsis, slice(c, c + 1),
+                                                                                                slice(None))),
+                            strides, padding, dilation_rate=dilation_rate) for c in range(k.shape[-2])], -1)
+
+
+@_channels_last
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", dilation_rate=1):
+    return conv(depthwise_conv(inputs, depthwise_kernel, strides, padding, dilation_rate=dilation_rate),
+                pointwise_kernel)
+
+
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
-    sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv,
+    sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
+    separable_conv,
     _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"))}
