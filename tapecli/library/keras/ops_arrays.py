@@ -29,6 +29,21 @@ def _along(t: Tensor, axis: int, part) -> Tensor:
     return ops.getitem(t, (slice(None),) * axis + (part,))
 
 
+def dtype_of(x):
+    """keras.ops.dtype: the tensor's dtype as Keras's standardized string."""
+    return dtype_name(_tensor(x).dtype)
+
+
+def view(x, dtype=None):
+    """The same bytes read as another dtype (the last axis scaled by the ratio of the item sizes)."""
+    v = _tensor(x).value
+    new = np.dtype(dtype or v.dtype)
+    if v.ndim == 0 and new.itemsize != v.dtype.itemsize or v.shape[-1] * v.dtype.itemsize % new.itemsize:
+        raise TdfValueError(f"Cannot view array of shape {v.shape} and dtype {v.dtype} as dtype {new} because the "
+                            "total number of bytes is not divisible by the new itemsize.")
+    return Tensor(np.ascontiguousarray(v).view(new))
+
+
 def copy(x):
     return ops.identity(_tensor(x))
 
@@ -193,6 +208,17 @@ def inner(x1, x2):
 def vdot(x1, x2):
     a, b, dtype = _computed_in_float(x1, x2)
     return ops.cast(ops.reduce_sum(ops.mul(ops.reshape(a, (-1,)), ops.reshape(b, (-1,)))), dtype)
+
+
+def cdist(x, y):
+    """The Euclidean distance of each row of x to each of y."""
+    a, b = _tensor(x), _tensor(y)
+    if a.ndim < 2 or b.ndim < 2:
+        raise TdfValueError("`cdist` inputs must have rank >= 2")
+    if a.shape[-1] != b.shape[-1]:
+        raise TdfValueError("Last dimension of inputs to `cdist` must match")
+    gaps = ops.sub(ops.reshape(a, a.shape[:-1] + (1, a.shape[-1])), ops.reshape(b, b.shape[:-2] + (1,) + b.shape[-2:]))
+    return ops.sqrt(ops.reduce_sum(ops.square(gaps), -1))
 
 
 def kron(x1, x2):
@@ -381,8 +407,9 @@ def solve_triangular(a, b, lower=False):
 
 
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
-    extract_sequences, segment_prod, cholesky_inverse, solve_triangular,
+    extract_sequences, segment_prod, cholesky_inverse, solve_triangular, cdist, view,
     copy, swapaxes, moveaxis, take, take_along_axis, hstack, vstack, dstack, append, hsplit, vsplit, dsplit,
     array_split, diff, outer, inner, vdot, kron, tri, diagonal, diagflat, fliplr, flipud, rot90, vander, trapezoid,
     nonzero, digitize, isin, argpartition, histogram, logspace, geomspace)}
 FUNCTIONS["ops.split"] = split
+FUNCTIONS["ops.dtype"] = dtype_of

@@ -159,6 +159,24 @@ def conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1):
                     "NWC" if rank == 1 else "NHWC", dilation if rank == 2 else dilation[0])
 
 
+def _adaptive(name, reduce):
+    """adaptive_average_pool/adaptive_max_pool: each spatial axis cut into ``output_size`` bins, bin i from
+    floor(i L / n) to ceil((i + 1) L / n) (in float32, as Keras), each bin reduced; the axes one after another."""
+    def pool(inputs, output_size):
+        sizes = _ints(output_size)
+        sizes = sizes * (inputs.ndim - 2) if len(sizes) == 1 else sizes
+        t = inputs
+        for axis, n in zip(range(1, t.ndim - 1), sizes):
+            length = np.float32(t.shape[axis])
+            bounds = [(int(np.floor(np.float32(i) * length / np.float32(n))),
+                       int(min(np.ceil(np.float32(i + 1) * length / np.float32(n)), length))) for i in range(n)]
+            t = ops.concat([reduce(ops.getitem(t, (slice(None),) * axis + (slice(lo, hi),)), axis, True)
+                            for lo, hi in bounds], axis)
+        return t
+    pool.__name__ = name
+    return _channels_last(pool)
+
+
 @_channels_last
 def depthwise_conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1):
     """Each input channel convolved with its own kernel[..., c, :] (channel-major outputs, as TensorFlow's)."""
@@ -180,4 +198,5 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, paddin
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
     sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
     separable_conv,
-    _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"))}
+    _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"),
+    _adaptive("adaptive_average_pool", ops.reduce_mean), _adaptive("adaptive_max_pool", ops.reduce_max))}
