@@ -252,11 +252,14 @@ def select(condlist, choicelist, default=0):
 
 def _window(name, formula):
     """The window functions: NumPy's symmetric windows of length x, in floatx."""
-    def apply(x, *args):
-        n = integer(x, "x")
-        return Tensor(np.asarray(formula(n, *(float(getattr(a, "value", a)) for a in args)), float_dtype()))
+    def apply(x):
+        return Tensor(np.asarray(formula(integer(x, "x")), float_dtype()))
     apply.__name__ = name
     return apply
+
+
+def kaiser(x, beta):
+    return Tensor(np.asarray(np.kaiser(integer(x, "x"), float(getattr(beta, "value", beta))), float_dtype()))
 
 
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
@@ -266,4 +269,4 @@ FUNCTIONS = {f"ops.{f.__name__}": f for f in (
     _nan_arg("nanargmax", -np.inf, np.argmax), _nan_arg("nanargmin", np.inf, np.argmin),
     _nan_cumulative("nancumsum", 0, ops.cumsum), _nan_cumulative("nancumprod", 1, ops.cumprod),
     _window("bartlett", np.bartlett), _window("blackman", np.blackman), _window("hamming", np.hamming),
-    _window("hanning", np.hanning), _window("kaiser", np.kaiser))}
+    _window("hanning", np.hanning), kaiser)}
