@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfValueError
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import integer
 from tapecli.library.keras.ops_arrays import swapaxes
 from tapecli.library.keras.ops_numpy import _tensor
@@ -92,4 +92,39 @@ def irfft(x, fft_length=None):
     return ops.sub(_last(real, cos), _last(imag, sin))
 
 
-FUNCTIONS = {f"ops.{f.__name__}": f for f in (fft, fft2, ifft2, rfft, irfft)}
+def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
+    """tf.signal.stft as Keras calls it: x reflect-padded by fft_length // 2 (``center``), frames of fft_length
+    every sequence_stride, each times the window (periodic hann or hamming, or the one given; centred in
+    fft_length), and their rfft."""
+    from tapecli.library.keras.common import flag
+    from tapecli.library.keras.ops_arrays import extract_sequences
+    t = _tensor(x)
+    if t.dtype.name not in ("float32", "float64"):
+        raise TdfTypeError(f"Invalid input type. Expected `float32` or `float64`. Received: input type={t.dtype}")
+    length, n = integer(sequence_length, "sequence_length"), integer(fft_length, "fft_length")
+    if n < length:
+        raise TdfValueError("`fft_length` must equal or larger than `sequence_length`. Received: "
+                            f"sequence_length={length}, fft_length={n}")
+    if isinstance(window, str) and window not in ("hann", "hamming"):
+        raise TdfValueError('If a string is passed to `window`, it must be one of `"hann"`, `"hamming"`. '
+                            f"Received: window={window}")
+    if flag(center):
+        t = ops.pad(t, [[0, 0]] * (t.ndim - 1) + [[n // 2, n // 2]], mode="REFLECT")
+    frames = extract_sequences(t, n, sequence_stride)
+    if window is not None:
+        if isinstance(window, str):
+            # TensorFlow's periodic raised-cosine window is periodic for an even length only
+            a, period = (0.5 if window == "hann" else 0.54), max(length - length % 2, 1)
+            curve = a - (1 - a) * np.cos(2 * np.pi * np.arange(length) / period) if length > 1 else np.ones(1)
+            weights = Tensor(curve.astype(t.dtype))
+        else:
+            weights = ops.cast(_tensor(window), t.dtype)
+        if weights.ndim != 1 or weights.shape[-1] != length:
+            raise TdfValueError(f"The shape of `window` must be equal to [sequence_length].Received: window shape="
+                                f"{weights.shape}")
+        left = (n - length) // 2
+        frames = ops.mul(frames, ops.pad(weights, [[left, n - length - left]]))
+    return rfft(frames, n)
+
+
+FUNCTIONS = {f"ops.{f.__name__}": f for f in (fft, fft2, ifft2, rfft, irfft, stft)}
