@@ -13,7 +13,8 @@ from tapecli.library.keras import (activations, attention, callbacks, configs, c
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
-from tapecli.library.keras import getters, ops_numpy, subclassing
+from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy,
+                                   ops_stats, subclassing)
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
@@ -159,7 +160,11 @@ for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
 for _name, _fn in {**utilities.FUNCTIONS, **utilities_more.FUNCTIONS, **ops_numpy.FUNCTIONS}.items():
     builtin(_name)(_fn)
-for _name, _fn in utilities_more.WITH_INTERP.items():
+for _name, _fn in {**ops_math.FUNCTIONS, **ops_arrays.FUNCTIONS, **ops_stats.FUNCTIONS, **ops_control.FUNCTIONS,
+                   **ops_nn.FUNCTIONS, **ops_fft.FUNCTIONS,
+                   **{f"ops.{name}": activations.FUNCTIONS[name] for name in activations.KERAS_OPS}}.items():
+    builtin(_name)(_fn)
+for _name, _fn in {**utilities_more.WITH_INTERP, **ops_control.WITH_INTERP}.items():
     builtin(_name, interp=True)(_fn)
 for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "initializers.get": getters.initializer,
                   "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():

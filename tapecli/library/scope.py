@@ -63,7 +63,8 @@ _FAMILIES: list[tuple[str, str]] = [
     ("type specs of composite tensors and tf.function signatures (graph tracing internals)",
      "tf.NoneTensorSpec tf.OptionalSpec tf.TensorArraySpec tf.type_spec_from_value"),
     ("complex numbers (tapecli's tensors are real)",
-     "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle"),
+     "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle "
+     "tf.keras.ops.view_as_complex tf.keras.ops.view_as_real tf.keras.ops.polar"),
     ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",
      "tf.fftnd tf.ifftnd tf.rfftnd tf.irfftnd"),
     ("approximate top-k of accelerator kernels (TensorFlow's CPU lacks a float kernel for it); use "
@@ -87,7 +88,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.callbacks.RemoteMonitor"),
     ("complex eigenvalues and eigenvectors (tapecli's tensors are real); use tf.linalg.eigh for symmetric "
      "matrices",
-     "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals"),
+     "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals tf.keras.ops.eig"),
     ("takes complex matrices only (tapecli's tensors are real)",
      "tf.linalg.logm"),
     ("bfloat16 (NumPy lacks this type; tapecli computes in float32 and float64)",

@@ -170,6 +170,11 @@ FUNCTIONS = {
     "sigmoid": _unary(ops.sigmoid),
 }
 
+# The activations keras.ops has under the same name and defaults (its relu, gelu, ... differ from TensorFlow's
+# flat names of keras.ops' own, which serve them).
+KERAS_OPS = ("celu", "glu", "hard_shrink", "hard_silu", "hard_swish", "hard_tanh", "soft_shrink", "sparse_plus",
+             "sparse_sigmoid", "squareplus", "tanh_shrink", "threshold")
+
 
 def get(identifier=None):
     """keras.activations.get: None is linear, a name its function, a function itself."""

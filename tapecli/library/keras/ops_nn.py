@@ -1,0 +1,202 @@
+"""keras.ops' neural-network functions that TensorFlow's names do not give, as Keras computes them
+(keras/src/ops/nn.py and keras/src/backend/tensorflow/nn.py): sparsemax, psnr, dot_product_attention (its XLA
+path: no flash attention), layer_normalization, rms_normalization, and max_pool/average_pool/conv with
+Keras's arguments (lower-case padding, strides defaulting to the pool size, channels_first moved last)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import TdfValueError
+from tapecli.library.keras.common import flag, integer
+from tapecli.library.keras.ops_arrays import _ints, moveaxis
+from tapecli.library.keras.ops_math import _constant
+from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
+from tapecli.runtime.values import Tensor
+
+EPSILON = 1e-7          # backend.epsilon()
+
+
+def sparsemax(x, axis=-1):
+    t = _tensor(x)
+    axis = integer(axis, "axis") % t.ndim
+    ordered = ops.reverse(ops.sort(t, axis=axis), [axis])
+    total = ops.cumsum(ordered, axis=axis)
+    ranks = np.arange(1, t.shape[axis] + 1, dtype=t.dtype).reshape([-1 if i == axis else 1 for i in range(t.ndim)])
+    one = _constant(1.0, t)
+    support = ops.greater(ops.sub(ordered, ops.div(ops.sub(total, one), Tensor(ranks))), _constant(0.0, t))
+    k = ops.reduce_sum(ops.cast(support, t.dtype), axis, True)
+    tau = ops.div(ops.sub(ops.reduce_sum(ops.where(support, total, ops.zeros_like(total)), axis, True), one), k)
+    return ops.maximum(ops.sub(t, tau), _constant(0.0, t))
+
+
+def psnr(x1, x2, max_val):
+    from tapecli.library.keras.ops_numpy import FUNCTIONS
+    a, b = _tensor(x1), _tensor(x2)
+    if a.shape != b.shape:
+        raise TdfValueError(f"Input shapes {a.shape} and {b.shape} must match for PSNR calculation. ")
+    log10 = FUNCTIONS["ops.log10"]
+    mse = ops.reduce_mean(ops.square(ops.sub(a, b)))
+    return ops.sub(ops.mul(_constant(20, b), log10(_as(max_val, b.dtype))), ops.mul(_constant(10, b), log10(mse)))
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
+                          flash_attention=None, attn_logits_soft_cap=None):
+    """softmax(q k^T * scale + bias, masked) v over inputs of shape (batch, length, heads, head size); grouped
+    key/value heads repeated to the query's."""
+    if flash_attention:
+        raise TdfValueError("Flash attention is not supported in tensorflow backend.")
+    q, k, v = _tensor(query), _tensor(key), _tensor(value)
+    if q.ndim != 4:
+        raise TdfValueError(f"`dot_product_attention` only supports 4D inputs. Received: query.shape={q.shape}, "
+                            f"key.shape={k.shape}, value.shape={v.shape}.")
+    dtype = result_type(_kind(q), _kind(k), _kind(v))
+    q, k, v = _as(q, dtype), _as(k, dtype), _as(v, dtype)
+    if q.shape[2] > k.shape[2] > 1:
+        groups = Tensor(np.full(k.shape[2], q.shape[2] // k.shape[2]))
+        from tapecli.library.tf_array import repeat
+        k, v = repeat(k, groups, axis=2), repeat(v, groups, axis=2)
+    factor = _constant(1.0 / np.sqrt(np.float32(k.shape[-1])), q) if scale is None else _as(scale, dtype)
+    logits = ops.mul(ops.einsum("BTNH,BSNH->BNTS", q, k), factor)
+    if bias is not None:
+        logits = ops.add(logits, _as(bias, dtype))
+    keep = np.ones(logits.shape, bool)
+    if mask is not None:
+        keep &= np.asarray(_tensor(mask).value, bool)
+    if flag(is_causal):
+        keep &= np.tril(np.ones(logits.shape[-2:], bool))
+    if mask is not None or flag(is_causal):
+        logits = ops.where(Tensor(keep), logits, ops.broadcast_to(_constant(3.38953e38 * -0.7, logits), logits.shape))
+    return ops.einsum("BNTS,BSNH->BTNH", ops.softmax(logits, -1), v)
+
+
+def _normalized_axes(axis, ndim: int) -> tuple:
+    return tuple(sorted(a % ndim for a in _ints(axis)))
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, rms_scaling=False):
+    from tapecli.library.tf_math import moments
+    t = _tensor(x)
+    original = t.dtype
+    t = _as(t, result_type(_kind(t), "float32"))
+    axes = _normalized_axes(axis, t.ndim)
+    shape = tuple(t.shape[i] if i in axes else 1 for i in range(t.ndim))
+
+    def broadcast(w):
+        w = _as(w, t.dtype)
+        return ops.reshape(w, shape) if w.ndim != t.ndim and axes != (t.ndim - 1,) else w
+    eps = _constant(EPSILON if epsilon is None else epsilon, t)
+    if flag(rms_scaling):
+        from tapecli.library.tf_math import reduce_variance
+        out = ops.mul(t, ops.rsqrt(ops.add(reduce_variance(t, list(axes), True), eps)))
+        return ops.cast(out if gamma is None else ops.mul(out, broadcast(gamma)), original)
+    mean, variance = moments(t, list(axes), keepdims=True)
+    inv = ops.rsqrt(ops.add(variance, eps))
+    if gamma is not None:
+        inv = ops.mul(inv, broadcast(gamma))
+    shift = ops.mul(ops.neg(mean), inv)
+    if beta is not None:
+        shift = ops.add(shift, broadcast(beta))
+    return ops.cast(ops.add(ops.mul(t, inv), shift), original)
+
+
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    t = _tensor(x)
+    original = t.dtype
+    t = _as(t, result_type(_kind(t), "float32"))
+    if t.ndim == 0:
+        t = ops.reshape(t, (1,))
+    axes = _normalized_axes(axis, t.ndim)
+    eps = _constant(EPSILON if epsilon is None else epsilon, t)
+    out = ops.mul(t, ops.rsqrt(ops.add(ops.reduce_mean(ops.square(t), axes, True), eps)))
+    return ops.cast(out if scale is None else ops.mul(out, _as(scale, t.dtype)), original)
+
+
+def _channels_last(function):
+    """A pooling or convolution of channels-last inputs, given channels-first ones moved last and back."""
+    def run(inputs, *args, data_format=None, **kwargs):
+        t = _tensor(inputs)
+        if data_format in (None, "channels_last"):
+            return function(t, *args, **kwargs)
+        if data_format != "channels_first":
+            raise TdfValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
+                                f"Received: data_format={data_format}")
+        return moveaxis(function(moveaxis(t, 1, -1), *args, **kwargs), -1, 1)
+    run.__name__ = function.__name__
+    return run
+
+
+def _builtin(name):
+    from tapecli.interpreter.registry import BUILTINS, load_word
+    load_word(name)
+    return BUILTINS[name]
+
+
+def _padding(padding) -> str:
+    if str(padding).lower() not in ("valid", "same"):
+        raise TdfValueError(f"`padding` must be 'valid' or 'same'. Received: padding={padding}")
+    return str(padding).upper()
+
+
+def _pooling(name, tensorflow_name):
+    """max_pool/average_pool: tf.nn's pooling of 1-D (3-D inputs) or 2-D windows, strides the pool's size."""
+    def pool(inputs, pool_size, strides=None, padding="valid"):
+        function = _builtin(tensorflow_name + ("1d" if inputs.ndim == 3 else ""))
+        return function(inputs, pool_size, pool_size if strides is None else strides, _padding(padding))
+    pool.__name__ = name
+    return _channels_last(pool)
+
+
+@_channels_last
+def conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1):
+    """tf.nn.convolution of 1-D and 2-D inputs (tapecli's convolutions)."""
+    rank = inputs.ndim - 2
+    if rank not in (1, 2):
+        raise TdfValueError(f"keras.ops.conv of {rank}-D inputs is not supported by tapecli (1-D and 2-D are)")
+    function = _builtin("conv1d") if rank == 1 else _builtin("conv2d")
+    stride, dilation = _ints(strides), _ints(dilation_rate)
+    return function(inputs, _tensor(kernel), stride if rank == 2 else stride[0], _padding(padding),
+                    "NWC" if rank == 1 else "NHWC", dilation if rank == 2 else dilation[0])
+
+
+def _adaptive(name, reduce):
+    """adaptive_average_pool/adaptive_max_pool: each spatial axis cut into ``output_size`` bins, bin i from
+    floor(i L / n) to ceil((i + 1) L / n) (in float32, as Keras), each bin reduced; the axes one after another."""
+    def pool(inputs, output_size):
+        sizes = _ints(output_size)
+        sizes = sizes * (inputs.ndim - 2) if len(sizes) == 1 else sizes
+        t = inputs
+        for axis, n in zip(range(1, t.ndim - 1), sizes):
+            length = np.float32(t.shape[axis])
+            bounds = [(int(np.floor(np.float32(i) * length / np.float32(n))),
+                       int(min(np.ceil(np.float32(i + 1) * length / np.float32(n)), length))) for i in range(n)]
+            t = ops.concat([reduce(ops.getitem(t, (slice(None),) * axis + (slice(lo, hi),)), axis, True)
+                            for lo, hi in bounds], axis)
+        return t
+    pool.__name__ = name
+    return _channels_last(pool)
+
+
+@_channels_last
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", dilation_rate=1):
+    """Each input channel convolved with its own kernel[..., c, :] (channel-major outputs, as TensorFlow's)."""
+    k = _tensor(kernel)
+    if inputs.shape[-1] != k.shape[-2]:
+        raise TdfValueError("The number of input channels must be evenly divisible by kernel.shape[-2]. Received: "
+                            f"inputs.shape={inputs.shape}, kernel.shape={k.shape}")
+    return ops.concat([conv(ops.getitem(inputs, (Ellipsis, slice(c, c + 1))), ops.getitem(k, (Ellipsis, slice(c, c + 1),
+                                                                                                slice(None))),
+                            strides, padding, dilation_rate=dilation_rate) for c in range(k.shape[-2])], -1)
+
+
+@_channels_last
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", dilation_rate=1):
+    return conv(depthwise_conv(inputs, depthwise_kernel, strides, padding, dilation_rate=dilation_rate),
+                pointwise_kernel)
+
+
+FUNCTIONS = {f"ops.{f.__name__}": f for f in (
+    sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
+    separable_conv,
+    _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"),
+    _adaptive("adaptive_average_pool", ops.reduce_mean), _adaptive("adaptive_max_pool", ops.reduce_max))}
