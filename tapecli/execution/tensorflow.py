@@ -381,7 +381,7 @@ def supported(path: list[str]) -> bool:
     if path[0] in OWN_MODULES:
         return len(path) == 2 and path[1] in OWN_MODULES[path[0]][1]
     found = _resolve(path)
-    if isinstance(found, DType):
+    if isinstance(found, DType) or found.__class__ is Tensor and found.weak:     # (a Python number: tf.data.AUTOTUNE)
         return True
     drawing = path[0] in (RANDOM, KERAS) or path == ["nn", "dropout"]     # (the run's generator: Run.rng)
     if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
@@ -903,7 +903,7 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
                 raise TdfNameError(f"tf.{'.'.join(names)} runs on tapecli's interpreter only, and CPython runs this "
                                    "TensorFlow program (one the interpreter cannot read)",
                                    hint="the forms the interpreter reads are in docs/language.md")
-            elif isinstance(found, (DType, ProgramObject)):
+            elif isinstance(found, (DType, ProgramObject)) or found.__class__ is Tensor:     # (a Python number)
                 value = to_program(found)
             else:
                 value = library_function(eager, found, f"tf.{'.'.join(names)}")
