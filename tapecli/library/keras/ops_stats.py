@@ -101,20 +101,19 @@ def _cleaned(t: Tensor, value) -> Tensor:
     return ops.where(_nan_mask(t), ops.broadcast_to(Tensor(np.asarray(value, t.dtype)), t.shape), t)
 
 
-def nansum(x, axis=None, keepdims=False):
-    t = _tensor(x)
-    t = _cleaned(t, 0)
-    if t.dtype.kind == "b":
-        t = ops.cast(t, np.dtype("int32"))
-    return ops.reduce_sum(t, _axes(axis, t.ndim), keepdims)
+def _nan_reduction(name, reduce, identity):
+    """keras.ops.nansum / nanprod: the reduction with each NaN its identity (bools counted as int32)."""
+    def apply(x, axis=None, keepdims=False):
+        t = _cleaned(_tensor(x), identity)
+        if t.dtype.kind == "b":
+            t = ops.cast(t, np.dtype("int32"))
+        return reduce(t, _axes(axis, t.ndim), keepdims)
+    apply.__name__ = name
+    return apply
 
 
-def nanprod(x, axis=None, keepdims=False):
-    t = _tensor(x)
-    t = _cleaned(t, 1)
-    if t.dtype.kind == "b":
-        t = ops.cast(t, np.dtype("int32"))
-    return ops.reduce_prod(t, _axes(axis, t.ndim), keepdims)
+nansum = _nan_reduction("nansum", ops.reduce_sum, 0)
+nanprod = _nan_reduction("nanprod", ops.reduce_prod, 1)
 
 
 def nanmean(x, axis=None, keepdims=False):
