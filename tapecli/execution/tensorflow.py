@@ -153,7 +153,7 @@ def interpreter_refuses(tree: ast.Module) -> bool:
 _PYTHON_BUILTINS = frozenset(dir(builtins))
 # What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
-_CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape",
+_CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
                            "__name__"}) | frozenset({         # (the interpreter's type() knows fewer classes)
     # NumPy arrays' attributes the interpreter's arrays lack (library/numpy_forms.py's ARRAY_METHODS have theirs):
     # where ``t.numpy()`` is NumPy's own array

@@ -17,8 +17,8 @@ from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_
 from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
 from tapecli.interpreter.objects import Traces, custom_gradient_call, function_outputs, trace_key
 from tapecli.runtime.context import current
-from tapecli.runtime.specs import TensorSpec
-from tapecli.runtime.values import DTYPES, Tensor, Variable
+from tapecli.runtime.specs import Shape, TensorSpec
+from tapecli.runtime.values import DTYPES, DType, Tensor, Variable
 
 
 def traced_warnings(tree: ast.Module, aliases: set[str]) -> dict[int, str]:
@@ -100,7 +100,97 @@ def _traced(func, input_signature=None):
             ctx.functions -= 1
         return to_program(function_outputs(to_library(result)))
     traced.experimental_get_tracing_count = lambda: traces.count
+    traced.get_concrete_function = lambda *args, **kwargs: _concrete(func, traced, parameters, traces, args, kwargs)
     return traced
+
+
+class ConcreteFunction:
+    """``f.get_concrete_function(...)``: the function traced for these arguments. Called on tensors (one for each
+    of its tensor parameters), it runs the function with the Python values it was traced for, as the traced graph
+    runs: without the function's Python prints, and no new trace. Its ``structured_input_signature`` is
+    TensorFlow's (each tensor's spec named after its parameter, each Python value as it is), its ``inputs`` and
+    ``structured_outputs``/``outputs`` the graph's tensors."""
+
+    def __init__(self, run_graph, arguments: dict, outputs):
+        self._run_graph, self._arguments = run_graph, arguments
+        self.structured_input_signature = (tuple(arguments.values()), {})
+        self.inputs = [GraphTensor(spec.shape, spec.dtype, f"{name}:0") for name, spec in arguments.items()
+                       if isinstance(spec, TensorSpec)]
+        self.structured_outputs = outputs
+        self.outputs = [o for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs])
+                        if isinstance(o, GraphTensor)]
+
+    def __call__(self, *tensors):
+        names = [name for name, spec in self._arguments.items() if isinstance(spec, TensorSpec)]
+        if len(tensors) != len(names):
+            raise TypeError(f"the concrete function takes {len(names)} tensors, got {len(tensors)}")
+        given = dict(zip(names, tensors))
+        return self._run_graph(**{name: given.get(name, spec) for name, spec in self._arguments.items()})
+
+
+class GraphTensor:
+    """A traced graph's tensor: its shape (None where a dimension is unknown) and dtype, printed as TensorFlow's."""
+
+    def __init__(self, shape, dtype, name):
+        self.shape, self.dtype, self.name = Shape(shape), DType(dtype.name), name
+
+    def __str__(self):
+        return f'Tensor("{self.name}", shape={self.shape}, dtype={self.dtype.name})'
+
+    def __repr__(self):
+        return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+
+def _concrete(func, traced, parameters, traces, args, kwargs) -> ConcreteFunction:
+    """Trace ``traced`` as TensorFlow does for get_concrete_function: its body runs on placeholders of the specs
+    (or values) given (the input_signature's where none are), as a call that traces, its parameters printed as
+    the specs' placeholders; which output dimensions are unknown is found by a second, silent run with each
+    unknown input dimension another size. The variables the runs change and the run's draws are restored: a
+    trace computes nothing."""
+    given = parameters.bind(*(args if args or kwargs else traces.signature or ()), **kwargs)
+    given.apply_defaults()
+    arguments = {name: TensorSpec(v.shape, DType(v.dtype.name), name) if isinstance(v, (Tensor, Variable, TensorSpec))
+                 else v for name, v in given.arguments.items()}
+
+    def probes(size):
+        return {name: Tensor(np.ones([size if d is None else d for d in spec.shape], DTYPES[spec.dtype.name]))
+                if isinstance(spec, TensorSpec) else spec for name, spec in arguments.items()}
+    ctx, run = current(), current().eager.run
+    saved = [(v, v.read().value.copy()) for v in list(ctx.variables)]
+    drawn = run.rng.bit_generator.state
+    first_probes = probes(1)
+    muted = traces.seen(trace_key([list(first_probes.values()), {}]))
+    try:
+        first = _run_graph(func, run.sandbox, first_probes, traces, muted,
+                           {name: a for name, a in arguments.items() if isinstance(a, TensorSpec)})
+        second = _run_graph(func, run.sandbox, probes(2), traces, True)
+    finally:
+        for v, value in saved:
+            v.assign(value)
+        run.rng.bit_generator.state = drawn
+
+    def output(a, b):
+        if isinstance(a, Tensor):
+            return GraphTensor([d if d == e else None for d, e in zip(a.shape, b.shape)], a.dtype, "Identity:0")
+        return a
+    outputs = type(first)(output(a, b) for a, b in zip(first, second)) if isinstance(first, (list, tuple)) \
+        else output(first, second)
+    return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, values, traces, True), arguments, outputs)
+
+
+def _run_graph(func, sandbox, arguments: dict, traces, muted: bool, specs: dict | None = None):
+    """The function's body on these arguments, as a call of the tf.function that traced (``muted`` False: its
+    prints, its parameters printed as placeholders, of ``specs``' shapes where given) or runs its graph."""
+    ctx = current()
+    sandbox.muted_prints += muted
+    ctx.functions += 1
+    try:
+        with traces.tracing(arguments, muted, specs):
+            result = func(**arguments)
+    finally:
+        sandbox.muted_prints -= muted
+        ctx.functions -= 1
+    return to_program(function_outputs(to_library(result)))
 
 
 def _bind_signature(specs: list, bound, args, kwargs) -> None:

@@ -173,15 +173,17 @@ class Traces:
         return len(self.keys) + self.again
 
     @contextlib.contextmanager
-    def tracing(self, arguments: dict, muted: bool):
+    def tracing(self, arguments: dict, muted: bool, specs: dict | None = None):
         """A call that traces: its parameters' tensors print as the graph's placeholders (``Tensor("x:0",
-        shape=(None,), dtype=float32)``), with the input_signature's shapes, while its body runs."""
+        shape=(None,), dtype=float32)``), with the input_signature's shapes (or ``specs``', by parameter), while
+        its body runs."""
         ctx = current()
         held, made = ctx.graph_arguments, len(ctx.variables)
         if not muted:
-            specs = list(self.signature or ())
-            ctx.graph_arguments = {**held, **{id(v): _placeholder(name, v, specs[n] if n < len(specs) else None)
-                                              for n, (name, v) in enumerate(arguments.items())
+            listed = list(self.signature or ())
+            specs = specs or {name: listed[n] for n, name in enumerate(arguments) if n < len(listed)}
+            ctx.graph_arguments = {**held, **{id(v): _placeholder(name, v, specs.get(name))
+                                              for name, v in arguments.items()
                                               if isinstance(v, Tensor) and not v.weak or isinstance(v, Variable)}}
         try:
             yield
