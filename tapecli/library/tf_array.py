@@ -212,9 +212,12 @@ def ensure_shape(x, shape, name=None):
     """x itself, when its shape matches ``shape`` (None entries match any size)."""
     t = ops.to_tensor(x)
     want = list(shape) if isinstance(shape, list) else list(to_shape(shape, negative=True))
-    ok = len(want) == t.ndim and all(w is None or to_int(w, "a dimension") in (-1, n) for w, n in zip(want, t.shape))
-    if not ok:
-        raise ShapeError(f"tf.ensure_shape: shape {list(t.shape)} is not compatible with {want}")
+    want = [None if w is None or to_int(w, "a dimension") == -1 else to_int(w, "a dimension") for w in want]
+    if len(want) != t.ndim or any(w not in (None, n) for w, n in zip(want, t.shape)):
+        def text(dims):
+            return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+        raise ShapeError(f"Shape of tensor input {text(t.shape)} is not compatible with expected shape {text(want)}. "
+                         "[Op:EnsureShape]")
     return ops.identity(t)
 
 
