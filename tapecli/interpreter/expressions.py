@@ -327,7 +327,10 @@ class Expressions:
             if not isinstance(side, (Tensor, Variable)):
                 raise TdfTypeError(f"'{op}' compares tensors, got {type_word(side)}")
         result = self._COMPARE[op](left, right)
-        return PythonBool(result.value) if _python_values(left, right) else result
+        if _python_values(left, right):
+            return PythonBool(result.value)
+        # (a NumPy array's comparison is NumPy's: t.numpy() == 3 is a NumPy bool)
+        return numpy_result(result, left, right) if NumpyArray in (left.__class__, right.__class__) else result
 
     def eval_Call(self, node, scope):
         func = self.eval(node.func, scope)

@@ -121,6 +121,7 @@ class Dataset(ProgramObject):
         self.items_are_values = values
         self.spec = spec
         self.kind = "_Dataset"          # TensorFlow's class of it, as its repr names it (_KINDS)
+        self.unknown = self.infinite = False        # its size, as TensorFlow knows it ahead (_sized)
 
     def items(self):
         return self.source()
@@ -148,7 +149,19 @@ class Dataset(ProgramObject):
         if method is None:
             raise TdfTypeError(f"tf.data.Dataset has no method {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted(_METHODS))}")
-        return BoundMethod(attr, lambda call_node, *a, **k: _named(method(self, interp, *a, **k), attr))
+        return BoundMethod(attr, lambda call_node, *a, **k: self._sized(_named(method(self, interp, *a, **k), attr),
+                                                                        attr, a, k))
+
+    def _sized(self, made, method: str, args, kwargs):
+        """A dataset a method made, with what TensorFlow knows of its size without running it: unknown after a
+        filter (and what cannot be counted ahead), infinite after an endless repeat (until a take)."""
+        if isinstance(made, Dataset) and made is not self:
+            others = [o for o in (*args, *kwargs.values()) if isinstance(o, Dataset)]
+            made.unknown = method in _UNKNOWN_SIZE or self.unknown or any(o.unknown for o in others)
+            count = args[0] if args else kwargs.get("count")
+            endless = method == "repeat" and (count is None or to_int(count, "count") < 0)
+            made.infinite = endless or (self.infinite and method != "take")
+        return made
 
     def python_text(self) -> str:
         """``print(dataset)``: TensorFlow's repr, its class and element_spec."""
@@ -349,10 +362,16 @@ class Dataset(ProgramObject):
         return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
 
     def cardinality(self, interp):
-        return Tensor(np.array(self.length(), dtype=np.int64))
+        """TensorFlow's: INFINITE (-1) after an endless repeat, UNKNOWN (-2) where it cannot count ahead, else
+        the count."""
+        known = -1 if self.infinite else -2 if self.unknown else sum(1 for _ in self.source())
+        return Tensor(np.array(known, dtype=np.int64))
 
     def length(self) -> int:
-        """``len(dataset)``: its elements, counted by running it (an endless one ends at the run's limits)."""
+        """``len(dataset)``: its elements, counted by running it; TensorFlow's TypeError where it cannot count
+        ahead."""
+        if self.infinite or self.unknown:
+            raise TdfTypeError("The dataset is infinite." if self.infinite else "The dataset length is unknown.")
         return sum(1 for _ in self.source())
 
 
@@ -384,6 +403,8 @@ def _spec_text(spec) -> str:
     return repr(spec)
 
 
+# What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
+_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unbatch"})
 # TensorFlow's dataset classes, by what made them
 _KINDS = {"batch": "_BatchDataset", "filter": "_FilterDataset", "take": "_TakeDataset", "skip": "_SkipDataset",
           "shard": "_ShardDataset", "repeat": "_RepeatDataset", "enumerate": "_ZipDataset", "shuffle": "_ShuffleDataset",
@@ -410,6 +431,11 @@ class _Iterator(ProgramObject):
         return self.it
 
 
+def _unknown_size(made: Dataset) -> Dataset:
+    made.unknown = True         # (a generator's elements are not counted ahead)
+    return made
+
+
 class _DatasetClass(ProgramObject):
     """``tf.data.Dataset``: its constructors."""
 
@@ -417,7 +443,8 @@ class _DatasetClass(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         if attr == "from_generator":        # (it calls the program's generator back)
-            return BoundMethod(attr, lambda call_node, *a, **k: _named(from_generator(interp, *a, **k), attr))
+            return BoundMethod(attr, lambda call_node, *a, **k: _unknown_size(_named(from_generator(interp, *a, **k),
+                                                                                      attr)))
         made = _CONSTRUCTORS.get(attr)
         if made is None:
             raise TdfTypeError(f"tf.data.Dataset has no constructor {attr} in tapecli",
