@@ -313,7 +313,8 @@ class Layer(KerasObject):
             out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
-        return self.apply(interp, x, None if training is None else flag(training))
+        out, mask = self.masked(interp, x, None if training is None else flag(training), eager_mask(interp, x))
+        return keep_mask(interp, out, mask)
 
     def listed_call(self, interp, xs: list) -> KerasTensor:
         """The layer called on a list of Keras tensors: a layer of one input refuses it."""
@@ -404,6 +405,27 @@ class Layer(KerasObject):
         out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
             self.apply(interp, x, training)
         return out, self.compute_mask(x, mask)
+
+
+# How many eager outputs' masks a run keeps (Keras's _keras_mask of a tensor): the next layer reads its input's
+_EAGER_MASKS = 256
+
+
+def eager_mask(interp, x):
+    """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``)."""
+    return getattr(interp, "keras_masks", {}).get(getattr(x, "id", None))
+
+
+def keep_mask(interp, out, mask):
+    """``out``, its mask kept for the next layer called on it (the run's last few)."""
+    if mask is not None and isinstance(out, Tensor):
+        masks = getattr(interp, "keras_masks", None)
+        if masks is None:
+            masks = interp.keras_masks = {}
+        masks[out.id] = mask
+        if len(masks) > _EAGER_MASKS:
+            del masks[next(iter(masks))]
+    return out
 
 
 def _leaves(values):

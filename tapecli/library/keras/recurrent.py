@@ -10,7 +10,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor
-from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn
+from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, Tensor
 
@@ -335,7 +335,10 @@ class _Recurrent(Layer):
             raise TdfTypeError("a recurrent layer is called as layer(x, mask=None, initial_state=None)")
         if isinstance(x, KerasTensor):
             return self.symbolic_call(x, extra)
-        return self.apply(interp, x, None if training is None else flag(training), **extra)
+        if "mask" not in extra and eager_mask(interp, x) is not None:     # (the mask Keras attached to x)
+            extra["mask"] = eager_mask(interp, x)
+        out = self.apply(interp, x, None if training is None else flag(training), **extra)
+        return keep_mask(interp, out, self.compute_mask(x, extra.get("mask")))
 
     def symbolic_call(self, x, extra):
         """The Keras tensors of a call in a functional graph: its initial states are inputs of the call after x,
