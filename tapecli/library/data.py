@@ -185,6 +185,46 @@ class Dataset(ProgramObject):
         return Dataset(source, values=self.items_are_values,
                        spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
 
+    def padded_batch(self, interp, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
+                     name=None):
+        """batch, each component padded at the end of each axis to the batch's longest (or to ``padded_shapes``,
+        its None or -1 entries the longest) with ``padding_values`` (zeros): one shape and one value for a
+        dataset of one component, or a tuple of them."""
+        size, drop = to_int(batch_size, "batch_size"), truth(drop_remainder)
+        if size <= 0:
+            raise TdfValueError(f"Dataset.padded_batch: batch_size must be positive, got {size}")
+
+        def of_component(given, j: int, count: int):
+            return given if count == 1 or given is None else list(given)[j]
+
+        def padded(parts: list, j: int, count: int) -> Tensor:
+            longest = [max(p.shape[a] for p in parts) for a in range(parts[0].ndim)]
+            shape = of_component(padded_shapes, j, count)
+            given = None if shape is None else shape.value.tolist() if isinstance(shape, Tensor) else \
+                [None if g is None else to_int(g, "padded_shapes") for g in shape]
+            want = longest if given is None else [n if g is None or g < 0 else g for g, n in zip(given, longest)]
+            fill = of_component(padding_values, j, count)
+            rows = []
+            for p in parts:
+                if any(n > w for n, w in zip(p.shape, want)):
+                    raise TdfValueError(f"Dataset.padded_batch: an element of shape {list(p.shape)} is larger than "
+                                        f"the padded shape {want}")
+                rows.append(ops.pad(p, [[0, w - n] for n, w in zip(p.shape, want)],
+                                    constant_values=0 if fill is None else ops.to_tensor(fill).value.item()))
+            return ops.stack(rows)
+
+        def source():
+            it = self.source()
+            while True:
+                group = list(itertools.islice(it, size))
+                if not group or (drop and len(group) < size):
+                    return
+                count = len(flatten(group[0]))
+                yield pack_as(group[0], [padded([flatten(e)[j] for e in group], j, count) for j in range(count)])
+        return Dataset(source, values=self.items_are_values,
+                       spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None,
+                                                                                  *[None] * len(shape)]))
+
     def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
         mapped = Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()),
                          values=False)
@@ -406,7 +446,8 @@ def _spec_text(spec) -> str:
 # What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
 _UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unbatch"})
 # TensorFlow's dataset classes, by what made them
-_KINDS = {"batch": "_BatchDataset", "filter": "_FilterDataset", "take": "_TakeDataset", "skip": "_SkipDataset",
+_KINDS = {"batch": "_BatchDataset", "padded_batch": "_PaddedBatchDataset", "filter": "_FilterDataset",
+          "take": "_TakeDataset", "skip": "_SkipDataset",
           "shard": "_ShardDataset", "repeat": "_RepeatDataset", "enumerate": "_ZipDataset", "shuffle": "_ShuffleDataset",
           "prefetch": "_PrefetchDataset", "cache": "CacheDataset", "concatenate": "_ConcatenateDataset",
           "unbatch": "_UnbatchDataset", "flat_map": "_FlatMapDataset", "take_while": "_TakeWhileDataset",
@@ -416,7 +457,7 @@ _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
-    "window", "shard")}
+    "window", "shard", "padded_batch")}
 
 
 class _Iterator(ProgramObject):
