@@ -19,7 +19,7 @@ def output_names(model) -> list | None:
     """The names of a functional model's outputs when it has several (None otherwise)."""
     if not getattr(model, "many_out", False):
         return None
-    return [t.layer.given or t.layer.auto for t in model.outputs]
+    return getattr(model, "output_keys", None) or [t.layer.given or t.layer.auto for t in model.outputs]
 
 
 def _per_output(value, names, what):

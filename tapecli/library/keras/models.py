@@ -401,9 +401,14 @@ class Functional(Model):
 
     def __init__(self, interp, inputs, outputs, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
+        # dicts of Keras tensors (Keras 3): the model takes and gives dicts by those keys
+        self.input_keys = list(inputs) if isinstance(inputs, dict) else None
+        self.output_keys = list(outputs) if isinstance(outputs, dict) else None
+        inputs = list(inputs.values()) if isinstance(inputs, dict) else inputs
+        outputs = list(outputs.values()) if isinstance(outputs, dict) else outputs
         self.many_in = isinstance(inputs, (list, tuple))
         # what fit's data adapter asks: several inputs, by the names a dict of data gives them in
-        self.many_inputs = [getattr(k, "name", None) for k in inputs] if self.many_in else False
+        self.many_inputs = self.input_keys or ([getattr(k, "name", None) for k in inputs] if self.many_in else False)
         self.many_out = isinstance(outputs, (list, tuple))
         self.inputs = list(inputs) if self.many_in else [inputs]
         self.outputs = list(outputs) if self.many_out else [outputs]
@@ -493,7 +498,13 @@ class Functional(Model):
             shapes[id(t.layer)] = t.shape if t.siblings is None else [o.shape for o in t.siblings]
         return [shapes.get(id(layer)) for layer in self.layers]
 
+    def keyed(self, outs):
+        """The outputs as the program gets them: a dict by the model's output keys where it was made with one."""
+        return dict(zip(self.output_keys, outs)) if self.output_keys and isinstance(outs, list) else outs
+
     def apply(self, interp, x, training=None):
+        if self.input_keys and isinstance(x, dict):
+            x = [x[k] for k in self.input_keys]
         xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
@@ -552,7 +563,7 @@ class Functional(Model):
                               listed=self.many_in)
             self.symbolic = (x, out)
             return out
-        return self.apply(interp, x, None if training is None else flag(training))
+        return self.keyed(self.apply(interp, x, None if training is None else flag(training)))
 
 
 def _shapes(shapes: list, many: bool):

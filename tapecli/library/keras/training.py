@@ -391,8 +391,9 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
     else:
         chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
     outs = [model.forward(bx, False) for bx, _, _ in _first(chunks, steps)]
-    if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives)
-        return [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
+    if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives; a dict by a model's keys)
+        arrays = [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
+        return model.keyed(arrays) if hasattr(model, "keyed") else arrays
     return NumpyArray(np.concatenate([tensor(o).value for o in outs]))
 
 
