@@ -174,16 +174,21 @@ class Dataset(ProgramObject):
         if size <= 0:
             raise TdfValueError(f"Dataset.batch: batch_size must be positive, got {size}")
 
+        return Dataset(self.batches(size, drop, lambda parts, j, count: ops.stack(parts)), values=self.items_are_values,
+                       spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
+
+    def batches(self, size: int, drop: bool, combine):
+        """The source of batch's and padded_batch's datasets: ``size`` elements at a time (the last fewer unless
+        ``drop``), each component combined by ``combine(parts, index, components)``."""
         def source():
             it = self.source()
             while True:
                 group = list(itertools.islice(it, size))
                 if not group or (drop and len(group) < size):
                     return
-                yield pack_as(group[0], [ops.stack([flatten(e)[j] for e in group])
-                                         for j in range(len(flatten(group[0])))])
-        return Dataset(source, values=self.items_are_values,
-                       spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
+                count = len(flatten(group[0]))
+                yield pack_as(group[0], [combine([flatten(e)[j] for e in group], j, count) for j in range(count)])
+        return source
 
     def padded_batch(self, interp, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
                      name=None):
@@ -213,15 +218,7 @@ class Dataset(ProgramObject):
                                     constant_values=0 if fill is None else ops.to_tensor(fill).value.item()))
             return ops.stack(rows)
 
-        def source():
-            it = self.source()
-            while True:
-                group = list(itertools.islice(it, size))
-                if not group or (drop and len(group) < size):
-                    return
-                count = len(flatten(group[0]))
-                yield pack_as(group[0], [padded([flatten(e)[j] for e in group], j, count) for j in range(count)])
-        return Dataset(source, values=self.items_are_values,
+        return Dataset(self.batches(size, drop, padded), values=self.items_are_values,
                        spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None,
                                                                                   *[None] * len(shape)]))
 
