@@ -122,7 +122,7 @@ class TupleDisplay(Node):
 
 
 class DictDisplay(Node):
-    # pairs: list ([(key expr, value expr)])
+    # pairs: list ([(key expr, value expr)]; a None key: ``**mapping``, whose entries it takes)
     __slots__ = _fields = ("pairs",)
 
     def __init__(self, pairs, **position):

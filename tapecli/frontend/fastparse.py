@@ -641,6 +641,11 @@ class _Parser:
         if kind == "{":
             pairs = []
             while self.peek() != "}":
+                if self.skip("**"):                 # {**mapping, ...}: its entries (a None key)
+                    pairs.append((None, self.expr()))
+                    if not self.skip(","):
+                        break
+                    continue
                 key = self.test()
                 self.take(":")
                 value = self.test()

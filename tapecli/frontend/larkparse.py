@@ -281,7 +281,9 @@ class _ToAst(Transformer):
 
     set_display = _no("a set")
     set_comp = _no("a set comprehension")
-    double_starred_entry = _no("**mapping in a dict display")
+
+    def double_starred_entry(self, meta, items):
+        return (None, items[0])         # {**mapping, ...}: its entries (DictDisplay's None key)
 
     def double_starred_argument(self, meta, items):
         return _pos(ast.Keyword(None, items[0]), meta)

@@ -182,6 +182,12 @@ class Expressions:
     def eval_DictDisplay(self, node, scope):
         out = {}
         for k, v in node.pairs:
+            if k is None:               # **mapping
+                mapping = self.eval(v, scope)
+                if not isinstance(mapping, dict):
+                    raise TdfTypeError(f"'{type_word(mapping)}' object is not a mapping", line=v.line, column=v.column)
+                out.update(mapping)
+                continue
             key = self.eval(k, scope)
             if isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "iuf":
                 key = key.value.item()          # a number key, as a Python number (Keras's class_weight={0: 1.0})
