@@ -89,18 +89,9 @@ def _traced(func, input_signature=None):
         for name, value in bound.arguments.items():
             if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
                 bound.arguments[name] = Tensor(value)
-        muted = traces.seen(trace_key([list(args), kwargs]))
-        sandbox.muted_prints += muted
-        ctx.functions += 1                      # (tf.inside_function() is True in its call)
-        try:
-            with traces.tracing(bound.arguments, muted):
-                result = func(*bound.args, **bound.kwargs)
-        finally:
-            sandbox.muted_prints -= muted
-            ctx.functions -= 1
-        return to_program(function_outputs(to_library(result)))
+        return _run_graph(func, sandbox, bound, traces, traces.seen(trace_key([list(args), kwargs])))
     traced.experimental_get_tracing_count = lambda: traces.count
-    traced.get_concrete_function = lambda *args, **kwargs: _concrete(func, traced, parameters, traces, args, kwargs)
+    traced.get_concrete_function = lambda *args, **kwargs: _concrete(func, parameters, traces, args, kwargs)
     return traced
 
 
@@ -141,8 +132,8 @@ class GraphTensor:
         return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
 
-def _concrete(func, traced, parameters, traces, args, kwargs) -> ConcreteFunction:
-    """Trace ``traced`` as TensorFlow does for get_concrete_function: its body runs on placeholders of the specs
+def _concrete(func, parameters, traces, args, kwargs) -> ConcreteFunction:
+    """Trace the tf.function of ``func`` as TensorFlow does for get_concrete_function: its body runs on placeholders of the specs
     (or values) given (the input_signature's where none are), as a call that traces, its parameters printed as
     the specs' placeholders; which output dimensions are unknown is found by a second, silent run with each
     unknown input dimension another size. The variables the runs change and the run's draws are restored: a
@@ -153,13 +144,14 @@ def _concrete(func, traced, parameters, traces, args, kwargs) -> ConcreteFunctio
                  else v for name, v in given.arguments.items()}
 
     def probes(size):
-        return {name: Tensor(np.ones([size if d is None else d for d in spec.shape], DTYPES[spec.dtype.name]))
-                if isinstance(spec, TensorSpec) else spec for name, spec in arguments.items()}
+        return inspect.BoundArguments(parameters, {
+            name: Tensor(np.ones([size if d is None else d for d in spec.shape], DTYPES[spec.dtype.name]))
+            if isinstance(spec, TensorSpec) else spec for name, spec in arguments.items()})
     ctx, run = current(), current().eager.run
     saved = [(v, v.read().value.copy()) for v in list(ctx.variables)]
     drawn = run.rng.bit_generator.state
     first_probes = probes(1)
-    muted = traces.seen(trace_key([list(first_probes.values()), {}]))
+    muted = traces.seen(trace_key([list(first_probes.arguments.values()), {}]))
     try:
         first = _run_graph(func, run.sandbox, first_probes, traces, muted,
                            {name: a for name, a in arguments.items() if isinstance(a, TensorSpec)})
@@ -175,18 +167,20 @@ def _concrete(func, traced, parameters, traces, args, kwargs) -> ConcreteFunctio
         return a
     outputs = type(first)(output(a, b) for a, b in zip(first, second)) if isinstance(first, (list, tuple)) \
         else output(first, second)
-    return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, values, traces, True), arguments, outputs)
+    return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, inspect.BoundArguments(parameters, values),
+                                                        traces, True), arguments, outputs)
 
 
-def _run_graph(func, sandbox, arguments: dict, traces, muted: bool, specs: dict | None = None):
-    """The function's body on these arguments, as a call of the tf.function that traced (``muted`` False: its
-    prints, its parameters printed as placeholders, of ``specs``' shapes where given) or runs its graph."""
+def _run_graph(func, sandbox, bound: inspect.BoundArguments, traces, muted: bool, specs: dict | None = None):
+    """The function's body on these arguments, as a call of the tf.function that traces (``muted`` False: its
+    prints, its parameters printed as placeholders, of ``specs``' shapes where given) or runs its graph: inside
+    a function (tf.inside_function()), what it returns tensors."""
     ctx = current()
     sandbox.muted_prints += muted
     ctx.functions += 1
     try:
-        with traces.tracing(arguments, muted, specs):
-            result = func(**arguments)
+        with traces.tracing(bound.arguments, muted, specs):
+            result = func(*bound.args, **bound.kwargs)
     finally:
         sandbox.muted_prints -= muted
         ctx.functions -= 1
