@@ -617,14 +617,65 @@ def test_tf_function_and_custom_gradient_refuse_as_tensorflow(source, kind, mess
     assert caught.value.kind == kind and message in caught.value.message
 
 
+# A tf.function's statements that are only Python side effects on objects from outside it run while it traces,
+# as TensorFlow's; one inside a statement that computes more runs on every call, warned of. Printed by TensorFlow
+# 2.21: count 2 and the log [0, 1] (two traces: a scalar, then a vector), calls 1 (one trace), the variable updated
+# on every call.
+TRACE_ONLY = """
+import tensorflow as tf
+seen = {}
+log = []
+class Counter(tf.Module):
+    def __init__(self):
+        self.calls = 0
+        self.v = tf.Variable(1.0)
+    @tf.function
+    def __call__(self, x):
+        self.calls += 1
+        self.v.assign_add(tf.reduce_sum(x))
+        parts = []
+        for i in range(2):
+            parts.append(x * i)
+            if i == 1:
+                seen[len(log)] = i
+        log.append(len(log))
+        return tf.add_n(parts)
+c = Counter()
+for value in [1.0, 2.0, 3.0]:
+    y = c(tf.constant(value))
+c(tf.constant([1.0, 2.0]))
+print(y, c.calls, c.v.numpy(), log, seen)
+"""
+
+
 @pytest.mark.parametrize("on", ["1", "0"])
-def test_tf_function_with_python_side_effects_is_warned_of_at_its_decorator(on, monkeypatch):
+def test_tf_function_python_side_effects_run_while_it_traces(on, monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
-    result = api.run_source(PROGRAMS["tf_function_forms"].lstrip(), "<test>")
+    result = api.run_source(TRACE_ONLY.lstrip(), "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun) == (on == "1")
+    assert result.output == ["tf.Tensor(3.0, shape=(), dtype=float32) 2 10.0 [0, 1] {0: 1, 1: 1}"]
+    assert documents.run_doc(result)["warnings"] == []
+
+
+def test_a_global_a_tf_function_counts_in_counts_its_traces():
+    """``global n; n += 1`` (CPython's run alone: the interpreter has no ``global``). TensorFlow printed 2."""
+    source = ("import tensorflow as tf\nn = 0\n@tf.function\ndef f(x):\n    global n\n    n += 1\n    return x\n"
+              "for v in [1.0, 2.0, [1.0]]:\n    f(tf.constant(v))\nprint(n)\n")
+    assert api.run_source(source, "<test>").output == ["2"]
+
+
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_a_python_side_effect_inside_a_computing_statement_is_warned_of(on, monkeypatch):
+    """``n = log.pop('a', 0.0)`` computes more than its side effect, so it runs on every call, and tapecli says so at the
+    decorator; TensorFlow pops once, at its trace."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    source = ("import tensorflow as tf\nlog = {'a': 1.0}\n@tf.function\ndef f(x):\n    n = log.pop('a', 0.0)\n"
+              "    return x + n\nprint(f(tf.constant(1.0)))\n")
+    result = api.run_source(source, "<test>")
     assert isinstance(result.interpreter, execution.PythonRun) == (on == "1")
     [warning] = documents.run_doc(result)["warnings"]
-    assert warning["line"] == 6 and warning["message"].startswith(
-        "@tf.function scaled: tapecli runs its Python side effects on every call (.append() at line 8)")
+    assert warning["line"] == 3 and warning["message"].startswith(
+        "@tf.function f: tapecli runs this Python side effect on every call (.pop() at line 5, inside a statement")
 
 
 def test_by_default_a_program_with_try_and_tf_random_runs(monkeypatch):

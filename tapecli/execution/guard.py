@@ -27,6 +27,8 @@ FIELD, JOINED, TEXTED = "__tdf_field__", "__tdf_joined__", "__tdf_texted__"
 # A TensorFlow program's (TensorFlowGuard): a tape method's call site, a tape named by its binding, the count of
 # requests before a top-level assignment and what it bound after it, a top-level ``x = tf.Variable(...)``'s name.
 SITE, TAPE, COUNT, BOUND, DECLARE = "__tdf_site__", "__tdf_tape__", "__tdf_count__", "__tdf_bound__", "__tdf_declare__"
+# Whether no tf.function call around runs its traced graph: a statement only Python side effects runs then alone.
+TRACING = "__tdf_tracing__"
 ASSERT = "__tdf_assert__"           # an assert's test, recorded as an expectation (asserts.py)
 # Builtins whose result is the text of their argument: the argument is weighed first (weigh.weigh_text).
 TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
@@ -330,16 +332,26 @@ class TensorFlowGuard(_Guard):
     ``m`` of ``site_methods`` called with its call site (``site(source, call)``, kept in ``sites``); a tape made
     by ``with tf.GradientTape() as t`` or ``t = tf.GradientTape()`` named ``t``; each assignment outside functions
     and classes followed by what names its gradient requests and objects; and a top-level ``x = tf.Variable(...)``
-    that the interpreter would take as a declaration naming its variable ``x`` (``declared``: those statements)."""
+    that the interpreter would take as a declaration naming its variable ``x`` (``declared``: those statements);
+    a statement of a ``@tf.function`` that is only a Python side effect (``trace_only``, by ``id``) run while the
+    function traces alone, as TensorFlow's graph has no op for it (tf_calls.traced_functions)."""
 
-    def __init__(self, source: str, guarded: frozenset, site_methods: frozenset, site, declared: set):
+    def __init__(self, source: str, guarded: frozenset, site_methods: frozenset, site, declared: set,
+                 trace_only: set):
         super().__init__(source)
+        self.trace_only = trace_only
         self.guarded = guarded
         self.site_methods = site_methods
         self.site = site
         self.sites: list = []
         self.declared = declared
         self.depth = 0                      # functions, lambdas and classes around the node
+
+    def visit(self, node):
+        out = super().visit(node)
+        if id(node) not in self.trace_only:
+            return out
+        return ast.copy_location(ast.If(_call(TRACING, node), out if isinstance(out, list) else [out], []), node)
 
     def _nested(self, node, visit):
         self.depth += 1

@@ -26,7 +26,7 @@ from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
-from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_warnings
+from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
@@ -440,8 +440,8 @@ class Bridge:
         from tapecli.execution import guard
         variables, constants = declarations(tree, tf_names(tree.tf_aliases))
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
-        self.eager.run.traced = traced_warnings(tree, tf_names(tree.tf_aliases))
-        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables)
+        self.eager.run.traced, trace_only = traced_functions(tree, tf_names(tree.tf_aliases))
+        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables, trace_only)
 
     def module(self, name: str) -> types.ModuleType:
         """The program's module of this name (``tensorflow``, ``tensorflow.math``, ``keras.layers``): tf's, or a
@@ -461,7 +461,7 @@ class Bridge:
         return {guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
                 guard.TAPE: _named_tape, guard.COUNT: lambda names: (len(run.requests), [scope.get(n) for n in names]),
                 guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),
-                guard.DECLARE: _declared}
+                guard.DECLARE: _declared, guard.TRACING: lambda: not run.sandbox.muted_prints}
 
 
 def _named_tape(value, name: str):
@@ -512,7 +512,7 @@ class Run:
         self.numpy = (None, None)       # the last t.numpy() and its t: ``g = t.gradient(...).numpy()`` names a request
         self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
         self._rng = None
-        self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_warnings)
+        self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_functions)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
 
     @property

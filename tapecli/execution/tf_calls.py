@@ -1,9 +1,11 @@
 """``tf.function``, ``tf.TensorSpec`` and ``tf.custom_gradient`` of a TensorFlow program that CPython runs
 (execution/tensorflow.py), with the interpreter's semantics: a ``tf.function`` is the function itself, run eagerly
-on every call (its options checked, a decorated function with Python side effects warned of as the interpreter
-warns); a ``custom_gradient`` function's body runs unrecorded and its result is one recorded op whose gradient is the
-program's own ``grad_fn``, a real Python function called by the backward pass (interpreter/objects.py,
-``custom_gradient_call``: the same op, so the tapes, ``explain`` and higher orders see what the interpreter's do)."""
+on every call (its options checked), its prints and its statements that are only Python side effects run while it
+traces alone (the guard compiles them so: traced_functions), a side effect inside another statement warned of as
+the interpreter warns; a ``custom_gradient`` function's body runs unrecorded and its result is one recorded op
+whose gradient is the program's own ``grad_fn``, a real Python function called by the backward pass
+(interpreter/objects.py, ``custom_gradient_call``: the same op, so the tapes, ``explain`` and higher orders see what
+the interpreter's do)."""
 from __future__ import annotations
 
 import ast
@@ -14,25 +16,28 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_side, to_library, to_program
-from tapecli.frontend.spellings import cpython_side_effects, traced_side_effects
+from tapecli.frontend.spellings import cpython_trace_only, traced_side_effects
 from tapecli.interpreter.objects import Traces, custom_gradient_call, function_outputs, trace_key
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape, TensorSpec
 from tapecli.runtime.values import DTYPES, DType, Tensor, Variable
 
 
-def traced_warnings(tree: ast.Module, aliases: set[str]) -> dict[int, str]:
-    """The warning of each function the program decorates with ``@tf.function`` (or ``@tf.function(...)``) that
-    has Python side effects, by the line of its first decorator (its code's first line, where the interpreter
-    warns)."""
-    out = {}
+def traced_functions(tree: ast.Module, aliases: set[str]) -> tuple[dict[int, str], set[int]]:
+    """Of each function the program decorates with ``@tf.function`` (or ``@tf.function(...)``): the warning of its
+    Python side effects that run on every call, by the line of its first decorator (its code's first line, where
+    the interpreter warns), and the statements (by ``id``) that are only Python side effects, which the guard
+    compiles to run while it traces alone (spellings.cpython_trace_only)."""
+    warnings, statements = {}, set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 _names_function(d, aliases) for d in node.decorator_list):
-            message = traced_side_effects(node.name, cpython_side_effects(node))
+            trace_only, effects = cpython_trace_only(node)
+            statements.update(map(id, trace_only))
+            message = traced_side_effects(node.name, effects)
             if message:
-                out[node.decorator_list[0].lineno] = message
-    return out
+                warnings[node.decorator_list[0].lineno] = message
+    return warnings, statements
 
 
 def _names_function(decorator, aliases) -> bool:

@@ -11,6 +11,8 @@ run time.
 """
 from __future__ import annotations
 
+import copy
+
 from tapecli.errors import TdfSyntaxError
 from tapecli.frontend import ast, forms, pyast
 
@@ -223,37 +225,126 @@ _MUTATING_METHODS = frozenset(("append", "extend", "insert", "pop", "remove", "c
                                "popitem", "sort", "reverse", "add", "discard"))
 
 
-def python_side_effects(func: ast.FuncDef) -> list[tuple[int, str]]:
-    """(line, what) of each Python side effect in a function's body: what ``@tf.function`` runs only while
-    it traces (a list append, an attribute or item assigned), where tapecli runs it on every call (a ``print``
-    runs while tracing on both: objects.trace_key)."""
-    found = []
-    for node in ast.walk(func.body):
-        if isinstance(node, ast.Call):
-            name = _callee_name(node.func)
-            if isinstance(node.func, ast.Attribute) and name in _MUTATING_METHODS:
-                found.append((node.line, f".{name}()"))
-        elif isinstance(node, (pyast.AssignTo, pyast.AugAssignTo)):
-            targets = getattr(node, "targets", None) or [node.target]
-            if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
-                found.append((node.line, "an assignment to an attribute or item"))
-    return found
+def trace_only(func: ast.FuncDef) -> tuple[list, list[tuple[int, str]]]:
+    """A ``@tf.function``'s Python side effects on objects from outside it (a global list's ``append``, an
+    attribute of ``self`` or an item of a parameter assigned), which TensorFlow runs only while it traces, since
+    its graph has no op for them: the statements that are nothing else (``graph_body`` leaves them out of a call
+    that runs the traced graph), and (line, what) of such effects inside other statements (run on every call:
+    warned of). A ``print`` runs while tracing on both (objects.trace_key)."""
+    local = _locals(func.body)
+
+    def outside(target) -> bool:
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        return isinstance(target, ast.Name) and target.id not in local
+
+    def mutating(node) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _MUTATING_METHODS and outside(node.func.value)
+
+    statements, inside = [], set()
+    stack = [func.body]
+    while stack:
+        for node in stack.pop():
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            if isinstance(node, ast.ExprStmt) and mutating(node.value) or isinstance(
+                    node, (pyast.AssignTo, pyast.AugAssignTo)) and all(
+                    isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t) for t in targets):
+                statements.append(node)
+                inside.update(map(id, ast.walk(node)))
+            elif not isinstance(node, (ast.FuncDef, pyast.ClassDef)):
+                stack.extend(_blocks(node))
+    effects = [(node.line, f".{node.func.attr}()") for node in ast.walk(func.body)
+               if id(node) not in inside and mutating(node)]
+    return statements, effects
 
 
-def cpython_side_effects(func) -> list[tuple[int, str]]:
-    """python_side_effects of a function as CPython's parser gives it (a ``FunctionDef`` of Python's ``ast``), for a
-    TensorFlow program that CPython runs."""
+def _locals(body) -> set[str]:
+    """The names a function's body binds (parameters aside: what they hold comes from outside)."""
+    names = set()
+    for node in ast.walk(body):
+        if isinstance(node, (ast.Assign, ast.For)):
+            names.update(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.FuncDef, pyast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (pyast.AssignTo, pyast.ForEach, pyast.With)):
+            targets = [t for _, t in node.items] if isinstance(node, pyast.With) else \
+                getattr(node, "targets", None) or [node.target]
+            names.update(name for t in targets for name in _target_names(t))
+    return names
+
+
+def _target_names(target):
+    """The names an assignment's target binds (not those an attribute's or item's target reads)."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.TupleDisplay, ast.ListDisplay)):
+        for item in target.items:
+            yield from _target_names(item)
+    elif isinstance(target, pyast.Starred):
+        yield from _target_names(target.value)
+
+
+def graph_body(func: ast.FuncDef, statements: list) -> list:
+    """The body of a ``@tf.function`` as its traced graph runs it: without ``statements`` (trace_only's), each
+    compound statement around one copied with its blocks so filtered (an emptied block a ``pass``)."""
+    if not statements:
+        return func.body
+    dropped = set(map(id, statements))
+
+    def block(body: list) -> list:
+        kept = [statement(s) for s in body if id(s) not in dropped]
+        return kept or [ast.Pass(**forms.position(body[0]))]
+
+    def statement(node):
+        if isinstance(node, (ast.FuncDef, pyast.ClassDef)) or not _blocks(node):
+            return node
+        node = copy.copy(node)
+        if isinstance(node, ast.If):
+            node.branches = [(test, block(body)) for test, body in node.branches]
+            node.orelse = node.orelse and block(node.orelse)
+        else:
+            node.body = block(node.body)
+        return node
+    return block(func.body)
+
+
+def cpython_trace_only(func) -> tuple[list, list[tuple[int, str]]]:
+    """trace_only of a function as CPython's parser gives it (a ``FunctionDef`` of Python's ``ast``), for a
+    TensorFlow program that CPython runs: the names it declares ``global`` or ``nonlocal`` are from outside too."""
     import ast as python
-    found = []
-    for node in python.walk(python.Module(body=func.body, type_ignores=[])):
-        if isinstance(node, python.Call):
-            if isinstance(node.func, python.Attribute) and node.func.attr in _MUTATING_METHODS:
-                found.append((node.lineno, f".{node.func.attr}()"))
-        elif isinstance(node, (python.Assign, python.AugAssign, python.AnnAssign)):
-            targets = getattr(node, "targets", None) or [node.target]
-            if any(isinstance(t, (python.Attribute, python.Subscript)) for t in targets):
-                found.append((node.lineno, "an assignment to an attribute or item"))
-    return found
+    declared = {n for node in python.walk(func) if isinstance(node, (python.Global, python.Nonlocal))
+                for n in node.names}
+    local = {node.id for node in python.walk(func) if isinstance(node, python.Name)
+             and isinstance(node.ctx, python.Store)} - declared
+
+    def outside(target) -> bool:
+        while isinstance(target, (python.Attribute, python.Subscript)):
+            target = target.value
+        return isinstance(target, python.Name) and (target.id not in local or target.id in declared)
+
+    def mutating(node) -> bool:
+        return isinstance(node, python.Call) and isinstance(node.func, python.Attribute) \
+            and node.func.attr in _MUTATING_METHODS and outside(node.func.value)
+
+    statements, inside = [], set()
+    stack = [func.body]
+    while stack:
+        for node in stack.pop():
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            if isinstance(node, python.Expr) and mutating(node.value) or isinstance(
+                    node, (python.Assign, python.AugAssign, python.AnnAssign)) and all(
+                    isinstance(t, (python.Attribute, python.Subscript, python.Name)) and outside(t)
+                    for t in targets):
+                statements.append(node)
+                inside.update(map(id, python.walk(node)))
+            elif not isinstance(node, (python.FunctionDef, python.AsyncFunctionDef, python.ClassDef)):
+                stack.extend(b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list))
+                stack.extend(h.body for h in getattr(node, "handlers", ()))
+                stack.extend(c.body for c in getattr(node, "cases", ()))
+    effects = [(node.lineno, f".{node.func.attr}()") for node in python.walk(python.Module(func.body, []))
+               if id(node) not in inside and mutating(node)]
+    return statements, effects
 
 
 def traced_side_effects(name: str, effects: list[tuple[int, str]]) -> str | None:
@@ -261,9 +352,10 @@ def traced_side_effects(name: str, effects: list[tuple[int, str]]) -> str | None
     if not effects:
         return None
     line, what = effects[0]
-    return (f"@tf.function {name}: tapecli runs its Python side effects on every call ({what} at line "
-            f"{line}); TensorFlow runs them only while tracing, once per input signature, so a count or list they "
-            f"make can differ (print runs while tracing, tf.print and variable updates on every call, in both)")
+    return (f"@tf.function {name}: tapecli runs this Python side effect on every call ({what} at line {line}, "
+            f"inside a statement that computes more); TensorFlow runs it only while tracing, once per input "
+            f"signature, so a count or list it makes can differ (a statement that is only such an effect runs "
+            f"while tracing in both)")
 
 
 # The context objects a `with` enters (the library's objects with enter/exit; interpreter exec_With).

@@ -70,7 +70,7 @@ class Expressions:
         try:
             with fn.traces.tracing({p.name: local.vars.get(p.name) for p in fn.node.params}, muted) if traced \
                     else contextlib.nullcontext():
-                self.exec_block(fn.node.body, local)
+                self.exec_block(fn.graph_body() if muted else fn.node.body, local)
         except _Return as r:
             return function_outputs(r.value) if traced else r.value
         finally:

@@ -7,6 +7,7 @@ import contextlib
 import numpy as np
 
 from tapecli.frontend import ast
+from tapecli.frontend.spellings import graph_body, trace_only
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.tape import Tape, as_tensor
@@ -76,6 +77,7 @@ class Function:
     kind_word = "a function"
     traces = None       # a tf.function's Traces, made at its first call
     traced = False      # a @tf.function (or tf.function(f)): its calls run inside a function, variables it returns read
+    _graph_body = None
 
     def __init__(self, node: ast.FuncDef, closure: Scope, interp: object):
         self.node = node
@@ -86,6 +88,13 @@ class Function:
 
     def __call__(self, args, kwargs=None, node=None):
         return self.interp.call_function(self, args, kwargs or {}, node)
+
+    def graph_body(self) -> list:
+        """What a call of this @tf.function that runs its traced graph executes: its body without the statements
+        that are only Python side effects on objects from outside it (spellings.trace_only)."""
+        if self._graph_body is None:
+            self._graph_body = graph_body(self.node, trace_only(self.node)[0])
+        return self._graph_body
 
     def bind(self, local: dict, args, kwargs, evaluate) -> None:
         """Bind a call's arguments to the parameters in ``local`` as Python does (positional, then keywords,

@@ -434,10 +434,10 @@ class Statements:
         self.bind(scope, node.name, wrap(fn) if wrap else fn, node)
 
     def _warn_traced_side_effects(self, node):
-        """@tf.function runs its Python side effects only while tracing (once per input signature); tapecli
-        runs the body on every call, as eager TensorFlow does. Where that can change what the program
-        computes, say so at the decorator."""
-        message = spellings.traced_side_effects(node.name, spellings.python_side_effects(node))
+        """@tf.function runs its Python side effects only while tracing (once per input signature); a statement
+        that is nothing else runs so here too (Function.graph_body), but one inside a statement that computes
+        more runs on every call: where that can change what the program computes, say so at the decorator."""
+        message = spellings.traced_side_effects(node.name, spellings.trace_only(node)[1])
         if message:
             current().settings.warn(message, node.line)
 
