@@ -6,7 +6,7 @@ and error (class, message, line) must agree. NumPy is installed wherever tapecli
 test time, never a recording.
 
 Examples are left out with a reason: those NumPy marks ``+SKIP``, fragments that are not Python, those that
-reach what tapecli refuses (matplotlib, ``np.ma``, ``np.load``, ``memoryview``, ...: each such refusal is tested
+reach what tapecli refuses (matplotlib, ``np.testing``, ``np.load``, ``memoryview``, ...: each such refusal is tested
 to be tapecli's refusal naming it, not an error or a wrong number) and those using a name such an example
 binds. A shown value NumPy marks ``# random`` or ``# uninitialized`` is computed but not printed; a program
 whose output differs between two CPython runs (fresh entropy, object ids) is skipped. Known differences are

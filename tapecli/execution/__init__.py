@@ -124,7 +124,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     bridge = _bridge(tree, sandbox, filename, source)
     code = _compiled(tree, filename, source, bridge and bridge.transform)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
-    state = _run_state(sandbox)
+    state = sandbox.stand_ins = _run_state(sandbox)
     modules = Modules(sandbox, state, bridge and bridge.module)
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))

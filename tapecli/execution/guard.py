@@ -48,7 +48,8 @@ UNREACHABLE = frozenset({
 WEIGHED_METHODS = frozenset({"astype", "repeat", "tolist", "zfill", "ljust", "rjust", "center", "expandtabs",
                              "replace", "join", "split", "rsplit", "splitlines", "extend"})
 # Attribute names read through the guard whatever their prefix; str.format's {0.attr} fields read attributes.
-GUARDED_NAMES = UNREACHABLE | WEIGHED_METHODS | {"format", "format_map", "re"}     # (re: a match's, sandbox.py)
+GUARDED_NAMES = UNREACHABLE | WEIGHED_METHODS | {"format", "format_map", "re", "mro"}    # (re: a match's; mro:
+# a class's, sandbox.py)
 _WEIGHED_OPS = (ast.Mult, ast.Pow, ast.LShift, ast.Add, ast.Mod)
 _SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is",
             ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}

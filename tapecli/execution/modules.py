@@ -49,6 +49,10 @@ ALLOWED: dict[str, dict[str, str]] = {
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
     "numpy.lib": {}, "numpy.lib.stride_tricks": {"as_strided": numpy_gate.REFUSED["numpy"]["lib"]},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
+    "numpy.ma": {**dict.fromkeys(("dump", "load"), "it reads or writes files"),      # (NumPy 1.x has these four)
+                 **dict.fromkeys(("dumps", "loads"), "it pickles, and loading a pickle runs code")},
+    **dict.fromkeys(("numpy.polynomial", *(f"numpy.polynomial.{kind}" for kind in (
+        "polynomial", "chebyshev", "legendre", "hermite", "hermite_e", "laguerre", "polyutils"))), {}),
 }
 # Only these names of these modules (each with why the rest are left out): the rest reach files, the environment,
 # processes, the interpreter or the clock, or make code and frames. time's clock and os.environ are the run's own

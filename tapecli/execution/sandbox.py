@@ -38,6 +38,8 @@ READABLE_PRIVATE = frozenset({
                                      "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
 })
 UNREACHABLE = guard.UNREACHABLE
+# A class's bases, read of any class, without those a program cannot name (Sandbox._lineage).
+_LINEAGE = frozenset({"__mro__", "__bases__", "mro"})
 # Python's attribute access itself, as ``object`` and ``super()`` give it: through the guard (Sandbox._attribute_hook).
 _ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__getattribute__", "__delattr__"})
 _HINT = "programs cannot reach files, the environment or Python objects"
@@ -73,6 +75,7 @@ class Sandbox:
         self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
         self.eager = None           # a TensorFlow program's tensors' attributes (execution/tensorflow.py: Eager)
         self.muted_prints = 0       # calls of a tf.function running its traced graph (no Python print)
+        self.stand_ins: dict[str, dict] = {}     # module -> name -> the run's own value (execution.run's state)
 
     def unwrapped(self, value):
         """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:
@@ -219,7 +222,7 @@ class Sandbox:
             return False
         if name in ("__cause__", "__context__") and isinstance(obj, TdfError):    # (tapecli's internals)
             return False
-        if not name.startswith("_") or name in READABLE_PRIVATE:
+        if not name.startswith("_") or name in READABLE_PRIVATE or name in _LINEAGE and isinstance(obj, type):
             return True
         return self.program_made(obj) and name not in ("__globals__", "__code__", "__builtins__", "__closure__")
 
@@ -230,12 +233,31 @@ class Sandbox:
             raise _unreachable(obj, name)
         if name in ("format", "format_map") and isinstance(obj, str) or obj is str and name in ("format", "format_map"):
             return SafeFormatter(self).method(obj, name)
+        if name in _LINEAGE and isinstance(obj, type):
+            return self._lineage(obj, name)
         if name == "__class__" and self.eager is not None:      # (a library value's: TensorFlow's class)
             return self.eager.class_of(obj)
         if self.eager is not None and self.eager.owns(obj):
             return self.eager.attribute(obj, name)
         value = getattr(obj, name)
         return _weighed_method(value, obj, name)
+
+    def _lineage(self, cls: type, name: str):
+        """``cls.__mro__``, ``cls.__bases__`` and ``cls.mro()`` without the classes a program cannot name:
+        tapecli's own and the CPython classes the run's stand-ins replace (``datetime.datetime`` reads the
+        machine's clock; the run's derives from it), so that a class derived from the run's ``datetime`` shows
+        the lineage CPython shows for one derived from its own."""
+        def nameable(c: type) -> bool:
+            stand_in = self.stand_ins.get(c.__module__, {}).get(c.__name__)
+            return not c.__module__.startswith("tapecli.") and (stand_in is None or stand_in is c)
+        def bases(c: type) -> list[type]:       # (a base left out stands for its own bases)
+            return [b for base in c.__bases__ for b in ([base] if nameable(base) else bases(base))]
+        if name == "mro":
+            return lambda: [c for c in cls.mro() if nameable(c)]
+        if name == "__mro__":
+            return tuple(c for c in cls.__mro__ if nameable(c))
+        found = list(dict.fromkeys(bases(cls)))
+        return tuple(b for b in found if not any(b is not c and issubclass(c, b) for c in found))
 
     def _attribute_hook(self, owner, hook: str):
         """``object.__setattr__(self, name, value)`` (a frozen dataclass's ``__post_init__``) and

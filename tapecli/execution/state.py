@@ -353,7 +353,7 @@ def _datetime(sandbox) -> dict:
 
     read, utc = _clock(sandbox), real.timezone.utc
 
-    # The clocked methods live in bases a program cannot name (``__mro__`` and ``__bases__`` are out of its reach),
+    # The clocked methods live in bases a program cannot name (``__mro__`` and ``__bases__`` leave them out),
     # so that super(datetime.datetime, d).now() finds them too, never CPython's reading of the machine's clock.
     class ClockedDate(real.date):
         __slots__ = ()
@@ -406,5 +406,6 @@ def _datetime(sandbox) -> dict:
     class datetime(ClockedDatetime):
         __slots__ = ()
 
-    date.__module__ = datetime.__module__ = "datetime"
+    for cls in (date, datetime):           # (named as CPython's are: datetime.date, not a local class of ours)
+        cls.__module__, cls.__qualname__ = "datetime", cls.__name__
     return {"date": date, "datetime": datetime}
