@@ -204,14 +204,21 @@ def test_numpy_values_stay_usable_as_constants():
 
 
 # ------------------------------------------------------------------ @tf.function
-def test_tf_function_side_effects_are_said_at_the_decorator(tmp_path):
+def test_tf_function_side_effects_run_while_it_traces_or_are_said_at_the_decorator(tmp_path):
+    """A statement that is only a Python side effect runs while the function traces (once here, as TensorFlow
+    printed); one inside a statement that computes more runs on every call, said at the decorator."""
     program = tmp_path / "p.py"
     program.write_text("import tensorflow as tf\ncalls = []\n@tf.function\ndef f(x):\n    calls.append(1)\n"
-                       "    return x * 2.0\na = f(tf.constant(1.0))\nb = f(tf.constant(2.0))\n")
+                       "    return x * 2.0\na = f(tf.constant(1.0))\nb = f(tf.constant(2.0))\nprint(len(calls))\n")
     r = cli("run", "--json", program)
-    assert r.code == 0
+    assert r.code == 0 and r.json["output"] == ["1"]
+    assert not [w for w in r.json["warnings"] if "@tf.function" in w["message"]]
+    popped = tmp_path / "r.py"
+    popped.write_text("import tensorflow as tf\nseen = {'a': 1.0}\n@tf.function\ndef f(x):\n    n = seen.pop('a', 2.0)\n"
+                      "    return x * n\na = f(tf.constant(1.0))\nb = f(tf.constant(2.0))\n")
+    r = cli("run", "--json", popped)
     warning = next(w for w in r.json["warnings"] if "@tf.function" in w["message"])
-    assert warning["line"] == 3 and ".append() at line 5" in warning["message"]
+    assert warning["line"] == 3 and ".pop() at line 5" in warning["message"]
     pure = tmp_path / "q.py"
     pure.write_text("import tensorflow as tf\n@tf.function\ndef f(x):\n    return x * 2.0\na = f(1.0)\n")
     assert not [w for w in cli("run", "--json", pure).json["warnings"] if "@tf.function" in w["message"]]
