@@ -104,3 +104,55 @@ def test_a_name_the_module_lacks_is_a_name_error(spelling, module):
 def test_numpy_names_reaching_files_or_memory_are_refused_with_their_reason(spelling):
     with pytest.raises(TdfNameError, match="out of scope for tapecli: it (reads or writes files|reaches raw memory)"):
         tapecli.run(f"import tensorflow as tf\nimport numpy as np\nf = {spelling}\n")
+
+
+_DTYPES = ("int64", "int32", "uint8", "float32", "float64", "bool")
+_SCALARS = ("3", "0.2", "True", "-2")
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "//", "%", "**"])
+def test_numpy_arithmetic_is_numpys_on_the_interpreter(op, monkeypatch):
+    """An array beside a Python number or another array computes as NumPy does (NEP 50: an int64 array times 0.2
+    is float64, a float32 array times 2.5 float32, a uint8 array plus 3 uint8): checked against NumPy itself, dtype
+    and values, for each pair of these dtypes and each of these Python scalars on either side."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    arrays = {d: np.array([1, 2, 3]).astype(d) for d in _DTYPES}
+    cases = [(f"a_{d}", s) for d in _DTYPES for s in _SCALARS] + [(s, f"a_{d}") for d in _DTYPES for s in _SCALARS] + \
+        [(f"a_{d}", f"a_{e}") for d in _DTYPES for e in _DTYPES]
+    env = {f"a_{d}": a for d, a in arrays.items()}
+    statements, want = {}, {}
+    for i, (x, y) in enumerate(cases):
+        try:
+            with np.errstate(all="ignore"):
+                want[f"r{i}"] = eval(f"{x} {op} {y}", {}, env)
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+            continue
+        statements[f"r{i}"] = f"{x} {op} {y}"
+    source = "".join(f"a_{d} = np.array([1, 2, 3]).astype('{d}')\n" for d in _DTYPES) + "".join(
+        f"{name} = {text}\n" for name, text in statements.items())
+    got = run(source)
+    for name, expected in want.items():
+        value = _array(got[name])
+        assert value.dtype == np.asarray(expected).dtype, statements[name]
+        np.testing.assert_array_equal(value, expected, err_msg=statements[name])
+
+
+@pytest.mark.parametrize("expression", ["np.array([1], dtype=np.uint8) + 300", "np.array([1.5]) & 1"])
+def test_numpy_arithmetic_refuses_as_numpy_does_on_the_interpreter(expression, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises((OverflowError, TypeError)):
+        eval(expression, {"np": np})
+    with pytest.raises(TdfError):
+        run(f"x = {expression}\n")
+
+
+def test_r_and_c_join_as_numpys(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    v = run("a = np.r_[np.zeros(2), np.ones(2)]\nb = np.r_[0:5, 7, np.array([8, 9])]\nc = np.c_[np.arange(3), np.ones(3)]\n"
+            "d = np.r_[np.array([1, 2]), 0.5]\n")
+    for name, want in {"a": np.r_[np.zeros(2), np.ones(2)], "b": np.r_[0:5, 7, np.array([8, 9])],
+                       "c": np.c_[np.arange(3), np.ones(3)], "d": np.r_[np.array([1, 2]), 0.5]}.items():
+        got = _array(v[name])
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    with pytest.raises(TdfError, match="1,000,000,000 elements"):
+        run("x = np.r_[0:10**9]\n")

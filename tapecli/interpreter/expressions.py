@@ -17,7 +17,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
-                                    literal_array, numpy_result)
+                                    literal_array, numpy_binary, numpy_operand, numpy_result)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          Traces, _list_as_tensor, function_outputs, trace_key)
@@ -227,6 +227,8 @@ class Expressions:
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if left.__class__ is str or right.__class__ is str or left.__class__ in (list, PythonTuple):
             return _sequence_binary(op, left, right)
+        if NumpyArray in (left.__class__, right.__class__) and numpy_operand(left) and numpy_operand(right):
+            return numpy_binary(op, left, right)
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
                 error = TdfTypeError(f"'{op}' needs tensors, got {type_word(side)}")
@@ -412,6 +414,13 @@ class Expressions:
 
     def eval_Subscript(self, node, scope):
         value = self.eval(node.value, scope)
+        if isinstance(value, ProgramObject) and value.indexed_by_values:        # (np.r_[a, b], np.s_[1:])
+            items = [slice(*(None if p is None else self.eval(p, scope) for p in (i.lower, i.upper, i.step)))
+                     if isinstance(i, ast.Slice) else self.eval(i, scope) for i in node.items]
+            try:
+                return value.index(items)
+            except TdfError as e:
+                raise e.locate(node)
         index = [self._index_item(i, scope) for i in node.items]
         try:
             if isinstance(value, dict):

@@ -367,6 +367,7 @@ class ProgramObject:
     so a new kind of object needs no change to the interpreter. ``kind_word`` names it in messages."""
 
     kind_word = "an object"
+    indexed_by_values = False       # x[...] is x.index(items), the items as they are (slices of them)
 
     def get_attribute(self, interp, attr: str, node):
         raise TdfTypeError(f"{self.kind_word} has no attribute {attr}")

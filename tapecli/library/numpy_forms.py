@@ -269,4 +269,36 @@ def host_module_name(path: str, attr: str):
         return from_numpy(value)
     if callable(value) and not isinstance(value, type):
         return _numpy_function(value, f"{path}.{attr}", "numpy" + path[2:] if root == "np" else None)
+    if root == "np" and not parts and attr in NumpyIndexer.NAMES:
+        return NumpyIndexer(value, f"np.{attr}")
     raise TdfNameError(f"{path}.{attr} is not a function or a number tapecli programs can use")
+
+
+class NumpyIndexer(ProgramObject):
+    """``np.r_`` and ``np.c_``: NumPy's own object, indexed with the program's arrays, numbers and ranges;
+    what it makes is weighed before it is made (each range's length, each array's size)."""
+
+    NAMES = frozenset(("r_", "c_"))
+    kind_word = "a NumPy index object"
+    indexed_by_values = True
+
+    def __init__(self, indexer, spelling: str):
+        self.indexer, self.spelling = indexer, spelling
+
+    def index(self, items: list):
+        key = [slice(*(to_numpy(p) for p in (i.start, i.stop, i.step))) if isinstance(i, slice) else to_numpy(i)
+               for i in items]
+        admit(sum(_joined_length(k) for k in key), 8, f"{self.spelling}[...]'s result")
+        return numpy_call(lambda: self.indexer[key[0] if len(key) == 1 else tuple(key)], [], {},
+                          f"{self.spelling}[...]")
+
+
+def _joined_length(item) -> int:
+    """How many elements ``np.r_`` takes from one item: a range's length (a complex step: that many points), an
+    array's size, one for a number or a directive string."""
+    if isinstance(item, slice):
+        step = 1 if item.step is None else item.step
+        if isinstance(step, complex):
+            return int(abs(step))
+        return len(range(int(item.start or 0), int(item.stop or 0), int(step) or 1))
+    return int(np.size(item)) if not isinstance(item, str) else 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import operator
 import sys
 
 import numpy as np
@@ -287,6 +288,40 @@ def tf_tensor(t: Tensor) -> Tensor:
     """The TensorFlow tensor of a value (tf.constant, tf.convert_to_tensor): a Python bool or NumPy array
     becomes a tensor that prints as one."""
     return t if t.__class__ is Tensor else Tensor(t.value, weak=t.weak)
+
+
+_NUMPY_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+                    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+                    "&": operator.and_, "|": operator.or_, "^": operator.xor}
+
+
+def numpy_operand(value) -> bool:
+    """Whether NumPy computes with ``value`` beside a NumPy array: an array, or a Python number or bool (a weak
+    literal), never a TensorFlow tensor (which makes the result TensorFlow's)."""
+    return value.__class__ in (NumpyArray, PythonBool) or value.__class__ is Tensor and value.weak
+
+
+def numpy_binary(op: str, left, right) -> NumpyArray:
+    """A binary operation of NumPy operands (numpy_operand) as NumPy computes it: its promotion (an int64 array
+    times 0.2 is float64, a float32 array times 2.5 float32: NEP 50's Python scalars), values and errors; the
+    result weighed by the memory gate."""
+    from tapecli.runtime.numpy_gate import weigh_result
+    try:
+        with np.errstate(all="ignore"):       # (inf and nan as the interpreter's ops give them)
+            result = _NUMPY_OPERATORS[op](_numpy_value(left), _numpy_value(right))
+    except (TypeError, OverflowError) as e:
+        raise TdfTypeError(str(e)) from None
+    except (ValueError, ZeroDivisionError) as e:
+        raise TdfValueError(str(e)) from None
+    weigh_result(result, f"'{op}'")
+    return NumpyArray(result)
+
+
+def _numpy_value(value):
+    """A NumPy operand as NumPy takes it: an array as itself, a Python number or bool as a Python scalar."""
+    if value.__class__ is NumpyArray or value.value.ndim:
+        return value.value
+    return value.value.item()
 
 
 def numpy_result(result, *operands):
