@@ -130,6 +130,25 @@ KERAS["optimizer_details"] = """\
 {'module': 'keras.optimizers.schedules', 'class_name': 'InverseTimeDecay', 'config': {'initial_learning_rate': 0.1, 'decay_steps': 10, 'decay_rate': 0.5, 'staircase': False, 'name': 'InverseTimeDecay'}, 'registered_name': None}
 """
 
+PROGRAMS["variable_repr"] = """\
+import keras
+d = keras.layers.Dense(2, bias_initializer="ones", kernel_initializer="ones")
+d.build((None, 2))
+print(d.bias)
+print(d.kernel)
+print(repr(d.bias), str(d.kernel))
+s = keras.Variable(3.0)
+print(s)
+"""
+KERAS["variable_repr"] = """\
+<Variable path=dense/bias, shape=(2,), dtype=float32, value=[1. 1.]>
+<Variable path=dense/kernel, shape=(2, 2), dtype=float32, value=[[1. 1.]
+ [1. 1.]]>
+<Variable path=dense/bias, shape=(2,), dtype=float32, value=[1. 1.]> <Variable path=dense/kernel, shape=(2, 2), dtype=float32, value=[[1. 1.]
+ [1. 1.]]>
+<Variable path=variable, shape=(), dtype=float32, value=3.0>
+"""
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
-from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
+from tapecli.runtime.values import (DictView, DType, keras_path, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
                                     Variable, dtype_name)
 
 
@@ -56,6 +56,10 @@ def python_str(value) -> str:
 def python_repr(value, _open: tuple = ()) -> str:
     if (placeholder := current().graph_arguments.get(id(value))) is not None:
         return placeholder[1]
+    if isinstance(value, Variable) and value.keras and not isinstance(value, UnreadVariable):
+        # Keras 3's Variable.__repr__ (a layer's or a metric's weight), its value as NumPy's str
+        return (f"<Variable path={keras_path(value)}, shape={_shape(value)}, dtype={dtype_name(value.dtype)}, "
+                f"value={np.asarray(value.read().value)}>")
     if isinstance(value, Variable):
         name = "UnreadVariable" if isinstance(value, UnreadVariable) else f"{value.tf_name or 'Variable'}:0"
         return (f"<tf.Variable '{name}' shape={_shape(value)} "
