@@ -11,8 +11,8 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
-from tapecli.runtime.values import (DictView, DType, keras_path, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
-                                    Variable, dtype_name)
+from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
+                                    Variable, dtype_name, keras_path)
 
 
 def program_str(value) -> str:
