@@ -244,12 +244,13 @@ class Sandbox:
 
     def _lineage(self, cls: type, name: str):
         """``cls.__mro__``, ``cls.__bases__`` and ``cls.mro()`` without the classes a program cannot name:
-        tapecli's own and the CPython classes the run's stand-ins replace (``datetime.datetime`` reads the
+        tapecli's own (a caught library error's class is also tapecli's error's) and the CPython classes the run's stand-ins replace (``datetime.datetime`` reads the
         machine's clock; the run's derives from it), so that a class derived from the run's ``datetime`` shows
         the lineage CPython shows for one derived from its own."""
         def nameable(c: type) -> bool:
             stand_in = self.stand_ins.get(c.__module__, {}).get(c.__name__)
-            return not c.__module__.startswith("tapecli.") and (stand_in is None or stand_in is c)
+            return not c.__module__.startswith("tapecli.") and not issubclass(c, TdfError) and (
+                stand_in is None or stand_in is c)
         def bases(c: type) -> list[type]:       # (a base left out stands for its own bases)
             return [b for base in c.__bases__ for b in ([base] if nameable(base) else bases(base))]
         if name == "mro":

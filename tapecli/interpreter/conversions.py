@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import LimitError, TdfTypeError
+from tapecli.errors import LimitError, TdfTypeError, TdfValueError
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import PythonTuple, Tensor, Variable
@@ -34,7 +34,7 @@ def truth(value) -> bool:
         value = value.read()
     if isinstance(value, Tensor):
         if value.size != 1:
-            raise TdfTypeError(f"the truth value of a tensor of shape {list(value.shape)} is ambiguous",
+            raise TdfValueError(f"the truth value of a tensor of shape {list(value.shape)} is ambiguous",   # (as NumPy's)
                                hint=spelling.either("use all(...) or any(...)", "use tf.reduce_all(...) or tf.reduce_any(...)"))
         return bool(value.value.reshape(()))
     if value is None or isinstance(value, bool):

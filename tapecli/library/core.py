@@ -663,7 +663,7 @@ def _assign(var: Variable, *key_how_e):
     new = ops.to_tensor(e)
     new = ops.materialize(new, var.dtype) if new.weak else new
     if new.dtype != var.dtype:
-        raise TdfTypeError(f"{how} of a {dtype_name(new.dtype)} value to {dtype_name(var.dtype)} "
+        raise TdfValueError(f"{how} of a {dtype_name(new.dtype)} value to {dtype_name(var.dtype)} "   # (TF's class)
                            f"variable {var.name}", hint=f"use {spelling.cast('...', dtype_name(var.dtype))}")
     old = var.read().value
     part = old[key[0]] if key else old

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from tapecli import kernels
-from tapecli.errors import DtypeMismatch, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
@@ -348,8 +348,9 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         if _empty_input(tensors):
             raise ShapeError(f"{op.name} of an empty tensor (shape {shapes})") from None
         if (op.grads is not None or op.weak_arith) and _broadcasts(tensors):
-            # an elementwise op whose shapes fit: the values are refused (integers to negative powers)
-            raise TdfValueError(f"{op.name}: {e}") from None
+            # an elementwise op whose shapes fit: the values are refused (an integer division by zero, integers to
+            # negative powers): TensorFlow's kernel refuses them, an InvalidArgumentError
+            raise KernelValueError(f"{op.name}: {e}") from None
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
     if out.size > 1:                # (a scalar is always within the limits)
         admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)

@@ -400,7 +400,7 @@ class Variable(EagerProtocol):
             raise ShapeError(f"cannot assign a value of shape {list(value.shape)} to variable {self.name} "
                              f"of shape {list(self._value.shape)}")
         if value.dtype != self._value.dtype:
-            raise TdfTypeError(f"cannot assign a {dtype_name(value.dtype)} value to variable {self.name} "
+            raise TdfValueError(f"cannot assign a {dtype_name(value.dtype)} value to variable {self.name} "    # (TF's)
                                f"of dtype {dtype_name(self._value.dtype)}",
                                hint=f"use {spelling.cast('value', dtype_name(self._value.dtype))}")
         self._value = Tensor(value, id=self.id)
