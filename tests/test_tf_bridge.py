@@ -582,7 +582,8 @@ def test_an_uncaught_library_error_ends_the_run_as_on_the_interpreter(line, monk
 @pytest.mark.parametrize("line", ["y = e.hint", "y = e.line", "y = e.kind", "y = e.spell_cast", "y = e.locate",
                                   "y = getattr(e, 'hint')", "y = vars(e)", "y = e.__traceback__",
                                   "y = e.__context__", "y = type(e).about",
-                                  "y = [c for c in type(e).__mro__ if 'tapecli' in c.__module__ or 'Mismatch' in c.__name__][0]", "e.hint = 'x'",
+                                  "y = [c for c in type(e).__mro__ if 'tapecli' in c.__module__ or 'Mismatch' in c.__name__][0]",
+                                  "e.hint = 'x'",
                                   "y = vars(t)", "y = vars(v)"])
 def test_a_caught_error_keeps_tapecli_internals_out_of_reach(line, monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")

@@ -244,9 +244,10 @@ class Sandbox:
 
     def _lineage(self, cls: type, name: str):
         """``cls.__mro__``, ``cls.__bases__`` and ``cls.mro()`` without the classes a program cannot name:
-        tapecli's own (a caught library error's class is also tapecli's error's) and the CPython classes the run's stand-ins replace (``datetime.datetime`` reads the
-        machine's clock; the run's derives from it), so that a class derived from the run's ``datetime`` shows
-        the lineage CPython shows for one derived from its own."""
+        tapecli's own (a caught library error's class is also tapecli's error's) and the CPython classes the
+        run's stand-ins replace (``datetime.datetime`` reads the machine's clock; the run's derives from it), so
+        that a class derived from the run's ``datetime`` shows the lineage CPython shows for one derived from
+        its own."""
         def nameable(c: type) -> bool:
             stand_in = self.stand_ins.get(c.__module__, {}).get(c.__name__)
             return not c.__module__.startswith("tapecli.") and not issubclass(c, TdfError) and (
