@@ -175,3 +175,31 @@ def test_bad_labels_and_options():
         run1('MeanSquaredError(reduction="avg")')
     with pytest.raises(TdfTypeError, match="unexpected keyword"):
         run1("MeanSquaredError(from_logits=True)")
+
+
+# What TensorFlow 2.21 + Keras 3.15 printed: a loss function keeps its inputs' dtype (Keras's convert_to_tensor), a
+# loss object converts both to its dtype (float32, or its dtype=) before it computes.
+DTYPES_PROGRAM = """\
+import numpy as np
+import tensorflow as tf
+import keras
+a, b = np.array([1.0, 2.0]), np.array([1.5, 1.0])
+c, d = tf.constant([1.0, 2.0], tf.float64), tf.constant([1.5, 1.0], tf.float64)
+print(keras.losses.mean_absolute_error(a, b), keras.losses.huber(a, b).dtype, keras.losses.log_cosh(a, b).dtype)
+print(keras.losses.MeanSquaredError()(c, d), keras.losses.mean_squared_error(c, d))
+print(keras.losses.MeanAbsoluteError(dtype="float64")(a, b), keras.losses.MeanSquaredError()(a, b).dtype)
+print(keras.losses.binary_crossentropy(np.array([[1.0, 0.0]]), np.array([[0.7, 0.2]])))
+"""
+DTYPES_PRINTED = [
+    "tf.Tensor(0.75, shape=(), dtype=float64) <dtype: 'float64'> <dtype: 'float64'>",
+    "tf.Tensor(0.625, shape=(), dtype=float32) tf.Tensor(0.625, shape=(), dtype=float64)",
+    "tf.Tensor(0.75, shape=(), dtype=float64) <dtype: 'float32'>",
+    "tf.Tensor([0.28990925], shape=(1,), dtype=float64)",
+]
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_loss_functions_keep_their_inputs_dtype_and_loss_objects_convert_to_theirs(on_cpython, monkeypatch):
+    import tapecli
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    assert tapecli.run(DTYPES_PROGRAM).output == DTYPES_PRINTED

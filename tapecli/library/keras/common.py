@@ -72,13 +72,19 @@ def axis_value(value, what="axis"):
     return tuple(axes) if isinstance(value, (list, tuple)) or tensor(value).ndim else axes[0]
 
 
-def tensor(x, what="the input") -> Tensor:
-    """A materialized tensor: lists of tensors are stacked."""
+def converted(x, what="the input") -> Tensor:
+    """Keras's ``ops.convert_to_tensor``: a materialized tensor, a NumPy array's dtype kept (lists of tensors
+    stacked)."""
     if isinstance(x, list):
         x = ops.stack([tensor(v, what) for v in x]) if x else Tensor(np.zeros(0, np.float32))
     if not isinstance(x, (Tensor, Variable)):
         raise TdfTypeError(f"{what} must be a tensor, got {type_word(x)}")
-    t = ops.materialize(ops.to_tensor(x))
+    return ops.materialize(ops.to_tensor(x))
+
+
+def tensor(x, what="the input") -> Tensor:
+    """A layer's input as Keras takes it: ``converted``, a NumPy array of floats as floatx."""
+    t = converted(x, what)
     if isinstance(t, NumpyArray) and t.dtype.kind == "f" and t.dtype != float_dtype():
         t = Tensor(t.value.astype(float_dtype()))      # Keras converts a NumPy array of floats to its floatx
     return t

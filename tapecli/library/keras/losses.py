@@ -8,7 +8,8 @@ import numpy as np
 from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import PURE
-from tapecli.library.keras.common import KerasObject, flag, num, scalar, tensor
+from tapecli.library.core import to_dtype
+from tapecli.library.keras.common import KerasObject, converted, flag, float_dtype, num, scalar, tensor
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7
@@ -34,8 +35,8 @@ def same_rank(a: Tensor, b: Tensor):
 
 def _pair(y_true, y_pred, name, same_shape=False, integers=np.dtype(np.float32)):
     """The labels and predictions as floats of one dtype: the predictions' float dtype, else ``integers``."""
-    y_pred = tensor(y_pred, "y_pred")
-    y_true = tensor(y_true, "y_true")
+    y_pred = converted(y_pred, "y_pred")
+    y_true = converted(y_true, "y_true")
     dtype = y_pred.dtype if y_pred.dtype.kind == "f" else integers
     y_pred, y_true = _float(y_pred, dtype), _float(y_true, dtype)
     y_true, y_pred = same_rank(y_true, y_pred)
@@ -108,7 +109,7 @@ def categorical_hinge(y_true, y_pred):
 def mean_absolute_percentage_error(y_true, y_pred):
     """Keras's: an integer y_pred makes its epsilon an integer (0), and the division TensorFlow's of integers
     (float64): a zero label gives inf or nan, as Keras's (a loss object casts the predictions to floats first)."""
-    integer = tensor(y_pred, "y_pred").dtype.kind != "f"
+    integer = converted(y_pred, "y_pred").dtype.kind != "f"
     y_true, y_pred = _pair(y_true, y_pred, "mean_absolute_percentage_error", integers=np.dtype(np.float64))
     d = y_pred.dtype
     epsilon = _f(0.0 if integer else 1e-7, d)
@@ -214,8 +215,8 @@ def _labels_in_range(labels, n) -> None:
 
 def _scce(y_true, y_pred, from_logits=False, ignore_class=None):
     """The per-sample losses and, with ignore_class, the mask of the labels that count."""
-    y_pred = tensor(y_pred, "y_pred")
-    labels = np.asarray(tensor(y_true, "y_true").value)
+    y_pred = converted(y_pred, "y_pred")
+    labels = np.asarray(converted(y_true, "y_true").value)
     if y_pred.ndim == 0:
         raise ShapeError("sparse_categorical_crossentropy needs predictions with a class axis, got a scalar")
     if labels.ndim == y_pred.ndim and labels.shape[-1] == 1:
@@ -296,11 +297,12 @@ class Loss(KerasObject):
         """``type(loss)``: Keras's class of a loss object."""
         return None if self.class_name is None else f"keras.src.losses.losses.{self.class_name}"
 
-    def __init__(self, fn, default_name, reduction="sum_over_batch_size", name=None, **options):
+    def __init__(self, fn, default_name, reduction="sum_over_batch_size", name=None, dtype=None, **options):
         if reduction not in REDUCTIONS:
             raise TdfValueError(f"Invalid value for argument `reduction`. Expected one of "
                                 f"{list(REDUCTIONS)}. Received: reduction={reduction!r}")
         self.fn, self.reduction, self.name, self.options = fn, reduction, name or default_name, options
+        self.dtype = float_dtype() if dtype is None else to_dtype(dtype)
 
     def replay_kind(self, args, kwargs, tracked):
         # the labels are read into Python (the hinge losses' 0/1 test, the ignored ones counted): they must not
@@ -320,9 +322,10 @@ class Loss(KerasObject):
             got[k] = kwargs.pop(k)
         if "y_true" not in got or "y_pred" not in got or len(args) > 3:
             raise TdfTypeError("a loss is called as loss(y_true, y_pred, sample_weight=None)")
-        y_pred = tensor(got["y_pred"], "y_pred")
-        if y_pred.dtype.kind != "f":        # Keras's Loss.__call__ converts the predictions to its dtype
-            got["y_pred"] = _float(y_pred, np.dtype(np.float32))
+        # Keras's Loss.__call__ converts both to its dtype (the labels of sparse cross-entropy stay labels)
+        got["y_pred"] = _float(converted(got["y_pred"], "y_pred"), self.dtype)
+        if self.fn is not sparse_categorical_crossentropy:
+            got["y_true"] = _float(converted(got["y_true"], "y_true"), self.dtype)
         if self.fn is sparse_categorical_crossentropy:
             values, mask = _scce(got["y_true"], got["y_pred"], **self.options)
         else:
@@ -360,16 +363,16 @@ def make(cls_name):
 
 def constructor(cls_name, fn, default_name, defaults):
     """A loss class's constructor: ``fn``'s options with their ``defaults``, then reduction and name."""
-    def construct(*args, reduction="sum_over_batch_size", name=None, **kwargs):
+    def construct(*args, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
         options = dict(defaults)
         for key, value in zip(defaults, args):
             options[key] = value
         for key, value in kwargs.items():
             if key not in defaults:
                 raise TdfTypeError(f"{cls_name}() got an unexpected keyword argument {key!r}",
-                                   hint=f"its options are {', '.join(defaults)}, reduction and name")
+                                   hint=f"its options are {', '.join(defaults)}, reduction, name and dtype")
             options[key] = value
-        loss = Loss(fn, default_name, reduction, name, **options)
+        loss = Loss(fn, default_name, reduction, name, dtype, **options)
         loss.class_name = cls_name
         return loss
     construct.__name__ = cls_name

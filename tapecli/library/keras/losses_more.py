@@ -7,15 +7,15 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.core import to_axis
-from tapecli.library.keras.common import flag, num, tensor
+from tapecli.library.keras.common import converted, flag, num
 from tapecli.library.keras.losses import EPSILON, _bce_elementwise, _f, _float, constructor
 from tapecli.runtime.values import Tensor
 
 
 def _pair(y_true, y_pred):
-    y_pred = tensor(y_pred, "y_pred")
+    y_pred = converted(y_pred, "y_pred")
     y_pred = _float(y_pred, y_pred.dtype if y_pred.dtype.kind == "f" else np.dtype(np.float32))
-    return _float(tensor(y_true, "y_true"), y_pred.dtype), y_pred
+    return _float(converted(y_true, "y_true"), y_pred.dtype), y_pred
 
 
 def _axis(axis):
@@ -79,11 +79,11 @@ def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
 
 
 def categorical_generalized_cross_entropy(y_true, y_pred, q):
-    y_pred = tensor(y_pred, "y_pred")
+    y_pred = converted(y_pred, "y_pred")
     q = num(q, "q")
     if not 0 < q <= 1:
         raise TdfValueError(f"q must be in the interval (0, 1], got q={q}")
-    labels = np.asarray(tensor(y_true, "y_true").value).astype(np.int64)
+    labels = np.asarray(converted(y_true, "y_true").value).astype(np.int64)
     onehot = (labels[..., None] == np.arange(y_pred.shape[-1])).astype(y_pred.dtype)
     p = ops.reduce_sum(ops.mul(y_pred, Tensor(onehot)), axis=-1)
     d = y_pred.dtype
