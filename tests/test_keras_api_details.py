@@ -149,6 +149,24 @@ KERAS["variable_repr"] = """\
 <Variable path=variable, shape=(), dtype=float32, value=3.0>
 """
 
+PROGRAMS["losses_order"] = """\
+import tensorflow as tf
+import keras
+from keras import regularizers
+layer = keras.layers.Dense(1, kernel_initializer="ones", kernel_regularizer=regularizers.l2(0.01),
+                           activity_regularizer=regularizers.l1(0.1))
+layer(tf.constant([[1.0, 2.0]]))
+print([round(float(l), 4) for l in layer.losses])
+m = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, kernel_initializer="ones", kernel_regularizer=regularizers.l2(0.01), activity_regularizer=regularizers.l1(0.1)),
+    keras.layers.Dense(1, kernel_initializer="ones", bias_regularizer=regularizers.l1(0.5), bias_initializer="ones", activity_regularizer=regularizers.l2(0.2))])
+m(tf.constant([[1.0, 2.0]]))
+print([round(float(l), 4) for l in m.losses])
+"""
+KERAS["losses_order"] = """\
+[0.3, 0.02]
+[0.6, 9.8, 0.04, 0.5]
+"""
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

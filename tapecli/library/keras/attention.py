@@ -197,10 +197,14 @@ class _Heads(Layer):
     def project(self, part, x):
         return self.projections[part].apply(self.interp, x)
 
-    def regularization_losses(self):
-        """Keras's layer.losses: the layer's own, then its projections' (their activity regularizer's)."""
-        return super().regularization_losses() + [loss for dense in getattr(self, "projections", {}).values()
-                                                  for loss in dense.regularization_losses()]
+    def own_losses(self):
+        """The layer's own losses, then its projections' (Keras's _flatten_layers order)."""
+        return super().own_losses() + [loss for dense in getattr(self, "projections", {}).values()
+                                       for loss in dense.own_losses()]
+
+    def weight_penalties(self):
+        return super().weight_penalties() + [loss for dense in getattr(self, "projections", {}).values()
+                                             for loss in dense.weight_penalties()]
 
     def run(self, interp, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
             attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):

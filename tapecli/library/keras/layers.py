@@ -211,10 +211,17 @@ class Layer(KerasObject):
         return self.weights
 
     def regularization_losses(self) -> list:
-        """layer.losses: its weights' regularizers applied to them now (recorded, so tapes see them), then its
-        activity regularizer's loss of its last call's output."""
+        """layer.losses in Keras's order: the own losses of the layer and the layers it holds (an activity
+        regularizer's loss of the last call's output), then their weights' regularizers applied to the weights
+        now (recorded, so tapes see them)."""
+        return self.own_losses() + self.weight_penalties()
+
+    def own_losses(self) -> list:
+        return list(self.activity_losses)
+
+    def weight_penalties(self) -> list:
         return [reg.apply(self.weights_[short]) for short, reg in self.regularizers.items()
-                if reg is not None and short in self.weights_] + self.activity_losses
+                if reg is not None and short in self.weights_]
 
     def get_weights(self):
         return get_weights(self.weights)

@@ -58,8 +58,13 @@ class Model(Layer):
     def added_losses(self):
         return self.regularization_losses()
 
-    def regularization_losses(self):
-        return [loss for layer in self.layers for loss in layer.regularization_losses()]
+    # model.losses (Layer.regularization_losses): every layer's own losses (activity regularizers'), then every
+    # layer's weight penalties, the order the training loss adds them in
+    def own_losses(self):
+        return [loss for layer in self.layers for loss in layer.own_losses()]
+
+    def weight_penalties(self):
+        return [loss for layer in self.layers for loss in layer.weight_penalties()]
 
     def own_metrics(self):
         return []

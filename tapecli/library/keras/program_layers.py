@@ -45,8 +45,11 @@ class ProgramLayer(Layer):
         own = self.instance.owned_variables()
         return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
 
-    def regularization_losses(self) -> list:
+    def own_losses(self) -> list:         # (a program's layer: its add_loss values and its layers' losses)
         return training.adapter(self.interp, self.instance).added_losses()
+
+    def weight_penalties(self) -> list:
+        return []
 
     def apply(self, interp, x, training_=None):
         return self.apply_spread(interp, [x], training_)
