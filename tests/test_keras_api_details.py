@@ -167,6 +167,30 @@ KERAS["losses_order"] = """\
 [0.6, 9.8, 0.04, 0.5]
 """
 
+PROGRAMS["activations"] = """\
+import tensorflow as tf
+import keras
+print(keras.activations.tanh.__name__, keras.activations.relu.__name__, keras.activations.get("sigmoid").__name__)
+print(keras.activations.serialize(keras.activations.relu), keras.activations.serialize(keras.activations.swish))
+d = keras.layers.Dense(5, activation="tanh")
+print(d.activation.__name__, keras.layers.Dense(2).activation.__name__, keras.layers.LSTM(2).recurrent_activation.__name__)
+print(d.activation is keras.activations.tanh, keras.layers.LSTM(2).activation.__name__)
+d2 = keras.layers.Dense.from_config(d.get_config())
+print(d2.activation.__name__, keras.activations.deserialize("relu").__name__)
+print(tf.keras.activations.relu is keras.activations.relu)
+m = keras.Sequential([keras.Input((2,)), keras.layers.Dense(2, activation=keras.activations.relu, kernel_initializer="ones")])
+print(m(tf.constant([[1.0, -3.0]])), m.layers[0].activation.__name__)
+"""
+KERAS["activations"] = """\
+tanh relu sigmoid
+relu silu
+tanh linear sigmoid
+True tanh
+tanh relu
+True
+tf.Tensor([[0. 0.]], shape=(1, 2), dtype=float32) relu
+"""
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

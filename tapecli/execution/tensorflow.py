@@ -906,7 +906,7 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
             elif isinstance(found, (DType, ProgramObject)) or found.__class__ is Tensor:     # (a Python number)
                 value = to_program(found)
             else:
-                value = library_function(eager, found, f"tf.{'.'.join(names)}")
+                value = program_function(eager, found, f"tf.{'.'.join(names)}")
         module.__dict__[attr] = value
         return value
     module.__getattr__ = resolve
@@ -946,15 +946,33 @@ def _set_shape(t: Tensor, shape) -> None:
         raise TdfValueError(f"Tensor's shape {Shape(t.shape)} is not compatible with supplied shape {Shape(shape)}.")
 
 
-def library_function(eager: Eager, f, spelled: str):
-    node = Node(spelled)
-    run = eager.run
+@as_tensorflow
+def _library_call(f, run, node, args, kwargs):
+    return to_program(call_builtin(f, run, node, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()}))
 
-    @as_tensorflow
+
+def program_function(eager: Eager | None, f, spelled: str):
+    """The program's function of a library function: one per function while the program holds it, whatever the
+    spelling (``tf.keras.activations.relu is keras.activations.relu``, and is a Dense layer's ``activation``)."""
+    views = current().library_views
+    found = views.get(id(f))
+    if found is None:
+        found = library_function(eager, f, spelled)
+        if isinstance(found, types.FunctionType):
+            views[id(f)] = found
+    return found
+
+
+def library_function(eager: Eager | None, f, spelled: str):
+    """The program's function of the library's ``f`` (``eager`` None: the run's that calls it, for a function the
+    library hands the program)."""
+    node = Node(spelled)
+
     def call(*args, **kwargs):
-        eager._line()
-        return to_program(call_builtin(f, run, node, [to_library(a) for a in args],
-                                       {k: to_library(v) for k, v in kwargs.items()}))
+        calling = eager or current().eager
+        calling._line()
+        return _library_call(f, calling.run, node, args, kwargs)
     call.__name__ = call.__qualname__ = spelled.rpartition(".")[2]
     call.__doc__ = f.__doc__
+    call.library_builtin = f            # (handed back to the library, it is the library's own: tf_values.to_library)
     return LibraryKind(call, f) if getattr(f, "makes", None) is not None else call

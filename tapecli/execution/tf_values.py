@@ -102,6 +102,8 @@ def to_library(value):
         return object.__getattribute__(value, "_of")
     if kind is LibraryKind:         # a Keras class (compile(metrics=[keras.metrics.AUC])): the interpreter's builtin
         return value._of
+    if kind is types.FunctionType and getattr(value, "library_builtin", None) is not None:
+        return value.library_builtin     # a library function the program names (activation=keras.activations.relu)
     if kind is types.FunctionType or kind is types.MethodType:      # (what the library calls back: Dataset.map's)
         return ProgramCallable(value)
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
@@ -141,6 +143,9 @@ def to_program(value):
         return {k: to_program(v) for k, v in value.items()}
     if kind is ProgramCallable:
         return value.fn
+    if kind is types.FunctionType and getattr(value, "is_builtin", False):     # (a layer's activation)
+        from tapecli.execution.tensorflow import program_function
+        return program_function(None, value, value.__name__)
     if isinstance(value, ProgramObject):
         # one view of an object while the program holds one (``m.layers[0] is m.layers[0]``, a dict's keys)
         views = current().library_views

@@ -555,6 +555,8 @@ def attribute(interp, value, attr, node):
     if attr == "experimental_get_tracing_count" and getattr(value, "traced", False):      # a tf.function's
         return BoundMethod(attr, lambda call_node: Tensor(np.array(0 if value.traces is None else value.traces.count),
                                                           weak=True))
+    if attr == "__name__" and getattr(value, "is_builtin", False):     # (keras.activations.relu.__name__)
+        return value.__name__.rstrip("_")
     class_methods = getattr(value, "class_methods", None)       # a Keras class's own (Dense.from_config)
     if class_methods is not None and attr in class_methods:
         return BoundMethod(attr, lambda call_node, *args, **kwargs: class_methods[attr](interp, *args, **kwargs))

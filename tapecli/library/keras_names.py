@@ -153,7 +153,8 @@ for _name, _cls in initializers.ALIASES.items():
     _register(f"initializers.{_name}", _cls, with_interp=False)
 for _name, _fn in activations.FUNCTIONS.items():
     builtin(f"activations.{_name}")(_fn)
-builtin("activations.get")(activations.get)
+for _name in ("get", "serialize", "deserialize"):
+    builtin(f"activations.{_name}")(getattr(activations, _name))
 for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():

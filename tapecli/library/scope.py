@@ -136,7 +136,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.losses.serialize tf.keras.losses.deserialize tf.keras.metrics.serialize "
      "tf.keras.metrics.deserialize tf.keras.optimizers.serialize tf.keras.optimizers.deserialize "
      "tf.keras.optimizers.schedules.serialize tf.keras.optimizers.schedules.deserialize "
-     "tf.keras.activations.serialize tf.keras.activations.deserialize tf.keras.initializers.serialize "
+     "tf.keras.initializers.serialize "
      "tf.keras.initializers.deserialize tf.keras.regularizers.serialize tf.keras.regularizers.deserialize "
      "tf.keras.constraints.serialize tf.keras.constraints.deserialize "
      "tf.keras.utils.serialize_keras_object tf.keras.utils.deserialize_keras_object "

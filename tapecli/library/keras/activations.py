@@ -155,8 +155,11 @@ def log_sigmoid(x):
     return ops.neg(ops.softplus(ops.neg(x)))
 
 
-def _unary(op):
-    return lambda x: op(_x(x))
+def _unary(op, name):
+    def activation(x):
+        return op(_x(x))
+    activation.__name__ = activation.__qualname__ = name       # (Keras's function of that name)
+    return activation
 
 
 FUNCTIONS = {
@@ -165,15 +168,31 @@ FUNCTIONS = {
     "celu": celu, "glu": glu, "hard_tanh": hard_tanh, "hard_shrink": hard_shrink, "tanh_shrink": tanh_shrink,
     "soft_shrink": soft_shrink, "threshold": threshold, "squareplus": squareplus, "sparse_plus": sparse_plus,
     "sparse_sigmoid": sparse_sigmoid, "mish": mish, "silu": silu, "swish": silu, "exponential": exponential,
-    "linear": linear, "log_sigmoid": log_sigmoid, "relu6": _unary(ops.relu6), "selu": _unary(ops.selu),
-    "softplus": _unary(ops.softplus), "softsign": _unary(ops.softsign), "tanh": _unary(ops.tanh),
-    "sigmoid": _unary(ops.sigmoid),
+    "linear": linear, "log_sigmoid": log_sigmoid, "relu6": _unary(ops.relu6, "relu6"), "selu": _unary(ops.selu, "selu"),
+    "softplus": _unary(ops.softplus, "softplus"), "softsign": _unary(ops.softsign, "softsign"), "tanh": _unary(ops.tanh, "tanh"),
+    "sigmoid": _unary(ops.sigmoid, "sigmoid"),
 }
 
 # The activations keras.ops has under the same name and defaults (its relu, gelu, ... differ from TensorFlow's
 # flat names of keras.ops' own, which serve them).
 KERAS_OPS = ("celu", "glu", "hard_shrink", "hard_silu", "hard_swish", "hard_tanh", "soft_shrink", "sparse_plus",
              "sparse_sigmoid", "squareplus", "tanh_shrink", "threshold")
+
+
+def serialize(activation):
+    """keras.activations.serialize: a built-in activation's name (an alias's own function's: swish is silu)."""
+    name = next((n for n, fn in FUNCTIONS.items() if fn is activation), None)
+    if name is None:
+        raise TdfValueError(f"Unknown activation function '{getattr(activation, '__name__', activation)}' cannot be "
+                            "serialized: tapecli serializes Keras's own activations")
+    return name
+
+
+def deserialize(config, custom_objects=None):
+    """keras.activations.deserialize: the activation of a name serialize gave."""
+    if not isinstance(config, str) or config not in FUNCTIONS:
+        raise TdfValueError(f"Could not interpret activation function identifier: {config}")
+    return FUNCTIONS[config]
 
 
 def get(identifier=None):

@@ -241,6 +241,10 @@ class Layer(KerasObject):
                "output": lambda: self.symbolic_end(1)}
         for short in self.weight_names():
             out[short] = lambda s=short: self.weight(s)
+        given = getattr(self, "given_arguments", None) or {}
+        for key in ("activation", "recurrent_activation"):        # Keras's function (keras.activations.get)
+            if key in given:
+                out[key] = lambda k=key: activations.get(given[k])
         out.update(self.config())
         return out
 
