@@ -191,6 +191,31 @@ True
 tf.Tensor([[0. 0.]], shape=(1, 2), dtype=float32) relu
 """
 
+PROGRAMS["loss_subclass"] = """\
+import numpy as np
+import keras
+class MyHuber(keras.losses.Loss):
+    def __init__(self, delta=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.delta = delta
+    def call(self, y_true, y_pred):
+        return (y_true - y_pred) ** 2 * self.delta
+    def get_config(self):
+        return {**super().get_config(), "delta": self.delta}
+class Plain(keras.losses.Loss):
+    def call(self, y_true, y_pred):
+        return (y_true - y_pred) ** 2
+a = MyHuber(0.5)
+b = MyHuber(0.5, name="huber_loss", reduction="sum")
+c = MyHuber()
+print(a.name, b.name, c.name, Plain().name, b.get_config())
+print(float(b(np.array([[1.0], [2.0]]), np.array([[0.0], [0.0]]))), float(Plain()(np.array([1.0]), np.array([3.0]))))
+"""
+KERAS["loss_subclass"] = """\
+my_huber huber_loss my_huber_1 plain {'name': 'huber_loss', 'reduction': 'sum', 'delta': 0.5}
+2.5 4.0
+"""
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

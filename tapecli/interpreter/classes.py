@@ -115,8 +115,8 @@ class ProgramClass(ProgramObject):
                 raise TdfTypeError(f"{self.name}.__init__ must return None")
         elif self.framework == MODULE:                # tf.Module.__init__(name=None)
             _name_module(instance, *args, **kwargs)
-        elif self.framework == KERAS and self.role is None:
-            from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs), or its name
+        elif self.framework == KERAS and self.role in (None, "loss"):
+            from tapecli.interpreter.registry import HOOKS      # keras.Model(inputs, outputs), or its name; a Loss's
             HOOKS["keras_model"](interp, instance, "__init__").fn(node, *args, **kwargs)
         elif args or (kwargs and not self.framework):
             raise TdfTypeError(f"{self.name}() takes no arguments")

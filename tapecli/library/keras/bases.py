@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS, FrameworkBase
+from tapecli.interpreter.classes import KERAS, FrameworkBase, module_name
 from tapecli.interpreter.objects import BoundMethod
 from tapecli.interpreter.registry import register
-from tapecli.library.keras.common import MetricObject, tensor
+from tapecli.library.keras.common import MetricObject, auto_name, tensor
 from tapecli.library.keras.losses import REDUCTIONS, reduce
 
 BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
@@ -119,13 +119,17 @@ def program_metric(interp, value):
 
 def _loss_attribute(interp, instance, attr):
     options = instance.__dict__.setdefault("keras_loss", {"reduction": "sum_over_batch_size", "name": None})
-    if attr == "super().__init__":
+    if attr in ("super().__init__", "__init__"):
         def init(node, name=None, reduction="sum_over_batch_size", dtype=None):
             if reduction not in REDUCTIONS:
                 raise TdfValueError(f"Invalid value for argument `reduction`. Expected one of {list(REDUCTIONS)}. "
                                     f"Received: reduction={reduction!r}")
-            options.update(name=name, reduction=reduction)
+            # Keras's Loss.__init__: the name given, else the class's in snake case, counted per run (my_huber_1)
+            options.update(name=name or auto_name(interp, module_name(instance.cls.name)), reduction=reduction)
+            instance.keras_name = options["name"]           # (loss.name)
         return _bound("__init__", init)
+    if attr == "get_config":
+        return _bound(attr, lambda node: {"name": options["name"], "reduction": options["reduction"]})
     if attr == "__call__":
         def call(node, y_true=None, y_pred=None, sample_weight=None):
             if y_true is None or y_pred is None:
