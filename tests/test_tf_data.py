@@ -206,3 +206,39 @@ def test_reduce_unbatch_take_while_flat_map_apply_and_numpy_elements_print_as_te
     """reduce (the element whole, the state converted as TensorFlow converts it), unbatch, take_while, flat_map,
     apply, and as_numpy_iterator's NumPy values, on both runners."""
     assert tapecli.run(first_line + D1_PROGRAM).output == D1_BY_TENSORFLOW.splitlines()
+
+
+# keras.utils.timeseries_dataset_from_array and a tuple of specs printed; what TensorFlow 2.21 + Keras 3.15 printed.
+TIMESERIES = """\
+import numpy as np
+import tensorflow as tf
+import keras
+data = np.arange(40, dtype="float64").reshape(20, 2) / 4
+targets = np.arange(20) * 10
+ds = keras.utils.timeseries_dataset_from_array(data, targets, sequence_length=4, sequence_stride=3, sampling_rate=2, batch_size=3, start_index=1, end_index=18)
+print(ds.element_spec)
+parts = [(x, y) for x, y in ds]
+print([tuple(x.shape) for x, _ in parts], parts[0][0].dtype, parts[0][1].dtype)
+x = tf.concat([p[0] for p in parts], 0)
+y = tf.concat([p[1] for p in parts], 0)
+print(x[0].numpy(), y.numpy())
+only = keras.utils.timeseries_dataset_from_array(np.arange(6), None, sequence_length=3, batch_size=None)
+print([w.numpy().tolist() for w in only])
+print(tf.data.Dataset.from_tensor_slices((np.zeros((2, 3)), np.zeros(2))).batch(2).element_spec)
+"""
+TIMESERIES_PRINTED = """\
+(TensorSpec(shape=(None, None, 2), dtype=tf.float64, name=None), TensorSpec(shape=(None,), dtype=tf.int64, name=None))
+[(3, 4, 2), (1, 4, 2)] <dtype: 'float64'> <dtype: 'int64'>
+[[0.5  0.75]
+ [1.5  1.75]
+ [2.5  2.75]
+ [3.5  3.75]] [ 10  40  70 100]
+[[0, 1, 2], [1, 2, 3], [2, 3, 4], [3, 4, 5]]
+(TensorSpec(shape=(None, 3), dtype=tf.float64, name=None), TensorSpec(shape=(None,), dtype=tf.float64, name=None))
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_timeseries_windows_are_kerass(on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    assert "\n".join(tapecli.run(TIMESERIES).output) == TIMESERIES_PRINTED.rstrip("\n")

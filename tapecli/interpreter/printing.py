@@ -11,6 +11,7 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
+from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
                                     Variable, dtype_name, keras_path)
 
@@ -86,6 +87,8 @@ def python_repr(value, _open: tuple = ()) -> str:
         return f"{value.view}({container_text(list(value), python_repr, repr, _open)})"
     if isinstance(value, (list, dict)):
         return container_text(value, python_repr, repr, _open)
+    if isinstance(value, TypeSpec):     # (a dataset's element_spec: TensorSpec(shape=(3,), dtype=tf.float64, ...))
+        return repr(value)
     return repr(value) if isinstance(value, str) else format_value(value)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras.common import float_dtype, integer, num, tensor
+from tapecli.library.keras.common import flag, float_dtype, integer, num, tensor
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonTuple, Tensor
 
 
@@ -166,7 +166,81 @@ FUNCTIONS = {"ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
              "backend.result_type": result_type, "keras.remat": remat, "keras.RematScope": remat_scope}
-WITH_INTERP = {"utils.set_random_seed": set_random_seed, "backend.get_uid": get_uid,
+def timeseries_dataset_from_array(interp, data, targets, sequence_length, sequence_stride=1, sampling_rate=1,
+                                  batch_size=128, shuffle=False, seed=None, start_index=None, end_index=None,
+                                  format="tf"):
+    """keras.utils.timeseries_dataset_from_array (Keras 3.15's tf format): windows of ``sequence_length`` steps
+    ``sampling_rate`` apart, starting every ``sequence_stride`` steps, each with the target at its first step, in
+    the data's own dtype, batched. ``shuffle`` shuffles the start positions with NumPy's RandomState(seed), as
+    Keras does, then the dataset's shuffle (whose order is tapecli's: Dataset.shuffle)."""
+    from tapecli.library.keras.common import converted
+    from tapecli.library.data import from_tensor_slices
+    from tapecli.runtime.limits import admit
+    from tapecli.runtime.specs import TensorSpec
+    values = converted(data, "data").value
+    n = len(values)
+    length, stride, rate = (integer(v, k) for v, k in ((sequence_length, "sequence_length"),
+                                                         (sequence_stride, "sequence_stride"), (sampling_rate, "sampling_rate")))
+    start = 0 if start_index is None else integer(start_index, "start_index")
+    end = n if end_index is None else integer(end_index, "end_index")
+    _check_window(start_index is not None and start, end_index is not None and end, start, n, rate, stride, format)
+    labels = None if targets is None else converted(targets, "targets").value
+    count = end - start - (length - 1) * rate
+    if labels is not None:
+        count = min(count, len(labels))
+    positions = np.arange(0, max(count, 0), stride, dtype=np.int32 if count < 2147483647 else np.int64)
+    if flag(shuffle):
+        rng = np.random.RandomState(np.random.randint(1e6) if seed is None else integer(seed, "seed"))
+        rng.shuffle(positions)
+    steps = positions[:, None] + np.arange(0, length * rate, rate)
+    admit(steps.size * int(np.prod(values.shape[1:], dtype=np.int64)), values.itemsize, "the windows")
+    windows = NumpyArray(values[start:end][steps])
+    dataset = from_tensor_slices(windows if labels is None else
+                                 PythonTuple([windows, NumpyArray(labels[start:end][positions])]))
+    sliced = dataset.spec
+
+    def spec():         # (Keras's windows come from a map over ranges: their length is unknown to the spec)
+        found = sliced()
+        first = found if labels is None else found[0]
+        window = TensorSpec((None, *first.shape[1:]), first.dtype)
+        return window if labels is None else PythonTuple([window, found[1]])
+    dataset.spec = spec
+    if flag(shuffle) and batch_size is not None:
+        dataset = dataset.get_attribute(interp, "shuffle", None).fn(None, integer(batch_size, "batch_size") * 8, seed)
+    if batch_size is not None:
+        dataset = dataset.get_attribute(interp, "batch", None).fn(None, batch_size)
+    return dataset
+
+
+def _check_window(start_given, end_given, start, n, rate, stride, format):
+    """Keras's argument checks, in its order and words."""
+    if start_given:
+        if start < 0:
+            raise TdfValueError(f"`start_index` must be 0 or greater. Received: start_index={start}")
+        if start >= n:
+            raise TdfValueError(f"`start_index` must be lower than the length of the data. Received: "
+                                f"start_index={start}, for data of length {n}")
+    if end_given:
+        if start_given and end_given <= start:
+            raise TdfValueError(f"`end_index` must be higher than `start_index`. Received: start_index={start}, and "
+                                f"end_index={end_given} ")
+        if end_given >= n:
+            raise TdfValueError(f"`end_index` must be lower than the length of the data. Received: "
+                                f"end_index={end_given}, for data of length {n}")
+    for name, value in (("sampling_rate", rate), ("sequence_stride", stride)):
+        if value <= 0:
+            raise TdfValueError(f"`{name}` must be higher than 0. Received: {name}={value}")
+        if value >= n:
+            raise TdfValueError(f"`{name}` must be lower than the length of the data. Received: {name}={value}, "
+                                f"for data of length {n}")
+    if format not in ("tf", "grain"):
+        raise TdfValueError(f'`format` should be either "tf" or "grain". Received: format={format}')
+    if format == "grain":
+        raise TdfValueError("format='grain' makes a Grain dataset, which tapecli does not have: use format='tf'")
+
+
+WITH_INTERP = {"utils.set_random_seed": set_random_seed,
+               "utils.timeseries_dataset_from_array": timeseries_dataset_from_array, "backend.get_uid": get_uid,
                "backend.clear_session": clear_session, "utils.clear_session": clear_session,
                "utils.enable_interactive_logging": enable_interactive_logging,
                "utils.disable_interactive_logging": disable_interactive_logging,
