@@ -215,7 +215,8 @@ import tensorflow as tf
 import keras
 data = np.arange(40, dtype="float64").reshape(20, 2) / 4
 targets = np.arange(20) * 10
-ds = keras.utils.timeseries_dataset_from_array(data, targets, sequence_length=4, sequence_stride=3, sampling_rate=2, batch_size=3, start_index=1, end_index=18)
+ds = keras.utils.timeseries_dataset_from_array(data, targets, sequence_length=4, sequence_stride=3, sampling_rate=2,
+                                               batch_size=3, start_index=1, end_index=18)
 print(ds.element_spec)
 parts = [(x, y) for x, y in ds]
 print([tuple(x.shape) for x, _ in parts], parts[0][0].dtype, parts[0][1].dtype)
