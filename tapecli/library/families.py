@@ -23,10 +23,10 @@ DEFERRED = {
         'tensor_scatter_nd_add', 'tile', 'top_k', 'truncated_normal', 'unsorted_segment_sum', 'unstack',
     ),
     'tf_linalg': (
-        'adjoint', 'cholesky', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum', 'inv', 'logdet', 'matmul',
-        'matrix_determinant', 'matrix_diag', 'matrix_diag_part', 'matrix_inverse', 'matrix_solve', 'matrix_transpose',
-        'matrix_triangular_solve', 'matvec', 'qr', 'slogdet', 'solve', 'svd', 'tensordot', 'trace',
-        'triangular_solve',
+        'adjoint', 'cholesky', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum', 'expm', 'inv', 'logdet',
+        'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part', 'matrix_exponential', 'matrix_inverse',
+        'matrix_solve', 'matrix_transpose', 'matrix_triangular_solve', 'matvec', 'qr', 'slogdet', 'solve', 'svd',
+        'tensordot', 'trace', 'triangular_solve',
     ),
     'tf_array': (
         'broadcast_dynamic_shape', 'broadcast_to', 'ensure_shape', 'get_static_value', 'identity_n',

@@ -1,7 +1,9 @@
 """tf.linalg as builtins: einsum, tensordot, matvec, inv, det, slogdet, logdet, solve, cholesky,
-triangular_solve, trace, diag, diag_part, eigh, eigvalsh, matrix_transpose (plain names: ``tf.linalg.X``
+triangular_solve, trace, diag, diag_part, eigh, eigvalsh, matrix_transpose, expm (plain names: ``tf.linalg.X``
 is the builtin ``X``)."""
 from __future__ import annotations
+
+import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
@@ -148,3 +150,87 @@ def svd(tensor, full_matrices=False, compute_uv=True):
     _reduced(full_matrices, "svd")
     found = ops.svd(tensor, truth(compute_uv))
     return PythonTuple(found) if isinstance(found, list) else found
+
+
+# tf.linalg.expm: TensorFlow's scaling and squaring with Pade approximants (linalg_impl.matrix_exponential), written
+# with the same ops, so its values are TensorFlow's composition and its gradient flows through them.
+_PADE = {
+    3: [120.0, 60.0, 12.0],
+    5: [30240.0, 15120.0, 3360.0, 420.0, 30.0],
+    7: [17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0],
+    9: [17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0, 110880.0, 3960.0, 90.0],
+    13: [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+         10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0],
+}
+# (the l1-norm bounds below which each order is used, and the bound the scaled matrix keeps, per precision)
+_ORDERS = {np.dtype(np.float32): ((0.4258730016922831, 1.880152677804762), (3, 5, 7), 3.925724783138660),
+           np.dtype(np.float64): ((1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1, 2.097847961257068),
+                                  (3, 5, 7, 9, 13), 5.371920351148152)}
+
+
+def _sum_of(terms):
+    total = terms[0]
+    for t in terms[1:]:
+        total = ops.add(total, t)
+    return total
+
+
+def _pade(m, order, ident):
+    """(U, V) of TensorFlow's Pade approximant of this order, its products in TensorFlow's order."""
+    b = [_constant(x, m) for x in _PADE[order]]
+    m2 = ops.matmul(m, m)
+    powers = [ident, m2]
+    if order >= 5:
+        powers.append(ops.matmul(m2, m2))
+    if order >= 7:
+        powers.append(ops.matmul(powers[2], m2))
+    if order == 9:
+        powers.append(ops.matmul(powers[3], m2))
+    if order == 13:
+        m4, m6 = powers[2], powers[3]
+        inner = _sum_of([m6, ops.mul(b[11], m4), ops.mul(b[9], m2)])
+        tmp_u = _sum_of([ops.matmul(m6, inner), ops.mul(b[7], m6), ops.mul(b[5], m4), ops.mul(b[3], m2),
+                         ops.mul(b[1], ident)])
+        tmp_v = _sum_of([ops.mul(b[12], m6), ops.mul(b[10], m4), ops.mul(b[8], m2)])
+        v = _sum_of([ops.matmul(m6, tmp_v), ops.mul(b[6], m6), ops.mul(b[4], m4), ops.mul(b[2], m2),
+                     ops.mul(b[0], ident)])
+        return ops.matmul(m, tmp_u), v
+    top = len(powers) - 1           # the highest power's coefficient is 1 in U's sum, b[order - 1] in V's
+    tmp = _sum_of([powers[top]] + [ops.mul(b[2 * k + 1], powers[k]) for k in range(top - 1, -1, -1)])
+    v = _sum_of([ops.mul(b[order - 1], powers[top])] + [ops.mul(b[2 * k], powers[k]) for k in range(top - 1, -1, -1)])
+    return ops.matmul(m, tmp), v
+
+
+def _constant(x, like):
+    return Tensor(np.asarray(x, like.dtype))
+
+
+@builtin("expm", "matrix_exponential")
+def expm(input, name=None):  # noqa: A002
+    """tf.linalg.expm of a float32 or float64 matrix (or a batch of them)."""
+    m = ops.to_tensor(input)
+    if m.dtype not in _ORDERS:
+        raise TdfValueError(f"tf.linalg.expm does not support matrices of type {m.dtype}")
+    if m.ndim < 2 or m.shape[-1] != m.shape[-2]:
+        raise TdfValueError(f"tf.linalg.expm needs square matrices, got shape {list(m.shape)}")
+    bounds, orders, maxnorm = _ORDERS[m.dtype]
+    n = m.shape[-1]
+    ident = Tensor(np.broadcast_to(np.eye(n, dtype=m.dtype), m.shape).copy())
+    l1 = ops.reshape(ops.reduce_max(ops.reduce_sum(ops.abs_(m), axis=m.ndim - 2), axis=-1), (*m.shape[:-2], 1, 1))
+    squarings = ops.maximum(ops.floor(ops.div(ops.log(ops.div(l1, _constant(maxnorm, m))),
+                                              ops.log(_constant(2.0, m)))), _constant(0.0, m))
+    scaled = ops.div(m, ops.pow_(_constant(2.0, m), squarings))
+    pairs = [_pade(m if order != orders[-1] else scaled, order, ident) for order in orders]
+
+    def nested(k, part):            # where l1 < bounds[k] the order k's, else the next choice
+        if k == len(bounds) - 1:
+            return ops.where(ops.less(l1, _constant(bounds[k], m)), pairs[k][part], pairs[k + 1][part])
+        return ops.where(ops.less(l1, _constant(bounds[k], m)), pairs[k][part], nested(k + 1, part))
+    u, v = nested(0, 0), nested(0, 1)
+    if not np.isfinite(np.max(l1.value)):
+        return Tensor(np.full(m.shape, np.nan, m.dtype))
+    result = ops.solve(ops.add(ops.neg(u), v), ops.add(u, v))
+    counts = squarings.value
+    for i in range(int(np.max(counts)) if counts.size else 0):
+        result = ops.where(ops.less(_constant(float(i), m), squarings), ops.matmul(result, result), result)
+    return result
