@@ -185,6 +185,9 @@ def test_logf_and_sincosf_are_glibcs():
     k = np.concatenate([np.arange(2048, dtype=np.uint32), np.arange(2**23 - 2048, 2**23, dtype=np.uint32),
                         rng.integers(0, 2**23, 20000).astype(np.uint32)])
     u1, v1 = _box_muller_arguments(k)
+    u1 = np.concatenate([u1, rng.integers(0x00800000, 0x7F800000, 5000, dtype=np.uint32).view(np.float32),
+                         (1 + rng.uniform(-0.05, 0.05, 5000)).astype(np.float32)])
+    v1 = np.concatenate([v1, rng.uniform(-119.9, 119.9, 10000).astype(np.float32)])
     logf = GLIBC.logf
     logf.restype, logf.argtypes = ctypes.c_float, [ctypes.c_float]
     sincosf = GLIBC.sincosf

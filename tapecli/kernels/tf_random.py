@@ -16,13 +16,13 @@ and a key of 64 turn into four uint32 per counter. What this module reproduces (
   eager op-seed generator, and each cached kernel's Philox state, which every call advances.
 
 Box-Muller's float32 logarithm and sine/cosine are glibc's ``logf`` and ``sincosf`` (TensorFlow calls the C
-library's ``log`` and, on Linux, ``sincosf``). NumPy's float32 functions round differently (0.7% of ``logf``'s
-inputs, 1.3% of ``sincosf``'s), so :func:`glibc_logf` and :func:`glibc_sincosf` redo glibc's algorithms in
-float64 (which glibc computes in too): the same bits as glibc 2.36 for every one of the 2**23 arguments that
-Box-Muller can pass them. Their constants are those of Arm's Optimized Routines (MIT OR Apache-2.0 WITH
-LLVM-exception), where glibc's float functions come from. Float64 Box-Muller calls the C library's ``log``
-through ctypes where a long-double logarithm cannot tell its rounding (a few percent of the arguments; the
-others take NumPy's), and NumPy's float64 ``sin`` and ``cos`` (glibc's, as measured).
+library's ``log`` and, on Linux, ``sincosf``). On the 2**23 arguments Box-Muller passes them, NumPy's float32
+``log`` differs from glibc's on 22% and its ``sin`` on 12%, even float64 rounded to float32 on 0.7% and 1.3%:
+:func:`glibc_logf` and :func:`glibc_sincosf` redo glibc's algorithms in float64 (as glibc computes them), the
+same bits as glibc 2.36 on all those arguments. Their constants are those of Arm's Optimized Routines (MIT OR
+Apache-2.0 WITH LLVM-exception), where glibc's float functions come from. Float64 Box-Muller takes the C
+library's ``log`` (:func:`c_log`: a long double logarithm rounded, ctypes's ``log`` where that is too close
+to a rounding boundary to tell) and NumPy's float64 ``sin`` and ``cos`` (the C library's, as measured).
 """
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ _MUL_A = _U64(0xD2511F53)
 _MUL_B = _U64(0xCD9E8D57)
 _KEY_A = 0x9E3779B9
 _KEY_B = 0xBB67AE85
+_SHIFT = _U64(32)
+_LOW = _U64(_M32)
 
 # StatelessRandomGetKeyCounter scrambles the seed pair with one Philox call under this key
 _SEED_SCRAMBLE_KEY = 0x02461E29_3EC8F720
@@ -60,24 +62,40 @@ MAXINT32 = 2**31 - 1
 # Philox4x32-10
 # ----------------------------------------------------------------------------------------------------------
 
-def philox4x32(counters: np.ndarray, key: int) -> np.ndarray:
-    """Philox4x32-10 of each row of ``counters`` ((n, 4) uint32, word 0 lowest) under the 64-bit ``key``
-    (word 0 = its low 32 bits): (n, 4) uint32, TensorFlow's ``PhiloxRandom::operator()`` at each counter."""
-    c = np.asarray(counters, dtype=_U32)
-    c0, c1, c2, c3 = (c[:, i].astype(_U64) for i in range(4))
+def _philox_words(c0, c1, c2, c3, key: int) -> np.ndarray:
+    """Philox4x32-10 of the counters whose words are the uint64 arrays c0..c3 (values below 2**32; consumed):
+    (n, 4) uint32. In place: a round is 8 array operations."""
     k0, k1 = key & _M32, (key >> 32) & _M32
+    p0, p1 = np.empty_like(c0), np.empty_like(c0)
     for r in range(10):
         if r:
             k0, k1 = (k0 + _KEY_A) & _M32, (k1 + _KEY_B) & _M32
-        p0 = c0 * _MUL_A
-        p1 = c2 * _MUL_B
-        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ _U64(k0), p1 & _U64(_M32), (p0 >> 32) ^ c3 ^ _U64(k1), p0 & _U64(_M32)
-    return np.stack([c0, c1, c2, c3], axis=1).astype(_U32)
+        np.multiply(c0, _MUL_A, out=p0)
+        np.multiply(c2, _MUL_B, out=p1)
+        np.right_shift(p1, _SHIFT, out=c0)         # c0' = hi(B c2) ^ c1 ^ k0
+        c0 ^= c1
+        c0 ^= _U64(k0)
+        np.right_shift(p0, _SHIFT, out=c2)         # c2' = hi(A c0) ^ c3 ^ k1
+        c2 ^= c3
+        c2 ^= _U64(k1)
+        np.bitwise_and(p1, _LOW, out=c1)           # c1' = lo(B c2)
+        np.bitwise_and(p0, _LOW, out=c3)           # c3' = lo(A c0)
+    out = np.empty((c0.size, 4), dtype=_U32)
+    out[:, 0], out[:, 1], out[:, 2], out[:, 3] = c0, c1, c2, c3
+    return out
+
+
+def philox4x32(counters: np.ndarray, key: int) -> np.ndarray:
+    """Philox4x32-10 of each row of ``counters`` ((n, 4) uint32, word 0 lowest) under the 64-bit ``key``
+    (word 0 = its low 32 bits): (n, 4) uint32, TensorFlow's ``PhiloxRandom::operator()`` at each counter."""
+    c = np.asarray(counters, dtype=_U32).reshape(-1, 4)
+    return _philox_words(*(c[:, i].astype(_U64) for i in range(4)), key)
 
 
 def counter_skip(counter: int, count: int) -> int:
     """``PhiloxRandom::Skip(count)`` on a 128-bit counter: a 128-bit addition of ``count`` (< 2**64) but for
-    TensorFlow's carry rule (a carry out of the count's high word is lost: counts this large never occur)."""
+    TensorFlow's carry rule (a carry out of the low word is lost when the count's high word is all ones:
+    counts this large never occur)."""
     w = [(counter >> (32 * i)) & _M32 for i in range(4)]
     lo, hi = count & _M32, (count >> 32) & _M32
     w[0] = (w[0] + lo) & _M32
@@ -91,24 +109,20 @@ def counter_skip(counter: int, count: int) -> int:
     return w[0] | w[1] << 32 | w[2] << 64 | w[3] << 96
 
 
-def _counters(counter: int, offsets) -> np.ndarray:
-    """(n, 4) uint32 words of ``counter + offsets`` (128-bit, wrapping): the counters a run of ``SkipOne``
-    calls and small ``Skip``s reaches."""
-    off = np.asarray(offsets, dtype=_U64)
+def _counter_words(counter: int, offsets) -> tuple:
+    """The words (uint64 arrays) of ``counter + offsets`` (128-bit, wrapping): the counters a run of
+    ``SkipOne`` calls and small ``Skip``s reaches."""
+    off = np.asarray(offsets, dtype=_U64).reshape(-1)
     base_lo, base_hi = _U64(counter & _M64), _U64((counter >> 64) & _M64)
     lo = off + base_lo
-    hi = (lo < base_lo).astype(_U64) + base_hi
-    out = np.empty((off.size, 4), dtype=_U32)
-    out[:, 0] = lo & _U64(_M32)
-    out[:, 1] = lo >> _U64(32)
-    out[:, 2] = hi & _U64(_M32)
-    out[:, 3] = hi >> _U64(32)
-    return out
+    hi = (lo < base_lo).astype(_U64)
+    hi += base_hi
+    return lo & _LOW, lo >> _SHIFT, hi & _LOW, hi >> _SHIFT
 
 
 def philox_blocks(key: int, counter: int, n: int) -> np.ndarray:
     """The first ``n`` outputs of a ``PhiloxRandom`` at (``key``, ``counter``): (n, 4) uint32."""
-    return philox4x32(_counters(counter, np.arange(n, dtype=_U64)), key)
+    return _philox_words(*_counter_words(counter, np.arange(n, dtype=_U64)), key)
 
 
 def philox_uint32(key: int, counter: int, n: int) -> np.ndarray:
@@ -127,7 +141,7 @@ def stateless_key_counter(seed) -> tuple[int, int]:
     fixed key, one Philox call; its first two words are the key, its last two the counter's high half.
     TensorFlow's tensors: key ``[key]``, counter ``[counter & 2**64-1, counter >> 64]`` (uint64)."""
     s0, s1 = (int(s) & _M64 for s in seed)
-    mix = philox4x32(_counters(s0 | s1 << 64, [0]), _SEED_SCRAMBLE_KEY)[0]
+    mix = philox_blocks(_SEED_SCRAMBLE_KEY, s0 | s1 << 64, 1)[0]
     key = int(mix[0]) | int(mix[1]) << 32
     counter = int(mix[2]) << 64 | int(mix[3]) << 96
     return key, counter
@@ -167,10 +181,11 @@ _LOGF_OFF = 0x3F330000
 # sincosf: reduction by n * pi/2 (n from x * 2/pi * 2^24 truncated), then polynomials in double
 _SC_HPI_INV = _H("0x1.45F306DC9C883p+23")
 _SC_HPI = _H("0x1.921FB54442D18p0")
+_SC_HPI_HI = _SC_HPI * 134217729.0 - (_SC_HPI * 134217729.0 - _SC_HPI)      # (Veltkamp's split)
+_SC_HPI_LO = _SC_HPI - _SC_HPI_HI
 _SC_COS = (1.0, _H("-0x1.ffffffd0c621cp-2"), _H("0x1.55553e1068f19p-5"), _H("-0x1.6c087e89a359dp-10"),
            _H("0x1.99343027bf8c3p-16"))
 _SC_SIN = (_H("-0x1.555545995a603p-3"), _H("0x1.1107605230bc4p-7"), _H("-0x1.994eb3774cf24p-13"))
-_SC_SIGN = np.array([1.0, -1.0, -1.0, 1.0])
 
 
 def _abstop12(x: np.ndarray) -> np.ndarray:
@@ -178,18 +193,18 @@ def _abstop12(x: np.ndarray) -> np.ndarray:
 
 
 def glibc_logf(x) -> np.ndarray:
-    """glibc's ``logf`` (2.28 and later) of positive normal float32 ``x``: the same bits as the C function for
-    every argument ``u = k * 2**-23`` (k >= 1) that Box-Muller passes it (checked for all 2**23 of them)."""
+    """glibc's ``logf`` (2.28 and later) of positive normal float32 ``x``: the same bits as the C function (for
+    all 2**23 arguments ``max(k * 2**-23, 1e-7f)`` that Box-Muller passes it, and 4 million others tried)."""
     x = np.asarray(x, dtype=np.float32)
     if x.size and not (float(x.min()) >= float(np.finfo(np.float32).tiny) and np.isfinite(x).all()):
         raise ValueError("glibc_logf takes positive normal floats")
-    ix = x.view(_U32).astype(np.int64)
-    tmp = ix - _LOGF_OFF
-    i = (tmp >> 19) & 15
-    k = tmp >> 23
-    z = (ix - (tmp & (0x1FF << 23))).astype(_U32).view(np.float32).astype(np.float64)
+    ix = x.view(_U32)
+    tmp = ix - _U32(_LOGF_OFF)                               # (uint32, wrapping)
+    i = (tmp >> _U32(19)) & _U32(15)
+    k = tmp.view(np.int32) >> np.int32(23)                   # (arithmetic shift)
+    z = (ix - (tmp & _U32(0xFF800000))).view(np.float32).astype(np.float64)
     r = z * _LOGF_INVC[i] - 1.0
-    y0 = _LOGF_LOGC[i] + k.astype(np.float64) * _LOGF_LN2
+    y0 = _LOGF_LOGC[i] + k * _LOGF_LN2
     r2 = r * r
     y = _LOGF_A1 * r + _LOGF_A2
     y = _LOGF_A0 * r2 + y
@@ -198,22 +213,27 @@ def glibc_logf(x) -> np.ndarray:
 
 
 def glibc_sincosf(x) -> tuple[np.ndarray, np.ndarray]:
-    """glibc's ``sincosf`` (2.28 and later) of float32 ``x`` with ``|x| < 120``: (sin, cos), the same bits as
-    the C function for every angle ``2 pi u`` that Box-Muller passes it (checked for all 2**23 of them)."""
+    """glibc's ``sincosf`` (2.28 and later, the build for CPUs with FMA that x86-64 machines of the last decade
+    run) of float32 ``x`` with ``|x| < 120``: (sin, cos), the same bits as the C function (for all 2**23 angles
+    ``2 pi u`` that Box-Muller passes it, and 4 million others tried). glibc's build without FMA rounds the
+    reduction ``x - n pi/2`` twice, a different bit for a few arguments per million beyond 2 pi."""
     y = np.asarray(x, dtype=np.float32)
     top = _abstop12(y)
     if y.size and int(top.max()) >= 0x42F:
         raise ValueError("glibc_sincosf takes |x| < 120")
     xd = y.astype(np.float64)
-    small = top < 0x3F4                      # |x| < pi/4: no reduction
+    small = top < 0x3F4                      # |x| < pi/4 or a little more (the top 12 bits): no reduction
     tiny = top < 0x398                       # |x| < 2^-12: sin x = x, cos x = 1
-    n = ((xd * _SC_HPI_INV).astype(np.int32).astype(np.int64) + 0x800000) >> 24
-    n = np.where(small, 0, n)
-    xr = xd - n.astype(np.float64) * _SC_HPI
-    xs = xr * _SC_SIGN[n & 3]
+    n = ((xd * _SC_HPI_INV).astype(np.int32) + np.int32(0x800000)) >> np.int32(24)
+    n[small] = 0
+    # x - n pi/2 with one rounding, as glibc's FMA build computes it: n pi/2 = p + e exactly (Dekker's product,
+    # pi/2 split in halves of 26 and 27 bits, |n| < 2^7), and x - p is exact (Sterbenz)
+    p = n * _SC_HPI
+    e = (n * _SC_HPI_HI - p) + n * _SC_HPI_LO
+    xr = (xd - p) - e
     x2 = xr * xr
-    flip = np.where((n & 2) != 0, -1.0, 1.0)     # the second table: the cosine polynomial negated
-    c0, c1, c2, c3, c4 = (flip * v for v in _SC_COS)
+    xs = np.where(((n ^ (n >> 1)) & 1) != 0, -xr, xr)      # sin's sign in quadrants 0..3: +, -, -, +
+    c0, c1, c2, c3, c4 = _SC_COS
     s1, s2, s3 = _SC_SIN
     x4 = x2 * x2
     x3 = x2 * xs
@@ -222,10 +242,10 @@ def glibc_sincosf(x) -> tuple[np.ndarray, np.ndarray]:
     cc1 = c0 + x2 * c1
     x5 = x3 * x2
     x6 = x4 * x2
-    s = xs + x3 * s1
-    c = cc1 + x4 * c2
-    sv = (s + x5 * ss1).astype(np.float32)
-    cv = (c + x6 * cc2).astype(np.float32)
+    sv = ((xs + x3 * s1) + x5 * ss1).astype(np.float32)
+    cv = ((cc1 + x4 * c2) + x6 * cc2).astype(np.float32)
+    # quadrants 2 and 3 take the cosine polynomial with every coefficient negated: the negated value, exactly
+    np.negative(cv, out=cv, where=(n & 2) != 0)
     odd = (n & 1) != 0
     sin, cos = np.where(odd, cv, sv), np.where(odd, sv, cv)
     return np.where(tiny, y, sin), np.where(tiny, np.float32(1.0), cos)
@@ -366,13 +386,18 @@ def _truncated_normal(dtype: np.dtype, key: int, counter: int, size: int) -> np.
     while pending.size:
         # the next Philox output of every pending group: two Box-Muller pairs (float32) or one (float64)
         offsets = pending.astype(_U64) * _U64(stride) + _U64(step)
-        b = philox4x32(_counters(counter, offsets), key)
+        b = _philox_words(*_counter_words(counter, offsets), key)
         if single:
             f0, f1 = box_muller_float(b[:, 0::2].reshape(-1), b[:, 1::2].reshape(-1))
             cand = np.stack([f0, f1], axis=1).reshape(-1, 4)
         else:
             cand = np.stack(box_muller_double(b[:, 0], b[:, 1], b[:, 2], b[:, 3]), axis=1)
         keep = np.abs(cand) < (np.float32(2.0) if single else 2.0)
+        if step == 0:                        # most groups keep all their first candidates: fill those at once
+            full = keep.all(axis=1)
+            out[full] = cand[full]
+            filled[full] = group
+            pending, cand, keep = pending[~full], cand[~full], keep[~full]
         slot = filled[pending][:, None] + np.cumsum(keep, axis=1) - 1
         take = keep & (slot < group)
         rows = np.broadcast_to(pending[:, None], take.shape)[take]
