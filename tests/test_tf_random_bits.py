@@ -146,6 +146,16 @@ def test_without_seeds_the_kernel_is_random():
     assert not np.array_equal(a, b)
 
 
+def test_fisher_yates_is_the_loop():
+    rng = np.random.default_rng(3)
+    for n in [2, 3, 4, 5, 9, 64, 1000, 20000] * 3:
+        targets = np.arange(n - 1) + rng.integers(0, 2**32, n - 1) % np.arange(n, 1, -1)
+        perm = list(range(n))
+        for i, k in enumerate(targets.tolist()):
+            perm[i], perm[k] = perm[k], perm[i]
+        assert R.fisher_yates(targets, n).tolist() == perm
+
+
 @pytest.mark.parametrize("case", DATA["dataset_shuffle"], ids=lambda c: f"{c['n']}-{c['buffer']}-{c['reshuffle']}")
 def test_dataset_shuffle(case):
     state = R.StatefulRandom(case["global_seed"])

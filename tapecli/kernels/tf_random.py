@@ -488,16 +488,44 @@ def stateless_truncated_normal(seed, shape, dtype=np.float32, mean=0.0, stddev=1
 # Shuffle (RandomShuffle)
 # ----------------------------------------------------------------------------------------------------------
 
+def fisher_yates(targets, n: int) -> np.ndarray:
+    """The array ``range(n)`` after ``swap(a[i], a[targets[i]])`` for i = 0 .. n-2 in turn (``targets[i] >= i``),
+    without a loop over i. At time i, position p >= i holds what the last step m < i that wrote it
+    (``targets[m] = p``) moved there, the value position m held at time m, else its own index: each
+    position's value at its own time follows such writers back to a position never written before its own
+    time (pointer jumping, a few passes)."""
+    j = np.asarray(targets, dtype=np.int64)
+    steps = n - 1
+    order = np.argsort(j, kind="stable")                 # steps grouped by target, in order within a group
+    tj = j[order]
+    same = tj[1:] == tj[:-1]
+    previous = np.full(steps, -1, dtype=np.int64)        # the last earlier step with the same target
+    previous[order[1:][same]] = order[:-1][same]
+    ends = np.flatnonzero(np.append(~same, True))        # each target's last step
+    target = tj[ends]
+    last = order[ends]
+    last = np.where(last == target, previous[last], last)   # a step swapping a[i] with itself writes nothing
+    held = np.arange(n, dtype=np.int64)                  # -> the value each position holds at its own time
+    written = last >= 0
+    held[target[written]] = last[written]
+    while True:
+        deeper = held[held]
+        if np.array_equal(deeper, held):
+            break
+        held = deeper
+    out = np.empty(n, dtype=np.int64)
+    moved = np.where(previous >= 0, held[np.maximum(previous, 0)], j)   # what sits at targets[i] at time i
+    out[:-1] = np.where(j == np.arange(steps), held[:-1], moved)
+    out[-1] = held[-1]
+    return out
+
+
 def shuffle_permutation(key: int, counter: int, n: int) -> np.ndarray:
     """``RandomShuffle``'s permutation of ``n`` (>= 2) rows: a Fisher-Yates pass, ``swap(i, i + u_i % (n - i))``
     for i = 0 .. n-2, u_i the uint32 of a ``SingleSampleAdapter`` from (key, counter); row i of the output is
     row ``perm[i]`` of the input."""
     u = philox_uint32(key, counter, n - 1).astype(np.int64)
-    j = (np.arange(n - 1) + u % np.arange(n, 1, -1)).tolist()
-    perm = list(range(n))
-    for i, k in enumerate(j):
-        perm[i], perm[k] = perm[k], perm[i]
-    return np.array(perm, dtype=np.int64)
+    return fisher_yates(np.arange(n - 1) + u % np.arange(n, 1, -1), n)
 
 
 def dataset_shuffle_order(n: int, buffer_size: int, seed: int, seed2: int, iteration: int = 0,
