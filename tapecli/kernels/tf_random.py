@@ -336,8 +336,8 @@ def box_muller_double(x0, x1, x2, x3) -> tuple[np.ndarray, np.ndarray]:
 # ----------------------------------------------------------------------------------------------------------
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_INTS = (np.dtype(np.int32), np.dtype(np.int64))
-_FULL_INTS = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint32), np.dtype(np.uint64))
+_INTS = (np.dtype(np.int32), np.dtype(np.int64))                        # uniform_int
+_FULL_INTS = _INTS + (np.dtype(np.uint32), np.dtype(np.uint64))         # full_int
 
 
 def _fixed_groups(kind: str, dtype: np.dtype, blocks: np.ndarray, minval=None, maxval=None) -> np.ndarray:
@@ -415,6 +415,10 @@ def philox_fill(kind: str, dtype, key: int, counter: int, size: int, minval=None
     int64 or uint64). The fixed-sample kinds read one Philox output per group of 4 (32-bit) or 2 (64-bit)
     values from ``counter + group``."""
     dtype = np.dtype(dtype)
+    allowed = {"uniform": _FLOATS, "normal": _FLOATS, "truncated_normal": _FLOATS, "uniform_int": _INTS,
+               "full_int": _FULL_INTS}[kind]
+    if dtype not in allowed:
+        raise TypeError(f"TensorFlow's {kind} has no {dtype.name} kernel")
     size = int(size)
     if size == 0:
         return np.empty(0, dtype=dtype)
@@ -456,12 +460,10 @@ def stateless_uniform(seed, shape, dtype=np.float32, minval=0, maxval=None) -> n
         if not int(minval) < int(maxval):
             raise ValueError(f"Need minval < maxval, got {minval} >= {maxval}")
         return philox_fill("uniform_int", dtype, key, counter, size, minval, maxval).reshape(shape)
-    if dtype not in _FLOATS:
-        raise TypeError(f"unsupported dtype {dtype}")
     lo = _float_arg(dtype, 0 if minval is None else minval)
     hi = _float_arg(dtype, 1 if maxval is None else maxval)
     rnd = philox_fill("uniform", dtype, key, counter, size).reshape(shape)
-    return rnd * (hi - lo) + lo
+    return np.asarray(rnd * (hi - lo) + lo)
 
 
 def stateless_normal(seed, shape, dtype=np.float32, mean=0.0, stddev=1.0) -> np.ndarray:
@@ -471,7 +473,7 @@ def stateless_normal(seed, shape, dtype=np.float32, mean=0.0, stddev=1.0) -> np.
     shape = _shape(shape)
     key, counter = stateless_key_counter(seed)
     rnd = philox_fill("normal", dtype, key, counter, math.prod(shape)).reshape(shape)
-    return rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean)
+    return np.asarray(rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean))
 
 
 def stateless_truncated_normal(seed, shape, dtype=np.float32, mean=0.0, stddev=1.0) -> np.ndarray:
@@ -481,7 +483,7 @@ def stateless_truncated_normal(seed, shape, dtype=np.float32, mean=0.0, stddev=1
     shape = _shape(shape)
     key, counter = stateless_key_counter(seed)
     rnd = philox_fill("truncated_normal", dtype, key, counter, math.prod(shape)).reshape(shape)
-    return rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean)
+    return np.asarray(rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -645,9 +647,9 @@ class StatefulRandom:
         key, counter = self.reserve("RandomUniform", dtype, self.get_seed(seed), size * 256)
         rnd = philox_fill("uniform", dtype, key, counter, size).reshape(shape)
         if minval_is_zero:
-            return rnd if maxval_is_one else rnd * _float_arg(dtype, maxval)
+            return rnd if maxval_is_one else np.asarray(rnd * _float_arg(dtype, maxval))
         lo, hi = _float_arg(dtype, minval), _float_arg(dtype, maxval)
-        return rnd * (hi - lo) + lo
+        return np.asarray(rnd * (hi - lo) + lo)
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=np.float32, seed=None) -> np.ndarray:
         """``tf.random.normal``: ``RandomStandardNormal`` times stddev plus mean."""
@@ -656,7 +658,7 @@ class StatefulRandom:
         size = math.prod(shape)
         key, counter = self.reserve("RandomStandardNormal", dtype, self.get_seed(seed), size * 256)
         rnd = philox_fill("normal", dtype, key, counter, size).reshape(shape)
-        return rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean)
+        return np.asarray(rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean))
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=np.float32, seed=None) -> np.ndarray:
         """``tf.random.truncated_normal``: ``TruncatedNormal`` times stddev plus mean."""
@@ -665,7 +667,7 @@ class StatefulRandom:
         size = math.prod(shape)
         key, counter = self.reserve("TruncatedNormal", dtype, self.get_seed(seed), size * 256)
         rnd = philox_fill("truncated_normal", dtype, key, counter, size).reshape(shape)
-        return rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean)
+        return np.asarray(rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean))
 
     def shuffle(self, value, seed=None) -> np.ndarray:
         """``tf.random.shuffle``: ``RandomShuffle``'s rows of ``value`` along axis 0. A tensor of at most one
