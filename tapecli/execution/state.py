@@ -12,10 +12,10 @@ import random
 
 from tapecli.errors import TdfError
 from tapecli.execution import regex
+from tapecli.runtime.context import current
 
-# A run's generators start from these seeds, as tapecli's own default generator does (docs/language.md):
-# a program gives the same numbers on every run; ``random.seed(n)`` / ``np.random.seed(n)`` change them.
-PYTHON_RANDOM_SEED = 0
+# A run's NumPy generator starts from this seed, as tapecli's own default generator does (docs/language.md):
+# a program gives the same numbers on every run; ``np.random.seed(n)`` changes them (random's: RunContext's).
 NUMPY_RANDOM_SEED = 0
 
 
@@ -38,7 +38,7 @@ def _itertools(sandbox) -> dict:
 
 
 def _random() -> dict:
-    generator = random.Random(PYTHON_RANDOM_SEED)
+    generator = current().python_random()       # (the run's: Keras's default seeds draw from it too)
     names = [n for n in dir(random) if not n.startswith("_")
              and getattr(getattr(random, n), "__self__", None) is random._inst]
     return {name: getattr(generator, name) for name in names}

@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from tapecli.autodiff import gradients
-from tapecli import ops
+from tapecli import kernels, ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.draws import drawn, generator, normal_values, uniform_values
+from tapecli.library.draws import drawn, generator, normal_values, tensorflow_stream, tf_op_values, uniform_values
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
@@ -456,15 +456,43 @@ def _seed_dtype(seed, dtype):
     return (dtype, seed) if isinstance(seed, DType) else (seed, dtype)
 
 
+def tf_draw(op: str, shape, seed, dtype, *params):
+    """TensorFlow's own numbers for a seeded draw of a TensorFlow program (draws.tensorflow_stream), None
+    where the run's generator draws; its values made again by a loop plan (``kernels.drawn``)."""
+    state = tensorflow_stream(seed)
+    if state is None:
+        return None
+    shape = to_shape(shape)
+    _check_size(shape)
+    want = _float_dtype(dtype) if op != "uniform" or dtype is None or to_dtype(dtype).kind == "f" else to_dtype(dtype)
+    return Tensor(kernels.drawn(tf_op_values, state, op, None if seed is None else to_int(seed, "seed"), want, shape,
+                                *params))
+
+
+def _python_number(value):
+    """A bound as TensorFlow's Python code sees it: a Python int stays an int (tf.random.uniform's scaling
+    depends on it), a float a float."""
+    if isinstance(value, Tensor) and value.weak and value.ndim == 0:
+        return value.value.item()
+    return to_float(value)
+
+
 @builtin(interp=True)
 def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None, name=None):
     seed, dtype = _seed_dtype(seed, dtype)
+    found = tf_draw("normal", shape, seed, dtype, to_float(mean), to_float(stddev))
+    if found is not None:
+        return found
     return _draw(interp, shape, seed, dtype, normal_values, to_float(mean), to_float(stddev))
 
 
 @builtin(interp=True)
 def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None, name=None):
     seed, dtype = _seed_dtype(seed, dtype)
+    found = tf_draw("uniform", shape, seed, dtype, _python_number(minval), None if maxval is None else
+                    _python_number(maxval))
+    if found is not None:
+        return found
     return _draw(interp, shape, seed, dtype, uniform_values, to_float(minval), to_float(maxval))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import kernels, ops
+from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
 
@@ -25,3 +26,20 @@ def uniform_values(source, low, high, shape) -> np.ndarray:
 def drawn(sample, dtype, *params) -> Tensor:
     """``sample(*params)`` as a tensor of ``dtype``: drawn through ``kernels.drawn``, converted by a kernel."""
     return ops.cast(Tensor(kernels.drawn(sample, *params)), dtype)
+
+
+def tensorflow_stream(seed):
+    """TensorFlow's seeded random ops (kernels/tf_random.StatefulRandom: its Philox streams, bit for bit) where a
+    TensorFlow program's draw is reproducible in TensorFlow too, with a global seed set (tf.random.set_seed,
+    keras.utils.set_random_seed) or an op seed given; None elsewhere (the run's own generator: TensorFlow's
+    unseeded draws differ on every run, and TDF's seeded ones are tapecli's)."""
+    ctx = current()
+    if not ctx.settings.python_spelling:
+        return None
+    state = ctx.tf_random()
+    return state if state.global_seed is not None or seed is not None else None
+
+
+def tf_op_values(state, op: str, seed, dtype, shape, *params) -> np.ndarray:
+    """One call of TensorFlow's stateful op ``op`` ("normal", "uniform", "truncated_normal") of ``state``."""
+    return getattr(state, op)(shape, *params, dtype=dtype, seed=seed)

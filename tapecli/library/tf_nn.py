@@ -10,10 +10,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_seed, to_shape,
-                                              truth)
+from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, tf_draw, to_dtype, to_float, to_int, to_seed,
+                                  to_shape, truth)
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
+from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
 
@@ -352,6 +353,9 @@ def dropout(interp, x, rate, noise_shape=None, seed=None):
 
 @builtin(interp=True)
 def truncated_normal(interp, shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    found = tf_draw("truncated_normal", shape, seed, dtype, to_float(mean), to_float(stddev))
+    if found is not None:
+        return found
     shape = to_shape(shape)
     _check_size(shape)
     values = ops.truncated_normal_values(_rng(interp, seed), shape, to_float(mean), to_float(stddev))
@@ -360,4 +364,6 @@ def truncated_normal(interp, shape, mean=0.0, stddev=1.0, dtype=None, seed=None)
 
 @builtin(interp=True)
 def set_seed(interp, seed):
+    """tf.random.set_seed: the run's generator (TDF's draws) and TensorFlow's global seed (its seeded ops)."""
     interp.rng = np.random.default_rng(to_seed(seed))
+    current().tf_random().set_seed(to_int(seed, "seed"))

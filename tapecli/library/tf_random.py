@@ -10,6 +10,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.core import _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_shape
 from tapecli.interpreter.registry import builtin
+from tapecli.library.draws import tensorflow_stream
 from tapecli.runtime.values import Tensor
 
 
@@ -50,7 +51,14 @@ def shuffle(interp, value, seed=None, name=None):
     t = ops.to_tensor(value)
     if t.ndim == 0:
         raise ShapeError("tf.random.shuffle needs at least one dimension")
-    return ops.gather(t, Tensor(_rng(interp, seed).permutation(t.shape[0]).astype(np.int64)))
+    state = tensorflow_stream(seed)
+    if state is None:
+        order = _rng(interp, seed).permutation(t.shape[0])
+    else:       # (TensorFlow's RandomShuffle: its kernel's state moves only for more than one row and element)
+        op_seed = None if seed is None else to_int(seed, "seed")
+        order = state.shuffle(np.arange(t.shape[0]) if t.size > 1 else np.zeros(t.size, np.int64), op_seed)
+        order = order if t.size > 1 else np.arange(t.shape[0])
+    return ops.gather(t, Tensor(np.asarray(order, np.int64)))
 
 
 @builtin(interp=True)

@@ -143,6 +143,11 @@ class Mode:
             self.observer = saved
 
 
+# The seed a run's Python ``random`` starts from (a program gives the same numbers on every run; random.seed(n)
+# changes them), as tapecli's own default generator starts from 0 (docs/language.md).
+PYTHON_RANDOM_SEED = 0
+
+
 class RunContext:
     """What one run mutates: settings and warnings, the open tapes (outermost first), the tapes whose
     backward pass is running (innermost last), the --check-numerics state, the provenance log kept
@@ -161,12 +166,14 @@ traces print as (by the id of their values: interpreter/objects.py, Traces.traci
 program's view of each library object it holds on CPython's run (one, so ``is`` holds: execution/tf_values.py);
 ``constraints`` maps a
 variable's id to the Keras constraint an optimizer applies to it after each step (a layer's
-``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`)."""
+``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`). ``python_random()`` and
+``tf_random()`` are the run's Python ``random`` (a program's module, Keras's default seeds) and TensorFlow's
+seeded random ops (kernels/tf_random.py), made at their first use."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
-                 "functions_eagerly", "clock", "graph_arguments", "library_views")
+                 "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "_tf_random")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -196,6 +203,21 @@ variable's id to the Keras constraint an optimizer applies to it after each step
         self.variable_slices = VariableSlices()
         self.functions_eagerly = False  # tf.config.run_functions_eagerly: tf.functions run as plain Python
         self.clock = RunClock()         # what the program's time module reads
+        self._python_random = self._tf_random = None
+
+    def python_random(self):
+        """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""
+        if self._python_random is None:
+            import random
+            self._python_random = random.Random(PYTHON_RANDOM_SEED)
+        return self._python_random
+
+    def tf_random(self):
+        """TensorFlow's global seed and its seeded ops' kernel states (tf.random.set_seed, tf.random.normal)."""
+        if self._tf_random is None:
+            from tapecli.kernels.tf_random import StatefulRandom
+            self._tf_random = StatefulRandom()
+        return self._tf_random
 
 
 class VariableSlices:
