@@ -341,10 +341,12 @@ class ZerosInitializer(initializers.Zeros):
 
 class RandomNormalInitializer(initializers.RandomNormal):
     keras_name = "random_normal_initializer"
+    default_seed = False        # (TensorFlow's: its seed is the op's, tf.random.normal's)
 
 
 class RandomUniformInitializer(initializers.RandomUniform):
     keras_name = "random_uniform_initializer"
+    default_seed = False
 
 
 INITIALIZERS = [OnesInitializer, ZerosInitializer, RandomNormalInitializer, RandomUniformInitializer]

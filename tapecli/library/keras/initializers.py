@@ -1,6 +1,7 @@
-"""Initializers with Keras 3's defaults, fans and scales. Seeded values come from NumPy's generator,
-so they cannot equal Keras's (whose backends have their own generators): shapes, scales and
-distributions match, the drawn numbers do not."""
+"""Initializers with Keras 3's defaults, fans, scales and numbers: a random initializer takes its seed when it
+is made (the one given, else Keras's make_default_seed: ``randint(1, 1e9)`` of the run's Python ``random``,
+which keras.utils.set_random_seed seeds), and draws with TensorFlow's stateless ops of that seed, as Keras's
+TensorFlow backend does (kernels/tf_random.py: bit for bit), the same values at every call."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,9 @@ import math
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.kernels import tf_random
 from tapecli.library.keras.common import KerasObject, dims, float_dtype, num, seed_value
+from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor
 
@@ -51,20 +54,55 @@ def truncated_normal(rng, shape, mean, stddev) -> np.ndarray:
     return mean + stddev * out
 
 
+KERAS_SEED_MOD = 2**31 - 2        # keras.random's _cast_seed: floormod(seed, int32 max - 1)
+
+
+def keras_seed(seed: int, counter: int = 0) -> tuple[int, int]:
+    """The stateless seed keras.random gives TensorFlow for an int seed (draw_seed: [seed, 0], then _cast_seed)."""
+    return seed % KERAS_SEED_MOD, counter % KERAS_SEED_MOD
+
+
+def make_default_seed() -> int:
+    """Keras's make_default_seed: an int of the run's Python random (seeded by keras.utils.set_random_seed)."""
+    return current().python_random().randint(1, int(1e9))
+
+
+class SeedGenerator:
+    """Keras's SeedGenerator: state [seed, 0] (seed None: make_default_seed, drawn when it is made); ``next()``
+    gives the state's stateless seed, then counts on (a Dropout layer's draws at each training call)."""
+
+    def __init__(self, seed=None):
+        self.state = [make_default_seed() if seed is None else int(seed), 0]
+
+    def next(self) -> tuple[int, int]:
+        found = keras_seed(*self.state)
+        self.state[1] += 1
+        return found
+
+
 class Initializer(KerasObject):
     kind_word = "an initializer"
     keras_name = "Initializer"
     keras_bases = ("keras.Initializer",)
     seeded = True           # (its values are drawn)
+    default_seed = True     # (Keras's RandomInitializer: a seed drawn when made; TensorFlow's own: none)
 
     def __init__(self, seed=None, **config):
         self.seed = seed_of(seed)
         self.config = config
+        self.drawn_seed = make_default_seed() if self.seeded and self.default_seed and self.seed is None else None
 
     def sample(self, shape, rng) -> np.ndarray:
         raise NotImplementedError
 
+    def values(self, shape, seed, dtype) -> np.ndarray:
+        """Keras's numbers of a random initializer: keras.random's draws of the stateless seed ``seed``."""
+        raise NotImplementedError
+
     def make(self, shape, rng, dtype) -> np.ndarray:
+        seed = self.seed if self.seed is not None else self.drawn_seed
+        if self.seeded and seed is not None and np.dtype(dtype).kind == "f":
+            return np.asarray(self.values(tuple(shape), keras_seed(int(seed)), np.dtype(dtype)), dtype)
         if self.seed is not None:
             rng = np.random.default_rng(self.seed)
         return np.asarray(self.sample(tuple(shape), rng), dtype=np.float64).astype(dtype)
@@ -124,6 +162,7 @@ class Constant(Initializer):
     """keras.initializers.Constant: ``cast(value, dtype) * ones(shape)`` (Keras 3), so an array value
     broadcasts against the shape."""
     keras_name = "Constant"
+    seeded = False
 
     def __init__(self, value=0.0):
         super().__init__()
@@ -176,6 +215,9 @@ class RandomNormal(Initializer):
     def sample(self, shape, rng):
         return rng.normal(self.config["mean"], self.config["stddev"], size=shape)
 
+    def values(self, shape, seed, dtype):
+        return tf_random.stateless_normal(seed, shape, dtype, self.config["mean"], self.config["stddev"])
+
 
 class TruncatedNormal(Initializer):
     keras_name = "TruncatedNormal"
@@ -186,6 +228,9 @@ class TruncatedNormal(Initializer):
     def sample(self, shape, rng):
         return truncated_normal(rng, shape, self.config["mean"], self.config["stddev"])
 
+    def values(self, shape, seed, dtype):
+        return tf_random.stateless_truncated_normal(seed, shape, dtype, self.config["mean"], self.config["stddev"])
+
 
 class RandomUniform(Initializer):
     keras_name = "RandomUniform"
@@ -195,6 +240,9 @@ class RandomUniform(Initializer):
 
     def sample(self, shape, rng):
         return rng.uniform(self.config["minval"], self.config["maxval"], size=shape)
+
+    def values(self, shape, seed, dtype):
+        return _uniform(seed, shape, dtype, self.config["minval"], self.config["maxval"])
 
 
 class VarianceScaling(Initializer):
@@ -226,6 +274,23 @@ class VarianceScaling(Initializer):
         limit = math.sqrt(3.0 * scale)
         return rng.uniform(-limit, limit, size=shape)
 
+    def values(self, shape, seed, dtype):
+        fan_in, fan_out = fans(shape)
+        scale = self.config["scale"]
+        scale /= max(1.0, {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode])
+        if self.distribution == "truncated_normal":
+            return tf_random.stateless_truncated_normal(seed, shape, dtype, 0.0, math.sqrt(scale) / _TRUNC_STD)
+        if self.distribution == "untruncated_normal":
+            return tf_random.stateless_normal(seed, shape, dtype, 0.0, math.sqrt(scale))
+        limit = math.sqrt(3.0 * scale)
+        return _uniform(seed, shape, dtype, -limit, limit)
+
+
+def _uniform(seed, shape, dtype, minval, maxval):
+    """keras.random.uniform: its bounds cast to the dtype by TensorFlow (a Python float through float32)."""
+    low, high = (np.float64(np.float32(v)) if dtype == np.float64 else v for v in (minval, maxval))
+    return tf_random.stateless_uniform(seed, shape, dtype, low, high)
+
 
 class GlorotUniform(VarianceScaling):
     keras_name = "GlorotUniform"
@@ -255,6 +320,7 @@ LecunUniform = _variance_scaling("LecunUniform", 1.0, "fan_in", "uniform")
 class Identity(Initializer):
     """keras.initializers.Identity: ``gain * eye(rows, cols)``, for 2-D shapes only."""
     keras_name = "Identity"
+    seeded = False
 
     def __init__(self, gain=1.0):
         super().__init__(gain=num(gain, "gain"))
@@ -284,6 +350,18 @@ class Orthogonal(Initializer):
         if rows < cols:
             q = q.T
         return self.config["gain"] * q.reshape(shape)
+
+    def values(self, shape, seed, dtype):
+        """Keras's: a normal draw of (max, min) of the rows and columns, its QR's Q with the signs of R's
+        diagonal (NumPy's QR: TensorFlow's may differ in the last bits)."""
+        rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+        cols = shape[-1] if shape else 1
+        a = tf_random.stateless_normal(seed, (max(rows, cols), min(rows, cols)), dtype)
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return (dtype.type(self.config["gain"]) * q.reshape(shape)).astype(dtype)
 
 
 BY_NAME = {

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from tapecli import kernels, ops
+from tapecli.kernels import tf_random
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
@@ -550,6 +551,22 @@ def dropout_mask(x, rng, shape, rate) -> Tensor:
     return ops.mul(ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - rate), x.dtype))), keep)
 
 
+def keras_dropout_keep(generator, shape, rate, dtype) -> np.ndarray:
+    """Keras's dropout mask of one training call: tf.nn.experimental.stateless_dropout's uniform draw of the
+    generator's next seed, kept where >= rate (a module-level draw: a loop plan makes it again, kernels.drawn)."""
+    return tf_random.stateless_uniform(generator.next(), shape, dtype) >= dtype.type(rate)
+
+
+def keras_dropout(x, generator, shape, rate) -> Tensor:
+    """Keras's Dropout in training on the TensorFlow backend: x * (1 / (1 - rate)) where the mask keeps, 0
+    elsewhere (a select: TensorFlow's stateless_dropout), bit for bit."""
+    keep = Tensor(kernels.drawn(keras_dropout_keep, generator, shape, rate, np.dtype(x.dtype)))
+    if keep.shape != x.shape:
+        keep = ops.broadcast_to(keep, x.shape)
+    scaled = ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - rate), x.dtype)))
+    return ops.where(keep, scaled, Tensor(np.zeros((), x.dtype)))
+
+
 class Dropout(Layer):
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
@@ -562,6 +579,9 @@ class Dropout(Layer):
             raise TdfValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 "
                                 f"and 1. Received: rate={self.rate}")
         self.noise_shape = dims(noise_shape, "noise_shape")
+        # Keras's: a SeedGenerator where the rate is positive, made (its seed drawn) with the layer
+        self.generator = initializers.SeedGenerator(seed_value(seed) if seed is not None else None) \
+            if self.rate > 0 else None
 
     def config(self):
         return {"rate": lambda: python_number(float(self.rate))}      # (Keras keeps the Python float)
@@ -573,7 +593,7 @@ class Dropout(Layer):
             return ops.mul(x, scalar(0.0, x.dtype))
         shape = x.shape if self.noise_shape is None else tuple(
             x.shape[i] if d is None else d for i, d in enumerate(self.noise_shape))
-        return dropout_mask(x, self.rng, shape, self.rate)
+        return keras_dropout(x, self.generator, shape, self.rate)
 
 
 class Embedding(Layer):

@@ -26,7 +26,11 @@ class _Cell(Layer):
     replayable = True
     gates = 1
 
-    def _setup(self, units, activation, recurrent_activation, use_bias, inits):
+    def _setup(self, units, activation, recurrent_activation, use_bias, inits, generator_first=False):
+        """Keras's cell constructor, its draws of Python's random in its order: a SeedGenerator (for dropout,
+        made whatever the rate: before the initializers in SimpleRNNCell, after them in LSTMCell and GRUCell)."""
+        if generator_first:
+            self.generator = initializers.SeedGenerator()
         self.units = integer(units, "units")
         if self.units <= 0:
             raise TdfValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
@@ -35,6 +39,8 @@ class _Cell(Layer):
         self.recurrent_activation = activation_fn(recurrent_activation, self.interp)
         self.use_bias = flag(use_bias)
         self.inits = [initializers.get(i) for i in inits]
+        if not generator_first:
+            self.generator = initializers.SeedGenerator()
 
     def weight_names(self):
         return ("kernel", "recurrent_kernel", "bias")
@@ -81,7 +87,8 @@ class SimpleRNNCell(_Cell):
     def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
         super().__init__(interp, **kw)
-        self._setup(units, activation, None, use_bias, (kernel_initializer, recurrent_initializer, bias_initializer))
+        self._setup(units, activation, None, use_bias, (kernel_initializer, recurrent_initializer, bias_initializer),
+                    generator_first=True)
 
     def step(self, x_t, states):
         w = self.weights_

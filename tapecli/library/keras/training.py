@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 
 from tapecli import ops
+from tapecli.kernels import tf_random
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
@@ -367,7 +368,7 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
     a step of the run (limits.tick), so fit, evaluate and predict end at --max-steps and TAPECLI_MAX_SECONDS."""
     n = _count(x)
     size = 32 if batch_size is None else integer(batch_size, "batch_size")
-    order = interp.rng.permutation(n) if shuffle else np.arange(n)
+    order = _shuffled(interp, n) if shuffle else np.arange(n)
 
     def pick(d, idx):
         if d is None:
@@ -377,6 +378,20 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
         tick()
         idx = order[begin:begin + size]
         yield pick(x, idx), pick(y, idx), pick(sample_weight, idx)
+
+
+def _shuffled(interp, n: int) -> np.ndarray:
+    """fit's order of the rows of an epoch. With TensorFlow's global seed set, Keras's: its array adapter's
+    tf.random.shuffle(tf.range(n)) in a function graph, seeds (global seed, 0) and a kernel made again at each
+    epoch, so every epoch has the same order (kernels/tf_random.py); else the run's generator's."""
+    ctx = current()
+    state = ctx.tf_random() if ctx.settings.python_spelling else None
+    if state is None or state.global_seed is None:
+        return interp.rng.permutation(n)
+    seeds = (tf_random.truncate_seed(state.global_seed), 0)
+    if seeds == (0, 0):
+        seeds = (0, tf_random.MAXINT32)
+    return tf_random.shuffle_permutation(*tf_random.stateful_key_counter(*seeds), n)
 
 
 def _first(chunks, steps):

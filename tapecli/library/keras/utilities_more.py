@@ -7,16 +7,19 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import flag, float_dtype, integer, num, tensor
+from tapecli.runtime.context import current
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonTuple, Tensor
 
 
 def set_random_seed(interp, seed):
-    """Python's, NumPy's global and TensorFlow's seeds at once, as keras.utils.set_random_seed."""
+    """Python's, NumPy's global and TensorFlow's seeds at once, as keras.utils.set_random_seed (Python's is the
+    run's, whose draws a program's random module and Keras's default seeds share)."""
     from tapecli.interpreter.registry import BUILTINS
     from tapecli.library.tf_nn import set_seed        # (a family imported when a program first names it)
     if not isinstance(seed, int) and not (isinstance(seed, Tensor) and seed.dtype.kind in "iu" and seed.ndim == 0):
         raise TdfTypeError(f"Expected `seed` argument to be an integer. Received: seed={seed!r}")
     seed = integer(seed, "seed")
+    current().python_random().seed(seed)          # (Keras's initializers draw their seeds from it)
     BUILTINS["np.random.seed"](interp, seed)
     set_seed(interp, seed)
 
@@ -190,7 +193,8 @@ def timeseries_dataset_from_array(interp, data, targets, sequence_length, sequen
         count = min(count, len(labels))
     positions = np.arange(0, max(count, 0), stride, dtype=np.int32 if count < 2147483647 else np.int64)
     if flag(shuffle):
-        rng = np.random.RandomState(np.random.randint(1e6) if seed is None else integer(seed, "seed"))
+        from tapecli.library.numpy_forms import _global_state       # (np.random.randint: the run's own state)
+        rng = np.random.RandomState(_global_state(interp).randint(1e6) if seed is None else integer(seed, "seed"))
         rng.shuffle(positions)
     steps = positions[:, None] + np.arange(0, length * rate, rate)
     admit(steps.size * int(np.prod(values.shape[1:], dtype=np.int64)), values.itemsize, "the windows")
