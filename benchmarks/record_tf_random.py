@@ -4,7 +4,7 @@ Run it with the python of a development venv that has TensorFlow and Keras 3 (ne
 
     TF_CPP_MIN_LOG_LEVEL=3 TFVENV/bin/python benchmarks/record_tf_random.py
 
-It writes tests/tf_expectations/tf_random_bits.json: for each case its arguments and TensorFlow's values as raw
+It writes tests/data/tf_random_bits.json: for each case its arguments and TensorFlow's values as raw
 little-endian bytes in hex (float32 as its bit patterns, float64 as its), or, for arrays of more than FULL
 elements, the SHA-256 of those bytes and the first 16 values. Cases: Philox outputs at given keys and counters
 (StatelessRandomUniformFullIntV2, alg Philox), StatelessRandomGetKeyCounter, tf.random.stateless_uniform /
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "tf_expectations" / "tf_random_bits.json"
+OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "tf_random_bits.json"
 FULL = 256
 
 SEEDS = [[1, 2], [0, 0], [-1, 7], [2**31 - 1, -2**31], [123456789012, -98765432109]]

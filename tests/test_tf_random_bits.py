@@ -1,5 +1,5 @@
 """tapecli/kernels/tf_random.py against TensorFlow's and Keras's random numbers, recorded bit for bit by
-benchmarks/record_tf_random.py (TensorFlow 2.21, Keras 3.15, CPU) in tests/tf_expectations/tf_random_bits.json.
+benchmarks/record_tf_random.py (TensorFlow 2.21, Keras 3.15, CPU) in tests/data/tf_random_bits.json.
 No TensorFlow here: every expectation is read from the recording."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from tapecli.kernels import tf_random as R
 
-DATA = json.loads((Path(__file__).parent / "tf_expectations" / "tf_random_bits.json").read_text())
+DATA = json.loads((Path(__file__).parent / "data" / "tf_random_bits.json").read_text())
 F32 = np.float32
 
 
