@@ -24,9 +24,9 @@ DEFERRED = {
     ),
     'tf_linalg': (
         'adjoint', 'cholesky', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum', 'expm', 'inv', 'logdet',
-        'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part', 'matrix_exponential', 'matrix_inverse',
-        'matrix_solve', 'matrix_transpose', 'matrix_triangular_solve', 'matvec', 'qr', 'slogdet', 'solve', 'svd',
-        'tensordot', 'trace', 'triangular_solve',
+        'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part', 'matrix_inverse', 'matrix_solve',
+        'matrix_transpose', 'matrix_triangular_solve', 'matvec', 'qr', 'slogdet', 'solve', 'svd', 'tensordot',
+        'trace', 'triangular_solve',
     ),
     'tf_array': (
         'broadcast_dynamic_shape', 'broadcast_to', 'ensure_shape', 'get_static_value', 'identity_n',

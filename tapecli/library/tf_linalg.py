@@ -205,7 +205,7 @@ def _constant(x, like):
     return Tensor(np.asarray(x, like.dtype))
 
 
-@builtin("expm", "matrix_exponential")
+@builtin("expm")
 def expm(input, name=None):  # noqa: A002
     """tf.linalg.expm of a float32 or float64 matrix (or a batch of them)."""
     m = ops.to_tensor(input)
