@@ -22,6 +22,7 @@ import itertools
 import numpy as np
 
 from tapecli import ops
+from tapecli.kernels import tf_random
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
@@ -29,6 +30,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
+from tapecli.library.draws import tensorflow_stream
 from tapecli.runtime.specs import DatasetSpec, TensorSpec
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
@@ -285,8 +287,12 @@ class Dataset(ProgramObject):
             raise TdfValueError(f"Dataset.shuffle: buffer_size must be greater than zero, got {size}")
         if seed is not None and to_int(seed, "seed") < 0:
             raise TdfValueError(f"Dataset.shuffle: a seed must be a non-negative integer, got {to_int(seed, 'seed')}")
-        rng = interp.rng if seed is None else np.random.default_rng(to_int(seed, "seed"))
         again = reshuffle_each_iteration is None or truth(reshuffle_each_iteration)
+        state = None if self.infinite else tensorflow_stream(seed)
+        if state is not None:
+            return self._tensorflow_shuffle(state.get_seed(None if seed is None else to_int(seed, "seed")), size,
+                                            again)
+        rng = interp.rng if seed is None else np.random.default_rng(to_int(seed, "seed"))
         fixed = None if again else int(rng.integers(2**63))      # (one order, the same on every iteration)
 
         def source():
@@ -303,6 +309,18 @@ class Dataset(ProgramObject):
                 else:
                     buffer[i] = following
                 yield out
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
+
+    def _tensorflow_shuffle(self, seeds: tuple, size: int, again: bool):
+        """A TensorFlow program's seeded shuffle of a finite dataset: TensorFlow's order (ShuffleDatasetV3 with
+        the op's seeds, drawn when ``shuffle`` is called; each pass its own with ``again``), bit for bit."""
+        passes = [0]
+
+        def source():
+            elements = list(self.source())
+            order = tf_random.dataset_shuffle_order(len(elements), size, *seeds, passes[0], again)
+            passes[0] += 1
+            return (elements[i] for i in order)
         return Dataset(source, values=self.items_are_values, spec=self._same_spec())
 
     def prefetch(self, interp, buffer_size=None, name=None):     # (the same elements: an in-memory pipeline)

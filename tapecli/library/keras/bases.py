@@ -79,6 +79,8 @@ def _metric_attribute(interp, instance, attr):
         def init(node, name=None, dtype=None):
             if name is not None:
                 instance.attrs["name"] = name           # metric.name, the name fit's logs give its result
+            # Keras's Metric.__init__: the name given, else the class's in snake case (its variables' paths)
+            instance.keras_name = name or auto_name(interp, module_name(instance.cls.name))
         return _bound("__init__", init)
     return None
 

@@ -13,6 +13,7 @@ from tapecli.errors import TdfTypeError
 from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, method, name_scope
+from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.layers import KerasTensor
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
@@ -24,7 +25,8 @@ def program_attribute(interp, instance, attr):
     if attr == "__init__" and instance.cls.role is None:
         return method(attr, lambda *args, **kwargs: init(interp, instance, *args, **kwargs))
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
-        return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True, "dtype": "float32"})
+        return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True,
+                                     "dtype": dtype_policy()})
     return training.program_attribute(interp, instance, attr)
 
 
