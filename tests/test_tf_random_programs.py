@@ -29,6 +29,9 @@ PROGRAMS['dropout'] = ('import tensorflow as tf\nimport keras\nkeras.utils.set_r
 PROGRAMS['layer_config_dtype'] = ('import keras\nclass Linear(keras.layers.Layer):\n    def get_config(self):\n        return super().get_config()\nprint(Linear().get_config())\nd = keras.layers.Dense(2)\nprint(Linear().get_config())\nm = keras.metrics.Mean()\nprint(Linear().get_config())\nprint(keras.layers.Dense(2).get_config()["dtype"])\n',
     "{'name': 'linear', 'trainable': True, 'dtype': {'module': 'keras', 'class_name': 'DTypePolicy', 'config': {'name': 'float32'}, 'registered_name': None}}\n{'name': 'linear_1', 'trainable': True, 'dtype': {'module': 'keras', 'class_name': 'DTypePolicy', 'config': {'name': 'float32'}, 'registered_name': None}}\n{'name': 'linear_2', 'trainable': True, 'dtype': {'module': 'keras', 'class_name': 'DTypePolicy', 'config': {'name': 'float32'}, 'registered_name': None}}\n{'module': 'keras', 'class_name': 'DTypePolicy', 'config': {'name': 'float32'}, 'registered_name': None}\n")
 
+PROGRAMS["stateless_ops"] = ('import tensorflow as tf\nprint(tf.random.stateless_normal([3], seed=[1, 2]))\nprint(tf.random.stateless_uniform([2, 2], seed=[5, 7], minval=-1.0, maxval=1.0, dtype=tf.float64))\nprint(tf.random.stateless_uniform([4], seed=[3, 4], minval=0, maxval=10, dtype=tf.int32))\nprint(tf.random.stateless_truncated_normal([3], seed=[9, 1], stddev=0.5))\n',
+    'tf.Tensor([0.5441101  0.20738031 0.07356432], shape=(3,), dtype=float32)\ntf.Tensor(\n[[ 0.9263207  -0.51279759]\n [-0.71052142 -0.80802351]], shape=(2, 2), dtype=float64)\ntf.Tensor([3 7 2 9], shape=(4,), dtype=int32)\ntf.Tensor([0.13203986 0.15103474 0.04800246], shape=(3,), dtype=float32)\n')
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

@@ -1,12 +1,14 @@
 """tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, fold_in and the
-stateless samplers. The numbers come from NumPy's generators (TensorFlow's Philox streams are not reproduced):
-the shapes, dtypes, supports and distributions are TensorFlow's, and a stateless sampler gives the same numbers
-for the same seed, as TensorFlow's do."""
+stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal and a seeded TensorFlow
+program's shuffle give TensorFlow's own numbers (its Philox streams, kernels/tf_random.py); the others come from
+NumPy's generators: their shapes, dtypes, supports and distributions are TensorFlow's, and a stateless sampler
+gives the same numbers for the same seed, as TensorFlow's do."""
 from __future__ import annotations
 
 import numpy as np
 
 from tapecli import ops
+from tapecli.kernels import tf_random
 from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.core import _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_shape
 from tapecli.interpreter.registry import builtin
@@ -82,33 +84,47 @@ def poisson(interp, shape, lam, dtype=None, seed=None, name=None):
     return Tensor(draws.astype(_float_dtype(dtype)))
 
 
+def _seed_pair(seed) -> tuple[int, int]:
+    s = ops.to_tensor(seed)
+    if s.shape != (2,) or s.dtype.kind not in "iu":
+        raise TdfValueError(f"a stateless seed must be a shape [2] integer tensor, got shape {list(s.shape)}")
+    return int(s.value[0]), int(s.value[1])
+
+
 @builtin()
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, name=None, alg="auto_select"):
+    """TensorFlow's numbers (Philox, kernels/tf_random.py), bit for bit."""
     shape = to_shape(shape)
     _check_size(shape)
-    return Tensor(_stateless(seed).normal(to_float(mean), to_float(stddev), size=shape).astype(_float_dtype(dtype)))
+    return Tensor(tf_random.stateless_normal(_seed_pair(seed), shape, _float_dtype(dtype), to_float(mean),
+                                             to_float(stddev)))
 
 
 @builtin()
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=None, name=None, alg="auto_select"):
+    """TensorFlow's numbers (Philox, kernels/tf_random.py), bit for bit; an integer dtype needs maxval, or
+    neither bound for its full range."""
     shape = to_shape(shape)
     _check_size(shape)
     want = _float_dtype(dtype)
-    rng = _stateless(seed)
     if want.kind in "iu":
-        if maxval is None:
+        if (minval is None) != (maxval is None) and maxval is None:
             raise TdfValueError("tf.random.stateless_uniform: an integer dtype needs maxval")
-        return Tensor(rng.integers(to_int(minval, "minval"), to_int(maxval, "maxval"), size=shape).astype(want))
+        bounds = (None, None) if maxval is None else (to_int(minval, "minval"), to_int(maxval, "maxval"))
+        if bounds[0] is not None and not bounds[0] < bounds[1]:
+            raise TdfValueError(f"Need minval < maxval, got {bounds[0]} >= {bounds[1]}")
+        return Tensor(tf_random.stateless_uniform(_seed_pair(seed), shape, want, *bounds))
     hi = 1.0 if maxval is None else to_float(maxval)
-    return Tensor(rng.uniform(to_float(minval), hi, size=shape).astype(want))
+    return Tensor(tf_random.stateless_uniform(_seed_pair(seed), shape, want, to_float(minval), hi))
 
 
 @builtin()
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, name=None, alg="auto_select"):
+    """TensorFlow's numbers (Philox, kernels/tf_random.py), bit for bit."""
     shape = to_shape(shape)
     _check_size(shape)
-    values = ops.truncated_normal_values(_stateless(seed), shape, to_float(mean), to_float(stddev))
-    return Tensor(values.astype(_float_dtype(dtype)))
+    return Tensor(tf_random.stateless_truncated_normal(_seed_pair(seed), shape, _float_dtype(dtype), to_float(mean),
+                                                       to_float(stddev)))
 
 
 @builtin("random.fold_in")
