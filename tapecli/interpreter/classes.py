@@ -428,9 +428,9 @@ class Namespace(ProgramObject):
         if lacks is not None:
             raise TdfNameError(lacks[0], hint=lacks[1])
         # A builtin registered for this module only wins over the flat name: np.random.seed, random.split,
-        # keras.initializers.zeros (not tf.zeros).
-        qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.rpartition('.')[2]}.{attr}")
-                          if q in BUILTINS), None)
+        # keras.initializers.zeros (not tf.zeros), keras.random.normal (tf.keras.random.normal too).
+        qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.removeprefix('tf.')}.{attr}",
+                                      f"{self.path.rpartition('.')[2]}.{attr}") if q in BUILTINS), None)
         if qualified is None and self.path.split(".")[0] in _OFF_THE_TAPE and "host_module_name" in HOOKS:
             found = HOOKS["host_module_name"](self.path, attr)      # NumPy's own, computed by NumPy
             if found is not None:

@@ -13,7 +13,7 @@ from tapecli.library.keras import (activations, attention, callbacks, configs, c
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library import tf_array_more
-from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy,
+from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy, random_ops,
                                    ops_stats, subclassing)
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
 
@@ -155,6 +155,9 @@ for _name, _fn in activations.FUNCTIONS.items():
     builtin(f"activations.{_name}")(_fn)
 for _name in ("get", "serialize", "deserialize"):
     builtin(f"activations.{_name}")(getattr(activations, _name))
+for _name, _fn in random_ops.FUNCTIONS.items():     # (keras.random's, not tf.random's: their seeds differ)
+    builtin(f"keras.random.{_name}")(_fn)
+_register("keras.random.SeedGenerator", initializers.SeedGenerator, with_interp=False)
 for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():

@@ -173,7 +173,8 @@ seeded random ops (kernels/tf_random.py), made at their first use."""
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
-                 "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "_tf_random")
+                 "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "_tf_random",
+                 "keras_seed_generator")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -204,6 +205,7 @@ seeded random ops (kernels/tf_random.py), made at their first use."""
         self.functions_eagerly = False  # tf.config.run_functions_eagerly: tf.functions run as plain Python
         self.clock = RunClock()         # what the program's time module reads
         self._python_random = self._tf_random = None
+        self.keras_seed_generator = None        # Keras's global SeedGenerator (keras.random's unseeded draws)
 
     def python_random(self):
         """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""

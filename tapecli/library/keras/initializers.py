@@ -67,17 +67,27 @@ def make_default_seed() -> int:
     return current().python_random().randint(1, int(1e9))
 
 
-class SeedGenerator:
-    """Keras's SeedGenerator: state [seed, 0] (seed None: make_default_seed, drawn when it is made); ``next()``
-    gives the state's stateless seed, then counts on (a Dropout layer's draws at each training call)."""
+class SeedGenerator(KerasObject):
+    """keras.random.SeedGenerator: state [seed, 0] (seed None: make_default_seed, drawn when it is made);
+    ``next()`` gives the state's stateless seed, then counts on (a Dropout layer's draws at each training
+    call); Keras's global one (``ordered=False``) moves its state to ``(state + 1) * 5387 % 933199``."""
 
-    def __init__(self, seed=None):
-        self.state = [make_default_seed() if seed is None else int(seed), 0]
+    kind_word = "a SeedGenerator"
+    keras_name = "SeedGenerator"
 
-    def next(self) -> tuple[int, int]:
+    def __init__(self, seed=None, **ignored):
+        self.state = [make_default_seed() if seed is None else int(seed_value(seed)), 0]
+
+    def next(self, ordered=True) -> tuple[int, int]:
         found = keras_seed(*self.state)
-        self.state[1] += 1
+        self.state = [self.state[0], self.state[1] + 1] if ordered else [(v + 1) * 5387 % 933199 for v in self.state]
         return found
+
+    def attributes(self):
+        return {"state": lambda: Tensor(np.array(self.state, np.int64))}
+
+    def methods(self):
+        return {"next": lambda ordered=True: Tensor(np.array(self.next(ordered), np.int32))}
 
 
 class Initializer(KerasObject):

@@ -20,6 +20,7 @@ def set_random_seed(interp, seed):
         raise TdfTypeError(f"Expected `seed` argument to be an integer. Received: seed={seed!r}")
     seed = integer(seed, "seed")
     current().python_random().seed(seed)          # (Keras's initializers draw their seeds from it)
+    current().keras_seed_generator = None           # (Keras's global SeedGenerator is made again at its next use)
     BUILTINS["np.random.seed"](interp, seed)
     set_seed(interp, seed)
 
