@@ -172,10 +172,11 @@ def test_activity_regularizer_adds_its_loss_of_the_output_over_the_batch():
     out = run("layer = keras.layers.Dense(3, kernel_initializer='ones', bias_initializer='ones',\n"
               "    kernel_regularizer=keras.regularizers.L1(0.5), activity_regularizer=keras.regularizers.L2(0.1))\n"
               "x = tf.reshape(tf.range(8.), [4, 2])\ny = layer(x)\nprint([float(l) for l in layer.losses])\n"
-              "y = layer(x[:2])\nprint(len(layer.losses), float(layer.losses[1]))")
+              "y = layer(x[:2])\nprint(len(layer.losses), float(layer.losses[0]))")
     x = np.arange(8.0).reshape(4, 2)
     y = x @ np.ones((2, 3)) + 1
-    assert eval(out[0]) == pytest.approx([0.5 * 6, 0.1 * np.sum(y ** 2) / 4])     # (the kernel: six ones)
+    # Keras's order: the activity regularizer's loss first, then the kernel's (six ones)
+    assert eval(out[0]) == pytest.approx([0.1 * np.sum(y ** 2) / 4, 0.5 * 6])
     assert out[1].split()[0] == "2"
     assert float(out[1].split()[1]) == pytest.approx(0.1 * np.sum(y[:2] ** 2) / 2)
 

@@ -32,14 +32,15 @@ from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
-from tapecli.execution.tf_values import (Keyword, LibraryKind, Node, Shape, as_tensorflow, is_numbers,
-                                         library_value, to_library, to_program, type_of)
+from tapecli.execution.tf_values import (Keyword, Node, Shape, as_tensorflow, is_numbers,
+                                         library_function, library_value, program_function, to_library, to_program,
+                                         type_of)
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
 from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
-from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_word
+from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.library.core import DEVICE, SPARSE_SCATTERS
 from tapecli.runtime.specs import TensorSpec, TypeSpec
@@ -946,33 +947,3 @@ def _set_shape(t: Tensor, shape) -> None:
         raise TdfValueError(f"Tensor's shape {Shape(t.shape)} is not compatible with supplied shape {Shape(shape)}.")
 
 
-@as_tensorflow
-def _library_call(f, run, node, args, kwargs):
-    return to_program(call_builtin(f, run, node, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()}))
-
-
-def program_function(eager: Eager | None, f, spelled: str):
-    """The program's function of a library function: one per function while the program holds it, whatever the
-    spelling (``tf.keras.activations.relu is keras.activations.relu``, and is a Dense layer's ``activation``)."""
-    views = current().library_views
-    found = views.get(id(f))
-    if found is None:
-        found = library_function(eager, f, spelled)
-        if isinstance(found, types.FunctionType):
-            views[id(f)] = found
-    return found
-
-
-def library_function(eager: Eager | None, f, spelled: str):
-    """The program's function of the library's ``f`` (``eager`` None: the run's that calls it, for a function the
-    library hands the program)."""
-    node = Node(spelled)
-
-    def call(*args, **kwargs):
-        calling = eager or current().eager
-        calling._line()
-        return _library_call(f, calling.run, node, args, kwargs)
-    call.__name__ = call.__qualname__ = spelled.rpartition(".")[2]
-    call.__doc__ = f.__doc__
-    call.library_builtin = f            # (handed back to the library, it is the library's own: tf_values.to_library)
-    return LibraryKind(call, f) if getattr(f, "makes", None) is not None else call

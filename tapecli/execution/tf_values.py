@@ -17,6 +17,7 @@ from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.classes import is_instance
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
 from tapecli.interpreter.printing import python_repr, python_str
+from tapecli.interpreter.registry import call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
@@ -144,7 +145,6 @@ def to_program(value):
     if kind is ProgramCallable:
         return value.fn
     if kind is types.FunctionType and getattr(value, "is_builtin", False):     # (a layer's activation)
-        from tapecli.execution.tensorflow import program_function
         return program_function(None, value, value.__name__)
     if isinstance(value, ProgramObject):
         # one view of an object while the program holds one (``m.layers[0] is m.layers[0]``, a dict's keys)
@@ -395,3 +395,35 @@ def tensorflow_class_name(value) -> str | None:
     if name is None:
         type_(of)           # (the interpreter's TypeError: tapecli cannot name its class)
     return name
+
+
+@as_tensorflow
+def _library_call(f, run, node, args, kwargs):
+    return to_program(call_builtin(f, run, node, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()}))
+
+
+def program_function(eager, f, spelled: str):
+    """The program's function of a library function: one per function while the program holds it, whatever the
+    spelling (``tf.keras.activations.relu is keras.activations.relu``, and is a Dense layer's ``activation``)."""
+    views = current().library_views
+    found = views.get(id(f))
+    if found is None:
+        found = library_function(eager, f, spelled)
+        if isinstance(found, types.FunctionType):
+            views[id(f)] = found
+    return found
+
+
+def library_function(eager, f, spelled: str):
+    """The program's function of the library's ``f`` (``eager`` None: the run's that calls it, for a function the
+    library hands the program)."""
+    node = Node(spelled)
+
+    def call(*args, **kwargs):
+        calling = eager or current().eager
+        calling._line()
+        return _library_call(f, calling.run, node, args, kwargs)
+    call.__name__ = call.__qualname__ = spelled.rpartition(".")[2]
+    call.__doc__ = f.__doc__
+    call.library_builtin = f            # (handed back to the library, it is the library's own: tf_values.to_library)
+    return LibraryKind(call, f) if getattr(f, "makes", None) is not None else call

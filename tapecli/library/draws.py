@@ -33,11 +33,20 @@ def tensorflow_stream(seed):
     TensorFlow program's draw is reproducible in TensorFlow too, with a global seed set (tf.random.set_seed,
     keras.utils.set_random_seed) or an op seed given; None elsewhere (the run's own generator: TensorFlow's
     unseeded draws differ on every run, and TDF's seeded ones are tapecli's)."""
-    ctx = current()
-    if not ctx.settings.python_spelling:
+    if not current().settings.python_spelling:
         return None
-    state = ctx.tf_random()
+    state = tf_random_state()
     return state if state.global_seed is not None or seed is not None else None
+
+
+def tf_random_state():
+    """The run's TensorFlow global seed and its seeded ops' kernel states (kernels/tf_random.StatefulRandom),
+    made at the first use."""
+    ctx = current()
+    if ctx.tf_random_state is None:
+        from tapecli.kernels.tf_random import StatefulRandom
+        ctx.tf_random_state = StatefulRandom()
+    return ctx.tf_random_state
 
 
 def tf_op_values(state, op: str, seed, dtype, shape, *params) -> np.ndarray:

@@ -14,7 +14,7 @@ from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, 
                                   to_shape, truth)
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.context import current
+from tapecli.library.draws import tf_random_state
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
 
@@ -366,4 +366,4 @@ def truncated_normal(interp, shape, mean=0.0, stddev=1.0, dtype=None, seed=None)
 def set_seed(interp, seed):
     """tf.random.set_seed: the run's generator (TDF's draws) and TensorFlow's global seed (its seeded ops)."""
     interp.rng = np.random.default_rng(to_seed(seed))
-    current().tf_random().set_seed(to_int(seed, "seed"))
+    tf_random_state().set_seed(to_int(seed, "seed"))

@@ -166,14 +166,13 @@ traces print as (by the id of their values: interpreter/objects.py, Traces.traci
 program's view of each library object it holds on CPython's run (one, so ``is`` holds: execution/tf_values.py);
 ``constraints`` maps a
 variable's id to the Keras constraint an optimizer applies to it after each step (a layer's
-``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`). ``python_random()`` and
-``tf_random()`` are the run's Python ``random`` (a program's module, Keras's default seeds) and TensorFlow's
-seeded random ops (kernels/tf_random.py), made at their first use."""
+``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`). ``python_random()`` is the
+run's Python ``random`` (a program's module, Keras's default seeds), made at its first use."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
-                 "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "_tf_random",
+                 "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
@@ -204,7 +203,8 @@ seeded random ops (kernels/tf_random.py), made at their first use."""
         self.variable_slices = VariableSlices()
         self.functions_eagerly = False  # tf.config.run_functions_eagerly: tf.functions run as plain Python
         self.clock = RunClock()         # what the program's time module reads
-        self._python_random = self._tf_random = None
+        self._python_random = None
+        self.tf_random_state = None     # TensorFlow's global seed and kernel states (library/draws.tf_random_state)
         self.keras_seed_generator = None        # Keras's global SeedGenerator (keras.random's unseeded draws)
 
     def python_random(self):
@@ -213,13 +213,6 @@ seeded random ops (kernels/tf_random.py), made at their first use."""
             import random
             self._python_random = random.Random(PYTHON_RANDOM_SEED)
         return self._python_random
-
-    def tf_random(self):
-        """TensorFlow's global seed and its seeded ops' kernel states (tf.random.set_seed, tf.random.normal)."""
-        if self._tf_random is None:
-            from tapecli.kernels.tf_random import StatefulRandom
-            self._tf_random = StatefulRandom()
-        return self._tf_random
 
 
 class VariableSlices:

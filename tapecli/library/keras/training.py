@@ -16,6 +16,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.kernels import tf_random
+from tapecli.library.draws import tf_random_state
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
@@ -384,8 +385,7 @@ def _shuffled(interp, n: int) -> np.ndarray:
     """fit's order of the rows of an epoch. With TensorFlow's global seed set, Keras's: its array adapter's
     tf.random.shuffle(tf.range(n)) in a function graph, seeds (global seed, 0) and a kernel made again at each
     epoch, so every epoch has the same order (kernels/tf_random.py); else the run's generator's."""
-    ctx = current()
-    state = ctx.tf_random() if ctx.settings.python_spelling else None
+    state = tf_random_state() if current().settings.python_spelling else None
     if state is None or state.global_seed is None:
         return interp.rng.permutation(n)
     seeds = (tf_random.truncate_seed(state.global_seed), 0)
