@@ -450,10 +450,19 @@ def _draw(interp, shape, seed, dtype, sample, *params):
     return drawn(sample, _float_dtype(dtype), _source(interp, seed), *params, shape)
 
 
-def _seed_dtype(seed, dtype):
-    """TDF's order (shape, mean, stddev, seed, dtype) or TensorFlow's (shape, mean, stddev, dtype, seed): a dtype
-    given fourth is the dtype."""
-    return (dtype, seed) if isinstance(seed, DType) else (seed, dtype)
+def _seed_dtype(positional: tuple, seed, dtype):
+    """The seed and dtype of TDF's order (shape, mean, stddev, seed, dtype) or TensorFlow's (shape, mean, stddev,
+    dtype, seed), given by position (a dtype given fourth is the dtype) or by keyword."""
+    if len(positional) > 2:
+        raise TdfTypeError(f"takes at most 5 positional arguments ({3 + len(positional)} given)")
+    given = dict(zip(("dtype", "seed") if positional and isinstance(positional[0], DType) else ("seed", "dtype"),
+                     positional))
+    for name, value in (("seed", seed), ("dtype", dtype)):
+        if value is not None:
+            if name in given:
+                raise TdfTypeError(f"got multiple values for argument '{name}'")
+            given[name] = value
+    return given.get("seed"), given.get("dtype")
 
 
 def tf_draw(op: str, shape, seed, dtype, *params):
@@ -478,8 +487,8 @@ def _python_number(value):
 
 
 @builtin(interp=True)
-def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None, name=None):
-    seed, dtype = _seed_dtype(seed, dtype)
+def normal(interp, shape, mean=0.0, stddev=1.0, *seed_dtype, seed=None, dtype=None, name=None):
+    seed, dtype = _seed_dtype(seed_dtype, seed, dtype)
     found = tf_draw("normal", shape, seed, dtype, to_float(mean), to_float(stddev))
     if found is not None:
         return found
@@ -487,8 +496,8 @@ def normal(interp, shape, mean=0.0, stddev=1.0, seed=None, dtype=None, name=None
 
 
 @builtin(interp=True)
-def uniform(interp, shape, minval=0.0, maxval=1.0, seed=None, dtype=None, name=None):
-    seed, dtype = _seed_dtype(seed, dtype)
+def uniform(interp, shape, minval=0.0, maxval=1.0, *seed_dtype, seed=None, dtype=None, name=None):
+    seed, dtype = _seed_dtype(seed_dtype, seed, dtype)
     found = tf_draw("uniform", shape, seed, dtype, _python_number(minval), None if maxval is None else
                     _python_number(maxval))
     if found is not None:
