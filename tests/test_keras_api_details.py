@@ -216,6 +216,21 @@ my_huber huber_loss my_huber_1 plain {'name': 'huber_loss', 'reduction': 'sum', 
 2.5 4.0
 """
 
+PROGRAMS["model_from_config"] = """\
+import keras
+from keras import layers
+d2 = layers.Dense.from_config(layers.Dense(5, activation="tanh").get_config())
+print(d2.activation.__name__)
+inp = keras.Input((3,), name="x")
+fm = keras.Model(inp, layers.Dense(1, name="o")(inp), name="fm")
+fm2 = keras.Model.from_config(fm.get_config())
+print([l.name for l in fm2.layers])
+"""
+KERAS["model_from_config"] = """\
+tanh
+['x', 'o']
+"""
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

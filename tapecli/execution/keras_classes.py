@@ -16,8 +16,10 @@ import inspect
 import numpy as np
 
 from tapecli.errors import TdfTypeError
-from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, to_library, to_program
+from tapecli.execution.tf_values import (LibraryKind, LibraryObject, as_tensorflow, library_value, to_library,
+                                         to_program)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
+from tapecli.interpreter.registry import BUILTINS
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
@@ -170,6 +172,14 @@ class Model(Layer):
         if cls is Model:            # (not a subclass: the functional API, the library's model)
             return current().eager.functional_model(*args, **kwargs)
         return super().__new__(cls)         # (Keras's Model keeps no arguments for its config: the defaults)
+
+    @classmethod
+    def from_config(cls, config: dict):
+        """keras.Model.from_config of a functional model's config: the library's (models.functional_from_config);
+        a program's subclass, Keras's automatic one."""
+        if cls is Model:
+            return LibraryKind(current().eager.functional_model, BUILTINS["Model"]).from_config(config)
+        return super().from_config(config)
 
     def __init__(self, *args, **kwargs):
         if args or {"inputs", "outputs"} & kwargs.keys():
