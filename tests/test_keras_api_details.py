@@ -237,3 +237,26 @@ tanh
 def test_prints_what_keras_prints(name, on_cpython, monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     assert "\n".join(tapecli.run(PROGRAMS[name]).output).splitlines() == KERAS[name].splitlines()
+
+
+# type() of an initializer: Keras 3's class and module (printed by Keras 3.15); `__class__` runs on CPython's run.
+INITIALIZER_CLASSES = """\
+import tensorflow as tf
+import keras
+for n in ["glorot_uniform", "zeros", "he_normal", "orthogonal", "truncated_normal", "ones"]:
+    print(keras.initializers.get(n).__class__.__name__, type(keras.initializers.get(n)).__module__)
+print(type(keras.initializers.Constant(2.0)).__name__, type(keras.initializers.Identity()).__module__)
+"""
+INITIALIZER_CLASSES_PRINTED = """\
+GlorotUniform keras.src.initializers.random_initializers
+Zeros keras.src.initializers.constant_initializers
+HeNormal keras.src.initializers.random_initializers
+Orthogonal keras.src.initializers.random_initializers
+TruncatedNormal keras.src.initializers.random_initializers
+Ones keras.src.initializers.constant_initializers
+Constant keras.src.initializers.constant_initializers
+"""
+
+
+def test_an_initializers_class_is_keras_s():
+    assert tapecli.run(INITIALIZER_CLASSES).output == INITIALIZER_CLASSES_PRINTED.splitlines()

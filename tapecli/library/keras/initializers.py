@@ -109,6 +109,13 @@ class Initializer(KerasObject):
         """Keras's numbers of a random initializer: keras.random's draws of the stateless seed ``seed``."""
         raise NotImplementedError
 
+    def python_class(self) -> str | None:
+        """``type(initializer)``: Keras 3's class, in its module (TensorFlow's own initializers: init_ops_v2's)."""
+        if not self.default_seed or self.keras_name.endswith("_initializer"):
+            return f"tensorflow.python.ops.init_ops_v2.{_TF_CLASSES.get(self.keras_name, self.keras_name)}"
+        module = "random_initializers" if self.seeded else "constant_initializers"
+        return f"keras.src.initializers.{module}.{self.keras_name}"
+
     def make(self, shape, rng, dtype) -> np.ndarray:
         seed = self.seed if self.seed is not None else self.drawn_seed
         if self.seeded and seed is not None and np.dtype(dtype).kind == "f":
@@ -373,6 +380,10 @@ class Orthogonal(Initializer):
             q = q.T
         return (dtype.type(self.config["gain"]) * q.reshape(shape)).astype(dtype)
 
+
+# TensorFlow's own initializer classes (tf.zeros_initializer, ...): their classes' names in init_ops_v2
+_TF_CLASSES = {"zeros_initializer": "Zeros", "ones_initializer": "Ones", "random_normal_initializer": "RandomNormal",
+               "random_uniform_initializer": "RandomUniform", "constant_initializer": "Constant"}
 
 BY_NAME = {
     "zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal, "normal": RandomNormal,
