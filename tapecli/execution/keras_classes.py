@@ -16,10 +16,8 @@ import inspect
 import numpy as np
 
 from tapecli.errors import TdfTypeError
-from tapecli.execution.tf_values import (LibraryKind, LibraryObject, as_tensorflow, library_value, to_library,
-                                         to_program)
+from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
-from tapecli.interpreter.registry import BUILTINS
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
@@ -178,7 +176,9 @@ class Model(Layer):
         """keras.Model.from_config of a functional model's config: the library's (models.functional_from_config);
         a program's subclass, Keras's automatic one."""
         if cls is Model:
-            return LibraryKind(current().eager.functional_model, BUILTINS["Model"]).from_config(config)
+            from tapecli.library.keras.models import functional_from_config
+            run = current().eager.run
+            return to_program(as_tensorflow(lambda: functional_from_config(run, to_library(config)))())
         return super().from_config(config)
 
     def __init__(self, *args, **kwargs):
