@@ -231,6 +231,18 @@ tanh
 ['x', 'o']
 """
 
+PROGRAMS["regularizer_configs"] = """\
+import keras
+from keras import layers, regularizers
+layer = layers.Dense(3, kernel_regularizer=regularizers.l2(0.01), bias_regularizer=regularizers.L1L2(l1=0.001, l2=0.3))
+print(layer.get_config()["kernel_regularizer"])
+print(layer.get_config()["bias_regularizer"]["config"], regularizers.l1_l2(l1=0.1, l2=0.2).get_config())
+"""
+KERAS["regularizer_configs"] = """\
+{'module': 'keras.regularizers', 'class_name': 'L2', 'config': {'l2': 0.01}, 'registered_name': None}
+{'l1': 0.001, 'l2': 0.3} {'l1': 0.1, 'l2': 0.2}
+"""
+
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
 @pytest.mark.parametrize("name", list(PROGRAMS))

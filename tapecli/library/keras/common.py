@@ -90,6 +90,14 @@ def tensor(x, what="the input") -> Tensor:
     return t
 
 
+def written(x, what) -> float:
+    """A Python number argument as the program wrote it: where CPython runs a program, its literal 0.01 reaches
+    the library as a float32 scalar, whose float is 0.009999999776482582; Keras keeps the Python float."""
+    if isinstance(x, Tensor) and not x.weak and x.dtype == np.float32 and x.ndim == 0:
+        return float(str(x.value))
+    return num(x, what)
+
+
 def float_dtype():
     return current().settings.float_dtype
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras.common import KerasObject, integer, num, scalar, tensor
+from tapecli.library.keras.common import KerasObject, integer, num, scalar, tensor, written
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -39,7 +39,7 @@ class L1L2(Regularizer):
     config = ("l1", "l2")
 
     def __init__(self, l1=0.0, l2=0.0):
-        self.l1, self.l2 = num(l1, "l1"), num(l2, "l2")
+        self.l1, self.l2 = written(l1, "l1"), written(l2, "l2")
         if min(self.l1, self.l2) < 0:
             raise TdfValueError(f"Value for argument `l1`/`l2` must be non-negative, got l1={self.l1}, l2={self.l2}")
 
