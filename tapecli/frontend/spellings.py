@@ -242,21 +242,33 @@ def trace_only(func: ast.FuncDef) -> tuple[list, list[tuple[int, str]]]:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
             and node.func.attr in _MUTATING_METHODS and outside(node.func.value)
 
-    statements, inside = [], set()
-    stack = [func.body]
-    while stack:
-        for node in stack.pop():
-            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
-            if isinstance(node, ast.ExprStmt) and mutating(node.value) or isinstance(
-                    node, (pyast.AssignTo, pyast.AugAssignTo)) and all(
-                    isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t) for t in targets):
-                statements.append(node)
-                inside.update(map(id, ast.walk(node)))
-            elif not isinstance(node, (ast.FuncDef, pyast.ClassDef)):
-                stack.extend(_blocks(node))
+    def only_effect(node) -> bool:
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        return isinstance(node, ast.ExprStmt) and mutating(node.value) or isinstance(
+            node, (pyast.AssignTo, pyast.AugAssignTo)) and all(
+            isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t) for t in targets)
+
+    def blocks(node) -> list:
+        return [] if isinstance(node, (ast.FuncDef, pyast.ClassDef)) else _blocks(node)
+    statements, inside = _effect_statements(func.body, only_effect, blocks, ast.walk)
     effects = [(node.line, f".{node.func.attr}()") for node in ast.walk(func.body)
                if id(node) not in inside and mutating(node)]
     return statements, effects
+
+
+def _effect_statements(body: list, only_effect, blocks, walk) -> tuple[list, set]:
+    """The statements under ``body`` that ``only_effect`` takes, looking into the blocks ``blocks`` gives of the
+    others (none of a nested function or class), and the ids of every node inside those statements."""
+    statements, inside = [], set()
+    stack = [body]
+    while stack:
+        for node in stack.pop():
+            if only_effect(node):
+                statements.append(node)
+                inside.update(map(id, walk(node)))
+            else:
+                stack.extend(blocks(node))
+    return statements, inside
 
 
 def _locals(body) -> set[str]:
@@ -327,21 +339,18 @@ def cpython_trace_only(func) -> tuple[list, list[tuple[int, str]]]:
         return isinstance(node, python.Call) and isinstance(node.func, python.Attribute) \
             and node.func.attr in _MUTATING_METHODS and outside(node.func.value)
 
-    statements, inside = [], set()
-    stack = [func.body]
-    while stack:
-        for node in stack.pop():
-            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
-            if isinstance(node, python.Expr) and mutating(node.value) or isinstance(
-                    node, (python.Assign, python.AugAssign, python.AnnAssign)) and all(
-                    isinstance(t, (python.Attribute, python.Subscript, python.Name)) and outside(t)
-                    for t in targets):
-                statements.append(node)
-                inside.update(map(id, python.walk(node)))
-            elif not isinstance(node, (python.FunctionDef, python.AsyncFunctionDef, python.ClassDef)):
-                stack.extend(b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list))
-                stack.extend(h.body for h in getattr(node, "handlers", ()))
-                stack.extend(c.body for c in getattr(node, "cases", ()))
+    def only_effect(node) -> bool:
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        return isinstance(node, python.Expr) and mutating(node.value) or isinstance(
+            node, (python.Assign, python.AugAssign, python.AnnAssign)) and all(
+            isinstance(t, (python.Attribute, python.Subscript, python.Name)) and outside(t) for t in targets)
+
+    def blocks(node) -> list:
+        if isinstance(node, (python.FunctionDef, python.AsyncFunctionDef, python.ClassDef)):
+            return []
+        return [b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list)] + \
+            [h.body for h in getattr(node, "handlers", ())] + [c.body for c in getattr(node, "cases", ())]
+    statements, inside = _effect_statements(func.body, only_effect, blocks, python.walk)
     effects = [(node.lineno, f".{node.func.attr}()") for node in python.walk(python.Module(func.body, []))
                if id(node) not in inside and mutating(node)]
     return statements, effects

@@ -653,20 +653,19 @@ class StatefulRandom:
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=np.float32, seed=None) -> np.ndarray:
         """``tf.random.normal``: ``RandomStandardNormal`` times stddev plus mean."""
-        dtype = np.dtype(dtype)
-        shape = _shape(shape)
-        size = math.prod(shape)
-        key, counter = self.reserve("RandomStandardNormal", dtype, self.get_seed(seed), size * 256)
-        rnd = philox_fill("normal", dtype, key, counter, size).reshape(shape)
-        return np.asarray(rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean))
+        return self._scaled("RandomStandardNormal", "normal", shape, mean, stddev, dtype, seed)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=np.float32, seed=None) -> np.ndarray:
         """``tf.random.truncated_normal``: ``TruncatedNormal`` times stddev plus mean."""
+        return self._scaled("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype, seed)
+
+    def _scaled(self, op: str, kind: str, shape, mean, stddev, dtype, seed) -> np.ndarray:
+        """The kernel ``op``'s values of ``kind`` (philox_fill's), times stddev plus mean in ``dtype``."""
         dtype = np.dtype(dtype)
         shape = _shape(shape)
         size = math.prod(shape)
-        key, counter = self.reserve("TruncatedNormal", dtype, self.get_seed(seed), size * 256)
-        rnd = philox_fill("truncated_normal", dtype, key, counter, size).reshape(shape)
+        key, counter = self.reserve(op, dtype, self.get_seed(seed), size * 256)
+        rnd = philox_fill(kind, dtype, key, counter, size).reshape(shape)
         return np.asarray(rnd * _float_arg(dtype, stddev) + _float_arg(dtype, mean))
 
     def shuffle(self, value, seed=None) -> np.ndarray:
