@@ -11,7 +11,7 @@ from tapecli.errors import TdfValueError
 from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.library.keras import activations, initializers, penalties
-from tapecli.library.keras.common import float_dtype
+from tapecli.library.keras.common import float_dtype, written
 from tapecli.library.keras.optimizers import plain
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
@@ -159,10 +159,10 @@ def _tuple(value, count=1):
 
 
 def _python(value):
-    """An argument as the Python value Keras keeps; a float32 scalar as the float it prints as (where CPython runs
-    a program, its literal 0.1 reaches a layer as a float32 tensor: execution/tensorflow.py)."""
+    """An argument as the Python value Keras keeps; a float32 scalar as the float the program wrote
+    (common.written)."""
     if isinstance(value, Tensor) and not value.weak and value.dtype == np.float32 and value.ndim == 0:
-        return float(str(value.value))
+        return written(value, "the argument")
     return plain(value)
 
 

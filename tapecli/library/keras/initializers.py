@@ -259,7 +259,7 @@ class RandomUniform(Initializer):
         return rng.uniform(self.config["minval"], self.config["maxval"], size=shape)
 
     def values(self, shape, seed, dtype):
-        return _uniform(seed, shape, dtype, self.config["minval"], self.config["maxval"])
+        return keras_uniform(seed, shape, dtype, self.config["minval"], self.config["maxval"])
 
 
 class VarianceScaling(Initializer):
@@ -300,10 +300,10 @@ class VarianceScaling(Initializer):
         if self.distribution == "untruncated_normal":
             return tf_random.stateless_normal(seed, shape, dtype, 0.0, math.sqrt(scale))
         limit = math.sqrt(3.0 * scale)
-        return _uniform(seed, shape, dtype, -limit, limit)
+        return keras_uniform(seed, shape, dtype, -limit, limit)
 
 
-def _uniform(seed, shape, dtype, minval, maxval):
+def keras_uniform(seed, shape, dtype, minval, maxval):
     """keras.random.uniform: its bounds cast to the dtype by TensorFlow (a Python float through float32)."""
     low, high = (np.float64(np.float32(v)) if dtype == np.float64 else v for v in (minval, maxval))
     return tf_random.stateless_uniform(seed, shape, dtype, low, high)

@@ -8,9 +8,9 @@ import numpy as np
 from tapecli import kernels, ops
 from tapecli.errors import TdfValueError
 from tapecli.kernels import tf_random
-from tapecli.library.core import to_dtype, to_shape
-from tapecli.library.keras.common import converted, float_dtype, integer, num
-from tapecli.library.keras.initializers import SeedGenerator, _uniform, keras_seed
+from tapecli.library.core import _float_dtype, to_dtype, to_shape
+from tapecli.library.keras.common import converted, integer, num
+from tapecli.library.keras.initializers import SeedGenerator, keras_seed, keras_uniform
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -30,10 +30,6 @@ def draw_seed(seed) -> tuple[int, int]:
                         f"seed={seed}")
 
 
-def _float(dtype):
-    return float_dtype() if dtype is None else to_dtype(dtype)
-
-
 def drawn_values(op, seed, dtype, shape, *params):
     """One draw (module-level: a loop plan makes it again, kernels.drawn), its seed drawn at each call."""
     return op(draw_seed(seed), shape, dtype, *params)
@@ -44,17 +40,17 @@ def _draw(op, seed, dtype, shape, *params) -> Tensor:
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
-    return _draw(tf_random.stateless_normal, seed, _float(dtype), to_shape(shape), num(mean, "mean"),
+    return _draw(tf_random.stateless_normal, seed, _float_dtype(dtype), to_shape(shape), num(mean, "mean"),
                  num(stddev, "stddev"))
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
-    return _draw(tf_random.stateless_truncated_normal, seed, _float(dtype), to_shape(shape), num(mean, "mean"),
+    return _draw(tf_random.stateless_truncated_normal, seed, _float_dtype(dtype), to_shape(shape), num(mean, "mean"),
                  num(stddev, "stddev"))
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
-    return _draw(_uniform, seed, _float(dtype), to_shape(shape), num(minval, "minval"), num(maxval, "maxval"))
+    return _draw(keras_uniform, seed, _float_dtype(dtype), to_shape(shape), num(minval, "minval"), num(maxval, "maxval"))
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):
