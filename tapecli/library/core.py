@@ -75,6 +75,12 @@ def to_dtype(value) -> np.dtype:
     raise TdfTypeError(f"expected a dtype (float32, float64, int32, int64, bool), got {type_word(value)}")
 
 
+def tensor_argument(x) -> Tensor:
+    """A tensor argument (a list of tensors is their stack; a variable is read where tapes see it)."""
+    return ops.stack([tensor_argument(v) for v in x]) if isinstance(x, list) and x and not all(
+        isinstance(v, (int, float)) for v in x) else ops.to_tensor(np.asarray(x) if isinstance(x, list) else x)
+
+
 def _float_dtype(dtype) -> np.dtype:
     return current().settings.float_dtype if dtype is None else to_dtype(dtype)
 

@@ -6,13 +6,11 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, convolutional,
-                                   einsum_dense, initializers, layers, losses, losses_more, merging, metrics,
-                                   metrics_more, models, optimizers, penalties, pooling, preprocessing, recurrent,
-                                   regularization, rnn_wrappers, schedules, shaping, spatial, utilities,
-                                   utilities_more)
+                                   einsum_dense, initializers, iou_metrics, layers, losses, merging, metrics, models,
+                                   optimizers, penalties, pooling, preprocessing, recurrent, regularization,
+                                   rnn_wrappers, schedules, shaping, spatial, utilities)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
-from tapecli.library import tf_array_more
 from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy, random_ops,
                                    ops_stats, subclassing)
 from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
@@ -128,26 +126,26 @@ for _name in losses.QUALIFIED_CLASS_NAMES:
     builtin(f"losses.{_name}")(losses.make(_name))
 for _name, _fn in losses.QUALIFIED_FUNCTIONS.items():        # keras.metrics has all but cosine_similarity
     builtin(f"losses.{_name}", *([f"metrics.{_name}"] if _name != "cosine_similarity" else []))(_fn)
-for _name, _fn in losses_more.FUNCTIONS.items():       # keras.metrics has the focal crossentropies too
+for _name, _fn in losses.KERAS3_FUNCTIONS.items():       # keras.metrics has the focal crossentropies too
     builtin(f"losses.{_name}", *([f"metrics.{_name}"] if "focal" in _name else []))(_fn)
-for _name, _make in losses_more.CLASSES.items():
+for _name, _make in losses.KERAS3_CLASSES.items():
     builtin(_name)(_make)
 for _name, _fn in metrics.ACCURACY_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 for _cls in metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
-for _cls in confusion.METRICS + metrics_more.METRICS:
+for _cls in confusion.METRICS + metrics.SCORE_METRICS + iou_metrics.METRICS:
     _register(_cls.__name__, _cls, with_interp=False)
-for _name, _fn in metrics_more.FUNCTIONS.items():
+for _name, _fn in metrics.SAMPLE_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
-builtin("MeanMetricWrapper", interp=True)(metrics_more.mean_metric_wrapper)
+builtin("MeanMetricWrapper", interp=True)(metrics.mean_metric_wrapper)
 for _cls in callbacks.CALLBACKS:
     _register(f"callbacks.{_cls.__name__}", _cls, with_interp=_cls is callbacks.LambdaCallback)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
     _register(_cls.keras_name, _cls, with_interp=False)
-for _cls in tf_array_more.INITIALIZERS:
+for _cls in initializers.TENSORFLOW_INITIALIZERS:
     _register(_cls.keras_name, _cls, with_interp=False)
 for _name, _cls in initializers.ALIASES.items():
     _register(f"initializers.{_name}", _cls, with_interp=False)
@@ -162,13 +160,13 @@ for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
-for _name, _fn in {**utilities.FUNCTIONS, **utilities_more.FUNCTIONS, **ops_numpy.FUNCTIONS}.items():
+for _name, _fn in {**utilities.FUNCTIONS, **ops_numpy.FUNCTIONS}.items():
     builtin(_name)(_fn)
 for _name, _fn in {**ops_math.FUNCTIONS, **ops_arrays.FUNCTIONS, **ops_stats.FUNCTIONS, **ops_control.FUNCTIONS,
                    **ops_nn.FUNCTIONS, **ops_fft.FUNCTIONS,
                    **{f"ops.{name}": activations.FUNCTIONS[name] for name in activations.KERAS_OPS}}.items():
     builtin(_name)(_fn)
-for _name, _fn in {**utilities_more.WITH_INTERP, **ops_control.WITH_INTERP}.items():
+for _name, _fn in {**utilities.WITH_INTERP, **ops_control.WITH_INTERP}.items():
     builtin(_name, interp=True)(_fn)
 for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "initializers.get": getters.initializer,
                   "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():

@@ -7,10 +7,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import NamedResult, to_dtype, to_int, to_shape
+from tapecli.interpreter.conversions import format_value
+from tapecli.library.core import DTYPE_ENUMS, NamedResult, tensor_argument, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, Tensor, Variable
 
 @builtin()
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -267,3 +268,216 @@ def truncatemod(x, y, name=None):
 def timestamp(name=None):
     import time
     return Tensor(np.array(time.time(), dtype=np.float64))
+
+
+def _items(x) -> list:
+    """A list argument of tensors (a literal list of lists arrives as one tensor: its rows)."""
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    t = tensor_argument(x)
+    return [ops.getitem(t, i) for i in range(t.shape[0])]
+
+
+def _ints(value, what) -> list[int]:
+    return [int(v) for v in np.atleast_1d(np.asarray(tensor_argument(value).value)).reshape(-1)] if not isinstance(
+        value, (list, tuple)) else [to_int(v, what) for v in value]
+
+
+def _dtype(dtype) -> np.dtype:
+    if isinstance(dtype, DType):
+        return np.dtype(dtype.np)
+    if isinstance(dtype, str):
+        return np.dtype(DType(dtype).np)
+    raise TdfTypeError(f"expected a dtype such as tf.int32, got {dtype!r}")
+
+
+@builtin("saturate_cast")
+def saturate_cast(value, dtype, name=None):
+    """Clamps to the target dtype's range, then casts."""
+    x, want = tensor_argument(value), _dtype(dtype)
+    if want.kind in "iu" and x.dtype.kind == "f":
+        info = np.iinfo(want)
+        lo, hi = np.asarray(info.min, x.dtype), np.asarray(info.max, x.dtype)
+        if float(hi) > info.max:                 # float32 rounds 2**31 - 1 up: take the float below
+            hi = np.nextafter(hi, np.asarray(0, x.dtype))
+        x = ops.clip(x, Tensor(lo), Tensor(hi))
+    elif want.kind == "f" and x.dtype.kind == "f" and want.itemsize < x.dtype.itemsize:
+        info = np.finfo(want)
+        x = ops.clip(x, Tensor(np.asarray(info.min, x.dtype)), Tensor(np.asarray(info.max, x.dtype)))
+    return ops.cast(x, want)
+
+
+# ------------------------------------------------------------------ array compositions
+@builtin("reverse_sequence")
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None):  # noqa: A002
+    """Reverses the first seq_lengths[b] entries along seq_axis of each batch entry b (a gather)."""
+    x = tensor_argument(input)
+    if seq_axis is None:
+        raise TdfValueError("reverse_sequence needs seq_axis")
+    seq_axis = to_int(seq_axis, "seq_axis") % x.ndim
+    batch_axis = (0 if batch_axis is None else to_int(batch_axis, "batch_axis")) % x.ndim
+    lengths = _ints(seq_lengths, "seq_lengths")
+    if len(lengths) != x.shape[batch_axis] or any(n < 0 or n > x.shape[seq_axis] for n in lengths):
+        raise TdfValueError(f"reverse_sequence: seq_lengths must give one length in [0, {x.shape[seq_axis]}] per "
+                            f"batch entry ({x.shape[batch_axis]}), got {lengths}")
+    steps = np.arange(x.shape[seq_axis])
+    source = np.stack([np.where(steps < n, n - 1 - steps, steps) for n in lengths])      # [batch, seq]
+    shape = [1] * x.ndim
+    shape[batch_axis], shape[seq_axis] = x.shape[batch_axis], x.shape[seq_axis]
+    order = source if batch_axis < seq_axis else source.T
+    index = np.broadcast_to(order.reshape(shape), x.shape)
+    grid = list(np.indices(x.shape))
+    grid[seq_axis] = index
+    return ops.gather_nd(x, Tensor(np.stack(grid, axis=-1).astype(np.int64)))
+
+
+@builtin("unique_with_counts")
+def unique_with_counts(x, out_idx=None, name=None):
+    y, idx = unique(x, out_idx)
+    counts = np.bincount(np.asarray(idx.value), minlength=y.shape[0]).astype(idx.dtype)
+    return NamedResult(("y", "idx", "count"), [y, idx, Tensor(counts)], "UniqueWithCounts")
+
+
+def _scatter_extreme(tensor, indices, updates, pick):
+    t = tensor_argument(tensor)
+    u = tensor_argument(updates)
+    u = ops.cast(u, t.dtype) if u.dtype != t.dtype else u
+    idx = tensor_argument(indices)
+    current = ops.gather_nd(t, idx)
+    chosen = pick(current, u)
+    hit = np.zeros(t.shape, bool)
+    index = np.asarray(idx.value).astype(np.int64)
+    hit[tuple(np.moveaxis(index, -1, 0))] = True
+    return ops.where(Tensor(hit), ops.scatter_nd(idx, chosen, t.shape), t)
+
+
+@builtin("tensor_scatter_nd_max")
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    return _scatter_extreme(tensor, indices, updates, ops.maximum)
+
+
+@builtin("tensor_scatter_nd_min")
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    return _scatter_extreme(tensor, indices, updates, ops.minimum)
+
+
+@builtin("dynamic_partition")
+def dynamic_partition(data, partitions, num_partitions, name=None):
+    x = tensor_argument(data)
+    parts = np.asarray(tensor_argument(partitions).value).astype(np.int64)
+    n = to_int(num_partitions, "num_partitions")
+    if x.shape[:parts.ndim] != parts.shape:
+        raise ShapeError(f"dynamic_partition: partitions of shape {list(parts.shape)} must prefix data's shape "
+                         f"{list(x.shape)}")
+    if ((parts < 0) | (parts >= n)).any():
+        raise TdfValueError(f"dynamic_partition: partitions must be in [0, {n})")
+    flat = ops.reshape(x, (-1, *x.shape[parts.ndim:]))
+    where = parts.reshape(-1)
+    return [ops.gather(flat, Tensor(np.nonzero(where == p)[0].astype(np.int64))) for p in range(n)]
+
+
+@builtin("dynamic_stitch")
+def dynamic_stitch(indices, data, name=None):
+    """merged[indices[m][i]] = data[m][i]; a later index wins where two name one place."""
+    idx = [np.asarray(tensor_argument(i).value).astype(np.int64) for i in _items(indices)]
+    parts = [tensor_argument(d) for d in _items(data)]
+    if len(idx) != len(parts):
+        raise TdfValueError("dynamic_stitch: indices and data must be lists of the same length")
+    inner = parts[0].shape[idx[0].ndim:]
+    flat = ops.concat([ops.reshape(p, (-1, *inner)) for p, i in zip(parts, idx)], 0)
+    every = np.concatenate([i.reshape(-1) for i in idx])
+    size = int(every.max(initial=-1)) + 1
+    source = np.zeros(size, np.int64)
+    source[every] = np.arange(every.size)          # the last occurrence wins, as TensorFlow's
+    return ops.gather(flat, Tensor(source))
+
+
+def _space_to_batch(x, block, paddings):
+    x = tensor_argument(x)
+    m = len(block)
+    pads = np.asarray(tensor_argument(paddings).value).astype(np.int64).reshape(m, 2)
+    padded = ops.pad(x, np.concatenate([[[0, 0]], pads, [[0, 0]] * (x.ndim - 1 - m)]).astype(int).tolist())
+    b, spatial, rest = padded.shape[0], padded.shape[1:1 + m], padded.shape[1 + m:]
+    if any(s % k for s, k in zip(spatial, block)):
+        raise TdfValueError(f"space_to_batch: padded spatial shape {list(spatial)} is not divisible by block_shape "
+                            f"{block}")
+    split = [b] + [v for s, k in zip(spatial, block) for v in (s // k, k)] + list(rest)
+    y = ops.reshape(padded, split)
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(1 + 2 * m, len(split)))
+    y = ops.transpose(y, perm)
+    return ops.reshape(y, [b * int(np.prod(block))] + [s // k for s, k in zip(spatial, block)] + list(rest))
+
+
+@builtin("space_to_batch_nd", "space_to_batch")
+def space_to_batch_nd(input, block_shape, paddings, name=None):  # noqa: A002
+    return _space_to_batch(input, _ints(block_shape, "block_shape"), paddings)
+
+
+@builtin("batch_to_space")
+def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002
+    x = tensor_argument(input)
+    block = _ints(block_shape, "block_shape")
+    m, prod = len(block), int(np.prod(block))
+    if x.shape[0] % prod:
+        raise TdfValueError(f"batch_to_space: the batch {x.shape[0]} is not divisible by {prod}")
+    b, spatial, rest = x.shape[0] // prod, x.shape[1:1 + m], x.shape[1 + m:]
+    y = ops.reshape(x, block + [b] + list(spatial) + list(rest))
+    perm = [m] + [v for i in range(m) for v in (m + 1 + i, i)] + list(range(2 * m + 1, y.ndim))
+    y = ops.reshape(ops.transpose(y, perm), [b] + [s * k for s, k in zip(spatial, block)] + list(rest))
+    cut = np.asarray(tensor_argument(crops).value).astype(np.int64).reshape(m, 2)
+    index = (slice(None),) + tuple(slice(int(lo), y.shape[1 + i] - int(hi)) for i, (lo, hi) in enumerate(cut))
+    return ops.getitem(y, index)
+
+
+@builtin("required_space_to_batch_paddings")
+def required_space_to_batch_paddings(input_shape, block_shape, base_paddings=None, name=None):
+    shape, block = _ints(input_shape, "input_shape"), _ints(block_shape, "block_shape")
+    base = np.zeros((len(block), 2), np.int64) if base_paddings is None else \
+        np.asarray(tensor_argument(base_paddings).value).astype(np.int64).reshape(len(block), 2)
+    full = np.asarray(shape) + base[:, 0] + base[:, 1]
+    extra = (np.asarray(block) - full % np.asarray(block)) % np.asarray(block)
+    paddings = np.stack([base[:, 0], base[:, 1] + extra], axis=1).astype(np.int32)
+    crops = np.stack([np.zeros(len(block), np.int64), extra], axis=1).astype(np.int32)
+    return [Tensor(paddings), Tensor(crops)]
+
+
+def _histogram_bins(values, value_range, nbins):
+    x = tensor_argument(values)
+    lo, hi = np.asarray(tensor_argument(value_range).value).astype(x.dtype).reshape(2)
+    n = to_int(nbins, "nbins")
+    if n <= 0:
+        raise TdfValueError(f"nbins must be positive, got {n}")
+    scaled = (np.asarray(x.value) - lo) / (hi - lo)
+    return np.clip(np.floor(scaled * x.dtype.type(n)), 0, n - 1).astype(np.int64), n
+
+
+@builtin("histogram_fixed_width_bins")
+def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=None, name=None):
+    bins, _ = _histogram_bins(values, value_range, nbins)
+    return Tensor(bins.astype(np.int32 if dtype is None else _dtype(dtype)))
+
+
+@builtin("histogram_fixed_width")
+def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None):
+    bins, n = _histogram_bins(values, value_range, nbins)
+    return Tensor(np.bincount(bins.reshape(-1), minlength=n).astype(np.int32 if dtype is None else _dtype(dtype)))
+
+
+# TensorFlow's other names of the dtypes tapecli has (its enum values: core.DTYPE_ENUMS)
+_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": None, "int": "int32", "long": "int64"}
+
+
+@builtin("as_dtype")
+def as_dtype(type_value):
+    """tf.as_dtype: a dtype, its name (TensorFlow's spellings: "float", "double") or its enum value."""
+    if isinstance(type_value, DType):
+        return type_value
+    name = type_value if isinstance(type_value, str) else None
+    if isinstance(type_value, Tensor) and type_value.ndim == 0 and type_value.dtype.kind in "iu":
+        name = DTYPE_ENUMS.get(int(type_value.value))
+    name = _DTYPE_NAMES.get(name, name)
+    if name is not None and DType(name).name in DTYPES:
+        return DType(name)
+    shown = format_value(type_value) if isinstance(type_value, Tensor) else repr(type_value)
+    raise TdfTypeError(f"as_dtype: cannot convert {shown} to a dtype",
+                       hint="tapecli's dtypes: float32, float64, int32, int64, bool")

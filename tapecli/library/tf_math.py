@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import to_axis, to_dtype, to_float, truth
+from tapecli.library.core import tensor_argument, to_axis, to_dtype, to_float, to_int, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, literal_array, tf_tensor
@@ -407,3 +407,67 @@ for _name, _f in (("reduce_sum", ops.reduce_sum), ("reduce_mean", ops.reduce_mea
                   ("reduce_min", ops.reduce_min), ("reduce_prod", ops.reduce_prod),
                   ("reduce_logsumexp", ops.reduce_logsumexp)):
     _stacking_reduction(_name, _f)
+
+
+# ------------------------------------------------------------------ compositions TensorFlow writes in Python
+@builtin("accumulate_n")
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise TdfValueError("accumulate_n: inputs must be a non-empty list of tensors")
+    items = [tensor_argument(v) for v in inputs]
+    if any(t.shape != items[0].shape for t in items):
+        raise ShapeError("accumulate_n: the inputs must all have the same shape, got "
+                         + ", ".join(str(list(t.shape)) for t in items))
+    total = items[0]
+    for t in items[1:]:
+        total = ops.add(total, t)
+    return total
+
+
+@builtin("cumulative_logsumexp")
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))), shifted by the maximum along the axis for range, as TensorFlow computes it."""
+    x = tensor_argument(x)
+    axis = to_int(axis, "axis")
+    top = ops.stop_gradient(ops.reduce_max(x, axis=axis, keepdims=True))
+    top = ops.where(ops.equal(top, top), top, ops.zeros_like(top))
+    sums = ops.cumsum(ops.exp(ops.sub(x, top)), axis=axis, exclusive=truth(exclusive), reverse=truth(reverse))
+    return ops.add(ops.log(sums), top)
+
+
+@builtin("lbeta")
+def lbeta(x, name=None):
+    """log(|Beta(x)|) over the last axis: sum(lgamma(x)) - lgamma(sum(x)); 1 entry gives 0, none gives 0."""
+    x = tensor_argument(x)
+    if x.ndim == 0:
+        raise ShapeError("lbeta needs at least one axis")
+    return ops.sub(ops.reduce_sum(ops.lgamma(x), axis=-1), ops.lgamma(ops.reduce_sum(x, axis=-1)))
+
+
+@builtin("nextafter")
+def nextafter(x1, x2, name=None):
+    # (Python floats: float32)
+    a, b = (ops.materialize(t) if t.weak else t for t in (tensor_argument(x1), tensor_argument(x2)))
+    if a.dtype != b.dtype or a.dtype.kind != "f":
+        raise TdfTypeError("nextafter: x1 and x2 must be float tensors of one dtype")
+    return Tensor(np.nextafter(a.value, b.value))
+
+
+@builtin("confusion_matrix")
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=None, name=None):
+    labels_v = np.asarray(tensor_argument(labels).value).astype(np.int64).reshape(-1)
+    preds_v = np.asarray(tensor_argument(predictions).value).astype(np.int64).reshape(-1)
+    if labels_v.shape != preds_v.shape:
+        raise ShapeError(f"confusion_matrix: labels and predictions differ in size ({labels_v.size} and "
+                         f"{preds_v.size})")
+    if (labels_v < 0).any() or (preds_v < 0).any():
+        raise TdfValueError("confusion_matrix: labels and predictions must be non-negative")
+    n = to_int(num_classes, "num_classes") if num_classes is not None else \
+        int(max(labels_v.max(initial=-1), preds_v.max(initial=-1)) + 1)
+    if (labels_v >= n).any() or (preds_v >= n).any():
+        raise TdfValueError(f"confusion_matrix: labels and predictions must be below num_classes={n}")
+    w = None if weights is None else np.asarray(tensor_argument(weights).value).reshape(-1)
+    out_dtype = to_dtype(dtype) if dtype is not None else np.dtype(np.int32)       # weights are cast to it
+    cm = np.zeros((n, n), out_dtype)
+    np.add.at(cm, (labels_v, preds_v), np.ones(labels_v.shape, out_dtype) if w is None else w.astype(out_dtype))
+    return Tensor(cm)

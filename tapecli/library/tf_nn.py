@@ -10,8 +10,8 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, tf_draw, to_dtype, to_float, to_int, to_seed,
-                                  to_shape, truth)
+from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, tensor_argument, tf_draw, to_dtype,
+                                  to_float, to_int, to_seed, to_shape, truth)
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 from tapecli.library.draws import tf_random_state
@@ -367,3 +367,35 @@ def set_seed(interp, seed):
     """tf.random.set_seed: the run's generator (TDF's draws) and TensorFlow's global seed (its seeded ops)."""
     interp.rng = np.random.default_rng(to_seed(seed))
     tf_random_state().set_seed(to_int(seed, "seed"))
+
+
+@builtin("local_response_normalization", "lrn")
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, name=None):  # noqa: A002
+    """x / (bias + alpha * sum of the squares within depth_radius along the last axis) ** beta."""
+    x = tensor_argument(input)
+    if x.ndim != 4:
+        raise ShapeError(f"local_response_normalization needs a 4-D input, got shape {list(x.shape)}")
+    r = to_int(depth_radius, "depth_radius")
+    squares = ops.pad(ops.square(x), [[0, 0], [0, 0], [0, 0], [r, r]])
+    depth = x.shape[-1]
+    total = ops.getitem(squares, (Ellipsis, slice(0, depth)))
+    for k in range(1, 2 * r + 1):
+        total = ops.add(total, ops.getitem(squares, (Ellipsis, slice(k, k + depth))))
+    d = x.dtype.type
+    scale = ops.pow_(ops.add(ops.mul(total, Tensor(d(to_float(alpha)))), Tensor(d(to_float(bias)))),
+                     Tensor(d(to_float(beta))))
+    return ops.div(x, scale)
+
+
+@builtin("batch_norm_with_global_normalization")
+def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamma=None, variance_epsilon=None,
+                                         scale_after_normalization=None, name=None, input=None,  # noqa: A002
+                                         mean=None, variance=None):
+    """batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None, variance_epsilon)."""
+    t = input if t is None else t
+    m = mean if m is None else m
+    v = variance if v is None else v
+    scale = gamma if truth(scale_after_normalization) else None
+    t, m, v, beta = (tensor_argument(x) for x in (t, m, v, beta))
+    return ops.batch_normalization(t, m, v, beta, None if scale is None else tensor_argument(scale),
+                                   to_float(variance_epsilon, "variance_epsilon"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import Function
 from tapecli.interpreter.printing import python_repr, python_str
-from tapecli.library.keras import bases, getters, metrics_more
+from tapecli.library.keras import bases, getters, metrics
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras.common import KerasObject, MetricObject, snake_case, tensor
 from tapecli.runtime.tape import type_word
@@ -61,7 +61,7 @@ def get_metric(interp, value, y, y_pred):
         return interp.call_value(value, [])
     name = _function_name(value)
     if name is not None:
-        return metrics_more.mean_metric_wrapper(interp, value, snake_case(name))
+        return metrics.mean_metric_wrapper(interp, value, snake_case(name))
     raise TdfTypeError(f"Could not interpret metric identifier: {type_word(value)}",
                        hint="compile(metrics=[...]) takes metric names, metric objects and functions")
 

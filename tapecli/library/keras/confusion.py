@@ -356,6 +356,19 @@ class RecallAtPrecision(_AtValue):
     value_name, pair = "precision", ("precision", "sensitivity")
 
 
+class FirstBatchShaped(ConfusionMetric):
+    """A metric whose state the first batch shapes (``kinds`` start absent)."""
+
+    def __init__(self, name):
+        super().__init__(name, [0.5], evenly=False)
+
+    def reset_state(self):
+        self.counts = {}
+
+    def attributes(self):
+        return {"name": self.name}
+
+
 def _named_value(cls):
     """The class's constructor with its value named as Keras names it (``specificity``, ``recall``...)."""
     import inspect

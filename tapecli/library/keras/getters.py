@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras import (confusion, initializers, losses, losses_more, metrics, metrics_more, optimizers,
-                                   penalties)
+from tapecli.library.keras import confusion, initializers, iou_metrics, losses, metrics, optimizers, penalties
 from tapecli.library.keras.common import snake_case
 
 
@@ -32,9 +31,9 @@ def _config(kind, identifier, classes: dict):
 
 def loss(identifier):
     """A loss function by its name ("mse", "dice"), a loss object by its class name ("Huber")."""
-    functions = {**losses.FUNCTIONS, **losses.QUALIFIED_FUNCTIONS, **losses_more.FUNCTIONS}
+    functions = {**losses.FUNCTIONS, **losses.QUALIFIED_FUNCTIONS, **losses.KERAS3_FUNCTIONS}
     classes = {**{n: losses.make(n) for n in losses.CLASS_NAMES + losses.QUALIFIED_CLASS_NAMES},
-               **losses_more.CLASSES}
+               **losses.KERAS3_CLASSES}
     if isinstance(identifier, str) and identifier in classes:
         return classes[identifier]()
     return _config("loss", identifier, classes) or _named("loss", identifier, functions, lambda fn: fn)
@@ -43,7 +42,7 @@ def loss(identifier):
 def metric_classes() -> dict:
     """Keras's metrics ALL_OBJECTS_DICT, of the classes tapecli has: each by its name, its snake-case name
     ("AUC", "auc", "log_cosh_error") and the short names Keras adds ("mse", "MSE", "bce", ...)."""
-    classes = metrics.METRICS + metrics.LOSS_METRICS + confusion.METRICS + metrics_more.METRICS
+    classes = metrics.METRICS + metrics.LOSS_METRICS + confusion.METRICS + metrics.SCORE_METRICS + iou_metrics.METRICS
     table = {cls.__name__: cls for cls in classes}
     table.update({snake_case(cls.__name__): cls for cls in classes})
     for short, name in {"bce": "BinaryCrossentropy", "mse": "MeanSquaredError", "mae": "MeanAbsoluteError",

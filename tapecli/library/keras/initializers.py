@@ -421,3 +421,25 @@ def get(value, seed=None) -> Initializer:
 
 def seed_of(value):
     return seed_value(value)
+
+
+# TensorFlow's own initializer classes (init_ops_v2), called as init(shape, dtype=tf.float32): Keras's, renamed
+class OnesInitializer(Ones):
+    keras_name = "ones_initializer"
+
+
+class ZerosInitializer(Zeros):
+    keras_name = "zeros_initializer"
+
+
+class RandomNormalInitializer(RandomNormal):
+    keras_name = "random_normal_initializer"
+    default_seed = False        # (TensorFlow's: its seed is the op's, tf.random.normal's)
+
+
+class RandomUniformInitializer(RandomUniform):
+    keras_name = "random_uniform_initializer"
+    default_seed = False
+
+
+TENSORFLOW_INITIALIZERS = [OnesInitializer, ZerosInitializer, RandomNormalInitializer, RandomUniformInitializer]

@@ -88,7 +88,7 @@ def _index(key):
 
 def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, num_tokens=None):
     """one_hot's maximum over the indices' axis (the second of a batch, the only one of a vector)."""
-    from tapecli.library.keras.utilities_more import ops_one_hot
+    from tapecli.library.keras.utilities import ops_one_hot
     if sparse:
         raise TdfValueError("ops.multi_hot(sparse=True) is not supported by tapecli")
     hot = ops_one_hot(inputs, num_classes if num_classes is not None else num_tokens, axis, dtype)

@@ -9,8 +9,8 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.library.keras.common import dims, float_dtype, integer, tensor
-from tapecli.library.keras.utilities_more import keras_reduction
-from tapecli.library.keras.utilities_more import result_type as strong_result_type
+from tapecli.library.keras.utilities import keras_reduction
+from tapecli.library.keras.utilities import result_type as strong_result_type
 from tapecli.runtime.values import NumpyArray, Tensor, dtype_name
 
 _WEAK = {"b": "bool", "i": "int", "u": "int", "f": "float"}

@@ -297,7 +297,7 @@ class Resizing(_ImageLayer):
                         "fill_value": num(fill_value, "fill_value"), "antialias": flag(antialias)}
 
     def forward(self, interp, x, training):
-        from tapecli.library.tf_array_more import saturate_cast
+        from tapecli.library.tf_array import saturate_cast
         resized = keras_resize(x, self.height, self.width, **self.options)
         if resized.dtype == x.dtype:
             return resized

@@ -1,12 +1,16 @@
-"""keras.Variable, keras.backend's configuration readers and keras.utils.to_categorical."""
+"""keras.Variable, keras.backend's configuration readers and keras.utils.to_categorical; set_random_seed, the
+(x, y, sample_weight) packing helpers, pad_sequences, dtype names and promotion (standardize_dtype, result_type,
+is_float_dtype, is_int_dtype), clear_session, get_uid, keras.remat / RematScope (rematerialization saves memory and
+changes no value), timeseries_dataset_from_array, and the keras.ops reductions written on TensorFlow's."""
 from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfValueError
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import dims, flag, float_dtype, integer, tensor
-from tapecli.runtime.values import DType, NumpyArray, Tensor, Variable
+from tapecli.library.keras.common import dims, flag, float_dtype, integer, num, tensor
+from tapecli.runtime.context import current
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonTuple, Tensor, Variable
 
 
 def variable(initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
@@ -68,7 +72,248 @@ def normalize(x, axis=-1, order=2):
     return ops.div(t, ops.maximum(norm(t, axis=integer(axis, "axis"), keepdims=True, ord=order), 1e-7))
 
 
+def set_random_seed(interp, seed):
+    """Python's, NumPy's global and TensorFlow's seeds at once, as keras.utils.set_random_seed (Python's is the
+    run's, whose draws a program's random module and Keras's default seeds share)."""
+    from tapecli.interpreter.registry import BUILTINS
+    from tapecli.library.tf_nn import set_seed        # (a family imported when a program first names it)
+    if not isinstance(seed, int) and not (isinstance(seed, Tensor) and seed.dtype.kind in "iu" and seed.ndim == 0):
+        raise TdfTypeError(f"Expected `seed` argument to be an integer. Received: seed={seed!r}")
+    seed = integer(seed, "seed")
+    current().python_random().seed(seed)          # (Keras's initializers draw their seeds from it)
+    current().keras_seed_generator = None           # (Keras's global SeedGenerator is made again at its next use)
+    BUILTINS["np.random.seed"](interp, seed)
+    set_seed(interp, seed)
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    if y is None:
+        return [x] if not isinstance(x, (list, tuple)) else x
+    return [x, y] if sample_weight is None else [x, y, sample_weight]
+
+
+def unpack_x_y_sample_weight(data):
+    if isinstance(data, list) and not isinstance(data, Tensor):
+        if len(data) == 1:
+            return [data[0], None, None]
+        if len(data) == 2:
+            return [data[0], data[1], None]
+        if len(data) == 3:
+            return list(data)
+        raise TdfValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, "
+                            f"found: {len(data)} items")
+    return [data, None, None]
+
+
+def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre", value=0.0):
+    """keras.utils.pad_sequences: a NumPy array of the sequences cut and padded to one length."""
+    rows = [np.asarray(tensor(s, "a sequence").value if not isinstance(s, list) or s else np.zeros(0)).reshape(-1)
+            for s in sequences]
+    if padding not in ("pre", "post") or truncating not in ("pre", "post"):
+        raise TdfValueError("padding and truncating must be 'pre' or 'post'")
+    length = max((len(r) for r in rows), default=0) if maxlen is None else integer(maxlen, "maxlen")
+    want = np.dtype(dtype.np if isinstance(dtype, DType) else dtype)
+    out = np.full((len(rows), length), num(value, "value"), dtype=want)
+    for i, row in enumerate(rows):
+        if not len(row) or not length:
+            continue
+        cut = row[-length:] if truncating == "pre" else row[:length]
+        if padding == "post":
+            out[i, :len(cut)] = cut
+        else:
+            out[i, -len(cut):] = cut
+    return NumpyArray(out)
+
+
+def standardize_dtype(dtype=None):
+    if dtype is None:
+        return "float32"
+    name = dtype.name if isinstance(dtype, DType) else dtype if isinstance(dtype, str) else None
+    if name not in DTYPES:
+        raise TdfValueError(f"Invalid dtype: {dtype!r}")
+    return name
+
+
+def is_float_dtype(dtype):
+    return standardize_dtype(dtype).startswith("float")
+
+
+def is_int_dtype(dtype):
+    return standardize_dtype(dtype).startswith("int")
+
+
+def result_type(*dtypes):
+    """Keras's promotion of dtypes (no dtypes: floatx): bool < int32 < int64 < float32 < float64, with an int64
+    and a float32 meeting in float32 as Keras's lattice gives."""
+    names = [standardize_dtype(d) for d in dtypes] or ["float32"]
+    order = ["bool", "int32", "int64", "float32", "float64"]
+    return max(names, key=order.index)
+
+
+def clear_session(interp, free_memory=True):
+    """Keras's global state reset: its automatic layer names and get_uid's counters start again."""
+    interp.__dict__.pop("keras_names", None)
+    interp.__dict__.pop("keras_uids", None)
+
+
+def get_uid(interp, prefix=""):
+    """1, 2, ... for each prefix in a run (the run's own counters)."""
+    counters = interp.__dict__.setdefault("keras_uids", {})
+    counters[prefix] = counters.get(prefix, 0) + 1
+    return counters[prefix]
+
+
+def remat(f):
+    return f
+
+
+def remat_scope(mode="full", output_size_threshold=1024, layer_names=None):
+    """keras.RematScope: a with-context whose body runs unchanged (rematerialization changes no value)."""
+    from tapecli.library.tf_scopes import Scope
+    if mode not in ("full", "activations", "larger_than", "list_of_layers", None):
+        raise TdfValueError(f"RematScope: invalid mode {mode!r}")
+    return Scope()
+
+
+def _logging(interp):
+    return interp.__dict__.setdefault("keras_logging", {"interactive": True})
+
+
+def enable_interactive_logging(interp):
+    """Keras's fit/evaluate progress display switch (tapecli's fit prints nothing either way)."""
+    _logging(interp)["interactive"] = True
+
+
+def disable_interactive_logging(interp):
+    _logging(interp)["interactive"] = False
+
+
+def is_interactive_logging_enabled(interp):
+    return _logging(interp)["interactive"]
+
+
+def ops_one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+    """keras.ops.one_hot (its TensorFlow backend): tf.one_hot of the indices cast to int64, floatx unless
+    ``dtype`` says (float labels, such as MNIST's after astype("float32"), are truncated)."""
+    from tapecli.library.tf_nn import one_hot
+    if sparse:
+        raise TdfValueError("ops.one_hot(sparse=True) is not supported by tapecli")
+    indices = Tensor(np.asarray(tensor(x, "x").value).astype(np.int64))
+    return one_hot(indices, integer(num_classes, "num_classes"), axis=axis,
+                   dtype=DType(np.dtype(float_dtype()).name) if dtype is None else dtype)
+
+
+def convert_to_numpy(x):
+    """keras.ops.convert_to_numpy: the tensor's values as a NumPy array (0-d for a scalar, as Keras gives)."""
+    return NumpyArray(np.array(tensor(x).value))
+
+
+def ops_shape(x):
+    """keras.ops.shape: the static shape as a tuple of Python ints (TensorFlow's tf.shape is a tensor)."""
+    return PythonTuple(Tensor(np.array(d, dtype=np.int64), weak=True) for d in tensor(x).shape)
+
+
+def keras_reduction(tensorflow_name: str):
+    """keras.ops.sum/max/min: TensorFlow's reduction (not Python's sum, min, max of the same flat names)."""
+    def reduce(x, axis=None, keepdims=False):
+        from tapecli.interpreter.registry import BUILTINS, load_word
+        load_word(tensorflow_name)          # (its family, imported when a program first names it)
+        return BUILTINS[tensorflow_name](x, axis=axis, keepdims=keepdims)
+    reduce.__name__ = tensorflow_name.removeprefix("reduce_")
+    return reduce
+
+
+def timeseries_dataset_from_array(interp, data, targets, sequence_length, sequence_stride=1, sampling_rate=1,
+                                  batch_size=128, shuffle=False, seed=None, start_index=None, end_index=None,
+                                  format="tf"):
+    """keras.utils.timeseries_dataset_from_array (Keras 3.15's tf format): windows of ``sequence_length`` steps
+    ``sampling_rate`` apart, starting every ``sequence_stride`` steps, each with the target at its first step, in
+    the data's own dtype, batched. ``shuffle`` shuffles the start positions with NumPy's RandomState(seed), as
+    Keras does, then the dataset's shuffle (whose order is tapecli's: Dataset.shuffle)."""
+    from tapecli.library.keras.common import converted
+    from tapecli.library.data import from_tensor_slices
+    from tapecli.runtime.limits import admit
+    from tapecli.runtime.specs import TensorSpec
+    values = converted(data, "data").value
+    n = len(values)
+    length, stride, rate = (integer(v, k) for v, k in ((sequence_length, "sequence_length"),
+                                                         (sequence_stride, "sequence_stride"), (sampling_rate, "sampling_rate")))
+    start = 0 if start_index is None else integer(start_index, "start_index")
+    end = n if end_index is None else integer(end_index, "end_index")
+    _check_window(start_index is not None and start, end_index is not None and end, start, n, rate, stride, format)
+    labels = None if targets is None else converted(targets, "targets").value
+    count = end - start - (length - 1) * rate
+    if labels is not None:
+        count = min(count, len(labels))
+    positions = np.arange(0, max(count, 0), stride, dtype=np.int32 if count < 2147483647 else np.int64)
+    if flag(shuffle):
+        from tapecli.library.numpy_forms import _global_state       # (np.random.randint: the run's own state)
+        rng = np.random.RandomState(_global_state(interp).randint(1e6) if seed is None else integer(seed, "seed"))
+        rng.shuffle(positions)
+    steps = positions[:, None] + np.arange(0, length * rate, rate)
+    admit(steps.size * int(np.prod(values.shape[1:], dtype=np.int64)), values.itemsize, "the windows")
+    windows = NumpyArray(values[start:end][steps])
+    dataset = from_tensor_slices(windows if labels is None else
+                                 PythonTuple([windows, NumpyArray(labels[start:end][positions])]))
+    sliced = dataset.spec
+
+    def spec():         # (Keras's windows come from a map over ranges: their length is unknown to the spec)
+        found = sliced()
+        first = found if labels is None else found[0]
+        window = TensorSpec((None, *first.shape[1:]), first.dtype)
+        return window if labels is None else PythonTuple([window, found[1]])
+    dataset.spec = spec
+    if flag(shuffle) and batch_size is not None:
+        dataset = dataset.get_attribute(interp, "shuffle", None).fn(None, integer(batch_size, "batch_size") * 8, seed)
+    if batch_size is not None:
+        dataset = dataset.get_attribute(interp, "batch", None).fn(None, batch_size)
+    return dataset
+
+
+def _check_window(start_given, end_given, start, n, rate, stride, format):
+    """Keras's argument checks, in its order and words."""
+    if start_given:
+        if start < 0:
+            raise TdfValueError(f"`start_index` must be 0 or greater. Received: start_index={start}")
+        if start >= n:
+            raise TdfValueError(f"`start_index` must be lower than the length of the data. Received: "
+                                f"start_index={start}, for data of length {n}")
+    if end_given:
+        if start_given and end_given <= start:
+            raise TdfValueError(f"`end_index` must be higher than `start_index`. Received: start_index={start}, and "
+                                f"end_index={end_given} ")
+        if end_given >= n:
+            raise TdfValueError(f"`end_index` must be lower than the length of the data. Received: "
+                                f"end_index={end_given}, for data of length {n}")
+    for name, value in (("sampling_rate", rate), ("sequence_stride", stride)):
+        if value <= 0:
+            raise TdfValueError(f"`{name}` must be higher than 0. Received: {name}={value}")
+        if value >= n:
+            raise TdfValueError(f"`{name}` must be lower than the length of the data. Received: {name}={value}, "
+                                f"for data of length {n}")
+    if format not in ("tf", "grain"):
+        raise TdfValueError(f'`format` should be either "tf" or "grain". Received: format={format}')
+    if format == "grain":
+        raise TdfValueError("format='grain' makes a Grain dataset, which tapecli does not have: use format='tf'")
+
+
+WITH_INTERP = {"utils.set_random_seed": set_random_seed,
+               "utils.timeseries_dataset_from_array": timeseries_dataset_from_array, "backend.get_uid": get_uid,
+               "backend.clear_session": clear_session, "utils.clear_session": clear_session,
+               "utils.enable_interactive_logging": enable_interactive_logging,
+               "utils.disable_interactive_logging": disable_interactive_logging,
+               "utils.is_interactive_logging_enabled": is_interactive_logging_enabled}
+
+
 FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.epsilon": epsilon,
              "backend.floatx": floatx, "backend.image_data_format": image_data_format, "config.backend": backend,
              "config.epsilon": epsilon, "config.floatx": floatx, "config.image_data_format": image_data_format,
-             "utils.to_categorical": to_categorical, "utils.normalize": normalize}
+             "utils.to_categorical": to_categorical, "utils.normalize": normalize,
+             "ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"),
+             "ops.max": keras_reduction("reduce_max"), "ops.min": keras_reduction("reduce_min"),
+             "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
+             "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
+             "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
+             "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
+             "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
+             "backend.result_type": result_type, "keras.remat": remat, "keras.RematScope": remat_scope}
