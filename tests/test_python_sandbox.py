@@ -62,6 +62,11 @@ ESCAPES = {
     "__build_class__": "b = __build_class__",
     "change a library class": "import random\nrandom.Random.random = None",
     "setattr on a type": "setattr(int, 'x', 1)",
+    "a library class while a class statement runs": "class A:\n    def __init_subclass__(cls):\n        int.x = 1\n"
+                                                     "class B(A):\n    pass",
+    "a type of the same name while its class statement runs": "class A:\n    def __init_subclass__(cls):\n"
+                                                              "        setattr(type(cls), 'x', 1)\nclass B(A):\n"
+                                                              "    pass",
     "private of a library object": "import random\nr = random.Random()\nx = r._randbelow",
     "catch the refusal": "try:\n    import subprocess\nexcept BaseException:\n    pass\nx = 1",
     "warnings reading a file": "import warnings\ns = warnings.formatwarning('m', UserWarning, '/etc/passwd', 1)",
