@@ -14,7 +14,7 @@ import types
 import weakref
 
 from tapecli.errors import LimitError, TdfError, TdfNameError
-from tapecli.execution import guard, weigh
+from tapecli.execution import guard, interfaces, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
 from tapecli.interpreter.core import ErrorLine
 from tapecli.execution.tf_errors import is_catchable
@@ -293,6 +293,9 @@ class Sandbox:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
                 self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "changed")
+        if isinstance(obj, type) and name in interfaces.GETTERS:        # (sealed as its class statement made it)
+            raise TdfNameError(f"{name} cannot be set on a class after its class statement in tapecli programs",
+                               hint="define it in the class statement")
 
     def _may_delete(self, obj, name: str) -> None:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
@@ -343,8 +346,15 @@ class Sandbox:
         finally:
             self.building.pop()
         if isinstance(cls, type):
+            interfaces.seal(cls)
             self.classes.add(cls)
         return cls
+
+    def dir(self, *obj):
+        """dir(), less the seal's descriptors (interfaces.py) on the program's classes."""
+        if not obj:
+            return sorted(program_frame(self.filename).f_locals)
+        return [name for name in builtins.dir(*obj) if not interfaces.hidden(obj[0], name)]
 
     def vars(self, *obj):
         """vars() of the program's own objects; of another object (argparse's Namespace, a SimpleNamespace), a
