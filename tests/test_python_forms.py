@@ -266,7 +266,16 @@ def test_binding_errors_say_what_python_says():
 
 @pytest.mark.parametrize("src", ["def f():\n    yield 1\nx = list(f())\n", "try:\n    x = 1 / 0\nexcept:\n    x = 2\n",
                                  "x = 0\ndef g():\n    global x\n    x = 5\ng()\n",
-                                 "class A:\n    pass\nx = A().__dict__\n"])
+                                 "class A:\n    pass\nx = A().__dict__\n",
+                                 # the class being made is the program's to the hooks its class statement runs
+                                 "class B:\n    def __init_subclass__(cls):\n        cls.tag = cls.__name__\n"
+                                 "        setattr(cls, '_n', 1)\nclass A(B):\n    pass\nx = (A.tag, A._n)\n",
+                                 "class M(type):\n    def __init__(cls, name, bases, ns):\n"
+                                 "        super().__init__(name, bases, ns)\n        cls.tag = 'm_' + name\n"
+                                 "class A(metaclass=M):\n    pass\nx = A.tag\n",
+                                 "class F:\n    def __set_name__(self, owner, name):\n"
+                                 "        owner.fields = getattr(owner, 'fields', ()) + (name,)\n"
+                                 "class A:\n    x = F()\n    y = F()\nx = A.fields\n"])
 def test_python_forms_the_interpreter_refused_run_as_cpython_runs_them(src):
     ours = run(src + "print(repr(x))\n").output
     assert ours == through_cpython(src + "print(repr(x))\n", "<input>")[0]

@@ -215,7 +215,7 @@ def _program_line(filename: str) -> int | None:
 
 
 def runtime_names(sandbox) -> dict:
-    from tapecli.execution import guard, weigh
+    from tapecli.execution import guard, interfaces, weigh
 
     def texted(value):
         weigh.weigh_text(value, None)
@@ -223,7 +223,7 @@ def runtime_names(sandbox) -> dict:
     return {guard.GET: sandbox.get, guard.SET: sandbox.set, guard.DELETE: sandbox.delete,
             guard.TICK: sandbox.tick, guard.BINARY: weigh.binary, guard.CAUGHT: sandbox.caught,
             guard.ITER: sandbox.iterable, guard.FIELD: weigh.field, guard.JOINED: weigh.joined,
-            guard.TEXTED: texted}
+            guard.TEXTED: texted, guard.MADE: interfaces.made}
 
 
 def _compiled(tree: ast.Module, filename: str, source: str = "", transform=None):

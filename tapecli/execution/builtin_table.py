@@ -16,7 +16,7 @@ REFUSED_BUILTINS = {
     "credits": "it prints to the terminal", "license": "it prints to the terminal",
     "aiter": "asynchronous iteration runs outside the limits", "anext": "asynchronous iteration runs outside the limits",
 }
-_OWN = ("getattr", "hasattr", "vars", "print")
+_OWN = ("getattr", "hasattr", "vars", "print", "dir")
 
 
 def program_builtins(sandbox, modules) -> dict:

@@ -24,6 +24,7 @@ from tapecli.errors import TdfSyntaxError
 GET, SET, DELETE, TICK, BINARY, CAUGHT, ITER = ("__tdf_get__", "__tdf_set__", "__tdf_del__", "__tdf_tick__",
                                                "__tdf_binary__", "__tdf_caught__", "__tdf_iter__")
 FIELD, JOINED, TEXTED = "__tdf_field__", "__tdf_joined__", "__tdf_texted__"
+MADE = "__tdf_made__"       # a call of the name ``type`` with three arguments: its class sealed (interfaces.py)
 # A TensorFlow program's (TensorFlowGuard): a tape method's call site, a tape named by its binding, the count of
 # requests before a top-level assignment and what it bound after it, a top-level ``x = tf.Variable(...)``'s name.
 SITE, TAPE, COUNT, BOUND, DECLARE = "__tdf_site__", "__tdf_tape__", "__tdf_count__", "__tdf_bound__", "__tdf_declare__"
@@ -43,6 +44,8 @@ UNREACHABLE = frozenset({
     "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_globals", "f_locals", "f_builtins",
     "f_back", "f_code", "tb_frame", "tb_next", "func_globals", "func_code", "im_func",
     "tofile", "fromfile", "dump", "ctypes", "cffi",
+    # NumPy makes an array of the memory these name (interfaces.py)
+    "__array_interface__", "__array_struct__", "__cuda_array_interface__",
 })
 # Methods whose result can be far larger than their inputs: weighed before they run (sandbox.weighed_method).
 WEIGHED_METHODS = frozenset({"astype", "repeat", "tolist", "zfill", "ljust", "rjust", "center", "expandtabs",
@@ -283,6 +286,9 @@ class _Guard(ast.NodeTransformer):
                 node.args[0] = _call(ITER, node.args[0], node.args[0], ast.Constant(node.func.id))
             elif node.func.id in TEXT_MAKERS:
                 node.args[0] = _call(TEXTED, node.args[0], node.args[0])
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
+            node.args = [node.func, *node.args]
+            node.func = ast.copy_location(ast.Name(MADE, ast.Load()), node.func)
         return node
 
     def visit_JoinedStr(self, node: ast.JoinedStr):

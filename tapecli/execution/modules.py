@@ -44,10 +44,10 @@ ALLOWED: dict[str, dict[str, str]] = {
                                "objects", "main": "it is base64's command line"},
     "hashlib": {"file_digest": "it reads a file object"},
     "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
-    # numpy.lib for its sliding windows alone (read-only views; as_strided makes any view of raw memory)
+    # numpy.lib for its views alone: sliding windows, and as_strided within its array's memory (numpy_gate)
     "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
-    "numpy.lib": {}, "numpy.lib.stride_tricks": {"as_strided": numpy_gate.REFUSED["numpy"]["lib"]},
+    "numpy.lib": {}, "numpy.lib.stride_tricks": {},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
     "numpy.ma": {**dict.fromkeys(("dump", "load"), "it reads or writes files"),      # (NumPy 1.x has these four)
                  **dict.fromkeys(("dumps", "loads"), "it pickles, and loading a pickle runs code")},
@@ -70,7 +70,7 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
          "sys": {"argv", "exit", "stdout", "stderr", "version", "version_info", "hexversion", "implementation",
                  "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
                  "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding"},
-         "numpy.lib": {"stride_tricks"}, "numpy.lib.stride_tricks": {"sliding_window_view"},
+         "numpy.lib": {"stride_tricks"}, "numpy.lib.stride_tricks": {"sliding_window_view", "as_strided"},
          "re": {"compile", "search", "match", "fullmatch", "findall", "finditer", "split", "sub", "subn", "escape",
                 "purge", "Pattern", "Match", "error", "RegexFlag", "A", "ASCII", "DEBUG", "I", "IGNORECASE", "L",
                 "LOCALE", "M", "MULTILINE", "NOFLAG", "S", "DOTALL", "U", "UNICODE", "X", "VERBOSE"},

@@ -14,7 +14,7 @@ import types
 import weakref
 
 from tapecli.errors import LimitError, TdfError, TdfNameError
-from tapecli.execution import guard, weigh
+from tapecli.execution import guard, interfaces, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
 from tapecli.interpreter.core import ErrorLine
 from tapecli.execution.tf_errors import is_catchable
@@ -64,6 +64,9 @@ class Sandbox:
         self.limits = limits
         self.filename = filename
         self.classes: weakref.WeakSet = weakref.WeakSet()     # the classes the program's class statements made
+        # (module, qualname) of the class statements being executed: their class, before its statement returns
+        # it, is already the program's to __init_subclass__, __set_name__ and a metaclass's __init__
+        self.building: list[tuple[str, str]] = []
         self.text: list[str] = []                            # what print() wrote, in pieces
         self.error_partial = ""                              # standard error's text after its last newline
         self.modules: dict[str, object] = {}                 # the module proxies this run imported
@@ -215,7 +218,11 @@ class Sandbox:
     def program_made(self, obj) -> bool:
         """Whether ``obj`` is a class the program made, or an instance of one."""
         cls = obj if isinstance(obj, type) else type(obj)
-        return cls in self.classes
+        return cls in self.classes or self._being_built(cls)
+
+    def _being_built(self, cls: type) -> bool:
+        return bool(self.building) and (type.__getattribute__(cls, "__module__"),
+                                        type.__getattribute__(cls, "__qualname__")) in self.building
 
     def readable(self, obj, name: str) -> bool:
         if name in UNREACHABLE or name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
@@ -286,17 +293,20 @@ class Sandbox:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
                 self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "changed")
+        if isinstance(obj, type) and name in interfaces.GETTERS:        # (sealed as its class statement made it)
+            raise TdfNameError(f"{name} cannot be set on a class after its class statement in tapecli programs",
+                               hint="define it in the class statement")
 
     def _may_delete(self, obj, name: str) -> None:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
-                isinstance(obj, type) and obj not in self.classes) or (self.eager is not None and self.eager.owns(obj)):
+                isinstance(obj, type) and not self.program_made(obj)) or (self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "deleted")
 
     def set(self, obj, name: str, value) -> None:
         self._may_set(obj, name)
         if self.eager is not None and self.program_made(obj):
             self.eager.run.attribute_set(obj, name, value)
-        if isinstance(obj, type) and obj not in self.classes:
+        if isinstance(obj, type) and not self.program_made(obj):
             raise TdfNameError(f"the class {obj.__name__} is tapecli's or Python's, and a program cannot change it",
                                hint="derive a class of your own and change that")
         setattr(obj, name, value)
@@ -330,10 +340,21 @@ class Sandbox:
         return builtins.hasattr(obj, name)
 
     def build_class(self, func, name, /, *bases, **kwargs):     # (a class keyword may be "name")
-        cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        self.building.append((func.__module__, func.__qualname__))
+        try:
+            cls = builtins.__build_class__(func, name, *bases, **kwargs)
+        finally:
+            self.building.pop()
         if isinstance(cls, type):
+            interfaces.seal(cls)
             self.classes.add(cls)
         return cls
+
+    def dir(self, *obj):
+        """dir(), less the seal's descriptors (interfaces.py) on the program's classes."""
+        if not obj:
+            return sorted(program_frame(self.filename).f_locals)
+        return [name for name in builtins.dir(*obj) if not interfaces.hidden(obj[0], name)]
 
     def vars(self, *obj):
         """vars() of the program's own objects; of another object (argparse's Namespace, a SimpleNamespace), a

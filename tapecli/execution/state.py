@@ -11,7 +11,7 @@ import operator
 import random
 
 from tapecli.errors import TdfError
-from tapecli.execution import regex
+from tapecli.execution import interfaces, regex
 from tapecli.runtime.context import current
 
 # A run's NumPy generator starts from this seed, as tapecli's own default generator does (docs/language.md):
@@ -24,7 +24,10 @@ def run_replacements(sandbox) -> dict[str, dict]:
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
            "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
            "os": _os(sandbox), "sys": _sys(sandbox), "re": regex.module(sandbox),
-           "datetime": _datetime(sandbox)}
+           "datetime": _datetime(sandbox),
+           # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
+           "types": {"SimpleNamespace": interfaces.SimpleNamespace},
+           "dataclasses": {"make_dataclass": interfaces.make_dataclass}}
     return out
 
 

@@ -171,11 +171,49 @@ STRING_REFUSED = {"mod": "its result's size comes from the format's widths, whic
                   "translate": "its table may map a character to any string: the result's size is not bounded"}
 
 
+def _strided_within_its_array(x, shape=None, strides=None, subok=False, writeable=True):
+    """as_strided's view reads only the memory of the array it is a view of (NumPy checks nothing: a shape or
+    strides past its end would read or write whatever lies beyond). The layout is read through ndarray's own
+    descriptors, which a program's subclass cannot override."""
+    a = np.array(x, copy=None, subok=bool(subok))
+    start, own_shape, own_strides, itemsize = _layout(a)
+    shape = own_shape if shape is None else tuple(operator.index(n) for n in np.atleast_1d(shape))
+    strides = own_strides if strides is None else tuple(operator.index(n) for n in np.atleast_1d(strides))
+    if len(shape) != len(strides) or any(n < 0 for n in shape) or 0 in shape:
+        return                                       # NumPy says what is wrong, or the view has no element
+    low, high = _extent(shape, strides, itemsize)
+    owner = a
+    while isinstance(np.ndarray.base.__get__(owner), np.ndarray):
+        owner = np.ndarray.base.__get__(owner)
+    owner_start, owner_shape, owner_strides, owner_itemsize = _layout(owner)
+    lowest, highest = _extent(owner_shape, owner_strides, owner_itemsize) if 0 not in owner_shape else (0, 0)
+    lowest, highest = owner_start + lowest - start, owner_start + highest - start
+    if low < lowest or high > highest:
+        raise ValueError(f"as_strided: a view of shape {shape} with strides {strides} reaches bytes {low} to {high} "
+                         f"of its array's data, which has bytes {lowest} to {highest}")
+
+
+def _layout(a: np.ndarray) -> tuple:
+    return (np.ndarray.__array_interface__.__get__(a)["data"][0], np.ndarray.shape.__get__(a),
+            np.ndarray.strides.__get__(a), np.ndarray.itemsize.__get__(a))
+
+
+def _extent(shape, strides, itemsize) -> tuple[int, int]:
+    """The bytes a layout reaches, from its first element's: [low, high)."""
+    return (sum(st * (n - 1) for n, st in zip(shape, strides) if st < 0),
+            sum(st * (n - 1) for n, st in zip(shape, strides) if st > 0) + itemsize)
+
+
+# A function's own refusals, checked with its arguments before NumPy runs.
+_CHECKS = {("numpy.lib.stride_tricks", "as_strided"): _strided_within_its_array}
+
+
 def weighed(module: str, name: str, function, then=None):
     """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made;
     ``then``: called with the arguments once they are weighed, before NumPy runs (a caller's own refusals)."""
     if isinstance(function, (type, np.ufunc)) or not callable(function):
         return function
+    then = then or _CHECKS.get((module, name))
     estimate = _MODULE_ESTIMATES[module].get(name) if module in _MODULE_ESTIMATES else ESTIMATES.get(name)
     if estimate is None and module == "numpy.random":
         estimate = _random_estimate(name)
