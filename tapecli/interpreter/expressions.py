@@ -327,7 +327,9 @@ class Expressions:
             # lists of variables or objects (`layer.weights == [layer.w, layer.b]`): Python's list equality
             same = len(left) == len(right) and all(a is b or truth(self.compare("==", a, b)) for a, b in zip(left, right))
             return PythonBool(np.array(same == (op == "==")))
-        left, right = (_list_as_tensor(v) for v in (left, right))
+        # (a Python number a library value holds: a symbolic tensor's dimension, ``h.shape[-1]``)
+        left, right = (Tensor(literal_array(v), weak=True) if isinstance(v, (int, float)) else _list_as_tensor(v)
+                       for v in (left, right))
         if op in ("==", "!=") and TensorShape in (left.__class__, right.__class__):
             same = _dims(left) == _dims(right)      # TensorShape == (2, 3): a Python bool, as TensorFlow's
             return PythonBool(np.array(same == (op == "==")))

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
-from tapecli.runtime.specs import TypeSpec
+from tapecli.runtime.specs import Shape, TypeSpec
 from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
                                     Variable, dtype_name, keras_path)
 
@@ -43,6 +43,8 @@ def python_str(value) -> str:
         return placeholder[0]
     if isinstance(value, TensorShape):
         return str(tuple(int(d) for d in value.value))
+    if isinstance(value, Shape):
+        return str(value)
     if isinstance(value, NumpyArray):
         return str(_numpy_scalar(value))
     if isinstance(value, Tensor) and _is_array(value):

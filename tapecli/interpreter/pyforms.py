@@ -216,7 +216,7 @@ class PythonForms:
 
 def _key(k):
     """A dict key from a program value: strings, and numbers as Python numbers."""
-    if isinstance(k, str):
+    if isinstance(k, (str, int, float)):          # (a key a library dict gave back: a Python number)
         return k
     if isinstance(k, Tensor) and k.ndim == 0:
         return k.value.item()

@@ -185,8 +185,8 @@ class Statements:
         elif isinstance(value, Tensor) and value.ndim >= 1:
             if value.shape[0] != n:         # before a row is made: a, b = range(10 ** 8)
                 raise TdfValueError(f"cannot unpack {value.shape[0]} values into {n} names")
-            items = [Tensor(value.value[i], weak=True) if value.weak else ops.getitem(value, i)
-                     for i in range(value.shape[0])]
+            items = [Tensor(value.value[i], weak=True) if value.weak else NumpyArray(np.asarray(value.value[i]))
+                     if value.__class__ is NumpyArray else ops.getitem(value, i) for i in range(value.shape[0])]
         else:
             raise TdfTypeError(f"cannot unpack {type_word(value)} into {n} names")
         if len(items) != n:
@@ -366,6 +366,8 @@ class Statements:
                 return ops.rows(iterable)
             if iterable.weak:
                 return (new_tensor(row, True) for row in iterable.value)
+            if iterable.__class__ is NumpyArray:       # (NumPy's rows: arrays, or NumPy scalars)
+                return (NumpyArray(np.asarray(row)) for row in iterable.value)
             return (ops.getitem(iterable, i) for i in range(iterable.shape[0]))
         if isinstance(iterable, (list, tuple)):
             return list(iterable)

@@ -16,6 +16,7 @@ from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
+from tapecli.runtime.specs import Shape, static_shape
 from tapecli.runtime.tape import Tape, check_unconnected, type_word
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.runtime.values import DType, PythonBool, Tensor, Variable, dtype_name
@@ -377,12 +378,17 @@ class TensorArray(ProgramObject):
         self.dynamic = truth(dynamic_size) if dynamic_size is not None else False
         self.clear = truth(clear_after_read) if clear_after_read is not None else True
         self.infer = truth(infer_shape)
-        self.shape = None if element_shape is None else tuple(to_int(d, "a dimension") for d in element_shape)
+        given = None if element_shape is None else static_shape(element_shape)     # (dimensions may be None)
+        self.shape = tuple(given) if given is not None and given.known else None
         self.read_before: set = set()
 
     def get_attribute(self, interp, attr, node):
         if attr == "dtype":
             return DType(dtype_name(self.dtype))
+        if attr == "element_shape":         # (known once given or written: unstack leaves it as it was)
+            return Shape(self.shape)
+        if attr == "dynamic_size":
+            return self.dynamic
         method = getattr(self, "m_" + attr, None)
         if method is None:
             raise TdfTypeError(f"TensorArray has no method {attr} in tapecli")
@@ -396,7 +402,7 @@ class TensorArray(ProgramObject):
 
     def _zero(self, i):
         if self.items[i] is None:
-            if self.shape is None:
+            if self.shape is None or None in self.shape:
                 raise TdfValueError("TensorArray: an unwritten entry, and no element shape to make its zeros")
             self.items[i] = Tensor(np.zeros(self.shape, self.dtype))
         return self.items[i]
@@ -414,7 +420,8 @@ class TensorArray(ProgramObject):
         if t.dtype != self.dtype:
             raise TdfTypeError(f"TensorArray dtype is {dtype_name(self.dtype)} but Op is trying to write dtype "
                                f"{dtype_name(t.dtype)}")
-        if self.shape is not None and tuple(t.shape) != self.shape:
+        if self.shape is not None and (len(t.shape) != len(self.shape) or any(
+                d is not None and d != n for d, n in zip(self.shape, t.shape))):
             raise TdfValueError(f"Incompatible shape for value ({list(t.shape)}), expected ({list(self.shape)})")
         if self.infer:
             self.shape = tuple(t.shape)
@@ -436,7 +443,7 @@ class TensorArray(ProgramObject):
 
     def m_stack(self, name=None):
         if not self.items:
-            return Tensor(np.zeros((0, *(self.shape or ())), self.dtype))
+            return Tensor(np.zeros((0, *(self.shape if self.shape and None not in self.shape else ())), self.dtype))
         return ops.stack([self._zero(i) for i in range(len(self.items))])
 
     def m_gather(self, indices, name=None):
@@ -451,6 +458,19 @@ class TensorArray(ProgramObject):
             raise TdfValueError(f"Cannot unstack {len(rows)} tensors into a TensorArray of static size "
                                 f"{len(self.items)}")
         self.items = list(rows)
+        return self
+
+    def m_split(self, value, lengths, name=None):
+        """The rows of ``value`` in consecutive pieces of ``lengths`` rows, one an element."""
+        t, sizes = _strong(value, "TensorArray.split"), _ints(lengths)
+        if sum(sizes) != (t.shape[0] if t.ndim else None):
+            raise TdfValueError(f"Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
+                                f"{sum(sizes)} and value's shape is: {list(t.shape)} ")
+        if not self.dynamic and len(sizes) != len(self.items):
+            raise TdfValueError(f"TensorArray's size is not equal to the size of lengths ({len(self.items)} vs. "
+                                f"{len(sizes)}), and the TensorArray is not marked as dynamically resizeable.")
+        starts = np.cumsum([0, *sizes])
+        self.items = [ops.getitem(t, slice(int(a), int(b))) for a, b in zip(starts[:-1], starts[1:])]
         return self
 
     def m_scatter(self, indices, value, name=None):

@@ -407,6 +407,11 @@ def round_(value, ndigits=None):
     if isinstance(value, Tensor) and value.weak and value.ndim == 0:
         digits = None if ndigits is None else to_int(ndigits, "ndigits")
         return Tensor(np.array(round(value.value.item(), digits)), weak=True)
+    if value.__class__ is NumpyArray:       # NumPy's own __round__ (np.float64 of 1 / np.int64(3))
+        digits = None if ndigits is None else to_int(ndigits, "ndigits")
+        rounded = round(value.value[()] if value.ndim == 0 else value.value, digits)
+        return NumpyArray(np.asarray(rounded)) if isinstance(rounded, (np.ndarray, np.generic)) else Tensor(
+            np.array(rounded), weak=True)
     if ndigits is not None:
         raise TdfTypeError(f"round() of {type_word(value)} takes no ndigits", hint="use tf.round(x)")
     return ops.round_(value)

@@ -11,6 +11,7 @@ from tapecli.interpreter.conversions import format_value
 from tapecli.library.core import DTYPE_ENUMS, NamedResult, tensor_argument, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
+from tapecli.runtime.specs import Shape, static_shape
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, Tensor, Variable
 
 @builtin()
@@ -231,6 +232,28 @@ def shape_n(input, out_type=None, name=None):  # noqa: A002
 @builtin()
 def broadcast_dynamic_shape(shape_x, shape_y):
     return _broadcast_shapes(shape_x, shape_y)
+
+
+@builtin()
+def broadcast_static_shape(shape_x, shape_y):
+    """The static broadcast of two TensorShapes, unknown dimensions as TensorFlow's common_shapes broadcasts
+    them."""
+    x, y = static_shape(shape_x), static_shape(shape_y)
+    if not (x.known and y.known):
+        return Shape(None)
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + tuple(x), (1,) * (n - len(y)) + tuple(y)
+    dims = []
+    for dx, dy in zip(x, y):
+        if dx is None or dy is None:
+            known = dx if dx is not None else dy
+            dims.append(known if known is not None and known > 1 else None)
+        elif dx == 1 or dy == 1 or dx == dy:
+            dims.append(dy if dx == 1 else dx)
+        else:
+            raise TdfValueError(f"Incompatible shapes for broadcasting: {static_shape(shape_x)} and "
+                                f"{static_shape(shape_y)}")
+    return Shape(dims)
 
 
 def _broadcast_shapes(a, b):

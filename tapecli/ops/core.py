@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from tapecli import kernels
-from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError
+from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
@@ -121,6 +121,21 @@ def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
 
 # ------------------------------------------------------------------- applying
 
+def _holds_tensor(x) -> bool:
+    return any(isinstance(v, (Tensor, Variable)) or isinstance(v, (list, tuple)) and _holds_tensor(v) for v in x)
+
+
+def _packed(x) -> Tensor:
+    """A (nested) list holding tensors as TensorFlow packs it for an op: literals stay literals, the rest is the
+    stack of its items (its gradient flows to each)."""
+    items = [_packed(v) if isinstance(v, (list, tuple)) else to_tensor(v) for v in x]
+    if len({t.shape for t in items}) > 1:
+        raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.")     # TensorFlow's words
+    if all(t.__class__ is Tensor and t.weak for t in items):
+        return Tensor(literal_array([t.value for t in items]), weak=True)
+    return _E.stack(items, 0)
+
+
 def to_tensor(x) -> Tensor:
     """A program value as an op input: variables are read, numbers become literals."""
     ctx = current()
@@ -138,6 +153,8 @@ def to_tensor(x) -> Tensor:
     if isinstance(x, (list, tuple)) and x and all(v.__class__ is Tensor and v.weak for v in x) \
             and len({v.shape for v in x}) == 1:
         return Tensor(literal_array([v.value for v in x]), weak=True)    # a tuple of literals: (2, 3, 4)
+    if isinstance(x, (list, tuple)) and _holds_tensor(x):
+        return _packed(x)
     dense = getattr(x, "as_dense_tensor", None)         # (tf.IndexedSlices: its dense tensor, as TensorFlow converts it)
     if dense is not None:
         return dense()

@@ -181,6 +181,8 @@ def rows(x: Tensor) -> list:
     (list(range(1e8)) would be some 20 GB). A literal's rows stay literals."""
     n = x.shape[0]
     admit(n, ROW_BYTES + x.value.itemsize * (x.size // max(n, 1)), f"a list of {n:,} rows")
+    if x.__class__ is NumpyArray:         # (NumPy's rows: arrays, or NumPy scalars)
+        return [NumpyArray(np.asarray(x.value[i])) for i in range(n)]
     return [Tensor(x.value[i], weak=True) if x.weak else getitem(x, i) for i in range(n)]
 
 

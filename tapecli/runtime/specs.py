@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.runtime.values import DType
+from tapecli.runtime.values import DType, Tensor
 
 
 class Shape(tuple):
@@ -99,6 +99,16 @@ class Shape(tuple):
         if self.known and len(self) != rank:
             raise TdfValueError(f"Shape {self} must have rank {rank}")
         return self if self.known else Shape([None] * rank)
+
+
+def static_shape(value) -> Shape:
+    """A shape argument as the library holds it (a Shape, a tensor of its dimensions, a list of ints, 0-d
+    tensors and None) as a Shape."""
+    if isinstance(value, Shape) or value is None:
+        return Shape(value)
+    if isinstance(value, Tensor):
+        return Shape(int(d) for d in np.asarray(value.value).reshape(-1))
+    return Shape(None if d is None else int(d.value) if isinstance(d, Tensor) and d.ndim == 0 else d for d in value)
 
 
 def _dimension(d) -> int:
