@@ -291,7 +291,7 @@ def custom_gradient_call(interp, name: str, call, args, kwargs):
     flat_args = flatten(list(args)) + flatten(kwargs)
     inputs = [ops.to_tensor(a) for a in flat_args if isinstance(a, (Tensor, Variable, bool, int, float))]
     variables = [v for v in watcher.watched_variables() if all(v is not a for a in flat_args)]
-    if variables and not _takes_keyword(grad_fn, "variables"):
+    if variables and not takes_keyword(grad_fn, "variables"):
         raise TdfTypeError(f"@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function "
                            f"uses variables: {[v.name for v in variables]}")
     inputs += [ops.to_tensor(v) for v in variables]      # (watched by the tapes that read them, as TensorFlow)
@@ -305,7 +305,7 @@ def _callable(value) -> bool:
     return isinstance(value, (Function, ProgramObject, BoundMethod)) or getattr(value, "is_builtin", False)
 
 
-def _takes_keyword(fn, name: str) -> bool:
+def takes_keyword(fn, name: str) -> bool:
     if not isinstance(fn, Function):      # (a function CPython runs says so itself: execution/tf_calls.py)
         takes = getattr(fn, "takes_keyword", None)
         return takes is not None and takes(name)

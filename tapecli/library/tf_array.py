@@ -34,8 +34,9 @@ def rank(input, name=None):  # noqa: A002
 
 @builtin()
 def is_tensor(x):
-    """A tensor or a variable; a Python number (a literal, weak) is not one."""
-    return Tensor(np.array(isinstance(x, Variable) or (isinstance(x, Tensor) and not x.weak)))
+    """Whether ``x`` is a tensor or a variable, a Python bool (a Python number or a NumPy array is not one)."""
+    return PythonBool(np.array(isinstance(x, Variable) or (
+        isinstance(x, Tensor) and not x.weak and x.__class__ is not NumpyArray)))
 
 
 is_tensor.literals = "a Python number is no tensor"     # (interpreter/registry.py: call_builtin)

@@ -31,7 +31,11 @@ class ProgramLayer(Layer):
         pass
 
     def call(self, interp, args, kwargs, node):
-        return self.instance.call(interp, args, kwargs, node)
+        out = self.instance.call(interp, args, kwargs, node)
+        x = args[0] if args else kwargs.get("inputs")
+        if isinstance(x, KerasTensor) and isinstance(out, KerasTensor):     # (its input and output, as a graph's)
+            self.symbolic = (x, out)
+        return out
 
     def build_for(self, shape, dtype) -> None:
         self.output_shape(shape)

@@ -24,6 +24,9 @@ def program_attribute(interp, instance, attr):
     """HOOKS["keras_model"]: the base's ``__init__``, else what training.program_attribute answers."""
     if attr == "__init__" and instance.cls.role is None:
         return method(attr, lambda *args, **kwargs: init(interp, instance, *args, **kwargs))
+    layer = getattr(instance, "keras_layer", None)
+    if attr in ("input", "output") and instance.inner is None and getattr(layer, "symbolic", None) is not None:
+        return layer.symbolic_end(attr == "output")
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
         return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True,
                                      "dtype": dtype_policy()})

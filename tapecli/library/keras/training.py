@@ -122,13 +122,14 @@ class Trainer:
             m.reset_state()
 
     # ------------------------------------------------------------------ steps
-    def compute_loss(self, x, y, y_pred, sample_weight):
+    def compute_loss(self, x, y, y_pred, sample_weight, training=True):
         """The loss fit's and evaluate's steps take: a program's own ``compute_loss`` where its model defines one
-        (Keras calls it with keywords), else the compiled loss and the added losses."""
+        (Keras calls it with keywords, ``training`` where it takes one), else the compiled loss and the added
+        losses."""
         custom = self.model.method("compute_loss")
         if custom is not None:
-            return tensor(custom([], {"x": x, "y": y, "y_pred": y_pred, "sample_weight": sample_weight,
-                                      "training": PythonBool(np.array(True))}))
+            flag = {"training": PythonBool(np.array(training))} if custom.takes_keyword("training") else {}
+            return tensor(custom([], {"x": x, "y": y, "y_pred": y_pred, "sample_weight": sample_weight, **flag}))
         return self.default_loss(x, y, y_pred, sample_weight)
 
     def default_loss(self, x, y, y_pred, sample_weight):
@@ -185,7 +186,7 @@ class Trainer:
         if custom is not None:
             return custom([x] + ([] if y is None else [y]) + ([] if sample_weight is None else [sample_weight]))
         y_pred = self.model.forward(x, False)
-        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
         self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
         return self.update_metrics(y, y_pred, sample_weight)
 
@@ -550,7 +551,12 @@ class ProgramModel:
         if fn is None or not hasattr(fn, "node"):
             return None
         from tapecli.interpreter.classes import call_method
-        return lambda args, kwargs: call_method(self.interp, fn, owner, self.instance, args, kwargs, None)
+        from tapecli.interpreter.objects import takes_keyword
+
+        def call(args, kwargs):
+            return call_method(self.interp, fn, owner, self.instance, args, kwargs, None)
+        call.takes_keyword = lambda keyword: takes_keyword(fn, keyword)
+        return call
 
 
 def _bases_of(value) -> tuple:
