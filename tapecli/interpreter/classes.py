@@ -383,7 +383,7 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
     else:
         dims = [int(numpy_value(d)) for d in (shape if isinstance(shape, list) else [] if shape is None else [shape])]
     want = dtype.np if isinstance(dtype, DType) else current().settings.float_dtype
-    value = HOOKS["initializer"](initializer).make(dims, interp.rng, want)
+    value = HOOKS["initializer"](initializer, interp=interp).make(dims, interp.rng, want)
     scopes = list(getattr(interp, "keras_scopes", ()))      # (Keras's path: the layers' name scopes open)
     own = instance.keras_name or instance.label
     path = "/".join([*scopes, *([own] if not scopes or scopes[-1] != own else []), name or "variable"])

@@ -69,7 +69,7 @@ class _Windowed(Layer):
                                 f"strides={self.strides} and dilation_rate={self.dilation_rate}")
         self.activation = activation_fn(activation, self.interp)
         self.use_bias = flag(use_bias)
-        self.inits = [initializers.get(i) for i in inits]
+        self.inits = [initializers.get(i, interp=self.interp) for i in inits]
 
     def weight_names(self):
         return ("kernel", "bias")

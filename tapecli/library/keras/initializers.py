@@ -400,10 +400,32 @@ ALIASES = {**{n: c for n, c in BY_NAME.items() if n not in ("normal", "uniform")
            "IdentityInitializer": Identity, "OrthogonalInitializer": Orthogonal}
 
 
-def get(value, seed=None) -> Initializer:
-    """An initializer from a name, an initializer object or its config (keras.initializers.serialize's)."""
+class ProgramInitializer(Initializer):
+    """A program's function, or an instance of its Initializer subclass, called as Keras calls an
+    initializer: ``initializer(shape, dtype=...)``."""
+
+    def __init__(self, fn, interp):
+        self.fn, self.interp = fn, interp
+
+    def make(self, shape, rng, dtype) -> np.ndarray:
+        from tapecli.runtime.values import PythonTuple
+        dims = PythonTuple(Tensor(np.array(d, dtype=np.int64), weak=True) for d in shape)
+        value = self.interp.call_value(self.fn, [dims], {"dtype": np.dtype(dtype).name})
+        return np.asarray(tensor_value(value), dtype=dtype) * np.ones(shape, dtype)
+
+
+def tensor_value(value):
+    return value.read().value if hasattr(value, "read") else value.value if isinstance(value, Tensor) else value
+
+
+def get(value, seed=None, interp=None) -> Initializer:
+    """An initializer from a name, an initializer object or its config (keras.initializers.serialize's), or
+    (with the interpreter) a program's function or callable object."""
+    from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
     if isinstance(value, Initializer):
         return value
+    if interp is not None and isinstance(value, (Function, ProgramObject, BoundMethod)):
+        return ProgramInitializer(value, interp)
     if isinstance(value, dict) and value.get("class_name") in BY_CLASS_NAME:
         config = {k: v for k, v in value.get("config", {}).items()      # (Keras 3.15's fan axes: tapecli's are
                   if k not in ("input_axes", "output_axes") or v is not None}   # its defaults, None)

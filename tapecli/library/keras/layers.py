@@ -192,7 +192,8 @@ class Layer(KerasObject):
         if size > limit:
             raise LimitError(f"this {type(self).__name__} layer's {short} would have {size:,} elements, over the "
                              f"limit of {limit:,}", hint="make the layer smaller, or raise --max-elements")
-        v = Variable(f"{self.display()}.{short}", initializers.get(init).make(shape, self.rng, dtype), trainable,
+        made = initializers.get(init, interp=self.interp).make(shape, self.rng, dtype)
+        v = Variable(f"{self.display()}.{short}", made, trainable,
                      tf_name=short, keras=weight_path(self.interp, self.given or self.auto, short))
         self.weights_[short] = v
         if self.constraints.get(short) is not None:
@@ -242,6 +243,10 @@ class Layer(KerasObject):
                "output": lambda: self.symbolic_end(1)}
         for short in self.weight_names():
             out[short] = lambda s=short: self.weight(s)
+        # (kernel_regularizer, bias_constraint: the object given, a program's own as the program made it)
+        for kind, table in (("regularizer", getattr(self, "regularizers", {})), ("constraint", self.constraints)):
+            for short, held in table.items():
+                out[f"{short}_{kind}"] = lambda h=held: h.fn if isinstance(h, penalties.ProgramPenalty) else h
         given = getattr(self, "given_arguments", None) or {}
         for key in ("activation", "recurrent_activation"):        # Keras's function (keras.activations.get)
             if key in given:
@@ -475,8 +480,8 @@ class Dense(Layer):
             raise TdfValueError(f"Dense needs a positive number of units, got {self.units}")
         self.activation = activation_fn(activation, interp)
         self.use_bias = flag(use_bias)
-        self.kernel_init = initializers.get(kernel_initializer)
-        self.bias_init = initializers.get(bias_initializer)
+        self.kernel_init = initializers.get(kernel_initializer, interp=interp)
+        self.bias_init = initializers.get(bias_initializer, interp=interp)
 
     def weight_names(self):
         return ("kernel", "bias")
@@ -602,7 +607,7 @@ class Embedding(Layer):
     def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, **kw):
         super().__init__(interp, **kw)
         self.input_dim, self.output_dim = integer(input_dim, "input_dim"), integer(output_dim, "output_dim")
-        self.init = initializers.get(embeddings_initializer)
+        self.init = initializers.get(embeddings_initializer, interp=interp)
         self.mask_zero = flag(mask_zero)
 
     def compute_mask(self, x, mask):
