@@ -8,6 +8,7 @@ from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.keras.common import integer, num, scalar
 from tapecli.library.keras.confusion import EPSILON, FirstBatchShaped, floats
 from tapecli.runtime.limits import admit
+from tapecli.runtime.values import Tensor
 
 
 def _class_count(num_classes) -> int:
@@ -40,6 +41,9 @@ class IoU(FirstBatchShaped):
 
     def reset_state(self):
         self.counts = {"cm": np.zeros((self.num_classes, self.num_classes), self.dtype)}
+
+    def attributes(self):
+        return {**super().attributes(), "total_cm": lambda: Tensor(self.counts["cm"].copy())}
 
     def classes(self, y_true, y_pred):
         if not self.sparse[0]:
