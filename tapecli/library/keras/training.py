@@ -162,7 +162,7 @@ class Trainer:
     def train_step(self, x, y, sample_weight):
         custom = self.model.step("train_step")
         if custom is not None:
-            return custom([x] + ([] if y is None else [y]) + ([] if sample_weight is None else [sample_weight]))
+            return custom(_packed(x, y, sample_weight))
         ctx = current()
         tape = Tape("fit")
         tape.open = True
@@ -184,7 +184,7 @@ class Trainer:
     def test_step(self, x, y, sample_weight):
         custom = self.model.step("test_step")
         if custom is not None:
-            return custom([x] + ([] if y is None else [y]) + ([] if sample_weight is None else [sample_weight]))
+            return custom(_packed(x, y, sample_weight))
         y_pred = self.model.forward(x, False)
         loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
         self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
@@ -557,6 +557,14 @@ class ProgramModel:
             return call_method(self.interp, fn, owner, self.instance, args, kwargs, None)
         call.takes_keyword = lambda keyword: takes_keyword(fn, keyword)
         return call
+
+
+def _packed(x, y, sample_weight):
+    """A step's data as Keras packs it (data_adapter_utils.pack_x_y_sample_weight): x alone where there is no
+    y, else the list of those given."""
+    if y is None and sample_weight is None:
+        return x
+    return [x] + ([] if y is None else [y]) + ([] if sample_weight is None else [sample_weight])
 
 
 def _bases_of(value) -> tuple:
