@@ -368,6 +368,9 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
             # an elementwise op whose shapes fit: the values are refused (an integer division by zero, integers to
             # negative powers): TensorFlow's kernel refuses them, an InvalidArgumentError
             raise KernelValueError(f"{op.name}: {e}") from None
+        if op.name == "matmul" and len(tensors) == 2:      # (TensorFlow's words, which programs look for)
+            shapes = ", ".join(f"In[{i}]: [{','.join(map(str, t.shape))}]" for i, t in enumerate(tensors))
+            raise ShapeError(f"Matrix size-incompatible: {shapes} [Op:MatMul]", hint=_shape_hint(op, str(e))) from None
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
     if out.size > 1:                # (a scalar is always within the limits)
         admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)

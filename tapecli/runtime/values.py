@@ -172,6 +172,10 @@ class EagerProtocol:
     def __getitem__(self, key):
         return _eager(self, "getitem").getitem(self, key)
 
+    def __setitem__(self, key, value):      # (TensorFlow's tensors and variables are immutable: its words)
+        kind = "ResourceVariable" if isinstance(self, Variable) else "tensorflow.python.framework.ops.EagerTensor"
+        raise TypeError(f"'{kind}' object does not support item assignment")
+
     def __float__(self):
         return _eager(self, "float").number(self, float)
 
