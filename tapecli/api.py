@@ -288,6 +288,8 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
     _check_dtype(options)
     tree = None if options.of or options.overrides else execution.python_only(source, filename,
                                                                               options.limits.max_memory)
+    if tree is None and not (options.of or options.overrides):
+        tree = _python_with_a_name_error(source, filename, options)
     if tree is not None:
         return run_python(tree, source, filename, options)
     try:
@@ -310,6 +312,17 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         if e.module.split(".")[0] in ALLOWED:       # (CPython's run gives it: say why this run is not CPython's)
             _say_why_not_on_cpython(e, source)
         raise
+
+
+def _python_with_a_name_error(source: str, filename: str, options: Options):
+    """A Python program naming something it never binds and that no builtin family has (a typo, a name a later
+    edit removed): CPython's, whose NameError comes at that line after what ran before it printed, never TDF's
+    run of a program that is not TDF."""
+    tree = execution.python_only(source, filename, options.limits.max_memory, free_names=True)
+    if tree is None or not tree.free_names:
+        return None
+    load_deferred(tree.free_names)          # the builtin families whose names it may use
+    return None if tree.free_names & BUILTINS.keys() else tree
 
 
 def _say_why_not_on_cpython(error: TdfError, source: str) -> None:

@@ -325,3 +325,14 @@ def test_print_takes_end_and_flush_as_python_does():
     result = run_source(source, "p.py")
     assert not isinstance(result.interpreter, execution.PythonRun)         # (the interpreter runs it)
     assert result.output == ["0 1 2 ", "a-b!", "xy", "tail"]
+
+
+def test_a_python_program_naming_what_it_never_binds_runs_as_python_until_that_line():
+    """A typo'd name is CPython's NameError at its line, after what ran before it printed (it was TDF's run of a
+    program that is not TDF, which refused a NumPy slice assignment earlier on)."""
+    src = "import numpy as np\nc = np.zeros(4)\nc[0:2] = 2.0\nprint(c)\nprint(undefined_name.history)\n"
+    with pytest.raises(TdfError) as e:
+        run(src)
+    _, kind, message, line = through_cpython(src, "<input>")
+    assert (e.value.kind, e.value.message, e.value.line) == (kind, message, line) == ("NameError", message, 5)
+    assert e.value.output == ["[2. 2. 0. 0.]"]

@@ -27,6 +27,7 @@ from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
+from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
@@ -77,7 +78,8 @@ OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "fun
                  "TypeSpec", "custom_gradient", "Module", "UnconnectedGradients"})
 # The attributes of those that are classes a program reads (``@tf.Module.with_name_scope``).
 OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"}), "UnconnectedGradients": frozenset({"NONE", "ZERO"})}
-OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES))}
+OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES)),
+               "nest": (tf_nest.nest_module, frozenset(tf_nest.NAMES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim", "get_shape", "set_shape", "device"})
 ASSIGNS = frozenset({"assign", "assign_add", "assign_sub"})
@@ -154,7 +156,7 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 # What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
-                           "__name__"}) | frozenset({         # (the interpreter's type() knows fewer classes)
+                           "__name__", "nest"}) | frozenset({         # (the interpreter's type() knows fewer classes)
     # NumPy arrays' attributes the interpreter's arrays lack (library/numpy_forms.py's ARRAY_METHODS have theirs):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)

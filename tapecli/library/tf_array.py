@@ -494,8 +494,10 @@ _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": None, "int": "i
 @builtin("as_dtype")
 def as_dtype(type_value):
     """tf.as_dtype: a dtype, its name (TensorFlow's spellings: "float", "double") or its enum value."""
-    if isinstance(type_value, DType):
-        return type_value
+    if isinstance(type_value, DType):       # (np.float64 as the interpreter holds it: TensorFlow's DType of it)
+        return type_value if type(type_value) is DType else DType(type_value.name)
+    if isinstance(type_value, np.dtype) or isinstance(type_value, type) and issubclass(type_value, np.generic):
+        type_value = np.dtype(type_value).name
     name = type_value if isinstance(type_value, str) else None
     if isinstance(type_value, Tensor) and type_value.ndim == 0 and type_value.dtype.kind in "iu":
         name = DTYPE_ENUMS.get(int(type_value.value))

@@ -291,6 +291,8 @@ class PythonBool(Tensor):
 def tf_tensor(t: Tensor) -> Tensor:
     """The TensorFlow tensor of a value (tf.constant, tf.convert_to_tensor): a Python bool or NumPy array
     becomes a tensor that prints as one."""
+    if t.__class__ is NumpyArray:       # (TensorFlow copies: the program's later writes to its array stay its own)
+        return Tensor(np.array(t.value), weak=t.weak)
     return t if t.__class__ is Tensor else Tensor(t.value, weak=t.weak)
 
 

@@ -93,7 +93,8 @@ class Trainer:
             raise TdfValueError(f"Could not interpret loss identifier: {loss}")
         if isinstance(loss, losses_mod.Loss):
             return loss
-        return losses_mod.Loss(lambda yt, yp: self.interp.call_value(loss, [yt, yp]), "loss")
+        # (Keras's LossFunctionWrapper: the labels and predictions brought to one rank first)
+        return losses_mod.Loss(lambda yt, yp: self.interp.call_value(loss, list(losses_mod.same_rank(yt, yp))), "loss")
 
     @property
     def metrics(self) -> list:
