@@ -87,6 +87,13 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     return None if free and not free_names else tree
 
 
+def imports_a_framework(tree: ast.Module) -> bool:
+    """Whether the program imports TensorFlow or Keras (any spelling of them)."""
+    return any((getattr(node, "module", None) or alias.name).split(".")[0] in FRAMEWORKS for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0)
+               for alias in node.names)
+
+
 def _imported(tree: ast.Module) -> set[str]:
     return {(getattr(node, "module", None) or alias.name).split(".")[0] for node in ast.walk(tree)
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0)

@@ -400,7 +400,7 @@ def _axis(axis):
     return to_axis(axis)
 
 
-@builtin("abs", replaces=True)
+@builtin("abs")
 def abs_(value):
     """Python's abs of a Python number (a number, not a float32 tensor); of anything else, the elementwise op."""
     if isinstance(value, Tensor) and value.weak and value.ndim == 0:

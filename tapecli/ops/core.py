@@ -121,14 +121,28 @@ def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
 
 # ------------------------------------------------------------------- applying
 
+_MAX_PACKED_DEPTH = 32
+
+
 def _holds_tensor(x) -> bool:
-    return any(isinstance(v, (Tensor, Variable)) or isinstance(v, (list, tuple)) and _holds_tensor(v) for v in x)
+    """Whether a (nested) list holds a tensor: walked once each, so a list that holds itself ends."""
+    seen, stack = {id(x)}, [x]
+    while stack:
+        for v in stack.pop():
+            if isinstance(v, (Tensor, Variable)):
+                return True
+            if isinstance(v, (list, tuple)) and id(v) not in seen:
+                seen.add(id(v))
+                stack.append(v)
+    return False
 
 
-def _packed(x) -> Tensor:
+def _packed(x, depth: int = 0) -> Tensor:
     """A (nested) list holding tensors as TensorFlow packs it for an op: literals stay literals, the rest is the
     stack of its items (its gradient flows to each)."""
-    items = [_packed(v) if isinstance(v, (list, tuple)) else to_tensor(v) for v in x]
+    if depth > _MAX_PACKED_DEPTH:          # (deeper than any tensor's rank: a list that holds itself)
+        raise TdfValueError(f"a list nested more than {_MAX_PACKED_DEPTH} deep cannot be a tensor")
+    items = [_packed(v, depth + 1) if isinstance(v, (list, tuple)) else to_tensor(v) for v in x]
     if len({t.shape for t in items}) > 1:
         raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.")     # TensorFlow's words
     if all(t.__class__ is Tensor and t.weak for t in items):
