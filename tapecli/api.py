@@ -315,12 +315,12 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
 
 
 def _python_with_a_name_error(source: str, filename: str, options: Options):
-    """A Python program (no TensorFlow or Keras) naming something it never binds and that no builtin family has
-    (a typo, a name a later edit removed): CPython's, whose NameError comes at that line after what ran before it
-    printed, never TDF's run of a program that is not TDF."""
+    """A Python program (importing a module, not TensorFlow or Keras) naming something it never binds and that no
+    builtin family has (a typo, a name a later edit removed): CPython's, whose NameError comes at that line after
+    what ran before it printed, never TDF's run of a program that is not TDF."""
     tree = execution.python_only(source, filename, options.limits.max_memory, free_names=True)
-    if tree is None or not tree.free_names or execution.imports_a_framework(tree):     # (TensorFlow's: the
-        return None                                                                    # interpreter's first)
+    if tree is None or not tree.free_names or not execution.imports(tree) or execution.imports_a_framework(tree):
+        return None         # (TDF's own programs import nothing; TensorFlow's go to the interpreter first)
     load_deferred(tree.free_names)          # the builtin families whose names it may use
     return None if tree.free_names & BUILTINS.keys() else tree
 

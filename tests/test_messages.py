@@ -105,7 +105,7 @@ CASES = [
     Case("shape-matmul", "ShapeError", """
         const a = ones([2, 3])
         y = a @ ones([2, 3])
-    """, 2, 5, ["matmul", "[2, 3] and [2, 3]"], hint="inner dimensions"),
+    """, 2, 5, ["Matrix size-incompatible", "In[0]: [2,3], In[1]: [2,3]"], hint="inner dimensions"),
     # -------------------------------------------------------------- TapeError
     Case("tape-second-call", "TapeError", """
         var x = 2.0

@@ -87,6 +87,10 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     return None if free and not free_names else tree
 
 
+def imports(tree: ast.Module) -> bool:
+    return any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(tree))
+
+
 def imports_a_framework(tree: ast.Module) -> bool:
     """Whether the program imports TensorFlow or Keras (any spelling of them)."""
     return any((getattr(node, "module", None) or alias.name).split(".")[0] in FRAMEWORKS for node in ast.walk(tree)

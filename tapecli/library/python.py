@@ -400,14 +400,6 @@ def _axis(axis):
     return to_axis(axis)
 
 
-@builtin("abs")
-def abs_(value):
-    """Python's abs of a Python number (a number, not a float32 tensor); of anything else, the elementwise op."""
-    if isinstance(value, Tensor) and value.weak and value.ndim == 0:
-        return Tensor(np.array(abs(value.value.item())), weak=True)
-    return ops.abs_(value)
-
-
 @builtin("round")
 def round_(value, ndigits=None):
     """Python's round of a Python number (banker's rounding, exact; ``ndigits`` as in Python); a tensor's

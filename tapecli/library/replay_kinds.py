@@ -21,8 +21,7 @@ _ALL_DATA = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "mo
 _FIRST_DATUM = (
     "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "exp", "log", "log1p", "expm1", "sqrt",
     "rsqrt", "square", "abs", "negative", "tanh", "sigmoid", "relu", "relu6", "elu", "selu", "softplus",
-    "softsign", "gelu", "swish", "silu", "leaky_relu", "sign", "floor", "ceil", "round", "tf.round", "tf.abs",
-    "reciprocal", "erf",
+    "softsign", "gelu", "swish", "silu", "leaky_relu", "sign", "floor", "ceil", "round", "tf.round", "reciprocal", "erf",
     "sum", "mean", "max", "min", "prod", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
     "reduce_logsumexp", "logsumexp", "norm", "argmax", "argmin", "softmax", "log_softmax", "l2_normalize",
     "reshape", "transpose", "expand_dims", "squeeze", "tile", "broadcast_to", "cast", "identity",

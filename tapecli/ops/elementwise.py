@@ -121,8 +121,9 @@ def _masked(kind, saves):
 
 
 RELU = register("relu", **_masked("relu", ("out",)), numba=True, program=("relu",), fusion="relu({0}, _F(0.0))")
-ABS = register("abs", **_masked("abs", (0,)), numba=True, program=("tf.abs", "math.abs", "ops.abs", "ops.absolute"),
-               public_name="abs_", fusion="abs({0})")
+# (a Python number's abs is a number: Python's abs(-2.0); tf.abs converts its literal first, registry.converting)
+ABS = register("abs", **_masked("abs", (0,)), numba=True, program=("abs",), public_name="abs_", fusion="abs({0})",
+               weak_arith=True)
 LEAKY_RELU = register("leaky_relu", float_only=True, **_masked("leaky_relu", (0,)), numba=True,
                       fusion="({0} if {0} > _F(0.0) else {0} * _F({alpha!r}))")
 
