@@ -418,6 +418,17 @@ def tensor_value(value):
     return value.read().value if hasattr(value, "read") else value.value if isinstance(value, Tensor) else value
 
 
+def described(value) -> Initializer:
+    """The initializer ``value`` names, made to write its config: the run's Python random is left as it was
+    (Keras serializes the layer's own initializer, which drew its seed once, when the layer was made)."""
+    generator = current().python_random()
+    state = generator.getstate()
+    try:
+        return get(value)
+    finally:
+        generator.setstate(state)
+
+
 def get(value, seed=None, interp=None) -> Initializer:
     """An initializer from a name, an initializer object or its config (keras.initializers.serialize's), or
     (with the interpreter) a program's function or callable object."""

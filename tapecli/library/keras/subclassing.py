@@ -14,8 +14,10 @@ from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
+from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.layers import KerasTensor
 from tapecli.library.keras.program_layers import keras_layer
+from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
 
@@ -54,6 +56,28 @@ def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainabl
     return None
 
 
+def _seed_generators(instance) -> list:
+    """The SeedGenerators a program layer holds (in its attributes, its layers' and their lists'), and Keras's
+    global one if the run has made it."""
+    found, seen, stack = [], set(), [instance]
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, SeedGenerator):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif hasattr(value, "attrs") and hasattr(value, "cls"):          # a program object (Instance)
+            stack.extend(value.attrs.values())
+    if current().keras_seed_generator is not None:
+        found.append(current().keras_seed_generator)
+    return found
+
+
 def layer_call(interp, instance, args, kwargs, node, run):
     """HOOKS["keras_call"]: Keras's ``Layer.__call__`` around a program layer's ``call`` (``run``): called on
     a Keras tensor (a functional model's graph) it gives the Keras tensor of its output, its shape found as
@@ -76,6 +100,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
     # the layer holds and its draws from the run's generator are undone.
     saved = [(v, v.read().value.copy()) for v in instance.owned_variables()] if symbolic else []
     drawn = interp.rng.bit_generator.state if symbolic else None
+    # (and its seed generators', and Keras's global one's: Keras traces a call in a StatelessScope)
+    seeds = [(g, list(g.state)) for g in _seed_generators(instance)] if symbolic else []
     interp.keras_call_depth = depth + 1
     try:
         with name_scope(interp, instance.keras_name or instance.label):
@@ -86,6 +112,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
             v.assign(value)
         if drawn is not None:
             interp.rng.bit_generator.state = drawn
+        for generator, state in seeds:
+            generator.state = state
     if not symbolic:
         return out
     for part in training.adapter(interp, instance).nested():
