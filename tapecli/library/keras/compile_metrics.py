@@ -13,10 +13,11 @@ from __future__ import annotations
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import Function
 from tapecli.interpreter.printing import python_repr, python_str
-from tapecli.library.keras import bases, getters, metrics
+from tapecli.library.keras import bases, getters, losses
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras.common import KerasObject, MetricObject, snake_case, tensor
 from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import Tensor
 
 
 def _checked(value, what):
@@ -61,7 +62,7 @@ def get_metric(interp, value, y, y_pred):
         return interp.call_value(value, [])
     name = _function_name(value)
     if name is not None:
-        return metrics.mean_metric_wrapper(interp, value, snake_case(name))
+        return metrics_mod.mean_metric_wrapper(interp, value, snake_case(name))
     raise TdfTypeError(f"Could not interpret metric identifier: {type_word(value)}",
                        hint="compile(metrics=[...]) takes metric names, metric objects and functions")
 
@@ -152,10 +153,20 @@ class CompileMetrics(KerasObject):
             self._build(ys, preds, many)
         for (_, ms), yt, yp in zip(self.unweighted, ys, preds):
             for m in ms:
-                m.update_state(yt, yp)
+                m.update_state(yt, yp, **self._masked(m, yp, None))
         for (_, ms), yt, yp in zip(self.weighted, ys, preds):     # (the sample weights of every output the same)
             for m in ms:
-                m.update_state(yt, yp, **({} if sample_weight is None else {"sample_weight": sample_weight}))
+                m.update_state(yt, yp, **self._masked(m, yp, sample_weight))
+
+    def _masked(self, metric, y_pred, sample_weight) -> dict:
+        """The sample_weight keyword of a metric's update: a MeanMetricWrapper's (an accuracy, a loss metric)
+        takes the predictions' mask too (Keras's apply_mask for a sum: the mask's 0s and 1s)."""
+        from tapecli.library.keras.layers import eager_mask
+        mask = eager_mask(self.interp, y_pred) if isinstance(metric, metrics_mod.Mean) and \
+            type(metric) not in (metrics_mod.Mean, metrics_mod.Sum) and isinstance(y_pred, Tensor) else None
+        if mask is not None:
+            sample_weight = losses.apply_mask(sample_weight, mask, mean=False)
+        return {} if sample_weight is None else {"sample_weight": sample_weight}
 
     def result(self) -> dict:
         counts: dict = {}

@@ -33,6 +33,22 @@ def same_rank(a: Tensor, b: Tensor):
     return a, b
 
 
+def apply_mask(sample_weight, mask: Tensor, mean: bool):
+    """Keras's apply_mask: the mask as float32 weights (for a mean, total / valid where valid, else 0), times
+    the sample weights if any."""
+    valid = np.asarray(mask.value).astype(bool)
+    if mean:
+        count = np.sum(valid, dtype=np.float32)
+        weight = np.float32(valid.size) / count if count else np.float32(0)     # (divide_no_nan)
+        weights = Tensor(np.where(valid, weight, np.float32(0)).astype(np.float32))
+    else:
+        weights = Tensor(valid.astype(np.float32))
+    if sample_weight is None:
+        return weights
+    weights, given = same_rank(weights, ops.cast(tensor(sample_weight, "sample_weight"), np.float32))
+    return ops.mul(given, weights)
+
+
 def _pair(y_true, y_pred, name, same_shape=False, integers=np.dtype(np.float32)):
     """The labels and predictions as floats of one dtype: the predictions' float dtype, else ``integers``."""
     y_pred = converted(y_pred, "y_pred")

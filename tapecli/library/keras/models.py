@@ -12,7 +12,7 @@ from tapecli.library.keras import training
 from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
@@ -538,7 +538,7 @@ class Functional(Model):
                 continue
             values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(t.inputs[0])], training,
                                                          masks.get(id(t.inputs[0])))
-        outs = [values[id(t)] for t in self.outputs]
+        outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
 
     @staticmethod
