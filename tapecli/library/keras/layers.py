@@ -635,7 +635,10 @@ class Embedding(Layer):
         table = self.weights_["embeddings"]
         onehot = np.zeros((*ids.shape, self.input_dim), dtype=table.dtype)   # a lookup as one_hot @ table
         np.put_along_axis(onehot, ids[..., None].astype(np.int64), 1, axis=-1)
-        return ops.matmul(Tensor(onehot), table)
+        out = ops.matmul(Tensor(onehot), table)
+        if getattr(self, "lookups", None) is not None:      # (a fit step's: training.Trainer.train_step)
+            self.lookups.append((ids.reshape(-1).astype(np.int64), out))
+        return out
 
 
 class Masking(Layer):

@@ -247,6 +247,11 @@ class Optimizer(KerasObject):
         return self.apply([p[0] for p in pairs], [p[1] for p in pairs])
 
     def apply(self, grads, trainable_variables=None):
+        return self.apply_rows(grads, trainable_variables)
+
+    def apply_rows(self, grads, trainable_variables, row_squares=None):
+        """``apply``; ``row_squares``: by variable id, the sum of the squares of the rows its gradient sums (an
+        Embedding's lookups), which Keras's updates square row by row (TensorFlow's IndexedSlices gradient)."""
         if not isinstance(grads, (list, tuple)) or not isinstance(trainable_variables, (list, tuple)):
             raise TdfTypeError("apply takes a list of gradients and a list of variables",
                                hint="opt.apply(grads, model.trainable_variables)")
@@ -270,7 +275,7 @@ class Optimizer(KerasObject):
             if g.shape != v.shape:
                 raise ShapeError(f"the gradient for {v.name} has shape {list(g.shape)}, the variable "
                                  f"{list(v.shape)}")
-        return self.step([v for _, v in kept], [g.value for g, _ in kept])
+        return self.step([v for _, v in kept], [g.value for g, _ in kept], row_squares=row_squares)
 
     def planned_apply_gradients(self, args, kwargs):
         """``apply_gradients(zip(grads, variables))`` in a loop plan (``BoundMethod.planned``): a function of
@@ -294,10 +299,14 @@ class Optimizer(KerasObject):
         flat = self._flat(variables)        # (a plan's variables keep the traced call's shapes and dtypes)
         return lambda values: self.step(variables, [resolve(spec, values) for spec in specs], flat)
 
-    def step(self, variables, grads, flat=None):
+    def step(self, variables, grads, flat=None, row_squares=None):
         """One step of ``variables`` from the arrays of their gradients (each of its variable's shape); ``flat``:
-        :meth:`_flat` of these variables, where the caller knows it."""
+        :meth:`_flat` of these variables, where the caller knows it; ``row_squares``: ``apply_rows``'."""
         arrays = self.clip([np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)])
+        if row_squares and not self.clips():
+            arrays = [SummedRows.of(a, row_squares[v.id]) if v.id in row_squares else a
+                      for a, v in zip(arrays, variables)]
+            flat = False
         lr = self.current_lr()
         self.before_steps(variables[0].dtype.type)
         ctx = current()
@@ -353,6 +362,9 @@ class Optimizer(KerasObject):
         value = self.decayed(laid.values(variables), lr)
         new = np.asarray(self.update(g, value, laid.slots, dtype.type(lr), dtype.type), dtype=dtype)
         laid.step(variables, new)
+
+    def clips(self) -> bool:
+        return any(c is not None and c > 0 for c in (self.clipnorm, self.global_clipnorm, self.clipvalue))
 
     def clip(self, arrays):
         if self.clipnorm is not None and self.clipnorm > 0:
@@ -446,6 +458,26 @@ class _LaidOut:
     def _parts(self, flat) -> list:
         """The views of ``flat`` that are each variable's, in order."""
         return [flat[start:end].reshape(shape) for start, end, shape in self.bounds]
+
+
+class SummedRows(np.ndarray):
+    """A gradient summed from rows (an Embedding's lookups) whose square is the sum of the rows' squares, as
+    Keras squares TensorFlow's IndexedSlices gradient row by row before it is summed; every other operation is
+    the plain array's."""
+
+    @classmethod
+    def of(cls, summed: np.ndarray, squares: np.ndarray) -> SummedRows:
+        made = summed.view(cls)
+        made.squares = np.asarray(squares, dtype=summed.dtype)
+        return made
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.square and method == "__call__" and len(inputs) == 1 and "out" not in kwargs:
+            return self.squares.copy()
+        plain = [x.view(np.ndarray) if isinstance(x, SummedRows) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, SummedRows) else x for x in kwargs["out"])
+        return getattr(ufunc, method)(*plain, **kwargs)
 
 
 def _moving_average(average, x, rate):
