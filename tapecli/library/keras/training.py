@@ -580,12 +580,16 @@ class ProgramModel:
 def _embeddings(model) -> list:
     """The model's Embedding layers (its own and its nested models')."""
     from tapecli.library.keras.layers import Embedding
-    found, stack = [], list(getattr(model, "layers", None) or [])
+    def layers_of(holder) -> list:
+        held = getattr(holder, "layers", None)        # (a list; a program model's adapter: a method)
+        held = held() if callable(held) else held
+        return list(held) if isinstance(held, (list, tuple)) else []
+    found, stack = [], layers_of(model)
     while stack:
         layer = stack.pop()
         if isinstance(layer, Embedding):
             found.append(layer)
-        stack.extend(getattr(layer, "layers", None) or [])
+        stack.extend(layers_of(layer))
     return found
 
 
