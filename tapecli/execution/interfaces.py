@@ -9,8 +9,10 @@ guard refuses the names to attribute reads and writes (guard.UNREACHABLE), and t
 take any attribute name (types.SimpleNamespace, argparse.Namespace) are given the same descriptors."""
 from __future__ import annotations
 
+import abc
 import argparse
 import dataclasses
+import enum
 import functools
 import types
 
@@ -97,6 +99,26 @@ def _refusing(getter):
         return getter(self, name, *rest)
     refusing.refuses = True
     return refusing
+
+
+def _refusing_namespaces(metaclass: type) -> None:
+    """``metaclass`` refuses a namespace holding the names, however its class is made: a class statement (sealed
+    anyway), or the metaclass called with a namespace (``abc.ABCMeta('P', (), ns)``, enum's functional form),
+    which makes the class in C, where no guard runs."""
+    own = metaclass.__dict__["__new__"]
+    make = own.__func__ if isinstance(own, staticmethod) else own
+
+    def __new__(mcls, name, bases, namespace, /, **kwargs):
+        named = RAW_MEMORY.intersection(namespace)
+        if named:
+            raise refused(min(named))
+        return make(mcls, name, bases, namespace, **kwargs)
+    type.__setattr__(metaclass, "__new__", staticmethod(__new__))
+
+
+# The library's metaclasses a program may call with a namespace of its own.
+for _metaclass in (abc.ABCMeta, enum.EnumType):
+    _refusing_namespaces(_metaclass)
 
 
 # The library's objects that take any attribute name from their constructor's keywords.
