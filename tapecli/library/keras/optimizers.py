@@ -22,7 +22,8 @@ from tapecli.interpreter.classes import KERAS, FrameworkBase, Instance
 from tapecli.interpreter.objects import EFFECT
 from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras import penalties
-from tapecli.library.keras.common import KerasObject, auto_name, flag, num, opt_num, scalar, snake_case, tensor
+from tapecli.library.keras.common import (KerasObject, auto_name, flag, integer, num, opt_num, scalar, snake_case,
+                                         tensor)
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, keras_path, tensorflow_name
@@ -141,7 +142,7 @@ class Optimizer(KerasObject):
     slot_groups: tuple | None = None
 
     def __init__(self, interp, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None, **hyper):
+                 global_clipnorm=None, name=None, gradient_accumulation_steps=None, **hyper):
         self.name = name or auto_name(interp, snake_case(type(self).__name__))
         self.counters = None            # the iteration and learning_rate variables, once read
         self.set_learning_rate(learning_rate, interp)
@@ -154,6 +155,13 @@ class Optimizer(KerasObject):
                                 f"global_clipnorm={self.global_clipnorm}")
         for key, value in hyper.items():
             setattr(self, key, flag(value) if isinstance(self.hyper[key], bool) else num(value, key))
+        self.accumulation = None if not gradient_accumulation_steps else integer(
+            gradient_accumulation_steps, "gradient_accumulation_steps")
+        if self.accumulation is not None and self.accumulation < 2:
+            raise TdfValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                                f"gradient_accumulation_steps={self.accumulation}")
+        self.accumulated: dict[int, np.ndarray] = {}     # by variable id: the gradients summed since the last step
+        self.calls = 0                  # apply's calls (Keras's _iterations); ``iterations`` counts the steps
         self.iterations = 0
         self.slots: dict[int, dict[str, Variable]] = {}
         self.slot_list: list[Variable] = []
@@ -173,7 +181,7 @@ class Optimizer(KerasObject):
             self.lr = np.float32(num(value, "learning_rate"))
 
     def current_lr(self) -> np.float32:
-        return self.lr.value(self.iterations) if isinstance(self.lr, Schedule) else self.lr
+        return self.lr.value(self.calls) if isinstance(self.lr, Schedule) else self.lr
 
     # --------------------------------------------------------------------- program interface
     def attributes(self):
@@ -223,7 +231,7 @@ class Optimizer(KerasObject):
         out = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
                "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, "use_ema": False,
                "ema_momentum": 0.99, "ema_overwrite_frequency": None, "loss_scale_factor": None,
-               "gradient_accumulation_steps": None}
+               "gradient_accumulation_steps": self.accumulation}
         out.update({key: getattr(self, key) for key in self.hyper})
         return out
 
@@ -302,7 +310,14 @@ class Optimizer(KerasObject):
     def step(self, variables, grads, flat=None, row_squares=None):
         """One step of ``variables`` from the arrays of their gradients (each of its variable's shape); ``flat``:
         :meth:`_flat` of these variables, where the caller knows it; ``row_squares``: ``apply_rows``'."""
-        arrays = self.clip([np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)])
+        arrays = [np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)]
+        if self.accumulation is not None:
+            arrays = self.accumulate(variables, arrays)
+            if arrays is None:          # (not a step: the gradients are summed until the next one)
+                penalties.constrain(variables)
+                return self.counted()
+            flat = row_squares = None
+        arrays = self.clip(arrays)
         if row_squares and not self.clips():
             arrays = [SummedRows.of(a, row_squares[v.id]) if v.id in row_squares else a
                       for a, v in zip(arrays, variables)]
@@ -314,8 +329,7 @@ class Optimizer(KerasObject):
         if in_place and (self._flat(variables) if flat is None else flat) and not ctx.constraints:
             self.step_flat(arrays, variables, lr)
             ctx.updated_in_place += len(variables)
-            self.iterations += 1
-            return Tensor(np.array(self.iterations, np.int64))
+            return self.counted()
         for g, v in zip(arrays, variables):
             dtype = v.dtype.type
             value = v.read().value
@@ -331,8 +345,27 @@ class Optimizer(KerasObject):
             v.assign(np.asarray(new, dtype=v.dtype).reshape(v.shape))
             ctx.updated_in_place += in_place and own
         penalties.constrain(variables)
-        self.iterations += 1
+        return self.counted()
+
+    def counted(self) -> Tensor:
+        """One more call of apply: Keras's ``iterations`` counts the steps (every call, or every
+        ``gradient_accumulation_steps``-th)."""
+        self.calls += 1
+        self.iterations = self.calls // (self.accumulation or 1)
         return Tensor(np.array(self.iterations, np.int64))
+
+    def accumulate(self, variables, arrays):
+        """Keras's gradient accumulation: a call that is not a step adds its gradients to the sums and gives None;
+        the step's call gives ``(gradient + sum) / steps`` and clears the sums."""
+        sums = [self.accumulated.setdefault(v.id, np.zeros(v.shape, v.dtype)) for v in variables]
+        if (self.calls + 1) % self.accumulation:
+            for total, g in zip(sums, arrays):
+                np.add(total, g, out=total)
+            return None
+        out = [(g + total) / g.dtype.type(self.accumulation) for g, total in zip(arrays, sums)]
+        for total in sums:
+            total[...] = 0
+        return out
 
     def _flat(self, variables) -> bool:
         """Whether an in-place step takes ``variables`` laid end to end (``step_flat``): an elementwise update
