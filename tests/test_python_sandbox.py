@@ -316,8 +316,8 @@ def test_the_objects_a_program_holds_lead_to_no_sandbox(source):
 
 
 def test_a_regular_expression_that_backtracks_without_end_is_a_limit(monkeypatch):
-    from tapecli.execution import regex
-    monkeypatch.setattr(regex, "SEARCH_SECONDS", 0.3)
+    from tapecli.runtime import searches
+    monkeypatch.setattr(searches, "SEARCH_SECONDS", 0.3)
     source = "import re\nprint('before')\nm = re.match(r'(a+)+$', 'a' * 40 + 'b')\n"
     with pytest.raises(LimitError) as e:
         _run(source)

@@ -1,25 +1,12 @@
-"""``re`` for programs: CPython's own engine, each search bounded in time and its results in size.
-
-One search of a backtracking pattern (``(a+)+$`` on a long string) can run for years inside one C call, where no
-step of the run's is counted and the command line's watchdog cannot run (the call holds the GIL). But CPython's
-regular-expression engine looks at the process's signals as it backtracks (``_sre`` calls
-``PyErr_CheckSignals``), so a search runs under a timer: SIGALRM after ``SEARCH_SECONDS`` (or the run's
-TAPECLI_MAX_SECONDS, if that ends sooner) raises a LimitError out of the engine. Signals reach the main thread
-alone: elsewhere (a run in a thread of the library's user) a search is refused. A substitution's result is
-weighed before it is made; the lists ``findall`` and ``split`` give, once they exist (at most the string's
-characters again, and a slot each)."""
+"""``re`` for programs: CPython's own engine, each search bounded in time (runtime/searches.py) and its results
+in size. A substitution's result is weighed before it is made; the lists ``findall`` and ``split`` give, once they
+exist (at most the string's characters again, and a slot each)."""
 from __future__ import annotations
 
 import re
-import signal
-import threading
-import time
 
-from tapecli.errors import LimitError
-from tapecli.runtime.context import current
-from tapecli.runtime.limits import admit_pieces, admit_text, deadline_error
-
-SEARCH_SECONDS = 10.0
+from tapecli.runtime.limits import admit_pieces, admit_text
+from tapecli.runtime.searches import SearchTimer
 
 _NAMES = ("A", "ASCII", "DEBUG", "I", "IGNORECASE", "L", "LOCALE", "M", "MULTILINE", "NOFLAG", "S", "DOTALL", "U",
           "UNICODE", "X", "VERBOSE", "RegexFlag", "error", "Match", "escape", "purge")
@@ -27,7 +14,7 @@ _NAMES = ("A", "ASCII", "DEBUG", "I", "IGNORECASE", "L", "LOCALE", "M", "MULTILI
 
 def module(sandbox) -> dict:
     """The run's ``re``: its functions, and ``compile``'s patterns, search under the timer."""
-    timer = _Timer()
+    timer = SearchTimer()
 
     def compile(pattern, flags=0):
         return pattern if isinstance(pattern, Pattern) else Pattern(re.compile(pattern, flags), timer, sandbox)
@@ -67,7 +54,7 @@ class Pattern:
 
     __slots__ = ("_compiled", "_timer", "_tick")
 
-    def __init__(self, compiled: re.Pattern, timer: "_Timer", sandbox):
+    def __init__(self, compiled: re.Pattern, timer: SearchTimer, sandbox):
         self._compiled, self._timer, self._tick = compiled, timer, sandbox.tick
 
     pattern = property(lambda self: self._compiled.pattern)
@@ -129,41 +116,3 @@ class Pattern:
 
     def __repr__(self):
         return repr(self._compiled)
-
-
-class _Timer:
-    """``with timer:`` runs a search under SIGALRM (the outermost of nested ones: a substitution's function
-    searching again): past its time, a LimitError from inside the engine."""
-
-    def __init__(self):
-        self.depth = 0
-        self.seconds = SEARCH_SECONDS
-
-    def __enter__(self):
-        if self.depth == 0:
-            if threading.current_thread() is not threading.main_thread():
-                raise LimitError("re searches only in the main thread: its time limit is a signal, which reaches "
-                                 "the main thread alone", hint="run the program in the process's main thread")
-            deadline = current().settings.deadline
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise deadline_error(current().settings)
-            self.seconds = SEARCH_SECONDS if left is None else min(SEARCH_SECONDS, left)
-            self.by_deadline = left is not None and left < SEARCH_SECONDS
-            self.previous = signal.signal(signal.SIGALRM, self._expired)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
-        self.depth += 1
-        return self
-
-    def __exit__(self, *exc):
-        self.depth -= 1
-        if self.depth == 0:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-        return False
-
-    def _expired(self, signum, frame):
-        if self.by_deadline:
-            raise deadline_error(current().settings)
-        raise LimitError(f"a regular expression searched for more than {self.seconds:g} s in one call",
-                         hint="does the pattern backtrack without end (a repeat inside a repeat, as (a+)+)?")

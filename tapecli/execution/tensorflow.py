@@ -57,7 +57,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments",
                       "tapecli.library.tf_scopes", "tapecli.library.control", "tapecli.library.tf_indexed_slices",
-                      "tapecli.library.tf_image"})
+                      "tapecli.library.tf_image", "tapecli.library.tf_strings"})
 # tf.cond, tf.while_loop, tf.map_fn...: the functions a program passes them are called back as the program's
 # (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CONTROL = "tapecli.library.control"
@@ -156,7 +156,8 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 # What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
-                           "__name__", "nest"}) | frozenset({         # (the interpreter's type() knows fewer classes)
+                           "__name__", "nest",         # (the interpreter's type() knows fewer classes)
+                           "decode", "encode"}) | frozenset({       # (bytes, a string tensor's elements, are CPython's)
     # NumPy arrays' attributes the interpreter's arrays lack (library/numpy_forms.py's ARRAY_METHODS have theirs):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
@@ -702,7 +703,9 @@ class Eager:
             reflected = name[0] == "r" and name[1:] in _BINARY
             value = _operand(other[0])
             if not isinstance(value, (Tensor, Variable)):
-                return NotImplemented
+                if not (isinstance(value, (str, bytes)) and tensor.dtype.hasobject):
+                    return NotImplemented
+                value = ops.to_tensor(value)        # a string tensor + "suffix", == "b": TensorFlow's ops
             f = _BINARY[name[1:] if reflected else name]
             return f(value, tensor) if reflected else f(tensor, value)
         except TdfError as e:

@@ -226,6 +226,8 @@ class Expressions:
         if observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if left.__class__ is str or right.__class__ is str or left.__class__ in (list, PythonTuple):
+            if _text_tensor(left) or _text_tensor(right):       # a string tensor + "suffix": TensorFlow's op
+                return self._BINARY[op](left, right)
             return _sequence_binary(op, left, right)
         if NumpyArray in (left.__class__, right.__class__) and numpy_operand(left) and numpy_operand(right):
             return numpy_binary(op, left, right)
@@ -311,6 +313,8 @@ class Expressions:
             return PythonBool(np.array(same if op == "is" else not same))
         if op == "~=":
             return self.expectations.approx_equal(left, right)[0]
+        if isinstance(left, (str, bytes)) and _text_tensor(right) or isinstance(right, (str, bytes)) and _text_tensor(left):
+            return self._COMPARE[op](left, right)           # a string tensor == "b": TensorFlow's elementwise op
         if isinstance(left, (str, DType)) or isinstance(right, (str, DType)):
             if op in ("==", "!="):
                 return PythonBool(np.array((left == right) == (op == "==")))
@@ -655,3 +659,7 @@ def list_literal_binary(op: str, a, b, displays: tuple[bool, bool]):
         return [*ops.rows(a), *b] if isinstance(b, list) else [*a, *ops.rows(b)]
     return None
 
+
+def _text_tensor(value) -> bool:
+    """Whether ``value`` is a string tensor (or variable), which TensorFlow's ops meet Python strings in."""
+    return isinstance(value, (Tensor, Variable)) and value.dtype.hasobject

@@ -91,7 +91,7 @@ def python_repr(value, _open: tuple = ()) -> str:
         return container_text(value, python_repr, repr, _open)
     if isinstance(value, TypeSpec):     # (a dataset's element_spec: TensorSpec(shape=(3,), dtype=tf.float64, ...))
         return repr(value)
-    return repr(value) if isinstance(value, str) else format_value(value)
+    return repr(value) if isinstance(value, (str, bytes)) else format_value(value)
 
 
 def _is_array(value) -> bool:
@@ -115,7 +115,9 @@ def _numpy_text(t: Tensor, is_repr: bool) -> str:
     """TensorFlow's text of a tensor's values (``numpy_text``): NumPy's, a scalar's repr as the Python number,
     on a line of its own when it takes several."""
     value = _numpy_scalar(t)
-    text = (repr(value.item()) if np.ndim(value) == 0 else repr(value)) if is_repr else str(value)
+    if np.ndim(value) == 0:         # (a string tensor's scalar is bytes already)
+        value = value.item() if isinstance(value, np.generic) else value
+    text = repr(value) if is_repr else str(value)
     return "\n" + text if "\n" in text else text
 
 
@@ -147,8 +149,8 @@ def _tf_print_item(value, summarize: int) -> str:
 
 
 def _summary(array: np.ndarray, summarize: int, indent: int) -> str:
-    if array.ndim == 0:
-        return _element(array[()])
+    if np.ndim(array) == 0:         # (an object array's items are its objects: a string tensor's bytes)
+        return _element(array[()] if isinstance(array, np.ndarray) else array)
     n = len(array)
     if 0 <= summarize < n and n > 2 * summarize:
         parts = [*(_summary(a, summarize, indent + 1) for a in array[:summarize]), "...",
@@ -159,11 +161,32 @@ def _summary(array: np.ndarray, summarize: int, indent: int) -> str:
     return "[" + separator.join(parts) + "]"
 
 
+def _c_escaped(text: bytes) -> str:
+    """TensorFlow's Utf8SafeCEscape: quotes, backslashes and the usual control characters escaped, other
+    unprintable ASCII in octal, the rest (UTF-8 included) as it is."""
+    out = bytearray()
+    for b in text:
+        if b in _ESCAPES:
+            out += _ESCAPES[b]
+        elif b < 0x20 or b == 0x7F:
+            out += b"\\%03o" % b
+        else:
+            out.append(b)
+    return out.decode("utf-8", "replace")
+
+
+_ESCAPES = {ord("\n"): b"\\n", ord("\r"): b"\\r", ord("\t"): b"\\t", ord('"'): b'\\"', ord("'"): b"\\'",
+            ord("\\"): b"\\\\"}
+
+
 def _element(x) -> str:
     """One element as TensorFlow's C++ writes it: a float with the fewest of 6 or 9 (float32), 15 or 17
     (float64) significant digits that reads back as itself."""
     if isinstance(x, np.bool_):
         return "1" if x else "0"
+    if isinstance(x, bytes):
+        return '"' + _c_escaped(x) + '"'
+
     if isinstance(x, np.floating):
         short, full = (6, 9) if x.dtype == np.float32 else (15, 17)
         text = f"{float(x):.{short}g}"

@@ -96,6 +96,16 @@ def to_host(value) -> np.ndarray:
     return value if value.__class__ is np.ndarray else np.asarray(value)
 
 
+def _array(out) -> np.ndarray:
+    """A NumPy kernel's result as an array: a string tensor's element (bytes, of a kernel on 0-d object arrays) a
+    0-d object array, which ``np.asarray`` would make a fixed-width one that drops trailing NULs."""
+    if out.__class__ is bytes:
+        array = np.empty((), dtype=object)
+        array[()] = out
+        return array
+    return np.asarray(out)
+
+
 def _raw_mode():
     """TAPECLI_BACKEND as set now (inside quiet(), the value read when its block began is used)."""
     return os.environ.get("TAPECLI_BACKEND")
@@ -171,8 +181,8 @@ def run(name: str, args, attrs: dict) -> np.ndarray:
     if state.depth:
         out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
         # a 0-d result stays a NumPy scalar: the next kernel on it is several times faster than on a 0-d array
-        return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
-    return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
+        return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else _array(out)
+    return _array(NUMPY_KERNELS[name](*args, **attrs))
 
 
 def direct(name: str, args):
@@ -267,8 +277,8 @@ def run_on_host(name, args, attrs):
         return _numba(name, args, attrs)
     if state.depth:
         out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
-        return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else np.asarray(out)
-    return np.asarray(NUMPY_KERNELS[name](*args, **attrs))
+        return out if out.__class__ is np.ndarray or isinstance(out, np.generic) else _array(out)
+    return _array(NUMPY_KERNELS[name](*args, **attrs))
 
 
 def _numba_serves(name, args) -> bool:
@@ -278,13 +288,20 @@ def _numba_serves(name, args) -> bool:
         return False
     state = _DISPATCH
     mode = state.mode if state.depth else _raw_mode()
-    if mode == _NUMPY_WORD:
+    if mode == _NUMPY_WORD or _holds_text(args):
         return False
     return mode == _NUMBA_WORD or any(a.__class__ is np.ndarray and a.size >= THRESHOLD for a in args)
 
 
+def _holds_text(args) -> bool:
+    """Whether a kernel's arguments hold a string tensor's values (Python objects, which only NumPy serves)."""
+    return any(a.__class__ is np.ndarray and a.dtype.hasobject for a in args)
+
+
 def _numba(name, args, attrs):
     global _numba_missing
+    if _holds_text(args):
+        return run_on_host(name, args, attrs)
     try:
         from . import numba_kernels
     except ImportError as e:      # e.g. a numba that does not support the installed numpy

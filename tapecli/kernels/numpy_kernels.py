@@ -274,7 +274,7 @@ def extreme_share(x, y, axis=None):
 
 
 def getitem(x, index):
-    return np.array(x[index])
+    return np.array(x[index], dtype=x.dtype)        # (a string tensor's element stays an object, not bytes)
 
 
 def index_grad(g, shape, index):

@@ -15,7 +15,7 @@ from tapecli.runtime.limits import admit
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, PythonTuple,
                                     Tensor, TensorShape, UnreadVariable, Variable, dtype_name, keras_path,
-                                    literal_array, tensorflow_name)
+                                    filled, literal_array, tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
@@ -317,14 +317,14 @@ def tensor(value, dtype=None):
 def zeros(shape, dtype=None):
     shape = to_shape(shape)
     _check_size(shape)
-    return Tensor(np.zeros(shape, dtype=_float_dtype(dtype)))
+    return Tensor(filled(shape, 0, _float_dtype(dtype)))
 
 
 @builtin()
 def ones(shape, dtype=None):
     shape = to_shape(shape)
     _check_size(shape)
-    return Tensor(np.ones(shape, dtype=_float_dtype(dtype)))
+    return Tensor(filled(shape, 1, _float_dtype(dtype)))
 
 
 @builtin()

@@ -49,10 +49,10 @@ def _component(value) -> Tensor:
 
 
 def _plain(value) -> bool:
-    """A Python number (a literal) or a list of them: what TensorFlow converts as one tensor."""
+    """A Python number (a literal) or string, or a list of them: what TensorFlow converts as one tensor."""
     if isinstance(value, list):
         return all(_plain(v) for v in value)
-    return isinstance(value, (bool, int, float)) or (isinstance(value, Tensor) and value.weak)
+    return isinstance(value, (bool, int, float, str, bytes)) or (isinstance(value, Tensor) and value.weak)
 
 
 def _structure(value):
@@ -63,7 +63,7 @@ def _structure(value):
         return {k: _structure(v) for k, v in value.items()}
     if isinstance(value, PythonTuple) or isinstance(value, list) and not _plain(value):
         return value.__class__(_structure(v) for v in value)
-    if isinstance(value, (str, type(None))):
+    if value is None:
         raise TdfTypeError(f"tf.data: a component must be a tensor, got {type_word(value)}")
     return _component(value)
 

@@ -83,6 +83,14 @@ DEFERRED = {
     'tf_image': (
         'image.ResizeMethod', 'image.resize',
     ),
+    'tf_strings': (
+        'as_string', 'strings.as_string', 'strings.bytes_split', 'strings.format', 'strings.join', 'strings.length',
+        'strings.lower', 'strings.ngrams', 'strings.reduce_join', 'strings.regex_full_match', 'strings.regex_replace',
+        'strings.split', 'strings.strip', 'strings.substr', 'strings.to_number', 'strings.unicode_decode',
+        'strings.unicode_decode_with_offsets', 'strings.unicode_encode', 'strings.unicode_split',
+        'strings.unicode_split_with_offsets', 'strings.unicode_transcode', 'strings.unsorted_segment_join',
+        'strings.upper',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',

@@ -26,7 +26,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
-                                    UnreadVariable, Variable, convert_weak, tf_tensor)
+                                    UnreadVariable, Variable, convert_weak, text_array, tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -48,6 +48,8 @@ def _packed(value):
     a list holding a tensor is their stack (its gradient flows to each)."""
     if not isinstance(value, list):
         return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
+    if ops.text_leaf(value):
+        return Tensor(text_array(value))
     items = [_packed(v) for v in value]
     if items and items[0].ndim >= MAX_LITERAL_DIMS:
         raise TdfValueError(f"a list nested more than {MAX_LITERAL_DIMS} deep: a tensor has at most "
@@ -323,7 +325,7 @@ def python_class(value) -> str | None:
     """The qualified name of ``value``'s class as ``type(value)`` prints it, None where tapecli cannot say."""
     if value is None:
         return "NoneType"
-    if value.__class__ in (str, dict):
+    if value.__class__ in (str, bytes, dict):
         return value.__class__.__name__
     if value.__class__ is PythonTuple:
         return "tuple"
@@ -476,7 +478,10 @@ def python_attribute(interp, value, attr, node):
 
 
 def _as_numpy(t: Tensor) -> NumpyArray:
-    """``t.numpy()``: the tensor's values as a NumPy array (or scalar), which prints as NumPy prints."""
+    """``t.numpy()``: the tensor's values as a NumPy array (or scalar), which prints as NumPy prints; a string
+    tensor's scalar is its bytes (TensorFlow's)."""
+    if t.dtype == object and t.ndim == 0:
+        return t.value[()]
     return NumpyArray((ops.materialize(t) if t.weak else t).value)
 
 

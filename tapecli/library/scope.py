@@ -33,9 +33,11 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.VariableAggregation": "variable aggregation across replicas (distribution)",
     "tf.variant": "an opaque handle dtype of graph internals",
     "tf.resource": "an opaque handle dtype of graph internals",
-    "tf.string": "string tensors (tapecli's tensors are numeric)",
-    "tf.as_string": "string tensors (tapecli's tensors are numeric)",
     "tf.fingerprint": "hashes of string or byte data",
+    "tf.strings.to_hash_bucket": "hashes of string or byte data",
+    "tf.strings.to_hash_bucket_fast": "hashes of string or byte data",
+    "tf.strings.to_hash_bucket_strong": "hashes of string or byte data",
+    "tf.strings.unicode_script": "ICU's table of Unicode scripts",
     "tf.qint8": "quantized dtypes for quantized kernels",
     "tf.qint16": "quantized dtypes for quantized kernels",
     "tf.qint32": "quantized dtypes for quantized kernels",
@@ -160,8 +162,8 @@ OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in nam
 
 
 # Whole modules of tensors tapecli does not have: every function of theirs is out of scope for the same reason
-# as the tensors' own classes (tf.string, tf.SparseTensor, tf.RaggedTensor above).
-MODULES = {"tf.strings.": OUT_OF_SCOPE["tf.string"], "tf.sparse.": OUT_OF_SCOPE["tf.SparseTensor"],
+# as the tensors' own classes (tf.SparseTensor, tf.RaggedTensor above).
+MODULES = {"tf.sparse.": OUT_OF_SCOPE["tf.SparseTensor"],
            "tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"],
            "tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
            "tf.summary.": "TensorBoard's event files (file I/O)",

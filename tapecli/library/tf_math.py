@@ -14,7 +14,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import tensor_argument, to_axis, to_dtype, to_float, to_int, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, literal_array, tf_tensor
+from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, filled, literal_array, tf_tensor
 from tapecli.runtime import spelling
 
 # ------------------------------------------------------------------ constants
@@ -201,7 +201,7 @@ def _like(x, dtype, fill):
     if t.weak:
         t = ops.materialize(t)
     dt = t.dtype if dtype is None else to_dtype(dtype)
-    return Tensor(np.full(t.shape, fill, dtype=dt))
+    return Tensor(filled(t.shape, fill, dt))
 
 
 @builtin()
@@ -326,7 +326,7 @@ def add_n(inputs):
         inputs = ops.rows(t)
     if not isinstance(inputs, (list, tuple)) or not inputs:
         raise TdfValueError("add_n takes a non-empty list of tensors")
-    ts = [ops.to_tensor(v) for v in inputs]
+    ts = [ops.numeric(ops.to_tensor(v), "add_n") for v in inputs]
     strong = [t for t in ts if not t.weak]
     for t in strong[1:]:
         if t.shape != strong[0].shape:

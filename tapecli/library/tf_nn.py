@@ -213,8 +213,18 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0):
     if not isinstance(rows, (list, tuple)):
         raise TdfTypeError(f"pad: paddings must be a list of [before, after] pairs, got {type_word(paddings)}")
     pairs = [tuple(_ints(r, "a padding")) for r in rows]
+    if ops.to_tensor(tensor).dtype.hasobject:       # a string tensor's padding: b'' unless given
+        unset = type(constant_values) is int and constant_values == 0
+        return ops.pad(tensor, pairs, mode, b"" if unset else _text_scalar(constant_values))
     return ops.pad(tensor, pairs, mode, to_float(constant_values, "constant_values")
                    if not isinstance(constant_values, (int, np.integer)) else constant_values)
+
+
+def _text_scalar(value) -> bytes:
+    t = ops.to_tensor(value)
+    if not (t.dtype.hasobject and t.ndim == 0):
+        raise TdfTypeError("pad: a string tensor's constant_values must be a string")
+    return t.value[()]
 
 
 @builtin("band_part", "matrix_band_part")

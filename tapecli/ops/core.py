@@ -37,7 +37,7 @@ from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
-                                    literal_array, make_tensor, MAX_LITERAL_DIMS)
+                                    literal_array, make_tensor, MAX_LITERAL_DIMS, text_array)
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
@@ -54,12 +54,14 @@ _tensor = make_tensor
 class Op:
     __slots__ = ("name", "kernel", "vjp", "jvp", "differentiable", "weak_arith", "unify", "float_only", "saves",
                  "grads", "batchable", "vjp_needs", "kept_extra", "release_extra", "_idx", "_save_in", "_save_out",
-                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator", "flops")
+                 "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator", "flops",
+                 "strings")
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
-                 public_name=None, fusion=None):
+                 public_name=None, fusion=None, strings=False):
         self.name = name
+        self.strings = strings            # TensorFlow's kernel takes string tensors too (its other inputs' dtypes)
         self.program = tuple(program)     # the builtin names a program calls it by (derived wrappers)
         self.public_name = public_name or name   # its function in ``tapecli.ops``
         self.fusion = fusion              # elementwise: Numba source template of one element, "{0}" the input
@@ -122,6 +124,7 @@ def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
 # ------------------------------------------------------------------- applying
 
 _MAX_PACKED_DEPTH = 32
+_TEXT = np.dtype(object)        # a string tensor's (runtime.values.text_array)
 
 
 def _holds_tensor(x) -> bool:
@@ -163,6 +166,8 @@ def to_tensor(x) -> Tensor:
             ctx.provenance.read(x, ctx.tapes, ctx.settings.line)
         return x.read()
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "SU":       # NumPy's strings
+            return Tensor(text_array(x))
         return Tensor(literal_array(x), weak=not isinstance(x, (np.ndarray, np.generic)))
     if isinstance(x, (list, tuple)) and x and all(v.__class__ is Tensor and v.weak for v in x) \
             and len({v.shape for v in x}) == 1:
@@ -172,18 +177,27 @@ def to_tensor(x) -> Tensor:
     dense = getattr(x, "as_dense_tensor", None)         # (tf.IndexedSlices: its dense tensor, as TensorFlow converts it)
     if dense is not None:
         return dense()
-    if _text(x):
-        raise TdfTypeError("string tensors are out of scope for tapecli: tapecli's tensors are numeric",
-                           hint="docs/tf-surface.md lists what is left out, and why")
+    if text_leaf(x):
+        return Tensor(text_array(x))
     raise TdfTypeError(f"expected a tensor, got {_word(x)}")
 
 
-def _text(x) -> bool:
-    """A string, or a (nested) list whose first leaf is one: what TensorFlow makes a string tensor of. (At most as
-    deep as a literal may nest: a list that holds itself has no leaf.)"""
+def numeric(t: Tensor, what: str) -> Tensor:
+    """``t``, which an op without a kernel for strings takes: a string tensor is TensorFlow's error."""
+    if t.value.dtype is _TEXT:
+        raise KernelValueError(f"Value for attr 'T' of string is not in the list of allowed values: {what} takes "
+                               f"numeric tensors")       # (TensorFlow's words first)
+    return t
+
+
+def text_leaf(x) -> bool:
+    """A string (or bytes), a NumPy array of them, or a (nested) list whose first leaf is one: what TensorFlow
+    makes a string tensor of. (At most as deep as a literal may nest: a list that holds itself has no leaf.)"""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "SU"
     for _ in range(MAX_LITERAL_DIMS + 1):
         if not (isinstance(x, (list, tuple)) and x):
-            return isinstance(x, str)
+            return isinstance(x, (str, bytes))
         x = x[0]
     return False
 
@@ -342,6 +356,10 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         if result is not None:
             return result
     tensors = [x if x.__class__ is _Tensor else to_tensor(x) for x in inputs]
+    if not op.strings:
+        for t in tensors:
+            if t.value.dtype is _TEXT:
+                numeric(t, op.public_name)
     if len(tensors) > 1 and (op.grads is not None or op.weak_arith):
         _admit_broadcast(op, tensors)
     if op._unifies:

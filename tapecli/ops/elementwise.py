@@ -19,7 +19,7 @@ def _g(m, g, a, b, y, at):
 
 
 NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numba=True, fusion="(-{0})")
-ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numba=True, fusion="({0} + {1})")
+ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numba=True, fusion="({0} + {1})", strings=True)
 SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numba=True,
                    fusion="({0} - {1})")
 MUL = _elementwise("mul", (lambda m, g, a, b, y, at: m.mul(g, b), lambda m, g, a, b, y, at: m.mul(g, a)), (0, 1),
@@ -50,7 +50,7 @@ MINIMUM = _elementwise("minimum", (lambda m, g, a, b, y, at: m.where(m.less_equa
                        (0, 1), numba=True, program=("minimum",), fusion="minimum({0}, {1})")
 
 for _name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
-    register(_name, weak_arith=True, differentiable=False)
+    register(_name, weak_arith=True, differentiable=False, strings=_name in ("equal", "not_equal"))
 for _name in ("logical_and", "logical_or"):
     register(_name, weak_arith=True, differentiable=False)
 register("logical_not", weak_arith=True, differentiable=False)
@@ -129,7 +129,7 @@ LEAKY_RELU = register("leaky_relu", float_only=True, **_masked("leaky_relu", (0,
 
 WHERE = _elementwise("where", (None, lambda m, g, c, a, b, y, at: m.where(c, g, m.zeros_like(g)),
                                lambda m, g, c, a, b, y, at: m.where(c, m.zeros_like(g), g)), (0,), unify=(1, 2),
-                    numba=True)
+                    numba=True, strings=True)
 CLIP = _elementwise("clip", (
     lambda m, g, x, lo, hi, y, at: m.where(m.logical_and(m.greater_equal(x, lo), m.less_equal(x, hi)), g,
                                            m.zeros_like(g)),
@@ -225,6 +225,10 @@ def cast(x, dtype) -> Tensor:
         x = Tensor(x.value)  # a literal is cast from its exact value
     if x.dtype == dtype:
         return x
+    if x.dtype.hasobject or dtype.hasobject:          # (tf.strings.as_string and to_number convert)
+        names = {"float32": "float", "float64": "double"}       # (the kernel's C++ names)
+        a, b = (names.get(dtype_name(d), dtype_name(d)) for d in (x.dtype, dtype))
+        raise KernelValueError(f"Cast {a} to {b} is not supported [Op:Cast]")
     return apply(CAST if is_float(dtype) else CAST_TO_INT, (x,), dtype=dtype)
 
 

@@ -160,13 +160,13 @@ def _take_along(x: Tensor, order: np.ndarray, axis: int) -> Tensor:
 
 
 def argsort(values, axis=-1, direction="ASCENDING") -> Tensor:
-    x = to_tensor(values)
+    x = numeric(to_tensor(values), "argsort")
     axis = _axis(axis, x.ndim, "argsort")
     return Tensor(_sort_order(x.value, axis, _descending(direction)).astype(np.int32))
 
 
 def sort(values, axis=-1, direction="ASCENDING") -> Tensor:
-    x = to_tensor(values)
+    x = numeric(to_tensor(values), "sort")
     axis = _axis(axis, x.ndim, "sort")
     return _take_along(x, _sort_order(x.value, axis, _descending(direction)), axis)
 
@@ -179,7 +179,7 @@ def _descending(direction) -> bool:
 
 def top_k(x, k=1, sorted=True) -> list:  # noqa: A002 (TensorFlow's parameter name)
     """[values, indices] of the k largest entries of the last axis; ties: the lower index first."""
-    t = to_tensor(x)
+    t = numeric(to_tensor(x), "top_k")
     if t.ndim == 0:
         raise ShapeError("top_k: input must be at least 1-D, got a scalar")
     n = t.shape[-1]

@@ -8,7 +8,7 @@ from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
 
 
-IDENTITY = register("identity", unify=(), numpy=lambda x: x.copy(), saves=(),
+IDENTITY = register("identity", unify=(), numpy=lambda x: x.copy(), saves=(), strings=True,
                     vjp=lambda r, g: (g,), jvp=lambda r, ts: ts[0])
 
 

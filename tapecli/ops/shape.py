@@ -27,8 +27,8 @@ def _batch_perm(perm, lead):
     return tuple(range(lead)) + tuple(lead + p for p in perm)
 
 
-RESHAPE = register("reshape", unify=(), weak_arith=True, vjp=_reshape_vjp, jvp=_reshape_jvp, saves=())
-TRANSPOSE = register("transpose", unify=(), weak_arith=True, saves=(),
+RESHAPE = register("reshape", unify=(), weak_arith=True, vjp=_reshape_vjp, jvp=_reshape_jvp, saves=(), strings=True)
+TRANSPOSE = register("transpose", unify=(), weak_arith=True, saves=(), strings=True,
                      vjp=lambda r, g: (transpose(g, _batch_perm(np.argsort(r.attrs["perm"]), g.ndim - r.output.ndim)),),
                      jvp=lambda r, ts: transpose(ts[0], _batch_perm(r.attrs["perm"], ts[0].ndim - r.inputs[0].ndim)))
 
@@ -41,7 +41,7 @@ def _broadcast_to_jvp(r, ts):
     return broadcast_to(_pad(t, lead, x.shape, len(shape)), t.shape[:lead] + tuple(shape))
 
 
-BROADCAST_TO = register("broadcast_to", unify=(), weak_arith=True, saves=(), jvp=_broadcast_to_jvp,
+BROADCAST_TO = register("broadcast_to", unify=(), weak_arith=True, saves=(), jvp=_broadcast_to_jvp, strings=True,
                         vjp=lambda r, g: (unbroadcast(g, r.inputs[0].shape, g.ndim - r.output.ndim),))
 
 
@@ -85,8 +85,8 @@ def _stack_jvp(r, ts):
     return stack(full, axis=r.attrs["axis"] % r.output.ndim + lead)
 
 
-CONCAT = register("concat", vjp=_concat_vjp, jvp=_concat_jvp, saves=())
-STACK = register("stack", vjp=_stack_vjp, jvp=_stack_jvp, saves=())
+CONCAT = register("concat", vjp=_concat_vjp, jvp=_concat_jvp, saves=(), strings=True)
+STACK = register("stack", vjp=_stack_vjp, jvp=_stack_jvp, saves=(), strings=True)
 
 
 def _index_tuple(index):
@@ -114,7 +114,7 @@ def _index_ok(r):
     return index_batchable(r.attrs["index"])
 
 
-GETITEM = register("getitem", unify=(), saves=(), batchable=_index_ok,
+GETITEM = register("getitem", unify=(), saves=(), batchable=_index_ok, strings=True,
                    vjp=lambda r, g: (index_grad(g, g.shape[:g.ndim - r.output.ndim] + r.inputs[0].shape,
                                                 _batch_index(r.attrs["index"], g.ndim - r.output.ndim)),),
                    jvp=lambda r, ts: getitem(ts[0], _batch_index(r.attrs["index"], ts[0].ndim - r.inputs[0].ndim)))

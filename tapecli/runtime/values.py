@@ -12,7 +12,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime import spelling
 
 DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "int32": np.dtype(np.int32),
-          "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_)}
+          "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_), "string": np.dtype(object)}
 DTYPE_ALIASES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64"}
 
 _ids = itertools.count(1)
@@ -140,7 +140,7 @@ class NumpyDType(DType):
 
 
 def dtype_name(dtype: np.dtype) -> str:
-    return "bool" if dtype == np.bool_ else dtype.name
+    return "bool" if dtype == np.bool_ else "string" if dtype.hasobject else dtype.name
 
 
 def is_float(dtype: np.dtype) -> bool:
@@ -517,6 +517,33 @@ def literal_array(value) -> np.ndarray:
     return arr
 
 
+def text_array(value) -> np.ndarray:
+    """TensorFlow's string tensor of a str, bytes or a (nested) list of them: an object array of bytes, each str
+    in UTF-8 (its ``numpy()`` as TensorFlow gives it)."""
+    try:
+        arr = np.array(value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value, dtype=object)
+    except ValueError:
+        raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.") from None  # TensorFlow's words
+    flat = arr.reshape(-1)
+    for i, v in enumerate(flat):
+        if isinstance(v, str):
+            flat[i] = v.encode()
+        elif not isinstance(v, bytes):
+            raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor." if isinstance(v, list)
+                                else "Can't convert Python sequence with mixed types to Tensor.")
+    return arr
+
+
+def filled(shape, number, dtype: np.dtype) -> np.ndarray:
+    """``np.full`` of a number (tf.zeros, tf.ones, zeros_like...): a string tensor's zero is b'', and no other
+    number converts to a string (TensorFlow's words)."""
+    if dtype.hasobject:
+        if number != 0:
+            raise TdfTypeError(f"Cannot convert {number} to EagerTensor of dtype string")
+        return np.full(shape, b"", dtype=object)
+    return np.full(shape, number, dtype=dtype)
+
+
 def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """A weak tensor's exact value in ``dtype``; a float that an integer dtype cannot hold is an error."""
     if value.dtype == dtype:
@@ -530,6 +557,8 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
             raise TdfTypeError(f"the value {_short(value)} does not fit in {dtype_name(dtype)}")
     if dtype == np.bool_ and value.dtype != np.bool_:
         raise TdfTypeError(f"cannot use the number {_short(value)} as bool")
+    if dtype.hasobject:
+        raise TdfTypeError(f"Cannot convert {_short(value)} to EagerTensor of dtype string")   # (TensorFlow's words)
     return value.astype(dtype)
 
 
