@@ -36,12 +36,19 @@ def _float_items(arr: np.ndarray) -> list:
 
 
 def tensor_json(arr: np.ndarray):
+    if arr.dtype.hasobject:         # a string tensor: its strings
+        return np.array([_text_json(v) for v in arr.reshape(-1)], dtype=object).reshape(arr.shape).tolist()
     if arr.dtype.kind == "f":
         flat = _float_items(arr)
         if arr.ndim == 0:
             return flat[0]
         return np.array(flat, dtype=object).reshape(arr.shape).tolist()
     return arr.tolist()
+
+
+def _text_json(text: bytes) -> str:
+    """A string tensor's element (or bytes) as a JSON string: its UTF-8 text, a byte that is not as ``\\xNN``."""
+    return text.decode("utf-8", "backslashreplace")
 
 
 def to_json(value, name: str | None = None):
@@ -86,6 +93,8 @@ def _to_json(value, memo: dict, depth: int = 0):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, (str, bool, float)):
         return value
+    if isinstance(value, bytes):
+        return _text_json(value)
     if isinstance(value, int):
         if not int_fits_text(value):        # (an exact Python integer: JSON writes its decimal digits)
             raise long_int_error()

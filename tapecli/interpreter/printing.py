@@ -115,8 +115,8 @@ def _numpy_text(t: Tensor, is_repr: bool) -> str:
     """TensorFlow's text of a tensor's values (``numpy_text``): NumPy's, a scalar's repr as the Python number,
     on a line of its own when it takes several."""
     value = _numpy_scalar(t)
-    if np.ndim(value) == 0:         # (a string tensor's scalar is bytes already)
-        value = value.item() if isinstance(value, np.generic) else value
+    if is_repr and isinstance(value, np.generic):       # (a string tensor's scalar is bytes already)
+        value = value.item()
     text = repr(value) if is_repr else str(value)
     return "\n" + text if "\n" in text else text
 
