@@ -795,9 +795,9 @@ def test_pool_and_cross_entropy_aliases():
 
 def test_every_tensorflow_builtin_is_exercised():
     """Each builtin of the TensorFlow vocabulary modules is called by a test in this file or in
-    test_tf_api_forms.py (forward values), by a program of the surface rows or of the string programs that
-    TensorFlow recorded (tests/tf_expectations, tests/data/tf_string_programs.json), or built into a
-    finite-difference row of test_op_gradients.py (by its ops function)."""
+    test_tf_api_forms.py (forward values), by a program of the surface rows or of the programs that TensorFlow
+    recorded (tests/tf_expectations, tests/data/tf_programs_*.json), or built into a finite-difference row of
+    test_op_gradients.py (by its ops function)."""
     import json
     from pathlib import Path
 
@@ -806,9 +806,10 @@ def test_every_tensorflow_builtin_is_exercised():
     load_deferred()                   # every family, those imported on first use too
     surface = Path(__file__).parent / "tf_expectations"
     tests = Path(__file__).read_text() + (Path(__file__).parent / "test_tf_api_forms.py").read_text()
-    strings = json.loads((Path(__file__).parent / "data" / "tf_string_programs.json").read_text())
+    programs = [p["program"] for path in (Path(__file__).parent / "data").glob("tf_programs_*.json")
+                for p in json.loads(path.read_text()).values()]
     here = tests + "".join(row["program"] for path in sorted(surface.glob("*.json"))
-                           for row in json.loads(path.read_text())) + "".join(p["program"] for p in strings.values())
+                           for row in json.loads(path.read_text())) + "".join(programs)
     rows = (Path(__file__).parent / "test_op_gradients.py").read_text()
     missing = []
     for name, f in BUILTINS.items():

@@ -1,32 +1,14 @@
-"""String tensors and tf.strings as TensorFlow prints them: tests/data/tf_string_programs.json holds programs and
-what TensorFlow 2.21 printed for each (benchmarks/record_tf_programs.py, in a development venv). Each runs on the
-runner tapecli chooses for it (the interpreter, or CPython for one that catches errors or reads bytes) and on
-CPython's; the rest checks what no program printed: the kernels' refusals and the limits' weighing."""
+"""String tensors beyond what the recorded programs print (tests/data/tf_programs_strings.json, run by
+tests/test_tf_programs_both_runners.py): the interpreter's run, the conversion, the kernels' refusals and the
+limits' weighing."""
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tapecli import api
 from tapecli.errors import KernelValueError, LimitError, TdfTypeError
-from tapecli.interpreter.core import ErrorLine
 from tapecli.runtime.values import text_array
-
-PROGRAMS = json.loads((Path(__file__).parent / "data" / "tf_string_programs.json").read_text())
-
-
-@pytest.mark.parametrize("on_cpython", ["auto", "1"], ids=["chosen", "cpython"])
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_a_string_program_prints_what_tensorflow_printed(name, on_cpython, monkeypatch):
-    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
-    program = PROGRAMS[name]
-    result = api.run_source(program["program"], f"{name}.py")
-    printed = [line for line in result.output if type(line) is not ErrorLine]     # (tf.print's go to stderr)
-    assert "\n".join(printed).splitlines() == program["stdout"].splitlines()
-
 
 def test_the_interpreter_runs_string_tensors_where_it_may():
     """A program without bytes of its own runs on the interpreter, whose ops and printing give TensorFlow's."""

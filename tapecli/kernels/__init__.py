@@ -288,19 +288,23 @@ def _numba_serves(name, args) -> bool:
         return False
     state = _DISPATCH
     mode = state.mode if state.depth else _raw_mode()
-    if mode == _NUMPY_WORD or _holds_text(args):
+    if mode == _NUMPY_WORD or _numpy_only(args):
         return False
     return mode == _NUMBA_WORD or any(a.__class__ is np.ndarray and a.size >= THRESHOLD for a in args)
 
 
-def _holds_text(args) -> bool:
-    """Whether a kernel's arguments hold a string tensor's values (Python objects, which only NumPy serves)."""
-    return any(a.__class__ is np.ndarray and a.dtype.hasobject for a in args)
+def _numpy_only(args) -> bool:
+    """Whether a kernel's arguments hold what only NumPy's kernels serve: a string tensor's values (Python
+    objects) or half floats."""
+    return any(a.__class__ is np.ndarray and (a.dtype.hasobject or a.dtype == _HALF) for a in args)
+
+
+_HALF = np.dtype(np.float16)
 
 
 def _numba(name, args, attrs):
     global _numba_missing
-    if _holds_text(args):
+    if _numpy_only(args):
         return run_on_host(name, args, attrs)
     try:
         from . import numba_kernels

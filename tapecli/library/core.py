@@ -57,7 +57,8 @@ def to_axis(value):
 
 
 # TensorFlow's enum values (types.proto) of the dtypes tapecli has: tf.as_dtype(2) is float64
-DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 9: "int64", 10: "bool"}
+DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 7: "string", 9: "int64",
+               10: "bool", 17: "uint16", 19: "float16", 22: "uint32", 23: "uint64"}
 
 
 def to_dtype(value) -> np.dtype:
@@ -72,7 +73,7 @@ def to_dtype(value) -> np.dtype:
     if isinstance(value, Tensor) and value.weak and value.ndim == 0 and value.dtype.kind in "iu" \
             and int(value.value) in DTYPE_ENUMS:                        # TensorFlow's enum value (tf.ones(2, 3))
         return DTYPES[DTYPE_ENUMS[int(value.value)]]
-    raise TdfTypeError(f"expected a dtype (float32, float64, int32, int64, bool), got {type_word(value)}")
+    raise TdfTypeError(f"expected a dtype such as tf.float32, got {type_word(value)}")
 
 
 def tensor_argument(x) -> Tensor:
@@ -652,7 +653,7 @@ def _dtype_attribute(dtype: DType, attr):
             found = getattr(dtype.np if isinstance(dtype, NumpyDType) else dtype, attr)
         except TypeError as e:          # the minimum of tf.bool
             raise TdfTypeError(str(e)) from None
-        return Tensor(np.array(found)) if isinstance(found, np.generic) else python_number(found)
+        return NumpyArray(np.array(found)) if isinstance(found, np.generic) else python_number(found)    # (NumPy's)
     raise TdfTypeError(f"{type_word(dtype)} has no attribute {attr}")
 
 

@@ -81,7 +81,11 @@ DEFERRED = {
         'IndexedSlices',
     ),
     'tf_image': (
-        'image.ResizeMethod', 'image.resize',
+        'image.ResizeMethod', 'image.convert_image_dtype', 'image.resize',
+    ),
+    'tf_bitwise': (
+        'bitwise.bitwise_and', 'bitwise.bitwise_or', 'bitwise.bitwise_xor', 'bitwise.invert', 'bitwise.left_shift',
+        'bitwise.right_shift',
     ),
     'tf_strings': (
         'as_string', 'strings.as_string', 'strings.bytes_split', 'strings.format', 'strings.join', 'strings.length',

@@ -238,7 +238,8 @@ REFUSED = {**numpy_gate.REFUSED["numpy"], **dict.fromkeys(
     ("vectorize", "frompyfunc", "piecewise", "apply_along_axis", "apply_over_axes", "fromfunction"),
     "it calls program functions from inside NumPy, out of tapecli's reach")}
 _SCALAR_TYPES = {"float32": "float32", "float64": "float64", "double": "float64", "int32": "int32",
-                 "int64": "int64", "bool_": "bool"}
+                 "int64": "int64", "bool_": "bool", "float16": "float16", "half": "float16",
+                 **{name: name for name in ("int8", "int16", "uint8", "uint16", "uint32", "uint64")}}
 
 
 # The modules whose functions a TensorFlow program calls on host values, as CPython calls them: NumPy's and

@@ -93,12 +93,8 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals tf.keras.ops.eig"),
     ("takes complex matrices only (tapecli's tensors are real)",
      "tf.linalg.logm"),
-    ("bfloat16 (NumPy lacks this type; tapecli computes in float32 and float64)",
+    ("bfloat16 (NumPy lacks this type)",
      "tf.bfloat16"),
-    ("16-bit floats (mixed precision): tapecli computes in float32 and float64",
-     "tf.float16 tf.half"),
-    ("narrow and unsigned integer dtypes: tapecli's integers are int32 and int64",
-     "tf.int8 tf.int16 tf.uint8 tf.uint16 tf.uint32 tf.uint64"),
     ("string and vocabulary preprocessing (tapecli's tensors are numeric)",
      "tf.keras.layers.StringLookup tf.keras.layers.TextVectorization tf.keras.layers.IntegerLookup "
      "tf.keras.layers.Hashing tf.keras.layers.HashedCrossing tf.keras.utils.FeatureSpace"),

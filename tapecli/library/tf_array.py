@@ -307,18 +307,10 @@ def _ints(value, what) -> list[int]:
         value, (list, tuple)) else [to_int(v, what) for v in value]
 
 
-def _dtype(dtype) -> np.dtype:
-    if isinstance(dtype, DType):
-        return np.dtype(dtype.np)
-    if isinstance(dtype, str):
-        return np.dtype(DType(dtype).np)
-    raise TdfTypeError(f"expected a dtype such as tf.int32, got {dtype!r}")
-
-
 @builtin("saturate_cast")
 def saturate_cast(value, dtype, name=None):
     """Clamps to the target dtype's range, then casts."""
-    x, want = tensor_argument(value), _dtype(dtype)
+    x, want = tensor_argument(value), to_dtype(dtype)
     if want.kind in "iu" and x.dtype.kind == "f":
         info = np.iinfo(want)
         lo, hi = np.asarray(info.min, x.dtype), np.asarray(info.max, x.dtype)
@@ -478,13 +470,13 @@ def _histogram_bins(values, value_range, nbins):
 @builtin("histogram_fixed_width_bins")
 def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=None, name=None):
     bins, _ = _histogram_bins(values, value_range, nbins)
-    return Tensor(bins.astype(np.int32 if dtype is None else _dtype(dtype)))
+    return Tensor(bins.astype(np.int32 if dtype is None else to_dtype(dtype)))
 
 
 @builtin("histogram_fixed_width")
 def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None):
     bins, n = _histogram_bins(values, value_range, nbins)
-    return Tensor(np.bincount(bins.reshape(-1), minlength=n).astype(np.int32 if dtype is None else _dtype(dtype)))
+    return Tensor(np.bincount(bins.reshape(-1), minlength=n).astype(np.int32 if dtype is None else to_dtype(dtype)))
 
 
 # TensorFlow's other names of the dtypes tapecli has (its enum values: core.DTYPE_ENUMS)

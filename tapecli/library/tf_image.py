@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
-from tapecli.library.core import to_shape, truth
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.library.core import to_dtype, to_shape, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import _Enum
 from tapecli.runtime.values import Tensor
@@ -232,3 +232,28 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
 register("image.ResizeMethod", _Enum("tf.image.ResizeMethod", {
     "BILINEAR": "bilinear", "NEAREST_NEIGHBOR": "nearest", "BICUBIC": "bicubic", "AREA": "area",
     "LANCZOS3": "lanczos3", "LANCZOS5": "lanczos5", "GAUSSIAN": "gaussian", "MITCHELLCUBIC": "mitchellcubic"}))
+
+
+@builtin("image.convert_image_dtype")
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """TensorFlow's conversion of an image's values between dtypes: integers scale by the ratio of their
+    ranges, floats are in [0, 1] (an integer's max is 1.0), as image_ops_impl.convert_image_dtype computes."""
+    from tapecli.library.tf_array import saturate_cast
+    x = ops.to_tensor(image)
+    x = ops.materialize(x) if x.weak else x
+    want = to_dtype(dtype)
+    if want.kind not in "fiu" or x.dtype.kind not in "fiu":
+        raise TdfTypeError("convert_image_dtype: dtype must be either floating point or integer")
+    if want == x.dtype:
+        return ops.identity(x)
+    convert = (lambda t: saturate_cast(t, want)) if truth(saturate) else (lambda t: ops.cast(t, want))
+    if x.dtype.kind in "iu" and want.kind in "iu":
+        scale_in, scale_out = int(np.iinfo(x.dtype).max), int(np.iinfo(want).max)
+        if scale_in > scale_out:            # scaling down: scale, then cast
+            return convert(ops.floordiv(x, (scale_in + 1) // (scale_out + 1)))
+        return ops.mul(convert(x), (scale_out + 1) // (scale_in + 1))
+    if x.dtype.kind == "f" and want.kind == "f":
+        return ops.cast(x, want)
+    if x.dtype.kind in "iu":                # to floats: cast, then scale
+        return ops.mul(ops.cast(x, want), 1.0 / int(np.iinfo(x.dtype).max))
+    return convert(ops.mul(x, int(np.iinfo(want).max) + 0.5))      # from floats: scale, then cast

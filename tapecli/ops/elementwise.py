@@ -55,7 +55,7 @@ for _name in ("logical_and", "logical_or"):
     register(_name, weak_arith=True, differentiable=False)
 register("logical_not", weak_arith=True, differentiable=False)
 # tf.bitwise on integer tensors (the other operand's dtype must match: no promotion)
-for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
     register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False)
 register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
 # (the bare name round is Python's, library/python.py: a Python number's round, a tensor's this op)
@@ -150,7 +150,21 @@ def neg(x): return apply(NEG, (x,))
 def add(a, b): return apply(ADD, (a, b))
 def sub(a, b): return apply(SUB, (a, b))
 def mul(a, b): return apply(MUL, (a, b))
-def div(a, b): return apply(DIV, (a, b))
+def div(a, b):
+    narrow = _narrow_division(a, b)
+    if narrow is not None:      # TensorFlow's truediv: 8- and 16-bit integers divide as float32 (wider ones float64)
+        a, b = (cast(t if not t.weak else materialize(t, narrow), np.float32) for t in (to_tensor(a), to_tensor(b)))
+    return apply(DIV, (a, b))
+
+
+def _narrow_division(a, b):
+    """The dtype of a division of 8- or 16-bit integers (a literal beside one takes its dtype), else None."""
+    dtypes = {x.dtype for x in (a, b) if isinstance(x, (Tensor, Variable)) and not getattr(x, "weak", False)}
+    if len(dtypes) == 1:
+        dtype = dtypes.pop()
+        if dtype.kind in "iu" and dtype.itemsize <= 2:
+            return dtype
+    return None
 def floordiv(a, b): return apply(FLOORDIV, (a, b))
 def mod(a, b): return apply(MOD, (a, b))
 def pow_(a, b): return apply(POW, (a, b))
@@ -169,6 +183,8 @@ def bitwise_and(a, b): return apply(OPS["bitwise_and"], (a, b))
 def bitwise_or(a, b): return apply(OPS["bitwise_or"], (a, b))
 def bitwise_xor(a, b): return apply(OPS["bitwise_xor"], (a, b))
 def invert(a): return apply(OPS["invert"], (a,))
+def left_shift(a, b): return apply(OPS["left_shift"], (a, b))
+def right_shift(a, b): return apply(OPS["right_shift"], (a, b))
 
 
 # Python's & | ^ ~ on tensors, as TensorFlow's Tensor operators: the logical ops on bool tensors, tf.bitwise's

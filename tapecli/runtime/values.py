@@ -12,8 +12,10 @@ from tapecli.runtime.context import current
 from tapecli.runtime import spelling
 
 DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "int32": np.dtype(np.int32),
-          "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_), "string": np.dtype(object)}
-DTYPE_ALIASES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64"}
+          "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_), "string": np.dtype(object),
+          # (TensorFlow's narrow and unsigned integers and its half floats: NumPy's, NumPy's kernels serve them)
+          **{name: np.dtype(name) for name in ("float16", "int8", "int16", "uint8", "uint16", "uint32", "uint64")}}
+DTYPE_ALIASES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "half": "float16"}
 
 _ids = itertools.count(1)
 new_id = _ids.__next__          # a fresh tensor id: the counter's own method, as cheap as a call gets
@@ -545,16 +547,13 @@ def filled(shape, number, dtype: np.dtype) -> np.ndarray:
 
 
 def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A weak tensor's exact value in ``dtype``; a float that an integer dtype cannot hold is an error."""
+    """A weak tensor's exact value in ``dtype``; a float that an integer dtype cannot hold is an error, and an
+    integer past the dtype's range wraps around it, as TensorFlow converts a Python int (300 as uint8 is 44)."""
     if value.dtype == dtype:
         return value
-    if dtype.kind in "iu":
-        if value.dtype.kind == "f":
-            raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
-                               hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
-        info = np.iinfo(dtype)
-        if value.size and (value.min() < info.min or value.max() > info.max):
-            raise TdfTypeError(f"the value {_short(value)} does not fit in {dtype_name(dtype)}")
+    if dtype.kind in "iu" and value.dtype.kind == "f":
+        raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
+                           hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
     if dtype == np.bool_ and value.dtype != np.bool_:
         raise TdfTypeError(f"cannot use the number {_short(value)} as bool")
     if dtype.hasobject:
