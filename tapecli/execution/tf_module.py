@@ -3,10 +3,12 @@ program derives from, collecting the variables and modules its instances hold as
 ``tensorflow/python/module/module.py`` does (classes.module_leaves, which the interpreter's tf.Module shares)."""
 from __future__ import annotations
 
-import contextlib
+import functools
 
-from tapecli.execution.tf_values import as_tensorflow
+from tapecli.execution.tf_values import as_tensorflow, to_program
 from tapecli.interpreter.classes import module_leaves, module_name
+from tapecli.library.tf_scopes import NameScope
+from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
 
@@ -16,6 +18,7 @@ class Module:
     @as_tensorflow
     def __init__(self, name=None):
         self._name = module_name(type(self).__name__, name)
+        self._scope = NameScope("/".join([*current().name_scopes, self._name]) + "/")   # (where it is made)
 
     @property
     def name(self) -> str:
@@ -23,9 +26,9 @@ class Module:
 
     @property
     def name_scope(self):
-        """``with module.name_scope:``: TensorFlow prefixes the names of the ops and variables made inside it;
-        tapecli's names come from the program's text, so the block changes nothing."""
-        return contextlib.nullcontext()
+        """``with module.name_scope:``: the variables made inside are named in the module's scope, the one open
+        where it was made and its name ("mlp/dense/w:0")."""
+        return to_program(self._scope)
 
     @property
     def variables(self) -> tuple:
@@ -45,8 +48,12 @@ class Module:
 
     @classmethod
     def with_name_scope(cls, method):
-        """``@tf.Module.with_name_scope``: the method, run as it is (name_scope changes nothing here)."""
-        return method
+        """``@tf.Module.with_name_scope``: the method, run inside its module's name scope."""
+        @functools.wraps(method)
+        def scoped(self, *args, **kwargs):
+            with self.name_scope:
+                return method(self, *args, **kwargs)
+        return scoped
 
 
 def _flatten(module: Module, predicate):

@@ -32,7 +32,7 @@ DEFERRED = {
         'tensordot', 'trace', 'triangular_solve',
     ),
     'tf_array': (
-        'as_dtype', 'batch_to_space', 'broadcast_dynamic_shape', 'broadcast_static_shape', 'broadcast_to',
+        'as_dtype', 'batch_to_space', 'bitcast', 'broadcast_dynamic_shape', 'broadcast_static_shape', 'broadcast_to',
         'dynamic_partition', 'dynamic_stitch', 'ensure_shape', 'get_static_value', 'histogram_fixed_width',
         'histogram_fixed_width_bins', 'identity_n', 'inside_function', 'is_symbolic_tensor', 'is_tensor', 'meshgrid',
         'no_op', 'rank', 'repeat', 'required_space_to_batch_paddings', 'reverse_sequence', 'saturate_cast',

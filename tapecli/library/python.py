@@ -26,7 +26,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
-                                    UnreadVariable, Variable, convert_weak, text_array, tf_tensor)
+                                    UnreadVariable, Variable, convert_weak, scoped_name, text_array, tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -78,7 +78,7 @@ def variable(initial_value, trainable=True, name=None, dtype=None):
     """tf.Variable as an expression (a top-level ``x = tf.Variable(v)`` is the declaration ``var x = v``)."""
     value = _tensor_of(initial_value, dtype)
     return Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable),
-                    tf_name=name if isinstance(name, str) else None)
+                    tf_name=scoped_name(name if isinstance(name, str) else None))
 
 
 @builtin("constant")

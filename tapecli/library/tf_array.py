@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import format_value
 from tapecli.library.core import DTYPE_ENUMS, NamedResult, tensor_argument, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape, static_shape
-from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, Tensor, Variable
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, Tensor, Variable, dtype_name
 
 @builtin()
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -305,6 +305,24 @@ def _items(x) -> list:
 def _ints(value, what) -> list[int]:
     return [int(v) for v in np.atleast_1d(np.asarray(tensor_argument(value).value)).reshape(-1)] if not isinstance(
         value, (list, tuple)) else [to_int(v, what) for v in value]
+
+
+@builtin("bitcast")
+def bitcast(input, type, name=None):  # noqa: A002 (TensorFlow's parameter names)
+    """The same bytes read as another dtype: a wider one takes the last dimension's items (its size the ratio),
+    a narrower one adds a dimension of them (TensorFlow's Bitcast; no gradient)."""
+    x = ops.to_tensor(input)
+    x = ops.materialize(x) if x.weak else x
+    want = to_dtype(type)
+    if x.dtype.kind not in "fiu" or want.kind not in "fiu":
+        raise KernelValueError(f"Value for attr 'T' of {dtype_name(x.dtype if x.dtype.kind not in 'fiu' else want)} "
+                               f"is not in the list of allowed values")
+    have, get = x.dtype.itemsize, want.itemsize
+    if get > have and (x.ndim == 0 or x.shape[-1] != get // have):
+        raise KernelValueError(f"Cannot bitcast from {get} to {have}")     # (TensorFlow words it so)
+    value = np.ascontiguousarray(x.value).view(want)
+    shape = x.shape[:-1] if get > have else x.shape + ((have // get,) if get < have else ())
+    return Tensor(value.reshape(shape))
 
 
 @builtin("saturate_cast")

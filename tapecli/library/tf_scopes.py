@@ -33,7 +33,8 @@ class Scope(ProgramObject):
 
 class NameScope(Scope):
     """``tf.name_scope(name)``: ``as`` binds "outer/name/", and ``tf.get_current_name_scope()`` reads
-    "outer/name" inside (the run context keeps the open names)."""
+    "outer/name" inside (the run context keeps the open names); a name ending in "/" is the whole scope (a
+    tf.Module's, taken where it was made). A ``tf.Variable`` made inside is named in it ("outer/name/v:0")."""
 
     def __init__(self, name, keras=False):
         if not isinstance(name, str):
@@ -41,14 +42,22 @@ class NameScope(Scope):
         super().__init__()
         self.name = name
         self.keras = keras
+        self.outer = []
 
     def enter(self):
-        scopes = current().name_scopes
-        scopes.append(self.name)
-        return self if self.keras else "/".join(scopes) + "/"
+        ctx = current()
+        self.outer = ctx.name_scopes
+        ctx.name_scopes = [part for part in self.name.split("/") if part] if self.name.endswith("/") else \
+            [*self.outer, self.name]
+        return self if self.keras else "/".join(ctx.name_scopes) + "/"
 
     def exit(self):
-        current().name_scopes.pop()
+        current().name_scopes = self.outer
+
+    def get_attribute(self, interp, attr, node):
+        if attr == "name":          # (the name given: a tf.Module's whole scope, "mlp/")
+            return self.name
+        return super().get_attribute(interp, attr, node)
 
 
 @builtin("name_scope")

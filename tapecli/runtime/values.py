@@ -358,6 +358,13 @@ def keras_path(v: "Variable") -> str:
     return v.keras if isinstance(v.keras, str) else v.tf_name
 
 
+def scoped_name(name: str | None) -> str | None:
+    """A new tf.Variable's TensorFlow name in the open name scopes (library/tf_scopes.py): None where it has no
+    name and no scope is open (then ``Variable``)."""
+    scopes = current().name_scopes
+    return "/".join([*scopes, name or "Variable"]) if scopes else name
+
+
 def tensorflow_name(v: "Variable") -> str:
     """A variable's ``name`` as TensorFlow gives it to a Python program: ``w:0`` of ``tf.Variable(..., name='w')``,
     ``Variable:0`` without a name, ``kernel`` of a Keras layer's weight (tapecli's own ``name`` labels its reports)."""
