@@ -60,8 +60,11 @@ def why_none(tape: Tape, leaf) -> str:
     return tape.left_reason(leaf.id, name) or f"no recorded path from {name} to the target on tape {tape.name}"
 
 
-def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gradients="none", line=None):
-    """Returns (result structured like sources, leaf values, leaf reasons for None)."""
+def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gradients="none", line=None,
+             rows=None):
+    """Returns (result structured like sources, leaf values, leaf reasons for None). ``rows(values, indices,
+    dense_shape)``, where given, makes the result of a variable that the tape saw read only by gathers along its
+    first axis: TensorFlow's IndexedSlices of the rows read (the values stay the dense sums)."""
     unconnected = check_unconnected(unconnected_gradients)
     _prepare(tape, line)
     targets = _targets(target)
@@ -78,8 +81,10 @@ def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gra
             if s.shape != t.shape:
                 raise ShapeError(f"output_gradients[{i}] has shape {list(s.shape)}, its target {list(t.shape)}")
     float_targets = [(t, s) for t, s in zip(targets, seeds) if is_float(t.dtype)]
-    grads = backward(tape, [t for t, _ in float_targets], [s for _, s in float_targets], [leaf.id for leaf in leaves])
-    values, whys = [], []
+    gathers = _gathers(tape, leaves) if rows is not None else {}
+    grads = backward(tape, [t for t, _ in float_targets], [s for _, s in float_targets],
+                     [leaf.id for leaf in leaves] + [rec.output.id for recs in gathers.values() for rec in recs])
+    values, whys, results = [], [], []
     for leaf in leaves:
         g = grads.get(leaf.id) if is_float(leaf.dtype) else None
         if g is not None and g.shape != leaf.shape:
@@ -88,7 +93,40 @@ def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gra
             g = ops.zeros_like(leaf)
         values.append(g)
         whys.append(why_none(tape, leaf) if g is None else None)
-    return unflatten(sources, values), values, whys
+        results.append(_rows(leaf, gathers[leaf.id], grads, rows) if g is not None and leaf.id in gathers else g)
+    return unflatten(sources, results), values, whys
+
+
+def _gathers(tape: Tape, leaves: list) -> dict:
+    """By variable id, the tape's records that read each variable of ``leaves`` where every one of them is a
+    gather along its first axis (an index of one integer array): TensorFlow's ResourceGather, whose gradient is
+    an IndexedSlices."""
+    ids = {leaf.id for leaf in leaves if isinstance(leaf, Variable) and is_float(leaf.dtype)}
+    found: dict[int, list] = {}
+    for rec in tape.records:
+        for inp in getattr(rec, "inputs", ()):
+            if inp.id in ids:
+                index = rec.attrs.get("index") if getattr(rec.op, "name", None) == "getitem" \
+                    and rec.inputs[0].id == inp.id else None
+                if not (isinstance(index, tuple) and len(index) == 1 and isinstance(index[0], np.ndarray)
+                        and index[0].dtype.kind in "iu"):
+                    ids.discard(inp.id)
+                    found.pop(inp.id, None)
+                elif rec not in found.setdefault(inp.id, []):
+                    found[inp.id].append(rec)
+    return {key: recs for key, recs in found.items() if key in ids}
+
+
+def _rows(leaf: Variable, records: list, grads: dict, make):
+    """The gradient of ``leaf`` as the rows its gathers read: their upstream gradients, one row each, and
+    their indices, in the tape's order (a gather no path reached gives none)."""
+    parts = [(grads[rec.output.id], rec.attrs["index"][0]) for rec in records if rec.output.id in grads]
+    row = leaf.shape[1:]
+    values = ops.concat([ops.reshape(g, (-1, *row)) for g, _ in parts], 0)
+    indices = np.concatenate([np.asarray(i).reshape(-1) for _, i in parts])
+    wide = indices.size and (indices.max() > np.iinfo(np.int32).max)
+    return make(values, Tensor(indices.astype(np.int64 if wide else np.int32)),
+                Tensor(np.array(leaf.shape, dtype=np.int32)))
 
 
 # How t.jacobian computes: "rev" (one backward pass over a batch of one-hot cotangents), "fwd"

@@ -97,6 +97,8 @@ def to_library(value):
         return Tensor(np.array(value)) if is_numbers(value, bool) else [to_library(v) for v in value]
     if kind is dict:
         return {k: to_library(v) for k, v in value.items()}
+    if kind is zip:                 # (apply_gradients(zip(grads, variables)): its pairs, as the interpreter's zip)
+        return [to_library(v) for v in value]
     if kind is Shape and value.is_fully_defined():
         return TensorShape(np.array(value, dtype=np.int64), weak=True)
     if kind is LibraryObject:
@@ -212,6 +214,12 @@ class LibraryObject:
 
     def __str__(self):
         return python_str(object.__getattribute__(self, "_of"))
+
+    def __neg__(self):                          # (-slices: a tf.IndexedSlices' one operator)
+        of = object.__getattribute__(self, "_of")
+        if not hasattr(of, "negated"):
+            raise TypeError(f"bad operand type for unary -: '{of.kind_word}'")
+        return to_program(as_tensorflow(of.negated)())
 
     def __enter__(self):                        # a scope of the library's (tf.name_scope, tf.device, ...)
         of = object.__getattribute__(self, "_of")

@@ -260,6 +260,8 @@ class Expressions:
 
     def eval_UnaryOp(self, node, scope):
         value = self.eval(node.operand, scope)
+        if node.op == "-" and hasattr(value, "negated"):       # (-slices: a tf.IndexedSlices stays one)
+            return value.negated()
         if not isinstance(value, (Tensor, Variable)):
             error = TdfTypeError(f"unary '{node.op}' needs a tensor, got {type_word(value)}")
             if value is None:

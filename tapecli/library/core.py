@@ -218,11 +218,14 @@ def log_softmax(x, axis=-1):
 
 @builtin()
 def clip_by_norm(x, clip_norm, axes=None, name=None):
-    """x * clip_norm / max(norm(x), clip_norm), as tf.clip_by_norm (the norm over ``axes``, all by default)."""
-    x = ops.to_tensor(x)
+    """x * clip_norm / max(norm(x), clip_norm), as tf.clip_by_norm (the norm over ``axes``, all by default); a
+    tf.IndexedSlices' rows are clipped by their own norm, and it stays one."""
+    slices = x if getattr(x, "is_indexed_slices", False) else None
+    x = ops.to_tensor(x if slices is None else slices.values)
     axes = to_axis(axes)
     n = ops.sqrt(ops.reduce_sum(ops.square(x)) if axes is None else ops.reduce_sum(ops.square(x), axes, True))
-    return ops.div(ops.mul(x, clip_norm), ops.maximum(n, clip_norm))
+    clipped = ops.div(ops.mul(x, clip_norm), ops.maximum(n, clip_norm))
+    return clipped if slices is None else type(slices)(clipped, slices.indices, slices.dense_shape)
 
 
 @builtin()
@@ -798,8 +801,8 @@ def _tape_attribute(interp, tape_obj, attr, node):
         return BoundMethod(attr, run, replay=REQUEST)
 
     if attr == "gradient":
-        return request("gradient", _checked(gradients.gradient, "gradient(target, sources, output_gradients=None, "
-                                                                "unconnected_gradients=\"none\")"))
+        return request("gradient", _checked(_program_gradient, "gradient(target, sources, output_gradients=None, "
+                                                               "unconnected_gradients=\"none\")"))
     if attr == "jacobian":
         return request("jacobian", _checked(gradients.jacobian, "jacobian(target, sources, "
                                                                 "unconnected_gradients=\"none\")"))
@@ -818,6 +821,16 @@ def _tape_attribute(interp, tape_obj, attr, node):
         return tape.name
     raise TdfTypeError(f"a tape has no attribute {attr}", hint="tapes have gradient, jacobian, batch_jacobian, "
                        "watched_variables, watch, reset and stop_recording")
+
+
+def _program_gradient(tape, target, sources, output_gradients=None, unconnected_gradients="none", line=None):
+    """``tape.gradient``: in a Python program, a variable read only by gathers (an Embedding's table) gets
+    TensorFlow's tf.IndexedSlices of the rows read; a TDF program's gradients are dense tensors."""
+    rows = None
+    if current().settings.python_spelling:
+        from tapecli.library.tf_indexed_slices import IndexedSlices
+        rows = IndexedSlices
+    return gradients.gradient(tape, target, sources, output_gradients, unconnected_gradients, line, rows=rows)
 
 
 def _checked(f, usage):

@@ -338,6 +338,8 @@ def python_class(value) -> str | None:
         return "bool"
     if value.__class__ is TensorShape:
         return _TF + "framework.tensor_shape.TensorShape"
+    if getattr(value, "is_indexed_slices", False):
+        return _TF + "framework.indexed_slices.IndexedSlices"
     if value.__class__ is NumpyArray:
         return f"numpy.{value.value.dtype.name}" if value.ndim == 0 else "numpy.ndarray"
     if value.__class__ is Tensor:

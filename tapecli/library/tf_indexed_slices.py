@@ -1,7 +1,8 @@
 """``tf.IndexedSlices``: rows of a tensor given by their indices, as a program makes them for a variable's
 ``scatter_update``/``scatter_add``/... and reads them (``values``, ``indices``, ``dense_shape``). An op that takes
-one converts it to its dense tensor (the rows summed into place), as TensorFlow does. tapecli's gradients stay
-dense tensors: the gradient of a gather is the dense sum (docs/tf-surface.md, "Known differences")."""
+one converts it to its dense tensor (the rows summed into place), as TensorFlow does. A Python program's
+``tape.gradient`` of a variable read only by gathers (an Embedding's table) is one (autodiff/gradients.py), as
+TensorFlow's; norms and clipping take its rows, optimizers square them row by row."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,6 +41,14 @@ class IndexedSlices(ProgramObject):
         dense = np.zeros(tuple(int(d) for d in np.asarray(self.dense_shape.value)), dtype=values.dtype)
         np.add.at(dense, np.asarray(self.indices.value), values)
         return Tensor(dense)
+
+    def negated(self) -> "IndexedSlices":
+        """``-slices``: the rows negated, still IndexedSlices (TensorFlow's one operator on them)."""
+        return IndexedSlices(ops.neg(self.values), self.indices, self.dense_shape)
+
+    def scaled(self, factor) -> "IndexedSlices":
+        """The rows times ``factor`` (tf.clip_by_norm's and clip_by_global_norm's result for IndexedSlices)."""
+        return IndexedSlices(ops.mul(self.values, factor), self.indices, self.dense_shape)
 
     def python_text(self) -> str:
         """``print(slices)``: TensorFlow's text of its three tensors."""

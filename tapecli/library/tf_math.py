@@ -348,7 +348,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12):
 @builtin()
 def global_norm(t_list):
     """sqrt(sum of the squared elements of every tensor), as tf.linalg.global_norm (via l2 losses)."""
-    ts = [ops.to_tensor(t) for t in t_list if t is not None]
+    ts = [ops.to_tensor(_rows_of(t)) for t in t_list if t is not None]
     if not ts:
         raise TdfValueError("global_norm takes a non-empty list of tensors")
     half = [ops.mul(ops.reduce_sum(ops.square(t)), 0.5) for t in ts]
@@ -369,9 +369,19 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None):
     scale = ops.mul(c, ops.minimum(ops.div(1.0, norm), 1.0 / c))
     if not np.isfinite(norm.value).all():
         scale = ops.add(scale, math.nan)
-    out = [None if t is None else ops.mul(t, ops.cast(scale, ops.to_tensor(t).dtype)
-                                          if ops.to_tensor(t).dtype != scale.dtype else scale) for t in t_list]
+    out = [None if t is None else _scaled(t, ops.cast(scale, ops.to_tensor(_rows_of(t)).dtype)
+                                          if ops.to_tensor(_rows_of(t)).dtype != scale.dtype else scale) for t in t_list]
     return PythonTuple([out, norm])
+
+
+def _rows_of(t):
+    """What a norm of ``t`` reads: a tf.IndexedSlices' rows (TensorFlow's: not their dense sum), else ``t``."""
+    return t.values if getattr(t, "is_indexed_slices", False) else t
+
+
+def _scaled(t, factor):
+    """``t`` times ``factor``; a tf.IndexedSlices stays one, its rows scaled."""
+    return t.scaled(factor) if getattr(t, "is_indexed_slices", False) else ops.mul(t, factor)
 
 
 @builtin()

@@ -185,8 +185,11 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False):
 
 
 @builtin()
-def top_k(input, k=1, sorted=True):  # noqa: A002
-    return NamedResult(("values", "indices"), ops.top_k(input, to_int(k, "k"), truth(sorted)), "TopKV2")
+def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002
+    values, indices = ops.top_k(input, to_int(k, "k"), truth(sorted))
+    if index_type is not None:
+        indices = ops.cast(indices, to_dtype(index_type))
+    return NamedResult(("values", "indices"), [values, indices], "TopKV2")
 
 
 @builtin()

@@ -554,13 +554,17 @@ def filled(shape, number, dtype: np.dtype) -> np.ndarray:
 
 
 def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A weak tensor's exact value in ``dtype``; a float that an integer dtype cannot hold is an error, and an
-    integer past the dtype's range wraps around it, as TensorFlow converts a Python int (300 as uint8 is 44)."""
+    """A weak tensor's exact value in ``dtype``; a float that an integer dtype cannot hold is an error, and so
+    is an integer past the dtype's range (TensorFlow wraps it silently: 300 as uint8 is 44)."""
     if value.dtype == dtype:
         return value
-    if dtype.kind in "iu" and value.dtype.kind == "f":
-        raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
-                           hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
+    if dtype.kind in "iu":
+        if value.dtype.kind == "f":
+            raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",
+                               hint=f"write an integer, or cast the tensor with {spelling.cast('x', 'float32')}")
+        info = np.iinfo(dtype)
+        if value.size and (value.min() < info.min or value.max() > info.max):
+            raise TdfTypeError(f"the value {_short(value)} does not fit in {dtype_name(dtype)}")
     if dtype == np.bool_ and value.dtype != np.bool_:
         raise TdfTypeError(f"cannot use the number {_short(value)} as bool")
     if dtype.hasobject:

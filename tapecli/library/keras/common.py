@@ -77,7 +77,7 @@ def converted(x, what="the input") -> Tensor:
     stacked)."""
     if isinstance(x, list):
         x = ops.stack([tensor(v, what) for v in x]) if x else Tensor(np.zeros(0, np.float32))
-    if not isinstance(x, (Tensor, Variable)):
+    if not isinstance(x, (Tensor, Variable)) and getattr(x, "as_dense_tensor", None) is None:   # (tf.IndexedSlices)
         raise TdfTypeError(f"{what} must be a tensor, got {type_word(x)}")
     return ops.materialize(ops.to_tensor(x))
 

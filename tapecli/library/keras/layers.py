@@ -633,9 +633,7 @@ class Embedding(Layer):
             bad = int(ids[(ids < 0) | (ids >= self.input_dim)].flat[0])
             raise TdfValueError(f"Embedding: index {bad} is outside the valid range [0, {self.input_dim})")
         table = self.weights_["embeddings"]
-        onehot = np.zeros((*ids.shape, self.input_dim), dtype=table.dtype)   # a lookup as one_hot @ table
-        np.put_along_axis(onehot, ids[..., None].astype(np.int64), 1, axis=-1)
-        out = ops.matmul(Tensor(onehot), table)
+        out = ops.gather(table, Tensor(ids.astype(np.int64)))     # (its gradient: TensorFlow's IndexedSlices)
         if getattr(self, "lookups", None) is not None:      # (a fit step's: training.Trainer.train_step)
             self.lookups.append((ids.reshape(-1).astype(np.int64), out))
         return out

@@ -255,7 +255,12 @@ class Optimizer(KerasObject):
         return self.apply([p[0] for p in pairs], [p[1] for p in pairs])
 
     def apply(self, grads, trainable_variables=None):
-        return self.apply_rows(grads, trainable_variables)
+        """A step from the gradients; a tf.IndexedSlices one (a gathered variable's, tape.gradient's) steps with
+        its dense sum, whose square Keras's update takes row by row (apply_rows)."""
+        squares = {v.id: _row_squares(g) for g, v in zip(grads, trainable_variables or ())
+                   if getattr(g, "is_indexed_slices", False) and isinstance(v, Variable)} \
+            if isinstance(grads, (list, tuple)) else None
+        return self.apply_rows(grads, trainable_variables, squares or None)
 
     def apply_rows(self, grads, trainable_variables, row_squares=None):
         """``apply``; ``row_squares``: by variable id, the sum of the squares of the rows its gradient sums (an
@@ -491,6 +496,14 @@ class _LaidOut:
     def _parts(self, flat) -> list:
         """The views of ``flat`` that are each variable's, in order."""
         return [flat[start:end].reshape(shape) for start, end, shape in self.bounds]
+
+
+def _row_squares(slices) -> np.ndarray:
+    """The sum over a tf.IndexedSlices' rows of each row's square, at its index (its dense shape)."""
+    values = np.asarray(slices.values.value)
+    total = np.zeros(tuple(int(d) for d in np.asarray(slices.dense_shape.value)), values.dtype)
+    np.add.at(total, np.asarray(slices.indices.value), values * values)
+    return total
 
 
 class SummedRows(np.ndarray):
