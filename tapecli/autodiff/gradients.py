@@ -139,8 +139,10 @@ MODES = ("auto", "rev", "fwd")
 CHUNK_ELEMENTS = 1 << 23
 
 
-def jacobian(tape: Tape, target, sources, unconnected_gradients="none", line=None):
-    """d target[i...] / d source[j...], shaped target.shape + source.shape."""
+def jacobian(tape: Tape, target, sources, unconnected_gradients="none", parallel_iterations=None,
+             experimental_use_pfor=True, line=None):
+    """d target[i...] / d source[j...], shaped target.shape + source.shape. (``parallel_iterations`` and
+    ``experimental_use_pfor`` say how TensorFlow computes it, with a loop or vectorized, not what.)"""
     return jacobian_in_mode(tape, target, sources, unconnected_gradients, line, current().jacobian_mode)
 
 
@@ -429,8 +431,10 @@ def hessian_block(tape: Tape, target, sources: list, unconnected_gradients="none
     return values, whys
 
 
-def batch_jacobian(tape: Tape, target, source, unconnected_gradients="none", line=None):
-    """Per-example jacobians: shape [b] + target.shape[1:] + source.shape[1:]."""
+def batch_jacobian(tape: Tape, target, source, unconnected_gradients="none", parallel_iterations=None,
+                   experimental_use_pfor=True, line=None):
+    """Per-example jacobians: shape [b] + target.shape[1:] + source.shape[1:]. (``parallel_iterations`` and
+    ``experimental_use_pfor`` say how TensorFlow computes them, as for :func:`jacobian`, not what.)"""
     for what, value in (("target", target), ("source", source)):
         if not isinstance(value, (Tensor, Variable)):
             raise TdfTypeError(f"batch_jacobian takes one {what} tensor, got {type_word(value)}")
@@ -439,7 +443,7 @@ def batch_jacobian(tape: Tape, target, source, unconnected_gradients="none", lin
     if target_t.ndim < 1 or source_t.ndim < 1 or target_t.shape[0] != source_t.shape[0]:
         raise ShapeError(f"batch_jacobian needs the same first (batch) dimension, got target "
                          f"{list(target_t.shape)} and source {list(source_t.shape)}")
-    full, values, whys = jacobian(tape, target, source, unconnected_gradients, line)
+    full, values, whys = jacobian(tape, target, source, unconnected_gradients, line=line)
     if full is None:
         return None, [None], whys
     rest_t = target_t.ndim - 1

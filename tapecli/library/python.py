@@ -74,9 +74,16 @@ def _tensor_of(value, dtype=None) -> Tensor:
 
 
 @builtin("Variable")
-def variable(initial_value, trainable=True, name=None, dtype=None):
-    """tf.Variable as an expression (a top-level ``x = tf.Variable(v)`` is the declaration ``var x = v``)."""
+def variable(initial_value, trainable=True, name=None, dtype=None, shape=None, validate_shape=True):
+    """tf.Variable as an expression (a top-level ``x = tf.Variable(v)`` is the declaration ``var x = v``). A
+    ``shape`` must fit the value (its unknown dimensions any); tapecli's variables keep their value's shape."""
     value = _tensor_of(initial_value, dtype)
+    if shape is not None:
+        from tapecli.runtime.specs import static_shape
+        dims = static_shape(shape)
+        if dims.known and (len(dims) != value.ndim or any(d is not None and d != n for d, n in zip(dims, value.shape))):
+            raise TdfValueError(f"The initial value's shape ({tuple(value.shape)}) is not compatible with the "
+                                f"explicitly supplied `shape` argument ({tuple(dims)}).")
     return Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable),
                     tf_name=scoped_name(name if isinstance(name, str) else None))
 

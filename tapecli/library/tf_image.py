@@ -11,10 +11,10 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import to_dtype, to_shape, truth
+from tapecli.library.core import to_dtype, to_int, to_shape, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import _Enum
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonTuple, Tensor
 
 _F = np.float32
 _TABLE_SIZE = 1024
@@ -257,3 +257,216 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     if x.dtype.kind in "iu":                # to floats: cast, then scale
         return ops.mul(ops.cast(x, want), 1.0 / int(np.iinfo(x.dtype).max))
     return convert(ops.mul(x, int(np.iinfo(want).max) + 0.5))      # from floats: scale, then cast
+
+
+# ------------------------------------------------------------------ the compositions of image_ops_impl.py
+# Each as TensorFlow's Python composes it of its ops (an image [H, W, C], or a batch [N, H, W, C]), gradients
+# flowing through the ops.
+
+def _image(image, what: str, ranks=(3, 4)):
+    x = ops.to_tensor(image)
+    x = ops.materialize(x) if x.weak else x
+    if x.ndim not in ranks:
+        raise TdfValueError(f"{what}: 'image' must have either 3 or 4 dimensions, got shape {list(x.shape)}")
+    return x
+
+
+def _axes(x) -> tuple[int, int]:
+    """The height and width axes."""
+    return (x.ndim - 3, x.ndim - 2)
+
+
+def _as_float(x):
+    """A float32 (or float16) image as it is, any other converted (convert_image_dtype's scaling)."""
+    return x if x.dtype in (np.float16, np.float32) else convert_image_dtype(x, np.dtype(np.float32))
+
+
+@builtin("image.flip_left_right")
+def flip_left_right(image):
+    x = _image(image, "flip_left_right")
+    return ops.reverse(x, [_axes(x)[1]])
+
+
+@builtin("image.flip_up_down")
+def flip_up_down(image):
+    x = _image(image, "flip_up_down")
+    return ops.reverse(x, [_axes(x)[0]])
+
+
+@builtin("image.transpose")
+def transpose(image, name=None):
+    """The height and width axes swapped (the batch and channel axes stay)."""
+    x = _image(image, "transpose")
+    h, w = _axes(x)
+    perm = list(range(x.ndim))
+    perm[h], perm[w] = w, h
+    return ops.transpose(x, perm)
+
+
+@builtin("image.rot90")
+def rot90(image, k=1, name=None):
+    """``k`` quarter turns counter-clockwise, as TensorFlow composes them of flips and a transpose."""
+    x = _image(image, "rot90")
+    k = to_int(k, "k") % 4
+    if k == 1:
+        return transpose(flip_left_right(x))
+    if k == 2:
+        return flip_up_down(flip_left_right(x))
+    if k == 3:
+        return flip_left_right(transpose(x))
+    return x
+
+
+@builtin("image.rgb_to_grayscale")
+def rgb_to_grayscale(images, name=None):
+    x = ops.to_tensor(images)
+    x = ops.materialize(x) if x.weak else x
+    gray = ops.tensordot(convert_image_dtype(x, np.dtype(np.float32)),
+                         Tensor(np.array([0.2989, 0.5870, 0.1140], np.float32)), ([x.ndim - 1], [0]))
+    return convert_image_dtype(ops.reshape(gray, gray.shape + (1,)), x.dtype)
+
+
+@builtin("image.grayscale_to_rgb")
+def grayscale_to_rgb(images, name=None):
+    x = ops.to_tensor(images)
+    if x.ndim < 2 or x.shape[-1] != 1:
+        raise TdfValueError(f"grayscale_to_rgb: the last dimension must be 1, got shape {list(x.shape)}")
+    return ops.tile(x, [1] * (x.ndim - 1) + [3])
+
+
+def _adjusted(image, adjust):
+    """``adjust`` of the image in float, converted back to its dtype (saturating)."""
+    x = ops.to_tensor(image)
+    x = ops.materialize(x) if x.weak else x
+    return convert_image_dtype(adjust(_as_float(x)), x.dtype, saturate=True)
+
+
+@builtin("image.adjust_brightness")
+def adjust_brightness(image, delta):
+    return _adjusted(image, lambda f: ops.add(f, ops.cast(ops.to_tensor(delta), f.dtype)))
+
+
+@builtin("image.adjust_gamma")
+def adjust_gamma(image, gamma=1, gain=1):
+    if np.any(np.asarray(ops.to_tensor(gamma).value) < 0):
+        raise TdfValueError("Gamma should be a non-negative real number.")
+    return _adjusted(image, lambda f: ops.mul(gain, ops.pow_(f, gamma)))
+
+
+@builtin("image.adjust_contrast")
+def adjust_contrast(images, contrast_factor):
+    """(x - mean) * contrast_factor + mean, the mean of each channel over the image's pixels."""
+    def adjust(f):
+        mean = ops.reduce_mean(f, axis=_axes(f), keepdims=True)
+        return ops.add(ops.mul(ops.sub(f, mean), ops.cast(ops.to_tensor(contrast_factor), f.dtype)), mean)
+    return _adjusted(images, adjust)
+
+
+@builtin("image.per_image_standardization")
+def per_image_standardization(image):
+    """(x - mean) / max(stddev, 1 / sqrt(pixels)) over each image's values, in float32."""
+    from tapecli.library.tf_math import reduce_std
+    x = ops.cast(_image(image, "per_image_standardization", ranks=tuple(range(3, 33))), np.float32)
+    axes = (-1, -2, -3)
+    mean = ops.reduce_mean(x, axis=axes, keepdims=True)
+    stddev = reduce_std(x, list(axes), True)
+    floor = ops.rsqrt(Tensor(np.float32(np.prod(x.shape[-3:]))))
+    return ops.div(ops.sub(x, mean), ops.maximum(stddev, floor))
+
+
+@builtin("image.crop_to_bounding_box")
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    x = _image(image, "crop_to_bounding_box")
+    top, left, height, width = (to_int(v, name) for v, name in (
+        (offset_height, "offset_height"), (offset_width, "offset_width"), (target_height, "target_height"),
+        (target_width, "target_width")))
+    h, w = _axes(x)
+    if top < 0 or left < 0 or height <= 0 or width <= 0 or top + height > x.shape[h] or left + width > x.shape[w]:
+        raise TdfValueError("crop_to_bounding_box: the box must lie within the image, with a positive size")
+    index = [slice(None)] * x.ndim
+    index[h], index[w] = slice(top, top + height), slice(left, left + width)
+    return ops.getitem(x, tuple(index))
+
+
+@builtin("image.pad_to_bounding_box")
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    x = _image(image, "pad_to_bounding_box")
+    top, left, height, width = (to_int(v, name) for v, name in (
+        (offset_height, "offset_height"), (offset_width, "offset_width"), (target_height, "target_height"),
+        (target_width, "target_width")))
+    h, w = _axes(x)
+    after_h, after_w = height - top - x.shape[h], width - left - x.shape[w]
+    if top < 0 or left < 0 or after_h < 0 or after_w < 0:
+        raise TdfValueError("pad_to_bounding_box: the image must fit in the target at its offsets")
+    pads = [(0, 0)] * x.ndim
+    pads[h], pads[w] = (top, after_h), (left, after_w)
+    return ops.pad(x, pads)
+
+
+@builtin("image.resize_with_crop_or_pad")
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """The center cropped or padded with zeros to the target, as TensorFlow centers it."""
+    x = _image(image, "resize_with_crop_or_pad")
+    height, width = to_int(target_height, "target_height"), to_int(target_width, "target_width")
+    h, w = _axes(x)
+    dh, dw = height - x.shape[h], width - x.shape[w]
+    cropped = crop_to_bounding_box(x, max(-dh // 2, 0), max(-dw // 2, 0), min(height, x.shape[h]),
+                                   min(width, x.shape[w]))
+    return pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), height, width)
+
+
+@builtin("image.central_crop")
+def central_crop(image, central_fraction):
+    x = _image(image, "central_crop")
+    fraction = float(np.asarray(ops.to_tensor(central_fraction).value))
+    if not 0.0 < fraction <= 1.0:
+        raise TdfValueError("central_fraction must be within (0, 1]")
+    if fraction == 1.0:
+        return x
+    h, w = _axes(x)
+    top, left = (int((float(n) - float(n) * fraction) / 2) for n in (x.shape[h], x.shape[w]))
+    return crop_to_bounding_box(x, top, left, x.shape[h] - 2 * top, x.shape[w] - 2 * left)
+
+
+@builtin("image.total_variation")
+def total_variation(images, name=None):
+    x = _image(images, "total_variation")
+    h, w = _axes(x)
+
+    def difference(axis):
+        later = [slice(None)] * x.ndim
+        earlier = [slice(None)] * x.ndim
+        later[axis], earlier[axis] = slice(1, None), slice(None, -1)
+        return ops.abs_(ops.sub(ops.getitem(x, tuple(later)), ops.getitem(x, tuple(earlier))))
+
+    axes = None if x.ndim == 3 else (1, 2, 3)
+    return ops.add(ops.reduce_sum(difference(h), axis=axes), ops.reduce_sum(difference(w), axis=axes))
+
+
+@builtin("image.image_gradients")
+def image_gradients(image):
+    """(dy, dx): each pixel's next one below (right) minus it, zero on the last row (column)."""
+    x = _image(image, "image_gradients", ranks=(4,))
+    out = []
+    for axis in (1, 2):
+        later = [slice(None)] * 4
+        earlier = [slice(None)] * 4
+        later[axis], earlier[axis] = slice(1, None), slice(None, -1)
+        d = ops.sub(ops.getitem(x, tuple(later)), ops.getitem(x, tuple(earlier)))
+        zeros = list(x.shape)
+        zeros[axis] = 1
+        out.append(ops.concat([d, Tensor(np.zeros(zeros, x.dtype))], axis))
+    return PythonTuple(out)
+
+
+@builtin("image.psnr")
+def psnr(a, b, max_val, name=None):
+    """20 log10(max_val) - 10 log10(mse) over each image's last three axes, in float32."""
+    x, y = (ops.to_tensor(v) for v in (a, b))
+    x = ops.materialize(x) if x.weak else x
+    peak = convert_image_dtype(ops.cast(ops.to_tensor(max_val), x.dtype), np.dtype(np.float32))
+    x, y = convert_image_dtype(x, np.dtype(np.float32)), convert_image_dtype(y, np.dtype(np.float32))
+    mse = ops.reduce_mean(ops.squared_difference(x, y), axis=(-3, -2, -1))
+    log10 = ops.log(Tensor(np.float32(10.0)))
+    return ops.sub(ops.div(ops.mul(20.0, ops.log(peak)), log10), ops.mul(Tensor(np.float32(10 / np.log(10))),
+                                                                          ops.log(mse)))
