@@ -147,7 +147,23 @@ def call_builtin(f, interp, node, args, kwargs):
         args = [ops.materialize(args[0]), *args[1:]]
     result = _call_builtin(f, interp, node, args, kwargs)
     # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow)
-    return result if hasattr(f, "branches") else tensorflow_result(interp, node, result)
+    if hasattr(f, "branches"):
+        return result
+    return tensorflow_result(interp, node, python_operation(f, node, args, result))
+
+
+# The op table's functions that are Python's builtins too (abs, pow), as their public functions name them
+_PYTHON_OPERATIONS = frozenset(("abs_", "pow_"))
+
+
+def python_operation(f, node, args, result):
+    """Python's ``abs(x)`` and ``pow(x, y)``, called by their bare names on a NumPy value: NumPy's value
+    (``tf.abs`` of one is a tensor)."""
+    if result.__class__ is Tensor and not result.weak and getattr(f, "__name__", None) in _PYTHON_OPERATIONS \
+            and getattr(node, "func", None).__class__ is Name:
+        from tapecli.runtime.values import numpy_result
+        return numpy_result(result, *args)
+    return result
 
 
 # The modules whose functions convert a Python literal as TensorFlow does (tf.convert_to_tensor: int32, float32)
