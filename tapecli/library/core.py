@@ -70,6 +70,8 @@ def to_dtype(value) -> np.dtype:
         return DType(value).np
     if isinstance(value, np.dtype) and dtype_name(value) in DTYPES:     # a tensor's own dtype, as the library reads it
         return value
+    if isinstance(value, type) and issubclass(value, np.generic) and dtype_name(np.dtype(value)) in DTYPES:
+        return np.dtype(value)                                          # NumPy's np.int32 (CPython's run)
     if isinstance(value, Tensor) and value.weak and value.ndim == 0 and value.dtype.kind in "iu" \
             and int(value.value) in DTYPE_ENUMS:                        # TensorFlow's enum value (tf.ones(2, 3))
         return DTYPES[DTYPE_ENUMS[int(value.value)]]
@@ -531,10 +533,13 @@ def seed(interp, n):
 # --------------------------------------------------------------- inspection
 
 @builtin("shape")
-def shape_(x):
+def shape_(x, out_type=None, name=None):
+    """A tensor's dimensions (``out_type``: int32, TensorFlow's default, where the program uses them, or int64)."""
     t = as_tensor(x) if isinstance(x, (Tensor, Variable)) else None
     if t is None:
         raise TdfTypeError(f"shape() takes a tensor, got {type_word(x)}")
+    if out_type is not None:
+        return Tensor(np.array(t.shape, dtype=to_dtype(out_type)))
     return Tensor(np.array(t.shape, dtype=np.int64), weak=True)
 
 
