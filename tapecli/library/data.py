@@ -159,7 +159,8 @@ class Dataset(ProgramObject):
         filter (and what cannot be counted ahead), infinite after an endless repeat (until a take)."""
         if isinstance(made, Dataset) and made is not self:
             others = [o for o in (*args, *kwargs.values()) if isinstance(o, Dataset)]
-            made.unknown = method in _UNKNOWN_SIZE or self.unknown or any(o.unknown for o in others)
+            made.unknown = method in _UNKNOWN_SIZE or self.unknown or any(o.unknown for o in others) or \
+                method == "unbatch" and not _rows_known(self)
             count = args[0] if args else kwargs.get("count")
             endless = method == "repeat" and (count is None or to_int(count, "count") < 0)
             made.infinite = endless or (self.infinite and method != "take")
@@ -459,7 +460,14 @@ def _spec_text(spec) -> str:
 
 
 # What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
-_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unbatch"})
+_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while"})
+
+
+def _rows_known(dataset) -> bool:
+    """Whether TensorFlow knows how many rows each element has (its spec's first dimensions: not after a batch
+    that may end short), which its unbatch's size needs."""
+    return all(getattr(spec, "shape", None) and spec.shape.known and spec.shape[0] is not None
+               for spec in flatten(dataset.element_spec()))
 # TensorFlow's dataset classes, by what made them
 _KINDS = {"batch": "_BatchDataset", "padded_batch": "_PaddedBatchDataset", "filter": "_FilterDataset",
           "take": "_TakeDataset", "skip": "_SkipDataset",
