@@ -7,7 +7,6 @@ import functools
 
 from tapecli.execution.tf_values import as_tensorflow, to_program
 from tapecli.interpreter.classes import module_leaves, module_name
-from tapecli.library.tf_scopes import NameScope
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
@@ -17,6 +16,7 @@ class Module:
 
     @as_tensorflow
     def __init__(self, name=None):
+        from tapecli.library.tf_scopes import NameScope      # (a family loaded on first use)
         self._name = module_name(type(self).__name__, name)
         self._scope = NameScope("/".join([*current().name_scopes, self._name]) + "/")   # (where it is made)
 
