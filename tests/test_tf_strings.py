@@ -36,10 +36,15 @@ def test_what_tensorflow_refuses_of_strings_is_refused(source, error):
         api.run_source(f"import tensorflow as tf\nx = {source}\n", "p.py")
 
 
-def test_a_string_result_is_weighed_against_the_memory_limit():
-    source = 'import tensorflow as tf\nx = tf.strings.as_string(tf.range(4), width=500000000)\n'
+@pytest.mark.parametrize("call", [
+    "tf.strings.as_string(tf.range(4), width=500000000)",
+    "tf.strings.ngrams(tf.constant(['a' * 1000] * 20000), 1000)",
+    "tf.strings.format('{}', tf.zeros([30000000]), summarize=-1)",
+])
+def test_a_string_result_is_weighed_against_the_memory_limit_before_it_is_made(call):
     with pytest.raises(LimitError):
-        api.run_source(source, "p.py", api.Options(limits=api.Limits(max_memory=200 * 2**20)))
+        api.run_source(f"import tensorflow as tf\nx = {call}\n", "p.py",
+                       api.Options(limits=api.Limits(max_memory=200 * 2**20)))
 
 
 def test_a_kernel_on_string_scalars_keeps_trailing_nuls():

@@ -16,31 +16,17 @@ def _integers(*operands):
     return tensors
 
 
-@builtin("bitwise.bitwise_and")
-def bitwise_and(x, y, name=None):
-    return ops.bitwise_and(*_integers(x, y))
+def _bitwise(name: str, op):
+    def run(x, y=None, name=None):
+        return op(*_integers(x) if y is None else _integers(x, y))
+    run.__name__ = name
+    return builtin(f"bitwise.{name}")(run)
 
 
-@builtin("bitwise.bitwise_or")
-def bitwise_or(x, y, name=None):
-    return ops.bitwise_or(*_integers(x, y))
-
-
-@builtin("bitwise.bitwise_xor")
-def bitwise_xor(x, y, name=None):
-    return ops.bitwise_xor(*_integers(x, y))
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(n, getattr(ops, n)) for n in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+left_shift, right_shift = (_bitwise(n, getattr(ops, n)) for n in ("left_shift", "right_shift"))
 
 
 @builtin("bitwise.invert")
 def invert(x, name=None):
     return ops.invert(*_integers(x))
-
-
-@builtin("bitwise.left_shift")
-def left_shift(x, y, name=None):
-    return ops.left_shift(*_integers(x, y))
-
-
-@builtin("bitwise.right_shift")
-def right_shift(x, y, name=None):
-    return ops.right_shift(*_integers(x, y))

@@ -374,13 +374,18 @@ def per_image_standardization(image):
     return ops.div(ops.sub(x, mean), ops.maximum(stddev, floor))
 
 
+def _box(image, what, offset_height, offset_width, target_height, target_width):
+    """The image, the box's four numbers and the height and width axes."""
+    x = _image(image, what)
+    box = [to_int(v, name) for v, name in ((offset_height, "offset_height"), (offset_width, "offset_width"),
+                                            (target_height, "target_height"), (target_width, "target_width"))]
+    return (x, *box, *_axes(x))
+
+
 @builtin("image.crop_to_bounding_box")
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
-    x = _image(image, "crop_to_bounding_box")
-    top, left, height, width = (to_int(v, name) for v, name in (
-        (offset_height, "offset_height"), (offset_width, "offset_width"), (target_height, "target_height"),
-        (target_width, "target_width")))
-    h, w = _axes(x)
+    x, top, left, height, width, h, w = _box(image, "crop_to_bounding_box", offset_height, offset_width,
+                                             target_height, target_width)
     if top < 0 or left < 0 or height <= 0 or width <= 0 or top + height > x.shape[h] or left + width > x.shape[w]:
         raise TdfValueError("crop_to_bounding_box: the box must lie within the image, with a positive size")
     index = [slice(None)] * x.ndim
@@ -390,11 +395,8 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
 
 @builtin("image.pad_to_bounding_box")
 def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
-    x = _image(image, "pad_to_bounding_box")
-    top, left, height, width = (to_int(v, name) for v, name in (
-        (offset_height, "offset_height"), (offset_width, "offset_width"), (target_height, "target_height"),
-        (target_width, "target_width")))
-    h, w = _axes(x)
+    x, top, left, height, width, h, w = _box(image, "pad_to_bounding_box", offset_height, offset_width,
+                                             target_height, target_width)
     after_h, after_w = height - top - x.shape[h], width - left - x.shape[w]
     if top < 0 or left < 0 or after_h < 0 or after_w < 0:
         raise TdfValueError("pad_to_bounding_box: the image must fit in the target at its offsets")

@@ -317,8 +317,10 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
                             f"{len(items)}. Please ensure the number of placeholders in template matches "
                             f"inputs length.")
     summarize = to_int(summarize, "summarize")
-    text = pieces[0] + "".join(tf_print_text(ops.to_tensor(x), summarize) + piece
-                               for x, piece in zip(items, pieces[1:]))
+    tensors = [ops.to_tensor(x) for x in items]
+    shown = sum(t.size if summarize < 0 else min(t.size, 2 * summarize ** max(t.ndim, 1)) for t in tensors)
+    admit_bytes(shown, shown * 32 + len(template), "tf.strings.format's text")   # (before it is written)
+    text = pieces[0] + "".join(tf_print_text(t, summarize) + piece for t, piece in zip(tensors, pieces[1:]))
     return _made([text.encode("utf-8", "surrogateescape")], (), "tf.strings.format's result")
 
 
@@ -424,6 +426,9 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
     for width in widths:
         pad = 0 if pad_values is None else width - 1 if padding_width is None else to_int(padding_width, "padding_width")
         row = [left] * pad + list(values) + [right] * pad
+        count = max(len(row) - width + 1, 0)
+        admit_bytes(count, count * (width * (max((len(v) for v in row), default=0) + len(sep)) + _OBJECT_BYTES),
+                    "tf.strings.ngrams's result")         # (before the grams are made)
         grams = [sep.join(row[i:i + width]) for i in range(len(row) - width + 1)]
         if not grams and truth(preserve_short_sequences) and values.size:
             grams = [sep.join(row)]
