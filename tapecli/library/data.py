@@ -31,7 +31,7 @@ from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
 from tapecli.library.draws import tensorflow_stream
-from tapecli.runtime.specs import DatasetSpec, TensorSpec
+from tapecli.runtime.specs import DatasetSpec, TensorSpec, static_shape
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, Variable, dtype_name
@@ -560,37 +560,62 @@ def zip_(*datasets, name=None):
 
 def from_generator(interp, generator, output_types=None, output_shapes=None, args=None, output_signature=None,
                    name=None):
-    """``Dataset.from_generator(gen, output_signature=...)``: each iteration calls ``gen(*args)`` again and
-    converts what it yields, component by component, to its TensorSpec's dtype (as TensorFlow's ``py_function``
-    does), checking the shapes."""
+    """``Dataset.from_generator(gen, output_signature=...)`` (or the older ``output_types`` and
+    ``output_shapes``): each iteration calls ``gen(*args)`` again, each argument a NumPy value as TensorFlow
+    passes it, and converts what it yields, component by component, to its TensorSpec's dtype (as TensorFlow's
+    ``py_function`` does), checking the shapes."""
     if output_signature is None:
-        raise TdfTypeError("Dataset.from_generator: tapecli takes the output_signature= form (output_types and "
-                           "output_shapes are deprecated in TensorFlow)")
+        output_signature = _older_signature(output_types, output_shapes)
     specs = flatten(output_signature)
     if not all(isinstance(s, TensorSpec) for s in specs):
         raise TdfTypeError("Dataset.from_generator: output_signature must be a structure of tf.TensorSpec")
-    arguments = [] if args is None else list(args)
-
-    def convert(value):
-        leaves = flatten(value if isinstance(value, (list, tuple, dict)) else [value]) \
-            if len(specs) > 1 else [value]
-        if len(leaves) != len(specs):
-            raise TdfTypeError(f"Dataset.from_generator: `generator` yielded an element of {len(leaves)} "
-                               f"components where the output_signature has {len(specs)}")
-        made = []
-        for leaf, spec in zip(leaves, specs):
-            array = np.asarray(leaf.value if isinstance(leaf, Tensor) else leaf, dtype=spec.dtype.name)
-            if not spec.shape.is_compatible_with(array.shape):
-                raise TdfValueError(f"`generator` yielded an element of shape {array.shape} where an element of "
-                                    f"shape {spec.shape} was expected.")
-            made.append(Tensor(array))
-        return pack_as(output_signature, made)
+    arguments = [] if args is None else [NumpyArray(np.asarray(_component(a).value))
+                                         for a in (ops.rows(args) if isinstance(args, Tensor) else args)]
 
     def source():
         for value in interp.call_value(generator, arguments):
             tick()
-            yield convert(value)
+            yield _yielded(output_signature, value)
     return Dataset(source, values=False, spec=lambda: output_signature)
+
+
+def _yielded(spec, value):
+    """What a generator yielded, in its signature's structure, each component converted to its TensorSpec's
+    dtype (a list of numbers or tensors where a spec is one tensor) and its shape checked."""
+    if isinstance(spec, TensorSpec):
+        array = np.asarray(_component(value).value, dtype=spec.dtype.name)
+        if not spec.shape.is_compatible_with(array.shape):
+            raise TdfValueError(f"`generator` yielded an element of shape {array.shape} where an element of "
+                                f"shape {spec.shape} was expected.")
+        return Tensor(array)
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or set(value) != set(spec):
+            raise TdfTypeError("Dataset.from_generator: `generator` yielded an element that did not match the "
+                               "expected structure (a dict of the signature's keys)")
+        return {k: _yielded(s, value[k]) for k, s in spec.items()}
+    items = list(value) if isinstance(value, (list, tuple)) else ops.rows(value) if isinstance(value, Tensor) \
+        and value.ndim else None
+    if items is None or len(items) != len(spec):
+        raise TdfTypeError(f"Dataset.from_generator: `generator` yielded an element that did not match the "
+                           f"expected structure of {len(spec)} components")
+    return spec.__class__(_yielded(s, v) for s, v in zip(spec, items))
+
+
+def _older_signature(output_types, output_shapes):
+    """The TensorSpecs of ``from_generator``'s ``output_types`` and ``output_shapes`` (unknown shapes where
+    none are given), in output_types' structure."""
+    if output_types is None:
+        raise TdfTypeError("Dataset.from_generator: give output_signature (or output_types, with output_shapes)")
+
+    def spec(types, shapes):
+        if isinstance(types, dict):
+            return {k: spec(v, None if shapes is None else shapes[k]) for k, v in types.items()}
+        if isinstance(types, (list, tuple)):
+            if shapes is not None and (not isinstance(shapes, (list, tuple)) or len(shapes) != len(types)):
+                raise TdfValueError("Dataset.from_generator: output_shapes must have the structure of output_types")
+            return types.__class__(spec(t, None if shapes is None else shapes[i]) for i, t in enumerate(types))
+        return TensorSpec(None if shapes is None else static_shape(shapes), types)
+    return spec(output_types, output_shapes)
 
 
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
