@@ -633,10 +633,7 @@ class Embedding(Layer):
             bad = int(ids[(ids < 0) | (ids >= self.input_dim)].flat[0])
             raise TdfValueError(f"Embedding: index {bad} is outside the valid range [0, {self.input_dim})")
         table = self.weights_["embeddings"]
-        out = ops.gather(table, Tensor(ids.astype(np.int64)))     # (its gradient: TensorFlow's IndexedSlices)
-        if getattr(self, "lookups", None) is not None:      # (a fit step's: training.Trainer.train_step)
-            self.lookups.append((ids.reshape(-1).astype(np.int64), out))
-        return out
+        return ops.gather(table, Tensor(ids.astype(np.int64)))     # (its gradient: TensorFlow's IndexedSlices)
 
 
 class Masking(Layer):

@@ -256,15 +256,7 @@ class Optimizer(KerasObject):
 
     def apply(self, grads, trainable_variables=None):
         """A step from the gradients; a tf.IndexedSlices one (a gathered variable's, tape.gradient's) steps with
-        its dense sum, whose square Keras's update takes row by row (apply_rows)."""
-        squares = {v.id: _row_squares(g) for g, v in zip(grads, trainable_variables or ())
-                   if getattr(g, "is_indexed_slices", False) and isinstance(v, Variable)} \
-            if isinstance(grads, (list, tuple)) else None
-        return self.apply_rows(grads, trainable_variables, squares or None)
-
-    def apply_rows(self, grads, trainable_variables, row_squares=None):
-        """``apply``; ``row_squares``: by variable id, the sum of the squares of the rows its gradient sums (an
-        Embedding's lookups), which Keras's updates square row by row (TensorFlow's IndexedSlices gradient)."""
+        its dense sum, whose square Keras's updates take row by row (``step``'s ``row_squares``)."""
         if not isinstance(grads, (list, tuple)) or not isinstance(trainable_variables, (list, tuple)):
             raise TdfTypeError("apply takes a list of gradients and a list of variables",
                                hint="opt.apply(grads, model.trainable_variables)")
@@ -277,6 +269,7 @@ class Optimizer(KerasObject):
                                    hint="apply gradients to variables (var, or a layer's weights), not tensors")
         if not grads:
             return Tensor(np.array(self.iterations, np.int64))
+        row_squares = {v.id: _row_squares(g) for g, v in zip(grads, variables) if getattr(g, "is_indexed_slices", False)}
         missing = [v.name for g, v in zip(grads, variables) if g is None]
         kept = [(tensor(g, "a gradient"), v) for g, v in zip(grads, variables) if g is not None]
         if not kept:
@@ -288,7 +281,7 @@ class Optimizer(KerasObject):
             if g.shape != v.shape:
                 raise ShapeError(f"the gradient for {v.name} has shape {list(g.shape)}, the variable "
                                  f"{list(v.shape)}")
-        return self.step([v for _, v in kept], [g.value for g, _ in kept], row_squares=row_squares)
+        return self.step([v for _, v in kept], [g.value for g, _ in kept], row_squares=row_squares or None)
 
     def planned_apply_gradients(self, args, kwargs):
         """``apply_gradients(zip(grads, variables))`` in a loop plan (``BoundMethod.planned``): a function of
@@ -314,7 +307,8 @@ class Optimizer(KerasObject):
 
     def step(self, variables, grads, flat=None, row_squares=None):
         """One step of ``variables`` from the arrays of their gradients (each of its variable's shape); ``flat``:
-        :meth:`_flat` of these variables, where the caller knows it; ``row_squares``: ``apply_rows``'."""
+        :meth:`_flat` of these variables, where the caller knows it; ``row_squares``: by variable id, the sum of the
+        squares of the rows its gradient sums (a tf.IndexedSlices'), which Keras's updates square row by row."""
         arrays = [np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)]
         if self.accumulation is not None:
             arrays = self.accumulate(variables, arrays)
@@ -507,7 +501,7 @@ def _row_squares(slices) -> np.ndarray:
 
 
 class SummedRows(np.ndarray):
-    """A gradient summed from rows (an Embedding's lookups) whose square is the sum of the rows' squares, as
+    """A gradient summed from rows (a tf.IndexedSlices') whose square is the sum of the rows' squares, as
     Keras squares TensorFlow's IndexedSlices gradient row by row before it is summed; every other operation is
     the plain array's."""
 

@@ -177,26 +177,19 @@ class Trainer:
         tape = Tape("fit")
         tape.open = True
         ctx.tapes.append(tape)
-        embeddings = _embeddings(self.model)
-        for layer in embeddings:
-            layer.lookups = []
         try:
             y_pred = self.model.forward(x, True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         finally:
             ctx.tapes.remove(tape)
             tape.open = False
-            lookups = [(layer, layer.lookups) for layer in embeddings]
-            for layer in embeddings:
-                layer.lookups = None
         self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
         weights = list(self.model.weights_to_train())
         if weights:
+            # (an Embedding's table gets TensorFlow's IndexedSlices, whose rows the optimizer squares: apply)
             from tapecli.autodiff.gradients import gradient
-            outputs = [out for _, found in lookups for _, out in found]
-            grads = gradient(tape, loss, weights + outputs)[0]
-            squares = _row_squares(lookups, grads[len(weights):])
-            self.optimizer.apply_rows(list(grads[:len(weights)]), weights, squares)
+            from tapecli.library.tf_indexed_slices import IndexedSlices
+            self.optimizer.apply(list(gradient(tape, loss, weights, rows=IndexedSlices)[0]), weights)
         return self.update_metrics(y, y_pred, sample_weight)
 
     def test_step(self, x, y, sample_weight):
@@ -575,41 +568,6 @@ class ProgramModel:
             return call_method(self.interp, fn, owner, self.instance, args, kwargs, None)
         call.takes_keyword = lambda keyword: takes_keyword(fn, keyword)
         return call
-
-
-def _embeddings(model) -> list:
-    """The model's Embedding layers (its own and its nested models')."""
-    from tapecli.library.keras.layers import Embedding
-    def layers_of(holder) -> list:
-        held = getattr(holder, "layers", None)        # (a list; a program model's adapter: a method)
-        held = held() if callable(held) else held
-        return list(held) if isinstance(held, (list, tuple)) else []
-    found, stack = [], layers_of(model)
-    while stack:
-        layer = stack.pop()
-        if isinstance(layer, Embedding):
-            found.append(layer)
-        stack.extend(layers_of(layer))
-    return found
-
-
-def _row_squares(lookups, row_grads) -> dict:
-    """By embedding table's variable id, the sum over a step's lookups of each looked-up row's squared gradient
-    (TensorFlow's gradient of a lookup is an IndexedSlices of those rows)."""
-    squares, grads = {}, iter(row_grads)
-    for layer, found in lookups:
-        table = layer.weights_.get("embeddings")
-        total = None
-        for ids, _ in found:
-            g = next(grads)
-            if g is None or table is None:
-                continue
-            rows = np.asarray(g.value).reshape(-1, table.shape[-1])
-            total = np.zeros(table.shape, rows.dtype) if total is None else total
-            np.add.at(total, ids, rows * rows)
-        if total is not None:
-            squares[table.id] = total
-    return squares
 
 
 def _packed(x, y, sample_weight):
