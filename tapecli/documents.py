@@ -12,7 +12,7 @@ import numpy as np
 from tapecli import api
 from tapecli.errors import TdfError
 from tapecli.interpreter.jsonvalue import _weak_default, to_json
-from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
+from tapecli.runtime.values import DType, NumpyArray, Tensor, Variable, dtype_name
 
 SCHEMA = "tapecli/1"
 
@@ -23,6 +23,8 @@ def type_json(value) -> dict:
     if isinstance(value, Variable):
         return {"kind": "variable", "dtype": dtype_name(value.dtype), "shape": list(value.shape),
                 "trainable": value.trainable}
+    if isinstance(value, NumpyArray):       # (the interpreter's NumPy values, as CPython's run reports NumPy's)
+        return _numpy_json(value.value if value.ndim else value.value[()])
     if isinstance(value, Tensor):
         dtype = _weak_default(value).dtype if value.weak else value.dtype
         return {"kind": "tensor", "dtype": dtype_name(dtype), "shape": list(value.shape)}
@@ -48,13 +50,17 @@ def type_json(value) -> dict:
         if isinstance(value, Layer):
             return {"kind": "model" if hasattr(value, "layers") else "layer", "built": value.built}
         return {"kind": value.kind_word.split(" ", 1)[-1].replace(" ", "_")}
-    if isinstance(value, np.ndarray):
-        return {"kind": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape)}
-    if isinstance(value, np.generic):
-        return {"kind": "numpy scalar", "dtype": str(value.dtype)}
+    if isinstance(value, (np.ndarray, np.generic)):
+        return _numpy_json(value)
     if isinstance(value, type):
         return {"kind": "class"}
     return {"kind": type(value).__name__.lower()}
+
+
+def _numpy_json(value) -> dict:
+    if isinstance(value, np.generic):
+        return {"kind": "numpy scalar", "dtype": str(value.dtype)}
+    return {"kind": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape)}
 
 
 def _is_value(value) -> bool:

@@ -156,3 +156,23 @@ def test_r_and_c_join_as_numpys(monkeypatch):
         assert got.dtype == want.dtype and np.array_equal(got, want), name
     with pytest.raises(TdfError, match="1,000,000,000 elements"):
         run("x = np.r_[0:10**9]\n")
+
+
+_TEXT_EXPRESSIONS = ('w == "bb"', 'w != "a"', 'w < "b"', '"ccc" == w', 'w == w[::-1]', 'w + "!"', 'w[1:]',
+                     'w[w != "a"]', 'w[[2, 0]]', 'w[0]', 'np.unique(w[[0, 0, 1]])', 'np.where(w == "a", 1, 0)')
+
+
+def test_numpy_string_arrays_compute_as_numpys_on_the_interpreter(monkeypatch):
+    """NumPy's strings (``rng.choice(["a", "b"])``, ``np.array(["x"])``) stay NumPy's on the interpreter: compared,
+    indexed and joined as NumPy does, each result checked against NumPy itself; TensorFlow converts them to a
+    string tensor of UTF-8 bytes."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    words = np.array(["a", "bb", "ccc"])
+    got = run('w = np.array(["a", "bb", "ccc"])\n' + "".join(f"r{i} = {e}\n" for i, e in enumerate(_TEXT_EXPRESSIONS))
+              + "t = tf.constant(w)\nd = str(w.dtype)\n")
+    for i, expression in enumerate(_TEXT_EXPRESSIONS):
+        want = np.asarray(eval(expression, {"np": np, "w": words}))
+        value = _array(got[f"r{i}"])
+        assert value.dtype == want.dtype and np.array_equal(value, want), expression
+    assert _array(got["t"]).tolist() == [b"a", b"bb", b"ccc"]
+    assert got["d"] == "<U3"

@@ -17,7 +17,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
-                                    literal_array, numpy_binary, numpy_operand, numpy_result)
+                                    literal_array, numpy_binary, numpy_operand, numpy_result, numpy_text)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          Traces, _list_as_tensor, function_outputs, trace_key)
@@ -225,6 +225,8 @@ class Expressions:
         observer = self.ctx.mode.observer
         if observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
+        if numpy_text(left) or numpy_text(right):
+            return numpy_binary(op, left, right)
         if left.__class__ is str or right.__class__ is str or left.__class__ in (list, PythonTuple):
             if _text_tensor(left) or _text_tensor(right):       # a string tensor + "suffix": TensorFlow's op
                 return self._BINARY[op](left, right)
@@ -315,6 +317,8 @@ class Expressions:
             return PythonBool(np.array(same if op == "is" else not same))
         if op == "~=":
             return self.expectations.approx_equal(left, right)[0]
+        if numpy_text(left) or numpy_text(right):           # NumPy's strings == "b": NumPy's elementwise answer
+            return numpy_binary(op, left, right)
         if isinstance(left, (str, bytes)) and _text_tensor(right) or isinstance(right, (str, bytes)) and _text_tensor(left):
             return self._COMPARE[op](left, right)           # a string tensor == "b": TensorFlow's elementwise op
         if isinstance(left, (str, DType)) or isinstance(right, (str, DType)):
@@ -452,7 +456,8 @@ class Expressions:
                     raise TdfTypeError("a list index must be an integer or a slice") from None
                 return PythonTuple(found) if value.__class__ is PythonTuple and isinstance(index[0], slice) else found
             if isinstance(value, (Tensor, Variable)):
-                tensor = ops.to_tensor(value)
+                # (NumPy's strings are indexed as they are, not as the string tensor TensorFlow would make)
+                tensor = Tensor(value.value) if numpy_text(value) else ops.to_tensor(value)
                 key = tuple(index)
                 if any(isinstance(k, float) for k in key):
                     raise TdfTypeError("an index must be an integer, got a float")
@@ -466,7 +471,9 @@ class Expressions:
                     return TensorShape(result.value, weak=True)
                 if isinstance(value, Variable):          # (its assign methods: v[0, 1].assign(5.0))
                     self.ctx.variable_slices.remember(result, value, key)
-                return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, tensor)
+                if numpy_text(value) and result.ndim == 0:      # (NumPy's str_ scalar: its own width, <U1 of 'a')
+                    return NumpyArray(np.asarray(result.value[()]))
+                return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, value)
             raise TdfTypeError(f"{type_word(value)} cannot be indexed")
         except TdfError as e:
             raise e.locate(node)

@@ -36,7 +36,7 @@ def _float_items(arr: np.ndarray) -> list:
 
 
 def tensor_json(arr: np.ndarray):
-    if arr.dtype.hasobject:         # a string tensor: its strings
+    if arr.dtype.hasobject or arr.dtype.kind == "S":         # a string tensor (or NumPy's bytes): its strings
         return np.array([_text_json(v) for v in arr.reshape(-1)], dtype=object).reshape(arr.shape).tolist()
     if arr.dtype.kind == "f":
         flat = _float_items(arr)

@@ -690,7 +690,7 @@ def _tensor_attribute(t: Tensor, attr):
             return PythonTuple(Tensor(np.array(d, dtype=np.int64), weak=True) for d in t.shape)
         return TensorShape(np.array(t.shape, dtype=np.int64), weak=True)
     if attr == "dtype":
-        return (NumpyDType if isinstance(t, NumpyArray) else DType)(dtype_name(t.dtype))
+        return NumpyDType(str(t.dtype)) if isinstance(t, NumpyArray) else DType(dtype_name(t.dtype))
     if attr == "value":
         return t
     if attr == "T":

@@ -56,11 +56,11 @@ _PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "
 
 
 def from_numpy(value):
-    """NumPy's answer as a program value: arrays and NumPy scalars as tensors of NumPy's dtype, Python
-    numbers (``tolist``, ``item``) as literals, lists as lists."""
+    """NumPy's answer as a program value: arrays and NumPy scalars (numbers, bools and NumPy's strings) as
+    NumPy values of NumPy's dtype, Python numbers (``tolist``, ``item``) as literals, lists as lists."""
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         array = np.asarray(value)
-        if array.dtype.kind not in "biuf":
+        if array.dtype.kind not in "biufUS":
             raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
         admit(array.size, array.itemsize, "NumPy's result, as a tensor")
         return NumpyArray(array.copy())
@@ -74,13 +74,13 @@ def from_numpy(value):
 
 
 def _held(dtype) -> None:
-    """A dtype asked of NumPy that no tensor can have (strings, bytes, records): refused once the result is
-    weighed, before NumPy makes it (an ``astype('U30000000')`` would fill a gigabyte, then be refused)."""
+    """A dtype asked of NumPy that no program value can have (objects, records, dates): refused once the result
+    is weighed, before NumPy makes it."""
     try:
         kind = None if dtype is None else np.dtype(dtype).kind
     except (TypeError, ValueError):
         return                                      # NumPy words the error
-    if kind is not None and kind not in "biuf":
+    if kind is not None and kind not in "biufUS":
         raise TdfTypeError(f"tapecli has no {np.dtype(dtype)} tensors (NumPy was asked for one)")
 
 

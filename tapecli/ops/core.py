@@ -37,7 +37,7 @@ from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
-                                    literal_array, make_tensor, MAX_LITERAL_DIMS, text_array)
+                                    literal_array, numpy_text, make_tensor, MAX_LITERAL_DIMS, text_array)
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
@@ -157,7 +157,7 @@ def to_tensor(x) -> Tensor:
     """A program value as an op input: variables are read, numbers become literals."""
     ctx = current()
     if isinstance(x, Tensor):
-        return x
+        return Tensor(text_array(x.value)) if numpy_text(x) else x       # (NumPy's strings: TensorFlow's string tensor)
     if isinstance(x, Variable):
         for tape in ctx.tapes:
             if tape.watch_accessed_variables and x.trainable and tape.recording:

@@ -114,7 +114,8 @@ def _indices(dimensions, dtype=int, sparse=False):
 
 
 def _astype(a, dtype, *args, **kwargs):
-    return a.size, np.dtype(dtype).itemsize
+    # (astype(str) leaves the width to NumPy: at most 32 characters of 4 bytes for a number)
+    return a.size, np.dtype(dtype).itemsize or 128
 
 
 def _tolist(a):

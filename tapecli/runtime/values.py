@@ -136,9 +136,14 @@ SEQUENCES = (list, tuple, PythonTuple)       # the classes of the sequences a pr
 
 
 class NumpyDType(DType):
-    """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it."""
+    """A NumPy array's ``dtype``: equal to TensorFlow's of the same name, printed as NumPy prints it (NumPy's
+    own name: ``<U10`` for its strings)."""
 
     __slots__ = ()
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(self.name)
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -294,19 +299,27 @@ def tf_tensor(t: Tensor) -> Tensor:
     """The TensorFlow tensor of a value (tf.constant, tf.convert_to_tensor): a Python bool or NumPy array
     becomes a tensor that prints as one."""
     if t.__class__ is NumpyArray:       # (TensorFlow copies: the program's later writes to its array stay its own)
-        return Tensor(np.array(t.value), weak=t.weak)
+        return Tensor(text_array(t.value) if numpy_text(t) else np.array(t.value), weak=t.weak)
     return t if t.__class__ is Tensor else Tensor(t.value, weak=t.weak)
 
 
 _NUMPY_OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
                     "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
-                    "&": operator.and_, "|": operator.or_, "^": operator.xor}
+                    "&": operator.and_, "|": operator.or_, "^": operator.xor,
+                    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+                    ">=": operator.ge}
 
 
 def numpy_operand(value) -> bool:
     """Whether NumPy computes with ``value`` beside a NumPy array: an array, or a Python number or bool (a weak
     literal), never a TensorFlow tensor (which makes the result TensorFlow's)."""
     return value.__class__ in (NumpyArray, PythonBool) or value.__class__ is Tensor and value.weak
+
+
+def numpy_text(value) -> bool:
+    """Whether ``value`` is a NumPy array of NumPy's strings (``<U10``), which computes with Python's strings as
+    NumPy does (``labels == "cat"``) until TensorFlow converts it."""
+    return value.__class__ is NumpyArray and value.value.dtype.kind in "US"
 
 
 def numpy_binary(op: str, left, right) -> NumpyArray:
@@ -326,7 +339,10 @@ def numpy_binary(op: str, left, right) -> NumpyArray:
 
 
 def _numpy_value(value):
-    """A NumPy operand as NumPy takes it: an array as itself, a Python number or bool as a Python scalar."""
+    """A NumPy operand as NumPy takes it: an array as itself, a Python number, bool or string as a Python
+    scalar."""
+    if isinstance(value, (str, bytes)):
+        return value
     if value.__class__ is NumpyArray or value.value.ndim:
         return value.value
     return value.value.item()
