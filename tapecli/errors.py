@@ -141,6 +141,11 @@ class TdfAssertionError(TdfError):
     kind = "AssertionError"
 
 
+class CheckpointAssertionError(TdfAssertionError):
+    """A restored checkpoint that did not match its objects (``status.assert_consumed()``): Python's
+    AssertionError in TensorFlow, where a failed tf.debugging assertion is an InvalidArgumentError."""
+
+
 ERROR_KINDS = {cls.kind: cls for cls in (TdfSyntaxError, TdfNameError, TdfTypeError, ShapeError,
                                          TapeError, GradientError, TdfValueError, LimitError, TdfAssertionError)}
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import types
 
-from tapecli.errors import (DtypeMismatch, GradientError, KernelValueError, ShapeError, TapeError, TdfAssertionError, TdfError,
-                            TdfTypeError, TdfValueError)
+from tapecli.errors import (CheckpointAssertionError, DtypeMismatch, GradientError, KernelValueError, ShapeError,
+                            TapeError, TdfAssertionError, TdfError, TdfTypeError, TdfValueError)
 
 # TensorFlow's status codes (tf.errors.OK ... tf.errors.UNAUTHENTICATED) and the class of each.
 CODES = {"OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
@@ -60,7 +60,8 @@ OpError.__module__ = "tensorflow.errors"
 # The class a program catches each library error as (the first of its classes' MRO found here), as TensorFlow
 # raises it: an op's invalid shapes or mixed dtypes and a failed tf.debugging assertion are InvalidArgumentError,
 # a non-persistent tape asked twice a RuntimeError, a missing gradient a LookupError.
-STANDS_FOR = {DtypeMismatch: CLASSES["InvalidArgumentError"], ShapeError: CLASSES["InvalidArgumentError"],
+STANDS_FOR = {CheckpointAssertionError: AssertionError,
+              DtypeMismatch: CLASSES["InvalidArgumentError"], ShapeError: CLASSES["InvalidArgumentError"],
               TdfAssertionError: CLASSES["InvalidArgumentError"], KernelValueError: CLASSES["InvalidArgumentError"],
               TdfValueError: ValueError,
               TdfTypeError: TypeError, TapeError: RuntimeError, GradientError: LookupError}

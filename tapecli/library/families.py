@@ -91,6 +91,9 @@ DEFERRED = {
         'bitwise.bitwise_and', 'bitwise.bitwise_or', 'bitwise.bitwise_xor', 'bitwise.invert', 'bitwise.left_shift',
         'bitwise.right_shift',
     ),
+    'tf_checkpoint': (
+        'train.Checkpoint', 'train.CheckpointManager', 'train.latest_checkpoint',
+    ),
     'tf_strings': (
         'as_string', 'strings.as_string', 'strings.bytes_split', 'strings.format', 'strings.join', 'strings.length',
         'strings.lower', 'strings.ngrams', 'strings.reduce_join', 'strings.regex_full_match', 'strings.regex_replace',

@@ -221,6 +221,14 @@ class Optimizer(KerasObject):
         return self.counters + [slots[name] for group in groups for slots in held for name in group if name in slots] \
             + self.extra_variables()
 
+    def variables_restored(self) -> None:
+        """Take ``iterations`` and the learning rate back from their variables, which a checkpoint restored."""
+        if self.counters:
+            self.iterations = int(self.counters[0].read().value)
+            self.calls = self.iterations * (self.accumulation or 1)
+            if len(self.counters) > 1 and not isinstance(self.lr, Schedule):
+                self.lr = np.float32(self.counters[1].read().value)
+
     def extra_variables(self) -> list:
         """The variables Keras's optimizer makes after its slots (Nadam's u_product)."""
         return []
