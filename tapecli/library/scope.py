@@ -95,8 +95,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.linalg.logm"),
     ("bfloat16 (NumPy lacks this type)",
      "tf.bfloat16"),
-    ("string and vocabulary preprocessing (tapecli's tensors are numeric)",
-     "tf.keras.layers.StringLookup tf.keras.layers.TextVectorization tf.keras.layers.IntegerLookup "
+    ("hashing of strings and integers into bins (TensorFlow's FarmHash fingerprints, as tf.strings.to_hash_bucket's)",
      "tf.keras.layers.Hashing tf.keras.layers.HashedCrossing tf.keras.utils.FeatureSpace"),
     ("wraps a model of another framework (JAX, Flax, PyTorch)",
      "tf.keras.layers.FlaxLayer tf.keras.layers.JaxLayer tf.keras.layers.TorchModuleWrapper"),

@@ -73,6 +73,12 @@ LAYER_KEYS = {
     "SpatialDropout1D": "rate seed name dtype", "SpatialDropout2D": "rate seed name dtype data_format",
     "SpatialDropout3D": "rate seed name dtype data_format", "CategoryEncoding": "num_tokens output_mode",
     "Discretization": "bin_boundaries num_bins epsilon output_mode sparse name dtype",
+    "StringLookup": "invert max_tokens num_oov_indices oov_token mask_token output_mode sparse pad_to_max_tokens "
+                    "idf_weights vocabulary vocabulary_size oov_method salt encoding",
+    "IntegerLookup": "invert max_tokens num_oov_indices oov_token mask_token output_mode sparse pad_to_max_tokens "
+                     "vocabulary_dtype idf_weights vocabulary vocabulary_size oov_method salt",
+    "TextVectorization": "max_tokens standardize split ngrams output_mode output_sequence_length pad_to_max_tokens "
+                         "sparse ragged vocabulary idf_weights encoding vocabulary_size",
     "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
                 "fill_value antialias", "CenterCrop": "data_format height width",
     "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",

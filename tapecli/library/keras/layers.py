@@ -92,7 +92,8 @@ _LAYER_PACKAGES = {
     "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed",
     "attention": "Attention AdditiveAttention MultiHeadAttention GroupedQueryAttention",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
-    "preprocessing": "Rescaling Normalization CategoryEncoding Discretization",
+    "preprocessing": "Rescaling Normalization CategoryEncoding Discretization StringLookup IntegerLookup "
+                     "TextVectorization",
     "preprocessing.image_preprocessing": "Resizing CenterCrop",
 }
 _LAYER_MODULES = {"Conv1DTranspose": "conv1d_transpose", "Conv2DTranspose": "conv2d_transpose",

@@ -16,11 +16,11 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, dtype_name
 
 
-def _encode(indices: np.ndarray, mode: str, depth: int, dtype, count_weights=None) -> Tensor:
+def encode_categorical(indices: np.ndarray, mode: str, depth: int, dtype, count_weights=None) -> Tensor:
     """Keras's encode_categorical_inputs: ``one_hot`` adds an axis of ``depth`` (in place of a last axis of 1);
     ``multi_hot`` and ``count`` mark or count the indices along axis 1 (axis 0 of a vector), ``count`` each
     index's weight where ``count_weights`` are given; a scalar is one sample. An index outside [0, depth) marks
-    nothing."""
+    nothing (nor does an empty row)."""
     if mode == "int":
         return Tensor(indices.astype(dtype))
     if indices.ndim == 0:
@@ -33,7 +33,7 @@ def _encode(indices: np.ndarray, mode: str, depth: int, dtype, count_weights=Non
     if count_weights is not None:
         encoded = encoded * np.broadcast_to(count_weights, indices.shape)[..., None]
     axis = 1 if indices.ndim > 1 else 0
-    return Tensor(encoded.max(axis=axis) if mode == "multi_hot" else encoded.sum(axis=axis, dtype=dtype))
+    return Tensor(encoded.max(axis=axis, initial=0) if mode == "multi_hot" else encoded.sum(axis=axis, dtype=dtype))
 
 
 def _encoded_shape(shape, mode: str, depth: int) -> tuple:
@@ -86,10 +86,11 @@ class CategoryEncoding(Layer):
         if len(args) > 1 or kwargs:
             raise TdfValueError("CategoryEncoding is called with its inputs, count_weights= and training= only")
         dtype = current().settings.float_dtype
-        return _encode(_indices(x), "count", self.num_tokens, dtype, np.asarray(tensor(weights).value, dtype))
+        return encode_categorical(_indices(x), "count", self.num_tokens, dtype,
+                                  np.asarray(tensor(weights).value, dtype))
 
     def forward(self, interp, x, training):
-        return _encode(_indices(x), self.output_mode, self.num_tokens, current().settings.float_dtype)
+        return encode_categorical(_indices(x), self.output_mode, self.num_tokens, current().settings.float_dtype)
 
 
 # ------------------------------------------------------------------ Discretization's quantiles (Keras's numpy code)
@@ -179,7 +180,7 @@ class Discretization(Layer):
         values = np.asarray(x.value).astype(current().settings.float_dtype)
         # np.digitize's (and tf's Bucketize's) index: how many boundaries are <= the value
         indices = np.searchsorted(np.asarray(self.bin_boundaries, np.float32), values, side="right")
-        return _encode(indices, self.output_mode, self.depth(), self.output_dtype(x.dtype))
+        return encode_categorical(indices, self.output_mode, self.depth(), self.output_dtype(x.dtype))
 
     def adapt(self, data, batch_size=None, steps=None):
         """Keras's adapt: the quantile summary of each batch merged, then ``num_bins`` bins of equal weight."""
