@@ -37,6 +37,7 @@ _U32 = np.uint32
 _U64 = np.uint64
 _M32 = 0xFFFFFFFF
 _M64 = 0xFFFFFFFFFFFFFFFF
+_M128 = (1 << 128) - 1
 
 # Philox4x32-10's constants (the paper's)
 _MUL_A = _U64(0xD2511F53)
@@ -530,10 +531,11 @@ def shuffle_permutation(key: int, counter: int, n: int) -> np.ndarray:
     return fisher_yates(np.arange(n - 1) + u % np.arange(n, 1, -1), n)
 
 
-def dataset_shuffle_order(n: int, buffer_size: int, seed: int, seed2: int, iteration: int = 0,
-                          reshuffle_each_iteration: bool = True) -> np.ndarray:
-    """The order in which ``tf.data.Dataset.shuffle(buffer_size)`` (``ShuffleDatasetV3`` on the CPU) yields
-    the ``n`` elements of a finite input on its ``iteration``-th pass (0 first): indices into the input.
+def dataset_shuffle(elements, buffer_size: int, seed: int, seed2: int, iteration: int = 0,
+                    reshuffle_each_iteration: bool = True):
+    """The elements of ``elements`` (an iterable, perhaps endless) in the order ``tf.data.Dataset.shuffle(
+    buffer_size)`` (``ShuffleDatasetV3`` on the CPU) yields them on its ``iteration``-th pass (0 first), read
+    from the input only as the buffer needs them.
 
     ``seed, seed2`` are the op's (``get_seed(seed)`` of the Python call; (0, 0) means random seeds, not
     reproducible). With ``reshuffle_each_iteration`` each pass draws its own pair, the uint32 number
@@ -547,20 +549,30 @@ def dataset_shuffle_order(n: int, buffer_size: int, seed: int, seed2: int, itera
         pair = philox_uint32(key, counter, 2 * iteration + 2)[-2:]
         seed, seed2 = int(pair[0]), int(pair[1])
     key, counter = stateful_key_counter(seed, seed2)
-    draws = philox_uint32(key, counter, n).tolist()
-    size = int(buffer_size)
-    ring = [0] * size
+    size, source = int(buffer_size), iter(elements)
+    ring: dict[int, object] = {}            # (by slot: a buffer as large as asked is never laid out ahead)
     start = end = 0
-    order = []
-    for u in draws:
-        while end < n and end - start < size:
-            ring[end % size] = end
-            end += 1
+    exhausted = False
+    for u in _draws(key, counter):
+        while not exhausted and end - start < size:
+            try:
+                ring[end % size] = next(source)
+                end += 1
+            except StopIteration:
+                exhausted = True
+        if end == start:
+            return
         index = (start + u % (end - start)) % size
-        order.append(ring[index])
+        yield ring[index]
         ring[index] = ring[start % size]
         start += 1
-    return np.array(order, dtype=np.int64)
+
+
+def _draws(key: int, counter: int, blocks: int = 256):
+    """The uint32 of a ``SingleSampleAdapter`` at (key, counter), one by one, made ``blocks`` at a time."""
+    while True:
+        yield from philox_blocks(key, counter, blocks).reshape(-1).tolist()
+        counter = (counter + blocks) & _M128
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -289,7 +289,7 @@ class Dataset(ProgramObject):
         if seed is not None and to_int(seed, "seed") < 0:
             raise TdfValueError(f"Dataset.shuffle: a seed must be a non-negative integer, got {to_int(seed, 'seed')}")
         again = reshuffle_each_iteration is None or truth(reshuffle_each_iteration)
-        state = None if self.infinite else tensorflow_stream(seed)
+        state = tensorflow_stream(seed)
         if state is not None:
             return self._tensorflow_shuffle(state.get_seed(None if seed is None else to_int(seed, "seed")), size,
                                             again)
@@ -313,15 +313,14 @@ class Dataset(ProgramObject):
         return Dataset(source, values=self.items_are_values, spec=self._same_spec())
 
     def _tensorflow_shuffle(self, seeds: tuple, size: int, again: bool):
-        """A TensorFlow program's seeded shuffle of a finite dataset: TensorFlow's order (ShuffleDatasetV3 with
-        the op's seeds, drawn when ``shuffle`` is called; each pass its own with ``again``), bit for bit."""
+        """A TensorFlow program's seeded shuffle: TensorFlow's order (ShuffleDatasetV3 with the op's seeds, drawn
+        when ``shuffle`` is called; each pass its own with ``again``), bit for bit, reading the input as the
+        buffer fills (an endless generator's too)."""
         passes = [0]
 
         def source():
-            elements = list(self.source())
-            order = tf_random.dataset_shuffle_order(len(elements), size, *seeds, passes[0], again)
             passes[0] += 1
-            return (elements[i] for i in order)
+            return tf_random.dataset_shuffle(self.source(), size, *seeds, passes[0] - 1, again)
         return Dataset(source, values=self.items_are_values, spec=self._same_spec())
 
     def prefetch(self, interp, buffer_size=None, name=None):     # (the same elements: an in-memory pipeline)
