@@ -810,10 +810,10 @@ class Eager:
                 self.run.numpy = (value, t)
                 return value
             return numpy
-        if name == "shape":
-            return Shape(t.shape)
-        if name == "get_shape":
-            return lambda: Shape(t.shape)
+        if name in ("shape", "get_shape"):      # (a tracing tf.function's parameter: its input_signature's shape)
+            placeholder = current().graph_arguments.get(id(obj))
+            shape = Shape(t.shape if placeholder is None else placeholder[2])
+            return shape if name == "shape" else lambda: shape
         if name == "set_shape":
             return lambda shape: _set_shape(t, shape)
         if name == "device":

@@ -202,16 +202,16 @@ class Traces:
                 self.again += 1                              # traces the function again)
 
 
-def _placeholder(name: str, value, spec) -> tuple[str, str]:
-    """The str and repr of a traced function's parameter in its graph: a tensor's placeholder, a variable as
-    captured (no value)."""
+def _placeholder(name: str, value, spec) -> tuple[str, str, tuple]:
+    """The str and repr of a traced function's parameter in its graph (a tensor's placeholder, a variable as
+    captured, no value), and its static shape (the input_signature's, None where a dimension is unknown)."""
     if isinstance(value, Variable):
         text = f"<tf.Variable '{value.tf_name or 'Variable'}:0' shape={_dims(value.shape)} dtype={value.dtype.name}>"
-        return text, text
-    shape = _dims(value.shape if spec is None else spec.shape)
+        return text, text, value.shape
+    static = tuple(value.shape if spec is None else spec.shape)
     dtype = value.dtype.name if spec is None else spec.dtype.name
-    return (f'Tensor("{name}:0", shape={shape}, dtype={dtype})',
-            f"<tf.Tensor '{name}:0' shape={shape} dtype={dtype}>")
+    return (f'Tensor("{name}:0", shape={_dims(static)}, dtype={dtype})',
+            f"<tf.Tensor '{name}:0' shape={_dims(static)} dtype={dtype}>", static)
 
 
 def _dims(shape) -> str:
