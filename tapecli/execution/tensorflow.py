@@ -106,7 +106,6 @@ def interpreter_refuses(tree: ast.Module) -> bool:
     """Whether the interpreter would refuse, when its line runs, a form of this program that its parser reads:
     an import, a decorator or a Python builtin it does not give, or a keyword ``print`` does not take there.
     Asked of the interpreter's own tables, so that such a program runs on CPython instead."""
-    from tapecli.interpreter.expressions import PYTHON_ONLY
     from tapecli.interpreter.pyforms import importable
     from tapecli.interpreter.statements import DECORATORS
     bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
@@ -144,7 +143,8 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not all(
                 _last_name(d) in DECORATORS for d in node.decorator_list):
             return True
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in PYTHON_ONLY \
+        # a Python builtin the interpreter does not give (set, frozenset, bytes, getattr...)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _PYTHON_BUILTINS \
                 and node.id not in bound and builtin_named(node.id) is None:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PYTHON_BUILTINS \

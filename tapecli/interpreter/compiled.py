@@ -173,7 +173,8 @@ class Compiled:
             if f.__class__ is _PYFUNCTION and mode.direct_calls:
                 fast = getattr(f, "positional", None)
                 if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1] \
-                        and not (values and values[0].__class__ is Tensor and values[0].weak):
+                        and not (values and (values[0].__class__ is Tensor and values[0].weak
+                                             or values[0].__class__ is list)):
                     try:
                         result = f(*values)      # a builtin whose arguments bind (as call_builtin)
                     except Exception as e:

@@ -171,6 +171,8 @@ class Expressions:
     def eval_ListDisplay(self, node, scope):
         if not node.items:
             return []           # an empty list, which compares equal to an empty tensor (shape(s) == [])
+        if self.ctx.settings.python_spelling:
+            return [self.eval(item, scope) for item in node.items]
         arr = self._static_literal(node)
         if arr is not None:
             return Tensor(arr, weak=arr.dtype != np.bool_)
@@ -227,6 +229,9 @@ class Expressions:
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if numpy_text(left) or numpy_text(right):
             return numpy_binary(op, left, right)
+        if isinstance(left, list) and _tensorflow_value(right) or isinstance(right, list) and _tensorflow_value(left):
+            left, right = (ops.to_tensor(side) if isinstance(side, list) else side for side in (left, right))
+            return self.binary(op, left, right, node)       # (a list beside a tensor: TensorFlow converts it)
         if left.__class__ is str or right.__class__ is str or left.__class__ in (list, PythonTuple):
             if _text_tensor(left) or _text_tensor(right):       # a string tensor + "suffix": TensorFlow's op
                 return self._BINARY[op](left, right)
@@ -667,6 +672,11 @@ def list_literal_binary(op: str, a, b, displays: tuple[bool, bool]):
             raise TdfTypeError(f'can only concatenate {left} (not "{right}") to {left}')
         return [*ops.rows(a), *b] if isinstance(b, list) else [*a, *ops.rows(b)]
     return None
+
+
+def _tensorflow_value(value) -> bool:
+    """A TensorFlow tensor or variable (not a Python number, bool or NumPy value)."""
+    return isinstance(value, Variable) or value.__class__ is Tensor and not value.weak
 
 
 def _text_tensor(value) -> bool:

@@ -140,6 +140,9 @@ def call_builtin(f, interp, node, args, kwargs):
     """Call a builtin. TensorFlow's function called on a Python literal first (``tf.boolean_mask([1, 2], m)``,
     ``tf.math.multiply(7, 6)``) converts it as tf.convert_to_tensor does, unless another argument gives it a dtype
     or the builtin reads its literals itself (an attribute ``literals``: tf.range's widest argument)."""
+    if interp is not None and args and isinstance(args[0], list) and not hasattr(f, "literals") \
+            and converting(interp, node):
+        args = [_literal_list(args[0]), *args[1:]]
     if interp is not None and args and args[0].__class__ is Tensor and args[0].weak and not hasattr(f, "literals") \
             and converting(interp, node) \
             and not any(_typed(v, args[0]) for v in (*args[1:], *kwargs.values())):
@@ -195,6 +198,18 @@ def tensorflow_result(interp, node, result):
         from tapecli import ops
         return ops.materialize(result)
     return result
+
+
+def _literal_list(value: list):
+    """A Python list of Python numbers (nested, rectangular) as the literal tensor TensorFlow's function converts
+    it to; any other list as it is (the function packs its tensors, or refuses it)."""
+    from tapecli import ops
+    from tapecli.errors import TdfError
+    try:
+        converted = ops.to_tensor(value)
+    except TdfError:
+        return value
+    return converted if converted.__class__ is Tensor and converted.weak else value
 
 
 def _typed(value, literal: Tensor) -> bool:

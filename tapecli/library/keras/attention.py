@@ -172,9 +172,10 @@ class _Heads(Layer):
         return tuple(f"{part}/{w}" for part in ("query", "key", "value", "attention_output") for w in ("kernel", "bias"))
 
     def _dense(self, part, equation, bias_axes, output_shape, input_shape):
-        """One of Keras's EinsumDense sublayers (query, key, value, attention_output), built for input_shape."""
+        """One of Keras's EinsumDense sublayers (query, key, value, attention_output), built for input_shape, with
+        clones of the layer's initializers (Keras's _get_common_kwargs_for_sublayer)."""
         dense = EinsumDense(self.interp, equation, output_shape, bias_axes=bias_axes if self.use_bias else None,
-                            kernel_initializer=self.inits[0], bias_initializer=self.inits[1], name=part,
+                            kernel_initializer=self.inits[0].clone(), bias_initializer=self.inits[1].clone(), name=part,
                             activity_regularizer=self.projection_regularizer)
         dense.build_for(input_shape, float_dtype())
         self.projections[part] = dense

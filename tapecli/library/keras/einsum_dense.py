@@ -75,6 +75,7 @@ def _split(input_spec, weight_spec, output_spec, bias_axes, input_shape, output_
 class _ByFans(initializers.Initializer):
     """An initializer's values for a kernel made at the 2-D shape [its input axes' size, its output axes'],
     then reshaped: Keras's EinsumDense gives a VarianceScaling initializer those axes, so its fans are theirs."""
+    default_seed = False        # (it draws no seed of its own: the wrapped initializer's)
 
     def __init__(self, init, contracted):
         super().__init__()

@@ -143,6 +143,11 @@ class Initializer(KerasObject):
         """Keras 3.15's config: the seed (of an initializer that draws), then the arguments."""
         return {"seed": self.seed, **self.config} if self.seeded else dict(self.config)
 
+    def clone(self) -> "Initializer":
+        """``cls.from_config(init.get_config())``, as Keras's attention layers give each sublayer its own: one
+        given no seed draws a fresh one (so their weights differ)."""
+        return get({"class_name": self.keras_name, "config": self.get_config()})
+
     def methods(self):
         return {"get_config": self.get_config}
 
@@ -406,6 +411,9 @@ class ProgramInitializer(Initializer):
 
     def __init__(self, fn, interp):
         self.fn, self.interp = fn, interp
+
+    def clone(self) -> "Initializer":
+        return self         # (the program's own object: what its from_config would make is the program's)
 
     def make(self, shape, rng, dtype) -> np.ndarray:
         from tapecli.runtime.values import PythonTuple
