@@ -163,7 +163,9 @@ _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
     "tobytes", "view", "nbytes", "itemsize", "strides", "argsort", "argpartition", "cumprod", "nonzero",
-    "swapaxes", "searchsorted", "ptp", "byteswap", "setflags", "getfield", "setfield"})
+    "swapaxes", "searchsorted", "ptp", "byteswap", "setflags", "getfield", "setfield",
+    # NumPy's ufuncs' methods (np.add.at writes into its array in place: NumPy's own)
+    "at", "accumulate", "reduceat"})
 
 
 def _takes_keywords(call: ast.Call) -> bool:

@@ -50,13 +50,15 @@ def _packed(value):
         return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
     if ops.text_leaf(value):
         return Tensor(text_array(value))
+    if not value:
+        return ops.to_tensor(value)
     items = [_packed(v) for v in value]
-    if items and items[0].ndim >= MAX_LITERAL_DIMS:
+    if items[0].ndim >= MAX_LITERAL_DIMS:
         raise TdfValueError(f"a list nested more than {MAX_LITERAL_DIMS} deep: a tensor has at most "
                             f"{MAX_LITERAL_DIMS} dimensions")
     if len({t.shape for t in items}) > 1:
         raise TdfValueError("Can't convert non-rectangular Python sequence to Tensor.")     # TensorFlow's words
-    if items and all(t.weak for t in items):
+    if all(t.weak for t in items):
         return Tensor(np.array([t.value for t in items]), weak=True)
     return ops.stack(items, 0)
 

@@ -169,7 +169,9 @@ def to_tensor(x) -> Tensor:
         if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "SU":       # NumPy's strings
             return Tensor(text_array(x))
         return Tensor(literal_array(x), weak=not isinstance(x, (np.ndarray, np.generic)))
-    if isinstance(x, (list, tuple)) and x and all(v.__class__ is Tensor and v.weak for v in x) \
+    if isinstance(x, (list, tuple)) and not x:
+        return Tensor(np.zeros(0), weak=True)       # (TensorFlow's [] is an empty float32 tensor)
+    if isinstance(x, (list, tuple)) and all(v.__class__ is Tensor and v.weak for v in x) \
             and len({v.shape for v in x}) == 1:
         return Tensor(literal_array([v.value for v in x]), weak=True)    # a tuple of literals: (2, 3, 4)
     if isinstance(x, (list, tuple)) and _holds_tensor(x):

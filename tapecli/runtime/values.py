@@ -574,6 +574,8 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     is an integer past the dtype's range (TensorFlow wraps it silently: 300 as uint8 is 44)."""
     if value.dtype == dtype:
         return value
+    if value.size == 0:         # ([] is float, and takes any dtype: it holds no number)
+        return value.astype(dtype)
     if dtype.kind in "iu":
         if value.dtype.kind == "f":
             raise TdfTypeError(f"cannot use the float value {_short(value)} as {dtype_name(dtype)}",

@@ -166,7 +166,6 @@ class _Heads(Layer):
     makes them), masks, the attention of the projected heads (``scores``: the query's with the keys'), the
     output's projection."""
 
-    reads_query_mask = True         # (Keras 3.15's MultiHeadAttention reads the query's Keras mask instead)
 
     def weight_names(self):
         return tuple(f"{part}/{w}" for part in ("query", "key", "value", "attention_output") for w in ("kernel", "bias"))
@@ -217,7 +216,7 @@ class _Heads(Layer):
             self.build_for_shapes(query.shape, value.shape, key.shape)
         keep = None if attention_mask is None else _bool_mask(attention_mask, "attention_mask")
         masks = [_expand(_bool_mask(m, what), axis) for m, what, axis in (
-            (query_mask if self.reads_query_mask else None, "query_mask", -1), (value_mask, "value_mask", -2),
+            (query_mask, "query_mask", -1), (value_mask, "value_mask", -2),
             (key_mask, "key_mask", -2)) if m is not None]
         if flag(use_causal_mask):
             masks.append(_causal(query.shape[1], value.shape[1]))
@@ -263,7 +262,10 @@ class _Heads(Layer):
 
 class MultiHeadAttention(_Heads):
     prefix = "multi_head_attention"
-    reads_query_mask = False
+
+    def with_masks(self, arguments, kind, mask_of):
+        """Keras 3.15's call reads the query's own Keras mask as its query mask, whatever query_mask says."""
+        return {**super().with_masks(arguments, kind, mask_of), "query_mask": mask_of(arguments["query"])}
 
     def __init__(self, interp, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,
                  attention_axes=None, kernel_initializer="glorot_uniform", bias_initializer="zeros", seed=None, **kw):

@@ -354,7 +354,7 @@ class Layer(KerasObject):
         arguments = dict(list(bound.arguments.items())[1:])
         symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
         if not symbolic:
-            return self.run_regularized(interp, arguments)
+            return self.run_regularized(interp, self.with_masks(arguments, Tensor, lambda x: eager_mask(interp, x)))
         probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
         out = self.run(interp, **probe)
         many = isinstance(out, tuple)
@@ -367,10 +367,25 @@ class Layer(KerasObject):
         self.symbolic = (symbolic[0] if len(symbolic) == 1 else symbolic, outs if many else outs[0])
         return outs if many else outs[0]
 
-    def run_bound(self, interp, arguments, values, training):
+    def with_masks(self, arguments: dict, kind: type, mask_of) -> dict:
+        """Keras's Layer.__call__ (its step 6): the mask arguments a call was not given, from its tensors' Keras
+        masks (``mask_of``): ``mask`` of its one tensor argument (a list's, one each), or each ``NAME_mask`` of
+        several tensor arguments."""
+        def masks(value):
+            return [masks(v) for v in value] if isinstance(value, (list, tuple)) else mask_of(value)
+
+        tensors = {k: v for k, v in arguments.items() if any(isinstance(t, kind) for t in _leaves([v]))}
+        wanted = {"mask": next(iter(tensors.values()))} if len(tensors) == 1 else \
+            {f"{k}_mask": v for k, v in tensors.items()}
+        parameters = inspect.signature(self.run).parameters
+        found = {k: masks(v) for k, v in wanted.items() if k in parameters and arguments.get(k) is None}
+        found = {k: m for k, m in found.items() if any(x is not None for x in _leaves([m]))}
+        return {**arguments, **found} if found else arguments
+
+    def run_bound(self, interp, arguments, values, training, masks):
         """The layer run on a model's values for the Keras tensors among its ``arguments`` (its call's), the
         model's ``training`` passed on where the call left it None (as Keras's Layer.__call__ does)."""
-        given = _bind(arguments, lambda t: values[id(t)])
+        given = _bind(self.with_masks(arguments, KerasTensor, lambda t: masks.get(id(t))), lambda t: values[id(t)])
         if "training" in given and given["training"] is None:
             given["training"] = training
         return self.run_regularized(interp, given)

@@ -6,6 +6,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import flag, float_dtype, integer, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.ops_numpy import concatenate
 
 
 def _broadcast(shapes):
@@ -105,7 +106,7 @@ class Concatenate(Merge):
         return tuple(out)
 
     def merge(self, xs):
-        return ops.concat(xs, axis=self.axis)
+        return concatenate(xs, axis=self.axis)     # (inputs of other dtypes: their result_type, as Keras's)
 
 
 class Dot(Merge):

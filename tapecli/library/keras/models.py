@@ -523,7 +523,7 @@ class Functional(Model):
         for t in self.order:
             if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
                 if id(t.arguments) not in values:
-                    values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training)
+                    values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
                 got = values[id(t.arguments)]
                 values[id(t)] = got if t.siblings is None else got[t.index]
                 continue
