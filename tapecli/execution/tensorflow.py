@@ -57,11 +57,12 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_math", "tapecli.library.tf_nn", "tapecli.library.tf_linalg",
                       "tapecli.library.tf_array", "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments",
                       "tapecli.library.tf_scopes", "tapecli.library.control", "tapecli.library.tf_indexed_slices",
-                      "tapecli.library.tf_image", "tapecli.library.tf_strings",
-                      "tapecli.library.tf_bitwise", "tapecli.library.tf_checkpoint"})
-# tf.cond, tf.while_loop, tf.map_fn...: the functions a program passes them are called back as the program's
-# (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
-CONTROL = "tapecli.library.control"
+                      "tapecli.library.tf_image", "tapecli.library.tf_strings", "tapecli.library.tf_sets",
+                      "tapecli.library.tf_bitwise", "tapecli.library.tf_sparse", "tapecli.library.tf_sparse_math",
+                      "tapecli.library.tf_checkpoint"})
+# tf.cond, tf.while_loop, tf.map_fn, tf.sparse.map_values...: the functions a program passes them are called back as
+# the program's (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
+CALLING_BACK = frozenset({"tapecli.library.control", "tapecli.library.tf_sparse_math"})
 # tf.random (path ``random...``): its functions draw from the run's generator, the ``interp`` they are given being
 # the bridge's Run (Run.rng, Run.tf_global_generator); its classes (Generator, Algorithm) are held by the program
 # behind a proxy (tf_values.LibraryObject).
@@ -396,7 +397,7 @@ def supported(path: list[str]) -> bool:
         return False
     if not getattr(found, "is_builtin", False) or not _of_families(found.__module__, path[0]):
         return False
-    if found.__module__ == CONTROL:         # (its functions call the program's back: Run.call_value)
+    if found.__module__ in CALLING_BACK:    # (its functions call the program's back: Run.call_value)
         return True
     if found.wants_interp and not drawing or any(found is builtin_named(name) for name in _NOT_TF):
         return False

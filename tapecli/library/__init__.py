@@ -6,9 +6,10 @@ the registry's hooks: the library imports the interpreter, the interpreter impor
 Importing this package registers the families every run needs (core, Python's builtins, NumPy's forms, the scope
 and the hooks they answer) and defers the others (``registry.defer``) to the first program that may use them: a
 family listed in ``families.DEFERRED`` (every name it registers, generated from the modules and checked by
-tests/test_startup.py) is imported for a program whose text has the last word of one of its names, Keras-lite for
-one with a first word of its names (``keras_words``), and every family for a name no loaded family has. Add a
-family by adding its module here, then to the table (``python tests/test_startup.py``).
+tests/test_startup.py) is imported for a program whose text has the last word of one of its names (its module's
+word, for a name whose last word is a flat name too), Keras-lite for one with a first word of its names
+(``keras_words``), and every family for a name no loaded family has. Add a family by adding its module here, then
+to the table (``python tests/test_startup.py``).
 """
 from tapecli.library import core  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
@@ -16,10 +17,15 @@ from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
 from tapecli.library import scope  # noqa: F401  (what is left out, and why)
 from tapecli.library.families import DEFERRED as _DEFERRED
 from tapecli.library.keras_words import WORDS as _KERAS_WORDS
+from tapecli.interpreter.registry import BUILTINS as _BUILTINS
 from tapecli.interpreter.registry import defer as _defer
 
+# A module's name is looked up by its last word (tf.image.resize: "resize"), but one whose last word is a flat name
+# too (tf.sparse.add, tf.strings.split) by its module's: a program that adds need not import tf.sparse.
+_FLAT = {name for names in _DEFERRED.values() for name in names if "." not in name} | _BUILTINS.keys()
 for _module, _names in _DEFERRED.items():      # in the order they import each other
-    _defer(f"tapecli.library.{_module}", {name.rpartition(".")[2] for name in _names})
+    _defer(f"tapecli.library.{_module}", {module if module and last in _FLAT else last
+                                          for module, _, last in (name.rpartition(".") for name in _names)})
 _defer("tapecli.library.keras_names", _KERAS_WORDS)
 
 from tapecli.library import replay_kinds  # noqa: F401,E402  (what the common builtins are to a loop plan; last)

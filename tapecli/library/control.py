@@ -164,11 +164,12 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
 
 
 def _rows(elems, where: str) -> tuple[list, list, int]:
-    """elems as tf.scan/map_fn read it: its leaves as tensors, and how many rows they share."""
-    leaves = [_strong(leaf, where) for leaf in flatten(elems)]
+    """elems as tf.scan/map_fn read it: its leaves as tensors (a tf.SparseTensor as it is: it gives its rows), and
+    how many rows they share."""
+    leaves = [leaf if hasattr(leaf, "row") else _strong(leaf, where) for leaf in flatten(elems)]
     if not leaves:
         raise TdfValueError(f"{where}: elems must be a tensor or a nest of tensors")
-    if any(t.ndim == 0 for t in leaves):
+    if any(len(t.shape) == 0 for t in leaves):
         raise TdfValueError(f"{where}: elems must be tensors of rank 1 or more (a list of numbers is a nest of "
                             "scalars: wrap it in tf.constant)")
     n = leaves[0].shape[0]
@@ -179,7 +180,7 @@ def _rows(elems, where: str) -> tuple[list, list, int]:
 
 
 def _row(leaves, structure, i):
-    return pack_as(structure, [ops.getitem(t, i) for t in leaves])
+    return pack_as(structure, [t.row(i) if hasattr(t, "row") else ops.getitem(t, i) for t in leaves])
 
 
 def _stack(outputs: list, structure, where: str, dtypes=None):
@@ -243,6 +244,9 @@ def map_fn(interp, fn, elems, dtype=None, parallel_iterations=None, back_prop=Tr
         raise TdfValueError("tf.map_fn(): the arguments 'dtype' and 'fn_output_signature' cannot both be given")
     leaves, structure, n = _rows(elems, "tf.map_fn")
     signature = fn_output_signature if fn_output_signature is not None else dtype
+    if signature is None and any(hasattr(t, "row") for t in leaves):
+        raise TdfValueError("tf.map_fn(): fn's results would be SparseTensors, as elems is one: tapecli stacks "
+                            "tensors only", hint="give fn_output_signature (a dtype)")
     if signature is None:
         want_structure, want = structure, [t.dtype for t in leaves]
     else:

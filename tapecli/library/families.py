@@ -102,6 +102,20 @@ DEFERRED = {
         'strings.unicode_split_with_offsets', 'strings.unicode_transcode', 'strings.unsorted_segment_join',
         'strings.upper',
     ),
+    'tf_sparse': (
+        'SparseTensor', 'sparse.concat', 'sparse.expand_dims', 'sparse.eye', 'sparse.fill_empty_rows',
+        'sparse.from_dense', 'sparse.reorder', 'sparse.reset_shape', 'sparse.reshape', 'sparse.retain',
+        'sparse.slice', 'sparse.split', 'sparse.to_dense', 'sparse.to_indicator', 'sparse.transpose',
+    ),
+    'tf_sparse_math': (
+        'embedding_lookup_sparse', 'safe_embedding_lookup_sparse', 'sparse.add', 'sparse.bincount',
+        'sparse.map_values', 'sparse.mask', 'sparse.maximum', 'sparse.minimum', 'sparse.reduce_max',
+        'sparse.reduce_sum', 'sparse.sampled_addmm', 'sparse.segment_mean', 'sparse.segment_sqrt_n',
+        'sparse.segment_sum', 'sparse.softmax', 'sparse.sparse_dense_matmul',
+    ),
+    'tf_sets': (
+        'edit_distance', 'sets.difference', 'sets.intersection', 'sets.size', 'sets.union',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',

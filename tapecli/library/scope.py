@@ -53,17 +53,13 @@ OUT_OF_SCOPE: dict[str, str] = {
 _FAMILIES: list[tuple[str, str]] = [
     ("ragged tensors (tapecli's tensors are dense)",
      "tf.RaggedTensor tf.RaggedTensorSpec tf.ragged_fill_empty_rows tf.ragged_fill_empty_rows_grad"),
-    ("sparse tensors (tapecli's tensors are dense)",
-     "tf.SparseTensor tf.SparseTensorSpec"),
-    ("takes SparseTensors (tapecli's tensors are dense)",
-     "tf.edit_distance tf.nn.embedding_lookup_sparse tf.nn.safe_embedding_lookup_sparse"),
-    ("returns its decoded paths as SparseTensors (tapecli's tensors are dense)",
-     "tf.nn.ctc_beam_search_decoder tf.nn.ctc_greedy_decoder"),
+    ("crosses string feature columns into strings or their fingerprint hashes (feature-column preprocessing)",
+     "tf.sparse.cross tf.sparse.cross_hashed"),
     ("sparse gradient slices; tapecli's gradients are dense tensors (the values of tf.convert_to_tensor of "
      "TensorFlow's)",
      "tf.IndexedSlicesSpec"),
     ("type specs of composite tensors and tf.function signatures (graph tracing internals)",
-     "tf.NoneTensorSpec tf.OptionalSpec tf.TensorArraySpec tf.type_spec_from_value"),
+     "tf.NoneTensorSpec tf.OptionalSpec tf.SparseTensorSpec tf.TensorArraySpec tf.type_spec_from_value"),
     ("complex numbers (tapecli's tensors are real)",
      "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle "
      "tf.keras.ops.view_as_complex tf.keras.ops.view_as_real tf.keras.ops.polar"),
@@ -157,9 +153,8 @@ OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in nam
 
 
 # Whole modules of tensors tapecli does not have: every function of theirs is out of scope for the same reason
-# as the tensors' own classes (tf.SparseTensor, tf.RaggedTensor above).
-MODULES = {"tf.sparse.": OUT_OF_SCOPE["tf.SparseTensor"],
-           "tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"],
+# as the tensors' own class (tf.RaggedTensor above).
+MODULES = {"tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"],
            "tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
            "tf.summary.": "TensorBoard's event files (file I/O)",
            "tf.io.": "files and serialized strings (file I/O; tapecli's tensors are numeric)"}

@@ -225,7 +225,7 @@ def identity(input):  # noqa: A002
 def convert_to_tensor(value, dtype=None, dtype_hint=None):
     """A tensor from a literal, a variable (its value) or a list of tensors (stacked); ``dtype`` must
     agree with a tensor's own dtype (TensorFlow converts only literals)."""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)) and not ops.text_leaf(value):      # (a list of strings: a string tensor)
         t = ops.stack(list(value)) if any(isinstance(v, (Tensor, Variable)) and not getattr(v, "weak", False)
                                           for v in value) else Tensor(literal_array(_plain(value)), weak=True)
     else:
