@@ -102,6 +102,9 @@ DEFERRED = {
         'strings.unicode_split_with_offsets', 'strings.unicode_transcode', 'strings.unsorted_segment_join',
         'strings.upper',
     ),
+    'tf_hashing': (
+        'fingerprint', 'strings.to_hash_bucket', 'strings.to_hash_bucket_fast', 'strings.to_hash_bucket_strong',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',
