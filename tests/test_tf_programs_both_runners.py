@@ -1,8 +1,8 @@
 """TensorFlow programs run on both of tapecli's runners and compared with what TensorFlow 2.21 printed for them
 (tests/data/tf_programs_*.json, recorded by benchmarks/record_tf_programs.py in a development venv): string
-tensors and tf.strings, Keras's vocabulary layers, narrow and unsigned integers and half floats. Each runs on the
-runner tapecli chooses for it (the interpreter, or CPython for one that catches errors or reads bytes) and on
-CPython's."""
+tensors and tf.strings, TensorFlow's string hashes and Keras's vocabulary and hashing layers, narrow and unsigned
+integers and half floats. Each runs on the runner tapecli chooses for it (the interpreter, or CPython for one that
+catches errors or reads bytes) and on CPython's."""
 from __future__ import annotations
 
 import json

@@ -116,6 +116,9 @@ DEFERRED = {
     'tf_sets': (
         'edit_distance', 'sets.difference', 'sets.intersection', 'sets.size', 'sets.union',
     ),
+    'tf_hashing': (
+        'fingerprint', 'strings.to_hash_bucket', 'strings.to_hash_bucket_fast', 'strings.to_hash_bucket_strong',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',

@@ -26,7 +26,7 @@ _OBJECT_BYTES = 33          # what CPython's bytes object holds beside its chara
 _size = len                 # (substr's parameter is named len)
 
 
-def _text(x, what: str) -> np.ndarray:
+def string_values(x, what: str) -> np.ndarray:
     """A string argument's values: an object array of bytes (a Python str or list of them converts)."""
     t = Tensor(text_array(x)) if isinstance(x, (str, bytes, list, tuple)) else ops.to_tensor(x)
     if not t.dtype.hasobject:
@@ -46,7 +46,7 @@ def _made(values, shape, what: str) -> Tensor:
 
 def _each(f, x, what: str) -> Tensor:
     """``f`` of each string of ``x``, a string tensor of x's shape."""
-    values = _text(x, what)
+    values = string_values(x, what)
     return _made((f(v) for v in values.reshape(-1)), values.shape, what)
 
 
@@ -57,7 +57,7 @@ def _utf8_chars(s: bytes) -> int:
 
 @builtin("strings.length")
 def length(input, unit="BYTE", name=None):  # noqa: A002 (TensorFlow's parameter names)
-    values = _text(input, "StringLength")
+    values = string_values(input, "StringLength")
     count = _unit(unit, len, _utf8_chars)
     return Tensor(np.array([count(v) for v in values.reshape(-1)], dtype=np.int32).reshape(values.shape))
 
@@ -93,7 +93,7 @@ def strip(input, name=None):  # noqa: A002
 def join(inputs, separator="", name=None):
     if not isinstance(inputs, (list, tuple)):
         raise TdfTypeError("tf.strings.join takes a list of string tensors")
-    parts = [_text(x, "StringJoin") for x in inputs]
+    parts = [string_values(x, "StringJoin") for x in inputs]
     shapes = {p.shape for p in parts if p.ndim}
     if len(shapes) > 1:
         raise ShapeError(f"Input shapes do not match: {' vs. '.join(str(list(s)) for s in shapes)}")
@@ -108,7 +108,7 @@ def join(inputs, separator="", name=None):
 def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     """The strings joined along ``axis``; of several axes, the first listed varies fastest (TensorFlow's order,
     which for None, every axis from the last, is the row-major order)."""
-    values = _text(inputs, "ReduceJoin")
+    values = string_values(inputs, "ReduceJoin")
     listed = list(range(values.ndim - 1, -1, -1)) if axis is None else \
         to_shape(axis if isinstance(axis, (list, tuple, Tensor)) else [axis], negative=True)
     axes = []
@@ -128,7 +128,7 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 
 @builtin("strings.unsorted_segment_join")
 def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=None):
-    values = _text(inputs, "UnsortedSegmentJoin")
+    values = string_values(inputs, "UnsortedSegmentJoin")
     ids = ops.int_indices(segment_ids, "unsorted_segment_join")
     num = to_int(num_segments, "num_segments")
     if ids.shape != values.shape[:ids.ndim]:
@@ -160,7 +160,7 @@ def _bytes(value, what: str) -> bytes:
 
 @builtin("strings.substr")
 def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
-    values = _text(input, "Substr")
+    values = string_values(input, "Substr")
     starts, lengths = (ops.int_indices(v, "substr") for v in (pos, len))
     if starts.shape != lengths.shape:
         raise ShapeError(f"pos and len should have the same shape, got: {list(starts.shape)} vs. "
@@ -212,7 +212,7 @@ def _search(f, values: np.ndarray, what: str):
 
 @builtin("strings.regex_full_match")
 def regex_full_match(input, pattern, name=None):  # noqa: A002
-    values = _text(input, "RegexFullMatch")
+    values = string_values(input, "RegexFullMatch")
     found = _pattern(pattern, "RegexFullMatch").fullmatch
     return Tensor(np.array(_search(lambda s: found(s) is not None, values, "RegexFullMatch"),
                            dtype=bool).reshape(values.shape))
@@ -232,7 +232,7 @@ def _template(rewrite: str) -> str:
 
 @builtin("strings.regex_replace")
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
-    values = _text(input, "StaticRegexReplace")
+    values = string_values(input, "StaticRegexReplace")
     compiled = _pattern(pattern, "StaticRegexReplace")
     template = _template(_bytes(rewrite, "rewrite").decode("utf-8", "surrogateescape"))
     count = 0 if truth(replace_global) else 1
@@ -249,7 +249,7 @@ _NUMBER_TYPES = ("float32", "float64", "int32", "int64")
 
 @builtin("strings.to_number")
 def to_number(string_tensor, out_type=None, name=None):
-    values = _text(string_tensor, "StringToNumber")
+    values = string_values(string_tensor, "StringToNumber")
     dtype = np.dtype(np.float32) if out_type is None else to_dtype(out_type)
     if dtype_name(dtype) not in _NUMBER_TYPES:
         raise KernelValueError(f"Value for attr 'out_type' of {dtype_name(dtype)} is not in the list of allowed "
@@ -327,7 +327,7 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
 # ------------------------------------------------------------------ splitting and Unicode
 
 def _one(input, what: str) -> bytes:  # noqa: A002
-    values = _text(input, what)
+    values = string_values(input, what)
     if values.ndim:
         raise TdfTypeError(f"{what} {_RAGGED}", hint="give it one string at a time")
     return values[()]
@@ -409,7 +409,7 @@ def unicode_split_with_offsets(input, input_encoding, errors="replace", replacem
 @builtin("strings.ngrams")
 def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None, preserve_short_sequences=False,
            name=None):
-    values = _text(data, "StringNGrams")
+    values = string_values(data, "StringNGrams")
     if values.ndim != 1:
         raise TdfTypeError(f"tf.strings.ngrams of a tensor of rank {values.ndim} {_RAGGED}"
                            if values.ndim else "tf.strings.ngrams takes a 1-D tensor of strings")

@@ -79,6 +79,7 @@ LAYER_KEYS = {
                      "vocabulary_dtype idf_weights vocabulary vocabulary_size oov_method salt",
     "TextVectorization": "max_tokens standardize split ngrams output_mode output_sequence_length pad_to_max_tokens "
                          "sparse ragged vocabulary idf_weights encoding vocabulary_size",
+    "Hashing": "num_bins salt mask_value output_mode sparse", "HashedCrossing": "num_bins output_mode sparse name dtype",
     "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
                 "fill_value antialias", "CenterCrop": "data_format height width",
     "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",
@@ -113,16 +114,16 @@ FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_
          "interpolation": "nearest", "keepdims": False, "sparse": False,
          "use_gate": False, "sliding_window": None}
 # the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
-_DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "Discretization")
+_DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "Discretization", "HashedCrossing")
 # Keras's own name of an activation that has two (keras.activations.serialize)
 _ACTIVATION_NAMES = {"swish": "silu", "hard_swish": "hard_silu"}
 # the keys whose int stands for one size per spatial axis (Keras writes the tuple)
 _PER_AXIS = ("kernel_size", "strides", "dilation_rate", "pool_size", "output_padding")
 
 
-def dtype_policy() -> dict:
-    """A layer's ``dtype`` entry: the DTypePolicy of the float type it computes in."""
-    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": dtype_name(float_dtype())},
+def dtype_policy(name: str | None = None) -> dict:
+    """A layer's ``dtype`` entry: the DTypePolicy of ``name``, by default the float type it computes in."""
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name or dtype_name(float_dtype())},
             "registered_name": None}
 
 
@@ -211,8 +212,10 @@ def layer_config(layer) -> dict:
             out[key] = keras_name(layer)
         elif key == "trainable":
             out[key] = layer.trainable
-        elif key == "dtype":
-            out[key] = dtype_name(float_dtype()) if class_name in _DTYPE_AS_NAME else dtype_policy()
+        elif key == "dtype":        # (the dtype of a layer that has its own, Hashing's int64, else floatx)
+            own = getattr(layer, "out_dtype", None)
+            name = dtype_name(float_dtype() if own is None else own)
+            out[key] = name if class_name in _DTYPE_AS_NAME else dtype_policy(name)
         else:
             value = arguments[key] if key in arguments else FIXED.get(key)
             value = layer.config_values().get(key, value)
@@ -233,7 +236,9 @@ def constructor_arguments(cls, parameters, config) -> dict:
     default); the dtype must be the float type layers compute in."""
     out = {}
     for key, value in config.items():
-        if key == "dtype":
+        if key == "dtype" and "dtype" in parameters:        # (a layer of its own dtype: Hashing's)
+            out[key] = value
+        elif key == "dtype":
             name = value.get("config", {}).get("name") if isinstance(value, dict) else value
             if name not in (None, dtype_name(float_dtype())):
                 raise TdfValueError(f"{cls.__name__}.from_config: tapecli's layers compute in the float type "

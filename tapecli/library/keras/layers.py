@@ -93,7 +93,7 @@ _LAYER_PACKAGES = {
     "attention": "Attention AdditiveAttention MultiHeadAttention GroupedQueryAttention",
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization CategoryEncoding Discretization StringLookup IntegerLookup "
-                     "TextVectorization",
+                     "TextVectorization Hashing HashedCrossing",
     "preprocessing.image_preprocessing": "Resizing CenterCrop",
 }
 _LAYER_MODULES = {"Conv1DTranspose": "conv1d_transpose", "Conv2DTranspose": "conv2d_transpose",

@@ -19,6 +19,7 @@ from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
 from tapecli.library.keras.common import flag, integer
+from tapecli.library.keras.hashing import hash_bins, keras_salt
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.optimizers import plain
 from tapecli.library.keras.preprocessing import encode_categorical
@@ -105,6 +106,7 @@ class IndexLookup(Layer):
         if salt is not None and self.vocabulary_dtype == "int64" and oov_method != "farmhash":
             raise TdfValueError(f"`salt` can only be used when `oov_method='farmhash'`. Received: "
                                 f"oov_method={oov_method}")
+        self.salt = keras_salt(salt, "IndexLookup", "2 integers")      # (SipHash's key of OOV tokens)
         self.output_mode = _mode(output_mode, caller)
         if self.invert and self.output_mode != "int":
             raise TdfValueError(f"`output_mode` must be `'int'` when `invert` is true. Received: "
@@ -324,11 +326,10 @@ class IndexLookup(Layer):
             raise KernelValueError(f"When `num_oov_indices=0` all inputs should be in vocabulary, found OOV values "
                                    f"{_shown(keys[missing].tolist())}, consider setting `num_oov_indices=1`.")
         if self.num_oov_indices > 1 and missing.any():
-            if self.vocabulary_dtype == "string" or self.oov_method == "farmhash":
-                raise TdfValueError(f"{type(self).__name__}: with num_oov_indices={self.num_oov_indices}, TensorFlow "
-                                    f"spreads out-of-vocabulary tokens over the OOV indices by their FarmHash "
-                                    f"fingerprint; hashing is out of scope")
-            indices[missing] = np.mod(keys[missing], self.num_oov_indices) + self.oov_start()
+            unknown = keys[missing]
+            hashed = hash_bins(unknown, self.num_oov_indices, self.salt) if self.vocabulary_dtype == "string" or \
+                self.oov_method == "farmhash" else np.mod(unknown, self.num_oov_indices)
+            indices[missing] = hashed + self.oov_start()
         return indices
 
     # ---------------------------------------------------------------- the program's view
@@ -349,7 +350,8 @@ class IndexLookup(Layer):
         listed = self.input_vocabulary
         if isinstance(listed, (Tensor, Variable)):
             listed = ops.to_tensor(listed).value.tolist()
-        return {"output_mode": self.output_mode, "vocabulary": listed, "vocabulary_size": self.frozen_size}
+        return {"output_mode": self.output_mode, "vocabulary": listed, "vocabulary_size": self.frozen_size,
+                "salt": self.salt}
 
 
 class StringLookup(IndexLookup):
