@@ -142,7 +142,7 @@ def call_builtin(f, interp, node, args, kwargs):
     or the builtin reads its literals itself (an attribute ``literals``: tf.range's widest argument)."""
     if interp is not None and args and isinstance(args[0], list) and not hasattr(f, "literals") \
             and converting(interp, node):
-        args = [_literal_list(args[0]), *args[1:]]
+        args = [literal_list(args[0]), *args[1:]]
     if interp is not None and args and args[0].__class__ is Tensor and args[0].weak and not hasattr(f, "literals") \
             and converting(interp, node) \
             and not any(_typed(v, args[0]) for v in (*args[1:], *kwargs.values())):
@@ -200,7 +200,7 @@ def tensorflow_result(interp, node, result):
     return result
 
 
-def _literal_list(value: list):
+def literal_list(value: list):
     """A Python list of Python numbers (nested, rectangular) as the literal tensor TensorFlow's function converts
     it to; any other list as it is (the function packs its tensors, or refuses it)."""
     from tapecli import ops

@@ -9,7 +9,7 @@ import numpy as np
 from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.registry import BUILTINS, HOOKS
+from tapecli.interpreter.registry import BUILTINS, HOOKS, literal_list
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.ops.core import _tensor as new_tensor
@@ -82,6 +82,8 @@ class Statements:
         finally:
             ctx.settings.float_dtype = saved
         value = as_tensor(value) if isinstance(value, Variable) else value
+        if isinstance(value, list):     # a list of Python numbers: a literal, which takes the declared dtype
+            value = literal_list(value)
         if isinstance(value, (list, str)):            # numbers beside calls: tf.constant([1.0, float("inf")]); text
             value = BUILTINS["constant"](value)
         if not isinstance(value, Tensor):

@@ -75,8 +75,8 @@ def axis_value(value, what="axis"):
 def converted(x, what="the input") -> Tensor:
     """Keras's ``ops.convert_to_tensor``: a materialized tensor, a NumPy array's dtype kept (lists of tensors
     stacked)."""
-    if isinstance(x, list):
-        x = ops.stack([tensor(v, what) for v in x]) if x else Tensor(np.zeros(0, np.float32))
+    if isinstance(x, list):         # (as TensorFlow packs it: its Python numbers one literal, its tensors stacked)
+        x = ops.to_tensor(x) if x else Tensor(np.zeros(0, np.float32))
     if not isinstance(x, (Tensor, Variable)) and getattr(x, "as_dense_tensor", None) is None:   # (tf.IndexedSlices)
         raise TdfTypeError(f"{what} must be a tensor, got {type_word(x)}")
     return ops.materialize(ops.to_tensor(x))
