@@ -669,9 +669,9 @@ def _shape_attribute(shape: TensorShape, attr):
     """TensorFlow's TensorShape: ``as_list()``, ``rank``/``ndims``, ``num_elements()``, ``is_fully_defined()``
     (a shape here is always known), ``dims``."""
     from tapecli.interpreter.objects import BoundMethod
-    dims = Tensor(np.array(shape.value, dtype=np.int64), weak=True)
+    dims = [Tensor(np.array(d, dtype=np.int64), weak=True) for d in shape.value]      # (a Python list of ints)
     if attr == "as_list":
-        return BoundMethod(attr, lambda call_node: dims)
+        return BoundMethod(attr, lambda call_node: list(dims))
     if attr in ("rank", "ndims"):
         return Tensor(np.array(shape.size, dtype=np.int64), weak=True)
     if attr == "dims":
