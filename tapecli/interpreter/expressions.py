@@ -493,6 +493,11 @@ class Expressions:
         value = self.eval(item, scope)
         if isinstance(value, (str, float)) or value is None:
             return value                  # (a float: a dict's key, as the loop over its keys gives it)
+        if isinstance(value, list):       # a list of indices (x[[2, 0]]) or of bools (a mask), as NumPy takes one
+            if not value:
+                return np.zeros(0, np.intp)
+            found = ops.to_tensor(value).value
+            return found if found.dtype.kind == "b" else found.astype(np.intp)
         if isinstance(value, (Tensor, Variable)):
             t = ops.to_tensor(value)
             if t.ndim == 0 and t.dtype.kind == "f":

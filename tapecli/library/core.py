@@ -79,9 +79,11 @@ def to_dtype(value) -> np.dtype:
 
 
 def tensor_argument(x) -> Tensor:
-    """A tensor argument (a list of tensors is their stack; a variable is read where tapes see it)."""
-    return ops.stack([tensor_argument(v) for v in x]) if isinstance(x, list) and x and not all(
-        isinstance(v, (int, float)) for v in x) else ops.to_tensor(np.asarray(x) if isinstance(x, list) else x)
+    """A tensor argument as TensorFlow converts it: a list packed (its Python numbers one literal, its tensors
+    stacked), a list of the library's own numbers an array; a variable is read where tapes see it."""
+    if isinstance(x, list) and x and all(isinstance(v, (int, float)) for v in x):
+        return ops.to_tensor(np.asarray(x))
+    return ops.to_tensor(x)
 
 
 def _float_dtype(dtype) -> np.dtype:

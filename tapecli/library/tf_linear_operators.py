@@ -14,14 +14,10 @@ from tapecli.interpreter.registry import builtin
 from tapecli.runtime.limits import admit
 from tapecli.runtime.numpy_gate import weighed
 from tapecli.runtime.values import DType, Tensor, TensorShape, Variable
+from tapecli.library.core import tensor_argument as _t
 
 # NumPy's constructors, each result weighed before it is made (num_rows=2**31 would be 16 GB of ones).
 _ones, _zeros, _eye = (weighed("numpy", name, getattr(np, name)) for name in ("ones", "zeros", "eye"))
-
-
-def _t(x) -> Tensor:
-    return ops.stack([_t(v) for v in x]) if isinstance(x, list) and x and not all(
-        isinstance(v, (int, float)) for v in x) else ops.to_tensor(np.asarray(x) if isinstance(x, list) else x)
 
 
 def _adj(x: Tensor) -> Tensor:

@@ -146,7 +146,7 @@ def group(*inputs, name=None):
 
 
 def _tensor(value) -> Tensor:
-    return ops.to_tensor(np.asarray(value) if isinstance(value, list) else value)
+    return ops.to_tensor(value)
 
 
 @builtin("run_functions_eagerly")
