@@ -205,8 +205,6 @@ def literal_list(value: list):
     it to; any other list as it is (the function packs its tensors, or refuses it)."""
     from tapecli import ops
     from tapecli.errors import TdfError
-    if not value:
-        return value            # (an empty list: a shape, as tf.random.uniform([]) takes it)
     try:
         converted = ops.to_tensor(value)
     except TdfError:

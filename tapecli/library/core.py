@@ -40,6 +40,8 @@ def to_shape(value, negative: bool = False) -> tuple:
     if isinstance(value, (list, tuple)):
         return tuple(to_int(v, "a dimension") for v in value)
     t = as_tensor(value) if isinstance(value, (Tensor, Variable)) else None
+    if t is not None and t.ndim == 1 and t.size == 0:
+        return ()                   # ([] converted, float as TensorFlow's [] is: the shape of a scalar)
     if t is not None and t.dtype.kind in "iu" and t.ndim <= 1:
         dims = tuple(int(v) for v in np.atleast_1d(t.value))
         if not negative and any(d < 0 for d in dims):
