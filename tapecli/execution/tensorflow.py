@@ -58,7 +58,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_array", "tapecli.library.tf_nn_losses", "tapecli.library.tf_segments",
                       "tapecli.library.tf_scopes", "tapecli.library.control", "tapecli.library.tf_indexed_slices",
                       "tapecli.library.tf_image", "tapecli.library.tf_strings",
-                      "tapecli.library.tf_bitwise", "tapecli.library.tf_checkpoint"})
+                      "tapecli.library.tf_bitwise", "tapecli.library.tf_checkpoint", "tapecli.library.tf_signal"})
 # tf.cond, tf.while_loop, tf.map_fn...: the functions a program passes them are called back as the program's
 # (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CONTROL = "tapecli.library.control"
