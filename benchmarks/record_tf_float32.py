@@ -1,6 +1,6 @@
 """Record TensorFlow's float32 bits for the elementwise math that tapecli computes as TensorFlow's CPU kernels
 do (tapecli/kernels/tf_float32.py): on tensors of fewer than 8 elements (Eigen's scalar path), and for exp,
-log, tanh, sigmoid, softplus and elu on tensors of 8 elements and more (Eigen's packets of 8 and the scalar
+log, sin, cos, tanh, sigmoid, softplus and elu on tensors of 8 elements and more (Eigen's packets of 8 and the scalar
 path on the last size % 8), for tests/test_tf_float32.py.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
@@ -56,7 +56,7 @@ def inputs(op, rows, n, rng):
 OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus", "expm1", "log1p", "pow", "elu"]
 # The ops whose tensors of 8 elements or more take Eigen's packet algorithms in tf_float32.py, and the sizes
 # recorded for them (rows of each): whole packets, a tail, several packets, a 2-D tensor
-PACKET_OPS = ["exp", "log", "tanh", "sigmoid", "softplus", "elu"]
+PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "elu"]
 PACKET_SIZES = ((8, 4), (9, 4), (16, 2), (100, 2), (257, 1))
 PACKET_SHAPES = [(3, 5), (6, 37)]
 LOG_SOFTMAX_SHAPES = [(5,), (3, 7), (4, 37), (9, 40), (2, 100)]
@@ -166,7 +166,7 @@ def cost():
     import timeit
     from tapecli import kernels, ops  # noqa: F401
     e = lambda x: np.exp(-np.abs(x))  # noqa: E731
-    numpy = {"exp": np.exp, "log": np.log, "tanh": np.tanh,
+    numpy = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
              "sigmoid": lambda x: np.where(x >= 0, 1 / (1 + e(x)), e(x) / (1 + e(x))),
              "softplus": lambda x: np.maximum(x, 0) + np.log1p(e(x)),
              "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))}

@@ -393,6 +393,14 @@ CASES += [
          lambda x: ops.sin(ops.gather_nd(x, np.array([[[0], [2]], [[1], [1]]]), batch_dims=1)), (In((2, 3, 2)),)),
     Case("unsorted_segment_sum", "index_grad",
          lambda x: ops.sin(ops.unsorted_segment_sum(x, np.array([2, 0, 2, 1]), 4)), (In((4, 3)),)),
+    *[Case(f"unsorted_segment_prod_{tag}", "unsorted_segment_prod",
+           lambda x: ops.sin(ops.unsorted_segment_prod(x, np.array([2, 0, 2, 1, 2]), 4)), (In((5, 3), dom),),
+           second=second)
+      # two zeros in a segment: TensorFlow's gradient there is 0 whatever x is, so no second order to check
+      for tag, dom, second in (("normal", "normal", True), ("one_zero", ("with_zeros", (7,)), True),
+                               ("two_zeros", ("with_zeros", (0, 6)), False))],
+    Case("unsorted_segment_prod_2d_ids", "unsorted_segment_prod",
+         lambda x: ops.unsorted_segment_prod(x, np.array([[0, 1], [1, 1]]), 2), (In((2, 2, 3)),)),
     Case("gather_nd", "getitem", lambda x: ops.sin(ops.gather_nd(x, np.array([[0, 1], [2, 3], [0, 1]]))),
          (In((3, 4)),)),
     Case("scatter_nd", "index_grad", lambda u: ops.sin(ops.scatter_nd(np.array([[1], [3], [1]]), u, (5, 2))),

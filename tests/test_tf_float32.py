@@ -1,5 +1,5 @@
 """float32 elementwise math against TensorFlow's bits (tapecli/kernels/tf_float32.py): tensors of fewer than 8
-elements (Eigen's scalar path), and for exp, log, tanh, sigmoid, softplus and elu tensors of 8 to 257 elements
+elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus and elu tensors of 8 to 257 elements
 and 2-D ones (Eigen's packets and the scalar tail), recorded by benchmarks/record_tf_float32.py from
 TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
 from __future__ import annotations

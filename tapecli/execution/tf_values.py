@@ -166,6 +166,7 @@ def is_numbers(value, kind=None) -> bool:
 
 
 _MADE_HERE = object()
+_NO_ITEM = object()         # (no item is it: an iteration ends at StopIteration)
 
 
 class LibraryObject:
@@ -201,7 +202,8 @@ class LibraryObject:
         return as_tensorflow(of.length)()
 
     def __iter__(self):             # (a dataset's elements: each charged to the run's steps by the library)
-        return (to_program(item) for item in _items(object.__getattribute__(self, "_of")))
+        items = iter(_items(object.__getattribute__(self, "_of")))
+        return (to_program(item) for item in iter(lambda: _next(items), _NO_ITEM))   # (its errors catchable)
 
     def __next__(self):
         of = object.__getattribute__(self, "_of")

@@ -1,6 +1,7 @@
 """tf.data in memory: ``tf.data.Dataset`` built from tensors (from_tensor_slices, from_tensors, range, zip)
 and transformed (batch, unbatch, map, flat_map, filter, take, take_while, skip, repeat, enumerate, shuffle,
-prefetch, cache, concatenate, apply), reduced (reduce), iterated by ``for``, ``list()``, ``iter()``/``next()`` and
+prefetch, cache, concatenate, scan, unique, group_by_window, apply, and tf.data.experimental's scan, unique and
+group_by_window for apply), reduced (reduce), iterated by ``for``, ``list()``, ``iter()``/``next()`` and
 ``as_numpy_iterator()``.
 
 A dataset is lazy, as TensorFlow's: each iteration runs its pipeline again from the source. TensorFlow runs
@@ -30,83 +31,13 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
+from tapecli.library.data_elements import (as_element, component, counted, int64_of, predicate_holds, spec_map,
+                                           spec_of, spec_text, structure_of, types_text, unpacked_call)
 from tapecli.library.draws import tensorflow_stream
 from tapecli.runtime.specs import DatasetSpec, TensorSpec, static_shape
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, Variable, dtype_name
-
-
-def _component(value) -> Tensor:
-    """One component as tf.convert_to_tensor makes it: a literal or a list of numbers takes its default dtype."""
-    if isinstance(value, Variable):
-        value = value.read()
-    if isinstance(value, list):
-        t = ops.stack([_component(v) for v in value]) if value else ops.to_tensor(np.zeros(0, np.float32))
-    else:
-        t = ops.to_tensor(value)
-    return Tensor((ops.materialize(t) if t.weak else t).value)
-
-
-def _plain(value) -> bool:
-    """A Python number (a literal) or string, or a list of them: what TensorFlow converts as one tensor."""
-    if isinstance(value, list):
-        return all(_plain(v) for v in value)
-    return isinstance(value, (bool, int, float, str, bytes)) or (isinstance(value, Tensor) and value.weak)
-
-
-def _structure(value):
-    """A dataset's structure from program values: a dict, or a list holding a tensor, a variable, a dict or a
-    list with one, is a structure of components (a tuple in TensorFlow); numbers and lists of them are one
-    tensor."""
-    if isinstance(value, dict):
-        return {k: _structure(v) for k, v in value.items()}
-    if isinstance(value, PythonTuple) or isinstance(value, list) and not _plain(value):
-        return value.__class__(_structure(v) for v in value)
-    if value is None:
-        raise TdfTypeError(f"tf.data: a component must be a tensor, got {type_word(value)}")
-    return _component(value)
-
-
-def _unpacked_call(interp, fn, element):
-    """TensorFlow calls a dataset function with a tuple element's components as its arguments."""
-    args = list(element) if isinstance(element, list) else [element]
-    return off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None, [])
-
-
-def _predicate(interp, predicate, element, method: str) -> bool:
-    t = ops.to_tensor(_unpacked_call(interp, predicate, element))
-    if t.dtype.kind != "b" or t.ndim != 0:
-        raise TdfTypeError(f"Dataset.{method}: the predicate must return a scalar bool tensor")
-    return bool(t.value)
-
-
-def _as_element(value):
-    return pack_as(value, [_component(leaf) for leaf in flatten(value)]) if isinstance(value, (list, dict)) \
-        else _component(value)
-
-
-def _counted(elements):
-    """A source's elements, each charged as a step to the run's budget as it is drawn."""
-    for element in elements:
-        tick()
-        yield element
-
-
-def _spec(element, known_rows=True):
-    """The ``element_spec`` of elements like ``element``: a TensorSpec per component (the first dimension
-    unknown where ``known_rows`` is False: a batch whose last one may be shorter)."""
-    def spec(t):
-        shape = list(t.shape)
-        if shape and not known_rows:
-            shape[0] = None
-        return TensorSpec(shape, DType(dtype_name(t.dtype)))
-    return pack_as(element, [spec(t) for t in flatten(element)])
-
-
-def _spec_map(spec, change):
-    """``spec`` with each component's TensorSpec's shape (a list) changed."""
-    return pack_as(spec, [TensorSpec(change(list(s.shape)), s.dtype) for s in flatten(spec)])
+from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, dtype_name
 
 
 class Dataset(ProgramObject):
@@ -129,13 +60,15 @@ class Dataset(ProgramObject):
         return self.source()
 
     def element_spec(self):
-        if self.spec is not None:
-            return self.spec()
+        return self.first_spec() if self.spec is None else self.spec()
+
+    def first_spec(self, known_rows=True):
+        """The spec of the first element (a map's or scan's: TensorFlow's traced function's)."""
         first = next(iter(self.source()), None)
         if first is None:
-            raise TdfValueError("Dataset.element_spec: tapecli finds a map's spec from its first element, and "
+            raise TdfValueError("Dataset.element_spec: tapecli finds a map's or scan's spec from its first element, and "
                                 "this dataset has none")
-        return _spec(first)
+        return spec_of(first, known_rows)
 
     def _same_spec(self):
         """What a transformation that keeps the elements' shapes gives as its spec: this dataset's."""
@@ -168,7 +101,7 @@ class Dataset(ProgramObject):
 
     def python_text(self) -> str:
         """``print(dataset)``: TensorFlow's repr, its class and element_spec."""
-        return f"<{self.kind} element_spec={_spec_text(self.element_spec())}>"
+        return f"<{self.kind} element_spec={spec_text(self.element_spec())}>"
 
     # ---------------------------------------------------------- transformations
     def batch(self, interp, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
@@ -178,7 +111,7 @@ class Dataset(ProgramObject):
             raise TdfValueError(f"Dataset.batch: batch_size must be positive, got {size}")
 
         return Dataset(self.batches(size, drop, lambda parts, j, count: ops.stack(parts)), values=self.items_are_values,
-                       spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
+                       spec=lambda: spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
 
     def batches(self, size: int, drop: bool, combine):
         """The source of batch's and padded_batch's datasets: ``size`` elements at a time (the last fewer unless
@@ -222,19 +155,19 @@ class Dataset(ProgramObject):
             return ops.stack(rows)
 
         return Dataset(self.batches(size, drop, padded), values=self.items_are_values,
-                       spec=lambda: _spec_map(self.element_spec(), lambda shape: [size if drop else None,
+                       spec=lambda: spec_map(self.element_spec(), lambda shape: [size if drop else None,
                                                                                   *[None] * len(shape)]))
 
     def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
-        mapped = Dataset(lambda: (_as_element(_unpacked_call(interp, map_func, e)) for e in self.source()),
+        mapped = Dataset(lambda: (as_element(unpacked_call(interp, map_func, e)) for e in self.source()),
                          values=False)
         # (TensorFlow traces the function on the input's spec: a batch's unknown first dimension stays unknown)
-        mapped.spec = lambda: _spec(next(iter(mapped.source())), known_rows=self._rows_known())
+        mapped.spec = lambda: mapped.first_spec(self._rows_known())
         mapped.kind = "_MapDataset" if num_parallel_calls is None else "_ParallelMapDataset"
         return mapped
 
     def filter(self, interp, predicate, name=None):
-        return Dataset(lambda: (e for e in self.source() if _predicate(interp, predicate, e, "filter")), values=False,
+        return Dataset(lambda: (e for e in self.source() if predicate_holds(interp, predicate, e, "filter")), values=False,
                        spec=self._same_spec())
 
     def take(self, interp, count, name=None):
@@ -348,19 +281,19 @@ class Dataset(ProgramObject):
                 for i in range(len(rows[0])):
                     yield pack_as(element, [r[i] for r in rows])
         return Dataset(source, values=self.items_are_values,
-                       spec=lambda: _spec_map(self.element_spec(), lambda shape: shape[1:]))
+                       spec=lambda: spec_map(self.element_spec(), lambda shape: shape[1:]))
 
     def flat_map(self, interp, map_func, name=None):
         def source():
             for element in self.source():
-                inner = _unpacked_call(interp, map_func, element)
+                inner = unpacked_call(interp, map_func, element)
                 if not isinstance(inner, Dataset):
                     raise TdfTypeError(f"Dataset.flat_map: the function must return a dataset, got {type_word(inner)}")
                 yield from inner.source()
         return Dataset(source, values=False)
 
     def take_while(self, interp, predicate, name=None):
-        return Dataset(lambda: itertools.takewhile(lambda e: _predicate(interp, predicate, e, "take_while"),
+        return Dataset(lambda: itertools.takewhile(lambda e: predicate_holds(interp, predicate, e, "take_while"),
                                                    self.source()), values=False, spec=self._same_spec())
 
     def apply(self, interp, transformation_func):
@@ -372,9 +305,9 @@ class Dataset(ProgramObject):
     def reduce(self, interp, initial_state, reduce_func, name=None):
         """TensorFlow's reduce: ``reduce_func(state, element)`` over the elements (the element whole, a tuple
         as one argument), the state converted to tensors as TensorFlow converts it."""
-        state = _as_element(initial_state)
+        state = as_element(initial_state)
         for element in self.source():
-            state = _as_element(off_the_tape(lambda s=state, e=element: interp.call_value(reduce_func, [s, e]),
+            state = as_element(off_the_tape(lambda s=state, e=element: interp.call_value(reduce_func, [s, e]),
                                              "a tf.data function", None, []))
         return state
 
@@ -412,6 +345,96 @@ class Dataset(ProgramObject):
         return Dataset(source, values=False,
                        spec=lambda: pack_as(self.element_spec(), [DatasetSpec(s) for s in flatten(self.element_spec())]))
 
+    def scan(self, interp, initial_state, scan_func, name=None):
+        """TensorFlow's scan: ``scan_func(state, element)`` gives ``(new_state, output)``; the outputs are the
+        elements, and the state keeps its dtypes (TensorFlow's TypeError otherwise)."""
+        initial = as_element(initial_state)
+
+        def source():
+            state = initial
+            for element in self.source():
+                pair = off_the_tape(lambda s=state, e=element: interp.call_value(scan_func, [s, e]),
+                                    "a tf.data function", None, [])
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise TdfTypeError("Invalid `scan_func`. `scan_func` should return a pair consisting of new "
+                                       "state and the output value but its return type is "
+                                       f"{spec_text(spec_of(as_element(pair)))}.")
+                state, output = as_element(pair[0]), as_element(pair[1])
+                if [t.dtype for t in flatten(state)] != [t.dtype for t in flatten(initial)]:
+                    raise TdfTypeError("Invalid `scan_func`. The element types for the new state must match the "
+                                       f"initial state. Expected {types_text(initial)}, got {types_text(state)}.")
+                yield output
+        scanned = Dataset(source, values=False)
+        scanned.spec = lambda: scanned.first_spec(self._rows_known())
+        return scanned
+
+    def unique(self, interp, name=None):
+        """The elements not seen before, in their order (one component of int32, int64 or strings)."""
+        specs = flatten(self.element_spec())
+        if len(specs) != 1:
+            raise ShapeError("UniqueDataset only supports inputs with a single component.")
+        if specs[0].dtype.name not in ("int32", "int64", "string"):
+            raise TdfTypeError(f"`tf.data.Dataset.unique` does not support type <dtype: '{specs[0].dtype.name}'> "
+                               "-- only `tf.int32`, `tf.int64`, and `tf.string` are supported.")
+
+        def source():
+            seen = set()
+            for element in self.source():
+                t = flatten(element)[0]
+                key = (t.shape, tuple(t.value.reshape(-1).tolist()))
+                if key not in seen:
+                    seen.add(key)
+                    yield element
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
+
+    def group_by_window(self, interp, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        """TensorFlow's GroupByWindowDataset: each element joins its key's group (``key_func``, an int64); a
+        group of its key's window size (``window_size``, or ``window_size_func(key)`` at the key's first element)
+        becomes the dataset ``reduce_func(key, window)``, whose elements are given before the input is read on;
+        at the input's end the groups left follow in the order of their keys."""
+        if (window_size is None) == (window_size_func is None):
+            raise TdfValueError("Either the `window_size` argument or the `window_size_func` argument must be "
+                                "specified.")
+
+        def size_of(key):
+            if window_size is None:
+                size = int64_of(interp, window_size_func, Tensor(np.array(key, np.int64)), "window_size_func")
+            else:
+                size = to_int(window_size, "window_size")
+            if size <= 0:
+                raise ShapeError(f"Window size must be greater than zero, but got {size}.")
+            return size
+
+        def reduced(key, group):
+            window = Dataset(lambda: iter(group), spec=self._same_spec())
+            made = off_the_tape(lambda: interp.call_value(reduce_func, [Tensor(np.array(key, np.int64)), window]),
+                                "a tf.data function", None, [])
+            if not isinstance(made, Dataset):
+                raise TdfTypeError("Invalid `reduce_func`. `reduce_func` must return a single `tf.data.Dataset` "
+                                   f"object but its return type is {type_word(made)}.")
+            return made
+
+        def source():
+            groups, sizes = {}, {}
+            for element in self.source():
+                key = int64_of(interp, key_func, element, "key_func")
+                if key not in sizes:
+                    sizes[key] = size_of(key)
+                group = groups.setdefault(key, [])
+                group.append(element)
+                if len(group) == sizes[key]:
+                    yield from reduced(key, groups.pop(key)).source()
+            for key in sorted(groups):          # (TensorFlow's groups are a std::map, ordered by key)
+                yield from reduced(key, groups[key]).source()
+
+        def spec():
+            """reduce_func's dataset's spec, traced on a window of the first element (of none for an empty input),
+            as TensorFlow traces it on a window's spec."""
+            first = list(itertools.islice(self.source(), 1))
+            key = int64_of(interp, key_func, first[0], "key_func") if first else 0
+            return reduced(key, first).element_spec()
+        return Dataset(source, values=False, spec=spec)
+
     def as_numpy_iterator(self, interp):
         """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
         return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
@@ -446,20 +469,8 @@ def _named(made, method: str):
     return made
 
 
-def _spec_text(spec) -> str:
-    """An element_spec as Python prints it: tuples, dicts and the specs' reprs."""
-    if isinstance(spec, dict):
-        return "{" + ", ".join(f"{k!r}: {_spec_text(v)}" for k, v in spec.items()) + "}"
-    if isinstance(spec, (list, tuple)):
-        items = [_spec_text(v) for v in spec]
-        if isinstance(spec, list) and not isinstance(spec, PythonTuple):
-            return "[" + ", ".join(items) + "]"
-        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    return repr(spec)
-
-
 # What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
-_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while"})
+_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unique", "group_by_window"})
 
 
 def _rows_known(dataset) -> bool:
@@ -474,12 +485,13 @@ _KINDS = {"batch": "_BatchDataset", "padded_batch": "_PaddedBatchDataset", "filt
           "prefetch": "_PrefetchDataset", "cache": "CacheDataset", "concatenate": "_ConcatenateDataset",
           "unbatch": "_UnbatchDataset", "flat_map": "_FlatMapDataset", "take_while": "_TakeWhileDataset",
           "window": "_WindowDataset", "from_tensor_slices": "_TensorSliceDataset", "from_tensors": "_TensorDataset",
-          "range": "_RangeDataset", "zip": "_ZipDataset", "from_generator": "_FlatMapDataset"}
+          "range": "_RangeDataset", "zip": "_ZipDataset", "from_generator": "_FlatMapDataset", "scan": "_ScanDataset",
+          "unique": "_UniqueDataset", "group_by_window": "_GroupByWindowDataset"}
 _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
-    "window", "shard", "padded_batch")}
+    "window", "shard", "padded_batch", "scan", "unique", "group_by_window")}
 
 
 class _Iterator(ProgramObject):
@@ -516,7 +528,7 @@ class _DatasetClass(ProgramObject):
 
 
 def from_tensor_slices(tensors, name=None):
-    structure = _structure(tensors)
+    structure = structure_of(tensors)
     leaves = flatten(structure)
     if any(t.ndim == 0 for t in leaves):
         raise TdfValueError("Dataset.from_tensor_slices: the components must have at least one dimension to slice")
@@ -525,14 +537,14 @@ def from_tensor_slices(tensors, name=None):
         raise TdfValueError(f"Dataset.from_tensor_slices: the components' first dimensions differ: "
                             f"{[t.shape[0] for t in leaves]}")
     rows = [ops.rows(t) for t in leaves]
-    return Dataset(lambda: _counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)),
+    return Dataset(lambda: counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)),
                    spec=lambda: pack_as(structure, [TensorSpec(t.shape[1:], DType(dtype_name(t.dtype)))
                                                     for t in leaves]))
 
 
 def from_tensors(tensors, name=None):
-    element = _structure(tensors)
-    return Dataset(lambda: _counted([element]), spec=lambda: _spec(element))
+    element = structure_of(tensors)
+    return Dataset(lambda: counted([element]), spec=lambda: spec_of(element))
 
 
 def range_(*args, output_type=None, name=None):
@@ -540,7 +552,7 @@ def range_(*args, output_type=None, name=None):
     if not 1 <= len(bounds) <= 3:
         raise TdfTypeError(f"Dataset.range takes 1 to 3 positional arguments, got {len(bounds)}")
     dtype = np.dtype(np.int64) if output_type is None else to_dtype(output_type)
-    return Dataset(lambda: _counted(Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)),
+    return Dataset(lambda: counted(Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)),
                    spec=lambda: TensorSpec([], DType(dtype_name(dtype))))
 
 
@@ -568,7 +580,7 @@ def from_generator(interp, generator, output_types=None, output_shapes=None, arg
     specs = flatten(output_signature)
     if not all(isinstance(s, TensorSpec) for s in specs):
         raise TdfTypeError("Dataset.from_generator: output_signature must be a structure of tf.TensorSpec")
-    arguments = [] if args is None else [NumpyArray(np.asarray(_component(a).value))
+    arguments = [] if args is None else [NumpyArray(np.asarray(component(a).value))
                                          for a in (ops.rows(args) if isinstance(args, Tensor) else args)]
 
     def source():
@@ -582,7 +594,7 @@ def _yielded(spec, value):
     """What a generator yielded, in its signature's structure, each component converted to its TensorSpec's
     dtype (a list of numbers or tensors where a spec is one tensor) and its shape checked."""
     if isinstance(spec, TensorSpec):
-        array = np.asarray(_component(value).value, dtype=spec.dtype.name)
+        array = np.asarray(component(value).value, dtype=spec.dtype.name)
         if not spec.shape.is_compatible_with(array.shape):
             raise TdfValueError(f"`generator` yielded an element of shape {array.shape} where an element of "
                                 f"shape {spec.shape} was expected.")
@@ -617,6 +629,33 @@ def _older_signature(output_types, output_shapes):
     return spec(output_types, output_shapes)
 
 
+class _Experimental(ProgramObject):
+    """``tf.data.experimental.scan``, ``unique`` and ``group_by_window``: called, a transformation for
+    ``Dataset.apply`` that calls the dataset's method of that name with the same arguments."""
+
+    kind_word = "a function"
+
+    def __init__(self, method: str):
+        self.method = method
+
+    def call(self, interp, args, kwargs, node):
+        return _Transformation(self.method, args, kwargs)
+
+
+class _Transformation(ProgramObject):
+    kind_word = "a tf.data transformation"
+
+    def __init__(self, method: str, args, kwargs):
+        self.method, self.args, self.kwargs = method, args, kwargs
+
+    def call(self, interp, args, kwargs, node):
+        if len(args) != 1 or kwargs or not isinstance(args[0], Dataset):
+            raise TdfTypeError(f"tf.data.experimental.{self.method}(...) takes one dataset (Dataset.apply's)")
+        return args[0].get_attribute(interp, self.method, node).fn(node, *self.args, **self.kwargs)
+
+
+for _method in ("scan", "unique", "group_by_window"):
+    register(f"data.experimental.{_method}", _Experimental(_method))
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
                  "zip": zip_}
 register("Dataset", _DatasetClass())

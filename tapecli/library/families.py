@@ -57,8 +57,11 @@ DEFERRED = {
     ),
     'tf_segments': (
         'bincount', 'invert_permutation', 'is_non_decreasing', 'is_strictly_increasing', 'polyval', 'segment_max',
-        'segment_mean', 'segment_min', 'unsorted_segment_max', 'unsorted_segment_mean', 'unsorted_segment_min',
-        'unsorted_segment_sqrt_n',
+        'segment_mean', 'segment_min', 'segment_prod', 'unsorted_segment_max', 'unsorted_segment_mean',
+        'unsorted_segment_min', 'unsorted_segment_prod', 'unsorted_segment_sqrt_n',
+    ),
+    'tf_signal': (
+        'signal.frame', 'signal.hamming_window', 'signal.hann_window', 'signal.overlap_and_add',
     ),
     'tf_linear_operators': (
         'linalg.LinearOperatorAdjoint', 'linalg.LinearOperatorBlockDiag', 'linalg.LinearOperatorBlockLowerTriangular',
@@ -125,6 +128,7 @@ DEFERRED = {
         'py_function', 'recompute_grad', 'scan', 'switch_case', 'vectorized_map', 'while_loop',
     ),
     'data': (
-        'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'iter', 'next',
+        'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'data.experimental.group_by_window',
+        'data.experimental.scan', 'data.experimental.unique', 'iter', 'next',
     ),
 }

@@ -1,7 +1,7 @@
-"""tf.math's segment reductions beyond the sums: mean, sqrt_n, max and min, sorted (segment_*) and unsorted
-(unsorted_segment_*), as compositions of unsorted_segment_sum, gather and where. Their gradients are
+"""tf.math's segment reductions beyond the sums: mean, sqrt_n, max, min and prod, sorted (segment_*) and unsorted
+(unsorted_segment_*), as compositions of unsorted_segment_sum, gather and where (prod: its op). Their gradients are
 TensorFlow's: a mean's is the upstream gradient over the segment's count, a max's or min's is shared equally
-among the elements that reach the extreme (_UnsortedSegmentMinOrMaxGrad)."""
+among the elements that reach the extreme (_UnsortedSegmentMinOrMaxGrad), a prod's the op's rule."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,11 +24,16 @@ def _reduce(kind, data, segment_ids, num_segments, empty):
     x = ops.materialize(x) if x.weak else x
     ids = ops.int_indices(segment_ids, f"segment_{kind}")
     if num_segments is None:
-        if ids.ndim != 1 or (ids.size and (np.diff(ids) < 0).any()):
-            raise TdfValueError(f"segment_{kind}: segment_ids must be a sorted 1-D tensor")
+        op = f"[Op:Segment{kind.capitalize()}]"        # (TensorFlow's InvalidArgumentError: a ShapeError)
+        if ids.ndim != 1:
+            raise ShapeError(f"segment_ids should be a vector. {op}")
+        if ids.size and (np.diff(ids) < 0).any():
+            raise ShapeError(f"segment ids are not increasing {op}")
         num = int(ids.max()) + 1 if ids.size else 0
     else:
         num = to_int(num_segments, "num_segments")
+    if kind == "prod":
+        return ops.unsorted_segment_prod(x, ids, num)
     total = ops.unsorted_segment_sum(x, Tensor(ids), num)
     if kind in ("mean", "sqrt_n"):
         n = np.maximum(_counts(ids, num, x).value, 1)
@@ -60,6 +65,12 @@ def segment_mean(data, segment_ids, name=None):
 
 
 @builtin()
+def segment_prod(data, segment_ids, name=None):
+    """Empty segments (ids skipped) hold 1, as TensorFlow's."""
+    return _reduce("prod", data, segment_ids, None, 1)
+
+
+@builtin()
 def segment_max(data, segment_ids, name=None):
     return _reduce("max", data, segment_ids, None, 0)
 
@@ -77,6 +88,11 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
 @builtin()
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     return _reduce("sqrt_n", data, segment_ids, num_segments, 0)
+
+
+@builtin()
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
+    return _reduce("prod", data, segment_ids, num_segments, 1)
 
 
 @builtin()

@@ -1,7 +1,8 @@
 """Gathers, scatters, sorting and rearranging (tf.gather, tf.gather_nd, tf.scatter_nd, tf.sort, tf.tile,
 tf.pad, ...), written as compositions of ``getitem`` and ``index_grad`` (whose gradients scatter and
 gather back), ``concat`` and ``where``: TensorFlow's gradients are those of the compositions, and
-every order and the forward mode come with them.
+every order and the forward mode come with them. The segment product is an op of its own: TensorFlow's
+gradient divides its result by each factor (the factors' own zeros apart), which no composition records.
 
 Index arguments are NumPy integer arrays here (the builtins convert and check them)."""
 from __future__ import annotations
@@ -112,17 +113,68 @@ def scatter_nd(indices, updates, shape) -> Tensor:
     return index_grad(u, shape, tuple(idx[..., j] for j in range(k)))
 
 
+def _segments(data, segment_ids, num_segments, what):
+    """An unsorted segment op's data (a tensor) and ids (checked: a prefix of its shape, each in range)."""
+    x = to_tensor(data)
+    ids = int_indices(segment_ids, what)
+    if x.shape[:ids.ndim] != ids.shape:
+        raise ShapeError(f"{what}: segment_ids of shape {list(ids.shape)} must be a prefix of data's shape "
+                         f"{list(x.shape)}")
+    _check_range(ids, num_segments, what)
+    return (materialize(x) if x.weak else x), ids
+
+
 def unsorted_segment_sum(data, segment_ids, num_segments) -> Tensor:
     """Sums of the rows of ``data`` sharing a segment id (tf.math.unsorted_segment_sum)."""
-    x = to_tensor(data)
-    ids = int_indices(segment_ids, "unsorted_segment_sum")
-    if x.shape[:ids.ndim] != ids.shape:
-        raise ShapeError(f"unsorted_segment_sum: segment_ids of shape {list(ids.shape)} must be a prefix of data's "
-                         f"shape {list(x.shape)}")
-    _check_range(ids, num_segments, "unsorted_segment_sum")
-    if x.weak:
-        x = materialize(x)
+    x, ids = _segments(data, segment_ids, num_segments, "unsorted_segment_sum")
     return index_grad(x, (num_segments,) + x.shape[ids.ndim:], (ids,))
+
+
+def _segment_prod_kernel(x, ids, num):
+    """Each segment's product in the order of its rows (1 for an empty one), as TensorFlow's kernel multiplies."""
+    out = np.ones((num,) + x.shape[ids.ndim:], dtype=x.dtype)
+    np.multiply.at(out, ids, x)
+    return out
+
+
+def _segment_prod_partials(r):
+    """d out / d x, as TensorFlow's _UnsortedSegmentProdGrad: the segment's product over x; where x is 0, the
+    product of the segment's other rows (its non-zero product). Also where a segment has more than one zero
+    (its gradient is 0 there), shaped as the output."""
+    x, ids, num = r.inputs[0], r.attrs["ids"], r.attrs["num"]
+    is_zero = equal(x, 0)
+    zeros = unsorted_segment_sum(cast(is_zero, np.int32), ids, num)
+    non_zero = where(is_zero, ones_like(x), x)
+    non_zero_prod = unsorted_segment_prod(non_zero, ids, num)
+    partials = where(is_zero, gather(non_zero_prod, ids), div(gather(r.output, ids), non_zero))
+    return partials, greater(zeros, 1)
+
+
+def _segment_prod_vjp(r, g):
+    partials, dead = _segment_prod_partials(r)
+    g = where(dead, zeros_like(g), g)
+    return (mul(gather(g, r.attrs["ids"], axis=g.ndim - r.output.ndim), partials),)
+
+
+def _segment_prod_jvp(r, ts):
+    partials, dead = _segment_prod_partials(r)
+    t, ids = ts[0], r.attrs["ids"]
+    batch = t.ndim - partials.ndim          # (a batch of tangents: its dimensions moved behind the segments')
+    order = [*range(batch, batch + ids.ndim), *range(batch), *range(batch + ids.ndim, t.ndim)]
+    summed = unsorted_segment_sum(transpose(mul(t, partials), order), ids, r.attrs["num"])
+    summed = transpose(summed, [*range(1, batch + 1), 0, *range(batch + 1, summed.ndim)])
+    return where(dead, zeros_like(summed), summed)
+
+
+UNSORTED_SEGMENT_PROD = register("unsorted_segment_prod", unify=(), numpy=_segment_prod_kernel,
+                                 vjp=_segment_prod_vjp, jvp=_segment_prod_jvp, saves=(0, "out"))
+
+
+def unsorted_segment_prod(data, segment_ids, num_segments) -> Tensor:
+    """Products of the rows of ``data`` sharing a segment id (tf.math.unsorted_segment_prod)."""
+    x, ids = _segments(data, segment_ids, num_segments, "unsorted_segment_prod")
+    admit_result((num_segments,) + x.shape[ids.ndim:], x.dtype, "the result of unsorted_segment_prod")
+    return apply(UNSORTED_SEGMENT_PROD, (x,), ids=ids, num=int(num_segments))
 
 
 def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:

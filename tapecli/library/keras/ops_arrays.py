@@ -379,14 +379,13 @@ def extract_sequences(x, sequence_length, sequence_stride):
 
 
 def segment_prod(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002 - Keras's argument name
-    """The product of each segment's rows (1 for an empty segment)."""
+    """The product of each segment's rows (1 for an empty segment), TensorFlow's unsorted_segment_prod."""
     t, ids = _tensor(data), np.ravel(_tensor(segment_ids).value)
     if flag(sorted) and num_segments is not None:
         raise TdfValueError("Argument `num_segments` cannot be set when sorted is True when using the tensorflow "
                             f"backend.Received: num_segments={num_segments}, sorted={sorted}.")
     count = int(ids.max()) + 1 if num_segments is None else integer(num_segments, "num_segments")
-    return ops.stack([ops.reduce_prod(ops.gather(t, Tensor(np.flatnonzero(ids == s)), axis=0), 0)
-                      for s in range(count)], 0)
+    return ops.unsorted_segment_prod(t, ids, count)
 
 
 def cholesky_inverse(a, upper=False):
