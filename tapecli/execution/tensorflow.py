@@ -43,7 +43,7 @@ from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
-from tapecli.library.core import DEVICE, SPARSE_SCATTERS
+from tapecli.library.core import DEVICE, SPARSE_SCATTERS, variable_constraint
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients
@@ -823,7 +823,7 @@ class Eager:
         if name == "device":
             return DEVICE
         if name == "constraint":
-            return None
+            return to_program(variable_constraint(obj)) if isinstance(obj, Variable) else None
         if name == "dtype":         # (a Keras variable's dtype is the name of one)
             return dtype_name(t.dtype) if isinstance(obj, Variable) and obj.keras else DType(dtype_name(t.dtype))
         if name == "path" and isinstance(obj, Variable) and obj.keras:

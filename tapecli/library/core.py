@@ -635,8 +635,8 @@ def attribute(interp, value, attr, node):
             return dtype_name(value.dtype)
         if value.keras and attr == "path":
             return keras_path(value)
-        if attr == "constraint":            # (tapecli's variables take no constraint)
-            return None
+        if attr == "constraint":            # (the function given, as TensorFlow's variable holds it)
+            return variable_constraint(value)
         if attr in ("shape", "dtype", "value", "get_shape", "device"):
             return _tensor_attribute(value.read(), attr)
     elif isinstance(value, TensorShape):
@@ -686,6 +686,12 @@ def _shape_attribute(shape: TensorShape, attr):
         return BoundMethod(attr, lambda call_node: PythonBool(np.array(True)))
     raise TdfTypeError(f"a TensorShape has no attribute {attr}",
                        hint="a shape has as_list(), rank, ndims, dims, num_elements() and is_fully_defined()")
+
+
+def variable_constraint(variable: Variable):
+    """``v.constraint``: what ``tf.Variable(constraint=)`` or a layer's ``kernel_constraint=`` gave it, or None."""
+    found = current().constraints.get(variable.id)
+    return getattr(found, "fn", found)
 
 
 def _tensor_attribute(t: Tensor, attr):

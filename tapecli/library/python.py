@@ -75,10 +75,13 @@ def _tensor_of(value, dtype=None) -> Tensor:
     return tf_tensor(t)
 
 
-@builtin("Variable")
-def variable(initial_value, trainable=True, name=None, dtype=None, shape=None, validate_shape=True):
+@builtin("Variable", interp=True)
+def variable(interp, initial_value, trainable=True, name=None, dtype=None, shape=None, validate_shape=True,
+             constraint=None):
     """tf.Variable as an expression (a top-level ``x = tf.Variable(v)`` is the declaration ``var x = v``). A
-    ``shape`` must fit the value (its unknown dimensions any); tapecli's variables keep their value's shape."""
+    ``shape`` must fit the value (its unknown dimensions any); tapecli's variables keep their value's shape. A
+    ``constraint`` (a function of the value) is what Keras's optimizers apply after each step, as to a layer's
+    ``kernel_constraint``."""
     value = _tensor_of(initial_value, dtype)
     if shape is not None:
         from tapecli.runtime.specs import static_shape
@@ -86,8 +89,12 @@ def variable(initial_value, trainable=True, name=None, dtype=None, shape=None, v
         if dims.known and (len(dims) != value.ndim or any(d is not None and d != n for d, n in zip(dims, value.shape))):
             raise TdfValueError(f"The initial value's shape ({tuple(value.shape)}) is not compatible with the "
                                 f"explicitly supplied `shape` argument ({tuple(dims)}).")
-    return Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable),
+    made = Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable),
                     tf_name=scoped_name(name if isinstance(name, str) else None))
+    if constraint is not None:
+        from tapecli.library.keras.penalties import constraint as keras_constraint
+        current().constraints[made.id] = keras_constraint(constraint, interp)
+    return made
 
 
 @builtin("constant")
