@@ -37,7 +37,7 @@ from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
-                                    literal_array, numpy_text, make_tensor, MAX_LITERAL_DIMS, text_array)
+                                    literal_array, make_tensor, MAX_LITERAL_DIMS, text_array)
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
@@ -156,8 +156,10 @@ def _packed(x, depth: int = 0) -> Tensor:
 def to_tensor(x) -> Tensor:
     """A program value as an op input: variables are read, numbers become literals."""
     ctx = current()
-    if isinstance(x, Tensor):
-        return Tensor(text_array(x.value)) if numpy_text(x) else x       # (NumPy's strings: TensorFlow's string tensor)
+    if isinstance(x, Tensor):       # (the hot path: one class test before a NumPy array's strings are looked at)
+        if x.__class__ is NumpyArray and x.value.dtype.kind in "SU":
+            return Tensor(text_array(x.value))       # NumPy's strings: TensorFlow's string tensor
+        return x
     if isinstance(x, Variable):
         for tape in ctx.tapes:
             if tape.watch_accessed_variables and x.trainable and tape.recording:
