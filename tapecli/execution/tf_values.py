@@ -223,6 +223,16 @@ class LibraryObject:
             raise TypeError(f"bad operand type for unary -: '{of.kind_word}'")
         return to_program(as_tensorflow(of.negated)())
 
+    def __getitem__(self, key):                 # (a tf.RaggedTensor's rows: its getitem)
+        of = object.__getattribute__(self, "_of")
+        if not hasattr(of, "getitem"):
+            raise TypeError(f"'{type(of).__name__}' object is not subscriptable")
+        current().eager._line()
+        return to_program(as_tensorflow(of.getitem)(tuple(to_library(k) for k in
+                                                          (key if isinstance(key, tuple) else (key,)))))
+
+    __hash__ = object.__hash__              # (its == below is a library object's own operator where it has one)
+
     def __enter__(self):                        # a scope of the library's (tf.name_scope, tf.device, ...)
         of = object.__getattribute__(self, "_of")
         if not hasattr(of, "enter"):
@@ -235,6 +245,26 @@ class LibraryObject:
 
     def __instancecheck__(self, value):         # (a base class of the library's: tf.keras.layers.Layer)
         return _instance_of(value, object.__getattribute__(self, "_of"))
+
+
+def _object_operator(symbol: str, reflected: bool):
+    """A Python operator of a library object that has its own (a tf.RaggedTensor's ``operator``), NotImplemented
+    for any other (== is then identity, as Python's)."""
+    def method(self, other):
+        of = object.__getattribute__(self, "_of")
+        if not hasattr(of, "operator"):
+            return NotImplemented
+        current().eager._line()
+        return to_program(as_tensorflow(of.operator)(symbol, to_library(other), reflected))
+    return method
+
+
+for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"),
+                       ("mod", "%"), ("pow", "**"), ("and", "&"), ("or", "|"), ("xor", "^")):
+    setattr(LibraryObject, f"__{_name}__", _object_operator(_symbol, False))
+    setattr(LibraryObject, f"__r{_name}__", _object_operator(_symbol, True))
+for _name, _symbol in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
+    setattr(LibraryObject, f"__{_name}__", _object_operator(_symbol, False))
 
 
 class LibraryKind:

@@ -19,7 +19,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
 from tapecli.interpreter.objects import _PYFUNCTION
-from tapecli.interpreter.registry import BUILTINS, python_operation, tensorflow_result
+from tapecli.interpreter.registry import BUILTINS, DISPATCH, python_operation, tensorflow_result
 from tapecli.ops.scalar import scalar_binary
 from tapecli.interpreter.scalar_source import FLOAT_SCALARS, OP_NAMES, ScalarSource, scalar_loop
 from tapecli.runtime.limits import Limits
@@ -174,7 +174,8 @@ class Compiled:
                 fast = getattr(f, "positional", None)
                 if fast is not None and not f.wants_interp and fast[0] <= len(values) <= fast[1] \
                         and not (values and (values[0].__class__ is Tensor and values[0].weak
-                                             or values[0].__class__ is list)):
+                                             or values[0].__class__ is list)) \
+                        and not (DISPATCH and id(f) in DISPATCH):      # (a ragged tensor's handler first)
                     try:
                         result = f(*values)      # a builtin whose arguments bind (as call_builtin)
                     except Exception as e:

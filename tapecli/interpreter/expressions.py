@@ -20,7 +20,7 @@ from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, Pytho
                                     literal_array, numpy_binary, numpy_operand, numpy_result, numpy_text)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
-                                         Traces, _list_as_tensor, function_outputs, trace_key)
+                                         Traces, _list_as_tensor, function_outputs, object_operator, trace_key)
 
 
 
@@ -238,6 +238,9 @@ class Expressions:
             return _sequence_binary(op, left, right)
         if NumpyArray in (left.__class__, right.__class__) and numpy_operand(left) and numpy_operand(right):
             return numpy_binary(op, left, right)
+        found = object_operator(op, left, right)
+        if found is not NotImplemented:
+            return found
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
                 error = TdfTypeError(f"'{op}' needs tensors, got {type_word(side)}")
@@ -330,6 +333,9 @@ class Expressions:
             if op in ("==", "!="):
                 return PythonBool(np.array((left == right) == (op == "==")))
             raise TdfTypeError(f"cannot compare strings with '{op}'")
+        found = object_operator(op, left, right)
+        if found is not NotImplemented:
+            return found
         if left is None or right is None:
             if op in ("==", "!="):
                 return PythonBool(np.array((left is right) == (op == "==")))
@@ -479,6 +485,8 @@ class Expressions:
                 if numpy_text(value) and result.ndim == 0:      # (NumPy's str_ scalar: its own width, <U1 of 'a')
                     return NumpyArray(np.asarray(result.value[()]))
                 return Tensor(result.value, weak=True) if tensor.weak else numpy_result(result, value)
+            if isinstance(value, ProgramObject) and hasattr(value, "getitem"):     # (a tf.RaggedTensor's rows)
+                return value.getitem(tuple(index))
             raise TdfTypeError(f"{type_word(value)} cannot be indexed")
         except TdfError as e:
             raise e.locate(node)

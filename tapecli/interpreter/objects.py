@@ -395,6 +395,15 @@ class ProgramObject:
         return None
 
 
+def object_operator(op: str, left, right):
+    """A library object's own Python operator (``rt + 1``, ``rt == 0`` of a tf.RaggedTensor): the left operand's
+    ``operator(op, other, reflected)``, else the right one's, else NotImplemented."""
+    for value, other, reflected in ((left, right, False), (right, left, True)):
+        if isinstance(value, ProgramObject) and hasattr(value, "operator"):
+            return value.operator(op, other, reflected)
+    return NotImplemented
+
+
 # What a call is to a loop plan (interpreter/loop_plans.py): None, it may do anything (the loop runs as
 # written); PURE, it computes tensors by kernels from its arguments' layouts and Python values and changes
 # nothing; EFFECT, it changes variables (an optimizer's step, an assign), and a plan makes the call itself

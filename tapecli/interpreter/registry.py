@@ -18,6 +18,10 @@ BUILTINS: dict = {}
 # strings; None if not one), "initializer" (a Keras initializer by name or object, for add_weight) and
 # "keras_model" (what a program's Keras Layer/Model subclass inherits: compile, fit, add_loss, ...; None if not).
 HOOKS: dict = {}
+# Builtins that take a composite value (a tf.RaggedTensor) in place of a tensor, as TensorFlow's dispatch_for_api:
+# id(builtin) -> its handler ``handler(f, interp, node, args, kwargs)``, which gives the result where an argument is
+# such a value and NotImplemented otherwise. Filled by the families of those values (tf_ragged_math.py).
+DISPATCH: dict = {}
 # Families of builtins imported when a program may use them: a word of a program's text -> the modules that
 # register a name it may look up by that word; those modules in the order they were deferred (and are imported in);
 # what runs after a family is loaded (registry.defer, after_load)
@@ -140,6 +144,12 @@ def call_builtin(f, interp, node, args, kwargs):
     """Call a builtin. TensorFlow's function called on a Python literal first (``tf.boolean_mask([1, 2], m)``,
     ``tf.math.multiply(7, 6)``) converts it as tf.convert_to_tensor does, unless another argument gives it a dtype
     or the builtin reads its literals itself (an attribute ``literals``: tf.range's widest argument)."""
+    if DISPATCH:            # (before the conversion: a literal beside a ragged tensor takes its dtype)
+        handler = DISPATCH.get(id(f))
+        if handler is not None:
+            result = handler(f, interp, node, args, kwargs)
+            if result is not NotImplemented:
+                return result
     if interp is not None and args and isinstance(args[0], list) and not hasattr(f, "literals") \
             and converting(interp, node):
         args = [literal_list(args[0]), *args[1:]]

@@ -16,7 +16,7 @@ from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
-from tapecli.runtime.specs import Shape, static_shape
+from tapecli.runtime.specs import RaggedTensorSpec, Shape, static_shape
 from tapecli.runtime.tape import Tape, check_unconnected, type_word
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.runtime.values import DType, PythonBool, Tensor, Variable, dtype_name
@@ -244,6 +244,14 @@ def map_fn(interp, fn, elems, dtype=None, parallel_iterations=None, back_prop=Tr
         raise TdfValueError("tf.map_fn(): the arguments 'dtype' and 'fn_output_signature' cannot both be given")
     leaves, structure, n = _rows(elems, "tf.map_fn")
     signature = fn_output_signature if fn_output_signature is not None else dtype
+    if isinstance(signature, RaggedTensorSpec) or signature is None and len(leaves) == 1 \
+            and getattr(leaves[0], "is_ragged", False):     # (rows of a ragged result: elems' spec, or the one given)
+        from tapecli.library.tf_ragged_ops import rows_of   # (ragged tensors' family: loaded where one is made)
+        results = []
+        for i in range(n):
+            results.append(interp.call_value(fn, [_row(leaves, structure, i)]))
+            tick()
+        return rows_of(results, leaves[0].dtype if signature is None else signature.dtype.np)
     if signature is None and any(hasattr(t, "row") for t in leaves):
         raise TdfValueError("tf.map_fn(): fn's results would be SparseTensors, as elems is one: tapecli stacks "
                             "tensors only", hint="give fn_output_signature (a dtype)")

@@ -34,7 +34,7 @@ from tapecli.library.core import to_dtype
 from tapecli.library.data_elements import (as_element, component, counted, int64_of, predicate_holds, spec_map,
                                            spec_of, spec_text, structure_of, types_text, unpacked_call)
 from tapecli.library.draws import tensorflow_stream
-from tapecli.runtime.specs import DatasetSpec, TensorSpec, static_shape
+from tapecli.runtime.specs import DatasetSpec, RaggedTensorSpec, TensorSpec, static_shape
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, dtype_name
@@ -536,10 +536,17 @@ def from_tensor_slices(tensors, name=None):
     if any(t.shape[0] != n for t in leaves):
         raise TdfValueError(f"Dataset.from_tensor_slices: the components' first dimensions differ: "
                             f"{[t.shape[0] for t in leaves]}")
-    rows = [ops.rows(t) for t in leaves]
+    rows = [t.items() if getattr(t, "is_ragged", False) else ops.rows(t) for t in leaves]
     return Dataset(lambda: counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)),
-                   spec=lambda: pack_as(structure, [TensorSpec(t.shape[1:], DType(dtype_name(t.dtype)))
-                                                    for t in leaves]))
+                   spec=lambda: pack_as(structure, [_row_spec(t) for t in leaves]))
+
+
+def _row_spec(t) -> TensorSpec | RaggedTensorSpec:
+    """The spec of a component's rows: a ragged tensor's are ragged by one dimension less (a tensor, at 0)."""
+    dtype = DType(dtype_name(t.dtype))
+    if getattr(t, "is_ragged", False):
+        return RaggedTensorSpec(t.shape[1:], dtype, t.ragged_rank - 1)
+    return TensorSpec(t.shape[1:], dtype)
 
 
 def from_tensors(tensors, name=None):

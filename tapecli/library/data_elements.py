@@ -18,6 +18,8 @@ def component(value) -> Tensor:
     """One component as tf.convert_to_tensor makes it: a literal or a list of numbers takes its default dtype."""
     if isinstance(value, Variable):
         value = value.read()
+    if getattr(value, "is_ragged", False):      # (a tf.RaggedTensor: its rows are the elements, data.py)
+        return value
     if isinstance(value, list):
         t = ops.stack([component(v) for v in value]) if value else ops.to_tensor(np.zeros(0, np.float32))
     else:

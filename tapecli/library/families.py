@@ -97,6 +97,10 @@ DEFERRED = {
     'tf_checkpoint': (
         'train.Checkpoint', 'train.CheckpointManager', 'train.latest_checkpoint',
     ),
+    'tf_ragged_ops': (
+        'RaggedTensor', 'RaggedTensorSpec', 'ragged.boolean_mask', 'ragged.constant', 'ragged.map_flat_values',
+        'ragged.range', 'ragged.row_splits_to_segment_ids', 'ragged.segment_ids_to_row_splits', 'ragged.stack',
+    ),
     'tf_strings': (
         'as_string', 'strings.as_string', 'strings.bytes_split', 'strings.format', 'strings.join', 'strings.length',
         'strings.lower', 'strings.ngrams', 'strings.reduce_join', 'strings.regex_full_match', 'strings.regex_replace',

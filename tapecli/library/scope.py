@@ -47,8 +47,9 @@ OUT_OF_SCOPE: dict[str, str] = {
 }
 # Families left out for one reason each.
 _FAMILIES: list[tuple[str, str]] = [
-    ("ragged tensors (tapecli's tensors are dense)",
-     "tf.RaggedTensor tf.RaggedTensorSpec tf.ragged_fill_empty_rows tf.ragged_fill_empty_rows_grad"),
+    ("a raw kernel of TensorFlow's ragged ops (its value row ids and a reverse index map); tf.RaggedTensor and "
+     "tf.ragged are there",
+     "tf.ragged_fill_empty_rows tf.ragged_fill_empty_rows_grad"),
     ("crosses string feature columns into strings or their fingerprint hashes (feature-column preprocessing)",
      "tf.sparse.cross tf.sparse.cross_hashed"),
     ("sparse gradient slices; tapecli's gradients are dense tensors (the values of tf.convert_to_tensor of "
@@ -149,10 +150,8 @@ _FAMILIES: list[tuple[str, str]] = [
 OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in names.split()})
 
 
-# Whole modules of tensors tapecli does not have: every function of theirs is out of scope for the same reason
-# as the tensors' own class (tf.RaggedTensor above).
-MODULES = {"tf.ragged.": OUT_OF_SCOPE["tf.RaggedTensor"],
-           "tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
+# Whole modules tapecli leaves out: every function of theirs is out of scope for the same reason.
+MODULES = {"tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
            "tf.summary.": "TensorBoard's event files (file I/O)",
            "tf.io.": "files and serialized strings (file I/O; tapecli's tensors are numeric)"}
 

@@ -1,11 +1,11 @@
 """tf.strings: TensorFlow's string ops on string tensors (object arrays of bytes, runtime.values.text_array), each
 as its C++ kernel computes it. None has a gradient (TensorFlow's string ops have none, and tapes skip them).
 
-Ops whose result is ragged take a scalar here, for which TensorFlow's result is a dense tensor (``split`` of one
-string, ``unicode_decode`` of one string); a batch of strings gives a RaggedTensor in TensorFlow, which tapecli
-leaves out (library/scope.py). Regular expressions are RE2's in TensorFlow; here CPython's engine runs them on
-the UTF-8 text, each search bounded in time (runtime/searches.py): the patterns both engines read alike (RE2 has
-no backreferences or lookarounds) match alike."""
+The ops that split strings give a dense tensor for one string and a tf.RaggedTensor (tf_ragged.py) for a batch,
+as TensorFlow's; the elementwise ops and reduce_join take ragged tensors too (tf_ragged_math.py). Regular
+expressions are RE2's in TensorFlow; here CPython's engine runs them on the UTF-8 text, each search bounded in time
+(runtime/searches.py): the patterns both engines read alike (RE2 has no backreferences or lookarounds) match
+alike."""
 from __future__ import annotations
 
 import re
@@ -17,11 +17,12 @@ from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueE
 from tapecli.interpreter.printing import tf_print_text
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import to_dtype, to_int, to_shape, truth
+from tapecli.library.tf_ragged import is_ragged, ragged_input, ragged_rows
+from tapecli.library import tf_ragged_math     # (the ops that take the ragged tensors these ops make)
 from tapecli.runtime.limits import admit_bytes
 from tapecli.runtime.searches import SearchTimer
 from tapecli.runtime.values import Tensor, dtype_name, text_array
 
-_RAGGED = "of more than one string is a RaggedTensor in TensorFlow, which tapecli leaves out (its tensors are dense)"
 _OBJECT_BYTES = 33          # what CPython's bytes object holds beside its characters
 _size = len                 # (substr's parameter is named len)
 
@@ -145,6 +146,12 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=
     inner = values.shape[ids.ndim:]
     joined = [sep.join(row[j] for row in segment) for segment in segments for j in range(rows.shape[1])]
     return _made(joined, (num, *inner), "tf.strings.unsorted_segment_join's result")
+
+
+# reduce_join of a ragged tensor joins a ragged dimension's rows by segment (tf_ragged_math.py)
+tf_ragged_math.reductions("strings.reduce_join",
+                          lambda x, axis, keepdims, separator="": reduce_join(x, axis, keepdims, separator),
+                          unsorted_segment_join)
 
 
 def _bytes(value, what: str) -> bytes:
@@ -326,25 +333,39 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
 
 # ------------------------------------------------------------------ splitting and Unicode
 
-def _one(input, what: str) -> bytes:  # noqa: A002
+def _split_each(input, what: str, pieces, make):  # noqa: A002
+    """``pieces(s)`` of each string of ``input``, made a tensor by ``make``: one string's a tensor, a batch's a
+    RaggedTensor of one more dimension (its rows ragged), as TensorFlow's."""
     values = string_values(input, what)
-    if values.ndim:
-        raise TdfTypeError(f"{what} {_RAGGED}", hint="give it one string at a time")
-    return values[()]
+    parts = [pieces(v) for v in values.reshape(-1)]
+    flat = make([p for part in parts for p in part])
+    return ragged_rows(flat, [len(p) for p in parts], values.shape) if values.ndim else flat
+
+
+def _texts(what: str):
+    return lambda items: _made(items, (len(items),), what)
+
+
+def _codes(items) -> Tensor:
+    return Tensor(np.array(items, dtype=np.int32))
+
+
+def _offsets(items) -> Tensor:
+    return Tensor(np.array(items, dtype=np.int64))
 
 
 @builtin("strings.split")
 def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
-    s = _one(input, "tf.strings.split")
     maxsplit = to_int(maxsplit, "maxsplit")
-    parts = s.split(None if sep is None else _bytes(sep, "sep") or None, maxsplit)
-    return _made(parts, (len(parts),), "tf.strings.split's result")
+    separator = None if sep is None else _bytes(sep, "sep") or None
+    return _split_each(input, "tf.strings.split", lambda s: s.split(separator, maxsplit),
+                       _texts("tf.strings.split's result"))
 
 
 @builtin("strings.bytes_split")
 def bytes_split(input, name=None):  # noqa: A002
-    s = _one(input, "tf.strings.bytes_split")
-    return _made([bytes([b]) for b in s], (len(s),), "tf.strings.bytes_split's result")
+    return _split_each(input, "tf.strings.bytes_split", lambda s: [bytes([b]) for b in s],
+                       _texts("tf.strings.bytes_split's result"))
 
 
 _ENCODINGS = {"UTF-8": "utf-8", "UTF8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}
@@ -370,49 +391,57 @@ def _decoded(s: bytes, encoding, errors, replacement_char, what: str) -> list[in
     return [to_int(replacement_char, "replacement_char") if c == 0xFFFD else c for c in codes]
 
 
+def _with_offsets(s: bytes, encoding, errors, replacement_char, what: str) -> list[tuple[int, int]]:
+    """Each character's code point and the byte offset it starts at."""
+    codec, pairs, at = _codec(encoding, what), [], 0
+    for c in _decoded(s, encoding, errors, replacement_char, what):
+        pairs.append((c, at))
+        at += len(chr(c).encode(codec, "surrogatepass"))
+    return pairs
+
+
 @builtin("strings.unicode_decode")
 def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                    replace_control_characters=False, name=None):
-    codes = _decoded(_one(input, "tf.strings.unicode_decode"), input_encoding, errors, replacement_char,
-                     "UnicodeDecode")
-    return Tensor(np.array(codes, dtype=np.int32))
+    return _split_each(input, "tf.strings.unicode_decode",
+                       lambda s: _decoded(s, input_encoding, errors, replacement_char, "UnicodeDecode"), _codes)
 
 
 @builtin("strings.unicode_decode_with_offsets")
 def unicode_decode_with_offsets(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                                 replace_control_characters=False, name=None):
-    s = _one(input, "tf.strings.unicode_decode_with_offsets")
-    codes = _decoded(s, input_encoding, errors, replacement_char, "UnicodeDecodeWithOffsets")
-    offsets, at = [], 0
-    for c in codes:
-        offsets.append(at)
-        at += len(chr(c).encode(_codec(input_encoding, "UnicodeDecodeWithOffsets"), "surrogatepass"))
-    return [Tensor(np.array(codes, dtype=np.int32)), Tensor(np.array(offsets, dtype=np.int64))]
+    what = "UnicodeDecodeWithOffsets"
+    return [_split_each(input, what, lambda s: [c for c, _ in _with_offsets(s, input_encoding, errors,
+                                                                            replacement_char, what)], _codes),
+            _split_each(input, what, lambda s: [o for _, o in _with_offsets(s, input_encoding, errors,
+                                                                            replacement_char, what)], _offsets)]
+
+
+def _encoded_characters(input_encoding, errors, replacement_char, what: str):
+    codec = _codec(input_encoding, what)
+    return lambda s: [chr(c).encode(codec) for c in _decoded(s, input_encoding, errors, replacement_char, what)]
 
 
 @builtin("strings.unicode_split")
 def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
-    codes = _decoded(_one(input, "tf.strings.unicode_split"), input_encoding, errors, replacement_char,
-                     "UnicodeSplit")
-    codec = _codec(input_encoding, "UnicodeSplit")
-    return _made([chr(c).encode(codec) for c in codes], (len(codes),), "tf.strings.unicode_split's result")
+    return _split_each(input, "tf.strings.unicode_split",
+                       _encoded_characters(input_encoding, errors, replacement_char, "UnicodeSplit"),
+                       _texts("tf.strings.unicode_split's result"))
 
 
 @builtin("strings.unicode_split_with_offsets")
 def unicode_split_with_offsets(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
-    codes, offsets = unicode_decode_with_offsets(input, input_encoding, errors, replacement_char)
-    codec = _codec(input_encoding, "UnicodeSplitWithOffsets")
-    return [_made([chr(c).encode(codec) for c in codes.value], codes.shape, "tf.strings.unicode_split's result"),
-            offsets]
+    what = "UnicodeSplitWithOffsets"
+    return [_split_each(input, what, _encoded_characters(input_encoding, errors, replacement_char, what),
+                        _texts("tf.strings.unicode_split's result")),
+            unicode_decode_with_offsets(input, input_encoding, errors, replacement_char)[1]]
 
 
 @builtin("strings.ngrams")
 def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None, preserve_short_sequences=False,
            name=None):
-    values = string_values(data, "StringNGrams")
-    if values.ndim != 1:
-        raise TdfTypeError(f"tf.strings.ngrams of a tensor of rank {values.ndim} {_RAGGED}"
-                           if values.ndim else "tf.strings.ngrams takes a 1-D tensor of strings")
+    """The n-grams of each row (the last dimension) of ``data``: a tensor of a 1-D tensor's, a RaggedTensor of a
+    batch's (a ragged tensor's rows, or a dense tensor's)."""
     widths = [to_int(w, "ngram_width") for w in (ngram_width if isinstance(ngram_width, (list, tuple))
                                                   else [ngram_width])]
     sep = _bytes(separator, "separator")
@@ -422,33 +451,56 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
         left, right = (_bytes(v, "pad_values") for v in pad_values)
     else:
         left = right = _bytes(pad_values, "pad_values")
-    out = []
-    for width in widths:
-        pad = 0 if pad_values is None else width - 1 if padding_width is None else to_int(padding_width, "padding_width")
-        row = [left] * pad + list(values) + [right] * pad
-        count = max(len(row) - width + 1, 0)
-        admit_bytes(count, count * (width * (max((len(v) for v in row), default=0) + len(sep)) + _OBJECT_BYTES),
-                    "tf.strings.ngrams's result")         # (before the grams are made)
-        grams = [sep.join(row[i:i + width]) for i in range(len(row) - width + 1)]
-        if not grams and truth(preserve_short_sequences) and values.size:
-            grams = [sep.join(row)]
-        out += grams
-    return _made(out, (len(out),), "tf.strings.ngrams's result")
+    padding = None if padding_width is None else to_int(padding_width, "padding_width")
+
+    def grams_of(values) -> list:
+        out = []
+        for width in widths:
+            pad = 0 if pad_values is None else width - 1 if padding is None else padding
+            row = [left] * pad + list(values) + [right] * pad
+            count = max(len(row) - width + 1, 0)
+            admit_bytes(count, count * (width * (max((len(v) for v in row), default=0) + len(sep)) + _OBJECT_BYTES),
+                        "tf.strings.ngrams's result")         # (before the grams are made)
+            grams = [sep.join(row[i:i + width]) for i in range(len(row) - width + 1)]
+            if not grams and truth(preserve_short_sequences) and len(values):
+                grams = [sep.join(row)]
+            out += grams
+        return out
+
+    made = _texts("tf.strings.ngrams's result")
+    if is_ragged(data):
+        rows = [grams_of(row.value) for row in ragged_input(data).innermost_rows()]
+        return data.with_innermost(ragged_rows(made([g for r in rows for g in r]), [len(r) for r in rows], (0,)))
+    values = string_values(data, "StringNGrams")
+    if values.ndim == 0:
+        raise TdfTypeError("tf.strings.ngrams takes a tensor of strings of rank 1 or more")
+    rows = [grams_of(row) for row in values.reshape(-1, values.shape[-1])]
+    flat = made([g for r in rows for g in r])
+    return ragged_rows(flat, [len(r) for r in rows], values.shape[:-1]) if values.ndim > 1 else flat
 
 
 @builtin("strings.unicode_encode")
 def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
+    """Each row of code points (the last dimension, or a ragged tensor's rows) as one string."""
+    codec = _codec(output_encoding, "UnicodeEncode")
+    replacement = chr(to_int(replacement_char, "replacement_char"))
+
+    def encoded(codes) -> bytes:
+        return "".join(chr(c) if 0 <= c <= 0x10FFFF and not 0xD800 <= c <= 0xDFFF else replacement
+                       for c in (int(v) for v in codes)).encode(codec)
+
+    if is_ragged(input):
+        rt = ragged_input(input)
+        texts = [encoded(row.value) for row in rt.innermost_rows()]
+        result = _made(texts, (len(texts),), "tf.strings.unicode_encode's result")
+        return result if rt.ragged_rank == 1 else rt.with_innermost(result)
     t = ops.to_tensor(input)
     if t.dtype.kind not in "iu":
         raise TdfTypeError(f"unicode_encode takes int32 code points, got {dtype_name(t.dtype)}")
-    if t.ndim != 1:
-        raise TdfTypeError(f"tf.strings.unicode_encode of a tensor of rank {t.ndim}: a batch of rows {_RAGGED}"
-                           if t.ndim > 1 else "unicode_encode takes a 1-D tensor of code points")
-    codec = _codec(output_encoding, "UnicodeEncode")
-    replacement = chr(to_int(replacement_char, "replacement_char"))
-    text = "".join(chr(c) if 0 <= c <= 0x10FFFF and not 0xD800 <= c <= 0xDFFF else replacement
-                   for c in (int(v) for v in t.value))
-    return _made([text.encode(codec)], (), "tf.strings.unicode_encode's result")
+    if t.ndim == 0:
+        raise TdfTypeError("unicode_encode takes a tensor of code points of rank 1 or more")
+    rows = t.value.reshape(-1, t.shape[-1])
+    return _made([encoded(row) for row in rows], t.shape[:-1], "tf.strings.unicode_encode's result")
 
 
 @builtin("strings.unicode_transcode")

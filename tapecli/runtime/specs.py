@@ -160,3 +160,26 @@ class DatasetSpec(TypeSpec):
 
     def __repr__(self):
         return f"DatasetSpec({self.element_spec!r}, TensorShape([]))"
+
+
+class RaggedTensorSpec(TypeSpec):
+    """``tf.RaggedTensorSpec(shape, dtype, ragged_rank)``: a ragged tensor's spec (tf.map_fn's
+    fn_output_signature, a dataset's element_spec); its ragged rank one less than its rank by default."""
+
+    def __init__(self, shape=None, dtype=None, ragged_rank=None):
+        self.shape = Shape(shape)
+        self.dtype = DType("float32") if dtype is None else dtype
+        if ragged_rank is None:
+            if not self.shape.known:
+                raise TdfValueError("Must specify ragged_rank or a shape with a known rank.")
+            ragged_rank = len(self.shape) - 1
+        self.ragged_rank = ragged_rank
+
+    def __repr__(self):
+        return f"RaggedTensorSpec({self.shape!r}, tf.{self.dtype.name}, {self.ragged_rank}, tf.int64)"
+
+    def __eq__(self, other):
+        return isinstance(other, RaggedTensorSpec) and (self.shape, self.dtype.name, self.ragged_rank) == \
+            (other.shape, other.dtype.name, other.ragged_rank)
+
+    __hash__ = object.__hash__
