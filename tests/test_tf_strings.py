@@ -29,7 +29,7 @@ def test_a_string_tensor_holds_utf8_bytes_as_tensorflow_converts_them():
     ('tf.sort(tf.constant(["b", "a"]))', KernelValueError),
     ('tf.constant(["a"]) * 2', (KernelValueError, TdfTypeError)),
     ('tf.cast(tf.constant(["1"]), tf.float32)', KernelValueError),
-    ('tf.strings.split(tf.constant(["a b", "c"]))', TdfTypeError),  # a RaggedTensor in TensorFlow
+    ('tf.strings.split(tf.constant(["a b"])) + 1', (KernelValueError, TdfTypeError)),    # (a ragged tensor's flat values)
 ])
 def test_what_tensorflow_refuses_of_strings_is_refused(source, error):
     with pytest.raises(error):

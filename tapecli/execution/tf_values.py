@@ -94,7 +94,12 @@ def to_library(value):
                 if e.message != RAGGED:
                     raise
                 return [to_library(v) for v in value]
-        return Tensor(np.array(value)) if is_numbers(value, bool) else [to_library(v) for v in value]
+        if is_numbers(value, bool):
+            try:
+                return Tensor(np.array(value))
+            except ValueError:          # rows of different lengths (tf.ragged.constant's): a list of rows
+                pass
+        return [to_library(v) for v in value]
     if kind is dict:
         return {k: to_library(v) for k, v in value.items()}
     if kind is zip:                 # (apply_gradients(zip(grads, variables)): its pairs, as the interpreter's zip)

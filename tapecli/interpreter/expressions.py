@@ -15,6 +15,7 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
+from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
                                     literal_array, numpy_binary, numpy_operand, numpy_result, numpy_text)
@@ -325,17 +326,17 @@ class Expressions:
             return PythonBool(np.array(same if op == "is" else not same))
         if op == "~=":
             return self.expectations.approx_equal(left, right)[0]
+        found = object_operator(op, left, right)       # (a tf.RaggedTensor's: rt == "b" is elementwise too)
+        if found is not NotImplemented:
+            return found
         if numpy_text(left) or numpy_text(right):           # NumPy's strings == "b": NumPy's elementwise answer
             return numpy_binary(op, left, right)
         if isinstance(left, (str, bytes)) and _text_tensor(right) or isinstance(right, (str, bytes)) and _text_tensor(left):
             return self._COMPARE[op](left, right)           # a string tensor == "b": TensorFlow's elementwise op
-        if isinstance(left, (str, DType)) or isinstance(right, (str, DType)):
+        if isinstance(left, (str, DType, TypeSpec)) or isinstance(right, (str, DType, TypeSpec)):     # (Python's ==)
             if op in ("==", "!="):
                 return PythonBool(np.array((left == right) == (op == "==")))
             raise TdfTypeError(f"cannot compare strings with '{op}'")
-        found = object_operator(op, left, right)
-        if found is not NotImplemented:
-            return found
         if left is None or right is None:
             if op in ("==", "!="):
                 return PythonBool(np.array((left is right) == (op == "==")))

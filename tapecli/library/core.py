@@ -12,6 +12,7 @@ from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueE
 from tapecli.library.draws import drawn, generator, normal_values, tensorflow_stream, tf_op_values, uniform_values
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
+from tapecli.runtime.specs import Shape, TypeSpec
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, PythonTuple,
                                     Tensor, TensorShape, UnreadVariable, Variable, dtype_name, keras_path,
@@ -648,7 +649,24 @@ def attribute(interp, value, attr, node):
         return _tensor_attribute(value, attr)
     elif isinstance(value, DType):
         return _dtype_attribute(value, attr)
+    elif isinstance(value, (Shape, TypeSpec)) and not attr.startswith("_") and hasattr(value, attr):
+        return _spec_attribute(getattr(value, attr), attr)
     raise TdfTypeError(f"{type_word(value)} has no attribute {attr}")
+
+
+def _spec_attribute(found, attr):
+    """An attribute of a static shape with unknown dimensions or of a spec (a ragged tensor's shape, a
+    RaggedTensorSpec): its Python value as the program holds one, a method's result likewise."""
+    from tapecli.interpreter.objects import BoundMethod
+    if callable(found):
+        return BoundMethod(attr, lambda call_node, *args: _spec_attribute(found(*args), attr))
+    if isinstance(found, bool):
+        return PythonBool(np.array(found))
+    if isinstance(found, int):
+        return Tensor(np.array(found, dtype=np.int64), weak=True)
+    if isinstance(found, list):
+        return [_spec_attribute(v, attr) for v in found]
+    return found
 
 
 _NUMPY_DTYPE_ATTRIBUTES = ("name", "kind", "itemsize", "char", "str")

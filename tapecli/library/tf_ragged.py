@@ -577,5 +577,4 @@ _METHODS = {
     "with_values": lambda rt, new_values: rt.with_values(values_of(new_values)),
     "with_flat_values": lambda rt, new_values: rt.with_flat_values(new_values),
     "get_shape": lambda rt: rt.shape,
-    "with_row_splits_dtype": lambda rt, dtype: rt,
 }

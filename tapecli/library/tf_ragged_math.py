@@ -16,7 +16,7 @@ from tapecli.library.core import to_axis, to_shape
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.library.tf_ragged import (RaggedTensor, aligned, from_row_splits, from_tensor, lengths_of, merge_dims,
                                        rowids_of, spans, splits_of, take)
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonTuple, Tensor
 
 INT64 = np.dtype(np.int64)
 
@@ -54,6 +54,29 @@ def _binary(f, interp, node, args, kwargs):
         return NotImplemented
     rt, bound[names[0]], bound[names[1]] = aligned(bound[names[0]], bound[names[1]])
     return rt.with_flat_values(call_builtin(f, interp, node, [], bound))
+
+
+def _n_ary(f, interp, node, args, kwargs):
+    """An op of a list of tensors (tf.strings.join's), some ragged (of one partition): the op of their flat values,
+    the dense ones broadcast to them."""
+    bound = _arguments(f, args, kwargs)
+    first = next(iter(bound), None)
+    items = bound.get(first)
+    if not isinstance(items, (list, tuple)) or not _any_ragged(items):
+        return NotImplemented
+    rt = next(v for v in items if isinstance(v, RaggedTensor))
+    bound[first] = [aligned(rt, v)[2] for v in items]
+    return rt.with_flat_values(call_builtin(f, interp, node, [], bound))
+
+
+def _lookup(f, interp, node, args, kwargs):
+    """tf.nn.embedding_lookup of ragged ids: the rows of the flat ids, under their partition."""
+    bound = _arguments(f, args, kwargs)
+    ids = bound.get("ids")
+    if not isinstance(ids, RaggedTensor) or isinstance(bound.get("params"), RaggedTensor):
+        return NotImplemented
+    bound["ids"] = ids.flat_values
+    return ids.with_flat_values(call_builtin(f, interp, node, [], bound))
 
 
 _UNARY = ("abs", "negative", "square", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "asin",
@@ -265,20 +288,15 @@ def stacked(values: list, axis: int):
     return values[0].with_values(stacked([v.values for v in values], at - 1))
 
 
-def _concat(f, interp, node, args, kwargs):
-    bound = _arguments(f, args, kwargs)
-    items = list(bound.get("xs") or bound.get("values") or [])
-    if not _any_ragged(items):
-        return NotImplemented
-    return concatenated(items, to_int(bound.get("axis", 0), "axis"))
-
-
-def _stack(f, interp, node, args, kwargs):
-    bound = _arguments(f, args, kwargs)
-    items = list(bound.get("xs") or bound.get("values") or [])
-    if not _any_ragged(items):
-        return NotImplemented
-    return stacked(items, to_int(bound.get("axis", 0), "axis"))
+def _joining(join):
+    """tf.concat's or tf.stack's handler: ``join`` of a list holding a ragged tensor."""
+    def handler(f, interp, node, args, kwargs):
+        bound = _arguments(f, args, kwargs)
+        items = next(iter(bound.values()), None)
+        if not isinstance(items, (list, tuple)) or not _any_ragged(items):
+            return NotImplemented
+        return join(list(items), to_int(bound.get("axis", 0), "axis"))
+    return handler
 
 
 def _gather(f, interp, node, args, kwargs):
@@ -343,7 +361,24 @@ _HANDLERS = {**{name: _unary for name in _UNARY}, **{name: _binary for name in _
              **{name: _reduction(name) for name in ("reduce_sum", "reduce_prod", "reduce_min", "reduce_max",
                                                    "reduce_mean", "reduce_variance", "reduce_std", "reduce_any",
                                                    "reduce_all", "strings.reduce_join")},
-             "concat": _concat, "stack": _stack, "gather": _gather, "tile": _tile, "size": _size, "rank": _size}
+             "strings.join": _n_ary, "add_n": _n_ary, "embedding_lookup": _lookup,
+             "concat": _joining(concatenated), "stack": _joining(stacked), "gather": _gather, "tile": _tile,
+             "size": _size, "rank": _size}
+
+
+def _guarded(handler):
+    """``handler``, asked only where an argument (or an item of a list argument) is a ragged tensor: a call of
+    tensors alone costs one look at each argument's class."""
+    def guarded(f, interp, node, args, kwargs):
+        for value in (*args, *kwargs.values()):
+            if value.__class__ is RaggedTensor or value.__class__ in _LISTS and any(
+                    v.__class__ is RaggedTensor for v in value):
+                return handler(f, interp, node, args, kwargs)
+        return NotImplemented
+    return guarded
+
+
+_LISTS = (list, tuple, PythonTuple)
 
 
 @after_load
@@ -352,4 +387,4 @@ def _install() -> None:
     for name, handler in _HANDLERS.items():
         found = BUILTINS.get(name)
         if found is not None:
-            DISPATCH[id(found)] = handler
+            DISPATCH[id(found)] = _guarded(handler)

@@ -188,9 +188,17 @@ def _inner_shape(value: list, rank: int) -> tuple:
     return tuple(shape[1:])
 
 
+def _leaves(value):
+    if isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
 def _dense(values, dtype, shape) -> Tensor:
     """tf.constant of the flat values: strings, bools or numbers (int32 and float32, an empty list float32)."""
-    leaves = np.array(values, dtype=object).reshape(-1) if isinstance(values, list) else [values]
+    leaves = list(_leaves(values))
     if any(isinstance(v, (str, bytes)) for v in leaves):
         t = Tensor(text_array(values))
     elif len(leaves) and all(isinstance(v, bool) for v in leaves):

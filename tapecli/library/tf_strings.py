@@ -475,8 +475,8 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
     if values.ndim == 0:
         raise TdfTypeError("tf.strings.ngrams takes a tensor of strings of rank 1 or more")
     rows = [grams_of(row) for row in values.reshape(-1, values.shape[-1])]
-    flat = made([g for r in rows for g in r])
-    return ragged_rows(flat, [len(r) for r in rows], values.shape[:-1]) if values.ndim > 1 else flat
+    flat = made([g for r in rows for g in r])       # (a dense batch's rows have as many grams each: dense)
+    return ops.reshape(flat, (*values.shape[:-1], len(rows[0]) if rows else 0)) if values.ndim > 1 else flat
 
 
 @builtin("strings.unicode_encode")
