@@ -389,6 +389,8 @@ def supported(path: list[str]) -> bool:
         return True
     if path[0] in OWN_MODULES:
         return len(path) == 2 and path[1] in OWN_MODULES[path[0]][1]
+    if len(path) > 1 and path[-1] in getattr(_resolve(path[:-1]), "class_methods", ()):
+        return supported(path[:-1])         # (a class's factory: tf.RaggedTensor.from_row_splits, LibraryKind's)
     found = _resolve(path)
     if isinstance(found, DType) or found.__class__ is Tensor and found.weak:     # (a Python number: tf.data.AUTOTUNE)
         return True

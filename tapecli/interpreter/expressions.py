@@ -467,6 +467,9 @@ class Expressions:
                 except TypeError:
                     raise TdfTypeError("a list index must be an integer or a slice") from None
                 return PythonTuple(found) if value.__class__ is PythonTuple and isinstance(index[0], slice) else found
+            if value.__class__ is NumpyArray and value.value.dtype == object and value.value.size \
+                    and isinstance(value.value.flat[0], np.ndarray):    # (a ragged tensor's numpy(): NumPy's rows)
+                return NumpyArray(np.asarray(value.value[tuple(index)]))
             if isinstance(value, (Tensor, Variable)):
                 # (NumPy's strings are indexed as they are, not as the string tensor TensorFlow would make)
                 tensor = Tensor(value.value) if numpy_text(value) else ops.to_tensor(value)

@@ -141,7 +141,8 @@ def tf_print_text(value, summarize: int = 3) -> str:
         return "[" + ", ".join(_tf_print_item(v, summarize) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {_tf_print_item(v, summarize)}" for k, v in value.items()) + "}"
-    return python_str(value)
+    own = getattr(value, "tf_print_text", None)        # (a tf.RaggedTensor's: its rows, as TensorFlow's)
+    return own(summarize) if own is not None else python_str(value)
 
 
 def _tf_print_item(value, summarize: int) -> str:

@@ -173,13 +173,15 @@ class RaggedTensor(ProgramObject):
         TensorFlow's RaggedTensorToTensor (its gradient reaches the values)."""
         bound = self.bounding()
         outer = 1 + self.ragged_rank
-        dims = bound if shape is None else [b if d is None or d == -1 else d for b, d in zip(bound, _dims(shape))]
-        if shape is not None and len(_dims(shape)) != len(bound):
-            raise TdfValueError(f"shape={list(_dims(shape))} is incompatible with the ragged tensor's rank "
-                                f"{len(bound)}")
+        wanted = bound if shape is None else _dims(shape)
+        if len(wanted) != len(bound):           # (TensorFlow's kernel's words)
+            raise KernelValueError(f"rt_input.shape and shape={_text(wanted)} are incompatible: rt_input.rank = "
+                                   f"{len(bound)} but shape.rank = {len(wanted)}")
+        dims = [b if d is None or d == -1 else d for b, d in zip(bound, wanted)]
         inner = tuple(self.flat_values.shape[1:])
         if tuple(dims[outer:]) != inner:
-            raise TdfValueError(f"shape={dims} cannot change the inner dimensions {list(inner)}")
+            raise KernelValueError(f"rt_input.shape and shape={_text(wanted)} are incompatible: tapecli pads and "
+                                   f"truncates the ragged dimensions only (the inner ones are {list(inner)})")
         admit_result(dims, self.dtype, "RaggedTensor.to_tensor's result")
         values = self.flat_values
         count = values.shape[0]
@@ -218,6 +220,13 @@ class RaggedTensor(ProgramObject):
         with np.printoptions(formatter={"all": _formatter}):
             text = _formatter(self.numpy())
         return f"<tf.RaggedTensor {text}>"
+
+    def tf_print_text(self, summarize: int) -> str:
+        """tf.print's text (ragged_string_ops.ragged_tensor_to_string): each value as tf.strings.as_string
+        writes it (a string quoted), rows in brackets, past ``summarize`` rows a dimension ``...``."""
+        texts = np.array([_printed_value(v) for v in self.flat_values.value.reshape(-1)], dtype=object)
+        rows = RaggedTensor(Tensor(texts.reshape(self.flat_values.shape)), self.splits).numpy_list()
+        return _printed_rows(rows, summarize)
 
     def python_class(self) -> str:
         return "tensorflow.python.ops.ragged.ragged_tensor.RaggedTensor"
@@ -361,6 +370,25 @@ _OPERATORS = {"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "//": ops.
               **{symbol: functools.partial(ops.bitwise_operator, symbol) for symbol in "&|^"}}
 
 
+def _printed_value(v) -> str:
+    if isinstance(v, bytes):
+        return "'" + v.decode("utf-8", "replace").replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (float, np.floating)):
+        return "%f" % v
+    return str(v)
+
+
+def _printed_rows(rows, summarize: int) -> str:
+    if not isinstance(rows, list):
+        return rows
+    pieces = [_printed_rows(r, summarize) for r in rows]
+    if summarize >= 0 and len(pieces) > 2 * summarize:
+        pieces = [*pieces[:summarize], "...", *pieces[len(pieces) - summarize:]]
+    return "[" + ", ".join(pieces) + "]"
+
+
 def _formatter(x) -> str:
     """ragged_tensor.py's _formatter: NumPy's text of an array with ", " between its elements."""
     if isinstance(x, np.ndarray):
@@ -379,11 +407,21 @@ def _python(value):
     return value
 
 
+def _text(dims) -> str:
+    return "[" + ",".join("-1" if d is None else str(d) for d in dims) + "]"
+
+
 def _dims(shape) -> list:
     """A shape argument whose dimensions may be None (to_tensor's ``shape=[None, 2]``)."""
     if isinstance(shape, Tensor):
         return [int(d) for d in np.asarray(shape.value).reshape(-1)]
     return [None if d is None else to_int(d, "a dimension") for d in shape]
+
+
+def int64_splits(row_splits_dtype) -> None:
+    """tapecli's row splits are int64 (TensorFlow's default); int32 ones are refused, not made silently."""
+    if row_splits_dtype is not None and to_dtype(row_splits_dtype) != np.int64:
+        raise TdfValueError("tapecli's ragged tensors have int64 row splits (row_splits_dtype=tf.int64)")
 
 
 def ragged_input(value, what: str = "the input") -> RaggedTensor:
@@ -456,6 +494,7 @@ def from_uniform_row_length(values, uniform_row_length, nrows=None, validate=Tru
 def from_tensor(tensor, lengths=None, padding=None, ragged_rank=1, name=None, row_splits_dtype=None):
     """The rows of a dense tensor: each as long as ``lengths`` says, or ending before its trailing ``padding``, or
     whole (a uniform row length then); ``ragged_rank`` > 1 merges the outer dimensions first, as TensorFlow does."""
+    int64_splits(row_splits_dtype)
     t = convert_to_tensor(tensor)
     rank = to_int(ragged_rank, "ragged_rank")
     if lengths is not None and padding is not None:

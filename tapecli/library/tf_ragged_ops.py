@@ -14,8 +14,8 @@ from tapecli.library import tf_ragged_math
 from tapecli.library.core import to_dtype
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.library.tf_ragged import (RaggedTensor, check_splits, from_row_splits, from_tensor,
-                                       from_uniform_row_length, int_vector, lengths_of, rowids_of, splits_of, take,
-                                       values_of)
+                                       from_uniform_row_length, int64_splits, int_vector, lengths_of, rowids_of,
+                                       splits_of, take, values_of)
 from tapecli.runtime.specs import RaggedTensorSpec, Shape
 from tapecli.runtime.values import DType, PythonTuple, Tensor, dtype_name, literal_array, text_array
 
@@ -101,6 +101,7 @@ ragged_tensor.class_methods = {name: (lambda f: lambda interp, *args, **kwargs: 
 
 @builtin("RaggedTensorSpec")
 def ragged_tensor_spec(shape=None, dtype=None, ragged_rank=None, row_splits_dtype=None, flat_values_spec=None):
+    int64_splits(row_splits_dtype)
     spec_shape = Shape(None if shape is None else _spec_dims(shape))
     rank = None if ragged_rank is None else to_int(ragged_rank, "ragged_rank")
     return RaggedTensorSpec(spec_shape, DType("float32") if dtype is None else DType(dtype_name(to_dtype(dtype))),
@@ -122,6 +123,7 @@ ragged_tensor_spec.makes = RaggedTensorSpec
 def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype=None):
     """A ragged tensor of a nested Python list, as ragged_factory_ops.constant reads it: its scalars' depth gives
     the ragged rank (one less), its innermost lists of one length may be an inner shape."""
+    int64_splits(row_splits_dtype)
     value = _python(pylist)
     rank = None if ragged_rank is None else to_int(ragged_rank, "ragged_rank")
     inner = None if inner_shape is None else tuple(to_int(d, "inner_shape") for d in inner_shape)
@@ -231,6 +233,10 @@ def map_flat_values(interp, op, *args, **kwargs):
     args, kwargs = inner(list(args)), inner(kwargs)
     if not found:
         return interp.call_value(op, args, kwargs)
+    sizes = {rt.flat_values.shape[0] for rt in found}
+    if len(sizes) > 1:
+        raise TdfValueError("Input RaggedTensors' flat_values must all have the same outer-dimension size.  Got "
+                            f"sizes: {sizes}")
     for rt in found[1:]:
         if len(rt.splits) != len(found[0].splits) or any(
                 not np.array_equal(a, b) for a, b in zip(rt.splits, found[0].splits)):
@@ -280,6 +286,7 @@ def stack(values, axis=0, name=None):
 @builtin("ragged.range")
 def range_(starts, limits=None, deltas=1, dtype=None, name=None, row_splits_dtype=None):
     """Row i is range(starts[i], limits[i], deltas[i]) (scalars broadcast; one argument: the limits)."""
+    int64_splits(row_splits_dtype)
     if limits is None:
         starts, limits = 0, starts
     parts = [convert_to_tensor(v) if not isinstance(v, Tensor) or v.weak else v for v in (starts, limits, deltas)]

@@ -445,7 +445,7 @@ class TextVectorization(Layer):
             raise TdfValueError(f"`output_sequence_length` must not be set if `output_mode` is not 'int'. Received "
                                 f"output_sequence_length={plain(length)}.")
         if flag(ragged):
-            raise TdfValueError("TextVectorization: tapecli has no ragged tensors (ragged=True)")
+            raise TdfValueError("TextVectorization: ragged=True is not given yet (tapecli's Keras layers give dense tensors)")
         self.output_sequence_length = None if length is None else integer(length, "output_sequence_length")
         super().__init__(interp, **kw)
         self.lookup = StringLookup(interp, max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
