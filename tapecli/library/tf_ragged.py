@@ -3,7 +3,8 @@ ragged dimension, its row splits (int64, NumPy's here, computed as TensorFlow's 
 values stay a tensor on the tapes; what moves them (a row, a slice of each row, a gather of rows, the padded dense
 tensor) gathers them by the positions NumPy found, so their gradients are gather's, as TensorFlow's ragged ops'
 registered gradients are. Printing, ``numpy()`` and ``to_list()`` follow ragged_tensor.py's own Python. The
-constructors and the ops that take ragged tensors are tf_ragged_ops.py and tf_ragged_math.py."""
+factories the other families use are here; the names a program calls are tf_ragged_ops.py, the ops that take
+ragged tensors tf_ragged_math.py."""
 from __future__ import annotations
 
 import functools
@@ -452,9 +453,9 @@ def check_splits(splits: np.ndarray, count: int, what: str) -> None:
 
 def int_vector(value, what: str) -> np.ndarray:
     """A partition argument (row splits, lengths, ids) as int64 NumPy: a list or an integer tensor."""
-    t = value if isinstance(value, Tensor) else convert_to_tensor(value, dtype=DType("int64")) \
-        if not (isinstance(value, (list, PythonTuple)) and not value) else Tensor(np.zeros(0, dtype=np.int64))
-    t = ops.to_tensor(t)
+    if isinstance(value, (list, PythonTuple)) and not value:
+        return np.zeros(0, dtype=np.int64)
+    t = value if isinstance(value, Tensor) else convert_to_tensor(value, dtype=DType("int64"))
     if t.dtype.kind not in "iu":
         raise TdfTypeError(f"{what} must be an integer tensor, got {dtype_name(t.dtype)}")
     return np.asarray(t.value, dtype=np.int64)
