@@ -7,6 +7,7 @@ import decimal
 import io
 import re
 import sys
+import types
 
 import numpy as np
 
@@ -24,9 +25,11 @@ def through_tapecli(source: str, filename: str = "prog.py"):
 
 def through_cpython(source: str, filename: str = "prog.py"):
     out = io.StringIO()
-    scope = {"__name__": "__main__"}
-    limit, argv = sys.getrecursionlimit(), sys.argv
+    module = types.ModuleType("__main__")       # (as CPython runs a script: dataclasses and typing look it up)
+    scope = module.__dict__
+    limit, argv, main = sys.getrecursionlimit(), sys.argv, sys.modules["__main__"]
     sys.argv = [filename]
+    sys.modules["__main__"] = module
     try:
         code = compile(source, filename, "exec", dont_inherit=True)
         with contextlib.redirect_stdout(out), decimal.localcontext(decimal.Context()), _numpy_state():  # a fresh process's
@@ -42,6 +45,7 @@ def through_cpython(source: str, filename: str = "prog.py"):
     finally:
         sys.setrecursionlimit(limit)
         sys.argv = argv
+        sys.modules["__main__"] = main
     return _lines(out.getvalue()), None, None, None
 
 

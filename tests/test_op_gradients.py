@@ -426,6 +426,8 @@ CASES += [
     Case("sparse_softmax_xent_backprop", "sparse_softmax_xent_backprop",
          lambda z: ops.sin(ops.apply(ops.SPARSE_XENT_BACKPROP, (z, Tensor(np.array([2, 0, 3], np.int32))))),
          (In((3, 4), "wide"),)),
+    Case("softmax_xent_backprop", "softmax_xent_backprop",
+         lambda z, y: ops.sin(ops.apply(ops.SOFTMAX_XENT_BACKPROP, (z, y))), (In((3, 4), "wide"), In((3, 4)))),
     Case("softmax_xent", "softmax_xent", lambda y, z: ops.softmax_cross_entropy_with_logits(ops.softmax(y), z),
          (In((3, 4)), In((3, 4), "wide"))),
     Case("sigmoid_xent", "log1p", lambda z, x: ops.sigmoid_cross_entropy_with_logits(z, x),

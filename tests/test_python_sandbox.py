@@ -458,3 +458,11 @@ def test_as_strided_within_its_array_is_numpys():
               "print(as_strided(x[2:], shape=(3,), strides=(-8,)))\nb = np.zeros((3, 3))\n"
               "v = as_strided(b, shape=(3,), strides=(32,))\nv += 1\nprint(b)\n")
     assert _run(source).output == through_cpython(source)[0]
+
+
+def test_the_librarys_own_classes_may_name_the_interfaces_outside_a_run():
+    # PIL's SupportsArrayInterface protocol (imported by matplotlib for `tapecli plot`): the refusal is a run's
+    import abc
+    _run("x = 1\n")
+    made = abc.ABCMeta("SupportsArrayInterface", (), {"__array_interface__": property(lambda self: {})})
+    assert "__array_interface__" in made.__dict__

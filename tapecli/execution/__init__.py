@@ -145,7 +145,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
         scope["__builtins__"]["type"] = type_of      # (a tensor's class as TensorFlow names it)
     asserted = scope[guard.ASSERT] = Assertions()
     warned = list(getattr(tree, "parse_warnings", ()))
-    with _process_state(limits), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
+    with _process_state(limits), _main_module(scope), _decimal_context(sandbox.decimal_context), warnings.catch_warnings(), \
             contextlib.redirect_stdout(sandbox.stdout), _eager(bridge):     # what a library prints (np.info) is the run's output
         warnings.simplefilter("always")
         warnings.showwarning = _shown(state["warnings"]["warn"], warned, filename, bridge)
@@ -285,6 +285,31 @@ _CPYTHON_RECURSION_LIMIT = 1000
 def _cpython_recursion():
     """CPython's default recursion limit above the caller's frames, as a program of its own would have."""
     return recursion_limit(frames() + _CPYTHON_RECURSION_LIMIT)
+
+
+class _ProgramModule:
+    """The program's namespace where a library looks its module up (its ``__dict__`` is the program's scope)."""
+
+
+@contextlib.contextmanager
+def _main_module(scope: dict):
+    """``sys.modules["__main__"]`` is the program's module while it runs, as under CPython: dataclasses reads
+    string annotations (``from __future__ import annotations``) there to tell ClassVar, InitVar and KW_ONLY
+    fields, and typing.get_type_hints resolves them there. The caller's comes back when the run ends. (The
+    run's context says meanwhile that a program runs: interfaces.py.)"""
+    module = _ProgramModule()
+    module.__dict__ = scope
+    saved = sys.modules.get(PROGRAM_MODULE)
+    sys.modules[PROGRAM_MODULE] = module
+    current().program_running = True
+    try:
+        yield
+    finally:
+        current().program_running = False
+        if saved is None:
+            sys.modules.pop(PROGRAM_MODULE, None)
+        else:
+            sys.modules[PROGRAM_MODULE] = saved
 
 
 @contextlib.contextmanager

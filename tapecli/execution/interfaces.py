@@ -15,9 +15,11 @@ import dataclasses
 import enum
 import functools
 import types
+import typing
 
 from tapecli.errors import TdfNameError
 from tapecli.execution.guard import UNREACHABLE
+from tapecli.runtime.context import current
 
 RAW_MEMORY = UNREACHABLE & {"__array_interface__", "__array_struct__", "__cuda_array_interface__"}
 GETTERS = ("__getattr__", "__getattribute__")
@@ -41,6 +43,12 @@ class _Absent:
 
 
 ABSENT = {name: _Absent(name) for name in RAW_MEMORY}
+# typing's runtime protocol checks take every name in a protocol class's dictionary for a member, the seal's
+# descriptors too, which no instance answers (isinstance(x, P) was always False): they are not members. (typing
+# reads this global at each check; the names are the ones no program may define.)
+typing.EXCLUDED_ATTRIBUTES = (typing.EXCLUDED_ATTRIBUTES + sorted(RAW_MEMORY)
+                              if isinstance(typing.EXCLUDED_ATTRIBUTES, list)
+                              else frozenset(typing.EXCLUDED_ATTRIBUTES) | RAW_MEMORY)
 
 
 def refused(name: str, verb: str = "defined") -> TdfNameError:
@@ -102,15 +110,16 @@ def _refusing(getter):
 
 
 def _refusing_namespaces(metaclass: type) -> None:
-    """``metaclass`` refuses a namespace holding the names, however its class is made: a class statement (sealed
-    anyway), or the metaclass called with a namespace (``abc.ABCMeta('P', (), ns)``, enum's functional form),
-    which makes the class in C, where no guard runs."""
+    """``metaclass`` refuses a namespace holding the names while a program runs, however its class is made: a
+    class statement (sealed anyway), or the metaclass called with a namespace (``abc.ABCMeta('P', (), ns)``,
+    enum's functional form), which makes the class in C, where no guard runs. (Outside a run the library's own
+    classes may name them: PIL's SupportsArrayInterface protocol, imported by matplotlib for ``tapecli plot``.)"""
     own = metaclass.__dict__["__new__"]
     make = own.__func__ if isinstance(own, staticmethod) else own
 
     def __new__(mcls, name, bases, namespace, /, **kwargs):
         named = RAW_MEMORY.intersection(namespace)
-        if named:
+        if named and current().program_running:
             raise refused(min(named))
         return make(mcls, name, bases, namespace, **kwargs)
     type.__setattr__(metaclass, "__new__", staticmethod(__new__))

@@ -29,9 +29,11 @@ READABLE_PRIVATE = frozenset({
     "__name__", "__qualname__", "__doc__", "__class__", "__module__", "__init__", "__new__", "__call__",
     "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__",
     "__delitem__", "__missing__", "__repr__", "__str__", "__format__", "__hash__", "__bool__", "__index__",
-    "__int__", "__float__", "__complex__", "__round__", "__abs__", "__neg__", "__pos__", "__invert__",
+    "__int__", "__float__", "__complex__", "__round__", "__floor__", "__ceil__", "__trunc__", "__abs__", "__neg__",
+    "__pos__", "__invert__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__", "__post_init__",
-    "__version__", "__all__", "__annotations__", "__dataclass_fields__", "__match_args__", "__members__",
+    "__version__", "__all__", "__annotations__", "__slots__", "__origin__", "__args__", "__dataclass_fields__",
+    "__match_args__", "__members__",
     "__cause__", "__context__", "__suppress_context__", "__init_subclass__",   # (an exception's chain: exceptions)
     "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
@@ -231,7 +233,12 @@ class Sandbox:
             return False
         if not name.startswith("_") or name in READABLE_PRIVATE or name in _LINEAGE and isinstance(obj, type):
             return True
+        if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)
+            return self._program_function(builtins.getattr(obj, name, None))
         return self.program_made(obj) and name not in ("__globals__", "__code__", "__builtins__", "__closure__")
+
+    def _program_function(self, value) -> bool:
+        return isinstance(value, types.FunctionType) and value.__code__.co_filename == self.filename
 
     def get(self, obj, name: str):
         if name in _ATTRIBUTE_HOOKS and (obj is object or isinstance(obj, super)):
@@ -329,15 +336,17 @@ class Sandbox:
     def hasattr(self, obj, name) -> bool:
         if not isinstance(name, str):
             raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
-        if not self.readable(obj, name):
-            return False
         if self.eager is not None and self.eager.owns(obj):
+            if not self.readable(obj, name):
+                return False
             try:
                 self.get(obj, name)
             except AttributeError:
                 return False
             return True
-        return builtins.hasattr(obj, name)
+        if isinstance(obj, types.ModuleType) and not self.readable(obj, name):
+            return False        # (a module's __getattr__ may import what its name asks for)
+        return builtins.hasattr(obj, name)      # (whether it exists, as CPython answers: reading it may be refused)
 
     def build_class(self, func, name, /, *bases, **kwargs):     # (a class keyword may be "name")
         self.building.append((func.__module__, func.__qualname__))

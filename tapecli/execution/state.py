@@ -4,6 +4,7 @@ command line."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import decimal
 import itertools
@@ -27,8 +28,22 @@ def run_replacements(sandbox) -> dict[str, dict]:
            "datetime": _datetime(sandbox),
            # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
            "types": {"SimpleNamespace": interfaces.SimpleNamespace},
-           "dataclasses": {"make_dataclass": interfaces.make_dataclass}}
+           "dataclasses": {"make_dataclass": interfaces.make_dataclass, "dataclass": _dataclass(sandbox)}}
     return out
+
+
+def _dataclass(sandbox):
+    """dataclasses.dataclass, whose ``slots=True`` makes a new class in place of the program's: the program's
+    too (its private names readable, sealed as its class statement's was)."""
+    def dataclass(cls=None, /, **options):
+        def made(original):
+            result = dataclasses.dataclass(original, **options)
+            if result is not original and isinstance(result, type) and sandbox.program_made(original):
+                interfaces.seal(result)
+                sandbox.classes.add(result)
+            return result
+        return made if cls is None else made(cls)
+    return dataclass
 
 
 def _itertools(sandbox) -> dict:

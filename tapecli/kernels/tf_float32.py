@@ -205,7 +205,7 @@ def unary(ufunc, c_name: str, packets=None):
 
 def binary(ufunc, c_name: str):
     """The same for a function of two inputs (``powf``), on their broadcast."""
-    f = _Lazy(c_name, 2, ufunc)
+    f = CFunction(c_name, 2, ufunc)
 
     def run(a, b, out=None):
         if a.__class__ is _F32 and b.__class__ is _F32:
@@ -226,7 +226,7 @@ def _found(c_name: str, nargs: int, ufunc) -> tuple:
     return c, _flushed(c, c_name)
 
 
-class _Lazy:
+class CFunction:
     """The C library's float function, flushed, found at its first call."""
 
     def __init__(self, c_name: str, nargs: int, ufunc):
@@ -484,8 +484,8 @@ expm1 = unary(np.expm1, "expm1f")
 log1p = unary(np.log1p, "log1pf")
 pow_ = binary(np.power, "powf")
 
-_expf = _Lazy("expf", 1, np.exp)
-_log1pf = _Lazy("log1pf", 1, np.log1p)
+_expf = CFunction("expf", 1, np.exp)
+_log1pf = CFunction("log1pf", 1, np.log1p)
 
 
 # ------------------------------------------------------------------ tanh: Eigen's ptanh_float
@@ -619,12 +619,12 @@ def elu(x, alpha=1.0):
 # elements while whole groups of 32 remain, those added in order, the packets left added to the first, the
 # packet summed as ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (predux), after the tail's own sum.
 # The log of the rows' sums is a tensor of the rows: packets and a scalar tail too.
-_LEAF = 8 * 1024
+LEAF = 8 * 1024
 # Each row's tail is expf calls (about half a microsecond each): beyond this many, NumPy's log_softmax
 _MAX_TAILS = 2048
 
 
-def _row_exp(shifted):
+def row_exp(shifted):
     """exp of each row as the reduction reads it: Eigen's packets on the row's whole packets, expf on the
     last ``row % PACKET``."""
     rows, n = shifted.shape
@@ -646,8 +646,8 @@ def _c_expf():
     return _c_float("expf", 1, np.exp)
 
 
-def _row_sums(e):
-    """Eigen's float32 sum of each row of ``e`` (rows of at most ``_LEAF`` elements)."""
+def row_sums(e):
+    """Eigen's float32 sum of each row of ``e`` (rows of at most ``LEAF`` elements)."""
     rows, n = e.shape
     start = 0
     if n >= 4 * PACKET:
@@ -682,9 +682,9 @@ def log_softmax(x, axis=-1):
         y = log_softmax(np.swapaxes(x, axis, -1))
         return None if y is None else np.ascontiguousarray(np.swapaxes(y, axis, -1))
     n = x.shape[-1]
-    if n > _LEAF or x.size // n * (n % PACKET) > _MAX_TAILS:
+    if n > LEAF or x.size // n * (n % PACKET) > _MAX_TAILS:
         return None
     rows = x.reshape(-1, n)
     shifted = rows - rows.max(axis=1, keepdims=True)
-    shifted -= log(_row_sums(_row_exp(shifted)))[:, None]
+    shifted -= log(row_sums(row_exp(shifted)))[:, None]
     return shifted.reshape(x.shape)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.kernels import tf_xent
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.elementwise_math import *  # noqa: F403
@@ -49,9 +50,20 @@ def _class_major(logits):
     return shifted, np.arange(shifted.shape[1])
 
 
+def _in_rows(kernel, logits, labels, shape):
+    """``kernel`` (kernels/tf_xent.py: TensorFlow's bits) on the logits as rows of classes, its result shaped
+    ``shape``; None where it does not apply."""
+    if not logits.ndim:
+        return None
+    out = kernel(logits.reshape(-1, logits.shape[-1]), labels.reshape((-1,) + labels.shape[logits.ndim - 1:]))
+    return None if out is None else out.reshape(shape)
+
+
 def _sparse_xent(logits, labels):
     """TensorFlow's SparseSoftmaxCrossEntropyWithLogits loss: log(sum(exp(shifted))) - shifted[label],
-    ``shifted = logits - max(logits)`` along the last axis (the bits of -log_softmax(logits)[label])."""
+    ``shifted = logits - max(logits)`` along the last axis; TensorFlow's bits on small float32 logits."""
+    if (loss := _in_rows(tf_xent.sparse_xent, logits, labels, logits.shape[:-1])) is not None:
+        return loss
     if (few := _class_major(logits)) is not None:
         shifted, rows = few
         picked = shifted[labels.reshape(-1), rows]
@@ -69,6 +81,8 @@ def _sparse_xent(logits, labels):
 
 def _sparse_xent_backprop(logits, labels):
     """The op's second output in TensorFlow: exp(shifted) / sum(exp(shifted)) - one_hot(label)."""
+    if (backprop := _in_rows(tf_xent.sparse_xent_backprop, logits, labels, logits.shape)) is not None:
+        return backprop
     if (few := _class_major(logits)) is not None:
         shifted, rows = few
         np.exp(shifted, out=shifted)
@@ -91,7 +105,7 @@ def _sparse_xent_backprop(logits, labels):
 def _sparse_xent_with_backprop(logits, labels):
     """Both kernels' results (the loss, its backprop) where a plan makes both: the shifted logits, their
     exponentials and sums made once, each result with the bits its own kernel gives."""
-    if (few := _class_major(logits)) is None:
+    if (few := _class_major(logits)) is None or tf_xent.applies(logits.reshape(-1, logits.shape[-1])):
         return _sparse_xent(logits, labels), _sparse_xent_backprop(logits, labels)
     shifted, rows = few
     labels = labels.reshape(-1)
@@ -157,10 +171,37 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
 
 def _softmax_xent(logits, labels):
     """TensorFlow's SoftmaxCrossEntropyWithLogits: per row, sum(labels * (log(sum(exp(s))) - s)), s = logits
-    - max(logits) (over the last axis)."""
+    - max(logits) (over the last axis); TensorFlow's bits on small float32 logits."""
+    if (loss := _in_rows(tf_xent.softmax_xent, logits, labels, logits.shape[:-1])) is not None:
+        return loss
     shifted = logits - logits.max(axis=-1, keepdims=True)
     return np.add.reduce(labels * (np.log(np.add.reduce(np.exp(shifted), axis=-1, keepdims=True)) - shifted),
                          axis=-1)
+
+
+def _softmax_xent_backprop(logits, labels):
+    """The op's second output in TensorFlow, exp(s) / sum(exp(s)) - labels (Eigen's softmax, not oneDNN's)."""
+    if (backprop := _in_rows(tf_xent.softmax_xent_backprop, logits, labels, logits.shape)) is not None:
+        return backprop
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True) - labels).astype(logits.dtype, copy=False)
+
+
+def _softmax_xent_backprop_vjp(r, g):
+    """softmax(logits) - labels: softmax's derivative to the logits, -g to the labels."""
+    return _softmax_of_logits_vjp(r, g)[0], neg(g)
+
+
+def _softmax_xent_backprop_jvp(r, ts):
+    """softmax's Jacobian is symmetric: its vjp is its jvp."""
+    parts = [] if ts[0] is None else [_softmax_of_logits_vjp(r, ts[0])[0]]
+    if ts[1] is not None:
+        parts.append(neg(ts[1]))
+    return parts[0] if len(parts) == 1 else add(parts[0], parts[1])
+
+
+SOFTMAX_XENT_BACKPROP = register("softmax_xent_backprop", numpy=_softmax_xent_backprop, unify=(), saves=(0,),
+                                 vjp=_softmax_xent_backprop_vjp, jvp=_softmax_xent_backprop_jvp, batchable=False)
 
 
 def _softmax_xent_vjp(r, g):
@@ -170,7 +211,7 @@ def _softmax_xent_vjp(r, g):
     labels): TensorFlow's, which Keras's categorical cross-entropy from logits trains with."""
     z, y = r.inputs
     ge = reshape(g, g.shape + (1,))
-    return mul(ge, sub(softmax(z, axis=-1), y)), mul(ge, neg(log_softmax(z, axis=-1)))
+    return mul(ge, apply(SOFTMAX_XENT_BACKPROP, (z, y))), mul(ge, neg(log_softmax(z, axis=-1)))
 
 
 def _softmax_xent_jvp(r, ts):

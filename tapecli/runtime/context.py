@@ -173,7 +173,7 @@ run's Python ``random`` (a program's module, Keras's default seeds), made at its
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
-                 "keras_seed_generator", "checkpoints")
+                 "keras_seed_generator", "checkpoints", "program_running")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -207,6 +207,7 @@ run's Python ``random`` (a program's module, Keras's default seeds), made at its
         self.tf_random_state = None     # TensorFlow's global seed and kernel states (library/draws.tf_random_state)
         self.keras_seed_generator = None        # Keras's global SeedGenerator (keras.random's unseeded draws)
         self.checkpoints = None         # what tf.train.Checkpoint saved, in memory (library/tf_checkpoint.py)
+        self.program_running = False    # a Python program's code runs (execution.run; execution/interfaces.py)
 
     def python_random(self):
         """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""

@@ -1,0 +1,49 @@
+import functools
+import math
+from fractions import Fraction
+from typing import Generic, TypeVar
+
+import numpy as np
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args) + 1
+    return wrapper
+
+
+@logged
+def square(x):
+    return x * x
+
+
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+print(square(3), square.__wrapped__(3), square.__name__, fib(20), fib.__wrapped__(10), fib.cache_info().hits)
+
+
+def to_list(x):
+    if hasattr(x, "__array__"):
+        return np.asarray(x).tolist()
+    return list(x)
+
+
+print(to_list(np.arange(3)), to_list((1, 2)), hasattr(square, "__wrapped__"), hasattr(square, "__code__"),
+      hasattr(3, "__index__"), hasattr([], "__array__"))
+print((7.5).__floor__(), (7.5).__ceil__(), (-7.5).__trunc__(), Fraction(7, 2).__floor__(), (5).__ceil__(),
+      math.floor(Fraction(-7, 2)))
+
+T = TypeVar("T")
+
+
+class Stack(Generic[T]):
+    def __init__(self):
+        self.items = []
+
+
+alias = Stack[int]
+print(alias.__origin__ is Stack, alias.__args__, list[int].__origin__, dict[str, int].__args__)
