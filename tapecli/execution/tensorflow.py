@@ -162,11 +162,10 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
                            "__name__", "nest",         # (the interpreter's type() knows fewer classes)
                            "decode", "encode"}) | frozenset({       # (bytes, a string tensor's elements, are CPython's)
-    # NumPy arrays' attributes the interpreter's arrays lack (library/numpy_forms.py's ARRAY_METHODS have theirs):
+    # NumPy arrays' attributes the interpreter's arrays lack (runtime/numpy_gate.py's ARRAY_METHODS they have):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
-    "tobytes", "view", "nbytes", "itemsize", "strides", "argsort", "argpartition", "cumprod", "nonzero",
-    "swapaxes", "searchsorted", "ptp", "byteswap", "setflags", "getfield", "setfield",
+    "tobytes", "view", "nbytes", "itemsize", "strides", "ptp", "byteswap", "setflags", "getfield", "setfield",
     # NumPy's ufuncs' methods (np.add.at writes into its array in place: NumPy's own)
     "at", "accumulate", "reduceat"})
 

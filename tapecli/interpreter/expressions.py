@@ -15,6 +15,7 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
+from tapecli.runtime.numpy_gate import ARRAY_METHODS
 from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
@@ -563,9 +564,7 @@ def _python_values(*values) -> bool:
 
 # Attributes the library's python_attribute hook answers for tensors: TensorFlow eager's beside TDF's core ones,
 # and the methods of NumPy arrays (library/numpy_forms.py).
-_PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype", "reshape", "mean", "sum", "tolist",
-                                "item", "min", "max", "flatten", "ravel", "copy", "std", "var", "argmax", "argmin",
-                                "squeeze", "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"))
+_PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "size")) | ARRAY_METHODS
 
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.

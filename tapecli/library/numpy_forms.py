@@ -23,7 +23,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, builtin_function, hook
 from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime import numpy_gate
-from tapecli.runtime.numpy_gate import weighed, weighed_method
+from tapecli.runtime.numpy_gate import ARRAY_METHODS, weighed, weighed_method
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
 
@@ -105,14 +105,9 @@ def numpy_call(fn, args, kwargs, what: str, line=None):
 
 
 # ------------------------------------------------------------- array methods
-ARRAY_METHODS = frozenset(("astype", "reshape", "mean", "sum", "tolist", "item", "min", "max", "flatten", "ravel",
-                           "copy", "std", "var", "argmax", "argmin", "squeeze", "transpose", "prod", "round", "clip",
-                           "any", "all", "cumsum", "dot", "size"))
-
-
 def array_attribute(interp, t: Tensor, attr: str, node):
     """The NumPy method ``attr`` of an array (a tensor's values), or None if NumPy arrays have none such."""
-    if attr not in ARRAY_METHODS:
+    if attr not in ARRAY_METHODS and attr != "size":
         return None
     if attr == "size":
         return Tensor(np.array(t.value.size, dtype=np.int64), weak=True)
@@ -132,9 +127,10 @@ _NUMBER_VALUE = LIST_SLOT + sys.getsizeof(1.0) + sys.getsizeof(np.float64(1.0)) 
 
 
 # ------------------------------------------------------------- np.random
-_RANDOM = ("normal", "uniform", "integers", "random", "standard_normal", "choice", "permutation", "exponential",
-           "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal", "multivariate_normal",
-           "standard_t", "triangular", "bytes_")
+# NumPy's Generator's draws: all its methods but shuffle (in place: the interpreter's arrays are values), spawn
+# (generators of generators) and bytes
+_RANDOM = frozenset(name for name in dir(np.random.Generator) if not name.startswith("_")
+                    and callable(getattr(np.random.Generator, name)) and name not in ("shuffle", "spawn", "bytes"))
 _LEGACY = ("normal", "uniform", "rand", "randn", "randint", "random", "random_sample", "standard_normal", "choice",
            "permutation", "exponential", "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal",
            "multivariate_normal", "triangular")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth, type_word
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.printing import python_str
@@ -18,7 +18,7 @@ from tapecli.interpreter.registry import builtin
 from tapecli.library.core import to_dtype, to_shape
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.runtime.limits import admit_result
-from tapecli.runtime.values import DType, PythonTuple, Tensor, TensorShape, dtype_name
+from tapecli.runtime.values import DType, PythonTuple, Tensor, TensorShape, Variable, dtype_name
 
 INT64 = DType("int64")
 _ORDER_HINT = ("is out of order. Many sparse ops require sorted indices.\n    Use `tf.sparse.reorder` to create a "
@@ -68,6 +68,29 @@ class SparseTensor(ProgramObject):
         part = _part(self, start, size)
         return made(part.index_array[:, 1:], part.values, self.dims[1:])
 
+    def operator(self, op: str, other, reflected: bool) -> "SparseTensor":
+        """``st * y`` and ``st / y`` (SparseDenseCwiseMul/Div: ``y`` converted to the values' dtype and broadcast
+        to the sparse tensor's shape, read at its entries) and ``dense * st`` (a tensor's ``*`` dispatches so);
+        TensorFlow defines no other operator of a SparseTensor (interpreter/objects.py's object_operator)."""
+        dense_left = reflected and op == "*" and isinstance(other, (Tensor, Variable)) and not other.weak
+        if op not in ("*", "/") or reflected and not dense_left:
+            names = ("'SparseTensor'", _python_class_name(other))
+            left, right = names[::-1] if reflected else names
+            raise TdfTypeError(f"unsupported operand type(s) for {op}: {left} and {right}")
+        y = convert_to_tensor(other, dtype=self.values.dtype if not dense_left else None)
+        if y.dtype != self.values.dtype:
+            raise TdfTypeError(f"`x` and `y` must have the same dtype, got {self.dtype!r} != {DType(dtype_name(y.dtype))!r}.")
+        values = self.values
+        if op == "/" and values.dtype.kind in "iu":       # (__truediv__'s table: narrow ints to float32, wide to 64)
+            wide = np.dtype(np.float64 if values.dtype.itemsize >= 4 else np.float32)
+            values, y = ops.cast(values, wide), ops.cast(y, wide)
+        try:
+            at_entries = ops.gather_nd(ops.broadcast_to(y, self.dims), self.indices)
+        except TdfError:
+            raise TdfValueError(f"Dense shape {list(y.shape)} cannot be broadcast to the sparse tensor's shape "
+                                f"{list(self.dims)}") from None
+        return SparseTensor(self.indices, (ops.mul if op == "*" else ops.div)(values, at_entries), self.dense_shape)
+
     def python_text(self) -> str:
         """``print(st)``: TensorFlow's repr, its three tensors as they print."""
         return (f"SparseTensor(indices={python_str(self.indices)}, values={python_str(self.values)}, "
@@ -75,6 +98,15 @@ class SparseTensor(ProgramObject):
 
     def python_class(self) -> str:
         return "tensorflow.python.framework.sparse_tensor.SparseTensor"
+
+
+def _python_class_name(value) -> str:
+    """The operand's class as Python's TypeError names it."""
+    if isinstance(value, SparseTensor):
+        return "'SparseTensor'"
+    if isinstance(value, Tensor) and value.weak and value.ndim == 0:        # (a Python number)
+        return repr({"b": "bool", "i": "int", "u": "int"}.get(value.dtype.kind, "float"))
+    return "'EagerTensor'" if isinstance(value, (Tensor, Variable)) else repr(type_word(value))
 
 
 @builtin("SparseTensor")
