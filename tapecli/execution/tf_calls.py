@@ -113,8 +113,17 @@ class ConcreteFunction:
         self.inputs = [GraphTensor(spec.shape, spec.dtype, f"{name}:0") for name, spec in arguments.items()
                        if isinstance(spec, TensorSpec)]
         self.structured_outputs = outputs
-        self.outputs = [o for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs])
-                        if isinstance(o, GraphTensor)]
+        self.outputs = []
+        _each_output(outputs, self.outputs.append)      # (the graph's tensors, flat: nest.flatten's order)
+
+    @property
+    def output_shapes(self):
+        """The outputs' static shapes, in the outputs' structure (TensorFlow's nest.map_structure of .shape)."""
+        return _each_output(self.structured_outputs, lambda o: o.shape)
+
+    @property
+    def output_dtypes(self):
+        return _each_output(self.structured_outputs, lambda o: o.dtype)
 
     def __call__(self, *tensors):
         names = [name for name, spec in self._arguments.items() if isinstance(spec, TensorSpec)]
@@ -122,6 +131,17 @@ class ConcreteFunction:
             raise TypeError(f"the concrete function takes {len(names)} tensors, got {len(tensors)}")
         given = dict(zip(names, tensors))
         return self._run_graph(**{name: given.get(name, spec) for name, spec in self._arguments.items()})
+
+
+def _each_output(outputs, read):
+    if isinstance(outputs, GraphTensor):
+        return read(outputs)
+    if isinstance(outputs, dict):       # (visited in sorted keys, as nest does; kept in the dict's order)
+        mapped = {k: _each_output(outputs[k], read) for k in sorted(outputs)}
+        return {k: mapped[k] for k in outputs}
+    if isinstance(outputs, (list, tuple)):
+        return type(outputs)(_each_output(v, read) for v in outputs)
+    return outputs
 
 
 class GraphTensor:
@@ -169,9 +189,13 @@ def _concrete(func, parameters, traces, args, kwargs) -> ConcreteFunction:
     def output(a, b):
         if isinstance(a, Tensor):
             return GraphTensor([d if d == e else None for d, e in zip(a.shape, b.shape)], a.dtype, "Identity:0")
+        if isinstance(a, dict):
+            return {k: output(v, b[k]) for k, v in a.items()}
+        if isinstance(a, (list, tuple)):
+            items = [output(x, y) for x, y in zip(a, b)]
+            return type(a)(*items) if hasattr(a, "_fields") else type(a)(items)
         return a
-    outputs = type(first)(output(a, b) for a, b in zip(first, second)) if isinstance(first, (list, tuple)) \
-        else output(first, second)
+    outputs = output(first, second)
     return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, inspect.BoundArguments(parameters, values),
                                                         traces, True), arguments, outputs)
 
