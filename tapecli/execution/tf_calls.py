@@ -110,8 +110,9 @@ class ConcreteFunction:
     def __init__(self, run_graph, arguments: dict, outputs):
         self._run_graph, self._arguments = run_graph, arguments
         self.structured_input_signature = (tuple(arguments.values()), {})
-        self.inputs = [GraphTensor(spec.shape, spec.dtype, f"{name}:0") for name, spec in arguments.items()
-                       if isinstance(spec, TensorSpec)]
+        self.inputs = []
+        _nested(tuple(arguments.values()), lambda spec: self.inputs.append(
+            GraphTensor(spec.shape, spec.dtype, f"{spec.name}:0")))
         self.structured_outputs = outputs
         self.outputs = []
         _each_output(outputs, self.outputs.append)      # (the graph's tensors, flat: nest.flatten's order)
@@ -165,13 +166,11 @@ def _concrete(func, parameters, traces, args, kwargs) -> ConcreteFunction:
     trace computes nothing."""
     given = parameters.bind(*(args if args or kwargs else traces.signature or ()), **kwargs)
     given.apply_defaults()
-    arguments = {name: TensorSpec(v.shape, DType(v.dtype.name), name) if isinstance(v, (Tensor, Variable, TensorSpec))
-                 else v for name, v in given.arguments.items()}
+    arguments = {name: _specs(v, name) for name, v in given.arguments.items()}
 
     def probes(size):
-        return inspect.BoundArguments(parameters, {
-            name: Tensor(np.ones([size if d is None else d for d in spec.shape], DTYPES[spec.dtype.name]))
-            if isinstance(spec, TensorSpec) else spec for name, spec in arguments.items()})
+        return inspect.BoundArguments(parameters, {name: _nested(spec, lambda t: Tensor(np.ones(
+            [size if d is None else d for d in t.shape], DTYPES[t.dtype.name]))) for name, spec in arguments.items()})
     ctx, run = current(), current().eager.run
     saved = [(v, v.read().value.copy()) for v in list(ctx.variables)]
     drawn = run.rng.bit_generator.state
@@ -198,6 +197,29 @@ def _concrete(func, parameters, traces, args, kwargs) -> ConcreteFunction:
     outputs = output(first, second)
     return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, inspect.BoundArguments(parameters, values),
                                                         traces, True), arguments, outputs)
+
+
+def _specs(value, name: str):
+    """An argument as the concrete function's signature holds it: each tensor or spec a TensorSpec named by its
+    place (``inputs_x`` for ``inputs["x"]``, as TensorFlow names them), Python values as they are."""
+    if isinstance(value, (Tensor, Variable, TensorSpec)):
+        return TensorSpec(value.shape, DType(value.dtype.name), name)
+    if isinstance(value, dict):
+        return {k: _specs(v, f"{name}_{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_specs(v, f"{name}_{i}") for i, v in enumerate(value))
+    return value
+
+
+def _nested(value, made):
+    """``value`` with each TensorSpec in it ``made(spec)``."""
+    if isinstance(value, TensorSpec):
+        return made(value)
+    if isinstance(value, dict):
+        return {k: _nested(v, made) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_nested(v, made) for v in value)
+    return value
 
 
 def _run_graph(func, sandbox, bound: inspect.BoundArguments, traces, muted: bool, specs: dict | None = None):
