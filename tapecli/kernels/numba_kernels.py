@@ -87,10 +87,10 @@ def _sign(x, zero, one, out):
 
 @_jit
 def _relu(x, zero, out):
-    # np.maximum(x, 0): nan stays nan, and a tie (-0) gives the second operand (+0).
+    # TensorFlow's (Eigen's) max(x, 0): nan stays nan, and -0 stays -0.
     for i in range(out.size):
         v = x[i]
-        out[i] = v if (v > zero or math.isnan(v)) else zero
+        out[i] = zero if v < zero else v
 
 
 @_jit

@@ -57,18 +57,19 @@ def leaky_relu(x, alpha=0.2):
 
 
 def relu(x, out=None):
+    # max(0, x), zero first: NumPy gives the second operand of a tie, so -0 stays -0, as Eigen's max(x, 0) keeps it
     if x.__class__ is np.ndarray and x.dtype.kind == "f" and x.size >= _LARGE:
         # against zeros, not the scalar 0 (NumPy's loop against a scalar is slower): a row of them along rows
         # of about _WIDE elements where x is laid out for it, which spares making and reading x's size of them
         width = math.gcd(x.size, _WIDE)
         if width >= _WIDE // 4 and x.flags.c_contiguous:
             out = np.empty(x.shape, dtype=x.dtype) if out is None else out
-            np.maximum(x.reshape(-1, width), np.zeros(width, dtype=x.dtype), out=out.reshape(-1, width))
+            np.maximum(np.zeros(width, dtype=x.dtype), x.reshape(-1, width), out=out.reshape(-1, width))
             return out
-        return np.maximum(x, np.zeros_like(x), out=out)
+        return np.maximum(np.zeros_like(x), x, out=out)
     if out is not None:
-        return np.maximum(x, x.dtype.type(0), out=out)
-    return np.maximum(x, 0).astype(x.dtype, copy=False)
+        return np.maximum(x.dtype.type(0), x, out=out)
+    return np.maximum(0, x).astype(x.dtype, copy=False)
 
 
 # From this many elements, the layout tricks below pay for their Python

@@ -20,7 +20,7 @@ import numpy as np
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
-from tapecli.interpreter.registry import builtin, builtin_function, hook
+from tapecli.interpreter.registry import builtin, builtin_function, hook, register
 from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime import numpy_gate
 from tapecli.runtime.numpy_gate import ARRAY_METHODS, weighed, weighed_method
@@ -236,6 +236,9 @@ REFUSED = {**numpy_gate.REFUSED["numpy"], **dict.fromkeys(
 _SCALAR_TYPES = {"float32": "float32", "float64": "float64", "double": "float64", "int32": "int32",
                  "int64": "int64", "bool_": "bool", "float16": "float16", "half": "float16",
                  **{name: name for name in ("int8", "int16", "uint8", "uint16", "uint32", "uint64")}}
+
+
+register("np.newaxis", None)       # (NumPy's is None: an index item; the module lookup below reads None as absent)
 
 
 # The modules whose functions a TensorFlow program calls on host values, as CPython calls them: NumPy's and

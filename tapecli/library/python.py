@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import (KERAS, LAYER, MODULE, FrameworkBase, Instance, ProgramClass, Super,
                                         is_instance, off_the_tape)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
@@ -246,7 +246,7 @@ def _key(k):
 
 
 def _sort_key(value):
-    if isinstance(value, str):
+    if isinstance(value, str) or value is None:     # (None compares by == alone: Python's TypeError at a <)
         return value
     if isinstance(value, list):             # a tuple or a list compares item by item, as Python's do
         return tuple(_sort_key(v) for v in value)
@@ -272,6 +272,28 @@ def sorted_(interp, iterable, key=None, reverse=False):
     except TypeError as e:          # a string beside a number, as Python says it
         raise TdfTypeError(str(e)) from None
     return [i for _, i in keyed]
+
+
+@builtin("getattr", interp=True)
+def getattr_(interp, obj, name, *default):
+    """Python's getattr: the attribute as the program would read it (``obj.name``), or the default where the object
+    has none."""
+    if not isinstance(name, str):
+        raise TdfTypeError(f"attribute name must be string, not {type_word(name)}")
+    try:
+        return interp.attribute(obj, name, None)
+    except (TdfTypeError, TdfNameError):
+        if default:
+            return default[0]
+        raise
+
+
+@builtin("hasattr", interp=True)
+def hasattr_(interp, obj, name):
+    return PythonBool(np.array(getattr_(interp, obj, name, _ABSENT) is not _ABSENT))
+
+
+_ABSENT = object()
 
 
 @builtin("reversed")

@@ -340,9 +340,11 @@ def numpy_binary(op: str, left, right) -> NumpyArray:
 
 def _numpy_value(value):
     """A NumPy operand as NumPy takes it: an array as itself, a Python number, bool or string as a Python
-    scalar."""
+    scalar, a list as a list of those."""
     if isinstance(value, (str, bytes)):
         return value
+    if isinstance(value, list):         # (a list beside an array: NumPy converts it, np.asarray's rules)
+        return [_numpy_value(v) for v in value]
     if value.__class__ is NumpyArray or value.value.ndim:
         return value.value
     return value.value.item()

@@ -63,7 +63,7 @@ def _softplus(x):
 
 
 def _relu(x):
-    return x if (x > 0 or x != x) else 0
+    return 0 if x < 0 else x       # (TensorFlow's: nan stays nan, -0 stays -0)
 
 
 def _elu(x, alpha):
@@ -161,7 +161,7 @@ DEVICE = {name: cuda.jit(device=True)(f) for name, f in FORMULAS.items()}
 
 # The scalar helpers a fused expression's statements call (``fusion.codegen.element_body``), under the
 # names and signatures of ``kernels.fusion_math``.
-def _relu2(x, zero): return x if (x > zero or x != x) else zero
+def _relu2(x, zero): return zero if x < zero else x
 def _sign3(x, zero, one): return zero if x == zero else (one if x > zero else (-one if x < zero else x))
 
 
