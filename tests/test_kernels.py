@@ -478,7 +478,7 @@ def test_index_grad_adds_as_np_add_at_does(index):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
-    # relu and its gradient as a bit mask; sum, max, min and max's share over a short inner axis slice by slice;
+    # relu (max(0, x): -0 stays -0, as TensorFlow's) and its gradient as a bit mask; sum, max, min and max's share over a short inner axis slice by slice;
     # broadcast_to as a copy: each against the NumPy call it stands for, with NaN, inf and both zeros among the values
     rng = np.random.default_rng(11)
     x = rng.standard_normal((16, 9, 7, 4, 8)).astype(dtype)
@@ -491,7 +491,7 @@ def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
     def same(a, b):
         return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
     for values in (x, x[:, ::2], x[..., :7]):      # rows of zeros along it; strided; rows of 7 (no such rows)
-        assert same(NUMPY_KERNELS["relu"](values), np.maximum(values, np.zeros_like(values)))
+        assert same(NUMPY_KERNELS["relu"](values), np.maximum(np.zeros_like(values), values))   # (-0 kept: Eigen's)
     assert same(NUMPY_KERNELS["masked_grad"](g, x, kind="relu"), np.where(x > 0, g, 0).astype(dtype))
     assert same(NUMPY_KERNELS["masked_grad"](g[:, ::2], x[:, ::2], kind="relu"),
                 np.where(x[:, ::2] > 0, g[:, ::2], 0).astype(dtype))
