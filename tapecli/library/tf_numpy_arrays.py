@@ -1,0 +1,555 @@
+"""tf.experimental.numpy, its array functions: reductions with NumPy's dtypes (a sum of int32 is int64, a mean of
+ints float64), reshaping and moving axes, joining and splitting, flipping, indexing by position (take, where), as
+np_array_ops.py writes them over TensorFlow's ops (tf_numpy.py says how the module is reached)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import ShapeError, TdfValueError
+from tapecli.interpreter.conversions import to_int, truth
+from tapecli.library.core import _tensor_attribute, expand_dims as tf_expand_dims, squeeze as tf_squeeze, to_axis, \
+    to_shape
+from tapecli.library.tf_array import repeat as tf_repeat
+from tapecli.library.tf_math import reduce_std, reduce_variance
+from tapecli.library.tf_numpy import (asarray, check_axis, full, is_python, numpy_dtype, numpy_function, promote,
+                                      result_type, tensor_astype)
+from tapecli.library.tf_nn import pad as tf_pad, split as tf_split
+from tapecli.runtime.values import Tensor
+
+# How a reduction reads integer and bool arrays (np_array_ops._reduce's promote_int): as int64 (uint64), as the
+# float NumPy's mean gives, or as they are.
+_TO_INT, _TO_FLOAT, _AS_IS = "int", "float", None
+
+
+def _reduce(fn, a, axis=None, dtype=None, keepdims=None, promote_int=_TO_INT, bool_fn=None, preserve_bool=False):
+    """np_array_ops._reduce: ``fn`` over ``axis`` of ``a`` (converted to ``dtype``); an integer or bool array
+    is first cast as ``promote_int`` says, a bool one reduced by ``bool_fn`` where that keeps it bool."""
+    want = numpy_dtype(dtype)
+    keep = False if keepdims is None else truth(keepdims)
+    t = asarray(a, want)
+    ax = to_axis(axis)
+    if bool_fn is not None and (want == np.bool_ or preserve_bool and t.dtype == np.bool_):
+        return bool_fn(t, ax, keep)
+    if want is None and t.dtype.kind in "iub":
+        if promote_int == _TO_INT:
+            signed = t.dtype.kind != "u"
+            t = ops.cast(t, np.dtype(np.int64 if signed else np.uint64) if t.dtype.itemsize < 8 or t.dtype.kind == "b"
+                         else t.dtype)
+        elif promote_int == _TO_FLOAT:
+            t = ops.cast(t, np.dtype(np.float64))
+    return fn(t, ax, keep)
+
+
+def _any(t, axis, keepdims):
+    return Tensor(np.asarray(np.any(t.value, axis=axis, keepdims=keepdims)))
+
+
+def _all(t, axis, keepdims):
+    return Tensor(np.asarray(np.all(t.value, axis=axis, keepdims=keepdims)))
+
+
+@numpy_function("sum")
+def sum_(a, axis=None, dtype=None, keepdims=None):
+    return _reduce(ops.reduce_sum, a, axis, dtype, keepdims, bool_fn=_any)
+
+
+@numpy_function()
+def prod(a, axis=None, dtype=None, keepdims=None):
+    return _reduce(ops.reduce_prod, a, axis, dtype, keepdims, bool_fn=_all)
+
+
+def _no_out(out):
+    if out is not None:
+        raise TdfValueError("Setting out is not supported.")
+
+
+@numpy_function()
+def mean(a, axis=None, dtype=None, out=None, keepdims=None):
+    _no_out(out)
+    return _reduce(ops.reduce_mean, a, axis, dtype, keepdims, promote_int=_TO_FLOAT)
+
+
+@numpy_function("amax", "max")
+def amax(a, axis=None, out=None, keepdims=None):
+    _no_out(out)
+    return _reduce(ops.reduce_max, a, axis, None, keepdims, promote_int=_AS_IS, bool_fn=_any, preserve_bool=True)
+
+
+@numpy_function("amin", "min")
+def amin(a, axis=None, out=None, keepdims=None):
+    _no_out(out)
+    return _reduce(ops.reduce_min, a, axis, None, keepdims, promote_int=_AS_IS, bool_fn=_all, preserve_bool=True)
+
+
+@numpy_function()
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=None):
+    """The variance (np_array_ops.var); with ``ddof``, the sum of squared deviations over ``n - ddof``."""
+    _no_out(out)
+    want = numpy_dtype(dtype)
+    working = result_type(a, want) if want is not None else None
+    delta = to_int(ddof, "ddof")
+
+    def reduce_fn(t, ax, keep):
+        if delta == 0:
+            return reduce_variance(t, ax, keep)
+        deviations = ops.reduce_sum(ops.square(ops.sub(t, ops.reduce_mean(t, ax, True))), ax, keep)
+        axes = range(t.ndim) if ax is None else ax if isinstance(ax, tuple) else (ax,)
+        n = int(np.prod([t.shape[i] for i in axes])) - delta
+        return ops.div(deviations, Tensor(np.array(n, dtype=t.dtype)))
+    result = _reduce(reduce_fn, a, axis, None if working is None else working, keepdims, promote_int=_TO_FLOAT)
+    return result if want is None else ops.cast(result, want)
+
+
+@numpy_function()
+def std(a, axis=None, keepdims=None):
+    return _reduce(reduce_std, a, axis, None, keepdims, promote_int=_TO_FLOAT)
+
+
+@numpy_function("all")
+def all_(a, axis=None, keepdims=None):
+    return _all(asarray(a, np.dtype(np.bool_)), to_axis(axis), truth(keepdims) if keepdims is not None else False)
+
+
+@numpy_function("any")
+def any_(a, axis=None, keepdims=None):
+    return _any(asarray(a, np.dtype(np.bool_)), to_axis(axis), truth(keepdims) if keepdims is not None else False)
+
+
+def _integral(t: Tensor) -> Tensor:
+    """np_array_ops._maybe_promote_to_int: an integer narrower than int64 widened to it (NumPy's cumsum)."""
+    if t.dtype.kind in "iu":
+        widest = np.promote_types(t.dtype, np.int64)
+        if widest != t.dtype:
+            return ops.cast(t, widest)
+    return t
+
+
+def _scan(fn, a, axis, dtype):
+    t = asarray(a, numpy_dtype(dtype))
+    if dtype is None:
+        t = _integral(t)
+    if axis is None:
+        return fn(ops.reshape(t, (-1,)), 0)
+    return fn(t, check_axis(to_int(axis, "axis"), t.ndim, "cumsum"))
+
+
+@numpy_function()
+def cumsum(a, axis=None, dtype=None):
+    return _scan(ops.cumsum, a, axis, dtype)
+
+
+@numpy_function()
+def cumprod(a, axis=None, dtype=None):
+    return _scan(ops.cumprod, a, axis, dtype)
+
+
+# ------------------------------------------------------------------ shapes
+
+@numpy_function()
+def size(x, axis=None):
+    """The number of elements, a Python int."""
+    if axis is not None:
+        raise TdfValueError("axis argument is not supported in the current `np.size` implementation")
+    return Tensor(np.array(asarray(x).size, dtype=np.int64), weak=True)
+
+
+@numpy_function()
+def ndim(a):
+    return Tensor(np.array(asarray(a).ndim, dtype=np.int64), weak=True)
+
+
+@numpy_function()
+def shape(a):
+    return _tensor_attribute(asarray(a), "shape")
+
+
+@numpy_function()
+def isscalar(num):
+    return Tensor(np.array(asarray(num).ndim == 0), weak=True)
+
+
+@numpy_function()
+def ravel(a):
+    return ops.reshape(asarray(a), (-1,))
+
+
+@numpy_function()
+def reshape(a, newshape, order="C"):
+    """``a`` in ``newshape`` (one entry may be -1), read in C order, or Fortran's (``order="F"``)."""
+    if order not in ("C", "F"):
+        raise TdfValueError(f"Unsupported order argument {order}")
+    t = asarray(a)
+    dims = list(to_shape(newshape, negative=True))
+    if order == "F":
+        return ops.transpose(_reshaped(ops.transpose(t), dims[::-1]))
+    return _reshaped(t, dims)
+
+
+def _reshaped(t: Tensor, dims: list) -> Tensor:
+    if dims.count(-1) > 1 or any(d < -1 for d in dims):
+        raise ShapeError(f"cannot reshape array of size {t.size} into shape {tuple(dims)}")
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1]))
+        if known == 0 or t.size % known:
+            raise ShapeError(f"cannot reshape array of size {t.size} into shape {tuple(dims)}")
+        dims[dims.index(-1)] = t.size // known
+    if int(np.prod(dims)) != t.size:
+        raise ShapeError(f"cannot reshape array of size {t.size} into shape {tuple(dims)}")
+    return ops.reshape(t, tuple(dims))
+
+
+@numpy_function()
+def flatten(a, order="C"):
+    t = asarray(a)
+    if order in ("C", "A", "K"):
+        return ops.reshape(t, (-1,))
+    if order == "F":
+        return ops.reshape(ops.transpose(t), (-1,))
+    raise TdfValueError("order can only be C, A, K (all row major) or F (column major).")
+
+
+@numpy_function()
+def expand_dims(a, axis):
+    return tf_expand_dims(asarray(a), axis)
+
+
+@numpy_function()
+def squeeze(a, axis=None):
+    return tf_squeeze(asarray(a), axis)
+
+
+@numpy_function()
+def transpose(a, axes=None):
+    t = asarray(a)
+    return ops.transpose(t, None if axes is None else to_shape(axes))
+
+
+@numpy_function()
+def swapaxes(a, axis1, axis2):
+    t = asarray(a)
+    first, second = (check_axis(to_int(x, "axis"), t.ndim, "swapaxes") for x in (axis1, axis2))
+    perm = list(range(t.ndim))
+    perm[first], perm[second] = second, first
+    return ops.transpose(t, perm)
+
+
+@numpy_function()
+def moveaxis(a, source, destination):
+    """``a`` with the axes ``source`` moved to the places ``destination`` (each an int or a sequence)."""
+    sources, destinations = to_shape(source, negative=True), to_shape(destination, negative=True)
+    if not sources and not destinations:
+        return a
+    t = asarray(a)
+    if len(sources) != len(destinations):
+        raise TdfValueError("The lengths of source and destination must equal")
+    sources = [s + t.ndim if s < 0 else s for s in sources]
+    destinations = [d + t.ndim if d < 0 else d for d in destinations]
+    perm = [i for i in range(t.ndim) if i not in sources]
+    for dest, src in sorted(zip(destinations, sources)):
+        if dest > len(perm):
+            raise ShapeError(f"moveaxis: destination {dest} is out of bounds for array of dimension {t.ndim}")
+        perm.insert(dest, src)
+    return ops.transpose(t, perm)
+
+
+def _at_least(n: int, a) -> Tensor:
+    """np_array_ops._atleast_nd with NumPy's placement of the new axes: a scalar is [[x]], a vector [v] (and
+    [v] with an axis after, for 3-d), a matrix m[..., None] for 3-d."""
+    t = asarray(a)
+    if t.ndim >= n:
+        return t
+    if n == 3 and t.ndim == 2:
+        return ops.reshape(t, t.shape + (1,))
+    if n == 3 and t.ndim == 1:
+        return ops.reshape(t, (1,) + t.shape + (1,))
+    return ops.reshape(t, (1,) * (n - t.ndim) + t.shape)
+
+
+def _at_least_all(n: int, arys):
+    found = [_at_least(n, a) for a in arys]
+    return found[0] if len(found) == 1 else found
+
+
+@numpy_function()
+def atleast_1d(*arys):
+    return _at_least_all(1, arys)
+
+
+@numpy_function()
+def atleast_2d(*arys):
+    return _at_least_all(2, arys)
+
+
+@numpy_function()
+def atleast_3d(*arys):
+    return _at_least_all(3, arys)
+
+
+@numpy_function()
+def broadcast_to(array, shape):  # noqa: A002
+    return full(shape, array)
+
+
+# ------------------------------------------------------------------ joining and splitting
+
+def _arrays(arys, what: str) -> list:
+    if isinstance(arys, Tensor) and not arys.weak:
+        return ops.rows(arys)
+    if isinstance(arys, Tensor):            # (a Python list of numbers: its rows)
+        return ops.rows(asarray(arys))
+    if not isinstance(arys, (list, tuple)) or not arys:
+        raise TdfValueError(f"Need at least one array to {what}.")
+    return list(arys)
+
+
+@numpy_function()
+def stack(arrays, axis=0):
+    """The arrays (promoted to one dtype) stacked along a new ``axis``; a tensor is the stack of its rows."""
+    at = to_int(axis, "axis")
+    if isinstance(arrays, Tensor) and not arrays.weak:
+        t = asarray(arrays)
+        return t if at == 0 else swapaxes(t, 0, at)
+    return ops.stack(promote(*_arrays(arrays, "stack")), at)
+
+
+@numpy_function()
+def hstack(tup):
+    arrays = promote(*(_at_least(1, a) for a in _arrays(tup, "concatenate")))
+    return ops.concat(arrays, 0 if arrays[0].ndim == 1 else 1)
+
+
+@numpy_function()
+def vstack(tup):
+    return ops.concat(promote(*(_at_least(2, a) for a in _arrays(tup, "concatenate"))), 0)
+
+
+@numpy_function()
+def dstack(tup):
+    return ops.concat(promote(*(_at_least(3, a) for a in _arrays(tup, "concatenate"))), 2)
+
+
+@numpy_function()
+def concatenate(arys, axis=0):
+    """The arrays (converted to their result type) joined along ``axis``."""
+    arrays = _arrays(arys if isinstance(arys, (list, tuple)) or is_python(arys) else [arys], "concatenate")
+    return ops.concat(promote(*arrays), to_int(axis, "axis"))
+
+
+@numpy_function()
+def append(arr, values, axis=None):
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+@numpy_function()
+def split(ary, indices_or_sections, axis=0):
+    """``ary`` in equal sections (an int), or cut at the indices given (np.split's boundaries, not tf.split's
+    sizes)."""
+    t = asarray(ary)
+    at = to_int(axis, "axis")
+    sections = indices_or_sections
+    if isinstance(sections, Tensor) and sections.ndim == 0:
+        return tf_split(t, to_int(sections, "indices_or_sections"), at)
+    if at >= t.ndim:
+        raise TdfValueError(f"axis {at} is out of bound for shape {tuple(t.shape)}")
+    total, sizes, previous = t.shape[at], [], 0
+    for i, b in enumerate(to_shape(sections, negative=True)):
+        if b - previous < 0:
+            raise TdfValueError(f"The {i}-th boundary {b} is smaller than the previous boundary {previous}")
+        sizes.append(min(b - previous, max(0, total - sum(sizes))))
+        previous = b
+    sizes.append(max(0, total - sum(sizes)))
+    return tf_split(t, sizes, at)
+
+
+def _split_on(axis: int):
+    def along(ary, indices_or_sections):
+        t = asarray(ary)
+        at = 0 if axis == 1 and t.ndim == 1 else axis
+        if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 0 \
+                and t.shape[at] % to_int(indices_or_sections):
+            raise TdfValueError("array split does not result in an equal division")
+        return split(t, indices_or_sections, at)
+    return along
+
+
+numpy_function("vsplit")(_split_on(0))
+numpy_function("hsplit")(_split_on(1))
+numpy_function("dsplit")(_split_on(2))
+
+
+@numpy_function()
+def repeat(a, repeats, axis=None):
+    return tf_repeat(asarray(a), asarray(repeats), axis)
+
+
+@numpy_function()
+def tile(a, reps):
+    """``a`` repeated ``reps`` times along each axis; the shorter of ``a``'s shape and ``reps`` padded with ones
+    in front."""
+    t = asarray(a)
+    counts = list(to_shape(reps))
+    counts = [1] * (t.ndim - len(counts)) + counts
+    t = ops.reshape(t, (1,) * (len(counts) - t.ndim) + t.shape)
+    return ops.tile(t, counts)
+
+
+# ------------------------------------------------------------------ rearranging
+
+@numpy_function()
+def flip(m, axis=None):
+    t = asarray(m)
+    if axis is None:
+        return ops.reverse(t, list(range(t.ndim)))
+    return ops.reverse(t, [check_axis(to_int(axis, "axis"), t.ndim, "flip")])
+
+
+@numpy_function()
+def flipud(m):
+    return flip(m, 0)
+
+
+@numpy_function()
+def fliplr(m):
+    return flip(m, 1)
+
+
+@numpy_function()
+def roll(a, shift, axis=None):
+    t = asarray(a)
+    if axis is None:
+        return ops.reshape(ops.roll(ops.reshape(t, (-1,)), [to_int(shift, "shift")], [0]), t.shape)
+    shifts, axes = list(to_shape(shift, negative=True)), list(to_shape(axis, negative=True))
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts *= len(axes)
+    return ops.roll(t, shifts, axes)
+
+
+@numpy_function()
+def rot90(m, k=1, axes=(0, 1)):
+    t = asarray(m)
+    first, second = (check_axis(a, t.ndim, "rot90") for a in to_shape(axes, negative=True))
+    turns = to_int(k, "k") % 4
+    if turns == 0:
+        return t
+    if turns == 2:
+        return flip(flip(t, first), second)
+    perm = list(range(t.ndim))
+    perm[first], perm[second] = second, first
+    return ops.transpose(flip(t, second), perm) if turns == 1 else flip(ops.transpose(t, perm), second)
+
+
+def _triangle(m, k, lower: bool) -> Tensor:
+    t = asarray(m)
+    if t.ndim < 2:
+        raise TdfValueError(f"Argument to {'tril' if lower else 'triu'} must have rank at least 2")
+    rows, cols = t.shape[-2:]
+    mask = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
+    zero = Tensor(np.zeros((), dtype=t.dtype))
+    keep, drop = (t, zero) if lower else (zero, t)
+    return ops.where(Tensor(np.broadcast_to(mask, t.shape)), keep, drop)
+
+
+@numpy_function()
+def tril(m, k=0):
+    return _triangle(m, to_int(k, "k"), True)
+
+
+@numpy_function()
+def triu(m, k=0):
+    return _triangle(m, to_int(k, "k"), False)
+
+
+@numpy_function()
+def pad(array, pad_width, mode, **kwargs):  # noqa: A002
+    """tf.pad of ``array``: modes "constant", "reflect" and "symmetric" only."""
+    if mode not in ("constant", "reflect", "symmetric"):
+        raise TdfValueError(f"Unsupported padding mode: {mode}")
+    return tf_pad(asarray(array), asarray(pad_width, np.dtype(np.int32)), mode.upper(),
+                  kwargs.get("constant_values", 0))
+
+
+# ------------------------------------------------------------------ picking elements
+
+@numpy_function()
+def take(a, indices, axis=None, out=None, mode="clip"):
+    """The elements at ``indices`` along ``axis`` (of the flattened array without one); indices out of range are
+    clipped (``mode="clip"``, tnp's default) or wrapped (``"wrap"``)."""
+    if out is not None:
+        raise TdfValueError("out argument is not supported in take.")
+    if mode not in ("raise", "clip", "wrap"):
+        raise TdfValueError(f"Invalid mode '{mode}' for take")
+    if mode == "raise":
+        raise TdfValueError("The 'raise' mode to take is not supported.")
+    t, index = asarray(a), asarray(indices)
+    if axis is None:
+        t, at = ops.reshape(t, (-1,)), 0
+    else:
+        at = check_axis(to_int(axis, "axis"), t.ndim, "take")
+    n = t.shape[at]
+    idx = np.clip(index.value, 0, n - 1) if mode == "clip" else np.mod(index.value, n)
+    return ops.gather(t, Tensor(idx), axis=at)
+
+
+@numpy_function()
+def where(condition, x=None, y=None):
+    """``x`` where ``condition`` holds, else ``y`` (promoted to one dtype, broadcast); alone, the condition's
+    nonzero indices."""
+    c = asarray(condition, np.dtype(np.bool_))
+    if x is None and y is None:
+        return nonzero(c)
+    if x is None or y is None:
+        raise TdfValueError("Both x and y must be ndarrays, or both must be None.")
+    return ops.where(c, *promote(x, y))
+
+
+@numpy_function()
+def nonzero(a):
+    """The indices of the nonzero elements, one int64 array per axis."""
+    t = _at_least(1, a)
+    found = np.argwhere(t.value.astype(bool)).astype(np.int64)
+    return [Tensor(np.ascontiguousarray(found[:, i])) for i in range(t.ndim)]
+
+
+@numpy_function()
+def diag(v, k=0):
+    """A vector's diagonal matrix (on the ``k``-th diagonal), or a matrix's ``k``-th diagonal."""
+    t = asarray(v)
+    at = to_int(k, "k")
+    if t.ndim not in (1, 2):
+        raise TdfValueError(f"Shape must be at most rank 2 but is rank {t.ndim}")
+    if t.ndim == 1:
+        n = t.shape[0] + abs(at)
+        grid = np.arange(t.shape[0])
+        rows, cols = (grid, grid + at) if at >= 0 else (grid - at, grid)
+        return ops.scatter_nd(Tensor(np.stack([rows, cols], 1).astype(np.int64)), t, (n, n))
+    return diagonal(t, at)
+
+
+@numpy_function()
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    t = asarray(a)
+    at = to_int(offset, "offset")
+    first, second = (check_axis(to_int(x, "axis"), t.ndim, "diagonal") for x in (axis1, axis2))
+    moved = moveaxis(t, [first, second], [-2, -1])
+    rows, cols = moved.shape[-2:]
+    grid = np.arange(max(0, min(rows, cols - at) if at >= 0 else min(rows + at, cols)))
+    pick = (grid, grid + at) if at >= 0 else (grid - at, grid)
+    index = (Ellipsis, Tensor(pick[0].astype(np.int64)), Tensor(pick[1].astype(np.int64)))
+    return ops.getitem(moved, tuple(i.value if isinstance(i, Tensor) else i for i in index))
+
+
+@numpy_function()
+def around(a, decimals=0):
+    """Rounded to ``decimals`` (halves to even), as ``round(a * 10**d) / 10**d`` in a float dtype, then cast
+    back to ``a``'s."""
+    t = asarray(a)
+    factor = 10.0 ** to_int(decimals, "decimals")
+    work = t if t.dtype.kind == "f" else tensor_astype(t, np.dtype(np.float64))
+    scale = Tensor(np.array(factor, dtype=work.dtype))
+    return tensor_astype(ops.div(ops.round_(ops.mul(work, scale)), scale), t.dtype)
+
+
+numpy_function("round")(around)
