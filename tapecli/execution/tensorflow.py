@@ -379,11 +379,15 @@ def declarations(tree: ast.Module, aliases: set[str]) -> tuple[set[int], set[str
     return variables, constants
 
 
+# The paths of tf.newaxis (and tnp's), which is None.
+_NEWAXIS = (["newaxis"], ["experimental", "numpy", "newaxis"])
+
+
 def supported(path: list[str]) -> bool:
     """Whether ``tf.<path>`` names something the bridge gives (a module alone, as a value, is not)."""
     if not path:
         return False
-    if path == ["newaxis"]:                 # (None, which _resolve cannot tell from nothing)
+    if path in _NEWAXIS:                    # (None, which _resolve cannot tell from nothing)
         return True
     if path[0] in OWN:
         return len(path) == 1 or len(path) == 2 and path[1] in OWN_CLASS_ATTRIBUTES.get(path[0], ())
@@ -904,7 +908,7 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
         if lacks is not None:
             raise AttributeError(lacks[0])
         names = path.split(".")[1:] + [attr]
-        if names == ["newaxis"]:
+        if names in _NEWAXIS:
             return None
         value = _own(eager, attr) if len(names) == 1 and attr in OWN else KERAS_CLASSES.get(tuple(names))
         if len(names) == 1 and attr in OWN_MODULES:

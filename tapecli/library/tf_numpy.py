@@ -26,7 +26,7 @@ from tapecli.library.tf_array import broadcast_to as tf_broadcast_to, meshgrid a
 from tapecli.ops import promotion
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, filled
+from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, dtype_name, filled
 
 MODULE = "experimental.numpy"
 
@@ -121,6 +121,8 @@ def asarray(value, dtype: np.dtype | None = None) -> Tensor:
     """np_array_ops._array_internal: ``value`` as a TensorFlow tensor of ``dtype`` (None: its own, NumPy's for a
     Python number or list). A tensor of another dtype is cast, a variable read (tapes see both); a Python list of
     tensors is the stack of its items, each converted to their common dtype."""
+    if isinstance(value, (bool, int, float)):        # (a default of the library's own: base=10.0)
+        value = ops.to_tensor(value)
     if isinstance(value, (list, tuple)) and not isinstance(value, Tensor):
         if not value:
             return Tensor(np.zeros(0, dtype=dtype or np.float64))
@@ -184,7 +186,8 @@ def copy(a):
 
 @numpy_function("result_type")
 def result_type_(*arrays_and_dtypes):
-    return NumpyScalarType(result_type(*arrays_and_dtypes).name)
+    """NumPy's result type, as TensorFlow's dtype (np_utils.result_type)."""
+    return DType(dtype_name(result_type(*arrays_and_dtypes)))
 
 
 # ------------------------------------------------------------------ constructors
