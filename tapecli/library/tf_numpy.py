@@ -20,13 +20,13 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import _check_size, linspace as tf_linspace, to_shape
-from tapecli.library.numpy_forms import NumpyScalarType
+from tapecli.library.numpy_forms import NumpyScalarType, finfo as np_finfo, iinfo as np_iinfo
 from tapecli.library.python import bool_ as python_bool, float_ as python_float, int_ as python_int
 from tapecli.library.tf_array import broadcast_to as tf_broadcast_to, meshgrid as tf_meshgrid
 from tapecli.ops import promotion
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, dtype_name, filled
+from tapecli.runtime.values import DType, NumpyArray, NumpyDType, PythonBool, PythonTuple, Tensor, Variable, dtype_name, filled
 
 MODULE = "experimental.numpy"
 
@@ -110,6 +110,12 @@ def tensor_astype(t: Tensor, dtype: np.dtype) -> Tensor:
     return asarray(t, dtype)
 
 
+def as_float(t: Tensor) -> Tensor:
+    """np_math_ops._scalar's promote_to_float: an integer or bool array as float64 (NumPy's float of them), by the
+    tensor's astype (so only once NumPy behaviour is on, as in TensorFlow)."""
+    return t if t.dtype.kind == "f" else tensor_astype(t, np.dtype(np.float64))
+
+
 def is_python(value) -> bool:
     """A Python number or bool, or a list of them (a literal): what NumPy's own rules give a dtype."""
     return value.__class__ is PythonBool or getattr(value, "weak", False)
@@ -182,6 +188,17 @@ def ascontiguousarray(a, dtype=None):
 @numpy_function()
 def copy(a):
     return asarray(a)
+
+
+@numpy_function()
+def finfo(dtype):
+    """NumPy's float information (eps, max, tiny...) of a dtype, as np.finfo."""
+    return np_finfo(NumpyDType(numpy_dtype(dtype).name))
+
+
+@numpy_function()
+def iinfo(int_type):
+    return np_iinfo(NumpyDType(numpy_dtype(int_type).name))
 
 
 @numpy_function("result_type")

@@ -1,6 +1,7 @@
-"""tf.experimental.numpy, its array functions: reductions with NumPy's dtypes (a sum of int32 is int64, a mean of
-ints float64), reshaping and moving axes, joining and splitting, flipping, indexing by position (take, where), as
-np_array_ops.py writes them over TensorFlow's ops (tf_numpy.py says how the module is reached)."""
+"""tf.experimental.numpy, its array functions: reductions and statistics with NumPy's dtypes (a sum of int32 is int64,
+a mean of ints float64), sorting and searching, reshaping and moving axes, joining and splitting, flipping and
+rounding, as np_array_ops.py and np_math_ops.py write them over TensorFlow's ops (tf_numpy.py says how the module is
+reached; tf_numpy_indexing.py picks elements)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,12 +11,12 @@ from tapecli.errors import ShapeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.library.core import _tensor_attribute, expand_dims as tf_expand_dims, squeeze as tf_squeeze, to_axis, \
     to_shape
-from tapecli.library.tf_array import repeat as tf_repeat
-from tapecli.library.tf_math import reduce_std, reduce_variance
-from tapecli.library.tf_numpy import (asarray, check_axis, full, is_python, numpy_dtype, numpy_function, promote,
-                                      result_type, tensor_astype)
+from tapecli.library.tf_array import broadcast_to as tf_broadcast_to, repeat as tf_repeat
+from tapecli.library.tf_math import count_nonzero as tf_count_nonzero, reduce_std, reduce_variance
+from tapecli.library.tf_numpy import (as_float, asarray, check_axis, full, is_python, numpy_dtype, numpy_function,
+                                      promote, result_type, tensor_astype)
 from tapecli.library.tf_nn import pad as tf_pad, split as tf_split
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonTuple, Tensor
 
 # How a reduction reads integer and bool arrays (np_array_ops._reduce's promote_int): as int64 (uint64), as the
 # float NumPy's mean gives, or as they are.
@@ -237,7 +238,8 @@ def swapaxes(a, axis1, axis2):
 @numpy_function()
 def moveaxis(a, source, destination):
     """``a`` with the axes ``source`` moved to the places ``destination`` (each an int or a sequence)."""
-    sources, destinations = to_shape(source, negative=True), to_shape(destination, negative=True)
+    sources, destinations = (tuple(to_shape([v] if isinstance(v, int) else v, negative=True))
+                             for v in (source, destination))
     if not sources and not destinations:
         return a
     t = asarray(a)
@@ -253,7 +255,7 @@ def moveaxis(a, source, destination):
     return ops.transpose(t, perm)
 
 
-def _at_least(n: int, a) -> Tensor:
+def at_least(n: int, a) -> Tensor:
     """np_array_ops._atleast_nd with NumPy's placement of the new axes: a scalar is [[x]], a vector [v] (and
     [v] with an axis after, for 3-d), a matrix m[..., None] for 3-d."""
     t = asarray(a)
@@ -267,7 +269,7 @@ def _at_least(n: int, a) -> Tensor:
 
 
 def _at_least_all(n: int, arys):
-    found = [_at_least(n, a) for a in arys]
+    found = [at_least(n, a) for a in arys]
     return found[0] if len(found) == 1 else found
 
 
@@ -289,6 +291,22 @@ def atleast_3d(*arys):
 @numpy_function()
 def broadcast_to(array, shape):  # noqa: A002
     return full(shape, array)
+
+
+@numpy_function()
+def broadcast_arrays(*args, **kwargs):
+    """The arrays broadcast to their common shape."""
+    if truth(kwargs.pop("subok", False)):
+        raise TdfValueError("subok=True is not supported.")
+    if kwargs:
+        raise TdfValueError(f"Received unsupported arguments {list(kwargs)}")
+    arrays = [asarray(a) for a in args]
+    try:
+        common = np.broadcast_shapes(*(t.shape for t in arrays))
+    except ValueError:
+        raise ShapeError("broadcast_arrays: shapes " + ", ".join(str(list(t.shape)) for t in arrays) +
+                         " do not broadcast") from None
+    return [tf_broadcast_to(t, common) for t in arrays]
 
 
 # ------------------------------------------------------------------ joining and splitting
@@ -315,18 +333,18 @@ def stack(arrays, axis=0):
 
 @numpy_function()
 def hstack(tup):
-    arrays = promote(*(_at_least(1, a) for a in _arrays(tup, "concatenate")))
+    arrays = promote(*(at_least(1, a) for a in _arrays(tup, "concatenate")))
     return ops.concat(arrays, 0 if arrays[0].ndim == 1 else 1)
 
 
 @numpy_function()
 def vstack(tup):
-    return ops.concat(promote(*(_at_least(2, a) for a in _arrays(tup, "concatenate"))), 0)
+    return ops.concat(promote(*(at_least(2, a) for a in _arrays(tup, "concatenate"))), 0)
 
 
 @numpy_function()
 def dstack(tup):
-    return ops.concat(promote(*(_at_least(3, a) for a in _arrays(tup, "concatenate"))), 2)
+    return ops.concat(promote(*(at_least(3, a) for a in _arrays(tup, "concatenate"))), 2)
 
 
 @numpy_function()
@@ -441,27 +459,6 @@ def rot90(m, k=1, axes=(0, 1)):
     return ops.transpose(flip(t, second), perm) if turns == 1 else flip(ops.transpose(t, perm), second)
 
 
-def _triangle(m, k, lower: bool) -> Tensor:
-    t = asarray(m)
-    if t.ndim < 2:
-        raise TdfValueError(f"Argument to {'tril' if lower else 'triu'} must have rank at least 2")
-    rows, cols = t.shape[-2:]
-    mask = np.tri(rows, cols, k if lower else k - 1, dtype=bool)
-    zero = Tensor(np.zeros((), dtype=t.dtype))
-    keep, drop = (t, zero) if lower else (zero, t)
-    return ops.where(Tensor(np.broadcast_to(mask, t.shape)), keep, drop)
-
-
-@numpy_function()
-def tril(m, k=0):
-    return _triangle(m, to_int(k, "k"), True)
-
-
-@numpy_function()
-def triu(m, k=0):
-    return _triangle(m, to_int(k, "k"), False)
-
-
 @numpy_function()
 def pad(array, pad_width, mode, **kwargs):  # noqa: A002
     """tf.pad of ``array``: modes "constant", "reflect" and "symmetric" only."""
@@ -471,74 +468,117 @@ def pad(array, pad_width, mode, **kwargs):  # noqa: A002
                   kwargs.get("constant_values", 0))
 
 
-# ------------------------------------------------------------------ picking elements
+# ------------------------------------------------------------------ sorting, searching, statistics
 
 @numpy_function()
-def take(a, indices, axis=None, out=None, mode="clip"):
-    """The elements at ``indices`` along ``axis`` (of the flattened array without one); indices out of range are
-    clipped (``mode="clip"``, tnp's default) or wrapped (``"wrap"``)."""
-    if out is not None:
-        raise TdfValueError("out argument is not supported in take.")
-    if mode not in ("raise", "clip", "wrap"):
-        raise TdfValueError(f"Invalid mode '{mode}' for take")
-    if mode == "raise":
-        raise TdfValueError("The 'raise' mode to take is not supported.")
-    t, index = asarray(a), asarray(indices)
-    if axis is None:
-        t, at = ops.reshape(t, (-1,)), 0
-    else:
-        at = check_axis(to_int(axis, "axis"), t.ndim, "take")
-    n = t.shape[at]
-    idx = np.clip(index.value, 0, n - 1) if mode == "clip" else np.mod(index.value, n)
-    return ops.gather(t, Tensor(idx), axis=at)
-
-
-@numpy_function()
-def where(condition, x=None, y=None):
-    """``x`` where ``condition`` holds, else ``y`` (promoted to one dtype, broadcast); alone, the condition's
-    nonzero indices."""
-    c = asarray(condition, np.dtype(np.bool_))
-    if x is None and y is None:
-        return nonzero(c)
-    if x is None or y is None:
-        raise TdfValueError("Both x and y must be ndarrays, or both must be None.")
-    return ops.where(c, *promote(x, y))
-
-
-@numpy_function()
-def nonzero(a):
-    """The indices of the nonzero elements, one int64 array per axis."""
-    t = _at_least(1, a)
-    found = np.argwhere(t.value.astype(bool)).astype(np.int64)
-    return [Tensor(np.ascontiguousarray(found[:, i])) for i in range(t.ndim)]
-
-
-@numpy_function()
-def diag(v, k=0):
-    """A vector's diagonal matrix (on the ``k``-th diagonal), or a matrix's ``k``-th diagonal."""
-    t = asarray(v)
-    at = to_int(k, "k")
-    if t.ndim not in (1, 2):
-        raise TdfValueError(f"Shape must be at most rank 2 but is rank {t.ndim}")
-    if t.ndim == 1:
-        n = t.shape[0] + abs(at)
-        grid = np.arange(t.shape[0])
-        rows, cols = (grid, grid + at) if at >= 0 else (grid - at, grid)
-        return ops.scatter_nd(Tensor(np.stack([rows, cols], 1).astype(np.int64)), t, (n, n))
-    return diagonal(t, at)
-
-
-@numpy_function()
-def diagonal(a, offset=0, axis1=0, axis2=1):
+def sort(a, axis=-1, kind="quicksort", order=None):
+    if kind != "quicksort":
+        raise TdfValueError(f'Invalid value for argument `kind`. Only kind="quicksort" is supported. Received: '
+                            f"kind={kind}")
+    if order is not None:
+        raise TdfValueError("The `order` argument is not supported. Pass order=None")
     t = asarray(a)
-    at = to_int(offset, "offset")
-    first, second = (check_axis(to_int(x, "axis"), t.ndim, "diagonal") for x in (axis1, axis2))
-    moved = moveaxis(t, [first, second], [-2, -1])
-    rows, cols = moved.shape[-2:]
-    grid = np.arange(max(0, min(rows, cols - at) if at >= 0 else min(rows + at, cols)))
-    pick = (grid, grid + at) if at >= 0 else (grid - at, grid)
-    index = (Ellipsis, Tensor(pick[0].astype(np.int64)), Tensor(pick[1].astype(np.int64)))
-    return ops.getitem(moved, tuple(i.value if isinstance(i, Tensor) else i for i in index))
+    if axis is None:
+        return ops.sort(ops.reshape(t, (-1,)), 0)
+    return ops.sort(t, to_int(axis, "axis"))
+
+
+@numpy_function()
+def argsort(a, axis=-1, kind="quicksort", order=None):
+    """The indices that sort ``a`` (ties in order), int64."""
+    if kind not in ("quicksort", "stable"):
+        raise TdfValueError('Invalid value for argument `kind`. Only kind="quicksort" and kind="stable" are '
+                            f"supported. Received: kind={kind}")
+    if order is not None:
+        raise TdfValueError("The `order` argument is not supported. Pass order=None")
+    t = asarray(a)
+    if t.ndim == 0:
+        return Tensor(np.zeros(1, dtype=np.int64))
+    found = ops.argsort(ops.reshape(t, (-1,)), 0) if axis is None else ops.argsort(t, to_int(axis, "axis"))
+    return ops.cast(found, np.dtype(np.int64))
+
+
+def _arg_extreme(f, a, axis):
+    t = asarray(a)
+    if axis is None:
+        return f(ops.reshape(t, (-1,)), 0)
+    t = t if t.ndim else ops.reshape(t, (1,))
+    return f(t, check_axis(to_int(axis, "axis"), t.ndim, "argmax"))
+
+
+@numpy_function()
+def argmax(a, axis=None):
+    return _arg_extreme(ops.argmax, a, axis)
+
+
+@numpy_function()
+def argmin(a, axis=None):
+    return _arg_extreme(ops.argmin, a, axis)
+
+
+@numpy_function()
+def count_nonzero(a, axis=None):
+    return tf_count_nonzero(asarray(a), axis)
+
+
+@numpy_function()
+def ptp(a, axis=None, keepdims=None):
+    return ops.sub(amax(a, axis=axis, keepdims=keepdims), amin(a, axis=axis, keepdims=keepdims))
+
+
+@numpy_function()
+def average(a, axis=None, weights=None, returned=False):
+    """The mean (integers as float64), or the ``weights``-weighted mean; with ``returned``, the sum of the weights
+    beside it."""
+    if axis is not None and not (isinstance(axis, Tensor) and axis.ndim == 0):
+        raise TdfValueError(f"Argument `axis` must be an integer. Received axis={axis}")
+    at = None if axis is None else to_int(axis, "axis")
+    t = asarray(a)
+    if weights is None:
+        t = as_float(t)
+        avg = ops.reduce_mean(t, at)
+        count = t.size if at is None else t.shape[at]
+        total = Tensor(np.array(count, dtype=t.dtype))
+    else:
+        floats = [] if t.dtype.kind == "f" else [np.dtype(np.float64)]
+        dtype = result_type(t.dtype, weights, *floats)
+        t, w = asarray(t, dtype), asarray(weights, dtype)
+        if at is None or t.ndim == w.ndim:
+            if t.shape != w.shape:
+                raise ShapeError(f"average: the weights' shape {list(w.shape)} differs from a's {list(t.shape)}")
+            total = ops.reduce_sum(w, at)
+            avg = ops.div(ops.reduce_sum(ops.mul(t, w), at), total)
+        else:
+            total = ops.reduce_sum(w)
+            avg = ops.div(ops.tensordot(t, w, [[at % t.ndim], [0]]), total)
+    if truth(returned):
+        return PythonTuple([avg, tf_broadcast_to(total, avg.shape)])
+    return avg
+
+
+def _nan_reduction(name: str, reduction, fill):
+    def run(a, axis=None, dtype=None, keepdims=False):
+        t = asarray(a)
+        filled = ops.where(Tensor(np.isnan(as_float(t).value)), Tensor(np.array(fill, dtype=t.dtype)), t)
+        return reduction(filled, axis=axis, dtype=dtype, keepdims=keepdims)
+    run.__name__ = name
+    numpy_function(name)(run)
+    return run
+
+
+nansum = _nan_reduction("nansum", sum_, 0)
+_nan_reduction("nanprod", prod, 1)
+
+
+@numpy_function()
+def nanmean(a, axis=None, dtype=None, keepdims=None):
+    t = asarray(a)
+    if t.dtype.kind != "f":
+        return mean(t, axis=axis, dtype=dtype, keepdims=keepdims)
+    present = Tensor(~np.isnan(t.value))
+    want = dtype if dtype is not None else t.dtype
+    return ops.div(nansum(t, axis=axis, dtype=want, keepdims=keepdims),
+                   sum_(present, axis=axis, dtype=want, keepdims=keepdims))
 
 
 @numpy_function()

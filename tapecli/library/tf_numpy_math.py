@@ -1,7 +1,8 @@
 """tf.experimental.numpy, its math: elementwise functions (a float function of integers computes in float64),
-binary arithmetic and comparisons of operands promoted to NumPy's result type, products (dot, matmul, tensordot,
-einsum...), sorting and searching, closeness tests, and experimental_enable_numpy_behavior, as np_math_ops.py and
-np_config.py write them over TensorFlow's ops (tf_numpy.py says how the module is reached)."""
+binary arithmetic, bitwise operations and comparisons of operands promoted to NumPy's result type, products (dot,
+matmul, tensordot, einsum, cross...), closeness tests, real numbers' complex parts, and
+experimental_enable_numpy_behavior, as np_math_ops.py and np_config.py write them over TensorFlow's ops (tf_numpy.py
+says how the module is reached)."""
 from __future__ import annotations
 
 import math
@@ -14,28 +15,21 @@ from tapecli.interpreter.conversions import to_float, to_int, truth
 from tapecli.library.core import cast as tf_cast
 from tapecli.library.tf_array import broadcast_to as tf_broadcast_to
 from tapecli.library.tf_linalg import tensordot as tf_tensordot
-from tapecli.library.tf_math import count_nonzero as tf_count_nonzero
-from tapecli.library.tf_numpy import asarray, check_axis, is_python, numpy_dtype, numpy_function, promote, \
-    result_type, tensor_astype
-from tapecli.library.tf_numpy_arrays import all_, amax, amin, diagonal, flatten, mean, prod, ravel, reshape, \
-    sum_, transpose
-from tapecli.runtime.context import NumpyBehavior, current
+from tapecli.library.tf_numpy import (as_float, asarray, check_axis, default_float, is_python, logspace, numpy_dtype,
+                                      numpy_function, promote, result_type, tensor_astype)
+from tapecli.library.tf_numpy_arrays import all_, amax, amin, flatten, mean, moveaxis, ravel, reshape, sum_, transpose
+from tapecli.library.tf_numpy_indexing import diagonal
 from tapecli.ops.promotion import numpy_operands
-from tapecli.runtime.values import NumpyArray, PythonBool, PythonTuple, Tensor
+from tapecli.runtime.context import NumpyBehavior, current
+from tapecli.runtime.values import NumpyArray, NumpyDType, PythonBool, PythonTuple, Tensor
 
 _FLOAT64 = np.dtype(np.float64)
-
-
-def _as_float(t: Tensor) -> Tensor:
-    """np_math_ops._scalar's promote_to_float: an integer or bool array as float64 (NumPy's float of them), by the
-    tensor's astype (so only once NumPy behaviour is on, as in TensorFlow)."""
-    return t if t.dtype.kind == "f" else tensor_astype(t, _FLOAT64)
 
 
 def _unary(name: str, f, to_float: bool):
     def run(x):
         t = asarray(x)
-        return f(_as_float(t) if to_float else t)
+        return f(as_float(t) if to_float else t)
     run.__name__ = name
     numpy_function(name)(run)
 
@@ -54,7 +48,7 @@ for _name, _f in (("abs", ops.abs_), ("absolute", ops.abs_), ("fabs", ops.abs_),
 
 def _float_test(name: str, f):
     def run(x):
-        t = _as_float(asarray(x))
+        t = as_float(asarray(x))
         return Tensor(np.asarray(f(t.value)))
     run.__name__ = name
     numpy_function(name)(run)
@@ -97,22 +91,22 @@ def _operator(f, a, b):
 @numpy_function()
 def log2(x):
     """log(x) / np.log(2): NumPy's float64 scalar, which makes a float32 log float64 under NumPy's promotion."""
-    return _operator(ops.div, ops.log(_as_float(asarray(x))), NumpyArray(np.log(2)))
+    return _operator(ops.div, ops.log(as_float(asarray(x))), NumpyArray(np.log(2)))
 
 
 @numpy_function()
 def log10(x):
-    return _operator(ops.div, ops.log(_as_float(asarray(x))), NumpyArray(np.log(10)))
+    return _operator(ops.div, ops.log(as_float(asarray(x))), NumpyArray(np.log(10)))
 
 
 @numpy_function()
 def exp2(x):
-    return ops.pow_(2, _as_float(asarray(x)))
+    return ops.pow_(2, as_float(asarray(x)))
 
 
 @numpy_function()
 def deg2rad(x):
-    return ops.mul(_as_float(asarray(x)), math.pi / 180.0)
+    return ops.mul(as_float(asarray(x)), math.pi / 180.0)
 
 
 @numpy_function()
@@ -125,20 +119,20 @@ def rad2deg(x):
 
 @numpy_function()
 def cbrt(x):
-    t = _as_float(asarray(x))
+    t = as_float(asarray(x))
     root = ops.pow_(ops.abs_(t), 1.0 / 3)
     return ops.where(ops.less(t, 0), ops.neg(root), root)
 
 
 @numpy_function()
 def fix(x):
-    t = _as_float(asarray(x))
+    t = as_float(asarray(x))
     return ops.where(ops.less(t, 0), ops.ceil(t), ops.floor(t))
 
 
 @numpy_function()
 def sinc(x):
-    t = _as_float(asarray(x))
+    t = as_float(asarray(x))
     pi_x = ops.mul(t, math.pi)
     return ops.where(ops.equal(t, 0), ops.ones_like(t), ops.div(ops.sin(pi_x), pi_x))
 
@@ -204,7 +198,7 @@ def divmod_(x1, x2):
 
 @numpy_function()
 def hypot(x1, x2):
-    return ops.sqrt(ops.add(*promote(ops.square(_as_float(asarray(x1))), ops.square(_as_float(asarray(x2))))))
+    return ops.sqrt(ops.add(*promote(ops.square(as_float(asarray(x1))), ops.square(as_float(asarray(x2))))))
 
 
 @numpy_function()
@@ -222,6 +216,66 @@ def logaddexp(x1, x2):
     delta = ops.sub(a, b)
     return ops.where(Tensor(np.isnan(delta.value)), ops.add(a, b),
                      ops.add(ops.maximum(a, b), ops.log1p(ops.exp(ops.neg(ops.abs_(delta))))))
+
+
+@numpy_function()
+def logaddexp2(x1, x2):
+    a, b = promote(x1, x2)
+    delta = ops.sub(a, b)
+    tail = _operator(ops.div, ops.log1p(ops.pow_(2, ops.neg(ops.abs_(delta)))), NumpyArray(np.log(2)))
+    return ops.where(Tensor(np.isnan(delta.value)), ops.add(a, b), ops.add(ops.maximum(a, b), tail))
+
+
+@numpy_function()
+def nextafter(x1, x2):
+    a, b = promote(x1, x2)
+    return Tensor(np.nextafter(a.value, b.value))
+
+
+def _integers(x1, x2, what: str):
+    a, b = promote(x1, x2)
+    if a.dtype.kind not in "iu":
+        raise TdfValueError(f"Arguments to {what} must be integers.")
+    return a, b
+
+
+@numpy_function()
+def gcd(x1, x2):
+    """The greatest common divisor of each pair's absolute values (0 for two zeros)."""
+    a, b = _integers(x1, x2, "gcd")
+    return Tensor(np.gcd(a.value, b.value))
+
+
+@numpy_function()
+def lcm(x1, x2):
+    a, b = _integers(x1, x2, "gcd")
+    return Tensor(np.lcm(a.value, b.value))
+
+
+def _bitwise(name: str, f):
+    """np_math_ops._bitwise_binary_op: integers' bits; bools as int8 and back."""
+    def run(x1, x2):
+        a, b = promote(x1, x2)
+        if a.dtype == np.bool_:
+            return Tensor(f(a.value, b.value).astype(bool))
+        if a.dtype.kind not in "iu":
+            raise TdfValueError(f"{name} takes integers or bools, got {a.dtype}")
+        return Tensor(f(a.value, b.value))
+    run.__name__ = name
+    numpy_function(name)(run)
+
+
+_bitwise("bitwise_and", np.bitwise_and)
+_bitwise("bitwise_or", np.bitwise_or)
+_bitwise("bitwise_xor", np.bitwise_xor)
+
+
+@numpy_function()
+def bitwise_not(x):
+    t = asarray(x)
+    if t.dtype != np.bool_ and t.dtype.kind not in "iu":
+        raise TdfValueError(f"bitwise_not takes integers or bools, got {t.dtype}")
+    return Tensor(np.invert(t.value))
 
 
 @numpy_function()
@@ -350,6 +404,41 @@ def matmul(x1, x2):
 
 
 @numpy_function()
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of the vectors along ``axisa`` of a and ``axisb`` of b (of 2 or 3 components; a 2-d
+    vector's third is 0, and two 2-d vectors' product is its third component alone), along ``axisc`` of the
+    result, with TensorFlow's Cross kernel's formula (a1 b2 - a2 b1, ...)."""
+    x, y = promote(a, b)
+    at_a, at_b, at_c = (axisa, axisb, axisc) if axis is None else (axis, axis, axis)
+    x, y = (moveaxis(t, to_int(at, "axis"), -1) for t, at in ((x, at_a), (y, at_b)))
+    sizes = (x.shape[-1], y.shape[-1])
+    if not set(sizes) <= {2, 3}:
+        raise TdfValueError(f"incompatible dimensions for cross product (dimension must be 2 or 3): {sizes}")
+    x, y = (t if t.shape[-1] == 3 else ops.pad(t, [(0, 0)] * (t.ndim - 1) + [(0, 1)]) for t in (x, y))
+    common = np.broadcast_shapes(x.shape, y.shape)
+    x, y = (tf_broadcast_to(t, common) for t in (x, y))
+    u = [ops.getitem(x, (Ellipsis, i)) for i in range(3)]
+    v = [ops.getitem(y, (Ellipsis, i)) for i in range(3)]
+    parts = [ops.sub(ops.mul(u[(i + 1) % 3], v[(i + 2) % 3]), ops.mul(u[(i + 2) % 3], v[(i + 1) % 3])) for i in range(3)]
+    if sizes == (2, 2):
+        return parts[2]
+    return moveaxis(ops.stack(parts, -1), -1, to_int(at_c, "axisc"))
+
+
+@numpy_function()
+def vander(x, N=None, increasing=False):  # noqa: N803 (NumPy's parameter name)
+    """The powers of ``x`` (1-d) in columns, decreasing unless ``increasing``."""
+    t = asarray(x)
+    if t.ndim != 1:
+        raise TdfValueError("x must be a one-dimensional array")
+    n = t.shape[0] if N is None else to_int(N, "N")
+    if n < 0:
+        raise TdfValueError("N must be nonnegative")
+    powers = np.arange(n) if truth(increasing) else np.arange(n - 1, -1, -1)
+    return ops.pow_(ops.reshape(t, (-1, 1)), Tensor(powers.astype(t.dtype)))
+
+
+@numpy_function()
 def tensordot(a, b, axes=2):
     return tf_tensordot(*promote(a, b), axes)
 
@@ -390,64 +479,6 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
     return sum_(diagonal(t, offset, axis1, axis2), -1, dtype)
 
 
-# ------------------------------------------------------------------ sorting, searching, differences
-
-@numpy_function()
-def sort(a, axis=-1, kind="quicksort", order=None):
-    if kind != "quicksort":
-        raise TdfValueError(f'Invalid value for argument `kind`. Only kind="quicksort" is supported. Received: '
-                            f"kind={kind}")
-    if order is not None:
-        raise TdfValueError("The `order` argument is not supported. Pass order=None")
-    t = asarray(a)
-    if axis is None:
-        return ops.sort(ops.reshape(t, (-1,)), 0)
-    return ops.sort(t, to_int(axis, "axis"))
-
-
-@numpy_function()
-def argsort(a, axis=-1, kind="quicksort", order=None):
-    """The indices that sort ``a`` (ties in order), int64."""
-    if kind not in ("quicksort", "stable"):
-        raise TdfValueError('Invalid value for argument `kind`. Only kind="quicksort" and kind="stable" are '
-                            f"supported. Received: kind={kind}")
-    if order is not None:
-        raise TdfValueError("The `order` argument is not supported. Pass order=None")
-    t = asarray(a)
-    if t.ndim == 0:
-        return Tensor(np.zeros(1, dtype=np.int64))
-    found = ops.argsort(ops.reshape(t, (-1,)), 0) if axis is None else ops.argsort(t, to_int(axis, "axis"))
-    return ops.cast(found, np.dtype(np.int64))
-
-
-def _arg_extreme(f, a, axis):
-    t = asarray(a)
-    if axis is None:
-        return f(ops.reshape(t, (-1,)), 0)
-    t = t if t.ndim else ops.reshape(t, (1,))
-    return f(t, check_axis(to_int(axis, "axis"), t.ndim, "argmax"))
-
-
-@numpy_function()
-def argmax(a, axis=None):
-    return _arg_extreme(ops.argmax, a, axis)
-
-
-@numpy_function()
-def argmin(a, axis=None):
-    return _arg_extreme(ops.argmin, a, axis)
-
-
-@numpy_function()
-def count_nonzero(a, axis=None):
-    return tf_count_nonzero(asarray(a), axis)
-
-
-@numpy_function()
-def ptp(a, axis=None, keepdims=None):
-    return ops.sub(amax(a, axis=axis, keepdims=keepdims), amin(a, axis=axis, keepdims=keepdims))
-
-
 @numpy_function()
 def diff(a, n=1, axis=-1):
     """The ``n``-th differences along ``axis`` (a bool array's are its changes: !=)."""
@@ -466,59 +497,74 @@ def diff(a, n=1, axis=-1):
     return t
 
 
+# ------------------------------------------------------------------ real numbers' complex parts
+# (tapecli's tensors are real: a real array is its own real part and conjugate, its imaginary part is zeros)
+
 @numpy_function()
-def average(a, axis=None, weights=None, returned=False):
-    """The mean (integers as float64), or the ``weights``-weighted mean; with ``returned``, the sum of the weights
-    beside it."""
-    if axis is not None and not (isinstance(axis, Tensor) and axis.ndim == 0):
-        raise TdfValueError(f"Argument `axis` must be an integer. Received axis={axis}")
-    at = None if axis is None else to_int(axis, "axis")
-    t = asarray(a)
-    if weights is None:
-        t = _as_float(t)
-        avg = ops.reduce_mean(t, at)
-        count = t.size if at is None else t.shape[at]
-        total = Tensor(np.array(count, dtype=t.dtype))
-    else:
-        floats = [] if t.dtype.kind == "f" else [_FLOAT64]
-        dtype = result_type(t.dtype, weights, *floats)
-        t, w = asarray(t, dtype), asarray(weights, dtype)
-        if at is None or t.ndim == w.ndim:
-            if t.shape != w.shape:
-                raise ShapeError(f"average: the weights' shape {list(w.shape)} differs from a's {list(t.shape)}")
-            total = ops.reduce_sum(w, at)
-            avg = ops.div(ops.reduce_sum(ops.mul(t, w), at), total)
-        else:
-            total = ops.reduce_sum(w)
-            avg = ops.div(ops.tensordot(t, w, [[at % t.ndim], [0]]), total)
-    if truth(returned):
-        return PythonTuple([avg, tf_broadcast_to(total, avg.shape)])
-    return avg
-
-
-def _nan_reduction(name: str, reduction, fill):
-    def run(a, axis=None, dtype=None, keepdims=False):
-        t = asarray(a)
-        filled = ops.where(Tensor(np.isnan(_as_float(t).value)), Tensor(np.array(fill, dtype=t.dtype)), t)
-        return reduction(filled, axis=axis, dtype=dtype, keepdims=keepdims)
-    run.__name__ = name
-    numpy_function(name)(run)
-    return run
-
-
-nansum = _nan_reduction("nansum", sum_, 0)
-_nan_reduction("nanprod", prod, 1)
+def real(val):
+    return asarray(val)
 
 
 @numpy_function()
-def nanmean(a, axis=None, dtype=None, keepdims=None):
-    t = asarray(a)
-    if t.dtype.kind != "f":
-        return mean(t, axis=axis, dtype=dtype, keepdims=keepdims)
-    present = Tensor(~np.isnan(t.value))
-    want = dtype if dtype is not None else t.dtype
-    return ops.div(nansum(t, axis=axis, dtype=want, keepdims=keepdims),
-                   sum_(present, axis=axis, dtype=want, keepdims=keepdims))
+def imag(val):
+    t = asarray(val)
+    return Tensor(np.zeros(t.shape, dtype=t.dtype))
+
+
+@numpy_function("conj", "conjugate")
+def conj(x):
+    return asarray(x)
+
+
+@numpy_function()
+def angle(z, deg=False):
+    """pi where a real number is negative, else 0 (tf.where of Python numbers: float32), in degrees with ``deg``."""
+    negative = ops.less(as_float(asarray(z)), 0)
+    y = ops.where(negative, Tensor(np.array(np.pi, dtype=np.float32)), Tensor(np.array(0.0, dtype=np.float32)))
+    return rad2deg(y) if truth(deg) else y
+
+
+@numpy_function()
+def iscomplex(x):
+    return ops.not_equal(imag(x), 0)
+
+
+@numpy_function()
+def isreal(x):
+    return ops.equal(imag(x), 0)
+
+
+@numpy_function()
+def iscomplexobj(x):
+    asarray(x)
+    return PythonBool(np.array(False))
+
+
+@numpy_function()
+def isrealobj(x):
+    asarray(x)
+    return PythonBool(np.array(True))
+
+
+@numpy_function()
+def promote_types(type1, type2):
+    """NumPy's promotion of two dtypes, as NumPy's dtype."""
+    return NumpyDType(np.promote_types(numpy_dtype(type1), numpy_dtype(type2)).name)
+
+
+@numpy_function()
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``num`` numbers evenly spaced on a log scale (np_math_ops.geomspace over real numbers: logspace of the
+    logarithms of |start| and |stop|, the sign given back)."""
+    count = to_int(num, "num")
+    want = numpy_dtype(dtype) or result_type(start, stop, float(count), default_float())
+    computing = np.promote_types(want, np.float32)
+    a, b = asarray(start, computing), asarray(stop, computing)
+    flip = ops.sub(1, ops.floordiv(ops.mul(ops.sub(1, ops.sign(a)), ops.sub(1, ops.sign(b))), 2))
+    logs = [_operator(ops.div, ops.log(ops.mul(flip, t)), NumpyArray(np.log(10))) for t in (a, b)]
+    result = ops.mul(flip, logspace(logs[0], logs[1], count, endpoint))
+    at = to_int(axis, "axis")
+    return ops.cast(result if at == 0 else moveaxis(result, 0, at), want)
 
 
 # ------------------------------------------------------------------ NumPy behaviour
