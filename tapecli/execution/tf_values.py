@@ -455,7 +455,7 @@ def numpy_attribute(eager, t: Tensor, name: str):
     if name == "T":
         return as_tensorflow(ops.transpose)(t)
     if name == "size":
-        return int(t.size)
+        return np.int64(t.size)         # (NumPy's product of the dimensions)
     if name == "data":
         return t
     if name == "tolist":

@@ -58,7 +58,8 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.NoneTensorSpec tf.OptionalSpec tf.SparseTensorSpec tf.TensorArraySpec tf.type_spec_from_value"),
     ("complex numbers (tapecli's tensors are real)",
      "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle "
-     "tf.keras.ops.view_as_complex tf.keras.ops.view_as_real tf.keras.ops.polar"),
+     "tf.keras.ops.view_as_complex tf.keras.ops.view_as_real tf.keras.ops.polar tf.experimental.numpy.complex64 "
+     "tf.experimental.numpy.complex128 tf.experimental.numpy.complex_"),
     ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",
      "tf.fftnd tf.ifftnd tf.rfftnd tf.irfftnd"),
     ("approximate top-k of accelerator kernels (TensorFlow's CPU lacks a float kernel for it); use "

@@ -16,7 +16,7 @@ from tapecli.library.tf_math import count_nonzero as tf_count_nonzero, reduce_st
 from tapecli.library.tf_numpy import (as_float, asarray, check_axis, full, is_python, numpy_dtype, numpy_function,
                                       promote, result_type, tensor_astype)
 from tapecli.library.tf_nn import pad as tf_pad, split as tf_split
-from tapecli.runtime.values import PythonTuple, Tensor
+from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor
 
 # How a reduction reads integer and bool arrays (np_array_ops._reduce's promote_int): as int64 (uint64), as the
 # float NumPy's mean gives, or as they are.
@@ -149,10 +149,12 @@ def cumprod(a, axis=None, dtype=None):
 
 @numpy_function()
 def size(x, axis=None):
-    """The number of elements, a Python int."""
+    """The number of elements: NumPy's int64 product of the dimensions (a Python number's is the Python int 1)."""
     if axis is not None:
         raise TdfValueError("axis argument is not supported in the current `np.size` implementation")
-    return Tensor(np.array(asarray(x).size, dtype=np.int64), weak=True)
+    if x.__class__ is Tensor and x.weak and x.ndim == 0:
+        return Tensor(np.array(1, dtype=np.int64), weak=True)
+    return NumpyArray(np.array(asarray(x).size, dtype=np.int64))
 
 
 @numpy_function()

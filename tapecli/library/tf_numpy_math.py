@@ -426,6 +426,18 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 @numpy_function()
+def kron(a, b):
+    """The Kronecker product: each element of ``a`` times all of ``b`` (the lower rank's shape padded with ones in
+    front), as np_math_ops.kron's interleaved reshapes and product."""
+    x, y = promote(a, b)
+    rank = max(x.ndim, y.ndim)
+    x, y = (ops.reshape(t, (1,) * (rank - t.ndim) + t.shape) for t in (x, y))
+    spread = ops.mul(ops.reshape(x, tuple(d for n in x.shape for d in (n, 1))),
+                     ops.reshape(y, tuple(d for n in y.shape for d in (1, n))))
+    return ops.reshape(spread, tuple(m * n for m, n in zip(x.shape, y.shape)))
+
+
+@numpy_function()
 def vander(x, N=None, increasing=False):  # noqa: N803 (NumPy's parameter name)
     """The powers of ``x`` (1-d) in columns, decreasing unless ``increasing``."""
     t = asarray(x)
