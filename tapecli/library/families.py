@@ -203,6 +203,9 @@ DEFERRED = {
         'experimental.numpy.trace', 'experimental.numpy.true_divide', 'experimental.numpy.vander',
         'experimental.numpy.vdot',
     ),
+    'tf_tensor_proto': (
+        'make_ndarray', 'make_tensor_proto',
+    ),
     'control': (
         'ForwardAccumulator', 'GradientTape', 'TensorArray', 'UnconnectedGradients', 'case', 'cond',
         'custom_gradient', 'executing_eagerly', 'foldl', 'foldr', 'grad_pass_through', 'map_fn', 'numpy_function',

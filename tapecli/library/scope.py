@@ -25,8 +25,6 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.nondifferentiable_batch_function": "batches calls across concurrent graph executions",
     "tf.load_library": "loads compiled op libraries from files",
     "tf.load_op_library": "loads compiled op libraries from files",
-    "tf.make_tensor_proto": "protocol-buffer serialization",
-    "tf.make_ndarray": "protocol-buffer serialization",
     "tf.register_tensor_conversion_function": "extends TensorFlow's Python type dispatch",
     "tf.variable_creator_scope": "intercepts variable creation (distribution strategies)",
     "tf.VariableSynchronization": "variable synchronization across replicas (distribution)",
