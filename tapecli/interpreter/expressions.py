@@ -596,7 +596,7 @@ def _contains(container, item) -> bool:
         return any(np.array_equal(row, value) for row in container.value)
     if isinstance(container, list):
         for v in container:
-            if v is item or (isinstance(v, str) and v == item):
+            if v is item or (isinstance(v, (str, DType)) and v == item):
                 return True
             if isinstance(v, Tensor) and isinstance(item, Tensor) and v.size == 1 and item.size == 1 \
                     and v.value.item() == item.value.item():
