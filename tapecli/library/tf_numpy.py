@@ -8,7 +8,8 @@ gradients flow through casts and reshapes as TensorFlow's do. Every tnp function
 A program reaches them as ``tnp.X`` (``import tensorflow.experimental.numpy as tnp``) or
 ``tf.experimental.numpy.X``, never as a flat name: tnp's module gives its own names only (classes.Namespace.CLOSED),
 so a name tapecli leaves out is an error saying so, not TensorFlow's function of the same name. tf_numpy_arrays.py
-(shapes, reductions, indexing) and tf_numpy_math.py (elementwise math, products, NumPy behaviour) hold the rest."""
+(reductions, sorting, shapes, joining), tf_numpy_indexing.py (picking elements, diagonals) and tf_numpy_math.py
+(elementwise math, products, NumPy behaviour) hold the rest."""
 from __future__ import annotations
 
 import math
@@ -34,7 +35,7 @@ MODULE = "experimental.numpy"
 def numpy_function(*names):
     """Register a function of tf.experimental.numpy under its module's names (``experimental.numpy.sum``). The
     Python numbers it takes and gives are left as they are (interpreter/registry.py: call_builtin converts none to
-    TensorFlow's int32 and float32): tnp reads them as NumPy does, and tnp.size's count is a Python int."""
+    TensorFlow's int32 and float32): tnp reads them as NumPy does, and tnp.ndim's count is a Python int."""
     def deco(f):
         builtin(*(f"{MODULE}.{name}" for name in names or (f.__name__.rstrip("_"),)))(f)
         f.literals = "a Python number is NumPy's: int64 or float64"
@@ -149,8 +150,8 @@ def asarray(value, dtype: np.dtype | None = None) -> Tensor:
 
 def _converted(literal: Tensor, dtype: np.dtype) -> Tensor:
     """A Python number (or list) as TensorFlow converts it with this dtype as a hint and casts it
-    (np_arrays.convert_to_tensor, then math_ops.cast): a float the dtype cannot hold exactly, or a number it
-    cannot hold at all, is first converted to float32 (or int32) and cast."""
+    (np_arrays.convert_to_tensor, then math_ops.cast): where the hint fails (a float for an integer or bool dtype,
+    an integer for bool), TensorFlow's own conversion runs first (float32, int32), then the cast."""
     kind = literal.dtype.kind
     if dtype.kind in "iub" and kind == "f":
         return ops.cast(Tensor(literal.value.astype(np.float32)), dtype)
@@ -221,9 +222,16 @@ def zeros(shape, dtype=python_float):
     return Tensor(filled(_shape(shape), 0, numpy_dtype(dtype) if dtype is not None else default_float()))
 
 
+def _given_dtype(dtype) -> np.dtype:
+    """The dtype tf.ones and tf.eye are given: None is TensorFlow's TypeError there (tnp passes it on)."""
+    if dtype is None:
+        raise TdfTypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
+    return numpy_dtype(dtype)
+
+
 @numpy_function()
 def ones(shape, dtype=python_float):
-    return Tensor(filled(_shape(shape), 1, numpy_dtype(dtype) if dtype is not None else np.dtype(np.float32)))
+    return Tensor(filled(_shape(shape), 1, _given_dtype(dtype)))
 
 
 @numpy_function()
@@ -276,8 +284,7 @@ def eye(N, M=None, k=0, dtype=python_float):  # noqa: N803 (NumPy's parameter na
     rows = to_int(N, "N")
     cols = rows if M is None or not truth(M) else to_int(M, "M")
     _check_size((rows, cols))
-    want = numpy_dtype(dtype) if dtype is not None else np.dtype(np.float32)
-    return Tensor(np.eye(rows, cols, to_int(k, "k"), dtype=want))
+    return Tensor(np.eye(rows, cols, to_int(k, "k"), dtype=_given_dtype(dtype)))
 
 
 @numpy_function()
@@ -291,7 +298,7 @@ def tri(N, M=None, k=0, dtype=None):  # noqa: N803
     rows = to_int(N, "N")
     cols = rows if M is None else to_int(M, "M")
     _check_size((rows, cols))
-    want = numpy_dtype(dtype) if dtype is not None else result_type(np.dtype(np.float64))
+    want = numpy_dtype(dtype) if dtype is not None else np.dtype(np.float64)      # (np_utils.result_type(float))
     return Tensor(np.tri(rows, cols, to_int(k, "k"), dtype=want))
 
 
@@ -310,7 +317,11 @@ def arange(start, stop=None, step=1, dtype=None):
     a, b, d = (t.value.item() for t in numbers)
     if d > 0 and a > b or d < 0 and a < b:
         return Tensor(np.zeros(0, dtype=want))
-    computed = max((_range_dtype(t) for t in numbers), key=_RANGE_DTYPES.index)
+    kinds = [_range_dtype(t) for t in numbers]
+    odd = [k for k in kinds if k not in _RANGE_DTYPES]
+    if odd:
+        raise TdfTypeError(f"tf.range, which tnp.arange calls, takes no {dtype_name(odd[0])} arguments")
+    computed = max(kinds, key=_RANGE_DTYPES.index)
     a, b, d = (computed.type(v) for v in (a, b, d))
     # tf.range's count and values, in its dtype: ceil(|(limit - start) / delta|), start + i * delta
     count = int(np.ceil(np.abs((b - a) / d))) if computed.kind == "f" else (abs(b - a) + abs(d) - 1) // abs(d)
