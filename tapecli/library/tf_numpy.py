@@ -85,6 +85,12 @@ def numpy_dtype(value) -> np.dtype | None:
     return found
 
 
+def float32_for_float(dtype):
+    """A dtype argument TensorFlow's own tf.cast reads (np_array_ops.var's result): Python's float there is float32,
+    NumPy's float64 elsewhere in tnp (CPython's run hands the library Python's type itself)."""
+    return DType("float32") if dtype is float or dtype is python_float else dtype
+
+
 def result_type(*values) -> np.dtype:
     """np_utils.result_type: NumPy's result type of array-likes and dtypes (tensors, Python numbers, lists)."""
     return promotion.result_type(*(numpy_dtype(v) if _is_dtype(v) else v for v in values))

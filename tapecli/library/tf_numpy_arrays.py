@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.library.core import _tensor_attribute, expand_dims as tf_expand_dims, squeeze as tf_squeeze, to_axis, \
-    to_shape
+    to_dtype, to_shape
 from tapecli.library.tf_array import broadcast_to as tf_broadcast_to, repeat as tf_repeat
 from tapecli.library.tf_math import count_nonzero as tf_count_nonzero, reduce_std, reduce_variance
-from tapecli.library.tf_numpy import (as_float, asarray, check_axis, full, is_python, numpy_dtype, numpy_function,
-                                      promote, result_type, tensor_astype)
+from tapecli.library.tf_numpy import (as_float, asarray, check_axis, float32_for_float, full, is_python, numpy_dtype,
+                                      numpy_function, promote, result_type, tensor_astype)
 from tapecli.library.tf_nn import pad as tf_pad, split as tf_split
 from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor
 
@@ -85,15 +85,19 @@ def amin(a, axis=None, out=None, keepdims=None):
 
 @numpy_function()
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=None):
-    """The variance (np_array_ops.var); with ``ddof``, the sum of squared deviations over ``n - ddof``."""
+    """The variance (np_array_ops.var); with ``ddof``, the sum of squared deviations over ``n - ddof``, cast to
+    ``dtype`` (which TensorFlow's own code then needs: without one it is TensorFlow's TypeError)."""
     _no_out(out)
-    want = numpy_dtype(dtype)
-    working = result_type(a, want) if want is not None else None
+    # (the working dtype is NumPy's reading of ``dtype``, the result's tf.cast's: Python's float is float32 there)
+    want = None if dtype is None else to_dtype(float32_for_float(dtype))
+    working = result_type(a, numpy_dtype(dtype)) if dtype is not None else None
     delta = to_int(ddof, "ddof")
 
     def reduce_fn(t, ax, keep):
         if delta == 0:
             return reduce_variance(t, ax, keep)
+        if want is None:
+            raise TdfTypeError("Cannot convert the argument `type_value`: None to a TensorFlow DType.")
         deviations = ops.reduce_sum(ops.square(ops.sub(t, ops.reduce_mean(t, ax, True))), ax, keep)
         axes = range(t.ndim) if ax is None else ax if isinstance(ax, tuple) else (ax,)
         n = int(np.prod([t.shape[i] for i in axes])) - delta
