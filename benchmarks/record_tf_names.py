@@ -20,7 +20,8 @@ SKIPPED = ("compat", "raw_ops")
 
 def public(module: types.ModuleType) -> bool:
     name = module.__name__
-    return name.startswith("tensorflow._api.v2") or (
+    # (tf.experimental and tf.experimental.numpy are modules of their own name, not of the generated API's)
+    return name.startswith(("tensorflow._api.v2", "tensorflow.experimental")) or (
         (name == "keras" or name.startswith("keras.")) and "src" not in name.split("."))
 
 

@@ -21,6 +21,7 @@ import types
 import numpy as np
 
 from tapecli import ops
+from tapecli.ops.promotion import numpy_operands
 from tapecli.environment import setting
 from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
@@ -33,9 +34,9 @@ from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
-from tapecli.execution.tf_values import (Keyword, Node, Shape, as_tensorflow, is_numbers,
-                                         library_function, library_value, program_function, to_library, to_program,
-                                         type_of)
+from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, is_numbers,
+                                         library_function, library_value, numpy_attribute, program_function,
+                                         to_library, to_program, type_of)
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
@@ -60,7 +61,9 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_image", "tapecli.library.tf_strings", "tapecli.library.tf_sets",
                       "tapecli.library.tf_bitwise", "tapecli.library.tf_sparse", "tapecli.library.tf_sparse_math",
                       "tapecli.library.tf_checkpoint", "tapecli.library.tf_hashing",
-                      "tapecli.library.tf_signal", "tapecli.library.tf_ragged_ops"})
+                      "tapecli.library.tf_signal", "tapecli.library.tf_ragged_ops", "tapecli.library.tf_numpy",
+                      "tapecli.library.tf_numpy_arrays", "tapecli.library.tf_numpy_indexing",
+                      "tapecli.library.tf_numpy_math", "tapecli.library.tf_tensor_proto"})
 # tf.cond, tf.while_loop, tf.map_fn, tf.sparse.map_values...: the functions a program passes them are called back as
 # the program's (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CALLING_BACK = frozenset({"tapecli.library.control", "tapecli.library.tf_sparse_math",
@@ -94,7 +97,8 @@ TAPE_ATTRIBUTES = frozenset({"gradient", "jacobian", "batch_jacobian", "watch", 
                              "stop_recording", "persistent"})
 # Attribute names read through the guard in a bridged program: what tensors, variables and tapes answer, and every
 # other name their Python classes have (their internals stay out of reach), and tapecli's attributes of its errors.
-GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | {"tape", "interp", "named", "method"} | {
+GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | NUMPY_ATTRIBUTES | {
+    "tape", "interp", "named", "method"} | {
     name for cls in (Tensor, Variable, Tape, TapeObject) for name in dir(cls) if not name.startswith("_")} | HIDDEN)
 # Calls whose site (the text of their arguments) the guard passes on: the requests' labels, watch's labels.
 SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
@@ -376,11 +380,15 @@ def declarations(tree: ast.Module, aliases: set[str]) -> tuple[set[int], set[str
     return variables, constants
 
 
+# The paths of tf.newaxis (and tnp's), which is None.
+_NEWAXIS = (["newaxis"], ["experimental", "numpy", "newaxis"])
+
+
 def supported(path: list[str]) -> bool:
     """Whether ``tf.<path>`` names something the bridge gives (a module alone, as a value, is not)."""
     if not path:
         return False
-    if path == ["newaxis"]:                 # (None, which _resolve cannot tell from nothing)
+    if path in _NEWAXIS:                    # (None, which _resolve cannot tell from nothing)
         return True
     if path[0] in OWN:
         return len(path) == 1 or len(path) == 2 and path[1] in OWN_CLASS_ATTRIBUTES.get(path[0], ())
@@ -714,7 +722,8 @@ class Eager:
                     return NotImplemented
                 value = ops.to_tensor(value)        # a string tensor + "suffix", == "b": TensorFlow's ops
             f = _BINARY[name[1:] if reflected else name]
-            return f(value, tensor) if reflected else f(tensor, value)
+            left, right = (value, tensor) if reflected else (tensor, value)
+            return f(*numpy_operands(left, right))      # (NumPy's promotion, where a program switched it on)
         except TdfError as e:
             catchable(e)
             raise
@@ -804,6 +813,8 @@ class Eager:
                 raise AttributeError(f"'GradientTape' object has no attribute '{name}'")
             return obj.method(name, node)
         allowed = VARIABLE_ATTRIBUTES if isinstance(obj, Variable) else TENSOR_ATTRIBUTES
+        if name in NUMPY_ATTRIBUTES and isinstance(obj, Tensor) and current().numpy_behavior is not None:
+            return numpy_attribute(self, obj, name)
         if name == "assign" and current().variable_slices.of(obj) is not None:      # v[0, 1].assign(5.0)
             allowed = {"assign"}
         if name not in allowed:
@@ -900,7 +911,7 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
         if lacks is not None:
             raise AttributeError(lacks[0])
         names = path.split(".")[1:] + [attr]
-        if names == ["newaxis"]:
+        if names in _NEWAXIS:
             return None
         value = _own(eager, attr) if len(names) == 1 and attr in OWN else KERAS_CLASSES.get(tuple(names))
         if len(names) == 1 and attr in OWN_MODULES:

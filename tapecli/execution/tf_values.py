@@ -12,6 +12,7 @@ import types
 
 import numpy as np
 
+from tapecli import ops
 from tapecli.errors import TdfError, TdfTypeError
 from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.classes import is_instance
@@ -19,6 +20,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.interpreter.registry import call_builtin
 from tapecli.library.core import NamedResult
+from tapecli.library.numpy_forms import NumpyScalarType
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
@@ -151,6 +153,8 @@ def to_program(value):
         return {k: to_program(v) for k, v in value.items()}
     if kind is ProgramCallable:
         return value.fn
+    if kind is NumpyScalarType:     # (tnp.float32 is NumPy's own np.float32)
+        return value.np.type
     if kind is types.FunctionType and getattr(value, "is_builtin", False):     # (a layer's activation)
         return program_function(None, value, value.__name__)
     if isinstance(value, ProgramObject):
@@ -472,3 +476,29 @@ def library_function(eager, f, spelled: str):
     call.__doc__ = f.__doc__
     call.library_builtin = f            # (handed back to the library, it is the library's own: tf_values.to_library)
     return LibraryKind(call, f) if getattr(f, "makes", None) is not None else call
+
+
+# The attributes tensors gain from experimental_enable_numpy_behavior (np_math_ops._enable_numpy_methods; the
+# methods' functions are ctx.numpy_behavior's, given by library/tf_numpy_math.py).
+NUMPY_ATTRIBUTES = frozenset({"T", "size", "data", "tolist", "reshape", "ravel", "flatten", "transpose", "clip",
+                              "astype", "max", "min", "mean"})
+
+
+def numpy_attribute(eager, t: Tensor, name: str):
+    """A tensor's NumPy attribute, once NumPy behaviour is on: ``.T``, ``.size`` (a Python int), ``.data`` (the
+    tensor), ``.tolist()``, and the methods NumPy behaviour gives (``.reshape(2, 3)``, ``.astype(...)``)."""
+    if name == "T":
+        return as_tensorflow(ops.transpose)(t)
+    if name == "size":
+        return np.int64(t.size)         # (NumPy's product of the dimensions)
+    if name == "data":
+        return t
+    if name == "tolist":
+        return lambda: np.asarray(t.value).tolist()
+    method = current().numpy_behavior.methods[name]
+
+    @as_tensorflow
+    def call(*args, **kwargs):
+        eager._line()
+        return to_program(method(t, *(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()}))
+    return call

@@ -414,6 +414,11 @@ class Namespace(ProgramObject):
                "tanh": "tanh", "float_": "float64", "seed": "set_seed", "double": "float64", "realdiv": "truediv",
                "rint": "round", "absolute": "abs"}
 
+    # Modules whose names are their own builtins alone (``experimental.numpy.sum``, NumPy's sum as TensorFlow gives
+    # it), never the flat builtin of that name (tf.split's sizes are not np.split's indices): a name tapecli does not
+    # give there is not given at all.
+    CLOSED = frozenset(("tf.experimental.numpy",))
+
     def __init__(self, path: str):
         self.path = path
 
@@ -431,6 +436,13 @@ class Namespace(ProgramObject):
         # keras.initializers.zeros (not tf.zeros), keras.random.normal (tf.keras.random.normal too).
         qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.removeprefix('tf.')}.{attr}",
                                       f"{self.path.rpartition('.')[2]}.{attr}") if q in BUILTINS), None)
+        if f"{self.path}.{attr}" in self.CLOSED:
+            return Namespace(f"{self.path}.{attr}")
+        if qualified is None and self.path in self.CLOSED:
+            if load_deferred():         # (a family its program's text does not name)
+                return self.get_attribute(interp, attr, node)
+            raise TdfNameError(f"tapecli has no {self.path}.{attr}: it gives part of {self.path}, not this function",
+                               hint="docs/tf-surface.md lists what it gives")
         if qualified is None and self.path.split(".")[0] in _OFF_THE_TAPE and "host_module_name" in HOOKS:
             found = HOOKS["host_module_name"](self.path, attr)      # NumPy's own, computed by NumPy
             if found is not None:

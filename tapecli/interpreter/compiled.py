@@ -107,8 +107,9 @@ class Compiled:
         op = interp._BINARY[op_symbol]
         op_entry = ops.OPS[OP_NAMES[op_symbol]]
         binary = interp.binary
-        tapes = interp.ctx.tapes
-        mode = interp.ctx.mode
+        ctx = interp.ctx
+        tapes = ctx.tapes
+        mode = ctx.mode
         # A literal beside a float scalar takes its dtype (as the op would make it): kept per dtype here.
         literal_side = 0 if node.left.__class__ is ast.Number else 1 if node.right.__class__ is ast.Number else None
         constants: dict = {}
@@ -127,7 +128,8 @@ class Compiled:
             a = left(scope)
             b = right(scope)
             try:
-                if a.__class__ is Tensor and b.__class__ is Tensor:
+                # (NumPy's promotion, once a program switches it on, is the interpreter's binary's)
+                if a.__class__ is Tensor and b.__class__ is Tensor and ctx.numpy_behavior is None:
                     if literal_side == 1:
                         b = constant(b, a)
                     elif literal_side == 0:

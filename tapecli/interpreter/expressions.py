@@ -12,6 +12,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_deferred
 from tapecli.errors import DtypeMismatch, LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
 from tapecli.ops.core import _tensor as new_tensor
+from tapecli.ops.promotion import numpy_operands
 from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
@@ -215,6 +216,8 @@ class Expressions:
     def binary(self, op, left, right, node):
         if left.__class__ is Tensor and right.__class__ is Tensor:
             try:
+                if self.ctx.numpy_behavior is not None:     # (NumPy's promotion of mixed dtypes, switched on)
+                    return self._BINARY[op](*numpy_operands(left, right))
                 return self._BINARY[op](left, right)
             except DtypeMismatch as e:
                 raise self.name_operands(e, node) from None
@@ -252,7 +255,7 @@ class Expressions:
                     self.none_gradient_used(error, self._operand_text(node, side is left))
                 raise error
         try:
-            result = self._BINARY[op](left, right)
+            result = self._BINARY[op](*numpy_operands(left, right))
         except DtypeMismatch as e:
             raise self.name_operands(e, node) from None
         return numpy_result(result, left, right) if NumpyArray in (left.__class__, right.__class__) else result
@@ -361,7 +364,7 @@ class Expressions:
         for side in (left, right):
             if not isinstance(side, (Tensor, Variable)):
                 raise TdfTypeError(f"'{op}' compares tensors, got {type_word(side)}")
-        result = self._COMPARE[op](left, right)
+        result = self._COMPARE[op](*numpy_operands(left, right))
         if _python_values(left, right):
             return PythonBool(result.value)
         # (a NumPy array's comparison is NumPy's: t.numpy() == 3 is a NumPy bool)
@@ -606,7 +609,7 @@ def _contains(container, item) -> bool:
         return any(np.array_equal(row, value) for row in container.value)
     if isinstance(container, list):
         for v in container:
-            if v is item or (isinstance(v, str) and v == item):
+            if v is item or (isinstance(v, (str, DType)) and v == item):
                 return True
             if isinstance(v, Tensor) and isinstance(item, Tensor) and v.size == 1 and item.size == 1 \
                     and v.value.item() == item.value.item():

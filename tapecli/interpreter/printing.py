@@ -51,8 +51,8 @@ def python_str(value) -> str:
         return f"tf.Tensor({_numpy_text(value, False)}, shape={_shape(value)}, dtype={dtype_name(value.dtype)})"
     if isinstance(value, NumpyDType):
         return value.name
-    if isinstance(value, DType):
-        return f"<dtype: '{value.name}'>"
+    if isinstance(value, DType):        # (NumPy's scalar type, np.float32, prints as its class: python_text)
+        return value.python_text() if hasattr(value, "python_text") else f"<dtype: '{value.name}'>"
     return python_repr(value)
 
 
@@ -78,7 +78,7 @@ def python_repr(value, _open: tuple = ()) -> str:
     if isinstance(value, NumpyDType):
         return f"dtype('{value.name}')"
     if isinstance(value, DType):
-        return f"tf.{value.name}"
+        return value.python_text() if hasattr(value, "python_text") else f"tf.{value.name}"
     if isinstance(value, list) and getattr(value, "type_name", None):      # a named tuple of TensorFlow's
         fields = ", ".join(f"{f}={python_repr(v, _open)}" for f, v in zip(value.fields, value))
         return f"{value.type_name}({fields})"

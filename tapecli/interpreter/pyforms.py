@@ -26,7 +26,8 @@ _FROM = {"tensorflow.keras": "keras", "keras": "keras", "tensorflow": "tf", "ten
          "keras.layers": "keras.layers", "tensorflow.keras.losses": "keras.losses", "keras.losses": "keras.losses",
          "tensorflow.keras.optimizers": "keras.optimizers", "keras.optimizers": "keras.optimizers",
          "tensorflow.keras.models": "keras.models", "keras.models": "keras.models", "numpy": "np", "math": "math",
-         "time": "time"}
+         "time": "time", "tensorflow.experimental": "tf.experimental",
+         "tensorflow.experimental.numpy": "tf.experimental.numpy"}
 
 
 def importable(module: str) -> bool:

@@ -159,8 +159,10 @@ def call_builtin(f, interp, node, args, kwargs):
         from tapecli import ops
         args = [ops.materialize(args[0]), *args[1:]]
     result = _call_builtin(f, interp, node, args, kwargs)
-    # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow)
-    if hasattr(f, "branches"):
+    # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow;
+    # ``numpy_results``: tf.experimental.numpy's, whose every tensor NumPy's rules typed and whose Python number is
+    # one, as tnp.size gives it)
+    if hasattr(f, "branches") or hasattr(f, "numpy_results"):
         return result
     return tensorflow_result(interp, node, python_operation(f, node, args, result))
 

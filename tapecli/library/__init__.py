@@ -17,14 +17,25 @@ from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
 from tapecli.library import scope  # noqa: F401  (what is left out, and why)
 from tapecli.library.families import DEFERRED as _DEFERRED
 from tapecli.library.keras_words import WORDS as _KERAS_WORDS
+from tapecli.interpreter.classes import Namespace as _Namespace
 from tapecli.interpreter.registry import BUILTINS as _BUILTINS
 from tapecli.interpreter.registry import defer as _defer
 
 # A module's name is looked up by its last word (tf.image.resize: "resize"), but one whose last word is a flat name
-# too (tf.sparse.add, tf.strings.split) by its module's: a program that adds need not import tf.sparse.
+# too (tf.sparse.add, tf.strings.split) by its module's: a program that adds need not import tf.sparse. The names of
+# a module that has no flat names (classes.Namespace.CLOSED: tf.experimental.numpy.var, .array, .diff) are looked
+# up by its first word, which a program reads before them: one whose variables are named so need not import it.
 _FLAT = {name for names in _DEFERRED.values() for name in names if "." not in name} | _BUILTINS.keys()
+
+
+def _word(module: str, last: str) -> str:
+    if f"tf.{module}" in _Namespace.CLOSED:
+        return module.partition(".")[0]
+    return module if module and last in _FLAT else last
+
+
 for _module, _names in _DEFERRED.items():      # in the order they import each other
-    _defer(f"tapecli.library.{_module}", {module if module and last in _FLAT else last
+    _defer(f"tapecli.library.{_module}", {_word(module, last)
                                           for module, _, last in (name.rpartition(".") for name in _names)})
 _defer("tapecli.library.keras_names", _KERAS_WORDS)
 

@@ -224,6 +224,9 @@ class NumpyScalarType(DType, ProgramObject):
 
     kind_word = "a NumPy scalar type"
 
+    def python_text(self) -> str:
+        return repr(self.np.type)          # NumPy's class: <class 'numpy.float32'>
+
     def call(self, interp, args, kwargs, node):
         return numpy_call(self.np.type, args, kwargs, f"np.{self.name}()", getattr(node, "line", None))
 

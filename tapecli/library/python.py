@@ -513,6 +513,12 @@ def python_attribute(interp, value, attr, node):
             return Tensor(np.array(t.ndim, dtype=np.int64), weak=True)
         if attr in ("read_value", "value") and isinstance(value, Variable):
             return BoundMethod(attr, lambda call_node: value.read())
+        behavior = current().numpy_behavior          # (TensorFlow's NumPy methods of a tensor, where switched on)
+        if behavior is not None and value.__class__ is Tensor and attr == "size":
+            return NumpyArray(np.array(t.size, dtype=np.int64))         # (NumPy's product of the dimensions)
+        if behavior is not None and value.__class__ is Tensor and attr in behavior.methods:
+            method = behavior.methods[attr]
+            return BoundMethod(attr, lambda call_node, *a, **k: method(value, *a, **k))
         return array_attribute(interp, t, attr, node)
     return None
 

@@ -25,8 +25,6 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.nondifferentiable_batch_function": "batches calls across concurrent graph executions",
     "tf.load_library": "loads compiled op libraries from files",
     "tf.load_op_library": "loads compiled op libraries from files",
-    "tf.make_tensor_proto": "protocol-buffer serialization",
-    "tf.make_ndarray": "protocol-buffer serialization",
     "tf.register_tensor_conversion_function": "extends TensorFlow's Python type dispatch",
     "tf.variable_creator_scope": "intercepts variable creation (distribution strategies)",
     "tf.VariableSynchronization": "variable synchronization across replicas (distribution)",
@@ -59,7 +57,8 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.NoneTensorSpec tf.OptionalSpec tf.SparseTensorSpec tf.TensorArraySpec tf.type_spec_from_value"),
     ("complex numbers (tapecli's tensors are real)",
      "tf.complex tf.complex64 tf.complex128 tf.math.conj tf.math.real tf.math.imag tf.math.angle "
-     "tf.keras.ops.view_as_complex tf.keras.ops.view_as_real tf.keras.ops.polar"),
+     "tf.keras.ops.view_as_complex tf.keras.ops.view_as_real tf.keras.ops.polar tf.experimental.numpy.complex64 "
+     "tf.experimental.numpy.complex128 tf.experimental.numpy.complex_"),
     ("N-d Fourier transforms give complex tensors (tapecli's tensors are real)",
      "tf.fftnd tf.ifftnd tf.rfftnd tf.irfftnd"),
     ("approximate top-k of accelerator kernels (TensorFlow's CPU lacks a float kernel for it); use "

@@ -167,13 +167,15 @@ program's view of each library object it holds on CPython's run (one, so ``is`` 
 ``constraints`` maps a
 variable's id to the Keras constraint an optimizer applies to it after each step (a layer's
 ``kernel_constraint=``). ``mode`` says which fast paths may run (:class:`Mode`). ``python_random()`` is the
-run's Python ``random`` (a program's module, Keras's default seeds), made at its first use."""
+run's Python ``random`` (a program's module, Keras's default seeds), made at its first use. ``numpy_behavior`` is
+what ``tf.experimental.numpy.experimental_enable_numpy_behavior()`` turned on (:class:`NumpyBehavior`), None
+until a program calls it."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
-                 "keras_seed_generator", "checkpoints", "program_running")
+                 "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -208,6 +210,7 @@ run's Python ``random`` (a program's module, Keras's default seeds), made at its
         self.keras_seed_generator = None        # Keras's global SeedGenerator (keras.random's unseeded draws)
         self.checkpoints = None         # what tf.train.Checkpoint saved, in memory (library/tf_checkpoint.py)
         self.program_running = False    # a Python program's code runs (execution.run; execution/interfaces.py)
+        self.numpy_behavior: NumpyBehavior | None = None
 
     def python_random(self):
         """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""
@@ -215,6 +218,21 @@ run's Python ``random`` (a program's module, Keras's default seeds), made at its
             import random
             self._python_random = random.Random(PYTHON_RANDOM_SEED)
         return self._python_random
+
+
+class NumpyBehavior:
+    """TensorFlow's NumPy behaviour, switched on for the rest of a run (as TensorFlow's is for its process):
+    ``promotes``, whether tensors' operators promote mixed dtypes as NumPy does (dtype_conversion_mode "legacy");
+    ``prefer_float32``, whether a Python float is read as a float32 rather than NumPy's float64; ``methods``, the
+    NumPy methods tensors gain (``t.reshape``, ``t.ravel``...), each a function of the tensor and the call's
+    arguments, given by the library that switches the behaviour on (library/tf_numpy.py)."""
+
+    __slots__ = ("promotes", "prefer_float32", "methods")
+
+    def __init__(self, promotes: bool, prefer_float32: bool, methods: dict):
+        self.promotes = promotes
+        self.prefer_float32 = prefer_float32
+        self.methods = methods
 
 
 class VariableSlices:

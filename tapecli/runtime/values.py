@@ -96,7 +96,12 @@ class DType:
         return self.np.type
 
     def __eq__(self, other):
-        return isinstance(other, DType) and other.name == self.name
+        if isinstance(other, DType):
+            return other.name == self.name
+        # NumPy's dtype or scalar type, as TensorFlow's DType compares (tf.float32 == np.float32, tnp.float32)
+        if isinstance(other, np.dtype) or isinstance(other, type) and issubclass(other, np.generic):
+            return self.name in DTYPES and np.dtype(other) == self.np
+        return False
 
     def __hash__(self):
         return hash(self.name)
