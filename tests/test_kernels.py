@@ -478,7 +478,8 @@ def test_index_grad_adds_as_np_add_at_does(index):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
-    # relu (max(0, x): -0 stays -0, as TensorFlow's) and its gradient as a bit mask; sum, max, min and max's share over a short inner axis slice by slice;
+    # relu (max(0, x): -0 stays -0, as TensorFlow's) and its gradient as a bit mask; sum, max, min and max's share
+    # over a short inner axis slice by slice;
     # broadcast_to as a copy: each against the NumPy call it stands for, with NaN, inf and both zeros among the values
     rng = np.random.default_rng(11)
     x = rng.standard_normal((16, 9, 7, 4, 8)).astype(dtype)
