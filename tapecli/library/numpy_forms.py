@@ -12,6 +12,7 @@ rules a Python program's ``numpy`` module is weighed by (runtime/numpy_gate.py),
 program value (``tolist``'s numbers, one tensor each)."""
 from __future__ import annotations
 
+import functools
 import math
 import sys
 
@@ -127,10 +128,12 @@ _NUMBER_VALUE = LIST_SLOT + sys.getsizeof(1.0) + sys.getsizeof(np.float64(1.0)) 
 
 
 # ------------------------------------------------------------- np.random
-# NumPy's Generator's draws: all its methods but shuffle (in place: the interpreter's arrays are values), spawn
-# (generators of generators) and bytes
-_RANDOM = frozenset(name for name in dir(np.random.Generator) if not name.startswith("_")
-                    and callable(getattr(np.random.Generator, name)) and name not in ("shuffle", "spawn", "bytes"))
+@functools.cache
+def _draws() -> frozenset:
+    """NumPy's Generator's draws: all its methods but shuffle (in place: the interpreter's arrays are values),
+    spawn (generators of generators) and bytes. (Read at the first draw: numpy.random is not imported before.)"""
+    return frozenset(name for name in dir(np.random.Generator) if not name.startswith("_") and callable(
+        getattr(np.random.Generator, name)) and name not in ("shuffle", "spawn", "bytes"))
 _LEGACY = ("normal", "uniform", "rand", "randn", "randint", "random", "random_sample", "standard_normal", "choice",
            "permutation", "exponential", "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal",
            "multivariate_normal", "triangular")
@@ -145,9 +148,9 @@ class Generator(ProgramObject):
         self.generator = generator
 
     def get_attribute(self, interp, attr, node):
-        if attr not in _RANDOM:
+        if attr not in _draws():
             raise TdfTypeError(f"numpy.random.Generator has no method {attr} in tapecli",
-                               hint=f"tapecli's: {', '.join(sorted(_RANDOM))}")
+                               hint=f"tapecli's: {', '.join(sorted(_draws()))}")
         fn = weighed("numpy.random", attr, getattr(self.generator, attr), _held_dtype)
         return BoundMethod(attr, lambda call_node, *a, **k: numpy_call(fn, a, k, f"Generator.{attr}()",
                                                                        getattr(call_node, "line", None)))
