@@ -1,7 +1,7 @@
 """Record TensorFlow's float32 bits for the elementwise math that tapecli computes as TensorFlow's CPU kernels
-do (tapecli/kernels/tf_float32.py): on tensors of fewer than 8 elements (Eigen's scalar path), and for exp,
-log, sin, cos, tanh, sigmoid, softplus and elu on tensors of 8 elements and more (Eigen's packets of 8 and the scalar
-path on the last size % 8), for tests/test_tf_float32.py.
+do (tapecli/kernels/tf_float32.py, tf_pow.py): on tensors of fewer than 8 elements (Eigen's scalar path), and for
+exp, log, sin, cos, tanh, sigmoid, softplus, elu and pow on tensors of 8 elements and more (Eigen's packets of 8 and
+the scalar path on the last size % 8), for tests/test_tf_float32.py.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 
@@ -9,7 +9,8 @@ Run it with the python of a development venv that has TensorFlow (never tapecli'
 
 It writes tests/tf_float32_bits.json: per op, cases of inputs and TensorFlow's outputs as float32 bit patterns
 (hex), for scalars and tensors of 3 and 7 elements (and 8, 9, 16, 100 and 257 for the packet ops, and 2-D
-ones), random and special values. With --rates it prints instead what share of random inputs per op and
+ones), random and special values; for pow also broadcast exponents (a case's ``arg_shapes``), negative bases with
+integer exponents and bases and exponents of a wide range. With --rates it prints instead what share of random inputs per op and
 size tapecli's NumPy kernels give TensorFlow's bits for: 2,000 tensors of 1, 3 and 7 elements, at least
 40,000 elements at 8 to 16,384 for the packet ops (run from a checkout whose tapecli imports with that
 python's NumPy: set PYTHONPATH to it), and each kernel's time against NumPy's function with --cost.
@@ -26,7 +27,8 @@ OUT = Path(__file__).resolve().parent.parent / "tests" / "tf_float32_bits.json"
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, -1e-45, 1e-39, 0.5, -1.0, 88.7, 88.72, 88.73,
            89.0, -87.0, -87.4, -103.9, -104.5, 7.9, 7.91, 8.1, -8.1, 16.6, 16.7, 13.9, -13.95, 1e30, -1e30, 3.4e38]
 # A subnormal argument reaches the C library's powf, whose arithmetic then reads it as a zero (TensorFlow runs
-# with DAZ): tapecli does not follow that (tf_float32.py; it follows logf's)
+# with DAZ): tapecli does not follow that (tf_float32.py; it follows logf's), so pow's special values go to its
+# packets (Eigen's generic_pow, which tapecli follows) and not to its scalar tail
 NO_SUBNORMAL = {"pow"}
 
 
@@ -56,10 +58,42 @@ def inputs(op, rows, n, rng):
 OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus", "expm1", "log1p", "pow", "elu"]
 # The ops whose tensors of 8 elements or more take Eigen's packet algorithms in tf_float32.py, and the sizes
 # recorded for them (rows of each): whole packets, a tail, several packets, a 2-D tensor
-PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "elu"]
+PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "elu", "pow"]
 PACKET_SIZES = ((8, 4), (9, 4), (16, 2), (100, 2), (257, 1))
 PACKET_SHAPES = [(3, 5), (6, 37)]
 LOG_SOFTMAX_SHAPES = [(5,), (3, 7), (4, 37), (9, 40), (2, 100)]
+
+
+def special_places(op, n, rng):
+    """Random places for SPECIAL in a tensor of n elements (in its packets alone for NO_SUBNORMAL's ops)."""
+    return rng.choice(n - n % 8 if op in NO_SUBNORMAL else n, len(SPECIAL), replace=False)
+
+
+def pow_operands(rng):
+    """pow's further operands: bases of either sign (and special values) to broadcast exponents (x ** 2.0),
+    negative bases to integer exponents, bases and exponents of a wide range (results that overflow and
+    underflow), and broadcasts of 2-D tensors."""
+    for n in (9, 100):
+        for exponent in (2.0, 3.0, -1.0, 0.5, -2.0, 1.0, 0.0, np.nan, np.inf):
+            x = rng.uniform(-5, 5, n).astype(np.float32)
+            if n >= len(SPECIAL):
+                x[special_places("pow", n, rng)] = SPECIAL
+            yield x, np.float32(exponent)
+    yield -np.exp(rng.uniform(-4, 4, 100)).astype(np.float32), rng.integers(-5, 6, 100).astype(np.float32)
+    for n in (100, 257):
+        yield np.exp(rng.uniform(-20, 20, n)).astype(np.float32), rng.uniform(-10, 10, n).astype(np.float32)
+    yield np.exp(rng.uniform(-4, 4, (6, 37))).astype(np.float32), rng.uniform(-4, 4, 37).astype(np.float32)
+    yield np.exp(rng.uniform(-4, 4, (5, 1))).astype(np.float32), rng.uniform(-4, 4, (1, 20)).astype(np.float32)
+
+
+def pow_cases(f, rng):
+    import tensorflow as tf
+    cases = []
+    for x, e in pow_operands(rng):
+        y = f(tf.constant(x), tf.constant(e)).numpy()
+        cases.append({"shape": list(y.shape), "arg_shapes": [list(np.shape(x)), list(np.shape(e))],
+                      "args": [hexes(x), hexes(e)], "out": hexes(y)})
+    return cases
 
 
 def tf_functions():
@@ -91,17 +125,21 @@ def record():
             for n, rows in PACKET_SIZES:
                 xs = inputs(op, rows, n, rng)
                 if n >= len(SPECIAL):           # special values at random places, in packets and in the tail
-                    xs[0][0, rng.choice(n, len(SPECIAL), replace=False)] = SPECIAL
+                    for x in xs:
+                        x[0, special_places(op, n, rng)] = SPECIAL
                 for i in range(rows):
-                    y = f(tf.constant(xs[0][i])).numpy()
-                    cases.append({"shape": [n], "args": [hexes(xs[0][i])], "out": hexes(y)})
+                    y = f(*[tf.constant(x[i]) for x in xs]).numpy()
+                    cases.append({"shape": [n], "args": [hexes(x[i]) for x in xs], "out": hexes(y)})
             for shape in PACKET_SHAPES:
-                x = inputs(op, 1, int(np.prod(shape)), rng)[0]
-                if x.size >= len(SPECIAL):
-                    x[0, rng.choice(x.size, len(SPECIAL), replace=False)] = SPECIAL
-                x = x.reshape(shape)
-                y = f(tf.constant(x)).numpy()
-                cases.append({"shape": list(shape), "args": [hexes(x)], "out": hexes(y)})
+                xs = inputs(op, 1, int(np.prod(shape)), rng)
+                for x in xs:
+                    if x.size >= len(SPECIAL):
+                        x[0, special_places(op, x.size, rng)] = SPECIAL
+                xs = [x.reshape(shape) for x in xs]
+                y = f(*[tf.constant(x) for x in xs]).numpy()
+                cases.append({"shape": list(shape), "args": [hexes(x) for x in xs], "out": hexes(y)})
+        if op == "pow":
+            cases += pow_cases(f, rng)
         special = np.array([v for v in SPECIAL if not (op in NO_SUBNORMAL and 0 < abs(v) < 1.2e-38)], np.float32)
         for v in special:
             args = [v, np.float32(0.5)] if op == "pow" else [v]
@@ -144,12 +182,21 @@ def rates(rows=2000):
             line.append(f"n={n}: {100 * _same(got, want).mean():6.2f}%")
         if op in PACKET_OPS:
             for n in (8, 9, 16, 100, 1000, 4096, 16384):
-                (x,) = inputs(op, max(10, 40000 // n), n, np.random.default_rng(n))
-                want = np.stack([functions[op](tf.constant(v)).numpy() for v in x])
+                xs = inputs(op, max(10, 40000 // n), n, np.random.default_rng(n))
+                want = np.stack([functions[op](*[tf.constant(x[i]) for x in xs]).numpy() for i in range(len(xs[0]))])
                 with kernels.quiet():
-                    got = np.stack([kernels.RAW_NUMPY_KERNELS[op](v) for v in x])
+                    got = np.stack([kernels.RAW_NUMPY_KERNELS[op](*[x[i] for x in xs]) for i in range(len(xs[0]))])
                 line.append(f"n={n}: {100 * _same(got, want).mean():6.2f}%")
         print(f"{op:9s}", "  ".join(line))
+    line = []
+    for exponent in (2.0, 3.0, -1.0, 0.5):       # x ** 2.0: a broadcast exponent, bases of either sign
+        for n in (9, 100, 1000):
+            x = np.random.default_rng(n).uniform(-5, 5, (max(10, 40000 // n), n)).astype(np.float32)
+            want = np.stack([tf.pow(tf.constant(v), np.float32(exponent)).numpy() for v in x])
+            with kernels.quiet():
+                got = np.stack([kernels.RAW_NUMPY_KERNELS["pow"](v, np.float32(exponent)) for v in x])
+            line.append(f"x**{exponent:g} n={n}: {100 * _same(got, want).mean():6.2f}%")
+    print("pow", "  ".join(line))
     line = []
     for shape in ((1, 10), (3, 7), (8, 10), (32, 10), (4, 37), (16, 100), (4, 1000), (2, 8192)):
         x = (np.random.default_rng(shape[1]).standard_normal((max(2, 20000 // (shape[0] * shape[1])),) + shape)
@@ -169,7 +216,7 @@ def cost():
     numpy = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
              "sigmoid": lambda x: np.where(x >= 0, 1 / (1 + e(x)), e(x) / (1 + e(x))),
              "softplus": lambda x: np.maximum(x, 0) + np.log1p(e(x)),
-             "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))}
+             "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), "pow": np.power}
     sizes = (7, 8, 9, 100, 1000, 4096, 16384)
     numpy["log_softmax"] = lambda x: (lambda s: s - np.log(np.sum(np.exp(s), axis=-1, keepdims=True)))(
         x - np.max(x, axis=-1, keepdims=True))
@@ -178,10 +225,11 @@ def cost():
     for op in PACKET_OPS + ["log_softmax"]:
         cells = []
         for n in sizes:
-            (x,) = inputs("tanh" if op == "log_softmax" else op, 1, n, np.random.default_rng(n))
-            x = x[0].reshape(rows.get(n, (n,))) if op == "log_softmax" else x[0]
+            xs = [x[0] for x in inputs("tanh" if op == "log_softmax" else op, 1, n, np.random.default_rng(n))]
+            if op == "log_softmax":
+                xs = [xs[0].reshape(rows.get(n, (n,)))]
             with kernels.quiet():
-                t = [min(timeit.repeat(lambda: f(x), number=200, repeat=5)) / 200 * 1e6
+                t = [min(timeit.repeat(lambda: f(*xs), number=200, repeat=5)) / 200 * 1e6
                      for f in (kernels.RAW_NUMPY_KERNELS[op], numpy[op])]
             cells.append(f"{t[0]:.1f} / {t[1]:.1f}")
         print(f"{op:19s}", "".join(f"{c:>15s}" for c in cells))

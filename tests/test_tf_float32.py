@@ -1,7 +1,7 @@
-"""float32 elementwise math against TensorFlow's bits (tapecli/kernels/tf_float32.py): tensors of fewer than 8
-elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus and elu tensors of 8 to 257 elements
-and 2-D ones (Eigen's packets and the scalar tail), recorded by benchmarks/record_tf_float32.py from
-TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
+"""float32 elementwise math against TensorFlow's bits (tapecli/kernels/tf_float32.py, tf_pow.py): tensors of fewer
+than 8 elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus, elu and pow tensors of 8 to
+257 elements and 2-D ones (Eigen's packets and the scalar tail; pow's broadcast exponents too), recorded by
+benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
 from __future__ import annotations
 
 import json
@@ -42,7 +42,9 @@ def test_float32_tensors_give_tensorflows_bits(op):
     with kernels.quiet():
         for case in TABLE[op]:
             shape = tuple(case["shape"])
-            args = [_value(h, () if not shape else shape) for h in case["args"]]
+            # (each argument has the result's shape, or its own where pow's case broadcasts one)
+            arg_shapes = [tuple(a) for a in case.get("arg_shapes", [shape] * len(case["args"]))]
+            args = [_value(h, a) for h, a in zip(case["args"], arg_shapes)]
             got = np.asarray(kernels.RAW_NUMPY_KERNELS[op](*args), np.float32).reshape(-1)
             want = _value(case["out"], (len(case["out"]),))
             nan = np.isnan(want)
@@ -98,6 +100,36 @@ def test_packets_and_tail_follow_the_row_major_order_of_any_layout(op):
         if op in kernels.OUT_KERNELS:
             into = np.empty_like(base)
             assert f(base, out=into) is into and into.tobytes() == f(base).tobytes()
+
+
+def test_pow_of_any_layout_and_broadcast_follows_the_row_major_order_of_its_result():
+    """pow's packets are the first size - size % 8 elements of its (broadcast) result, row-major: a transposed or
+    sliced base gives what its C-order copy gives, a broadcast exponent what its materialized copy gives (a
+    scalar one as a tensor of it), the tail the scalar path; into ``out=`` (one of its arguments) the same bits."""
+    rng = np.random.default_rng(6)
+    base = rng.uniform(-3, 3, (12, 9)).astype(np.float32)
+    exponent = rng.uniform(-3, 3, (12, 9)).astype(np.float32)
+    f = kernels.RAW_NUMPY_KERNELS["pow"]
+    with kernels.quiet():
+        for x, e in ((base.T, exponent.T), (np.abs(base[:, 1:]), exponent[:, 1:]), (base[::2], np.float32(2.0)),
+                     (base[::2], np.array(3.0, np.float32)), (np.abs(base), exponent[0]), (np.float32(1.5), exponent)):
+            y = f(x, e)
+            shape = np.broadcast_shapes(np.shape(x), np.shape(e))
+            assert y.shape == shape and y.dtype == np.float32
+            xs, es = (np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (x, e))
+            assert y.tobytes() == f(xs, es).tobytes()
+            k = y.size - y.size % tf_float32.PACKET
+            assert all(y.reshape(-1)[i] == f(xs.reshape(-1)[i], es.reshape(-1)[i]) for i in range(k, y.size))
+        into = base.copy()
+        assert f(into, np.float32(2.0), out=into) is into and into.tobytes() == f(base, np.float32(2.0)).tobytes()
+
+
+def test_a_program_prints_tensorflows_squares_and_powers():
+    import tapecli
+    r = tapecli.run("import tensorflow as tf\nx = tf.fill([16], 2.1000001)\n"
+                    "print((x ** 2).numpy()[0], tf.pow(tf.range(1.0, 13.0) * 0.37, 1.5).numpy()[5])\n")
+    # TensorFlow 2.21 prints 4.4100003 3.3077254 (Eigen's generic_pow; NumPy's float32 power: 4.410001 3.3077257)
+    assert " ".join(r.output).split() == ["4.4100003", "3.3077254"]
 
 
 def test_results_below_the_smallest_normal_are_flushed_to_zero_as_tensorflow_runs():

@@ -21,8 +21,9 @@ sigmoid, softplus and elu are NumPy versions of Eigen's packet algorithms (``pex
 ``psincos_float``, ``ptanh_float``, the logistic functor's ``packetOp``, and Softplus's and Elu's expressions of
 them), each
 float32 step as Eigen rounds it: TensorFlow's bits for every input tried, at 5 to 15 times NumPy's time (a
-few microseconds). The last ``size % PACKET`` elements take the scalar path above. log_softmax is
-TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
+few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadcast of its operands (a scalar
+exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
+path above. log_softmax is TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
 
 The kernels that replace a ufunc take ``out=`` as it does. float64, larger float32 tensors and the other
 functions' packets keep NumPy's functions (see docs/design.md).
@@ -35,9 +36,12 @@ import functools
 
 import numpy as np
 
+from tapecli.kernels import tf_pow
+
 PACKET = 8                     # floats in one of Eigen's AVX packets: fewer elements run on the scalar path
 # Up to this many elements, a float32 tensor takes NumPy versions of Eigen's packet algorithms (TensorFlow's
-# bits, at 5 to 20 times the cost of NumPy's SIMD functions: 10 to 40 µs here); above, NumPy's functions. What
+# bits, at 5 to 20 times the cost of NumPy's SIMD functions: 10 to 40 µs here; pow's, some 120 NumPy steps of
+# double-word arithmetic, 6 to 8 times exp's); above, NumPy's functions. What
 # a program prints is this small; a training step's activations and logits are often not (at 16,384 the Keras
 # MLP workload ran 9-21% longer, at 1,024 about 3%).
 PACKET_LIMIT = 1024
@@ -203,8 +207,9 @@ def unary(ufunc, c_name: str, packets=None):
     return run
 
 
-def binary(ufunc, c_name: str):
-    """The same for a function of two inputs (``powf``), on their broadcast."""
+def binary(ufunc, c_name: str, packets=None):
+    """The same for a function of two inputs (``powf``, and Eigen's ``generic_pow`` as ``packets``: on 1-D float32
+    arrays, the first of a multiple of ``PACKET`` elements, the second of as many or of one), on their broadcast."""
     f = CFunction(c_name, 2, ufunc)
 
     def run(a, b, out=None):
@@ -213,12 +218,29 @@ def binary(ufunc, c_name: str):
         if (a.__class__ is np.ndarray or a.__class__ is _F32) and (b.__class__ is np.ndarray or b.__class__ is _F32) \
                 and a.dtype == _F32_DTYPE and b.dtype == _F32_DTYPE:
             shape = np.broadcast_shapes(a.shape, b.shape)
-            if _size(shape) < PACKET:
+            size = _size(shape)
+            if size < PACKET:
                 a, b = np.broadcast_arrays(a, b)
                 return _result([f(u, v) for u, v in zip(a.ravel().tolist(), b.ravel().tolist())], shape, out)
+            if packets is not None and size <= PACKET_LIMIT and not _POINTWISE.get():
+                return _scalar(_binary_in_packets(a, b, shape, packets, f).reshape(shape), out)
         return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
     return run
+
+
+def _binary_in_packets(a, b, shape, packets, f):
+    """``packets`` on the first ``size - size % PACKET`` elements of the broadcast of ``a`` and ``b`` (in C order,
+    as TensorFlow's kernel writes its output, broadcast or not), ``f`` on the rest. A one-element ``b`` stays
+    one (Eigen's packets of a broadcast scalar hold it in every lane)."""
+    x = np.broadcast_to(a, shape).reshape(-1)
+    y = b.reshape(1) if b.size == 1 else np.broadcast_to(b, shape).reshape(-1)
+    k = x.size - x.size % PACKET
+    head = packets(x[:k], y if y.size == 1 else y[:k])
+    if k == x.size:
+        return head
+    exponents = y.tolist() * (x.size - k) if y.size == 1 else y[k:].tolist()
+    return np.concatenate((head, np.array([f(u, v) for u, v in zip(x[k:].tolist(), exponents)], _F32)))
 
 
 def _found(c_name: str, nargs: int, ufunc) -> tuple:
@@ -482,7 +504,7 @@ tan = unary(np.tan, "tanf")
 atan = unary(np.arctan, "atanf")
 expm1 = unary(np.expm1, "expm1f")
 log1p = unary(np.log1p, "log1pf")
-pow_ = binary(np.power, "powf")
+pow_ = binary(np.power, "powf", tf_pow.pow_packets)
 
 _expf = CFunction("expf", 1, np.exp)
 _log1pf = CFunction("log1pf", 1, np.log1p)
