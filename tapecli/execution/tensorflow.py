@@ -102,7 +102,8 @@ SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
 # program that reads one stays on the interpreter.
 _INTERPRETER_ATTRIBUTES = frozenset({"T", "astype", "reshape", "mean", "sum", "tolist", "item", "min", "max",
                                      "flatten", "ravel", "copy", "std", "var", "argmax", "argmin", "squeeze",
-                                     "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"})
+                                     "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size",
+                                     "argsort"})
 
 
 def interpreter_refuses(tree: ast.Module) -> bool:
@@ -165,7 +166,7 @@ _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape
     # NumPy arrays' attributes the interpreter's arrays lack (library/numpy_forms.py's ARRAY_METHODS have theirs):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
-    "tobytes", "view", "nbytes", "itemsize", "strides", "argsort", "argpartition", "cumprod", "nonzero",
+    "tobytes", "view", "nbytes", "itemsize", "strides", "argpartition", "cumprod", "nonzero",
     "swapaxes", "searchsorted", "ptp", "byteswap", "setflags", "getfield", "setfield",
     # NumPy's ufuncs' methods (np.add.at writes into its array in place: NumPy's own)
     "at", "accumulate", "reduceat"})

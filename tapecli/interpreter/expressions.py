@@ -565,7 +565,8 @@ def _python_values(*values) -> bool:
 # and the methods of NumPy arrays (library/numpy_forms.py).
 _PYTHON_ATTRIBUTES = frozenset(("numpy", "ndim", "read_value", "value", "astype", "reshape", "mean", "sum", "tolist",
                                 "item", "min", "max", "flatten", "ravel", "copy", "std", "var", "argmax", "argmin",
-                                "squeeze", "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"))
+                                "squeeze", "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size",
+                                "argsort"))
 
 
 # Python builtins a program cannot use: they reach files, the environment or Python objects.

@@ -107,7 +107,7 @@ def numpy_call(fn, args, kwargs, what: str, line=None):
 # ------------------------------------------------------------- array methods
 ARRAY_METHODS = frozenset(("astype", "reshape", "mean", "sum", "tolist", "item", "min", "max", "flatten", "ravel",
                            "copy", "std", "var", "argmax", "argmin", "squeeze", "transpose", "prod", "round", "clip",
-                           "any", "all", "cumsum", "dot", "size"))
+                           "any", "all", "cumsum", "dot", "size", "argsort"))
 
 
 def array_attribute(interp, t: Tensor, attr: str, node):

@@ -620,8 +620,11 @@ class Dropout(Layer):
 class Embedding(Layer):
     prefix = "embedding"
 
-    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, **kw):
+    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
+                 embeddings_constraint=None, mask_zero=False, **kw):
         super().__init__(interp, **kw)
+        self.regularizers = {"embeddings": penalties.regularizer(embeddings_regularizer, interp)}
+        self.constraints = {"embeddings": penalties.constraint(embeddings_constraint, interp)}
         self.input_dim, self.output_dim = integer(input_dim, "input_dim"), integer(output_dim, "output_dim")
         self.init = initializers.get(embeddings_initializer, interp=interp)
         self.mask_zero = flag(mask_zero)

@@ -11,6 +11,7 @@ slices of ``batch_size`` (default 32) rows. A program's model subclass may defin
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -593,6 +594,14 @@ def adapter(interp, instance) -> ProgramModel:
     return found
 
 
+def count_params(instance) -> Tensor:
+    """Keras's Layer.count_params of a program's layer or model: its weights' sizes summed, once it is built."""
+    if not getattr(instance, "keras_built", False):
+        raise TdfValueError(f"You tried to call `count_params` on layer '{instance.keras_name or instance.label}', "
+                            "but the layer isn't built. You can build it manually via: `layer.build(input_shape)`.")
+    return Tensor(np.array(sum(math.prod(v.shape) for v in instance.owned_variables()), dtype=np.int64), weak=True)
+
+
 def program_attribute(interp, instance, attr):
     """The Keras methods and attributes a program's Layer or Model subclass inherits (None: not one)."""
     from tapecli.library.keras.common import method
@@ -612,6 +621,8 @@ def program_attribute(interp, instance, attr):
             return method(attr, lambda: layers_mod.get_weights(instance.owned_variables()))
         return method(attr, lambda values: layers_mod.set_weights(instance.owned_variables(), values,
                                                                   instance.keras_name or instance.label))
+    if attr == "count_params" and instance.inner is None:
+        return method(attr, lambda: count_params(instance))
     table = methods(interp, model)
     if attr in table:
         return method(attr, table[attr])
