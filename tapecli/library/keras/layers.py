@@ -83,7 +83,7 @@ _LAYER_PACKAGES = {
                       "AlphaDropout ActivityRegularization",
     "reshaping": "Flatten Reshape Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D "
                  "ZeroPadding3D UpSampling1D UpSampling2D UpSampling3D",
-    "normalization": "BatchNormalization LayerNormalization UnitNormalization",
+    "normalization": "BatchNormalization LayerNormalization UnitNormalization GroupNormalization",
     "convolutional": "Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose DepthwiseConv1D "
                      "DepthwiseConv2D SeparableConv1D SeparableConv2D",
     "pooling": "MaxPooling1D MaxPooling2D MaxPooling3D AveragePooling1D AveragePooling2D AveragePooling3D "
