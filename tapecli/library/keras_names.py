@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, convolutional,
+from tapecli.library.keras import (activations, adafactor, attention, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
                                    models, optimizers, penalties, pooling, preprocessing, recurrent, regularization,
                                    rnn_wrappers, schedules, shaping, spatial, utilities, vocabulary)
@@ -114,7 +114,7 @@ _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.make_input, with_interp=False)
-for _cls in optimizers.OPTIMIZERS:
+for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
     _register(_cls.__name__, _cls, with_interp=False)
