@@ -17,6 +17,7 @@ from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, PythonTuple,
                                     Tensor, TensorShape, UnreadVariable, Variable, dtype_name, keras_path,
                                     filled, literal_array, tensorflow_name)
+from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
@@ -553,12 +554,14 @@ def size(x):
     return Tensor(np.array(ops.to_tensor(x).size, dtype=np.int64), weak=True)
 
 
-@builtin("len")
-def len_(x):
+@builtin("len", interp=True)
+def len_(interp, x):
     if isinstance(x, (list, dict, str)):
         return Tensor(np.array(len(x), dtype=np.int64), weak=True)
     if hasattr(x, "length"):            # (a tf.data.Dataset)
         return Tensor(np.array(x.length(), dtype=np.int64), weak=True)
+    if isinstance(x, Instance) and x.cls.find("__len__")[0] is not None:      # (a program's class's own)
+        return interp.call_value(x.get_attribute(interp, "__len__", None), [])
     t = ops.to_tensor(x)
     if t.ndim == 0:
         raise TdfTypeError("len() of a scalar", hint=f"use {spelling.call('size', 'x')}")
