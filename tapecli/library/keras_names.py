@@ -83,6 +83,7 @@ def _register(name, make, extra=(), with_interp=True):
         return construct(interp, **configs.constructor_arguments(make, checker()[0].parameters, config))
     construct.__name__ = name
     construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
+    construct.literals = "Keras keeps the Python values it is given"      # (interpreter/registry.py: call_builtin)
     if isinstance(make, type) and issubclass(make, layers.Layer) and not issubclass(make, models.Model):
         construct.class_methods = {"from_config": from_config}
     builtin(name, interp=True)(construct)

@@ -651,8 +651,10 @@ class Embedding(Layer):
         if ids.size and (ids.min() < 0 or ids.max() >= self.input_dim):
             bad = int(ids[(ids < 0) | (ids >= self.input_dim)].flat[0])
             raise TdfValueError(f"Embedding: index {bad} is outside the valid range [0, {self.input_dim})")
-        table = self.weights_["embeddings"]
-        return ops.gather(table, Tensor(ids.astype(np.int64)))     # (its gradient: TensorFlow's IndexedSlices)
+        out = ops.gather(self.weights_["embeddings"], Tensor(ids.astype(np.int64)))   # (its gradient: IndexedSlices)
+        if self.activity_regularizer is not None:
+            self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
+        return out
 
 
 class Masking(Layer):

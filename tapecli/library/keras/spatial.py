@@ -25,8 +25,6 @@ def _pairs(value, n, what):
     if isinstance(value, (int, float)) or isinstance(value, Tensor) and value.ndim == 0:
         v = integer(value, what)
         return [(v, v)] * n
-    if isinstance(value, Tensor):       # (a tuple of numbers a bridged run converted, as TensorFlow's functions do)
-        value = value.value.tolist()
     items = list(value)
     if n == 1:
         return [(integer(items[0], what), integer(items[1], what))]
