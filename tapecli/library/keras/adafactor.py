@@ -9,7 +9,7 @@ import numpy as np
 from tapecli.kernels import tf_sums
 from tapecli.kernels.tf_float32 import pow_ as tf_pow
 from tapecli.library.keras.optimizers import Optimizer, slot_prefix
-from tapecli.runtime.values import Variable
+from tapecli.runtime.values import Variable, tensorflow_name
 
 
 def _mean(x: np.ndarray, axis=None, keepdims=False) -> np.ndarray:
@@ -38,15 +38,17 @@ class Adafactor(Optimizer):
 
     def slots_of(self, v: Variable) -> dict:
         """Keras's build: ``r`` of the variable's shape less its last axis and ``c`` less its second last (each
-        named as the variable is), for two or more dimensions; then ``velocity`` of its shape."""
+        named as the variable is), for two or more dimensions (else an int32 zero each, unused), then ``velocity``
+        of its shape."""
         if v.id not in self.slots:
-            shapes = {"velocity": v.shape}
-            if len(v.shape) >= 2:
-                shapes = {"r": v.shape[:-1], "c": (*v.shape[:-2], v.shape[-1]), **shapes}
+            factored = len(v.shape) >= 2
+            shapes = {"r": v.shape[:-1] if factored else (), "c": (*v.shape[:-2], v.shape[-1]) if factored else (),
+                      "velocity": v.shape}
             made = {}
             for slot, shape in shapes.items():
-                keras = f"{slot_prefix(v)}_velocity" if slot == "velocity" else v.tf_name
-                made[slot] = Variable(f"{self.name}/{v.name}/{slot}", np.zeros(shape, dtype=v.dtype), trainable=False,
+                keras = f"{slot_prefix(v)}_velocity" if slot == "velocity" else tensorflow_name(v)
+                dtype = v.dtype if factored or slot == "velocity" else np.int32
+                made[slot] = Variable(f"{self.name}/{v.name}/{slot}", np.zeros(shape, dtype=dtype), trainable=False,
                                       tf_name=keras, keras=keras)
                 self.slot_list.append(made[slot])
             self.slots[v.id] = made
@@ -59,7 +61,7 @@ class Adafactor(Optimizer):
         squared = np.square(g) + dtype(self.epsilon_1)
         beta = one - tf_pow(step, dtype(self.beta_2_decay))
         v = slots["velocity"]
-        if "r" in slots:
+        if g.ndim >= 2:
             r, c = slots["r"], slots["c"]
             r[...] = beta * r + (one - beta) * _mean(squared, -1)
             c[...] = beta * c + (one - beta) * _mean(squared, -2)
