@@ -18,7 +18,8 @@ from tapecli.library.keras.losses import REDUCTIONS, reduce
 BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
          "initializers.Initializer": None, "keras.Initializer": None, "regularizers.Regularizer": None,
          "keras.Regularizer": None, "constraints.Constraint": None, "schedules.LearningRateSchedule": None,
-         "callbacks.Callback": "callback", "utils.PyDataset": "py_dataset"}
+         "callbacks.Callback": "callback", "utils.PyDataset": "py_dataset",
+         "utils.Sequence": "py_dataset"}      # (Keras 3's Sequence is PyDataset)
 for _name, _role in BASES.items():
     register(_name, FrameworkBase(f"keras.{_name.rpartition('.')[2]}", KERAS, _role))
 

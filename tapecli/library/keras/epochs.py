@@ -115,10 +115,11 @@ class PyDatasetSource:
 
 
 class EpochIterator:
-    """Keras's EpochIterator over ``passes`` (each call a new pass over the data) of ``num_batches`` batches,
-    ``steps_per_epoch`` a time (None: a pass), calling a PyDataset's epoch hooks (``hooks``)."""
+    """Keras's EpochIterator over ``passes`` (each call a new pass over the data) of ``num_batches`` batches (None:
+    not known, a dataset's, with ``steps_per_epoch``), ``steps_per_epoch`` a time (None: a pass), calling a
+    PyDataset's epoch hooks (``hooks``)."""
 
-    def __init__(self, passes, num_batches: int, steps_per_epoch=None, hooks=None):
+    def __init__(self, passes, num_batches: int | None, steps_per_epoch=None, hooks=None):
         self.passes, self.num_batches, self.hooks = passes, num_batches, hooks
         self.steps = None if steps_per_epoch is None else integer(steps_per_epoch, "steps_per_epoch")
         self.current, self.seen = None, 0
@@ -135,16 +136,24 @@ class EpochIterator:
         if self.current is None or self.steps is None:
             self.current, self.seen = self.passes(), 0
         for _ in range(self.steps or self.num_batches):
-            if self.seen >= self.num_batches:
+            if self.num_batches is not None and self.seen >= self.num_batches:
                 if self.steps:
-                    current().settings.warn(
-                        "Your input ran out of data; interrupting training. Make sure that your dataset or generator "
-                        "can generate at least `steps_per_epoch * epochs` batches. You may need to use the "
-                        "`.repeat()` function when building your dataset.")
+                    _ran_out()
                 break
             self.seen += 1
-            yield next(self.current)
-        if self.seen >= self.num_batches:
+            taken = next(self.current, None)
+            if taken is None:       # (data of unknown length ran out: Keras's catch_stop_iteration counts it so)
+                self.num_batches, self.current = self.seen, None
+                _ran_out()
+                break
+            yield taken
+        if self.num_batches is not None and self.seen >= self.num_batches:
             self.current, self.seen = self.passes(), 0
         if self.hooks is not None:
             self.hooks.on_epoch_end()
+
+
+def _ran_out() -> None:
+    current().settings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or "
+                            "generator can generate at least `steps_per_epoch * epochs` batches. You may need to use "
+                            "the `.repeat()` function when building your dataset.")

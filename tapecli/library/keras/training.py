@@ -221,8 +221,6 @@ class Trainer:
             callbacks.append(history)
         source = _py_dataset(self.interp, x, y, sample_weight, flag(shuffle), class_weight)
         dataset = source is not None or _dataset(x, y, sample_weight)
-        if steps_per_epoch is not None and dataset and source is None:
-            raise TdfValueError("fit: steps_per_epoch of a tf.data.Dataset is not supported by tapecli")
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
             _data(sample_weight, "sample_weight"))
@@ -235,6 +233,7 @@ class Trainer:
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
         if class_weight is not None and not dataset:
             sw = class_weights(class_weight, y, sw)
+        iterator = None         # (a tf.data.Dataset's epochs without steps_per_epoch: a pass each)
         if source is not None:
             iterator = EpochIterator(source.passes, source.num_batches, steps_per_epoch, source)
             iterator.reset()
@@ -242,8 +241,11 @@ class Trainer:
             size = 32 if batch_size is None else integer(batch_size, "batch_size")
             iterator = EpochIterator(lambda: batches(self.interp, x, y, sw, size, flag(shuffle)),
                                      -(-_count(x) // size), steps_per_epoch)
+        elif steps_per_epoch is not None:       # (Keras's TFDatasetAdapter: its cardinality, None where not known)
+            iterator = EpochIterator(lambda: dataset_batches(x, self.model.many_inputs, _outputs(self.model)),
+                                     None if x.infinite or x.unknown else x.length(), steps_per_epoch)
         params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
-                  "steps": None if dataset and source is None else iterator.steps or iterator.num_batches}
+                  "steps": None if iterator is None else iterator.steps or iterator.num_batches}
         self.set_stop_training(False)
         for c in callbacks:
             c.on_train_begin(self, params)
@@ -256,7 +258,7 @@ class Trainer:
             for c in callbacks:
                 c.on_epoch_begin(epoch, self)
             self.reset()
-            epoch_batches = self.batches(x, y, sw, batch_size) if dataset and source is None else iterator.epoch()
+            epoch_batches = self.batches(x, y, sw, batch_size) if iterator is None else iterator.epoch()
             for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
                     c.on_batch_begin(step)
