@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfValueError
-from tapecli.interpreter.objects import Property
+from tapecli.interpreter.objects import BoundMethod, Property
 from tapecli.library.keras.common import integer
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
@@ -33,19 +33,14 @@ def py_dataset_attribute(interp, instance, attr):
         def init(node, workers=1, use_multiprocessing=False, max_queue_size=10):
             instance.py_dataset_options = {"workers": workers, "use_multiprocessing": use_multiprocessing,
                                            "max_queue_size": max_queue_size}
-        return _method(attr, init)
+        return BoundMethod(attr, init)
     if attr in _OPTIONS:
         return _options(instance)[attr]
     if attr in ("on_epoch_begin", "on_epoch_end"):
-        return _method(attr, lambda node: None)
+        return BoundMethod(attr, lambda node: None)
     if attr == "num_batches":
         return _call(interp, instance, "__len__")
     return None
-
-
-def _method(name, fn):
-    from tapecli.interpreter.objects import BoundMethod
-    return BoundMethod(name, fn)
 
 
 def _options(instance) -> dict:
