@@ -106,7 +106,8 @@ SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
 # program that reads one stays on the interpreter.
 _INTERPRETER_ATTRIBUTES = frozenset({"T", "astype", "reshape", "mean", "sum", "tolist", "item", "min", "max",
                                      "flatten", "ravel", "copy", "std", "var", "argmax", "argmin", "squeeze",
-                                     "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size"})
+                                     "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size",
+                                     "argsort"})
 
 
 def interpreter_refuses(tree: ast.Module) -> bool:
@@ -304,7 +305,7 @@ def _derivable(base: ast.expr, aliases: dict) -> bool:
 
 def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
     """Why a program that derives from Keras's classes stays off CPython: it compiles or fits a model (or defines
-    or reads what fit uses), which tapecli's interpreter runs for a program's subclass."""
+    or reads what fit uses), which tapecli's interpreter runs for a program's subclass, or it defines an RNN cell."""
     if not any(isinstance(node, ast.ClassDef) and any(tuple(_tf_path(b, aliases) or ()) in KERAS_CLASSES
                                                       for b in node.bases) for node in ast.walk(tree)):
         return None
@@ -314,6 +315,9 @@ def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
         if name in _FITTING:
             return (f"line {node.lineno} uses {name} beside a class derived from Keras's: the compile and fit of a "
                     "program's Keras model run on tapecli's interpreter")
+        if name == "state_size":
+            return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
+                    "program's cell on tapecli's interpreter")
     return None
 
 

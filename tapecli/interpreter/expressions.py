@@ -8,6 +8,7 @@ import numpy as np
 
 from tapecli.frontend import ast
 from tapecli import ops
+from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_deferred
 from tapecli.errors import DtypeMismatch, LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
@@ -451,6 +452,11 @@ class Expressions:
                 return value.index(items)
             except TdfError as e:
                 raise e.locate(node)
+        if isinstance(value, Instance) and value.cls.find("__getitem__")[0] is not None \
+                and not any(isinstance(i, ast.Slice) for i in node.items):      # (its class's own, given the key)
+            keys = [self.eval(i, scope) for i in node.items]
+            return self.call_value(value.get_attribute(self, "__getitem__", node),
+                                   [keys[0] if len(keys) == 1 else PythonTuple(keys)], node=node)
         index = [self._index_item(i, scope) for i in node.items]
         try:
             if isinstance(value, dict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, attention, callbacks, configs, confusion, convolutional,
+from tapecli.library.keras import (activations, adafactor, attention, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
                                    models, optimizers, penalties, pooling, preprocessing, recurrent, regularization,
                                    rnn_wrappers, schedules, shaping, spatial, utilities, vocabulary)
@@ -83,6 +83,7 @@ def _register(name, make, extra=(), with_interp=True):
         return construct(interp, **configs.constructor_arguments(make, checker()[0].parameters, config))
     construct.__name__ = name
     construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
+    construct.literals = "Keras keeps the Python values it is given"      # (interpreter/registry.py: call_builtin)
     if isinstance(make, type) and issubclass(make, layers.Layer) and not issubclass(make, models.Model):
         construct.class_methods = {"from_config": from_config}
     builtin(name, interp=True)(construct)
@@ -114,7 +115,7 @@ _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.make_input, with_interp=False)
-for _cls in optimizers.OPTIMIZERS:
+for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
     _register(_cls.__name__, _cls, with_interp=False)

@@ -5,7 +5,8 @@ has none of these words runs without it (``interpreter/registry.py``, ``defer``)
 this list against what ``keras_names`` registers."""
 
 WORDS = frozenset((
-    'AUC', 'Accuracy', 'Activation', 'ActivityRegularization', 'Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax',
+    'AUC', 'Accuracy', 'Activation', 'ActivityRegularization', 'Adadelta', 'Adafactor', 'Adagrad', 'Adam', 'AdamW',
+    'Adamax',
     'Add', 'AdditiveAttention', 'AlphaDropout', 'Attention', 'Average', 'AveragePooling1D', 'AveragePooling2D',
     'AveragePooling3D', 'AvgPool1D', 'AvgPool2D', 'AvgPool3D', 'BatchNormalization', 'Bidirectional',
     'BinaryAccuracy', 'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CategoricalAccuracy',
@@ -13,12 +14,14 @@ WORDS = frozenset((
     'CategoryEncoding', 'CenterCrop', 'Concatenate', 'ConcordanceCorrelation', 'Constant', 'Conv1D',
     'Conv1DTranspose', 'Conv2D', 'Conv2DTranspose', 'Conv3D', 'Conv3DTranspose', 'Convolution1D',
     'Convolution1DTranspose', 'Convolution2D', 'Convolution2DTranspose', 'Convolution3D', 'Convolution3DTranspose',
-    'CosineDecay', 'Cropping1D', 'Cropping2D', 'Cropping3D', 'Dense', 'DepthwiseConv1D', 'DepthwiseConv2D', 'Dice',
+    'CosineDecay', 'CosineDecayRestarts', 'Cropping1D', 'Cropping2D', 'Cropping3D', 'Dense', 'DepthwiseConv1D',
+    'DepthwiseConv2D', 'Dice',
     'Discretization', 'Dot', 'Dropout', 'ELU', 'EinsumDense', 'Embedding', 'ExponentialDecay', 'F1Score',
     'FBetaScore', 'FalseNegatives', 'FalsePositives', 'Flatten', 'Ftrl', 'GRU', 'GRUCell', 'GaussianDropout',
     'GaussianNoise', 'GlobalAveragePooling1D', 'GlobalAveragePooling2D', 'GlobalAveragePooling3D', 'GlobalAvgPool1D',
     'GlobalAvgPool2D', 'GlobalAvgPool3D', 'GlobalMaxPool1D', 'GlobalMaxPool2D', 'GlobalMaxPool3D',
     'GlobalMaxPooling1D', 'GlobalMaxPooling2D', 'GlobalMaxPooling3D', 'GlorotNormal', 'GlorotUniform',
+    'GroupNormalization',
     'GroupQueryAttention', 'HashedCrossing', 'Hashing', 'HeNormal', 'HeUniform', 'Huber', 'Identity', 'Input',
     'IntegerLookup', 'InverseTimeDecay', 'IoU', 'LSTM', 'LSTMCell', 'Lamb', 'Lambda', 'LayerNormalization',
     'LeakyReLU', 'LecunNormal', 'LecunUniform', 'Lion', 'MAE', 'MSE', 'Masking', 'MaxPool1D', 'MaxPool2D',

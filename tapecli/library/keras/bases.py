@@ -1,8 +1,8 @@
 """The Keras base classes a program derives from: ``keras.metrics.Metric`` (its instances, called, update their
 state and give their result; ``add_variable`` makes state, ``reset_state`` zeroes it), ``keras.losses.Loss``
 (called, its ``call``'s values are reduced as Keras reduces them, with ``sample_weight`` and the ``reduction``
-given to ``super().__init__``), and the initializer, regularizer, constraint and learning-rate schedule bases,
-whose subclasses define ``__call__`` themselves."""
+given to ``super().__init__``), ``keras.utils.PyDataset`` (epochs.py), and the initializer, regularizer,
+constraint and learning-rate schedule bases, whose subclasses define ``__call__`` themselves."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,12 +12,14 @@ from tapecli.interpreter.classes import KERAS, FrameworkBase, module_name
 from tapecli.interpreter.objects import BoundMethod
 from tapecli.interpreter.registry import register
 from tapecli.library.keras.common import MetricObject, auto_name, tensor
+from tapecli.library.keras.epochs import py_dataset_attribute
 from tapecli.library.keras.losses import REDUCTIONS, reduce
 
 BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
          "initializers.Initializer": None, "keras.Initializer": None, "regularizers.Regularizer": None,
          "keras.Regularizer": None, "constraints.Constraint": None, "schedules.LearningRateSchedule": None,
-         "callbacks.Callback": "callback"}
+         "callbacks.Callback": "callback", "utils.PyDataset": "py_dataset",
+         "utils.Sequence": "py_dataset"}      # (Keras 3's Sequence is PyDataset)
 for _name, _role in BASES.items():
     register(_name, FrameworkBase(f"keras.{_name.rpartition('.')[2]}", KERAS, _role))
 
@@ -35,6 +37,8 @@ def attribute(interp, instance, attr):
         return _loss_attribute(interp, instance, attr)
     if role == "callback":
         return _callback_attribute(instance, attr)
+    if role == "py_dataset":
+        return py_dataset_attribute(interp, instance, attr)
     return None
 
 

@@ -62,6 +62,8 @@ LAYER_KEYS = {
     "Normalization": "axis invert mean variance",
     "PReLU": "alpha_initializer alpha_regularizer alpha_constraint shared_axes", "Rescaling": "scale offset",
     "UnitNormalization": "axis", "ReLU": "max_value negative_slope threshold", "LeakyReLU": "negative_slope",
+    "GroupNormalization": "groups axis epsilon center scale beta_initializer gamma_initializer beta_regularizer "
+                          "gamma_regularizer beta_constraint gamma_constraint",
     "ELU": "name alpha trainable dtype", "Softmax": "axis", "Reshape": "target_shape", "Permute": "dims",
     "RepeatVector": "n", **dict.fromkeys(("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
                                           "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"),

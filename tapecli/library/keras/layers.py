@@ -83,7 +83,7 @@ _LAYER_PACKAGES = {
                       "AlphaDropout ActivityRegularization",
     "reshaping": "Flatten Reshape Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D "
                  "ZeroPadding3D UpSampling1D UpSampling2D UpSampling3D",
-    "normalization": "BatchNormalization LayerNormalization UnitNormalization",
+    "normalization": "BatchNormalization LayerNormalization UnitNormalization GroupNormalization",
     "convolutional": "Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose DepthwiseConv1D "
                      "DepthwiseConv2D SeparableConv1D SeparableConv2D",
     "pooling": "MaxPooling1D MaxPooling2D MaxPooling3D AveragePooling1D AveragePooling2D AveragePooling3D "
@@ -620,8 +620,11 @@ class Dropout(Layer):
 class Embedding(Layer):
     prefix = "embedding"
 
-    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, **kw):
+    def __init__(self, interp, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
+                 embeddings_constraint=None, mask_zero=False, **kw):
         super().__init__(interp, **kw)
+        self.regularizers = {"embeddings": penalties.regularizer(embeddings_regularizer, interp)}
+        self.constraints = {"embeddings": penalties.constraint(embeddings_constraint, interp)}
         self.input_dim, self.output_dim = integer(input_dim, "input_dim"), integer(output_dim, "output_dim")
         self.init = initializers.get(embeddings_initializer, interp=interp)
         self.mask_zero = flag(mask_zero)
@@ -648,8 +651,10 @@ class Embedding(Layer):
         if ids.size and (ids.min() < 0 or ids.max() >= self.input_dim):
             bad = int(ids[(ids < 0) | (ids >= self.input_dim)].flat[0])
             raise TdfValueError(f"Embedding: index {bad} is outside the valid range [0, {self.input_dim})")
-        table = self.weights_["embeddings"]
-        return ops.gather(table, Tensor(ids.astype(np.int64)))     # (its gradient: TensorFlow's IndexedSlices)
+        out = ops.gather(self.weights_["embeddings"], Tensor(ids.astype(np.int64)))   # (its gradient: IndexedSlices)
+        if self.activity_regularizer is not None:
+            self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
+        return out
 
 
 class Masking(Layer):

@@ -6,6 +6,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import flag, float_dtype, integer, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.losses import l2_normalize
 from tapecli.library.keras.ops_numpy import concatenate
 
 
@@ -110,16 +111,15 @@ class Concatenate(Merge):
 
 
 class Dot(Merge):
-    """Keras's Dot: batch_dot of two inputs along ``axes`` (rank-2 results get a trailing 1)."""
+    """Keras's Dot: batch_dot of two inputs along ``axes`` (rank-2 results get a trailing 1); with ``normalize``,
+    of the inputs L2-normalized along those axes (the cosine proximity)."""
     prefix = "dot"
     most = 2
 
     def __init__(self, interp, axes, normalize=False, **kw):
         super().__init__(interp, **kw)
         self.axes = [integer(a, "axes") for a in axes] if isinstance(axes, (list, tuple)) else integer(axes, "axes")
-        if flag(normalize):
-            raise TdfValueError("Dot: normalize=True is not supported by tapecli",
-                                hint="normalize the inputs with tf.math.l2_normalize first")
+        self.normalize = flag(normalize)
 
     def _axes(self, shapes):
         a = self.axes if isinstance(self.axes, list) else [self.axes, self.axes]
@@ -144,6 +144,8 @@ class Dot(Merge):
         if xs[0].shape[a1] != xs[1].shape[a2]:
             raise ShapeError(f"Dot: incompatible input shapes {list(xs[0].shape)} and {list(xs[1].shape)} along "
                              f"axes {[a1, a2]}")
+        if self.normalize:          # (Keras's numerical_utils.normalize: ops.normalize, its epsilon 1e-7)
+            xs = [l2_normalize(xs[0], a1), l2_normalize(xs[1], a2)]
         y = ops.einsum(self._subscripts([x.shape for x in xs]), xs[0], xs[1])
         return ops.reshape(y, (y.shape[0], 1)) if y.ndim == 1 else y
 

@@ -73,6 +73,10 @@ class Schedule(KerasObject):
     def methods(self):
         return {"get_config": self.get_config}
 
+    def python_class(self) -> str:
+        """``type(schedule)``: Keras's class, in its module."""
+        return f"keras.src.optimizers.schedules.learning_rate_schedule.{type(self).__name__}"
+
     def call(self, interp, args, kwargs, node):
         step = args[0] if args else kwargs.get("step")
         if step is None:

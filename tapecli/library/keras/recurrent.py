@@ -1,6 +1,6 @@
-"""Keras 3's recurrent layers: the cells SimpleRNNCell, LSTMCell, GRUCell (one timestep each) and StackedRNNCells,
-the layer RNN that runs a cell over a sequence (masks, ``go_backwards``, ``initial_state``), and SimpleRNN, LSTM, GRU
-(an RNN of their cell, as Keras's). Composed from recorded ops so gradients flow as TensorFlow's do."""
+"""Keras 3's recurrent layers: the cells SimpleRNNCell, LSTMCell, GRUCell (one timestep each), a program's own cell
+and StackedRNNCells, the layer RNN that runs a cell over a sequence (masks, ``go_backwards``, ``initial_state``), and
+SimpleRNN, LSTM, GRU (an RNN of their cell, as Keras's). Composed from recorded ops so gradients flow as TensorFlow's do."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +11,10 @@ from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
+from tapecli.interpreter.classes import KERAS, Instance, call_method
+from tapecli.interpreter.objects import Function
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonBool, Tensor
+from tapecli.runtime.values import PythonBool, PythonTuple, Tensor
 
 _ALL = slice(None)
 
@@ -191,11 +193,86 @@ class GRUCell(_Cell):
         return new, [new]
 
 
+class ProgramCell(Layer):
+    """A program's Layer subclass as a cell (Keras's RNN takes any layer with ``call`` and ``state_size``): its
+    ``state_size`` (an int or a list of them), ``output_size`` (else the first state's size), ``build(input_shape)``
+    called once with a step's input shape, ``get_initial_state(batch_size)`` where it has one (else zeros), and
+    ``call(inputs, states)`` giving ``(output, new_states)`` at each step, ``states`` a tuple as Keras's TensorFlow
+    backend passes them."""
+    replayable = False          # (the program's own code at each step)
+
+    def __init__(self, interp, instance):       # (the instance keeps its own name)
+        self.interp, self.instance = interp, instance
+        self.given = self.bound = self.path = self.input_shape = None
+        self.weights_, self.built, self.trainable, self.rng = {}, False, True, interp.rng
+        found = self.attribute("state_size")
+        if found is None:
+            raise TdfValueError("The RNN cell should have a `state_size` attribute (single integer or list of "
+                                "integers, one integer per RNN state). Received: cell=an object")
+        sizes = found if isinstance(found, (list, tuple)) else [found]
+        self.sizes = [integer(size, "state_size") for size in sizes]
+
+    def attribute(self, name):
+        if name in self.instance.attrs or self.instance.cls.find(name)[1] is not None:
+            return self.instance.get_attribute(self.interp, name, None)
+        return None
+
+    def as_program(self):
+        return self.instance
+
+    def display(self) -> str:
+        return self.instance.keras_name or self.instance.label
+
+    @property
+    def state_size(self) -> list:
+        return list(self.sizes)
+
+    @property
+    def units(self) -> int:
+        found = self.attribute("output_size")
+        return self.sizes[0] if found is None else integer(found, "output_size")
+
+    @property
+    def weights(self):
+        own = self.instance.owned_variables()
+        return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+
+    def build_for(self, shape, dtype) -> None:
+        """Keras's RNN.build: the cell's ``build`` of a step's input shape (a tuple, None for an unknown size)."""
+        if getattr(self.instance, "keras_built", False):
+            return
+        self.instance.keras_built = self.built = True
+        build, owner = self.instance.cls.find("build")
+        if isinstance(build, Function):
+            dims = PythonTuple(None if d is None else Tensor(np.array(d, np.int64), weak=True) for d in shape)
+            with name_scope(self.interp, self.display()):
+                call_method(self.interp, build, owner, self.instance, [dims], {}, None)
+
+    def zero_state(self, batch, dtype) -> list:
+        if self.attribute("get_initial_state") is None:
+            return [Tensor(np.zeros((batch, size), dtype=dtype)) for size in self.sizes]
+        given = self.interp.call_value(self.attribute("get_initial_state"), [],
+                                       {"batch_size": Tensor(np.array(batch, np.int64), weak=True)})
+        return [tensor(s) for s in given] if isinstance(given, (list, tuple)) else [tensor(given)]
+
+    def step(self, x_t, states):
+        got = self.instance.call(self.interp, [x_t, PythonTuple(states)], {}, None)
+        if not isinstance(got, (list, tuple)) or len(got) != 2:
+            raise TdfTypeError("a cell's call(inputs, states) returns (output, new_states)")
+        output, new = got
+        return tensor(output), [tensor(s) for s in new] if isinstance(new, (list, tuple)) else [tensor(new)]
+
+
 def _cell(value, interp):
     if isinstance(value, dict):             # (a serialized cell: from_config's)
         value = deserialize_layer(interp, value)
     if isinstance(value, (list, tuple)):
         return StackedRNNCells(interp, list(value))
+    if isinstance(value, Layer):            # (a program's layer as a model holds it: its instance)
+        value = value.as_program()
+    if isinstance(value, Instance) and value.cls.framework == KERAS and value.cls.role is None \
+            and value.cls.find("call")[1] is not None:
+        return ProgramCell(interp, value)
     if not isinstance(value, (_Cell, StackedRNNCells)):
         raise TdfValueError(f"Argument `cell` should have a `call` method. Received: cell={type_word(value)}")
     return value
@@ -257,6 +334,7 @@ class _Recurrent(Layer):
     """A layer running its cell over the timesteps of [batch, timesteps, features] (Keras's RNN.call)."""
     replayable = True
     takes_mask = True
+    runs_program = False            # its cell is a program's (ProgramCell), or holds one
 
     def __init__(self, interp, return_sequences=False, return_state=False, go_backwards=False, unroll=False,
                  zero_output_for_mask=False, **kw):
@@ -266,7 +344,7 @@ class _Recurrent(Layer):
             self.replayable = False        # (a list of results: a loop plan takes one tensor from a layer)
         self.return_sequences, self.go_backwards = flag(return_sequences), flag(go_backwards)
         self.zero_output_for_mask = flag(zero_output_for_mask)
-        flag(unroll)                       # (unrolled or not, the same steps)
+        self.unroll = flag(unroll)         # (unrolled or not, the same steps; a program's cell is called once more)
 
     @property
     def weights(self):
@@ -372,8 +450,11 @@ class _Recurrent(Layer):
         states = self.cell.zero_state(x.shape[0], x.dtype) if initial_state is None else \
             self.initial(initial_state, x.dtype)
         keep = None if mask is None else np.asarray(tensor(mask).value).astype(bool).reshape(x.shape[0], steps, 1)
+        order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        if self.runs_program and not self.unroll:   # (Keras's TensorFlow while loop calls the cell once first, on
+            self.cell.step(ops.getitem(x, (_ALL, order[0])), states)     # the first step, for its output's shape)
         outputs, previous = [], None
-        for t in (reversed(range(steps)) if self.go_backwards else range(steps)):
+        for t in order:
             output, new = self.cell.step(ops.getitem(x, (_ALL, t)), states)
             if keep is not None:
                 if previous is None or self.zero_output_for_mask:
@@ -408,6 +489,8 @@ class RNN(_Recurrent):
     def __init__(self, interp, cell, **kw):
         self.cell = _cell(cell, interp)
         super().__init__(interp, **kw)
+        held = self.cell.cells if isinstance(self.cell, StackedRNNCells) else [self.cell]
+        self.runs_program = any(isinstance(c, ProgramCell) for c in held)
 
     def get_config(self):
         return {**layer_config(self), "cell": serialize_held(self.cell)}

@@ -1,5 +1,6 @@
 """Keras 3's learning-rate schedules beside ExponentialDecay (keras/src/optimizers/schedules), in float32:
-PiecewiseConstantDecay, PolynomialDecay, InverseTimeDecay and CosineDecay."""
+PiecewiseConstantDecay, PolynomialDecay, InverseTimeDecay, CosineDecay and CosineDecayRestarts (their cosines and
+logarithms TensorFlow's float32 ones: the C library's, tf_float32)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,7 @@ import numpy as np
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.common import flag, num, opt_num, tensor
 from tapecli.library.keras.optimizers import Schedule
-from tapecli.kernels.tf_float32 import pow_ as tf_pow      # (TensorFlow's float32 pow: glibc's powf)
+from tapecli.kernels.tf_float32 import cos as tf_cos, log as tf_log, pow_ as tf_pow   # (glibc's cosf, logf, powf)
 
 f = np.float32
 
@@ -73,7 +74,7 @@ class CosineDecay(Schedule):
         self.warmup_target, self.warmup_steps = opt_num(warmup_target, "warmup_target"), num(warmup_steps, "warmup_steps")
 
     def decay(self, step, steps, start):
-        cosine = f(0.5) * (f(1.0) + np.cos(f(math.pi) * (step / steps)))
+        cosine = f(0.5) * (f(1.0) + tf_cos(f(math.pi) * (step / steps)))
         return f(start * (f(1 - self.alpha) * cosine + f(self.alpha)))
 
     def value(self, step):
@@ -87,4 +88,31 @@ class CosineDecay(Schedule):
         return self.decay(step - warm, steps, target)
 
 
-SCHEDULES = [PiecewiseConstantDecay, PolynomialDecay, InverseTimeDecay, CosineDecay]
+class CosineDecayRestarts(Schedule):
+    """SGDR: a cosine decay over ``first_decay_steps``, restarted over periods ``t_mul`` times longer each, each
+    restart's rate ``m_mul`` times the last's, as Keras's __call__ computes it in float32."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0, name="SGDRDecay"):
+        self.given(locals())
+        self.initial, self.first = num(initial_learning_rate, "initial_learning_rate"), num(first_decay_steps,
+                                                                                             "first_decay_steps")
+        if self.first <= 0:
+            raise TdfValueError("Argument `first_decay_steps` must be > 0. Received: "
+                                f"first_decay_steps={self.config['first_decay_steps']}")
+        self.t_mul, self.m_mul, self.alpha = num(t_mul, "t_mul"), num(m_mul, "m_mul"), num(alpha, "alpha")
+        self.name = name
+
+    def value(self, step):
+        one, t_mul, alpha = f(1.0), f(self.t_mul), f(self.alpha)
+        fraction = f(step) / f(self.first)
+        if t_mul == one:
+            restart = np.floor(fraction)
+            fraction = fraction - restart
+        else:           # (the restarts so far from the geometric series of the periods' lengths)
+            restart = np.floor(tf_log(one - fraction * (one - t_mul)) / tf_log(t_mul))
+            fraction = (fraction - (one - tf_pow(t_mul, restart)) / (one - t_mul)) / tf_pow(t_mul, restart)
+        cosine = f(0.5) * tf_pow(f(self.m_mul), restart) * (one + tf_cos(f(math.pi) * fraction))
+        return f(f(self.initial) * ((one - alpha) * cosine + alpha))
+
+
+SCHEDULES = [PiecewiseConstantDecay, PolynomialDecay, InverseTimeDecay, CosineDecay, CosineDecayRestarts]

@@ -1,6 +1,6 @@
 """Keras 3's activation layers (ReLU, LeakyReLU, ELU, Softmax), shape layers (Identity, Reshape, Permute,
-RepeatVector), global and average pooling, and the preprocessing layers Rescaling and Normalization, composed
-from recorded ops as Keras's ``call`` does."""
+RepeatVector), global and average pooling, GroupNormalization, and the preprocessing layers Rescaling and
+Normalization, composed from recorded ops as Keras's ``call`` does."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
-from tapecli.library.keras import activations, initializers
+from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import axis_value, flag, integer, num, opt_num, tensor
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.losses import l2_normalize
@@ -259,6 +259,81 @@ class UnitNormalization(_AlongAxis):
         return l2_normalize(x, self.axis, 1e-12)
 
 
+class GroupNormalization(Layer):
+    """Keras 3's GroupNormalization: the channels of ``axis`` split into ``groups`` (-1: one each, instance
+    normalization), each group normalized over it and every axis but the batch's, as Keras's call: tf.nn.moments
+    of the input reshaped to [batch, ..., groups, channels / groups, ...], then x * inv + (-mean * inv + beta),
+    inv = rsqrt(variance + epsilon) * gamma."""
+    replayable = True
+    supports_masking = True
+    prefix = "group_normalization"
+
+    def __init__(self, interp, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kw):
+        groups = num(groups, "groups")
+        if groups != int(groups) or (groups <= 0 and groups != -1):
+            raise TdfValueError("Received an invalid value for argument `groups`, expected a positive integer (or "
+                                f"`-1` for instance normalization). Received: groups={python_number(groups)}")
+        super().__init__(interp, **kw)
+        self.groups, self.axis = int(groups), integer(axis, "axis")
+        self.epsilon, self.center, self.scale = num(epsilon, "epsilon"), flag(center), flag(scale)
+        self.beta_init = initializers.get(beta_initializer, interp=interp)
+        self.gamma_init = initializers.get(gamma_initializer, interp=interp)
+        self.regularizers = {"gamma": penalties.regularizer(gamma_regularizer, interp),
+                             "beta": penalties.regularizer(beta_regularizer, interp)}
+        self.constraints = {"gamma": penalties.constraint(gamma_constraint, interp),
+                            "beta": penalties.constraint(beta_constraint, interp)}
+
+    def weight_names(self):
+        return ("gamma", "beta")
+
+    def build(self, shape, dtype):
+        dim = shape[self.axis]
+        if dim is None:
+            raise TdfValueError(f"Axis {self.axis} of input tensor should have a defined dimension but the layer "
+                                f"received an input with shape {tuple(shape)}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise TdfValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels "
+                                f"({dim}).")
+        if dim % self.groups != 0:
+            raise TdfValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                                f"({dim}).")
+        if self.scale:
+            self.add_weight("gamma", (dim,), self.gamma_init, dtype)
+        if self.center:
+            self.add_weight("beta", (dim,), self.beta_init, dtype)
+
+    def config_values(self):
+        return {"groups": self.groups}          # (Keras's: -1 made the number of channels by the build)
+
+    def check_input(self, x):
+        if not -x.ndim <= self.axis < x.ndim:
+            raise ShapeError(f"Axis {self.axis} is out of bounds for input shape {tuple(x.shape)}. "
+                             f"Received: axis={self.axis}")
+
+    def forward(self, interp, x, training):
+        grouped, broadcast = list(x.shape), [1] * x.ndim
+        for shape in (grouped, broadcast):         # (Keras's list.insert: the groups' axis before the channels')
+            shape[self.axis] = x.shape[self.axis] // self.groups
+            shape.insert(self.axis, self.groups)
+        axes = list(range(1, len(grouped)))
+        axes.pop(-2 if self.axis == -1 else self.axis - 1)      # (every axis but the batch's and the groups')
+        y = ops.reshape(x, tuple(grouped))
+        mean = ops.reduce_mean(y, axis=tuple(axes), keepdims=True)
+        var = ops.reduce_mean(ops.square(ops.sub(y, ops.stop_gradient(mean))), axis=tuple(axes), keepdims=True)
+        inv = ops.rsqrt(ops.add(var, Tensor(np.asarray(self.epsilon, y.dtype))))
+        w = self.weights_
+        if "gamma" in w:
+            inv = ops.mul(inv, ops.reshape(w["gamma"], tuple(broadcast)))
+        shift = ops.mul(ops.neg(mean), inv)
+        if "beta" in w:
+            shift = ops.add(shift, ops.reshape(w["beta"], tuple(broadcast)))
+        return ops.reshape(ops.add(ops.mul(y, inv), shift), x.shape)
+
+
 class Normalization(Layer):
     """keras.layers.Normalization (Keras 3's preprocessing/normalization.py): ``(x - mean) / max(sqrt(variance),
     epsilon)`` (``mean + x * ...`` with ``invert``), the mean and variance given or learned by ``adapt(data)``
@@ -391,7 +466,8 @@ def _plain(value) -> bool:
                isinstance(v, list) and _plain(v) for v in value)
 
 
-LAYERS = [Normalization, PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax, Reshape, Permute, RepeatVector,
+LAYERS = [Normalization, GroupNormalization, PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax,
+          Reshape, Permute, RepeatVector,
           GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalMaxPooling1D,
           GlobalMaxPooling2D, GlobalMaxPooling3D]
 # names a TensorFlow function also has (tf.identity): registered as "layers.NAME"

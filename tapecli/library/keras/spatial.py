@@ -145,9 +145,19 @@ class UpSampling2D(_UpSampling):
 
     def __init__(self, interp, size=(2, 2), data_format=None, interpolation="nearest", **kw):
         super().__init__(interp, **kw)
-        if interpolation != "nearest" or data_format not in (None, "channels_last"):
-            raise TdfValueError("UpSampling2D: tapecli supports interpolation='nearest' and channels_last only")
+        if data_format not in (None, "channels_last"):
+            raise TdfValueError("UpSampling2D: tapecli supports channels_last only")
+        if not isinstance(interpolation, str):
+            raise TdfTypeError(f"interpolation must be a string, got {interpolation!r}")
+        self.interpolation = interpolation.lower()
         self.sizes = [p[0] for p in _pairs(size, 2, "size")]
+
+    def forward(self, interp, x, training):
+        """Keras's: the rows repeated for "nearest", else ops.image.resize to the scaled size."""
+        if self.interpolation == "nearest":
+            return super().forward(interp, x, training)
+        from tapecli.library.keras.preprocessing import keras_resize
+        return keras_resize(x, x.shape[1] * self.sizes[0], x.shape[2] * self.sizes[1], self.interpolation)
 
 
 class UpSampling3D(_UpSampling):

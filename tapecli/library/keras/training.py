@@ -11,6 +11,7 @@ slices of ``batch_size`` (default 32) rows. A program's model subclass may defin
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
 from tapecli.library.keras.callbacks import CALLBACKS, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
+from tapecli.library.keras.epochs import EpochIterator, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
@@ -210,14 +212,15 @@ class Trainer:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
-        if steps_per_epoch is not None or validation_steps is not None:
-            raise TdfValueError("fit: steps_per_epoch and validation_steps are not supported by tapecli")
+        if validation_steps is not None:
+            raise TdfValueError("fit: validation_steps is not supported by tapecli")
         callbacks = _callbacks(self.interp, callbacks)
         history = next((c for c in callbacks if isinstance(c, History)), None)
         if history is None:         # (Keras's CallbackList adds one, last, unless given one)
             history = History()
             callbacks.append(history)
-        dataset = _dataset(x, y, sample_weight)
+        source = _py_dataset(self.interp, x, y, sample_weight, flag(shuffle), class_weight)
+        dataset = source is not None or _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
             _data(sample_weight, "sample_weight"))
@@ -228,23 +231,35 @@ class Trainer:
             cut = int(_count(x) * (1.0 - split))
             validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
-        if class_weight is not None:
+        if class_weight is not None and not dataset:
             sw = class_weights(class_weight, y, sw)
+        iterator = None         # (a tf.data.Dataset's epochs without steps_per_epoch: a pass each)
+        if source is not None:
+            iterator = EpochIterator(source.passes, source.num_batches, steps_per_epoch, source)
+            iterator.reset()
+        elif not dataset:
+            size = 32 if batch_size is None else integer(batch_size, "batch_size")
+            iterator = EpochIterator(lambda: batches(self.interp, x, y, sw, size, flag(shuffle)),
+                                     -(-_count(x) // size), steps_per_epoch)
+        elif steps_per_epoch is not None:       # (Keras's TFDatasetAdapter: its cardinality, None where not known)
+            iterator = EpochIterator(lambda: dataset_batches(x, self.model.many_inputs, _outputs(self.model)),
+                                     None if x.infinite or x.unknown else x.length(), steps_per_epoch)
         params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
-                  "steps": None if dataset else -(-_count(x) // (32 if batch_size is None else
-                                                              integer(batch_size, "batch_size")))}
+                  "steps": None if iterator is None else iterator.steps or iterator.num_batches}
         self.set_stop_training(False)
         for c in callbacks:
             c.on_train_begin(self, params)
         batch_hooks = [c for c in callbacks if c.hears_batches]
         logs: dict = {}
         training_logs: dict = {}
+        validation = None
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
             for c in callbacks:
                 c.on_epoch_begin(epoch, self)
             self.reset()
-            for step, (bx, by, bw) in enumerate(self.batches(x, y, sw, batch_size, flag(shuffle) and not dataset)):
+            epoch_batches = self.batches(x, y, sw, batch_size) if iterator is None else iterator.epoch()
+            for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
                     c.on_batch_begin(step)
                 logs = self.train_step(bx, by, bw)
@@ -256,9 +271,15 @@ class Trainer:
                     break
             epoch_logs = dict(self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
-                vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
-                    (list(validation_data) + [None])[:3]
-                val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw, return_dict=True)
+                if getattr(validation_data, "cls", None) is not None:       # (a PyDataset: Keras keeps its iterator)
+                    if validation is None:
+                        validation = self.evaluation(validation_data, None, None, None, None)
+                    val = self.evaluated(validation, None, True)
+                else:
+                    vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
+                        (list(validation_data) + [None])[:3]
+                    val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw,
+                                        return_dict=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
             # (ReduceLROnPlateau's and LearningRateScheduler's learning_rate) a History after them records,
@@ -297,12 +318,28 @@ class Trainer:
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
+        return self.evaluated(self.evaluation(x, y, sample_weight, batch_size, steps), steps, return_dict)
+
+    def evaluation(self, x, y, sample_weight, batch_size, steps):
+        """What evaluate reads its batches from: an EpochIterator of a PyDataset, else the batches."""
+        source = _py_dataset(self.interp, x, y, sample_weight)
+        if source is not None:
+            return EpochIterator(source.passes, source.num_batches, steps, source)
         x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
             _data(sample_weight, "sample_weight"))
+        return self.batches(x, y, sw, batch_size)
+
+    def evaluated(self, batches, steps, return_dict):
+        """evaluate's logs of ``batches`` (an EpochIterator, reset and run for an epoch, as Keras's evaluate)."""
+        if isinstance(batches, EpochIterator):
+            batches.reset()
+            batches = batches.epoch()
+        else:
+            batches = _first(batches, steps)
         self.reset()
         logs: dict = {}
-        for bx, by, bw in _first(self.batches(x, y, sw, batch_size), steps):
+        for bx, by, bw in batches:
             logs = self.test_step(bx, by, bw)
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
@@ -353,6 +390,18 @@ def _callbacks(interp, given) -> list:
                                 + " and a program's subclasses of keras.callbacks.Callback")
         out.append(found)
     return out
+
+
+def _py_dataset(interp, x, y, sample_weight, shuffle=False, class_weight=None):
+    """A program's keras.utils.PyDataset ``x`` as data (epochs.py), None for any other ``x``."""
+    if getattr(getattr(x, "cls", None), "role", None) != "py_dataset":
+        return None
+    for given, name, what in ((y, "y", "the targets"), (sample_weight, "sample_weights", "the sample weights")):
+        if given is not None:
+            raise TdfValueError(f"When providing `x` as a PyDataset, `{name}` should not be passed. Instead, {what} "
+                                "should be included as part of the PyDataset.")
+    weigh = None if class_weight is None else lambda by: class_weights(class_weight, tensor(by), None)
+    return PyDatasetSource(interp, x, shuffle, weigh)
 
 
 def _dataset(x, y=None, sample_weight=None) -> bool:
@@ -413,7 +462,12 @@ def _first(chunks, steps):
 
 def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     """model.predict: the outputs of the batches, concatenated (inference mode)."""
-    if _dataset(x):
+    source = _py_dataset(interp, x, None, None)
+    if source is not None:           # (Keras's predict does not reset its iterator: no epoch ends first)
+        chunks = ((_data(bx, "x", model.many_inputs), None, None) for bx, _, _ in
+                  EpochIterator(source.passes, source.num_batches, steps, source).epoch())
+        steps = None
+    elif _dataset(x):
         chunks = dataset_batches(x, model.many_inputs, _outputs(model))
     else:
         chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
@@ -593,6 +647,14 @@ def adapter(interp, instance) -> ProgramModel:
     return found
 
 
+def count_params(instance) -> Tensor:
+    """Keras's Layer.count_params of a program's layer or model: its weights' sizes summed, once it is built."""
+    if not getattr(instance, "keras_built", False):
+        raise TdfValueError(f"You tried to call `count_params` on layer '{instance.keras_name or instance.label}', "
+                            "but the layer isn't built. You can build it manually via: `layer.build(input_shape)`.")
+    return Tensor(np.array(sum(math.prod(v.shape) for v in instance.owned_variables()), dtype=np.int64), weak=True)
+
+
 def program_attribute(interp, instance, attr):
     """The Keras methods and attributes a program's Layer or Model subclass inherits (None: not one)."""
     from tapecli.library.keras.common import method
@@ -612,6 +674,8 @@ def program_attribute(interp, instance, attr):
             return method(attr, lambda: layers_mod.get_weights(instance.owned_variables()))
         return method(attr, lambda values: layers_mod.set_weights(instance.owned_variables(), values,
                                                                   instance.keras_name or instance.label))
+    if attr == "count_params" and instance.inner is None:
+        return method(attr, lambda: count_params(instance))
     table = methods(interp, model)
     if attr in table:
         return method(attr, table[attr])

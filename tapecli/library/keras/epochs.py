@@ -1,0 +1,154 @@
+"""The epochs of fit, evaluate and predict as Keras 3's EpochIterator (keras/src/trainers/epoch_iterator.py) takes
+them from its data, and a program's ``keras.utils.PyDataset`` subclass as that data.
+
+An epoch takes ``steps_per_epoch`` batches (else all): with it, the batches go on from where the last epoch left
+them, a new pass starting once every batch was taken (one that runs out first warns, as Keras's does). A
+PyDataset's batches are ``dataset[i]`` for ``i < len(dataset)`` (with fit's ``shuffle``, in an order Python's
+``random.shuffle`` draws from the run's Python random, when a pass takes its first batch), as Keras's
+PyDatasetAdapter gives them through TensorFlow's ``from_generator`` and ``prefetch``: the first two read before
+anything else (the dataset's element spec), then each one read as the batch before it is taken, and its
+``on_epoch_begin`` and ``on_epoch_end`` called around each epoch (fit and evaluate end one first, as their
+iterator's reset does)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.errors import TdfValueError
+from tapecli.interpreter.objects import BoundMethod, Property
+from tapecli.library.keras.common import integer
+from tapecli.runtime.context import current
+from tapecli.runtime.limits import tick
+from tapecli.runtime.values import Tensor
+
+# Keras's data_adapter_utils.NUM_BATCHES_FOR_TENSOR_SPEC: the batches read for the dataset's element spec
+_SPEC_BATCHES = 2
+_OPTIONS = {"workers": 1, "use_multiprocessing": False, "max_queue_size": 10}
+
+
+def py_dataset_attribute(interp, instance, attr):
+    """What a program's PyDataset subclass inherits: ``__init__(workers=1, use_multiprocessing=False,
+    max_queue_size=10)`` (kept, changing nothing: the batches come in order either way), those options,
+    ``on_epoch_begin`` and ``on_epoch_end`` that do nothing, ``num_batches`` (its ``len``)."""
+    if attr == "super().__init__":
+        def init(node, workers=1, use_multiprocessing=False, max_queue_size=10):
+            instance.py_dataset_options = {"workers": workers, "use_multiprocessing": use_multiprocessing,
+                                           "max_queue_size": max_queue_size}
+        return BoundMethod(attr, init)
+    if attr in _OPTIONS:
+        return _options(instance)[attr]
+    if attr in ("on_epoch_begin", "on_epoch_end"):
+        return BoundMethod(attr, lambda node: None)
+    if attr == "num_batches":
+        return _call(interp, instance, "__len__")
+    return None
+
+
+def _options(instance) -> dict:
+    """The options its ``super().__init__`` kept, else Keras's defaults (with Keras's warning)."""
+    found = getattr(instance, "py_dataset_options", None)
+    if found is None:
+        current().settings.warn("Your `PyDataset` class should call `super().__init__(**kwargs)` in its "
+                                "constructor. `**kwargs` can include `workers`, `use_multiprocessing`, "
+                                "`max_queue_size`. Do not pass these arguments to `fit()`, as they will be ignored.")
+        found = instance.py_dataset_options = dict(_OPTIONS)
+    return found
+
+
+def _call(interp, instance, name, *args):
+    return interp.call_value(instance.get_attribute(interp, name, None), list(args))
+
+
+class PyDatasetSource:
+    """A program's PyDataset as fit, evaluate and predict read it (Keras's PyDatasetAdapter); ``weigh`` makes the
+    sample weights of a batch's targets (fit's ``class_weight``), or is None."""
+
+    def __init__(self, interp, instance, shuffle=False, weigh=None):
+        self.interp, self.instance, self.shuffle, self.weigh = interp, instance, shuffle, weigh
+        _options(instance)
+        found, _ = instance.cls.find("num_batches")
+        size = instance.get_attribute(interp, "num_batches", None) if isinstance(found, Property) \
+            else _call(interp, instance, "__len__")
+        self.num_batches = integer(size, "the PyDataset's length")
+        if self.num_batches <= 0:
+            raise TdfValueError("The PyDataset has length 0")
+        for i in range(min(_SPEC_BATCHES, self.num_batches)):     # (the element spec's batches)
+            self.batch(i)
+
+    def batch(self, i: int) -> list:
+        """``dataset[i]`` as Keras's _standardize_batch takes it: ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``
+        (an array alone is ``(x,)``), ``weigh``'s sample weights added to ``(x, y)``."""
+        got = _call(self.interp, self.instance, "__getitem__", Tensor(np.array(i, dtype=np.int64), weak=True))
+        if isinstance(got, Tensor):
+            got = [got]
+        if not isinstance(got, (list, tuple)) or not 1 <= len(got) <= 3:
+            raise TdfValueError("PyDataset.__getitem__() must return a tuple or a dict. If a tuple, it must be ordered "
+                                "either (input,) or (inputs, targets) or (inputs, targets, sample_weights).")
+        parts = list(got) + [None] * (3 - len(got))
+        if self.weigh is not None and len(got) == 3:
+            raise TdfValueError("You cannot specify `class_weight` and `sample_weight` at the same time.")
+        if self.weigh is not None and len(got) == 2:
+            parts[2] = self.weigh(parts[1])
+        return parts
+
+    def passes(self):
+        """One pass over the batches (Keras's _finite_generator), each read as the one before it is taken (the
+        dataset's prefetch); each a step of the run (limits.tick)."""
+        order = list(range(self.num_batches))
+        if self.shuffle:
+            current().python_random().shuffle(order)
+        ahead = self.batch(order[0])
+        for k in range(len(order)):
+            tick()
+            taken, ahead = ahead, (self.batch(order[k + 1]) if k + 1 < len(order) else None)
+            yield taken
+
+    def on_epoch_begin(self) -> None:
+        _call(self.interp, self.instance, "on_epoch_begin")
+
+    def on_epoch_end(self) -> None:
+        _call(self.interp, self.instance, "on_epoch_end")
+
+
+class EpochIterator:
+    """Keras's EpochIterator over ``passes`` (each call a new pass over the data) of ``num_batches`` batches (None:
+    not known, a dataset's, with ``steps_per_epoch``), ``steps_per_epoch`` a time (None: a pass), calling a
+    PyDataset's epoch hooks (``hooks``)."""
+
+    def __init__(self, passes, num_batches: int | None, steps_per_epoch=None, hooks=None):
+        self.passes, self.num_batches, self.hooks = passes, num_batches, hooks
+        self.steps = None if steps_per_epoch is None else integer(steps_per_epoch, "steps_per_epoch")
+        self.current, self.seen = None, 0
+
+    def reset(self) -> None:
+        self.current, self.seen = None, 0
+        if self.hooks is not None:
+            self.hooks.on_epoch_end()
+
+    def epoch(self):
+        """One epoch's batches."""
+        if self.hooks is not None:
+            self.hooks.on_epoch_begin()
+        if self.current is None or self.steps is None:
+            self.current, self.seen = self.passes(), 0
+        for _ in range(self.steps or self.num_batches):
+            if self.num_batches is not None and self.seen >= self.num_batches:
+                if self.steps:
+                    _ran_out()
+                break
+            self.seen += 1
+            taken = next(self.current, None)
+            if taken is None:       # (data of unknown length ran out: Keras's catch_stop_iteration counts it so)
+                self.num_batches, self.current = self.seen, None
+                _ran_out()
+                break
+            yield taken
+        if self.num_batches is not None and self.seen >= self.num_batches:
+            self.current, self.seen = self.passes(), 0
+        if self.hooks is not None:
+            self.hooks.on_epoch_end()
+
+
+def _ran_out() -> None:
+    current().settings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or "
+                            "generator can generate at least `steps_per_epoch * epochs` batches. You may need to use "
+                            "the `.repeat()` function when building your dataset.")
