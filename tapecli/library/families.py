@@ -77,9 +77,9 @@ DEFERRED = {
         'Assert', 'assert_all_finite', 'assert_equal', 'assert_greater', 'assert_greater_equal', 'assert_less',
         'assert_less_equal', 'assert_near', 'assert_negative', 'assert_non_negative', 'assert_non_positive',
         'assert_none_equal', 'assert_positive', 'assert_rank', 'assert_shapes', 'check_numerics',
-        'control_dependencies', 'device', 'functions_run_eagerly', 'get_current_name_scope', 'get_visible_devices',
-        'group', 'init_scope', 'keras.device', 'keras.name_scope', 'list_logical_devices', 'list_physical_devices',
-        'name_scope', 'run_functions_eagerly', 'set_memory_growth',
+        'control_dependencies', 'debugging.is_numeric_tensor', 'device', 'functions_run_eagerly',
+        'get_current_name_scope', 'get_visible_devices', 'group', 'init_scope', 'keras.device', 'keras.name_scope',
+        'list_logical_devices', 'list_physical_devices', 'name_scope', 'run_functions_eagerly', 'set_memory_growth',
     ),
     'tf_indexed_slices': (
         'IndexedSlices',
@@ -135,5 +135,8 @@ DEFERRED = {
     'data': (
         'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'data.experimental.group_by_window',
         'data.experimental.scan', 'data.experimental.unique', 'iter', 'next',
+    ),
+    'tf_test': (
+        'test.compute_gradient',
     ),
 }
