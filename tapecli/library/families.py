@@ -139,4 +139,7 @@ DEFERRED = {
     'tf_test': (
         'test.compute_gradient',
     ),
+    'tf_image_boxes': (
+        'image.non_max_suppression', 'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores',
+    ),
 }
