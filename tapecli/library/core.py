@@ -440,14 +440,15 @@ def to_seed(seed) -> int:
 
 @builtin("random.split")
 def random_split(seed, num=2, alg="auto_select"):
-    """tf.random.split: ``num`` new [2] int64 seeds from a [2] seed (deterministic; TensorFlow's own numbers,
-    from its counter-based generators, are not reproduced)."""
+    """tf.random.split: ``num`` new [2] seeds of the seed's dtype, the full-range integers
+    stateless_uniform draws from the seed (TensorFlow's numbers)."""
+    from tapecli.kernels import tf_random
     s = ops.to_tensor(seed)
+    s = ops.materialize(s) if s.weak else s
     if s.shape != (2,) or s.dtype.kind not in "iu":
         raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
     n = to_int(num, "num")
-    rng = np.random.default_rng([int(v) % 2**63 for v in s.value])
-    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(n, 2)).astype(s.dtype))
+    return Tensor(tf_random.stateless_uniform(s.value, (n, 2), s.dtype, None, None))
 
 
 def _source(interp, seed):

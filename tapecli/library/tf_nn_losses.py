@@ -277,7 +277,26 @@ def _convolution(name, rank, input, filters, strides, padding, dilations):  # no
                          f"spatial axes, got shapes {list(x.shape)} and {list(f.shape)}")
     s, pad = _spatial(strides, "strides", rank), _padding(padding, rank)
     d = (1,) * rank if dilations is None else _spatial(dilations, "dilations", rank)
+    if name in ("convolution", "atrous_conv2d") and any(k != 1 for k in d) and isinstance(pad, str):
+        if any(k != 1 for k in s):
+            raise TdfValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+        return _with_space_to_batch(x, f, d, pad)
     return ops.convolution(x, f, s, d, _window_pads(x, f.shape, s, d, pad))
+
+
+def _with_space_to_batch(x, f, d, padding):
+    """A dilated convolution as TensorFlow's tf.nn.convolution runs it (nn_ops._WithSpaceToBatch): the input
+    space-to-batched by the dilation (SAME's padding added first), convolved undilated, batched back to space;
+    its gradients are those ops', summed in their order."""
+    from tapecli.library.tf_array import batch_to_space, space_to_batch_nd
+    span = [(k - 1) * r for k, r in zip(f.shape[:-2], d)] if padding == "SAME" else [0] * len(d)
+    base = [(e // 2, e - e // 2) for e in span]
+    extra = [(r - (n + lo + hi) % r) % r for n, (lo, hi), r in zip(x.shape[1:-1], base, d)]
+    paddings = Tensor(np.array([[lo, hi + e] for (lo, hi), e in zip(base, extra)], np.int64))
+    crops = Tensor(np.array([[0, e] for e in extra], np.int64))
+    ones = (1,) * len(d)
+    y = ops.convolution(space_to_batch_nd(x, list(d), paddings), f, ones, ones, [(0, 0)] * len(d))
+    return batch_to_space(y, list(d), crops)
 
 
 @builtin()
@@ -299,7 +318,8 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
 
 @builtin()
 def atrous_conv2d(value, filters, rate, padding, name=None):
-    """TensorFlow's wrapper of tf.nn.convolution with the dilation ``rate`` on both spatial axes."""
+    """TensorFlow's wrapper of tf.nn.convolution with the dilation ``rate`` on both spatial axes (its
+    space-to-batch form)."""
     return _convolution("atrous_conv2d", 2, value, filters, 1, padding, rate)
 
 

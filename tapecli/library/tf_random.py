@@ -1,6 +1,6 @@
 """tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, fold_in and the
-stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal and a seeded TensorFlow
-program's shuffle give TensorFlow's own numbers (its Philox streams, kernels/tf_random.py); the others come from
+stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal, fold_in and a seeded
+TensorFlow program's shuffle give TensorFlow's own numbers (its Philox streams, kernels/tf_random.py); the others come from
 NumPy's generators: their shapes, dtypes, supports and distributions are TensorFlow's, and a stateless sampler
 gives the same numbers for the same seed, as TensorFlow's do."""
 from __future__ import annotations
@@ -129,9 +129,10 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, na
 
 @builtin("random.fold_in")
 def fold_in(seed, data, alg="auto_select"):
-    """A new [2] int64 seed from ``seed`` and the integer ``data`` (deterministic)."""
+    """[a full-range integer of data's dtype that stateless_uniform draws from ``seed``, data]: TensorFlow's."""
     s = ops.to_tensor(seed)
     s = ops.materialize(s) if s.weak else s
-    rng = np.random.default_rng([*(int(v) % 2**63 for v in s.value), to_int(data, "data") % 2**63])
-    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(2,)).astype(s.dtype))
-
+    d = ops.to_tensor(data)
+    d = ops.materialize(d) if d.weak else d
+    first = tf_random.stateless_uniform(s.value, (), d.dtype, None, None)
+    return Tensor(np.stack([np.asarray(first, d.dtype), np.asarray(d.value)]))
