@@ -438,19 +438,6 @@ def to_seed(seed) -> int:
     return n
 
 
-@builtin("random.split")
-def random_split(seed, num=2, alg="auto_select"):
-    """tf.random.split: ``num`` new [2] seeds of the seed's dtype, the full-range integers
-    stateless_uniform draws from the seed (TensorFlow's numbers)."""
-    from tapecli.kernels import tf_random
-    s = ops.to_tensor(seed)
-    s = ops.materialize(s) if s.weak else s
-    if s.shape != (2,) or s.dtype.kind not in "iu":
-        raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
-    n = to_int(num, "num")
-    return Tensor(tf_random.stateless_uniform(s.value, (n, 2), s.dtype, None, None))
-
-
 def _source(interp, seed):
     """What a draw takes its numbers from: the run's generator, or the seed of a generator made for it."""
     return interp.rng if seed is None else to_seed(seed)

@@ -48,8 +48,8 @@ DEFERRED = {
         'weighted_cross_entropy_with_logits', 'weighted_moments',
     ),
     'tf_random': (
-        'categorical', 'gamma', 'poisson', 'random.fold_in', 'shuffle', 'stateless_categorical', 'stateless_normal',
-        'stateless_truncated_normal', 'stateless_uniform',
+        'categorical', 'gamma', 'poisson', 'random.fold_in', 'random.split', 'shuffle', 'stateless_categorical',
+        'stateless_normal', 'stateless_truncated_normal', 'stateless_uniform',
     ),
     'tf_random_generator': (
         'all_candidate_sampler', 'create_rng_state', 'random.Algorithm', 'random.Generator',

@@ -1,5 +1,5 @@
-"""tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, fold_in and the
-stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal, fold_in and a seeded
+"""tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, split, fold_in and the
+stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal, split, fold_in and a seeded
 TensorFlow program's shuffle give TensorFlow's own numbers (its Philox streams, kernels/tf_random.py); the others come from
 NumPy's generators: their shapes, dtypes, supports and distributions are TensorFlow's, and a stateless sampler
 gives the same numbers for the same seed, as TensorFlow's do."""
@@ -125,6 +125,18 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, na
     _check_size(shape)
     return Tensor(tf_random.stateless_truncated_normal(_seed_pair(seed), shape, _float_dtype(dtype), to_float(mean),
                                                        to_float(stddev)))
+
+
+@builtin("random.split")
+def random_split(seed, num=2, alg="auto_select"):
+    """tf.random.split: ``num`` new [2] seeds of the seed's dtype, the full-range integers
+    stateless_uniform draws from the seed (TensorFlow's numbers)."""
+    s = ops.to_tensor(seed)
+    s = ops.materialize(s) if s.weak else s
+    if s.shape != (2,) or s.dtype.kind not in "iu":
+        raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
+    n = to_int(num, "num")
+    return Tensor(tf_random.stateless_uniform(s.value, (n, 2), s.dtype, None, None))
 
 
 @builtin("random.fold_in")
