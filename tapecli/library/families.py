@@ -140,6 +140,7 @@ DEFERRED = {
         'test.compute_gradient',
     ),
     'tf_image_boxes': (
-        'image.non_max_suppression', 'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores',
+        'image.crop_and_resize', 'image.draw_bounding_boxes', 'image.non_max_suppression',
+        'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores', 'image.sobel_edges',
     ),
 }

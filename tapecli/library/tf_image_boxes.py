@@ -1,8 +1,9 @@
-"""tf.image's non-max suppression of boxes [y1, x1, y2, x2] by score: non_max_suppression (NonMaxSuppressionV3),
-non_max_suppression_with_scores (V5: soft-NMS with ``soft_nms_sigma``) as their CPU kernel selects, in its
-dtype (IoU and the Gaussian weights in float32 for float32 boxes), and non_max_suppression_padded as TensorFlow's
-Python computes it (non_max_suppression_padded_v2: boxes sorted by score, then suppressed a tile at a time).
-Their results are indices and scores, which have no gradient in TensorFlow."""
+"""tf.image's functions of boxes [y1, x1, y2, x2]: non-max suppression by score, non_max_suppression
+(NonMaxSuppressionV3) and non_max_suppression_with_scores (V5: soft-NMS with ``soft_nms_sigma``) as their CPU
+kernel selects, in its dtype (IoU and the Gaussian weights in float32 for float32 boxes), and
+non_max_suppression_padded as TensorFlow's Python computes it (non_max_suppression_padded_v2: boxes sorted by
+score, then suppressed a tile at a time): indices and scores, which have no gradient in TensorFlow; then
+crop_and_resize, draw_bounding_boxes and sobel_edges."""
 from __future__ import annotations
 
 import heapq
@@ -15,6 +16,8 @@ from tapecli.errors import KernelValueError, ShapeError, TdfValueError
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import NamedResult, to_float, to_int, truth
 from tapecli.runtime.values import PythonTuple, Tensor
+
+f32 = np.float32
 
 
 def _boxes_scores(boxes, scores, what):
@@ -126,7 +129,6 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
 
 
 def _padded_v2(boxes, scores, size, iou_threshold, score_threshold, sorted_input, canonical, tile):
-    f32 = np.float32
     batch, n = scores.shape
     if score_threshold != float("-inf"):
         mask = (scores > scores.dtype.type(score_threshold)).astype(scores.dtype)
@@ -163,7 +165,6 @@ def _padded_v2(boxes, scores, size, iou_threshold, score_threshold, sorted_input
 
 def _overlap(a, b):
     """_bbox_overlap: [batch, N, M] IoU in float32, an epsilon of 1e-8 added to the union."""
-    f32 = np.float32
     ay0, ax0, ay1, ax1 = (a[:, :, k:k + 1] for k in range(4))
     by0, bx0, by1, bx1 = (b[:, :, k:k + 1].transpose(0, 2, 1) for k in range(4))
     inter = np.maximum(np.minimum(ax1, bx1) - np.maximum(ax0, bx0), f32(0)) * \
@@ -176,7 +177,6 @@ def _overlap(a, b):
 def _tile_step(boxes, threshold, output, step, tile):
     """_suppression_loop_body: the tile's boxes suppressed by each earlier tile's, then among themselves (a box
     suppressed by one that nothing suppresses, until nothing changes); suppressed boxes become zeros."""
-    f32 = np.float32
     box_slice = boxes[:, step * tile:(step + 1) * tile]
     for inner in range(step):
         iou = _overlap(boxes[:, inner * tile:(inner + 1) * tile], box_slice)
@@ -198,3 +198,121 @@ def _tile_step(boxes, threshold, output, step, tile):
     boxes = boxes.copy()
     boxes[:, step * tile:(step + 1) * tile] = box_slice
     return boxes, output + np.any(box_slice > 0, axis=2).sum(axis=1).astype(np.int32)
+
+
+# ----------------------------------------------------------------- crops, drawn boxes, edges
+
+@builtin("image.crop_and_resize")
+def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", extrapolation_value=0.0, name=None):
+    """CropAndResize: each box [y1, x1, y2, x2] (normalized) of image[box_indices[i]] sampled on a
+    crop_height x crop_width grid, bilinear or nearest, positions outside the image extrapolation_value. The
+    positions and weights are the kernel's, in float32; the samples are gathered from the image and blended
+    by recorded ops, so the image's gradient flows (the boxes' does not here)."""
+    x = ops.to_tensor(image)
+    x = ops.cast(ops.materialize(x) if x.weak else x, np.float32)
+    b = np.asarray(ops.to_tensor(boxes).value, np.float32)
+    which = np.asarray(ops.to_tensor(box_indices).value).astype(np.int64).reshape(-1)
+    ch, cw = (int(v) for v in np.asarray(ops.to_tensor(crop_size).value).reshape(-1))
+    if x.ndim != 4 or b.ndim != 2 or b.shape[1] != 4 or which.shape[0] != b.shape[0]:
+        raise KernelValueError(f"crop_and_resize needs an image [batch, height, width, depth], boxes [n, 4] and n "
+                               f"box indices, got shapes {list(x.shape)}, {list(b.shape)}, {list(which.shape)}")
+    if ch <= 0 or cw <= 0:
+        raise KernelValueError("crop dimensions must be positive")
+    if method not in ("bilinear", "nearest"):
+        raise TdfValueError(f"method must be bilinear or nearest, got {method!r}")
+    if ((which < 0) | (which >= x.shape[0])).any():
+        raise KernelValueError(f"box_index has values outside [0, {x.shape[0]})")
+    h, w = x.shape[1:3]
+    ys, xs = _sample_positions(b[:, 0], b[:, 2], h, ch), _sample_positions(b[:, 1], b[:, 3], w, cw)
+    inside = ((ys >= 0) & (ys <= f32(h - 1)))[:, :, None] & ((xs >= 0) & (xs <= f32(w - 1)))[:, None, :]
+    fill = Tensor(np.array(to_float(extrapolation_value), np.float32))
+    if method == "nearest":
+        rows, cols = np.clip(_round_half_away(ys), 0, h - 1), np.clip(_round_half_away(xs), 0, w - 1)
+        out = _corners(x, which, rows, cols)
+    else:
+        top, left = np.floor(ys), np.floor(xs)
+        y_lerp, x_lerp = (ys - top).astype(np.float32), (xs - left).astype(np.float32)
+        top, bottom = np.clip(top, 0, h - 1), np.clip(np.ceil(ys), 0, h - 1)
+        left, right = np.clip(left, 0, w - 1), np.clip(np.ceil(xs), 0, w - 1)
+        tl, tr = _corners(x, which, top, left), _corners(x, which, top, right)
+        bl, br = _corners(x, which, bottom, left), _corners(x, which, bottom, right)
+        xl = Tensor(x_lerp[:, None, :, None])
+        upper = ops.add(tl, ops.mul(ops.sub(tr, tl), xl))
+        lower = ops.add(bl, ops.mul(ops.sub(br, bl), xl))
+        out = ops.add(upper, ops.mul(ops.sub(lower, upper), Tensor(y_lerp[:, :, None, None])))
+    return ops.where(Tensor(np.broadcast_to(inside[:, :, :, None], out.shape)), out, fill)
+
+
+def _sample_positions(lo, hi, size, count):
+    """The kernel's in_y (or in_x) of each box and crop row: lo * (size - 1) + i * scale, or the box's centre
+    for a crop of one, in float32."""
+    if count > 1:
+        scale = (hi - lo) * f32(size - 1) / f32(count - 1)
+        return (lo * f32(size - 1))[:, None] + np.arange(count, dtype=np.float32)[None, :] * scale[:, None]
+    return (f32(0.5) * (lo + hi) * f32(size - 1))[:, None]
+
+
+def _round_half_away(v):
+    return np.where(v >= 0, np.floor(v + f32(0.5)), np.ceil(v - f32(0.5))).astype(np.int64)
+
+
+def _corners(x, which, rows, cols):
+    """image[which[n], rows[n, i], cols[n, j], :] for every box n and crop position (i, j): one gather_nd."""
+    n, ch, cw = rows.shape[0], rows.shape[1], cols.shape[1]
+    index = np.stack(np.broadcast_arrays(which[:, None, None], rows.astype(np.int64)[:, :, None],
+                                         cols.astype(np.int64)[:, None, :]), axis=-1)
+    return ops.gather_nd(x, Tensor(index.reshape(n, ch, cw, 3)))
+
+
+_DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1], [0.5, 0, 0.5, 1],
+                            [0.5, 0.5, 0, 1], [0.5, 0, 0, 1], [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]],
+                           np.float32)
+
+
+@builtin("image.draw_bounding_boxes")
+def draw_bounding_boxes(images, boxes, colors=None, name=None):
+    """DrawBoundingBoxesV2: each box's outline, one pixel wide, at the rows and columns its normalized corners
+    truncate to, in the box's colour (colors cycled; TensorFlow's table without colors). No gradient."""
+    t = ops.to_tensor(images)
+    t = ops.materialize(t) if t.weak else t
+    canvas = np.array(t.value)
+    b = np.asarray(ops.to_tensor(boxes).value, np.float32)
+    if canvas.ndim != 4 or b.ndim != 3 or b.shape[-1] != 4 or b.shape[0] != canvas.shape[0]:
+        raise KernelValueError(f"draw_bounding_boxes needs images [batch, height, width, depth] and boxes "
+                               f"[batch, n, 4], got shapes {list(canvas.shape)} and {list(b.shape)}")
+    table = _DEFAULT_COLORS if colors is None else np.atleast_2d(np.asarray(ops.to_tensor(colors).value, np.float32))
+    h, w, depth = canvas.shape[1:]
+    for i in range(b.shape[0]):
+        for k in range(b.shape[1]):
+            color = table[k % len(table)][:depth].astype(canvas.dtype)
+            top, bottom = int(b[i, k, 0] * f32(h - 1)), int(b[i, k, 2] * f32(h - 1))
+            left, right = int(b[i, k, 1] * f32(w - 1)), int(b[i, k, 3] * f32(w - 1))
+            if top > bottom or left > right or top >= h or bottom < 0 or left >= w or right < 0:
+                continue
+            rows = slice(max(top, 0), min(bottom, h - 1) + 1)
+            cols = slice(max(left, 0), min(right, w - 1) + 1)
+            if top >= 0:
+                canvas[i, top, cols, :len(color)] = color
+            if bottom < h:
+                canvas[i, bottom, cols, :len(color)] = color
+            if left >= 0:
+                canvas[i, rows, left, :len(color)] = color
+            if right < w:
+                canvas[i, rows, right, :len(color)] = color
+    return Tensor(canvas)
+
+
+@builtin("image.sobel_edges")
+def sobel_edges(image):
+    """TensorFlow's composition: the image padded by reflection, depthwise-convolved with the vertical and the
+    horizontal Sobel kernels; [batch, height, width, depth, 2] (dy, dx)."""
+    from tapecli.library.tf_nn import pad
+    from tapecli.library.tf_nn_losses import depthwise_conv2d
+    x = ops.to_tensor(image)
+    x = ops.materialize(x) if x.weak else x
+    kernels = np.transpose(np.array([[[-1, -2, -1], [0, 0, 0], [1, 2, 1]], [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]]),
+                           (1, 2, 0))[:, :, None, :]
+    filters = Tensor(np.tile(kernels, (1, 1, x.shape[-1], 1)).astype(x.dtype))
+    padded = pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT")
+    out = depthwise_conv2d(padded, filters, [1, 1, 1, 1], "VALID")
+    return ops.reshape(out, (*x.shape, 2))
