@@ -448,7 +448,14 @@ def tensorflow_class_name(value) -> str | None:
 
 @as_tensorflow
 def _library_call(f, run, node, args, kwargs):
-    return to_program(call_builtin(f, run, node, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()}))
+    convert = _items_converted if getattr(f, "item_lists", False) else to_library
+    return to_program(call_builtin(f, run, node, [convert(a) for a in args], {k: convert(v) for k, v in kwargs.items()}))
+
+
+def _items_converted(value):
+    """An argument of a builtin that reads a list's items each as its own tensor (an attribute ``item_lists``),
+    as the interpreter passes it: a list of its items, each converted (not one tensor of them all)."""
+    return [to_library(v) for v in value] if type(value) is list else to_library(value)
 
 
 def program_function(eager, f, spelled: str):

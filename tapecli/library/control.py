@@ -546,7 +546,7 @@ def _output(value, dtype, where):
         return ops.materialize(t, want)
     if t.dtype != want:
         raise TdfTypeError(f"{where}(): func returned {dtype_name(t.dtype)}, Tout says {dtype_name(want)}")
-    return t
+    return t if t.__class__ is Tensor else Tensor(t.value)      # (a NumPy array returned: TensorFlow's tensor of it)
 
 
 @builtin("executing_eagerly")

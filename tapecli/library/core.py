@@ -439,18 +439,6 @@ def to_seed(seed) -> int:
     return n
 
 
-@builtin("random.split")
-def random_split(seed, num=2, alg="auto_select"):
-    """tf.random.split: ``num`` new [2] int64 seeds from a [2] seed (deterministic; TensorFlow's own numbers,
-    from its counter-based generators, are not reproduced)."""
-    s = ops.to_tensor(seed)
-    if s.shape != (2,) or s.dtype.kind not in "iu":
-        raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
-    n = to_int(num, "num")
-    rng = np.random.default_rng([int(v) % 2**63 for v in s.value])
-    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(n, 2)).astype(s.dtype))
-
-
 def _source(interp, seed):
     """What a draw takes its numbers from: the run's generator, or the seed of a generator made for it."""
     return interp.rng if seed is None else to_seed(seed)

@@ -470,7 +470,7 @@ def _named(made, method: str):
 
 
 # What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
-_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unique", "group_by_window"})
+_UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unique", "group_by_window", "interleave"})
 
 
 def _rows_known(dataset) -> bool:
@@ -517,13 +517,13 @@ class _DatasetClass(ProgramObject):
     kind_word = "tf.data.Dataset"
 
     def get_attribute(self, interp, attr, node):
-        if attr == "from_generator":        # (it calls the program's generator back)
-            return BoundMethod(attr, lambda call_node, *a, **k: _unknown_size(_named(from_generator(interp, *a, **k),
+        if attr in _CALLING:        # (given the run: from_generator calls the program's generator back)
+            return BoundMethod(attr, lambda call_node, *a, **k: _unknown_size(_named(_CALLING[attr](interp, *a, **k),
                                                                                       attr)))
         made = _CONSTRUCTORS.get(attr)
         if made is None:
             raise TdfTypeError(f"tf.data.Dataset has no constructor {attr} in tapecli",
-                               hint=f"tapecli's: {', '.join(sorted([*_CONSTRUCTORS, 'from_generator']))}")
+                               hint=f"tapecli's: {', '.join(sorted([*_CONSTRUCTORS, *_CALLING]))}")
         return BoundMethod(attr, lambda call_node, *a, **k: _named(made(*a, **k), attr))
 
 
@@ -665,6 +665,9 @@ for _method in ("scan", "unique", "group_by_window"):
     register(f"data.experimental.{_method}", _Experimental(_method))
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
                  "zip": zip_}
+_CALLING = {"from_generator": from_generator}
+from tapecli.library import data_sources  # noqa: E402  (datasets of several datasets, built on Dataset above)
+data_sources.install(Dataset, _METHODS, _CONSTRUCTORS, _CALLING)
 register("Dataset", _DatasetClass())
 # tf.data's constants, Python ints as TensorFlow's are: AUTOTUNE asks for a tuned number of parallel calls or
 # buffered elements, which change nothing in an in-memory pipeline here

@@ -41,14 +41,15 @@ DEFERRED = {
         'timestamp', 'truncatediv', 'truncatemod', 'unique', 'unique_with_counts', 'unravel_index',
     ),
     'tf_nn_losses': (
-        'avg_pool1d', 'compute_average_loss', 'conv1d_transpose', 'conv2d_transpose', 'conv3d', 'conv3d_transpose',
-        'conv_transpose', 'convolution', 'crelu', 'depth_to_space', 'depthwise_conv2d', 'in_top_k', 'l2_loss',
-        'log_poisson_loss', 'max_pool1d', 'normalize_moments', 'scale_regularization_loss', 'separable_conv2d',
-        'space_to_depth', 'sufficient_statistics', 'weighted_cross_entropy_with_logits', 'weighted_moments',
+        'atrous_conv2d', 'avg_pool1d', 'compute_average_loss', 'conv1d_transpose', 'conv2d_transpose', 'conv3d',
+        'conv3d_transpose', 'conv_transpose', 'convolution', 'crelu', 'depth_to_space', 'depthwise_conv2d',
+        'in_top_k', 'l2_loss', 'log_poisson_loss', 'max_pool1d', 'max_pool_with_argmax', 'normalize_moments', 'pool',
+        'scale_regularization_loss', 'separable_conv2d', 'space_to_depth', 'sufficient_statistics',
+        'weighted_cross_entropy_with_logits', 'weighted_moments',
     ),
     'tf_random': (
-        'categorical', 'gamma', 'poisson', 'random.fold_in', 'shuffle', 'stateless_categorical', 'stateless_normal',
-        'stateless_truncated_normal', 'stateless_uniform',
+        'categorical', 'gamma', 'poisson', 'random.fold_in', 'random.split', 'shuffle', 'stateless_categorical',
+        'stateless_normal', 'stateless_truncated_normal', 'stateless_uniform',
     ),
     'tf_random_generator': (
         'all_candidate_sampler', 'create_rng_state', 'random.Algorithm', 'random.Generator',
@@ -76,9 +77,9 @@ DEFERRED = {
         'Assert', 'assert_all_finite', 'assert_equal', 'assert_greater', 'assert_greater_equal', 'assert_less',
         'assert_less_equal', 'assert_near', 'assert_negative', 'assert_non_negative', 'assert_non_positive',
         'assert_none_equal', 'assert_positive', 'assert_rank', 'assert_shapes', 'check_numerics',
-        'control_dependencies', 'device', 'functions_run_eagerly', 'get_current_name_scope', 'get_visible_devices',
-        'group', 'init_scope', 'keras.device', 'keras.name_scope', 'list_logical_devices', 'list_physical_devices',
-        'name_scope', 'run_functions_eagerly', 'set_memory_growth',
+        'control_dependencies', 'debugging.is_numeric_tensor', 'device', 'functions_run_eagerly',
+        'get_current_name_scope', 'get_visible_devices', 'group', 'init_scope', 'keras.device', 'keras.name_scope',
+        'list_logical_devices', 'list_physical_devices', 'name_scope', 'run_functions_eagerly', 'set_memory_growth',
     ),
     'tf_indexed_slices': (
         'IndexedSlices',
@@ -88,7 +89,7 @@ DEFERRED = {
         'image.central_crop', 'image.convert_image_dtype', 'image.crop_to_bounding_box', 'image.flip_left_right',
         'image.flip_up_down', 'image.grayscale_to_rgb', 'image.image_gradients', 'image.pad_to_bounding_box',
         'image.per_image_standardization', 'image.psnr', 'image.resize', 'image.resize_with_crop_or_pad',
-        'image.rgb_to_grayscale', 'image.rot90', 'image.total_variation', 'image.transpose',
+        'image.rgb_to_grayscale', 'image.rot90', 'image.ssim', 'image.total_variation', 'image.transpose',
     ),
     'tf_bitwise': (
         'bitwise.bitwise_and', 'bitwise.bitwise_or', 'bitwise.bitwise_xor', 'bitwise.invert', 'bitwise.left_shift',
@@ -102,12 +103,12 @@ DEFERRED = {
         'ragged.range', 'ragged.row_splits_to_segment_ids', 'ragged.segment_ids_to_row_splits', 'ragged.stack',
     ),
     'tf_strings': (
-        'as_string', 'strings.as_string', 'strings.bytes_split', 'strings.format', 'strings.join', 'strings.length',
-        'strings.lower', 'strings.ngrams', 'strings.reduce_join', 'strings.regex_full_match', 'strings.regex_replace',
-        'strings.split', 'strings.strip', 'strings.substr', 'strings.to_number', 'strings.unicode_decode',
-        'strings.unicode_decode_with_offsets', 'strings.unicode_encode', 'strings.unicode_split',
-        'strings.unicode_split_with_offsets', 'strings.unicode_transcode', 'strings.unsorted_segment_join',
-        'strings.upper',
+        'as_string', 'io.decode_csv', 'strings.as_string', 'strings.bytes_split', 'strings.format', 'strings.join',
+        'strings.length', 'strings.lower', 'strings.ngrams', 'strings.reduce_join', 'strings.regex_full_match',
+        'strings.regex_replace', 'strings.split', 'strings.strip', 'strings.substr', 'strings.to_number',
+        'strings.unicode_decode', 'strings.unicode_decode_with_offsets', 'strings.unicode_encode',
+        'strings.unicode_split', 'strings.unicode_split_with_offsets', 'strings.unicode_transcode',
+        'strings.unsorted_segment_join', 'strings.upper',
     ),
     'tf_sparse': (
         'SparseTensor', 'sparse.concat', 'sparse.expand_dims', 'sparse.eye', 'sparse.fill_empty_rows',
@@ -218,5 +219,12 @@ DEFERRED = {
     'data': (
         'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'data.experimental.group_by_window',
         'data.experimental.scan', 'data.experimental.unique', 'iter', 'next',
+    ),
+    'tf_test': (
+        'test.compute_gradient',
+    ),
+    'tf_image_boxes': (
+        'image.crop_and_resize', 'image.draw_bounding_boxes', 'image.non_max_suppression',
+        'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores', 'image.sobel_edges',
     ),
 }

@@ -152,7 +152,9 @@ OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in nam
 # Whole modules tapecli leaves out: every function of theirs is out of scope for the same reason.
 MODULES = {"tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
            "tf.summary.": "TensorBoard's event files (file I/O)",
-           "tf.io.": "files and serialized strings (file I/O; tapecli's tensors are numeric)"}
+           "tf.io.": "files and serialized strings (file I/O)"}
+# What those modules have that reads no file: tf.io.decode_csv parses string tensors.
+IN_SCOPE = frozenset(("tf.io.decode_csv",))
 
 
 @hook("out_of_scope")
@@ -160,6 +162,8 @@ def reason(path: str) -> str | None:
     """Why ``path`` (``tf.io.read_file``; ``keras.`` spellings as ``tf.keras.``) is out of scope, or None."""
     if not path.startswith("tf."):
         path = "tf." + path
+    if path in IN_SCOPE:
+        return None
     return OUT_OF_SCOPE.get(path) or next((why for module, why in MODULES.items() if path.startswith(module)), None)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import to_dtype, to_int, to_shape, truth
+from tapecli.library.core import to_dtype, to_float, to_int, to_shape, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import _Enum
 from tapecli.runtime.values import PythonTuple, Tensor
@@ -472,3 +472,44 @@ def psnr(a, b, max_val, name=None):
     log10 = ops.log(Tensor(np.float32(10.0)))
     return ops.sub(ops.div(ops.mul(20.0, ops.log(peak)), log10), ops.mul(Tensor(np.float32(10 / np.log(10))),
                                                                           ops.log(mse)))
+
+
+@builtin("image.ssim")
+def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, return_index_map=False):
+    """TensorFlow's composition (image_ops_impl.ssim): means, variances and covariance by a depthwise
+    convolution with a softmax-normalized Gaussian window (VALID), luminance times contrast-structure averaged
+    over height and width (unless return_index_map), then over the channels; in float32."""
+    from tapecli.library.tf_nn_losses import depthwise_conv2d
+    x, y = (ops.materialize(t) if t.weak else t for t in (ops.to_tensor(img1), ops.to_tensor(img2)))
+    if x.shape != y.shape or x.ndim < 3:
+        raise ShapeError(f"ssim needs two images of one shape [..., height, width, channels], got {list(x.shape)} "
+                         f"and {list(y.shape)}")
+    peak = convert_image_dtype(ops.cast(ops.to_tensor(max_val), x.dtype), np.dtype(np.float32))
+    x, y = (convert_image_dtype(t, np.dtype(np.float32)) for t in (x, y))
+    size = to_int(filter_size, "filter_size")
+    if any(n < size for n in x.shape[-3:-1]):
+        raise TdfValueError(f"ssim: the images {list(x.shape)} are smaller than the filter ({size})")
+    coords = Tensor(np.arange(size, dtype=np.float32) - np.float32(size - 1) / np.float32(2.0))
+    sigma = Tensor(np.array(to_float(filter_sigma), np.float32))
+    g = ops.mul(ops.square(coords), ops.div(Tensor(np.float32(-0.5)), ops.square(sigma)))
+    g = ops.softmax(ops.reshape(ops.add(ops.reshape(g, (1, -1)), ops.reshape(g, (-1, 1))), (1, -1)), -1)
+    kernel = ops.tile(ops.reshape(g, (size, size, 1, 1)), [1, 1, x.shape[-1], 1])
+
+    def reducer(t):
+        z = depthwise_conv2d(ops.reshape(t, (-1, *t.shape[-3:])), kernel, [1, 1, 1, 1], "VALID")
+        return ops.reshape(z, (*t.shape[:-3], *z.shape[1:]))
+
+    two = Tensor(np.float32(2.0))
+    c1 = ops.square(ops.mul(Tensor(np.float32(to_float(k1))), peak))
+    c2 = ops.square(ops.mul(Tensor(np.float32(to_float(k2))), peak))
+    mean0, mean1 = reducer(x), reducer(y)
+    num0 = ops.mul(ops.mul(mean0, mean1), two)
+    den0 = ops.add(ops.square(mean0), ops.square(mean1))
+    luminance = ops.div(ops.add(num0, c1), ops.add(den0, c1))
+    num1 = ops.mul(reducer(ops.mul(x, y)), two)
+    den1 = reducer(ops.add(ops.square(x), ops.square(y)))
+    cs = ops.div(ops.add(ops.sub(num1, num0), c2), ops.add(ops.sub(den1, den0), c2))
+    value = ops.mul(luminance, cs)
+    if not truth(return_index_map):
+        value = ops.reduce_mean(value, (-3, -2))
+    return ops.reduce_mean(value, -1)

@@ -9,11 +9,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
-from tapecli.library.core import to_axis, to_int, truth
+from tapecli.library.core import NamedResult, to_axis, to_dtype, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
-from tapecli.library.tf_nn import _channels_last, _padding
+from tapecli.library.tf_nn import _channels_last, _ints, _padding
 from tapecli.interpreter.registry import builtin
-from tapecli.ops.nn import _pads
+from tapecli.ops.nn import _first_maxima, _pads
 from tapecli.runtime.values import PythonTuple, Tensor
 
 
@@ -166,6 +166,58 @@ builtin("max_pool1d")(_pool1d(ops.max_pool2d, "max_pool1d"))
 builtin("avg_pool1d")(_pool1d(ops.avg_pool2d, "avg_pool1d"))
 
 
+@builtin()
+def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", output_dtype=None,  # noqa: A002
+                         include_batch_in_index=False, name=None):
+    """max_pool2d and, per window, the flat index ((b * height + y) * width + x) * channels + c of the element
+    MaxPoolGrad passes the gradient to (its first maximum; b only with include_batch_in_index). The indices
+    have no gradient, as TensorFlow's."""
+    from tapecli.library.tf_nn import _spatial
+    if data_format != "NHWC":
+        raise TdfValueError("`data_format` values other  than 'NHWC' are not supported. Received: "
+                            f"data_format={data_format}")
+    size, step, pad = _spatial(ksize, "ksize"), _spatial(strides, "strides"), _padding(padding)
+    if not isinstance(pad, str):
+        raise TdfValueError("max_pool_with_argmax: padding must be \"SAME\" or \"VALID\"")
+    values = ops.max_pool2d(input, size, step, pad)
+    x = np.asarray(ops.to_tensor(input).value)
+    n, h, w, c = x.shape
+    (oh, top, bottom), (ow, left, right) = (_pads(d, k, s, 1, pad) for d, k, s in zip((h, w), size, step))
+    hits = _first_maxima(x, (size, step, (top, bottom, left, right), (oh, ow)))
+    rows = np.arange(oh)[:, None] * step[0] - top
+    cols = np.arange(ow)[None, :] * step[1] - left
+    flat = np.zeros(values.shape, np.int64)
+    for k, hit in enumerate(hits):      # the taps in window order, row by row
+        ky, kx = divmod(k, size[1])
+        at = ((rows + ky) * w + cols + kx)[None, :, :, None] * c + np.arange(c)
+        np.copyto(flat, np.broadcast_to(at, flat.shape), where=hit)
+    if truth(include_batch_in_index):
+        flat += (np.arange(n) * (h * w * c))[:, None, None, None]
+    dtype = np.int64 if output_dtype is None else to_dtype(output_dtype)
+    return NamedResult(("output", "argmax"), [values, Tensor(flat.astype(dtype))])
+
+
+@builtin()
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,  # noqa: A002
+         dilations=None, name=None):
+    """tf.nn.pool of one or two spatial axes: TensorFlow's max or average pool of that rank."""
+    kind = str(pooling_type)
+    if kind not in ("MAX", "AVG"):
+        raise TdfValueError(f"Invalid pooling_type: {kind}")
+    rank = ops.to_tensor(input).ndim - 2
+    if rank not in (1, 2):
+        raise TdfValueError(f"tf.nn.pool takes one or two spatial axes in tapecli, got {rank}")
+    if dilations is not None and set(_ints(dilations, "dilations")) != {1}:
+        raise TdfValueError("tf.nn.pool with dilations is not supported in tapecli")
+    window = _ints(window_shape, "window_shape")
+    step = [1] * rank if strides is None else _ints(strides, "strides")
+    f = ops.max_pool2d if kind == "MAX" else ops.avg_pool2d
+    if rank == 1:
+        return _pool1d(f, "pool")(input, window, step, padding, data_format or "NWC")
+    _channels_last(data_format, "NHWC")
+    return f(input, tuple(window), tuple(step), _padding(padding))
+
+
 def _conv_transpose(name, rank, input, filters, output_shape, strides, padding, data_format, dilations):  # noqa: A002
     """tf.nn.conv{1,2,3}d_transpose: the gradient of the convolution of ``output_shape``'s input with respect to
     it (ops.conv_transpose), its padding before each axis the one that convolution would have."""
@@ -225,7 +277,26 @@ def _convolution(name, rank, input, filters, strides, padding, dilations):  # no
                          f"spatial axes, got shapes {list(x.shape)} and {list(f.shape)}")
     s, pad = _spatial(strides, "strides", rank), _padding(padding, rank)
     d = (1,) * rank if dilations is None else _spatial(dilations, "dilations", rank)
+    if name in ("convolution", "atrous_conv2d") and any(k != 1 for k in d) and isinstance(pad, str):
+        if any(k != 1 for k in s):
+            raise TdfValueError("strides > 1 not supported in conjunction with dilation_rate > 1")
+        return _with_space_to_batch(x, f, d, pad)
     return ops.convolution(x, f, s, d, _window_pads(x, f.shape, s, d, pad))
+
+
+def _with_space_to_batch(x, f, d, padding):
+    """A dilated convolution as TensorFlow's tf.nn.convolution runs it (nn_ops._WithSpaceToBatch): the input
+    space-to-batched by the dilation (SAME's padding added first), convolved undilated, batched back to space;
+    its gradients are those ops', summed in their order."""
+    from tapecli.library.tf_array import batch_to_space, space_to_batch_nd
+    span = [(k - 1) * r for k, r in zip(f.shape[:-2], d)] if padding == "SAME" else [0] * len(d)
+    base = [(e // 2, e - e // 2) for e in span]
+    extra = [(r - (n + lo + hi) % r) % r for n, (lo, hi), r in zip(x.shape[1:-1], base, d)]
+    paddings = Tensor(np.array([[lo, hi + e] for (lo, hi), e in zip(base, extra)], np.int64))
+    crops = Tensor(np.array([[0, e] for e in extra], np.int64))
+    ones = (1,) * len(d)
+    y = ops.convolution(space_to_batch_nd(x, list(d), paddings), f, ones, ones, [(0, 0)] * len(d))
+    return batch_to_space(y, list(d), crops)
 
 
 @builtin()
@@ -243,6 +314,13 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
         raise ShapeError(f"tf.nn.convolution takes inputs of rank 3 to 5, got rank {rank + 2}")
     _channels_last(data_format, ("NWC", "NHWC", "NDHWC")[rank - 1])
     return _convolution("convolution", rank, input, filters, 1 if strides is None else strides, padding, dilations)
+
+
+@builtin()
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """TensorFlow's wrapper of tf.nn.convolution with the dilation ``rate`` on both spatial axes (its
+    space-to-batch form)."""
+    return _convolution("atrous_conv2d", 2, value, filters, 1, padding, rate)
 
 
 @builtin()

@@ -1,8 +1,8 @@
-"""tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, fold_in and the
-stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal and a seeded TensorFlow
-program's shuffle give TensorFlow's own numbers (its Philox streams, kernels/tf_random.py); the others come from
-NumPy's generators: their shapes, dtypes, supports and distributions are TensorFlow's, and a stateless sampler
-gives the same numbers for the same seed, as TensorFlow's do."""
+"""tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, split, fold_in and the
+stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal, stateless_categorical, split,
+fold_in and a seeded TensorFlow program's shuffle give TensorFlow's own numbers (its Philox streams,
+kernels/tf_random.py); the others come from NumPy's generators: their shapes, dtypes, supports and distributions
+are TensorFlow's, and a stateless sampler gives the same numbers for the same seed, as TensorFlow's do."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,7 +44,25 @@ def categorical(interp, logits, num_samples, dtype=None, seed=None, name=None):
 
 @builtin()
 def stateless_categorical(logits, num_samples, seed, dtype=None, name=None):
-    return _categorical(_stateless(seed), logits, num_samples, dtype)
+    """StatelessMultinomial's draws (TensorFlow's numbers where its kernel runs the rows as one shard, as it
+    does below 10,000 units of its cost, 50 (samples log2(classes) + classes) a row)."""
+    _stateless(seed)
+    z = ops.to_tensor(logits)
+    z = ops.materialize(z) if z.weak else z
+    if z.ndim != 2:
+        raise ShapeError(f"categorical needs [batch, classes] logits, got shape {list(z.shape)}")
+    n = to_int(num_samples, "num_samples")
+    _check_size((z.shape[0], n))
+    key, counter = tf_random.stateless_key_counter(ops.to_tensor(seed).value)
+    words = tf_random.philox_uint32(key, counter, 2 * n * z.shape[0])
+    uniform = tf_random.uint64_to_double(words[0::2], words[1::2]).reshape(z.shape[0], n)
+    out = np.zeros((z.shape[0], n), np.int64)
+    for b, row in enumerate(np.asarray(z.value)):
+        finite = np.isfinite(row)
+        top = float(row[finite].max()) if finite.any() else float(np.finfo(row.dtype).min)
+        cdf = np.cumsum(np.where(finite, np.exp(row.astype(np.float64) - top), 0.0))   # (a running total)
+        out[b] = np.searchsorted(cdf, uniform[b] * cdf[-1], side="right")
+    return Tensor(out.astype(np.int64 if dtype is None else to_dtype(dtype)))
 
 
 @builtin(interp=True)
@@ -127,11 +145,24 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=None, na
                                                        to_float(stddev)))
 
 
-@builtin("random.fold_in")
-def fold_in(seed, data, alg="auto_select"):
-    """A new [2] int64 seed from ``seed`` and the integer ``data`` (deterministic)."""
+@builtin("random.split")
+def random_split(seed, num=2, alg="auto_select"):
+    """tf.random.split: ``num`` new [2] seeds of the seed's dtype, the full-range integers
+    stateless_uniform draws from the seed (TensorFlow's numbers)."""
     s = ops.to_tensor(seed)
     s = ops.materialize(s) if s.weak else s
-    rng = np.random.default_rng([*(int(v) % 2**63 for v in s.value), to_int(data, "data") % 2**63])
-    return Tensor(rng.integers(0, np.iinfo(s.dtype).max, size=(2,)).astype(s.dtype))
+    if s.shape != (2,) or s.dtype.kind not in "iu":
+        raise TdfValueError(f"tf.random.split: seed must be a [2] integer tensor, got shape {list(s.shape)}")
+    n = to_int(num, "num")
+    return Tensor(tf_random.stateless_uniform(s.value, (n, 2), s.dtype, None, None))
 
+
+@builtin("random.fold_in")
+def fold_in(seed, data, alg="auto_select"):
+    """[a full-range integer of data's dtype that stateless_uniform draws from ``seed``, data]: TensorFlow's."""
+    s = ops.to_tensor(seed)
+    s = ops.materialize(s) if s.weak else s
+    d = ops.to_tensor(data)
+    d = ops.materialize(d) if d.weak else d
+    first = tf_random.stateless_uniform(s.value, (), d.dtype, None, None)
+    return Tensor(np.stack([np.asarray(first, d.dtype), np.asarray(d.value)]))

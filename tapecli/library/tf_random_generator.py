@@ -1,11 +1,15 @@
 """tf.random.Generator and its companions (get/set_global_generator, create_rng_state, Algorithm), the stateless
 binomial/gamma/poisson/parameterized truncated normal samplers and all_candidate_sampler.
 
-TensorFlow's Generator draws from Philox streams, which tapecli does not reproduce: a Generator here draws from
-NumPy's generator seeded with the seed, so its numbers differ from TensorFlow's while their shapes, dtypes,
-supports and distributions are TensorFlow's, and one seed gives one sequence (docs/tf-surface.md). What is
-deterministic in TensorFlow — create_rng_state, the algorithm numbers, all_candidate_sampler — is exact."""
+A Generator keeps TensorFlow's Philox state in a tf.Variable and draws normal, uniform, truncated normal and
+full-range integers as TensorFlow's kernels do, so its numbers are TensorFlow's (kernels/tf_random.py); a
+binomial moves the state as TensorFlow's does, its values NumPy's. The stateless samplers here draw from NumPy's
+generator seeded with the seed: their shapes, dtypes, supports and distributions are TensorFlow's, and one seed
+gives one sequence (docs/tf-surface.md). What is deterministic in TensorFlow — create_rng_state, the algorithm
+numbers, all_candidate_sampler — is exact."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -13,9 +17,10 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
+from tapecli.kernels import tf_random
 from tapecli.library.core import NamedResult, _check_size, _float_dtype, to_dtype, to_float, to_int, to_shape
 from tapecli.library.tf_random import _stateless
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import Tensor, Variable, dtype_name
 
 ALGORITHMS = {"PHILOX": 1, "THREEFRY": 2, "AUTO_SELECT": 3}
 
@@ -69,97 +74,188 @@ class Algorithm(ProgramObject):
 @builtin("create_rng_state")
 def create_rng_state(seed, alg):
     """The generator state TensorFlow makes of a seed: [seed, 0, 0] for Philox, [seed, 0] for ThreeFry."""
-    size = 2 if _alg(alg) == 2 else 3
-    state = np.zeros(size, np.int64)
-    state[0] = to_int(seed, "seed")
-    return Tensor(state)
+    return Tensor(_seed_state(seed, _alg(alg)))
 
 
 class Generator(ProgramObject):
+    """A Philox generator whose state is a tf.Variable ``StateVar`` [counter low, counter high, key] (int64), as
+    TensorFlow's: each draw of n values reads the state and moves its 128-bit counter by 256 n (RngReadAndSkip),
+    then draws as the stateless v2 kernels do from that key and counter, so its numbers are TensorFlow's. A
+    binomial moves the state as TensorFlow's kernel does; its values are NumPy's, drawn from the state read."""
+
     kind_word = "a tf.random.Generator"
 
-    def __init__(self, rng: np.random.Generator, alg=1):
-        self.rng, self.alg = rng, alg
+    def __init__(self, state, alg=1):
+        self.alg = alg
+        values = np.asarray(ops.to_tensor(state).value if not isinstance(state, np.ndarray) else state)
+        size = 2 if alg == 2 else 3
+        if values.shape != (size,):
+            raise TdfValueError(f"Shapes {list(values.shape)} and [{size}] are incompatible")
+        self.state = Variable("StateVar", values.astype(np.int64), trainable=False, tf_name="StateVar")
+
+    def _skip(self, count: int) -> tuple[int, int]:
+        """RngReadAndSkip: the key and counter before, the counter moved on by 256 * count."""
+        if self.alg == 2:
+            raise TdfValueError("Non-XLA devices don't support the ThreeFry algorithm.")
+        words = [int(w) & tf_random._M64 for w in self.state.read().value]
+        key, counter = words[2], words[0] | words[1] << 64
+        after = tf_random.counter_skip(counter, 256 * count)
+        self.state.assign(np.array([after & tf_random._M64, after >> 64, key], np.uint64).view(np.int64))
+        return key, counter
+
+    def _fill(self, kind, shape, dtype, minval=None, maxval=None):
+        shape = to_shape(shape)
+        _check_size(shape, dtype)
+        size = math.prod(shape)
+        key, counter = self._skip(size)
+        return tf_random.philox_fill(kind, dtype, key, counter, size, minval, maxval).reshape(shape)
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=None, name=None):
-        shape = to_shape(shape)
-        _check_size(shape)
-        return Tensor(self.rng.normal(to_float(mean), to_float(stddev), size=shape).astype(_float_dtype(dtype)))
-
-    def uniform(self, shape, minval=0, maxval=None, dtype=None, name=None):
-        shape = to_shape(shape)
-        _check_size(shape)
-        want = _float_dtype(dtype)
-        if want.kind in "iu":
-            if maxval is None:
-                raise TdfValueError("Generator.uniform: an integer dtype needs maxval")
-            return Tensor(self.rng.integers(to_int(minval, "minval"), to_int(maxval, "maxval"), size=shape)
-                          .astype(want))
-        return Tensor(self.rng.uniform(to_float(minval), 1.0 if maxval is None else to_float(maxval), size=shape)
-                      .astype(want))
+        want = to_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        rnd = self._fill("normal", shape, want)
+        return Tensor(np.asarray(rnd * want.type(to_float(stddev)) + want.type(to_float(mean))))
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=None, name=None):
-        shape = to_shape(shape)
-        _check_size(shape)
-        return Tensor(ops.truncated_normal_values(self.rng, shape, to_float(mean), to_float(stddev))
-                      .astype(_float_dtype(dtype)))
+        want = to_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        rnd = self._fill("truncated_normal", shape, want)
+        return Tensor(np.asarray(rnd * want.type(to_float(stddev)) + want.type(to_float(mean))))
+
+    def uniform(self, shape, minval=0, maxval=None, dtype=None, name=None):
+        want = to_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        if want.kind in "iu":
+            if (minval is None) != (maxval is None):
+                raise TdfValueError(f"For integer dtype {_tf_dtype(want)}, minval and maxval must be both `None` "
+                                    f"or both non-`None`; got minval={minval} and maxval={maxval}")
+            if minval is None:
+                return self.uniform_full_int(shape, want)
+            lo, hi = to_int(minval, "minval"), to_int(maxval, "maxval")
+            if lo >= hi:
+                raise TdfValueError(f"Need minval < maxval, got {lo} >= {hi}")
+            return Tensor(self._fill("uniform_int", shape, want, lo, hi))
+        lo, hi = want.type(to_float(minval)), want.type(1.0 if maxval is None else to_float(maxval))
+        rnd = self._fill("uniform", shape, want)
+        return Tensor(np.asarray(rnd * (hi - lo) + lo))
+
+    def uniform_full_int(self, shape, dtype=None, name=None):
+        return Tensor(self._fill("full_int", shape, np.dtype(np.uint64) if dtype is None else to_dtype(dtype)))
 
     def binomial(self, shape, counts, probs, dtype=None, name=None):
         shape = to_shape(shape)
         _check_size(shape)
-        draws = self.rng.binomial(np.asarray(ops.to_tensor(counts).value, np.int64),
-                                  np.asarray(ops.to_tensor(probs).value, np.float64), size=shape)
+        n = np.asarray(ops.to_tensor(counts).value, np.float64)
+        p = np.asarray(ops.to_tensor(probs).value, np.float64)
+        batches = math.prod(np.broadcast_shapes(n.shape, p.shape))
+        per_batch = math.prod(shape) // max(batches, 1)
+        # (StatefulRandomBinomial's reservation: 2 * 100 * (samples per batch + 3) / 4 outputs per batch)
+        key, counter = self._skip(batches * 2 * 100 * (per_batch + 3) // 4)
+        rng = np.random.default_rng([key, counter & tf_random._M64, counter >> 64])
+        draws = rng.binomial(n.astype(np.int64), p, size=shape)
         return Tensor(draws.astype(np.int32 if dtype is None else to_dtype(dtype)))
 
     def make_seeds(self, count=1):
-        return Tensor(self.rng.integers(0, 2**63 - 1, size=(2, to_int(count, "count"))).astype(np.int64))
+        keys = self.uniform_full_int([to_int(count, "count")], np.int64).value
+        return Tensor(np.stack([keys, np.zeros_like(keys)]))
 
     def split(self, count=1):
-        return [Generator(np.random.default_rng(self.rng.integers(0, 2**63 - 1)), self.alg)
-                for _ in range(to_int(count, "count"))]
+        keys = self.uniform_full_int([to_int(count, "count")], np.int64).value
+        return [Generator(np.array([0] * (1 if self.alg == 2 else 2) + [k], np.int64), self.alg) for k in keys]
+
+    def skip(self, delta):
+        key, counter = self._skip(to_int(delta, "delta"))
+        return Tensor(np.array([counter & tf_random._M64, counter >> 64, key], np.uint64).view(np.int64))
+
+    def reset(self, state):
+        self.state.assign(np.asarray(ops.to_tensor(state).value).astype(np.int64))
 
     def reset_from_seed(self, seed):
-        self.rng = np.random.default_rng(to_int(seed, "seed") % 2**63)
+        self.state.assign(_seed_state(seed, self.alg))
+
+    def reset_from_key_counter(self, key, counter):
+        self.state.assign(_key_counter_state(key, counter, self.alg))
 
     def get_attribute(self, interp, attr, node):
         if attr == "algorithm":
             return self.alg
+        if attr == "state":
+            return self.state
+        if attr == "key":
+            return Tensor(self.state.read().value[-1])
         methods = {"normal": self.normal, "uniform": self.uniform, "truncated_normal": self.truncated_normal,
-                   "binomial": self.binomial, "make_seeds": self.make_seeds, "split": self.split,
-                   "reset_from_seed": self.reset_from_seed}
+                   "uniform_full_int": self.uniform_full_int, "binomial": self.binomial,
+                   "make_seeds": self.make_seeds, "split": self.split, "skip": self.skip, "reset": self.reset,
+                   "reset_from_seed": self.reset_from_seed, "reset_from_key_counter": self.reset_from_key_counter}
         if attr in methods:
             fn = methods[attr]
             return BoundMethod(attr, lambda call_node, *a, **k: fn(*a, **k))
         raise TdfTypeError(f"tf.random.Generator has no attribute {attr} in tapecli",
-                           hint="it has algorithm, " + ", ".join(methods) + " (its Philox state is not kept)")
+                           hint="it has algorithm, state, key, " + ", ".join(methods))
+
+
+def _tf_dtype(dtype) -> str:
+    return f"<dtype: '{dtype_name(dtype)}'>"
+
+
+def _seed_state(seed, alg) -> np.ndarray:
+    """create_rng_state: an integer seed cut into 64-bit words, lowest first, as many as the state has."""
+    size = 2 if alg == 2 else 3
+    if isinstance(seed, (Tensor, Variable)) and ops.to_tensor(seed).ndim == 1:
+        words = [int(w) for w in ops.to_tensor(seed).value][:size]
+        return np.array([0] * (size - len(words)) + words, np.uint64).view(np.int64)
+    value = to_int(seed, "seed")
+    return np.array([(value >> (64 * i)) & tf_random._M64 for i in range(size)], np.uint64).view(np.int64)
+
+
+def _key_counter_state(key, counter, alg) -> np.ndarray:
+    words = [int(w) & tf_random._M64 for w in np.atleast_1d(ops.to_tensor(counter).value)]
+    if len(words) != (1 if alg == 2 else 2):
+        raise TdfValueError(f"Shapes [{len(words)}] and [{1 if alg == 2 else 2}] are incompatible")
+    return np.array(words + [to_int(key, "key") & tf_random._M64], np.uint64).view(np.int64)
 
 
 def from_seed(seed, alg=None):
-    return Generator(np.random.default_rng(to_int(seed, "seed") % 2**63), _alg(alg))
+    number = _alg(alg)
+    return Generator(_seed_state(seed, number), number)
+
+
+def _random_state(interp, alg) -> np.ndarray:
+    """from_non_deterministic_state's state: int64 words from the run's generator."""
+    return interp.rng.integers(-2**63, 2**63 - 1, size=2 if alg == 2 else 3, dtype=np.int64, endpoint=True)
 
 
 class GeneratorClass(ProgramObject):
-    """``tf.random.Generator``: its constructors ``from_seed``, ``from_non_deterministic_state``; called with
-    ``copy_from=`` a generator, a copy."""
+    """``tf.random.Generator``: its constructors ``from_seed``, ``from_key_counter``,
+    ``from_non_deterministic_state``, ``from_state``; called with ``copy_from=`` a generator (a copy of its state)
+    or ``state=`` and ``alg=``."""
 
     kind_word = "the class tf.random.Generator"
 
     def call(self, interp, args, kwargs, node):
         copy_from = kwargs.pop("copy_from", args[0] if args else None)
-        if not isinstance(copy_from, Generator) or kwargs:
-            raise TdfTypeError("tf.random.Generator(...) is made with Generator.from_seed(seed) or "
-                               "Generator(copy_from=generator) in tapecli")
-        copy = Generator(np.random.default_rng(), copy_from.alg)
-        copy.rng.bit_generator.state = copy_from.rng.bit_generator.state
-        return copy
+        state, alg = kwargs.pop("state", None), kwargs.pop("alg", None)
+        if kwargs:
+            raise TdfTypeError(f"tf.random.Generator got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if isinstance(copy_from, Generator):
+            return Generator(copy_from.state.read().value.copy(), copy_from.alg)
+        if state is None or alg is None:
+            raise TdfTypeError("tf.random.Generator(...) is made with copy_from=generator, or state= and alg=")
+        number = _alg(alg)
+        return Generator(np.asarray(ops.to_tensor(state).value).astype(np.int64), number)
 
     def get_attribute(self, interp, attr, node):
         if attr == "from_seed":
             return BoundMethod(attr, lambda call_node, *a, **k: from_seed(*a, **k))
+        if attr == "from_key_counter":
+            return BoundMethod(attr, lambda call_node, key, counter, alg: Generator(
+                _key_counter_state(key, counter, _alg(alg)), _alg(alg)))
+        if attr == "from_state":
+            return BoundMethod(attr, lambda call_node, state, alg: Generator(
+                np.asarray(ops.to_tensor(state).value).astype(np.int64), _alg(alg)))
         if attr == "from_non_deterministic_state":
-            return BoundMethod(attr, lambda call_node, alg=None: Generator(np.random.default_rng(), _alg(alg)))
+            return BoundMethod(attr, lambda call_node, alg=None: Generator(_random_state(interp, _alg(alg)),
+                                                                          _alg(alg)))
         raise TdfTypeError(f"tf.random.Generator has no constructor {attr} in tapecli",
-                           hint="use Generator.from_seed(seed) or Generator.from_non_deterministic_state()")
+                           hint="use Generator.from_seed(seed), from_key_counter(key, counter, alg), "
+                                "from_state(state, alg) or from_non_deterministic_state()")
 
 
 register("random.Generator", GeneratorClass())
@@ -171,7 +267,7 @@ def get_global_generator(interp):
     """The run's global generator (seeded from tf.random.set_seed's stream when first asked for)."""
     found = getattr(interp, "tf_global_generator", None)
     if found is None:
-        found = interp.tf_global_generator = Generator(np.random.default_rng(interp.rng.integers(0, 2**63 - 1)))
+        found = interp.tf_global_generator = Generator(_random_state(interp, 1))
     return found
 
 

@@ -162,6 +162,19 @@ def functions_run_eagerly():
     return PythonBool(np.array(current().functions_eagerly))
 
 
+_NUMERIC_KINDS = "iufc"
+
+
+@builtin("debugging.is_numeric_tensor")
+def is_numeric_tensor(tensor):
+    """Whether ``tensor`` is a tensor of a numeric dtype (not bool, not string); a Python number, a NumPy array
+    or a variable is none."""
+    return PythonBool(np.array(tensor.__class__ is Tensor and not tensor.weak and tensor.dtype.kind in _NUMERIC_KINDS))
+
+
+is_numeric_tensor.literals = True       # (a Python number is no tensor: not converted to one first)
+
+
 @builtin("check_numerics", "assert_all_finite")
 def check_numerics(tensor, message, name=None):
     """tf.debugging.check_numerics (and assert_all_finite): the tensor, or TensorFlow's InvalidArgumentError

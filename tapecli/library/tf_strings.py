@@ -510,3 +510,128 @@ def unicode_transcode(input, input_encoding, output_encoding, errors="replace", 
     replacement = chr(to_int(replacement_char, "replacement_char"))
     return _each(lambda s: s.decode(source, "replace").replace("\ufffd", replacement).encode(target), input,
                  "UnicodeTranscode")
+
+
+# ------------------------------------------------------------------- CSV
+
+_CSV_TYPES = ("float32", "float64", "int32", "int64", "string")
+
+
+@builtin("io.decode_csv")
+def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, na_value="", select_cols=None,
+               name=None):
+    """TensorFlow's DecodeCSV: each record (a string tensor's element) split into fields as RFC 4180 reads
+    them, each column parsed as its default's dtype (an empty or ``na_value`` field takes the default; a
+    default of no elements makes the column required). One tensor of the records' shape per column."""
+    cols = None if select_cols is None else [to_int(c, "select_cols") for c in select_cols]
+    if cols is not None and any(a >= b for a, b in zip(cols, cols[1:])):
+        raise TdfValueError("select_cols is not strictly increasing.")
+    if cols is not None and cols and cols[0] < 0:
+        raise TdfValueError("select_cols contains negative values.")
+    if cols is not None and len(cols) != len(record_defaults):
+        raise TdfValueError("Length of select_cols and record_defaults do not match.")
+    values = string_values(records, "DecodeCSV")
+    defaults = [_csv_default(d) for d in record_defaults]
+    delim, na = _text_bytes(field_delim), _text_bytes(na_value)
+    if len(delim) != 1:
+        raise KernelValueError("field_delim should be only 1 char")
+    quoting = truth(use_quote_delim)
+    columns = [[] for _ in defaults]
+    for i, record in enumerate(values.reshape(-1)):
+        fields = _csv_fields(record, delim[0], quoting, cols)
+        if len(fields) != len(defaults):
+            raise KernelValueError(f"Expect {len(defaults)} fields but have {len(fields)} in record {i}")
+        for f, (field, default, column) in enumerate(zip(fields, defaults, columns)):
+            if not field or field == na:
+                if default.size != 1:
+                    raise KernelValueError(f"Field {f} is required but missing in record {i}!")
+                column.append(default.value.reshape(-1)[0])
+            else:
+                column.append(_csv_value(field, default.dtype, f, i))
+    out = []
+    for default, column in zip(defaults, columns):
+        if default.dtype.hasobject:
+            out.append(_made(column, values.shape, "DecodeCSV"))
+        else:
+            out.append(Tensor(np.array(column, dtype=default.dtype).reshape(values.shape)))
+    return out
+
+
+decode_csv.item_lists = True    # (record_defaults's items are a column each: [[0], [0.0]] an int32 and a float32)
+
+
+def _text_bytes(value) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _csv_default(value) -> Tensor:
+    """A record default as TensorFlow converts it: a scalar or a vector of at most one element."""
+    t = Tensor(text_array(value)) if isinstance(value, (str, bytes)) or (
+        isinstance(value, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in value)) else \
+        ops.materialize(ops.to_tensor(value))
+    name = "string" if t.dtype.hasobject else dtype_name(t.dtype)
+    if name not in _CSV_TYPES:
+        raise KernelValueError(f"Value for attr 'OUT_TYPE' of {name} is not in the list of allowed values: "
+                               f"float, double, int32, int64, string")
+    if t.ndim > 1:
+        raise KernelValueError("Each record default should be at most rank 1")
+    return t
+
+
+def _csv_value(field: bytes, dtype, f: int, i: int):
+    """One field parsed as strings::safe_strto32/64 and safe_strtof/d parse it (spaces around allowed)."""
+    if dtype.hasobject:
+        return field
+    kind = {"int32": "int32", "int64": "int64", "float32": "float", "float64": "double"}[dtype_name(dtype)]
+    try:
+        text = field.decode("ascii").strip()
+        number = _integer(text) if dtype.kind == "i" else float(text)
+        if dtype.kind == "i" and not np.iinfo(dtype).min <= number <= np.iinfo(dtype).max:
+            raise ValueError(text)
+    except (ValueError, UnicodeDecodeError):
+        raise KernelValueError(f"Field {f} in record {i} is not a valid {kind}: "
+                               f"{field.decode('utf-8', 'replace')}") from None
+    return number
+
+
+def _csv_fields(record: bytes, delim: int, quoting: bool, cols) -> list:
+    """The kernel's ExtractFields: the record's fields (only those of ``cols`` when given), line breaks between
+    fields skipped, a quoted field's doubled quotes read as one."""
+    fields, at, parsed, wanted = [], 0, 0, 0
+    size = len(record)
+    while at < size:
+        if record[at] in b"\r\n":
+            at += 1
+            continue
+        include = cols is None or cols[wanted] == parsed
+        field = bytearray()
+        if quoting and record[at] == ord('"'):
+            at += 1
+            while at < size - 1 and (record[at] != ord('"') or record[at + 1] != delim):
+                if record[at] != ord('"'):
+                    field.append(record[at])
+                    at += 1
+                else:
+                    if record[at + 1] != ord('"'):
+                        raise KernelValueError("Quote inside a string has to be escaped by another quote")
+                    field.append(ord('"'))
+                    at += 2
+            if not (at < size and record[at] == ord('"') and (at == size - 1 or record[at + 1] == delim)):
+                raise KernelValueError("Quoted field has to end with quote followed by delim or end")
+            at += 2
+        else:
+            while at < size and record[at] != delim:
+                if (quoting and record[at] == ord('"')) or record[at] in b"\r\n":
+                    raise KernelValueError("Unquoted fields cannot have quotes/CRLFs inside")
+                field.append(record[at])
+                at += 1
+            at += 1
+        parsed += 1
+        if include:
+            fields.append(bytes(field))
+            wanted += 1
+            if cols is not None and wanted == len(cols):
+                return fields
+    if size and (cols is None or cols[wanted] == parsed) and record[-1] == delim:
+        fields.append(b"")       # a record ending in the delimiter: its last field is empty
+    return fields

@@ -1,0 +1,149 @@
+"""tf.data's datasets that draw from several datasets: Dataset.interleave (InterleaveDataset's cycle of open
+iterators), Dataset.choose_from_datasets (a selector dataset's choices), Dataset.sample_from_datasets (weighted
+random choices: NumPy's draws, seeded by ``seed``, where TensorFlow's are its own) and Dataset.counter.
+library/data.py installs them in Dataset's methods and constructors (``install``), giving its Dataset class:
+this module cannot import it, data.py importing this one."""
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+
+from tapecli import ops
+from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import to_int, truth
+from tapecli.library.control import flatten
+from tapecli.library.core import _rng, to_dtype
+from tapecli.library.data_elements import unpacked_call
+from tapecli.runtime.specs import TensorSpec
+from tapecli.runtime.values import DType, Tensor, dtype_name
+
+
+def interleave(self, interp, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
+               deterministic=None, name=None):
+    """InterleaveDataset: ``cycle_length`` datasets of map_func's open at once, ``block_length`` elements taken
+    from each in turn; an exhausted one gives its slot to the next input element's dataset. cycle_length's
+    default (AUTOTUNE) is the machine's CPU count, as TensorFlow's."""
+    cycle = (os.cpu_count() or 1) if cycle_length is None or to_int(cycle_length, "cycle_length") == -1 \
+        else to_int(cycle_length, "cycle_length")
+    block = 1 if block_length is None else to_int(block_length, "block_length")
+    if cycle <= 0 or block <= 0:
+        raise TdfValueError("Dataset.interleave: cycle_length and block_length must be positive")
+
+    def source():
+        inputs, slots = self.source(), [None] * cycle
+        index = taken = opened = 0
+        ended = False
+        while not ended or opened:
+            if slots[index] is not None:
+                value = next(slots[index], None)
+                if value is not None:
+                    yield value
+                    taken += 1
+                    if taken == block:
+                        taken, index = 0, (index + 1) % cycle
+                    continue
+                slots[index], opened, taken, index = None, opened - 1, 0, (index + 1) % cycle
+            elif not ended:
+                element = next(inputs, None)
+                if element is None:
+                    ended = True
+                    continue
+                inner = unpacked_call(interp, map_func, element)
+                if not isinstance(inner, Dataset):
+                    raise TdfTypeError(f"Dataset.interleave: the function must return a dataset, got "
+                                       f"{type(inner).__name__}")
+                slots[index], opened = iter(inner.source()), opened + 1
+            else:
+                taken, index = 0, (index + 1) % cycle
+    return Dataset(source, values=False)
+
+
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+    """Each choice (an int64 scalar) takes the next element of that dataset; an exhausted one ends the dataset
+    (stop_on_empty_dataset) or is passed over."""
+    members = _datasets(datasets, "choose_from_datasets")
+    stop = truth(stop_on_empty_dataset)
+
+    def source():
+        its = [iter(d.source()) for d in members]
+        for choice in choice_dataset.source():
+            c = _choice(choice, len(members))
+            value = next(its[c], None)
+            if value is not None:
+                yield value
+            elif stop:
+                return
+    return _unknown(Dataset(source, values=False, spec=members[0].element_spec))
+
+
+def sample_from_datasets(interp, datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                         rerandomize_each_iteration=None):
+    """Each element from a dataset drawn with probability its weight (uniform without weights); with
+    stop_on_empty_dataset an exhausted dataset ends it, else the others go on."""
+    members = _datasets(datasets, "sample_from_datasets")
+    w = np.full(len(members), 1.0 / len(members)) if weights is None else \
+        np.asarray(ops.to_tensor(weights).value, np.float64).reshape(-1)
+    if w.shape != (len(members),):
+        raise TdfValueError(f"sample_from_datasets: {len(w)} weights for {len(members)} datasets")
+    stop = truth(stop_on_empty_dataset)
+
+    def source():
+        rng = _rng(interp, seed)
+        its = [iter(d.source()) for d in members]
+        live = w > 0
+        while live.any():
+            c = rng.choice(len(members), p=np.where(live, w, 0) / np.where(live, w, 0).sum())
+            value = next(its[c], None)
+            if value is not None:
+                yield value
+            elif stop:
+                return
+            else:
+                live[c] = False
+    return _unknown(Dataset(source, values=False, spec=members[0].element_spec))
+
+
+def counter(start=0, step=1, dtype=None, name=None):
+    """start, start + step, ... without end (cardinality INFINITE)."""
+    want = np.dtype(np.int64) if dtype is None else to_dtype(dtype)
+    first, by = to_int(start, "start"), to_int(step, "step")
+    made = Dataset(lambda: (Tensor(np.array(first + by * i, want)) for i in itertools.count()),
+                   spec=lambda: TensorSpec([], DType(dtype_name(want))))
+    made.infinite = True
+    return made
+
+
+def _datasets(datasets, what) -> list:
+    members = flatten(datasets)
+    if not members or not all(isinstance(d, Dataset) for d in members):
+        raise TdfTypeError(f"Dataset.{what} takes a non-empty list of datasets")
+    return members
+
+
+def _choice(choice, n: int) -> int:
+    t = ops.to_tensor(choice)
+    if t.ndim or t.dtype != np.int64:
+        raise TdfTypeError("Dataset.choose_from_datasets: choice_dataset must be a dataset of scalar tf.int64")
+    c = int(t.value)
+    if not 0 <= c < n:
+        raise KernelValueError(f"Selector index out of range: {c} >= {n}")
+    return c
+
+
+def _unknown(made: Dataset) -> Dataset:
+    made.unknown = True         # (how many elements the choices take is not known ahead)
+    return made
+
+
+Dataset = None          # library/data.py's class, given by install
+
+
+def install(dataset_class, methods: dict, constructors: dict, calling: dict) -> None:
+    """Add these to data.py's tables: its Dataset's methods, the constructors, those given the run."""
+    global Dataset
+    Dataset = dataset_class
+    methods["interleave"] = interleave
+    constructors.update(choose_from_datasets=choose_from_datasets, counter=counter)
+    calling["sample_from_datasets"] = sample_from_datasets
