@@ -886,3 +886,19 @@ def _kw_node(call_node, *names):
         if kw.name in names:
             return kw.value
     return None
+
+
+def swapped_values(args, kwargs, kind: type, part):
+    """The arguments with each value of class ``kind`` in them (in lists, tuples and dicts too) replaced by
+    ``part(value)``, and those values in order (tf.sparse.map_values' SparseTensors, tf.ragged.map_flat_values'
+    RaggedTensors)."""
+    found = []
+
+    def inner(value):
+        if isinstance(value, kind):
+            found.append(value)
+            return part(value)
+        if value.__class__ in (list, PythonTuple):
+            return value.__class__(inner(v) for v in value)
+        return {k: inner(v) for k, v in value.items()} if isinstance(value, dict) else value
+    return inner(list(args)), inner(kwargs), found

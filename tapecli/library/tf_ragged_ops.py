@@ -11,7 +11,7 @@ from tapecli.errors import KernelValueError, TdfValueError
 from tapecli.interpreter.conversions import to_int
 from tapecli.interpreter.registry import builtin
 from tapecli.library import tf_ragged_math
-from tapecli.library.core import to_dtype
+from tapecli.library.core import swapped_values, to_dtype
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.library.tf_ragged import (RaggedTensor, check_splits, from_row_splits, from_tensor,
                                        from_uniform_row_length, int64_splits, int_vector, lengths_of, rowids_of,
@@ -220,17 +220,7 @@ def _dense(values, dtype, shape) -> Tensor:
 def map_flat_values(interp, op, *args, **kwargs):
     """``op`` of the arguments, each RaggedTensor among them (of one partition) replaced by its flat values: a
     RaggedTensor of the result over that partition."""
-    found: list[RaggedTensor] = []
-
-    def inner(value):
-        if isinstance(value, RaggedTensor):
-            found.append(value)
-            return value.flat_values
-        if value.__class__ in (list, PythonTuple):
-            return value.__class__(inner(v) for v in value)
-        return {k: inner(v) for k, v in value.items()} if isinstance(value, dict) else value
-
-    args, kwargs = inner(list(args)), inner(kwargs)
+    args, kwargs, found = swapped_values(args, kwargs, RaggedTensor, lambda v: v.flat_values)
     if not found:
         return interp.call_value(op, args, kwargs)
     sizes = {rt.flat_values.shape[0] for rt in found}

@@ -13,7 +13,7 @@ from tapecli.errors import KernelValueError, TdfAssertionError, TdfTypeError, Td
 from tapecli.interpreter.conversions import to_int, truth, type_word
 from tapecli.interpreter.printing import python_str
 from tapecli.interpreter.registry import builtin
-from tapecli.library.core import clip_by_norm, to_axis, to_dtype
+from tapecli.library.core import clip_by_norm, swapped_values, to_axis, to_dtype
 from tapecli.library.tf_indexed_slices import IndexedSlices
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.library.tf_sparse import (SparseTensor, check_indices, fill_empty_rows, index_text, kernel_name, lex_order,
@@ -224,17 +224,7 @@ def softmax(sp_input, name=None):
 def map_values(interp, op, *args, **kwargs):
     """``op`` of the arguments, each SparseTensor among them (all of one indices and dense shape) replaced by its
     values: a SparseTensor of the result."""
-    found: list[SparseTensor] = []
-
-    def inner(value):
-        if isinstance(value, SparseTensor):
-            found.append(value)
-            return value.values
-        if value.__class__ in (list, PythonTuple):
-            return value.__class__(inner(v) for v in value)
-        return {k: inner(v) for k, v in value.items()} if isinstance(value, dict) else value
-
-    args, kwargs = inner(list(args)), inner(kwargs)
+    args, kwargs, found = swapped_values(args, kwargs, SparseTensor, lambda v: v.values)
     if not found:
         raise TdfValueError("No SparseTensor in argument list of map_values")
     first = found[0]
