@@ -801,6 +801,9 @@ class Lamb(_Moments):
 class Ftrl(Optimizer):
     """Follow-the-regularized-leader (Keras 3's update_step, its Python constants rounded to the dtype)."""
     prefix = "ftrl"
+    # its pow of the accumulators is TensorFlow's on each variable, whose packets and tail depend on an element's
+    # place in its variable (kernels/tf_pow.py): each variable is stepped alone, never laid end to end
+    elementwise = False
     hyper = {"learning_rate_power": -0.5, "initial_accumulator_value": 0.1, "l1_regularization_strength": 0.0,
              "l2_regularization_strength": 0.0, "l2_shrinkage_regularization_strength": 0.0, "beta": 0.0}
 
