@@ -291,11 +291,8 @@ def _c(v):
 _TINY32 = _c(_TINY)
 _ONE_C, _HALF = _c(1.0), _c(0.5)
 _EXP_HI, _EXP_FLOOR = _c(88.723), _c(-105.0)
-_LOG2EF = _c(1.44269504088896341)
-_C1, _C2 = _c(-0.693359375), _c(2.12194440e-4)
-_P2, _P3, _P4, _P5, _P6 = (_c(v) for v in (0.49999988079071044921875, 0.16666518151760101318359375,
-                                            4.166965186595916748046875e-2, 8.36894474923610687255859375e-3,
-                                            1.37449637986719608306884765625e-3))
+_LOG2EF, _C1, _C2 = tf_pow.LOG2EF, tf_pow.EXP_C1, tf_pow.EXP_C2       # (pexp_float's, written once there)
+_P2, _P3, _P4, _P5, _P6 = tf_pow.EXP_POLYNOMIAL
 
 
 def _reduced(x):

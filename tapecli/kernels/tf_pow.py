@@ -57,13 +57,13 @@ _LDEXP_LIMIT = _c(278.0)
 # |y| from which x^y is 0 or inf but for |x| = 1: 128 ln 2 / float32 epsilon, as Eigen computes it in float
 _HUGE = _F32(_F32(128 * _F32(0.693147180559945309417232121458176568)) / _F32(np.finfo(np.float32).eps))
 
-# pexp_float's constants (as tf_float32.py's, whose module imports this one: its exp takes every argument, this
+# pexp_float's constants, tf_float32.py's too (that module imports this one; its exp takes every argument, this
 # one only generic_exp2's, where pexp_float's clamps do not bind)
-_LOG2EF = _c(1.44269504088896341)
-_EXP_C1, _EXP_C2 = _c(-0.693359375), _c(2.12194440e-4)
-_P2, _P3, _P4, _P5, _P6 = (_c(v) for v in (0.49999988079071044921875, 0.16666518151760101318359375,
-                                            4.166965186595916748046875e-2, 8.36894474923610687255859375e-3,
-                                            1.37449637986719608306884765625e-3))
+LOG2EF = _c(1.44269504088896341)
+EXP_C1, EXP_C2 = _c(-0.693359375), _c(2.12194440e-4)
+EXP_POLYNOMIAL = _P2, _P3, _P4, _P5, _P6 = tuple(_c(v) for v in (
+    0.49999988079071044921875, 0.16666518151760101318359375, 4.166965186595916748046875e-2,
+    8.36894474923610687255859375e-3, 1.37449637986719608306884765625e-3))
 
 
 def _split_product(p):
@@ -153,14 +153,14 @@ def _pow_positive(x, y):
     r64 = f_hi.astype(_F64)
     r64 *= _LN2_64
     r, lo = _split_product(r64)
-    m = r * _LOG2EF
+    m = r * LOG2EF
     m += _HALF
     np.floor(m, out=m)
     if m.any():
         n += m
-        t = m * _EXP_C1
+        t = m * EXP_C1
         r += t
-        m *= _EXP_C2
+        m *= EXP_C2
         r += m
     r2 = r * r
     p_even = r2 * _P6
