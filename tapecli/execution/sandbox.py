@@ -40,6 +40,8 @@ READABLE_PRIVATE = frozenset({
                                      "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
 })
 UNREACHABLE = guard.UNREACHABLE
+# An ArgumentParser's lists of its actions, which scripts read to list their options (data, no method).
+_ARGPARSE_PRIVATE = frozenset({"_actions", "_option_string_actions"})
 # A class's bases, read of any class, without those a program cannot name (Sandbox._lineage).
 _LINEAGE = frozenset({"__mro__", "__bases__", "mro"})
 # Python's attribute access itself, as ``object`` and ``super()`` give it: through the guard (Sandbox._attribute_hook).
@@ -235,6 +237,12 @@ class Sandbox:
             return True
         if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)
             return self._program_function(builtins.getattr(obj, name, None))
+        if name == "__closure__":           # (a program function's cells hold what its own code names)
+            return self._program_function(obj) and not any(
+                free.startswith("__tdf") for free in obj.__code__.co_freevars)
+        if name in _ARGPARSE_PRIVATE and any(c.__module__ == "argparse" and c.__name__ == "ArgumentParser"
+                                             for c in type(obj).__mro__):
+            return True
         return self.program_made(obj) and name not in ("__globals__", "__code__", "__builtins__", "__closure__")
 
     def _program_function(self, value) -> bool:
