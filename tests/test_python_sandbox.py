@@ -21,7 +21,7 @@ ESCAPES = {
     "getattr": "x = getattr(1, '__class__')\ny = getattr(x, '__subclasses__')",
     "function globals": "f = lambda: 0\ng = f.__globals__",
     "closure of a library function": "import functools\nc = functools.lru_cache(maxsize=2).__closure__",
-    "private of a library object": "import argparse\np = argparse.ArgumentParser()\nr = p._registries",
+    "private of an ArgumentParser": "import argparse\np = argparse.ArgumentParser()\nr = p._registries",
     "frame": "g = (x for x in [1])\nf = g.gi_frame",
     "traceback": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__",
     "str.format field": "s = '{0.__class__.__base__}'.format(1)",
