@@ -20,7 +20,7 @@ from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.numpy_gate import ARRAY_METHODS
 from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
+from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, python_int, Tensor, TensorShape, Variable,
                                     literal_array, numpy_binary, numpy_operand, numpy_result, numpy_text)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
@@ -222,6 +222,10 @@ class Expressions:
                 return self._BINARY[op](left, right)
             except DtypeMismatch as e:
                 raise self.name_operands(e, node) from None
+        if op in _ARITHMETIC and PythonBool in (left.__class__, right.__class__) and _python_values(left, right):
+            return self.binary(op, python_int(left), python_int(right), node)      # (Python's bool is an int)
+        if op in "&|^" and left.__class__ is PythonBool and right.__class__ is PythonBool:      # (a bool, in Python)
+            return PythonBool(self._BINARY[op](left, right).value)
         if op == "+" and isinstance(left, list) and isinstance(right, list):
             if (left.__class__ is PythonTuple) != (right.__class__ is PythonTuple):
                 raise TdfTypeError(f'can only concatenate {_sequence_name(left)} (not "{_sequence_name(right)}") '
@@ -567,6 +571,7 @@ class Expressions:
 
 
 _SEQUENCES = (list, tuple, str, PythonTuple)
+_ARITHMETIC = frozenset(("+", "-", "*", "/", "//", "%", "**"))
 
 
 def _python_values(*values) -> bool:

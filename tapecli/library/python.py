@@ -25,8 +25,9 @@ from tapecli.runtime.clock import CLOCK_START
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape,
-                                    UnreadVariable, Variable, convert_weak, scoped_name, text_array, tf_tensor)
+from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor,
+                                    TensorShape, UnreadVariable, Variable, convert_weak, python_int, scoped_name,
+                                    text_array, tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -469,6 +470,8 @@ def sum_(values, axis=None, keepdims=False, start=None):
     if isinstance(values, list) and axis is None:
         total = start
         for v in values:
+            if total is None or total.__class__ is Tensor and total.weak:      # (a Python total counts bools)
+                v = python_int(v)
             total = v if total is None else ops.add(total, v)
         return total if total is not None else Tensor(np.array(0, dtype=np.int64), weak=True)
     return ops.reduce_sum(values, axis=_axis(axis), keepdims=truth(keepdims))

@@ -300,6 +300,11 @@ class PythonBool(Tensor):
     __slots__ = ()
 
 
+def python_int(value):
+    """A Python bool as the int it is in Python's arithmetic (``True + True`` is 2); any other value as it is."""
+    return Tensor(value.value.astype(np.int64), weak=True) if value.__class__ is PythonBool else value
+
+
 def tf_tensor(t: Tensor) -> Tensor:
     """The TensorFlow tensor of a value (tf.constant, tf.convert_to_tensor): a Python bool or NumPy array
     becomes a tensor that prints as one."""
