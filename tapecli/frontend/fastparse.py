@@ -24,8 +24,8 @@ from tapecli.frontend.tokens import GiveUp, Tok, tokens
 _COMP_OPS = frozenset(("<", "<=", ">", ">=", "==", "!=", "~=", "is", "in", "not"))
 _MUL_OPS = frozenset(("*", "/", "//", "%", "@"))
 # Tokens an expression can start with (NAME, NUMBER and STRING are types, the rest values).
-_EXPR_START = frozenset(("NAME", "NUMBER", "STRING", "True", "False", "None", "(", "[", "{", "+", "-", "not",
-                         "lambda"))
+_EXPR_START = frozenset(("NAME", "NUMBER", "STRING", "True", "False", "None", "...", "(", "[", "{", "+", "-",
+                         "not", "lambda"))
 # Tokens a statement's expression list can start with.
 _TEST_START = _EXPR_START | {"*"}
 
@@ -675,7 +675,7 @@ class _Parser:
         raise GiveUp
 
 
-_CONSTANTS = {"True": True, "False": False, "None": None}
+_CONSTANTS = {"True": True, "False": False, "None": None, "...": Ellipsis}
 # The binary operators below the arithmetic of terms, by Python's precedence (higher binds tighter).
 _PRECEDENCE = {"|": 1, "^": 2, "&": 3, "+": 4, "-": 4}
 _SHIFTS = frozenset(("<<", ">>"))

@@ -249,7 +249,8 @@ class _ToAst(Transformer):
     def none(self, meta, items):
         return _pos(ast.Constant(None), meta)
 
-    ellipsis = _no("... (Ellipsis)")
+    def ellipsis(self, meta, items):
+        return _pos(ast.Constant(Ellipsis), meta)
 
     def items(self, meta, items):
         return [i for i in items if i is not None]

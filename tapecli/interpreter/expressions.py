@@ -134,8 +134,8 @@ class Expressions:
         return node.value
 
     def eval_Constant(self, node, scope):
-        if node.value is None:
-            return None
+        if node.value is None or node.value is Ellipsis:
+            return node.value
         t = self.literal_cache.get(id(node))      # one bool tensor per literal, as for numbers
         if t is None:
             arr = np.array(node.value)
@@ -519,7 +519,7 @@ class Expressions:
                      (item.lower, item.upper, item.step)]
             return slice(*parts)
         value = self.eval(item, scope)
-        if isinstance(value, (str, float)) or value is None:
+        if isinstance(value, (str, float)) or value is None or value is Ellipsis:
             return value                  # (a float: a dict's key, as the loop over its keys gives it)
         if isinstance(value, list):       # a list of indices (x[[2, 0]]) or of bools (a mask), as NumPy takes one
             if not value:

@@ -91,7 +91,7 @@ def python_repr(value, _open: tuple = ()) -> str:
         return container_text(value, python_repr, repr, _open)
     if isinstance(value, TypeSpec):     # (a dataset's element_spec: TensorSpec(shape=(3,), dtype=tf.float64, ...))
         return repr(value)
-    return repr(value) if isinstance(value, (str, bytes)) else format_value(value)
+    return repr(value) if isinstance(value, (str, bytes)) or value is Ellipsis else format_value(value)
 
 
 def _is_array(value) -> bool:
