@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tapecli
+from tapecli import api
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -113,3 +114,13 @@ def test_runs_in_threads_leave_the_callers_recursion_limit_as_they_found_it():
     for t in threads:
         t.join()
     assert held == [30_000] and sys.getrecursionlimit() == limit
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"])
+def test_numpys_print_options_of_one_run_never_reach_the_next(on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    first = ("import numpy as np\nimport tensorflow as tf\nnp.set_printoptions(precision=3)\n"
+             "print(np.array([1.23456789]))\n")
+    second = "import numpy as np\nimport tensorflow as tf\nprint(np.array([1.23456789]))\n"
+    assert [str(line) for line in api.run_source(first, "a.py").output] == ["[1.235]"]
+    assert [str(line) for line in api.run_source(second, "b.py").output] == ["[1.23456789]"]
