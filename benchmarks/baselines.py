@@ -111,4 +111,5 @@ BASELINES = {
     "scalar_loop": {"numpy": scalar_loop_numpy},
     "loop": {"numpy": loop_numpy, "cpython": loop_cpython},
     "train": {"numpy": train_numpy},
+    "train_long": {"numpy": lambda x, y: train_numpy(x, y, steps=2000)},
 }

@@ -6,7 +6,6 @@ The library never prints: it returns a :class:`RunResult` or raises a
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 from dataclasses import dataclass, field, replace
@@ -170,6 +169,7 @@ def read_array_file(path: Path, what: str, limits: Limits) -> np.ndarray:
 
 
 def _json_value(text: str, what: str, limits: Limits, path: Path | None = None, shown: str | None = None):
+    import json     # (at first use: a run without --set reads no JSON)
     _check_json_depth(text, what)
     try:
         value = json.loads(text, parse_float=_finite_float)
@@ -436,6 +436,7 @@ def _plain_messages(results: list[dict]) -> list[dict]:
         message = result.get("message")
         if message is None or isinstance(message, str):
             continue
+        import json     # (at first use: most runs have no expectation with a message)
         try:
             text = json.dumps(to_json(message), allow_nan=False)
         except (TdfError, TypeError, ValueError, RecursionError):

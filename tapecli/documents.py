@@ -3,7 +3,6 @@ tools (check, sweeps) build their reports from."""
 from __future__ import annotations
 
 import functools
-import json
 import re
 import types
 
@@ -78,6 +77,7 @@ _PYTHON_CODE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctio
 # --------------------------------------------------------------- documents
 
 def dumps(doc: dict) -> str:
+    import json     # (at first use: only --json writes a document)
     return json.dumps(doc, allow_nan=False)
 
 

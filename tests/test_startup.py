@@ -42,6 +42,7 @@ RUNNER = textwrap.dedent("""\
     heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic"})
     own = sorted(m for m in sys.modules if m.startswith("tapecli."))
     sys.stderr.write("\\ntapecli modules: %s" % ",".join(own))
+    sys.stderr.write("\\nstandard library: %s" % ",".join(sorted({"difflib", "json"} & set(sys.modules))))
     sys.stderr.write("\\nimported: %s\\n" % ",".join(heavy))
     sys.exit(code)
     """)
@@ -63,6 +64,13 @@ def imported_by(*args, tmp_path, env=None):
 def test_a_small_run_imports_no_heavy_module(args, tmp_path):
     proc, heavy = imported_by(*args, tmp_path=tmp_path)
     assert heavy == set(), heavy            # no Typer (nor Click, Pydantic), no Rich, no numba, no Lark
+
+
+@pytest.mark.parametrize("args", [("grad",), ("run",)])
+def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
+    proc, _ = imported_by(*args, tmp_path=tmp_path)
+    line = next(line for line in proc.stderr.splitlines() if line.startswith("standard library: "))
+    assert line == "standard library: ", line      # json and difflib are imported where a document or hint needs them
 
 
 # Parts of tapecli a small grad or run has no use for: each is imported where it is used.

@@ -2,7 +2,6 @@
 here). Rich is imported lazily, and not at all for a plain table on a stdout that is not a terminal."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -400,5 +399,6 @@ def print_requests(title: str, requests, color: bool | None = None, full: bool =
 
 
 def short_json(value, limit: int = 60) -> str:
+    import json     # (at first use: the tables of a plain run need none)
     text = json.dumps(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -6,7 +6,6 @@ Keys are the symbols as tests/data/tf_surface.tsv spells them (the ``tf.`` path)
 """
 from __future__ import annotations
 
-import difflib
 import functools
 from pathlib import Path
 
@@ -181,6 +180,7 @@ def lacking(path: str, attr: str) -> tuple[str, str | None] | None:
     where = _modules_having(attr, path)
     if where:
         return message, "TensorFlow has it as " + ", ".join(f"{p}.{attr}" for p in where[:3])
+    import difflib      # (at first use, as errors.py's: only a missing name needs it)
     close = difflib.get_close_matches(attr, names, n=1, cutoff=0.8) or difflib.get_close_matches(
         attr, {n for p, found in public_names().items() if p[:2] == path[:2] for n in found}, n=1, cutoff=0.8)
     return message, f"did you mean {path if close[0] in names else _modules_having(close[0], path)[0]}.{close[0]}?" \
