@@ -440,12 +440,15 @@ class Layer(KerasObject):
         return out, self.compute_mask(x, mask)
 
 
+KERAS_MASK = "_keras_mask"      # the one private attribute of a tensor a program reads (its Keras mask)
+
 # How many eager outputs' masks a run keeps (Keras's _keras_mask of a tensor): the next layer reads its input's
 _EAGER_MASKS = 256
 
 
 def eager_mask(interp, x):
-    """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``)."""
+    """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``): also
+    what a program reads as ``x._keras_mask``."""
     return getattr(interp, "keras_masks", {}).get(getattr(x, "id", None))
 
 
