@@ -149,10 +149,14 @@ class Layer(metaclass=_KerasClass):
 
     @property
     def losses(self) -> list:
-        out = []
-        for layer in _program_layers(self):
-            out += layer._added_losses + [_penalty(regularizer, weight) for weight, regularizer in layer._regularized]
-            out += [loss for held in _sublayers(layer) if not _program_layer(held) for loss in _library_losses(held)]
+        """Keras's order: the add_loss values of the layer and the layers it holds (a library layer's activity
+        losses), then the regularizers of their trainable weights."""
+        walked = _walked(self)
+        out = [loss for layer in walked for loss in (
+            layer._added_losses if _program_layer(layer) else _library_losses(layer, "own_losses"))]
+        for layer in walked:
+            out += [_penalty(regularizer, weight) for weight, regularizer in layer._regularized if weight.trainable] \
+                if _program_layer(layer) else _library_losses(layer, "weight_penalties")
         return out
 
     @property
@@ -248,6 +252,14 @@ def _program_layers(layer: Layer) -> list:
     return out
 
 
+def _walked(layer: Layer) -> list:
+    """The layer, then the layers it holds depth first (Keras's _flatten_layers): the program's and the library's."""
+    out = [layer]
+    for held in _sublayers(layer):
+        out += _walked(held) if _program_layer(held) else [held]
+    return out
+
+
 def _program_layer(value) -> bool:
     """Whether ``value`` is a program's layer (its class derives from Layer: not the library's, which
     ``isinstance(value, Layer)`` also takes)."""
@@ -267,8 +279,9 @@ def _library_weights(value) -> list:
 
 
 @as_tensorflow
-def _library_losses(value) -> list:
-    return [to_program(loss) for loss in _library_layer(value).regularization_losses()]
+def _library_losses(value, part: str) -> list:
+    """A library layer's ``own_losses`` (its activity losses) or ``weight_penalties``."""
+    return [to_program(loss) for loss in getattr(_library_layer(value), part)()]
 
 
 def _leaves(value):

@@ -49,11 +49,11 @@ class ProgramLayer(Layer):
         own = self.instance.owned_variables()
         return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
 
-    def own_losses(self) -> list:         # (a program's layer: its add_loss values and its layers' losses)
-        return training.adapter(self.interp, self.instance).added_losses()
+    def own_losses(self) -> list:         # (a program's layer: its add_loss values and its layers' activity losses)
+        return training.adapter(self.interp, self.instance).own_losses()
 
     def weight_penalties(self) -> list:
-        return []
+        return training.adapter(self.interp, self.instance).weight_penalties()
 
     def apply(self, interp, x, training_=None):
         return self.apply_spread(interp, [x], training_)
