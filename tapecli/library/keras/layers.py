@@ -63,6 +63,15 @@ class KerasTensor(ProgramObject):
         compute_output_spec finds it by calling the layer."""
         return Tensor(np.ones([1 if d is None else d for d in self.shape], dtype=self.dtype))
 
+    def probe_mask(self):
+        """The mask of :meth:`probe` where the layers before this tensor give one (Keras passes a Keras tensor's
+        mask to a layer's call as it does a tensor's), else None."""
+        if self.layer is None or len(self.inputs) != 1 or self.listed or self.spread or self.arguments is not None \
+                or self.siblings is not None:
+            return None
+        x = self.inputs[0]
+        return self.layer.compute_mask(x.probe(), x.probe_mask())
+
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
             return tuple(None if d is None else int(d) for d in self.shape)
