@@ -8,7 +8,9 @@ collects losses, cleared at each outermost call. Weights are collected as Keras 
 as on the interpreter (docs/tf-surface.md, "Known differences"). ``compile``/``fit`` of a program's subclass, and
 a functional subclass (``super().__init__(inputs, outputs)``), are the interpreter's: such a program runs there.
 
-``tf.keras.Model(inputs, outputs)`` itself still makes the library's functional model."""
+``tf.keras.Model(inputs, outputs)`` itself still makes the library's functional model; a program's layer called
+on its Keras tensors is a node of it (GraphLayer). Masks pass as Keras passes them: a call that takes ``mask=`` gets
+its input's, and a layer that supports masking gives its output one."""
 from __future__ import annotations
 
 import inspect
@@ -16,8 +18,10 @@ import inspect
 import numpy as np
 
 from tapecli.errors import TdfTypeError
-from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, to_library, to_program
+from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, program_side, to_library, \
+    to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
+from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
@@ -73,12 +77,29 @@ class Layer(metaclass=_KerasClass):
                 kwargs.pop("training")
             run.keras_call_depth = depth + 1
             try:
-                return self.call(*args, **kwargs)
+                if _symbolic(args):      # (a functional model's graph: its Keras tensor)
+                    made = _symbolic_call(self, self.call, args, kwargs)
+                    for layer in _program_layers(self):
+                        layer._added_losses = []
+                    return made
+                # Keras passes the input's mask (its _keras_mask) to a call that takes mask=, and keeps the output's
+                previous = kwargs.get("mask")
+                if previous is None and args:
+                    previous = eager_mask(run, args[0])
+                    if previous is not None and _takes(self.call, "mask"):
+                        kwargs["mask"] = previous
+                out = self.call(*args, **kwargs)
+                if not args or eager_mask(run, out) is not None:      # (an output with a mask keeps it)
+                    return out
+                return keep_mask(run, out, output_mask(self, args[0], previous))
             finally:
                 run.keras_call_depth = depth
 
     def build(self, input_shape):
         self.built = True
+
+    def compute_mask(self, inputs, mask=None):
+        return mask
 
     # ---- configs (Keras 3's Operation and Layer)
     def get_config(self) -> dict:
@@ -149,11 +170,7 @@ class Layer(metaclass=_KerasClass):
 
     @property
     def losses(self) -> list:
-        out = []
-        for layer in _program_layers(self):
-            out += layer._added_losses + [_penalty(regularizer, weight) for weight, regularizer in layer._regularized]
-            out += [loss for held in _sublayers(layer) if not _program_layer(held) for loss in _library_losses(held)]
-        return out
+        return added_losses(self) + weight_penalties(self)
 
     @property
     def layers(self) -> list:
@@ -217,6 +234,29 @@ def _auto_config(cls, args, kwargs) -> dict | None:
     return found if all(isinstance(v, _CONFIG_TYPES) for v in _leaves(found)) else None
 
 
+def added_losses(layer: Layer) -> list:
+    """``layer.losses`` begins with the add_loss values of the layer and the layers it holds (a library layer's
+    activity losses), as Keras orders them."""
+    return [loss for held in _walked(layer) for loss in (
+        held._added_losses if _program_layer(held) else _library_losses(held, "own_losses"))]
+
+
+def weight_penalties(layer: Layer) -> list:
+    """``layer.losses`` ends with the regularizers of the trainable weights of the layer and the layers it holds."""
+    out = []
+    for held in _walked(layer):
+        out += [_penalty(regularizer, weight) for weight, regularizer in held._regularized if weight.trainable] \
+            if _program_layer(held) else _library_losses(held, "weight_penalties")
+    return out
+
+
+def output_mask(layer: Layer, x, mask):
+    """The mask of a layer's output (Keras's _set_mask_metadata): its compute_mask's where it supports masking (it
+    writes compute_mask, or sets ``supports_masking = True``), else none."""
+    supports = vars(layer).get("supports_masking", type(layer).compute_mask is not Layer.compute_mask)
+    return layer.compute_mask(x, mask) if supports else None
+
+
 # ------------------------------------------------------------------ collecting
 def _weights(layer: Layer) -> list:
     own = layer._own_weights
@@ -248,6 +288,14 @@ def _program_layers(layer: Layer) -> list:
     return out
 
 
+def _walked(layer: Layer) -> list:
+    """The layer, then the layers it holds depth first (Keras's _flatten_layers): the program's and the library's."""
+    out = [layer]
+    for held in _sublayers(layer):
+        out += _walked(held) if _program_layer(held) else [held]
+    return out
+
+
 def _program_layer(value) -> bool:
     """Whether ``value`` is a program's layer (its class derives from Layer: not the library's, which
     ``isinstance(value, Layer)`` also takes)."""
@@ -267,8 +315,9 @@ def _library_weights(value) -> list:
 
 
 @as_tensorflow
-def _library_losses(value) -> list:
-    return [to_program(loss) for loss in _library_layer(value).regularization_losses()]
+def _library_losses(value, part: str) -> list:
+    """A library layer's ``own_losses`` (its activity losses) or ``weight_penalties``."""
+    return [to_program(loss) for loss in getattr(_library_layer(value), part)()]
 
 
 def _leaves(value):
@@ -309,8 +358,8 @@ def _penalty(regularizer, weight):
 
 
 def _shape(value) -> tuple | None:
-    shape = getattr(library_value(value), "shape", None)
-    return None if shape is None else tuple(int(d) for d in shape)
+    shape = getattr(library_value(value), "shape", None)       # (a Keras tensor's: None where unknown)
+    return None if shape is None else tuple(None if d is None else int(d) for d in shape)
 
 
 def _takes(method, name: str) -> bool:
@@ -319,3 +368,100 @@ def _takes(method, name: str) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+# ------------------------------------------------------------------ in a functional model's graph
+# A program's layer called on Keras tensors runs once on probes (ones, a batch of one, as Keras's compute_output_spec
+# calls it; the probe's changes to its variables and draws are undone) and gives the Keras tensor of a node of the
+# library's graph, whose call calls the layer with its input's mask where ``call`` takes ``mask=``.
+def _symbolic(args) -> bool:
+    """Whether a layer's call takes Keras tensors (a functional model's graph)."""
+    return bool(args) and all(isinstance(library_value(a), KerasTensor) for a in args)
+
+
+def _symbolic_call(layer, call, args, kwargs):
+    """``layer(*keras_tensors)``, the layer built: the Keras tensor of its output, from ``call`` (its ``call``) on
+    probes, given the probe's mask where the layers before give one and ``call`` takes ``mask=``."""
+    run = current().eager.run
+    keras_args = [library_value(a) for a in args]
+    if kwargs.get("mask") is None and _takes_mask(layer):
+        mask = as_tensorflow(keras_args[0].probe_mask)()
+        if mask is not None:
+            kwargs = {**kwargs, "mask": mask}
+    saved = [(v, v.read().value.copy()) for v in layer.weights]
+    drawn = run.rng.bit_generator.state
+    try:
+        out = call(*(k.probe() for k in keras_args), **kwargs)
+    finally:
+        for v, value in saved:
+            v.assign(value)
+        run.rng.bit_generator.state = drawn
+    nodes = getattr(run, "keras_graph_layers", None)        # (each layer's one node, by the layer's id)
+    if nodes is None:
+        nodes = run.keras_graph_layers = {}
+    node = nodes.get(id(layer))
+    if node is None:
+        node = nodes[id(layer)] = GraphLayer(run, layer)
+    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, node, keras_args)
+    made.spread = len(keras_args) > 1
+    return to_program(made)
+
+
+def _takes_mask(layer) -> bool:
+    return _takes(layer.call, "mask")
+
+
+class GraphLayer(LibraryLayer):
+    """The library's view of a program's layer in a functional graph: its weights and losses are the layer's, and
+    applying it calls the layer on the program's side."""
+
+    def __init__(self, run, layer):         # (no automatic name: the layer has its own)
+        self.interp, self.layer = run, layer
+        self.given = self.bound = self.path = self.input_shape = None
+        self.weights_, self.built, self.trainable, self.rng = {}, True, True, run.rng
+        self.eager = current().eager
+
+    def as_program(self):
+        return self.layer
+
+    def display(self) -> str:
+        return self.layer.name
+
+    def rename(self) -> None:
+        pass
+
+    @property
+    def weights(self):
+        return list(self.layer.weights)
+
+    def own_losses(self) -> list:
+        return [to_library(loss) for loss in self._program_side(added_losses, self.layer)]
+
+    def weight_penalties(self) -> list:
+        return [to_library(loss) for loss in self._program_side(weight_penalties, self.layer)]
+
+    @property
+    def takes_mask(self) -> bool:
+        return _takes_mask(self.layer)
+
+    def compute_mask(self, x, mask):
+        found = self._program_side(output_mask, self.layer, to_program(x), to_program(mask))
+        return None if found is None else to_library(found)
+
+    def apply(self, interp, x, training_=None, mask=None):
+        return self.apply_spread(interp, [x], training_, mask)
+
+    def apply_spread(self, interp, xs, training_=None, mask=None):
+        kwargs = {} if training_ is None else {"training": bool(training_)}
+        if mask is not None:
+            kwargs["mask"] = to_program(mask)
+        out = self._program_side(self.layer, *(to_program(x) for x in xs), **kwargs)
+        return to_library(out)
+
+    def _program_side(self, f, *args, **kwargs):
+        with program_side(self.eager):
+            return f(*args, **kwargs)
+
+    def replay_kind(self, args, kwargs, tracked):
+        return None
+

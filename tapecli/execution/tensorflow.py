@@ -45,6 +45,7 @@ from tapecli.interpreter.printing import numpy_of, python_format, python_repr, p
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding, paused, recording
 from tapecli.library.core import DEVICE, SPARSE_SCATTERS, variable_constraint
+from tapecli.library.keras.layers import KERAS_MASK, eager_mask
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients
@@ -818,6 +819,8 @@ class Eager:
                 raise AttributeError(f"'GradientTape' object has no attribute '{name}'")
             return obj.method(name, node)
         allowed = VARIABLE_ATTRIBUTES if isinstance(obj, Variable) else TENSOR_ATTRIBUTES
+        if name == KERAS_MASK and isinstance(obj, Tensor) and eager_mask(self.run, obj) is not None:
+            return eager_mask(self.run, obj)
         if name in NUMPY_ATTRIBUTES and isinstance(obj, Tensor) and current().numpy_behavior is not None:
             return numpy_attribute(self, obj, name)
         if name == "assign" and current().variable_slices.of(obj) is not None:      # v[0, 1].assign(5.0)

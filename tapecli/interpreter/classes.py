@@ -374,7 +374,7 @@ class Super(ProgramObject):
 
 
 def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uniform", trainable=True,
-                dtype=None, **ignored):
+                dtype=None, regularizer=None, **ignored):
     from tapecli.interpreter.registry import HOOKS
     from tapecli.runtime.context import current
     from tapecli.runtime.values import DType
@@ -390,6 +390,8 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
     var = Variable(f"{instance.label}.{name or 'weight'}", value, trainable=bool(
         trainable.value if isinstance(trainable, Tensor) else trainable), tf_name=name or "variable", keras=path)
     instance.attrs.setdefault(name or f"weight_{len(instance.attrs)}", var)
+    if regularizer is not None:         # (layer.losses applies it to the weight: keras/training.py)
+        instance.weight_regularizers = [*getattr(instance, "weight_regularizers", []), (var, regularizer)]
     return var
 
 

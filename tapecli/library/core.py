@@ -637,6 +637,11 @@ def attribute(interp, value, attr, node):
         sliced = current().variable_slices.of(value) if attr == "assign" else None     # (TensorFlow's only)
         if sliced is not None:
             return BoundMethod(attr, lambda call_node, e: _assign(*sliced, attr, e), replay=EFFECT)
+        if attr == "_keras_mask":           # (a Keras masking layer's output: Embedding(mask_zero=True), Masking)
+            from tapecli.library.keras.layers import eager_mask
+            mask = eager_mask(interp, value)
+            if mask is not None:
+                return mask
         return _tensor_attribute(value, attr)
     elif isinstance(value, DType):
         return _dtype_attribute(value, attr)

@@ -113,9 +113,6 @@ class Checkpoint(ProgramObject):
                                         f"attempting to restore variable with shape {list(variable.shape)} and "
                                         f"name {key}.")
                 variable.assign(value.astype(variable.dtype))
-        for held in self.objects.values():          # (an optimizer's step count is read from its variable)
-            if isinstance(held, ProgramObject) and hasattr(held, "variables_restored"):
-                held.variables_restored()
         return LoadStatus(sorted(set(stored) - set(found)), [v for k, v in found.items() if k not in stored])
 
     def get_attribute(self, interp, attr, node):

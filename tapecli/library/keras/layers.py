@@ -63,6 +63,15 @@ class KerasTensor(ProgramObject):
         compute_output_spec finds it by calling the layer."""
         return Tensor(np.ones([1 if d is None else d for d in self.shape], dtype=self.dtype))
 
+    def probe_mask(self):
+        """The mask of :meth:`probe` where the layers before this tensor give one (Keras passes a Keras tensor's
+        mask to a layer's call as it does a tensor's), else None."""
+        if self.layer is None or len(self.inputs) != 1 or self.listed or self.spread or self.arguments is not None \
+                or self.siblings is not None:
+            return None
+        x = self.inputs[0]
+        return self.layer.compute_mask(x.probe(), x.probe_mask())
+
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
             return tuple(None if d is None else int(d) for d in self.shape)
@@ -440,12 +449,15 @@ class Layer(KerasObject):
         return out, self.compute_mask(x, mask)
 
 
+KERAS_MASK = "_keras_mask"      # the one private attribute of a tensor a program reads (its Keras mask)
+
 # How many eager outputs' masks a run keeps (Keras's _keras_mask of a tensor): the next layer reads its input's
 _EAGER_MASKS = 256
 
 
 def eager_mask(interp, x):
-    """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``)."""
+    """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``): also
+    what a program reads as ``x._keras_mask``."""
     return getattr(interp, "keras_masks", {}).get(getattr(x, "id", None))
 
 

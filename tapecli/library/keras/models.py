@@ -406,11 +406,13 @@ class Functional(Model):
 
     def __init__(self, interp, inputs, outputs, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
-        # dicts of Keras tensors (Keras 3): the model takes and gives dicts by those keys
-        self.input_keys = list(inputs) if isinstance(inputs, dict) else None
-        self.output_keys = list(outputs) if isinstance(outputs, dict) else None
-        inputs = list(inputs.values()) if isinstance(inputs, dict) else inputs
-        outputs = list(outputs.values()) if isinstance(outputs, dict) else outputs
+        # dicts of Keras tensors (Keras 3): the model takes and gives dicts by those keys, which it flattens
+        # (tree.flatten) in sorted order: its inputs, outputs, output_names and layers follow that order
+        self.input_keys = _flattened_keys(inputs) if isinstance(inputs, dict) else None
+        self.output_keys = _flattened_keys(outputs) if isinstance(outputs, dict) else None
+        self.given_output_keys = list(outputs) if isinstance(outputs, dict) else None     # (the dict it returns)
+        inputs = [inputs[k] for k in self.input_keys] if self.input_keys is not None else inputs
+        outputs = [outputs[k] for k in self.output_keys] if self.output_keys is not None else outputs
         self.many_in = isinstance(inputs, (list, tuple))
         # what fit's data adapter asks: several inputs, by the names a dict of data gives them in
         self.many_inputs = self.input_keys or ([getattr(k, "name", None) for k in inputs] if self.many_in else False)
@@ -505,7 +507,10 @@ class Functional(Model):
 
     def keyed(self, outs):
         """The outputs as the program gets them: a dict by the model's output keys where it was made with one."""
-        return dict(zip(self.output_keys, outs)) if self.output_keys and isinstance(outs, list) else outs
+        if not self.output_keys or not isinstance(outs, list):
+            return outs
+        by_key = dict(zip(self.output_keys, outs))
+        return {k: by_key[k] for k in self.given_output_keys}
 
     def apply(self, interp, x, training=None):
         if self.input_keys and isinstance(x, dict):
@@ -569,6 +574,15 @@ class Functional(Model):
             self.symbolic = (x, out)
             return out
         return self.keyed(self.apply(interp, x, None if training is None else flag(training)))
+
+
+def _flattened_keys(structure: dict) -> list:
+    """A dict's keys in the order Keras's tree.flatten takes its values: sorted, or as inserted where they do not
+    sort (keys of several types)."""
+    try:
+        return sorted(structure)
+    except TypeError:
+        return list(structure)
 
 
 def _shapes(shapes: list, many: bool):

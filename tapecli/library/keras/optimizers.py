@@ -148,7 +148,8 @@ class Optimizer(KerasObject):
     def __init__(self, interp, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name=None, gradient_accumulation_steps=None, **hyper):
         self.name = name or auto_name(interp, snake_case(type(self).__name__))
-        self.counters = None            # the iteration and learning_rate variables, once read
+        self.counters = None            # the iteration and learning_rate variables, once read or built
+        self.counter_versions: list[int] = []       # their versions when they last agreed with the counts
         self.set_learning_rate(learning_rate, interp)
         self.weight_decay = opt_num(weight_decay, "weight_decay")
         self.clipnorm, self.clipvalue = opt_num(clipnorm, "clipnorm"), opt_num(clipvalue, "clipvalue")
@@ -185,14 +186,15 @@ class Optimizer(KerasObject):
             self.lr = np.float32(num(value, "learning_rate"))
 
     def current_lr(self) -> np.float32:
+        self.synced()
         return self.lr.value(self.calls) if isinstance(self.lr, Schedule) else self.lr
 
     # --------------------------------------------------------------------- program interface
     def attributes(self):
         out = {"name": self.name, "learning_rate": lambda: scalar(self.current_lr()),
                "lr": lambda: scalar(self.current_lr()),
-               "iterations": lambda: Tensor(np.array(self.iterations, np.int64)),
-               "variables": self.keras_variables}
+               "iterations": lambda: Tensor(np.array(self.synced().iterations, np.int64)),
+               "variables": self.keras_variables, "built": lambda: bool(self.slots)}
         for key in self.hyper:
             out[key] = (lambda k=key: Tensor(np.array(getattr(self, k))) if isinstance(self.hyper[k], bool)
                         else scalar(getattr(self, k)))
@@ -205,33 +207,56 @@ class Optimizer(KerasObject):
         super().set_attribute(interp, attr, value, node)
 
     def methods(self):
-        return {"apply_gradients": self.apply_gradients, "apply": self.apply, "get_config": self.get_config}
+        return {"apply_gradients": self.apply_gradients, "apply": self.apply, "get_config": self.get_config,
+                "build": self.build}
+
+    def build(self, variables):
+        """Keras's ``optimizer.build(var_list)``: the slots of each variable, made before the first step (a
+        built optimizer builds no more)."""
+        if not isinstance(variables, (list, tuple)) or not all(isinstance(v, Variable) for v in variables):
+            raise TdfTypeError("build takes a list of variables", hint="opt.build(model.trainable_variables)")
+        if not self.slots:
+            for v in variables:
+                self.slots_of(v)
+        self.keras_variables()
 
     def keras_variables(self) -> list:
         """Keras 3's ``optimizer.variables``: ``iteration``, ``learning_rate`` (unless a schedule gives it), then
         the slots, each named after its variable's path (``dense_kernel_momentum``, ``Variable_0_momentum``)."""
         if self.counters is None:
-            self.counters = [Variable(f"{self.name}/iteration", np.array(0, np.int64), False, tf_name="iteration",
-                                      keras="iteration")]
+            self.counters = [Variable(f"{self.name}/iteration", np.array(self.iterations, np.int64), False,
+                                      tf_name="iteration", keras="iteration")]
             if not isinstance(self.lr, Schedule):
                 self.counters.append(Variable(f"{self.name}/learning_rate", np.float32(self.lr), False,
                                               tf_name="learning_rate", keras="learning_rate"))
-        self.counters[0].assign(np.array(self.iterations, np.int64))
-        if len(self.counters) > 1 and not isinstance(self.lr, Schedule):
-            self.counters[1].assign(np.array(self.lr, np.float32))
+            self.counter_versions = [v.version for v in self.counters]
+        self.synced()
         held = list(self.slots.values())
         names = [name for name, _ in self.slot_specs()]
         groups = self.slot_groups or (tuple(names),)
         return self.counters + [slots[name] for group in groups for slots in held for name in group if name in slots] \
             + self.extra_variables()
 
-    def variables_restored(self) -> None:
-        """Take ``iterations`` and the learning rate back from their variables, which a checkpoint restored."""
-        if self.counters:
-            self.iterations = int(self.counters[0].read().value)
+    def synced(self) -> Optimizer:
+        """The step count and learning rate agree with their variables (Keras keeps them in those): a variable
+        assigned since they last agreed (a program's restored snapshot, a checkpoint's restore) gives its value,
+        else it takes the optimizer's."""
+        if not self.counters:
+            return self
+        counts = self.counters[0]
+        if counts.version != self.counter_versions[0]:
+            self.iterations = int(counts.read().value)
             self.calls = self.iterations * (self.accumulation or 1)
-            if len(self.counters) > 1 and not isinstance(self.lr, Schedule):
-                self.lr = np.float32(self.counters[1].read().value)
+        elif int(counts.read().value) != self.iterations:
+            counts.assign(np.array(self.iterations, np.int64))
+        if len(self.counters) > 1 and not isinstance(self.lr, Schedule):
+            rate = self.counters[1]
+            if rate.version != self.counter_versions[1]:
+                self.lr = np.float32(rate.read().value)
+            elif np.float32(rate.read().value) != self.lr:
+                rate.assign(np.array(self.lr, np.float32))
+        self.counter_versions = [v.version for v in self.counters]
+        return self
 
     def extra_variables(self) -> list:
         """The variables Keras's optimizer makes after its slots (Nadam's u_product)."""
@@ -333,7 +358,7 @@ class Optimizer(KerasObject):
             arrays = [SummedRows.of(a, row_squares[v.id]) if v.id in row_squares else a
                       for a, v in zip(arrays, variables)]
             flat = False
-        lr = self.current_lr()
+        lr = self.current_lr()          # (synced: the step counts from a restored iteration variable)
         self.before_steps(variables[0].dtype.type)
         ctx = current()
         in_place = not ctx.tapes

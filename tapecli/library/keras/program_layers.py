@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.interpreter.classes import KERAS, Instance
+from tapecli.interpreter.classes import KERAS, Instance, call_method
+from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.objects import Function
 from tapecli.library.keras import training
 from tapecli.library.keras.common import float_dtype
 from tapecli.library.keras.layers import KerasTensor, Layer
@@ -49,18 +51,43 @@ class ProgramLayer(Layer):
         own = self.instance.owned_variables()
         return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
 
-    def own_losses(self) -> list:         # (a program's layer: its add_loss values and its layers' losses)
-        return training.adapter(self.interp, self.instance).added_losses()
+    def own_losses(self) -> list:         # (a program's layer: its add_loss values and its layers' activity losses)
+        return training.adapter(self.interp, self.instance).own_losses()
 
     def weight_penalties(self) -> list:
-        return []
+        return training.adapter(self.interp, self.instance).weight_penalties()
 
-    def apply(self, interp, x, training_=None):
-        return self.apply_spread(interp, [x], training_)
+    def apply(self, interp, x, training_=None, mask=None):
+        return self.apply_spread(interp, [x], training_, mask)
 
-    def apply_spread(self, interp, xs, training_=None):
+    def apply_spread(self, interp, xs, training_=None, mask=None):
         kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
+        if mask is not None:
+            kwargs["mask"] = mask
         return self.instance.call(interp, list(xs), kwargs, None)
+
+    # masks, as Keras's Layer.__call__ passes them to a program's layer
+    @property
+    def takes_mask(self) -> bool:
+        return takes_mask(self.instance)
+
+    def compute_mask(self, x, mask):
+        return program_mask(self.interp, self.instance, x, mask)
+
+
+def takes_mask(instance) -> bool:
+    """Whether a program layer's ``call`` takes ``mask=`` (Keras then passes it its input's mask)."""
+    call = instance.cls.find("call")[0]
+    return isinstance(call, Function) and any(p.name == "mask" for p in call.node.params)
+
+
+def program_mask(interp, instance, x, mask):
+    """The mask of a program layer's output (Keras's ``_set_mask_metadata``): its class's compute_mask where it
+    writes one, else its input's mask where it supports masking (``self.supports_masking = True``), else none."""
+    found, owner = instance.cls.find("compute_mask")
+    if isinstance(found, Function):
+        return call_method(interp, found, owner, instance, [x, mask], {}, None)
+    return mask if truth(instance.attrs.get("supports_masking", False)) else None
 
 
 def keras_layer(interp, value):

@@ -9,12 +9,12 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
-from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor
+from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
 from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.objects import Function
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonBool, PythonTuple, Tensor
+from tapecli.runtime.values import PythonBool, PythonTuple, Tensor, Variable
 
 _ALL = slice(None)
 
@@ -337,8 +337,12 @@ class _Recurrent(Layer):
     runs_program = False            # its cell is a program's (ProgramCell), or holds one
 
     def __init__(self, interp, return_sequences=False, return_state=False, go_backwards=False, unroll=False,
-                 zero_output_for_mask=False, **kw):
+                 zero_output_for_mask=False, stateful=False, **kw):
         super().__init__(interp, **kw)
+        # stateful: the final states of a call are the next call's initial ones, kept in variables (not weights)
+        self.stateful, self.states = flag(stateful), None
+        if self.stateful:
+            self.replayable = False
         self.return_state = flag(return_state)
         if self.return_state:
             self.replayable = False        # (a list of results: a loop plan takes one tensor from a layer)
@@ -384,7 +388,26 @@ class _Recurrent(Layer):
         self.check_shape(shape)
         with name_scope(self.interp, self.given or self.auto):
             self.cell.build_for((shape[0], *shape[2:]), dtype)
+            if self.stateful:
+                if shape[0] is None:
+                    raise TdfValueError(f"When using `stateful=True` in a RNN, the batch size must be static. Found "
+                                        f"dynamic batch size: sequence.shape={tuple(shape)}")
+                self.states = [Variable(f"{self.display()}.rnn_state", np.asarray(s.value), trainable=False,
+                                        tf_name="rnn_state", keras=weight_path(self.interp, self.given or self.auto, "rnn_state"))
+                               for s in _flat(self.cell.zero_state(shape[0], dtype))]
         self.rename()
+
+    def reset_states(self):
+        """Keras's ``reset_states()`` (and ``reset_state()``): a stateful layer's states back to zeros."""
+        for v in self.states or []:
+            v.assign(np.zeros(v.shape, v.dtype))
+
+    def methods(self):
+        return {**super().methods(), "reset_states": self.reset_states, "reset_state": self.reset_states}
+
+    def attributes(self):
+        return {**super().attributes(), "states": lambda: self.states, "stateful": lambda: PythonBool(
+            np.array(self.stateful))}
 
     def output_shape(self, shape):
         if self.return_state:
@@ -447,8 +470,15 @@ class _Recurrent(Layer):
         steps = x.shape[1]
         if not steps:
             raise ShapeError(f"{type(self).__name__} needs at least one timestep")
-        states = self.cell.zero_state(x.shape[0], x.dtype) if initial_state is None else \
-            self.initial(initial_state, x.dtype)
+        if self.stateful and x.shape[0] != self.states[0].shape[0]:
+            raise TdfValueError(f"If an RNN is stateful, the batch size of the input sequences must be the same as the "
+                                f"batch size of the initial state. \n- Expected batch size: "
+                                f"{self.states[0].shape[0]}\n- Received batch size: {x.shape[0]}")
+        if initial_state is None:
+            states = self.initial([v.read() for v in self.states], x.dtype) if self.stateful else \
+                self.cell.zero_state(x.shape[0], x.dtype)
+        else:
+            states = self.initial(initial_state, x.dtype)
         keep = None if mask is None else np.asarray(tensor(mask).value).astype(bool).reshape(x.shape[0], steps, 1)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         if self.runs_program and not self.unroll:   # (Keras's TensorFlow while loop calls the cell once first, on
@@ -463,6 +493,9 @@ class _Recurrent(Layer):
             outputs.append(output)
             previous, states = output, new
         output = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        if self.stateful:
+            for v, state in zip(self.states, _flat(states)):
+                v.assign(np.asarray(state.value, v.dtype))
         if self.return_state:           # the output, then the final states (an LSTM's: h, then the carry c)
             return [output, *states]
         return output

@@ -15,8 +15,8 @@ from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
-from tapecli.library.keras.layers import KerasTensor
-from tapecli.library.keras.program_layers import keras_layer
+from tapecli.library.keras.layers import KerasTensor, eager_mask, keep_mask
+from tapecli.library.keras.program_layers import keras_layer, program_mask, takes_mask
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable
@@ -89,6 +89,13 @@ def layer_call(interp, instance, args, kwargs, node, run):
         and all(isinstance(a, KerasTensor) for a in args[0])
     symbolic = listed or bool(args) and all(isinstance(a, KerasTensor) for a in args)
     keras_args = list(args[0]) if listed else list(args)
+    # Keras passes the first input's mask to a call that takes mask= (a Keras tensor's, or a tensor's _keras_mask)
+    first = keras_args[0] if keras_args else None
+    previous = kwargs.get("mask")
+    if previous is None and not listed:
+        previous = first.probe_mask() if symbolic else eager_mask(interp, first)
+        if previous is not None and takes_mask(instance):
+            kwargs = {**kwargs, "mask": previous}
     if symbolic:
         probes = [a.probe() for a in keras_args]
         args = [probes] if listed else probes
@@ -114,8 +121,10 @@ def layer_call(interp, instance, args, kwargs, node, run):
             interp.rng.bit_generator.state = drawn
         for generator, state in seeds:
             generator.state = state
-    if not symbolic:
-        return out
+    if not symbolic:            # (an output with a mask keeps it: Keras's _set_mask_metadata)
+        if not isinstance(out, Tensor) or eager_mask(interp, out) is not None:
+            return out
+        return keep_mask(interp, out, program_mask(interp, instance, first, previous))
     for part in training.adapter(interp, instance).nested():
         part.losses = []
     if not isinstance(out, (Tensor, Variable)):

@@ -600,11 +600,37 @@ class ProgramModel:
         return [v for v in self.instance.attrs.values() if isinstance(v, (metrics_mod.Mean, CompileMetrics))]
 
     def added_losses(self):
-        """add_loss values of this model and the program layers it holds, then the regularization
-        losses of the library layers it holds."""
-        held = [v for v in self.instance.attrs.values() if hasattr(v, "regularization_losses")]
-        return [v for part in self.nested() for v in part.losses] + \
-            [loss for layer in held for loss in layer.regularization_losses()]
+        """``layer.losses`` as Keras gives them: the add_loss values of this layer and the program layers it holds,
+        and the activity losses of the library layers they hold; then their trainable weights' regularizers (add_weight's
+        and the library layers')."""
+        return self.own_losses() + self.weight_penalties()
+
+    def own_losses(self) -> list:
+        return [loss for part in self.walked() for loss in (
+            part.losses if isinstance(part, ProgramModel) else part.own_losses())]
+
+    def weight_penalties(self) -> list:
+        from tapecli.library.keras import penalties
+        out = []
+        for part in self.walked():
+            if isinstance(part, ProgramModel):
+                out += [penalties.regularizer(given, self.interp).apply(v)
+                        for v, given in getattr(part.instance, "weight_regularizers", []) if v.trainable]
+            else:
+                out += part.weight_penalties()
+        return out
+
+    def walked(self) -> list:
+        """This layer, then the layers it holds depth first, in the order assigned (Keras's _flatten_layers): a
+        program's layer as its ProgramModel, a library layer as it is."""
+        out = [self]
+        for value in self.instance.attrs.values():
+            for item in value if isinstance(value, list) else [value]:
+                if getattr(item, "cls", None) is not None and hasattr(item, "attrs"):
+                    out += adapter(self.interp, item).walked()
+                elif hasattr(item, "regularization_losses"):
+                    out.append(item)
+        return out
 
     def step(self, name):
         found = self.method(name)
