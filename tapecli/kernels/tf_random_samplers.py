@@ -26,7 +26,6 @@ from tapecli.kernels import tf_random
 
 _RESERVED_PER_OUTPUT = 256          # kReservedSamplesPerOutput
 _INVERSION_RESERVED = 42            # binomial inversion's reservation per output
-_PREFETCH = 8                       # Philox outputs made ahead for every output at once (more on demand)
 
 _INF = math.inf
 _NAN = math.nan
@@ -80,31 +79,31 @@ def _lgamma(x: float) -> float:
 class _Streams:
     """The Philox outputs each output's generator copy reads, from ``counter + starts[i]`` on, as pairs of
     doubles: ``UniformDistribution<double>``'s and (with ``normals``) ``NormalDistribution<double>``'s. The
-    first ``_PREFETCH`` of every output are made at once, later ones as a rejection loop asks."""
+    first ``ahead`` of every output are made at once, later ones as a rejection loop asks."""
 
-    def __init__(self, key: int, counter: int, starts: np.ndarray, normals: bool = False):
+    def __init__(self, key: int, counter: int, starts: np.ndarray, ahead: int, normals: bool = False):
         self.key, self.counter = key, counter
         self.starts = np.asarray(starts, dtype=np.uint64)
-        self.normals = normals
-        self.ahead = self._pairs(self.starts[:, None] + np.arange(_PREFETCH, dtype=np.uint64)[None, :])
+        self.ahead, self.normals = ahead, normals
+        self.made = self._pairs((self.starts[:, None] + np.arange(ahead, dtype=np.uint64)[None, :]).reshape(-1))
 
     def _pairs(self, offsets: np.ndarray) -> dict:
-        """The Philox outputs at counter + offsets ((n, m)) as pairs: {kind: nested lists [n][m][2]}."""
-        n, m = offsets.shape
-        b = tf_random.philox_at(self.key, self.counter, offsets.reshape(-1))
+        """The Philox outputs at counter + offsets as pairs, flat: {kind: [first, second, first, second, ...]}."""
+        b = tf_random.philox_at(self.key, self.counter, offsets)
         out = {"uniform": np.stack([tf_random.uint64_to_double(b[:, 0], b[:, 1]),
-                                    tf_random.uint64_to_double(b[:, 2], b[:, 3])], axis=1).reshape(n, m, 2).tolist()}
+                                    tf_random.uint64_to_double(b[:, 2], b[:, 3])], axis=1).reshape(-1).tolist()}
         if self.normals:
             out["normal"] = np.stack(tf_random.box_muller_double(b[:, 0], b[:, 1], b[:, 2], b[:, 3]),
-                                     axis=1).reshape(n, m, 2).tolist()
+                                     axis=1).reshape(-1).tolist()
         return out
 
-    def pair(self, i: int, j: int, kind: str) -> list:
-        """Output i's j-th Philox output as a pair of ``kind`` ("uniform" or "normal")."""
-        if j < _PREFETCH:
-            return self.ahead[kind][i][j]
-        offsets = np.array([[int(self.starts[i]) + j]], dtype=np.uint64)
-        return self._pairs(offsets)[kind][0][0]
+    def first(self, i: int, kind: str) -> list:
+        """Output i's first ``ahead`` Philox outputs as pairs of ``kind`` ("uniform" or "normal"), flat."""
+        return self.made[kind][2 * i * self.ahead:2 * (i + 1) * self.ahead]
+
+    def more(self, i: int, j: int, kind: str) -> list:
+        """Output i's Philox outputs j to j + 7, as ``first`` gives them."""
+        return self._pairs(np.arange(j, j + 8, dtype=np.uint64) + self.starts[i])[kind]
 
 
 class _Reader:
@@ -113,18 +112,30 @@ class _Reader:
 
     def __init__(self, streams: _Streams, i: int):
         self.streams, self.i, self.used = streams, i, 0
+        self.made = {kind: streams.first(i, kind) for kind in ("uniform", "normal") if kind in streams.made}
         self.buffers = {"normal": [], "uniform": []}
 
     def next(self, kind: str) -> float:
         buffer = self.buffers[kind]
         if not buffer:
-            buffer.extend(self.streams.pair(self.i, self.used, kind))
+            made = self.made[kind]
+            if 2 * self.used >= len(made):
+                for k, more in self.made.items():
+                    more.extend(self.streams.more(self.i, len(more) // 2, k))
+            buffer.extend(made[2 * self.used:2 * self.used + 2])
             self.used += 1
         return buffer.pop()
 
     def uniforms(self):
         while True:
             yield self.next("uniform")
+
+
+def _ahead(means) -> int:
+    """Philox outputs to make ahead for samplers that read about ``mean + 1`` uniforms (two an output) for the
+    largest of ``means``, with room for four standard deviations; two for the rejection samplers."""
+    mean = max([m for m in means if m > 0], default=0.0)
+    return max(2, math.ceil((mean + 1 + 4 * math.sqrt(mean)) / 2))
 
 
 def _output_order(num_params: int, per_param: int):
@@ -188,7 +199,7 @@ def poisson(key: int, counter: int, rates, per_rate: int, dtype) -> np.ndarray:
         raise ValueError("TensorFlow's Poisson sampler never returns for an infinite or NaN rate")
     highest = _highest(dtype)
     index, position = _output_order(len(values), per_rate)
-    streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT)
+    streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT, ahead=_ahead([r for r in values if r < 10]))
     out = np.empty(index.size, dtype=np.float64)
     for i, at in zip(index.tolist(), position.tolist()):
         rate = values[i // per_rate]
@@ -229,7 +240,7 @@ def gamma(key: int, counter: int, alphas, per_alpha: int, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     values = np.asarray(alphas).reshape(-1).astype(np.float64).tolist()
     index, position = _output_order(len(values), per_alpha)
-    streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT, normals=True)
+    streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT, ahead=3, normals=True)
     out = np.empty(index.size, dtype=np.float64)
     for i, at in zip(index.tolist(), position.tolist()):
         alpha = values[i // per_alpha]
@@ -328,7 +339,8 @@ def binomial(key: int, counter: int, counts, probs, per_batch: int, dtype) -> np
             raise ValueError("TensorFlow's binomial sampler has no defined integer value for a NaN probability")
     strides = np.array([_INVERSION_RESERVED if plans[i // per_batch][0] == "inversion" else _RESERVED_PER_OUTPUT
                         for i in index.tolist()], dtype=np.int64)
-    streams = _Streams(key, counter, index * strides)
+    streams = _Streams(key, counter, index * strides,
+                       ahead=_ahead([p[2] * p[3] for p in plans if p[0] == "inversion"]))
     for i, at in zip(index.tolist(), position.tolist()):
         plan = plans[i // per_batch]
         if plan[0] == "constant":
