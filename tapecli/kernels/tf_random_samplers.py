@@ -27,7 +27,6 @@ from tapecli.kernels import tf_random
 _RESERVED_PER_OUTPUT = 256          # kReservedSamplesPerOutput
 _INVERSION_RESERVED = 42            # binomial inversion's reservation per output
 
-_INF = math.inf
 _NAN = math.nan
 
 
@@ -101,9 +100,9 @@ class _Streams:
         """Output i's first ``ahead`` Philox outputs as pairs of ``kind`` ("uniform" or "normal"), flat."""
         return self.made[kind][2 * i * self.ahead:2 * (i + 1) * self.ahead]
 
-    def more(self, i: int, j: int, kind: str) -> list:
-        """Output i's Philox outputs j to j + 7, as ``first`` gives them."""
-        return self._pairs(np.arange(j, j + 8, dtype=np.uint64) + self.starts[i])[kind]
+    def more(self, i: int, j: int) -> dict:
+        """Output i's Philox outputs j to j + 7, each kind as ``first`` gives it."""
+        return self._pairs(np.arange(j, j + 8, dtype=np.uint64) + self.starts[i])
 
 
 class _Reader:
@@ -120,8 +119,9 @@ class _Reader:
         if not buffer:
             made = self.made[kind]
             if 2 * self.used >= len(made):
-                for k, more in self.made.items():
-                    more.extend(self.streams.more(self.i, len(more) // 2, k))
+                more = self.streams.more(self.i, len(made) // 2)
+                for k, values in self.made.items():
+                    values.extend(more[k])
             buffer.extend(made[2 * self.used:2 * self.used + 2])
             self.used += 1
         return buffer.pop()
