@@ -10,10 +10,13 @@ one's range, as TensorFlow's does). A Philox output is two doubles, ``UniformDis
 ``UNIFORM`` macro and ``RandomSampleBuffer``). Output ``i`` counts rate-major (``rate_index * samples + sample``)
 and lands at ``sample * rates + rate_index``.
 
-Every sample's arithmetic is in double, as the kernels compute it, in Python floats (IEEE doubles, no fused
-multiply-add: the kernels are compiled without contraction, as measured) with the C library's ``log``,
-``log1p``, ``exp``, ``pow``, ``sin``, ``cos`` (Python's math module calls them) and ``lgamma`` (through ctypes:
-Python's own ``math.lgamma`` is not the C library's)."""
+Every sample's arithmetic is in double, as the kernels compute it (IEEE doubles, no fused multiply-add: the
+kernels are compiled without contraction, as measured), with the C library's ``log``, ``log1p``, ``exp``,
+``pow``, ``sin``, ``cos`` (Python's math module calls them; ``tf_random.c_log`` gives the same bits on arrays)
+and ``lgamma`` (through ctypes: Python's own ``math.lgamma`` is not the C library's). Every output's first
+attempt runs at once in NumPy, the same operations in the same order; an output it does not settle (a
+rejection, a Knuth product or inversion sum that runs past the outputs made ahead) runs again from its start,
+one by one, in Python floats."""
 from __future__ import annotations
 
 import functools
@@ -78,31 +81,37 @@ def _lgamma(x: float) -> float:
 class _Streams:
     """The Philox outputs each output's generator copy reads, from ``counter + starts[i]`` on, as pairs of
     doubles: ``UniformDistribution<double>``'s and (with ``normals``) ``NormalDistribution<double>``'s. The
-    first ``ahead`` of every output are made at once, later ones as a rejection loop asks."""
+    first ``ahead`` of every output are made at once (``pairs``: kind -> (outputs, ahead, 2)), later ones as a
+    rejection loop asks."""
 
     def __init__(self, key: int, counter: int, starts: np.ndarray, ahead: int, normals: bool = False):
         self.key, self.counter = key, counter
         self.starts = np.asarray(starts, dtype=np.uint64)
         self.ahead, self.normals = ahead, normals
-        self.made = self._pairs((self.starts[:, None] + np.arange(ahead, dtype=np.uint64)[None, :]).reshape(-1))
+        made = self._pairs((self.starts[:, None] + np.arange(ahead, dtype=np.uint64)[None, :]).reshape(-1))
+        self.pairs = {kind: pairs.reshape(self.starts.size, ahead, 2) for kind, pairs in made.items()}
 
     def _pairs(self, offsets: np.ndarray) -> dict:
-        """The Philox outputs at counter + offsets as pairs, flat: {kind: [first, second, first, second, ...]}."""
+        """The Philox outputs at counter + offsets as pairs: {kind: (len(offsets), 2)}."""
         b = tf_random.philox_at(self.key, self.counter, offsets)
         out = {"uniform": np.stack([tf_random.uint64_to_double(b[:, 0], b[:, 1]),
-                                    tf_random.uint64_to_double(b[:, 2], b[:, 3])], axis=1).reshape(-1).tolist()}
+                                    tf_random.uint64_to_double(b[:, 2], b[:, 3])], axis=1)}
         if self.normals:
-            out["normal"] = np.stack(tf_random.box_muller_double(b[:, 0], b[:, 1], b[:, 2], b[:, 3]),
-                                     axis=1).reshape(-1).tolist()
+            out["normal"] = np.stack(tf_random.box_muller_double(b[:, 0], b[:, 1], b[:, 2], b[:, 3]), axis=1)
         return out
+
+    def uniforms(self) -> np.ndarray:
+        """Each output's first ``2 ahead`` uniforms in the order a lone ``UNIFORM`` reads them: (outputs, 2 ahead)."""
+        return self.pairs["uniform"][:, :, ::-1].reshape(self.starts.size, -1)
 
     def first(self, i: int, kind: str) -> list:
         """Output i's first ``ahead`` Philox outputs as pairs of ``kind`` ("uniform" or "normal"), flat."""
-        return self.made[kind][2 * i * self.ahead:2 * (i + 1) * self.ahead]
+        return self.pairs[kind][i].reshape(-1).tolist()
 
     def more(self, i: int, j: int) -> dict:
         """Output i's Philox outputs j to j + 7, each kind as ``first`` gives it."""
-        return self._pairs(np.arange(j, j + 8, dtype=np.uint64) + self.starts[i])
+        return {kind: pairs.reshape(-1).tolist()
+                for kind, pairs in self._pairs(np.arange(j, j + 8, dtype=np.uint64) + self.starts[i]).items()}
 
 
 class _Reader:
@@ -111,7 +120,7 @@ class _Reader:
 
     def __init__(self, streams: _Streams, i: int):
         self.streams, self.i, self.used = streams, i, 0
-        self.made = {kind: streams.first(i, kind) for kind in ("uniform", "normal") if kind in streams.made}
+        self.made = {kind: streams.first(i, kind) for kind in streams.pairs}
         self.buffers = {"normal": [], "uniform": []}
 
     def next(self, kind: str) -> float:
@@ -133,9 +142,9 @@ class _Reader:
 
 def _ahead(means) -> int:
     """Philox outputs to make ahead for samplers that read about ``mean + 1`` uniforms (two an output) for the
-    largest of ``means``, with room for four standard deviations; two for the rejection samplers."""
+    largest of ``means``, with room for four standard deviations; four (four attempts) for the rejection ones."""
     mean = max([m for m in means if m > 0], default=0.0)
-    return max(2, math.ceil((mean + 1 + 4 * math.sqrt(mean)) / 2))
+    return max(4, math.ceil((mean + 1 + 4 * math.sqrt(mean)) / 2))
 
 
 def _output_order(num_params: int, per_param: int):
@@ -164,13 +173,17 @@ def _knuth(uniforms, exp_neg_rate: float, highest: float) -> float:
         x += 1
 
 
+def _ptrs_constants(rate: float) -> tuple:
+    """PTRS's a, b and v_r (its box: |u| < 0.43, v below v_r) for a rate."""
+    b = 0.931 + 2.53 * math.sqrt(rate)
+    return -0.059 + 0.02483 * b, b, 0.9277 - 3.6224 / (b - 2)
+
+
 def _hormann_poisson(uniforms, rate: float, highest: float) -> float:
     """Hormann's transformed rejection (PTRS) for rate >= 10, as the kernel words it."""
     log_rate = math.log(rate)
-    b = 0.931 + 2.53 * math.sqrt(rate)
-    a = -0.059 + 0.02483 * b
+    a, b, v_r = _ptrs_constants(rate)
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-    v_r = 0.9277 - 3.6224 / (b - 2)
     while True:
         u = next(uniforms) - 0.5
         v = next(uniforms)
@@ -200,25 +213,50 @@ def poisson(key: int, counter: int, rates, per_rate: int, dtype) -> np.ndarray:
     highest = _highest(dtype)
     index, position = _output_order(len(values), per_rate)
     streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT, ahead=_ahead([r for r in values if r < 10]))
-    out = np.empty(index.size, dtype=np.float64)
-    for i, at in zip(index.tolist(), position.tolist()):
-        rate = values[i // per_rate]
-        if rate < 10:
-            out[at] = _knuth(_Reader(streams, i).uniforms(), _c(math.exp, np.exp, -rate), highest)
-        else:
-            out[at] = _hormann_poisson(_Reader(streams, i).uniforms(), rate, highest)
-    return _cast(out, dtype)
+    exp_neg = [_c(math.exp, np.exp, -r) for r in values]
+    param = index // per_rate
+    rate = np.array(values)[param]
+    out, done = np.zeros(index.size), np.zeros(index.size, dtype=bool)
+    # the first attempt of every output at once, each step the kernel's: Knuth's running products
+    # (multiply.accumulate multiplies in order) where they fall to exp(-rate) within the uniforms made ahead,
+    # PTRS's box on its first pair; the rest loop as the kernel does
+    seq = streams.uniforms()
+    small = np.flatnonzero(rate < 10)
+    hit = np.multiply.accumulate(seq[small], axis=1) <= np.array(exp_neg)[param[small], None]
+    found = hit.any(axis=1)
+    out[small[found]], done[small[found]] = hit[found].argmax(axis=1), True
+    large = np.flatnonzero(rate >= 10)
+    a, b, v_r = (np.array(c)[param[large]] for c in zip(*[_ptrs_constants(r) if r >= 10 else (0.0,) * 3
+                                                             for r in values])) if large.size else (0.0,) * 3
+    u, v = seq[large, 0] - 0.5, seq[large, 1]
+    us = 0.5 - np.abs(u)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.floor((2 * a / us + b) * u + rate[large] + 0.43)
+    boxed = (k <= highest) & (us >= 0.07) & (v <= v_r)
+    out[large[boxed]], done[large[boxed]] = k[boxed], True
+    for i in np.flatnonzero(~done).tolist():
+        r = values[param[i]]
+        uniforms = _Reader(streams, i).uniforms()
+        out[i] = _knuth(uniforms, exp_neg[param[i]], highest) if r < 10 else _hormann_poisson(uniforms, r, highest)
+    result = np.empty(index.size)
+    result[position] = out
+    return _cast(result, dtype)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Gamma (RandomGamma, StatelessRandomGammaV2/V3)
 # ----------------------------------------------------------------------------------------------------------
 
+def _marsaglia_tsang_constants(alpha: float) -> tuple:
+    """d and c of Marsaglia-Tsang for an alpha (from alpha + 1 below 1)."""
+    d = alpha + (2.0 / 3 if alpha < 1 else -1.0 / 3)
+    return d, _div(1.0 / 3, _c(math.sqrt, np.sqrt, d))
+
+
 def _marsaglia_tsang(reader: _Reader, alpha: float) -> float:
     """Marsaglia and Tsang's squeeze-and-reject; below alpha 1 from alpha + 1, times uniform^(1/alpha)."""
     boost = alpha < 1
-    d = alpha + (2.0 / 3 if boost else -1.0 / 3)
-    c = _div(1.0 / 3, _c(math.sqrt, np.sqrt, d))
+    d, c = _marsaglia_tsang_constants(alpha)
     while True:
         x = reader.next("normal")
         v = 1 + c * x
@@ -240,15 +278,34 @@ def gamma(key: int, counter: int, alphas, per_alpha: int, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     values = np.asarray(alphas).reshape(-1).astype(np.float64).tolist()
     index, position = _output_order(len(values), per_alpha)
-    streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT, ahead=3, normals=True)
-    out = np.empty(index.size, dtype=np.float64)
-    for i, at in zip(index.tolist(), position.tolist()):
-        alpha = values[i // per_alpha]
-        if alpha == 1.0:
-            out[at] = -_log1p(-next(_Reader(streams, i).uniforms()))
-        else:
-            out[at] = _marsaglia_tsang(_Reader(streams, i), alpha)
-    return _cast(out, dtype)
+    streams = _Streams(key, counter, index * _RESERVED_PER_OUTPUT, ahead=4, normals=True)
+    param = index // per_alpha
+    alpha = np.array(values)[param]
+    out, done = np.zeros(index.size), np.zeros(index.size, dtype=bool)
+    normals, uniforms = streams.pairs["normal"], streams.pairs["uniform"]
+    # alpha 1: -log1p(-u) of the first uniform (the C library's log1p, one by one)
+    ones = np.flatnonzero(alpha == 1.0)
+    out[ones], done[ones] = [-math.log1p(-u) for u in uniforms[ones, 0, 1].tolist()], True
+    # every other output's first attempt at once, each step the kernel's: the normal x (the first Philox
+    # output's), the uniform u (the second's), accepted by the squeeze; below alpha 1 times b^(1/alpha), b the
+    # second's other uniform (the C library's pow, one by one); the rest loop as the kernel does
+    others = np.flatnonzero(alpha != 1.0)
+    d, c = (np.array(v)[param[others]] for v in zip(*[_marsaglia_tsang_constants(a) for a in values]))
+    x, u = normals[others, 0, 1], uniforms[others, 1, 1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = 1 + c * x
+        cubed = v * v * v
+        squeezed = (v > 0) & (u < 1 - 0.0331 * (x * x) * (x * x))
+    res = d * cubed
+    boost = squeezed & (alpha[others] < 1)
+    res[boost] *= [_c(math.pow, np.power, b, _div(1, a)) for b, a in zip(uniforms[others[boost], 1, 0].tolist(),
+                                                        alpha[others[boost]].tolist())]
+    out[others[squeezed]], done[others[squeezed]] = res[squeezed], True
+    for i in np.flatnonzero(~done).tolist():
+        out[i] = _marsaglia_tsang(_Reader(streams, i), values[param[i]])
+    result = np.empty(index.size)
+    result[position] = out
+    return _cast(result, dtype)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -278,13 +335,16 @@ def _inversion(uniforms, count: float, prob: float) -> float:
         num_geom += 1
 
 
-def _btrs(uniforms, count: float, prob: float) -> float:
-    """Hormann's BTRS, as the kernel words it (its log of v included)."""
+def _btrs_constants(count: float, prob: float) -> tuple:
+    """BTRS's standard deviation, a, b, c and v_r (its box: |u| < 0.43, v below v_r)."""
     stddev = math.sqrt(count * prob * (1 - prob))
     b = 1.15 + 2.53 * stddev
-    a = -0.0873 + 0.0248 * b + 0.01 * prob
-    c = count * prob + 0.5
-    v_r = 0.92 - 4.2 / b
+    return stddev, -0.0873 + 0.0248 * b + 0.01 * prob, b, count * prob + 0.5, 0.92 - 4.2 / b
+
+
+def _btrs(uniforms, count: float, prob: float) -> float:
+    """Hormann's BTRS, as the kernel words it (its log of v included)."""
+    stddev, a, b, c, v_r = _btrs_constants(count, prob)
     r = prob / (1 - prob)
     alpha = (2.83 + 5.1 / b) * stddev
     m = _floor((count + 1) * prob)
@@ -317,7 +377,6 @@ def binomial(key: int, counter: int, counts, probs, per_batch: int, dtype) -> np
     t = counts.dtype.type
     counts_t, probs_t = counts.reshape(-1).tolist(), probs.reshape(-1).tolist()
     index, position = _output_order(len(counts_t), per_batch)
-    out = np.empty(index.size, dtype=np.float64)
     plans = []
     for count, prob in zip(counts_t, probs_t):
         count_t, prob_t = t(count), t(prob)
@@ -341,15 +400,42 @@ def binomial(key: int, counter: int, counts, probs, per_batch: int, dtype) -> np
                         for i in index.tolist()], dtype=np.int64)
     streams = _Streams(key, counter, index * strides,
                        ahead=_ahead([p[2] * p[3] for p in plans if p[0] == "inversion"]))
-    for i, at in zip(index.tolist(), position.tolist()):
-        plan = plans[i // per_batch]
-        if plan[0] == "constant":
-            out[at] = plan[1]
-            continue
-        _, flipped, count, p = plan
-        draw = (_btrs if plan[0] == "btrs" else _inversion)(_Reader(streams, i).uniforms(), count, p)
-        out[at] = count - draw if flipped else draw
-    return _cast(out, dtype)
+    param = index // per_batch
+    kind = np.array([p[0] for p in plans])[param]
+    out, done = np.zeros(index.size), np.zeros(index.size, dtype=bool)
+    constant = np.flatnonzero(kind == "constant")
+    out[constant], done[constant] = [plans[j][1] for j in param[constant].tolist()], True
+    # every sampled output's first attempt at once, each step the kernel's: inversion's running sums of
+    # ceil(log(u) / log1p(-p)) (the C library's log, c_log; add.accumulate adds in order) where they pass the
+    # count within the uniforms made ahead, BTRS's box on its first pair; the rest loop as the kernel does
+    seq = streams.uniforms()
+    inverted = np.flatnonzero((kind == "inversion") & (seq > 0).all(axis=1))
+    if inverted.size:
+        count, log_q = (np.array(v)[param[inverted]] for v in zip(*[
+            (p[2], _log1p(-p[3])) if p[0] == "inversion" else (0.0, -1.0) for p in plans]))
+        sums = np.add.accumulate(np.ceil(tf_random.c_log(seq[inverted]) / log_q[:, None]), axis=1)
+        over = sums > count[:, None]
+        found = over.any(axis=1)
+        out[inverted[found]], done[inverted[found]] = over[found].argmax(axis=1), True
+    rejected = np.flatnonzero(kind == "btrs")
+    if rejected.size:
+        a, b, c, v_r = (np.array(v)[param[rejected]] for v in zip(*[
+            _btrs_constants(p[2], p[3])[1:] if p[0] == "btrs" else (0.0,) * 4 for p in plans]))
+        u, v = seq[rejected, 0] - 0.5, seq[rejected, 1]
+        us = 0.5 - np.abs(u)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.floor((2 * a / us + b) * u + c)
+        boxed = (us >= 0.07) & (v <= v_r)
+        out[rejected[boxed]], done[rejected[boxed]] = k[boxed], True
+    for i in np.flatnonzero(~done).tolist():
+        _, _, count, p = plans[param[i]]
+        out[i] = (_btrs if kind[i] == "btrs" else _inversion)(_Reader(streams, i).uniforms(), count, p)
+    sampled = np.flatnonzero(kind != "constant")
+    flipped = sampled[[plans[j][1] for j in param[sampled].tolist()]] if sampled.size else sampled
+    out[flipped] = np.array([plans[j][2] for j in param[flipped].tolist()]) - out[flipped]
+    result = np.empty(index.size)
+    result[position] = out
+    return _cast(result, dtype)
 
 
 def _cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
