@@ -13,7 +13,6 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.library.draws import tensorflow_stream
-from tapecli.library.tf_math import convert_to_tensor
 from tapecli.runtime.values import Tensor, dtype_name
 
 
@@ -82,6 +81,13 @@ def shuffle(interp, value, seed=None, name=None):
     return ops.gather(t, Tensor(np.asarray(order, np.int64)))
 
 
+def converted(value, dtype=None, dtype_hint=None) -> np.ndarray:
+    """The array of ``tf.convert_to_tensor(value, dtype, dtype_hint)``, as the samplers' Python code converts
+    their parameters (tf_math's family loads at the first sampler call, not with tf.random)."""
+    from tapecli.library.tf_math import convert_to_tensor
+    return convert_to_tensor(value, dtype, dtype_hint).value
+
+
 def _sampled(what: str, sample):
     """``sample()``, a TensorFlow sampler kernel's values; its refusals (kernels/tf_random_samplers) as
     tapecli's errors."""
@@ -103,8 +109,8 @@ def gamma(interp, shape, alpha, beta=None, dtype=None, seed=None, name=None):
     """Samples of Gamma(alpha, rate beta), shape ``shape + broadcast(alpha, beta).shape``: TensorFlow's
     (RandomGamma, then ``maximum(tiny, samples / beta)``) where a seed makes them reproducible."""
     want = _gamma_dtype(dtype)
-    a = convert_to_tensor(alpha, want).value
-    b = convert_to_tensor(1 if beta is None else beta, want).value
+    a = converted(alpha, want)
+    b = converted(1 if beta is None else beta, want)
     params = np.broadcast_shapes(a.shape, b.shape)
     sample_shape = to_shape(shape)
     _check_size(sample_shape + params)
@@ -123,7 +129,7 @@ def poisson(interp, shape, lam, dtype=None, seed=None, name=None):
     """Samples of Poisson(lam), shape ``shape + lam.shape``, in ``dtype`` (float32 unless given): TensorFlow's
     (RandomPoissonV2, lam in its own dtype) where a seed makes them reproducible."""
     want = _float_dtype(dtype)
-    rates = convert_to_tensor(lam).value
+    rates = converted(lam)
     sample_shape = to_shape(shape)
     _check_size(sample_shape + rates.shape)
     state = tensorflow_stream(seed)

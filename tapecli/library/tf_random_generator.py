@@ -19,8 +19,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.kernels import tf_random, tf_random_samplers
 from tapecli.library.core import NamedResult, _check_size, to_dtype, to_float, to_int, to_shape
-from tapecli.library.tf_math import convert_to_tensor
-from tapecli.library.tf_random import _gamma_dtype, _sampled, _seed_pair, _stateless
+from tapecli.library.tf_random import _gamma_dtype, _sampled, _seed_pair, _stateless, converted
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 
 ALGORITHMS = {"PHILOX": 1, "THREEFRY": 2, "AUTO_SELECT": 3}
@@ -145,7 +144,7 @@ class Generator(ProgramObject):
         (tf_random_samplers.binomial_skip), its values TensorFlow's."""
         shape = to_shape(shape)
         _check_size(shape)
-        n, p = _params(convert_to_tensor(counts).value, convert_to_tensor(probs).value, "Generator.binomial")
+        n, p = _params(converted(counts), converted(probs), "Generator.binomial")
         params = np.broadcast_shapes(n.shape, p.shape)
         if tuple(shape[len(shape) - len(params):]) != params or len(params) > len(shape):
             raise TdfValueError("Shape passed in must end with broadcasted shape.")
@@ -294,8 +293,8 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype=None, name=None)
     """StatelessRandomBinomial: TensorFlow's numbers (kernels/tf_random_samplers.py)."""
     shape = to_shape(shape)
     _check_size(shape)
-    p = convert_to_tensor(probs, dtype_hint=np.float32).value
-    n = convert_to_tensor(counts, dtype_hint=p.dtype).value
+    p = converted(probs, dtype_hint=np.float32)
+    n = converted(counts, dtype_hint=p.dtype)
     n, p = _params(n, p, "tf.random.stateless_binomial")
     want = np.dtype(np.int32) if output_dtype is None else to_dtype(output_dtype)
     return Tensor(_sampled("tf.random.stateless_binomial", lambda: tf_random_samplers.stateless_binomial(
@@ -306,8 +305,8 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype=None, name=None)
 def stateless_gamma(shape, seed, alpha, beta=None, dtype=None, name=None):
     """StatelessRandomGammaV3, then ``maximum(tiny, samples / beta)``: TensorFlow's numbers."""
     want = _gamma_dtype(dtype)
-    a = convert_to_tensor(alpha, want).value
-    b = convert_to_tensor(1 if beta is None else beta, want).value
+    a = converted(alpha, want)
+    b = converted(1 if beta is None else beta, want)
     out_shape = to_shape(shape)
     _check_size(out_shape)
     params = np.broadcast_shapes(a.shape, b.shape)
@@ -321,7 +320,7 @@ def stateless_poisson(shape, seed, lam, dtype=None, name=None):
     """StatelessRandomPoisson (lam in its own dtype): TensorFlow's numbers."""
     out_shape = to_shape(shape)
     _check_size(out_shape)
-    rates = convert_to_tensor(lam).value
+    rates = converted(lam)
     want = np.dtype(np.int32) if dtype is None else to_dtype(dtype)
     return Tensor(_sampled("tf.random.stateless_poisson", lambda: tf_random_samplers.stateless_poisson(
         _seed_pair(seed), out_shape, rates, want)))
