@@ -375,7 +375,8 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
                          implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)
     try:
-        implicit = _run(program, interp, ctx, implicit_tape, options)
+        with execution.numpy_settings():
+            implicit = _run(program, interp, ctx, implicit_tape, options)
     except TdfError as e:
         e.warnings = list(ctx.settings.warnings)     # gathered before it: often the explanation of the error
         interp.output.close()

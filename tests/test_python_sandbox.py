@@ -241,6 +241,18 @@ def test_numpy_functions_that_look_outside_their_arguments_see_the_program():
     assert result.output and result.output[0].startswith(" info(")
 
 
+def test_a_tensorflow_programs_numpy_settings_end_with_its_run():
+    """The interpreter's run of a TensorFlow program sets NumPy's print options process-wide too: they come back
+    when it ends, so the next run prints as before."""
+    import numpy as np
+    import tapecli
+    before = (np.get_printoptions(), np.geterr())
+    ran = tapecli.run("import numpy as np\nimport tensorflow as tf\nnp.set_printoptions(precision=17)\n"
+                      "print(np.array([1 / 3]))\n")
+    assert ran.output == ["[0.3333333333333333]"]
+    assert (np.get_printoptions(), np.geterr()) == before
+
+
 def test_a_programs_numpy_error_callback_ends_with_its_run():
     """np.seterrcall is process-wide in NumPy: a run's callback (and the objects it holds) is gone when it ends."""
     import numpy as np

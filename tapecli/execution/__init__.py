@@ -255,11 +255,25 @@ def _run_state(sandbox) -> dict[str, dict]:
     return run_replacements(sandbox)
 
 
+@contextlib.contextmanager
+def numpy_settings():
+    """What a program may change of NumPy's process-wide settings (print options, error handling and its
+    callback) comes back when the run ends, on either runner."""
+    np = sys.modules.get("numpy")
+    saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            np.set_printoptions(**saved[0])
+            np.seterr(**saved[1])
+            np.seterrcall(saved[2])
+
+
 class _process_state:
     """The recursion limit the program runs under: as much room as CPython gives a program of its own
-    (``sys.getrecursionlimit()`` frames from the program's first), or --max-depth if more. What a program may
-    change of NumPy's process-wide settings (print options, error handling and its callback) comes back
-    when the run ends."""
+    (``sys.getrecursionlimit()`` frames from the program's first), or --max-depth if more; NumPy's settings
+    as they were when the run ends (:func:`numpy_settings`)."""
 
     def __init__(self, limits: Limits):
         self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
@@ -267,16 +281,12 @@ class _process_state:
     def __enter__(self):
         self.limit = recursion_limit(frames() + self.depth)
         self.limit.__enter__()
-        np = sys.modules.get("numpy")
-        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
+        self.numpy = numpy_settings()
+        self.numpy.__enter__()
 
     def __exit__(self, *exc):
         self.limit.__exit__(*exc)
-        if self.saved is not None:
-            np = sys.modules["numpy"]
-            np.set_printoptions(**self.saved[0])
-            np.seterr(**self.saved[1])
-            np.seterrcall(self.saved[2])
+        self.numpy.__exit__(*exc)
 
 
 _CPYTHON_RECURSION_LIMIT = 1000
