@@ -9,7 +9,9 @@ little-endian bytes in hex (float32 as its bit patterns, float64 as its), or, fo
 elements, the SHA-256 of those bytes and the first 16 values. Cases: Philox outputs at given keys and counters
 (StatelessRandomUniformFullIntV2, alg Philox), StatelessRandomGetKeyCounter, tf.random.stateless_uniform /
 normal / truncated_normal over seeds, dtypes and shapes, programs of eager stateful calls (tf.random.set_seed,
-uniform, normal, truncated_normal, shuffle), tf.data.Dataset.shuffle orders, and Keras 3's initial weights,
+uniform, normal, truncated_normal, shuffle, poisson, gamma), tf.data.Dataset.shuffle orders, the Poisson, gamma
+and binomial samplers (tf.random.stateless_poisson / stateless_gamma / stateless_binomial over seeds, dtypes and
+small and large parameters; tf.random.Generator.binomial and its state), and Keras 3's initial weights,
 keras.random draws, Dropout masks and model.fit's batch order after keras.utils.set_random_seed.
 """
 from __future__ import annotations
@@ -144,6 +146,17 @@ PROGRAMS = [
         {"op": "normal", "shape": [3], "seed": 1}, {"op": "set_seed", "seed": 11},
         {"op": "normal", "shape": [3], "seed": 1}, {"op": "normal", "shape": [3]}, {"op": "set_seed", "seed": 12},
         {"op": "normal", "shape": [3], "seed": 1}, {"op": "normal", "shape": [3]}]},
+    {"name": "poisson and gamma", "global_seed": 21, "calls": [
+        {"op": "poisson", "shape": [5], "lam": [0.5, 3.0, 12.0], "seed": 1},
+        {"op": "poisson", "shape": [5], "lam": [0.5, 3.0, 12.0], "seed": 1},
+        {"op": "normal", "shape": [3], "seed": 1},
+        {"op": "poisson", "shape": [4], "lam": 250.0, "dtype": "int32", "seed": 1},
+        {"op": "poisson", "shape": [2, 3], "lam": [[1.0, 40.0]], "lam_dtype": "float64", "dtype": "int64"},
+        {"op": "poisson", "shape": [3], "lam": [2, 20], "lam_dtype": "int32", "dtype": "float64", "seed": 4},
+        {"op": "gamma", "shape": [6], "alpha": [0.2, 1.0, 4.5], "seed": 1},
+        {"op": "gamma", "shape": [6], "alpha": [0.2, 1.0, 4.5], "seed": 1},
+        {"op": "gamma", "shape": [3, 2], "alpha": [[0.7], [30.0]], "dtype": "float64"},
+        {"op": "gamma", "shape": [0], "alpha": 2.0, "seed": 2}, {"op": "gamma", "shape": [2], "alpha": 2.0, "seed": 2}]},
     {"name": "means and bounds", "global_seed": 2, "calls": [
         {"op": "normal", "shape": [5], "mean": 2.0, "stddev": 0.5, "seed": 4},
         {"op": "truncated_normal", "shape": [5], "mean": -1.0, "stddev": 3.0, "seed": 4},
@@ -170,12 +183,70 @@ def run_program(tf, program):
             values.append(encode(tf.random.shuffle(tf.constant(shuffle_value(call["value"])), **kw).numpy()))
             continue
         dtype = getattr(tf, call.get("dtype", "float32"))
+        if op == "poisson":
+            lam = tf.constant(call["lam"], getattr(tf, call.get("lam_dtype", "float32")))
+            values.append(encode(tf.random.poisson(call["shape"], lam, dtype=dtype, **kw).numpy()))
+            continue
+        if op == "gamma":
+            values.append(encode(tf.random.gamma(call["shape"], call["alpha"], dtype=dtype, **kw).numpy()))
+            continue
         for name in ("minval", "maxval", "mean", "stddev"):
             if name in call:
                 kw[name] = call[name]
         fn = {"uniform": tf.random.uniform, "normal": tf.random.normal, "truncated_normal": tf.random.truncated_normal}[op]
         values.append(encode(fn(call["shape"], dtype=dtype, **kw).numpy()))
     return values
+
+
+def sampler_cases(tf):
+    """tf.random.stateless_poisson / stateless_gamma / stateless_binomial: each parameter set over seeds."""
+    cases = []
+    poisson = [([0.5, 2.5, 9.99], "float32", "int32", [40, 3]), (3.0, "float32", "float32", [7]),
+               ([10.0, 15.5, 100.0, 1e4, 1e7], "float64", "int64", [25, 5]), ([0.0, 30.0], "float64", "float64", [9, 2]),
+               ([[1, 12], [5, 60]], "int32", "int32", [3, 2, 2]), (0.3, "float32", "float16", [12]),
+               ([-2.0, 1e-5], "float32", "int32", [5, 2]), (4.0, "float32", "int32", [1000]),
+               ([12.0, 45.0, 3000.0], "float32", "int32", [400, 3])]
+    gamma = [(1.0, "float32", [9]), ([0.3, 0.9, 2.5], "float32", [30, 3]), ([1.0, 0.05, 7.0, 300.0], "float64", [20, 4]),
+             ([[1e-3], [1e4]], "float64", [5, 2, 1]), ([0.0, -1.0, 0.5], "float32", [4, 3]), (2.0, "float16", [8]),
+             (0.8, "float32", [1000])]
+    binomial = [(10.0, 0.3, "float32", "int32", [12]), ([5.0, 40.0, 200.0], [0.5, 0.7, 0.02], "float32", "int32", [30, 3]),
+                ([100.0, 1000.0], [0.9, 0.4], "float64", "float64", [20, 2]), (1e6, 0.5, "float64", "int64", [10]),
+                ([[0.0], [7.0]], [0.0, 1.0, 0.999, 1e-4], "float32", "float32", [3, 2, 4]),
+                (25.0, 0.5, "float32", "int32", [500]), ([60.0, 2000.0], [0.4, 0.75], "float64", "int64", [300, 2]),
+                ([40.0, 3.0], 0.95, "float64", "int32", [25, 2]), (12.0, [0.2, float("nan")], "float32", "float32", [3, 2])]
+    for seed in SEEDS[:4]:
+        for lam, lam_dtype, dtype, shape in poisson:
+            value = tf.random.stateless_poisson(shape, seed, tf.constant(lam, getattr(tf, lam_dtype)),
+                                                dtype=getattr(tf, dtype))
+            cases.append({"op": "poisson", "seed": seed, "shape": shape, "lam": lam, "lam_dtype": lam_dtype,
+                          "dtype": dtype, "values": encode(value.numpy())})
+        for alpha, dtype, shape in gamma:
+            value = tf.random.stateless_gamma(shape, seed, alpha, dtype=getattr(tf, dtype))
+            cases.append({"op": "gamma", "seed": seed, "shape": shape, "alpha": alpha, "dtype": dtype,
+                          "values": encode(value.numpy())})
+        for counts, probs, param_dtype, dtype, shape in binomial:
+            t = getattr(tf, param_dtype)
+            value = tf.random.stateless_binomial(shape, seed, tf.constant(counts, t), tf.constant(probs, t),
+                                                 output_dtype=getattr(tf, dtype))
+            cases.append({"op": "binomial", "seed": seed, "shape": shape, "counts": counts, "probs": probs,
+                          "param_dtype": param_dtype, "dtype": dtype, "values": encode(value.numpy())})
+    return cases
+
+
+def generator_binomial_cases(tf):
+    """tf.random.Generator.from_seed(seed).binomial calls in turn: values and the state after each."""
+    out = []
+    for seed, calls in [(5, [([3], 10.0, 0.5, "int32"), ([4, 2], [10.0, 100.0], [0.5, 0.9], "int32"),
+                             ([6], 50.0, 0.3, "float64")]),
+                        (2**40 + 1, [([2, 3], [[2.0], [30.0]], [0.1, 0.5, 0.8], "int64")])]:
+        g = tf.random.Generator.from_seed(seed)
+        values = []
+        for shape, counts, probs, dtype in calls:
+            v = g.binomial(shape, tf.constant(counts, tf.float32), tf.constant(probs, tf.float32), dtype=getattr(tf, dtype))
+            values.append({"shape": shape, "counts": counts, "probs": probs, "dtype": dtype,
+                           "values": encode(v.numpy()), "state": [int(s) for s in g.state.numpy()]})
+        out.append({"seed": seed, "calls": values})
+    return out
 
 
 DATASET_CASES = [
@@ -276,6 +347,8 @@ def main():
     table = {"tensorflow": tf.__version__, "numpy": np.__version__,
              "philox": philox_cases(tf), "key_counter": key_counter_cases(tf), "stateless": stateless_cases(tf)}
     table["stateful"] = [{**program, "values": run_program(tf, program)} for program in PROGRAMS]
+    table["samplers"] = sampler_cases(tf)
+    table["generator_binomial"] = generator_binomial_cases(tf)
     table["dataset_shuffle"] = dataset_cases(tf)
     table["keras"] = keras_cases(tf)
     OUT.parent.mkdir(parents=True, exist_ok=True)

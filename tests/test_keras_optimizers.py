@@ -152,6 +152,36 @@ def test_sgd_momentum_by_hand():
     np.testing.assert_allclose(value(r, "w"), [1 - 0.561, 2 + 1.122], rtol=1e-6)
 
 
+def test_float64_variables_take_keras_casts_of_the_hyperparameters():
+    # Keras's ops.cast(beta_1, float64) (and momentum's, weight decay's, the Constant initializer's) makes a Python
+    # float a float32 tensor first: 0.9 becomes 0.8999999761581421; 1 - beta_1 beside a tensor stays 0.1 - 2**-56
+    source = textwrap.dedent("""
+        import tensorflow as tf
+        import keras
+        v = tf.Variable([1.0, 2.0], dtype=tf.float64)
+        w = tf.Variable([1.0, 2.0], dtype=tf.float64)
+        adam, sgd = keras.optimizers.Adam(0.1), keras.optimizers.SGD(0.1, momentum=0.9)
+        for g in ([0.1, -0.3], [0.7, 0.2]):
+            adam.apply_gradients([(tf.constant(g, tf.float64), v)])
+            sgd.apply_gradients([(tf.constant(g, tf.float64), w)])
+        print(v.numpy().tolist(), w.numpy().tolist())
+    """)
+    d, rounded = np.float64, lambda x: np.float64(np.float32(x))
+    lr = rounded(0.1)
+    v, m, s = np.array([1.0, 2.0]), np.zeros(2), np.zeros(2)
+    w, mom = np.array([1.0, 2.0]), np.zeros(2)
+    for t, g in enumerate([np.array([0.1, -0.3]), np.array([0.7, 0.2])], 1):
+        alpha = lr * np.sqrt(1 - rounded(0.999) ** d(t)) / (1 - rounded(0.9) ** d(t))
+        m += (g - m) * (1 - 0.9)
+        s += (g * g - s) * (1 - 0.999)
+        v -= (m * alpha) / (np.sqrt(s) + 1e-7)
+        mom = mom * rounded(0.9) - g * lr
+        w += mom
+    printed = run_source(source).output
+    assert printed == [f"{v.tolist()} {w.tolist()}"]
+    assert optimizers.converted(0.9, np.float32) == np.float32(0.9)       # (float32: the same rounding)
+
+
 def test_weight_decay_on_sgd_uses_the_decayed_variable():
     check("SGD(learning_rate=0.1, weight_decay=0.5)",
           lambda w, gs: _sgd_wd(w, gs, 0.1, 0.5))

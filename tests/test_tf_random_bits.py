@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tapecli.kernels import tf_random as R
+from tapecli.kernels import tf_random_samplers as S
 
 DATA = json.loads((Path(__file__).parent / "data" / "tf_random_bits.json").read_text())
 F32 = np.float32
@@ -106,6 +107,15 @@ def run_program(program):
         if op == "shuffle":
             out.append(state.shuffle(_shuffle_value(call["value"]), seed=call.get("seed")))
             continue
+        if op == "poisson":
+            lam = np.asarray(call["lam"], call.get("lam_dtype", "float32"))
+            out.append(S.random_poisson(state, call["shape"], lam, np.dtype(call.get("dtype", "float32")),
+                                        call.get("seed")))
+            continue
+        if op == "gamma":
+            out.append(_gamma_op(S.random_gamma(state, call["shape"], np.asarray(call["alpha"], call.get("dtype", "float32")),
+                                                call.get("seed"))))
+            continue
         kw = {k: call[k] for k in ("minval", "maxval", "mean", "stddev", "seed") if k in call}
         fn = {"uniform": state.uniform, "normal": state.normal, "truncated_normal": state.truncated_normal}[op]
         out.append(fn(call["shape"], dtype=call.get("dtype", "float32"), **kw))
@@ -164,6 +174,71 @@ def test_dataset_shuffle(case):
     for i, order in enumerate(case["orders"]):
         got = list(R.dataset_shuffle(range(case["n"]), case["buffer"], seed, seed2, i, case["reshuffle"]))
         assert got == order, f"pass {i}"
+
+
+# ---------------------------------------------------------------------------------------------- samplers
+
+def _gamma_op(rnd):
+    """tf.random.gamma / stateless_gamma with beta 1: maximum(tiny, kernel / 1)."""
+    return np.maximum(np.finfo(rnd.dtype).tiny, rnd / rnd.dtype.type(1))
+
+
+def _sampler_id(case: dict) -> str:
+    params = {k: case[k] for k in ("lam", "alpha", "counts", "probs") if k in case}
+    return f"{case['op']}-{case['dtype']}-{case['seed']}-{case['shape']}-{params}"
+
+
+def sample(case: dict) -> np.ndarray:
+    if case["op"] == "poisson":
+        return S.stateless_poisson(case["seed"], case["shape"], np.asarray(case["lam"], case["lam_dtype"]),
+                                   np.dtype(case["dtype"]))
+    if case["op"] == "gamma":
+        return _gamma_op(S.stateless_gamma(case["seed"], case["shape"], np.asarray(case["alpha"], case["dtype"])))
+    t = case["param_dtype"]
+    return S.stateless_binomial(case["seed"], case["shape"], np.asarray(case["counts"], t),
+                                np.asarray(case["probs"], t), np.dtype(case["dtype"]))
+
+
+@pytest.mark.parametrize("case", DATA["samplers"], ids=_sampler_id)
+def test_stateless_samplers(case):
+    check(sample(case), case["values"], _sampler_id(case))
+
+
+def test_samplers_cover_both_algorithms_of_each():
+    cases = DATA["samplers"]
+    rates = {float(r) for c in cases if c["op"] == "poisson" for r in np.ravel(c["lam"])}
+    alphas = {float(a) for c in cases if c["op"] == "gamma" for a in np.ravel(c["alpha"])}
+    means = {float(n) * float(p) for c in cases if c["op"] == "binomial"
+             for n, p in zip(*np.broadcast_arrays(np.ravel(c["counts"])[:1], np.ravel(c["probs"])))}
+    assert min(rates) < 10 <= max(rates) and min(alphas) < 1 < max(alphas) and 1.0 in alphas
+    assert min(m for m in means if m > 0) < 10 <= max(means)
+    assert {c["dtype"] for c in cases} >= {"float16", "float32", "float64", "int32", "int64"}
+
+
+@pytest.mark.parametrize("case", DATA["generator_binomial"], ids=lambda c: str(c["seed"]))
+def test_generator_binomial(case):
+    state = [case["seed"] & (2**64 - 1), 0, 0]          # (create_rng_state: [counter low, counter high, key])
+    for i, call in enumerate(case["calls"]):
+        key, counter = state[2], state[0] | state[1] << 64
+        counts, probs = np.asarray(call["counts"], np.float32), np.asarray(call["probs"], np.float32)
+        params = np.broadcast_shapes(counts.shape, probs.shape)
+        got = S.binomial(key, counter, counts, probs, math.prod(call["shape"]) // math.prod(params),
+                         np.dtype(call["dtype"])).reshape(call["shape"])
+        check(got, call["values"], f"call {i}")
+        after = R.counter_skip(counter, 256 * S.binomial_skip(call["shape"], params))
+        state = [after & (2**64 - 1), after >> 64, key]
+        assert np.array(state, np.uint64).view(np.int64).tolist() == call["state"], f"call {i}: the state"
+
+
+def test_sampler_refusals():
+    with pytest.raises(ValueError, match="must end with"):
+        S.stateless_poisson([1, 2], [3, 2], np.float32([1, 2, 3]), np.dtype(np.int32))
+    with pytest.raises(ValueError, match="never returns"):
+        S.stateless_poisson([1, 2], [2], np.float32([1, np.nan]), np.dtype(np.int32))
+    with pytest.raises(ValueError, match="no defined value"):
+        S.stateless_binomial([1, 2], [2], np.float32(np.inf), np.float32(0.5), np.dtype(np.int32))
+    with pytest.raises(ValueError, match="NaN probability"):
+        S.stateless_binomial([1, 2], [2], np.float32(5), np.float32(np.nan), np.dtype(np.int32))
 
 
 # ---------------------------------------------------------------------------------------------- the C library

@@ -121,6 +121,11 @@ def _counter_words(counter: int, offsets) -> tuple:
     return lo & _LOW, lo >> _SHIFT, hi & _LOW, hi >> _SHIFT
 
 
+def philox_at(key: int, counter: int, offsets) -> np.ndarray:
+    """The Philox outputs at ``counter + offsets`` (128-bit) under ``key``: (len(offsets), 4) uint32."""
+    return _philox_words(*_counter_words(counter, offsets), key)
+
+
 def philox_blocks(key: int, counter: int, n: int) -> np.ndarray:
     """The first ``n`` outputs of a ``PhiloxRandom`` at (``key``, ``counter``): (n, 4) uint32."""
     return _philox_words(*_counter_words(counter, np.arange(n, dtype=_U64)), key)
@@ -253,15 +258,15 @@ def glibc_sincosf(x) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def _c_log():
-    """The C library's double ``log`` through ctypes (None where none loads)."""
+def libm_function(name: str):
+    """The C library's double function ``name`` of one double through ctypes (None where none loads)."""
     import ctypes
-    for name in ("libm.so.6", "libm.dylib", None):
+    for library_name in ("libm.so.6", "libm.dylib", None):
         try:
-            library = ctypes.CDLL(name)
+            library = ctypes.CDLL(library_name)
         except OSError:
             continue
-        f = getattr(library, "log", None)
+        f = getattr(library, name, None)
         if f is not None:
             f.restype = ctypes.c_double
             f.argtypes = [ctypes.c_double]
@@ -279,7 +284,7 @@ def c_log(x) -> np.ndarray:
     call per element: NumPy's long-double log rounded to double where that is more than ``_LOG_MARGIN`` ulp from
     a rounding boundary (glibc's log rounds those the same), ctypes's ``log`` on the few percent left."""
     x = np.asarray(x, dtype=np.float64)
-    c = _c_log()
+    c = libm_function("log")
     if np.finfo(np.longdouble).nmant < 60:           # no wider type: every element through the C library
         if c is None:
             return np.log(x)

@@ -1,19 +1,19 @@
 """tf.random beyond normal/uniform/truncated_normal: categorical, shuffle, gamma, poisson, split, fold_in and the
 stateless samplers. stateless_normal, stateless_uniform, stateless_truncated_normal, stateless_categorical, split,
-fold_in and a seeded TensorFlow program's shuffle give TensorFlow's own numbers (its Philox streams,
-kernels/tf_random.py); the others come from NumPy's generators: their shapes, dtypes, supports and distributions
-are TensorFlow's, and a stateless sampler gives the same numbers for the same seed, as TensorFlow's do."""
+fold_in and a seeded TensorFlow program's shuffle, gamma and poisson give TensorFlow's own numbers (its Philox
+streams, kernels/tf_random.py and tf_random_samplers.py); the others come from NumPy's generators: their shapes,
+dtypes, supports and distributions are TensorFlow's."""
 from __future__ import annotations
 
 import numpy as np
 
 from tapecli import ops
-from tapecli.kernels import tf_random
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.kernels import tf_random, tf_random_samplers
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.library.draws import tensorflow_stream
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import Tensor, dtype_name
 
 
 def _stateless(seed) -> np.random.Generator:
@@ -81,25 +81,65 @@ def shuffle(interp, value, seed=None, name=None):
     return ops.gather(t, Tensor(np.asarray(order, np.int64)))
 
 
+def converted(value, dtype=None, dtype_hint=None) -> np.ndarray:
+    """The array of ``tf.convert_to_tensor(value, dtype, dtype_hint)``, as the samplers' Python code converts
+    their parameters (tf_math's family loads at the first sampler call, not with tf.random)."""
+    from tapecli.library.tf_math import convert_to_tensor
+    return convert_to_tensor(value, dtype, dtype_hint).value
+
+
+def _sampled(what: str, sample):
+    """``sample()``, a TensorFlow sampler kernel's values; its refusals (kernels/tf_random_samplers) as
+    tapecli's errors."""
+    try:
+        return sample()
+    except ValueError as e:
+        raise TdfValueError(f"{what}: {e}") from None
+
+
+def _gamma_dtype(dtype) -> np.dtype:
+    want = _float_dtype(dtype)
+    if want.kind != "f":
+        raise TdfTypeError(f"a gamma sample's dtype is float16, float32 or float64, not {dtype_name(want)}")
+    return want
+
+
 @builtin(interp=True)
 def gamma(interp, shape, alpha, beta=None, dtype=None, seed=None, name=None):
-    """Samples of Gamma(alpha, rate beta), shape ``shape + broadcast(alpha, beta).shape``."""
-    a = np.asarray(ops.to_tensor(alpha).value, dtype=np.float64)
-    b = np.ones_like(a) if beta is None else np.asarray(ops.to_tensor(beta).value, dtype=np.float64)
+    """Samples of Gamma(alpha, rate beta), shape ``shape + broadcast(alpha, beta).shape``: TensorFlow's
+    (RandomGamma, then ``maximum(tiny, samples / beta)``) where a seed makes them reproducible."""
+    want = _gamma_dtype(dtype)
+    a = converted(alpha, want)
+    b = converted(1 if beta is None else beta, want)
     params = np.broadcast_shapes(a.shape, b.shape)
-    out_shape = to_shape(shape) + params
-    _check_size(out_shape)
-    draws = _rng(interp, seed).gamma(np.broadcast_to(a, out_shape), 1.0, size=out_shape) / np.broadcast_to(b, out_shape)
-    return Tensor(draws.astype(_float_dtype(dtype)))
+    sample_shape = to_shape(shape)
+    _check_size(sample_shape + params)
+    state = tensorflow_stream(seed)
+    if state is None:
+        out_shape = sample_shape + params
+        rnd = _rng(interp, seed).gamma(np.broadcast_to(a, out_shape).astype(np.float64), 1.0, size=out_shape)
+        return Tensor(np.maximum(np.finfo(want).tiny, rnd.astype(want) / b))
+    op_seed = None if seed is None else to_int(seed, "seed")
+    rnd = tf_random_samplers.random_gamma(state, sample_shape, np.broadcast_to(a, params), op_seed)
+    return Tensor(np.maximum(np.finfo(want).tiny, rnd / b))
 
 
 @builtin(interp=True)
 def poisson(interp, shape, lam, dtype=None, seed=None, name=None):
-    lam = np.asarray(ops.to_tensor(lam).value, dtype=np.float64)
-    out_shape = to_shape(shape) + lam.shape
-    _check_size(out_shape)
-    draws = _rng(interp, seed).poisson(np.broadcast_to(lam, out_shape), size=out_shape)
-    return Tensor(draws.astype(_float_dtype(dtype)))
+    """Samples of Poisson(lam), shape ``shape + lam.shape``, in ``dtype`` (float32 unless given): TensorFlow's
+    (RandomPoissonV2, lam in its own dtype) where a seed makes them reproducible."""
+    want = _float_dtype(dtype)
+    rates = converted(lam)
+    sample_shape = to_shape(shape)
+    _check_size(sample_shape + rates.shape)
+    state = tensorflow_stream(seed)
+    if state is None:
+        out_shape = sample_shape + rates.shape
+        draws = _rng(interp, seed).poisson(np.broadcast_to(rates.astype(np.float64), out_shape), size=out_shape)
+        return Tensor(draws.astype(want))
+    op_seed = None if seed is None else to_int(seed, "seed")
+    return Tensor(_sampled("tf.random.poisson", lambda: tf_random_samplers.random_poisson(
+        state, sample_shape, rates, want, op_seed)))
 
 
 def _seed_pair(seed) -> tuple[int, int]:

@@ -1,12 +1,12 @@
 """tf.random.Generator and its companions (get/set_global_generator, create_rng_state, Algorithm), the stateless
 binomial/gamma/poisson/parameterized truncated normal samplers and all_candidate_sampler.
 
-A Generator keeps TensorFlow's Philox state in a tf.Variable and draws normal, uniform, truncated normal and
-full-range integers as TensorFlow's kernels do, so its numbers are TensorFlow's (kernels/tf_random.py); a
-binomial moves the state as TensorFlow's does, its values NumPy's. The stateless samplers here draw from NumPy's
-generator seeded with the seed: their shapes, dtypes, supports and distributions are TensorFlow's, and one seed
-gives one sequence (docs/tf-surface.md). What is deterministic in TensorFlow — create_rng_state, the algorithm
-numbers, all_candidate_sampler — is exact."""
+A Generator keeps TensorFlow's Philox state in a tf.Variable and draws normal, uniform, truncated normal,
+full-range integers and binomials as TensorFlow's kernels do, so its numbers are TensorFlow's (kernels/tf_random.py,
+kernels/tf_random_samplers.py), as are stateless_binomial's, stateless_gamma's and stateless_poisson's. The
+parameterized truncated normal draws from NumPy's generator seeded with the seed: its shape, dtype, support and
+distribution are TensorFlow's, and one seed gives one sequence (docs/tf-surface.md). What is deterministic in
+TensorFlow — create_rng_state, the algorithm numbers, all_candidate_sampler — is exact."""
 from __future__ import annotations
 
 import math
@@ -17,9 +17,9 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
-from tapecli.kernels import tf_random
-from tapecli.library.core import NamedResult, _check_size, _float_dtype, to_dtype, to_float, to_int, to_shape
-from tapecli.library.tf_random import _stateless
+from tapecli.kernels import tf_random, tf_random_samplers
+from tapecli.library.core import NamedResult, _check_size, to_dtype, to_float, to_int, to_shape
+from tapecli.library.tf_random import _gamma_dtype, _sampled, _seed_pair, _stateless, converted
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 
 ALGORITHMS = {"PHILOX": 1, "THREEFRY": 2, "AUTO_SELECT": 3}
@@ -80,8 +80,8 @@ def create_rng_state(seed, alg):
 class Generator(ProgramObject):
     """A Philox generator whose state is a tf.Variable ``StateVar`` [counter low, counter high, key] (int64), as
     TensorFlow's: each draw of n values reads the state and moves its 128-bit counter by 256 n (RngReadAndSkip),
-    then draws as the stateless v2 kernels do from that key and counter, so its numbers are TensorFlow's. A
-    binomial moves the state as TensorFlow's kernel does; its values are NumPy's, drawn from the state read."""
+    then draws as the stateless v2 kernels do from that key and counter, so its numbers are TensorFlow's; a
+    binomial draws as StatefulRandomBinomial does."""
 
     kind_word = "a tf.random.Generator"
 
@@ -140,17 +140,18 @@ class Generator(ProgramObject):
         return Tensor(self._fill("full_int", shape, np.dtype(np.uint64) if dtype is None else to_dtype(dtype)))
 
     def binomial(self, shape, counts, probs, dtype=None, name=None):
+        """StatefulRandomBinomial: its counter moves by 256 times the kernel's reservation
+        (tf_random_samplers.binomial_skip), its values TensorFlow's."""
         shape = to_shape(shape)
         _check_size(shape)
-        n = np.asarray(ops.to_tensor(counts).value, np.float64)
-        p = np.asarray(ops.to_tensor(probs).value, np.float64)
-        batches = math.prod(np.broadcast_shapes(n.shape, p.shape))
-        per_batch = math.prod(shape) // max(batches, 1)
-        # (StatefulRandomBinomial's reservation: 2 * 100 * (samples per batch + 3) / 4 outputs per batch)
-        key, counter = self._skip(batches * 2 * 100 * (per_batch + 3) // 4)
-        rng = np.random.default_rng([key, counter & tf_random._M64, counter >> 64])
-        draws = rng.binomial(n.astype(np.int64), p, size=shape)
-        return Tensor(draws.astype(np.int32 if dtype is None else to_dtype(dtype)))
+        n, p = _params(converted(counts), converted(probs), "Generator.binomial")
+        params = np.broadcast_shapes(n.shape, p.shape)
+        if tuple(shape[len(shape) - len(params):]) != params or len(params) > len(shape):
+            raise TdfValueError("Shape passed in must end with broadcasted shape.")
+        want = np.dtype(np.int32) if dtype is None else to_dtype(dtype)
+        key, counter = self._skip(tf_random_samplers.binomial_skip(shape, params))
+        return Tensor(_sampled("Generator.binomial", lambda: tf_random_samplers.binomial(
+            key, counter, n, p, math.prod(shape) // max(math.prod(params), 1), want).reshape(shape)))
 
     def make_seeds(self, count=1):
         keys = self.uniform_full_int([to_int(count, "count")], np.int64).value
@@ -278,31 +279,51 @@ def set_global_generator(interp, generator):
     interp.tf_global_generator = generator
 
 
+def _params(counts, probs, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and probs of one floating dtype (the binomial kernels' T)."""
+    if counts.dtype != probs.dtype or probs.dtype.kind != "f":
+        raise TdfTypeError(f"{what}: counts and probs must be float tensors of one dtype, got "
+                           f"{dtype_name(counts.dtype)} and {dtype_name(probs.dtype)}",
+                           hint="pass float counts, e.g. 10.0")
+    return counts, probs
+
+
 @builtin()
 def stateless_binomial(shape, seed, counts, probs, output_dtype=None, name=None):
+    """StatelessRandomBinomial: TensorFlow's numbers (kernels/tf_random_samplers.py)."""
     shape = to_shape(shape)
     _check_size(shape)
-    draws = _stateless(seed).binomial(np.asarray(ops.to_tensor(counts).value, np.int64),
-                                      np.asarray(ops.to_tensor(probs).value, np.float64), size=shape)
-    return Tensor(draws.astype(np.int32 if output_dtype is None else to_dtype(output_dtype)))
+    p = converted(probs, dtype_hint=np.float32)
+    n = converted(counts, dtype_hint=p.dtype)
+    n, p = _params(n, p, "tf.random.stateless_binomial")
+    want = np.dtype(np.int32) if output_dtype is None else to_dtype(output_dtype)
+    return Tensor(_sampled("tf.random.stateless_binomial", lambda: tf_random_samplers.stateless_binomial(
+        _seed_pair(seed), shape, n, p, want)))
 
 
 @builtin()
 def stateless_gamma(shape, seed, alpha, beta=None, dtype=None, name=None):
-    a = np.asarray(ops.to_tensor(alpha).value, np.float64)
-    b = np.ones_like(a) if beta is None else np.asarray(ops.to_tensor(beta).value, np.float64)
+    """StatelessRandomGammaV3, then ``maximum(tiny, samples / beta)``: TensorFlow's numbers."""
+    want = _gamma_dtype(dtype)
+    a = converted(alpha, want)
+    b = converted(1 if beta is None else beta, want)
     out_shape = to_shape(shape)
     _check_size(out_shape)
-    draws = _stateless(seed).gamma(np.broadcast_to(a, out_shape), 1.0, size=out_shape) / np.broadcast_to(b, out_shape)
-    return Tensor(draws.astype(_float_dtype(dtype)))
+    params = np.broadcast_shapes(a.shape, b.shape)
+    rnd = _sampled("tf.random.stateless_gamma", lambda: tf_random_samplers.stateless_gamma(
+        _seed_pair(seed), out_shape, np.broadcast_to(a, params)))
+    return Tensor(np.maximum(np.finfo(want).tiny, rnd / b))
 
 
 @builtin()
 def stateless_poisson(shape, seed, lam, dtype=None, name=None):
+    """StatelessRandomPoisson (lam in its own dtype): TensorFlow's numbers."""
     out_shape = to_shape(shape)
     _check_size(out_shape)
-    lam = np.broadcast_to(np.asarray(ops.to_tensor(lam).value, np.float64), out_shape)
-    return Tensor(_stateless(seed).poisson(lam, size=out_shape).astype(np.int32 if dtype is None else to_dtype(dtype)))
+    rates = converted(lam)
+    want = np.dtype(np.int32) if dtype is None else to_dtype(dtype)
+    return Tensor(_sampled("tf.random.stateless_poisson", lambda: tf_random_samplers.stateless_poisson(
+        _seed_pair(seed), out_shape, rates, want)))
 
 
 @builtin()

@@ -8,7 +8,7 @@ import numpy as np
 
 from tapecli.kernels import tf_sums
 from tapecli.kernels.tf_float32 import pow_ as tf_pow
-from tapecli.library.keras.optimizers import Optimizer, slot_prefix
+from tapecli.library.keras.optimizers import Optimizer, converted, slot_prefix
 from tapecli.runtime.values import Variable, tensorflow_name
 
 
@@ -57,7 +57,7 @@ class Adafactor(Optimizer):
     def update(self, g, value, slots, lr, dtype):
         one, step = dtype(1.0), dtype(self.iterations + 1)
         rho = np.minimum(lr, one / np.sqrt(step))           # (relative_step's minimum is this one too)
-        alpha = np.maximum(dtype(self.epsilon_2), _rms(value)) * rho
+        alpha = np.maximum(converted(self.epsilon_2, dtype), _rms(value)) * rho
         squared = np.square(g) + dtype(self.epsilon_1)
         beta = one - tf_pow(step, dtype(self.beta_2_decay))
         v = slots["velocity"]

@@ -1,7 +1,7 @@
 """Keras 3 optimizers: SGD, Adam, AdamW, RMSprop, Adagrad, with clipping, decoupled weight decay and
 learning-rate schedules. ``apply_gradients`` is a state change (like ``assign_sub``): nothing is
 recorded, and the slot variables are not trainable. Arithmetic follows Keras's update_step in the
-variable's dtype, Python constants rounded to it as TensorFlow converts them.
+variable's dtype, Python constants rounded to it as TensorFlow converts them (:func:`converted`).
 
 An update writes its slots in place (``slot += step`` computes ``slot + step``: the same bits as a new
 array). While no tape is open those are the slots' own arrays where nothing else holds them (the fast
@@ -20,6 +20,7 @@ from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.loop_steps import array_pairs, paired
 from tapecli.interpreter.classes import KERAS, FrameworkBase, Instance
 from tapecli.interpreter.objects import EFFECT
+from tapecli.kernels import tf_sums
 from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras import penalties
 from tapecli.library.keras.common import (KerasObject, auto_name, flag, integer, num, opt_num, scalar, snake_case,
@@ -28,6 +29,14 @@ from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import Tensor, Variable, keras_path, tensorflow_name
 from tapecli.kernels.tf_float32 import pow_ as tf_pow      # (TensorFlow's float32 pow: glibc's powf)
+
+
+def converted(value, dtype):
+    """``ops.cast(value, variable.dtype)`` of a Python number, as Keras's updates convert some hyperparameters
+    (and its Constant initializer the slots' initial values): TensorFlow makes a float a float32 tensor first,
+    so a float64 variable gets the float32 rounding (0.9 as 0.8999999761581421). The numbers Keras passes to an
+    op beside a tensor (``ops.multiply(x, 1 - beta_1)``) are rounded to the tensor's dtype once: ``dtype(value)``."""
+    return dtype(np.float32(value))
 
 
 def slot_prefix(v: Variable) -> str:
@@ -416,7 +425,7 @@ class Optimizer(KerasObject):
         if self.weight_decay is None:
             return value
         dtype = value.dtype.type
-        return (value - value * dtype(self.weight_decay) * dtype(lr)).astype(value.dtype)
+        return (value - value * converted(self.weight_decay, dtype) * dtype(lr)).astype(value.dtype)
 
     def step_flat(self, grads, variables, lr) -> None:
         """One step of every variable at once, on their arrays laid end to end: an elementwise update gives
@@ -461,8 +470,8 @@ class Optimizer(KerasObject):
             made = {}
             for slot, initial in self.slot_specs():
                 keras = f"{slot_prefix(v)}_{slot}"
-                s = Variable(f"{self.name}/{v.name}/{slot}", np.full(v.shape, initial, dtype=v.dtype), trainable=False,
-                             tf_name=keras, keras=keras)
+                start = np.full(v.shape, converted(initial, v.dtype.type), dtype=v.dtype)   # (Keras's Constant)
+                s = Variable(f"{self.name}/{v.name}/{slot}", start, trainable=False, tf_name=keras, keras=keras)
                 made[slot] = s
                 self.slot_list.append(s)
             self.slots[v.id] = made
@@ -580,7 +589,7 @@ class SGD(Optimizer):
     def update(self, g, value, slots, lr, dtype):
         if self.momentum == 0:
             return value - g * lr
-        mom = dtype(self.momentum)
+        mom = converted(self.momentum, dtype)
         m, step = slots["momentum"], g * lr
         m *= mom
         m -= step                               # m * momentum - g * lr
@@ -605,8 +614,8 @@ class Adam(Optimizer):
 
     def update(self, g, value, slots, lr, dtype):
         t = dtype(self.iterations + 1)
-        b1p = tf_pow(dtype(self.beta_1), t)
-        b2p = tf_pow(dtype(self.beta_2), t)
+        b1p = tf_pow(converted(self.beta_1, dtype), t)
+        b2p = tf_pow(converted(self.beta_2, dtype), t)
         one = dtype(1)
         alpha = lr * np.sqrt(one - b2p) / (one - b1p)
         m, v = slots["momentum"], slots["velocity"]
@@ -705,7 +714,7 @@ class Adamax(_Moments):
         return [("momentum", 0.0), ("norm", 0.0)]
 
     def update(self, g, value, slots, lr, dtype):
-        b1p = tf_pow(dtype(self.beta_1), dtype(self.iterations + 1))
+        b1p = tf_pow(converted(self.beta_1, dtype), dtype(self.iterations + 1))
         m, u = slots["momentum"], slots["norm"]
         _moving_average(m, g, dtype(1 - self.beta_1))
         u *= dtype(self.beta_2)
@@ -742,8 +751,8 @@ class Nadam(Optimizer):
         self.u_product = self.u_product * dtype(self.beta_1) * (dtype(1.0) - dtype(0.5) * p)
 
     def update(self, g, value, slots, lr, dtype):
-        one, half, decay = dtype(1.0), dtype(0.5), dtype(0.96)
-        beta_1, beta_2 = dtype(self.beta_1), dtype(self.beta_2)
+        one, half, decay = dtype(1.0), dtype(0.5), converted(0.96, dtype)
+        beta_1, beta_2 = converted(self.beta_1, dtype), converted(self.beta_2, dtype)
         step, following = dtype(self.iterations + 1), dtype(self.iterations + 2)
         u_t = beta_1 * (one - half * tf_pow(decay, step))
         u_t_1 = beta_1 * (one - half * tf_pow(decay, following))
@@ -793,12 +802,18 @@ class Lion(Optimizer):
         return [("momentum", 0.0)]
 
     def update(self, g, value, slots, lr, dtype):
-        one, beta_1, beta_2 = dtype(1.0), dtype(self.beta_1), dtype(self.beta_2)
+        one, beta_1, beta_2 = dtype(1.0), converted(self.beta_1, dtype), converted(self.beta_2, dtype)
         m = slots["momentum"]
         new = value - lr * np.sign(m * beta_1 + g * (one - beta_1))
         m *= beta_2
         m += g * (one - beta_2)
         return new
+
+
+def _sum(x: np.ndarray):
+    """ops.sum of all of ``x``: TensorFlow's order for float32 (kernels/tf_sums.py), NumPy's elsewhere."""
+    found = tf_sums.reduce_sum(x)
+    return x.dtype.type(np.sum(x, dtype=x.dtype) if found is None else found)
 
 
 class Lamb(_Moments):
@@ -812,13 +827,13 @@ class Lamb(_Moments):
     def update(self, g, value, slots, lr, dtype):
         t = dtype(self.iterations + 1)
         one = dtype(1.0)
-        b1p, b2p = tf_pow(dtype(self.beta_1), t), tf_pow(dtype(self.beta_2), t)
+        b1p, b2p = tf_pow(converted(self.beta_1, dtype), t), tf_pow(converted(self.beta_2, dtype), t)
         m, v = slots["momentum"], slots["velocity"]
-        _moving_average(m, g, one - dtype(self.beta_1))
-        _moving_average(v, np.square(g), one - dtype(self.beta_2))
+        _moving_average(m, g, dtype(1 - self.beta_1))
+        _moving_average(v, np.square(g), dtype(1 - self.beta_2))
         step = (m / (one - b1p)) / (np.sqrt(v / (one - b2p)) + dtype(self.epsilon))
-        w_norm = np.sqrt(np.sum(np.square(value), dtype=dtype))
-        g_norm = np.sqrt(np.sum(np.square(step), dtype=dtype))
+        w_norm = np.sqrt(_sum(tf_pow(value, dtype(2))))
+        g_norm = np.sqrt(_sum(tf_pow(step, dtype(2))))
         ratio = w_norm / g_norm if w_norm > 0 and g_norm > 0 else one
         return value - ratio * lr * step
 
