@@ -38,11 +38,17 @@ PAIRED: dict = {}
 OUT_KERNELS: set = set(_OUT)
 
 
-def register(name: str, numpy=None, numba: bool = False, paired=None) -> None:
+def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:
     """Add an op's kernel, called by the op table (``tapecli.ops``) as it registers an entry: ``numpy``
     (arrays in, an array out) becomes the NumPy kernel ``name``; ``numba`` says that numba_kernels.py
-    implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first.
-    The kernels room never imports the ops: they call down into it."""
+    implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first;
+    ``formula`` (with ``arity`` inputs): the scalar formula every backend generates kernel ``name`` from
+    (``formulas.py``), for an op with no hand-written kernel. The kernels room never imports the ops: they
+    call down into it."""
+    if formula is not None:
+        from . import formulas
+        numpy = formulas.declare(name, formula, arity)
+        numba = True
     if numpy is not None:
         _RAW[name] = numpy
         NUMPY_KERNELS[name] = _quiet(numpy)
