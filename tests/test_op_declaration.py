@@ -190,12 +190,11 @@ def test_the_backend_tables_list_no_op_by_hand():
 
 
 def test_every_name_in_the_derived_kernel_tables_comes_from_an_op_entry():
-    from tapecli.kernels import formulas
     assert kernels.NUMBA_KERNELS <= _op_kernels()
-    assert set(formulas.DECLARED) <= _op_kernels()
+    assert set(kernels.FORMULAS) <= _op_kernels()
     for op in ops.OPS.values():
-        if op.kernel in formulas.DECLARED:
-            assert formulas.DECLARED[op.kernel] == (op.fusion, len(op.grads)), op.name
+        if op.kernel in kernels.FORMULAS:
+            assert kernels.FORMULAS[op.kernel] == (op.fusion, len(op.grads)), op.name
 
 
 def test_a_formula_kernel_evaluates_the_scalar_language_over_arrays():
@@ -205,7 +204,8 @@ def test_a_formula_kernel_evaluates_the_scalar_language_over_arrays():
     cases = {"_t_where": ("({0} if {0} > _F(0.0) and {0} < _F(2.0) else {0} * _F({alpha!r}))", 1, {"alpha": 0.5}),
              "_t_math": ("math.atan2({0}, {1}) + maximum({0}, {1}) + relu({0}, _F(0.0))", 2, {})}
     try:
-        kernels_ = {name: formulas.declare(name, formula, arity) for name, (formula, arity, _) in cases.items()}
+        kernels.FORMULAS.update({name: (formula, arity) for name, (formula, arity, _) in cases.items()})
+        kernels_ = {name: formulas.numpy_kernel(name) for name in cases}
         x = np.array([-1.0, 0.5, 3.0], dtype=np.float32)
         w = np.float32(0.25)
         np.testing.assert_array_equal(kernels_["_t_where"](x, alpha=0.5),
@@ -215,4 +215,4 @@ def test_a_formula_kernel_evaluates_the_scalar_language_over_arrays():
         np.testing.assert_array_equal(out, np.arctan2(x, w) + np.maximum(x, w) + np.maximum(x, 0))
     finally:
         for name in cases:
-            formulas.DECLARED.pop(name, None)
+            kernels.FORMULAS.pop(name, None)

@@ -22,7 +22,7 @@ import numpy as np
 from tapecli.environment import setting
 from tapecli.runtime.context import current
 
-from .numpy_kernels import KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
+from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
 
 RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 
@@ -46,8 +46,8 @@ def register(name: str, numpy=None, numba: bool = False, paired=None, formula=No
     (``formulas.py``), for an op with no hand-written kernel. The kernels room never imports the ops: they
     call down into it."""
     if formula is not None:
-        from . import formulas
-        numpy = formulas.declare(name, formula, arity)
+        FORMULAS[name] = (formula, arity)
+        numpy = _from_formula(name)
         numba = True
     if numpy is not None:
         _RAW[name] = numpy
@@ -57,6 +57,22 @@ def register(name: str, numpy=None, numba: bool = False, paired=None, formula=No
         NUMBA_KERNELS.add(name)
     for second, both in (paired or {}).items():
         PAIRED[name, second] = both
+
+
+def _from_formula(name: str):
+    """Kernel ``name``'s NumPy kernel, made from its formula at its first call: formulas.py is imported
+    then, not at a small program's start-up."""
+    made = []
+
+    def run(*args, **attrs):
+        if not made:
+            from . import formulas
+            made.append(formulas.numpy_kernel(name))
+            _RAW[name] = made[0]
+            NUMPY_KERNELS[name] = _quiet(made[0])
+        return made[0](*args, **attrs)
+    run.__name__ = name
+    return run
 
 
 # Measured with benchmarks/kernel_threshold.py.

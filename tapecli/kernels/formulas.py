@@ -15,7 +15,8 @@ inputs, ``{alpha}`` an attribute, in the scalar language of the fused kernels: `
 * cuda: a device function per dtype, called by the backend's elementwise kernel
   (``cuda.device_math.formula_function``).
 
-The kernels room never reads the op table: what it knows of an op is what ``register`` handed down.
+The kernels room never reads the op table: what it knows of an op is what ``register`` handed down
+(``kernels.FORMULAS``).
 """
 from __future__ import annotations
 
@@ -24,19 +25,12 @@ import math
 
 import numpy as np
 
-# kernel name -> (formula, number of inputs): the ops whose every kernel is generated here
-DECLARED: dict[str, tuple[str, int]] = {}
-
-
-def declare(name: str, formula: str, arity: int):
-    """Take an op's formula; its NumPy kernel (arrays in, an array of their result dtype out)."""
-    DECLARED[name] = (formula, arity)
-    return numpy_kernel(name)
+from .numpy_kernels import FORMULAS
 
 
 def source(name: str, inputs, attrs: dict) -> str:
     """The formula of kernel ``name`` as an expression of ``inputs`` (names), its attributes filled in."""
-    formula, _ = DECLARED[name]
+    formula, _ = FORMULAS[name]
     return formula.format(*inputs, **attrs)
 
 
@@ -98,7 +92,7 @@ def _numpy_namespace():
 
 def _numpy_function(name: str, attrs: dict):
     """``f(_F, x0, x1, ...)``: the formula over arrays, ``_F`` the result's scalar type."""
-    _, arity = DECLARED[name]
+    _, arity = FORMULAS[name]
     inputs = [f"x{j}" for j in range(arity)]
     tree = ast.parse(source(name, inputs, attrs), mode="eval")
     body = ast.fix_missing_locations(_Vectorized().visit(tree)).body
@@ -154,7 +148,7 @@ def _numba_kernel(name: str, dtype: np.dtype, attrs: dict):
     k = _NUMBA.get(key)
     if k is None:
         from .numba_support import load_source
-        _, arity = DECLARED[name]
+        _, arity = FORMULAS[name]
         inputs = [f"x{j}" for j in range(arity)]
         lines = [numba_prelude(dtype), "@_jit", f"def kernel({', '.join(inputs)}, out):",
                  "    for i in range(out.size):"]

@@ -16,6 +16,7 @@ import numpy as np
 from numba import cuda
 
 from tapecli.kernels import formulas
+from tapecli.kernels.numpy_kernels import FORMULAS as OP_FORMULAS
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -213,7 +214,7 @@ def formula_function(name: str, dtype: np.dtype, attrs: dict) -> str:
     the fused kernels' scalar language (``FUSED``, ``_F`` the dtype's scalar type)."""
     key = f"{name}[{dtype.str}]{sorted(attrs.items())}"
     if key not in DEVICE:
-        inputs = [f"x{j}" for j in range(formulas.DECLARED[name][1])]
+        inputs = [f"x{j}" for j in range(OP_FORMULAS[name][1])]
         code = f"def f({', '.join(inputs)}):\n    return {formulas.source(name, inputs, attrs)}\n"
         ns = {"math": SIMULATED_MATH if SIMULATED else math, "np": np, "_F": dtype.type, "inf": math.inf,
               "nan": math.nan, **FUSED}

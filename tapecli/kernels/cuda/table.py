@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from tapecli.kernels import formulas
 from tapecli.kernels.interface import Backend
-from tapecli.kernels.numpy_kernels import RAW_KERNELS
+from tapecli.kernels.numpy_kernels import FORMULAS, RAW_KERNELS
 from tapecli.runtime.context import current
 
 from . import device_math, launch
@@ -38,7 +37,7 @@ class CudaBackend(Backend):
         self._maps: dict = {}               # index maps by (kind, shapes): device int64 arrays
         self._out_dtypes: dict = {}
         # every kernel with a device formula, and the kernels generated from an op's formula
-        t = {name: self._ew(name) for name in device_math.KERNELS | formulas.DECLARED.keys()}
+        t = {name: self._ew(name) for name in device_math.KERNELS | FORMULAS.keys()}
         t.update({k: self._reduce(k) for k in ("sum", "prod", "max", "min", "mean")})
         t.update(logsumexp=self.logsumexp, extreme_share=self.extreme_share, softmax=self.softmax,
                  log_softmax=self.log_softmax, matmul=self.matmul, reshape=self.reshape, transpose=self.transpose,
@@ -172,7 +171,7 @@ class CudaBackend(Backend):
         elif name == "masked_grad":
             kind = attrs.get("kind", "relu")
             formula = {"relu": "masked_grad", "abs": "masked_grad_abs"}.get(kind, "masked_grad_leaky")
-        elif name in formulas.DECLARED:
+        elif name in FORMULAS:
             formula = device_math.formula_function(name, out_dtype, attrs)
         for attr, default in device_math.ATTRS.get(formula, ()):
             v = attrs.get(attr, default)
