@@ -20,7 +20,7 @@ from tapecli.kernels.numpy_kernels import KERNELS as NUMPY_KERNELS
 
 DTYPES = [np.float32, np.float64]
 UNARY = ["neg", "sin", "cos", "tan", "exp", "log", "log1p", "sqrt", "rsqrt", "square", "abs", "sign", "tanh",
-         "sigmoid", "softplus", "relu", "elu", "leaky_relu", "gelu", "erf", "round", "floor", "ceil"]
+         "sigmoid", "softplus", "softsign", "relu", "elu", "leaky_relu", "gelu", "erf", "round", "floor", "ceil"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
 REDUCTIONS = ["sum", "mean", "max", "min", "prod", "logsumexp"]
 OTHER = ["masked_grad", "where", "clip"]

@@ -22,7 +22,7 @@ import numpy as np
 from tapecli.environment import setting
 from tapecli.runtime.context import current
 
-from .numpy_kernels import KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
+from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
 
 RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 
@@ -38,11 +38,17 @@ PAIRED: dict = {}
 OUT_KERNELS: set = set(_OUT)
 
 
-def register(name: str, numpy=None, numba: bool = False, paired=None) -> None:
+def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:
     """Add an op's kernel, called by the op table (``tapecli.ops``) as it registers an entry: ``numpy``
     (arrays in, an array out) becomes the NumPy kernel ``name``; ``numba`` says that numba_kernels.py
-    implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first.
-    The kernels room never imports the ops: they call down into it."""
+    implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first;
+    ``formula`` (with ``arity`` inputs): the scalar formula every backend generates kernel ``name`` from
+    (``formulas.py``), for an op with no hand-written kernel. The kernels room never imports the ops: they
+    call down into it."""
+    if formula is not None:
+        FORMULAS[name] = (formula, arity)
+        numpy = _from_formula(name)
+        numba = True
     if numpy is not None:
         _RAW[name] = numpy
         NUMPY_KERNELS[name] = _quiet(numpy)
@@ -51,6 +57,22 @@ def register(name: str, numpy=None, numba: bool = False, paired=None) -> None:
         NUMBA_KERNELS.add(name)
     for second, both in (paired or {}).items():
         PAIRED[name, second] = both
+
+
+def _from_formula(name: str):
+    """Kernel ``name``'s NumPy kernel, made from its formula at its first call: formulas.py is imported
+    then, not at a small program's start-up."""
+    made = []
+
+    def run(*args, **attrs):
+        if not made:
+            from . import formulas
+            made.append(formulas.numpy_kernel(name))
+            _RAW[name] = made[0]
+            NUMPY_KERNELS[name] = _quiet(made[0])
+        return made[0](*args, **attrs)
+    run.__name__ = name
+    return run
 
 
 # Measured with benchmarks/kernel_threshold.py.

@@ -33,12 +33,14 @@ Choices, measured on 2 cores (AVX-512), float32 at 1e6 elements unless noted, wa
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import numpy as np
 
-from .numpy_kernels import KERNELS as NUMPY_KERNELS
+from .formulas import numba_call
+from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS
 from .numba_support import (_at, _contiguous, _float_dtype, _jit, _launch, _operands)
 
 
@@ -601,6 +603,8 @@ _IMPLS = {
 def call(name: str, *args, **attrs) -> np.ndarray:
     """Run kernel ``name``: numba where it covers the inputs, else the NumPy kernel."""
     impl = _IMPLS.get(name)
+    if impl is None and name in FORMULAS:       # an op with a formula and no hand-written kernel
+        impl = functools.partial(numba_call, name)
     if impl is not None and all(isinstance(a, np.ndarray) for a in args):
         out = impl(*args, **attrs)
         if out is not NotImplemented:

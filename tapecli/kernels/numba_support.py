@@ -6,6 +6,7 @@ import contextlib
 import glob
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -292,3 +293,42 @@ def _at_overload(a, i):
     if isinstance(a, types.Array):
         return lambda a, i: a[i]
     return lambda a, i: a
+
+
+# ------------------------------------------------------------ generated modules
+
+_FOLDERS: dict = {}
+
+
+def _generated_folder(kind: str):
+    folder = _FOLDERS.get(kind)
+    if folder is None:
+        import tempfile
+        folder = _FOLDERS[kind] = cache_dir(f"{kind}-numba-" + numba_version()) or \
+            Path(tempfile.mkdtemp(prefix=f"tapecli-{kind}-"))
+    return folder
+
+
+def load_source(kind: str, source: str, name: str | None = None, may_write=None):
+    """Generated Numba source as a module, from a file of the cache folder for ``kind`` (written first where
+    it is missing or differs), so that its ``_jit`` functions cache their machine code as the hand-written
+    kernels do. ``name`` defaults to a hash of the source and of the scalar functions it may inline;
+    ``may_write()`` (where given) is asked before a file is written: False gives None."""
+    if name is None:
+        import hashlib
+        inlined = (Path(__file__).parent / "fusion_math.py").read_bytes()
+        name = f"tapecli_{kind}_" + hashlib.sha1(source.encode() + b"\0" + inlined).hexdigest()[:20]
+    path = _generated_folder(kind) / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        if may_write is not None and not may_write():
+            return None
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    import importlib.util
+    import sys
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

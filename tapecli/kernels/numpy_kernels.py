@@ -337,3 +337,6 @@ OUT_KERNELS = frozenset({"add", "sub", "mul", "div", "relu", "masked_grad"}
                         | {"sin", "cos", "tan", "exp", "log", "log1p", "tanh", "pow"}      # (tf_float32's)
                         | {name for name, f in RAW_KERNELS.items() if isinstance(f, np.ufunc) and f.nout == 1})
 KERNELS = {name: _quiet(f) for name, f in RAW_KERNELS.items()}
+# kernel name -> (scalar formula, number of inputs): the kernels made from the formula an op handed down, for
+# the ops with no kernel written by hand (``kernels.register``; formulas.py makes each backend's)
+FORMULAS: dict = {}

@@ -11,17 +11,19 @@ draw, a value read into Python, a shape computed from values) leaves a loop that
 """
 from __future__ import annotations
 
+from tapecli import ops
 from tapecli.interpreter.objects import EFFECT, PURE
 from tapecli.interpreter.registry import BUILTINS, after_load
 
-# every argument is data
-_ALL_DATA = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "pow", "maximum", "minimum",
-             "squared_difference", "matmul", "dot")
+# The builtins of the elementwise ops come from the op table (``Op.program``): every argument of a binary
+# one is data, the first of a unary one (the others, an ``alpha``, are read into Python).
+_OP_DATA = {name: (None if op.grads is not None and len(op.grads) > 1 else 1, ())
+            for op in ops.OPS.values() for name in op.program}
+# the builtins that are no op's own: every argument is data
+_ALL_DATA = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "matmul", "dot")
 # the first argument is data
 _FIRST_DATUM = (
-    "sin", "cos", "tan", "sinh", "cosh", "asin", "acos", "atan", "exp", "log", "log1p", "expm1", "sqrt",
-    "rsqrt", "square", "abs", "negative", "tanh", "sigmoid", "relu", "relu6", "elu", "selu", "softplus",
-    "softsign", "gelu", "swish", "silu", "leaky_relu", "sign", "floor", "ceil", "round", "tf.round", "reciprocal", "erf",
+    "negative", "swish", "silu", "round", "reciprocal", "elu", "gelu", "leaky_relu",
     "sum", "mean", "max", "min", "prod", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
     "reduce_logsumexp", "logsumexp", "norm", "argmax", "argmin", "softmax", "log_softmax", "l2_normalize",
     "reshape", "transpose", "expand_dims", "squeeze", "tile", "broadcast_to", "cast", "identity",
@@ -38,12 +40,12 @@ _DRAWS = ("normal", "uniform")
 @after_load
 def _mark() -> None:
     """Mark the builtins listed here that are loaded (again after a family loads: ``registry.defer``)."""
-    for name in _ALL_DATA + _FIRST_DATUM + _LOGITS + _LISTS:
+    for name in (*_OP_DATA, *_ALL_DATA, *_FIRST_DATUM, *_LOGITS, *_LISTS):
         f = BUILTINS.get(name)
         if f is not None:
             f.replay = PURE
             f.replay_data = (None, ()) if name in _ALL_DATA + _LISTS[:4] else (0, ("logits",)) \
-                if name in _LOGITS else (1, ())
+                if name in _LOGITS else _OP_DATA.get(name, (1, ()))
             f.replay_lists = name in _LISTS
     for name in _DRAWS:
         if name in BUILTINS:

@@ -116,8 +116,7 @@ TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=Tru
 DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
 LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, y, at: m.digamma(x))
 # softsign' = 1 / (1 + |x|)^2 (TensorFlow's SoftsignGrad)
-SOFTSIGN = _unary("softsign", numpy=lambda x: (x / (1 + np.abs(x))).astype(x.dtype),
-                  deriv=lambda m, x, y, at: m.reciprocal(m.square(m.add(1, m.abs_(x)))),
+SOFTSIGN = _unary("softsign", deriv=lambda m, x, y, at: m.reciprocal(m.square(m.add(1, m.abs_(x)))),
                   fusion="({0} / (_F(1.0) + abs({0})))")
 # SeluGrad reads the output: y + scale * alpha where y < 0, else scale (at 0 too)
 SELU = _unary("selu", numpy=_selu, saves=("out",),

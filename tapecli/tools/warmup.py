@@ -16,20 +16,28 @@ import numpy as np
 
 DTYPES = ("float32", "float64")
 
-# kernel -> how to call it: "unary", "binary", "ternary" (elementwise operands), or a special form.
+# kernel -> how to call it, where its inputs do not say: a special form (the elementwise kernels are "unary",
+# "binary" or "ternary" by their op's inputs in the op table)
 _FORMS = {
-    "add": "binary", "sub": "binary", "mul": "binary", "div": "binary", "maximum": "binary", "minimum": "binary",
-    "pow": "binary", "clip": "ternary", "where": "where", "masked_grad": "masked_grad",
+    "where": "where", "masked_grad": "masked_grad",
     "sum": "reduce", "mean": "reduce", "max": "reduce", "min": "reduce", "prod": "reduce", "logsumexp": "reduce",
     "leaky_relu": "leaky_relu", "elu": "elu", "gelu": "gelu",
 }
+
+
+def _form(name: str) -> str:
+    from tapecli import ops
+    if name in _FORMS:
+        return _FORMS[name]
+    arity = next((len(op.grads) for op in ops.OPS.values() if op.kernel == name and op.grads), 1)
+    return {2: "binary", 3: "ternary"}.get(arity, "unary")
 
 
 def _calls(name: str, dtype: np.dtype):
     """Argument lists (args, attrs) covering the kernel's signatures for ``dtype``."""
     x = np.linspace(-1.5, 1.5, 24, dtype=dtype)
     one = np.asarray([0.5], dtype=dtype)
-    form = _FORMS.get(name, "unary")
+    form = _form(name)
     if form == "unary":
         return [((x,), {})]
     if form in ("binary", "ternary"):
@@ -72,7 +80,7 @@ def compile_kernels(dtypes=DTYPES, names=None, progress=None) -> list[dict]:
                     try:
                         numba_kernels.call(name, *args, **attrs)
                         calls += 1
-                    except (TypeError, ValueError):     # a form this kernel does not take
+                    except (TypeError, ValueError, KeyError):     # a form (attributes) it does not take
                         pass
             entry = {"kernel": name, "dtype": dtype_name, "calls": calls, "seconds": time.perf_counter() - start}
             out.append(entry)

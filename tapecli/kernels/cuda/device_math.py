@@ -11,8 +11,12 @@ from __future__ import annotations
 import math
 import types
 
+import numba
 import numpy as np
 from numba import cuda
+
+from tapecli.kernels import formulas
+from tapecli.kernels.numpy_kernels import FORMULAS as OP_FORMULAS
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -156,7 +160,13 @@ FORMULAS = {
 ATTRS = {"elu": (("alpha", 1.0),), "leaky_relu": (("alpha", 0.2),), "masked_grad": (("alpha", 0.2),),
          "masked_grad_abs": (("alpha", 0.2),), "masked_grad_leaky": (("alpha", 0.2),)}
 
+# formulas that are another of a kernel's (its attributes choose): the others are the kernels' names
+VARIANTS = {"gelu_tanh": "gelu", "cast_bool": "cast", "masked_grad_abs": "masked_grad",
+            "masked_grad_leaky": "masked_grad"}
+KERNELS = frozenset(FORMULAS) - VARIANTS.keys()
+
 DEVICE = {name: cuda.jit(device=True)(f) for name, f in FORMULAS.items()}
+SIMULATED = bool(numba.config.ENABLE_CUDASIM)
 
 
 # The scalar helpers a fused expression's statements call (``fusion.codegen.element_body``), under the
@@ -196,3 +206,18 @@ SIMULATED_MATH = types.SimpleNamespace(**{name: getattr(math, name) for name in 
 for _name in ("sin", "cos", "tan", "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "pow", "sinh", "cosh",
               "asin", "acos", "asinh", "acosh", "atanh", "atan2", "lgamma"):
     setattr(SIMULATED_MATH, _name, _numpy_where_math_raises(_name))
+
+
+def formula_function(name: str, dtype: np.dtype, attrs: dict) -> str:
+    """The name in ``DEVICE`` of kernel ``name``'s formula (``kernels/formulas.py``: an op with no hand-written
+    kernel) as a device function for results of ``dtype``, its attributes filled in; made on first use, in
+    the fused kernels' scalar language (``FUSED``, ``_F`` the dtype's scalar type)."""
+    key = f"{name}[{dtype.str}]{sorted(attrs.items())}"
+    if key not in DEVICE:
+        inputs = [f"x{j}" for j in range(OP_FORMULAS[name][1])]
+        code = f"def f({', '.join(inputs)}):\n    return {formulas.source(name, inputs, attrs)}\n"
+        ns = {"math": SIMULATED_MATH if SIMULATED else math, "np": np, "_F": dtype.type, "inf": math.inf,
+              "nan": math.nan, **FUSED}
+        exec(compile(code, f"<formula {name}>", "exec"), ns)
+        DEVICE[key] = cuda.jit(device=True)(ns["f"])
+    return key

@@ -22,7 +22,7 @@ from tapecli.runtime.limits import check_deadline
 
 from . import device_math
 
-SIMULATED = bool(numba.config.ENABLE_CUDASIM)
+SIMULATED = device_math.SIMULATED
 # threads per block; the simulator runs each thread as a Python thread, so it gets few
 BLOCK = 32 if SIMULATED else 256
 MAX_BLOCKS = 1 if SIMULATED else 2**31 - 1     # blocks per launch

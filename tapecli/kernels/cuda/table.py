@@ -6,7 +6,8 @@ those kernels, as in ``numpy_kernels``; shape ops and indexing gather or scatter
 that the host computes from the shapes alone (no values cross); the gradient of indexing is a segmented
 sum. matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
 stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, listed in
-``HOST_KERNELS``, and the kernels added to the op table since: ``sinh``, ``lgamma``, the linalg family, ...)
+``HOST_KERNELS``, and the hand-written kernels added to the op table since: ``sinh``, ``lgamma``, the linalg
+family, ...; an op declared by its formula alone gets a device function made from it, ``formulas.py``)
 runs NumPy's kernel on the host, its result copied back to the device: the CPU's numbers, bit for bit. The
 run's warnings say so once per kernel name.
 """
@@ -16,18 +17,13 @@ import numpy as np
 from numba import cuda
 
 from tapecli.kernels.interface import Backend
-from tapecli.kernels.numpy_kernels import RAW_KERNELS
+from tapecli.kernels.numpy_kernels import FORMULAS, RAW_KERNELS
 from tapecli.runtime.context import current
 
-from . import launch
+from . import device_math, launch
 from .array import DeviceArray, resolve_shape
 
 HOST_KERNELS = frozenset({"argmax", "argmin"})
-_UNARY = ("neg", "sin", "cos", "tan", "exp", "log", "log1p", "sqrt", "rsqrt", "square", "abs", "sign", "tanh",
-          "sigmoid", "softplus", "relu", "elu", "leaky_relu", "gelu", "erf", "round", "floor", "ceil", "logical_not",
-          "cast")
-_NARY = ("add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum", "less", "less_equal", "greater",
-         "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "masked_grad", "where", "clip")
 
 
 class CudaBackend(Backend):
@@ -40,7 +36,8 @@ class CudaBackend(Backend):
         self._uploads: dict = {}            # id of a read-only host array -> (array, its device copy)
         self._maps: dict = {}               # index maps by (kind, shapes): device int64 arrays
         self._out_dtypes: dict = {}
-        t = {name: self._ew(name) for name in _UNARY + _NARY}
+        # every kernel with a device formula, and the kernels generated from an op's formula
+        t = {name: self._ew(name) for name in device_math.KERNELS | FORMULAS.keys()}
         t.update({k: self._reduce(k) for k in ("sum", "prod", "max", "min", "mean")})
         t.update(logsumexp=self.logsumexp, extreme_share=self.extreme_share, softmax=self.softmax,
                  log_softmax=self.log_softmax, matmul=self.matmul, reshape=self.reshape, transpose=self.transpose,
@@ -174,8 +171,9 @@ class CudaBackend(Backend):
         elif name == "masked_grad":
             kind = attrs.get("kind", "relu")
             formula = {"relu": "masked_grad", "abs": "masked_grad_abs"}.get(kind, "masked_grad_leaky")
-        from .device_math import ATTRS
-        for attr, default in ATTRS.get(formula, ()):
+        elif name in FORMULAS:
+            formula = device_math.formula_function(name, out_dtype, attrs)
+        for attr, default in device_math.ATTRS.get(formula, ()):
             v = attrs.get(attr, default)
             consts.append(out_dtype.type(v) if out_dtype.kind == "f" else v)
         # a Python number takes the dtype NumPy gives it beside the first non-bool array (its weak rule)
