@@ -196,8 +196,8 @@ def reduce(kind):
     mean = kind == "mean"
 
     def run(x, axis=None, keepdims=False):
-        # float32 sums and means as TensorFlow's CPU kernels add (tf_sums.py), where it follows them
-        if exact and x.__class__ is np.ndarray and x.dtype == _FLOAT32 \
+        # float32 and float64 sums and means as TensorFlow's CPU kernels add (tf_sums.py), where it follows them
+        if exact and x.__class__ is np.ndarray and x.dtype in tf_sums.PACKETS \
                 and (out := tf_sums.reduce_sum(x, axis, keepdims, mean)) is not None:
             return out
         if x.size == 0 and kind == "mean":

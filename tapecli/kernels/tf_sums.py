@@ -1,4 +1,4 @@
-"""TensorFlow's float32 sums and means on the CPU, bit for bit.
+"""TensorFlow's float32 and float64 sums and means on the CPU, bit for bit.
 
 TensorFlow's Sum and Mean kernels (tensorflow/core/kernels/reduction_ops_common.h) first simplify the
 reduction: dimensions of size 1 are dropped and neighbouring dimensions that are both reduced (or both kept)
@@ -11,17 +11,19 @@ are merged, so every reduction is one of
   Eigen's ``InnerMostDimPreserver`` on packets of 8 outputs, each output outside them one at a time;
 * the first and last of three (``[a, b, c]`` over ``a`` and ``c``): one output at a time.
 
-and Mean is that sum divided by the count in float32 (``functor::MeanReducer``: a SumReducer, then
-``/ static_cast<float>(in.size() / out.size())``). The wheel's Eigen is built for AVX: packets of 8 floats.
+and Mean is that sum divided by the count in the tensor's dtype (``functor::MeanReducer``: a SumReducer, then
+``/ static_cast<T>(in.size() / out.size())``). The wheel's Eigen is built for AVX: packets of 8 floats or 4
+doubles (``PACKETS``; below, "8" is a float32 packet's size: a float64 packet holds 4).
 
 ``InnerMostDimReducer`` of n values at ``first`` (a row's first element in the whole tensor) is a tree:
 above 8 * 1024 values it splits at the packet boundary ``8 * ceil((first + ceil(n / 2)) / 8)`` and adds the
 halves' sums; a leaf of at most 8192 values keeps four packet accumulators over blocks of 32 values (from
 32 values on), adds accumulators 1, 2 and 3 into 0, adds the leaf's remaining whole packets to it, sums the
 last ``n % 8`` values one by one from 0, and adds that to the packet's horizontal sum
-``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))``. ``InnerMostDimPreserver`` adds the reduced rows one
-by one from 0, with four accumulators (rows 4k, 4k+1, 4k+2, 4k+3, then the rest into the first) where 16
-rows or more are reduced; an output outside a whole packet of the output's row takes Eigen's scalar path,
+``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))`` (a float64 packet's ``(p0 + p2) + (p1 + p3)``).
+``InnerMostDimPreserver`` adds the reduced rows one by one from 0, with four accumulators (rows 4k, 4k+1,
+4k+2, 4k+3, then the rest into the first) where 16 rows or more are reduced; an output outside a whole
+packet of the output's row takes Eigen's scalar path,
 the rows one by one.
 
 A full reduction of ``FULL_THREADED`` values or more is split across TensorFlow's intra-op threads (Eigen's
@@ -33,86 +35,86 @@ from __future__ import annotations
 
 import numpy as np
 
-PACKET = 8                          # floats in one of Eigen's AVX packets
-LEAF = PACKET * 1024                # the most values InnerMostDimReducer sums without splitting
-# The smallest full reduction that Eigen's cost model gives two threads: 1.9375 cycles a value (4 bytes loaded
-# at 11/64 cycles a byte; the reducer's default functor cost, 10, over a packet of 8), 210,000 cycles for two
-# (measured: TensorFlow 2.21 sums 108,387 values on one thread and 108,388 on two)
-FULL_THREADED = 108_388
+PACKETS = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}    # values in one of Eigen's AVX packets
+LEAF_PACKETS = 1024                 # a leaf of InnerMostDimReducer: at most this many packets' values
+# The smallest full reduction that Eigen's cost model gives two threads: 210,000 cycles, at 1.9375 cycles a
+# float32 value (4 bytes loaded at 11/64 cycles a byte; the reducer's default functor cost, 10, over a packet
+# of 8) and 3.875 a float64 one (measured: TensorFlow 2.21 sums 108,387 float32 values on one thread and
+# 108,388 on two)
+FULL_THREADED = {np.dtype(np.float32): 108_388, np.dtype(np.float64): 54_194}
 # The most values reduced in TensorFlow's order: above, NumPy's, 2 to 9 times faster there (a large tensor's
 # sums are a training step's, not what a program prints: its losses and metrics reduce a batch's values).
 EXACT_MOST = 16_384
 
-_F32 = np.dtype(np.float32)
-_ZERO = np.float32(0.0)
-_ONE = np.float32(1.0)
 
 
 # ------------------------------------------------------------------ InnerMostDimReducer on rows
 
 def _leaf(x):
-    """Eigen's leaf of the tree on each row of ``x`` ([rows, n], n <= LEAF): the rows' sums. (NumPy's
+    """Eigen's leaf of the tree on each row of ``x`` ([rows, n], n at most a leaf): the rows' sums. (NumPy's
     reduction over an axis that is not the last adds slice after slice, and over fewer than 8 values along
     the last adds them one by one: Eigen's orders, checked against TensorFlow's bits.)"""
     rows, n = x.shape
-    if n < PACKET:
-        return np.add.reduce(x, axis=1, initial=_ZERO)
-    whole = n - n % PACKET
-    blocks = n - n % (4 * PACKET)
+    packet, zero = PACKETS[x.dtype], x.dtype.type(0)
+    if n < packet:
+        return np.add.reduce(x, axis=1, initial=zero)
+    whole = n - n % packet
+    blocks = n - n % (4 * packet)
     if blocks:
         # four packet accumulators over blocks of 32 values, each from 0; then accumulators 1, 2, 3 and the
         # remaining whole packets added into accumulator 0 in order
-        p = np.add.reduce(np.add.reduce(x[:, :blocks].reshape(rows, -1, 4, PACKET), axis=1, initial=_ZERO), axis=1)
-        for j in range(blocks, whole, PACKET):
-            p += x[:, j:j + PACKET]
+        p = np.add.reduce(np.add.reduce(x[:, :blocks].reshape(rows, -1, 4, packet), axis=1, initial=zero), axis=1)
+        for j in range(blocks, whole, packet):
+            p += x[:, j:j + packet]
     else:
-        p = np.add.reduce(x[:, :whole].reshape(rows, -1, PACKET), axis=1, initial=_ZERO)
-    s = p[:, :4] + p[:, 4:]                         # the packet's horizontal sum (predux: AVX, then SSE3)
-    s = s[:, :2] + s[:, 2:]
-    total = s[:, 0] + s[:, 1]
+        p = np.add.reduce(x[:, :whole].reshape(rows, -1, packet), axis=1, initial=zero)
+    while p.shape[1] > 1:                           # the packet's horizontal sum (predux: halves added)
+        p = p[:, :p.shape[1] // 2] + p[:, p.shape[1] // 2:]
+    total = p[:, 0]
     if whole == n:
-        return _ZERO + total
-    return np.add.reduce(x[:, whole:], axis=1, initial=_ZERO) + total
+        return zero + total
+    return np.add.reduce(x[:, whole:], axis=1, initial=zero) + total
 
 
 def _full(x):
-    """_leaf of one row, on the 1-d ``x`` (8 <= x.size <= LEAF): a float32 scalar."""
+    """_leaf of one row, on the 1-d ``x`` (a packet <= x.size <= a leaf): a scalar of its dtype."""
     n = x.shape[0]
-    whole = n - n % PACKET
-    blocks = n - n % (4 * PACKET)
+    packet, zero = PACKETS[x.dtype], x.dtype.type(0)
+    whole = n - n % packet
+    blocks = n - n % (4 * packet)
     if blocks:
-        p = np.add.reduce(np.add.reduce(x[:blocks].reshape(-1, 4, PACKET), axis=0, initial=_ZERO), axis=0)
-        for j in range(blocks, whole, PACKET):
-            p += x[j:j + PACKET]
+        p = np.add.reduce(np.add.reduce(x[:blocks].reshape(-1, 4, packet), axis=0, initial=zero), axis=0)
+        for j in range(blocks, whole, packet):
+            p += x[j:j + packet]
     else:
-        p = np.add.reduce(x[:whole].reshape(-1, PACKET), axis=0, initial=_ZERO)
-    s = p[:4] + p[4:]
-    s = s[:2] + s[2:]
-    total = s[0] + s[1]
+        p = np.add.reduce(x[:whole].reshape(-1, packet), axis=0, initial=zero)
+    while len(p) > 1:
+        p = p[:len(p) // 2] + p[len(p) // 2:]
     if whole == n:
-        return _ZERO + total
-    return np.add.reduce(x[whole:], initial=_ZERO) + total
+        return zero + p[0]
+    return np.add.reduce(x[whole:], initial=zero) + p[0]
 
 
-def _split(first, n, leaves):
+def _split(first, n, leaves, packet):
     """The tree of InnerMostDimReducer over ``n`` values from ``first``: a leaf's (first, n), or a node's
     (left, right or None); each leaf also listed in ``leaves``."""
-    if n <= LEAF:
+    if n <= packet * LEAF_PACKETS:
         leaves.append((first, n))
         return first, n
-    split = PACKET * -(-(first + -(-n // 2)) // PACKET)
+    split = packet * -(-(first + -(-n // 2)) // packet)
     left = min(split - first, n)
-    return (_split(first, left, leaves), _split(split, n - left, leaves) if left < n else None)
+    return (_split(first, left, leaves, packet), _split(split, n - left, leaves, packet) if left < n else None)
 
 
 def _tree(x, first):
-    """InnerMostDimReducer on each row of ``x`` ([rows, n]), the rows starting at ``first`` (mod PACKET) in
+    """InnerMostDimReducer on each row of ``x`` ([rows, n]), the rows starting at ``first`` (mod a packet) in
     the tensor Eigen reads: the rows' sums. The leaves of one length are summed together."""
     rows, n = x.shape
-    if n <= LEAF:
+    packet, zero = PACKETS[x.dtype], x.dtype.type(0)
+    if n <= packet * LEAF_PACKETS:
         return _leaf(x)
     leaves: list = []
-    root = _split(first, n, leaves)
+    root = _split(first, n, leaves, packet)
     by_length: dict = {}
     for start, length in leaves:
         by_length.setdefault(length, []).append(start)
@@ -125,20 +127,21 @@ def _tree(x, first):
 
     def node(t):
         if isinstance(t[0], tuple):
-            out = _ZERO + node(t[0])
+            out = zero + node(t[0])
             return out if t[1] is None else out + node(t[1])
         return sums[t[0]]
-    return np.asarray(node(root), _F32).reshape(rows)
+    return np.asarray(node(root), x.dtype).reshape(rows)
 
 
 def _row_sums(x):
     """Sums of the rows of a C-contiguous [rows, n] array as Eigen's InnerMostDimReducer gives them."""
     rows, n = x.shape
-    if n <= LEAF or n % PACKET == 0:
+    packet = PACKETS[x.dtype]
+    if n <= packet * LEAF_PACKETS or n % packet == 0:
         return _tree(x, 0)
     # a row's splits depend on where it starts modulo a packet: rows grouped by that
-    out = np.empty(rows, _F32)
-    starts = (np.arange(rows) * n) % PACKET
+    out = np.empty(rows, x.dtype)
+    starts = (np.arange(rows) * n) % packet
     for first in np.unique(starts).tolist():
         which = starts == first
         out[which] = _tree(x[which], first)
@@ -152,7 +155,7 @@ def _four_accumulators(x):
     accumulator k from 0, then accumulators 1, 2, 3 and the last ``n % 4`` rows into accumulator 0 in order."""
     n = x.shape[0]
     unrolled = n - n % 4
-    acc = np.add.reduce(x[:unrolled].reshape((-1, 4) + x.shape[1:]), axis=0, initial=_ZERO)
+    acc = np.add.reduce(x[:unrolled].reshape((-1, 4) + x.shape[1:]), axis=0, initial=x.dtype.type(0))
     if unrolled < n:
         acc = np.concatenate((acc, x[unrolled:]))
     return np.add.reduce(acc, axis=0)
@@ -162,15 +165,16 @@ def _columns(x):
     """x [n, c] summed over its first axis as Eigen does: the outputs of whole packets (the first
     ``c - c % 8``) by InnerMostDimPreserver, the others by the scalar path (rows in order from 0)."""
     n, c = x.shape
-    if n < 16 or c < PACKET:
-        return np.add.reduce(x, axis=0, initial=_ZERO)
+    packet, zero = PACKETS[x.dtype], x.dtype.type(0)
+    if n < 16 or c < packet:
+        return np.add.reduce(x, axis=0, initial=zero)
     out = _four_accumulators(x)
-    if c % PACKET == 1:
+    if c % packet == 1:
         # (NumPy sums a single column pairwise: its running sum is in order. Eigen's sums from 0 are never
         # -0, the running sum's only while all values are: the same after adding 0)
-        out[-1] = _ZERO + np.add.accumulate(x[:, -1])[-1]
-    elif c % PACKET:
-        out[c - c % PACKET:] = np.add.reduce(x[:, c - c % PACKET:], axis=0, initial=_ZERO)
+        out[-1] = zero + np.add.accumulate(x[:, -1])[-1]
+    elif c % packet:
+        out[c - c % packet:] = np.add.reduce(x[:, c - c % packet:], axis=0, initial=zero)
     return out
 
 
@@ -178,13 +182,14 @@ def _middle(x):
     """x [a, n, c] summed over its middle axis as Eigen does: [a, c]. A packet of 8 outputs of the flat
     output takes InnerMostDimPreserver where it lies in one of its rows, the others the scalar path."""
     a, n, c = x.shape
+    packet = PACKETS[x.dtype]
     rows = np.moveaxis(x, 1, 0)                                       # [n, a, c]
-    seq = np.add.reduce(rows, axis=0, initial=_ZERO)
-    if n < 16 or c < PACKET:
+    seq = np.add.reduce(rows, axis=0, initial=x.dtype.type(0))
+    if n < 16 or c < packet:
         return seq
     flat = np.arange(a * c)
-    start = flat - flat % PACKET
-    packed = (start + PACKET <= a * c - (a * c) % PACKET) & (start % c + PACKET <= c)
+    start = flat - flat % packet
+    packed = (start + packet <= a * c - (a * c) % packet) & (start % c + packet <= c)
     return np.where(packed.reshape(a, c), _four_accumulators(rows), seq)
 
 
@@ -209,25 +214,26 @@ def _simplified(shape, axes):
 
 
 def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
-    """TensorFlow's Sum (Mean with ``mean``) of a float32 array over ``axis`` (None, an int or a tuple), or
-    None where this module does not follow it (another dtype, no elements, more than ``most`` elements, a full
-    reduction of ``FULL_THREADED`` or more, which TensorFlow splits across threads)."""
-    if x.__class__ is not np.ndarray or x.dtype != _F32:
+    """TensorFlow's Sum (Mean with ``mean``) of a float32 or float64 array over ``axis`` (None, an int or a
+    tuple), or None where this module does not follow it (another dtype, no elements, more than ``most``
+    elements, a full reduction of ``FULL_THREADED`` or more, which TensorFlow splits across threads)."""
+    if x.__class__ is not np.ndarray or x.dtype not in PACKETS:
         return None
     size = x.size
-    if not 0 < size <= most or axis is None and size >= FULL_THREADED:
+    if not 0 < size <= most or axis is None and size >= FULL_THREADED[x.dtype]:
         return None
     ndim = x.ndim
     if axis is None:
-        if size <= LEAF and not keepdims:
+        packet = PACKETS[x.dtype]
+        if size <= packet * LEAF_PACKETS and not keepdims:
             # (the common case first: a loss's mean)
-            if size >= PACKET:
+            if size >= packet:
                 out = _full(x.reshape(-1))
             elif size > 1:
-                out = np.add.reduce(x.reshape(-1), initial=_ZERO)
+                out = np.add.reduce(x.reshape(-1), initial=x.dtype.type(0))
             else:
                 return x.reshape(()).copy()
-            return np.asarray(out / np.float32(size) if mean else out)
+            return np.asarray(out / x.dtype.type(size) if mean else out)
         axes = range(ndim)
     else:
         given = [int(a) for a in axis] if axis.__class__ is tuple or axis.__class__ is list else [int(axis)]
@@ -249,7 +255,7 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
         out = _columns(x) if first_reduced else _row_sums(x)
     elif len(shape) == 3 and first_reduced:
         # [a, b, c] over a and c: each output alone, c outer and a inner, in order
-        out = np.add.reduce(x.transpose(2, 0, 1).reshape(-1, shape[1]), axis=0, initial=_ZERO)
+        out = np.add.reduce(x.transpose(2, 0, 1).reshape(-1, shape[1]), axis=0, initial=x.dtype.type(0))
     elif len(shape) == 3:
         out = _middle(x)
     else:
@@ -259,7 +265,7 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
         moved = np.ascontiguousarray(x.transpose(kept + gone))
         out = _row_sums(moved.reshape(int(np.prod([shape[i] for i in kept])), -1))
     if mean:
-        out = out / np.float32(size // out.size)
+        out = out / x.dtype.type(size // out.size)
     elif out.base is not None:
         out = out.copy()
     out.shape = out_shape           # (the result its own array, not a view: what kernel traces follow)
