@@ -166,6 +166,7 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 # What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
+                           "pretty_printed_concrete_signatures",
                            "__name__", "nest",         # (the interpreter's type() knows fewer classes)
                            "decode", "encode"}) | frozenset({       # (bytes, a string tensor's elements, are CPython's)
     # NumPy arrays' attributes the interpreter's arrays lack (runtime/numpy_gate.py's ARRAY_METHODS they have):
@@ -537,6 +538,7 @@ class Run:
         self._rng = None
         self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_functions)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
+        self.captures = None        # what a tf.function's trace reads from outside it (tf_signatures.Captures)
 
     @property
     def rng(self):
@@ -717,6 +719,8 @@ class Eager:
 
     def operator(self, name: str, tensor, *other):
         self._line(3)
+        if self.run.captures is not None:
+            self.run.captures.read((tensor, other))
         try:                    # (inline, not as_tensorflow: _line's frames, and the hottest path)
             if not other:
                 return _UNARY[name](ops.to_tensor(tensor))
@@ -753,6 +757,8 @@ class Eager:
     @as_tensorflow
     def getitem(self, tensor, key):
         self._line(3)
+        if self.run.captures is not None:
+            self.run.captures.read(tensor)
         t = ops.to_tensor(tensor)
         key = tuple(_index(k) for k in (key if isinstance(key, tuple) else (key,)))
         try:
@@ -817,6 +823,8 @@ class Eager:
             if name not in TAPE_ATTRIBUTES:
                 raise AttributeError(f"'GradientTape' object has no attribute '{name}'")
             return obj.method(name, node)
+        if self.run.captures is not None:
+            self.run.captures.read(obj)
         allowed = VARIABLE_ATTRIBUTES if isinstance(obj, Variable) else TENSOR_ATTRIBUTES
         if name in NUMPY_ATTRIBUTES and isinstance(obj, Tensor) and current().numpy_behavior is not None:
             return numpy_attribute(self, obj, name)
