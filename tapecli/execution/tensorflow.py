@@ -136,6 +136,10 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, ast.Attribute) and (node.attr in _CPYTHON_ONLY or node.attr == "TensorSpec"
                                                 and id(node) not in signatures):
             return True
+        # a tf.Variable's shape=, where it may have unknown dimensions: the interpreter's shapes are all known
+        if isinstance(node, ast.Call) and _last_name(node.func) == "Variable" and any(
+                k.arg == "shape" for k in node.keywords):
+            return True
         # a tf.function's input_signature: the interpreter reads a decorator's name alone
         if isinstance(node, ast.keyword) and node.arg == "input_signature":
             return True
@@ -843,6 +847,8 @@ class Eager:
         if name in ("shape", "get_shape"):      # (a tracing tf.function's parameter: its input_signature's shape)
             placeholder = current().graph_arguments.get(id(obj))
             shape = Shape(t.shape if placeholder is None else placeholder[2])
+            if isinstance(obj, Variable) and obj.declared is not None:
+                shape = obj.declared
             return shape if name == "shape" else lambda: shape
         if name == "set_shape":
             return lambda shape: _set_shape(t, shape)
