@@ -411,7 +411,7 @@ def supported(path: list[str]) -> bool:
     found = _resolve(path)
     if isinstance(found, DType) or found.__class__ is Tensor and found.weak:     # (a Python number: tf.data.AUTOTUNE)
         return True
-    drawing = path[0] in (RANDOM, KERAS) or path == ["nn", "dropout"]     # (the run's generator: Run.rng)
+    drawing = path[0] in (RANDOM, KERAS) or tuple(path) in _DRAWING     # (the run's generator: Run.rng)
     if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
         return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
     if isinstance(found, Namespace):
@@ -424,6 +424,10 @@ def supported(path: list[str]) -> bool:
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+# Functions outside tf.random that draw from the run's generator (their builtins take the run)
+_DRAWING = frozenset({("nn", "dropout"), ("image", "random_hue"), ("image", "random_saturation")})
 
 
 def _of_families(module: str, top: str) -> bool:
