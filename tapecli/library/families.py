@@ -229,4 +229,7 @@ DEFERRED = {
         'image.crop_and_resize', 'image.draw_bounding_boxes', 'image.non_max_suppression',
         'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores', 'image.sobel_edges',
     ),
+    'tf_png': (
+        'image.decode_png', 'image.encode_png', 'io.decode_png', 'io.encode_png',
+    ),
 }
