@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import types
+import weakref
 
 import numpy as np
 
@@ -62,19 +64,22 @@ def tf_function(library_function):
     return function
 
 
-def _traced(func, input_signature=None):
+def _traced(func, input_signature=None, warned: bool = False):
     """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator; a call
     whose arguments it was traced for runs the traced graph, without its Python ``print``s (objects.trace_key).
     In it, NumPy arrays are tensors, as TensorFlow converts them; what it returns is tensors
-    (objects.function_outputs)."""
+    (objects.function_outputs). A method's (defined in a class, its first parameter ``self``) is traced for each
+    instance apart, as TensorFlow binds it (:class:`_TracedMethod`)."""
     code = getattr(func, "__code__", None)
     run = current().eager.run
-    if code is not None and code.co_filename == run.sandbox.filename:
+    if code is not None and code.co_filename == run.sandbox.filename and not warned:
         message = run.traced.get(code.co_firstlineno)
         if message:
             current().settings.warn(message, code.co_firstlineno)
     if not callable(func):
         return func
+    if not warned and _is_method(func):
+        return _TracedMethod(func, input_signature)
     traces, sandbox = Traces(None if input_signature is None else list(input_signature)), run.sandbox
     parameters = inspect.signature(func)
     traced_for = []         # each call that traced (or get_concrete_function's): its arguments, tensors as specs
@@ -116,6 +121,35 @@ def _traced(func, input_signature=None):
     traced.get_concrete_function = concrete_function
     traced.pretty_printed_concrete_signatures = concrete_signatures
     return traced
+
+
+def _is_method(func) -> bool:
+    parameters = list(inspect.signature(func).parameters)
+    return isinstance(func, types.FunctionType) and "." in func.__qualname__.replace(".<locals>.", "") and \
+        parameters[:1] == ["self"]
+
+
+class _TracedMethod:
+    """``@tf.function`` on a method: read from an instance, the tf.function of the method bound to it (one per
+    instance, as TensorFlow's), whose signature (an input_signature's binding, its concrete functions') has no
+    ``self``."""
+
+    def __init__(self, func, input_signature):
+        self.func, self.input_signature = func, input_signature
+        self.bound = weakref.WeakKeyDictionary()
+        functools.update_wrapper(self, func)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        found = self.bound.get(instance)
+        if found is None:
+            found = self.bound[instance] = _traced(types.MethodType(self.func, instance), self.input_signature,
+                                                   warned=True)
+        return found
+
+    def __call__(self, instance, *args, **kwargs):      # (the class's: Model.call(m, x))
+        return self.__get__(instance)(*args, **kwargs)
 
 
 class ConcreteFunction:
