@@ -132,6 +132,11 @@ class KernelValueError(TdfValueError):
     InvalidArgumentError for it, which a TensorFlow program catches it as (execution/tf_errors.py)."""
 
 
+class KernelPreconditionError(TdfValueError):
+    """An input an op's kernel refuses for its state or layout (RGBToHSV's channels): TensorFlow raises
+    FailedPreconditionError for it."""
+
+
 class LimitError(TdfError):
     kind = "LimitError"
 

@@ -65,7 +65,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_signal", "tapecli.library.tf_ragged_ops", "tapecli.library.tf_numpy",
                       "tapecli.library.tf_numpy_arrays", "tapecli.library.tf_numpy_indexing",
                       "tapecli.library.tf_numpy_math", "tapecli.library.tf_tensor_proto", "tapecli.library.tf_test",
-                      "tapecli.library.tf_image_boxes"})
+                      "tapecli.library.tf_image_boxes", "tapecli.library.tf_png"})
 # tf.cond, tf.while_loop, tf.map_fn, tf.sparse.map_values...: the functions a program passes them are called back as
 # the program's (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CALLING_BACK = frozenset({"tapecli.library.control", "tapecli.library.tf_sparse_math",
@@ -137,6 +137,10 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, ast.Attribute) and (node.attr in _CPYTHON_ONLY or node.attr == "TensorSpec"
                                                 and id(node) not in signatures):
             return True
+        # a tf.Variable's shape=, where it may have unknown dimensions: the interpreter's shapes are all known
+        if isinstance(node, ast.Call) and _last_name(node.func) == "Variable" and any(
+                k.arg == "shape" for k in node.keywords):
+            return True
         # a tf.function's input_signature: the interpreter reads a decorator's name alone
         if isinstance(node, ast.keyword) and node.arg == "input_signature":
             return True
@@ -167,6 +171,7 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 # What only CPython's run gives: TensorFlow's static shapes with unknown dimensions and specs as values (the
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
+                           "pretty_printed_concrete_signatures",
                            "__name__", "nest",         # (the interpreter's type() knows fewer classes)
                            "decode", "encode"}) | frozenset({       # (bytes, a string tensor's elements, are CPython's)
     # NumPy arrays' attributes the interpreter's arrays lack (runtime/numpy_gate.py's ARRAY_METHODS they have):
@@ -407,7 +412,7 @@ def supported(path: list[str]) -> bool:
     found = _resolve(path)
     if isinstance(found, DType) or found.__class__ is Tensor and found.weak:     # (a Python number: tf.data.AUTOTUNE)
         return True
-    drawing = path[0] in (RANDOM, KERAS) or path == ["nn", "dropout"]     # (the run's generator: Run.rng)
+    drawing = path[0] in (RANDOM, KERAS) or tuple(path) in _DRAWING     # (the run's generator: Run.rng)
     if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
         return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
     if isinstance(found, Namespace):
@@ -420,6 +425,10 @@ def supported(path: list[str]) -> bool:
         return False
     code = getattr(found, "__code__", None)
     return code is None or not _CALLABLE_PARAMETERS & set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+
+
+# Functions outside tf.random that draw from the run's generator (their builtins take the run)
+_DRAWING = frozenset({("nn", "dropout"), ("image", "random_hue"), ("image", "random_saturation")})
 
 
 def _of_families(module: str, top: str) -> bool:
@@ -538,6 +547,7 @@ class Run:
         self._rng = None
         self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_functions)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
+        self.captures = None        # what a tf.function's trace reads from outside it (tf_signatures.Captures)
 
     @property
     def rng(self):
@@ -718,6 +728,8 @@ class Eager:
 
     def operator(self, name: str, tensor, *other):
         self._line(3)
+        if self.run.captures is not None:
+            self.run.captures.read((tensor, other))
         try:                    # (inline, not as_tensorflow: _line's frames, and the hottest path)
             if not other:
                 return _UNARY[name](ops.to_tensor(tensor))
@@ -754,6 +766,8 @@ class Eager:
     @as_tensorflow
     def getitem(self, tensor, key):
         self._line(3)
+        if self.run.captures is not None:
+            self.run.captures.read(tensor)
         t = ops.to_tensor(tensor)
         key = tuple(_index(k) for k in (key if isinstance(key, tuple) else (key,)))
         try:
@@ -818,6 +832,8 @@ class Eager:
             if name not in TAPE_ATTRIBUTES:
                 raise AttributeError(f"'GradientTape' object has no attribute '{name}'")
             return obj.method(name, node)
+        if self.run.captures is not None:
+            self.run.captures.read(obj)
         allowed = VARIABLE_ATTRIBUTES if isinstance(obj, Variable) else TENSOR_ATTRIBUTES
         if name == KERAS_MASK and isinstance(obj, Tensor) and eager_mask(self.run, obj) is not None:
             return eager_mask(self.run, obj)
@@ -838,6 +854,8 @@ class Eager:
         if name in ("shape", "get_shape"):      # (a tracing tf.function's parameter: its input_signature's shape)
             placeholder = current().graph_arguments.get(id(obj))
             shape = Shape(t.shape if placeholder is None else placeholder[2])
+            if isinstance(obj, Variable) and obj.declared is not None:
+                shape = obj.declared
             return shape if name == "shape" else lambda: shape
         if name == "set_shape":
             return lambda shape: _set_shape(t, shape)

@@ -11,16 +11,19 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import types
+import weakref
 
 import numpy as np
 
 from tapecli import ops
+from tapecli.execution.tf_signatures import Captures, GraphTensor, parameters_of, pretty_printed, trace_type
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_side, to_library, to_program
 from tapecli.frontend.spellings import cpython_trace_only, traced_side_effects
 from tapecli.interpreter.objects import Traces, custom_gradient_call, function_outputs, trace_key
 from tapecli.runtime.context import current
-from tapecli.runtime.specs import Shape, TensorSpec
-from tapecli.runtime.values import DTYPES, DType, Tensor, Variable
+from tapecli.runtime.specs import TensorSpec
+from tapecli.runtime.values import DTYPES, DType, Tensor, Variable, dtype_name
 
 
 def traced_functions(tree: ast.Module, aliases: set[str]) -> tuple[dict[int, str], set[int]]:
@@ -61,21 +64,37 @@ def tf_function(library_function):
     return function
 
 
-def _traced(func, input_signature=None):
+def _traced(func, input_signature=None, warned: bool = False):
     """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator; a call
     whose arguments it was traced for runs the traced graph, without its Python ``print``s (objects.trace_key).
     In it, NumPy arrays are tensors, as TensorFlow converts them; what it returns is tensors
-    (objects.function_outputs)."""
+    (objects.function_outputs). A method's (defined in a class, its first parameter ``self``) is traced for each
+    instance apart, as TensorFlow binds it (:class:`_TracedMethod`)."""
     code = getattr(func, "__code__", None)
     run = current().eager.run
-    if code is not None and code.co_filename == run.sandbox.filename:
+    if code is not None and code.co_filename == run.sandbox.filename and not warned:
         message = run.traced.get(code.co_firstlineno)
         if message:
             current().settings.warn(message, code.co_firstlineno)
     if not callable(func):
         return func
+    if not warned and _is_method(func):
+        return _TracedMethod(func, input_signature)
     traces, sandbox = Traces(None if input_signature is None else list(input_signature)), run.sandbox
     parameters = inspect.signature(func)
+    traced_for = []         # each call that traced (or get_concrete_function's): its arguments, tensors as specs
+
+    def concrete_function(*args, **kwargs):
+        traced_for.append(_as_specs([list(args), kwargs]))
+        return _concrete(func, parameters, traces, args, kwargs)
+
+    def concrete_signatures(verbose=True) -> str:
+        """pretty_printed_concrete_signatures(): of each trace, once (a call's and get_concrete_function's of
+        the same arguments are one), in the order they were made."""
+        calls = traced_for if traces.signature is None else [((), {})]
+        printed = dict.fromkeys(_concrete(func, parameters, traces, args, kwargs, silent=True).pretty_printed_signature(
+            verbose) for args, kwargs in calls)
+        return ("\n\n" if verbose else "\n").join(printed)
 
     @functools.wraps(func)
     def traced(*args, **kwargs):
@@ -94,10 +113,43 @@ def _traced(func, input_signature=None):
         for name, value in bound.arguments.items():
             if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
                 bound.arguments[name] = Tensor(value)
-        return _run_graph(func, sandbox, bound, traces, traces.seen(trace_key([list(args), kwargs])))
+        seen = traces.seen(trace_key([list(args), kwargs]))
+        if not seen:
+            traced_for.append(_as_specs([list(args), kwargs]))
+        return _run_graph(func, sandbox, bound, traces, seen)
     traced.experimental_get_tracing_count = lambda: traces.count
-    traced.get_concrete_function = lambda *args, **kwargs: _concrete(func, parameters, traces, args, kwargs)
+    traced.get_concrete_function = concrete_function
+    traced.pretty_printed_concrete_signatures = concrete_signatures
     return traced
+
+
+def _is_method(func) -> bool:
+    parameters = list(inspect.signature(func).parameters)
+    return isinstance(func, types.FunctionType) and "." in func.__qualname__.replace(".<locals>.", "") and \
+        parameters[:1] == ["self"]
+
+
+class _TracedMethod:
+    """``@tf.function`` on a method: read from an instance, the tf.function of the method bound to it (one per
+    instance, as TensorFlow's), whose signature (an input_signature's binding, its concrete functions') has no
+    ``self``."""
+
+    def __init__(self, func, input_signature):
+        self.func, self.input_signature = func, input_signature
+        self.bound = weakref.WeakKeyDictionary()
+        functools.update_wrapper(self, func)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        found = self.bound.get(instance)
+        if found is None:
+            found = self.bound[instance] = _traced(types.MethodType(self.func, instance), self.input_signature,
+                                                   warned=True)
+        return found
+
+    def __call__(self, instance, *args, **kwargs):      # (the class's: Model.call(m, x))
+        return self.__get__(instance)(*args, **kwargs)
 
 
 class ConcreteFunction:
@@ -107,8 +159,9 @@ class ConcreteFunction:
     TensorFlow's (each tensor's spec named after its parameter, each Python value as it is), its ``inputs`` and
     ``structured_outputs``/``outputs`` the graph's tensors."""
 
-    def __init__(self, run_graph, arguments: dict, outputs):
+    def __init__(self, run_graph, arguments: dict, outputs, function_type: tuple):
         self._run_graph, self._arguments = run_graph, arguments
+        self._function_type = function_type     # (parameters, captures: tf_signatures)
         self.structured_input_signature = (tuple(arguments.values()), {})
         self.inputs = []
         _nested(tuple(arguments.values()), lambda spec: self.inputs.append(
@@ -125,6 +178,16 @@ class ConcreteFunction:
     @property
     def output_dtypes(self):
         return _each_output(self.structured_outputs, lambda o: o.dtype)
+
+    def pretty_printed_signature(self, verbose=True) -> str:
+        parameters, captures = self._function_type
+        return pretty_printed(parameters, trace_type(self.structured_outputs, output=True), captures, verbose)
+
+    def __str__(self):
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.pretty_printed_signature(verbose=False)} at 0x{id(self):X}>"
 
     def __call__(self, *tensors):
         names = [name for name, spec in self._arguments.items() if isinstance(spec, TensorSpec)]
@@ -145,49 +208,43 @@ def _each_output(outputs, read):
     return outputs
 
 
-class GraphTensor:
-    """A traced graph's tensor: its shape (None where a dimension is unknown) and dtype, printed as TensorFlow's."""
-
-    def __init__(self, shape, dtype, name):
-        self.shape, self.dtype, self.name = Shape(shape), DType(dtype.name), name
-
-    def __str__(self):
-        return f'Tensor("{self.name}", shape={self.shape}, dtype={self.dtype.name})'
-
-    def __repr__(self):
-        return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
-
-
-def _concrete(func, parameters, traces, args, kwargs) -> ConcreteFunction:
+def _concrete(func, parameters, traces, args, kwargs, silent: bool = False) -> ConcreteFunction:
     """Trace the tf.function of ``func`` as TensorFlow does for get_concrete_function: its body runs on placeholders of the specs
     (or values) given (the input_signature's where none are), as a call that traces, its parameters printed as
     the specs' placeholders; which output dimensions are unknown is found by a second, silent run with each
     unknown input dimension another size. The variables the runs change and the run's draws are restored: a
-    trace computes nothing."""
+    trace computes nothing. What the first run reads from outside is the function's captures. ``silent``: the
+    concrete function of a call that traced already, its trace not made again."""
     given = parameters.bind(*(args if args or kwargs else traces.signature or ()), **kwargs)
     given.apply_defaults()
     arguments = {name: _specs(v, name) for name, v in given.arguments.items()}
 
-    def probes(size):
+    def probes(size):       # (of an unknown rank: a scalar, then a vector)
         return inspect.BoundArguments(parameters, {name: _nested(spec, lambda t: Tensor(np.ones(
-            [size if d is None else d for d in t.shape], DTYPES[t.dtype.name]))) for name, spec in arguments.items()})
+            [size if d is None else d for d in t.shape] if t.shape.known else [size] * (size - 1),
+            DTYPES[t.dtype.name]))) for name, spec in arguments.items()})
     ctx, run = current(), current().eager.run
     saved = [(v, v.read().value.copy()) for v in list(ctx.variables)]
     drawn = run.rng.bit_generator.state
     first_probes = probes(1)
-    muted = traces.seen(trace_key([list(first_probes.arguments.values()), {}]))
+    muted = silent or traces.seen(trace_key([list(first_probes.arguments.values()), {}]))
+    held = run.captures
+    run.captures = captures = Captures(func, first_probes.arguments, ctx.variables)
     try:
         first = _run_graph(func, run.sandbox, first_probes, traces, muted,
                            {name: a for name, a in arguments.items() if isinstance(a, TensorSpec)})
+        run.captures = held
         second = _run_graph(func, run.sandbox, probes(2), traces, True)
     finally:
+        run.captures = held
         for v, value in saved:
             v.assign(value)
         run.rng.bit_generator.state = drawn
 
     def output(a, b):
         if isinstance(a, Tensor):
-            return GraphTensor([d if d == e else None for d, e in zip(a.shape, b.shape)], a.dtype, "Identity:0")
+            shape = None if a.ndim != b.ndim else [d if d == e else None for d, e in zip(a.shape, b.shape)]
+            return GraphTensor(shape, a.dtype, "Identity:0")
         if isinstance(a, dict):
             return {k: output(v, b[k]) for k, v in a.items()}
         if isinstance(a, (list, tuple)):
@@ -196,7 +253,19 @@ def _concrete(func, parameters, traces, args, kwargs) -> ConcreteFunction:
         return a
     outputs = output(first, second)
     return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, inspect.BoundArguments(parameters, values),
-                                                        traces, True), arguments, outputs)
+                                                        traces, True), arguments, outputs,
+                            (parameters_of(parameters, given), captures.read_in_order))
+
+
+def _as_specs(value):
+    """A call's arguments as a trace keeps them: each tensor its TensorSpec (a variable itself)."""
+    if isinstance(value, Tensor) or isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return TensorSpec(value.shape, DType(dtype_name(value.dtype)))
+    if isinstance(value, dict):
+        return {k: _as_specs(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_as_specs(v) for v in value)
+    return value
 
 
 def _specs(value, name: str):

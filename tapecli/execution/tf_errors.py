@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import types
 
-from tapecli.errors import (CheckpointAssertionError, DtypeMismatch, GradientError, KernelValueError, ShapeError,
-                            TapeError, TdfAssertionError, TdfError, TdfTypeError, TdfValueError)
+from tapecli.errors import (CheckpointAssertionError, DtypeMismatch, GradientError, KernelPreconditionError,
+                            KernelValueError, ShapeError, TapeError, TdfAssertionError, TdfError, TdfTypeError,
+                            TdfValueError)
 
 # TensorFlow's status codes (tf.errors.OK ... tf.errors.UNAUTHENTICATED) and the class of each.
 CODES = {"OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
@@ -63,6 +64,7 @@ OpError.__module__ = "tensorflow.errors"
 STANDS_FOR = {CheckpointAssertionError: AssertionError,
               DtypeMismatch: CLASSES["InvalidArgumentError"], ShapeError: CLASSES["InvalidArgumentError"],
               TdfAssertionError: CLASSES["InvalidArgumentError"], KernelValueError: CLASSES["InvalidArgumentError"],
+              KernelPreconditionError: CLASSES["FailedPreconditionError"],
               TdfValueError: ValueError,
               TdfTypeError: TypeError, TapeError: RuntimeError, GradientError: LookupError}
 # What a program may read of a library error it caught (its other attributes are tapecli's: hint, line, ...).

@@ -448,6 +448,8 @@ def tensorflow_class_name(value) -> str | None:
 
 @as_tensorflow
 def _library_call(f, run, node, args, kwargs):
+    if run.captures is not None:        # (a tf.function's trace: what it reads from outside, tf_signatures.Captures)
+        run.captures.read((args, kwargs))
     convert = _items_converted if getattr(f, "item_lists", False) else to_library
     return to_program(call_builtin(f, run, node, [convert(a) for a in args], {k: convert(v) for k, v in kwargs.items()}))
 

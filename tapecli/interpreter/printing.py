@@ -122,7 +122,8 @@ def _numpy_text(t: Tensor, is_repr: bool) -> str:
 
 
 def _shape(t: Tensor | Variable) -> str:
-    return str(tuple(int(d) for d in t.shape))
+    declared = getattr(t, "declared", None)         # (a variable's partly known shape)
+    return str(tuple(int(d) for d in t.shape)) if declared is None else str(declared)
 
 
 # ------------------------------------------------------------------ tf.print

@@ -629,6 +629,9 @@ def attribute(interp, value, attr, node):
             return keras_path(value)
         if attr == "constraint":            # (the function given, as TensorFlow's variable holds it)
             return variable_constraint(value)
+        if attr in ("shape", "get_shape") and value.declared is not None:
+            raise TdfValueError(f"the static shape {value.declared} of a variable made with unknown dimensions is "
+                                "printed on CPython's run (TAPECLI_TF_ON_CPYTHON), not the interpreter's")
         if attr in ("shape", "dtype", "value", "get_shape", "device"):
             return _tensor_attribute(value.read(), attr)
     elif isinstance(value, TensorShape):
@@ -745,10 +748,13 @@ def _assign(var: Variable, *key_how_e):
                            f"variable {var.name}", hint=f"use {spelling.cast('...', dtype_name(var.dtype))}")
     old = var.read().value
     part = old[key[0]] if key else old
+    if how == "assign" and not key and new.shape != part.shape and var.fits(new.shape):
+        part = new.value        # (a variable of a partly known shape: the value's shape is its new one)
     if not key and new.shape != part.shape:     # (a slice's assign broadcasts; the variable's takes its shape only)
         if how == "assign":
+            shape = tuple(part.shape) if var.declared is None else var.declared
             raise TdfValueError(f"Cannot assign value to variable ' {tensorflow_name(var)}': Shape mismatch.The variable "
-                                f"shape {tuple(part.shape)}, and the assigned value shape {tuple(new.shape)} are "
+                                f"shape {shape}, and the assigned value shape {tuple(new.shape)} are "
                                 "incompatible.")
         raise KernelValueError(f"Cannot update variable with shape {list(part.shape)} using a Tensor with shape "
                                f"{list(new.shape)}, shapes must be equal.")

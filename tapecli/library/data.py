@@ -24,7 +24,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.kernels import tf_random
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
@@ -140,10 +140,8 @@ class Dataset(ProgramObject):
 
         def padded(parts: list, j: int, count: int) -> Tensor:
             longest = [max(p.shape[a] for p in parts) for a in range(parts[0].ndim)]
-            shape = of_component(padded_shapes, j, count)
-            given = None if shape is None else shape.value.tolist() if isinstance(shape, Tensor) else \
-                [None if g is None else to_int(g, "padded_shapes") for g in shape]
-            want = longest if given is None else [n if g is None or g < 0 else g for g, n in zip(given, longest)]
+            given = _padded_dims(of_component(padded_shapes, j, count))
+            want = longest if given is None else [n if g is None else g for g, n in zip(given, longest)]
             fill = of_component(padding_values, j, count)
             rows = []
             for p in parts:
@@ -154,9 +152,23 @@ class Dataset(ProgramObject):
                                     constant_values=0 if fill is None else ops.to_tensor(fill).value.item()))
             return ops.stack(rows)
 
-        return Dataset(self.batches(size, drop, padded), values=self.items_are_values,
-                       spec=lambda: spec_map(self.element_spec(), lambda shape: [size if drop else None,
-                                                                                  *[None] * len(shape)]))
+        def spec():
+            """The padded shapes' known dimensions, else the input's: those its elements all have (a map's spec
+            here is its first element's, where TensorFlow's traced function may know less)."""
+            components = flatten(self.element_spec())
+            sizes = [set() for _ in components]
+            for element in self.source():
+                for j, t in enumerate(flatten(element)):
+                    sizes[j].add(t.shape)
+            made = []
+            for j, s in enumerate(components):
+                given = of_component(padded_shapes, j, len(components))
+                dims = _padded_dims(given) if given is not None else [
+                    d if d is not None and all(shape[a] == d for shape in sizes[j]) else None
+                    for a, d in enumerate(s.shape)]
+                made.append(TensorSpec([size if drop else None, *dims], s.dtype))
+            return pack_as(self.element_spec(), made)
+        return Dataset(self.batches(size, drop, padded), values=self.items_are_values, spec=spec)
 
     def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
         mapped = Dataset(lambda: (as_element(unpacked_call(interp, map_func, e)) for e in self.source()),
@@ -435,6 +447,61 @@ class Dataset(ProgramObject):
             return reduced(key, first).element_spec()
         return Dataset(source, values=False, spec=spec)
 
+    def bucket_by_sequence_length(self, interp, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        """TensorFlow's composition of group_by_window: each element's bucket is the one of
+        ``bucket_boundaries`` its length (``element_length_func``, an int32) falls in, and each bucket's window
+        of its ``bucket_batch_sizes`` entry is batched (``no_padding``) or padded_batch'ed, to ``padded_shapes``
+        or the input's shapes, whose unknown dimensions are the batch's longest, or one less than the bucket's
+        boundary where ``pad_to_bucket_boundary``. At the input's end the buckets left follow in their order."""
+        boundaries, sizes = _ints(bucket_boundaries, "bucket_boundaries"), _ints(bucket_batch_sizes, "bucket_batch_sizes")
+        if len(sizes) != len(boundaries) + 1:
+            raise TdfValueError(f"`len(bucket_batch_sizes)` must equal `len(bucket_boundaries) + 1` but "
+                                f"`len(bucket_batch_sizes)={len(sizes)}` and `len(bucket_boundaries)="
+                                f"{len(boundaries)}`.")
+        lows, highs = [np.iinfo(np.int32).min, *boundaries], [*boundaries, np.iinfo(np.int32).max]
+
+        def bucket_of(element) -> int:
+            length = ops.to_tensor(unpacked_call(interp, element_length_func, element))
+            if not length.weak and length.dtype != np.int32:
+                raise TdfTypeError(f"Input 'y' of 'LessEqual' Op has type {dtype_name(length.dtype)} that does not "
+                                   "match type int32 of argument 'x'.")
+            n = int(length.value)
+            return next(i for i, (low, high) in enumerate(zip(lows, highs)) if low <= n < high)
+
+        def batched(bucket: int, group: list, traced: bool = False):
+            """The bucket's batch of ``group`` (``traced``: as TensorFlow's trace sees it, a bucket's boundary
+            unknown)."""
+            window = Dataset(lambda: iter(group), spec=self._same_spec())
+            if truth(no_padding):
+                return window.batch(interp, sizes[bucket], drop_remainder)
+            filler = None
+            if truth(pad_to_bucket_boundary) and not traced:
+                if bucket == len(boundaries):
+                    raise KernelValueError("When pad_to_bucket_boundary=True, elements must have length < "
+                                           "max(bucket_boundaries).")
+                filler = boundaries[bucket] - 1
+            given = [s.shape for s in flatten(self.element_spec())] if padded_shapes is None else list(
+                padded_shapes) if isinstance(padded_shapes, (tuple, PythonTuple)) else [padded_shapes]
+            shapes = [[filler if d is None else d for d in _padded_dims(shape)] for shape in given]
+            return window.padded_batch(interp, sizes[bucket], shapes[0] if len(shapes) == 1 else PythonTuple(shapes),
+                                       padding_values, drop_remainder)
+
+        def source():
+            groups = {}
+            for element in self.source():
+                bucket = bucket_of(element)
+                group = groups.setdefault(bucket, [])
+                group.append(element)
+                if len(group) == sizes[bucket]:
+                    yield from batched(bucket, groups.pop(bucket)).source()
+            for bucket in sorted(groups):
+                yield from batched(bucket, groups[bucket]).source()
+        # (the batch size, a tensor of the bucket's, is unknown to the trace)
+        return Dataset(source, values=False, spec=lambda: spec_map(batched(0, [], traced=True).element_spec(),
+                                                                   lambda shape: [None, *shape[1:]]))
+
     def as_numpy_iterator(self, interp):
         """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
         return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
@@ -451,6 +518,22 @@ class Dataset(ProgramObject):
         if self.infinite or self.unknown:
             raise TdfTypeError("The dataset is infinite." if self.infinite else "The dataset length is unknown.")
         return sum(1 for _ in self.source())
+
+
+def _padded_dims(shape) -> list | None:
+    """A padded shape's dimensions, None where unknown (None or -1: the batch's longest)."""
+    if shape is None:
+        return None
+    dims = shape.value.tolist() if isinstance(shape, Tensor) else [
+        None if g is None else to_int(g, "padded_shapes") for g in shape]
+    return [None if d is None or d < 0 else d for d in dims]
+
+
+def _ints(values, what: str) -> list[int]:
+    """A list of Python ints (a literal list arrives as a tensor)."""
+    if isinstance(values, Tensor):
+        return [int(v) for v in np.asarray(values.value).reshape(-1)]
+    return [to_int(v, what) for v in values]
 
 
 def _most_specific(a, b):
@@ -491,7 +574,7 @@ _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
-    "window", "shard", "padded_batch", "scan", "unique", "group_by_window")}
+    "window", "shard", "padded_batch", "scan", "unique", "group_by_window", "bucket_by_sequence_length")}
 
 
 class _Iterator(ProgramObject):

@@ -86,10 +86,12 @@ DEFERRED = {
     ),
     'tf_image': (
         'image.ResizeMethod', 'image.adjust_brightness', 'image.adjust_contrast', 'image.adjust_gamma',
-        'image.central_crop', 'image.convert_image_dtype', 'image.crop_to_bounding_box', 'image.flip_left_right',
-        'image.flip_up_down', 'image.grayscale_to_rgb', 'image.image_gradients', 'image.pad_to_bounding_box',
-        'image.per_image_standardization', 'image.psnr', 'image.resize', 'image.resize_with_crop_or_pad',
-        'image.rgb_to_grayscale', 'image.rot90', 'image.ssim', 'image.total_variation', 'image.transpose',
+        'image.adjust_hue', 'image.adjust_saturation', 'image.central_crop', 'image.convert_image_dtype',
+        'image.crop_to_bounding_box', 'image.flip_left_right', 'image.flip_up_down', 'image.grayscale_to_rgb',
+        'image.hsv_to_rgb', 'image.image_gradients', 'image.pad_to_bounding_box', 'image.per_image_standardization',
+        'image.psnr', 'image.random_hue', 'image.random_saturation', 'image.resize', 'image.resize_with_crop_or_pad',
+        'image.rgb_to_grayscale', 'image.rgb_to_hsv', 'image.rot90', 'image.ssim', 'image.total_variation',
+        'image.transpose',
     ),
     'tf_bitwise': (
         'bitwise.bitwise_and', 'bitwise.bitwise_or', 'bitwise.bitwise_xor', 'bitwise.invert', 'bitwise.left_shift',
@@ -226,5 +228,8 @@ DEFERRED = {
     'tf_image_boxes': (
         'image.crop_and_resize', 'image.draw_bounding_boxes', 'image.non_max_suppression',
         'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores', 'image.sobel_edges',
+    ),
+    'tf_png': (
+        'image.decode_png', 'image.encode_png', 'io.decode_png', 'io.encode_png',
     ),
 }

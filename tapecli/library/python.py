@@ -80,18 +80,24 @@ def _tensor_of(value, dtype=None) -> Tensor:
 def variable(interp, initial_value, trainable=True, name=None, dtype=None, shape=None, validate_shape=True,
              constraint=None):
     """tf.Variable as an expression (a top-level ``x = tf.Variable(v)`` is the declaration ``var x = v``). A
-    ``shape`` must fit the value (its unknown dimensions any); tapecli's variables keep their value's shape. A
+    ``shape`` must fit the value; where some of its dimensions are unknown, it is the variable's static shape
+    (``v.shape``), and a value of another shape that fits it may be assigned. A
     ``constraint`` (a function of the value) is what Keras's optimizers apply after each step, as to a layer's
     ``kernel_constraint``."""
     value = _tensor_of(initial_value, dtype)
+    dims = None
     if shape is not None:
-        from tapecli.runtime.specs import static_shape
+        from tapecli.runtime.specs import Shape, static_shape
         dims = static_shape(shape)
-        if dims.known and (len(dims) != value.ndim or any(d is not None and d != n for d, n in zip(dims, value.shape))):
-            raise TdfValueError(f"The initial value's shape ({tuple(value.shape)}) is not compatible with the "
-                                f"explicitly supplied `shape` argument ({tuple(dims)}).")
+        if not dims.is_compatible_with(value.shape):
+            given = str(shape) if isinstance(shape, Shape) else repr(tuple(static_shape(shape))) if isinstance(
+                shape, tuple) else repr(list(dims))
+            raise TdfValueError(f"In this `tf.Variable` creation, the initial value's shape ({Shape(value.shape)}) "
+                                f"is not compatible with the explicitly supplied `shape` argument ({given}).")
     made = Variable(name if isinstance(name, str) else "Variable", value.value.copy(), trainable=truth(trainable),
                     tf_name=scoped_name(name if isinstance(name, str) else None))
+    if dims is not None and not dims.is_fully_defined():
+        made.declared = dims
     if constraint is not None:
         from tapecli.library.keras.penalties import constraint as keras_constraint
         current().constraints[made.id] = keras_constraint(constraint, interp)

@@ -30,7 +30,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.VariableAggregation": "variable aggregation across replicas (distribution)",
     "tf.variant": "an opaque handle dtype of graph internals",
     "tf.resource": "an opaque handle dtype of graph internals",
-    "tf.strings.unicode_script": "ICU's table of Unicode scripts",
+    "tf.strings.unicode_script": "ICU's table of Unicode scripts, which Python's unicodedata lacks (an exact table, "
+                                 "of the ICU TensorFlow builds with, would be a new dependency)",
     "tf.qint8": "quantized dtypes for quantized kernels",
     "tf.qint16": "quantized dtypes for quantized kernels",
     "tf.qint32": "quantized dtypes for quantized kernels",
@@ -144,6 +145,9 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.Function tf.keras.Operation"),
     ("a graph-optimization hint, not for public use (TensorFlow defines no gradient for it)",
      "tf.guarantee_const"),
+    ("AutoGraph's rewrite of a function into graph code; tapecli runs a tf.function's Python as written, so there "
+     "is no converted code to give",
+     "tf.autograph.to_code tf.autograph.to_graph"),
 ]
 OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in names.split()})
 
@@ -152,8 +156,9 @@ OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in nam
 MODULES = {"tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
            "tf.summary.": "TensorBoard's event files (file I/O)",
            "tf.io.": "files and serialized strings (file I/O)"}
-# What those modules have that reads no file: tf.io.decode_csv parses string tensors.
-IN_SCOPE = frozenset(("tf.io.decode_csv",))
+# What those modules have that reads no file: tf.io.decode_csv parses string tensors, encode_png and decode_png
+# turn an image into PNG bytes and back.
+IN_SCOPE = frozenset(("tf.io.decode_csv", "tf.io.encode_png", "tf.io.decode_png"))
 
 
 @hook("out_of_scope")

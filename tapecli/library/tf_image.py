@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import to_dtype, to_float, to_int, to_shape, truth
+from tapecli.errors import KernelPreconditionError, KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.library.core import to_dtype, to_float, to_int, to_shape, truth, uniform
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import _Enum
-from tapecli.runtime.values import PythonTuple, Tensor
+from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
 _F = np.float32
 _TABLE_SIZE = 1024
@@ -513,3 +513,87 @@ def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03
     if not truth(return_index_map):
         value = ops.reduce_mean(value, (-3, -2))
     return ops.reduce_mean(value, -1)
+
+
+# ------------------------------------------------------------------ colour spaces (ops/colorspace.py)
+
+def _colours(images, op: str):
+    """The images as TensorFlow's RGBToHSV and HSVToRGB take them: float, three channels on the last axis."""
+    x = ops.to_tensor(images)
+    x = ops.materialize(x) if x.weak else x
+    if x.dtype.kind != "f":
+        raise KernelValueError(
+            f"Value for attr 'T' of {dtype_name(x.dtype)} is not in the list of allowed values: half, bfloat16, "
+            f"float, double\n\t; NodeDef: {{{{node {op}}}}}; Op<name={op}; signature=images:T -> output:T; "
+            f"attr=T:type,default=DT_FLOAT,allowed=[DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE]> [Op:{op}]")
+    if x.dtype == np.float16:
+        raise TdfTypeError(f"tapecli's {op} takes float32 and float64 images, not half floats")
+    if x.ndim < 1:
+        raise KernelPreconditionError(f"input must be at least 1D [Op:{op}]")
+    if x.shape[-1] != 3:
+        raise KernelPreconditionError(f"input must have 3 channels but input only has {x.shape[-1]} channels. "
+                                      f"[Op:{op}]")
+    return x
+
+
+@builtin("image.rgb_to_hsv")
+def rgb_to_hsv(images, name=None):
+    return ops.rgb_to_hsv(_colours(images, "RGBToHSV"))
+
+
+@builtin("image.hsv_to_rgb")
+def hsv_to_rgb(images, name=None):
+    return ops.hsv_to_rgb(_colours(images, "HSVToRGB"))
+
+
+def _adjusted_colours(image, op: str, adjust):
+    """``adjust`` of the image in float32 (another dtype converted), converted back (image_ops_impl's
+    adjust_hue and adjust_saturation around their kernels, which take three channels of images at least 3-D)."""
+    x = ops.to_tensor(image)
+    x = ops.materialize(x) if x.weak else x
+    if x.dtype == np.float16:
+        raise TdfTypeError(f"Could not find device for node: {op}[T=DT_HALF] (its CPU kernel is float32's alone)")
+    f = _as_float(x)
+    if f.ndim < 3:
+        raise KernelValueError(f"input must be at least 3-D, got shape[{','.join(map(str, f.shape))}] [Op:{op}]")
+    if f.shape[-1] != 3:
+        raise KernelValueError(f"input must have 3 channels but instead has {f.shape[-1]} channels. [Op:{op}]")
+    return convert_image_dtype(adjust(f), x.dtype)
+
+
+@builtin("image.adjust_hue")
+def adjust_hue(image, delta, name=None):
+    """The hue turned by ``delta`` (a fraction of the circle, in [-1, 1])."""
+    delta = to_float(delta)
+    if delta < -1 or delta > 1:
+        raise TdfValueError("delta must be in the interval [-1, 1]")
+    return _adjusted_colours(image, "AdjustHue", lambda f: ops.adjust_hue(f, float(np.float32(delta))))
+
+
+@builtin("image.adjust_saturation")
+def adjust_saturation(image, saturation_factor, name=None):
+    """The saturation multiplied by ``saturation_factor`` and clipped to [0, 1]."""
+    factor = float(np.float32(to_float(saturation_factor)))
+    return _adjusted_colours(image, "AdjustSaturation", lambda f: ops.adjust_saturation(f, factor))
+
+
+@builtin("image.random_hue", interp=True)
+def random_hue(interp, image, max_delta, seed=None):
+    """adjust_hue by a delta drawn uniformly from [-max_delta, max_delta) (tf.random.uniform's, of ``seed``)."""
+    max_delta = to_float(max_delta)
+    if max_delta > 0.5:
+        raise TdfValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise TdfValueError("max_delta must be non-negative.")
+    return adjust_hue(image, uniform(interp, [], -max_delta, max_delta, seed=seed))
+
+
+@builtin("image.random_saturation", interp=True)
+def random_saturation(interp, image, lower, upper, seed=None):
+    """adjust_saturation by a factor drawn uniformly from [lower, upper) (tf.random.uniform's, of ``seed``)."""
+    lower, upper = to_float(lower), to_float(upper)
+    if upper <= lower:
+        raise TdfValueError("upper must be > lower.")
+    if lower < 0:
+        raise TdfValueError("lower must be non-negative.")
+    return adjust_saturation(image, uniform(interp, [], lower, upper, seed=seed))

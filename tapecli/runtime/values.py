@@ -406,7 +406,7 @@ class Variable(EagerProtocol):
     tape that watches the variable sees every read; ``assign*`` makes a new value,
     which is how state stops gradients."""
 
-    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "keras", "bound_as",
+    __slots__ = ("name", "trainable", "id", "_value", "order", "version", "tf_name", "keras", "bound_as", "declared",
                  "__weakref__")
 
     _order = itertools.count()
@@ -423,6 +423,8 @@ class Variable(EagerProtocol):
         self.order = next(Variable._order)
         self.version = 0          # how many times it was assigned
         self.bound_as = None      # the first name a program bound it to (`x` of `var x` or `x = tf.Variable(...)`)
+        self.declared = None      # tf.Variable's shape= where some dimension is unknown (a specs.Shape): its
+        # static shape, which the values it is assigned fit
         self._value = Tensor(value, id=self.id)
         current().variables.add(self)
 
@@ -438,7 +440,7 @@ class Variable(EagerProtocol):
         return self._value.shape
 
     def assign(self, value: np.ndarray) -> None:
-        if value.shape != self._value.shape:
+        if value.shape != self._value.shape and not self.fits(value.shape):
             from tapecli.errors import ShapeError
             raise ShapeError(f"cannot assign a value of shape {list(value.shape)} to variable {self.name} "
                              f"of shape {list(self._value.shape)}")
@@ -448,6 +450,10 @@ class Variable(EagerProtocol):
                                hint=f"use {spelling.cast('value', dtype_name(self._value.dtype))}")
         self._value = Tensor(value, id=self.id)
         self.version += 1
+
+    def fits(self, shape: tuple) -> bool:
+        """Whether a value of this shape may be assigned where the variable's shape is declared partly known."""
+        return self.declared is not None and self.declared.is_compatible_with(shape)
 
     def holds_alone(self, kept: int = 0) -> bool:
         """Whether nothing else holds the variable's tensor or its array, but for the ``kept`` references to
@@ -492,6 +498,7 @@ class UnreadVariable(Variable):
         self.order = source.order
         self.version = 0
         self.bound_as = None
+        self.declared = source.declared
         self._value = Tensor(source.read().value, id=self.id)
 
     def read(self) -> Tensor:
