@@ -13,7 +13,7 @@ from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy, random_ops,
                                    ops_stats, subclassing)
-from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
+from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")
@@ -140,8 +140,10 @@ for _cls in confusion.METRICS + metrics.SCORE_METRICS + iou_metrics.METRICS:
 for _name, _fn in metrics.SAMPLE_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 builtin("MeanMetricWrapper", interp=True)(metrics.mean_metric_wrapper)
-for _cls in callbacks.CALLBACKS:
-    _register(f"callbacks.{_cls.__name__}", _cls, with_interp=_cls is callbacks.LambdaCallback)
+for _cls in callbacks.CALLBACKS:     # (a LambdaCallback takes any hook of a Callback by its name)
+    _lambda = _cls is callbacks.LambdaCallback
+    _register(f"callbacks.{_cls.__name__}", _cls, extra=sorted(bases.CALLBACK_METHODS) if _lambda else (),
+              with_interp=_lambda)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
