@@ -84,7 +84,8 @@ def _register(name, make, extra=(), with_interp=True):
     construct.__name__ = name
     construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
     construct.literals = "Keras keeps the Python values it is given"      # (interpreter/registry.py: call_builtin)
-    if isinstance(make, type) and issubclass(make, layers.Layer) and not issubclass(make, models.Model):
+    if isinstance(make, type) and (issubclass(make, layers.Layer) and not issubclass(make, models.Model)
+                                   or issubclass(make, (penalties.Regularizer, penalties.Constraint))):
         construct.class_methods = {"from_config": from_config}
     builtin(name, interp=True)(construct)
 
