@@ -157,6 +157,10 @@ class Constraint(_Callable):
     kind_word = "a constraint"
     keras_bases = ("keras.Constraint",)
 
+    def python_class(self) -> str:
+        """``type(constraint)``: Keras's class, in its module."""
+        return f"keras.src.constraints.constraints.{type(self).__name__}"
+
 
 class ProgramConstraint(ProgramPenalty, Constraint):
     what = "constraint"
