@@ -115,7 +115,7 @@ builtin("models.clone_model", interp=True)(models.clone_model)
 _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
-_register("Input", models.make_input, with_interp=False)
+_register("Input", models.program_input)
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
