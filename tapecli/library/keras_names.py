@@ -177,5 +177,6 @@ for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "i
     builtin(_name)(_fn)
 builtin("optimizers.get", interp=True)(getters.optimizer)
 hook("keras_model")(subclassing.program_attribute)  # a program's keras.Model subclass: compile, fit, add_loss, ...
+hook("keras_trainable")(subclassing.set_trainable)    # a program's layer or model set trainable
 hook("keras_call")(subclassing.layer_call)    # Layer.__call__ of a program's layer: losses, Keras tensors
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)
