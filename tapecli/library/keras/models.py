@@ -149,8 +149,8 @@ class Model(Layer):
         return out
 
     def set_attribute(self, interp, attr, value, node):
-        if attr == "stop_training":         # (a callback ends fit after the epoch)
-            self.stop_training = truth(value)
+        if attr in training.STOP_FLAGS:        # (a callback ends fit after the epoch, evaluate or predict)
+            setattr(self, attr, truth(value))
             return
         super().set_attribute(interp, attr, value, node)
 

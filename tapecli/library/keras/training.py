@@ -256,9 +256,9 @@ class Trainer:
         validation = None
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
+            self.reset()
             for c in callbacks:
                 c.on_epoch_begin(epoch, self)
-            self.reset()
             epoch_batches = self.batches(x, y, sw, batch_size) if iterator is None else iterator.epoch()
             for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
@@ -295,7 +295,6 @@ class Trainer:
             c.on_train_end(_plain(training_logs))
         return history
 
-    # model.stop_training, which a callback sets to end fit after the epoch
     def program_model(self):
         """The model as the program holds it (a program's subclass: its instance)."""
         return getattr(self.model, "instance", self.model)
@@ -307,16 +306,10 @@ class Trainer:
         return instance.owned_variables() if instance is not None else self.model.weights
 
     def set_stop_training(self, value: bool) -> None:
-        held = self.program_model()
-        if hasattr(held, "attrs"):
-            held.attrs["stop_training"] = PythonBool(np.array(value))
-        else:
-            held.stop_training = value
+        set_stop(self.program_model(), "stop_training", value)
 
     def stop_training(self) -> bool:
-        held = self.program_model()
-        found = held.attrs.get("stop_training") if hasattr(held, "attrs") else getattr(held, "stop_training", False)
-        return bool(truth(found)) if found is not None else False
+        return stopped(self.program_model(), "stop_training")
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
@@ -345,6 +338,8 @@ class Trainer:
             batches = batches.epoch()
         else:
             batches = _first(batches, steps)
+        held = self.program_model()
+        set_stop(held, "stop_evaluating", False)
         _hear(callbacks, "on_test_begin", {})
         self.reset()
         logs: dict = {}
@@ -353,6 +348,8 @@ class Trainer:
             logs = self.test_step(bx, by, bw)
             if callbacks:
                 _hear(callbacks, "on_test_batch_end", step, self.results_or(logs))
+            if stopped(held, "stop_evaluating"):
+                break
         logs = self.results_or(logs)
         _hear(callbacks, "on_test_end", logs)
         return logs if flag(return_dict) else self.flat(logs)
@@ -388,6 +385,23 @@ def class_weights(class_weight, y, sample_weight):
     labels = np.round(labels).astype(np.int32)
     weights = {int(num(k, "a class")): num(v, "a class weight") for k, v in class_weight.items()}
     return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
+
+
+# Keras's flags a callback sets on the model to end fit after the epoch, evaluate or predict after the batch
+STOP_FLAGS = ("stop_training", "stop_evaluating", "stop_predicting")
+
+
+def set_stop(held, name: str, value: bool) -> None:
+    """Set one of STOP_FLAGS on the model as the program holds it (a program's subclass: its instance)."""
+    if hasattr(held, "attrs"):
+        held.attrs[name] = PythonBool(np.array(value))
+    else:
+        setattr(held, name, value)
+
+
+def stopped(held, name: str) -> bool:
+    found = held.attrs.get(name) if hasattr(held, "attrs") else getattr(held, name, False)
+    return bool(truth(found)) if found is not None else False
 
 
 def _bind(callbacks, model, params: dict) -> None:
@@ -509,8 +523,9 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
         count = _num_batches(x, batch_size, steps)
         chunks = dataset_batches(x, model.many_inputs, _outputs(model)) if _dataset(x) else \
             batches(interp, x, None, None, batch_size)
-    listeners = _callbacks(interp, callbacks)
-    _bind(listeners, getattr(model, "instance", model), {"verbose": verbose, "epochs": 1, "steps": count})
+    listeners, held = _callbacks(interp, callbacks), getattr(model, "instance", model)
+    _bind(listeners, held, {"verbose": verbose, "epochs": 1, "steps": count})
+    set_stop(held, "stop_predicting", False)
     _hear(listeners, "on_predict_begin", {})
     outs = []
     for step, (bx, _, _) in enumerate(_first(chunks, steps)):
@@ -518,6 +533,8 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
         outs.append(model.forward(bx, False))
         if listeners:
             _hear(listeners, "on_predict_batch_end", step, _plain_outputs(outs[-1], model))
+        if stopped(held, "stop_predicting"):
+            break
     _hear(listeners, "on_predict_end", {})
     if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives; a dict by a model's keys)
         arrays = [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
@@ -617,7 +634,8 @@ class CompiledMetrics(KerasObject):
 
 def attributes(owner) -> dict:
     out = {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
-           "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
+           **{name: (lambda name=name: PythonBool(np.array(bool(getattr(owner, name, False)))))
+              for name in STOP_FLAGS},
            "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
            "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
            "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
