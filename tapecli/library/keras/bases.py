@@ -121,6 +121,9 @@ class ProgramMetric(MetricObject):
     def attributes(self):
         return {"name": lambda: self.name}
 
+    def keras_variables(self) -> list:
+        return self.instance.owned_variables()
+
 
 def program_metric(interp, value):
     """A program's Metric subclass instance as a compiled metric, None for anything else."""
