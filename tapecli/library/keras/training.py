@@ -240,12 +240,12 @@ class Trainer:
         elif not dataset:
             size = 32 if batch_size is None else integer(batch_size, "batch_size")
             iterator = EpochIterator(lambda: batches(self.interp, x, y, sw, size, flag(shuffle)),
-                                     -(-_count(x) // size), steps_per_epoch)
+                                     _num_batches(x, size, None), steps_per_epoch)
         elif steps_per_epoch is not None:       # (Keras's TFDatasetAdapter: its cardinality, None where not known)
             iterator = EpochIterator(lambda: dataset_batches(x, self.model.many_inputs, _outputs(self.model)),
-                                     None if x.infinite or x.unknown else x.length(), steps_per_epoch)
+                                     _num_batches(x, None, None), steps_per_epoch)
         params = {"verbose": verbose, "epochs": integer(epochs, "epochs"),
-                  "steps": _num_batches(x, None, None) if iterator is None else iterator.steps or iterator.num_batches}
+                  "steps": _num_batches(x, None, None) if iterator is None else iterator.count}
         _bind(callbacks, self.program_model(), params)
         self.set_stop_training(False)
         for c in callbacks:
@@ -324,7 +324,7 @@ class Trainer:
         source = _py_dataset(self.interp, x, y, sample_weight)
         if source is not None:
             iterator = EpochIterator(source.passes, source.num_batches, steps, source)
-            return iterator, iterator.steps or iterator.num_batches
+            return iterator, iterator.count
         x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
             _data(sample_weight, "sample_weight"))
@@ -514,7 +514,7 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
     source = _py_dataset(interp, x, None, None)
     if source is not None:           # (Keras's predict does not reset its iterator: no epoch ends first)
         iterator = EpochIterator(source.passes, source.num_batches, steps, source)
-        count = iterator.steps or iterator.num_batches
+        count = iterator.count
         chunks = ((_data(bx, "x", model.many_inputs), None, None) for bx, _, _ in iterator.epoch())
         steps = None
     else:
