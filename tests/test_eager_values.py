@@ -83,6 +83,9 @@ def test_get_static_value_of_a_variable_is_none_and_of_a_tensor_its_value():
     ("keras.Sequential()", "keras.src.models.sequential.Sequential"),
     ("keras.layers.GlobalAveragePooling1D()", "keras.src.layers.pooling.global_average_pooling1d.GlobalAveragePooling1D"),
     ("keras.layers.Conv2D(2, 3)", "keras.src.layers.convolutional.conv2d.Conv2D"),
+    ("keras.regularizers.L2(0.1)", "keras.src.regularizers.regularizers.L2"),
+    ("keras.regularizers.OrthogonalRegularizer()", "keras.src.regularizers.regularizers.OrthogonalRegularizer"),
+    ("keras.constraints.NonNeg()", "keras.src.constraints.constraints.NonNeg"),
 ])
 def test_type_names_the_class_as_tensorflow_keras_numpy_and_python_do(expr, name):
     assert run(f"print(type({expr}))") == [f"<class '{name}'>"]
@@ -94,7 +97,7 @@ def test_type_of_a_program_class_and_identity_of_classes():
     assert out == ["<class '__main__.M'> <class 'type'>", "True False"]
 
 
-@pytest.mark.parametrize("expr", ["[1, 2]", "len", "keras.regularizers.L2(0.1)"])
+@pytest.mark.parametrize("expr", ["[1, 2]", "len", "tf.data.Dataset.range(3)"])
 def test_type_of_what_tapecli_cannot_name_is_a_type_error(expr):
     with pytest.raises(TdfTypeError, match="type()"):
         run(f"type({expr})")

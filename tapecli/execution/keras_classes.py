@@ -59,6 +59,24 @@ class Layer(metaclass=_KerasClass):
     def name(self) -> str:
         return self._name
 
+    @property
+    def trainable(self) -> bool:
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        """Keras's setter: the weights the layer made trainable and the layers it holds follow it."""
+        self._trainable = bool(value)
+        made = self.__dict__.get("_trainable_made", set())
+        for v in self.__dict__.get("_own_weights", []):
+            if id(v) in made:
+                v.trainable = self._trainable
+        for held in _sublayers(self):
+            if _program_layer(held):
+                held.trainable = self._trainable
+            else:
+                _library_layer(held).set_trainable(self._trainable)
+
     # ---- calling
     def __call__(self, *args, **kwargs):
         if "_own_weights" not in vars(self):
@@ -130,6 +148,8 @@ class Layer(metaclass=_KerasClass):
                    regularizer=None, constraint=None, **options):
         weight = _made_weight(current().eager.run, self, shape, initializer, dtype, trainable, name)
         self._own_weights.append(weight)
+        if weight.trainable:            # (it follows the layer's trainable)
+            self.__dict__.setdefault("_trainable_made", set()).add(id(weight))
         if regularizer is not None:
             self._regularized.append((weight, regularizer))
         return weight

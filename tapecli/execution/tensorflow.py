@@ -345,7 +345,7 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
 _FITTING = frozenset({"compile", "fit", "evaluate", "predict", "train_step", "test_step", "predict_step",
                       "compute_loss", "compute_metrics", "compiled_loss", "compiled_metrics", "metrics", "summary",
                       "get_layer", "train_on_batch", "test_on_batch", "predict_on_batch", "reset_metrics",
-                      "stop_training", "count_params"})
+                      "stop_training", "stop_evaluating", "stop_predicting", "count_params"})
 
 
 def framework_path(module: str) -> list[str]:

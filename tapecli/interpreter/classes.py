@@ -185,6 +185,9 @@ class Instance(ProgramObject):
                 isinstance(value, Variable) and value.name.startswith("<")):
             value.name = f"{self.label}.{attr}"
         self.attrs[attr] = value
+        if attr == "trainable" and self.cls.framework == KERAS and self.cls.role is None:
+            from tapecli.interpreter.registry import HOOKS     # (Keras's setter: its weights and layers follow)
+            HOOKS["keras_trainable"](interp, self, value)
 
     def called_method(self) -> Function | None:
         """The program's method that calling the object runs as it is now (``__call__``, or a built Keras
@@ -389,6 +392,8 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
     path = "/".join([*scopes, *([own] if not scopes or scopes[-1] != own else []), name or "variable"])
     var = Variable(f"{instance.label}.{name or 'weight'}", value, trainable=bool(
         trainable.value if isinstance(trainable, Tensor) else trainable), tf_name=name or "variable", keras=path)
+    if var.trainable:           # (it follows the layer's trainable: subclassing.set_trainable)
+        instance.__dict__.setdefault("keras_trainable_made", set()).add(var.id)
     instance.attrs.setdefault(name or f"weight_{len(instance.attrs)}", var)
     if regularizer is not None:         # (layer.losses applies it to the weight: keras/training.py)
         instance.weight_regularizers = [*getattr(instance, "weight_regularizers", []), (var, regularizer)]

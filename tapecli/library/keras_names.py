@@ -13,7 +13,7 @@ from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy, random_ops,
                                    ops_stats, subclassing)
-from tapecli.library.keras import bases  # noqa: F401  (registers the Keras base classes a program derives from)
+from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")
@@ -84,7 +84,8 @@ def _register(name, make, extra=(), with_interp=True):
     construct.__name__ = name
     construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
     construct.literals = "Keras keeps the Python values it is given"      # (interpreter/registry.py: call_builtin)
-    if isinstance(make, type) and issubclass(make, layers.Layer) and not issubclass(make, models.Model):
+    if isinstance(make, type) and (issubclass(make, layers.Layer) and not issubclass(make, models.Model)
+                                   or issubclass(make, (penalties.Regularizer, penalties.Constraint))):
         construct.class_methods = {"from_config": from_config}
     builtin(name, interp=True)(construct)
 
@@ -114,7 +115,7 @@ builtin("models.clone_model", interp=True)(models.clone_model)
 _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
-_register("Input", models.make_input, with_interp=False)
+_register("Input", models.program_input)
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
@@ -140,8 +141,10 @@ for _cls in confusion.METRICS + metrics.SCORE_METRICS + iou_metrics.METRICS:
 for _name, _fn in metrics.SAMPLE_FUNCTIONS.items():
     builtin(f"metrics.{_name}")(_fn)
 builtin("MeanMetricWrapper", interp=True)(metrics.mean_metric_wrapper)
-for _cls in callbacks.CALLBACKS:
-    _register(f"callbacks.{_cls.__name__}", _cls, with_interp=_cls is callbacks.LambdaCallback)
+for _cls in callbacks.CALLBACKS:     # (a LambdaCallback takes any hook of a Callback by its name)
+    _lambda = _cls is callbacks.LambdaCallback
+    _register(f"callbacks.{_cls.__name__}", _cls, extra=sorted(bases.CALLBACK_METHODS) if _lambda else (),
+              with_interp=_lambda)
 for _cls in metrics.LOSS_METRICS:      # keras.metrics.MeanSquaredError is a metric, keras.losses' a loss
     _register(f"metrics.{_cls.__name__}", _cls, with_interp=False)
 for _cls in initializers.CLASSES:
@@ -174,5 +177,6 @@ for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "i
     builtin(_name)(_fn)
 builtin("optimizers.get", interp=True)(getters.optimizer)
 hook("keras_model")(subclassing.program_attribute)  # a program's keras.Model subclass: compile, fit, add_loss, ...
+hook("keras_trainable")(subclassing.set_trainable)    # a program's layer or model set trainable
 hook("keras_call")(subclassing.layer_call)    # Layer.__call__ of a program's layer: losses, Keras tensors
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

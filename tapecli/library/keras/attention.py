@@ -197,6 +197,9 @@ class _Heads(Layer):
     def project(self, part, x):
         return self.projections[part].apply(self.interp, x)
 
+    def sublayers(self) -> list:
+        return list(getattr(self, "projections", {}).values())
+
     def own_losses(self):
         """The layer's own losses, then its projections' (Keras's _flatten_layers order)."""
         return super().own_losses() + [loss for dense in getattr(self, "projections", {}).values()

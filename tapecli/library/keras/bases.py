@@ -36,7 +36,7 @@ def attribute(interp, instance, attr):
     if role == "loss":
         return _loss_attribute(interp, instance, attr)
     if role == "callback":
-        return _callback_attribute(instance, attr)
+        return _callback_attribute(interp, instance, attr)
     if role == "py_dataset":
         return py_dataset_attribute(interp, instance, attr)
     return None
@@ -49,9 +49,14 @@ CALLBACK_METHODS = frozenset(f"on_{when}" for when in (
     "predict_batch_begin", "predict_batch_end"))
 
 
-def _callback_attribute(instance, attr):
-    """What a program's keras.callbacks.Callback subclass inherits: methods that do nothing, and the ``model`` and
-    ``params`` fit gives it."""
+def _callback_attribute(interp, instance, attr):
+    """What a program's keras.callbacks.Callback subclass inherits: methods that do nothing (but the train batch
+    hooks, which call ``on_batch_begin`` and ``on_batch_end`` as Keras's do), and the ``model`` and ``params``
+    fit, evaluate and predict give it."""
+    if attr in ("on_train_batch_begin", "on_train_batch_end"):
+        older = attr.replace("_train", "")
+        return _bound(attr, lambda node, batch, logs=None: _call(interp, instance, older, node, [batch],
+                                                                  {"logs": logs}))
     if attr in CALLBACK_METHODS or attr == "super().__init__":
         return _bound(attr, lambda node, *args, **kwargs: None)
     if attr in ("model", "params"):
@@ -115,6 +120,9 @@ class ProgramMetric(MetricObject):
 
     def attributes(self):
         return {"name": lambda: self.name}
+
+    def keras_variables(self) -> list:
+        return self.instance.owned_variables()
 
 
 def program_metric(interp, value):

@@ -8,10 +8,12 @@ program's ``schedule(epoch, lr)`` sets the optimizer's learning rate, which each
 ``TerminateOnNaN`` (a NaN or infinite batch loss ends training), ``LambdaCallback`` and ``History`` (what fit
 returns: each epoch's logs). Callbacks that write files (checkpoints, CSV logs) are out of scope (scope.py).
 
-A callback hears ``on_train_begin(trainer, params)``, ``on_epoch_begin(epoch, trainer)``, with ``hears_batches``
+A callback is first given the model and the loop's params (``bind``, Keras's set_model and set_params), then hears
+``on_train_begin(trainer, params)``, ``on_epoch_begin(epoch, trainer)``, with ``hears_batches``
 ``on_batch_begin(batch)`` and ``on_batch_end(batch, logs)``, ``on_epoch_end(epoch, logs, trainer)``, which may add
-to the epoch's logs and returns whether training stops, and ``on_train_end(logs)``; a program's own Callback
-subclass (ProgramCallback) hears each of them."""
+to the epoch's logs and returns whether training stops, and ``on_train_end(logs)``; evaluate's and predict's hooks
+(``on_test_begin``, ``on_test_batch_end``, ``on_predict_end``, ...) come through ``hear(hook, *args)``. A program's
+own Callback subclass (ProgramCallback) hears each of them."""
 from __future__ import annotations
 
 import math
@@ -41,6 +43,12 @@ class Callback(KerasObject):
     def python_class(self) -> str:
         """``type(callback)``: Keras's class, in its own module."""
         return f"keras.src.callbacks.{self.module}.{type(self).__name__}"
+
+    def bind(self, model, params: dict) -> None:
+        pass
+
+    def hear(self, hook: str, *args) -> None:
+        """One of evaluate's or predict's hooks (``on_test_begin``, ...), with its arguments."""
 
     def on_train_begin(self, trainer=None, params=None) -> None:
         pass
@@ -333,6 +341,9 @@ class _Hooks:
 
     hears_batches = True
 
+    def hear(self, hook: str, *args) -> None:
+        self._hook(hook, *args)
+
     def on_epoch_begin(self, epoch: int, trainer) -> None:
         self._hook("on_epoch_begin", epoch, {})
 
@@ -353,17 +364,18 @@ class _Hooks:
 class LambdaCallback(_Hooks, Callback):
     """``keras.callbacks.LambdaCallback``: the program's functions called as a Callback's methods would be
     (``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch, logs)``, ``on_train_begin(logs)``,
-    ``on_train_end(logs)``, ``on_train_batch_begin(batch, logs)``, ``on_train_batch_end(batch, logs)``)."""
+    ``on_train_end(logs)``, ``on_train_batch_begin(batch, logs)``, ``on_train_batch_end(batch, logs)``, and any other
+    hook given by its name, as Keras's keyword arguments set them: ``on_test_end``, ``on_batch_begin``, ...)."""
 
     kind_word = "a LambdaCallback"
     module = "lambda_callback"
 
     def __init__(self, interp, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
-                 on_train_batch_begin=None, on_train_batch_end=None):
+                 on_train_batch_begin=None, on_train_batch_end=None, **hooks):
         self.interp = interp
         self.hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end,
                       "on_train_begin": on_train_begin, "on_train_end": on_train_end,
-                      "on_train_batch_begin": on_train_batch_begin, "on_train_batch_end": on_train_batch_end}
+                      "on_train_batch_begin": on_train_batch_begin, "on_train_batch_end": on_train_batch_end, **hooks}
         self.model = self.params = None
 
     def attributes(self):
@@ -372,13 +384,16 @@ class LambdaCallback(_Hooks, Callback):
         return out
 
     def _hook(self, name: str, *args) -> None:
-        fn = self.hooks[name]
+        fn = self.hooks.get(name)
+        if fn is None and name.startswith("on_train_batch_"):       # (Keras's Callback: the older batch hooks)
+            fn = self.hooks.get(name.replace("_train", ""))
         if fn is not None:
             self.interp.call_value(fn, [python_number(a) for a in args])
 
+    def bind(self, model, params: dict) -> None:
+        self.model, self.params = model, params
+
     def on_train_begin(self, trainer=None, params=None) -> None:
-        self.model = trainer.program_model() if trainer is not None else None
-        self.params = params
         self._hook("on_train_begin", {})
 
 
@@ -397,9 +412,11 @@ class ProgramCallback(_Hooks):
     def _hook(self, name: str, *args) -> None:
         self.interp.call_value(self.instance.get_attribute(self.interp, name, None), [python_number(a) for a in args])
 
+    def bind(self, model, params: dict) -> None:
+        self.instance.attrs["keras_model"] = model
+        self.instance.attrs["keras_params"] = python_number(params)
+
     def on_train_begin(self, trainer=None, params=None) -> None:
-        self.instance.attrs["keras_model"] = trainer.program_model() if trainer is not None else None
-        self.instance.attrs["keras_params"] = python_number(params or {})
         self._hook("on_train_begin", {})
 
 

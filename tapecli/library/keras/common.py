@@ -217,6 +217,31 @@ class MetricObject(KerasObject):
     def replay_kind(self, args, kwargs, tracked):
         return EFFECT               # metric(values): an update, then its result
 
+    def keras_variables(self) -> list:
+        """``metric.variables``: the Keras variables that hold its state, in Keras's order."""
+        return list(self.state.values())
+
+    def get_attribute(self, interp, attr, node):
+        if attr == "variables":
+            return self.keras_variables()
+        return super().get_attribute(interp, attr, node)
+
+
+def state_variable(metric_name: str, name: str, value) -> Variable:
+    """A metric's state as Keras holds it: a non-trainable Keras variable ``name`` under the metric's name (its
+    path ``mean/total``). It stays out of the run's variables: to loop plans and traces a metric's update is an
+    effect they make again (MetricObject), not a variable they carry."""
+    v = Variable(f"{metric_name}/{name}", np.asarray(value), False, tf_name=name, keras=f"{metric_name}/{name}")
+    current().variables.discard(v)
+    return v
+
+
+def state_value(name: str) -> property:
+    """A metric's float32 scalar state entry ``name`` (its ``state`` variable of that name), read and written as a
+    NumPy scalar."""
+    return property(lambda metric: metric.state[name].read().value[()],
+                    lambda metric, value: metric.state[name].assign(np.asarray(value, np.float32)))
+
 
 def scalar(x, dtype=np.float32) -> Tensor:
     return Tensor(np.asarray(x, dtype=dtype))

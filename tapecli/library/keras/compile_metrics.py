@@ -190,4 +190,6 @@ class CompileMetrics(KerasObject):
         return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state}
 
     def attributes(self):
-        return {"name": self.name, "metrics": lambda: self.metrics}
+        # (Keras's variables: its metrics', once the first batch built them)
+        return {"name": self.name, "metrics": lambda: self.metrics,
+                "variables": lambda: [v for m in self.metrics for v in m.keras_variables()]}

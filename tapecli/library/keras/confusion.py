@@ -7,13 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import MetricObject, integer, num, scalar, tensor
+from tapecli.library.keras.common import MetricObject, integer, num, scalar, state_variable, tensor
 from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7          # keras.backend.epsilon()
 NEG_INF = -1e10         # metrics_utils.NEG_INF: every prediction is above it (top_k)
 KINDS = ("tp", "fp", "tn", "fn")
+# Keras's names of the state variables of the kinds of counts
+STATE_NAMES = {"tp": "true_positives", "fp": "false_positives", "tn": "true_negatives", "fn": "false_negatives"}
 
 
 def same_rank(x1, x2, expand_rank_1=True):
@@ -143,26 +145,48 @@ def _inner_thresholds(n: int) -> list:
 
 class ConfusionMetric(MetricObject):
     """The base of Keras's stateful metrics here: ``count`` gives what a batch adds to each state array of
-    ``kinds`` (per threshold, zero at the start; a state that the first batch shapes starts absent)."""
+    ``kinds`` (per threshold, zero at the start; a state that the first batch shapes starts absent). The state
+    is held in Keras variables (``metric.variables``), each named as Keras names it (``state_names``)."""
 
     kinds: tuple = KINDS
+    state_names: dict = STATE_NAMES
 
     def __init__(self, name, thresholds, evenly=None):
         self.name = name
         self.thresholds = thresholds
         self.evenly = evenly_spaced(thresholds) if evenly is None else evenly
-        self.reset_state()
+        self.state: dict = {}
+        self.store(self.zeros())
+
+    def zeros(self) -> dict:
+        """The state at the start: zeros per threshold of each kind."""
+        return {k: np.zeros(len(self.thresholds), np.float32) for k in self.kinds}
+
+    @property
+    def counts(self) -> dict:
+        """The state's values by kind (none before a first batch shapes them)."""
+        return {k: v.read().value for k, v in self.state.items()}
+
+    def store(self, counts: dict) -> None:
+        """Each kind's new values into its variable (made where it is not yet, or had another shape)."""
+        for k, value in counts.items():
+            held = self.state.get(k)
+            if held is None or held.shape != value.shape:
+                self.state[k] = state_variable(self.name, self.state_names[k], value)
+            else:
+                held.assign(np.asarray(value, held.dtype))
 
     def reset_state(self):
-        self.counts = {k: np.zeros(len(self.thresholds), np.float32) for k in self.kinds}
+        """Keras's reset_state: every variable zeroed (they keep their shapes)."""
+        self.store({k: np.zeros(v.shape, v.dtype) for k, v in self.state.items()})
 
     def count(self, y_true, y_pred, sample_weight):
         return confusion(y_true, y_pred, sample_weight, self.thresholds, clip=self.evenly)
 
     def update_state(self, *args, **kwargs):
         found = self.count(*arrays(list(args), kwargs))
-        for k in self.kinds:
-            self.counts[k] = self.counts[k] + found[k] if k in self.counts else found[k]
+        counts = self.counts
+        self.store({k: counts[k] + found[k] if k in counts else found[k] for k in self.kinds})
 
     def methods(self):
         return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state,
@@ -185,7 +209,8 @@ def _condition_count(class_name, kind, default_name):
 
     def result(self):
         return self.per_threshold(self.counts[kind])
-    return type(class_name, (ConfusionMetric,), {"__init__": __init__, "result": result, "kinds": (kind,)})
+    return type(class_name, (ConfusionMetric,), {"__init__": __init__, "result": result, "kinds": (kind,),
+                                                 "state_names": {kind: "accumulator"}})
 
 
 TruePositives = _condition_count("TruePositives", "tp", "true_positives")
@@ -251,15 +276,17 @@ class AUC(ConfusionMetric):
         super().__init__(name or "auc", [0.0 - EPSILON] + inner + [1.0 + EPSILON],
                          evenly=thresholds is None or evenly_spaced([0.0] + inner + [1.0]))
 
-    def reset_state(self):
-        shape = (len(self.thresholds),) if not self.multi_label or self.labels is None else \
-            (len(self.thresholds), self.labels)
-        self.counts = {k: np.zeros(shape, np.float32) for k in self.kinds}
+    def zeros(self) -> dict:
+        """Zeros per threshold (and per label, multi_label), none before the first batch gives the labels."""
+        if self.multi_label and self.labels is None:
+            return {}
+        shape = (len(self.thresholds),) if not self.multi_label else (len(self.thresholds), self.labels)
+        return {k: np.zeros(shape, np.float32) for k in self.kinds}
 
     def count(self, y_true, y_pred, sample_weight):
         if self.multi_label and self.labels is None:       # built by the first batch, as Keras's
             self.labels = y_pred.shape[-1] if y_pred.ndim == 2 else 1
-            self.reset_state()
+            self.store(self.zeros())
         if self.from_logits:
             y_pred = (1 / (1 + np.exp(-y_pred))).astype(np.float32)
         return confusion(y_true, y_pred, sample_weight, self.thresholds, multi_label=self.multi_label,
@@ -300,10 +327,7 @@ class AUC(ConfusionMetric):
 
     def attributes(self):
         return {"name": self.name, "thresholds": list(self.thresholds),
-                "true_positives": lambda: Tensor(self.counts["tp"]),
-                "false_positives": lambda: Tensor(self.counts["fp"]),
-                "true_negatives": lambda: Tensor(self.counts["tn"]),
-                "false_negatives": lambda: Tensor(self.counts["fn"])}
+                **{name: (lambda k=k: self.state[k]) for k, name in STATE_NAMES.items() if k in self.state}}
 
 
 class _AtValue(ConfusionMetric):
@@ -362,8 +386,8 @@ class FirstBatchShaped(ConfusionMetric):
     def __init__(self, name):
         super().__init__(name, [0.5], evenly=False)
 
-    def reset_state(self):
-        self.counts = {}
+    def zeros(self) -> dict:
+        return {}
 
     def attributes(self):
         return {"name": self.name}

@@ -119,6 +119,11 @@ class EpochIterator:
         self.steps = None if steps_per_epoch is None else integer(steps_per_epoch, "steps_per_epoch")
         self.current, self.seen = None, 0
 
+    @property
+    def count(self) -> int | None:
+        """Keras's num_batches of an epoch: ``steps_per_epoch`` where given, else the data's."""
+        return self.steps or self.num_batches
+
     def reset(self) -> None:
         self.current, self.seen = None, 0
         if self.hooks is not None:
@@ -130,7 +135,7 @@ class EpochIterator:
             self.hooks.on_epoch_begin()
         if self.current is None or self.steps is None:
             self.current, self.seen = self.passes(), 0
-        for _ in range(self.steps or self.num_batches):
+        for _ in range(self.count):
             if self.num_batches is not None and self.seen >= self.num_batches:
                 if self.steps:
                     _ran_out()

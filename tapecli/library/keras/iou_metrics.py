@@ -8,7 +8,6 @@ from tapecli.errors import ShapeError, TdfValueError
 from tapecli.library.keras.common import integer, num, scalar
 from tapecli.library.keras.confusion import EPSILON, FirstBatchShaped, floats
 from tapecli.runtime.limits import admit
-from tapecli.runtime.values import Tensor
 
 
 def _class_count(num_classes) -> int:
@@ -21,8 +20,8 @@ def _class_count(num_classes) -> int:
 
 
 class IoU(FirstBatchShaped):
-    """Intersection over union from a weighted confusion matrix of class ids (int32 unless ``dtype``, as
-    Keras's: float weights are truncated then), averaged over ``target_class_ids``."""
+    """Intersection over union from a weighted confusion matrix of class ids (int64 unless ``dtype``, as
+    Keras's "int" on TensorFlow: float weights are truncated then), averaged over ``target_class_ids``."""
 
     kinds = ("cm",)
 
@@ -35,15 +34,17 @@ class IoU(FirstBatchShaped):
         self.ignore_class = None if ignore_class is None else integer(ignore_class, "ignore_class")
         self.sparse = (bool(sparse_y_true), bool(sparse_y_pred))
         self.axis = integer(axis, "axis")
-        self.dtype = np.dtype(np.int32) if dtype is None else np.dtype(getattr(dtype, "np", dtype))
+        self.dtype = np.dtype(np.int64) if dtype is None else np.dtype(getattr(dtype, "np", dtype))
         snake = "".join("_" + ch.lower() if ch.isupper() else ch for ch in type(self).__name__).lstrip("_")
         super().__init__(name or snake.replace("i_o_u", "iou"))
 
-    def reset_state(self):
-        self.counts = {"cm": np.zeros((self.num_classes, self.num_classes), self.dtype)}
+    state_names = {"cm": "total_confusion_matrix"}
+
+    def zeros(self) -> dict:
+        return {"cm": np.zeros((self.num_classes, self.num_classes), self.dtype)}
 
     def attributes(self):
-        return {**super().attributes(), "total_cm": lambda: Tensor(self.counts["cm"].copy())}
+        return {**super().attributes(), "total_cm": lambda: self.state["cm"]}
 
     def classes(self, y_true, y_pred):
         if not self.sparse[0]:

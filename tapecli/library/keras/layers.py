@@ -203,8 +203,11 @@ class Layer(KerasObject):
             raise LimitError(f"this {type(self).__name__} layer's {short} would have {size:,} elements, over the "
                              f"limit of {limit:,}", hint="make the layer smaller, or raise --max-elements")
         made = initializers.get(init, interp=self.interp).make(shape, self.rng, dtype)
-        v = Variable(f"{self.display()}.{short}", made, trainable,
+        # (Keras's: a weight made trainable follows the layer's trainable, now and whenever it is set)
+        v = Variable(f"{self.display()}.{short}", made, trainable and self.trainable,
                      tf_name=short, keras=weight_path(self.interp, self.given or self.auto, short))
+        if trainable:
+            self.__dict__.setdefault("trainable_made", set()).add(v.id)
         self.weights_[short] = v
         if self.constraints.get(short) is not None:
             current().constraints[v.id] = self.constraints[short]
@@ -266,9 +269,24 @@ class Layer(KerasObject):
 
     def set_attribute(self, interp, attr, value, node):
         if attr == "trainable":
-            self.trainable = flag(value)
+            self.set_trainable(flag(value))
             return
         super().set_attribute(interp, attr, value, node)
+
+    trainable_made: frozenset = frozenset()     # the ids of the weights made trainable (add_weight)
+
+    def set_trainable(self, value: bool) -> None:
+        """Keras's trainable setter: the layer's flag, its weights made trainable and its sublayers' flags."""
+        self.trainable = value
+        for v in self.weights_.values():
+            if v.id in self.trainable_made:
+                v.trainable = value
+        for layer in self.sublayers():
+            layer.set_trainable(value)
+
+    def sublayers(self) -> list:
+        """The layers this layer holds (a model's)."""
+        return []
 
     def methods(self):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,

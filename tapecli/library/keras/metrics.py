@@ -8,7 +8,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.kernels import tf_sums
-from tapecli.library.keras.common import MetricObject, integer, num, scalar, tensor
+from tapecli.library.keras.common import MetricObject, integer, num, scalar, state_value, state_variable, tensor
 from tapecli.library.keras.confusion import EPSILON, FirstBatchShaped, same_rank
 from tapecli.runtime.values import Tensor
 
@@ -23,12 +23,18 @@ def _sum(x, axis=None, mean=False):
 
 
 class Mean(MetricObject):
+    """Keras's Mean (and the metrics it is the base of): ``total`` and ``count``, float32 variables."""
+
     default_name = "mean"
+    listed = ("total", "count")         # its variables, as Keras's class has them
+    total, count = state_value("total"), state_value("count")
 
     def __init__(self, name=None, dtype=None):
         self.name = name or self.default_name
-        self.total = np.float32(0.0)
-        self.count = np.float32(0.0)
+        self.state = {k: state_variable(self.name, k, np.float32(0.0)) for k in ("total", "count")}
+
+    def keras_variables(self) -> list:
+        return [self.state[k] for k in self.listed]
 
     def values_of(self, args, kwargs):
         values = args[0] if args else kwargs.pop("values", None)
@@ -215,6 +221,7 @@ class RootMeanSquaredError(Mean):
 
 class Sum(Mean):
     default_name = "sum"
+    listed = ("total",)
 
     def result(self):
         return scalar(self.total)
@@ -249,6 +256,8 @@ class FBetaScore(FirstBatchShaped):
     (threshold None: each row's maximum is the positive class)."""
 
     kinds = ("tp", "fp", "fn", "weights")
+    state_names = {"tp": "true_positives", "fp": "false_positives", "fn": "false_negatives",
+                   "weights": "intermediate_weights"}
 
     def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
         if average not in (None, "micro", "macro", "weighted"):
@@ -306,7 +315,9 @@ class R2Score(FirstBatchShaped):
     """The coefficient of determination per output, aggregated ('uniform_average', 'variance_weighted_average'
     or None), adjusted for ``num_regressors``."""
 
-    kinds = ("sum", "squared_sum", "total_mse", "count", "num_samples")
+    kinds = ("num_samples", "squared_sum", "sum", "total_mse", "count")
+    state_names = {"num_samples": "num_samples", "squared_sum": "squared_sum", "sum": "sum", "total_mse": "residual",
+                   "count": "count"}
 
     def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
         if class_aggregation not in (None, "uniform_average", "variance_weighted_average"):
@@ -330,11 +341,15 @@ class R2Score(FirstBatchShaped):
         return {"sum": np.sum(weighted, axis=0, dtype=np.float32),
                 "squared_sum": np.sum(y_true * weighted, axis=0, dtype=np.float32),
                 "total_mse": np.sum((y_true - y_pred) ** 2 * sw, axis=0, dtype=np.float32),
-                "count": np.sum(sw, axis=0, dtype=np.float32), "num_samples": np.int32(y_true.size)}
+                "count": np.sum(sw, axis=0, dtype=np.float32), "num_samples": np.float32(y_true.size)}
+
+    def zeros(self) -> dict:
+        """``num_samples`` (Keras makes it at init; the others at the first batch)."""
+        return {"num_samples": np.float32(0)}
 
     def result(self):
         c = self.counts
-        if not c:
+        if "sum" not in c:
             return scalar(0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = c["sum"] / c["count"]

@@ -30,6 +30,13 @@ def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=N
     return out
 
 
+def program_input(interp, shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
+    """A program's keras.Input: its InputLayer made (and named) now, as Keras's is."""
+    out = make_input(shape, batch_size, name, batch_shape, dtype)
+    out.input_layer = InputLayer(interp, name=name)
+    return out
+
+
 class Model(Layer):
     """What Sequential and functional models share: their layers' weights, summary, naming."""
 
@@ -79,6 +86,9 @@ class Model(Layer):
         layers = self.layers
         return PURE if self.built and layers and all(
             isinstance(la, Layer) and la.replay_kind(args, kwargs, tracked) is PURE for la in layers) else None
+
+    def sublayers(self) -> list:
+        return self.layers
 
     def rename(self):
         named = self.given or self.bound
@@ -139,8 +149,8 @@ class Model(Layer):
         return out
 
     def set_attribute(self, interp, attr, value, node):
-        if attr == "stop_training":         # (a callback ends fit after the epoch)
-            self.stop_training = truth(value)
+        if attr in training.STOP_FLAGS:        # (a callback ends fit after the epoch, evaluate or predict)
+            setattr(self, attr, truth(value))
             return
         super().set_attribute(interp, attr, value, node)
 
@@ -165,7 +175,8 @@ class Sequential(Model):
         super().__init__(interp, name=name, trainable=trainable)
         self.input_spec = self.input_name = None
         for layer in ([] if layers is None else self._list(layers)):
-            self.add(layer)
+            self.add(layer, rebuild=False)
+        self.rebuild()
 
     @staticmethod
     def _list(layers):
@@ -173,12 +184,14 @@ class Sequential(Model):
             raise TdfTypeError(f"Sequential takes a list of layers, got {type_word(layers)}")
         return list(layers)
 
-    def add(self, layer):
+    def add(self, layer, rebuild=True):
         if isinstance(layer, KerasTensor) and layer.layer is None:
             if self.layers or self.input_spec is not None:
                 raise TdfValueError("an Input can only be the first entry of a Sequential model")
             self.input_spec = layer.shape
-            self.input_name = layer.name or auto_name(self.interp, "input_layer")      # (its InputLayer's)
+            made = getattr(layer, "input_layer", None)          # (its InputLayer's name)
+            self.input_name = keras_name(made) if made is not None else layer.name or auto_name(self.interp,
+                                                                                            "input_layer")
             return
         from tapecli.library.keras.program_layers import keras_layer
         layer = keras_layer(self.interp, layer)
@@ -193,9 +206,34 @@ class Sequential(Model):
             self.input_name = auto_name(self.interp, "input_layer")
         self.layers.append(layer)
         self.rename()
-        if self.input_spec is not None:
-            self.build_for(self.input_spec, float_dtype())
-            self.trace()
+        if flag(rebuild):
+            self.rebuild()
+
+    def rebuild(self):
+        """Keras's _maybe_rebuild: a model of known input shape and some layer is built again."""
+        if self.input_spec is not None and self.layers:
+            self.keras_build(self.input_spec)
+
+    def keras_build(self, shape):
+        """Keras's Sequential.build for ``shape``: an InputLayer where it has none (named now), its layers built,
+        and its graph, of which Keras makes a functional model (named now too: later models count it)."""
+        shape = tuple(shape)
+        if self.input_spec is None:
+            self.input_spec, self.input_name = shape, auto_name(self.interp, "input_layer")
+        elif shape != tuple(self.input_spec):
+            raise TdfValueError(f"Sequential model '{keras_name(self)}' has already been configured to use input "
+                                f"shape {tuple(self.input_spec)}. You cannot build it with input_shape {shape}")
+        if not self.layers:
+            raise TdfValueError(f"Sequential model {keras_name(self)} cannot be built because it has no layers. "
+                                "Call `model.add(layer)`.")
+        auto_name(self.interp, "functional")
+        self.build_for(self.input_spec, float_dtype())
+        self.trace()
+
+    def forward(self, x, training):
+        if self.input_spec is None and self.layers and isinstance(x, Tensor):     # (fit's build: any batch)
+            self.keras_build((None, *x.shape[1:]))
+        return super().forward(x, training)
 
     def trace(self):
         """A Sequential model of known input shape is a functional graph too (Keras 3): its ``inputs``,
@@ -247,14 +285,14 @@ class Sequential(Model):
         out = super().methods()
         out["add"] = self.add
         out["pop"] = self.pop
+        out["build"] = lambda input_shape=None: self.keras_build(dims(input_shape))
         return out
 
     def pop(self):
         if not self.layers:
             raise TdfValueError("There are no layers in the model.")
         layer = self.layers.pop()
-        if self.input_spec is not None and self.layers:
-            self.trace()
+        self.rebuild()
         return layer.as_program()
 
     def known_input_shape(self):
@@ -273,6 +311,8 @@ class Sequential(Model):
     def apply(self, interp, x, training=None):
         if not self.layers:
             self.build_for(None, None)
+        if self.input_spec is None and not isinstance(x, KerasTensor):     # (Keras's build at the first call)
+            self.keras_build(tensor(x).shape)
         if isinstance(x, KerasTensor):
             for layer in self.layers:
                 x = layer.call(interp, [x], {}, None)
@@ -299,8 +339,26 @@ class Sequential(Model):
 
     def call(self, interp, args, kwargs, node):
         if args and isinstance(args[0], KerasTensor):
-            return self.apply(interp, args[0])
+            return self.symbolic_call(args[0])
         return super().call(interp, args, kwargs, node)
+
+    def symbolic_call(self, x: KerasTensor) -> KerasTensor:
+        """The model called on a Keras tensor: one layer of that graph, as Keras keeps a model called in another
+        (its layers, weights and trainable its own), built first for the tensor's shape where it had no input
+        (Keras's Sequential.build); its output's shape is its own graph's. A model whose layers cannot be called
+        on Keras tensors has no graph: its layers are then called on the tensor one by one."""
+        if self.input_spec is None and self.layers:
+            self.keras_build(x.shape)
+        ends = getattr(self, "symbolic_ends", None)
+        if ends is None:
+            return self.apply(self.interp, x)
+        want, got = self.input_spec[1:], x.shape[1:]
+        if len(want) != len(got) or any(w is not None and g is not None and w != g for w, g in zip(want, got)):
+            raise TdfValueError(f'Input 0 of layer "{self.layers[0].display()}" is incompatible with the layer: '
+                                f"expected shape={self.input_spec}, found shape={x.shape}")
+        out = KerasTensor((x.shape[0], *ends[1].shape[1:]), ends[1].dtype, self, [x])
+        self.symbolic = (x, out)
+        return out
 
 
 def sequential_from_config(interp, config):
@@ -476,8 +534,8 @@ class Functional(Model):
             entry["name"] = keras_name(layer)
             entry["inbound_nodes"] = [
                 {"args": PythonTuple([[tensor(p) for p in t.inputs]] if t.listed else [tensor(p) for p in t.inputs]),
-                 "kwargs": {} if type(layer).__name__ not in CALL_TRAINING
-                 else {"training": CALL_TRAINING[type(layer).__name__]}}
+                 "kwargs": {"mask": None} if isinstance(layer, Model) else {} if type(layer).__name__ not in
+                 CALL_TRAINING else {"training": CALL_TRAINING[type(layer).__name__]}}     # (a model's call: its mask)
                 for t in calls.get(id(layer), [])]
             entries.append(entry)
 

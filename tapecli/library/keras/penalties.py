@@ -1,12 +1,15 @@
-"""keras.regularizers (L1, L2, L1L2) and keras.constraints (NonNeg, MaxNorm, MinMaxNorm, UnitNorm):
+"""keras.regularizers (L1, L2, L1L2, OrthogonalRegularizer) and keras.constraints (NonNeg, MaxNorm, MinMaxNorm, UnitNorm):
 callables on a weight, composed from recorded ops with Keras 3's formulas (epsilon 1e-7); a layer's activity
 regularizer's loss, and the constraints an optimizer applies after its step."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.printing import python_str
 from tapecli.library.keras.common import KerasObject, integer, num, scalar, tensor, written
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
@@ -33,6 +36,10 @@ class _Callable(KerasObject):
 class Regularizer(_Callable):
     kind_word = "a regularizer"
     keras_bases = ("keras.Regularizer",)
+
+    def python_class(self) -> str:
+        """``type(regularizer)``: Keras's class, in its module."""
+        return f"keras.src.regularizers.regularizers.{type(self).__name__}"
 
 
 class L1L2(Regularizer):
@@ -68,6 +75,45 @@ class L2(L1L2):
 
     def __init__(self, l2=0.01):
         super().__init__(l2=l2)
+
+
+class OrthogonalRegularizer(Regularizer):
+    """Keras's penalty of a rank-2 weight's rows (``mode="rows"``) or columns not being orthogonal: the mean over
+    pairs of the absolute dot products of the L2-normalized rows or columns, times ``factor`` (a float32 tensor,
+    as Keras keeps it) and 0.5, in Keras's order of ops."""
+
+    def __init__(self, factor=0.01, mode="rows"):
+        value = written(factor, "factor")
+        if math.isinf(value) or math.isnan(value) or value < 0:
+            raise TdfValueError(f"Invalid value for argument factor: expected a non-negative float.Received: "
+                                f"factor={python_str(factor)}")
+        self.factor = np.float32(value)
+        if mode not in ("rows", "columns"):
+            raise TdfValueError(f'Invalid value for argument `mode`. Expected one of {{"rows", "columns"}}. '
+                                f"Received: mode={python_str(mode)}")
+        self.mode = mode
+
+    def attributes(self):
+        return {"factor": lambda: scalar(self.factor), "mode": lambda: self.mode}
+
+    def get_config(self) -> dict:
+        return {"factor": float(self.factor), "mode": self.mode}
+
+    def apply(self, x):
+        if len(x.shape) != 2:
+            raise TdfValueError(f"Inputs to OrthogonalRegularizer must have rank 2. Received: inputs.shape="
+                                f"{python_str(tuple(x.shape))}")
+        rows = self.mode == "rows"
+        # (Keras's ops.normalize of order 2: x * min(rsqrt(sum(x^2)), 1 / epsilon))
+        inv_norm = ops.minimum(ops.rsqrt(ops.reduce_sum(ops.square(x), axis=1 if rows else 0, keepdims=True)),
+                               scalar(1.0 / 1e-7, x.dtype))
+        unit = ops.mul(x, inv_norm)
+        product = ops.matmul(unit, ops.transpose(unit)) if rows else ops.matmul(ops.transpose(unit), unit)
+        size = x.shape[0 if rows else 1]
+        off_diagonal = ops.mul(product, Tensor(1.0 - np.eye(size, dtype=x.dtype)))
+        pairs = size * (size - 1.0) / 2.0
+        total = ops.mul(ops.mul(scalar(self.factor), scalar(0.5)), ops.reduce_sum(ops.abs_(off_diagonal)))
+        return ops.div(total, scalar(pairs, total.dtype))
 
 
 class ProgramPenalty:
@@ -110,6 +156,10 @@ def regularizer(value, interp=None):
 class Constraint(_Callable):
     kind_word = "a constraint"
     keras_bases = ("keras.Constraint",)
+
+    def python_class(self) -> str:
+        """``type(constraint)``: Keras's class, in its module."""
+        return f"keras.src.constraints.constraints.{type(self).__name__}"
 
 
 class ProgramConstraint(ProgramPenalty, Constraint):
@@ -190,6 +240,7 @@ class MinMaxNorm(Constraint):
 
 REGULARIZER_NAMES = {"l1": L1, "l2": L2, "l1_l2": L1L2}
 # registered as "regularizers.NAME" / "constraints.NAME"
-REGULARIZERS = {"L1": L1, "L2": L2, "L1L2": L1L2, **REGULARIZER_NAMES}
+REGULARIZERS = {"L1": L1, "L2": L2, "L1L2": L1L2, "OrthogonalRegularizer": OrthogonalRegularizer,
+                "orthogonal_regularizer": OrthogonalRegularizer, **REGULARIZER_NAMES}
 CONSTRAINTS = {"NonNeg": NonNeg, "non_neg": NonNeg, "UnitNorm": UnitNorm, "unit_norm": UnitNorm,
                "MaxNorm": MaxNorm, "max_norm": MaxNorm, "MinMaxNorm": MinMaxNorm, "min_max_norm": MinMaxNorm}

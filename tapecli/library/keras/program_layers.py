@@ -10,7 +10,7 @@ from tapecli.interpreter.objects import Function
 from tapecli.library.keras import training
 from tapecli.library.keras.common import float_dtype
 from tapecli.library.keras.layers import KerasTensor, Layer
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import PythonBool, Tensor
 
 
 class ProgramLayer(Layer):
@@ -50,6 +50,11 @@ class ProgramLayer(Layer):
     def weights(self):
         own = self.instance.owned_variables()
         return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+
+    def set_trainable(self, value: bool) -> None:
+        """Set as a layer held by a model: the instance's trainable, which its weights and layers follow."""
+        self.trainable = value
+        self.instance.set_attribute(self.interp, "trainable", PythonBool(np.array(value)), None)
 
     def own_losses(self) -> list:         # (a program's layer: its add_loss values and its layers' activity losses)
         return training.adapter(self.interp, self.instance).own_losses()

@@ -302,6 +302,9 @@ class StackedRNNCells(Layer):
     def weights(self):
         return [v for c in self.cells for v in c.weights]
 
+    def sublayers(self) -> list:
+        return self.cells
+
     def build(self, shape, dtype):
         with name_scope(self.interp, self.given or self.auto):
             for c in self.cells:
@@ -353,6 +356,9 @@ class _Recurrent(Layer):
     @property
     def weights(self):
         return self.cell.weights
+
+    def sublayers(self) -> list:
+        return [self.cell]
 
     @property
     def weights_(self):                 # (its weights are its cell's, named by the layer: lstm.kernel)

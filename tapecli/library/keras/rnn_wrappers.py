@@ -81,6 +81,9 @@ class Bidirectional(Layer):
     def weights(self):
         return self.forward_layer.weights + self.backward_layer.weights
 
+    def sublayers(self) -> list:
+        return [self.forward_layer, self.backward_layer]
+
     def attributes(self):
         return {**super().attributes(), "forward_layer": lambda: self.forward_layer,
                 "backward_layer": lambda: self.backward_layer, "merge_mode": lambda: self.merge_mode}
@@ -158,6 +161,9 @@ class TimeDistributed(Layer):
     @property
     def weights(self):
         return self.layer.weights
+
+    def sublayers(self) -> list:
+        return [self.layer]
 
     def attributes(self):
         return {**super().attributes(), "layer": lambda: self.layer.as_program()}

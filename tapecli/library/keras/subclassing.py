@@ -9,17 +9,20 @@ A subclass's ``super().__init__()`` without inputs and outputs (a Layer's, or a 
 graph (``layer_call``)."""
 from __future__ import annotations
 
+import numpy as np
+
 from tapecli.errors import TdfTypeError
+from tapecli.interpreter.conversions import truth
 from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
-from tapecli.library.keras.layers import KerasTensor, eager_mask, keep_mask
+from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
 from tapecli.library.keras.program_layers import keras_layer, program_mask, takes_mask
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable
+from tapecli.runtime.values import PythonBool, Tensor, Variable
 
 
 def program_attribute(interp, instance, attr):
@@ -29,10 +32,28 @@ def program_attribute(interp, instance, attr):
     layer = getattr(instance, "keras_layer", None)
     if attr in ("input", "output") and instance.inner is None and getattr(layer, "symbolic", None) is not None:
         return layer.symbolic_end(attr == "output")
+    if attr == "trainable" and instance.cls.role is None:        # (one never set: Keras's default)
+        return PythonBool(np.array(True))
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
         return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True,
                                      "dtype": dtype_policy()})
     return training.program_attribute(interp, instance, attr)
+
+
+def set_trainable(interp, instance, value) -> None:
+    """HOOKS["keras_trainable"]: Keras's trainable setter of a program's layer or model: the weights it made
+    trainable (add_weight) and the layers it holds (its functional model's too) follow it."""
+    on = bool(truth(value))
+    made = getattr(instance, "keras_trainable_made", ())
+    stack = list(instance.attrs.values()) + ([instance.inner] if instance.inner is not None else [])
+    while stack:
+        held = stack.pop()
+        if isinstance(held, (list, tuple)):
+            stack.extend(held)
+        elif isinstance(held, Variable) and held.id in made:
+            held.trainable = on
+        elif isinstance(keras_layer(interp, held), Layer):
+            keras_layer(interp, held).set_trainable(on)
 
 
 def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainable=True, **ignored):

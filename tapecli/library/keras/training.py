@@ -240,12 +240,13 @@ class Trainer:
         elif not dataset:
             size = 32 if batch_size is None else integer(batch_size, "batch_size")
             iterator = EpochIterator(lambda: batches(self.interp, x, y, sw, size, flag(shuffle)),
-                                     -(-_count(x) // size), steps_per_epoch)
+                                     _num_batches(x, size, None), steps_per_epoch)
         elif steps_per_epoch is not None:       # (Keras's TFDatasetAdapter: its cardinality, None where not known)
             iterator = EpochIterator(lambda: dataset_batches(x, self.model.many_inputs, _outputs(self.model)),
-                                     None if x.infinite or x.unknown else x.length(), steps_per_epoch)
-        params = {"verbose": 1 if verbose == "auto" else verbose, "epochs": integer(epochs, "epochs"),
-                  "steps": None if iterator is None else iterator.steps or iterator.num_batches}
+                                     _num_batches(x, None, None), steps_per_epoch)
+        params = {"verbose": verbose, "epochs": integer(epochs, "epochs"),
+                  "steps": _num_batches(x, None, None) if iterator is None else iterator.count}
+        _bind(callbacks, self.program_model(), params)
         self.set_stop_training(False)
         for c in callbacks:
             c.on_train_begin(self, params)
@@ -255,9 +256,9 @@ class Trainer:
         validation = None
         for epoch in range(integer(initial_epoch, "initial_epoch"), integer(epochs, "epochs")):
             tick()                  # an epoch is a step of the run, as each batch is (batches)
+            self.reset()
             for c in callbacks:
                 c.on_epoch_begin(epoch, self)
-            self.reset()
             epoch_batches = self.batches(x, y, sw, batch_size) if iterator is None else iterator.epoch()
             for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
@@ -271,15 +272,16 @@ class Trainer:
                     break
             epoch_logs = dict(self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
+                # (Keras's evaluate with fit's callbacks, which hear its test hooks)
                 if getattr(validation_data, "cls", None) is not None:       # (a PyDataset: Keras keeps its iterator)
                     if validation is None:
-                        validation = self.evaluation(validation_data, None, None, None, None)
-                    val = self.evaluated(validation, None, True)
+                        validation, _ = self.evaluation(validation_data, None, None, None, None)
+                    val = self.evaluated(validation, None, True, callbacks)
                 else:
                     vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
                         (list(validation_data) + [None])[:3]
-                    val = self.evaluate(vx, vy, validation_batch_size or batch_size, sample_weight=vw,
-                                        return_dict=True)
+                    val_batches, _ = self.evaluation(vx, vy, vw, validation_batch_size or batch_size, None)
+                    val = self.evaluated(val_batches, None, True, callbacks)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
             # (ReduceLROnPlateau's and LearningRateScheduler's learning_rate) a History after them records,
@@ -293,7 +295,6 @@ class Trainer:
             c.on_train_end(_plain(training_logs))
         return history
 
-    # model.stop_training, which a callback sets to end fit after the epoch
     def program_model(self):
         """The model as the program holds it (a program's subclass: its instance)."""
         return getattr(self.model, "instance", self.model)
@@ -305,43 +306,52 @@ class Trainer:
         return instance.owned_variables() if instance is not None else self.model.weights
 
     def set_stop_training(self, value: bool) -> None:
-        held = self.program_model()
-        if hasattr(held, "attrs"):
-            held.attrs["stop_training"] = PythonBool(np.array(value))
-        else:
-            held.stop_training = value
+        set_stop(self.program_model(), "stop_training", value)
 
     def stop_training(self) -> bool:
-        held = self.program_model()
-        found = held.attrs.get("stop_training") if hasattr(held, "attrs") else getattr(held, "stop_training", False)
-        return bool(truth(found)) if found is not None else False
+        return stopped(self.program_model(), "stop_training")
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False):
-        return self.evaluated(self.evaluation(x, y, sample_weight, batch_size, steps), steps, return_dict)
+        batches, count = self.evaluation(x, y, sample_weight, batch_size, steps)
+        listeners = _callbacks(self.interp, callbacks)
+        _bind(listeners, self.program_model(), {"verbose": verbose, "epochs": 1, "steps": count})
+        return self.evaluated(batches, steps, return_dict, listeners)
 
     def evaluation(self, x, y, sample_weight, batch_size, steps):
-        """What evaluate reads its batches from: an EpochIterator of a PyDataset, else the batches."""
+        """What evaluate reads its batches from (an EpochIterator of a PyDataset, else the batches) and their
+        number (Keras's num_batches: ``steps`` where given, None where not known)."""
         source = _py_dataset(self.interp, x, y, sample_weight)
         if source is not None:
-            return EpochIterator(source.passes, source.num_batches, steps, source)
+            iterator = EpochIterator(source.passes, source.num_batches, steps, source)
+            return iterator, iterator.count
         x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
             _data(sample_weight, "sample_weight"))
-        return self.batches(x, y, sw, batch_size)
+        return self.batches(x, y, sw, batch_size), _num_batches(x, batch_size, steps)
 
-    def evaluated(self, batches, steps, return_dict):
-        """evaluate's logs of ``batches`` (an EpochIterator, reset and run for an epoch, as Keras's evaluate)."""
+    def evaluated(self, batches, steps, return_dict, callbacks):
+        """evaluate's logs of ``batches`` (an EpochIterator, reset and run for an epoch, as Keras's evaluate), its
+        ``callbacks`` hearing its test hooks."""
         if isinstance(batches, EpochIterator):
             batches.reset()
             batches = batches.epoch()
         else:
             batches = _first(batches, steps)
+        held = self.program_model()
+        set_stop(held, "stop_evaluating", False)
+        _hear(callbacks, "on_test_begin", {})
         self.reset()
         logs: dict = {}
-        for bx, by, bw in batches:
+        for step, (bx, by, bw) in enumerate(batches):
+            _hear(callbacks, "on_test_batch_begin", step, {})
             logs = self.test_step(bx, by, bw)
+            if callbacks:
+                _hear(callbacks, "on_test_batch_end", step, self.results_or(logs))
+            if stopped(held, "stop_evaluating"):
+                break
         logs = self.results_or(logs)
+        _hear(callbacks, "on_test_end", logs)
         return logs if flag(return_dict) else self.flat(logs)
 
     def flat(self, logs):
@@ -377,9 +387,47 @@ def class_weights(class_weight, y, sample_weight):
     return Tensor(np.array([weights.get(int(c), 1.0) for c in labels], dtype=float_dtype()))
 
 
+# Keras's flags a callback sets on the model to end fit after the epoch, evaluate or predict after the batch
+STOP_FLAGS = ("stop_training", "stop_evaluating", "stop_predicting")
+
+
+def set_stop(held, name: str, value: bool) -> None:
+    """Set one of STOP_FLAGS on the model as the program holds it (a program's subclass: its instance)."""
+    if hasattr(held, "attrs"):
+        held.attrs[name] = PythonBool(np.array(value))
+    else:
+        setattr(held, name, value)
+
+
+def stopped(held, name: str) -> bool:
+    found = held.attrs.get(name) if hasattr(held, "attrs") else getattr(held, name, False)
+    return bool(truth(found)) if found is not None else False
+
+
+def _bind(callbacks, model, params: dict) -> None:
+    """Keras's CallbackList's set_model and set_params: each callback given the model and the loop's params."""
+    for c in callbacks:
+        c.bind(model, params)
+
+
+def _hear(callbacks, hook: str, *args) -> None:
+    for c in callbacks:
+        c.hear(hook, *args)
+
+
+def _num_batches(x, batch_size, steps):
+    """Keras's EpochIterator's num_batches of arrays or a tf.data.Dataset: ``steps`` where given, else the
+    batches of the data (a dataset's cardinality, None where not known)."""
+    if steps is not None:
+        return integer(steps, "steps")
+    if _dataset(x):
+        return None if x.infinite or x.unknown else x.length()
+    return -(-_count(x) // (32 if batch_size is None else integer(batch_size, "batch_size")))
+
+
 def _callbacks(interp, given) -> list:
-    """fit's callbacks: those tapecli runs (callbacks.py) and a program's Callback subclasses, each other one
-    refused by name."""
+    """fit's, evaluate's or predict's callbacks: those tapecli runs (callbacks.py) and a program's Callback
+    subclasses, each other one refused by name."""
     listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
     out = []
     for c in listed:
@@ -461,21 +509,52 @@ def _first(chunks, steps):
 
 
 def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-    """model.predict: the outputs of the batches, concatenated (inference mode)."""
+    """model.predict: the outputs of the batches, concatenated (inference mode); its callbacks hear Keras's
+    predict hooks, each batch's end with its outputs."""
     source = _py_dataset(interp, x, None, None)
     if source is not None:           # (Keras's predict does not reset its iterator: no epoch ends first)
-        chunks = ((_data(bx, "x", model.many_inputs), None, None) for bx, _, _ in
-                  EpochIterator(source.passes, source.num_batches, steps, source).epoch())
+        iterator = EpochIterator(source.passes, source.num_batches, steps, source)
+        count = iterator.count
+        chunks = ((_data(bx, "x", model.many_inputs), None, None) for bx, _, _ in iterator.epoch())
         steps = None
-    elif _dataset(x):
-        chunks = dataset_batches(x, model.many_inputs, _outputs(model))
     else:
-        chunks = batches(interp, _data(x, "x", model.many_inputs), None, None, batch_size)
-    outs = [model.forward(bx, False) for bx, _, _ in _first(chunks, steps)]
+        if not _dataset(x):
+            x = _data(x, "x", model.many_inputs)
+        count = _num_batches(x, batch_size, steps)
+        chunks = dataset_batches(x, model.many_inputs, _outputs(model)) if _dataset(x) else \
+            batches(interp, x, None, None, batch_size)
+    listeners, held = _callbacks(interp, callbacks), getattr(model, "instance", model)
+    _bind(listeners, held, {"verbose": verbose, "epochs": 1, "steps": count})
+    set_stop(held, "stop_predicting", False)
+    _hear(listeners, "on_predict_begin", {})
+    outs = []
+    for step, (bx, _, _) in enumerate(_first(chunks, steps)):
+        _hear(listeners, "on_predict_batch_begin", step, {})
+        outs.append(model.forward(bx, False))
+        if listeners:
+            _hear(listeners, "on_predict_batch_end", step, _plain_outputs(outs[-1], model))
+        if stopped(held, "stop_predicting"):
+            break
+    _hear(listeners, "on_predict_end", {})
     if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives; a dict by a model's keys)
         arrays = [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
         return model.keyed(arrays) if hasattr(model, "keyed") else arrays
     return NumpyArray(np.concatenate([tensor(o).value for o in outs]))
+
+
+def _plain_outputs(out, model) -> dict:
+    """A predict batch's logs, ``{"outputs": outputs}``, as Keras's pythonify_logs gives them: a tensor as a NumPy
+    array (a Python float where it is a scalar), a dict of outputs in place of the entry, by sorted key, a
+    list as it is."""
+    out = model.keyed(out) if hasattr(model, "keyed") else out
+
+    def plain(value):
+        if not isinstance(value, Tensor):
+            return value
+        return float(value.value) if value.ndim == 0 else NumpyArray(value.value)
+    if isinstance(out, dict):
+        return {k: plain(v) for k, v in sorted(out.items())}
+    return {"outputs": plain(out)}
 
 
 def _plain(logs):
@@ -555,7 +634,8 @@ class CompiledMetrics(KerasObject):
 
 def attributes(owner) -> dict:
     out = {"compiled_metrics": lambda: None if owner.trainer is None else CompiledMetrics(owner.trainer),
-           "stop_training": lambda: PythonBool(np.array(bool(getattr(owner, "stop_training", False)))),
+           **{name: (lambda name=name: PythonBool(np.array(bool(getattr(owner, name, False)))))
+              for name in STOP_FLAGS},
            "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
            "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
            "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
