@@ -7,6 +7,7 @@ row at a time."""
 from __future__ import annotations
 
 import math
+import string
 
 import numpy as np
 
@@ -110,14 +111,18 @@ def _einsum_vjp(r, g, needs=None):
 
 
 def _einsum_jvp(r, ts):
+    """The sum over the operands of the einsum with that operand's tangent in its place; a tangent's leading
+    (batch) axes, beyond its operand's, take letters of their own that lead the result too."""
     ins, out = r.attrs["ins"], r.attrs["out"]
+    spare = [c for c in string.ascii_letters if c not in set(out).union(*ins)]
     total = None
     for i, t in enumerate(ts):
         if t is None:
             continue
-        args = list(r.inputs)
-        args[i] = t
-        part = einsum_subscripts(ins, out, args)
+        batch = "".join(spare[:t.ndim - r.inputs[i].ndim])
+        args, subs = list(r.inputs), list(ins)
+        args[i], subs[i] = t, batch + ins[i]
+        part = einsum_subscripts(subs, batch + out, args)
         total = part if total is None else add(total, part)
     return total
 
