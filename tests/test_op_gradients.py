@@ -275,6 +275,7 @@ CASES: list[Case] = [
     *_unary_rows("expm1", ops.expm1),
     *_unary_rows("sqrt", ops.sqrt, "positive"),
     *_unary_rows("rsqrt", ops.rsqrt, "positive"),
+    *_unary_rows("reciprocal", ops.reciprocal, "positive"),
     *_unary_rows("square", ops.square),
     *_unary_rows("tanh", ops.tanh, "wide"),
     *_unary_rows("sigmoid", ops.sigmoid, "wide"),
