@@ -141,12 +141,11 @@ class Dataset(ProgramObject):
             return stacked(parts, 0)
 
         def spec():
-            specs = flatten(self.element_spec())
-            made = []
-            for s in specs:
+            given, made = self.element_spec(), []
+            for s in flatten(given):
                 rank, shape = _batched_ragged_rank(s, dense_ragged), [size if drop else None, *s.shape]
                 made.append(TensorSpec(shape, s.dtype) if rank is None else RaggedTensorSpec(shape, s.dtype, rank + 1))
-            return pack_as(self.element_spec(), made)
+            return pack_as(given, made)
         return Dataset(self.batches(size, drop, stacked_parts), values=self.items_are_values, spec=spec)
 
     def batches(self, size: int, drop: bool, combine):
