@@ -275,6 +275,7 @@ CASES: list[Case] = [
     *_unary_rows("expm1", ops.expm1),
     *_unary_rows("sqrt", ops.sqrt, "positive"),
     *_unary_rows("rsqrt", ops.rsqrt, "positive"),
+    *_unary_rows("reciprocal", ops.reciprocal, "positive"),
     *_unary_rows("square", ops.square),
     *_unary_rows("tanh", ops.tanh, "wide"),
     *_unary_rows("sigmoid", ops.sigmoid, "wide"),
@@ -537,6 +538,7 @@ EXCLUDED: dict[str, str] = {
     "adjust_saturation": "TensorFlow registers no gradient for AdjustSaturation: its backward pass is an error",
     "rgb_to_hsv": "its gradient is TensorFlow's formula (image_grad.py), checked against TensorFlow's values by a "
                   "recorded program (tf_programs_round_m.json), whose hue terms are not the numeric derivative",
+    "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
 }
 
 CASE_IDS = [c.id for c in CASES]
@@ -834,7 +836,8 @@ def test_every_differentiable_op_has_a_row():
 NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for tangents; reverse mode serves",
           **{name: "TensorFlow registers no gradient for it, so no tangent either" for name in (
               "adjust_hue", "adjust_saturation")},
-          "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves"}
+          "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves",
+          "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False"}
 
 
 def test_every_differentiable_op_has_a_forward_mode_rule():

@@ -162,6 +162,10 @@ class _Symbolic:
     def where(self, c, a, b):
         return self._emit(f"({self._arg(a)} if {c} else {self._arg(b)})")
 
+    def multiply_no_nan(self, a, b):
+        a, b = self._arg(a), self._arg(b)
+        return self._emit(f"(_F(0.0) if {b} == _F(0.0) else {a} * {b})")
+
     def zeros_like(self, x):
         return _lit(0.0)
 

@@ -29,8 +29,8 @@ def program_repr(value) -> str:
 def python_format(value) -> str:
     """``format(value)`` with no spec in a Python program: an f-string's ``{value}``. A TensorFlow tensor
     formats as its NumPy value does (a scalar as the Python number, an array as NumPy prints it), a variable
-    as its repr."""
-    if _is_array(value):
+    as its repr; a tracing tf.function's parameter as its placeholder, as str does."""
+    if _is_array(value) and id(value) not in current().graph_arguments:
         array = numpy_of(value)
         return format(array.item()) if array.ndim == 0 else str(array)
     return python_str(value)

@@ -34,6 +34,8 @@ from tapecli.library.core import to_dtype
 from tapecli.library.data_elements import (as_element, component, counted, int64_of, predicate_holds, spec_map,
                                            spec_of, spec_text, structure_of, types_text, unpacked_call)
 from tapecli.library.draws import tensorflow_stream
+from tapecli.library.tf_ragged import from_tensor, int64_splits
+from tapecli.library.tf_ragged_math import stacked
 from tapecli.runtime.specs import DatasetSpec, RaggedTensorSpec, TensorSpec, static_shape
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
@@ -106,12 +108,45 @@ class Dataset(ProgramObject):
     # ---------------------------------------------------------- transformations
     def batch(self, interp, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
               name=None):
+        return self._batched(batch_size, drop_remainder, "batch", dense_ragged=False)
+
+    def ragged_batch(self, interp, batch_size, drop_remainder=False, row_splits_dtype=None, name=None):
+        """batch, a component of elements whose shapes may differ (a dimension of its spec unknown) batched into a
+        ragged tensor, as TensorFlow's _DenseToRaggedDataset makes them ragged before batch."""
+        int64_splits(row_splits_dtype)
+        return self._batched(batch_size, drop_remainder, "ragged_batch", dense_ragged=True)
+
+    def _batched(self, batch_size, drop_remainder, method: str, dense_ragged: bool):
+        """``size`` elements at a time, each component stacked: a tensor, or a ragged tensor one ragged dimension
+        more where its elements are ragged (or, ``dense_ragged``, may differ in shape: _batched_ragged_rank)."""
         size, drop = to_int(batch_size, "batch_size"), truth(drop_remainder)
         if size <= 0:
-            raise TdfValueError(f"Dataset.batch: batch_size must be positive, got {size}")
+            raise TdfValueError(f"Dataset.{method}: batch_size must be positive, got {size}")
+        ranks = []
 
-        return Dataset(self.batches(size, drop, lambda parts, j, count: ops.stack(parts)), values=self.items_are_values,
-                       spec=lambda: spec_map(self.element_spec(), lambda shape: [size if drop else None, *shape]))
+        def stacked_parts(parts, j, count):
+            if not ranks:
+                ranks.extend(_batched_ragged_rank(s, dense_ragged) for s in flatten(self.element_spec()))
+            if dense_ragged and len({p.shape for p in parts}) > 1 and not any(getattr(p, "is_ragged", False)
+                                                                             for p in parts):
+                # (a map's spec is its first element's here, where TensorFlow's trace may know no dimension: the
+                # dimensions seen to differ are unknown, from this batch on)
+                differ = max(a for a, sizes in enumerate(zip(*(p.shape for p in parts))) if len(set(sizes)) > 1)
+                ranks[j] = max(differ, ranks[j] or 0)
+            rank = ranks[j]
+            if rank is None:
+                return ops.stack(parts)
+            if rank:
+                parts = [p if getattr(p, "is_ragged", False) else from_tensor(p, ragged_rank=rank) for p in parts]
+            return stacked(parts, 0)
+
+        def spec():
+            given, made = self.element_spec(), []
+            for s in flatten(given):
+                rank, shape = _batched_ragged_rank(s, dense_ragged), [size if drop else None, *s.shape]
+                made.append(TensorSpec(shape, s.dtype) if rank is None else RaggedTensorSpec(shape, s.dtype, rank + 1))
+            return pack_as(given, made)
+        return Dataset(self.batches(size, drop, stacked_parts), values=self.items_are_values, spec=spec)
 
     def batches(self, size: int, drop: bool, combine):
         """The source of batch's and padded_batch's datasets: ``size`` elements at a time (the last fewer unless
@@ -562,8 +597,8 @@ def _rows_known(dataset) -> bool:
     return all(getattr(spec, "shape", None) and spec.shape.known and spec.shape[0] is not None
                for spec in flatten(dataset.element_spec()))
 # TensorFlow's dataset classes, by what made them
-_KINDS = {"batch": "_BatchDataset", "padded_batch": "_PaddedBatchDataset", "filter": "_FilterDataset",
-          "take": "_TakeDataset", "skip": "_SkipDataset",
+_KINDS = {"batch": "_BatchDataset", "ragged_batch": "_BatchDataset", "padded_batch": "_PaddedBatchDataset",
+          "filter": "_FilterDataset", "take": "_TakeDataset", "skip": "_SkipDataset",
           "shard": "_ShardDataset", "repeat": "_RepeatDataset", "enumerate": "_ZipDataset", "shuffle": "_ShuffleDataset",
           "prefetch": "_PrefetchDataset", "cache": "CacheDataset", "concatenate": "_ConcatenateDataset",
           "unbatch": "_UnbatchDataset", "flat_map": "_FlatMapDataset", "take_while": "_TakeWhileDataset",
@@ -574,7 +609,8 @@ _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
-    "window", "shard", "padded_batch", "scan", "unique", "group_by_window", "bucket_by_sequence_length")}
+    "window", "shard", "padded_batch", "ragged_batch", "scan", "unique", "group_by_window",
+    "bucket_by_sequence_length")}
 
 
 class _Iterator(ProgramObject):
@@ -622,6 +658,16 @@ def from_tensor_slices(tensors, name=None):
     rows = [t.items() if getattr(t, "is_ragged", False) else ops.rows(t) for t in leaves]
     return Dataset(lambda: counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)),
                    spec=lambda: pack_as(structure, [_row_spec(t) for t in leaves]))
+
+
+def _batched_ragged_rank(spec, dense_ragged: bool) -> int | None:
+    """The ragged rank of a component's elements as batch stacks them (None: dense, a tensor): a ragged spec's; for
+    ragged_batch, a tensor spec with unknown dimensions' last unknown axis (TensorFlow's _DenseToRaggedDataset)."""
+    if isinstance(spec, RaggedTensorSpec):
+        return spec.ragged_rank
+    if dense_ragged and isinstance(spec, TensorSpec) and spec.shape.known and None in list(spec.shape):
+        return max(axis for axis, n in enumerate(spec.shape) if n is None)
+    return None
 
 
 def _row_spec(t) -> TensorSpec | RaggedTensorSpec:

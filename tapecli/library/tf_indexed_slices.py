@@ -66,3 +66,6 @@ def indexed_slices(values, indices, dense_shape=None):
         raise TdfTypeError(f"tf.IndexedSlices: indices must be a vector of integers, got {dtype_name(made[1].dtype)} "
                            f"of shape {list(made[1].shape)}")
     return IndexedSlices(*made)
+
+
+indexed_slices.makes = IndexedSlices        # (isinstance(x, tf.IndexedSlices): classes.is_instance)

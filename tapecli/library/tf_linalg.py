@@ -257,9 +257,10 @@ def cholesky_solve(chol, rhs, name=None):
 @builtin()
 def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     """The least-squares solution by the normal equations (TensorFlow's fast path): (A^T A + l2 I)^-1 A^T b for
-    a tall A, A^T (A A^T + l2 I)^-1 b for a wide one."""
+    a tall A, A^T (A A^T + l2 I)^-1 b for a wide one; with fast=False, Eigen's complete orthogonal decomposition
+    (l2_regularizer ignored, as TensorFlow's)."""
     if not truth(fast):
-        raise TdfValueError("tf.linalg.lstsq: fast=False (the complete orthogonal decomposition) is not supported")
+        return ops.lstsq_complete_orthogonal(matrix, rhs)
     a, b = _matrices(matrix, "lstsq"), _matrices(rhs, "lstsq")
     m, n = a.shape[-2:]
     at = _maybe_adjoint(a, True)

@@ -153,7 +153,7 @@ def negative(x):
 
 @builtin()
 def reciprocal(x):
-    return ops.div(1, x)
+    return ops.reciprocal(x)
 
 
 @builtin()

@@ -126,7 +126,8 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
         raise KernelValueError(f"k ({k[i]}) from index[{i},{inner_at}] out of bounds (>={inner})" if bad_k[i] else
                                f"m ({m[i]}) from index[{i},{row_at}] out of bounds (>={rows})")
     admit_result((rows, right.shape[1]), b.dtype, "tf.sparse.sparse_dense_matmul's result")
-    products = ops.mul(ops.gather(right, Tensor(k)), ops.reshape(st.values, (-1, 1)))
+    # (a gather of a copy: SparseTensorDenseMatMul's gradient for b is dense, never tf.gather's IndexedSlices)
+    products = ops.mul(ops.gather(ops.identity(right), Tensor(k)), ops.reshape(st.values, (-1, 1)))
     return ops.unsorted_segment_sum(products, Tensor(m), rows)
 
 

@@ -778,10 +778,12 @@ def _elementwise(name, grads, saves, **kw):
 
 
 def _unary(name, deriv=None, saves=(0,), program=None, **kw):
-    """A unary elementwise op whose gradient and tangent are ``upstream * deriv(m, x, y, attrs)``; a
-    program calls it by its name unless ``program`` says otherwise (then its builtin is written by hand)."""
+    """A unary elementwise op whose gradient and tangent are ``upstream * deriv(m, x, y, attrs)`` (or its
+    ``grads`` formula); a program calls it by its name unless ``program`` says otherwise (then its builtin
+    is written by hand)."""
     if deriv is not None:
         kw["grads"] = (lambda m, g, x, y, at: m.mul(g, deriv(m, x, y, at)),)
+    if "grads" in kw:
         kw.setdefault("vjp", _ew_vjp)
         kw.setdefault("jvp", _ew_jvp)
     kw.setdefault("float_only", True)

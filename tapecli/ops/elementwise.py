@@ -77,9 +77,16 @@ TAN = _unary("tan", numba=True, deriv=lambda m, x, y, at: m.add(1, m.square(y)),
 EXP = _unary("exp", numba=True, deriv=lambda m, x, y, at: y, saves=("out",), fusion="_exp({0})")
 LOG = _unary("log", numba=True, deriv=lambda m, x, y, at: m.reciprocal(x), fusion="_log({0})")
 LOG1P = _unary("log1p", numba=True, deriv=lambda m, x, y, at: m.reciprocal(m.add(x, 1)))
-SQRT = _unary("sqrt", numba=True, deriv=lambda m, x, y, at: m.div(0.5, y), saves=("out",), fusion="math.sqrt({0})")
-RSQRT = _unary("rsqrt", numba=True, deriv=lambda m, x, y, at: m.mul(-0.5, m.mul(y, m.square(y))), saves=("out",),
-               fusion="(_F(1.0) / math.sqrt({0}))")
+# TensorFlow's SqrtGrad and RsqrtGrad kernels (Eigen's scalar_sqrt_gradient_op, scalar_rsqrt_gradient_op) give 0
+# where the upstream gradient is 0, whatever the output: an unused tf.where branch at sqrt(0) passes 0, not nan
+SQRT = _unary("sqrt", numba=True, saves=("out",), fusion="math.sqrt({0})",
+              grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.div(0.5, y), g),))
+RSQRT = _unary("rsqrt", numba=True, saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
+               grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
+# TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
+# scalar_inverse_gradient_op, is mul_no_nan(-(y * y), upstream), 0 where the upstream gradient is 0
+RECIPROCAL = _unary("reciprocal", numpy=np.reciprocal, saves=("out",), program=(),
+                    grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.neg(m.square(y)), g),))
 SQUARE = _unary("square", float_only=False, numba=True, deriv=lambda m, x, y, at: m.mul(2, x), fusion="({0} * {0})")
 TANH = _unary("tanh", numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",), fusion="_tanh({0})")
 SIGMOID = _unary("sigmoid", numba=True, deriv=lambda m, x, y, at: m.mul(y, m.sub(1, y)), saves=("out",), fusion="_sigmoid({0})")
@@ -231,7 +238,7 @@ def gelu(x, approximate=False): return apply(GELU, (x,), approximate=bool(approx
 def masked_grad(g, x, kind, alpha=0.2): return apply(MASKED_GRAD, (g, x), kind=kind, alpha=alpha)
 def where(c, a, b): return apply(WHERE, (c, a, b))
 def clip(x, lo, hi): return apply(CLIP, (x, lo, hi))
-def reciprocal(x): return div(1, x)
+def reciprocal(x): return apply(RECIPROCAL, (x,))
 
 
 def cast(x, dtype) -> Tensor:

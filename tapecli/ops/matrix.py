@@ -7,10 +7,12 @@ row at a time."""
 from __future__ import annotations
 
 import math
+import string
 
 import numpy as np
 
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.kernels import tf_lstsq
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.shape import *  # noqa: F403
@@ -110,14 +112,18 @@ def _einsum_vjp(r, g, needs=None):
 
 
 def _einsum_jvp(r, ts):
+    """The sum over the operands of the einsum with that operand's tangent in its place; a tangent's leading
+    (batch) axes, beyond its operand's, take letters of their own that lead the result too."""
     ins, out = r.attrs["ins"], r.attrs["out"]
+    spare = [c for c in string.ascii_letters if c not in set(out).union(*ins)]
     total = None
     for i, t in enumerate(ts):
         if t is None:
             continue
-        args = list(r.inputs)
-        args[i] = t
-        part = einsum_subscripts(ins, out, args)
+        batch = "".join(spare[:t.ndim - r.inputs[i].ndim])
+        args, subs = list(r.inputs), list(ins)
+        args[i], subs[i] = t, batch + ins[i]
+        part = einsum_subscripts(subs, batch + out, args)
         total = part if total is None else add(total, part)
     return total
 
@@ -385,6 +391,37 @@ EIGH_VECTORS = register("eigh_vectors", numpy=_eigh_kernel(1), batchable=False, 
 
 
 # -------------------------------------------------------------- public functions
+
+def _complete_orthogonal_kernel(a, b):
+    try:
+        return tf_lstsq.solve(a, b)
+    except ValueError as e:         # (Eigen's Z reflectors, which this kernel does not take)
+        raise TdfValueError(f"tapecli solves full-rank systems only, and this is {e}") from None
+
+
+# MatrixSolveLs with fast=False: Eigen's complete orthogonal decomposition, TensorFlow's bits (kernels/tf_lstsq.py);
+# TensorFlow defines no gradient for it, so none is registered (a GradientError if one is asked for)
+LSTSQ_COMPLETE_ORTHOGONAL = register("lstsq_complete_orthogonal", numpy=_complete_orthogonal_kernel,
+                                     batchable=False)
+
+
+def lstsq_complete_orthogonal(matrix, rhs) -> Tensor:
+    """The minimum-norm least-squares solutions of matrix x = rhs (tf.linalg.lstsq with fast=False)."""
+    a, b = to_tensor(matrix), to_tensor(rhs)
+    a = materialize(a) if a.weak else a
+    b = materialize(b, a.dtype) if b.weak else b
+    if a.dtype.kind != "f" or a.dtype != b.dtype:
+        raise TdfTypeError(f"lstsq needs float matrices of one dtype, got {dtype_name(a.dtype)} and "
+                           f"{dtype_name(b.dtype)}")
+    if a.ndim < 2 or b.ndim != a.ndim or b.shape[:-1] != a.shape[:-1]:
+        raise ShapeError(f"lstsq: the right-hand side of shape {list(b.shape)} does not fit matrices of shape "
+                         f"{list(a.shape)} (it needs shape [..., {a.shape[-2]}, k])")
+    why = tf_lstsq.unsupported(a.value)
+    if why is not None:
+        raise TdfValueError(f"tf.linalg.lstsq(fast=False): tapecli gives TensorFlow's complete orthogonal "
+                            f"decomposition for tall float32 and float64 matrices of up to 16 and 8 columns, not {why}")
+    return _apply_linalg(LSTSQ_COMPLETE_ORTHOGONAL, (a, b), "tf.linalg.lstsq(fast=False)")
+
 
 def _apply_linalg(op, inputs, what, **attrs):
     try:
