@@ -544,13 +544,15 @@ def size(x):
 
 @builtin("len", interp=True)
 def len_(interp, x):
-    if isinstance(x, (list, dict, str)):
+    if isinstance(x, (list, dict, str, bytes)):
         return Tensor(np.array(len(x), dtype=np.int64), weak=True)
     if hasattr(x, "length"):            # (a tf.data.Dataset)
         return Tensor(np.array(x.length(), dtype=np.int64), weak=True)
     if isinstance(x, Instance) and x.cls.find("__len__")[0] is not None:      # (a program's class's own)
         return interp.call_value(x.get_attribute(interp, "__len__", None), [])
     t = ops.to_tensor(x)
+    if t.ndim == 0 and t.dtype.kind in "OSU" and x.__class__ is NumpyArray:     # (bytes, a NumPy str_: Python's len)
+        return Tensor(np.array(len(t.value[()]), dtype=np.int64), weak=True)
     if t.ndim == 0:
         raise TdfTypeError("len() of a scalar", hint=f"use {spelling.call('size', 'x')}")
     return Tensor(np.array(t.shape[0], dtype=np.int64), weak=True)
