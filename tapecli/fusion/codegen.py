@@ -17,7 +17,9 @@ from tapecli.kernels.formulas import numba_prelude
 
 def _salt() -> str:
     here = Path(__file__).parent
-    sources = sorted(here.glob("*.py")) + [here.parent / "kernels" / f for f in ("fusion_math.py", "formulas.py")]
+    # (the op table's files too: a kernel's derivative code comes from the ops' ``grads`` formulas)
+    sources = sorted(here.glob("*.py")) + [here.parent / "kernels" / f for f in ("fusion_math.py", "formulas.py")] \
+        + sorted((here.parent / "ops").glob("*.py"))
     templates = sorted((name, op.fusion) for name, op in ops.OPS.items() if op.fusion)
     parts = [p.read_bytes() for p in sources] + [
              __version__.encode(), numba_version().encode(), repr(templates).encode()]
