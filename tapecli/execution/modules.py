@@ -184,6 +184,8 @@ class Modules:
 def allows(module: str, attr: str) -> bool:
     """Whether a program may read ``attr`` of the allowed ``module``'s proxy."""
     only = _ONLY.get(module)
+    if attr == "__version__":               # (a string: scripts print their libraries' versions first)
+        return True
     return not attr.startswith("_") and attr not in ALLOWED[module] and (only is None or attr in only)
 
 

@@ -49,6 +49,7 @@ from tapecli.library.keras.layers import KERAS_MASK, eager_mask
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients
+from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
                                     tensorflow_name)
 
@@ -931,6 +932,8 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
     module = types.ModuleType(TOP if path == "tf" else TOP + path[2:])
 
     def resolve(attr: str):
+        if attr == "__version__" and path in ("tf", "tf.keras"):       # (scripts print the versions first)
+            return KERAS_VERSION if path == "tf.keras" else TENSORFLOW_VERSION
         if attr.startswith("_"):
             raise AttributeError(attr)
         lacks = tensorflow_lacks(path, attr)

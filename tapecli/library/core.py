@@ -22,7 +22,7 @@ from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
-from tapecli.version import TENSORFLOW_VERSION
+from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 
 class NamedResult(list):
     """A result TensorFlow gives as a named tuple (``top_k``'s values and indices): a list whose items are also
@@ -407,6 +407,7 @@ def range_(start, limit=None, delta=1, dtype=None):
 
 # tf.__version__: the release whose semantics tapecli follows (programs print it first)
 register("tf.__version__", TENSORFLOW_VERSION)
+register("keras.__version__", KERAS_VERSION)
 
 
 @builtin("tf.range")

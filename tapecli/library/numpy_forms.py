@@ -269,6 +269,8 @@ def host_module_name(path: str, attr: str):
     value = getattr(module, attr, None)
     if isinstance(value, type(np)):
         return None
+    if attr == "__version__" and isinstance(value, str):     # (scripts print their libraries' versions first)
+        return value
     if value is None or attr.startswith("_"):
         raise TdfNameError(f"{'numpy' if root == 'np' else root}{path[len(root):]} has no attribute {attr!r}")
     if isinstance(value, (float, int)):
