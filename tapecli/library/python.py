@@ -507,6 +507,8 @@ def python_attribute(interp, value, attr, node):
     """The methods of lists, dicts and strings, and the TensorFlow-eager attributes of tensors and
     variables that TDF's core attributes lack (``numpy``, ``ndim``, ``read_value``); None if not one."""
     method = _METHODS.get((value.__class__, attr))
+    if method is None and value.__class__ is str and attr in _STR_METHODS:
+        method = _str_method(attr)
     if method is not None:
         return BoundMethod(attr, lambda call_node, *a, **k: method(interp, value, *a, **k),
                            EFFECT if method is _list_append else None)     # (losses.append(loss) in a loop plan)
@@ -681,6 +683,59 @@ def _str_case(method):
 
 def _str(f):
     return lambda interp, s, *a: f(s, *[x for x in a])
+
+
+# Python's other str methods, called on the program's values as Python calls them (str is CPython's own type):
+# those that widen a string (to a width, tabs to spaces, a case mapping of up to three characters for one) are
+# weighed before they are made, the rest make at most their string's length.
+# (format_map is left out: its fields read attributes, which the interpreter's format (_str_format) guards)
+_STR_METHODS = frozenset(name for name in dir(str) if not name.startswith("_")) - {"format_map"}
+_WIDENING = frozenset(("center", "ljust", "rjust", "zfill"))
+
+
+def _str_method(name: str):
+    method = getattr(str, name)
+
+    def run(interp, s, *args, **kwargs):
+        args = [_python_value(a) for a in args]
+        kwargs = {k: _python_value(v) for k, v in kwargs.items()}
+        if name in _WIDENING and args and isinstance(args[0], int):
+            admit_text(max(args[0], len(s)), f"{name}()", s, *[a for a in args[1:] if isinstance(a, str)])
+        elif name == "expandtabs":
+            tab = args[0] if args and isinstance(args[0], int) else kwargs.get("tabsize", 8)
+            admit_text(len(s) + s.count("\t") * max(tab, 0), "expandtabs()", s)
+        elif name in ("upper", "lower", "casefold", "swapcase", "title", "capitalize") and not s.isascii():
+            admit_text(3 * len(s), f"{name}()", width=4)
+        try:
+            return _program_value(method(s, *args, **kwargs))
+        except (TypeError, ValueError) as e:
+            raise (TdfTypeError if isinstance(e, TypeError) else TdfValueError)(str(e)) from None
+    return run
+
+
+def _python_value(value):
+    """A program's argument as Python's: a Python number or bool as itself, lists and tuples item by item."""
+    if isinstance(value, Tensor) and value.ndim == 0 and (value.weak or value.__class__ is PythonBool):
+        return value.value.item()
+    if value.__class__ is PythonTuple:
+        return tuple(_python_value(v) for v in value)
+    if isinstance(value, list):
+        return [_python_value(v) for v in value]
+    return value
+
+
+def _program_value(value):
+    """Python's result as a program value: a bool or a number as the interpreter holds them, containers item by
+    item (strings and bytes are themselves)."""
+    if isinstance(value, bool):
+        return PythonBool(np.array(value))
+    if isinstance(value, int):
+        return Tensor(np.array(value, dtype=np.int64), weak=True)
+    if isinstance(value, tuple):
+        return PythonTuple([_program_value(v) for v in value])
+    if isinstance(value, list):
+        return [_program_value(v) for v in value]
+    return value
 
 
 _METHODS = {
