@@ -76,10 +76,12 @@ DEFERRED = {
     'tf_scopes': (
         'Assert', 'assert_all_finite', 'assert_equal', 'assert_greater', 'assert_greater_equal', 'assert_less',
         'assert_less_equal', 'assert_near', 'assert_negative', 'assert_non_negative', 'assert_non_positive',
-        'assert_none_equal', 'assert_positive', 'assert_rank', 'assert_shapes', 'check_numerics',
-        'control_dependencies', 'debugging.is_numeric_tensor', 'device', 'functions_run_eagerly',
-        'get_current_name_scope', 'get_visible_devices', 'group', 'init_scope', 'keras.device', 'keras.name_scope',
-        'list_logical_devices', 'list_physical_devices', 'name_scope', 'run_functions_eagerly', 'set_memory_growth',
+        'assert_none_equal', 'assert_positive', 'assert_rank', 'assert_shapes', 'autograph.set_verbosity',
+        'check_numerics', 'control_dependencies', 'debugging.is_numeric_tensor', 'device', 'functions_run_eagerly',
+        'get_current_name_scope', 'get_logger', 'get_visible_devices', 'group', 'init_scope', 'keras.device',
+        'keras.name_scope', 'list_logical_devices', 'list_physical_devices', 'name_scope', 'run_functions_eagerly',
+        'set_memory_growth', 'test.gpu_device_name', 'test.is_built_with_cuda', 'test.is_built_with_gpu_support',
+        'test.is_gpu_available',
     ),
     'tf_indexed_slices': (
         'IndexedSlices',

@@ -37,7 +37,6 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.qint32": "quantized dtypes for quantized kernels",
     "tf.quint8": "quantized dtypes for quantized kernels",
     "tf.quint16": "quantized dtypes for quantized kernels",
-    "tf.get_logger": "TensorFlow's own Python logger",
     "tf.nn.RNNCellDeviceWrapper": "device placement of an RNN cell",
     "tf.parallel_stack": "graph mode only (TensorFlow refuses it under eager execution); use tf.stack",
     "tf.RegisterGradient": "registers a gradient for a graph op type; use tf.custom_gradient",

@@ -333,3 +333,81 @@ def _shape_text(shape) -> str:
 
 def _described(t: Tensor) -> str:
     return f"shape={_shape_text(t.shape)} dtype={dtype_name(t.dtype)}"
+
+
+# ------------------------------------------------------------------ what scripts set and ask first
+
+_LEVELS = {"CRITICAL": 50, "FATAL": 50, "ERROR": 40, "WARNING": 30, "WARN": 30, "INFO": 20, "DEBUG": 10, "NOTSET": 0}
+
+
+class Logger(ProgramObject):
+    """``tf.get_logger()``: TensorFlow's Python logger "tensorflow" (its level 0 until a program sets one, Python's
+    WARNING in effect). A message at or above the level in effect is a warning of the run, in the words TensorFlow's
+    handler writes to standard error (``ERROR:tensorflow:...``); scripts mostly call setLevel to quiet it."""
+
+    kind_word = "a logger"
+
+    def __init__(self):
+        self.level = 0
+
+    def get_attribute(self, interp, attr, node):
+        from tapecli.interpreter.objects import BoundMethod
+        if attr == "name":
+            return "tensorflow"
+        if attr == "level":
+            return Tensor(np.array(self.level, dtype=np.int64), weak=True)
+        if attr == "setLevel":
+            return BoundMethod(attr, lambda call_node, level: self._set_level(level))
+        if attr == "getEffectiveLevel":
+            return BoundMethod(attr, lambda call_node: Tensor(np.array(self.level or 30, dtype=np.int64), weak=True))
+        if attr.upper() in _LEVELS and attr.islower() or attr in ("warn", "exception"):
+            kind = "ERROR" if attr == "exception" else attr.upper()
+            return BoundMethod(attr, lambda call_node, message, *args: self._log(kind, message, args))
+        return super().get_attribute(interp, attr, node)
+
+    def _set_level(self, level):
+        if isinstance(level, str):
+            if level.upper() not in _LEVELS:
+                raise TdfValueError(f"Unknown level: {level!r}")
+            self.level = _LEVELS[level.upper()]
+        else:
+            self.level = to_int(level, "level")
+
+    def _log(self, kind: str, message, args):
+        if _LEVELS[kind] >= (self.level or 30):
+            text = str(message) % tuple(a.value.item() if isinstance(a, Tensor) and a.ndim == 0 else a for a in args) \
+                if args else str(message)
+            current().settings.warn(f"{'WARNING' if kind == 'WARN' else kind}:tensorflow:{text}")
+
+
+@builtin("get_logger")
+def get_logger():
+    """tf.get_logger(): the run's one logger (made on first use, as TensorFlow's module-level one)."""
+    ctx = current()
+    if ctx.tf_logger is None:
+        ctx.tf_logger = Logger()
+    return ctx.tf_logger
+
+
+@builtin("autograph.set_verbosity")
+def set_verbosity(level, alsologtostdout=False):
+    """tf.autograph.set_verbosity: how much AutoGraph logs of its conversions; tapecli converts nothing."""
+    to_int(level, "level")
+    return None
+
+
+@builtin("test.is_built_with_cuda", "test.is_built_with_gpu_support")
+def is_built_with_cuda():
+    """What TensorFlow's pip wheel answers (it is built with CUDA; tapecli's cuda backend is its `cuda` extra)."""
+    return PythonBool(np.array(True))
+
+
+@builtin("test.is_gpu_available")
+def is_gpu_available(cuda_only=False, min_cuda_compute_capability=None):
+    """Whether the run computes on a GPU (``--device cuda``), as TensorFlow's answer is whether it has one."""
+    return PythonBool(np.array(current().device is not None))
+
+
+@builtin("test.gpu_device_name")
+def gpu_device_name():
+    return "/device:GPU:0" if current().device is not None else ""
