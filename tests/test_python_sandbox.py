@@ -51,6 +51,8 @@ ESCAPES = {
     "numpy info importing a module": "import numpy as np\nnp.info('x', toplevel='antigravity')",
     "array tofile": "import numpy as np\nnp.zeros(2).tofile('x')",
     "masked array dump": "import numpy as np\nnp.ma.array([1.0]).dump('x')",
+    "an array subclass's dump": "import numpy as np\nclass A(np.ndarray):\n    pass\nnp.zeros(2).view(A).dump('x')",
+    "dump set on a class": "import numpy as np\nclass A(np.ndarray):\n    pass\nA.dump = np.ndarray.dump",
     "numpy.ma loads": "import numpy.ma as ma\nma.loads(b'')",
     "numpy.ma load": "from numpy.ma import load",
     "array ctypes": "import numpy as np\np = np.zeros(2).ctypes",
@@ -155,7 +157,21 @@ def test_recursion_ends_as_python_says():
     with pytest.raises(TdfError) as e:
         _run("def f(n):\n    return f(n + 1)\nf(0)")
     assert e.value.kind == "RecursionError"
+    # CPython's message where the program's own calls reach the limit, not a guard's comparison's
+    caught = _run("def f(n):\n    return f(n + 1)\ntry:\n    f(0)\nexcept RecursionError as e:\n    m = str(e)")
+    assert caught.scope.vars["m"] == "maximum recursion depth exceeded"
     assert _run("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)").scope.vars["x"] == 900
+
+
+def test_a_programs_own_dump_method_and_descriptors_are_its_own():
+    source = ("class Field:\n    def __set_name__(self, owner, name):\n        self.name = '_' + name\n"
+              "    def __get__(self, obj, kind=None):\n        return getattr(obj, self.name)\n"
+              "    def __set__(self, obj, value):\n        setattr(obj, self.name, value)\n"
+              "class Positive(Field):\n    def __set__(self, obj, value):\n        super().__set__(obj, abs(value))\n"
+              "class Serializer:\n    size = Positive()\n    def dump(self, x):\n        return repr(x)\n"
+              "s = Serializer()\ns.size = -3\nout = s.dump([s.size])\ns.tofile = 'mine'\nmine = s.tofile")
+    scope = _run(source).scope.vars
+    assert (scope["out"], scope["mine"]) == ("[3]", "mine")
 
 
 def test_a_programs_exception_is_its_own_class_at_its_line():

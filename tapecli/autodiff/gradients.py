@@ -63,8 +63,8 @@ def why_none(tape: Tape, leaf) -> str:
 def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gradients="none", line=None,
              rows=None):
     """Returns (result structured like sources, leaf values, leaf reasons for None). ``rows(values, indices,
-    dense_shape)``, where given, makes the result of a variable that the tape saw read only by gathers along its
-    first axis: TensorFlow's IndexedSlices of the rows read (the values stay the dense sums)."""
+    dense_shape)``, where given, makes the result of a variable or tensor that the tape saw read only by gathers
+    along its first axis: TensorFlow's IndexedSlices of the rows read (the values stay the dense sums)."""
     unconnected = check_unconnected(unconnected_gradients)
     _prepare(tape, line)
     targets = _targets(target)
@@ -81,9 +81,9 @@ def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gra
             if s.shape != t.shape:
                 raise ShapeError(f"output_gradients[{i}] has shape {list(s.shape)}, its target {list(t.shape)}")
     float_targets = [(t, s) for t, s in zip(targets, seeds) if is_float(t.dtype)]
-    gathers = _gathers(tape, leaves) if rows is not None else {}
+    readers = _readers(tape, leaves) if rows is not None else {}
     grads = backward(tape, [t for t, _ in float_targets], [s for _, s in float_targets],
-                     [leaf.id for leaf in leaves] + [rec.output.id for recs in gathers.values() for rec in recs])
+                     [leaf.id for leaf in leaves] + [rec.output.id for recs in readers.values() for rec in recs])
     values, whys, results = [], [], []
     for leaf in leaves:
         g = grads.get(leaf.id) if is_float(leaf.dtype) else None
@@ -93,31 +93,40 @@ def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gra
             g = ops.zeros_like(leaf)
         values.append(g)
         whys.append(why_none(tape, leaf) if g is None else None)
-        results.append(_rows(leaf, gathers[leaf.id], grads, rows) if g is not None and leaf.id in gathers else g)
+        gathers = _gathers(readers[leaf.id], leaf.id, grads) if g is not None and leaf.id in readers else None
+        results.append(g if gathers is None else _rows(leaf, gathers, grads, rows))
     return unflatten(sources, results), values, whys
 
 
-def _gathers(tape: Tape, leaves: list) -> dict:
-    """By variable id, the tape's records that read each variable of ``leaves`` where every one of them is a
-    gather along its first axis (an index of one integer array): TensorFlow's ResourceGather, whose gradient is
-    an IndexedSlices."""
-    ids = {leaf.id for leaf in leaves if isinstance(leaf, Variable) and is_float(leaf.dtype)}
+def _readers(tape: Tape, leaves: list) -> dict[int, list]:
+    """By leaf id, the tape's records that read each float variable or watched tensor of ``leaves`` of which at
+    least one is a gather along its first axis: those leaves' gradients may be IndexedSlices (:func:`_gathers`)."""
+    ids = {leaf.id for leaf in leaves if isinstance(leaf, (Tensor, Variable)) and is_float(leaf.dtype)}
     found: dict[int, list] = {}
     for rec in tape.records:
         for inp in getattr(rec, "inputs", ()):
-            if inp.id in ids:
-                index = rec.attrs.get("index") if getattr(rec.op, "name", None) == "getitem" \
-                    and rec.inputs[0].id == inp.id else None
-                if not (isinstance(index, tuple) and len(index) == 1 and isinstance(index[0], np.ndarray)
-                        and index[0].dtype.kind in "iu"):
-                    ids.discard(inp.id)
-                    found.pop(inp.id, None)
-                elif rec not in found.setdefault(inp.id, []):
-                    found[inp.id].append(rec)
-    return {key: recs for key, recs in found.items() if key in ids}
+            if inp.id in ids and rec not in found.setdefault(inp.id, []):
+                found[inp.id].append(rec)
+    return {key: recs for key, recs in found.items() if any(_gathers_rows(rec, key) for rec in recs)}
 
 
-def _rows(leaf: Variable, records: list, grads: dict, make):
+def _gathers_rows(rec, leaf_id: int) -> bool:
+    """Whether ``rec`` reads the leaf as a gather along its first axis (an index of one integer array)."""
+    index = rec.attrs.get("index") if getattr(rec.op, "name", None) == "getitem" and rec.inputs[0].id == leaf_id \
+        else None
+    return (isinstance(index, tuple) and len(index) == 1 and isinstance(index[0], np.ndarray)
+            and index[0].dtype.kind in "iu")
+
+
+def _gathers(readers: list, leaf_id: int, grads: dict) -> list | None:
+    """The records on the target's path (their outputs have a gradient) that read the leaf, where every one of
+    them is a gather along its first axis: TensorFlow's ResourceGather and GatherV2 on axis 0, whose gradients
+    are IndexedSlices; None where another op on the path reads it."""
+    reached = [rec for rec in readers if rec.output.id in grads]
+    return reached if reached and all(_gathers_rows(rec, leaf_id) for rec in reached) else None
+
+
+def _rows(leaf: Tensor | Variable, records: list, grads: dict, make):
     """The gradient of ``leaf`` as the rows its gathers read: their upstream gradients, one row each, and
     their indices, in the tape's order (a gather no path reached gives none)."""
     parts = [(grads[rec.output.id], rec.attrs["index"][0]) for rec in records if rec.output.id in grads]

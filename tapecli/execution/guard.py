@@ -38,12 +38,14 @@ TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
 CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
                        "bytes", "bytearray"})
 _RESERVED = frozenset({"__builtins__", "__loader__", "__spec__", "__import__", "__build_class__"})
+# NumPy's ways to files and raw memory: unreachable but where a program's own class defines the name (a
+# Serializer's ``dump`` method).
+LIBRARY_WAYS_OUT = frozenset({"tofile", "fromfile", "dump", "ctypes", "cffi"})
 # Attribute names never read or written, whatever the object: frames, code, globals and tracebacks, and NumPy's
 # ways to files and raw memory.
-UNREACHABLE = frozenset({
+UNREACHABLE = LIBRARY_WAYS_OUT | frozenset({
     "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "f_globals", "f_locals", "f_builtins",
     "f_back", "f_code", "tb_frame", "tb_next", "func_globals", "func_code", "im_func",
-    "tofile", "fromfile", "dump", "ctypes", "cffi",
     # NumPy makes an array of the memory these name (interfaces.py)
     "__array_interface__", "__array_struct__", "__cuda_array_interface__",
 })

@@ -34,7 +34,7 @@ READABLE_PRIVATE = frozenset({
     "__pos__", "__invert__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__", "__post_init__",
     "__version__", "__all__", "__annotations__", "__slots__", "__origin__", "__args__", "__dataclass_fields__",
-    "__match_args__", "__members__",
+    "__match_args__", "__members__", "__get__", "__set__", "__delete__", "__set_name__",   # (descriptors')
     "__cause__", "__context__", "__suppress_context__", "__init_subclass__",   # (an exception's chain: exceptions)
     "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
@@ -77,7 +77,7 @@ class Sandbox:
         self.modules: dict[str, object] = {}                 # the module proxies this run imported
         self.library: dict[int, tuple] = {}     # id of a NumPy function as the program has it -> (it, NumPy's own)
         self.steps = 0
-        self.next_check = Limits.CHECK_EVERY
+        self.until_check = Limits.CHECK_EVERY
         self.memory_at = time.monotonic() + Limits.MEMORY_EVERY_S
         self.depth_base = 0
         self.decimal_context = decimal.Context()           # the run's decimal context (execution.run)
@@ -147,8 +147,10 @@ class Sandbox:
     # ---- the tick, at every loop iteration, call and comprehension element
     def tick(self):
         self.steps += 1
-        if self.steps >= self.next_check:
-            self.next_check = self.steps + Limits.CHECK_EVERY
+        self.until_check -= 1
+        # (no comparison here: one at the recursion limit would make CPython's RecursionError "... in comparison")
+        if not self.until_check:
+            self.until_check = Limits.CHECK_EVERY
             if self.steps > self.limits.max_steps:
                 raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
                                  hint="is a loop endless? raise the limit with --max-steps N")
@@ -179,7 +181,7 @@ class Sandbox:
             return value
         if kind is range:
             self.steps += len(value)
-            self.next_check = self.steps
+            self.until_check = 1
             self.tick()
             if consumer in _COPIES or consumer == "comprehension":      # an int object and a slot each
                 admit_bytes(len(value), len(value) * (LIST_SLOT + _INT_OBJECT), f"a list of {len(value):,} items")
@@ -230,7 +232,9 @@ class Sandbox:
                                         type.__getattribute__(cls, "__qualname__")) in self.building
 
     def readable(self, obj, name: str) -> bool:
-        if name in UNREACHABLE or name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
+        if name in UNREACHABLE:
+            return name in guard.LIBRARY_WAYS_OUT and self._program_defines(obj, name)
+        if name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
             return False
         if name in ("__cause__", "__context__") and isinstance(obj, TdfError):    # (tapecli's internals)
             return False
@@ -247,6 +251,18 @@ class Sandbox:
                                              for c in type(obj).__mro__):
             return True
         return self.program_made(obj) and name not in ("__globals__", "__code__", "__builtins__", "__closure__")
+
+    def _program_defines(self, obj, name: str) -> bool:
+        """Whether ``obj.name`` is found in a program's own instance or class before any class of Python's or a
+        library's (a subclass of ndarray reaches ndarray's ``dump`` only where it defines none)."""
+        if not self.program_made(obj):
+            return False
+        if not isinstance(obj, type) and name in builtins.getattr(obj, "__dict__", {}):
+            return True
+        for cls in (obj if isinstance(obj, type) else type(obj)).__mro__:
+            if name in cls.__dict__:
+                return cls in self.classes or self._being_built(cls)
+        return False
 
     def _program_function(self, value) -> bool:
         return isinstance(value, types.FunctionType) and value.__code__.co_filename == self.filename
@@ -308,7 +324,8 @@ class Sandbox:
         return call()
 
     def _may_set(self, obj, name: str) -> None:
-        if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
+        if name in UNREACHABLE and not (name in guard.LIBRARY_WAYS_OUT and self.program_made(obj) and not isinstance(
+                obj, type)) or (name.startswith("_") and not self.program_made(obj)) or (
                 self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "changed")
         if isinstance(obj, type) and name in interfaces.GETTERS:        # (sealed as its class statement made it)

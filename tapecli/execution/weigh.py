@@ -21,6 +21,9 @@ _OPERATORS = {
     "BitAnd=": operator.iand,
 }
 _NUMBERS = frozenset({int, float, bool, complex})
+# (a set, not a tuple: a tuple's ``in`` compares, and a comparison at the recursion limit would make CPython's
+# RecursionError "... in comparison" where the program's own recursion gives CPython's plain message)
+_INTEGER_GROWERS = frozenset({"Pow", "LShift", "Pow=", "LShift="})
 _INT_DIGIT_BITS = sys.int_info.bits_per_digit
 _WORD = {str: "string", list: "list", tuple: "tuple", bytes: "bytes", bytearray: "bytearray"}
 
@@ -28,7 +31,7 @@ _WORD = {str: "string", list: "list", tuple: "tuple", bytes: "bytes", bytearray:
 def binary(op: str, left, right):
     """``left op right`` (``op`` an ``ast`` operator's name, ``=`` after it for the in-place form)."""
     if type(left) in _NUMBERS and type(right) in _NUMBERS:
-        if op[:3] in ("Pow", "LSh"):
+        if op in _INTEGER_GROWERS:
             _weigh_integer(op, left, right)
         return _OPERATORS[op](left, right)
     kind = op.rstrip("=")
