@@ -103,7 +103,8 @@ ESCAPES = {
     "shlex's standard input": "import shlex\ns = shlex.shlex()",
     "hashlib's file objects": "import hashlib\nd = hashlib.file_digest",
     "base64's file objects": "import base64\nbase64.decode",
-    "struct unweighed": "import struct\nb = struct.pack('1000000000x')",
+    "an array's file": "from array import array\narray('b').tofile(None)",
+    "numpy.rec's files": "import numpy as np\nnp.rec.fromfile",
 }
 
 
@@ -143,6 +144,13 @@ LIMITED = {
     "numpy astype": "import numpy as np\nx = np.zeros(10).astype('U100000000')",
     "numpy tolist": "import numpy as np\nx = np.zeros(10**8 // 2).tolist()",
     "numpy broadcast": "import numpy as np\nx = np.ones((1, 10**5)) * np.ones((10**5, 1))",
+    "struct's padding": "import struct\nb = struct.pack('1000000000x')",
+    "a Struct's padding": "import struct\nb = struct.Struct('1000000000x').pack()",
+    "repeated array": "from array import array\nx = array('d', [0.0]) * 10**10",
+    "array of a huge range": "from array import array\nx = array('b', range(10**10))",
+    "array of an endless iterator": "import itertools\nfrom array import array\nx = array('b', itertools.repeat(1))",
+    "a buffer's items as a list": "x = memoryview(bytes(10**8)).tolist()",
+    "record array's shape": "import numpy as np\nx = np.rec.array(None, shape=10**9, formats='f8,i8')",
     "deep recursion": None,
 }
 

@@ -12,7 +12,7 @@ REFUSED_BUILTINS = {
     "exec": "it runs code outside the guards", "compile": "it makes code objects",
     "globals": "it reaches the interpreter's names", "locals": "it reaches the interpreter's names",
     "breakpoint": "it starts a debugger", "help": "it reads the terminal", "exit": "it ends the process",
-    "quit": "it ends the process", "memoryview": "it reaches raw memory", "copyright": "it prints to the terminal",
+    "quit": "it ends the process", "copyright": "it prints to the terminal",
     "credits": "it prints to the terminal", "license": "it prints to the terminal",
     "aiter": "asynchronous iteration runs outside the limits", "anext": "asynchronous iteration runs outside the limits",
 }

@@ -38,8 +38,8 @@ TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
 CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
                        "bytes", "bytearray"})
 _RESERVED = frozenset({"__builtins__", "__loader__", "__spec__", "__import__", "__build_class__"})
-# NumPy's ways to files and raw memory: unreachable but where a program's own class defines the name (a
-# Serializer's ``dump`` method).
+# NumPy's and array's ways to files and raw memory: unreachable but where a program's own class defines the name
+# (a Serializer's ``dump`` method).
 LIBRARY_WAYS_OUT = frozenset({"tofile", "fromfile", "dump", "ctypes", "cffi"})
 # Attribute names never read or written, whatever the object: frames, code, globals and tracebacks, and NumPy's
 # ways to files and raw memory.

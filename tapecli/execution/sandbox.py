@@ -3,6 +3,7 @@ tick, weighed operators, the restricted builtins, imports and print. One :class:
 state (the classes the program made, its output, its modules), so that two runs never see each other."""
 from __future__ import annotations
 
+import array
 import builtins
 import decimal
 import io
@@ -48,7 +49,7 @@ _LINEAGE = frozenset({"__mro__", "__bases__", "mro"})
 # Python's attribute access itself, as ``object`` and ``super()`` give it: through the guard (Sandbox._attribute_hook).
 _ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__getattribute__", "__delattr__"})
 _HINT = "programs cannot reach files, the environment or Python objects"
-_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str, bytes, bytearray})
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str, bytes, bytearray, memoryview})
 _CHARACTER_LISTS = {"list": "list() of a string", "tuple": "tuple() of a string", "sorted": "sorted()",
                     "comprehension": "the characters of a string"}
 _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
@@ -501,6 +502,8 @@ def _weighed_method(value, obj, name: str):
         weigher = _weigh_extend
     elif type(obj).__module__ == "numpy":
         return weighed_method(obj, name)         # NumPy's rules, as a TensorFlow program's arrays are weighed
+    elif isinstance(obj, (memoryview, array.array)) and name == "tolist":
+        weigher = _weigh_buffer_list
     else:
         weigher = None
     if weigher is None:
@@ -510,6 +513,13 @@ def _weighed_method(value, obj, name: str):
         weigher(obj, *args, **kwargs)
         return value(*args, **kwargs)
     return weighed
+
+
+def _weigh_buffer_list(buffer) -> None:
+    """A memoryview's or an array's tolist: an object and a slot per item (a 100 MB buffer of bytes, 1.6 GB)."""
+    items = len(buffer) if isinstance(buffer, array.array) else buffer.nbytes // max(buffer.itemsize, 1)
+    if items > 1 << 16:
+        admit_bytes(items, items * (LIST_SLOT + _INT_OBJECT), "a list of the buffer's items")
 
 
 def _weigh_padding(text, width, fill=" ", *args):

@@ -4,16 +4,19 @@ command line."""
 from __future__ import annotations
 
 import argparse
+import array
 import dataclasses
 import os
 import decimal
 import itertools
 import operator
 import random
+import struct
 
 from tapecli.errors import TdfError
 from tapecli.execution import interfaces, regex
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import admit_bytes
 
 # A run's NumPy generator starts from this seed, as tapecli's own default generator does (docs/language.md):
 # a program gives the same numbers on every run; ``np.random.seed(n)`` changes them (random's: RunContext's).
@@ -25,11 +28,43 @@ def run_replacements(sandbox) -> dict[str, dict]:
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
            "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
            "os": _os(sandbox), "sys": _sys(sandbox), "re": regex.module(sandbox),
-           "datetime": _datetime(sandbox),
+           "datetime": _datetime(sandbox), "struct": _struct(), "array": _array(sandbox),
            # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
            "types": {"SimpleNamespace": interfaces.SimpleNamespace},
            "dataclasses": {"make_dataclass": interfaces.make_dataclass, "dataclass": _dataclass(sandbox)}}
     return out
+
+
+def _struct() -> dict:
+    """struct's packers, the bytes they make weighed first: their size is the format's (``"1000000000x"`` would be
+    a gigabyte of padding)."""
+    def pack(format, /, *values):
+        size = struct.calcsize(format)
+        admit_bytes(size, size, "struct.pack's result")
+        return struct.pack(format, *values)
+
+    class Struct(struct.Struct):
+        def pack(self, *values):
+            admit_bytes(self.size, self.size, "Struct.pack's result")
+            return super().pack(*values)
+    Struct.__module__ = "struct"
+    return {"pack": pack, "Struct": Struct}
+
+
+def _array(sandbox) -> dict:
+    """array.array, its initializer consumed as a builtin's iterable is (a huge range or endless iterator ends at
+    the limits) and weighed by its length."""
+    class Array(array.array):
+        def __new__(cls, typecode, initializer=None, /):
+            if initializer is None:
+                return super().__new__(cls, typecode)
+            initializer = sandbox.iterable(initializer, "array")
+            if hasattr(initializer, "__len__"):
+                admit_bytes(len(initializer), len(initializer) * array.array(typecode).itemsize, "an array")
+            return super().__new__(cls, typecode, initializer)
+    Array.__name__ = Array.__qualname__ = "array"
+    Array.__module__ = "array"
+    return {"array": Array, "ArrayType": Array}
 
 
 def _dataclass(sandbox):

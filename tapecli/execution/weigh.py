@@ -4,6 +4,7 @@ does, a list a pointer per item, each new string of a split its own object). gua
 f-strings and the calls of ``str``/``repr``/``format`` here; sandbox.py the methods."""
 from __future__ import annotations
 
+import array
 import operator
 import re
 import sys
@@ -25,7 +26,13 @@ _NUMBERS = frozenset({int, float, bool, complex})
 # RecursionError "... in comparison" where the program's own recursion gives CPython's plain message)
 _INTEGER_GROWERS = frozenset({"Pow", "LShift", "Pow=", "LShift="})
 _INT_DIGIT_BITS = sys.int_info.bits_per_digit
-_WORD = {str: "string", list: "list", tuple: "tuple", bytes: "bytes", bytearray: "bytearray"}
+_WORD = {str: "string", list: "list", tuple: "tuple", bytes: "bytes", bytearray: "bytearray", array.array: "array"}
+
+
+def _kind(value) -> type | None:
+    """The sequence kind ``value`` is weighed as (an array module's array, the run's subclass of it, too)."""
+    return array.array if isinstance(value, array.array) else (type(value) if type(value) in _WORD else None)
+
 
 
 def binary(op: str, left, right):
@@ -54,21 +61,26 @@ def _weigh_integer(op, left, right) -> None:
 
 
 def _weigh_repeat(seq, count) -> bool:
-    if type(seq) in _WORD and type(count) is int and count > 1:
+    kind = _kind(seq)
+    if kind is not None and type(count) is int and count > 1:
         length = len(seq) * count
-        each = char_bytes(seq) if isinstance(seq, str) else (LIST_SLOT if isinstance(seq, (list, tuple)) else 1)
-        admit_bytes(length, length * each, f"a repeated {_WORD[type(seq)]}")
+        admit_bytes(length, length * _item_bytes(seq, kind), f"a repeated {_WORD[kind]}")
         return True
     return False
 
 
 def _weigh_concatenation(left, right) -> None:
-    kind = type(left)
-    if kind in _WORD and type(right) is kind:
+    kind = _kind(left)
+    if kind is not None and _kind(right) is kind:
         length = len(left) + len(right)
         if length > 1 << 16:
-            each = char_bytes(left, right) if kind is str else (LIST_SLOT if kind in (list, tuple) else 1)
-            admit_bytes(length, length * each, f"a {_WORD[kind]}")
+            admit_bytes(length, length * _item_bytes(left, kind, right), f"a {_WORD[kind]}")
+
+
+def _item_bytes(seq, kind, other="") -> int:
+    if kind is str:
+        return char_bytes(seq, other)
+    return LIST_SLOT if kind in (list, tuple) else (seq.itemsize if kind is array.array else 1)
 
 
 # %-formatting: a field's width and precision, each a number or * (taken from the arguments)

@@ -166,7 +166,17 @@ _STRING_ESTIMATES = {
     **dict.fromkeys(("encode", "decode"), lambda a, *args, **kwargs: (_texts(a), 4 * _chars(a))),
 }
 # Where a module's functions of a name are not NumPy's top-level ones of that name (np.char.multiply).
-_MODULE_ESTIMATES = {"numpy.char": _STRING_ESTIMATES, "numpy.strings": _STRING_ESTIMATES}
+def _records(obj=None, dtype=None, shape=None, offset=0, strides=None, formats=None, names=None, titles=None,
+             *args, **kwargs):
+    """np.rec.array's result where it allocates one (no object given): its shape of records (None: its object's)."""
+    if obj is not None or shape is None:
+        return None, 0
+    record = np.dtype(dtype) if dtype is not None else np.rec.format_parser(formats, names, titles).dtype
+    return _count(shape), record.itemsize
+
+
+_MODULE_ESTIMATES = {"numpy.char": _STRING_ESTIMATES, "numpy.strings": _STRING_ESTIMATES,
+                     "numpy.rec": {"array": _records}}
 # What numpy.char and numpy.strings leave out: a result whose size their arguments do not bound.
 STRING_REFUSED = {"mod": "its result's size comes from the format's widths, which nothing bounds before it runs",
                   "translate": "its table may map a character to any string: the result's size is not bounded"}
