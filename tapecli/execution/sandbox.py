@@ -452,6 +452,9 @@ def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
     return TdfNameError(f"the attribute {name} of {owner} cannot be {verb} by tapecli programs", hint=_HINT)
 
 
+_NO_POSITIONS = type("NoPositions", (tuple,), {})()     # format_map's positional arguments: none, not even ()
+
+
 class SafeFormatter(string.Formatter):
     """str.format whose ``{0.attr}`` fields read attributes through the guard (string.Formatter's too): it holds
     the guard's read alone, never the sandbox, as _Output holds its write."""
@@ -464,7 +467,14 @@ class SafeFormatter(string.Formatter):
             return lambda template, *args, **kwargs: self.method(template, name)(*args, **kwargs)
         if name == "format":
             return lambda *args, **kwargs: self.vformat(text, args, kwargs)
-        return lambda mapping: self.vformat(text, (), mapping)
+        return lambda mapping: self.vformat(text, _NO_POSITIONS, mapping)
+
+    def get_value(self, key, args, kwargs):
+        if args is _NO_POSITIONS and isinstance(key, int):
+            raise ValueError("Format string contains positional fields")      # (format_map's, as CPython's)
+        if isinstance(key, int) and key >= len(args):
+            raise IndexError(f"Replacement index {key} out of range for positional args tuple")
+        return super().get_value(key, args, kwargs)
 
     def get_field(self, field_name, args, kwargs):
         first, rest = _formatter_field_name_split(field_name)

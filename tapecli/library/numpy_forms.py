@@ -69,8 +69,10 @@ def from_numpy(value):
         return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else PythonBool(np.array(value))
     if isinstance(value, (list, tuple)):
         return [from_numpy(v) for v in value]
-    if value is None:
-        return None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):                 # (np.seterr's settings, to pass back as np.seterr(**old))
+        return {key: from_numpy(v) for key, v in value.items()}
     raise TdfTypeError(f"NumPy gave {type(value).__name__}, which tapecli programs do not hold")
 
 

@@ -599,6 +599,20 @@ def _dict_pop(interp, d, key, *default):
 
 def _str_format(interp, s, *args, **kwargs):
     """str.format with plain fields only ({}, {0}, {name}, with a format spec): no attribute or item access."""
+    return _formatted(s, lambda field: args[int(field)] if field.isdigit() else kwargs[field])
+
+
+def _str_format_map(interp, s, mapping):
+    """str.format_map: str.format's named fields, each read from ``mapping`` as it is met."""
+    def value(field):
+        if field.isdigit():
+            raise TdfValueError("Format string contains positional fields")
+        return mapping[field]
+    return _formatted(s, value)
+
+
+def _formatted(s: str, value) -> str:
+    """``s`` with each field replaced by ``value(field)`` formatted by its spec and conversion."""
     import string                  # here, not at the top: a run that formats nothing does not import it
     from tapecli.interpreter.pyforms import format_with
     out, auto = [], 0
@@ -616,12 +630,12 @@ def _str_format(interp, s, *args, **kwargs):
             raise TdfValueError(f"format field {{{field}}}: only positions and names are allowed",
                                 hint="format the value itself: '{}'.format(x)")
         try:
-            value = args[int(field)] if field.isdigit() else kwargs[field]
+            found = value(field)
         except (IndexError, KeyError):
             raise TdfValueError(f"format field {{{field}}} has no value") from None
         if conversion in ("r", "s", "a"):
-            value = program_str(value) if conversion == "s" else program_repr(value)
-        out.append(format_with(value, spec or ""))
+            found = program_str(found) if conversion == "s" else program_repr(found)
+        out.append(format_with(found, spec or ""))
     return joined("", out, "format()")
 
 
@@ -688,8 +702,7 @@ def _str(f):
 # Python's other str methods, called on the program's values as Python calls them (str is CPython's own type):
 # those that widen a string (to a width, tabs to spaces, a case mapping of up to three characters for one) are
 # weighed before they are made, the rest make at most their string's length.
-# (format_map is left out: its fields read attributes, which the interpreter's format (_str_format) guards)
-_STR_METHODS = frozenset(name for name in dir(str) if not name.startswith("_")) - {"format_map"}
+_STR_METHODS = frozenset(name for name in dir(str) if not name.startswith("_"))
 _WIDENING = frozenset(("center", "ljust", "rjust", "zfill"))
 
 
@@ -749,7 +762,7 @@ _METHODS = {
     (dict, "get"): _dict_get,
     (dict, "pop"): _dict_pop, (dict, "copy"): lambda interp, d: dict(d),
     (dict, "update"): lambda interp, d, other=None, **kw: (d.update(other or {}), d.update(kw))[0],
-    (str, "format"): _str_format, (str, "join"): _str_join, (str, "split"): _str_split,
+    (str, "format"): _str_format, (str, "format_map"): _str_format_map, (str, "join"): _str_join, (str, "split"): _str_split,
     (str, "splitlines"): _str_splitlines, (str, "upper"): _str_case(str.upper), (str, "lower"): _str_case(str.lower),
     (str, "strip"): _str(str.strip), (str, "replace"): _str_replace, (str, "startswith"): _str(str.startswith),
     (str, "endswith"): _str(str.endswith),
