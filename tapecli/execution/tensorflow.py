@@ -149,7 +149,9 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         if isinstance(node, ast.Attribute) and node.attr in ("get_config", "from_config") and classes:
             return True
         # an item assignment: NumPy's (``w = v.numpy(); w[:, 0] = 0``, into a view) is CPython's and NumPy's alone
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets) \
+        # (a tuple's items too: ``X[i, a], X[i, b] = 3, 4``)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for target in node.targets
+                                                for t in ast.walk(target)) \
                 or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
             return True
         if isinstance(node, ast.ImportFrom) and not all(importable(f"{node.module}.{alias.name}")
