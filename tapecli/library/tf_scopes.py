@@ -382,10 +382,11 @@ class Logger(ProgramObject):
 
 @builtin("get_logger")
 def get_logger():
-    """tf.get_logger(): the run's one logger (made on first use, as TensorFlow's module-level one)."""
+    """tf.get_logger(): the run's one logger (made on first use, as TensorFlow's module-level one); on CPython, the
+    run's ``logging.getLogger("tensorflow")`` itself, as TensorFlow's is Python's."""
     ctx = current()
     if ctx.tf_logger is None:
-        ctx.tf_logger = Logger()
+        ctx.tf_logger = ctx.run_logging().getLogger("tensorflow") if ctx.run_logging is not None else Logger()
     return ctx.tf_logger
 
 

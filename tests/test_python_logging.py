@@ -1,0 +1,242 @@
+"""A program's ``logging`` is CPython's, the run's own: what a program logs is what CPython prints of it, line for
+line on standard output and standard error (CPython runs each program as a script, in a process of its own, its
+oracle); a run's loggers, handlers and settings are its own and go with it; what would reach files or frames is
+refused or shows the program's frames alone."""
+from __future__ import annotations
+
+import gc
+import logging
+import subprocess
+import sys
+import weakref
+
+import pytest
+
+from tapecli import api
+from tapecli.errors import TdfError
+from tapecli.interpreter.core import ErrorLine
+
+PROGRAMS = {
+    "basicConfig and module loggers": '''
+import logging
+logging.basicConfig(level=logging.INFO, format="%(levelname)s:%(name)s:%(message)s")
+log = logging.getLogger(__name__)
+for epoch in range(3):
+    log.info("epoch %d loss %.4f", epoch, 0.5 / (epoch + 1))
+logging.warning("careful %s", "now")
+log.debug("hidden")
+logging.getLogger("a.b").error("child of %r", "a")
+print(log.isEnabledFor(logging.DEBUG), log.getEffectiveLevel(), logging.getLevelName(20), logging.getLevelName("ERROR"))
+''',
+    "basicConfig to stdout, once": '''
+import logging, sys
+logging.basicConfig(stream=sys.stdout, level=logging.DEBUG, format="%(name)s %(levelname)s %(message)s")
+logging.basicConfig(level=logging.ERROR)
+logging.debug("kept at %s", logging.getLevelName(logging.getLogger().level))
+logging.basicConfig(stream=sys.stdout, level=logging.ERROR, format="new %(message)s", force=True)
+logging.warning("dropped")
+logging.error("forced")
+''',
+    "handlers, formatters, propagation": '''
+import logging, sys
+out = logging.getLogger("train")
+handler = logging.StreamHandler(sys.stdout)
+handler.setFormatter(logging.Formatter("[%(levelname)-8s] %(name)s %(filename)s:%(lineno)d %(funcName)s: %(message)s"))
+out.addHandler(handler)
+out.setLevel(logging.DEBUG)
+def step(n):
+    out.debug("step %d of %r", n, [1, 2])
+step(1)
+out.propagate = False
+step(2)
+print(len(out.handlers), out.propagate, out.level, out.parent.name, out.hasHandlers())
+out.removeHandler(handler)
+out.warning("no handler left: the last resort")
+err = logging.StreamHandler()
+err.setFormatter(logging.Formatter("{levelname}|{name}|{message}", style="{"))
+out.addHandler(err)
+out.error("braces %s", "too")
+tmpl = logging.StreamHandler(sys.stdout)
+tmpl.setFormatter(logging.Formatter("$levelname $message", style="$"))
+out.addHandler(tmpl)
+out.critical("dollars")
+''',
+    "a handler that collects records": '''
+import logging
+class Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.INFO)
+        self.records = []
+    def emit(self, record):
+        self.records.append(record)
+collect = Collect()
+log = logging.getLogger("collect")
+log.addHandler(collect)
+log.setLevel(logging.DEBUG)
+log.warning("w %d", 1, extra={"user": "bob"})
+log.debug("below the handler's level")
+log.info("i")
+for r in collect.records:
+    print(r.getMessage(), r.levelname, r.levelno, r.name, r.lineno, r.funcName, r.args, r.module, r.filename)
+print(collect.records[0].user, len(collect.records))
+class OnlyInfo(logging.Filter):
+    def filter(self, record):
+        return record.levelno == logging.INFO
+collect.addFilter(OnlyInfo())
+log.warning("filtered")
+log.info("passes")
+print([r.msg for r in collect.records])
+adapter = logging.LoggerAdapter(log, {"user": "amy"})
+adapter.info("adapted")
+print(collect.records[-1].user)
+''',
+    "exceptions and stacks": '''
+import logging
+logging.basicConfig(format="%(levelname)s %(message)s")
+def divide(a, b):
+    return a / b
+try:
+    divide(1, 0)
+except ZeroDivisionError:
+    logging.exception("failed")
+try:
+    {}["k"]
+except KeyError as e:
+    logging.error("with info", exc_info=e)
+    logging.error("with info too", exc_info=True)
+try:
+    try:
+        int("x")
+    except ValueError as e:
+        raise RuntimeError("wrapped") from e
+except RuntimeError:
+    logging.getLogger("chain").exception("chained")
+logging.warning("stack", stack_info=True)
+def helper():
+    logging.warning("reported at the caller", stacklevel=2)
+helper()
+''',
+    "levels, disable, names": '''
+import logging, sys
+logging.basicConfig(stream=sys.stdout, format="%(levelname)s:%(message)s", level=logging.DEBUG)
+logging.addLevelName(25, "NOTICE")
+logging.log(25, "notice")
+print(logging.getLevelName(25), logging.getLevelName(26), logging.getLevelNamesMapping()["NOTICE"])
+logging.disable(logging.WARNING)
+logging.warning("disabled")
+logging.error("shown")
+logging.disable(logging.NOTSET)
+logging.info("back")
+log = logging.getLogger("x")
+log.setLevel("ERROR")
+print(log.level, log.getEffectiveLevel(), logging.getLogger("x") is log, logging.root is logging.getLogger())
+print(sorted(logging.root.manager.loggerDict))
+''',
+    "a message that does not fit its arguments": '''
+import logging
+logging.warning("x %d", "y")
+print("after")
+logging.raiseExceptions = False
+logging.warning("x %d", "y")
+print("quiet")
+''',
+}
+
+
+def _through_cpython(source: str, path) -> tuple[list[str], list[str]]:
+    path.write_text(source)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines(), done.stderr.splitlines()
+
+
+def _through_tapecli(source: str, path) -> tuple[list[str], list[str]]:
+    output = api.run_source(source, str(path)).output
+    return [line for line in output if type(line) is not ErrorLine], [line for line in output if type(line) is ErrorLine]
+
+
+@pytest.mark.parametrize("source", PROGRAMS.values(), ids=PROGRAMS.keys())
+def test_a_programs_logging_prints_what_cpython_prints(source, tmp_path):
+    path = tmp_path / "prog.py"
+    theirs = _through_cpython(source, path)
+    ours = _through_tapecli(source, path)
+    assert ours == (theirs[0], _without_logging_frames(theirs[1]))
+
+
+def _without_logging_frames(lines: list[str]) -> list[str]:
+    """CPython's report of a logging error (Handler.handleError) less its traceback's frames of logging's own
+    code, which a run leaves out as its machinery (those of the program are shown)."""
+    kept, inside = [], False
+    for line in lines:
+        if line == "--- Logging error ---":
+            inside = True
+        elif inside and line == "Traceback (most recent call last):":
+            continue
+        elif inside and line.startswith(" "):
+            continue
+        else:
+            inside = False
+        kept.append(line)
+    return kept
+
+
+def test_two_runs_never_see_each_others_logging_and_the_process_keeps_its_own():
+    root, handlers, level = logging.getLogger(), list(logging.getLogger().handlers), logging.getLogger().level
+    first = api.run_source('import logging, sys\nlogging.basicConfig(stream=sys.stdout, level=logging.DEBUG)\n'
+                           'logging.getLogger("shared").addHandler(logging.NullHandler())\nlogging.disable(10)\n'
+                           'logging.addLevelName(5, "TRACE")\nlogging.raiseExceptions = False\n', "one.py")
+    assert first.output == []
+    second = api.run_source('import logging\nr = logging.getLogger()\nprint(len(r.handlers), r.level)\n'
+                            'print(len(logging.getLogger("shared").handlers), logging.getLevelName(5))\n'
+                            'logging.debug("x")\nprint(logging.raiseExceptions)\n', "two.py")
+    assert second.output == ["0 30", "0 Level 5", "True"]
+    assert logging.getLogger() is root and root.handlers == handlers and root.level == level
+    assert "shared" not in logging.root.manager.loggerDict and logging.getLevelName(5) == "Level 5"
+    assert logging.root.manager.disable == 0 and logging.raiseExceptions
+
+
+def test_a_runs_logging_goes_with_the_run():
+    result = api.run_source('import logging\nlogging.basicConfig()\nlog = logging.getLogger("gone")\n', "prog.py")
+    held = weakref.ref(result.scope.vars["log"])
+    del result
+    gc.collect()
+    assert held() is None
+
+
+ESCAPES = {
+    "a file handler": "import logging\nlogging.FileHandler('x.log')",
+    "basicConfig to a file": "import logging\nlogging.basicConfig(filename='x.log')",
+    "logging.handlers": "import logging.handlers",
+    "logging.config": "import logging.config",
+    "logging's config as a name": "import logging\nc = logging.config",
+    "captureWarnings": "import logging\nlogging.captureWarnings(True)",
+    "logging's sys": "import logging\ns = logging.sys",
+    "logging's frames": "import logging\nf = logging.currentframe()",
+    "a logging function's globals": "import logging\ng = logging.Logger.info.__globals__",
+    "a record's traceback's frame": "import logging\nclass H(logging.Handler):\n    def emit(self, record):\n"
+                                    "        self.f = record.exc_info[2].tb_frame\nlogging.getLogger().addHandler(H())\n"
+                                    "try:\n    1 / 0\nexcept Exception:\n    logging.exception('x')",
+    "a brace format's attribute": "import logging, sys\nh = logging.StreamHandler(sys.stdout)\n"
+                                  "h.setFormatter(logging.Formatter('{msg.__class__.__init__.__globals__}', style='{'))\n"
+                                  "logging.getLogger().addHandler(h)\nlogging.warning('x')",
+    "a handler's lock's internals": "import logging\nl = logging.Handler().lock._at_fork_reinit",
+}
+
+
+@pytest.mark.parametrize("source", ESCAPES.values(), ids=ESCAPES.keys())
+def test_every_way_out_through_logging_is_refused(source):
+    with pytest.raises(TdfError) as e:
+        api.run_source(source, "prog.py")
+    assert e.value.kind == "NameError" and e.value.line is not None, e.value
+
+
+def test_a_huge_format_width_is_a_limit_not_a_logging_error():
+    with pytest.raises(TdfError) as e:
+        api.run_source("import logging\nlogging.warning('%999999999999d', 1)", "prog.py")
+    assert e.value.kind == "LimitError" and e.value.line == 2
+
+
+def test_a_record_tells_nothing_of_the_machine():
+    result = api.run_source("import logging\nr = logging.makeLogRecord({'msg': 'x'})\n"
+                            "print(r.process, r.processName, r.pathname)\n", "prog.py")
+    assert result.output == ["None MainProcess "]
