@@ -13,6 +13,7 @@ import weakref
 import pytest
 
 from tapecli import api
+from tapecli.errors import TdfError
 from tapecli.interpreter.core import ErrorLine
 
 PROGRAMS = {
@@ -207,3 +208,11 @@ def test_a_record_tells_nothing_of_the_machine():
     result = api.run_source("import logging\nr = logging.makeLogRecord({'msg': 'x'})\n"
                             "print(r.process, r.processName, r.pathname)\n", "prog.py")
     assert result.output == ["None MainProcess "]
+
+
+def test_loggings_own_patterns_only_search():
+    """A format check's pattern is a class attribute a program reads: a substitution by it would not be weighed."""
+    with pytest.raises(TdfError) as e:
+        api.run_source("import logging\np = logging.StrFormatStyle.field_spec\nm = p.match('a.b')\n"
+                       "s = p.sub('y' * 10**4, 'x' * 10**4)", "prog.py")
+    assert e.value.kind == "AttributeError" and e.value.line == 4

@@ -17,7 +17,9 @@ import functools
 import importlib.util
 import io
 import os
+import re
 import sys
+import time
 import traceback
 import types
 
@@ -47,7 +49,7 @@ def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.
     def local_time(seconds=None):
         frame = program_frame(sandbox.filename)
         current().settings.warn_once_at(CLOCK_WARNING, frame.f_lineno if frame is not None else None)
-        return _gmtime(stamp() if seconds is None else seconds)
+        return time.gmtime(stamp() if seconds is None else seconds)
 
     stand_ins = {
         "sys": types.SimpleNamespace(stderr=sandbox.stderr, stdout=sandbox.stdout, exc_info=sys.exc_info,
@@ -55,11 +57,14 @@ def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.
         "os": types.SimpleNamespace(path=os.path, fspath=os.fspath, getpid=lambda: None),
         # (a converter is a class attribute of Formatter: a staticmethod, as C's time.localtime binds no self)
         "time": types.SimpleNamespace(time=stamp, localtime=staticmethod(local_time), gmtime=staticmethod(local_time),
-                                      strftime=_strftime),
+                                      strftime=time.strftime),
         "traceback": types.SimpleNamespace(print_exception=frames.print_exception, print_stack=frames.print_stack),
         "warnings": types.SimpleNamespace(warn=lambda message, category=None, stacklevel=1, source=None:
                                           run_warn(message, category)),
         "atexit": types.SimpleNamespace(register=lambda *args, **kwargs: None),
+        # its format checks' patterns, class attributes a program reads: their searches alone (a substitution's
+        # result would not be weighed)
+        "re": types.SimpleNamespace(compile=lambda pattern, flags=0: _Searching(re.compile(pattern, flags)), I=re.I),
     }
 
     def import_(name, globals=None, locals=None, fromlist=(), level=0):
@@ -75,16 +80,6 @@ def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.
         handler.setFormatter(module.Formatter(module.BASIC_FORMAT, None))
         module.getLogger("tensorflow").addHandler(handler)
     return module
-
-
-def _gmtime(seconds):
-    import time
-    return time.gmtime(seconds)
-
-
-def _strftime(form, moment):
-    import time
-    return time.strftime(form, moment)
 
 
 def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> None:
@@ -146,15 +141,29 @@ def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> Non
     module.basicConfig, module.FileHandler = basic_config, file_handler
 
 
+class _Searching:
+    """A pattern of logging's own (fixed, each search linear in its text) that only searches."""
+
+    __slots__ = ("_compiled",)
+
+    def __init__(self, compiled: re.Pattern):
+        self._compiled = compiled
+
+    def search(self, text):
+        return self._compiled.search(text)
+
+    def match(self, text):
+        return self._compiled.match(text)
+
+
 class _ProgramFrames:
     """The program's frames on the stack, and tracebacks and stacks as CPython prints a script's: its frames
-    alone (those of tapecli and the libraries between them are the run's machinery), their lines the program's."""
+    alone (those of tapecli and the libraries between them are the run's machinery), their lines the program's,
+    its path as the run was given it (CPython's is absolute: a program does not read the working directory)."""
 
     def __init__(self, filename: str, source_lines: list[str]):
         self.filename = filename
         self.lines = source_lines
-        # the program's path as CPython names a script it runs (absolute), where the program is a file
-        self.path = filename if filename.startswith("<") else os.path.abspath(filename)
 
     def on_stack(self) -> list:
         """The program's frames, innermost first."""
@@ -178,7 +187,7 @@ class _ProgramFrames:
             text.write("Stack (most recent call last):\n")
             self.print_stack(frame, file=text)
             stack = text.getvalue().removesuffix("\n")
-        return self.path, frame.f_lineno, frame.f_code.co_name, stack
+        return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, stack
 
     def _program_only(self, summary) -> traceback.StackSummary:
         kept = traceback.StackSummary()
@@ -186,8 +195,7 @@ class _ProgramFrames:
             if entry.filename == self.filename:
                 known = entry.lineno is not None and 0 < entry.lineno <= len(self.lines)
                 entry._line = self.lines[entry.lineno - 1] + "\n" if known else ""   # (as linecache reads a line:
-                entry.filename = self.path                                          # the run's text, no file read)
-                kept.append(entry)
+                kept.append(entry)                                                  # the run's text, no file read)
         return kept
 
     def print_stack(self, frame=None, limit=None, file=None):
