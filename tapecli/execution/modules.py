@@ -5,7 +5,8 @@ name with its reason.
 A proxy is a fresh module object per run, filled on first use from the real module: a name that leads out of
 the sandbox (another module not in the table, a function that reaches files, a private name) is refused.
 What keeps state across calls in the real module (``random``'s and ``numpy.random``'s global generators,
-``decimal``'s context, ``warnings``' filters, print to ``sys.stdout``) is replaced by the run's own."""
+``decimal``'s context, ``warnings``' filters, print to ``sys.stdout``) is replaced by the run's own; ``logging``,
+whose state is the whole module, is a module of the run's own (run_logging.py)."""
 from __future__ import annotations
 
 import builtins
@@ -109,7 +110,7 @@ REFUSED = {
     "array": "its results are not weighed before they are made yet (and buffer_info gives raw addresses)",
     "zlib": "its results are not weighed before they are made yet",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
-"weakref": "it reaches objects being collected",
+    "weakref": "it reaches objects being collected",
     "secrets": "it reads the operating system's entropy", "uuid": "it reads the machine's identity",
     "platform": "it reads the machine's identity", "code": "it runs code outside the sandbox",
     "types.CodeType": "it makes code objects",
@@ -177,7 +178,7 @@ class Modules:
         found = self.proxies.get(name)
         if found is None:
             real = self.module(name)
-            found = self.proxies[name] = (module if name in self.makers else types.ModuleType)(
+            found = self.proxies[name] = (_OwnModule if name in self.makers else types.ModuleType)(
                 name, getattr(real, "__doc__", None))
             if name in self.makers:
                 types.ModuleType.__setattr__(found, "_own", real)
@@ -210,7 +211,7 @@ class Modules:
         return resolve
 
 
-class module(types.ModuleType):
+class _OwnModule(types.ModuleType):
     """The proxy of a module the run made its own: what the program sets in it is set in the module too
     (``logging.raiseExceptions = False`` changes what logging does, as in CPython). Named as the class of
     modules is (``type(logging)`` prints as CPython's)."""
@@ -221,7 +222,7 @@ class module(types.ModuleType):
         super().__setattr__(name, value)
 
 
-module.__module__ = "builtins"
+_OwnModule.__module__, _OwnModule.__name__, _OwnModule.__qualname__ = "builtins", "module", "module"
 
 
 def allows(module: str, attr: str) -> bool:
