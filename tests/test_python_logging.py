@@ -216,3 +216,17 @@ def test_loggings_own_patterns_only_search():
         api.run_source("import logging\np = logging.StrFormatStyle.field_spec\nm = p.match('a.b')\n"
                        "s = p.sub('y' * 10**4, 'x' * 10**4)", "prog.py")
     assert e.value.kind == "AttributeError" and e.value.line == 4
+
+
+# What TensorFlow 2.21 writes to standard error for this program (its logger's handler; `warn`'s DeprecationWarning,
+# shown by CPython as a warning, is left out: the run's warnings are tapecli's).
+TF_LOGGER = ('import tensorflow as tf\nl = tf.get_logger()\nl.warning("w %d", 3)\nl.info("i")\nl.setLevel("INFO")\n'
+             'l.info("i2")\nl.fatal("f")\nl.error("e %s", "x")\nprint(l.level)\n')
+TF_LOGGER_STDERR = ["WARNING:tensorflow:w 3", "INFO:tensorflow:i2", "CRITICAL:tensorflow:f", "ERROR:tensorflow:e x"]
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"], ids=["interpreter", "cpython"])
+def test_tf_get_logger_writes_what_tensorflow_writes_on_both_runners(on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    printed, written = _through_tapecli(TF_LOGGER, "prog.py")
+    assert (printed, written) == (["20"], TF_LOGGER_STDERR)
