@@ -194,6 +194,9 @@ class Modules:
             elif attr in own:
                 value = own[attr]
             elif not allows(name, attr):
+                if attr not in ALLOWED[name] and not any(n in vars(real) for n in (attr, "__getattr__")):
+                    # (a name the module lacks: CPython's AttributeError, so that hasattr answers False)
+                    raise AttributeError(f"module '{name}' has no attribute '{attr}'")
                 raise refused_name(name, attr)
             else:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
