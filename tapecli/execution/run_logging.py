@@ -9,7 +9,8 @@ run's standard error), ``time`` is the run's clock, ``warnings`` the run's. ``at
 ``os.register_at_fork`` are left out, so nothing outside the run holds it (its handlers write to the run's streams,
 which need no flushing at exit). What would reach files, frames or unguarded formatting is the run's own:
 FileHandler is refused; findCaller, tracebacks and stacks read the program's frames alone (what CPython shows of a
-script's); ``%``-formats are weighed, and ``{}``-formats read their fields' attributes through the guard."""
+script's); ``%``-formats are weighed, and ``{}``-formats read their fields' attributes through the guard; the
+patterns its format checks keep as class attributes only search."""
 from __future__ import annotations
 
 import builtins
@@ -124,6 +125,7 @@ def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> Non
 
     real_basic_config = module.basicConfig
 
+    @functools.wraps(real_basic_config)
     def basic_config(**kwargs):
         if "filename" in kwargs:
             raise refused_name("logging", "basicConfig(filename=...)", "it writes files")
@@ -137,7 +139,6 @@ def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> Non
     module.StrFormatStyle._format = braces_format
     module.Logger.findCaller = find_caller
     module.Handler.handleError = handle_error
-    basic_config.__doc__ = real_basic_config.__doc__
     module.basicConfig, module.FileHandler = basic_config, file_handler
 
 
