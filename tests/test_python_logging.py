@@ -275,3 +275,11 @@ def test_tf_get_logger_writes_what_tensorflow_writes_on_both_runners(on_cpython,
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     printed, written = _through_tapecli(TF_LOGGER, "prog.py")
     assert (printed, written) == (["20"], TF_LOGGER_STDERR)
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"], ids=["interpreter", "cpython"])
+def test_a_huge_width_in_tf_get_loggers_message_is_a_limit_on_both_runners(on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    with pytest.raises(TdfError) as e:
+        api.run_source('import tensorflow as tf\ntf.get_logger().error("%99999999999d", 1)\n', "prog.py")
+    assert e.value.kind == "LimitError" and e.value.line == 2

@@ -375,9 +375,9 @@ class Logger(ProgramObject):
             self.level = to_int(level, "level")
 
     def _log(self, interp, kind: str, message, args):
+        from tapecli.interpreter.pyforms import percent_format
         if _LEVELS[kind] >= (self.level or 30):
-            text = str(message) % tuple(a.value.item() if isinstance(a, Tensor) and a.ndim == 0 else a for a in args) \
-                if args else str(message)
+            text = percent_format(str(message), list(args)) if args else str(message)     # (weighed first)
             name = {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(kind, kind)     # (logging's names of the levels)
             interp.output.write_error(f"{name}:tensorflow:{text}\n")
 
