@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import re
 import subprocess
 import sys
 import weakref
@@ -179,6 +180,28 @@ logging.basicConfig(handlers=[logging.StreamHandler(sys.stdout)], format="%(leve
 logging.warning("via handlers=")
 print(logging.getHandlerNames() if hasattr(logging, "getHandlerNames") else "no getHandlerNames")  # (3.12)
 ''',
+    "exception groups and a library's frames": '''
+import json
+import logging
+def fail(n):
+    raise ValueError(f"bad {n}")
+def collect():
+    errors = []
+    for n in range(2):
+        try:
+            fail(n) if n else json.loads("{")
+        except ValueError as e:
+            errors.append(e)
+    raise ExceptionGroup("several", errors)
+try:
+    collect()
+except ExceptionGroup:
+    logging.exception("group")
+try:
+    json.loads("[1,")
+except json.JSONDecodeError:
+    logging.exception("json")
+''',
     "a message that does not fit its arguments": '''
 import logging
 logging.warning("x %d", "y")
@@ -211,19 +234,23 @@ def test_a_programs_logging_prints_what_cpython_prints(source, tmp_path):
 
 
 def _without_logging_frames(lines: list[str], program: str) -> list[str]:
-    """CPython's report of a logging error (Handler.handleError) less its traceback's frames of logging's own
-    code, which a run leaves out as its machinery (the program's are shown); a traceback left without frames has
-    no header, as CPython prints none for an empty stack."""
+    """CPython's tracebacks less their frames of code other than the program's (logging's own in a report of a
+    logging error, a library's such as json's), which a run leaves out as its machinery; a traceback left without
+    frames has no header, as CPython prints none for an empty stack. (An exception group's members are shown
+    behind a margin of ``|``.)"""
+    def body(line: str) -> str:
+        return re.sub(r"^ *\| ", "", line)
+
     kept, skipping = [], False
     for line in lines:
-        if line.startswith('  File "'):
+        if body(line).startswith('  File "'):
             skipping = program not in line
-        elif not line.startswith("    "):
+        elif not body(line).startswith("    "):
             skipping = False
         if not skipping:
             kept.append(line)
     return [line for line, after in zip(kept, [*kept[1:], ""])
-            if line != "Traceback (most recent call last):" or after.startswith('  File "')]
+            if body(line) != "Traceback (most recent call last):" or body(after).startswith('  File "')]
 
 
 def test_two_runs_never_see_each_others_logging_and_the_process_keeps_its_own():

@@ -214,5 +214,5 @@ class _ProgramFrames:
                 continue
             seen.add(id(each))
             each.stack = self._program_only(each.stack)
-            pending += [each.__cause__, each.__context__]
+            pending += [each.__cause__, each.__context__, *(each.exceptions or ())]     # (a group's members)
         file.write("".join(shown.format(chain=chain)))
