@@ -105,6 +105,22 @@ ESCAPES = {
     "base64's file objects": "import base64\nbase64.decode",
     "an array's file": "from array import array\narray('b').tofile(None)",
     "numpy.rec's files": "import numpy as np\nnp.rec.fromfile",
+    "logging: a file handler": "import logging\nlogging.FileHandler('x.log')",
+    "logging: basicConfig to a file": "import logging\nlogging.basicConfig(filename='x.log')",
+    "logging.handlers": "import logging.handlers",
+    "logging.config": "import logging.config",
+    "logging's config as a name": "import logging\nc = logging.config",
+    "logging.captureWarnings": "import logging\nlogging.captureWarnings(True)",
+    "logging's sys": "import logging\ns = logging.sys",
+    "logging's frames": "import logging\nf = logging.currentframe()",
+    "logging: a logging function's globals": "import logging\ng = logging.Logger.info.__globals__",
+    "logging: a record's traceback's frame": "import logging\nclass H(logging.Handler):\n    def emit(self, record):\n"
+                                             "        self.f = record.exc_info[2].tb_frame\nlogging.getLogger().addHandler(H())\n"
+                                             "try:\n    1 / 0\nexcept Exception:\n    logging.exception('x')",
+    "logging: a brace format's attribute": "import logging, sys\nh = logging.StreamHandler(sys.stdout)\n"
+                                           "h.setFormatter(logging.Formatter('{msg.__init__.__globals__}', style='{'))\n"
+                                           "logging.getLogger().addHandler(h)\nlogging.warning('x')",
+    "logging: a handler's lock's internals": "import logging\nl = logging.Handler().lock._at_fork_reinit",
 }
 
 
@@ -143,6 +159,7 @@ LIMITED = {
     "numpy choice": "import numpy as np\nx = np.random.choice(10**9, 3, replace=False)",
     "numpy astype": "import numpy as np\nx = np.zeros(10).astype('U100000000')",
     "numpy tolist": "import numpy as np\nx = np.zeros(10**8 // 2).tolist()",
+    "a logged message's width": "import logging\nlogging.warning('%999999999999d', 1)",
     "numpy broadcast": "import numpy as np\nx = np.ones((1, 10**5)) * np.ones((10**5, 1))",
     "struct's padding": "import struct\nb = struct.pack('1000000000x')",
     "a Struct's padding": "import struct\nb = struct.Struct('1000000000x').pack()",

@@ -5,7 +5,8 @@ name with its reason.
 A proxy is a fresh module object per run, filled on first use from the real module: a name that leads out of
 the sandbox (another module not in the table, a function that reaches files, a private name) is refused.
 What keeps state across calls in the real module (``random``'s and ``numpy.random``'s global generators,
-``decimal``'s context, ``warnings``' filters, print to ``sys.stdout``) is replaced by the run's own."""
+``decimal``'s context, ``warnings``' filters, print to ``sys.stdout``) is replaced by the run's own; ``logging``,
+whose state is the whole module, is a module of the run's own (run_logging.py)."""
 from __future__ import annotations
 
 import builtins
@@ -44,6 +45,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "binascii": {}, "base64": {"encode": "it reads and writes file objects", "decode": "it reads and writes file "
                                "objects", "main": "it is base64's command line"},
     "hashlib": {"file_digest": "it reads a file object"},
+    "logging": {"FileHandler": "it writes files", "handlers": "its handlers write files, sockets and mail",
+                "config": "it runs code its configuration names and listens on a socket",
+                "captureWarnings": "the run's warnings are tapecli's to show, not a logger's"},
     "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
     # numpy.lib for its views alone: sliding windows, and as_strided within its array's memory (numpy_gate)
     "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
@@ -78,6 +82,15 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                 "purge", "Pattern", "Match", "error", "RegexFlag", "A", "ASCII", "DEBUG", "I", "IGNORECASE", "L",
                 "LOCALE", "M", "MULTILINE", "NOFLAG", "S", "DOTALL", "U", "UNICODE", "X", "VERBOSE"},
          "datetime": {"date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"},
+         "logging": {"BASIC_FORMAT", "BufferingFormatter", "CRITICAL", "DEBUG", "ERROR", "FATAL", "Filter",
+                     "Filterer", "Formatter", "Handler", "INFO", "LogRecord", "Logger", "LoggerAdapter", "Manager",
+                     "NOTSET", "NullHandler", "PercentStyle", "PlaceHolder", "RootLogger", "StrFormatStyle",
+                     "StreamHandler", "StringTemplateStyle", "WARN", "WARNING", "addLevelName", "basicConfig",
+                     "critical", "debug", "disable", "error", "exception", "fatal", "getLevelName",
+                     "getLevelNamesMapping", "getLogRecordFactory", "getLogger", "getLoggerClass", "info",
+                     "lastResort", "log", "logMultiprocessing", "logProcesses", "logThreads", "makeLogRecord",
+                     "raiseExceptions", "root", "setLogRecordFactory", "setLoggerClass", "shutdown", "warn",
+                     "warning"},
          "warnings": {"warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings", "filters",
                       "WarningMessage"}}
 _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and frames",
@@ -86,6 +99,7 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "re": "it searches without the time limit (template, Scanner: use compile)",
                 "datetime": "it reads the machine's clock or time zone",
                 "warnings": "it reads source files (the lines a warning is shown with)",
+                "logging": "it reaches the interpreter's frames or the modules logging imports",
                 "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory"}
 REFUSED = {
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
@@ -97,10 +111,12 @@ REFUSED = {
     "queue": "its get waits for another thread, and threads run outside the limits",
     "zlib": "its results are not weighed before they are made yet",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
-    "logging": "it writes to files and streams", "weakref": "it reaches objects being collected",
+    "weakref": "it reaches objects being collected",
     "secrets": "it reads the operating system's entropy", "uuid": "it reads the machine's identity",
     "platform": "it reads the machine's identity", "code": "it runs code outside the sandbox",
     "types.CodeType": "it makes code objects",
+    "logging.handlers": "its handlers write files, sockets and mail",
+    "logging.config": "it runs code its configuration names and listens on a socket",
 }
 
 
@@ -124,11 +140,14 @@ def refusal(module: str) -> Refused:
 class Modules:
     """One run's module proxies."""
 
-    def __init__(self, sandbox, replacements: dict[str, dict], frameworks: dict | None = None):
+    def __init__(self, sandbox, replacements: dict[str, dict], frameworks: dict | None = None,
+                 makers: dict | None = None):
         self.sandbox = sandbox
         self.replacements = replacements        # module -> name -> the run's own value
         self.proxies: dict[str, types.ModuleType] = {}
         self.frameworks = frameworks            # a TensorFlow program's: its module of a name (Bridge.module)
+        self.makers = makers or {}              # module -> the maker of the run's own module (run_logging.py)
+        self.made: dict[str, types.ModuleType] = {}
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
         """The program's import statements. NumPy's C code imports its own modules through the builtins of the
@@ -148,11 +167,22 @@ class Modules:
         top = name.split(".")[0]
         return self.proxy(top) if top in ALLOWED else proxy
 
+    def module(self, name: str) -> types.ModuleType:
+        """The module behind a proxy: the run's own where the run makes one, else the process's."""
+        if name not in self.makers:
+            return importlib.import_module(name)
+        if name not in self.made:
+            self.made[name] = self.makers[name]()
+        return self.made[name]
+
     def proxy(self, name: str) -> types.ModuleType:
         found = self.proxies.get(name)
         if found is None:
-            real = importlib.import_module(name)
-            found = self.proxies[name] = types.ModuleType(name, getattr(real, "__doc__", None))
+            real = self.module(name)
+            found = self.proxies[name] = (_OwnModule if name in self.makers else types.ModuleType)(
+                name, getattr(real, "__doc__", None))
+            if name in self.makers:
+                types.ModuleType.__setattr__(found, "_own", real)
             found.__getattr__ = self._resolver(name, real, found)
         return found
 
@@ -165,6 +195,9 @@ class Modules:
             elif attr in own:
                 value = own[attr]
             elif not allows(name, attr):
+                if attr not in ALLOWED[name] and not any(n in vars(real) for n in (attr, "__getattr__")):
+                    # (a name the module lacks: CPython's AttributeError, so that hasattr answers False)
+                    raise AttributeError(f"module '{name}' has no attribute '{attr}'")
                 raise refused_name(name, attr)
             else:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
@@ -180,6 +213,20 @@ class Modules:
             proxy.__dict__[attr] = value
             return value
         return resolve
+
+
+class _OwnModule(types.ModuleType):
+    """The proxy of a module the run made its own: what the program sets in it is set in the module too
+    (``logging.raiseExceptions = False`` changes what logging does, as in CPython). Named as the class of
+    modules is (``type(logging)`` prints as CPython's)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if allows(self.__name__, name):
+            setattr(self._own, name, value)
+        super().__setattr__(name, value)
+
+
+_OwnModule.__module__, _OwnModule.__name__, _OwnModule.__qualname__ = "builtins", "module", "module"
 
 
 def allows(module: str, attr: str) -> bool:

@@ -423,6 +423,7 @@ class _Output(io.TextIOBase):
     a program reads any public attribute of what it holds (and any of an instance of a class it derives)."""
 
     standard_error = False          # (tf.print's output_stream=sys.stdout)
+    name = "<stdout>"               # (CPython's stream's: a StreamHandler's repr shows it)
 
     def __init__(self, sandbox: Sandbox):
         self._write = sandbox.write
@@ -440,6 +441,7 @@ class _ErrorOutput(_Output):
     """Standard error as a stream (``sys.stderr``), holding the sandbox's write_error alone."""
 
     standard_error = True
+    name = "<stderr>"
 
     def __init__(self, sandbox: Sandbox):
         self._write = sandbox.write_error

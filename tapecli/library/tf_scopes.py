@@ -342,8 +342,9 @@ _LEVELS = {"CRITICAL": 50, "FATAL": 50, "ERROR": 40, "WARNING": 30, "WARN": 30, 
 
 class Logger(ProgramObject):
     """``tf.get_logger()``: TensorFlow's Python logger "tensorflow" (its level 0 until a program sets one, Python's
-    WARNING in effect). A message at or above the level in effect is a warning of the run, in the words TensorFlow's
-    handler writes to standard error (``ERROR:tensorflow:...``); scripts mostly call setLevel to quiet it."""
+    WARNING in effect). A message at or above the level in effect is written to standard error as TensorFlow's
+    handler writes it (``ERROR:tensorflow:...``); scripts mostly call setLevel to quiet it. (A program on CPython
+    has logging's own logger, execution/run_logging.py.)"""
 
     kind_word = "a logger"
 
@@ -362,7 +363,7 @@ class Logger(ProgramObject):
             return BoundMethod(attr, lambda call_node: Tensor(np.array(self.level or 30, dtype=np.int64), weak=True))
         if attr.upper() in _LEVELS and attr.islower() or attr in ("warn", "exception"):
             kind = "ERROR" if attr == "exception" else attr.upper()
-            return BoundMethod(attr, lambda call_node, message, *args: self._log(kind, message, args))
+            return BoundMethod(attr, lambda call_node, message, *args: self._log(interp, kind, message, args))
         return super().get_attribute(interp, attr, node)
 
     def _set_level(self, level):
@@ -373,19 +374,21 @@ class Logger(ProgramObject):
         else:
             self.level = to_int(level, "level")
 
-    def _log(self, kind: str, message, args):
+    def _log(self, interp, kind: str, message, args):
+        from tapecli.interpreter.pyforms import percent_format
         if _LEVELS[kind] >= (self.level or 30):
-            text = str(message) % tuple(a.value.item() if isinstance(a, Tensor) and a.ndim == 0 else a for a in args) \
-                if args else str(message)
-            current().settings.warn(f"{'WARNING' if kind == 'WARN' else kind}:tensorflow:{text}")
+            text = percent_format(str(message), list(args)) if args else str(message)     # (weighed first)
+            name = {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(kind, kind)     # (logging's names of the levels)
+            interp.output.write_error(f"{name}:tensorflow:{text}\n")
 
 
 @builtin("get_logger")
 def get_logger():
-    """tf.get_logger(): the run's one logger (made on first use, as TensorFlow's module-level one)."""
+    """tf.get_logger(): the run's one logger (made on first use, as TensorFlow's module-level one); on CPython, the
+    run's ``logging.getLogger("tensorflow")`` itself, as TensorFlow's is Python's."""
     ctx = current()
     if ctx.tf_logger is None:
-        ctx.tf_logger = Logger()
+        ctx.tf_logger = ctx.run_logging().getLogger("tensorflow") if ctx.run_logging is not None else Logger()
     return ctx.tf_logger
 
 
