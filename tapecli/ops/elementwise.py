@@ -8,8 +8,10 @@ import numpy as np
 from tapecli import kernels
 from tapecli.kernels import tf_float32
 
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.core import (_ew_jvp, _ew_vjp, _elementwise, _unary)
+from tapecli.errors import KernelValueError, TdfTypeError
+from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
+from tapecli.runtime.tape import Stub
+from tapecli.runtime.values import dtype_name, is_float, Tensor, Variable
 
 
 # ------------------------------------------------------------ elementwise ops
@@ -285,6 +287,3 @@ def divide_no_nan(x, y) -> Tensor:
 def stop_gradient(x) -> Tensor:
     t = to_tensor(x)
     return Tensor(t.value, weak=t.weak)       # a literal stays a literal (§11)
-
-
-publish(globals())

@@ -7,9 +7,10 @@ import numpy as np
 from tapecli import kernels
 
 from tapecli.errors import ShapeError
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
+from tapecli.ops.core import apply, register, to_tensor
+from tapecli.ops.elementwise import cast, div, equal, exp, mul, ones_like, sub, where, zeros_like
+from tapecli.ops.shape import broadcast_to, reshape
+from tapecli.runtime.values import Tensor
 
 
 # --------------------------------------------------------------- reductions

@@ -7,9 +7,9 @@ import numpy as np
 from tapecli import kernels
 
 from tapecli.errors import ShapeError
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.core import (_pad)
-from tapecli.ops.elementwise import *  # noqa: F403
+from tapecli.ops.core import _pad, apply, register, to_tensor, unbroadcast
+from tapecli.runtime.limits import admit, admit_result
+from tapecli.runtime.values import NumpyArray, Tensor
 
 
 def _reshape_vjp(r, g):
