@@ -177,15 +177,16 @@ def test_the_name_list_finder_finds_a_hand_kept_list(tmp_path):
 
 
 def test_the_backend_tables_list_no_op_by_hand():
-    """The loop-plan kinds of the ops' builtins, the cuda backend's elementwise kernels and warmup's call
-    forms are derived (from the op table, device_math's formulas, the ops' inputs): a list of op names
-    written into them again fails here."""
+    """The loop-plan kinds of the ops' builtins, the cuda backend's elementwise kernels, warmup's call forms
+    and the NumPy kernels of the elementwise ops are derived (from the op table, device_math's formulas, the
+    ops' inputs, the ``numpy=`` of the ops' entries): a list of op names written into them again fails here."""
     from tapecli.library import replay_kinds
     from tapecli.tools import warmup
     assert not set(replay_kinds._ALL_DATA + replay_kinds._FIRST_DATUM) & _op_builtins()
     assert _op_builtins() <= set(replay_kinds._OP_DATA)
     assert not _name_lists(PACKAGE / "library" / "replay_kinds.py", _op_builtins())
     assert not _name_lists(PACKAGE / "kernels" / "cuda" / "table.py", _elementwise_kernels())
+    assert not _name_lists(PACKAGE / "kernels" / "numpy_kernels.py", _elementwise_kernels())
     assert not {"unary", "binary", "ternary"} & set(warmup._FORMS.values())
 
 

@@ -114,6 +114,7 @@ def test_fusion_codegen_failure_falls_back_to_unfused(monkeypatch):
     """A formula calling a function fusion's namespace lacks makes codegen fail: the unfused path
     runs (same values and gradient), nothing escapes as an internal error."""
     from tapecli import fusion
+    from tapecli.fusion import codegen  # noqa: F401  (imported where a run first fuses: here, before it)
     from tapecli.api import Options, run_source
     monkeypatch.setattr(fusion.plan, "THRESHOLD", 100)
     monkeypatch.setattr(fusion.codegen, "_LOADED", {})

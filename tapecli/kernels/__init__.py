@@ -22,7 +22,7 @@ import numpy as np
 from tapecli.environment import setting
 from tapecli.runtime.context import current
 
-from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
+from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS, RAW_KERNELS as _RAW, _quiet, writes_out
 
 RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 
@@ -34,8 +34,8 @@ NUMBA_KERNELS: set = set()
 # (a loss and, for its backward pass, its gradient): (first kernel, second kernel) -> function of the arguments
 # giving (first's result, second's result), the bits each gives alone.
 PAIRED: dict = {}
-# The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.OUT_KERNELS)
-OUT_KERNELS: set = set(_OUT)
+# The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.writes_out)
+OUT_KERNELS: set = {name for name, f in _RAW.items() if writes_out(f)}
 
 
 def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:
@@ -52,7 +52,10 @@ def register(name: str, numpy=None, numba: bool = False, paired=None, formula=No
     if numpy is not None:
         _RAW[name] = numpy
         NUMPY_KERNELS[name] = _quiet(numpy)
-        OUT_KERNELS.discard(name)           # (another function, that may take no ``out``)
+        if writes_out(numpy):
+            OUT_KERNELS.add(name)
+        else:
+            OUT_KERNELS.discard(name)
     if numba:
         NUMBA_KERNELS.add(name)
     for second, both in (paired or {}).items():

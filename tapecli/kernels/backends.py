@@ -1,7 +1,7 @@
 """The backend interface: where a run's kernels execute and where its arrays live.
 
-A :class:`Backend` has a kernel table (``run(name, args, attrs)``: the op names of
-``numpy_kernels.KERNELS``), makes and moves arrays (``asarray`` from the host, ``to_host``,
+A :class:`Backend` has a kernel table (``run(name, args, attrs)``: the kernel names of
+``kernels.NUMPY_KERNELS``), makes and moves arrays (``asarray`` from the host, ``to_host``,
 ``zeros``/``ones``), says what it runs on (``describe()``, the ``"device"`` of the JSON documents)
 and waits for queued work (``synchronize``). The run context holds the run's backend
 (``RunContext.device``); ``kernels.run`` reads it once per ``quiet()`` block.

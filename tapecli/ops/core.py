@@ -792,7 +792,7 @@ def _unary(name, deriv=None, saves=(0,), program=None, **kw):
 
 def publish(namespace: dict) -> None:
     """Give every op of the table that has a builtin name and no public function of its own a plain
-    one, ``name(x)`` or ``name(x, y)``, in ``namespace`` (a family module's globals)."""
+    one, ``name(x)`` or ``name(x, y)``, in ``namespace`` (the ``tapecli.ops`` package's)."""
     for op in list(OPS.values()):
         if op.program and op.public_name not in namespace:
             # exact positional parameters: a surplus argument must be a program error, never reach the NumPy

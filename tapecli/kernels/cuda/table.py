@@ -1,4 +1,4 @@
-"""The cuda backend: the kernel table of ``numpy_kernels.KERNELS`` on device arrays.
+"""The cuda backend: the NumPy kernel table (``kernels.NUMPY_KERNELS``) on device arrays.
 
 Elementwise ops and gradient helpers run their ``device_math`` formula; reductions are a tree per
 block (``launch.reduction``); softmax, log_softmax, logsumexp and extreme_share are compositions of
