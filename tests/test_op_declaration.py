@@ -190,6 +190,24 @@ def test_the_backend_tables_list_no_op_by_hand():
     assert not {"unary", "binary", "ternary"} & set(warmup._FORMS.values())
 
 
+def _literal_keys(path: Path, table: str) -> set:
+    """The constant keys of the dict literal assigned to ``table`` in ``path``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == table for t in node.targets):
+            return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+    raise AssertionError(f"no {table} in {path}")
+
+
+def test_no_elementwise_kernel_is_written_into_a_kernel_table_by_hand():
+    """An elementwise op's NumPy kernel is its entry's ``numpy=`` (or made from its formula), and a Numba
+    kernel the op's formula makes (``numba="formula"``, or no kernel of its own) is written nowhere else: a
+    name put back into numpy_kernels.KERNELS or numba_kernels._IMPLS fails here."""
+    assert not _literal_keys(PACKAGE / "kernels" / "numpy_kernels.py", "KERNELS") & _elementwise_kernels()
+    made = set(kernels.FORMULAS)
+    assert {"add", "mul", "relu", "sqrt"} <= made
+    assert not _literal_keys(PACKAGE / "kernels" / "numba_kernels.py", "_IMPLS") & made
+
+
 def test_every_name_in_the_derived_kernel_tables_comes_from_an_op_entry():
     assert kernels.NUMBA_KERNELS <= _op_kernels()
     assert set(kernels.FORMULAS) <= _op_kernels()

@@ -42,12 +42,13 @@ def register(name: str, numpy=None, numba: bool = False, paired=None, formula=No
     """Add an op's kernel, called by the op table (``tapecli.ops``) as it registers an entry: ``numpy``
     (arrays in, an array out) becomes the NumPy kernel ``name``; ``numba`` says that numba_kernels.py
     implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first;
-    ``formula`` (with ``arity`` inputs): the scalar formula every backend generates kernel ``name`` from
-    (``formulas.py``), for an op with no hand-written kernel. The kernels room never imports the ops: they
-    call down into it."""
+    ``formula`` (with ``arity`` inputs): the scalar formula the backends generate kernel ``name`` from
+    (``formulas.py``) where no kernel of theirs is written by hand: all of them for an op with none, Numba's
+    (and cuda's, where device_math has none) beside a ``numpy`` kernel. The kernels room never imports the
+    ops: they call down into it."""
     if formula is not None:
         FORMULAS[name] = (formula, arity)
-        numpy = _from_formula(name)
+        numpy = _from_formula(name) if numpy is None else numpy
         numba = True
     if numpy is not None:
         _RAW[name] = numpy

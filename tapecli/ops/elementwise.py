@@ -20,15 +20,19 @@ def _g(m, g, a, b, y, at):
     return g
 
 
-NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numpy=np.negative, numba=True, fusion="(-{0})")
-ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numpy=numpy_kernels.add, numba=True, fusion="({0} + {1})", strings=True)
-SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numpy=numpy_kernels.sub, numba=True,
-                   fusion="({0} - {1})")
+# (numba="formula": the Numba kernel is the formula's loop, one IEEE operation a element as NumPy's; the NumPy
+# kernels of the arithmetic run along a bias's rows, numpy_kernels._widened)
+NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numpy=np.negative, numba="formula",
+                   fusion="(-{0})")
+ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numpy=numpy_kernels.add, numba="formula", fusion="({0} + {1})",
+                   strings=True)
+SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numpy=numpy_kernels.sub,
+                   numba="formula", fusion="({0} - {1})")
 MUL = _elementwise("mul", (lambda m, g, a, b, y, at: m.mul(g, b), lambda m, g, a, b, y, at: m.mul(g, a)), (0, 1),
-                   weak_arith=True, numpy=numpy_kernels.mul, numba=True, fusion="({0} * {1})")
+                   weak_arith=True, numpy=numpy_kernels.mul, numba="formula", fusion="({0} * {1})")
 DIV = _elementwise("div", (lambda m, g, a, b, y, at: m.div(g, b),
                            lambda m, g, a, b, y, at: m.neg(m.div(m.mul(g, y), b))), (1, "out"), weak_arith=True,
-                   numpy=numpy_kernels.div, numba=True, fusion="({0} / {1})")
+                   numpy=numpy_kernels.div, numba="formula", fusion="({0} / {1})")
 FLOORDIV = register("floordiv", numpy=numpy_kernels.floordiv, weak_arith=True, differentiable=False)
 # floor-mod with TensorFlow's gradient: d/da = 1, d/db = -floor(a / b)
 MOD = _elementwise("mod", (_g, lambda m, g, a, b, y, at: m.mul(g, m.neg(m.floor(m.div(a, b))))), (0, 1),
@@ -46,10 +50,10 @@ POW = _elementwise("pow", (lambda m, g, a, b, y, at: m.mul(g, m.mul(b, m.pow_(a,
                fusion="math.pow({0}, {1})")
 MAXIMUM = _elementwise("maximum", (lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), g, m.zeros_like(g)),
                                    lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), m.zeros_like(g), g)),
-                       (0, 1), numpy=np.maximum, numba=True, program=("maximum",), fusion="maximum({0}, {1})")
+                       (0, 1), numpy=np.maximum, numba="formula", program=("maximum",), fusion="maximum({0}, {1})")
 MINIMUM = _elementwise("minimum", (lambda m, g, a, b, y, at: m.where(m.less_equal(a, b), g, m.zeros_like(g)),
                                    lambda m, g, a, b, y, at: m.where(m.less_equal(a, b), m.zeros_like(g), g)),
-                       (0, 1), numpy=np.minimum, numba=True, program=("minimum",), fusion="minimum({0}, {1})")
+                       (0, 1), numpy=np.minimum, numba="formula", program=("minimum",), fusion="minimum({0}, {1})")
 
 for _name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
     register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False, strings=_name in ("equal", "not_equal"))
@@ -81,15 +85,15 @@ LOG = _unary("log", numpy=tf_float32.log, numba=True, deriv=lambda m, x, y, at: 
 LOG1P = _unary("log1p", numpy=tf_float32.log1p, numba=True, deriv=lambda m, x, y, at: m.reciprocal(m.add(x, 1)))
 # TensorFlow's SqrtGrad and RsqrtGrad kernels (Eigen's scalar_sqrt_gradient_op, scalar_rsqrt_gradient_op) give 0
 # where the upstream gradient is 0, whatever the output: an unused tf.where branch at sqrt(0) passes 0, not nan
-SQRT = _unary("sqrt", numpy=np.sqrt, numba=True, saves=("out",), fusion="math.sqrt({0})",
+SQRT = _unary("sqrt", numpy=np.sqrt, numba="formula", saves=("out",), fusion="math.sqrt({0})",
               grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.div(0.5, y), g),))
-RSQRT = _unary("rsqrt", numpy=numpy_kernels.rsqrt, numba=True, saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
+RSQRT = _unary("rsqrt", numpy=numpy_kernels.rsqrt, numba="formula", saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
                grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
 # TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
 # scalar_inverse_gradient_op, is mul_no_nan(-(y * y), upstream), 0 where the upstream gradient is 0
 RECIPROCAL = _unary("reciprocal", numpy=np.reciprocal, saves=("out",), program=(),
                     grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.neg(m.square(y)), g),))
-SQUARE = _unary("square", numpy=np.square, float_only=False, numba=True, deriv=lambda m, x, y, at: m.mul(2, x),
+SQUARE = _unary("square", numpy=np.square, float_only=False, numba="formula", deriv=lambda m, x, y, at: m.mul(2, x),
                 fusion="({0} * {0})")
 TANH = _unary("tanh", numpy=tf_float32.tanh, numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",),
               fusion="_tanh({0})")
@@ -135,11 +139,11 @@ def _masked(kind, saves):
                 saves=saves, vjp=_ew_vjp, jvp=_ew_jvp)
 
 
-RELU = register("relu", numpy=numpy_kernels.relu, **_masked("relu", ("out",)), numba=True, program=("relu",),
+RELU = register("relu", numpy=numpy_kernels.relu, **_masked("relu", ("out",)), numba="formula", program=("relu",),
                 fusion="relu({0}, _F(0.0))")
 # (a Python number's abs is a number: Python's abs(-2.0); tf.abs converts its literal first, registry.converting)
-ABS = register("abs", numpy=np.abs, **_masked("abs", (0,)), numba=True, program=("abs",), public_name="abs_", fusion="abs({0})",
-               weak_arith=True)
+ABS = register("abs", numpy=np.abs, **_masked("abs", (0,)), numba="formula", program=("abs",), public_name="abs_",
+               fusion="abs({0})", weak_arith=True)
 LEAKY_RELU = register("leaky_relu", numpy=numpy_kernels.leaky_relu, float_only=True, **_masked("leaky_relu", (0,)), numba=True,
                       fusion="({0} if {0} > _F(0.0) else {0} * _F({alpha!r}))")
 

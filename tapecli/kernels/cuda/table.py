@@ -171,7 +171,7 @@ class CudaBackend(Backend):
         elif name == "masked_grad":
             kind = attrs.get("kind", "relu")
             formula = {"relu": "masked_grad", "abs": "masked_grad_abs"}.get(kind, "masked_grad_leaky")
-        elif name in FORMULAS:
+        elif name not in device_math.DEVICE:        # no device function written by hand: its formula's
             formula = device_math.formula_function(name, out_dtype, attrs)
         for attr, default in device_math.ATTRS.get(formula, ()):
             v = attrs.get(attr, default)
