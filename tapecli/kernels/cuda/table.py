@@ -5,11 +5,11 @@ block (``launch.reduction``); softmax, log_softmax, logsumexp and extreme_share 
 those kernels, as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map
 that the host computes from the shapes alone (no values cross); the gradient of indexing is a segmented
 sum. matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
-stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, listed in
-``HOST_KERNELS``, and the hand-written kernels added to the op table since: ``sinh``, ``lgamma``, the linalg
-family, ...; an op declared by its formula alone gets a device function made from it, ``formulas.py``)
-runs NumPy's kernel on the host, its result copied back to the device: the CPU's numbers, bit for bit. The
-run's warnings say so once per kernel name.
+stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, and the
+hand-written kernels added to the op table since: ``sinh``, ``lgamma``, the linalg family, ...; an op with
+a formula and no device function written by hand gets one made from it, ``formulas.py``) runs NumPy's kernel
+on the host, its result copied back to the device: the CPU's numbers, bit for bit. The run's warnings say so
+once per kernel name.
 """
 from __future__ import annotations
 
@@ -21,9 +21,7 @@ from tapecli.kernels.numpy_kernels import FORMULAS, RAW_KERNELS
 from tapecli.runtime.context import current
 
 from . import device_math, launch
-from .array import DeviceArray, resolve_shape
-
-HOST_KERNELS = frozenset({"argmax", "argmin"})
+from .array import DeviceArray
 
 
 class CudaBackend(Backend):
@@ -44,10 +42,6 @@ class CudaBackend(Backend):
                  broadcast_to=self.broadcast_to, concat=self.concat, stack=self.stack, getitem=self.getitem,
                  index_grad=self.index_grad)
         self.table = t
-
-    @property
-    def kernels(self):
-        return frozenset(self.table) | HOST_KERNELS
 
     def begin_run(self) -> None:
         """A new run: forget the host arrays uploaded for the last one."""
@@ -435,5 +429,3 @@ def _memory_error(e: Exception, shape, nbytes: int) -> Exception:
                           hint="use smaller tensors, or run on the cpu")
     return e
 
-
-__all__ = ["CudaBackend", "HOST_KERNELS", "resolve_shape"]
