@@ -33,7 +33,7 @@ from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeE
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
-from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
+from tapecli.ops.scalar import (FLOAT_SCALARS, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
@@ -59,7 +59,7 @@ class Op:
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
-                 public_name=None, fusion=None, strings=False):
+                 public_name=None, fusion=None, strings=False, scalar_operator=None):
         self.name = name
         self.strings = strings            # TensorFlow's kernel takes string tensors too (its other inputs' dtypes)
         self.program = tuple(program)     # the builtin names a program calls it by (derived wrappers)
@@ -81,7 +81,9 @@ class Op:
         self._idx = None if unify == "all" else tuple(unify)
         self._unifies = self._idx != ()
         self._rules = None                # compiled small-array gradient rules (see _small_rule)
-        self._scalar_operator = SCALAR_OPERATORS.get(self.kernel)
+        # Python's operator on two NumPy float scalars of one dtype: the ufunc's IEEE arithmetic, bit for bit, at a
+        # fraction of its time (ops/scalar.py's short path)
+        self._scalar_operator = scalar_operator
         if saves == "all":
             self._save_in, self._save_out = None, True
         else:

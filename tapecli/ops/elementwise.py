@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -25,14 +26,15 @@ def _g(m, g, a, b, y, at):
 NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numpy=np.negative, numba="formula",
                    fusion="(-{0})")
 ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numpy=numpy_kernels.add, numba="formula", fusion="({0} + {1})",
-                   strings=True)
+                   strings=True, scalar_operator=operator.add)
 SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numpy=numpy_kernels.sub,
-                   numba="formula", fusion="({0} - {1})")
+                   numba="formula", fusion="({0} - {1})", scalar_operator=operator.sub)
 MUL = _elementwise("mul", (lambda m, g, a, b, y, at: m.mul(g, b), lambda m, g, a, b, y, at: m.mul(g, a)), (0, 1),
-                   weak_arith=True, numpy=numpy_kernels.mul, numba="formula", fusion="({0} * {1})")
+                   weak_arith=True, numpy=numpy_kernels.mul, numba="formula", fusion="({0} * {1})",
+                   scalar_operator=operator.mul)
 DIV = _elementwise("div", (lambda m, g, a, b, y, at: m.div(g, b),
                            lambda m, g, a, b, y, at: m.neg(m.div(m.mul(g, y), b))), (1, "out"), weak_arith=True,
-                   numpy=numpy_kernels.div, numba="formula", fusion="({0} / {1})")
+                   numpy=numpy_kernels.div, numba="formula", fusion="({0} / {1})", scalar_operator=operator.truediv)
 FLOORDIV = register("floordiv", numpy=numpy_kernels.floordiv, weak_arith=True, differentiable=False)
 # floor-mod with TensorFlow's gradient: d/da = 1, d/db = -floor(a / b)
 MOD = _elementwise("mod", (_g, lambda m, g, a, b, y, at: m.mul(g, m.neg(m.floor(m.div(a, b))))), (0, 1),
