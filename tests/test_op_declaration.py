@@ -206,6 +206,7 @@ def test_no_elementwise_kernel_is_written_into_a_kernel_table_by_hand():
     made = set(kernels.FORMULAS)
     assert {"add", "mul", "relu", "sqrt"} <= made
     assert not _literal_keys(PACKAGE / "kernels" / "numba_kernels.py", "_IMPLS") & made
+    assert not _name_lists(PACKAGE / "ops" / "scalar.py", _elementwise_kernels())      # (scalar_operator=)
 
 
 def test_every_name_in_the_derived_kernel_tables_comes_from_an_op_entry():
