@@ -125,7 +125,7 @@ def _column_sums(x, axis, keepdims):
                          keepdims=keepdims)
 
 
-def _broadcast_copy(x, shape):
+def broadcast_to(x, shape):
     """np.array(np.broadcast_to(x, shape)) without np.broadcast_to's Python (the same ValueError)."""
     x = np.asarray(x)
     out = np.empty(shape, dtype=x.dtype)
@@ -312,28 +312,38 @@ def cast(x, dtype):
     return x.astype(dtype)
 
 
+def argmax(x, axis):
+    return np.argmax(x, axis=axis).astype(np.int64)
+
+
+def argmin(x, axis):
+    return np.argmin(x, axis=axis).astype(np.int64)
+
+
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+def transpose(x, perm):
+    return np.transpose(x, perm)
+
+
+def concat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def stack(*xs, axis):
+    return np.stack(xs, axis=axis)
+
+
 def clip(x, lo, hi):
     return np.minimum(np.maximum(x, lo), hi)
 
 
-# The kernels of the ops that are not elementwise. An elementwise op names its kernel on its entry in the op table
-# (``numpy=``: the functions above, tf_float32's, NumPy's ufuncs), or has it made from its formula (formulas.py);
-# ``kernels.register`` adds them here.
-KERNELS = {
-    # reductions
-    "sum": reduce("sum"), "prod": reduce("prod"), "max": reduce("max"), "min": reduce("min"),
-    "mean": reduce("mean"), "logsumexp": logsumexp, "extreme_share": extreme_share,
-    "argmax": lambda x, axis: np.argmax(x, axis=axis).astype(np.int64),
-    "argmin": lambda x, axis: np.argmin(x, axis=axis).astype(np.int64),
-    "softmax": softmax, "log_softmax": log_softmax,
-    # shapes and linear algebra
-    "matmul": blas.matmul, "reshape": lambda x, shape: np.reshape(x, shape),
-    "transpose": lambda x, perm: np.transpose(x, perm),
-    "broadcast_to": lambda x, shape: _broadcast_copy(x, shape),
-    "concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
-    "stack": lambda *xs, axis: np.stack(xs, axis=axis),
-    "getitem": getitem, "index_grad": index_grad,
-}
+# An op names its kernel on its entry in the op table (``numpy=``: the functions above, tf_float32's, NumPy's
+# ufuncs), or has it made from its formula (formulas.py); ``kernels.register`` adds them here. matmul's is
+# named here, beside TensorFlow's float32 product (kernels/blas.py).
+KERNELS = {"matmul": blas.matmul}
 RAW_KERNELS = KERNELS          # unwrapped: for callers that already run under np.errstate(all="ignore")
 
 
