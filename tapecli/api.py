@@ -17,6 +17,7 @@ from tapecli.autodiff import gradients
 from tapecli.errors import RefusedImport, TdfError, TdfSyntaxError, UsageError, closest
 from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
+from tapecli.kernels import backends
 from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
 from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
@@ -447,11 +448,9 @@ def _plain_messages(results: list[dict]) -> list[dict]:
 
 def _device(name: str):
     """The run context's backend for ``device`` (None on the cpu: the default dispatch)."""
-    if name == "cpu":
-        return None
-    from tapecli.kernels.backends import get
-    backend = get(name)
-    backend.begin_run()
+    backend = backends.get(name)
+    if backend is not None:
+        backend.begin_run()
     return backend
 
 
@@ -619,8 +618,7 @@ def run(path_or_source, *, sets: dict | None = None, dtype: str | None = None, d
     Program errors raise :class:`tapecli.TdfError` subclasses (with ``line`` and ``column``), bad
     arguments :class:`tapecli.UsageError`; the program's warnings are issued as :class:`TdfWarning`. Each
     call runs in a fresh context of the calling thread, so runs in different threads do not see each other."""
-    if device not in ("cpu", "cuda"):
-        raise UsageError(f"device {device!r}: expected 'cpu' or 'cuda'")
+    backends.check(device)
     text, filename = _source_of(path_or_source)
     overrides = {}
     for name, value in (sets or {}).items():

@@ -746,15 +746,19 @@ def _out_inputs(seed):
 _X, _Y = _out_inputs(0), _out_inputs(1)
 _BIAS, _ROW = _out_inputs(2)[0, :16], _out_inputs(3)[0]
 _X16 = _out_inputs(4).T[:, :16].copy()      # (a bias along 300 rows of 16: the widened layout)
+_INTS = np.random.default_rng(5).integers(-2**31, 2**31, (64, 300), dtype=np.int32)
+_SHIFTS = np.random.default_rng(6).integers(0, 32, (64, 300), dtype=np.int32)
 _UNARY = ("abs", "ceil", "cos", "exp", "floor", "log", "log1p", "neg", "sign", "sin", "sqrt", "square", "tan", "tanh",
-          "relu")
+          "relu", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "expm1", "reciprocal")
 _BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "greater", "greater_equal", "less", "less_equal",
-           "equal", "not_equal")
+           "equal", "not_equal", "atan2")
 OUT_CASES = {
     **{name: [(_X,), (_X[:3, :5].copy(),)] for name in _UNARY},
     **{name: [(_X, _Y), (_X, _ROW), (_X16, _BIAS), (_BIAS, _X16)] for name in _BINARY},
     **{name: [(_X > 0, _Y > 0)] for name in ("logical_and", "logical_or")},
     "logical_not": [(_X > 0,)],
+    **{name: [(_INTS, _SHIFTS)] for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift")},
+    "invert": [(_INTS,)],
     "masked_grad": [(_X, _Y), (_X, _Y, "abs"), (_X, _Y, "leaky", 0.3), (_X[:, ::2], _Y[:, ::2])],
 }
 

@@ -177,16 +177,37 @@ def test_the_name_list_finder_finds_a_hand_kept_list(tmp_path):
 
 
 def test_the_backend_tables_list_no_op_by_hand():
-    """The loop-plan kinds of the ops' builtins, the cuda backend's elementwise kernels and warmup's call
-    forms are derived (from the op table, device_math's formulas, the ops' inputs): a list of op names
-    written into them again fails here."""
+    """The loop-plan kinds of the ops' builtins, the cuda backend's elementwise kernels, warmup's call forms
+    and the NumPy kernels of the elementwise ops are derived (from the op table, device_math's formulas, the
+    ops' inputs, the ``numpy=`` of the ops' entries): a list of op names written into them again fails here."""
     from tapecli.library import replay_kinds
     from tapecli.tools import warmup
     assert not set(replay_kinds._ALL_DATA + replay_kinds._FIRST_DATUM) & _op_builtins()
     assert _op_builtins() <= set(replay_kinds._OP_DATA)
     assert not _name_lists(PACKAGE / "library" / "replay_kinds.py", _op_builtins())
     assert not _name_lists(PACKAGE / "kernels" / "cuda" / "table.py", _elementwise_kernels())
+    assert not _name_lists(PACKAGE / "kernels" / "numpy_kernels.py", _elementwise_kernels())
     assert not {"unary", "binary", "ternary"} & set(warmup._FORMS.values())
+
+
+def _literal_keys(path: Path, table: str) -> set:
+    """The constant keys of the dict literal assigned to ``table`` in ``path``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == table for t in node.targets):
+            return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+    raise AssertionError(f"no {table} in {path}")
+
+
+def test_no_op_kernel_is_written_into_a_kernel_table_by_hand():
+    """An op's NumPy kernel is its entry's ``numpy=`` (or made from its formula; matmul's alone is named
+    beside TensorFlow's float32 product, kernels/blas.py), and a Numba kernel the op's formula makes
+    (``numba="formula"``, or no kernel of its own) is written nowhere else: a name put back into
+    numpy_kernels.KERNELS or numba_kernels._IMPLS fails here."""
+    assert _literal_keys(PACKAGE / "kernels" / "numpy_kernels.py", "KERNELS") <= {"matmul"}
+    made = set(kernels.FORMULAS)
+    assert {"add", "mul", "relu", "sqrt"} <= made
+    assert not _literal_keys(PACKAGE / "kernels" / "numba_kernels.py", "_IMPLS") & made
+    assert not _name_lists(PACKAGE / "ops" / "scalar.py", _elementwise_kernels())      # (scalar_operator=)
 
 
 def test_every_name_in_the_derived_kernel_tables_comes_from_an_op_entry():

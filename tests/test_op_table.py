@@ -4,6 +4,7 @@ namespace the formulas are written against (recordable ops, plain arrays, the sm
 source, fusion's Numba source); where fusion cannot write one, the unfused path runs."""
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import textwrap
 
@@ -87,6 +88,20 @@ def test_derived_tables():
     assert set(plan.CALLS) >= {"sin", "cos", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "pow", "maximum"}
 
 
+
+def test_the_package_gives_each_ops_own_function():
+    """``tapecli.ops`` imports its families' functions by name and makes a plain one for every other op a
+    program calls: a function a family writes for such an op and the package forgot would be replaced by the
+    plain one, silently."""
+    import pkgutil
+    for info in pkgutil.iter_modules(ops.__path__):
+        family = importlib.import_module(f"tapecli.ops.{info.name}")
+        for op in ops.OPS.values():
+            own = vars(family).get(op.public_name)
+            if op.program and callable(own) and getattr(own, "__module__", None) == family.__name__:
+                assert getattr(ops, op.public_name) is own, f"tapecli/ops/__init__.py: import {op.public_name}"
+
+
 def test_a_kernel_registered_from_the_ops_room_runs():
     assert "sin" in kernels.NUMPY_KERNELS and "sin" in kernels.RAW_NUMPY_KERNELS
     with run_context():
@@ -99,6 +114,7 @@ def test_fusion_codegen_failure_falls_back_to_unfused(monkeypatch):
     """A formula calling a function fusion's namespace lacks makes codegen fail: the unfused path
     runs (same values and gradient), nothing escapes as an internal error."""
     from tapecli import fusion
+    from tapecli.fusion import codegen  # noqa: F401  (imported where a run first fuses: here, before it)
     from tapecli.api import Options, run_source
     monkeypatch.setattr(fusion.plan, "THRESHOLD", 100)
     monkeypatch.setattr(fusion.codegen, "_LOADED", {})

@@ -274,11 +274,11 @@ def _reverse(tape: Tape, target: Tensor, leaves: list, path, used: list) -> list
         count = min(chunk, n - start)
         seed = _one_hot(n, start, count, target.shape, target.dtype)
         if count == n:
-            ops.IDENTITY.add(seed.id)
+            ops.IDENTITY_SEEDS.add(seed.id)
         try:
             grads = backward(tape, [target], [seed], [leaf.id for leaf in leaves], release=False, path=path)
         finally:
-            ops.IDENTITY.discard(seed.id)
+            ops.IDENTITY_SEEDS.discard(seed.id)
         for k, leaf in enumerate(leaves):
             parts[k].append(grads.get(leaf.id))
     return [_assemble(rows, target, leaf) for rows, leaf in zip(parts, leaves)]
@@ -365,7 +365,7 @@ def _forward(tape: Tape, target: Tensor, leaf, used: list):
 def _tangents(records: list, target: Tensor, leaf, seed: Tensor, identity: bool) -> Tensor:
     """The target's tangent (batch + target.shape) for a batch of tangents ``seed`` of ``leaf``."""
     if identity:
-        ops.IDENTITY.add(seed.id)
+        ops.IDENTITY_SEEDS.add(seed.id)
     try:
         tangents = {leaf.id: seed}
         for rec in records:
@@ -376,7 +376,7 @@ def _tangents(records: list, target: Tensor, leaf, seed: Tensor, identity: bool)
             if t_out is not None:
                 tangents[rec.output.id] = t_out
     finally:
-        ops.IDENTITY.discard(seed.id)
+        ops.IDENTITY_SEEDS.discard(seed.id)
     t = tangents.get(target.id)
     return t if t is not None else Tensor(np.zeros(seed.shape[:1] + target.shape, dtype=target.dtype))
 

@@ -95,9 +95,9 @@ class Invocation:
     def options(self):
         from tapecli.api import Options, parse_set
         from tapecli.errors import UsageError
+        from tapecli.kernels import backends
         from tapecli.runtime.limits import Limits
-        if self.device not in ("cpu", "cuda"):
-            raise UsageError(f"--device must be cpu or cuda, got {self.device}")
+        backends.check(self.device, "--device")
         if self.unconnected not in ("none", "zero"):
             raise UsageError(f"--unconnected must be none or zero, got {self.unconnected}")
         if self.of is not None and not self.of.strip():

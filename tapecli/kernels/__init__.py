@@ -22,7 +22,7 @@ import numpy as np
 from tapecli.environment import setting
 from tapecli.runtime.context import current
 
-from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS, OUT_KERNELS as _OUT, RAW_KERNELS as _RAW, _quiet
+from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS, RAW_KERNELS as _RAW, _quiet, writes_out
 
 RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 
@@ -34,25 +34,29 @@ NUMBA_KERNELS: set = set()
 # (a loss and, for its backward pass, its gradient): (first kernel, second kernel) -> function of the arguments
 # giving (first's result, second's result), the bits each gives alone.
 PAIRED: dict = {}
-# The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.OUT_KERNELS)
-OUT_KERNELS: set = set(_OUT)
+# The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.writes_out)
+OUT_KERNELS: set = {name for name, f in _RAW.items() if writes_out(f)}
 
 
 def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:
     """Add an op's kernel, called by the op table (``tapecli.ops``) as it registers an entry: ``numpy``
     (arrays in, an array out) becomes the NumPy kernel ``name``; ``numba`` says that numba_kernels.py
     implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first;
-    ``formula`` (with ``arity`` inputs): the scalar formula every backend generates kernel ``name`` from
-    (``formulas.py``), for an op with no hand-written kernel. The kernels room never imports the ops: they
-    call down into it."""
+    ``formula`` (with ``arity`` inputs): the scalar formula the backends generate kernel ``name`` from
+    (``formulas.py``) where no kernel of theirs is written by hand: all of them for an op with none, Numba's
+    (and cuda's, where device_math has none) beside a ``numpy`` kernel. The kernels room never imports the
+    ops: they call down into it."""
     if formula is not None:
         FORMULAS[name] = (formula, arity)
-        numpy = _from_formula(name)
+        numpy = _from_formula(name) if numpy is None else numpy
         numba = True
     if numpy is not None:
         _RAW[name] = numpy
         NUMPY_KERNELS[name] = _quiet(numpy)
-        OUT_KERNELS.discard(name)           # (another function, that may take no ``out``)
+        if writes_out(numpy):
+            OUT_KERNELS.add(name)
+        else:
+            OUT_KERNELS.discard(name)
     if numba:
         NUMBA_KERNELS.add(name)
     for second, both in (paired or {}).items():

@@ -1,6 +1,8 @@
 """Kernels generated from an elementwise op's scalar formula: the op table hands its formula down
 (``kernels.register(..., formula=...)``) and every backend compiles it here, so an elementwise op without a
-hand-written kernel is one entry in the op table and still runs on NumPy, Numba and cuda.
+hand-written kernel is one entry in the op table and still runs on NumPy, Numba and cuda. An op with a NumPy
+kernel written by hand may take its Numba kernel alone from its formula (``numba="formula"`` on its entry:
+``add``, ``sqrt``, ``relu``, ...); a backend's kernel written by hand comes first.
 
 A formula is the op's fusion template (``Op.fusion``): Python source of one element, ``{0}``, ``{1}`` its
 inputs, ``{alpha}`` an attribute, in the scalar language of the fused kernels: ``math.*``, ``abs``,

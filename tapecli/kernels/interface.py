@@ -11,11 +11,6 @@ class Backend:
     def run(self, name: str, args, attrs: dict):
         raise NotImplementedError
 
-    @property
-    def kernels(self) -> frozenset:
-        """The kernel names this backend implements."""
-        raise NotImplementedError
-
     def asarray(self, value):
         return np.asarray(value)
 

@@ -49,50 +49,11 @@ from .numba_support import (_at, _contiguous, _float_dtype, _jit, _launch, _oper
 # dtype, so float32 arithmetic stays float32 and rounds as NumPy's does.
 
 @_jit
-def _neg(x, out):
-    for i in range(out.size):
-        out[i] = -x[i]
-
-
-@_jit
-def _abs(x, out):
-    for i in range(out.size):
-        out[i] = abs(x[i])
-
-
-@_jit
-def _square(x, out):
-    for i in range(out.size):
-        v = x[i]
-        out[i] = v * v
-
-
-@_jit
-def _sqrt(x, out):
-    for i in range(out.size):
-        out[i] = math.sqrt(x[i])
-
-
-@_jit
-def _rsqrt(x, one, out):
-    for i in range(out.size):
-        out[i] = one / math.sqrt(x[i])
-
-
-@_jit
 def _sign(x, zero, one, out):
     # np.sign: +0 for either zero, nan for nan.
     for i in range(out.size):
         v = x[i]
         out[i] = zero if v == zero else (one if v > zero else (-one if v < zero else v))
-
-
-@_jit
-def _relu(x, zero, out):
-    # TensorFlow's (Eigen's) max(x, 0): nan stays nan, and -0 stays -0.
-    for i in range(out.size):
-        v = x[i]
-        out[i] = zero if v < zero else v
 
 
 @_jit
@@ -190,47 +151,6 @@ def _gelu_tanh_finish(x, half, one, out):
     # out = tanh(...) on entry
     for i in range(out.size):
         out[i] = half * x[i] * (one + out[i])
-
-
-@_jit
-def _add(a, b, out):
-    for i in range(out.size):
-        out[i] = _at(a, i) + _at(b, i)
-
-
-@_jit
-def _sub(a, b, out):
-    for i in range(out.size):
-        out[i] = _at(a, i) - _at(b, i)
-
-
-@_jit
-def _mul(a, b, out):
-    for i in range(out.size):
-        out[i] = _at(a, i) * _at(b, i)
-
-
-@_jit
-def _div(a, b, out):
-    for i in range(out.size):
-        out[i] = _at(a, i) / _at(b, i)
-
-
-@_jit
-def _maximum(a, b, out):
-    # np.maximum: nan from either side wins; a tie gives the second operand.
-    for i in range(out.size):
-        u = _at(a, i)
-        w = _at(b, i)
-        out[i] = u if (u > w or math.isnan(u)) else w
-
-
-@_jit
-def _minimum(a, b, out):
-    for i in range(out.size):
-        u = _at(a, i)
-        w = _at(b, i)
-        out[i] = u if (u < w or math.isnan(u)) else w
 
 
 @_jit
@@ -586,15 +506,13 @@ _REDUCE = {kind: _reduction(kind) for kind in ("sum", "mean", "prod", "max", "mi
 
 _numpy = None  # this op calls NumPy: see the module docstring for the measurements
 
+# The kernels written by hand (an op with numba="formula" has its loop made from its formula, formulas.py)
 _IMPLS = {
-    "neg": _unary(_neg), "abs": _unary(_abs), "square": _unary(_square), "sqrt": _unary(_sqrt),
-    "rsqrt": _unary(_rsqrt, 1), "sign": _unary(_sign, 0, 1), "relu": _unary(_relu, 0),
-    "round": _unary(_round), "floor": _unary(_floor), "ceil": _unary(_ceil), "erf": _unary(_erf),
+    "sign": _unary(_sign, 0, 1), "round": _unary(_round), "floor": _unary(_floor), "ceil": _unary(_ceil),
+    "erf": _unary(_erf),
     "sin": _numpy, "cos": _numpy, "tan": _numpy, "exp": _numpy, "log": _numpy, "log1p": _numpy,
     "tanh": _numpy, "pow": _numpy,
     "sigmoid": _sigmoid, "softplus": _softplus, "elu": _elu, "gelu": _gelu, "leaky_relu": _leaky_relu_call,
-    "add": _elementwise(_add), "sub": _elementwise(_sub), "mul": _elementwise(_mul),
-    "div": _elementwise(_div), "maximum": _elementwise(_maximum), "minimum": _elementwise(_minimum),
     "clip": _elementwise(_clip), "where": _where_call, "masked_grad": _masked_grad_call,
     **_REDUCE, "logsumexp": _logsumexp,
 }

@@ -72,6 +72,9 @@ def relu(x, out=None):
     return np.maximum(0, x).astype(x.dtype, copy=False)
 
 
+relu.writes_out = True
+
+
 # From this many elements, the layout tricks below pay for their Python
 _LARGE = 4096
 # Elements in a row that NumPy's inner loop runs at full speed over (a short last axis makes short loops)
@@ -94,7 +97,11 @@ def _widened(ufunc):
                 return out
         return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
+    run.writes_out = True
     return run
+
+
+add, sub, mul, div = (_widened(f) for f in (np.add, np.subtract, np.multiply, np.true_divide))
 
 
 def _column_sums(x, axis, keepdims):
@@ -118,7 +125,7 @@ def _column_sums(x, axis, keepdims):
                          keepdims=keepdims)
 
 
-def _broadcast_copy(x, shape):
+def broadcast_to(x, shape):
     """np.array(np.broadcast_to(x, shape)) without np.broadcast_to's Python (the same ValueError)."""
     x = np.asarray(x)
     out = np.empty(shape, dtype=x.dtype)
@@ -145,6 +152,9 @@ def masked_grad(g, x, kind="relu", alpha=0.2, out=None):
         return result
     np.copyto(out, result)
     return out
+
+
+masked_grad.writes_out = True
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -298,44 +308,53 @@ def where(c, a, b):
     return np.where(c, a, b)
 
 
-KERNELS = {
-    # elementwise, one input
-    # (float32 transcendental functions as TensorFlow computes them: tf_float32.py)
-    "neg": np.negative, "sin": tf_float32.sin, "cos": tf_float32.cos, "tan": tf_float32.tan, "exp": tf_float32.exp,
-    "log": tf_float32.log, "log1p": tf_float32.log1p, "sqrt": np.sqrt, "rsqrt": rsqrt, "square": np.square,
-    "abs": np.abs, "sign": np.sign, "tanh": tf_float32.tanh, "sigmoid": sigmoid, "softplus": softplus,
-    "relu": relu, "elu": elu, "leaky_relu": leaky_relu,
-    "gelu": gelu, "erf": erf, "round": np.round, "floor": np.floor, "ceil": np.ceil,
-    "logical_not": np.logical_not, "cast": lambda x, dtype: x.astype(dtype),
-    # elementwise, two or three inputs
-    "add": _widened(np.add), "sub": _widened(np.subtract), "mul": _widened(np.multiply),
-    "div": _widened(np.true_divide),
-    "floordiv": floordiv, "mod": floormod, "pow": tf_float32.pow_, "maximum": np.maximum,
-    "minimum": np.minimum, "less": np.less, "less_equal": np.less_equal, "greater": np.greater,
-    "greater_equal": np.greater_equal, "equal": np.equal, "not_equal": np.not_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "masked_grad": masked_grad,
-    "where": where, "clip": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
-    # reductions
-    "sum": reduce("sum"), "prod": reduce("prod"), "max": reduce("max"), "min": reduce("min"),
-    "mean": reduce("mean"), "logsumexp": logsumexp, "extreme_share": extreme_share,
-    "argmax": lambda x, axis: np.argmax(x, axis=axis).astype(np.int64),
-    "argmin": lambda x, axis: np.argmin(x, axis=axis).astype(np.int64),
-    "softmax": softmax, "log_softmax": log_softmax,
-    # shapes and linear algebra
-    "matmul": blas.matmul, "reshape": lambda x, shape: np.reshape(x, shape),
-    "transpose": lambda x, perm: np.transpose(x, perm),
-    "broadcast_to": lambda x, shape: _broadcast_copy(x, shape),
-    "concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
-    "stack": lambda *xs, axis: np.stack(xs, axis=axis),
-    "getitem": getitem, "index_grad": index_grad,
-}
+def cast(x, dtype):
+    return x.astype(dtype)
+
+
+def argmax(x, axis):
+    return np.argmax(x, axis=axis).astype(np.int64)
+
+
+def argmin(x, axis):
+    return np.argmin(x, axis=axis).astype(np.int64)
+
+
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+def transpose(x, perm):
+    return np.transpose(x, perm)
+
+
+def concat(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def stack(*xs, axis):
+    return np.stack(xs, axis=axis)
+
+
+def clip(x, lo, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+# An op names its kernel on its entry in the op table (``numpy=``: the functions above, tf_float32's, NumPy's
+# ufuncs), or has it made from its formula (formulas.py); ``kernels.register`` adds them here. matmul's is
+# named here, beside TensorFlow's float32 product (kernels/blas.py).
+KERNELS = {"matmul": blas.matmul}
 RAW_KERNELS = KERNELS          # unwrapped: for callers that already run under np.errstate(all="ignore")
-# The kernels that write their result into ``out=`` where given (an array of the result's shape and dtype, which
-# may be one of their arguments), with the bits they give without it: a loop plan reuses an argument's array
-# that nothing else holds (interpreter/loop_plans.py)
-OUT_KERNELS = frozenset({"add", "sub", "mul", "div", "relu", "masked_grad"}
-                        | {"sin", "cos", "tan", "exp", "log", "log1p", "tanh", "pow"}      # (tf_float32's)
-                        | {name for name, f in RAW_KERNELS.items() if isinstance(f, np.ufunc) and f.nout == 1})
+
+
+def writes_out(f) -> bool:
+    """Whether kernel function ``f`` writes its result into ``out=`` where given (an array of the result's shape
+    and dtype, which may be one of its arguments), with the bits it gives without it: a ufunc of one output, or
+    a function that says so (``f.writes_out``). A loop plan reuses an argument's array that nothing else holds
+    (interpreter/loop_plans.py)."""
+    return f.nout == 1 if isinstance(f, np.ufunc) else getattr(f, "writes_out", False)
+
+
 KERNELS = {name: _quiet(f) for name, f in RAW_KERNELS.items()}
 # kernel name -> (scalar formula, number of inputs): the kernels made from the formula an op handed down, for
 # the ops with no kernel written by hand (``kernels.register``; formulas.py makes each backend's)

@@ -204,6 +204,7 @@ def unary(ufunc, c_name: str, packets=None):
             return _in_packets(x, packets, lambda t: np.array([found[1](v) for v in t.tolist()], _F32), out)
         return ufunc(x, out=out)
     run.__name__ = ufunc.__name__
+    run.writes_out = True           # (numpy_kernels.writes_out)
     return run
 
 
@@ -226,6 +227,7 @@ def binary(ufunc, c_name: str, packets=None):
                 return _scalar(_binary_in_packets(a, b, shape, packets, f).reshape(shape), out)
         return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
+    run.writes_out = True
     return run
 
 
@@ -532,6 +534,9 @@ def tanh(x, out=None):
     if _packets(x):
         return _in_packets(x, _tanh_packets, None, out)
     return np.tanh(x, out=out)
+
+
+tanh.writes_out = True
 
 
 # ------------------------------------------------------------------ sigmoid, softplus and elu

@@ -1,23 +1,43 @@
 """The op table, one entry per op, split by family. See docs/adding-an-op.md.
 
-``from tapecli import ops`` gives every op's public function (``ops.add``, ``ops.reduce_sum``) and the
-table itself (``ops.OPS``); the families register their entries on import.
+``from tapecli import ops`` gives the op functions the rest of tapecli calls (``ops.add``, ``ops.reduce_sum``),
+the table itself (``ops.OPS``) and, for every op a program calls by a builtin name, its public function: the one
+its family module writes, imported here by name, or else a plain ``name(x)`` / ``name(x, y)`` made by
+``publish``. The ``grads`` formulas run with this package as their namespace ``m``.
 """
 import sys
 
-from tapecli.ops import core
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.elementwise_math import *  # noqa: F403
-from tapecli.ops.special import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
-from tapecli.ops.reductions import *  # noqa: F403
-from tapecli.ops.linalg import *  # noqa: F403
-from tapecli.ops.scan import *  # noqa: F403
-from tapecli.ops.gather import *  # noqa: F403
-from tapecli.ops.nn import *  # noqa: F403
-from tapecli.ops.matrix import *  # noqa: F403
-from tapecli.ops.decompositions import *  # noqa: F403
-from tapecli.ops.colorspace import *  # noqa: F403
+from tapecli.ops import core, special   # special: its ops alone, registered on import
+from tapecli.ops.core import (apply, default_dtype, emit, materialize, numeric, Op, OPS, publish, recording_watches,
+                              text_leaf, to_tensor, unbroadcast)
+from tapecli.ops.elementwise import (ABS, abs_, ADD, add, bitwise_and, bitwise_operator, bitwise_or, bitwise_xor,
+                                     CAST, cast, ceil, clip, cos, div, divide_no_nan, elu, equal, erf, EXP, exp,
+                                     floor, floordiv, gelu, greater, greater_equal, invert, leaky_relu, left_shift,
+                                     less, less_equal, LOG, log, log1p, logical_and, logical_not, logical_or,
+                                     masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
+                                     reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sign, SIN,
+                                     sin, softplus, SQRT, sqrt, square, stop_gradient, SUB, sub, tan, TANH, tanh,
+                                     where, zeros_like)
+from tapecli.ops.elementwise_math import trigamma
+from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
+                               index_grad, RESHAPE, reshape, rows, STACK, stack, TRANSPOSE, transpose)
+from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
+                                    reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
+from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
+from tapecli.ops.scan import cumprod, cumsum, identity, one_hot
+from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather_nd, int_indices, pad, reverse, roll,
+                                scatter_nd, sequence_mask, sort, tensor_scatter_nd_add, tile, top_k,
+                                unsorted_segment_prod, unsorted_segment_sum)
+from tapecli.ops.nn import (avg_pool2d, batch_normalization, bias_add, conv1d, conv2d, conv_transpose, convolution,
+                            dropout, max_pool2d, MAX_POOL_GATHER, MAX_POOL_GRAD, sigmoid_cross_entropy_with_logits,
+                            softmax_cross_entropy_with_logits, SOFTMAX_XENT_BACKPROP,
+                            sparse_softmax_cross_entropy_with_logits, sparse_xent, SPARSE_XENT_BACKPROP,
+                            truncated_normal_values, windows, windows_grad)
+from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eigh_vectors, einsum, inv,
+                                lstsq_complete_orthogonal, matvec, norm_ord, slogdet, solve, tensordot, trace,
+                                triangular_solve)
+from tapecli.ops.decompositions import qr, qr_q, qr_r, svd, svd_s, svd_u, svd_v
+from tapecli.ops.colorspace import adjust_hue, adjust_saturation, hsv_to_rgb, rgb_to_hsv
 
+publish(globals())
 core._E = sys.modules[__name__]

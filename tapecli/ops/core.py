@@ -33,7 +33,7 @@ from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeE
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
-from tapecli.ops.scalar import (FLOAT_SCALARS, SCALAR_OPERATORS, recorded_scalar, same_float_scalars, scalar_kernel,
+from tapecli.ops.scalar import (FLOAT_SCALARS, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
@@ -59,7 +59,7 @@ class Op:
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
-                 public_name=None, fusion=None, strings=False):
+                 public_name=None, fusion=None, strings=False, scalar_operator=None):
         self.name = name
         self.strings = strings            # TensorFlow's kernel takes string tensors too (its other inputs' dtypes)
         self.program = tuple(program)     # the builtin names a program calls it by (derived wrappers)
@@ -81,7 +81,9 @@ class Op:
         self._idx = None if unify == "all" else tuple(unify)
         self._unifies = self._idx != ()
         self._rules = None                # compiled small-array gradient rules (see _small_rule)
-        self._scalar_operator = SCALAR_OPERATORS.get(self.kernel)
+        # Python's operator on two NumPy float scalars of one dtype: the ufunc's IEEE arithmetic, bit for bit, at a
+        # fraction of its time (ops/scalar.py's short path)
+        self._scalar_operator = scalar_operator
         if saves == "all":
             self._save_in, self._save_out = None, True
         else:
@@ -108,15 +110,19 @@ OPS: dict[str, Op] = {}
 
 def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
     """Add an op to the table. ``numpy``: its NumPy kernel (arrays in, array out), registered into the
-    kernels room under the op's kernel name; ``numba=True``: ``kernels/numba_kernels.py`` implements that
-    kernel too (the set of Numba kernels is derived from these flags); ``paired``: {another kernel: a NumPy
-    function giving both kernels' results from the same arguments} (``kernels.PAIRED``). An elementwise op
-    with a ``fusion`` formula and no kernel written by hand (none given, none of that name in the kernels
-    room) has every backend's kernel generated from its formula (``kernels/formulas.py``)."""
+    kernels room under the op's kernel name; ``numba``: how large tensors are served: ``True``,
+    ``kernels/numba_kernels.py`` implements that kernel by hand; ``"formula"``, Numba's kernel is made from
+    the op's ``fusion`` formula (where it gives the NumPy kernel's bits: one IEEE operation a element);
+    otherwise the NumPy kernel serves them too (the set of Numba kernels is derived from these);
+    ``paired``: {another kernel: a NumPy function giving both kernels' results from the same arguments}
+    (``kernels.PAIRED``). An elementwise op with a ``fusion`` formula and no kernel written by hand (none
+    given, none of that name in the kernels room) has every backend's kernel generated from its formula
+    (``kernels/formulas.py``)."""
     kw.setdefault("batchable", True)
     op = Op(name, **kw)
-    if op.fusion is not None and numpy is None and not numba and op.kernel not in kernels.NUMPY_KERNELS:
-        kernels.register(op.kernel, formula=op.fusion, arity=len(op.grads) if op.grads else 1, paired=paired)
+    generated = numpy is None and not numba and op.kernel not in kernels.NUMPY_KERNELS
+    if op.fusion is not None and (generated or numba == "formula"):
+        kernels.register(op.kernel, numpy, formula=op.fusion, arity=len(op.grads) if op.grads else 1, paired=paired)
     elif numpy is not None or numba:
         kernels.register(op.kernel, numpy, numba=bool(numba), paired=paired)
     # a binary op keeping both inputs (mul, matmul, maximum): no stub to make for them
@@ -792,7 +798,7 @@ def _unary(name, deriv=None, saves=(0,), program=None, **kw):
 
 def publish(namespace: dict) -> None:
     """Give every op of the table that has a builtin name and no public function of its own a plain
-    one, ``name(x)`` or ``name(x, y)``, in ``namespace`` (a family module's globals)."""
+    one, ``name(x)`` or ``name(x, y)``, in ``namespace`` (the ``tapecli.ops`` package's)."""
     for op in list(OPS.values()):
         if op.program and op.public_name not in namespace:
             # exact positional parameters: a surplus argument must be a program error, never reach the NumPy

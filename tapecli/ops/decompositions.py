@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import GradientError, ShapeError, TdfTypeError
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
-from tapecli.ops.linalg import *  # noqa: F403
-from tapecli.ops.reductions import *  # noqa: F403
+from tapecli.ops.core import apply, materialize, register, to_tensor
+from tapecli.ops.elementwise import add, div, mul, square, sub, where, zeros_like
+from tapecli.ops.linalg import matmul
+from tapecli.ops.reductions import reduce_sum
+from tapecli.ops.shape import reshape
+from tapecli.runtime.values import dtype_name, Tensor
 from tapecli.ops.gather import band_part
 from tapecli.ops.matrix import _eye_like, _t, triangular_solve
 from tapecli.runtime import spelling

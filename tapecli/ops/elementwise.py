@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import tf_float32
+from tapecli.kernels import numpy_kernels, tf_float32
 
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.core import (_ew_jvp, _ew_vjp, _elementwise, _unary)
+from tapecli.errors import KernelValueError, TdfTypeError
+from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
+from tapecli.runtime.tape import Stub
+from tapecli.runtime.values import dtype_name, is_float, Tensor, Variable
 
 
 # ------------------------------------------------------------ elementwise ops
@@ -18,19 +21,24 @@ def _g(m, g, a, b, y, at):
     return g
 
 
-NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numba=True, fusion="(-{0})")
-ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numba=True, fusion="({0} + {1})", strings=True)
-SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numba=True,
-                   fusion="({0} - {1})")
+# (numba="formula": the Numba kernel is the formula's loop, one IEEE operation a element as NumPy's; the NumPy
+# kernels of the arithmetic run along a bias's rows, numpy_kernels._widened)
+NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numpy=np.negative, numba="formula",
+                   fusion="(-{0})")
+ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numpy=numpy_kernels.add, numba="formula", fusion="({0} + {1})",
+                   strings=True, scalar_operator=operator.add)
+SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numpy=numpy_kernels.sub,
+                   numba="formula", fusion="({0} - {1})", scalar_operator=operator.sub)
 MUL = _elementwise("mul", (lambda m, g, a, b, y, at: m.mul(g, b), lambda m, g, a, b, y, at: m.mul(g, a)), (0, 1),
-                   weak_arith=True, numba=True, fusion="({0} * {1})")
+                   weak_arith=True, numpy=numpy_kernels.mul, numba="formula", fusion="({0} * {1})",
+                   scalar_operator=operator.mul)
 DIV = _elementwise("div", (lambda m, g, a, b, y, at: m.div(g, b),
                            lambda m, g, a, b, y, at: m.neg(m.div(m.mul(g, y), b))), (1, "out"), weak_arith=True,
-                   numba=True, fusion="({0} / {1})")
-FLOORDIV = register("floordiv", weak_arith=True, differentiable=False)
+                   numpy=numpy_kernels.div, numba="formula", fusion="({0} / {1})", scalar_operator=operator.truediv)
+FLOORDIV = register("floordiv", numpy=numpy_kernels.floordiv, weak_arith=True, differentiable=False)
 # floor-mod with TensorFlow's gradient: d/da = 1, d/db = -floor(a / b)
 MOD = _elementwise("mod", (_g, lambda m, g, a, b, y, at: m.mul(g, m.neg(m.floor(m.div(a, b))))), (0, 1),
-                   weak_arith=True)
+                   weak_arith=True, numpy=numpy_kernels.floormod)
 
 
 def _pow_grad_exponent(m, g, a, b, y, at):
@@ -40,64 +48,69 @@ def _pow_grad_exponent(m, g, a, b, y, at):
 
 
 POW = _elementwise("pow", (lambda m, g, a, b, y, at: m.mul(g, m.mul(b, m.pow_(a, m.sub(b, 1)))), _pow_grad_exponent),
-                   (0, 1, "out"), weak_arith=True, numba=True, program=("pow",), public_name="pow_",
+                   (0, 1, "out"), weak_arith=True, numpy=tf_float32.pow_, numba=True, program=("pow",), public_name="pow_",
                fusion="math.pow({0}, {1})")
 MAXIMUM = _elementwise("maximum", (lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), g, m.zeros_like(g)),
                                    lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), m.zeros_like(g), g)),
-                       (0, 1), numba=True, program=("maximum",), fusion="maximum({0}, {1})")
+                       (0, 1), numpy=np.maximum, numba="formula", program=("maximum",), fusion="maximum({0}, {1})")
 MINIMUM = _elementwise("minimum", (lambda m, g, a, b, y, at: m.where(m.less_equal(a, b), g, m.zeros_like(g)),
                                    lambda m, g, a, b, y, at: m.where(m.less_equal(a, b), m.zeros_like(g), g)),
-                       (0, 1), numba=True, program=("minimum",), fusion="minimum({0}, {1})")
+                       (0, 1), numpy=np.minimum, numba="formula", program=("minimum",), fusion="minimum({0}, {1})")
 
 for _name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
-    register(_name, weak_arith=True, differentiable=False, strings=_name in ("equal", "not_equal"))
+    register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False, strings=_name in ("equal", "not_equal"))
 for _name in ("logical_and", "logical_or"):
-    register(_name, weak_arith=True, differentiable=False)
-register("logical_not", weak_arith=True, differentiable=False)
+    register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False)
+register("logical_not", numpy=np.logical_not, weak_arith=True, differentiable=False)
 # tf.bitwise on integer tensors (the other operand's dtype must match: no promotion)
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
     register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False)
 register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
 # (the bare name round is Python's, library/python.py: a Python number's round, a tensor's this op)
-register("round", differentiable=False, numba=True, program=("tf.round", "math.round", "ops.round"),
+register("round", numpy=np.round, differentiable=False, numba=True, program=("tf.round", "math.round", "ops.round"),
          public_name="round_")
-register("floor", differentiable=False, numba=True, program=("floor",))
-register("ceil", differentiable=False, numba=True, program=("ceil",))
+register("floor", numpy=np.floor, differentiable=False, numba=True, program=("floor",))
+register("ceil", numpy=np.ceil, differentiable=False, numba=True, program=("ceil",))
 # TensorFlow's SignGrad: zeros (not None), for any input dtype
-register("sign", grads=(lambda m, g, x, y, at: m.zeros_like(g),), vjp=_ew_vjp, jvp=_ew_jvp, saves=(), numba=True,
+register("sign", numpy=np.sign, grads=(lambda m, g, x, y, at: m.zeros_like(g),), vjp=_ew_vjp, jvp=_ew_jvp, saves=(), numba=True,
          program=("sign",))
 
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
 
-SIN = _unary("sin", numba=True, deriv=lambda m, x, y, at: m.cos(x), fusion="math.sin({0})")
-COS = _unary("cos", numba=True, deriv=lambda m, x, y, at: m.neg(m.sin(x)), fusion="math.cos({0})")
-TAN = _unary("tan", numba=True, deriv=lambda m, x, y, at: m.add(1, m.square(y)), saves=("out",))
-EXP = _unary("exp", numba=True, deriv=lambda m, x, y, at: y, saves=("out",), fusion="_exp({0})")
-LOG = _unary("log", numba=True, deriv=lambda m, x, y, at: m.reciprocal(x), fusion="_log({0})")
-LOG1P = _unary("log1p", numba=True, deriv=lambda m, x, y, at: m.reciprocal(m.add(x, 1)))
+SIN = _unary("sin", numpy=tf_float32.sin, numba=True, deriv=lambda m, x, y, at: m.cos(x), fusion="math.sin({0})")
+COS = _unary("cos", numpy=tf_float32.cos, numba=True, deriv=lambda m, x, y, at: m.neg(m.sin(x)), fusion="math.cos({0})")
+TAN = _unary("tan", numpy=tf_float32.tan, numba=True, deriv=lambda m, x, y, at: m.add(1, m.square(y)), saves=("out",))
+EXP = _unary("exp", numpy=tf_float32.exp, numba=True, deriv=lambda m, x, y, at: y, saves=("out",), fusion="_exp({0})")
+LOG = _unary("log", numpy=tf_float32.log, numba=True, deriv=lambda m, x, y, at: m.reciprocal(x), fusion="_log({0})")
+LOG1P = _unary("log1p", numpy=tf_float32.log1p, numba=True, deriv=lambda m, x, y, at: m.reciprocal(m.add(x, 1)))
 # TensorFlow's SqrtGrad and RsqrtGrad kernels (Eigen's scalar_sqrt_gradient_op, scalar_rsqrt_gradient_op) give 0
 # where the upstream gradient is 0, whatever the output: an unused tf.where branch at sqrt(0) passes 0, not nan
-SQRT = _unary("sqrt", numba=True, saves=("out",), fusion="math.sqrt({0})",
+SQRT = _unary("sqrt", numpy=np.sqrt, numba="formula", saves=("out",), fusion="math.sqrt({0})",
               grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.div(0.5, y), g),))
-RSQRT = _unary("rsqrt", numba=True, saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
+RSQRT = _unary("rsqrt", numpy=numpy_kernels.rsqrt, numba="formula", saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
                grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
 # TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
 # scalar_inverse_gradient_op, is mul_no_nan(-(y * y), upstream), 0 where the upstream gradient is 0
 RECIPROCAL = _unary("reciprocal", numpy=np.reciprocal, saves=("out",), program=(),
                     grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.neg(m.square(y)), g),))
-SQUARE = _unary("square", float_only=False, numba=True, deriv=lambda m, x, y, at: m.mul(2, x), fusion="({0} * {0})")
-TANH = _unary("tanh", numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",), fusion="_tanh({0})")
-SIGMOID = _unary("sigmoid", numba=True, deriv=lambda m, x, y, at: m.mul(y, m.sub(1, y)), saves=("out",), fusion="_sigmoid({0})")
-SOFTPLUS = _unary("softplus", numba=True, deriv=lambda m, x, y, at: m.sigmoid(x), fusion="_softplus({0})")
+SQUARE = _unary("square", numpy=np.square, float_only=False, numba="formula", deriv=lambda m, x, y, at: m.mul(2, x),
+                fusion="({0} * {0})")
+TANH = _unary("tanh", numpy=tf_float32.tanh, numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",),
+              fusion="_tanh({0})")
+SIGMOID = _unary("sigmoid", numpy=numpy_kernels.sigmoid, numba=True, deriv=lambda m, x, y, at: m.mul(y, m.sub(1, y)),
+                 saves=("out",), fusion="_sigmoid({0})")
+SOFTPLUS = _unary("softplus", numpy=numpy_kernels.softplus, numba=True, deriv=lambda m, x, y, at: m.sigmoid(x),
+                  fusion="_softplus({0})")
 # d/dx alpha * expm1(x) = alpha * (expm1(x) + 1), as TensorFlow's EluGrad (out + 1) times alpha: not y + alpha,
 # which is inf - inf for an infinite alpha
-ELU = _unary("elu", numba=True, program=(),
+ELU = _unary("elu", numpy=numpy_kernels.elu, numba=True, program=(),
              deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(x),
                                                m.mul(at["alpha"], m.add(m.expm1(m.minimum(x, 0)), 1))))
 EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
-ERF = _unary("erf", numba=True, deriv=lambda m, x, y, at: m.mul(2 / _SQRT_PI, m.exp(m.neg(m.square(x)))))
+ERF = _unary("erf", numpy=numpy_kernels.erf, numba=True,
+             deriv=lambda m, x, y, at: m.mul(2 / _SQRT_PI, m.exp(m.neg(m.square(x)))))
 
 
 def _gelu_deriv(m, x, y, at):
@@ -112,13 +125,14 @@ def _gelu_deriv(m, x, y, at):
     return m.add(cdf, m.mul(x, pdf))
 
 
-GELU = _unary("gelu", numba=True, deriv=_gelu_deriv, program=())
+GELU = _unary("gelu", numpy=numpy_kernels.gelu, numba=True, deriv=_gelu_deriv, program=())
 
 # relu, abs and leaky_relu route their gradient through masked_grad, whose own
 # gradient w.r.t. x is zeros: their second derivative is zeros, not None (TensorFlow).
 # relu reads its output (y > 0 exactly where x > 0), so a record keeps y, not x.
 MASKED_GRAD = _elementwise("masked_grad", (lambda m, g, gi, x, y, at: m.masked_grad(g, x, **at),
-                                           lambda m, g, gi, x, y, at: m.zeros_like(g)), (1,), unify=(0,), numba=True)
+                                           lambda m, g, gi, x, y, at: m.zeros_like(g)), (1,), unify=(0,),
+                           numpy=numpy_kernels.masked_grad, numba=True)
 
 
 def _masked(kind, saves):
@@ -127,21 +141,23 @@ def _masked(kind, saves):
                 saves=saves, vjp=_ew_vjp, jvp=_ew_jvp)
 
 
-RELU = register("relu", **_masked("relu", ("out",)), numba=True, program=("relu",), fusion="relu({0}, _F(0.0))")
+RELU = register("relu", numpy=numpy_kernels.relu, **_masked("relu", ("out",)), numba="formula", program=("relu",),
+                fusion="relu({0}, _F(0.0))")
 # (a Python number's abs is a number: Python's abs(-2.0); tf.abs converts its literal first, registry.converting)
-ABS = register("abs", **_masked("abs", (0,)), numba=True, program=("abs",), public_name="abs_", fusion="abs({0})",
-               weak_arith=True)
-LEAKY_RELU = register("leaky_relu", float_only=True, **_masked("leaky_relu", (0,)), numba=True,
+ABS = register("abs", numpy=np.abs, **_masked("abs", (0,)), numba="formula", program=("abs",), public_name="abs_",
+               fusion="abs({0})", weak_arith=True)
+LEAKY_RELU = register("leaky_relu", numpy=numpy_kernels.leaky_relu, float_only=True, **_masked("leaky_relu", (0,)), numba=True,
                       fusion="({0} if {0} > _F(0.0) else {0} * _F({alpha!r}))")
 
 WHERE = _elementwise("where", (None, lambda m, g, c, a, b, y, at: m.where(c, g, m.zeros_like(g)),
                                lambda m, g, c, a, b, y, at: m.where(c, m.zeros_like(g), g)), (0,), unify=(1, 2),
-                    numba=True, strings=True)
+                    numpy=numpy_kernels.where, numba=True, strings=True)
 CLIP = _elementwise("clip", (
     lambda m, g, x, lo, hi, y, at: m.where(m.logical_and(m.greater_equal(x, lo), m.less_equal(x, hi)), g,
                                            m.zeros_like(g)),
     lambda m, g, x, lo, hi, y, at: m.where(m.less(x, lo), g, m.zeros_like(g)),
-    lambda m, g, x, lo, hi, y, at: m.where(m.greater(x, hi), g, m.zeros_like(g))), (0, 1, 2), numba=True)
+    lambda m, g, x, lo, hi, y, at: m.where(m.greater(x, hi), g, m.zeros_like(g))), (0, 1, 2),
+                    numpy=numpy_kernels.clip, numba=True)
 
 
 def _cast_vjp(r, g):
@@ -149,7 +165,7 @@ def _cast_vjp(r, g):
 
 
 # No forward-mode rule: a jacobian through a cast is taken in reverse mode.
-CAST = register("cast", unify=(), vjp=_cast_vjp, saves=())
+CAST = register("cast", numpy=numpy_kernels.cast, unify=(), vjp=_cast_vjp, saves=())
 CAST_TO_INT = register("cast_to_int", kernel="cast", unify=(), differentiable=False)
 
 
@@ -285,6 +301,3 @@ def divide_no_nan(x, y) -> Tensor:
 def stop_gradient(x) -> Tensor:
     t = to_tensor(x)
     return Tensor(t.value, weak=t.weak)       # a literal stays a literal (§11)
-
-
-publish(globals())

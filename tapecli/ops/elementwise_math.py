@@ -8,9 +8,7 @@ import math
 import numpy as np
 
 from tapecli.kernels import tf_float32
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.core import _elementwise, _unary
-from tapecli.ops.elementwise import *  # noqa: F403
+from tapecli.ops.core import _elementwise, _unary, apply, register
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
@@ -138,6 +136,3 @@ SQUARED_DIFFERENCE = _elementwise("squared_difference", (
 
 
 def trigamma(x): return apply(TRIGAMMA, (x,))
-
-
-publish(globals())

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
-from tapecli.ops.reductions import *  # noqa: F403
+from tapecli.ops.core import apply, materialize, numeric, register, to_tensor
+from tapecli.ops.elementwise import add, cast, div, equal, greater, mul, ones_like, where, zeros_like
+from tapecli.ops.shape import concat, getitem, index_grad, transpose
+from tapecli.runtime.limits import admit_result
+from tapecli.runtime.values import dtype_name, Tensor
 from tapecli.runtime import spelling
 
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
-from tapecli.ops.reductions import *  # noqa: F403
+from tapecli.ops.core import apply, register, to_tensor, unbroadcast
+from tapecli.ops.elementwise import add, mul
+from tapecli.ops.shape import reshape, transpose
+from tapecli.runtime.limits import admit_result
 
 
 # ------------------------------------------------------- shapes and matmul
 
 # Ids of tangents (forward mode) and cotangents (reverse mode) that are a batch of one-hot
 # rows, i.e. an identity matrix: the matmul rules skip the product with them.
-IDENTITY: set[int] = set()
+IDENTITY_SEEDS: set[int] = set()
 
 
 def _swap_last(t):
@@ -57,12 +57,12 @@ def _matmul_vjp_batched(a, b, g, lead, need_a, need_b):
         if need_a:
             ga = mul(reshape(g, batch + (m, 1)), b)
         if need_b:
-            gb = a if g.id in IDENTITY else matmul(reshape(g, (n_batch, m)), a)
+            gb = a if g.id in IDENTITY_SEEDS else matmul(reshape(g, (n_batch, m)), a)
             gb = reshape(gb, batch + (k,))
     elif b.ndim == 2:                   # [k] @ [k, n]: g is batch + [n]
         k, n = b.shape
         if need_a:
-            ga = transpose(b) if g.id in IDENTITY else matmul(reshape(g, (n_batch, n)), transpose(b))
+            ga = transpose(b) if g.id in IDENTITY_SEEDS else matmul(reshape(g, (n_batch, n)), transpose(b))
             ga = reshape(ga, batch + (k,))
         if need_b:
             gb = mul(reshape(a, (k, 1)), reshape(g, batch + (1, n)))
@@ -87,7 +87,7 @@ def _matmul_jvp(r, ts):
         batch = t.shape[:lead]
         if not lead:
             parts.append(matmul(t, b))
-        elif t.id in IDENTITY and a.ndim == 1 and b.ndim == 2:
+        elif t.id in IDENTITY_SEEDS and a.ndim == 1 and b.ndim == 2:
             parts.append(b)                       # e_i @ b = b[i]
         elif a.ndim <= 2 and b.ndim == 2:
             rows = int(np.prod(batch)) * (a.shape[0] if a.ndim == 2 else 1)
@@ -102,7 +102,7 @@ def _matmul_jvp(r, ts):
         batch = t.shape[:lead]
         if not lead:
             parts.append(matmul(a, t))
-        elif t.id in IDENTITY and b.ndim == 1 and a.ndim == 2:
+        elif t.id in IDENTITY_SEEDS and b.ndim == 1 and a.ndim == 2:
             parts.append(transpose(a))            # a @ e_i = a[:, i]
         elif b.ndim == 1 and a.ndim <= 2:
             # a @ t_i for every row t_i: one product t @ a^T

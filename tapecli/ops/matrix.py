@@ -13,14 +13,14 @@ import numpy as np
 
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.kernels import tf_lstsq
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
-from tapecli.ops.reductions import *  # noqa: F403
-from tapecli.ops.linalg import *  # noqa: F403
-from tapecli.ops.linalg import _swap_last
+from tapecli.ops.core import apply, materialize, register, to_tensor
+from tapecli.ops.elementwise import abs_, add, div, mul, neg, pow_, sqrt, square, sub, where, zeros_like
+from tapecli.ops.linalg import _swap_last, matmul
+from tapecli.ops.reductions import reduce_max, reduce_sum
+from tapecli.ops.shape import broadcast_to, getitem, reshape, transpose
+from tapecli.runtime.limits import admit_result
+from tapecli.runtime.values import dtype_name, Tensor, Variable
 from tapecli.ops.gather import band_part
-from tapecli.runtime.values import Variable
 from tapecli.runtime import spelling
 
 
@@ -51,41 +51,41 @@ def parse_einsum(equation: str, ranks) -> tuple[list[str], str]:
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
     ell = 0
     out_ins = []
-    for sub, rank in zip(ins, ranks):
-        if "..." in sub:
-            k = rank - (len(sub) - 3)
+    for spec, rank in zip(ins, ranks):
+        if "..." in spec:
+            k = rank - (len(spec) - 3)
             if k < 0:
-                raise ShapeError(f"einsum: operand {sub!r} has rank {rank}")
+                raise ShapeError(f"einsum: operand {spec!r} has rank {rank}")
             ell = max(ell, k)
-            sub = sub.replace("...", "".join(spare[len(spare) - k:]) if k else "")
-        elif len(sub) != rank:
-            raise ShapeError(f"einsum: subscripts {sub!r} name {len(sub)} axes of an operand of rank {rank}")
-        if not sub.isalpha() and sub:
-            raise TdfValueError(f"einsum: subscripts must be letters, got {sub!r}")
-        out_ins.append(sub)
+            spec = spec.replace("...", "".join(spare[len(spare) - k:]) if k else "")
+        elif len(spec) != rank:
+            raise ShapeError(f"einsum: subscripts {spec!r} name {len(spec)} axes of an operand of rank {rank}")
+        if not spec.isalpha() and spec:
+            raise TdfValueError(f"einsum: subscripts must be letters, got {spec!r}")
+        out_ins.append(spec)
     letters = "".join(spare[len(spare) - ell:]) if ell else ""
     if arrow:
         out = rhs.replace("...", letters)
     else:
         counts = {}
-        for sub in out_ins:
-            for c in sub:
+        for spec in out_ins:
+            for c in spec:
                 counts[c] = counts.get(c, 0) + 1
         out = letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in letters))
     return out_ins, out
 
 
-def _diagonal(sub: str, x: Tensor) -> tuple[str, Tensor]:
+def _diagonal(spec: str, x: Tensor) -> tuple[str, Tensor]:
     """An operand whose subscripts repeat an index (``ii``, ``bii``) as its diagonal over those axes, the index
     once, last (diag_part's gathers: their gradient is TensorFlow's, zeros off the diagonal)."""
-    while len(set(sub)) != len(sub):
-        c = next(c for c in sub if sub.count(c) > 1)
-        p = sub.index(c)
-        q = sub.index(c, p + 1)
-        rest = [k for k in range(len(sub)) if k not in (p, q)]
+    while len(set(spec)) != len(spec):
+        c = next(c for c in spec if spec.count(c) > 1)
+        p = spec.index(c)
+        q = spec.index(c, p + 1)
+        rest = [k for k in range(len(spec)) if k not in (p, q)]
         x = diag_part(transpose(x, rest + [p, q]))
-        sub = "".join(sub[k] for k in rest) + c
-    return sub, x
+        spec = "".join(spec[k] for k in rest) + c
+    return spec, x
 
 
 def _einsum_kernel(*xs, ins, out):
@@ -96,16 +96,16 @@ def _einsum_vjp(r, g, needs=None):
     ins, out = r.attrs["ins"], r.attrs["out"]
     xs = r.inputs
     grads = []
-    for i, sub in enumerate(ins):
+    for i, spec in enumerate(ins):
         if needs is not None and not needs[i]:
             grads.append(None)
             continue
         others = [(s, x) for j, (s, x) in enumerate(zip(ins, xs)) if j != i]
         known = set(out).union(*[set(s) for s, _ in others])
-        kept = "".join(c for c in sub if c in known)
+        kept = "".join(c for c in spec if c in known)
         gi = einsum_subscripts([out] + [s for s, _ in others], kept, [g] + [x for _, x in others])
-        if kept != sub:            # letters summed within this operand alone: broadcast back
-            shape = tuple(xs[i].shape[k] if c in known else 1 for k, c in enumerate(sub))
+        if kept != spec:            # letters summed within this operand alone: broadcast back
+            shape = tuple(xs[i].shape[k] if c in known else 1 for k, c in enumerate(spec))
             gi = broadcast_to(reshape(gi, shape), xs[i].shape)
         grads.append(gi)
     return tuple(grads)
@@ -133,7 +133,7 @@ EINSUM = register("einsum", numpy=_einsum_kernel, vjp=_einsum_vjp, jvp=_einsum_j
 
 def einsum_subscripts(ins, out, xs) -> Tensor:
     xs = [to_tensor(x) for x in xs]
-    sizes = {c: n for sub, x in zip(ins, xs) for c, n in zip(sub, x.shape)}
+    sizes = {c: n for spec, x in zip(ins, xs) for c, n in zip(spec, x.shape)}
     admit_result([sizes.get(c, 1) for c in out], xs[0].dtype if xs else np.float32, "the result of einsum")
     return apply(EINSUM, tuple(xs), ins=tuple(ins), out=out)
 
@@ -141,23 +141,23 @@ def einsum_subscripts(ins, out, xs) -> Tensor:
 def einsum(equation: str, *inputs) -> Tensor:
     xs = [to_tensor(x) for x in inputs]
     ins, out = parse_einsum(equation, [x.ndim for x in xs])
-    spread = {c for sub in ins for c in sub if c not in equation}     # the axes "..." stands for: they broadcast
+    spread = {c for spec in ins for c in spec if c not in equation}     # the axes "..." stands for: they broadcast
     sizes = {}
-    for sub, x in zip(ins, xs):
-        for c, n in zip(sub, x.shape):
+    for spec, x in zip(ins, xs):
+        for c, n in zip(spec, x.shape):
             if c in spread and 1 in (sizes.get(c, n), n):
                 sizes[c] = max(sizes.get(c, n), n)
             elif sizes.setdefault(c, n) != n:
                 raise ShapeError(f"einsum: index {c!r} has sizes {sizes[c]} and {n} "
                                  f"(shapes {', '.join(str(list(x.shape)) for x in xs)})")
-    xs = [broadcast_to(x, tuple(sizes[c] for c in sub)) if tuple(sizes[c] for c in sub) != x.shape else x
-          for sub, x in zip(ins, xs)]
+    xs = [broadcast_to(x, tuple(sizes[c] for c in spec)) if tuple(sizes[c] for c in spec) != x.shape else x
+          for spec, x in zip(ins, xs)]
     for c in out:
         if c not in sizes:
             raise TdfValueError(f"einsum: output index {c!r} appears in no operand of {equation!r}")
     if len(out) != len(set(out)):
         raise TdfValueError(f"einsum: output index repeated in {equation!r}")
-    ins, xs = map(list, zip(*(_diagonal(sub, x) for sub, x in zip(ins, xs)))) if xs else (ins, xs)
+    ins, xs = map(list, zip(*(_diagonal(spec, x) for spec, x in zip(ins, xs)))) if xs else (ins, xs)
     return einsum_subscripts(ins, out, xs)
 
 

@@ -14,12 +14,13 @@ import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.kernels import tf_xent
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.elementwise_math import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
-from tapecli.ops.reductions import *  # noqa: F403
-from tapecli.ops.linalg import *  # noqa: F403
+from tapecli.ops.core import apply, materialize, register, to_tensor
+from tapecli.ops.elementwise import add, cast, div, exp, greater_equal, log1p, mul, neg, rsqrt, sub, where, zeros_like
+from tapecli.ops.linalg import matmul
+from tapecli.ops.reductions import log_softmax, reduce_sum, softmax
+from tapecli.ops.shape import concat, getitem, reshape, transpose
+from tapecli.runtime.context import current
+from tapecli.runtime.values import dtype_name, Tensor
 from tapecli.ops.gather import int_indices, pad, reverse
 from tapecli.runtime import spelling
 

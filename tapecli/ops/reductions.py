@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import kernels
+from tapecli.kernels import numpy_kernels
 
 from tapecli.errors import ShapeError
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.elementwise import *  # noqa: F403
-from tapecli.ops.shape import *  # noqa: F403
+from tapecli.ops.core import apply, register, to_tensor
+from tapecli.ops.elementwise import cast, div, equal, exp, mul, ones_like, sub, where, zeros_like
+from tapecli.ops.shape import broadcast_to, reshape
+from tapecli.runtime.values import Tensor
 
 
 # --------------------------------------------------------------- reductions
@@ -111,23 +113,25 @@ def _logsumexp_vjp(r, g):
     return (mul(_expand_reduced(g, r), _logsumexp_share(r)),)
 
 
-SUM = register("sum", numba=True, vjp=lambda r, g: (_expand_reduced(g, r),), jvp=lambda r, ts: _reduce_tangent(r, ts[0]),
-               saves=())
-MEAN = register("mean", numba=True, vjp=lambda r, g: (div(_expand_reduced(g, r), _count(r)),),
+SUM = register("sum", numpy=numpy_kernels.reduce("sum"), numba=True, vjp=lambda r, g: (_expand_reduced(g, r),),
+               jvp=lambda r, ts: _reduce_tangent(r, ts[0]), saves=())
+MEAN = register("mean", numpy=numpy_kernels.reduce("mean"), numba=True,
+                vjp=lambda r, g: (div(_expand_reduced(g, r), _count(r)),),
                 jvp=lambda r, ts: reduce_mean(ts[0], axis=_batch_axis(r.attrs.get("axis"), r.inputs[0].ndim,
                                                                        ts[0].ndim - r.inputs[0].ndim),
                                               keepdims=r.attrs.get("keepdims", False)), saves=())
 # piecewise constant in both inputs: no gradient, as equal's
-EXTREME_SHARE = register("extreme_share", differentiable=False, saves=())
-MAX = register("max", numba=True, vjp=_extreme_vjp, jvp=lambda r, ts: _reduce_tangent(r, ts[0], _extreme_share(r)),
-               saves=(0, "out"))
-MIN = register("min", numba=True, vjp=_extreme_vjp, jvp=lambda r, ts: _reduce_tangent(r, ts[0], _extreme_share(r)),
-               saves=(0, "out"))
-PROD = register("prod", numba=True, vjp=_prod_vjp, jvp=lambda r, ts: _reduce_tangent(r, ts[0], _prod_others(r)), saves=(0,))
-LOGSUMEXP = register("logsumexp", numba=True, float_only=True, vjp=_logsumexp_vjp,
+EXTREME_SHARE = register("extreme_share", numpy=numpy_kernels.extreme_share, differentiable=False, saves=())
+MAX = register("max", numpy=numpy_kernels.reduce("max"), numba=True, vjp=_extreme_vjp,
+               jvp=lambda r, ts: _reduce_tangent(r, ts[0], _extreme_share(r)), saves=(0, "out"))
+MIN = register("min", numpy=numpy_kernels.reduce("min"), numba=True, vjp=_extreme_vjp,
+               jvp=lambda r, ts: _reduce_tangent(r, ts[0], _extreme_share(r)), saves=(0, "out"))
+PROD = register("prod", numpy=numpy_kernels.reduce("prod"), numba=True, vjp=_prod_vjp,
+                jvp=lambda r, ts: _reduce_tangent(r, ts[0], _prod_others(r)), saves=(0,))
+LOGSUMEXP = register("logsumexp", numpy=numpy_kernels.logsumexp, numba=True, float_only=True, vjp=_logsumexp_vjp,
                      jvp=lambda r, ts: _reduce_tangent(r, ts[0], _logsumexp_share(r)), saves=(0, "out"))
-ARGMAX = register("argmax", differentiable=False)
-ARGMIN = register("argmin", differentiable=False)
+ARGMAX = register("argmax", numpy=numpy_kernels.argmax, differentiable=False)
+ARGMIN = register("argmin", numpy=numpy_kernels.argmin, differentiable=False)
 
 
 def _softmax_axis(r, g):
@@ -151,9 +155,10 @@ def _log_softmax_jvp(r, ts):
     return sub(t, reduce_sum(mul(exp(y), t), axis=_softmax_axis(r, t), keepdims=True))
 
 
-SOFTMAX = register("softmax", float_only=True, vjp=_softmax_vjp, jvp=lambda r, ts: _softmax_vjp(r, ts[0])[0],
-                   saves=("out",))
-LOG_SOFTMAX = register("log_softmax", float_only=True, vjp=_log_softmax_vjp, jvp=_log_softmax_jvp, saves=("out",))
+SOFTMAX = register("softmax", numpy=numpy_kernels.softmax, float_only=True, vjp=_softmax_vjp,
+                   jvp=lambda r, ts: _softmax_vjp(r, ts[0])[0], saves=("out",))
+LOG_SOFTMAX = register("log_softmax", numpy=numpy_kernels.log_softmax, float_only=True, vjp=_log_softmax_vjp,
+                       jvp=_log_softmax_jvp, saves=("out",))
 
 
 def _check_axis(x: Tensor, axis):

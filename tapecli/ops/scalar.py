@@ -6,8 +6,6 @@ arithmetic as the ufuncs, bit for bit, at a tenth of a ufunc call's cost.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from tapecli import kernels
@@ -17,7 +15,6 @@ from tapecli.runtime.values import Tensor, make_tensor as _tensor
 _numpy_quiet = kernels.numpy_quiet
 _RAW_KERNELS = kernels.RAW_NUMPY_KERNELS
 
-SCALAR_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
 FLOAT_SCALARS = (np.float32, np.float64)
 
 

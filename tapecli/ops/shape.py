@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import kernels
+from tapecli.kernels import numpy_kernels
 
 from tapecli.errors import ShapeError
-from tapecli.ops.core import *  # noqa: F403
-from tapecli.ops.core import (_pad)
-from tapecli.ops.elementwise import *  # noqa: F403
+from tapecli.ops.core import _pad, apply, register, to_tensor, unbroadcast
+from tapecli.runtime.limits import admit, admit_result
+from tapecli.runtime.values import NumpyArray, Tensor
 
 
 def _reshape_vjp(r, g):
@@ -27,8 +28,9 @@ def _batch_perm(perm, lead):
     return tuple(range(lead)) + tuple(lead + p for p in perm)
 
 
-RESHAPE = register("reshape", unify=(), weak_arith=True, vjp=_reshape_vjp, jvp=_reshape_jvp, saves=(), strings=True)
-TRANSPOSE = register("transpose", unify=(), weak_arith=True, saves=(), strings=True,
+RESHAPE = register("reshape", numpy=numpy_kernels.reshape, unify=(), weak_arith=True, vjp=_reshape_vjp, jvp=_reshape_jvp,
+                   saves=(), strings=True)
+TRANSPOSE = register("transpose", numpy=numpy_kernels.transpose, unify=(), weak_arith=True, saves=(), strings=True,
                      vjp=lambda r, g: (transpose(g, _batch_perm(np.argsort(r.attrs["perm"]), g.ndim - r.output.ndim)),),
                      jvp=lambda r, ts: transpose(ts[0], _batch_perm(r.attrs["perm"], ts[0].ndim - r.inputs[0].ndim)))
 
@@ -41,7 +43,8 @@ def _broadcast_to_jvp(r, ts):
     return broadcast_to(_pad(t, lead, x.shape, len(shape)), t.shape[:lead] + tuple(shape))
 
 
-BROADCAST_TO = register("broadcast_to", unify=(), weak_arith=True, saves=(), jvp=_broadcast_to_jvp, strings=True,
+BROADCAST_TO = register("broadcast_to", numpy=numpy_kernels.broadcast_to, unify=(), weak_arith=True, saves=(),
+                        jvp=_broadcast_to_jvp, strings=True,
                         vjp=lambda r, g: (unbroadcast(g, r.inputs[0].shape, g.ndim - r.output.ndim),))
 
 
@@ -85,8 +88,8 @@ def _stack_jvp(r, ts):
     return stack(full, axis=r.attrs["axis"] % r.output.ndim + lead)
 
 
-CONCAT = register("concat", vjp=_concat_vjp, jvp=_concat_jvp, saves=(), strings=True)
-STACK = register("stack", vjp=_stack_vjp, jvp=_stack_jvp, saves=(), strings=True)
+CONCAT = register("concat", numpy=numpy_kernels.concat, vjp=_concat_vjp, jvp=_concat_jvp, saves=(), strings=True)
+STACK = register("stack", numpy=numpy_kernels.stack, vjp=_stack_vjp, jvp=_stack_jvp, saves=(), strings=True)
 
 
 def _index_tuple(index):
@@ -114,11 +117,11 @@ def _index_ok(r):
     return index_batchable(r.attrs["index"])
 
 
-GETITEM = register("getitem", unify=(), saves=(), batchable=_index_ok, strings=True,
+GETITEM = register("getitem", numpy=numpy_kernels.getitem, unify=(), saves=(), batchable=_index_ok, strings=True,
                    vjp=lambda r, g: (index_grad(g, g.shape[:g.ndim - r.output.ndim] + r.inputs[0].shape,
                                                 _batch_index(r.attrs["index"], g.ndim - r.output.ndim)),),
                    jvp=lambda r, ts: getitem(ts[0], _batch_index(r.attrs["index"], ts[0].ndim - r.inputs[0].ndim)))
-INDEX_GRAD = register("index_grad", unify=(), saves=(), batchable=_index_ok,
+INDEX_GRAD = register("index_grad", numpy=numpy_kernels.index_grad, unify=(), saves=(), batchable=_index_ok,
                       vjp=lambda r, g: (getitem(g, _batch_index(r.attrs["index"], g.ndim - r.output.ndim)),),
                       jvp=lambda r, ts: index_grad(ts[0], ts[0].shape[:ts[0].ndim - r.inputs[0].ndim] +
                                                    r.attrs["shape"],

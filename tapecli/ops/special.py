@@ -8,9 +8,7 @@ import math
 
 import numpy as np
 
-from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.core import _elementwise, _unary
-from tapecli.ops.elementwise import *  # noqa: F403
 from tapecli.ops.elementwise_math import _vectorized
 
 _SQRT2 = math.sqrt(2.0)
@@ -128,5 +126,3 @@ def _multiply_no_nan(a, b):
 MULTIPLY_NO_NAN = _elementwise("multiply_no_nan", (lambda m, g, a, b, y, at: m.mul(g, b),
                                                    lambda m, g, a, b, y, at: m.mul(a, g)), (0, 1),
                                numpy=_multiply_no_nan, float_only=True, program=("multiply_no_nan",))
-
-publish(globals())

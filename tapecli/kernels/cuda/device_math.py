@@ -1,6 +1,6 @@
 """Scalar formulas of the elementwise ops and gradient helpers, as numba.cuda device functions.
 
-One function per kernel name of ``numpy_kernels.KERNELS`` (attribute variants get their own:
+One function per hand-written NumPy kernel of an elementwise op (attribute variants get their own:
 ``gelu`` exact or tanh, ``masked_grad`` per kind), following NumPy's special values: nan propagates
 through ``maximum``/``minimum``/``relu``, ``sign(0) = 0``, ``round`` rounds half to even. The generated
 kernels (``launch.elementwise``) call them once per element; the fused expressions of a program call

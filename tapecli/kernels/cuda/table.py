@@ -1,15 +1,15 @@
-"""The cuda backend: the kernel table of ``numpy_kernels.KERNELS`` on device arrays.
+"""The cuda backend: the NumPy kernel table (``kernels.NUMPY_KERNELS``) on device arrays.
 
 Elementwise ops and gradient helpers run their ``device_math`` formula; reductions are a tree per
 block (``launch.reduction``); softmax, log_softmax, logsumexp and extreme_share are compositions of
 those kernels, as in ``numpy_kernels``; shape ops and indexing gather or scatter through an index map
 that the host computes from the shapes alone (no values cross); the gradient of indexing is a segmented
 sum. matmul calls cuBLAS through CuPy; under numba's CUDA simulator, where there is no cuBLAS, a NumPy
-stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, listed in
-``HOST_KERNELS``, and the hand-written kernels added to the op table since: ``sinh``, ``lgamma``, the linalg
-family, ...; an op declared by its formula alone gets a device function made from it, ``formulas.py``)
-runs NumPy's kernel on the host, its result copied back to the device: the CPU's numbers, bit for bit. The
-run's warnings say so once per kernel name.
+stand-in computes it (``BLAS``). A kernel without a device version (``argmax``/``argmin``, and the
+hand-written kernels added to the op table since: ``sinh``, ``lgamma``, the linalg family, ...; an op with
+a formula and no device function written by hand gets one made from it, ``formulas.py``) runs NumPy's kernel
+on the host, its result copied back to the device: the CPU's numbers, bit for bit. The run's warnings say so
+once per kernel name.
 """
 from __future__ import annotations
 
@@ -21,9 +21,7 @@ from tapecli.kernels.numpy_kernels import FORMULAS, RAW_KERNELS
 from tapecli.runtime.context import current
 
 from . import device_math, launch
-from .array import DeviceArray, resolve_shape
-
-HOST_KERNELS = frozenset({"argmax", "argmin"})
+from .array import DeviceArray
 
 
 class CudaBackend(Backend):
@@ -44,10 +42,6 @@ class CudaBackend(Backend):
                  broadcast_to=self.broadcast_to, concat=self.concat, stack=self.stack, getitem=self.getitem,
                  index_grad=self.index_grad)
         self.table = t
-
-    @property
-    def kernels(self):
-        return frozenset(self.table) | HOST_KERNELS
 
     def begin_run(self) -> None:
         """A new run: forget the host arrays uploaded for the last one."""
@@ -171,7 +165,7 @@ class CudaBackend(Backend):
         elif name == "masked_grad":
             kind = attrs.get("kind", "relu")
             formula = {"relu": "masked_grad", "abs": "masked_grad_abs"}.get(kind, "masked_grad_leaky")
-        elif name in FORMULAS:
+        elif name not in device_math.DEVICE:        # no device function written by hand: its formula's
             formula = device_math.formula_function(name, out_dtype, attrs)
         for attr, default in device_math.ATTRS.get(formula, ()):
             v = attrs.get(attr, default)
@@ -435,5 +429,3 @@ def _memory_error(e: Exception, shape, nbytes: int) -> Exception:
                           hint="use smaller tensors, or run on the cpu")
     return e
 
-
-__all__ = ["CudaBackend", "HOST_KERNELS", "resolve_shape"]
