@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tapecli.kernels import blas, tf_float32, tf_onednn, tf_sums
+from tapecli.kernels import blas, tf_float32, tf_matmul, tf_onednn, tf_sums
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -159,6 +159,12 @@ def softmax(x, axis=-1):
         return y
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def matmul(a, b):
+    if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
+        return y
+    return blas.matmul(a, b)
 
 
 def log_softmax(x, axis=-1):
@@ -322,7 +328,7 @@ KERNELS = {
     "argmin": lambda x, axis: np.argmin(x, axis=axis).astype(np.int64),
     "softmax": softmax, "log_softmax": log_softmax,
     # shapes and linear algebra
-    "matmul": blas.matmul, "reshape": lambda x, shape: np.reshape(x, shape),
+    "matmul": matmul, "reshape": lambda x, shape: np.reshape(x, shape),
     "transpose": lambda x, perm: np.transpose(x, perm),
     "broadcast_to": lambda x, shape: _broadcast_copy(x, shape),
     "concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
