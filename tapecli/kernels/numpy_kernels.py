@@ -161,6 +161,13 @@ def softmax(x, axis=-1):
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
+def transpose(x, perm, view=False):
+    """A copy in the new order, as TensorFlow's Transpose makes it (a product tells a view apart: tf_matmul.py);
+    with ``view``, the view."""
+    y = np.transpose(x, perm)
+    return y if view or y.flags.c_contiguous else y.copy()
+
+
 def matmul(a, b):
     if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
         return y
@@ -329,7 +336,7 @@ KERNELS = {
     "softmax": softmax, "log_softmax": log_softmax,
     # shapes and linear algebra
     "matmul": matmul, "reshape": lambda x, shape: np.reshape(x, shape),
-    "transpose": lambda x, perm: np.transpose(x, perm),
+    "transpose": transpose,
     "broadcast_to": lambda x, shape: _broadcast_copy(x, shape),
     "concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
     "stack": lambda *xs, axis: np.stack(xs, axis=axis),
