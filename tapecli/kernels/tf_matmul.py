@@ -29,6 +29,8 @@ costs about a microsecond a step: a training workload's larger products keep Ope
 whose products could underflow (TensorFlow flushes subnormal numbers to zero) keep NumPy's product."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tapecli.kernels.tf_onednn import vector_width
@@ -47,17 +49,18 @@ def matmul(a, b) -> np.ndarray | None:
     """``a @ b`` with TensorFlow's bits for float32 operands of rank 2 or more (see the module's docstring), or
     None where this does not apply."""
     if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F32 or b.dtype != _F32 \
-            or a.ndim < 2 or b.ndim < 2 or vector_width() != 16:
+            or a.ndim < 2 or b.ndim < 2:
         return None
     (m, k), n = a.shape[-2:], b.shape[-1]
     batched = a.ndim > 2 or b.ndim > 2
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        return None                                 # (NumPy's error names the shapes)
-    size = int(np.prod(batch)) * m * n
-    if b.shape[-2] != k or not k or not size or 2 * size * k > FLOP_LIMIT \
-            or k > K_LIMIT or _may_underflow(a, b):
+    outputs = m * n
+    if batched:
+        try:
+            outputs *= math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        except ValueError:
+            return None                             # (NumPy's error names the shapes)
+    if 2 * outputs * k > FLOP_LIMIT or not outputs or not 0 < k <= K_LIMIT or b.shape[-2] != k \
+            or vector_width() != 16 or _may_underflow(a, b):
         return None
     with np.errstate(all="ignore"):
         if batched:
