@@ -7,6 +7,7 @@ import numpy as np
 from tapecli import kernels
 
 from tapecli.errors import ShapeError
+from tapecli.runtime.values import NumpyArray
 from tapecli.ops.core import *  # noqa: F403
 from tapecli.ops.core import (_pad)
 from tapecli.ops.elementwise import *  # noqa: F403
@@ -136,9 +137,11 @@ def reshape(x, shape) -> Tensor:
 
 def transpose(x, perm=None, view=False) -> Tensor:
     """x's axes in the order ``perm``: its values copied in that order, as TensorFlow's Transpose makes them; or,
-    with ``view``, x's values as they lie, read in that order: how TensorFlow's kernels take an operand they are
-    told is transposed (tf.matmul's flags, which its gradients set), whose float32 products sum in another
-    order (kernels/tf_matmul.py tells them apart by the layout)."""
+    with ``view`` (and for a NumPy array, as NumPy transposes), x's values as they lie, read in that order: how
+    TensorFlow's kernels take an operand they are told is transposed (tf.matmul's flags, which its gradients
+    set), whose float32 products sum in another order (kernels/tf_matmul.py tells them apart by the layout;
+    OpenBLAS's products, NumPy's, differ by layout too)."""
+    view = view or x.__class__ is NumpyArray
     x = to_tensor(x)
     perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) for p in perm)
     if sorted(perm) != list(range(x.ndim)):
