@@ -111,3 +111,27 @@ def test_a_program_prints_tensorflows_products():
 
 EXPECTED_PROGRAM = ["[5.141897201538086, -9.365312576293945, 6.796034812927246, -0.7609530687332153]",
                     "[9.838624954223633, 5.990896224975586, -17.065322875976562, 11.538263320922852]"]
+
+
+TRANSPOSES = """import numpy as np
+import tensorflow as tf
+rng = np.random.default_rng(3)
+x = tf.constant(rng.standard_normal((4, 40)).astype('float32'))
+v = tf.constant(rng.standard_normal((3, 40)).astype('float32'))
+print(tf.matmul(x, v, transpose_b=True).numpy().ravel().tolist()[:4])
+print(tf.matmul(x, tf.transpose(v)).numpy().ravel().tolist()[:4])
+a, c = x.numpy(), v.numpy()
+print((a @ c.T).ravel().tolist()[:4])
+"""
+
+
+@other_width
+@pytest.mark.parametrize("on_cpython", ["auto", "1"])
+def test_a_flag_a_transpose_and_numpys_transpose_give_their_own_bits(on_cpython, monkeypatch):
+    # TensorFlow 2.21 (a transposed copy sums as an unflagged operand does) and NumPy printed these
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(TRANSPOSES, "p.py")
+    assert [str(line) for line in result.output] == [
+        "[5.141896724700928, 9.838624954223633, 5.990896224975586, -9.365311622619629]",
+        "[5.141894817352295, 9.838624000549316, 5.990896224975586, -9.365314483642578]",
+        "[5.141897201538086, 9.838624000549316, 5.990896224975586, -9.365311622619629]"]
