@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tapecli.kernels import blas, tf_float32, tf_onednn, tf_sums
+from tapecli.kernels import blas, tf_float32, tf_matmul, tf_onednn, tf_sums
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -171,6 +171,19 @@ def softmax(x, axis=-1):
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
+def transpose(x, perm, view=False):
+    """A copy in the new order, as TensorFlow's Transpose makes it (a product tells a view apart: tf_matmul.py);
+    with ``view``, the view."""
+    y = np.transpose(x, perm)
+    return y if view or y.flags.c_contiguous else y.copy()
+
+
+def matmul(a, b):
+    if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
+        return y
+    return blas.matmul(a, b)
+
+
 def log_softmax(x, axis=-1):
     if (y := tf_float32.log_softmax(x, axis)) is not None:     # TensorFlow's bits (tf_float32.py)
         return y
@@ -324,10 +337,6 @@ def reshape(x, shape):
     return np.reshape(x, shape)
 
 
-def transpose(x, perm):
-    return np.transpose(x, perm)
-
-
 def concat(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
@@ -342,8 +351,8 @@ def clip(x, lo, hi):
 
 # An op names its kernel on its entry in the op table (``numpy=``: the functions above, tf_float32's, NumPy's
 # ufuncs), or has it made from its formula (formulas.py); ``kernels.register`` adds them here. matmul's is
-# named here, beside TensorFlow's float32 product (kernels/blas.py).
-KERNELS = {"matmul": blas.matmul}
+# named here: TensorFlow's float32 product where it is small (tf_matmul.py), OpenBLAS's otherwise (blas.py).
+KERNELS = {"matmul": matmul}
 RAW_KERNELS = KERNELS          # unwrapped: for callers that already run under np.errstate(all="ignore")
 
 

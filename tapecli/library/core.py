@@ -723,8 +723,8 @@ def _tensor_attribute(t: Tensor, attr):
         return NumpyDType(str(t.dtype)) if isinstance(t, NumpyArray) else DType(dtype_name(t.dtype))
     if attr == "value":
         return t
-    if attr == "T":
-        return ops.transpose(t)
+    if attr == "T":                         # (a NumPy array's: NumPy's view, which NumPy's operators take)
+        return NumpyArray(ops.transpose(t).value) if t.__class__ is NumpyArray else ops.transpose(t)
     if attr == "get_shape":
         from tapecli.interpreter.objects import BoundMethod
         return BoundMethod(attr, lambda call_node: _tensor_attribute(t, "shape"))

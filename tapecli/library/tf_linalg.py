@@ -53,14 +53,15 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             raise TdfValueError(f"tf.linalg.matmul: transpose_{side} and adjoint_{side} cannot both be True")
     if output_type is not None:
         raise TdfTypeError("tf.linalg.matmul: output_type is for int8 inputs, which tapecli does not have")
-    return ops.matmul(_maybe_adjoint(a, truth(transpose_a) or truth(adjoint_a)),
-                      _maybe_adjoint(b, truth(transpose_b) or truth(adjoint_b)))
+    return ops.matmul(_maybe_adjoint(a, truth(transpose_a) or truth(adjoint_a), view=True),
+                      _maybe_adjoint(b, truth(transpose_b) or truth(adjoint_b), view=True))
 
 
-def _maybe_adjoint(x, adjoint):
+def _maybe_adjoint(x, adjoint, view=False):
+    """x's matrices transposed where ``adjoint`` says (real dtypes); ``view``: as a product's flag takes them."""
     t = ops.to_tensor(x)
-    return ops.transpose(t, tuple(range(t.ndim - 2)) + (t.ndim - 1, t.ndim - 2)) if truth(adjoint) and t.ndim >= 2 \
-        else t
+    return ops.transpose(t, tuple(range(t.ndim - 2)) + (t.ndim - 1, t.ndim - 2), view) \
+        if truth(adjoint) and t.ndim >= 2 else t
 
 
 @builtin("inv", "matrix_inverse")

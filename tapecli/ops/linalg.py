@@ -18,9 +18,10 @@ IDENTITY_SEEDS: set[int] = set()
 
 
 def _swap_last(t):
+    """t's matrices transposed as a view: an operand TensorFlow's products take with a transpose flag."""
     perm = list(range(t.ndim))
     perm[-1], perm[-2] = perm[-2], perm[-1]
-    return transpose(t, perm)
+    return transpose(t, perm, view=True)
 
 
 def _matmul_vjp(r, g, needs=None):
@@ -48,10 +49,10 @@ def _matmul_vjp_batched(a, b, g, lead, need_a, need_b):
     if a.ndim == 2 and b.ndim == 2:
         (m, k), n = a.shape, b.shape[1]
         if need_a:
-            ga = reshape(matmul(reshape(g, (n_batch * m, n)), transpose(b)), batch + (m, k))
+            ga = reshape(matmul(reshape(g, (n_batch * m, n)), _swap_last(b)), batch + (m, k))
         if need_b:
             gm = reshape(transpose(reshape(g, (n_batch, m, n)), (1, 0, 2)), (m, n_batch * n))
-            gb = reshape(transpose(reshape(matmul(transpose(a), gm), (k, n_batch, n)), (1, 0, 2)), batch + (k, n))
+            gb = reshape(transpose(reshape(matmul(_swap_last(a), gm), (k, n_batch, n)), (1, 0, 2)), batch + (k, n))
     elif a.ndim == 2:                   # [m, k] @ [k]: g is batch + [m]
         (m, k) = a.shape
         if need_a:
@@ -62,7 +63,7 @@ def _matmul_vjp_batched(a, b, g, lead, need_a, need_b):
     elif b.ndim == 2:                   # [k] @ [k, n]: g is batch + [n]
         k, n = b.shape
         if need_a:
-            ga = transpose(b) if g.id in IDENTITY_SEEDS else matmul(reshape(g, (n_batch, n)), transpose(b))
+            ga = transpose(b) if g.id in IDENTITY_SEEDS else matmul(reshape(g, (n_batch, n)), _swap_last(b))
             ga = reshape(ga, batch + (k,))
         if need_b:
             gb = mul(reshape(a, (k, 1)), reshape(g, batch + (1, n)))

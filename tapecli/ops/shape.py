@@ -137,12 +137,18 @@ def reshape(x, shape) -> Tensor:
     return apply(RESHAPE, (x,), shape=shape)
 
 
-def transpose(x, perm=None) -> Tensor:
+def transpose(x, perm=None, view=False) -> Tensor:
+    """x's axes in the order ``perm``: its values copied in that order, as TensorFlow's Transpose makes them; or,
+    with ``view`` (and for a NumPy array, as NumPy transposes), x's values as they lie, read in that order: how
+    TensorFlow's kernels take an operand they are told is transposed (tf.matmul's flags, which its gradients
+    set), whose float32 products sum in another order (kernels/tf_matmul.py tells them apart by the layout;
+    OpenBLAS's products, NumPy's, differ by layout too)."""
+    view = view or x.__class__ is NumpyArray
     x = to_tensor(x)
     perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) for p in perm)
     if sorted(perm) != list(range(x.ndim)):
         raise ShapeError(f"perm {list(perm)} is not a permutation of the {x.ndim} axes of shape {list(x.shape)}")
-    return apply(TRANSPOSE, (x,), perm=perm)
+    return apply(TRANSPOSE, (x,), perm=perm, view=True) if view else apply(TRANSPOSE, (x,), perm=perm)
 
 
 def broadcast_to(x, shape) -> Tensor:

@@ -265,7 +265,7 @@ class CudaBackend(Backend):
     def reshape(self, x, shape):
         return self.asarray(x).reshape(shape)
 
-    def transpose(self, x, perm=None):
+    def transpose(self, x, perm=None, view=False):      # (a view or a copy: the same values on the device)
         x = self.asarray(x)
         perm = tuple(reversed(range(x.ndim))) if perm is None else tuple(int(p) % max(x.ndim, 1) for p in perm)
         if perm == tuple(range(x.ndim)):

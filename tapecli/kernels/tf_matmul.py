@@ -1,0 +1,186 @@
+"""TensorFlow's float32 matrix products on an x86 CPU with AVX-512, bit for bit: TensorFlow runs MatMul and
+BatchMatMulV2 with oneDNN there (on by default), whose kernels sum each output in an order set by the shape and
+by which operands TensorFlow hands over transposed (``transpose_a``/``transpose_b``, as its gradients do).
+
+For C = A B with A m x k and B k x n (measured against TensorFlow 2.21's pip wheel on an AVX-512 machine,
+benchmarks/record_tf_matmul.py, tests/data/tf_matmul_bits.json; TensorFlow's thread count changes nothing):
+
+* a batched product (BatchMatMulV2: an operand of rank 3 or more): each output a chain of fused multiply-adds
+  over k from zero, in blocks of k (one up to 512, 512 and the rest up to 1,024) whose sums are added;
+* a 2-D product (MatMul, oneDNN's sgemm), by the first that applies:
+  - m = 1: with B transposed, oneDNN's gemv kernel along k: 8-lane fused dot products over k sixteen at a time,
+    the lanes summed as ``((l0+l1)+(l4+l5)) + ((l2+l3)+(l6+l7))``, then the 8, 4, 2 and 1 last products (each
+    summed alike) added in turn; else its gemv kernel along columns: a chain of fused multiply-adds over all of k;
+  - B transposed, A not, m up to 15 (its small-n kernel): 16-lane fused dot products over k (the last partial
+    vector in its first lanes), the lanes summed by halves;
+  - n = 1: the gemv kernel along k where A is not transposed, else the chain over all of k;
+  - else a chain of fused multiply-adds over k, in blocks of 384 (the last two halved when less than 768 is
+    left) whose sums are added.
+
+An operand counts as transposed when its values are laid out with rows along the first axis (a transposed view,
+as tapecli's transpose gives it: tf.matmul's ``transpose_b=True`` and the gradients' products); a transpose that
+TensorFlow computes as an op of its own (``tf.transpose(b)`` then a product) is a copy there, a view here.
+
+A fused multiply-add is computed in float64, where the product of two float32 values is exact: the sum is rounded
+once more to float32, which is the fused result but where float64 rounded the exact sum onto a float32 halfway
+point; there the rounding error (TwoSum) says which way the exact sum lies. Other machines (another vector width
+or architecture), other dtypes, k above ``K_LIMIT``, products of more than ``FLOP_LIMIT`` flops (the loop over k
+costs about a microsecond a step: a training workload's larger products keep OpenBLAS's speed) and operands
+whose products could underflow (TensorFlow flushes subnormal numbers to zero) keep NumPy's product."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tapecli.kernels.tf_onednn import vector_width
+
+FLOP_LIMIT = 1 << 17        # 2 m n k (times the batch) of the largest product computed here
+K_LIMIT = 1024              # the longest sum computed here (the blocks measured)
+SMALL_N_ROWS = 15           # oneDNN's small-n kernel takes up to this many rows
+_GEMM_K_BLOCK = 384
+_F32, _F64 = np.float32, np.float64
+_TINY = float(np.finfo(np.float32).tiny)
+_LOW_BITS = np.uint64((1 << 29) - 1)        # the float64 fraction bits below float32's
+_HALFWAY = np.uint64(1 << 28)
+
+
+def matmul(a, b) -> np.ndarray | None:
+    """``a @ b`` with TensorFlow's bits for float32 operands of rank 2 or more (see the module's docstring), or
+    None where this does not apply."""
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F32 or b.dtype != _F32 \
+            or a.ndim < 2 or b.ndim < 2:
+        return None
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    batched = a.ndim > 2 or b.ndim > 2
+    outputs = m * n
+    if batched:
+        try:
+            outputs *= math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        except ValueError:
+            return None                             # (NumPy's error names the shapes)
+    if 2 * outputs * k > FLOP_LIMIT or not outputs or not 0 < k <= K_LIMIT or b.shape[-2] != k \
+            or vector_width() != 16 or _may_underflow(a, b):
+        return None
+    with np.errstate(all="ignore"):
+        if batched:
+            return _blocks(a, b, _batched_blocks(k))
+        transposed_a, transposed_b = _transposed(a), _transposed(b)
+        if m == 1:
+            return _gemv_dots(a, b) if transposed_b else _chain(a, b)
+        if transposed_b and not transposed_a and m <= SMALL_N_ROWS:
+            return _lane_dots(a, b)
+        if n == 1:
+            return _chain(a, b) if transposed_a else _gemv_dots(a, b)
+        return _blocks(a, b, _gemm_blocks(k))
+
+
+def _transposed(x) -> bool:
+    """Whether TensorFlow would hold the matrix ``x`` transposed: its rows' elements are apart, its columns'
+    adjacent (a column of one element: laid out as a transposed row)."""
+    rows, columns = x.shape
+    step = x.itemsize
+    if columns == 1:
+        return x.strides == (step, rows * step) and rows > 1
+    return x.strides[0] == step and x.strides[1] != step
+
+
+def _may_underflow(a, b) -> bool:
+    smallest = []
+    for x in (a, b):
+        magnitudes = np.abs(x)
+        nonzero = magnitudes[magnitudes > 0]
+        smallest.append(float(nonzero.min()) if nonzero.size else np.inf)
+    return smallest[0] * smallest[1] < _TINY
+
+
+def fma(x, y, c, out=None) -> np.ndarray:
+    """``x * y + c`` of float32 arrays (broadcast), rounded once to float32 as a fused multiply-add rounds it;
+    ``out``: a float64 array of the result's shape to compute in."""
+    total = np.multiply(x, y, dtype=_F64, out=out)
+    total += c
+    result = total.astype(_F32)
+    halfway = (total.view(np.uint64) & _LOW_BITS) == _HALFWAY
+    if halfway.any():               # float64 rounded onto a float32 halfway point: the error says which side
+        x, y, c = (np.broadcast_to(v, total.shape)[halfway].astype(_F64) for v in (x, y, c))
+        product, total = x * y, total[halfway]
+        carried = total - product
+        error = (product - (total - carried)) + (c - carried)
+        side = np.where(error > 0, np.inf, np.where(error < 0, -np.inf, total))
+        result[halfway] = np.nextafter(total, side).astype(_F32)
+    return result
+
+
+def _chain(a, b, start=0, stop=None) -> np.ndarray:
+    """Each output a chain of fused multiply-adds over k from ``start`` to ``stop``, from zero."""
+    stop = a.shape[-1] if stop is None else stop
+    shape = np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
+    total, wide = np.zeros(shape, _F32), np.empty(shape, _F64)
+    for p in range(start, stop):
+        total = fma(a[..., p:p + 1], b[..., p:p + 1, :], total, wide)
+    return total
+
+
+def _blocks(a, b, sizes) -> np.ndarray:
+    total, start = None, 0
+    for size in sizes:
+        part = _chain(a, b, start, start + size)
+        total = part if total is None else total + part
+        start += size
+    return total
+
+
+def _gemm_blocks(k):
+    sizes = []
+    while k > _GEMM_K_BLOCK:
+        size = (k + 1) // 2 if k < 2 * _GEMM_K_BLOCK else _GEMM_K_BLOCK
+        sizes.append(size)
+        k -= size
+    return sizes + [k]
+
+
+def _batched_blocks(k):
+    return [k] if k <= 512 else [512, k - 512]
+
+
+def _lane_dots(a, b, lanes=16) -> np.ndarray:
+    """oneDNN's small-n kernel: each output a vector of fused dot products over k, its lanes summed by halves."""
+    rows, columns = a[:, None, :], b.T[None, :, :]
+    k = a.shape[-1]
+    total = np.zeros((a.shape[0], b.shape[1], lanes), _F32)
+    whole, rest = divmod(k, lanes)
+    for v in range(whole):
+        total = fma(rows[..., v * lanes:(v + 1) * lanes], columns[..., v * lanes:(v + 1) * lanes], total)
+    if rest:
+        total[..., :rest] = fma(rows[..., k - rest:], columns[..., k - rest:], total[..., :rest])
+    while total.shape[-1] > 1:
+        half = total.shape[-1] // 2
+        total = total[..., :half] + total[..., half:]
+    return total[..., 0]
+
+
+def _eight_lanes(v) -> np.ndarray:
+    """vhaddps, the halves swapped and added, vhaddps: one sum of the 8 lanes."""
+    return ((v[..., 0] + v[..., 1]) + (v[..., 4] + v[..., 5])) + ((v[..., 2] + v[..., 3]) + (v[..., 6] + v[..., 7]))
+
+
+def _gemv_dots(a, b) -> np.ndarray:
+    """oneDNN's gemv kernel along k: 8-lane fused dot products over k sixteen at a time, summed across the
+    lanes; then the last 8, 4, 2 and 1 products, each summed alike, added in turn."""
+    rows, columns = a[:, None, :], b.T[None, :, :]
+    k = a.shape[-1]
+    whole = k // 16 * 16
+    total = np.zeros((a.shape[0], b.shape[1]), _F32)
+    if whole:
+        lanes = np.zeros(total.shape + (8,), _F32)
+        for p in range(0, whole, 8):
+            lanes = fma(rows[..., p:p + 8], columns[..., p:p + 8], lanes)
+        total = _eight_lanes(lanes)
+    start = whole
+    for width in (8, 4, 2, 1):
+        if (k - whole) & width:
+            lanes = np.zeros(total.shape + (8,), _F32)
+            lanes[..., :width] = np.multiply(rows[..., start:start + width], columns[..., start:start + width])
+            total = total + _eight_lanes(lanes)
+            start += width
+    return total
