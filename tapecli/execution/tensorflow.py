@@ -148,11 +148,9 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         # a program's Keras class's config: Keras's automatic one (its constructor's arguments) is CPython's run's
         if isinstance(node, ast.Attribute) and node.attr in ("get_config", "from_config") and classes:
             return True
-        # an item assignment: NumPy's (``w = v.numpy(); w[:, 0] = 0``, into a view) is CPython's and NumPy's alone
-        # (a tuple's items too: ``X[i, a], X[i, b] = 3, 4``)
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for target in node.targets
-                                                for t in ast.walk(target)) \
-                or isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+        # an item assignment (a tuple's too): NumPy's (``w = v.numpy(); w[:, 0] = 0``, into a view) is CPython's alone
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and any(isinstance(t, ast.Subscript) for target in getattr(
+                node, "targets", [getattr(node, "target", None)]) for t in ast.walk(target)):
             return True
         if isinstance(node, ast.ImportFrom) and not all(importable(f"{node.module}.{alias.name}")
                                                         for alias in node.names):
