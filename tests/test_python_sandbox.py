@@ -23,7 +23,7 @@ ESCAPES = {
     "closure of a library function": "import functools\nc = functools.lru_cache(maxsize=2).__closure__",
     "private of an ArgumentParser": "import argparse\np = argparse.ArgumentParser()\nr = p._registries",
     "frame": "g = (x for x in [1])\nf = g.gi_frame",
-    "traceback": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__",
+    "traceback": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__.tb_frame",
     "str.format field": "s = '{0.__class__.__base__}'.format(1)",
     "str.format unbound": "s = str.format('{0.__class__.__subclasses__}', 1)",
     "format_map": "s = '{x.__class__.__base__}'.format_map({'x': 1})",

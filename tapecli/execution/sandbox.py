@@ -236,6 +236,8 @@ class Sandbox:
             return False
         if not name.startswith("_") or name in READABLE_PRIVATE or name in _LINEAGE and isinstance(obj, type):
             return True
+        if name == "__traceback__":     # (its frames are unreachable: the run's traceback shows the program's)
+            return isinstance(obj, BaseException)
         if name == KERAS_MASK:          # (a tensor's Keras mask, as TensorFlow programs read it)
             return self.eager is not None and self.eager.owns(obj)
         if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)

@@ -1,0 +1,147 @@
+"""A run's own ``traceback``: CPython's module itself, its code executed afresh into a new module object for each
+run that imports it (and for the run's ``logging``, which prints its tracebacks and stacks with it), so that its
+text is CPython's for the program's frames.
+
+What CPython's module reads outside itself is the run's: ``sys.stderr`` is the run's standard error, a line of
+a frame is read from the run's text (``linecache``: a program reads no file), and every walk over frames (a
+traceback's, the stack's) yields the program's frames alone, as CPython shows a script's (tapecli's and the
+libraries' between them are the run's machinery, their paths the machine's), its path as the run was given it.
+No frame reaches the program: ``walk_tb`` and ``walk_stack`` yield a :class:`FrameView` of each, which holds
+the frame's names and line, and which ``extract_stack(f=...)`` and ``print_stack(f=...)`` take back; the reprs
+of a frame's variables (``capture_locals=True``, where tapecli's own names are the module's) and clearing a
+traceback's frames are refused."""
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib.util
+import sys
+import types
+
+
+@functools.cache
+def _code() -> types.CodeType:
+    """traceback's compiled code, as CPython's import reads it (its cached bytecode)."""
+    return importlib.util.find_spec("traceback").loader.get_code("traceback")
+
+
+def make(sandbox, source_lines: list[str]) -> types.ModuleType:
+    """The run's ``traceback`` module."""
+    from tapecli.execution.modules import refused_name
+
+    filename = sandbox.filename
+
+    def getline(name, lineno, module_globals=None):
+        known = name == filename and isinstance(lineno, int) and 0 < lineno <= len(source_lines)
+        return source_lines[lineno - 1] + "\n" if known else ""
+
+    stand_ins = {
+        "sys": types.SimpleNamespace(stderr=sandbox.stderr, exc_info=sys.exc_info, _getframe=sys._getframe),
+        "linecache": types.SimpleNamespace(getline=getline, lazycache=lambda *args: None,
+                                           checkcache=lambda *args: None),
+    }
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        found = stand_ins.get(name)
+        return found if found is not None else builtins.__import__(name, globals, locals, fromlist, level)
+
+    module = types.ModuleType("traceback")
+    module.__dict__["__builtins__"] = {**vars(builtins), "__import__": import_}
+    exec(_code(), module.__dict__)
+    frames = ProgramFrames(filename)
+
+    def walk_stack(f):
+        # (without a frame, CPython's starts four frames out from its own, where StackSummary.extract's caller is:
+        # frames of the program's and of traceback's alone are counted, as they alone are between them in CPython)
+        start = f._frame if isinstance(f, FrameView) else f if f is not None else frames.out(sys._getframe(), 4)
+        for frame in frames.on_stack(start):
+            yield FrameView(frame), frame.f_lineno
+
+    def walk_tb(tb):
+        return ((FrameView(t.tb_frame), t.tb_lineno) for t in frames.in_traceback(tb))
+
+    def walk_tb_with_full_positions(tb):
+        for t in frames.in_traceback(tb):
+            positions = module._get_code_position(t.tb_frame.f_code, t.tb_lasti)
+            yield FrameView(t.tb_frame), positions if positions[0] is not None else (t.tb_lineno, *positions[1:])
+
+    real_extract = module.StackSummary._extract_from_extended_frame_gen.__func__
+
+    def extract(klass, frame_gen, *, limit=None, lookup_lines=True, capture_locals=False):
+        if capture_locals:
+            raise refused_name("traceback", "capture_locals=True", _LOCALS)
+        return real_extract(klass, frame_gen, limit=limit, lookup_lines=lookup_lines)
+
+    def clear_frames(tb):
+        raise refused_name("traceback", "clear_frames", "it clears the frames of the run's machinery too")
+
+    functools.update_wrapper(walk_stack, module.walk_stack)
+    functools.update_wrapper(walk_tb, module.walk_tb)
+    module.walk_stack, module.walk_tb, module._walk_tb_with_full_positions = walk_stack, walk_tb, \
+        walk_tb_with_full_positions
+    module.StackSummary._extract_from_extended_frame_gen = classmethod(extract)
+    module.clear_frames = clear_frames
+    return module
+
+
+_LOCALS = "it shows the reprs of a frame's variables, tapecli's own among a module's"
+
+
+class ProgramFrames:
+    """The program's frames, those of tapecli and the libraries between them left out."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+
+    def on_stack(self, frame) -> list:
+        """The program's frames from ``frame`` outwards, innermost first."""
+        found = []
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                found.append(frame)
+            frame = frame.f_back
+        return found
+
+    def out(self, frame, steps: int):
+        """The frame ``steps`` frames out from ``frame``, counting the program's and traceback's alone."""
+        for _ in range(steps):
+            frame = frame.f_back
+            while frame is not None and frame.f_code.co_filename not in (self.filename, _code().co_filename):
+                frame = frame.f_back
+        return frame
+
+    def in_traceback(self, tb) -> list:
+        """The entries of a traceback (``tb_next`` onwards) in the program's frames."""
+        found = []
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.filename:
+                found.append(tb)
+            tb = tb.tb_next
+        return found
+
+
+class FrameView:
+    """What ``walk_tb`` and ``walk_stack`` yield of a program's frame: its file, function and line (what
+    StackSummary.extract reads of a frame), never the frame (its ``f_back``, ``f_globals``, ``f_trace``...)."""
+
+    __slots__ = ("_frame", "f_code", "f_lineno", "f_globals")
+
+    def __init__(self, frame):
+        self._frame = frame
+        self.f_code = _CodeNames(frame.f_code.co_filename, frame.f_code.co_name)
+        self.f_lineno = frame.f_lineno
+        self.f_globals = {}
+
+    def __repr__(self) -> str:
+        return f"<frame at {hex(id(self))}, file {self.f_code.co_filename!r}, line {self.f_lineno}, " \
+               f"code {self.f_code.co_name}>"
+
+
+FrameView.__module__, FrameView.__name__, FrameView.__qualname__ = "builtins", "frame", "frame"
+
+
+class _CodeNames:
+    __slots__ = ("co_filename", "co_name")
+
+    def __init__(self, filename: str, name: str):
+        self.co_filename, self.co_name = filename, name
