@@ -14,9 +14,7 @@ read their fields' attributes through the guard; the patterns its format checks 
 search."""
 from __future__ import annotations
 
-import builtins
 import functools
-import importlib.util
 import io
 import os
 import re
@@ -25,16 +23,10 @@ import time
 import types
 
 from tapecli.execution import weigh
+from tapecli.execution.fresh_module import executed
 from tapecli.execution.run_traceback import ProgramFrames
 from tapecli.runtime.clock import CLOCK_WARNING
 from tapecli.runtime.context import current
-
-
-@functools.cache
-def _code() -> types.CodeType:
-    """logging's compiled code, as CPython's import reads it (its cached bytecode)."""
-    spec = importlib.util.find_spec("logging")
-    return spec.loader.get_code("logging")
 
 
 def make(sandbox, run_warn, run_traceback: types.ModuleType, tensorflow: bool) -> types.ModuleType:
@@ -69,13 +61,7 @@ def make(sandbox, run_warn, run_traceback: types.ModuleType, tensorflow: bool) -
         "re": types.SimpleNamespace(compile=lambda pattern, flags=0: _Searching(re.compile(pattern, flags)), I=re.I),
     }
 
-    def import_(name, globals=None, locals=None, fromlist=(), level=0):
-        found = stand_ins.get(name)
-        return found if found is not None else builtins.__import__(name, globals, locals, fromlist, level)
-
-    module = types.ModuleType("logging")
-    module.__dict__["__builtins__"] = {**vars(builtins), "__import__": import_}
-    exec(_code(), module.__dict__)
+    module = executed("logging", stand_ins)
     _own_methods(module, sandbox, frames, run_traceback, SafeFormatter)
     if tensorflow:
         handler = module.StreamHandler()

@@ -12,17 +12,11 @@ of a frame's variables (``capture_locals=True``, where tapecli's own names are t
 traceback's frames are refused."""
 from __future__ import annotations
 
-import builtins
 import functools
-import importlib.util
 import sys
 import types
 
-
-@functools.cache
-def _code() -> types.CodeType:
-    """traceback's compiled code, as CPython's import reads it (its cached bytecode)."""
-    return importlib.util.find_spec("traceback").loader.get_code("traceback")
+from tapecli.execution.fresh_module import executed, source_file
 
 
 def make(sandbox, source_lines: list[str]) -> types.ModuleType:
@@ -41,13 +35,7 @@ def make(sandbox, source_lines: list[str]) -> types.ModuleType:
                                            checkcache=lambda *args: None),
     }
 
-    def import_(name, globals=None, locals=None, fromlist=(), level=0):
-        found = stand_ins.get(name)
-        return found if found is not None else builtins.__import__(name, globals, locals, fromlist, level)
-
-    module = types.ModuleType("traceback")
-    module.__dict__["__builtins__"] = {**vars(builtins), "__import__": import_}
-    exec(_code(), module.__dict__)
+    module = executed("traceback", stand_ins)
     frames = ProgramFrames(filename)
 
     def walk_stack(f):
@@ -55,15 +43,15 @@ def make(sandbox, source_lines: list[str]) -> types.ModuleType:
         # frames of the program's and of traceback's alone are counted, as they alone are between them in CPython)
         start = f._frame if isinstance(f, FrameView) else f if f is not None else frames.out(sys._getframe(), 4)
         for frame in frames.on_stack(start):
-            yield FrameView(frame), frame.f_lineno
+            yield _view(frame), frame.f_lineno
 
     def walk_tb(tb):
-        return ((FrameView(t.tb_frame), t.tb_lineno) for t in frames.in_traceback(tb))
+        return ((_view(t.tb_frame), t.tb_lineno) for t in frames.in_traceback(tb))
 
     def walk_tb_with_full_positions(tb):
         for t in frames.in_traceback(tb):
             positions = module._get_code_position(t.tb_frame.f_code, t.tb_lasti)
-            yield FrameView(t.tb_frame), positions if positions[0] is not None else (t.tb_lineno, *positions[1:])
+            yield _view(t.tb_frame), positions if positions[0] is not None else (t.tb_lineno, *positions[1:])
 
     real_extract = module.StackSummary._extract_from_extended_frame_gen.__func__
 
@@ -106,7 +94,7 @@ class ProgramFrames:
         """The frame ``steps`` frames out from ``frame``, counting the program's and traceback's alone."""
         for _ in range(steps):
             frame = frame.f_back
-            while frame is not None and frame.f_code.co_filename not in (self.filename, _code().co_filename):
+            while frame is not None and frame.f_code.co_filename not in (self.filename, source_file("traceback")):
                 frame = frame.f_back
         return frame
 
@@ -122,19 +110,35 @@ class ProgramFrames:
 
 class FrameView:
     """What ``walk_tb`` and ``walk_stack`` yield of a program's frame: its file, function and line (what
-    StackSummary.extract reads of a frame), never the frame (its ``f_back``, ``f_globals``, ``f_trace``...)."""
+    StackSummary.extract reads of a frame), never the frame (its ``f_back``, ``f_globals``, ``f_trace``...). As a
+    frame, a program can neither make one nor derive a class from it (a class of its own would read the slot that
+    holds the frame)."""
 
-    __slots__ = ("_frame", "f_code", "f_lineno", "f_globals")
+    __slots__ = ("_frame", "f_code", "f_globals")
 
-    def __init__(self, frame):
-        self._frame = frame
-        self.f_code = _CodeNames(frame.f_code.co_filename, frame.f_code.co_name)
-        self.f_lineno = frame.f_lineno
-        self.f_globals = {}
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'frame' instances")
+
+    def __init_subclass__(cls, **kwargs):
+        raise TypeError("type 'frame' is not an acceptable base type")
+
+    @property
+    def f_lineno(self) -> int:
+        return self._frame.f_lineno         # (the line it runs now, as a frame's)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle 'frame' object")     # (as a frame: copy.copy refuses it too)
 
     def __repr__(self) -> str:
         return f"<frame at {hex(id(self))}, file {self.f_code.co_filename!r}, line {self.f_lineno}, " \
                f"code {self.f_code.co_name}>"
+
+
+def _view(frame) -> FrameView:
+    view = object.__new__(FrameView)
+    view._frame, view.f_globals = frame, {}
+    view.f_code = _CodeNames(frame.f_code.co_filename, frame.f_code.co_name)
+    return view
 
 
 FrameView.__module__, FrameView.__name__, FrameView.__qualname__ = "builtins", "frame", "frame"

@@ -232,7 +232,7 @@ class Sandbox:
     def readable(self, obj, name: str) -> bool:
         if name in UNREACHABLE or name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
             return False
-        if name in ("__cause__", "__context__") and isinstance(obj, TdfError):    # (tapecli's internals)
+        if name in ("__cause__", "__context__", "__traceback__") and isinstance(obj, TdfError):  # (tapecli's internals)
             return False
         if not name.startswith("_") or name in READABLE_PRIVATE or name in _LINEAGE and isinstance(obj, type):
             return True
