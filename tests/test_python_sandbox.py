@@ -171,6 +171,11 @@ LIMITED = {
     "numpy choice": "import numpy as np\nx = np.random.choice(10**9, 3, replace=False)",
     "numpy astype": "import numpy as np\nx = np.zeros(10).astype('U100000000')",
     "numpy tolist": "import numpy as np\nx = np.zeros(10**8 // 2).tolist()",
+    "a program's endless stack for traceback": "import traceback\nclass F:\n    def __init__(self):\n"
+                                                "        for name in ('f_back', 'f_code'):\n"
+                                                "            vars(self)[name] = self\n"
+                                                "        vars(self).update(f_lineno=1, f_globals={}, co_filename='x', "
+                                                "co_name='f')\ns = traceback.format_stack(F())",
     "a logged message's width": "import logging\nlogging.warning('%999999999999d', 1)",
     "numpy broadcast": "import numpy as np\nx = np.ones((1, 10**5)) * np.ones((10**5, 1))",
     "deep recursion": None,

@@ -4,6 +4,8 @@ each program as a script, in a process of its own, its oracle); a line is the ru
 frame reaches the program."""
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from tapecli import api
@@ -174,3 +176,14 @@ def test_a_walked_frame_is_no_frame():
         with pytest.raises(TdfError) as e:
             api.run_source(source + f"x = {reach}\n", "prog.py")
         assert e.value.kind == kind and e.value.line == 10, reach
+
+
+def test_a_programs_own_traceback_leading_to_a_real_one_yields_no_frame():
+    """A program's object walked as a traceback is its own data, walked as CPython walks it; where its ``tb_next``
+    is a real traceback, what follows is walked as one: stand-ins of the program's frames."""
+    source = ("import traceback\ntry:\n    1 / 0\nexcept Exception as e:\n    real = e\nclass T:\n"
+              "    tb_lineno, tb_lasti, tb_frame = 7, -1, None\n    @property\n    def tb_next(self):\n"
+              "        return real.__traceback__\nwalked = [(f, n) for f, n in traceback.walk_tb(T())]\n")
+    walked = api.run_source(source, "prog.py").scope.vars["walked"]
+    assert [(type(f).__name__, n) for f, n in walked] == [("NoneType", 7), ("frame", 3)]
+    assert not any(isinstance(f, types.FrameType) for f, _ in walked)

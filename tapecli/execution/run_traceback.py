@@ -7,7 +7,8 @@ a frame is read from the run's text (``linecache``: a program reads no file), an
 traceback's, the stack's) yields the program's frames alone, as CPython shows a script's (tapecli's and the
 libraries' between them are the run's machinery, their paths the machine's), its path as the run was given it.
 No frame reaches the program: ``walk_tb`` and ``walk_stack`` yield a :class:`FrameView` of each, which holds
-the frame's names and line, and which ``extract_stack(f=...)`` and ``print_stack(f=...)`` take back; the reprs
+the frame's names and line, and which ``extract_stack(f=...)`` and ``print_stack(f=...)`` take back (a
+program's own object passed as a frame or traceback is walked as CPython walks it, each a step); the reprs
 of a frame's variables (``capture_locals=True``, where tapecli's own names are the module's) and clearing a
 traceback's frames are refused."""
 from __future__ import annotations
@@ -41,17 +42,34 @@ def make(sandbox, source_lines: list[str]) -> types.ModuleType:
     def walk_stack(f):
         # (without a frame, CPython's starts four frames out from its own, where StackSummary.extract's caller is:
         # frames of the program's and of traceback's alone are counted, as they alone are between them in CPython)
-        start = f._frame if isinstance(f, FrameView) else f if f is not None else frames.out(sys._getframe(), 4)
-        for frame in frames.on_stack(start):
-            yield _view(frame), frame.f_lineno
+        f = f if f is not None else frames.out(sys._getframe(), 4)
+        while f is not None:
+            f = f._frame if isinstance(f, FrameView) else f
+            if not isinstance(f, types.FrameType):      # (a program's own object, walked as CPython walks it)
+                sandbox.tick()
+                yield f, f.f_lineno
+            elif f.f_code.co_filename == filename:
+                yield _view(f), f.f_lineno
+            f = f.f_back
+
+    def entries(tb):
+        """A traceback's entries in the program's frames, each with what walk_tb yields of it."""
+        while tb is not None:
+            if not isinstance(tb, types.TracebackType):     # (a program's own object, as for walk_stack)
+                sandbox.tick()
+                yield tb, tb.tb_frame
+            elif tb.tb_frame.f_code.co_filename == filename:
+                yield tb, _view(tb.tb_frame)
+            tb = tb.tb_next
 
     def walk_tb(tb):
-        return ((_view(t.tb_frame), t.tb_lineno) for t in frames.in_traceback(tb))
+        for entry, frame in entries(tb):
+            yield frame, entry.tb_lineno
 
     def walk_tb_with_full_positions(tb):
-        for t in frames.in_traceback(tb):
-            positions = module._get_code_position(t.tb_frame.f_code, t.tb_lasti)
-            yield _view(t.tb_frame), positions if positions[0] is not None else (t.tb_lineno, *positions[1:])
+        for entry, frame in entries(tb):
+            positions = module._get_code_position(entry.tb_frame.f_code, entry.tb_lasti)
+            yield frame, positions if positions[0] is not None else (entry.tb_lineno, *positions[1:])
 
     real_extract = module.StackSummary._extract_from_extended_frame_gen.__func__
 
@@ -97,15 +115,6 @@ class ProgramFrames:
             while frame is not None and frame.f_code.co_filename not in (self.filename, source_file("traceback")):
                 frame = frame.f_back
         return frame
-
-    def in_traceback(self, tb) -> list:
-        """The entries of a traceback (``tb_next`` onwards) in the program's frames."""
-        found = []
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == self.filename:
-                found.append(tb)
-            tb = tb.tb_next
-        return found
 
 
 class FrameView:
