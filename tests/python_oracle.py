@@ -6,6 +6,7 @@ import contextlib
 import decimal
 import io
 import re
+import subprocess
 import sys
 import types
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from tapecli import api
 from tapecli.errors import TdfError
+from tapecli.interpreter.core import ErrorLine
 
 
 def through_tapecli(source: str, filename: str = "prog.py"):
@@ -81,3 +83,37 @@ def agree(source: str) -> None:
     """Assert that tapecli and CPython print the same lines and end with the same error (or none)."""
     ours, theirs = through_tapecli(source), through_cpython(source)
     assert ours == theirs, f"tapecli {ours!r}\nCPython {theirs!r}\nprogram:\n{source}"
+
+
+def script_through_cpython(source: str, path) -> tuple[list[str], list[str]]:
+    """A program run by CPython as a script, in a process of its own: its standard output and error."""
+    path.write_text(source)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines(), done.stderr.splitlines()
+
+
+def script_through_tapecli(source: str, path) -> tuple[list[str], list[str]]:
+    """The same program through tapecli: its output and its standard error's lines."""
+    output = api.run_source(source, str(path)).output
+    return [line for line in output if type(line) is not ErrorLine], [line for line in output if type(line) is ErrorLine]
+
+
+def without_library_frames(lines: list[str], program: str) -> list[str]:
+    """CPython's tracebacks less their frames of code other than the program's (logging's own in a report of a
+    logging error, a library's such as json's), which a run leaves out as its machinery; a traceback left without
+    frames has no header, as CPython prints none for an empty stack. (An exception group's members are shown
+    behind a margin of ``|``.)"""
+    def body(line: str) -> str:
+        return re.sub(r"^ *\| ", "", line)
+
+    kept, skipping = [], False
+    for line in lines:
+        if body(line).startswith('  File "'):
+            skipping = program not in line
+        elif not body(line).startswith("    "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    return [line for line, after in zip(kept, [*kept[1:], ""])
+            if body(line) != "Traceback (most recent call last):" or body(after).startswith('  File "')]

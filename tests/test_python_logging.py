@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import gc
 import logging
-import re
-import subprocess
-import sys
 import weakref
 
 import pytest
 
 from tapecli import api
 from tapecli.errors import TdfError
-from tapecli.interpreter.core import ErrorLine
+
+from python_oracle import script_through_cpython, script_through_tapecli, without_library_frames
 
 PROGRAMS = {
     "basicConfig and module loggers": '''
@@ -213,44 +211,12 @@ print("quiet")
 }
 
 
-def _through_cpython(source: str, path) -> tuple[list[str], list[str]]:
-    path.write_text(source)
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=path.parent)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines(), done.stderr.splitlines()
-
-
-def _through_tapecli(source: str, path) -> tuple[list[str], list[str]]:
-    output = api.run_source(source, str(path)).output
-    return [line for line in output if type(line) is not ErrorLine], [line for line in output if type(line) is ErrorLine]
-
-
 @pytest.mark.parametrize("source", PROGRAMS.values(), ids=PROGRAMS.keys())
 def test_a_programs_logging_prints_what_cpython_prints(source, tmp_path):
     path = tmp_path / "prog.py"
-    theirs = _through_cpython(source, path)
-    ours = _through_tapecli(source, path)
-    assert ours == (theirs[0], _without_logging_frames(theirs[1], str(path)))
-
-
-def _without_logging_frames(lines: list[str], program: str) -> list[str]:
-    """CPython's tracebacks less their frames of code other than the program's (logging's own in a report of a
-    logging error, a library's such as json's), which a run leaves out as its machinery; a traceback left without
-    frames has no header, as CPython prints none for an empty stack. (An exception group's members are shown
-    behind a margin of ``|``.)"""
-    def body(line: str) -> str:
-        return re.sub(r"^ *\| ", "", line)
-
-    kept, skipping = [], False
-    for line in lines:
-        if body(line).startswith('  File "'):
-            skipping = program not in line
-        elif not body(line).startswith("    "):
-            skipping = False
-        if not skipping:
-            kept.append(line)
-    return [line for line, after in zip(kept, [*kept[1:], ""])
-            if body(line) != "Traceback (most recent call last):" or body(after).startswith('  File "')]
+    theirs = script_through_cpython(source, path)
+    ours = script_through_tapecli(source, path)
+    assert ours == (theirs[0], without_library_frames(theirs[1], str(path)))
 
 
 def test_two_runs_never_see_each_others_logging_and_the_process_keeps_its_own():
@@ -300,7 +266,7 @@ TF_LOGGER_STDERR = ["WARNING:tensorflow:w 3", "INFO:tensorflow:i2", "CRITICAL:te
 @pytest.mark.parametrize("on_cpython", ["auto", "1"], ids=["interpreter", "cpython"])
 def test_tf_get_logger_writes_what_tensorflow_writes_on_both_runners(on_cpython, monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
-    printed, written = _through_tapecli(TF_LOGGER, "prog.py")
+    printed, written = script_through_tapecli(TF_LOGGER, "prog.py")
     assert (printed, written) == (["20"], TF_LOGGER_STDERR)
 
 

@@ -16,6 +16,9 @@ from tapecli.runtime.limits import Limits
 
 from python_oracle import through_cpython
 
+# a frame of the program's as traceback.walk_tb yields it (run_traceback.FrameView)
+_WALKED = ("import traceback\ntry:\n    1 / 0\nexcept Exception as e:\n"
+           "    for f, n in traceback.walk_tb(e.__traceback__):\n        x = ")
 ESCAPES = {
     "dunder chain": "x = ().__class__.__base__.__subclasses__()",
     "getattr": "x = getattr(1, '__class__')\ny = getattr(x, '__subclasses__')",
@@ -23,7 +26,7 @@ ESCAPES = {
     "closure of a library function": "import functools\nc = functools.lru_cache(maxsize=2).__closure__",
     "private of an ArgumentParser": "import argparse\np = argparse.ArgumentParser()\nr = p._registries",
     "frame": "g = (x for x in [1])\nf = g.gi_frame",
-    "traceback": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__",
+    "traceback": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__.tb_frame",
     "str.format field": "s = '{0.__class__.__base__}'.format(1)",
     "str.format unbound": "s = str.format('{0.__class__.__subclasses__}', 1)",
     "format_map": "s = '{x.__class__.__base__}'.format_map({'x': 1})",
@@ -117,6 +120,18 @@ ESCAPES = {
     "logging: a record's traceback's frame": "import logging\nclass H(logging.Handler):\n    def emit(self, record):\n"
                                              "        self.f = record.exc_info[2].tb_frame\nlogging.getLogger().addHandler(H())\n"
                                              "try:\n    1 / 0\nexcept Exception:\n    logging.exception('x')",
+    "traceback: a walked frame's frame": _WALKED + "f._frame",
+    "traceback: a walked frame's code": _WALKED + "f.f_code",
+    "traceback: a walked frame's globals": _WALKED + "f.f_globals",
+    "traceback: a walked frame's caller": _WALKED + "f.f_back",
+    "traceback: a traceback's next": "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__.tb_next",
+    "traceback: a frame's locals": "import traceback\ns = traceback.extract_stack()\n"
+                                   "s = traceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True)",
+    "traceback: clearing frames": "import traceback\ntry:\n    1 / 0\nexcept Exception as e:\n"
+                                  "    traceback.clear_frames(e.__traceback__)",
+    "traceback's linecache": "import traceback\nc = traceback.linecache",
+    "traceback's sys": "import traceback\ns = traceback.sys",
+    "traceback: a function's globals": "import traceback\ng = traceback.print_exc.__globals__",
     "logging: a brace format's attribute": "import logging, sys\nh = logging.StreamHandler(sys.stdout)\n"
                                            "h.setFormatter(logging.Formatter('{msg.__init__.__globals__}', style='{'))\n"
                                            "logging.getLogger().addHandler(h)\nlogging.warning('x')",
@@ -159,6 +174,11 @@ LIMITED = {
     "numpy choice": "import numpy as np\nx = np.random.choice(10**9, 3, replace=False)",
     "numpy astype": "import numpy as np\nx = np.zeros(10).astype('U100000000')",
     "numpy tolist": "import numpy as np\nx = np.zeros(10**8 // 2).tolist()",
+    "a program's endless stack for traceback": "import traceback\nclass F:\n    def __init__(self):\n"
+                                                "        for name in ('f_back', 'f_code'):\n"
+                                                "            vars(self)[name] = self\n"
+                                                "        vars(self).update(f_lineno=1, f_globals={}, co_filename='x', "
+                                                "co_name='f')\ns = traceback.format_stack(F())",
     "a logged message's width": "import logging\nlogging.warning('%999999999999d', 1)",
     "numpy broadcast": "import numpy as np\nx = np.ones((1, 10**5)) * np.ones((10**5, 1))",
     "struct's padding": "import struct\nb = struct.pack('1000000000x')",

@@ -599,7 +599,7 @@ def test_the_runs_own_stops_are_not_caught(monkeypatch):
     source = ("import tensorflow as tf\nx = tf.constant(1.0)\ntry:\n    while x > 0.0:\n        x = x * 1.0\n"
               "except Exception:\n    print('caught')\n")
     assert _limited(source, monkeypatch).line == 4
-    source = "try:\n    x = [1][5]\nexcept Exception as e:\n    y = e.__traceback__\n"      # plain Python too
+    source = "try:\n    x = [1][5]\nexcept Exception as e:\n    y = e.__traceback__.tb_frame\n"      # plain Python too
     with pytest.raises(TdfError) as caught:
         api.run_source(source, "<test>")
     assert caught.value.line == 4
@@ -693,7 +693,7 @@ def test_by_default_a_program_with_try_and_tf_random_runs(monkeypatch):
     assert result.output == ["caught"] + expected
 
 
-@pytest.mark.parametrize("module", ["traceback", "inspect"])
+@pytest.mark.parametrize("module", ["gc", "inspect"])
 def test_a_program_tdf_cannot_read_is_refused_at_the_import_no_program_may_make(module):
     """The interpreter refuses the generator, the bridge the import: the error a user can act on is the import's."""
     source = f"import tensorflow as tf\nimport {module}\ndef g():\n    yield tf.constant(1.0)\nprint(list(g()))\n"

@@ -125,7 +125,7 @@ class _Scope:
 def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
     """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line.
     (The guards, the sandbox and the module table are imported here: a TDF run has no use for them.)"""
-    from tapecli.execution import guard, run_logging
+    from tapecli.execution import guard, run_logging, run_traceback
     from tapecli.execution.asserts import Assertions
     from tapecli.execution.builtin_table import program_builtins
     from tapecli.execution.modules import Modules
@@ -136,8 +136,10 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     code = _compiled(tree, filename, source, bridge and bridge.transform)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
     state = sandbox.stand_ins = _run_state(sandbox)
-    modules = Modules(sandbox, state, bridge and bridge.module, makers={"logging": lambda: run_logging.make(
-        sandbox, state["warnings"]["warn"], source.splitlines(), tensorflow=bridge is not None)})
+    modules = Modules(sandbox, state, bridge and bridge.module, makers={
+        "traceback": lambda: run_traceback.make(sandbox, source.splitlines()),
+        "logging": lambda: run_logging.make(sandbox, state["warnings"]["warn"], modules.module("traceback"),
+                                            tensorflow=bridge is not None)})
     current().run_logging = lambda: modules.module("logging")
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))

@@ -6,7 +6,8 @@ A proxy is a fresh module object per run, filled on first use from the real modu
 the sandbox (another module not in the table, a function that reaches files, a private name) is refused.
 What keeps state across calls in the real module (``random``'s and ``numpy.random``'s global generators,
 ``decimal``'s context, ``warnings``' filters, print to ``sys.stdout``) is replaced by the run's own; ``logging``,
-whose state is the whole module, is a module of the run's own (run_logging.py)."""
+whose state is the whole module, and ``traceback``, which reads frames and source files, are modules of the run's
+own (run_logging.py, run_traceback.py)."""
 from __future__ import annotations
 
 import builtins
@@ -48,6 +49,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "logging": {"FileHandler": "it writes files", "handlers": "its handlers write files, sockets and mail",
                 "config": "it runs code its configuration names and listens on a socket",
                 "captureWarnings": "the run's warnings are tapecli's to show, not a logger's"},
+    "traceback": {"clear_frames": "it clears the frames of the run's machinery too"},
     "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
     # numpy.lib for its views alone: sliding windows, and as_strided within its array's memory (numpy_gate)
     "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
@@ -91,6 +93,10 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                      "lastResort", "log", "logMultiprocessing", "logProcesses", "logThreads", "makeLogRecord",
                      "raiseExceptions", "root", "setLogRecordFactory", "setLoggerClass", "shutdown", "warn",
                      "warning"},
+         "traceback": {"FrameSummary", "StackSummary", "TracebackException", "extract_stack", "extract_tb",
+                       "format_exc", "format_exception", "format_exception_only", "format_list", "format_stack",
+                       "format_tb", "print_exc", "print_exception", "print_last", "print_list", "print_stack",
+                       "print_tb", "walk_stack", "walk_tb"},
          "warnings": {"warn", "simplefilter", "filterwarnings", "resetwarnings", "catch_warnings", "filters",
                       "WarningMessage"}}
 _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and frames",
@@ -100,6 +106,7 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "datetime": "it reads the machine's clock or time zone",
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "logging": "it reaches the interpreter's frames or the modules logging imports",
+                "traceback": "it is one of the modules traceback imports",
                 "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory"}
 REFUSED = {
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",

@@ -9,40 +9,33 @@ run's standard error), ``time`` is the run's clock, ``warnings`` the run's. ``at
 ``os.register_at_fork`` are left out, so nothing outside the run holds it (its handlers write to the run's streams,
 which need no flushing at exit). What would reach files, frames or unguarded formatting is the run's own:
 FileHandler is refused; findCaller, tracebacks and stacks read the program's frames alone (what CPython shows of a
-script's); ``%``-formats are weighed, and ``{}``-formats read their fields' attributes through the guard; the
-patterns its format checks keep as class attributes only search."""
+script's: the run's ``traceback`` prints them, run_traceback.py); ``%``-formats are weighed, and ``{}``-formats
+read their fields' attributes through the guard; the patterns its format checks keep as class attributes only
+search."""
 from __future__ import annotations
 
-import builtins
 import functools
-import importlib.util
 import io
 import os
 import re
 import sys
 import time
-import traceback
 import types
 
 from tapecli.execution import weigh
+from tapecli.execution.fresh_module import executed
+from tapecli.execution.run_traceback import ProgramFrames
 from tapecli.runtime.clock import CLOCK_WARNING
 from tapecli.runtime.context import current
 
 
-@functools.cache
-def _code() -> types.CodeType:
-    """logging's compiled code, as CPython's import reads it (its cached bytecode)."""
-    spec = importlib.util.find_spec("logging")
-    return spec.loader.get_code("logging")
-
-
-def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.ModuleType:
+def make(sandbox, run_warn, run_traceback: types.ModuleType, tensorflow: bool) -> types.ModuleType:
     """The run's ``logging`` module; a TensorFlow program's has TensorFlow's logger "tensorflow" as importing
     TensorFlow leaves it (tf_logging.get_logger: a handler of its own writing to standard error in BASIC_FORMAT,
     made while the root logger has none, so that a program's basicConfig later shows its records twice)."""
     from tapecli.execution.sandbox import SafeFormatter, program_frame
 
-    frames = _ProgramFrames(sandbox.filename, source_lines)
+    frames = ProgramFrames(sandbox.filename)
 
     def stamp() -> float:       # a record's time: the run's clock, which warns where a format shows it
         return current().clock.stamp()
@@ -59,7 +52,7 @@ def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.
         # (a converter is a class attribute of Formatter: a staticmethod, as C's time.localtime binds no self)
         "time": types.SimpleNamespace(time=stamp, localtime=staticmethod(local_time), gmtime=staticmethod(local_time),
                                       strftime=time.strftime),
-        "traceback": types.SimpleNamespace(print_exception=frames.print_exception, print_stack=frames.print_stack),
+        "traceback": run_traceback,
         "warnings": types.SimpleNamespace(warn=lambda message, category=None, stacklevel=1, source=None:
                                           run_warn(message, category)),
         "atexit": types.SimpleNamespace(register=lambda *args, **kwargs: None),
@@ -68,14 +61,8 @@ def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.
         "re": types.SimpleNamespace(compile=lambda pattern, flags=0: _Searching(re.compile(pattern, flags)), I=re.I),
     }
 
-    def import_(name, globals=None, locals=None, fromlist=(), level=0):
-        found = stand_ins.get(name)
-        return found if found is not None else builtins.__import__(name, globals, locals, fromlist, level)
-
-    module = types.ModuleType("logging")
-    module.__dict__["__builtins__"] = {**vars(builtins), "__import__": import_}
-    exec(_code(), module.__dict__)
-    _own_methods(module, sandbox, frames, SafeFormatter)
+    module = executed("logging", stand_ins)
+    _own_methods(module, sandbox, frames, run_traceback, SafeFormatter)
     if tensorflow:
         handler = module.StreamHandler()
         handler.setFormatter(module.Formatter(module.BASIC_FORMAT, None))
@@ -83,7 +70,7 @@ def make(sandbox, run_warn, source_lines: list[str], tensorflow: bool) -> types.
     return module
 
 
-def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> None:
+def _own_methods(module, sandbox, frames: ProgramFrames, run_traceback: types.ModuleType, safe_formatter) -> None:
     """What the run's logging does in its own way (the module docstring)."""
     from tapecli.execution.modules import refused_name
 
@@ -100,7 +87,19 @@ def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> Non
         return safe_formatter(sandbox).vformat(style._fmt, (), values)
 
     def find_caller(logger, stack_info=False, stacklevel=1):
-        return frames.caller(stack_info, stacklevel)
+        """The program's frame ``stacklevel`` frames out (its outermost where the stack is not that deep, as
+        CPython's), and with ``stack_info`` the stack up to it."""
+        found = frames.on_stack(sys._getframe(1))
+        if not found:
+            return "(unknown file)", 0, "(unknown function)", None
+        frame = found[min(max(stacklevel, 1), len(found)) - 1]
+        stack = None
+        if stack_info:
+            text = io.StringIO()
+            text.write("Stack (most recent call last):\n")
+            run_traceback.print_stack(frame, file=text)
+            stack = text.getvalue().removesuffix("\n")
+        return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, stack
 
     def handle_error(handler, record):
         """CPython's report of a record its handler could not emit (a %-format that does not fit its arguments),
@@ -112,9 +111,9 @@ def _own_methods(module, sandbox, frames: _ProgramFrames, safe_formatter) -> Non
             return
         kind, error, tb = sys.exc_info()
         stream.write("--- Logging error ---\n")
-        frames.print_exception(kind, error, tb, None, stream)
+        run_traceback.print_exception(kind, error, tb, None, stream)
         stream.write("Call stack:\n")
-        frames.print_stack(None, file=stream)
+        run_traceback.print_stack(file=stream)
         try:
             stream.write(f"Message: {record.msg!r}\nArguments: {record.args}\n")
         except RecursionError:
@@ -155,64 +154,3 @@ class _Searching:
 
     def match(self, text):
         return self._compiled.match(text)
-
-
-class _ProgramFrames:
-    """The program's frames on the stack, and tracebacks and stacks as CPython prints a script's: its frames
-    alone (those of tapecli and the libraries between them are the run's machinery), their lines the program's,
-    its path as the run was given it (CPython's is absolute: a program does not read the working directory)."""
-
-    def __init__(self, filename: str, source_lines: list[str]):
-        self.filename = filename
-        self.lines = source_lines
-
-    def on_stack(self) -> list:
-        """The program's frames, innermost first."""
-        frame, found = sys._getframe(1), []
-        while frame is not None:
-            if frame.f_code.co_filename == self.filename:
-                found.append(frame)
-            frame = frame.f_back
-        return found
-
-    def caller(self, stack_info: bool, stacklevel: int):
-        """Logger.findCaller: the program's frame ``stacklevel`` frames out (its outermost where the stack is not
-        that deep, as CPython's), and with ``stack_info`` the stack up to it."""
-        found = self.on_stack()
-        if not found:
-            return "(unknown file)", 0, "(unknown function)", None
-        frame = found[min(max(stacklevel, 1), len(found)) - 1]
-        stack = None
-        if stack_info:
-            text = io.StringIO()
-            text.write("Stack (most recent call last):\n")
-            self.print_stack(frame, file=text)
-            stack = text.getvalue().removesuffix("\n")
-        return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, stack
-
-    def _program_only(self, summary) -> traceback.StackSummary:
-        kept = traceback.StackSummary()
-        for entry in summary:
-            if entry.filename == self.filename:
-                known = entry.lineno is not None and 0 < entry.lineno <= len(self.lines)
-                entry._line = self.lines[entry.lineno - 1] + "\n" if known else ""   # (as linecache reads a line:
-                kept.append(entry)                                                  # the run's text, no file read)
-        return kept
-
-    def print_stack(self, frame=None, limit=None, file=None):
-        start = frame if frame is not None else next(iter(self.on_stack()), None)
-        summary = traceback.StackSummary.extract(traceback.walk_stack(start), limit=limit, lookup_lines=False)
-        summary.reverse()
-        file.write("".join(self._program_only(summary).format()))
-
-    def print_exception(self, kind, value, tb, limit=None, file=None, chain=True):
-        shown = traceback.TracebackException(type(value), value, tb, limit=limit, lookup_lines=False, compact=True)
-        seen, pending = set(), [shown]
-        while pending:
-            each = pending.pop()
-            if each is None or id(each) in seen:
-                continue
-            seen.add(id(each))
-            each.stack = self._program_only(each.stack)
-            pending += [each.__cause__, each.__context__, *(each.exceptions or ())]     # (a group's members)
-        file.write("".join(shown.format(chain=chain)))

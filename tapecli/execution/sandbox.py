@@ -237,10 +237,12 @@ class Sandbox:
             return name in guard.LIBRARY_WAYS_OUT and self._program_defines(obj, name)
         if name == "re" and isinstance(obj, re.Match):   # (its pattern: untimed, regex.py)
             return False
-        if name in ("__cause__", "__context__") and isinstance(obj, TdfError):    # (tapecli's internals)
+        if name in ("__cause__", "__context__", "__traceback__") and isinstance(obj, TdfError):  # (tapecli's internals)
             return False
         if not name.startswith("_") or name in READABLE_PRIVATE or name in _LINEAGE and isinstance(obj, type):
             return True
+        if name == "__traceback__":     # (its frames are unreachable: the run's traceback shows the program's)
+            return isinstance(obj, BaseException)
         if name == KERAS_MASK:          # (a tensor's Keras mask, as TensorFlow programs read it)
             return self.eager is not None and self.eager.owns(obj)
         if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)
