@@ -52,9 +52,10 @@ DEFERRED = {
         'stateless_normal', 'stateless_truncated_normal', 'stateless_uniform',
     ),
     'tf_random_generator': (
-        'all_candidate_sampler', 'create_rng_state', 'random.Algorithm', 'random.Generator',
-        'random.get_global_generator', 'random.set_global_generator', 'stateless_binomial', 'stateless_gamma',
-        'stateless_parameterized_truncated_normal', 'stateless_poisson',
+        'all_candidate_sampler', 'create_rng_state', 'log_uniform_candidate_sampler', 'random.Algorithm',
+        'random.Generator', 'random.get_global_generator', 'random.set_global_generator', 'stateless_binomial',
+        'stateless_gamma', 'stateless_parameterized_truncated_normal', 'stateless_poisson',
+        'uniform_candidate_sampler',
     ),
     'tf_segments': (
         'bincount', 'invert_permutation', 'is_non_decreasing', 'is_strictly_increasing', 'polyval', 'segment_max',
