@@ -22,7 +22,8 @@ DEFERRED = {
         'one_hot', 'pad', 'reverse', 'roll', 'scatter_nd', 'segment_sum', 'sequence_mask', 'set_seed',
         'sigmoid_cross_entropy_with_logits', 'softmax_cross_entropy_with_logits',
         'softmax_cross_entropy_with_logits_v2', 'sort', 'sparse_softmax_cross_entropy_with_logits', 'split',
-        'tensor_scatter_nd_add', 'tile', 'top_k', 'truncated_normal', 'unsorted_segment_sum', 'unstack',
+        'stateless_dropout', 'tensor_scatter_nd_add', 'tile', 'top_k', 'truncated_normal', 'unsorted_segment_sum',
+        'unstack',
     ),
     'tf_linalg': (
         'adjoint', 'cholesky', 'cholesky_solve', 'cross', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum',
