@@ -27,7 +27,7 @@ DEFERRED = {
     ),
     'tf_linalg': (
         'adjoint', 'cholesky', 'cholesky_solve', 'cross', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum',
-        'expm', 'inv', 'logdet', 'lstsq', 'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part',
+        'expm', 'inv', 'logdet', 'lstsq', 'lu', 'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part',
         'matrix_inverse', 'matrix_rank', 'matrix_solve', 'matrix_transpose', 'matrix_triangular_solve', 'matvec',
         'normalize', 'pinv', 'qr', 'set_diag', 'slogdet', 'solve', 'svd', 'tensor_diag', 'tensor_diag_part',
         'tensordot', 'trace', 'triangular_solve',

@@ -9,7 +9,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import NamedResult, norm, to_float, to_int, truth
+from tapecli.library.core import NamedResult, norm, to_dtype, to_float, to_int, truth
 from tapecli.runtime.values import PythonTuple, Tensor
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
@@ -144,6 +144,17 @@ def qr(input, full_matrices=False):  # noqa: A002
     """[q, r], reduced (tf.linalg.qr); the gradient needs at least as many rows as columns."""
     _reduced(full_matrices, "qr")
     return NamedResult(("q", "r"), ops.qr(input), "Qr")
+
+
+@builtin()
+def lu(input, output_idx_type=None, name=None):  # noqa: A002
+    """[lu, p] (tf.linalg.lu): the packed factors, Eigen's partial-pivoting LU, and the permutation (int32 unless
+    ``output_idx_type`` is int64)."""
+    idx = np.dtype(np.int32) if output_idx_type is None else to_dtype(output_idx_type)
+    if idx not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TdfTypeError(f"tf.linalg.lu: output_idx_type is int32 or int64, not {idx}")
+    packed, perm = ops.lu(input)
+    return NamedResult(("lu", "p"), [packed, Tensor(perm.value.astype(idx))], "Lu")
 
 
 @builtin()
