@@ -64,7 +64,8 @@ DEFERRED = {
         'unsorted_segment_min', 'unsorted_segment_prod', 'unsorted_segment_sqrt_n',
     ),
     'tf_signal': (
-        'signal.frame', 'signal.hamming_window', 'signal.hann_window', 'signal.overlap_and_add',
+        'signal.fftshift', 'signal.frame', 'signal.hamming_window', 'signal.hann_window', 'signal.ifftshift',
+        'signal.overlap_and_add',
     ),
     'tf_linear_operators': (
         'linalg.LinearOperatorAdjoint', 'linalg.LinearOperatorBlockDiag', 'linalg.LinearOperatorBlockLowerTriangular',

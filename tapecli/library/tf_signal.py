@@ -1,9 +1,9 @@
-"""tf.signal's framing and windows: frame, overlap_and_add, and the hann and hamming windows, written as
-TensorFlow's own Python writes them (signal/shape_ops.py, reconstruction_ops.py, window_ops.py): the same ops in
-the same order, in the window's dtype, so the values are TensorFlow's bits, and frame's and overlap_and_add's
-gradients those of their gathers, pads and sums. Left out: the Kaiser windows (TensorFlow's bessel_i0e packets take
-the CPU's approximate reciprocal square root, whose bits differ between processors) and the vorbis window (its
-pow's packets are Eigen's generic_pow, not here)."""
+"""tf.signal's framing, windows and shifts: frame, overlap_and_add, the hann and hamming windows, fftshift and
+ifftshift, written as TensorFlow's own Python writes them (signal/shape_ops.py, reconstruction_ops.py,
+window_ops.py, fft_ops.py's rolls): the same ops in the same order, in the window's dtype, so the values are
+TensorFlow's bits, and frame's and overlap_and_add's gradients those of their gathers, pads and sums. Left out: the
+Kaiser windows (TensorFlow's bessel_i0e packets take the CPU's approximate reciprocal square root, whose bits differ
+between processors) and the vorbis window (its pow's packets are Eigen's generic_pow, not here)."""
 from __future__ import annotations
 
 import numpy as np
@@ -134,3 +134,30 @@ def hann_window(window_length, periodic=True, dtype="float32", name=None):
 @builtin("signal.hamming_window")
 def hamming_window(window_length, periodic=True, dtype="float32", name=None):
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
+
+
+def _shifted(x, axes, sign: int) -> Tensor:
+    """fft_ops.py's fftshift (sign 1) and ifftshift (sign -1): a roll of each axis by half its length."""
+    t = ops.to_tensor(x)
+    t = ops.materialize(t) if t.weak else t
+    if axes is None:
+        chosen = list(range(t.ndim))
+    else:
+        chosen = [to_int(a, "axes") for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+        bad = [a for a in chosen if not -t.ndim <= a < t.ndim]
+        if bad:
+            raise TdfValueError(f"axes {bad} out of range for a tensor of rank {t.ndim}")
+        chosen = [a % t.ndim if t.ndim else a for a in chosen]
+    return ops.roll(t, [sign * (t.shape[a] // 2) for a in chosen], chosen)
+
+
+@builtin("signal.fftshift")
+def fftshift(x, axes=None, name=None):
+    """tf.signal.fftshift: the zero-frequency term moved to the middle (a roll by half of each axis)."""
+    return _shifted(x, axes, 1)
+
+
+@builtin("signal.ifftshift")
+def ifftshift(x, axes=None, name=None):
+    """tf.signal.ifftshift: fftshift undone (a roll back by half of each axis)."""
+    return _shifted(x, axes, -1)
