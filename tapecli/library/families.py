@@ -27,10 +27,10 @@ DEFERRED = {
     ),
     'tf_linalg': (
         'adjoint', 'cholesky', 'cholesky_solve', 'cross', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum',
-        'expm', 'inv', 'logdet', 'lstsq', 'lu', 'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part',
-        'matrix_inverse', 'matrix_rank', 'matrix_solve', 'matrix_transpose', 'matrix_triangular_solve', 'matvec',
-        'normalize', 'pinv', 'qr', 'set_diag', 'slogdet', 'solve', 'svd', 'tensor_diag', 'tensor_diag_part',
-        'tensordot', 'trace', 'triangular_solve',
+        'expm', 'inv', 'logdet', 'lstsq', 'lu', 'lu_reconstruct', 'matmul', 'matrix_determinant', 'matrix_diag',
+        'matrix_diag_part', 'matrix_inverse', 'matrix_rank', 'matrix_solve', 'matrix_transpose',
+        'matrix_triangular_solve', 'matvec', 'normalize', 'pinv', 'qr', 'set_diag', 'slogdet', 'solve', 'svd',
+        'tensor_diag', 'tensor_diag_part', 'tensordot', 'trace', 'triangular_solve',
     ),
     'tf_array': (
         'as_dtype', 'batch_to_space', 'bitcast', 'broadcast_dynamic_shape', 'broadcast_static_shape', 'broadcast_to',

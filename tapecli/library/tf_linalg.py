@@ -158,6 +158,29 @@ def lu(input, output_idx_type=None, name=None):  # noqa: A002
 
 
 @builtin()
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    """The matrices tf.linalg.lu factored, as linalg_impl.py rebuilds them: L (the strict lower triangle, a unit
+    diagonal) times U (the upper triangle), its rows put back by the inverted permutation (a gather, so the
+    gradient flows to ``lower_upper``)."""
+    packed = _matrices(lower_upper, "lu_reconstruct")
+    order = ops.to_tensor(perm)
+    n = packed.shape[-1]
+    if packed.shape[-2] != n or order.shape != packed.shape[:-1] or order.dtype.kind not in "iu":
+        raise ShapeError(f"tf.linalg.lu_reconstruct: square factors and an integer permutation of their rows, got "
+                         f"shapes {list(packed.shape)} and {list(order.shape)}")
+    rows = order.value.reshape(-1, n).astype(np.int64)
+    if any(sorted(r.tolist()) != list(range(n)) for r in rows):
+        raise TdfValueError("tf.linalg.lu_reconstruct: perm is not a permutation of the rows")
+    strictly_lower = np.tril(np.ones((n, n), bool), -1)
+    lower = ops.where(Tensor(np.broadcast_to(strictly_lower, packed.shape).copy()), packed,
+                      Tensor(np.broadcast_to(np.eye(n, dtype=packed.dtype), packed.shape).copy()))
+    product = ops.matmul(lower, ops.band_part(packed, 0, -1))
+    inverse = np.argsort(rows, axis=-1).reshape(order.shape).astype(np.int32)
+    batch = packed.ndim - 2
+    return ops.gather(product, Tensor(inverse), axis=batch, batch_dims=batch)
+
+
+@builtin()
 def svd(tensor, full_matrices=False, compute_uv=True):
     """[s, u, v] (v itself, not its transpose), or s alone with compute_uv=False (tf.linalg.svd)."""
     _reduced(full_matrices, "svd")
