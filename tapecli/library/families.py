@@ -65,7 +65,7 @@ DEFERRED = {
     ),
     'tf_signal': (
         'signal.fftshift', 'signal.frame', 'signal.hamming_window', 'signal.hann_window', 'signal.ifftshift',
-        'signal.overlap_and_add',
+        'signal.linear_to_mel_weight_matrix', 'signal.overlap_and_add',
     ),
     'tf_linear_operators': (
         'linalg.LinearOperatorAdjoint', 'linalg.LinearOperatorBlockDiag', 'linalg.LinearOperatorBlockLowerTriangular',
