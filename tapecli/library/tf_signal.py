@@ -1,9 +1,10 @@
 """tf.signal's framing, windows, shifts and mel filters: frame, overlap_and_add, the hann and hamming windows,
 fftshift and ifftshift, linear_to_mel_weight_matrix, written as TensorFlow's own Python writes them
-(signal/shape_ops.py, reconstruction_ops.py, window_ops.py, fft_ops.py's rolls, mel_ops.py): the same ops in the same order, in the window's dtype, so the values are
-TensorFlow's bits, and frame's and overlap_and_add's gradients those of their gathers, pads and sums. Left out: the
-Kaiser windows (TensorFlow's bessel_i0e packets take the CPU's approximate reciprocal square root, whose bits differ
-between processors) and the vorbis window (its pow's packets are Eigen's generic_pow, not here)."""
+(signal/shape_ops.py, reconstruction_ops.py, window_ops.py, fft_ops.py's rolls, mel_ops.py): the same ops in the
+same order, in the window's dtype, so the values are TensorFlow's bits, and frame's and overlap_and_add's gradients
+those of their gathers, pads and sums. Left out: the Kaiser windows (TensorFlow's bessel_i0e packets take the CPU's
+approximate reciprocal square root, whose bits differ between processors) and the vorbis window (its pow's packets
+are Eigen's generic_pow, not here)."""
 from __future__ import annotations
 
 import numpy as np
