@@ -10,7 +10,7 @@ import types
 
 from tapecli.errors import TdfTypeError
 from tapecli.frontend.ast import Attribute, Name
-from tapecli.runtime.values import DType, Tensor, Variable
+from tapecli.runtime.values import DTYPES, DType, Tensor, Variable
 
 BUILTINS: dict = {}
 # What the interpreter asks the library without importing it (the library is the room above):
@@ -227,8 +227,9 @@ def literal_list(value: list):
 def _typed(value, literal: Tensor) -> bool:
     """A dtype, or a tensor or variable whose dtype the literal can take (a bool's for a bool, a float's for a
     float, an int's or a float's for an int), among a call's other arguments: the literal takes its dtype, not
-    its own (``tf.add([1, 2], x)``; not ``tf.boolean_mask([1, 2], mask)`` nor ``tf.gather([1.5, 2.5], i)``)."""
-    if isinstance(value, DType):
+    its own (``tf.add([1, 2], x)``; not ``tf.boolean_mask([1, 2], mask)`` nor ``tf.gather([1.5, 2.5], i)``).
+    A dtype's name is a dtype (``tf.constant(2, dtype="int64")``)."""
+    if isinstance(value, DType) or (value.__class__ is str and DType(value).name in DTYPES):
         return True
     if not isinstance(value, (Tensor, Variable)) or getattr(value, "weak", False):
         return False

@@ -68,3 +68,20 @@ def _partial_pivot_lu(a: np.ndarray) -> tuple[np.ndarray, list[int]]:
         lu[k + 1:, k] = lu[k + 1:, k] / lu[k, k]
         lu[k + 1:, k + 1:] = lu[k + 1:, k + 1:] - np.multiply.outer(lu[k + 1:, k], lu[k, k + 1:])
     return lu, pivots
+
+
+def lu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TensorFlow's Lu kernel over the leading (batch) dimensions: Eigen's ``PartialPivLU`` packed factors (L
+    below the diagonal, its unit diagonal implied, U on and above it) and the permutation, ``perm[i]`` the input
+    row at row i (``permutationP().transpose()``'s indices). Eigen factors unblocked up to 16 rows, so these are
+    its bits there; past that Eigen's blocked products round otherwise (equal to rounding)."""
+    n = a.shape[-1]
+    flat = a.reshape(-1, n, n)
+    packed, perms = np.empty_like(flat), np.empty((len(flat), n), dtype=np.int64)
+    for i, m in enumerate(flat):
+        packed[i], pivots = _partial_pivot_lu(m)
+        perm = list(range(n))
+        for k, p in enumerate(pivots):
+            perm[k], perm[p] = perm[p], perm[k]
+        perms[i] = perm
+    return packed.reshape(a.shape), perms.reshape(a.shape[:-1])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call, flatten
 from tapecli.interpreter.registry import builtin, register
@@ -374,6 +374,8 @@ register("UnconnectedGradients", _Enum("tf.UnconnectedGradients", {"NONE": "none
 class TensorArray(ProgramObject):
     """tf.TensorArray as eager TensorFlow keeps it: a list of tensors (``write`` stores in place and gives the
     array back), read once by default (``clear_after_read``), unwritten entries zeros of the element shape.
+    One made inside a tf.function is TensorFlow's TensorList there, which ignores ``clear_after_read``: its
+    entries may be read again.
     Its reads, stacks and gathers are ops on the tapes, so gradients flow through it."""
 
     kind_word = "a TensorArray"
@@ -388,7 +390,8 @@ class TensorArray(ProgramObject):
         self.dtype = to_dtype(dtype)
         self.items: list = [None] * to_int(size, "size")
         self.dynamic = truth(dynamic_size) if dynamic_size is not None else False
-        self.clear = truth(clear_after_read) if clear_after_read is not None else True
+        in_graph = current().functions > 0
+        self.clear = not in_graph and (truth(clear_after_read) if clear_after_read is not None else True)
         self.infer = truth(infer_shape)
         given = None if element_shape is None else static_shape(element_shape)     # (dimensions may be None)
         self.shape = tuple(given) if given is not None and given.known else None
@@ -445,7 +448,7 @@ class TensorArray(ProgramObject):
         if i >= len(self.items):
             raise TdfValueError(f"Tried to read from index {i} but array size is: {len(self.items)}")
         if self.items[i] is None and i in self.read_before:
-            raise TdfValueError(f"Could not read index {i} twice because it was cleared after a previous read "
+            raise KernelValueError(f"Could not read index {i} twice because it was cleared after a previous read "
                                 "(perhaps try setting clear_after_read = false?)")
         t = self._zero(i)
         if self.clear:

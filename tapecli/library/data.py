@@ -37,6 +37,7 @@ from tapecli.library.draws import tensorflow_stream
 from tapecli.library.tf_ragged import from_tensor, int64_splits
 from tapecli.library.tf_ragged_math import stacked
 from tapecli.runtime.specs import DatasetSpec, RaggedTensorSpec, TensorSpec, static_shape
+from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, dtype_name
@@ -299,6 +300,8 @@ class Dataset(ProgramObject):
         passes = [0]
 
         def source():
+            if current().counting_datasets:         # (a length counted is no pass: TensorFlow knows it ahead)
+                return tf_random.dataset_shuffle(self.source(), size, *seeds, passes[0], again)
             passes[0] += 1
             return tf_random.dataset_shuffle(self.source(), size, *seeds, passes[0] - 1, again)
         return Dataset(source, values=self.items_are_values, spec=self._same_spec())
@@ -552,7 +555,12 @@ class Dataset(ProgramObject):
         ahead."""
         if self.infinite or self.unknown:
             raise TdfTypeError("The dataset is infinite." if self.infinite else "The dataset length is unknown.")
-        return sum(1 for _ in self.source())
+        ctx = current()
+        ctx.counting_datasets += 1
+        try:
+            return sum(1 for _ in self.source())
+        finally:
+            ctx.counting_datasets -= 1
 
 
 def _padded_dims(shape) -> list | None:

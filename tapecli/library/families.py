@@ -22,14 +22,15 @@ DEFERRED = {
         'one_hot', 'pad', 'reverse', 'roll', 'scatter_nd', 'segment_sum', 'sequence_mask', 'set_seed',
         'sigmoid_cross_entropy_with_logits', 'softmax_cross_entropy_with_logits',
         'softmax_cross_entropy_with_logits_v2', 'sort', 'sparse_softmax_cross_entropy_with_logits', 'split',
-        'tensor_scatter_nd_add', 'tile', 'top_k', 'truncated_normal', 'unsorted_segment_sum', 'unstack',
+        'stateless_dropout', 'tensor_scatter_nd_add', 'tile', 'top_k', 'truncated_normal', 'unsorted_segment_sum',
+        'unstack',
     ),
     'tf_linalg': (
         'adjoint', 'cholesky', 'cholesky_solve', 'cross', 'det', 'diag', 'diag_part', 'eigh', 'eigvalsh', 'einsum',
-        'expm', 'inv', 'logdet', 'lstsq', 'matmul', 'matrix_determinant', 'matrix_diag', 'matrix_diag_part',
-        'matrix_inverse', 'matrix_rank', 'matrix_solve', 'matrix_transpose', 'matrix_triangular_solve', 'matvec',
-        'normalize', 'pinv', 'qr', 'set_diag', 'slogdet', 'solve', 'svd', 'tensor_diag', 'tensor_diag_part',
-        'tensordot', 'trace', 'triangular_solve',
+        'expm', 'inv', 'logdet', 'lstsq', 'lu', 'lu_reconstruct', 'matmul', 'matrix_determinant', 'matrix_diag',
+        'matrix_diag_part', 'matrix_inverse', 'matrix_rank', 'matrix_solve', 'matrix_transpose',
+        'matrix_triangular_solve', 'matvec', 'normalize', 'pinv', 'qr', 'set_diag', 'slogdet', 'solve', 'svd',
+        'tensor_diag', 'tensor_diag_part', 'tensordot', 'trace', 'triangular_solve',
     ),
     'tf_array': (
         'as_dtype', 'batch_to_space', 'bitcast', 'broadcast_dynamic_shape', 'broadcast_static_shape', 'broadcast_to',
@@ -52,9 +53,10 @@ DEFERRED = {
         'stateless_normal', 'stateless_truncated_normal', 'stateless_uniform',
     ),
     'tf_random_generator': (
-        'all_candidate_sampler', 'create_rng_state', 'random.Algorithm', 'random.Generator',
-        'random.get_global_generator', 'random.set_global_generator', 'stateless_binomial', 'stateless_gamma',
-        'stateless_parameterized_truncated_normal', 'stateless_poisson',
+        'all_candidate_sampler', 'create_rng_state', 'log_uniform_candidate_sampler', 'random.Algorithm',
+        'random.Generator', 'random.get_global_generator', 'random.set_global_generator', 'stateless_binomial',
+        'stateless_gamma', 'stateless_parameterized_truncated_normal', 'stateless_poisson',
+        'uniform_candidate_sampler',
     ),
     'tf_segments': (
         'bincount', 'invert_permutation', 'is_non_decreasing', 'is_strictly_increasing', 'polyval', 'segment_max',
@@ -62,7 +64,8 @@ DEFERRED = {
         'unsorted_segment_min', 'unsorted_segment_prod', 'unsorted_segment_sqrt_n',
     ),
     'tf_signal': (
-        'signal.frame', 'signal.hamming_window', 'signal.hann_window', 'signal.overlap_and_add',
+        'signal.fftshift', 'signal.frame', 'signal.hamming_window', 'signal.hann_window', 'signal.ifftshift',
+        'signal.linear_to_mel_weight_matrix', 'signal.overlap_and_add',
     ),
     'tf_linear_operators': (
         'linalg.LinearOperatorAdjoint', 'linalg.LinearOperatorBlockDiag', 'linalg.LinearOperatorBlockLowerTriangular',

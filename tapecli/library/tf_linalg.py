@@ -9,7 +9,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.core import NamedResult, norm, to_float, to_int, truth
+from tapecli.library.core import NamedResult, norm, to_dtype, to_float, to_int, truth
 from tapecli.runtime.values import PythonTuple, Tensor
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
@@ -145,6 +145,40 @@ def qr(input, full_matrices=False):  # noqa: A002
     """[q, r], reduced (tf.linalg.qr); the gradient needs at least as many rows as columns."""
     _reduced(full_matrices, "qr")
     return NamedResult(("q", "r"), ops.qr(input), "Qr")
+
+
+@builtin()
+def lu(input, output_idx_type=None, name=None):  # noqa: A002
+    """[lu, p] (tf.linalg.lu): the packed factors, Eigen's partial-pivoting LU, and the permutation (int32 unless
+    ``output_idx_type`` is int64)."""
+    idx = np.dtype(np.int32) if output_idx_type is None else to_dtype(output_idx_type)
+    if idx not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TdfTypeError(f"tf.linalg.lu: output_idx_type is int32 or int64, not {idx}")
+    packed, perm = ops.lu(input)
+    return NamedResult(("lu", "p"), [packed, Tensor(perm.value.astype(idx))], "Lu")
+
+
+@builtin()
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    """The matrices tf.linalg.lu factored, as linalg_impl.py rebuilds them: L (the strict lower triangle, a unit
+    diagonal) times U (the upper triangle), its rows put back by the inverted permutation (a gather, so the
+    gradient flows to ``lower_upper``)."""
+    packed = _matrices(lower_upper, "lu_reconstruct")
+    order = ops.to_tensor(perm)
+    n = packed.shape[-1]
+    if packed.shape[-2] != n or order.shape != packed.shape[:-1] or order.dtype.kind not in "iu":
+        raise ShapeError(f"tf.linalg.lu_reconstruct: square factors and an integer permutation of their rows, got "
+                         f"shapes {list(packed.shape)} and {list(order.shape)}")
+    rows = order.value.reshape(-1, n).astype(np.int64)
+    if any(sorted(r.tolist()) != list(range(n)) for r in rows):
+        raise TdfValueError("tf.linalg.lu_reconstruct: perm is not a permutation of the rows")
+    strictly_lower = np.tril(np.ones((n, n), bool), -1)
+    lower = ops.where(Tensor(np.broadcast_to(strictly_lower, packed.shape).copy()), packed,
+                      Tensor(np.broadcast_to(np.eye(n, dtype=packed.dtype), packed.shape).copy()))
+    product = ops.matmul(lower, ops.band_part(packed, 0, -1))
+    inverse = np.argsort(rows, axis=-1).reshape(order.shape).astype(np.int32)
+    batch = packed.ndim - 2
+    return ops.gather(product, Tensor(inverse), axis=batch, batch_dims=batch)
 
 
 @builtin()

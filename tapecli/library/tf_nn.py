@@ -14,7 +14,9 @@ from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, 
                                   to_float, to_int, to_seed, to_shape, truth)
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
+from tapecli.kernels import tf_random
 from tapecli.library.draws import tf_random_state
+from tapecli.library.tf_random import _seed_pair
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
 
@@ -362,6 +364,33 @@ def dropout(interp, x, rate, noise_shape=None, seed=None):
         raise ShapeError(f"dropout: noise_shape {list(shape)} does not broadcast to shape {list(t.shape)}") from None
     draws = _rng(interp, seed).uniform(size=shape)
     return ops.dropout(t, r, draws)
+
+
+@builtin()
+def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
+    """tf.nn.experimental.stateless_dropout: x scaled by 1 / (1 - rate) where TensorFlow's stateless uniform draw
+    (Philox, kernels/tf_random.py) is >= rate, else 0 (a select: a dropped -1.0 is 0.0, not -0.0)."""
+    t = ops.to_tensor(x)
+    t = ops.materialize(t) if t.weak else t
+    if t.dtype.kind != "f":
+        raise TdfValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
+                            f"x_dtype={dtype_name(t.dtype)}")
+    if rng_alg is not None and str(rng_alg).lower() not in ("philox", "auto_select"):
+        raise TdfValueError(f"stateless_dropout: tapecli draws Philox's numbers, not those of rng_alg={rng_alg}")
+    if isinstance(rate, (Tensor, Variable)) and not getattr(rate, "weak", False):
+        rate_value = ops.cast(rate, t.dtype)
+        scaled = ops.div(t, ops.sub(Tensor(np.ones((), t.dtype)), rate_value))
+        r = float(rate_value.value)
+    else:
+        r = to_float(rate, "rate")
+        if not 0 <= r < 1:
+            raise TdfValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={r}")
+        if r == 0:
+            return t
+        scaled = ops.mul(t, Tensor(np.array(1 / (1 - r), t.dtype)))
+    shape = t.shape if noise_shape is None else to_shape(noise_shape)
+    draws = tf_random.stateless_uniform(_seed_pair(seed), shape, t.dtype)
+    return ops.where(Tensor(draws >= np.array(r, t.dtype)), scaled, Tensor(np.zeros((), t.dtype)))
 
 
 @builtin(interp=True)

@@ -1,12 +1,14 @@
 """tf.random.Generator and its companions (get/set_global_generator, create_rng_state, Algorithm), the stateless
-binomial/gamma/poisson/parameterized truncated normal samplers and all_candidate_sampler.
+binomial/gamma/poisson/parameterized truncated normal samplers and the candidate samplers (all, uniform,
+log-uniform).
 
 A Generator keeps TensorFlow's Philox state in a tf.Variable and draws normal, uniform, truncated normal,
 full-range integers and binomials as TensorFlow's kernels do, so its numbers are TensorFlow's (kernels/tf_random.py,
 kernels/tf_random_samplers.py), as are stateless_binomial's, stateless_gamma's and stateless_poisson's. The
 parameterized truncated normal draws from NumPy's generator seeded with the seed: its shape, dtype, support and
 distribution are TensorFlow's, and one seed gives one sequence (docs/tf-surface.md). What is deterministic in
-TensorFlow — create_rng_state, the algorithm numbers, all_candidate_sampler — is exact."""
+TensorFlow — create_rng_state, the algorithm numbers, all_candidate_sampler — is exact; the uniform and
+log-uniform candidate samplers draw TensorFlow's numbers (kernels/tf_candidate_samplers.py)."""
 from __future__ import annotations
 
 import math
@@ -14,11 +16,13 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
-from tapecli.kernels import tf_random, tf_random_samplers
+from tapecli.kernels import tf_candidate_samplers, tf_random, tf_random_samplers
 from tapecli.library.core import NamedResult, _check_size, to_dtype, to_float, to_int, to_shape
+from tapecli.interpreter.conversions import truth
+from tapecli.library.draws import tf_random_state
 from tapecli.library.tf_random import _gamma_dtype, _sampled, _seed_pair, _stateless, converted
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 
@@ -356,3 +360,52 @@ def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None
     return NamedResult(("sampled_candidates", "true_expected_count", "sampled_expected_count"),
                        [Tensor(np.arange(n, dtype=np.int64)), Tensor(np.ones(t.shape, np.float32)),
                         Tensor(np.ones(n, np.float32))])
+
+
+def _range_candidates(kind: str, op: str, true_classes, num_true, num_sampled, unique, range_max, seed):
+    """TensorFlow's ``op`` kernel (kernels/tf_candidate_samplers): one kernel per attribute set, as eager's
+    kernel cache keeps it, whose Philox state each call moves on."""
+    t = ops.to_tensor(true_classes)
+    t = ops.materialize(t, np.int64) if t.weak else t
+    if t.dtype != np.int64:
+        raise KernelValueError(f"cannot compute {op} as input #0(zero-based) was expected to be a int64 tensor but "
+                               f"is a {dtype_name(t.dtype)} tensor")
+    num_true, num_sampled = to_int(num_true, "num_true"), to_int(num_sampled, "num_sampled")
+    unique, range_max = truth(unique), to_int(range_max, "range_max")
+    if range_max <= 0:
+        raise KernelValueError("range_max must be positive")
+    if t.ndim != 2:
+        raise KernelValueError("true_classes must be a matrix")
+    if t.shape[1] != num_true:
+        raise KernelValueError(f"true_classes must have num_true columns, expected: {t.shape[1]} was: {num_true}")
+    if unique and num_sampled > range_max:
+        raise KernelValueError("Sampler's range is too small.")
+    bad = t.value[(t.value < 0) | (t.value >= range_max)]
+    if bad.size:
+        raise KernelValueError(f"`true_candidate` out of range [0, {range_max}), received {int(bad[0])}")
+    state = tf_random_state()
+    attributes = f"{op}/{num_true}/{num_sampled}/{unique}/{range_max}"
+    key, counter = state.reserve(attributes, np.int64, state.get_seed(None if seed is None else to_int(seed, "seed")),
+                                 tf_candidate_samplers.reserved_samples(num_sampled))
+    sampled, true_counts, sampled_counts = tf_candidate_samplers.sample(kind, key, counter, t.value, num_sampled,
+                                                                        unique, range_max)
+    return NamedResult(("sampled_candidates", "true_expected_count", "sampled_expected_count"),
+                       [Tensor(sampled), Tensor(true_counts), Tensor(sampled_counts)])
+
+
+@builtin("log_uniform_candidate_sampler")
+def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
+    """Classes drawn from the log-uniform (Zipfian) distribution over [0, range_max): TensorFlow's draws."""
+    return _range_candidates("log_uniform", "LogUniformCandidateSampler", true_classes, num_true, num_sampled,
+                             unique, range_max, seed)
+
+
+@builtin("uniform_candidate_sampler")
+def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
+    """Classes drawn uniformly from [0, range_max): TensorFlow's draws."""
+    return _range_candidates("uniform", "UniformCandidateSampler", true_classes, num_true, num_sampled, unique,
+                             range_max, seed)
+
+
+for _sampler in (log_uniform_candidate_sampler, uniform_candidate_sampler):
+    _sampler.literals = "true_classes are converted to int64"      # (interpreter/registry.py: call_builtin)

@@ -1,9 +1,10 @@
-"""tf.signal's framing and windows: frame, overlap_and_add, and the hann and hamming windows, written as
-TensorFlow's own Python writes them (signal/shape_ops.py, reconstruction_ops.py, window_ops.py): the same ops in
-the same order, in the window's dtype, so the values are TensorFlow's bits, and frame's and overlap_and_add's
-gradients those of their gathers, pads and sums. Left out: the Kaiser windows (TensorFlow's bessel_i0e packets take
-the CPU's approximate reciprocal square root, whose bits differ between processors) and the vorbis window (its
-pow's packets are Eigen's generic_pow, not here)."""
+"""tf.signal's framing, windows, shifts and mel filters: frame, overlap_and_add, the hann and hamming windows,
+fftshift and ifftshift, linear_to_mel_weight_matrix, written as TensorFlow's own Python writes them
+(signal/shape_ops.py, reconstruction_ops.py, window_ops.py, fft_ops.py's rolls, mel_ops.py): the same ops in the
+same order, in the window's dtype, so the values are TensorFlow's bits, and frame's and overlap_and_add's gradients
+those of their gathers, pads and sums. Left out: the Kaiser windows (TensorFlow's bessel_i0e packets take the CPU's
+approximate reciprocal square root, whose bits differ between processors) and the vorbis window (its pow's packets
+are Eigen's generic_pow, not here)."""
 from __future__ import annotations
 
 import numpy as np
@@ -134,3 +135,71 @@ def hann_window(window_length, periodic=True, dtype="float32", name=None):
 @builtin("signal.hamming_window")
 def hamming_window(window_length, periodic=True, dtype="float32", name=None):
     return _raised_cosine(window_length, periodic, dtype, 0.54, 0.46)
+
+
+def _shifted(x, axes, sign: int) -> Tensor:
+    """fft_ops.py's fftshift (sign 1) and ifftshift (sign -1): a roll of each axis by half its length."""
+    t = ops.to_tensor(x)
+    t = ops.materialize(t) if t.weak else t
+    if axes is None:
+        chosen = list(range(t.ndim))
+    else:
+        chosen = [to_int(a, "axes") for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+        bad = [a for a in chosen if not -t.ndim <= a < t.ndim]
+        if bad:
+            raise TdfValueError(f"axes {bad} out of range for a tensor of rank {t.ndim}")
+        chosen = [a % t.ndim if t.ndim else a for a in chosen]
+    return ops.roll(t, [sign * (t.shape[a] // 2) for a in chosen], chosen)
+
+
+@builtin("signal.fftshift")
+def fftshift(x, axes=None, name=None):
+    """tf.signal.fftshift: the zero-frequency term moved to the middle (a roll by half of each axis)."""
+    return _shifted(x, axes, 1)
+
+
+@builtin("signal.ifftshift")
+def ifftshift(x, axes=None, name=None):
+    """tf.signal.ifftshift: fftshift undone (a roll back by half of each axis)."""
+    return _shifted(x, axes, -1)
+
+
+def _hertz_to_mel(hertz: Tensor) -> Tensor:
+    """mel_ops.py's HTK mel scale: 1127 * log(1 + f / 700), in the tensor's dtype."""
+    d = hertz.dtype
+    return ops.mul(_constant(1127.0, d), ops.log(ops.add(_constant(1.0, d), ops.div(hertz, _constant(700.0, d)))))
+
+
+@builtin("signal.linear_to_mel_weight_matrix")
+def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129, sample_rate=8000, lower_edge_hertz=125.0,
+                                upper_edge_hertz=3800.0, dtype="float32", name=None):
+    """The [num_spectrogram_bins, num_mel_bins] matrix of triangular mel filters, as mel_ops.py computes it: the
+    bins' and the band edges' mels (linspace, then the HTK scale), each filter's rising and falling slopes, their
+    minimum clipped at zero, and the DC bin's row zero."""
+    bins, spectrogram_bins = to_int(num_mel_bins, "num_mel_bins"), to_int(num_spectrogram_bins, "num_spectrogram_bins")
+    rate = float(np.asarray(ops.to_tensor(sample_rate).value))
+    lower, upper = (float(np.asarray(ops.to_tensor(v).value)) for v in (lower_edge_hertz, upper_edge_hertz))
+    d = to_dtype(dtype)
+    if bins <= 0:
+        raise TdfValueError(f"num_mel_bins must be positive. Got: {bins}")
+    if lower < 0.0:
+        raise TdfValueError(f"lower_edge_hertz must be non-negative. Got: {lower}")
+    if lower >= upper:
+        raise TdfValueError(f"lower_edge_hertz {lower:.1f} >= upper_edge_hertz {upper:.1f}")
+    if rate <= 0.0:
+        raise TdfValueError(f"sample_rate must be positive. Got: {rate}")
+    if upper > rate / 2:
+        raise TdfValueError(f"upper_edge_hertz must not be larger than the Nyquist frequency (sample_rate / 2). Got "
+                            f"{upper} for sample_rate: {rate}")
+    if d.kind != "f":
+        raise TdfValueError(f"dtype must be a floating point type. Got: {dtype_name(d)}")
+    from tapecli.library.core import linspace
+    zero, nyquist = _constant(0.0, d), ops.div(_constant(rate, d), _constant(2.0, d))
+    frequencies = ops.getitem(linspace(zero, nyquist, spectrogram_bins), slice(1, None))
+    bins_mel = ops.reshape(_hertz_to_mel(frequencies), [-1, 1])
+    edges = linspace(_hertz_to_mel(_constant(lower, d)), _hertz_to_mel(_constant(upper, d)), bins + 2)
+    low, center, high = (ops.reshape(ops.getitem(edges, slice(k, k + bins)), [1, bins]) for k in range(3))
+    lower_slopes = ops.div(ops.sub(bins_mel, low), ops.sub(center, low))
+    upper_slopes = ops.div(ops.sub(high, bins_mel), ops.sub(high, center))
+    weights = ops.maximum(zero, ops.minimum(lower_slopes, upper_slopes))
+    return ops.pad(weights, [[1, 0], [0, 0]])

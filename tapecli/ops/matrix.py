@@ -423,6 +423,27 @@ def lstsq_complete_orthogonal(matrix, rhs) -> Tensor:
     return _apply_linalg(LSTSQ_COMPLETE_ORTHOGONAL, (a, b), "tf.linalg.lstsq(fast=False)")
 
 
+def _lu_kernel(a):
+    from tapecli.kernels import tf_linalg
+    try:
+        return tf_linalg.lu(a)[0]
+    except tf_linalg.Singular:
+        raise KernelValueError("Input is not invertible.") from None
+
+
+# Lu's packed factors (kernels/tf_linalg.py: Eigen's PartialPivLU); TensorFlow's gradient of Lu is not written here
+# yet, so none is registered (a GradientError if one is asked for)
+LU = register("lu", numpy=_lu_kernel, batchable=False)
+
+
+def lu(x) -> list:
+    """[packed L and U, permutation] (tf.linalg.lu); the permutation is an int tensor, off the tapes."""
+    from tapecli.kernels import tf_linalg
+    a = _square(x, "lu")
+    packed = _apply_linalg(LU, (a,), "tf.linalg.lu")
+    return [packed, Tensor(tf_linalg.lu(a.value)[1])]
+
+
 def _apply_linalg(op, inputs, what, **attrs):
     try:
         return apply(op, inputs, **attrs)

@@ -761,13 +761,14 @@ def _pool_shape(x, what):
 # --------------------------------------------------------------------- dropout
 
 def dropout(x, rate, uniform_values: np.ndarray) -> Tensor:
-    """x / (1 - rate) where the uniform draw is >= rate, else 0 (tf.nn.dropout)."""
+    """x / (1 - rate) where the uniform draw is >= rate, else 0 (tf.nn.dropout): TensorFlow selects, so a dropped
+    negative is 0.0, not -0.0."""
     t = _float(x, "dropout")
     if rate == 0:
         return t
     keep = uniform_values >= rate
     scaled = mul(t, 1.0 / (1.0 - rate))
-    return mul(scaled, Tensor(keep.astype(t.dtype)))
+    return where(Tensor(np.broadcast_to(keep, scaled.shape)), scaled, Tensor(np.zeros((), t.dtype)))
 
 
 def truncated_normal_values(rng, shape, mean, stddev) -> np.ndarray:

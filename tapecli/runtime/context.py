@@ -176,7 +176,7 @@ until a program calls it."""
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
-                 "run_logging")
+                 "run_logging", "counting_datasets")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -214,6 +214,7 @@ until a program calls it."""
         self.numpy_behavior: NumpyBehavior | None = None
         self.tf_logger = None           # tf.get_logger()'s logger, made at its first use (library/tf_scopes.py)
         self.run_logging = None         # a CPython run's: the maker of its own logging module (execution/run_logging)
+        self.counting_datasets = 0      # > 0 while a dataset's length is counted by running it (library/data.py)
 
     def python_random(self):
         """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""

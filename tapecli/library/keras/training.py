@@ -241,7 +241,9 @@ class Trainer:
             size = 32 if batch_size is None else integer(batch_size, "batch_size")
             iterator = EpochIterator(lambda: batches(self.interp, x, y, sw, size, flag(shuffle)),
                                      _num_batches(x, size, None), steps_per_epoch)
-        elif steps_per_epoch is not None:       # (Keras's TFDatasetAdapter: its cardinality, None where not known)
+        elif steps_per_epoch is not None or _num_batches(x, None, None) is not None:
+            # (Keras's TFDatasetAdapter: its cardinality, None where not known; a known one's epoch ends by making
+            # the next pass's iterator, which Keras then drops: a seeded shuffle's order moves on by two an epoch)
             iterator = EpochIterator(lambda: dataset_batches(x, self.model.many_inputs, _outputs(self.model)),
                                      _num_batches(x, None, None), steps_per_epoch)
         params = {"verbose": verbose, "epochs": integer(epochs, "epochs"),
@@ -466,11 +468,20 @@ def _dataset(x, y=None, sample_weight=None) -> bool:
 
 def dataset_batches(dataset, many_inputs, outputs):
     """A dataset's elements as batches (x, y, sample_weight): each a step of the run, as the dataset's source
-    charges it (data.py)."""
-    for element in dataset.source():
+    charges it (data.py). An x of several tensors stays their list, for any model: a dataset's structure is the
+    one Keras hands the model (a subclassed model's ``call((target, context))``). The pass starts here, as
+    Keras's ``iter(dataset)`` does (a seeded shuffle draws its pass's order then): its first element is read
+    here, which starts the pipeline's passes."""
+    elements = iter(dataset.source())
+    first = next(elements, None)
+    return _batches_of([] if first is None else itertools.chain([first], elements), many_inputs, outputs)
+
+
+def _batches_of(elements, many_inputs, outputs):
+    for element in elements:
         parts = element if isinstance(element, list) and len(element) in (2, 3) else [element]
         bx, by, bw = (list(parts) + [None, None])[:3]
-        yield _data(bx, "x", many_inputs), _data(by, "y", outputs), _data(bw, "sample_weight")
+        yield _data(bx, "x", many_inputs or isinstance(bx, list)), _data(by, "y", outputs), _data(bw, "sample_weight")
 
 
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
@@ -753,6 +764,30 @@ def adapter(interp, instance) -> ProgramModel:
     return found
 
 
+def _get_layer(layers: list, name, index):
+    """Keras's Model.get_layer of a program's model: the layer at ``index``, or the one named ``name``."""
+    if index is not None and name is not None:
+        raise TdfValueError(f"Provide only a layer name or a layer index. Received: index={index}, name={name}.")
+    if index is not None:
+        i = integer(index, "index")
+        if len(layers) <= i:
+            raise TdfValueError(f"Was asked to retrieve layer at index {i} but model only has {len(layers)} layers.")
+        return layers[i]
+    if name is None:
+        raise TdfValueError("Provide either a layer name or layer index at `get_layer`.")
+    names = [_layer_name(layer) for layer in layers]
+    if name in names:
+        return layers[names.index(name)]
+    raise TdfValueError(f"No such layer: {name}. Existing layers are: {names}.")
+
+
+def _layer_name(layer) -> str:
+    """A layer's Keras name: a library layer's given or automatic one, a program layer's instance's."""
+    if hasattr(layer, "auto"):
+        return layer.given or layer.auto
+    return layer.keras_name or layer.label
+
+
 def count_params(instance) -> Tensor:
     """Keras's Layer.count_params of a program's layer or model: its weights' sizes summed, once it is built."""
     if not getattr(instance, "keras_built", False):
@@ -780,6 +815,8 @@ def program_attribute(interp, instance, attr):
             return method(attr, lambda: layers_mod.get_weights(instance.owned_variables()))
         return method(attr, lambda values: layers_mod.set_weights(instance.owned_variables(), values,
                                                                   instance.keras_name or instance.label))
+    if attr == "get_layer" and instance.inner is None:
+        return method(attr, lambda name=None, index=None: _get_layer(model.layers(), name, index))
     if attr == "count_params" and instance.inner is None:
         return method(attr, lambda: count_params(instance))
     table = methods(interp, model)
