@@ -33,7 +33,7 @@ from tapecli.ops.nn import (avg_pool2d, batch_normalization, bias_add, conv1d, c
                             softmax_cross_entropy_with_logits, SOFTMAX_XENT_BACKPROP,
                             sparse_softmax_cross_entropy_with_logits, sparse_xent, SPARSE_XENT_BACKPROP,
                             truncated_normal_values, windows, windows_grad)
-from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eigh_vectors, einsum, inv,
+from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eigh_vectors, einsum, inv, lu,
                                 lstsq_complete_orthogonal, matvec, norm_ord, slogdet, solve, tensordot, trace,
                                 triangular_solve)
 from tapecli.ops.decompositions import qr, qr_q, qr_r, svd, svd_s, svd_u, svd_v
