@@ -19,5 +19,6 @@ from tapecli.ops.nn import *  # noqa: F403
 from tapecli.ops.matrix import *  # noqa: F403
 from tapecli.ops.decompositions import *  # noqa: F403
 from tapecli.ops.colorspace import *  # noqa: F403
+from tapecli.ops.image import *  # noqa: F403
 
 core._E = sys.modules[__name__]
