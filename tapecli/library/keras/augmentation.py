@@ -62,6 +62,13 @@ class _Augmentation(Layer):
                                 f"Received: data.shape={tuple(x.shape)}")
         return x
 
+    def call(self, interp, args, kwargs, node):
+        """An explicit ``training=None`` passes the images through: Keras's call then runs with None, not with
+        its signature's True (which a call without ``training``, or a model's, resolves to)."""
+        if "training" in kwargs and kwargs["training"] is None:
+            kwargs = {**kwargs, "training": False}
+        return super().call(interp, args, kwargs, node)
+
     def apply(self, interp, x, training=None):
         """Layer's apply, but ``training`` None is True (Keras's call signature's default), and no cast of the
         input here: each layer casts as Keras's does."""
@@ -94,6 +101,9 @@ class RandomFlip(_Geometric):
         super().__init__(interp, seed, data_format, **kw)
         self.mode = _checked_choice(mode, ("horizontal", "vertical", "horizontal_and_vertical"), "mode")
 
+    def config(self):
+        return {"mode": lambda: self.mode}
+
     def transformed(self, images):
         flips = ops.less_equal(_uniform(self.generator, (images.shape[0], 1, 1, 1)), _f32(0.5))
         for axis, word in ((2, "horizontal"), (1, "vertical")):
@@ -111,6 +121,9 @@ class _Affine(_Geometric):
         self.fill_mode = _checked_choice(fill_mode, _FILL_MODES, "fill_mode")
         self.interpolation = _checked_choice(interpolation, _INTERPOLATIONS, "interpolation")
         self.fill_value = num(fill_value, "fill_value")
+
+    def config(self):
+        return {"fill_mode": lambda: self.fill_mode, "interpolation": lambda: self.interpolation}
 
     def transformed(self, images):
         transforms = ops.cast(self.transforms(images.shape[0], images.shape[1], images.shape[2]), _F)
@@ -144,10 +157,18 @@ def _rotation_matrix(angle: Tensor, height: int, width: int) -> Tensor:
     return ops.concat([*map(_column, (a0, a1, a2, b0, b1, b2)), _f32(np.zeros((n, 2)))], 1)
 
 
+def _shown(value) -> str:
+    """A factor as Keras's message prints it (Python's repr of the numbers given)."""
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(map(_shown, value))
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value.value.item()) if isinstance(value, Tensor) and value.ndim == 0 else str(value)
+
+
 def _symmetric_factor(factor, what: str, bounds=(-1.0, 1.0)) -> tuple[float, float]:
     """BaseImagePreprocessingLayer._set_factor: a number f is (max(-|f|, low), |f|), a pair is sorted."""
     message = (f"The `{what}` argument should be a number (or a list of two numbers) in the range "
-               f"[{_bound(bounds[0])}, {_bound(bounds[1])}]. Received: {what}={factor}")
+               f"[{_bound(bounds[0])}, {_bound(bounds[1])}]. Received: {what}={_shown(factor)}")
     if isinstance(factor, (list, tuple)):
         if len(factor) != 2:
             raise TdfValueError(message)
@@ -190,19 +211,19 @@ def _range_factor(factor, what: str, above_minus_one: bool) -> tuple[float, floa
                "The `height_factor` and `width_factor` arguments should be a number (or a list of two numbers) "
                "in the range (-1.0, 1.0]. ")
 
-    def checked(value):
-        value = num(value, what)
+    def checked(given):
+        value = num(given, what)
         if value > 1.0 or value < -1.0 or (above_minus_one and value == -1.0):
-            raise TdfValueError(message + f"Received: input_number={value}")
+            raise TdfValueError(message + f"Received: input_number={_shown(given)}")
         return value
 
     if isinstance(factor, (list, tuple)):
         if len(factor) != 2:
-            raise TdfValueError(message + f"Received: {what}={factor}")
+            raise TdfValueError(message + f"Received: {what}={_shown(factor)}")
         lower, upper = sorted(checked(f) for f in factor)
         return lower, upper
     if isinstance(factor, bool) or not isinstance(factor, (int, float, Tensor)):
-        raise TdfValueError(message + f"Received: {what}={factor}")
+        raise TdfValueError(message + f"Received: {what}={_shown(factor)}")
     value = abs(checked(factor))
     return -value, value
 
@@ -305,7 +326,8 @@ class RandomBrightness(_ValueAugmentation):
 
 class RandomCrop(_Augmentation):
     """A height x width window at offsets drawn uniformly (one for the whole batch); an image not larger than
-    the window in both dimensions is cropped to its aspect ratio at the center and resized (bilinear)."""
+    the window in both dimensions is sliced from the offsets of its centered window of the target's aspect
+    ratio, and what the slice holds resized (bilinear) to height x width, as Keras does."""
 
     prefix = "random_crop"
 
@@ -326,12 +348,12 @@ class RandomCrop(_Augmentation):
         if h > self.height and w > self.width:
             top = int(self._offset(h - self.height + 1))
             left = int(self._offset(w - self.width + 1))
-            crop_h, crop_w = self.height, self.width
-        else:
+        else:       # (Keras's offsets of the window of the target's aspect ratio; the slice is of the target's size)
             crop_h = max(min(h, int(float(w * self.height) / self.width)), 1)
             crop_w = max(min(w, int(float(h * self.width) / self.height)), 1)
             top, left = int(float(h - crop_h) / 2), int(float(w - crop_w) / 2)
-        out = ops.getitem(images, (slice(None), slice(top, top + crop_h), slice(left, left + crop_w), slice(None)))
+        out = ops.getitem(images, (slice(None), slice(top, top + self.height), slice(left, left + self.width),
+                                   slice(None)))
         if out.shape[1:3] != (self.height, self.width):
             out = ops.cast(keras_resize(out, self.height, self.width), images.dtype)
         return out
