@@ -27,8 +27,10 @@ _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 _INTERPOLATIONS = ("nearest", "bilinear")
 
 
-def _uniform(generator, shape, minval=0.0, maxval=1.0, dtype=_F) -> Tensor:
-    """keras.random.uniform of the generator's next seed (a module-level draw: a loop plan makes it again)."""
+def _uniform(generator, shape, minval=0.0, maxval=1.0, dtype=None) -> Tensor:
+    """keras.random.uniform of the generator's next seed, of floatx by default (a module-level draw: a loop plan
+    makes it again)."""
+    dtype = current().settings.float_dtype if dtype is None else dtype
     return Tensor(kernels.drawn(_drawn_uniform, generator, tuple(shape), minval, maxval, dtype))
 
 
@@ -36,8 +38,9 @@ def _drawn_uniform(generator, shape, minval, maxval, dtype):
     return keras_uniform(generator.next(), shape, dtype, minval, maxval)
 
 
-def _f32(value) -> Tensor:
-    return Tensor(np.asarray(value, _F))
+def _f32(value, dtype=_F) -> Tensor:
+    """A constant of float32 (or of ``dtype``: Keras's floatx where it computes in it)."""
+    return Tensor(np.asarray(value, dtype))
 
 
 def _checked_choice(value, allowed, what: str):
@@ -105,7 +108,8 @@ class RandomFlip(_Geometric):
         return {"mode": lambda: self.mode}
 
     def transformed(self, images):
-        flips = ops.less_equal(_uniform(self.generator, (images.shape[0], 1, 1, 1)), _f32(0.5))
+        draw = _uniform(self.generator, (images.shape[0], 1, 1, 1))
+        flips = ops.less_equal(draw, _f32(0.5, draw.dtype))
         for axis, word in ((2, "horizontal"), (1, "vertical")):
             if word in self.mode:
                 images = ops.where(flips, ops.reverse(images, [axis]), images)
@@ -139,14 +143,15 @@ def _column(x) -> Tensor:
 
 
 def _rotation_matrix(angle: Tensor, height: int, width: int) -> Tensor:
-    """Keras's _compute_affine_matrix about the image's center, no translation, scale 1, no shear: its float32
-    ops as it writes them (the zero shear's terms too)."""
-    n = angle.shape[0]
-    radians = _f32(math.pi / 180.0)
+    """Keras's _compute_affine_matrix about the image's center, no translation, scale 1, no shear: its ops in the
+    angle's dtype (floatx) as it writes them (the zero shear's terms too)."""
+    n, dtype = angle.shape[0], angle.dtype
+    radians = _f32(math.pi / 180.0, dtype)
     angle = ops.mul(angle, radians)
-    zeros, ones = _f32(np.zeros(n)), _f32(np.ones(n))
+    zeros, ones = _f32(np.zeros(n), dtype), _f32(np.ones(n), dtype)
     shear = ops.tan(ops.mul(zeros, radians))
-    cx, cy = ops.mul(_f32(0.5), ops.sub(_f32(width), _f32(1))), ops.mul(_f32(0.5), ops.sub(_f32(height), _f32(1)))
+    half, one = _f32(0.5, dtype), _f32(1, dtype)
+    cx, cy = ops.mul(half, ops.sub(_f32(width, dtype), one)), ops.mul(half, ops.sub(_f32(height, dtype), one))
     cos, sin = ops.cos(angle), ops.sin(angle)
     a0 = ops.mul(ones, ops.add(cos, ops.mul(shear, sin)))
     a1 = ops.mul(ones, ops.add(ops.neg(sin), ops.mul(shear, cos)))
@@ -154,7 +159,7 @@ def _rotation_matrix(angle: Tensor, height: int, width: int) -> Tensor:
     b0 = ops.mul(ones, ops.add(ops.mul(shear, cos), sin))
     b1 = ops.mul(ones, ops.add(ops.mul(shear, ops.neg(sin)), cos))
     b2 = ops.sub(ops.sub(ops.add(zeros, cy), ops.mul(cx, b0)), ops.mul(cy, b1))
-    return ops.concat([*map(_column, (a0, a1, a2, b0, b1, b2)), _f32(np.zeros((n, 2)))], 1)
+    return ops.concat([*map(_column, (a0, a1, a2, b0, b1, b2)), _f32(np.zeros((n, 2)), dtype)], 1)
 
 
 def _shown(value) -> str:
@@ -244,6 +249,7 @@ class RandomZoom(_Affine):
         zoom_y = _uniform(self.generator, (n, 1), 1.0 + self.height_range[0], 1.0 + self.height_range[1])
         zoom_x = zoom_y if self.width_range is None else \
             _uniform(self.generator, (n, 1), 1.0 + self.width_range[0], 1.0 + self.width_range[1])
+        zoom_x, zoom_y = ops.cast(zoom_x, _F), ops.cast(zoom_y, _F)       # (Keras's zooms: float32)
         x_offset = ops.mul(ops.div(ops.sub(_f32(width), _f32(1)), _f32(2)), ops.sub(_f32(1), zoom_x))
         y_offset = ops.mul(ops.div(ops.sub(_f32(height), _f32(1)), _f32(2)), ops.sub(_f32(1), zoom_y))
         zeros = _f32(np.zeros((n, 1)))
@@ -262,10 +268,13 @@ class RandomTranslation(_Affine):
         self.width_range = _range_factor(width_factor, "width_factor", False)
 
     def transforms(self, n, height, width):
-        dy = ops.mul(_uniform(self.generator, (n, 1), *self.height_range), _f32(height))
-        dx = ops.mul(_uniform(self.generator, (n, 1), *self.width_range), _f32(width))
+        dy = _uniform(self.generator, (n, 1), *self.height_range)
+        dy = ops.mul(dy, _f32(height, dy.dtype))
+        dx = _uniform(self.generator, (n, 1), *self.width_range)
+        dx = ops.cast(ops.mul(dx, _f32(width, dx.dtype)), _F)
         zeros, ones = _f32(np.zeros((n, 1))), _f32(np.ones((n, 1)))
-        return ops.concat([ones, zeros, ops.neg(dx), zeros, ones, ops.neg(dy), _f32(np.zeros((n, 2)))], 1)
+        return ops.concat([ones, zeros, ops.neg(dx), zeros, ones, ops.neg(ops.cast(dy, _F)),
+                           _f32(np.zeros((n, 2)))], 1)
 
 
 class _ValueAugmentation(_Augmentation):
@@ -320,7 +329,7 @@ class RandomBrightness(_ValueAugmentation):
 
     def adjusted(self, images):
         delta = _uniform(self.generator, (images.shape[0], 1, 1, 1), *self.factor)
-        delta = ops.mul(delta, _f32(self.value_range[1] - self.value_range[0]))
+        delta = ops.mul(delta, _f32(self.value_range[1] - self.value_range[0], delta.dtype))
         return ops.add(images, ops.cast(delta, images.dtype))
 
 
@@ -358,9 +367,9 @@ class RandomCrop(_Augmentation):
             out = ops.cast(keras_resize(out, self.height, self.width), images.dtype)
         return out
 
-    def _offset(self, bound: int) -> np.float32:
-        """A uniform draw from [0, bound), truncated to int32 (Keras's cast)."""
-        return kernels.drawn(_drawn_uniform, self.generator, (), 0.0, float(bound), _F)
+    def _offset(self, bound: int):
+        """A uniform draw from [0, bound) of floatx, truncated to int32 (Keras's cast)."""
+        return _uniform(self.generator, (), 0.0, float(bound)).value
 
 
 LAYERS = [RandomFlip, RandomRotation, RandomZoom, RandomTranslation, RandomContrast, RandomBrightness, RandomCrop]
