@@ -298,6 +298,12 @@ class Sequential(Model):
     def known_input_shape(self):
         return self.input_spec
 
+    def output_shape(self, shape):
+        """Its layers' in turn (a Sequential inside a model: a crop or resize among them changes the shape)."""
+        for layer in self.layers:
+            shape = layer.output_shape(shape)
+        return shape
+
     def build_for(self, shape, dtype):
         if not self.layers:
             raise TdfValueError(f"Sequential model '{self.display()}' has no layers and cannot be built or called",
