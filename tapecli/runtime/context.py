@@ -74,16 +74,18 @@ class Mode:
     - ``fusion``: large elementwise expressions may become one fused kernel (``tapecli/fusion``);
     - ``backward_plans``: a repeated backward pass may run as its plan (``autodiff/replay.py``);
     - ``loop_plans``: while the interpreter runs, a training loop's iterations may run as its plan
-      (``interpreter/loop_plans.py``), where no tape is open.
+      (``interpreter/loop_plans.py``), where no tape is open;
+    - ``plan_kernels``: a loop plan may compile its kernels (``kernels/plan_kernels.py``: the same bits), where
+      its remaining iterations pay for them (TAPECLI_PLAN_KERNELS).
 
     ``observer`` is the loop plan's recorder while it traces an iteration (every call the body makes goes
     through it), None otherwise."""
 
     __slots__ = ("accel", "compiled_closures", "plain_ops", "scalar_path", "direct_calls", "fusion",
-                 "backward_plans", "loop_plans", "observer")
+                 "backward_plans", "loop_plans", "plan_kernels", "observer")
 
     def __init__(self, *, accel: bool = True, fusion: bool = True, explain: bool = False,
-                 check_numerics: bool = False):
+                 check_numerics: bool = False, plan_kernels: bool = True):
         self.accel = accel
         self.compiled_closures = accel
         self.plain_ops = accel and not (explain or check_numerics)
@@ -92,19 +94,23 @@ class Mode:
         self.fusion = accel and fusion and not check_numerics
         self.backward_plans = self.plain_ops
         self.loop_plans = False
+        self.plan_kernels = accel and plan_kernels
         self.observer = None
 
     @classmethod
     def of_run(cls, *, explain: bool = False, check_numerics: bool = False, strict: bool = True) -> Mode:
-        """The mode of a run: TAPECLI_ACCEL and TAPECLI_FUSION read here, once (``strict=False``: a value they do not
-        accept reads as their default, for a thread's first context, made before any run checks the settings)."""
+        """The mode of a run: TAPECLI_ACCEL, TAPECLI_FUSION and TAPECLI_PLAN_KERNELS read here, once (``strict=False``:
+        a value they do not accept reads as their default, for a thread's first context, made before any run
+        checks the settings)."""
         try:
             accel, fusion = setting("TAPECLI_ACCEL", "1") != "0", setting("TAPECLI_FUSION", "1") != "0"
+            plan_kernels = setting("TAPECLI_PLAN_KERNELS", "1") != "0"
         except UsageError:
             if strict:
                 raise
-            accel = fusion = True
-        return cls(accel=accel, fusion=fusion, explain=explain, check_numerics=check_numerics)
+            accel = fusion = plan_kernels = True
+        return cls(accel=accel, fusion=fusion, explain=explain, check_numerics=check_numerics,
+                   plan_kernels=plan_kernels)
 
     @contextlib.contextmanager
     def interpreting(self, numpy_quiet: bool, loop_plans: bool):

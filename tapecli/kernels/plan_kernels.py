@@ -1,0 +1,207 @@
+"""Compiled kernels for a loop plan's small tensors: the same bits as the ordinary path, fewer calls.
+
+A planned training iteration (``interpreter/loop_plans.py``) on a small model spends as much time calling NumPy
+as computing: Adam's step is a dozen NumPy calls over a few thousand values, a bias's gradient (a column sum in
+TensorFlow's order) eight, relu's gradient three. A loop plan whose known remaining iterations pay for Numba's
+import and these kernels' load (``loop_plans.compiled_kernels``) makes each of those calls one compiled loop.
+Every kernel here computes each element in the ordinary path's order, in the arrays' dtype, without fastmath
+(no reassociation, no fused multiply-add): the same bits as the NumPy kernels it stands for, which
+``tests/test_plan_kernels.py`` compares. ``TAPECLI_PLAN_KERNELS=0`` leaves the plans to NumPy alone.
+
+Importing this module imports numba (``numba_support``); each kernel is compiled once per machine and cached.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import numpy_kernels, tf_sums
+from .numba_support import _jit, _launch
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# ------------------------------------------------------------------ Adam's step
+
+@_jit
+def _adam(g, value, m, v, rate_1, rate_2, alpha, epsilon, out):
+    # Keras's update_step, element by element: m += (g - m) * (1 - beta_1); v += (g * g - v) * (1 - beta_2);
+    # value - (m * alpha) / (sqrt(v) + epsilon)
+    for i in range(g.shape[0]):
+        gi = g[i]
+        mi = m[i] + (gi - m[i]) * rate_1
+        vi = v[i] + (gi * gi - v[i]) * rate_2
+        m[i] = mi
+        v[i] = vi
+        out[i] = value[i] - (mi * alpha) / (np.sqrt(vi) + epsilon)
+
+
+def adam(g, value, m, v, rate_1, rate_2, alpha, epsilon):
+    """Adam's new values (a new array) from the flat gradient ``g``, the values and the slots ``m`` and ``v``
+    (written in place), with the update's scalars in the arrays' dtype; None where the kernel does not take
+    these arrays (another dtype, not flat and contiguous)."""
+    arrays = (g, value, m, v)
+    if any(a.dtype != g.dtype or a.ndim != 1 or not a.flags.c_contiguous or a.shape != g.shape for a in arrays) \
+            or g.dtype not in _FLOATS or not (m.flags.writeable and v.flags.writeable):
+        return None
+    out = np.empty_like(value)
+    _launch(_adam, g, value, m, v, rate_1, rate_2, alpha, epsilon, out)
+    return out
+
+
+# ------------------------------------------------------------------ relu's gradient
+
+@_jit
+def _relu_grad(g, x, zero, out):
+    for i in range(g.shape[0]):
+        u = g[i]
+        out[i] = u if x[i] > 0 else zero
+
+
+def relu_grad(g, x, kind="relu", alpha=0.2, out=None):
+    """``numpy_kernels.masked_grad`` of relu: g where x > 0, else +0.0 (NaN in x too)."""
+    if out is None:
+        out = np.empty(g.shape, g.dtype)
+    _launch(_relu_grad, g.reshape(-1), x.reshape(-1), g.dtype.type(0), out.reshape(-1))
+    return out
+
+
+def _relu_grad_takes(args, attrs) -> bool:
+    g, x = args
+    return attrs.get("kind", "relu") == "relu" and _same_floats(g, x)
+
+
+# ------------------------------------------------------------------ a bias's gradient: column sums
+
+@_jit
+def _tf_columns(x, packet, zero, out):
+    # tf_sums._columns: the outputs of whole packets with four accumulators over the rows (rows 4k + j into
+    # accumulator j, from 0; then accumulators 1, 2, 3 and the remaining rows into accumulator 0 in order),
+    # the others the rows in order from 0
+    n, c = x.shape
+    packed = c - c % packet
+    unrolled = n - n % 4
+    acc = np.empty((4, c), x.dtype)
+    acc[:] = zero
+    for i in range(0, unrolled, 4):
+        for k in range(4):
+            for j in range(packed):
+                acc[k, j] += x[i + k, j]
+    for j in range(packed):
+        s = acc[0, j] + acc[1, j]
+        s = s + acc[2, j]
+        s = s + acc[3, j]
+        for i in range(unrolled, n):
+            s = s + x[i, j]
+        out[j] = s
+    for j in range(packed, c):
+        s = zero
+        for i in range(n):
+            s = s + x[i, j]
+        out[j] = s
+
+
+@_jit
+def _block_columns(x, block, zero, out):
+    # numpy_kernels._column_sums: the rows i = k mod block summed in order from 0 (NumPy's reduction starts from
+    # its identity), then the blocks' sums added in order
+    n, c = x.shape
+    acc = np.empty((block, c), x.dtype)
+    acc[:] = zero
+    for i in range(0, n, block):
+        for k in range(block):
+            for j in range(c):
+                acc[k, j] += x[i + k, j]
+    for j in range(c):
+        s = acc[0, j]
+        for k in range(1, block):
+            s = s + acc[k, j]
+        out[j] = s
+
+
+def column_sums(x, axis=None, keepdims=False):
+    """The ``sum`` kernel of a [n, c] float array over its first axis, as ``numpy_kernels.reduce`` computes it
+    (where ``_column_sums_take``): TensorFlow's order up to ``tf_sums.EXACT_MOST`` values; above, NumPy's, in
+    blocks of rows (``numpy_kernels._column_sums``) or, for wide rows, the rows in order (NumPy's reduction over
+    a leading axis: a block of one)."""
+    n, c = x.shape
+    out = np.empty(c, x.dtype)
+    if x.size <= tf_sums.EXACT_MOST:
+        _launch(_tf_columns, x, tf_sums.PACKETS[x.dtype], x.dtype.type(0), out)
+    else:
+        _launch(_block_columns, x, _block(x), x.dtype.type(0), out)
+    return out.reshape(1, c) if keepdims else out
+
+
+def _block(x) -> int:
+    """The rows in a block of numpy_kernels._column_sums on ``x`` [n, c], or 1 where it does not apply."""
+    n, c = x.shape
+    if x.size < numpy_kernels._LARGE or c > numpy_kernels._WIDE // 4:
+        return 1
+    block = math.gcd(n, numpy_kernels._WIDE // c)
+    return block if block >= 2 else 1
+
+
+def _column_sums_take(args, attrs) -> bool:
+    """Whether ``column_sums`` gives this ``sum`` call's bits: a C-contiguous float [n, c] summed over axis 0,
+    where the ordinary path takes tf_sums._columns' InnerMostDimPreserver (16 rows or more, a whole packet of
+    columns), or has more than ``tf_sums.EXACT_MOST`` values."""
+    (x,) = args
+    axis = attrs.get("axis")
+    if x.__class__ is not np.ndarray or x.dtype not in _FLOATS or x.ndim != 2 or not x.flags.c_contiguous \
+            or axis not in (0, (0,), [0], -2, (-2,)) or x.size == 0:
+        return False
+    n, c = x.shape
+    return x.size > tf_sums.EXACT_MOST and c >= 2 or n >= 16 and c >= tf_sums.PACKETS[x.dtype]
+
+
+# ------------------------------------------------------------------ a bias added, then relu
+
+@_jit
+def _bias_relu(a, b, zero, out):
+    # relu as numpy_kernels.relu gives it (np.maximum(0, x): -0.0 and NaN stay), of the sum as add gives it
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            s = a[i, j] + b[j]
+            out[i, j] = zero if s < zero else s
+
+
+def bias_relu(a, b, out=None):
+    """``relu(add(a, b))`` of a bias ``b`` along ``a``'s last axis (``bias_relu_takes``), into ``out`` where given."""
+    if out is None:
+        out = np.empty(a.shape, a.dtype)
+    columns = a.shape[-1]
+    _launch(_bias_relu, a.reshape(-1, columns), b, a.dtype.type(0), out.reshape(-1, columns))
+    return out
+
+
+def bias_relu_takes(a, b) -> bool:
+    """Whether ``bias_relu`` gives the bits of relu of ``add(a, b)``: a C-contiguous float ``a`` (2-d or more),
+    and ``b`` a contiguous vector of its dtype along its last axis."""
+    return a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype in _FLOATS and b.dtype == a.dtype \
+        and a.ndim >= 2 and a.size and a.flags.c_contiguous and b.ndim == 1 and b.shape[0] == a.shape[-1] \
+        and b.flags.c_contiguous
+
+
+# ------------------------------------------------------------------ the table
+
+def _same_floats(*arrays) -> bool:
+    """Float arrays of one dtype and one shape (not 0-d), laid out in C order."""
+    first = arrays[0]
+    return all(a.__class__ is np.ndarray and a.dtype == first.dtype and a.shape == first.shape and a.ndim
+               and a.flags.c_contiguous for a in arrays) and first.dtype in _FLOATS
+
+
+# kernel name: (whether the compiled kernel takes a call's arguments and attributes, the kernel), each called as
+# the NumPy kernel is (``out=`` where that one takes it)
+KERNELS = {
+    "masked_grad": (_relu_grad_takes, relu_grad),
+    "sum": (_column_sums_take, column_sums),
+}
+
+
+def for_call(name: str, args, attrs: dict):
+    """The compiled kernel that gives kernel ``name``'s bits on these arguments, or None."""
+    entry = KERNELS.get(name)
+    return entry[1] if entry is not None and entry[0](args, attrs) else None
