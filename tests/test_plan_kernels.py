@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tapecli import kernels
-from tapecli.api import run_source
+from tapecli.api import Options, run_source
 from tapecli.interpreter import loop_plans
 from tapecli.kernels import numpy_kernels
 from tapecli.library.keras import optimizers
@@ -153,13 +153,14 @@ def _state(result):
     return bits
 
 
-def _run(source, monkeypatch, switch="1", pays_from=0):
-    """The program with loop plans compiling their kernels from ``pays_from`` calls (TAPECLI_PLAN_KERNELS=switch):
-    the run, and how often each compiled kernel ran."""
+def _run(source, monkeypatch, switch="1", pays_from=0, runs_after=0):
+    """The program with loop plans compiling their kernels from ``pays_from`` calls (TAPECLI_PLAN_KERNELS=switch),
+    as a run followed by ``runs_after`` runs of it: the run, and how often each compiled kernel ran."""
     counts: dict = {}
     with monkeypatch.context() as patch:
         patch.setenv("TAPECLI_PLAN_KERNELS", switch)
-        patch.setattr(loop_plans, "COMPILED_FROM_CALLS", pays_from)
+        patch.setattr(loop_plans, "COMPILED_FROM_CALLS_COLD", pays_from)
+        patch.setattr(loop_plans, "COMPILED_FROM_CALLS_WARM", pays_from)
         for name in ("adam", "relu_grad", "column_sums", "bias_relu"):
             def counted(*args, _f=getattr(plan_kernels, name), _name=name, **attrs):
                 counts[_name] = counts.get(_name, 0) + 1
@@ -167,7 +168,7 @@ def _run(source, monkeypatch, switch="1", pays_from=0):
             patch.setattr(plan_kernels, name, counted)
         patch.setattr(plan_kernels, "KERNELS", {"masked_grad": (plan_kernels._relu_grad_takes, plan_kernels.relu_grad),
                                                 "sum": (plan_kernels._column_sums_take, plan_kernels.column_sums)})
-        return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py"), counts
+        return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py", Options(runs_after=runs_after)), counts
 
 
 @pytest.mark.parametrize("layers, optimizer, used", [
@@ -199,3 +200,24 @@ def test_a_plan_compiles_only_where_its_remaining_iterations_pay(monkeypatch):
     assert counts
     _, counts = _run(program, monkeypatch, pays_from=6 * 6 + 1)
     assert not counts
+
+
+def test_the_runs_that_follow_in_the_process_count_too(monkeypatch):
+    # tapecli bench runs a program again and again in one process: the compiled kernels, paid for once, serve the
+    # loop in every run (9 iterations a run, 6 calls a compiled kernel may take)
+    program = LOOP.format(layers=RELU_MLP, optimizer="Adam()", steps=9)
+    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 6, runs_after=0)
+    assert not counts
+    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 6, runs_after=1)
+    assert counts
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_process_that_has_not_started_numba_pays_for_its_start(started, monkeypatch):
+    steps = [("sum", (0,), None)]       # (one call a compiled kernel may take)
+    monkeypatch.setattr(kernels, "numba_started", lambda: started)
+    cold, warm = loop_plans.COMPILED_FROM_CALLS_COLD, loop_plans.COMPILED_FROM_CALLS_WARM
+    assert cold > warm
+    assert loop_plans.compiles(steps, warm) == started
+    assert loop_plans.compiles(steps, cold)
+    assert not loop_plans.compiles(steps, 0)

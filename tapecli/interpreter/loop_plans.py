@@ -59,10 +59,13 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import SEQUENCES, DType, PythonTuple, Tensor, Variable, make_tensor
 
 MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
-# A plan compiles its kernels (kernels/plan_kernels.py) where its known remaining iterations times the calls that
-# compiled kernels may take (see compiles) come to this many: each such call saves tens of microseconds, Numba's
-# import and the kernels' load from its cache cost a few hundred milliseconds once per process
-COMPILED_FROM_CALLS = 4000
+# A plan compiles its kernels (kernels/plan_kernels.py) where its known remaining iterations times its calls that
+# compiled kernels may take (see compiles) come to this many: such a call saves about 10 microseconds (a small
+# MLP's iteration about 65 with six of them), against about 0.4 s for Numba's import and start in a process that
+# has run no Numba kernel yet (COLD), about 40 ms for loading the plan's kernels from the cache in one that has
+# (WARM): a loop must have about 6,000 iterations of such an MLP left to compile in a fresh process.
+COMPILED_FROM_CALLS_COLD = 36_000
+COMPILED_FROM_CALLS_WARM = 4_000
 TRACED = (1, 2)                 # the iterations that run traced
 IN_PLACE_FROM = 1 << 14         # elements of a result that a plan writes into an argument's array (see _into)
 
@@ -164,7 +167,8 @@ class LoopPlanner:
         elif index == TRACED[0]:
             self.candidate = recorder
         elif self.candidate.same_as(recorder):
-            remaining = 0 if self.count is None else self.count - index - 1
+            # (the same loop in the runs of the program this process makes after this one: tapecli bench's)
+            remaining = 0 if self.count is None else self.count - index - 1 + current().runs_after * self.count
             self.plan = recorder.plan(self._left(self.candidate, recorder), remaining)
             self.recorder = recorder.done()
             self.candidate = None
@@ -275,14 +279,16 @@ def _plain_run() -> bool:
 
 def compiles(steps, remaining: int) -> bool:
     """Whether a plan of ``steps`` compiles its kernels (kernels/plan_kernels.py: the same bits as NumPy's), decided
-    from counts alone: the run's mode allows it (TAPECLI_PLAN_KERNELS), the ``remaining`` iterations times its calls
-    that compiled kernels may take (the kernels of ``kernels.PLAN_KERNELS``, an effect that has a call for plans:
-    an optimizer's step) come to ``COMPILED_FROM_CALLS``, and Numba imports."""
-    if not current().mode.plan_kernels:
+    from counts, never from timings: the run's mode allows it (TAPECLI_PLAN_KERNELS), the ``remaining`` iterations
+    times its calls that compiled kernels may take (the kernels of ``kernels.PLAN_KERNELS``, an effect that has a
+    call for plans: an optimizer's step) pay for what compiling costs this process (``COMPILED_FROM_CALLS_COLD``
+    before its first Numba kernel, ``_WARM`` after), and Numba imports. (Which way it goes, the bits are the same.)"""
+    if not current().mode.plan_kernels or remaining <= 0:
         return False
     calls = sum(1 for name, specs, _ in steps if name in kernels.PLAN_KERNELS or name is None
                 and specs.__class__ is EffectStep and getattr(specs.f, "planned", None) is not None)
-    return remaining * calls >= COMPILED_FROM_CALLS and kernels.numba_ready()
+    cost = COMPILED_FROM_CALLS_WARM if kernels.numba_started() else COMPILED_FROM_CALLS_COLD
+    return remaining * calls >= cost and kernels.numba_ready()
 
 
 def _tensors(recorder, value):

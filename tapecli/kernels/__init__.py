@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 
 import numpy as np
@@ -181,6 +182,13 @@ def numba_ready() -> bool:
         _numba_missing = str(e)
         return False
     return True
+
+
+def numba_started() -> bool:
+    """Whether this process has run a Numba kernel: numba imported and its compiler started, which a later kernel
+    need not pay for again (its own load from the cache aside)."""
+    support = sys.modules.get(f"{__name__}.numba_support")
+    return support is not None and bool(support._READY)
 
 
 def call(name: str, *args, **attrs) -> np.ndarray:

@@ -181,11 +181,11 @@ until a program calls it."""
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
-                 "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger")
+                 "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger", "runs_after")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
-                 jacobian_mode: str = "auto", device=None, mode: Mode | None = None):
+                 jacobian_mode: str = "auto", device=None, mode: Mode | None = None, runs_after: int = 0):
         self.settings = Settings(float_dtype, max_elements, max_memory, max_seconds)
         self.tapes: list = []
         self.running: list = []
@@ -218,6 +218,9 @@ until a program calls it."""
         self.program_running = False    # a Python program's code runs (execution.run; execution/interfaces.py)
         self.numpy_behavior: NumpyBehavior | None = None
         self.tf_logger = None           # tf.get_logger()'s logger, made at its first use (library/tf_scopes.py)
+        # the runs of the same program that this process makes after this one (``tapecli bench``'s): a loop plan's
+        # compiled kernels, paid for once per process, serve their iterations too (interpreter/loop_plans.py)
+        self.runs_after = runs_after
 
     def python_random(self):
         """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""
