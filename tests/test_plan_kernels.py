@@ -53,10 +53,25 @@ def test_column_sums_give_the_sum_kernel_s_bits(shape, dtype):
             assert _bits(plan_kernels.column_sums(x, **attrs)) == _bits(RAW["sum"](x, **attrs))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", [8, 9, 31, 32, 33, 40, 255, 256, 257, 1000, 4096, 8191, 8192])
+def test_a_full_sum_gives_the_sum_kernel_s_bits(size, dtype):
+    rng = np.random.default_rng(size)
+    packet = 8 if dtype is np.float32 else 4
+    attrs = {"axis": None, "keepdims": False}
+    for x in (rng.standard_normal(size).astype(dtype), _awkward(rng, (size,), dtype), np.full(size, -0.0, dtype),
+              rng.standard_normal((size, 1)).astype(dtype) * dtype(1e30)):
+        expected = plan_kernels.full_sum if size <= packet * 1024 else None
+        assert plan_kernels.for_call("sum", [x], attrs) is expected
+        if expected is not None:
+            assert _bits(plan_kernels.full_sum(x, **attrs)) == _bits(RAW["sum"](x, **attrs))
+
+
 @pytest.mark.parametrize("shape, attrs", [((100, 3), {"axis": (0,)}), ((8, 16), {"axis": (0,)}),
                                           ((40000, 1), {"axis": (0,)}), ((64, 16), {"axis": (1,)}),
-                                          ((4, 8, 16), {"axis": (0,)}), ((64, 16), {"axis": None})])
-def test_column_sums_leave_other_sums_to_numpy(shape, attrs):
+                                          ((4, 8, 16), {"axis": (0,)}), ((3, 2), {"axis": None}),
+                                          ((64, 16), {"axis": None, "keepdims": True})])
+def test_compiled_sums_leave_other_sums_to_numpy(shape, attrs):
     assert plan_kernels.for_call("sum", [np.ones(shape, np.float32)], attrs) is None
 
 
@@ -76,13 +91,14 @@ def test_relu_gradient_gives_masked_grad_s_bits(shape, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(256, 128), (256, 10), (5, 3), (2, 3, 70)])
-def test_bias_relu_gives_relu_of_add_s_bits(shape, dtype):
+def test_bias_add_and_bias_relu_give_add_s_and_relu_s_bits(shape, dtype):
     rng = np.random.default_rng(2)
     a, b = _awkward(rng, shape, dtype), _awkward(rng, shape[-1:], dtype)
-    assert plan_kernels.bias_relu_takes(a, b)
+    assert plan_kernels.bias_takes(a, b) and plan_kernels.for_call("add", [a, b], {}) is plan_kernels.bias_add
+    assert _bits(plan_kernels.bias_add(a, b)) == _bits(RAW["add"](a, b))
     assert _bits(plan_kernels.bias_relu(a, b)) == _bits(RAW["relu"](RAW["add"](a, b)))
-    assert not plan_kernels.bias_relu_takes(a, b.astype(np.float16))
-    assert not plan_kernels.bias_relu_takes(a[..., ::2], b[::2])       # (not laid out in C order)
+    assert not plan_kernels.bias_takes(a, b.astype(np.float16))
+    assert not plan_kernels.bias_takes(a[..., ::2], b[::2])       # (not laid out in C order)
 
 
 def _adam(amsgrad=False, iterations=0, **hyper):
@@ -121,7 +137,7 @@ def test_amsgrad_has_no_compiled_update():
 
 
 def test_the_kernel_names_a_plan_counts_are_the_compiled_kernels():
-    assert kernels.PLAN_KERNELS == set(plan_kernels.KERNELS) | {"relu"}
+    assert kernels.PLAN_KERNELS == set(plan_kernels.KERNELS) | {"relu"}      # (relu: with the bias before it)
 
 
 # ------------------------------------------------------------------ training loops
@@ -161,22 +177,23 @@ def _run(source, monkeypatch, switch="1", pays_from=0, runs_after=0):
         patch.setenv("TAPECLI_PLAN_KERNELS", switch)
         patch.setattr(loop_plans, "COMPILED_FROM_CALLS_COLD", pays_from)
         patch.setattr(loop_plans, "COMPILED_FROM_CALLS_WARM", pays_from)
-        for name in ("adam", "relu_grad", "column_sums", "bias_relu"):
+        for name in ("adam", "relu_grad", "column_sums", "full_sum", "bias_add", "bias_relu"):
             def counted(*args, _f=getattr(plan_kernels, name), _name=name, **attrs):
                 counts[_name] = counts.get(_name, 0) + 1
                 return _f(*args, **attrs)
             patch.setattr(plan_kernels, name, counted)
-        patch.setattr(plan_kernels, "KERNELS", {"masked_grad": (plan_kernels._relu_grad_takes, plan_kernels.relu_grad),
-                                                "sum": (plan_kernels._column_sums_take, plan_kernels.column_sums)})
         return run_source(textwrap.dedent(source).lstrip("\n"), "prog.py", Options(runs_after=runs_after)), counts
 
 
+ALL = {"adam", "relu_grad", "column_sums", "full_sum", "bias_add", "bias_relu"}
+
+
 @pytest.mark.parametrize("layers, optimizer, used", [
-    (RELU_MLP, "Adam(learning_rate=0.01)", {"adam", "relu_grad", "column_sums", "bias_relu"}),
-    (WIDE_MLP, "Adam(learning_rate=0.01)", {"adam", "relu_grad", "column_sums", "bias_relu"}),
-    (DEEP, "AdamW(learning_rate=0.01, weight_decay=0.1)", {"adam", "relu_grad", "column_sums", "bias_relu"}),
-    (RELU_MLP, "Adam(learning_rate=0.01, amsgrad=True)", {"relu_grad", "column_sums", "bias_relu"}),
-    (RELU_MLP, "SGD(learning_rate=0.1, momentum=0.9)", {"relu_grad", "column_sums", "bias_relu"}),
+    (RELU_MLP, "Adam(learning_rate=0.01)", ALL),
+    (WIDE_MLP, "Adam(learning_rate=0.01)", ALL),
+    (DEEP, "AdamW(learning_rate=0.01, weight_decay=0.1)", ALL),
+    (RELU_MLP, "Adam(learning_rate=0.01, amsgrad=True)", ALL - {"adam"}),
+    (RELU_MLP, "SGD(learning_rate=0.1, momentum=0.9)", ALL - {"adam"}),
 ], ids=["adam", "wide", "adamw-deep", "amsgrad", "sgd"])
 def test_a_compiled_plan_gives_the_bits_of_the_ordinary_path(layers, optimizer, used, monkeypatch):
     steps = 9
@@ -194,21 +211,21 @@ def test_a_compiled_plan_gives_the_bits_of_the_ordinary_path(layers, optimizer, 
 
 def test_a_plan_compiles_only_where_its_remaining_iterations_pay(monkeypatch):
     program = LOOP.format(layers=RELU_MLP, optimizer="Adam()", steps=9)
-    # 9 - 3 iterations after the plan is made; 6 calls a compiled kernel may take: three sums (the loss's mean, the
-    # biases' gradients), relu, its gradient and the optimizer's step
-    _, counts = _run(program, monkeypatch, pays_from=6 * 6)
+    # 9 - 3 iterations after the plan is made; 8 calls a compiled kernel may take: three sums (the loss's mean, the
+    # biases' gradients), two biases added, relu, its gradient and the optimizer's step
+    _, counts = _run(program, monkeypatch, pays_from=6 * 8)
     assert counts
-    _, counts = _run(program, monkeypatch, pays_from=6 * 6 + 1)
+    _, counts = _run(program, monkeypatch, pays_from=6 * 8 + 1)
     assert not counts
 
 
 def test_the_runs_that_follow_in_the_process_count_too(monkeypatch):
     # tapecli bench runs a program again and again in one process: the compiled kernels, paid for once, serve the
-    # loop in every run (9 iterations a run, 6 calls a compiled kernel may take)
+    # loop in every run (9 iterations a run, 8 calls a compiled kernel may take)
     program = LOOP.format(layers=RELU_MLP, optimizer="Adam()", steps=9)
-    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 6, runs_after=0)
+    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 8, runs_after=0)
     assert not counts
-    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 6, runs_after=1)
+    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 8, runs_after=1)
     assert counts
 
 

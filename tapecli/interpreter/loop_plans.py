@@ -610,7 +610,7 @@ class LoopPlan:
                     and tuple(after) == (slot,) and slot in released.get(k + 1, ()) \
                     and all(s.__class__ is int for s in specs) and len(specs) == 2:
                 args = [values[s] for s in specs]
-                if plan_kernels.bias_relu_takes(*args) and kernels.direct(name, args) is not None \
+                if plan_kernels.bias_takes(*args) and kernels.direct(name, args) is not None \
                         and kernels.direct(following, [values[slot]]) is not None:
                     fusions[k] = plan_kernels.bias_relu
         return fusions

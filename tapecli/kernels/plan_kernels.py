@@ -3,7 +3,8 @@
 A planned training iteration (``interpreter/loop_plans.py``) on a small model spends as much time calling NumPy
 as computing: Adam's step is a dozen NumPy calls over a few thousand values, a bias's gradient (a column sum in
 TensorFlow's order) eight, relu's gradient three. A loop plan whose known remaining iterations pay for Numba's
-import and these kernels' load (``loop_plans.compiled_kernels``) makes each of those calls one compiled loop.
+import and these kernels' load (``loop_plans.compiles``) makes each of those calls one compiled loop, and a bias
+added then relu one loop for the two.
 Every kernel here computes each element in the ordinary path's order, in the arrays' dtype, without fastmath
 (no reassociation, no fused multiply-add): the same bits as the NumPy kernels it stands for, which
 ``tests/test_plan_kernels.py`` compares. ``TAPECLI_PLAN_KERNELS=0`` leaves the plans to NumPy alone.
@@ -67,9 +68,9 @@ def relu_grad(g, x, kind="relu", alpha=0.2, out=None):
     return out
 
 
-def _relu_grad_takes(args, attrs) -> bool:
+def _relu_grad_for(args, attrs):
     g, x = args
-    return attrs.get("kind", "relu") == "relu" and _same_floats(g, x)
+    return relu_grad if attrs.get("kind", "relu") == "relu" and _same_floats(g, x) else None
 
 
 # ------------------------------------------------------------------ a bias's gradient: column sums
@@ -143,17 +144,66 @@ def _block(x) -> int:
     return block if block >= 2 else 1
 
 
-def _column_sums_take(args, attrs) -> bool:
-    """Whether ``column_sums`` gives this ``sum`` call's bits: a C-contiguous float [n, c] summed over axis 0,
-    where the ordinary path takes tf_sums._columns' InnerMostDimPreserver (16 rows or more, a whole packet of
-    columns), or has more than ``tf_sums.EXACT_MOST`` values."""
+@_jit
+def _tf_full(x, packet, zero):
+    # tf_sums._full (a leaf of InnerMostDimReducer): four packet accumulators over blocks of four packets, from 0;
+    # accumulators 1, 2, 3 and the remaining whole packets added into accumulator 0; its lanes summed by halves;
+    # the values after the last whole packet summed in order from 0, and the lanes' sum added to that
+    n = x.shape[0]
+    whole = n - n % packet
+    blocks = n - n % (4 * packet)
+    p = np.empty(packet, x.dtype)
+    if blocks:
+        acc = np.empty((4, packet), x.dtype)
+        acc[:] = zero
+        for b in range(0, blocks, 4 * packet):
+            for k in range(4):
+                for lane in range(packet):
+                    acc[k, lane] += x[b + k * packet + lane]
+        for lane in range(packet):
+            p[lane] = ((acc[0, lane] + acc[1, lane]) + acc[2, lane]) + acc[3, lane]
+        for j in range(blocks, whole, packet):
+            for lane in range(packet):
+                p[lane] += x[j + lane]
+    else:
+        p[:] = zero
+        for j in range(0, whole, packet):
+            for lane in range(packet):
+                p[lane] += x[j + lane]
+    half = packet // 2
+    while half:
+        for lane in range(half):
+            p[lane] = p[lane] + p[lane + half]
+        half //= 2
+    tail = zero
+    for i in range(whole, n):
+        tail = tail + x[i]
+    return tail + p[0]
+
+
+def full_sum(x, axis=None, keepdims=False):
+    """The ``sum`` kernel of all of a float array's values (``_sum_for``: TensorFlow's order, one leaf), a 0-d array."""
+    return np.array(_launch(_tf_full, x.reshape(-1), tf_sums.PACKETS[x.dtype], x.dtype.type(0)), x.dtype)
+
+
+def _sum_for(args, attrs):
+    """The compiled kernel giving this ``sum`` call's bits, or None: ``column_sums`` of a C-contiguous float [n, c]
+    over axis 0, where the ordinary path takes tf_sums._columns' InnerMostDimPreserver (16 rows or more, a whole
+    packet of columns) or has more than ``tf_sums.EXACT_MOST`` values; ``full_sum`` of all the values, where
+    tf_sums._full adds them (a packet to a leaf of them)."""
     (x,) = args
     axis = attrs.get("axis")
-    if x.__class__ is not np.ndarray or x.dtype not in _FLOATS or x.ndim != 2 or not x.flags.c_contiguous \
-            or axis not in (0, (0,), [0], -2, (-2,)) or x.size == 0:
-        return False
+    if x.__class__ is not np.ndarray or x.dtype not in _FLOATS or not x.flags.c_contiguous or x.size == 0:
+        return None
+    packet = tf_sums.PACKETS[x.dtype]
+    if axis is None:
+        return full_sum if not attrs.get("keepdims") and packet <= x.size <= packet * tf_sums.LEAF_PACKETS \
+            and x.size < tf_sums.FULL_THREADED[x.dtype] else None
+    if x.ndim != 2 or axis not in (0, (0,), [0], -2, (-2,)):
+        return None
     n, c = x.shape
-    return x.size > tf_sums.EXACT_MOST and c >= 2 or n >= 16 and c >= tf_sums.PACKETS[x.dtype]
+    taken = x.size > tf_sums.EXACT_MOST and c >= 2 or n >= 16 and c >= packet
+    return column_sums if taken else None
 
 
 # ------------------------------------------------------------------ a bias added, then relu
@@ -168,7 +218,7 @@ def _bias_relu(a, b, zero, out):
 
 
 def bias_relu(a, b, out=None):
-    """``relu(add(a, b))`` of a bias ``b`` along ``a``'s last axis (``bias_relu_takes``), into ``out`` where given."""
+    """``relu(add(a, b))`` of a bias ``b`` along ``a``'s last axis (``bias_takes``), into ``out`` where given."""
     if out is None:
         out = np.empty(a.shape, a.dtype)
     columns = a.shape[-1]
@@ -176,12 +226,32 @@ def bias_relu(a, b, out=None):
     return out
 
 
-def bias_relu_takes(a, b) -> bool:
-    """Whether ``bias_relu`` gives the bits of relu of ``add(a, b)``: a C-contiguous float ``a`` (2-d or more),
-    and ``b`` a contiguous vector of its dtype along its last axis."""
+def bias_takes(a, b) -> bool:
+    """Whether ``a`` and ``b`` are what ``bias_add`` and ``bias_relu`` take: a C-contiguous float ``a`` (2-d or
+    more), and ``b`` a contiguous vector of its dtype along its last axis."""
     return a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype in _FLOATS and b.dtype == a.dtype \
         and a.ndim >= 2 and a.size and a.flags.c_contiguous and b.ndim == 1 and b.shape[0] == a.shape[-1] \
         and b.flags.c_contiguous
+
+
+@_jit
+def _bias_add(a, b, out):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] + b[j]
+
+
+def bias_add(a, b, out=None):
+    """``add(a, b)`` of a bias ``b`` along ``a``'s last axis (``bias_takes``), into ``out`` where given."""
+    if out is None:
+        out = np.empty(a.shape, a.dtype)
+    columns = a.shape[-1]
+    _launch(_bias_add, a.reshape(-1, columns), b, out.reshape(-1, columns))
+    return out
+
+
+def _add_for(args, attrs):
+    return bias_add if len(args) == 2 and bias_takes(*args) else None
 
 
 # ------------------------------------------------------------------ the table
@@ -193,15 +263,12 @@ def _same_floats(*arrays) -> bool:
                and a.flags.c_contiguous for a in arrays) and first.dtype in _FLOATS
 
 
-# kernel name: (whether the compiled kernel takes a call's arguments and attributes, the kernel), each called as
-# the NumPy kernel is (``out=`` where that one takes it)
-KERNELS = {
-    "masked_grad": (_relu_grad_takes, relu_grad),
-    "sum": (_column_sums_take, column_sums),
-}
+# kernel name: the function of a call's arguments and attributes giving the compiled kernel that gives its bits
+# (called as the NumPy kernel is, ``out=`` where that one takes it), or None
+KERNELS = {"masked_grad": _relu_grad_for, "sum": _sum_for, "add": _add_for}
 
 
 def for_call(name: str, args, attrs: dict):
     """The compiled kernel that gives kernel ``name``'s bits on these arguments, or None."""
-    entry = KERNELS.get(name)
-    return entry[1] if entry is not None and entry[0](args, attrs) else None
+    chooser = KERNELS.get(name)
+    return None if chooser is None else chooser(args, attrs)
