@@ -39,7 +39,7 @@ PAIRED: dict = {}
 OUT_KERNELS: set = set(_OUT)
 # The kernels that a loop plan compiling its kernels may make compiled (plan_kernels.KERNELS', and relu made with
 # the bias added before it: plan_kernels imports numba)
-PLAN_KERNELS = frozenset({"masked_grad", "sum", "add", "relu"})
+PLAN_KERNELS = frozenset({"masked_grad", "sum", "relu"})
 
 
 def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:

@@ -4,7 +4,7 @@ A planned training iteration (``interpreter/loop_plans.py``) on a small model sp
 as computing: Adam's step is a dozen NumPy calls over a few thousand values, a bias's gradient (a column sum in
 TensorFlow's order) eight, relu's gradient three. A loop plan whose known remaining iterations pay for Numba's
 import and these kernels' load (``loop_plans.compiles``) makes each of those calls one compiled loop, and a bias
-added then relu one loop for the two.
+added then relu one loop for the two. (A bias added alone is as fast in NumPy's loop over wide rows.)
 Every kernel here computes each element in the ordinary path's order, in the arrays' dtype, without fastmath
 (no reassociation, no fused multiply-add): the same bits as the NumPy kernels it stands for, which
 ``tests/test_plan_kernels.py`` compares. ``TAPECLI_PLAN_KERNELS=0`` leaves the plans to NumPy alone.
@@ -21,6 +21,7 @@ from . import numpy_kernels, tf_sums
 from .numba_support import _jit, _launch
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
 
 
 # ------------------------------------------------------------------ Adam's step
@@ -54,17 +55,28 @@ def adam(g, value, m, v, rate_1, rate_2, alpha, epsilon):
 # ------------------------------------------------------------------ relu's gradient
 
 @_jit
-def _relu_grad(g, x, zero, out):
-    for i in range(g.shape[0]):
-        u = g[i]
-        out[i] = u if x[i] > 0 else zero
+def _relu_grad(g_bits, x, out_bits):
+    # g's bits times 1 where x > 0, times 0 elsewhere (NaN too): every bit of g or +0.0, as masked_grad gives them
+    for i in range(x.shape[0]):
+        out_bits[i] = g_bits[i] * (x[i] > 0)
+
+
+@_jit
+def _relu_grad_in_place(g_bits, x):
+    # (into g itself: a loop of its own, which LLVM vectorizes; one whose output might be its input it does not)
+    for i in range(x.shape[0]):
+        g_bits[i] *= x[i] > 0
 
 
 def relu_grad(g, x, kind="relu", alpha=0.2, out=None):
-    """``numpy_kernels.masked_grad`` of relu: g where x > 0, else +0.0 (NaN in x too)."""
+    """``numpy_kernels.masked_grad`` of relu: g where x > 0, else +0.0 (NaN in x too), into ``out`` where given."""
+    bits = _BITS[g.dtype]
+    if out is g:
+        _launch(_relu_grad_in_place, g.reshape(-1).view(bits), x.reshape(-1))
+        return out
     if out is None:
         out = np.empty(g.shape, g.dtype)
-    _launch(_relu_grad, g.reshape(-1), x.reshape(-1), g.dtype.type(0), out.reshape(-1))
+    _launch(_relu_grad, g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1).view(bits))
     return out
 
 
@@ -217,41 +229,33 @@ def _bias_relu(a, b, zero, out):
             out[i, j] = zero if s < zero else s
 
 
+@_jit
+def _bias_relu_in_place(a, b, zero):
+    # (into a itself: see _relu_grad_in_place)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            s = a[i, j] + b[j]
+            a[i, j] = zero if s < zero else s
+
+
 def bias_relu(a, b, out=None):
     """``relu(add(a, b))`` of a bias ``b`` along ``a``'s last axis (``bias_takes``), into ``out`` where given."""
+    columns, zero = a.shape[-1], a.dtype.type(0)
+    if out is a:
+        _launch(_bias_relu_in_place, a.reshape(-1, columns), b, zero)
+        return out
     if out is None:
         out = np.empty(a.shape, a.dtype)
-    columns = a.shape[-1]
-    _launch(_bias_relu, a.reshape(-1, columns), b, a.dtype.type(0), out.reshape(-1, columns))
+    _launch(_bias_relu, a.reshape(-1, columns), b, zero, out.reshape(-1, columns))
     return out
 
 
 def bias_takes(a, b) -> bool:
-    """Whether ``a`` and ``b`` are what ``bias_add`` and ``bias_relu`` take: a C-contiguous float ``a`` (2-d or
+    """Whether ``a`` and ``b`` are what ``bias_relu`` takes: a C-contiguous float ``a`` (2-d or
     more), and ``b`` a contiguous vector of its dtype along its last axis."""
     return a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype in _FLOATS and b.dtype == a.dtype \
         and a.ndim >= 2 and a.size and a.flags.c_contiguous and b.ndim == 1 and b.shape[0] == a.shape[-1] \
         and b.flags.c_contiguous
-
-
-@_jit
-def _bias_add(a, b, out):
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            out[i, j] = a[i, j] + b[j]
-
-
-def bias_add(a, b, out=None):
-    """``add(a, b)`` of a bias ``b`` along ``a``'s last axis (``bias_takes``), into ``out`` where given."""
-    if out is None:
-        out = np.empty(a.shape, a.dtype)
-    columns = a.shape[-1]
-    _launch(_bias_add, a.reshape(-1, columns), b, out.reshape(-1, columns))
-    return out
-
-
-def _add_for(args, attrs):
-    return bias_add if len(args) == 2 and bias_takes(*args) else None
 
 
 # ------------------------------------------------------------------ the table
@@ -265,7 +269,7 @@ def _same_floats(*arrays) -> bool:
 
 # kernel name: the function of a call's arguments and attributes giving the compiled kernel that gives its bits
 # (called as the NumPy kernel is, ``out=`` where that one takes it), or None
-KERNELS = {"masked_grad": _relu_grad_for, "sum": _sum_for, "add": _add_for}
+KERNELS = {"masked_grad": _relu_grad_for, "sum": _sum_for}
 
 
 def for_call(name: str, args, attrs: dict):
