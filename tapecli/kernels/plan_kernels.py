@@ -22,6 +22,19 @@ from .numba_support import _jit, _launch
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
+_LAUNCHED: set = set()      # (kernel, dtype) launched in this process: its later calls need no compile lock
+
+
+def _run(kernel, dtype, *args):
+    """``kernel(*args)``: its first call for ``dtype`` by numba_support._launch (the compile lock, the cache), the
+    later ones straight (each kernel here takes the same argument types for one dtype: a plan calls them at every
+    iteration, and _launch's key of every argument's type cost more than the smaller kernels)."""
+    key = (kernel, dtype)
+    if key in _LAUNCHED:
+        return kernel(*args)
+    result = _launch(kernel, *args)
+    _LAUNCHED.add(key)
+    return result
 
 
 # ------------------------------------------------------------------ Adam's step
@@ -43,12 +56,13 @@ def adam(g, value, m, v, rate_1, rate_2, alpha, epsilon):
     """Adam's new values (a new array) from the flat gradient ``g``, the values and the slots ``m`` and ``v``
     (written in place), with the update's scalars in the arrays' dtype; None where the kernel does not take
     these arrays (another dtype, not flat and contiguous)."""
-    arrays = (g, value, m, v)
-    if any(a.dtype != g.dtype or a.ndim != 1 or not a.flags.c_contiguous or a.shape != g.shape for a in arrays) \
-            or g.dtype not in _FLOATS or not (m.flags.writeable and v.flags.writeable):
+    dtype = g.dtype
+    if dtype not in _FLOATS or g.ndim != 1 or not value.dtype == m.dtype == v.dtype == dtype \
+            or not value.shape == m.shape == v.shape == g.shape or not m.flags.writeable or not v.flags.writeable \
+            or not (g.flags.c_contiguous and value.flags.c_contiguous and m.flags.c_contiguous and v.flags.c_contiguous):
         return None
     out = np.empty_like(value)
-    _launch(_adam, g, value, m, v, rate_1, rate_2, alpha, epsilon, out)
+    _run(_adam, g.dtype, g, value, m, v, rate_1, rate_2, alpha, epsilon, out)
     return out
 
 
@@ -72,11 +86,11 @@ def relu_grad(g, x, kind="relu", alpha=0.2, out=None):
     """``numpy_kernels.masked_grad`` of relu: g where x > 0, else +0.0 (NaN in x too), into ``out`` where given."""
     bits = _BITS[g.dtype]
     if out is g:
-        _launch(_relu_grad_in_place, g.reshape(-1).view(bits), x.reshape(-1))
+        _run(_relu_grad_in_place, g.dtype, g.reshape(-1).view(bits), x.reshape(-1))
         return out
     if out is None:
         out = np.empty(g.shape, g.dtype)
-    _launch(_relu_grad, g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1).view(bits))
+    _run(_relu_grad, g.dtype, g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1).view(bits))
     return out
 
 
@@ -141,9 +155,9 @@ def column_sums(x, axis=None, keepdims=False):
     n, c = x.shape
     out = np.empty(c, x.dtype)
     if x.size <= tf_sums.EXACT_MOST:
-        _launch(_tf_columns, x, tf_sums.PACKETS[x.dtype], x.dtype.type(0), out)
+        _run(_tf_columns, x.dtype, x, tf_sums.PACKETS[x.dtype], x.dtype.type(0), out)
     else:
-        _launch(_block_columns, x, _block(x), x.dtype.type(0), out)
+        _run(_block_columns, x.dtype, x, _block(x), x.dtype.type(0), out)
     return out.reshape(1, c) if keepdims else out
 
 
@@ -195,7 +209,7 @@ def _tf_full(x, packet, zero):
 
 def full_sum(x, axis=None, keepdims=False):
     """The ``sum`` kernel of all of a float array's values (``_sum_for``: TensorFlow's order, one leaf), a 0-d array."""
-    return np.array(_launch(_tf_full, x.reshape(-1), tf_sums.PACKETS[x.dtype], x.dtype.type(0)), x.dtype)
+    return np.array(_run(_tf_full, x.dtype, x.reshape(-1), tf_sums.PACKETS[x.dtype], x.dtype.type(0)), x.dtype)
 
 
 def _sum_for(args, attrs):
@@ -242,11 +256,11 @@ def bias_relu(a, b, out=None):
     """``relu(add(a, b))`` of a bias ``b`` along ``a``'s last axis (``bias_takes``), into ``out`` where given."""
     columns, zero = a.shape[-1], a.dtype.type(0)
     if out is a:
-        _launch(_bias_relu_in_place, a.reshape(-1, columns), b, zero)
+        _run(_bias_relu_in_place, a.dtype, a.reshape(-1, columns), b, zero)
         return out
     if out is None:
         out = np.empty(a.shape, a.dtype)
-    _launch(_bias_relu, a.reshape(-1, columns), b, zero, out.reshape(-1, columns))
+    _run(_bias_relu, a.dtype, a.reshape(-1, columns), b, zero, out.reshape(-1, columns))
     return out
 
 
