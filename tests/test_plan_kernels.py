@@ -12,6 +12,7 @@ from tapecli.api import Options, run_source
 from tapecli.interpreter import loop_plans
 from tapecli.kernels import numpy_kernels
 from tapecli.library.keras import optimizers
+from tapecli.runtime.context import run_context
 
 from conftest import fast_paths
 
@@ -142,7 +143,8 @@ def test_amsgrad_has_no_compiled_update():
 
 
 def test_the_kernel_names_a_plan_counts_are_the_compiled_kernels():
-    assert kernels.PLAN_KERNELS == set(plan_kernels.KERNELS) | {"relu"}      # (relu: with the bias before it)
+    # (relu: with the bias before it; the first of a compiled pair)
+    assert kernels.PLAN_KERNELS == set(plan_kernels.KERNELS) | {"relu"} | {first for first, _ in plan_kernels.PAIRS}
 
 
 # ------------------------------------------------------------------ training loops
@@ -182,7 +184,7 @@ def _run(source, monkeypatch, switch="1", pays_from=0, runs_after=0):
         patch.setenv("TAPECLI_PLAN_KERNELS", switch)
         patch.setattr(loop_plans, "COMPILED_FROM_CALLS_COLD", pays_from)
         patch.setattr(loop_plans, "COMPILED_FROM_CALLS_WARM", pays_from)
-        for name in ("adam", "relu_grad", "column_sums", "full_sum", "bias_relu"):
+        for name in ("adam", "relu_grad", "column_sums", "full_sum", "bias_relu", "_xent_backprop"):
             def counted(*args, _f=getattr(plan_kernels, name), _name=name, **attrs):
                 counts[_name] = counts.get(_name, 0) + 1
                 return _f(*args, **attrs)
@@ -195,7 +197,7 @@ ALL = {"adam", "relu_grad", "column_sums", "full_sum", "bias_relu"}
 
 @pytest.mark.parametrize("layers, optimizer, used", [
     (RELU_MLP, "Adam(learning_rate=0.01)", ALL),
-    (WIDE_MLP, "Adam(learning_rate=0.01)", ALL),
+    (WIDE_MLP, "Adam(learning_rate=0.01)", ALL | {"_xent_backprop"}),     # (64 rows: TensorFlow's own xent kernels)
     (DEEP, "AdamW(learning_rate=0.01, weight_decay=0.1)", ALL),
     (RELU_MLP, "Adam(learning_rate=0.01, amsgrad=True)", ALL - {"adam"}),
     (RELU_MLP, "SGD(learning_rate=0.1, momentum=0.9)", ALL - {"adam"}),
@@ -216,21 +218,21 @@ def test_a_compiled_plan_gives_the_bits_of_the_ordinary_path(layers, optimizer, 
 
 def test_a_plan_compiles_only_where_its_remaining_iterations_pay(monkeypatch):
     program = LOOP.format(layers=RELU_MLP, optimizer="Adam()", steps=9)
-    # 9 - 3 iterations after the plan is made; 6 calls a compiled kernel may take: three sums (the loss's mean, the
-    # biases' gradients), relu, its gradient and the optimizer's step
-    _, counts = _run(program, monkeypatch, pays_from=6 * 6)
+    # 9 - 3 iterations after the plan is made; 7 calls a compiled kernel may take: three sums (the loss's mean, the
+    # biases' gradients), relu, its gradient, the cross-entropy and the optimizer's step
+    _, counts = _run(program, monkeypatch, pays_from=6 * 7)
     assert counts
-    _, counts = _run(program, monkeypatch, pays_from=6 * 6 + 1)
+    _, counts = _run(program, monkeypatch, pays_from=6 * 7 + 1)
     assert not counts
 
 
 def test_the_runs_that_follow_in_the_process_count_too(monkeypatch):
     # tapecli bench runs a program again and again in one process: the compiled kernels, paid for once, serve the
-    # loop in every run (9 iterations a run, 6 calls a compiled kernel may take)
+    # loop in every run (9 iterations a run, 7 calls a compiled kernel may take)
     program = LOOP.format(layers=RELU_MLP, optimizer="Adam()", steps=9)
-    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 6, runs_after=0)
+    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 7, runs_after=0)
     assert not counts
-    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 6, runs_after=1)
+    _, counts = _run(program, monkeypatch, pays_from=(6 + 9) * 7, runs_after=1)
     assert counts
 
 
@@ -240,6 +242,43 @@ def test_a_process_that_has_not_started_numba_pays_for_its_start(started, monkey
     monkeypatch.setattr(kernels, "numba_started", lambda: started)
     cold, warm = loop_plans.COMPILED_FROM_CALLS_COLD, loop_plans.COMPILED_FROM_CALLS_WARM
     assert cold > warm
-    assert loop_plans.compiles(steps, warm) == started
-    assert loop_plans.compiles(steps, cold)
-    assert not loop_plans.compiles(steps, 0)
+    with run_context():         # (a run's mode: TAPECLI_PLAN_KERNELS unset)
+        assert loop_plans.compiles(steps, warm) == started
+        assert loop_plans.compiles(steps, cold)
+        assert not loop_plans.compiles(steps, 0)
+    monkeypatch.setenv("TAPECLI_PLAN_KERNELS", "0")
+    with run_context():
+        assert not loop_plans.compiles(steps, cold)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows, classes", [(256, 10), (33, 32), (1100, 1), (300, 7)])
+def test_the_compiled_cross_entropy_pair_gives_both_kernels_bits(rows, classes, dtype):
+    from tapecli.ops import nn
+    rng = np.random.default_rng(rows)
+    labels = rng.integers(0, classes, rows)
+    for logits in (rng.standard_normal((rows, classes)).astype(dtype) * dtype(30), _awkward(rng, (rows, classes), dtype)):
+        pair = plan_kernels.for_pair(("sparse_softmax_xent", "sparse_softmax_xent_backprop"), [logits, labels],
+                                     nn._sparse_xent_with_backprop)
+        assert pair is not None and pair is not nn._sparse_xent_with_backprop
+        with np.errstate(all="ignore"):
+            expected = nn._sparse_xent_with_backprop(logits, labels)
+            for int_labels in (labels, labels.astype(np.int32)):
+                got = pair(logits, int_labels)
+                assert [_bits(a) for a in got] == [_bits(a) for a in expected]
+                assert _bits(got[0]) == _bits(RAW["sparse_softmax_xent"](logits, int_labels))
+                assert _bits(got[1]) == _bits(RAW["sparse_softmax_xent_backprop"](logits, int_labels))
+
+
+def test_the_compiled_cross_entropy_pair_leaves_labels_out_of_range_and_other_logits_to_numpy():
+    from tapecli.ops import nn
+    names = ("sparse_softmax_xent", "sparse_softmax_xent_backprop")
+    logits, labels = np.ones((256, 10), np.float32), np.zeros(256, np.int64)
+    labels[5] = 10
+    fallback = []
+    pair = plan_kernels.for_pair(names, [logits, labels], lambda *args: fallback.append(1) or "numpy's")
+    assert pair(logits, labels) == "numpy's" and fallback == [1]
+    assert plan_kernels.for_pair(names, [np.ones((4, 10), np.float32), labels[:4]], nn._sparse_xent_with_backprop) \
+        is None             # (few rows: TensorFlow's own kernels, tf_xent)
+    assert plan_kernels.for_pair(names, [np.ones((256, 40), np.float32), labels], nn._sparse_xent_with_backprop) \
+        is None             # (many classes: NumPy's rows)

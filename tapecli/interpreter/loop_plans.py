@@ -584,7 +584,8 @@ class LoopPlan:
 
     def _paired(self, values) -> dict:
         """{k: (m, function)}: kernel calls k and m > k on the same arguments that ``kernels.PAIRED`` makes in
-        one call (a loss and its backprop), each by its NumPy function, to arrays."""
+        one call (a loss and its backprop), each by its NumPy function, to arrays (by a compiled function giving
+        their bits, ``plan_kernels.for_pair``, where the plan compiles its kernels)."""
         pairs, waiting = {}, {}
         for k, (name, specs, attr_specs) in enumerate(self.steps):
             if name is None or attr_specs is not None or not all(s.__class__ is int for s in specs) \
@@ -593,10 +594,14 @@ class LoopPlan:
                 continue
             first = waiting.pop((name, specs), None)
             if first is not None:
-                pairs[first[0]] = (k, first[1])
+                both = first[1]
+                if self.kernels_compiled:       # (the pair's compiled function, where one gives its bits)
+                    from tapecli.kernels import plan_kernels
+                    both = plan_kernels.for_pair(first[2], [values[s] for s in specs], both) or both
+                pairs[first[0]] = (k, both)
             for (a, b), both in kernels.PAIRED.items():
                 if a == name:
-                    waiting[b, specs] = (k, both)
+                    waiting[b, specs] = (k, both, (a, b))
         return pairs
 
     def _fusions(self, values, released) -> dict:

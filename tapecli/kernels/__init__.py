@@ -37,9 +37,9 @@ NUMBA_KERNELS: set = set()
 PAIRED: dict = {}
 # The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.OUT_KERNELS)
 OUT_KERNELS: set = set(_OUT)
-# The kernels that a loop plan compiling its kernels may make compiled (plan_kernels.KERNELS', and relu made with
-# the bias added before it: plan_kernels imports numba)
-PLAN_KERNELS = frozenset({"masked_grad", "sum", "relu"})
+# The kernels that a loop plan compiling its kernels may make compiled (plan_kernels.KERNELS', relu made with the
+# bias added before it, the first of a pair of plan_kernels.PAIRS: plan_kernels imports numba)
+PLAN_KERNELS = frozenset({"masked_grad", "sum", "relu", "sparse_softmax_xent"})
 
 
 def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:

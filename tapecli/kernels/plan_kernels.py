@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from . import numpy_kernels, tf_sums
+from . import numpy_kernels, tf_sums, tf_xent
 from .numba_support import _jit, _launch
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -270,6 +270,80 @@ def bias_takes(a, b) -> bool:
     return a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype in _FLOATS and b.dtype == a.dtype \
         and a.ndim >= 2 and a.size and a.flags.c_contiguous and b.ndim == 1 and b.shape[0] == a.shape[-1] \
         and b.flags.c_contiguous
+
+
+# ------------------------------------------------------------------ the sparse cross-entropy and its backprop
+
+@_jit
+def _xent_shifted(shifted, top, labels, picked):
+    # shifted -= top (each row's maximum, NumPy's); picked = shifted[label, row]; False (nothing done) for a label
+    # out of range, which NumPy's indexing would wrap or refuse
+    n, rows = shifted.shape
+    for r in range(rows):
+        if labels[r] < 0 or labels[r] >= n:
+            return False
+    for k in range(n):
+        for r in range(rows):
+            shifted[k, r] = shifted[k, r] - top[r]
+    for r in range(rows):
+        picked[r] = shifted[labels[r], r]
+    return True
+
+
+@_jit
+def _xent_backprop(e, labels, zero, one, total, backprop):
+    # total = the classes' exponentials added in order from 0 (NumPy's reduction over the leading axis);
+    # backprop = e / total, minus 1 at the label, laid out row by row
+    n, rows = e.shape
+    for r in range(rows):
+        total[r] = zero
+    for k in range(n):
+        for r in range(rows):
+            total[r] += e[k, r]
+    for k in range(n):
+        for r in range(rows):
+            backprop[r, k] = e[k, r] / total[r]
+    for r in range(rows):
+        backprop[r, labels[r]] -= one
+
+
+def _xent_pair_for(args, fallback):
+    """The sparse cross-entropy's loss and backprop (``ops/nn._sparse_xent_with_backprop``'s class-major path, its
+    bits: NumPy's maximum, exponentials and logarithms, the rest compiled) for rows of few classes, ``fallback``
+    itself for labels out of range; None where that path is not the ordinary one."""
+    logits, labels = args
+    if logits.__class__ is not np.ndarray or logits.dtype not in _FLOATS or logits.ndim != 2 \
+            or labels.__class__ is not np.ndarray or labels.dtype.kind not in "iu" or labels.shape != logits.shape[:1]:
+        return None
+    rows, n = logits.shape
+    if not 0 < n <= tf_xent.FEW_CLASSES or rows <= tf_xent.FEW_CLASSES or tf_xent.applies(logits):
+        return None
+    dtype, one = logits.dtype, logits.dtype.type(1)
+    key = (dtype, labels.dtype)
+
+    def pair(logits, labels):
+        shifted = np.ascontiguousarray(logits.T)
+        top = np.maximum.reduce(shifted, axis=0)
+        picked = np.empty(rows, dtype)
+        if not _run(_xent_shifted, key, shifted, top, labels, picked):
+            return fallback(logits, labels)
+        np.exp(shifted, out=shifted)
+        total, backprop = np.empty(rows, dtype), np.empty((rows, n), dtype)
+        _run(_xent_backprop, key, shifted, labels, dtype.type(0), one, total, backprop)
+        loss = np.log(total)
+        loss -= picked
+        return loss, backprop
+    return pair
+
+
+PAIRS = {("sparse_softmax_xent", "sparse_softmax_xent_backprop"): _xent_pair_for}
+
+
+def for_pair(names, args, fallback):
+    """The compiled function giving the results of ``kernels.PAIRED[names]`` (``fallback``) on these arguments, with
+    their bits, or None."""
+    chooser = PAIRS.get(names)
+    return None if chooser is None else chooser(args, fallback)
 
 
 # ------------------------------------------------------------------ the table
