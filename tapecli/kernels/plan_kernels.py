@@ -322,6 +322,7 @@ def _xent_pair_for(args, fallback):
     key = (dtype, labels.dtype)
 
     def pair(logits, labels):
+        labels = np.ascontiguousarray(labels)       # (one layout: one signature of the kernels)
         shifted = np.ascontiguousarray(logits.T)
         top = np.maximum.reduce(shifted, axis=0)
         picked = np.empty(rows, dtype)
