@@ -43,6 +43,7 @@ class Options:
     jacobian_mode: str = "auto"              # how jacobians are computed: "auto", "rev" or "fwd"
     limits: Limits = field(default_factory=Limits)
     device: str = "cpu"                      # where kernels run: "cpu" or "cuda" (kernels.backends.get)
+    runs_after: int = 0                      # runs of the same program this process makes after this one (bench)
 
 
 @dataclass
@@ -341,7 +342,8 @@ def run_python(tree, source: str, filename: str, options: Options) -> RunResult:
     ctx = begin_run(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements,
                     max_memory=options.limits.max_memory, max_seconds=options.limits.max_seconds,
                     explain=options.explain, check_numerics=options.check_numerics,
-                    jacobian_mode=options.jacobian_mode, device=_device(options.device))
+                    jacobian_mode=options.jacobian_mode, device=_device(options.device),
+                    runs_after=options.runs_after)
     ctx.settings.python_spelling = True
     try:
         ran = execution.run(tree, source, filename, options.limits)
@@ -368,7 +370,8 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
     ctx = begin_run(float_dtype=DTYPES[options.dtype or "float32"], max_elements=options.limits.max_elements,
                     max_memory=options.limits.max_memory, max_seconds=options.limits.max_seconds,
                     explain=options.explain, check_numerics=options.check_numerics,
-                    jacobian_mode=options.jacobian_mode, device=_device(options.device))
+                    jacobian_mode=options.jacobian_mode, device=_device(options.device),
+                    runs_after=options.runs_after)
     ctx.settings.python_spelling = program.python
     words = program.words()
     load_deferred(None if words is None else words | identifiers(" ".join([options.of or "", *options.wrt])))

@@ -108,13 +108,17 @@ def test_the_mode_of_a_run_reads_its_settings(monkeypatch):
     monkeypatch.setenv("TAPECLI_ACCEL", "0")
     off = Mode.of_run()
     assert not (off.accel or off.compiled_closures or off.plain_ops or off.direct_calls or off.fusion
-                or off.backward_plans)
+                or off.backward_plans or off.plan_kernels)
     monkeypatch.setenv("TAPECLI_ACCEL", "1")
     monkeypatch.setenv("TAPECLI_FUSION", "0")
     on = Mode.of_run()
     assert on.accel and on.compiled_closures and on.plain_ops and on.backward_plans and not on.fusion
     monkeypatch.delenv("TAPECLI_FUSION")
     assert Mode.of_run().fusion and not Mode.of_run(check_numerics=True).fusion
+    assert Mode.of_run().plan_kernels
+    monkeypatch.setenv("TAPECLI_PLAN_KERNELS", "0")
+    assert not Mode.of_run().plan_kernels and Mode.of_run().fusion
+    monkeypatch.delenv("TAPECLI_PLAN_KERNELS")
     explained = Mode.of_run(explain=True)
     assert explained.compiled_closures and not explained.plain_ops and not explained.backward_plans
 

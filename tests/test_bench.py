@@ -65,12 +65,15 @@ def test_bench_runs_the_program_warmup_plus_repeat_times_and_once_for_memory(mon
     from tapecli.tools import bench
     runs = []
     real = bench.run_program
-    monkeypatch.setattr(bench, "run_program", lambda *a, **k: runs.append(1) or real(*a, **k))
+    monkeypatch.setattr(bench, "run_program", lambda *a, **k: runs.append(a[2].runs_after) or real(*a, **k))
     result = bench.bench_source(SMALL, "p.tdf", repeat=5, warmup=3)
     assert len(runs) == 5 + 3 + 1 and result.repeat == 5 and len(result.times) == 5
+    # each run knows how many of the same program follow it in the process (a loop plan's compiled kernels pay
+    # over them: interpreter/loop_plans.py)
+    assert runs == list(range(8, -1, -1)) and result.last.context.runs_after == 0
     runs.clear()
     bench.bench_source(SMALL, "p.tdf", repeat=2, warmup=0, memory=False)
-    assert len(runs) == 2
+    assert runs == [1, 0]
 
 
 def test_bench_parses_once(monkeypatch):

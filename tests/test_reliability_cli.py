@@ -194,6 +194,7 @@ def test_junit_is_well_formed_with_control_characters(tmp_path, source):
     ("TAPECLI_COMPILE_LOCK_TIMEOUT", "inf", "a positive number of seconds"),
     ("TAPECLI_BACKEND", "gpu", "auto, numpy or numba"),
     ("TAPECLI_FUSION", "yes", "0 or 1"),
+    ("TAPECLI_PLAN_KERNELS", "off", "0 or 1"),
     ("TAPECLI_ACCEL", "on", "0 or 1"),
     ("TAPECLI_PARSER", "bogus", "compare, standalone or lark"),
 ])

@@ -59,6 +59,13 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import SEQUENCES, DType, PythonTuple, Tensor, Variable, make_tensor
 
 MIN_ITERATIONS = 6              # a shorter loop runs as written (tracing two iterations costs more than it saves)
+# A plan compiles its kernels (kernels/plan_kernels.py) where its known remaining iterations times its calls that
+# compiled kernels may take (see compiles) come to this many: such a call saves about 10 microseconds (a small
+# MLP's iteration about 65 with six of them), against about 0.4 s for Numba's import and start in a process that
+# has run no Numba kernel yet (COLD), about 40 ms for loading the plan's kernels from the cache in one that has
+# (WARM): a loop must have about 6,000 iterations of such an MLP left to compile in a fresh process.
+COMPILED_FROM_CALLS_COLD = 36_000
+COMPILED_FROM_CALLS_WARM = 4_000
 TRACED = (1, 2)                 # the iterations that run traced
 IN_PLACE_FROM = 1 << 14         # elements of a result that a plan writes into an argument's array (see _into)
 
@@ -160,7 +167,10 @@ class LoopPlanner:
         elif index == TRACED[0]:
             self.candidate = recorder
         elif self.candidate.same_as(recorder):
-            self.plan, self.recorder = recorder.plan(self._left(self.candidate, recorder)), recorder.done()
+            # (the same loop in the runs of the program this process makes after this one: tapecli bench's)
+            remaining = 0 if self.count is None else self.count - index - 1 + current().runs_after * self.count
+            self.plan = recorder.plan(self._left(self.candidate, recorder), remaining)
+            self.recorder = recorder.done()
             self.candidate = None
         else:
             self.failed = True
@@ -265,6 +275,20 @@ def _plain_run() -> bool:
     """Whether a loop plan may serve now: the run's mode allows them, no tape is open, Numba is not forced."""
     ctx = current()
     return ctx.mode.loop_plans and not ctx.tapes and not kernels.numba_forced()
+
+
+def compiles(steps, remaining: int) -> bool:
+    """Whether a plan of ``steps`` compiles its kernels (kernels/plan_kernels.py: the same bits as NumPy's), decided
+    from counts, never from timings: the run's mode allows it (TAPECLI_PLAN_KERNELS), the ``remaining`` iterations
+    times its calls that compiled kernels may take (the kernels of ``kernels.PLAN_KERNELS``, an effect that has a
+    call for plans: an optimizer's step) pay for what compiling costs this process (``COMPILED_FROM_CALLS_COLD``
+    before its first Numba kernel, ``_WARM`` after), and Numba imports. (Which way it goes, the bits are the same.)"""
+    if not current().mode.plan_kernels or remaining <= 0:
+        return False
+    calls = sum(1 for name, specs, _ in steps if name in kernels.PLAN_KERNELS or name is None
+                and specs.__class__ is EffectStep and getattr(specs.f, "planned", None) is not None)
+    cost = COMPILED_FROM_CALLS_WARM if kernels.numba_started() else COMPILED_FROM_CALLS_COLD
+    return remaining * calls >= cost and kernels.numba_ready()
 
 
 def _tensors(recorder, value):
@@ -482,12 +506,12 @@ class LoopRecorder(Recorder):
         self.held, self.slots = [], {}
         return self
 
-    def plan(self, left) -> LoopPlan:
-        """The plan of these calls (``left``: see LoopPlanner._left), compiled from this iteration's arrays where
-        they are all known (its first run is then the compiled code's), else compiled after a first run step by
-        step."""
+    def plan(self, left, remaining=0) -> LoopPlan:
+        """The plan of these calls (``left``: see LoopPlanner._left; ``remaining``: the iterations known to follow
+        this one, which may pay for compiled kernels), compiled from this iteration's arrays where they are all
+        known (its first run is then the compiled code's), else compiled after a first run step by step."""
         plan = LoopPlan(self.n_inputs, self.steps, self.variables, self.layouts, self.carried, self.steps_made,
-                        left)
+                        left, compiles(self.steps, remaining))
         values = self.traced_values()
         if values is not None:
             plan.compiled = plan.compile(values)
@@ -498,7 +522,7 @@ class LoopPlan:
     """The calls of one traced iteration, made again: kernels (by the NumPy function itself once bound,
     as backward plans do), effects and requests (by the interpreter, on tensors of the new arrays)."""
 
-    def __init__(self, n_inputs, steps, variables, layouts, carried, steps_made, left=None):
+    def __init__(self, n_inputs, steps, variables, layouts, carried, steps_made, left=None, kernels_compiled=False):
         self.n_inputs = n_inputs
         self.steps = steps
         self.variables = variables
@@ -508,6 +532,7 @@ class LoopPlan:
         self.left_makers = [(name, maker(template)) for name, template in left or ()]
         self.steps_made = steps_made    # the calls of the functions it took in: steps, as --max-steps counts them
         self.compiled = None
+        self.kernels_compiled = kernels_compiled    # its kernels (and an optimizer's step) compiled where they may be
         # the first step that changes state (an effect, a request): an error before it changed nothing
         self.first_change = next((k for k, (name, special, _) in enumerate(steps)
                                   if name is None and special.__class__ is not CheckStep), len(steps))
@@ -559,7 +584,8 @@ class LoopPlan:
 
     def _paired(self, values) -> dict:
         """{k: (m, function)}: kernel calls k and m > k on the same arguments that ``kernels.PAIRED`` makes in
-        one call (a loss and its backprop), each by its NumPy function, to arrays."""
+        one call (a loss and its backprop), each by its NumPy function, to arrays (by a compiled function giving
+        their bits, ``plan_kernels.for_pair``, where the plan compiles its kernels)."""
         pairs, waiting = {}, {}
         for k, (name, specs, attr_specs) in enumerate(self.steps):
             if name is None or attr_specs is not None or not all(s.__class__ is int for s in specs) \
@@ -568,11 +594,31 @@ class LoopPlan:
                 continue
             first = waiting.pop((name, specs), None)
             if first is not None:
-                pairs[first[0]] = (k, first[1])
+                both = first[1]
+                if self.kernels_compiled:       # (the pair's compiled function, where one gives its bits)
+                    from tapecli.kernels import plan_kernels
+                    both = plan_kernels.for_pair(first[2], [values[s] for s in specs], both) or both
+                pairs[first[0]] = (k, both)
             for (a, b), both in kernels.PAIRED.items():
                 if a == name:
-                    waiting[b, specs] = (k, both)
+                    waiting[b, specs] = (k, both, (a, b))
         return pairs
+
+    def _fusions(self, values, released) -> dict:
+        """{k: function}: kernel calls k and k + 1 that one compiled kernel makes (``kernels.plan_kernels``: a
+        bias added, then relu), where step k + 1 alone reads step k's result, and NumPy makes both here."""
+        from tapecli.kernels import plan_kernels
+        fusions = {}
+        for k, ((name, specs, attrs), (following, after, after_attrs)) in enumerate(zip(self.steps, self.steps[1:])):
+            slot = self.n_inputs + k
+            if name == "add" and following == "relu" and attrs is None and after_attrs is None \
+                    and tuple(after) == (slot,) and slot in released.get(k + 1, ()) \
+                    and all(s.__class__ is int for s in specs) and len(specs) == 2:
+                args = [values[s] for s in specs]
+                if plan_kernels.bias_takes(*args) and kernels.direct(name, args) is not None \
+                        and kernels.direct(following, [values[slot]]) is not None:
+                    fusions[k] = plan_kernels.bias_relu
+        return fusions
 
     def _into(self, k, values, released, constant):
         """The slot of step k's argument whose array may take its result (``kernels.OUT_KERNELS``): an array the
@@ -627,6 +673,8 @@ class LoopPlan:
             return f"{bound(spec, 'r')}.resolve(v)"
 
         pairs = self._paired(values)            # {k: (m, the function making both steps' results)}
+        fusions = self._fusions(values, released) if self.kernels_compiled else {}
+        fused = set()                           # the steps made with the next one (not as constants)
         seconds = {m: k for k, (m, _) in pairs.items()}
         paired = set()                          # the first steps made as pairs (not as constants)
         for k, (name, specs, attr_specs) in enumerate(self.steps):
@@ -636,7 +684,7 @@ class LoopPlan:
                 if specs.__class__ is CheckStep and fixed(specs.spec):
                     lines.append("    a(None)")        # (a constant the traced iterations' checks passed)
                     continue
-                make = specs.planned_make() if specs.__class__ is EffectStep else None
+                make = specs.planned_make(self.kernels_compiled) if specs.__class__ is EffectStep else None
                 lines.append(f"    a({bound(make, 'e')}(interp, v))" if make is not None else
                              f"    a({bound(specs, 's')}.make(interp, v))")
                 continue
@@ -646,6 +694,21 @@ class LoopPlan:
                 lines.append(f"    a({bound(values[slot], 'c')})")
                 continue
             args = [argument(s) for s in specs]
+            if k - 1 in fused:                  # (made with the step before)
+                lines += [f"    a(q{k - 1})", f"    q{k - 1} = None"]
+                continue
+            if k in fusions:                    # this step and the next in one kernel, into an argument's array
+                fused.add(k)
+                into = self._into(k, values, released, constant)
+                out = ""
+                if into is not None:
+                    lines += [f"    o = v[{into}]", f"    v[{into}] = None", "    free = _alone(o)"]
+                    args = ["o" if a == f"v[{into}]" else a for a in args]
+                    out = ", out=o if free else None"
+                lines += [f"    q{k} = {bound(fusions[k], 'f')}({', '.join(args)}{out})", "    a(None)"]
+                if into is not None:
+                    lines.append("    o = None")
+                continue
             if k in seconds and seconds[k] in paired:       # (made with the first of the pair)
                 lines += [f"    a(p{seconds[k]}[1])", f"    p{seconds[k]} = None"]
                 continue
@@ -657,6 +720,11 @@ class LoopPlan:
             if not all(key.isidentifier() for key in attrs):
                 return None                     # (the ops' attribute names are words: never, but not source)
             function = kernels.direct(name, [resolve(s, values) for s in specs])
+            if function is not None and self.kernels_compiled and name in kernels.PLAN_KERNELS:
+                from tapecli.kernels import plan_kernels
+                function = plan_kernels.for_call(name, [resolve(s, values) for s in specs], {} if attr_specs is None
+                                                 else {key: resolve(s, values) for key, s in attr_specs.items()}) \
+                    or function
             into = None if function is None else self._into(k, values, released, constant)
             if into is not None:        # its result in that argument's array, where nothing else holds it
                 lines += [f"    o = v[{into}]", f"    v[{into}] = None", "    free = _alone(o)"]

@@ -113,11 +113,12 @@ class EffectStep:
         interp.ctx.settings.line = self.line
         interp.call(self.f, self.made_args(values), self.made_kwargs(values), self.node)
 
-    def planned_make(self):
+    def planned_make(self, compiled=False):
         """``make`` by the callee's own call for plans (``BoundMethod.planned``: no tensors made, no checks
-        that the traced calls passed), or None where it offers none."""
+        that the traced calls passed; ``compiled``: by compiled kernels where it has them), or None where it
+        offers none."""
         planned = getattr(self.f, "planned", None)
-        call = planned(self.args, self.kwargs) if planned is not None else None
+        call = planned(self.args, self.kwargs, compiled) if planned is not None else None
         if call is None:
             return None
         line, node = self.line, self.node

@@ -418,8 +418,9 @@ class BoundMethod:
         self.name = name
         self.fn = fn
         self.replay = replay
-        # an effect's faster call in a loop plan: planned(args, kwargs), the traced call's argument templates,
-        # gives a function of the plan's slot list with the call's effect, or None (interpreter/loop_steps.py)
+        # an effect's faster call in a loop plan: planned(args, kwargs, compiled), the traced call's argument
+        # templates and whether the plan compiles its kernels, gives a function of the plan's slot list with
+        # the call's effect, or None (interpreter/loop_steps.py)
         self.planned = planned
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 
 import numpy as np
@@ -36,6 +37,9 @@ NUMBA_KERNELS: set = set()
 PAIRED: dict = {}
 # The NumPy kernels that write their result into ``out=`` where given (numpy_kernels.writes_out)
 OUT_KERNELS: set = {name for name, f in _RAW.items() if writes_out(f)}
+# The kernels that a loop plan compiling its kernels may make compiled (plan_kernels.KERNELS', relu made with the
+# bias added before it, the first of a pair of plan_kernels.PAIRS: plan_kernels imports numba)
+PLAN_KERNELS = frozenset({"masked_grad", "sum", "relu", "sparse_softmax_xent"})
 
 
 def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:
@@ -182,6 +186,13 @@ def numba_ready() -> bool:
         _numba_missing = str(e)
         return False
     return True
+
+
+def numba_started() -> bool:
+    """Whether this process has run a Numba kernel: numba imported and its compiler started, which a later kernel
+    need not pay for again (its own load from the cache aside)."""
+    support = sys.modules.get(f"{__name__}.numba_support")
+    return support is not None and bool(support._READY)
 
 
 def call(name: str, *args, **attrs) -> np.ndarray:

@@ -222,20 +222,21 @@ def _signature(a):
     return (a.dtype.char, a.ndim) if isinstance(a, np.ndarray) else type(a)
 
 
-def _launch(kernel, *args) -> None:
+def _launch(kernel, *args):
+    """``kernel(*args)`` (what it returns), its first call of these argument types under the compile lock."""
     key = (kernel, tuple(_signature(a) for a in args))
     if key in _READY:
-        kernel(*args)
-        return
+        return kernel(*args)
     with _cache_lock() as locked:
         if locked:
-            kernel(*args)
+            result = kernel(*args)
         else:
             current().settings.warn("another tapecli process holds the kernel compile lock; compiled this "
                                     "kernel without the cache (slower start, same results)")
             with _private(kernel):
-                kernel(*args)
+                result = kernel(*args)
     _READY.add(key)
+    return result
 
 
 # ------------------------------------------------------------------ operands

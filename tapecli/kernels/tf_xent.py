@@ -14,6 +14,9 @@ import numpy as np
 from tapecli.kernels import tf_float32
 
 _LOGF = tf_float32.CFunction("logf", 1, np.log)
+# Up to this many classes (and more rows than that), logits that these kernels do not take are worked class-major
+# (ops/nn.py; kernels/plan_kernels.py's compiled pair follows it)
+FEW_CLASSES = 32
 
 
 def applies(logits) -> bool:

@@ -36,7 +36,6 @@ def _float(t: Tensor, what) -> Tensor:
 
 # ---------------------------------------------------------------- cross-entropies
 
-_FEW_CLASSES = 32      # up to this many classes (and more rows than that), the kernels work class-major
 
 
 def _class_major(logits):
@@ -44,7 +43,7 @@ def _class_major(logits):
     numbers, where there are few classes and more rows: NumPy reduces a short last axis one row at a time, the
     first axis of this layout in one pass (the sums over classes are then in order, not pairwise); else None."""
     n = logits.shape[-1] if logits.ndim >= 2 else 0
-    if not 0 < n <= _FEW_CLASSES or logits.size <= _FEW_CLASSES * n:
+    if not 0 < n <= tf_xent.FEW_CLASSES or logits.size <= tf_xent.FEW_CLASSES * n:
         return None
     shifted = np.ascontiguousarray(logits.reshape(-1, n).T)
     shifted -= np.maximum.reduce(shifted, axis=0)      # (the ufunc's own reduce: np.max's Python skipped)

@@ -74,16 +74,18 @@ class Mode:
     - ``fusion``: large elementwise expressions may become one fused kernel (``tapecli/fusion``);
     - ``backward_plans``: a repeated backward pass may run as its plan (``autodiff/replay.py``);
     - ``loop_plans``: while the interpreter runs, a training loop's iterations may run as its plan
-      (``interpreter/loop_plans.py``), where no tape is open.
+      (``interpreter/loop_plans.py``), where no tape is open;
+    - ``plan_kernels``: a loop plan may compile its kernels (``kernels/plan_kernels.py``: the same bits), where
+      its remaining iterations pay for them (TAPECLI_PLAN_KERNELS).
 
     ``observer`` is the loop plan's recorder while it traces an iteration (every call the body makes goes
     through it), None otherwise."""
 
     __slots__ = ("accel", "compiled_closures", "plain_ops", "scalar_path", "direct_calls", "fusion",
-                 "backward_plans", "loop_plans", "observer")
+                 "backward_plans", "loop_plans", "plan_kernels", "observer")
 
     def __init__(self, *, accel: bool = True, fusion: bool = True, explain: bool = False,
-                 check_numerics: bool = False):
+                 check_numerics: bool = False, plan_kernels: bool = True):
         self.accel = accel
         self.compiled_closures = accel
         self.plain_ops = accel and not (explain or check_numerics)
@@ -92,19 +94,23 @@ class Mode:
         self.fusion = accel and fusion and not check_numerics
         self.backward_plans = self.plain_ops
         self.loop_plans = False
+        self.plan_kernels = accel and plan_kernels
         self.observer = None
 
     @classmethod
     def of_run(cls, *, explain: bool = False, check_numerics: bool = False, strict: bool = True) -> Mode:
-        """The mode of a run: TAPECLI_ACCEL and TAPECLI_FUSION read here, once (``strict=False``: a value they do not
-        accept reads as their default, for a thread's first context, made before any run checks the settings)."""
+        """The mode of a run: TAPECLI_ACCEL, TAPECLI_FUSION and TAPECLI_PLAN_KERNELS read here, once (``strict=False``:
+        a value they do not accept reads as their default, for a thread's first context, made before any run
+        checks the settings)."""
         try:
             accel, fusion = setting("TAPECLI_ACCEL", "1") != "0", setting("TAPECLI_FUSION", "1") != "0"
+            plan_kernels = setting("TAPECLI_PLAN_KERNELS", "1") != "0"
         except UsageError:
             if strict:
                 raise
-            accel = fusion = True
-        return cls(accel=accel, fusion=fusion, explain=explain, check_numerics=check_numerics)
+            accel = fusion = plan_kernels = True
+        return cls(accel=accel, fusion=fusion, explain=explain, check_numerics=check_numerics,
+                   plan_kernels=plan_kernels)
 
     @contextlib.contextmanager
     def interpreting(self, numpy_quiet: bool, loop_plans: bool):
@@ -176,11 +182,11 @@ until a program calls it."""
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
-                 "run_logging", "counting_datasets")
+                 "run_logging", "counting_datasets", "runs_after")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
-                 jacobian_mode: str = "auto", device=None, mode: Mode | None = None):
+                 jacobian_mode: str = "auto", device=None, mode: Mode | None = None, runs_after: int = 0):
         self.settings = Settings(float_dtype, max_elements, max_memory, max_seconds)
         self.tapes: list = []
         self.running: list = []
@@ -215,6 +221,9 @@ until a program calls it."""
         self.tf_logger = None           # tf.get_logger()'s logger, made at its first use (library/tf_scopes.py)
         self.run_logging = None         # a CPython run's: the maker of its own logging module (execution/run_logging)
         self.counting_datasets = 0      # > 0 while a dataset's length is counted by running it (library/data.py)
+        # the runs of the same program that this process makes after this one (``tapecli bench``'s): a loop plan's
+        # compiled kernels, paid for once per process, serve their iterations too (interpreter/loop_plans.py)
+        self.runs_after = runs_after
 
     def python_random(self):
         """The run's Python ``random.Random``, seeded 0 (PYTHON_RANDOM_SEED) as tapecli's other generators."""

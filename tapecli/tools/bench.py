@@ -15,6 +15,7 @@ why that run is not timed. ``peak_rss_bytes`` is the process's high-water reside
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import statistics
 import time
@@ -81,17 +82,21 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
         from tapecli.errors import UsageError
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
     program = parse(source, filename)
+    total = runs(repeat, warmup, memory)
+
+    def options_of(run: int) -> Options:        # (each run knows how many of the same program follow it)
+        return dataclasses.replace(options, runs_after=total - 1 - run)
     result = None
-    for _ in range(warmup):
-        result = run_program(program, filename, options)
+    for run in range(warmup):
+        result = run_program(program, filename, options_of(run))
         if progress:
             progress(1)
     times = []
-    for _ in range(repeat):
+    for run in range(warmup, warmup + repeat):
         result = None
         gc.collect()
         start = time.perf_counter()
-        result = run_program(program, filename, options)
+        result = run_program(program, filename, options_of(run))
         _synchronize(result)            # a device's queued kernels are part of the run
         times.append(time.perf_counter() - start)
         if progress:
@@ -100,7 +105,7 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
     if memory:
         result = None
         gc.collect()
-        peak, result = _traced_peak(lambda: run_program(program, filename, options))
+        peak, result = _traced_peak(lambda: run_program(program, filename, options_of(total - 1)))
         if progress:
             progress(1)
     return BenchResult(filename, repeat, warmup, times, peak, _max_rss(), result)

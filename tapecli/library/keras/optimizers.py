@@ -329,32 +329,35 @@ class Optimizer(KerasObject):
                                  f"{list(v.shape)}")
         return self.step([v for _, v in kept], [g.value for g, _ in kept], row_squares=row_squares or None)
 
-    def planned_apply_gradients(self, args, kwargs):
+    def planned_apply_gradients(self, args, kwargs, compiled=False):
         """``apply_gradients(zip(grads, variables))`` in a loop plan (``BoundMethod.planned``): a function of
         the plan's arrays that steps the traced call's variables from the gradients' arrays (the call's
-        checks are the traced calls': a plan's layouts are theirs). None for a call it does not take (a
-        missing gradient, which warns at every call as written)."""
+        checks are the traced calls': a plan's layouts are theirs), by :meth:`compiled_update` where the
+        plan compiles its kernels (``compiled``). None for a call it does not take (a missing gradient, which
+        warns at every call as written)."""
         if len(args.items) != 1 or kwargs.items:
             return None
-        return self._planned(array_pairs(args.items[0]))
+        return self._planned(array_pairs(args.items[0]), compiled)
 
-    def planned_apply(self, args, kwargs):
+    def planned_apply(self, args, kwargs, compiled=False):
         """``apply(grads, variables)`` in a loop plan: as :meth:`planned_apply_gradients`."""
         if len(args.items) != 2 or kwargs.items or not all(a.__class__ is Sequence for a in args.items):
             return None
-        return self._planned(paired(args.items[0].items, args.items[1].items))
+        return self._planned(paired(args.items[0].items, args.items[1].items), compiled)
 
-    def _planned(self, pairs):
+    def _planned(self, pairs, compiled):
         if pairs is None:
             return None
         specs, variables = [spec for spec, _ in pairs], [v for _, v in pairs]
         flat = self._flat(variables)        # (a plan's variables keep the traced call's shapes and dtypes)
-        return lambda values: self.step(variables, [resolve(spec, values) for spec in specs], flat)
+        return lambda values: self.step(variables, [resolve(spec, values) for spec in specs], flat,
+                                        compiled=compiled)
 
-    def step(self, variables, grads, flat=None, row_squares=None):
+    def step(self, variables, grads, flat=None, row_squares=None, compiled=False):
         """One step of ``variables`` from the arrays of their gradients (each of its variable's shape); ``flat``:
         :meth:`_flat` of these variables, where the caller knows it; ``row_squares``: by variable id, the sum of the
-        squares of the rows its gradient sums (a tf.IndexedSlices'), which Keras's updates square row by row."""
+        squares of the rows its gradient sums (a tf.IndexedSlices'), which Keras's updates square row by row;
+        ``compiled``: a flat step may take :meth:`compiled_update` (a loop plan that compiles its kernels)."""
         arrays = [np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)]
         if self.accumulation is not None:
             arrays = self.accumulate(variables, arrays)
@@ -372,7 +375,7 @@ class Optimizer(KerasObject):
         ctx = current()
         in_place = not ctx.tapes
         if in_place and (self._flat(variables) if flat is None else flat) and not ctx.constraints:
-            self.step_flat(arrays, variables, lr)
+            self.step_flat(arrays, variables, lr, compiled)
             ctx.updated_in_place += len(variables)
             return self.counted()
         for g, v in zip(arrays, variables):
@@ -427,7 +430,7 @@ class Optimizer(KerasObject):
         dtype = value.dtype.type
         return (value - value * converted(self.weight_decay, dtype) * dtype(lr)).astype(value.dtype)
 
-    def step_flat(self, grads, variables, lr) -> None:
+    def step_flat(self, grads, variables, lr, compiled=False) -> None:
         """One step of every variable at once, on their arrays laid end to end: an elementwise update gives
         each variable its own step's bits, in one set of NumPy calls instead of one per variable. The
         variables take views of the new values; the slots are views of one array a slot (``_LaidOut``),
@@ -438,7 +441,9 @@ class Optimizer(KerasObject):
         if laid is None or not laid.intact(variables):
             laid = self.laid_out = _LaidOut(variables, [self.slots_of(v) for v in variables])
         value = self.decayed(laid.values(variables), lr)
-        new = np.asarray(self.update(g, value, laid.slots, dtype.type(lr), dtype.type), dtype=dtype)
+        new = self.compiled_update(g, value, laid.slots, dtype.type(lr), dtype.type) if compiled else None
+        if new is None:
+            new = np.asarray(self.update(g, value, laid.slots, dtype.type(lr), dtype.type), dtype=dtype)
         laid.step(variables, new)
 
     def clips(self) -> bool:
@@ -484,6 +489,11 @@ class Optimizer(KerasObject):
         """The variable's new value (a new array: ``value`` is its current one, kept as it is) from its
         gradient, updating ``slots`` (slot name: writable array) in place."""
         raise NotImplementedError
+
+    def compiled_update(self, g, value, slots, lr, dtype):
+        """:meth:`update` of flat arrays by a compiled kernel giving its bits (``kernels.plan_kernels``), or None
+        where none does (the update then runs as NumPy calls)."""
+        return None
 
     def before_steps(self, dtype) -> None:
         """What one apply computes once, before its variables' steps (Nadam's u_product)."""
@@ -612,12 +622,23 @@ class Adam(Optimizer):
     def slot_specs(self):
         return [("momentum", 0.0), ("velocity", 0.0)] + ([("velocity_hat", 0.0)] if self.amsgrad else [])
 
-    def update(self, g, value, slots, lr, dtype):
+    def _alpha(self, lr, dtype):
+        """The step's learning rate, corrected for the moments' bias: lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)."""
         t = dtype(self.iterations + 1)
         b1p = tf_pow(converted(self.beta_1, dtype), t)
         b2p = tf_pow(converted(self.beta_2, dtype), t)
         one = dtype(1)
-        alpha = lr * np.sqrt(one - b2p) / (one - b1p)
+        return lr * np.sqrt(one - b2p) / (one - b1p)
+
+    def compiled_update(self, g, value, slots, lr, dtype):
+        if self.amsgrad:
+            return None
+        from tapecli.kernels import plan_kernels
+        return plan_kernels.adam(g, value, slots["momentum"], slots["velocity"], dtype(1 - self.beta_1),
+                                 dtype(1 - self.beta_2), self._alpha(lr, dtype), dtype(self.epsilon))
+
+    def update(self, g, value, slots, lr, dtype):
+        alpha = self._alpha(lr, dtype)
         m, v = slots["momentum"], slots["velocity"]
         step = _moving_average(m, g, dtype(1 - self.beta_1))
         _moving_average(v, np.square(g), dtype(1 - self.beta_2))
