@@ -179,7 +179,7 @@ def _form(class_name, key, value, interp=None):
     """An argument as Keras's config writes it: initializers, regularizers and constraints serialized, an
     activation by its name, per-axis sizes as tuples, numbers as Python's."""
     if key.endswith("_initializer"):
-        return serialized(initializers.described(value), "keras.initializers")
+        return None if value is None else serialized(initializers.described(value), "keras.initializers")
     if key.endswith("_regularizer"):
         return _penalty(value, "keras.regularizers", interp)
     if key.endswith("_constraint"):
