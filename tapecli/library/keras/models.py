@@ -298,6 +298,12 @@ class Sequential(Model):
     def known_input_shape(self):
         return self.input_spec
 
+    def output_shape(self, shape):
+        """Its output's shape for an input of ``shape`` (a model as a layer of another): its layers' in turn."""
+        for layer in self.layers:
+            shape = layer.output_shape(shape)
+        return shape
+
     def build_for(self, shape, dtype):
         if not self.layers:
             raise TdfValueError(f"Sequential model '{self.display()}' has no layers and cannot be built or called",
@@ -556,6 +562,10 @@ class Functional(Model):
         out["output_shape"] = lambda: _shapes([t.shape for t in self.outputs], self.many_out)
         out["output_names"] = lambda: [(t.layer or t.input_layer).display() for t in self.outputs]
         return out
+
+    def output_shape(self, shape):
+        """Its output's shape for an input of ``shape`` (a model as a layer of another): its graph's."""
+        return (shape[0], *self.outputs[0].shape[1:])
 
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
