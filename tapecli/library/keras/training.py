@@ -291,6 +291,8 @@ class Trainer:
             stop = any([c.on_epoch_end(epoch, heard, self) for c in callbacks])
             if stop or self.stop_training():
                 break
+        if integer(epochs, "epochs") > 0:      # (Keras's: an optimizer's moving averages become the weights)
+            self.optimizer.finalize_variable_values(list(self.model.weights_to_train()))
         for c in callbacks:
             c.on_train_end(_plain(training_logs))
         return history
@@ -465,12 +467,20 @@ def _dataset(x, y=None, sample_weight=None) -> bool:
 
 
 def dataset_batches(dataset, many_inputs, outputs):
-    """A dataset's elements as batches (x, y, sample_weight): each a step of the run, as the dataset's source
-    charges it (data.py)."""
-    for element in dataset.source():
-        parts = element if isinstance(element, list) and len(element) in (2, 3) else [element]
-        bx, by, bw = (list(parts) + [None, None])[:3]
-        yield _data(bx, "x", many_inputs), _data(by, "y", outputs), _data(bw, "sample_weight")
+    """A pass over a dataset, started now (as TensorFlow's iterator is when made: a shuffle's order drawn), its
+    elements as batches (x, y, sample_weight), each a step of the run, as the dataset's source charges it
+    (data.py). Where TensorFlow knows the dataset's size, a pass that gave every element starts the next one, as
+    Keras's EpochIterator makes its next iterator when an epoch has taken every batch."""
+    elements = dataset.source()
+
+    def taken():
+        for element in elements:
+            parts = element if isinstance(element, list) and len(element) in (2, 3) else [element]
+            bx, by, bw = (list(parts) + [None, None])[:3]
+            yield _data(bx, "x", many_inputs), _data(by, "y", outputs), _data(bw, "sample_weight")
+        if not (dataset.infinite or dataset.unknown):
+            dataset.source()
+    return taken()
 
 
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
