@@ -323,9 +323,24 @@ class Dataset(ProgramObject):
         return Dataset(self.source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
 
     def cache(self, interp, filename="", name=None):
+        """TensorFlow's in-memory cache: the elements of the first pass that runs to its end are kept, and every
+        later pass gives them (no pass of the input: a shuffle before it keeps that order); a pass left before
+        its end keeps nothing."""
         if filename:
             raise TdfValueError("Dataset.cache: tapecli keeps datasets in memory: a file name is out of scope")
-        return Dataset(self.source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
+        kept: list = []
+
+        def filling(elements):
+            taken = []
+            for e in elements:
+                taken.append(e)
+                yield e
+            if not kept:
+                kept.append(taken)
+
+        def source():
+            return iter(kept[0]) if kept else filling(iter(self.source()))
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
 
     def concatenate(self, interp, dataset, name=None):
         if not isinstance(dataset, Dataset):

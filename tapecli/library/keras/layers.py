@@ -495,15 +495,19 @@ def _leaves(values):
     for v in values:
         if isinstance(v, (list, tuple)):
             yield from _leaves(v)
+        elif isinstance(v, dict):
+            yield from _leaves(v.values())
         else:
             yield v
 
 
 def _bind(arguments: dict, value_of) -> dict:
-    """The arguments with each Keras tensor (a list's items too) replaced by ``value_of`` it."""
+    """The arguments with each Keras tensor (a list's or a dict's items too) replaced by ``value_of`` it."""
     def bound(v):
         if isinstance(v, (list, tuple)):
             return (type(v) if isinstance(v, list) else tuple)(bound(x) for x in v)     # (a program's tuple too)
+        if isinstance(v, dict):
+            return {k: bound(x) for k, x in v.items()}
         return value_of(v) if isinstance(v, KerasTensor) else v
     return {k: bound(v) for k, v in arguments.items()}
 

@@ -509,7 +509,7 @@ class Functional(Model):
         for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
             if getattr(k, "input_layer", None) is None:
                 k.input_layer = InputLayer(interp, name=getattr(k, "name", None))
-        self.layers = keras_order(self.inputs, self.outputs)
+        self.layers = [la for la in keras_order(self.inputs, self.outputs) if not getattr(la, "is_operation", False)]
         self.built = True
         self.rename()
 
