@@ -15,7 +15,7 @@ from tapecli.library.keras import (getters, operations, ops_arrays, ops_control,
                                    ops_numpy, ops_stats, random_ops, subclassing)
 from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
 
-_LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
+_LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed", "dtype")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")
 
 

@@ -18,11 +18,11 @@ def keras_op(fn):
     """The builtin ``fn`` as keras.ops gives it: on Keras tensors (anywhere in its arguments), a graph node's
     output; else ``fn`` itself. One wrapper per builtin (the program's function stays the same object)."""
     found = fn.__dict__.get("keras_op")
-    if found is not None:
+    if found is not None and found.__wrapped__ is fn:      # (not one functools.wraps copied from another builtin)
         return found
     own_interp = fn.wants_interp
 
-    @functools.wraps(fn)
+    @functools.wraps(fn, updated=())
     def op(interp, *args, **kwargs):
         if any(isinstance(t, KerasTensor) for t in _leaves([args, kwargs])):
             return Operation(interp, fn, own_interp).symbolic(list(args), kwargs)
@@ -32,9 +32,15 @@ def keras_op(fn):
         signature = signature.replace(parameters=[inspect.Parameter("interp", inspect.Parameter.POSITIONAL_ONLY),
                                                   *signature.parameters.values()])
     op.__signature__ = signature
+    # (what the builtin says of its arguments, not what is the builtin's own: its signature kept, its loop plan)
+    op.__dict__.update({k: v for k, v in fn.__dict__.items() if k not in _OWN})
     builtin_function(op, interp=True)
     fn.keras_op = op
     return op
+
+
+# What a builtin keeps of its own, which its keras.ops wrapper does not take over
+_OWN = frozenset({"keras_op", "_signature", "positional", "wants_interp", "replay", "replay_data", "replay_lists"})
 
 
 def _probe(t: KerasTensor, unknown: int) -> Tensor:
