@@ -461,9 +461,9 @@ class Layer(KerasObject):
 
     def apply(self, interp, x, training=None, **given):
         """The layer's output for x (``given``: a mask, an initial state, for a layer that takes them)."""
-        x = tensor(x)
-        self.check_input(x)
         compute = self.compute_dtype
+        x = tensor(x, floats=compute)
+        self.check_input(x)
         self.build_for(x.shape, compute)
         # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'
         if x.dtype != compute and (x.dtype.kind == "f" or self.weights_):
