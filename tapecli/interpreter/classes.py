@@ -463,6 +463,9 @@ class Namespace(ProgramObject):
             found = BUILTINS[name]
             if self.path.split(".")[0] in _OFF_THE_TAPE and getattr(found, "is_builtin", False):
                 return NumpyFunction(found, f"{self.path}.{attr}")
+            parts = self.path.split(".")
+            if parts[-1] == "ops" and "keras" in parts and getattr(found, "is_builtin", False) and "keras_op" in HOOKS:
+                return HOOKS["keras_op"](found)         # (on Keras tensors: a node of a functional model's graph)
             return found
         if attr in self.SUBMODULES:
             return Namespace(f"{self.path}.{attr}")

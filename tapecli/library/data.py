@@ -51,8 +51,9 @@ class Dataset(ProgramObject):
 
     kind_word = "a tf.data.Dataset"
 
-    def __init__(self, source, interp=None, values=True, spec=None):
+    def __init__(self, source, interp=None, values=True, spec=None, size=None):
         self.source = source
+        self.size = size                # how many elements it gives, found without running it (count)
         self.interp = interp
         self.items_are_values = values
         self.spec = spec
@@ -61,6 +62,18 @@ class Dataset(ProgramObject):
 
     def items(self):
         return self.source()
+
+    def count(self) -> int:
+        """How many elements it gives: found ahead where its making tells (as TensorFlow's cardinality, which
+        runs no pass: a shuffle's next order, a map's function), else by running it."""
+        if self.size is not None:
+            return self.size()
+        ctx = current()
+        ctx.counting_datasets += 1
+        try:
+            return sum(1 for _ in self.source())
+        finally:
+            ctx.counting_datasets -= 1
 
     def element_spec(self):
         return self.first_spec() if self.spec is None else self.spec()
@@ -147,20 +160,25 @@ class Dataset(ProgramObject):
                 rank, shape = _batched_ragged_rank(s, dense_ragged), [size if drop else None, *s.shape]
                 made.append(TensorSpec(shape, s.dtype) if rank is None else RaggedTensorSpec(shape, s.dtype, rank + 1))
             return pack_as(given, made)
-        return Dataset(self.batches(size, drop, stacked_parts), values=self.items_are_values, spec=spec)
+        return Dataset(self.batches(size, drop, stacked_parts), values=self.items_are_values, spec=spec,
+                       size=self.batch_count(size, drop))
+
+    def batch_count(self, size: int, drop: bool):
+        """The size of batch's dataset."""
+        return lambda: self.count() // size if drop else -(-self.count() // size)
 
     def batches(self, size: int, drop: bool, combine):
         """The source of batch's and padded_batch's datasets: ``size`` elements at a time (the last fewer unless
-        ``drop``), each component combined by ``combine(parts, index, components)``."""
-        def source():
-            it = self.source()
+        ``drop``), each component combined by ``combine(parts, index, components)``. A pass starts its input's
+        when it is made, as TensorFlow's iterator does (a shuffle's order is drawn then)."""
+        def grouped(it):
             while True:
                 group = list(itertools.islice(it, size))
                 if not group or (drop and len(group) < size):
                     return
                 count = len(flatten(group[0]))
                 yield pack_as(group[0], [combine([flatten(e)[j] for e in group], j, count) for j in range(count)])
-        return source
+        return lambda: grouped(iter(self.source()))
 
     def padded_batch(self, interp, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
                      name=None):
@@ -204,11 +222,12 @@ class Dataset(ProgramObject):
                     for a, d in enumerate(s.shape)]
                 made.append(TensorSpec([size if drop else None, *dims], s.dtype))
             return pack_as(self.element_spec(), made)
-        return Dataset(self.batches(size, drop, padded), values=self.items_are_values, spec=spec)
+        return Dataset(self.batches(size, drop, padded), values=self.items_are_values, spec=spec,
+                       size=self.batch_count(size, drop))
 
     def map(self, interp, map_func, num_parallel_calls=None, deterministic=None, name=None):
         mapped = Dataset(lambda: (as_element(unpacked_call(interp, map_func, e)) for e in self.source()),
-                         values=False)
+                         values=False, size=self.count)
         # (TensorFlow traces the function on the input's spec: a batch's unknown first dimension stays unknown)
         mapped.spec = lambda: mapped.first_spec(self._rows_known())
         mapped.kind = "_MapDataset" if num_parallel_calls is None else "_ParallelMapDataset"
@@ -221,12 +240,14 @@ class Dataset(ProgramObject):
     def take(self, interp, count, name=None):
         n = to_int(count, "count")
         return Dataset(lambda: iter(self.source()) if n < 0 else itertools.islice(self.source(), n),
-                       values=self.items_are_values, spec=self._same_spec())
+                       values=self.items_are_values, spec=self._same_spec(),
+                       size=lambda: self.count() if n < 0 else n if self.infinite else min(n, self.count()))
 
     def skip(self, interp, count, name=None):
         n = to_int(count, "count")
         return Dataset(lambda: iter(()) if n < 0 else itertools.islice(self.source(), n, None),
-                       values=self.items_are_values, spec=self._same_spec())
+                       values=self.items_are_values, spec=self._same_spec(),
+                       size=lambda: 0 if n < 0 else max(self.count() - n, 0))
 
     def shard(self, interp, num_shards, index, name=None):
         """Every ``num_shards``-th element from ``index`` on (a worker's part of the data)."""
@@ -250,12 +271,14 @@ class Dataset(ProgramObject):
                     yield e
                 if empty:
                     return
-        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec(),
+                       size=None if n < 0 else lambda: self.count() * n)
 
     def enumerate(self, interp, start=0, name=None):
         first = to_int(start, "start")
         return Dataset(lambda: (PythonTuple([Tensor(np.array(first + i, dtype=np.int64)), e])      # (a tuple)
                                 for i, e in enumerate(self.source())), values=self.items_are_values,
+                       size=self.count,
                        spec=lambda: PythonTuple([TensorSpec([], DType("int64")), self.element_spec()]))
 
     def shuffle(self, interp, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
@@ -291,7 +314,7 @@ class Dataset(ProgramObject):
                 else:
                     buffer[i] = following
                 yield out
-        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
 
     def _tensorflow_shuffle(self, seeds: tuple, size: int, again: bool):
         """A TensorFlow program's seeded shuffle: TensorFlow's order (ShuffleDatasetV3 with the op's seeds, drawn
@@ -304,15 +327,30 @@ class Dataset(ProgramObject):
                 return tf_random.dataset_shuffle(self.source(), size, *seeds, passes[0], again)
             passes[0] += 1
             return tf_random.dataset_shuffle(self.source(), size, *seeds, passes[0] - 1, again)
-        return Dataset(source, values=self.items_are_values, spec=self._same_spec())
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
 
     def prefetch(self, interp, buffer_size=None, name=None):     # (the same elements: an in-memory pipeline)
-        return Dataset(self.source, values=self.items_are_values, spec=self._same_spec())
+        return Dataset(self.source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
 
     def cache(self, interp, filename="", name=None):
+        """TensorFlow's in-memory cache: the elements of the first pass that runs to its end are kept, and every
+        later pass gives them (no pass of the input: a shuffle before it keeps that order); a pass left before
+        its end keeps nothing."""
         if filename:
             raise TdfValueError("Dataset.cache: tapecli keeps datasets in memory: a file name is out of scope")
-        return Dataset(self.source, values=self.items_are_values, spec=self._same_spec())
+        kept: list = []
+
+        def filling(elements):
+            taken = []
+            for e in elements:
+                taken.append(e)
+                yield e
+            if not kept:
+                kept.append(taken)
+
+        def source():
+            return iter(kept[0]) if kept else filling(iter(self.source()))
+        return Dataset(source, values=self.items_are_values, spec=self._same_spec(), size=self.count)
 
     def concatenate(self, interp, dataset, name=None):
         if not isinstance(dataset, Dataset):
@@ -547,7 +585,7 @@ class Dataset(ProgramObject):
     def cardinality(self, interp):
         """TensorFlow's: INFINITE (-1) after an endless repeat, UNKNOWN (-2) where it cannot count ahead, else
         the count."""
-        known = -1 if self.infinite else -2 if self.unknown else sum(1 for _ in self.source())
+        known = -1 if self.infinite else -2 if self.unknown else self.count()
         return Tensor(np.array(known, dtype=np.int64))
 
     def length(self) -> int:
@@ -555,12 +593,7 @@ class Dataset(ProgramObject):
         ahead."""
         if self.infinite or self.unknown:
             raise TdfTypeError("The dataset is infinite." if self.infinite else "The dataset length is unknown.")
-        ctx = current()
-        ctx.counting_datasets += 1
-        try:
-            return sum(1 for _ in self.source())
-        finally:
-            ctx.counting_datasets -= 1
+        return self.count()
 
 
 def _padded_dims(shape) -> list | None:
@@ -665,7 +698,7 @@ def from_tensor_slices(tensors, name=None):
                             f"{[t.shape[0] for t in leaves]}")
     rows = [t.items() if getattr(t, "is_ragged", False) else ops.rows(t) for t in leaves]
     return Dataset(lambda: counted(pack_as(structure, [r[i] for r in rows]) for i in range(n)),
-                   spec=lambda: pack_as(structure, [_row_spec(t) for t in leaves]))
+                   spec=lambda: pack_as(structure, [_row_spec(t) for t in leaves]), size=lambda: n)
 
 
 def _batched_ragged_rank(spec, dense_ragged: bool) -> int | None:
@@ -697,7 +730,7 @@ def range_(*args, output_type=None, name=None):
         raise TdfTypeError(f"Dataset.range takes 1 to 3 positional arguments, got {len(bounds)}")
     dtype = np.dtype(np.int64) if output_type is None else to_dtype(output_type)
     return Dataset(lambda: counted(Tensor(np.array(i, dtype=dtype)) for i in range(*bounds)),
-                   spec=lambda: TensorSpec([], DType(dtype_name(dtype))))
+                   spec=lambda: TensorSpec([], DType(dtype_name(dtype))), size=lambda: len(range(*bounds)))
 
 
 def zip_(*datasets, name=None):

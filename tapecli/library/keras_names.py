@@ -11,11 +11,11 @@ from tapecli.library.keras import (activations, adafactor, attention, augmentati
                                    rnn_wrappers, schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
-from tapecli.library.keras import (getters, ops_arrays, ops_control, ops_fft, ops_math, ops_nn, ops_numpy, random_ops,
-                                   ops_stats, subclassing)
+from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,
+                                   ops_numpy, ops_stats, random_ops, subclassing)
 from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
 
-_LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed")
+_LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed", "dtype")
 _OPTIMIZER_OPTIONS = ("weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "name")
 
 
@@ -179,4 +179,5 @@ builtin("optimizers.get", interp=True)(getters.optimizer)
 hook("keras_model")(subclassing.program_attribute)  # a program's keras.Model subclass: compile, fit, add_loss, ...
 hook("keras_trainable")(subclassing.set_trainable)    # a program's layer or model set trainable
 hook("keras_call")(subclassing.layer_call)    # Layer.__call__ of a program's layer: losses, Keras tensors
+hook("keras_op")(operations.keras_op)      # keras.ops' functions: on Keras tensors, a functional graph's node
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)

@@ -11,7 +11,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, num, scalar, tensor
+from tapecli.library.keras.common import flag, integer, name_scope, num, scalar, tensor
 from tapecli.library.keras.einsum_dense import EinsumDense
 from tapecli.library.keras.layers import Layer, dropout_mask
 from tapecli.runtime.values import PythonTuple, Tensor
@@ -21,9 +21,10 @@ from tapecli.runtime.values import PythonTuple, Tensor
 _ATTENTION_MASKED, _SOFTMAX_MASKED, _DOT_PRODUCT_MASKED = 1.0e9, -1e9, 3.38953e38 * -0.7
 
 
-def _float(x, what):
+def _float(x, what, dtype):
+    """An input in the layer's compute dtype."""
     x = tensor(x, what)
-    return ops.cast(x, float_dtype()) if x.dtype != float_dtype() else x
+    return ops.cast(x, dtype) if x.dtype != dtype else x
 
 
 def _bool_mask(mask, what):
@@ -88,9 +89,10 @@ class Attention(Layer):
                                 f"[query, value, key]. Received length: {len(inputs)}.")
         if mask is not None and (not isinstance(mask, list) or not 2 <= len(mask) <= 3):
             raise TdfValueError(f"{name} layer mask must be a list, namely [query_mask, value_mask].")
-        query, value = _float(inputs[0], "query"), _float(inputs[1], "value")
-        key = _float(inputs[2], "key") if len(inputs) > 2 else value
-        self.build_for(query.shape, float_dtype())
+        dtype = self.compute_dtype
+        query, value = _float(inputs[0], "query", dtype), _float(inputs[1], "value", dtype)
+        key = _float(inputs[2], "key", dtype) if len(inputs) > 2 else value
+        self.build_for(query.shape, dtype)
         scores = self.scores(query, key)
         query_mask, value_mask = (mask[0], mask[1]) if mask else (None, None)
         keep = None if value_mask is None else _expand(_bool_mask(value_mask, "value_mask"), -2)
@@ -175,8 +177,8 @@ class _Heads(Layer):
         clones of the layer's initializers (Keras's _get_common_kwargs_for_sublayer)."""
         dense = EinsumDense(self.interp, equation, output_shape, bias_axes=bias_axes if self.use_bias else None,
                             kernel_initializer=self.inits[0].clone(), bias_initializer=self.inits[1].clone(), name=part,
-                            activity_regularizer=self.projection_regularizer)
-        dense.build_for(input_shape, float_dtype())
+                            activity_regularizer=self.projection_regularizer, dtype=self.dtype_policy)
+        dense.build_for(input_shape, self.compute_dtype)
         self.projections[part] = dense
         return dense
 
@@ -213,8 +215,9 @@ class _Heads(Layer):
             attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False):
         """Keras's call: query_mask masks the queries [batch, Tq, 1], value_mask and key_mask the keys
         [batch, 1, Tv], use_causal_mask the later keys, all of them and attention_mask together."""
-        query, value = _float(query, "query"), _float(value, "value")
-        key = value if key is None else _float(key, "key")
+        dtype = self.compute_dtype
+        query, value = _float(query, "query", dtype), _float(value, "value", dtype)
+        key = value if key is None else _float(key, "key", dtype)
         if not self.built:
             self.build_for_shapes(query.shape, value.shape, key.shape)
         keep = None if attention_mask is None else _bool_mask(attention_mask, "attention_mask")

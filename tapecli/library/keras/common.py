@@ -82,11 +82,13 @@ def converted(x, what="the input") -> Tensor:
     return ops.materialize(ops.to_tensor(x))
 
 
-def tensor(x, what="the input") -> Tensor:
-    """A layer's input as Keras takes it: ``converted``, a NumPy array of floats as floatx."""
+def tensor(x, what="the input", floats=None) -> Tensor:
+    """A layer's input as Keras takes it: ``converted``, a NumPy array of floats as ``floats`` (the layer's
+    compute dtype), by default floatx."""
     t = converted(x, what)
-    if isinstance(t, NumpyArray) and t.dtype.kind == "f" and t.dtype != float_dtype():
-        t = Tensor(t.value.astype(float_dtype()))      # Keras converts a NumPy array of floats to its floatx
+    want = float_dtype() if floats is None else floats
+    if isinstance(t, NumpyArray) and t.dtype.kind == "f" and t.dtype != want:
+        t = Tensor(t.value.astype(want))      # Keras converts a NumPy array of floats to its compute dtype
     return t
 
 

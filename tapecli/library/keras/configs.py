@@ -179,7 +179,7 @@ def _form(class_name, key, value, interp=None):
     """An argument as Keras's config writes it: initializers, regularizers and constraints serialized, an
     activation by its name, per-axis sizes as tuples, numbers as Python's."""
     if key.endswith("_initializer"):
-        return serialized(initializers.described(value), "keras.initializers")
+        return None if value is None else serialized(initializers.described(value), "keras.initializers")
     if key.endswith("_regularizer"):
         return _penalty(value, "keras.regularizers", interp)
     if key.endswith("_constraint"):
@@ -214,8 +214,8 @@ def layer_config(layer) -> dict:
             out[key] = keras_name(layer)
         elif key == "trainable":
             out[key] = layer.trainable
-        elif key == "dtype":        # (the dtype of a layer that has its own, Hashing's int64, else floatx)
-            own = getattr(layer, "out_dtype", None)
+        elif key == "dtype":        # (the dtype of a layer that has its own, Hashing's int64, its policy's, or floatx)
+            own = getattr(layer, "out_dtype", None) or getattr(layer, "dtype_policy", None)
             name = dtype_name(float_dtype() if own is None else own)
             out[key] = name if class_name in _DTYPE_AS_NAME else dtype_policy(name)
         else:

@@ -443,6 +443,8 @@ def get(value, seed=None, interp=None) -> Initializer:
     from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
     if isinstance(value, Initializer):
         return value
+    if value is None:
+        return AddWeightDefault()
     if interp is not None and isinstance(value, (Function, ProgramObject, BoundMethod)):
         return ProgramInitializer(value, interp)
     if isinstance(value, dict) and value.get("class_name") in BY_CLASS_NAME:
@@ -458,6 +460,19 @@ def get(value, seed=None, interp=None) -> Initializer:
         return init
     raise TdfValueError(f"unknown initializer {value!r}",
                         hint="use one of " + ", ".join(f'"{n}"' for n in BY_NAME) + " or an initializer object")
+
+
+class AddWeightDefault(Initializer):
+    """No initializer (None, as a layer's ``bias_initializer=None``): Keras's add_weight then makes one for the
+    weight when it makes the weight (its seed drawn then), glorot_uniform for a float weight, else zeros."""
+    keras_name = "AddWeightDefault"
+    seeded = False
+
+    def make(self, shape, rng, dtype):
+        return get("glorot_uniform" if np.dtype(dtype).kind == "f" else "zeros").make(shape, rng, dtype)
+
+    def clone(self) -> Initializer:
+        return self
 
 
 def seed_of(value):

@@ -24,7 +24,7 @@ from tapecli.interpreter.classes import LAYER
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable, dtype_name
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -137,6 +137,22 @@ def set_weights(weights, values, name) -> None:
         v.assign(np.asarray(t.value, dtype=v.dtype))
 
 
+def dtype_policy(dtype) -> np.dtype | None:
+    """A layer's ``dtype=``: a float type's name, a DType or a serialized DTypePolicy (a config's), None for
+    floatx."""
+    if isinstance(dtype, dict):
+        dtype = dtype.get("config", {}).get("name")
+    if dtype is None:
+        return None
+    name = getattr(dtype, "name", dtype)
+    if isinstance(name, str) and name.startswith("mixed_"):
+        raise TdfValueError(f"tapecli's layers compute and keep their weights in one float type: the mixed "
+                            f"precision policy {name!r} is out of scope", hint='use dtype="float32" or "float64"')
+    if name not in ("float16", "float32", "float64"):
+        raise TdfValueError(f"a layer's dtype is a float type (float16, float32, float64), got {name!r}")
+    return np.dtype(name)
+
+
 class Layer(KerasObject):
     kind_word = "a layer"
     keras_bases = (LAYER,)
@@ -165,7 +181,7 @@ class Layer(KerasObject):
     keeps_dtype = False
 
     def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None,
-                 activity_regularizer=None):
+                 activity_regularizer=None, dtype=None):
         self.auto = auto_name(interp, self.prefix) if name is None else name     # (Keras counts unnamed layers only)
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
@@ -179,6 +195,15 @@ class Layer(KerasObject):
         self.rng = np.random.default_rng(seed_value(seed)) if seed is not None else interp.rng
         self.interp = interp
         self.activity_regularizer = penalties.regularizer(activity_regularizer, interp)
+        self.dtype_policy = dtype_policy(dtype)
+
+    # Keras's dtype policy: the float type a layer makes its weights in and computes in (its ``dtype=``), else
+    # the run's floatx
+    dtype_policy = None
+
+    @property
+    def compute_dtype(self) -> np.dtype:
+        return current().settings.float_dtype if self.dtype_policy is None else self.dtype_policy
 
     def as_program(self):
         """The layer as the program holds it (a program's own layer is its instance, not the adapter)."""
@@ -261,6 +286,7 @@ class Layer(KerasObject):
         for kind, table in (("regularizer", getattr(self, "regularizers", {})), ("constraint", self.constraints)):
             for short, held in table.items():
                 out[f"{short}_{kind}"] = lambda h=held: h.fn if isinstance(h, penalties.ProgramPenalty) else h
+        out["dtype"] = out["compute_dtype"] = out["variable_dtype"] = lambda: dtype_name(self.compute_dtype)
         given = getattr(self, "given_arguments", None) or {}
         for key in ("activation", "recurrent_activation"):        # Keras's function (keras.activations.get)
             if key in given:
@@ -291,7 +317,7 @@ class Layer(KerasObject):
 
     def methods(self):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
-                "build": lambda shape: self.build_for(dims(shape), current().settings.float_dtype),
+                "build": lambda shape: self.build_for(dims(shape), self.compute_dtype),
                 "get_config": self.get_config,
                 "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask)}
 
@@ -324,7 +350,7 @@ class Layer(KerasObject):
     # ---------------------------------------------------------------- building and calling
     def build_for(self, shape, dtype) -> None:
         if not self.built:
-            self.build(tuple(shape), dtype)
+            self.build(tuple(shape), dtype if self.dtype_policy is None else self.dtype_policy)
             self.built = True
             self.build_shape = tuple(shape)          # (its config's build_config)
 
@@ -337,7 +363,7 @@ class Layer(KerasObject):
     def output_dtype(self, dtype):
         """The dtype of its symbolic output for an input of ``dtype``."""
         kept = self.keeps_dtype and np.dtype(dtype).kind not in "fc"
-        return dtype if kept else current().settings.float_dtype
+        return dtype if kept else self.compute_dtype
 
     def replay_kind(self, args, kwargs, tracked):
         # (``training`` is read into Python)
@@ -355,7 +381,7 @@ class Layer(KerasObject):
         if isinstance(x, (list, tuple)) and x and all(isinstance(t, KerasTensor) for t in x):
             return self.listed_call(interp, list(x))
         if isinstance(x, KerasTensor):
-            self.build_for(x.shape, current().settings.float_dtype)
+            self.build_for(x.shape, self.compute_dtype)
             out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
@@ -386,7 +412,7 @@ class Layer(KerasObject):
         probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
         out = self.run(interp, **probe)
         many = isinstance(out, tuple)
-        outs = tuple(KerasTensor((symbolic[0].shape[0], *o.shape[1:]), current().settings.float_dtype, self, symbolic)
+        outs = tuple(KerasTensor((symbolic[0].shape[0], *o.shape[1:]), self.compute_dtype, self, symbolic)
                      for o in (out if many else (out,)))
         for i, o in enumerate(outs):
             o.arguments = arguments
@@ -436,13 +462,13 @@ class Layer(KerasObject):
 
     def apply(self, interp, x, training=None, **given):
         """The layer's output for x (``given``: a mask, an initial state, for a layer that takes them)."""
-        x = tensor(x)
+        compute = self.compute_dtype
+        x = tensor(x, floats=compute)
         self.check_input(x)
-        floatx = current().settings.float_dtype
-        self.build_for(x.shape, floatx)
+        self.build_for(x.shape, compute)
         # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'
-        if x.dtype != floatx and (x.dtype.kind == "f" or self.weights_):
-            x = ops.cast(x, floatx)
+        if x.dtype != compute and (x.dtype.kind == "f" or self.weights_):
+            x = ops.cast(x, compute)
         out = self.forward(interp, x, bool(training), **given)
         if self.activity_regularizer is not None:
             self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
@@ -496,15 +522,19 @@ def _leaves(values):
     for v in values:
         if isinstance(v, (list, tuple)):
             yield from _leaves(v)
+        elif isinstance(v, dict):
+            yield from _leaves(v.values())
         else:
             yield v
 
 
 def _bind(arguments: dict, value_of) -> dict:
-    """The arguments with each Keras tensor (a list's items too) replaced by ``value_of`` it."""
+    """The arguments with each Keras tensor (a list's or a dict's items too) replaced by ``value_of`` it."""
     def bound(v):
         if isinstance(v, (list, tuple)):
             return (type(v) if isinstance(v, list) else tuple)(bound(x) for x in v)     # (a program's tuple too)
+        if isinstance(v, dict):
+            return {k: bound(x) for k, x in v.items()}
         return value_of(v) if isinstance(v, KerasTensor) else v
     return {k: bound(v) for k, v in arguments.items()}
 
@@ -668,7 +698,7 @@ class Embedding(Layer):
         return ("embeddings",)
 
     def build(self, shape, dtype):
-        self.add_weight("embeddings", (self.input_dim, self.output_dim), self.init, current().settings.float_dtype)
+        self.add_weight("embeddings", (self.input_dim, self.output_dim), self.init, self.compute_dtype)
 
     def output_shape(self, shape):
         return (*shape, self.output_dim)

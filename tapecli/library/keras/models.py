@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapecli import ops
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.interpreter.conversions import to_int, truth
@@ -299,7 +300,7 @@ class Sequential(Model):
         return self.input_spec
 
     def output_shape(self, shape):
-        """Its layers' in turn (a Sequential inside a model: a crop or resize among them changes the shape)."""
+        """Its output's shape for an input of ``shape`` (a model as a layer of another): its layers' in turn."""
         for layer in self.layers:
             shape = layer.output_shape(shape)
         return shape
@@ -325,6 +326,7 @@ class Sequential(Model):
             return x
         x = tensor(x)
         if self.input_spec is not None:
+            x = ranked_as(x, self.input_spec)
             want = self.input_spec[1:]
             got = x.shape[1:]
             if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got)):
@@ -507,7 +509,7 @@ class Functional(Model):
         for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
             if getattr(k, "input_layer", None) is None:
                 k.input_layer = InputLayer(interp, name=getattr(k, "name", None))
-        self.layers = keras_order(self.inputs, self.outputs)
+        self.layers = [la for la in keras_order(self.inputs, self.outputs) if not getattr(la, "is_operation", False)]
         self.built = True
         self.rename()
 
@@ -563,6 +565,10 @@ class Functional(Model):
         out["output_names"] = lambda: [(t.layer or t.input_layer).display() for t in self.outputs]
         return out
 
+    def output_shape(self, shape):
+        """Its output's shape for an input of ``shape`` (a model as a layer of another): its graph's."""
+        return (shape[0], *self.outputs[0].shape[1:])
+
     def layer_shapes(self):
         shapes = {id(k.input_layer): k.shape for k in self.inputs}
         for t in self.order:
@@ -582,7 +588,7 @@ class Functional(Model):
         xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
-        values = {id(k): tensor(v) for k, v in zip(self.inputs, xs)}
+        values = {id(k): ranked_as(tensor(v), k.shape) for k, v in zip(self.inputs, xs)}
         masks: dict = {}            # (a layer's output mask, the next layer's input mask)
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape
@@ -638,6 +644,16 @@ class Functional(Model):
             self.symbolic = (x, out)
             return out
         return self.keyed(self.apply(interp, x, None if training is None else flag(training)))
+
+
+def ranked_as(x: Tensor, shape: tuple) -> Tensor:
+    """An input of one rank more or less than its Input's, made of its rank where the extra axis is 1 (Keras's
+    Functional._adjust_input_rank): a 1-D array fed to a model whose Input is (None, 1) gains that axis."""
+    if x.ndim == len(shape) + 1 and x.shape[-1] == 1:
+        return ops.reshape(x, x.shape[:-1])
+    if x.ndim == len(shape) - 1 and shape[-1] == 1:
+        return ops.reshape(x, (*x.shape, 1))
+    return x
 
 
 def _flattened_keys(structure: dict) -> list:

@@ -11,6 +11,7 @@ to end (``Optimizer.step_flat``): the same bits in a dozen NumPy calls, not a do
 slots stay laid end to end from step to step (``_LaidOut``), written in place while nothing else holds them."""
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -23,6 +24,7 @@ from tapecli.interpreter.objects import EFFECT
 from tapecli.kernels import tf_sums
 from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras import penalties
+from tapecli.library.keras.weight_averages import WeightAverages
 from tapecli.library.keras.common import (KerasObject, auto_name, flag, integer, num, opt_num, scalar, snake_case,
                                          tensor)
 from tapecli.runtime.context import current
@@ -155,7 +157,8 @@ class Optimizer(KerasObject):
     slot_groups: tuple | None = None
 
     def __init__(self, interp, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None, gradient_accumulation_steps=None, **hyper):
+                 global_clipnorm=None, name=None, gradient_accumulation_steps=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, **hyper):
         self.name = name or auto_name(interp, snake_case(type(self).__name__))
         self.counters = None            # the iteration and learning_rate variables, once read or built
         self.counter_versions: list[int] = []       # their versions when they last agreed with the counts
@@ -174,6 +177,14 @@ class Optimizer(KerasObject):
         if self.accumulation is not None and self.accumulation < 2:
             raise TdfValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
                                 f"gradient_accumulation_steps={self.accumulation}")
+        self.ema_config = {"use_ema": flag(use_ema), "ema_momentum": plain(ema_momentum),
+                           "ema_overwrite_frequency": plain(ema_overwrite_frequency)}
+        # (the base arguments as Keras keeps them: the program's Python values)
+        self.given_base = {"weight_decay": plain(weight_decay), "clipnorm": plain(clipnorm),
+                           "clipvalue": plain(clipvalue), "global_clipnorm": plain(global_clipnorm), **self.ema_config}
+        self.averages = WeightAverages(ema_momentum, ema_overwrite_frequency) if flag(use_ema) else None
+        self.excluded_ids: set[int] = set()         # exclude_from_weight_decay's variables, and names' pattern
+        self.excluded_pattern: re.Pattern | None = None
         self.accumulated: dict[int, np.ndarray] = {}     # by variable id: the gradients summed since the last step
         self.calls = 0                  # apply's calls (Keras's _iterations); ``iterations`` counts the steps
         self.iterations = 0
@@ -204,6 +215,8 @@ class Optimizer(KerasObject):
                "lr": lambda: scalar(self.current_lr()),
                "iterations": lambda: Tensor(np.array(self.synced().iterations, np.int64)),
                "variables": self.keras_variables, "built": lambda: bool(self.slots)}
+        for key, value in self.given_base.items():
+            out[key] = lambda v=value: python_number(v)
         for key in self.hyper:
             out[key] = (lambda k=key: Tensor(np.array(getattr(self, k))) if isinstance(self.hyper[k], bool)
                         else scalar(getattr(self, k)))
@@ -217,7 +230,26 @@ class Optimizer(KerasObject):
 
     def methods(self):
         return {"apply_gradients": self.apply_gradients, "apply": self.apply, "get_config": self.get_config,
-                "build": self.build}
+                "build": self.build, "finalize_variable_values": self.finalize_variable_values,
+                "exclude_from_weight_decay": self.exclude_from_weight_decay}
+
+    def finalize_variable_values(self, var_list):
+        """Keras's: with ``use_ema``, the variables take their moving averages (fit calls it at its end)."""
+        if self.averages is not None:
+            self.averages.overwrite(list(var_list))
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Keras's: the variables listed, and those whose TensorFlow name (``dense/bias:0``) holds one of
+        ``var_names``, are stepped without the weight decay."""
+        self.excluded_ids = {v.id for v in var_list or ()}
+        self.excluded_pattern = re.compile("|".join(set(var_names))) if var_names else None
+
+    def decays(self, v: Variable) -> bool:
+        """Whether the weight decay steps ``v`` (Keras's _use_weight_decay)."""
+        if self.weight_decay is None or v.id in self.excluded_ids:
+            return False
+        name = f"{keras_path(v)}:0" if v.keras else tensorflow_name(v)
+        return self.excluded_pattern is None or self.excluded_pattern.search(name) is None
 
     def build(self, variables):
         """Keras's ``optimizer.build(var_list)``: the slots of each variable, made before the first step (a
@@ -225,9 +257,14 @@ class Optimizer(KerasObject):
         if not isinstance(variables, (list, tuple)) or not all(isinstance(v, Variable) for v in variables):
             raise TdfTypeError("build takes a list of variables", hint="opt.build(model.trainable_variables)")
         if not self.slots:
+            self.build_averages(variables)
             for v in variables:
                 self.slots_of(v)
         self.keras_variables()
+
+    def build_averages(self, variables) -> None:
+        if self.averages is not None:
+            self.averages.build(variables, lambda v: f"{slot_prefix(v)}_average")
 
     def keras_variables(self) -> list:
         """Keras 3's ``optimizer.variables``: ``iteration``, ``learning_rate`` (unless a schedule gives it), then
@@ -243,8 +280,9 @@ class Optimizer(KerasObject):
         held = list(self.slots.values())
         names = [name for name, _ in self.slot_specs()]
         groups = self.slot_groups or (tuple(names),)
-        return self.counters + [slots[name] for group in groups for slots in held for name in group if name in slots] \
-            + self.extra_variables()
+        averages = [] if self.averages is None else self.averages.variables()
+        return self.counters + averages + [slots[name] for group in groups for slots in held for name in group
+                                           if name in slots] + self.extra_variables()
 
     def synced(self) -> Optimizer:
         """The step count and learning rate agree with their variables (Keras keeps them in those): a variable
@@ -275,8 +313,8 @@ class Optimizer(KerasObject):
         """Keras 3's get_config of an optimizer: its base arguments, then its own."""
         lr = self.lr.serialized() if isinstance(self.lr, Schedule) else float(np.float32(self.lr))
         out = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
-               "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, "use_ema": False,
-               "ema_momentum": 0.99, "ema_overwrite_frequency": None, "loss_scale_factor": None,
+               "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, **self.ema_config,
+               "loss_scale_factor": None,
                "gradient_accumulation_steps": self.accumulation}
         out.update({key: getattr(self, key) for key in self.hyper})
         return out
@@ -359,11 +397,11 @@ class Optimizer(KerasObject):
         squares of the rows its gradient sums (a tf.IndexedSlices'), which Keras's updates square row by row;
         ``compiled``: a flat step may take :meth:`compiled_update` (a loop plan that compiles its kernels)."""
         arrays = [np.asarray(g, dtype=v.dtype) for g, v in zip(grads, variables)]
+        self.build_averages(variables)
         if self.accumulation is not None:
             arrays = self.accumulate(variables, arrays)
             if arrays is None:          # (not a step: the gradients are summed until the next one)
-                penalties.constrain(variables)
-                return self.counted()
+                return self.finished(variables)
             flat = row_squares = None
         arrays = self.clip(arrays)
         if row_squares and not self.clips():
@@ -377,11 +415,12 @@ class Optimizer(KerasObject):
         if in_place and (self._flat(variables) if flat is None else flat) and not ctx.constraints:
             self.step_flat(arrays, variables, lr, compiled)
             ctx.updated_in_place += len(variables)
-            return self.counted()
+            return self.finished(variables)
         for g, v in zip(arrays, variables):
             dtype = v.dtype.type
             value = v.read().value
-            value = self.decayed(value, lr)
+            if self.decays(v):
+                value = self.decayed(value, lr)
             slots, own = {}, True
             for slot, holder in self.slots_of(v).items():
                 slots[slot], mine = holder.writable(in_place)
@@ -392,6 +431,13 @@ class Optimizer(KerasObject):
             new = self.update(g, value, slots, dtype(lr), dtype)
             v.assign(np.asarray(new, dtype=v.dtype).reshape(v.shape))
             ctx.updated_in_place += in_place and own
+        return self.finished(variables)
+
+    def finished(self, variables) -> Tensor:
+        """After a call's updates, as Keras's apply ends: the moving averages (``use_ema``), the variables'
+        constraints, the count."""
+        if self.averages is not None:
+            self.averages.update(self.iterations)
         penalties.constrain(variables)
         return self.counted()
 
@@ -417,16 +463,14 @@ class Optimizer(KerasObject):
 
     def _flat(self, variables) -> bool:
         """Whether an in-place step takes ``variables`` laid end to end (``step_flat``): an elementwise update
-        of few elements in all, one dtype, and no variable listed twice (stepped twice, the second step from
-        the first's result: one at a time)."""
+        of few elements in all, one dtype, the weight decay on all or none, and no variable listed twice
+        (stepped twice, the second step from the first's result: one at a time)."""
         return self.elementwise and sum(v.read().value.size for v in variables) <= FLAT_ELEMENTS \
             and all(v.dtype == variables[0].dtype for v in variables) \
-            and len({v.id for v in variables}) == len(variables)
+            and len({v.id for v in variables}) == len(variables) and len({self.decays(v) for v in variables}) == 1
 
     def decayed(self, value, lr):
-        """``value`` after the decoupled weight decay ``v - v * wd * lr``, in its dtype (itself without one)."""
-        if self.weight_decay is None:
-            return value
+        """``value`` after the decoupled weight decay ``v - v * wd * lr``, in its dtype."""
         dtype = value.dtype.type
         return (value - value * converted(self.weight_decay, dtype) * dtype(lr)).astype(value.dtype)
 
@@ -440,7 +484,9 @@ class Optimizer(KerasObject):
         laid = self.laid_out
         if laid is None or not laid.intact(variables):
             laid = self.laid_out = _LaidOut(variables, [self.slots_of(v) for v in variables])
-        value = self.decayed(laid.values(variables), lr)
+        value = laid.values(variables)
+        if self.decays(variables[0]):
+            value = self.decayed(value, lr)
         new = self.compiled_update(g, value, laid.slots, dtype.type(lr), dtype.type) if compiled else None
         if new is None:
             new = np.asarray(self.update(g, value, laid.slots, dtype.type(lr), dtype.type), dtype=dtype)

@@ -293,6 +293,8 @@ class Trainer:
             stop = any([c.on_epoch_end(epoch, heard, self) for c in callbacks])
             if stop or self.stop_training():
                 break
+        if integer(epochs, "epochs") > 0:      # (Keras's: an optimizer's moving averages become the weights)
+            self.optimizer.finalize_variable_values(list(self.model.weights_to_train()))
         for c in callbacks:
             c.on_train_end(_plain(training_logs))
         return history
