@@ -241,9 +241,7 @@ class Trainer:
             size = 32 if batch_size is None else integer(batch_size, "batch_size")
             iterator = EpochIterator(lambda: batches(self.interp, x, y, sw, size, flag(shuffle)),
                                      _num_batches(x, size, None), steps_per_epoch)
-        elif steps_per_epoch is not None or _num_batches(x, None, None) is not None:
-            # (Keras's TFDatasetAdapter: its cardinality, None where not known; a known one's epoch ends by making
-            # the next pass's iterator, which Keras then drops: a seeded shuffle's order moves on by two an epoch)
+        elif steps_per_epoch is not None:       # (Keras's TFDatasetAdapter: its cardinality, None where not known)
             iterator = EpochIterator(lambda: dataset_batches(x, self.model.many_inputs, _outputs(self.model)),
                                      _num_batches(x, None, None), steps_per_epoch)
         params = {"verbose": verbose, "epochs": integer(epochs, "epochs"),
@@ -469,21 +467,22 @@ def _dataset(x, y=None, sample_weight=None) -> bool:
 
 
 def dataset_batches(dataset, many_inputs, outputs):
-    """A dataset's elements as batches (x, y, sample_weight): each a step of the run, as the dataset's source
-    charges it (data.py). An x of several tensors stays their list, for any model: a dataset's structure is the
-    one Keras hands the model (a subclassed model's ``call((target, context))``). The pass starts here, as
-    Keras's ``iter(dataset)`` does (a seeded shuffle draws its pass's order then): its first element is read
-    here, which starts the pipeline's passes."""
-    elements = iter(dataset.source())
-    first = next(elements, None)
-    return _batches_of([] if first is None else itertools.chain([first], elements), many_inputs, outputs)
+    """A pass over a dataset, started now (as TensorFlow's iterator is when made: a shuffle's order drawn), its
+    elements as batches (x, y, sample_weight), each a step of the run, as the dataset's source charges it
+    (data.py). An x of several tensors stays their list, for any model: a dataset's structure is the one Keras
+    hands the model (a subclassed model's ``call((target, context))``). Where TensorFlow knows the dataset's size,
+    a pass that gave every element starts the next one, as Keras's EpochIterator makes its next iterator when an
+    epoch has taken every batch."""
+    elements = dataset.source()
 
-
-def _batches_of(elements, many_inputs, outputs):
-    for element in elements:
-        parts = element if isinstance(element, list) and len(element) in (2, 3) else [element]
-        bx, by, bw = (list(parts) + [None, None])[:3]
-        yield _data(bx, "x", many_inputs or isinstance(bx, list)), _data(by, "y", outputs), _data(bw, "sample_weight")
+    def taken():
+        for element in elements:
+            parts = element if isinstance(element, list) and len(element) in (2, 3) else [element]
+            bx, by, bw = (list(parts) + [None, None])[:3]
+            yield _data(bx, "x", many_inputs or isinstance(bx, list)), _data(by, "y", outputs), _data(bw, "sample_weight")
+        if not (dataset.infinite or dataset.unknown):
+            dataset.source()
+    return taken()
 
 
 def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
