@@ -334,3 +334,27 @@ def test_normalization_adapts_and_normalizes_as_keras_does(first_line):
     given mean and variance; invert; its weights and parameter count; with NumPy's astype(int) and a model's
     input_shape and output_shape, on both runners."""
     assert tapecli.run(first_line + NZ_PROGRAM).output == NZ_BY_TENSORFLOW.splitlines()
+
+
+def test_image_augmentation_layers_refuse_what_keras_refuses():
+    with pytest.raises(TdfValueError, match="Unknown `fill_mode` mirror"):
+        run_program('r = RandomRotation(0.1, fill_mode="mirror")')
+    with pytest.raises(TdfValueError, match="Unknown `interpolation` bicubic"):
+        run_program('z = RandomZoom(0.1, interpolation="bicubic")')
+    with pytest.raises(TdfValueError, match=r"in the range \[-1, 1\]. Received: factor=2"):
+        run_program("r = RandomRotation(2)")
+    with pytest.raises(TdfValueError, match=r"Received: input_number=-1.0$"):
+        run_program("z = RandomZoom(-1.0)")
+    with pytest.raises(TdfValueError, match="Unknown `mode` sideways"):
+        run_program('f = RandomFlip("sideways")')
+    with pytest.raises(TdfValueError, match="rank 3 \\(single image\\) or 4"):
+        run_program("f = RandomFlip()\ny = f([[1.0, 2.0]])")
+    with pytest.raises(TdfTypeError, match="tapecli takes float images, got int32"):
+        run_program("c = RandomContrast(0.5)\ny = c(ones([1, 2, 2, 1], dtype=int32), training=True)")
+
+
+def test_image_augmentation_in_inference_passes_images_through():
+    r = run_program("f = RandomRotation(0.3, seed=1)\nx = ones([1, 3, 3, 1])\ny = f(x, training=False)\n"
+                    "z = f(x, training=True)")
+    np.testing.assert_array_equal(value(r, "y"), np.ones((1, 3, 3, 1), f))
+    assert np.asarray(value(r, "z")).shape == (1, 3, 3, 1)

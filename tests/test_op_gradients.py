@@ -536,6 +536,8 @@ CASES += [
 EXCLUDED: dict[str, str] = {
     "adjust_hue": "TensorFlow registers no gradient for AdjustHue: its backward pass is an error",
     "adjust_saturation": "TensorFlow registers no gradient for AdjustSaturation: its backward pass is an error",
+    "projective_transform": "TensorFlow registers no gradient for ImageProjectiveTransformV3: its backward pass is "
+                            "an error",
     "rgb_to_hsv": "its gradient is TensorFlow's formula (image_grad.py), checked against TensorFlow's values by a "
                   "recorded program (tf_programs_round_m.json), whose hue terms are not the numeric derivative",
     "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
@@ -836,7 +838,7 @@ def test_every_differentiable_op_has_a_row():
 # Differentiable ops without a forward-mode rule, and why (a jacobian through them runs in reverse mode).
 NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for tangents; reverse mode serves",
           **{name: "TensorFlow registers no gradient for it, so no tangent either" for name in (
-              "adjust_hue", "adjust_saturation")},
+              "adjust_hue", "adjust_saturation", "projective_transform")},
           "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves",
           "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
           "lu": "no gradient of Lu yet (reverse mode refuses it too)"}

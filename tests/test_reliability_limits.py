@@ -91,6 +91,7 @@ def test_a_huge_tf_data_batch_is_refused_while_it_is_gathered(tmp_path, source):
     ("a = tf.linalg.LinearOperatorZeros(100000)\n", "np.zeros()'s result"),
     ("a = keras.metrics.AUC(num_thresholds=30000000)\n", "num_thresholds' thresholds"),
     ("a = keras.metrics.PrecisionAtRecall(0.5, num_thresholds=10**9)\n", "num_thresholds' thresholds"),
+    ("p = tf.dynamic_partition([0, 0], [0, 1], 2147483648)\n", "dynamic_partition's list of partitions"),
 ])
 def test_numpy_results_and_keras_thresholds_are_weighed_before_they_are_made(tmp_path, source, words):
     code, doc, peak = _peak_run(tmp_path, HEAD + source)

@@ -62,7 +62,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_scopes", "tapecli.library.control", "tapecli.library.tf_indexed_slices",
                       "tapecli.library.tf_image", "tapecli.library.tf_strings", "tapecli.library.tf_sets",
                       "tapecli.library.tf_bitwise", "tapecli.library.tf_sparse", "tapecli.library.tf_sparse_math",
-                      "tapecli.library.tf_checkpoint", "tapecli.library.tf_hashing",
+                      "tapecli.library.tf_checkpoint", "tapecli.library.tf_hashing", "tapecli.library.tf_image_random",
                       "tapecli.library.tf_signal", "tapecli.library.tf_ragged_ops", "tapecli.library.tf_numpy",
                       "tapecli.library.tf_numpy_arrays", "tapecli.library.tf_numpy_indexing",
                       "tapecli.library.tf_numpy_math", "tapecli.library.tf_tensor_proto", "tapecli.library.tf_test",

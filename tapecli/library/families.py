@@ -230,6 +230,12 @@ DEFERRED = {
     'tf_test': (
         'test.compute_gradient',
     ),
+    'tf_image_random': (
+        'image.random_brightness', 'image.random_contrast', 'image.random_crop', 'image.random_flip_left_right',
+        'image.random_flip_up_down', 'image.stateless_random_brightness', 'image.stateless_random_contrast',
+        'image.stateless_random_crop', 'image.stateless_random_flip_left_right',
+        'image.stateless_random_flip_up_down', 'image.stateless_random_hue', 'image.stateless_random_saturation',
+    ),
     'tf_image_boxes': (
         'image.crop_and_resize', 'image.draw_bounding_boxes', 'image.non_max_suppression',
         'image.non_max_suppression_padded', 'image.non_max_suppression_with_scores', 'image.sobel_edges',

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, adafactor, attention, callbacks, configs, confusion, convolutional,
+from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
                                    models, optimizers, penalties, pooling, preprocessing, recurrent, regularization,
                                    rnn_wrappers, schedules, shaping, spatial, utilities, vocabulary)
@@ -95,7 +95,7 @@ for _cls in (layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS 
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _cls in rnn_wrappers.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
-for _cls in preprocessing.LAYERS + regularization.LAYERS + vocabulary.LAYERS + hashing.LAYERS:
+for _cls in preprocessing.LAYERS + augmentation.LAYERS + regularization.LAYERS + vocabulary.LAYERS + hashing.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 BUILTINS["Discretization"].class_methods = {
     "from_config": preprocessing.discretization_from_config(BUILTINS["Discretization"].class_methods["from_config"])}

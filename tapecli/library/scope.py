@@ -93,16 +93,15 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.layers.FlaxLayer tf.keras.layers.JaxLayer tf.keras.layers.TorchModuleWrapper"),
     ("loads a SavedModel from files",
      "tf.keras.layers.TFSMLayer"),
-    ("random image augmentation of input pipelines: its numbers come from Keras's own seeded generators, "
-     "not reproduced here",
+    ("random image augmentation beyond flips, rotations, zooms, translations, crops, contrast and brightness "
+     "(mixing images, colour jitter, blur, elastic and perspective warps, policies of augmentations)",
      "tf.keras.layers.AugMix tf.keras.layers.CutMix tf.keras.layers.MixUp tf.keras.layers.RandAugment "
-     "tf.keras.layers.RandomBrightness tf.keras.layers.RandomColorDegeneration tf.keras.layers.RandomColorJitter "
-     "tf.keras.layers.RandomContrast tf.keras.layers.RandomCrop tf.keras.layers.RandomElasticTransform "
-     "tf.keras.layers.RandomErasing tf.keras.layers.RandomFlip tf.keras.layers.RandomGaussianBlur "
+     "tf.keras.layers.RandomColorDegeneration tf.keras.layers.RandomColorJitter "
+     "tf.keras.layers.RandomElasticTransform "
+     "tf.keras.layers.RandomErasing tf.keras.layers.RandomGaussianBlur "
      "tf.keras.layers.RandomGrayscale tf.keras.layers.RandomHue tf.keras.layers.RandomInvert "
-     "tf.keras.layers.RandomPerspective tf.keras.layers.RandomPosterization tf.keras.layers.RandomRotation "
-     "tf.keras.layers.RandomSaturation tf.keras.layers.RandomSharpness tf.keras.layers.RandomShear "
-     "tf.keras.layers.RandomTranslation tf.keras.layers.RandomZoom"),
+     "tf.keras.layers.RandomPerspective tf.keras.layers.RandomPosterization "
+     "tf.keras.layers.RandomSaturation tf.keras.layers.RandomSharpness tf.keras.layers.RandomShear"),
     ("image preprocessing of input pipelines (histogram equalization, bounding boxes, pipelines of augmentations)",
      "tf.keras.layers.AutoContrast tf.keras.layers.ContrastLimitedAdaptiveHistogramEqualization "
      "tf.keras.layers.Equalization tf.keras.layers.Solarization tf.keras.layers.MaxNumBoundingBoxes "

@@ -11,6 +11,7 @@ from tapecli.interpreter.conversions import format_value
 from tapecli.library.core import DTYPE_ENUMS, NamedResult, tensor_argument, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
+from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime.specs import Shape, static_shape
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, Tensor, Variable, dtype_name
 
@@ -400,6 +401,7 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
     x = tensor_argument(data)
     parts = np.asarray(tensor_argument(partitions).value).astype(np.int64)
     n = to_int(num_partitions, "num_partitions")
+    admit(n, LIST_SLOT, "dynamic_partition's list of partitions")      # (2**31 of them: a tensor each)
     if x.shape[:parts.ndim] != parts.shape:
         raise ShapeError(f"dynamic_partition: partitions of shape {list(parts.shape)} must prefix data's shape "
                          f"{list(x.shape)}")

@@ -108,7 +108,7 @@ CALL_TRAINING = {**dict.fromkeys(("AdditiveAttention", "AlphaDropout", "Attentio
                                   "GaussianNoise", "LSTM", "RNN", "SimpleRNN", "SpatialDropout1D", "SpatialDropout2D",
                                   "SpatialDropout3D"), False),
                  **dict.fromkeys(("CenterCrop", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation",
-                                  "RandomZoom", "RandomContrast", "Resizing"), True)}
+                                  "RandomZoom", "RandomContrast", "RandomBrightness", "Resizing"), True)}
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).
 FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_rate": 1, "groups": 1,
          "rms_scaling": False, "synchronized": False, "renorm": False, "renorm_clipping": None,

@@ -103,7 +103,8 @@ _LAYER_PACKAGES = {
     "merging": "Add Subtract Multiply Average Maximum Minimum Concatenate Dot",
     "preprocessing": "Rescaling Normalization CategoryEncoding Discretization StringLookup IntegerLookup "
                      "TextVectorization Hashing HashedCrossing",
-    "preprocessing.image_preprocessing": "Resizing CenterCrop",
+    "preprocessing.image_preprocessing": "Resizing CenterCrop RandomFlip RandomRotation RandomZoom RandomTranslation "
+                                         "RandomContrast RandomBrightness RandomCrop",
 }
 _LAYER_MODULES = {"Conv1DTranspose": "conv1d_transpose", "Conv2DTranspose": "conv2d_transpose",
                   "Conv3DTranspose": "conv3d_transpose", "ReLU": "relu",
