@@ -9,34 +9,17 @@ TensorFlow's kernel calls (ctypes), NumPy's only where none loads.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
-from tapecli.kernels.tf_random import _draws, uint64_to_double
+from tapecli.kernels.tf_random import _draws, libm_function, uint64_to_double
 
 _F32 = np.float32
 
 
-@functools.cache
-def _libm_float(name: str):
-    """The C library's float function ``name`` of one float (``log1pf``, ``expm1f``), None where none loads."""
-    import ctypes
-    for library_name in ("libm.so.6", "libm.dylib", None):
-        try:
-            library = ctypes.CDLL(library_name)
-        except OSError:
-            continue
-        f = getattr(library, name, None)
-        if f is not None:
-            f.restype, f.argtypes = ctypes.c_float, [ctypes.c_float]
-            return f
-    return None
-
-
 def _float_call(name: str, numpy_function, x) -> np.float32:
-    f = _libm_float(name)
+    f = libm_function(name, single=True)
     return _F32(f(float(x))) if f is not None else numpy_function(_F32(x))
 
 

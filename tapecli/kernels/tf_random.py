@@ -258,9 +258,11 @@ def glibc_sincosf(x) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def libm_function(name: str):
-    """The C library's double function ``name`` of one double through ctypes (None where none loads)."""
+def libm_function(name: str, single: bool = False):
+    """The C library's function ``name`` of one double (``single``: its float one, ``log1pf``) through ctypes
+    (None where none loads)."""
     import ctypes
+    kind = ctypes.c_float if single else ctypes.c_double
     for library_name in ("libm.so.6", "libm.dylib", None):
         try:
             library = ctypes.CDLL(library_name)
@@ -268,8 +270,7 @@ def libm_function(name: str):
             continue
         f = getattr(library, name, None)
         if f is not None:
-            f.restype = ctypes.c_double
-            f.argtypes = [ctypes.c_double]
+            f.restype, f.argtypes = kind, [kind]
             return f
     return None
 
