@@ -188,6 +188,9 @@ LIMITED = {
     "array of an endless iterator": "import itertools\nfrom array import array\nx = array('b', itertools.repeat(1))",
     "a buffer's items as a list": "x = memoryview(bytes(10**8)).tolist()",
     "record array's shape": "import numpy as np\nx = np.rec.array(None, shape=10**9, formats='f8,i8')",
+    "a Template's substitution": "import string\nt = string.Template('$a' * 10000)\ns = t.pattern.sub('y' * 10**5, t.template)",
+    "a Template's values": "import string\ns = string.Template('$a' * 10000).substitute(a='y' * 10**5)",
+    "a substitution function's pieces": "import re\ny = 'y' * 10**5\ns = re.sub('a', lambda m: y, 'a' * 10**4)",
     "deep recursion": None,
 }
 
@@ -386,6 +389,11 @@ def test_a_regular_expression_that_backtracks_without_end_is_a_limit(monkeypatch
     assert e.value.line == 3 and "more than 0.3 s" in e.value.message and e.value.output == ["before"]
     with pytest.raises(LimitError) as e:        # a compiled pattern's search, inside a substitution's function
         _run("import re\np = re.compile(r'(a+)+$')\ns = re.sub('x', lambda m: str(p.search('a' * 40 + 'b')), 'x')")
+    assert "more than 0.3 s" in e.value.message
+    with pytest.raises(LimitError) as e:        # a Template subclass's pattern, compiled as its class is made
+        _run("import string\nclass T(string.Template):\n"
+             "    pattern = r'(?P<escaped>x)|(?P<named>(a+)+b)|(?P<braced>y)|(?P<invalid>z)'\n"
+             "s = T('a' * 40 + 'c').safe_substitute()")
     assert "more than 0.3 s" in e.value.message
     with pytest.raises(LimitError) as e:        # the run's own time limit, where it ends sooner
         _run(source, max_seconds=0.2)

@@ -105,6 +105,8 @@ class Pattern:
             literal, refs = len(repl), repl.count("\\" if isinstance(repl, str) else b"\\")
             admit_text(len(string) * (1 + refs) + (len(string) + 1) * literal, "re.sub()'s result",
                        *(t for t in (repl, string) if isinstance(t, str)))
+        elif callable(repl) and isinstance(string, (str, bytes)):
+            repl = _weighed_replacement(repl, string)
         with self._timer:
             return self._compiled.subn(repl, string, count, *args, **kwargs)
 
@@ -116,3 +118,18 @@ class Pattern:
 
     def __repr__(self):
         return repr(self._compiled)
+
+
+def _weighed_replacement(repl, string):
+    """A substitution's function, what it returns weighed as it comes: the engine joins the pieces inside one C
+    call, so the result (at most the string and every piece) is admitted before it is built."""
+    made = 0
+
+    def weighed(match):
+        nonlocal made
+        piece = repl(match)
+        if isinstance(piece, (str, bytes)):
+            made += len(piece)
+            admit_text(len(string) + made, "re.sub()'s result", *(t for t in (string, piece) if isinstance(t, str)))
+        return piece
+    return weighed

@@ -12,6 +12,7 @@ import itertools
 import operator
 import random
 import struct
+import types
 
 from tapecli.errors import TdfError
 from tapecli.execution import interfaces, regex
@@ -24,10 +25,12 @@ NUMPY_RANDOM_SEED = 0
 
 
 def run_replacements(sandbox) -> dict[str, dict]:
-    out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox), "string": _string(sandbox),
+    run_re = regex.module(sandbox)
+    out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox),
+           "string": _string(sandbox, run_re),
            "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
            "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
-           "os": _os(sandbox), "sys": _sys(sandbox), "re": regex.module(sandbox),
+           "os": _os(sandbox), "sys": _sys(sandbox), "re": run_re,
            "datetime": _datetime(sandbox), "struct": _struct(), "array": _array(sandbox),
            # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
            "types": {"SimpleNamespace": interfaces.SimpleNamespace},
@@ -121,7 +124,11 @@ def _operator(sandbox) -> dict:
             "getitem": operator.getitem}
 
 
-def _string(sandbox) -> dict:
+def _string(sandbox, run_re: dict) -> dict:
+    """string's Formatter (SafeFormatter) and Template: CPython's own string module executed afresh on the run's
+    ``re``, so that a Template's pattern (a subclass's, compiled as the class is made) searches under the run's
+    timer and its substitutions are weighed."""
+    from tapecli.execution.fresh_module import executed
     from tapecli.execution.sandbox import SafeFormatter
 
     class Formatter(SafeFormatter):
@@ -130,7 +137,8 @@ def _string(sandbox) -> dict:
         def __init__(self):
             super().__init__(sandbox)
 
-    return {"Formatter": Formatter}
+    own = executed("string", {"re": types.SimpleNamespace(**run_re)})
+    return {"Formatter": Formatter, "Template": own.Template}
 
 
 def _decimal() -> dict:
