@@ -18,29 +18,23 @@ exp/log-based ops at +-100 and +-1000; and the table's coverage of ``OPS``.
 """
 from __future__ import annotations
 
-import os
-import tempfile
+import importlib.util
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Callable
 
-# The numba backend compiles on first use; keep its cache out of the user's folders.
-os.environ.setdefault("TAPECLI_CACHE_DIR", tempfile.mkdtemp(prefix="tapecli-test-cache-"))
-
-import importlib.util  # noqa: E402
-import math  # noqa: E402
-import zlib  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Callable  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
 from conftest import fast_paths, open_tape
 from tapecli.autodiff.backward import backward
-from tapecli import ops  # noqa: E402
-from tapecli.autodiff import replay  # noqa: E402
-from tapecli.autodiff.gradients import gradient  # noqa: E402
+from tapecli import ops
+from tapecli.autodiff import replay
+from tapecli.autodiff.gradients import gradient
 from tapecli.runtime.context import current, run_context
-from tapecli.runtime.tape import Tape  # noqa: E402
-from tapecli.runtime.values import Tensor, is_float  # noqa: E402
+from tapecli.runtime.tape import Tape
+from tapecli.runtime.values import Tensor, is_float
 
 F32 = np.float32
 F64 = np.float64
