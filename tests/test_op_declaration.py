@@ -214,7 +214,7 @@ def test_every_name_in_the_derived_kernel_tables_comes_from_an_op_entry():
     assert kernels.NUMBA_KERNELS <= _op_kernels()
     assert set(kernels.FORMULAS) <= _op_kernels()
     for op in ops.OPS.values():
-        if op.kernel in kernels.FORMULAS:
+        if op.kernel in kernels.FORMULAS and op.grads is not None:     # (bias_add borrows add's kernel, own rules)
             assert kernels.FORMULAS[op.kernel] == (op.fusion, len(op.grads)), op.name
 
 

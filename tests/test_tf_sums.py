@@ -153,3 +153,18 @@ def test_other_dtypes_large_sums_and_views():
         z = y.astype(np.float64)
         assert s(z, axis=0).tobytes() == tf_sums.reduce_sum(z, 0).tobytes()
         assert tf_sums.reduce_sum(y.astype(np.float16)) is None
+
+
+BIAS_GRAD = json.loads((Path(__file__).parent / "tf_bias_grad_bits.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("threads", sorted({c["threads"] for c in BIAS_GRAD}))
+def test_bias_add_grad_gives_tensorflows_bits_on_each_pool(threads):
+    # (rows in order from 0 below Eigen's cost model's second thread; above, blocks of rows by the pool's threads)
+    bits = {"float32": np.uint32, "float64": np.uint64}
+    for case in BIAS_GRAD:
+        if case["threads"] == threads:
+            x = inputs(tuple(case["shape"]), case["seed"]).astype(case["dtype"])
+            got = tf_sums.bias_add_grad(x, threads)
+            assert got.dtype == x.dtype and got.shape == (x.shape[-1],)
+            assert got.view(bits[case["dtype"]]).tolist() == [int(h, 16) for h in case["out"]], case["shape"]

@@ -30,8 +30,12 @@ A full reduction of ``FULL_THREADED`` values or more is split across TensorFlow'
 cost model: ``(1.9375 n - 100000) / 100000 + 0.9`` threads, at most the pool's), whose number depends on the
 machine: :func:`reduce_sum` gives None there, and the caller keeps NumPy's sum. (The other reductions split
 their outputs between threads, each output computed whole: the same bits on any number of threads.)
+A bias's gradient is BiasAddGrad's own kernel (:func:`bias_add_grad`), whose large ones TensorFlow splits by
+its pool's threads: there tapecli follows the machine's CPUs as TensorFlow does on it.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -45,6 +49,8 @@ FULL_THREADED = {np.dtype(np.float32): 108_388, np.dtype(np.float64): 54_194}
 # The most values reduced in TensorFlow's order: above, NumPy's, 2 to 9 times faster there (a large tensor's
 # sums are a training step's, not what a program prints: its losses and metrics reduce a batch's values).
 EXACT_MOST = 16_384
+# TensorFlow's intra-op threads: by default as many as the CPUs the process may run on
+POOL_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 
@@ -270,3 +276,69 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
         out = out.copy()
     out.shape = out_shape           # (the result its own array, not a view: what kernel traces follow)
     return out
+
+
+# ------------------------------------------------------------------ BiasAddGrad
+
+def bias_add_grad(g, threads=POOL_THREADS):
+    """TensorFlow's BiasAddGrad on the CPU (NHWC): ``g`` [..., c] summed over all but its last axis, as
+    ``functor::ReduceOuterDimensions`` (tensorflow/core/kernels/redux_functor.h) sums the rows of ``g`` as
+    [rows, c]: each column from 0, the rows in order, in blocks of rows where Eigen's cost model splits the
+    work across ``threads`` (:func:`_row_ranges`); the blocks' sums then added in order. Float16 adds in
+    float32 (its AccumulatorType)."""
+    c = g.shape[-1]
+    rows = np.ascontiguousarray(g).reshape(-1, c)
+    if rows.shape[0] == 1:
+        return rows[0].copy()
+    accumulated = np.float32 if g.dtype == np.float16 else g.dtype
+    if rows.shape[0] == 0:
+        return np.zeros(c, g.dtype)
+    ranges = _row_ranges(rows.shape[0], c, np.dtype(g.dtype).itemsize, threads)
+    out = _rows_in_order(rows[ranges[0][0]:ranges[0][1]], accumulated)
+    for start, stop in ranges[1:]:
+        out = out + _rows_in_order(rows[start:stop], accumulated)
+    return out.astype(g.dtype, copy=False)
+
+
+def _rows_in_order(rows, dtype):
+    """The rows' sum from 0, one row after another (NumPy's reduction over the leading axis of a C-contiguous
+    array; of a single column, which NumPy would sum pairwise, the running sum)."""
+    zero = np.dtype(dtype).type(0)
+    if rows.shape[1] == 1:
+        return zero + np.add.accumulate(rows[:, 0], dtype=dtype)[-1:]     # (0 + -0 is +0, as TensorFlow's from 0)
+    return np.add.reduce(rows, axis=0, dtype=dtype, initial=zero)
+
+
+def _row_ranges(outer, inner, itemsize, threads):
+    """The ranges of rows ReduceOuterDimensions sums apart: one, unless Eigen's cost model gives its
+    ``parallelFor`` more than a thread over the blocks of rows (columns spread over the threads instead, above
+    32 a thread, keep every column's rows in order)."""
+    if threads == 1 or inner > threads * 32:
+        return [(0, outer)]
+    min_block_rows = -(-2000 // inner)
+    blocks = min(outer, -(-(outer * inner) // min_block_rows), threads)
+    block_rows = -(-outer // blocks)
+    block_cost = block_rows * inner * (itemsize * 11 / 64 + 1)      # bytes loaded at 11/64 cycles, one add each
+    if blocks <= 1 or min(threads, max(1, int((blocks * block_cost - 100_000) / 100_000 + 0.9))) == 1:
+        return [(0, outer)]
+    step = _parallel_for_block(blocks, block_cost, threads)
+    return [(b * block_rows, min(outer, (b + step) * block_rows)) for b in range(0, blocks, step)]
+
+
+def _parallel_for_block(n, cost, threads):
+    """Eigen's ThreadPoolDevice::CalculateParallelForBlock: the blocks of ``n`` one task takes."""
+    size = min(n, max(-(-n // (4 * threads)), int(40_000 / cost)))
+    largest = min(n, 2 * size)
+    count = -(-n // size)
+    efficiency = count / (-(-count // threads) * threads)
+    previous = count
+    while efficiency < 1.0 and previous > 1:
+        coarser = -(-n // (previous - 1))
+        if coarser > largest:
+            break
+        previous = -(-n // coarser)
+        coarser_efficiency = previous / (-(-previous // threads) * threads)
+        if coarser_efficiency + 0.01 >= efficiency:
+            size = coarser
+            efficiency = max(efficiency, coarser_efficiency)
+    return size

@@ -13,12 +13,12 @@ import math
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.kernels import tf_xent
+from tapecli.kernels import tf_sums, tf_xent
 from tapecli.ops.core import apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, cast, div, exp, greater_equal, log1p, mul, neg, rsqrt, sub, where, zeros_like
 from tapecli.ops.linalg import matmul
 from tapecli.ops.reductions import log_softmax, reduce_sum, softmax
-from tapecli.ops.shape import concat, getitem, reshape, transpose
+from tapecli.ops.shape import broadcast_to, concat, getitem, reshape, transpose
 from tapecli.runtime.context import current
 from tapecli.runtime.values import dtype_name, Tensor
 from tapecli.ops.gather import int_indices, pad, reverse
@@ -269,13 +269,32 @@ def sigmoid_cross_entropy_with_logits(labels, logits) -> Tensor:
 
 # -------------------------------------------------------- bias, batch normalization
 
+# TensorFlow's BiasAdd: the bias added along the last axis (the add kernel's bits); its gradient to the bias is
+# BiasAddGrad, whose order of the rows is its own (tf_sums.bias_add_grad), and BiasAddGrad's gradient the
+# received gradient broadcast along the rows (_BiasAddGradGrad)
+BIAS_ADD_GRAD = register("bias_add_grad", numpy=tf_sums.bias_add_grad, unify=(), saves=(), batchable=False,
+                         vjp=lambda r, g: (broadcast_to(g, r.inputs[0].shape),),
+                         jvp=lambda r, ts: apply(BIAS_ADD_GRAD, (ts[0],)))
+
+
+def _bias_add_jvp(r, ts):
+    x_t, b_t = ts
+    if b_t is None:
+        return x_t
+    return broadcast_to(b_t, r.output.shape) if x_t is None else apply(BIAS_ADD, (x_t, b_t))
+
+
+BIAS_ADD = register("bias_add", kernel="add", saves=(), batchable=False,
+                    vjp=lambda r, g: (g, apply(BIAS_ADD_GRAD, (g,))), jvp=_bias_add_jvp)
+
+
 def bias_add(value, bias) -> Tensor:
     x = to_tensor(value)
     b = to_tensor(bias)
     if b.ndim != 1 or x.ndim < 2 or x.shape[-1] != b.shape[0]:
         raise ShapeError(f"bias_add: must provide as many biases as the last dimension of the input tensor: "
                          f"{list(b.shape)} vs. {list(x.shape)}")
-    return add(x, b)
+    return apply(BIAS_ADD, (x, b))
 
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon) -> Tensor:

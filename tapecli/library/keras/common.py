@@ -245,6 +245,18 @@ def state_value(name: str) -> property:
                     lambda metric, value: metric.state[name].assign(np.asarray(value, np.float32)))
 
 
+def add(x1, x2) -> Tensor:
+    """keras.ops.add of two tensors as Keras's TensorFlow backend computes it: where ``x2`` looks like a bias
+    (one dimension above 1, of the size of ``x1``'s last, ``x1`` of rank 2 or more) tf.nn.bias_add, whose
+    gradient to the bias is BiasAddGrad's (its own order of the rows); otherwise tf.add. (Keras's channels-first
+    bias, the size of ``x1``'s second dimension only, is added by tf.add here.)"""
+    x1, x2 = ops.to_tensor(x1), ops.to_tensor(x2)
+    sizes = [n for n in x2.shape if n > 1]
+    if len(sizes) == 1 and x1.ndim > 1 and x1.shape[-1] == sizes[0] and x1.dtype == x2.dtype:
+        return ops.bias_add(x1, x2 if x2.ndim == 1 else ops.reshape(x2, sizes))
+    return ops.add(x1, x2)
+
+
 def scalar(x, dtype=np.float32) -> Tensor:
     return Tensor(np.asarray(x, dtype=dtype))
 

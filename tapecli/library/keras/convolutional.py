@@ -6,7 +6,7 @@ from __future__ import annotations
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import dims, flag, integer
+from tapecli.library.keras.common import add, dims, flag, integer
 from tapecli.library.keras.configs import LAYER_KEYS
 from tapecli.library.keras.layers import Layer, activation_fn
 from tapecli.library.keras.spatial import _rank
@@ -99,7 +99,7 @@ class _Windowed(Layer):
 
     def finish(self, y):
         if self.use_bias:
-            y = ops.add(y, self.weights_["bias"])
+            y = add(y, self.weights_["bias"])
         return y if self.activation is None else self.activation(y)
 
 

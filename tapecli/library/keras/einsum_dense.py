@@ -9,7 +9,7 @@ import re
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import integer
+from tapecli.library.keras.common import add, integer
 from tapecli.library.keras.layers import Layer, activation_fn
 from tapecli.runtime.values import PythonTuple
 
@@ -122,7 +122,7 @@ class EinsumDense(Layer):
     def forward(self, interp, x, training):
         y = ops.einsum(self.equation, x, self.weights_["kernel"])
         if "bias" in self.weights_:
-            y = ops.add(y, self.weights_["bias"])
+            y = add(y, self.weights_["bias"])
         return y if self.activation is None else self.activation(y)
 
 

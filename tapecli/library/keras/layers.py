@@ -17,7 +17,7 @@ from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.configs import layer_config
-from tapecli.library.keras.common import (KerasObject, auto_name, dims, flag, integer, num, scalar,
+from tapecli.library.keras.common import (KerasObject, add, auto_name, dims, flag, integer, num, scalar,
                                               seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.classes import LAYER
@@ -594,7 +594,7 @@ class Dense(Layer):
     def forward(self, interp, x, training):
         y = ops.matmul(x, self.weights_["kernel"])
         if self.use_bias:
-            y = ops.add(y, self.weights_["bias"])
+            y = add(y, self.weights_["bias"])
         return y if self.activation is None else self.activation(y)
 
 
