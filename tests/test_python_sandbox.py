@@ -20,6 +20,8 @@ from python_oracle import through_cpython
 _WALKED = ("import traceback\ntry:\n    1 / 0\nexcept Exception as e:\n"
            "    for f, n in traceback.walk_tb(e.__traceback__):\n        x = ")
 ESCAPES = {
+    "a function's code replaced": "def f():\n    pass\ng = lambda: 1\nf.__code__ = g.__code__",
+    "a builtin renamed": "print.__name__ = 'x'",
     "dunder chain": "x = ().__class__.__base__.__subclasses__()",
     "getattr": "x = getattr(1, '__class__')\ny = getattr(x, '__subclasses__')",
     "function globals": "f = lambda: 0\ng = f.__globals__",
@@ -209,6 +211,13 @@ def test_recursion_ends_as_python_says():
     caught = _run("def f(n):\n    return f(n + 1)\ntry:\n    f(0)\nexcept RecursionError as e:\n    m = str(e)")
     assert caught.scope.vars["m"] == "maximum recursion depth exceeded"
     assert _run("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)").scope.vars["x"] == 900
+
+
+def test_a_program_names_its_own_functions():
+    source = ("def make(q):\n    def loss(a):\n        return a * q\n    loss.__name__ = f'pinball_{q}'\n"
+              "    loss.__qualname__, loss.__doc__, loss.__defaults__ = 'l', 'doc', None\n    return loss\n"
+              "f = make(3)\nnames = (f.__name__, f.__qualname__, f.__doc__, f(2))")
+    assert _run(source).scope.vars["names"] == ("pinball_3", "l", "doc", 6)
 
 
 def test_a_programs_own_dump_method_and_descriptors_are_its_own():

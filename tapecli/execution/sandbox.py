@@ -328,12 +328,17 @@ class Sandbox:
 
     def _may_set(self, obj, name: str) -> None:
         if name in UNREACHABLE and not (name in guard.LIBRARY_WAYS_OUT and self.program_made(obj) and not isinstance(
-                obj, type)) or (name.startswith("_") and not self.program_made(obj)) or (
+                obj, type)) or (name.startswith("_") and not self.program_made(obj)
+                                and not (name in _FUNCTION_NAMING and self._program_function(obj))) or (
                 self.eager is not None and self.eager.owns(obj)):
             raise _unreachable(obj, name, "changed")
         if isinstance(obj, type) and name in interfaces.GETTERS:        # (sealed as its class statement made it)
             raise TdfNameError(f"{name} cannot be set on a class after its class statement in tapecli programs",
                                hint="define it in the class statement")
+
+    def _program_function(self, obj) -> bool:
+        """Whether ``obj`` is a function (or lambda) the program's text defines."""
+        return isinstance(obj, types.FunctionType) and obj.__code__.co_filename == self.filename
 
     def _may_delete(self, obj, name: str) -> None:
         if name in UNREACHABLE or (name.startswith("_") and not self.program_made(obj)) or (
@@ -447,6 +452,12 @@ class _ErrorOutput(_Output):
 
     def __init__(self, sandbox: Sandbox):
         self._write = sandbox.write_error
+
+
+# What a program may set on its own functions (a loss named for Keras's logs, a decorator's wrapper): their names,
+# documentation and default values, never their code, globals or closure.
+_FUNCTION_NAMING = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__defaults__", "__kwdefaults__",
+                              "__annotations__"})
 
 
 def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
