@@ -30,13 +30,15 @@ from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, T
 
 
 def to_numpy(value):
-    """A program value as NumPy takes it: a literal as a Python number, a tensor as its array, lists nested."""
+    """A program value as NumPy takes it: a literal as a Python number, a NumPy array as itself (which NumPy may
+    change in place: ``out=``, ``np.copyto``), a tensor as its array, read-only (a tensor never changes), lists
+    nested."""
     if isinstance(value, Variable):
         value = value.read()
     if isinstance(value, Tensor):
         if value.ndim == 0:        # a literal as Python's number, a tensor's scalar as NumPy's
             return value.value.item() if value.weak or value.dtype.kind == "b" else value.value[()]
-        return value.value
+        return value.value if value.__class__ is NumpyArray else read_only(value.value)
     if isinstance(value, (list, tuple)):        # (a tuple stays one: NumPy's axis=(1, 2) takes no list)
         items = [to_numpy(v) for v in value]
         return tuple(items) if isinstance(value, (tuple, PythonTuple)) else items
@@ -56,15 +58,25 @@ def to_numpy(value):
 _PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "str": str}
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of a tensor's array that NumPy cannot write through (nor through any view NumPy makes of it)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def from_numpy(value):
     """NumPy's answer as a program value: arrays and NumPy scalars (numbers, bools and NumPy's strings) as
-    NumPy values of NumPy's dtype, Python numbers (``tolist``, ``item``) as literals, lists as lists."""
+    NumPy values of NumPy's dtype, Python numbers (``tolist``, ``item``) as literals, lists as lists. An array
+    stays NumPy's own (a view shares its array's memory, as in NumPy), except one NumPy cannot write: a view of
+    a tensor's values (to_numpy), which the program gets a copy of, as ``np.asarray(t)`` of TensorFlow's; and a
+    NumPy scalar (a 0-d array) is one of its own, immutable as NumPy's scalars are."""
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         array = np.asarray(value)
         if array.dtype.kind not in "biufUS":
             raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
         admit(array.size, array.itemsize, "NumPy's result, as a tensor")
-        return NumpyArray(array.copy())
+        return NumpyArray(array if array.flags.writeable and array.ndim else array.copy())
     if isinstance(value, (bool, int, float)):
         return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else PythonBool(np.array(value))
     if isinstance(value, (list, tuple)):
