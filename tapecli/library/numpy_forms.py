@@ -126,7 +126,10 @@ def array_attribute(interp, t: Tensor, attr: str, node):
         return None
     if attr == "size":
         return Tensor(np.array(t.value.size, dtype=np.int64), weak=True)
-    array = t.value if not t.weak or t.ndim else np.asarray(t.value)
+    if attr == "resize" and t.__class__ is NumpyArray and t.ndim:
+        return BoundMethod(attr, lambda call_node, *args, refcheck=True: _resize(t, args))
+    # (a tensor's values, and a NumPy scalar's, never change: NumPy's methods see them read-only)
+    array = t.value if t.__class__ is NumpyArray and t.ndim else read_only(np.asarray(t.value))
 
     def call(call_node, *args, **kwargs):
         if attr == "tolist":        # Python's numbers, then a tensor each (from_numpy), in nested lists
@@ -134,6 +137,29 @@ def array_attribute(interp, t: Tensor, attr: str, node):
         return numpy_call(weighed_method(array, attr, _held_astype if attr == "astype" else None), args, kwargs,
                           f"{interp.text(node) or 'x.' + attr}()", getattr(call_node, "line", None))
     return BoundMethod(attr, call)
+
+
+def _resize(t: NumpyArray, args) -> None:
+    """``a.resize(shape)``: the array's own memory made the new size in place, zeros after its elements, where
+    NumPy allows it: an array that owns its memory and that no other array views. (NumPy's ``refcheck=False``
+    would let a view read freed memory: tapecli checks always.)"""
+    shape = tuple(int(d) for d in np.atleast_1d(to_numpy(args[0] if len(args) == 1 else list(args))))
+    admit(math.prod(shape), t.value.itemsize, "a.resize()'s array")
+    if not t.value.flags.owndata:
+        raise TdfValueError("cannot resize this array: it does not own its data")
+    if sys.getrefcount(t.value) > _OWNED:      # (another array, a view of it, holds it too)
+        raise TdfValueError("cannot resize an array that references or is referenced\nby another object in this "
+                            "way.\nUse the np.resize function to get a new resized copy or\n set refcheck=False "
+                            "to disable this check")
+    try:
+        t.value.resize(shape, refcheck=False)
+    except (TypeError, ValueError) as e:
+        raise TdfValueError(str(e)) from None
+
+
+# The references to an array that only its NumpyArray holds, as sys.getrefcount counts them in _resize: the
+# NumpyArray's slot and getrefcount's argument.
+_OWNED = 2
 
 
 # What a number of ``tolist``'s list costs as a program value: its slot, Python's number, and a tensor of it
@@ -144,13 +170,24 @@ _NUMBER_VALUE = LIST_SLOT + sys.getsizeof(1.0) + sys.getsizeof(np.float64(1.0)) 
 # ------------------------------------------------------------- np.random
 @functools.cache
 def _draws() -> frozenset:
-    """NumPy's Generator's draws: all its methods but shuffle (in place: the interpreter's arrays are values),
-    spawn (generators of generators) and bytes. (Read at the first draw: numpy.random is not imported before.)"""
+    """NumPy's Generator's draws: all its methods but spawn (generators of generators) and bytes. (Read at the
+    first draw: numpy.random is not imported before.)"""
     return frozenset(name for name in dir(np.random.Generator) if not name.startswith("_") and callable(
-        getattr(np.random.Generator, name)) and name not in ("shuffle", "spawn", "bytes"))
+        getattr(np.random.Generator, name)) and name not in ("spawn", "bytes"))
+
+
+def _shuffle(shuffle, what: str, x, *args, **kwargs):
+    """``shuffle(x)`` in place, NumPy's: an array's own elements; a program's list, its items in the order
+    NumPy's shuffle of their positions gives (the draws it makes for the list itself)."""
+    if isinstance(x, list) and x.__class__ is not PythonTuple:
+        order = np.arange(len(x))
+        numpy_call(shuffle, [NumpyArray(order), *args], kwargs, what)
+        x[:] = [x[i] for i in order]
+        return None
+    return numpy_call(shuffle, [x, *args], kwargs, what)
 _LEGACY = ("normal", "uniform", "rand", "randn", "randint", "random", "random_sample", "standard_normal", "choice",
            "permutation", "exponential", "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal",
-           "multivariate_normal", "triangular")
+           "multivariate_normal", "triangular", "shuffle")
 
 
 class Generator(ProgramObject):
@@ -166,6 +203,8 @@ class Generator(ProgramObject):
             raise TdfTypeError(f"numpy.random.Generator has no method {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted(_draws()))}")
         fn = weighed("numpy.random", attr, getattr(self.generator, attr), _held_dtype)
+        if attr == "shuffle":
+            return BoundMethod(attr, lambda call_node, *a, **k: _shuffle(fn, "Generator.shuffle()", *a, **k))
         return BoundMethod(attr, lambda call_node, *a, **k: numpy_call(fn, a, k, f"Generator.{attr}()",
                                                                        getattr(call_node, "line", None)))
 
@@ -191,6 +230,8 @@ def np_seed(interp, seed=None):
 def _legacy(name):
     def function(interp, *args, **kwargs):
         fn = weighed("numpy.random", name, getattr(_global_state(interp), name), _held_dtype)
+        if name == "shuffle":
+            return _shuffle(fn, "np.random.shuffle()", *args, **kwargs)
         return numpy_call(fn, args, kwargs, f"np.random.{name}()")
     function.__name__ = name
     return function
