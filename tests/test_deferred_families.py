@@ -178,9 +178,9 @@ RUNNER = textwrap.dedent("""\
     except TdfError as e:
         out = f"{type(e).__name__}: {e} ({e.hint})"
     loaded = sorted(m.rpartition(".")[2] for m in sys.modules if m.startswith("tapecli.library.")
-                    and m.count(".") == 2 and m.rpartition(".")[2] not in ("core", "python", "numpy_forms", "scope",
-                                                                            "replay_kinds", "families", "keras_words",
-                                                                            "draws", "keras"))
+                    and m.count(".") == 2 and m.rpartition(".")[2] not in (
+                        "core", "python", "numpy_forms", "numpy_writes", "scope", "replay_kinds", "families",
+                        "keras_words", "draws", "keras"))
     print(loaded)
     print(out)
     """)

@@ -420,6 +420,9 @@ class TensorFlowGuard(_Guard):
                ast.Expr(_call(BOUND, node, mark, value, names_node, ast.Constant(node.lineno)))]
         if declared:
             out.append(ast.Expr(_call(DECLARE, node, value, ast.Constant(target.id))))
+        # (held no longer than the statement: an array the program resizes must have no other reference, NumPy's
+        # refcheck)
+        out.append(ast.Delete([ast.Name("__tdf_mark", ast.Del()), ast.Name("__tdf_value", ast.Del())]))
         return [ast.copy_location(s, node) for s in out]
 
 

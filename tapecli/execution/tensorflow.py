@@ -178,9 +178,7 @@ _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape
     # NumPy arrays' attributes the interpreter's arrays lack (runtime/numpy_gate.py's ARRAY_METHODS they have):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
-    "tobytes", "view", "nbytes", "itemsize", "strides", "ptp", "byteswap", "setflags", "getfield", "setfield",
-    # NumPy's ufuncs' methods (np.add.at writes into its array in place: NumPy's own)
-    "at", "accumulate", "reduceat"})
+    "tobytes", "nbytes", "itemsize", "strides", "ptp", "setflags", "getfield", "setfield"})
 
 
 def _takes_keywords(call: ast.Call) -> bool:

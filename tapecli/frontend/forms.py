@@ -84,7 +84,7 @@ def assignment(targets: list, value, **pos):
 
 
 def aug_assignment(node, op: str, value, **pos):
-    if op not in BINARY_OPERATORS:
+    if op not in BINARY_OPERATORS and op not in ("&", "|", "^"):      # (x &= mask: the operators' own)
         raise unsupported(op, pos_of(pos))
     if isinstance(node, ast.Name) and op in ("+", "-", "*", "/"):
         return ast.AugAssign(node.id, op, value, **pos)

@@ -500,6 +500,14 @@ class NumpyFunction(ProgramObject):
         return off_the_tape(lambda: call_builtin(self.fn, interp, node, args, kwargs), f"{self.spelling}()",
                             node.line, list(args) + list(kwargs.values()))
 
+    def get_attribute(self, interp, attr, node):
+        """The function's own attributes: a ufunc's methods (``np.add.at``, ``np.maximum.reduce``), NumPy's."""
+        from tapecli.interpreter.registry import HOOKS
+        found = HOOKS["host_module_name"](self.spelling, attr)
+        if found is None:
+            raise TdfNameError(f"{self.spelling} has no attribute {attr!r}")
+        return NumpyFunction(found, f"{self.spelling}.{attr}") if getattr(found, "is_builtin", False) else found
+
 
 def off_the_tape(compute, what: str, line, inputs):
     """``compute()``'s value with every tape paused, as values no tape knows (new tensors)."""

@@ -450,10 +450,13 @@ class Expressions:
     def eval_Subscript(self, node, scope):
         value = self.eval(node.value, scope)
         if isinstance(value, ProgramObject) and value.indexed_by_values:        # (np.r_[a, b], np.s_[1:])
-            items = [slice(*(None if p is None else self.eval(p, scope) for p in (i.lower, i.upper, i.step)))
-                     if isinstance(i, ast.Slice) else self.eval(i, scope) for i in node.items]
             try:
-                return value.index(items)
+                return value.index(self.index_values(node.items, scope))
+            except TdfError as e:
+                raise e.locate(node)
+        if value.__class__ is NumpyArray and value.value.dtype != object:       # NumPy's own indexing
+            try:
+                return HOOKS["numpy_item"](value, self.index_values(node.items, scope))
             except TdfError as e:
                 raise e.locate(node)
         if isinstance(value, Instance) and value.cls.find("__getitem__")[0] is not None \
@@ -512,6 +515,11 @@ class Expressions:
             raise e.locate(node)
         except ValueError as e:          # e.g. a slice step of zero
             raise TdfValueError(str(e)).locate(node) from None
+
+    def index_values(self, items, scope) -> list:
+        """An index's items as the program's values (a slice of them for ``a:b:c``), for NumPy to read."""
+        return [slice(*(None if p is None else self.eval(p, scope) for p in (i.lower, i.upper, i.step)))
+                if isinstance(i, ast.Slice) else self.eval(i, scope) for i in items]
 
     def _index_item(self, item, scope):
         if isinstance(item, ast.Slice):

@@ -13,11 +13,11 @@ from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase, Names
 from tapecli.interpreter.conversions import format_value, joined, truth
 from tapecli.interpreter.printing import program_repr, program_str, python_format
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
-from tapecli.interpreter.registry import BUILTINS
+from tapecli.interpreter.registry import BUILTINS, HOOKS
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import PythonTuple, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable
 
 # The modules a program may import, and the namespace each binds (§11).
 _MODULES = {"tensorflow": "tf", "keras": "keras", "numpy": "np", "math": "math", "tensorflow.keras": "keras",
@@ -75,6 +75,12 @@ class PythonForms:
                 raise TdfTypeError(f"cannot set attribute {target.attr} of {type_word(obj)}").locate(target)
         elif cls is ast.Subscript:
             obj = self.eval(target.value, scope)
+            if obj.__class__ is NumpyArray:         # NumPy's item assignment, in place
+                self.numpy_mutated()
+                try:
+                    return HOOKS["numpy_set_item"](obj, self.index_values(target.items, scope), value)
+                except TdfError as e:
+                    raise e.locate(target)
             if len(target.items) != 1:
                 raise TdfTypeError("one index to assign to").locate(target)
             key = self.eval(target.items[0], scope)
@@ -92,8 +98,35 @@ class PythonForms:
 
     def exec_AugAssignTo(self, node, scope):
         target = node.target
+        if target.__class__ is ast.Subscript:       # (its object and index evaluated once, as Python does)
+            obj = self.eval(target.value, scope)
+            if obj.__class__ is NumpyArray:         # X[i] += v: NumPy's item, its in-place operator, written back
+                items = self.index_values(target.items, scope)
+                try:
+                    old = HOOKS["numpy_item"](obj, items)
+                    new = self.augmented(node.op, old, self.eval(node.value, scope), node)
+                    self.numpy_mutated()
+                    return HOOKS["numpy_set_item"](obj, items, new)
+                except TdfError as e:
+                    raise e.locate(target)
         old = self.eval(target, scope)
-        self.assign_target(target, self.binary(node.op, old, self.eval(node.value, scope), node), scope, node)
+        self.assign_target(target, self.augmented(node.op, old, self.eval(node.value, scope), node), scope, node)
+
+    def augmented(self, op, old, value, node):
+        """``old op= value``'s result: a NumPy array changed in place by NumPy's operator, as Python calls
+        ``__iadd__`` first; any other value's binary operation (a tensor is immutable: the name is rebound)."""
+        if old.__class__ is NumpyArray:
+            found = HOOKS["numpy_in_place"](op, old, value)
+            if found is not NotImplemented:
+                self.numpy_mutated()
+                return found
+        return self.binary(op, old, value, node)
+
+    def numpy_mutated(self):
+        """A NumPy array changes in place: a loop plan, which makes again only kernel calls, cannot."""
+        observer = self.ctx.mode.observer
+        if observer is not None:
+            observer.refuse("a NumPy array changed in place")
 
     def exec_ForEach(self, node, scope):
         for item in self.loop_items(self.eval(node.iter, scope)):

@@ -197,7 +197,7 @@ class Statements:
 
     def exec_AugAssign(self, node, scope):
         old = self.lookup(node.name, scope, node)
-        value = self.binary(node.op, old, self.eval(node.value, scope), node)
+        value = self.augmented(node.op, old, self.eval(node.value, scope), node)
         self.bind(scope, node.name, value, node)
 
     def _current_tape(self, name, node, scope) -> Tape:

@@ -14,6 +14,7 @@ to the table (``python tests/test_startup.py``).
 from tapecli.library import core  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
 from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
+from tapecli.library import numpy_writes  # noqa: F401  (NumPy's arrays written in place)
 from tapecli.library import scope  # noqa: F401  (what is left out, and why)
 from tapecli.library.families import DEFERRED as _DEFERRED
 from tapecli.library.keras_words import WORDS as _KERAS_WORDS

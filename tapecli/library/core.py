@@ -724,7 +724,7 @@ def _tensor_attribute(t: Tensor, attr):
     if attr == "value":
         return t
     if attr == "T":                         # (a NumPy array's: NumPy's view, which NumPy's operators take)
-        return NumpyArray(ops.transpose(t).value) if t.__class__ is NumpyArray else ops.transpose(t)
+        return NumpyArray(t.value.T) if t.__class__ is NumpyArray else ops.transpose(t)
     if attr == "get_shape":
         from tapecli.interpreter.objects import BoundMethod
         return BoundMethod(attr, lambda call_node: _tensor_attribute(t, "shape"))

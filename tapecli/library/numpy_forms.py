@@ -30,13 +30,15 @@ from tapecli.runtime.values import DType, NumpyArray, PythonBool, PythonTuple, T
 
 
 def to_numpy(value):
-    """A program value as NumPy takes it: a literal as a Python number, a tensor as its array, lists nested."""
+    """A program value as NumPy takes it: a literal as a Python number, a NumPy array as itself (which NumPy may
+    change in place: ``out=``, ``np.copyto``), a tensor as its array, read-only (a tensor never changes), lists
+    nested."""
     if isinstance(value, Variable):
         value = value.read()
     if isinstance(value, Tensor):
         if value.ndim == 0:        # a literal as Python's number, a tensor's scalar as NumPy's
             return value.value.item() if value.weak or value.dtype.kind == "b" else value.value[()]
-        return value.value
+        return value.value if value.__class__ is NumpyArray else read_only(value.value)
     if isinstance(value, (list, tuple)):        # (a tuple stays one: NumPy's axis=(1, 2) takes no list)
         items = [to_numpy(v) for v in value]
         return tuple(items) if isinstance(value, (tuple, PythonTuple)) else items
@@ -56,15 +58,25 @@ def to_numpy(value):
 _PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "str": str}
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of a tensor's array that NumPy cannot write through (nor through any view NumPy makes of it)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def from_numpy(value):
     """NumPy's answer as a program value: arrays and NumPy scalars (numbers, bools and NumPy's strings) as
-    NumPy values of NumPy's dtype, Python numbers (``tolist``, ``item``) as literals, lists as lists."""
+    NumPy values of NumPy's dtype, Python numbers (``tolist``, ``item``) as literals, lists as lists. An array
+    stays NumPy's own (a view shares its array's memory, as in NumPy), except one NumPy cannot write: a view of
+    a tensor's values (to_numpy), which the program gets a copy of, as ``np.asarray(t)`` of TensorFlow's; and a
+    NumPy scalar (a 0-d array) is one of its own, immutable as NumPy's scalars are."""
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         array = np.asarray(value)
         if array.dtype.kind not in "biufUS":
             raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
         admit(array.size, array.itemsize, "NumPy's result, as a tensor")
-        return NumpyArray(array.copy())
+        return NumpyArray(array if array.flags.writeable and array.ndim else array.copy())
     if isinstance(value, (bool, int, float)):
         return Tensor(np.asarray(value)[()], weak=True) if not isinstance(value, bool) else PythonBool(np.array(value))
     if isinstance(value, (list, tuple)):
@@ -114,7 +126,10 @@ def array_attribute(interp, t: Tensor, attr: str, node):
         return None
     if attr == "size":
         return Tensor(np.array(t.value.size, dtype=np.int64), weak=True)
-    array = t.value if not t.weak or t.ndim else np.asarray(t.value)
+    if attr == "resize" and t.__class__ is NumpyArray and t.ndim:
+        return BoundMethod(attr, lambda call_node, *args, refcheck=True: _resize(t, args))
+    # (a tensor's values, and a NumPy scalar's, never change: NumPy's methods see them read-only)
+    array = t.value if t.__class__ is NumpyArray and t.ndim else read_only(np.asarray(t.value))
 
     def call(call_node, *args, **kwargs):
         if attr == "tolist":        # Python's numbers, then a tensor each (from_numpy), in nested lists
@@ -122,6 +137,29 @@ def array_attribute(interp, t: Tensor, attr: str, node):
         return numpy_call(weighed_method(array, attr, _held_astype if attr == "astype" else None), args, kwargs,
                           f"{interp.text(node) or 'x.' + attr}()", getattr(call_node, "line", None))
     return BoundMethod(attr, call)
+
+
+def _resize(t: NumpyArray, args) -> None:
+    """``a.resize(shape)``: the array's own memory made the new size in place, zeros after its elements, where
+    NumPy allows it: an array that owns its memory and that no other array views. (NumPy's ``refcheck=False``
+    would let a view read freed memory: tapecli checks always.)"""
+    shape = tuple(int(d) for d in np.atleast_1d(to_numpy(args[0] if len(args) == 1 else list(args))))
+    admit(math.prod(shape), t.value.itemsize, "a.resize()'s array")
+    if not t.value.flags.owndata:
+        raise TdfValueError("cannot resize this array: it does not own its data")
+    if sys.getrefcount(t.value) > _OWNED:      # (another array, a view of it, holds it too)
+        raise TdfValueError("cannot resize an array that references or is referenced\nby another object in this "
+                            "way.\nUse the np.resize function to get a new resized copy or\n set refcheck=False "
+                            "to disable this check")
+    try:
+        t.value.resize(shape, refcheck=False)
+    except (TypeError, ValueError) as e:
+        raise TdfValueError(str(e)) from None
+
+
+# The references to an array that only its NumpyArray holds, as sys.getrefcount counts them in _resize: the
+# NumpyArray's slot and getrefcount's argument.
+_OWNED = 2
 
 
 # What a number of ``tolist``'s list costs as a program value: its slot, Python's number, and a tensor of it
@@ -132,13 +170,24 @@ _NUMBER_VALUE = LIST_SLOT + sys.getsizeof(1.0) + sys.getsizeof(np.float64(1.0)) 
 # ------------------------------------------------------------- np.random
 @functools.cache
 def _draws() -> frozenset:
-    """NumPy's Generator's draws: all its methods but shuffle (in place: the interpreter's arrays are values),
-    spawn (generators of generators) and bytes. (Read at the first draw: numpy.random is not imported before.)"""
+    """NumPy's Generator's draws: all its methods but spawn (generators of generators) and bytes. (Read at the
+    first draw: numpy.random is not imported before.)"""
     return frozenset(name for name in dir(np.random.Generator) if not name.startswith("_") and callable(
-        getattr(np.random.Generator, name)) and name not in ("shuffle", "spawn", "bytes"))
+        getattr(np.random.Generator, name)) and name not in ("spawn", "bytes"))
+
+
+def _shuffle(shuffle, what: str, x, *args, **kwargs):
+    """``shuffle(x)`` in place, NumPy's: an array's own elements; a program's list, its items in the order
+    NumPy's shuffle of their positions gives (the draws it makes for the list itself)."""
+    if isinstance(x, list) and x.__class__ is not PythonTuple:
+        order = np.arange(len(x))
+        numpy_call(shuffle, [NumpyArray(order), *args], kwargs, what)
+        x[:] = [x[i] for i in order]
+        return None
+    return numpy_call(shuffle, [x, *args], kwargs, what)
 _LEGACY = ("normal", "uniform", "rand", "randn", "randint", "random", "random_sample", "standard_normal", "choice",
            "permutation", "exponential", "binomial", "poisson", "beta", "gamma", "laplace", "logistic", "lognormal",
-           "multivariate_normal", "triangular")
+           "multivariate_normal", "triangular", "shuffle")
 
 
 class Generator(ProgramObject):
@@ -154,6 +203,8 @@ class Generator(ProgramObject):
             raise TdfTypeError(f"numpy.random.Generator has no method {attr} in tapecli",
                                hint=f"tapecli's: {', '.join(sorted(_draws()))}")
         fn = weighed("numpy.random", attr, getattr(self.generator, attr), _held_dtype)
+        if attr == "shuffle":
+            return BoundMethod(attr, lambda call_node, *a, **k: _shuffle(fn, "Generator.shuffle()", *a, **k))
         return BoundMethod(attr, lambda call_node, *a, **k: numpy_call(fn, a, k, f"Generator.{attr}()",
                                                                        getattr(call_node, "line", None)))
 
@@ -179,6 +230,8 @@ def np_seed(interp, seed=None):
 def _legacy(name):
     def function(interp, *args, **kwargs):
         fn = weighed("numpy.random", name, getattr(_global_state(interp), name), _held_dtype)
+        if name == "shuffle":
+            return _shuffle(fn, "np.random.shuffle()", *args, **kwargs)
         return numpy_call(fn, args, kwargs, f"np.random.{name}()")
     function.__name__ = name
     return function

@@ -536,10 +536,10 @@ def python_attribute(interp, value, attr, node):
 
 def _as_numpy(t: Tensor) -> NumpyArray:
     """``t.numpy()``: the tensor's values as a NumPy array (or scalar), which prints as NumPy prints; a string
-    tensor's scalar is its bytes (TensorFlow's)."""
+    tensor's scalar is its bytes (TensorFlow's). A copy, as TensorFlow's: the program may write to it."""
     if t.dtype == object and t.ndim == 0:
         return t.value[()]
-    return NumpyArray((ops.materialize(t) if t.weak else t).value)
+    return NumpyArray((ops.materialize(t) if t.weak else t).value.copy())
 
 
 def _list_append(interp, lst, item):

@@ -208,7 +208,7 @@ def get_static_value(tensor, partial=False):
     if tensor is None or isinstance(tensor, Variable):
         return None
     t = ops.to_tensor(tensor)
-    return NumpyArray((ops.materialize(t) if t.weak else t).value)
+    return NumpyArray((ops.materialize(t) if t.weak else t).value.copy())
 
 
 @builtin()

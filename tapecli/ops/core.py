@@ -167,8 +167,11 @@ def to_tensor(x) -> Tensor:
     """A program value as an op input: variables are read, numbers become literals."""
     ctx = current()
     if isinstance(x, Tensor):       # (the hot path: one class test before a NumPy array's strings are looked at)
-        if x.__class__ is NumpyArray and x.value.dtype.kind in "SU":
-            return Tensor(text_array(x.value))       # NumPy's strings: TensorFlow's string tensor
+        if x.__class__ is NumpyArray:
+            if x.value.dtype.kind in "SU":
+                return Tensor(text_array(x.value))       # NumPy's strings: TensorFlow's string tensor
+            # a copy, as TensorFlow converts one: the program's later writes to its array leave the op's alone
+            return NumpyArray(x.value.copy(), weak=x.weak) if x.value.ndim else x
         return x
     if isinstance(x, Variable):
         for tape in ctx.tapes:

@@ -231,13 +231,13 @@ def weighed(module: str, name: str, function, then=None):
     return _gated(f"{module.replace('numpy', 'np', 1)}.{name}()", function, estimate, then)
 
 
-# NumPy's own methods of an ndarray that make a new value, which the interpreter's arrays have (library/numpy_forms.py):
-# all but those that change the array in place (the interpreter's arrays are values), make views, or reach files,
-# bytes and pickles
-_IN_PLACE_OR_OUT = frozenset(("sort", "fill", "put", "itemset", "resize", "setfield", "setflags", "partition", "view",
-                              "getfield", "byteswap", "dumps", "tobytes", "tostring", "to_device", "dump", "tofile"))
+# NumPy's own methods of an ndarray, which the interpreter's arrays have (library/numpy_forms.py), with NumPy's
+# semantics (``sort``, ``fill``, ``put``, ``resize`` change the array in place; ``view`` shares its memory): all but
+# those that reach raw memory (a field at any byte offset, the writeable flag) or write files, bytes and pickles
+_RAW_OR_OUT = frozenset(("itemset", "setfield", "getfield", "setflags", "dumps", "tobytes", "tostring", "dump",
+                         "tofile"))
 ARRAY_METHODS = frozenset(name for name in dir(np.ndarray) if not name.startswith("_")
-                          and callable(getattr(np.ndarray, name)) and name not in _IN_PLACE_OR_OUT)
+                          and callable(getattr(np.ndarray, name)) and name not in _RAW_OR_OUT)
 
 
 def weighed_method(array: np.ndarray, name: str, then=None):

@@ -13,7 +13,7 @@ from tapecli.kernels import tf_random
 from tapecli.library.keras.common import KerasObject, dims, float_dtype, num, seed_value
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import NumpyArray, Tensor
 
 _TRUNC_STD = 0.87962566103423978      # stddev of a unit normal truncated at two stddevs
 
@@ -169,8 +169,11 @@ class Ones(Initializer):
 
 
 def _array(value, what) -> np.ndarray:
-    """A constant initializer's value as an array: a number, a (nested) list or a tensor."""
+    """A constant initializer's value as an array: a number, a (nested) list or a tensor; a NumPy array the
+    program's own, as TensorFlow and Keras keep it (a later write to it shows in what the initializer makes)."""
     from tapecli.library.keras.common import tensor
+    if value.__class__ is NumpyArray and value.ndim:
+        return value.value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return np.asarray(value, np.float32 if isinstance(value, float) else np.int32)
     try:
