@@ -316,3 +316,44 @@ def test_reopening_a_closed_tape_restores_its_pause():
                 assert tape.recording and ctx.tapes == [tape]
                 raise KeyError("x")
         assert ctx.tapes == [] and not tape.open and tape.paused
+
+
+def test_the_op_stream_reaches_each_observer_of_the_run():
+    """RunContext.observers: empty in a plain run; ops.apply, a variable's read under a tape and the backward
+    sweep call each observer's hook (runtime/observers.py), in the list's order."""
+    from tapecli import ops
+    from tapecli.autodiff.gradients import gradient
+    from tapecli.runtime.context import run_context
+    from tapecli.runtime.observers import Observer
+    from tapecli.runtime.tape import Tape, recording
+    from tapecli.runtime.values import Tensor, Variable
+
+    class Seen(Observer):
+        def __init__(self, name, seen):
+            self.name, self.seen = name, seen
+
+        def applied(self, op, inputs, output, line, tapes):
+            self.seen.append((self.name, "applied", op.name, len(tapes)))
+
+        def read(self, var, tapes, line):
+            self.seen.append((self.name, "read", var.name, len(tapes)))
+
+        def backward(self, record, g, input_grads):
+            self.seen.append((self.name, "backward", record.op.name, len(input_grads)))
+
+    with run_context() as plain:
+        assert plain.observers == []
+    with run_context(explain=True, check_numerics=True) as ctx:
+        assert ctx.observers == [ctx.provenance, ctx.numerics]
+        seen = []
+        ctx.observers[:] = [Seen("a", seen), Seen("b", seen)]
+        v = Variable("v", np.float32(3.0))
+        tape = Tape("t")
+        with recording(tape):
+            y = ops.mul(v, Tensor(np.float32(2.0)))
+        seen_forward = list(seen)
+        del seen[:]
+        gradient(tape, y, [v])
+    assert seen_forward == [("a", "read", "v", 1), ("b", "read", "v", 1),
+                            ("a", "applied", "mul", 1), ("b", "applied", "mul", 1)]
+    assert [s for s in seen if s[1] == "backward"] == [("a", "backward", "mul", 2), ("b", "backward", "mul", 2)]
