@@ -340,28 +340,38 @@ def recording(tape: Tape, *, noted: bool = False, alone: bool = False):
     even one that raised, all is as it was: the tape closed and popped again if it was closed, and every pause
     (a non-persistent tape's gradient pauses it) as it was before."""
     ctx = current()
-    others = [(t, t.paused) for t in ctx.tapes] if alone else []
-    for t, _ in others:
-        t.paused = True
-    was_paused, opens = tape.paused, not tape.open
-    if opens:
-        tape.open = True
-        ctx.tapes.append(tape)
-    tape.paused = False
-    history = ctx.provenance.tape(tape) if noted and opens and ctx.provenance.enabled else None
-    if history is not None:
-        history.opened = ctx.provenance.now
-    try:
-        yield tape
-    finally:
+    with none_recording(ctx.tapes) if alone else contextlib.nullcontext():
+        was_paused, opens = tape.paused, not tape.open
         if opens:
-            ctx.tapes.remove(tape)
-            tape.open = False
-        tape.paused = was_paused
-        for t, paused_before in others:
-            t.paused = paused_before
+            tape.open = True
+            ctx.tapes.append(tape)
+        tape.paused = False
+        history = ctx.provenance.tape(tape) if noted and opens and ctx.provenance.enabled else None
         if history is not None:
-            history.closed = ctx.provenance.now
+            history.opened = ctx.provenance.now
+        try:
+            yield tape
+        finally:
+            if opens:
+                ctx.tapes.remove(tape)
+                tape.open = False
+            tape.paused = was_paused
+            if history is not None:
+                history.closed = ctx.provenance.now
+
+
+@contextlib.contextmanager
+def none_recording(tapes):
+    """The block with none of ``tapes`` recording: those that were are paused, and record again after it
+    (tf.init_scope, what runs off the tape, custom_gradient's body beside its own tape)."""
+    stopped = [t for t in tapes if t.recording]
+    for t in stopped:
+        t.paused = True
+    try:
+        yield
+    finally:
+        for t in stopped:
+            t.paused = False
 
 
 @contextlib.contextmanager
