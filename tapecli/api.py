@@ -6,6 +6,7 @@ The library never prints: it returns a :class:`RunResult` or raises a
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 from dataclasses import dataclass, field, replace
@@ -26,7 +27,7 @@ from tapecli.interpreter.registry import BUILTINS, load_deferred
 from tapecli import execution
 from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
-from tapecli.runtime.tape import Tape, as_tensor
+from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.values import DTYPES, Tensor, Variable, dtype_name
 
 
@@ -407,20 +408,14 @@ def _explain_none(error: TdfError, program: Program, filename: str, options: Opt
 def _run(program: Program, interp: Interpreter, ctx: RunContext, implicit_tape: Tape | None,
          options: Options) -> list[Request]:
     with deep_recursion():
-        if implicit_tape is not None:
-            implicit_tape.open = True
-            ctx.tapes.append(implicit_tape)
-            if ctx.provenance.enabled:
-                ctx.provenance.tape(implicit_tape).opened = 0
         try:
-            interp.run()
+            with contextlib.nullcontext() if implicit_tape is None else recording(implicit_tape, noted=True):
+                interp.run()
         except TdfError as e:
             e.expectations = _plain_messages(interp.expectations.results)   # those that ran before it: `check` reports them
             raise
         finally:
-            ctx.tapes.clear()
-            if implicit_tape is not None:
-                implicit_tape.open = False
+            ctx.tapes.clear()       # (those a program entered by hand and never left too)
         implicit = _implicit_requests(interp, implicit_tape, options) if implicit_tape else []
         if options.check_numerics:
             try:

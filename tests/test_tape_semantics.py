@@ -273,3 +273,87 @@ def test_custom_gradient_with_two_arguments_and_none():
         g = t.gradient(y, [a, b])
     """)
     assert value(r, "g") == [10.0, None]
+
+
+def test_a_tape_block_leaves_the_tapes_as_they_were_after_an_exception():
+    """runtime/tape.recording: blocks raise inside nested tapes, one of them paused and one entered alone
+    (custom_gradient's case); each exit restores what its entry changed."""
+    from tapecli.runtime.context import run_context
+    from tapecli.runtime.tape import Tape, paused, recording
+    outer, inner, alone = Tape("outer"), Tape("inner"), Tape("alone")
+    with run_context(explain=True) as ctx:
+        with recording(outer, noted=True):
+            with paused(outer, 2):
+                with pytest.raises(ValueError):
+                    with recording(inner, noted=True):
+                        with pytest.raises(ValueError):
+                            with recording(alone, alone=True):
+                                assert ctx.tapes == [outer, inner, alone]
+                                assert [t.paused for t in ctx.tapes] == [True, True, False]
+                                raise ValueError("in the block")
+                        assert ctx.tapes == [outer, inner] and inner.recording and not alone.open
+                        inner.paused = True            # (as a non-persistent tape's gradient inside its block)
+                        raise ValueError("in the block")
+                assert ctx.tapes == [outer] and outer.paused and outer.open
+                assert not inner.open and not inner.paused
+            assert outer.recording
+            with recording(outer):          # an open tape stays where it is, unpaused for the block
+                assert ctx.tapes == [outer]
+            assert outer.open and ctx.tapes == [outer]
+        assert ctx.tapes == [] and not outer.open
+        history = ctx.provenance.tapes
+        assert history[id(inner)].closed is not None and id(alone) not in history
+
+
+def test_reopening_a_closed_tape_restores_its_pause():
+    from tapecli.runtime.context import run_context
+    from tapecli.runtime.tape import Tape, recording
+    tape = Tape("t", persistent=True)
+    tape.paused = True
+    with run_context() as ctx:
+        with pytest.raises(KeyError):
+            with recording(tape):
+                assert tape.recording and ctx.tapes == [tape]
+                raise KeyError("x")
+        assert ctx.tapes == [] and not tape.open and tape.paused
+
+
+def test_the_op_stream_reaches_each_observer_of_the_run():
+    """RunContext.observers: empty in a plain run; ops.apply, a variable's read under a tape and the backward
+    sweep call each observer's hook (runtime/observers.py), in the list's order."""
+    from tapecli import ops
+    from tapecli.autodiff.gradients import gradient
+    from tapecli.runtime.context import run_context
+    from tapecli.runtime.observers import Observer
+    from tapecli.runtime.tape import Tape, recording
+    from tapecli.runtime.values import Tensor, Variable
+
+    class Seen(Observer):
+        def __init__(self, name, seen):
+            self.name, self.seen = name, seen
+
+        def applied(self, op, inputs, output, line, tapes):
+            self.seen.append((self.name, "applied", op.name, len(tapes)))
+
+        def read(self, var, tapes, line):
+            self.seen.append((self.name, "read", var.name, len(tapes)))
+
+        def backward(self, record, g, input_grads):
+            self.seen.append((self.name, "backward", record.op.name, len(input_grads)))
+
+    with run_context() as plain:
+        assert plain.observers == []
+    with run_context(explain=True, check_numerics=True) as ctx:
+        assert ctx.observers == [ctx.provenance, ctx.numerics]
+        seen = []
+        ctx.observers[:] = [Seen("a", seen), Seen("b", seen)]
+        v = Variable("v", np.float32(3.0))
+        tape = Tape("t")
+        with recording(tape):
+            y = ops.mul(v, Tensor(np.float32(2.0)))
+        seen_forward = list(seen)
+        del seen[:]
+        gradient(tape, y, [v])
+    assert seen_forward == [("a", "read", "v", 1), ("b", "read", "v", 1),
+                            ("a", "applied", "mul", 1), ("b", "applied", "mul", 1)]
+    assert [s for s in seen if s[1] == "backward"] == [("a", "backward", "mul", 2), ("b", "backward", "mul", 2)]

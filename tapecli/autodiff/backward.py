@@ -59,7 +59,7 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
 
 def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain):
     ctx = current()
-    numerics = ctx.numerics.enabled
+    observers = ctx.observers
     threshold = kernels.THRESHOLD
     for rec in reversed(path):
         out_id = rec.output.id
@@ -95,8 +95,9 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain)
                 input_grads = vjp(rec, g, [inp.id in reach for inp in inputs])
             else:
                 input_grads = vjp(rec, g)
-            if numerics:
-                ctx.numerics.backward(rec, g, input_grads)
+            if observers:
+                for observer in observers:
+                    observer.backward(rec, g, input_grads)
             for inp, ig in zip(inputs, input_grads):
                 if ig is not None:
                     key = inp.id

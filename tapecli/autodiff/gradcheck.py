@@ -14,7 +14,7 @@ from tapecli.autodiff import gradients
 from tapecli import ops
 from tapecli.errors import TdfTypeError
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape, as_tensor
+from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.values import Tensor, Variable, dtype_name, is_float
 
 # Defaults by the dtype the check runs in: (eps, rtol, atol).
@@ -84,17 +84,11 @@ def _in_dtype(args, dtype) -> list[Tensor]:
 
 def _tape_run(call, args):
     """Run ``call`` on a fresh persistent tape watching the float arguments."""
-    ctx = current()
     tape = Tape("gradcheck", persistent=True)
-    tape.open = True
-    ctx.tapes.append(tape)
-    try:
+    with recording(tape):
         for a in args:
             tape.watch_tensor(a, None, None)
         y = _output(call(args))
-    finally:
-        ctx.tapes.remove(tape)
-        tape.open = False
     return tape, y
 
 

@@ -21,7 +21,7 @@ from tapecli.autodiff.backward import backward
 from tapecli.errors import ShapeError, TapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
-from tapecli.runtime.tape import Tape, as_tensor, check_unconnected, flatten, type_word, unflatten
+from tapecli.runtime.tape import Tape, as_tensor, check_unconnected, flatten, recording, type_word, unflatten
 from tapecli.runtime.values import Tensor, Variable, dtype_name, is_float
 
 
@@ -407,20 +407,10 @@ def hessian_block(tape: Tape, target, sources: list, unconnected_gradients="none
             admit(a.size * b.size, max(a.dtype.itemsize, b.dtype.itemsize),
                   f"the hessian w.r.t. a {list(a.shape)} tensor" if i == j else
                   f"the hessian block w.r.t. a {list(a.shape)} tensor and a {list(b.shape)} one")
-    reopened = not tape.open
-    if reopened:
-        tape.open = True
-        ctx.tapes.append(tape)
-    paused, tape.paused = tape.paused, False
-    try:
+    with recording(tape):       # (closed or paused: its backward pass is recorded on it, for the second one)
         float_targets = [t for t in targets if is_float(t.dtype)]
         grads = backward(tape, float_targets, [ops.ones_like(t) for t in float_targets],
                          [source.id for source in sources], release=False)
-    finally:
-        tape.paused = paused
-        if reopened:
-            ctx.tapes.remove(tape)
-            tape.open = False
     values, whys = [], []
     for source, leaf in zip(sources, leaves):
         g = grads.get(source.id) if is_float(leaf.dtype) else None

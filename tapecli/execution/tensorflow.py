@@ -43,12 +43,12 @@ from tapecli.interpreter.core import Interpreter, new_request, source_labels
 from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
-from tapecli.interpreter.statements import Statements, note_binding, paused, recording
+from tapecli.interpreter.statements import Statements, note_binding
 from tapecli.library.core import DEVICE, SPARSE_SCATTERS, variable_constraint
 from tapecli.library.keras.layers import KERAS_MASK, eager_mask
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape, UnconnectedGradients
+from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
                                     tensorflow_name)
@@ -654,7 +654,7 @@ class GradientTape(TapeObject):
 
     def __enter__(self):
         self.interp.tapes.append(self.tape)
-        self._block = recording(self.tape)
+        self._block = recording(self.tape, noted=True)
         self._block.__enter__()
         return self
 

@@ -241,10 +241,10 @@ def _kernel_vjp(rec, g, want, derivs):
                 else:
                     v = np.asarray(np.sum(v, dtype=np.float64), dtype=dtype).reshape(rec.inputs[j].shape)
                 out.append(Tensor(v))
-    if ctx.provenance.enabled:
+    for observer in ctx.observers:
         for t in out:
             if t is not None:
-                ctx.provenance.op("fused_grad", [g, *rec.inputs], t, rec.line, True, True, ())
+                observer.emitted("fused_grad", [g, *rec.inputs], t, rec.line, True, ())
     return out
 
 

@@ -15,7 +15,7 @@ from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import leave_tapes
+from tapecli.runtime.tape import leave_tapes, none_recording
 from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, PythonBool, PythonTuple, Tensor, Variable
 
 # The frameworks a program class can derive from: how they order the variables they collect.
@@ -511,15 +511,10 @@ class NumpyFunction(ProgramObject):
 
 def off_the_tape(compute, what: str, line, inputs):
     """``compute()``'s value with every tape paused, as values no tape knows (new tensors)."""
-    tapes = [t for t in current().tapes if t.recording]
+    tapes = current().tapes
     leave_tapes(tapes, what, line, inputs)
-    for tape in tapes:
-        tape.paused = True
-    try:
+    with none_recording(tapes):
         return detached(compute())
-    finally:
-        for tape in tapes:
-            tape.paused = False
 
 
 def detached(value):

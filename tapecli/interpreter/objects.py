@@ -10,7 +10,7 @@ from tapecli.frontend import ast
 from tapecli.frontend.spellings import graph_body, trace_only
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.runtime.tape import Tape, as_tensor
+from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.context import current
 from tapecli.runtime.values import SEQUENCES, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
 
@@ -268,19 +268,9 @@ def custom_gradient_call(interp, name: str, call, args, kwargs):
     inputs are the (flattened) arguments and the trainable variables the body read that are not arguments, and
     whose gradient is ``grad_fn(dy)`` — or ``grad_fn(dy, variables=[...])`` giving (input grads, variable grads)
     where the body read variables (grad_fn must then take ``variables``)."""
-    ctx = current()
-    saved = [t.paused for t in ctx.tapes]
     watcher = Tape("<custom_gradient>")
-    watcher.open = True
-    for t in ctx.tapes:
-        t.paused = True
-    ctx.tapes.append(watcher)
-    try:
+    with recording(watcher, alone=True):
         result = call()
-    finally:
-        ctx.tapes.remove(watcher)
-        for t, p in zip(ctx.tapes, saved):
-            t.paused = p
     if not (isinstance(result, (list, tuple)) and len(result) == 2 and _callable(result[1])):
         raise TdfTypeError(f"the custom_gradient function {name} must return (value, grad_fn)",
                            hint="end it with: return y, grad_fn")

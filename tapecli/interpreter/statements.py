@@ -1,7 +1,6 @@
 """Statements: declarations, assignment, tapes, control flow, functions, expectations."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import numpy as np
@@ -14,7 +13,7 @@ from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, T
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape, as_tensor, type_word
+from tapecli.runtime.tape import Tape, as_tensor, paused, recording, type_word
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor, dtype_name,
                                     is_float, DTYPES, DTYPE_ALIASES)
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
@@ -273,7 +272,7 @@ class Statements:
                     watch_accessed_variables=truth(options.get("watch_accessed_variables", True)), line=node.line)
         self.tapes.append(tape)
         self.bind(scope, node.name, TapeObject(tape, self), node)
-        with recording(tape):
+        with recording(tape, noted=True):
             self.exec_block(node.body, scope)
 
     def exec_StopRecording(self, node, scope):
@@ -464,40 +463,3 @@ def _narrowed(name: str, arr: np.ndarray, target: np.dtype) -> np.ndarray:
             raise UsageError(f"--set {name}: {bad!r} does not fit {dtype_name(target)} (its largest finite value "
                              f"is {float(np.finfo(target).max):.8g})")
     return out
-
-
-@contextlib.contextmanager
-def recording(tape: Tape):
-    """A tape's block: the tape open and recording while it runs (the provenance log notes when)."""
-    ctx = current()
-    tape.open = True
-    ctx.tapes.append(tape)
-    history = ctx.provenance.tape(tape) if ctx.provenance.enabled else None
-    if history:
-        history.opened = ctx.provenance.now
-    try:
-        yield tape
-    finally:
-        ctx.tapes.remove(tape)
-        tape.open = False
-        tape.paused = False
-        if history:
-            history.closed = ctx.provenance.now
-
-
-@contextlib.contextmanager
-def paused(tape: Tape, line):
-    """``stop_recording t:`` and ``with t.stop_recording():``: ``tape`` not recording while the block runs."""
-    ctx = current()
-    if not tape.recording:
-        raise TapeError(f"tape {tape.name} is not recording here",
-                        hint="stop_recording belongs inside the tape's own block")
-    tape.paused = True
-    pause = [ctx.provenance.now, None, line]
-    if ctx.provenance.enabled:
-        ctx.provenance.tape(tape).pauses.append(pause)
-    try:
-        yield
-    finally:
-        tape.paused = False
-        pause[1] = ctx.provenance.now

@@ -17,7 +17,7 @@ from tapecli.library.core import to_dtype
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.specs import RaggedTensorSpec, Shape, static_shape
-from tapecli.runtime.tape import Tape, check_unconnected, type_word
+from tapecli.runtime.tape import Tape, check_unconnected, recording, type_word
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.runtime.values import DType, PythonBool, Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
@@ -582,6 +582,7 @@ class ForwardAccumulator(ProgramObject):
                                     f"{dtype_name(value.dtype)}")
             self.seeds[value.id] = Tensor(tangent.value[None])          # a batch of one tangent
         self.tape = Tape("<ForwardAccumulator>")
+        self._block = None          # its ``with`` block while it runs (runtime/tape.recording)
 
     def enter(self):
         ctx = current()
@@ -590,13 +591,13 @@ class ForwardAccumulator(ProgramObject):
                 self.tape.watch_variable(p, "watch", ctx.settings.line)
             else:
                 self.tape.watch_tensor(ops.to_tensor(p), None, ctx.settings.line)
-        self.tape.open = True
-        ctx.tapes.append(self.tape)
+        self._block = recording(self.tape)
+        self._block.__enter__()
         return self
 
     def exit(self):
-        current().tapes.remove(self.tape)
-        self.tape.open = False
+        block, self._block = self._block, None
+        block.__exit__(None, None, None)
 
     def get_attribute(self, interp, attr, node):
         if attr != "jvp":

@@ -774,8 +774,9 @@ def _assign(var: Variable, *key_how_e):
     else:
         value = changed
     var.assign(value.astype(var.dtype, copy=False))
-    if current().provenance.enabled:
-        current().provenance.assigns.append((current().provenance.now, current().settings.line, var.id, var.name, how, (new.id,)))
+    ctx = current()
+    if ctx.provenance.enabled:
+        ctx.provenance.assigns.append((ctx.provenance.now, ctx.settings.line, var.id, var.name, how, (new.id,)))
     return UnreadVariable(var)
 
 

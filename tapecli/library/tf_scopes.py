@@ -13,6 +13,7 @@ from tapecli.interpreter.objects import ProgramObject
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import NamedResult
 from tapecli.runtime.context import current
+from tapecli.runtime.tape import none_recording
 from tapecli.runtime.values import PythonBool, Tensor, dtype_name
 
 
@@ -123,15 +124,18 @@ class InitScope(Scope):
     """``tf.init_scope()``: lifts code out of a graph being built (eager code is in none), and pauses the
     gradient tapes while its body runs, as TensorFlow's does: what it computes is a constant to them."""
 
+    def __init__(self):
+        super().__init__()
+        self._block = None          # its ``with`` block while it runs (runtime/tape.none_recording)
+
     def enter(self):
-        self.paused = [t for t in current().tapes if t.recording]
-        for tape in self.paused:
-            tape.paused = True
+        self._block = none_recording(current().tapes)
+        self._block.__enter__()
         return None
 
     def exit(self):
-        for tape in self.paused:
-            tape.paused = False
+        block, self._block = self._block, None
+        block.__exit__(None, None, None)
 
 
 @builtin("init_scope")

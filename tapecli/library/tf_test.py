@@ -12,8 +12,7 @@ from tapecli.autodiff import gradients
 from tapecli.errors import TdfAssertionError, TdfValueError
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import to_float
-from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape, as_tensor
+from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable, dtype_name
 
 _ALLOWED = ("float16", "bfloat16", "float32", "float64")      # (and TensorFlow's complex types, which tapecli lacks)
@@ -62,16 +61,10 @@ def _theoretical(interp, f, y, xs, param) -> np.ndarray:
     for row in range(y.size):
         seed = np.zeros(y.shape, dtype=y.dtype)
         seed.reshape(-1)[row] = 1
-        ctx = current()
         tape = Tape("compute_gradient", persistent=False)
-        tape.open = True
-        ctx.tapes.append(tape)
-        try:
+        with recording(tape):
             tape.watch_tensor(x, None, None)
             out = _output(interp.call_value(f, list(xs)))
-        finally:
-            ctx.tapes.remove(tape)
-            tape.open = False
         grad = gradients.gradient(tape, out, [x], output_gradients=[Tensor(seed)])[1][0]
         if grad is not None:
             jacobian[row, :] = np.asarray(grad.value).reshape(-1).view(jacobian.dtype)

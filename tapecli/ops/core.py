@@ -177,8 +177,9 @@ def to_tensor(x) -> Tensor:
         for tape in ctx.tapes:
             if tape.watch_accessed_variables and x.trainable and tape.recording:
                 tape.watch_variable(x, "accessed", ctx.settings.line)
-        if ctx.provenance.enabled and ctx.tapes:
-            ctx.provenance.read(x, ctx.tapes, ctx.settings.line)
+        if ctx.observers and ctx.tapes:
+            for observer in ctx.observers:
+                observer.read(x, ctx.tapes, ctx.settings.line)
         return x.read()
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "SU":       # NumPy's strings
@@ -424,25 +425,20 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
     if out.size > 1:                # (a scalar is always within the limits)
         admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)
     result = _tensor(out, weak and op.weak_arith)
-    if ctx.tapes:
-        tapes = record(op, tensors, result, attrs) if op.differentiable else ()
-        if ctx.provenance.enabled:
-            ctx.provenance.op(op.name, tensors, result, ctx.settings.line, op.differentiable, out.dtype.kind == "f", tapes)
-    elif ctx.provenance.enabled:
-        ctx.provenance.op(op.name, tensors, result, ctx.settings.line, op.differentiable, out.dtype.kind == "f", ())
-    if ctx.numerics.enabled:
-        ctx.numerics.forward(op, tensors, result, ctx.settings.line)
-        if op.name == "where":
-            ctx.numerics.where(tensors, result, ctx.settings.line)
+    tapes = record(op, tensors, result, attrs) if ctx.tapes and op.differentiable else ()
+    if ctx.observers:
+        for observer in ctx.observers:
+            observer.applied(op, tensors, result, ctx.settings.line, tapes)
     return result
 
 
 def emit(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
-    """Record an applied op on the tapes that watch an input, and in the provenance log if kept."""
+    """Record an op whose output was made another way on the tapes that watch an input, and tell the run's
+    observers."""
     ctx = current()
     tapes = record(op, inputs, output, attrs) if op.differentiable and ctx.tapes else ()
-    if ctx.provenance.enabled:
-        ctx.provenance.op(op.name, inputs, output, ctx.settings.line, op.differentiable, is_float(output.dtype), tapes)
+    for observer in ctx.observers:
+        observer.emitted(op.name, inputs, output, ctx.settings.line, op.differentiable, tapes)
     return tapes
 
 

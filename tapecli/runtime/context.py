@@ -155,9 +155,10 @@ PYTHON_RANDOM_SEED = 0
 
 
 class RunContext:
-    """What one run mutates: settings and warnings, the open tapes (outermost first), the tapes whose
-    backward pass is running (innermost last), the --check-numerics state, the provenance log kept
-    for ``explain``, how jacobians are computed, where kernels run (``device``: a
+    """What one run mutates: settings and warnings, the open tapes (outermost first; a block opens one with
+    ``runtime.tape.recording``), the tapes whose backward pass is running (innermost last), the --check-numerics
+    state, the provenance log kept for ``explain``, ``observers``: those of the two the run keeps (the op stream's
+    observers, ``runtime/observers.py``), how jacobians are computed, where kernels run (``device``: a
     ``tapecli.kernels.backends.Backend``, None for the CPU) and the open ``tf.name_scope`` names.
     ``updated_in_place`` counts the variables an optimizer stepped on its fast path (no tape open: slots
     updated in their own arrays). ``backward_plans`` holds what is known of the structures of the run's
@@ -177,7 +178,7 @@ run's Python ``random`` (a program's module, Keras's default seeds), made at its
 what ``tf.experimental.numpy.experimental_enable_numpy_behavior()`` turned on (:class:`NumpyBehavior`), None
 until a program calls it."""
 
-    __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "jacobian_mode", "device",
+    __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "observers", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
@@ -190,10 +191,11 @@ until a program calls it."""
         self.settings = Settings(float_dtype, max_elements, max_memory, max_seconds)
         self.tapes: list = []
         self.running: list = []
-        self.numerics = Numerics()
-        self.numerics.reset(check_numerics)
-        self.provenance = Provenance()
-        self.provenance.reset(enabled=explain)
+        self.numerics = Numerics(enabled=check_numerics)
+        self.provenance = Provenance(enabled=explain)
+        # what watches the op stream, each called in this order (runtime/observers.py): the hot paths test only
+        # whether the list is empty
+        self.observers = [o for o in (self.provenance, self.numerics) if o.enabled]
         self.jacobian_mode = jacobian_mode
         self.device = device
         self.name_scopes: list[str] = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import TdfValueError
+from tapecli.runtime.observers import Observer
 
 
 def _finite(a: np.ndarray) -> bool:
@@ -33,25 +34,26 @@ def _what(a: np.ndarray) -> str:
     return "NaN" if np.isnan(a).any() else "Inf"
 
 
-class Numerics:
-    def __init__(self):
-        self.reset(False)
+class Numerics(Observer):
+    """The checks (an observer of the run's op stream while ``enabled``); a tape's records keep every input
+    whole meanwhile, for the findings' summaries (ops.core._kept)."""
 
-    def reset(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool = False):
         self.enabled = enabled
         self.forward_findings: dict[int, dict] = {}     # output tensor id -> finding
         self.masked: dict[int, int] = {}                 # output id -> line of the `where` that discards it
         self.backward_finding: dict | None = None        # the first non-finite gradient from finite ones
 
-    def forward(self, op, inputs, output, line) -> None:
+    def applied(self, op, inputs, output, line, tapes) -> None:
         out = output.value
-        if _finite(out) or not all(_finite(t.value) for t in inputs):
-            return
-        self.forward_findings[output.id] = {
-            "line": line, "op": op.name, "what": _what(out), "phase": "forward",
-            "inputs": [summary(t.value) for t in inputs]}
+        if not _finite(out) and all(_finite(t.value) for t in inputs):
+            self.forward_findings[output.id] = {
+                "line": line, "op": op.name, "what": _what(out), "phase": "forward",
+                "inputs": [summary(t.value) for t in inputs]}
+        if op.name == "where":
+            self._where(inputs, output, line)
 
-    def where(self, inputs, output, line) -> None:
+    def _where(self, inputs, output, line) -> None:
         """``where(c, a, b)``: a non-finite value in the branch not taken is masked, forward."""
         cond, a, b = inputs
         for branch, taken in ((a, cond.value), (b, np.logical_not(cond.value))):

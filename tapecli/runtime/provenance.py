@@ -7,6 +7,8 @@ The log holds ids and lines, not tensors, so it costs little memory.
 """
 from __future__ import annotations
 
+from tapecli.runtime.observers import Observer
+
 
 class OpEvent:
     # A plain class, not a dataclass: making dataclasses at import costs every run's start-up.
@@ -37,14 +39,13 @@ class TapeHistory:
         self.unwatched: dict = {}             # variable name -> (line, why) read in scope, not watched
 
 
-class Provenance:
+class Provenance(Observer):
+    """The log (an observer of the run's op stream while ``enabled``: ``explain`` and --explain); what only it
+    notes (tape blocks, pauses, resets, assignments, rebindings) is noted where it happens, if ``enabled``."""
+
     LIMIT = 2_000_000          # events kept; past it, explanations say the log is full
 
-    def __init__(self):
-        self.enabled = False
-        self.reset()
-
-    def reset(self, enabled: bool = False) -> None:
+    def __init__(self, enabled: bool = False):
         self.enabled = enabled
         self.events: list[OpEvent] = []
         self.producer: dict[int, int] = {}           # tensor id -> index of the op that made it
@@ -58,12 +59,15 @@ class Provenance:
     def now(self) -> int:
         return len(self.events)
 
-    def op(self, name, inputs, output, line, differentiable, float_output, tapes) -> None:
+    def applied(self, op, inputs, output, line, tapes) -> None:
+        self.emitted(op.name, inputs, output, line, op.differentiable, tapes)
+
+    def emitted(self, name, inputs, output, line, differentiable, tapes) -> None:
         if len(self.events) >= self.LIMIT:
             self.full = True
             return
         event = OpEvent(len(self.events), name, tuple(t.id for t in inputs), output.id, line, differentiable,
-                        float_output, tuple(id(t) for t in tapes))
+                        output.dtype.kind == "f", tuple(id(t) for t in tapes))
         self.events.append(event)
         self.producer[output.id] = event.index
 

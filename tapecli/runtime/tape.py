@@ -14,8 +14,8 @@ still holds the record.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
-
 import weakref
 
 from tapecli.errors import TapeError, TdfTypeError, TdfValueError
@@ -328,6 +328,68 @@ class Tape:
 
     def __repr__(self):
         return f"Tape({self.name})"
+
+
+@contextlib.contextmanager
+def recording(tape: Tape, *, noted: bool = False, alone: bool = False):
+    """The block records on ``tape``: the one way a tape opens. A closed tape is opened and pushed on the run's
+    tapes (innermost last; an open one, as a hessian's backward pass records on its tape, stays where it is);
+    either way it is not paused while the block runs. ``noted``: a program's own tape (a TDF tape block,
+    tf.GradientTape, the implicit tape), whose block the provenance log notes for ``explain``; ``alone``: the
+    other open tapes paused meanwhile (custom_gradient's body, which only its own op records). After the block,
+    even one that raised, all is as it was: the tape closed and popped again if it was closed, and every pause
+    (a non-persistent tape's gradient pauses it) as it was before."""
+    ctx = current()
+    with none_recording(ctx.tapes) if alone else contextlib.nullcontext():
+        was_paused, opens = tape.paused, not tape.open
+        if opens:
+            tape.open = True
+            ctx.tapes.append(tape)
+        tape.paused = False
+        history = ctx.provenance.tape(tape) if noted and opens and ctx.provenance.enabled else None
+        if history is not None:
+            history.opened = ctx.provenance.now
+        try:
+            yield tape
+        finally:
+            if opens:
+                ctx.tapes.remove(tape)
+                tape.open = False
+            tape.paused = was_paused
+            if history is not None:
+                history.closed = ctx.provenance.now
+
+
+@contextlib.contextmanager
+def none_recording(tapes):
+    """The block with none of ``tapes`` recording: those that were are paused, and record again after it
+    (tf.init_scope, what runs off the tape, custom_gradient's body beside its own tape)."""
+    stopped = [t for t in tapes if t.recording]
+    for t in stopped:
+        t.paused = True
+    try:
+        yield
+    finally:
+        for t in stopped:
+            t.paused = False
+
+
+@contextlib.contextmanager
+def paused(tape: Tape, line):
+    """``stop_recording t:`` and ``with t.stop_recording():``: ``tape`` not recording while the block runs."""
+    ctx = current()
+    if not tape.recording:
+        raise TapeError(f"tape {tape.name} is not recording here",
+                        hint="stop_recording belongs inside the tape's own block")
+    tape.paused = True
+    pause = [ctx.provenance.now, None, line]
+    if ctx.provenance.enabled:
+        ctx.provenance.tape(tape).pauses.append(pause)
+    try:
+        yield
+    finally:
+        tape.paused = False
+        pause[1] = ctx.provenance.now
 
 
 def leave_tapes(tapes, what: str, line, inputs) -> None:

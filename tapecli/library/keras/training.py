@@ -30,7 +30,7 @@ from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer
 from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
-from tapecli.runtime.tape import Tape, type_word
+from tapecli.runtime.tape import Tape, recording, type_word
 from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
 
 _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
@@ -175,16 +175,10 @@ class Trainer:
         custom = self.model.step("train_step")
         if custom is not None:
             return custom(_packed(x, y, sample_weight))
-        ctx = current()
         tape = Tape("fit")
-        tape.open = True
-        ctx.tapes.append(tape)
-        try:
+        with recording(tape):
             y_pred = self.model.forward(x, True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        finally:
-            ctx.tapes.remove(tape)
-            tape.open = False
         self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
         weights = list(self.model.weights_to_train())
         if weights:
