@@ -763,14 +763,31 @@ def test_a_keras_subclass_on_cpython_answers_as_keras_does(monkeypatch):
     assert result.output[-2:] == ["mlp ['Linear', 'Dense'] [(1, 8), (8,), (8, 1), (1,)]", "0.0"]
 
 
-def test_a_program_fitting_its_keras_subclass_stays_on_the_interpreter(monkeypatch):
+def test_a_program_fitting_its_keras_subclass_runs_on_cpython(monkeypatch):
+    """compile and fit of a program's Model subclass are the library Trainer's on CPython too (keras_fitting.py)."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    source = ("import tensorflow as tf\nclass M(tf.keras.Model):\n    def call(self, x):\n        return x\n"
-              "m = M()\nm.compile(optimizer='sgd', loss='mse')\n")
-    assert execution.python_only(source) is None
-    assert tensorflow.why_not_on_cpython(source) == ("line 6 uses compile beside a class derived from Keras's: the "
-                                                     "compile and fit of a program's Keras model run on tapecli's "
-                                                     "interpreter")
+    source = ("import tensorflow as tf\nimport numpy as np\nclass M(tf.keras.Model):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.d = tf.keras.layers.Dense(1, kernel_initializer='ones')\n"
+              "    def call(self, x):\n        return self.d(x)\n"
+              "m = M()\nm.compile(optimizer='sgd', loss='mse')\n"
+              "h = m.fit(np.ones((4, 2)), np.zeros((4, 1)), epochs=2, verbose=0)\n"
+              "print([round(v, 4) for v in h.history['loss']], m.count_params())\n")
+    assert tensorflow.why_not_on_cpython(source) is None
+    result = api.run_source(source, "p.py")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["[4.0, 3.5344] 3"]
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("class M(tf.keras.Model):\n    def __init__(self, i, o):\n        super().__init__(i, o)\n",
+     "line 4 makes a functional subclass of keras.Model"),
+    ("class M(tf.keras.Model):\n    pass\nm = M(inputs=1, outputs=2)\n",
+     "line 4 makes a functional subclass of keras.Model"),
+    ("class M(tf.keras.Model):\n    pass\nM().summary()\n", "line 4 uses summary beside a class derived"),
+])
+def test_what_a_program_s_keras_model_does_on_the_interpreter_only_keeps_it_there(source, reason):
+    found = tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source)
+    assert found is not None and found.startswith(reason)
 
 
 TRACING = """import tensorflow as tf

@@ -5,8 +5,9 @@ where ``call`` takes it); ``add_weight`` makes a Keras weight with the library's
 collects losses, cleared at each outermost call. Weights are collected as Keras 3 collects them: a layer's own
 (trainable ones first, in the order made), then those of the layers it holds in the order they were assigned
 (the library's Keras layers too), each once; a ``tf.Variable`` assigned to an attribute is collected with them,
-as on the interpreter (docs/tf-surface.md, "Known differences"). ``compile``/``fit`` of a program's subclass, and
-a functional subclass (``super().__init__(inputs, outputs)``), are the interpreter's: such a program runs there.
+as on the interpreter (docs/tf-surface.md, "Known differences"). A Model's ``compile``/``fit`` are the library's
+Trainer's (keras_fitting.py); a functional subclass (``super().__init__(inputs, outputs)``) is the interpreter's:
+such a program runs there.
 
 ``tf.keras.Model(inputs, outputs)`` itself still makes the library's functional model; a program's layer called
 on its Keras tensors is a node of it (GraphLayer). Masks pass as Keras passes them: a call that takes ``mask=`` gets
@@ -18,6 +19,7 @@ import inspect
 import numpy as np
 
 from tapecli.errors import TdfTypeError
+from tapecli.execution.keras_fitting import Fitting
 from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, program_side, to_library, \
     to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
@@ -197,8 +199,9 @@ class Layer(metaclass=_KerasClass):
         return _sublayers(self)
 
 
-class Model(Layer):
-    """``keras.Model`` as a base class; ``keras.Model(inputs, outputs)`` the library's functional model."""
+class Model(Fitting, Layer):
+    """``keras.Model`` as a base class (its training API: keras_fitting.py); ``keras.Model(inputs, outputs)`` the
+    library's functional model."""
 
     base = KERAS_MODEL
     keras_bases = (LAYER, KERAS_MODEL)

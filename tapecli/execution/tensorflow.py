@@ -312,21 +312,46 @@ def _derivable(base: ast.expr, aliases: dict) -> bool:
 
 
 def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
-    """Why a program that derives from Keras's classes stays off CPython: it compiles or fits a model (or defines
-    or reads what fit uses), which tapecli's interpreter runs for a program's subclass, or it defines an RNN cell."""
-    if not any(isinstance(node, ast.ClassDef) and any(tuple(_tf_path(b, aliases) or ()) in KERAS_CLASSES
-                                                      for b in node.bases) for node in ast.walk(tree)):
+    """Why a program that derives from Keras's classes stays off CPython: it makes a functional subclass of
+    keras.Model (``super().__init__(inputs, outputs)``, or ``MyModel(inputs, outputs)`` of one without
+    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), or defines an RNN cell."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    if not any(tuple(_tf_path(b, aliases) or ()) in KERAS_CLASSES for node in classes for b in node.bases):
         return None
+    models: dict[str, ast.ClassDef] = {}
+    while True:         # (the program's subclasses of its subclasses too)
+        found = {node.name: node for node in classes if any(
+            KERAS_CLASSES.get(tuple(_tf_path(b, aliases) or ())) is KerasModel
+            or isinstance(b, ast.Name) and b.id in models for b in node.bases)}
+        if found.keys() == models.keys():
+            break
+        models = found
     for node in ast.walk(tree):
         name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
             else None
-        if name in _FITTING:
-            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: the compile and fit of a "
-                    "program's Keras model run on tapecli's interpreter")
+        if name in _FITTING_ELSEWHERE:
+            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: a program's Keras model's "
+                    f"{name} runs on tapecli's interpreter")
         if name == "state_size":
             return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
                     "program's cell on tapecli's interpreter")
+        if isinstance(node, ast.Call) and _functional(node, models):
+            return (f"line {node.lineno} makes a functional subclass of keras.Model (its inputs and outputs given "
+                    "to keras.Model): it runs on tapecli's interpreter")
     return None
+
+
+def _functional(call: ast.Call, models: dict) -> bool:
+    """Whether a call gives keras.Model inputs and outputs: ``super().__init__(...)`` in a model's class with
+    positional (or starred) arguments or ``inputs=``/``outputs=``, or a call of a model class without its own
+    ``__init__`` with arguments."""
+    given = bool(call.args) or any(k.arg in (None, "inputs", "outputs") for k in call.keywords)
+    if isinstance(call.func, ast.Name) and call.func.id in models:
+        return given and not any(isinstance(item, ast.FunctionDef) and item.name == "__init__"
+                                 for item in models[call.func.id].body)
+    return given and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__" \
+        and isinstance(call.func.value, ast.Call) and getattr(call.func.value.func, "id", None) == "super" \
+        and any(call in ast.walk(model) for model in models.values())
 
 
 def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
@@ -342,11 +367,8 @@ def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
 # The Keras classes a program derives from on CPython, by their tf paths.
 KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): KerasLayer,
                  ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel}
-# What a program's Keras model does on the interpreter only: compile and fit (and what fit calls and reads).
-_FITTING = frozenset({"compile", "fit", "evaluate", "predict", "train_step", "test_step", "predict_step",
-                      "compute_loss", "compute_metrics", "compiled_loss", "compiled_metrics", "metrics", "summary",
-                      "get_layer", "train_on_batch", "test_on_batch", "predict_on_batch", "reset_metrics",
-                      "stop_training", "stop_evaluating", "stop_predicting", "count_params"})
+# What a program's Keras model does on the interpreter only (keras_fitting.py has the rest of Keras's training API).
+_FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
 
 
 def framework_path(module: str) -> list[str]:

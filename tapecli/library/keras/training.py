@@ -304,8 +304,7 @@ class Trainer:
     def all_weights(self) -> list:
         """The model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights
         restores)."""
-        instance = getattr(self.model, "instance", None)
-        return instance.owned_variables() if instance is not None else self.model.weights
+        return self.model.all_weights() if hasattr(self.model, "all_weights") else self.model.weights
 
     def set_stop_training(self, value: bool) -> None:
         set_stop(self.program_model(), "stop_training", value)
@@ -681,6 +680,9 @@ class ProgramModel:
 
     def weights_to_train(self):
         return [v for v in self.instance.owned_variables() if v.trainable]
+
+    def all_weights(self) -> list:
+        return self.instance.owned_variables()
 
     def layers(self) -> list:
         """The layers the instance holds (its attributes, in the order assigned, lists item by item), the library's
