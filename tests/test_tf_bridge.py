@@ -7,6 +7,8 @@ give stays on the interpreter. And Python's forms that the interpreter does not 
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -725,7 +727,9 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
 
 @pytest.mark.parametrize("body, why", [
     ("class M(tf.keras.Sequential):\n    pass\n", "line 3 derives the class M from a class of TensorFlow's other "
-                                                 "than tf.Module, keras.layers.Layer and keras.Model"),
+                                                 "than tf.Module, keras.layers.Layer, keras.Model, "
+                                                 "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback "
+                                                 "and keras.optimizers.schedules.LearningRateSchedule"),
     ("tf = None\n", "line 3 binds tf again"),
 ])
 def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
@@ -776,6 +780,16 @@ def test_a_program_fitting_its_keras_subclass_runs_on_cpython(monkeypatch):
     result = api.run_source(source, "p.py")
     assert isinstance(result.interpreter, execution.PythonRun)
     assert result.output == ["[4.0, 3.5344] 3"]
+
+
+KERAS_ON_CPYTHON = json.loads((Path(__file__).parent / "data" / "tf_programs_keras_cpython.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(KERAS_ON_CPYTHON))
+def test_a_program_fitting_its_keras_classes_is_one_the_bridge_accepts(name):
+    """A program's Model subclass fitted, and its Loss, Metric, Callback and LearningRateSchedule (recorded in
+    tests/data/tf_programs_keras_cpython.json, whose outputs both runners match): CPython's to run."""
+    assert tensorflow.why_not_on_cpython(KERAS_ON_CPYTHON[name]["program"]) is None
 
 
 @pytest.mark.parametrize("source, reason", [

@@ -28,8 +28,9 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
 
-class _KerasClass(type):
-    """``isinstance(v, keras.layers.Layer)`` of a program's layer, and of the library's layers and models."""
+class KerasClass(type):
+    """``isinstance(v, keras.layers.Layer)`` of a program's layer, and of the library's layers and models (of the
+    library's losses, metrics... for the Keras base class ``base``: keras_bases.py)."""
 
     def __instancecheck__(cls, value):
         if type.__instancecheck__(cls, value):
@@ -38,7 +39,7 @@ class _KerasClass(type):
             is_instance(library_value(value), FrameworkBase(cls.base, KERAS)))
 
 
-class Layer(metaclass=_KerasClass):
+class Layer(metaclass=KerasClass):
     """``keras.layers.Layer``."""
 
     base = LAYER
@@ -148,7 +149,7 @@ class Layer(metaclass=_KerasClass):
     # ---- weights
     def add_weight(self, shape=None, initializer="glorot_uniform", dtype=None, trainable=True, name=None,
                    regularizer=None, constraint=None, **options):
-        weight = _made_weight(current().eager.run, self, shape, initializer, dtype, trainable, name)
+        weight = made_weight(current().eager.run, self, shape, initializer, dtype, trainable, name)
         self._own_weights.append(weight)
         if weight.trainable:            # (it follows the layer's trainable)
             self.__dict__.setdefault("_trainable_made", set()).add(id(weight))
@@ -362,7 +363,7 @@ def _automatic_name(class_name: str) -> str:
 
 
 @as_tensorflow
-def _made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Variable:
+def made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Variable:
     from tapecli.library.keras import initializers
     from tapecli.runtime.values import DType
     dims = [] if shape is None else [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]

@@ -30,6 +30,7 @@ from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
+from tapecli.execution import keras_bases
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
@@ -266,7 +267,8 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
-                    "tf.Module, keras.layers.Layer and keras.Model")
+                    "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
+                    "keras.callbacks.Callback and keras.optimizers.schedules.LearningRateSchedule")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -306,7 +308,7 @@ def why_not_on_cpython(source: str) -> str | None:
 
 def _derivable(base: ast.expr, aliases: dict) -> bool:
     """Whether a program's class may derive from ``base`` here: from anything but TensorFlow's classes, of which
-    ``tf.Module``, ``keras.layers.Layer`` and ``keras.Model`` are classes on CPython (keras_classes.py)."""
+    ``tf.Module`` and the Keras classes of KERAS_CLASSES (keras_classes.py, keras_bases.py) are classes on CPython."""
     path = _tf_path(base, aliases)
     return path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES
 
@@ -343,12 +345,12 @@ def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
 
 def _functional(call: ast.Call, models: dict) -> bool:
     """Whether a call gives keras.Model inputs and outputs: ``super().__init__(...)`` in a model's class with
-    positional (or starred) arguments or ``inputs=``/``outputs=``, or a call of a model class without its own
-    ``__init__`` with arguments."""
-    given = bool(call.args) or any(k.arg in (None, "inputs", "outputs") for k in call.keywords)
+    positional (or starred) arguments or ``inputs=``/``outputs=``, a model class's with ``inputs=``/``outputs=``, or
+    the call of one without its own ``__init__`` with positional arguments."""
+    given = bool(call.args) or any(k.arg in ("inputs", "outputs") for k in call.keywords)
     if isinstance(call.func, ast.Name) and call.func.id in models:
-        return given and not any(isinstance(item, ast.FunctionDef) and item.name == "__init__"
-                                 for item in models[call.func.id].body)
+        own_init = any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in models[call.func.id].body)
+        return any(k.arg in ("inputs", "outputs") for k in call.keywords) or given and not own_init
     return given and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__" \
         and isinstance(call.func.value, ast.Call) and getattr(call.func.value.func, "id", None) == "super" \
         and any(call in ast.walk(model) for model in models.values())
@@ -366,7 +368,11 @@ def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
 
 # The Keras classes a program derives from on CPython, by their tf paths.
 KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): KerasLayer,
-                 ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel}
+                 ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel,
+                 ("keras", "losses", "Loss"): keras_bases.Loss, ("keras", "Loss"): keras_bases.Loss,
+                 ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
+                 ("keras", "callbacks", "Callback"): keras_bases.Callback,
+                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule}
 # What a program's Keras model does on the interpreter only (keras_fitting.py has the rest of Keras's training API).
 _FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
 

@@ -21,7 +21,7 @@ from tapecli.library.draws import tf_random_state
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
-from tapecli.library.keras.callbacks import CALLBACKS, History, program_callback
+from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.epochs import EpochIterator, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
@@ -432,7 +432,7 @@ def _callbacks(interp, given) -> list:
     listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
     out = []
     for c in listed:
-        found = c if isinstance(c, tuple(CALLBACKS)) else program_callback(interp, c)
+        found = c if isinstance(c, (*CALLBACKS, CallbackHooks)) else program_callback(interp, c)
         if found is None:
             raise TdfValueError(f"fit: the callback {type_word(c)} is not supported by tapecli",
                                 hint="tapecli's fit runs " + ", ".join(f"keras.callbacks.{k.__name__}" for k in CALLBACKS)
