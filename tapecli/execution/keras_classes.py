@@ -399,36 +399,56 @@ def _takes(method, name: str) -> bool:
 # calls it; the probe's changes to its variables and draws are undone) and gives the Keras tensor of a node of the
 # library's graph, whose call calls the layer with its input's mask where ``call`` takes ``mask=``.
 def _symbolic(args) -> bool:
-    """Whether a layer's call takes Keras tensors (a functional model's graph)."""
-    return bool(args) and all(isinstance(library_value(a), KerasTensor) for a in args)
+    """Whether a layer's call takes Keras tensors (a functional model's graph), or one list of them."""
+    listed = _listed(args)
+    return bool(listed or args) and all(isinstance(library_value(a), KerasTensor) for a in (listed or args))
+
+
+def _listed(args) -> list | None:
+    """The Keras tensors of a call on one list of them (``Sampling()([z_mean, z_log_var])``), else None."""
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) and args[0] else None
 
 
 def _symbolic_call(layer, call, args, kwargs):
     """``layer(*keras_tensors)``, the layer built: the Keras tensor of its output, from ``call`` (its ``call``) on
     probes, given the probe's mask where the layers before give one and ``call`` takes ``mask=``."""
     run = current().eager.run
-    keras_args = [library_value(a) for a in args]
-    if kwargs.get("mask") is None and _takes_mask(layer):
+    listed = _listed(args)
+    keras_args = [library_value(a) for a in (listed or args)]
+    if kwargs.get("mask") is None and not listed and _takes_mask(layer):
         mask = as_tensorflow(keras_args[0].probe_mask)()
         if mask is not None:
             kwargs = {**kwargs, "mask": mask}
     saved = [(v, v.read().value.copy()) for v in layer.weights]
     drawn = run.rng.bit_generator.state
+    seeds = [(generator, list(generator.state)) for generator in _seed_generators(layer)]
     try:
-        out = call(*(k.probe() for k in keras_args), **kwargs)
+        probes = [k.probe() for k in keras_args]
+        out = call(*([probes] if listed else probes), **kwargs)
     finally:
         for v, value in saved:
             v.assign(value)
         run.rng.bit_generator.state = drawn
+        for generator, state in seeds:
+            generator.state = state
     nodes = getattr(run, "keras_graph_layers", None)        # (each layer's one node, by the layer's id)
     if nodes is None:
         nodes = run.keras_graph_layers = {}
     node = nodes.get(id(layer))
     if node is None:
         node = nodes[id(layer)] = GraphLayer(run, layer)
-    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, node, keras_args)
-    made.spread = len(keras_args) > 1
+    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, node, keras_args, listed=bool(listed))
+    made.spread = not listed and len(keras_args) > 1
     return to_program(made)
+
+
+def _seed_generators(layer) -> list:
+    """The Keras SeedGenerators a probe may draw from: those the layer and the program's layers it holds hold, and
+    Keras's global one where the run has made it."""
+    from tapecli.library.keras.initializers import SeedGenerator
+    found = [library_value(leaf) for held in _program_layers(layer) for leaf in _leaves(list(vars(held).values()))
+             if isinstance(library_value(leaf), SeedGenerator)]
+    return found + ([current().keras_seed_generator] if current().keras_seed_generator is not None else [])
 
 
 def _takes_mask(layer) -> bool:

@@ -3,14 +3,64 @@ program's ``keras.Model`` subclass that CPython runs (keras_classes.py): the lib
 (library/keras/training.py) runs them, given the model through :class:`FittedModel`, the Trainer's model
 interface for a CPython instance (as training.ProgramModel is for the interpreter's). The program's overrides
 (``train_step``, ``test_step``, ``compute_loss``, a ``metrics`` property) are called back on the program's side,
-with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's."""
+with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. What the bridge leaves to the interpreter
+(a functional subclass, ``summary``) keeps a program off CPython (``refusal``, read from its text)."""
 from __future__ import annotations
 
+import ast
 import math
 
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, to_library, \
     to_program
 from tapecli.runtime.context import current
+
+
+# What a program's Keras model does on the interpreter only (the rest of Keras's training API is Fitting's).
+_FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
+
+
+def refusal(tree: ast.Module, keras_class) -> str | None:
+    """Why a program that derives from Keras's classes stays off CPython: it makes a functional subclass of
+    keras.Model (``super().__init__(inputs, outputs)``, or ``MyModel(inputs, outputs)`` of one without
+    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), or defines an RNN cell. ``keras_class``
+    gives the bridge's Keras class a base class's expression names (None: none)."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    if not any(keras_class(b) is not None for node in classes for b in node.bases):
+        return None
+    models: dict[str, ast.ClassDef] = {}
+    while True:         # (the program's subclasses of its subclasses too)
+        found = {node.name: node for node in classes if any(
+            keras_class(b) is not None and issubclass(keras_class(b), Fitting)
+            or isinstance(b, ast.Name) and b.id in models for b in node.bases)}
+        if found.keys() == models.keys():
+            break
+        models = found
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
+            else None
+        if name in _FITTING_ELSEWHERE:
+            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: a program's Keras model's "
+                    f"{name} runs on tapecli's interpreter")
+        if name == "state_size":
+            return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
+                    "program's cell on tapecli's interpreter")
+        if isinstance(node, ast.Call) and _functional(node, models):
+            return (f"line {node.lineno} makes a functional subclass of keras.Model (its inputs and outputs given "
+                    "to keras.Model): it runs on tapecli's interpreter")
+    return None
+
+
+def _functional(call: ast.Call, models: dict) -> bool:
+    """Whether a call gives keras.Model inputs and outputs: ``super().__init__(...)`` in a model's class with
+    positional (or starred) arguments or ``inputs=``/``outputs=``, a model class's with ``inputs=``/``outputs=``, or
+    the call of one without its own ``__init__`` with positional arguments."""
+    given = bool(call.args) or any(k.arg in ("inputs", "outputs") for k in call.keywords)
+    if isinstance(call.func, ast.Name) and call.func.id in models:
+        own_init = any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in models[call.func.id].body)
+        return any(k.arg in ("inputs", "outputs") for k in call.keywords) or given and not own_init
+    return given and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__" \
+        and isinstance(call.func.value, ast.Call) and getattr(call.func.value.func, "id", None) == "super" \
+        and any(call in ast.walk(model) for model in models.values())
 
 
 class FittedModel:
@@ -19,8 +69,8 @@ class FittedModel:
 
     many_inputs = False
 
-    def __init__(self, run, instance, base: type):
-        self.interp, self.instance, self.base, self.trainer = run, instance, base, None
+    def __init__(self, run, instance):
+        self.interp, self.instance, self.trainer = run, instance, None
         self.eager = current().eager
         from tapecli.library.keras.training import methods
         self.table = methods(run, self)
@@ -56,7 +106,7 @@ class FittedModel:
     def method(self, name: str):
         """The program's own method ``name`` (one its class overrides), called as ``method(args, kwargs)`` with
         the library's values, or None."""
-        if getattr(type(self.instance), name, None) is getattr(self.base, name, None):
+        if getattr(type(self.instance), name, None) is getattr(Fitting, name, None):
             return None
         callback = ProgramCallable(getattr(self.instance, name))
 
@@ -74,8 +124,7 @@ def fitted(model) -> FittedModel:
         views = run.keras_models = {}
     found = views.get(id(model))
     if found is None or found[0] is not model:
-        from tapecli.execution.keras_classes import Model
-        found = views[id(model)] = (model, FittedModel(run, model, Model))
+        found = views[id(model)] = (model, FittedModel(run, model))
     return found[1]
 
 

@@ -30,7 +30,7 @@ from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
-from tapecli.execution import keras_bases
+from tapecli.execution import keras_bases, keras_fitting
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
@@ -260,7 +260,7 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
                 root = root.value
             if not (isinstance(root, ast.Name) and (root.id in modules or root.id in aliases)):   # (np.sum: a function)
                 return f"line {node.lineno} reads .{node.attr} of what may be a tensor"
-    fitting = _fits_a_subclass(tree, aliases)
+    fitting = keras_fitting.refusal(tree, lambda base: KERAS_CLASSES.get(tuple(_tf_path(base, aliases) or ())))
     if fitting is not None:
         return fitting
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
@@ -313,49 +313,6 @@ def _derivable(base: ast.expr, aliases: dict) -> bool:
     return path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES
 
 
-def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
-    """Why a program that derives from Keras's classes stays off CPython: it makes a functional subclass of
-    keras.Model (``super().__init__(inputs, outputs)``, or ``MyModel(inputs, outputs)`` of one without
-    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), or defines an RNN cell."""
-    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
-    if not any(tuple(_tf_path(b, aliases) or ()) in KERAS_CLASSES for node in classes for b in node.bases):
-        return None
-    models: dict[str, ast.ClassDef] = {}
-    while True:         # (the program's subclasses of its subclasses too)
-        found = {node.name: node for node in classes if any(
-            KERAS_CLASSES.get(tuple(_tf_path(b, aliases) or ())) is KerasModel
-            or isinstance(b, ast.Name) and b.id in models for b in node.bases)}
-        if found.keys() == models.keys():
-            break
-        models = found
-    for node in ast.walk(tree):
-        name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
-            else None
-        if name in _FITTING_ELSEWHERE:
-            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: a program's Keras model's "
-                    f"{name} runs on tapecli's interpreter")
-        if name == "state_size":
-            return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
-                    "program's cell on tapecli's interpreter")
-        if isinstance(node, ast.Call) and _functional(node, models):
-            return (f"line {node.lineno} makes a functional subclass of keras.Model (its inputs and outputs given "
-                    "to keras.Model): it runs on tapecli's interpreter")
-    return None
-
-
-def _functional(call: ast.Call, models: dict) -> bool:
-    """Whether a call gives keras.Model inputs and outputs: ``super().__init__(...)`` in a model's class with
-    positional (or starred) arguments or ``inputs=``/``outputs=``, a model class's with ``inputs=``/``outputs=``, or
-    the call of one without its own ``__init__`` with positional arguments."""
-    given = bool(call.args) or any(k.arg in ("inputs", "outputs") for k in call.keywords)
-    if isinstance(call.func, ast.Name) and call.func.id in models:
-        own_init = any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in models[call.func.id].body)
-        return any(k.arg in ("inputs", "outputs") for k in call.keywords) or given and not own_init
-    return given and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__" \
-        and isinstance(call.func.value, ast.Call) and getattr(call.func.value.func, "id", None) == "super" \
-        and any(call in ast.walk(model) for model in models.values())
-
-
 def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
     """The tf path an expression names (``keras.layers.Layer``: ['keras', 'layers', 'Layer']), None for one that
     is not TensorFlow's."""
@@ -373,10 +330,6 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
                  ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
                  ("keras", "callbacks", "Callback"): keras_bases.Callback,
                  ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule}
-# What a program's Keras model does on the interpreter only (keras_fitting.py has the rest of Keras's training API).
-_FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
-
-
 def framework_path(module: str) -> list[str]:
     """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
     top, *rest = module.split(".")
