@@ -7,6 +7,8 @@ give stays on the interpreter. And Python's forms that the interpreter does not 
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -725,7 +727,9 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
 
 @pytest.mark.parametrize("body, why", [
     ("class M(tf.keras.Sequential):\n    pass\n", "line 3 derives the class M from a class of TensorFlow's other "
-                                                 "than tf.Module, keras.layers.Layer and keras.Model"),
+                                                 "than tf.Module, keras.layers.Layer, keras.Model, "
+                                                 "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback "
+                                                 "and keras.optimizers.schedules.LearningRateSchedule"),
     ("tf = None\n", "line 3 binds tf again"),
 ])
 def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
@@ -763,14 +767,41 @@ def test_a_keras_subclass_on_cpython_answers_as_keras_does(monkeypatch):
     assert result.output[-2:] == ["mlp ['Linear', 'Dense'] [(1, 8), (8,), (8, 1), (1,)]", "0.0"]
 
 
-def test_a_program_fitting_its_keras_subclass_stays_on_the_interpreter(monkeypatch):
+def test_a_program_fitting_its_keras_subclass_runs_on_cpython(monkeypatch):
+    """compile and fit of a program's Model subclass are the library Trainer's on CPython too (keras_fitting.py)."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    source = ("import tensorflow as tf\nclass M(tf.keras.Model):\n    def call(self, x):\n        return x\n"
-              "m = M()\nm.compile(optimizer='sgd', loss='mse')\n")
-    assert execution.python_only(source) is None
-    assert tensorflow.why_not_on_cpython(source) == ("line 6 uses compile beside a class derived from Keras's: the "
-                                                     "compile and fit of a program's Keras model run on tapecli's "
-                                                     "interpreter")
+    source = ("import tensorflow as tf\nimport numpy as np\nclass M(tf.keras.Model):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.d = tf.keras.layers.Dense(1, kernel_initializer='ones')\n"
+              "    def call(self, x):\n        return self.d(x)\n"
+              "m = M()\nm.compile(optimizer='sgd', loss='mse')\n"
+              "h = m.fit(np.ones((4, 2)), np.zeros((4, 1)), epochs=2, verbose=0)\n"
+              "print([round(v, 4) for v in h.history['loss']], m.count_params())\n")
+    assert tensorflow.why_not_on_cpython(source) is None
+    result = api.run_source(source, "p.py")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["[4.0, 3.5344] 3"]
+
+
+KERAS_ON_CPYTHON = json.loads((Path(__file__).parent / "data" / "tf_programs_keras_cpython.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(KERAS_ON_CPYTHON))
+def test_a_program_fitting_its_keras_classes_is_one_the_bridge_accepts(name):
+    """A program's Model subclass fitted, and its Loss, Metric, Callback and LearningRateSchedule (recorded in
+    tests/data/tf_programs_keras_cpython.json, whose outputs both runners match): CPython's to run."""
+    assert tensorflow.why_not_on_cpython(KERAS_ON_CPYTHON[name]["program"]) is None
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("class M(tf.keras.Model):\n    def __init__(self, i, o):\n        super().__init__(i, o)\n",
+     "line 4 makes a functional subclass of keras.Model"),
+    ("class M(tf.keras.Model):\n    pass\nm = M(inputs=1, outputs=2)\n",
+     "line 4 makes a functional subclass of keras.Model"),
+    ("class M(tf.keras.Model):\n    pass\nM().summary()\n", "line 4 uses summary beside a class derived"),
+])
+def test_what_a_program_s_keras_model_does_on_the_interpreter_only_keeps_it_there(source, reason):
+    found = tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source)
+    assert found is not None and found.startswith(reason)
 
 
 TRACING = """import tensorflow as tf

@@ -5,8 +5,9 @@ where ``call`` takes it); ``add_weight`` makes a Keras weight with the library's
 collects losses, cleared at each outermost call. Weights are collected as Keras 3 collects them: a layer's own
 (trainable ones first, in the order made), then those of the layers it holds in the order they were assigned
 (the library's Keras layers too), each once; a ``tf.Variable`` assigned to an attribute is collected with them,
-as on the interpreter (docs/tf-surface.md, "Known differences"). ``compile``/``fit`` of a program's subclass, and
-a functional subclass (``super().__init__(inputs, outputs)``), are the interpreter's: such a program runs there.
+as on the interpreter (docs/tf-surface.md, "Known differences"). A Model's ``compile``/``fit`` are the library's
+Trainer's (keras_fitting.py); a functional subclass (``super().__init__(inputs, outputs)``) is the interpreter's:
+such a program runs there.
 
 ``tf.keras.Model(inputs, outputs)`` itself still makes the library's functional model; a program's layer called
 on its Keras tensors is a node of it (GraphLayer). Masks pass as Keras passes them: a call that takes ``mask=`` gets
@@ -18,6 +19,7 @@ import inspect
 import numpy as np
 
 from tapecli.errors import TdfTypeError
+from tapecli.execution.keras_fitting import Fitting
 from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, program_side, to_library, \
     to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
@@ -26,8 +28,9 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
 
 
-class _KerasClass(type):
-    """``isinstance(v, keras.layers.Layer)`` of a program's layer, and of the library's layers and models."""
+class KerasClass(type):
+    """``isinstance(v, keras.layers.Layer)`` of a program's layer, and of the library's layers and models (of the
+    library's losses, metrics... for the Keras base class ``base``: keras_bases.py)."""
 
     def __instancecheck__(cls, value):
         if type.__instancecheck__(cls, value):
@@ -36,7 +39,7 @@ class _KerasClass(type):
             is_instance(library_value(value), FrameworkBase(cls.base, KERAS)))
 
 
-class Layer(metaclass=_KerasClass):
+class Layer(metaclass=KerasClass):
     """``keras.layers.Layer``."""
 
     base = LAYER
@@ -146,7 +149,7 @@ class Layer(metaclass=_KerasClass):
     # ---- weights
     def add_weight(self, shape=None, initializer="glorot_uniform", dtype=None, trainable=True, name=None,
                    regularizer=None, constraint=None, **options):
-        weight = _made_weight(current().eager.run, self, shape, initializer, dtype, trainable, name)
+        weight = made_weight(current().eager.run, self, shape, initializer, dtype, trainable, name)
         self._own_weights.append(weight)
         if weight.trainable:            # (it follows the layer's trainable)
             self.__dict__.setdefault("_trainable_made", set()).add(id(weight))
@@ -197,8 +200,9 @@ class Layer(metaclass=_KerasClass):
         return _sublayers(self)
 
 
-class Model(Layer):
-    """``keras.Model`` as a base class; ``keras.Model(inputs, outputs)`` the library's functional model."""
+class Model(Fitting, Layer):
+    """``keras.Model`` as a base class (its training API: keras_fitting.py); ``keras.Model(inputs, outputs)`` the
+    library's functional model."""
 
     base = KERAS_MODEL
     keras_bases = (LAYER, KERAS_MODEL)
@@ -359,7 +363,7 @@ def _automatic_name(class_name: str) -> str:
 
 
 @as_tensorflow
-def _made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Variable:
+def made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Variable:
     from tapecli.library.keras import initializers
     from tapecli.runtime.values import DType
     dims = [] if shape is None else [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
@@ -395,36 +399,56 @@ def _takes(method, name: str) -> bool:
 # calls it; the probe's changes to its variables and draws are undone) and gives the Keras tensor of a node of the
 # library's graph, whose call calls the layer with its input's mask where ``call`` takes ``mask=``.
 def _symbolic(args) -> bool:
-    """Whether a layer's call takes Keras tensors (a functional model's graph)."""
-    return bool(args) and all(isinstance(library_value(a), KerasTensor) for a in args)
+    """Whether a layer's call takes Keras tensors (a functional model's graph), or one list of them."""
+    listed = _listed(args)
+    return bool(listed or args) and all(isinstance(library_value(a), KerasTensor) for a in (listed or args))
+
+
+def _listed(args) -> list | None:
+    """The Keras tensors of a call on one list of them (``Sampling()([z_mean, z_log_var])``), else None."""
+    return list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) and args[0] else None
 
 
 def _symbolic_call(layer, call, args, kwargs):
     """``layer(*keras_tensors)``, the layer built: the Keras tensor of its output, from ``call`` (its ``call``) on
     probes, given the probe's mask where the layers before give one and ``call`` takes ``mask=``."""
     run = current().eager.run
-    keras_args = [library_value(a) for a in args]
-    if kwargs.get("mask") is None and _takes_mask(layer):
+    listed = _listed(args)
+    keras_args = [library_value(a) for a in (listed or args)]
+    if kwargs.get("mask") is None and not listed and _takes_mask(layer):
         mask = as_tensorflow(keras_args[0].probe_mask)()
         if mask is not None:
             kwargs = {**kwargs, "mask": mask}
     saved = [(v, v.read().value.copy()) for v in layer.weights]
     drawn = run.rng.bit_generator.state
+    seeds = [(generator, list(generator.state)) for generator in _seed_generators(layer)]
     try:
-        out = call(*(k.probe() for k in keras_args), **kwargs)
+        probes = [k.probe() for k in keras_args]
+        out = call(*([probes] if listed else probes), **kwargs)
     finally:
         for v, value in saved:
             v.assign(value)
         run.rng.bit_generator.state = drawn
+        for generator, state in seeds:
+            generator.state = state
     nodes = getattr(run, "keras_graph_layers", None)        # (each layer's one node, by the layer's id)
     if nodes is None:
         nodes = run.keras_graph_layers = {}
     node = nodes.get(id(layer))
     if node is None:
         node = nodes[id(layer)] = GraphLayer(run, layer)
-    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, node, keras_args)
-    made.spread = len(keras_args) > 1
+    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, node, keras_args, listed=bool(listed))
+    made.spread = not listed and len(keras_args) > 1
     return to_program(made)
+
+
+def _seed_generators(layer) -> list:
+    """The Keras SeedGenerators a probe may draw from: those the layer and the program's layers it holds hold, and
+    Keras's global one where the run has made it."""
+    from tapecli.library.keras.initializers import SeedGenerator
+    found = [library_value(leaf) for held in _program_layers(layer) for leaf in _leaves(list(vars(held).values()))
+             if isinstance(library_value(leaf), SeedGenerator)]
+    return found + ([current().keras_seed_generator] if current().keras_seed_generator is not None else [])
 
 
 def _takes_mask(layer) -> bool:

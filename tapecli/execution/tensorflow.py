@@ -30,6 +30,7 @@ from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
+from tapecli.execution import keras_bases, keras_fitting
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
@@ -257,14 +258,15 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
                 root = root.value
             if not (isinstance(root, ast.Name) and (root.id in modules or root.id in aliases)):   # (np.sum: a function)
                 return f"line {node.lineno} reads .{node.attr} of what may be a tensor"
-    fitting = _fits_a_subclass(tree, aliases)
+    fitting = keras_fitting.refusal(tree, lambda base: KERAS_CLASSES.get(tuple(_tf_path(base, aliases) or ())))
     if fitting is not None:
         return fitting
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
-                    "tf.Module, keras.layers.Layer and keras.Model")
+                    "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
+                    "keras.callbacks.Callback and keras.optimizers.schedules.LearningRateSchedule")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -304,27 +306,9 @@ def why_not_on_cpython(source: str) -> str | None:
 
 def _derivable(base: ast.expr, aliases: dict) -> bool:
     """Whether a program's class may derive from ``base`` here: from anything but TensorFlow's classes, of which
-    ``tf.Module``, ``keras.layers.Layer`` and ``keras.Model`` are classes on CPython (keras_classes.py)."""
+    ``tf.Module`` and the Keras classes of KERAS_CLASSES (keras_classes.py, keras_bases.py) are classes on CPython."""
     path = _tf_path(base, aliases)
     return path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES
-
-
-def _fits_a_subclass(tree: ast.Module, aliases: dict) -> str | None:
-    """Why a program that derives from Keras's classes stays off CPython: it compiles or fits a model (or defines
-    or reads what fit uses), which tapecli's interpreter runs for a program's subclass, or it defines an RNN cell."""
-    if not any(isinstance(node, ast.ClassDef) and any(tuple(_tf_path(b, aliases) or ()) in KERAS_CLASSES
-                                                      for b in node.bases) for node in ast.walk(tree)):
-        return None
-    for node in ast.walk(tree):
-        name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
-            else None
-        if name in _FITTING:
-            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: the compile and fit of a "
-                    "program's Keras model run on tapecli's interpreter")
-        if name == "state_size":
-            return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
-                    "program's cell on tapecli's interpreter")
-    return None
 
 
 def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
@@ -339,14 +323,11 @@ def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
 
 # The Keras classes a program derives from on CPython, by their tf paths.
 KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): KerasLayer,
-                 ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel}
-# What a program's Keras model does on the interpreter only: compile and fit (and what fit calls and reads).
-_FITTING = frozenset({"compile", "fit", "evaluate", "predict", "train_step", "test_step", "predict_step",
-                      "compute_loss", "compute_metrics", "compiled_loss", "compiled_metrics", "metrics", "summary",
-                      "get_layer", "train_on_batch", "test_on_batch", "predict_on_batch", "reset_metrics",
-                      "stop_training", "stop_evaluating", "stop_predicting", "count_params"})
-
-
+                 ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel,
+                 ("keras", "losses", "Loss"): keras_bases.Loss, ("keras", "Loss"): keras_bases.Loss,
+                 ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
+                 ("keras", "callbacks", "Callback"): keras_bases.Callback,
+                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule}
 def framework_path(module: str) -> list[str]:
     """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
     top, *rest = module.split(".")

@@ -9,6 +9,7 @@ import contextlib
 import functools
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -118,6 +119,8 @@ def to_library(value):
         return ProgramCallable(value)
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
         return NumpyArray(np.asarray(value))
+    if isinstance(value, KerasBase):        # (a program's Loss, Metric, Callback...: the library's view of it)
+        return value._library_view()
     return value
 
 
@@ -157,6 +160,8 @@ def to_program(value):
         return value.np.type
     if kind is types.FunctionType and getattr(value, "is_builtin", False):     # (a layer's activation)
         return program_function(None, value, value.__name__)
+    if isinstance(value, ProgramView):
+        return value.instance
     if isinstance(value, ProgramObject):
         # one view of an object while the program holds one (``m.layers[0] is m.layers[0]``, a dict's keys)
         views = current().library_views
@@ -176,6 +181,30 @@ def is_numbers(value, kind=None) -> bool:
 
 _MADE_HERE = object()
 _NO_ITEM = object()         # (no item is it: an iteration ends at StopIteration)
+
+
+class KerasBase:
+    """A Keras base class of the bridge's (keras_bases.py: Loss, Metric, Callback...) whose instances the library
+    takes as its view of them (``_library_view``, a ProgramView); each keeps the run's Eager that made it (weakly),
+    to be called back on the program's side from the library's."""
+
+    def __new__(cls, *args, **kwargs):
+        made = super().__new__(cls)
+        made.__dict__["_keras_eager"] = weakref.ref(current().eager)
+        return made
+
+    def _library_view(self):
+        raise NotImplementedError
+
+
+class ProgramView:
+    """The library's view of a program's KerasBase instance (``instance``), which to_program gives back."""
+
+    instance: KerasBase
+
+    @property
+    def eager(self):
+        return self.instance._keras_eager()
 
 
 class LibraryObject:

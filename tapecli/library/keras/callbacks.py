@@ -336,7 +336,7 @@ class LearningRateScheduler(Callback):
         return False
 
 
-class _Hooks:
+class CallbackHooks:
     """Keras's CallbackList's calls of a callback, each to ``_hook(name, *args)`` (the logs of Python floats)."""
 
     hears_batches = True
@@ -361,7 +361,7 @@ class _Hooks:
         self._hook("on_train_end", dict(logs))
 
 
-class LambdaCallback(_Hooks, Callback):
+class LambdaCallback(CallbackHooks, Callback):
     """``keras.callbacks.LambdaCallback``: the program's functions called as a Callback's methods would be
     (``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch, logs)``, ``on_train_begin(logs)``,
     ``on_train_end(logs)``, ``on_train_batch_begin(batch, logs)``, ``on_train_batch_end(batch, logs)``, and any other
@@ -401,7 +401,7 @@ class LambdaCallback(_Hooks, Callback):
 CALLBACKS = [EarlyStopping, ReduceLROnPlateau, LearningRateScheduler, TerminateOnNaN, LambdaCallback, History]
 
 
-class ProgramCallback(_Hooks):
+class ProgramCallback(CallbackHooks):
     """A program's ``keras.callbacks.Callback`` subclass instance among fit's callbacks: its ``on_*`` methods (the
     inherited ones do nothing) called as Keras's CallbackList calls them, with logs of Python floats; its
     ``self.model`` is the model fitted, whose ``stop_training`` it may set to stop after the epoch."""

@@ -106,8 +106,12 @@ class ProgramSchedule(Schedule):
         self.interp, self.instance = interp, instance
 
     def value(self, step) -> np.float32:
-        rate = self.interp.call_value(self.instance, [Tensor(np.array(step, np.int64))])
+        rate = self.interp.call_value(self.callee(), [Tensor(np.array(step, np.int64))])
         return np.float32(np.asarray(rate.value if isinstance(rate, Tensor) else rate))
+
+    def callee(self):
+        """The program's schedule as the run calls it (the interpreter's instance itself)."""
+        return self.instance
 
 
 class ExponentialDecay(Schedule):

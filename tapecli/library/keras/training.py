@@ -21,7 +21,7 @@ from tapecli.library.draws import tf_random_state
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
-from tapecli.library.keras.callbacks import CALLBACKS, History, program_callback
+from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.epochs import EpochIterator, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
@@ -298,8 +298,7 @@ class Trainer:
     def all_weights(self) -> list:
         """The model's weights, trainable and not (what Keras's get_weights gives, and restore_best_weights
         restores)."""
-        instance = getattr(self.model, "instance", None)
-        return instance.owned_variables() if instance is not None else self.model.weights
+        return self.model.all_weights() if hasattr(self.model, "all_weights") else self.model.weights
 
     def set_stop_training(self, value: bool) -> None:
         set_stop(self.program_model(), "stop_training", value)
@@ -427,7 +426,7 @@ def _callbacks(interp, given) -> list:
     listed = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
     out = []
     for c in listed:
-        found = c if isinstance(c, tuple(CALLBACKS)) else program_callback(interp, c)
+        found = c if isinstance(c, (*CALLBACKS, CallbackHooks)) else program_callback(interp, c)
         if found is None:
             raise TdfValueError(f"fit: the callback {type_word(c)} is not supported by tapecli",
                                 hint="tapecli's fit runs " + ", ".join(f"keras.callbacks.{k.__name__}" for k in CALLBACKS)
@@ -675,6 +674,9 @@ class ProgramModel:
 
     def weights_to_train(self):
         return [v for v in self.instance.owned_variables() if v.trainable]
+
+    def all_weights(self) -> list:
+        return self.instance.owned_variables()
 
     def layers(self) -> list:
         """The layers the instance holds (its attributes, in the order assigned, lists item by item), the library's
