@@ -3,8 +3,9 @@ program's ``keras.Model`` subclass that CPython runs (keras_classes.py): the lib
 (library/keras/training.py) runs them, given the model through :class:`FittedModel`, the Trainer's model
 interface for a CPython instance (as training.ProgramModel is for the interpreter's). The program's overrides
 (``train_step``, ``test_step``, ``compute_loss``, a ``metrics`` property) are called back on the program's side,
-with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. What the bridge leaves to the interpreter
-(a functional subclass, ``summary``) keeps a program off CPython (``refusal``, read from its text)."""
+with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. What the bridge
+leaves to the interpreter (a functional subclass, ``summary``) keeps a program off CPython (``refusal``, read from
+its text)."""
 from __future__ import annotations
 
 import ast

@@ -521,7 +521,10 @@ def detached(value):
     if isinstance(value, Variable):
         value = value.read()
     if isinstance(value, Tensor):
-        return value.__class__(value.value, weak=value.weak)     # (a NumPy value stays one)
+        out = value.__class__(value.value, weak=value.weak)     # (a NumPy value stays one)
+        if hasattr(value, "source"):        # (a numpy() copy: the tensor it is the values of)
+            out.source = value.source
+        return out
     if isinstance(value, (list, tuple)):
         return type(value)(detached(v) for v in value)
     return value

@@ -211,6 +211,8 @@ def source_labels(sources, text: str | None, item_texts: list | None) -> list[st
 
 
 def _values_of(result, value) -> bool:
-    """``value`` is ``result``'s values off the tape (``t.gradient(...).numpy()``: a new tensor on the same array)."""
-    return isinstance(value, Tensor) and isinstance(result, Tensor) and value.value is result.value   # (a NumpyArray too)
+    """``value`` is ``result``'s values off the tape (``t.gradient(...).numpy()``: its copy, or a new tensor on the
+    same array)."""
+    return isinstance(value, Tensor) and isinstance(result, Tensor) and (
+        value.value is result.value or getattr(value, "source", None) is result)      # (a NumpyArray too)
 

@@ -539,7 +539,9 @@ def _as_numpy(t: Tensor) -> NumpyArray:
     tensor's scalar is its bytes (TensorFlow's). A copy, as TensorFlow's: the program may write to it."""
     if t.dtype == object and t.ndim == 0:
         return t.value[()]
-    return NumpyArray((ops.materialize(t) if t.weak else t).value.copy())
+    array = NumpyArray((ops.materialize(t) if t.weak else t).value.copy())
+    array.source = t
+    return array
 
 
 def _list_append(interp, lst, item):

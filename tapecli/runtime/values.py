@@ -285,8 +285,9 @@ class Tensor(EagerProtocol):
 
 class NumpyArray(Tensor):
     """A NumPy array or scalar that a Python program holds (``t.numpy()``, NumPy's functions): a tensor that
-    prints as NumPy prints (library/printing.py)."""
-    __slots__ = ()
+    prints as NumPy prints (library/printing.py). ``source``: the tensor whose ``numpy()`` copy it is, if it is one
+    (what a request's result named through ``.numpy()`` is known by)."""
+    __slots__ = ("source",)
 
 
 class TensorShape(Tensor):
