@@ -634,6 +634,8 @@ class GradientTape(TapeObject):
         self._block = None
 
     def __enter__(self):
+        if self._block is not None:         # (TensorFlow's GradientTape._push_tape)
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         self.interp.tapes.append(self.tape)
         self._block = recording(self.tape, noted=True)
         self._block.__enter__()
