@@ -479,6 +479,21 @@ def test_tensor_internals_stay_out_of_reach(monkeypatch):
         assert caught.value.line == 6
 
 
+def test_a_programs_keras_objects_lead_to_no_run_internals(monkeypatch):
+    """A program's Loss, Metric, Callback or schedule holds nothing of the run's: the library's view of it, which
+    holds the run's Eager (whose methods read attributes unguarded), is the library's alone."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    classes = ("class L(tf.keras.losses.Loss):\n    def call(self, a, b):\n        return a - b\n"
+               "class C(tf.keras.callbacks.Callback):\n    pass\n"
+               "class S(tf.keras.optimizers.schedules.LearningRateSchedule):\n    def __call__(self, step):\n"
+               "        return 0.1\n")
+    for line in ("y = vars(L())['_keras_eager']", "y = L()._library_view()", "y = [v for v in vars(C()).values()]"
+                 "[0]", "y = S()._library_view", "y = L().__dict__['_keras_eager']"):
+        with pytest.raises(TdfError) as caught:
+            api.run_source(f"import tensorflow as tf\n{classes}{line}\n", "<test>")
+        assert caught.value.line == 10, line
+
+
 def _limited(source: str, monkeypatch):
     """The LimitError of running ``source`` on CPython within 1,000 steps."""
     from tapecli.errors import LimitError

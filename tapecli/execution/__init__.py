@@ -193,11 +193,11 @@ def _bridge(tree: ast.Module, sandbox, filename: str, source: str):
 def _eager(bridge):
     """Tensors have their Python operators while a TensorFlow program runs (RunContext.eager)."""
     ctx = current()
-    ctx.eager = bridge.eager if bridge else None
+    ctx.eager = ctx.bridge = bridge.eager if bridge else None
     try:
         yield
     finally:
-        ctx.eager = None
+        ctx.eager = ctx.bridge = None
 
 
 def _shown(run_warn, warned: list, filename: str, bridge):

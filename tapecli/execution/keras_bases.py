@@ -11,7 +11,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.execution.keras_classes import KerasClass, made_weight
-from tapecli.execution.tf_values import KerasBase, ProgramCallable, ProgramView, as_tensorflow, program_side, \
+from tapecli.execution.tf_values import VIEWS, KerasBase, ProgramCallable, ProgramView, as_tensorflow, program_side, \
     to_library, to_program
 from tapecli.interpreter.classes import module_name
 from tapecli.interpreter.conversions import python_number
@@ -55,9 +55,6 @@ class Loss(KerasBase, metaclass=KerasClass):
     @classmethod
     def from_config(cls, config: dict):
         return cls(**config)
-
-    def _library_view(self):
-        return LossView(self)
 
 
 @as_tensorflow
@@ -133,9 +130,6 @@ class Metric(KerasBase, metaclass=KerasClass):
     def get_config(self) -> dict:
         return {"name": self.name, "dtype": "float32"}
 
-    def _library_view(self):
-        return MetricView(self)
-
 
 class MetricView(ProgramView, MetricObject):
     """A program's Metric among compile's metrics: its update_state, result and reset_state on the program's
@@ -204,9 +198,6 @@ class Callback(KerasBase, metaclass=KerasClass):
     def on_train_batch_end(self, batch, logs=None):
         self.on_batch_end(batch, logs=logs)
 
-    def _library_view(self):
-        return CallbackView(self)
-
 
 for _hook in _HOOKS:
     setattr(Callback, _hook, lambda self, *args, **kwargs: None)
@@ -246,9 +237,6 @@ class LearningRateSchedule(KerasBase, metaclass=KerasClass):
         raise NotImplementedError(f"Learning rate schedule '{type(self).__name__}' must override `get_config()` "
                                   "in order to be serializable.")
 
-    def _library_view(self):
-        return ScheduleView(self)
-
 
 class ScheduleView(ProgramView, ProgramSchedule):
     """A program's schedule as an optimizer's learning rate: called with the step on the program's side."""
@@ -262,3 +250,6 @@ class ScheduleView(ProgramView, ProgramSchedule):
 
     def callee(self):
         return ProgramCallable(self.instance)
+
+
+VIEWS.update({Loss: LossView, Metric: MetricView, Callback: CallbackView, LearningRateSchedule: ScheduleView})

@@ -15,12 +15,13 @@ its input's, and a layer that supports masking gives its output one."""
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.execution.keras_fitting import Fitting
-from tapecli.execution.tf_values import LibraryObject, as_tensorflow, library_value, program_side, to_library, \
+from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, to_library, \
     to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
 from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
@@ -39,8 +40,8 @@ class KerasClass(type):
             is_instance(library_value(value), FrameworkBase(cls.base, KERAS)))
 
 
-class Layer(metaclass=KerasClass):
-    """``keras.layers.Layer``."""
+class Layer(KerasBase, metaclass=KerasClass):
+    """``keras.layers.Layer`` (the library takes an instance as its GraphLayer: a Sequential's layer)."""
 
     base = LAYER
     keras_bases = (LAYER,)
@@ -61,6 +62,13 @@ class Layer(metaclass=KerasClass):
     @property
     def name(self) -> str:
         return self._name
+
+    def count_params(self) -> int:
+        """Keras's Layer.count_params: the weights' sizes summed, once the layer is built."""
+        if not self.built:
+            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the layer isn't built. "
+                             "You can build it manually via: `layer.build(input_shape)`.")
+        return sum(math.prod(v.shape) for v in self.weights)
 
     @property
     def trainable(self) -> bool:
@@ -431,13 +439,8 @@ def _symbolic_call(layer, call, args, kwargs):
         run.rng.bit_generator.state = drawn
         for generator, state in seeds:
             generator.state = state
-    nodes = getattr(run, "keras_graph_layers", None)        # (each layer's one node, by the layer's id)
-    if nodes is None:
-        nodes = run.keras_graph_layers = {}
-    node = nodes.get(id(layer))
-    if node is None:
-        node = nodes[id(layer)] = GraphLayer(run, layer)
-    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, node, keras_args, listed=bool(listed))
+    made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, graph_layer(layer), keras_args,
+                       listed=bool(listed))
     made.spread = not listed and len(keras_args) > 1
     return to_program(made)
 
@@ -455,6 +458,19 @@ def _takes_mask(layer) -> bool:
     return _takes(layer.call, "mask")
 
 
+def graph_layer(layer) -> GraphLayer:
+    """The library's view of a program's layer (one per layer and run): a node of a functional graph, a layer of a
+    Sequential model (tf_values.VIEWS)."""
+    run = current().bridge.run
+    nodes = getattr(run, "keras_graph_layers", None)        # (by the layer's id, the layer kept beside its node)
+    if nodes is None:
+        nodes = run.keras_graph_layers = {}
+    found = nodes.get(id(layer))
+    if found is None or found[0] is not layer:
+        found = nodes[id(layer)] = (layer, GraphLayer(run, layer))
+    return found[1]
+
+
 class GraphLayer(LibraryLayer):
     """The library's view of a program's layer in a functional graph: its weights and losses are the layer's, and
     applying it calls the layer on the program's side."""
@@ -463,7 +479,7 @@ class GraphLayer(LibraryLayer):
         self.interp, self.layer = run, layer
         self.given = self.bound = self.path = self.input_shape = None
         self.weights_, self.built, self.trainable, self.rng = {}, True, True, run.rng
-        self.eager = current().eager
+        self.eager = current().bridge
 
     def as_program(self):
         return self.layer
@@ -509,3 +525,5 @@ class GraphLayer(LibraryLayer):
     def replay_kind(self, args, kwargs, tracked):
         return None
 
+
+VIEWS[Layer] = graph_layer

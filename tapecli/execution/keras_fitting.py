@@ -9,7 +9,6 @@ its text)."""
 from __future__ import annotations
 
 import ast
-import math
 
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, to_library, \
     to_program
@@ -129,9 +128,15 @@ def fitted(model) -> FittedModel:
     return found[1]
 
 
-@as_tensorflow
 def _called(f, args, kwargs):
-    return to_program(f(*(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()}))
+    """``f`` of the program's arguments, converted on the program's side (a Loss's or Callback's view holds the
+    run's Eager)."""
+    return _crossed(f, [to_library(a) for a in args], {k: to_library(v) for k, v in kwargs.items()})
+
+
+@as_tensorflow
+def _crossed(f, args, kwargs):
+    return to_program(f(*args, **kwargs))
 
 
 def _trainer_method(name: str):
@@ -198,11 +203,4 @@ class Fitting:
         if name in names:
             return layers[names.index(name)]
         raise ValueError(f"No such layer: {name}. Existing layers are: {names}.")
-
-    def count_params(self) -> int:
-        """Keras's Layer.count_params: the weights' sizes summed, once the layer is built."""
-        if not self.built:
-            raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the layer isn't built. "
-                             "You can build it manually via: `layer.build(input_shape)`.")
-        return sum(math.prod(v.shape) for v in self.weights)
 

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import inspect
 import types
-import weakref
 
 import numpy as np
 
@@ -120,7 +119,7 @@ def to_library(value):
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
         return NumpyArray(np.asarray(value))
     if isinstance(value, KerasBase):        # (a program's Loss, Metric, Callback...: the library's view of it)
-        return value._library_view()
+        return library_view(value)
     return value
 
 
@@ -185,26 +184,28 @@ _NO_ITEM = object()         # (no item is it: an iteration ends at StopIteration
 
 class KerasBase:
     """A Keras base class of the bridge's (keras_bases.py: Loss, Metric, Callback...) whose instances the library
-    takes as its view of them (``_library_view``, a ProgramView); each keeps the run's Eager that made it (weakly),
-    to be called back on the program's side from the library's."""
+    takes as its view of them (a ProgramView: the view class ``VIEWS`` holds for the base). Neither the view nor the
+    run is held by the instance, which the program reads as its own object: the view holds the run's Eager, to call
+    back on the program's side."""
 
-    def __new__(cls, *args, **kwargs):
-        made = super().__new__(cls)
-        made.__dict__["_keras_eager"] = weakref.ref(current().eager)
-        return made
 
-    def _library_view(self):
-        raise NotImplementedError
+# A KerasBase subclass of the bridge's -> the ProgramView class the library takes its instances as (keras_bases.py)
+VIEWS: dict[type, type] = {}
+
+
+def library_view(value: KerasBase):
+    """The library's view of a program's Loss, Metric, Callback... (its nearest base's view)."""
+    view = next(VIEWS[base] for base in type(value).__mro__ if base in VIEWS)(value)
+    view.eager = current().bridge
+    return view
 
 
 class ProgramView:
-    """The library's view of a program's KerasBase instance (``instance``), which to_program gives back."""
+    """The library's view of a program's KerasBase instance (``instance``), which to_program gives back; ``eager``:
+    the run's Eager that made it."""
 
     instance: KerasBase
-
-    @property
-    def eager(self):
-        return self.instance._keras_eager()
+    eager: object
 
 
 class LibraryObject:

@@ -167,7 +167,8 @@ class RunContext:
     variables (weakly: a loop plan takes all their arrays as its inputs) and ``loop_replayed`` counts the
     loop iterations that ran as plans (``interpreter/loop_plans.py``). ``eager`` is what Python's operators on
 tensors do in a TensorFlow program that CPython runs (``execution/tensorflow.py``), None in any other run:
-there a tensor has no operators (the interpreter applies the ops itself). ``functions`` counts the calls of
+there a tensor has no operators (the interpreter applies the ops itself); ``bridge`` is that run's Eager for the
+whole run, also while the library's code runs (``eager`` is None then). ``functions`` counts the calls of
 ``tf.function``s under way (``tf.inside_function()``), ``graph_arguments`` what the parameters of one that
 traces print as (by the id of their values: interpreter/objects.py, Traces.tracing), ``library_views`` the
 program's view of each library object it holds on CPython's run (one, so ``is`` holds: execution/tf_values.py);
@@ -180,7 +181,7 @@ until a program calls it."""
 
     __slots__ = ("settings", "tapes", "running", "numerics", "provenance", "observers", "jacobian_mode", "device",
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
-                 "variables", "loop_replayed", "eager", "functions", "constraints", "mode", "variable_slices",
+                 "variables", "loop_replayed", "eager", "bridge", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
                  "run_logging", "counting_datasets", "runs_after")
@@ -205,7 +206,7 @@ until a program calls it."""
         self.replayed = 0
         self.variables = weakref.WeakSet()
         self.loop_replayed = 0
-        self.eager = None
+        self.eager = self.bridge = None
         self.functions = 0
         self.graph_arguments: dict = {}
         self.library_views = weakref.WeakValueDictionary()
