@@ -43,7 +43,9 @@ class Merge(Layer):
             if not all(isinstance(t, KerasTensor) for t in xs):
                 raise TdfTypeError("a merging layer's inputs are all Keras tensors or all tensors")
             self.built_for([t.shape for t in xs])
-            return KerasTensor(self.merged_shape([t.shape for t in xs]), float_dtype(), self, xs, listed=True)
+            out = KerasTensor(self.merged_shape([t.shape for t in xs]), float_dtype(), self, xs, listed=True)
+            self.symbolic = (xs, out)           # (layer.input: the list it was called on)
+            return out
         return self.apply(interp, xs, None if training is None else flag(training))
 
     def apply(self, interp, x, training=None):

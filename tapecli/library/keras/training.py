@@ -41,6 +41,8 @@ _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredEr
 def _rows(data, begin, end):
     if isinstance(data, (list, tuple)):
         return [_rows(d, begin, end) for d in data]
+    if isinstance(data, dict):
+        return {k: _rows(d, begin, end) for k, d in data.items()}
     return None if data is None else Tensor(np.ascontiguousarray(data.value[begin:end]))
 
 
@@ -55,8 +57,11 @@ def _data(value, what, many=False):
             raise TdfValueError(f"{what}: a dict of data names the model's inputs or outputs {many}, got "
                                 f"{sorted(value, key=str)}")
         value = [value.get(name) for name in many]
-    if many and isinstance(value, (list, tuple)):
-        return [_data(v, what) for v in value]
+    if isinstance(value, (list, tuple)) and (many or value and all(
+            isinstance(v, (Tensor, dict, list)) and getattr(v, "ndim", 1) for v in value)):
+        return [_data(v, what) for v in value]          # (arrays of several inputs or outputs: Keras's structure)
+    if isinstance(value, dict):         # (a subclassed model's: its call takes the dict, each entry batched)
+        return {k: _data(v, what) for k, v in value.items()}
     t = tensor(value, what)
     return Tensor(t.value.astype(float_dtype())) if t.dtype.kind == "f" and t.dtype != float_dtype() else t
 
@@ -67,7 +72,8 @@ def _outputs(model):
 
 
 def _count(x):
-    return (x[0] if isinstance(x, list) else x).shape[0]
+    first = x[0] if isinstance(x, list) else next(iter(x.values())) if isinstance(x, dict) else x
+    return first.shape[0]
 
 
 class Trainer:
@@ -488,6 +494,8 @@ def batches(interp, x, y, sample_weight, batch_size, shuffle=False):
     def pick(d, idx):
         if d is None:
             return None
+        if isinstance(d, dict):
+            return {k: pick(v, idx) for k, v in d.items()}
         return [pick(v, idx) for v in d] if isinstance(d, list) else Tensor(np.ascontiguousarray(d.value[idx]))
     for begin in range(0, n, size):
         tick()
