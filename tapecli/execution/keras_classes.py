@@ -24,6 +24,7 @@ from tapecli.execution.keras_fitting import Fitting
 from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, to_library, \
     to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
+from tapecli.library.keras.common import call_training
 from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Variable
@@ -62,6 +63,15 @@ class Layer(KerasBase, metaclass=KerasClass):
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def input(self):
+        """Keras's Layer.input: the Keras tensor the layer was last called on in a graph."""
+        return to_program(graph_layer(self).symbolic_end(0))
+
+    @property
+    def output(self):
+        return to_program(graph_layer(self).symbolic_end(1))
 
     def count_params(self) -> int:
         """Keras's Layer.count_params: the weights' sizes summed, once the layer is built."""
@@ -102,8 +112,11 @@ class Layer(KerasBase, metaclass=KerasClass):
             if not self.built:
                 self.build(_shape(args[0]) if args else None)
                 self.built = True
-            if "training" in kwargs and not _takes(self.call, "training"):
-                kwargs.pop("training")
+            training = call_training(run, depth, to_library(kwargs.get("training")))
+            if not _takes(self.call, "training"):
+                kwargs.pop("training", None)
+            elif training is not None and kwargs.get("training") is None:   # (its call context's, as Keras's)
+                kwargs["training"] = training
             run.keras_call_depth = depth + 1
             try:
                 if _symbolic(args):      # (a functional model's graph: its Keras tensor)
@@ -510,6 +523,23 @@ class GraphLayer(LibraryLayer):
 
     def apply(self, interp, x, training_=None, mask=None):
         return self.apply_spread(interp, [x], training_, mask)
+
+    def call(self, interp, args, kwargs, node):
+        """The layer called in the library's graph (a Sequential model's trace): its own call on the program's
+        side, whose Keras tensor (from _symbolic_call) has this view as its node; its ends are the layer's
+        ``input`` and ``output``."""
+        out = to_library(self._program_side(self.layer, *(to_program(a) for a in args),
+                                            **{k: to_program(v) for k, v in kwargs.items()}))
+        if isinstance(out, KerasTensor):
+            self.symbolic = (args[0] if len(args) == 1 else list(args), out)
+        return out
+
+    def build_for(self, shape, dtype) -> None:
+        pass                # (the layer builds itself at its first call, as Keras's does)
+
+    def output_shape(self, shape) -> tuple:
+        from tapecli.library.keras.models import make_input
+        return self.call(self.interp, [make_input(batch_shape=shape)], {}, None).shape
 
     def apply_spread(self, interp, xs, training_=None, mask=None):
         kwargs = {} if training_ is None else {"training": bool(training_)}

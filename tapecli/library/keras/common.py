@@ -37,6 +37,17 @@ def seed_value(value):
     return int(n)
 
 
+def call_training(interp, depth: int, given):
+    """Keras's Layer.__call__ (its step 4): the ``training`` a layer's call runs with, the one it was given, else
+    its call context's (the value the calls around it ran with: a custom layer's ``self.bn(x)`` inside a model
+    that fit calls with training=True), which the context then keeps for the calls it makes. ``depth``: how many
+    layer calls are under way (0: an outermost call, a fresh context). True, False or None."""
+    outer = getattr(interp, "keras_training", None) if depth else None
+    resolved = flag(given) if given is not None else outer
+    interp.keras_training = resolved
+    return resolved
+
+
 def flag(value) -> bool:
     if value is None or isinstance(value, bool):
         return bool(value)

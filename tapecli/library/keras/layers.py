@@ -17,7 +17,7 @@ from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.configs import layer_config
-from tapecli.library.keras.common import (KerasObject, add, auto_name, dims, flag, integer, num, scalar,
+from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, integer, num, scalar,
                                               seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.classes import LAYER
@@ -375,7 +375,7 @@ class Layer(KerasObject):
             return self.call_arguments(interp, args, kwargs)
         kwargs = dict(kwargs)
         x = args[0] if args else kwargs.pop("inputs", None)
-        training = kwargs.pop("training", None)
+        training = call_training(interp, getattr(interp, "keras_call_depth", 0), kwargs.pop("training", None))
         if (not args and x is None) or len(args) > 1 or kwargs:
             raise TdfTypeError("a layer is called with one input: layer(x) or layer(x, training=True)")
         if isinstance(x, (list, tuple)) and x and all(isinstance(t, KerasTensor) for t in x):
@@ -385,7 +385,7 @@ class Layer(KerasObject):
             out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
-        out, mask = self.masked(interp, x, None if training is None else flag(training), eager_mask(interp, x))
+        out, mask = self.masked(interp, x, training, eager_mask(interp, x))
         return keep_mask(interp, out, mask)
 
     def listed_call(self, interp, xs: list) -> KerasTensor:
@@ -406,6 +406,10 @@ class Layer(KerasObject):
         except TypeError as e:
             raise TdfTypeError(f"{type(self).__name__}.call(): {e}") from None
         arguments = dict(list(bound.arguments.items())[1:])
+        if "training" in inspect.signature(self.run).parameters:
+            training = call_training(interp, getattr(interp, "keras_call_depth", 0), arguments.get("training"))
+            if training is not None:
+                arguments["training"] = training
         symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
         if not symbolic:
             return self.run_regularized(interp, self.with_masks(arguments, Tensor, lambda x: eager_mask(interp, x)))

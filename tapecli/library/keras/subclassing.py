@@ -15,7 +15,7 @@ from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
 from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
-from tapecli.library.keras.common import auto_name, method, name_scope
+from tapecli.library.keras.common import auto_name, call_training, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
@@ -130,6 +130,9 @@ def layer_call(interp, instance, args, kwargs, node, run):
     drawn = interp.rng.bit_generator.state if symbolic else None
     # (and its seed generators', and Keras's global one's: Keras traces a call in a StatelessScope)
     seeds = [(g, list(g.state)) for g in _seed_generators(instance)] if symbolic else []
+    resolved = call_training(interp, depth, kwargs.get("training"))
+    if resolved is not None and kwargs.get("training") is None:        # (its call context's, as Keras passes it)
+        kwargs = {**kwargs, "training": PythonBool(np.array(resolved))}
     interp.keras_call_depth = depth + 1
     try:
         with name_scope(interp, instance.keras_name or instance.label):
