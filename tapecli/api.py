@@ -597,6 +597,8 @@ def numpy_value(value):
     if isinstance(value, Tensor):
         from tapecli.ops import materialize
         return np.array((materialize(value) if value.weak else value).value)
+    if isinstance(value, (np.ndarray, np.generic)):     # a NumPy value of a program CPython ran
+        return np.array(value)
     if isinstance(value, (list, tuple)):
         return [numpy_value(v) for v in value]
     if isinstance(value, dict):

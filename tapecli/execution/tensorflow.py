@@ -52,7 +52,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
-                                    tensorflow_name)
+                                    not_an_index, tensorflow_name)
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -542,6 +542,12 @@ class Run:
         self._rng = value
 
     @property
+    def np_random_state(self):
+        """NumPy's global generator as the program's ``np.random`` draws from it (state.py): the one
+        keras.utils.set_random_seed seeds."""
+        return self.sandbox.stand_ins["numpy.random"]["seed"].__self__
+
+    @property
     def output(self):
         return _Lines(self.sandbox)
 
@@ -750,6 +756,8 @@ class Eager:
             self.run.captures.read(tensor)
         t = ops.to_tensor(tensor)
         key = tuple(_index(k) for k in (key if isinstance(key, tuple) else (key,)))
+        if any(isinstance(k, float) for k in key):          # (NumPy's IndexError would read as out of range)
+            raise TypeError(not_an_index(next(k for k in key if isinstance(k, float))))
         try:
             t.value[key]
         except IndexError as e:
