@@ -15,6 +15,7 @@ import ast
 import builtins
 import collections
 import inspect
+import itertools
 import sys
 import types
 
@@ -747,7 +748,8 @@ class Eager:
         t = ops.to_tensor(tensor)
         if t.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")
-        return iter(ops.rows(t))
+        # a row at a time, as TensorFlow's iterator gives them (a consumer that keeps them all is weighed per item)
+        return map(as_tensorflow(ops.row), itertools.repeat(t), range(t.shape[0]))
 
     @as_tensorflow
     def getitem(self, tensor, key):

@@ -190,9 +190,15 @@ def rows(x: Tensor) -> list:
     (list(range(1e8)) would be some 20 GB). A literal's rows stay literals."""
     n = x.shape[0]
     admit(n, ROW_BYTES + x.value.itemsize * (x.size // max(n, 1)), f"a list of {n:,} rows")
+    return [row(x, i) for i in range(n)]
+
+
+def row(x: Tensor, i: int) -> Tensor:
+    """Row ``i`` of ``x`` as :func:`rows` gives it; alone, for an iteration that takes the rows one at a time (an
+    unpacking stops at the first row too many, as CPython's does, never splitting all of them)."""
     if x.__class__ is NumpyArray:         # (NumPy's rows: arrays, or NumPy scalars)
-        return [NumpyArray(np.asarray(x.value[i])) for i in range(n)]
-    return [Tensor(x.value[i], weak=True) if x.weak else getitem(x, i) for i in range(n)]
+        return NumpyArray(np.asarray(x.value[i]))
+    return Tensor(x.value[i], weak=True) if x.weak else getitem(x, i)
 
 
 def index_grad(g, shape, index) -> Tensor:
