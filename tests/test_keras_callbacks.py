@@ -94,7 +94,8 @@ def test_learning_rate_scheduler_sets_the_rate_each_epoch_and_logs_it_as_keras_d
     assert tapecli.run(SCHEDULED).output == SCHEDULED_BY_KERAS.splitlines()
 
 
-def test_learning_rate_scheduler_on_the_interpreter():
+def test_learning_rate_scheduler_on_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     source = SCHEDULED.split("def s1")[0] + "def s0" + SCHEDULED.split("def s0")[1].split("def s3")[0]
     assert "try" not in source and "__name__" not in source
     from tapecli.execution import python_only
