@@ -263,11 +263,17 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
     if fitting is not None:
         return fitting
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    named = collections.defaultdict(list)       # a name -> the values assigned to it (Base = keras.X: class C(Base))
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            named[node.targets[0].id].append(node.value)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and not all(_derivable(value, aliases) for base in node.bases
+                                                      for value in named.get(getattr(base, "id", None), [base])):
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
                     "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
-                    "keras.callbacks.Callback and keras.optimizers.schedules.LearningRateSchedule")
+                    "keras.callbacks.Callback, keras.optimizers.schedules.LearningRateSchedule, "
+                    "keras.regularizers.Regularizer and keras.constraints.Constraint")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -328,7 +334,11 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
                  ("keras", "losses", "Loss"): keras_bases.Loss, ("keras", "Loss"): keras_bases.Loss,
                  ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
                  ("keras", "callbacks", "Callback"): keras_bases.Callback,
-                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule}
+                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule,
+                 ("keras", "regularizers", "Regularizer"): keras_bases.Regularizer,
+                 ("keras", "Regularizer"): keras_bases.Regularizer,
+                 ("keras", "constraints", "Constraint"): keras_bases.Constraint,
+                 ("keras", "Constraint"): keras_bases.Constraint}
 def framework_path(module: str) -> list[str]:
     """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
     top, *rest = module.split(".")
