@@ -24,7 +24,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.ops.promotion import numpy_operands
 from tapecli.environment import setting
-from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
+from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
@@ -48,6 +48,7 @@ from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding
 from tapecli.library.core import DEVICE, SPARSE_SCATTERS, variable_constraint
 from tapecli.library.keras.layers import KERAS_MASK, eager_mask
+from tapecli.runtime import spelling
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
@@ -747,10 +748,11 @@ class Eager:
     def truth(self, tensor) -> bool:
         return truth(tensor)
 
+    @as_tensorflow
     def length(self, tensor) -> int:
         t = ops.to_tensor(tensor)
         if t.ndim == 0:
-            raise TypeError("len is not well defined for a rank-0 tensor")
+            raise TdfTypeError("Scalar tensor has no `len()`", hint=f"use {spelling.call('size', 'x')}")
         return t.shape[0]
 
     @as_tensorflow
