@@ -36,13 +36,13 @@ from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
-from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, is_numbers,
-                                         library_function, library_value, numpy_attribute, program_function,
-                                         to_library, to_program, type_of)
+from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, index_of,
+                                         leave_tapes_for_numpy, library_function, library_value, numpy_attribute,
+                                         operand_of, program_function, to_library, to_program, type_of)
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
-from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
+from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding
@@ -53,8 +53,7 @@ from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
-from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
-                                    not_an_index, tensorflow_name)
+from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, not_an_index, tensorflow_name)
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -465,6 +464,7 @@ class Bridge:
         from tapecli.execution import guard
         variables, constants = declarations(tree, tf_names(tree.tf_aliases))
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
+        self.eager.run.source_lines = source.splitlines()
         self.eager.run.traced, trace_only = traced_functions(tree, tf_names(tree.tf_aliases))
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables, trace_only)
 
@@ -540,6 +540,7 @@ class Run:
         self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_functions)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
         self.captures = None        # what a tf.function's trace reads from outside it (tf_signatures.Captures)
+        self.source_lines: list[str] = []       # the program's (what names a call that leaves the tapes)
 
     @property
     def rng(self):
@@ -732,7 +733,7 @@ class Eager:
             if not other:
                 return _UNARY[name](ops.to_tensor(tensor))
             reflected = name[0] == "r" and name[1:] in _BINARY
-            value = _operand(other[0])
+            value = operand_of(other[0])
             if not isinstance(value, (Tensor, Variable)):
                 if not (isinstance(value, (str, bytes)) and tensor.dtype.hasobject):
                     return NotImplemented
@@ -769,7 +770,7 @@ class Eager:
         if self.run.captures is not None:
             self.run.captures.read(tensor)
         t = ops.to_tensor(tensor)
-        key = tuple(_index(k) for k in (key if isinstance(key, tuple) else (key,)))
+        key = tuple(index_of(k) for k in (key if isinstance(key, tuple) else (key,)))
         if any(isinstance(k, float) for k in key):          # (NumPy's IndexError would read as out of range)
             raise TypeError(not_an_index(next(k for k in key if isinstance(k, float))))
         try:
@@ -802,6 +803,8 @@ class Eager:
         return python_format(value) if not spec else format(numpy_of(value)[()], spec)
 
     def array(self, tensor):
+        leave_tapes_for_numpy(self, tensor)         # (NumPy reads it: np.square(x), np.asarray(x))
+
         @as_tensorflow
         def array(dtype=None, copy=None):
             value = numpy_of(tensor)
@@ -849,6 +852,7 @@ class Eager:
         t = obj.read() if isinstance(obj, Variable) else obj
         if name == "numpy":
             def numpy():
+                leave_tapes_for_numpy(self, obj)
                 value = _numpy(t)
                 self.run.numpy = (value, t)
                 return value
@@ -896,25 +900,6 @@ def _numpy(t: Tensor):
     """``t.numpy()``: a copy of its values, a NumPy scalar for a 0-d tensor (as TensorFlow gives them)."""
     array = np.array((ops.materialize(t) if t.weak else t).value, copy=True)
     return array[()] if array.ndim == 0 else array
-
-
-def _operand(value):
-    """The other operand of a tensor's operator as a tensor where it is one: a list or tuple of numbers as the
-    literal it is, one holding tensors stacked (as tf.convert_to_tensor does)."""
-    if isinstance(value, (list, tuple)):
-        if is_numbers(value):
-            return Tensor(literal_array(value), weak=True)
-        return _list_as_tensor([_operand(v) for v in value])
-    return to_library(value)
-
-
-def _index(key):
-    if isinstance(key, (Tensor, Variable)):
-        t = ops.to_tensor(key)
-        return t.value.__index__() if t.ndim == 0 else np.asarray(t.value)
-    if isinstance(key, slice):
-        return slice(*(_index(p) for p in (key.start, key.stop, key.step)))
-    return key
 
 
 # ------------------------------------------------------------------ the tf module
