@@ -761,7 +761,7 @@ class Eager:
         t = ops.to_tensor(tensor)
         if t.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")
-        # a row at a time, as TensorFlow's iterator gives them (a consumer that keeps them all is weighed per item)
+        ops.admit_rows(t)           # (weighed as the interpreter weighs them; made a row at a time, as TensorFlow's)
         return map(as_tensorflow(ops.row), itertools.repeat(t), range(t.shape[0]))
 
     @as_tensorflow

@@ -188,9 +188,14 @@ def rows(x: Tensor) -> list:
     """A tensor as the list of its rows, as a program's Python forms see it (iteration, list(), zip(),
     sorted()); weighed against the limits first, since each row is a Python object of its own
     (list(range(1e8)) would be some 20 GB). A literal's rows stay literals."""
+    admit_rows(x)
+    return [row(x, i) for i in range(x.shape[0])]
+
+
+def admit_rows(x: Tensor) -> None:
+    """Weigh ``x``'s rows as Python values against the limits, before any is made."""
     n = x.shape[0]
     admit(n, ROW_BYTES + x.value.itemsize * (x.size // max(n, 1)), f"a list of {n:,} rows")
-    return [row(x, i) for i in range(n)]
 
 
 def row(x: Tensor, i: int) -> Tensor:
