@@ -121,6 +121,10 @@ class _Scope:
         self.vars = values
         self.results = values
 
+    def get(self, name: str, default=None):
+        """The value bound to ``name``, else ``default`` (as the interpreter's Scope answers)."""
+        return self.vars.get(name, default)
+
 
 def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
     """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line.
