@@ -348,10 +348,26 @@ def run_python(tree, source: str, filename: str, options: Options) -> RunResult:
     ctx.settings.python_spelling = True
     try:
         ran = execution.run(tree, source, filename, options.limits)
+        if options.check_numerics:
+            try:
+                _numerics_checked(ctx, source)
+            except TdfError as e:
+                e.output, e.expectations = ran.output, ran.expectations.results       # (what ran before it)
+                raise
     except TdfError as e:
         e.warnings = list(ctx.settings.warnings)
         raise
     return RunResult(filename, ran, [], ctx)
+
+
+def _numerics_checked(ctx: RunContext, source: str) -> None:
+    """--check-numerics's first finding, at the end of a run, pointing at its statement's first character."""
+    try:
+        ctx.numerics.check(ctx.settings.python_spelling)
+    except TdfError as e:
+        text = source.splitlines()[e.line - 1]
+        e.column = len(text) - len(text.lstrip()) + 1
+        raise
 
 
 def _check_dtype(options: Options) -> None:
@@ -418,12 +434,7 @@ def _run(program: Program, interp: Interpreter, ctx: RunContext, implicit_tape: 
             ctx.tapes.clear()       # (those a program entered by hand and never left too)
         implicit = _implicit_requests(interp, implicit_tape, options) if implicit_tape else []
         if options.check_numerics:
-            try:
-                ctx.numerics.check(ctx.settings.python_spelling)
-            except TdfError as e:   # point at the statement's first character
-                text = program.source.splitlines()[e.line - 1]
-                e.column = len(text) - len(text.lstrip()) + 1
-                raise
+            _numerics_checked(ctx, program.source)
     return implicit
 
 
@@ -597,6 +608,8 @@ def numpy_value(value):
     if isinstance(value, Tensor):
         from tapecli.ops import materialize
         return np.array((materialize(value) if value.weak else value).value)
+    if isinstance(value, (np.ndarray, np.generic)):     # a NumPy value of a program CPython ran
+        return np.array(value)
     if isinstance(value, (list, tuple)):
         return [numpy_value(v) for v in value]
     if isinstance(value, dict):

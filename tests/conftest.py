@@ -55,6 +55,13 @@ def float64_state():
 
 # The tests of the fast paths themselves (that one ran, what it replayed or fused): nothing to test while
 # TAPECLI_ACCEL=0 turns them off. Every other test runs on the reference path alone then.
+@pytest.fixture
+def on_the_interpreter(monkeypatch):
+    """A test of the interpreter's own machinery written as a TensorFlow program (its loop plans, its fast paths):
+    the interpreter runs the program, where CPython would by default (TAPECLI_TF_ON_CPYTHON)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+
+
 fast_paths = pytest.mark.skipif(os.environ.get("TAPECLI_ACCEL") == "0",
                                 reason="TAPECLI_ACCEL=0 turns the fast paths off")
 

@@ -76,6 +76,21 @@ def test_bench_runs_the_program_warmup_plus_repeat_times_and_once_for_memory(mon
     assert runs == [1, 0]
 
 
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_bench_runs_a_program_on_the_runner_run_chooses(monkeypatch, on_cpython):
+    """A TensorFlow program is timed where ``tapecli run`` runs it; a Python program the interpreter cannot parse
+    (try/except) on CPython, whatever the setting."""
+    from tapecli import execution
+    from tapecli.tools import bench
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    program = "import tensorflow as tf\nx = tf.Variable(2.0)\nwith tf.GradientTape() as t:\n    y = x * x\ng = t.gradient(y, x)\n"
+    result = bench.bench_source(program, "p.py", repeat=2, warmup=1)
+    assert isinstance(result.last.interpreter, execution.PythonRun) == (on_cpython == "1")
+    assert float(result.last.scope.vars["g"].value) == 4.0 and result.last.context.backward_passes == 1
+    result = bench.bench_source("try:\n    n = 1 // 0\nexcept ZeroDivisionError:\n    n = 7\n", "p.py", repeat=2)
+    assert isinstance(result.last.interpreter, execution.PythonRun) and result.last.scope.vars["n"] == 7
+
+
 def test_bench_parses_once(monkeypatch):
     from tapecli.tools import bench
     parses = []

@@ -231,14 +231,17 @@ def test_a_failing_assert_is_a_failed_expectation_with_both_sides_and_the_run_en
     assert "FAIL abs(g.numpy() - 11.5) < 1e-6: assert 0.5 < 1e-06; actual 0.5, expected 1e-06" in r.stdout
 
 
-def test_an_assert_that_is_not_a_comparison_shows_its_value_and_its_message(tmp_path):
+@pytest.mark.parametrize("on_cpython, shown", [("0", "0.0"), ("1", "<tf.Tensor: shape=(), dtype=float32, numpy=0.0>")])
+def test_an_assert_that_is_not_a_comparison_shows_its_value_and_its_message(tmp_path, monkeypatch, on_cpython, shown):
+    """The value as each runner shows it: the interpreter's number, CPython's repr (as pytest shows it)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     program = tmp_path / "p.py"
     program.write_text("import tensorflow as tf\nx = tf.constant(0.0)\nassert x > -1.0\nassert x, 'x is zero'\n")
     doc = cli("check", "--json", program).json
     passed, failed, _ = doc["results"]
     assert (passed["ok"], passed["actual"], passed["expected"], passed["message"]) == (True, 0.0, -1.0, None)
     assert (failed["ok"], failed["actual"], failed["expected"]) == (False, 0.0, True)
-    assert failed["message"] == "x is zero: assert 0.0"
+    assert failed["message"] == f"x is zero: assert {shown}"
 
 
 RUN_PROGRAM = ('var w = [1.0, 2.0]\nconst n = 3\ntape t:\n    y = sum(w * w)\ng = t.gradient(y, w)\n'

@@ -98,9 +98,17 @@ def test_type_of_a_program_class_and_identity_of_classes():
 
 
 @pytest.mark.parametrize("expr", ["[1, 2]", "len", "tf.data.Dataset.range(3)"])
-def test_type_of_what_tapecli_cannot_name_is_a_type_error(expr):
+def test_type_of_what_the_interpreter_cannot_name_is_a_type_error(expr, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     with pytest.raises(TdfTypeError, match="type()"):
         run(f"type({expr})")
+
+
+def test_type_of_a_python_value_on_cpython_is_pythons(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    assert run("print(type([1, 2]), type(len))") == ["<class 'list'> <class 'builtin_function_or_method'>"]
+    with pytest.raises(TdfTypeError, match="type()"):       # (a dataset's class is one tapecli cannot name)
+        run("type(tf.data.Dataset.range(3))")
 
 
 # ------------------------------------------------------------------ TensorShape

@@ -72,12 +72,14 @@ print(t == [1, 2])
 """
 
 
-def test_python_lists_and_tuples_compare_as_python_compares_them():
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_python_lists_and_tuples_compare_as_python_compares_them(monkeypatch, on_cpython):
     """`a == b` of two lists (or tuples) of numbers is Python's bool, not an elementwise tensor (a bracket literal
     is a weak tensor on the interpreter); a tensor beside a list is still TensorFlow's elementwise comparison.
     The lines are what TensorFlow 2.21 under CPython printed."""
-    from tapecli.interpreter.core import Interpreter
+    from tapecli.execution import PythonRun
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     result = tapecli.run(EQUALITY)
-    assert isinstance(result.run.interpreter, Interpreter)
+    assert isinstance(result.run.interpreter, PythonRun) == (on_cpython == "1")
     assert result.output == ["True False False True True False True True", "same",
                              "tf.Tensor([ True  True], shape=(2,), dtype=bool)"]

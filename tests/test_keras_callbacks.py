@@ -94,7 +94,8 @@ def test_learning_rate_scheduler_sets_the_rate_each_epoch_and_logs_it_as_keras_d
     assert tapecli.run(SCHEDULED).output == SCHEDULED_BY_KERAS.splitlines()
 
 
-def test_learning_rate_scheduler_on_the_interpreter():
+def test_learning_rate_scheduler_on_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     source = SCHEDULED.split("def s1")[0] + "def s0" + SCHEDULED.split("def s0")[1].split("def s3")[0]
     assert "try" not in source and "__name__" not in source
     from tapecli.execution import python_only
@@ -186,11 +187,13 @@ print(f"total {time.perf_counter() - start:.3f}s")
 """
 
 
-def test_a_training_script_that_times_its_epochs_runs_on_the_interpreter_on_the_run_s_clock():
-    """time's readings and sleep on the interpreter: the run's clock (2024-01-01 UTC, 1 ms a reading), the same
-    one CPython's time reads, so the Keras subclass's fit, which only the interpreter runs, is timed too."""
-    from tapecli.interpreter.core import Interpreter
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_a_training_script_that_times_its_epochs_runs_on_the_run_s_clock(monkeypatch, on_cpython):
+    """time's readings and sleep on either runner: the run's clock (2024-01-01 UTC, 1 ms a reading), so the Keras
+    subclass's fit is timed alike."""
+    from tapecli.execution import PythonRun
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     result = tapecli.run(TIMED)
-    assert isinstance(result.run.interpreter, Interpreter)
+    assert isinstance(result.run.interpreter, PythonRun) == (on_cpython == "1")
     assert result.output == ["epoch 0 took 0.001s", "epoch 1 took 0.001s", "total 0.505s"]
     assert [w["line"] for w in result.warnings if "clock is tapecli's own" in w["message"]] == [23]

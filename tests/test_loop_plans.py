@@ -16,7 +16,7 @@ from tapecli.library.keras import optimizers
 
 from conftest import fast_paths
 
-pytestmark = fast_paths
+pytestmark = [fast_paths, pytest.mark.usefixtures("on_the_interpreter")]      # (loop plans are the interpreter's)
 
 KERAS = """
 import tensorflow as tf

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from test_loop_plans import KERAS, _compared, _run, _state
 from conftest import fast_paths
 
-pytestmark = fast_paths
+pytestmark = [fast_paths, pytest.mark.usefixtures("on_the_interpreter")]      # (loop plans are the interpreter's)
 
 ACTIVATIONS = ["None", '"relu"', '"tanh"', '"sigmoid"', '"softmax"', '"gelu"', '"elu"', '"selu"', '"softplus"',
                '"swish"', '"leaky_relu"', '"linear"']

@@ -144,12 +144,19 @@ def test_a_builtin_bound_twice_must_say_it_replaces():
     assert "surely_not_a_builtin" not in BUILTINS
 
 
-def test_bool_int_float_are_dtypes_and_functions():
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_bool_int_float_are_dtypes_and_functions(monkeypatch, on_cpython):
+    """bool and float are dtypes to TensorFlow (dtypes._PYTHON_TO_TF); int is one on the interpreter only (TensorFlow
+    cannot convert it, nor does CPython's run)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     v = values("import tensorflow as tf\nx = tf.constant([1.0, 0.0, 2.0])\nb1 = tf.cast(x, tf.bool)\n"
-               "b2 = tf.cast(x, bool)\nn = tf.cast(b1, int)\nf = tf.zeros([2], dtype=float)\n"
+               "b2 = tf.cast(x, bool)\nn = tf.cast(b1, tf.int32)\nf = tf.zeros([2], dtype=float)\n"
                "p = bool(x[1])\nq = int(2.7)\nr = float(x[2])\nsame = b1.dtype == tf.bool\n")
     assert arr(v["b1"]).tolist() == arr(v["b2"]).tolist() == [True, False, True]
     assert str(arr(v["n"]).dtype) == "int32" and str(arr(v["f"]).dtype) == "float32"
+    if on_cpython == "1":
+        with pytest.raises(TdfError, match="dtype"):
+            values("import tensorflow as tf\nn = tf.cast(tf.constant([True]), int)\n")
     assert bool(arr(v["p"])) is False and int(arr(v["q"])) == 2 and float(arr(v["r"])) == 2.0
     assert bool(arr(v["same"]))
 

@@ -19,7 +19,7 @@ from conftest import fast_paths
 pytest.importorskip("numba")
 plan_kernels = pytest.importorskip("tapecli.kernels.plan_kernels")
 
-pytestmark = fast_paths
+pytestmark = [fast_paths, pytest.mark.usefixtures("on_the_interpreter")]      # (loop plans are the interpreter's)
 
 RAW = numpy_kernels.RAW_KERNELS
 DTYPES = [np.float32, np.float64]

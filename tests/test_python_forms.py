@@ -317,13 +317,14 @@ def test_keyword_mappings_reach_tensorflow_calls_and_a_tape_takes_named_options_
         parse("import tensorflow as tf\nwith tf.GradientTape(**{}) as t:\n    pass\n")
 
 
-def test_print_takes_end_and_flush_as_python_does():
-    """print's ``end`` on the interpreter: a line is complete at its newline, as on a stream (CPython prints the
-    same lines for this program)."""
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_print_takes_end_and_flush_as_python_does(monkeypatch, on_cpython):
+    """print's ``end``: a line is complete at its newline, as on a stream, on either runner."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     source = ("import tensorflow as tf\nfor i in range(3):\n    print(i, end=' ')\nprint()\n"
               "print('a', 'b', sep='-', end='!\\n')\nprint('x', end='')\nprint('y', flush=True)\nprint('tail', end='')\n")
     result = run_source(source, "p.py")
-    assert not isinstance(result.interpreter, execution.PythonRun)         # (the interpreter runs it)
+    assert isinstance(result.interpreter, execution.PythonRun) == (on_cpython == "1")
     assert result.output == ["0 1 2 ", "a-b!", "xy", "tail"]
 
 

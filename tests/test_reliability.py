@@ -460,9 +460,12 @@ def test_a_range_or_tensor_split_into_python_rows_is_weighed_first(tmp_path, sou
     assert r.code == 3 and r.json["error"]["kind"] == "LimitError" and words in r.json["error"]["message"], r.stdout
 
 
-def test_unpacking_a_tensor_into_too_few_names_fails_before_splitting_it(tmp_path):
+@pytest.mark.parametrize("on_cpython, message", [("0", "cannot unpack 10000000 values into 2 names"),
+                                                  ("1", "too many values to unpack (expected 2)")])
+def test_unpacking_a_tensor_into_too_few_names_fails_before_splitting_it(tmp_path, monkeypatch, on_cpython, message):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     r = _run_json(tmp_path, "import tensorflow as tf\na, b = tf.range(10000000)\n")
-    assert r.code == 3 and r.json["error"]["message"] == "cannot unpack 10000000 values into 2 names", r.stdout
+    assert r.code == 3 and r.json["error"]["message"] == message, r.stdout
     r = _run_json(tmp_path, "a, b = range(10000000)\n")                 # Python's range: CPython's answer
     assert r.code == 3 and r.json["error"]["message"] == "too many values to unpack (expected 2)", r.stdout
 

@@ -9,8 +9,9 @@ from tapecli.errors import TdfError, TdfNameError
 
 
 def printed(body: str, keras: bool = False) -> list[str]:
+    """The program's output lines (the interpreter keeps a print's lines as one entry, CPython's stream splits them)."""
     head = "import tensorflow as tf\nimport numpy as np\n" + ("import keras\nfrom keras import ops\n" if keras else "")
-    return run_source(head + body, "program.py").output
+    return [line for entry in run_source(head + body, "program.py").output for line in entry.split("\n")]
 
 
 @pytest.mark.parametrize("expression, text", [
@@ -30,7 +31,7 @@ def printed(body: str, keras: bool = False) -> list[str]:
     ("keras.ops.sum([1, 2])", "<tf.Tensor: shape=(), dtype=int32, numpy=3>"),
 ])
 def test_a_literal_in_a_tensorflow_function_is_converted_as_tensorflow_does(expression, text):
-    assert printed(f"print(repr({expression}))\n", keras="keras" in expression) == [text]
+    assert printed(f"print(repr({expression}))\n", keras="keras" in expression) == text.split("\n")
 
 
 def test_only_the_modules_functions_convert():
@@ -47,7 +48,7 @@ def test_tensor_shape_methods_and_comparison():
     assert printed("s = tf.ones((2, 3)).shape\nprint(s.as_list(), s.rank, s.ndims, s.num_elements(), "
                    "s.is_fully_defined())\nprint(s == (2, 3), s == [2], s != (2, 3))\n") == \
         ["[2, 3] 2 2 6 True", "True False False"]
-    with pytest.raises(TdfError, match="TensorShape has no attribute"):
+    with pytest.raises(TdfError, match="TensorShape.? (object )?has no attribute"):
         printed("tf.ones(2).shape.nope\n")
 
 
@@ -81,7 +82,7 @@ def test_feature_crosses_and_files_are_refused_as_out_of_scope():
 
 def test_a_tuple_of_literals_is_an_array_argument():
     assert printed("shape = (2, 3)\nprint(repr(np.arange(np.prod(shape)).reshape(shape)))\n") == \
-        ["array([[0, 1, 2],\n       [3, 4, 5]])"]
+        ["array([[0, 1, 2],", "       [3, 4, 5]])"]
 
 
 def test_small_values_as_tensorflow_gives_them():
@@ -89,7 +90,7 @@ def test_small_values_as_tensorflow_gives_them():
                    "print(repr(keras.ops.convert_to_tensor((-1.0, 1.0)).dtype))\n"
                    "print(keras.utils.to_categorical([0, 1], num_classes=2))\n"
                    "print(keras.utils.to_categorical(np.array([0, 2]), 3)[1])\n", keras=True) == \
-        ["10 False", "tf.float32", "[[1. 0.]\n [0. 1.]]", "[0. 0. 1.]"]
+        ["10 False", "tf.float32", "[[1. 0.]", " [0. 1.]]", "[0. 0. 1.]"]
 
 
 def test_keras_dense_input_dim_and_a_dice_loss_over_several_axes():
@@ -114,7 +115,7 @@ def test_polyval_of_a_list_of_numbers():
 def test_linspace_of_tensors_along_an_axis():
     assert printed("print(tf.linspace([0., 5.], [10., 40.], 3, axis=-1).numpy())\n"
                    "print(tf.linspace([0., 5.], [10., 40.], 3).shape)\n") == \
-        ["[[ 0.   5.  10. ]\n [ 5.  22.5 40. ]]", "(3, 2)"]
+        ["[[ 0.   5.  10. ]", " [ 5.  22.5 40. ]]", "(3, 2)"]
     with pytest.raises(TdfError, match="axis 3 is out of range"):
         printed("tf.linspace([0., 5.], [10., 40.], 3, axis=3)\n")
 
@@ -133,20 +134,20 @@ def test_einsum_with_an_index_repeated_in_one_operand_takes_the_diagonal():
                   "    d = tf.einsum('ii->i', m)\n    y = tf.reduce_sum(d * [1.0, 2.0]) + tf.einsum('ii', m)\n"
                   "print(d.numpy(), tf.einsum('bii->b', tf.reshape(tf.range(8.0), (2, 2, 2))).numpy())\n"
                   "print(t.gradient(y, m).numpy())\n")
-    assert out == ["[1. 4.] [ 3. 11.]", "[[2. 0.]\n [0. 3.]]"]
+    assert out == ["[1. 4.] [ 3. 11.]", "[[2. 0.]", " [0. 3.]]"]
 
 
 def test_bincount_of_each_row():
     assert printed("print(tf.math.bincount([[1, 1, 3], [0, 2, 2]], axis=-1).numpy())\n"
                    "print(tf.math.bincount([[1, 1], [0, 2]], axis=-1, binary_output=True).numpy())\n") == \
-        ["[[0 2 0 1]\n [1 0 2 0]]", "[[0 1 0]\n [1 0 1]]"]
+        ["[[0 2 0 1]", " [1 0 2 0]]", "[[0 1 0]", " [1 0 1]]"]
     with pytest.raises(TdfError, match="axis must be None, 0 or -1"):
         printed("tf.math.bincount([1, 2], axis=1)\n")
 
 
 def test_a_ragged_list_is_a_python_list_of_rows():
     assert printed("s = [[1], [2, 3]]\nprint(len(s), repr(keras.utils.pad_sequences(s)))\n", keras=True) == \
-        ["2 array([[0, 1],\n       [2, 3]], dtype=int32)"]
+        ["2 array([[0, 1],", "       [2, 3]], dtype=int32)"]
 
 
 def test_a_ragged_literal_stays_an_error_in_tdf():
@@ -169,7 +170,7 @@ def test_a_programs_function_or_class_as_a_kernel_regularizer():
 def test_max_pool_of_integers():
     assert printed("x = tf.reshape(tf.range(16), (1, 4, 4, 1))\n"
                    "print(tf.nn.max_pool(x, ksize=2, strides=2, padding='SAME')[0, :, :, 0].numpy())\n") == \
-        ["[[ 5  7]\n [13 15]]"]
+        ["[[ 5  7]", " [13 15]]"]
 
 
 def test_layer_normalization_over_several_axes():
@@ -202,19 +203,19 @@ def test_tensor_scatter_nd_update_of_slices_and_of_an_index_given_twice():
                   "x = tf.Variable([1.0, 2.0, 3.0])\nwith tf.GradientTape() as g:\n"
                   "    y = tf.tensor_scatter_nd_update(x, [[0], [0]], x[:2] * 10.0)\n    s = tf.reduce_sum(y)\n"
                   "print(y.numpy(), g.gradient(s, x).numpy())\n")
-    assert out == ["[[0 0]\n [1 2]\n [0 0]\n [3 4]]", "[20.  2.  3.] [ 0. 11.  1.]"]
+    assert out == ["[[0 0]", " [1 2]", " [0 0]", " [3 4]]", "[20.  2.  3.] [ 0. 11.  1.]"]
 
 
 def test_explicit_padding_as_a_literal():
     assert printed("x = tf.reshape(tf.range(1.0, 17.0), (1, 4, 4, 1))\n"
                    "y = tf.nn.max_pool2d(x, ksize=(2, 2), strides=(2, 2), padding=[[0, 0], [1, 1], [1, 1], [0, 0]])\n"
                    "print(y.shape, y[0, :, :, 0].numpy())\n") == \
-        ["(1, 3, 3, 1) [[ 1.  3.  4.]\n [ 9. 11. 12.]\n [13. 15. 16.]]"]
+        ["(1, 3, 3, 1) [[ 1.  3.  4.]", " [ 9. 11. 12.]", " [13. 15. 16.]]"]
 
 
 def test_tf_version_is_the_release_whose_semantics_tapecli_follows():
     assert printed("print('TensorFlow version:', tf.__version__)\n") == ["TensorFlow version: 2.21.0"]
-    with pytest.raises(TdfError, match="no attribute __version__"):      # a module's attribute, not a tensor's
+    with pytest.raises(TdfError, match="no attribute '?__version__"):      # a module's attribute, not a tensor's
         printed("x = tf.constant(3)\nprint(x.__version__)\n")
 
 
@@ -259,7 +260,7 @@ def test_a_dict_keyed_by_numbers_reads_back_what_it_stored():
     assert printed(program) == ["0.1 0.2", "0.01 0.02", "0.2 1 {0.1: 0.2, 0.01: 0.02}",
                                 "0 tf.Tensor(5.0, shape=(), dtype=float32)", "2 tf.Tensor(7.0, shape=(), dtype=float32)"]
     for program in ("x = tf.constant([1.0, 2.0])\nprint(x[0.5])\n", "x = tf.constant([1.0, 2.0])\nk = 0.5\nprint(x[k])\n"):
-        with pytest.raises(TdfError, match="an index must be an integer") as e:     # a tensor's index stays an int
+        with pytest.raises(TdfError, match="valid indices, got 0.5") as e:     # a tensor's index stays an int
             printed(program)
         assert e.value.line in (4, 5)
 

@@ -743,8 +743,9 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
 @pytest.mark.parametrize("body, why", [
     ("class M(tf.keras.Sequential):\n    pass\n", "line 3 derives the class M from a class of TensorFlow's other "
                                                  "than tf.Module, keras.layers.Layer, keras.Model, "
-                                                 "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback "
-                                                 "and keras.optimizers.schedules.LearningRateSchedule"),
+                                                 "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback, "
+                                                 "keras.optimizers.schedules.LearningRateSchedule, "
+                                                 "keras.regularizers.Regularizer and keras.constraints.Constraint"),
     ("tf = None\n", "line 3 binds tf again"),
 ])
 def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
@@ -797,13 +798,25 @@ def test_a_program_fitting_its_keras_subclass_runs_on_cpython(monkeypatch):
     assert result.output == ["[4.0, 3.5344] 3"]
 
 
+def test_a_class_derived_from_tensorflows_through_a_name_is_judged_by_what_the_name_holds():
+    """``Base = keras.initializers.Initializer`` then ``class X(Base)``: the interpreter's, as ``class X(keras.
+    initializers.Initializer)`` is (CPython's run would fail at the class statement); a Keras base the bridge gives
+    stays CPython's."""
+    head = "import tensorflow as tf\nimport keras\n"
+    assert "line 4 derives the class X" in tensorflow.why_not_on_cpython(
+        head + "Base = keras.initializers.Initializer\nclass X(Base):\n    pass\n")
+    assert tensorflow.why_not_on_cpython(
+        head + "Base = keras.regularizers.Regularizer\nclass X(Base):\n    pass\nBase = object\n") is None
+
+
 KERAS_ON_CPYTHON = json.loads((Path(__file__).parent / "data" / "tf_programs_keras_cpython.json").read_text())
 
 
 @pytest.mark.parametrize("name", sorted(KERAS_ON_CPYTHON))
 def test_a_program_fitting_its_keras_classes_is_one_the_bridge_accepts(name):
-    """A program's Model subclass fitted, and its Loss, Metric, Callback and LearningRateSchedule (recorded in
-    tests/data/tf_programs_keras_cpython.json, whose outputs both runners match): CPython's to run."""
+    """A program's Model subclass fitted, and its Loss, Metric, Callback, LearningRateSchedule, Regularizer and
+    Constraint (recorded in tests/data/tf_programs_keras_cpython.json, whose outputs both runners match): CPython's
+    to run."""
     assert tensorflow.why_not_on_cpython(KERAS_ON_CPYTHON[name]["program"]) is None
 
 
@@ -813,6 +826,8 @@ def test_a_program_fitting_its_keras_classes_is_one_the_bridge_accepts(name):
     ("class M(tf.keras.Model):\n    pass\nm = M(inputs=1, outputs=2)\n",
      "line 4 makes a functional subclass of keras.Model"),
     ("class M(tf.keras.Model):\n    pass\nM().summary()\n", "line 4 uses summary beside a class derived"),
+    ("class L(tf.keras.layers.Layer):\n    pass\nclass K(L):\n    pass\nm = tf.keras.Sequential([K()])\n",
+     "line 6 makes a keras.Sequential beside a layer class of the program's"),
 ])
 def test_what_a_program_s_keras_model_does_on_the_interpreter_only_keeps_it_there(source, reason):
     found = tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source)

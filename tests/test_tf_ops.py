@@ -23,7 +23,7 @@ def values(source, *names, **options):
     for n in names:
         v = r.scope.vars[n]
         if isinstance(v, list):
-            out.append([None if x is None else np.asarray(x.value) for x in v])
+            out.append([None if x is None else np.asarray(getattr(x, "value", x)) for x in v])   # (CPython's: bools)
         else:
             out.append(None if v is None else np.asarray(v.read().value if hasattr(v, "read") else v.value))
     return out if len(out) > 1 else out[0]

@@ -12,7 +12,7 @@ import contextlib
 import sys
 import warnings
 
-from tapecli.errors import LimitError, TdfError, TdfSyntaxError
+from tapecli.errors import DtypeMismatch, LimitError, TdfError, TdfSyntaxError
 from tapecli.execution.frameworks import BRIDGED, FRAMEWORKS
 from tapecli.frontend.parser import deep_recursion
 from tapecli.recursion import frames, recursion_limit
@@ -121,6 +121,10 @@ class _Scope:
         self.vars = values
         self.results = values
 
+    def get(self, name: str, default=None):
+        """The value bound to ``name``, else ``default`` (as the interpreter's Scope answers)."""
+        return self.vars.get(name, default)
+
 
 def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonRun:
     """Run the program; a Python exception it does not catch becomes a TdfError of its class, at its line.
@@ -162,6 +166,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
                 raise error from None
         except TdfError as e:
             _locate(e, e.__traceback__, filename)
+            if isinstance(e, DtypeMismatch):
+                _name_operands(e, source)
             e.output, e.expectations = sandbox.output, asserted.results
             raise
         except (Exception, RecursionError) as e:
@@ -362,6 +368,17 @@ def _message(error: BaseException) -> str:
     if isinstance(error, KeyError) and len(error.args) == 1:
         return repr(error.args[0])
     return str(error)
+
+
+def _name_operands(error: DtypeMismatch, source: str) -> None:
+    """A dtype mismatch at a binary operator (``x * n``, ``y *= n``) names the operand to convert by its text in
+    its hint, as the interpreter's does."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and (node.lineno, node.col_offset + 1, node.end_col_offset + 1) \
+                == (error.line, error.column, error.end_column):
+            pair = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.target, node.value)
+            error.name_operands([ast.get_source_segment(source, n) for n in pair])
+            return
 
 
 def _locate(error: TdfError, tb, filename: str, caller: bool = False) -> None:

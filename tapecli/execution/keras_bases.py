@@ -1,10 +1,11 @@
-"""Keras's ``Loss``, ``Metric``, ``Callback`` and ``LearningRateSchedule`` as Python classes a TensorFlow program
-that CPython runs derives from (execution/tensorflow.py), with what Keras 3's give a subclass: a loss called
-reduces its ``call``'s values (``reduction``, ``sample_weight``); a metric makes its state with ``add_variable``,
-is reset by ``reset_state`` and, called, updates and gives its result; a callback's hooks do nothing until the
-subclass defines them, and fit gives it ``model`` and ``params``; a schedule is called with the optimizer's step.
-The library takes an instance as its view of it (tf_values.to_library): a loss, a metric, a callback or a schedule
-of the library's, whose calls call the instance back on the program's side."""
+"""Keras's ``Loss``, ``Metric``, ``Callback``, ``LearningRateSchedule``, ``Regularizer`` and ``Constraint`` as
+Python classes a TensorFlow program that CPython runs derives from (execution/tensorflow.py), with what Keras 3's
+give a subclass: a loss called reduces its ``call``'s values (``reduction``, ``sample_weight``); a metric makes its
+state with ``add_variable``, is reset by ``reset_state`` and, called, updates and gives its result; a callback's
+hooks do nothing until the subclass defines them, and fit gives it ``model`` and ``params``; a schedule is called
+with the optimizer's step; a regularizer or a constraint is called with a weight. The library takes an instance as
+its view of it (tf_values.to_library): a loss, a metric, a callback, a schedule, a regularizer or a constraint of
+the library's, whose calls call the instance back on the program's side."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,6 +20,7 @@ from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras.callbacks import CallbackHooks
 from tapecli.library.keras.common import MetricObject, auto_name, converted, tensor
 from tapecli.library.keras.optimizers import ProgramSchedule
+from tapecli.library.keras.penalties import ProgramConstraint, ProgramRegularizer
 from tapecli.runtime.context import current
 
 
@@ -252,4 +254,44 @@ class ScheduleView(ProgramView, ProgramSchedule):
         return ProgramCallable(self.instance)
 
 
-VIEWS.update({Loss: LossView, Metric: MetricView, Callback: CallbackView, LearningRateSchedule: ScheduleView})
+# ------------------------------------------------------------------ keras.regularizers.Regularizer, keras.constraints
+class Regularizer(KerasBase, metaclass=KerasClass):
+    """``keras.regularizers.Regularizer``: called with a weight, its penalty (0.0 until a subclass says more)."""
+
+    base = "keras.Regularizer"
+
+    def __call__(self, x):
+        return 0.0
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+    def get_config(self) -> dict:
+        raise NotImplementedError(f"{self} does not implement get_config()")
+
+
+class Constraint(KerasBase, metaclass=KerasClass):
+    """``keras.constraints.Constraint``: called with a weight, its projection (the weight itself until a subclass
+    says more)."""
+
+    base = "keras.Constraint"
+
+    def __call__(self, w):
+        return w
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
+def _penalty_view(kind):
+    """A program's Regularizer or Constraint as a layer's: called with the weight on the program's side."""
+    return lambda instance: kind(ProgramCallable(instance), current().bridge.run)
+
+
+VIEWS.update({Loss: LossView, Metric: MetricView, Callback: CallbackView, LearningRateSchedule: ScheduleView,
+              Regularizer: _penalty_view(ProgramRegularizer), Constraint: _penalty_view(ProgramConstraint)})

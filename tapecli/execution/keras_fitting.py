@@ -12,6 +12,7 @@ import ast
 
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, to_library, \
     to_program
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.runtime.context import current
 
 
@@ -22,20 +23,18 @@ _FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
 def refusal(tree: ast.Module, keras_class) -> str | None:
     """Why a program that derives from Keras's classes stays off CPython: it makes a functional subclass of
     keras.Model (``super().__init__(inputs, outputs)``, or ``MyModel(inputs, outputs)`` of one without
-    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), or defines an RNN cell. ``keras_class``
+    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), puts a layer of its own in a
+    keras.Sequential, or defines an RNN cell. ``keras_class``
     gives the bridge's Keras class a base class's expression names (None: none)."""
     classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
     if not any(keras_class(b) is not None for node in classes for b in node.bases):
         return None
-    models: dict[str, ast.ClassDef] = {}
-    while True:         # (the program's subclasses of its subclasses too)
-        found = {node.name: node for node in classes if any(
-            keras_class(b) is not None and issubclass(keras_class(b), Fitting)
-            or isinstance(b, ast.Name) and b.id in models for b in node.bases)}
-        if found.keys() == models.keys():
-            break
-        models = found
+    models = _derived(classes, lambda k: issubclass(k, Fitting), keras_class)
+    layers = _derived(classes, lambda k: getattr(k, "base", None) in (LAYER, KERAS_MODEL), keras_class)
     for node in ast.walk(tree):
+        if layers and (node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)) == "Sequential":
+            return (f"line {node.lineno} makes a keras.Sequential beside a layer class of the program's: a program's "
+                    "layer in a Sequential runs on tapecli's interpreter")
         name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
             else None
         if name in _FITTING_ELSEWHERE:
@@ -48,6 +47,19 @@ def refusal(tree: ast.Module, keras_class) -> str | None:
             return (f"line {node.lineno} makes a functional subclass of keras.Model (its inputs and outputs given "
                     "to keras.Model): it runs on tapecli's interpreter")
     return None
+
+
+def _derived(classes: list, kind, keras_class) -> dict[str, ast.ClassDef]:
+    """The program's classes derived from a Keras class of ``kind`` (a predicate of the bridge's class), through
+    its subclasses of its subclasses too."""
+    found: dict[str, ast.ClassDef] = {}
+    while True:
+        more = {node.name: node for node in classes if any(
+            keras_class(b) is not None and kind(keras_class(b)) or isinstance(b, ast.Name) and b.id in found
+            for b in node.bases)}
+        if more.keys() == found.keys():
+            return found
+        found = more
 
 
 def _functional(call: ast.Call, models: dict) -> bool:

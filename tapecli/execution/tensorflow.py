@@ -15,6 +15,7 @@ import ast
 import builtins
 import collections
 import inspect
+import itertools
 import sys
 import types
 
@@ -23,7 +24,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.ops.promotion import numpy_operands
 from tapecli.environment import setting
-from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfValueError
+from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
@@ -35,24 +36,24 @@ from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
-from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, is_numbers,
-                                         library_function, library_value, numpy_attribute, program_function,
-                                         to_library, to_program, type_of)
+from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, index_of,
+                                         leave_tapes_for_numpy, library_function, library_value, numpy_attribute,
+                                         operand_of, program_function, to_library, to_program, type_of)
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
-from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject, _list_as_tensor
+from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding
 from tapecli.library.core import DEVICE, SPARSE_SCATTERS, variable_constraint
 from tapecli.library.keras.layers import KERAS_MASK, eager_mask
+from tapecli.runtime import spelling
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
-from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, literal_array,
-                                    tensorflow_name)
+from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, not_an_index, tensorflow_name)
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -262,11 +263,17 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
     if fitting is not None:
         return fitting
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    named = collections.defaultdict(list)       # a name -> the values assigned to it (Base = keras.X: class C(Base))
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and not all(_derivable(base, aliases) for base in node.bases):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            named[node.targets[0].id].append(node.value)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and not all(_derivable(value, aliases) for base in node.bases
+                                                      for value in named.get(getattr(base, "id", None), [base])):
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
                     "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
-                    "keras.callbacks.Callback and keras.optimizers.schedules.LearningRateSchedule")
+                    "keras.callbacks.Callback, keras.optimizers.schedules.LearningRateSchedule, "
+                    "keras.regularizers.Regularizer and keras.constraints.Constraint")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -327,7 +334,11 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
                  ("keras", "losses", "Loss"): keras_bases.Loss, ("keras", "Loss"): keras_bases.Loss,
                  ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
                  ("keras", "callbacks", "Callback"): keras_bases.Callback,
-                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule}
+                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule,
+                 ("keras", "regularizers", "Regularizer"): keras_bases.Regularizer,
+                 ("keras", "Regularizer"): keras_bases.Regularizer,
+                 ("keras", "constraints", "Constraint"): keras_bases.Constraint,
+                 ("keras", "Constraint"): keras_bases.Constraint}
 def framework_path(module: str) -> list[str]:
     """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
     top, *rest = module.split(".")
@@ -453,6 +464,7 @@ class Bridge:
         from tapecli.execution import guard
         variables, constants = declarations(tree, tf_names(tree.tf_aliases))
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
+        self.eager.run.source_lines = source.splitlines()
         self.eager.run.traced, trace_only = traced_functions(tree, tf_names(tree.tf_aliases))
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables, trace_only)
 
@@ -528,6 +540,7 @@ class Run:
         self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_functions)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
         self.captures = None        # what a tf.function's trace reads from outside it (tf_signatures.Captures)
+        self.source_lines: list[str] = []       # the program's (what names a call that leaves the tapes)
 
     @property
     def rng(self):
@@ -540,6 +553,12 @@ class Run:
     @rng.setter
     def rng(self, value) -> None:
         self._rng = value
+
+    @property
+    def np_random_state(self):
+        """NumPy's global generator as the program's ``np.random`` draws from it (state.py): the one
+        keras.utils.set_random_seed seeds."""
+        return self.sandbox.stand_ins["numpy.random"]["seed"].__self__
 
     @property
     def output(self):
@@ -716,7 +735,7 @@ class Eager:
             if not other:
                 return _UNARY[name](ops.to_tensor(tensor))
             reflected = name[0] == "r" and name[1:] in _BINARY
-            value = _operand(other[0])
+            value = operand_of(other[0])
             if not isinstance(value, (Tensor, Variable)):
                 if not (isinstance(value, (str, bytes)) and tensor.dtype.hasobject):
                     return NotImplemented
@@ -732,10 +751,11 @@ class Eager:
     def truth(self, tensor) -> bool:
         return truth(tensor)
 
+    @as_tensorflow
     def length(self, tensor) -> int:
         t = ops.to_tensor(tensor)
         if t.ndim == 0:
-            raise TypeError("len is not well defined for a rank-0 tensor")
+            raise TdfTypeError("Scalar tensor has no `len()`", hint=f"use {spelling.call('size', 'x')}")
         return t.shape[0]
 
     @as_tensorflow
@@ -743,7 +763,8 @@ class Eager:
         t = ops.to_tensor(tensor)
         if t.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")
-        return iter(ops.rows(t))
+        ops.admit_rows(t)           # (weighed as the interpreter weighs them; made a row at a time, as TensorFlow's)
+        return map(as_tensorflow(ops.row), itertools.repeat(t), range(t.shape[0]))
 
     @as_tensorflow
     def getitem(self, tensor, key):
@@ -751,7 +772,9 @@ class Eager:
         if self.run.captures is not None:
             self.run.captures.read(tensor)
         t = ops.to_tensor(tensor)
-        key = tuple(_index(k) for k in (key if isinstance(key, tuple) else (key,)))
+        key = tuple(index_of(k) for k in (key if isinstance(key, tuple) else (key,)))
+        if any(isinstance(k, float) for k in key):          # (NumPy's IndexError would read as out of range)
+            raise TypeError(not_an_index(next(k for k in key if isinstance(k, float))))
         try:
             t.value[key]
         except IndexError as e:
@@ -782,6 +805,8 @@ class Eager:
         return python_format(value) if not spec else format(numpy_of(value)[()], spec)
 
     def array(self, tensor):
+        leave_tapes_for_numpy(self, tensor)         # (NumPy reads it: np.square(x), np.asarray(x))
+
         @as_tensorflow
         def array(dtype=None, copy=None):
             value = numpy_of(tensor)
@@ -829,6 +854,7 @@ class Eager:
         t = obj.read() if isinstance(obj, Variable) else obj
         if name == "numpy":
             def numpy():
+                leave_tapes_for_numpy(self, obj)
                 value = _numpy(t)
                 self.run.numpy = (value, t)
                 return value
@@ -876,25 +902,6 @@ def _numpy(t: Tensor):
     """``t.numpy()``: a copy of its values, a NumPy scalar for a 0-d tensor (as TensorFlow gives them)."""
     array = np.array((ops.materialize(t) if t.weak else t).value, copy=True)
     return array[()] if array.ndim == 0 else array
-
-
-def _operand(value):
-    """The other operand of a tensor's operator as a tensor where it is one: a list or tuple of numbers as the
-    literal it is, one holding tensors stacked (as tf.convert_to_tensor does)."""
-    if isinstance(value, (list, tuple)):
-        if is_numbers(value):
-            return Tensor(literal_array(value), weak=True)
-        return _list_as_tensor([_operand(v) for v in value])
-    return to_library(value)
-
-
-def _index(key):
-    if isinstance(key, (Tensor, Variable)):
-        t = ops.to_tensor(key)
-        return t.value.__index__() if t.ndim == 0 else np.asarray(t.value)
-    if isinstance(key, slice):
-        return slice(*(_index(p) for p in (key.start, key.stop, key.step)))
-    return key
 
 
 # ------------------------------------------------------------------ the tf module

@@ -4,10 +4,12 @@ objects (a tf.random.Generator) behind a proxy, and the crossing that gives the 
 program catches (tf_errors.py)."""
 from __future__ import annotations
 
+import ast
 import collections
 import contextlib
 import functools
 import inspect
+import sys
 import types
 
 import numpy as np
@@ -16,13 +18,14 @@ from tapecli import ops
 from tapecli.errors import TdfError, TdfTypeError
 from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.classes import is_instance
-from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject
+from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.interpreter.registry import call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.numpy_forms import NumpyScalarType
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
+from tapecli.runtime.tape import leave_tapes
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, Tensor, TensorShape, Variable,
                                     literal_array)
 
@@ -427,6 +430,54 @@ class ProgramCallable(ProgramObject):
         except (TypeError, ValueError):
             return False
         return any(p.name == name and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def operand_of(value):
+    """The other operand of a tensor's operator as a tensor where it is one: a list or tuple of numbers as the
+    literal it is, one holding tensors stacked (as tf.convert_to_tensor does)."""
+    if isinstance(value, (list, tuple)):
+        if is_numbers(value):
+            return Tensor(literal_array(value), weak=True)
+        return _list_as_tensor([operand_of(v) for v in value])
+    return to_library(value)
+
+
+def index_of(key):
+    """A tensor's index as NumPy takes it: a scalar tensor an int, another its array."""
+    if isinstance(key, (Tensor, Variable)):
+        t = ops.to_tensor(key)
+        return t.value.__index__() if t.ndim == 0 else np.asarray(t.value)
+    if isinstance(key, slice):
+        return slice(*(index_of(p) for p in (key.start, key.stop, key.step)))
+    return key
+
+
+def leave_tapes_for_numpy(eager, value) -> None:
+    """NumPy taking ``value``'s numbers (its ``numpy()``, ``np.square(x)``) while tapes record: noted on each, named
+    by the program's call that runs (``x.numpy()``, ``np.square()``), as the interpreter notes it
+    (tape.leave_tapes: the `why` of a None names it; a trainable variable read is watched, as TensorFlow's is)."""
+    tapes = current().tapes
+    if not any(tape.recording for tape in tapes):
+        return
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename != eager.filename:
+        frame = frame.f_back
+    if frame is None:
+        return
+    line, end_line, column, end_column = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    leave_tapes(tapes, _call_named(eager.run.source_lines, line, end_line, column, end_column), line, [value])
+
+
+def _call_named(lines: list[str], line, end_line, column, end_column) -> str:
+    """The call at a position of the program as the interpreter names one that leaves the tapes: its function's
+    text and ``()`` (``np.square()``, ``x.numpy()``); ``NumPy`` where the position is no call on one line."""
+    if line is None or line != end_line or column is None or not 0 < line <= len(lines):
+        return "NumPy"
+    try:
+        call = ast.parse(lines[line - 1][column:end_column], mode="eval").body
+    except SyntaxError:
+        return "NumPy"
+    return f"{ast.unparse(call.func)}()" if isinstance(call, ast.Call) else "NumPy"
 
 
 # ------------------------------------------------------------------ type()

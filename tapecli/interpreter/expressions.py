@@ -21,7 +21,7 @@ from tapecli.runtime.numpy_gate import ARRAY_METHODS
 from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, python_int, Tensor, TensorShape, Variable,
-                                    literal_array, numpy_binary, numpy_operand, numpy_result, numpy_text)
+                                    literal_array, not_an_index, numpy_binary, numpy_operand, numpy_result, numpy_text)
 from tapecli.frontend.pyast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          Traces, _list_as_tensor, function_outputs, object_operator, trace_key)
@@ -494,7 +494,7 @@ class Expressions:
                 tensor = Tensor(value.value) if numpy_text(value) else ops.to_tensor(value)
                 key = tuple(index)
                 if any(isinstance(k, float) for k in key):
-                    raise TdfTypeError("an index must be an integer, got a float")
+                    raise TdfTypeError(not_an_index(next(k for k in key if isinstance(k, float))))
                 try:
                     tensor.value[key]
                 except IndexError as e:

@@ -157,7 +157,9 @@ def call_builtin(f, interp, node, args, kwargs):
             and converting(interp, node) \
             and not any(_typed(v, args[0]) for v in (*args[1:], *kwargs.values())):
         from tapecli import ops
-        args = [ops.materialize(args[0]), *args[1:]]
+        # (a tensor of its own, as TensorFlow's conversion makes: materialize's one constant of the value would be
+        # the tensor tf.constant(3.0) returns, which a tape may watch, and so every later literal 3.0)
+        args = [Tensor(ops.materialize(args[0]).value), *args[1:]]
     result = _call_builtin(f, interp, node, args, kwargs)
     # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow;
     # ``numpy_results``: tf.experimental.numpy's, whose every tensor NumPy's rules typed and whose Python number is

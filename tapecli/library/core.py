@@ -65,11 +65,17 @@ DTYPE_ENUMS = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6
                10: "bool", 17: "uint16", 19: "float16", 22: "uint32", 23: "uint64"}
 
 
+# The Python classes TensorFlow takes as dtypes (dtypes._PYTHON_TO_TF; not int)
+_PYTHON_DTYPES = {float: "float32", bool: "bool", object: "string"}
+
+
 def to_dtype(value) -> np.dtype:
     if isinstance(value, DType):
         return value.np
     if getattr(value, "as_dtype", None):         # Python's float, int, bool, as TensorFlow reads them
         return DType(value.as_dtype).np
+    if isinstance(value, type) and value in _PYTHON_DTYPES:        # (CPython's run: Python's own classes)
+        return DTYPES[_PYTHON_DTYPES[value]]
     if isinstance(value, str) and DType(value).name in DTYPES:
         return DType(value).np
     if isinstance(value, np.dtype) and dtype_name(value) in DTYPES:     # a tensor's own dtype, as the library reads it

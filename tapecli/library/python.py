@@ -27,7 +27,7 @@ from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor,
                                     TensorShape, UnreadVariable, Variable, convert_weak, python_int, scoped_name,
-                                    text_array, tf_tensor)
+                                    dtype_name, text_array, tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -72,7 +72,7 @@ def _tensor_of(value, dtype=None) -> Tensor:
     if want is not None and t.dtype != want:
         if isinstance(t, (NumpyArray, PythonBool)):      # TensorFlow converts a NumPy array (or bool) to the dtype
             return Tensor(t.value.astype(want))
-        raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.call('cast', 'x', 'dtype')}")
+        raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.cast('...', dtype_name(want))}")
     return tf_tensor(t)
 
 

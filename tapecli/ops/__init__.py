@@ -20,7 +20,7 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, bitwise_and, bitwise_o
                                      where, zeros_like)
 from tapecli.ops.elementwise_math import trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
-                               index_grad, RESHAPE, reshape, rows, STACK, stack, TRANSPOSE, transpose)
+                               index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
                                     reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
 from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul

@@ -188,11 +188,22 @@ def rows(x: Tensor) -> list:
     """A tensor as the list of its rows, as a program's Python forms see it (iteration, list(), zip(),
     sorted()); weighed against the limits first, since each row is a Python object of its own
     (list(range(1e8)) would be some 20 GB). A literal's rows stay literals."""
+    admit_rows(x)
+    return [row(x, i) for i in range(x.shape[0])]
+
+
+def admit_rows(x: Tensor) -> None:
+    """Weigh ``x``'s rows as Python values against the limits, before any is made."""
     n = x.shape[0]
     admit(n, ROW_BYTES + x.value.itemsize * (x.size // max(n, 1)), f"a list of {n:,} rows")
+
+
+def row(x: Tensor, i: int) -> Tensor:
+    """Row ``i`` of ``x`` as :func:`rows` gives it; alone, for an iteration that takes the rows one at a time (an
+    unpacking stops at the first row too many, as CPython's does, never splitting all of them)."""
     if x.__class__ is NumpyArray:         # (NumPy's rows: arrays, or NumPy scalars)
-        return [NumpyArray(np.asarray(x.value[i])) for i in range(n)]
-    return [Tensor(x.value[i], weak=True) if x.weak else getitem(x, i) for i in range(n)]
+        return NumpyArray(np.asarray(x.value[i]))
+    return Tensor(x.value[i], weak=True) if x.weak else getitem(x, i)
 
 
 def index_grad(g, shape, index) -> Tensor:

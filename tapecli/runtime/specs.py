@@ -45,12 +45,18 @@ class Shape(tuple):
 
     __hash__ = tuple.__hash__
 
+    def __getattr__(self, name):
+        raise AttributeError(f"'TensorShape' object has no attribute '{name}'")     # (TensorFlow's class name)
+
     def __getitem__(self, key):
         got = tuple.__getitem__(self, key)
         return Shape(got) if isinstance(key, slice) else got
 
     def __add__(self, other):
         return self.concatenate(other)
+
+    def __radd__(self, other):
+        return Shape(other).concatenate(self)
 
     def as_list(self) -> list:
         if not self.known:

@@ -306,6 +306,12 @@ def python_int(value):
     return Tensor(value.value.astype(np.int64), weak=True) if value.__class__ is PythonBool else value
 
 
+def not_an_index(key) -> str:
+    """TensorFlow's TypeError for a tensor indexed by what is no index (a float)."""
+    return ("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+            f"tensors are valid indices, got {key!r}")
+
+
 def tf_tensor(t: Tensor) -> Tensor:
     """The TensorFlow tensor of a value (tf.constant, tf.convert_to_tensor): a Python bool or NumPy array
     becomes a tensor that prints as one."""

@@ -1,9 +1,11 @@
 """``tapecli bench``: run a program repeatedly in one process and time it. A library: no printing.
 
-The program is parsed once and its ``--set`` inputs are read before any timing (the CLI
-binds them in ``Options.overrides``); each run is then the whole program, forward pass and
-every gradient/jacobian request, as ``tapecli run`` does it (without the provenance log that
-``grad`` keeps to explain a None). ``warmup`` runs are not timed. Between runs the previous
+The program is parsed and its ``--set`` inputs are read before any timing (the CLI binds them in
+``Options.overrides``); each run is then the whole program, forward pass and every gradient/jacobian
+request, on the runner ``tapecli run`` chooses, as ``tapecli run`` does it (without the provenance log that
+``grad`` keeps to explain a None). The interpreter's program is parsed once; CPython's run of a Python or
+TensorFlow program takes a syntax tree of its own (the guards are compiled into it), parsed before its clock
+starts. ``warmup`` runs are not timed. Between runs the previous
 run's values are dropped and the garbage collector runs, outside the timer, so each run
 starts from the same memory.
 
@@ -20,7 +22,8 @@ import gc
 import statistics
 import time
 
-from tapecli.api import Options, run_program
+from tapecli import execution
+from tapecli.api import Options, run_program, run_python
 from tapecli.frontend.parser import parse
 
 
@@ -81,22 +84,30 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
     if repeat < 1 or warmup < 0:
         from tapecli.errors import UsageError
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
-    program = parse(source, filename)
+    on_cpython = _python_tree(source, filename, options) is not None
+    program = None if on_cpython else parse(source, filename)
     total = runs(repeat, warmup, memory)
 
-    def options_of(run: int) -> Options:        # (each run knows how many of the same program follow it)
-        return dataclasses.replace(options, runs_after=total - 1 - run)
+    def prepared(run: int):
+        """The run, ready to start (each knows how many of the same program follow it): a program CPython runs
+        takes a syntax tree of its own, since the guards are compiled into the tree."""
+        options_of = dataclasses.replace(options, runs_after=total - 1 - run)
+        if on_cpython:
+            tree = _python_tree(source, filename, options)
+            return lambda: run_python(tree, source, filename, options_of)
+        return lambda: run_program(program, filename, options_of)
     result = None
     for run in range(warmup):
-        result = run_program(program, filename, options_of(run))
+        result = prepared(run)()
         if progress:
             progress(1)
     times = []
     for run in range(warmup, warmup + repeat):
         result = None
         gc.collect()
+        once = prepared(run)
         start = time.perf_counter()
-        result = run_program(program, filename, options_of(run))
+        result = once()
         _synchronize(result)            # a device's queued kernels are part of the run
         times.append(time.perf_counter() - start)
         if progress:
@@ -105,10 +116,17 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
     if memory:
         result = None
         gc.collect()
-        peak, result = _traced_peak(lambda: run_program(program, filename, options_of(total - 1)))
+        peak, result = _traced_peak(prepared(total - 1))
         if progress:
             progress(1)
     return BenchResult(filename, repeat, warmup, times, peak, _max_rss(), result)
+
+
+def _python_tree(source: str, filename: str, options: Options):
+    """The program's syntax tree where ``run`` has CPython run it (execution.python_only), else None."""
+    if options.of or options.overrides:
+        return None
+    return execution.python_only(source, filename, options.limits.max_memory)
 
 
 def runs(repeat: int, warmup: int, memory: bool = True) -> int:
