@@ -11,6 +11,7 @@ import pytest
 
 from tapecli.api import Options, run_source
 from tapecli.errors import KernelValueError, ShapeError, TdfError, TdfTypeError, TdfValueError
+from tapecli.runtime.values import Tensor
 
 
 def run(source, **options):
@@ -165,6 +166,53 @@ def test_convert_to_tensor():
     assert a.dtype == np.int32 and b.dtype == np.float64 and c.dtype == np.float32
     msg = error("x = cast([1.0], float32)\ny = convert_to_tensor(x, dtype=float64)\n", TdfValueError)
     assert "requested dtype float64" in msg and "float32" in msg
+
+
+
+# TensorFlow 2.21's answers, recorded: a host value converted to a requested dtype (None: TensorFlow's TypeError or
+# ValueError). NumPy arrays cast as NumPy casts; Python's ints wrap, its floats take float dtypes only, its bools
+# bool, the floats, int32, int64 and uint64.
+_REQUESTED = [
+    (np.array([1.5, -2.5, 300.0]), "int8", [1, -2, 44]), (np.array([1.5, -2.5]), "uint8", [1, 254]),
+    (np.array([1.5, 0.0]), "bool", [True, False]), (np.array([True, False]), "float16", [1.0, 0.0]),
+    (np.array([200], np.uint8), "int8", [-56]), (np.array([1.5]), "string", None), (np.array([1]), "string", None),
+    (np.array(["1", "3"]), "float32", [1.0, 3.0]), (np.array(["1", "b"]), "int32", None),
+    (np.float64(1.5), "float32", 1.5),
+    (300, "uint8", 44), (-2, "uint8", 254), (2**40, "int32", 0), (2**40, "float16", float("inf")), (3, "bool", None),
+    (3, "string", None), (2.0, "int32", None), (1.5, "float16", 1.5), (True, "int32", 1), (True, "uint64", 1),
+    (True, "int8", None), (True, "float32", 1.0), ("7", "float32", None), ([1, 2.5], "int32", None),
+    ([[1, 2], [3, 300]], "int8", [[1, 2], [3, 44]]), (-2, "uint64", None),
+]
+
+
+@pytest.mark.parametrize("value, dtype, expected", _REQUESTED, ids=[f"{v!r}-{d}" for v, d, _ in _REQUESTED])
+def test_a_host_value_converts_to_a_requested_dtype_as_tensorflow_converts_it(value, dtype, expected):
+    from tapecli.library.python import host_conversion
+    from tapecli.runtime.values import NumpyArray, PythonBool, text_array
+    if isinstance(value, (np.ndarray, np.generic)):
+        program_value = NumpyArray(np.asarray(value))
+    elif isinstance(value, bool):
+        program_value = PythonBool(np.array(value))
+    elif isinstance(value, str):
+        program_value = value
+    else:
+        program_value = Tensor(np.asarray(value), weak=True)
+    t = Tensor(text_array(value)) if isinstance(value, str) else program_value
+    if expected is None:
+        with pytest.raises((TdfTypeError, TdfValueError)):
+            host_conversion(program_value, t, np.dtype(object if dtype == "string" else dtype))
+        return
+    got = host_conversion(program_value, t, np.dtype(dtype))
+    assert got.dtype == np.dtype(dtype) and got.value.tolist() == expected
+
+
+def test_a_numpy_array_converted_is_a_copy():
+    arr = np.array([1.0, 2.0])
+    from tapecli.library.python import host_conversion
+    from tapecli.runtime.values import NumpyArray
+    got = host_conversion(NumpyArray(arr), NumpyArray(arr), np.dtype(np.float64))
+    arr[0] = 5.0
+    assert got.value.tolist() == [1.0, 2.0]
 
 
 # ---------------------------------------------------------------- reductions, moments

@@ -737,9 +737,10 @@ class Eager:
             reflected = name[0] == "r" and name[1:] in _BINARY
             value = operand_of(other[0])
             if not isinstance(value, (Tensor, Variable)):
-                if not (isinstance(value, (str, bytes)) and tensor.dtype.hasobject):
+                if not (isinstance(value, (str, bytes)) and tensor.dtype.hasobject
+                        or isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
                     return NotImplemented
-                value = ops.to_tensor(value)        # a string tensor + "suffix", == "b": TensorFlow's ops
+                value = ops.to_tensor(value)        # a string tensor + "suffix", == NumPy's strings: TensorFlow's ops
             f = _BINARY[name[1:] if reflected else name]
             left, right = (value, tensor) if reflected else (tensor, value)
             return f(*numpy_operands(left, right))      # (NumPy's promotion, where a program switched it on)

@@ -237,8 +237,8 @@ class Expressions:
         observer = self.ctx.mode.observer
         if observer is not None and (left.__class__ in _SEQUENCES or right.__class__ in _SEQUENCES):
             observer.refuse("an operation on a list or string")     # (packed or repeated in Python)
-        if numpy_text(left) or numpy_text(right):
-            return numpy_binary(op, left, right)
+        if (numpy_text(left) or numpy_text(right)) and not (_tensorflow_value(left) or _tensorflow_value(right)):
+            return numpy_binary(op, left, right)        # (beside a tensor, TensorFlow's op converts NumPy's strings)
         if NumpyArray in (left.__class__, right.__class__) and (isinstance(left, list) or isinstance(right, list)):
             return numpy_binary(op, left, right)        # (NumPy converts the list: arr + [1.0, 2.0] broadcasts)
         if isinstance(left, list) and _tensorflow_value(right) or isinstance(right, list) and _tensorflow_value(left):
@@ -340,8 +340,8 @@ class Expressions:
         found = object_operator(op, left, right)       # (a tf.RaggedTensor's: rt == "b" is elementwise too)
         if found is not NotImplemented:
             return found
-        if numpy_text(left) or numpy_text(right):           # NumPy's strings == "b": NumPy's elementwise answer
-            return numpy_binary(op, left, right)
+        if (numpy_text(left) or numpy_text(right)) and not (_tensorflow_value(left) or _tensorflow_value(right)):
+            return numpy_binary(op, left, right)            # NumPy's strings == "b": NumPy's elementwise answer
         if isinstance(left, (str, bytes)) and _text_tensor(right) or isinstance(right, (str, bytes)) and _text_tensor(left):
             return self._COMPARE[op](left, right)           # a string tensor == "b": TensorFlow's elementwise op
         if isinstance(left, (str, DType, TypeSpec)) or isinstance(right, (str, DType, TypeSpec)):     # (Python's ==)

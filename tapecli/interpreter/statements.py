@@ -8,6 +8,7 @@ import numpy as np
 from tapecli.frontend import ast, forms, pyast, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.printing import program_repr
 from tapecli.interpreter.registry import BUILTINS, HOOKS, literal_list
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
@@ -15,7 +16,7 @@ from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, paused, recording, type_word
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, tf_tensor, dtype_name,
-                                    is_float, DTYPES, DTYPE_ALIASES)
+                                    requested_dtype, is_float, DTYPES, DTYPE_ALIASES)
 from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Function, PausedTape, ProgramObject,
                                          Property, Scope, TapeObject, _Break,
                                          _Continue, _Return)
@@ -92,7 +93,7 @@ class Statements:
         if value.weak:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
         elif dtype is not None and value.dtype != dtype and isinstance(value, (NumpyArray, PythonBool)):
-            value = Tensor(value.value.astype(dtype))      # TensorFlow converts a NumPy array (or bool) to the dtype
+            value = Tensor(requested_dtype(value, dtype, program_repr(value), value.__class__ is NumpyArray))
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "
                                f"{dtype_name(value.dtype)}", hint=f"use {spelling.cast('...', dtype_name(dtype))}")

@@ -26,8 +26,8 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor,
-                                    TensorShape, UnreadVariable, Variable, convert_weak, python_int, scoped_name,
-                                    dtype_name, text_array, tf_tensor)
+                                    TensorShape, UnreadVariable, Variable, convert_weak, python_int,
+                                    requested_dtype, scoped_name, text_array, tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -67,13 +67,34 @@ def _packed(value):
 def _tensor_of(value, dtype=None) -> Tensor:
     t = _packed(value)
     want = _dtype(dtype)
+    if want is not None:
+        converted = host_conversion(value, t, want)
+        if converted is not None:
+            return converted
+        if t.dtype != want:
+            raise TdfTypeError(f"a {t.dtype} value given dtype {want}",
+                               hint=f"use {spelling.call('cast', 'x', 'dtype')}")
     if t.weak:
-        return Tensor(convert_weak(t.value, want if want is not None else ops.default_dtype(t.value)))
-    if want is not None and t.dtype != want:
-        if isinstance(t, (NumpyArray, PythonBool)):      # TensorFlow converts a NumPy array (or bool) to the dtype
-            return Tensor(t.value.astype(want))
-        raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.cast('...', dtype_name(want))}")
+        return Tensor(convert_weak(t.value, ops.default_dtype(t.value)))
     return tf_tensor(t)
+
+
+def host_conversion(value, t: Tensor, dtype: np.dtype) -> Tensor | None:
+    """``t``, the tensor of the program's ``value``, in a requested ``dtype`` as TensorFlow converts a host value (a
+    NumPy array, Python's numbers and bools and lists of them: runtime.values.requested_dtype); None where ``value``
+    is a tensor of TensorFlow's own (which no conversion changes)."""
+    numpy = isinstance(value, (NumpyArray, np.ndarray, np.generic))
+    if not (numpy or t.weak or t.__class__ is PythonBool or isinstance(value, str)
+            or isinstance(value, list) and _host_leaves(value)):
+        return None
+    return Tensor(requested_dtype(t, dtype, program_repr(value), numpy))
+
+
+def _host_leaves(value) -> bool:
+    """Whether a (nested) list holds only Python's numbers and bools and NumPy's scalars."""
+    if isinstance(value, list):
+        return all(_host_leaves(v) for v in value)
+    return isinstance(value, Tensor) and value.ndim == 0 and (value.weak or value.__class__ in (NumpyArray, PythonBool))
 
 
 @builtin("Variable", interp=True)

@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import ShapeError, TdfError, TdfTypeError, TdfValueError
 from tapecli.library.core import tensor_argument, to_axis, to_dtype, to_float, to_int, truth
+from tapecli.library.python import host_conversion
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, filled, literal_array, tf_tensor
@@ -234,10 +235,14 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None):
     if want is None:
         return ops.materialize(t) if t.weak else tf_tensor(t)
     dt = to_dtype(want)
-    if t.weak:
-        if dt.kind in "iu" and t.dtype.kind == "f" and np.any(t.value != np.round(t.value)):
-            raise TdfTypeError(f"convert_to_tensor cannot convert {t.value.tolist()} to {dtype_name(dt)} exactly")
-        return Tensor(t.value.astype(dt))
+    try:
+        converted = host_conversion(value, t, dt)
+    except TdfError:
+        if dtype is not None:
+            raise
+        converted = ops.materialize(t) if t.weak else tf_tensor(t)    # (a hint that does not convert is passed over)
+    if converted is not None:
+        return converted
     if t.dtype != dt and dtype is not None:
         raise TdfValueError(f"convert_to_tensor: tensor conversion requested dtype {dtype_name(dt)} for a tensor "
                             f"with dtype {dtype_name(t.dtype)}",

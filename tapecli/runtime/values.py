@@ -16,6 +16,9 @@ DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "int
           # (TensorFlow's narrow and unsigned integers and its half floats: NumPy's, NumPy's kernels serve them)
           **{name: np.dtype(name) for name in ("float16", "int8", "int16", "uint8", "uint16", "uint32", "uint64")}}
 DTYPE_ALIASES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "half": "float16"}
+# TensorFlow's own names of dtypes (DataTypeString: its errors), where they differ from NumPy's; as_dtype reads both
+_TF_WORDS = {"float16": "half", "float32": "float", "float64": "double"}
+_TF_NAMES = {word: name for name, word in _TF_WORDS.items()}
 
 _ids = itertools.count(1)
 new_id = _ids.__next__          # a fresh tensor id: the counter's own method, as cheap as a call gets
@@ -101,7 +104,12 @@ class DType:
         # NumPy's dtype or scalar type, as TensorFlow's DType compares (tf.float32 == np.float32, tnp.float32)
         if isinstance(other, np.dtype) or isinstance(other, type) and issubclass(other, np.generic):
             return self.name in DTYPES and np.dtype(other) == self.np
+        if isinstance(other, str):      # a dtype's name, as TensorFlow's as_dtype reads one (tf.float32 == "float")
+            return self._named(other)
         return False
+
+    def _named(self, name: str) -> bool:
+        return _TF_NAMES.get(name, name) == self.name
 
     def __hash__(self):
         return hash(self.name)
@@ -149,6 +157,12 @@ class NumpyDType(DType):
     @property
     def np(self) -> np.dtype:
         return np.dtype(self.name)
+
+    def _named(self, name: str) -> bool:
+        try:
+            return np.dtype(name) == self.np        # (as NumPy reads a name: "float" is float64)
+        except TypeError:
+            return False
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -614,6 +628,48 @@ def convert_weak(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.hasobject:
         raise TdfTypeError(f"Cannot convert {_short(value)} to EagerTensor of dtype string")   # (TensorFlow's words)
     return value.astype(dtype)
+
+
+# the integer dtypes TensorFlow's conversion of Python values fills from a Python bool: it has converters of its own
+# for these, and casts to the others from the value's own dtype, which a bool's is not (py_seq_tensor.cc)
+_BOOL_TAKERS = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.uint64))
+
+
+def requested_dtype(t: Tensor, dtype: np.dtype, shown: str, numpy: bool) -> np.ndarray:
+    """The value of ``t`` in a requested ``dtype`` as TensorFlow converts a program's host value (tf.constant,
+    tf.convert_to_tensor, tf.Variable): a NumPy array (``numpy``) as NumPy casts it to any number dtype (300.0 as
+    int8 is 44, 1.5 is 1), never to a string; Python's ints to any number dtype, wrapping as C casts (300 as uint8
+    is 44), never to bool; Python's floats to the float dtypes only; a Python bool to bool, the floats, int32, int64
+    and uint64. Anything else is TensorFlow's error, ``shown`` (the value's repr) in its words."""
+    value = t.value
+    if value.dtype == dtype:
+        return value.copy()             # (TensorFlow copies: the program's later writes to its array stay its own)
+    word = dtype_name(dtype)
+    refused = TdfTypeError(f"Cannot convert {shown} to EagerTensor of dtype {_TF_WORDS.get(word, word)}")
+    if numpy:
+        if dtype.hasobject:
+            if value.dtype.kind in "SU":
+                return text_array(value)
+            kind = {"b": "bool", "f": "float"}.get(value.dtype.kind, "int")
+            raise TdfValueError(f"Failed to convert a NumPy array to a Tensor (Unsupported object type {kind}).")
+        if value.dtype.hasobject:       # (NumPy's strings, held as TensorFlow's bytes)
+            value = np.array([v.decode() for v in value.flat], dtype=str).reshape(value.shape)
+        try:
+            with np.errstate(all="ignore"):
+                return value.astype(dtype)      # (NumPy's strings are parsed as NumPy parses them)
+        except ValueError as e:
+            raise TdfValueError(str(e)) from None
+    if value.size == 0 and not value.dtype.hasobject:       # ([] is float, and takes any dtype: it holds no number)
+        return value.astype(dtype)
+    if dtype.hasobject or value.dtype.hasobject or dtype.kind == "b":
+        raise refused
+    if value.dtype.kind == "f" and dtype.kind != "f" or value.dtype.kind == "b" and dtype.kind in "iu" \
+            and dtype not in _BOOL_TAKERS:
+        raise refused
+    if dtype == np.uint64 and value.dtype.kind == "i" and value.min() < 0:
+        raise refused       # (TensorFlow's own conversion fails here, its error lost: a SystemError, or 2**64 - 1)
+    with np.errstate(over="ignore"):        # (2**40 as float16 is inf, silently)
+        return value.astype(dtype)
 
 
 def _short(value: np.ndarray) -> str:
