@@ -826,8 +826,6 @@ def test_a_program_fitting_its_keras_classes_is_one_the_bridge_accepts(name):
     ("class M(tf.keras.Model):\n    pass\nm = M(inputs=1, outputs=2)\n",
      "line 4 makes a functional subclass of keras.Model"),
     ("class M(tf.keras.Model):\n    pass\nM().summary()\n", "line 4 uses summary beside a class derived"),
-    ("class L(tf.keras.layers.Layer):\n    pass\nclass K(L):\n    pass\nm = tf.keras.Sequential([K()])\n",
-     "line 6 makes a keras.Sequential beside a layer class of the program's"),
 ])
 def test_what_a_program_s_keras_model_does_on_the_interpreter_only_keeps_it_there(source, reason):
     found = tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source)

@@ -12,7 +12,6 @@ import ast
 
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, to_library, \
     to_program
-from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.runtime.context import current
 
 
@@ -23,18 +22,13 @@ _FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
 def refusal(tree: ast.Module, keras_class) -> str | None:
     """Why a program that derives from Keras's classes stays off CPython: it makes a functional subclass of
     keras.Model (``super().__init__(inputs, outputs)``, or ``MyModel(inputs, outputs)`` of one without
-    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), puts a layer of its own in a
-    keras.Sequential, or defines an RNN cell. ``keras_class``
+    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), or defines an RNN cell. ``keras_class``
     gives the bridge's Keras class a base class's expression names (None: none)."""
     classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
     if not any(keras_class(b) is not None for node in classes for b in node.bases):
         return None
     models = _derived(classes, lambda k: issubclass(k, Fitting), keras_class)
-    layers = _derived(classes, lambda k: getattr(k, "base", None) in (LAYER, KERAS_MODEL), keras_class)
     for node in ast.walk(tree):
-        if layers and (node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)) == "Sequential":
-            return (f"line {node.lineno} makes a keras.Sequential beside a layer class of the program's: a program's "
-                    "layer in a Sequential runs on tapecli's interpreter")
         name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
             else None
         if name in _FITTING_ELSEWHERE:
