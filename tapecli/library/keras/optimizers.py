@@ -504,13 +504,13 @@ class Optimizer(KerasObject):
             out = []
             for g in arrays:        # tf.clip_by_norm
                 dtype = g.dtype.type
-                l2sum = np.sum(g * g, dtype=g.dtype)
+                l2sum = _sum(g * g)
                 l2norm = np.sqrt(l2sum) if l2sum > 0 else l2sum
                 out.append((g * dtype(self.clipnorm)) / np.maximum(l2norm, dtype(self.clipnorm)))
             return out
         if self.global_clipnorm is not None and self.global_clipnorm > 0:
             dtype = arrays[0].dtype.type
-            norm = np.sqrt(np.sum(np.stack([np.sum(np.square(g), dtype=g.dtype) for g in arrays])))
+            norm = np.sqrt(_sum(np.stack([_sum(np.square(g)) for g in arrays])))
             with np.errstate(divide="ignore", invalid="ignore"):
                 scale = dtype(self.global_clipnorm) * np.minimum(dtype(1.0) / norm, dtype(1.0 / self.global_clipnorm))
                 scale = scale + (norm - norm)
