@@ -397,3 +397,15 @@ def test_keras_fit_dropout_state():
     # Dropout's SeedGenerator: [randint(1, 1e9), 0] when constructed, one next() per training step in fit
     case = KERAS["fit_dropout_state"]
     assert case["state"] == [random.Random(4).randint(1, int(1e9)), case["steps"]]
+
+
+def test_multinomial_runs_its_rows_in_tensorflows_shards():
+    # TensorFlow 2.21's tf.random.stateless_categorical of 500 rows of 10 classes, 20 samples, seed [1, 2], on a
+    # pool of 2 threads, recorded: Eigen's blocks of 63 rows, each block's generator skipped by first_row * 23 // 4
+    logits = np.log(np.random.default_rng(0).uniform(0.1, 1.0, (500, 10)).astype(F32))
+    key, counter = R.stateless_key_counter(np.array([1, 2]))
+    out = S.multinomial(logits, 20, key, counter, threads=2)
+    assert hashlib.sha256(out.tobytes()).hexdigest() == "260a38995434d8e46e103d5b37bd7f7b8934ea17b080951ea904c0f41cfa89dc"
+    assert out[-1, :8].tolist() == [6, 0, 4, 3, 4, 7, 1, 2] and out[0, :8].tolist() == [8, 9, 2, 9, 6, 6, 8, 4]
+    one_shard = S.multinomial(logits, 20, key, counter, threads=1)
+    assert (one_shard[:63] == out[:63]).all() and (one_shard[63:] != out[63:]).any()

@@ -25,7 +25,7 @@ import operator
 
 import numpy as np
 
-from tapecli.kernels import tf_random
+from tapecli.kernels import tf_random, tf_sums
 
 _RESERVED_PER_OUTPUT = 256          # kReservedSamplesPerOutput
 _INVERSION_RESERVED = 42            # binomial inversion's reservation per output
@@ -522,3 +522,42 @@ def random_gamma(state: tf_random.StatefulRandom, shape, alpha, seed=None) -> np
         return np.zeros(shape + alpha.shape, alpha.dtype)
     key, counter = state.reserve("RandomGamma", alpha.dtype, seeds, num_samples * alpha.size * _RESERVED_PER_OUTPUT)
     return gamma(key, counter, alpha, num_samples, alpha.dtype).reshape(shape + alpha.shape)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Multinomial (tf.random.categorical) and StatelessMultinomial
+# ----------------------------------------------------------------------------------------------------------
+
+def multinomial(logits: np.ndarray, num_samples: int, key: int, counter: int, threads: int) -> np.ndarray:
+    """``multinomial_op.cc``'s CPU draws [batch, num_samples] (int64) from the Philox generator at (key, counter):
+    each row's unnormalized CDF, the running total of exp(logit - max) over its finite logits in double, each
+    sample the first class whose running total exceeds ``RandDouble() * total`` (a SimplePhilox: two uint32 a
+    double). The rows run in shards (``Shard``: Eigen's parallelFor with a cost of 50 (samples log2(classes) +
+    classes) a row over ``threads``): each shard's generator skipped by ``first_row * (num_samples + 3) / 4``
+    Philox outputs, its rows one after another."""
+    batch, classes = logits.shape
+    out = np.zeros((batch, num_samples), np.int64)
+    if out.size == 0:
+        return out
+    cost = int(50 * (num_samples * math.log(classes) / math.log(2) + classes))
+    for start, stop in _shards(batch, cost, threads):
+        skip = start * (num_samples + 3) // 4
+        words = tf_random.philox_uint32(key, tf_random.counter_skip(counter, skip), 2 * num_samples * (stop - start))
+        uniform = tf_random.uint64_to_double(words[0::2], words[1::2]).reshape(stop - start, num_samples)
+        for b in range(start, stop):
+            row = logits[b]
+            finite = np.isfinite(row)
+            top = float(row[finite].max()) if finite.any() else float(np.finfo(row.dtype).min)
+            cdf = np.cumsum(np.where(finite, np.exp(row.astype(np.float64) - top), 0.0))     # (a running total)
+            out[b] = np.searchsorted(cdf, uniform[b - start] * cdf[-1], side="right")
+    return out
+
+
+def _shards(total: int, cost: int, threads: int) -> list:
+    """The row ranges ``Shard`` (work_sharder.cc: the pool's ``ParallelFor``) gives its work: one range where
+    Eigen's cost model keeps it on one thread, else its blocks."""
+    work_threads = min(threads, max(1, int((total * cost - 100_000) / 100_000 + 0.9)))
+    if total <= 1 or threads == 1 or work_threads == 1:
+        return [(0, total)]
+    step = tf_sums.parallel_for_block(total, cost, threads)
+    return [(first, min(total, first + step)) for first in range(0, total, step)]

@@ -321,11 +321,11 @@ def _row_ranges(outer, inner, itemsize, threads):
     block_cost = block_rows * inner * (itemsize * 11 / 64 + 1)      # bytes loaded at 11/64 cycles, one add each
     if blocks <= 1 or min(threads, max(1, int((blocks * block_cost - 100_000) / 100_000 + 0.9))) == 1:
         return [(0, outer)]
-    step = _parallel_for_block(blocks, block_cost, threads)
+    step = parallel_for_block(blocks, block_cost, threads)
     return [(b * block_rows, min(outer, (b + step) * block_rows)) for b in range(0, blocks, step)]
 
 
-def _parallel_for_block(n, cost, threads):
+def parallel_for_block(n, cost, threads):
     """Eigen's ThreadPoolDevice::CalculateParallelForBlock: the blocks of ``n`` one task takes."""
     size = min(n, max(-(-n // (4 * threads)), int(40_000 / cost)))
     largest = min(n, 2 * size)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.kernels import tf_random, tf_random_samplers
+from tapecli.kernels import tf_random, tf_random_samplers, tf_sums
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import _check_size, _float_dtype, _rng, to_dtype, to_float, to_int, to_shape
 from tapecli.interpreter.registry import builtin
@@ -23,46 +23,49 @@ def _stateless(seed) -> np.random.Generator:
     return np.random.default_rng([int(v) % 2**63 for v in s.value])
 
 
-def _categorical(rng, logits, num_samples, dtype):
-    z = ops.to_tensor(logits)
-    if z.ndim != 2:
-        raise ShapeError(f"categorical needs [batch, classes] logits, got shape {list(z.shape)}")
-    n = to_int(num_samples, "num_samples")
-    _check_size((z.shape[0], n))
-    logp = z.value.astype(np.float64)
-    logp = logp - logp.max(axis=1, keepdims=True)
-    p = np.exp(logp)
-    p /= p.sum(axis=1, keepdims=True)
-    out = np.stack([rng.choice(z.shape[1], size=n, p=row) for row in p]) if z.shape[0] else np.zeros((0, n))
-    return Tensor(out.astype(np.int64 if dtype is None else to_dtype(dtype)))
-
-
-@builtin(interp=True)
-def categorical(interp, logits, num_samples, dtype=None, seed=None, name=None):
-    return _categorical(_rng(interp, seed), logits, num_samples, dtype)
-
-
-@builtin()
-def stateless_categorical(logits, num_samples, seed, dtype=None, name=None):
-    """StatelessMultinomial's draws (TensorFlow's numbers where its kernel runs the rows as one shard, as it
-    does below 10,000 units of its cost, 50 (samples log2(classes) + classes) a row)."""
-    _stateless(seed)
+def _logits(logits, num_samples):
     z = ops.to_tensor(logits)
     z = ops.materialize(z) if z.weak else z
     if z.ndim != 2:
         raise ShapeError(f"categorical needs [batch, classes] logits, got shape {list(z.shape)}")
     n = to_int(num_samples, "num_samples")
     _check_size((z.shape[0], n))
-    key, counter = tf_random.stateless_key_counter(ops.to_tensor(seed).value)
-    words = tf_random.philox_uint32(key, counter, 2 * n * z.shape[0])
-    uniform = tf_random.uint64_to_double(words[0::2], words[1::2]).reshape(z.shape[0], n)
-    out = np.zeros((z.shape[0], n), np.int64)
-    for b, row in enumerate(np.asarray(z.value)):
-        finite = np.isfinite(row)
-        top = float(row[finite].max()) if finite.any() else float(np.finfo(row.dtype).min)
-        cdf = np.cumsum(np.where(finite, np.exp(row.astype(np.float64) - top), 0.0))   # (a running total)
-        out[b] = np.searchsorted(cdf, uniform[b] * cdf[-1], side="right")
+    return z, n
+
+
+def _multinomial(z: Tensor, n: int, key: int, counter: int, dtype) -> Tensor:
+    out = tf_random_samplers.multinomial(np.asarray(z.value), n, key, counter, tf_sums.POOL_THREADS)
     return Tensor(out.astype(np.int64 if dtype is None else to_dtype(dtype)))
+
+
+@builtin(interp=True)
+def categorical(interp, logits, num_samples, dtype=None, seed=None, name=None):
+    """Multinomial's draws: TensorFlow's where a seed makes them reproducible (its kernel's Philox state, one per
+    seed pair and dtypes, moves on by each call's samples), NumPy's elsewhere."""
+    z, n = _logits(logits, num_samples)
+    state = tensorflow_stream(seed)
+    if state is None:
+        logp = z.value.astype(np.float64)
+        p = np.exp(logp - logp.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        rng = _rng(interp, seed)
+        out = np.stack([rng.choice(z.shape[1], size=n, p=row) for row in p]) if z.shape[0] else np.zeros((0, n))
+        return Tensor(out.astype(np.int64 if dtype is None else to_dtype(dtype)))
+    op_seed = None if seed is None else to_int(seed, "seed")
+    out_dtype = np.dtype(np.int64) if dtype is None else to_dtype(dtype)
+    samples = -(-n // 4) * 4 * 2            # (ReserveRandomOutputs: the samples to a multiple of 4, two words each)
+    key, counter = state.reserve(f"Multinomial:{out_dtype.name}", z.dtype, state.get_seed(op_seed),
+                                 z.shape[0] * samples * 256)
+    return _multinomial(z, n, key, counter, out_dtype)
+
+
+@builtin()
+def stateless_categorical(logits, num_samples, seed, dtype=None, name=None):
+    """StatelessMultinomial's draws (kernels/tf_random_samplers.multinomial)."""
+    _stateless(seed)
+    z, n = _logits(logits, num_samples)
+    key, counter = tf_random.stateless_key_counter(ops.to_tensor(seed).value)
+    return _multinomial(z, n, key, counter, dtype)
 
 
 @builtin(interp=True)
