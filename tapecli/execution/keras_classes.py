@@ -21,8 +21,8 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.execution.keras_fitting import Fitting
-from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, to_library, \
-    to_program
+from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, \
+    run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
 from tapecli.library.keras.common import call_training
 from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
@@ -474,14 +474,7 @@ def _takes_mask(layer) -> bool:
 def graph_layer(layer) -> GraphLayer:
     """The library's view of a program's layer (one per layer and run): a node of a functional graph, a layer of a
     Sequential model (tf_values.VIEWS)."""
-    run = current().bridge.run
-    nodes = getattr(run, "keras_graph_layers", None)        # (by the layer's id, the layer kept beside its node)
-    if nodes is None:
-        nodes = run.keras_graph_layers = {}
-    found = nodes.get(id(layer))
-    if found is None or found[0] is not layer:
-        found = nodes[id(layer)] = (layer, GraphLayer(run, layer))
-    return found[1]
+    return run_view(current().bridge.run, "keras_graph_layers", layer, GraphLayer)
 
 
 class GraphLayer(LibraryLayer):

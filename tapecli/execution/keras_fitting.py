@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 
-from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, to_library, \
-    to_program
+from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, run_view, \
+    to_library, to_program
 from tapecli.runtime.context import current
 
 
@@ -124,14 +124,7 @@ class FittedModel:
 
 def fitted(model) -> FittedModel:
     """The Trainer's view of a program's model, one per instance (kept by the run)."""
-    run = current().eager.run
-    views = getattr(run, "keras_models", None)
-    if views is None:
-        views = run.keras_models = {}
-    found = views.get(id(model))
-    if found is None or found[0] is not model:
-        found = views[id(model)] = (model, FittedModel(run, model))
-    return found[1]
+    return run_view(current().eager.run, "keras_models", model, FittedModel)
 
 
 def _called(f, args, kwargs):

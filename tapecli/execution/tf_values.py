@@ -49,6 +49,19 @@ def as_tensorflow(f):
     return crossing
 
 
+def run_view(run, table: str, obj, make):
+    """The run's one ``make(run, obj)`` for ``obj``, kept by the run in its dict ``table`` beside ``obj`` (an id is
+    reused once its object is gone)."""
+    views = getattr(run, table, None)
+    if views is None:
+        views = {}
+        setattr(run, table, views)
+    found = views.get(id(obj))
+    if found is None or found[0] is not obj:
+        found = views[id(obj)] = (obj, make(run, obj))
+    return found[1]
+
+
 @contextlib.contextmanager
 def program_side(eager):
     """The program's code called back from the library (a dataset's map function, a custom gradient's body):
