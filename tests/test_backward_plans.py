@@ -121,6 +121,30 @@ def test_a_backward_pass_that_computes_outside_the_kernels_gets_no_plan(monkeypa
     assert _state(planned) == _state(_run(program, monkeypatch, plans=False))
 
 
+def test_a_numpy_batch_repeated_then_changed_gives_each_passs_gradient(monkeypatch):
+    # each NumPy batch serves three steps (as a GAN's critic takes them): an op's NumPy input is recorded as
+    # the tensor it was converted to, so a plan reads the new batch; if the gradient rules converted it again,
+    # the copy would be a constant that agreed on passes 2 and 3, and every later step would get step 0's batch
+    program = """
+    import numpy as np
+    import tensorflow as tf
+    data = np.random.default_rng(0).normal(size=(4, 16, 4)).astype("float32")
+    w = tf.Variable(tf.ones((4, 3)))
+    grads = []
+    for step in range(12):
+        x = data[step // 3]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(tf.matmul(x, w)))
+        grads.append(tape.gradient(loss, w))
+    """
+    planned = _run(program, monkeypatch)
+    assert planned.context.replayed == 12 - 3
+    assert _bits(planned, "grads") == _bits(_run(program, monkeypatch, plans=False), "grads")
+    data = np.random.default_rng(0).normal(size=(4, 16, 4)).astype("float32")
+    expected = data[3].T @ (1 - np.tanh(data[3] @ np.ones((4, 3), np.float32)) ** 2)
+    np.testing.assert_allclose(planned.scope.get("grads")[-1].value, expected, rtol=1e-5)
+
+
 @pytest.mark.parametrize("options", [{"check_numerics": True}, {"explain": True}])
 def test_no_plan_runs_where_the_pass_is_checked_or_logged(options, monkeypatch):
     planned = _run(mlp(6), monkeypatch, **options)

@@ -445,6 +445,10 @@ def emit(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
 def _kept(op: Op, inputs: list, output):
     """What a record of ``op`` keeps: the tensors its rules read, stubs for the others. (``inputs`` is
     the list apply made; the record may keep it.)"""
+    for t in inputs:
+        if t.__class__ is NumpyArray:
+            inputs = _as_converted(inputs)
+            break
     keep = op._save_in
     if keep is None:
         return inputs, output
@@ -460,6 +464,13 @@ def _kept(op: Op, inputs: list, output):
     if (kept is inputs and not stub_output) or current().numerics.enabled:
         return inputs, output           # (--check-numerics reports every input's values)
     return kept, Stub(output) if stub_output else output
+
+
+def _as_converted(inputs: list) -> list:
+    """The inputs as the op took them: a NumPy array as the TensorFlow tensor it was converted to (to_tensor's
+    copy, which the record keeps), so that its gradient rules read that copy and do not copy it again (a
+    backward plan would see each new copy as a constant)."""
+    return [Tensor(t.value, t.weak, t.id) if t.__class__ is NumpyArray else t for t in inputs]
 
 
 def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
