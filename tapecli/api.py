@@ -332,7 +332,7 @@ def _say_why_not_on_cpython(error: TdfError, source: str) -> None:
     """A form (or an import) the interpreter refuses, in a TensorFlow program that CPython would run but for
     something else it uses: the hint names that (execution.tensorflow.refusal), so that the user sees both sides."""
     from tapecli.execution.tensorflow import enabled, why_not_on_cpython
-    reason = why_not_on_cpython(source) if enabled(True) else None
+    reason = why_not_on_cpython(source) if enabled() else None
     if reason is not None:
         error.hint = f"CPython runs this {'import' if isinstance(error, RefusedImport) else 'form'} in a TensorFlow " \
                      f"program, but not in this one: {reason}"

@@ -509,13 +509,22 @@ def test_limits_hold_in_a_tensorflow_program(monkeypatch):
     assert _limited(source, monkeypatch).line == 3
 
 
-def test_by_default_cpython_runs_what_the_interpreter_refuses_and_the_interpreter_the_rest(monkeypatch):
-    """TAPECLI_TF_ON_CPYTHON=auto (the default): a program the interpreter's parser refuses (try/raise, yield,
-    @staticmethod) runs on CPython; one it can run stays there, with its loop plans and fast paths."""
+def test_by_default_cpython_runs_what_the_bridge_takes_and_the_interpreter_the_rest(monkeypatch):
+    """TAPECLI_TF_ON_CPYTHON=auto (the default): CPython runs every program the bridge takes, those the
+    interpreter's parser refuses (try/raise, yield, @staticmethod) and those it could run (Python's values are
+    Python's: 2**100 is Python's int); one the bridge refuses (a tensor attribute only the interpreter gives) runs
+    on the interpreter. =0: the interpreter runs what it can."""
     monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
     assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
-    plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\n", "<test>")
-    assert not isinstance(plain.interpreter, execution.PythonRun)
+    plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\nprint(2**100, 10**20 // 10**19)\n",
+                           "<test>")
+    assert isinstance(plain.interpreter, execution.PythonRun)
+    assert plain.output == ["1267650600228229401496703205376 10"]
+    refused = api.run_source("import tensorflow as tf\nx = tf.ones([2, 3])\ny = x.T\n", "<test>")
+    assert not isinstance(refused.interpreter, execution.PythonRun)
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    assert not isinstance(api.run_source("import tensorflow as tf\nx = tf.constant(1.0)\n", "<test>").interpreter,
+                          execution.PythonRun)
 
 
 @pytest.mark.parametrize("on", ["1", "0"])

@@ -61,8 +61,8 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                 if full.split(".")[0] in BRIDGED:
                     from tapecli.execution.tensorflow import enabled, interpreter_refuses
                     if not tensorflow:
-                        refused = free_names or interpreter_refuses(tree)      # (the interpreter cannot run it)
-                        tensorflow = enabled(refused)
+                        tensorflow = enabled()
+                        refused = tensorflow and (free_names or interpreter_refuses(tree))  # (the interpreter cannot)
                     if not tensorflow:
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:

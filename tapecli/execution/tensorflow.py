@@ -8,7 +8,8 @@ weak tensor, a tuple a list, a NumPy array a tensor that stays NumPy's) and its 
 variables are tapecli's own: their Python operators ask the run's :class:`Eager`, which applies the ops, so the
 tapes record them. ``tf.GradientTape`` is a context manager over a runtime tape; its gradient calls record the
 same requests as the interpreter's, labelled from the call's text (the guard passes each call site, guard.py).
-Every other TensorFlow program runs on the interpreter, as does every one while ``TAPECLI_TF_ON_CPYTHON=0``."""
+This is the default (``TAPECLI_TF_ON_CPYTHON=auto``, and ``1``): a program's Python values are Python's. Every other
+TensorFlow program runs on the interpreter, as does every one while ``TAPECLI_TF_ON_CPYTHON=0``."""
 from __future__ import annotations
 
 import ast
@@ -201,12 +202,10 @@ def _last_name(decorator: ast.expr) -> str | None:
     return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
 
 
-def enabled(refused_by_the_interpreter: bool) -> bool:
-    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run;
-    auto (the default), those the interpreter's parser refuses (``try``/``raise``, generators, ``@staticmethod``...)
-    while the interpreter keeps the rest, with its loop plans and fast paths; 0, none."""
-    mode = setting("TAPECLI_TF_ON_CPYTHON", "auto")
-    return mode == "1" or (mode == "auto" and refused_by_the_interpreter)
+def enabled() -> bool:
+    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): auto (the default) and 1, each one
+    the bridge can run (Python's values are Python's), the interpreter the rest; 0, none."""
+    return setting("TAPECLI_TF_ON_CPYTHON", "auto") != "0"
 
 
 # ------------------------------------------------------------------ what a program may use
