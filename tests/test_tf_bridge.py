@@ -400,7 +400,6 @@ def test_bridged_as_the_interpreter_runs_it(program, monkeypatch):
 
 @pytest.mark.parametrize("source", [
     "import tensorflow as tf\nclass M(tf.keras.Sequential):\n    pass\n",        # a Keras class not a base here
-    "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.T\n",                # an interpreter-only attribute
     "import tensorflow as tf\nm = tf.math\ny = m.exp(1.0)\n",                     # a module as a value
     "import tensorflow as tf\nr = tf.random\n",                                    # (one whose objects are held)
     "import tensorflow as tf\nn = tf.data.NOT_A_NAME\n",                           # a name the library lacks
@@ -509,19 +508,35 @@ def test_limits_hold_in_a_tensorflow_program(monkeypatch):
     assert _limited(source, monkeypatch).line == 3
 
 
-def test_by_default_cpython_runs_what_the_bridge_takes_and_the_interpreter_the_rest(monkeypatch):
+TRAINING_LOOP = """
+import tensorflow as tf
+w = tf.Variable(1.0)
+for step in range(8):
+    with tf.GradientTape() as tape:
+        loss = w * w
+    g = tape.gradient(loss, w)
+    w.assign_sub(0.1 * g)
+"""
+
+
+def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_loop(monkeypatch):
     """TAPECLI_TF_ON_CPYTHON=auto (the default): CPython runs every program the bridge takes, those the
     interpreter's parser refuses (try/raise, yield, @staticmethod) and those it could run (Python's values are
-    Python's: 2**100 is Python's int); one the bridge refuses (a tensor attribute only the interpreter gives) runs
-    on the interpreter. =0: the interpreter runs what it can."""
+    Python's: 2**100 is Python's int; a tensor has no NumPy method, as in TensorFlow), but one with a training loop
+    the interpreter's loop plans run (its iterations replayed there). =1: CPython runs that one too; =0: the
+    interpreter runs what it can."""
     monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
     assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
     plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\nprint(2**100, 10**20 // 10**19)\n",
                            "<test>")
     assert isinstance(plain.interpreter, execution.PythonRun)
     assert plain.output == ["1267650600228229401496703205376 10"]
-    refused = api.run_source("import tensorflow as tf\nx = tf.ones([2, 3])\ny = x.T\n", "<test>")
-    assert not isinstance(refused.interpreter, execution.PythonRun)
+    with pytest.raises(TdfError, match="'EagerTensor' object has no attribute 'T'"):
+        api.run_source("import tensorflow as tf\nx = tf.ones([2, 3])\ny = x.T\n", "<test>")
+    loop = api.run_source(TRAINING_LOOP, "<test>")
+    assert not isinstance(loop.interpreter, execution.PythonRun) and loop.context.loop_replayed > 0
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    assert isinstance(api.run_source(TRAINING_LOOP, "<test>").interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     assert not isinstance(api.run_source("import tensorflow as tf\nx = tf.constant(1.0)\n", "<test>").interpreter,
                           execution.PythonRun)

@@ -61,8 +61,8 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                 if full.split(".")[0] in BRIDGED:
                     from tapecli.execution.tensorflow import enabled, interpreter_refuses
                     if not tensorflow:
-                        tensorflow = enabled()
-                        refused = tensorflow and (free_names or interpreter_refuses(tree))  # (the interpreter cannot)
+                        refused = free_names or interpreter_refuses(tree)      # (the interpreter cannot run it)
+                        tensorflow = enabled(tree, refused)
                     if not tensorflow:
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:
@@ -82,7 +82,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         # A program TDF's parser refused (``free_names``) that imports a module no program may: CPython's run
         # refuses the import at its line, with its reason, rather than TDF at a form it could not read.
         allowed = {m.split(".")[0] for m in ALLOWED} | (_imported(tree) if free_names else set())
-        return tree if (free_names or not free) and bridgeable(tree, allowed, lenient_attributes=not refused) \
+        return tree if (free_names or not free) and bridgeable(tree, allowed, interpreter_can_run=not refused) \
             else None
     return None if free and not free_names else tree
 

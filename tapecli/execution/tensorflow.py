@@ -108,12 +108,6 @@ GUARDED = frozenset(TENSOR_ATTRIBUTES | VARIABLE_ATTRIBUTES | TAPE_ATTRIBUTES | 
     name for cls in (Tensor, Variable, Tape, TapeObject) for name in dir(cls) if not name.startswith("_")} | HIDDEN)
 # Calls whose site (the text of their arguments) the guard passes on: the requests' labels, watch's labels.
 SITE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
-# Attributes the interpreter answers for a tensor and the bridge does not (NumPy-style methods, ``.T``, ...): a
-# program that reads one stays on the interpreter.
-_INTERPRETER_ATTRIBUTES = frozenset({"T", "astype", "reshape", "mean", "sum", "tolist", "item", "min", "max",
-                                     "flatten", "ravel", "copy", "std", "var", "argmax", "argmin", "squeeze",
-                                     "transpose", "prod", "round", "clip", "any", "all", "cumsum", "dot", "size",
-                                     "argsort"})
 
 
 def interpreter_refuses(tree: ast.Module) -> bool:
@@ -202,28 +196,34 @@ def _last_name(decorator: ast.expr) -> str | None:
     return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
 
 
-def enabled() -> bool:
-    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): auto (the default) and 1, each one
-    the bridge can run (Python's values are Python's), the interpreter the rest; 0, none."""
-    return setting("TAPECLI_TF_ON_CPYTHON", "auto") != "0"
+def enabled(tree: ast.Module | None = None, refused: bool = True) -> bool:
+    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run
+    (Python's values are Python's), the interpreter the rest; auto (the default), the same but for a program the
+    interpreter can run (not ``refused``) with a training loop its loop plans serve (training_loops.py); 0, none."""
+    mode = setting("TAPECLI_TF_ON_CPYTHON", "auto")
+    if mode == "auto" and tree is not None and not refused:
+        from tapecli.execution.training_loops import training_loop
+        return training_loop(tree) is None
+    return mode != "0"
 
 
 # ------------------------------------------------------------------ what a program may use
-def bridgeable(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) -> bool:
+def bridgeable(tree: ast.Module, allowed_modules, interpreter_can_run: bool = True) -> bool:
     """Whether CPython runs this TensorFlow program (refusal)."""
-    return refusal(tree, allowed_modules, lenient_attributes) is None
+    return refusal(tree, allowed_modules, interpreter_can_run) is None
 
 
 _NOT_TENSORFLOW = "no TensorFlow program"
 
 
-def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) -> str | None:
+def refusal(tree: ast.Module, allowed_modules, interpreter_can_run: bool = True) -> str | None:
     """Why CPython does not run this TensorFlow program (None: it does): it imports TensorFlow (``tensorflow``,
     ``keras``, from-imports of them) and no other framework, every name of TensorFlow it writes is one the bridge
-    supports, its classes derive from none of TensorFlow's but tf.Module, and (with ``lenient_attributes``: a
-    program the interpreter could run) it reads no tensor attribute only the interpreter gives. Decided from the
-    text alone (a program never runs twice); the reason names the line."""
-    aliases, modules = {}, set()         # aliases: a name an import of TensorFlow binds -> the tf path it names
+    supports (with ``interpreter_can_run``: where the interpreter could run the program, every name is one the bridge
+    has; else a name it lacks is an error when its line runs), and its classes derive from none of TensorFlow's but
+    tf.Module and Keras's bases. Decided from the text alone (a program never runs twice); the reason names the
+    line."""
+    aliases = {}         # a name an import of TensorFlow binds -> the tf path it names
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -235,8 +235,6 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
                     aliases[alias.asname or alias.name] = [*framework_path(node.module), alias.name]
             elif node.module.split(".")[0] not in allowed_modules:
                 return f"line {node.lineno}: {_import_refusal(node.module)}"
-            else:
-                modules.update(alias.asname or alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 top = alias.name.split(".")[0]
@@ -244,20 +242,12 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
                     aliases[alias.asname or top] = framework_path(alias.name if alias.asname else top)
                 elif top not in allowed_modules:
                     return f"line {node.lineno}: {_import_refusal(alias.name)}"
-                else:
-                    modules.add(alias.asname or top)
     if not aliases:
         return _NOT_TENSORFLOW
     tree.tf_aliases = aliases
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, complex):
             return f"line {node.lineno} writes a complex number"    # (tapecli's tensors are real)
-        if lenient_attributes and isinstance(node, ast.Attribute) and node.attr in _INTERPRETER_ATTRIBUTES:
-            root = node.value
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if not (isinstance(root, ast.Name) and (root.id in modules or root.id in aliases)):   # (np.sum: a function)
-                return f"line {node.lineno} reads .{node.attr} of what may be a tensor"
     fitting = keras_fitting.refusal(tree, lambda base: KERAS_CLASSES.get(tuple(_tf_path(base, aliases) or ())))
     if fitting is not None:
         return fitting
@@ -285,7 +275,7 @@ def refusal(tree: ast.Module, allowed_modules, lenient_attributes: bool = True) 
             # Where the interpreter cannot run the program anyway, every name is CPython's to read when its line
             # runs (tf_module): one the bridge lacks is an error at that line, after what ran before it, as a name
             # TensorFlow lacks is TensorFlow's AttributeError there; a module may be a value (hasattr(tf.math, ...)).
-            if lenient_attributes and not supported(path):
+            if interpreter_can_run and not supported(path):
                 if not path:
                     return f"line {node.lineno} uses {node.id} as a value"
                 found = "tapecli does not have" if _resolve(path) is None else "tapecli runs on its interpreter only"
@@ -306,7 +296,7 @@ def why_not_on_cpython(source: str) -> str | None:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     from tapecli.execution.modules import ALLOWED
-    found = refusal(tree, {m.split(".")[0] for m in ALLOWED}, lenient_attributes=False)
+    found = refusal(tree, {m.split(".")[0] for m in ALLOWED}, interpreter_can_run=False)
     return None if found == _NOT_TENSORFLOW else found
 
 
