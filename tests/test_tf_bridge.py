@@ -542,6 +542,29 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_lo
                           execution.PythonRun)
 
 
+@pytest.mark.parametrize("expression, value", [
+    ("10 ** -3", "0.001"), ("2 ** -1", "0.5"), ("-7 // 2", "-4"), ("-7 % 3", "2"), ("7 % -3", "-2"),
+    ("2 ** 62 + (2 ** 62 - 1)", "9223372036854775807"), ("-(2 ** 62) * 2", "-9223372036854775808"),
+    ("abs(-5)", "5"), ("5 // 0 if False else 1", "1")])
+def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value, monkeypatch):
+    """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; a planned training loop's program by default), integer
+    literals compute as Python's integers do, where their results fit 64 bits (CPython's printed values)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    result = api.run_source(f"import tensorflow as tf\nprint({expression})\n", "<test>")
+    assert not isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == [value] == [str(eval(expression))]
+
+
+@pytest.mark.parametrize("program", ["print(2 ** 63)", "n = 1\nfor i in range(1, 25):\n    n *= i\n",
+                                     "print(2 ** 10 ** 12)", "print(-(-2 ** 63))"])
+def test_an_integer_past_64_bits_on_the_interpreter_is_an_error_not_a_wrapped_number(program, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError, match="past the 64-bit integers of tapecli's interpreter"):
+        api.run_source(f"import tensorflow as tf\n{program}\n", "<test>")
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")        # (CPython's integers are Python's)
+    api.run_source(f"import tensorflow as tf\n{program.replace('10 ** 12', '100')}\n", "<test>")
+
+
 @pytest.mark.parametrize("on", ["1", "0"])
 def test_add_n_of_a_list_of_numbers_adds_them(on, monkeypatch):
     """tf.add_n([1.0, 2.0]) is 3.0, as TensorFlow gives it: the list is the inputs, not one [2] input."""

@@ -55,11 +55,11 @@ class Op:
     __slots__ = ("name", "kernel", "vjp", "jvp", "differentiable", "weak_arith", "unify", "float_only", "saves",
                  "grads", "batchable", "vjp_needs", "kept_extra", "release_extra", "_idx", "_save_in", "_save_out",
                  "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator", "flops",
-                 "strings")
+                 "strings", "python_ints")
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
-                 public_name=None, fusion=None, strings=False, scalar_operator=None):
+                 public_name=None, fusion=None, strings=False, scalar_operator=None, python_ints=None):
         self.name = name
         self.strings = strings            # TensorFlow's kernel takes string tensors too (its other inputs' dtypes)
         self.program = tuple(program)     # the builtin names a program calls it by (derived wrappers)
@@ -84,6 +84,9 @@ class Op:
         # Python's operator on two NumPy float scalars of one dtype: the ufunc's IEEE arithmetic, bit for bit, at a
         # fraction of its time (ops/scalar.py's short path)
         self._scalar_operator = scalar_operator
+        # Python's operator on Python's exact integers: the op of integer literals alone (the interpreter's Python
+        # ints, 64-bit) as Python computes it (see python_int_result)
+        self.python_ints = python_ints
         if saves == "all":
             self._save_in, self._save_out = None, True
         else:
@@ -398,6 +401,8 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         weak = bool(tensors)
     try:
         out = scalar_kernel(op, tensors) if not attrs else None
+        if out is None and weak and op.python_ints is not None and tensors[0].value.__class__ is np.int64:
+            out = python_int_result(op, tensors)
         if out is None:
             out = (_run_host if weak else _run_kernel)(op.kernel, [t.value for t in tensors], attrs)
     except MemoryError:
@@ -430,6 +435,32 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         for observer in ctx.observers:
             observer.applied(op, tensors, result, ctx.settings.line, tapes)
     return result
+
+
+def python_int_result(op: Op, tensors: list[Tensor]):
+    """``op`` on integer literals as Python computes it on its exact integers: an int64 scalar, or a float64 one
+    where Python's result is a float (``10 ** -3``); None where they are not all int64 scalars or Python raises
+    (a division by zero: the kernel's error). A result past int64 (``op.python_ints`` gives None where it would
+    be far past) is an error, never a wrapped number."""
+    values = []
+    for t in tensors:
+        v = t.value
+        if v.__class__ is not np.int64:
+            return None
+        values.append(int(v))
+    try:
+        exact = op.python_ints(*values)
+    except (ArithmeticError, ValueError):
+        return None
+    if exact.__class__ is float:
+        return np.float64(exact)
+    if exact is not None and -_INT64_LIMIT <= exact < _INT64_LIMIT:
+        return np.int64(exact)
+    raise TdfValueError(f"{op.name} of the integers {' and '.join(map(str, values))}: Python's result is past the "
+                        "64-bit integers of tapecli's interpreter (docs/language.md: where CPython runs a program)")
+
+
+_INT64_LIMIT = 1 << 63
 
 
 def emit(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
