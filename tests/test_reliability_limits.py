@@ -86,7 +86,7 @@ def test_a_huge_tf_data_batch_is_refused_while_it_is_gathered(tmp_path, source):
     ("x = np.full(2, 1, dtype='V1500000000')\n", "np.full()'s result"),
     ("x = np.arange(0.0, 1.0, 1e-12)\n", "np.arange()'s result"),
     ("x = np.arange(10).astype('U100000000')\n", "x.astype()'s result"),
-    ("x = tf.zeros([3000000])\nl = x.numpy().tolist()\n", "tolist()'s list"),
+    ("x = tf.zeros([3000000])\nl = x.numpy().tolist()\n", "tolist()'s"),
     ("a = tf.linalg.LinearOperatorScaledIdentity(2147483648, [1.0, 2.0])\n", "np.ones()'s result"),
     ("a = tf.linalg.LinearOperatorZeros(100000)\n", "np.zeros()'s result"),
     ("a = keras.metrics.AUC(num_thresholds=30000000)\n", "num_thresholds' thresholds"),
@@ -119,14 +119,20 @@ def test_numpy_results_under_the_caps_are_made(tmp_path):
     assert r.json["values"]["n"] == [12, 9.0, 10.0, 4, 3]
 
 
+def test_cpython_holds_numpys_object_arrays(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    r = cli("run", "--json", _write(tmp_path, HEAD + "x = np.arange(3).astype(dtype='O')\nn = [type(v).__name__ for v in x]\n",
+                                    "p.py"))
+    assert r.code == 0 and r.json["values"]["n"] == ["int", "int", "int"], r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("source, on_cpython", [("x = np.full(2, 1, dtype='V100')\n", "0"),
-                                                ("x = np.arange(10).astype(dtype='O')\n", "0"),
-                                                ("x = np.arange(10).astype(dtype='O')\n", "1")])
+                                                ("x = np.arange(10).astype(dtype='O')\n", "0")])
 def test_numpy_is_never_asked_for_an_array_no_program_value_can_hold(tmp_path, source, on_cpython, monkeypatch):
-    """Under the caps, a record (on the interpreter) or object dtype is refused before NumPy fills it (not after);
+    """Under the caps, a record or object dtype is refused on the interpreter before NumPy fills it (not after);
     NumPy's strings are NumPy values, weighed as any other
     (test_numpy_results_and_keras_thresholds_are_weighed_before_they_are_made). CPython's run holds NumPy's record
-    arrays as Python does."""
+    and object arrays as a Python program does (test_cpython_holds_numpys_object_arrays)."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     r = cli("run", "--json", _write(tmp_path, HEAD + source, "p.py"), env={"TAPECLI_MAX_MEMORY": "4e9"})
     assert r.code == 3 and r.json["error"]["kind"] == "TypeError", r.stdout + r.stderr

@@ -40,7 +40,8 @@ def test_where_cpython_runs_the_program():
     assert result.output == BY_TENSORFLOW.splitlines()
 
 
-def test_on_the_interpreter():
+def test_on_the_interpreter(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     result = tapecli.run(PROGRAM.split("print(type(")[0])      # (type(...).__name__ and try: CPython's)
     assert isinstance(result.run.interpreter, Interpreter)
     assert result.output == BY_TENSORFLOW.splitlines()[:2]

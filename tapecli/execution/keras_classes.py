@@ -530,6 +530,12 @@ class GraphLayer(LibraryLayer):
     def build_for(self, shape, dtype) -> None:
         pass                # (the layer builds itself at its first call, as Keras's does)
 
+    def set_trainable(self, value: bool) -> None:
+        """Keras's setter reaching the layer from a library model that holds it (``inner.trainable = False``):
+        the layer's own setter, whose weights follow it."""
+        self.trainable = value
+        self._program_side(setattr, self.layer, "trainable", value)
+
     def output_shape(self, shape) -> tuple:
         from tapecli.library.keras.models import make_input
         return self.call(self.interp, [make_input(batch_shape=shape)], {}, None).shape

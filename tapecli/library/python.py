@@ -72,8 +72,7 @@ def _tensor_of(value, dtype=None) -> Tensor:
         if converted is not None:
             return converted
         if t.dtype != want:
-            raise TdfTypeError(f"a {t.dtype} value given dtype {want}",
-                               hint=f"use {spelling.call('cast', 'x', 'dtype')}")
+            raise TdfTypeError(f"a {t.dtype} value given dtype {want}", hint=f"use {spelling.cast('...', str(want))}")
     if t.weak:
         return Tensor(convert_weak(t.value, ops.default_dtype(t.value)))
     return tf_tensor(t)

@@ -401,7 +401,9 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         weak = bool(tensors)
     try:
         out = scalar_kernel(op, tensors) if not attrs else None
-        if out is None and weak and op.python_ints is not None and tensors[0].value.__class__ is np.int64:
+        # (not while a plan traces: a value computed outside the kernels would be a constant of the plan)
+        if out is None and weak and op.python_ints is not None and tensors[0].value.__class__ is np.int64 \
+                and not _recording():
             out = python_int_result(op, tensors)
         if out is None:
             out = (_run_host if weak else _run_kernel)(op.kernel, [t.value for t in tensors], attrs)
