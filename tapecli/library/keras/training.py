@@ -83,20 +83,17 @@ class Trainer:
     def __init__(self, interp, model, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                  weighted_metrics=None, run_eagerly=False, steps_per_execution=1, jit_compile="auto",
                  auto_scale_loss=True):
-        names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
-        if loss_weights is not None and names is None:
-            raise TdfValueError("compile: loss_weights for a model of one output are not supported by tapecli")
+        names = compile_loss.output_names(model)       # a functional model's of several outputs
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
-        self.loss = self._loss(loss) if names is None or loss is None else \
-            compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
+        self.loss = None if loss is None else compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
         self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
             if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
     def _loss(self, loss):
-        if loss is None or isinstance(loss, str) and loss in _LOSS_CLASSES:
-            return None if loss is None else losses_mod.make(_LOSS_CLASSES[loss])()
+        if isinstance(loss, str) and loss in _LOSS_CLASSES:
+            return losses_mod.make(_LOSS_CLASSES[loss])()
         if isinstance(loss, str):
             raise TdfValueError(f"Could not interpret loss identifier: {loss}")
         if isinstance(loss, losses_mod.Loss):
@@ -165,8 +162,9 @@ class Trainer:
 
     def update_metrics(self, y, y_pred, sample_weight):
         if self.compile_metrics is not None:
-            targets = getattr(self.loss, "targets", None)       # (several outputs: y as one entry per output)
-            self.compile_metrics.update_state(y if targets is None else targets(y), y_pred, sample_weight)
+            if self.loss is not None and isinstance(y_pred, list):     # (several outputs: y as one entry each)
+                y = self.loss.targets(y, len(y_pred))
+            self.compile_metrics.update_state(y, y_pred, sample_weight)
         return self.logs()
 
     def logs(self) -> dict:
