@@ -23,9 +23,20 @@ from tapecli.runtime.values import Tensor
 
 def output_names(model) -> list | None:
     """The names of a functional model's outputs when it has several (None otherwise)."""
-    if not getattr(model, "many_out", False):
+    return functional_output_names(model) if getattr(model, "many_out", False) else None
+
+
+def functional_output_names(model) -> list | None:
+    """The names of a functional model's outputs, however many (Keras's output_names, by which its CompileLoss maps a
+    dict of losses); None for another model."""
+    if not hasattr(model, "many_out"):
         return None
-    return getattr(model, "output_keys", None) or [t.layer.given or t.layer.auto for t in model.outputs]
+    return getattr(model, "output_keys", None) or [_layer_name(t.layer or t.input_layer) for t in model.outputs]
+
+
+def _layer_name(layer) -> str:
+    """A layer's Keras name: a library layer's given or automatic one, a program layer's instance's."""
+    return layer.given or layer.auto if hasattr(layer, "auto") else layer.display()
 
 
 def checked_weights(loss_weights):

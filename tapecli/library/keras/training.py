@@ -86,7 +86,8 @@ class Trainer:
         names = compile_loss.output_names(model)       # a functional model's of several outputs
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
-        self.loss = None if loss is None else compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
+        self.loss = None if loss is None else \
+            compile_loss.CompileLoss(self._loss, loss, loss_weights, compile_loss.functional_output_names(model))
         self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
             if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
