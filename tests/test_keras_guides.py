@@ -239,6 +239,17 @@ def test_compile_loss_weights_are_checked_as_keras_checks_them():
     assert float(np.asarray(r["loss"])) == 2.0
 
 
+def test_sample_weights_for_several_outputs_are_checked_as_keras_s_data_adapter_checks_them():
+    source = (HEAD + "a = keras.Input(shape=(2,), name='a')\n"
+              "model = keras.Model(a, [keras.layers.Dense(1, name='p')(a), keras.layers.Dense(1, name='q')(a)])\n"
+              "model.compile(loss='mse')\nx, y = np.ones((3, 2)), [np.ones((3, 1)), np.ones((3, 1))]\n")
+    with pytest.raises(tapecli.TdfError, match=r"one `sample_weight` array per output in `y`. The two structures did "
+                                               r"not match: y is a list of 2, sample_weight \['p', 'q'\]"):
+        tapecli.run(source + "model.evaluate(x, y, sample_weight={'p': np.ones(3), 'q': np.ones(3)}, verbose=0)\n")
+    with pytest.raises(tapecli.TdfError, match=r"one scalar score per sample"):
+        tapecli.run(source + "model.evaluate(x, y, sample_weight=np.ones((3, 2)), verbose=0)\n")
+
+
 def test_a_dict_of_losses_for_a_subclassed_model_of_a_tuple_of_outputs_is_a_clear_error():
     with pytest.raises(tapecli.TdfError, match="a dict of losses names the outputs of a functional model"):
         tapecli.run(HEAD + "class Two(keras.Model):\n    def __init__(self):\n        super().__init__()\n"

@@ -172,8 +172,8 @@ class CompileLoss:
         raise TdfValueError(f"y has {len(ys)} entries for a model of {count} outputs"
                             + (f" {self.names}" if self.names else ""))
 
-    def _aligned(self, y, y_pred):
-        """The targets in the structure of the predictions (Keras's CompileLoss.call)."""
+    def _aligned(self, y, y_pred, what="labels (`y_true`)"):
+        """The targets (or sample weights) in the structure of the predictions (Keras's CompileLoss.call)."""
         if isinstance(y_pred, list):
             return self.targets(y, len(y_pred))
         if isinstance(y_pred, dict):
@@ -181,7 +181,7 @@ class CompileLoss:
                 missing = [key for key, _, _, _ in self.flat if key not in y]
                 if missing:
                     raise TdfValueError(f"The path: ({missing[0]!r},) in the `loss` argument, can't be found in the "
-                                        "labels (`y_true`).")
+                                        f"{what}.")
                 return y
             return _packed(y_pred, _flat(y))
         return y[0] if isinstance(y, list) and len(y) == 1 else y
@@ -192,10 +192,13 @@ class CompileLoss:
         if self.flat is None:
             self.build(y_pred)
         y = self._aligned(y, y_pred)
+        weights = self._aligned(sample_weight, y_pred, "sample weights") if _nested(sample_weight) else None
         total = None
         for n, (key, loss, weight, _) in enumerate(self.flat):
+            # (an output's own sample weights where they are given by output, else the same for every output)
+            given = sample_weight if weights is None else weights if key is None else weights[key]
             value = loss.call(interp, [y if key is None else y[key], y_pred if key is None else y_pred[key]],
-                              {} if sample_weight is None else {"sample_weight": sample_weight}, node)
+                              {} if given is None else {"sample_weight": given}, node)
             if self.trackers:   # each output's loss, unweighted (each batch alike: TF's traced step has no batch size)
                 self.trackers[n].add(np.asarray(tensor(value).value, np.float32), Tensor(np.float32(1.0)))
             if weight is not None:

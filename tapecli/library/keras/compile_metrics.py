@@ -160,9 +160,15 @@ class CompileMetrics(KerasObject):
         for (_, ms), yt, yp in zip(self.unweighted, ys, preds):
             for m in ms:
                 m.update_state(yt, yp, **self._masked(m, yp, None))
-        for (_, ms), yt, yp in zip(self.weighted, ys, preds):     # (the sample weights of every output the same)
+        if isinstance(sample_weight, (list, tuple, dict)):     # (an output's own, by name or position; else the first)
+            weights = [sample_weight[k] for k in names] if isinstance(sample_weight, dict) and names else \
+                _flat(sample_weight)
+            weights = weights if len(weights) >= len(preds) else [weights[0]] * len(preds)
+        else:
+            weights = [sample_weight] * len(preds)
+        for (_, ms), yt, yp, sw in zip(self.weighted, ys, preds, weights):
             for m in ms:
-                m.update_state(yt, yp, **self._masked(m, yp, sample_weight))
+                m.update_state(yt, yp, **self._masked(m, yp, sw))
 
     def _masked(self, metric, y_pred, sample_weight) -> dict:
         """The sample_weight keyword of a metric's update: a MeanMetricWrapper's (an accuracy, a loss metric)

@@ -66,6 +66,28 @@ def _data(value, what, many=False):
     return Tensor(t.value.astype(float_dtype())) if t.dtype.kind == "f" and t.dtype != float_dtype() else t
 
 
+def _sample_weights(sample_weight, y):
+    """The sample weights as data: one array of a weight per sample for every output, or one array per output in
+    the structure of ``y`` (as Keras's array data adapter checks them)."""
+    def structure(v):
+        return sorted(v, key=str) if isinstance(v, dict) else f"a list of {len(v)}"
+
+    several = isinstance(sample_weight, (list, tuple, dict))
+    if several and isinstance(y, (list, tuple, dict)) and (
+            isinstance(y, dict) != isinstance(sample_weight, dict) or
+            (set(y) != set(sample_weight) if isinstance(y, dict) else len(y) != len(sample_weight))):
+        raise TdfValueError("You should provide one `sample_weight` array per output in `y`. The two structures did "
+                            f"not match: y is {structure(y)}, sample_weight {structure(sample_weight)}")
+    if sample_weight is not None and not several and isinstance(y, (list, tuple, dict)) and len(y) > 1:
+        shape = tensor(sample_weight, "sample_weight").shape
+        if not (len(shape) == 1 or len(shape) == 2 and shape[1] == 1):
+            raise TdfValueError("For a model with multiple outputs, when providing a single `sample_weight` array, it "
+                                "should only have one scalar score per sample (i.e. shape `(num_samples,)`). If you "
+                                "want to use non-scalar sample weights, pass a `sample_weight` argument with one "
+                                "array per model output.")
+    return _data(sample_weight, "sample_weight")
+
+
 def _outputs(model):
     """What fit's data adapter asks of y: several outputs, by the names a dict of targets gives them in."""
     return compile_loss.output_names(model) or False
@@ -222,7 +244,7 @@ class Trainer:
         dataset = source is not None or _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-            _data(sample_weight, "sample_weight"))
+            _sample_weights(sample_weight, y))
         split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
         if split and dataset:
             raise TdfValueError("`validation_split` is only supported for Tensors or NumPy arrays, found a dataset")
@@ -327,7 +349,7 @@ class Trainer:
             return iterator, iterator.count
         x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-            _data(sample_weight, "sample_weight"))
+            _sample_weights(sample_weight, y))
         return self.batches(x, y, sw, batch_size), _num_batches(x, batch_size, steps)
 
     def evaluated(self, batches, steps, return_dict, callbacks):
@@ -364,7 +386,7 @@ class Trainer:
     def on_batch(self, step, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self.reset()
         logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-                    _data(sample_weight, "sample_weight"))
+                    _sample_weights(sample_weight, y))
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
 
@@ -591,7 +613,8 @@ def methods(interp, owner) -> dict:
         if previous is not None:         # Keras keeps the compiled loss and metrics a new compile does not give
             if kwargs.get("loss", args[1] if len(args) > 1 else None) is None:
                 owner.trainer.loss = previous.loss
-            if kwargs.get("metrics", args[3] if len(args) > 3 else None) is None:
+            if kwargs.get("metrics", args[3] if len(args) > 3 else None) is None and \
+                    kwargs.get("weighted_metrics", args[4] if len(args) > 4 else None) is None:
                 owner.trainer.compile_metrics = previous.compile_metrics
 
     def need():
