@@ -17,7 +17,7 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.printing import python_str
 from tapecli.library.keras import metrics as metrics_mod
-from tapecli.library.keras.common import num, tensor
+from tapecli.library.keras.common import layer_name, num, tensor
 from tapecli.runtime.values import Tensor
 
 
@@ -31,12 +31,7 @@ def functional_output_names(model) -> list | None:
     dict of losses); None for another model."""
     if not hasattr(model, "many_out"):
         return None
-    return getattr(model, "output_keys", None) or [_layer_name(t.layer or t.input_layer) for t in model.outputs]
-
-
-def _layer_name(layer) -> str:
-    """A layer's Keras name: a library layer's given or automatic one, a program layer's instance's."""
-    return layer.given or layer.auto if hasattr(layer, "auto") else layer.display()
+    return getattr(model, "output_keys", None) or [layer_name(t.layer or t.input_layer) for t in model.outputs]
 
 
 def checked_weights(loss_weights):

@@ -26,7 +26,7 @@ from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.epochs import EpochIterator, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
-from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
+from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, layer_name, num, tensor
 from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
@@ -802,17 +802,10 @@ def _get_layer(layers: list, name, index):
         return layers[i]
     if name is None:
         raise TdfValueError("Provide either a layer name or layer index at `get_layer`.")
-    names = [_layer_name(layer) for layer in layers]
+    names = [layer_name(layer) for layer in layers]
     if name in names:
         return layers[names.index(name)]
     raise TdfValueError(f"No such layer: {name}. Existing layers are: {names}.")
-
-
-def _layer_name(layer) -> str:
-    """A layer's Keras name: a library layer's given or automatic one, a program layer's instance's."""
-    if hasattr(layer, "auto"):
-        return layer.given or layer.auto
-    return layer.keras_name or layer.label
 
 
 def count_params(instance) -> Tensor:
