@@ -212,9 +212,50 @@ def test_a_model_of_several_outputs_compiles_a_loss_for_each_weighted_as_keras_d
     r = tapecli.run(source + "model.compile(optimizer='sgd', loss=[None, 'mse'])\n"
                     "h = model.fit(x, [np.full((3, 1), 4.0)], epochs=1, shuffle=False)\nloss = h.history['loss']\n")
     assert plain(r["loss"]) == [16.0]
-    for keys in ("'p': 'mse', 'r': 'mse'", "'p': 'mse'"):      # (Keras: the keys must name every output)
+    # Keras builds the compiled loss on the first batch: the keys must name every output, checked by fit
+    for keys in ("'p': 'mse', 'r': 'mse'", "'p': 'mse'"):
         with pytest.raises(tapecli.TdfError, match=r"Expected keys \['p', 'q'\] in loss dict, but found loss.keys"):
-            tapecli.run(source + f"model.compile(optimizer='sgd', loss={{{keys}}})\n")
+            tapecli.run(source + f"model.compile(optimizer='sgd', loss={{{keys}}})\n"
+                        "model.fit(x, [np.ones((3, 1)), np.ones((3, 1))], verbose=0)\n")
+    r = tapecli.run(source + "model.compile(optimizer='sgd', loss={'p': 'mse'})\nnames = [m.name for m in model.metrics]\n")
+    assert r["names"] == ["loss"]
+
+
+def test_compile_loss_weights_are_checked_as_keras_checks_them():
+    source = (HEAD + "a = keras.Input(shape=(2,), name='a')\n"
+              "model = keras.Model(a, [keras.layers.Dense(1, name='p')(a), keras.layers.Dense(1, name='q')(a)])\n"
+              "x, y = np.ones((3, 2)), [np.ones((3, 1)), np.ones((3, 1))]\n")
+    with pytest.raises(tapecli.TdfError, match=r"`loss_weights` must match the number of losses, got 2 losses and 3"):
+        tapecli.run(source + "model.compile(loss=['mse', 'mse'], loss_weights=[1.0, 2.0, 3.0])\n"
+                    "model.fit(x, y, verbose=0)\n")
+    with pytest.raises(tapecli.TdfError, match=r"Expected `loss_weights` argument to be a float .* Received instead: "
+                                               r"loss_weights=2 of type <class 'int'>"):
+        tapecli.run(source + "model.compile(loss='mse', loss_weights=2)\n")
+    # one output: its loss times the float weight
+    r = tapecli.run(HEAD + "a = keras.Input(shape=(1,))\n"
+                    "model = keras.Model(a, keras.layers.Dense(1, kernel_initializer='zeros')(a))\n"
+                    "model.compile(loss='mse', loss_weights=0.5)\n"
+                    "loss = model.evaluate(np.ones((2, 1)), np.full((2, 1), 2.0), verbose=0)\n")
+    assert float(np.asarray(r["loss"])) == 2.0
+
+
+def test_sample_weights_for_several_outputs_are_checked_as_keras_s_data_adapter_checks_them():
+    source = (HEAD + "a = keras.Input(shape=(2,), name='a')\n"
+              "model = keras.Model(a, [keras.layers.Dense(1, name='p')(a), keras.layers.Dense(1, name='q')(a)])\n"
+              "model.compile(loss='mse')\nx, y = np.ones((3, 2)), [np.ones((3, 1)), np.ones((3, 1))]\n")
+    with pytest.raises(tapecli.TdfError, match=r"one `sample_weight` array per output in `y`. The two structures did "
+                                               r"not match: y is a list of 2, sample_weight \['p', 'q'\]"):
+        tapecli.run(source + "model.evaluate(x, y, sample_weight={'p': np.ones(3), 'q': np.ones(3)}, verbose=0)\n")
+    with pytest.raises(tapecli.TdfError, match=r"one scalar score per sample"):
+        tapecli.run(source + "model.evaluate(x, y, sample_weight=np.ones((3, 2)), verbose=0)\n")
+
+
+def test_a_dict_of_losses_for_a_subclassed_model_of_a_tuple_of_outputs_is_a_clear_error():
+    with pytest.raises(tapecli.TdfError, match="a dict of losses names the outputs of a functional model"):
+        tapecli.run(HEAD + "class Two(keras.Model):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.d = keras.layers.Dense(1)\n    def call(self, x):\n        return self.d(x), self.d(x)\n"
+                    "m = Two()\nm.compile(loss={'a': 'mse', 'b': 'mse'})\n"
+                    "m.fit(np.ones((2, 1)), [np.ones((2, 1)), np.ones((2, 1))], verbose=0)\n")
 
 
 def test_categorical_crossentropy_from_logits_has_tensorflow_s_gradient_for_labels_that_do_not_sum_to_one():

@@ -202,3 +202,31 @@ def test_loss_functions_keep_their_inputs_dtype_and_loss_objects_convert_to_thei
     import tapecli
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     assert tapecli.run(DTYPES_PROGRAM).output == DTYPES_PRINTED
+
+
+# What TensorFlow 2.21 + Keras 3.15 printed: Keras's softmax keeps its logits on its output (_keras_logits), and
+# its cross-entropies of that output compute from them (no clipping at 1e-7; the backend's _get_logits), warning
+# where from_logits=True is given too; tf.nn.softmax's output, and a copy (tf.identity), are clipped
+LOGITS_PROGRAM = """\
+import numpy as np
+import tensorflow as tf
+import keras
+z = tf.constant([[30.0, 0.0, -5.0]])
+s = keras.activations.softmax(z)
+print(keras.losses.sparse_categorical_crossentropy(np.array([1]), s).numpy())
+print(keras.losses.sparse_categorical_crossentropy(np.array([1]), tf.identity(s)).numpy())
+print(keras.losses.sparse_categorical_crossentropy(np.array([1]), tf.nn.softmax(z)).numpy())
+print(keras.losses.categorical_crossentropy(np.array([[0.0, 1.0, 0.0]]), s, from_logits=True).numpy())
+"""
+LOGITS_PRINTED = ["[30.]", "[16.118095]", "[16.118095]", "[30.]"]
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_a_cross_entropy_of_keras_s_softmax_computes_from_its_logits(on_cpython, monkeypatch):
+    import tapecli
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = tapecli.run(LOGITS_PROGRAM)
+    assert result.output == LOGITS_PRINTED
+    assert [w["message"] for w in result.warnings] == [
+        '"`categorical_crossentropy` received `from_logits=True`, but the `output` argument was produced by a Softmax '
+        'activation and thus does not represent logits. Was this intended?']

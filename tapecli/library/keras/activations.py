@@ -6,6 +6,8 @@ from __future__ import annotations
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.common import flag, num, opt_num, scalar, tensor
+from tapecli.runtime.context import current
+from tapecli.runtime.values import Tensor
 
 
 def _x(x):
@@ -47,8 +49,49 @@ def gelu(x, approximate=False):
     return ops.gelu(_x(x), approximate=flag(approximate))
 
 
+class KeptLogits:
+    """The logits of the latest outputs of Keras's softmax and sigmoid by the output's id (Keras's _keras_logits,
+    which its cross-entropies of the output compute from: TensorFlow's backend's _get_logits). A loss reads its
+    predictions' soon after they are made: a run keeps the latest ``MOST`` of them, and no more than ``MOST_VALUES``
+    values but the latest's, the oldest forgotten first."""
+
+    MOST = 64
+    MOST_VALUES = 1 << 24
+
+    def __init__(self):
+        self.by_id: dict = {}
+        self.values = 0
+
+    def keep(self, out: Tensor, logits: Tensor) -> Tensor:
+        self.by_id[out.id] = logits
+        self.values += logits.size
+        while len(self.by_id) > 1 and (len(self.by_id) > self.MOST or self.values > self.MOST_VALUES):
+            self.values -= self.by_id.pop(next(iter(self.by_id))).size
+        return out
+
+
+def kept_logits(out: Tensor, logits: Tensor) -> Tensor:
+    """``out``, Keras's softmax or sigmoid of ``logits``, which it keeps as ``out._keras_logits``."""
+    ctx = current()
+    if ctx.keras_logits is None:
+        ctx.keras_logits = KeptLogits()
+    return ctx.keras_logits.keep(out, logits)
+
+
+def logits_of(x) -> Tensor | None:
+    """The logits Keras's softmax or sigmoid kept on ``x`` (None: it made no such output, or its were forgotten)."""
+    kept = current().keras_logits
+    return None if kept is None else kept.by_id.get(getattr(x, "id", None))
+
+
 def softmax(x, axis=-1):
-    return ops.softmax(_x(x), axis=int(num(axis, "axis")))
+    x = _x(x)
+    return kept_logits(ops.softmax(x, axis=int(num(axis, "axis"))), x)
+
+
+def sigmoid(x):
+    x = _x(x)
+    return kept_logits(ops.sigmoid(x), x)
 
 
 def log_softmax(x, axis=-1):
@@ -170,13 +213,13 @@ FUNCTIONS = {
     "sparse_sigmoid": sparse_sigmoid, "mish": mish, "silu": silu, "swish": silu, "exponential": exponential,
     "linear": linear, "log_sigmoid": log_sigmoid, "relu6": _unary(ops.relu6, "relu6"), "selu": _unary(ops.selu, "selu"),
     "softplus": _unary(ops.softplus, "softplus"), "softsign": _unary(ops.softsign, "softsign"), "tanh": _unary(ops.tanh, "tanh"),
-    "sigmoid": _unary(ops.sigmoid, "sigmoid"),
+    "sigmoid": sigmoid,
 }
 
 # The activations keras.ops has under the same name and defaults (its relu, gelu, ... differ from TensorFlow's
 # flat names of keras.ops' own, which serve them).
 KERAS_OPS = ("celu", "glu", "hard_shrink", "hard_silu", "hard_swish", "hard_tanh", "soft_shrink", "sparse_plus",
-             "sparse_sigmoid", "squareplus", "tanh_shrink", "threshold")
+             "sparse_sigmoid", "squareplus", "tanh_shrink", "threshold", "softmax", "sigmoid")
 
 
 def serialize(activation):

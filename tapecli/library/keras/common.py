@@ -147,6 +147,15 @@ def name_scope(interp, name):
         scopes.pop()
 
 
+def layer_name(layer) -> str:
+    """A layer's Keras name: a library layer's given or automatic one, a program layer's (or its adapter's)
+    instance's."""
+    if hasattr(layer, "auto"):
+        return layer.given or layer.auto
+    instance = getattr(layer, "instance", layer)
+    return instance.keras_name or instance.label
+
+
 def weight_path(interp, layer_name, short) -> str:
     """A new weight's ``path``: the scopes open, the layer's name, the weight's."""
     scopes = list(getattr(interp, "keras_scopes", ()))

@@ -60,14 +60,14 @@ def get_metric(interp, value, y, y_pred):
     made = getattr(value, "makes", None)
     if isinstance(made, type) and issubclass(made, MetricObject):       # (Keras's metrics.get: cls())
         return interp.call_value(value, [])
-    name = _function_name(value)
+    name = function_name(value)
     if name is not None:
         return metrics_mod.mean_metric_wrapper(interp, value, snake_case(name))
     raise TdfTypeError(f"Could not interpret metric identifier: {type_word(value)}",
                        hint="compile(metrics=[...]) takes metric names, metric objects and functions")
 
 
-def _function_name(value) -> str | None:
+def function_name(value) -> str | None:
     """The ``__name__`` of a function, the program's (on either runner) or the library's; None for another value."""
     if isinstance(value, Function):
         return value.name
@@ -131,32 +131,44 @@ class CompileMetrics(KerasObject):
     def metrics(self) -> list:
         return [m for _, ms in (self.unweighted or []) + (self.weighted or []) for m in ms]
 
-    def _build(self, ys, preds, many):
+    def _build(self, ys, preds, many, output_names):
         built = []
         for given, what in zip(self.given, ("metrics", "weighted_metrics")):
             if not given:
                 built.append([])
                 continue
             # (a program's Metric subclass instance takes the part of a metric object)
-            specs = per_output(given, self.output_names, len(preds), what) if many else [_flat(given)]
-            names = self.output_names if many and self.output_names else [None] * len(preds)
+            specs = per_output(given, output_names, len(preds), what) if many else [_flat(given)]
+            names = output_names if many and output_names else [None] * len(preds)
             built.append([(name, [get_metric(self.interp, bases.program_metric(self.interp, m) or m, tensor(y),
                                              tensor(p)) for m in ms])
                           for name, ms, y, p in zip(names, specs, ys, preds)])
         self.unweighted, self.weighted = built
 
     def update_state(self, y, y_pred, sample_weight=None):
+        names = self.output_names
+        if isinstance(y_pred, dict):        # (a subclass's dict of outputs: by its keys, sorted unless they are the names)
+            if not (names and set(y_pred) == set(names)):
+                names = sorted(y_pred, key=str)
+            ys = [y[k] for k in names] if isinstance(y, dict) else _flat(y)
+            y, y_pred = (ys[0], y_pred[names[0]]) if len(names) == 1 else (ys, [y_pred[k] for k in names])
         many = isinstance(y_pred, list)
         preds = y_pred if many else [y_pred]
         ys = (y if isinstance(y, list) else [y]) if many else [y]
         if self.unweighted is None:
-            self._build(ys, preds, many)
+            self._build(ys, preds, many, names)
         for (_, ms), yt, yp in zip(self.unweighted, ys, preds):
             for m in ms:
                 m.update_state(yt, yp, **self._masked(m, yp, None))
-        for (_, ms), yt, yp in zip(self.weighted, ys, preds):     # (the sample weights of every output the same)
+        if isinstance(sample_weight, (list, tuple, dict)):     # (an output's own, by name or position; else the first)
+            weights = [sample_weight[k] for k in names] if isinstance(sample_weight, dict) and names else \
+                _flat(sample_weight)
+            weights = weights if len(weights) >= len(preds) else [weights[0]] * len(preds)
+        else:
+            weights = [sample_weight] * len(preds)
+        for (_, ms), yt, yp, sw in zip(self.weighted, ys, preds, weights):
             for m in ms:
-                m.update_state(yt, yp, **self._masked(m, yp, sample_weight))
+                m.update_state(yt, yp, **self._masked(m, yp, sw))
 
     def _masked(self, metric, y_pred, sample_weight) -> dict:
         """The sample_weight keyword of a metric's update: a MeanMetricWrapper's (an accuracy, a loss metric)

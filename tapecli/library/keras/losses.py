@@ -9,7 +9,9 @@ from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_axis, to_dtype
+from tapecli.library.keras import activations
 from tapecli.library.keras.common import KerasObject, converted, flag, float_dtype, num, scalar, tensor
+from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
 EPSILON = 1e-7
@@ -175,6 +177,18 @@ def poisson(y_true, y_pred):
     return _mean_last(ops.sub(y_pred, ops.mul(y_true, ops.log(ops.add(y_pred, _f(1e-7, d))))))
 
 
+def _logits(y_pred, from_logits, op, name):
+    """The predictions and from_logits TensorFlow's backend computes a cross-entropy from (its _get_logits): the
+    logits Keras's softmax or sigmoid kept on the predictions, where it made them."""
+    logits = activations.logits_of(y_pred)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        current().settings.warn_once(f'"`{name}` received `from_logits=True`, but the `output` argument was produced '
+                                     f'by a {op} activation and thus does not represent logits. Was this intended?')
+    return logits, True
+
+
 def _bce_elementwise(z, x, from_logits):
     d = x.dtype
     if from_logits:          # tf.nn.sigmoid_cross_entropy_with_logits
@@ -193,7 +207,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     if ls:
         d = y_pred.dtype
         y_true = ops.add(ops.mul(y_true, _f(1.0 - ls, d)), _f(0.5 * ls, d))
-    values = _bce_elementwise(y_true, y_pred, flag(from_logits))
+    values = _bce_elementwise(y_true, *_logits(y_pred, flag(from_logits), "Sigmoid", "binary_crossentropy"))
     return ops.reduce_mean(values, axis=int(num(axis, "axis"))) if values.ndim else values
 
 
@@ -206,7 +220,8 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     ls = num(label_smoothing, "label_smoothing")
     if ls:
         y_true = ops.add(ops.mul(y_true, _f(1.0 - ls, d)), _f(ls / y_pred.shape[axis], d))
-    if flag(from_logits):     # tf.nn.softmax_cross_entropy_with_logits, its gradient TensorFlow's
+    y_pred, from_logits = _logits(y_pred, flag(from_logits), "Softmax", "categorical_crossentropy")
+    if from_logits:     # tf.nn.softmax_cross_entropy_with_logits, its gradient TensorFlow's
         return ops.softmax_cross_entropy_with_logits(ops.cast(y_true, y_pred.dtype), y_pred, axis=axis)
     p = ops.div(y_pred, ops.reduce_sum(y_pred, axis=axis, keepdims=True))
     p = ops.clip(p, _f(EPSILON, d), _f(1.0 - EPSILON, d))
@@ -253,7 +268,8 @@ def _scce(y_true, y_pred, from_logits=False, ignore_class=None):
     d = y_pred.dtype
     if ignore_class is not None:
         y_pred = ops.where(Tensor(valid[..., None]), y_pred, _f(0.0, d))
-    if not flag(from_logits):
+    y_pred, from_logits = _logits(y_pred, flag(from_logits), "Softmax", "sparse_categorical_crossentropy")
+    if not from_logits:
         y_pred = ops.log(ops.clip(y_pred, _f(EPSILON, d), _f(1.0 - EPSILON, d)))
     res = ops.sparse_xent(labels, y_pred)      # tf.nn.sparse_softmax_cross_entropy_with_logits, as Keras calls it
     if ignore_class is not None:
@@ -421,8 +437,8 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
     if ls:
         y_true = ops.add(ops.mul(y_true, _f(1.0 - ls, d)), _f(0.5 * ls, d))
     if flag(from_logits):
-        y_pred = ops.sigmoid(y_pred)
-    bce = _bce_elementwise(y_true, y_pred, False)
+        y_pred = activations.sigmoid(y_pred)
+    bce = _bce_elementwise(y_true, *_logits(y_pred, False, "Sigmoid", "binary_crossentropy"))
     p_t = ops.add(ops.mul(y_true, y_pred), ops.mul(ops.sub(one, y_true), ops.sub(one, y_pred)))
     focal = ops.mul(ops.pow_(ops.sub(one, p_t), _f(num(gamma, "gamma"), d)), bce)
     if flag(apply_class_balancing):

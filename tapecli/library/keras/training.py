@@ -26,7 +26,7 @@ from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.epochs import EpochIterator, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
-from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, num, tensor
+from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, layer_name, num, tensor
 from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
@@ -66,6 +66,28 @@ def _data(value, what, many=False):
     return Tensor(t.value.astype(float_dtype())) if t.dtype.kind == "f" and t.dtype != float_dtype() else t
 
 
+def _sample_weights(sample_weight, y):
+    """The sample weights as data: one array of a weight per sample for every output, or one array per output in
+    the structure of ``y`` (as Keras's array data adapter checks them)."""
+    def structure(v):
+        return sorted(v, key=str) if isinstance(v, dict) else f"a list of {len(v)}"
+
+    several = isinstance(sample_weight, (list, tuple, dict))
+    if several and isinstance(y, (list, tuple, dict)) and (
+            isinstance(y, dict) != isinstance(sample_weight, dict) or
+            (set(y) != set(sample_weight) if isinstance(y, dict) else len(y) != len(sample_weight))):
+        raise TdfValueError("You should provide one `sample_weight` array per output in `y`. The two structures did "
+                            f"not match: y is {structure(y)}, sample_weight {structure(sample_weight)}")
+    if sample_weight is not None and not several and isinstance(y, (list, tuple, dict)) and len(y) > 1:
+        shape = tensor(sample_weight, "sample_weight").shape
+        if not (len(shape) == 1 or len(shape) == 2 and shape[1] == 1):
+            raise TdfValueError("For a model with multiple outputs, when providing a single `sample_weight` array, it "
+                                "should only have one scalar score per sample (i.e. shape `(num_samples,)`). If you "
+                                "want to use non-scalar sample weights, pass a `sample_weight` argument with one "
+                                "array per model output.")
+    return _data(sample_weight, "sample_weight")
+
+
 def _outputs(model):
     """What fit's data adapter asks of y: several outputs, by the names a dict of targets gives them in."""
     return compile_loss.output_names(model) or False
@@ -83,20 +105,18 @@ class Trainer:
     def __init__(self, interp, model, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                  weighted_metrics=None, run_eagerly=False, steps_per_execution=1, jit_compile="auto",
                  auto_scale_loss=True):
-        names = compile_loss.output_names(model)       # a model of several outputs: a loss for each
-        if loss_weights is not None and names is None:
-            raise TdfValueError("compile: loss_weights for a model of one output are not supported by tapecli")
+        names = compile_loss.output_names(model)       # a functional model's of several outputs
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
-        self.loss = self._loss(loss) if names is None or loss is None else \
-            compile_loss.CompileLoss(self._loss, loss, loss_weights, names)
+        self.loss = None if loss is None else \
+            compile_loss.CompileLoss(self._loss, loss, loss_weights, compile_loss.functional_output_names(model))
         self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
             if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
 
     def _loss(self, loss):
-        if loss is None or isinstance(loss, str) and loss in _LOSS_CLASSES:
-            return None if loss is None else losses_mod.make(_LOSS_CLASSES[loss])()
+        if isinstance(loss, str) and loss in _LOSS_CLASSES:
+            return losses_mod.make(_LOSS_CLASSES[loss])()
         if isinstance(loss, str):
             raise TdfValueError(f"Could not interpret loss identifier: {loss}")
         if isinstance(loss, losses_mod.Loss):
@@ -165,8 +185,9 @@ class Trainer:
 
     def update_metrics(self, y, y_pred, sample_weight):
         if self.compile_metrics is not None:
-            targets = getattr(self.loss, "targets", None)       # (several outputs: y as one entry per output)
-            self.compile_metrics.update_state(y if targets is None else targets(y), y_pred, sample_weight)
+            if self.loss is not None and isinstance(y_pred, list):     # (several outputs: y as one entry each)
+                y = self.loss.targets(y, len(y_pred))
+            self.compile_metrics.update_state(y, y_pred, sample_weight)
         return self.logs()
 
     def logs(self) -> dict:
@@ -223,7 +244,7 @@ class Trainer:
         dataset = source is not None or _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-            _data(sample_weight, "sample_weight"))
+            _sample_weights(sample_weight, y))
         split = num(validation_split, "validation_split")     # the literal's own value, as Keras's Python float
         if split and dataset:
             raise TdfValueError("`validation_split` is only supported for Tensors or NumPy arrays, found a dataset")
@@ -328,7 +349,7 @@ class Trainer:
             return iterator, iterator.count
         x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-            _data(sample_weight, "sample_weight"))
+            _sample_weights(sample_weight, y))
         return self.batches(x, y, sw, batch_size), _num_batches(x, batch_size, steps)
 
     def evaluated(self, batches, steps, return_dict, callbacks):
@@ -365,7 +386,7 @@ class Trainer:
     def on_batch(self, step, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self.reset()
         logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-                    _data(sample_weight, "sample_weight"))
+                    _sample_weights(sample_weight, y))
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
 
@@ -592,7 +613,8 @@ def methods(interp, owner) -> dict:
         if previous is not None:         # Keras keeps the compiled loss and metrics a new compile does not give
             if kwargs.get("loss", args[1] if len(args) > 1 else None) is None:
                 owner.trainer.loss = previous.loss
-            if kwargs.get("metrics", args[3] if len(args) > 3 else None) is None:
+            if kwargs.get("metrics", args[3] if len(args) > 3 else None) is None and \
+                    kwargs.get("weighted_metrics", args[4] if len(args) > 4 else None) is None:
                 owner.trainer.compile_metrics = previous.compile_metrics
 
     def need():
@@ -780,17 +802,10 @@ def _get_layer(layers: list, name, index):
         return layers[i]
     if name is None:
         raise TdfValueError("Provide either a layer name or layer index at `get_layer`.")
-    names = [_layer_name(layer) for layer in layers]
+    names = [layer_name(layer) for layer in layers]
     if name in names:
         return layers[names.index(name)]
     raise TdfValueError(f"No such layer: {name}. Existing layers are: {names}.")
-
-
-def _layer_name(layer) -> str:
-    """A layer's Keras name: a library layer's given or automatic one, a program layer's instance's."""
-    if hasattr(layer, "auto"):
-        return layer.given or layer.auto
-    return layer.keras_name or layer.label
 
 
 def count_params(instance) -> Tensor:
