@@ -340,6 +340,8 @@ def isinstance_(value, kinds):
         name = getattr(k, "__name__", "").rstrip("_")
         if name in _TYPES and isinstance(value, _TYPES[name]) and not (name == "list" and value.__class__ is PythonTuple):
             return PythonBool(np.array(True))
+        if name in ("int", "bool") and value.__class__ is PythonBool:       # (Python's bool is an int)
+            return PythonBool(np.array(True))
         if name in ("float", "int") and isinstance(value, Tensor) and value.weak and value.ndim == 0:
             kind = value.value.dtype.kind
             if (name == "float") == (kind == "f"):
