@@ -149,10 +149,12 @@ def name_scope(interp, name):
 
 def layer_name(layer) -> str:
     """A layer's Keras name: a library layer's given or automatic one, a program layer's (or its adapter's)
-    instance's."""
+    instance's, or on CPython the program's layer's."""
     if hasattr(layer, "auto"):
         return layer.given or layer.auto
     instance = getattr(layer, "instance", layer)
+    if not hasattr(instance, "keras_name"):        # (CPython's view of a program's layer: the layer's own name)
+        return layer.display()
     return instance.keras_name or instance.label
 
 
