@@ -8,7 +8,7 @@ from __future__ import annotations
 from tapecli import kernels, ops
 from tapecli.autodiff import replay
 from tapecli.errors import GradientError
-from tapecli.ops.core import _small_vjp, gradient_tensor
+from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, summed
 from tapecli.ops.statement import StatementRecord
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
@@ -37,9 +37,9 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         grads: dict[int, Tensor] = {}
         for target, seed in zip(targets, seeds):
             if target.id in reach or target.id in wanted:
-                _accumulate(grads, target.id, seed)
+                grads[target.id] = gathered(grads.get(target.id), seed)
         _backward_sweep(tape, path, reach, wanted, grads, release_records, ops.add, plain)
-        return {sid: gradient_tensor(g) for sid, g in grads.items() if sid in wanted}
+        return {sid: gradient_tensor(summed(g, ops.add)) for sid, g in grads.items() if sid in wanted}
 
     ctx.backward_passes += 1
     ctx.running.append(tape)
@@ -65,6 +65,9 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain)
         out_id = rec.output.id
         g = grads.get(out_id)
         if g is not None:
+            g = summed(g, add)      # (what its consumers gave, summed as TensorFlow's tape sums them)
+            if out_id in wanted:
+                grads[out_id] = g
             gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
             if rec.__class__ is StatementRecord:
                 if plain and gv.ndim == 0 and threshold > 1:
@@ -102,17 +105,11 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain)
                 if ig is not None:
                     key = inp.id
                     if key in reach:
-                        prev = grads.get(key)
-                        grads[key] = ig if prev is None else add(gradient_tensor(prev), ig)
+                        grads[key] = gathered(grads.get(key), ig)
         if release:
             rec.holders -= 1
             if rec.holders <= 0:
                 rec.release()
-
-
-def _accumulate(grads, key, value):
-    prev = grads.get(key)
-    grads[key] = value if prev is None else ops.add(prev, value)
 
 
 # ------------------------------------------------------------------ structures

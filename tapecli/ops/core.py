@@ -24,6 +24,7 @@ Beside each rule the table says:
 from __future__ import annotations
 
 
+import functools
 import math
 
 import numpy as np
@@ -635,27 +636,58 @@ def _put(grads, inp, gi, value, gv, y, add) -> None:
     and two such add with Python's operator (the ufunc's bits, as ``add`` would on them); anything else is
     an array of the input's shape, as a tensor."""
     key = inp.id
-    prev = grads.get(key)
     cls = gi.__class__
     if cls is not np.ndarray:
         if cls is not value.__class__:
             gi = np.asarray(gi)
         elif cls in FLOAT_SCALARS:
-            if prev is None:
-                grads[key] = gi
-                return
-            if prev.__class__ is cls:
-                grads[key] = prev + gi
-                return
+            grads[key] = gathered(grads.get(key), gi)
+            return
     if gi.__class__ is np.ndarray and gi.shape != inp.shape:
         gi = _raw_unbroadcast(gi, inp.shape, gv.ndim - len(y.shape))
-    gi = _tensor(gi)
-    grads[key] = gi if prev is None else add(gradient_tensor(prev), gi)
+    grads[key] = gathered(grads.get(key), _tensor(gi))
 
 
 def gradient_tensor(g) -> Tensor:
     """A gradient from the backward sweep's map as a tensor: :func:`_put` leaves a float scalar's raw."""
     return g if g.__class__ is _Tensor else _tensor(g)
+
+
+class Contributions(list):
+    """The gradients one tensor's consumers gave it, in the order the backward sweep came to them, until the
+    sweep reads their sum (:func:`summed`): TensorFlow's tape keeps them so, and sums them then with one AddN."""
+    __slots__ = ()
+
+
+def gathered(prev, g):
+    """The backward map's entry ``prev`` (None, one gradient, or Contributions) with the gradient ``g`` more."""
+    if prev is None:
+        return g
+    if prev.__class__ is Contributions:
+        prev.append(g)
+        return prev
+    return Contributions((prev, g))
+
+
+def summed(g, add):
+    """An entry of the backward map as one gradient: Contributions summed in the order of AddN's CPU kernel
+    (aggregate_ops.h): the first n % 8 in order (8 or 9 of them where that leaves fewer than 2), then each 8 more
+    summed in order and added to the total. (Up to 9 that is their sum in order.) Two raw float scalars of one
+    class add with Python's operator (the ufunc's bits, as ``add`` would on them)."""
+    if g.__class__ is not Contributions:
+        return g
+    n = len(g)
+    first = n % 8 if n % 8 >= 2 else n % 8 + 8
+
+    def plus(a, b):
+        if a.__class__ is b.__class__ and a.__class__ in FLOAT_SCALARS:
+            return a + b
+        return add(gradient_tensor(a), gradient_tensor(b))
+
+    total = functools.reduce(plus, g[:first])
+    for i in range(first, n, 8):
+        total = plus(total, functools.reduce(plus, g[i:i + 8]))
+    return total
 
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:

@@ -9,7 +9,7 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
-from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
+from tapecli.library.keras.common import add, flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
 from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.objects import Function
@@ -96,7 +96,7 @@ class SimpleRNNCell(_Cell):
         w = self.weights_
         z = ops.matmul(x_t, w["kernel"])
         if self.use_bias:
-            z = ops.add(z, w["bias"])
+            z = add(z, w["bias"])       # (keras.ops.add: a bias's is tf.nn.bias_add; Keras's + below is tf.add)
         out = _act(self.activation, ops.add(z, ops.matmul(states[0], w["recurrent_kernel"])))
         return out, [out]
 
@@ -133,9 +133,9 @@ class LSTMCell(_Cell):
     def step(self, x_t, states):
         h, c = states
         w, u = self.weights_, self.units
-        z = ops.add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))
+        z = add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))     # (keras.ops.add's)
         if self.use_bias:
-            z = ops.add(z, w["bias"])
+            z = add(z, w["bias"])
         z0, z1, z2, z3 = (ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4))
         ra = self.recurrent_activation
         i, f, o = _act(ra, z0), _act(ra, z1), _act(ra, z3)
@@ -170,10 +170,10 @@ class GRUCell(_Cell):
         rec_bias = None
         if self.use_bias:
             if self.reset_after:
-                mx = ops.add(mx, ops.getitem(w["bias"], 0))
+                mx = add(mx, ops.getitem(w["bias"], 0))        # (keras.ops.add's; the recurrent bias's is +)
                 rec_bias = ops.getitem(w["bias"], 1)
             else:
-                mx = ops.add(mx, w["bias"])
+                mx = add(mx, w["bias"])
         if self.reset_after:
             inner = ops.matmul(h, rk)
             if rec_bias is not None:
