@@ -149,6 +149,36 @@ def test_a_program_prints_tensorflows_sigmoid_and_its_gradient():
     assert " ".join(r.output).split() == ["0.9994472", "0.00055246794"]
 
 
+# TensorFlow 2.21's SigmoidGrad of 20 float32 values (np.random.default_rng(1): sigmoid of 3 normal, then upstream
+# normal), recorded: g * (y * (1 - y)) on two packets, (g * y) * (1 - y) on the last 4
+SIGMOID_GRAD_20 = (
+    ['0x1.0ae856p-1', '0x1.acd3dcp-1', '0x1.9525b4p-4', '0x1.855144p-2', '0x1.8645bcp-3', '0x1.b728p-1', '0x1.0f3c38p-1',
+     '0x1.2cc5bap-2', '0x1.6603fep-4', '0x1.43b9b6p-2', '0x1.03205cp-1', '0x1.379fbep-2', '0x1.f5a9b6p-1',
+     '0x1.e82e2ap-1', '0x1.33b62p-12', '0x1.c3b23ep-9', '0x1.7cc48ap-2', '0x1.c23df8p-3', '0x1.4f575ep-1',
+     '0x1.509db8p-1'],
+    ['0x1.0e975cp-1', '-0x1.35dc1p-3', '-0x1.13b4fp-5', '0x1.ececa2p-2', '0x1.98969ap-4', '0x1.4b6d06p-4',
+     '-0x1.063d3ap-3', '-0x1.5e192cp-2', '0x1.b5b76ap-7', '0x1.822486p-6', '-0x1.3a27cp-2', '-0x1.283becp-3',
+     '-0x1.75993cp-10', '-0x1.574ecep-5', '-0x1.e3adbep-16', '0x1.57d878p-12', '0x1.105edap-7', '-0x1.63adcp-4',
+     '0x1.12cc6ap-3', '0x1.9b07bcp-3'])
+
+
+def test_sigmoid_grad_takes_eigens_other_order_on_the_scalar_tail():
+    rng = np.random.default_rng(1)
+    rng.standard_normal(5), rng.standard_normal(5)         # (the recording's first case, of 5)
+    z = rng.standard_normal(20).astype(np.float32) * 3
+    up = rng.standard_normal(20).astype(np.float32)
+    y = kernels.RAW_NUMPY_KERNELS["sigmoid"](z)
+    assert [float(v) for v in y] == [float.fromhex(h) for h in SIGMOID_GRAD_20[0]]
+    got = tf_float32.sigmoid_grad(y, up)
+    assert [float(v) for v in got] == [float.fromhex(h) for h in SIGMOID_GRAD_20[1]]
+    one = np.float32(1)
+    assert (got[:16] == up[:16] * (y[:16] * (one - y[:16]))).all()
+    assert (got[16:] != up[16:] * (y[16:] * (one - y[16:]))).any()     # (the packets' order misses on the tail)
+    batched = tf_float32.sigmoid_grad(y, np.stack([up, up]))            # (each of a batch of seeds its own tensor)
+    assert (batched == got).all()
+    assert tf_float32.sigmoid_grad(y[0], up[0]) == (up[0] * y[0]) * (one - y[0])
+
+
 def test_keras_elu_of_another_alpha_scales_tensorflows_elu():
     # keras.activations.elu(x, alpha=0.7) under TensorFlow 2.21: where(x > 0, elu, alpha * elu), x > 0 false
     # for a subnormal x (read as a zero), its product flushed (9 elements: a packet and a scalar tail)

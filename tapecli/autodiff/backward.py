@@ -5,6 +5,8 @@ how nested tapes give higher derivatives.
 """
 from __future__ import annotations
 
+import collections
+
 from tapecli import kernels, ops
 from tapecli.autodiff import replay
 from tapecli.errors import GradientError
@@ -38,7 +40,7 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         for target, seed in zip(targets, seeds):
             if target.id in reach or target.id in wanted:
                 grads[target.id] = gathered(grads.get(target.id), seed)
-        _backward_sweep(tape, path, reach, wanted, grads, release_records, ops.add, plain)
+        _backward_sweep(tape, tensorflow_order(path, targets), reach, wanted, grads, release_records, ops.add, plain)
         return {sid: gradient_tensor(summed(g, ops.add)) for sid, g in grads.items() if sid in wanted}
 
     ctx.backward_passes += 1
@@ -57,11 +59,11 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
     return grads
 
 
-def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain):
+def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain):
     ctx = current()
     observers = ctx.observers
     threshold = kernels.THRESHOLD
-    for rec in reversed(path):
+    for rec in order:
         out_id = rec.output.id
         g = grads.get(out_id)
         if g is not None:
@@ -75,7 +77,8 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain)
                         del grads[out_id]
                     rec.op.sweep(rec, gv, reach, grads, add)
                 else:        # its ops' records, each as the sweep takes it (they keep scalars only)
-                    _backward_sweep(tape, rec.op_records(reach, ctx.tapes), reach, wanted, grads, False, add, plain)
+                    _backward_sweep(tape, tensorflow_order(rec.op_records(reach, ctx.tapes), [rec.output]), reach,
+                                    wanted, grads, False, add, plain)
                 if release:
                     rec.holders -= 1
                 continue
@@ -110,6 +113,47 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain)
             rec.holders -= 1
             if rec.holders <= 0:
                 rec.release()
+
+
+def tensorflow_order(path: list, targets: list) -> list:
+    """``path``'s records (in the tape's order) in the order TensorFlow's tape runs their gradients
+    (c/eager/tape.h, ComputeGradient): from the targets' ops, each op once every use of its output by an op the
+    targets' gradients reach has given it its gradient, the first ready the first run (a queue, as TensorFlow 2.21
+    runs them: recorded). The gradients that meet at one tensor are summed in the order they came
+    (ops.core.summed), so this order is in their bits. The records no target's gradient reaches come last."""
+    made = {rec.output.id: rec for rec in path}
+    live: set[int] = set()
+    uses: dict[int, int] = {}
+    pending = [made[t.id] for t in targets if t.id in made]
+    while pending:
+        rec = pending.pop()
+        if id(rec) in live:
+            continue
+        live.add(id(rec))
+        for inp in rec.inputs:
+            key = inp.id
+            uses[key] = uses.get(key, 0) + 1
+            producer = made.get(key)
+            if producer is not None and id(producer) not in live:
+                pending.append(producer)
+    ready = collections.deque(made[t.id] for t in targets if t.id in made and t.id not in uses)
+    order = []
+    while ready:
+        rec = ready.popleft()
+        if id(rec) not in live:     # (a target given twice)
+            continue
+        live.discard(id(rec))
+        order.append(rec)
+        for inp in rec.inputs:
+            key = inp.id
+            left = uses[key] - 1
+            uses[key] = left
+            if left == 0 and key in made:
+                ready.append(made[key])
+    if len(order) < len(path):
+        done = {id(rec) for rec in order}
+        order.extend(rec for rec in reversed(path) if id(rec) not in done)
+    return order
 
 
 # ------------------------------------------------------------------ structures

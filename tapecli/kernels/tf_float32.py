@@ -552,6 +552,29 @@ def _sigmoid_tail(x):
     return e / (_ONE + e)
 
 
+# The doubles and halves in one of Eigen's AVX packets, as PACKET floats: an elementwise kernel's scalar tail
+_PACKET_OF = {np.dtype(np.float64): 4, np.dtype(np.float16): PACKET}
+
+
+def sigmoid_grad(y, g):
+    """TensorFlow's SigmoidGrad (Eigen's ``scalar_sigmoid_gradient_op``): ``g * (y * (1 - y))`` on the packets,
+    ``(g * y) * (1 - y)`` on the scalar tail (the last ``size % PACKET`` elements; of each of ``g``'s leading batch
+    entries, each a tensor TensorFlow would have given). Its bits at any size."""
+    one = y.dtype.type(1)
+    if y.__class__ is not np.ndarray and g.__class__ is not np.ndarray:
+        return (g * y) * (one - y)          # (a scalar: the tail alone)
+    out = g * (y * (one - y))
+    if _POINTWISE.get():
+        return out
+    tail = y.size % _PACKET_OF.get(out.dtype, PACKET)
+    if tail and out.size:
+        rows = out.reshape(-1, y.size)
+        gs = np.broadcast_to(g, out.shape).reshape(-1, y.size)[:, -tail:]
+        ys = y.reshape(-1)[-tail:]
+        rows[:, -tail:] = (gs * ys) * (one - ys)
+    return out
+
+
 def sigmoid(x):
     """Eigen's float32 sigmoid (TensorFlow's) on a float32 scalar or a float32 tensor of up to
     ``PACKET_LIMIT`` elements: the scalar functor below ``PACKET`` elements and on a larger tensor's last

@@ -336,10 +336,10 @@ def add_n(inputs):
     for t in strong[1:]:
         if t.shape != strong[0].shape:
             raise ShapeError(f"add_n: shapes must be equal, got {list(strong[0].shape)} and {list(t.shape)}")
-    total = ts[0]
-    for t in ts[1:]:
-        total = ops.add(total, t)
-    return total
+    if len(ts) == 1:
+        return ts[0]
+    dtype = strong[0].dtype if strong else ops.default_dtype(ts[0].value)
+    return ops.add_n([ops.materialize(t, dtype) if t.weak else t for t in ts])
 
 
 @builtin()

@@ -10,14 +10,14 @@ import sys
 from tapecli.ops import core, special   # special: its ops alone, registered on import
 from tapecli.ops.core import (apply, default_dtype, emit, materialize, numeric, Op, OPS, publish, recording_watches,
                               text_leaf, to_tensor, unbroadcast)
-from tapecli.ops.elementwise import (ABS, abs_, ADD, add, bitwise_and, bitwise_operator, bitwise_or, bitwise_xor,
-                                     CAST, cast, ceil, clip, cos, div, divide_no_nan, elu, equal, erf, EXP, exp,
-                                     floor, floordiv, gelu, greater, greater_equal, invert, leaky_relu, left_shift,
+from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_and, bitwise_operator, bitwise_or,
+                                     bitwise_xor, CAST, cast, ceil, clip, cos, div, divide_no_nan, elu, equal, erf, EXP,
+                                     exp, floor, floordiv, gelu, greater, greater_equal, invert, leaky_relu, left_shift,
                                      less, less_equal, LOG, log, log1p, logical_and, logical_not, logical_or,
                                      masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
-                                     reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sign, SIN,
-                                     sin, softplus, SQRT, sqrt, square, stop_gradient, SUB, sub, tan, TANH, tanh,
-                                     where, zeros_like)
+                                     reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
+                                     sign, SIN, sin, softplus, SQRT, sqrt, square, stop_gradient, SUB, sub, tan, TANH,
+                                     tanh, where, zeros_like)
 from tapecli.ops.elementwise_math import trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)

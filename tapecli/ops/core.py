@@ -24,12 +24,12 @@ Beside each rule the table says:
 from __future__ import annotations
 
 
-import functools
 import math
 
 import numpy as np
 
 from tapecli import kernels
+from tapecli.kernels import tf_sums
 from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
@@ -670,24 +670,16 @@ def gathered(prev, g):
 
 
 def summed(g, add):
-    """An entry of the backward map as one gradient: Contributions summed in the order of AddN's CPU kernel
-    (aggregate_ops.h): the first n % 8 in order (8 or 9 of them where that leaves fewer than 2), then each 8 more
-    summed in order and added to the total. (Up to 9 that is their sum in order.) Two raw float scalars of one
-    class add with Python's operator (the ufunc's bits, as ``add`` would on them)."""
+    """An entry of the backward map as one gradient: Contributions summed in AddN's order (tf_sums.add_n_order).
+    Two raw float scalars of one class add with Python's operator (the ufunc's bits, as ``add`` would on them)."""
     if g.__class__ is not Contributions:
         return g
-    n = len(g)
-    first = n % 8 if n % 8 >= 2 else n % 8 + 8
 
     def plus(a, b):
         if a.__class__ is b.__class__ and a.__class__ in FLOAT_SCALARS:
             return a + b
         return add(gradient_tensor(a), gradient_tensor(b))
-
-    total = functools.reduce(plus, g[:first])
-    for i in range(first, n, 8):
-        total = plus(total, functools.reduce(plus, g[i:i + 8]))
-    return total
+    return tf_sums.add_n_order(g, plus)
 
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:

@@ -169,9 +169,10 @@ class GRUCell(_Cell):
         rk = w["recurrent_kernel"]
         rec_bias = None
         if self.use_bias:
-            if self.reset_after:
-                mx = add(mx, ops.getitem(w["bias"], 0))        # (keras.ops.add's; the recurrent bias's is +)
-                rec_bias = ops.getitem(w["bias"], 1)
+            if self.reset_after:    # (Keras splits the bias each step: one gradient of it a step, its rows' joined)
+                bias = ops.identity(w["bias"])
+                mx = add(mx, ops.getitem(bias, 0))        # (keras.ops.add's; the recurrent bias's is +)
+                rec_bias = ops.getitem(bias, 1)
             else:
                 mx = add(mx, w["bias"])
         if self.reset_after:
