@@ -24,7 +24,7 @@ from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETIT
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
                                     reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
 from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
-from tapecli.ops.scan import cumprod, cumsum, identity, one_hot
+from tapecli.ops.scan import cumprod, cumsum, cumulative_logsumexp, identity, one_hot
 from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather_nd, int_indices, pad, reverse, roll,
                                 scatter_nd, sequence_mask, sort, tensor_scatter_nd_add, tile, top_k,
                                 unsorted_segment_prod, unsorted_segment_sum)
