@@ -25,14 +25,16 @@ few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadca
 exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
 path above. log_softmax is TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
 
-The kernels that replace a ufunc take ``out=`` as it does. float64, larger float32 tensors and the other
-functions' packets keep NumPy's functions (see docs/design.md).
+The kernels that replace a ufunc take ``out=`` as it does. float64 tanh is Eigen's ``ptanh_double`` on the
+packets of 4 doubles (and the C library's ``tanh`` on the tail) at any size; float64's other functions, larger
+float32 tensors and the other functions' packets keep NumPy's functions (see docs/design.md).
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import functools
+import math
 
 import numpy as np
 
@@ -526,14 +528,55 @@ def _tanh_scalar(x):
 
 def tanh(x, out=None):
     """np.tanh, but Eigen's float32 tanh (TensorFlow's) on a float32 scalar or a float32 tensor of up to
-    ``PACKET_LIMIT`` elements (packets and the scalar tail compute the same formula)."""
+    ``PACKET_LIMIT`` elements (packets and the scalar tail compute the same formula), and Eigen's float64 tanh
+    on a float64 tensor of any size (:func:`_tanh64`)."""
     if x.__class__ is _F32:
         return _scalar(_tanh_scalar(x), out)
     if _small(x):
         return _result([_tanh_scalar(v) for v in x.ravel()], x.shape, out)
     if _packets(x):
         return _in_packets(x, _tanh_packets, None, out)
+    if x.__class__ is np.ndarray and x.dtype == _F64_DTYPE and not _POINTWISE.get():
+        return _scalar(_tanh64(x), out)
     return np.tanh(x, out=out)
+
+
+# Eigen's ptanh_double (GenericPacketMathFunctions.h, built without FMA): a [19/18] rational interpolant, odd
+# over even, on x clamped to +-17.714196154005176
+_TANH64_CLAMP = 17.714196154005176
+_TANH64_ALPHA = (2.6158007860482230e-23, 7.6534862268749319e-19, 3.1309488231386680e-15, 4.2303918148209176e-12,
+                 2.4618379131293676e-09, 6.8644367682497074e-07, 9.3839087674268880e-05, 5.9809711724441161e-03,
+                 1.5184719640284322e-01)
+_TANH64_BETA = (6.463747022670968018e-21, 5.782506856739003571e-17, 1.293019623712687916e-13,
+                1.123643448069621992e-10, 4.492975677839633985e-08, 8.785185266237658698e-06,
+                8.295161192716231542e-04, 3.437448108450402717e-02, 4.851805297361760360e-01, 1.0)
+_F64_DTYPE = np.dtype(np.float64)
+_DOUBLE_PACKET = 4          # doubles in an AVX packet: the last size % 4 take the scalar path, the C library's tanh
+
+
+def _tanh64(x):
+    """TensorFlow's float64 Tanh: ptanh_double on Eigen's packets (each pmadd a product and a sum), the C library's
+    ``tanh`` on the scalar tail; NaN stays NaN."""
+    flat = x.reshape(-1)
+    k = flat.size - flat.size % _DOUBLE_PACKET
+    head = flat[:k]
+    with np.errstate(invalid="ignore"):
+        c = np.maximum(np.minimum(head, _TANH64_CLAMP), -_TANH64_CLAMP)
+        x2 = c * c
+        x3 = x2 * c
+        p = np.full_like(c, _TANH64_ALPHA[0])
+        for a in _TANH64_ALPHA[1:]:
+            p = p * x2 + a
+        q = np.full_like(c, _TANH64_BETA[0])
+        for b in _TANH64_BETA[1:]:
+            q = q * x2 + b
+        y = (x3 * p + c) / q
+    tail = flat[k:]
+    if tail.size:
+        from tapecli.kernels.tf_random import libm_function
+        c_tanh = libm_function("tanh") or math.tanh
+        y = np.concatenate((y, np.array([c_tanh(v) for v in tail.tolist()], np.float64)))
+    return y.reshape(x.shape)
 
 
 tanh.writes_out = True
