@@ -201,6 +201,22 @@ def test_float64_tanh_is_eigens_rational_interpolant_on_packets():
     assert np.isnan(tf_float32.tanh(np.array([np.nan] * 4))).all()
 
 
+# TensorFlow 2.21's float32 tf.math.erf (np.random.default_rng(0): n values 2 * normal), recorded: sum(erf(x) *
+# (1..n)) in float64. Eigen's generic_fast_erf<float> on the scalar path and the packets alike, at any size.
+ERF = {3: 2.484962671995163, 8: -10.559325888752937, 1001: -35233.6151765089, 50000: -1156646.9411439917}
+
+
+def test_float32_erf_is_eigens_rational_interpolant():
+    rng = np.random.default_rng(0)
+    for n, weighted in ERF.items():
+        x = (rng.standard_normal(n) * 2).astype(np.float32)
+        got = kernels.RAW_NUMPY_KERNELS["erf"](x)
+        assert got.dtype == np.float32 and float(np.sum(got.astype(np.float64) * np.arange(1, n + 1))) == weighted, n
+    special = tf_float32.erf(np.array([np.nan, np.inf, -np.inf, -0.0], np.float32))
+    assert np.isnan(special[0]) and special[1:3].tolist() == [1.0, -1.0] and str(special[3]) == "-0.0"
+    assert tf_float32.erf(np.array([0.5])) is None            # (float64: another algorithm)
+
+
 def test_keras_elu_of_another_alpha_scales_tensorflows_elu():
     # keras.activations.elu(x, alpha=0.7) under TensorFlow 2.21: where(x > 0, elu, alpha * elu), x > 0 false
     # for a subnormal x (read as a zero), its product flushed (9 elements: a packet and a scalar tail)

@@ -114,8 +114,9 @@ ELU = _unary("elu", numpy=numpy_kernels.elu, numba=True, program=(),
              deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(x),
                                                m.mul(at["alpha"], m.add(m.expm1(m.minimum(x, 0)), 1))))
 EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
+# TensorFlow's _ErfGrad: (grad * 2/sqrt(pi)) * exp(-x^2), in that order
 ERF = _unary("erf", numpy=numpy_kernels.erf, numba=True,
-             deriv=lambda m, x, y, at: m.mul(2 / _SQRT_PI, m.exp(m.neg(m.square(x)))))
+             grads=(lambda m, g, x, y, at: m.mul(m.mul(g, 2 / _SQRT_PI), m.exp(m.neg(m.square(x)))),))
 
 
 def _gelu_deriv(m, x, y, at):
