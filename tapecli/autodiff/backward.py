@@ -40,7 +40,7 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         for target, seed in zip(targets, seeds):
             if target.id in reach or target.id in wanted:
                 grads[target.id] = gathered(grads.get(target.id), seed)
-        _backward_sweep(tape, tensorflow_order(path, targets), reach, wanted, grads, release_records, ops.add, plain)
+        _backward_sweep(tape, tensorflow_order(path, targets, reach), reach, wanted, grads, release_records, ops.add, plain)
         return {sid: gradient_tensor(summed(g, ops.add)) for sid, g in grads.items() if sid in wanted}
 
     ctx.backward_passes += 1
@@ -63,32 +63,49 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
     ctx = current()
     observers = ctx.observers
     threshold = kernels.THRESHOLD
-    for rec in order:
+    split: dict[int, list] = {}     # by a statement record's id: its op records, once its ops run one by one
+    for node in order:
+        releasing = release
+        if node.__class__ is _Step:
+            statement = node.statement
+            if node.whole is not None:          # the statement's last op: the first of its ops to come
+                if release:
+                    statement.holders -= 1
+                out_id = statement.output.id
+                g = grads.get(out_id)
+                if g is None:
+                    continue
+                if plain and node.whole and threshold > 1:
+                    g = grads[out_id] = summed(g, add)      # (as TensorFlow's tape sums what its consumers gave)
+                    gv = g.value if g.__class__ is Tensor else g
+                    if gv.ndim == 0:        # its ops one after another: its gradient function runs them at once
+                        if out_id not in wanted:
+                            del grads[out_id]
+                        statement.op.sweep(statement, gv, reach, grads, add)
+                        continue
+                # its ops' records, each as the sweep takes it (they keep scalars only)
+                split[id(statement)] = statement.op_records(reach, ctx.tapes)
+            records = split.get(id(statement))
+            if records is None:         # (its gradient function ran, or no gradient came)
+                continue
+            rec = records[node.index]
+            releasing = False
+        else:
+            rec = node
         out_id = rec.output.id
         g = grads.get(out_id)
         if g is not None:
             g = summed(g, add)      # (what its consumers gave, summed as TensorFlow's tape sums them)
             if out_id in wanted:
                 grads[out_id] = g
-            gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
-            if rec.__class__ is StatementRecord:
-                if plain and gv.ndim == 0 and threshold > 1:
-                    if out_id not in wanted:
-                        del grads[out_id]
-                    rec.op.sweep(rec, gv, reach, grads, add)
-                else:        # its ops' records, each as the sweep takes it (they keep scalars only)
-                    _backward_sweep(tape, tensorflow_order(rec.op_records(reach, ctx.tapes), [rec.output]), reach,
-                                    wanted, grads, False, add, plain)
-                if release:
-                    rec.holders -= 1
-                continue
-            if out_id not in wanted:
+            else:
                 del grads[out_id]        # consumed: free it early
+            gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
             op = rec.op
             inputs = rec.inputs
             if plain and op._rules and not rec.attrs and gv.size < threshold:
                 scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
-                if release:
+                if releasing:
                     rec.holders -= 1
                     if rec.holders <= 0 and not scalars:
                         rec.release()
@@ -109,29 +126,70 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
                     key = inp.id
                     if key in reach:
                         grads[key] = gathered(grads.get(key), ig)
-        if release:
+        if releasing:
             rec.holders -= 1
             if rec.holders <= 0:
                 rec.release()
 
 
-def tensorflow_order(path: list, targets: list) -> list:
+class _Step:
+    """One op of a statement's record (ops/statement.py) where the backward order places it: TensorFlow's tape
+    holds each op's own record, so a statement's ops take their places among the others'. ``whole``, on the
+    statement's last op (None on the others): whether its reached ops come one after another in the order."""
+
+    __slots__ = ("statement", "index", "output_id", "input_ids", "whole")
+
+    def __init__(self, statement, index, output_id, input_ids):
+        self.statement = statement
+        self.index = index
+        self.output_id = output_id
+        self.input_ids = input_ids
+        self.whole = None
+
+
+def _steps(statement, reach) -> list:
+    """The ops of ``statement`` that :meth:`Tape.path` would have taken one by one (one of their inputs reached
+    from a source), in the order they ran, each a :class:`_Step`."""
+    op = statement.op
+    ids = [t.id for t in statement.inputs]
+    on = [i in reach for i in ids]
+    last = len(op.steps) - 1
+    first_id = statement.output.id - last       # (as StatementRecord.op_records gives them)
+    steps = []
+    for j, (_, args) in enumerate(op.steps):
+        ids.append(first_id + j)
+        on.append(any(on[a] for a in args))
+        if on[-1]:
+            steps.append(_Step(statement, j, ids[-1], tuple(ids[a] for a in args)))
+    steps[-1].whole = False
+    return steps
+
+
+def tensorflow_order(path: list, targets: list, reach) -> list:
     """``path``'s records (in the tape's order) in the order TensorFlow's tape runs their gradients
     (c/eager/tape.h, ComputeGradient): from the targets' ops, each op once every use of its output by an op the
     targets' gradients reach has given it its gradient, the first ready the first run (a queue, as TensorFlow 2.21
     runs them: recorded). The gradients that meet at one tensor are summed in the order they came
-    (ops.core.summed), so this order is in their bits. The records no target's gradient reaches come last."""
-    made = {rec.output.id: rec for rec in path}
+    (ops.core.summed), so this order is in their bits. A statement's record gives its ops' places (:class:`_Step`),
+    as its ops' own records would have. The records no target's gradient reaches come last."""
+    nodes = []
+    statements = False
+    for rec in path:
+        if rec.__class__ is StatementRecord:
+            nodes.extend(_steps(rec, reach))
+            statements = True
+        else:
+            nodes.append(rec)
+    made = {(node.output_id if node.__class__ is _Step else node.output.id): node for node in nodes}
     live: set[int] = set()
     uses: dict[int, int] = {}
     pending = [made[t.id] for t in targets if t.id in made]
     while pending:
-        rec = pending.pop()
-        if id(rec) in live:
+        node = pending.pop()
+        if id(node) in live:
             continue
-        live.add(id(rec))
-        for inp in rec.inputs:
-            key = inp.id
+        live.add(id(node))
+        for key in _input_ids(node):
             uses[key] = uses.get(key, 0) + 1
             producer = made.get(key)
             if producer is not None and id(producer) not in live:
@@ -139,21 +197,42 @@ def tensorflow_order(path: list, targets: list) -> list:
     ready = collections.deque(made[t.id] for t in targets if t.id in made and t.id not in uses)
     order = []
     while ready:
-        rec = ready.popleft()
-        if id(rec) not in live:     # (a target given twice)
+        node = ready.popleft()
+        if id(node) not in live:     # (a target given twice)
             continue
-        live.discard(id(rec))
-        order.append(rec)
-        for inp in rec.inputs:
-            key = inp.id
+        live.discard(id(node))
+        order.append(node)
+        for key in _input_ids(node):
             left = uses[key] - 1
             uses[key] = left
             if left == 0 and key in made:
                 ready.append(made[key])
-    if len(order) < len(path):
-        done = {id(rec) for rec in order}
-        order.extend(rec for rec in reversed(path) if id(rec) not in done)
+    if len(order) < len(nodes):
+        done = {id(node) for node in order}
+        order.extend(node for node in reversed(nodes) if id(node) not in done)
+    if statements:
+        _mark_whole(order)
     return order
+
+
+def _input_ids(node):
+    return node.input_ids if node.__class__ is _Step else [t.id for t in node.inputs]
+
+
+def _mark_whole(order: list) -> None:
+    """Each statement's last op's ``whole``: whether its statement's ops in ``order`` follow it without a gap
+    (it comes first of them: each of the others gives its gradient to another of them)."""
+    spans: dict[int, list] = {}         # by statement: [the position of its last op, of its latest, its ops]
+    for position, node in enumerate(order):
+        if node.__class__ is _Step:
+            span = spans.get(id(node.statement))
+            if span is None:
+                spans[id(node.statement)] = [position, position, 1]
+            else:
+                span[1] = position
+                span[2] += 1
+    for start, end, count in spans.values():
+        order[start].whole = end - start + 1 == count
 
 
 # ------------------------------------------------------------------ structures

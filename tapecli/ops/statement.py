@@ -10,9 +10,11 @@ they are computed again, by the same kernels, when something needs them.
 Everything that reads records op by op (``tapecli tape``, ``explain``, jacobians, a backward pass that
 another tape records or that logs its ops) reads :meth:`StatementRecord.op_records`: the records the
 statement would have made one op at a time, the same ops, tensor ids, values and line. The backward
-sweep itself, where nothing records or logs it, runs the statement's generated gradient function:
-the ops' ``grads`` formulas written out as one function (as ``ops.core._small_rule`` writes each), in the
-order the sweep would apply them op by op, so the gradients have the same bits.
+sweep orders a statement's ops as it orders those records (TensorFlow's order: the gradients meeting at a
+tensor are summed in it). Where nothing records or logs the sweep and the statement's ops come one after
+another in that order, it runs the statement's generated gradient function: the ops' ``grads`` formulas
+written out as one function (as ``ops.core._small_rule`` writes each), in the order the sweep would apply
+them op by op, so the gradients have the same bits; elsewhere it runs the statement's op records.
 """
 from __future__ import annotations
 
@@ -35,9 +37,12 @@ _MISSING = object()
 class StatementOp(Op):
     """The ops of one scalar statement. ``steps``: (op, argument indices) in the order they ran, an index
     naming the statement's inputs first (``leaves`` name tensors, then the literals) and then the steps'
-    results; the last step's result is the statement's value. ``sweep``: its gradient function."""
+    results; the last step's result is the statement's value. ``backward``: the steps in the order
+    TensorFlow's tape runs their gradients (autodiff/backward.py's tensorflow_order): each step's result is read
+    by one step, so a queue from the last step, each step's arguments in order. ``sweep``: its gradient
+    function."""
 
-    __slots__ = ("steps", "leaves", "subtrees", "sweep")
+    __slots__ = ("steps", "leaves", "subtrees", "backward", "sweep")
 
     def __init__(self, steps, leaves: int, literals: int):
         super().__init__("statement")
@@ -54,6 +59,10 @@ class StatementOp(Op):
                     depends |= subtrees[a - inputs]
             subtrees.append(frozenset(depends))
         self.subtrees = tuple(subtrees)
+        backward = [len(self.steps) - 1]
+        for j in backward:
+            backward.extend(a - inputs for a in self.steps[j][1] if a >= inputs)
+        self.backward = tuple(backward)
         self.sweep = _sweep_function(self, inputs)
 
     def records_every_op(self, tapes, leaves) -> bool:
@@ -130,7 +139,7 @@ class _Unwritable(Exception):
 
 def _sweep_function(op: StatementOp, inputs: int):
     """``sweep(rec, g, reach, grads, add)``: the backward sweep's work on ``rec`` for the gradient ``g`` (a
-    scalar or a 0-d array) of its output: every step's formulas, last step first, each input's gradient
+    scalar or a 0-d array) of its output: every step's formulas in ``op.backward``'s order, each input's gradient
     computed where the sweep would compute it (the input is reached and its formula is not None) and each
     leaf's accumulated into ``grads`` by ``ops.core._put``, as ``ops.core._small_vjp`` accumulates it."""
     last = len(op.steps) - 1
@@ -139,7 +148,7 @@ def _sweep_function(op: StatementOp, inputs: int):
     reached = [f"r{a}" for a in range(op.leaves)]
     source = _NumpySource()
     body = []
-    for j in range(last, -1, -1):
+    for j in op.backward:
         step_op, args = op.steps[j]
         block = []
         for position, a in enumerate(args):
