@@ -13,6 +13,7 @@ from tapecli.library.keras.common import add, flag, float_dtype, integer, name_s
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
 from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.objects import Function
+from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, PythonTuple, Tensor, Variable
 
@@ -95,9 +96,15 @@ class SimpleRNNCell(_Cell):
     def step(self, x_t, states):
         w = self.weights_
         z = ops.matmul(x_t, w["kernel"])
-        if self.use_bias:
-            z = add(z, w["bias"])       # (keras.ops.add: a bias's is tf.nn.bias_add; Keras's + below is tf.add)
-        out = _act(self.activation, ops.add(z, ops.matmul(states[0], w["recurrent_kernel"])))
+        if not self.use_bias:
+            z = ops.add(z, ops.matmul(states[0], w["recurrent_kernel"]))
+        elif current().functions > 0 and z.dtype == np.float32:
+            # In a tf.function Grappler's remapper fuses MatMul, BiasAdd and the Add after them into one
+            # _FusedMatMul, which adds the other operand first: (x K + h U) + b (the gradients are the ops' own)
+            z = add(ops.add(z, ops.matmul(states[0], w["recurrent_kernel"])), w["bias"])
+        else:       # (keras.ops.add: a bias's is tf.nn.bias_add; Keras's + below is tf.add)
+            z = ops.add(add(z, w["bias"]), ops.matmul(states[0], w["recurrent_kernel"]))
+        out = _act(self.activation, z)
         return out, [out]
 
 
@@ -323,6 +330,32 @@ class StackedRNNCells(Layer):
         return x_t, new
 
 
+class _WhileLoopReads:
+    """Inside a tf.function, Keras's TensorFlow backend runs the timesteps as a tf.while_loop, whose gradient
+    (while_v2) passes each weight the body reads on from one iteration to the next: a weight's gradient is its
+    steps' added one at a time, the last step's first (TensorFlow's eager tape sums them at once, in AddN's order).
+    So there each step reads its cells' weights as the step before read them, passed on (an identity): the same
+    sums. (A program's own cell reads its weights itself: its steps' gradients are summed as eager ones.)"""
+
+    def __init__(self, cell):
+        self.cells = _built_in_cells(cell)
+        self.held = [c.weights_ for c in self.cells]
+
+    def next_iteration(self) -> None:
+        for c in self.cells:
+            c.weights_ = {short: ops.identity(w) for short, w in c.weights_.items()}
+
+    def restore(self) -> None:
+        for c, held in zip(self.cells, self.held):
+            c.weights_ = held
+
+
+def _built_in_cells(cell) -> list:
+    if isinstance(cell, StackedRNNCells):
+        return [c for held in cell.cells for c in _built_in_cells(held)]
+    return [cell] if isinstance(cell, _Cell) else []
+
+
 def _masked(keep, new, old):
     """Where a step is masked, the old value (a state carried over, the previous output): Keras's tf.where."""
     if isinstance(new, list):
@@ -491,14 +524,21 @@ class _Recurrent(Layer):
         if self.runs_program and not self.unroll:   # (Keras's TensorFlow while loop calls the cell once first, on
             self.cell.step(ops.getitem(x, (_ALL, order[0])), states)     # the first step, for its output's shape)
         outputs, previous = [], None
-        for t in order:
-            output, new = self.cell.step(ops.getitem(x, (_ALL, t)), states)
-            if keep is not None:
-                if previous is None or self.zero_output_for_mask:
-                    previous = Tensor(np.zeros(output.shape, dtype=output.dtype))
-                output, new = _masked(keep[:, t], output, previous), _masked(keep[:, t], new, states)
-            outputs.append(output)
-            previous, states = output, new
+        loop = _WhileLoopReads(self.cell) if current().functions > 0 and not self.unroll else None
+        try:
+            for t in order:
+                if loop is not None:
+                    loop.next_iteration()
+                output, new = self.cell.step(ops.getitem(x, (_ALL, t)), states)
+                if keep is not None:
+                    if previous is None or self.zero_output_for_mask:
+                        previous = Tensor(np.zeros(output.shape, dtype=output.dtype))
+                    output, new = _masked(keep[:, t], output, previous), _masked(keep[:, t], new, states)
+                outputs.append(output)
+                previous, states = output, new
+        finally:
+            if loop is not None:
+                loop.restore()
         output = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         if self.stateful:
             for v, state in zip(self.states, _flat(states)):
