@@ -179,6 +179,9 @@ def test_sigmoid_grad_takes_eigens_other_order_on_the_scalar_tail():
     batched = tf_float32.sigmoid_grad(y, np.stack([up, up]))            # (each of a batch of seeds its own tensor)
     assert (batched == got).all()
     assert tf_float32.sigmoid_grad(y[0], up[0]) == (up[0] * y[0]) * (one - y[0])
+    # a 0-d array is a scalar tensor, all tail (NumPy's product of two is a scalar: the tail was written into a copy)
+    tails = [tf_float32.sigmoid_grad(np.asarray(y[k]), np.asarray(up[k])) for k in range(16, 20)]
+    assert [float(v) for v in tails] == [float.fromhex(h) for h in SIGMOID_GRAD_20[1][16:]]
 
 
 # TensorFlow 2.21's float64 tf.tanh (np.random.default_rng(0): n values normal times 10 ** uniform(-3, 1.5)),

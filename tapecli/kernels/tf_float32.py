@@ -636,6 +636,8 @@ def sigmoid_grad(y, g):
     out = g * (y * (one - y))
     if _POINTWISE.get():
         return out
+    if out.__class__ is not np.ndarray:     # (0-d operands: NumPy's product is a scalar, all of it the tail)
+        return (g * y) * (one - y)
     tail = y.size % _PACKET_OF.get(out.dtype, PACKET)
     if tail and out.size:
         rows = out.reshape(-1, y.size)
