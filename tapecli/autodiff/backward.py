@@ -65,17 +65,17 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
     threshold = kernels.THRESHOLD
     split: dict[int, list] = {}     # by a statement record's id: its op records, once its ops run one by one
     for node in order:
-        releasing = release
-        if node.__class__ is _Step:
-            statement = node.statement
-            if node.whole is not None:          # the statement's last op: the first of its ops to come
+        cls = node.__class__
+        if cls is StatementRecord or cls is _Step:
+            if cls is StatementRecord or node.whole is not None:     # a statement's last op: the first of its ops
+                statement = node if cls is StatementRecord else node.statement
                 if release:
                     statement.holders -= 1
                 out_id = statement.output.id
                 g = grads.get(out_id)
                 if g is None:
                     continue
-                if plain and node.whole and threshold > 1:
+                if plain and threshold > 1 and (cls is StatementRecord or node.whole):
                     g = grads[out_id] = summed(g, add)      # (as TensorFlow's tape sums what its consumers gave)
                     gv = g.value if g.__class__ is Tensor else g
                     if gv.ndim == 0:        # its ops one after another: its gradient function runs them at once
@@ -84,14 +84,20 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
                         statement.op.sweep(statement, gv, reach, grads, add)
                         continue
                 # its ops' records, each as the sweep takes it (they keep scalars only)
-                split[id(statement)] = statement.op_records(reach, ctx.tapes)
-            records = split.get(id(statement))
+                records = statement.op_records(reach, ctx.tapes)
+                if cls is StatementRecord:          # (one after another)
+                    _backward_sweep(tape, [records[j] for j in statement.op.backward], reach, wanted, grads, False,
+                                    add, plain)
+                    continue
+                split[id(statement)] = records
+            records = split.get(id(node.statement))
             if records is None:         # (its gradient function ran, or no gradient came)
                 continue
             rec = records[node.index]
             releasing = False
         else:
             rec = node
+            releasing = release
         out_id = rec.output.id
         g = grads.get(out_id)
         if g is not None:
@@ -132,6 +138,101 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
                 rec.release()
 
 
+def tensorflow_order(path: list, targets: list, reach) -> list:
+    """``path``'s records (in the tape's order) in the order TensorFlow's tape runs their gradients
+    (c/eager/tape.h, ComputeGradient): from the targets' ops, each op once every use of its output by an op the
+    targets' gradients reach has given it its gradient, the first ready the first run (a queue, as TensorFlow 2.21
+    runs them: recorded). The gradients that meet at one tensor are summed in the order they came
+    (ops.core.summed), so this order is in their bits. A statement's record (ops/statement.py) stands for its ops,
+    each in the place its own record would have had: where they come one after another (as in a chain of
+    statements) the record stands there for them all, its ops to run in its op's ``backward`` order; else each
+    of them is a :class:`_Step` in its place. The records no target's gradient reaches come last."""
+    order = _queue(path, targets, reach)
+    if order is None:
+        nodes = []
+        for rec in path:
+            if rec.__class__ is StatementRecord:
+                nodes.extend(_steps(rec, reach))
+            else:
+                nodes.append(rec)
+        order = _queue(nodes, targets, reach)
+        _mark_whole(order)
+    return order
+
+
+_ONE_REACHED = (True,)
+
+
+def _queue(nodes: list, targets: list, reach) -> list | None:
+    """:func:`tensorflow_order` of ``nodes`` (records, a statement's ops as :class:`_Step` objects), a statement's
+    record standing for its ops where they would come one after another; None where they would not. (Records
+    hash as themselves: they are the keys of ``live``.)"""
+    made = {}
+    for node in nodes:
+        made[node.output_id if node.__class__ is _Step else node.output.id] = node
+    made_get = made.get
+    live: dict = {}         # by node: the ids its gradient reads, in the order it gives theirs
+    apart: dict = {}        # by a statement's record of several ops: how many of its reads come before the last
+                            # read of another of its ops' results (StatementOp.backward_reads)
+    uses: dict[int, int] = {}
+    uses_get = uses.get
+    pending = [made[t.id] for t in targets if t.id in made]
+    while pending:
+        node = pending.pop()
+        if node in live:
+            continue
+        cls = node.__class__
+        if cls is StatementRecord:
+            inputs = node.inputs
+            op = node.op
+            # (a statement of one name is on the path by it: that leaf is reached)
+            steps, read, before = op.backward_reads(
+                _ONE_REACHED if op.leaves == 1 else tuple([t.id in reach for t in inputs[:op.leaves]]))
+            keys = [inputs[a].id for a in read]
+            if steps > 1:
+                apart[node] = before
+        else:
+            keys = node.input_ids if cls is _Step else [t.id for t in node.inputs]
+        live[node] = keys
+        for key in keys:
+            uses[key] = uses_get(key, 0) + 1
+            producer = made_get(key)
+            if producer is not None and producer not in live:
+                pending.append(producer)
+    ready = collections.deque(made[t.id] for t in targets if t.id in made and t.id not in uses)
+    order = []
+    append, popleft, live_pop = order.append, ready.popleft, live.pop
+    while ready:
+        node = popleft()
+        keys = live_pop(node, None)
+        if keys is None:     # (a target given twice)
+            continue
+        append(node)
+        if node.__class__ is StatementRecord and node in apart:     # a statement's ops, more than one
+            if ready:               # (another op ahead of its other ops)
+                return None
+            before = apart[node]
+            for i, key in enumerate(keys):
+                left = uses[key] - 1
+                uses[key] = left
+                if left == 0 and key in made:
+                    if i < before:      # (an op that would come before its other ops)
+                        return None
+                    ready.append(made[key])
+            continue
+        for key in keys:
+            left = uses[key] - 1
+            uses[key] = left
+            if left == 0:
+                producer = made_get(key)
+                if producer is not None:
+                    ready.append(producer)
+    if len(order) < len(nodes):
+        done = set(order)
+        order.extend(node for node in reversed(nodes) if node not in done)
+    return order
+
+
 class _Step:
     """One op of a statement's record (ops/statement.py) where the backward order places it: TensorFlow's tape
     holds each op's own record, so a statement's ops take their places among the others'. ``whole``, on the
@@ -163,60 +264,6 @@ def _steps(statement, reach) -> list:
             steps.append(_Step(statement, j, ids[-1], tuple(ids[a] for a in args)))
     steps[-1].whole = False
     return steps
-
-
-def tensorflow_order(path: list, targets: list, reach) -> list:
-    """``path``'s records (in the tape's order) in the order TensorFlow's tape runs their gradients
-    (c/eager/tape.h, ComputeGradient): from the targets' ops, each op once every use of its output by an op the
-    targets' gradients reach has given it its gradient, the first ready the first run (a queue, as TensorFlow 2.21
-    runs them: recorded). The gradients that meet at one tensor are summed in the order they came
-    (ops.core.summed), so this order is in their bits. A statement's record gives its ops' places (:class:`_Step`),
-    as its ops' own records would have. The records no target's gradient reaches come last."""
-    nodes = []
-    statements = False
-    for rec in path:
-        if rec.__class__ is StatementRecord:
-            nodes.extend(_steps(rec, reach))
-            statements = True
-        else:
-            nodes.append(rec)
-    made = {(node.output_id if node.__class__ is _Step else node.output.id): node for node in nodes}
-    live: set[int] = set()
-    uses: dict[int, int] = {}
-    pending = [made[t.id] for t in targets if t.id in made]
-    while pending:
-        node = pending.pop()
-        if id(node) in live:
-            continue
-        live.add(id(node))
-        for key in _input_ids(node):
-            uses[key] = uses.get(key, 0) + 1
-            producer = made.get(key)
-            if producer is not None and id(producer) not in live:
-                pending.append(producer)
-    ready = collections.deque(made[t.id] for t in targets if t.id in made and t.id not in uses)
-    order = []
-    while ready:
-        node = ready.popleft()
-        if id(node) not in live:     # (a target given twice)
-            continue
-        live.discard(id(node))
-        order.append(node)
-        for key in _input_ids(node):
-            left = uses[key] - 1
-            uses[key] = left
-            if left == 0 and key in made:
-                ready.append(made[key])
-    if len(order) < len(nodes):
-        done = {id(node) for node in order}
-        order.extend(node for node in reversed(nodes) if id(node) not in done)
-    if statements:
-        _mark_whole(order)
-    return order
-
-
-def _input_ids(node):
-    return node.input_ids if node.__class__ is _Step else [t.id for t in node.inputs]
 
 
 def _mark_whole(order: list) -> None:

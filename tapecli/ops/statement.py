@@ -42,13 +42,14 @@ class StatementOp(Op):
     by one step, so a queue from the last step, each step's arguments in order. ``sweep``: its gradient
     function."""
 
-    __slots__ = ("steps", "leaves", "subtrees", "backward", "sweep")
+    __slots__ = ("steps", "leaves", "arity", "subtrees", "backward", "sweep", "_reads")
 
     def __init__(self, steps, leaves: int, literals: int):
         super().__init__("statement")
         self.steps = tuple(steps)
         self.leaves = leaves
-        inputs = leaves + literals
+        self.arity = inputs = leaves + literals
+        self._reads: dict = {}
         subtrees: list[frozenset] = []         # the leaves each step's result depends on
         for _, args in self.steps:
             depends: set = set()
@@ -64,6 +65,29 @@ class StatementOp(Op):
             backward.extend(a - inputs for a in self.steps[j][1] if a >= inputs)
         self.backward = tuple(backward)
         self.sweep = _sweep_function(self, inputs)
+
+    def backward_reads(self, reached: tuple) -> tuple:
+        """How the backward order reads the statement's steps where ``reached`` (a bool per leaf) says which
+        leaves a pass reaches (the steps that read none are not on its path): (how many steps are, the inputs their
+        arguments read in ``backward``'s order (indices of the record's inputs, one per argument), how many of
+        those reads come before the last read of another step's result)."""
+        found = self._reads.get(reached)
+        if found is None:
+            arity = self.arity
+            on = [*reached, *(False,) * (arity - self.leaves)]      # (a literal is never reached)
+            for _, args in self.steps:
+                on.append(any(on[a] for a in args))
+            reads: list[int] = []
+            before = 0
+            for j in self.backward:
+                if on[arity + j]:
+                    for a in self.steps[j][1]:
+                        if a < arity:
+                            reads.append(a)
+                        elif on[a]:
+                            before = len(reads)
+            found = self._reads[reached] = (sum(on[arity:]), tuple(reads), before)
+        return found
 
     def records_every_op(self, tapes, leaves) -> bool:
         """Whether each open, recording tape of ``tapes`` that watches one of the ``leaves`` (tensors)
