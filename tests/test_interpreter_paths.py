@@ -202,6 +202,31 @@ tape t(persistent=True):
 dx = t.gradient(y, x)
 dw = t.gradient(y, w)
 """,
+    # TensorFlow's order takes a statement's ops from its last by a queue, not in the reverse of the order they ran
+    # (w's gradients: y * w's, then w + 2.0's), and may take another statement's between them (w + 2.0's after
+    # sin(y) * y + w's): the gradients that meet at w are summed in that order
+    "a statement's ops in TensorFlow's order": """var x = 0.5
+w = cast(-0.75, float32)
+tape t(persistent=True):
+    watch(w)
+    y = x * 1.0
+    for i in range(8):
+        y = tanh((y * w) + (w + 2.0))
+        y = tanh(y)
+dx = t.gradient(y, x)
+dw = t.gradient(y, w)
+""",
+    "a statement's ops apart in TensorFlow's order": """var x = 0.5
+w = cast(-0.75, float32)
+tape t(persistent=True):
+    watch(w)
+    y = x * 1.0
+    for i in range(12):
+        y = tanh((y * w) + sin(w + 2.0))
+        y = sin(y) * y + w
+dx = t.gradient(y, x)
+dw = t.gradient(y, w)
+""",
     "a jacobian another tape records, then its gradient": """var x = 0.5
 tape outer:
     tape inner(persistent=True):

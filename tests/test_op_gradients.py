@@ -433,6 +433,14 @@ CASES += [
     Case("bias_add_4d", "bias_add", lambda x, b: ops.sin(ops.bias_add(x, b)), (In((2, 2, 1, 3)), In((3,)))),
     Case("bias_add_grad", "bias_add_grad", lambda g: ops.sin(ops.apply(ops.BIAS_ADD_GRAD, (ops.sin(g),))),
          (In((4, 2, 3)),)),
+    Case("cumulative_logsumexp", "cumulative_logsumexp", lambda x: ops.sin(ops.cumulative_logsumexp(x, 1)),
+         (In((2, 4)),)),
+    Case("cumulative_logsumexp_reverse", "cumulative_logsumexp",
+         lambda x: ops.sin(ops.cumulative_logsumexp(x, 0, reverse=True)), (In((3, 2)),)),
+    Case("add_n", "add_n", lambda a, b, c: ops.sin(ops.add_n([a, ops.mul(b, b), c, a])),
+         (In((2, 3)), In((2, 3)), In((2, 3)))),
+    Case("sigmoid_grad", "sigmoid_grad", lambda y, g: ops.sin(ops.sigmoid_grad(ops.sigmoid(y), g)),
+         (In((3, 3), "wide"), In((3, 3)))),
     Case("conv2d_valid", "matmul", lambda x, f: ops.conv2d(x, f, (1, 1), "VALID"), (In((1, 4, 4, 2)), In((3, 3, 2, 2)))),
     Case("conv2d_same_strided", "windows", lambda x, f: ops.sin(ops.conv2d(x, f, (2, 2), "SAME")),
          (In((2, 5, 4, 1)), In((3, 2, 1, 2)))),
@@ -834,6 +842,7 @@ def test_every_differentiable_op_has_a_row():
 
 # Differentiable ops without a forward-mode rule, and why (a jacobian through them runs in reverse mode).
 NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for tangents; reverse mode serves",
+          "cumulative_logsumexp": "TensorFlow's own rule is reverse mode's (a scan of the gradient's logs); it serves",
           **{name: "TensorFlow registers no gradient for it, so no tangent either" for name in (
               "adjust_hue", "adjust_saturation", "projective_transform")},
           "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves",

@@ -3,6 +3,7 @@ benchmarks/record_tf_sums.py from TensorFlow 2.21 on the CPU into tests/tf_sums_
 sums against a literal transcription of Eigen's loops, which checks the orders NumPy's reductions add in."""
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
@@ -168,3 +169,21 @@ def test_bias_add_grad_gives_tensorflows_bits_on_each_pool(threads):
             got = tf_sums.bias_add_grad(x, threads)
             assert got.dtype == x.dtype and got.shape == (x.shape[-1],)
             assert got.view(bits[case["dtype"]]).tolist() == [int(h, 16) for h in case["out"]], case["shape"]
+
+
+# TensorFlow 2.21's tf.add_n of n float32 vectors (np.random.default_rng(0): each n vectors of 6, normal times
+# 10 ** uniform(-3, 3)), recorded: the first n % 8 (or 8 or 9) in order, then blocks of 8 summed and added
+ADD_N = {9: ['0x1.6db65ep+5', '-0x1.b2bf1cp+8', '0x1.c41c48p+8', '0x1.828c24p+8', '-0x1.7604a6p+5', '0x1.173ab4p+10'],
+         10: ['-0x1.cf511ep+9', '0x1.d180ccp+9', '0x1.50e5ecp+8', '-0x1.66bb56p+7', '-0x1.a5bbc8p+9', '0x1.7b34d6p+8'],
+         17: ['-0x1.56645p+3', '0x1.5c313cp+9', '-0x1.93580cp+8', '-0x1.795d2cp+7', '-0x1.2a452cp+9', '-0x1.1fd298p+10'],
+         26: ['0x1.1ab474p+9', '0x1.d37618p+6', '0x1.5e4d3ep+10', '0x1.4f05ap+9', '0x1.b7c80ap+9', '0x1.0ad9e2p+10']}
+
+
+def test_add_n_sums_in_tensorflows_blocks_of_eight():
+    rng = np.random.default_rng(0)
+    for n, expected in ADD_N.items():
+        xs = [(rng.standard_normal(6) * 10.0 ** rng.uniform(-3, 3, 6)).astype(np.float32) for _ in range(n)]
+        got = tf_sums.add_n(*xs)
+        assert got.dtype == np.float32 and [float(v) for v in got] == [float.fromhex(h) for h in expected], n
+        in_order = functools.reduce(np.add, xs)
+        assert (got == in_order).all() == (n <= 9)      # (past 9 the blocks are another order: a test that can fail)

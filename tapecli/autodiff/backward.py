@@ -5,10 +5,12 @@ how nested tapes give higher derivatives.
 """
 from __future__ import annotations
 
+import collections
+
 from tapecli import kernels, ops
 from tapecli.autodiff import replay
 from tapecli.errors import GradientError
-from tapecli.ops.core import _small_vjp, gradient_tensor
+from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, summed
 from tapecli.ops.statement import StatementRecord
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape
@@ -37,9 +39,9 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         grads: dict[int, Tensor] = {}
         for target, seed in zip(targets, seeds):
             if target.id in reach or target.id in wanted:
-                _accumulate(grads, target.id, seed)
-        _backward_sweep(tape, path, reach, wanted, grads, release_records, ops.add, plain)
-        return {sid: gradient_tensor(g) for sid, g in grads.items() if sid in wanted}
+                grads[target.id] = gathered(grads.get(target.id), seed)
+        _backward_sweep(tape, tensorflow_order(path, targets, reach), reach, wanted, grads, release_records, ops.add, plain)
+        return {sid: gradient_tensor(summed(g, ops.add)) for sid, g in grads.items() if sid in wanted}
 
     ctx.backward_passes += 1
     ctx.running.append(tape)
@@ -57,32 +59,59 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
     return grads
 
 
-def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain):
+def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain):
     ctx = current()
     observers = ctx.observers
     threshold = kernels.THRESHOLD
-    for rec in reversed(path):
+    split: dict[int, list] = {}     # by a statement record's id: its op records, once its ops run one by one
+    for node in order:
+        cls = node.__class__
+        if cls is StatementRecord or cls is _Step:
+            if cls is StatementRecord or node.whole is not None:     # a statement's last op: the first of its ops
+                statement = node if cls is StatementRecord else node.statement
+                if release:
+                    statement.holders -= 1
+                out_id = statement.output.id
+                g = grads.get(out_id)
+                if g is None:
+                    continue
+                if plain and threshold > 1 and (cls is StatementRecord or node.whole):
+                    g = grads[out_id] = summed(g, add)      # (as TensorFlow's tape sums what its consumers gave)
+                    gv = g.value if g.__class__ is Tensor else g
+                    if gv.ndim == 0:        # its ops one after another: its gradient function runs them at once
+                        if out_id not in wanted:
+                            del grads[out_id]
+                        statement.op.sweep(statement, gv, reach, grads, add)
+                        continue
+                # its ops' records, each as the sweep takes it (they keep scalars only)
+                records = statement.op_records(reach, ctx.tapes)
+                if cls is StatementRecord:          # (one after another)
+                    _backward_sweep(tape, [records[j] for j in statement.op.backward], reach, wanted, grads, False,
+                                    add, plain)
+                    continue
+                split[id(statement)] = records
+            records = split.get(id(node.statement))
+            if records is None:         # (its gradient function ran, or no gradient came)
+                continue
+            rec = records[node.index]
+            releasing = False
+        else:
+            rec = node
+            releasing = release
         out_id = rec.output.id
         g = grads.get(out_id)
         if g is not None:
-            gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
-            if rec.__class__ is StatementRecord:
-                if plain and gv.ndim == 0 and threshold > 1:
-                    if out_id not in wanted:
-                        del grads[out_id]
-                    rec.op.sweep(rec, gv, reach, grads, add)
-                else:        # its ops' records, each as the sweep takes it (they keep scalars only)
-                    _backward_sweep(tape, rec.op_records(reach, ctx.tapes), reach, wanted, grads, False, add, plain)
-                if release:
-                    rec.holders -= 1
-                continue
-            if out_id not in wanted:
+            g = summed(g, add)      # (what its consumers gave, summed as TensorFlow's tape sums them)
+            if out_id in wanted:
+                grads[out_id] = g
+            else:
                 del grads[out_id]        # consumed: free it early
+            gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
             op = rec.op
             inputs = rec.inputs
             if plain and op._rules and not rec.attrs and gv.size < threshold:
                 scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
-                if release:
+                if releasing:
                     rec.holders -= 1
                     if rec.holders <= 0 and not scalars:
                         rec.release()
@@ -102,17 +131,155 @@ def _backward_sweep(tape: Tape, path, reach, wanted, grads, release, add, plain)
                 if ig is not None:
                     key = inp.id
                     if key in reach:
-                        prev = grads.get(key)
-                        grads[key] = ig if prev is None else add(gradient_tensor(prev), ig)
-        if release:
+                        grads[key] = gathered(grads.get(key), ig)
+        if releasing:
             rec.holders -= 1
             if rec.holders <= 0:
                 rec.release()
 
 
-def _accumulate(grads, key, value):
-    prev = grads.get(key)
-    grads[key] = value if prev is None else ops.add(prev, value)
+def tensorflow_order(path: list, targets: list, reach) -> list:
+    """``path``'s records (in the tape's order) in the order TensorFlow's tape runs their gradients
+    (c/eager/tape.h, ComputeGradient): from the targets' ops, each op once every use of its output by an op the
+    targets' gradients reach has given it its gradient, the first ready the first run (a queue, as TensorFlow 2.21
+    runs them: recorded). The gradients that meet at one tensor are summed in the order they came
+    (ops.core.summed), so this order is in their bits. A statement's record (ops/statement.py) stands for its ops,
+    each in the place its own record would have had: where they come one after another (as in a chain of
+    statements) the record stands there for them all, its ops to run in its op's ``backward`` order; else each
+    of them is a :class:`_Step` in its place. The records no target's gradient reaches come last."""
+    order = _queue(path, targets, reach)
+    if order is None:
+        nodes = []
+        for rec in path:
+            if rec.__class__ is StatementRecord:
+                nodes.extend(_steps(rec, reach))
+            else:
+                nodes.append(rec)
+        order = _queue(nodes, targets, reach)
+        _mark_whole(order)
+    return order
+
+
+_ONE_REACHED = (True,)
+
+
+def _queue(nodes: list, targets: list, reach) -> list | None:
+    """:func:`tensorflow_order` of ``nodes`` (records, a statement's ops as :class:`_Step` objects), a statement's
+    record standing for its ops where they would come one after another; None where they would not. (Records
+    hash as themselves: they are the keys of ``live``.)"""
+    made = {}
+    for node in nodes:
+        made[node.output_id if node.__class__ is _Step else node.output.id] = node
+    made_get = made.get
+    live: dict = {}         # by node: the ids its gradient reads, in the order it gives theirs
+    apart: dict = {}        # by a statement's record of several ops: how many of its reads come before the last
+                            # read of another of its ops' results (StatementOp.backward_reads)
+    uses: dict[int, int] = {}
+    uses_get = uses.get
+    pending = [made[t.id] for t in targets if t.id in made]
+    while pending:
+        node = pending.pop()
+        if node in live:
+            continue
+        cls = node.__class__
+        if cls is StatementRecord:
+            inputs = node.inputs
+            op = node.op
+            # (a statement of one name is on the path by it: that leaf is reached)
+            steps, read, before = op.backward_reads(
+                _ONE_REACHED if op.leaves == 1 else tuple([t.id in reach for t in inputs[:op.leaves]]))
+            keys = [inputs[a].id for a in read]
+            if steps > 1:
+                apart[node] = before
+        else:
+            keys = node.input_ids if cls is _Step else [t.id for t in node.inputs]
+        live[node] = keys
+        for key in keys:
+            uses[key] = uses_get(key, 0) + 1
+            producer = made_get(key)
+            if producer is not None and producer not in live:
+                pending.append(producer)
+    ready = collections.deque(made[t.id] for t in targets if t.id in made and t.id not in uses)
+    order = []
+    append, popleft, live_pop = order.append, ready.popleft, live.pop
+    while ready:
+        node = popleft()
+        keys = live_pop(node, None)
+        if keys is None:     # (a target given twice)
+            continue
+        append(node)
+        if node.__class__ is StatementRecord and node in apart:     # a statement's ops, more than one
+            if ready:               # (another op ahead of its other ops)
+                return None
+            before = apart[node]
+            for i, key in enumerate(keys):
+                left = uses[key] - 1
+                uses[key] = left
+                if left == 0 and key in made:
+                    if i < before:      # (an op that would come before its other ops)
+                        return None
+                    ready.append(made[key])
+            continue
+        for key in keys:
+            left = uses[key] - 1
+            uses[key] = left
+            if left == 0:
+                producer = made_get(key)
+                if producer is not None:
+                    ready.append(producer)
+    if len(order) < len(nodes):
+        done = set(order)
+        order.extend(node for node in reversed(nodes) if node not in done)
+    return order
+
+
+class _Step:
+    """One op of a statement's record (ops/statement.py) where the backward order places it: TensorFlow's tape
+    holds each op's own record, so a statement's ops take their places among the others'. ``whole``, on the
+    statement's last op (None on the others): whether its reached ops come one after another in the order."""
+
+    __slots__ = ("statement", "index", "output_id", "input_ids", "whole")
+
+    def __init__(self, statement, index, output_id, input_ids):
+        self.statement = statement
+        self.index = index
+        self.output_id = output_id
+        self.input_ids = input_ids
+        self.whole = None
+
+
+def _steps(statement, reach) -> list:
+    """The ops of ``statement`` that :meth:`Tape.path` would have taken one by one (one of their inputs reached
+    from a source), in the order they ran, each a :class:`_Step`."""
+    op = statement.op
+    ids = [t.id for t in statement.inputs]
+    on = [i in reach for i in ids]
+    last = len(op.steps) - 1
+    first_id = statement.output.id - last       # (as StatementRecord.op_records gives them)
+    steps = []
+    for j, (_, args) in enumerate(op.steps):
+        ids.append(first_id + j)
+        on.append(any(on[a] for a in args))
+        if on[-1]:
+            steps.append(_Step(statement, j, ids[-1], tuple(ids[a] for a in args)))
+    steps[-1].whole = False
+    return steps
+
+
+def _mark_whole(order: list) -> None:
+    """Each statement's last op's ``whole``: whether its statement's ops in ``order`` follow it without a gap
+    (it comes first of them: each of the others gives its gradient to another of them)."""
+    spans: dict[int, list] = {}         # by statement: [the position of its last op, of its latest, its ops]
+    for position, node in enumerate(order):
+        if node.__class__ is _Step:
+            span = spans.get(id(node.statement))
+            if span is None:
+                spans[id(node.statement)] = [position, position, 1]
+            else:
+                span[1] = position
+                span[2] += 1
+    for start, end, count in spans.values():
+        order[start].whole = end - start + 1 == count
 
 
 # ------------------------------------------------------------------ structures

@@ -129,6 +129,12 @@ class _Symbolic:
         a = self._arg(a)
         return self._emit(f"({a} * {a})")
 
+    def sigmoid_grad(self, y, g):
+        """SigmoidGrad of one element in the order of Eigen's packets (fused tensors are large: their scalar tails
+        are TensorFlow's other order, ops' sigmoid_grad)."""
+        y, g = self._arg(y), self._arg(g)
+        return self._emit(f"({g} * ({y} * (_F(1.0) - {y})))")
+
     def pow_(self, a, b):
         a, b = self._arg(a), self._arg(b)
         return _pow_code(self, a, b)

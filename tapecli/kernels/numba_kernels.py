@@ -39,6 +39,10 @@ import operator
 
 import numpy as np
 
+from numba import types
+from numba.extending import overload
+
+from . import tf_float32
 from .formulas import numba_call
 from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS
 from .numba_support import (_at, _contiguous, _float_dtype, _jit, _launch, _operands)
@@ -81,18 +85,44 @@ def _ceil(x, out):
         out[i] = np.ceil(x[i])
 
 
+# Eigen's generic_fast_erf<float> (tf_float32.erf): the same float32 steps, one element at a time
+_ERF_ALPHA = tuple(np.float32(v) for v in tf_float32._ERF_ALPHA)
+_ERF_BETA = tuple(np.float32(v) for v in tf_float32._ERF_BETA)
+
+
+def _erf_value(v):
+    return math.erf(np.float64(v))
+
+
+@overload(_erf_value)
+def _erf_value_of(v):
+    """numpy_kernels' erf of one element: Eigen's float32 interpolant (TensorFlow's), else math.erf of the float64
+    value (rounded to the dtype where it is stored)."""
+    if v != types.float32:
+        return lambda v: math.erf(np.float64(v))
+    a0, a1, a2, a3, a4, a5 = _ERF_ALPHA
+    b0, b1, b2, b3, b4, b5 = _ERF_BETA
+
+    def eigen(v):
+        x2 = min(np.float32(16.0), v * v)
+        p = ((((a0 * x2 + a1) * x2 + a2) * x2 + a3) * x2 + a4) * x2 + a5
+        q = ((((b0 * x2 + b1) * x2 + b2) * x2 + b3) * x2 + b4) * x2 + b5
+        r = (v * p) / q
+        return r if r != r else max(min(r, np.float32(1.0)), np.float32(-1.0))
+    return eigen
+
+
 @_jit
 def _erf(x, out):
-    # numpy_kernels rounds math.erf of the float64 value to the dtype.
     for i in range(out.size):
-        out[i] = math.erf(np.float64(x[i]))
+        out[i] = _erf_value(x[i])
 
 
 @_jit
 def _gelu_erf(x, scale, half, one, out):
     for i in range(out.size):
         v = x[i]
-        out[i] = math.erf(np.float64(v * scale))
+        out[i] = _erf_value(v * scale)
         e = out[i]  # read back: rounded to the dtype, as numpy_kernels' erf().astype()
         out[i] = half * v * (one + e)
 

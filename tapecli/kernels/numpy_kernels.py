@@ -23,6 +23,8 @@ def _quiet(f):
 
 
 def erf(x):
+    if (y := tf_float32.erf(x)) is not None:        # TensorFlow's bits (tf_float32.py)
+        return y
     return _erf_scalar(x).astype(x.dtype, copy=False)
 
 
@@ -158,9 +160,11 @@ masked_grad.writes_out = True
 
 
 def logsumexp(x, axis=None, keepdims=False):
+    """TensorFlow's reduce_logsumexp (math_ops.py): log(sum(exp(x - m))) + m, m the maximum where it is finite
+    (else 0), each op as TensorFlow's kernel computes it (exp and log: tf_float32's; the sum: tf_sums')."""
     m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
-    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    out = RAW_KERNELS["log"](RAW_KERNELS["sum"](RAW_KERNELS["exp"](x - m), axis=axis, keepdims=True)) + m
     return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype, copy=False)
 
 

@@ -25,14 +25,16 @@ few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadca
 exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
 path above. log_softmax is TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
 
-The kernels that replace a ufunc take ``out=`` as it does. float64, larger float32 tensors and the other
-functions' packets keep NumPy's functions (see docs/design.md).
+The kernels that replace a ufunc take ``out=`` as it does. float64 tanh is Eigen's ``ptanh_double`` on the
+packets of 4 doubles (and the C library's ``tanh`` on the tail) at any size; float64's other functions, larger
+float32 tensors and the other functions' packets keep NumPy's functions (see docs/design.md).
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import functools
+import math
 
 import numpy as np
 
@@ -526,17 +528,85 @@ def _tanh_scalar(x):
 
 def tanh(x, out=None):
     """np.tanh, but Eigen's float32 tanh (TensorFlow's) on a float32 scalar or a float32 tensor of up to
-    ``PACKET_LIMIT`` elements (packets and the scalar tail compute the same formula)."""
+    ``PACKET_LIMIT`` elements (packets and the scalar tail compute the same formula), and Eigen's float64 tanh
+    on a float64 tensor of any size (:func:`_tanh64`)."""
     if x.__class__ is _F32:
         return _scalar(_tanh_scalar(x), out)
     if _small(x):
         return _result([_tanh_scalar(v) for v in x.ravel()], x.shape, out)
     if _packets(x):
         return _in_packets(x, _tanh_packets, None, out)
+    if x.__class__ is np.ndarray and x.dtype == _F64_DTYPE and not _POINTWISE.get():
+        return _scalar(_tanh64(x), out)
     return np.tanh(x, out=out)
 
 
+# Eigen's ptanh_double (GenericPacketMathFunctions.h, built without FMA): a [19/18] rational interpolant, odd
+# over even, on x clamped to +-17.714196154005176
+_TANH64_CLAMP = 17.714196154005176
+_TANH64_ALPHA = (2.6158007860482230e-23, 7.6534862268749319e-19, 3.1309488231386680e-15, 4.2303918148209176e-12,
+                 2.4618379131293676e-09, 6.8644367682497074e-07, 9.3839087674268880e-05, 5.9809711724441161e-03,
+                 1.5184719640284322e-01)
+_TANH64_BETA = (6.463747022670968018e-21, 5.782506856739003571e-17, 1.293019623712687916e-13,
+                1.123643448069621992e-10, 4.492975677839633985e-08, 8.785185266237658698e-06,
+                8.295161192716231542e-04, 3.437448108450402717e-02, 4.851805297361760360e-01, 1.0)
+_F64_DTYPE = np.dtype(np.float64)
+_DOUBLE_PACKET = 4          # doubles in an AVX packet: the last size % 4 take the scalar path, the C library's tanh
+
+
+def _tanh64(x):
+    """TensorFlow's float64 Tanh: ptanh_double on Eigen's packets (each pmadd a product and a sum), the C library's
+    ``tanh`` on the scalar tail; NaN stays NaN."""
+    flat = x.reshape(-1)
+    k = flat.size - flat.size % _DOUBLE_PACKET
+    head = flat[:k]
+    with np.errstate(invalid="ignore"):
+        c = np.maximum(np.minimum(head, _TANH64_CLAMP), -_TANH64_CLAMP)
+        x2 = c * c
+        x3 = x2 * c
+        p = np.full_like(c, _TANH64_ALPHA[0])
+        for a in _TANH64_ALPHA[1:]:
+            p = p * x2 + a
+        q = np.full_like(c, _TANH64_BETA[0])
+        for b in _TANH64_BETA[1:]:
+            q = q * x2 + b
+        y = (x3 * p + c) / q
+    tail = flat[k:]
+    if tail.size:
+        from tapecli.kernels.tf_random import libm_function
+        c_tanh = libm_function("tanh") or math.tanh
+        y = np.concatenate((y, np.array([c_tanh(v) for v in tail.tolist()], np.float64)))
+    return y.reshape(x.shape)
+
+
 tanh.writes_out = True
+
+
+# Eigen's generic_fast_erf<float> (SpecialFunctionsImpl.h: TensorFlow's Erf on the scalar path and the packets
+# alike): an [11/10] rational interpolant, odd over even, in x^2 clamped to 16, each pmadd a product and a sum
+_ERF_ALPHA = tuple(_F32(v) for v in (2.123732201653183437883853912353515625e-06, 2.861979592125862836837768554687500000e-04,
+                                     3.658048342913389205932617187500000000e-03, 5.243302136659622192382812500000000000e-02,
+                                     1.874160766601562500000000000000000000e-01, 1.128379106521606445312500000000000000e+00))
+_ERF_BETA = tuple(_F32(v) for v in (3.89185734093189239501953125000e-05, 1.14329601638019084930419921875e-03,
+                                    1.47520881146192550659179687500e-02, 1.12945675849914550781250000000e-01,
+                                    4.99425798654556274414062500000e-01, 1.0))
+
+
+def erf(x):
+    """TensorFlow's float32 Erf (Eigen's generic_fast_erf<float>) of a float32 scalar or tensor of any size; None
+    for anything else."""
+    if not (x.__class__ is _F32 or x.__class__ is np.ndarray and x.dtype == _F32_DTYPE):
+        return None
+    with np.errstate(all="ignore"):
+        x2 = np.minimum(_F32(16.0), x * x)
+        p = _ERF_ALPHA[0]
+        for a in _ERF_ALPHA[1:]:
+            p = p * x2 + a
+        q = _ERF_BETA[0]
+        for b in _ERF_BETA[1:]:
+            q = q * x2 + b
+        r = (x * p) / q
+        return np.maximum(np.minimum(r, _F32(1.0)), _F32(-1.0)).astype(_F32)
 
 
 # ------------------------------------------------------------------ sigmoid, softplus and elu
@@ -550,6 +620,31 @@ _SOFTPLUS_T = _F32(_F32(np.log(np.float64(np.finfo(np.float32).eps))) + _F32(2.0
 def _sigmoid_tail(x):
     e = np.array([_expf(v) for v in np.minimum(x, _LOGISTIC_HI).tolist()], dtype=_F32)
     return e / (_ONE + e)
+
+
+# The doubles and halves in one of Eigen's AVX packets, as PACKET floats: an elementwise kernel's scalar tail
+_PACKET_OF = {np.dtype(np.float64): 4, np.dtype(np.float16): PACKET}
+
+
+def sigmoid_grad(y, g):
+    """TensorFlow's SigmoidGrad (Eigen's ``scalar_sigmoid_gradient_op``): ``g * (y * (1 - y))`` on the packets,
+    ``(g * y) * (1 - y)`` on the scalar tail (the last ``size % PACKET`` elements; of each of ``g``'s leading batch
+    entries, each a tensor TensorFlow would have given). Its bits at any size."""
+    one = y.dtype.type(1)
+    if y.__class__ is not np.ndarray and g.__class__ is not np.ndarray:
+        return (g * y) * (one - y)          # (a scalar: the tail alone)
+    out = g * (y * (one - y))
+    if _POINTWISE.get():
+        return out
+    if out.__class__ is not np.ndarray:     # (0-d operands: NumPy's product is a scalar, all of it the tail)
+        return (g * y) * (one - y)
+    tail = y.size % _PACKET_OF.get(out.dtype, PACKET)
+    if tail and out.size:
+        rows = out.reshape(-1, y.size)
+        gs = np.broadcast_to(g, out.shape).reshape(-1, y.size)[:, -tail:]
+        ys = y.reshape(-1)[-tail:]
+        rows[:, -tail:] = (gs * ys) * (one - ys)
+    return out
 
 
 def sigmoid(x):

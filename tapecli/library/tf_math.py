@@ -336,10 +336,10 @@ def add_n(inputs):
     for t in strong[1:]:
         if t.shape != strong[0].shape:
             raise ShapeError(f"add_n: shapes must be equal, got {list(strong[0].shape)} and {list(t.shape)}")
-    total = ts[0]
-    for t in ts[1:]:
-        total = ops.add(total, t)
-    return total
+    if len(ts) == 1:
+        return ts[0]
+    dtype = strong[0].dtype if strong else ops.default_dtype(ts[0].value)
+    return ops.add_n([ops.materialize(t, dtype) if t.weak else t for t in ts])
 
 
 @builtin()
@@ -441,13 +441,10 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
 
 @builtin("cumulative_logsumexp")
 def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
-    """log(cumsum(exp(x))), shifted by the maximum along the axis for range, as TensorFlow computes it."""
+    """TensorFlow's CumulativeLogsumexp: a running log(exp(a) + exp(b)) along the axis (ops.scan)."""
     x = tensor_argument(x)
-    axis = to_int(axis, "axis")
-    top = ops.stop_gradient(ops.reduce_max(x, axis=axis, keepdims=True))
-    top = ops.where(ops.equal(top, top), top, ops.zeros_like(top))
-    sums = ops.cumsum(ops.exp(ops.sub(x, top)), axis=axis, exclusive=truth(exclusive), reverse=truth(reverse))
-    return ops.add(ops.log(sums), top)
+    return ops.cumulative_logsumexp(ops.materialize(x) if x.weak else x, to_int(axis, "axis"), truth(exclusive),
+                                    truth(reverse))
 
 
 @builtin("lbeta")

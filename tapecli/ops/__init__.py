@@ -10,21 +10,21 @@ import sys
 from tapecli.ops import core, special   # special: its ops alone, registered on import
 from tapecli.ops.core import (apply, default_dtype, emit, materialize, numeric, Op, OPS, publish, recording_watches,
                               text_leaf, to_tensor, unbroadcast)
-from tapecli.ops.elementwise import (ABS, abs_, ADD, add, bitwise_and, bitwise_operator, bitwise_or, bitwise_xor,
-                                     CAST, cast, ceil, clip, cos, div, divide_no_nan, elu, equal, erf, EXP, exp,
-                                     floor, floordiv, gelu, greater, greater_equal, invert, leaky_relu, left_shift,
+from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_and, bitwise_operator, bitwise_or,
+                                     bitwise_xor, CAST, cast, ceil, clip, cos, div, divide_no_nan, elu, equal, erf, EXP,
+                                     exp, floor, floordiv, gelu, greater, greater_equal, invert, leaky_relu, left_shift,
                                      less, less_equal, LOG, log, log1p, logical_and, logical_not, logical_or,
                                      masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
-                                     reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sign, SIN,
-                                     sin, softplus, SQRT, sqrt, square, stop_gradient, SUB, sub, tan, TANH, tanh,
-                                     where, zeros_like)
+                                     reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
+                                     sign, SIN, sin, softplus, SQRT, sqrt, square, stop_gradient, SUB, sub, tan, TANH,
+                                     tanh, where, zeros_like)
 from tapecli.ops.elementwise_math import trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
                                     reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
 from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
-from tapecli.ops.scan import cumprod, cumsum, identity, one_hot
+from tapecli.ops.scan import cumprod, cumsum, cumulative_logsumexp, identity, one_hot
 from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather_nd, int_indices, pad, reverse, roll,
                                 scatter_nd, sequence_mask, sort, tensor_scatter_nd_add, tile, top_k,
                                 unsorted_segment_prod, unsorted_segment_sum)

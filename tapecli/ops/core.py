@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from tapecli import kernels
+from tapecli.kernels import tf_sums
 from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
@@ -668,27 +669,50 @@ def _put(grads, inp, gi, value, gv, y, add) -> None:
     and two such add with Python's operator (the ufunc's bits, as ``add`` would on them); anything else is
     an array of the input's shape, as a tensor."""
     key = inp.id
-    prev = grads.get(key)
     cls = gi.__class__
     if cls is not np.ndarray:
         if cls is not value.__class__:
             gi = np.asarray(gi)
         elif cls in FLOAT_SCALARS:
-            if prev is None:
-                grads[key] = gi
-                return
-            if prev.__class__ is cls:
-                grads[key] = prev + gi
-                return
+            grads[key] = gathered(grads.get(key), gi)
+            return
     if gi.__class__ is np.ndarray and gi.shape != inp.shape:
         gi = _raw_unbroadcast(gi, inp.shape, gv.ndim - len(y.shape))
-    gi = _tensor(gi)
-    grads[key] = gi if prev is None else add(gradient_tensor(prev), gi)
+    grads[key] = gathered(grads.get(key), _tensor(gi))
 
 
 def gradient_tensor(g) -> Tensor:
     """A gradient from the backward sweep's map as a tensor: :func:`_put` leaves a float scalar's raw."""
     return g if g.__class__ is _Tensor else _tensor(g)
+
+
+class Contributions(list):
+    """The gradients one tensor's consumers gave it, in the order the backward sweep came to them, until the
+    sweep reads their sum (:func:`summed`): TensorFlow's tape keeps them so, and sums them then with one AddN."""
+    __slots__ = ()
+
+
+def gathered(prev, g):
+    """The backward map's entry ``prev`` (None, one gradient, or Contributions) with the gradient ``g`` more."""
+    if prev is None:
+        return g
+    if prev.__class__ is Contributions:
+        prev.append(g)
+        return prev
+    return Contributions((prev, g))
+
+
+def summed(g, add):
+    """An entry of the backward map as one gradient: Contributions summed in AddN's order (tf_sums.add_n_order).
+    Two raw float scalars of one class add with Python's operator (the ufunc's bits, as ``add`` would on them)."""
+    if g.__class__ is not Contributions:
+        return g
+
+    def plus(a, b):
+        if a.__class__ is b.__class__ and a.__class__ in FLOAT_SCALARS:
+            return a + b
+        return add(gradient_tensor(a), gradient_tensor(b))
+    return tf_sums.add_n_order(g, plus)
 
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:

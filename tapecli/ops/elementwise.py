@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import numpy_kernels, tf_float32
+from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
 
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
@@ -101,8 +101,13 @@ SQUARE = _unary("square", numpy=np.square, float_only=False, numba="formula", de
                 fusion="({0} * {0})")
 TANH = _unary("tanh", numpy=tf_float32.tanh, numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",),
               fusion="_tanh({0})")
-SIGMOID = _unary("sigmoid", numpy=numpy_kernels.sigmoid, numba=True, deriv=lambda m, x, y, at: m.mul(y, m.sub(1, y)),
+SIGMOID = _unary("sigmoid", numpy=numpy_kernels.sigmoid, numba=True, grads=(lambda m, g, x, y, at: m.sigmoid_grad(y, g),),
                  saves=("out",), fusion="_sigmoid({0})")
+# TensorFlow's SigmoidGrad(y, g), the order of its products its own on Eigen's scalar tail (tf_float32.sigmoid_grad);
+# its gradient is _SigmoidGradGrad's: (g' g - 2 (g' g) y, SigmoidGrad(y, g'))
+SIGMOID_GRAD = _elementwise("sigmoid_grad", (
+    lambda m, gg, y, g, out, at: m.sub(m.mul(gg, g), m.mul(m.mul(m.mul(gg, g), 2.0), y)),
+    lambda m, gg, y, g, out, at: m.sigmoid_grad(y, gg)), (0, 1), numpy=tf_float32.sigmoid_grad, float_only=True)
 SOFTPLUS = _unary("softplus", numpy=numpy_kernels.softplus, numba=True, deriv=lambda m, x, y, at: m.sigmoid(x),
                   fusion="_softplus({0})")
 # d/dx alpha * expm1(x) = alpha * (expm1(x) + 1), as TensorFlow's EluGrad (out + 1) times alpha: not y + alpha,
@@ -111,8 +116,9 @@ ELU = _unary("elu", numpy=numpy_kernels.elu, numba=True, program=(),
              deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(x),
                                                m.mul(at["alpha"], m.add(m.expm1(m.minimum(x, 0)), 1))))
 EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
+# TensorFlow's _ErfGrad: (grad * 2/sqrt(pi)) * exp(-x^2), in that order
 ERF = _unary("erf", numpy=numpy_kernels.erf, numba=True,
-             deriv=lambda m, x, y, at: m.mul(2 / _SQRT_PI, m.exp(m.neg(m.square(x)))))
+             grads=(lambda m, g, x, y, at: m.mul(m.mul(g, 2 / _SQRT_PI), m.exp(m.neg(m.square(x)))),))
 
 
 def _gelu_deriv(m, x, y, at):
@@ -172,7 +178,24 @@ CAST_TO_INT = register("cast_to_int", kernel="cast", unify=(), differentiable=Fa
 
 
 def neg(x): return apply(NEG, (x,))
+def sigmoid_grad(y, g): return apply(SIGMOID_GRAD, (y, g))
 def add(a, b): return apply(ADD, (a, b))
+
+
+def _add_n_jvp(r, ts):
+    present = [t for t in ts if t is not None]
+    return present[0] if len(present) == 1 else apply(ADD_N, tuple(present))
+
+
+# TensorFlow's AddN (tf.add_n): its inputs, of one shape and dtype, summed in blocks of 8 (tf_sums.add_n_order);
+# each input's gradient is the one received
+ADD_N = register("add_n", numpy=tf_sums.add_n, saves=(), vjp=lambda r, g: (g,) * len(r.inputs), jvp=_add_n_jvp)
+
+
+def add_n(xs) -> Tensor:
+    return apply(ADD_N, tuple(xs))
+
+
 def sub(a, b): return apply(SUB, (a, b))
 def mul(a, b): return apply(MUL, (a, b))
 def div(a, b):

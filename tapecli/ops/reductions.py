@@ -9,7 +9,8 @@ from tapecli.kernels import numpy_kernels
 
 from tapecli.errors import ShapeError
 from tapecli.ops.core import apply, register, to_tensor
-from tapecli.ops.elementwise import cast, div, equal, exp, mul, ones_like, sub, where, zeros_like
+from tapecli.ops.elementwise import (cast, div, equal, exp, mul, ones_like, reciprocal, stop_gradient, sub, where,
+                                     zeros_like)
 from tapecli.ops.shape import broadcast_to, reshape
 from tapecli.runtime.values import Tensor
 
@@ -110,7 +111,16 @@ def _logsumexp_share(r):
 
 
 def _logsumexp_vjp(r, g):
-    return (mul(_expand_reduced(g, r), _logsumexp_share(r)),)
+    """The gradient of TensorFlow's reduce_logsumexp, its ops' (math_ops.py: log(sum(exp(x - m))) + m, m the
+    finite maximum, without a gradient): Log's grad * 1 / s, Sum's broadcast of it, Exp's grad * exp(x - m)."""
+    x = r.inputs[0]
+    axis = r.attrs.get("axis")
+    top = reduce_max(x, axis=axis, keepdims=True)
+    zero = zeros_like(top)
+    finite = equal(sub(top, top), zero)         # (inf - inf and nan - nan are nan)
+    e = exp(sub(x, stop_gradient(where(finite, top, zero))))
+    total = reduce_sum(e, axis=axis, keepdims=r.attrs.get("keepdims", False))
+    return (mul(_expand_reduced(mul(g, reciprocal(total)), r), e),)
 
 
 SUM = register("sum", numpy=numpy_kernels.reduce("sum"), numba=True, vjp=lambda r, g: (_expand_reduced(g, r),),

@@ -1,10 +1,11 @@
-"""identity, one_hot, cumsum and cumprod (TensorFlow's conventions: exclusive, reverse)."""
+"""identity, one_hot, cumsum, cumprod and cumulative_logsumexp (TensorFlow's conventions: exclusive, reverse)."""
 from __future__ import annotations
 
 import numpy as np
 
+from tapecli.kernels import tf_float32
 from tapecli.ops.core import apply, register, to_tensor
-from tapecli.ops.elementwise import divide_no_nan, mul
+from tapecli.ops.elementwise import add, divide_no_nan, exp, greater, less, log, mul, neg, sub, where
 from tapecli.runtime.values import Tensor
 
 
@@ -99,3 +100,56 @@ def cumsum(x, axis=0, exclusive=False, reverse=False):
 def cumprod(x, axis=0, exclusive=False, reverse=False):
     x, axis = _axis(x, axis)
     return apply(CUMPROD, (x,), axis=axis, exclusive=bool(exclusive), reverse=bool(reverse))
+
+
+# --------------------------------------------------------- cumulative_logsumexp
+
+def _logsumexp_pair(a, b):
+    """Eigen's LogSumExp of TensorFlow's scan (scan_ops.h) on one element: max + log1p(exp(min - max)), a float32
+    with the C library's expf and log1pf (the scan's scalar path)."""
+    lo, hi = min(a, b), max(a, b)
+    if a.__class__ is np.float32:
+        return hi + tf_float32.log1p(tf_float32.exp(lo - hi))
+    return hi + np.log1p(np.exp(lo - hi))
+
+
+def _cumulative_logsumexp_kernel(x, axis, exclusive=False, reverse=False):
+    """CumulativeLogsumexp: along ``axis`` a running LogSumExp from -inf, each line one element after another."""
+    lines = np.moveaxis(x, axis, -1)
+    out = np.empty(lines.shape, x.dtype)
+    flat_in, flat_out = lines.reshape(-1, lines.shape[-1]), out.reshape(-1, lines.shape[-1])
+    order = range(lines.shape[-1] - 1, -1, -1) if reverse else range(lines.shape[-1])
+    with np.errstate(all="ignore"):
+        for row, done in zip(flat_in, flat_out):
+            acc = x.dtype.type(-np.inf)
+            for k in order:
+                if exclusive:
+                    done[k] = acc
+                acc = _logsumexp_pair(acc, row[k])
+                if not exclusive:
+                    done[k] = acc
+    return np.ascontiguousarray(np.moveaxis(out, -1, axis))
+
+
+def _cumulative_logsumexp_vjp(r, g):
+    """TensorFlow's _CumulativeLogsumexpGrad: the gradient's positive and negative parts in logs, each scanned the
+    other way against the output, exp(... + x), their difference."""
+    x, out = r.inputs[0], r.output
+    lead = g.ndim - out.ndim
+    floor = float(np.finfo(g.dtype).min)
+    parts = []
+    for select, magnitude in ((greater, g), (less, neg(g))):
+        logs = where(select(g, 0.0), log(magnitude), floor)
+        scanned = cumulative_logsumexp(sub(logs, out), r.attrs["axis"] + lead, exclusive=r.attrs["exclusive"],
+                                       reverse=not r.attrs["reverse"])
+        parts.append(exp(add(scanned, x)))
+    return (sub(*parts),)
+
+
+CUMULATIVE_LOGSUMEXP = register("cumulative_logsumexp", unify=(), numpy=_cumulative_logsumexp_kernel,
+                                vjp=_cumulative_logsumexp_vjp, saves=(0, "out"), float_only=True)
+
+
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False):
+    x, axis = _axis(x, axis)
+    return apply(CUMULATIVE_LOGSUMEXP, (x,), axis=axis, exclusive=bool(exclusive), reverse=bool(reverse))

@@ -10,9 +10,11 @@ they are computed again, by the same kernels, when something needs them.
 Everything that reads records op by op (``tapecli tape``, ``explain``, jacobians, a backward pass that
 another tape records or that logs its ops) reads :meth:`StatementRecord.op_records`: the records the
 statement would have made one op at a time, the same ops, tensor ids, values and line. The backward
-sweep itself, where nothing records or logs it, runs the statement's generated gradient function:
-the ops' ``grads`` formulas written out as one function (as ``ops.core._small_rule`` writes each), in the
-order the sweep would apply them op by op, so the gradients have the same bits.
+sweep orders a statement's ops as it orders those records (TensorFlow's order: the gradients meeting at a
+tensor are summed in it). Where nothing records or logs the sweep and the statement's ops come one after
+another in that order, it runs the statement's generated gradient function: the ops' ``grads`` formulas
+written out as one function (as ``ops.core._small_rule`` writes each), in the order the sweep would apply
+them op by op, so the gradients have the same bits; elsewhere it runs the statement's op records.
 """
 from __future__ import annotations
 
@@ -35,15 +37,19 @@ _MISSING = object()
 class StatementOp(Op):
     """The ops of one scalar statement. ``steps``: (op, argument indices) in the order they ran, an index
     naming the statement's inputs first (``leaves`` name tensors, then the literals) and then the steps'
-    results; the last step's result is the statement's value. ``sweep``: its gradient function."""
+    results; the last step's result is the statement's value. ``backward``: the steps in the order
+    TensorFlow's tape runs their gradients (autodiff/backward.py's tensorflow_order): each step's result is read
+    by one step, so a queue from the last step, each step's arguments in order. ``sweep``: its gradient
+    function."""
 
-    __slots__ = ("steps", "leaves", "subtrees", "sweep")
+    __slots__ = ("steps", "leaves", "arity", "subtrees", "backward", "sweep", "_reads")
 
     def __init__(self, steps, leaves: int, literals: int):
         super().__init__("statement")
         self.steps = tuple(steps)
         self.leaves = leaves
-        inputs = leaves + literals
+        self.arity = inputs = leaves + literals
+        self._reads: dict = {}
         subtrees: list[frozenset] = []         # the leaves each step's result depends on
         for _, args in self.steps:
             depends: set = set()
@@ -54,7 +60,34 @@ class StatementOp(Op):
                     depends |= subtrees[a - inputs]
             subtrees.append(frozenset(depends))
         self.subtrees = tuple(subtrees)
+        backward = [len(self.steps) - 1]
+        for j in backward:
+            backward.extend(a - inputs for a in self.steps[j][1] if a >= inputs)
+        self.backward = tuple(backward)
         self.sweep = _sweep_function(self, inputs)
+
+    def backward_reads(self, reached: tuple) -> tuple:
+        """How the backward order reads the statement's steps where ``reached`` (a bool per leaf) says which
+        leaves a pass reaches (the steps that read none are not on its path): (how many steps are, the inputs their
+        arguments read in ``backward``'s order (indices of the record's inputs, one per argument), how many of
+        those reads come before the last read of another step's result)."""
+        found = self._reads.get(reached)
+        if found is None:
+            arity = self.arity
+            on = [*reached, *(False,) * (arity - self.leaves)]      # (a literal is never reached)
+            for _, args in self.steps:
+                on.append(any(on[a] for a in args))
+            reads: list[int] = []
+            before = 0
+            for j in self.backward:
+                if on[arity + j]:
+                    for a in self.steps[j][1]:
+                        if a < arity:
+                            reads.append(a)
+                        elif on[a]:
+                            before = len(reads)
+            found = self._reads[reached] = (sum(on[arity:]), tuple(reads), before)
+        return found
 
     def records_every_op(self, tapes, leaves) -> bool:
         """Whether each open, recording tape of ``tapes`` that watches one of the ``leaves`` (tensors)
@@ -130,7 +163,7 @@ class _Unwritable(Exception):
 
 def _sweep_function(op: StatementOp, inputs: int):
     """``sweep(rec, g, reach, grads, add)``: the backward sweep's work on ``rec`` for the gradient ``g`` (a
-    scalar or a 0-d array) of its output: every step's formulas, last step first, each input's gradient
+    scalar or a 0-d array) of its output: every step's formulas in ``op.backward``'s order, each input's gradient
     computed where the sweep would compute it (the input is reached and its formula is not None) and each
     leaf's accumulated into ``grads`` by ``ops.core._put``, as ``ops.core._small_vjp`` accumulates it."""
     last = len(op.steps) - 1
@@ -139,7 +172,7 @@ def _sweep_function(op: StatementOp, inputs: int):
     reached = [f"r{a}" for a in range(op.leaves)]
     source = _NumpySource()
     body = []
-    for j in range(last, -1, -1):
+    for j in op.backward:
         step_op, args = op.steps[j]
         block = []
         for position, a in enumerate(args):

@@ -9,10 +9,11 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
-from tapecli.library.keras.common import flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
+from tapecli.library.keras.common import add, flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
 from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.objects import Function
+from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, PythonTuple, Tensor, Variable
 
@@ -95,9 +96,15 @@ class SimpleRNNCell(_Cell):
     def step(self, x_t, states):
         w = self.weights_
         z = ops.matmul(x_t, w["kernel"])
-        if self.use_bias:
-            z = ops.add(z, w["bias"])
-        out = _act(self.activation, ops.add(z, ops.matmul(states[0], w["recurrent_kernel"])))
+        if not self.use_bias:
+            z = ops.add(z, ops.matmul(states[0], w["recurrent_kernel"]))
+        elif current().functions > 0 and z.dtype == np.float32:
+            # In a tf.function Grappler's remapper fuses MatMul, BiasAdd and the Add after them into one
+            # _FusedMatMul, which adds the other operand first: (x K + h U) + b (the gradients are the ops' own)
+            z = add(ops.add(z, ops.matmul(states[0], w["recurrent_kernel"])), w["bias"])
+        else:       # (keras.ops.add: a bias's is tf.nn.bias_add; Keras's + below is tf.add)
+            z = ops.add(add(z, w["bias"]), ops.matmul(states[0], w["recurrent_kernel"]))
+        out = _act(self.activation, z)
         return out, [out]
 
 
@@ -133,9 +140,9 @@ class LSTMCell(_Cell):
     def step(self, x_t, states):
         h, c = states
         w, u = self.weights_, self.units
-        z = ops.add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))
+        z = add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))     # (keras.ops.add's)
         if self.use_bias:
-            z = ops.add(z, w["bias"])
+            z = add(z, w["bias"])
         z0, z1, z2, z3 = (ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4))
         ra = self.recurrent_activation
         i, f, o = _act(ra, z0), _act(ra, z1), _act(ra, z3)
@@ -169,11 +176,12 @@ class GRUCell(_Cell):
         rk = w["recurrent_kernel"]
         rec_bias = None
         if self.use_bias:
-            if self.reset_after:
-                mx = ops.add(mx, ops.getitem(w["bias"], 0))
-                rec_bias = ops.getitem(w["bias"], 1)
+            if self.reset_after:    # (Keras splits the bias each step: one gradient of it a step, its rows' joined)
+                bias = ops.identity(w["bias"])
+                mx = add(mx, ops.getitem(bias, 0))        # (keras.ops.add's; the recurrent bias's is +)
+                rec_bias = ops.getitem(bias, 1)
             else:
-                mx = ops.add(mx, w["bias"])
+                mx = add(mx, w["bias"])
         if self.reset_after:
             inner = ops.matmul(h, rk)
             if rec_bias is not None:
@@ -320,6 +328,32 @@ class StackedRNNCells(Layer):
             x_t, s = c.step(x_t, s)
             new.append(s)
         return x_t, new
+
+
+class _WhileLoopReads:
+    """Inside a tf.function, Keras's TensorFlow backend runs the timesteps as a tf.while_loop, whose gradient
+    (while_v2) passes each weight the body reads on from one iteration to the next: a weight's gradient is its
+    steps' added one at a time, the last step's first (TensorFlow's eager tape sums them at once, in AddN's order).
+    So there each step reads its cells' weights as the step before read them, passed on (an identity): the same
+    sums. (A program's own cell reads its weights itself: its steps' gradients are summed as eager ones.)"""
+
+    def __init__(self, cell):
+        self.cells = _built_in_cells(cell)
+        self.held = [c.weights_ for c in self.cells]
+
+    def next_iteration(self) -> None:
+        for c in self.cells:
+            c.weights_ = {short: ops.identity(w) for short, w in c.weights_.items()}
+
+    def restore(self) -> None:
+        for c, held in zip(self.cells, self.held):
+            c.weights_ = held
+
+
+def _built_in_cells(cell) -> list:
+    if isinstance(cell, StackedRNNCells):
+        return [c for held in cell.cells for c in _built_in_cells(held)]
+    return [cell] if isinstance(cell, _Cell) else []
 
 
 def _masked(keep, new, old):
@@ -490,14 +524,21 @@ class _Recurrent(Layer):
         if self.runs_program and not self.unroll:   # (Keras's TensorFlow while loop calls the cell once first, on
             self.cell.step(ops.getitem(x, (_ALL, order[0])), states)     # the first step, for its output's shape)
         outputs, previous = [], None
-        for t in order:
-            output, new = self.cell.step(ops.getitem(x, (_ALL, t)), states)
-            if keep is not None:
-                if previous is None or self.zero_output_for_mask:
-                    previous = Tensor(np.zeros(output.shape, dtype=output.dtype))
-                output, new = _masked(keep[:, t], output, previous), _masked(keep[:, t], new, states)
-            outputs.append(output)
-            previous, states = output, new
+        loop = _WhileLoopReads(self.cell) if current().functions > 0 and not self.unroll else None
+        try:
+            for t in order:
+                if loop is not None:
+                    loop.next_iteration()
+                output, new = self.cell.step(ops.getitem(x, (_ALL, t)), states)
+                if keep is not None:
+                    if previous is None or self.zero_output_for_mask:
+                        previous = Tensor(np.zeros(output.shape, dtype=output.dtype))
+                    output, new = _masked(keep[:, t], output, previous), _masked(keep[:, t], new, states)
+                outputs.append(output)
+                previous, states = output, new
+        finally:
+            if loop is not None:
+                loop.restore()
         output = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         if self.stateful:
             for v, state in zip(self.states, _flat(states)):
