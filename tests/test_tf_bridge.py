@@ -535,6 +535,9 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_lo
         api.run_source("import tensorflow as tf\nx = tf.ones([2, 3])\ny = x.T\n", "<test>")
     loop = api.run_source(TRAINING_LOOP, "<test>")
     assert not isinstance(loop.interpreter, execution.PythonRun) and loop.context.loop_replayed > 0
+    # (a class of NumPy's the interpreter lacks: CPython's NumPy has it)
+    numpy_class = api.run_source("import numpy as np\nr = np.random.RandomState(0)\n" + TRAINING_LOOP, "<test>")
+    assert isinstance(numpy_class.interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     assert isinstance(api.run_source(TRAINING_LOOP, "<test>").interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")

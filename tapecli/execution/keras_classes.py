@@ -50,6 +50,12 @@ class Layer(KerasBase, metaclass=KerasClass):
     def __new__(cls, *args, **kwargs):
         made = super().__new__(cls)
         made._auto_config = _auto_config(cls, args, kwargs)
+        build = made.build
+
+        def build_wrapper(*args, **kwargs):     # (Keras's: a layer whose build the program calls is built by it)
+            build(*args, **kwargs)
+            made.built = True
+        made.build = build_wrapper
         return made
 
     def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None, autocast=True, name=None, **kwargs):

@@ -122,7 +122,12 @@ def interpreter_refuses(tree: ast.Module) -> bool:
                   for decorator in function.decorator_list for node in ast.walk(decorator)}
     clocks = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
               for alias in node.names if alias.name == "time"}
+    numpy_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                   for alias in node.names if alias.name == "numpy"}
     for node in ast.walk(tree):
+        # a class of NumPy's (np.random.RandomState): the interpreter's NumPy has its functions, CPython's is NumPy
+        if isinstance(node, ast.Attribute) and numpy_names and _numpy_class(node, numpy_names):
+            return True
         # the interpreter's time has the clock's readings and sleep; CPython's has the rest (strftime, gmtime, ...)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in clocks \
                 and builtin_named(f"time.{node.attr}") is None:
@@ -176,6 +181,17 @@ _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
     "tobytes", "nbytes", "itemsize", "strides", "ptp", "setflags", "getfield", "setfield"})
+
+
+def _numpy_class(node: ast.Attribute, numpy_names) -> bool:
+    """Whether ``node`` reads a class of NumPy's the interpreter refuses (numpy_forms.interpreter_lacks)."""
+    from tapecli.library.numpy_forms import interpreter_lacks
+    parts, root = [], node.value
+    while isinstance(root, ast.Attribute):
+        parts.append(root.attr)
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in numpy_names and interpreter_lacks(
+        ".".join(["np", *reversed(parts)]), node.attr)
 
 
 def _takes_keywords(call: ast.Call) -> bool:

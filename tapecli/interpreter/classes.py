@@ -140,6 +140,9 @@ class Instance(ProgramObject):
         if attr in self.attrs:
             return self.attrs[attr]
         value, owner = self.cls.find(attr)
+        if isinstance(value, Function) and attr == "build" and self.cls.framework == KERAS:
+            return BoundMethod(attr, lambda call_node, *a, **k: self._built_by(
+                call_method(interp, value, owner, self, list(a), k, call_node)))
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
                                                                             call_node))
@@ -223,6 +226,11 @@ class Instance(ProgramObject):
         if self.cls.framework == KERAS and not getattr(self, "keras_built", False):
             self._build(interp, args, node)
         return call_method(interp, method, owner, self, args, kwargs, node)
+
+    def _built_by(self, result):
+        """Keras's: a layer whose ``build`` the program calls is built (its first call builds it no more)."""
+        self.keras_built = True
+        return result
 
     def _build(self, interp, args, node):
         """Keras calls a layer's ``build(input_shape)`` before its first ``call``."""

@@ -337,6 +337,17 @@ def host_module_name(path: str, attr: str):
     raise TdfNameError(f"{path}.{attr} is not a function or a number tapecli programs can use")
 
 
+def interpreter_lacks(path: str, attr: str) -> bool:
+    """Whether ``np.<path>.<attr>`` (``path`` from ``np``) is NumPy's and the interpreter refuses it
+    (host_module_name): a class of NumPy's other than its scalar types and indexers (``np.random.RandomState``),
+    which a program on CPython has as NumPy's own."""
+    module = np
+    for part in path.split(".")[1:]:
+        module = getattr(module, part, None)
+    value = getattr(module, attr, None)
+    return isinstance(value, type) and not (path == "np" and (attr in _SCALAR_TYPES or attr in NumpyIndexer.NAMES))
+
+
 class NumpyIndexer(ProgramObject):
     """``np.r_`` and ``np.c_``: NumPy's own object, indexed with the program's arrays, numbers and ranges;
     what it makes is weighed before it is made (each range's length, each array's size)."""
