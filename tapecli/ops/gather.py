@@ -189,13 +189,15 @@ def tensor_scatter_nd_add(tensor, indices, updates) -> Tensor:
 def boolean_mask(tensor, mask, axis=0) -> Tensor:
     x = to_tensor(tensor)
     m = to_tensor(mask)
-    if m.dtype != np.bool_:
+    if m.dtype.kind not in "biuf":
         raise TdfTypeError(f"boolean_mask needs a bool mask, got {dtype_name(m.dtype)}")
     axis = _axis(axis, x.ndim, "boolean_mask")
     if m.ndim == 0 or x.shape[axis:axis + m.ndim] != m.shape:
         raise ShapeError(f"boolean_mask: the mask's shape {list(m.shape)} must match the tensor's shape "
                          f"{list(x.shape)} from axis {axis}")
-    return getitem(x, (slice(None),) * axis + (m.value,))
+    # (a number mask takes its nonzero entries: TensorFlow's boolean_mask gathers where(mask))
+    chosen = m.value if m.dtype == np.bool_ else np.asarray(m.value) != 0
+    return getitem(x, (slice(None),) * axis + (chosen,))
 
 
 def _sort_order(values: np.ndarray, axis: int, descending: bool) -> np.ndarray:
