@@ -408,7 +408,7 @@ def supported(path: list[str]) -> bool:
     found = _resolve(path)
     if isinstance(found, DType) or found.__class__ is Tensor and found.weak:     # (a Python number: tf.data.AUTOTUNE)
         return True
-    drawing = path[0] in (RANDOM, KERAS) or tuple(path) in _DRAWING     # (the run's generator: Run.rng)
+    drawing = path[0] in _KERAS_TOPS or path[0] == RANDOM or tuple(path) in _DRAWING    # (the run's generator: Run.rng)
     if _held(found) or found is None and path[0] in HELD:   # (tf.random.Generator.from_seed: the object's own)
         return path[0] in HELD and any(_held(_resolve(path[:i])) for i in range(1, len(path) + 1))
     if isinstance(found, Namespace):
@@ -427,8 +427,12 @@ def supported(path: list[str]) -> bool:
 _DRAWING = frozenset({("nn", "dropout"), ("image", "random_hue"), ("image", "random_saturation")})
 
 
+# tf's modules of Keras's: tf.keras, and tf.initializers (TensorFlow's name for keras.initializers)
+_KERAS_TOPS = frozenset({KERAS, "initializers"})
+
+
 def _of_families(module: str, top: str) -> bool:
-    if top == KERAS:
+    if top in _KERAS_TOPS:
         return module.startswith("tapecli.library.keras") or module in FAMILIES
     return module in (FAMILIES | RANDOM_FAMILIES if top == RANDOM else FAMILIES)
 
