@@ -107,8 +107,11 @@ def unpack_x_y_sample_weight(data):
 
 def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre", value=0.0):
     """keras.utils.pad_sequences: a NumPy array of the sequences cut and padded to one length."""
-    rows = [np.asarray(tensor(s, "a sequence").value if not isinstance(s, list) or s else np.zeros(0)).reshape(-1)
-            for s in sequences]
+    if isinstance(sequences, Tensor):       # (rows of one length: a tensor, as CPython's run hands a list over)
+        rows = [np.asarray(row).reshape(-1) for row in np.asarray(sequences.value)]
+    else:
+        rows = [np.asarray(tensor(s, "a sequence").value if not isinstance(s, list) or s else np.zeros(0)).reshape(-1)
+                for s in sequences]
     if padding not in ("pre", "post") or truncating not in ("pre", "post"):
         raise TdfValueError("padding and truncating must be 'pre' or 'post'")
     length = max((len(r) for r in rows), default=0) if maxlen is None else integer(maxlen, "maxlen")
