@@ -7,6 +7,8 @@ give stays on the interpreter. And Python's forms that the interpreter does not 
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -557,6 +559,30 @@ def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value,
     result = api.run_source(f"import tensorflow as tf\nprint({expression})\n", "<test>")
     assert not isinstance(result.interpreter, execution.PythonRun)
     assert result.output == [value] == [str(eval(expression))]
+
+
+OWN_TEXT = """
+class B:
+    def __init__(self, v):
+        self.v = v
+    def __repr__(self):
+        return f"B({self.v})"
+class C(B):
+    def __str__(self):
+        return "C!"
+b = B(1)
+print(b, [b], C(2), repr(C(2)), str(b), f"{b} {b!r} {C(3)}", {"k": C(4)})
+"""
+
+
+def test_the_interpreter_prints_a_program_object_by_its_classs_str_and_repr(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    result = api.run_source("import tensorflow as tf\n" + OWN_TEXT, "<test>")
+    assert not isinstance(result.interpreter, execution.PythonRun)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(OWN_TEXT, {})              # (CPython's own)
+    assert result.output == printed.getvalue().splitlines() == ["B(1) [B(1)] C! B(2) B(1) B(1) B(1) C! {'k': B(4)}"]
 
 
 @pytest.mark.parametrize("program", ["print(2 ** 63)", "n = 1\nfor i in range(1, 25):\n    n *= i\n",

@@ -107,7 +107,7 @@ class ProgramClass(ProgramObject):
         self.namespace[attr] = value
 
     def call(self, interp, args, kwargs, node):
-        instance = Instance(self)
+        instance = Instance(self, interp)
         init, owner = self.find("__init__")
         if isinstance(init, Function):
             result = call_method(interp, init, owner, instance, args, kwargs, node)
@@ -126,8 +126,9 @@ class ProgramClass(ProgramObject):
 class Instance(ProgramObject):
     kind_word = "an object"
 
-    def __init__(self, cls: ProgramClass):
+    def __init__(self, cls: ProgramClass, interp=None):
         self.cls = cls
+        self.interp = interp        # (the run that made it: its printing calls the class's __str__ and __repr__)
         self.attrs: dict = {}
         # what a framework base's __init__ made (keras.Model(inputs, outputs): a functional model): its
         # variables come first, calling the instance calls it unless the class defines call, and it answers the
@@ -226,6 +227,18 @@ class Instance(ProgramObject):
         if self.cls.framework == KERAS and not getattr(self, "keras_built", False):
             self._build(interp, args, node)
         return call_method(interp, method, owner, self, args, kwargs, node)
+
+    def own_text(self, *names: str) -> str | None:
+        """The text the first of the methods ``names`` (``__str__``, ``__repr__``) the program's class defines gives,
+        as Python's str and repr call it; None where it defines none."""
+        for name in names:
+            method, owner = self.cls.find(name)
+            if isinstance(method, Function):
+                text = call_method(self.interp, method, owner, self, [], {}, None)
+                if not isinstance(text, str):
+                    raise TdfTypeError(f"{name} returned non-string (type {type(text).__name__})")
+                return text
+        return None
 
     def _built_by(self, result):
         """Keras's: a layer whose ``build`` the program calls is built (its first call builds it no more)."""

@@ -53,6 +53,9 @@ def python_str(value) -> str:
         return value.name
     if isinstance(value, DType):        # (NumPy's scalar type, np.float32, prints as its class: python_text)
         return value.python_text() if hasattr(value, "python_text") else f"<dtype: '{value.name}'>"
+    own = getattr(value, "own_text", None)
+    if own is not None and (text := own("__str__", "__repr__")) is not None:      # (a program's class's)
+        return text
     return python_repr(value)
 
 
@@ -85,6 +88,9 @@ def python_repr(value, _open: tuple = ()) -> str:
     text = getattr(value, "python_text", None)
     if text is not None:            # a library object's repr as TensorFlow's or Keras's class writes it
         return text()
+    own = getattr(value, "own_text", None)
+    if own is not None and (text := own("__repr__")) is not None:      # (a program's class's)
+        return text
     if isinstance(value, DictView):
         return f"{value.view}({container_text(list(value), python_repr, repr, _open)})"
     if isinstance(value, (list, dict)):
