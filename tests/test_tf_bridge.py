@@ -575,6 +575,14 @@ print(b, [b], C(2), repr(C(2)), str(b), f"{b} {b!r} {C(3)}", {"k": C(4)})
 """
 
 
+@pytest.mark.parametrize("expression, kind", [("(8 ** 4)[-16]", "int"), ("2.5[0]", "float"), ("(1 == 1)[0]", "bool")])
+def test_a_python_number_is_not_subscriptable_on_the_interpreter(expression, kind, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError, match=f"'{kind}' object is not subscriptable") as e:
+        api.run_source(f"import tensorflow as tf\nx = {expression}\n", "<test>")
+    assert e.value.kind == "TypeError"
+
+
 def test_the_interpreter_prints_a_program_object_by_its_classs_str_and_repr(monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     result = api.run_source("import tensorflow as tf\n" + OWN_TEXT, "<test>")

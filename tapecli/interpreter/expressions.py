@@ -489,6 +489,9 @@ class Expressions:
             if value.__class__ is NumpyArray and value.value.dtype == object and value.value.size \
                     and isinstance(value.value.flat[0], np.ndarray):    # (a ragged tensor's numpy(): NumPy's rows)
                 return NumpyArray(np.asarray(value.value[tuple(index)]))
+            if isinstance(value, Tensor) and (value.weak and value.ndim == 0 or value.__class__ is PythonBool):
+                kind = "bool" if value.__class__ is PythonBool else "float" if value.dtype.kind == "f" else "int"
+                raise TdfTypeError(f"'{kind}' object is not subscriptable")        # (a Python number: Python's)
             if isinstance(value, (Tensor, Variable)):
                 # (NumPy's strings are indexed as they are, not as the string tensor TensorFlow would make)
                 tensor = Tensor(value.value) if numpy_text(value) else ops.to_tensor(value)
