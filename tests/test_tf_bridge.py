@@ -551,10 +551,12 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_lo
     ("10 ** -3", "0.001"), ("2 ** -1", "0.5"), ("-7 // 2", "-4"), ("-7 % 3", "2"), ("7 % -3", "-2"),
     ("2 ** 62 + (2 ** 62 - 1)", "9223372036854775807"), ("-(2 ** 62) * 2", "-9223372036854775808"),
     ("abs(-5)", "5"), ("5 // 0 if False else 1", "1"), ("isinstance(True, int)", "True"),
-    ("isinstance(False, bool)", "True"), ("isinstance(1, bool)", "False")])
+    ("isinstance(False, bool)", "True"), ("isinstance(1, bool)", "False"),
+    ("'abcdef'[1:3] + 'abcdef'[-1] + 'abcdef'[::2]", "bcface"), ("''[3:-5] + 'x'[5:9] + 'y'", "y")])
 def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value, monkeypatch):
     """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; a planned training loop's program by default), integer
-    literals compute as Python's integers do, where their results fit 64 bits (CPython's printed values)."""
+    literals compute as Python's integers do, where their results fit 64 bits, and its bools and strings are
+    Python's (CPython's printed values)."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     result = api.run_source(f"import tensorflow as tf\nprint({expression})\n", "<test>")
     assert not isinstance(result.interpreter, execution.PythonRun)

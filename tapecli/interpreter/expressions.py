@@ -486,6 +486,13 @@ class Expressions:
                 except TypeError:
                     raise TdfTypeError("a list index must be an integer or a slice") from None
                 return PythonTuple(found) if value.__class__ is PythonTuple and isinstance(index[0], slice) else found
+            if isinstance(value, str):          # (Python's string indexing and slicing)
+                if len(index) != 1 or not isinstance(index[0], (int, slice)) or isinstance(index[0], bool):
+                    raise TdfTypeError("string indices must be integers or slices")
+                try:
+                    return value[index[0]]
+                except IndexError:
+                    raise TdfValueError("string index out of range") from None
             if value.__class__ is NumpyArray and value.value.dtype == object and value.value.size \
                     and isinstance(value.value.flat[0], np.ndarray):    # (a ragged tensor's numpy(): NumPy's rows)
                 return NumpyArray(np.asarray(value.value[tuple(index)]))
