@@ -585,6 +585,18 @@ def test_a_python_number_is_not_subscriptable_on_the_interpreter(expression, kin
     assert e.value.kind == "TypeError"
 
 
+def test_pythons_sum_of_a_tensor_on_the_interpreter_adds_its_rows(monkeypatch):
+    """Python's sum iterates a tensor: its rows added to the start, 0 (TensorFlow printed these lines)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    result = api.run_source("import tensorflow as tf\nt = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]])\n"
+                            "print(sum(t))\nprint(sum(t, 10))\nprint(sum([1, 2], 10))\n", "<test>")
+    assert not isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["tf.Tensor([5.  7.  9.5], shape=(3,), dtype=float32)",
+                             "tf.Tensor([15.  17.  19.5], shape=(3,), dtype=float32)", "13"]
+    with pytest.raises(TdfError, match="'float' object is not iterable"):
+        api.run_source("import tensorflow as tf\nx = sum(0.1)\n", "<test>")
+
+
 def test_the_interpreter_prints_a_program_object_by_its_classs_str_and_repr(monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     result = api.run_source("import tensorflow as tf\n" + OWN_TEXT, "<test>")

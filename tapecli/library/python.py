@@ -494,7 +494,11 @@ _extreme("max", ops.reduce_max, ops.maximum, max)
 
 @builtin("sum", replaces=True)
 def sum_(values, axis=None, keepdims=False, start=None):
-    """Python's sum of a list (its elements added, as tf.add_n); a tensor's reduce_sum."""
+    """Python's sum of a list (its elements added, as tf.add_n); a tensor's reduce_sum (TDF's), or in a Python
+    program Python's: its rows added to ``start``, which Python's sum takes second."""
+    python = current().settings.python_spelling
+    if python and axis is not None and start is None:
+        start, axis = axis, None
     if isinstance(values, list) and axis is None:
         total = start
         for v in values:
@@ -502,6 +506,16 @@ def sum_(values, axis=None, keepdims=False, start=None):
                 v = python_int(v)
             total = v if total is None else ops.add(total, v)
         return total if total is not None else Tensor(np.array(0, dtype=np.int64), weak=True)
+    if python and axis is None and isinstance(values, (Tensor, Variable)):
+        # Python's sum of a tensor: start (0) plus each of its rows in turn, as Python iterates a tensor
+        t = ops.to_tensor(values)
+        if t.ndim == 0:
+            kind = "float" if t.weak and t.dtype.kind == "f" else "int" if t.weak else None
+            raise TdfTypeError(f"'{kind}' object is not iterable" if kind else "Cannot iterate over a scalar tensor.")
+        total = Tensor(np.array(0, dtype=np.int64), weak=True) if start is None else start
+        for i in range(t.shape[0]):
+            total = ops.add(total, ops.getitem(t, (i,)))
+        return total
     return ops.reduce_sum(values, axis=_axis(axis), keepdims=truth(keepdims))
 
 
