@@ -844,7 +844,8 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
                                                  "than tf.Module, keras.layers.Layer, keras.Model, "
                                                  "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback, "
                                                  "keras.optimizers.schedules.LearningRateSchedule, "
-                                                 "keras.regularizers.Regularizer and keras.constraints.Constraint"),
+                                                 "keras.regularizers.Regularizer, keras.constraints.Constraint and "
+                                                 "keras.utils.PyDataset (keras.utils.Sequence)"),
     ("tf = None\n", "line 3 binds tf again"),
 ])
 def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
@@ -917,6 +918,31 @@ def test_a_program_fitting_its_keras_classes_is_one_the_bridge_accepts(name):
     Constraint (recorded in tests/data/tf_programs_keras_cpython.json, whose outputs both runners match): CPython's
     to run."""
     assert tensorflow.why_not_on_cpython(KERAS_ON_CPYTHON[name]["program"]) is None
+
+
+PYDATASETS = json.loads((Path(__file__).parent / "data" / "tf_programs_pydataset.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(PYDATASETS))
+def test_a_program_s_pydataset_is_one_the_bridge_accepts(name):
+    """A program's keras.utils.PyDataset or Sequence subclass, and a Python generator, as fit's data (recorded in
+    tests/data/tf_programs_pydataset.json, whose outputs both runners match): CPython's to run."""
+    assert tensorflow.why_not_on_cpython(PYDATASETS[name]["program"]) is None
+
+
+def test_a_pydataset_on_cpython_has_keras_s_defaults_and_warning(monkeypatch):
+    """A Sequence subclass whose __init__ does not call super().__init__: Keras's options, with its warning, and
+    its batches iterated."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
+    source = ("import numpy as np\nimport keras\nclass S(keras.utils.Sequence):\n    def __init__(self):\n"
+              "        self.n = 1\n    def __len__(self):\n        return self.n\n    def __getitem__(self, i):\n"
+              "        return np.ones((2, 1)), np.ones((2, 1))\n"
+              "s = S()\nprint(s.workers, s.max_queue_size, s.num_batches, [b[0].shape for b in s])\n")
+    result = api.run_source(source, "p.py")
+    assert isinstance(result.interpreter, execution.PythonRun)
+    assert result.output == ["1 10 1 [(2, 1)]"]
+    [warning] = documents.run_doc(result)["warnings"]
+    assert warning["message"].startswith("Your `PyDataset` class should call `super().__init__(**kwargs)`")
 
 
 @pytest.mark.parametrize("source, reason", [

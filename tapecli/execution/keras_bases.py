@@ -1,12 +1,15 @@
-"""Keras's ``Loss``, ``Metric``, ``Callback``, ``LearningRateSchedule``, ``Regularizer`` and ``Constraint`` as
-Python classes a TensorFlow program that CPython runs derives from (execution/tensorflow.py), with what Keras 3's
-give a subclass: a loss called reduces its ``call``'s values (``reduction``, ``sample_weight``); a metric makes its
-state with ``add_variable``, is reset by ``reset_state`` and, called, updates and gives its result; a callback's
-hooks do nothing until the subclass defines them, and fit gives it ``model`` and ``params``; a schedule is called
-with the optimizer's step; a regularizer or a constraint is called with a weight. The library takes an instance as
-its view of it (tf_values.to_library): a loss, a metric, a callback, a schedule, a regularizer or a constraint of
-the library's, whose calls call the instance back on the program's side."""
+"""Keras's ``Loss``, ``Metric``, ``Callback``, ``LearningRateSchedule``, ``Regularizer``, ``Constraint`` and
+``PyDataset`` (also ``keras.utils.Sequence``) as Python classes a TensorFlow program that CPython runs derives from
+(execution/tensorflow.py), with what Keras 3's give a subclass: a loss called reduces its ``call``'s values
+(``reduction``, ``sample_weight``); a metric makes its state with ``add_variable``, is reset by ``reset_state``
+and, called, updates and gives its result; a callback's hooks do nothing until the subclass defines them, and fit
+gives it ``model`` and ``params``; a schedule is called with the optimizer's step; a regularizer or a constraint is
+called with a weight; a PyDataset gives fit, evaluate and predict its batches. The library takes an instance as its
+view of it (tf_values.to_library): a loss, a metric, a callback, a schedule, a regularizer, a constraint or a
+PyDataset of the library's, whose calls call the instance back on the program's side."""
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -19,6 +22,7 @@ from tapecli.interpreter.conversions import python_number
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras.callbacks import CallbackHooks
 from tapecli.library.keras.common import MetricObject, auto_name, converted, tensor
+from tapecli.library.keras.epochs import PyDatasetData, super_not_called
 from tapecli.library.keras.optimizers import ProgramSchedule
 from tapecli.library.keras.penalties import ProgramConstraint, ProgramRegularizer
 from tapecli.runtime.context import current
@@ -288,10 +292,105 @@ class Constraint(KerasBase, metaclass=KerasClass):
         return cls(**config)
 
 
+# ------------------------------------------------------------------ keras.utils.PyDataset
+class PyDataset(KerasBase):
+    """``keras.utils.PyDataset`` (Keras 3's ``keras.utils.Sequence``): a subclass defines ``__len__`` (or a
+    ``num_batches`` property) and ``__getitem__(index)``, a batch ``x``, ``(x, y)`` or ``(x, y, sample_weight)``;
+    ``on_epoch_begin`` and ``on_epoch_end`` do nothing until it defines them. ``workers``, ``use_multiprocessing``
+    and ``max_queue_size`` are kept but change nothing: fit reads the batches in order, one at a time."""
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self._workers = workers
+        self._use_multiprocessing = use_multiprocessing
+        self._max_queue_size = max_queue_size
+
+    def _warn_if_super_not_called(self) -> None:
+        missing = [name for name in ("_workers", "_use_multiprocessing", "_max_queue_size") if not hasattr(self, name)]
+        if missing:
+            self._workers = getattr(self, "_workers", 1)
+            self._use_multiprocessing = getattr(self, "_use_multiprocessing", False)
+            self._max_queue_size = getattr(self, "_max_queue_size", 10)
+            super_not_called()
+
+    @property
+    def workers(self):
+        self._warn_if_super_not_called()
+        return self._workers
+
+    @workers.setter
+    def workers(self, value):
+        self._workers = value
+
+    @property
+    def use_multiprocessing(self):
+        self._warn_if_super_not_called()
+        return self._use_multiprocessing
+
+    @use_multiprocessing.setter
+    def use_multiprocessing(self, value):
+        self._use_multiprocessing = value
+
+    @property
+    def max_queue_size(self):
+        self._warn_if_super_not_called()
+        return self._max_queue_size
+
+    @max_queue_size.setter
+    def max_queue_size(self, value):
+        self._max_queue_size = value
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __iter__(self):
+        try:
+            count = self.num_batches
+        except NotImplementedError:         # (Keras's: no length, batches until __getitem__ ends them)
+            count = None
+        for index in range(count) if count is not None else itertools.count():
+            yield self[index]
+
+    @property
+    def num_batches(self):
+        if hasattr(self, "__len__"):        # (Keras's: ``__len__`` for Sequence's sake)
+            return len(self)
+        raise NotImplementedError("You need to implement the `num_batches` property:\n\n"
+                                  "@property\ndef num_batches(self):\n  return ...")
+
+    def on_epoch_begin(self):
+        pass
+
+    def on_epoch_end(self):
+        pass
+
+
+class PyDatasetView(ProgramView, PyDatasetData):
+    """A program's PyDataset as fit's, evaluate's and predict's data: its length, batches and epoch hooks read on
+    the program's side."""
+
+    def __init__(self, instance: PyDataset):
+        self.instance = instance
+
+    def _call(self, method, *args):
+        return self.eager.run.call_value(ProgramCallable(method), list(args))
+
+    def batch_count(self):
+        with program_side(self.eager):
+            self.instance.workers           # (Keras's adapter reads it first: the warning of a missing super call)
+            return to_library(self.instance.num_batches)
+
+    def item(self, i: int):
+        return self._call(self.instance.__getitem__, i)
+
+    def hook(self, name: str) -> None:
+        self._call(getattr(self.instance, name))
+
+
 def _penalty_view(kind):
     """A program's Regularizer or Constraint as a layer's: called with the weight on the program's side."""
     return lambda instance: kind(ProgramCallable(instance), current().bridge.run)
 
 
 VIEWS.update({Loss: LossView, Metric: MetricView, Callback: CallbackView, LearningRateSchedule: ScheduleView,
-              Regularizer: _penalty_view(ProgramRegularizer), Constraint: _penalty_view(ProgramConstraint)})
+              Regularizer: _penalty_view(ProgramRegularizer), Constraint: _penalty_view(ProgramConstraint),
+              PyDataset: PyDatasetView})

@@ -278,7 +278,8 @@ def refusal(tree: ast.Module, allowed_modules, interpreter_can_run: bool = True)
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
                     "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
                     "keras.callbacks.Callback, keras.optimizers.schedules.LearningRateSchedule, "
-                    "keras.regularizers.Regularizer and keras.constraints.Constraint")
+                    "keras.regularizers.Regularizer, keras.constraints.Constraint and keras.utils.PyDataset "
+                    "(keras.utils.Sequence)")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -343,7 +344,9 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
                  ("keras", "regularizers", "Regularizer"): keras_bases.Regularizer,
                  ("keras", "Regularizer"): keras_bases.Regularizer,
                  ("keras", "constraints", "Constraint"): keras_bases.Constraint,
-                 ("keras", "Constraint"): keras_bases.Constraint}
+                 ("keras", "Constraint"): keras_bases.Constraint,
+                 ("keras", "utils", "PyDataset"): keras_bases.PyDataset,
+                 ("keras", "utils", "Sequence"): keras_bases.PyDataset}      # (Keras 3's Sequence is PyDataset)
 def framework_path(module: str) -> list[str]:
     """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
     top, *rest = module.split(".")

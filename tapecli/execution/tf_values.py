@@ -22,6 +22,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject, 
 from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.interpreter.registry import call_builtin
 from tapecli.library.core import NamedResult
+from tapecli.library.keras.epochs import GeneratorData
 from tapecli.library.numpy_forms import NumpyScalarType
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
@@ -136,6 +137,8 @@ def to_library(value):
         return NumpyArray(np.asarray(value))
     if isinstance(value, KerasBase):        # (a program's Loss, Metric, Callback...: the library's view of it)
         return library_view(value)
+    if kind is types.GeneratorType:         # (fit's data: the library's view of it)
+        return ProgramGenerator(value, current().bridge)
     return value
 
 
@@ -171,6 +174,8 @@ def to_program(value):
         return {k: to_program(v) for k, v in value.items()}
     if kind is ProgramCallable:
         return value.fn
+    if kind is ProgramGenerator:
+        return value.generator
     if kind is NumpyScalarType:     # (tnp.float32 is NumPy's own np.float32)
         return value.np.type
     if kind is types.FunctionType and getattr(value, "is_builtin", False):     # (a layer's activation)
@@ -443,6 +448,17 @@ class ProgramCallable(ProgramObject):
         except (TypeError, ValueError):
             return False
         return any(p.name == name and p.kind is not p.POSITIONAL_ONLY or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+class ProgramGenerator(GeneratorData):
+    """A program's generator as the library takes it (fit's, evaluate's and predict's data): each value taken on the
+    program's side."""
+
+    def __init__(self, generator, eager):
+        self.generator, self.eager = generator, eager
+
+    def next_item(self):
+        return self.eager.run.call_value(ProgramCallable(self.generator.__next__), [])
 
 
 def operand_of(value):

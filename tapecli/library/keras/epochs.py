@@ -1,5 +1,5 @@
 """The epochs of fit, evaluate and predict as Keras 3's EpochIterator (keras/src/trainers/epoch_iterator.py) takes
-them from its data, and a program's ``keras.utils.PyDataset`` subclass as that data.
+them from its data, and a program's ``keras.utils.PyDataset`` subclass or Python generator as that data.
 
 An epoch takes ``steps_per_epoch`` batches (else all): with it, the batches go on from where the last epoch left
 them, a new pass starting once every batch was taken (one that runs out first warns, as Keras's does). A
@@ -11,6 +11,8 @@ anything else (the dataset's element spec), then each one read as the batch befo
 iterator's reset does)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tapecli.errors import TdfValueError
@@ -18,7 +20,8 @@ from tapecli.interpreter.objects import BoundMethod, Property
 from tapecli.library.keras.common import integer
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import PythonTuple, Tensor
 
 # Keras's data_adapter_utils.NUM_BATCHES_FOR_TENSOR_SPEC: the batches read for the dataset's element spec
 _SPEC_BATCHES = 2
@@ -47,28 +50,63 @@ def _options(instance) -> dict:
     """The options its ``super().__init__`` kept, else Keras's defaults (with Keras's warning)."""
     found = getattr(instance, "py_dataset_options", None)
     if found is None:
-        current().settings.warn("Your `PyDataset` class should call `super().__init__(**kwargs)` in its "
-                                "constructor. `**kwargs` can include `workers`, `use_multiprocessing`, "
-                                "`max_queue_size`. Do not pass these arguments to `fit()`, as they will be ignored.")
+        super_not_called()
         found = instance.py_dataset_options = dict(_OPTIONS)
     return found
+
+
+def super_not_called() -> None:
+    """Keras's warning of a PyDataset whose ``__init__`` did not call ``super().__init__(**kwargs)``."""
+    current().settings.warn("Your `PyDataset` class should call `super().__init__(**kwargs)` in its "
+                            "constructor. `**kwargs` can include `workers`, `use_multiprocessing`, "
+                            "`max_queue_size`. Do not pass these arguments to `fit()`, as they will be ignored.")
 
 
 def _call(interp, instance, name, *args):
     return interp.call_value(instance.get_attribute(interp, name, None), list(args))
 
 
-class PyDatasetSource:
-    """A program's PyDataset as fit, evaluate and predict read it (Keras's PyDatasetAdapter); ``weigh`` makes the
-    sample weights of a batch's targets (fit's ``class_weight``), or is None."""
+class PyDatasetData:
+    """A program's PyDataset as PyDatasetSource reads it: its ``num_batches``, its batch ``i`` (the library's
+    values), its ``on_epoch_begin`` and ``on_epoch_end`` (the interpreter's instance: InterpretedPyDataset; one
+    CPython runs: execution/keras_bases.py)."""
 
-    def __init__(self, interp, instance, shuffle=False, weigh=None):
-        self.interp, self.instance, self.shuffle, self.weigh = interp, instance, shuffle, weigh
+    def batch_count(self):
+        raise NotImplementedError
+
+    def item(self, i: int):
+        raise NotImplementedError
+
+    def hook(self, name: str) -> None:
+        raise NotImplementedError
+
+
+class InterpretedPyDataset(PyDatasetData):
+    """A PyDataset subclass's instance that the interpreter runs."""
+
+    def __init__(self, interp, instance):
+        self.interp, self.instance = interp, instance
         _options(instance)
-        found, _ = instance.cls.find("num_batches")
-        size = instance.get_attribute(interp, "num_batches", None) if isinstance(found, Property) \
-            else _call(interp, instance, "__len__")
-        self.num_batches = integer(size, "the PyDataset's length")
+
+    def batch_count(self):
+        found, _ = self.instance.cls.find("num_batches")
+        return self.instance.get_attribute(self.interp, "num_batches", None) if isinstance(found, Property) \
+            else _call(self.interp, self.instance, "__len__")
+
+    def item(self, i: int):
+        return _call(self.interp, self.instance, "__getitem__", Tensor(np.array(i, dtype=np.int64), weak=True))
+
+    def hook(self, name: str) -> None:
+        _call(self.interp, self.instance, name)
+
+
+class PyDatasetSource:
+    """A program's PyDataset (a PyDatasetData) as fit, evaluate and predict read it (Keras's PyDatasetAdapter);
+    ``weigh`` makes the sample weights of a batch's targets (fit's ``class_weight``), or is None."""
+
+    def __init__(self, dataset: PyDatasetData, shuffle=False, weigh=None):
+        self.dataset, self.shuffle, self.weigh = dataset, shuffle, weigh
+        self.num_batches = integer(dataset.batch_count(), "the PyDataset's length")
         if self.num_batches <= 0:
             raise TdfValueError("The PyDataset has length 0")
         for i in range(min(_SPEC_BATCHES, self.num_batches)):     # (the element spec's batches)
@@ -77,7 +115,7 @@ class PyDatasetSource:
     def batch(self, i: int) -> list:
         """``dataset[i]`` as Keras's _standardize_batch takes it: ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``
         (an array alone is ``(x,)``), ``weigh``'s sample weights added to ``(x, y)``."""
-        got = _call(self.interp, self.instance, "__getitem__", Tensor(np.array(i, dtype=np.int64), weak=True))
+        got = self.dataset.item(i)
         if isinstance(got, Tensor):
             got = [got]
         if not isinstance(got, (list, tuple)) or not 1 <= len(got) <= 3:
@@ -103,10 +141,65 @@ class PyDatasetSource:
             yield taken
 
     def on_epoch_begin(self) -> None:
-        _call(self.interp, self.instance, "on_epoch_begin")
+        self.dataset.hook("on_epoch_begin")
 
     def on_epoch_end(self) -> None:
-        _call(self.interp, self.instance, "on_epoch_end")
+        self.dataset.hook("on_epoch_end")
+
+
+class GeneratorData:
+    """A program's Python generator as the library takes it (its view: execution/tf_values.py): ``next_item()``
+    gives its next value as the library's, StopIteration at its end; iterated, its values (Dataset.from_generator's)."""
+
+    kind_word = "generator"
+
+    def next_item(self):
+        raise NotImplementedError
+
+    def __iter__(self):
+        while True:
+            try:
+                yield self.next_item()
+            except StopIteration:
+                return
+
+
+class GeneratorSource:
+    """A program's generator as fit, evaluate and predict read it (Keras's GeneratorDataAdapter): its first two
+    values read at once (the element spec's), each a tuple ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``; every
+    pass gives those two again, then what the generator yields next (Keras's peek_and_restore), its number of
+    batches not known."""
+
+    num_batches = None
+
+    def __init__(self, generator: GeneratorData):
+        self.generator = generator
+        self.first = list(itertools.islice(generator, _SPEC_BATCHES))
+        if not self.first:
+            raise TdfValueError("When passing a Python generator to a Keras model, the generator must yield at least "
+                                "one batch. Received an empty generator.")
+        _batch_of(self.first[0])
+
+    def passes(self):
+        """One pass: the first values again, then the generator's next ones, each a step of the run."""
+        for item in itertools.chain(self.first, self.generator):
+            tick()
+            yield _batch_of(item)
+
+    def on_epoch_begin(self) -> None:       # (Keras's DataAdapter's: nothing for a generator)
+        pass
+
+    def on_epoch_end(self) -> None:
+        pass
+
+
+def _batch_of(item) -> list:
+    """A generator's value as a batch ``[x, y, sample_weight]`` (None for those it does not give)."""
+    if type(item) is not PythonTuple or not 1 <= len(item) <= 3:
+        raise TdfValueError("When passing a Python generator to a Keras model, the generator must return a tuple, "
+                            "either (input,) or (inputs, targets) or (inputs, targets, sample_weights). Received: "
+                            f"{type_word(item)}")
+    return list(item) + [None] * (3 - len(item))
 
 
 class EpochIterator:
@@ -135,7 +228,7 @@ class EpochIterator:
             self.hooks.on_epoch_begin()
         if self.current is None or self.steps is None:
             self.current, self.seen = self.passes(), 0
-        for _ in range(self.count):
+        for _ in itertools.count() if self.count is None else range(self.count):   # (data of unknown length: to its end)
             if self.num_batches is not None and self.seen >= self.num_batches:
                 if self.steps:
                     _ran_out()

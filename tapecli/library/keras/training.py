@@ -23,7 +23,8 @@ from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, getters
 from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
-from tapecli.library.keras.epochs import EpochIterator, PyDatasetSource
+from tapecli.library.keras.epochs import EpochIterator, GeneratorData, GeneratorSource, InterpretedPyDataset, \
+    PyDatasetData, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, layer_name, num, tensor
@@ -240,7 +241,7 @@ class Trainer:
         if history is None:         # (Keras's CallbackList adds one, last, unless given one)
             history = History()
             callbacks.append(history)
-        source = _py_dataset(self.interp, x, y, sample_weight, flag(shuffle), class_weight)
+        source = _adapted(self.interp, x, y, sample_weight, flag(shuffle), class_weight)
         dataset = source is not None or _dataset(x, y, sample_weight)
         x, y, sw = (x, None, None) if dataset else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
@@ -294,7 +295,7 @@ class Trainer:
             epoch_logs = dict(self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 # (Keras's evaluate with fit's callbacks, which hear its test hooks)
-                if getattr(validation_data, "cls", None) is not None:       # (a PyDataset: Keras keeps its iterator)
+                if _adaptable(validation_data):     # (Keras keeps a PyDataset's or generator's iterator)
                     if validation is None:
                         validation, _ = self.evaluation(validation_data, None, None, None, None)
                     val = self.evaluated(validation, None, True, callbacks)
@@ -343,7 +344,7 @@ class Trainer:
     def evaluation(self, x, y, sample_weight, batch_size, steps):
         """What evaluate reads its batches from (an EpochIterator of a PyDataset, else the batches) and their
         number (Keras's num_batches: ``steps`` where given, None where not known)."""
-        source = _py_dataset(self.interp, x, y, sample_weight)
+        source = _adapted(self.interp, x, y, sample_weight)
         if source is not None:
             iterator = EpochIterator(source.passes, source.num_batches, steps, source)
             return iterator, iterator.count
@@ -462,16 +463,32 @@ def _callbacks(interp, given) -> list:
     return out
 
 
-def _py_dataset(interp, x, y, sample_weight, shuffle=False, class_weight=None):
-    """A program's keras.utils.PyDataset ``x`` as data (epochs.py), None for any other ``x``."""
-    if getattr(getattr(x, "cls", None), "role", None) != "py_dataset":
+def _adaptable(x) -> bool:
+    """Whether ``x`` is a program's keras.utils.PyDataset (the interpreter's instance, or CPython's view of one) or
+    a Python generator (CPython's view of one)."""
+    return isinstance(x, (PyDatasetData, GeneratorData)) or getattr(getattr(x, "cls", None), "role", None) == \
+        "py_dataset"
+
+
+def _adapted(interp, x, y, sample_weight, shuffle=False, class_weight=None):
+    """A program's keras.utils.PyDataset or generator ``x`` as data (epochs.py), None for any other ``x``."""
+    if not _adaptable(x):
         return None
+    kind = "generator" if isinstance(x, GeneratorData) else "PyDataset"
     for given, name, what in ((y, "y", "the targets"), (sample_weight, "sample_weights", "the sample weights")):
         if given is not None:
-            raise TdfValueError(f"When providing `x` as a PyDataset, `{name}` should not be passed. Instead, {what} "
-                                "should be included as part of the PyDataset.")
+            raise TdfValueError(f"When providing `x` as a {kind}, `{name}` should not be passed. Instead, {what} "
+                                f"should be included as part of the {kind}.")
+    if isinstance(x, GeneratorData):
+        if class_weight is not None:
+            raise TdfValueError("Argument `class_weight` is not supported for Python generator inputs.")
+        if shuffle:
+            current().settings.warn("`shuffle=True` was passed, but will be ignored since the data `x` was provided "
+                                    "as a generator. The generator is expected to yield already-shuffled data.")
+        return GeneratorSource(x)
     weigh = None if class_weight is None else lambda by: class_weights(class_weight, tensor(by), None)
-    return PyDatasetSource(interp, x, shuffle, weigh)
+    dataset = x if isinstance(x, PyDatasetData) else InterpretedPyDataset(interp, x)
+    return PyDatasetSource(dataset, shuffle, weigh)
 
 
 def _dataset(x, y=None, sample_weight=None) -> bool:
@@ -545,7 +562,7 @@ def _first(chunks, steps):
 def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
     """model.predict: the outputs of the batches, concatenated (inference mode); its callbacks hear Keras's
     predict hooks, each batch's end with its outputs."""
-    source = _py_dataset(interp, x, None, None)
+    source = _adapted(interp, x, None, None)
     if source is not None:           # (Keras's predict does not reset its iterator: no epoch ends first)
         iterator = EpochIterator(source.passes, source.num_batches, steps, source)
         count = iterator.count
