@@ -331,7 +331,8 @@ def _python_with_a_name_error(source: str, filename: str, options: Options):
 def _say_why_not_on_cpython(error: TdfError, source: str) -> None:
     """A form (or an import) the interpreter refuses, in a TensorFlow program that CPython would run but for
     something else it uses: the hint names that (execution.tensorflow.refusal), so that the user sees both sides."""
-    from tapecli.execution.tensorflow import enabled, why_not_on_cpython
+    from tapecli.execution.tensorflow import why_not_on_cpython
+    from tapecli.execution.training_loops import enabled
     reason = why_not_on_cpython(source) if enabled() else None
     if reason is not None:
         error.hint = f"CPython runs this {'import' if isinstance(error, RefusedImport) else 'form'} in a TensorFlow " \

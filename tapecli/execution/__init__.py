@@ -59,7 +59,8 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
             for alias in node.names:
                 full = module or alias.name
                 if full.split(".")[0] in BRIDGED:
-                    from tapecli.execution.tensorflow import enabled, interpreter_refuses
+                    from tapecli.execution.tensorflow import interpreter_refuses
+                    from tapecli.execution.training_loops import enabled
                     if not tensorflow:
                         refused = free_names or interpreter_refuses(tree)      # (the interpreter cannot run it)
                         tensorflow = enabled(tree, refused)

@@ -24,7 +24,6 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.ops.promotion import numpy_operands
-from tapecli.environment import setting
 from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
@@ -210,17 +209,6 @@ def _takes_keywords(call: ast.Call) -> bool:
 def _last_name(decorator: ast.expr) -> str | None:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-
-
-def enabled(tree: ast.Module | None = None, refused: bool = True) -> bool:
-    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run
-    (Python's values are Python's), the interpreter the rest; auto (the default), the same but for a program the
-    interpreter can run (not ``refused``) with a training loop its loop plans serve (training_loops.py); 0, none."""
-    mode = setting("TAPECLI_TF_ON_CPYTHON", "auto")
-    if mode == "auto" and tree is not None and not refused:
-        from tapecli.execution.training_loops import training_loop
-        return training_loop(tree) is None
-    return mode != "0"
 
 
 # ------------------------------------------------------------------ what a program may use

@@ -14,10 +14,22 @@ from __future__ import annotations
 
 import ast
 
+from tapecli.environment import setting
+
 _EXPRESSIONS = (ast.Name, ast.Constant, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.Call, ast.keyword,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Load, ast.Store, ast.operator, ast.unaryop)
 _GUARDS = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.operator,
            ast.unaryop, ast.boolop, ast.cmpop)
+
+
+def enabled(tree: ast.Module | None = None, refused: bool = True) -> bool:
+    """Whether a TensorFlow program may run on CPython (TAPECLI_TF_ON_CPYTHON): 1, each one the bridge can run
+    (Python's values are Python's), the interpreter the rest; auto (the default), the same but for a program the
+    interpreter can run (not ``refused``) with a training loop its loop plans serve; 0, none."""
+    mode = setting("TAPECLI_TF_ON_CPYTHON", "auto")
+    if mode == "auto" and tree is not None and not refused:
+        return training_loop(tree) is None
+    return mode != "0"
 
 
 def training_loop(tree: ast.Module) -> int | None:
