@@ -115,3 +115,44 @@ def test_drawn_programs_agree_with_cpython(body):
     assume(ours[1] != "LimitError")      # tapecli's limits end what CPython would run out of memory on
     theirs = addresses_masked(through_cpython(source))
     assert ours == theirs, f"tapecli {ours!r}\nCPython {theirs!r}\n{source}"
+
+
+# ---- the interpreter's Python (a TensorFlow program with a training loop its plans run, or TAPECLI_TF_ON_CPYTHON=0)
+INTERPRETER_PRELUDE = """class Base:
+    def __init__(self, v=0):
+        self.v = v
+    def __repr__(self):
+        return f"Base({self.v!r})"
+class Shape(Base):
+    def area(self):
+        return self.v * 2
+def gen(x):
+    return list(x) if isinstance(x, (list, tuple, str, dict)) else [x]
+def apply(f, v):
+    return f(v)
+a, b, c, xs, d = 1, 2.5, 'c', [1, 2], {'k': 2}
+obj = Base()
+"""
+# (the interpreter's enumerate and reversed give lists, not Python's iterators, and its type() knows TensorFlow's
+# classes alone: forms left out of its draws)
+interpreter_expressions = expressions.filter(lambda e: not any(f in e for f in ("enumerate(", "reversed(", "type(")))
+interpreter_statements = st.builds(_statement, st.sampled_from(
+    ("assign", "aug", "print", "if", "for", "while", "call", "attr", "append")),
+    st.sampled_from(NAMES), interpreter_expressions, interpreter_expressions)
+
+
+@pytest.mark.usefixtures("on_the_interpreter")
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture])
+@given(body=st.lists(interpreter_statements, min_size=1, max_size=6))
+def test_the_interpreters_python_gives_cpythons_values_where_it_runs_a_program(body):
+    """A program CPython runs to its end prints the same lines on the interpreter, or the lines before an error
+    there (a form it does not read, an operation it does not take, a limit, a Python integer past 64 bits):
+    never other values."""
+    source = INTERPRETER_PRELUDE + "\n".join(body) + "\nprint(a, b, c, xs, d, obj)\n"
+    theirs = addresses_masked(through_cpython("\n" + source))
+    assume(theirs[1] is None)
+    ours = addresses_masked(through_tapecli("import tensorflow as tf\n" + source))
+    printed = ours[0] or []
+    assert printed == theirs[0][:len(printed)] and (ours[1] is not None or printed == theirs[0]), \
+        f"tapecli {ours!r}\nCPython {theirs!r}\n{source}"

@@ -552,7 +552,10 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_lo
     ("2 ** 62 + (2 ** 62 - 1)", "9223372036854775807"), ("-(2 ** 62) * 2", "-9223372036854775808"),
     ("abs(-5)", "5"), ("5 // 0 if False else 1", "1"), ("isinstance(True, int)", "True"),
     ("isinstance(False, bool)", "True"), ("isinstance(1, bool)", "False"),
-    ("'abcdef'[1:3] + 'abcdef'[-1] + 'abcdef'[::2]", "bcface"), ("''[3:-5] + 'x'[5:9] + 'y'", "y")])
+    ("'abcdef'[1:3] + 'abcdef'[-1] + 'abcdef'[::2]", "bcface"), ("''[3:-5] + 'x'[5:9] + 'y'", "y"),
+    ("-True", "-1"), ("~True", "-2"), ("-(1 == 1) + 2", "1"), ("abs(True) + round(True)", "2"),
+    ("0 == [1, 2]", "False"), ("[1, 2] != 1", "True"), ("633789.868331192 ** 4", "1.613545324981115e+23"),
+    ("2 ** 0.5", "1.4142135623730951")])
 def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value, monkeypatch):
     """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; a planned training loop's program by default), integer
     literals compute as Python's integers do, where their results fit 64 bits, and its bools and strings are

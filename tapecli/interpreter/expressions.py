@@ -289,6 +289,7 @@ class Expressions:
             if value is None:
                 self.none_gradient_used(error, self.text(node.operand))
             raise error.locate(node)
+        value = python_int(value)       # (Python's bool is an int: -True is -1)
         try:
             if node.op == "~":
                 return ops.bitwise_operator("~", value)
@@ -352,6 +353,14 @@ class Expressions:
             if op in ("==", "!="):
                 return PythonBool(np.array((left is right) == (op == "==")))
             raise TdfTypeError(f"cannot compare None with '{op}'", hint="use `is None`")
+        if isinstance(left, (list, tuple)) and _python_number(right) or isinstance(right, (list, tuple)) and \
+                _python_number(left):            # (a Python list beside a Python number: Python's, never elementwise)
+            if op in ("==", "!="):
+                return PythonBool(np.array(op == "!="))
+            kinds = [("tuple" if isinstance(v, tuple) else "list") if isinstance(v, (list, tuple)) else
+                     "bool" if v.__class__ is PythonBool else "float" if getattr(v, "dtype", np.dtype(int)).kind == "f"
+                     else "int" for v in (left, right)]
+            raise TdfTypeError(f"'{op}' not supported between instances of '{kinds[0]}' and '{kinds[1]}'")
         if op in ("==", "!=") and _python_sequence(left) and _python_sequence(right):
             # two Python lists or tuples of numbers (a bracket literal is a weak tensor here): Python's equality
             return PythonBool(np.array(_python_value(left) == _python_value(right)) == (op == "=="))
@@ -732,3 +741,9 @@ def _tensorflow_value(value) -> bool:
 def _text_tensor(value) -> bool:
     """Whether ``value`` is a string tensor (or variable), which TensorFlow's ops meet Python strings in."""
     return isinstance(value, (Tensor, Variable)) and value.dtype.hasobject
+
+
+def _python_number(value) -> bool:
+    """A Python number or bool (a literal, a weak 0-d tensor here), not a tensor of TensorFlow's or NumPy's."""
+    return isinstance(value, (int, float)) or value.__class__ is PythonBool or \
+        value.__class__ is Tensor and value.weak and value.ndim == 0

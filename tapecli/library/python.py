@@ -475,6 +475,7 @@ def _axis(axis):
 def round_(value, ndigits=None):
     """Python's round of a Python number (banker's rounding, exact; ``ndigits`` as in Python); a tensor's
     elementwise tf.round."""
+    value = python_int(value)       # (Python's bool is an int: round(True) is 1)
     if isinstance(value, Tensor) and value.weak and value.ndim == 0:
         digits = None if ndigits is None else to_int(ndigits, "ndigits")
         return Tensor(np.array(round(value.value.item(), digits)), weak=True)

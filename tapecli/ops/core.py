@@ -34,7 +34,7 @@ from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeE
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
 from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
-from tapecli.ops.scalar import (FLOAT_SCALARS, recorded_scalar, same_float_scalars, scalar_kernel,
+from tapecli.ops.scalar import (FLOAT_SCALARS, python_result, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
 from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, convert_weak, dtype_name, is_float,
@@ -56,11 +56,11 @@ class Op:
     __slots__ = ("name", "kernel", "vjp", "jvp", "differentiable", "weak_arith", "unify", "float_only", "saves",
                  "grads", "batchable", "vjp_needs", "kept_extra", "release_extra", "_idx", "_save_in", "_save_out",
                  "_keeps_inputs", "_unifies", "_rules", "program", "public_name", "fusion", "_scalar_operator", "flops",
-                 "strings", "python_ints")
+                 "strings", "python")
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
-                 public_name=None, fusion=None, strings=False, scalar_operator=None, python_ints=None):
+                 public_name=None, fusion=None, strings=False, scalar_operator=None, python=None):
         self.name = name
         self.strings = strings            # TensorFlow's kernel takes string tensors too (its other inputs' dtypes)
         self.program = tuple(program)     # the builtin names a program calls it by (derived wrappers)
@@ -85,9 +85,9 @@ class Op:
         # Python's operator on two NumPy float scalars of one dtype: the ufunc's IEEE arithmetic, bit for bit, at a
         # fraction of its time (ops/scalar.py's short path)
         self._scalar_operator = scalar_operator
-        # Python's operator on Python's exact integers: the op of integer literals alone (the interpreter's Python
-        # ints, 64-bit) as Python computes it (see python_int_result)
-        self.python_ints = python_ints
+        # Python's operator on Python's numbers: the op of number literals alone (the interpreter's Python ints,
+        # 64-bit, and floats) as Python computes it (ops/scalar.python_result)
+        self.python = python
         if saves == "all":
             self._save_in, self._save_out = None, True
         else:
@@ -403,9 +403,8 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
     try:
         out = scalar_kernel(op, tensors) if not attrs else None
         # (not while a plan traces: a value computed outside the kernels would be a constant of the plan)
-        if out is None and weak and op.python_ints is not None and tensors[0].value.__class__ is np.int64 \
-                and not _recording():
-            out = python_int_result(op, tensors)
+        if out is None and weak and op.python is not None and not _recording():
+            out = python_result(op, [t.value for t in tensors])
         if out is None:
             out = (_run_host if weak else _run_kernel)(op.kernel, [t.value for t in tensors], attrs)
     except MemoryError:
@@ -438,32 +437,6 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         for observer in ctx.observers:
             observer.applied(op, tensors, result, ctx.settings.line, tapes)
     return result
-
-
-def python_int_result(op: Op, tensors: list[Tensor]):
-    """``op`` on integer literals as Python computes it on its exact integers: an int64 scalar, or a float64 one
-    where Python's result is a float (``10 ** -3``); None where they are not all int64 scalars or Python raises
-    (a division by zero: the kernel's error). A result past int64 (``op.python_ints`` gives None where it would
-    be far past) is an error, never a wrapped number."""
-    values = []
-    for t in tensors:
-        v = t.value
-        if v.__class__ is not np.int64:
-            return None
-        values.append(int(v))
-    try:
-        exact = op.python_ints(*values)
-    except (ArithmeticError, ValueError):
-        return None
-    if exact.__class__ is float:
-        return np.float64(exact)
-    if exact is not None and -_INT64_LIMIT <= exact < _INT64_LIMIT:
-        return np.int64(exact)
-    raise TdfValueError(f"{op.name} of the integers {' and '.join(map(str, values))}: Python's result is past the "
-                        "64-bit integers of tapecli's interpreter (docs/language.md: where CPython runs a program)")
-
-
-_INT64_LIMIT = 1 << 63
 
 
 def emit(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:

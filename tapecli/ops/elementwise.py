@@ -12,7 +12,7 @@ from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
 from tapecli.runtime.tape import Stub
-from tapecli.runtime.values import dtype_name, is_float, Tensor, Variable
+from tapecli.runtime.values import dtype_name, is_float, python_int, Tensor, Variable
 
 
 # ------------------------------------------------------------ elementwise ops
@@ -24,22 +24,22 @@ def _g(m, g, a, b, y, at):
 # (numba="formula": the Numba kernel is the formula's loop, one IEEE operation a element as NumPy's; the NumPy
 # kernels of the arithmetic run along a bias's rows, numpy_kernels._widened)
 NEG = _elementwise("neg", (lambda m, g, x, y, at: m.neg(g),), (), weak_arith=True, numpy=np.negative, numba="formula",
-                   fusion="(-{0})", python_ints=operator.neg)
+                   fusion="(-{0})", python=operator.neg)
 ADD = _elementwise("add", (_g, _g), (), weak_arith=True, numpy=numpy_kernels.add, numba="formula", fusion="({0} + {1})",
-                   strings=True, scalar_operator=operator.add, python_ints=operator.add)
+                   strings=True, scalar_operator=operator.add, python=operator.add)
 SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_arith=True, numpy=numpy_kernels.sub,
-                   numba="formula", fusion="({0} - {1})", scalar_operator=operator.sub, python_ints=operator.sub)
+                   numba="formula", fusion="({0} - {1})", scalar_operator=operator.sub, python=operator.sub)
 MUL = _elementwise("mul", (lambda m, g, a, b, y, at: m.mul(g, b), lambda m, g, a, b, y, at: m.mul(g, a)), (0, 1),
                    weak_arith=True, numpy=numpy_kernels.mul, numba="formula", fusion="({0} * {1})",
-                   scalar_operator=operator.mul, python_ints=operator.mul)
+                   scalar_operator=operator.mul, python=operator.mul)
 DIV = _elementwise("div", (lambda m, g, a, b, y, at: m.div(g, b),
                            lambda m, g, a, b, y, at: m.neg(m.div(m.mul(g, y), b))), (1, "out"), weak_arith=True,
                    numpy=numpy_kernels.div, numba="formula", fusion="({0} / {1})", scalar_operator=operator.truediv)
 FLOORDIV = register("floordiv", numpy=numpy_kernels.floordiv, weak_arith=True, differentiable=False,
-                    python_ints=operator.floordiv)
+                    python=operator.floordiv)
 # floor-mod with TensorFlow's gradient: d/da = 1, d/db = -floor(a / b)
 MOD = _elementwise("mod", (_g, lambda m, g, a, b, y, at: m.mul(g, m.neg(m.floor(m.div(a, b))))), (0, 1),
-                   weak_arith=True, numpy=numpy_kernels.floormod, python_ints=operator.mod)
+                   weak_arith=True, numpy=numpy_kernels.floormod, python=operator.mod)
 
 
 def _pow_grad_exponent(m, g, a, b, y, at):
@@ -48,9 +48,14 @@ def _pow_grad_exponent(m, g, a, b, y, at):
     return m.mul(g, m.mul(y, m.where(positive, safe_log, m.zeros_like(safe_log))))
 
 
+def _python_pow(a, b):
+    """Python's a ** b, but None for integers far past 64 bits (found before it is computed: 2 ** 10**12)."""
+    return None if b.__class__ is int and a.__class__ is int and b > 64 and abs(a) > 1 else a ** b
+
+
 POW = _elementwise("pow", (lambda m, g, a, b, y, at: m.mul(g, m.mul(b, m.pow_(a, m.sub(b, 1)))), _pow_grad_exponent),
                    (0, 1, "out"), weak_arith=True, numpy=tf_float32.pow_, numba=True, program=("pow",), public_name="pow_",
-               fusion="math.pow({0}, {1})", python_ints=lambda a, b: None if b > 64 and abs(a) > 1 else a ** b)
+               fusion="math.pow({0}, {1})", python=_python_pow)
 MAXIMUM = _elementwise("maximum", (lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), g, m.zeros_like(g)),
                                    lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), m.zeros_like(g), g)),
                        (0, 1), numpy=np.maximum, numba="formula", program=("maximum",), fusion="maximum({0}, {1})")
@@ -66,7 +71,7 @@ register("logical_not", numpy=np.logical_not, weak_arith=True, differentiable=Fa
 # tf.bitwise on integer tensors (the other operand's dtype must match: no promotion)
 for _name, _python in (("bitwise_and", operator.and_), ("bitwise_or", operator.or_), ("bitwise_xor", operator.xor),
                       ("left_shift", lambda a, b: None if b > 64 and a else a << b), ("right_shift", operator.rshift)):
-    register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False, python_ints=_python)
+    register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False, python=_python)
 register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
 # (the bare name round is Python's, library/python.py: a Python number's round, a tensor's this op)
 register("round", numpy=np.round, differentiable=False, numba=True, program=("tf.round", "math.round", "ops.round"),
@@ -153,7 +158,7 @@ RELU = register("relu", numpy=numpy_kernels.relu, **_masked("relu", ("out",)), n
                 fusion="relu({0}, _F(0.0))")
 # (a Python number's abs is a number: Python's abs(-2.0); tf.abs converts its literal first, registry.converting)
 ABS = register("abs", numpy=np.abs, **_masked("abs", (0,)), numba="formula", program=("abs",), public_name="abs_",
-               fusion="abs({0})", weak_arith=True, python_ints=abs)
+               fusion="abs({0})", weak_arith=True, python=abs)
 LEAKY_RELU = register("leaky_relu", numpy=numpy_kernels.leaky_relu, float_only=True, **_masked("leaky_relu", (0,)), numba=True,
                       fusion="({0} if {0} > _F(0.0) else {0} * _F({alpha!r}))")
 
@@ -267,7 +272,7 @@ def tanh(x): return apply(TANH, (x,))
 def sigmoid(x): return apply(SIGMOID, (x,))
 def softplus(x): return apply(SOFTPLUS, (x,))
 def relu(x): return apply(RELU, (x,))
-def abs_(x): return apply(ABS, (x,))
+def abs_(x): return apply(ABS, (python_int(x),))      # (Python's bool is an int: abs(True) is 1)
 def sign(x): return apply(OPS["sign"], (x,))
 def erf(x): return apply(ERF, (x,))
 def round_(x): return apply(OPS["round"], (x,))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import kernels
+from tapecli.errors import TdfValueError
 from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.runtime.values import Tensor, make_tensor as _tensor
 
@@ -115,11 +116,42 @@ def scalar_result(op, values, weak):
     kind, a kernel error (``apply`` words it) or a result larger than a scalar (``apply`` admits it)."""
     if values[0].__class__ not in FLOAT_SCALARS or (weak and not op.weak_arith):
         return None
+    if weak and op.python is not None and not kernels.recording():
+        out = python_result(op, values)
+        if out is not None:
+            return _tensor(out, True)
     try:
         out = _run(op, values)
     except Exception:
         return None
     return _tensor(out, weak) if out.size <= 1 else None
+
+
+def python_result(op, values):
+    """``op`` on the values of number literals (NumPy's int64 and float64 scalars holding Python's ints and floats)
+    as Python computes it (``op.python``): exact integers (``10 ** -3`` a float), Python's floats (its ``**`` is C's
+    pow, not NumPy's); None where a value is of another kind or Python raises (a division by zero: the kernel's
+    answer) or gives no real number. An integer past int64 is an error, never a wrapped number."""
+    numbers = []
+    for v in values:
+        if v.__class__ is not np.int64 and v.__class__ is not np.float64:
+            return None
+        numbers.append(v.item())
+    try:
+        exact = op.python(*numbers)
+    except (ArithmeticError, ValueError):
+        return None
+    if exact.__class__ is float:
+        return np.float64(exact)
+    if exact.__class__ is int and -_INT64_LIMIT <= exact < _INT64_LIMIT:
+        return np.int64(exact)
+    if exact.__class__ is int or exact is None and all(n.__class__ is int for n in numbers):
+        raise TdfValueError(f"{op.name} of the integers {' and '.join(map(str, numbers))}: Python's result is past "
+                            "the 64-bit integers of tapecli's interpreter (docs/language.md: where CPython runs a program)")
+    return None
+
+
+_INT64_LIMIT = 1 << 63
 
 
 def same_float_scalars(tensors) -> bool:
