@@ -293,6 +293,18 @@ class Constraint(KerasBase, metaclass=KerasClass):
 
 
 # ------------------------------------------------------------------ keras.utils.PyDataset
+def _parallel_setting(name: str) -> property:
+    """One of Keras's PyDataset settings of parallel reading (kept, never acted on: batches are read in order), as
+    its property: reading it warns where the subclass did not call ``super().__init__``."""
+    def get(self):
+        self._warn_if_super_not_called()
+        return getattr(self, f"_{name}")
+
+    def set(self, value):
+        setattr(self, f"_{name}", value)
+    return property(get, set)
+
+
 class PyDataset(KerasBase):
     """``keras.utils.PyDataset`` (Keras 3's ``keras.utils.Sequence``): a subclass defines ``__len__`` (or a
     ``num_batches`` property) and ``__getitem__(index)``, a batch ``x``, ``(x, y)`` or ``(x, y, sample_weight)``;
@@ -312,32 +324,9 @@ class PyDataset(KerasBase):
             self._max_queue_size = getattr(self, "_max_queue_size", 10)
             super_not_called()
 
-    @property
-    def workers(self):
-        self._warn_if_super_not_called()
-        return self._workers
-
-    @workers.setter
-    def workers(self, value):
-        self._workers = value
-
-    @property
-    def use_multiprocessing(self):
-        self._warn_if_super_not_called()
-        return self._use_multiprocessing
-
-    @use_multiprocessing.setter
-    def use_multiprocessing(self, value):
-        self._use_multiprocessing = value
-
-    @property
-    def max_queue_size(self):
-        self._warn_if_super_not_called()
-        return self._max_queue_size
-
-    @max_queue_size.setter
-    def max_queue_size(self, value):
-        self._max_queue_size = value
+    workers = _parallel_setting("workers")
+    use_multiprocessing = _parallel_setting("use_multiprocessing")
+    max_queue_size = _parallel_setting("max_queue_size")
 
     def __getitem__(self, index):
         raise NotImplementedError
