@@ -101,6 +101,19 @@ def test_numpy_results_and_keras_thresholds_are_weighed_before_they_are_made(tmp
     assert peak < 400_000_000, peak
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_DATA and VmHWM are Linux's")
+@pytest.mark.parametrize("head", [HEAD, "import numpy as np\n"], ids=["tensorflow", "python"])
+@pytest.mark.parametrize("make", ["np.ndarray((20000, 20000))", "type(np.zeros(1))((20000, 20000))"])
+def test_an_allocation_no_gate_weighs_fails_at_the_data_bound(tmp_path, head, make):
+    """NumPy's class called directly allocates before any gate sees its shape: the command line's bound on the
+    data segment (twice the cap) makes it NumPy's MemoryError, the program's error at its line, and nothing is
+    ever allocated past the cap."""
+    code, doc, peak = _peak_run(tmp_path, head + f"a = {make}\na.fill(1.0)\n")
+    assert code == 3 and doc["error"]["kind"] == "MemoryError", doc
+    assert doc["error"]["line"] == head.count("\n") + 1, doc["error"]
+    assert peak < 400_000_000, peak
+
+
 def test_a_generators_choice_of_a_large_population_is_numpys(tmp_path, monkeypatch):
     """NumPy's Generator picks a few of 10**8 without making them (the legacy np.random.choice permutes them all,
     which is weighed first): CPython's run gives NumPy's own draw."""

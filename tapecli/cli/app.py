@@ -149,7 +149,9 @@ class Invocation:
                 out = arrays.parse_out(self.out, self.reads())      # (the --out files checked before the run)
             self.source, self.filename = read_source(self.file)
             from tapecli.cli.watchdog import watching
-            with watching(options.limits.max_seconds, self._write_program_error, self.filename, self.source):
+            from tapecli.runtime.limits import data_bounded
+            with watching(options.limits.max_seconds, self._write_program_error, self.filename, self.source), \
+                    data_bounded(options.limits.max_memory):
                 result = (compute or run_source)(self.source, self.filename, options)
             if selection is not None:
                 result = self._select(result, selection)

@@ -1,6 +1,7 @@
 """Run limits: steps, elements, recursion depth, seconds and memory (docs/spec/CLI.md's defaults)."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -83,6 +84,47 @@ def resident_within(limit: int) -> int:
         _malloc_trim(0)
         used = resident_bytes()
     return used
+
+
+def _data_bytes() -> int | None:
+    """The process's data segment (VmData: its private writable memory, touched or not), or None unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+@contextlib.contextmanager
+def data_bounded(max_memory: int | None):
+    """Within the block, the process's data segment may grow by at most twice ``max_memory`` (RLIMIT_DATA):
+    an allocation no gate weighs (``np.ndarray(shape)`` called as a class, a C library's own buffers) fails
+    with a MemoryError, which is the program's error, where it would take memory past the cap unseen.
+    Twice: the cap is on resident memory, and the data segment also counts what is reserved and never
+    touched (thread stacks, malloc's arenas). Process-wide, so the command line sets it around one run."""
+    try:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    except (ImportError, AttributeError, ValueError, OSError):
+        soft = hard = None
+    data = _data_bytes()
+    if max_memory is None or data is None or soft is None:
+        yield
+        return
+    bound = data + 2 * max_memory
+    if hard != resource.RLIM_INFINITY:
+        bound = min(bound, hard)
+    if soft != resource.RLIM_INFINITY and soft <= bound:
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 def admit(elements: int, itemsize: int, what: str, allocated: bool = False) -> None:
