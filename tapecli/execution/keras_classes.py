@@ -6,8 +6,8 @@ collects losses, cleared at each outermost call. Weights are collected as Keras 
 (trainable ones first, in the order made), then those of the layers it holds in the order they were assigned
 (the library's Keras layers too), each once; a ``tf.Variable`` assigned to an attribute is collected with them,
 as on the interpreter (docs/tf-surface.md, "Known differences"). A Model's ``compile``/``fit`` are the library's
-Trainer's (keras_fitting.py); a functional subclass (``super().__init__(inputs, outputs)``) is the interpreter's:
-such a program runs there.
+Trainer's (keras_fitting.py); a functional subclass (``super().__init__(inputs, outputs)``) holds the library's
+functional model of its graph (its call, weights and layers).
 
 ``tf.keras.Model(inputs, outputs)`` itself still makes the library's functional model; a program's layer called
 on its Keras tensors is a node of it (GraphLayer). Masks pass as Keras passes them: a call that takes ``mask=`` gets
@@ -19,7 +19,6 @@ import math
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError
 from tapecli.execution.keras_fitting import Fitting
 from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, \
     run_view, to_library, to_program
@@ -250,10 +249,44 @@ class Model(Fitting, Layer):
         return super().from_config(config)
 
     def __init__(self, *args, **kwargs):
-        if args or {"inputs", "outputs"} & kwargs.keys():
-            raise TdfTypeError("a functional keras.Model subclass (super().__init__(inputs, outputs)) runs on "
-                               "tapecli's interpreter", hint="TAPECLI_TF_ON_CPYTHON=0 runs the program there")
+        """A functional subclass (``super().__init__(inputs, outputs)``, or the class called with them) holds the
+        library's functional model of its graph: its call, weights and layers are that model's, as Keras's
+        Functional is the subclass's base."""
+        graph = {k: kwargs.pop(k) for k in ("inputs", "outputs") if k in kwargs}
+        if args or graph:
+            self._functional = current().eager.functional_model(*args, **graph, name=kwargs.get("name"))
         super().__init__(**kwargs)
+
+    def call(self, *args, **kwargs):
+        functional = vars(self).get("_functional")
+        if functional is None:
+            return super().call(*args, **kwargs)
+        return functional(*args, **kwargs)
+
+    @property
+    def layers(self) -> list:
+        functional = vars(self).get("_functional")
+        return _sublayers(self) if functional is None else functional.layers
+
+    @property
+    def input(self):
+        functional = vars(self).get("_functional")
+        return super().input if functional is None else functional.input
+
+    @property
+    def output(self):
+        functional = vars(self).get("_functional")
+        return super().output if functional is None else functional.output
+
+    def __getattr__(self, name: str):
+        """A functional subclass's ``inputs``, ``outputs`` and ``get_layer``: its graph's."""
+        functional = vars(self).get("_functional")
+        if functional is None or name not in _GRAPH_ATTRIBUTES:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return getattr(functional, name)
+
+
+_GRAPH_ATTRIBUTES = frozenset({"inputs", "outputs", "get_layer"})
 
 
 # Keras 3's serialized float32 DTypePolicy, a layer's ``dtype`` in its config.

@@ -4,8 +4,7 @@ program's ``keras.Model`` subclass that CPython runs (keras_classes.py): the lib
 interface for a CPython instance (as training.ProgramModel is for the interpreter's). The program's overrides
 (``train_step``, ``test_step``, ``compute_loss``, a ``metrics`` property) are called back on the program's side,
 with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. What the bridge
-leaves to the interpreter (a functional subclass, ``summary``) keeps a program off CPython (``refusal``, read from
-its text)."""
+leaves to the interpreter (``summary``) keeps a program off CPython (``refusal``, read from its text)."""
 from __future__ import annotations
 
 import ast
@@ -20,14 +19,12 @@ _FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
 
 
 def refusal(tree: ast.Module, keras_class) -> str | None:
-    """Why a program that derives from Keras's classes stays off CPython: it makes a functional subclass of
-    keras.Model (``super().__init__(inputs, outputs)``, or ``MyModel(inputs, outputs)`` of one without
-    ``__init__``), uses what the bridge's Model lacks (_FITTING_ELSEWHERE), or defines an RNN cell. ``keras_class``
-    gives the bridge's Keras class a base class's expression names (None: none)."""
+    """Why a program that derives from Keras's classes stays off CPython: it uses what the bridge's Model lacks
+    (_FITTING_ELSEWHERE), or defines an RNN cell. ``keras_class`` gives the bridge's Keras class a base class's
+    expression names (None: none)."""
     classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
     if not any(keras_class(b) is not None for node in classes for b in node.bases):
         return None
-    models = _derived(classes, lambda k: issubclass(k, Fitting), keras_class)
     for node in ast.walk(tree):
         name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
             else None
@@ -37,36 +34,7 @@ def refusal(tree: ast.Module, keras_class) -> str | None:
         if name == "state_size":
             return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
                     "program's cell on tapecli's interpreter")
-        if isinstance(node, ast.Call) and _functional(node, models):
-            return (f"line {node.lineno} makes a functional subclass of keras.Model (its inputs and outputs given "
-                    "to keras.Model): it runs on tapecli's interpreter")
     return None
-
-
-def _derived(classes: list, kind, keras_class) -> dict[str, ast.ClassDef]:
-    """The program's classes derived from a Keras class of ``kind`` (a predicate of the bridge's class), through
-    its subclasses of its subclasses too."""
-    found: dict[str, ast.ClassDef] = {}
-    while True:
-        more = {node.name: node for node in classes if any(
-            keras_class(b) is not None and kind(keras_class(b)) or isinstance(b, ast.Name) and b.id in found
-            for b in node.bases)}
-        if more.keys() == found.keys():
-            return found
-        found = more
-
-
-def _functional(call: ast.Call, models: dict) -> bool:
-    """Whether a call gives keras.Model inputs and outputs: ``super().__init__(...)`` in a model's class with
-    positional (or starred) arguments or ``inputs=``/``outputs=``, a model class's with ``inputs=``/``outputs=``, or
-    the call of one without its own ``__init__`` with positional arguments."""
-    given = bool(call.args) or any(k.arg in ("inputs", "outputs") for k in call.keywords)
-    if isinstance(call.func, ast.Name) and call.func.id in models:
-        own_init = any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in models[call.func.id].body)
-        return any(k.arg in ("inputs", "outputs") for k in call.keywords) or given and not own_init
-    return given and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__" \
-        and isinstance(call.func.value, ast.Call) and getattr(call.func.value.func, "id", None) == "super" \
-        and any(call in ast.walk(model) for model in models.values())
 
 
 class FittedModel:
