@@ -389,6 +389,7 @@ def compare(args) -> dict:
                                             "x_minimum": (peak + 4 * n) / (8 * n)}
     if "scalar_loop" in results:
         results["scalar_loop"]["tape"] = tape_bytes_per_record(sizes["record_steps"])
+    per_iteration = per_iteration_after_warmup(results)
 
     print(f"\n{'workload':12s} {'tapecli':>26s}   {'anchor':16s} {'anchor time':>26s}  tapecli/anchor")
     for workload, result in results.items():
@@ -414,11 +415,30 @@ def compare(args) -> dict:
         t = results["scalar_loop"]["tape"]
         print(f"recorded scalar loop, {t['steps']:,} steps: peak {t['peak_bytes'] / 1e6:.1f} MB over {t['records']:,} "
               f"tape records = {t['bytes_per_record']:.0f} bytes per record; target <= {MEMORY_TARGETS['bytes_per_record']}")
+    if per_iteration:
+        print(f"\nper iteration after warm-up ((train_long - train) / {per_iteration['iterations']:,} iterations): "
+              + ", ".join(f"{ANCHOR_NAMES.get(k, k)} {fmt_s(v)}" for k, v in per_iteration["times_s"].items()))
     if "tiny" in results:
         s = results["tiny"]["startup"]
         print(f"start-up: medians of {s['runs']} alternating runs each; minimums tapecli "
               f"{s['tapecli_min'] * 1e3:.1f} ms, import numpy {s['numpy_min'] * 1e3:.1f} ms")
-    return {"peers": peer_status, "results": results}
+    return {"peers": peer_status, "results": results, "per_iteration": per_iteration}
+
+
+def per_iteration_after_warmup(results: dict) -> dict | None:
+    """Each tool's time for one more training step once its loop runs warm: train_long's median less train's,
+    over the steps between them (the same model and data; start-up, tracing, compiling and the first steps
+    cancel out)."""
+    if "train" not in results or "train_long" not in results:
+        return None
+    iterations = peers.TRAINING["train_long"] - peers.TRAINING["train"]
+    short, long = results["train"], results["train_long"]
+    times = {"tapecli": (long["tapecli"] - short["tapecli"]) / iterations}
+    for name, anchor in long["anchors"].items():
+        other = short["anchors"].get(name, {})
+        if "median_s" in anchor and "median_s" in other:
+            times[name] = (anchor["median_s"] - other["median_s"]) / iterations
+    return {"iterations": iterations, "times_s": times}
 
 
 def curves(args) -> dict:
