@@ -18,6 +18,7 @@ whatever draws it: a ``for`` loop, ``list``, ``sorted``, ``zip``, a comprehensio
 huge batch at the memory cap while its elements are gathered, before it is stacked."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -41,6 +42,18 @@ from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, dtype_name
+
+
+@contextlib.contextmanager
+def _ahead():
+    """Within the block, a dataset runs for what TensorFlow knows without a pass (a length counted, a map's spec
+    from its first element): no shuffle takes its next order for it."""
+    ctx = current()
+    ctx.counting_datasets += 1
+    try:
+        yield
+    finally:
+        ctx.counting_datasets -= 1
 
 
 class Dataset(ProgramObject):
@@ -68,19 +81,16 @@ class Dataset(ProgramObject):
         runs no pass: a shuffle's next order, a map's function), else by running it."""
         if self.size is not None:
             return self.size()
-        ctx = current()
-        ctx.counting_datasets += 1
-        try:
+        with _ahead():
             return sum(1 for _ in self.source())
-        finally:
-            ctx.counting_datasets -= 1
 
     def element_spec(self):
         return self.first_spec() if self.spec is None else self.spec()
 
     def first_spec(self, known_rows=True):
         """The spec of the first element (a map's or scan's: TensorFlow's traced function's)."""
-        first = next(iter(self.source()), None)
+        with _ahead():
+            first = next(iter(self.source()), None)
         if first is None:
             raise TdfValueError("Dataset.element_spec: tapecli finds a map's or scan's spec from its first element, and "
                                 "this dataset has none")

@@ -223,7 +223,7 @@ until a program calls it."""
         self.numpy_behavior: NumpyBehavior | None = None
         self.tf_logger = None           # tf.get_logger()'s logger, made at its first use (library/tf_scopes.py)
         self.run_logging = None         # a CPython run's: the maker of its own logging module (execution/run_logging)
-        self.counting_datasets = 0      # > 0 while a dataset's length is counted by running it (library/data.py)
+        self.counting_datasets = 0      # > 0 while a dataset runs for what TensorFlow knows ahead (library/data.py)
         self.keras_logits = None        # Keras's _keras_logits of its softmax's outputs (library/keras/activations.py)
         # the runs of the same program that this process makes after this one (``tapecli bench``'s): a loop plan's
         # compiled kernels, paid for once per process, serve their iterations too (interpreter/loop_plans.py)
