@@ -31,6 +31,10 @@ class _Distribution:
         self.scopes: list[Strategy] = []
         self.replicas: list[Strategy] = []
 
+    def entered(self) -> bool:
+        """tf.distribute.has_strategy(): a scope (or a run's replica context) is open."""
+        return bool(self.scopes or self.replicas)
+
 
 def _state() -> _Distribution:
     ctx = current()
@@ -322,7 +326,7 @@ def get_strategy():
 
 @builtin("distribute.has_strategy")
 def has_strategy():
-    return bool(_state().scopes or _state().replicas)
+    return _state().entered()
 
 
 @builtin("distribute.in_cross_replica_context")
