@@ -113,6 +113,11 @@ def _mapped(f, value):
     return f(value)
 
 
+def _python_int(n: int) -> Tensor:
+    """A Python int as the interpreter holds one."""
+    return Tensor(np.array(n, dtype=np.int64), weak=True)
+
+
 def _tensor(value) -> Tensor:
     """A value as a tensor of its own, a Python number as tf.convert_to_tensor makes it."""
     t = ops.to_tensor(value.read() if isinstance(value, Variable) else value)
@@ -171,7 +176,7 @@ class Strategy(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         if attr == "num_replicas_in_sync":
-            return 1
+            return _python_int(1)
         if attr == "run":
             return BoundMethod(attr, lambda call_node, fn, args=(), kwargs=None, options=None:
                                self.run(interp, fn, args, kwargs, options))
@@ -231,7 +236,7 @@ class ReplicaContext(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         if attr == "num_replicas_in_sync":
-            return 1
+            return _python_int(1)
         if attr == "replica_id_in_sync_group":
             return Tensor(np.array(0, dtype=np.int32))
         if attr == "strategy":
@@ -267,10 +272,10 @@ class InputContext(ProgramObject):
         fields = {"num_input_pipelines": self.pipelines, "input_pipeline_id": self.pipeline_id,
                   "num_replicas_in_sync": self.replicas}
         if attr in fields:
-            return fields[attr]
+            return _python_int(fields[attr])
         if attr == "get_per_replica_batch_size":
-            return BoundMethod(attr, lambda call_node, global_batch_size: self.per_replica_batch_size(
-                global_batch_size))
+            return BoundMethod(attr, lambda call_node, global_batch_size: _python_int(self.per_replica_batch_size(
+                global_batch_size)))
         raise TdfTypeError(f"'InputContext' object has no attribute '{attr}'")
 
 
