@@ -185,7 +185,7 @@ until a program calls it."""
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
                  "run_logging", "counting_datasets", "runs_after", "keras_logits",
-                 "distribution", "mirroring", "mirrored_variables", "keras_config")
+                 "distribution", "mirroring", "mirrored_variables")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -229,7 +229,6 @@ until a program calls it."""
         self.distribution = None        # tf.distribute's scopes and replica contexts (library/tf_distribute.py)
         self.mirroring = False          # variables made now are a MirroredStrategy's (library/tf_distribute.py)
         self.mirrored_variables = None  # those made so (id -> weak reference): TensorFlow's MirroredVariables
-        self.keras_config = None        # keras.config's floatx and epsilon where a program set them (library/keras)
         # the runs of the same program that this process makes after this one (``tapecli bench``'s): a loop plan's
         # compiled kernels, paid for once per process, serve their iterations too (interpreter/loop_plans.py)
         self.runs_after = runs_after
