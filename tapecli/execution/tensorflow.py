@@ -68,11 +68,13 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_signal", "tapecli.library.tf_ragged_ops", "tapecli.library.tf_numpy",
                       "tapecli.library.tf_numpy_arrays", "tapecli.library.tf_numpy_indexing",
                       "tapecli.library.tf_numpy_math", "tapecli.library.tf_tensor_proto", "tapecli.library.tf_test",
-                      "tapecli.library.tf_image_boxes", "tapecli.library.tf_png"})
+                      "tapecli.library.tf_image_boxes", "tapecli.library.tf_png",
+                      "tapecli.library.tf_distribute"})
 # tf.cond, tf.while_loop, tf.map_fn, tf.sparse.map_values...: the functions a program passes them are called back as
 # the program's (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CALLING_BACK = frozenset({"tapecli.library.control", "tapecli.library.tf_sparse_math",
-                          "tapecli.library.tf_ragged_ops", "tapecli.library.tf_test"})
+                          "tapecli.library.tf_ragged_ops", "tapecli.library.tf_test",
+                          "tapecli.library.tf_distribute"})
 # tf.random (path ``random...``): its functions draw from the run's generator, the ``interp`` they are given being
 # the bridge's Run (Run.rng, Run.tf_global_generator); its classes (Generator, Algorithm) are held by the program
 # behind a proxy (tf_values.LibraryObject).
@@ -81,7 +83,7 @@ RANDOM_FAMILIES = frozenset({"tapecli.library.tf_random", "tapecli.library.tf_ra
 # tf.data: its Dataset class (and the datasets it makes) held behind the same proxy; the functions a program
 # passes to them (map, filter) called back as the program's (tf_values.ProgramCallable, Run.call_value).
 KERAS = "keras"
-HELD = frozenset({RANDOM, "data", KERAS, "image"})       # (tf.image.ResizeMethod: an enum held so)
+HELD = frozenset({RANDOM, "data", KERAS, "image", "distribute"})  # (tf.image.ResizeMethod: an enum held so)
 # Builtins of those families that are Python's (``tf.len`` is no TensorFlow name) or take a function.
 _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"})
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})

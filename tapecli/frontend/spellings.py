@@ -369,7 +369,7 @@ def traced_side_effects(name: str, effects: list[tuple[int, str]]) -> str | None
 
 # The context objects a `with` enters (the library's objects with enter/exit; interpreter exec_With).
 CONTEXTS = frozenset(("ForwardAccumulator", "name_scope", "control_dependencies", "device", "init_scope",
-                      "RematScope"))
+                      "RematScope", "scope"))       # (scope: a tf.distribute strategy's)
 
 
 def _callee_name(f) -> str | None:

@@ -13,7 +13,7 @@ from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape, TypeSpec
 from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
-                                    Variable, dtype_name, keras_path)
+                                    Variable, dtype_name, keras_path, mirrored)
 
 
 def program_str(value) -> str:
@@ -68,8 +68,9 @@ def python_repr(value, _open: tuple = ()) -> str:
                 f"value={np.asarray(value.read().value)}>")
     if isinstance(value, Variable):
         name = "UnreadVariable" if isinstance(value, UnreadVariable) else f"{value.tf_name or 'Variable'}:0"
-        return (f"<tf.Variable '{name}' shape={_shape(value)} "
+        text = (f"<tf.Variable '{name}' shape={_shape(value)} "
                 f"dtype={dtype_name(value.dtype)}, numpy={_numpy_text(value.read(), True)}>")
+        return f"MirroredVariable:{{\n  0: {text}\n}}" if mirrored(value) else text
     if isinstance(value, TensorShape):
         return f"TensorShape({[int(d) for d in value.value]})"
     if isinstance(value, NumpyArray):

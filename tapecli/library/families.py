@@ -105,6 +105,11 @@ DEFERRED = {
     'tf_checkpoint': (
         'train.Checkpoint', 'train.CheckpointManager', 'train.latest_checkpoint',
     ),
+    'tf_distribute': (
+        'distribute.InputContext', 'distribute.MirroredStrategy', 'distribute.OneDeviceStrategy',
+        'distribute.ReduceOp', 'distribute.get_replica_context', 'distribute.get_strategy', 'distribute.has_strategy',
+        'distribute.in_cross_replica_context',
+    ),
     'tf_ragged_ops': (
         'RaggedTensor', 'RaggedTensorSpec', 'ragged.boolean_mask', 'ragged.constant', 'ragged.map_flat_values',
         'ragged.range', 'ragged.row_splits_to_segment_ids', 'ragged.segment_ids_to_row_splits', 'ragged.stack',

@@ -27,7 +27,8 @@ from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor,
                                     TensorShape, UnreadVariable, Variable, convert_weak, python_int,
-                                    requested_dtype, scoped_name, text_array, tf_tensor)
+                                    mirrored, requested_dtype, scoped_name, text_array,
+                                    tf_tensor)
 from tapecli.runtime import spelling
 
 register("Module", FrameworkBase("tf.Module", MODULE))
@@ -398,6 +399,8 @@ def python_class(value) -> str | None:
         return "tuple"
     if isinstance(value, Variable) and value.keras:
         return "keras.src.backend.tensorflow.core.Variable"
+    if isinstance(value, Variable) and mirrored(value):
+        return _TF + "distribute.values.MirroredVariable"
     if isinstance(value, Variable):
         return _TF + ("ops.resource_variable_ops._UnreadVariable" if isinstance(value, UnreadVariable) else
                       "ops.resource_variable_ops.ResourceVariable")

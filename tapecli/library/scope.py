@@ -150,10 +150,20 @@ _FAMILIES: list[tuple[str, str]] = [
 OUT_OF_SCOPE.update({name: reason for reason, names in _FAMILIES for name in names.split()})
 
 
+# tf.distribute beyond its one-replica strategies (library/tf_distribute.py)
+_SEVERAL_DEVICES = ("distributes over several devices or machines (TPUs, workers, parameter servers, clusters); "
+                    "tapecli has one CPU device, where MirroredStrategy and OneDeviceStrategy run one replica")
+OUT_OF_SCOPE.update({name: _SEVERAL_DEVICES for name in (
+    "tf.distribute.MultiWorkerMirroredStrategy tf.distribute.ParameterServerStrategy tf.distribute.TPUStrategy "
+    "tf.distribute.CrossDeviceOps tf.distribute.HierarchicalCopyAllReduce tf.distribute.NcclAllReduce "
+    "tf.distribute.ReductionToOneDevice tf.distribute.Server tf.distribute.experimental_set_strategy").split()})
+
 # Whole modules tapecli leaves out: every function of theirs is out of scope for the same reason.
 MODULES = {"tf.saved_model.": "SavedModel files (file I/O: tapecli runs a program, it does not save or load one)",
            "tf.summary.": "TensorBoard's event files (file I/O)",
-           "tf.io.": "files and serialized strings (file I/O)"}
+           "tf.io.": "files and serialized strings (file I/O)",
+           "tf.distribute.cluster_resolver.": _SEVERAL_DEVICES, "tf.distribute.coordinator.": _SEVERAL_DEVICES,
+           "tf.distribute.experimental.": _SEVERAL_DEVICES}
 # What those modules have that reads no file: tf.io.decode_csv parses string tensors, encode_png and decode_png
 # turn an image into PNG bytes and back.
 IN_SCOPE = frozenset(("tf.io.decode_csv", "tf.io.encode_png", "tf.io.decode_png"))

@@ -184,7 +184,8 @@ until a program calls it."""
                  "variables", "loop_replayed", "eager", "bridge", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
-                 "run_logging", "counting_datasets", "runs_after", "keras_logits")
+                 "run_logging", "counting_datasets", "runs_after", "keras_logits",
+                 "distribution", "mirroring", "mirrored_variables")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -225,6 +226,9 @@ until a program calls it."""
         self.run_logging = None         # a CPython run's: the maker of its own logging module (execution/run_logging)
         self.counting_datasets = 0      # > 0 while a dataset runs for what TensorFlow knows ahead (library/data.py)
         self.keras_logits = None        # Keras's _keras_logits of its softmax's outputs (library/keras/activations.py)
+        self.distribution = None        # tf.distribute's scopes and replica contexts (library/tf_distribute.py)
+        self.mirroring = False          # variables made now are a MirroredStrategy's (library/tf_distribute.py)
+        self.mirrored_variables = None  # those made so (id -> weak reference): TensorFlow's MirroredVariables
         # the runs of the same program that this process makes after this one (``tapecli bench``'s): a loop plan's
         # compiled kernels, paid for once per process, serve their iterations too (interpreter/loop_plans.py)
         self.runs_after = runs_after

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import operator
 import sys
+import weakref
 
 import numpy as np
 
@@ -447,7 +448,10 @@ class Variable(EagerProtocol):
         self.declared = None      # tf.Variable's shape= where some dimension is unknown (a specs.Shape): its
         # static shape, which the values it is assigned fit
         self._value = Tensor(value, id=self.id)
-        current().variables.add(self)
+        ctx = current()
+        ctx.variables.add(self)
+        if ctx.mirroring:
+            ctx.mirrored_variables[id(self)] = weakref.ref(self)
 
     def read(self) -> Tensor:
         return self._value
@@ -499,6 +503,14 @@ class Variable(EagerProtocol):
     def __repr__(self):
         eager = current().eager
         return f"Variable({self.name})" if eager is None else eager.repr(self)
+
+
+def mirrored(variable: Variable) -> bool:
+    """Whether the variable was made in a MirroredStrategy's scope (library/tf_distribute.py): TensorFlow's
+    MirroredVariable, by its type and repr."""
+    made = current().mirrored_variables
+    found = None if made is None else made.get(id(variable))
+    return found is not None and found() is variable
 
 
 class UnreadVariable(Variable):

@@ -114,6 +114,9 @@ class Trainer:
         self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
             if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
+        # compiled in a tf.distribute strategy's scope (library/tf_distribute.py): fit and evaluate build the model
+        # on a first batch of their data before their epochs, as Keras's _maybe_symbolic_build does
+        self.distributed = (distribution := current().distribution) is not None and distribution.entered()
 
     def _loss(self, loss):
         if isinstance(loss, str) and loss in _LOSS_CLASSES:
@@ -226,6 +229,12 @@ class Trainer:
         return self.update_metrics(y, y_pred, sample_weight)
 
     # ------------------------------------------------------------------ loops
+    def symbolic_build(self, x, source) -> None:
+        """A distributed model's build on its data's first batch, of a pass of a tf.data.Dataset started for it (a
+        shuffle's next order drawn, as TensorFlow's); arrays' batches draw no order for it."""
+        if self.distributed and source is None and _dataset(x):
+            next(iter(x.source()), None)
+
     def batches(self, x, y, sample_weight, batch_size, shuffle=False):
         if _dataset(x):
             return dataset_batches(x, self.model.many_inputs, _outputs(self.model))
@@ -255,6 +264,7 @@ class Trainer:
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
         if class_weight is not None and not dataset:
             sw = class_weights(class_weight, y, sw)
+        self.symbolic_build(x, source)
         iterator = None         # (a tf.data.Dataset's epochs without steps_per_epoch: a pass each)
         if source is not None:
             iterator = EpochIterator(source.passes, source.num_batches, steps_per_epoch, source)
@@ -345,6 +355,7 @@ class Trainer:
         """What evaluate reads its batches from (an EpochIterator of a PyDataset, else the batches) and their
         number (Keras's num_batches: ``steps`` where given, None where not known)."""
         source = _adapted(self.interp, x, y, sample_weight)
+        self.symbolic_build(x, source)
         if source is not None:
             iterator = EpochIterator(source.passes, source.num_batches, steps, source)
             return iterator, iterator.count
