@@ -370,7 +370,7 @@ def test_a_kept_read_of_a_slot_keeps_its_value_when_stepped_end_to_end():
         opt = Adam(learning_rate=0.1)
         opt.apply_gradients([[[0.5, 0.5], w], [1.0, b]])
         m = opt.variables[2]
-        kept = m.value()
+        kept = convert_to_tensor(m)
         opt.apply_gradients([[[0.5, 0.5], w], [1.0, b]])
     """)
     assert value(r, "kept") == [np.float32(0.05)] * 2
@@ -385,7 +385,7 @@ def test_a_kept_read_of_a_slot_keeps_its_value(monkeypatch):
         opt = Adam(learning_rate=0.1)
         opt.apply_gradients([[[0.5, 0.5], w]])
         m = opt.variables[2]
-        kept = m.value()
+        kept = convert_to_tensor(m)
         same = identity(m)
         opt.apply_gradients([[[0.5, 0.5], w]])
         opt.apply_gradients([[[0.5, 0.5], w]])
@@ -406,7 +406,7 @@ def test_slots_laid_end_to_end_are_written_in_place_until_something_holds_them(m
             opt.apply_gradients([[[0.5, -0.5], w], [1.0, b]])
         m = opt.variables[2]
         kept = reshape(m, [2, 1])
-        read = m.value()
+        read = convert_to_tensor(m)
         for step in range(2):
             opt.apply_gradients([[[0.25, 1.5], w], [-1.0, b]])
     """

@@ -53,7 +53,8 @@ from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
-from tapecli.runtime.values import (DType, Tensor, Variable, dtype_name, keras_path, not_an_index, tensorflow_name)
+from tapecli.runtime.values import (BackendVariable, DType, Tensor, Variable, dtype_name, keras_path, not_an_index,
+                                    tensorflow_name)
 
 TOP = "tensorflow"
 # The builtin families whose functions a bridged program may call through ``tf``: they compute with ops on their
@@ -880,6 +881,8 @@ class Eager:
             return keras_path(obj)
         if name == "ndim":
             return t.ndim
+        if name == "value" and isinstance(obj, Variable) and obj.keras:     # (Keras's property: its tf.Variable)
+            return to_program(BackendVariable(obj))
         if name in ("read_value", "value"):
             return obj.read
         if name == "trainable":
@@ -910,12 +913,18 @@ def _numpy(t: Tensor):
 # ------------------------------------------------------------------ the tf module
 class _TypeCheck(type):
     def __instancecheck__(cls, value):
-        return type(value) in cls.kinds
+        return cls.holds(value)
 
 
 class TensorType(metaclass=_TypeCheck):
     """``tf.Tensor``: what ``isinstance`` takes for a tensor (a variable is not one, as in TensorFlow)."""
-    kinds = (Tensor,)
+    holds = staticmethod(lambda value: type(value) is Tensor)
+
+
+def _tf_variable(value) -> bool:
+    """``isinstance(value, tf.Variable)``: a tf.Variable, an assign's unread one, a Keras weight's ``value``; not
+    a Keras weight itself (Keras 3's Variable is no tf.Variable)."""
+    return isinstance(value, Variable) and not value.keras
 
 
 def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
@@ -980,7 +989,7 @@ def _own(eager: "Eager", attr: str):
     if attr == "constant":
         return library_function(eager, builtin_named("constant"), "tf.constant")
     variable = library_function(eager, builtin_named("Variable"), "tf.Variable")
-    return _TypeCheck("Variable", (), {"kinds": (Variable,), "__new__": lambda cls, *a, **k: variable(*a, **k)})
+    return _TypeCheck("Variable", (), {"holds": staticmethod(_tf_variable), "__new__": lambda cls, *a, **k: variable(*a, **k)})
 
 
 def _set_shape(t: Tensor, shape) -> None:

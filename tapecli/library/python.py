@@ -25,8 +25,8 @@ from tapecli.runtime.clock import CLOCK_START
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import (MAX_LITERAL_DIMS, DictView, DType, NumpyArray, PythonBool, PythonTuple, Tensor,
-                                    TensorShape, UnreadVariable, Variable, convert_weak, python_int,
+from tapecli.runtime.values import (MAX_LITERAL_DIMS, BackendVariable, DictView, DType, NumpyArray, PythonBool,
+                                    PythonTuple, Tensor, TensorShape, UnreadVariable, Variable, convert_weak, python_int,
                                     mirrored, requested_dtype, scoped_name, text_array,
                                     tf_tensor)
 from tapecli.runtime import spelling
@@ -349,7 +349,7 @@ def isinstance_(value, kinds):
                 return PythonBool(np.array(True))
         if name == "convert_to_tensor" and isinstance(value, Tensor):      # tf.Tensor
             return PythonBool(np.array(True))
-        if name == "Variable" and isinstance(value, Variable):
+        if k is variable and isinstance(value, Variable) and not value.keras:    # (Keras 3's weights are not)
             return PythonBool(np.array(True))
     return PythonBool(np.array(False))
 
@@ -562,6 +562,8 @@ def python_attribute(interp, value, attr, node):
                                                                     call_node.line, [value]))
         if attr == "ndim":
             return Tensor(np.array(t.ndim, dtype=np.int64), weak=True)
+        if attr == "value" and isinstance(value, Variable) and value.keras:
+            return BackendVariable(value)           # (Keras's property: the tf.Variable behind the weight)
         if attr in ("read_value", "value") and isinstance(value, Variable):
             return BoundMethod(attr, lambda call_node: value.read())
         behavior = current().numpy_behavior          # (TensorFlow's NumPy methods of a tensor, where switched on)

@@ -550,6 +550,45 @@ class UnreadVariable(Variable):
         return self.source.writable(False)
 
 
+class BackendVariable(Variable):
+    """A Keras weight's ``value``: the tf.Variable behind it (Keras 3's TensorFlow backend), one variable with the
+    weight to the tapes (its reads are the weight's, its assigns the weight's), named by the weight's path
+    (``dense/kernel:0``) and printed as a tf.Variable."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: Variable):
+        self.source = source
+        self.name = source.name
+        self.tf_name = keras_path(source)
+        self.keras = False
+        self.trainable = source.trainable
+        self.id = source.id
+        self.order = source.order
+        self.version = source.version
+        self.bound_as = None
+        self.declared = source.declared
+        made = current().mirrored_variables
+        if mirrored(source):                # (a MirroredVariable's value is one too)
+            made[id(self)] = weakref.ref(self)
+
+    def read(self) -> Tensor:
+        return self.source.read()
+
+    @property
+    def _value(self) -> Tensor:
+        return self.source.read()
+
+    def assign(self, value: np.ndarray) -> None:
+        self.source.assign(value)
+
+    def holds_alone(self, kept: int = 0) -> bool:
+        return False
+
+    def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
+        return self.source.writable(False)
+
+
 def _holders(var: Variable) -> tuple[int, int]:
     """The references to a variable's tensor and to that tensor's array (with this call's own)."""
     tensor = var._value
