@@ -84,6 +84,11 @@ class TdfTypeError(TdfError):
     kind = "TypeError"
 
 
+class NoAttribute(TdfTypeError):
+    """A library value read for an attribute it lacks: Python's AttributeError to a program CPython runs (so
+    ``hasattr`` and ``getattr`` with a default answer as Python's do)."""
+
+
 class DtypeMismatch(TdfTypeError):
     """Tensors of different dtypes met in one op. The hint converts one of them: an integer (or bool) one to the
     float one's dtype, else the later one to the first's; once the expression is known (:meth:`name_operands`),

@@ -15,7 +15,7 @@ import types
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfError, TdfTypeError
+from tapecli.errors import NoAttribute, TdfError, TdfTypeError
 from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.classes import is_instance
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject, _list_as_tensor
@@ -244,7 +244,11 @@ class LibraryObject:
     def __getattr__(self, attr: str):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        return _program_method(_attribute(object.__getattribute__(self, "_of"), attr), attr)
+        try:
+            found = _attribute(object.__getattribute__(self, "_of"), attr)
+        except NoAttribute as e:        # (Python's, so that hasattr and getattr's default answer as Python's do)
+            raise AttributeError(e.message) from None
+        return _program_method(found, attr)
 
     def __setattr__(self, attr, value):          # (layer.trainable = False, optimizer.learning_rate = 0.1)
         of = object.__getattribute__(self, "_of")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call, flatten
 from tapecli.interpreter.registry import builtin, register
@@ -601,7 +601,7 @@ class ForwardAccumulator(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         if attr != "jvp":
-            raise TdfTypeError(f"ForwardAccumulator has no attribute {attr} in tapecli", hint="use acc.jvp(target)")
+            raise NoAttribute(f"ForwardAccumulator has no attribute {attr} in tapecli", hint="use acc.jvp(target)")
         return BoundMethod(attr, lambda call_node, *a, **k: self.jvp(*a, **k))
 
     def jvp(self, primals, unconnected_gradients="none"):

@@ -8,7 +8,7 @@ import numpy as np
 
 from tapecli.autodiff import gradients
 from tapecli import kernels, ops
-from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import drawn, generator, normal_values, tensorflow_stream, tf_op_values, uniform_values
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
@@ -659,7 +659,7 @@ def attribute(interp, value, attr, node):
         return _dtype_attribute(value, attr)
     elif isinstance(value, (Shape, TypeSpec)) and not attr.startswith("_") and hasattr(value, attr):
         return _spec_attribute(getattr(value, attr), attr)
-    raise TdfTypeError(f"{type_word(value)} has no attribute {attr}")
+    raise NoAttribute(f"{type_word(value)} has no attribute {attr}")
 
 
 def _spec_attribute(found, attr):
@@ -692,7 +692,7 @@ def _dtype_attribute(dtype: DType, attr):
         except TypeError as e:          # the minimum of tf.bool
             raise TdfTypeError(str(e)) from None
         return NumpyArray(np.array(found)) if isinstance(found, np.generic) else python_number(found)    # (NumPy's)
-    raise TdfTypeError(f"{type_word(dtype)} has no attribute {attr}")
+    raise NoAttribute(f"{type_word(dtype)} has no attribute {attr}")
 
 
 def _shape_attribute(shape: TensorShape, attr):
@@ -710,7 +710,7 @@ def _shape_attribute(shape: TensorShape, attr):
         return BoundMethod(attr, lambda call_node: Tensor(np.array(int(np.prod(shape.value)), dtype=np.int64), weak=True))
     if attr == "is_fully_defined":
         return BoundMethod(attr, lambda call_node: PythonBool(np.array(True)))
-    raise TdfTypeError(f"a TensorShape has no attribute {attr}",
+    raise NoAttribute(f"a TensorShape has no attribute {attr}",
                        hint="a shape has as_list(), rank, ndims, dims, num_elements() and is_fully_defined()")
 
 
@@ -736,7 +736,7 @@ def _tensor_attribute(t: Tensor, attr):
         return BoundMethod(attr, lambda call_node: _tensor_attribute(t, "shape"))
     if attr == "device":
         return DEVICE
-    raise TdfTypeError(f"a tensor has no attribute {attr}", hint="tensors have .shape, .dtype and .T")
+    raise NoAttribute(f"a tensor has no attribute {attr}", hint="tensors have .shape, .dtype and .T")
 
 
 # Where TensorFlow's eager CPU tensors live (``t.device``): tapecli's host tensors' place in TensorFlow's words.
@@ -864,7 +864,7 @@ def _tape_attribute(interp, tape_obj, attr, node):
         return BoundMethod(attr, lambda call_node: PausedTape(tape))
     if attr == "name":
         return tape.name
-    raise TdfTypeError(f"a tape has no attribute {attr}", hint="tapes have gradient, jacobian, batch_jacobian, "
+    raise NoAttribute(f"a tape has no attribute {attr}", hint="tapes have gradient, jacobian, batch_jacobian, "
                        "watched_variables, watch, reset and stop_recording")
 
 

@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
+from tapecli.errors import NoAttribute, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, builtin_function, hook, register
@@ -250,7 +250,7 @@ class _Finfo(ProgramObject):
 
     def get_attribute(self, interp, attr, node):
         if attr not in ("eps", "max", "min", "tiny", "smallest_normal", "resolution", "epsneg", "bits", "precision"):
-            raise TdfTypeError(f"np.finfo has no attribute {attr} in tapecli")
+            raise NoAttribute(f"np.finfo has no attribute {attr} in tapecli")
         return from_numpy(getattr(self.info, attr))
 
 

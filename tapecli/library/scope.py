@@ -68,9 +68,9 @@ _FAMILIES: list[tuple[str, str]] = [
     ("the abstract base of operator classes (a subclass implements TensorFlow's private _matmul/_shape pro"
      "tocol); use the concrete LinearOperator classes",
      "tf.linalg.LinearOperator"),
-    ("changes Keras's global configuration; tapecli's Keras keeps its defaults (floatx float32, epsilon 1e"
-     "-7, channels_last)",
-     "tf.keras.backend.set_floatx tf.keras.backend.set_epsilon tf.keras.backend.set_image_data_format"),
+    ("changes Keras's global configuration; tapecli's Keras keeps these defaults (epsilon 1e-7, channels_last; "
+     "set_floatx takes float32 or float64)",
+     "tf.keras.backend.set_epsilon tf.keras.backend.set_image_data_format"),
     ("the Keras package's version string (tapecli is not Keras)",
      "tf.keras.version"),
     ("Keras's callbacks that write files (checkpoints, CSV logs, TensorBoard's event files): file I/O, which "

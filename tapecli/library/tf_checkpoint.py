@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import CheckpointAssertionError, TdfTypeError, TdfValueError
+from tapecli.errors import CheckpointAssertionError, NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.printing import python_repr
 from tapecli.interpreter.registry import builtin
@@ -124,7 +124,7 @@ class Checkpoint(ProgramObject):
         if attr in methods:
             method = methods[attr]
             return BoundMethod(attr, lambda call_node, *a, **k: method(*a, **k))
-        raise TdfTypeError(f"'Checkpoint' object has no attribute '{attr}'")
+        raise NoAttribute(f"'Checkpoint' object has no attribute '{attr}'")
 
     def set_attribute(self, interp, attr, value, node):
         self.objects[attr] = value
@@ -158,7 +158,7 @@ class LoadStatus(ProgramObject):
             return BoundMethod(attr, lambda call_node: self.assert_consumed())
         if attr in ("expect_partial", "assert_existing_objects_matched", "assert_nontrivial_match"):
             return BoundMethod(attr, lambda call_node: self)
-        raise TdfTypeError(f"'CheckpointLoadStatus' object has no attribute '{attr}'")
+        raise NoAttribute(f"'CheckpointLoadStatus' object has no attribute '{attr}'")
 
 
 class CheckpointManager(ProgramObject):
@@ -195,7 +195,7 @@ class CheckpointManager(ProgramObject):
             return list(self.kept)
         if attr in ("directory", "checkpoint"):
             return getattr(self, attr)
-        raise TdfTypeError(f"'CheckpointManager' object has no attribute '{attr}'")
+        raise NoAttribute(f"'CheckpointManager' object has no attribute '{attr}'")
 
 
 def _path(value, what: str) -> str:

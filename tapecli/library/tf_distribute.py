@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
@@ -86,7 +86,7 @@ class _ReduceOpClass(ProgramObject):
     def get_attribute(self, interp, attr, node):
         if attr in REDUCE_OPS:
             return REDUCE_OPS[attr]
-        raise TdfTypeError(f"type object 'ReduceOp' has no attribute '{attr}'")
+        raise NoAttribute(f"type object 'ReduceOp' has no attribute '{attr}'")
 
     def call(self, interp, args, kwargs, node):
         return _reduce_op(args[0] if args else kwargs.get("value"))
@@ -192,7 +192,7 @@ class Strategy(ProgramObject):
         if attr in methods:
             method = methods[attr]
             return BoundMethod(attr, lambda call_node, *a, **k: method(*a, **k))
-        raise TdfTypeError(f"'{self._CLASSES[self.kind].rpartition('.')[2]}' object has no attribute '{attr}'",
+        raise NoAttribute(f"'{self._CLASSES[self.kind].rpartition('.')[2]}' object has no attribute '{attr}'",
                            hint="tapecli's strategies run one replica on the CPU: scope, run, reduce, gather, "
                                 "experimental_local_results, experimental_distribute_dataset, "
                                 "distribute_datasets_from_function, num_replicas_in_sync")
@@ -244,7 +244,7 @@ class ReplicaContext(ProgramObject):
         if attr == "all_reduce":        # (one replica: each value as it is)
             return BoundMethod(attr, lambda call_node, reduce_op, value, options=None:
                                (_reduce_op(reduce_op), _mapped(_tensor, value))[1])
-        raise TdfTypeError(f"'ReplicaContext' object has no attribute '{attr}'")
+        raise NoAttribute(f"'ReplicaContext' object has no attribute '{attr}'")
 
 
 class InputContext(ProgramObject):
@@ -276,7 +276,7 @@ class InputContext(ProgramObject):
         if attr == "get_per_replica_batch_size":
             return BoundMethod(attr, lambda call_node, global_batch_size: _python_int(self.per_replica_batch_size(
                 global_batch_size)))
-        raise TdfTypeError(f"'InputContext' object has no attribute '{attr}'")
+        raise NoAttribute(f"'InputContext' object has no attribute '{attr}'")
 
 
 class DistributedDataset(ProgramObject):
@@ -299,7 +299,7 @@ class DistributedDataset(ProgramObject):
     def get_attribute(self, interp, attr, node):
         if attr == "element_spec":
             return self.dataset.element_spec()
-        raise TdfTypeError(f"'{self.python_class().rpartition('.')[2]}' object has no attribute '{attr}'")
+        raise NoAttribute(f"'{self.python_class().rpartition('.')[2]}' object has no attribute '{attr}'")
 
 
 @builtin("distribute.MirroredStrategy")

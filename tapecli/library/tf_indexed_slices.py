@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError
+from tapecli.errors import NoAttribute, TdfTypeError
 from tapecli.interpreter.objects import ProgramObject
 from tapecli.interpreter.printing import python_str
 from tapecli.interpreter.registry import builtin
@@ -30,7 +30,7 @@ class IndexedSlices(ProgramObject):
         if attr == "shape":         # (TensorFlow's static shape: the dense shape's)
             return None if self.dense_shape is None else TensorShape(
                 np.asarray(self.dense_shape.value, dtype=np.int64), weak=True)
-        raise TdfTypeError(f"a tf.IndexedSlices has no attribute {attr}",
+        raise NoAttribute(f"a tf.IndexedSlices has no attribute {attr}",
                            hint="it has values, indices, dense_shape, dtype and shape")
 
     def as_dense_tensor(self) -> Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin
@@ -132,7 +132,7 @@ class LinearOperator(ProgramObject):
             shape[-1] == shape[-2]
         if attr in values:
             return values[attr]
-        raise TdfTypeError(f"{type(self).__name__} has no attribute {attr} in tapecli",
+        raise NoAttribute(f"{type(self).__name__} has no attribute {attr} in tapecli",
                            hint="it has " + ", ".join(sorted([*methods, *values])))
 
 

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import _check_size, linspace as tf_linspace, to_shape
@@ -112,7 +112,7 @@ def tensor_astype(t: Tensor, dtype: np.dtype) -> Tensor:
     """``t.astype(dtype)`` where tnp's own Python calls it: a tensor has that method only once NumPy behaviour is on
     (TensorFlow's AttributeError otherwise, which tnp.around of any array and tnp.heaviside of integers meet)."""
     if current().numpy_behavior is None:
-        raise TdfTypeError("EagerTensor object has no attribute 'astype' (tf.experimental.numpy's function calls it)",
+        raise NoAttribute("EagerTensor object has no attribute 'astype' (tf.experimental.numpy's function calls it)",
                            hint="TensorFlow gives it once tnp.experimental_enable_numpy_behavior() has run")
     return asarray(t, dtype)
 

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, type_word
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.library.core import to_dtype
@@ -240,7 +240,7 @@ class RaggedTensor(ProgramObject):
         method = _METHODS.get(attr)
         if method is not None:
             return BoundMethod(attr, lambda call_node, *args, **kwargs: method(self, *args, **kwargs))
-        raise TdfTypeError(f"'RaggedTensor' object has no attribute '{attr}'")
+        raise NoAttribute(f"'RaggedTensor' object has no attribute '{attr}'")
 
     def negated(self) -> "RaggedTensor":
         return self.with_flat_values(ops.neg(self.flat_values))

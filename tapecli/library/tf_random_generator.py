@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.kernels import tf_candidate_samplers, tf_random, tf_random_samplers
@@ -51,7 +51,7 @@ class AlgorithmMember(ProgramObject):
     def get_attribute(self, interp, attr, node):
         if attr in ("name", "value"):
             return getattr(self, attr)
-        raise TdfTypeError(f"Algorithm.{self.name} has no attribute {attr}")
+        raise NoAttribute(f"Algorithm.{self.name} has no attribute {attr}")
 
 
 class Algorithm(ProgramObject):
@@ -192,7 +192,7 @@ class Generator(ProgramObject):
         if attr in methods:
             fn = methods[attr]
             return BoundMethod(attr, lambda call_node, *a, **k: fn(*a, **k))
-        raise TdfTypeError(f"tf.random.Generator has no attribute {attr} in tapecli",
+        raise NoAttribute(f"tf.random.Generator has no attribute {attr} in tapecli",
                            hint="it has algorithm, state, key, " + ", ".join(methods))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import KernelValueError, TdfError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, NoAttribute, TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth, type_word
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.printing import python_str
@@ -51,7 +51,7 @@ class SparseTensor(ProgramObject):
         if attr == "with_values":
             return BoundMethod(attr, lambda call_node, new_values: sparse_tensor(self.indices, new_values,
                                                                                self.dense_shape))
-        raise TdfTypeError(f"'SparseTensor' object has no attribute '{attr}'",
+        raise NoAttribute(f"'SparseTensor' object has no attribute '{attr}'",
                            hint="it has indices, values, dense_shape, dtype, shape, get_shape() and with_values()")
 
     @property

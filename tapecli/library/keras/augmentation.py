@@ -15,11 +15,10 @@ import numpy as np
 from tapecli import kernels, ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import integer, num, seed_value, tensor
+from tapecli.library.keras.common import float_dtype, integer, num, seed_value, tensor
 from tapecli.library.keras.initializers import keras_uniform
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.preprocessing import keras_resize
-from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
 _F = np.dtype(np.float32)
@@ -30,7 +29,7 @@ _INTERPOLATIONS = ("nearest", "bilinear")
 def _uniform(generator, shape, minval=0.0, maxval=1.0, dtype=None) -> Tensor:
     """keras.random.uniform of the generator's next seed, of floatx by default (a module-level draw: a loop plan
     makes it again)."""
-    dtype = current().settings.float_dtype if dtype is None else dtype
+    dtype = float_dtype() if dtype is None else dtype
     return Tensor(kernels.drawn(_drawn_uniform, generator, tuple(shape), minval, maxval, dtype))
 
 
@@ -76,7 +75,7 @@ class _Augmentation(Layer):
         """Layer's apply, but ``training`` None is True (Keras's call signature's default), and no cast of the
         input here: each layer casts as Keras's does."""
         x = self.images(tensor(x))
-        self.build_for(x.shape, current().settings.float_dtype)
+        self.build_for(x.shape, float_dtype())
         batched = x.ndim == 4
         images = x if batched else ops.reshape(x, (1, *x.shape))
         out = self.augment(images, True if training is None else bool(training))
@@ -90,7 +89,7 @@ class _Geometric(_Augmentation):
     """Keras's BaseImagePreprocessingLayer: the images cast to the compute dtype, then transformed in training."""
 
     def augment(self, images, training):
-        images = ops.cast(images, current().settings.float_dtype)
+        images = ops.cast(images, float_dtype())
         return self.transformed(images) if training else images
 
 
@@ -293,7 +292,7 @@ class _ValueAugmentation(_Augmentation):
         x = super().images(x)
         if x.dtype.kind != "f":
             raise TdfTypeError(f"{type(self).__name__}: tapecli takes float images, got {x.dtype.name}")
-        return ops.cast(x, current().settings.float_dtype)
+        return ops.cast(x, float_dtype())
 
     def augment(self, images, training):
         if not training:
@@ -352,7 +351,7 @@ class RandomCrop(_Augmentation):
     def augment(self, images, training):
         if not training:
             return images
-        images = ops.cast(images, current().settings.float_dtype)
+        images = ops.cast(images, float_dtype())
         h, w = images.shape[1], images.shape[2]
         if h > self.height and w > self.width:
             top = int(self._offset(h - self.height + 1))

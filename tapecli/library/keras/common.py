@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.conversions import to_float as num   # a Python number from a number or a one-element tensor
 from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
@@ -112,7 +112,9 @@ def written(x, what) -> float:
 
 
 def float_dtype():
-    return current().settings.float_dtype
+    """Keras's floatx: keras.config.set_floatx's, else the run's float dtype."""
+    ctx = current()
+    return ctx.settings.float_dtype if ctx.keras_floatx is None else ctx.keras_floatx
 
 
 def snake_case(name: str) -> str:
@@ -215,7 +217,7 @@ class KerasObject(ProgramObject):
         if attr in attrs:
             return python_number(self.attribute_value(attr))
         names = sorted(set(attrs) | set(methods))
-        raise TdfTypeError(f"{self.kind_word} has no attribute {attr}",
+        raise NoAttribute(f"{self.kind_word} has no attribute {attr}",
                            hint=("it has " + ", ".join(names)) if names else None)
 
 

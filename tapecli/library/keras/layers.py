@@ -17,8 +17,8 @@ from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.configs import layer_config
-from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, integer, num, scalar,
-                                              seed_value, tensor, weight_path)
+from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
+                                              scalar, seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.classes import LAYER
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
@@ -203,7 +203,7 @@ class Layer(KerasObject):
 
     @property
     def compute_dtype(self) -> np.dtype:
-        return current().settings.float_dtype if self.dtype_policy is None else self.dtype_policy
+        return float_dtype() if self.dtype_policy is None else self.dtype_policy
 
     def as_program(self):
         """The layer as the program holds it (a program's own layer is its instance, not the adapter)."""

@@ -25,7 +25,7 @@ from tapecli.kernels import tf_sums
 from tapecli.kernels.trace import Sequence, resolve
 from tapecli.library.keras import penalties
 from tapecli.library.keras.weight_averages import WeightAverages
-from tapecli.library.keras.common import (KerasObject, auto_name, flag, integer, num, opt_num, scalar, snake_case,
+from tapecli.library.keras.common import (KerasObject, auto_name, flag, float_dtype, integer, num, opt_num, scalar, snake_case,
                                          tensor)
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -166,6 +166,7 @@ class Optimizer(KerasObject):
         self.name = name or auto_name(interp, snake_case(type(self).__name__))
         self.counters = None            # the iteration and learning_rate variables, once read or built
         self.counter_versions: list[int] = []       # their versions when they last agreed with the counts
+        self.lr_type = float_dtype().type       # Keras's learning_rate variable: floatx's when it was made
         self.set_learning_rate(learning_rate, interp)
         self.weight_decay = opt_num(weight_decay, "weight_decay")
         self.clipnorm, self.clipvalue = opt_num(clipnorm, "clipnorm"), opt_num(clipvalue, "clipvalue")
@@ -207,7 +208,14 @@ class Optimizer(KerasObject):
                                "learning rate to be settable, you should instantiate the optimizer with a float "
                                "`learning_rate` argument.")
         else:
-            self.lr = np.float32(num(value, "learning_rate"))
+            self.lr = self.lr_type(num(value, "learning_rate"))
+
+    def learning_rate(self):
+        """Keras 3's ``optimizer.learning_rate``: its learning_rate variable, or a schedule's rate now."""
+        if isinstance(self.lr, Schedule):
+            return scalar(self.current_lr())
+        self.keras_variables()
+        return self.synced().counters[1]
 
     def current_lr(self) -> np.float32:
         self.synced()
@@ -215,8 +223,7 @@ class Optimizer(KerasObject):
 
     # --------------------------------------------------------------------- program interface
     def attributes(self):
-        out = {"name": self.name, "learning_rate": lambda: scalar(self.current_lr()),
-               "lr": lambda: scalar(self.current_lr()),
+        out = {"name": self.name, "learning_rate": self.learning_rate,
                "iterations": lambda: Tensor(np.array(self.synced().iterations, np.int64)),
                "variables": self.keras_variables, "built": lambda: bool(self.slots)}
         for key, value in self.given_base.items():
@@ -227,7 +234,7 @@ class Optimizer(KerasObject):
         return out
 
     def set_attribute(self, interp, attr, value, node):
-        if attr in ("learning_rate", "lr"):
+        if attr == "learning_rate":
             self.set_learning_rate(value, interp)
             return
         super().set_attribute(interp, attr, value, node)
@@ -277,8 +284,8 @@ class Optimizer(KerasObject):
             self.counters = [Variable(f"{self.name}/iteration", np.array(self.iterations, np.int64), False,
                                       tf_name="iteration", keras="iteration")]
             if not isinstance(self.lr, Schedule):
-                self.counters.append(Variable(f"{self.name}/learning_rate", np.float32(self.lr), False,
-                                              tf_name="learning_rate", keras="learning_rate"))
+                self.counters.append(Variable(f"{self.name}/learning_rate", np.array(self.lr), False,
+                                              tf_name="learning_rate", keras=f"{self.name}/learning_rate"))
             self.counter_versions = [v.version for v in self.counters]
         self.synced()
         held = list(self.slots.values())
@@ -303,9 +310,9 @@ class Optimizer(KerasObject):
         if len(self.counters) > 1 and not isinstance(self.lr, Schedule):
             rate = self.counters[1]
             if rate.version != self.counter_versions[1]:
-                self.lr = np.float32(rate.read().value)
-            elif np.float32(rate.read().value) != self.lr:
-                rate.assign(np.array(self.lr, np.float32))
+                self.lr = self.lr_type(rate.read().value)
+            elif self.lr_type(rate.read().value) != self.lr:
+                rate.assign(np.array(self.lr))
         self.counter_versions = [v.version for v in self.counters]
         return self
 
@@ -315,7 +322,7 @@ class Optimizer(KerasObject):
 
     def get_config(self) -> dict:
         """Keras 3's get_config of an optimizer: its base arguments, then its own."""
-        lr = self.lr.serialized() if isinstance(self.lr, Schedule) else float(np.float32(self.lr))
+        lr = self.lr.serialized() if isinstance(self.lr, Schedule) else float(self.lr)
         out = {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
                "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, **self.ema_config,
                "loss_scale_factor": None,

@@ -9,10 +9,9 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.interpreter.conversions import python_number
-from tapecli.library.keras.common import flag, integer, num, tensor
+from tapecli.library.keras.common import flag, float_dtype, integer, num, tensor
 from tapecli.library.keras.configs import layer_config
 from tapecli.library.keras.layers import Layer
-from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, dtype_name
 
 
@@ -85,12 +84,12 @@ class CategoryEncoding(Layer):
         kwargs.pop("training", None)
         if len(args) > 1 or kwargs:
             raise TdfValueError("CategoryEncoding is called with its inputs, count_weights= and training= only")
-        dtype = current().settings.float_dtype
+        dtype = float_dtype()
         return encode_categorical(_indices(x), "count", self.num_tokens, dtype,
                                   np.asarray(tensor(weights).value, dtype))
 
     def forward(self, interp, x, training):
-        return encode_categorical(_indices(x), self.output_mode, self.num_tokens, current().settings.float_dtype)
+        return encode_categorical(_indices(x), self.output_mode, self.num_tokens, float_dtype())
 
 
 # ------------------------------------------------------------------ Discretization's quantiles (Keras's numpy code)
@@ -171,13 +170,13 @@ class Discretization(Layer):
         return _encoded_shape(shape, self.output_mode, self.depth())
 
     def output_dtype(self, dtype):
-        return np.dtype(np.int32) if self.output_mode == "int" else current().settings.float_dtype
+        return np.dtype(np.int32) if self.output_mode == "int" else float_dtype()
 
     def forward(self, interp, x, training):
         if self.bin_boundaries is None:
             raise TdfValueError("You need to either pass the `bin_boundaries` argument at construction time or "
                                 "call `adapt(dataset)` before you can start using the `Discretization` layer.")
-        values = np.asarray(x.value).astype(current().settings.float_dtype)
+        values = np.asarray(x.value).astype(float_dtype())
         # np.digitize's (and tf's Bucketize's) index: how many boundaries are <= the value
         indices = np.searchsorted(np.asarray(self.bin_boundaries, np.float32), values, side="right")
         return encode_categorical(indices, self.output_mode, self.depth(), self.output_dtype(x.dtype))
@@ -314,7 +313,7 @@ class CenterCrop(_ImageLayer):
     prefix = "center_crop"
 
     def forward(self, interp, x, training):
-        x = ops.cast(x, current().settings.float_dtype)
+        x = ops.cast(x, float_dtype())
         h_diff, w_diff = x.shape[-3] - self.height, x.shape[-2] - self.width
         if h_diff < 0 or w_diff < 0:
             return keras_resize(x, self.height, self.width, crop_to_aspect_ratio=True)

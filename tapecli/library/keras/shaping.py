@@ -11,10 +11,9 @@ from tapecli import ops
 from tapecli.errors import ShapeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
 from tapecli.library.keras import activations, initializers, penalties
-from tapecli.library.keras.common import axis_value, flag, integer, num, opt_num, tensor
+from tapecli.library.keras.common import axis_value, flag, float_dtype, integer, num, opt_num, tensor
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.losses import l2_normalize
-from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
 
@@ -248,7 +247,7 @@ class Rescaling(Layer):
 
     def forward(self, interp, x, training):
         if x.dtype.kind != "f":
-            x = ops.cast(x, current().settings.float_dtype)
+            x = ops.cast(x, float_dtype())
         return ops.add(ops.mul(x, ops.cast(self.scale, x.dtype)), ops.cast(self.offset, x.dtype))
 
 
@@ -391,7 +390,7 @@ class Normalization(Layer):
         return tuple(out)
 
     def forward(self, interp, x, training):
-        x = ops.cast(x, current().settings.float_dtype) if x.dtype.kind != "f" else x
+        x = ops.cast(x, float_dtype()) if x.dtype.kind != "f" else x
         mean, variance = self.statistics(x.dtype)
         scale = ops.maximum(ops.sqrt(variance), Tensor(np.array(self.EPSILON, dtype=x.dtype)))
         return ops.add(mean, ops.mul(x, scale)) if self.invert else ops.div(ops.sub(x, mean), scale)
@@ -399,7 +398,7 @@ class Normalization(Layer):
     def adapt(self, data, batch_size=None, steps=None):
         from tapecli.library.data import Dataset
         from tapecli.library.tf_math import reduce_variance
-        dtype = current().settings.float_dtype
+        dtype = float_dtype()
         if isinstance(data, Dataset):
             batches = [_first_component(b) for b in data.items()]
             if batches and batches[0].ndim == 1:        # (Keras batches a dataset of unbatched elements)
@@ -452,7 +451,7 @@ class Normalization(Layer):
     def _built_statistic(self, which: int):
         if self.broadcast is None:
             return None
-        return self.statistics(current().settings.float_dtype)[which]
+        return self.statistics(float_dtype())[which]
 
 
 def _first_component(element):

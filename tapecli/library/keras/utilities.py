@@ -43,6 +43,21 @@ def floatx():
     return np.dtype(float_dtype()).name
 
 
+_FLOATX = ("bfloat16", "float16", "float32", "float64")
+
+
+def set_floatx(value):
+    """keras.config.set_floatx: the dtype of the Keras layers, weights, losses and metrics made after it, in this
+    run. tapecli computes Keras in float32 or float64 (its float16 and bfloat16 arithmetic is not TensorFlow's)."""
+    name = str(value)
+    if name not in _FLOATX:
+        raise TdfValueError(f"Unknown `floatx` value: {value}. Expected one of {set(_FLOATX)}")
+    if name not in ("float32", "float64"):
+        raise TdfValueError(f"keras.config.set_floatx({name!r}): tapecli computes Keras in float32 or float64",
+                            hint="float16 and bfloat16 arithmetic as TensorFlow's CPU kernels do it is not here")
+    current().keras_floatx = np.dtype(name)
+
+
 def image_data_format():
     return "channels_last"
 
@@ -311,6 +326,7 @@ WITH_INTERP = {"utils.set_random_seed": set_random_seed,
 FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.epsilon": epsilon,
              "backend.floatx": floatx, "backend.image_data_format": image_data_format, "config.backend": backend,
              "config.epsilon": epsilon, "config.floatx": floatx, "config.image_data_format": image_data_format,
+             "config.set_floatx": set_floatx, "backend.set_floatx": set_floatx,
              "utils.to_categorical": to_categorical, "utils.normalize": normalize,
              "ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"),
              "ops.max": keras_reduction("reduce_max"), "ops.min": keras_reduction("reduce_min"),

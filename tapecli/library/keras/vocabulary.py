@@ -18,12 +18,11 @@ from tapecli import ops
 from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject
-from tapecli.library.keras.common import flag, integer
+from tapecli.library.keras.common import flag, float_dtype, integer
 from tapecli.library.keras.hashing import hash_bins, keras_salt
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.optimizers import plain
 from tapecli.library.keras.preprocessing import encode_categorical
-from tapecli.runtime.context import current
 from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable, dtype_name, text_array
 
 _MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
@@ -217,7 +216,7 @@ class IndexLookup(Layer):
         self._record_vocabulary_size()
 
     def _set_idf(self, weights: np.ndarray) -> None:
-        self.idf_weights = Variable("idf_weights", weights.astype(current().settings.float_dtype), trainable=False)
+        self.idf_weights = Variable("idf_weights", weights.astype(float_dtype()), trainable=False)
 
     def _record_vocabulary_size(self) -> None:
         """The encodings' depth, fixed by the first vocabulary (Keras's _frozen_vocab_size)."""
@@ -267,7 +266,7 @@ class IndexLookup(Layer):
         self._set_tokens(tokens[order].tolist())
         if self.output_mode == "tf_idf":
             documents = np.array([self.document_counts[t] for t in self.tokens], np.int64)
-            idf = np.log(1 + self.num_documents / (1 + documents)).astype(current().settings.float_dtype)
+            idf = np.log(1 + self.num_documents / (1 + documents)).astype(float_dtype())
             mean = ops.reduce_mean(Tensor(idf)).value            # (TensorFlow's sum's order)
             weights = np.concatenate([np.full(self.token_start(), mean, idf.dtype), idf])
             if self.pad_to_max_tokens:
@@ -289,7 +288,7 @@ class IndexLookup(Layer):
         return self.max_tokens if self.pad_to_max_tokens else self.frozen_size
 
     def output_dtype(self, dtype):
-        return np.dtype(np.int64) if self.output_mode == "int" else current().settings.float_dtype
+        return np.dtype(np.int64) if self.output_mode == "int" else float_dtype()
 
     def apply(self, interp, x, training=None, **given):
         """Keras's call: the indices of x's tokens (a scalar's as one), or their encoding."""
