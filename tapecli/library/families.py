@@ -243,4 +243,8 @@ DEFERRED = {
     'tf_png': (
         'image.decode_png', 'image.encode_png', 'io.decode_png', 'io.encode_png',
     ),
+    'tf_quantization': (
+        'quantization.fake_quant_with_min_max_args', 'quantization.fake_quant_with_min_max_vars',
+        'quantization.fake_quant_with_min_max_vars_per_channel',
+    ),
 }
