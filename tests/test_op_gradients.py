@@ -549,6 +549,9 @@ EXCLUDED: dict[str, str] = {
     "fake_quant": "its gradient is TensorFlow's straight-through one (the rounding is passed through), not the numeric "
                   "derivative of its steps: checked against TensorFlow's bits by a recorded program "
                   "(tf_programs_patches_quantization.json)",
+    "quantize_dequantize": "its gradient is TensorFlow's straight-through one (QuantizeAndDequantizeV2's whole, V4's "
+                           "within the given range), not the numeric derivative of its steps: checked against "
+                           "TensorFlow's by a recorded program (tf_programs_patches_quantization.json)",
     "lu": "TensorFlow's gradient of Lu (linalg_grad.py) is not written yet: asking for it is a GradientError",
 }
 
@@ -851,6 +854,8 @@ NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for ta
           "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves",
           "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
           "lu": "no gradient of Lu yet (reverse mode refuses it too)",
+          "quantize_dequantize": "its gradient is a straight-through rule, not a derivative a tangent would be "
+                                 "checked against; reverse mode serves",
           "fake_quant": "its gradient is a straight-through rule, not the derivative a tangent would be checked "
                         "against; reverse mode serves"}
 

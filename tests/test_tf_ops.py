@@ -945,8 +945,12 @@ def test_assert_shapes_checks_symbolic_shapes_as_tensorflow(shapes, message):
      "num_bits must be between 2 and 16, inclusive"),
     ("tf.quantization.fake_quant_with_min_max_vars_per_channel(tf.constant(1.0), [-1.0], [1.0])", KernelValueError,
      "needs inputs of rank 1 or more"),
+    ("tf.quantization.quantize_and_dequantize_v2(tf.ones(2, tf.float16), -1.0, 1.0)", KernelValueError,
+     "takes float32 or float64 inputs"),
+    ("tf.quantization.quantize_and_dequantize_v2(tf.ones(2), [-1.0], [1.0])", KernelValueError,
+     "input_min must be a scalar."),
 ])
-def test_extract_patches_and_fake_quant_refuse_at_their_line_on_both_runners(call, kind, message, runner, monkeypatch):
+def test_extract_patches_and_quantization_refuse_at_their_line_on_both_runners(call, kind, message, runner, monkeypatch):
     """Their refusals as TensorFlow's kernels word them (a program that catches them is a recorded one), at the
     line of the call on the interpreter and on CPython."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", runner)

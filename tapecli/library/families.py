@@ -245,6 +245,7 @@ DEFERRED = {
     ),
     'tf_quantization': (
         'quantization.fake_quant_with_min_max_args', 'quantization.fake_quant_with_min_max_vars',
-        'quantization.fake_quant_with_min_max_vars_per_channel',
+        'quantization.fake_quant_with_min_max_vars_per_channel', 'quantization.quantize_and_dequantize',
+        'quantization.quantize_and_dequantize_v2',
     ),
 }

@@ -83,3 +83,60 @@ def fake_quant_with_min_max_vars_per_channel(inputs, min, max, num_bits=8, narro
         raise KernelValueError(f"{op} needs inputs of rank 1 or more (the channels last), got a scalar")
     lo, hi = _range(x, min, max, op, channels=True)
     return ops.fake_quant(x, lo, hi, _bits(num_bits), truth(narrow_range), divide=False)
+
+
+_ROUND_MODES = ("HALF_TO_EVEN", "HALF_UP")
+
+
+def _quantize_and_dequantize(input, input_min, input_max, signed_input, num_bits, range_given,  # noqa: A002
+                             round_mode, narrow_range, axis, pass_through):
+    x = ops.to_tensor(input)
+    x = ops.materialize(x, _FLOAT32) if x.weak else x
+    if x.dtype.kind != "f" or x.dtype.itemsize not in (4, 8):     # (TensorFlow's CPU kernels: no half)
+        raise KernelValueError(f"quantize_and_dequantize takes float32 or float64 inputs (TensorFlow's CPU kernels), "
+                               f"got {dtype_name(x.dtype)}")
+    lo, hi = (ops.to_tensor(v) for v in (input_min, input_max))
+    lo, hi = (ops.materialize(v, x.dtype) if v.weak else v for v in (lo, hi))
+    if lo.dtype != x.dtype or hi.dtype != x.dtype:
+        raise KernelValueError(f"input_min and input_max must be of the input's dtype {dtype_name(x.dtype)}, got "
+                               f"{dtype_name(lo.dtype)} and {dtype_name(hi.dtype)}")
+    signed, bits, given = truth(signed_input), to_int(num_bits, "num_bits"), truth(range_given)
+    if not 0 < bits < (62 if signed else 63):
+        raise KernelValueError(f"num_bits is out of range: {bits} with signed_input_ {int(signed)}")
+    if round_mode not in _ROUND_MODES:
+        raise KernelValueError(f"Value for attr 'round_mode' of \"{round_mode}\" is not in the list of allowed values: "
+                               '"HALF_TO_EVEN", "HALF_UP"')
+    if axis is None:
+        axis = -1           # (the whole tensor)
+    else:
+        axis = to_int(axis, "axis")
+        axis = axis % x.ndim if axis < 0 and x.ndim else axis      # (-1 given: the last axis's channels)
+    if axis >= x.ndim:
+        raise KernelValueError(f"Shape must be at least rank {axis + 1} but is rank {x.ndim}")
+    if axis != -1 and given:        # (TensorFlow 2.21 asks a vector of the kernel, which then asks a scalar)
+        raise KernelValueError("Shape must be rank 1 for input_min_tensor when the axis is specified" if lo.ndim == 0
+                               else "input_min must be a scalar.")
+    if lo.ndim or hi.ndim:
+        raise KernelValueError("input_min must be a scalar." if lo.ndim else "input_max must be a scalar.")
+    if given and lo.value > hi.value:
+        raise KernelValueError(f"Invalid range: input_min {_written(lo.value)} > input_max {_written(hi.value)}")
+    return ops.quantize_dequantize(x, lo, hi, signed=signed, num_bits=bits, range_given=given,
+                                   half_up=round_mode == "HALF_UP", narrow=truth(narrow_range), axis=axis,
+                                   pass_through=pass_through)
+
+
+@builtin("quantization.quantize_and_dequantize_v2")
+def quantize_and_dequantize_v2(input, input_min, input_max, signed_input=True, num_bits=8,  # noqa: A002
+                               range_given=False, round_mode="HALF_TO_EVEN", name=None, narrow_range=False, axis=None):
+    """QuantizeAndDequantizeV4: the input rounded to ``num_bits`` over [input_min, input_max] (``range_given``) or
+    its own range (per channel of ``axis``); the gradient passes where the input lies in the given range."""
+    return _quantize_and_dequantize(input, input_min, input_max, signed_input, num_bits, range_given, round_mode,
+                                    narrow_range, axis, pass_through=False)
+
+
+@builtin("quantization.quantize_and_dequantize")
+def quantize_and_dequantize(input, input_min, input_max, signed_input=True, num_bits=8,  # noqa: A002
+                            range_given=False, round_mode="HALF_TO_EVEN", name=None, narrow_range=False, axis=None):
+    """QuantizeAndDequantizeV2: quantize_and_dequantize_v2's values, its gradient passed through whole."""
+    return _quantize_and_dequantize(input, input_min, input_max, signed_input, num_bits, range_given, round_mode,
+                                    narrow_range, axis, pass_through=True)
