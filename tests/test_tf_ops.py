@@ -947,7 +947,7 @@ def test_assert_shapes_checks_symbolic_shapes_as_tensorflow(shapes, message):
      "needs inputs of rank 1 or more"),
     ("tf.quantization.quantize_and_dequantize_v2(tf.ones(2, tf.float16), -1.0, 1.0)", KernelValueError,
      "takes float32 or float64 inputs"),
-    ("tf.quantization.quantize_and_dequantize_v2(tf.ones(2), [-1.0], [1.0])", KernelValueError,
+    ("tf.quantization.quantize_and_dequantize(tf.ones(2), [-1.0], [1.0])", KernelValueError,
      "input_min must be a scalar."),
 ])
 def test_extract_patches_and_quantization_refuse_at_their_line_on_both_runners(call, kind, message, runner, monkeypatch):
