@@ -546,6 +546,12 @@ EXCLUDED: dict[str, str] = {
     "rgb_to_hsv": "its gradient is TensorFlow's formula (image_grad.py), checked against TensorFlow's values by a "
                   "recorded program (tf_programs_round_m.json), whose hue terms are not the numeric derivative",
     "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
+    "fake_quant": "its gradient is TensorFlow's straight-through one (the rounding is passed through), not the numeric "
+                  "derivative of its steps: checked against TensorFlow's bits by a recorded program "
+                  "(tf_programs_patches_quantization.json)",
+    "quantize_dequantize": "its gradient is TensorFlow's straight-through one (QuantizeAndDequantizeV2's whole, V4's "
+                           "within the given range), not the numeric derivative of its steps: checked against "
+                           "TensorFlow's by a recorded program (tf_programs_patches_quantization.json)",
     "lu": "TensorFlow's gradient of Lu (linalg_grad.py) is not written yet: asking for it is a GradientError",
 }
 
@@ -847,7 +853,11 @@ NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for ta
               "adjust_hue", "adjust_saturation", "projective_transform")},
           "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves",
           "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
-          "lu": "no gradient of Lu yet (reverse mode refuses it too)"}
+          "lu": "no gradient of Lu yet (reverse mode refuses it too)",
+          "quantize_dequantize": "its gradient is a straight-through rule, not a derivative a tangent would be "
+                                 "checked against; reverse mode serves",
+          "fake_quant": "its gradient is a straight-through rule, not the derivative a tangent would be checked "
+                        "against; reverse mode serves"}
 
 
 def test_every_differentiable_op_has_a_forward_mode_rule():

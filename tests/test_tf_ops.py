@@ -927,3 +927,33 @@ def test_assert_shapes_checks_symbolic_shapes_as_tensorflow(shapes, message):
     source = ("import tensorflow as tf\nx = tf.ones([2, 3]); y = tf.ones([2, 4]); z = tf.ones([5, 2, 3])\ntry:\n"
               f"    print(tf.debugging.assert_shapes({shapes}))\nexcept ValueError as e:\n    print(e)\n")
     assert run_source(source, "t.py").output == ["None" if message is None else message]
+
+
+@pytest.mark.parametrize("runner", ["0", "1"])
+@pytest.mark.parametrize("call, kind, message", [
+    ("tf.image.extract_patches(tf.zeros((1, 5, 5, 1)), [1, 7, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], 'VALID')",
+     KernelValueError, "Computed output size would be negative: -1 [input_size: 5, effective_filter_size: 7, stride: 1]"),
+    ("tf.image.extract_patches(tf.zeros((1, 5, 5, 1)), [1, 2, 2, 3], [1, 1, 1, 1], [1, 1, 1, 1], 'SAME')",
+     KernelValueError, "Only support ksizes across space"),
+    ("tf.image.extract_patches(tf.zeros((5, 5, 1)), [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], 'SAME')",
+     KernelValueError, "input must be 4-dimensional[5, 5, 1]"),
+    ("tf.image.extract_patches(tf.fill((1, 2, 2, 1), 'a'), [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], 'SAME')",
+     TdfTypeError, "extract_patches takes numbers"),
+    ("tf.quantization.fake_quant_with_min_max_args(tf.ones(3), min=0.5, max=0.5)", KernelValueError,
+     "min has to be smaller than max, was: 0.5 >= 0.5"),
+    ("tf.quantization.fake_quant_with_min_max_vars(tf.ones(3), -1.0, 1.0, num_bits=1)", KernelValueError,
+     "num_bits must be between 2 and 16, inclusive"),
+    ("tf.quantization.fake_quant_with_min_max_vars_per_channel(tf.constant(1.0), [-1.0], [1.0])", KernelValueError,
+     "needs inputs of rank 1 or more"),
+    ("tf.quantization.quantize_and_dequantize_v2(tf.ones(2, tf.float16), -1.0, 1.0)", KernelValueError,
+     "takes float32 or float64 inputs"),
+    ("tf.quantization.quantize_and_dequantize(tf.ones(2), [-1.0], [1.0])", KernelValueError,
+     "input_min must be a scalar."),
+])
+def test_extract_patches_and_quantization_refuse_at_their_line_on_both_runners(call, kind, message, runner, monkeypatch):
+    """Their refusals as TensorFlow's kernels word them (a program that catches them is a recorded one), at the
+    line of the call on the interpreter and on CPython."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", runner)
+    with pytest.raises(kind) as info:
+        run_source(f"import tensorflow as tf\nprint('before')\ny = {call}\n", "t.py")
+    assert info.value.line == 3 and message in info.value.message

@@ -92,11 +92,11 @@ DEFERRED = {
     'tf_image': (
         'image.ResizeMethod', 'image.adjust_brightness', 'image.adjust_contrast', 'image.adjust_gamma',
         'image.adjust_hue', 'image.adjust_saturation', 'image.central_crop', 'image.convert_image_dtype',
-        'image.crop_to_bounding_box', 'image.flip_left_right', 'image.flip_up_down', 'image.grayscale_to_rgb',
-        'image.hsv_to_rgb', 'image.image_gradients', 'image.pad_to_bounding_box', 'image.per_image_standardization',
-        'image.psnr', 'image.random_hue', 'image.random_saturation', 'image.resize', 'image.resize_with_crop_or_pad',
-        'image.rgb_to_grayscale', 'image.rgb_to_hsv', 'image.rot90', 'image.ssim', 'image.total_variation',
-        'image.transpose',
+        'image.crop_to_bounding_box', 'image.extract_patches', 'image.flip_left_right', 'image.flip_up_down',
+        'image.grayscale_to_rgb', 'image.hsv_to_rgb', 'image.image_gradients', 'image.pad_to_bounding_box',
+        'image.per_image_standardization', 'image.psnr', 'image.random_hue', 'image.random_saturation',
+        'image.resize', 'image.resize_with_crop_or_pad', 'image.rgb_to_grayscale', 'image.rgb_to_hsv', 'image.rot90',
+        'image.ssim', 'image.total_variation', 'image.transpose',
     ),
     'tf_bitwise': (
         'bitwise.bitwise_and', 'bitwise.bitwise_or', 'bitwise.bitwise_xor', 'bitwise.invert', 'bitwise.left_shift',
@@ -247,5 +247,10 @@ DEFERRED = {
     ),
     'tf_png': (
         'image.decode_png', 'image.encode_png', 'io.decode_png', 'io.encode_png',
+    ),
+    'tf_quantization': (
+        'quantization.fake_quant_with_min_max_args', 'quantization.fake_quant_with_min_max_vars',
+        'quantization.fake_quant_with_min_max_vars_per_channel', 'quantization.quantize_and_dequantize',
+        'quantization.quantize_and_dequantize_v2',
     ),
 }

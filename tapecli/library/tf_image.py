@@ -461,6 +461,39 @@ def image_gradients(image):
     return PythonTuple(out)
 
 
+@builtin("image.extract_patches")
+def extract_patches(images, sizes, strides, rates, padding, name=None):
+    """ExtractImagePatches: the windows of ``sizes`` [1, rows, cols, 1] every ``strides`` [1, r, c, 1], their
+    taps ``rates`` [1, r, c, 1] apart, on the image or zeros around it ("SAME"), or within it ("VALID"), each
+    window's pixels in a row: [N, OH, OW, rows * cols * C]. Its gradient adds the windows' back as TensorFlow's
+    does (ops.extract_patches)."""
+    x = ops.to_tensor(images)
+    x = ops.materialize(x) if x.weak else x
+    if x.dtype.kind not in "iufc":
+        raise TdfTypeError(f"extract_patches takes numbers, got a {dtype_name(x.dtype)} tensor")
+    spans = []
+    for what, value in (("ksizes", sizes), ("strides", strides), ("rates", rates)):
+        given = to_shape(value, negative=True)
+        if len(given) != 4:
+            raise KernelValueError(f"{what} must have 4 entries [1, rows, cols, 1], got {list(given)}")
+        if min(given) < 1:
+            raise KernelValueError(f"{what} must be at least 1, got {list(given)}")
+        if given[0] != 1 or given[3] != 1:
+            raise KernelValueError(f"Only support {what} across space (1 for the batch and the depth), got {list(given)}")
+        spans.append(given[1:3])
+    if padding not in ("SAME", "VALID"):
+        raise KernelValueError(f'padding must be "SAME" or "VALID", got {padding!r}')
+    if x.ndim != 4:
+        raise KernelValueError(f"input must be 4-dimensional{list(x.shape)}")
+    if padding == "VALID":
+        for size, k, stride, rate in zip(x.shape[1:3], *spans):
+            reach = size - (k - 1) * rate - 1 + stride
+            if reach <= -stride:        # (TensorFlow's size, reach / stride, rounded toward zero, is negative)
+                raise KernelValueError(f"Computed output size would be negative: {-(-reach // stride)} [input_size: "
+                                       f"{size}, effective_filter_size: {(k - 1) * rate + 1}, stride: {stride}]")
+    return ops.extract_patches(x, *spans, padding)
+
+
 @builtin("image.psnr")
 def psnr(a, b, max_val, name=None):
     """20 log10(max_val) - 10 log10(mse) over each image's last three axes, in float32."""

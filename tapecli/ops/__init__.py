@@ -28,9 +28,9 @@ from tapecli.ops.scan import cumprod, cumsum, cumulative_logsumexp, identity, on
 from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather_nd, int_indices, pad, reverse, roll,
                                 scatter_nd, sequence_mask, sort, tensor_scatter_nd_add, tile, top_k,
                                 unsorted_segment_prod, unsorted_segment_sum)
-from tapecli.ops.nn import (avg_pool2d, batch_normalization, bias_add, BIAS_ADD_GRAD, conv1d, conv2d, conv_transpose, convolution,
-                            dropout, max_pool2d, MAX_POOL_GATHER, MAX_POOL_GRAD, sigmoid_cross_entropy_with_logits,
-                            softmax_cross_entropy_with_logits, SOFTMAX_XENT_BACKPROP,
+from tapecli.ops.nn import (avg_pool2d, batch_normalization, bias_add, BIAS_ADD_GRAD, conv1d, conv2d, conv_transpose,
+                            convolution, dropout, extract_patches, max_pool2d, MAX_POOL_GATHER, MAX_POOL_GRAD,
+                            sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits, SOFTMAX_XENT_BACKPROP,
                             sparse_softmax_cross_entropy_with_logits, sparse_xent, SPARSE_XENT_BACKPROP,
                             truncated_normal_values, windows, windows_grad)
 from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eigh_vectors, einsum, inv, lu,
@@ -39,6 +39,7 @@ from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eig
 from tapecli.ops.decompositions import qr, qr_q, qr_r, svd, svd_s, svd_u, svd_v
 from tapecli.ops.colorspace import adjust_hue, adjust_saturation, hsv_to_rgb, rgb_to_hsv
 from tapecli.ops.image import projective_transform
+from tapecli.ops.quantization import fake_quant, quantize_dequantize
 
 publish(globals())
 core._E = sys.modules[__name__]

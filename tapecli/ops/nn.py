@@ -343,6 +343,8 @@ def _windows_kernel(x, size, strides, dilations, out):
     """[N, H, W, C] -> [N, OH, OW, KH, KW, C]: a copy of every window (a strided view, copied once)."""
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = size, strides, dilations, out
     n, c = x.shape[0], x.shape[3]
+    if not oh or not ow:        # (no window fits: the slices below would run from the end)
+        return np.empty((n, oh, ow, kh, kw, c), dtype=x.dtype)
     # few channels (rows of a window shorter than the rows of a tap): each pixel's channels copied as one item
     rows = _items(x) if 1 < c and c * kw < ow else None
     if rows is not None:
@@ -370,6 +372,8 @@ def _windows_grad_kernel(g, shape, size, strides, dilations):
     out = np.zeros(shape, dtype=g.dtype)
     (kh, kw), (sh, sw), (dh, dw) = size, strides, dilations
     n, oh, ow, _, _, c = g.shape
+    if not oh or not ow:
+        return out
     if (sh, sw) == (kh, kw) and (dh, dw) == (1, 1):
         # windows side by side (pooling): each element is in one window at most; 0 + g as += gives it
         tiles = out[:, :oh * kh, :ow * kw].reshape(n, oh, kh, ow, kw, c)
@@ -424,6 +428,15 @@ def _windows(x: Tensor, kh, kw, strides, dilations, padding, fill):
     else:
         xp = x
     return windows(xp, (kh, kw), tuple(strides), tuple(dilations)), (top, bottom, left, right), (oh, ow)
+
+
+def extract_patches(x, sizes, strides, rates, padding) -> Tensor:
+    """ExtractImagePatches: every window of an NHWC tensor, [N, OH, OW, KH * KW * C] (taps, then channels). Its
+    gradient is windows_grad's: each pixel's taps added from the last to the first, the order of TensorFlow's
+    (a sparse product over the windows in order)."""
+    x = to_tensor(x)
+    patches, _, (oh, ow) = _windows(x, *sizes, strides, rates, padding, 0)
+    return reshape(patches, (x.shape[0], oh, ow, sizes[0] * sizes[1] * x.shape[3]))
 
 
 def _fill_pad(x, paddings, fill):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import MetricObject, integer, num, scalar, state_variable, tensor
+from tapecli.library.keras.common import MetricObject, flag, integer, num, scalar, state_variable, tensor
 from tapecli.runtime.limits import LIST_SLOT, admit
 from tapecli.runtime.values import Tensor
 
@@ -266,12 +266,12 @@ class AUC(ConfusionMetric):
             if n <= 1:
                 raise TdfValueError(f"AUC: num_thresholds must be an integer > 1, got {n}")
             inner = _inner_thresholds(n)
-        self.multi_label = bool(multi_label)
+        self.multi_label = flag(multi_label)
         if num_labels is not None and not self.multi_label:
             raise TdfValueError("AUC: num_labels is needed only when multi_label is True")
         self.label_weights = None if label_weights is None else np.asarray(
             tensor(label_weights, "label_weights").value, np.float32)
-        self.from_logits = bool(from_logits)
+        self.from_logits = flag(from_logits)
         self.labels = None if num_labels is None else integer(num_labels, "num_labels")
         super().__init__(name or "auc", [0.0 - EPSILON] + inner + [1.0 + EPSILON],
                          evenly=thresholds is None or evenly_spaced([0.0] + inner + [1.0]))

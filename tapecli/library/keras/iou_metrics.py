@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfValueError
-from tapecli.library.keras.common import integer, num, scalar
+from tapecli.library.keras.common import flag, integer, num, scalar
 from tapecli.library.keras.confusion import EPSILON, FirstBatchShaped, floats
 from tapecli.runtime.limits import admit
 
@@ -32,7 +32,7 @@ class IoU(FirstBatchShaped):
         if max(self.targets) >= self.num_classes:
             raise TdfValueError(f"target class id {max(self.targets)} is out of range [0, {self.num_classes})")
         self.ignore_class = None if ignore_class is None else integer(ignore_class, "ignore_class")
-        self.sparse = (bool(sparse_y_true), bool(sparse_y_pred))
+        self.sparse = (flag(sparse_y_true), flag(sparse_y_pred))
         self.axis = integer(axis, "axis")
         self.dtype = np.dtype(np.int64) if dtype is None else np.dtype(getattr(dtype, "np", dtype))
         snake = "".join("_" + ch.lower() if ch.isupper() else ch for ch in type(self).__name__).lstrip("_")
