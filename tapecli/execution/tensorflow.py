@@ -31,7 +31,7 @@ from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
-from tapecli.execution import keras_bases, keras_fitting
+from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa: F401 (keras_derived registers)
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
@@ -266,8 +266,8 @@ def refusal(tree: ast.Module, allowed_modules, interpreter_can_run: bool = True)
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
                     "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
                     "keras.callbacks.Callback, keras.optimizers.schedules.LearningRateSchedule, "
-                    "keras.regularizers.Regularizer, keras.constraints.Constraint and keras.utils.PyDataset "
-                    "(keras.utils.Sequence)")
+                    "keras.regularizers.Regularizer, keras.constraints.Constraint, keras.utils.PyDataset "
+                    "(keras.utils.Sequence) and Keras's concrete optimizers and metrics")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -307,9 +307,13 @@ def why_not_on_cpython(source: str) -> str | None:
 
 def _derivable(base: ast.expr, aliases: dict) -> bool:
     """Whether a program's class may derive from ``base`` here: from anything but TensorFlow's classes, of which
-    ``tf.Module`` and the Keras classes of KERAS_CLASSES (keras_classes.py, keras_bases.py) are classes on CPython."""
+    ``tf.Module``, the Keras classes of KERAS_CLASSES (keras_classes.py, keras_bases.py) and the library's Keras
+    classes whose overrides it calls back (keras_derived.py) are classes on CPython."""
     path = _tf_path(base, aliases)
-    return path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES
+    if path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES:
+        return True
+    made = getattr(_resolve(path), "makes", None)
+    return path[0] in _KERAS_TOPS and isinstance(made, type) and bool(getattr(made, "called_back", None))
 
 
 def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
