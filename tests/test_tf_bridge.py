@@ -945,6 +945,17 @@ def test_a_derived_keras_class_that_keras_would_run_otherwise_is_an_error_at_its
     assert (e.value.kind, e.value.line) == ("TypeError", line) and message in e.value.message
 
 
+def test_the_interpreter_refuses_keras_saving_registry_lookups(monkeypatch):
+    """The interpreter takes ``@register_keras_serializable`` on a class as the class itself: a lookup in the
+    registry it never filled is an error naming CPython, not a name as if nothing were registered."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError) as e:
+        api.run_source("import tensorflow as tf\nimport keras\n@keras.saving.register_keras_serializable('p')\n"
+                       "class R(keras.regularizers.Regularizer):\n    def get_config(self):\n        return {}\n"
+                       "print(keras.saving.get_registered_name(R))\n", "p.py")
+    assert (e.value.kind, e.value.line) == ("TypeError", 7) and "CPython" in e.value.hint
+
+
 KERAS_ON_CPYTHON = json.loads((Path(__file__).parent / "data" / "tf_programs_keras_cpython.json").read_text())
 
 

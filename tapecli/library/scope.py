@@ -128,8 +128,7 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.initializers.deserialize tf.keras.regularizers.serialize tf.keras.regularizers.deserialize "
      "tf.keras.constraints.serialize tf.keras.constraints.deserialize "
      "tf.keras.utils.serialize_keras_object tf.keras.utils.deserialize_keras_object "
-     "tf.keras.utils.register_keras_serializable tf.keras.utils.get_registered_name "
-     "tf.keras.utils.get_registered_object tf.keras.utils.get_custom_objects tf.keras.utils.custom_object_scope "
+     "tf.keras.utils.get_custom_objects tf.keras.utils.custom_object_scope "
      "tf.keras.utils.CustomObjectScope tf.keras.utils.Config"),
     ("mixed-precision dtype policies (float16/bfloat16 compute)",
      "tf.keras.DTypePolicy tf.keras.FloatDTypePolicy"),

@@ -184,7 +184,7 @@ until a program calls it."""
                  "variables", "loop_replayed", "eager", "bridge", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
-                 "run_logging", "counting_datasets", "runs_after", "keras_logits")
+                 "run_logging", "counting_datasets", "runs_after", "keras_logits", "keras_registry")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -225,6 +225,7 @@ until a program calls it."""
         self.run_logging = None         # a CPython run's: the maker of its own logging module (execution/run_logging)
         self.counting_datasets = 0      # > 0 while a dataset's length is counted by running it (library/data.py)
         self.keras_logits = None        # Keras's _keras_logits of its softmax's outputs (library/keras/activations.py)
+        self.keras_registry = None      # keras.saving's registered objects (library/keras/saving.py)
         # the runs of the same program that this process makes after this one (``tapecli bench``'s): a loop plan's
         # compiled kernels, paid for once per process, serve their iterations too (interpreter/loop_plans.py)
         self.runs_after = runs_after
