@@ -920,7 +920,7 @@ def test_a_class_derived_from_a_concrete_keras_optimizer_or_metric_runs_on_cpyth
     source = head + ("class C(keras.optimizers.SGD):\n    def apply(self, grads, variables=None):\n"
                      "        return super().apply([2.0 * g for g in grads], variables)\n"
                      "v = tf.Variable([1.0])\nC(0.5).apply_gradients([(tf.constant([1.0]), v)])\nprint(v.numpy())\n")
-    assert tensorflow.why_not_on_cpython(source) is None
+    assert tensorflow.why_not_on_cpython(source) is None and tensorflow.interpreter_refuses(ast.parse(source))
     assert api.run_source(source, "p.py").output == ["[0.]"]
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     with pytest.raises(TdfError) as e:
@@ -954,6 +954,7 @@ def test_the_interpreter_refuses_keras_saving_registry_lookups(monkeypatch):
                        "class R(keras.regularizers.Regularizer):\n    def get_config(self):\n        return {}\n"
                        "print(keras.saving.get_registered_name(R))\n", "p.py")
     assert (e.value.kind, e.value.line) == ("TypeError", 7) and "CPython" in e.value.hint
+    assert tensorflow.interpreter_refuses(ast.parse("import keras\nprint(keras.saving.get_registered_object('p>R'))\n"))
 
 
 KERAS_ON_CPYTHON = json.loads((Path(__file__).parent / "data" / "tf_programs_keras_cpython.json").read_text())

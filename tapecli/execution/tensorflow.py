@@ -146,6 +146,8 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         # a tf.function's input_signature: the interpreter reads a decorator's name alone
         if isinstance(node, ast.keyword) and node.arg == "input_signature":
             return True
+        if isinstance(node, ast.ClassDef) and any(_concrete_keras(b) for b in node.bases):    # (keras_derived.py)
+            return True
         # a program's Keras class's config: Keras's automatic one (its constructor's arguments) is CPython's run's
         if isinstance(node, ast.Attribute) and node.attr in ("get_config", "from_config") and classes:
             return True
@@ -175,7 +177,8 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
                            "pretty_printed_concrete_signatures",
                            "__name__", "nest",         # (the interpreter's type() knows fewer classes)
-                           "decode", "encode"}) | frozenset({       # (bytes, a string tensor's elements, are CPython's)
+                           "decode", "encode",          # (bytes, a string tensor's elements, are CPython's)
+                           "get_registered_name", "get_registered_object"}) | frozenset({     # (keras.saving's)
     # NumPy arrays' attributes the interpreter's arrays lack (runtime/numpy_gate.py's ARRAY_METHODS they have):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
@@ -204,6 +207,10 @@ def _takes_keywords(call: ast.Call) -> bool:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return True
     return all(k.arg is not None and k.arg in parameters for k in call.keywords)
+
+
+def _concrete_keras(base: ast.expr) -> bool:
+    return bool(getattr(getattr(builtin_named(_last_name(base) or ""), "makes", None), "called_back", None))
 
 
 def _last_name(decorator: ast.expr) -> str | None:
