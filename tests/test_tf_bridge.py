@@ -847,8 +847,9 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
                                                  "than tf.Module, keras.layers.Layer, keras.Model, "
                                                  "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback, "
                                                  "keras.optimizers.schedules.LearningRateSchedule, "
-                                                 "keras.regularizers.Regularizer, keras.constraints.Constraint and "
-                                                 "keras.utils.PyDataset (keras.utils.Sequence)"),
+                                                 "keras.regularizers.Regularizer, keras.constraints.Constraint, "
+                                                 "keras.utils.PyDataset (keras.utils.Sequence) and Keras's concrete "
+                                                 "optimizers and metrics"),
     ("tf = None\n", "line 3 binds tf again"),
 ])
 def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
@@ -910,6 +911,50 @@ def test_a_class_derived_from_tensorflows_through_a_name_is_judged_by_what_the_n
         head + "Base = keras.initializers.Initializer\nclass X(Base):\n    pass\n")
     assert tensorflow.why_not_on_cpython(
         head + "Base = keras.regularizers.Regularizer\nclass X(Base):\n    pass\nBase = object\n") is None
+
+
+def test_a_class_derived_from_a_concrete_keras_optimizer_or_metric_runs_on_cpython_only(monkeypatch):
+    """``class C(keras.optimizers.SGD)`` is CPython's (its overrides called back: keras_derived.py); the interpreter
+    refuses it saying so, and a concrete class whose overrides the library cannot call (a layer) is refused."""
+    head = "import tensorflow as tf\nimport keras\n"
+    source = head + ("class C(keras.optimizers.SGD):\n    def apply(self, grads, variables=None):\n"
+                     "        return super().apply([2.0 * g for g in grads], variables)\n"
+                     "v = tf.Variable([1.0])\nC(0.5).apply_gradients([(tf.constant([1.0]), v)])\nprint(v.numpy())\n")
+    assert tensorflow.why_not_on_cpython(source) is None and tensorflow.interpreter_refuses(ast.parse(source))
+    assert api.run_source(source, "p.py").output == ["[0.]"]
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError) as e:
+        api.run_source(source, "p.py")
+    assert (e.value.kind, e.value.line) == ("TypeError", 3) and "cannot derive a class from Keras's SGD" in \
+        e.value.message and "CPython" in e.value.hint
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "auto")
+    assert "line 3 derives the class D" in tensorflow.why_not_on_cpython(head + "class D(keras.layers.Dense):\n    pass\n")
+
+
+@pytest.mark.parametrize("body, line, message", [
+    ("class S(keras.optimizers.SGD):\n    def update_step(self, g, v, lr):\n        pass\n", 3,
+     "tapecli cannot run S.update_step: Keras's SGD calls update_step itself, which tapecli's does not call back"),
+    ("class M(keras.metrics.Mean):\n    def __init__(self):\n        self.k = 1\nM().update_state([1.0])\n", 6,
+     "M.__init__ must call super().__init__() before the object is used"),
+    ("m = keras.metrics.Mean()\nm.update_state([1.0], [1.0], sample_weight=[1.0])\n", 4,
+     "update_state got multiple values for argument 'sample_weight'"),
+])
+def test_a_derived_keras_class_that_keras_would_run_otherwise_is_an_error_at_its_line(body, line, message):
+    with pytest.raises(TdfError) as e:
+        api.run_source("import tensorflow as tf\nimport keras\n" + body, "p.py")
+    assert (e.value.kind, e.value.line) == ("TypeError", line) and message in e.value.message
+
+
+def test_the_interpreter_refuses_keras_saving_registry_lookups(monkeypatch):
+    """The interpreter takes ``@register_keras_serializable`` on a class as the class itself: a lookup in the
+    registry it never filled is an error naming CPython, not a name as if nothing were registered."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError) as e:
+        api.run_source("import tensorflow as tf\nimport keras\n@keras.saving.register_keras_serializable('p')\n"
+                       "class R(keras.regularizers.Regularizer):\n    def get_config(self):\n        return {}\n"
+                       "print(keras.saving.get_registered_name(R))\n", "p.py")
+    assert (e.value.kind, e.value.line) == ("TypeError", 7) and "CPython" in e.value.hint
+    assert tensorflow.interpreter_refuses(ast.parse("import keras\nprint(keras.saving.get_registered_object('p>R'))\n"))
 
 
 KERAS_ON_CPYTHON = json.loads((Path(__file__).parent / "data" / "tf_programs_keras_cpython.json").read_text())

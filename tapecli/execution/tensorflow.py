@@ -31,14 +31,15 @@ from tapecli.execution.tf_errors import CODES as ERROR_CODES
 from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
-from tapecli.execution import keras_bases, keras_fitting
+from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa: F401 (keras_derived registers)
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
 from tapecli.execution.frameworks import BRIDGED
 from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, index_of,
                                          leave_tapes_for_numpy, library_function, library_value, numpy_attribute,
-                                         operand_of, program_function, to_library, to_program, type_of)
+                                         operand_of, program_function, to_library, to_program, type_of,
+                                         TensorType, variable_type)
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
@@ -149,6 +150,8 @@ def interpreter_refuses(tree: ast.Module) -> bool:
         # a tf.function's input_signature: the interpreter reads a decorator's name alone
         if isinstance(node, ast.keyword) and node.arg == "input_signature":
             return True
+        if isinstance(node, ast.ClassDef) and any(_concrete_keras(b) for b in node.bases):    # (keras_derived.py)
+            return True
         # a program's Keras class's config: Keras's automatic one (its constructor's arguments) is CPython's run's
         if isinstance(node, ast.Attribute) and node.attr in ("get_config", "from_config") and classes:
             return True
@@ -178,7 +181,8 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
                            "pretty_printed_concrete_signatures",
                            "__name__", "nest",         # (the interpreter's type() knows fewer classes)
-                           "decode", "encode"}) | frozenset({       # (bytes, a string tensor's elements, are CPython's)
+                           "decode", "encode",          # (bytes, a string tensor's elements, are CPython's)
+                           "get_registered_name", "get_registered_object"}) | frozenset({     # (keras.saving's)
     # NumPy arrays' attributes the interpreter's arrays lack (runtime/numpy_gate.py's ARRAY_METHODS they have):
     # where ``t.numpy()`` is NumPy's own array
     # (less those a TensorFlow object has too: a LinearOperator's trace and diag_part, tf.fill)
@@ -207,6 +211,10 @@ def _takes_keywords(call: ast.Call) -> bool:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return True
     return all(k.arg is not None and k.arg in parameters for k in call.keywords)
+
+
+def _concrete_keras(base: ast.expr) -> bool:
+    return bool(getattr(getattr(builtin_named(_last_name(base) or ""), "makes", None), "called_back", None))
 
 
 def _last_name(decorator: ast.expr) -> str | None:
@@ -269,8 +277,8 @@ def refusal(tree: ast.Module, allowed_modules, interpreter_can_run: bool = True)
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
                     "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
                     "keras.callbacks.Callback, keras.optimizers.schedules.LearningRateSchedule, "
-                    "keras.regularizers.Regularizer, keras.constraints.Constraint and keras.utils.PyDataset "
-                    "(keras.utils.Sequence)")
+                    "keras.regularizers.Regularizer, keras.constraints.Constraint, keras.utils.PyDataset "
+                    "(keras.utils.Sequence) and Keras's concrete optimizers and metrics")
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"
@@ -310,9 +318,13 @@ def why_not_on_cpython(source: str) -> str | None:
 
 def _derivable(base: ast.expr, aliases: dict) -> bool:
     """Whether a program's class may derive from ``base`` here: from anything but TensorFlow's classes, of which
-    ``tf.Module`` and the Keras classes of KERAS_CLASSES (keras_classes.py, keras_bases.py) are classes on CPython."""
+    ``tf.Module``, the Keras classes of KERAS_CLASSES (keras_classes.py, keras_bases.py) and the library's Keras
+    classes whose overrides it calls back (keras_derived.py) are classes on CPython."""
     path = _tf_path(base, aliases)
-    return path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES
+    if path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES:
+        return True
+    made = getattr(_resolve(path), "makes", None)
+    return path[0] in _KERAS_TOPS and isinstance(made, type) and bool(getattr(made, "called_back", None))
 
 
 def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
@@ -911,22 +923,6 @@ def _numpy(t: Tensor):
 
 
 # ------------------------------------------------------------------ the tf module
-class _TypeCheck(type):
-    def __instancecheck__(cls, value):
-        return cls.holds(value)
-
-
-class TensorType(metaclass=_TypeCheck):
-    """``tf.Tensor``: what ``isinstance`` takes for a tensor (a variable is not one, as in TensorFlow)."""
-    holds = staticmethod(lambda value: type(value) is Tensor)
-
-
-def _tf_variable(value) -> bool:
-    """``isinstance(value, tf.Variable)``: a tf.Variable, an assign's unread one, a Keras weight's ``value``; not
-    a Keras weight itself (Keras 3's Variable is no tf.Variable)."""
-    return isinstance(value, Variable) and not value.keras
-
-
 def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
     """The program's ``tf`` (or a module under it): each attribute, on first read, the builtin of that name."""
     module = types.ModuleType(TOP if path == "tf" else TOP + path[2:])
@@ -988,8 +984,7 @@ def _own(eager: "Eager", attr: str):
         return library_function(eager, builtin_named("tf.print"), "tf.print")
     if attr == "constant":
         return library_function(eager, builtin_named("constant"), "tf.constant")
-    variable = library_function(eager, builtin_named("Variable"), "tf.Variable")
-    return _TypeCheck("Variable", (), {"holds": staticmethod(_tf_variable), "__new__": lambda cls, *a, **k: variable(*a, **k)})
+    return variable_type(library_function(eager, builtin_named("Variable"), "tf.Variable"))
 
 
 def _set_shape(t: Tensor, shape) -> None:

@@ -135,6 +135,8 @@ def to_library(value):
         return ProgramCallable(value)
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
         return NumpyArray(np.asarray(value))
+    if isinstance(value, LibraryDerived):   # (a program's subclass of a library class: the object it holds)
+        return value.held()
     if isinstance(value, KerasBase):        # (a program's Loss, Metric, Callback...: the library's view of it)
         return library_view(value)
     if kind is types.GeneratorType:         # (fit's data: the library's view of it)
@@ -221,6 +223,17 @@ def library_view(value: KerasBase):
     return view
 
 
+class LibraryDerived(KerasBase):
+    """An instance of a program's class derived from a concrete Keras class of the library's (keras_derived.py):
+    the library takes the object it holds as itself."""
+
+    def held(self) -> ProgramObject:
+        of = vars(self).get("_keras_of")
+        if of is None:
+            raise TypeError(f"{type(self).__name__}.__init__ must call super().__init__() before the object is used")
+        return of
+
+
 class ProgramView:
     """The library's view of a program's KerasBase instance (``instance``), which to_program gives back; ``eager``:
     the run's Eager that made it."""
@@ -242,22 +255,13 @@ class LibraryObject:
         object.__setattr__(self, "_of", of)
 
     def __getattr__(self, attr: str):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        try:
-            found = _attribute(object.__getattribute__(self, "_of"), attr)
-        except NoAttribute as e:        # (Python's, so that hasattr and getattr's default answer as Python's do)
-            raise AttributeError(e.message) from None
-        return _program_method(found, attr)
+        return library_attribute(object.__getattribute__(self, "_of"), attr)
 
     def __setattr__(self, attr, value):          # (layer.trainable = False, optimizer.learning_rate = 0.1)
-        of = object.__getattribute__(self, "_of")
-        if attr.startswith("_"):
-            raise AttributeError(f"cannot set attribute {attr} of {of.kind_word}")
-        _set_attribute(current().eager.run, of, attr, to_library(value))
+        set_library_attribute(object.__getattribute__(self, "_of"), attr, value)
 
     def __call__(self, *args, **kwargs):
-        return _call(object.__getattribute__(self, "_of"), args, kwargs)
+        return call_library(object.__getattribute__(self, "_of"), args, kwargs)
 
     def __len__(self):              # (a dataset's)
         of = object.__getattribute__(self, "_of")
@@ -331,6 +335,10 @@ for _name, _symbol in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("
     setattr(LibraryObject, f"__{_name}__", _object_operator(_symbol, False))
 
 
+# How a class statement derives from a LibraryKind: keras_derived.derived_base, which registers itself (as VIEWS)
+DERIVED_BASE: list = []
+
+
 class LibraryKind:
     """A constructor of the library's objects that TensorFlow has as a class (``tf.keras.layers.Dense``): called,
     it makes one; ``isinstance`` asks whether a value is one (classes.is_instance)."""
@@ -360,6 +368,10 @@ class LibraryKind:
     def __repr__(self):
         return f"<class '{self.__name__}'>"
 
+    def __mro_entries__(self, bases):
+        """The class it stands for in a class statement (``class GCRMSprop(keras.optimizers.RMSprop)``)."""
+        return (DERIVED_BASE[0](self),)
+
 
 def _instance_of(value, kind) -> bool:
     found = is_instance(library_value(value), kind)
@@ -370,7 +382,26 @@ def _instance_of(value, kind) -> bool:
 
 def library_value(value):
     """A value of the program's globals as the run's documents show it: a library object as the interpreter's."""
-    return object.__getattribute__(value, "_of") if type(value) is LibraryObject else value
+    if type(value) is LibraryObject:
+        return object.__getattribute__(value, "_of")
+    return vars(value).get("_keras_of", value) if isinstance(value, LibraryDerived) else value
+
+
+def library_attribute(of: ProgramObject, attr: str):
+    """An attribute of a library object as the program reads it (its methods Python functions)."""
+    if attr.startswith("_"):
+        raise AttributeError(attr)
+    try:
+        found = _attribute(of, attr)
+    except NoAttribute as e:        # (Python's, so that hasattr and getattr's default answer as Python's do)
+        raise AttributeError(e.message) from None
+    return program_method(found, attr)
+
+
+def set_library_attribute(of: ProgramObject, attr: str, value) -> None:
+    if attr.startswith("_"):
+        raise AttributeError(f"cannot set attribute {attr} of {of.kind_word}")
+    _set_attribute(current().eager.run, of, attr, to_library(value))
 
 
 def _attribute(of: ProgramObject, attr: str):
@@ -397,7 +428,8 @@ def _next(it):
     return next(it)
 
 
-def _call(of: ProgramObject, args, kwargs):
+def call_library(of: ProgramObject, args, kwargs):
+    """A library object called by the program."""
     eager = current().eager
     eager._line(2)          # (the program's line that calls it: where its ops are recorded)
     return _call_of(eager.run, of, args, kwargs)
@@ -409,7 +441,7 @@ def _call_of(run, of: ProgramObject, args, kwargs):
                               Node(type(of).__name__)))
 
 
-def _program_method(found, name: str):
+def program_method(found, name: str):
     """An attribute the library gives, as the program holds it: a bound method a Python function."""
     if not isinstance(found, BoundMethod):
         return to_program(found)
@@ -625,3 +657,25 @@ def numpy_attribute(eager, t: Tensor, name: str):
         eager._line()
         return to_program(method(t, *(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()}))
     return call
+
+
+# ------------------------------------------------------------------ tf.Tensor and tf.Variable for isinstance
+class _TypeCheck(type):
+    def __instancecheck__(cls, value):
+        return cls.holds(value)
+
+
+class TensorType(metaclass=_TypeCheck):
+    """``tf.Tensor``: what ``isinstance`` takes for a tensor (a variable is not one, as in TensorFlow)."""
+    holds = staticmethod(lambda value: type(value) is Tensor)
+
+
+def _tf_variable(value) -> bool:
+    """``isinstance(value, tf.Variable)``: a tf.Variable, an assign's unread one, a Keras weight's ``value``; not
+    a Keras weight itself (Keras 3's Variable is no tf.Variable)."""
+    return isinstance(value, Variable) and not value.keras
+
+
+def variable_type(make) -> type:
+    """``tf.Variable``: ``make`` when called, TensorFlow's answer to ``isinstance``."""
+    return _TypeCheck("Variable", (), {"holds": staticmethod(_tf_variable), "__new__": lambda cls, *a, **k: make(*a, **k)})

@@ -752,6 +752,8 @@ def _assign(var: Variable, *key_how_e):
     *key, how, e = key_how_e
     new = ops.to_tensor(e)
     new = ops.materialize(new, var.dtype) if new.weak else new
+    if new.__class__ is NumpyArray and new.dtype != var.dtype:     # (TF converts a NumPy value to the variable's
+        new = Tensor(np.asarray(new.value).astype(var.dtype))     # dtype, as NumPy's astype does; not a tensor)
     if new.dtype != var.dtype:
         raise TdfValueError(f"{how} of a {dtype_name(new.dtype)} value to {dtype_name(var.dtype)} "   # (TF's class)
                            f"variable {var.name}", hint=f"use {spelling.cast('...', dtype_name(var.dtype))}")

@@ -8,7 +8,7 @@ from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
                                    models, optimizers, penalties, pooling, preprocessing, recurrent, regularization,
-                                   rnn_wrappers, schedules, shaping, spatial, utilities, vocabulary)
+                                   rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,
@@ -176,6 +176,8 @@ for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "i
                   "regularizers.get": getters.regularizer, "constraints.get": getters.constraint}.items():
     builtin(_name)(_fn)
 builtin("optimizers.get", interp=True)(getters.optimizer)
+for _name, _fn in saving.FUNCTIONS.items():
+    builtin(f"saving.{_name}", f"utils.{_name}")(_fn)
 hook("keras_model")(subclassing.program_attribute)  # a program's keras.Model subclass: compile, fit, add_loss, ...
 hook("keras_trainable")(subclassing.set_trainable)    # a program's layer or model set trainable
 hook("keras_call")(subclassing.layer_call)    # Layer.__call__ of a program's layer: losses, Keras tensors

@@ -128,9 +128,13 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.keras.initializers.deserialize tf.keras.regularizers.serialize tf.keras.regularizers.deserialize "
      "tf.keras.constraints.serialize tf.keras.constraints.deserialize "
      "tf.keras.utils.serialize_keras_object tf.keras.utils.deserialize_keras_object "
-     "tf.keras.utils.register_keras_serializable tf.keras.utils.get_registered_name "
-     "tf.keras.utils.get_registered_object tf.keras.utils.get_custom_objects tf.keras.utils.custom_object_scope "
-     "tf.keras.utils.CustomObjectScope tf.keras.utils.Config"),
+     "tf.keras.utils.get_custom_objects tf.keras.utils.custom_object_scope "
+     "tf.keras.utils.CustomObjectScope tf.keras.utils.Config tf.keras.saving.serialize_keras_object "
+     "tf.keras.saving.deserialize_keras_object tf.keras.saving.get_custom_objects "
+     "tf.keras.saving.custom_object_scope tf.keras.saving.CustomObjectScope"),
+    ("Keras model and weight files (file I/O: tapecli runs a program, it does not save or load one)",
+     "tf.keras.saving.save_model tf.keras.saving.load_model tf.keras.saving.save_weights "
+     "tf.keras.saving.load_weights tf.keras.saving.KerasFileEditor"),
     ("mixed-precision dtype policies (float16/bfloat16 compute)",
      "tf.keras.DTypePolicy tf.keras.FloatDTypePolicy"),
     ("loss scaling for float16 mixed precision",

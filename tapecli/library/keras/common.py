@@ -186,6 +186,11 @@ class KerasObject(ProgramObject):
     kind_word = "a Keras object"
     keras_bases: tuple = ()         # the Keras base classes it is an instance of (FrameworkBase.has_instance)
     replay_methods: dict = {}       # method name: what calling it is to a loop plan (BoundMethod.replay)
+    # The methods Keras calls on the object itself that the library calls by their names with Keras's arguments
+    # (a program's class derived from this one overrides them: execution/keras_derived.py), and those Keras calls
+    # that the library does not call back (an override of one is refused)
+    called_back: frozenset = frozenset()
+    not_called_back: frozenset = frozenset()
     planned_methods: dict = {}      # method name: the name of the method giving its plan's call (.planned)
 
     def attributes(self) -> dict:
@@ -228,6 +233,7 @@ class MetricObject(KerasObject):
 
     kind_word = "a metric"
     keras_bases = ("keras.Metric",)
+    called_back = frozenset({"update_state", "result", "reset_state"})
     replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
 
     def python_text(self) -> str:

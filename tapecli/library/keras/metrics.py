@@ -28,6 +28,7 @@ class Mean(MetricObject):
     default_name = "mean"
     listed = ("total", "count")         # its variables, as Keras's class has them
     total, count = state_value("total"), state_value("count")
+    values_taken = 1                    # update_state's arguments before sample_weight (y_true, y_pred: 2)
 
     def __init__(self, name=None, dtype=None):
         self.name = name or self.default_name
@@ -43,8 +44,16 @@ class Mean(MetricObject):
         return np.asarray(tensor(values).value, dtype=np.float32)
 
     def update_state(self, *args, **kwargs):
+        args = list(args)
+        if len(args) > self.values_taken:           # (sample_weight given by position, as Keras takes it)
+            if len(args) > self.values_taken + 1:
+                raise TdfTypeError(f"update_state takes {self.values_taken + 1} positional arguments at most, got "
+                                   f"{len(args)}")
+            if "sample_weight" in kwargs:
+                raise TdfTypeError("update_state got multiple values for argument 'sample_weight'")
+            kwargs["sample_weight"] = args.pop()
         sample_weight = kwargs.pop("sample_weight", None)
-        values = self.values_of(list(args), kwargs)
+        values = self.values_of(args, kwargs)
         if kwargs:
             raise TdfTypeError(f"update_state got unexpected arguments {sorted(kwargs)}")
         self.add(values, sample_weight)
@@ -98,6 +107,7 @@ class Mean(MetricObject):
 
 class SparseCategoricalAccuracy(Mean):
     default_name = "sparse_categorical_accuracy"
+    values_taken = 2
 
     def values_of(self, args, kwargs):
         y_true = args[0] if args else kwargs.pop("y_true", None)
@@ -148,6 +158,7 @@ class _LossMean(Mean):
 
     fn = None
     options: dict = {}
+    values_taken = 2
 
     def values_of(self, args, kwargs):
         y_true = args[0] if args else kwargs.pop("y_true", None)
@@ -207,6 +218,7 @@ def _negated_cosine(y_true, y_pred, axis):
 class RootMeanSquaredError(Mean):
     """The square root of the mean (over samples, then batches) of the squared errors."""
     default_name = "root_mean_squared_error"
+    values_taken = 2
 
     def values_of(self, args, kwargs):
         from tapecli.library.keras import losses
@@ -441,6 +453,7 @@ SAMPLE_FUNCTIONS = {"top_k_categorical_accuracy": top_k_categorical_accuracy,
 
 class MeanMetricWrapper(Mean):
     """The mean of ``fn(y_true, y_pred, **kwargs)``'s per-sample values (``fn`` a builtin or the program's)."""
+    values_taken = 2
 
     def __init__(self, fn, name=None, dtype=None, **kwargs):
         super().__init__(name or getattr(fn, "__name__", None) or "mean_metric_wrapper", dtype)

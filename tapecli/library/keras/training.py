@@ -213,10 +213,11 @@ class Trainer:
         self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
         weights = list(self.model.weights_to_train())
         if weights:
-            # (an Embedding's table gets TensorFlow's IndexedSlices, whose rows the optimizer squares: apply)
+            # (an Embedding's table gets TensorFlow's IndexedSlices, whose rows the optimizer squares: apply;
+            # through apply_gradients, as Keras's train_step, which a program's optimizer class may override)
             from tapecli.autodiff.gradients import gradient
             from tapecli.library.tf_indexed_slices import IndexedSlices
-            self.optimizer.apply(list(gradient(tape, loss, weights, rows=IndexedSlices)[0]), weights)
+            self.optimizer.apply_gradients(list(zip(gradient(tape, loss, weights, rows=IndexedSlices)[0], weights)))
         return self.update_metrics(y, y_pred, sample_weight)
 
     def test_step(self, x, y, sample_weight):
