@@ -24,7 +24,7 @@ lines also write output files onto FIFOs, symlinks, folders and sockets, which m
 minimized (lines, then characters) and saved under ``--out`` with their tracebacks; the summary
 counts outcomes by error kind.
 
-The test suite (tests/test_fuzz.py) imports ``mutate``, ``generate`` and ``check_program`` from
+The test suite (tests/reliability/test_fuzz.py) imports ``mutate``, ``generate`` and ``check_program`` from
 here, so a bounded run happens in CI.
 """
 from __future__ import annotations

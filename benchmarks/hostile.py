@@ -211,7 +211,7 @@ def long_program(rng: random.Random) -> str:
     """One long line: a chain of thousands of operators, postfixes or items, in TDF or in Python."""
     # Past MAX_CHAIN (2,500) an operator chain is a SyntaxError at once; what a program runs stays short, as the
     # fuzzer runs each program a dozen times within its --timeout (grad, jacobian, hessian, explain, check), and
-    # deeper postfix chains are tests/test_hostile.py's.
+    # deeper postfix chains are tests/reliability/test_hostile.py's.
     n = rng.choice([500, 2501, 5000, 20000])
     head = "import tensorflow as tf\n" if rng.random() < 0.5 else ""
     kind = rng.randint(0, 5)

@@ -1,5 +1,5 @@
 """Record TensorFlow's and Keras's own docstring examples, with what TensorFlow printed for them, for the
-docstring conformance suite (tests/test_docstring_examples.py).
+docstring conformance suite (tests/conformance/test_docstring_examples.py).
 
 For each function and class of tests/data/tf_surface.tsv, its docstring (``inspect.getdoc`` of the live
 object) is parsed with ``doctest.DocTestParser``; its ``>>>`` examples, in order, are one small program (as

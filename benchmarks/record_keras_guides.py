@@ -1,4 +1,4 @@
-"""Record Keras's answers for the keras.io developer guides (tests/test_keras_guides.py): each program in
+"""Record Keras's answers for the keras.io developer guides (tests/conformance/test_keras_guides.py): each program in
 DIR (a folder made from keras-io's guides, not redistributed here) is one guide's code as written, with
 small data and seeded weights, that collects its final values (histories, evaluate results, weights' sums,
 shapes) in a dict named ``results``. This

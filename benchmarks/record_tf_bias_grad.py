@@ -1,5 +1,5 @@
 """Record TensorFlow's BiasAddGrad bits (a bias's gradient: tapecli/kernels/tf_sums.py's bias_add_grad) for
-tests/test_tf_sums.py, float32 and float64, on 1, 2, 4 and 8 intra-op threads (Eigen's cost model splits
+tests/kernels/test_tf_sums.py, float32 and float64, on 1, 2, 4 and 8 intra-op threads (Eigen's cost model splits
 large ones into blocks of rows by the pool's threads).
 
     TF_CPP_MIN_LOG_LEVEL=3 TFVENV/bin/python benchmarks/record_tf_bias_grad.py THREADS...

@@ -1,4 +1,4 @@
-"""Record TensorFlow's answers for the surface harness (tests/test_tf_surface.py), as PyTorch's OpInfo does
+"""Record TensorFlow's answers for the surface harness (tests/conformance/test_tf_surface.py), as PyTorch's OpInfo does
 with its references: each row of tests/tf_expectations/*.json is a small program written as TensorFlow
 Python, the TensorFlow symbols it exercises, and the names whose values it checks. This script runs every
 program in real TensorFlow and writes the values it computed (tensors as nested lists, None as null, errors

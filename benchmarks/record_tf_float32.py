@@ -1,7 +1,7 @@
 """Record TensorFlow's float32 bits for the elementwise math that tapecli computes as TensorFlow's CPU kernels
 do (tapecli/kernels/tf_float32.py, tf_pow.py): on tensors of fewer than 8 elements (Eigen's scalar path), and for
 exp, log, sin, cos, tanh, sigmoid, softplus, elu and pow on tensors of 8 elements and more (Eigen's packets of 8 and
-the scalar path on the last size % 8), for tests/test_tf_float32.py.
+the scalar path on the last size % 8), for tests/kernels/test_tf_float32.py.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 

@@ -1,4 +1,4 @@
-"""Record TensorFlow's string hashes (tests/test_tf_hashes.py): strings of every length from 0 to 200 bytes (each
+"""Record TensorFlow's string hashes (tests/kernels/test_tf_hashes.py): strings of every length from 0 to 200 bytes (each
 branch of FarmHash's Fingerprint64: 0-16, 17-32, 33-64 and over 64 bytes, and every tail of the 8-byte loops) of
 random bytes, non-ASCII UTF-8 text among them, each with its tf.fingerprint bytes and its
 to_hash_bucket_fast, to_hash_bucket_strong and to_hash_bucket buckets, for a small bucket count and for 2**63 - 1

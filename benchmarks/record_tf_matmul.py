@@ -1,5 +1,5 @@
 """Record TensorFlow's float32 matrix product bits (oneDNN's kernels on an x86 CPU: tapecli/kernels/tf_matmul.py)
-for tests/test_tf_matmul.py: 2-D products (tf.matmul with every transpose flag, as the gradients call it) of
+for tests/kernels/test_tf_matmul.py: 2-D products (tf.matmul with every transpose flag, as the gradients call it) of
 m, n, k from 1 to 300 and k up to 1,024, vectors as 1 x k and k x 1, Dense-sized products, batched products
 (BatchMatMulV2) with k up to 1,024: those within tf_matmul's limits.
 

@@ -1,4 +1,4 @@
-"""Record what TensorFlow prints for fresh programs (tests/test_tf_fresh_programs.py): each program runs as written
+"""Record what TensorFlow prints for fresh programs (tests/conformance/test_tf_fresh_programs.py): each program runs as written
 in a development venv that has TensorFlow (never tapecli's runtime), and its standard output is stored beside its
 text under its file's stem, so that CI compares tapecli's output with TensorFlow's without TensorFlow.
 

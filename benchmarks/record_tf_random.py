@@ -1,4 +1,4 @@
-"""Record TensorFlow's and Keras's random numbers for tests/test_tf_random_bits.py (tapecli/kernels/tf_random.py).
+"""Record TensorFlow's and Keras's random numbers for tests/kernels/test_tf_random_bits.py (tapecli/kernels/tf_random.py).
 
 Run it with the python of a development venv that has TensorFlow and Keras 3 (never tapecli's runtime):
 

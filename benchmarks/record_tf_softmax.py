@@ -1,5 +1,5 @@
 """Record TensorFlow's float32 softmax bits (oneDNN's kernel on an x86 CPU: tapecli/kernels/tf_onednn.py) for
-tests/test_tf_onednn.py: rows of 1 to 1,000 elements at several scales (exp's underflow included), rows with NaN
+tests/kernels/test_tf_onednn.py: rows of 1 to 1,000 elements at several scales (exp's underflow included), rows with NaN
 and infinite entries and subnormals, a 4-D tensor and an axis other than the last.
 
     TF_CPP_MIN_LOG_LEVEL=3 TFVENV/bin/python benchmarks/record_tf_softmax.py

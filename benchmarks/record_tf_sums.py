@@ -1,5 +1,5 @@
 """Record TensorFlow's float32 bits for reduce_sum and reduce_mean, which tapecli's NumPy kernels compute as
-TensorFlow's CPU kernels add (tapecli/kernels/tf_sums.py), for tests/test_tf_sums.py.
+TensorFlow's CPU kernels add (tapecli/kernels/tf_sums.py), for tests/kernels/test_tf_sums.py.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 

@@ -1,4 +1,4 @@
-"""NumPy arrays written in place inside TensorFlow programs (tests/test_numpy_writes.py): each case is a
+"""NumPy arrays written in place inside TensorFlow programs (tests/library/test_numpy_writes.py): each case is a
 program's body after ``import numpy as np`` and ``import tensorflow as tf``. What CPython with NumPy and
 TensorFlow prints for each, and the error it ends with, is recorded in tests/data/numpy_writes_cpython.json by
 running this file in a development venv that has TensorFlow (never tapecli's runtime):

@@ -1,5 +1,5 @@
 """The operands of the recorded matrix products (benchmarks/record_tf_matmul.py writes tests/data/tf_matmul_bits.json,
-tests/test_tf_matmul.py reads it): drawn again from the seed and the case's index, so the JSON holds no inputs."""
+tests/kernels/test_tf_matmul.py reads it): drawn again from the seed and the case's index, so the JSON holds no inputs."""
 from __future__ import annotations
 
 import hashlib

@@ -12,7 +12,7 @@ continuations, non-ASCII names, the forms tapecli refuses, whose error Lark word
 How Lark positions nodes, which this follows: a rule's node spans its tokens, from the first
 to the last, keywords and brackets included. A block (suite) ends with the _DEDENT token,
 which the indenter places where the _NEWLINE that ended the block's last line is: from that
-line's end to the next statement's first character. tests/test_startup.py compares the two
+line's end to the next statement's first character. tests/cli/test_startup.py compares the two
 parsers on the examples and on programs drawn from the grammar.
 """
 from __future__ import annotations

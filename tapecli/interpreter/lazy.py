@@ -1,6 +1,6 @@
 """The parts of the interpreter a straight-line program never uses, imported when a run first needs them
 (docs/performance.md, "Start-up"): a loop's plans and its body's shape, and the fused kernels of a large
-elementwise expression. The one place such a module is named; tests/test_architecture.py reads these names as
+elementwise expression. The one place such a module is named; tests/project/test_architecture.py reads these names as
 imports of this module, so the rooms' order still holds for them."""
 from __future__ import annotations
 

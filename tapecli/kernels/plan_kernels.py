@@ -7,7 +7,7 @@ import and these kernels' load (``loop_plans.compiles``) makes each of those cal
 added then relu one loop for the two. (A bias added alone is as fast in NumPy's loop over wide rows.)
 Every kernel here computes each element in the ordinary path's order, in the arrays' dtype, without fastmath
 (no reassociation, no fused multiply-add): the same bits as the NumPy kernels it stands for, which
-``tests/test_plan_kernels.py`` compares. ``TAPECLI_PLAN_KERNELS=0`` leaves the plans to NumPy alone.
+``tests/kernels/test_plan_kernels.py`` compares. ``TAPECLI_PLAN_KERNELS=0`` leaves the plans to NumPy alone.
 
 Importing this module imports numba (``numba_support``); each kernel is compiled once per machine and cached.
 """

@@ -6,10 +6,10 @@ the registry's hooks: the library imports the interpreter, the interpreter impor
 Importing this package registers the families every run needs (core, Python's builtins, NumPy's forms, the scope
 and the hooks they answer) and defers the others (``registry.defer``) to the first program that may use them: a
 family listed in ``families.DEFERRED`` (every name it registers, generated from the modules and checked by
-tests/test_startup.py) is imported for a program whose text has the last word of one of its names (its module's
+tests/cli/test_startup.py) is imported for a program whose text has the last word of one of its names (its module's
 word, for a name whose last word is a flat name too), Keras-lite for one with a first word of its names
 (``keras_words``), and every family for a name no loaded family has. Add a family by adding its module here, then
-to the table (``python tests/test_startup.py``).
+to the table (``python tests/cli/test_startup.py``).
 """
 from tapecli.library import core  # noqa: F401
 from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)

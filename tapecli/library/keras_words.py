@@ -1,7 +1,7 @@
 """The first word of every name Keras-lite registers (``keras_names``: its layers, models, losses, optimizers,
 metrics, initializers, schedules and base classes; ``layers.add`` gives ``layers``), known without importing it.
 Importing Keras-lite costs a run's start-up about 20 ms, as much as the whole interpreter: a program whose text
-has none of these words runs without it (``interpreter/registry.py``, ``defer``). tests/test_startup.py checks
+has none of these words runs without it (``interpreter/registry.py``, ``defer``). tests/cli/test_startup.py checks
 this list against what ``keras_names`` registers."""
 
 WORDS = frozenset((

@@ -1,5 +1,5 @@
 """The TensorFlow/Keras symbols tapecli leaves out on purpose, each with its one-line reason
-(docs/tf-surface.md lists the same table; tests/test_tf_surface.py checks that they agree). A program
+(docs/tf-surface.md lists the same table; tests/conformance/test_tf_surface.py checks that they agree). A program
 that reaches one gets a NameError saying so, never "has no": it is a decision, not a gap.
 
 Keys are the symbols as tests/data/tf_surface.tsv spells them (the ``tf.`` path).

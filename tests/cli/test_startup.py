@@ -1,0 +1,511 @@
+"""Start-up: what a small run imports, and the fast paths that keep it small give what the slow ones give.
+
+* the CLI parses common command lines without Typer (lazytyper.py): its result must be what
+  Typer would pass the command, and every other command line must reach Typer;
+* valid programs are parsed by fastparse.py: its AST must be Lark's, positions included;
+* a table on a stdout that is not a terminal is laid out without Rich: the same text as Rich's.
+
+No timings here: benchmarks/run.py measures them.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import cli, drawn, indent_markers
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.tdf")) + sorted((ROOT / "benchmarks").glob("*.tdf"))
+TINY = "var x = 3.0\ntape t:\n    y = x ** 2\ndy_dx = t.gradient(y, x)\n"
+
+# Runs the CLI's entry point, then reports on stderr which heavy modules were imported.
+RUNNER = textwrap.dedent("""\
+    import sys
+    from tapecli.cli.app import main
+    sys.argv = ["tapecli", *sys.argv[1:]]
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic"})
+    own = sorted(m for m in sys.modules if m.startswith("tapecli."))
+    sys.stderr.write("\\ntapecli modules: %s" % ",".join(own))
+    sys.stderr.write("\\nstandard library: %s" % ",".join(sorted({"difflib", "json"} & set(sys.modules))))
+    sys.stderr.write("\\nimported: %s\\n" % ",".join(heavy))
+    sys.exit(code)
+    """)
+
+
+def imported_by(*args, tmp_path, env=None):
+    program = tmp_path / "tiny.tdf"
+    program.write_text(TINY)
+    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    full_env.update({"COLUMNS": "200", **(env or {})})
+    proc = subprocess.run([sys.executable, "-c", RUNNER, *args, str(program)], capture_output=True, text=True,
+                          env=full_env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    return proc, set(filter(None, line.partition(":")[2].strip().split(",")))
+
+
+@pytest.mark.parametrize("args", [("grad", "--json"), ("grad",), ("run", "--json"), ("run",), ("jacobian", "--json")])
+def test_a_small_run_imports_no_heavy_module(args, tmp_path):
+    proc, heavy = imported_by(*args, tmp_path=tmp_path)
+    assert heavy == set(), heavy            # no Typer (nor Click, Pydantic), no Rich, no numba, no Lark
+
+
+@pytest.mark.parametrize("args", [("grad",), ("run",)])
+def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
+    proc, _ = imported_by(*args, tmp_path=tmp_path)
+    line = next(line for line in proc.stderr.splitlines() if line.startswith("standard library: "))
+    assert line == "standard library: ", line      # json and difflib are imported where a document or hint needs them
+
+
+# Parts of tapecli a small grad or run has no use for: each is imported where it is used.
+NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
+                         "tapecli.library.keras_names", "tapecli.library.keras.",
+                         # builtin families a program without their words never imports (library/families.py)
+                         "tapecli.library.tf_", "tapecli.library.control", "tapecli.library.data",
+                         # a loop's plans, a large expression's fused kernels (interpreter/lazy.py)
+                         "tapecli.interpreter.loop_plans", "tapecli.interpreter.loop_steps",
+                         "tapecli.interpreter.loop_shape", "tapecli.kernels.trace", "tapecli.fusion.core",
+                         "tapecli.fusion.codegen",
+                         "tapecli.kernels.numba_kernels", "tapecli.kernels.numba_support",
+                         "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice",
+                         "tapecli.execution.guard", "tapecli.execution.sandbox", "tapecli.execution.modules")
+
+
+@pytest.mark.parametrize("args", [("grad",), ("run", "--json")])
+def test_a_small_run_imports_only_the_parts_of_tapecli_it_uses(args, tmp_path):
+    proc, _ = imported_by(*args, tmp_path=tmp_path)
+    line = next(line for line in proc.stderr.splitlines() if line.startswith("tapecli modules: "))
+    own = set(line.partition(": ")[2].split(","))
+    assert "tapecli.interpreter.core" in own          # the listing is real
+    unwanted = sorted(m for m in own if m.startswith(NOT_ON_THE_SMALL_PATH))
+    assert unwanted == [], unwanted
+
+
+# Runs each program given in a new process, then says whether Keras-lite was imported, and the error if any.
+KERAS_RUNNER = textwrap.dedent("""\
+    import sys, tapecli
+    from tapecli.errors import TdfError
+    try:
+        tapecli.run(sys.argv[1])
+        error = ""
+    except TdfError as e:
+        error = f"{e} ({e.hint})"
+    print("tapecli.library.keras_names" in sys.modules, error, sep="|")
+    """)
+
+
+@pytest.mark.parametrize("program, imported, error", [
+    (TINY, False, ""),
+    ("import tensorflow as tf\nd = tf.keras.layers.Dense(2)\n", True, ""),
+    ("import tensorflow as tf\nm = tf.keras\nd = m.layers.add([tf.ones(2), tf.ones(2)])\n", True, ""),
+    ("from tensorflow.keras import layers\nd = layers.Dense(2)\n", True, ""),
+    ("a = Dense(3)\nloss = mse([1.0], [2.0])\n", True, ""),
+    # a name no loaded family has: every family is imported, and the hint sees all their names
+    ("x = Dens(3)\n", True, "name Dens is not defined (did you mean Dense?)"),
+    # a name TensorFlow's module lacks: its error and TensorFlow's closest name, Keras's names not needed
+    ("import tensorflow as tf\nx = tf.Dens(3)\n", False,
+     "module 'tensorflow' has no attribute 'Dens' (did you mean tf.keras.layers.Dense?)"),
+])
+def test_keras_lite_is_imported_for_the_programs_that_may_use_it(program, imported, error):
+    proc = subprocess.run([sys.executable, "-c", KERAS_RUNNER, program], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{imported}|{error}"
+
+
+def test_builtins_positional_ranges_read_from_code_are_inspects():
+    """The registry reads each builtin's positional range from its code object (no inspect.signature at import):
+    the same ranges inspect gives, and signatures made on demand."""
+    import inspect
+    from tapecli import library  # noqa: F401  (registers the builtins)
+    from tapecli.interpreter.registry import BUILTINS, load_deferred, signature
+    load_deferred()
+
+    def by_inspect(f):
+        params = list(inspect.signature(f).parameters.values())
+        if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
+            return None
+        return sum(p.default is p.empty for p in params), len(params)
+    functions = [f for f in BUILTINS.values() if getattr(f, "is_builtin", False)]
+    assert len(functions) > 100
+    assert [f.positional for f in functions] == [by_inspect(f) for f in functions]
+    assert any(f.positional is None for f in functions) and any(f.positional for f in functions)
+    assert signature(functions[0]) == inspect.signature(functions[0]) and signature(functions[0]) is signature(functions[0])
+
+
+def test_keras_constructors_check_their_arguments_on_first_use(tmp_path):
+    program = tmp_path / "k.tdf"
+    program.write_text("a = Dense(3)\nb = Dense(3, bogus=1)\n")
+    for _ in range(2):
+        r = cli("run", program)
+        assert r.code == 3 and "Dense(): got an unexpected keyword argument 'bogus'" in r.stderr and "usage: Dense(" in r.stderr
+
+
+def test_a_table_on_a_terminal_still_uses_rich(tmp_path):
+    _, heavy = imported_by("grad", tmp_path=tmp_path, env={"FORCE_COLOR": "1"})
+    assert "rich" in heavy and "typer" not in heavy
+
+
+def test_a_syntax_error_uses_the_lark_parser_and_still_not_lark_itself(tmp_path):
+    bad = tmp_path / "bad.tdf"
+    bad.write_text("if x = 1:\n    y = 1\n")
+    for _ in range(2):                      # the first run generates the parser into the cache
+        r = cli("run", bad)
+        assert r.code == 3 and "'=' binds a name; compare with '=='" in r.stderr
+
+
+# ------------------------------------------------------------------- the CLI
+
+PLAIN = [
+    ["grad", "{tiny}"], ["grad", "--json", "{tiny}"], ["grad", "{tiny}", "--json"], ["grad", "--json", "--", "{tiny}"],
+    ["run", "-q", "--no-color", "{tiny}"], ["run", "--json", "--set", "x=2.0", "{tiny}"],
+    ["run", "--json", "--set", "x=2.0", "--set=x=5", "{tiny}"], ["run", "--json", "--dtype", "float64", "{tiny}"],
+    ["run", "--json", "--max-steps=100", "--max-depth", "7", "{tiny}"], ["grad", "--json", "--of", "y", "{tiny}"],
+    ["grad", "--json", "--of=y", "--wrt", "x", "--unconnected", "zero", "{tiny}"], ["watched", "--json", "{tiny}"],
+    ["jacobian", "--json", "{tiny}"], ["explain", "--of", "y", "--wrt", "x", "{tiny}"],
+    ["check", "--json", "{tiny}", "{tiny}"], ["lint", "{tiny}"], ["tape", "--json", "{tiny}"],
+    ["bench", "--repeat", "2", "--warmup", "0", "{tiny}"], ["grad", "--full", "{tiny}"],
+    ["plot", "--json", "--x", "x", "--y", "y", "--y=dy_dx", "-o", "p.svg", "--logy", "{tiny}"],
+]
+TYPER_ONLY = [   # help, errors, the version
+    ["--help"], [], ["grad", "--help"], ["--version"], ["grad"], ["grad", "--bogus", "{tiny}"],
+    ["grad", "--max-steps", "many", "{tiny}"], ["grad", "--json=1", "{tiny}"], ["grad", "--max-steps"],
+    ["grad", "{tiny}", "{tiny}"], ["nosuchcommand"], ["explain", "{tiny}"], ["check"], ["grad", "-qx", "{tiny}"],
+]
+
+
+@pytest.mark.parametrize("argv", PLAIN + TYPER_ONLY, ids=lambda a: " ".join(a) or "(none)")
+def test_the_fast_command_line_answers_as_typer_does(argv, tmp_path):
+    tiny = tmp_path / "tiny.tdf"
+    tiny.write_text(TINY)
+    args = [a.format(tiny=tiny) for a in argv]
+    fast = cli(*args, cwd=tmp_path)
+    slow = cli(*args, cwd=tmp_path, env={"TAPECLI_NO_FAST_CLI": "1"})
+    if "bench" in args:                     # timings and memory differ from run to run
+        fast.stdout, slow.stdout = (re.sub(r"[0-9.]+", "N", out) for out in (fast.stdout, slow.stdout))
+    assert (fast.code, fast.stdout, fast.stderr) == (slow.code, slow.stdout, slow.stderr)
+
+
+def _typer_kwargs(argv):
+    """The keyword arguments Typer passes the command for ``argv`` (the command is not run)."""
+    from tapecli.cli import app as c
+    from tapecli.cli import lazytyper
+    calls = []
+    made = lazytyper._for_typer
+
+    def recording(fn):
+        copy = made(fn)
+
+        def record(**kwargs):
+            calls.append((fn, kwargs))
+        functools.update_wrapper(record, copy)
+        del record.__wrapped__
+        record.__signature__ = inspect.signature(copy)
+        return record
+    lazytyper._for_typer = recording
+    c.app._real = None
+    try:
+        c.app.real()(args=argv, prog_name="tapecli", standalone_mode=False)
+    finally:
+        lazytyper._for_typer = made
+        c.app._real = None
+    return calls[-1]
+
+
+@pytest.mark.parametrize("argv", PLAIN, ids=lambda a: " ".join(a))
+def test_the_fast_parse_gives_typers_arguments(argv):
+    from tapecli.cli import app as c
+    from tapecli.cli import lazytyper
+    args = [a.format(tiny="t.tdf") for a in argv]
+    plan = lazytyper.fast_parse(c.app, args)
+    assert plan is not None, "a plain command line should not need Typer"
+    assert plan == _typer_kwargs(args)
+
+
+@pytest.mark.parametrize("argv", [["--help"], [], ["grad", "--help"], ["--version"], ["grad"], ["grad", "--bogus", "f"],
+                                  ["grad", "--max-steps", "x", "f"], ["grad", "--json=1", "f"], ["grad", "f", "g"],
+                                  ["nope", "f"], ["explain", "f"], ["check"], ["grad", "-qx", "f"], ["grad", "--of"]])
+def test_anything_else_goes_to_typer(argv):
+    from tapecli.cli import app as c
+    from tapecli.cli import lazytyper
+    assert lazytyper.fast_parse(c.app, argv) is None
+
+
+# ------------------------------------------------------------------- the parser
+
+def _both(text: str):
+    """(fastparse's statements or None, Lark's statements or the exception it raised)."""
+    from tapecli.frontend import fastparse
+    from tapecli.frontend import larkparse
+    fast = fastparse.parse(text)
+    try:
+        ref = larkparse.parse_body(text)
+    except Exception as e:     # noqa: BLE001 - any rejection
+        ref = e
+    return fast, ref
+
+
+def assert_same_parse(text: str):
+    text = text if text.endswith("\n") else text + "\n"
+    fast, ref = _both(text)
+    if fast is None:
+        return
+    assert not isinstance(ref, Exception), f"fastparse took a program Lark rejects ({ref}):\n{text}"
+    assert fast == ref, f"the parsers differ on:\n{text}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_fastparse_gives_larks_ast_on_the_examples(path):
+    text = path.read_text()
+    text = text if text.endswith("\n") else text + "\n"
+    fast, ref = _both(text)
+    assert fast is not None and fast == ref
+
+
+TRICKY = [
+    "x = (a + b) * c\n", "y = -x ** -2 ** 3\n", "z = not a and b or not c\n", "e = a is not None\n",
+    "r = x[1:, ::2, :3, 4][0]\n", "d = {1: [1, 2,], 'k': (3,)}\n", "t = (1, 2, 3,)\n", "t = ((1))\n",
+    "f(a, b=2,)\nf()\n", "expect g ~= [1.0, 2.0], \"msg\"\n", "a, b, = f()\n",
+    "def f(a, b=1, ):\n    return a, b,\n", "def f(a, *args, b=2, **kw):\n    return g(*args, **kw)\n",
+    "def f(a: int, /, b, *, c: float = 1.0, **kw: int) -> int:\n    pass\n", "f = lambda *a, k=1, **kw: a\n",
+    "def f(*, a):\n    pass\n", "h(1, *xs, k=2, **{'a': 1})\n", "@custom_gradient\n@other\ndef g(x):\n    return x\n",
+    "if a:\n    pass\nelif b:\n    pass\nelse:\n    if c:\n        x = 1\n", "while x < 3:\n    x += 1\n",
+    "for i, j in pairs:\n    continue\n", "tape t(persistent=True, watch_accessed_variables=False):\n    y = 1\n",
+    "tape t():\n    y = 1\n", "stop_recording t:\n    y = 1\n", "expect_error TapeError:\n    g = 1\n",
+    "var(trainable=False) s: float64 = 0.0\n", "const c: int32 = 1e3 + .5 + 3. + 1E-2\n", "watch x, y, in t\n",
+    "reset t\n", "return\n", "print('a\\tb', \"c\\\"d\")\n", "x = 1  # comment\n\n   # indented comment\ny = 2\n",
+    "f(a,\n  b,  # inside\n\tc)\n", "  x = 1\ny = 2\n", "x = [\n]\n", "x = a.b.c(d)[e].f\n", "x=1;y=2\n",
+    "if x:\n    y = 1\n  z = 2\n", "x = 1\n\ty = 2\n", "x = 1 \\\n + 2\n", "var in = 1\n", "x = é\n", "x = 1\r\ny = 2\r\n",
+    "f(a=1, 2)\n", "x = (1 +\n", "def f(x):\n    return x\nf(1)", "if x:\n\n    # c\n\n    y = 1\n\n",
+    # Python's forms, and the soft keywords where they are names
+    "var = 1\nvar(x)\nvar.y = 2\nwatch = 3\nexpect(1)\ntape.watch(x)\nreset[0] = 1\n",
+    "var(trainable=False) s = 1\nvar(3)\n", "if x: watch y\nelse: expect z\n", "x = {a: b for a, b in c}\n",
+    "y = [i * j for i in a if i for j in b]\nz = (v for v in w)\nf(v for v in w)\n", "q = lambda a, b=2: a if b else -a\n",
+    "s = f'{x!r:>{w}.{p}} {{}} {y=}'\nt = rb'\\d'\nu = '''a\nb'''\n", "a, *b = c\n", "x: int\ny: int = 2\n",
+    "with a as b, c:\n    pass\n", "class A(B, metaclass=M):\n    pass\n", "from . import x\n", "import a.b as c, d\n",
+    "from a.b import (c as d, e,)\n", "x = 0x_1f + 1_0.5e1_0 + 3j\n", "x = a if b else c if d else e\n",
+    "del a[0], b.c\n", "assert x, 'm'\n", "def f(*a, **k):\n    pass\n", "x = y @ z; x @= y\n", "x = ...\n",
+    "x = {1, 2}\n", "x = not a in b\n", "x = a not in b is not c\n", "print(*a, sep='')\n", "x = ()\n",
+    "@a.b(c)\n@d\ndef f(x) -> int:\n    return x\n", "try:\n    pass\nexcept E as e:\n    pass\n",
+    # & | ^ ~ (tensors' logical and bitwise operators), Python's precedence; shifts stay refused
+    "x = a & b | c ^ d & ~e | f\n", "y = ~x ** 2 + ~-a * ~b\n", "z = (a | b) & c == d ^ e\n", "w = a | b + c & d - e\n",
+    "v = not a | b and c & d\n", "m = a & b << c\n", "n = a >> b | c\n", "k = ~~a\n",
+]
+
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_fastparse_gives_larks_ast_or_gives_up(text):
+    assert_same_parse(text)
+
+
+_MUTATIONS = [
+    lambda s, r, i: s[:i] + s[i + 1:],                                   # delete a character
+    lambda s, r, i: s[:i] + r.choice(" ()[]{},:.=+-*/@#\n    xy01'\"") + s[i:],  # insert one
+    lambda s, r, i: s[:i] + r.choice(["if ", "not ", "in ", "**", "\n    ", ", ", ":"]) + s[i:],
+    lambda s, r, i: "\n".join(r.sample(s.split("\n"), len(s.split("\n")))),  # shuffle lines
+]
+
+
+@settings(max_examples=drawn(60), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(EXAMPLES), st.randoms(use_true_random=False), st.integers(1, 4))
+def test_fastparse_on_mutated_examples(path, rnd, count):
+    text = path.read_text()
+    for _ in range(count):
+        text = rnd.choice(_MUTATIONS)(text, rnd, rnd.randrange(max(1, len(text))))
+    assert_same_parse(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _grammar_programs():
+    """Programs drawn from grammar/tdf.lark itself (hypothesis.extra.lark)."""
+    from hypothesis.extra.lark import from_lark
+    from lark import Lark
+    from tapecli.frontend.parser import grammar_text
+    from tapecli.frontend.softkeywords import SOFT_KEYWORDS
+    grammar = Lark(grammar_text(), parser="lalr")
+    explicit = {"_NEWLINE": st.sampled_from(["\x00", "  # c\x00", "\x00\x00"]), "_INDENT": st.just("\x01"),
+                "_DEDENT": st.just("\x02"), "COMMENT": st.just(" "),
+                "NAME": st.sampled_from([" x ", " y ", " t ", " f ", " in_ ", " nota "]),
+                "NUMBER": st.sampled_from([" 1 ", " 2.0 ", " .5 ", " 3. ", " 1E-2 "]),
+                "STRING": st.sampled_from([' "s" ', " 'z' ", r' "a\"b" ', ' f"{x}" ', " r'\\d' "])}
+    explicit.update({f"_{word.upper()}": st.just(f" {word} ") for word in SOFT_KEYWORDS})
+    for terminal in grammar.terminals:
+        if terminal.pattern.type == "str" and terminal.pattern.value.isidentifier():
+            explicit[terminal.name] = st.just(f" {terminal.pattern.value} ")
+
+    def indented(text):
+        text = re.sub(r"\\[\t \f]*\r?\n", " ", text)          # continuation lines: fastparse leaves them to Lark
+        return indent_markers(text)
+    return from_lark(grammar, start="start", explicit=explicit).map(indented)
+
+
+@settings(max_examples=drawn(60), deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_fastparse_on_programs_from_the_grammar(data):
+    text = data.draw(_grammar_programs())
+    if data.draw(st.booleans()):
+        text = re.sub(r"(?<=[^\s\w]) +| +(?=[^\s\w])", "", text)     # and without the spaces
+    assert_same_parse(text)
+
+
+def test_the_parsers_can_be_compared_on_every_run(tmp_path):
+    program = tmp_path / "p.tdf"
+    program.write_text(TINY)
+    r = cli("grad", "--json", program, env={"TAPECLI_PARSER": "compare"})
+    assert r.code == 0 and r.json["gradients"][0]["value"] == 6.0
+    r = cli("grad", "--json", program, env={"TAPECLI_PARSER": "lark"})
+    assert r.code == 0 and r.json["gradients"][0]["value"] == 6.0
+
+
+def test_the_generated_parser_is_cached_and_a_damaged_entry_is_made_again(tmp_path):
+    bad = tmp_path / "bad.tdf"
+    bad.write_text("y = (x + 1\n")
+    env = {"TAPECLI_CACHE_DIR": str(tmp_path / "cache")}
+    first = cli("run", bad, env=env)
+    entries = list((tmp_path / "cache").rglob("tdf_parser-*.bin"))
+    assert first.code == 3 and len(entries) == 1
+    entries[0].write_bytes(b"not marshal data")
+    again = cli("run", bad, env=env)
+    assert (again.code, again.stderr) == (first.code, first.stderr)
+    assert entries[0].read_bytes() != b"not marshal data"
+
+
+def test_ast_nodes_list_their_fields_in_constructor_order():
+    from tapecli.frontend import ast
+    for cls in vars(ast).values():
+        if isinstance(cls, type) and issubclass(cls, ast.Node) and cls is not ast.Node:
+            params = [p for p in inspect.signature(cls).parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+            assert [p.name for p in params] == list(cls._fields), cls
+            node = cls(*[None] * len(params), line=3, end=9)
+            assert (node.line, node.column, node.end) == (3, 0, 9)
+            assert node == cls(*[None] * len(params), line=3, end=9) and node != cls(*[None] * len(params))
+
+
+# ------------------------------------------------------------------- the table
+
+@contextlib.contextmanager
+def plain_stdout(width):
+    """A stdout that is not a terminal, a console ``width`` wide, no colour forced."""
+    saved_env = {k: os.environ.pop(k, None) for k in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    saved_out = sys.stdout
+    os.environ["COLUMNS"] = str(width)
+    sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdout = saved_out
+        for k, v in saved_env.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+
+def _rich_table(title, columns, rows, width):
+    import io
+    from rich.console import Console
+    from rich.table import Table
+    buf = io.StringIO()
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    Console(file=buf, width=width, highlight=False, soft_wrap=True, force_terminal=False).print(table)
+    return buf.getvalue()
+
+
+_CELL = st.text(alphabet="abcxyz0123456789 .,-+=()[]{}'\"_*/<>#@:", max_size=25)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    _CELL, st.lists(_CELL, min_size=n, max_size=n), st.lists(st.lists(_CELL, min_size=n, max_size=n), max_size=4))),
+    st.sampled_from([20, 40, 80, 132]))
+def test_the_plain_table_is_richs_table(table, width):
+    from tapecli.cli.render import plain_table
+    title, columns, rows = table
+    with plain_stdout(width):
+        plain = plain_table(title, columns, rows)
+    if plain is None:
+        return
+    assert plain == _rich_table(title, columns, rows, width)
+
+
+def test_the_plain_table_is_used_for_the_usual_tables():
+    from tapecli.cli.render import plain_table
+    rows = [["dy_dx", "4", "t", "y", "x", "6.0", "float32", "[]"], ["g[\"w\"]", "9", "t", "loss", "w",
+                                                                      "[[1.0, 2.5]]", "float32", "[1, 2]"],
+            ["grads[1]", "9", "t", "loss", "b", "None  (b is not watched by tape t)", "", ""]]
+    columns = ["name", "line", "tape", "target", "source", "value", "dtype", "shape"]
+    with plain_stdout(120):
+        plain = plain_table("gradients of a.tdf", columns, rows)
+    assert plain == _rich_table("gradients of a.tdf", columns, rows, 120)
+
+
+def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_path, monkeypatch):
+    """main() slows the collector down for the imports; the program runs with young objects collected at the
+    usual pace, the start-up heap frozen and full collections rare; after main, all is as it was."""
+    import gc
+    from tapecli import api
+    from tapecli.cli import app as c
+    program = tmp_path / "p.tdf"
+    program.write_text(TINY)
+    seen = []
+    real = api.run_source
+    monkeypatch.setattr(api, "run_source", lambda *a, **k: seen.append((gc.get_threshold(), gc.get_freeze_count()))
+                        or real(*a, **k))
+    monkeypatch.setattr(sys, "argv", ["tapecli", "run", "--json", str(program)])
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit):
+        c.main()
+    ((during, frozen),) = seen
+    assert during[:2] == before[:2] and during[2] >= c._RARE_FULL_COLLECTIONS and frozen > 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+_TEARDOWN_PROBE = """\
+import atexit, sys
+{preload}
+atexit.register(lambda: sys.stderr.write("teardown ran\\n"))
+from tapecli.cli import main
+sys.argv = ["tapecli", "check", sys.argv[1]]
+main()
+"""
+
+
+_FINISHED_THREAD = "import threading; threading.Thread(target=lambda: None).start()"
+_LIVE_THREAD = "import threading, time; threading.Thread(target=time.sleep, args=(3,)).start()"   # alive all run long
+
+
+@pytest.mark.parametrize("preload, teardown", [("", False), ("import multiprocessing", True), (_FINISHED_THREAD, False),
+                                               (_LIVE_THREAD, True)])
+def test_a_small_run_ends_without_teardown_unless_something_needs_it(tmp_path, preload, teardown):
+    """The console script skips Python's shutdown (a tenth of a small run) only when no module that owns
+    processes, threads or caches was loaded and no other thread is alive; the exit code is kept."""
+    program = tmp_path / "p.tdf"
+    program.write_text("var x = 3.0\ntape t:\n    y = x * x\ng = t.gradient(y, x)\nexpect g == 5.0\n")
+    probe = tmp_path / "probe.py"
+    probe.write_text(_TEARDOWN_PROBE.format(preload=preload))
+    r = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr                 # the failed expectation's exit code, either way
+    assert "1 failed" in r.stdout
+    assert ("teardown ran" in r.stderr) == teardown
