@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 
 import numpy as np
 
@@ -327,6 +328,8 @@ class Expressions:
             left = right
         return result
 
+    _PYTHON_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+                       "!=": operator.ne}
     _COMPARE = {"<": ops.less, "<=": ops.less_equal, ">": ops.greater, ">=": ops.greater_equal,
                 "==": ops.equal, "!=": ops.not_equal}
 
@@ -361,9 +364,10 @@ class Expressions:
                      "bool" if v.__class__ is PythonBool else "float" if getattr(v, "dtype", np.dtype(int)).kind == "f"
                      else "int" for v in (left, right)]
             raise TdfTypeError(f"'{op}' not supported between instances of '{kinds[0]}' and '{kinds[1]}'")
-        if op in ("==", "!=") and _python_sequence(left) and _python_sequence(right):
-            # two Python lists or tuples of numbers (a bracket literal is a weak tensor here): Python's equality
-            return PythonBool(np.array(_python_value(left) == _python_value(right)) == (op == "=="))
+        if _python_sequence(left) and _python_sequence(right):
+            # two Python lists or tuples of numbers (a bracket literal is a weak tensor here): Python's comparison,
+            # element by element to the first that differs ([1] < [2] is True, [] < [] False)
+            return PythonBool(np.array(self._PYTHON_COMPARE[op](_python_value(left), _python_value(right))))
         if op in ("==", "!=") and isinstance(left, list) and isinstance(right, list) and \
                 any(isinstance(v, (Variable, ProgramObject)) for v in left + right):
             # lists of variables or objects (`layer.weights == [layer.w, layer.b]`): Python's list equality

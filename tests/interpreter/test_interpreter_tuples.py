@@ -69,17 +69,18 @@ if a == b:
     print("same")
 t = tf.constant([1, 2])
 print(t == [1, 2])
+print([] < [], [1] < [2], [1, 2] < [1, 3], (1, 2) >= (1, 2), [2] <= [1, 5], [3] > [2, 9], (0.5,) < (1,))
 """
 
 
 @pytest.mark.parametrize("on_cpython", ["0", "1"])
 def test_python_lists_and_tuples_compare_as_python_compares_them(monkeypatch, on_cpython):
-    """`a == b` of two lists (or tuples) of numbers is Python's bool, not an elementwise tensor (a bracket literal
-    is a weak tensor on the interpreter); a tensor beside a list is still TensorFlow's elementwise comparison.
+    """`a == b` and `a < b` of two lists (or tuples) of numbers are Python's bools, not elementwise tensors (a
+    bracket literal is a weak tensor on the interpreter); a tensor beside a list is still TensorFlow's elementwise comparison.
     The lines are what TensorFlow 2.21 under CPython printed."""
     from tapecli.execution import PythonRun
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     result = tapecli.run(EQUALITY)
     assert isinstance(result.run.interpreter, PythonRun) == (on_cpython == "1")
     assert result.output == ["True False False True True False True True", "same",
-                             "tf.Tensor([ True  True], shape=(2,), dtype=bool)"]
+                             "tf.Tensor([ True  True], shape=(2,), dtype=bool)", "False True True True False True True"]
