@@ -5,8 +5,10 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import numpy as np
@@ -18,14 +20,20 @@ from tapecli.api import Options, run_source
 collect_ignore_glob = ["data/*"]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _private_cache(tmp_path_factory):
-    """Keep the parser and numba caches of the test run out of the user's cache. The workers of one run share
-    theirs (pytest-xdist's base directories sit in one directory a run): a kernel one compiled, the other loads,
-    as two tapecli processes do (kernels/numba_support.py locks a compile)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    os.environ.setdefault("TAPECLI_CACHE_DIR", str(shared / "tapecli-cache"))
+def pytest_configure(config):
+    """Keep the parser and numba caches of the test run out of the user's cache, from before the test files are
+    imported (a module's import may set up numba's cache). The workers of one run share the controller's folder,
+    which they inherit with its environment: a kernel one compiled, the other loads, as two tapecli processes do
+    (kernels/numba_support.py locks a compile). The controller removes it at the end."""
+    if "TAPECLI_CACHE_DIR" not in os.environ:
+        os.environ["TAPECLI_CACHE_DIR"] = config.tapecli_cache = tempfile.mkdtemp(prefix="tapecli-test-cache-")
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "tapecli_cache", None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        del os.environ["TAPECLI_CACHE_DIR"]
 
 
 @contextlib.contextmanager

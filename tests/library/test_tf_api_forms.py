@@ -242,7 +242,7 @@ def test_keras_registration_decorates_a_class_and_returns_it(monkeypatch, parser
                "    def __init__(self, k, **kwargs):\n        super().__init__(**kwargs)\n        self.k = k\n"
                "    def call(self, x):\n        return x * self.k\n\n"
                "@tf.keras.utils.register_keras_serializable(package='mine')\nclass Twice(tf.Module):\n"
-               "    def __call__(self, x):\n        return 2.0 * x\n\n"
+               "    def __call__(self, x):\n        return 2.0 * x\n    def get_config(self):\n        return {}\n\n"
                "print(Scale(3.0)(tf.constant([1.0, 2.0])))\nprint(Twice()(tf.constant(1.5)))\n")
     assert printed(program, keras=True) == ["tf.Tensor([3. 6.], shape=(2,), dtype=float32)",
                                             "tf.Tensor(3.0, shape=(), dtype=float32)"]
