@@ -8,13 +8,13 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_axis, to_dtype, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
 from tapecli.library.tf_nn import _channels_last, _ints, _padding
 from tapecli.interpreter.registry import builtin
 from tapecli.ops.nn import _first_maxima, _pads
-from tapecli.runtime.values import PythonTuple, Tensor
+from tapecli.runtime.values import dtype_name, PythonTuple, Tensor
 
 
 @builtin()
@@ -390,3 +390,74 @@ def _image(x, what):
     if x.ndim != 4:
         raise ShapeError(f"{what} needs a 4-D input [batch, height, width, channels], got shape {list(x.shape)}")
     return x.shape
+
+
+# ---------------------------------------------------------------- CTC
+
+def _lengths(x, what, batch) -> Tensor:
+    """A [batch] vector of sequence lengths, as an int tensor."""
+    lengths = ops.int_indices(x, what)
+    if lengths.shape != (batch,):
+        raise ShapeError(f"ctc: {what} must have shape [{batch}] (the batch), got {list(lengths.shape)}")
+    return Tensor(lengths)
+
+
+@builtin()
+def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None, blank_index=None,
+             name=None):
+    """tf.nn.ctc_loss with dense labels: ``ctc_loss_dense`` (ctc_ops.py), the blank class moved to 0 (and the
+    labels below it up by one) before the loss of time-major logits (ops/ctc.py); float16 and bfloat16 logits
+    computed in float32. SparseTensor labels (the CTCLoss kernel's path) and ``unique`` are refused."""
+    from tapecli.library.tf_sparse import SparseTensor
+    if isinstance(labels, SparseTensor):
+        raise TdfValueError("tf.nn.ctc_loss with SparseTensor labels is not supported by tapecli: give dense labels "
+                            "[batch, max length] with label_length")
+    if unique is not None:
+        raise TdfValueError("tf.nn.ctc_loss's unique= is not supported by tapecli: leave it out (the loss is the same)")
+    x = ops.to_tensor(logits)
+    x = ops.materialize(x) if x.weak else x
+    if x.dtype.kind != "f" or x.dtype == np.float64:
+        raise TdfTypeError(f"ctc_loss needs float32 (or float16, bfloat16) logits, got {dtype_name(x.dtype)}",
+                           hint="cast the logits to float32")
+    if x.ndim != 3:
+        raise ShapeError(f"ctc_loss: logits must be 3-D, got shape {list(x.shape)}")
+    given = x.dtype
+    if given != np.float32:
+        x = ops.cast(x, np.float32)
+    if not truth(logits_time_major):
+        x = ops.transpose(x, (1, 0, 2))
+    lab = ops.int_indices(labels, "ctc_loss labels")
+    batch, classes = x.shape[1], x.shape[2]
+    if lab.ndim != 2 or lab.shape[0] != batch:
+        raise ShapeError(f"ctc_loss: labels must be [batch, max length] with batch {batch}, got {list(lab.shape)}")
+    blank = 0 if blank_index is None else to_int(blank_index, "blank_index")
+    if blank != 0:
+        blank += classes if blank < 0 else 0
+        x = ops.concat([ops.getitem(x, (slice(None), slice(None), slice(blank, blank + 1))),
+                        ops.getitem(x, (slice(None), slice(None), slice(None, blank))),
+                        ops.getitem(x, (slice(None), slice(None), slice(blank + 1, None)))], 2)
+        lab = np.where(lab < blank, lab + 1, lab)
+    loss = ops.ctc_loss(x, Tensor(lab.astype(np.int32)), _lengths(label_length, "label_length", batch),
+                        _lengths(logit_length, "logit_length", batch))
+    return loss if given == np.float32 else ops.cast(loss, given)
+
+
+@builtin()
+def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index=None):
+    """tf.nn.ctc_greedy_decoder: ([SparseTensor of the decoded classes], -sum of each frame's greatest logit
+    [batch, 1]), the CTCGreedyDecoder kernel's (kernels/tf_ctc.py); no gradient, as TensorFlow registers none."""
+    from tapecli.kernels import tf_ctc
+    from tapecli.library.tf_sparse import made
+    x = ops.to_tensor(inputs)
+    if x.ndim != 3 or x.dtype.kind != "f":
+        raise TdfValueError(f"ctc_greedy_decoder: inputs must be a 3-D float tensor [max_time, batch, classes], got "
+                            f"{dtype_name(x.dtype)} of shape {list(x.shape)}")
+    frames, batch, classes = x.shape
+    lengths = _lengths(sequence_length, "sequence_length", batch).value
+    for b, n in enumerate(lengths.tolist()):
+        if n > frames:
+            raise TdfValueError(f"ctc_greedy_decoder: sequence_length({b}) <= {frames}")
+    blank = classes - 1 if blank_index is None else to_int(blank_index, "blank_index")
+    blank += classes if blank < 0 else 0
+    indices, values, shape, neg_sum = tf_ctc.greedy_decode(x.value, lengths, truth(merge_repeated), blank)
+    return PythonTuple(([made(indices, Tensor(values), shape.tolist())], Tensor(neg_sum)))

@@ -1,0 +1,175 @@
+"""TensorFlow's CTC on the CPU: the dense loss and its gradient, and the greedy decoder.
+
+``loss_and_grad`` is ``ctc_loss_dense``'s computation (tensorflow/python/ops/ctc_ops.py: ``ctc_loss_and_grad``,
+the batched forward-backward algorithm of Sim et al., 2017, in the log domain), the blank at class 0, each of
+its ops as TensorFlow's kernel computes it: log_softmax, exp, log and the sums are the kernels room's
+(TensorFlow's bits where it follows them), reduce_logsumexp is TensorFlow's composition (``logsumexp``), and
+the loop's steps are the scan's, one frame at a time, in its order. The signed zeros its constants carry
+(``(1 - mask) * log_0``, the scan's outputs started from zeros) are kept, since a sum of them is what the
+loss reads. ``greedy_decode`` is the CTCGreedyDecoder kernel (ctc_decoder_ops.cc): per frame the first
+greatest class, summed negated from 0 in the logits' dtype."""
+from __future__ import annotations
+
+import numpy as np
+
+from .numpy_kernels import RAW_KERNELS as K
+from .tf_float32 import PACKET, PACKET_LIMIT
+from .tf_sums import EXACT_MOST
+
+
+def _in_pieces(kernel, x, row=1):
+    """``kernel`` (elementwise, or on rows of ``row`` values) on ``x`` a piece at a time, each piece small enough
+    for the kernels room to give TensorFlow's bits: Eigen's packets run from the tensor's start, so pieces of
+    whole packets give what the whole tensor would (a row-wise kernel's packets are of rows too: LogSoftmax's
+    log of the rows' sums)."""
+    piece = PACKET_LIMIT // row // PACKET * PACKET * row
+    if x.dtype != np.float32 or x.size <= piece or not piece:
+        return kernel(x)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    return np.concatenate([kernel(flat[i:i + piece].reshape(-1, row) if row > 1 else flat[i:i + piece])
+                           .reshape(-1) for i in range(0, flat.size, piece)]).reshape(x.shape)
+
+
+def _sum(x, axis):
+    """TensorFlow's Sum over ``axis`` (not the first), kept: a block of the first axis at a time, each small
+    enough for the kernels room to follow TensorFlow's order (each output's sum is its own)."""
+    step = max(1, EXACT_MOST // max(1, x[0].size))
+    if x.shape[0] <= step:
+        return K["sum"](x, axis=axis, keepdims=True)
+    return np.concatenate([K["sum"](x[i:i + step], axis=axis, keepdims=True) for i in range(0, x.shape[0], step)])
+
+
+def _exp(x):
+    return _in_pieces(K["exp"], x)
+
+
+def _log(x):
+    return _in_pieces(K["log"], x)
+
+
+def _logsumexp(x, axis, keepdims=False):
+    """TensorFlow's reduce_logsumexp (math_ops.py): log(sum(exp(x - m))) + m, m the greatest where finite, else 0."""
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    out = _log(_sum(_exp(x - m), axis)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _one_hot(indices, depth, on, off, dtype):
+    """tf.one_hot on the last axis: ``off`` where an index is outside [0, depth)."""
+    out = np.full(indices.shape + (depth,), off, dtype=dtype)
+    inside = (indices >= 0) & (indices < depth)
+    out[inside, indices[inside]] = on
+    return out
+
+
+def _transitions(labels, dtype):
+    """``_ctc_state_trans``: [batch, states, states] of 1 where a step may go from state j (column) to state
+    i (row). States 0..L are the start and the labels, L+1..2L+1 the blanks after each; a label follows the one
+    before it only where the two differ."""
+    batch, length = labels.shape
+    label_states = length + 1
+    trans = np.eye(2 * label_states, dtype=dtype)
+    trans[1, 0] = 1
+    i = np.arange(label_states)
+    trans[i[1:], label_states + i[:-1]] = 1        # a blank to the next label
+    trans[label_states + i, i] = 1                 # a label (or the start) to its blank
+    trans = np.repeat(trans[None], batch, axis=0)
+    trans[:, i[2:], i[1:-1]] += (labels[:, :-1] != labels[:, 1:]).astype(dtype)
+    return trans
+
+
+def _state_log_probs(label_length, length, dtype):
+    """``ctc_state_log_probs``: the initial and final states' log probabilities, [batch, states] each, log(0)
+    written as float32(log(1e-307)) (the finals' zeros are -0.0: (1 - 1) * log_0)."""
+    batch = label_length.shape[0]
+    label_states = length + 1
+    log_0 = np.float32(np.log(np.float64(0) + 1e-307)).astype(dtype)
+    initial = np.full((batch, 2 * label_states), log_0, dtype=dtype)
+    initial[:, 0] = 0
+    final_mask = _one_hot(label_length, label_states, 1, 0, dtype).T          # [label states, batch]
+    final = (dtype.type(1) - np.stack([final_mask, final_mask])) * log_0
+    return initial, np.ascontiguousarray(final.reshape(2 * label_states, batch).T)
+
+
+def _forward_backward(trans_log, initial, final, observed, logit_length):
+    """``_forward_backward_log``: the states' posterior log probabilities [frames, batch, states] and each
+    sequence's log likelihood."""
+    frames, batch, _ = observed.shape
+    dtype = observed.dtype
+    fwd = np.zeros((frames + 1,) + initial.shape, dtype=dtype)
+    fwd[0] += initial
+    state = initial
+    for t in range(frames):
+        state = _logsumexp(state[:, None, :] + trans_log, -1)
+        state = state + observed[t]
+        state = state - _logsumexp(state, -1, keepdims=True)
+        fwd[t + 1] = state
+    bwd_trans_log = np.transpose(trans_log, (0, 2, 1))
+    mask = (np.arange(frames)[None, :] < logit_length[:, None]).astype(dtype).T        # [frames, batch]
+    bwd = np.zeros((frames + 1,) + final.shape, dtype=dtype)
+    bwd[frames] += final
+    state, cum_log_sum = final, np.zeros(batch, dtype=dtype)
+    for t in range(frames - 1, -1, -1):
+        state = state + observed[t]
+        state = _logsumexp(state[:, None, :] + bwd_trans_log, -1)
+        log_prob_sum = _logsumexp(state, -1, keepdims=True)
+        state = state - log_prob_sum
+        cum_log_sum = cum_log_sum + log_prob_sum[:, 0] * mask[t]
+        kept = mask[t][:, None]
+        state = state * kept + final * (dtype.type(1) - kept)
+        bwd[t] = state
+    fwd_bwd = fwd[1:] + bwd[1:]
+    fwd_bwd = fwd_bwd - _logsumexp(fwd_bwd, 2, keepdims=True)
+    fwd_bwd = fwd_bwd + _log(mask[:, :, None])
+    return fwd_bwd, bwd[0, :, 0] + cum_log_sum
+
+
+def loss_and_grad(logits, labels, label_length, logit_length):
+    """``ctc_loss_and_grad``: the per-sequence losses [batch] and the gradient of their sum to ``logits``
+    [frames, batch, classes] (time-major, the blank at class 0; ``labels`` [batch, max label length])."""
+    dtype = logits.dtype
+    frames, batch, classes = logits.shape
+    length = labels.shape[1]
+    ilabel_log_probs = _in_pieces(lambda rows: K["log_softmax"](rows, axis=-1), logits, classes)
+    # _ilabel_to_state: each label state's class log probability, the blanks', and the start's log(0)
+    picked = _sum(ilabel_log_probs[:, :, None, :] * _one_hot(labels, classes, 1, 0, dtype)[None], 3)[..., 0]
+    blank = np.repeat(ilabel_log_probs[:, :, :1], length + 1, axis=2)
+    observed = np.concatenate([np.full((frames, batch, 1), -np.inf, dtype=dtype), picked, blank], axis=2)
+    initial, final = _state_log_probs(label_length, length, dtype)
+    fwd_bwd, log_likelihood = _forward_backward(_log(_transitions(labels, dtype)), initial, final, observed,
+                                                logit_length)
+    # _state_to_olabel: the posteriors summed per class
+    label_states = fwd_bwd[:, :, 1:length + 1, None] + _one_hot(labels - 1, classes - 1, 0, -np.inf, dtype)[None]
+    olabel_log_probs = np.concatenate([_logsumexp(fwd_bwd[:, :, length + 1:], 2, keepdims=True),
+                                       _logsumexp(label_states, 2)], axis=-1)
+    grad = _exp(ilabel_log_probs) - _exp(olabel_log_probs)
+    grad *= (np.arange(frames)[:, None] < logit_length[None, :]).astype(dtype)[:, :, None]
+    return -log_likelihood, grad
+
+
+def greedy_decode(inputs, sequence_length, merge_repeated, blank_index):
+    """CTCGreedyDecoder: (indices [n, 2] of (batch, position), values [n], dense shape [batch, longest],
+    neg_sum_logits [batch, 1]) as int64, int64, int64 and the inputs' dtype."""
+    batch = inputs.shape[1]
+    best = np.zeros(inputs.shape[:2], dtype=np.int64)
+    greatest = inputs[:, :, 0]
+    for c in range(1, inputs.shape[2]):         # RowMax: the first greatest (a NaN after the first never is)
+        greater = inputs[:, :, c] > greatest
+        greatest = np.where(greater, inputs[:, :, c], greatest)
+        best[greater] = c
+    rows = []
+    neg_sum = np.zeros((batch, 1), dtype=inputs.dtype)
+    for b in range(batch):
+        row, previous = [], -1
+        for t in range(int(sequence_length[b])):
+            c = int(best[t, b])
+            neg_sum[b, 0] -= inputs[t, b, c]
+            if c != blank_index and not (merge_repeated and c == previous):
+                row.append(c)
+            previous = c
+        rows.append(row)
+    indices = np.array([(b, i) for b, row in enumerate(rows) for i in range(len(row))], dtype=np.int64).reshape(-1, 2)
+    values = np.array([c for row in rows for c in row], dtype=np.int64)
+    shape = np.array([batch, max((len(row) for row in rows), default=0)], dtype=np.int64)
+    return indices, values, shape, neg_sum
