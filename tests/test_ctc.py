@@ -1,0 +1,23 @@
+"""CTC's refusals (what a recorded program cannot show: tests/data/tf_programs_ctc.json has the values): the
+CTCLoss kernel's SparseTensor labels and ``unique=`` are clear errors, never another path's numbers."""
+from __future__ import annotations
+
+import pytest
+
+from tapecli.api import Options, run_source
+from tapecli.errors import TdfError
+
+PROLOGUE = "import tensorflow as tf\nz = tf.zeros([3, 2, 4])\n"
+
+
+@pytest.mark.parametrize("call, words", [
+    ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [3, 0]])), z, None, [3, 3], blank_index=0)",
+     "SparseTensor labels"),
+    ("tf.nn.ctc_loss([[1, 2], [3, 0]], z, [2, 1], [3, 3], unique=(tf.constant([[1, 2], [3, 0]]), tf.constant([[0, 1], [0, 1]])))",
+     "unique= is not supported"),
+    ("tf.nn.ctc_loss([[1, 2], [3, 0]], tf.cast(z, tf.float64), [2, 1], [3, 3])", "float32"),
+    ("tf.nn.ctc_greedy_decoder(z, [3, 4])", "sequence_length(1) <= 3"),
+])
+def test_ctc_refusals_are_clear_errors(call, words):
+    with pytest.raises(TdfError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        run_source(PROLOGUE + f"r = {call}\n", "p.py", Options())
