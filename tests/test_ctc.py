@@ -1,5 +1,6 @@
-"""CTC's refusals (what a recorded program cannot show: tests/data/tf_programs_ctc.json has the values): the
-CTCLoss kernel's SparseTensor labels and ``unique=`` are clear errors, never another path's numbers."""
+"""CTC's errors and refusals (what a recorded program cannot show: tests/data/tf_programs_ctc.json has the values):
+the CTCLoss kernel's checks of a SparseTensor's labels, and ``unique=``, float64 logits and a length past the
+frames as clear errors."""
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,14 @@ PROLOGUE = "import tensorflow as tf\nz = tf.zeros([3, 2, 4])\n"
 
 
 @pytest.mark.parametrize("call, words", [
-    ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [3, 0]])), z, None, [3, 3], blank_index=0)",
-     "SparseTensor labels"),
+    ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [3, 0]])), z, None, [3, 3])",
+     "Argument `blank_index` must be provided"),
+    ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [3, 0]])), z, None, [3, 0], blank_index=0)",
+     "Not enough time for target transition sequence (required: 1, available: 0)1"),
+    ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [0, 0]])), z, None, [3, 3], blank_index=0)",
+     "Labels length is zero in batch 1"),
+    ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [3, 0]], tf.int64)), z, None, [3, 3], blank_index=0)",
+     "must be int32"),
     ("tf.nn.ctc_loss([[1, 2], [3, 0]], z, [2, 1], [3, 3], unique=(tf.constant([[1, 2], [3, 0]]), tf.constant([[0, 1], [0, 1]])))",
      "unique= is not supported"),
     ("tf.nn.ctc_loss([[1, 2], [3, 0]], tf.cast(z, tf.float64), [2, 1], [3, 3])", "float32"),

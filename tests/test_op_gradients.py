@@ -430,6 +430,10 @@ CASES += [
     Case("ctc_loss", "ctc_loss",
          lambda z: ops.ctc_loss(z, Tensor(np.array([[1, 1, 2], [3, 0, 0]], np.int32)), Tensor(np.array([3, 1])),
                                 Tensor(np.array([6, 4]))), (In((6, 2, 4)),), second=False),
+    # the CTCLoss kernel (float32 inside: a coarser difference step), the blank the last class
+    Case("ctc_sparse_loss", "ctc_sparse_loss",
+         lambda z: ops.ctc_sparse_loss(z, Tensor(np.array([5, 3])), ((0, 0, 2), (1,))),
+         (In((5, 2, 4), dtype=F32),), second=False, eps=1e-2, tol=(2e-3, 2e-4)),
     Case("sigmoid_xent", "log1p", lambda z, x: ops.sigmoid_cross_entropy_with_logits(z, x),
          (In((3, 4), ("uniform", 0.0, 1.0)), In((3, 4), "nonzero"))),
     Case("batch_normalization", "rsqrt", lambda x, m, v, o, s: ops.batch_normalization(x, m, v, o, s, 1e-3),
@@ -852,7 +856,9 @@ NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for ta
               "adjust_hue", "adjust_saturation", "projective_transform")},
           "rgb_to_hsv": "TensorFlow's gradient of it is a formula for reverse mode alone; reverse mode serves",
           "lstsq_complete_orthogonal": "TensorFlow defines no gradient for MatrixSolveLs with fast=False",
-          "lu": "no gradient of Lu yet (reverse mode refuses it too)"}
+          "lu": "no gradient of Lu yet (reverse mode refuses it too)",
+          "ctc_sparse_loss": "TensorFlow's forward mode through CTCLoss meets its gradient's prevent_gradient; reverse "
+                             "mode serves"}
 
 
 def test_every_differentiable_op_has_a_forward_mode_rule():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .numpy_kernels import RAW_KERNELS as K
+from . import tf_float32
 from .tf_float32 import PACKET, PACKET_LIMIT
 from .tf_sums import EXACT_MOST
 
@@ -173,3 +174,132 @@ def greedy_decode(inputs, sequence_length, merge_repeated, blank_index):
     values = np.array([c for row in rows for c in row], dtype=np.int64)
     shape = np.array([batch, max((len(row) for row in rows), default=0)], dtype=np.int64)
     return indices, values, shape, neg_sum
+
+
+
+# ------------------------------------------------------------------ the CTCLoss kernel (SparseTensor labels)
+
+_EXPF, _LOGF, _LOG1PF = (tf_float32.CFunction(name, 1, f) for name, f in
+                         (("expf", np.exp), ("logf", np.log), ("log1pf", np.log1p)))
+_NEG_INF = float("-inf")
+
+
+def _f32(v: float) -> float:
+    """A double's float32 rounding (a sum of two float32 values rounded so is their float32 sum)."""
+    return float(np.float32(v))
+
+
+def _log_sum_exp(a: float, b: float) -> float:
+    """ctc_loss_util.h's LogSumExp of two float32 log probabilities: the larger plus log1pf(expf(difference))."""
+    if a == _NEG_INF:
+        return b
+    if b == _NEG_INF:
+        return a
+    if a > b:
+        return _f32(a + _LOG1PF(_EXPF(_f32(b - a))))
+    return _f32(b + _LOG1PF(_EXPF(_f32(a - b))))
+
+
+def _core_row_sums(e):
+    """Eigen Core's sum of each row (a vector's redux): two packet accumulators over pairs of packets, a last
+    packet added to the first, the packet's horizontal sum, then the tail one by one; under one packet, in order."""
+    rows, n = e.shape
+    whole = n - n % PACKET
+    if not whole:
+        total = e[:, 0].copy()
+        for i in range(1, n):
+            total += e[:, i]
+        return total
+    first = e[:, :PACKET].copy()
+    if whole > PACKET:
+        second = e[:, PACKET:2 * PACKET].copy()
+        pairs = n // (2 * PACKET) * 2 * PACKET
+        for i in range(2 * PACKET, pairs, 2 * PACKET):
+            first += e[:, i:i + PACKET]
+            second += e[:, i + PACKET:i + 2 * PACKET]
+        first += second
+        if whole > pairs:
+            first += e[:, pairs:pairs + PACKET]
+    half = first[:, :4] + first[:, 4:]
+    total = (half[:, 0] + half[:, 2]) + (half[:, 1] + half[:, 3])
+    for i in range(whole, n):
+        total += e[:, i]
+    return total
+
+
+def _softmax_rows(rows):
+    """The calculator's softmax of each frame: Eigen's exp of the row less its greatest, all of it in packets (the
+    tail a partial packet: Eigen's assignment of a vector's segment), over its Core sum."""
+    count, n = rows.shape
+    padded = np.zeros((count, -(-n // PACKET) * PACKET), dtype=np.float32)
+    padded[:, :n] = rows - rows.max(axis=1, keepdims=True)
+    e = tf_float32._exp_packets(padded.reshape(-1)).reshape(padded.shape)[:, :n]
+    return e / _core_row_sums(e)[:, None]
+
+
+def _alphas(l_prime, log_y, blank):
+    """CalculateForwardVariables (ctc_merge_repeated): log alpha [U, T], -inf where no path reaches."""
+    u_count, frames = len(l_prime), len(log_y)
+    alpha = [[_NEG_INF] * frames for _ in range(u_count)]
+    alpha[0][0] = log_y[0][blank]
+    alpha[1][0] = log_y[0][l_prime[1] if u_count > 1 else blank]
+    for t in range(1, frames):
+        for u in range(max(0, u_count - 2 * (frames - t)), min(u_count, 2 * (t + 1))):
+            total = alpha[u][t - 1]
+            if u > 0:
+                total = _log_sum_exp(total, alpha[u - 1][t - 1])
+            if u > 1 and l_prime[u] != blank and l_prime[u] != l_prime[u - 2]:
+                total = _log_sum_exp(total, alpha[u - 2][t - 1])
+            alpha[u][t] = _f32(log_y[t][l_prime[u]] + total)
+    return alpha
+
+
+def _betas(l_prime, log_y, blank):
+    """CalculateBackwardVariables (ctc_merge_repeated): log beta [U, T]."""
+    u_count, frames = len(l_prime), len(log_y)
+    beta = [[_NEG_INF] * frames for _ in range(u_count)]
+    for u in range(u_count - 2, u_count):
+        beta[u][frames - 1] = 0.0
+    for t in range(frames - 2, -1, -1):
+        for u in range(max(0, u_count - 2 * (frames - t)), min(u_count, 2 * (t + 1))):
+            value = _log_sum_exp(beta[u][t], _f32(beta[u][t + 1] + log_y[t + 1][l_prime[u]]))
+            if u + 1 < u_count:
+                value = _log_sum_exp(value, _f32(beta[u + 1][t + 1] + log_y[t + 1][l_prime[u + 1]]))
+            if u + 2 < u_count and l_prime[u] != blank and l_prime[u] != l_prime[u + 2]:
+                value = _log_sum_exp(value, _f32(beta[u + 2][t + 1] + log_y[t + 1][l_prime[u + 2]]))
+            beta[u][t] = value
+    return beta
+
+
+def sparse_loss_and_grad(logits, label_rows, sequence_length):
+    """The CTCLoss kernel (ctc_loss_calculator.h; preprocess_collapse_repeated False, ctc_merge_repeated True,
+    the blank the last class): each sequence's loss and the gradient [frames, batch, classes] (zero past its
+    length and for a sequence of no frames), from float32 time-major ``logits`` and each sequence's labels
+    (checked by the caller)."""
+    frames, batch, classes = logits.shape
+    blank = classes - 1
+    loss = np.zeros(batch, dtype=np.float32)
+    grad = np.zeros(logits.shape, dtype=np.float32)
+    for b in range(batch):
+        n = int(sequence_length[b])
+        if n == 0:
+            continue
+        l_prime = [blank]
+        for label in label_rows[b]:
+            l_prime += [label, blank]
+        y = _softmax_rows(logits[:n, b, :])
+        log_y = [[_LOGF(v) for v in row] for row in y.tolist()]
+        alpha, beta = _alphas(l_prime, log_y, blank), _betas(l_prime, log_y, blank)
+        log_p = _NEG_INF
+        for u in range(len(l_prime)):
+            log_p = _log_sum_exp(log_p, _f32(alpha[u][0] + beta[u][0]))
+        loss[b] = -log_p
+        if log_p == _NEG_INF:
+            grad[:n, b] = y
+            continue
+        for t in range(n):
+            prob_sum = [_NEG_INF] * classes
+            for u, label in enumerate(l_prime):
+                prob_sum[label] = _log_sum_exp(prob_sum[label], _f32(alpha[u][t] + beta[u][t]))
+            grad[t, b] = y[t] - np.array([_EXPF(_f32(v - log_p)) for v in prob_sum], dtype=np.float32)
+    return loss, grad

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_axis, to_dtype, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
 from tapecli.library.tf_nn import _channels_last, _ints, _padding
@@ -407,11 +407,11 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
              name=None):
     """tf.nn.ctc_loss with dense labels: ``ctc_loss_dense`` (ctc_ops.py), the blank class moved to 0 (and the
     labels below it up by one) before the loss of time-major logits (ops/ctc.py); float16 and bfloat16 logits
-    computed in float32. SparseTensor labels (the CTCLoss kernel's path) and ``unique`` are refused."""
+    computed in float32; SparseTensor labels take the CTCLoss kernel (``_ctc_sparse_loss``). ``unique`` is
+    refused."""
     from tapecli.library.tf_sparse import SparseTensor
     if isinstance(labels, SparseTensor):
-        raise TdfValueError("tf.nn.ctc_loss with SparseTensor labels is not supported by tapecli: give dense labels "
-                            "[batch, max length] with label_length")
+        return _ctc_sparse_loss(labels, logits, logit_length, truth(logits_time_major), blank_index)
     if unique is not None:
         raise TdfValueError("tf.nn.ctc_loss's unique= is not supported by tapecli: leave it out (the loss is the same)")
     x = ops.to_tensor(logits)
@@ -440,6 +440,68 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
     loss = ops.ctc_loss(x, Tensor(lab.astype(np.int32)), _lengths(label_length, "label_length", batch),
                         _lengths(logit_length, "logit_length", batch))
     return loss if given == np.float32 else ops.cast(loss, given)
+
+
+def _ctc_sparse_loss(labels, logits, logit_length, time_major, blank_index):
+    """``_ctc_loss_op_standard`` (ctc_ops.py): the blank class moved last (and the labels above it down by one),
+    then the CTCLoss kernel of float32 time-major logits (ops/ctc.py), with the kernel's checks of the labels."""
+    if blank_index is None:
+        raise TdfValueError("Argument `blank_index` must be provided when `labels` is a `SparseTensor`.")
+    x = ops.to_tensor(logits)
+    x = ops.materialize(x) if x.weak else x
+    if x.ndim != 3 or x.dtype.kind != "f" or x.dtype == np.float64:
+        raise TdfTypeError(f"ctc_loss with SparseTensor labels needs 3-D float32 (or float16, bfloat16) logits, got "
+                           f"{dtype_name(x.dtype)} of shape {list(x.shape)}", hint="cast the logits to float32")
+    classes = x.shape[2]
+    blank = to_int(blank_index, "blank_index")
+    blank += classes if blank < 0 else 0
+    x = ops.concat([ops.getitem(x, (slice(None), slice(None), slice(None, blank))),
+                    ops.getitem(x, (slice(None), slice(None), slice(blank + 1, None))),
+                    ops.getitem(x, (slice(None), slice(None), slice(blank, blank + 1)))], 2)
+    given = x.dtype
+    x = ops.transpose(x, (1, 0, 2)) if not time_major else x
+    x = ops.cast(x, np.float32) if given != np.float32 else x
+    frames, batch = x.shape[:2]
+    values = labels.values.value
+    if values.dtype != np.int32:
+        raise TdfTypeError(f"ctc_loss: a SparseTensor's labels must be int32, got {dtype_name(values.dtype)}",
+                           hint="tf.cast(labels, tf.int32)")
+    values = np.where(values < blank, values, values - 1)
+    lengths = _lengths(logit_length, "logit_length", batch)
+    rows = _ctc_label_rows(labels.index_array, values, lengths.value, frames, classes)
+    loss = ops.ctc_sparse_loss(x, lengths, rows)
+    return loss if given == np.float32 else ops.cast(loss, given)
+
+
+def _ctc_label_rows(indices, values, lengths, frames, classes) -> tuple:
+    """Each sequence's labels as the CTCLoss kernel reads them (in index order, up to the first blank or above),
+    and its errors: indices out of order, a sequence longer than the frames, no labels, too little time."""
+    if indices.ndim != 2 or indices.shape[1] != 2:
+        raise TdfValueError(f"ctc_loss: labels must be a 2-D SparseTensor, got indices of shape {list(indices.shape)}")
+    order = indices[:, 0] * (int(indices[:, 1].max(initial=0)) + 1) + indices[:, 1]
+    if (np.diff(order) <= 0).any():
+        raise KernelValueError("ctc_loss: the labels' indices are out of order (tf.sparse.reorder orders them)")
+    rows = []
+    for b, n in enumerate(lengths.tolist()):
+        if n > frames:
+            raise KernelValueError(f"sequence_length({b}) <= {frames}")
+        given = values[indices[:, 0] == b].tolist()
+        if not given:
+            raise KernelValueError(f"Labels length is zero in batch {b}")
+        if len(given) > n:
+            raise KernelValueError(f"Not enough time for target transition sequence (required: {len(given)}, "
+                                   f"available: {n}){b}You can turn this error into a warning by using the flag "
+                                   "ignore_longer_outputs_than_inputs")
+        ended = [i for i, v in enumerate(given) if v >= classes - 1]
+        row = given[:ended[0]] if ended else given
+        if ended and any(v < classes - 1 for v in given[ended[0]:]):
+            raise KernelValueError(f"Saw a non-null label (index >= num_classes - 1) following a null label, batch: "
+                                   f"{b} num_classes: {classes} labels: {','.join(map(str, given))}")
+        if any(v < 0 for v in row):
+            raise KernelValueError(f"All labels must be nonnegative integers, batch: {b} labels: "
+                                   f"{','.join(map(str, row))}")
+        rows.append(tuple(row))
+    return tuple(rows)
 
 
 @builtin()

@@ -1,8 +1,10 @@
-"""CTC loss as TensorFlow's ``ctc_loss_dense`` computes it (kernels/tf_ctc.py: its ops in their order, TensorFlow's
-bits) on time-major logits with the blank at class 0: one op whose gradient is TensorFlow's custom gradient, the
-upstream gradient times the computed ``exp(log_softmax) - exp(posteriors per class)``. That gradient is a constant
-to any tape, as TensorFlow's custom gradient makes it (its forward pass runs with recording stopped): no second
-derivative."""
+"""CTC loss as TensorFlow computes it on the CPU (kernels/tf_ctc.py, TensorFlow's bits): ``ctc_loss`` is
+``ctc_loss_dense`` (dense labels; time-major logits, the blank at class 0), whose gradient is TensorFlow's custom
+gradient, the upstream gradient times the computed ``exp(log_softmax) - exp(posteriors per class)``;
+``ctc_sparse_loss`` is the CTCLoss kernel (a SparseTensor's labels; the blank the last class), whose gradient is
+its second output times the upstream gradient. Either gradient is a constant to any tape, as TensorFlow makes it
+(a custom gradient's forward pass runs with recording stopped; CTCLoss's gradient is prevent_gradient's): no
+second derivative."""
 from __future__ import annotations
 
 from tapecli.kernels import tf_ctc
@@ -36,3 +38,29 @@ def ctc_loss(logits: Tensor, labels: Tensor, label_length: Tensor, logit_length:
     """The per-sequence CTC losses of time-major float ``logits`` [frames, batch, classes], the blank at class 0,
     and integer ``labels`` [batch, max length] of ``label_length`` each, over ``logit_length`` frames each."""
     return apply(CTC_LOSS, (logits, labels, label_length, logit_length))
+
+
+def _sparse_loss(logits, sequence_length, labels):
+    return tf_ctc.sparse_loss_and_grad(logits, labels, sequence_length)[0]
+
+
+def _sparse_grad(logits, sequence_length, labels):
+    return tf_ctc.sparse_loss_and_grad(logits, labels, sequence_length)[1]
+
+
+def _sparse_gradient(r) -> Tensor:
+    return apply(CTC_SPARSE_LOSS_GRAD, tuple(r.inputs), labels=r.attrs["labels"])
+
+
+CTC_SPARSE_LOSS_GRAD = register("ctc_sparse_loss_grad", numpy=_sparse_grad, unify=(), saves=(), differentiable=False)
+CTC_SPARSE_LOSS = register("ctc_sparse_loss", numpy=_sparse_loss, unify=(), saves=(0, 1),
+                           paired={"ctc_sparse_loss_grad": lambda logits, sequence_length, labels:
+                                   tf_ctc.sparse_loss_and_grad(logits, labels, sequence_length)},
+                           vjp=lambda r, g: (mul(reshape(g, (1, -1, 1)), _sparse_gradient(r)), None),
+                           batchable=False)      # (no forward mode: TensorFlow's, through prevent_gradient, fails)
+
+
+def ctc_sparse_loss(logits: Tensor, sequence_length: Tensor, labels: tuple) -> Tensor:
+    """The per-sequence CTC losses of time-major float32 ``logits`` [frames, batch, classes], the blank the last
+    class, over ``sequence_length`` frames each, of ``labels`` (a tuple of each sequence's labels, checked)."""
+    return apply(CTC_SPARSE_LOSS, (logits, sequence_length), labels=labels)
