@@ -1,6 +1,6 @@
 """CTC's errors and refusals (what a recorded program cannot show: tests/data/tf_programs_ctc.json has the values):
-the CTCLoss kernel's checks of a SparseTensor's labels, and ``unique=``, float64 logits and a length past the
-frames as clear errors."""
+the CTCLoss kernel's checks of a SparseTensor's labels, and a ``unique=`` that is not ctc_unique_labels' pair,
+float64 logits and a length past the frames as clear errors."""
 from __future__ import annotations
 
 import pytest
@@ -20,8 +20,8 @@ PROLOGUE = "import tensorflow as tf\nz = tf.zeros([3, 2, 4])\n"
      "Labels length is zero in batch 1"),
     ("tf.nn.ctc_loss(tf.sparse.from_dense(tf.constant([[1, 2], [3, 0]], tf.int64)), z, None, [3, 3], blank_index=0)",
      "must be int32"),
-    ("tf.nn.ctc_loss([[1, 2], [3, 0]], z, [2, 1], [3, 3], unique=(tf.constant([[1, 2], [3, 0]]), tf.constant([[0, 1], [0, 1]])))",
-     "unique= is not supported"),
+    ("tf.nn.ctc_loss([[1, 2], [3, 0]], z, [2, 1], [3, 3], unique=tf.constant([[1, 2], [3, 0]]))",
+     "unique must be the pair"),
     ("tf.nn.ctc_loss([[1, 2], [3, 0]], tf.cast(z, tf.float64), [2, 1], [3, 3])", "float32"),
     ("tf.nn.ctc_greedy_decoder(z, [3, 4])", "sequence_length(1) <= 3"),
 ])

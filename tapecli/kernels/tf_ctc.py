@@ -126,9 +126,27 @@ def _forward_backward(trans_log, initial, final, observed, logit_length):
     return fwd_bwd, bwd[0, :, 0] + cum_log_sum
 
 
-def loss_and_grad(logits, labels, label_length, logit_length):
+def _olabels_unique(fwd_bwd, length, classes, unique_y, unique_idx):
+    """``_state_to_olabel_unique``: the label states' posteriors summed per unique label (``_sum_states``), then
+    scattered (scatter_nd, from zeros) to their classes; -inf where no label is."""
+    frames, batch = fwd_bwd.shape[:2]
+    dtype = fwd_bwd.dtype
+    at_unique = np.swapaxes(_one_hot(unique_idx, length, 0, -np.inf, dtype), 1, 2)        # [batch, unique, position]
+    summed = _logsumexp(fwd_bwd[:, :, None, 1:length + 1] + at_unique[None], -1)          # [frames, batch, unique]
+    scatter = np.zeros((batch, classes, frames), dtype=dtype)
+    hit = np.zeros((batch, classes), dtype=bool)
+    rows = np.repeat(np.arange(batch), unique_y.shape[1])
+    np.add.at(scatter, (rows, unique_y.reshape(-1)), summed.transpose(1, 2, 0).reshape(-1, frames))
+    hit[rows, unique_y.reshape(-1)] = True
+    scatter = np.where(hit[:, :, None], scatter, dtype.type(-np.inf))
+    return scatter.transpose(2, 0, 1)[:, :, 1:]
+
+
+def loss_and_grad(logits, labels, label_length, logit_length, *unique):
     """``ctc_loss_and_grad``: the per-sequence losses [batch] and the gradient of their sum to ``logits``
-    [frames, batch, classes] (time-major, the blank at class 0; ``labels`` [batch, max label length])."""
+    [frames, batch, classes] (time-major, the blank at class 0; ``labels`` [batch, max label length]); with
+    ``unique`` (each row's unique labels and the index of each label among them) the posteriors per class are
+    summed as ``_state_to_olabel_unique`` sums them."""
     dtype = logits.dtype
     frames, batch, classes = logits.shape
     length = labels.shape[1]
@@ -141,9 +159,13 @@ def loss_and_grad(logits, labels, label_length, logit_length):
     fwd_bwd, log_likelihood = _forward_backward(_log(_transitions(labels, dtype)), initial, final, observed,
                                                 logit_length)
     # _state_to_olabel: the posteriors summed per class
-    label_states = fwd_bwd[:, :, 1:length + 1, None] + _one_hot(labels - 1, classes - 1, 0, -np.inf, dtype)[None]
-    olabel_log_probs = np.concatenate([_logsumexp(fwd_bwd[:, :, length + 1:], 2, keepdims=True),
-                                       _logsumexp(label_states, 2)], axis=-1)
+    if unique:
+        label_olabels = _olabels_unique(fwd_bwd, length, classes, *unique)
+    else:
+        label_states = fwd_bwd[:, :, 1:length + 1, None] + _one_hot(labels - 1, classes - 1, 0, -np.inf, dtype)[None]
+        label_olabels = _logsumexp(label_states, 2)
+    olabel_log_probs = np.concatenate([_logsumexp(fwd_bwd[:, :, length + 1:], 2, keepdims=True), label_olabels],
+                                      axis=-1)
     grad = _exp(ilabel_log_probs) - _exp(olabel_log_probs)
     grad *= (np.arange(frames)[:, None] < logit_length[None, :]).astype(dtype)[:, :, None]
     return -log_likelihood, grad

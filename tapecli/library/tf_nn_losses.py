@@ -407,13 +407,10 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
              name=None):
     """tf.nn.ctc_loss with dense labels: ``ctc_loss_dense`` (ctc_ops.py), the blank class moved to 0 (and the
     labels below it up by one) before the loss of time-major logits (ops/ctc.py); float16 and bfloat16 logits
-    computed in float32; SparseTensor labels take the CTCLoss kernel (``_ctc_sparse_loss``). ``unique`` is
-    refused."""
+    computed in float32; SparseTensor labels take the CTCLoss kernel (``_ctc_sparse_loss``)."""
     from tapecli.library.tf_sparse import SparseTensor
     if isinstance(labels, SparseTensor):
         return _ctc_sparse_loss(labels, logits, logit_length, truth(logits_time_major), blank_index)
-    if unique is not None:
-        raise TdfValueError("tf.nn.ctc_loss's unique= is not supported by tapecli: leave it out (the loss is the same)")
     x = ops.to_tensor(logits)
     x = ops.materialize(x) if x.weak else x
     if x.dtype.kind != "f" or x.dtype == np.float64:
@@ -438,8 +435,43 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
                         ops.getitem(x, (slice(None), slice(None), slice(blank + 1, None)))], 2)
         lab = np.where(lab < blank, lab + 1, lab)
     loss = ops.ctc_loss(x, Tensor(lab.astype(np.int32)), _lengths(label_length, "label_length", batch),
-                        _lengths(logit_length, "logit_length", batch))
+                        _lengths(logit_length, "logit_length", batch), _ctc_unique(unique, lab.shape, blank))
     return loss if given == np.float32 else ops.cast(loss, given)
+
+
+def _ctc_unique(unique, shape, blank) -> tuple:
+    """``unique`` (ctc_unique_labels' pair) as ctc_loss_dense takes it: with the blank moved from ``blank`` to 0,
+    the labels below it up by one and the rows' padding past their last index 0 again; () where not given."""
+    if unique is None:
+        return ()
+    if not isinstance(unique, (list, tuple)) or len(unique) != 2:
+        raise TdfValueError("ctc_loss: unique must be the pair (unique labels, indices) that "
+                            "tf.nn.ctc_unique_labels gives")
+    labels, indices = (ops.int_indices(u, "ctc_loss unique") for u in unique)
+    if labels.shape != shape or indices.shape != shape:
+        raise ShapeError(f"ctc_loss: unique's tensors must have the labels' shape {list(shape)}, got "
+                         f"{list(labels.shape)} and {list(indices.shape)}")
+    if blank != 0:
+        labels = np.where(labels < blank, labels + 1, labels)
+        labels = np.where(np.arange(shape[1]) < indices.max(axis=1, keepdims=True) + 1, labels, 0)
+    return Tensor(labels), Tensor(indices.astype(np.int32))
+
+
+@builtin()
+def ctc_unique_labels(labels, name=None):
+    """Each row's unique labels in order of appearance (tf.unique), padded with 0, as int64, and each label's
+    index among them as int32 (ctc_ops.py: a map of unique over the rows)."""
+    rows = ops.int_indices(labels, "ctc_unique_labels labels")
+    if rows.ndim != 2:
+        raise ShapeError(f"ctc_unique_labels: labels must be [batch, max length], got shape {list(rows.shape)}")
+    found = np.zeros(rows.shape, dtype=np.int64)
+    indices = np.zeros(rows.shape, dtype=np.int32)
+    for b, row in enumerate(rows.tolist()):
+        seen = {}
+        for i, v in enumerate(row):
+            indices[b, i] = seen.setdefault(v, len(seen))
+        found[b, :len(seen)] = list(seen)
+    return PythonTuple((Tensor(found), Tensor(indices)))
 
 
 def _ctc_sparse_loss(labels, logits, logit_length, time_major, blank_index):

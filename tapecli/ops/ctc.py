@@ -15,12 +15,12 @@ from tapecli.ops.shape import reshape
 from tapecli.runtime.values import Tensor
 
 
-def _loss(logits, labels, label_length, logit_length):
-    return tf_ctc.loss_and_grad(logits, labels, label_length, logit_length)[0]
+def _loss(*arrays):
+    return tf_ctc.loss_and_grad(*arrays)[0]
 
 
-def _grad(logits, labels, label_length, logit_length):
-    return tf_ctc.loss_and_grad(logits, labels, label_length, logit_length)[1]
+def _grad(*arrays):
+    return tf_ctc.loss_and_grad(*arrays)[1]
 
 
 def _gradient(r) -> Tensor:
@@ -28,16 +28,16 @@ def _gradient(r) -> Tensor:
 
 
 CTC_LOSS_GRAD = register("ctc_loss_grad", numpy=_grad, unify=(), saves=(), differentiable=False)
-CTC_LOSS = register("ctc_loss", numpy=_loss, unify=(), saves=(0, 1, 2, 3),
-                    paired={"ctc_loss_grad": tf_ctc.loss_and_grad},
-                    vjp=lambda r, g: (mul(reshape(g, (1, -1, 1)), _gradient(r)), None, None, None),
+CTC_LOSS = register("ctc_loss", numpy=_loss, unify=(), paired={"ctc_loss_grad": tf_ctc.loss_and_grad},
+                    vjp=lambda r, g: (mul(reshape(g, (1, -1, 1)), _gradient(r)),) + (None,) * (len(r.inputs) - 1),
                     jvp=lambda r, ts: reduce_sum(mul(_gradient(r), ts[0]), axis=(0, 2)), batchable=False)
 
 
-def ctc_loss(logits: Tensor, labels: Tensor, label_length: Tensor, logit_length: Tensor) -> Tensor:
+def ctc_loss(logits: Tensor, labels: Tensor, label_length: Tensor, logit_length: Tensor, unique=()) -> Tensor:
     """The per-sequence CTC losses of time-major float ``logits`` [frames, batch, classes], the blank at class 0,
-    and integer ``labels`` [batch, max length] of ``label_length`` each, over ``logit_length`` frames each."""
-    return apply(CTC_LOSS, (logits, labels, label_length, logit_length))
+    and integer ``labels`` [batch, max length] of ``label_length`` each, over ``logit_length`` frames each;
+    ``unique``: (each row's unique labels, each label's index among them), or ()."""
+    return apply(CTC_LOSS, (logits, labels, label_length, logit_length, *unique))
 
 
 def _sparse_loss(logits, sequence_length, labels):
