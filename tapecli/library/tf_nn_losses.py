@@ -474,6 +474,23 @@ def ctc_unique_labels(labels, name=None):
     return PythonTuple((Tensor(found), Tensor(indices)))
 
 
+@builtin()
+def collapse_repeated(labels, seq_length, name=None):
+    """Each row's labels within its length with runs of one label merged, padded with 0 to the longest result,
+    and the new lengths in seq_length's dtype (ctc_ops.py's masks and scatter, in NumPy: no gradient)."""
+    rows, lengths = ops.to_tensor(labels), ops.to_tensor(seq_length)
+    values, counts = rows.value, np.asarray(lengths.value)
+    if values.ndim != 2 or counts.shape != values.shape[:1]:
+        raise ShapeError(f"collapse_repeated: labels must be [batch, max length] and seq_length [batch], got "
+                         f"{list(values.shape)} and {list(counts.shape)}")
+    keep = np.concatenate([np.ones((values.shape[0], 1), dtype=bool), values[:, 1:] != values[:, :-1]], axis=1)
+    keep &= np.arange(values.shape[1]) < counts[:, None]
+    new_lengths = keep.sum(axis=1).astype(np.int32)
+    out = np.zeros((values.shape[0], int(new_lengths.max(initial=0))), dtype=values.dtype)
+    out[np.arange(out.shape[1]) < new_lengths[:, None]] = values[keep]
+    return PythonTuple((Tensor(out), Tensor(new_lengths.astype(counts.dtype))))
+
+
 def _ctc_sparse_loss(labels, logits, logit_length, time_major, blank_index):
     """``_ctc_loss_op_standard`` (ctc_ops.py): the blank class moved last (and the labels above it down by one),
     then the CTCLoss kernel of float32 time-major logits (ops/ctc.py), with the kernel's checks of the labels."""
