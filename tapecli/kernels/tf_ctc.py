@@ -1,4 +1,4 @@
-"""TensorFlow's CTC on the CPU: the dense loss and its gradient, and the greedy decoder.
+"""TensorFlow's CTC on the CPU: the dense loss and its gradient, the CTCLoss kernel, and the greedy decoder.
 
 ``loss_and_grad`` is ``ctc_loss_dense``'s computation (tensorflow/python/ops/ctc_ops.py: ``ctc_loss_and_grad``,
 the batched forward-backward algorithm of Sim et al., 2017, in the log domain), the blank at class 0, each of
@@ -6,8 +6,11 @@ its ops as TensorFlow's kernel computes it: log_softmax, exp, log and the sums a
 (TensorFlow's bits where it follows them), reduce_logsumexp is TensorFlow's composition (``logsumexp``), and
 the loop's steps are the scan's, one frame at a time, in its order. The signed zeros its constants carry
 (``(1 - mask) * log_0``, the scan's outputs started from zeros) are kept, since a sum of them is what the
-loss reads. ``greedy_decode`` is the CTCGreedyDecoder kernel (ctc_decoder_ops.cc): per frame the first
-greatest class, summed negated from 0 in the logits' dtype."""
+loss reads. Its exp, log and log_softmax run a piece of whole packets at a time (``_in_pieces``) and its sums a
+block of the first axis at a time (``_sum``), so that tensors past the kernels room's exact sizes keep
+TensorFlow's bits. ``sparse_loss_and_grad`` is the CTCLoss kernel (ctc_loss_calculator.h) of SparseTensor labels,
+its per-frame softmax and its scalar loops; ``greedy_decode`` is the CTCGreedyDecoder kernel
+(ctc_decoder_ops.cc): per frame the first greatest class, summed negated from 0 in the logits' dtype."""
 from __future__ import annotations
 
 import numpy as np
