@@ -42,9 +42,10 @@ DEFERRED = {
         'timestamp', 'truncatediv', 'truncatemod', 'unique', 'unique_with_counts', 'unravel_index',
     ),
     'tf_nn_losses': (
-        'atrous_conv2d', 'avg_pool1d', 'compute_average_loss', 'conv1d_transpose', 'conv2d_transpose', 'conv3d',
-        'conv3d_transpose', 'conv_transpose', 'convolution', 'crelu', 'depth_to_space', 'depthwise_conv2d',
-        'in_top_k', 'l2_loss', 'log_poisson_loss', 'max_pool1d', 'max_pool_with_argmax', 'normalize_moments', 'pool',
+        'atrous_conv2d', 'avg_pool1d', 'collapse_repeated', 'compute_average_loss', 'conv1d_transpose',
+        'conv2d_transpose', 'conv3d', 'conv3d_transpose', 'conv_transpose', 'convolution', 'crelu',
+        'ctc_greedy_decoder', 'ctc_loss', 'ctc_unique_labels', 'depth_to_space', 'depthwise_conv2d', 'in_top_k',
+        'l2_loss', 'log_poisson_loss', 'max_pool1d', 'max_pool_with_argmax', 'normalize_moments', 'pool',
         'scale_regularization_loss', 'separable_conv2d', 'space_to_depth', 'sufficient_statistics',
         'weighted_cross_entropy_with_logits', 'weighted_moments',
     ),

@@ -9,7 +9,7 @@ WORDS = frozenset((
     'Adamax',
     'Add', 'AdditiveAttention', 'AlphaDropout', 'Attention', 'Average', 'AveragePooling1D', 'AveragePooling2D',
     'AveragePooling3D', 'AvgPool1D', 'AvgPool2D', 'AvgPool3D', 'BatchNormalization', 'Bidirectional',
-    'BinaryAccuracy', 'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CategoricalAccuracy',
+    'BinaryAccuracy', 'BinaryCrossentropy', 'BinaryFocalCrossentropy', 'BinaryIoU', 'CTC', 'CategoricalAccuracy',
     'CategoricalCrossentropy', 'CategoricalFocalCrossentropy', 'CategoricalGeneralizedCrossEntropy',
     'CategoryEncoding', 'CenterCrop', 'Concatenate', 'ConcordanceCorrelation', 'Constant', 'Conv1D',
     'Conv1DTranspose', 'Conv2D', 'Conv2DTranspose', 'Conv3D', 'Conv3DTranspose', 'Convolution1D',

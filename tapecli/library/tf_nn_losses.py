@@ -8,13 +8,13 @@ import math
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_axis, to_dtype, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
 from tapecli.library.tf_nn import _channels_last, _ints, _padding
 from tapecli.interpreter.registry import builtin
 from tapecli.ops.nn import _first_maxima, _pads
-from tapecli.runtime.values import PythonTuple, Tensor
+from tapecli.runtime.values import dtype_name, PythonTuple, Tensor
 
 
 @builtin()
@@ -390,3 +390,185 @@ def _image(x, what):
     if x.ndim != 4:
         raise ShapeError(f"{what} needs a 4-D input [batch, height, width, channels], got shape {list(x.shape)}")
     return x.shape
+
+
+# ---------------------------------------------------------------- CTC
+
+def _lengths(x, what, batch) -> Tensor:
+    """A [batch] vector of sequence lengths, as an int tensor."""
+    lengths = ops.int_indices(x, what)
+    if lengths.shape != (batch,):
+        raise ShapeError(f"ctc: {what} must have shape [{batch}] (the batch), got {list(lengths.shape)}")
+    return Tensor(lengths)
+
+
+@builtin()
+def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None, blank_index=None,
+             name=None):
+    """tf.nn.ctc_loss with dense labels: ``ctc_loss_dense`` (ctc_ops.py), the blank class moved to 0 (and the
+    labels below it up by one) before the loss of time-major logits (ops/ctc.py); float16 and bfloat16 logits
+    computed in float32; SparseTensor labels take the CTCLoss kernel (``_ctc_sparse_loss``)."""
+    from tapecli.library.tf_sparse import SparseTensor
+    if isinstance(labels, SparseTensor):
+        return _ctc_sparse_loss(labels, logits, logit_length, truth(logits_time_major), blank_index)
+    x = ops.to_tensor(logits)
+    x = ops.materialize(x) if x.weak else x
+    if x.dtype.kind != "f" or x.dtype == np.float64:
+        raise TdfTypeError(f"ctc_loss needs float32 (or float16, bfloat16) logits, got {dtype_name(x.dtype)}",
+                           hint="cast the logits to float32")
+    if x.ndim != 3:
+        raise ShapeError(f"ctc_loss: logits must be 3-D, got shape {list(x.shape)}")
+    given = x.dtype
+    if given != np.float32:
+        x = ops.cast(x, np.float32)
+    if not truth(logits_time_major):
+        x = ops.transpose(x, (1, 0, 2))
+    lab = ops.int_indices(labels, "ctc_loss labels")
+    batch, classes = x.shape[1], x.shape[2]
+    if lab.ndim != 2 or lab.shape[0] != batch:
+        raise ShapeError(f"ctc_loss: labels must be [batch, max length] with batch {batch}, got {list(lab.shape)}")
+    blank = 0 if blank_index is None else to_int(blank_index, "blank_index")
+    if blank != 0:
+        blank += classes if blank < 0 else 0
+        x = ops.concat([ops.getitem(x, (slice(None), slice(None), slice(blank, blank + 1))),
+                        ops.getitem(x, (slice(None), slice(None), slice(None, blank))),
+                        ops.getitem(x, (slice(None), slice(None), slice(blank + 1, None)))], 2)
+        lab = np.where(lab < blank, lab + 1, lab)
+    loss = ops.ctc_loss(x, Tensor(lab.astype(np.int32)), _lengths(label_length, "label_length", batch),
+                        _lengths(logit_length, "logit_length", batch), _ctc_unique(unique, lab.shape, blank))
+    return loss if given == np.float32 else ops.cast(loss, given)
+
+
+def _ctc_unique(unique, shape, blank) -> tuple:
+    """``unique`` (ctc_unique_labels' pair) as ctc_loss_dense takes it: with the blank moved from ``blank`` to 0,
+    the labels below it up by one and the rows' padding past their last index 0 again; () where not given."""
+    if unique is None:
+        return ()
+    if not isinstance(unique, (list, tuple)) or len(unique) != 2:
+        raise TdfValueError("ctc_loss: unique must be the pair (unique labels, indices) that "
+                            "tf.nn.ctc_unique_labels gives")
+    labels, indices = (ops.int_indices(u, "ctc_loss unique") for u in unique)
+    if labels.shape != shape or indices.shape != shape:
+        raise ShapeError(f"ctc_loss: unique's tensors must have the labels' shape {list(shape)}, got "
+                         f"{list(labels.shape)} and {list(indices.shape)}")
+    if blank != 0:
+        labels = np.where(labels < blank, labels + 1, labels)
+        labels = np.where(np.arange(shape[1]) < indices.max(axis=1, keepdims=True) + 1, labels, 0)
+    return Tensor(labels), Tensor(indices.astype(np.int32))
+
+
+@builtin()
+def ctc_unique_labels(labels, name=None):
+    """Each row's unique labels in order of appearance (tf.unique), padded with 0, as int64, and each label's
+    index among them as int32 (ctc_ops.py: a map of unique over the rows)."""
+    rows = ops.int_indices(labels, "ctc_unique_labels labels")
+    if rows.ndim != 2:
+        raise ShapeError(f"ctc_unique_labels: labels must be [batch, max length], got shape {list(rows.shape)}")
+    found = np.zeros(rows.shape, dtype=np.int64)
+    indices = np.zeros(rows.shape, dtype=np.int32)
+    for b, row in enumerate(rows.tolist()):
+        seen = {}
+        for i, v in enumerate(row):
+            indices[b, i] = seen.setdefault(v, len(seen))
+        found[b, :len(seen)] = list(seen)
+    return PythonTuple((Tensor(found), Tensor(indices)))
+
+
+@builtin()
+def collapse_repeated(labels, seq_length, name=None):
+    """Each row's labels within its length with runs of one label merged, padded with 0 to the longest result,
+    and the new lengths in seq_length's dtype (ctc_ops.py's masks and scatter, in NumPy: no gradient)."""
+    rows, lengths = ops.to_tensor(labels), ops.to_tensor(seq_length)
+    values, counts = rows.value, np.asarray(lengths.value)
+    if values.ndim != 2 or counts.shape != values.shape[:1]:
+        raise ShapeError(f"collapse_repeated: labels must be [batch, max length] and seq_length [batch], got "
+                         f"{list(values.shape)} and {list(counts.shape)}")
+    keep = np.concatenate([np.ones((values.shape[0], 1), dtype=bool), values[:, 1:] != values[:, :-1]], axis=1)
+    keep &= np.arange(values.shape[1]) < counts[:, None]
+    new_lengths = keep.sum(axis=1).astype(np.int32)
+    out = np.zeros((values.shape[0], int(new_lengths.max(initial=0))), dtype=values.dtype)
+    out[np.arange(out.shape[1]) < new_lengths[:, None]] = values[keep]
+    return PythonTuple((Tensor(out), Tensor(new_lengths.astype(counts.dtype))))
+
+
+def _ctc_sparse_loss(labels, logits, logit_length, time_major, blank_index):
+    """``_ctc_loss_op_standard`` (ctc_ops.py): the blank class moved last (and the labels above it down by one),
+    then the CTCLoss kernel of float32 time-major logits (ops/ctc.py), with the kernel's checks of the labels."""
+    if blank_index is None:
+        raise TdfValueError("Argument `blank_index` must be provided when `labels` is a `SparseTensor`.")
+    x = ops.to_tensor(logits)
+    x = ops.materialize(x) if x.weak else x
+    if x.ndim != 3 or x.dtype.kind != "f" or x.dtype == np.float64:
+        raise TdfTypeError(f"ctc_loss with SparseTensor labels needs 3-D float32 (or float16, bfloat16) logits, got "
+                           f"{dtype_name(x.dtype)} of shape {list(x.shape)}", hint="cast the logits to float32")
+    classes = x.shape[2]
+    blank = to_int(blank_index, "blank_index")
+    blank += classes if blank < 0 else 0
+    x = ops.concat([ops.getitem(x, (slice(None), slice(None), slice(None, blank))),
+                    ops.getitem(x, (slice(None), slice(None), slice(blank + 1, None))),
+                    ops.getitem(x, (slice(None), slice(None), slice(blank, blank + 1)))], 2)
+    given = x.dtype
+    x = ops.transpose(x, (1, 0, 2)) if not time_major else x
+    x = ops.cast(x, np.float32) if given != np.float32 else x
+    frames, batch = x.shape[:2]
+    values = labels.values.value
+    if values.dtype != np.int32:
+        raise TdfTypeError(f"ctc_loss: a SparseTensor's labels must be int32, got {dtype_name(values.dtype)}",
+                           hint="tf.cast(labels, tf.int32)")
+    values = np.where(values < blank, values, values - 1)
+    lengths = _lengths(logit_length, "logit_length", batch)
+    rows = _ctc_label_rows(labels.index_array, values, lengths.value, frames, classes)
+    loss = ops.ctc_sparse_loss(x, lengths, rows)
+    return loss if given == np.float32 else ops.cast(loss, given)
+
+
+def _ctc_label_rows(indices, values, lengths, frames, classes) -> tuple:
+    """Each sequence's labels as the CTCLoss kernel reads them (in index order, up to the first blank or above),
+    and its errors: indices out of order, a sequence longer than the frames, no labels, too little time."""
+    if indices.ndim != 2 or indices.shape[1] != 2:
+        raise TdfValueError(f"ctc_loss: labels must be a 2-D SparseTensor, got indices of shape {list(indices.shape)}")
+    order = indices[:, 0] * (int(indices[:, 1].max(initial=0)) + 1) + indices[:, 1]
+    if (np.diff(order) <= 0).any():
+        raise KernelValueError("ctc_loss: the labels' indices are out of order (tf.sparse.reorder orders them)")
+    rows = []
+    for b, n in enumerate(lengths.tolist()):
+        if n > frames:
+            raise KernelValueError(f"sequence_length({b}) <= {frames}")
+        given = values[indices[:, 0] == b].tolist()
+        if not given:
+            raise KernelValueError(f"Labels length is zero in batch {b}")
+        if len(given) > n:
+            raise KernelValueError(f"Not enough time for target transition sequence (required: {len(given)}, "
+                                   f"available: {n}){b}You can turn this error into a warning by using the flag "
+                                   "ignore_longer_outputs_than_inputs")
+        ended = [i for i, v in enumerate(given) if v >= classes - 1]
+        row = given[:ended[0]] if ended else given
+        if ended and any(v < classes - 1 for v in given[ended[0]:]):
+            raise KernelValueError(f"Saw a non-null label (index >= num_classes - 1) following a null label, batch: "
+                                   f"{b} num_classes: {classes} labels: {','.join(map(str, given))}")
+        if any(v < 0 for v in row):
+            raise KernelValueError(f"All labels must be nonnegative integers, batch: {b} labels: "
+                                   f"{','.join(map(str, row))}")
+        rows.append(tuple(row))
+    return tuple(rows)
+
+
+@builtin()
+def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index=None):
+    """tf.nn.ctc_greedy_decoder: ([SparseTensor of the decoded classes], -sum of each frame's greatest logit
+    [batch, 1]), the CTCGreedyDecoder kernel's (kernels/tf_ctc.py); no gradient, as TensorFlow registers none."""
+    from tapecli.kernels import tf_ctc
+    from tapecli.library.tf_sparse import made
+    x = ops.to_tensor(inputs)
+    if x.ndim != 3 or x.dtype.kind != "f":
+        raise TdfValueError(f"ctc_greedy_decoder: inputs must be a 3-D float tensor [max_time, batch, classes], got "
+                            f"{dtype_name(x.dtype)} of shape {list(x.shape)}")
+    frames, batch, classes = x.shape
+    lengths = _lengths(sequence_length, "sequence_length", batch).value
+    for b, n in enumerate(lengths.tolist()):
+        if n > frames:
+            raise TdfValueError(f"ctc_greedy_decoder: sequence_length({b}) <= {frames}")
+    blank = classes - 1 if blank_index is None else to_int(blank_index, "blank_index")
+    blank += classes if blank < 0 else 0
+    indices, values, shape, neg_sum = tf_ctc.greedy_decode(x.value, lengths, truth(merge_repeated), blank)
+    return PythonTuple(([made(indices, Tensor(values), shape.tolist())], Tensor(neg_sum)))

@@ -39,6 +39,7 @@ from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eig
 from tapecli.ops.decompositions import qr, qr_q, qr_r, svd, svd_s, svd_u, svd_v
 from tapecli.ops.colorspace import adjust_hue, adjust_saturation, hsv_to_rgb, rgb_to_hsv
 from tapecli.ops.image import projective_transform
+from tapecli.ops.ctc import ctc_loss, ctc_sparse_loss
 from tapecli.ops.quantization import fake_quant, quantize_dequantize
 
 publish(globals())

@@ -425,6 +425,15 @@ CASES += [
          lambda z, y: ops.sin(ops.apply(ops.SOFTMAX_XENT_BACKPROP, (z, y))), (In((3, 4), "wide"), In((3, 4)))),
     Case("softmax_xent", "softmax_xent", lambda y, z: ops.softmax_cross_entropy_with_logits(ops.softmax(y), z),
          (In((3, 4)), In((3, 4), "wide"))),
+    # labels [[1, 1, 2], [3, 0, 0]] of lengths 3 and 1 (a repeat, padding), over 6 and 4 of 6 frames; TensorFlow's
+    # gradient is a constant to a tape (no second derivative)
+    Case("ctc_loss", "ctc_loss",
+         lambda z: ops.ctc_loss(z, Tensor(np.array([[1, 1, 2], [3, 0, 0]], np.int32)), Tensor(np.array([3, 1])),
+                                Tensor(np.array([6, 4]))), (In((6, 2, 4)),), second=False),
+    # the CTCLoss kernel (float32 inside: a coarser difference step), the blank the last class
+    Case("ctc_sparse_loss", "ctc_sparse_loss",
+         lambda z: ops.ctc_sparse_loss(z, Tensor(np.array([5, 3])), ((0, 0, 2), (1,))),
+         (In((5, 2, 4), dtype=F32),), second=False, eps=1e-2, tol=(2e-3, 2e-4)),
     Case("sigmoid_xent", "log1p", lambda z, x: ops.sigmoid_cross_entropy_with_logits(z, x),
          (In((3, 4), ("uniform", 0.0, 1.0)), In((3, 4), "nonzero"))),
     Case("batch_normalization", "rsqrt", lambda x, m, v, o, s: ops.batch_normalization(x, m, v, o, s, 1e-3),
@@ -857,7 +866,9 @@ NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for ta
           "quantize_dequantize": "its gradient is a straight-through rule, not a derivative a tangent would be "
                                  "checked against; reverse mode serves",
           "fake_quant": "its gradient is a straight-through rule, not the derivative a tangent would be checked "
-                        "against; reverse mode serves"}
+                        "against; reverse mode serves",
+          "ctc_sparse_loss": "TensorFlow's forward mode through CTCLoss meets its gradient's prevent_gradient; reverse "
+                             "mode serves"}
 
 
 def test_every_differentiable_op_has_a_forward_mode_rule():

@@ -496,9 +496,26 @@ def categorical_generalized_cross_entropy(y_true, y_pred, q):
     return ops.div(ops.sub(_f(1.0, d), ops.pow_(p, _f(q, d))), _f(q, d))
 
 
+def ctc(y_true, y_pred):
+    """Keras's CTC loss: keras.ops.ctc_loss of integer labels padded with 0, the blank (mask) 0, each label's
+    length its count of non-zero entries, every sequence all of y_pred's steps."""
+    from tapecli.library.keras.ops_nn import ctc_loss
+    y_true, y_pred = converted(y_true, "y_true"), converted(y_pred, "y_pred")
+    if y_true.ndim != 2:
+        raise TdfValueError("Targets `y_true` are expected to be a tensor of shape `(batch_size, max_length)` in "
+                            f"integer format. Received: y_true.shape={y_true.shape}")
+    if y_pred.ndim != 3:
+        raise TdfValueError("Logits `y_pred` are expected to be a tensor of shape `(batch_size, max_length, "
+                            f"num_classes)`. Received: y_pred.shape={y_pred.shape}")
+    batch, steps = y_pred.shape[:2]
+    label_length = ops.cast(ops.reduce_sum(ops.cast(ops.not_equal(y_true, _f(0, y_true.dtype)), np.int32), axis=-1),
+                            np.int32)
+    return ctc_loss(y_true, y_pred, label_length, Tensor(np.full(batch, steps, np.int32)), mask_index=0)
+
+
 KERAS3_FUNCTIONS = {"binary_focal_crossentropy": binary_focal_crossentropy,
              "categorical_focal_crossentropy": categorical_focal_crossentropy, "dice": dice, "tversky": tversky,
-             "categorical_generalized_cross_entropy": categorical_generalized_cross_entropy}
+             "categorical_generalized_cross_entropy": categorical_generalized_cross_entropy, "ctc": ctc}
 KERAS3_CLASSES = {
     "BinaryFocalCrossentropy": constructor("BinaryFocalCrossentropy", binary_focal_crossentropy,
                                            "binary_focal_crossentropy",
@@ -509,6 +526,7 @@ KERAS3_CLASSES = {
                                                 {"alpha": 0.25, "gamma": 2.0, "from_logits": False,
                                                  "label_smoothing": 0.0, "axis": -1}),
     "Dice": constructor("Dice", dice, "dice", {"axis": None}),
+    "CTC": constructor("CTC", ctc, "ctc", {}),
     "Tversky": constructor("Tversky", tversky, "tversky", {"alpha": 0.5, "beta": 0.5, "axis": None}),
     "CategoricalGeneralizedCrossEntropy": constructor("CategoricalGeneralizedCrossEntropy",
                                                       categorical_generalized_cross_entropy,

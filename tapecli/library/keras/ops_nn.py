@@ -12,7 +12,7 @@ from tapecli.library.keras.common import flag, integer
 from tapecli.library.keras.ops_arrays import _ints, moveaxis
 from tapecli.library.keras.ops_math import _constant
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
-from tapecli.runtime.values import Tensor
+from tapecli.runtime.values import dtype_name, PythonTuple, Tensor
 
 EPSILON = 1e-7          # backend.epsilon()
 
@@ -195,8 +195,36 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, paddin
                 pointwise_kernel)
 
 
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """keras.ops.ctc_loss (the TensorFlow backend's): tf.nn.ctc_loss of batch-major logits, the blank at
+    ``mask_index``; float64 logits computed in float32 and the loss cast back."""
+    y = _tensor(output)
+    wide = result_type(dtype_name(y.dtype), "float32")
+    loss = _builtin("ctc_loss")(ops.cast(_tensor(target), np.int32), ops.cast(y, "float32" if wide == "float64" else wide),
+                                target_length, output_length, logits_time_major=False, blank_index=mask_index)
+    return ops.cast(loss, wide)
+
+
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1, merge_repeated=True,
+               mask_index=0):
+    """keras.ops.ctc_decode's greedy strategy (the TensorFlow backend's): tf.nn.ctc_greedy_decoder of the
+    time-major logits, the decoded classes as a dense int32 [1, batch, steps] filled with -1, and the scores."""
+    if strategy != "greedy":
+        raise TdfValueError(f"keras.ops.ctc_decode's strategy {strategy!r} is not supported by tapecli ('greedy' is)"
+                            if strategy == "beam_search" else
+                            f"Invalid strategy {strategy}. Supported values are 'greedy' and 'beam_search'.")
+    x = _tensor(inputs)
+    x = ops.cast(ops.transpose(x, (1, 0, 2)), result_type(dtype_name(x.dtype), "float32"))
+    decoded, scores = _builtin("ctc_greedy_decoder")(x, ops.cast(_tensor(sequence_lengths), np.int32),
+                                                      merge_repeated=merge_repeated, blank_index=mask_index)
+    dense = np.full((1,) + x.shape[1::-1], -1, dtype=np.int32)
+    at = decoded[0].index_array
+    dense[0, at[:, 0], at[:, 1]] = decoded[0].values.value
+    return PythonTuple((Tensor(dense), scores))
+
+
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
-    sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
+    ctc_loss, ctc_decode, sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
     separable_conv,
     _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"),
     _adaptive("adaptive_average_pool", ops.reduce_mean), _adaptive("adaptive_max_pool", ops.reduce_max))}
