@@ -104,6 +104,16 @@ class Interpreter(Statements, Expressions, PythonForms):
     def rng(self, value):
         self._rng = value
 
+    # ------------------------------------------------------------------ what a loop plan asks of its runner
+    def call_kind(self, recorder, f, args, kwargs):
+        """What a call of the program is to a loop plan (interpreter/loop_plans.py, ``interpreter_kind``)."""
+        from tapecli.interpreter.loop_plans import interpreter_kind
+        return interpreter_kind(recorder, f, args, kwargs)
+
+    def guard_test(self, test):
+        """A guard's condition as a function of the loop's scope (loop_plans.LoopPlanner)."""
+        return self.compiled.expression(test)
+
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:
         check_structure(self.program.body)

@@ -5,6 +5,7 @@ on each iteration's arrays); and what the compiled plan calls besides kernels.""
 from __future__ import annotations
 
 from sys import getrefcount
+from types import BuiltinMethodType
 
 import numpy as np
 
@@ -99,10 +100,12 @@ class DictSpec:
 
 class EffectStep:
     """A call that changes state (an optimizer's step, an assign, an append, a print), made again as the
-    interpreter makes it, at its statement's line (a warning it gives names it)."""
+    interpreter makes it, at its statement's line (a warning it gives names it). ``callee``: what names the call
+    to a plan (the library's method behind the function a program holds on CPython), ``f`` itself by default."""
 
-    def __init__(self, f, node, args, kwargs):
+    def __init__(self, f, node, args, kwargs, callee=None):
         self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
+        self.callee = f if callee is None else callee
         self.line = current().settings.line
         self.made_args, self.made_kwargs = maker(args), maker(kwargs)
 
@@ -117,7 +120,7 @@ class EffectStep:
         """``make`` by the callee's own call for plans (``BoundMethod.planned``: no tensors made, no checks
         that the traced calls passed; ``compiled``: by compiled kernels where it has them), or None where it
         offers none."""
-        planned = getattr(self.f, "planned", None)
+        planned = getattr(self.callee, "planned", None)
         call = planned(self.args, self.kwargs, compiled) if planned is not None else None
         if call is None:
             return None
@@ -133,11 +136,13 @@ class EffectStep:
 
     def same_as(self, other) -> bool:
         return other.__class__ is EffectStep and self.node is other.node and self.line == other.line \
-            and _same_callee(self.f, other.f) \
+            and _same_callee(self.callee, other.callee) \
             and same_template(self.args, other.args) and same_template(self.kwargs, other.kwargs)
 
 
 def _same_callee(a, b) -> bool:
+    if a.__class__ is BuiltinMethodType:      # (a list's append, read again at each call)
+        return b.__class__ is BuiltinMethodType and a.__self__ is b.__self__ and a.__name__ == b.__name__
     if a.__class__ is BoundMethod:
         return b.__class__ is BoundMethod and a.name == b.name and a.replay == b.replay \
             and getattr(a.fn, "__code__", None) is getattr(b.fn, "__code__", None) \
