@@ -198,11 +198,13 @@ def _bridge(tree: ast.Module, sandbox, filename: str, source: str):
 
 @contextlib.contextmanager
 def _eager(bridge):
-    """Tensors have their Python operators while a TensorFlow program runs (RunContext.eager)."""
+    """Tensors have their Python operators while a TensorFlow program runs (RunContext.eager), and its training
+    loops may run as plans where the run's mode allows them (planned_loops.py: on no device)."""
     ctx = current()
     ctx.eager = ctx.bridge = bridge.eager if bridge else None
     try:
-        yield
+        with ctx.mode.interpreting(False, bridge is not None and ctx.device is None):
+            yield
     finally:
         ctx.eager = ctx.bridge = None
 

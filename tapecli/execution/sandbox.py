@@ -152,9 +152,7 @@ class Sandbox:
         # (no comparison here: one at the recursion limit would make CPython's RecursionError "... in comparison")
         if not self.until_check:
             self.until_check = Limits.CHECK_EVERY
-            if self.steps > self.limits.max_steps:
-                raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
-                                 hint="is a loop endless? raise the limit with --max-steps N")
+            self.check_steps()
             check_deadline()
             now = time.monotonic()
             settings = current().settings
@@ -166,6 +164,12 @@ class Sandbox:
                                      f"limit of {settings.max_memory / 2**30:.2f} GiB",
                                      hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
         return False
+
+    def check_steps(self) -> None:
+        """The steps against --max-steps (a loop plan's iterations count theirs too: execution/planned_loops.py)."""
+        if self.steps > self.limits.max_steps:
+            raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
+                             hint="is a loop endless? raise the limit with --max-steps N")
 
     def iterable(self, value, consumer: str):
         """What a builtin (or a comprehension) is about to consume in one C call: a container as it is (a

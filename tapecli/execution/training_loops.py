@@ -34,13 +34,27 @@ def enabled(tree: ast.Module | None = None, refused: bool = True) -> bool:
 
 def training_loop(tree: ast.Module) -> int | None:
     """The line of the program's first loop that the interpreter's loop plans may take, or None."""
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    taping = {name for name, node in functions.items() if _plain_function(node) and _opens_a_tape(node.body)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.For) and not node.orelse and _names(node.target) and _plain(node.body) \
-                and (_opens_a_tape(node.body) or _calls(node.body) & taping):
-            return node.lineno
-    return None
+    taping = _taping(tree)
+    return next((node.lineno for node in ast.walk(tree) if isinstance(node, ast.For) and plannable(node, taping)),
+                None)
+
+
+def plannable(node: ast.For, taping: set) -> bool:
+    """Whether loop plans may take this ``for`` loop (rule 1 of interpreter/loop_plans.py): names as its target, no
+    ``else``, a body of straight-line code (``if`` statements as guards) that opens a ``GradientTape`` itself or
+    calls a program's function of ``taping`` that does."""
+    return not node.orelse and _names(node.target) and _plain(node.body) \
+        and bool(_opens_a_tape(node.body) or _calls(node.body) & taping)
+
+
+def plain_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """The program's functions at its top level that a plan may take in, by name."""
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}    # (the last def's)
+    return {name: node for name, node in functions.items() if _plain_function(node)}
+
+
+def _taping(tree: ast.Module) -> set:
+    return {name for name, node in plain_functions(tree).items() if _opens_a_tape(node.body)}
 
 
 def _names(target) -> bool:

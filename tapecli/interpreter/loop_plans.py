@@ -172,7 +172,8 @@ class LoopPlanner:
                 inputs = self._inputs(scope, plan)
                 if inputs is not None:
                     try:
-                        plan.run(self.interp, inputs, scope, last)
+                        with self.interp.planning():
+                            plan.run(self.interp, inputs, scope, last)
                     except AsWritten:           # the iteration as written raises the error, where it is
                         self.plan, self.failed = None, True
                         body(scope)
@@ -198,7 +199,8 @@ class LoopPlanner:
         elif self.candidate.same_as(recorder):
             # (the same loop in the runs of the program this process makes after this one: tapecli bench's)
             remaining = 0 if self.count is None else self.count - index - 1 + current().runs_after * self.count
-            self.plan = recorder.plan(self._left(self.candidate, recorder), remaining)
+            with self.interp.planning():
+                self.plan = recorder.plan(self._left(self.candidate, recorder), remaining)
             self.recorder = recorder.done()
             self.candidate = None
         else:
