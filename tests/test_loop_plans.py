@@ -2,6 +2,7 @@
 the traced kernel calls and effects, and leave exactly what the loop run as written leaves: the same
 variables, slots, names, lists and gradient requests, bit for bit. A loop a plan cannot replace runs as
 written, with the same results."""
+import ast
 import textwrap
 
 import numpy as np
@@ -10,13 +11,25 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import run_source
 from tapecli.errors import TdfValueError
+from tapecli.execution.planned_loops import planned_loops
 from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.library.keras import optimizers
 
 from conftest import fast_paths
 
-pytestmark = [fast_paths, pytest.mark.usefixtures("on_the_interpreter")]      # (loop plans are the interpreter's)
+pytestmark = [fast_paths]
+
+
+@pytest.fixture(params=["interpreter", "cpython"], autouse=True)
+def runner(request, monkeypatch):
+    """The runner of a test's TensorFlow programs: each runs on the interpreter and on CPython (planned_loops.py).
+    (A TDF program runs on the interpreter either way: its tests take the interpreter's alone.)"""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0" if request.param == "interpreter" else "1")
+    return request.param
+
+
+interpreter_only = pytest.mark.parametrize("runner", ["interpreter"], indirect=True)
 
 KERAS = """
 import tensorflow as tf
@@ -211,6 +224,7 @@ for step in range(8):
 """
 
 
+@interpreter_only      # (a TDF program)
 def test_a_plan_lets_go_of_each_array_after_the_last_step_that_reads_it(monkeypatch):
     # six sines forward (each saves its input) and their gradients backward: an iteration makes some twenty
     # arrays of 400 kB, of which a few at a time are still to be read
@@ -382,11 +396,14 @@ def test_an_if_on_the_loop_item_runs_the_iterations_it_changes_as_written(body, 
     "    rows = X[step // 6:8]\n",
     "    kept = [loss] * (step // 6 + 1)\n",
 ])
-def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch):
+def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch, runner):
     program = MLP + body
-    tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
-    loop = next(s for s in tree.body if s.__class__.__name__ == "For")
-    assert loop_shape(loop) is None
+    if runner == "interpreter":
+        tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
+        loop = next(s for s in tree.body if s.__class__.__name__ == "For")
+        assert loop_shape(loop) is None
+    else:           # (the same text rule, of CPython's syntax tree)
+        assert planned_loops(ast.parse(program), program) == ([], {})
     _compared(program, monkeypatch, 0)
 
 
@@ -428,6 +445,7 @@ for xb in batches:
 """
 
 
+@interpreter_only      # (a TDF program)
 @pytest.mark.parametrize("batches, replayed", [
     # eight batches of four rows, then two of three: the plan runs until the first short batch, then the loop
     # runs as written
@@ -440,6 +458,7 @@ def test_the_plan_takes_each_batch_as_it_comes(batches, replayed, monkeypatch):
     _compared(SGD_OVER_BATCHES.format(batches=batches), monkeypatch, replayed)
 
 
+@interpreter_only      # (a TDF program)
 def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
     program = """
     var w = [[0.5, -0.25], [0.125, 1.0]]
@@ -493,6 +512,7 @@ def _loops(draw):
     return "\n".join(lines) + "\n"
 
 
+@interpreter_only      # (TDF programs)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(program=_loops())
 def test_random_training_loops_give_the_bits_they_have_as_written(program, monkeypatch):
@@ -501,6 +521,7 @@ def test_random_training_loops_give_the_bits_they_have_as_written(program, monke
     assert planned.interpreter.output == written.interpreter.output
 
 
+@interpreter_only      # (a TDF program)
 def test_a_loop_without_a_gradient_or_an_effect_is_the_interpreters(monkeypatch):
     # the scalar path runs `y = sin(y) * 1.01 + 0.001` faster than a plan would: no plan is made
     result = _run("y = cast(0.5, float32)\nfor i in range(50):\n    y = sin(y) * 1.01 + 0.001\n", True, monkeypatch)

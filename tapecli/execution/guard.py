@@ -379,7 +379,7 @@ class TensorFlowGuard(_Guard):
             self.depth -= 1
 
     def visit_FunctionDef(self, node):
-        if self.depth or node.lineno not in self.plain.get(node.name, ()):
+        if self.depth > len(self.classes) or node.lineno not in self.plain.get(node.name, ()):
             return self._nested(node, super().visit_FunctionDef)
         self.observing += 1
         try:

@@ -33,7 +33,9 @@ from tapecli.errors import TdfError
 from tapecli.execution import guard
 from tapecli.execution.guard import bound_names
 from tapecli.execution.tf_values import LibraryObject, library_value, program_side, to_library
-from tapecli.execution.training_loops import _taping, plain_functions, plannable
+from tapecli.execution.keras_classes import Layer as KerasLayer
+from tapecli.execution.tf_module import Module
+from tapecli.execution.training_loops import _taping, plain_function, plain_functions, plannable
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.loop_shape import LoopShape
 from tapecli.interpreter.objects import EFFECT, PURE, BoundMethod
@@ -65,9 +67,17 @@ def planned_loops(tree: ast.Module, source: str) -> tuple[list, dict]:
                 walk(node.body)
                 walk(getattr(node, "orelse", []))
     walk(tree.body)
-    plain = {name: {node.lineno, *(d.lineno for d in node.decorator_list)}
-             for name, node in plain_functions(tree).items()} if loops else {}
+    plain: dict = {}
+    for node in [*plain_functions(tree).values(), *_called_methods(tree)] if loops else ():
+        plain.setdefault(node.name, set()).update({node.lineno, *(d.lineno for d in node.decorator_list)})
     return loops, plain
+
+
+def _called_methods(tree: ast.Module) -> list:
+    """The plain ``call`` and ``__call__`` methods of the program's classes (a subclassed model's, a tf.Module's):
+    a plan takes them in as it takes a plain function."""
+    return [node for c in tree.body if isinstance(c, ast.ClassDef) for node in c.body
+            if isinstance(node, ast.FunctionDef) and node.name in ("call", "__call__") and plain_function(node)]
 
 
 def _module_code(body) -> bool:
@@ -86,9 +96,12 @@ def _shape(node: ast.For, source: str) -> LoopShape | None:
     written: set[str] = set()
     read: set[str] = set()
     guards: list = []
+    loads: list = []            # the body's reads of the loop's names
 
     def reads(tree):
-        read.update(n.id for n in _read_names(tree) if n.id not in written)
+        found = list(_read_names(tree))
+        read.update(n.id for n in found if n.id not in written)
+        loads.extend(n for n in found if n.id in targets)
 
     def block(body):
         for s in body:
@@ -117,8 +130,13 @@ def _shape(node: ast.For, source: str) -> LoopShape | None:
     for line in source.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     span = (starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset)
+    # a loop's name read only as a whole argument of calls may be a Python number (``print(step, loss)``): what Python
+    # would compute from it is no plan's
+    arguments = {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) for a in (*n.args, *(k.value for k in
+                                                                                                n.keywords))}
+    items = tuple(t for t in targets if all(id(n) in arguments for n in loads if n.id == t))
     return LoopShape(tuple(t for t in targets if t in read), tuple(sorted(read & written - set(targets))), guards,
-                     tuple(sorted(written - read - set(targets))), span)
+                     tuple(sorted(written - read - set(targets))), span, items)
 
 
 def _read_names(tree):
@@ -185,7 +203,8 @@ class ProgramLoops:
         execution started."""
         known = self.shapes[number]
         shape = LoopShape(known.targets, known.carried,
-                          [_Guard([self._condition(c) for c in chain]) for chain in conditions], known.left, known.span)
+                          [_Guard([self._condition(c) for c in chain]) for chain in conditions], known.left, known.span,
+                          known.items)
         kind, items, count = over.__class__, over, None
         if kind in (range, tuple, list):
             count = len(over)
@@ -323,13 +342,18 @@ class ProgramLoops:
             return EFFECT, f
         elif f is self.eager.tf.GradientTape and not any(map(recorder.tracked, (*args, *kwargs.values()))):
             return PURE, f
+        elif isinstance(f, (KerasLayer, Module)) and self.sandbox.program_made(f):
+            return self._function(recorder, _called_method(f))
         else:
             return None, cls.__name__
         return loop_plans.interpreter_kind(recorder, callee, [to_library(a) for a in args],
                                            {k: to_library(v) for k, v in kwargs.items()})
 
     def _function(self, recorder, f):
-        """A program's plain function (a ``tf.function`` of one) is let in: its calls come through OBSERVE."""
+        """A program's plain function (a ``tf.function`` of one, a model's ``call``) is let in: its calls come
+        through OBSERVE."""
+        if f is None:
+            return None, "a call"
         if f.__code__ is self.codes[1]:
             f = f.__wrapped__
         code = f.__code__
@@ -338,6 +362,16 @@ class ProgramLoops:
             return None, code.co_name
         recorder.inlined = code.co_name
         return loop_plans.INLINE, f
+
+
+def _called_method(instance):
+    """The program's function a call of its model or module runs: a Keras layer's ``call`` (inside Keras's
+    ``__call__``), a tf.Module's own ``__call__``; None for any other."""
+    cls = type(instance)
+    if isinstance(instance, KerasLayer):
+        return cls.call if cls.__call__ is KerasLayer.__call__ and isinstance(cls.call, types.FunctionType) else None
+    method = cls.__call__
+    return method if isinstance(method, types.FunctionType) else None
 
 
 def _as_written(f, args, kwargs, node):

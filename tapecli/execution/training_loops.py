@@ -18,6 +18,7 @@ from tapecli.environment import setting
 
 _EXPRESSIONS = (ast.Name, ast.Constant, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.Call, ast.keyword,
                 ast.Attribute, ast.Subscript, ast.Slice, ast.Load, ast.Store, ast.operator, ast.unaryop)
+_DISPLAYS = (ast.List, ast.Tuple)
 _GUARDS = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.operator,
            ast.unaryop, ast.boolop, ast.cmpop)
 
@@ -50,7 +51,7 @@ def plannable(node: ast.For, taping: set) -> bool:
 def plain_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     """The program's functions at its top level that a plan may take in, by name."""
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}    # (the last def's)
-    return {name: node for name, node in functions.items() if _plain_function(node)}
+    return {name: node for name, node in functions.items() if plain_function(node)}
 
 
 def _taping(tree: ast.Module) -> set:
@@ -100,6 +101,9 @@ def _expression(node) -> bool:
             return False
         if isinstance(n, ast.Subscript) and not _literal(n.slice):
             return False
+        if isinstance(n, ast.BinOp) and isinstance(n.left, _DISPLAYS) or isinstance(n, ast.BinOp) and isinstance(
+                n.right, _DISPLAYS):        # (a list packed or repeated in Python)
+            return False
     return True
 
 
@@ -113,11 +117,11 @@ def _literal(node) -> bool:
     return isinstance(node, ast.Tuple) and all(map(_literal, node.elts))
 
 
-def _plain_function(node: ast.FunctionDef) -> bool:
-    """A function a plan may take in: plain parameters, no decorator but ``tf.function``, straight-line code ending
-    in its one ``return``."""
+def plain_function(node: ast.FunctionDef) -> bool:
+    """A function a plan may take in: plain parameters (defaults too), no decorator but ``tf.function``,
+    straight-line code ending in its one ``return``."""
     args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults or not node.body \
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or not node.body \
             or any(_decorator_name(d) != "function" for d in node.decorator_list):
         return False
     body = node.body

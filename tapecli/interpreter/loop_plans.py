@@ -231,7 +231,7 @@ class LoopPlanner:
             return None
         inputs = [t.value for t in carried] + [v.read().value for v in variables]
         recorder = LoopRecorder(interp, inputs, variables, [t.weak for t in carried], branches)
-        if len(recorder.slots) != len(inputs):         # two inputs that are one array: they could part
+        if len(recorder.slots) + len(recorder.items) != len(inputs):     # two inputs that are one: they could part
             body(scope)
             return None
         versions = [v.version for v in variables]
@@ -282,7 +282,9 @@ class LoopPlanner:
 
     def _tensor(self, scope, name):
         value = scope.vars.get(name)
-        return value if value.__class__ is Tensor else None
+        if value.__class__ is Tensor:
+            return value
+        return _Item(value) if name in self.shape.items and value.__class__ in _ITEMS else None
 
     def _inputs(self, scope, plan):
         """The plan's inputs now, or None where one is not laid out as when it was traced."""
@@ -300,6 +302,20 @@ class LoopPlanner:
                 return None
         read = plan.read
         return [value if k in read else None for k, value in enumerate(inputs)]
+
+
+_ITEMS = (int, float, bool)
+
+
+class _Item:
+    """A loop's item that is a Python number (CPython's ``for step in range(n)``) as an input of its plan: the
+    number itself in its slot, which a call's argument that is that very object reads (LoopRecorder.template)."""
+
+    __slots__ = ("value",)
+    weak = None
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _plain_run() -> bool:
@@ -354,6 +370,9 @@ class LoopRecorder(Recorder):
 
     def __init__(self, interp, inputs, variables, weak, branches):
         super().__init__(inputs)
+        # the inputs that are Python numbers (a loop's items: _Item), by id: a call's argument that is that object
+        # reads them, never a kernel's (a shape's 1 is no loop's 1)
+        self.items = {id(a): self.slots.pop(id(a)) for a in inputs if a.__class__ in _ITEMS and id(a) in self.slots}
         self.interp = interp
         self.variables = variables
         self.weak = weak
@@ -403,6 +422,11 @@ class LoopRecorder(Recorder):
             self.inlined = None
         else:
             self.refuse(f"function {name}")
+
+    def read(self) -> None:
+        """A tensor's value read into Python by the program's code (not a call's: inside one, its own business)."""
+        if not self.depth:
+            self.refuse("a value read into Python")
 
     def refuse(self, what: str) -> None:
         """The iteration did what a plan cannot make again (``what``: the first such call, for debugging)."""
@@ -493,7 +517,8 @@ class LoopRecorder(Recorder):
         if value.__class__ is dict:
             return DictSpec(tuple(value), tuple(self.template(v) for v in value.values()))
         if isinstance(value, _PLAIN) or isinstance(value, (Variable, ProgramObject, BoundMethod)):
-            return Const(value)
+            slot = self.items.get(id(value)) if value.__class__ in _ITEMS else None
+            return Const(value) if slot is None else slot      # (a loop's item: its slot)
         self.refuse(f"a {type(value).__name__} argument")
         return Const(value)
 

@@ -20,6 +20,8 @@ def maker(spec):
     """A function of an iteration's slots giving the value a template stands for, with new tensors on the
     iteration's arrays (the template walked once, not at every iteration)."""
     cls = spec.__class__
+    if cls is int:                  # (an input that is a Python number: a loop's item)
+        return lambda values: values[spec]
     if cls is TensorSpec:
         array, weak = spec.spec, spec.weak
         if array.__class__ is int:
@@ -67,6 +69,8 @@ def paired(tensors, variables):
 def same_template(a, b) -> bool:
     if a.__class__ is not b.__class__:
         return False
+    if a.__class__ is int:
+        return a == b
     if a.__class__ is TensorSpec:
         return a.weak == b.weak and same_specs([a.spec], [b.spec])
     if a.__class__ is Sequence:
