@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tapecli.api import run_source
-from tapecli.errors import TdfValueError
+from tapecli.api import Options, run_source
+from tapecli.errors import LimitError, TdfValueError
 from tapecli.execution.planned_loops import planned_loops
 from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.library.keras import optimizers
+from tapecli.runtime.limits import Limits
 
 from conftest import fast_paths
 
@@ -277,6 +278,22 @@ def test_a_train_step_function_is_taken_into_the_plan(monkeypatch):
     planned, written = _compared(STEP_FUNCTION, monkeypatch, 7)
     # the calls of the functions a plan took in count as steps, as they do run as written (--max-steps)
     assert planned.interpreter.steps == written.interpreter.steps
+
+
+@pytest.mark.parametrize("max_steps", [200, 311])
+def test_a_loop_past_max_steps_stops_where_it_does_as_written(max_steps, monkeypatch):
+    # the plan counts the steps of the functions it took in, and the iteration that passes --max-steps runs as
+    # written: it stops where the loop as written stops, after the same lines
+    program = textwrap.dedent(STEP_FUNCTION.replace("range(10)", "range(400)") + "    print(step)\n").lstrip("\n")
+    errors = []
+    for plans in (True, False):
+        with monkeypatch.context() as patch:
+            if not plans:
+                patch.setattr(loop_plans, "planner", lambda *args: None)
+            with pytest.raises(LimitError) as stopped:
+                run_source(program, "prog.py", Options(limits=Limits(max_steps=max_steps)))
+        errors.append((str(stopped.value), stopped.value.line, stopped.value.output))
+    assert errors[0] == errors[1] and len(errors[0][2]) > 20
 
 
 BATCHES = """

@@ -281,16 +281,12 @@ class ProgramLoops:
     def steps(self) -> int:
         return self.sandbox.steps
 
-    @steps.setter
-    def steps(self, value: int) -> None:
-        self.sandbox.steps = value
-
     @property
     def limits(self):
         return self.sandbox.limits
 
-    def check_limits(self, steps: int) -> None:
-        self.sandbox.check_steps()
+    def count_steps(self, steps: int) -> None:
+        self.sandbox.charge(steps)
 
     def guard_test(self, condition):
         return condition

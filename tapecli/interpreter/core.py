@@ -115,6 +115,12 @@ class Interpreter(Statements, Expressions, PythonForms):
         """A guard's condition as a function of the loop's scope (loop_plans.LoopPlanner)."""
         return self.compiled.expression(test)
 
+    def count_steps(self, steps: int) -> None:
+        """A planned iteration's steps (the calls of the functions its plan took in), counted at once."""
+        self.steps += steps
+        if self.steps > self.limits.max_steps:
+            self.check_limits(self.steps)
+
     @staticmethod
     def planning():
         """What a plan is made and run in: the interpreter's run already is the kernels' (``kernels.quiet``)."""

@@ -168,6 +168,10 @@ class LoopPlanner:
                 body(scope)             # another branch than the plan's: as written (an `if step % 100 == 0:`)
                 self.verify = True
                 return
+            if not self.verify and self.interp.steps + plan.steps_made > self.interp.limits.max_steps:
+                self.plan, self.failed = None, True
+                body(scope)             # (it stops in this iteration: where the loop as written stops)
+                return
             if not self.verify:
                 inputs = self._inputs(scope, plan)
                 if inputs is not None:
@@ -592,9 +596,7 @@ class LoopPlan:
                 raise AsWritten from None       # (a check or a kernel refused a value before anything changed)
             raise
         if self.steps_made:
-            interp.steps += self.steps_made
-            if interp.steps > interp.limits.max_steps:
-                interp.check_limits(interp.steps)
+            interp.count_steps(self.steps_made)
         names = scope.vars
         for name, spec, weak in self.carried:
             names[name] = make_tensor(resolve(spec, values), weak)
