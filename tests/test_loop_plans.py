@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import Options, run_source
 from tapecli.errors import LimitError, TdfValueError
-from tapecli.execution.planned_loops import planned_loops
+from tapecli.execution.training_loops import planned_loops
 from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.library.keras import optimizers

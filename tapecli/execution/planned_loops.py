@@ -1,7 +1,7 @@
 """Loop plans on CPython: the training loops of a TensorFlow program that CPython runs take the interpreter's loop
 plans (interpreter/loop_plans.py), its planner, recorder and steps, with this module as their runner.
 
-Which loops: :func:`planned_loops`, by the text rule the interpreter's plans start from
+Which loops: ``training_loops.planned_loops``, by the text rule the interpreter's plans start from
 (``training_loops.plannable``), of the loops at the program's top level (their names are the module's) outside any
 ``try`` (an error of a planned iteration leaves the loop as it would), in a program that reads no frames
 (``traceback``, ``logging``...). The guard (guard.py, ``TensorFlowGuard``) compiles each one as
@@ -24,137 +24,19 @@ it too (runtime/values.py, ``LoopRecorder.read``). What a planned iteration skip
 (its inlined functions' calls), as the interpreter's does."""
 from __future__ import annotations
 
-import ast
 import functools
 import types
 
 from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.execution import guard
-from tapecli.execution.guard import bound_names
 from tapecli.execution.tf_values import LibraryObject, library_value, program_side, to_library
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.tf_module import Module
-from tapecli.execution.training_loops import _taping, plain_function, plain_functions, plannable
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.loop_shape import LoopShape
 from tapecli.interpreter.objects import EFFECT, PURE, BoundMethod
 from tapecli.runtime.context import current
-
-# What a body that a function of its own would change: a scope inside it (its qualified names), a statement only
-# a module or only a function takes, the names of the frame it runs in.
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp, ast.ListComp,
-           ast.SetComp, ast.DictComp, ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
-_FRAME_NAMES = frozenset({"dir", "vars", "locals", "globals", "super"})
-_FRAME_MODULES = frozenset({"traceback", "logging", "inspect", "warnings", "sys"})
-
-
-def planned_loops(tree: ast.Module, source: str) -> tuple[list, dict]:
-    """The loops of the program that loop plans may take on CPython, each with its shape, and the program's plain
-    functions ({name: the lines its code may start at})."""
-    if any((getattr(node, "module", None) or alias.name).split(".")[0] in _FRAME_MODULES
-           for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names):
-        return [], {}
-    taping, loops = _taping(tree), []
-
-    def walk(body):
-        for node in body:
-            if isinstance(node, ast.For) and plannable(node, taping) and _module_code(node.body):
-                shape = _shape(node, source)
-                if shape is not None:
-                    loops.append((node, shape))
-            elif isinstance(node, (ast.For, ast.While, ast.If, ast.With)):
-                walk(node.body)
-                walk(getattr(node, "orelse", []))
-    walk(tree.body)
-    plain: dict = {}
-    for node in [*plain_functions(tree).values(), *_called_methods(tree)] if loops else ():
-        plain.setdefault(node.name, set()).update({node.lineno, *(d.lineno for d in node.decorator_list)})
-    return loops, plain
-
-
-def _called_methods(tree: ast.Module) -> list:
-    """The plain ``call`` and ``__call__`` methods of the program's classes (a subclassed model's, a tf.Module's):
-    a plan takes them in as it takes a plain function."""
-    return [node for c in tree.body if isinstance(c, ast.ClassDef) for node in c.body
-            if isinstance(node, ast.FunctionDef) and node.name in ("call", "__call__") and plain_function(node)]
-
-
-def _module_code(body) -> bool:
-    return not any(isinstance(n, _SCOPES) or isinstance(n, ast.Name) and n.id in _FRAME_NAMES
-                   or isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-                   for s in body for n in ast.walk(s))
-
-
-def _shape(node: ast.For, source: str) -> LoopShape | None:
-    """The loop's shape for a plan (interpreter/loop_shape.py's, of CPython's syntax tree): the loop's names its
-    body reads (a guard's condition aside: the planner evaluates it), the names carried and left behind, the
-    guards (each ``if`` statement's chain of conditions, compiled by the guard), its place in the text."""
-    targets = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
-    if len(set(targets)) != len(targets) or bound_names(node.body) & set(targets):
-        return None
-    written: set[str] = set()
-    read: set[str] = set()
-    guards: list = []
-    loads: list = []            # the body's reads of the loop's names
-
-    def reads(tree):
-        found = list(_read_names(tree))
-        read.update(n.id for n in found if n.id not in written)
-        loads.extend(n for n in found if n.id in targets)
-
-    def block(body):
-        for s in body:
-            if isinstance(s, ast.If):
-                guards.append(s)
-                for branch in _branches(s):
-                    for statement in branch:
-                        reads(statement)
-                written.update(bound_names([s]))
-            elif isinstance(s, ast.Assign):
-                reads(s.value)
-                written.update(bound_names([s]))
-            elif isinstance(s, ast.AugAssign):
-                reads(s)
-                written.add(s.target.id)
-            elif isinstance(s, ast.Expr):
-                reads(s.value)
-            elif isinstance(s, ast.With):
-                for item in s.items:
-                    reads(item.context_expr)
-                    if item.optional_vars is not None:
-                        written.add(item.optional_vars.id)
-                block(s.body)
-    block(node.body)
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    span = (starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset)
-    # a loop's name read only as a whole argument of calls may be a Python number (``print(step, loss)``): what Python
-    # would compute from it is no plan's
-    arguments = {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) for a in (*n.args, *(k.value for k in
-                                                                                                n.keywords))}
-    items = tuple(t for t in targets if all(id(n) in arguments for n in loads if n.id == t))
-    return LoopShape(tuple(t for t in targets if t in read), tuple(sorted(read & written - set(targets))), guards,
-                     tuple(sorted(written - read - set(targets))), span, items)
-
-
-def _read_names(tree):
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            yield n
-        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            yield n.target
-
-
-def _branches(node: ast.If) -> list:
-    """The bodies of an ``if`` statement's chain (``elif``s), its ``else`` last."""
-    branches = [node.body]
-    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
-        node = node.orelse[0]
-        branches.append(node.body)
-    return branches + [node.orelse]
-
 
 class _Guard:
     """An ``if`` statement of a loop as the planner reads it: its conditions, each a function of the scope."""

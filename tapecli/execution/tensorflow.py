@@ -35,7 +35,8 @@ from tapecli.execution import keras_bases, keras_fitting
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
-from tapecli.execution.planned_loops import ProgramLoops, planned_loops
+from tapecli.execution.planned_loops import ProgramLoops
+from tapecli.execution.training_loops import planned_loops
 from tapecli.execution.frameworks import BRIDGED
 from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, index_of,
                                          leave_tapes_for_numpy, library_function, library_value, numpy_attribute,
