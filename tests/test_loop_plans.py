@@ -395,6 +395,39 @@ def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
     _compared(program, monkeypatch, 0)
 
 
+SCALE = """
+class Scale:
+    @property
+    def value(self):
+        print("read")
+        return 0.5
+
+scale = Scale()
+"""
+
+
+@pytest.mark.parametrize("line", ["loss = loss * scale.value", "kept = loss.numpy()", "print(opt.learning_rate)"])
+def test_the_program_s_code_a_plan_does_not_take_runs_as_written(line, monkeypatch):
+    # a property of the program's class (its code, which no plan makes again: on CPython its tick refuses the plan),
+    # a value read into Python, a library object's tensor
+    program = SCALE + MLP + "    " + line + "\n"
+    planned, _ = _compared(program, monkeypatch, 0)
+    assert planned.interpreter.output.count("read") == (12 if "scale" in line else 0)
+
+
+def test_a_loop_cpython_cannot_take_as_its_own_function_runs_as_written(monkeypatch, runner):
+    # on CPython a loop inside a function, in a try, or whose body reads its frame's names (dir()) or makes a scope
+    # keeps its frame: no plan (the interpreter's plans take the first)
+    before, loop = MLP.split("for step")
+    inside = before + "def train():\n" + textwrap.indent("for step" + loop, "    ") + "train()\n"
+    _compared(inside, monkeypatch, 9 if runner == "interpreter" else 0)
+    guarded = MLP.replace("for step", "try:\n  for step").replace("\n    ", "\n      ") + "except ValueError:\n  pass\n"
+    assert planned_loops(ast.parse(guarded), guarded) == ([], {})
+    for body in ("    names = dir()\n", "    if step > 20:\n        squares = [s * s for s in range(3)]\n"):
+        assert planned_loops(ast.parse(MLP + body), MLP + body) == ([], {})
+        assert planned_loops(ast.parse(MLP), MLP)[0]
+
+
 @pytest.mark.parametrize("body, replayed", [
     # steps 4 and 8 print, as written; the steps after them are traced again (5, 9), and the plan runs on
     ("    if step % 4 == 0:\n        print(step, loss)\n", [3, 6, 7, 10, 11]),

@@ -11,11 +11,14 @@ Which loops: ``training_loops.planned_loops``, by the text rule the interpreter'
   taken: a function of its own would show);
 - the loop over what ``LOOP`` gives (its items, one ahead where the plan must see the last), asking at each
   iteration ``ITERATION``: the body as written, traced, or the plan's calls (:class:`ProgramLoops`);
-- every call of its body, and of the program's plain functions (``training_loops.plain_functions``, whose first
+- every call of its body, and of the program's plain functions and its models' plain ``call`` methods (whose first
   step is ``ENTER``), through ``OBSERVE``: the call itself while no plan traces; while one does, the plan's
   recorder classifies it (:meth:`ProgramLoops.call_kind`: the library's objects, methods and functions behind what
-  the program holds, as the interpreter's are; ``print``, a list's ``append``, ``zip``; a plain function let in)
-  and makes it as written.
+  the program holds, as the interpreter's are; ``print``, a list's ``append``, ``zip``, a new ``GradientTape``; a
+  plain function let in) and makes it as written.
+
+A loop's name that is a Python number (``step`` of ``range(n)``) is an input of the plan where the body reads it
+only as a whole argument of calls (``print(step, loss)``); read otherwise, the loop runs as written.
 
 While a plan traces an iteration, the program's tick (``TICK``) refuses the plan: the program's code that runs
 then but through ``OBSERVE`` and ``ENTER`` (a property, an operator of a program's class, a function the library
@@ -37,6 +40,7 @@ from tapecli.interpreter import loop_plans
 from tapecli.interpreter.loop_shape import LoopShape
 from tapecli.interpreter.objects import EFFECT, PURE, BoundMethod
 from tapecli.runtime.context import current
+
 
 class _Guard:
     """An ``if`` statement of a loop as the planner reads it: its conditions, each a function of the scope."""
@@ -73,7 +77,11 @@ class ProgramLoops:
         self.shapes, self.plain, self.source = shapes, plain, source
         self.ctx = current()
         self.running: dict[int, _Running] = {}
-        self.codes = _codes(type(eager), eager.tf.GradientTape)
+
+    @property
+    def codes(self):
+        """_codes of this run's bridge (asked while a plan traces: the program has read tf.GradientTape then)."""
+        return _codes(type(self.eager), self.eager.tf.GradientTape)
 
     def runtime_names(self) -> dict:
         return {guard.LOOP: self.loop, guard.ITERATION: self.iteration, guard.OBSERVE: self.observe,
@@ -143,7 +151,8 @@ class ProgramLoops:
         if observer is None:
             return f(*args, **kwargs)
         self.ctx.settings.line = position[0]
-        if f.__class__ is not types.BuiltinFunctionType and any(a.__class__ is zip for a in args):
+        if any(a.__class__ is zip for a in args) and (f.__class__ is LibraryObject or f.__class__ is types.FunctionType
+                                                      and library_callee(f, self.codes) is not None):
             args = [list(a) if a.__class__ is zip else a for a in args]     # (read once: as the library reads it)
         return observer.observe(f, list(args), kwargs, position, _as_written)
 
@@ -207,6 +216,8 @@ class ProgramLoops:
         (interpreter_kind, of the arguments as the library takes them); ``print`` and a list's ``append`` are
         effects, ``zip`` and a new ``GradientTape`` pure; a plain function of the program is let in."""
         cls = f.__class__
+        if any(a.__class__ is zip for a in (*args, *kwargs.values())):
+            return None, "an iterator"      # (given to Python's own: an effect made again would read it again)
         if cls is LibraryObject:
             callee = library_value(f)
         elif cls is types.FunctionType:
