@@ -561,7 +561,7 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_
     ("0 == [1, 2]", "False"), ("[1, 2] != 1", "True"), ("633789.868331192 ** 4", "1.613545324981115e+23"),
     ("2 ** 0.5", "1.4142135623730951")])
 def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value, monkeypatch):
-    """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; a planned training loop's program by default), integer
+    """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; by default a program whose training loop only it plans), integer
     literals compute as Python's integers do, where their results fit 64 bits, and its bools and strings are
     Python's (CPython's printed values)."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
