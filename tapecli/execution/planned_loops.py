@@ -28,6 +28,7 @@ it too (runtime/values.py, ``LoopRecorder.read``). What a planned iteration skip
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 
 from tapecli import kernels
@@ -231,8 +232,8 @@ class ProgramLoops:
             return EFFECT, f
         elif f is self.eager.tf.GradientTape and not any(map(recorder.tracked, (*args, *kwargs.values()))):
             return PURE, f
-        elif isinstance(f, (KerasLayer, Module)) and self.sandbox.program_made(f):
-            return self._function(recorder, _called_method(f))
+        elif issubclass(cls, (KerasLayer, Module)) and self.sandbox.program_made(f):
+            return self._function(recorder, _called_method(cls))
         else:
             return None, cls.__name__
         return loop_plans.interpreter_kind(recorder, callee, [to_library(a) for a in args],
@@ -253,14 +254,14 @@ class ProgramLoops:
         return loop_plans.INLINE, f
 
 
-def _called_method(instance):
-    """The program's function a call of its model or module runs: a Keras layer's ``call`` (inside Keras's
-    ``__call__``), a tf.Module's own ``__call__``; None for any other."""
-    cls = type(instance)
-    if isinstance(instance, KerasLayer):
-        return cls.call if cls.__call__ is KerasLayer.__call__ and isinstance(cls.call, types.FunctionType) else None
-    method = cls.__call__
-    return method if isinstance(method, types.FunctionType) else None
+def _called_method(cls):
+    """The program's function a call of an instance of its model or module class runs: a Keras layer's ``call``
+    (inside Keras's ``__call__``), a tf.Module's own ``__call__``; None for any other. (Looked up in the classes'
+    dictionaries: no code of the program's runs to find it.)"""
+    called = inspect.getattr_static(cls, "__call__", None)
+    if issubclass(cls, KerasLayer) and called is KerasLayer.__call__:
+        called = inspect.getattr_static(cls, "call", None)
+    return called if called.__class__ is types.FunctionType else None
 
 
 def _as_written(f, args, kwargs, node):
