@@ -431,6 +431,10 @@ def test_a_loop_cpython_cannot_take_as_its_own_function_runs_as_written(monkeypa
 @pytest.mark.parametrize("body, replayed", [
     # steps 4 and 8 print, as written; the steps after them are traced again (5, 9), and the plan runs on
     ("    if step % 4 == 0:\n        print(step, loss)\n", [3, 6, 7, 10, 11]),
+    # (on CPython the step is a Python number: a branch that formats it runs as written, and no plan traces it...)
+    ("    if step % 4 == 0:\n        print(f'{step}: {loss}')\n", [3, 6, 7, 10, 11]),
+    # (...but where the plan would, no plan: "0" at steps 1 and 2, not at 6)
+    ("    if step > 0:\n        print(f'{step // 6}')\n", []),
     ("    if step == 9:\n        break\n", [3, 4, 5, 6, 7, 8]),
     ("    if step > 5:\n        loss = loss * 2.0\n    elif step > 4:\n        print(loss)\n", [3, 4]),
 ])

@@ -95,7 +95,7 @@ class ProgramLoops:
         known = self.shapes[number]
         shape = LoopShape(known.targets, known.carried,
                           [_Guard([self._condition(c) for c in chain]) for chain in conditions], known.left, known.span,
-                          known.items)
+                          known.items, known.unsafe)
         kind, items, count = over.__class__, over, None
         if kind in (range, tuple, list):
             count = len(over)

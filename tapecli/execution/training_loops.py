@@ -223,20 +223,20 @@ def _shape(node: ast.For, source: str) -> LoopShape | None:
     written: set[str] = set()
     read: set[str] = set()
     guards: list = []
-    loads: list = []            # the body's reads of the loop's names
+    loads: list = []            # the body's reads of the loop's names: (the guard's and branch's index or None, it)
 
-    def reads(tree):
+    def reads(tree, at=None):
         found = list(_read_names(tree))
         read.update(n.id for n in found if n.id not in written)
-        loads.extend(n for n in found if n.id in targets)
+        loads.extend((at, n) for n in found if n.id in targets)
 
     def block(body):
         for s in body:
             if isinstance(s, ast.If):
                 guards.append(s)
-                for branch in _branches(s):
+                for b, branch in enumerate(_branches(s)):
                     for statement in branch:
-                        reads(statement)
+                        reads(statement, (len(guards) - 1, b))
                 written.update(bound_names([s]))
             elif isinstance(s, ast.Assign):
                 reads(s.value)
@@ -259,12 +259,17 @@ def _shape(node: ast.For, source: str) -> LoopShape | None:
     span = (starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset) \
         if source else None
     # a loop's name read only as a whole argument of calls may be a Python number (``print(step, loss)``): what Python
-    # would compute from it is no plan's
+    # would compute from it is no plan's; a guard's branch that reads it otherwise (``print(f"{step}")``), where a plan
+    # traces it, leaves the loop as written (``unsafe``: by guard, those branches)
     arguments = {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) for a in (*n.args, *(k.value for k in
                                                                                                 n.keywords))}
-    items = tuple(t for t in targets if all(id(n) in arguments for n in loads if n.id == t))
+    items = tuple(t for t in targets if all(id(n) in arguments for at, n in loads if at is None and n.id == t))
+    unsafe = [set() for _ in guards]
+    for at, n in loads:
+        if at is not None and n.id in items and id(n) not in arguments:
+            unsafe[at[0]].add(at[1])
     return LoopShape(tuple(t for t in targets if t in read), tuple(sorted(read & written - set(targets))), guards,
-                     tuple(sorted(written - read - set(targets))), span, items)
+                     tuple(sorted(written - read - set(targets))), span, items, tuple(map(frozenset, unsafe)))
 
 
 def _read_names(tree):

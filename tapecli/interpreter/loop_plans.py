@@ -229,7 +229,7 @@ class LoopPlanner:
         cannot make again. The iteration itself runs as written either way (its errors are the program's)."""
         ctx, interp = current(), self.interp
         variables = sorted(ctx.variables, key=lambda v: v.order)
-        carried = [self._tensor(scope, name) for name in self.inputs]
+        carried = [self._tensor(scope, name, branches) for name in self.inputs]
         if any(t is None for t in carried):
             body(scope)
             return None
@@ -284,11 +284,16 @@ class LoopPlanner:
         source, (start, end) = self.interp.source, self.shape.span
         return not source or name in identifiers(source[:start] + "\n" + source[end:])
 
-    def _tensor(self, scope, name):
+    def _tensor(self, scope, name, branches=()):
+        """The tensor bound to ``name``; a loop's item that is a Python number as an _Item where the plan may take it
+        (a traced iteration's ``branches`` none that reads it otherwise: LoopShape.unsafe); else None."""
         value = scope.vars.get(name)
         if value.__class__ is Tensor:
             return value
-        return _Item(value) if name in self.shape.items and value.__class__ in _ITEMS else None
+        if name not in self.shape.items or value.__class__ not in _ITEMS \
+                or any(b in unsafe for b, unsafe in zip(branches, self.shape.unsafe)):
+            return None
+        return _Item(value)
 
     def _inputs(self, scope, plan):
         """The plan's inputs now, or None where one is not laid out as when it was traced."""
