@@ -18,7 +18,8 @@ Which loops: ``training_loops.planned_loops``, by the text rule the interpreter'
   plain function let in) and makes it as written.
 
 A loop's name that is a Python number (``step`` of ``range(n)``) is an input of the plan where the body reads it
-only as a whole argument of calls (``print(step, loss)``); read otherwise, the loop runs as written.
+only as a whole argument of calls (``print(step, loss)``); read otherwise, the loop runs as written (in a guard's
+branch alone, an iteration traced through that branch makes no plan: LoopShape.unsafe).
 
 While a plan traces an iteration, the program's tick (``TICK``) refuses the plan: the program's code that runs
 then but through ``OBSERVE`` and ``ENTER`` (a property, an operator of a program's class, a function the library
