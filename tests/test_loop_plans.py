@@ -415,6 +415,26 @@ def test_the_program_s_code_a_plan_does_not_take_runs_as_written(line, monkeypat
     assert planned.interpreter.output.count("read") == (12 if "scale" in line else 0)
 
 
+NAMED = """
+class Op:
+    @property
+    def name(self):
+        print("named")
+        return "op"
+
+    def __call__(self, x):
+        return x
+
+op = Op()
+"""
+
+
+def test_a_call_no_plan_takes_reads_nothing_of_the_program_s_object(monkeypatch, runner):
+    # (the interpreter's plans take the call in: a plain __call__; CPython's take a model's or a tf.Module's alone)
+    planned, _ = _compared(NAMED + MLP + "    loss = op(loss)\n", monkeypatch, 9 if runner == "interpreter" else 0)
+    assert "named" not in planned.interpreter.output
+
+
 def test_a_loop_cpython_cannot_take_as_its_own_function_runs_as_written(monkeypatch, runner):
     # on CPython a loop inside a function, in a try, or whose body reads its frame's names (dir()) or makes a scope
     # keeps its frame: no plan (the interpreter's plans take the first)

@@ -348,7 +348,7 @@ class TensorFlowGuard(_Guard):
     that the interpreter would take as a declaration naming its variable ``x`` (``declared``: those statements);
     a statement of a ``@tf.function`` that is only a Python side effect (``trace_only``, by ``id``) run while the
     function traces alone, as TensorFlow's graph has no op for it (tf_calls.traced_functions); the loops that loop
-    plans may take (``planned``: planned_loops.planned_loops' loops and plain functions) compiled for them
+    plans may take (``planned``: training_loops.planned_loops' loops and plain functions) compiled for them
     (:meth:`_planned_loop`), each call of their bodies and of the plain functions through ``OBSERVE``."""
 
     def __init__(self, source: str, guarded: frozenset, site_methods: frozenset, site, declared: set,
@@ -489,7 +489,7 @@ def tests(node: ast.If) -> list:
 
 
 def bound_names(body) -> set[str]:
-    """The names the statements of ``body`` bind (of a body without scopes of its own: _module_code)."""
+    """The names the statements of ``body`` bind (of a body without scopes of its own: training_loops._module_code)."""
     names = set()
     for s in body:
         for n in ast.walk(s):

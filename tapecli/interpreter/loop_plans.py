@@ -400,9 +400,10 @@ class LoopRecorder(Recorder):
     def observe(self, f, args, kwargs, node, call):
         """``call(f, args, kwargs, node)`` (the interpreter's), with what it is to the plan written down."""
         kind, callee = self.interp.call_kind(self, f, args, kwargs) if not self.depth and self.refused is None \
-            else (None, f)
-        if kind is None:
-            self.refuse(getattr(f, "name", None) or getattr(f, "__name__", None) or type(f).__name__)
+            else (None, "a call inside a call")
+        if kind is None:        # (named by its callee: the runner's, which reads no attribute of a program's object)
+            self.refuse(callee if callee.__class__ is str else getattr(callee, "name", None)
+                        or getattr(callee, "__name__", None) or type(callee).__name__)
             return call(f, args, kwargs, node)
         if kind is EFFECT:
             return self._effect(f, args, kwargs, node, call, callee)
