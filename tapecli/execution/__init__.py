@@ -109,8 +109,9 @@ class PythonRun:
     """What a run of this room leaves: the program's globals, its output and its asserts as expectations (the
     shape of the interpreter's results that the api reads: no tapes or requests in a Python-only program)."""
 
-    def __init__(self, scope: dict, output: list[str], expectations: list[dict], requests=(), tapes=()):
+    def __init__(self, scope: dict, output: list[str], expectations: list[dict], requests=(), tapes=(), steps=0):
         self.globals = _Scope({k: v for k, v in scope.items() if not k.startswith("__")})
+        self.steps = steps                          # the loop steps and calls it counted against --max-steps
         self.output = output
         self.requests: list = list(requests)       # a TensorFlow program's gradient requests and tapes
         self.tapes: list = list(tapes)
@@ -185,7 +186,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     if bridge:
         from tapecli.execution.tf_values import library_value
         scope = {k: library_value(v) for k, v in scope.items()}
-    return PythonRun(scope, sandbox.output, asserted.results, run.requests if run else (), run.tapes if run else ())
+    return PythonRun(scope, sandbox.output, asserted.results, run.requests if run else (), run.tapes if run else (),
+                     sandbox.steps)
 
 
 def _bridge(tree: ast.Module, sandbox, filename: str, source: str):
@@ -198,11 +200,13 @@ def _bridge(tree: ast.Module, sandbox, filename: str, source: str):
 
 @contextlib.contextmanager
 def _eager(bridge):
-    """Tensors have their Python operators while a TensorFlow program runs (RunContext.eager)."""
+    """Tensors have their Python operators while a TensorFlow program runs (RunContext.eager), and its training
+    loops may run as plans where the run's mode allows them (planned_loops.py: on no device)."""
     ctx = current()
     ctx.eager = ctx.bridge = bridge.eager if bridge else None
     try:
-        yield
+        with ctx.mode.interpreting(False, bridge is not None and ctx.device is None):
+            yield
     finally:
         ctx.eager = ctx.bridge = None
 

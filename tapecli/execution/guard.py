@@ -17,6 +17,7 @@ program inside its sandbox, compiled into the code:
 from __future__ import annotations
 
 import ast
+import copy
 
 from tapecli.errors import TdfSyntaxError
 
@@ -31,6 +32,9 @@ SITE, TAPE, COUNT, BOUND, DECLARE = "__tdf_site__", "__tdf_tape__", "__tdf_count
 # Whether no tf.function call around runs its traced graph: a statement only Python side effects runs then alone.
 TRACING = "__tdf_tracing__"
 ASSERT = "__tdf_assert__"           # an assert's test, recorded as an expectation (asserts.py)
+# A TensorFlow program's planned loops (planned_loops.py): a loop's start, each iteration, a call of its body (or of a
+# plain function's), a plain function's start.
+LOOP, ITERATION, OBSERVE, ENTER = "__tdf_loop__", "__tdf_iteration__", "__tdf_observe__", "__tdf_enter__"
 # Builtins whose result is the text of their argument: the argument is weighed first (weigh.weigh_text).
 TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
 # Builtins that consume an iterable inside one C call, where no tick runs: their first argument is taken
@@ -343,11 +347,16 @@ class TensorFlowGuard(_Guard):
     and classes followed by what names its gradient requests and objects; and a top-level ``x = tf.Variable(...)``
     that the interpreter would take as a declaration naming its variable ``x`` (``declared``: those statements);
     a statement of a ``@tf.function`` that is only a Python side effect (``trace_only``, by ``id``) run while the
-    function traces alone, as TensorFlow's graph has no op for it (tf_calls.traced_functions)."""
+    function traces alone, as TensorFlow's graph has no op for it (tf_calls.traced_functions); the loops that loop
+    plans may take (``planned``: training_loops.planned_loops' loops and plain functions) compiled for them
+    (:meth:`_planned_loop`), each call of their bodies and of the plain functions through ``OBSERVE``."""
 
     def __init__(self, source: str, guarded: frozenset, site_methods: frozenset, site, declared: set,
-                 trace_only: set):
+                 trace_only: set, planned=((), {})):
         super().__init__(source)
+        loops, self.plain = planned
+        self.loops = {id(node): (number, shape) for number, (node, shape) in enumerate(loops)}
+        self.observing = 0                  # inside a planned loop's body or a plain function
         self.trace_only = trace_only
         self.guarded = guarded
         self.site_methods = site_methods
@@ -370,9 +379,45 @@ class TensorFlowGuard(_Guard):
             self.depth -= 1
 
     def visit_FunctionDef(self, node):
+        if self.depth > len(self.classes) or node.lineno not in self.plain.get(node.name, ()):
+            return self._nested(node, super().visit_FunctionDef)
+        self.observing += 1
+        try:
+            node = self._nested(node, super().visit_FunctionDef)
+        finally:
+            self.observing -= 1
+        node.body[_docstring_end(node.body)] = ast.copy_location(
+            ast.Expr(_call(ENTER, node, ast.Constant(node.name))), node)        # (its tick, and the plan's check)
+        return node
+
+    def visit_AsyncFunctionDef(self, node):
         return self._nested(node, super().visit_FunctionDef)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    def visit_For(self, node):
+        planned = self.loops.get(id(node)) if not self.depth else None
+        return super().visit_For(node) if planned is None else self._planned_loop(node, *planned)
+
+    def _planned_loop(self, node: ast.For, number: int, shape):
+        """``for x in xs: body`` as a loop whose iterations a plan may run (planned_loops.py): its body a function
+        of the module's names, called by ``ITERATION`` (a ``break`` returns True), its calls through ``OBSERVE``."""
+        node.iter, node.target = self.visit(node.iter), self.visit(node.target)
+        self.observing += 1
+        try:
+            body = [out for s in node.body for out in _statements(self.visit(s))]
+        finally:
+            self.observing -= 1
+        body = [_LoopExits().visit(s) for s in body]
+        names, name = sorted(bound_names(body)), f"__tdf_body_{number}"
+        none = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                             defaults=[])
+        function = ast.FunctionDef(name=name, args=none, body=([ast.Global(names)] if names else []) + body,
+                                   decorator_list=[], returns=None, type_comment=None)
+        conditions = ast.List([ast.List([ast.Lambda(none, copy.deepcopy(test)) for test in tests(guard)], ast.Load())
+                               for guard in shape.guards], ast.Load())
+        loop = ast.For(node.target, _call(LOOP, node, ast.Constant(number), node.iter, ast.Name(name, ast.Load()),
+                                          conditions),
+                       [_tick(node), ast.If(_call(ITERATION, node, ast.Constant(number)), [ast.Break()], [])], [])
+        return [ast.copy_location(s, node) for s in (function, loop, ast.Delete([ast.Name(name, ast.Del())]))]
 
     def visit_ClassDef(self, node):
         return self._nested(node, super().visit_ClassDef)
@@ -381,6 +426,14 @@ class TensorFlowGuard(_Guard):
         return self._nested(node, super().visit_Lambda)
 
     def visit_Call(self, node: ast.Call):
+        position = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        node = self._call_with_site(node)
+        if not self.observing:
+            return node
+        return ast.copy_location(ast.Call(ast.Name(OBSERVE, ast.Load()), [ast.Constant(position), node.func,
+                                                                         *node.args], node.keywords), node)
+
+    def _call_with_site(self, node: ast.Call):
         method = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if method not in self.site_methods:
             return super().visit_Call(node)
@@ -424,6 +477,52 @@ class TensorFlowGuard(_Guard):
         # refcheck)
         out.append(ast.Delete([ast.Name("__tdf_mark", ast.Del()), ast.Name("__tdf_value", ast.Del())]))
         return [ast.copy_location(s, node) for s in out]
+
+
+def tests(node: ast.If) -> list:
+    """The conditions of an ``if`` statement's chain, in order."""
+    found = [node.test]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        found.append(node.test)
+    return found
+
+
+def bound_names(body) -> set[str]:
+    """The names the statements of ``body`` bind (of a body without scopes of its own: training_loops._module_code)."""
+    names = set()
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in n.names)
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                names.add(n.name)
+            elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name or isinstance(n, ast.MatchMapping) and n.rest:
+                names.add(getattr(n, "name", None) or n.rest)
+    return names
+
+
+def _statements(out) -> list:
+    return out if isinstance(out, list) else [] if out is None else [out]
+
+
+class _LoopExits(ast.NodeTransformer):
+    """A planned loop's body as its function's: ``break`` returns True, ``continue`` returns (but those of the
+    loops inside it, which are theirs)."""
+
+    def visit_Break(self, node):
+        return ast.copy_location(ast.Return(ast.Constant(True)), node)
+
+    def visit_Continue(self, node):
+        return ast.copy_location(ast.Return(None), node)
+
+    def visit_For(self, node):
+        node.orelse = [self.visit(s) for s in node.orelse]       # (an ``else`` of an inner loop: the loop's own)
+        return node
+
+    visit_AsyncFor = visit_While = visit_For
 
 
 def _bound_names(target: ast.expr):

@@ -152,20 +152,36 @@ class Sandbox:
         # (no comparison here: one at the recursion limit would make CPython's RecursionError "... in comparison")
         if not self.until_check:
             self.until_check = Limits.CHECK_EVERY
-            if self.steps > self.limits.max_steps:
-                raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
-                                 hint="is a loop endless? raise the limit with --max-steps N")
-            check_deadline()
-            now = time.monotonic()
-            settings = current().settings
-            if now >= self.memory_at and settings.max_memory is not None:
-                self.memory_at = now + Limits.MEMORY_EVERY_S
-                used = resident_within(settings.max_memory)
-                if used > settings.max_memory:
-                    raise LimitError(f"the program's memory in use reached {used / 2**30:.2f} GiB, over the memory "
-                                     f"limit of {settings.max_memory / 2**30:.2f} GiB",
-                                     hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
+            self._checks()
         return False
+
+    def charge(self, steps: int) -> None:
+        """``steps`` ticks at once (a loop plan's iteration: the calls of the functions its plan took in), with
+        the checks they would have made, once."""
+        self.steps += steps
+        self.until_check -= steps
+        if self.until_check <= 0:
+            self.until_check = self.until_check % Limits.CHECK_EVERY or Limits.CHECK_EVERY
+            self._checks()
+
+    def _checks(self) -> None:
+        self.check_steps()
+        check_deadline()
+        now = time.monotonic()
+        settings = current().settings
+        if now >= self.memory_at and settings.max_memory is not None:
+            self.memory_at = now + Limits.MEMORY_EVERY_S
+            used = resident_within(settings.max_memory)
+            if used > settings.max_memory:
+                raise LimitError(f"the program's memory in use reached {used / 2**30:.2f} GiB, over the memory "
+                                 f"limit of {settings.max_memory / 2**30:.2f} GiB",
+                                 hint="raise it with TAPECLI_MAX_MEMORY=BYTES")
+
+    def check_steps(self) -> None:
+        """The steps against --max-steps (a loop plan's iterations count theirs too: execution/planned_loops.py)."""
+        if self.steps > self.limits.max_steps:
+            raise LimitError(f"the program ran more than {self.limits.max_steps:,} loop steps and calls",
+                             hint="is a loop endless? raise the limit with --max-steps N")
 
     def iterable(self, value, consumer: str):
         """What a builtin (or a comprehension) is about to consume in one C call: a container as it is (a

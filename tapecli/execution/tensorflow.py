@@ -35,6 +35,8 @@ from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa:
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.keras_classes import Model as KerasModel
 from tapecli.execution.tf_module import Module
+from tapecli.execution.planned_loops import ProgramLoops
+from tapecli.execution.training_loops import planned_loops
 from tapecli.execution.frameworks import BRIDGED
 from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, index_of,
                                          leave_tapes_for_numpy, library_function, library_value, numpy_attribute,
@@ -481,7 +483,8 @@ class Bridge:
         self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
         self.eager.run.source_lines = source.splitlines()
         self.eager.run.traced, trace_only = traced_functions(tree, tf_names(tree.tf_aliases))
-        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables, trace_only)
+        self.planned, self.source = planned_loops(tree, source), source         # (its loop plans: planned_loops.py)
+        self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables, trace_only, self.planned)
 
     def module(self, name: str) -> types.ModuleType:
         """The program's module of this name (``tensorflow``, ``tensorflow.math``, ``keras.layers``): tf's, or a
@@ -497,8 +500,9 @@ class Bridge:
     def names(self, scope: dict) -> dict:
         """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
         from tapecli.execution import guard
-        run, sites = self.eager.run, self.transform.sites
-        return {guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
+        run, sites, (loops, plain) = self.eager.run, self.transform.sites, self.planned
+        planned = ProgramLoops(run.sandbox, self.eager, scope, [shape for _, shape in loops], plain, self.source)
+        return {**planned.runtime_names(), guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
                 guard.TAPE: _named_tape, guard.COUNT: lambda names: (len(run.requests), [scope.get(n) for n in names]),
                 guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),
                 guard.DECLARE: _declared, guard.TRACING: lambda: not run.sandbox.muted_prints}

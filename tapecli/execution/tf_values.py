@@ -405,7 +405,11 @@ def set_library_attribute(of: ProgramObject, attr: str, value) -> None:
 
 
 def _attribute(of: ProgramObject, attr: str):
-    return _attribute_of(current().eager.run, of, attr)
+    ctx = current()
+    found = _attribute_of(ctx.eager.run, of, attr)
+    if found.__class__ is Tensor and ctx.mode.observer is not None:     # (a value of the object's state: a loop plan's
+        ctx.mode.observer.refuse(f"attribute {attr}")                    # constant, which would not follow it)
+    return found
 
 
 @as_tensorflow

@@ -5,6 +5,7 @@ it reaches go to the tapes.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -103,6 +104,27 @@ class Interpreter(Statements, Expressions, PythonForms):
     @rng.setter
     def rng(self, value):
         self._rng = value
+
+    # ------------------------------------------------------------------ what a loop plan asks of its runner
+    def call_kind(self, recorder, f, args, kwargs):
+        """What a call of the program is to a loop plan (interpreter/loop_plans.py, ``interpreter_kind``)."""
+        from tapecli.interpreter.loop_plans import interpreter_kind
+        return interpreter_kind(recorder, f, args, kwargs)
+
+    def guard_test(self, test):
+        """A guard's condition as a function of the loop's scope (loop_plans.LoopPlanner)."""
+        return self.compiled.expression(test)
+
+    def count_steps(self, steps: int) -> None:
+        """A planned iteration's steps (the calls of the functions its plan took in), counted at once."""
+        self.steps += steps
+        if self.steps > self.limits.max_steps:
+            self.check_limits(self.steps)
+
+    @staticmethod
+    def planning():
+        """What a plan is made and run in: the interpreter's run already is the kernels' (``kernels.quiet``)."""
+        return contextlib.nullcontext()
 
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:

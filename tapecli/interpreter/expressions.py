@@ -54,7 +54,7 @@ class Expressions:
         ctx = current()
         observer = ctx.mode.observer
         if observer is not None:        # a program's own code: a loop plan takes in only what it let in
-            observer.enter(fn)
+            observer.enter(fn, fn.name)
         local = Scope(fn.closure)
         fn.bind(local.vars, args, kwargs, self.eval)
         self.depth += 1

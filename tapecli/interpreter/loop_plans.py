@@ -45,7 +45,6 @@ from types import FunctionType
 import numpy as np
 
 from tapecli import kernels
-from tapecli.errors import TdfError
 from tapecli.frontend.ast import identifiers
 from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import truth
@@ -76,14 +75,44 @@ _PLAN_CODE: dict = {}           # a plan's source: its code, compiled once per p
 class AsWritten(Exception):
     """A plan's check (or kernel) refused this iteration's values before any of its steps changed state: the
     iteration runs as written instead, and raises the error where the program made it."""
-_INLINE = "inline"      # a program's function whose body a plan may take in (its calls are observed one by one)
+INLINE = "inline"       # a program's function whose body a plan may take in (its calls are observed one by one)
+
+
+def interpreter_kind(recorder, f, args, kwargs):
+    """What a call the interpreter makes is to a plan (the interpreter's ``call_kind``): (PURE, EFFECT, REQUEST,
+    INLINE or None, the callee that names the call to a plan). A program's function let in is the recorder's
+    ``inlined`` until it starts (:meth:`LoopRecorder.enter`)."""
+    kind = _kind(recorder, f, args, kwargs)
+    if kind is PURE and getattr(f, "replay_lists", False) is False and recorder.packs(args, kwargs):
+        kind = None             # (a list of the plan's tensors, packed in Python)
+    return kind, f
+
+
+def _kind(recorder, f, args, kwargs):
+    if f.__class__ is BoundMethod:
+        return f.replay
+    if f.__class__ is Function or f.__class__ is Instance:     # (a subclassed model: its call method, taken in)
+        method = f if f.__class__ is Function else f.called_method()
+        if method is None or not plain_function(method.node):
+            return None
+        recorder.inlined = method
+        return INLINE
+    if isinstance(f, ProgramObject):
+        return f.replay_kind(args, kwargs, recorder.tracked)
+    if f.__class__ is _PYFUNCTION and getattr(f, "is_builtin", False):
+        count, keywords = getattr(f, "replay_data", (None, ()))
+        if any(recorder.tracked(v) for k, v in kwargs.items() if k not in keywords) \
+                or count is not None and any(map(recorder.tracked, args[count:])):
+            return None         # (an argument it reads into Python)
+        return getattr(f, "replay", None)
+    return None
 
 
 def planner(interp, shape, items, over) -> LoopPlanner | None:
     """The planner of one execution of a loop over ``items`` (taken from ``over``; ``shape``: the body's, or a
     function giving it), or None where no plan serves it: too few items, items whose end cannot be seen one
     ahead without running a program's code, a run or a tape that rules plans out, a body a plan cannot replace."""
-    listed = items.__class__ in (list, PythonTuple, np.ndarray)
+    listed = items.__class__ in (list, PythonTuple, np.ndarray, range)
     if listed and len(items) < MIN_ITERATIONS or not listed and not _ahead(over) or not _plain_run():
         return None
     shape = shape() if callable(shape) else shape
@@ -104,7 +133,7 @@ class LoopPlanner:
         self.inputs = shape.targets + shape.carried     # the names whose tensors are inputs
         self.carried = shape.carried
         self.shape = shape
-        self.tests = [[interp.compiled.expression(test) for test, _ in s.branches] for s in shape.guards]
+        self.tests = [[interp.guard_test(test) for test, _ in s.branches] for s in shape.guards]
         self.count = count          # None: items taken one ahead (``ahead``) say which is the last
         self.at_last = False
         self.candidate = None
@@ -139,11 +168,16 @@ class LoopPlanner:
                 body(scope)             # another branch than the plan's: as written (an `if step % 100 == 0:`)
                 self.verify = True
                 return
+            if not self.verify and self.interp.steps + plan.steps_made > self.interp.limits.max_steps:
+                self.plan, self.failed = None, True
+                body(scope)             # (it stops in this iteration: where the loop as written stops)
+                return
             if not self.verify:
                 inputs = self._inputs(scope, plan)
                 if inputs is not None:
                     try:
-                        plan.run(self.interp, inputs, scope, last)
+                        with self.interp.planning():
+                            plan.run(self.interp, inputs, scope, last)
                     except AsWritten:           # the iteration as written raises the error, where it is
                         self.plan, self.failed = None, True
                         body(scope)
@@ -169,7 +203,8 @@ class LoopPlanner:
         elif self.candidate.same_as(recorder):
             # (the same loop in the runs of the program this process makes after this one: tapecli bench's)
             remaining = 0 if self.count is None else self.count - index - 1 + current().runs_after * self.count
-            self.plan = recorder.plan(self._left(self.candidate, recorder), remaining)
+            with self.interp.planning():
+                self.plan = recorder.plan(self._left(self.candidate, recorder), remaining)
             self.recorder = recorder.done()
             self.candidate = None
         else:
@@ -185,7 +220,7 @@ class LoopPlanner:
         try:
             return tuple(next((i for i, test in enumerate(tests) if truth(test(scope))), len(tests))
                          for tests in self.tests)
-        except TdfError:
+        except Exception:       # (the runner's error: the body, run as written, raises it where it is)
             self.plan, self.failed = None, True
             return None
 
@@ -194,13 +229,13 @@ class LoopPlanner:
         cannot make again. The iteration itself runs as written either way (its errors are the program's)."""
         ctx, interp = current(), self.interp
         variables = sorted(ctx.variables, key=lambda v: v.order)
-        carried = [self._tensor(scope, name) for name in self.inputs]
+        carried = [self._tensor(scope, name, branches) for name in self.inputs]
         if any(t is None for t in carried):
             body(scope)
             return None
         inputs = [t.value for t in carried] + [v.read().value for v in variables]
         recorder = LoopRecorder(interp, inputs, variables, [t.weak for t in carried], branches)
-        if len(recorder.slots) != len(inputs):         # two inputs that are one array: they could part
+        if len(recorder.slots) + len(recorder.items) != len(inputs):     # two inputs that are one: they could part
             body(scope)
             return None
         versions = [v.version for v in variables]
@@ -246,12 +281,19 @@ class LoopPlanner:
     def _named_elsewhere(self, name: str) -> bool:
         """Whether the program's text has ``name`` outside this loop (in code, a string or a comment), or the
         program has no text."""
-        source, (start, end) = self.interp.program.source, self.shape.span
+        source, (start, end) = self.interp.source, self.shape.span
         return not source or name in identifiers(source[:start] + "\n" + source[end:])
 
-    def _tensor(self, scope, name):
+    def _tensor(self, scope, name, branches=()):
+        """The tensor bound to ``name``; a loop's item that is a Python number as an _Item where the plan may take it
+        (a traced iteration's ``branches`` none that reads it otherwise: LoopShape.unsafe); else None."""
         value = scope.vars.get(name)
-        return value if value.__class__ is Tensor else None
+        if value.__class__ is Tensor:
+            return value
+        if name not in self.shape.items or value.__class__ not in _ITEMS \
+                or any(b in unsafe for b, unsafe in zip(branches, self.shape.unsafe)):
+            return None
+        return _Item(value)
 
     def _inputs(self, scope, plan):
         """The plan's inputs now, or None where one is not laid out as when it was traced."""
@@ -271,6 +313,20 @@ class LoopPlanner:
         return [value if k in read else None for k, value in enumerate(inputs)]
 
 
+_ITEMS = (int, float, bool)
+
+
+class _Item:
+    """A loop's item that is a Python number (CPython's ``for step in range(n)``) as an input of its plan: the
+    number itself in its slot, which a call's argument that is that very object reads (LoopRecorder.template)."""
+
+    __slots__ = ("value",)
+    weak = None
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _plain_run() -> bool:
     """Whether a loop plan may serve now: the run's mode allows them, no tape is open, Numba is not forced."""
     ctx = current()
@@ -286,7 +342,7 @@ def compiles(steps, remaining: int) -> bool:
     if not current().mode.plan_kernels or remaining <= 0:
         return False
     calls = sum(1 for name, specs, _ in steps if name in kernels.PLAN_KERNELS or name is None
-                and specs.__class__ is EffectStep and getattr(specs.f, "planned", None) is not None)
+                and specs.__class__ is EffectStep and getattr(specs.callee, "planned", None) is not None)
     cost = COMPILED_FROM_CALLS_WARM if kernels.numba_started() else COMPILED_FROM_CALLS_COLD
     return remaining * calls >= cost and kernels.numba_ready()
 
@@ -323,6 +379,9 @@ class LoopRecorder(Recorder):
 
     def __init__(self, interp, inputs, variables, weak, branches):
         super().__init__(inputs)
+        # the inputs that are Python numbers (a loop's items: _Item), by id: a call's argument that is that object
+        # reads them, never a kernel's (a shape's 1 is no loop's 1)
+        self.items = {id(a): self.slots.pop(id(a)) for a in inputs if a.__class__ in _ITEMS and id(a) in self.slots}
         self.interp = interp
         self.variables = variables
         self.weak = weak
@@ -340,18 +399,15 @@ class LoopRecorder(Recorder):
     # ------------------------------------------------------------------ observing calls
     def observe(self, f, args, kwargs, node, call):
         """``call(f, args, kwargs, node)`` (the interpreter's), with what it is to the plan written down."""
-        kind = self._kind(f, args, kwargs) if not self.depth and self.refused is None else None
-        if kind is None:
-            self.refuse(getattr(f, "name", None) or getattr(f, "__name__", None) or type(f).__name__)
+        kind, callee = self.interp.call_kind(self, f, args, kwargs) if not self.depth and self.refused is None \
+            else (None, "a call inside a call")
+        if kind is None:        # (named by its callee: the runner's, which reads no attribute of a program's object)
+            self.refuse(callee if callee.__class__ is str else getattr(callee, "name", None)
+                        or getattr(callee, "__name__", None) or type(callee).__name__)
             return call(f, args, kwargs, node)
         if kind is EFFECT:
-            return self._effect(f, args, kwargs, node, call)
-        if kind is _INLINE:             # its calls come through here one by one, as the body's do
-            self.inlined = f if f.__class__ is Function else f.called_method()
-            return call(f, args, kwargs, node)
-        if kind is PURE and getattr(f, "replay_lists", False) is False and any(
-                v.__class__ in SEQUENCES and self.tracked(v) for v in (*args, *kwargs.values())):
-            self.refuse("a list of the plan's tensors, packed in Python")
+            return self._effect(f, args, kwargs, node, call, callee)
+        if kind is INLINE:              # its calls come through here one by one, as the body's do
             return call(f, args, kwargs, node)
         first = len(self.interp.requests)
         self.depth += 1
@@ -369,36 +425,27 @@ class LoopRecorder(Recorder):
                                        self.template(args), self.template(kwargs)))
         return result
 
-    def enter(self, fn) -> None:
-        """A program's function starts: one this observer let in (``_INLINE``), or anything else, refused."""
-        if self.inlined is fn:
+    def enter(self, fn, name: str) -> None:
+        """A program's function starts (``fn``: what the runner's ``call_kind`` let it in by; ``name``: its name):
+        one this observer let in (``INLINE``), or anything else, refused."""
+        if self.inlined is not None and self.inlined == fn:
             self.inlined = None
         else:
-            self.refuse(f"function {fn.name}")
+            self.refuse(f"function {name}")
+
+    def read(self) -> None:
+        """A tensor's value read into Python by the program's code (not a call's: inside one, its own business)."""
+        if not self.depth:
+            self.refuse("a value read into Python")
 
     def refuse(self, what: str) -> None:
         """The iteration did what a plan cannot make again (``what``: the first such call, for debugging)."""
         if self.refused is None:
             self.refused = what
 
-    def _kind(self, f, args, kwargs):
-        if f.__class__ is BoundMethod:
-            return f.replay
-        if f.__class__ is Function:
-            return _INLINE if plain_function(f.node) else None
-        if f.__class__ is Instance:         # (a subclassed model: its call method, taken in as a function is)
-            method = f.called_method()
-            return _INLINE if method is not None and plain_function(method.node) else None
-        if isinstance(f, ProgramObject):
-            return f.replay_kind(args, kwargs, self.tracked)
-        if f.__class__ is _PYFUNCTION and getattr(f, "is_builtin", False):
-            kind = getattr(f, "replay", None)
-            count, keywords = getattr(f, "replay_data", (None, ()))
-            if any(self.tracked(v) for k, v in kwargs.items() if k not in keywords) \
-                    or count is not None and any(map(self.tracked, args[count:])):
-                return None         # (an argument it reads into Python)
-            return kind
-        return None
+    def packs(self, args, kwargs) -> bool:
+        """Whether a call is given a list holding the plan's tensors, which it would pack into one in Python."""
+        return any(v.__class__ in SEQUENCES and self.tracked(v) for v in (*args, *kwargs.values()))
 
     def tracked(self, value) -> bool:
         """Whether ``value`` holds an array the plan makes or takes as an input (anything but a constant)."""
@@ -419,9 +466,9 @@ class LoopRecorder(Recorder):
             self.constant.add(self.n_inputs + len(self.steps) - 1)
         return out
 
-    def _effect(self, f, args, kwargs, node, call):
+    def _effect(self, f, args, kwargs, node, call, callee):
         args = [list(a) if a.__class__ is zip else a for a in args]      # (an iterator is read once)
-        step = EffectStep(f, node, self.template(args), self.template(kwargs))
+        step = EffectStep(f, node, self.template(args), self.template(kwargs), callee)
         versions = [v.version for v in self.variables]
         self.depth += 1
         try:
@@ -480,7 +527,8 @@ class LoopRecorder(Recorder):
         if value.__class__ is dict:
             return DictSpec(tuple(value), tuple(self.template(v) for v in value.values()))
         if isinstance(value, _PLAIN) or isinstance(value, (Variable, ProgramObject, BoundMethod)):
-            return Const(value)
+            slot = self.items.get(id(value)) if value.__class__ in _ITEMS else None
+            return Const(value) if slot is None else slot      # (a loop's item: its slot)
         self.refuse(f"a {type(value).__name__} argument")
         return Const(value)
 
@@ -554,9 +602,7 @@ class LoopPlan:
                 raise AsWritten from None       # (a check or a kernel refused a value before anything changed)
             raise
         if self.steps_made:
-            interp.steps += self.steps_made
-            if interp.steps > interp.limits.max_steps:
-                interp.check_limits(interp.steps)
+            interp.count_steps(self.steps_made)
         names = scope.vars
         for name, spec, weak in self.carried:
             names[name] = make_tensor(resolve(spec, values), weak)

@@ -24,12 +24,16 @@ class LoopShape:
     before it assigns them and assigns (the loop-carried ones); ``guards``, the ``if`` statements whose
     conditions read only the loop's names and names the body never assigns (an iteration whose branches
     differ from the plan's runs as written); ``left``, the other names the body assigns (what the loop leaves
-    behind besides the carried ones); ``span``, the loop's place in its program's text (start, end)."""
+    behind besides the carried ones); ``span``, the loop's place in its program's text (start, end); ``items``,
+    the loop's names a plan may take as Python numbers (CPython's, which its body reads only as whole arguments of
+    calls: execution/planned_loops.py), and ``unsafe``, by guard, the branches that read them otherwise (an iteration
+    that takes one is traced without them)."""
 
-    __slots__ = ("targets", "carried", "guards", "left", "span")
+    __slots__ = ("targets", "carried", "guards", "left", "span", "items", "unsafe")
 
-    def __init__(self, targets, carried, guards, left=(), span=None):
+    def __init__(self, targets, carried, guards, left=(), span=None, items=(), unsafe=()):
         self.targets, self.carried, self.guards, self.left, self.span = targets, carried, guards, left, span
+        self.items, self.unsafe = items, unsafe
 
 
 def loop_shape(node: ast.For) -> LoopShape | None:

@@ -5,6 +5,7 @@ on each iteration's arrays); and what the compiled plan calls besides kernels.""
 from __future__ import annotations
 
 from sys import getrefcount
+from types import BuiltinMethodType
 
 import numpy as np
 
@@ -19,6 +20,8 @@ def maker(spec):
     """A function of an iteration's slots giving the value a template stands for, with new tensors on the
     iteration's arrays (the template walked once, not at every iteration)."""
     cls = spec.__class__
+    if cls is int:                  # (an input that is a Python number: a loop's item)
+        return lambda values: values[spec]
     if cls is TensorSpec:
         array, weak = spec.spec, spec.weak
         if array.__class__ is int:
@@ -66,6 +69,8 @@ def paired(tensors, variables):
 def same_template(a, b) -> bool:
     if a.__class__ is not b.__class__:
         return False
+    if a.__class__ is int:
+        return a == b
     if a.__class__ is TensorSpec:
         return a.weak == b.weak and same_specs([a.spec], [b.spec])
     if a.__class__ is Sequence:
@@ -99,10 +104,12 @@ class DictSpec:
 
 class EffectStep:
     """A call that changes state (an optimizer's step, an assign, an append, a print), made again as the
-    interpreter makes it, at its statement's line (a warning it gives names it)."""
+    interpreter makes it, at its statement's line (a warning it gives names it). ``callee``: what names the call
+    to a plan (the library's method behind the function a program holds on CPython), ``f`` itself by default."""
 
-    def __init__(self, f, node, args, kwargs):
+    def __init__(self, f, node, args, kwargs, callee=None):
         self.f, self.node, self.args, self.kwargs = f, node, args, kwargs
+        self.callee = f if callee is None else callee
         self.line = current().settings.line
         self.made_args, self.made_kwargs = maker(args), maker(kwargs)
 
@@ -117,7 +124,7 @@ class EffectStep:
         """``make`` by the callee's own call for plans (``BoundMethod.planned``: no tensors made, no checks
         that the traced calls passed; ``compiled``: by compiled kernels where it has them), or None where it
         offers none."""
-        planned = getattr(self.f, "planned", None)
+        planned = getattr(self.callee, "planned", None)
         call = planned(self.args, self.kwargs, compiled) if planned is not None else None
         if call is None:
             return None
@@ -133,11 +140,13 @@ class EffectStep:
 
     def same_as(self, other) -> bool:
         return other.__class__ is EffectStep and self.node is other.node and self.line == other.line \
-            and _same_callee(self.f, other.f) \
+            and _same_callee(self.callee, other.callee) \
             and same_template(self.args, other.args) and same_template(self.kwargs, other.kwargs)
 
 
 def _same_callee(a, b) -> bool:
+    if a.__class__ is BuiltinMethodType:      # (a list's append, read again at each call)
+        return b.__class__ is BuiltinMethodType and a.__self__ is b.__self__ and a.__name__ == b.__name__
     if a.__class__ is BoundMethod:
         return b.__class__ is BoundMethod and a.name == b.name and a.replay == b.replay \
             and getattr(a.fn, "__code__", None) is getattr(b.fn, "__code__", None) \

@@ -248,6 +248,9 @@ class PythonForms:
 
     def eval_FormattedValue(self, node, scope):
         value = self.eval(node.value, scope)
+        observer = self.ctx.mode.observer
+        if observer is not None and observer.tracked(value):
+            observer.read()         # (a loop plan's value as text: Python's, which no plan makes again)
         spec = self.eval(node.spec, scope) if node.spec is not None else ""
         if node.conversion in ("r", "a"):
             value = program_repr(value)

@@ -114,8 +114,9 @@ class Mode:
 
     @contextlib.contextmanager
     def interpreting(self, numpy_quiet: bool, loop_plans: bool):
-        """An interpreter runs the block: its scalar path may run where the kernels leave small tensors to NumPy
-        (``numpy_quiet``), its loop plans where it allows them (``loop_plans``: no implicit gradient, no device)."""
+        """A runner runs the block: the interpreter's scalar path may run where the kernels leave small tensors to
+        NumPy (``numpy_quiet``), its loop plans (and CPython's) where it allows them (``loop_plans``: no implicit
+        gradient, no device)."""
         saved = self.scalar_path, self.loop_plans
         self.scalar_path = self.plain_ops and numpy_quiet
         self.loop_plans = self.plain_ops and loop_plans

@@ -187,7 +187,7 @@ class EagerProtocol:
     __hash__ = object.__hash__          # by identity (TensorFlow's tensors refuse a hash; tapecli's keep one)
 
     def __bool__(self):
-        eager = current().eager
+        eager = _reading()
         return True if eager is None else eager.truth(self)
 
     def __len__(self):
@@ -204,25 +204,25 @@ class EagerProtocol:
         raise TypeError(f"'{kind}' object does not support item assignment")
 
     def __float__(self):
-        return _eager(self, "float").number(self, float)
+        return _eager(self, "float", True).number(self, float)
 
     def __int__(self):
-        return _eager(self, "int").number(self, int)
+        return _eager(self, "int", True).number(self, int)
 
     def __index__(self):
-        return _eager(self, "index").index(self)
+        return _eager(self, "index", True).index(self)
 
     def __str__(self):
-        eager = current().eager
+        eager = _reading()
         return repr(self) if eager is None else eager.str(self)
 
     def __format__(self, spec):
-        eager = current().eager
+        eager = _reading()
         return object.__format__(self, spec) if eager is None else eager.format(self, spec)
 
     @property
     def __array__(self):
-        eager = current().eager
+        eager = _reading()
         if eager is None:
             raise AttributeError("__array__")
         return eager.array(self)
@@ -235,10 +235,20 @@ _REFUSED = {"len": "object of type '{}' has no len()", "iter": "'{}' object is n
             "index": "'{}' object cannot be interpreted as an integer"}
 
 
-def _eager(value, what: str):
-    eager = current().eager
+def _eager(value, what: str, reads: bool = False):
+    eager = _reading() if reads else current().eager
     if eager is None:
         raise TypeError(_REFUSED[what].format(type(value).__name__))
+    return eager
+
+
+def _reading():
+    """The run's eager, for a conversion that reads a tensor's value into Python: a loop plan tracing the iteration
+    is told (its recorder's ``read``: what Python computes from the value no plan makes again)."""
+    ctx = current()
+    eager = ctx.eager
+    if eager is not None and ctx.mode.observer is not None:
+        ctx.mode.observer.read()
     return eager
 
 
@@ -294,7 +304,7 @@ class Tensor(EagerProtocol):
         return self.value.ndim
 
     def __repr__(self):
-        eager = current().eager
+        eager = _reading()
         return f"Tensor({self.value!r}{', weak' if self.weak else ''})" if eager is None else eager.repr(self)
 
 
@@ -501,7 +511,7 @@ class Variable(EagerProtocol):
         return array, False
 
     def __repr__(self):
-        eager = current().eager
+        eager = _reading()
         return f"Variable({self.name})" if eager is None else eager.repr(self)
 
 

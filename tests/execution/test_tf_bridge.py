@@ -521,12 +521,12 @@ for step in range(8):
 """
 
 
-def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_loop(monkeypatch):
+def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_the_interpreter_plans(monkeypatch):
     """TAPECLI_TF_ON_CPYTHON=auto (the default): CPython runs every program the bridge takes, those the
     interpreter's parser refuses (try/raise, yield, @staticmethod) and those it could run (Python's values are
-    Python's: 2**100 is Python's int; a tensor has no NumPy method, as in TensorFlow), but one with a training loop
-    the interpreter's loop plans run (its iterations replayed there). =1: CPython runs that one too; =0: the
-    interpreter runs what it can."""
+    Python's: 2**100 is Python's int; a tensor has no NumPy method, as in TensorFlow), a training loop too, whose
+    iterations its loop plans replay (execution/planned_loops.py), but one with a training loop the interpreter's
+    loop plans run and CPython's do not. =1: CPython runs that one too; =0: the interpreter runs what it can."""
     monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
     assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
     plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\nprint(2**100, 10**20 // 10**19)\n",
@@ -536,12 +536,16 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_lo
     with pytest.raises(TdfError, match="'EagerTensor' object has no attribute 'T'"):
         api.run_source("import tensorflow as tf\nx = tf.ones([2, 3])\ny = x.T\n", "<test>")
     loop = api.run_source(TRAINING_LOOP, "<test>")
-    assert not isinstance(loop.interpreter, execution.PythonRun) and loop.context.loop_replayed > 0
+    assert isinstance(loop.interpreter, execution.PythonRun) and loop.context.loop_replayed > 0
+    # (the loop's step in arithmetic: a Python number on CPython, which its plans do not take)
+    scheduled = TRAINING_LOOP.replace("w.assign_sub(0.1 * g)", "w.assign_sub(0.1 / (step + 1) * g)")
+    kept = api.run_source(scheduled, "<test>")
+    assert not isinstance(kept.interpreter, execution.PythonRun) and kept.context.loop_replayed > 0
     # (a class of NumPy's the interpreter lacks: CPython's NumPy has it)
     numpy_class = api.run_source("import numpy as np\nr = np.random.RandomState(0)\n" + TRAINING_LOOP, "<test>")
     assert isinstance(numpy_class.interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
-    assert isinstance(api.run_source(TRAINING_LOOP, "<test>").interpreter, execution.PythonRun)
+    assert isinstance(api.run_source(scheduled, "<test>").interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     assert not isinstance(api.run_source("import tensorflow as tf\nx = tf.constant(1.0)\n", "<test>").interpreter,
                           execution.PythonRun)
@@ -557,7 +561,7 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_planned_training_lo
     ("0 == [1, 2]", "False"), ("[1, 2] != 1", "True"), ("633789.868331192 ** 4", "1.613545324981115e+23"),
     ("2 ** 0.5", "1.4142135623730951")])
 def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value, monkeypatch):
-    """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; a planned training loop's program by default), integer
+    """On the interpreter (TAPECLI_TF_ON_CPYTHON=0; by default a program whose training loop only it plans), integer
     literals compute as Python's integers do, where their results fit 64 bits, and its bools and strings are
     Python's (CPython's printed values)."""
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")

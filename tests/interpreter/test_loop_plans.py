@@ -2,21 +2,35 @@
 the traced kernel calls and effects, and leave exactly what the loop run as written leaves: the same
 variables, slots, names, lists and gradient requests, bit for bit. A loop a plan cannot replace runs as
 written, with the same results."""
+import ast
 import textwrap
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tapecli.api import run_source
-from tapecli.errors import TdfValueError
+from tapecli.api import Options, run_source
+from tapecli.errors import LimitError, TdfValueError
+from tapecli.execution.training_loops import planned_loops
 from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
 from tapecli.library.keras import optimizers
+from tapecli.runtime.limits import Limits
 
 from conftest import fast_paths
 
-pytestmark = [fast_paths, pytest.mark.usefixtures("on_the_interpreter")]      # (loop plans are the interpreter's)
+pytestmark = [fast_paths]
+
+
+@pytest.fixture(params=["interpreter", "cpython"], autouse=True)
+def runner(request, monkeypatch):
+    """The runner of a test's TensorFlow programs: each runs on the interpreter and on CPython (planned_loops.py).
+    (A TDF program runs on the interpreter either way: its tests take the interpreter's alone.)"""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0" if request.param == "interpreter" else "1")
+    return request.param
+
+
+interpreter_only = pytest.mark.parametrize("runner", ["interpreter"], indirect=True)
 
 KERAS = """
 import tensorflow as tf
@@ -211,6 +225,7 @@ for step in range(8):
 """
 
 
+@interpreter_only      # (a TDF program)
 def test_a_plan_lets_go_of_each_array_after_the_last_step_that_reads_it(monkeypatch):
     # six sines forward (each saves its input) and their gradients backward: an iteration makes some twenty
     # arrays of 400 kB, of which a few at a time are still to be read
@@ -263,6 +278,22 @@ def test_a_train_step_function_is_taken_into_the_plan(monkeypatch):
     planned, written = _compared(STEP_FUNCTION, monkeypatch, 7)
     # the calls of the functions a plan took in count as steps, as they do run as written (--max-steps)
     assert planned.interpreter.steps == written.interpreter.steps
+
+
+@pytest.mark.parametrize("max_steps", [200, 311])
+def test_a_loop_past_max_steps_stops_where_it_does_as_written(max_steps, monkeypatch):
+    # the plan counts the steps of the functions it took in, and the iteration that passes --max-steps runs as
+    # written: it stops where the loop as written stops, after the same lines
+    program = textwrap.dedent(STEP_FUNCTION.replace("range(10)", "range(400)") + "    print(step)\n").lstrip("\n")
+    errors = []
+    for plans in (True, False):
+        with monkeypatch.context() as patch:
+            if not plans:
+                patch.setattr(loop_plans, "planner", lambda *args: None)
+            with pytest.raises(LimitError) as stopped:
+                run_source(program, "prog.py", Options(limits=Limits(max_steps=max_steps)))
+        errors.append((str(stopped.value), stopped.value.line, stopped.value.output))
+    assert errors[0] == errors[1] and len(errors[0][2]) > 20
 
 
 BATCHES = """
@@ -364,9 +395,66 @@ def test_a_loop_a_plan_cannot_replace_runs_as_written(line, why, monkeypatch):
     _compared(program, monkeypatch, 0)
 
 
+SCALE = """
+class Scale:
+    @property
+    def value(self):
+        print("read")
+        return 0.5
+
+scale = Scale()
+"""
+
+
+@pytest.mark.parametrize("line", ["loss = loss * scale.value", "kept = loss.numpy()", "print(opt.learning_rate)"])
+def test_the_program_s_code_a_plan_does_not_take_runs_as_written(line, monkeypatch):
+    # a property of the program's class (its code, which no plan makes again: on CPython its tick refuses the plan),
+    # a value read into Python, a library object's tensor
+    program = SCALE + MLP + "    " + line + "\n"
+    planned, _ = _compared(program, monkeypatch, 0)
+    assert planned.interpreter.output.count("read") == (12 if "scale" in line else 0)
+
+
+NAMED = """
+class Op:
+    @property
+    def name(self):
+        print("named")
+        return "op"
+
+    def __call__(self, x):
+        return x
+
+op = Op()
+"""
+
+
+def test_a_call_no_plan_takes_reads_nothing_of_the_program_s_object(monkeypatch, runner):
+    # (the interpreter's plans take the call in: a plain __call__; CPython's take a model's or a tf.Module's alone)
+    planned, _ = _compared(NAMED + MLP + "    loss = op(loss)\n", monkeypatch, 9 if runner == "interpreter" else 0)
+    assert "named" not in planned.interpreter.output
+
+
+def test_a_loop_cpython_cannot_take_as_its_own_function_runs_as_written(monkeypatch, runner):
+    # on CPython a loop inside a function, in a try, or whose body reads its frame's names (dir()) or makes a scope
+    # keeps its frame: no plan (the interpreter's plans take the first)
+    before, loop = MLP.split("for step")
+    inside = before + "def train():\n" + textwrap.indent("for step" + loop, "    ") + "train()\n"
+    _compared(inside, monkeypatch, 9 if runner == "interpreter" else 0)
+    guarded = MLP.replace("for step", "try:\n  for step").replace("\n    ", "\n      ") + "except ValueError:\n  pass\n"
+    assert planned_loops(ast.parse(guarded), guarded) == ([], {})
+    for body in ("    names = dir()\n", "    if step > 20:\n        squares = [s * s for s in range(3)]\n"):
+        assert planned_loops(ast.parse(MLP + body), MLP + body) == ([], {})
+        assert planned_loops(ast.parse(MLP), MLP)[0]
+
+
 @pytest.mark.parametrize("body, replayed", [
     # steps 4 and 8 print, as written; the steps after them are traced again (5, 9), and the plan runs on
     ("    if step % 4 == 0:\n        print(step, loss)\n", [3, 6, 7, 10, 11]),
+    # (on CPython the step is a Python number: a branch that formats it runs as written, and no plan traces it...)
+    ("    if step % 4 == 0:\n        print(f'{step}: {loss}')\n", [3, 6, 7, 10, 11]),
+    # (...but where the plan would, no plan: "0" at steps 1 and 2, not at 6)
+    ("    if step > 0:\n        print(f'{step // 6}')\n", []),
     ("    if step == 9:\n        break\n", [3, 4, 5, 6, 7, 8]),
     ("    if step > 5:\n        loss = loss * 2.0\n    elif step > 4:\n        print(loss)\n", [3, 4]),
 ])
@@ -382,11 +470,14 @@ def test_an_if_on_the_loop_item_runs_the_iterations_it_changes_as_written(body, 
     "    rows = X[step // 6:8]\n",
     "    kept = [loss] * (step // 6 + 1)\n",
 ])
-def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch):
+def test_a_body_that_decides_from_its_values_is_not_planned(body, monkeypatch, runner):
     program = MLP + body
-    tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
-    loop = next(s for s in tree.body if s.__class__.__name__ == "For")
-    assert loop_shape(loop) is None
+    if runner == "interpreter":
+        tree = run_source(textwrap.dedent(program).lstrip("\n"), "prog.py").interpreter.program
+        loop = next(s for s in tree.body if s.__class__.__name__ == "For")
+        assert loop_shape(loop) is None
+    else:           # (the same text rule, of CPython's syntax tree)
+        assert planned_loops(ast.parse(program), program) == ([], {})
     _compared(program, monkeypatch, 0)
 
 
@@ -428,6 +519,7 @@ for xb in batches:
 """
 
 
+@interpreter_only      # (a TDF program)
 @pytest.mark.parametrize("batches, replayed", [
     # eight batches of four rows, then two of three: the plan runs until the first short batch, then the loop
     # runs as written
@@ -440,6 +532,7 @@ def test_the_plan_takes_each_batch_as_it_comes(batches, replayed, monkeypatch):
     _compared(SGD_OVER_BATCHES.format(batches=batches), monkeypatch, replayed)
 
 
+@interpreter_only      # (a TDF program)
 def test_a_loop_inside_a_tape_is_not_planned(monkeypatch):
     program = """
     var w = [[0.5, -0.25], [0.125, 1.0]]
@@ -493,6 +586,7 @@ def _loops(draw):
     return "\n".join(lines) + "\n"
 
 
+@interpreter_only      # (TDF programs)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(program=_loops())
 def test_random_training_loops_give_the_bits_they_have_as_written(program, monkeypatch):
@@ -501,6 +595,7 @@ def test_random_training_loops_give_the_bits_they_have_as_written(program, monke
     assert planned.interpreter.output == written.interpreter.output
 
 
+@interpreter_only      # (a TDF program)
 def test_a_loop_without_a_gradient_or_an_effect_is_the_interpreters(monkeypatch):
     # the scalar path runs `y = sin(y) * 1.01 + 0.001` faster than a plan would: no plan is made
     result = _run("y = cast(0.5, float32)\nfor i in range(50):\n    y = sin(y) * 1.01 + 0.001\n", True, monkeypatch)

@@ -6,10 +6,10 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from interpreter.test_loop_plans import KERAS, _compared, _run, _state
+from interpreter.test_loop_plans import KERAS, _compared, _run, _state, runner  # noqa: F401  (runner: each test on both runners)
 from conftest import fast_paths
 
-pytestmark = [fast_paths, pytest.mark.usefixtures("on_the_interpreter")]      # (loop plans are the interpreter's)
+pytestmark = [fast_paths]
 
 ACTIVATIONS = ["None", '"relu"', '"tanh"', '"sigmoid"', '"softmax"', '"gelu"', '"elu"', '"selu"', '"softplus"',
                '"swish"', '"leaky_relu"', '"linear"']
