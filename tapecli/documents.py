@@ -59,6 +59,8 @@ def type_json(value) -> dict:
 def _numpy_json(value) -> dict:
     if isinstance(value, np.generic):
         return {"kind": "numpy scalar", "dtype": str(value.dtype)}
+    if not isinstance(value, np.ndarray):       # (an object array's item: a string tensor's bytes)
+        return {"kind": type(value).__name__.lower()}
     return {"kind": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape)}
 
 

@@ -298,7 +298,7 @@ def _codes(eager_class, tape_class):
     from tapecli.execution import tf_calls, tf_values
     library = next(c for c in _nested_codes(tf_values.library_function) if c.co_name == "call")
     traced = next(c for c in _nested_codes(tf_calls._traced) if c.co_name == "traced")
-    methods = _nested_codes(tf_values._program_method) | _nested_codes(tape_class.method) \
+    methods = _nested_codes(tf_values.program_method) | _nested_codes(tape_class.method) \
         | _nested_codes(eager_class.attribute) | _nested_codes(tf_values.as_tensorflow)
     return library, traced, frozenset(methods)
 

@@ -707,12 +707,24 @@ def _xent_inputs(shape, seed, special=False):
     return logits, labels
 
 
+def _ctc_inputs(frames, batch, classes, length, seed):
+    """Time-major logits, dense labels (no blank: class 0) of ``length`` each, and the two lengths."""
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((frames, batch, classes)).astype(np.float32)
+    labels = rng.integers(1, classes, (batch, length)).astype(np.int32)
+    return logits, labels, np.full(batch, length, np.int32), np.full(batch, frames, np.int32)
+
+
 # every entry of kernels.PAIRED, with the arguments its two kernels are compared on
 PAIRED_CASES = {
     ("sparse_softmax_xent", "sparse_softmax_xent_backprop"): [
         _xent_inputs((256, 10), 0), _xent_inputs((256, 10), 1, special=True), _xent_inputs((40, 32), 2),
         _xent_inputs((64, 3), 3), _xent_inputs((32, 10), 4), _xent_inputs((8, 3, 5), 5), _xent_inputs((70, 2, 4), 6),
         (np.zeros((0, 4), np.float32), np.zeros((0,), np.int32))],
+    ("ctc_loss", "ctc_loss_grad"): [_ctc_inputs(6, 2, 4, 3, 0), _ctc_inputs(12, 3, 7, 4, 1)],
+    ("ctc_sparse_loss", "ctc_sparse_loss_grad"): [
+        _ctc_inputs(6, 2, 4, 3, 2)[:1] + (np.array([6, 5], np.int32), ((0, 2, 1), (1,))),
+        _ctc_inputs(9, 3, 5, 3, 3)[:1] + (np.array([9, 9, 7], np.int32), ((3, 3), (0, 1, 2), (2,)))],
 }
 
 
