@@ -523,25 +523,44 @@ def mirrored(variable: Variable) -> bool:
     return found is not None and found() is variable
 
 
-class UnreadVariable(Variable):
+class VariableView(Variable):
+    """A variable over another's storage: its assigns are that variable's; not one the run made (not in
+    ``ctx.variables``), and never written in place for itself."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: Variable, id: int, tf_name: str | None):
+        self.source = source
+        self.name = source.name
+        self.tf_name = tf_name
+        self.keras = False
+        self.trainable = source.trainable
+        self.id = id
+        self.order = source.order
+        self.version = 0
+        self.bound_as = None
+        self.declared = source.declared
+
+    def assign(self, value: np.ndarray) -> None:
+        self.source.assign(value)
+
+    def holds_alone(self, kept: int = 0) -> bool:
+        return False
+
+    def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
+        return self.source.writable(False)
+
+
+class UnreadVariable(VariableView):
     """What ``assign``, ``assign_add`` and ``assign_sub`` return, as eager TensorFlow's ``_UnreadVariable``: a
     variable over the assigned one's storage, read when used (its value is the variable's at that time; assigning
     it assigns the variable), a variable of its own to the tapes (reading it is no read of the variable: a
     gradient with respect to the variable through it is None, as TensorFlow's), printed as 'UnreadVariable'."""
 
-    __slots__ = ("source",)
+    __slots__ = ()
 
     def __init__(self, source: Variable):
-        self.source = source
-        self.name = source.name
-        self.tf_name = None
-        self.keras = False
-        self.trainable = source.trainable
-        self.id = new_id()
-        self.order = source.order
-        self.version = 0
-        self.bound_as = None
-        self.declared = source.declared
+        super().__init__(source, new_id(), None)
         self._value = Tensor(source.read().value, id=self.id)
 
     def read(self) -> Tensor:
@@ -550,37 +569,18 @@ class UnreadVariable(Variable):
             self._value = Tensor(value, id=self.id)
         return self._value      # (its dtype and shape are the variable's: an assign keeps them)
 
-    def assign(self, value: np.ndarray) -> None:
-        self.source.assign(value)
 
-    def holds_alone(self, kept: int = 0) -> bool:
-        return False
-
-    def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
-        return self.source.writable(False)
-
-
-class BackendVariable(Variable):
+class BackendVariable(VariableView):
     """A Keras weight's ``value``: the tf.Variable behind it (Keras 3's TensorFlow backend), one variable with the
     weight to the tapes (its reads are the weight's, its assigns the weight's), named by the weight's path
     (``dense/kernel:0``) and printed as a tf.Variable."""
 
-    __slots__ = ("source",)
+    __slots__ = ()
 
     def __init__(self, source: Variable):
-        self.source = source
-        self.name = source.name
-        self.tf_name = keras_path(source)
-        self.keras = False
-        self.trainable = source.trainable
-        self.id = source.id
-        self.order = source.order
-        self.version = source.version
-        self.bound_as = None
-        self.declared = source.declared
-        made = current().mirrored_variables
+        super().__init__(source, source.id, keras_path(source))
         if mirrored(source):                # (a MirroredVariable's value is one too)
-            made[id(self)] = weakref.ref(self)
+            current().mirrored_variables[id(self)] = weakref.ref(self)
 
     def read(self) -> Tensor:
         return self.source.read()
@@ -588,15 +588,6 @@ class BackendVariable(Variable):
     @property
     def _value(self) -> Tensor:
         return self.source.read()
-
-    def assign(self, value: np.ndarray) -> None:
-        self.source.assign(value)
-
-    def holds_alone(self, kept: int = 0) -> bool:
-        return False
-
-    def writable(self, in_place: bool) -> tuple[np.ndarray, bool]:
-        return self.source.writable(False)
 
 
 def _holders(var: Variable) -> tuple[int, int]:
