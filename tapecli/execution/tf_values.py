@@ -263,6 +263,9 @@ class LibraryObject:
     def __call__(self, *args, **kwargs):
         return call_library(object.__getattribute__(self, "_of"), args, kwargs)
 
+    def __bool__(self):             # (an object's truth, as TensorFlow's datasets and strategies have: not its length)
+        return True
+
     def __len__(self):              # (a dataset's)
         of = object.__getattribute__(self, "_of")
         if not hasattr(of, "length"):

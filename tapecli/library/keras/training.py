@@ -109,6 +109,7 @@ class Trainer:
         names = compile_loss.output_names(model)       # a functional model's of several outputs
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
+        self.given_loss = loss          # (Keras's model.loss: what compile was given)
         self.loss = None if loss is None else \
             compile_loss.CompileLoss(self._loss, loss, loss_weights, compile_loss.functional_output_names(model))
         self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
@@ -702,7 +703,8 @@ def attributes(owner) -> dict:
               for name in STOP_FLAGS},
            "metrics": lambda: [] if owner.trainer is None else list(owner.trainer.metrics),
            "metrics_names": lambda: [] if owner.trainer is None else [m.name for m in owner.trainer.metrics],
-           "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer}
+           "optimizer": lambda: None if owner.trainer is None else owner.trainer.optimizer,
+           "loss": lambda: None if owner.trainer is None else owner.trainer.given_loss}
     history = getattr(owner, "history", None)       # (Keras's model.history: none before fit)
     if history is not None:
         out["history"] = lambda: history
