@@ -36,6 +36,16 @@ def pytest_unconfigure(config):
         del os.environ["TAPECLI_CACHE_DIR"]
 
 
+@pytest.fixture(autouse=True)
+def _a_context_of_its_own():
+    """Each test starts in a fresh run context, as each run of the command line does: a run's context stays
+    current after it for what reads its results, and a --device cuda run's would reach the next test's kernels
+    (kernels.quiet() reads the current context's device)."""
+    from tapecli.runtime.context import Mode, run_context
+    with run_context(mode=Mode.of_run(strict=False)):
+        yield
+
+
 @contextlib.contextmanager
 def open_tape(watch, name="t", persistent=True):
     """A library-level tape, open and watching every float tensor in ``watch``; closed on the way out."""
