@@ -142,6 +142,10 @@ class KernelPreconditionError(TdfValueError):
     FailedPreconditionError for it."""
 
 
+class EndOfSequence(TdfValueError):
+    """An iterator's ``get_next()`` past its last element: TensorFlow raises OutOfRangeError for it."""
+
+
 class LimitError(TdfError):
     kind = "LimitError"
 

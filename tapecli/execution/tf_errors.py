@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import types
 
-from tapecli.errors import (CheckpointAssertionError, DtypeMismatch, GradientError, KernelPreconditionError,
+from tapecli.errors import (CheckpointAssertionError, DtypeMismatch, EndOfSequence, GradientError, KernelPreconditionError,
                             KernelValueError, ShapeError, TapeError, TdfAssertionError, TdfError, TdfTypeError,
                             TdfValueError)
 
@@ -64,7 +64,7 @@ OpError.__module__ = "tensorflow.errors"
 STANDS_FOR = {CheckpointAssertionError: AssertionError,
               DtypeMismatch: CLASSES["InvalidArgumentError"], ShapeError: CLASSES["InvalidArgumentError"],
               TdfAssertionError: CLASSES["InvalidArgumentError"], KernelValueError: CLASSES["InvalidArgumentError"],
-              KernelPreconditionError: CLASSES["FailedPreconditionError"],
+              KernelPreconditionError: CLASSES["FailedPreconditionError"], EndOfSequence: CLASSES["OutOfRangeError"],
               TdfValueError: ValueError,
               TdfTypeError: TypeError, TapeError: RuntimeError, GradientError: LookupError}
 # What a program may read of a library error it caught (its other attributes are tapecli's: hint, line, ...).

@@ -273,7 +273,12 @@ class LibraryObject:
         return as_tensorflow(of.length)()
 
     def __iter__(self):             # (a dataset's elements: each charged to the run's steps by the library)
-        items = iter(_items(object.__getattribute__(self, "_of")))
+        of = object.__getattribute__(self, "_of")
+        if getattr(of, "it", None) is not None:     # (an iterator's iterator: itself)
+            return self
+        if hasattr(of, "iterator"):     # (a dataset's: TensorFlow's iterator object, with get_next and element_spec)
+            return to_program(of.iterator())
+        items = iter(_items(of))
         return (to_program(item) for item in iter(lambda: _next(items), _NO_ITEM))   # (its errors catchable)
 
     def __next__(self):

@@ -25,7 +25,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.kernels import tf_random
-from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import EndOfSequence, KernelValueError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
@@ -75,6 +75,9 @@ class Dataset(ProgramObject):
 
     def items(self):
         return self.source()
+
+    def iterator(self) -> DatasetIterator:
+        return DatasetIterator(self, "tensorflow.python.data.ops.iterator_ops.OwnedIterator")
 
     def count(self) -> int:
         """How many elements it gives: found ahead where its making tells (as TensorFlow's cardinality, which
@@ -676,6 +679,65 @@ class _Iterator(ProgramObject):
         return self.it
 
 
+class DatasetIterator(_Iterator):
+    """``iter(dataset)``: TensorFlow's iterator object (an OwnedIterator; of a distributed dataset, a
+    DistributedIterator), which ``next()`` advances as Python's and ``get_next()`` as TensorFlow's."""
+
+    def __init__(self, dataset, python_class: str):
+        super().__init__(iter(dataset.items()))
+        self.dataset, self.class_name = dataset, python_class
+
+    def python_class(self) -> str:
+        return self.class_name
+
+    def get_next(self):
+        """The next element; past the last, TensorFlow's OutOfRangeError (StopIteration is ``next()``'s)."""
+        item = next(self.it, _END)
+        if item is _END:
+            raise EndOfSequence(self._op_message("IteratorGetNext", "End of sequence"))
+        return item
+
+    def _op_message(self, op: str, message: str) -> str:
+        """TensorFlow's message of an error of the iterator's ``op`` as eager execution words it."""
+        outputs = len(flatten(self.dataset.element_spec()))
+        return (f"{{{{function_node __wrapped__{op}_output_types_{outputs}_device_/job:localhost/replica:0/task:0/"
+                f"device:CPU:0}}}} {message} [Op:{op}] name: ")
+
+    def get_attribute(self, interp, attr, node):
+        if attr == "element_spec":
+            return self.dataset.element_spec()
+        methods = {"get_next": self.get_next, "get_next_as_optional": lambda: _Optional(
+            next(self.it, _END), self._op_message("OptionalGetValue", "The given optional does not have a value."))}
+        if attr in methods:
+            method = methods[attr]
+            return BoundMethod(attr, lambda call_node: method())
+        raise NoAttribute(f"'{self.class_name.rpartition('.')[2]}' object has no attribute '{attr}'")
+
+
+class _Optional(ProgramObject):
+    """``get_next_as_optional()``'s result: an element or none (tf.experimental.Optional)."""
+
+    kind_word = "a tf.experimental.Optional"
+
+    def __init__(self, value, empty_message: str):
+        self.value, self.empty_message = value, empty_message
+
+    def python_class(self) -> str:
+        return "tensorflow.python.data.ops.optional_ops._OptionalImpl"
+
+    def get_value(self):
+        if self.value is _END:
+            raise KernelValueError(self.empty_message)
+        return self.value
+
+    def get_attribute(self, interp, attr, node):
+        methods = {"has_value": lambda: Tensor(np.array(self.value is not _END)), "get_value": self.get_value}
+        if attr in methods:
+            method = methods[attr]
+            return BoundMethod(attr, lambda call_node, name=None: method())
+        raise NoAttribute(f"'_OptionalImpl' object has no attribute '{attr}'")
+
+
 def _unknown_size(made: Dataset) -> Dataset:
     made.unknown = True         # (a generator's elements are not counted ahead)
     return made
@@ -858,7 +920,11 @@ register("UNKNOWN_CARDINALITY", Tensor(np.array(-2), weak=True))
 
 @builtin("iter", interp=True)
 def iter_(interp, iterable):
-    return iterable if isinstance(iterable, _Iterator) else _Iterator(iter(interp.loop_items(iterable)))
+    if isinstance(iterable, _Iterator):
+        return iterable
+    if isinstance(iterable, ProgramObject) and hasattr(iterable, "iterator"):    # (a dataset's: TensorFlow's object)
+        return iterable.iterator()
+    return _Iterator(iter(interp.loop_items(iterable)))
 
 
 @builtin("next")

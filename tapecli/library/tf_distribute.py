@@ -16,6 +16,7 @@ from tapecli.errors import NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
+from tapecli.library.data import DatasetIterator
 from tapecli.runtime.context import current
 from tapecli.runtime.values import PythonTuple, Tensor, Variable
 
@@ -296,9 +297,15 @@ class DistributedDataset(ProgramObject):
     def items(self):
         return self.dataset.items()
 
+    def iterator(self) -> DatasetIterator:
+        return DatasetIterator(self, _LIB + "input_lib.DistributedIterator")
+
+    def element_spec(self):
+        return self.dataset.element_spec()
+
     def get_attribute(self, interp, attr, node):
         if attr == "element_spec":
-            return self.dataset.element_spec()
+            return self.element_spec()
         raise NoAttribute(f"'{self.python_class().rpartition('.')[2]}' object has no attribute '{attr}'")
 
 
