@@ -462,11 +462,12 @@ def program_method(found, name: str):
         current().eager._line()
         return call(*args, **kwargs)
 
+    convert = _items_converted if getattr(found, "item_lists", False) else to_library
+
     @as_tensorflow
     def call(*args, **kwargs):
         node = Node(name)
-        return to_program(found.fn(node, *(to_library(a) for a in args), **{k: to_library(v) for k, v in
-                                                                            kwargs.items()}))
+        return to_program(found.fn(node, *(convert(a) for a in args), **{k: convert(v) for k, v in kwargs.items()}))
     method.__name__ = method.__qualname__ = name
     return method
 

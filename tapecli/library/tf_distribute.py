@@ -192,7 +192,9 @@ class Strategy(ProgramObject):
         }
         if attr in methods:
             method = methods[attr]
-            return BoundMethod(attr, lambda call_node, *a, **k: method(*a, **k))
+            bound = BoundMethod(attr, lambda call_node, *a, **k: method(*a, **k))
+            bound.item_lists = attr == "reduce"     # (a list's items are values of their own: reduced each)
+            return bound
         raise NoAttribute(f"'{self._CLASSES[self.kind].rpartition('.')[2]}' object has no attribute '{attr}'",
                            hint="tapecli's strategies run one replica on the CPU: scope, run, reduce, gather, "
                                 "experimental_local_results, experimental_distribute_dataset, "
