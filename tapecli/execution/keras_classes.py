@@ -358,8 +358,8 @@ def _weights(layer: Layer) -> list:
 
 def _sublayers(layer: Layer) -> list:
     """The layers a layer holds (its attributes, in the order assigned; in lists and dicts too): the program's
-    and the library's."""
-    return [leaf for value in list(vars(layer).values()) for leaf in _leaves(value)
+    and the library's (but the library layer that a layer derived from it holds: keras_derived.DerivedLayer)."""
+    return [leaf for key, value in list(vars(layer).items()) if key != "_keras_held" for leaf in _leaves(value)
             if (_program_layer(leaf) and leaf is not layer) or _library_layer(leaf) is not None]
 
 
@@ -498,10 +498,13 @@ def _symbolic_call(layer, call, args, kwargs):
 
 
 def _seed_generators(layer) -> list:
-    """The Keras SeedGenerators a probe may draw from: those the layer and the program's layers it holds hold, and
-    Keras's global one where the run has made it."""
+    """The Keras SeedGenerators a probe may draw from: those the layer and the layers it holds hold (the program's
+    and the library's: a Dropout's), and Keras's global one where the run has made it."""
     from tapecli.library.keras.initializers import SeedGenerator
-    found = [library_value(leaf) for held in _program_layers(layer) for leaf in _leaves(list(vars(held).values()))
+    holders = [vars(held) for held in _program_layers(layer)]
+    holders += [vars(library) for values in holders for leaf in _leaves(list(values.values()))
+                if (library := _library_layer(leaf)) is not None]
+    found = [library_value(leaf) for values in holders for leaf in _leaves(list(values.values()))
              if isinstance(library_value(leaf), SeedGenerator)]
     return found + ([current().keras_seed_generator] if current().keras_seed_generator is not None else [])
 

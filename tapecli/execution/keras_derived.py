@@ -1,7 +1,9 @@
 """A program's class derived from a concrete Keras class of the library's, on CPython (``class
-GCRMSprop(keras.optimizers.RMSprop)``, ``class IoU(keras.metrics.Mean)``): the class statement derives from a class
-made for it (tf_values.LibraryKind.__mro_entries__), whose instance holds the library's object made from the
-arguments of ``super().__init__(...)`` and gives its attributes and methods. The methods that Keras calls on the
+GCRMSprop(keras.optimizers.RMSprop)``, ``class IoU(keras.metrics.Mean)``, ``class ScaledDense(keras.layers.Dense)``):
+the class statement derives from a class made for it (tf_values.LibraryKind.__mro_entries__), whose instance holds
+the library's object made from the arguments of ``super().__init__(...)`` and gives its attributes and methods.
+A layer's is a program's layer (keras_classes.Layer: Keras calls its ``build`` and ``call``, which are the held
+layer's unless the class overrides them; ``super().call(x)`` reaches the held layer's). The methods that Keras calls on the
 object itself and the library calls by the same names with Keras's arguments (the library class's ``called_back``:
 an optimizer's apply_gradients and apply, a metric's update_state, result and reset_state) are the program's where
 its class overrides them: the object calls them back (fit's apply_gradients, compile's metrics, a metric called),
@@ -9,8 +11,10 @@ and ``super()`` reaches the library's own. A class that overrides one Keras call
 (``not_called_back``: an optimizer's update_step) is refused where it is made: the override would go uncalled."""
 from __future__ import annotations
 
-from tapecli.execution.tf_values import DERIVED_BASE, LibraryDerived, LibraryKind, ProgramCallable, call_library, \
-    library_attribute, library_value, program_method, set_library_attribute
+from tapecli.execution.keras_classes import Layer
+from tapecli.execution.tf_values import DERIVED_BASE, LibraryDerived, LibraryKind, ProgramCallable, as_tensorflow, \
+    call_library, library_attribute, library_value, program_method, set_library_attribute
+from tapecli.interpreter.classes import LAYER
 from tapecli.library.keras.common import method
 from tapecli.runtime.context import current
 
@@ -18,11 +22,51 @@ from tapecli.runtime.context import current
 def derived_base(kind: LibraryKind) -> type:
     """The class ``kind`` stands for as a base: one per class statement, named as Keras's."""
     made = getattr(kind._of, "makes", None)
-    if not isinstance(made, type) or not getattr(made, "called_back", None):
+    if not isinstance(made, type) or getattr(made, "derivable", False) is not True:
         raise TypeError(f"tapecli cannot derive a class from {kind.__name__}: a program's class derives from "
-                        "Keras's concrete optimizers and metrics, and from its base classes (keras.layers.Layer, "
-                        "keras.Model, keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback...)")
-    return type(kind.__name__, (KerasDerived,), {"_keras_kind": kind, "__module__": KerasDerived.__module__})
+                        "Keras's concrete layers, optimizers and metrics, and from its base classes "
+                        "(keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
+                        "keras.callbacks.Callback...)")
+    base = DerivedLayer if LAYER in made.keras_bases else KerasDerived
+    return type(kind.__name__, (base,), {"_keras_kind": kind, "__module__": base.__module__})
+
+
+class DerivedLayer(Layer):
+    """The base of the class made for a library layer (``_keras_kind``: its LibraryKind): a program's layer
+    holding the library's layer (``_keras_held``), made from ``super().__init__``'s arguments with the program
+    layer's name (Keras's, from the program's class: ``scaled_dense``)."""
+
+    _keras_kind: LibraryKind
+
+    def __init__(self, *args, name=None, trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable)
+        self._keras_held = type(self)._keras_kind(*args, name=self.name, trainable=trainable, **kwargs)
+
+    def build(self, input_shape):
+        """The held layer's build; its weights become the layer's own, in the order Keras makes them."""
+        held = library_value(self._keras_held)
+        if not held.built:
+            _build(held, tuple(None if d is None else int(d) for d in input_shape))
+            for weight in held.weights:
+                self._own_weights.append(weight)
+                if weight.trainable:
+                    self.__dict__.setdefault("_trainable_made", set()).add(id(weight))
+        self.built = True
+
+    def call(self, *args, **kwargs):
+        return self._keras_held(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        """The held layer's attributes (``units``, ``kernel``, ``activation``) where the instance has none."""
+        held = vars(self).get("_keras_held")
+        if held is None or name.startswith("_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return getattr(held, name)
+
+
+@as_tensorflow
+def _build(held, shape: tuple) -> None:
+    held.build_for(shape, held.compute_dtype)
 
 
 class KerasDerived(LibraryDerived):

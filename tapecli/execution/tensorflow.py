@@ -216,7 +216,7 @@ def _takes_keywords(call: ast.Call) -> bool:
 
 
 def _concrete_keras(base: ast.expr) -> bool:
-    return bool(getattr(getattr(builtin_named(_last_name(base) or ""), "makes", None), "called_back", None))
+    return getattr(getattr(builtin_named(_last_name(base) or ""), "makes", None), "derivable", False) is True
 
 
 def _last_name(decorator: ast.expr) -> str | None:
@@ -326,7 +326,7 @@ def _derivable(base: ast.expr, aliases: dict) -> bool:
     if path is None or path == ["Module"] or tuple(path) in KERAS_CLASSES:
         return True
     made = getattr(_resolve(path), "makes", None)
-    return path[0] in _KERAS_TOPS and isinstance(made, type) and bool(getattr(made, "called_back", None))
+    return path[0] in _KERAS_TOPS and isinstance(made, type) and getattr(made, "derivable", False) is True
 
 
 def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:

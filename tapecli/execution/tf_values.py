@@ -382,7 +382,9 @@ class LibraryKind:
 
 
 def _instance_of(value, kind) -> bool:
-    found = is_instance(library_value(value), kind)
+    # (a program's layer derived from a library layer is an instance of the layer it holds: keras_derived.py)
+    held = vars(value).get("_keras_held") if hasattr(type(value), "_keras_kind") else None
+    found = is_instance(library_value(value if held is None else held), kind)
     if found is None:
         raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
     return found

@@ -193,16 +193,16 @@ class PythonForms:
             if base is BUILTINS.get("Model") or base is BUILTINS.get("Sequential"):
                 base = FrameworkBase(KERAS_MODEL, KERAS)
             made = getattr(base, "makes", None)         # (a class of the library's)
-            if getattr(made, "called_back", None):
+            if getattr(made, "derivable", False) is True:
                 raise TdfTypeError(f"the interpreter cannot derive a class from Keras's {base.__name__}",
-                                   hint="a program that derives from Keras's concrete optimizers and metrics runs "
-                                   "on CPython (TAPECLI_TF_ON_CPYTHON=1 or auto)").locate(b)
+                                   hint="a program that derives from Keras's concrete layers, optimizers and metrics "
+                                   "runs on CPython (TAPECLI_TF_ON_CPYTHON=1 or auto)").locate(b)
             if made is not None:
                 raise TdfTypeError(f"tapecli cannot derive a class from {base.__name__}",
                                    hint="a program's class derives from a program class, tf.Module, Keras's base "
                                    "classes (keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
-                                   "keras.callbacks.Callback...) and, on CPython, Keras's concrete optimizers and "
-                                   "metrics").locate(b)
+                                   "keras.callbacks.Callback...) and, on CPython, Keras's concrete layers, optimizers "
+                                   "and metrics").locate(b)
             if not isinstance(base, (ProgramClass, FrameworkBase)):
                 raise TdfTypeError(f"cannot derive from {type_word(base)}",
                                    hint="derive from a program class, tf.Module, keras.Model or keras.layers.Layer"

@@ -919,7 +919,7 @@ def test_a_class_derived_from_tensorflows_through_a_name_is_judged_by_what_the_n
 
 def test_a_class_derived_from_a_concrete_keras_optimizer_or_metric_runs_on_cpython_only(monkeypatch):
     """``class C(keras.optimizers.SGD)`` is CPython's (its overrides called back: keras_derived.py); the interpreter
-    refuses it saying so, and a concrete class whose overrides the library cannot call (a layer) is refused."""
+    refuses it saying so, and a concrete class whose overrides the library cannot call (a callback) is refused."""
     head = "import tensorflow as tf\nimport keras\n"
     source = head + ("class C(keras.optimizers.SGD):\n    def apply(self, grads, variables=None):\n"
                      "        return super().apply([2.0 * g for g in grads], variables)\n"
@@ -932,7 +932,25 @@ def test_a_class_derived_from_a_concrete_keras_optimizer_or_metric_runs_on_cpyth
     assert (e.value.kind, e.value.line) == ("TypeError", 3) and "cannot derive a class from Keras's SGD" in \
         e.value.message and "CPython" in e.value.hint
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "auto")
-    assert "line 3 derives the class D" in tensorflow.why_not_on_cpython(head + "class D(keras.layers.Dense):\n    pass\n")
+    assert "line 3 derives the class D" in tensorflow.why_not_on_cpython(
+        head + "class D(keras.callbacks.EarlyStopping):\n    pass\n")
+    assert tensorflow.why_not_on_cpython(head + "class D(keras.layers.Dense):\n    pass\n") is None
+
+
+def test_a_class_derived_from_a_concrete_keras_layer_holds_the_library_layer(monkeypatch):
+    """``class D(keras.layers.Dense)`` is a program's layer holding the library's Dense (keras_derived.DerivedLayer):
+    not one of the layers it holds; a model is not a layer to derive from (a program's model derives keras.Model);
+    the interpreter refuses a concrete layer as a base, saying CPython runs it."""
+    head = "import tensorflow as tf\nimport keras\n"
+    source = head + ("class D(keras.layers.Dense):\n    pass\nd = D(2)\nd(tf.ones((1, 3)))\n"
+                     "print(d.layers, len(d.weights), d.kernel.shape)\n")
+    assert api.run_source(source, "p.py").output == ["[] 2 (3, 2)"]
+    assert "line 3 derives the class S" in tensorflow.why_not_on_cpython(
+        head + "class S(keras.Sequential):\n    pass\n")
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError) as e:
+        api.run_source(source, "p.py")
+    assert "cannot derive a class from Keras's Dense" in e.value.message and "layers" in e.value.hint
 
 
 @pytest.mark.parametrize("body, line, message", [

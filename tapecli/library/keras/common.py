@@ -191,6 +191,9 @@ class KerasObject(ProgramObject):
     # that the library does not call back (an override of one is refused)
     called_back: frozenset = frozenset()
     not_called_back: frozenset = frozenset()
+    # whether a program's class may derive from this one, on CPython: one whose overrides the library calls back,
+    # or a layer (a program's layer holding the library's: execution/keras_derived.py)
+    derivable = False
     planned_methods: dict = {}      # method name: the name of the method giving its plan's call (.planned)
 
     def attributes(self) -> dict:
@@ -234,6 +237,7 @@ class MetricObject(KerasObject):
     kind_word = "a metric"
     keras_bases = ("keras.Metric",)
     called_back = frozenset({"update_state", "result", "reset_state"})
+    derivable = True
     replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
 
     def python_text(self) -> str:

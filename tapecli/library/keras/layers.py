@@ -156,6 +156,7 @@ def dtype_policy(dtype) -> np.dtype | None:
 class Layer(KerasObject):
     kind_word = "a layer"
     keras_bases = (LAYER,)
+    derivable = True
 
     def python_class(self) -> str | None:
         """``type(layer)``: Keras's class of a layer, in its module (Keras 3's)."""
@@ -700,6 +701,11 @@ class Embedding(Layer):
 
     def weight_names(self):
         return ("embeddings",)
+
+    def config(self):
+        return {"input_dim": lambda: Tensor(np.array(self.input_dim, np.int64), weak=True),
+                "output_dim": lambda: Tensor(np.array(self.output_dim, np.int64), weak=True),
+                "mask_zero": lambda: PythonBool(np.array(self.mask_zero))}
 
     def build(self, shape, dtype):
         self.add_weight("embeddings", (self.input_dim, self.output_dim), self.init, self.compute_dtype)

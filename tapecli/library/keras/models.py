@@ -44,6 +44,7 @@ class Model(Layer):
     kind_word = "a model"
     prefix = "model"
     keras_bases = (LAYER, KERAS_MODEL)
+    derivable = False           # (a program's model derives from keras.Model)
 
     def python_class(self) -> str | None:
         """``type(model)``: keras.src.models.sequential.Sequential, keras.src.models.functional.Functional."""

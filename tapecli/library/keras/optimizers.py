@@ -157,6 +157,7 @@ class Optimizer(KerasObject):
     planned_methods = {"apply_gradients": "planned_apply_gradients", "apply": "planned_apply"}
     called_back = frozenset({"apply_gradients", "apply"})
     not_called_back = frozenset({"build", "update_step", "stateless_apply"})
+    derivable = True
 
     # Keras's order of the slot variables in ``variables``: group by group, each variable's slots of the group in
     # turn (None: one group of them all, as most of Keras's build methods make them)
