@@ -59,6 +59,9 @@ class Layer(KerasBase, metaclass=KerasClass):
 
     def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None, autocast=True, name=None, **kwargs):
         self.built = False
+        # (Keras's input_shape= of a Sequential's first layer, among its kwargs as Keras 3's: the model's input)
+        shape = kwargs.get("input_shape")
+        self._input_shape_arg = None if shape is None else (None, *(None if d is None else int(d) for d in shape))
         self.trainable = trainable
         self._name = name if name is not None else _automatic_name(type(self).__name__)
         self._own_weights: list = []
@@ -525,7 +528,8 @@ class GraphLayer(LibraryLayer):
 
     def __init__(self, run, layer):         # (no automatic name: the layer has its own)
         self.interp, self.layer = run, layer
-        self.given = self.bound = self.path = self.input_shape = None
+        self.given = self.bound = self.path = None
+        self.input_shape = vars(layer).get("_input_shape_arg")
         self.weights_, self.built, self.trainable, self.rng = {}, True, True, run.rng
         self.eager = current().bridge
 

@@ -39,8 +39,12 @@ class DerivedLayer(Layer):
     _keras_kind: LibraryKind
 
     def __init__(self, *args, name=None, trainable=True, **kwargs):
-        super().__init__(name=name, trainable=trainable)
+        super().__init__(name=name, trainable=trainable, input_shape=kwargs.get("input_shape"))
         self._keras_held = type(self)._keras_kind(*args, name=self.name, trainable=trainable, **kwargs)
+
+    def get_config(self) -> dict:
+        """The held layer's (Keras's Dense.get_config, where the class writes none)."""
+        return self._keras_held.get_config()
 
     def build(self, input_shape):
         """The held layer's build; its weights become the layer's own, in the order Keras makes them."""

@@ -20,7 +20,8 @@ class ProgramLayer(Layer):
 
     def __init__(self, interp, instance):      # (no automatic name: the instance has its label)
         self.interp, self.instance = interp, instance
-        self.given = self.bound = self.path = self.input_shape = None
+        self.given = self.bound = self.path = None
+        self.input_shape = getattr(instance, "keras_input_shape", None)     # (its input_shape=: subclassing.init)
         self.weights_, self.built, self.trainable, self.rng = {}, True, True, interp.rng
 
     def as_program(self):

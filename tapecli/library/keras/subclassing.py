@@ -15,7 +15,7 @@ from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
 from tapecli.library.keras import models, training
 from tapecli.interpreter.classes import module_name
-from tapecli.library.keras.common import auto_name, call_training, method, name_scope
+from tapecli.library.keras.common import auto_name, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
@@ -56,10 +56,13 @@ def set_trainable(interp, instance, value) -> None:
             keras_layer(interp, held).set_trainable(on)
 
 
-def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainable=True, **ignored):
+def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainable=True, input_shape=None, **ignored):
     """keras.Layer.__init__ and keras.Model.__init__: the name, given or Keras's automatic one (the class's in
-    snake case, counted per run); with inputs and outputs, a functional model; otherwise nothing to set up (the
-    keywords a Layer takes, such as ``dtype`` or ``autocast``, change nothing here)."""
+    snake case, counted per run); ``input_shape`` (a Sequential's first layer's: the model's input); with inputs
+    and outputs, a functional model; otherwise nothing to set up (the keywords a Layer takes, such as ``dtype`` or
+    ``autocast``, change nothing here)."""
+    if input_shape is not None:
+        instance.keras_input_shape = (None, *dims(input_shape, "input_shape"))
     if instance.keras_name is None:
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
@@ -94,6 +97,8 @@ def _seed_generators(instance) -> list:
             stack.extend(value.values())
         elif hasattr(value, "attrs") and hasattr(value, "cls"):          # a program object (Instance)
             stack.extend(value.attrs.values())
+        elif isinstance(value, Layer):          # (a library layer's own: a Dropout's)
+            found.extend(v for v in vars(value).values() if isinstance(v, SeedGenerator))
     if current().keras_seed_generator is not None:
         found.append(current().keras_seed_generator)
     return found
