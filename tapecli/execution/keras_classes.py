@@ -497,6 +497,7 @@ def _symbolic_call(layer, call, args, kwargs):
     made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, graph_layer(layer), keras_args,
                        listed=bool(listed))
     made.spread = not listed and len(keras_args) > 1
+    graph_layer(layer).symbolic = (keras_args[0] if len(keras_args) == 1 else keras_args, made)    # (its input, output)
     return to_program(made)
 
 

@@ -103,6 +103,14 @@ def tensor(x, what="the input", floats=None) -> Tensor:
     return t
 
 
+def model_input(x) -> Tensor:
+    """A model's input as Keras's call converts it (convert_to_tensor, at the model's compute dtype): a tensor,
+    where a layer's own call keeps a NumPy array NumPy's for its ops (a program's layer first in a model sees a
+    tensor)."""
+    t = tensor(x)
+    return Tensor(t.value) if isinstance(t, NumpyArray) else t
+
+
 def written(x, what) -> float:
     """A Python number argument as the program wrote it: where CPython runs a program, its literal 0.01 reaches
     the library as a float32 scalar, whose float is 0.009999999776482582; Keras keeps the Python float."""

@@ -10,7 +10,8 @@ from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
-from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, name_scope, tensor
+from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, model_input, name_scope, \
+    tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
@@ -325,7 +326,7 @@ class Sequential(Model):
             for layer in self.layers:
                 x = layer.call(interp, [x], {}, None)
             return x
-        x = tensor(x)
+        x = model_input(x)
         if self.input_spec is not None:
             x = ranked_as(x, self.input_spec)
             want = self.input_spec[1:]
@@ -589,7 +590,7 @@ class Functional(Model):
         xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
-        values = {id(k): ranked_as(tensor(v), k.shape) for k, v in zip(self.inputs, xs)}
+        values = {id(k): ranked_as(model_input(v), k.shape) for k, v in zip(self.inputs, xs)}
         masks: dict = {}            # (a layer's output mask, the next layer's input mask)
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape

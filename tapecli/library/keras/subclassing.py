@@ -29,9 +29,8 @@ def program_attribute(interp, instance, attr):
     """HOOKS["keras_model"]: the base's ``__init__``, else what training.program_attribute answers."""
     if attr == "__init__" and instance.cls.role is None:
         return method(attr, lambda *args, **kwargs: init(interp, instance, *args, **kwargs))
-    layer = getattr(instance, "keras_layer", None)
-    if attr in ("input", "output") and instance.inner is None and getattr(layer, "symbolic", None) is not None:
-        return layer.symbolic_end(attr == "output")
+    if attr in ("input", "output") and instance.inner is None and instance.cls.role is None:
+        return keras_layer(interp, instance).symbolic_end(attr == "output")     # (Keras's error where never called)
     if attr == "trainable" and instance.cls.role is None:        # (one never set: Keras's default)
         return PythonBool(np.array(True))
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
@@ -162,4 +161,5 @@ def layer_call(interp, instance, args, kwargs, node, run):
     x = keras_args[0]
     out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args, listed=listed)
     out.spread = not listed and len(keras_args) > 1
+    layer.symbolic = (x if len(keras_args) == 1 else keras_args, out)     # (layer.input and layer.output)
     return out
