@@ -14,9 +14,12 @@ SUMMARY_FROM = 4        # tensors of more elements than this get the summary lin
 
 
 def as_array(value) -> np.ndarray | None:
-    """The NumPy array a Tensor or Variable holds (a weak tensor in its default dtype); None otherwise."""
+    """The NumPy array a Tensor or Variable holds (a weak tensor in its default dtype), or a NumPy array of numbers
+    or bools itself (a program's that CPython ran); None otherwise."""
     from tapecli.interpreter.jsonvalue import _weak_default
     from tapecli.runtime.values import Tensor, Variable
+    if type(value) is np.ndarray:
+        return value if value.dtype.kind in "biuf" else None
     if isinstance(value, Variable):
         value = value.read()
     if isinstance(value, Tensor):

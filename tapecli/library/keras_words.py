@@ -42,6 +42,7 @@ WORDS = frozenset((
     'activations', 'backend', 'binary_crossentropy', 'callbacks', 'categorical_crossentropy', 'config',
     'constant_initializer', 'constraints', 'huber', 'initializers', 'keras', 'layers', 'losses', 'mae',
     'mean_absolute_error', 'mean_squared_error', 'metrics', 'models', 'mse', 'ones_initializer', 'ops', 'optimizers',
-    'random_normal_initializer', 'random_uniform_initializer', 'regularizers', 'saving', 'schedules',
+    'preprocessing', 'random_normal_initializer', 'random_uniform_initializer', 'regularizers', 'saving',
+    'schedules', 'sequence',
     'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
 ))

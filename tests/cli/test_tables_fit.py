@@ -114,3 +114,14 @@ def test_the_table_layout_without_a_process():
     text = blocks(["T"], columns, rows, 30)
     assert text.splitlines()[:3] == ["T", "", "a_long_name"] and " [ 8.  9. 10. 11.]]" in text
     assert max(len(line) for line in text.splitlines()) <= 30
+
+
+@pytest.mark.parametrize("tf_import", ["", "import tensorflow as tf\n"])
+def test_a_large_numpy_array_of_a_python_program_is_elided_with_its_summary(tmp_path, tf_import):
+    """A NumPy array that CPython's run leaves in the program's names gets a tensor's cell (its printout elided,
+    its summary line), as the interpreter's NumPy arrays do, not all of its rows."""
+    prog = tmp_path / "np_table.py"
+    prog.write_text(f"import numpy as np\n{tf_import}x = np.arange(200.0).reshape(50, 4)\n")
+    r = cli("run", prog, env={"COLUMNS": "80", "TAPECLI_TF_ON_CPYTHON": "1"})
+    assert r.code == 0 and "min 0  max 199  mean 99.5" in r.stdout
+    assert len(r.stdout.splitlines()) < 15 and "[ 24.  25.  26.  27.]" not in r.stdout

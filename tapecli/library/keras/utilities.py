@@ -80,9 +80,16 @@ to_categorical.literals = "a Python list takes Keras's NumPy path"     # (interp
 
 
 def normalize(x, axis=-1, order=2):
-    """keras.utils.normalize on a tensor (Keras 3's ops.nn.normalize): x / maximum(norm(x, order, axis), 1e-7)."""
+    """keras.utils.normalize: of a NumPy array, NumPy's (x over its norms along ``axis``, a zero norm taken as 1,
+    and Keras's ``axis or -1`` where it expands them back); of a tensor, Keras 3's ops.nn.normalize:
+    x / maximum(norm(x, order, axis), 1e-7)."""
     from tapecli import ops
     from tapecli.library.core import norm
+    if isinstance(x, NumpyArray):
+        axis, order = integer(axis, "axis"), integer(order, "order")
+        norms = np.atleast_1d(np.linalg.norm(x.value, order, axis))
+        norms[norms == 0] = 1
+        return NumpyArray(x.value / np.expand_dims(norms, axis or -1))
     t = tensor(x, "x")
     return ops.div(t, ops.maximum(norm(t, axis=integer(axis, "axis"), keepdims=True, ord=order), 1e-7))
 
@@ -316,7 +323,8 @@ def _check_window(start_given, end_given, start, n, rate, stride, format):
 
 
 WITH_INTERP = {"utils.set_random_seed": set_random_seed,
-               "utils.timeseries_dataset_from_array": timeseries_dataset_from_array, "backend.get_uid": get_uid,
+               "utils.timeseries_dataset_from_array": timeseries_dataset_from_array,
+               "preprocessing.timeseries_dataset_from_array": timeseries_dataset_from_array, "backend.get_uid": get_uid,
                "backend.clear_session": clear_session, "utils.clear_session": clear_session,
                "utils.enable_interactive_logging": enable_interactive_logging,
                "utils.disable_interactive_logging": disable_interactive_logging,
@@ -333,6 +341,7 @@ FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.ep
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
              "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
+             "sequence.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
              "backend.result_type": result_type, "keras.remat": remat, "keras.RematScope": remat_scope}
