@@ -32,8 +32,7 @@ from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_func
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa: F401 (keras_derived registers)
-from tapecli.execution.keras_classes import Layer as KerasLayer
-from tapecli.execution.keras_classes import Model as KerasModel
+from tapecli.execution.keras_paths import KERAS_CLASSES
 from tapecli.execution.tf_module import Module
 from tapecli.execution.planned_loops import ProgramLoops
 from tapecli.execution.training_loops import planned_loops
@@ -339,19 +338,6 @@ def _tf_path(node: ast.expr, aliases: dict) -> list[str] | None:
     return [*aliases[node.id], *path] if isinstance(node, ast.Name) and node.id in aliases else None
 
 
-# The Keras classes a program derives from on CPython, by their tf paths.
-KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): KerasLayer,
-                 ("keras", "Model"): KerasModel, ("keras", "models", "Model"): KerasModel,
-                 ("keras", "losses", "Loss"): keras_bases.Loss, ("keras", "Loss"): keras_bases.Loss,
-                 ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
-                 ("keras", "callbacks", "Callback"): keras_bases.Callback,
-                 ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule,
-                 ("keras", "regularizers", "Regularizer"): keras_bases.Regularizer,
-                 ("keras", "Regularizer"): keras_bases.Regularizer,
-                 ("keras", "constraints", "Constraint"): keras_bases.Constraint,
-                 ("keras", "Constraint"): keras_bases.Constraint,
-                 ("keras", "utils", "PyDataset"): keras_bases.PyDataset,
-                 ("keras", "utils", "Sequence"): keras_bases.PyDataset}      # (Keras 3's Sequence is PyDataset)
 def framework_path(module: str) -> list[str]:
     """The tf path a module of TensorFlow names: ``tensorflow.math`` is tf.math, ``keras.layers`` tf.keras.layers."""
     top, *rest = module.split(".")
