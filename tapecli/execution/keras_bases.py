@@ -1,11 +1,12 @@
-"""Keras's ``Loss``, ``Metric``, ``Callback``, ``LearningRateSchedule``, ``Regularizer``, ``Constraint`` and
-``PyDataset`` (also ``keras.utils.Sequence``) as Python classes a TensorFlow program that CPython runs derives from
-(execution/tensorflow.py), with what Keras 3's give a subclass: a loss called reduces its ``call``'s values
-(``reduction``, ``sample_weight``); a metric makes its state with ``add_variable``, is reset by ``reset_state``
-and, called, updates and gives its result; a callback's hooks do nothing until the subclass defines them, and fit
-gives it ``model`` and ``params``; a schedule is called with the optimizer's step; a regularizer or a constraint is
-called with a weight; a PyDataset gives fit, evaluate and predict its batches. The library takes an instance as its
-view of it (tf_values.to_library): a loss, a metric, a callback, a schedule, a regularizer, a constraint or a
+"""Keras's ``Loss``, ``Metric``, ``Callback``, ``LearningRateSchedule``, ``Regularizer``, ``Constraint``,
+``Initializer`` and ``PyDataset`` (also ``keras.utils.Sequence``) as Python classes a TensorFlow program that
+CPython runs derives from (execution/tensorflow.py), with what Keras 3's give a subclass: a loss called reduces
+its ``call``'s values (``reduction``, ``sample_weight``); a metric makes its state with ``add_variable``, is reset
+by ``reset_state`` and, called, updates and gives its result; a callback's hooks do nothing until the subclass
+defines them, and fit gives it ``model`` and ``params``; a schedule is called with the optimizer's step; a
+regularizer or a constraint is called with a weight, an initializer with a weight's shape and dtype; a PyDataset
+gives fit, evaluate and predict its batches. The library takes an instance as its view of it
+(tf_values.to_library): a loss, a metric, a callback, a schedule, a regularizer, a constraint, an initializer or a
 PyDataset of the library's, whose calls call the instance back on the program's side."""
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras.callbacks import CallbackHooks
 from tapecli.library.keras.common import MetricObject, auto_name, converted, tensor
 from tapecli.library.keras.epochs import PyDatasetData, super_not_called
+from tapecli.library.keras.initializers import ProgramInitializer
 from tapecli.library.keras.optimizers import ProgramSchedule
 from tapecli.library.keras.penalties import ProgramConstraint, ProgramRegularizer
 from tapecli.runtime.context import current
@@ -275,6 +277,23 @@ class Regularizer(KerasBase, metaclass=KerasClass):
         raise NotImplementedError(f"{self} does not implement get_config()")
 
 
+class Initializer(KerasBase, metaclass=KerasClass):
+    """``keras.initializers.Initializer``: called with a weight's shape and dtype, its initial value (a subclass
+    defines ``__call__``)."""
+
+    base = "keras.Initializer"
+
+    def __call__(self, shape, dtype=None):
+        raise NotImplementedError("Initializer subclasses must implement the `__call__()` method.")
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
 class Constraint(KerasBase, metaclass=KerasClass):
     """``keras.constraints.Constraint``: called with a weight, its projection (the weight itself until a subclass
     says more)."""
@@ -376,10 +395,11 @@ class PyDatasetView(ProgramView, PyDatasetData):
 
 
 def _penalty_view(kind):
-    """A program's Regularizer or Constraint as a layer's: called with the weight on the program's side."""
+    """A program's Regularizer, Constraint or Initializer as a layer's: called on the program's side."""
     return lambda instance: kind(ProgramCallable(instance), current().bridge.run)
 
 
 VIEWS.update({Loss: LossView, Metric: MetricView, Callback: CallbackView, LearningRateSchedule: ScheduleView,
               Regularizer: _penalty_view(ProgramRegularizer), Constraint: _penalty_view(ProgramConstraint),
+              Initializer: _penalty_view(ProgramInitializer),
               PyDataset: PyDatasetView})

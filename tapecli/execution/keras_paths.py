@@ -16,6 +16,8 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
                  ("keras", "regularizers", "Regularizer"): keras_bases.Regularizer,
                  ("keras", "Regularizer"): keras_bases.Regularizer,
                  ("keras", "constraints", "Constraint"): keras_bases.Constraint,
+                 ("keras", "initializers", "Initializer"): keras_bases.Initializer,
+                 ("keras", "Initializer"): keras_bases.Initializer,
                  ("keras", "Constraint"): keras_bases.Constraint,
                  ("keras", "utils", "PyDataset"): keras_bases.PyDataset,
                  ("keras", "utils", "Sequence"): keras_bases.PyDataset,      # (Keras 3's Sequence is PyDataset)

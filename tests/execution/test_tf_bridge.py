@@ -907,12 +907,12 @@ def test_a_program_fitting_its_keras_subclass_runs_on_cpython(monkeypatch):
 
 
 def test_a_class_derived_from_tensorflows_through_a_name_is_judged_by_what_the_name_holds():
-    """``Base = keras.initializers.Initializer`` then ``class X(Base)``: the interpreter's, as ``class X(keras.
-    initializers.Initializer)`` is (CPython's run would fail at the class statement); a Keras base the bridge gives
+    """``Base = keras.callbacks.EarlyStopping`` then ``class X(Base)``: the interpreter's, as ``class X(keras.
+    callbacks.EarlyStopping)`` is (CPython's run would fail at the class statement); a Keras base the bridge gives
     stays CPython's."""
     head = "import tensorflow as tf\nimport keras\n"
     assert "line 4 derives the class X" in tensorflow.why_not_on_cpython(
-        head + "Base = keras.initializers.Initializer\nclass X(Base):\n    pass\n")
+        head + "Base = keras.callbacks.EarlyStopping\nclass X(Base):\n    pass\n")
     assert tensorflow.why_not_on_cpython(
         head + "Base = keras.regularizers.Regularizer\nclass X(Base):\n    pass\nBase = object\n") is None
 
