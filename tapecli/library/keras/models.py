@@ -43,6 +43,7 @@ class Model(Layer):
 
     kind_word = "a model"
     prefix = "model"
+    computes_mixed = True
     keras_bases = (LAYER, KERAS_MODEL)
 
     def python_class(self) -> str | None:
