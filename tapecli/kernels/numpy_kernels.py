@@ -183,6 +183,8 @@ def transpose(x, perm, view=False):
 
 
 def matmul(a, b):
+    if half_float(a.dtype):     # TensorFlow's half and bfloat16 products: float32's of the operands, rounded
+        return matmul(a.astype(_FLOAT32), b.astype(_FLOAT32)).astype(a.dtype)
     if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
         return y
     return blas.matmul(a, b)
@@ -247,6 +249,12 @@ def reduce(kind):
 
 
 _FLOAT32 = np.dtype(np.float32)
+
+
+def half_float(dtype: np.dtype) -> bool:
+    """float16 or bfloat16 (ml_dtypes' type, of NumPy's kind "V"), which TensorFlow's CPU kernels compute in
+    float32."""
+    return dtype.itemsize == 2 and dtype.kind in "fV"
 # np.sum, np.max, np.min of a float array: these reductions themselves
 _UFUNC_REDUCE = {"sum": np.add.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce}
 # the reductions that NumPy computes over an axis that is not the last one as one slice after another

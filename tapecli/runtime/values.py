@@ -21,6 +21,19 @@ DTYPE_ALIASES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int
 _TF_WORDS = {"float16": "half", "float32": "float", "float64": "double"}
 _TF_NAMES = {word: name for name, word in _TF_WORDS.items()}
 
+BFLOAT16 = "bfloat16"
+
+
+def bfloat16() -> np.dtype:
+    """TensorFlow's bfloat16 as ml_dtypes' NumPy type (TensorFlow's own dtype package): imported where a program
+    first names it, so that a program without it never loads the package."""
+    found = DTYPES.get(BFLOAT16)
+    if found is None:
+        import ml_dtypes
+        found = DTYPES[BFLOAT16] = np.dtype(ml_dtypes.bfloat16)
+    return found
+
+
 _ids = itertools.count(1)
 new_id = _ids.__next__          # a fresh tensor id: the counter's own method, as cheap as a call gets
 
@@ -32,6 +45,8 @@ class DType:
 
     def __init__(self, name: str):
         self.name = DTYPE_ALIASES.get(name, name)
+        if self.name == BFLOAT16:
+            bfloat16()
 
     @property
     def np(self) -> np.dtype:
@@ -40,7 +55,7 @@ class DType:
     # TensorFlow's DType properties (dtypes.py), each a Python value
     @property
     def is_floating(self) -> bool:
-        return self.np.kind == "f"
+        return is_float(self.np)
 
     @property
     def is_integer(self) -> bool:
@@ -171,7 +186,7 @@ def dtype_name(dtype: np.dtype) -> str:
 
 
 def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
+    return dtype.kind == "f" or dtype.name == BFLOAT16
 
 
 class EagerProtocol:

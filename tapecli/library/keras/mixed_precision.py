@@ -10,7 +10,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras.common import KerasObject, auto_name, flag, float_dtype, integer, scalar, tensor, written
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import Tensor, Variable, dtype_name
+from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
 
 # a mixed policy's (compute, variable) dtypes
 _MIXED = {"mixed_float16": ("float16", "float32"), "mixed_bfloat16": ("bfloat16", "float32")}
@@ -65,10 +65,7 @@ class DTypePolicy(KerasObject):
 
 
 def _dtype(name: str) -> np.dtype:
-    if name == "bfloat16":
-        from tapecli.runtime.values import bfloat16
-        return bfloat16()
-    return np.dtype(name)
+    return DType(name).np
 
 
 def global_policy() -> DTypePolicy:
