@@ -7,8 +7,8 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   mixed_precision, models, optimizers, penalties, pooling, preprocessing, recurrent, regularization,
-                                   rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
+                                   mixed_precision, models, optimizers, penalties, pooling, preprocessing, recurrent,
+                                   regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,

@@ -7,6 +7,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.library.keras.optimizers import Optimizer
 from tapecli.library.keras.common import KerasObject, auto_name, flag, float_dtype, integer, scalar, tensor, written
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -124,7 +125,6 @@ class LossScaleOptimizer(KerasObject):
 
     def __init__(self, interp, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000, name=None,
                  dynamic=True):
-        from tapecli.library.keras.optimizers import Optimizer
         if not flag(dynamic):
             raise TdfValueError("LossScaleOptimizer no longer supports `dynamic=False`. Instead, simply set "
                                 "`loss_scale_factor` directly on the `inner_optimizer`.")
@@ -136,6 +136,11 @@ class LossScaleOptimizer(KerasObject):
         self.name = name or auto_name(interp, self.prefix)
         self.step_counter: Variable | None = None      # made by build, as Keras's
         self.dynamic_scale: Variable | None = None
+        # Keras's Optimizer's own iteration and learning_rate (0), made with it and never stepped
+        self.own = [Variable(f"{self.name}/iteration", np.array(0, np.int64), False, tf_name="iteration",
+                             keras="iteration"),
+                    Variable(f"{self.name}/learning_rate", np.array(0.0, np.float32), False, tf_name="learning_rate",
+                             keras=f"{self.name}/learning_rate")]
 
     def built(self) -> bool:
         return self.dynamic_scale is not None
@@ -180,7 +185,7 @@ class LossScaleOptimizer(KerasObject):
                "dynamic_growth_steps": self.growth_steps, "built": self.built,
                "learning_rate": self.inner.learning_rate,
                "iterations": lambda: Tensor(np.array(self.inner.synced().iterations, np.int64)),
-               "variables": lambda: ([self.step_counter, self.dynamic_scale] if self.built() else [])
+               "variables": lambda: self.own + ([self.step_counter, self.dynamic_scale] if self.built() else [])
                + self.inner.keras_variables()}
         if self.built():
             out.update({"dynamic_scale": self.dynamic_scale, "step_counter": self.step_counter})
