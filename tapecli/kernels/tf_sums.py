@@ -1,4 +1,4 @@
-"""TensorFlow's float32 and float64 sums and means on the CPU, bit for bit.
+"""TensorFlow's float32, float64 and float16 sums and means on the CPU, bit for bit.
 
 TensorFlow's Sum and Mean kernels (tensorflow/core/kernels/reduction_ops_common.h) first simplify the
 reduction: dimensions of size 1 are dropped and neighbouring dimensions that are both reduced (or both kept)
@@ -20,7 +20,10 @@ above 8 * 1024 values it splits at the packet boundary ``8 * ceil((first + ceil(
 halves' sums; a leaf of at most 8192 values keeps four packet accumulators over blocks of 32 values (from
 32 values on), adds accumulators 1, 2 and 3 into 0, adds the leaf's remaining whole packets to it, sums the
 last ``n % 8`` values one by one from 0, and adds that to the packet's horizontal sum
-``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))`` (a float64 packet's ``(p0 + p2) + (p1 + p3)``).
+``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))`` (a float64 packet's ``(p0 + p2) + (p1 + p3)``). A float16
+packet of 8 adds lane by lane in float32 and rounds each sum to float16, as Eigen's half packets do, its horizontal
+sum is float32's rounded once, the scalar path rounds each sum, and a leaf holds at most 200 packets (Eigen's
+LeafSize of half): tests/kernels/test_tf_half.py.
 ``InnerMostDimPreserver`` adds the reduced rows one by one from 0, with four accumulators (rows 4k, 4k+1,
 4k+2, 4k+3, then the rest into the first) where 16 rows or more are reduced; an output outside a whole
 packet of the output's row takes Eigen's scalar path,

@@ -186,7 +186,7 @@ def dtype_name(dtype: np.dtype) -> str:
 
 
 def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f" or dtype.name == BFLOAT16
+    return dtype.kind == "f" or dtype.kind == "V"        # (bfloat16: ml_dtypes' type is of NumPy's kind "V")
 
 
 class EagerProtocol:

@@ -34,11 +34,11 @@ class DTypePolicy(KerasObject):
 
     @property
     def compute_dtype(self) -> np.dtype:
-        return _dtype(self.compute_name)
+        return DType(self.compute_name).np
 
     @property
     def variable_dtype(self) -> np.dtype:
-        return _dtype(self.variable_name)
+        return DType(self.variable_name).np
 
     @property
     def mixed(self) -> bool:
@@ -63,10 +63,6 @@ class DTypePolicy(KerasObject):
 
     def __hash__(self):
         return hash(self.name)
-
-
-def _dtype(name: str) -> np.dtype:
-    return DType(name).np
 
 
 def global_policy() -> DTypePolicy:
