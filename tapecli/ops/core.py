@@ -377,7 +377,7 @@ def _admit_broadcast(op: Op, tensors) -> None:
 BFLOAT16_OPS = frozenset(
     "cast matmul add sub mul div neg abs sign maximum minimum square sqrt exp log tanh sigmoid relu sigmoid_grad "
     "sum mean max min argmax argmin equal not_equal greater greater_equal less less_equal where reshape transpose "
-    "getitem concat stack broadcast_to identity index_grad masked_grad bias_add bias_add_grad".split())
+    "cast_to_int getitem concat stack broadcast_to identity index_grad masked_grad bias_add bias_add_grad".split())
 
 
 def _refuse_bfloat16(op: Op):

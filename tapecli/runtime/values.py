@@ -95,12 +95,16 @@ class DType:
         return self._limit("maximum")
 
     def _limit(self, which: str):
-        kind = self.np.kind
-        if kind not in "fiu":
+        floating = self.is_floating
+        if not floating and self.np.kind not in "iu":
             raise TypeError(f"Cannot find {which} value of <dtype: '{self.name}'> with type <dtype: '{self.name}'>.")
-        info = np.finfo(self.np) if kind == "f" else np.iinfo(self.np)
+        if self.name == BFLOAT16:
+            import ml_dtypes
+            info = ml_dtypes.finfo(self.np)
+        else:
+            info = np.finfo(self.np) if floating else np.iinfo(self.np)
         value = info.min if which == "minimum" else info.max
-        return self.np.type(value) if kind == "f" else int(value)
+        return self.np.type(value) if floating else int(value)
 
     @property
     def base_dtype(self) -> "DType":
@@ -730,7 +734,7 @@ def requested_dtype(t: Tensor, dtype: np.dtype, shown: str, numpy: bool) -> np.n
         return value.astype(dtype)
     if dtype.hasobject or value.dtype.hasobject or dtype.kind == "b":
         raise refused
-    if value.dtype.kind == "f" and dtype.kind != "f" or value.dtype.kind == "b" and dtype.kind in "iu" \
+    if value.dtype.kind == "f" and not is_float(dtype) or value.dtype.kind == "b" and dtype.kind in "iu" \
             and dtype not in _BOOL_TAKERS:
         raise refused
     if dtype == np.uint64 and value.dtype.kind == "i" and value.min() < 0:
