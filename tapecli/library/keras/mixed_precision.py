@@ -134,7 +134,7 @@ class LossScaleOptimizer(KerasObject):
         self.dynamic_scale: Variable | None = None
         # Keras's Optimizer's own iteration and learning_rate (0), made with it and never stepped
         self.own = [Variable(f"{self.name}/iteration", np.array(0, np.int64), False, tf_name="iteration",
-                             keras="iteration"),
+                             keras=f"{self.name}/iteration"),
                     Variable(f"{self.name}/learning_rate", np.array(0.0, np.float32), False, tf_name="learning_rate",
                              keras=f"{self.name}/learning_rate")]
 
@@ -202,8 +202,10 @@ class LossScaleOptimizer(KerasObject):
         self.inner.finalize_variable_values(var_list)
 
     def get_config(self) -> dict:
-        return {"name": self.name, "inner_optimizer": self.inner.serialized() if hasattr(self.inner, "serialized")
-                else self.inner.get_config(), "initial_scale": self.initial_scale,
+        """Keras's: its inner optimizer serialized (serialize_keras_object's form)."""
+        inner = {"module": "keras.optimizers", "class_name": self.inner.python_class_name(),
+                 "config": self.inner.get_config(), "registered_name": None}
+        return {"name": self.name, "inner_optimizer": inner, "initial_scale": self.initial_scale,
                 "dynamic_growth_steps": self.growth_steps}
 
     def python_class(self) -> str:
