@@ -56,3 +56,16 @@ def test_the_global_policy_is_the_runs_each_run_starting_with_float32(monkeypatc
     second = run("print(keras.mixed_precision.global_policy().name, keras.layers.Dense(1).compute_dtype)\n",
                  monkeypatch, on_cpython)
     assert (first, second) == (["bfloat16"], ["float32 float32"])
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_a_programs_layer_subclass_under_a_mixed_policy_is_refused(monkeypatch, on_cpython):
+    source = ("class Block(keras.layers.Layer):\n    def __init__(self, **kw):\n        super().__init__(**kw)\n"
+              "    def call(self, x):\n        return x * 2.0\n"
+              "keras.mixed_precision.set_global_policy('mixed_float16')\n")
+    with pytest.raises(TdfError) as e:
+        run(source + "b = Block()\n", monkeypatch, on_cpython)
+    assert e.value.line == 5 and "Block, a program's Keras subclass, under the mixed precision policy " \
+        "'mixed_float16'" in e.value.message and e.value.hint == 'give it dtype="float32"'
+    assert run(source + "print(Block(dtype='float32')(tf.constant([1.0])).dtype)\n", monkeypatch,
+               on_cpython) == ["<dtype: 'float32'>"]

@@ -100,6 +100,15 @@ def layer_policy(dtype) -> DTypePolicy | None:
     return DTypePolicy(name)
 
 
+def refuse_program_class(dtype, class_name: str) -> None:
+    """A program's Layer or Model subclass made under a mixed policy: its call's own ops compute as written, not
+    in the policy's compute dtype on inputs autocast to it as Keras's would: refused."""
+    policy = layer_policy(dtype)
+    if policy is not None and policy.mixed:
+        raise TdfValueError(f"{class_name}, a program's Keras subclass, under the mixed precision policy "
+                            f"{policy.name!r} is not in tapecli yet", hint='give it dtype="float32"')
+
+
 FUNCTIONS = {f"{module}.{name}": fn for module in ("mixed_precision", "config")
              for name, fn in (("dtype_policy", global_policy), ("set_dtype_policy", set_global_policy))}
 FUNCTIONS.update({"mixed_precision.global_policy": global_policy, "mixed_precision.set_global_policy": set_global_policy})
