@@ -23,6 +23,7 @@ from tapecli.execution.keras_fitting import Fitting
 from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, \
     run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
+from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_training
 from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
 from tapecli.runtime.context import current
@@ -58,6 +59,8 @@ class Layer(KerasBase, metaclass=KerasClass):
         return made
 
     def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None, autocast=True, name=None, **kwargs):
+        if getattr(self, "_functional", None) is None:
+            mixed_precision.refuse_program_class(to_library(dtype), type(self).__name__)
         self.built = False
         # (Keras's input_shape= of a Sequential's first layer, among its kwargs as Keras 3's: the model's input)
         shape = kwargs.get("input_shape")

@@ -16,7 +16,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import BoundMethod, Function, ProgramObject, Property
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes, none_recording
-from tapecli.runtime.values import DTYPE_ALIASES, DTYPES, DType, PythonBool, PythonTuple, Tensor, Variable
+from tapecli.runtime.values import BFLOAT16, DTYPE_ALIASES, DTYPES, DType, PythonBool, PythonTuple, Tensor, Variable
 
 # The frameworks a program class can derive from: how they order the variables they collect.
 MODULE, KERAS = "tf.Module", "keras"
@@ -479,7 +479,7 @@ class Namespace(ProgramObject):
         if attr in self.SUBMODULES and attr not in BUILTINS and qualified is None:
             return Namespace(f"{self.path}.{attr}")
         name = qualified or self.ALIASES.get(attr, attr)
-        if name in DTYPES or name in DTYPE_ALIASES:
+        if name in DTYPES or name in DTYPE_ALIASES or name == BFLOAT16:
             return DType(name)             # tf.bool is the dtype; the bare name bool is Python's function
         if name in BUILTINS:
             found = BUILTINS[name]

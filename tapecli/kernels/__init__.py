@@ -332,8 +332,9 @@ def _numba_serves(name, args) -> bool:
 
 def _numpy_only(args) -> bool:
     """Whether a kernel's arguments hold what only NumPy's kernels serve: a string tensor's values (Python
-    objects) or half floats."""
-    return any(a.__class__ is np.ndarray and (a.dtype.hasobject or a.dtype == _HALF) for a in args)
+    objects) or half floats (float16, and ml_dtypes' bfloat16: kind "V")."""
+    return any(a.__class__ is np.ndarray and (a.dtype.hasobject or a.dtype == _HALF or a.dtype.kind == "V")
+               for a in args)
 
 
 _HALF = np.dtype(np.float16)

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from tapecli.kernels import blas, tf_float32, tf_matmul, tf_onednn, tf_sums
+from tapecli.kernels import blas, tf_float32, tf_half, tf_matmul, tf_onednn, tf_sums
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -31,6 +31,8 @@ def erf(x):
 def sigmoid(x):
     if (y := tf_float32.sigmoid(x)) is not None:     # TensorFlow's bits (tf_float32.py)
         return y
+    if half_float(x.dtype):
+        return tf_half.sigmoid(x)
     # exp of a non-positive number only: no overflow for large |x|.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
@@ -39,6 +41,8 @@ def sigmoid(x):
 def softplus(x):
     if (y := tf_float32.softplus(x)) is not None:    # TensorFlow's bits (tf_float32.py)
         return y
+    if x.dtype == _FLOAT16:
+        return tf_float32.softplus_half(x)
     return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
 
@@ -171,6 +175,8 @@ def logsumexp(x, axis=None, keepdims=False):
 def softmax(x, axis=-1):
     if (y := tf_onednn.softmax(x, axis)) is not None:       # TensorFlow's bits on an x86 CPU (tf_onednn.py)
         return y
+    if x.dtype == _FLOAT16:
+        return tf_half.softmax(x, axis, RAW_KERNELS["sum"])
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
 
@@ -183,6 +189,8 @@ def transpose(x, perm, view=False):
 
 
 def matmul(a, b):
+    if half_float(a.dtype):     # TensorFlow's half and bfloat16 products: float32's of the operands, rounded
+        return matmul(a.astype(_FLOAT32), b.astype(_FLOAT32)).astype(a.dtype)
     if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
         return y
     return blas.matmul(a, b)
@@ -191,6 +199,8 @@ def matmul(a, b):
 def log_softmax(x, axis=-1):
     if (y := tf_float32.log_softmax(x, axis)) is not None:     # TensorFlow's bits (tf_float32.py)
         return y
+    if x.dtype == _FLOAT16:
+        return tf_half.log_softmax(x, axis, RAW_KERNELS["sum"])
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return (shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))).astype(x.dtype, copy=False)
 
@@ -223,6 +233,8 @@ def reduce(kind):
     mean = kind == "mean"
 
     def run(x, axis=None, keepdims=False):
+        if exact and x.dtype.kind == "V":       # bfloat16: TensorFlow adds in float32 and rounds
+            return np.asarray(run(x.astype(_FLOAT32), axis, keepdims)).astype(x.dtype)
         # float32 and float64 sums and means as TensorFlow's CPU kernels add (tf_sums.py), where it follows them
         if exact and x.__class__ is np.ndarray and x.dtype in tf_sums.PACKETS \
                 and (out := tf_sums.reduce_sum(x, axis, keepdims, mean)) is not None:
@@ -247,6 +259,13 @@ def reduce(kind):
 
 
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT16 = np.dtype(np.float16)
+
+
+def half_float(dtype: np.dtype) -> bool:
+    """float16 or bfloat16 (ml_dtypes' type, of NumPy's kind "V"), which TensorFlow's CPU kernels compute in
+    float32."""
+    return dtype.itemsize == 2 and dtype.kind in "fV"
 # np.sum, np.max, np.min of a float array: these reductions themselves
 _UFUNC_REDUCE = {"sum": np.add.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce}
 # the reductions that NumPy computes over an axis that is not the last one as one slice after another

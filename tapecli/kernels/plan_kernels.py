@@ -223,7 +223,7 @@ def _sum_for(args, attrs):
         return None
     packet = tf_sums.PACKETS[x.dtype]
     if axis is None:
-        return full_sum if not attrs.get("keepdims") and packet <= x.size <= packet * tf_sums.LEAF_PACKETS \
+        return full_sum if not attrs.get("keepdims") and packet <= x.size <= packet * tf_sums.LEAF_PACKETS[x.dtype] \
             and x.size < tf_sums.FULL_THREADED[x.dtype] else None
     if x.ndim != 2 or axis not in (0, (0,), [0], -2, (-2,)):
         return None

@@ -204,6 +204,10 @@ def unary(ufunc, c_name: str, packets=None):
             if not found:
                 found.extend(_found(c_name, 1, ufunc))
             return _in_packets(x, packets, lambda t: np.array([found[1](v) for v in t.tolist()], _F32), out)
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+            # float16 and bfloat16: Eigen's half packets (and scalars) compute the float32 function and round
+            y = run(x.astype(_F32)).astype(x.dtype)
+            return y if out is None else _scalar(y, out)
         return ufunc(x, out=out)
     run.__name__ = ufunc.__name__
     run.writes_out = True           # (numpy_kernels.writes_out)
@@ -538,6 +542,8 @@ def tanh(x, out=None):
         return _in_packets(x, _tanh_packets, None, out)
     if x.__class__ is np.ndarray and x.dtype == _F64_DTYPE and not _POINTWISE.get():
         return _scalar(_tanh64(x), out)
+    if x.dtype.itemsize == 2 and x.dtype.kind in "fV":       # (half floats: float32's, rounded, as unary's)
+        return _scalar(tanh(x.astype(_F32)).astype(x.dtype), out)
     return np.tanh(x, out=out)
 
 
@@ -697,6 +703,33 @@ def softplus(x):
     if _packets(x):
         return _in_packets(x, _softplus_packets, _softplus_tail, None)
     return None
+
+
+def _log1p_packets(u):
+    """Eigen's plog1p on packets (generic_log1p: Kahan's u log(1 + u) / ((1 + u) - 1), with plog), for u where
+    1 + u > 1 and is finite."""
+    u1 = u + _ONE_C
+    y = _log_core(u1)
+    u1 -= _ONE_C
+    y /= u1
+    y *= u
+    return y
+
+
+# log1p as Eigen's packets compute it (a half float's, in float32), the C library's on the scalar path
+_packet_log1p = unary(np.log1p, "log1pf", _log1p_packets)
+_FLOAT16 = np.dtype(np.float16)
+# Softplus's threshold in float16: ``log(epsilon) + 2`` in half floats, Eigen's epsilon of half being 2 ** -13
+_SOFTPLUS_T16 = np.float16(np.log(np.float32(2.0 ** -13))) + np.float16(2)
+
+
+def softplus_half(x):
+    """TensorFlow's Softplus functor on float16: Eigen's half packets compute exp and log1p in float32 (packets,
+    and the C library's functions on the last ``size % PACKET``) and round each result to float16."""
+    u = exp(x.astype(_F32)).astype(_FLOAT16)
+    with np.errstate(all="ignore"):
+        y = _packet_log1p(u.astype(_F32)).astype(_FLOAT16)
+    return np.where(x > -_SOFTPLUS_T16, x, np.where(x < _SOFTPLUS_T16, u, y))
 
 
 def _elu_tail(x):

@@ -1,4 +1,4 @@
-"""TensorFlow's float32 and float64 sums and means on the CPU, bit for bit.
+"""TensorFlow's float32, float64 and float16 sums and means on the CPU, bit for bit.
 
 TensorFlow's Sum and Mean kernels (tensorflow/core/kernels/reduction_ops_common.h) first simplify the
 reduction: dimensions of size 1 are dropped and neighbouring dimensions that are both reduced (or both kept)
@@ -20,7 +20,10 @@ above 8 * 1024 values it splits at the packet boundary ``8 * ceil((first + ceil(
 halves' sums; a leaf of at most 8192 values keeps four packet accumulators over blocks of 32 values (from
 32 values on), adds accumulators 1, 2 and 3 into 0, adds the leaf's remaining whole packets to it, sums the
 last ``n % 8`` values one by one from 0, and adds that to the packet's horizontal sum
-``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))`` (a float64 packet's ``(p0 + p2) + (p1 + p3)``).
+``((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7))`` (a float64 packet's ``(p0 + p2) + (p1 + p3)``). A float16
+packet of 8 adds lane by lane in float32 and rounds each sum to float16, as Eigen's half packets do, its horizontal
+sum is float32's rounded once, the scalar path rounds each sum, and a leaf holds at most 200 packets (Eigen's
+LeafSize of half): tests/kernels/test_tf_half.py.
 ``InnerMostDimPreserver`` adds the reduced rows one by one from 0, with four accumulators (rows 4k, 4k+1,
 4k+2, 4k+3, then the rest into the first) where 16 rows or more are reduced; an output outside a whole
 packet of the output's row takes Eigen's scalar path,
@@ -42,13 +45,16 @@ import os
 
 import numpy as np
 
-PACKETS = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}    # values in one of Eigen's AVX packets
-LEAF_PACKETS = 1024                 # a leaf of InnerMostDimReducer: at most this many packets' values
+_HALF = np.dtype(np.float16)
+# values in one of Eigen's AVX packets (a float16 packet of 8 adds in float32 and rounds, lane by lane)
+PACKETS = {np.dtype(np.float32): 8, np.dtype(np.float64): 4, _HALF: 8}
+# a leaf of InnerMostDimReducer: at most this many packets' values (Eigen's LeafSize: 200 for float16)
+LEAF_PACKETS = {np.dtype(np.float32): 1024, np.dtype(np.float64): 1024, _HALF: 200}
 # The smallest full reduction that Eigen's cost model gives two threads: 210,000 cycles, at 1.9375 cycles a
 # float32 value (4 bytes loaded at 11/64 cycles a byte; the reducer's default functor cost, 10, over a packet
 # of 8) and 3.875 a float64 one (measured: TensorFlow 2.21 sums 108,387 float32 values on one thread and
 # 108,388 on two)
-FULL_THREADED = {np.dtype(np.float32): 108_388, np.dtype(np.float64): 54_194}
+FULL_THREADED = {np.dtype(np.float32): 108_388, np.dtype(np.float64): 54_194, _HALF: 108_388}
 # The most values reduced in TensorFlow's order: above, NumPy's, 2 to 9 times faster there (a large tensor's
 # sums are a training step's, not what a program prints: its losses and metrics reduce a batch's values).
 EXACT_MOST = 16_384
@@ -66,7 +72,7 @@ def _leaf(x):
     rows, n = x.shape
     packet, zero = PACKETS[x.dtype], x.dtype.type(0)
     if n < packet:
-        return np.add.reduce(x, axis=1, initial=zero)
+        return _in_order(x, zero)
     whole = n - n % packet
     blocks = n - n % (4 * packet)
     if blocks:
@@ -77,12 +83,10 @@ def _leaf(x):
             p += x[:, j:j + packet]
     else:
         p = np.add.reduce(x[:, :whole].reshape(rows, -1, packet), axis=1, initial=zero)
-    while p.shape[1] > 1:                           # the packet's horizontal sum (predux: halves added)
-        p = p[:, :p.shape[1] // 2] + p[:, p.shape[1] // 2:]
-    total = p[:, 0]
+    total = _predux(p)
     if whole == n:
         return zero + total
-    return np.add.reduce(x[:, whole:], axis=1, initial=zero) + total
+    return _in_order(x[:, whole:], zero) + total
 
 
 def _full(x):
@@ -97,22 +101,42 @@ def _full(x):
             p += x[j:j + packet]
     else:
         p = np.add.reduce(x[:whole].reshape(-1, packet), axis=0, initial=zero)
-    while len(p) > 1:
-        p = p[:len(p) // 2] + p[len(p) // 2:]
+    total = _predux(p[None])[0]
     if whole == n:
-        return zero + p[0]
-    return np.add.reduce(x[whole:], initial=zero) + p[0]
+        return zero + total
+    return _in_order(x[None, whole:], zero)[0] + total
 
 
-def _split(first, n, leaves, packet):
+def _predux(p):
+    """The horizontal sums of packets ``p`` [rows, packet] (Eigen's predux: halves added; a float16 packet's in
+    float32, rounded once)."""
+    q = p.astype(np.float32) if p.dtype == _HALF else p
+    while q.shape[1] > 1:
+        q = q[:, :q.shape[1] // 2] + q[:, q.shape[1] // 2:]
+    return q[:, 0].astype(p.dtype, copy=False)
+
+
+def _in_order(x, zero):
+    """The rows of ``x`` [rows, n] summed one value after another from ``zero`` (NumPy's reduction along the last
+    axis adds float16 values in float32: Eigen's scalar path rounds each sum to float16)."""
+    if x.dtype != _HALF:
+        return np.add.reduce(x, axis=1, initial=zero)
+    acc = np.full(x.shape[0], zero)
+    for j in range(x.shape[1]):
+        acc = acc + x[:, j]
+    return acc
+
+
+def _split(first, n, leaves, packet, leaf):
     """The tree of InnerMostDimReducer over ``n`` values from ``first``: a leaf's (first, n), or a node's
     (left, right or None); each leaf also listed in ``leaves``."""
-    if n <= packet * LEAF_PACKETS:
+    if n <= packet * leaf:
         leaves.append((first, n))
         return first, n
     split = packet * -(-(first + -(-n // 2)) // packet)
     left = min(split - first, n)
-    return (_split(first, left, leaves, packet), _split(split, n - left, leaves, packet) if left < n else None)
+    return (_split(first, left, leaves, packet, leaf),
+            _split(split, n - left, leaves, packet, leaf) if left < n else None)
 
 
 def _tree(x, first):
@@ -120,10 +144,10 @@ def _tree(x, first):
     the tensor Eigen reads: the rows' sums. The leaves of one length are summed together."""
     rows, n = x.shape
     packet, zero = PACKETS[x.dtype], x.dtype.type(0)
-    if n <= packet * LEAF_PACKETS:
+    if n <= packet * LEAF_PACKETS[x.dtype]:
         return _leaf(x)
     leaves: list = []
-    root = _split(first, n, leaves, packet)
+    root = _split(first, n, leaves, packet, LEAF_PACKETS[x.dtype])
     by_length: dict = {}
     for start, length in leaves:
         by_length.setdefault(length, []).append(start)
@@ -146,7 +170,7 @@ def _row_sums(x):
     """Sums of the rows of a C-contiguous [rows, n] array as Eigen's InnerMostDimReducer gives them."""
     rows, n = x.shape
     packet = PACKETS[x.dtype]
-    if n <= packet * LEAF_PACKETS or n % packet == 0:
+    if n <= packet * LEAF_PACKETS[x.dtype] or n % packet == 0:
         return _tree(x, 0)
     # a row's splits depend on where it starts modulo a packet: rows grouped by that
     out = np.empty(rows, x.dtype)
@@ -234,12 +258,12 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
     ndim = x.ndim
     if axis is None:
         packet = PACKETS[x.dtype]
-        if size <= packet * LEAF_PACKETS and not keepdims:
+        if size <= packet * LEAF_PACKETS[x.dtype] and not keepdims:
             # (the common case first: a loss's mean)
             if size >= packet:
                 out = _full(x.reshape(-1))
             elif size > 1:
-                out = np.add.reduce(x.reshape(-1), initial=x.dtype.type(0))
+                out = _in_order(x.reshape(1, -1), x.dtype.type(0))[0]
             else:
                 return x.reshape(()).copy()
             return np.asarray(out / x.dtype.type(size) if mean else out)
@@ -287,13 +311,13 @@ def bias_add_grad(g, threads=POOL_THREADS):
     """TensorFlow's BiasAddGrad on the CPU (NHWC): ``g`` [..., c] summed over all but its last axis, as
     ``functor::ReduceOuterDimensions`` (tensorflow/core/kernels/redux_functor.h) sums the rows of ``g`` as
     [rows, c]: each column from 0, the rows in order, in blocks of rows where Eigen's cost model splits the
-    work across ``threads`` (:func:`_row_ranges`); the blocks' sums then added in order. Float16 adds in
-    float32 (its AccumulatorType)."""
+    work across ``threads`` (:func:`_row_ranges`); the blocks' sums then added in order. Float16 and bfloat16
+    add in float32 (their AccumulatorType)."""
     c = g.shape[-1]
     rows = np.ascontiguousarray(g).reshape(-1, c)
     if rows.shape[0] == 1:
         return rows[0].copy()
-    accumulated = np.float32 if g.dtype == np.float16 else g.dtype
+    accumulated = np.float32 if g.dtype.itemsize == 2 else g.dtype        # (float16, bfloat16: float32)
     if rows.shape[0] == 0:
         return np.zeros(c, g.dtype)
     ranges = _row_ranges(rows.shape[0], c, np.dtype(g.dtype).itemsize, threads)

@@ -7,8 +7,8 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   models, optimizers, penalties, pooling, preprocessing, recurrent, regularization,
-                                   rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
+                                   mixed_precision, models, optimizers, penalties, pooling, preprocessing, recurrent,
+                                   regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,
@@ -164,7 +164,11 @@ for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
 for _name, _cls in penalties.CONSTRAINTS.items():
     _register(f"constraints.{_name}", _cls, with_interp=False)
-for _name, _fn in {**utilities.FUNCTIONS, **ops_numpy.FUNCTIONS}.items():
+for _name, _cls in mixed_precision.CLASSES.items():
+    _register(_name, _cls, with_interp=False)
+for _name, _cls in mixed_precision.OPTIMIZERS.items():
+    _register(_name, _cls)
+for _name, _fn in {**utilities.FUNCTIONS, **ops_numpy.FUNCTIONS, **mixed_precision.FUNCTIONS}.items():
     builtin(_name)(_fn)
 for _name, _fn in {**ops_math.FUNCTIONS, **ops_arrays.FUNCTIONS, **ops_stats.FUNCTIONS, **ops_control.FUNCTIONS,
                    **ops_nn.FUNCTIONS, **ops_fft.FUNCTIONS,

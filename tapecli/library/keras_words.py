@@ -40,9 +40,8 @@ WORDS = frozenset((
     'TrueNegatives', 'TruePositives', 'TruncatedNormal', 'Tversky', 'UnitNormalization', 'UpSampling1D',
     'UpSampling2D', 'UpSampling3D', 'VarianceScaling', 'ZeroPadding1D', 'ZeroPadding2D', 'ZeroPadding3D', 'Zeros',
     'activations', 'backend', 'binary_crossentropy', 'callbacks', 'categorical_crossentropy', 'config',
-    'constant_initializer', 'constraints', 'huber', 'initializers', 'keras', 'layers', 'losses', 'mae',
-    'mean_absolute_error', 'mean_squared_error', 'metrics', 'models', 'mse', 'ones_initializer', 'ops', 'optimizers',
-    'preprocessing', 'random_normal_initializer', 'random_uniform_initializer', 'regularizers', 'saving',
-    'schedules', 'sequence',
-    'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
+    'constant_initializer', 'constraints', 'dtype_policies', 'huber', 'initializers', 'keras', 'layers', 'losses',
+    'mae', 'mean_absolute_error', 'mean_squared_error', 'metrics', 'mixed_precision', 'models', 'mse',
+    'ones_initializer', 'ops', 'optimizers', 'preprocessing', 'random_normal_initializer', 'random_uniform_initializer',
+    'regularizers', 'saving', 'schedules', 'sequence', 'sparse_categorical_crossentropy', 'utils', 'zeros_initializer',
 ))

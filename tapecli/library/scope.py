@@ -84,8 +84,6 @@ _FAMILIES: list[tuple[str, str]] = [
      "tf.eig tf.eigvals tf.linalg.eig tf.linalg.eigvals tf.keras.ops.eig"),
     ("takes complex matrices only (tapecli's tensors are real)",
      "tf.linalg.logm"),
-    ("bfloat16 (NumPy lacks this type)",
-     "tf.bfloat16"),
     ("a whole preprocessing pipeline over dicts of features (Keras's FeatureSpace); its layers (Normalization, "
      "StringLookup, Hashing, HashedCrossing...) are there",
      "tf.keras.utils.FeatureSpace"),
@@ -135,10 +133,6 @@ _FAMILIES: list[tuple[str, str]] = [
     ("Keras model and weight files (file I/O: tapecli runs a program, it does not save or load one)",
      "tf.keras.saving.save_model tf.keras.saving.load_model tf.keras.saving.save_weights "
      "tf.keras.saving.load_weights tf.keras.saving.KerasFileEditor"),
-    ("mixed-precision dtype policies (float16/bfloat16 compute)",
-     "tf.keras.DTypePolicy tf.keras.FloatDTypePolicy"),
-    ("loss scaling for float16 mixed precision",
-     "tf.keras.optimizers.LossScaleOptimizer"),
     ("quantization of weights and activations",
      "tf.keras.Quantizer"),
     ("Keras's backend-internal scopes (stateless JAX-style execution, symbolic tracing)",

@@ -371,6 +371,21 @@ def _admit_broadcast(op: Op, tensors) -> None:
         admit_result(shape, max((t.value.dtype for t in tensors), key=lambda d: d.itemsize), f"the result of {op.name}")
 
 
+# The ops that take bfloat16 tensors (ml_dtypes' type, NumPy's kind "V"): those tests/kernels/test_tf_half.py
+# finds TensorFlow's bits for (float32's of the operands, rounded; sums and means added in float32), and those
+# that move, compare or convert values. Any other refuses them rather than give other bits than TensorFlow's.
+BFLOAT16_OPS = frozenset(
+    "cast matmul add sub mul div neg abs sign maximum minimum square sqrt exp log tanh sigmoid relu sigmoid_grad "
+    "sum mean max min argmax argmin equal not_equal greater greater_equal less less_equal where reshape transpose "
+    "cast_to_int getitem concat stack broadcast_to identity index_grad masked_grad bias_add bias_add_grad".split())
+
+
+def _refuse_bfloat16(op: Op):
+    raise TdfTypeError(f"{op.public_name} of a bfloat16 tensor is not in tapecli: its bfloat16 ops are those whose "
+                       "bits it checks against TensorFlow's (docs/tf-surface.md, Dtypes)",
+                       hint=f"{spelling.cast('x', 'float32')} first")
+
+
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
     if not attrs and ctx.mode.plain_ops:
@@ -382,6 +397,8 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         for t in tensors:
             if t.value.dtype is _TEXT:
                 numeric(t, op.public_name)
+            elif t.value.dtype.kind == "V" and op.name not in BFLOAT16_OPS:
+                _refuse_bfloat16(op)
     if len(tensors) > 1 and (op.grads is not None or op.weak_arith):
         _admit_broadcast(op, tensors)
     if op._unifies:

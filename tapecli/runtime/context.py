@@ -185,7 +185,7 @@ until a program calls it."""
                  "variables", "loop_replayed", "eager", "bridge", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
-                 "run_logging", "counting_datasets", "runs_after", "keras_logits", "keras_floatx",
+                 "run_logging", "counting_datasets", "runs_after", "keras_logits", "keras_floatx", "keras_dtype_policy",
                  "distribution", "mirroring", "mirrored_variables", "keras_registry")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
@@ -228,6 +228,7 @@ until a program calls it."""
         self.counting_datasets = 0      # > 0 while a dataset runs for what TensorFlow knows ahead (library/data.py)
         self.keras_logits = None        # Keras's _keras_logits of its softmax's outputs (library/keras/activations.py)
         self.keras_floatx = None        # keras.config.set_floatx's dtype (None: the run's float dtype)
+        self.keras_dtype_policy = None  # Keras's global DTypePolicy (library/keras/mixed_precision.py; None: floatx)
         self.distribution = None        # tf.distribute's scopes and replica contexts (library/tf_distribute.py)
         self.mirroring = False          # variables made now are a MirroredStrategy's (library/tf_distribute.py)
         self.mirrored_variables = None  # those made so (id -> weak reference): TensorFlow's MirroredVariables

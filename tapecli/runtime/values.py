@@ -21,6 +21,19 @@ DTYPE_ALIASES = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int
 _TF_WORDS = {"float16": "half", "float32": "float", "float64": "double"}
 _TF_NAMES = {word: name for name, word in _TF_WORDS.items()}
 
+BFLOAT16 = "bfloat16"
+
+
+def bfloat16() -> np.dtype:
+    """TensorFlow's bfloat16 as ml_dtypes' NumPy type (TensorFlow's own dtype package): imported where a program
+    first names it, so that a program without it never loads the package."""
+    found = DTYPES.get(BFLOAT16)
+    if found is None:
+        import ml_dtypes
+        found = DTYPES[BFLOAT16] = np.dtype(ml_dtypes.bfloat16)
+    return found
+
+
 _ids = itertools.count(1)
 new_id = _ids.__next__          # a fresh tensor id: the counter's own method, as cheap as a call gets
 
@@ -32,6 +45,8 @@ class DType:
 
     def __init__(self, name: str):
         self.name = DTYPE_ALIASES.get(name, name)
+        if self.name == BFLOAT16:
+            bfloat16()
 
     @property
     def np(self) -> np.dtype:
@@ -40,7 +55,7 @@ class DType:
     # TensorFlow's DType properties (dtypes.py), each a Python value
     @property
     def is_floating(self) -> bool:
-        return self.np.kind == "f"
+        return is_float(self.np)
 
     @property
     def is_integer(self) -> bool:
@@ -80,12 +95,16 @@ class DType:
         return self._limit("maximum")
 
     def _limit(self, which: str):
-        kind = self.np.kind
-        if kind not in "fiu":
+        floating = self.is_floating
+        if not floating and self.np.kind not in "iu":
             raise TypeError(f"Cannot find {which} value of <dtype: '{self.name}'> with type <dtype: '{self.name}'>.")
-        info = np.finfo(self.np) if kind == "f" else np.iinfo(self.np)
+        if self.name == BFLOAT16:
+            import ml_dtypes
+            info = ml_dtypes.finfo(self.np)
+        else:
+            info = np.finfo(self.np) if floating else np.iinfo(self.np)
         value = info.min if which == "minimum" else info.max
-        return self.np.type(value) if kind == "f" else int(value)
+        return self.np.type(value) if floating else int(value)
 
     @property
     def base_dtype(self) -> "DType":
@@ -171,7 +190,7 @@ def dtype_name(dtype: np.dtype) -> str:
 
 
 def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
+    return dtype.kind == "f" or dtype.kind == "V"        # (bfloat16: ml_dtypes' type is of NumPy's kind "V")
 
 
 class EagerProtocol:
@@ -715,7 +734,7 @@ def requested_dtype(t: Tensor, dtype: np.dtype, shown: str, numpy: bool) -> np.n
         return value.astype(dtype)
     if dtype.hasobject or value.dtype.hasobject or dtype.kind == "b":
         raise refused
-    if value.dtype.kind == "f" and dtype.kind != "f" or value.dtype.kind == "b" and dtype.kind in "iu" \
+    if value.dtype.kind == "f" and not is_float(dtype) or value.dtype.kind == "b" and dtype.kind in "iu" \
             and dtype not in _BOOL_TAKERS:
         raise refused
     if dtype == np.uint64 and value.dtype.kind == "i" and value.min() < 0:

@@ -39,7 +39,7 @@ RUNNER = textwrap.dedent("""\
         code = 0
     except SystemExit as e:
         code = e.code or 0
-    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic"})
+    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic", "ml_dtypes"})
     own = sorted(m for m in sys.modules if m.startswith("tapecli."))
     sys.stderr.write("\\ntapecli modules: %s" % ",".join(own))
     sys.stderr.write("\\nstandard library: %s" % ",".join(sorted({"difflib", "json"} & set(sys.modules))))
@@ -63,7 +63,7 @@ def imported_by(*args, tmp_path, env=None):
 @pytest.mark.parametrize("args", [("grad", "--json"), ("grad",), ("run", "--json"), ("run",), ("jacobian", "--json")])
 def test_a_small_run_imports_no_heavy_module(args, tmp_path):
     proc, heavy = imported_by(*args, tmp_path=tmp_path)
-    assert heavy == set(), heavy            # no Typer (nor Click, Pydantic), no Rich, no numba, no Lark
+    assert heavy == set(), heavy            # no Typer (nor Click, Pydantic), no Rich, no numba, no Lark, no ml_dtypes
 
 
 @pytest.mark.parametrize("args", [("grad",), ("run",)])

@@ -876,7 +876,7 @@ def test_a_name_cpython_lacks_is_its_lines_error_after_what_ran():
     assert e.value.output == ["ran"]
     with pytest.raises(TdfError) as e:
         api.run_source("import tensorflow as tf\ntry:\n    x = 2\nexcept ValueError:\n    pass\n"
-                       "y = tf.constant([1], dtype=tf.bfloat16)\n", "p.py")
+                       "y = tf.constant([1], dtype=tf.qint8)\n", "p.py")
     assert e.value.line == 6 and "out of scope" in e.value.message
 
 

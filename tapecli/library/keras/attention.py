@@ -177,7 +177,7 @@ class _Heads(Layer):
         clones of the layer's initializers (Keras's _get_common_kwargs_for_sublayer)."""
         dense = EinsumDense(self.interp, equation, output_shape, bias_axes=bias_axes if self.use_bias else None,
                             kernel_initializer=self.inits[0].clone(), bias_initializer=self.inits[1].clone(), name=part,
-                            activity_regularizer=self.projection_regularizer, dtype=self.dtype_policy)
+                            activity_regularizer=self.projection_regularizer, dtype=self.policy)
         dense.build_for(input_shape, self.compute_dtype)
         self.projections[part] = dense
         return dense

@@ -215,8 +215,10 @@ def layer_config(layer) -> dict:
         elif key == "trainable":
             out[key] = layer.trainable
         elif key == "dtype":        # (the dtype of a layer that has its own, Hashing's int64, its policy's, or floatx)
-            own = getattr(layer, "out_dtype", None) or getattr(layer, "dtype_policy", None)
-            name = dtype_name(float_dtype() if own is None else own)
+            policy = getattr(layer, "policy", None)
+            own = getattr(layer, "out_dtype", None)
+            name = dtype_name(own) if own is not None else policy.name if policy is not None else \
+                dtype_name(float_dtype())
             out[key] = name if class_name in _DTYPE_AS_NAME else dtype_policy(name)
         else:
             value = arguments[key] if key in arguments else FIXED.get(key)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.library.keras import confusion, initializers, iou_metrics, losses, metrics, optimizers, penalties
+from tapecli.library.keras import (confusion, initializers, iou_metrics, losses, metrics, mixed_precision, optimizers,
+                                   penalties)
 from tapecli.library.keras.common import snake_case
 
 
@@ -66,7 +67,7 @@ def optimizer_of(interp, value):
             raise TdfValueError(f"Could not interpret optimizer identifier: {value}",
                                 hint="use one of " + ", ".join(f'"{n}"' for n in by_name) + " or an optimizer")
         return by_name[value.lower()](interp)
-    if not isinstance(value, optimizers.Optimizer):
+    if not isinstance(value, (optimizers.Optimizer, mixed_precision.LossScaleOptimizer)):
         raise TdfTypeError("compile(optimizer=...) takes an optimizer or its name")
     return value
 

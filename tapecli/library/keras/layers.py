@@ -15,7 +15,7 @@ from tapecli import kernels, ops
 from tapecli.kernels import tf_random
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
-from tapecli.library.keras import activations, initializers, penalties
+from tapecli.library.keras import activations, initializers, mixed_precision, penalties
 from tapecli.library.keras.configs import layer_config
 from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
                                               scalar, seed_value, tensor, weight_path)
@@ -137,22 +137,6 @@ def set_weights(weights, values, name) -> None:
         v.assign(np.asarray(t.value, dtype=v.dtype))
 
 
-def dtype_policy(dtype) -> np.dtype | None:
-    """A layer's ``dtype=``: a float type's name, a DType or a serialized DTypePolicy (a config's), None for
-    floatx."""
-    if isinstance(dtype, dict):
-        dtype = dtype.get("config", {}).get("name")
-    if dtype is None:
-        return None
-    name = getattr(dtype, "name", dtype)
-    if isinstance(name, str) and name.startswith("mixed_"):
-        raise TdfValueError(f"tapecli's layers compute and keep their weights in one float type: the mixed "
-                            f"precision policy {name!r} is out of scope", hint='use dtype="float32" or "float64"')
-    if name not in ("float16", "float32", "float64"):
-        raise TdfValueError(f"a layer's dtype is a float type (float16, float32, float64), got {name!r}")
-    return np.dtype(name)
-
-
 class Layer(KerasObject):
     kind_word = "a layer"
     keras_bases = (LAYER,)
@@ -196,15 +180,27 @@ class Layer(KerasObject):
         self.rng = np.random.default_rng(seed_value(seed)) if seed is not None else interp.rng
         self.interp = interp
         self.activity_regularizer = penalties.regularizer(activity_regularizer, interp)
-        self.dtype_policy = dtype_policy(dtype)
+        self.policy = mixed_precision.layer_policy(dtype)
+        if self.policy is not None and self.policy.mixed and not self.computes_mixed:
+            raise TdfValueError(f"{type(self).__name__} under the mixed precision policy {self.policy.name!r} is "
+                                "not in tapecli yet: its layers of mixed precision are Dense, Activation, Flatten "
+                                "and Dropout", hint='give this layer dtype="float32"')
 
-    # Keras's dtype policy: the float type a layer makes its weights in and computes in (its ``dtype=``), else
-    # the run's floatx
-    dtype_policy = None
+    # whether the layer computes under a mixed policy as Keras's does (its ops checked in float16 and bfloat16);
+    # a model holds layers, whose own policies decide
+    computes_mixed = False
+
+    # Keras's dtype policy (its ``dtype=``, else the global policy a program set): the float types a layer
+    # computes in and makes its weights in; None, the run's floatx for both
+    policy = None
 
     @property
     def compute_dtype(self) -> np.dtype:
-        return float_dtype() if self.dtype_policy is None else self.dtype_policy
+        return float_dtype() if self.policy is None else self.policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> np.dtype:
+        return float_dtype() if self.policy is None else self.policy.variable_dtype
 
     def as_program(self):
         """The layer as the program holds it (a program's own layer is its instance, not the adapter)."""
@@ -287,7 +283,9 @@ class Layer(KerasObject):
         for kind, table in (("regularizer", getattr(self, "regularizers", {})), ("constraint", self.constraints)):
             for short, held in table.items():
                 out[f"{short}_{kind}"] = lambda h=held: h.fn if isinstance(h, penalties.ProgramPenalty) else h
-        out["dtype"] = out["compute_dtype"] = out["variable_dtype"] = lambda: dtype_name(self.compute_dtype)
+        out["dtype"] = out["variable_dtype"] = lambda: dtype_name(self.variable_dtype)
+        out["compute_dtype"] = lambda: dtype_name(self.compute_dtype)
+        out["dtype_policy"] = lambda: self.policy or mixed_precision.DTypePolicy(dtype_name(float_dtype()))
         given = getattr(self, "given_arguments", None) or {}
         for key in ("activation", "recurrent_activation"):        # Keras's function (keras.activations.get)
             if key in given:
@@ -351,7 +349,7 @@ class Layer(KerasObject):
     # ---------------------------------------------------------------- building and calling
     def build_for(self, shape, dtype) -> None:
         if not self.built:
-            self.build(tuple(shape), dtype if self.dtype_policy is None else self.dtype_policy)
+            self.build(tuple(shape), dtype if self.policy is None else self.policy.variable_dtype)
             self.built = True
             self.build_shape = tuple(shape)          # (its config's build_config)
 
@@ -474,10 +472,23 @@ class Layer(KerasObject):
         # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'
         if x.dtype != compute and (x.dtype.kind == "f" or self.weights_):
             x = ops.cast(x, compute)
-        out = self.forward(interp, x, bool(training), **given)
+        if self.policy is not None and self.policy.mixed:
+            out = self.autocast_forward(interp, x, bool(training), given)
+        else:
+            out = self.forward(interp, x, bool(training), **given)
         if self.activity_regularizer is not None:
             self.activity_losses = [penalties.activity_loss(self.activity_regularizer, out)]
         return out
+
+    def autocast_forward(self, interp, x, training, given):
+        """forward with the layer's float variables read as its compute dtype (Keras's AutocastScope: a cast
+        of each, through which their gradients flow back to the variables)."""
+        kept = self.weights_
+        self.weights_ = {k: ops.cast(v, x.dtype) if v.dtype.kind == "f" else v for k, v in kept.items()}
+        try:
+            return self.forward(interp, x, training, **given)
+        finally:
+            self.weights_ = kept
 
     def check_input(self, x) -> None:
         pass
@@ -545,6 +556,7 @@ def _bind(arguments: dict, value_of) -> dict:
 
 
 class Dense(Layer):
+    computes_mixed = True
     replayable = True
     supports_masking = True
     prefix = "dense"
@@ -604,6 +616,7 @@ class Dense(Layer):
 
 
 class Activation(Layer):
+    computes_mixed = True
     replayable = True
     supports_masking = True
     prefix = "activation"
@@ -617,6 +630,7 @@ class Activation(Layer):
 
 
 class Flatten(Layer):
+    computes_mixed = True
     replayable = True
     keeps_dtype = True
     prefix = "flatten"
@@ -655,6 +669,7 @@ def keras_dropout(x, generator, shape, rate) -> Tensor:
 
 
 class Dropout(Layer):
+    computes_mixed = True
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
     prefix = "dropout"
@@ -888,6 +903,7 @@ class BatchNormalization(Layer):
 
 
 class InputLayer(Layer):
+    computes_mixed = True
     """The first layers of a functional model, one per Input (Keras lists them in ``model.layers``)."""
 
     prefix = "input_layer"

@@ -44,6 +44,7 @@ class Model(Layer):
 
     kind_word = "a model"
     prefix = "model"
+    computes_mixed = True
     keras_bases = (LAYER, KERAS_MODEL)
     derivable = False           # (a program's model derives from keras.Model)
 

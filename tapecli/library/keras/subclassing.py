@@ -13,7 +13,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
-from tapecli.library.keras import models, training
+from tapecli.library.keras import mixed_precision, models, training
 from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
@@ -71,6 +71,7 @@ def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainabl
     inputs = args[0] if args else inputs
     outputs = args[1] if len(args) > 1 else outputs
     if inputs is None and outputs is None:
+        mixed_precision.refuse_program_class(ignored.get("dtype"), instance.cls.name)
         return None
     if inputs is None or outputs is None:
         raise TdfTypeError("a functional model takes both inputs and outputs: Model(inputs, outputs)")

@@ -20,7 +20,7 @@ from tapecli.kernels import tf_random
 from tapecli.library.draws import tf_random_state
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
-from tapecli.library.keras import compile_loss, getters
+from tapecli.library.keras import compile_loss, getters, mixed_precision
 from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.epochs import EpochIterator, GeneratorData, GeneratorSource, InterpretedPyDataset, \
@@ -109,6 +109,9 @@ class Trainer:
         names = compile_loss.output_names(model)       # a functional model's of several outputs
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
+        if flag(auto_scale_loss):
+            self.optimizer = mixed_precision.auto_scaled(interp, getattr(model, "policy", current().keras_dtype_policy),
+                                                         self.optimizer)
         self.given_loss = loss          # (Keras's model.loss: what compile was given)
         self.loss = None if loss is None else \
             compile_loss.CompileLoss(self._loss, loss, loss_weights, compile_loss.functional_output_names(model))
@@ -212,6 +215,9 @@ class Trainer:
             y_pred = self.model.forward(x, True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
+        if isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
+            with recording(tape):
+                loss = self.optimizer.scale_loss(loss)
         weights = list(self.model.weights_to_train())
         if weights:
             # (an Embedding's table gets TensorFlow's IndexedSlices, whose rows the optimizer squares: apply;
