@@ -454,6 +454,10 @@ class Namespace(ProgramObject):
     def get_attribute(self, interp, attr, node):
         from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred, load_word
         load_word(attr)                 # the families that register a name of this word (read where CPython runs tf)
+        if self.path == "tf" and attr == "compat":
+            raise TdfNameError("tf.compat.v1 (TensorFlow 1's graphs, sessions and optimizers) runs on CPython's run "
+                               "only, not on tapecli's interpreter",
+                               hint="TAPECLI_TF_ON_CPYTHON=1 or auto (the default) runs the program on CPython")
         why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
