@@ -186,7 +186,8 @@ class Graph:
             if value.graph is not self:
                 raise TdfValueError(f"Tensor {value.name} must be from the same graph as the operation's other "
                                     "inputs (tapecli ran it with the default graph's)")
-        whole = self.unique_name(name or op_type)
+        # a name ending in "/" is a name scope's, taken whole (xw_plus_b's bias_add, named as its scope)
+        whole = name[:-1] if name and name.endswith("/") else self.unique_name(name or op_type)
         # each variable read by a ReadVariableOp of its own, named under the op's name, as TensorFlow's
         arguments = substitute(arguments, lambda v: v.read_op(self.claim(f"{whole}/ReadVariableOp"))
                                if isinstance(v, GraphVariable) else v)
@@ -503,15 +504,19 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False, aggr
     connected = [_reaches(x, ys) for x in xs]
     inputs = [*ys, *xs, *(s for s in seeds or () if isinstance(s, (GraphTensor, GraphVariable)))]
 
+    reached = [x for x, keep in zip(xs, connected) if keep]
+
     def compute(evaluation):
         tape = Tape("gradients")
-        taped = evaluation.taped(tape, xs)
+        taped = evaluation.taped(tape, reached)
         with recording(tape):
+            for x in reached:           # (a variable's value watched before the targets read it)
+                if isinstance(x, GraphVariable):
+                    taped.value(x)
             targets = [_tensor(taped.value(y)) for y in ys]
-        sources = [_tensor(taped.value(x)) for x in xs]
+        sources = [_tensor(taped.value(x)) for x in reached]
         given = None if seeds is None else [_tensor(substitute(s, evaluation.value)) for s in seeds]
-        found = gradient(tape, targets, sources, output_gradients=given, unconnected_gradients="zero")[0]
-        return [g for g, keep in zip(found, connected) if keep]
+        return gradient(tape, targets, sources, output_gradients=given, unconnected_gradients="zero")[0]
     specs = [(x._dtype, list(x.shape), x.stand_ins) for x, keep in zip(xs, connected) if keep]
     op = graph.add_operation("SymbolicGradient", name, inputs, compute, specs)
     outputs = iter(op.outputs)
@@ -529,17 +534,24 @@ def hessians(ys, xs, gate_gradients=False, aggregation_method=None, name="hessia
             continue
 
         def compute(evaluation, x=x):
-            tape = Tape("hessians", persistent=True)
-            taped = evaluation.taped(tape, [x])
-            with recording(tape):
-                target = ops.add_n([_tensor(taped.value(y)) for y in ys]) if len(ys) > 1 else _tensor(taped.value(ys[0]))
-            found = hessian(tape, target, _tensor(taped.value(x)))[0]
-            return [found if found is not None else Tensor(np.zeros(x.shape + x.shape, x._dtype))]
+            return [_hessian(evaluation, ys, x)]
         shape = list(x.shape) * 2
         stand_in = Tensor(np.zeros([d or 1 for d in shape], x._dtype))
         results.append(graph.add_operation("Hessians", name, [*ys, x], compute,
                                            [(x._dtype, shape, (stand_in, stand_in))]).outputs[0])
     return results
+
+
+def _hessian(evaluation, ys, x) -> Tensor:
+    """The second derivatives of the targets' sum w.r.t. ``x``, shaped x.shape * 2, on a persistent tape."""
+    tape = Tape("hessians", persistent=True)
+    taped = evaluation.taped(tape, [x])
+    with recording(tape):
+        if isinstance(x, GraphVariable):
+            taped.value(x)
+        targets = [_tensor(taped.value(y)) for y in ys]
+        target = ops.add_n(targets) if len(targets) > 1 else targets[0]
+    return hessian(tape, target, _tensor(taped.value(x)), unconnected_gradients="zero")[0]
 
 
 def default_graph_or_refuse(what: str) -> Graph:

@@ -17,6 +17,7 @@ from tapecli.errors import KernelPreconditionError, KernelValueError, TdfNameErr
 from tapecli.execution import tf_graphs, tf_variables
 from tapecli.execution.tf_graphs import (GLOBAL_STEP, GLOBAL_VARIABLES, TRAINABLE_VARIABLES, Graph, GraphTensor,
                                          GraphVariable, Operation, default_graph, graphs)
+from tapecli.execution.tf_values import as_tensorflow
 from tapecli.runtime.context import current
 from tapecli.runtime.values import DType, Tensor, dtype_name
 
@@ -64,6 +65,7 @@ class Session:
         return found
 
     # ---- running
+    @as_tensorflow
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
@@ -459,11 +461,10 @@ def add_to_collection(name, value) -> None:
 def xw_plus_b(x, weights, biases, name=None):
     """``tf.compat.v1.nn.xw_plus_b``: ``bias_add(matmul(x, weights), biases)``."""
     tf = current().bridge.tf
-    scope = tf_variables.NameScope(name, "xw_plus_b") if graphs().default() is not None else None
-    if scope is None:
+    if graphs().default() is None:
         return tf.nn.bias_add(tf.matmul(x, weights), biases)
-    with scope:
-        return tf.nn.bias_add(tf.matmul(x, weights), biases)
+    with tf_variables.NameScope(name, "xw_plus_b") as scope:
+        return tf.nn.bias_add(tf.matmul(x, weights), biases, name=scope)
 
 
 def executing_eagerly() -> bool:
