@@ -48,7 +48,9 @@ class Graphs:
     def library_op(self, f, spelled: str, node, args, kwargs):
         """A tf function called while a graph is the default: a node of that graph."""
         graph = self.stack[-1]
-        if getattr(f, "__module__", "").startswith(("tapecli.library.tf_random", "tapecli.library.keras")) \
+        # what draws from the run's generators or calls the program back (wants the run), Keras's, and the
+        # stateful ops: an eager value of theirs is not a graph node's
+        if getattr(f, "wants_interp", False) or getattr(f, "__module__", "").startswith("tapecli.library.keras") \
                 or spelled in _STATEFUL:
             raise TdfNameError(f"{spelled} inside a TF1 graph: tapecli's graphs take the ops of tf.compat.v1's "
                                "family (placeholders, get_variable and its initializers, ops, gradients, optimizers)",

@@ -97,7 +97,7 @@ class Session:
             try:
                 key = self.graph.get_tensor_by_name(key)
             except (KeyError, ValueError) as e:
-                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {str(e).strip(chr(39))}") from None
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e.args[0]}") from None
         if isinstance(key, GraphVariable):
             raise TdfTypeError(f"tapecli feeds no variable ({key.name}): TensorFlow feeds its resource handle, which "
                                "leaves its value as it is", hint="feed a placeholder, or assign the variable")
@@ -116,7 +116,7 @@ class Session:
                     self.graph.get_operation_by_name(fetch)
             except (KeyError, ValueError) as e:
                 raise ValueError(f"Argument `fetch` = {fetch} cannot be interpreted as a Tensor. "
-                                 f"(\"{str(e).strip(chr(39))}\")") from None
+                                 f"(\"{e.args[0]}\")") from None
         if isinstance(fetch, (GraphTensor, GraphVariable, Operation)):
             if fetch.graph is not self.graph:
                 raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({fetch!r} is not "
