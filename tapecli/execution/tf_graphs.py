@@ -48,6 +48,8 @@ class Graphs:
     def library_op(self, f, spelled: str, node, args, kwargs):
         """A tf function called while a graph is the default: a node of that graph."""
         graph = self.stack[-1]
+        if spelled in GRAPH_VERSIONS:
+            return GRAPH_VERSIONS[spelled](*args, **kwargs)
         # what draws from the run's generators or calls the program back (wants the run), Keras's, and the
         # stateful ops: an eager value of theirs is not a graph node's
         if getattr(f, "wants_interp", False) or getattr(f, "__module__", "").startswith("tapecli.library.keras") \
@@ -62,7 +64,10 @@ class Graphs:
                              (args, kwargs), lambda a, k: _library_call(f, current().bridge.run, node, a, k))
 
 
-_STATEFUL = frozenset({"tf.Variable", "tf.print"})
+_STATEFUL = frozenset({"tf.print"})
+# The tf functions whose meaning in a graph is a graph's own (tf.group's NoOp, tf.Variable's resource variable):
+# what a call of one makes while a graph is the default, by its spelling (tf_variables.py adds tf.Variable).
+GRAPH_VERSIONS: dict = {}
 
 
 def graphs() -> Graphs:
@@ -111,6 +116,7 @@ class Graph:
         self._variable_stack: list[tuple[str, object]] = []     # (scope name, reuse)
         self._variables: dict[str, GraphVariable] = {}
         self._op_seeds = 0          # the op seeds drawn for random ops given none (random_seed.get_seed)
+        self._control: list[list] = []      # the open control_dependencies blocks' ops
         self.seed = None
 
     def as_default(self):
@@ -166,6 +172,10 @@ class Graph:
             self._names[name.lower()] = 1
         return name
 
+    def control_dependencies(self, control_inputs):
+        """``tf.control_dependencies``: the ops made in the block run after these (tensors' ops)."""
+        return _ControlBlock(self, [_op_of(c) for c in control_inputs or ()])
+
     def next_op_seed(self) -> int:
         seed = self._op_seeds
         self._op_seeds += 1
@@ -176,6 +186,7 @@ class Graph:
         """A new operation whose ``compute(evaluation)`` gives its outputs' values; ``outputs``: their
         (dtype, shape, stand-ins); named ``name`` under the name scopes, or ``whole`` (a name claimed already)."""
         op = Operation(self, op_type, whole or self.unique_name(name or op_type), inputs, compute)
+        op.control_inputs.extend(ops_run for block in self._control for ops_run in block)
         op.outputs = [GraphTensor(op, i, *spec) for i, spec in enumerate(outputs)]
         self._operations.append(op)
         return op
@@ -207,6 +218,52 @@ class Graph:
             return [_tensor(t) for t in _leaves(fn(*substitute(arguments, evaluation.value)))]
         op = self.add_operation(op_type, None, inputs, compute, specs, whole=whole)
         return _rebuilt(runs[0], iter(op.outputs))
+
+
+class _ControlBlock:
+    def __init__(self, graph: Graph, ops_run: list):
+        self._graph, self._ops = graph, ops_run
+
+    def __enter__(self):
+        self._graph._control.append(self._ops)
+
+    def __exit__(self, *exc):
+        self._graph._control.pop()
+        return False
+
+
+def _op_of(value) -> "Operation":
+    if isinstance(value, Operation):
+        return value
+    if isinstance(value, (GraphTensor, GraphVariable)):
+        return value.op
+    raise TypeError(f"Can not convert a {type(value).__name__} into a Tensor or Operation.")
+
+
+def group(*inputs, name=None) -> "Operation":
+    """``tf.group`` in a graph: a NoOp that runs the inputs' ops."""
+    graph = default_graph("tf.group()")
+    op = graph.add_operation("NoOp", name, (), lambda evaluation: [])
+    op.control_inputs.extend(_op_of(i) for i in inputs)
+    return op
+
+
+def tuple_(tensors, control_inputs=None, name=None) -> list:
+    """``tf.tuple`` in a graph: each tensor again (an Identity), once all of them and ``control_inputs`` ran."""
+    graph = default_graph("tf.tuple()")
+    gate = group(*tensors, *(control_inputs or ()))
+    outputs = []
+    for t in tensors:
+        op = graph.add_operation("Identity", None, (t,), lambda evaluation, t=t: [evaluation.value(t)],
+                                 [(t._dtype, None if not t.shape.known else list(t.shape), t.stand_ins)])
+        op.control_inputs.append(gate)
+        outputs.append(op.outputs[0])
+    return outputs
+
+
+GRAPH_VERSIONS.update({"tf.group": group, "tf.tuple": tuple_,
+                       "tf.control_dependencies": lambda control_inputs: default_graph(
+                           "tf.control_dependencies()").control_dependencies(control_inputs)})
 
 
 def _leaves(value) -> list:
@@ -392,7 +449,8 @@ def placeholder(dtype, shape=None, name=None) -> GraphTensor:
 
 # ------------------------------------------------------------------ variables
 class GraphVariable(_Operators):
-    """A graph's resource variable (``get_variable``): its value is a session's, set by its initializer op."""
+    """A graph's resource variable (``get_variable``, ``tf.Variable``): its value is a session's, set by its
+    initializer op; ``name`` is its op's, claimed already (its initializer's ops are named under it)."""
 
     def __init__(self, graph: Graph, name: str, shape, dtype, initial: GraphTensor, trainable: bool):
         self._graph, self._shape, self._dtype = graph, Shape(shape), np.dtype(dtype)
@@ -405,7 +463,7 @@ class GraphVariable(_Operators):
             return []
         self.stand_ins = (Tensor(np.zeros(self._shape, self._dtype)),) * 2
         # the ops ResourceVariable makes, named under the variable's whole name (name scopes aside)
-        self.op = graph.add_operation("VarHandleOp", None, (), lambda evaluation: [None], whole=graph.claim(name))
+        self.op = graph.add_operation("VarHandleOp", None, (), lambda evaluation: [None], whole=name)
         self._initialized = graph.add_operation(
             "VarIsInitializedOp", None, (), lambda evaluation: [Tensor(np.asarray(evaluation.session.holds(self)))],
             [(np.dtype(bool), [], (Tensor(np.asarray(False)),) * 2)],

@@ -342,14 +342,13 @@ class Optimizer:
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         if not pairs:
             raise ValueError(f"No gradients provided for any variable: {[v.name for _, v in grads_and_vars]}.")
-        for _, var in pairs:
-            for slot in self._slots:
-                self._slot(graph, var, slot)
+        self._create_slots(graph, [var for _, var in pairs])
         whole = graph.unique_name(name or self._name)
         scopes, graph._name_stack = graph._name_stack, whole.split("/")
         try:
             constants = {key: _constant(graph, key, value) for key, value in self._hyperparameters().items()}
             updates = [self._update_op(graph, grad, var, constants) for grad, var in pairs]
+            updates += self._finish(graph, updates, constants)
             if global_step is None:
                 step = _group(graph, updates, whole=whole)
                 graph.add_to_collection(TRAIN_OP, step)
@@ -376,15 +375,21 @@ class Optimizer:
             return []
         return graph.add_operation(self._kernel, f"update_{var.op.name}/{self._kernel}", [grad, var], compute)
 
-    def _slot(self, graph: Graph, var: GraphVariable, slot: str) -> GraphVariable:
-        found = self._slot_variables.get((slot, id(var)))
-        if found is None:
-            with graph.as_default():
-                found = tf_variables.get_variable(f"{var.op.name}/{self._name}", shape=list(var.shape),
-                                               dtype=var.dtype, initializer=tf_variables.zeros_initializer(),
-                                               trainable=False, collections=[GLOBAL_VARIABLES])
-            self._slot_variables[(slot, id(var))] = found
-        return found
+    def _create_slots(self, graph: Graph, variables: list) -> None:
+        """Each variable's slots, zeros named ``<variable>/<optimizer>`` (``_1``, ``_2``... for the next ones)."""
+        for var in variables:
+            for index, slot in enumerate(self._slots):
+                if (slot, id(var)) in self._slot_variables:
+                    continue
+                with graph.as_default():
+                    self._slot_variables[(slot, id(var))] = tf_variables.get_variable(
+                        f"{var.op.name}/{self._name}" + (f"_{index}" if index else ""), shape=list(var.shape),
+                        dtype=var.dtype, initializer=tf_variables.zeros_initializer(), trainable=False,
+                        collections=[GLOBAL_VARIABLES])
+
+    def _finish(self, graph: Graph, updates: list, constants: dict) -> list:
+        """The ops that run after the variables' updates (Adam's powers of its betas)."""
+        return []
 
     def _apply(self, session: Session, var: GraphVariable, grad: Tensor, learning_rate, **hyperparameters) -> None:
         raise NotImplementedError
@@ -423,6 +428,52 @@ class MomentumOptimizer(Optimizer):
         step = grad.value * learning_rate + accum * momentum * learning_rate if self._nesterov else \
             accum * learning_rate
         session.assign(var, Tensor(np.asarray(session.read(var).value - step)))
+
+
+class AdamOptimizer(Optimizer):
+    """ResourceApplyAdam (ApplyAdamNonCuda): ``alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)``, ``m +=
+    (grad - m) * (1 - beta1)``, ``v += (grad^2 - v) * (1 - beta2)``, ``var -= m * alpha / (sqrt(v) + epsilon)``;
+    after the updates each beta's power (a global variable, ``beta1_power``) times the beta."""
+
+    _slots = ("m", "v")
+    _kernel = "ResourceApplyAdam"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, use_locking=False, name="Adam"):
+        super().__init__(learning_rate, use_locking, name)
+        self._betas, self._epsilon = (beta1, beta2), epsilon
+        self._powers: dict[int, tuple] = {}         # a graph's beta powers, by the graph's id
+
+    def _hyperparameters(self) -> dict:
+        return {"learning_rate": np.float32(self._learning_rate), "beta1": np.float32(self._betas[0]),
+                "beta2": np.float32(self._betas[1]), "epsilon": np.float32(self._epsilon)}
+
+    def _create_slots(self, graph, variables):
+        if id(graph) not in self._powers:
+            with graph.as_default():
+                self._powers[id(graph)] = tuple(tf_variables.get_variable(
+                    f"beta{i + 1}_power", dtype=DType("float32"), initializer=np.float32(beta), trainable=False,
+                    collections=[GLOBAL_VARIABLES]) for i, beta in enumerate(self._betas))
+        super()._create_slots(graph, variables)
+
+    def _finish(self, graph, updates, constants):
+        finished = []
+        for power, beta in zip(self._powers[id(graph)], ("beta1", "beta2")):
+            product = graph.make_op("Mul", "mul", ([power, constants[beta]], {}), lambda a, k: ops.mul(a[0], a[1]))
+            finished.append(power.update("AssignVariableOp", product, lambda old, new: new))
+            finished[-1].control_inputs.extend(updates)
+        return finished
+
+    def _apply(self, session, var, grad, learning_rate, beta1, beta2, epsilon):
+        m, v = (self._slot_variables[(slot, id(var))] for slot in self._slots)
+        beta1_power, beta2_power = (session.read(p).value for p in self._powers[id(var.graph)])
+        one = np.float32(1)
+        alpha = learning_rate * np.sqrt(one - beta2_power) / (one - beta1_power)
+        m_value, v_value, g = session.read(m).value, session.read(v).value, grad.value
+        m_value = np.asarray(m_value + (g - m_value) * (one - beta1))
+        v_value = np.asarray(v_value + (np.square(g) - v_value) * (one - beta2))
+        session.assign(m, Tensor(m_value))
+        session.assign(v, Tensor(v_value))
+        session.assign(var, Tensor(np.asarray(session.read(var).value - m_value * alpha / (np.sqrt(v_value) + epsilon))))
 
 
 # ------------------------------------------------------------------ tf.compat.v1
@@ -489,6 +540,7 @@ _OWN = {"placeholder": tf_graphs.placeholder, "get_variable": tf_variables.get_v
             "zeros_initializer", "ones_initializer", "constant_initializer", "glorot_uniform_initializer",
             "glorot_normal_initializer", "variance_scaling_initializer")}}
 _TRAIN = {"GradientDescentOptimizer": GradientDescentOptimizer, "MomentumOptimizer": MomentumOptimizer,
+          "AdamOptimizer": AdamOptimizer,
           "get_or_create_global_step": get_or_create_global_step, "get_global_step": get_global_step}
 # tf.compat.v1's names that are TensorFlow 2's own (the same function), given as the program's tf gives them.
 SHARED = frozenset({
@@ -502,9 +554,10 @@ SHARED_NN = frozenset({"relu", "sigmoid", "tanh", "softmax", "log_softmax", "bia
 
 
 # The names of tf (TensorFlow 2's module) that are TensorFlow 1's graphs' (graph mode only, but for
-# executing_eagerly, which is False while a graph is the default).
+# executing_eagerly, which is False while a graph is the default, and tuple, eager's tensors as they are).
 TF2_NAMES = {"Graph": Graph, "gradients": tf_graphs.gradients, "hessians": tf_graphs.hessians,
-             "executing_eagerly": executing_eagerly}
+             "executing_eagerly": executing_eagerly, "tuple": lambda tensors, control_inputs=None, name=None: (
+                 tf_graphs.tuple_(tensors, control_inputs) if graphs().default() is not None else list(tensors))}
 COMPAT = "compat"
 
 

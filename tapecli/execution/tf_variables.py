@@ -10,8 +10,9 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfNameError
-from tapecli.execution.tf_graphs import (GLOBAL_VARIABLES, TRAINABLE_VARIABLES, Graph, GraphTensor, GraphVariable,
-                                         default_graph)
+from tapecli.execution.tf_graphs import (GLOBAL_VARIABLES, GRAPH_VERSIONS, TRAINABLE_VARIABLES, Graph, GraphTensor,
+                                         GraphVariable, default_graph)
+from tapecli.execution.tf_values import to_library
 from tapecli.kernels.tf_random import StatefulRandom, philox_fill
 from tapecli.runtime.values import DType, Tensor, dtype_name
 
@@ -95,6 +96,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if regularizer is not None:
         raise TdfNameError("get_variable's regularizer: tapecli's TF1 graphs have no regularization losses")
     np_dtype = DType(str(getattr(dtype, "name", dtype))).np if dtype is not None else None
+    whole = graph.claim(full)
     saved, graph._name_stack = graph._name_stack, [*full.split("/"), "Initializer"]    # (its initializer's ops)
     try:
         if isinstance(initializer, (GraphTensor, GraphVariable)):
@@ -121,7 +123,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
                          f"'{dtype_name(np_dtype)}' don't match.")
     if shape is not None and initial.shape.known and list(initial.shape) != [int(d) for d in shape]:
         raise ValueError(f"Shape of a new variable ({full}) must be fully defined or match its initializer's")
-    variable = GraphVariable(graph, full, list(initial.shape), initial._dtype, initial,
+    variable = GraphVariable(graph, whole, list(initial.shape), initial._dtype, initial,
                              True if trainable is None else bool(trainable))
     graph._variables[full] = variable
     for key in collections if collections is not None else (
@@ -294,3 +296,35 @@ def glorot_uniform_initializer(seed=None, dtype=None):
 
 def glorot_normal_initializer(seed=None, dtype=None):
     return variance_scaling_initializer(1.0, "fan_avg", "truncated_normal", seed)
+
+
+def variable(initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
+             variable_def=None, dtype=None, import_scope=None, constraint=None, synchronization=None,
+             aggregation=None, shape=None, experimental_enable_variable_lifting=True):
+    """``tf.Variable`` in a graph: a resource variable named under the name scopes (``Variable``, made unique),
+    its initial value a constant (``Variable/Initializer/initial_value``) or a graph tensor."""
+    graph = default_graph("tf.Variable()")
+    if initial_value is None:
+        raise ValueError("The `initial_value` arg (None) must be specified.")
+    whole = graph.unique_name(name or "Variable")
+    np_dtype = DType(str(getattr(dtype, "name", dtype))).np if dtype is not None else None
+    if isinstance(initial_value, (GraphTensor, GraphVariable)):
+        initial = initial_value
+    else:
+        value = ops.to_tensor(to_library(initial_value))
+        value = ops.materialize(value, np_dtype) if value.weak else value if np_dtype is None else ops.cast(value, np_dtype)
+        saved, graph._name_stack = graph._name_stack, [*whole.split("/"), "Initializer"]
+        try:
+            initial = graph.add_operation("Const", "initial_value", (), lambda evaluation: [value],
+                                          [(value.dtype, list(value.shape), (value, value))]).outputs[0]
+        finally:
+            graph._name_stack = saved
+    made = GraphVariable(graph, whole, list(initial.shape), initial._dtype, initial,
+                         True if trainable is None else bool(trainable))
+    for key in [GLOBAL_VARIABLES, TRAINABLE_VARIABLES] if made.trainable else [GLOBAL_VARIABLES]:
+        graph.add_to_collection(key, made)
+    return made
+
+
+GRAPH_VERSIONS["tf.Variable"] = variable
+

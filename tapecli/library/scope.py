@@ -16,13 +16,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "tf.CriticalSection": "a graph resource lock for concurrent execution",
     "tf.DeviceSpec": "device placement",
     "tf.check_pinned": "device placement (pinned host memory)",
-    "tf.Graph": "graph construction on the interpreter; CPython's run gives TF1 graphs (tf.compat.v1)",
     "tf.Operation": "graph construction",
     "tf.import_graph_def": "graph construction from a serialized GraphDef",
-    "tf.gradients": "graph mode only (TensorFlow refuses it under eager execution); use tf.GradientTape (CPython's "
-                    "run gives it in TF1 graphs)",
-    "tf.hessians": "graph mode only (TensorFlow refuses it under eager execution); use nested tapes (CPython's run "
-                   "gives it in TF1 graphs)",
     "tf.nondifferentiable_batch_function": "batches calls across concurrent graph executions",
     "tf.load_library": "loads compiled op libraries from files",
     "tf.load_op_library": "loads compiled op libraries from files",

@@ -97,9 +97,9 @@ def test_a_graphs_operations_are_named_as_tensorflows(monkeypatch):
 @pytest.mark.parametrize("line, refused", [
     ("sess.run(y, feed_dict={W: [[1.0], [2.0]], x: [[1.0, 2.0]]})", "tapecli feeds no variable (W:0)"),
     ("tf1.layers", "tapecli has no tf.compat.v1.layers"),
-    ("tf1.train.AdamOptimizer(0.1)", "tapecli has no tf.compat.v1.train.AdamOptimizer"),
+    ("tf1.train.RMSPropOptimizer(0.1)", "tapecli has no tf.compat.v1.train.RMSPropOptimizer"),
     ("with g.as_default():\n    tf.random.normal([2])", "tf.random.normal inside a TF1 graph"),
-    ("with g.as_default():\n    tf.Variable(1.0)", "tf.Variable inside a TF1 graph"),
+    ("with g.as_default():\n    tf.print(1.0)", "tf.print inside a TF1 graph"),
 ])
 def test_what_tf1_graphs_do_not_give_is_refused_by_name(line, refused, monkeypatch):
     """Feeding a variable (TensorFlow feeds its handle and leaves its value), and the symbols outside the family."""
@@ -111,6 +111,6 @@ def test_the_interpreter_refuses_tf_compat_and_the_program_runs_on_cpython(monke
     source = HEAD + "sess.run(init)\nprint(sess.run(y, {x: [[1.0, 2.0]]}).tolist())\n"
     assert tensorflow.interpreter_refuses(ast.parse(source))
     assert _printed(source, monkeypatch, on_cpython="auto") == ["[[3.0]]"]
-    with pytest.raises(TdfError, match="tf.compat.v1 .* runs on CPython's run only"):
+    with pytest.raises(TdfError, match="tf.compat \\(TensorFlow 1's graphs.* runs on CPython's run only"):
         _printed("import tensorflow as tf\ntf1 = tf.compat.v1\nprint(tf1.executing_eagerly())\n", monkeypatch,
                  on_cpython="0")
