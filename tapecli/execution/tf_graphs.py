@@ -18,6 +18,7 @@ from tapecli import ops
 from tapecli.autodiff.gradients import gradient, hessian
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_values import _library_call, to_library
+from tapecli.kernels import tf_onednn
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.tape import Tape, recording
@@ -60,14 +61,46 @@ class Graphs:
         word = spelled.rpartition(".")[2]
         kwargs = dict(kwargs)
         name = kwargs.pop("name", None)         # (the node's name; tapecli's eager functions take none)
-        return graph.make_op(OP_TYPES.get(word, _camel(word)), name if isinstance(name, str) else None,
+        made = graph.make_op(OP_TYPES.get(word, _camel(word)), name if isinstance(name, str) else None,
                              (args, kwargs), lambda a, k: _library_call(f, current().bridge.run, node, a, k))
+        if word == "sigmoid":
+            _fuse_logistic(made)
+        return made
 
 
 _STATEFUL = frozenset({"tf.print"})
 # The tf functions whose meaning in a graph is a graph's own (tf.group's NoOp, tf.Variable's resource variable):
 # what a call of one makes while a graph is the default, by its spelling (tf_variables.py adds tf.Variable).
 GRAPH_VERSIONS: dict = {}
+
+
+def _fuse_logistic(output: "GraphTensor") -> None:
+    """Grappler's remapper on an x86 CPU runs MatMul, its bias add and Sigmoid as one oneDNN kernel, whose
+    activation is oneDNN's logistic: where this sigmoid's input is the add of a float32 MatMul's output and a 1-D
+    bias, and neither of those is read by another op of the graph or fetched, its value is oneDNN's logistic of the
+    same pre-activation (written into the eager op's output, which the tape's SigmoidGrad reads, as TensorFlow's
+    gradient reads the fused op's)."""
+    op = output.op
+    add = op.inputs[0] if len(op.inputs) == 1 else None
+    if not (isinstance(add, GraphTensor) and add.op.type in ("add", "AddV2", "BiasAdd") and len(add.op.inputs) == 2):
+        return
+    product, bias = add.op.inputs if add.op.inputs[0].op.type in _MATMULS else add.op.inputs[::-1]
+    if not (product.op.type in _MATMULS and product._dtype == np.float32 and len(product.shape) == 2
+            and bias.shape.known and len(bias.shape) == 1):
+        return
+    compute, graph = op._compute, op.graph
+
+    def fused(evaluation):
+        outputs = compute(evaluation)
+        if graph.consumers(add) == 1 and graph.consumers(product) == 1 and not evaluation.fetches(add, product):
+            made = tf_onednn.logistic(np.asarray(_tensor(evaluation.value(add)).value))
+            if made is not None:
+                outputs[0].value = made
+        return outputs
+    op._compute = fused
+
+
+_MATMULS = frozenset({"MatMul", "matmul"})
 
 
 def graphs() -> Graphs:
@@ -175,6 +208,10 @@ class Graph:
     def control_dependencies(self, control_inputs):
         """``tf.control_dependencies``: the ops made in the block run after these (tensors' ops)."""
         return _ControlBlock(self, [_op_of(c) for c in control_inputs or ()])
+
+    def consumers(self, tensor) -> int:
+        """How many of the graph's ops read ``tensor``."""
+        return sum(any(i is tensor for i in op.inputs) for op in self._operations)
 
     def next_op_seed(self) -> int:
         seed = self._op_seeds

@@ -82,10 +82,10 @@ class Session:
                 raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor {tensor.name}, which has "
                                  f"shape {tensor.shape}")
             feeds[tensor] = Tensor(array)
-        evaluation = Evaluation(self, feeds)
+        found = [self._fetch(f) for f in _flattened(fetches)]
+        evaluation = Evaluation(self, feeds, fetched=found)
         # the tensors first, then the ops: a train op's updates come after the values fetched beside it are read
         # (TensorFlow computes them from the variables' reads its gradients need, before the updates)
-        found = [self._fetch(f) for f in _flattened(fetches)]
         values = {id(f): evaluation.fetch(f) for f in found if not isinstance(f, Operation)}
         for op in found:
             if isinstance(op, Operation):
@@ -195,13 +195,20 @@ class Evaluation:
     """One ``Session.run``: each node's value once, the feeds given. ``taped`` is a second evaluation for a
     gradients node: its targets again, each value its tape records, the sources watched."""
 
-    def __init__(self, session: Session, feeds: dict, tape=None, watched=()):
+    def __init__(self, session: Session, feeds: dict, tape=None, watched=(), fetched=()):
         self.session, self.feeds = session, feeds
         self._values: dict[int, list] = {}
         self._tape, self._watched = tape, {id(x) for x in watched}
+        self._fetched = {id(f) for f in fetched}
 
     def taped(self, tape, sources) -> "Evaluation":
-        return Evaluation(self.session, self.feeds, tape, sources)
+        taped = Evaluation(self.session, self.feeds, tape, sources)
+        taped._fetched = self._fetched
+        return taped
+
+    def fetches(self, *tensors) -> bool:
+        """Whether this run fetches one of ``tensors`` (Grappler keeps a fetched node as it is)."""
+        return any(id(t) in self._fetched for t in tensors)
 
     def fetch(self, fetch):
         if isinstance(fetch, Operation):
