@@ -250,11 +250,7 @@ def _numpy(t: Tensor):
 
 # ------------------------------------------------------------------ variables' collections, initializers
 def _collection(key: str, scope=None) -> list:
-    return default_graph_or_global().get_collection(key, scope)
-
-
-def default_graph_or_global() -> Graph:
-    return _default_or_global()
+    return _default_or_global().get_collection(key, scope)
 
 
 def global_variables(scope=None) -> list:
@@ -300,7 +296,7 @@ def get_or_create_global_step(graph=None) -> GraphVariable:
 
 
 def get_global_step(graph=None):
-    found = (graph or default_graph_or_global()).get_collection(GLOBAL_STEP)
+    found = (graph or _default_or_global()).get_collection(GLOBAL_STEP)
     return found[0] if found else None
 
 
@@ -513,7 +509,7 @@ def get_collection(key, scope=None) -> list:
 
 
 def add_to_collection(name, value) -> None:
-    default_graph_or_global().add_to_collection(name, value)
+    _default_or_global().add_to_collection(name, value)
 
 
 def xw_plus_b(x, weights, biases, name=None):
@@ -527,10 +523,6 @@ def xw_plus_b(x, weights, biases, name=None):
 
 def executing_eagerly() -> bool:
     return graphs().default() is None
-
-
-def placeholder_with_default(input, shape, name=None):
-    raise TdfNameError("tf.compat.v1.placeholder_with_default: tapecli's TF1 graphs have placeholders fed only")
 
 
 _OWN = {"placeholder": tf_graphs.placeholder, "get_variable": tf_variables.get_variable,
@@ -555,7 +547,7 @@ SHARED = frozenset({
     "divide", "square", "sqrt", "exp", "log", "abs", "maximum", "minimum", "pow", "reduce_sum", "reduce_mean",
     "reduce_max", "reduce_min", "cast", "equal", "argmax", "argmin", "reshape", "transpose", "identity", "constant",
     "zeros", "ones", "zeros_like", "ones_like", "concat", "stack", "shape", "sigmoid", "tanh", "one_hot", "where",
-    "clip_by_value", "group", "Tensor", "Variable", "GradientTape", "TensorShape", "DType"})
+    "clip_by_value", "group", "Tensor", "Variable", "GradientTape", "TensorShape"})
 SHARED_NN = frozenset({"relu", "sigmoid", "tanh", "softmax", "log_softmax", "bias_add", "l2_loss",
                        "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits"})
 
