@@ -114,3 +114,6 @@ def test_the_interpreter_refuses_tf_compat_and_the_program_runs_on_cpython(monke
     with pytest.raises(TdfError, match="tf.compat \\(TensorFlow 1's graphs.* runs on CPython's run only"):
         _printed("import tensorflow as tf\ntf1 = tf.compat.v1\nprint(tf1.executing_eagerly())\n", monkeypatch,
                  on_cpython="0")
+    with pytest.raises(TdfError, match="a block of TensorFlow 1's graphs and sessions .* on the interpreter"):
+        _printed("import tensorflow as tf\ng = tf.Graph()\nwith g.as_default():\n    x = tf.constant(1.0)\n",
+                 monkeypatch, on_cpython="0")
