@@ -164,12 +164,14 @@ class _SessionBlock:
 
 def _default_or_global() -> Graph:
     """The default graph, or (eager: none is) the run's global default graph, TensorFlow's ops.get_default_graph."""
-    ctx = graphs()
-    if ctx.default() is None:
-        if ctx.global_graph is None:
-            ctx.global_graph = Graph()
-        return ctx.global_graph
-    return ctx.default()
+    return graphs().default() or _global_graph()
+
+
+def _global_graph() -> Graph:
+    found = graphs()
+    if found.global_graph is None:
+        found.global_graph = Graph()
+    return found.global_graph
 
 
 def _flattened(fetches) -> list:
@@ -521,6 +523,14 @@ def xw_plus_b(x, weights, biases, name=None):
         return tf.nn.bias_add(tf.matmul(x, weights), biases, name=scope)
 
 
+def disable_eager_execution() -> None:
+    """``tf.compat.v1.disable_eager_execution``: the global default graph is the default from now on, under any
+    other (TensorFlow 1's graph mode at the program's top level)."""
+    found = graphs()
+    if not found.stack or found.stack[0] is not _global_graph():
+        found.stack.insert(0, _global_graph())
+
+
 def executing_eagerly() -> bool:
     return graphs().default() is None
 
@@ -534,6 +544,7 @@ _OWN = {"placeholder": tf_graphs.placeholder, "get_variable": tf_variables.get_v
         "trainable_variables": trainable_variables, "Session": Session, "GraphKeys": GraphKeys,
         "get_collection": get_collection, "add_to_collection": add_to_collection,
         "get_default_graph": get_default_graph, "Graph": Graph, "executing_eagerly": executing_eagerly,
+        "disable_eager_execution": disable_eager_execution,
         **{name: getattr(tf_variables, name) for name in (
             "random_normal_initializer", "truncated_normal_initializer", "random_uniform_initializer",
             "zeros_initializer", "ones_initializer", "constant_initializer", "glorot_uniform_initializer",
