@@ -361,13 +361,13 @@ class Operation:
         return tuple(self.outputs)
 
     def run(self, feed_dict=None, session=None):
-        return _session_of(session, self).run(self, feed_dict=feed_dict)
+        return _session_of(session).run(self, feed_dict=feed_dict)
 
     def __repr__(self):
         return f"<tf.Operation '{self.name}' type={self.type}>"
 
 
-def _session_of(session, value):
+def _session_of(session):
     if session is not None:
         return session
     found = current().tf1_sessions[-1] if current().tf1_sessions else None
@@ -452,7 +452,7 @@ class GraphTensor(_Operators):
         return self._shape
 
     def eval(self, feed_dict=None, session=None):
-        return _session_of(session, self).run(self, feed_dict=feed_dict)
+        return _session_of(session).run(self, feed_dict=feed_dict)
 
     def __repr__(self):
         return f'Tensor("{self.name}", shape={self._shape}, dtype={dtype_name(self._dtype)})'
@@ -542,7 +542,7 @@ class GraphVariable(_Operators):
     read_value = value
 
     def eval(self, session=None):
-        return _session_of(session, self).run(self)
+        return _session_of(session).run(self)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
         return self.update("AssignVariableOp", value, lambda old, new: new, name, read_value=read_value)
