@@ -34,6 +34,7 @@ from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa: F401 (keras_derived registers)
 from tapecli.execution.keras_paths import KERAS_CLASSES
 from tapecli.execution.tf_module import Module
+from tapecli.execution import tf_sessions
 from tapecli.execution.planned_loops import ProgramLoops
 from tapecli.execution.training_loops import planned_loops
 from tapecli.execution.frameworks import BRIDGED
@@ -92,10 +93,11 @@ _NOT_TF = frozenset({"print", "len", "range", "sum", "min", "max", "isinstance"}
 _CALLABLE_PARAMETERS = frozenset({"fn", "func", "f", "body", "cond", "true_fn", "false_fn", "loop_fn", "callable"})
 # Names of ``tf`` the bridge gives itself (the rest are builtins), and its modules of its own.
 OWN = frozenset({"GradientTape", "Variable", "Tensor", "constant", "print", "function", "TensorSpec", "TensorShape",
-                 "TypeSpec", "custom_gradient", "Module", "UnconnectedGradients"})
+                 "TypeSpec", "custom_gradient", "Module", "UnconnectedGradients"}) | tf_sessions.TF2_NAMES.keys()
 # The attributes of those that are classes a program reads (``@tf.Module.with_name_scope``).
 OWN_CLASS_ATTRIBUTES = {"Module": frozenset({"with_name_scope"}), "UnconnectedGradients": frozenset({"NONE", "ZERO"})}
-OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES)),
+OWN_MODULES = {"errors": (errors_module, frozenset(ERROR_CLASSES) | frozenset(ERROR_CODES)), tf_sessions.COMPAT: (
+                   tf_sessions.module, frozenset()),     # (TensorFlow 1's graphs: tf_sessions.supported)
                "nest": (tf_nest.nest_module, frozenset(tf_nest.NAMES))}
 # The attributes of tensors, variables and tapes a bridged program may read (Eager.attribute).
 TENSOR_ATTRIBUTES = frozenset({"numpy", "shape", "dtype", "ndim", "get_shape", "set_shape", "device"})
@@ -181,6 +183,7 @@ _PYTHON_BUILTINS = frozenset(dir(builtins))
 # interpreter's shapes are tensors of known dimensions; it reads a TensorSpec in an input_signature only).
 _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape", "get_concrete_function",
                            "pretty_printed_concrete_signatures",
+                           "compat", "Graph", "gradients", "hessians",     # (TensorFlow 1's graphs: tf_sessions.py)
                            "__name__", "nest",         # (the interpreter's type() knows fewer classes)
                            "decode", "encode",          # (bytes, a string tensor's elements, are CPython's)
                            "get_registered_name", "get_registered_object"}) | frozenset({     # (keras.saving's)
@@ -391,6 +394,8 @@ def supported(path: list[str]) -> bool:
         return False
     if path in _NEWAXIS:                    # (None, which _resolve cannot tell from nothing)
         return True
+    if path[0] == tf_sessions.COMPAT:       # (TensorFlow 1's graphs: tf_sessions.py)
+        return tf_sessions.supported(path[1:])
     if path[0] in OWN:
         return len(path) == 1 or len(path) == 2 and path[1] in OWN_CLASS_ATTRIBUTES.get(path[0], ())
     if tuple(path) in KERAS_CLASSES:
@@ -951,25 +956,17 @@ def tf_module(eager: "Eager", path: str = "tf") -> types.ModuleType:
     return module
 
 
+# The bridge's own classes and functions of tf, by name (tf.Graph and the graph-mode functions: tf_sessions.py).
+_OWN_VALUES = {"GradientTape": GradientTape, "TensorSpec": TensorSpec, "TensorShape": Shape, "TypeSpec": TypeSpec,
+               "custom_gradient": custom_gradient, "Module": Module, "UnconnectedGradients": UnconnectedGradients,
+               "Tensor": TensorType, **tf_sessions.TF2_NAMES}
+
+
 def _own(eager: "Eager", attr: str):
-    if attr == "GradientTape":
-        return GradientTape
+    if attr in _OWN_VALUES:
+        return _OWN_VALUES[attr]
     if attr == "function":
         return tf_function(builtin_named("function"))
-    if attr == "TensorSpec":
-        return TensorSpec
-    if attr == "TensorShape":
-        return Shape
-    if attr == "TypeSpec":
-        return TypeSpec
-    if attr == "custom_gradient":
-        return custom_gradient
-    if attr == "Module":
-        return Module
-    if attr == "UnconnectedGradients":
-        return UnconnectedGradients
-    if attr == "Tensor":
-        return TensorType
     if attr == "print":
         return library_function(eager, builtin_named("tf.print"), "tf.print")
     if attr == "constant":

@@ -641,6 +641,9 @@ def library_function(eager, f, spelled: str):
     def call(*args, **kwargs):
         calling = eager or current().eager
         calling._line()
+        graphs = current().tf1_graphs
+        if graphs is not None and graphs.stack:         # a TF1 graph's node (execution/tf_graphs.py)
+            return graphs.library_op(f, spelled, node, args, kwargs)
         return _library_call(f, calling.run, node, args, kwargs)
     call.__name__ = call.__qualname__ = spelled.rpartition(".")[2]
     call.__doc__ = f.__doc__

@@ -182,6 +182,9 @@ class _Converter:
         if isinstance(context, ast.Call) and _callee_name(context.func) in CONTEXTS:
             body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
             return pyast.With([(context, bound)], body, **forms.position(s))    # a context object (exec_With)
+        if isinstance(context, ast.Call) and _callee_name(context.func) in ("as_default", "Session", "variable_scope"):
+            raise forms.unsupported("a block of TensorFlow 1's graphs and sessions (tf.compat.v1: CPython's run "
+                                    "gives them, TAPECLI_TF_ON_CPYTHON=1 or auto) on the interpreter", s)
         raise forms.unsupported("this `with` statement (tapecli runs `with tf.GradientTape(...) as t:`, "
                                 "`with t.stop_recording():` and the contexts of eager TensorFlow: "
                                 + ", ".join(sorted(CONTEXTS)) + ")", s)

@@ -454,6 +454,10 @@ class Namespace(ProgramObject):
     def get_attribute(self, interp, attr, node):
         from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred, load_word
         load_word(attr)                 # the families that register a name of this word (read where CPython runs tf)
+        if self.path == "tf" and attr in _TF1_GRAPHS:
+            raise TdfNameError(f"tf.{attr} (TensorFlow 1's graphs, sessions and optimizers: tf.compat.v1) runs on "
+                               "CPython's run only, not on tapecli's interpreter",
+                               hint="TAPECLI_TF_ON_CPYTHON=1 or auto (the default) runs the program on CPython")
         why = HOOKS["out_of_scope"](f"{self.path}.{attr}") if "out_of_scope" in HOOKS else None
         if why is not None:
             raise TdfNameError(f"{self.path}.{attr} is out of scope for tapecli: {why}",
@@ -494,6 +498,10 @@ class Namespace(ProgramObject):
         if load_deferred():         # (a name its program's text does not spell out)
             return self.get_attribute(interp, attr, node)
         raise TdfNameError(f"tapecli has no {self.path}.{attr}", hint=_close_hint(attr, BUILTINS))
+
+
+# tf's names of TensorFlow 1's graphs, which CPython's run gives (execution/tf_sessions.py)
+_TF1_GRAPHS = frozenset({"compat", "Graph", "gradients", "hessians"})
 
 
 def tensorflow_lacks(path: str, attr: str) -> tuple[str, str | None] | None:

