@@ -281,8 +281,10 @@ def refusal(tree: ast.Module, allowed_modules, interpreter_can_run: bool = True)
             return (f"line {node.lineno} derives the class {node.name} from a class of TensorFlow's other than "
                     "tf.Module, keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
                     "keras.callbacks.Callback, keras.optimizers.schedules.LearningRateSchedule, "
-                    "keras.regularizers.Regularizer, keras.constraints.Constraint, keras.utils.PyDataset "
-                    "(keras.utils.Sequence) and Keras's concrete optimizers and metrics")
+                    "keras.regularizers.Regularizer, keras.constraints.Constraint, keras.initializers.Initializer, "
+                    "keras.utils.PyDataset (keras.utils.Sequence) and Keras's concrete layers, optimizers and metrics")
+        if isinstance(node, ast.Name) and node.id == "__import__":      # (the guard keeps it from programs)
+            return f"line {node.lineno} imports with __import__"
         if isinstance(node, ast.Name) and node.id in aliases:
             if not isinstance(node.ctx, ast.Load):
                 return f"line {node.lineno} binds {node.id} again"

@@ -852,8 +852,10 @@ def test_names_and_classes_of_variables_as_tensorflow_gives_them(monkeypatch):
                                                  "keras.losses.Loss, keras.metrics.Metric, keras.callbacks.Callback, "
                                                  "keras.optimizers.schedules.LearningRateSchedule, "
                                                  "keras.regularizers.Regularizer, keras.constraints.Constraint, "
-                                                 "keras.utils.PyDataset (keras.utils.Sequence) and Keras's concrete "
-                                                 "optimizers and metrics"),
+                                                 "keras.initializers.Initializer, keras.utils.PyDataset "
+                                                 "(keras.utils.Sequence) and Keras's concrete layers, optimizers and "
+                                                 "metrics"),
+    ("m = __import__('keras')\n", "line 3 imports with __import__"),
     ("tf = None\n", "line 3 binds tf again"),
 ])
 def test_a_form_only_cpython_runs_says_what_keeps_the_program_from_it(body, why):
