@@ -65,6 +65,8 @@ CASES = {
     "sample_weight": (STORED["fit_plans_sample_weight"]["program"], 2 * 7 + 7),
     "train_step": (STORED["fit_plans_train_step"]["program"], 0),             # (a program's train_step)
     "batch_callback": (STORED["fit_plans_program_callback"]["program"], 0),   # (a callback hearing each batch)
+    # a program's callbacks of epochs alone (fit and evaluate planned), of test batches, of batches (as written)
+    "epoch_callbacks": (STORED["fit_plans_epoch_callbacks"]["program"], 2 * 9 + 2 * 9 + 9),
     "stateful": (STATEFUL, 2 * 7 + 7),
     "scheduled": (SCHEDULED, 3 * 9),
     "regression": (REGRESSION, 0),
