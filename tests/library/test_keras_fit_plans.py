@@ -11,6 +11,8 @@ import pytest
 
 from tapecli.api import run_source
 
+from conftest import cli
+
 STORED = json.loads((Path(__file__).resolve().parents[1] / "data" / "tf_programs_keras_fit_plans.json").read_text())
 
 HEAD = """
@@ -89,3 +91,12 @@ def test_a_fit_replays_its_batches_with_the_bits_of_the_reference_path(case, run
     assert planned == written
     assert (count, none) == (replayed, 0)
 
+
+
+@pytest.mark.parametrize("accel", ["1", "0"])
+def test_bench_reports_a_fits_replayed_batches_only_with_the_fast_paths_on(tmp_path, accel):
+    program = tmp_path / "fit.py"
+    program.write_text(STORED["fit_plans_validation"]["program"])
+    r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", program, env={"TAPECLI_ACCEL": accel})
+    assert r.code == 0, r.stderr
+    assert json.loads(r.stdout)["loop_replayed"] == (CASES["validation"][1] if accel == "1" else 0)
