@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tapecli.api import run_source
+from tapecli.errors import TdfError
 
 from conftest import cli
 
@@ -91,6 +92,26 @@ def test_a_fit_replays_its_batches_with_the_bits_of_the_reference_path(case, run
     assert planned == written
     assert (count, none) == (replayed, 0)
 
+
+
+# a label out of range in the tenth batch, one the plan takes: its check refuses it before any state changes, and
+# the batch runs as written, raising the loss's error at fit's line
+BAD_LABEL = HEAD + """
+Y[150] = 7
+model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(3)])
+model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+model.fit(X, Y, batch_size=16, epochs=1, shuffle=False, verbose=0)
+"""
+
+
+@pytest.mark.parametrize("runner", ["0", "1"], ids=["interpreter", "cpython"])
+def test_a_batch_the_plan_refuses_raises_the_error_as_written(runner, monkeypatch):
+    errors = []
+    for accel in ("1", "0"):
+        with pytest.raises(TdfError) as e:
+            _run(BAD_LABEL, runner, accel, monkeypatch)
+        errors.append((e.value.line, e.value.message))
+    assert errors[0] == errors[1] and "label value of 7" in errors[0][1]
 
 
 @pytest.mark.parametrize("accel", ["1", "0"])

@@ -44,7 +44,7 @@ class BatchPlans:
     step: no program code, no gradient request, no steps of the program's)."""
 
     steps = 0           # (the step is the library's: the run counts each batch as it is taken, epochs.py)
-    requests: list = []     # (the library's gradient is no request of the program's)
+    requests = ()           # (the library's gradient is no request of the program's)
 
     def __init__(self, count: int | None):
         self.ctx = current()
@@ -141,7 +141,7 @@ def _as_written(f, args, kwargs, node):
 
 def _tensors(batch) -> list | None:
     """The tensors of a batch (x, y, sample weight; lists and dicts of them), in order; None where it holds
-    anything else."""
+    anything else (a PyDataset's NumPy arrays: a plan's effects take tensors)."""
     out = []
 
     def walk(value):
