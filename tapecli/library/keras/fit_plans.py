@@ -1,13 +1,13 @@
 """Loop plans over the batches of ``fit`` and ``evaluate`` (interpreter/loop_plans.py): an epoch's batches are a
 loop whose body is the library's own train (or test) step, planned as a program's training loop is.
 
-The body (training.Trainer.step_updates) is the step as Keras's default ``train_step`` makes it, less the logs it
-reads into Python (read after the batch, where a callback hears them, and once at the epoch's end): the forward
-pass and the loss, each a pure call where the plan's own rules take the model and the loss (their
-``replay_kind``: the audited layers, a loss that reads no labels into Python), the gradient's kernels, and the
-calls that change state as effects made again at every batch (the loss tracker's update, the optimizer's step, the
-compiled metrics' updates). Anything else the step meets (a program's layer, loss, ``compute_loss`` or
-``train_step``, a loss tracked per output, a callback hearing batches) leaves the epoch as written. The batch's
+The body (training.Trainer.train_updates, test_updates) is the step as Keras's default ``train_step`` makes it,
+less the logs it reads into Python (read once, at the epoch's end): the forward pass and the loss, each a pure call
+where the plan's own rules take the model and the loss (their ``replay_kind``: the audited layers, a loss that
+reads no labels into Python), the gradient's kernels, and the calls that change state as effects made again at
+every batch (the loss tracker's update, the optimizer's step, the compiled metrics' updates). Anything else the
+step meets (a program's layer, loss, ``compute_loss`` or ``train_step``, a loss tracked per output) leaves the
+epoch as written, as does a callback that hears each batch (training.Trainer.planned_batches). The batch's
 tensors are the loop's items; the run's variables (the weights, the optimizer's slots) are inputs as in every
 plan. Each epoch plans afresh (a callback between epochs may change what the step's calls are: a learning rate)."""
 from __future__ import annotations

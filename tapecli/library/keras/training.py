@@ -342,7 +342,7 @@ class Trainer:
                         c.on_batch_end(step, heard)
                 if self.stop_training():
                     break
-            epoch_logs = dict(self.metrics_or_logs(self.logs() if logs is None else logs))
+            epoch_logs = dict(self.logs() if logs is None else self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 # (Keras's evaluate with fit's callbacks, which hear its test hooks)
                 if _adaptable(validation_data):     # (Keras keeps a PyDataset's or generator's iterator)
