@@ -23,6 +23,8 @@ with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
 * train        train.py, a Keras training loop as TensorFlow users write it: an MLP 64 -> 128 relu -> 10,
                batch 256, SparseCategoricalCrossentropy(from_logits=True), Adam, 200 steps (its own data).
 * train_long   train_long.py: the same MLP, 2,000 steps: a long loop, where a loop's plans pay most.
+* fit          fit.py: the same MLP trained by Keras's model.fit, batch 32, 2 epochs of 256 batches with a
+               validation pass each (loop plans serve fit's batches: library/keras/fit_plans.py); tapecli alone.
 * cnn          cnn.py: Conv2D 16 and 32, max pooling, Dense 10 on 32 images of 28 x 28, 20 Adam steps.
                The peers train the same models on seeded inputs (peers.py); NumPy by hand trains the MLP.
 
@@ -75,8 +77,10 @@ import scaling
 
 HERE = Path(__file__).resolve().parent
 
-WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "train_long", "cnn")
+WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "train_long", "fit", "cnn")
 LOOPS = ("scalar_loop", "loop")
+TAPECLI_ALONE = {"fit": 512}        # the workloads no anchor runs, and their sizes (fit: its batches)
+OWN_DATA = (*peers.TRAINING, *TAPECLI_ALONE)      # the workloads whose .py program makes its own data
 
 # The targets of the performance issue: workload -> (anchor, the most tapecli / anchor may be).
 TARGETS = {
@@ -94,9 +98,11 @@ ANCHOR_NAMES = {"numpy": "NumPy by hand", "cpython": "CPython floats"}
 MEMORY_TARGETS = {"elementwise_x_minimum": 2.0, "bytes_per_record": 200}
 
 FULL = {"elementwise": 10_000_000, "mlp": 1024, "jacobian": 1000, "scalar_loop": 100, "loop": 100_000,
-        "record_steps": 100_000, "repeat": 10, "warmup": 2, "startup_runs": 21, **peers.TRAINING}
+        "record_steps": 100_000, "repeat": 10, "warmup": 2, "startup_runs": 21, **peers.TRAINING,
+        **TAPECLI_ALONE}
 QUICK = {"elementwise": 1_000_000, "mlp": 256, "jacobian": 200, "scalar_loop": 100, "loop": 10_000,
-         "record_steps": 10_000, "repeat": 3, "warmup": 1, "startup_runs": 7, **peers.TRAINING}
+         "record_steps": 10_000, "repeat": 3, "warmup": 1, "startup_runs": 7, **peers.TRAINING,
+         **TAPECLI_ALONE}
 MLP_OUT = 10
 # Untimed runs of the workloads whose runs take a millisecond or less, tapecli's and every anchor's alike: a CPU
 # that was idle a moment runs the first dozen of them up to half again as slow (after a second's sleep, tapecli's
@@ -203,7 +209,7 @@ def tapecli_command() -> list[str]:
 
 def bindings(workload: str, size: int, inputs: dict[str, Path]) -> list[str]:
     """The --set options of a run: the input files, or the step count of a loop (a training loop: none)."""
-    if workload in peers.TRAINING:
+    if workload in OWN_DATA:
         return []
     if workload in LOOPS:
         return ["--set", f"steps={size}"]
@@ -227,7 +233,7 @@ def run_tapecli(*args: str) -> dict:
 
 
 def tapecli_bench(workload: str, size: int, inputs: dict[str, Path], repeat: int, warmup: int) -> dict:
-    program = f"{workload}.py" if workload in peers.TRAINING else f"{workload}.tdf"
+    program = f"{workload}.py" if workload in OWN_DATA else f"{workload}.tdf"
     return run_tapecli("bench", "--json", "--repeat", str(repeat), "--warmup", str(warmup),
                        str(HERE / program), *bindings(workload, size, inputs))
 
@@ -278,7 +284,7 @@ def measure_here(workload: str, size: int, inputs: dict, sizes: dict, budget: fl
             out[name] = peers.time_runs(lambda: fn(*([data] if workload in LOOPS else data)), sizes["repeat"],
                                         sizes["warmup"], budget)
     what = ["--steps", str(size)] if workload in LOOPS else ["--inputs", *map(str, inputs.values())]
-    for peer, python in (peer_pythons or {}).items():
+    for peer, python in (peer_pythons or {}).items() if workload not in TAPECLI_ALONE else ():
         out[peer] = run_peer(python, [peer, workload, *what, "--repeat", str(sizes["repeat"]),
                                       "--warmup", str(sizes["warmup"]), "--budget", str(budget)])
     return out
@@ -342,9 +348,9 @@ def comparison_rows(workload: str, result: dict, peer_status: dict) -> list[tupl
         ratio = f"{ours / anchor['median_s']:.2f}x" if "median_s" in anchor else "-"
         rows.append((ANCHOR_NAMES.get(name, name), anchor_cell(anchor), ratio))
     for peer, version in peer_status.items():
-        if version is None and workload != "tiny":
+        if version is None and workload not in ("tiny", *TAPECLI_ALONE):
             rows.append((peer, "not installed", "-"))
-    return rows
+    return rows or [("-", "no anchor", "-")]
 
 
 def target_line(workload: str, result: dict) -> str:
@@ -399,7 +405,8 @@ def compare(args) -> dict:
             print(f"{workload if i == 0 else '':12s} {first if i == 0 else '':>26s}   {anchor:16s} {cell:>26s}  {ratio}")
     print("\ntargets (tapecli / anchor, medians, this run):")
     for workload, result in results.items():
-        print("  " + target_line(workload, result))
+        if workload in TARGETS:
+            print("  " + target_line(workload, result))
     if "elementwise" in results:
         e, m = results["elementwise"], results["elementwise"]["memory"]
         moved = 8 * sizes["elementwise"]

@@ -21,7 +21,7 @@ from tapecli.execution.tf_values import VIEWS, KerasBase, ProgramCallable, Progr
 from tapecli.interpreter.classes import module_name
 from tapecli.interpreter.conversions import python_number
 from tapecli.library.keras import losses as losses_mod
-from tapecli.library.keras.callbacks import CallbackHooks
+from tapecli.library.keras.callbacks import BATCH_HOOKS, CallbackHooks
 from tapecli.library.keras.common import MetricObject, auto_name, converted, tensor
 from tapecli.library.keras.epochs import PyDatasetData, super_not_called
 from tapecli.library.keras.initializers import ProgramInitializer
@@ -217,6 +217,12 @@ class CallbackView(ProgramView, CallbackHooks):
 
     def __init__(self, instance: Callback):
         self.instance = instance
+
+    @property
+    def hears_batches(self) -> bool:
+        """Whether its class defines a hook of each batch (those it inherits do nothing)."""
+        cls = type(self.instance)
+        return any(getattr(cls, name) is not getattr(Callback, name) for name in BATCH_HOOKS)
 
     def _hook(self, name: str, *args) -> None:
         self.eager.run.call_value(ProgramCallable(getattr(self.instance, name)), [python_number(a) for a in args])

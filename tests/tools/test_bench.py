@@ -427,3 +427,10 @@ def test_a_curve_repeats_as_many_runs_as_fit_the_budget():
     curve.update(tapecli=[0.001, 0.5], numpy=[0.002, 0.4])
     assert run.curve_repeat(10, 20.0, curve, 10000, work=1) == 4              # 5 s a run
     assert run.curve_repeat(10, 20.0, curve, 10000, work=2) == 3              # 50 s a run: the least
+
+
+def test_a_workload_tapecli_alone_runs_binds_nothing_and_has_no_anchor():
+    run, peers = load_benchmark("run"), load_benchmark("peers")
+    assert run.bindings("fit", run.FULL["fit"], {}) == [] and "fit" not in peers.TRAINING
+    status = dict.fromkeys(peers.PEERS)
+    assert run.comparison_rows("fit", {"tapecli": 1.0, "anchors": {}}, status) == [("-", "no anchor", "-")]

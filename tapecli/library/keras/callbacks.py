@@ -28,6 +28,10 @@ from tapecli.library.keras.common import KerasObject, flag, integer
 from tapecli.runtime.context import current as current_context
 from tapecli.runtime.values import NumpyArray, Tensor
 
+# The hooks of each batch of fit and evaluate: a program's callback that defines none of them hears no batch
+BATCH_HOOKS = ("on_batch_begin", "on_batch_end", "on_train_batch_begin", "on_train_batch_end", "on_test_batch_begin",
+               "on_test_batch_end")
+
 # The direction of a metric that ``mode="auto"`` reads from its name (Keras reads the metric's ``_direction``).
 _RISING = ("acc", "auc", "precision", "recall")
 _FALLING = ("loss", "error", "crossentropy", "mae", "mse", "mape", "msle", "hinge", "divergence", "poisson")
@@ -390,6 +394,10 @@ class LambdaCallback(CallbackHooks, Callback):
         if fn is not None:
             self.interp.call_value(fn, [python_number(a) for a in args])
 
+    @property
+    def hears_batches(self) -> bool:
+        return any(self.hooks.get(name) is not None for name in BATCH_HOOKS)
+
     def bind(self, model, params: dict) -> None:
         self.model, self.params = model, params
 
@@ -408,6 +416,11 @@ class ProgramCallback(CallbackHooks):
 
     def __init__(self, interp, instance):
         self.interp, self.instance = interp, instance
+
+    @property
+    def hears_batches(self) -> bool:
+        """Whether its class defines a hook of each batch (those it inherits do nothing)."""
+        return any(self.instance.cls.find(name)[0] is not None for name in BATCH_HOOKS)
 
     def _hook(self, name: str, *args) -> None:
         self.interp.call_value(self.instance.get_attribute(self.interp, name, None), [python_number(a) for a in args])

@@ -20,7 +20,7 @@ from tapecli.kernels import tf_random
 from tapecli.library.draws import tf_random_state
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS, LAYER
-from tapecli.library.keras import compile_loss, getters, mixed_precision
+from tapecli.library.keras import compile_loss, fit_plans, getters, mixed_precision
 from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.epochs import EpochIterator, GeneratorData, GeneratorSource, InterpretedPyDataset, \
@@ -192,11 +192,18 @@ class Trainer:
         return sample_weight if mask is None else losses_mod.apply_mask(sample_weight, mask, mean=True)
 
     def update_metrics(self, y, y_pred, sample_weight):
+        self.update_compiled_metrics(y, y_pred, sample_weight)
+        return self.logs()
+
+    def update_compiled_metrics(self, y, y_pred, sample_weight) -> None:
         if self.compile_metrics is not None:
             if self.loss is not None and isinstance(y_pred, list):     # (several outputs: y as one entry each)
                 y = self.loss.targets(y, len(y_pred))
             self.compile_metrics.update_state(y, y_pred, sample_weight)
-        return self.logs()
+
+    def track_loss(self, loss, x) -> None:
+        """The loss tracker's update: the batch's loss weighted by its size."""
+        self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
 
     def logs(self) -> dict:
         """Every metric's result by its name, a Python float (compile_metrics' by the names it gives them)."""
@@ -210,12 +217,18 @@ class Trainer:
         custom = self.model.step("train_step")
         if custom is not None:
             return custom(_packed(x, y, sample_weight))
+        self.train_updates(x, y, sample_weight)
+        return self.logs()
+
+    def train_updates(self, x, y, sample_weight, calls=fit_plans.AS_WRITTEN) -> None:
+        """Keras's default train_step but its logs, each call through ``calls`` (a planned epoch's BatchPlans:
+        fit_plans.py)."""
         tape = Tape("fit")
         with recording(tape):
-            y_pred = self.model.forward(x, True)
-            loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
-        if isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
+            y_pred = calls.pure(fit_plans.model_kind(self.model, x), self.model.forward, x, True)
+            loss = calls.pure(fit_plans.loss_kind(self, y), self.compute_loss, x, y, y_pred, sample_weight)
+        calls.effect(Trainer.track_loss, self.track_loss, loss, x)
+        if isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):    # (never planned: planned_batches)
             with recording(tape):
                 loss = self.optimizer.scale_loss(loss)
         weights = list(self.model.weights_to_train())
@@ -224,17 +237,38 @@ class Trainer:
             # through apply_gradients, as Keras's train_step, which a program's optimizer class may override)
             from tapecli.autodiff.gradients import gradient
             from tapecli.library.tf_indexed_slices import IndexedSlices
-            self.optimizer.apply_gradients(list(zip(gradient(tape, loss, weights, rows=IndexedSlices)[0], weights)))
-        return self.update_metrics(y, y_pred, sample_weight)
+            grads = gradient(tape, loss, weights, rows=IndexedSlices)[0]
+            calls.effect(self.applying(), self.optimizer.apply_gradients, list(zip(grads, weights)))
+        calls.effect(Trainer.update_compiled_metrics, self.update_compiled_metrics, y, y_pred, sample_weight)
+
+    def applying(self):
+        """What names the optimizer's apply_gradients to a plan: the library's method (whose plan's call is
+        faster), or a program's override of it (its own function)."""
+        override = vars(self.optimizer).get("apply_gradients")
+        return override if override is not None else self.optimizer.get_attribute(self.interp, "apply_gradients",
+                                                                                   None)
 
     def test_step(self, x, y, sample_weight):
         custom = self.model.step("test_step")
         if custom is not None:
             return custom(_packed(x, y, sample_weight))
-        y_pred = self.model.forward(x, False)
-        loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
-        self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
-        return self.update_metrics(y, y_pred, sample_weight)
+        self.test_updates(x, y, sample_weight)
+        return self.logs()
+
+    def test_updates(self, x, y, sample_weight, calls=fit_plans.AS_WRITTEN) -> None:
+        """Keras's default test_step but its logs (see train_updates)."""
+        y_pred = calls.pure(fit_plans.model_kind(self.model, x), self.model.forward, x, False)
+        loss = calls.pure(fit_plans.loss_kind(self, y), self.compute_loss, x, y, y_pred, sample_weight, False)
+        calls.effect(Trainer.track_loss, self.track_loss, loss, x)
+        calls.effect(Trainer.update_compiled_metrics, self.update_compiled_metrics, y, y_pred, sample_weight)
+
+    def planned_batches(self, count, step_name: str, callbacks) -> fit_plans.BatchPlans | None:
+        """An epoch's BatchPlans (``count`` batches) where Keras's default step takes them and no callback hears
+        each batch (one could change what the step's calls are between them); else None."""
+        if self.model.step(step_name) is not None or any(c.hears_batches for c in callbacks) or \
+                isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):     # (its dynamic scale decides)
+            return None
+        return fit_plans.BatchPlans(count)
 
     # ------------------------------------------------------------------ loops
     def symbolic_build(self, x, source) -> None:
@@ -300,17 +334,22 @@ class Trainer:
             for c in callbacks:
                 c.on_epoch_begin(epoch, self)
             epoch_batches = self.batches(x, y, sw, batch_size) if iterator is None else iterator.epoch()
+            plans = self.planned_batches(params["steps"], "train_step", callbacks)
             for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
                     c.on_batch_begin(step)
-                logs = self.train_step(bx, by, bw)
+                if plans is None:
+                    logs = self.train_step(bx, by, bw)
+                else:       # (the step's logs are its metrics' results: read once, at the epoch's end)
+                    plans.run(step, (bx, by, bw), lambda: self.train_updates(bx, by, bw, plans))
+                    logs = None
                 if batch_hooks:
                     heard = self.results_or(logs)
                     for c in batch_hooks:
                         c.on_batch_end(step, heard)
                 if self.stop_training():
                     break
-            epoch_logs = dict(self.metrics_or_logs(logs))
+            epoch_logs = dict(self.logs() if logs is None else self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 # (Keras's evaluate with fit's callbacks, which hear its test hooks)
                 if _adaptable(validation_data):     # (Keras keeps a PyDataset's or generator's iterator)
@@ -320,8 +359,8 @@ class Trainer:
                 else:
                     vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
                         (list(validation_data) + [None])[:3]
-                    val_batches, _ = self.evaluation(vx, vy, vw, validation_batch_size or batch_size, None)
-                    val = self.evaluated(val_batches, None, True, callbacks)
+                    val_batches, count = self.evaluation(vx, vy, vw, validation_batch_size or batch_size, None)
+                    val = self.evaluated(val_batches, None, True, callbacks, count)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
             # (ReduceLROnPlateau's and LearningRateScheduler's learning_rate) a History after them records,
@@ -357,7 +396,7 @@ class Trainer:
         batches, count = self.evaluation(x, y, sample_weight, batch_size, steps)
         listeners = _callbacks(self.interp, callbacks)
         _bind(listeners, self.program_model(), {"verbose": verbose, "epochs": 1, "steps": count})
-        return self.evaluated(batches, steps, return_dict, listeners)
+        return self.evaluated(batches, steps, return_dict, listeners, count)
 
     def evaluation(self, x, y, sample_weight, batch_size, steps):
         """What evaluate reads its batches from (an EpochIterator of a PyDataset, else the batches) and their
@@ -372,10 +411,11 @@ class Trainer:
             _sample_weights(sample_weight, y))
         return self.batches(x, y, sw, batch_size), _num_batches(x, batch_size, steps)
 
-    def evaluated(self, batches, steps, return_dict, callbacks):
+    def evaluated(self, batches, steps, return_dict, callbacks, count=None):
         """evaluate's logs of ``batches`` (an EpochIterator, reset and run for an epoch, as Keras's evaluate), its
         ``callbacks`` hearing its test hooks."""
         if isinstance(batches, EpochIterator):
+            count = batches.count
             batches.reset()
             batches = batches.epoch()
         else:
@@ -385,14 +425,19 @@ class Trainer:
         _hear(callbacks, "on_test_begin", {})
         self.reset()
         logs: dict = {}
+        plans = self.planned_batches(count, "test_step", callbacks)
         for step, (bx, by, bw) in enumerate(batches):
             _hear(callbacks, "on_test_batch_begin", step, {})
-            logs = self.test_step(bx, by, bw)
-            if callbacks:
+            if plans is None:
+                logs = self.test_step(bx, by, bw)
+            else:       # (its callbacks hear no batch: planned_batches)
+                plans.run(step, (bx, by, bw), lambda: self.test_updates(bx, by, bw, plans))
+                logs = None
+            if callbacks and plans is None:
                 _hear(callbacks, "on_test_batch_end", step, self.results_or(logs))
             if stopped(held, "stop_evaluating"):
                 break
-        logs = self.results_or(logs)
+        logs = self.results_or(self.logs() if logs is None else logs)
         _hear(callbacks, "on_test_end", logs)
         return logs if flag(return_dict) else self.flat(logs)
 
