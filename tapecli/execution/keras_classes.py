@@ -37,7 +37,8 @@ class KerasClass(type):
     def __instancecheck__(cls, value):
         if type.__instancecheck__(cls, value):
             return True
-        return not _program_layer(value) and bool(
+        # (the library's objects are instances of Keras's base classes, never of a program's class derived from one)
+        return "base" in vars(cls) and not _program_layer(value) and bool(
             is_instance(library_value(value), FrameworkBase(cls.base, KERAS)))
 
 

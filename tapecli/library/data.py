@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 
 import numpy as np
 
@@ -127,6 +128,12 @@ class Dataset(ProgramObject):
             endless = method == "repeat" and (count is None or to_int(count, "count") < 0)
             made.infinite = endless or (self.infinite and method != "take")
         return made
+
+    def python_class(self) -> str:
+        """``type(dataset)``: TensorFlow's class of it, in its module (``prefetch_op._PrefetchDataset``)."""
+        name = _OP_MODULES.get(self.kind) or \
+            re.sub(r"(?<=[a-z])(?=[A-Z])", "_", self.kind.strip("_").removesuffix("Dataset")).lower() + "_op"
+        return f"tensorflow.python.data.ops.{name}.{self.kind}"
 
     def python_text(self) -> str:
         """``print(dataset)``: TensorFlow's repr, its class and element_spec."""
@@ -659,6 +666,9 @@ _KINDS = {"batch": "_BatchDataset", "ragged_batch": "_BatchDataset", "padded_bat
           "window": "_WindowDataset", "from_tensor_slices": "_TensorSliceDataset", "from_tensors": "_TensorDataset",
           "range": "_RangeDataset", "zip": "_ZipDataset", "from_generator": "_FlatMapDataset", "scan": "_ScanDataset",
           "unique": "_UniqueDataset", "group_by_window": "_GroupByWindowDataset"}
+# the modules of TensorFlow's dataset classes not named after them (the others': _RangeDataset in range_op)
+_OP_MODULES = {"_TensorSliceDataset": "from_tensor_slices_op", "_TensorDataset": "from_tensors_op",
+               "_Dataset": "dataset_ops"}
 _END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",

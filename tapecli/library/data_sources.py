@@ -1,6 +1,7 @@
 """tf.data's datasets that draw from several datasets: Dataset.interleave (InterleaveDataset's cycle of open
 iterators), Dataset.choose_from_datasets (a selector dataset's choices), Dataset.sample_from_datasets (weighted
-random choices: NumPy's draws, seeded by ``seed``, where TensorFlow's are its own) and Dataset.counter.
+random choices, TensorFlow's: a stateless multinomial draw seeded by each pair of a random dataset's values),
+Dataset.random and Dataset.counter.
 library/data.py installs them in Dataset's methods and constructors (``install``), giving its Dataset class:
 this module cannot import it, data.py importing this one."""
 from __future__ import annotations
@@ -80,29 +81,78 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
 
 def sample_from_datasets(interp, datasets, weights=None, seed=None, stop_on_empty_dataset=False,
                          rerandomize_each_iteration=None):
-    """Each element from a dataset drawn with probability its weight (uniform without weights); with
-    stop_on_empty_dataset an exhausted dataset ends it, else the others go on."""
+    """TensorFlow's: each element from the dataset that StatelessMultinomial draws from log(weights) (uniform
+    without weights), seeded by the next pair of ``Dataset.random(seed)``'s values; a dataset of weight 0 in a
+    list is left out first. An exhausted dataset ends it with stop_on_empty_dataset, else its draws are passed
+    over (DirectedInterleave) until every dataset is exhausted."""
+    from tapecli.library.tf_random import stateless_categorical
     members = _datasets(datasets, "sample_from_datasets")
-    w = np.full(len(members), 1.0 / len(members)) if weights is None else \
-        np.asarray(ops.to_tensor(weights).value, np.float64).reshape(-1)
-    if w.shape != (len(members),):
-        raise TdfValueError(f"sample_from_datasets: {len(w)} weights for {len(members)} datasets")
+    if weights is None:
+        logits = Tensor(np.ones((1, len(members)), np.float32))
+    else:
+        given = ops.to_tensor(weights)
+        if given.ndim != 1 or given.shape[0] != len(members):
+            raise TdfValueError(f"Invalid `weights`. `weights` should have the same length as `datasets` but got "
+                                f"`len(weights)={given.size}` vs. `len(datasets)={len(members)}`.")
+        if not isinstance(weights, Tensor) or weights.weak:       # (a list's zero weights leave their datasets out)
+            kept = [i for i, w in enumerate(given.value) if w > 0]
+            members = [members[i] for i in kept] if kept else [members[0]]
+            given = ops.gather(given, Tensor(np.array(kept, np.int64))) if kept else Tensor(np.ones(1, np.float32))
+            if not kept:
+                members = [Dataset(lambda: iter(()), values=False, spec=members[0].element_spec)]
+        given = ops.materialize(given) if given.weak else given
+        if given.dtype not in (np.float32, np.float64):
+            raise TdfTypeError(f"Invalid `weights`. `weights` type must be either `tf.float32` or `tf.float64` but "
+                               f"is {dtype_name(given.dtype)}.")
+        logits = ops.reshape(ops.log(given), (1, len(members)))
+    if len(members) == 1:
+        return members[0]
+    seeds = random(interp, seed, rerandomize_each_iteration)
     stop = truth(stop_on_empty_dataset)
 
     def source():
-        rng = _rng(interp, seed)
-        its = [iter(d.source()) for d in members]
-        live = w > 0
-        while live.any():
-            c = rng.choice(len(members), p=np.where(live, w, 0) / np.where(live, w, 0).sum())
+        its, live = [iter(d.source()) for d in members], len(members)
+        pairs = iter(seeds.source())
+        for first in pairs:
+            pair = Tensor(np.array([first.value, next(pairs).value], np.int64))
+            c = int(stateless_categorical(logits, 1, pair).value[0, 0])
+            if its[c] is None:
+                continue
             value = next(its[c], None)
             if value is not None:
                 yield value
             elif stop:
                 return
             else:
-                live[c] = False
+                its[c], live = None, live - 1
+                if not live:
+                    return
     return _unknown(Dataset(source, values=False, spec=members[0].element_spec))
+
+
+def random(interp, seed=None, rerandomize_each_iteration=None, name=None):
+    """tf.data.Dataset.random: RandomDataset's int64 values, each a uint32 of a SingleSampleAdapter over
+    PhiloxRandom(seed, seed2) (random_seed.get_seed's pair), the same stream at each iteration; without a global
+    or an op seed, seeds of the run's generator (TensorFlow's differ on every run)."""
+    from tapecli.kernels.tf_random import philox_at, stateful_key_counter
+    from tapecli.library.draws import tensorflow_stream
+    if truth(rerandomize_each_iteration) if rerandomize_each_iteration is not None else False:
+        raise TdfValueError("Dataset.random(rerandomize_each_iteration=True) is not supported by tapecli")
+    op_seed = None if seed is None else to_int(seed, "seed")
+    state = tensorflow_stream(op_seed)
+    if state is None:
+        pair = tuple(int(s) for s in _rng(interp, None).integers(1, 2**31, size=2))
+    else:
+        pair = state.get_seed(op_seed)
+    key, counter = stateful_key_counter(*pair)
+
+    def source():
+        for block in itertools.count(0, 64):
+            for word in philox_at(key, counter, np.arange(block, block + 64, dtype=np.uint64)).reshape(-1):
+                yield Tensor(np.array(int(word), np.int64))
+    made = Dataset(source, values=False, spec=lambda: TensorSpec([], DType("int64")))
+    made.infinite = True
+    return made
 
 
 def counter(start=0, step=1, dtype=None, name=None):
@@ -146,4 +196,4 @@ def install(dataset_class, methods: dict, constructors: dict, calling: dict) -> 
     Dataset = dataset_class
     methods["interleave"] = interleave
     constructors.update(choose_from_datasets=choose_from_datasets, counter=counter)
-    calling["sample_from_datasets"] = sample_from_datasets
+    calling.update(sample_from_datasets=sample_from_datasets, random=random)

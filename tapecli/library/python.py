@@ -393,7 +393,7 @@ def python_class(value) -> str | None:
     """The qualified name of ``value``'s class as ``type(value)`` prints it, None where tapecli cannot say."""
     if value is None:
         return "NoneType"
-    if value.__class__ in (str, bytes, dict):
+    if value.__class__ in (str, bytes, dict, list):
         return value.__class__.__name__
     if value.__class__ is PythonTuple:
         return "tuple"

@@ -375,6 +375,7 @@ class Layer(KerasObject):
         kwargs = dict(kwargs)
         x = args[0] if args else kwargs.pop("inputs", None)
         training = call_training(interp, getattr(interp, "keras_call_depth", 0), kwargs.pop("training", None))
+        given_mask = kwargs.pop("mask", None) if self.takes_mask else None     # (Keras's call(x, mask=...))
         if (not args and x is None) or len(args) > 1 or kwargs:
             raise TdfTypeError("a layer is called with one input: layer(x) or layer(x, training=True)")
         if isinstance(x, (list, tuple)) and x and all(isinstance(t, KerasTensor) for t in x):
@@ -384,7 +385,7 @@ class Layer(KerasObject):
             out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
-        out, mask = self.masked(interp, x, training, eager_mask(interp, x))
+        out, mask = self.masked(interp, x, training, eager_mask(interp, x) if given_mask is None else tensor(given_mask))
         return keep_mask(interp, out, mask)
 
     def listed_call(self, interp, xs: list) -> KerasTensor:

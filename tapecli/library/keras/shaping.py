@@ -76,11 +76,21 @@ class _AlongAxis(Layer):
 
 class Softmax(_AlongAxis):
     prefix = "softmax"
+    takes_mask = True
 
-    def forward(self, interp, x, training):
+    def forward(self, interp, x, training, mask=None):
+        """Keras's Softmax.call: a masked-out position (a False or a number not over 0.5) takes a large negative
+        input (-1e9; -3e4 in float16) and gives 0."""
+        if mask is not None:
+            mask = tensor(mask)
+            if mask.dtype != np.bool_:
+                mask = ops.greater(mask, Tensor(np.array(0.5, mask.dtype)))
+            x = ops.where(mask, x, Tensor(np.array(-3e4 if x.dtype == np.float16 else -1e9, x.dtype)))
         if isinstance(self.axis, tuple) and len(self.axis) > 1:
-            return ops.exp(ops.sub(x, ops.reduce_logsumexp(x, axis=self.axis, keepdims=True)))
-        return activations.softmax(x, self.axis[0] if isinstance(self.axis, tuple) else self.axis)
+            out = ops.exp(ops.sub(x, ops.reduce_logsumexp(x, axis=self.axis, keepdims=True)))
+        else:
+            out = activations.softmax(x, self.axis[0] if isinstance(self.axis, tuple) else self.axis)
+        return out if mask is None else ops.where(mask, out, Tensor(np.array(0, out.dtype)))
 
 
 def _items(value) -> list:

@@ -450,8 +450,10 @@ class Trainer:
 
     def on_batch(self, step, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self.reset()
-        logs = step(_data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
-                    _sample_weights(sample_weight, y))
+        y, sw = _data(y, "y", _outputs(self.model)), _sample_weights(sample_weight, y)
+        if class_weight is not None:        # (train_on_batch's: its samples weighted by their classes, as fit's)
+            sw = class_weights(class_weight, y, sw)
+        logs = step(_data(x, "x", self.model.many_inputs), y, sw)
         logs = self.results_or(logs)
         return logs if flag(return_dict) else self.flat(logs)
 
@@ -718,11 +720,17 @@ def methods(interp, owner) -> dict:
         "predict": lambda *a, **k: predict(interp, owner, *a, **k),
         "train_on_batch": lambda *a, **k: need().on_batch(need().train_step, *a, **k),
         "test_on_batch": lambda *a, **k: need().on_batch(need().test_step, *a, **k),
-        "predict_on_batch": lambda x: owner.forward(_data(x, "x", owner.many_inputs), False),
+        "predict_on_batch": lambda x: _as_numpy(owner.forward(_data(x, "x", owner.many_inputs), False)),
         "compute_loss": compute_loss,
         "compute_metrics": lambda x, y, y_pred, sample_weight=None: need().update_metrics(y, y_pred, sample_weight),
         "reset_metrics": lambda: need().reset(),
     }
+
+
+def _as_numpy(outputs):
+    """A model's outputs as predict_on_batch gives them: each a NumPy array (Keras maps np.array over them)."""
+    from tapecli.library.control import flatten, pack_as
+    return pack_as(outputs, [NumpyArray(tensor(t).value) for t in flatten(outputs)])
 
 
 class CompiledMetrics(KerasObject):

@@ -10,6 +10,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
+from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonTuple, Tensor, Variable
 
 
@@ -248,6 +249,80 @@ def keras_reduction(tensorflow_name: str):
     return reduce
 
 
+def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=None, preferred_backend=None):
+    """keras.utils.split_dataset (Keras 3.15's TensorFlow path): the samples of a tuple or list of NumPy arrays
+    (their rows together), a NumPy array's rows or an unbatched tf.data.Dataset's elements, shuffled by Python's
+    random (seeded with ``seed``, which reseeds the program's random module, as Keras's does), cut into the first
+    ``left_size`` and the last ``right_size`` (fractions of the total rounded), each a dataset of slices."""
+    from tapecli.library.control import flatten, pack_as
+    from tapecli.library.data import Dataset, from_tensor_slices
+    if right_size is None and left_size is None:
+        raise TdfValueError("At least one of the `left_size` or `right_size` must be specified. Received: "
+                            "left_size=None and right_size=None")
+    if isinstance(dataset, (list, PythonTuple)):
+        if not dataset or not all(isinstance(a, NumpyArray) and a.ndim for a in dataset):
+            raise TdfValueError("Expected a list or tuple of `numpy.ndarray` objects of the same length")
+        samples = [PythonTuple(NumpyArray(np.asarray(a.value[i])) for a in dataset)
+                   for i in range(dataset[0].shape[0])]
+    elif isinstance(dataset, NumpyArray) and dataset.ndim:
+        samples = [NumpyArray(np.asarray(row)) for row in dataset.value]
+    elif isinstance(dataset, Dataset):
+        if dataset.kind in ("_BatchDataset", "_PaddedBatchDataset"):
+            raise TdfValueError("keras.utils.split_dataset of a batched tf.data.Dataset is not supported by tapecli: "
+                                "split its unbatched elements, then batch each side")
+        samples = list(dataset.source())
+    else:
+        raise TdfTypeError(f"The `dataset` argument must be either a `tf.data.Dataset` object, or a list/tuple of "
+                           f"arrays. Received: dataset of type {type_word(dataset)}")
+    if not samples:
+        raise TdfValueError("Received an empty dataset.")
+    if flag(shuffle):
+        generator = current().python_random()
+        generator.seed(generator.randint(0, int(1e6)) if seed is None else integer(seed, "seed"))
+        generator.shuffle(samples)
+    left, right = _split_sizes(_size_value(left_size), _size_value(right_size), len(samples))
+
+    def sliced(part):
+        columns = [np.array([np.asarray(leaf.value) for leaf in row]) for row in zip(*(flatten(s) for s in part))]
+        made = from_tensor_slices(pack_as(part[0], [NumpyArray(c) for c in columns]))
+        made.kind = "_PrefetchDataset"      # (Keras prefetches each side)
+        return made
+    return PythonTuple((sliced(samples[:left]), sliced(samples[-right:])))
+
+
+def _size_value(size):
+    """A split size as Keras reads it: None, a Python int or a Python float (its type decides)."""
+    if size is None or isinstance(size, (int, float)):
+        return size
+    if isinstance(size, Tensor) and size.weak and size.ndim == 0:
+        return size.value.item()
+    raise TdfTypeError(f"Invalid split size type. Expected: int or float or None, Received: {type_word(size)}")
+
+
+def _split_sizes(left, right, total: int) -> tuple[int, int]:
+    """Keras's _rescale_dataset_split_sizes: a float a fraction of ``total`` (rounded), an int a count; the one
+    not given the rest."""
+    for value, side in ((left, "left"), (right, "right")):
+        if isinstance(value, int) and not 0 < value < total or isinstance(value, float) and not 0 < value < 1:
+            raise TdfValueError(f"`{side}_size` should be either a positive integer smaller than {total}, or a float "
+                                f"within the range `[0, 1]`. Received: {side}_size={value}")
+    if isinstance(left, float) and isinstance(right, float) and left + right > 1:
+        raise TdfValueError("The sum of `left_size` and `right_size` is greater than 1. It must be less than or "
+                            "equal to 1.")
+    left, right = (round(v * total) if isinstance(v, float) else v for v in (left, right))
+    left = total - right if left is None else left
+    right = total - left if right is None else right
+    if left + right > total:
+        raise TdfValueError(f"The sum of `left_size` and `right_size` should be smaller than the {total}. Received: "
+                            f"left_size + right_size = {left + right}and total_length = {total}")
+    for split, side in ((left, "left"), (right, "right")):
+        if split == 0:
+            raise TdfValueError(f"With `dataset` of length={total}, `left_size`={left} and `right_size`={right}."
+                                f"Resulting {side} side dataset split will be empty. Adjust any of the "
+                                "aforementioned parameters")
+    return int(left), int(right)
+
+
 def timeseries_dataset_from_array(interp, data, targets, sequence_length, sequence_stride=1, sampling_rate=1,
                                   batch_size=128, shuffle=False, seed=None, start_index=None, end_index=None,
                                   format="tf"):
@@ -341,6 +416,7 @@ FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.ep
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
              "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
+             "utils.split_dataset": split_dataset,
              "sequence.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
