@@ -26,6 +26,7 @@ to a rounding boundary to tell) and NumPy's float64 ``sin`` and ``cos`` (the C l
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import random as _pyrandom
@@ -599,12 +600,17 @@ class StatefulRandom:
       ``n * 256`` (``ReserveRandomOutputs(n, 256)``); a shuffle of n rows skips ``ceil((n - 1) / 4)``. So two
       calls ``tf.random.normal([3], seed=1)`` give different values, and a uniform and a normal with the same
       seeds do not share a state.
+    * Within :meth:`function_kernels`, a traced function's call (a tf.data function's): its ops are a graph's,
+      each op a kernel of its own, in the kernels of the function's instantiation. So the n-th call of a kind
+      and seeds in the function reads the n-th such kernel: two ``tf.random.uniform([], seed=3)`` in one
+      function give the same values, each kernel going on at the function's next call.
     """
 
     def __init__(self, global_seed=None):
         self.global_seed = None
         self._rng: _pyrandom.Random | None = None
         self._kernels: dict[tuple, list[int]] = {}
+        self._function_calls: dict[tuple, int] | None = None     # within function_kernels: each kernel's calls
         if global_seed is not None:
             self.set_seed(global_seed)
 
@@ -630,11 +636,24 @@ class StatefulRandom:
             return 0, MAXINT32
         return seeds
 
+    @contextlib.contextmanager
+    def function_kernels(self, kernels: dict):
+        """Within the block, one call of a traced function whose instantiation's kernels are ``kernels``."""
+        saved = self._kernels, self._function_calls
+        self._kernels, self._function_calls = kernels, {}
+        try:
+            yield
+        finally:
+            self._kernels, self._function_calls = saved
+
     def reserve(self, op: str, dtype, seeds: tuple, count: int) -> tuple[int, int]:
         """The (key, counter) the kernel ``op`` of ``dtype`` with attributes ``seeds`` = (seed, seed2) reads
         from now, then its state skipped by ``count`` Philox outputs (``GuardedPhiloxRandom::ReserveSamples128``)."""
         seed, seed2 = (0, 0) if seeds == (None, None) else seeds
         name = (op, np.dtype(dtype).name, seed, seed2)
+        if self._function_calls is not None:
+            calls = self._function_calls[name] = self._function_calls.get(name, -1) + 1
+            name += (calls,)
         state = self._kernels.get(name)
         if state is None:
             if seed == 0 and seed2 == 0:                   # GuardedPhiloxRandom::Init: random seeds
