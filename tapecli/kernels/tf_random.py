@@ -34,6 +34,8 @@ import secrets
 
 import numpy as np
 
+from tapecli.runtime.context import current
+
 _U32 = np.uint32
 _U64 = np.uint64
 _M32 = 0xFFFFFFFF
@@ -586,6 +588,14 @@ def _draws(key: int, counter: int, blocks: int = 256):
 # Stateful ops in eager mode
 # ----------------------------------------------------------------------------------------------------------
 
+def run_state() -> StatefulRandom:
+    """The run's TensorFlow global seed and its seeded ops' kernel states, made at the first use."""
+    ctx = current()
+    if ctx.tf_random_state is None:
+        ctx.tf_random_state = StatefulRandom()
+    return ctx.tf_random_state
+
+
 class StatefulRandom:
     """The hidden state of TensorFlow's stateful random ops in eager mode, for one program's run.
 
@@ -600,7 +610,7 @@ class StatefulRandom:
       ``n * 256`` (``ReserveRandomOutputs(n, 256)``); a shuffle of n rows skips ``ceil((n - 1) / 4)``. So two
       calls ``tf.random.normal([3], seed=1)`` give different values, and a uniform and a normal with the same
       seeds do not share a state.
-    * Within :meth:`function_kernels`, a traced function's call (a tf.data function's): its ops are a graph's,
+    * Within :meth:`function_kernels`, a traced function's call (a tf.data function's, a tf.function's): its ops are a graph's,
       each op a kernel of its own, in the kernels of the function's instantiation. So the n-th call of a kind
       and seeds in the function reads the n-th such kernel: two ``tf.random.uniform([], seed=3)`` in one
       function give the same values, each kernel going on at the function's next call.
