@@ -646,15 +646,24 @@ class StatefulRandom:
             return 0, MAXINT32
         return seeds
 
+    def enter_function(self, kernels: dict) -> tuple:
+        """One call of a traced function whose instantiation's kernels are ``kernels`` starts; what it gives,
+        :meth:`leave_function` takes when the call ends (a tf.data function's call: no context manager's cost)."""
+        saved = self._kernels, self._function_calls
+        self._kernels, self._function_calls = kernels, {}
+        return saved
+
+    def leave_function(self, saved: tuple) -> None:
+        self._kernels, self._function_calls = saved
+
     @contextlib.contextmanager
     def function_kernels(self, kernels: dict):
         """Within the block, one call of a traced function whose instantiation's kernels are ``kernels``."""
-        saved = self._kernels, self._function_calls
-        self._kernels, self._function_calls = kernels, {}
+        saved = self.enter_function(kernels)
         try:
             yield
         finally:
-            self._kernels, self._function_calls = saved
+            self.leave_function(saved)
 
     def reserve(self, op: str, dtype, seeds: tuple, count: int) -> tuple[int, int]:
         """The (key, counter) the kernel ``op`` of ``dtype`` with attributes ``seeds`` = (seed, seed2) reads

@@ -60,8 +60,12 @@ def unpacked_call(interp, fn, element):
     run = current().dataset_pass
     if run is None:             # (not drawn for an iteration: Dataset.reduce's function)
         return call()
-    with tf_random_state().function_kernels(run.kernels.setdefault(id(fn), {})):
+    state = tf_random_state()
+    saved = state.enter_function(run.kernels.setdefault(id(fn), {}))
+    try:
         return call()
+    finally:
+        state.leave_function(saved)
 
 
 def predicate_holds(interp, predicate, element, method: str) -> bool:
