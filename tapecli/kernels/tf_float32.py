@@ -648,6 +648,28 @@ def sigmoid_grad(y, g):
     return out
 
 
+def sqrt_grad(y, g):
+    """TensorFlow's SqrtGrad (Eigen's ``scalar_sqrt_gradient_op``): ``(0.5 / y) * g`` on the packets,
+    ``(0.5 * g) / y`` on the scalar tail (the last ``size % PACKET`` elements; of each of ``g``'s leading batch
+    entries, as sigmoid_grad's), 0 where g is 0 whatever y. Its bits at any size."""
+    half, zero = y.dtype.type(0.5), y.dtype.type(0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if y.__class__ is not np.ndarray and g.__class__ is not np.ndarray:
+            return zero if g == 0 else (half * g) / y          # (a scalar: the tail alone)
+        out = np.where(g == 0, zero, (half / y) * g)
+        if _POINTWISE.get():
+            return out
+        if not out.ndim:                    # (0-d operands: all of it the tail)
+            return np.where(g == 0, zero, (half * g) / y)
+        tail = y.size % _PACKET_OF.get(out.dtype, PACKET)
+        if tail and out.size:
+            rows = out.reshape(-1, y.size)
+            gs = np.broadcast_to(g, out.shape).reshape(-1, y.size)[:, -tail:]
+            ys = y.reshape(-1)[-tail:]
+            rows[:, -tail:] = np.where(gs == 0, zero, (half * gs) / ys)
+    return out
+
+
 def sigmoid(x):
     """Eigen's float32 sigmoid (TensorFlow's) on a float32 scalar or a float32 tensor of up to
     ``PACKET_LIMIT`` elements: the scalar functor below ``PACKET`` elements and on a larger tensor's last

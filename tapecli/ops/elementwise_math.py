@@ -113,8 +113,8 @@ ERFC = _unary("erfc", numpy=_vectorized(math.erfc),
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
 DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
 LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, y, at: m.digamma(x))
-# softsign' = 1 / (1 + |x|)^2 (TensorFlow's SoftsignGrad)
-SOFTSIGN = _unary("softsign", deriv=lambda m, x, y, at: m.reciprocal(m.square(m.add(1, m.abs_(x)))),
+# TensorFlow's SoftsignGrad: g / (|x| + 1)^2
+SOFTSIGN = _unary("softsign", grads=(lambda m, g, x, y, at: m.div(g, m.square(m.add(m.abs_(x), 1))),),
                   fusion="({0} / (_F(1.0) + abs({0})))")
 # SeluGrad reads the output: y + scale_alpha where y < 0, else scale (at 0 too)
 SELU = _unary("selu", numpy=_selu, saves=("out",),
