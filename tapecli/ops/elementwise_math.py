@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import tf_float32
+from tapecli.kernels import numpy_kernels, tf_float32
 from tapecli.ops.core import _elementwise, _unary, apply, register
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -120,6 +120,22 @@ SOFTSIGN = _unary("softsign", grads=(lambda m, g, x, y, at: m.div(g, m.square(m.
 SELU = _unary("selu", numpy=_selu, saves=("out",),
               deriv=lambda m, x, y, at: m.where(m.less(y, 0), m.add(y, tf_float32.SELU_SCALE_ALPHA),
                                                 m.mul(m.ones_like(y), tf_float32.SELU_SCALE)))
+
+
+def _silu(x, beta=1.0):
+    """tf.nn.silu: ``x * sigmoid(beta * x)``."""
+    return x * numpy_kernels.sigmoid(x * x.dtype.type(beta))
+
+
+def _silu_grad(m, g, x, y, at):
+    """tf.nn.silu's own gradient (its custom gradient, not the product's): ``g * (s * (1 + bx * (1 - s)))``, s the
+    sigmoid of bx = beta * x."""
+    bx = m.mul(x, at["beta"])
+    s = m.sigmoid(bx)
+    return m.mul(g, m.mul(s, m.add(1, m.mul(bx, m.sub(1, s)))))
+
+
+SILU = _unary("silu", numpy=_silu, program=(), grads=(_silu_grad,))
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
 RELU6 = _unary("relu6", numpy=_relu6,
                deriv=lambda m, x, y, at: m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), m.ones_like(x),
@@ -136,3 +152,4 @@ SQUARED_DIFFERENCE = _elementwise("squared_difference", (
 
 
 def trigamma(x): return apply(TRIGAMMA, (x,))
+def silu(x, beta=1.0): return apply(SILU, (x,), beta=float(beta))
