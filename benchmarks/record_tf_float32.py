@@ -1,6 +1,6 @@
 """Record TensorFlow's float32 bits for the elementwise math that tapecli computes as TensorFlow's CPU kernels
 do (tapecli/kernels/tf_float32.py, tf_pow.py): on tensors of fewer than 8 elements (Eigen's scalar path), and for
-exp, log, sin, cos, tanh, sigmoid, softplus, elu and pow on tensors of 8 elements and more (Eigen's packets of 8 and
+exp, log, sin, cos, tanh, sigmoid, softplus, elu, selu and pow on tensors of 8 elements and more (Eigen's packets of 8 and
 the scalar path on the last size % 8), for tests/kernels/test_tf_float32.py.
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
@@ -44,7 +44,7 @@ def inputs(op, rows, n, rng):
         return ((rng.standard_normal((rows, n)) * 3).astype(np.float32),)
     if op in ("sigmoid", "softplus"):
         return (u(-20, 20),)
-    if op == "elu":
+    if op in ("elu", "selu"):
         return (u(-8, 4),)
     if op == "expm1":
         return (u(-5, 5),)
@@ -55,10 +55,11 @@ def inputs(op, rows, n, rng):
     raise KeyError(op)
 
 
-OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus", "expm1", "log1p", "pow", "elu"]
+OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus", "expm1", "log1p", "pow", "elu",
+       "selu"]
 # The ops whose tensors of 8 elements or more take Eigen's packet algorithms in tf_float32.py, and the sizes
 # recorded for them (rows of each): whole packets, a tail, several packets, a 2-D tensor
-PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "elu", "pow"]
+PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "elu", "pow", "selu"]
 PACKET_SIZES = ((8, 4), (9, 4), (16, 2), (100, 2), (257, 1))
 PACKET_SHAPES = [(3, 5), (6, 37)]
 LOG_SOFTMAX_SHAPES = [(5,), (3, 7), (4, 37), (9, 40), (2, 100)]
@@ -100,7 +101,7 @@ def tf_functions():
     import tensorflow as tf
     return {"exp": tf.exp, "log": tf.math.log, "sin": tf.sin, "cos": tf.cos, "tan": tf.tan, "atan": tf.atan,
             "tanh": tf.tanh, "sigmoid": tf.sigmoid, "softplus": tf.nn.softplus, "expm1": tf.math.expm1,
-            "log1p": tf.math.log1p, "pow": tf.pow, "elu": tf.nn.elu}
+            "log1p": tf.math.log1p, "pow": tf.pow, "elu": tf.nn.elu, "selu": tf.nn.selu}
 
 
 def hexes(a):
@@ -216,7 +217,8 @@ def cost():
     numpy = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
              "sigmoid": lambda x: np.where(x >= 0, 1 / (1 + e(x)), e(x) / (1 + e(x))),
              "softplus": lambda x: np.maximum(x, 0) + np.log1p(e(x)),
-             "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), "pow": np.power}
+             "elu": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))), "pow": np.power,
+             "selu": lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(np.minimum(x, 0)))}
     sizes = (7, 8, 9, 100, 1000, 4096, 16384)
     numpy["log_softmax"] = lambda x: (lambda s: s - np.log(np.sum(np.exp(s), axis=-1, keepdims=True)))(
         x - np.max(x, axis=-1, keepdims=True))

@@ -113,10 +113,11 @@ def _traced(func, input_signature=None, warned: bool = False):
         for name, value in bound.arguments.items():
             if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
                 bound.arguments[name] = Tensor(value)
-        seen = traces.seen(trace_key([list(args), kwargs]))
+        key = trace_key([list(args), kwargs])
+        seen = traces.seen(key)
         if not seen:
             traced_for.append(_as_specs([list(args), kwargs]))
-        return _run_graph(func, sandbox, bound, traces, seen)
+        return _run_graph(func, sandbox, bound, traces, seen, key=key)
     traced.experimental_get_tracing_count = lambda: traces.count
     traced.get_concrete_function = concrete_function
     traced.pretty_printed_concrete_signatures = concrete_signatures
@@ -227,7 +228,8 @@ def _concrete(func, parameters, traces, args, kwargs, silent: bool = False) -> C
     saved = [(v, v.read().value.copy()) for v in list(ctx.variables)]
     drawn = run.rng.bit_generator.state
     first_probes = probes(1)
-    muted = silent or traces.seen(trace_key([list(first_probes.arguments.values()), {}]))
+    key = trace_key([list(first_probes.arguments.values()), {}])
+    muted = silent or traces.seen(key)
     held = run.captures
     run.captures = captures = Captures(func, first_probes.arguments, ctx.variables)
     try:
@@ -253,7 +255,7 @@ def _concrete(func, parameters, traces, args, kwargs, silent: bool = False) -> C
         return a
     outputs = output(first, second)
     return ConcreteFunction(lambda **values: _run_graph(func, run.sandbox, inspect.BoundArguments(parameters, values),
-                                                        traces, True), arguments, outputs,
+                                                        traces, True, key=key), arguments, outputs,
                             (parameters_of(parameters, given), captures.read_in_order))
 
 
@@ -291,15 +293,17 @@ def _nested(value, made):
     return value
 
 
-def _run_graph(func, sandbox, bound: inspect.BoundArguments, traces, muted: bool, specs: dict | None = None):
+def _run_graph(func, sandbox, bound: inspect.BoundArguments, traces, muted: bool, specs: dict | None = None,
+               key=None):
     """The function's body on these arguments, as a call of the tf.function that traces (``muted`` False: its
-    prints, its parameters printed as placeholders, of ``specs``' shapes where given) or runs its graph: inside
-    a function (tf.inside_function()), what it returns tensors."""
+    prints, its parameters printed as placeholders, of ``specs``' shapes where given) or runs its graph (of the
+    trace for ``key``; None: a trace's run, which draws nothing of the trace's random ops): inside a function
+    (tf.inside_function()), what it returns tensors."""
     ctx = current()
     sandbox.muted_prints += muted
     ctx.functions += 1
     try:
-        with traces.tracing(bound.arguments, muted, specs):
+        with traces.tracing(bound.arguments, muted, specs, key):
             result = func(*bound.args, **bound.kwargs)
     finally:
         sandbox.muted_prints -= muted

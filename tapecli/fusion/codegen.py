@@ -135,6 +135,11 @@ class _Symbolic:
         y, g = self._arg(y), self._arg(g)
         return self._emit(f"({g} * ({y} * (_F(1.0) - {y})))")
 
+    def sqrt_grad(self, y, g):
+        """SqrtGrad of one element in the order of Eigen's packets (as sigmoid_grad: ops' sqrt_grad)."""
+        y, g = self._arg(y), self._arg(g)
+        return self._emit(f"(_F(0.0) if {g} == _F(0.0) else (_F(0.5) / {y}) * {g})")
+
     def pow_(self, a, b):
         a, b = self._arg(a), self._arg(b)
         return _pow_code(self, a, b)

@@ -70,11 +70,12 @@ class Expressions:
             ctx.functions += 1
             if fn.traces is None:
                 fn.traces = Traces()
-            muted = fn.traces.seen(trace_key([list(args), kwargs]))     # (the traced graph: no Python print)
+            key = trace_key([list(args), kwargs])
+            muted = fn.traces.seen(key)     # (the traced graph: no Python print)
             self.muted_prints += muted
         try:
-            with fn.traces.tracing({p.name: local.vars.get(p.name) for p in fn.node.params}, muted) if traced \
-                    else contextlib.nullcontext():
+            with fn.traces.tracing({p.name: local.vars.get(p.name) for p in fn.node.params}, muted, key=key) \
+                    if traced else contextlib.nullcontext():
                 self.exec_block(fn.graph_body() if muted else fn.node.body, local)
         except _Return as r:
             return function_outputs(r.value) if traced else r.value

@@ -161,16 +161,20 @@ def trace_key(value):
 class Traces:
     """The signatures a ``tf.function`` was traced for (per function object, so per run): ``seen(key)`` says
     whether a call with these arguments runs the traced graph (True) or traces (False, and remembers it). With
-    an ``input_signature`` (its TensorSpecs), one trace serves every call."""
+    an ``input_signature`` (its TensorSpecs), one trace serves every call. Each trace is a concrete function
+    whose random ops are kernels of its own (``kernels``), going on from one of its calls to the next."""
 
     def __init__(self, signature=None):
         self.keys: set = set()
         self.signature = signature
         self.again = 0          # traces TensorFlow made again, of a call whose trace made variables
+        self.kernels: dict = {}     # by trace: its seeded random ops' kernels (tf_random.StatefulRandom)
+
+    def _trace(self, key):
+        return "input_signature" if self.signature is not None else key
 
     def seen(self, key) -> bool:
-        if self.signature is not None:
-            key = "input_signature"
+        key = self._trace(key)
         if key in self.keys:
             return True
         self.keys.add(key)
@@ -182,10 +186,12 @@ class Traces:
         return len(self.keys) + self.again
 
     @contextlib.contextmanager
-    def tracing(self, arguments: dict, muted: bool, specs: dict | None = None):
-        """A call that traces: its parameters' tensors print as the graph's placeholders (``Tensor("x:0",
-        shape=(None,), dtype=float32)``), with the input_signature's shapes (or ``specs``', by parameter), while
-        its body runs."""
+    def tracing(self, arguments: dict, muted: bool, specs: dict | None = None, key=None):
+        """A call (of the trace for ``key``; None: a trace that runs nothing, get_concrete_function's): while its
+        body runs, its random ops are the trace's kernels, and where it traces, its parameters' tensors print
+        as the graph's placeholders (``Tensor("x:0", shape=(None,), dtype=float32)``), with the
+        input_signature's shapes (or ``specs``', by parameter)."""
+        from tapecli.kernels.tf_random import run_state
         ctx = current()
         held, made = ctx.graph_arguments, len(ctx.variables)
         if not muted:
@@ -194,8 +200,10 @@ class Traces:
             ctx.graph_arguments = {**held, **{id(v): _placeholder(name, v, specs.get(name))
                                               for name, v in arguments.items()
                                               if isinstance(v, Tensor) and not v.weak or isinstance(v, Variable)}}
+        kernels = {} if key is None else self.kernels.setdefault(self._trace(key), {})
         try:
-            yield
+            with run_state().function_kernels(kernels):
+                yield
         finally:        # (the interpreter's return is an exception)
             ctx.graph_arguments = held
             if not muted and len(ctx.variables) > made:     # (TensorFlow lifts the variables a trace made, and

@@ -14,12 +14,13 @@ same at every size), so a tensor of fewer than ``PACKET`` elements takes Eigen's
   inputs, this one for all).
 * sigmoid is Eigen's ``scalar_logistic_op<float>``: ``e = expf(min(x, 16.6355324)); e / (1 + e)``.
 * softplus is TensorFlow's Softplus functor: x above -t, ``expf(x)`` below t, ``log1pf(expf(x))`` between,
-  t = log(float32 epsilon) + 2; elu TensorFlow's Elu functor, ``expf(x) - 1`` below zero.
+  t = log(float32 epsilon) + 2; elu TensorFlow's Elu functor, ``expf(x) - 1`` below zero; selu its Selu
+  functor, ``scale_alpha * (expf(x) - 1)`` below zero and ``scale * x`` elsewhere.
 
 On the packets of a float32 tensor of ``PACKET`` to ``PACKET_LIMIT`` elements, exp, log, sin, cos, tanh,
-sigmoid, softplus and elu are NumPy versions of Eigen's packet algorithms (``pexp_float``, ``plog_float``,
-``psincos_float``, ``ptanh_float``, the logistic functor's ``packetOp``, and Softplus's and Elu's expressions of
-them), each
+sigmoid, softplus, elu and selu are NumPy versions of Eigen's packet algorithms (``pexp_float``, ``plog_float``,
+``psincos_float``, ``ptanh_float``, the logistic functor's ``packetOp``, and Softplus's, Elu's and Selu's
+expressions of them), each
 float32 step as Eigen rounds it: TensorFlow's bits for every input tried, at 5 to 15 times NumPy's time (a
 few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadcast of its operands (a scalar
 exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
@@ -653,6 +654,28 @@ def sigmoid_grad(y, g):
     return out
 
 
+def sqrt_grad(y, g):
+    """TensorFlow's SqrtGrad (Eigen's ``scalar_sqrt_gradient_op``): ``(0.5 / y) * g`` on the packets,
+    ``(0.5 * g) / y`` on the scalar tail (the last ``size % PACKET`` elements; of each of ``g``'s leading batch
+    entries, as sigmoid_grad's), 0 where g is 0 whatever y. Its bits at any size."""
+    half, zero = y.dtype.type(0.5), y.dtype.type(0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if y.__class__ is not np.ndarray and g.__class__ is not np.ndarray:
+            return zero if g == 0 else (half * g) / y          # (a scalar: the tail alone)
+        out = np.where(g == 0, zero, (half / y) * g)
+        if _POINTWISE.get():
+            return out
+        if not out.ndim:                    # (0-d operands: all of it the tail)
+            return np.where(g == 0, zero, (half * g) / y)
+        tail = y.size % _PACKET_OF.get(out.dtype, PACKET)
+        if tail and out.size:
+            rows = out.reshape(-1, y.size)
+            gs = np.broadcast_to(g, out.shape).reshape(-1, y.size)[:, -tail:]
+            ys = y.reshape(-1)[-tail:]
+            rows[:, -tail:] = np.where(gs == 0, zero, (half * gs) / ys)
+    return out
+
+
 def sigmoid(x):
     """Eigen's float32 sigmoid (TensorFlow's) on a float32 scalar or a float32 tensor of up to
     ``PACKET_LIMIT`` elements: the scalar functor below ``PACKET`` elements and on a larger tensor's last
@@ -761,6 +784,46 @@ def elu(x, alpha=1.0):
         scaled *= np.abs(scaled) >= _TINY32
         y = np.where(x >= _TINY32, y, scaled)          # (x > 0, with a subnormal x read as a zero)
     return y[0] if x.__class__ is _F32 else y if x.shape else y[()]
+
+
+# TensorFlow's Selu functor's constants, as its source writes them (scale * alpha is another double)
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
+_SELU_SCALE32, _SELU_SCALE_ALPHA32 = _F32(SELU_SCALE), _F32(SELU_SCALE_ALPHA)
+
+
+def _selu_of(x, e):
+    """``x < 0 ? scale_alpha * e : scale * x`` (e = exp(x) - 1), with a subnormal x read as a zero and subnormal
+    results flushed, as TensorFlow's DAZ and FTZ do."""
+    x = np.where(np.abs(x) >= _TINY32, x, x * _ZERO)
+    y = np.where(x < _ZERO, e * _SELU_SCALE_ALPHA32, x * _SELU_SCALE32)
+    y *= ~(np.abs(y) < _TINY32)         # (a nan stays one)
+    return y
+
+
+def _selu_tail(x):
+    return _selu_of(x, np.array([_expf(v) for v in x.tolist()], dtype=_F32) - _ONE)
+
+
+def _selu_packets(x):
+    e = _exp_packets(x)
+    e -= _ONE_C
+    return _selu_of(x, e)
+
+
+def selu(x):
+    """TensorFlow's Selu functor (``x < 0 ? scale_alpha * (exp(x) - 1) : scale * x``, with Eigen's exp: packets and
+    the scalar tail) on a float32 tensor of up to ``PACKET_LIMIT`` elements or a float32 scalar; None for anything
+    else."""
+    if x.__class__ is _F32:
+        return _selu_tail(np.array([x]))[0]
+    if _small(x):
+        y = _selu_tail(x.ravel()).reshape(x.shape)
+    elif _packets(x):
+        y = _in_packets(x, _selu_packets, _selu_tail, None)
+    else:
+        return None
+    return y if x.shape else y[()]
 
 
 # ------------------------------------------------------------------ log_softmax: TensorFlow's LogSoftmax functor

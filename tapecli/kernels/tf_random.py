@@ -26,12 +26,15 @@ to a rounding boundary to tell) and NumPy's float64 ``sin`` and ``cos`` (the C l
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import random as _pyrandom
 import secrets
 
 import numpy as np
+
+from tapecli.runtime.context import current
 
 _U32 = np.uint32
 _U64 = np.uint64
@@ -585,6 +588,14 @@ def _draws(key: int, counter: int, blocks: int = 256):
 # Stateful ops in eager mode
 # ----------------------------------------------------------------------------------------------------------
 
+def run_state() -> StatefulRandom:
+    """The run's TensorFlow global seed and its seeded ops' kernel states, made at the first use."""
+    ctx = current()
+    if ctx.tf_random_state is None:
+        ctx.tf_random_state = StatefulRandom()
+    return ctx.tf_random_state
+
+
 class StatefulRandom:
     """The hidden state of TensorFlow's stateful random ops in eager mode, for one program's run.
 
@@ -599,12 +610,17 @@ class StatefulRandom:
       ``n * 256`` (``ReserveRandomOutputs(n, 256)``); a shuffle of n rows skips ``ceil((n - 1) / 4)``. So two
       calls ``tf.random.normal([3], seed=1)`` give different values, and a uniform and a normal with the same
       seeds do not share a state.
+    * Within :meth:`function_kernels`, a traced function's call (a tf.data function's, a tf.function's): its ops are a graph's,
+      each op a kernel of its own, in the kernels of the function's instantiation. So the n-th call of a kind
+      and seeds in the function reads the n-th such kernel: two ``tf.random.uniform([], seed=3)`` in one
+      function give the same values, each kernel going on at the function's next call.
     """
 
     def __init__(self, global_seed=None):
         self.global_seed = None
         self._rng: _pyrandom.Random | None = None
         self._kernels: dict[tuple, list[int]] = {}
+        self._function_calls: dict[tuple, int] | None = None     # within function_kernels: each kernel's calls
         if global_seed is not None:
             self.set_seed(global_seed)
 
@@ -630,11 +646,33 @@ class StatefulRandom:
             return 0, MAXINT32
         return seeds
 
+    def enter_function(self, kernels: dict) -> tuple:
+        """One call of a traced function whose instantiation's kernels are ``kernels`` starts; what it gives,
+        :meth:`leave_function` takes when the call ends (a tf.data function's call: no context manager's cost)."""
+        saved = self._kernels, self._function_calls
+        self._kernels, self._function_calls = kernels, {}
+        return saved
+
+    def leave_function(self, saved: tuple) -> None:
+        self._kernels, self._function_calls = saved
+
+    @contextlib.contextmanager
+    def function_kernels(self, kernels: dict):
+        """Within the block, one call of a traced function whose instantiation's kernels are ``kernels``."""
+        saved = self.enter_function(kernels)
+        try:
+            yield
+        finally:
+            self.leave_function(saved)
+
     def reserve(self, op: str, dtype, seeds: tuple, count: int) -> tuple[int, int]:
         """The (key, counter) the kernel ``op`` of ``dtype`` with attributes ``seeds`` = (seed, seed2) reads
         from now, then its state skipped by ``count`` Philox outputs (``GuardedPhiloxRandom::ReserveSamples128``)."""
         seed, seed2 = (0, 0) if seeds == (None, None) else seeds
         name = (op, np.dtype(dtype).name, seed, seed2)
+        if self._function_calls is not None:
+            calls = self._function_calls[name] = self._function_calls.get(name, -1) + 1
+            name += (calls,)
         state = self._kernels.get(name)
         if state is None:
             if seed == 0 and seed2 == 0:                   # GuardedPhiloxRandom::Init: random seeds

@@ -48,13 +48,55 @@ from tapecli.runtime.values import DType, NumpyArray, PythonTuple, Tensor, dtype
 @contextlib.contextmanager
 def _ahead():
     """Within the block, a dataset runs for what TensorFlow knows without a pass (a length counted, a map's spec
-    from its first element): no shuffle takes its next order for it."""
+    from its first element): no shuffle takes its next order for it, and its functions' random ops are its own
+    iteration's (TensorFlow traces a function, which draws nothing)."""
     ctx = current()
     ctx.counting_datasets += 1
+    outer, ctx.dataset_pass = ctx.dataset_pass, None
     try:
         yield
     finally:
         ctx.counting_datasets -= 1
+        ctx.dataset_pass = outer
+
+
+class _Pass:
+    """One iteration of a dataset that a program starts (a ``for`` loop, an epoch, ``iter()``): the kernels of
+    its functions' random ops, by the function (data_elements.unpacked_call)."""
+
+    __slots__ = ("kernels",)
+
+    def __init__(self):
+        self.kernels: dict = {}
+
+
+def _in_pass(source):
+    """``source`` whose iterators draw their elements for an iteration: the one that draws from them (a
+    repeat's next round, a zip's members), else one of their own."""
+    def started():
+        ctx = current()
+        outer = ctx.dataset_pass
+        run = outer or _Pass()
+        ctx.dataset_pass = run
+        try:
+            elements = iter(source())
+        finally:
+            ctx.dataset_pass = outer
+        return _drawn_in(ctx, run, elements)
+    return started
+
+
+def _drawn_in(ctx, run, elements):
+    while True:
+        outer = ctx.dataset_pass
+        ctx.dataset_pass = run
+        try:
+            element = next(elements, _END)
+        finally:
+            ctx.dataset_pass = outer
+        if element is _END:
+            return
+        yield element
 
 
 class Dataset(ProgramObject):
@@ -66,7 +108,7 @@ class Dataset(ProgramObject):
     kind_word = "a tf.data.Dataset"
 
     def __init__(self, source, interp=None, values=True, spec=None, size=None):
-        self.source = source
+        self.source = _in_pass(source)
         self.size = size                # how many elements it gives, found without running it (count)
         self.interp = interp
         self.items_are_values = values

@@ -8,6 +8,8 @@ from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.library.control import flatten, pack_as
+from tapecli.library.draws import tf_random_state
+from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.specs import TensorSpec
 from tapecli.runtime.tape import type_word
@@ -48,9 +50,22 @@ def structure_of(value):
 
 
 def unpacked_call(interp, fn, element):
-    """TensorFlow calls a dataset function with a tuple element's components as its arguments."""
+    """TensorFlow calls a dataset function with a tuple element's components as its arguments. It instantiates
+    the function for each iteration of the dataset (each iterator it makes; a repeat's rounds share it), so the
+    function's random ops start again there, each op a kernel of its own (the first epoch's random augmentation
+    again at every epoch)."""
     args = list(element) if isinstance(element, list) else [element]
-    return off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None, [])
+    def call():
+        return off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None, [])
+    run = current().dataset_pass
+    if run is None:             # (not drawn for an iteration: Dataset.reduce's function)
+        return call()
+    state = tf_random_state()
+    saved = state.enter_function(run.kernels.setdefault(id(fn), {}))
+    try:
+        return call()
+    finally:
+        state.leave_function(saved)
 
 
 def predicate_holds(interp, predicate, element, method: str) -> bool:

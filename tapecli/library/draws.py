@@ -42,11 +42,8 @@ def tensorflow_stream(seed):
 def tf_random_state():
     """The run's TensorFlow global seed and its seeded ops' kernel states (kernels/tf_random.StatefulRandom),
     made at the first use."""
-    ctx = current()
-    if ctx.tf_random_state is None:
-        from tapecli.kernels.tf_random import StatefulRandom
-        ctx.tf_random_state = StatefulRandom()
-    return ctx.tf_random_state
+    from tapecli.kernels.tf_random import run_state
+    return run_state()
 
 
 def tf_op_values(state, op: str, seed, dtype, shape, *params) -> np.ndarray:

@@ -165,10 +165,8 @@ def log_sigmoid(x):
 
 @builtin("silu", "swish")
 def silu(x, beta=1.0):
-    """x * sigmoid(beta * x), as tf.nn.silu (its gradient, sigmoid * (1 + beta x (1 - sigmoid)), is the product's)."""
-    x = ops.to_tensor(x)
-    b = to_float(beta, "beta")
-    return ops.mul(x, ops.sigmoid(x if b == 1.0 else ops.mul(x, b)))
+    """x * sigmoid(beta * x), as tf.nn.silu, with its gradient, sigmoid * (1 + beta x (1 - sigmoid))."""
+    return ops.silu(ops.to_tensor(x), to_float(beta, "beta"))
 
 
 @builtin()

@@ -16,9 +16,9 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
                                      less, less_equal, LOG, log, log1p, logical_and, logical_not, logical_or,
                                      masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
                                      reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
-                                     sign, SIN, sin, softplus, SQRT, sqrt, square, stop_gradient, SUB, sub, tan, TANH,
-                                     tanh, where, zeros_like)
-from tapecli.ops.elementwise_math import trigamma
+                                     sign, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB, sub,
+                                     tan, TANH, tanh, where, zeros_like)
+from tapecli.ops.elementwise_math import silu, trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,

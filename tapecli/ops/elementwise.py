@@ -95,7 +95,12 @@ LOG1P = _unary("log1p", numpy=tf_float32.log1p, numba=True, deriv=lambda m, x, y
 # TensorFlow's SqrtGrad and RsqrtGrad kernels (Eigen's scalar_sqrt_gradient_op, scalar_rsqrt_gradient_op) give 0
 # where the upstream gradient is 0, whatever the output: an unused tf.where branch at sqrt(0) passes 0, not nan
 SQRT = _unary("sqrt", numpy=np.sqrt, numba="formula", saves=("out",), fusion="math.sqrt({0})",
-              grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.div(0.5, y), g),))
+              grads=(lambda m, g, x, y, at: m.sqrt_grad(y, g),))
+# TensorFlow's SqrtGrad(y, g), its packets' and its scalar tail's orders (tf_float32.sqrt_grad); its gradient is
+# _SqrtGradGrad's: ga = g' / y, (-ga * out, 0.5 * ga)
+SQRT_GRAD = _elementwise("sqrt_grad", (
+    lambda m, gg, y, g, out, at: m.mul(m.neg(m.div(gg, y)), out),
+    lambda m, gg, y, g, out, at: m.mul(0.5, m.div(gg, y))), (0, "out"), numpy=tf_float32.sqrt_grad, float_only=True)
 RSQRT = _unary("rsqrt", numpy=numpy_kernels.rsqrt, numba="formula", saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
                grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
 # TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
@@ -115,12 +120,23 @@ SIGMOID_GRAD = _elementwise("sigmoid_grad", (
     lambda m, gg, y, g, out, at: m.sigmoid_grad(y, gg)), (0, 1), numpy=tf_float32.sigmoid_grad, float_only=True)
 SOFTPLUS = _unary("softplus", numpy=numpy_kernels.softplus, numba=True, deriv=lambda m, x, y, at: m.sigmoid(x),
                   fusion="_softplus({0})")
-# d/dx alpha * expm1(x) = alpha * (expm1(x) + 1), as TensorFlow's EluGrad (out + 1) times alpha: not y + alpha,
-# which is inf - inf for an infinite alpha
-ELU = _unary("elu", numpy=numpy_kernels.elu, numba=True, program=(),
-             deriv=lambda m, x, y, at: m.where(m.greater(x, 0), m.ones_like(x),
-                                               m.mul(at["alpha"], m.add(m.expm1(m.minimum(x, 0)), 1))))
-EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.add(y, 1), saves=("out",), fusion="math.expm1({0})")
+
+
+def _elu_grad(m, g, x, y, at):
+    """TensorFlow's EluGrad, ``y < 0 ? (y + 1) * g : g`` of tf.nn.elu's output y; for Keras's other alphas,
+    ``where(x > 0, elu, alpha * elu)``, of tf.nn.elu's output and the gradient that where and product give it
+    (``g``, or ``g * alpha`` where x <= 0: not y + alpha, which is inf - inf for an infinite alpha)."""
+    alpha = at["alpha"]
+    if alpha == 1.0:
+        return m.where(m.less(y, 0), m.mul(m.add(y, 1), g), g)
+    elu = m.elu(x)
+    upstream = m.where(m.greater(x, 0), g, m.mul(g, alpha))
+    return m.where(m.less(elu, 0), m.mul(m.add(elu, 1), upstream), upstream)
+
+
+ELU = _unary("elu", numpy=numpy_kernels.elu, numba=True, program=(), saves=(0, "out"), grads=(_elu_grad,))
+# TensorFlow's _Expm1Grad: g * exp(x)
+EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.exp(x), fusion="math.expm1({0})")
 # TensorFlow's _ErfGrad: (grad * 2/sqrt(pi)) * exp(-x^2), in that order
 ERF = _unary("erf", numpy=numpy_kernels.erf, numba=True,
              grads=(lambda m, g, x, y, at: m.mul(m.mul(g, 2 / _SQRT_PI), m.exp(m.neg(m.square(x)))),))
@@ -184,6 +200,7 @@ CAST_TO_INT = register("cast_to_int", kernel="cast", unify=(), differentiable=Fa
 
 def neg(x): return apply(NEG, (x,))
 def sigmoid_grad(y, g): return apply(SIGMOID_GRAD, (y, g))
+def sqrt_grad(y, g): return apply(SQRT_GRAD, (y, g))
 def add(a, b): return apply(ADD, (a, b))
 
 

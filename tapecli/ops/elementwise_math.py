@@ -7,15 +7,10 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import tf_float32
+from tapecli.kernels import numpy_kernels, tf_float32
 from tapecli.ops.core import _elementwise, _unary, apply, register
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
-
-# SELU's constants, as tf.nn.selu (and keras.activations.selu)
-SELU_ALPHA = 1.6732632423543772848170429916717
-SELU_SCALE = 1.0507009873554804934193349852946
-
 
 # -------------------------------------------------------------- NumPy kernels
 
@@ -83,7 +78,12 @@ def _float_kernel(f64):
 
 
 def _selu(x):
-    return (SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0)))).astype(x.dtype)
+    """TensorFlow's Selu functor: ``x < 0 ? scale_alpha * (exp(x) - 1) : scale * x`` in x's dtype."""
+    if (y := tf_float32.selu(x)) is not None:       # (Eigen's exp: TensorFlow's bits)
+        return y
+    t = x.dtype.type
+    return np.where(x < 0, t(tf_float32.SELU_SCALE_ALPHA) * (np.exp(np.minimum(x, 0)) - t(1)),
+                    t(tf_float32.SELU_SCALE) * x).astype(x.dtype, copy=False)
 
 
 def _relu6(x):
@@ -113,13 +113,29 @@ ERFC = _unary("erfc", numpy=_vectorized(math.erfc),
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
 DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
 LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, y, at: m.digamma(x))
-# softsign' = 1 / (1 + |x|)^2 (TensorFlow's SoftsignGrad)
-SOFTSIGN = _unary("softsign", deriv=lambda m, x, y, at: m.reciprocal(m.square(m.add(1, m.abs_(x)))),
+# TensorFlow's SoftsignGrad: g / (|x| + 1)^2
+SOFTSIGN = _unary("softsign", grads=(lambda m, g, x, y, at: m.div(g, m.square(m.add(m.abs_(x), 1))),),
                   fusion="({0} / (_F(1.0) + abs({0})))")
-# SeluGrad reads the output: y + scale * alpha where y < 0, else scale (at 0 too)
+# SeluGrad reads the output: y + scale_alpha where y < 0, else scale (at 0 too)
 SELU = _unary("selu", numpy=_selu, saves=("out",),
-              deriv=lambda m, x, y, at: m.where(m.less(y, 0), m.add(y, SELU_SCALE * SELU_ALPHA),
-                                                m.mul(m.ones_like(y), SELU_SCALE)))
+              deriv=lambda m, x, y, at: m.where(m.less(y, 0), m.add(y, tf_float32.SELU_SCALE_ALPHA),
+                                                m.mul(m.ones_like(y), tf_float32.SELU_SCALE)))
+
+
+def _silu(x, beta=1.0):
+    """tf.nn.silu: ``x * sigmoid(beta * x)``."""
+    return x * numpy_kernels.sigmoid(x * x.dtype.type(beta))
+
+
+def _silu_grad(m, g, x, y, at):
+    """tf.nn.silu's own gradient (its custom gradient, not the product's): ``g * (s * (1 + bx * (1 - s)))``, s the
+    sigmoid of bx = beta * x."""
+    bx = m.mul(x, at["beta"])
+    s = m.sigmoid(bx)
+    return m.mul(g, m.mul(s, m.add(1, m.mul(bx, m.sub(1, s)))))
+
+
+SILU = _unary("silu", numpy=_silu, program=(), grads=(_silu_grad,))
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
 RELU6 = _unary("relu6", numpy=_relu6,
                deriv=lambda m, x, y, at: m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), m.ones_like(x),
@@ -136,3 +152,4 @@ SQUARED_DIFFERENCE = _elementwise("squared_difference", (
 
 
 def trigamma(x): return apply(TRIGAMMA, (x,))
+def silu(x, beta=1.0): return apply(SILU, (x,), beta=float(beta))

@@ -185,8 +185,9 @@ until a program calls it."""
                  "variables", "loop_replayed", "eager", "bridge", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
                  "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
-                 "run_logging", "counting_datasets", "runs_after", "keras_logits", "keras_floatx", "keras_dtype_policy",
-                 "distribution", "mirroring", "mirrored_variables", "keras_registry", "tf1_graphs", "tf1_sessions")
+                 "run_logging", "counting_datasets", "dataset_pass", "runs_after", "keras_logits", "keras_floatx",
+                 "keras_dtype_policy", "distribution", "mirroring", "mirrored_variables", "keras_registry", "tf1_graphs",
+                 "tf1_sessions")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -226,6 +227,7 @@ until a program calls it."""
         self.tf_logger = None           # tf.get_logger()'s logger, made at its first use (library/tf_scopes.py)
         self.run_logging = None         # a CPython run's: the maker of its own logging module (execution/run_logging)
         self.counting_datasets = 0      # > 0 while a dataset runs for what TensorFlow knows ahead (library/data.py)
+        self.dataset_pass = None        # the iteration of a dataset that an element is drawn for (library/data.py)
         self.keras_logits = None        # Keras's _keras_logits of its softmax's outputs (library/keras/activations.py)
         self.keras_floatx = None        # keras.config.set_floatx's dtype (None: the run's float dtype)
         self.keras_dtype_policy = None  # Keras's global DTypePolicy (library/keras/mixed_precision.py; None: floatx)

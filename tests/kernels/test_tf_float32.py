@@ -1,5 +1,5 @@
 """float32 elementwise math against TensorFlow's bits (tapecli/kernels/tf_float32.py, tf_pow.py): tensors of fewer
-than 8 elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus, elu and pow tensors of 8 to
+than 8 elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus, elu, selu and pow tensors of 8 to
 257 elements and 2-D ones (Eigen's packets and the scalar tail; pow's broadcast exponents too), recorded by
 benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
 from __future__ import annotations

@@ -31,7 +31,7 @@ def _inputs(op, rng):
 
 def _attrs(op):
     return {"elu": {"alpha": 1.0}, "gelu": {"approximate": False}, "leaky_relu": {"alpha": 0.2},
-            "masked_grad": {"kind": "relu", "alpha": 0.2}}.get(op.name, {})
+            "masked_grad": {"kind": "relu", "alpha": 0.2}, "silu": {"beta": 1.0}}.get(op.name, {})
 
 
 @pytest.mark.parametrize("name", ELEMENTWISE)

@@ -181,8 +181,7 @@ def mish(x):
 
 
 def silu(x):
-    x = _x(x)
-    return ops.mul(x, ops.sigmoid(x))
+    return ops.silu(_x(x))
 
 
 def exponential(x):
