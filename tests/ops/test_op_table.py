@@ -113,8 +113,12 @@ import sys
 from tapecli import ops
 loaded = [family for family in ops.DEFERRED if f"tapecli.ops.{family}" in sys.modules]
 assert not loaded, f"imported with the package: {loaded}"
+given = set(ops._FAMILY) | {name for name, value in vars(ops).items() if not isinstance(value, type(sys))}
+assert not given & set(ops.DEFERRED), "a deferred family named as a function: importing it rebinds that name"
 before = set(ops.OPS)
 assert ops.einsum.__module__ == "tapecli.ops.matrix" and "tapecli.ops.nn" not in sys.modules
+import tapecli.ops.nn       # a family imported by its module's name (library/tf_nn_losses.py), itself importing others
+assert ops.bias_add.__module__ == "tapecli.ops.nn" and ops.gather.__module__ == "tapecli.ops.gather"
 ops.load_deferred()
 added = [ops.OPS[name] for name in sorted(set(ops.OPS) - before)]
 assert len(added) > 20, len(added)
