@@ -236,7 +236,6 @@ def run_commands(source: str, options) -> None:
     """The other commands on a program that ran: the implicit jacobian and hessian of its first float
     value w.r.t. each of its first two vars, explain of each request, and check's finite differences. A TdfError or
     UsageError is a fine answer; anything else propagates (the fuzzer counts it as a failure)."""
-    from dataclasses import replace
 
     from tapecli import api
     from tapecli.errors import TdfError, UsageError
@@ -254,7 +253,7 @@ def run_commands(source: str, options) -> None:
     for target in targets:
         for wrt in declared[:2]:
             for request in ("gradient", "jacobian", "hessian"):
-                implicit = replace(options, of=target, wrt=[wrt], request="gradient" if request == "hessian" else request)
+                implicit = options.replace(of=target, wrt=[wrt], request="gradient" if request == "hessian" else request)
                 try:
                     ran = api.run_program(program, "fuzz.tdf", implicit)
                     if request == "hessian":
@@ -262,7 +261,7 @@ def run_commands(source: str, options) -> None:
                 except (TdfError, UsageError):
                     pass
             try:
-                api.explain(source, "fuzz.tdf", replace(options, of=target, wrt=[wrt]))
+                api.explain(source, "fuzz.tdf", options.replace(of=target, wrt=[wrt]))
             except (TdfError, UsageError):
                 pass
     try:

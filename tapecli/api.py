@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,30 +30,47 @@ from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.values import DTYPES, Tensor, Variable, dtype_name
 
 
-@dataclass
+# Options, RunResult and Result are plain classes where dataclasses would do: making a dataclass compiles the
+# source of its methods, and with the dataclasses module's import the three took a small run about 2 ms.
 class Options:
-    dtype: str | None = None                 # "float64" makes float literals and declarations float64
-    overrides: dict = field(default_factory=dict)
-    of: str | None = None
-    wrt: list[str] = field(default_factory=list)
-    unconnected: str = "none"
-    request: str = "gradient"                # what --of/--wrt computes: "gradient" or "jacobian"
-    explain: bool = False                    # keep the provenance log, to say why a gradient is None
-    check_numerics: bool = False             # stop at the first NaN/Inf made from finite values
-    jacobian_mode: str = "auto"              # how jacobians are computed: "auto", "rev" or "fwd"
-    limits: Limits = field(default_factory=Limits)
-    device: str = "cpu"                      # where kernels run: "cpu" or "cuda" (kernels.backends.get)
-    runs_after: int = 0                      # runs of the same program this process makes after this one (bench)
+    """How a run goes: its --set values, --of/--wrt, limits and device."""
+
+    __slots__ = ("dtype", "overrides", "of", "wrt", "unconnected", "request", "explain", "check_numerics",
+                 "jacobian_mode", "limits", "device", "runs_after")
+
+    def __init__(self, dtype: str | None = None, overrides: dict | None = None, of: str | None = None,
+                 wrt: list[str] | None = None, unconnected: str = "none", request: str = "gradient",
+                 explain: bool = False, check_numerics: bool = False, jacobian_mode: str = "auto",
+                 limits: Limits | None = None, device: str = "cpu", runs_after: int = 0):
+        self.dtype = dtype                   # "float64" makes float literals and declarations float64
+        self.overrides = {} if overrides is None else overrides
+        self.of = of
+        self.wrt = [] if wrt is None else wrt
+        self.unconnected = unconnected
+        self.request = request               # what --of/--wrt computes: "gradient" or "jacobian"
+        self.explain = explain               # keep the provenance log, to say why a gradient is None
+        self.check_numerics = check_numerics   # stop at the first NaN/Inf made from finite values
+        self.jacobian_mode = jacobian_mode   # how jacobians are computed: "auto", "rev" or "fwd"
+        self.limits = Limits() if limits is None else limits
+        self.device = device                 # where kernels run: "cpu" or "cuda" (kernels.backends.get)
+        self.runs_after = runs_after         # runs of the same program this process makes after this one (bench)
+
+    def replace(self, **changes) -> Options:
+        """These options with ``changes``, as a new object (what dataclasses.replace gives)."""
+        return Options(**{**{name: getattr(self, name) for name in self.__slots__}, **changes})
 
 
-@dataclass
 class RunResult:
-    filename: str
-    interpreter: Interpreter
-    implicit: list[Request]                  # --of/--wrt requests
-    context: RunContext                      # the run's state: warnings, provenance, tapes
-    selected: list | None = None             # the requests a selection kept (-k, --line, --last), else None
-    selected_json: dict | None = None        # what the JSON document says of that selection
+    """One run: its interpreter (the program's values, requests and output) and its run context."""
+
+    def __init__(self, filename: str, interpreter: Interpreter, implicit: list[Request], context: RunContext,
+                 selected: list | None = None, selected_json: dict | None = None):
+        self.filename = filename
+        self.interpreter = interpreter
+        self.implicit = implicit             # --of/--wrt requests
+        self.context = context               # the run's state: warnings, provenance, tapes
+        self.selected = selected             # the requests a selection kept (-k, --line, --last), else None
+        self.selected_json = selected_json   # what the JSON document says of that selection
 
     @property
     def scope(self):
@@ -416,7 +432,7 @@ def _explain_none(error: TdfError, program: Program, filename: str, options: Opt
     """A None gradient used as a value, in a run that kept no provenance log: run the program again with the
     log (as `tapecli explain` does) for the reason it was None, which becomes the error's hint."""
     try:
-        run_program(program, filename, replace(options, explain=True))
+        run_program(program, filename, options.replace(explain=True))
     except TdfError as again:
         if (again.line, again.column, again.message) == (error.line, error.column, error.message):
             error.hint = again.hint
@@ -514,11 +530,11 @@ def explain(source: str, filename: str, options: Options) -> list[dict]:
     """How the gradient of ``options.of`` w.r.t. ``options.wrt[0]`` is connected, or why it is None: for
     each of the program's requests of that pair, else on the implicit tape of --of/--wrt."""
     target, wanted = options.of, options.wrt[0]
-    result = run_source(source, filename, replace(options, explain=True, of=None, wrt=[]))
+    result = run_source(source, filename, options.replace(explain=True, of=None, wrt=[]))
     pairs = [(req, i) for req in result.requests if req.target_text == target
              for i, label in enumerate(req.labels) if label == wanted]
     if not pairs:
-        result = run_source(source, filename, replace(options, explain=True))
+        result = run_source(source, filename, options.replace(explain=True))
         pairs = [(req, 0) for req in result.implicit]
     lines = source.splitlines()
     out = []
@@ -539,7 +555,6 @@ class TdfWarning(UserWarning):
     ``warnings``, so that ``warnings.simplefilter("error", tapecli.TdfWarning)`` or pytest's ``-W`` apply."""
 
 
-@dataclass(repr=False)
 class Result:
     """What :func:`run` returns: the program's values, its gradient and jacobian requests (the entries of
     the JSON documents, values as NumPy arrays), its printed output, warnings and expectations.
@@ -547,13 +562,11 @@ class Result:
     ``r["dy_dx"]`` is a value the program bound (or, failing that, the gradient or jacobian entry of that
     name, such as ``d(y)/d(x)`` for ``of``/``wrt``); ``r.gradient("dy_dx")`` and ``r.jacobian("j")`` read
     the entries only (None for a None gradient)."""
-    values: dict
-    gradients: list[dict]
-    jacobians: list[dict]
-    warnings: list[dict]
-    output: list[str]
-    expectations: list[dict]
-    run: RunResult
+
+    def __init__(self, values: dict, gradients: list[dict], jacobians: list[dict], warnings: list[dict],
+                 output: list[str], expectations: list[dict], run: RunResult):
+        self.values, self.gradients, self.jacobians = values, gradients, jacobians
+        self.warnings, self.output, self.expectations, self.run = warnings, output, expectations, run
 
     def gradient(self, name: str):
         return self._entry(self.gradients, name, "gradient")["value"]

@@ -165,8 +165,8 @@ def terminal_text(text: str) -> str:
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
-        carets = _CARETS.fullmatch(line)
-        excerpt = _EXCERPT_LINE.fullmatch(lines[i - 1]) if carets and i else None
+        carets = re.fullmatch(_CARETS, line)
+        excerpt = re.fullmatch(_EXCERPT_LINE, lines[i - 1], re.S) if carets and i else None
         if excerpt:
             shown = excerpt.group(2)
             column, width = len(carets.group(2)), len(carets.group(3))
@@ -177,8 +177,9 @@ def terminal_text(text: str) -> str:
     return "\n".join(out)
 
 
-_EXCERPT_LINE = re.compile(r"( *\d+ \| )(.*)", re.S)
-_CARETS = re.compile(r"( *\| )( *)(\^+)")
+# Both compiled on first use (re's cache): a run whose messages need no escaping never compiles them.
+_EXCERPT_LINE = r"( *\d+ \| )(.*)"
+_CARETS = r"( *\| )( *)(\^+)"
 
 
 def warning_line(filename: str | None, warning: dict, terminal: bool = True) -> str:

@@ -11,8 +11,6 @@ run time.
 """
 from __future__ import annotations
 
-import copy
-
 from tapecli.errors import TdfSyntaxError
 from tapecli.frontend import ast, forms, pyast
 
@@ -314,6 +312,7 @@ def graph_body(func: ast.FuncDef, statements: list) -> list:
     def statement(node):
         if isinstance(node, (ast.FuncDef, pyast.ClassDef)) or not _blocks(node):
             return node
+        import copy         # here: a small run never needs it
         node = copy.copy(node)
         if isinstance(node, ast.If):
             node.branches = [(test, block(body)) for test, body in node.branches]

@@ -284,15 +284,16 @@ class Instance(ProgramObject):
 
 
 # TensorFlow's camel_to_snake (module.py): a tf.Module's default name is its class's name in snake case.
-_CAMEL_TO_SNAKE = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
-_IDENTIFIER = re.compile(r"^[a-zA-Z_]([a-zA-Z0-9_])*$")
+# Both compiled on first use (re's cache): a program without a tf.Module never needs them.
+_CAMEL_TO_SNAKE = r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))"
+_IDENTIFIER = r"^[a-zA-Z_]([a-zA-Z0-9_])*$"
 
 
 def module_name(class_name: str, given=None) -> str:
     """A tf.Module's name: the one given to its ``__init__`` (a Python identifier), else its class's."""
     if given is None:
-        return _CAMEL_TO_SNAKE.sub(r"_\1", class_name).lower()
-    if not isinstance(given, str) or not _IDENTIFIER.match(given):
+        return re.sub(_CAMEL_TO_SNAKE, r"_\1", class_name).lower()
+    if not isinstance(given, str) or not re.match(_IDENTIFIER, given):
         raise TdfValueError(f"'{given}' is not a valid module name. Module names must be valid Python identifiers "
                             "(e.g. a valid class name).")
     return given

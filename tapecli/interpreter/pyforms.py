@@ -283,9 +283,10 @@ def format_python(value) -> str:
     return program_str(value)
 
 
-_NUMBERS = re.compile(r"\d+")
+# Both compiled on first use (re's cache): a program without %-formatting never needs them.
+_NUMBERS = r"\d+"
 # A %-conversion: its mapping key, flags, width and precision (digits or * from the arguments), type.
-_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)", re.S)
+_PERCENT_SPEC = r"(?s)%(?:\([^)]*\))?[-+ #0]*(\*|\d*)(?:\.(\*|\d*))?[hlL]?(.)"
 # Past this many digits a width or precision is not read as a number (Python refuses it anyway).
 _HUGE = 10 ** 30
 # The longest text of a number a conversion with no width makes ('%f' % 1e308: 316 characters).
@@ -312,7 +313,7 @@ def percent_format(fmt: str, values) -> str:
         taken += 1
         return args[taken - 1] if taken <= len(args) else ""
 
-    for digits, precision, kind in _PERCENT_SPEC.findall(fmt):
+    for digits, precision, kind in re.findall(_PERCENT_SPEC, fmt):
         if kind == "%":
             continue
         for n in (digits, precision):
@@ -334,7 +335,7 @@ def percent_format(fmt: str, values) -> str:
 def _argument_kinds(fmt: str) -> list[str]:
     """The conversion each of ``fmt % args``'s arguments meets, in order (``*`` for a width or precision)."""
     kinds = []
-    for digits, precision, kind in _PERCENT_SPEC.findall(fmt):
+    for digits, precision, kind in re.findall(_PERCENT_SPEC, fmt):
         if kind != "%":
             kinds += [n for n in (digits, precision) if n == "*"] + [kind]
     return kinds
@@ -353,7 +354,7 @@ def _percent_argument(value, kind: str):
 def format_length(value, spec: str) -> int:
     """An upper bound on the length of ``format(value, spec)``: the spec's width and precision, and the
     value's own text."""
-    numbers = sum(_size(digits) for digits in _NUMBERS.findall(spec))
+    numbers = sum(_size(digits) for digits in re.findall(_NUMBERS, spec))
     return numbers + (len(value) if isinstance(value, str) else _NUMBER_TEXT)
 
 

@@ -6,7 +6,6 @@ Lists, dicts and strings are the program's own values; their methods are answere
 from __future__ import annotations
 
 import builtins
-import copy
 import sys
 
 import numpy as np
@@ -148,6 +147,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
 @builtin("_same_function")
 def _same_function(f):
     if isinstance(f, Function) and not f.traced:
+        import copy         # here: a small run never needs it
         f = copy.copy(f)
         f.traced = True
     return f

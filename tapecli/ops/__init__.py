@@ -4,7 +4,13 @@
 the table itself (``ops.OPS``) and, for every op a program calls by a builtin name, its public function: the one
 its family module writes, imported here by name, or else a plain ``name(x)`` / ``name(x, y)`` made by
 ``publish``. The ``grads`` formulas run with this package as their namespace ``m``.
+
+The families in ``DEFERRED`` are imported, and their ops registered, when one of their functions is first read
+from this package (``ops.einsum``): a small program never loads them. None of their ops has a builtin name or a
+fusion formula (the builtins and fusion's call table are derived from those when they load); ``load_deferred``
+imports them all, for what reads the whole table.
 """
+import importlib
 import sys
 
 from tapecli.ops import core, special   # special: its ops alone, registered on import
@@ -24,23 +30,52 @@ from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETIT
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
                                     reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
 from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
-from tapecli.ops.scan import cumprod, cumsum, cumulative_logsumexp, identity, one_hot
+# Not deferred: importing a module binds its name in the package, and this one is named as its function
+# ``gather``, which the module would then stand for once a family that imports it loads.
 from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather_nd, int_indices, pad, reverse, roll,
                                 scatter_nd, sequence_mask, sort, tensor_scatter_nd_add, tile, top_k,
                                 unsorted_segment_prod, unsorted_segment_sum)
-from tapecli.ops.nn import (avg_pool2d, batch_normalization, bias_add, BIAS_ADD_GRAD, conv1d, conv2d, conv_transpose,
-                            convolution, dropout, extract_patches, max_pool2d, MAX_POOL_GATHER, MAX_POOL_GRAD,
-                            sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits, SOFTMAX_XENT_BACKPROP,
-                            sparse_softmax_cross_entropy_with_logits, sparse_xent, SPARSE_XENT_BACKPROP,
-                            truncated_normal_values, windows, windows_grad)
-from tapecli.ops.matrix import (cholesky, det, diag, diag_part, eigh_values, eigh_vectors, einsum, inv, lu,
-                                lstsq_complete_orthogonal, matvec, norm_ord, slogdet, solve, tensordot, trace,
-                                triangular_solve)
-from tapecli.ops.decompositions import qr, qr_q, qr_r, svd, svd_s, svd_u, svd_v
-from tapecli.ops.colorspace import adjust_hue, adjust_saturation, hsv_to_rgb, rgb_to_hsv
-from tapecli.ops.image import projective_transform
-from tapecli.ops.ctc import ctc_loss, ctc_sparse_loss
-from tapecli.ops.quantization import fake_quant, quantize_dequantize
+
+# family -> the names this package gives of it
+DEFERRED = {
+    "scan": ("cumprod", "cumsum", "cumulative_logsumexp", "identity", "one_hot"),
+    "nn": ("avg_pool2d", "batch_normalization", "bias_add", "BIAS_ADD_GRAD", "conv1d", "conv2d", "conv_transpose",
+           "convolution", "dropout", "extract_patches", "max_pool2d", "MAX_POOL_GATHER", "MAX_POOL_GRAD",
+           "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits", "SOFTMAX_XENT_BACKPROP",
+           "sparse_softmax_cross_entropy_with_logits", "sparse_xent", "SPARSE_XENT_BACKPROP",
+           "truncated_normal_values", "windows", "windows_grad"),
+    "matrix": ("cholesky", "det", "diag", "diag_part", "eigh_values", "eigh_vectors", "einsum", "inv", "lu",
+               "lstsq_complete_orthogonal", "matvec", "norm_ord", "slogdet", "solve", "tensordot", "trace",
+               "triangular_solve"),
+    "decompositions": ("qr", "qr_q", "qr_r", "svd", "svd_s", "svd_u", "svd_v"),
+    "colorspace": ("adjust_hue", "adjust_saturation", "hsv_to_rgb", "rgb_to_hsv"),
+    "image": ("projective_transform",),
+    "ctc": ("ctc_loss", "ctc_sparse_loss"),
+    "quantization": ("fake_quant", "quantize_dequantize"),
+}
+_FAMILY = {name: family for family, names in DEFERRED.items() for name in names}
+
+
+def __getattr__(name: str):
+    family = _FAMILY.get(name)
+    if family is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _load(family)
+    return globals()[name]
+
+
+def _load(family: str) -> None:
+    module = importlib.import_module(f"{__name__}.{family}")
+    namespace = globals()
+    for name in DEFERRED[family]:
+        namespace[name] = getattr(module, name)
+
+
+def load_deferred() -> None:
+    """Every deferred family imported: the whole op table."""
+    for family in DEFERRED:
+        _load(family)
+
 
 publish(globals())
 core._E = sys.modules[__name__]

@@ -7,7 +7,6 @@ row at a time."""
 from __future__ import annotations
 
 import math
-import string
 
 import numpy as np
 
@@ -114,6 +113,7 @@ def _einsum_vjp(r, g, needs=None):
 def _einsum_jvp(r, ts):
     """The sum over the operands of the einsum with that operand's tangent in its place; a tangent's leading
     (batch) axes, beyond its operand's, take letters of their own that lead the result too."""
+    import string           # here: a small run never imports it (its Template compiles a pattern at import)
     ins, out = r.attrs["ins"], r.attrs["out"]
     spare = [c for c in string.ascii_letters if c not in set(out).union(*ins)]
     total = None

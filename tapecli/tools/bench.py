@@ -17,7 +17,6 @@ why that run is not timed. ``peak_rss_bytes`` is the process's high-water reside
 """
 from __future__ import annotations
 
-import dataclasses
 import gc
 import statistics
 import time
@@ -91,7 +90,7 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
     def prepared(run: int):
         """The run, ready to start (each knows how many of the same program follow it): a program CPython runs
         takes a syntax tree of its own, since the guards are compiled into the tree."""
-        options_of = dataclasses.replace(options, runs_after=total - 1 - run)
+        options_of = options.replace(runs_after=total - 1 - run)
         if on_cpython:
             tree = _python_tree(source, filename, options)
             return lambda: run_python(tree, source, filename, options_of)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -227,7 +227,7 @@ def _declared(program_body) -> set[str]:
 def fd_check(source: str, path: str, options: Options) -> list[dict]:
     """Each gradient request w.r.t. declarations, against central differences of the program
     re-run with perturbed declarations (as --set would), in float64. One result per request."""
-    options = replace(options, dtype="float64")
+    options = options.replace(dtype="float64")
     base = run_source(source, path, options)
     requests = [(index, req) for index, req in enumerate(base.requests)
                 if req.kind == "gradient" and req.objective is not None]
@@ -262,7 +262,7 @@ def _declaration_of(leaf, scope, declared) -> str | None:
 
 
 def _objective_with(program, path, options, index, name, value: np.ndarray) -> float:
-    run = run_program(program, path, replace(options, overrides={**options.overrides, name: value}))
+    run = run_program(program, path, options.replace(overrides={**options.overrides, name: value}))
     if len(run.requests) <= index or run.requests[index].objective is None:
         raise _ControlFlowChanged()
     return run.requests[index].objective

@@ -10,7 +10,6 @@ A batch runs vectorised -- one run with each swept declaration bound to the whol
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +74,7 @@ def check_declarations(program: ast.Program, filename: str, options: Options, sw
         if name not in declared:
             raise UsageError(f"--sweep {name}: the program declares no var or const of that name"
                              + (f" (it declares {', '.join(sorted(declared))})" if declared else ""))
-    base = run_program(program, filename, replace(options, of=None, wrt=[]))
+    base = run_program(program, filename, options.replace(of=None, wrt=[]))
     found = {}
     for name, arr in sweeps.items():
         value = base.scope.vars.get(name)
@@ -215,7 +214,7 @@ def run_batch(command: str, source: str, filename: str, options: Options, sweeps
     for i in range(points(sweeps)):
         point = {name: arr[i] for name, arr in sweeps.items()}
         out.append(_one_point(command, program, source, filename,
-                              replace(options, overrides={**options.overrides, **point}), fd))
+                              options.replace(overrides={**options.overrides, **point}), fd))
     return out
 
 
@@ -281,7 +280,7 @@ def _vectorised(program, filename, options, sweeps) -> list[dict] | None:
     from tapecli.kernels.tf_float32 import pointwise
     try:
         with pointwise():           # (the points' values whatever the batches: the same on a cluster's workers)
-            result = run_program(program, filename, replace(options, overrides={**options.overrides, **sweeps}))
+            result = run_program(program, filename, options.replace(overrides={**options.overrides, **sweeps}))
     except (TdfError, UsageError):
         return None
     if result.warnings:

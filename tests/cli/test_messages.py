@@ -384,6 +384,7 @@ def test_only_the_ops_tensorflow_gives_no_gradient_lack_one():
     backward pass raises (AdjustHue, AdjustSaturation; MatrixSolveLs with fast=False; ImageProjectiveTransformV3),
     and Lu, whose TensorFlow gradient tapecli does not have yet (docs/tf-surface.md)."""
     from tapecli import ops
+    ops.load_deferred()
     assert sorted(name for name, op in ops.OPS.items() if op.differentiable and op.vjp is None) == [
         "adjust_hue", "adjust_saturation", "lstsq_complete_orthogonal", "lu", "projective_transform"]
 

@@ -20,6 +20,8 @@ from conftest import fast_paths
 import tapecli
 from tapecli import kernels, ops
 
+ops.load_deferred()         # the whole table, the families a small run never loads among it
+
 PACKAGE = Path(tapecli.__file__).parent
 ROOT = PACKAGE.parent
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +21,7 @@ from tapecli.ops import core
 from tapecli.runtime.context import run_context
 from tapecli.runtime.values import Tensor
 
+ops.load_deferred()         # the whole table, the families a small run never loads among it
 ELEMENTWISE = sorted(name for name, op in ops.OPS.items() if op.grads)
 
 
@@ -100,6 +105,39 @@ def test_the_package_gives_each_ops_own_function():
             own = vars(family).get(op.public_name)
             if op.program and callable(own) and getattr(own, "__module__", None) == family.__name__:
                 assert getattr(ops, op.public_name) is own, f"tapecli/ops/__init__.py: import {op.public_name}"
+
+
+# Run in a process of its own: this module loads every family.
+DEFERRED_CHECKS = """
+import sys
+from tapecli import ops
+loaded = [family for family in ops.DEFERRED if f"tapecli.ops.{family}" in sys.modules]
+assert not loaded, f"imported with the package: {loaded}"
+given = set(ops._FAMILY) | {name for name, value in vars(ops).items() if not isinstance(value, type(sys))}
+assert not given & set(ops.DEFERRED), "a deferred family named as a function: importing it rebinds that name"
+before = set(ops.OPS)
+assert ops.einsum.__module__ == "tapecli.ops.matrix" and "tapecli.ops.nn" not in sys.modules
+import tapecli.ops.nn       # a family imported by its module's name (library/tf_nn_losses.py), itself importing others
+assert ops.bias_add.__module__ == "tapecli.ops.nn" and ops.gather.__module__ == "tapecli.ops.gather"
+ops.load_deferred()
+added = [ops.OPS[name] for name in sorted(set(ops.OPS) - before)]
+assert len(added) > 20, len(added)
+assert not [op.name for op in added if op.program or op.fusion], "an op with a builtin name or a formula"
+try:
+    ops.no_such_op
+except AttributeError:
+    print("deferred")
+"""
+
+
+def test_a_deferred_family_loads_on_first_use_and_holds_no_op_the_derived_tables_need():
+    """The families in ``ops.DEFERRED`` load when one of their names is first read from the package; none of
+    their ops has a builtin name or a fusion formula, which the builtins and fusion's call table read from the
+    table once, as they load."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", DEFERRED_CHECKS], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "deferred", done.stderr[-4000:]
 
 
 def test_a_kernel_registered_from_the_ops_room_runs():
