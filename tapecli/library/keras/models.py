@@ -10,8 +10,8 @@ from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
 from tapecli.library.keras import training
-from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, model_input, name_scope, \
-    tensor
+from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, layer_name, model_input, \
+    name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
@@ -565,7 +565,7 @@ class Functional(Model):
         out["input_names"] = lambda: [k.input_layer.display() for k in self.inputs]
         out["input_shape"] = lambda: _shapes([k.shape for k in self.inputs], self.many_in)
         out["output_shape"] = lambda: _shapes([t.shape for t in self.outputs], self.many_out)
-        out["output_names"] = lambda: [(t.layer or t.input_layer).display() for t in self.outputs]
+        out["output_names"] = lambda: [layer_name(t.layer or t.input_layer) for t in self.outputs]
         return out
 
     def output_shape(self, shape):
