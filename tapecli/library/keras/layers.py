@@ -316,7 +316,7 @@ class Layer(KerasObject):
 
     def methods(self):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
-                "build": lambda shape: self.build_for(dims(shape), self.compute_dtype),
+                "build": lambda shape: self.build_for(dims(_first_shape(shape)), self.compute_dtype),
                 "get_config": self.get_config,
                 "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask)}
 
@@ -509,6 +509,15 @@ class Layer(KerasObject):
         out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
             self.apply(interp, x, training)
         return out, self.compute_mask(x, mask)
+
+
+def _first_shape(shape):
+    """The shape a layer builds for: of a layer of several inputs, given a list of their shapes (Attention's
+    ``build([query_shape, value_shape])``), the first's."""
+    if isinstance(shape, Tensor) and shape.ndim == 2:       # (CPython's: a list of tuples of ints, one literal)
+        return [int(d) for d in shape.value[0]]
+    return shape[0] if isinstance(shape, list) and shape and not isinstance(shape[0], (int, Tensor)) and \
+        shape[0] is not None else shape
 
 
 KERAS_MASK = "_keras_mask"      # the one private attribute of a tensor a program reads (its Keras mask)
