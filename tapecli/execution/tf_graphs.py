@@ -406,10 +406,24 @@ def _apply_operator(name: str, reflected: bool, mine, other=None):
 
 
 class _Operators:
-    """Python's operators of graph tensors and variables: each a node of the graph."""
+    """What graph tensors and variables share: Python's operators (each a node of the graph), the dtype and the
+    static shape."""
 
     __array_ufunc__ = None          # (a NumPy array's operator with one defers to ours)
     __array_priority__ = 100
+    _dtype: np.dtype
+    _shape: Shape
+
+    @property
+    def dtype(self) -> DType:
+        return DType(dtype_name(self._dtype))
+
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    def get_shape(self) -> Shape:
+        return self._shape
 
     def __getitem__(self, key):
         return self.graph.make_op("strided_slice", None, ([self], {}),
@@ -439,17 +453,6 @@ class GraphTensor(_Operators):
     @property
     def graph(self) -> Graph:
         return self.op.graph
-
-    @property
-    def dtype(self) -> DType:
-        return DType(dtype_name(self._dtype))
-
-    @property
-    def shape(self) -> Shape:
-        return self._shape
-
-    def get_shape(self) -> Shape:
-        return self._shape
 
     def eval(self, feed_dict=None, session=None):
         return _session_of(session).run(self, feed_dict=feed_dict)
@@ -524,17 +527,6 @@ class GraphVariable(_Operators):
     @property
     def graph(self) -> Graph:
         return self._graph
-
-    @property
-    def dtype(self) -> DType:
-        return DType(dtype_name(self._dtype))
-
-    @property
-    def shape(self) -> Shape:
-        return self._shape
-
-    def get_shape(self) -> Shape:
-        return self._shape
 
     def value(self) -> GraphTensor:
         return self._snapshot
