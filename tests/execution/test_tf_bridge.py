@@ -19,6 +19,8 @@ from tapecli import api, documents, execution
 from tapecli.execution import tensorflow
 from tapecli.errors import TdfError
 
+from conftest import fast_paths
+
 PROGRAMS = {
     "first_gradient": """
 import tensorflow as tf
@@ -521,6 +523,7 @@ for step in range(8):
 """
 
 
+@fast_paths        # (its training loops are told apart by their replayed iterations)
 def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_the_interpreter_plans(monkeypatch):
     """TAPECLI_TF_ON_CPYTHON=auto (the default): CPython runs every program the bridge takes, those the
     interpreter's parser refuses (try/raise, yield, @staticmethod) and those it could run (Python's values are
