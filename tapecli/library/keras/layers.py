@@ -48,6 +48,11 @@ class KerasTensor(ProgramObject):
     ``shape`` (a tuple, None for the batch), ``dtype`` (a name) and ``ndim``, as Keras's KerasTensor has them."""
 
     kind_word = "a Keras tensor"
+
+    @staticmethod
+    def python_class() -> str:
+        return "keras.src.backend.common.keras_tensor.KerasTensor"
+
     # one of the outputs of a layer call that gives several (a recurrent layer's with return_state, an attention
     # layer's scores): its place, and the call's outputs, computed once (None: the call's only output)
     index, siblings = 0, None

@@ -11,7 +11,7 @@ from tapecli.library.keras import initializers
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonTuple, Tensor, Variable
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
 
 
 def variable(initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
@@ -249,6 +249,12 @@ def keras_reduction(tensorflow_name: str):
     return reduce
 
 
+def is_keras_tensor(x) -> PythonBool:
+    """keras.utils.is_keras_tensor: whether ``x`` is a functional model's symbolic tensor."""
+    from tapecli.library.keras.layers import KerasTensor
+    return PythonBool(np.array(isinstance(x, KerasTensor)))
+
+
 def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=None, preferred_backend=None):
     """keras.utils.split_dataset (Keras 3.15's TensorFlow path): the samples of a tuple or list of NumPy arrays
     (their rows together), a NumPy array's rows or an unbatched tf.data.Dataset's elements, shuffled by Python's
@@ -416,7 +422,8 @@ FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.ep
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
              "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
-             "utils.split_dataset": split_dataset,
+             "utils.split_dataset": split_dataset, "utils.is_keras_tensor": is_keras_tensor,
+             "backend.is_keras_tensor": is_keras_tensor,
              "sequence.pad_sequences": pad_sequences,
              "utils.standardize_dtype": standardize_dtype, "backend.standardize_dtype": standardize_dtype,
              "backend.is_float_dtype": is_float_dtype, "backend.is_int_dtype": is_int_dtype,
