@@ -96,10 +96,10 @@ def sample_from_datasets(interp, datasets, weights=None, seed=None, stop_on_empt
                                 f"`len(weights)={given.size}` vs. `len(datasets)={len(members)}`.")
         if not isinstance(weights, Tensor) or weights.weak:       # (a list's zero weights leave their datasets out)
             kept = [i for i, w in enumerate(given.value) if w > 0]
-            members = [members[i] for i in kept] if kept else [members[0]]
-            given = ops.gather(given, Tensor(np.array(kept, np.int64))) if kept else Tensor(np.ones(1, np.float32))
-            if not kept:
-                members = [Dataset(lambda: iter(()), values=False, spec=members[0].element_spec)]
+            if not kept:                # (TensorFlow's: the first dataset's take(0))
+                return Dataset(lambda: iter(()), values=False, spec=members[0].element_spec)
+            members = [members[i] for i in kept]
+            given = ops.gather(given, Tensor(np.array(kept, np.int64)))
         given = ops.materialize(given) if given.weak else given
         if given.dtype not in (np.float32, np.float64):
             raise TdfTypeError(f"Invalid `weights`. `weights` type must be either `tf.float32` or `tf.float64` but "
@@ -136,7 +136,7 @@ def random(interp, seed=None, rerandomize_each_iteration=None, name=None):
     or an op seed, seeds of the run's generator (TensorFlow's differ on every run)."""
     from tapecli.kernels.tf_random import philox_at, stateful_key_counter
     from tapecli.library.draws import tensorflow_stream
-    if truth(rerandomize_each_iteration) if rerandomize_each_iteration is not None else False:
+    if rerandomize_each_iteration is not None and truth(rerandomize_each_iteration):
         raise TdfValueError("Dataset.random(rerandomize_each_iteration=True) is not supported by tapecli")
     op_seed = None if seed is None else to_int(seed, "seed")
     state = tensorflow_stream(op_seed)
