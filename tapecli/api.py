@@ -36,12 +36,12 @@ class Options:
     """How a run goes: its --set values, --of/--wrt, limits and device."""
 
     __slots__ = ("dtype", "overrides", "of", "wrt", "unconnected", "request", "explain", "check_numerics",
-                 "jacobian_mode", "limits", "device", "runs_after")
+                 "jacobian_mode", "limits", "device", "runs_after", "keep_requests")
 
     def __init__(self, dtype: str | None = None, overrides: dict | None = None, of: str | None = None,
                  wrt: list[str] | None = None, unconnected: str = "none", request: str = "gradient",
                  explain: bool = False, check_numerics: bool = False, jacobian_mode: str = "auto",
-                 limits: Limits | None = None, device: str = "cpu", runs_after: int = 0):
+                 limits: Limits | None = None, device: str = "cpu", runs_after: int = 0, keep_requests: bool = True):
         self.dtype = dtype                   # "float64" makes float literals and declarations float64
         self.overrides = {} if overrides is None else overrides
         self.of = of
@@ -54,6 +54,9 @@ class Options:
         self.limits = Limits() if limits is None else limits
         self.device = device                 # where kernels run: "cpu" or "cuda" (kernels.backends.get)
         self.runs_after = runs_after         # runs of the same program this process makes after this one (bench)
+        # False where the caller reports no gradient request (run, bench): the run holds a loop's last step's
+        # gradients, not every step's (interpreter/objects.py RequestLog)
+        self.keep_requests = keep_requests
 
     def replace(self, **changes) -> Options:
         """These options with ``changes``, as a new object (what dataclasses.replace gives)."""
@@ -363,6 +366,7 @@ def run_python(tree, source: str, filename: str, options: Options) -> RunResult:
                     jacobian_mode=options.jacobian_mode, device=_device(options.device),
                     runs_after=options.runs_after)
     ctx.settings.python_spelling = True
+    ctx.settings.keep_requests = options.keep_requests
     try:
         ran = execution.run(tree, source, filename, options.limits)
         if options.check_numerics:
@@ -407,6 +411,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
                     jacobian_mode=options.jacobian_mode, device=_device(options.device),
                     runs_after=options.runs_after)
     ctx.settings.python_spelling = program.python
+    ctx.settings.keep_requests = options.keep_requests
     words = program.words()
     load_deferred(None if words is None else words | identifiers(" ".join([options.of or "", *options.wrt])))
     implicit_tape = Tape("(implicit)", persistent=True) if options.of else None

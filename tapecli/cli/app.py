@@ -119,7 +119,8 @@ class Invocation:
                        wrt=self.wrt, unconnected=self.unconnected, limits=limits,
                        request="jacobian" if self.command == "jacobian" else "gradient",
                        explain=self.command in ("grad", "jacobian", "explain", "watched"),
-                       check_numerics=self.check_numerics, device=self.device)
+                       check_numerics=self.check_numerics, device=self.device,
+                       keep_requests=self.command not in ("run", "bench"))
 
     def selected(self):
         """The selection -k, --line and --last ask for (tools/select.py), checked before the run; or None."""

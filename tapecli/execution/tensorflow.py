@@ -45,7 +45,7 @@ from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape,
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.core import Interpreter, new_request, source_labels
-from tapecli.interpreter.objects import ProgramObject, Scope, TapeObject
+from tapecli.interpreter.objects import ProgramObject, RequestLog, Scope, TapeObject
 from tapecli.interpreter.printing import numpy_of, python_format, python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding
@@ -496,7 +496,7 @@ class Bridge:
         run, sites, (loops, plain) = self.eager.run, self.transform.sites, self.planned
         planned = ProgramLoops(run.sandbox, self.eager, scope, [shape for _, shape in loops], plain, self.source)
         return {**planned.runtime_names(), guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
-                guard.TAPE: _named_tape, guard.COUNT: lambda names: (len(run.requests), [scope.get(n) for n in names]),
+                guard.TAPE: _named_tape, guard.COUNT: lambda names: (run.requests.mark(), [scope.get(n) for n in names]),
                 guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),
                 guard.DECLARE: _declared, guard.TRACING: lambda: not run.sandbox.muted_prints}
 
@@ -542,7 +542,7 @@ class Run:
 
     def __init__(self, sandbox, constants: set[str]):
         self.sandbox = sandbox
-        self.requests: list = []
+        self.requests = RequestLog()
         self.tapes: list = []
         self.globals = Scope()
         self.globals.consts = constants         # the names of the program's constants (declarations)
@@ -593,7 +593,7 @@ class Run:
         gradient requests named by the names bound, a variable's name rebound to a tensor warned of, a program's
         instance named (its variables ``m.w``) by the first name it is bound to."""
         first, olds = mark
-        if len(self.requests) > first:
+        if self.requests.mark() > first:
             self._name_requests(first, self.numpy[1] if value is self.numpy[0] else value, names)
         for name, old in zip([names] if isinstance(names, str) else names, olds):
             note_binding(scope, name, old, scope.get(name), line)
@@ -692,10 +692,10 @@ class GradientTape(TapeObject):
         @as_tensorflow
         def call(*args, **kwargs):
             current().settings.line = node.line
-            asked = len(requests)
+            asked = requests.mark()
             result = found.fn(node, *(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()})
             value = to_program(result)
-            if len(requests) > asked and requests[-1].result is result:
+            if requests.mark() > asked and requests[-1].result is result:
                 requests[-1].result = value         # (what the program binds names the request)
             return value
         return call

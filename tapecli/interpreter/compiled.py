@@ -266,7 +266,7 @@ class Compiled:
                     if not implicit and target not in scope.consts and names.get(target).__class__ is not Variable:
                         names[target] = result        # (a scalar expression makes no gradient requests)
                         return
-            first_request = len(requests)
+            first_request = requests.mark()
             if result is None and leaves and _large_leaf(leaves, scope):
                 result = fusion.evaluate(interp, value_node, scope)       # one kernel for a large elementwise expression
             if result is None:
@@ -277,7 +277,7 @@ class Compiled:
                 names[target] = result            # the common case: a tensor bound to a name
             else:
                 bind(scope, target, result, node)
-            if len(requests) > first_request and scope is interp.globals:
+            if requests.made > first_request and scope is interp.globals:
                 interp._name_requests(first_request, result, target)
         return assign
 

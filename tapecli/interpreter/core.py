@@ -20,7 +20,7 @@ from tapecli.runtime.values import Tensor, Variable
 from tapecli.frontend.structure import check_structure
 from tapecli.interpreter.compiled import Compiled
 from tapecli.interpreter.expressions import Expressions
-from tapecli.interpreter.objects import Request, Scope
+from tapecli.interpreter.objects import Request, RequestLog, Scope
 from tapecli.interpreter.statements import Statements
 from tapecli.interpreter.pyforms import PythonForms
 from tapecli.runtime.limits import Limits
@@ -79,7 +79,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.steps = 0
         self.memory_due = time.monotonic() + Limits.MEMORY_EVERY_S     # when the loops' checks next read the resident size
         self.depth = 0
-        self.requests: list[Request] = []
+        self.requests = RequestLog()
         self.tapes: list[Tape] = []
         self.output = Output()
         self.muted_prints = 0           # calls of a tf.function running its traced graph (no Python print)
@@ -148,11 +148,11 @@ class Interpreter(Statements, Expressions, PythonForms):
     # ---------------------------------------------------------- gradient requests
     def _name_requests(self, first: int, value, names):
         """Name the requests made while evaluating an assignment, from the names bound."""
-        for req in self.requests[first:]:
+        for req in self.requests.since(first):
             if req.names is not None:
                 continue
             if req.result is value or _values_of(req.result, value) \
-                    or (value is None and req.result is None and len(self.requests) - first == 1):
+                    or (value is None and req.result is None and self.requests.mark() - first == 1):
                 req.names = self._leaf_names(value, names, len(req.values))
 
     def none_gradient_used(self, error, text: str) -> None:

@@ -409,15 +409,15 @@ class LoopRecorder(Recorder):
             return self._effect(f, args, kwargs, node, call, callee)
         if kind is INLINE:              # its calls come through here one by one, as the body's do
             return call(f, args, kwargs, node)
-        first = len(self.interp.requests)
+        first = self.interp.requests.mark()
         self.depth += 1
         try:
             result = call(f, args, kwargs, node)
         finally:
             self.depth -= 1
         if kind is REQUEST:
-            made = self.interp.requests[first:]
-            if len(made) != 1:
+            made = self.interp.requests.since(first)
+            if self.interp.requests.mark() - first != 1 or len(made) != 1:
                 self.refuse("a gradient request")
             else:
                 request = made[0]

@@ -450,3 +450,41 @@ class Request:
         if callable(self._objective):
             self._objective = self._objective()
         return self._objective
+
+    @property
+    def site(self) -> tuple:
+        """Where and of what the request was made: a loop's requests at one call site share it."""
+        return self.kind, self.line, self.tape, self.target_text, tuple(self.labels)
+
+
+class RequestLog(list):
+    """The run's gradient requests in the order made. Marks count the requests made (``mark()``), so that the
+    requests made since one (``since``) are found though the log forgets.
+
+    A run whose command reports no request (``run``, ``bench``: the run context's ``keep_requests``) forgets each
+    request when the next one is made, unless a gradient in it is None (the message of an error about that None
+    names its request) and no later one was made at its call site: a long training loop holds its last step's
+    gradients, not every step's (a Keras MLP's 2,000 steps held 400 MB)."""
+
+    def __init__(self):
+        super().__init__()
+        self.made = 0
+        self.keep_all = current().settings.keep_requests
+
+    def mark(self) -> int:
+        return self.made
+
+    def since(self, mark: int) -> list:
+        """The requests made after ``mark`` that the log holds."""
+        start = len(self)
+        while start and self[start - 1].seq >= mark:
+            start -= 1
+        return self[start:]
+
+    def append(self, request: Request) -> None:
+        request.seq = self.made
+        self.made += 1
+        if not self.keep_all and self:
+            site = request.site
+            self[:] = [r for r in self if r.site != site and any(v is None for v in r.values)]
+        super().append(request)

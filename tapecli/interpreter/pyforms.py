@@ -51,11 +51,11 @@ class PythonForms:
             self.bind(scope, bound, value, node)
 
     def exec_AssignTo(self, node, scope):
-        first_request = len(self.requests)
+        first_request = self.requests.mark()
         value = self.eval(node.value, scope)
         for target in node.targets:
             self.assign_target(target, value, scope, node)
-        if scope is self.globals and len(self.requests) > first_request:
+        if scope is self.globals and self.requests.mark() > first_request:
             names = [self.text(t) for t in node.targets]
             self._name_requests(first_request, value, names[0] if len(names) == 1 else names)
 

@@ -165,7 +165,7 @@ class Statements:
             self._watch_on(self.implicit_tape, value, name, node)
 
     def exec_Assign(self, node, scope):
-        first_request = len(self.requests)
+        first_request = self.requests.mark()
         value = fusion.evaluate(self, node.value, scope) if (node.value.__class__ in _FUSABLE
                                                             and current().mode.fusion) else None
         if value is None:               # (fusion: one kernel for a large elementwise expression)
@@ -178,7 +178,7 @@ class Statements:
             for name, item in zip(node.targets, items):
                 self.bind(scope, name, item, node)
             names = list(node.targets)
-        if scope is self.globals and len(self.requests) > first_request:
+        if scope is self.globals and self.requests.mark() > first_request:
             self._name_requests(first_request, value, names)
 
     def _destructure(self, value, n):

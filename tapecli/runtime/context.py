@@ -37,6 +37,7 @@ class Settings:
         self.step = None
         self.line: int | None = None        # the statement being run, for records and warnings
         self.python_spelling = False        # a Python program (§11): messages spell t.watch(x), not watch x
+        self.keep_requests = True           # False: the command reports no gradient request (run, bench)
         self.warnings: list[dict] = []
         self.said: set[str] = set()         # the messages of warn_once
 

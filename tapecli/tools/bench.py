@@ -90,7 +90,7 @@ def bench_source(source: str, filename: str, options: Options | None = None, rep
     def prepared(run: int):
         """The run, ready to start (each knows how many of the same program follow it): a program CPython runs
         takes a syntax tree of its own, since the guards are compiled into the tree."""
-        options_of = options.replace(runs_after=total - 1 - run)
+        options_of = options.replace(runs_after=total - 1 - run, keep_requests=False)   # (it reports none)
         if on_cpython:
             tree = _python_tree(source, filename, options)
             return lambda: run_python(tree, source, filename, options_of)

@@ -124,3 +124,27 @@ def test_numpys_print_options_of_one_run_never_reach_the_next(on_cpython, monkey
     second = "import numpy as np\nimport tensorflow as tf\nprint(np.array([1.23456789]))\n"
     assert [str(line) for line in api.run_source(first, "a.py").output] == ["[1.235]"]
     assert [str(line) for line in api.run_source(second, "b.py").output] == ["[1.23456789]"]
+
+
+@pytest.mark.parametrize("name, loop", [
+    ("loop.py", "import tensorflow as tf\nw = tf.Variable([1.0, 2.0])\nfor step in range(50):\n"
+                "    with tf.GradientTape() as t:\n        y = tf.reduce_sum(w * w)\n"
+                "    g = t.gradient(y, w)\n    w.assign_sub(0.1 * g)\n"),
+    ("loop.tdf", "var w = [1.0, 2.0]\nfor step in range(50):\n    tape t:\n        y = reduce_sum(w * w)\n"
+                 "    g = t.gradient(y, w)\n    w.assign_sub(0.1 * g)\n")])
+def test_a_run_that_reports_no_request_holds_only_the_last_steps_gradients(name, loop):
+    """`run` and `bench` report no gradient request: the run's log forgets each step's, where a run that reports
+    them keeps every step's, in the order made."""
+    from tapecli.api import Options, run_source
+    kept = run_source(loop, name, Options())
+    forgotten = run_source(loop, name, Options(keep_requests=False))
+    assert len(kept.requests) == 50 and len(forgotten.requests) == 1
+    assert forgotten.requests[0].values[0].value.tolist() == kept.requests[-1].values[0].value.tolist()
+
+
+def test_a_request_log_that_forgets_still_counts_what_was_made():
+    from tapecli.api import Options, run_source
+    loop = "var w = 1.0\nfor step in range(5):\n    tape t:\n        y = w * w\n    g = t.gradient(y, w)\n"
+    kept, forgotten = (run_source(loop, "l.tdf", Options(keep_requests=keep)).requests for keep in (True, False))
+    assert kept.mark() == forgotten.mark() == 5 and [r.seq for r in kept] == list(range(5))
+    assert forgotten.since(4) == [forgotten[0]] and forgotten.since(5) == [] and kept.since(3) == kept[3:]

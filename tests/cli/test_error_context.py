@@ -104,3 +104,25 @@ def test_a_none_that_no_gradient_bound_gets_no_hint(tmp_path):
     assert err["message"] == "'*' needs tensors, got None" and "hint" not in err
     err = cli("run", _write(tmp_path, "g = None\nh = g * 2.0\n"), "--json").json["error"]      # Python's: CPython's
     assert err["message"] == "unsupported operand type(s) for *: 'NoneType' and 'float'" and "hint" not in err
+
+
+# A loop whose later requests (at another call site) follow the None: a run that reports no request (`run`)
+# forgets each step's gradients, not the request whose None an error names.
+NONE_THEN_OTHERS = textwrap.dedent("""\
+    var x = 2.0
+    var w = 1.0
+    for step in range(3):
+        tape t:
+            y = w * 3.0
+        g = t.gradient(y, x)
+        tape u:
+            z = w * w
+        gw = u.gradient(z, w)
+    h = 1.0 + g
+    """)
+
+
+def test_a_run_that_forgets_old_gradients_still_names_the_none(tmp_path):
+    err = cli("run", _write(tmp_path, NONE_THEN_OTHERS), "--json").json["error"]
+    assert err["line"] == 10
+    assert err["message"].endswith(": g is None, the gradient of y w.r.t. x asked at line 6")

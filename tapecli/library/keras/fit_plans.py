@@ -15,7 +15,7 @@ from __future__ import annotations
 from tapecli import kernels
 from tapecli.interpreter import loop_plans
 from tapecli.interpreter.loop_shape import LoopShape
-from tapecli.interpreter.objects import EFFECT, PURE
+from tapecli.interpreter.objects import EFFECT, PURE, RequestLog
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -44,10 +44,10 @@ class BatchPlans:
     step: no program code, no gradient request, no steps of the program's)."""
 
     steps = 0           # (the step is the library's: the run counts each batch as it is taken, epochs.py)
-    requests = ()           # (the library's gradient is no request of the program's)
 
     def __init__(self, count: int | None):
         self.ctx = current()
+        self.requests = RequestLog()    # (none is made: the library's gradient is no request of the program's)
         self.count = count
         self.planner = None
         self.names = None           # the batch tensors' names, from the first batch
