@@ -24,10 +24,10 @@ from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tens
     run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
 from tapecli.library.keras import mixed_precision
-from tapecli.library.keras.common import call_training
+from tapecli.library.keras.common import call_argument, call_training
 from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
 from tapecli.runtime.context import current
-from tapecli.runtime.values import Variable
+from tapecli.runtime.values import Tensor, Variable
 
 
 class KerasClass(type):
@@ -142,7 +142,7 @@ class Layer(KerasBase, metaclass=KerasClass):
                     previous = eager_mask(run, args[0])
                     if previous is not None and _takes(self.call, "mask"):
                         kwargs["mask"] = previous
-                out = self.call(*args, **kwargs)
+                out = self.call(*call_arguments(args), **call_arguments(kwargs))
                 if not args or eager_mask(run, out) is not None:      # (an output with a mask keeps it)
                     return out
                 return keep_mask(run, out, output_mask(self, args[0], previous))
@@ -607,3 +607,18 @@ class GraphLayer(LibraryLayer):
 
 
 VIEWS[Layer] = graph_layer
+
+
+def call_arguments(values):
+    """The program's arguments of a layer's call (a tuple or a dict of them) as Keras converts them (common.py
+    call_argument): its NumPy arrays tensors, its float tensors of floatx."""
+    if isinstance(values, dict):
+        return {k: to_program(call_argument(to_library(v))) if _converts(v) else v for k, v in values.items()}
+    return [to_program(call_argument(to_library(v))) if _converts(v) else v for v in values]
+
+
+def _converts(value) -> bool:
+    """Whether Keras's call converts ``value`` or items of it (a NumPy array, a tensor, a list or tuple of them)."""
+    if isinstance(value, (list, tuple)):
+        return any(_converts(v) for v in value)
+    return isinstance(value, (np.ndarray, np.generic)) or type(value) is Tensor

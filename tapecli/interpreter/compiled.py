@@ -19,7 +19,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
 from tapecli.interpreter.objects import _PYFUNCTION
-from tapecli.interpreter.registry import BUILTINS, DISPATCH, python_operation, tensorflow_result
+from tapecli.interpreter.registry import BUILTINS, DISPATCH, builtin_result
 from tapecli.ops.scalar import scalar_binary
 from tapecli.interpreter.scalar_source import FLOAT_SCALARS, OP_NAMES, ScalarSource, scalar_loop
 from tapecli.runtime.limits import Limits
@@ -182,8 +182,7 @@ class Compiled:
                         result = f(*values)      # a builtin whose arguments bind (as call_builtin)
                     except Exception as e:
                         raise call_error(e, node, values) from None
-                    return tensorflow_result(interp, node, result) if result.__class__ is Tensor and result.weak \
-                        else python_operation(f, node, values, result)
+                    return builtin_result(f, interp, node, values, result)
             return call(f, values, {}, node)
         return call_positional
 

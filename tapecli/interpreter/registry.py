@@ -8,6 +8,8 @@ import inspect
 import threading
 import types
 
+import numpy as np
+
 from tapecli.errors import TdfTypeError
 from tapecli.frontend.ast import Attribute, Name
 from tapecli.runtime.values import DTYPES, DType, Tensor, Variable
@@ -160,7 +162,15 @@ def call_builtin(f, interp, node, args, kwargs):
         # (a tensor of its own, as TensorFlow's conversion makes: materialize's one constant of the value would be
         # the tensor tf.constant(3.0) returns, which a tape may watch, and so every later literal 3.0)
         args = [Tensor(ops.materialize(args[0]).value), *args[1:]]
-    result = _call_builtin(f, interp, node, args, kwargs)
+    return builtin_result(f, interp, node, args, _call_builtin(f, interp, node, args, kwargs))
+
+
+def builtin_result(f, interp, node, args, result):
+    """A builtin's result as the program holds it: a Python number the library returns as the interpreter holds
+    one; a tensor where TensorFlow's function was called on literals (tensorflow_result); Python's own number
+    where the function is Python's operation (python_operation)."""
+    if result.__class__ is float or result.__class__ is int:     # (keras.backend.epsilon())
+        return Tensor(np.array(result), weak=True)
     # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow;
     # ``numpy_results``: tf.experimental.numpy's, whose every tensor NumPy's rules typed and whose Python number is
     # one, as tnp.size gives it)

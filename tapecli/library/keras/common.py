@@ -13,7 +13,7 @@ from tapecli.interpreter.conversions import to_float as num   # a Python number 
 from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import as_tensor, type_word
-from tapecli.runtime.values import NumpyArray, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable
 
 
 def opt_num(value, what):
@@ -103,10 +103,26 @@ def tensor(x, what="the input", floats=None) -> Tensor:
     return t
 
 
+def call_argument(value):
+    """An argument of a layer's call as Keras's ``Layer.__call__`` converts it (``DTypePolicy.convert_input``): a
+    NumPy array becomes a tensor, of floatx where it holds floats, and a float tensor of another float dtype is
+    cast to floatx (on the tape, so its gradient flows back); Python numbers, strings, variables and other values
+    pass as they are, and lists, tuples and dicts item by item."""
+    kind = value.__class__
+    if kind is list or kind is PythonTuple or kind is tuple:
+        return kind(call_argument(v) for v in value)
+    if kind is dict:
+        return {k: call_argument(v) for k, v in value.items()}
+    if kind is NumpyArray:
+        return Tensor(value.value.astype(float_dtype()) if value.dtype.kind == "f" else value.value)
+    if kind is Tensor and not value.weak and value.dtype.kind == "f" and value.dtype != float_dtype():
+        return ops.cast(value, float_dtype())
+    return value
+
+
 def model_input(x) -> Tensor:
-    """A model's input as Keras's call converts it (convert_to_tensor, at the model's compute dtype): a tensor,
-    where a layer's own call keeps a NumPy array NumPy's for its ops (a program's layer first in a model sees a
-    tensor)."""
+    """A model's input as Keras's call converts it (convert_to_tensor, at the model's compute dtype): a tensor
+    (a program's layer first in a model sees one)."""
     t = tensor(x)
     return Tensor(t.value) if isinstance(t, NumpyArray) else t
 

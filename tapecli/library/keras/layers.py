@@ -473,6 +473,8 @@ class Layer(KerasObject):
         """The layer's output for x (``given``: a mask, an initial state, for a layer that takes them)."""
         compute = self.compute_dtype
         x = tensor(x, floats=compute)
+        if x.__class__ is NumpyArray:       # (Keras's __call__ converts it: a layer that passes it on gives a tensor)
+            x = Tensor(x.value)
         self.check_input(x)
         self.build_for(x.shape, compute)
         # Keras's layers cast a float input to their compute dtype (floatx), its ops an int one to their weights'

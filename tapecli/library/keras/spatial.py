@@ -7,7 +7,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import dims, float_dtype, integer, num, tensor
+from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, tensor
 from tapecli.library.draws import drawn, normal_values
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, dropout_mask
 from tapecli.runtime.values import Tensor
@@ -200,9 +200,9 @@ class Lambda(Layer):
         return out
 
     def apply(self, interp, x, training=None):
-        # (a list of tensors reaches the function as a list, as Keras passes it)
-        return self.forward(interp, list(x), bool(training)) if isinstance(x, (list, tuple)) \
-            else super().apply(interp, x, training)
+        # (a list of tensors reaches the function as a list, as Keras passes it; a NumPy array as a tensor)
+        return self.forward(interp, call_argument(list(x)), bool(training)) if isinstance(x, (list, tuple)) \
+            else super().apply(interp, call_argument(x), training)
 
     def forward(self, interp, x, training):
         if self.arguments:

@@ -15,7 +15,7 @@ from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
 from tapecli.library.keras import mixed_precision, models, training
 from tapecli.interpreter.classes import module_name
-from tapecli.library.keras.common import auto_name, call_training, dims, method, name_scope
+from tapecli.library.keras.common import auto_name, call_argument, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
@@ -125,6 +125,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
     if symbolic:
         probes = [a.probe() for a in keras_args]
         args = [probes] if listed else probes
+    else:
+        args, kwargs = call_argument(list(args)), call_argument(kwargs)
     depth = getattr(interp, "keras_call_depth", 0)
     if depth == 0 or symbolic:
         for part in training.adapter(interp, instance).nested():
