@@ -8,7 +8,9 @@ object itself and the library calls by the same names with Keras's arguments (th
 an optimizer's apply_gradients and apply, a metric's update_state, result and reset_state) are the program's where
 its class overrides them: the object calls them back (fit's apply_gradients, compile's metrics, a metric called),
 and ``super()`` reaches the library's own. A class that overrides one Keras calls and the library does not
-(``not_called_back``: an optimizer's update_step) is refused where it is made: the override would go uncalled."""
+(``not_called_back``: a concrete optimizer's update_step) is refused where it is made: the override would go
+uncalled. The base ``keras.optimizers.Optimizer`` is derived from the same way (its library class calls back the
+subclass's build and update_step: library/keras/optimizer_base.py)."""
 from __future__ import annotations
 
 from tapecli.execution.keras_classes import Layer

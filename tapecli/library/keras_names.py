@@ -119,7 +119,8 @@ BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.program_input)
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
-_register("optimizers.Optimizer", optimizer_base.BaseOptimizer)      # (the base a program's optimizer derives from)
+for _name in ("optimizers.Optimizer", "keras.Optimizer"):        # (the base a program's optimizer derives from)
+    _register(_name, optimizer_base.BaseOptimizer)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
     _register(_cls.__name__, _cls, with_interp=False)
 for _name in losses.CLASS_NAMES:
