@@ -110,7 +110,8 @@ class BaseOptimizer(Optimizer):
         assign_value(_variable(variable, "assign_sub"), "assign_sub", value)
 
     def update_step(self, gradient, variable, learning_rate):
-        raise NotImplementedError(f"{type(self).__name__} defines no update_step(gradient, variable, learning_rate)")
+        raise NotImplementedError(f"the optimizer {self.name!r} has no update_step(gradient, variable, learning_rate): "
+                                  "a subclass of keras.optimizers.Optimizer defines it")
 
     # --------------------------------------------------------------------- applying
     def step(self, variables, grads, flat=None, row_squares=None, compiled=False):
