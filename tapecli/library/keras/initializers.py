@@ -77,6 +77,7 @@ class SeedGenerator(KerasObject):
 
     kind_word = "a SeedGenerator"
     keras_name = "SeedGenerator"
+    keras_own_state = True
 
     def __init__(self, seed=None, name=None, **ignored):
         if name is None:            # (Keras's auto_name, counted per run)
@@ -106,6 +107,9 @@ class SeedGenerator(KerasObject):
             self.state_variable = Variable(path, np.array(self.held, np.int64), False, tf_name="seed_generator_state",
                                            keras=path)
         return self.state_variable
+
+    def layer_variables(self) -> list:
+        return [self.variable()]
 
     def next(self, ordered=True) -> tuple[int, int]:
         state = self.state

@@ -261,6 +261,9 @@ class Layer(KerasObject):
         """Keras's ``layer.variables``: its weights, then its seed generators' states."""
         return self.weights + [g.variable() for g in self.seed_generators()]
 
+    def layer_variables(self) -> list:
+        return self.variables
+
     def non_trainable_variables(self) -> list[Variable]:
         trained = {v.id for v in self.trainable_weights}
         return [v for v in self.variables if v.id not in trained]

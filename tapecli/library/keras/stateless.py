@@ -13,19 +13,26 @@ from tapecli.runtime.values import Tensor, Variable, dtype_name
 
 
 def stateless_call(layer, interp, node, trainable_variables, non_trainable_variables, args, kwargs):
-    if not layer.built:
-        raise TdfValueError(f"To call stateless_call, {layer.python_class_name()} must be built (i.e. its variables must "
-                            "have been already created). You can build it by calling it on some data.")
+    """A library layer's or model's ``stateless_call``: its ``call`` with the values given."""
     return_losses = kwargs.pop("return_losses", False)
-    trainable, non_trainable = layer.trainable_weights, layer.non_trainable_variables()
-    name = layer.python_class_name()
-    _check(trainable_variables, trainable, "trainable_variables", f"{name}().trainable_variables")
-    _check(non_trainable_variables, non_trainable, "non_trainable_variables", f"{name}().non_trainable_variables")
-    (outputs, losses), new = standing_in(
-        trainable + non_trainable, [*trainable_variables, *non_trainable_variables],
+    (outputs, losses), new = stateless_values(
+        layer.python_class_name(), layer.built, layer.trainable_weights, layer.non_trainable_variables(),
+        trainable_variables, non_trainable_variables,
         lambda: (layer.call(interp, list(args), kwargs, node), layer.regularization_losses() if return_losses else None))
-    new = new[len(trainable):]
     return (outputs, new, losses) if return_losses else (outputs, new)
+
+
+def stateless_values(class_name: str, built: bool, trainable: list, non_trainable: list, trainable_values,
+                     non_trainable_values, action):
+    """``action()`` (a layer's call) with the values given standing in for the layer's variables, checked as
+    Keras checks them, and the new values of its non-trainable variables."""
+    if not built:
+        raise TdfValueError(f"To call stateless_call, {class_name} must be built (i.e. its variables must have been "
+                            "already created). You can build it by calling it on some data.")
+    _check(trainable_values, trainable, "trainable_variables", f"{class_name}().trainable_variables")
+    _check(non_trainable_values, non_trainable, "non_trainable_variables", f"{class_name}().non_trainable_variables")
+    found, new = standing_in(trainable + non_trainable, [*trainable_values, *non_trainable_values], action)
+    return found, new[len(trainable):]
 
 
 def metric_method(metric, name: str):
