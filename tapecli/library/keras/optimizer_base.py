@@ -15,13 +15,22 @@ import numpy as np
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.core import assign_value
 from tapecli.library.keras.common import auto_name, dims
+from tapecli.library.keras.mixed_precision import LossScaleOptimizer
 from tapecli.library.keras.optimizers import Optimizer, slot_prefix
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DType, Tensor, Variable
 
 
-class BaseOptimizer(Optimizer):
+class _AnyOptimizer(type):
+    """``isinstance(x, keras.optimizers.Optimizer)``: whether ``x`` is any of Keras's optimizers (an Adam, a
+    LossScaleOptimizer, a program's subclass of the base)."""
+
+    def __instancecheck__(cls, value) -> bool:
+        return isinstance(value, (Optimizer, LossScaleOptimizer))
+
+
+class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
     """``keras.optimizers.Optimizer``: its ``update_step`` the subclass's (the program's override, called back)."""
 
     elementwise = False             # (each variable stepped by the subclass's update_step, never laid end to end)
