@@ -50,6 +50,7 @@ class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
         self.built = False
         self.indices: dict[int, int] = {}       # by variable id: its place in build's list (_get_variable_index)
         self.made: list[Variable] = []          # what add_variable made, in order
+        self.accumulators: list[Variable] = []  # with gradient_accumulation_steps: the gradients summed, by index
 
     def python_class(self) -> str:
         return "keras.src.optimizers.optimizer.Optimizer"
@@ -69,6 +70,8 @@ class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
             raise TdfTypeError("build takes a list of variables", hint="opt.build(model.trainable_variables)")
         self.build_averages(variables)
         self.indices = {v.id: i for i, v in enumerate(variables)}
+        if self.accumulation is not None:
+            self.accumulators = [self.add_variable_from_reference(v, "gradient_accumulator") for v in variables]
         self.built = True
 
     def variable_index(self, variable) -> int:
@@ -123,6 +126,15 @@ class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
                                   "a subclass of keras.optimizers.Optimizer defines it")
 
     # --------------------------------------------------------------------- applying
+    def accumulate(self, variables, arrays):
+        """Keras's gradient accumulation (the base's), its sums the ``gradient_accumulator`` variables build made."""
+        held = [self.accumulators[self.variable_index(v)] for v in variables]
+        self.accumulated = {v.id: np.array(total.read().value) for v, total in zip(variables, held)}
+        found = super().accumulate(variables, arrays)
+        for v, total in zip(variables, held):
+            total.assign(self.accumulated[v.id])
+        return found
+
     def step(self, variables, grads, flat=None, row_squares=None, compiled=False):
         """Keras's apply of the gradients' arrays: see the module's docstring."""
         if not self.built:
