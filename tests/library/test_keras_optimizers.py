@@ -462,3 +462,16 @@ def test_a_program_optimizer_without_update_step_is_refused_at_its_first_step():
     with pytest.raises(TdfError) as e:
         run(source)
     assert e.value.message.startswith("the optimizer 'halving' has no update_step") and e.value.line == 11
+
+
+def test_the_base_optimizer_made_directly_on_the_interpreter(monkeypatch):
+    """keras.optimizers.Optimizer itself: its add_variable (under its automatic name), and a step is Keras's
+    NotImplementedError, at its line."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    source = ("import tensorflow as tf\nimport keras\nopt = keras.optimizers.Optimizer(0.1)\n"
+              "v = opt.add_variable((2, 3), initializer='ones', name='acc')\n"
+              "print([x.path for x in opt.variables], v.numpy().sum())\n")
+    assert run_source(source, "base.py").output == ["['optimizer/iteration', 'optimizer/learning_rate', 'optimizer/acc'] 6.0"]
+    with pytest.raises(TdfError) as e:
+        run_source(source + "w = tf.Variable(1.0)\nopt.apply_gradients([(tf.constant(1.0), w)])\n", "base.py")
+    assert e.value.kind == "NotImplementedError" and e.value.line == 7

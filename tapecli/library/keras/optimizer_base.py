@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import TdfTypeError, TdfValueError, UndefinedMethod
 from tapecli.library.core import assign_value
+from tapecli.library.keras import initializers
 from tapecli.library.keras.common import auto_name, dims
 from tapecli.library.keras.mixed_precision import LossScaleOptimizer
 from tapecli.library.keras.optimizers import Optimizer, slot_prefix
@@ -47,6 +48,7 @@ class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
         super().__init__(interp, learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm,
                          name or auto_name(interp, "optimizer"), gradient_accumulation_steps, use_ema, ema_momentum,
                          ema_overwrite_frequency)
+        self.rng = interp.rng               # (the run's: add_variable's random initializers draw from it)
         self.built = False
         self.indices: dict[int, int] = {}       # by variable id: its place in build's list (_get_variable_index)
         self.made: list[Variable] = []          # what add_variable made, in order
@@ -95,16 +97,15 @@ class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
                           f"{slot_prefix(reference)}_{name or 'var'}")
 
     def _made(self, shape: list, initializer, dtype: np.dtype, name: str) -> Variable:
-        from tapecli.library.keras import initializers
-        value = initializers.get(initializer).make(shape, current().bridge.run.rng, dtype)
+        value = initializers.get(initializer).make(shape, self.rng, dtype)
         made = Variable(f"{self.name}/{name}", np.asarray(value, dtype), trainable=False, tf_name=name,
                         keras=f"{self.name}/{name}")
         self.made.append(made)
         return made
 
     def keras_variables(self) -> list:
-        """``iteration``, ``learning_rate`` (unless a schedule gives it), the moving averages, then the
-        subclass's variables in the order it made them."""
+        """``iteration``, ``learning_rate`` (unless a schedule gives it), the moving averages, then the variables
+        made by add_variable in order (the gradient accumulators of build, the subclass's own)."""
         counted = super().keras_variables()
         return counted + self.made
 
@@ -122,8 +123,8 @@ class BaseOptimizer(Optimizer, metaclass=_AnyOptimizer):
         assign_value(_variable(variable, "assign_sub"), "assign_sub", value)
 
     def update_step(self, gradient, variable, learning_rate):
-        raise NotImplementedError(f"the optimizer {self.name!r} has no update_step(gradient, variable, learning_rate): "
-                                  "a subclass of keras.optimizers.Optimizer defines it")
+        raise UndefinedMethod(f"the optimizer {self.name!r} has no update_step(gradient, variable, learning_rate): a "
+                              "subclass of keras.optimizers.Optimizer defines it")
 
     # --------------------------------------------------------------------- applying
     def accumulate(self, variables, arrays):
