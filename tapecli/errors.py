@@ -132,6 +132,12 @@ class TdfValueError(TdfError):
     kind = "ValueError"
 
 
+class UndefinedMethod(TdfError):
+    """A method a subclass of a Keras base is to define and does not (an optimizer's ``update_step``): Python's
+    NotImplementedError in Keras."""
+    kind = "NotImplementedError"
+
+
 class KernelValueError(TdfValueError):
     """A value an op's kernel refuses as it runs (an index out of range, a singular matrix): TensorFlow raises
     InvalidArgumentError for it, which a TensorFlow program catches it as (execution/tf_errors.py)."""

@@ -25,7 +25,9 @@ from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tens
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
 from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_argument, call_training
+from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
+from tapecli.library.keras.stateless import stateless_values
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable
 
@@ -194,7 +196,9 @@ class Layer(KerasBase, metaclass=KerasClass):
     def weights(self) -> list:
         return _weights(self)
 
-    variables = weights
+    @property
+    def variables(self) -> list:
+        return _weights(self, variables=True)
 
     @property
     def trainable_weights(self) -> list:
@@ -207,7 +211,23 @@ class Layer(KerasBase, metaclass=KerasClass):
         trainable = {id(v) for v in self.trainable_weights}
         return [v for v in _weights(self) if id(v) not in trainable]
 
-    non_trainable_variables = non_trainable_weights
+    @property
+    def non_trainable_variables(self) -> list:
+        trainable = {id(v) for v in self.trainable_weights}
+        return [v for v in self.variables if id(v) not in trainable]
+
+    def stateless_call(self, trainable_variables, non_trainable_variables, *args, return_losses=False, **kwargs):
+        """Keras's: ``call`` with the values given standing in for the layer's variables, and the new values of its
+        non-trainable ones (library/keras/stateless.py)."""
+        eager = current().eager
+
+        def call():
+            with program_side(eager):
+                return self.call(*args, **kwargs), (self.losses if return_losses else None)
+        (outputs, losses), new = _stateless_values(type(self).__name__, self.built, self.trainable_variables,
+                                                   self.non_trainable_variables, trainable_variables,
+                                                   non_trainable_variables, call)
+        return (outputs, new, losses) if return_losses else (outputs, new)
 
     def get_weights(self) -> list:
         return [np.array(v.read().value) for v in _weights(self)]
@@ -349,17 +369,22 @@ def output_mask(layer: Layer, x, mask):
 
 
 # ------------------------------------------------------------------ collecting
-def _weights(layer: Layer) -> list:
+def _weights(layer: Layer, variables: bool = False) -> list:
+    """The layer's weights: its own (trainable first), then those of what it holds, in the order assigned; with
+    ``variables``, Keras's variables: the states of the SeedGenerators it holds after its own weights, and its
+    layers' variables (a Dropout's seed state) for their weights."""
     own = layer._own_weights
     out = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+    leaves = [leaf for value in list(vars(layer).values()) for leaf in _leaves(value)]
+    if variables:
+        out += [library_value(leaf).variable() for leaf in leaves if isinstance(library_value(leaf), SeedGenerator)]
     seen = {id(v) for v in out}
-    for value in list(vars(layer).values()):
-        for leaf in _leaves(value):
-            for v in ([leaf] if isinstance(leaf, Variable) else _weights(leaf) if _program_layer(leaf)
-                      else _library_weights(leaf)):
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    out.append(v)
+    for leaf in leaves:
+        for v in ([leaf] if isinstance(leaf, Variable) else _weights(leaf, variables) if _program_layer(leaf)
+                  else _library_weights(leaf, variables)):
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
     return out
 
 
@@ -393,6 +418,9 @@ def _program_layer(value) -> bool:
     return type.__instancecheck__(Layer, value)
 
 
+_stateless_values = as_tensorflow(stateless_values)
+
+
 def _library_layer(value):
     if type(value) is not LibraryObject:
         return None
@@ -400,9 +428,9 @@ def _library_layer(value):
     return of if LAYER in getattr(of, "keras_bases", ()) else None
 
 
-def _library_weights(value) -> list:
+def _library_weights(value, variables: bool = False) -> list:
     of = _library_layer(value)
-    return list(of.weights) if of is not None else []
+    return [] if of is None else list(of.variables if variables else of.weights)
 
 
 @as_tensorflow

@@ -8,14 +8,17 @@ object itself and the library calls by the same names with Keras's arguments (th
 an optimizer's apply_gradients and apply, a metric's update_state, result and reset_state) are the program's where
 its class overrides them: the object calls them back (fit's apply_gradients, compile's metrics, a metric called),
 and ``super()`` reaches the library's own. A class that overrides one Keras calls and the library does not
-(``not_called_back``: an optimizer's update_step) is refused where it is made: the override would go uncalled."""
+(``not_called_back``: a concrete optimizer's update_step) is refused where it is made: the override would go
+uncalled. The base ``keras.optimizers.Optimizer`` is derived from the same way (its library class calls back the
+subclass's build and update_step: library/keras/optimizer_base.py)."""
 from __future__ import annotations
 
 from tapecli.execution.keras_classes import Layer
 from tapecli.execution.tf_values import DERIVED_BASE, LibraryDerived, LibraryKind, ProgramCallable, as_tensorflow, \
     call_library, library_attribute, library_value, program_method, set_library_attribute
 from tapecli.interpreter.classes import LAYER
-from tapecli.library.keras.common import method
+from tapecli.library.keras.common import auto_name, method, snake_case
+from tapecli.library.keras.optimizer_base import BaseOptimizer
 from tapecli.runtime.context import current
 
 
@@ -27,7 +30,7 @@ def derived_base(kind: LibraryKind) -> type:
                         "Keras's concrete layers, optimizers and metrics, and from its base classes "
                         "(keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
                         "keras.callbacks.Callback...)")
-    base = DerivedLayer if LAYER in made.keras_bases else KerasDerived
+    base = DerivedLayer if LAYER in made.keras_bases else DerivedOptimizer if made is BaseOptimizer else KerasDerived
     return type(kind.__name__, (base,), {"_keras_kind": kind, "__module__": base.__module__})
 
 
@@ -80,6 +83,8 @@ class KerasDerived(LibraryDerived):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if not hasattr(cls, "_keras_kind"):         # (a base of tapecli's own: DerivedOptimizer)
+            return
         base = _made_base(cls)
         if base is cls:
             return
@@ -119,6 +124,23 @@ class KerasDerived(LibraryDerived):
 
     def __call__(self, *args, **kwargs):
         return call_library(self.held(), args, kwargs)
+
+
+class DerivedOptimizer(KerasDerived):
+    """The base of a program's subclass of ``keras.optimizers.Optimizer`` (optimizer_base.py): named after its
+    class where ``super().__init__`` gives no name (Keras's ``my_lion``), with Keras's ``_get_variable_index`` and
+    ``from_config``."""
+
+    def __init__(self, *args, name=None, **kwargs):
+        super().__init__(*args, name=name or auto_name(current().bridge.run, snake_case(type(self).__name__)),
+                         **kwargs)
+
+    def _get_variable_index(self, variable) -> int:
+        return self.held().variable_index(library_value(variable))
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
 
 
 def _made_base(cls: type) -> type:

@@ -13,7 +13,7 @@ import types
 
 from tapecli.errors import (CheckpointAssertionError, DtypeMismatch, EndOfSequence, GradientError, KernelPreconditionError,
                             KernelValueError, ShapeError, TapeError, TdfAssertionError, TdfError, TdfTypeError,
-                            TdfValueError)
+                            TdfValueError, UndefinedMethod)
 
 # TensorFlow's status codes (tf.errors.OK ... tf.errors.UNAUTHENTICATED) and the class of each.
 CODES = {"OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
@@ -66,7 +66,8 @@ STANDS_FOR = {CheckpointAssertionError: AssertionError,
               TdfAssertionError: CLASSES["InvalidArgumentError"], KernelValueError: CLASSES["InvalidArgumentError"],
               KernelPreconditionError: CLASSES["FailedPreconditionError"], EndOfSequence: CLASSES["OutOfRangeError"],
               TdfValueError: ValueError,
-              TdfTypeError: TypeError, TapeError: RuntimeError, GradientError: LookupError}
+              TdfTypeError: TypeError, TapeError: RuntimeError, GradientError: LookupError,
+              UndefinedMethod: NotImplementedError}
 # What a program may read of a library error it caught (its other attributes are tapecli's: hint, line, ...).
 ATTRIBUTES = frozenset({"args", "message", "op", "node_def", "error_code", "with_traceback", "add_note"})
 # The names of those other attributes: read through the guard (execution/tensorflow.py, GUARDED).

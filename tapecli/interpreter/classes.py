@@ -157,13 +157,14 @@ class Instance(ProgramObject):
             if attr == "submodules" and self.cls.framework == MODULE:
                 return held(module_leaves(self, lambda m: m.attrs, _is_module, _is_module))
             if attr == "variables":
-                return held(self.owned_variables())
+                return held(self.layer_variables())
             # (a Keras layer set trainable = False holds every weight of its as non-trainable)
             frozen = self.cls.framework == KERAS and "trainable" in self.attrs and not truth(self.attrs["trainable"])
             if attr in ("trainable_variables", "trainable_weights"):
                 return held(v for v in self.owned_variables() if v.trainable and not frozen)
             if attr in ("non_trainable_variables", "non_trainable_weights"):
-                return held(v for v in self.owned_variables() if not v.trainable or frozen)
+                listed = self.layer_variables() if attr == "non_trainable_variables" else self.owned_variables()
+                return held(v for v in listed if not v.trainable or frozen)
             if attr == "weights":          # Keras: each layer's weights in turn (owned_variables)
                 return list(self.owned_variables())
             if attr == "name":
@@ -255,7 +256,9 @@ class Instance(ProgramObject):
             shape = HOOKS["attribute"](interp, first, "shape", node) if isinstance(first, (Tensor, Variable)) else None
             call_method(interp, build, owner, self, [shape], {}, node)
 
-    def owned_variables(self) -> list:
+    def owned_variables(self, variables: bool = False) -> list:
+        """Its variables (a Keras layer's ``weights``); with ``variables``, a Keras layer's ``variables``: the seed
+        generators' states too, those it holds after its own weights."""
         if self.cls.framework == MODULE:
             return list(module_leaves(self, lambda m: m.attrs, _is_module, lambda v: isinstance(v, Variable)))
         names = list(self.attrs)
@@ -266,11 +269,18 @@ class Instance(ProgramObject):
             own = [v for v in self.attrs.values() if isinstance(v, Variable)]
             for v in [v for v in own if v.trainable] + [v for v in own if not v.trainable]:
                 _collect(v, out, seen)
+            if variables:
+                for held in self.attrs.values():
+                    if isinstance(held, ProgramObject) and held.keras_own_state:
+                        _collect(held, out, seen, variables)
         if self.inner is not None:
-            _collect(self.inner, out, seen)
+            _collect(self.inner, out, seen, variables)
         for name in names:
-            _collect(self.attrs[name], out, seen)
+            _collect(self.attrs[name], out, seen, variables)
         return out
+
+    def layer_variables(self) -> list:
+        return self.owned_variables(variables=self.cls.framework == KERAS)
 
     def bind_name(self, name: str) -> None:
         """The first binding names the object's variables: ``model.w`` rather than ``linear.w``."""
@@ -339,19 +349,20 @@ def _is_module(value) -> bool:
     return isinstance(value, Instance) and value.cls.framework == MODULE
 
 
-def _collect(value, out: list, seen: set) -> None:
+def _collect(value, out: list, seen: set, variables: bool = False) -> None:
+    """The variables ``value`` holds (a layer's weights; with ``variables``, its ``layer_variables``), each once."""
     if isinstance(value, Variable):
         if id(value) not in seen:
             seen.add(id(value))
             out.append(value)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _collect(item, out, seen)
+            _collect(item, out, seen, variables)
     elif isinstance(value, dict):
         for key in sorted(value, key=str):
-            _collect(value[key], out, seen)
+            _collect(value[key], out, seen, variables)
     elif isinstance(value, ProgramObject):
-        for v in value.owned_variables():
+        for v in value.layer_variables() if variables else value.owned_variables():
             _collect(v, out, seen)
 
 

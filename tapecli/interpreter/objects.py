@@ -385,6 +385,15 @@ class ProgramObject:
         ``tf.Module`` or Keras model that holds it collects into ``variables``."""
         return []
 
+    # a Keras layer holding this object lists its ``layer_variables`` among its own variables, before those of the
+    # layers it holds (a SeedGenerator's state), rather than in the order assigned
+    keras_own_state = False
+
+    def layer_variables(self) -> list:
+        """What a Keras layer holding this object lists among its ``variables`` (not its ``weights``): the owned
+        variables, and a layer's seed generators' states (library/keras)."""
+        return self.owned_variables()
+
     def replay_kind(self, args: list, kwargs: dict, tracked) -> str | None:
         """What calling the object with these arguments is to a loop plan (``interpreter/loop_plans.py``):
         PURE where the call computes its tensors by kernels and changes nothing else; None (the default)

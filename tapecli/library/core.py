@@ -619,7 +619,7 @@ def attribute(interp, value, attr, node):
         return BoundMethod(attr, lambda call_node, *args, **kwargs: class_methods[attr](interp, *args, **kwargs))
     if isinstance(value, Variable):
         if attr in ASSIGNS:
-            return BoundMethod(attr, lambda call_node, e: _assign(value, attr, e), replay=EFFECT)
+            return BoundMethod(attr, lambda call_node, e: assign_value(value, attr, e), replay=EFFECT)
         if attr in SPARSE_SCATTERS:
             return BoundMethod(attr, lambda call_node, sparse_delta, use_locking=False, name=None:
                                _scatter_slices(value, attr, sparse_delta), replay=EFFECT)
@@ -648,7 +648,7 @@ def attribute(interp, value, attr, node):
     elif isinstance(value, Tensor):
         sliced = current().variable_slices.of(value) if attr == "assign" else None     # (TensorFlow's only)
         if sliced is not None:
-            return BoundMethod(attr, lambda call_node, e: _assign(*sliced, attr, e), replay=EFFECT)
+            return BoundMethod(attr, lambda call_node, e: assign_value(*sliced, attr, e), replay=EFFECT)
         if attr == "_keras_mask":           # (a Keras masking layer's output: Embedding(mask_zero=True), Masking)
             from tapecli.library.keras.layers import eager_mask
             mask = eager_mask(interp, value)
@@ -747,7 +747,7 @@ ASSIGNS = ("assign", "assign_add", "assign_sub")
 SCATTERS = ("scatter_nd_update", "scatter_nd_add", "scatter_nd_sub")
 
 
-def _assign(var: Variable, *key_how_e):
+def assign_value(var: Variable, *key_how_e):
     """``var.assign(e)`` (or assign_add, assign_sub); with a key, the assign of the slice ``var[key]`` alone."""
     *key, how, e = key_how_e
     new = ops.to_tensor(e)

@@ -7,8 +7,9 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   mixed_precision, models, optimizers, penalties, pooling, preprocessing, recurrent,
-                                   regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
+                                   mixed_precision, models, optimizer_base, optimizers, penalties, pooling, preprocessing,
+                                   recurrent, regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities,
+                                   vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,
@@ -118,6 +119,8 @@ BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.program_input)
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
+for _name in ("optimizers.Optimizer", "keras.Optimizer"):        # (the base a program's optimizer derives from)
+    _register(_name, optimizer_base.BaseOptimizer)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
     _register(_cls.__name__, _cls, with_interp=False)
 for _name in losses.CLASS_NAMES:

@@ -185,7 +185,7 @@ until a program calls it."""
                  "name_scopes", "updated_in_place", "backward_plans", "backward_passes", "replayed",
                  "variables", "loop_replayed", "eager", "bridge", "functions", "constraints", "mode", "variable_slices",
                  "functions_eagerly", "clock", "graph_arguments", "library_views", "_python_random", "tf_random_state",
-                 "keras_seed_generator", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
+                 "keras_seed_generator", "seed_generators", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
                  "run_logging", "counting_datasets", "dataset_pass", "runs_after", "keras_logits", "keras_floatx",
                  "keras_dtype_policy", "distribution", "mirroring", "mirrored_variables", "keras_registry", "tf1_graphs",
                  "tf1_sessions")
@@ -222,6 +222,7 @@ until a program calls it."""
         self._python_random = None
         self.tf_random_state = None     # TensorFlow's global seed and kernel states (library/draws.tf_random_state)
         self.keras_seed_generator = None        # Keras's global SeedGenerator (keras.random's unseeded draws)
+        self.seed_generators = 0        # the SeedGenerators Keras named automatically (seed_generator_1, ...)
         self.checkpoints = None         # what tf.train.Checkpoint saved, in memory (library/tf_checkpoint.py)
         self.program_running = False    # a Python program's code runs (execution.run; execution/interfaces.py)
         self.numpy_behavior: NumpyBehavior | None = None

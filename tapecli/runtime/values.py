@@ -505,6 +505,18 @@ class Variable(EagerProtocol):
         self._value = Tensor(value, id=self.id)
         self.version += 1
 
+    def stand_in(self, value: Tensor) -> Tensor:
+        """Reads give ``value`` itself (a tape sees its reads as reads of it: Keras's StatelessScope) until
+        ``restore`` with the tensor this returns, the variable's own; what is assigned meanwhile is read, then
+        dropped. Each counts as an assign (what a variable's version keys sees a new value)."""
+        held, self._value = self._value, value
+        self.version += 1
+        return held
+
+    def restore(self, held: Tensor) -> None:
+        self._value = held
+        self.version += 1
+
     def fits(self, shape: tuple) -> bool:
         """Whether a value of this shape may be assigned where the variable's shape is declared partly known."""
         return self.declared is not None and self.declared.is_compatible_with(shape)

@@ -358,3 +358,37 @@ def test_image_augmentation_in_inference_passes_images_through():
                     "z = f(x, training=True)")
     np.testing.assert_array_equal(value(r, "y"), np.ones((1, 3, 3, 1), f))
     assert np.asarray(value(r, "z")).shape == (1, 3, 3, 1)
+
+
+def test_stateless_call_on_the_interpreter(monkeypatch):
+    """The recorded program of stateless calls (tests/data/tf_programs_optimizer_bases.json), less its last lines
+    that catch an error: the interpreter runs it and prints what TensorFlow printed."""
+    import json
+    from pathlib import Path
+    from tapecli.execution import python_only
+    recorded = json.loads((Path(__file__).parents[1] / "data" / "tf_programs_optimizer_bases.json").read_text())
+    program = recorded["stateless_call_layers"]
+    source = program["program"].split("try:")[0]
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    assert python_only(source) is None          # (the interpreter runs it)
+    assert tapecli.run(source).output == program["stdout"].splitlines()[:-1]
+
+
+def test_stateless_call_keeps_the_layers_variables_and_refuses_a_wrong_count():
+    r = tapecli.run("""\
+import tensorflow as tf
+import keras
+layer = keras.layers.BatchNormalization(momentum=0.5)
+layer.build((None, 2))
+x = tf.constant([[1.0, 2.0], [3.0, 6.0]])
+out, (mean, variance) = layer.stateless_call(layer.trainable_variables, layer.non_trainable_variables, x,
+                                             training=True)
+kept = layer.moving_mean.numpy()
+""")
+    # the batch's mean [2, 4] halfway from the moving mean's zeros; the layer's own moving mean still zeros
+    assert np.asarray(r.values["mean"]).tolist() == [1.0, 2.0]
+    assert np.asarray(r.values["kept"]).tolist() == [0.0, 0.0]
+    with pytest.raises(TdfValueError, match="Argument `non_trainable_variables` must be a list of tensors "
+                                            "corresponding 1:1 to BatchNormalization"):
+        tapecli.run("import keras\nlayer = keras.layers.BatchNormalization()\nlayer.build((None, 2))\n"
+                    "layer.stateless_call(layer.trainable_variables, [], [[1.0, 2.0]])\n")

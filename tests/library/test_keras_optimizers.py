@@ -9,7 +9,7 @@ import pytest
 from conftest import run_program, value
 from tapecli.api import run_source
 from tapecli.library.keras import optimizers
-from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 
 f = np.float32
 W0 = [1.0, -2.0, 3.0]
@@ -420,3 +420,58 @@ def test_slots_laid_end_to_end_are_written_in_place_until_something_holds_them(m
     for name in ("kept", "read", "m", "w", "b"):
         assert np.asarray(value(r, name)).tobytes() == np.asarray(value(reference, name)).tobytes()
     assert value(r, "kept") != value(r, "m")
+
+
+SUBCLASS = """\
+import tensorflow as tf
+import keras
+
+
+class Halving(keras.optimizers.Optimizer):
+    def update_step(self, gradient, variable, learning_rate):
+        self.assign_sub(variable, learning_rate * gradient * 0.5)
+
+
+w = tf.Variable([1.0, -2.0])
+opt = Halving(0.5, clipnorm=1.0)
+opt.apply_gradients([(tf.constant([3.0, 4.0]), w)])
+print(w.numpy().tolist(), opt.name, int(opt.iterations.numpy()))
+"""
+
+
+def test_a_program_optimizer_steps_by_its_update_step_after_the_base_clips():
+    """The gradient [3, 4] clipped to norm 1 ([0.6, 0.8]), then update_step's half step of learning rate 0.5."""
+    from tapecli import run
+    want = [np.float32(1.0) - np.float32(0.5) * np.float32(0.6) * np.float32(0.5),
+            np.float32(-2.0) - np.float32(0.5) * np.float32(0.8) * np.float32(0.5)]
+    assert run(SUBCLASS).output == [f"{[float(v) for v in want]} halving 1"]
+
+
+def test_the_interpreter_refuses_a_program_optimizer_and_names_cpython(monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfTypeError) as e:
+        run_source(SUBCLASS, "opt.py")
+    assert "cannot derive a class from Keras's optimizers.Optimizer" in e.value.message
+    assert "CPython" in e.value.hint
+
+
+def test_a_program_optimizer_without_update_step_is_refused_at_its_first_step():
+    from tapecli import run
+    source = SUBCLASS.replace("    def update_step(self, gradient, variable, learning_rate):\n"
+                              "        self.assign_sub(variable, learning_rate * gradient * 0.5)\n", "    pass\n")
+    with pytest.raises(TdfError) as e:
+        run(source)
+    assert e.value.message.startswith("the optimizer 'halving' has no update_step") and e.value.line == 11
+
+
+def test_the_base_optimizer_made_directly_on_the_interpreter(monkeypatch):
+    """keras.optimizers.Optimizer itself: its add_variable (under its automatic name), and a step is Keras's
+    NotImplementedError, at its line."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    source = ("import tensorflow as tf\nimport keras\nopt = keras.optimizers.Optimizer(0.1)\n"
+              "v = opt.add_variable((2, 3), initializer='ones', name='acc')\n"
+              "print([x.path for x in opt.variables], v.numpy().sum())\n")
+    assert run_source(source, "base.py").output == ["['optimizer/iteration', 'optimizer/learning_rate', 'optimizer/acc'] 6.0"]
+    with pytest.raises(TdfError) as e:
+        run_source(source + "w = tf.Variable(1.0)\nopt.apply_gradients([(tf.constant(1.0), w)])\n", "base.py")
+    assert e.value.kind == "NotImplementedError" and e.value.line == 7

@@ -49,7 +49,7 @@ class Adafactor(Optimizer):
                 keras = f"{slot_prefix(v)}_velocity" if slot == "velocity" else tensorflow_name(v)
                 dtype = v.dtype if factored or slot == "velocity" else np.int32
                 made[slot] = Variable(f"{self.name}/{v.name}/{slot}", np.zeros(shape, dtype=dtype), trainable=False,
-                                      tf_name=keras, keras=keras)
+                                      tf_name=keras, keras=f"{self.name}/{keras}")
                 self.slot_list.append(made[slot])
             self.slots[v.id] = made
         return self.slots[v.id]

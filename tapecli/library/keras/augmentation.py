@@ -342,7 +342,7 @@ class RandomCrop(_Augmentation):
     def __init__(self, interp, height, width, seed=None, data_format=None, **kw):
         super().__init__(interp, seed, data_format, **kw)
         if seed is None:        # (Keras's: a seed drawn for its config first, then its SeedGenerator's own)
-            self.seed, self.generator = self.generator.state[0], initializers.SeedGenerator()
+            self.seed, self.generator = self.generator.state[0], initializers.SeedGenerator(name=self.generator.name)
         self.height, self.width = integer(height, "height"), integer(width, "width")
 
     def output_shape(self, shape):

@@ -11,6 +11,7 @@ from tapecli.errors import NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import python_number
 from tapecli.interpreter.conversions import to_float as num   # a Python number from a number or a one-element tensor
 from tapecli.interpreter.objects import EFFECT, BoundMethod, ProgramObject
+from tapecli.library.keras.stateless import metric_method
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable
@@ -284,6 +285,9 @@ class MetricObject(KerasObject):
     def get_attribute(self, interp, attr, node):
         if attr == "variables":
             return self.keras_variables()
+        stateless = metric_method(self, attr)
+        if stateless is not None:
+            return method(attr, stateless)
         return super().get_attribute(interp, attr, node)
 
 

@@ -13,7 +13,7 @@ from tapecli.kernels import tf_random
 from tapecli.library.keras.common import KerasObject, dims, float_dtype, num, seed_value
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import NumpyArray, Tensor
+from tapecli.runtime.values import NumpyArray, Tensor, Variable
 
 _TRUNC_STD = 0.87962566103423978      # stddev of a unit normal truncated at two stddevs
 
@@ -70,21 +70,55 @@ def make_default_seed() -> int:
 class SeedGenerator(KerasObject):
     """keras.random.SeedGenerator: state [seed, 0] (seed None: make_default_seed, drawn when it is made);
     ``next()`` gives the state's stateless seed, then counts on (a Dropout layer's draws at each training
-    call); Keras's global one (``ordered=False``) moves its state to ``(state + 1) * 5387 % 933199``."""
+    call); Keras's global one (``ordered=False``) moves its state to ``(state + 1) * 5387 % 933199``. Its state is
+    Keras's non-trainable ``seed_generator_state`` variable once a layer's variables list it (``variable``): the
+    variable then holds it, so that an assign of it (a stateless call's, a program's) is the state the next draw
+    reads."""
 
     kind_word = "a SeedGenerator"
     keras_name = "SeedGenerator"
+    keras_own_state = True
 
-    def __init__(self, seed=None, **ignored):
-        self.state = [make_default_seed() if seed is None else int(seed_value(seed)), 0]
+    def __init__(self, seed=None, name=None, **ignored):
+        if name is None:            # (Keras's auto_name, counted per run)
+            ctx = current()
+            name = "seed_generator" + (f"_{ctx.seed_generators}" if ctx.seed_generators else "")
+            ctx.seed_generators += 1
+        self.name = name
+        self.held = [make_default_seed() if seed is None else int(seed_value(seed)), 0]
+        self.state_variable: Variable | None = None
+
+    @property
+    def state(self) -> list[int]:
+        if self.state_variable is None:
+            return self.held
+        return [int(v) for v in self.state_variable.read().value]
+
+    @state.setter
+    def state(self, value: list[int]) -> None:
+        self.held = value
+        if self.state_variable is not None:
+            self.state_variable.assign(np.array(value, np.int64))
+
+    def variable(self) -> Variable:
+        """Keras's state variable (int64 [seed, counter], not trainable), made at its first use."""
+        if self.state_variable is None:
+            path = f"{self.name}/seed_generator_state"
+            self.state_variable = Variable(path, np.array(self.held, np.int64), False, tf_name="seed_generator_state",
+                                           keras=path)
+        return self.state_variable
+
+    def layer_variables(self) -> list:
+        return [self.variable()]
 
     def next(self, ordered=True) -> tuple[int, int]:
-        found = keras_seed(*self.state)
-        self.state = [self.state[0], self.state[1] + 1] if ordered else [(v + 1) * 5387 % 933199 for v in self.state]
+        state = self.state
+        found = keras_seed(*state)
+        self.state = [state[0], state[1] + 1] if ordered else [(v + 1) * 5387 % 933199 for v in state]
         return found
 
     def attributes(self):
-        return {"state": lambda: Tensor(np.array(self.state, np.int64))}
+        return {"state": self.variable, "name": self.name}
 
     def methods(self):
         return {"next": lambda ordered=True: Tensor(np.array(self.next(ordered), np.int32))}

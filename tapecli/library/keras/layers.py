@@ -17,6 +17,7 @@ from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, mixed_precision, penalties
 from tapecli.library.keras.configs import layer_config
+from tapecli.library.keras.stateless import stateless_call
 from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
                                               scalar, seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
@@ -250,6 +251,23 @@ class Layer(KerasObject):
     def trainable_weights(self) -> list[Variable]:
         return [v for v in self.weights if v.trainable] if self.trainable else []
 
+    def seed_generators(self) -> list:
+        """The layer's Keras SeedGenerators (a Dropout's), whose states are among its variables."""
+        found = getattr(self, "generator", None)
+        return [found] if isinstance(found, initializers.SeedGenerator) else []
+
+    @property
+    def variables(self) -> list[Variable]:
+        """Keras's ``layer.variables``: its weights, then its seed generators' states."""
+        return self.weights + [g.variable() for g in self.seed_generators()]
+
+    def layer_variables(self) -> list:
+        return self.variables
+
+    def non_trainable_variables(self) -> list[Variable]:
+        trained = {v.id for v in self.trainable_weights}
+        return [v for v in self.variables if v.id not in trained]
+
     def owned_variables(self) -> list:
         return self.weights
 
@@ -274,11 +292,11 @@ class Layer(KerasObject):
 
     def attributes(self):
         out = {"name": lambda: self.given or self.auto, "built": lambda: PythonBool(np.array(self.built)),
-               "weights": lambda: self.weights, "variables": lambda: self.weights,
+               "weights": lambda: self.weights, "variables": lambda: self.variables,
                "trainable_weights": lambda: self.trainable_weights,
                "trainable_variables": lambda: self.trainable_weights,
                "non_trainable_weights": lambda: [v for v in self.weights if v not in self.trainable_weights],
-               "non_trainable_variables": lambda: [v for v in self.weights if v not in self.trainable_weights],
+               "non_trainable_variables": self.non_trainable_variables,
                "trainable": lambda: PythonBool(np.array(self.trainable)),
                "losses": self.regularization_losses, "input": lambda: self.symbolic_end(0),
                "output": lambda: self.symbolic_end(1)}
@@ -288,6 +306,8 @@ class Layer(KerasObject):
         for kind, table in (("regularizer", getattr(self, "regularizers", {})), ("constraint", self.constraints)):
             for short, held in table.items():
                 out[f"{short}_{kind}"] = lambda h=held: h.fn if isinstance(h, penalties.ProgramPenalty) else h
+        for generator in self.seed_generators():       # (Keras's attribute of a layer that draws: a Dropout's)
+            out["seed_generator"] = generator
         out["dtype"] = out["variable_dtype"] = lambda: dtype_name(self.variable_dtype)
         out["compute_dtype"] = lambda: dtype_name(self.compute_dtype)
         out["dtype_policy"] = lambda: self.policy or mixed_precision.DTypePolicy(dtype_name(float_dtype()))
@@ -323,7 +343,9 @@ class Layer(KerasObject):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
                 "build": lambda shape: self.build_for(dims(_first_shape(shape)), self.compute_dtype),
                 "get_config": self.get_config,
-                "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask)}
+                "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask),
+                "stateless_call": lambda trainable_variables, non_trainable_variables, *args, **kwargs: stateless_call(
+                    self, self.interp, None, trainable_variables, non_trainable_variables, args, kwargs)}
 
     def get_config(self) -> dict:
         return layer_config(self)

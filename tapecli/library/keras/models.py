@@ -102,13 +102,11 @@ class Model(Layer):
 
     @property
     def weights(self):
-        out, seen = [], set()
-        for layer in self.layers:
-            for v in layer.weights:
-                if v.id not in seen:
-                    seen.add(v.id)
-                    out.append(v)
-        return out
+        return _distinct(v for layer in self.layers for v in layer.weights)
+
+    @property
+    def variables(self):
+        return _distinct(v for layer in self.layers for v in layer.variables)
 
     @property
     def trainable_weights(self):
@@ -674,3 +672,13 @@ def _shapes(shapes: list, many: bool):
     out = [PythonTuple(None if d is None else Tensor(np.array(d, dtype=np.int64), weak=True) for d in shape)
            for shape in shapes]
     return out if many else out[0]
+
+
+def _distinct(variables) -> list:
+    """The variables in order, each once (a layer shared by two places of a model holds its weights once)."""
+    out, seen = [], set()
+    for v in variables:
+        if v.id not in seen:
+            seen.add(v.id)
+            out.append(v)
+    return out

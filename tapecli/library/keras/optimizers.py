@@ -278,14 +278,14 @@ class Optimizer(KerasObject):
 
     def build_averages(self, variables) -> None:
         if self.averages is not None:
-            self.averages.build(variables, lambda v: f"{slot_prefix(v)}_average")
+            self.averages.build(variables, lambda v: f"{slot_prefix(v)}_average", self.name)
 
     def keras_variables(self) -> list:
         """Keras 3's ``optimizer.variables``: ``iteration``, ``learning_rate`` (unless a schedule gives it), then
         the slots, each named after its variable's path (``dense_kernel_momentum``, ``Variable_0_momentum``)."""
         if self.counters is None:
             self.counters = [Variable(f"{self.name}/iteration", np.array(self.iterations, np.int64), False,
-                                      tf_name="iteration", keras="iteration")]
+                                      tf_name="iteration", keras=f"{self.name}/iteration")]
             if not isinstance(self.lr, Schedule):
                 self.counters.append(Variable(f"{self.name}/learning_rate", np.array(self.lr), False,
                                               tf_name="learning_rate", keras=f"{self.name}/learning_rate"))
@@ -536,7 +536,8 @@ class Optimizer(KerasObject):
             for slot, initial in self.slot_specs():
                 keras = f"{slot_prefix(v)}_{slot}"
                 start = np.full(v.shape, converted(initial, v.dtype.type), dtype=v.dtype)   # (Keras's Constant)
-                s = Variable(f"{self.name}/{v.name}/{slot}", start, trainable=False, tf_name=keras, keras=keras)
+                s = Variable(f"{self.name}/{v.name}/{slot}", start, trainable=False, tf_name=keras,
+                             keras=f"{self.name}/{keras}")
                 made[slot] = s
                 self.slot_list.append(s)
             self.slots[v.id] = made
@@ -821,7 +822,7 @@ class Nadam(Optimizer):
         dtype = next(iter(next(iter(self.slots.values())).values())).dtype
         if held is None:
             held = self.u_product_variable = Variable(f"{self.name}/u_product", np.array(1.0, dtype), False,
-                                                      tf_name="variable", keras="variable")
+                                                      tf_name="variable", keras=f"{self.name}/variable")
         held.assign(np.array(1.0 if self.u_product is None else self.u_product, dtype))
         return [held]
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
+from tapecli.interpreter.objects import BoundMethod
 from tapecli.library.keras import mixed_precision, models, training
 from tapecli.interpreter.classes import module_name
 from tapecli.library.keras.common import auto_name, call_argument, call_training, dims, method, name_scope
@@ -20,6 +21,7 @@ from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
 from tapecli.library.keras.program_layers import keras_layer, program_mask, takes_mask
+from tapecli.library.keras.stateless import stateless_values
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, Tensor, Variable
@@ -36,7 +38,26 @@ def program_attribute(interp, instance, attr):
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
         return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True,
                                      "dtype": dtype_policy()})
+    if attr == "stateless_call" and instance.cls.role is None:
+        return BoundMethod(attr, lambda node, *args, **kwargs: _stateless_call(interp, instance, node, *args,
+                                                                               **kwargs))
     return training.program_attribute(interp, instance, attr)
+
+
+def _stateless_call(interp, instance, node, trainable_variables, non_trainable_variables, *args, return_losses=False,
+                    **kwargs):
+    """Keras's ``stateless_call`` of a program's layer or model: its ``call`` with the values given standing in
+    for its variables (stateless.py)."""
+    def listed(name):
+        return list(instance.get_attribute(interp, name, node))
+
+    def call():
+        outputs = interp.call_value(instance.get_attribute(interp, "call", node), list(args), kwargs, node)
+        return outputs, (listed("losses") if return_losses else None)
+    (outputs, losses), new = stateless_values(
+        instance.cls.name, bool(getattr(instance, "keras_built", False)), listed("trainable_variables"),
+        listed("non_trainable_variables"), trainable_variables, non_trainable_variables, call)
+    return (outputs, new, losses) if return_losses else (outputs, new)
 
 
 def set_trainable(interp, instance, value) -> None:

@@ -25,12 +25,14 @@ class WeightAverages:
                                 f"ema_overwrite_frequency={self.overwrite_frequency}")
         self.held: dict[int, tuple[Variable, Variable]] = {}     # by weight id: the weight and its average
 
-    def build(self, weights, name_of) -> None:
-        """An average (zeros, named ``name_of(weight)``) for each weight that has none yet, in order."""
+    def build(self, weights, name_of, scope: str) -> None:
+        """An average (zeros, named ``name_of(weight)``, its path in ``scope``) for each weight that has none yet,
+        in order."""
         for w in weights:
             if w.id not in self.held:
                 name = name_of(w)
-                self.held[w.id] = (w, Variable(name, np.zeros(w.shape, w.dtype), False, tf_name=name, keras=name))
+                self.held[w.id] = (w, Variable(name, np.zeros(w.shape, w.dtype), False, tf_name=name,
+                                                     keras=f"{scope}/{name}"))
 
     def variables(self) -> list:
         return [average for _, average in self.held.values()]
