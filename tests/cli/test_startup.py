@@ -43,7 +43,7 @@ RUNNER = textwrap.dedent("""\
     heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic", "ml_dtypes"})
     own = sorted(m for m in sys.modules if m.startswith("tapecli."))
     sys.stderr.write("\\ntapecli modules: %s" % ",".join(own))
-    stdlib = {"difflib", "json", "string", "dataclasses", "copy"} & set(sys.modules)
+    stdlib = {"difflib", "json", "string", "dataclasses", "copy", "signal", "threading"} & set(sys.modules)
     sys.stderr.write("\\nstandard library: %s" % ",".join(sorted(stdlib)))
     sys.stderr.write("\\nimported: %s\\n" % ",".join(heavy))
     sys.exit(code)
@@ -73,7 +73,8 @@ def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
     proc, _ = imported_by(*args, tmp_path=tmp_path)
     line = next(line for line in proc.stderr.splitlines() if line.startswith("standard library: "))
     # json and difflib are imported where a document or hint needs them, string where an einsum's tangent does;
-    # dataclasses and copy by no module a small run imports (api.py's classes are plain ones)
+    # dataclasses and copy by no module a small run imports (api.py's classes are plain ones), signal and threading
+    # where a signal comes or a time limit is set (the start-up takes _signal's and _thread's functions)
     assert line == "standard library: ", line
 
 
