@@ -6,6 +6,7 @@ import sys
 from typing import Annotated, Callable, Optional
 
 from tapecli.version import __version__
+from tapecli.cli import START_UP_THRESHOLD
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
 from tapecli.cli.process import EXIT_EXPECT, EXIT_INTERNAL, EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, run_process
 from tapecli.errors import plural
@@ -776,16 +777,16 @@ def _gc_for_the_run() -> None:
             _GC_FROZEN = True
 
 
-def main():
+def main(threshold: tuple[int, int, int] | None = None):
     """The console script. The command line as a process (Ctrl-C, stdout failures, usage errors, exit codes)
-    is cli/process.py's."""
+    is cli/process.py's. ``threshold``: the collector's thresholds to run with and to leave (cli.main's, read
+    before it slowed the collector for its imports); by default, the present ones."""
     global _GC_THRESHOLD, _GC_FROZEN
     import gc
-    # Start-up allocates many objects that live for the whole process (modules, NumPy's); collecting
-    # young objects every 700 allocations meanwhile costs a small run ~5 ms. Invocation.run sets the
-    # run's pace before the program runs (_gc_for_the_run).
-    _GC_THRESHOLD = gc.get_threshold()
-    gc.set_threshold(100_000, *_GC_THRESHOLD[1:])
+    # The start-up pace (tapecli.cli.START_UP_THRESHOLD) until Invocation.run sets the run's, before the program
+    # runs (_gc_for_the_run).
+    _GC_THRESHOLD = threshold or gc.get_threshold()
+    gc.set_threshold(START_UP_THRESHOLD, *_GC_THRESHOLD[1:])
     try:
         run_process(app, sys.argv[1:])
     finally:                                  # main called in a process not its own: the collector as it was

@@ -491,6 +491,32 @@ def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_pat
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
+# A middle-generation collection made due (as Python's start-up may leave one), then the console script: every
+# collection before the run freezes the start-up heap is written on stderr.
+_COLLECTION_PROBE = """\
+import gc, sys
+for _ in range(gc.get_threshold()[1] + 1):
+    gc.collect(0)
+gc.callbacks.append(lambda phase, info: phase == "start" and not gc.get_freeze_count()
+                    and sys.stderr.write("collected generation %d\\n" % info["generation"]))
+from tapecli.cli import main
+sys.argv = ["tapecli", "grad", sys.argv[1]]
+main()
+"""
+
+
+def test_the_console_script_starts_without_collections(tmp_path):
+    """The console script slows the collector down before it imports the command line: no collection (one of
+    every object made so far, where a middle-generation one is due) before the run freezes the start-up heap."""
+    program = tmp_path / "p.tdf"
+    program.write_text(TINY)
+    probe = tmp_path / "probe.py"
+    probe.write_text(_COLLECTION_PROBE)
+    r = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "dy_dx" in r.stdout, r.stderr
+    assert "collected" not in r.stderr, r.stderr
+
+
 _TEARDOWN_PROBE = """\
 import atexit, sys
 {preload}
