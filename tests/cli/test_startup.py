@@ -81,6 +81,8 @@ def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
 # Parts of tapecli a small grad or run has no use for: each is imported where it is used.
 NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
                          "tapecli.library.keras_names", "tapecli.library.keras.",
+                         # why a gradient is None: where one is (interpreter/core.py: new_request)
+                         "tapecli.autodiff.explain",
                          # builtin families a program without their words never imports (library/families.py)
                          "tapecli.library.tf_", "tapecli.library.control", "tapecli.library.data",
                          # a loop's plans, a large expression's fused kernels (interpreter/lazy.py)
