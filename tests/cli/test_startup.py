@@ -476,7 +476,7 @@ def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_pat
     usual pace, the start-up heap frozen and full collections rare; after main, all is as it was."""
     import gc
     from tapecli import api
-    from tapecli.cli import app as c
+    from tapecli.cli import app as c, collector
     program = tmp_path / "p.tdf"
     program.write_text(TINY)
     seen = []
@@ -489,7 +489,7 @@ def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_pat
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit):
         c.main()
     ((during, frozen),) = seen
-    assert during[:2] == before[:2] and during[2] >= c._RARE_FULL_COLLECTIONS and frozen > 0
+    assert during[:2] == before[:2] and during[2] >= collector.RARE_FULL_COLLECTIONS and frozen > 0
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
