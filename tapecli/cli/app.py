@@ -1,6 +1,6 @@
 """The command line: options -> library API -> renderer. Exit codes are docs/spec/CLI.md's."""
-from __future__ import annotations
-
+# (No `from __future__ import annotations`: the commands' annotations are objects when defined, which the fast
+# command line reads without compiling their text, 0.2 ms of a small run.)
 import os
 import sys
 from typing import Annotated, Callable, Optional
