@@ -15,7 +15,6 @@ import numpy as np
 
 from tapecli.autodiff import gradients
 from tapecli.errors import RefusedImport, TdfError, TdfSyntaxError, UsageError, closest
-from tapecli.autodiff.explain import chain, diagnose
 from tapecli.interpreter.core import Interpreter
 from tapecli.kernels import backends
 from tapecli import library  # noqa: F401 (registers every builtin and the interpreter's hooks)
@@ -524,6 +523,7 @@ def _implicit_request(tape, options, target, source, label) -> Request:
     _, values, whys = compute(tape, target, [source], unconnected_gradients=options.unconnected)
     targets = [as_tensor(target)]
     if current().provenance.enabled and values[0] is None:
+        from tapecli.autodiff.explain import diagnose
         whys = [diagnose(tape, targets, options.of, source, label)]
     req = Request(options.request, None, tape.name, options.of, [label], values, values, whys, [source],
                   targets=targets, tape_obj=tape)
@@ -541,6 +541,7 @@ def explain(source: str, filename: str, options: Options) -> list[dict]:
     if not pairs:
         result = run_source(source, filename, options.replace(explain=True))
         pairs = [(req, 0) for req in result.implicit]
+    from tapecli.autodiff.explain import chain
     lines = source.splitlines()
     out = []
     for req, i in pairs:

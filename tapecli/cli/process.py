@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+# The signal module's functions and constants, without the module: importing signal makes its Signals, Handlers and
+# Sigmasks enums (a small run's 0.5 ms); a handler here only names a signal (signal.Signals) when one comes.
+import _signal
+
 EXIT_OK, EXIT_EXPECT, EXIT_USAGE, EXIT_PROGRAM, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130      # 128 + SIGINT, as shells report a process ended by Ctrl-C
 EXIT_HANGUP = 129           # 128 + SIGHUP: the terminal went away
@@ -206,10 +210,9 @@ def interrupt_early() -> None:
     """From the console script's first line: Ctrl-C during start-up ends the process at once, with 130 and one
     line. (Python's default raises KeyboardInterrupt wherever start-up is: a traceback, or an import that drops
     the exception and lets the run go on, deaf to Ctrl-C.) Not where Ctrl-C is ignored or handled already."""
-    import signal
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
         try:
-            signal.signal(signal.SIGINT, _interrupted_early)
+            _signal.signal(_signal.SIGINT, _interrupted_early)
         except ValueError:      # not the main thread
             pass
 
@@ -217,15 +220,14 @@ def interrupt_early() -> None:
 def _install(handler: _InterruptHandler) -> dict:
     """The handler for SIGINT (unless Ctrl-C is ignored or handled by an embedding program), SIGTERM and SIGHUP
     (unless ignored, as under nohup); the handlers it replaced, to put back. Only the main thread can."""
-    import signal
     previous = {}
-    for name, default in (("SIGINT", signal.default_int_handler), ("SIGTERM", signal.SIG_DFL),
-                          ("SIGHUP", signal.SIG_DFL)):
-        signum = getattr(signal, name, None)
-        if signum is None or signal.getsignal(signum) not in (default, _interrupted_early):
+    for name, default in (("SIGINT", _signal.default_int_handler), ("SIGTERM", _signal.SIG_DFL),
+                          ("SIGHUP", _signal.SIG_DFL)):
+        signum = getattr(_signal, name, None)
+        if signum is None or _signal.getsignal(signum) not in (default, _interrupted_early):
             continue
         try:
-            previous[signum] = signal.signal(signum, handler)
+            previous[signum] = _signal.signal(signum, handler)
         except ValueError:      # not the main thread (an embedding program): leave its handlers alone
             break
     return previous
@@ -233,7 +235,6 @@ def _install(handler: _InterruptHandler) -> dict:
 
 def run_process(app, argv: list[str]):
     """Run the command line ``argv`` of ``app`` and exit with its code."""
-    import signal
     reporter = _Reporter(app, argv)
     on_sigint = _InterruptHandler(reporter)
     previous = _install(on_sigint)
@@ -259,7 +260,7 @@ def run_process(app, argv: list[str]):
         if stderr is not None:
             sys.stderr = stderr
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            _signal.signal(signum, handler)
 
 
 def _run(app, argv: list[str], reporter: _Reporter):

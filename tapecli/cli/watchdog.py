@@ -17,8 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 import time
+from _thread import get_ident
 from typing import Callable
 
 from tapecli.errors import LimitError
@@ -31,6 +31,7 @@ class Watchdog:
 
     def __init__(self, report: Callable[[LimitError], None], filename: str | None, source: str | None):
         """``report(error)``: write the error as the command would (it must not exit)."""
+        import threading        # here, under a time limit: a run without one has no use for it (0.5 ms to import)
         self._report = report
         self._filename, self._source = filename, source
         self._lock = threading.Lock()
@@ -38,7 +39,7 @@ class Watchdog:
         self._ctx = None
         self._closed = False
         self._streams = (sys.stdout, sys.stderr)     # the command's (a run may redirect sys.stdout meanwhile)
-        self._thread_id = threading.get_ident()
+        self._thread_id = get_ident()
         self._pid = os.getpid()
         self._thread = threading.Thread(target=self._watch, name="tapecli-watchdog", daemon=True)
 
@@ -49,7 +50,7 @@ class Watchdog:
     def attach(self, ctx) -> None:
         """A run begins (``context.begin_run``): follow its deadline. (Not in a forked worker: its parent's
         thread is not there.)"""
-        if os.getpid() == self._pid and threading.get_ident() == self._thread_id:
+        if os.getpid() == self._pid and get_ident() == self._thread_id:
             with self._lock:
                 self._ctx = ctx
             self._wake.set()

@@ -206,11 +206,14 @@ def new_request(kind, tape, target, target_text, labels, sources, values, result
     leaves = flatten(sources, "sources")
     targets = None
     if ctx.provenance.enabled:
-        from tapecli.autodiff.explain import diagnose
         targets = [as_tensor(t) for t in flatten(target, "the target")]
-        whys = [None if v is not None else
-                diagnose(tape, targets, target_text, leaf, label, label in consts)
-                for v, leaf, label in zip(values, leaves, labels)]
+        if any(v is None for v in values):
+            from tapecli.autodiff.explain import diagnose      # (imported where a gradient is None)
+            whys = [None if v is not None else
+                    diagnose(tape, targets, target_text, leaf, label, label in consts)
+                    for v, leaf, label in zip(values, leaves, labels)]
+        else:
+            whys = [None] * len(values)
     return Request(kind, ctx.settings.line, tape.name, target_text, labels, values, result, whys, leaves,
                    objective, targets, tape if ctx.provenance.enabled else None)
 

@@ -43,7 +43,7 @@ RUNNER = textwrap.dedent("""\
     heavy = sorted({m.split(".")[0] for m in sys.modules} & {"typer", "click", "rich", "numba", "lark", "pydantic", "ml_dtypes"})
     own = sorted(m for m in sys.modules if m.startswith("tapecli."))
     sys.stderr.write("\\ntapecli modules: %s" % ",".join(own))
-    stdlib = {"difflib", "json", "string", "dataclasses", "copy"} & set(sys.modules)
+    stdlib = {"difflib", "json", "string", "dataclasses", "copy", "signal", "threading"} & set(sys.modules)
     sys.stderr.write("\\nstandard library: %s" % ",".join(sorted(stdlib)))
     sys.stderr.write("\\nimported: %s\\n" % ",".join(heavy))
     sys.exit(code)
@@ -73,13 +73,16 @@ def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
     proc, _ = imported_by(*args, tmp_path=tmp_path)
     line = next(line for line in proc.stderr.splitlines() if line.startswith("standard library: "))
     # json and difflib are imported where a document or hint needs them, string where an einsum's tangent does;
-    # dataclasses and copy by no module a small run imports (api.py's classes are plain ones)
+    # dataclasses and copy by no module a small run imports (api.py's classes are plain ones), signal and threading
+    # where a signal comes or a time limit is set (the start-up takes _signal's and _thread's functions)
     assert line == "standard library: ", line
 
 
 # Parts of tapecli a small grad or run has no use for: each is imported where it is used.
 NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.larkparse",
                          "tapecli.library.keras_names", "tapecli.library.keras.",
+                         # why a gradient is None: where one is (interpreter/core.py: new_request)
+                         "tapecli.autodiff.explain",
                          # builtin families a program without their words never imports (library/families.py)
                          "tapecli.library.tf_", "tapecli.library.control", "tapecli.library.data",
                          # a loop's plans, a large expression's fused kernels (interpreter/lazy.py)
@@ -473,7 +476,7 @@ def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_pat
     usual pace, the start-up heap frozen and full collections rare; after main, all is as it was."""
     import gc
     from tapecli import api
-    from tapecli.cli import app as c
+    from tapecli.cli import app as c, collector
     program = tmp_path / "p.tdf"
     program.write_text(TINY)
     seen = []
@@ -486,8 +489,34 @@ def test_programs_run_with_young_collections_as_usual_and_full_ones_rare(tmp_pat
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(SystemExit):
         c.main()
     ((during, frozen),) = seen
-    assert during[:2] == before[:2] and during[2] >= c._RARE_FULL_COLLECTIONS and frozen > 0
+    assert during[:2] == before[:2] and during[2] >= collector.RARE_FULL_COLLECTIONS and frozen > 0
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+# A middle-generation collection made due (as Python's start-up may leave one), then the console script: every
+# collection before the run freezes the start-up heap is written on stderr.
+_COLLECTION_PROBE = """\
+import gc, sys
+for _ in range(gc.get_threshold()[1] + 1):
+    gc.collect(0)
+gc.callbacks.append(lambda phase, info: phase == "start" and not gc.get_freeze_count()
+                    and sys.stderr.write("collected generation %d\\n" % info["generation"]))
+from tapecli.cli import main
+sys.argv = ["tapecli", "grad", sys.argv[1]]
+main()
+"""
+
+
+def test_the_console_script_starts_without_collections(tmp_path):
+    """The console script slows the collector down before it imports the command line: no collection (one of
+    every object made so far, where a middle-generation one is due) before the run freezes the start-up heap."""
+    program = tmp_path / "p.tdf"
+    program.write_text(TINY)
+    probe = tmp_path / "probe.py"
+    probe.write_text(_COLLECTION_PROBE)
+    r = subprocess.run([sys.executable, str(probe), str(program)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "dy_dx" in r.stdout, r.stderr
+    assert "collected" not in r.stderr, r.stderr
 
 
 _TEARDOWN_PROBE = """\
