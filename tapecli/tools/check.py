@@ -231,9 +231,9 @@ def fd_check(source: str, path: str, options: Options) -> list[dict]:
     base = run_source(source, path, options)
     requests = [(index, req) for index, req in enumerate(base.requests)
                 if req.kind == "gradient" and req.objective is not None]
-    if not requests:            # (a program of Python alone requests none, and has no TDF program to re-run)
+    program = getattr(base.interpreter, "program", None)     # parsed once: each perturbed run runs it again
+    if not requests or program is None:    # (a program CPython ran declares nothing a perturbed run could set)
         return []
-    program = base.interpreter.program          # parsed once: each perturbed run runs it again
     declared = _declared(program.body)
     scope = base.scope.vars
     results = []
