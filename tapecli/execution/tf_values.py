@@ -24,6 +24,7 @@ from tapecli.interpreter.registry import call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.keras.epochs import GeneratorData
 from tapecli.library.numpy_forms import NumpyScalarType
+from tapecli.library.python import PythonClass
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
@@ -184,6 +185,8 @@ def to_program(value):
         return program_function(None, value, value.__name__)
     if isinstance(value, ProgramView):
         return value.instance
+    if kind is PythonClass:         # (a class as a value: keras.KerasTensor)
+        return class_of_tensorflow(value.name)
     if isinstance(value, ProgramObject):
         # one view of an object while the program holds one (``m.layers[0] is m.layers[0]``, a dict's keys)
         views = current().library_views
@@ -582,13 +585,18 @@ def type_of(*args):
         if name in ("float", "int", "bool", "str", "list", "dict", "tuple", "NoneType"):   # a Python value's
             return type(to_program(args[0]))
         if name is not None:
-            found = _CLASSES.get(name)
-            if found is None:
-                module, _, qualified = name.rpartition(".")
-                found = _CLASSES[name] = _ClassOfTensorFlow(qualified, (), {"__module__": module,
-                                                                           "__qualname__": qualified, "__slots__": ()})
-            return found
+            return class_of_tensorflow(name)
     return type(*args)
+
+
+def class_of_tensorflow(name: str) -> type:
+    """The class of this qualified name as the program holds it, one a name."""
+    found = _CLASSES.get(name)
+    if found is None:
+        module, _, qualified = name.rpartition(".")
+        found = _CLASSES[name] = _ClassOfTensorFlow(qualified, (), {"__module__": module,
+                                                                   "__qualname__": qualified, "__slots__": ()})
+    return found
 
 
 @as_tensorflow

@@ -10,7 +10,8 @@ from tapecli.library.keras import (activations, adafactor, attention, augmentati
                                    mixed_precision, models, optimizers, penalties, pooling, preprocessing, recurrent,
                                    regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
-from tapecli.interpreter.registry import BUILTINS, builtin, hook
+from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
+from tapecli.library.python import class_named
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,
                                    ops_numpy, ops_stats, random_ops, subclassing)
 from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
@@ -159,6 +160,7 @@ for _name in ("get", "serialize", "deserialize"):
     builtin(f"activations.{_name}")(getattr(activations, _name))
 for _name, _fn in random_ops.FUNCTIONS.items():     # (keras.random's, not tf.random's: their seeds differ)
     builtin(f"keras.random.{_name}")(_fn)
+register("keras.KerasTensor", class_named(layers.KerasTensor.python_class()))     # (the class, for type() and is)
 _register("keras.random.SeedGenerator", initializers.SeedGenerator, with_interp=False)
 for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)
