@@ -496,6 +496,22 @@ class ProgramCallable(ProgramObject):
         finally:
             settings.line = line
 
+    @property
+    def name(self) -> str:
+        """The program function's name (an interpreter Function's ``name``)."""
+        return self.fn.__name__
+
+    def python_class(self) -> str:
+        """The class of the program's value as type() names it (a function's is ``function``)."""
+        if isinstance(self.fn, types.FunctionType):
+            return "function"
+        return f"{type(self.fn).__module__}.{type(self.fn).__qualname__}"
+
+    def get_attribute(self, interp, attr, node):
+        """An attribute of the program's value, read on the program's side (its class's get_config)."""
+        with program_side(interp.sandbox.eager):
+            return to_library(getattr(self.fn, attr))
+
     def takes_keyword(self, name: str) -> bool:
         try:
             parameters = inspect.signature(self.fn).parameters.values()

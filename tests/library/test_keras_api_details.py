@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import tapecli
+from tapecli.errors import TdfError
 
 PROGRAMS = {}
 KERAS = {}     # what Keras 3.15 under TensorFlow 2.21 printed
@@ -272,3 +273,22 @@ Constant keras.src.initializers.constant_initializers
 
 def test_an_initializers_class_is_keras_s():
     assert tapecli.run(INITIALIZER_CLASSES).output == INITIALIZER_CLASSES_PRINTED.splitlines()
+
+
+# A program's Regularizer subclass that writes no get_config: Keras's Regularizer raises NotImplementedError (an
+# Initializer's or Constraint's base config is {}), on both runners.
+BARE_REGULARIZER = """\
+import keras
+import tensorflow as tf
+class Bare(keras.regularizers.Regularizer):
+    def __call__(self, w):
+        return tf.reduce_sum(w)
+print(keras.layers.Dense(2, kernel_regularizer=Bare()).get_config())
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
+def test_a_program_regularizer_without_get_config_is_refused(on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    with pytest.raises(TdfError, match="does not implement get_config"):
+        tapecli.run(BARE_REGULARIZER)

@@ -7,12 +7,13 @@ import re
 
 import numpy as np
 
-from tapecli.errors import TdfValueError
+from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.interpreter.registry import BUILTINS
-from tapecli.library.keras import activations, initializers, penalties
+from tapecli.library.keras import activations, initializers, penalties, saving
 from tapecli.library.keras.common import float_dtype, written
 from tapecli.library.keras.optimizers import plain
+from tapecli.library.python import python_class
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
@@ -135,14 +136,37 @@ def serialized(obj, module: str) -> dict:
     return {"module": module, "class_name": name, "config": obj.get_config(), "registered_name": None}
 
 
+def program_serialized(obj, interp) -> dict:
+    """keras.saving.serialize_keras_object of a program's function or object (its class the program's): a
+    function by its registered name, an object by its class's get_config, under its class's registered name (a
+    class of the program's module has none: Keras writes None)."""
+    kind = python_class(obj)
+    if kind == "function":
+        name = saving.registered_name(obj, obj.name)
+        return {"module": "builtins", "class_name": "function", "config": name, "registered_name": "function"}
+    class_name = kind.rpartition(".")[2]
+    config = interp.call_value(obj.get_attribute(interp, "get_config", None), [])
+    if not isinstance(config, dict):
+        raise TdfTypeError(f"The `get_config()` method of {class_name} should return a dict, got {type_word(config)}")
+    return {"module": None, "class_name": class_name, "config": config,
+            "registered_name": saving.registered_name(obj, class_name)}
+
+
 def _penalty(value, module, interp):
     resolve = penalties.regularizer if module == "keras.regularizers" else penalties.constraint
     found = resolve(value, interp)
     if found is None:
         return None
     if isinstance(found, penalties.ProgramPenalty):
-        raise TdfValueError(f"tapecli cannot write the config of a program's {found.what}")
+        return program_serialized(found.fn, found.interp)
     return serialized(found, module)
+
+
+def _initializer(value, interp):
+    found = initializers.described(value, interp)
+    if isinstance(found, initializers.ProgramInitializer):
+        return program_serialized(found.fn, found.interp)
+    return serialized(found, "keras.initializers")
 
 
 def _activation_name(value):
@@ -179,7 +203,7 @@ def _form(class_name, key, value, interp=None):
     """An argument as Keras's config writes it: initializers, regularizers and constraints serialized, an
     activation by its name, per-axis sizes as tuples, numbers as Python's."""
     if key.endswith("_initializer"):
-        return None if value is None else serialized(initializers.described(value), "keras.initializers")
+        return None if value is None else _initializer(value, interp)
     if key.endswith("_regularizer"):
         return _penalty(value, "keras.regularizers", interp)
     if key.endswith("_constraint"):

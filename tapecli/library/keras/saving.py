@@ -6,6 +6,8 @@ these refuse it rather than answer as if nothing were registered. Saving and loa
 (library/scope.py)."""
 from __future__ import annotations
 
+import types
+
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 
@@ -49,6 +51,16 @@ def get_registered_name(obj):
     holds it: the library's view of it has it as ``fn``)."""
     obj = getattr(obj, "fn", obj)
     return _registry().names.get(obj, getattr(obj, "__name__", None))
+
+
+def registered_name(obj, name: str) -> str:
+    """The registered name of a program's function or of its object's class, else ``name`` (the interpreter
+    keeps no registry: its objects have their own names)."""
+    registry = current().keras_registry
+    if registry is None:
+        return name
+    obj = getattr(obj, "fn", obj)
+    return registry.names.get(obj if isinstance(obj, types.FunctionType) else type(obj), name)
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
