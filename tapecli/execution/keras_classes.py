@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from tapecli.execution.keras_fitting import Fitting
-from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, \
-    run_view, to_library, to_program
+from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, ProgramCallable, as_tensorflow, \
+    library_value, program_side, run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
 from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_training
@@ -56,6 +56,8 @@ class Layer(KerasBase, metaclass=KerasClass):
         def build_wrapper(*args, **kwargs):     # (Keras's: a layer whose build the program calls is built by it)
             build(*args, **kwargs)
             made.built = True
+            shape = args[0] if args else kwargs.get("input_shape")      # (its build_config, as Keras records it)
+            made._build_shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
         made.build = build_wrapper
         return made
 
@@ -246,13 +248,14 @@ class Model(Fitting, Layer):
         return super().__new__(cls)         # (Keras's Model keeps no arguments for its config: the defaults)
 
     @classmethod
-    def from_config(cls, config: dict):
+    def from_config(cls, config: dict, custom_objects=None):
         """keras.Model.from_config of a functional model's config: the library's (models.functional_from_config);
         a program's subclass, Keras's automatic one."""
         if cls is Model:
             from tapecli.library.keras.models import functional_from_config
             run = current().eager.run
-            return to_program(as_tensorflow(lambda: functional_from_config(run, to_library(config)))())
+            return to_program(as_tensorflow(lambda: functional_from_config(run, to_library(config),
+                                                                           to_library(custom_objects)))())
         return super().from_config(config)
 
     def __init__(self, *args, **kwargs):
@@ -540,6 +543,15 @@ class GraphLayer(LibraryLayer):
 
     def as_program(self):
         return self.layer
+
+    @property
+    def program_object(self) -> ProgramCallable:
+        """The layer as its config is written from it (its class's get_config, on the program's side)."""
+        return ProgramCallable(self.layer)
+
+    @property
+    def build_shape(self):
+        return vars(self.layer).get("_build_shape")
 
     def display(self) -> str:
         return self.layer.name

@@ -138,6 +138,8 @@ def to_library(value):
         return NumpyArray(np.asarray(value))
     if isinstance(value, LibraryDerived):   # (a program's subclass of a library class: the object it holds)
         return value.held()
+    if isinstance(value, type) and issubclass(value, KerasBase):    # (a program's Keras class: its from_config)
+        return ProgramCallable(value)
     if isinstance(value, KerasBase):        # (a program's Loss, Metric, Callback...: the library's view of it)
         return library_view(value)
     if kind is types.GeneratorType:         # (fit's data: the library's view of it)

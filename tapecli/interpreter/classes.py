@@ -143,7 +143,7 @@ class Instance(ProgramObject):
         value, owner = self.cls.find(attr)
         if isinstance(value, Function) and attr == "build" and self.cls.framework == KERAS:
             return BoundMethod(attr, lambda call_node, *a, **k: self._built_by(
-                call_method(interp, value, owner, self, list(a), k, call_node)))
+                call_method(interp, value, owner, self, list(a), k, call_node), a[0] if a else k.get("input_shape")))
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
                                                                             call_node))
@@ -240,9 +240,11 @@ class Instance(ProgramObject):
                 return text
         return None
 
-    def _built_by(self, result):
-        """Keras's: a layer whose ``build`` the program calls is built (its first call builds it no more)."""
+    def _built_by(self, result, shape):
+        """Keras's: a layer whose ``build`` the program calls is built (its first call builds it no more), and
+        records the shape it was built for (its config's build_config)."""
         self.keras_built = True
+        self.keras_build_shape = shape
         return result
 
     def _build(self, interp, args, node):
@@ -253,6 +255,7 @@ class Instance(ProgramObject):
             from tapecli.interpreter.registry import HOOKS
             first = args[0]
             shape = HOOKS["attribute"](interp, first, "shape", node) if isinstance(first, (Tensor, Variable)) else None
+            self.keras_build_shape = shape
             call_method(interp, build, owner, self, [shape], {}, node)
 
     def owned_variables(self) -> list:

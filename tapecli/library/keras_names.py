@@ -7,7 +7,7 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   mixed_precision, models, optimizers, penalties, pooling, preprocessing, recurrent,
+                                   mixed_precision, model_json, models, optimizers, penalties, pooling, preprocessing, recurrent,
                                    regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
@@ -113,6 +113,7 @@ BUILTINS["Sequential"].class_methods = {"from_config": models.sequential_from_co
 builtin("layers.serialize")(configs.serialize_layer)
 builtin("layers.deserialize", interp=True)(configs.deserialize_layer)
 builtin("models.clone_model", interp=True)(models.clone_model)
+builtin("models.model_from_json", interp=True)(model_json.model_from_json)
 _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}

@@ -292,3 +292,4 @@ def test_a_program_regularizer_without_get_config_is_refused(on_cpython, monkeyp
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     with pytest.raises(TdfError, match="does not implement get_config"):
         tapecli.run(BARE_REGULARIZER)
+

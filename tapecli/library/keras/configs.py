@@ -8,12 +8,12 @@ import re
 import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS_MODEL, LAYER
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER, Instance
+from tapecli.interpreter.objects import Function
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.library.keras import activations, initializers, penalties, saving
 from tapecli.library.keras.common import float_dtype, written
 from tapecli.library.keras.optimizers import plain
-from tapecli.library.python import python_class
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
@@ -136,15 +136,26 @@ def serialized(obj, module: str) -> dict:
     return {"module": module, "class_name": name, "config": obj.get_config(), "registered_name": None}
 
 
+def _program_class(obj) -> str:
+    """The class of a program's value by its name, ``function`` for a function: an interpreter's function or
+    instance, or (where CPython runs the program) its value as the library calls it."""
+    if isinstance(obj, Function):
+        return "function"
+    if isinstance(obj, Instance):
+        return obj.cls.name
+    if not hasattr(obj, "python_class"):
+        raise TdfValueError(f"tapecli cannot write the config of {type_word(obj)}")
+    return obj.python_class().rpartition(".")[2]
+
+
 def program_serialized(obj, interp) -> dict:
     """keras.saving.serialize_keras_object of a program's function or object (its class the program's): a
     function by its registered name, an object by its class's get_config, under its class's registered name (a
     class of the program's module has none: Keras writes None)."""
-    kind = python_class(obj)
-    if kind == "function":
+    class_name = _program_class(obj)
+    if class_name == "function":
         name = saving.registered_name(obj, obj.name)
         return {"module": "builtins", "class_name": "function", "config": name, "registered_name": "function"}
-    class_name = kind.rpartition(".")[2]
     config = interp.call_value(obj.get_attribute(interp, "get_config", None), [])
     if not isinstance(config, dict):
         raise TdfTypeError(f"The `get_config()` method of {class_name} should return a dict, got {type_word(config)}")
@@ -280,7 +291,10 @@ def constructor_arguments(cls, parameters, config) -> dict:
 
 
 def serialize_layer(layer) -> dict:
-    """keras.layers.serialize: the layer's class and config."""
+    """keras.layers.serialize: the layer's class and config (a program's layer: its class's get_config)."""
+    program = getattr(layer, "program_object", None)
+    if program is not None:
+        return program_serialized(program, layer.interp)
     if LAYER not in getattr(layer, "keras_bases", ()):
         raise TdfValueError(f"keras.layers.serialize takes a layer, got {type_word(layer)}")
     module = "keras" if KERAS_MODEL in layer.keras_bases else "keras.layers"
@@ -297,10 +311,18 @@ def serialize_held(layer) -> dict:
     return entry
 
 
-def deserialize_layer(interp, config):
-    """keras.layers.deserialize: the layer of a serialized config, made by its class's from_config."""
+def deserialize_layer(interp, config, custom_objects=None):
+    """keras.layers.deserialize: the layer of a serialized config, made by its class's from_config: a class
+    registered or in ``custom_objects`` under the config's registered name first (a program's, made on the
+    program's side), as Keras looks it up, else Keras's own of that name."""
     name = config.get("class_name") if isinstance(config, dict) else None
+    registered = config.get("registered_name") if isinstance(config, dict) else None
+    found = saving.registered_object(registered, custom_objects) if isinstance(registered, str) else None
+    if found is not None:
+        return interp.call_value(found.get_attribute(interp, "from_config", None), [config["config"]])
     made = BUILTINS.get(name) if isinstance(name, str) else None
     if "from_config" not in getattr(made, "class_methods", ()):
-        raise TdfValueError(f"Could not locate class '{name}'")
+        raise TdfValueError(f"Could not locate class '{name}'",
+                            hint="a program's class is found by its registered name: decorate it with "
+                                 "@keras.saving.register_keras_serializable(), or pass custom_objects=")
     return made.class_methods["from_config"](interp, config["config"])

@@ -9,7 +9,7 @@ from tapecli.interpreter.classes import KERAS_MODEL, LAYER
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
-from tapecli.library.keras import training
+from tapecli.library.keras import model_json, training
 from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, layer_name, model_input, \
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
@@ -131,6 +131,7 @@ class Model(Layer):
         out["summary"] = self.summary
         out["get_layer"] = self.get_layer
         out["build"] = lambda input_shape: self.build_for(dims(input_shape), float_dtype())
+        out["to_json"] = lambda **options: model_json.to_json(self, **options)
         return out
 
     def get_config(self):
@@ -372,14 +373,14 @@ class Sequential(Model):
         return out
 
 
-def sequential_from_config(interp, config):
+def sequential_from_config(interp, config, custom_objects=None):
     """keras.Sequential.from_config: its layers made from their configs (an InputLayer's as an Input)."""
     layers = []
     for entry in config["layers"]:
         if entry["class_name"] == "InputLayer":
             layers.append(make_input(batch_shape=entry["config"]["batch_shape"], name=entry["config"]["name"]))
         else:
-            layers.append(deserialize_layer(interp, entry))
+            layers.append(deserialize_layer(interp, entry, custom_objects))
     return Sequential(interp, layers, name=config.get("name"), trainable=config.get("trainable", True))
 
 
@@ -387,14 +388,16 @@ def _serialized_with_build(layer) -> dict:
     """keras.layers.serialize of a model's layer, with its build_config where Keras writes one (a Keras layer that
     makes no weights has no build of its own: it is built when made, without one)."""
     entry = serialize_layer(layer)
-    if layer.built and hasattr(layer, "build_shape") and type(layer).build is not Layer.build:
+    program = getattr(layer, "program_object", None) is not None       # (built by its first call: Keras's record)
+    if layer.built and getattr(layer, "build_shape", None) is not None and (program or type(layer).build
+                                                                             is not Layer.build):
         shape = layer.build_shape           # (a merging layer's: a list of its inputs' shapes)
         entry["build_config"] = {"input_shape": _shapes(shape, True) if isinstance(shape, list) else
                                  _shapes([shape], False)}
     return entry
 
 
-def functional_from_config(interp, config):
+def functional_from_config(interp, config, custom_objects=None):
     """keras.Model.from_config of a functional model's config: its layers made from their configs and called
     again as the config's nodes say, on the Keras tensors their histories name."""
     made: dict = {}             # (layer name, call): the Keras tensor it made
@@ -412,7 +415,7 @@ def functional_from_config(interp, config):
             made[(entry["name"], 0)] = make_input(batch_shape=given["batch_shape"], name=given["name"],
                                                   dtype=given.get("dtype"))
             continue
-        layer = deserialize_layer(interp, entry)
+        layer = deserialize_layer(interp, entry, custom_objects)
         for call, node in enumerate(entry.get("inbound_nodes", [])):
             made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]], {}, None)
 

@@ -8,7 +8,7 @@ from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import Function
 from tapecli.library.keras import training
-from tapecli.library.keras.common import float_dtype
+from tapecli.library.keras.common import dims, float_dtype
 from tapecli.library.keras.layers import KerasTensor, Layer
 from tapecli.runtime.values import PythonBool, Tensor
 
@@ -26,6 +26,15 @@ class ProgramLayer(Layer):
 
     def as_program(self):
         return self.instance
+
+    @property
+    def program_object(self) -> Instance:
+        """The layer as its config is written from it (its class's get_config)."""
+        return self.instance
+
+    @property
+    def build_shape(self):
+        return dims(getattr(self.instance, "keras_build_shape", None), "input_shape")
 
     def display(self) -> str:
         return self.instance.keras_name or self.instance.label

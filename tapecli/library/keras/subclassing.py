@@ -122,6 +122,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
         previous = first.probe_mask() if symbolic else eager_mask(interp, first)
         if previous is not None and takes_mask(instance):
             kwargs = {**kwargs, "mask": previous}
+    # (a layer first built here is built for the Keras tensor's shape, not its probe's: its build_config)
+    built_for = first.shape if symbolic and not getattr(instance, "keras_built", False) else None
     if symbolic:
         probes = [a.probe() for a in keras_args]
         args = [probes] if listed else probes
@@ -150,6 +152,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
             interp.rng.bit_generator.state = drawn
         for generator, state in seeds:
             generator.state = state
+        if built_for is not None:
+            instance.keras_build_shape = built_for
     if not symbolic:            # (an output with a mask keeps it: Keras's _set_mask_metadata)
         if not isinstance(out, Tensor) or eager_mask(interp, out) is not None:
             return out
