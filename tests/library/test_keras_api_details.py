@@ -293,3 +293,14 @@ def test_a_program_regularizer_without_get_config_is_refused(on_cpython, monkeyp
     with pytest.raises(TdfError, match="does not implement get_config"):
         tapecli.run(BARE_REGULARIZER)
 
+
+# TextVectorization(ragged=True) gives the int mode's rows only (Keras's ValueError otherwise); tapecli gives the rows
+# of its own splits, and refuses a program's split function clearly.
+@pytest.mark.parametrize("arguments, message", [
+    ('output_mode="count", ragged=True', "`ragged` must not be true"),
+    ("split=lambda s: tf.strings.split(s), ragged=True", "not a program's split"),
+])
+def test_ragged_text_vectorization_is_refused_where_keras_gives_no_rows(arguments, message, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError, match=message):
+        tapecli.run(f"import tensorflow as tf\nimport keras\nkeras.layers.TextVectorization({arguments})\n")
