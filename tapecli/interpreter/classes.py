@@ -108,6 +108,8 @@ class ProgramClass(ProgramObject):
 
     def call(self, interp, args, kwargs, node):
         instance = Instance(self, interp)
+        if self.framework == KERAS:         # (Keras's Operation keeps them: a layer's automatic config)
+            instance.keras_arguments = (list(args), dict(kwargs))
         init, owner = self.find("__init__")
         if isinstance(init, Function):
             result = call_method(interp, init, owner, instance, args, kwargs, node)

@@ -23,6 +23,7 @@ from tapecli.library.keras.program_layers import keras_layer, program_mask, take
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, Tensor, Variable
+from tapecli.interpreter.objects import Function
 
 
 def program_attribute(interp, instance, attr):
@@ -34,9 +35,65 @@ def program_attribute(interp, instance, attr):
     if attr == "trainable" and instance.cls.role is None:        # (one never set: Keras's default)
         return PythonBool(np.array(True))
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
-        return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True,
-                                     "dtype": dtype_policy()})
+        return method(attr, lambda: layer_config(interp, instance))
     return training.program_attribute(interp, instance, attr)
+
+
+# Keras's Layer.__init__ keywords, with their defaults (the automatic config of a layer whose class has no __init__)
+_LAYER_INIT = {"activity_regularizer": None, "trainable": PythonBool(np.array(True)), "dtype": None,
+               "autocast": PythonBool(np.array(True))}
+
+
+def layer_config(interp, instance) -> dict:
+    """Keras's Layer.get_config of a program's layer: its name, then (where its class writes no get_config of its
+    own) the arguments it was made with, then ``trainable`` and ``dtype``."""
+    config = {"name": instance.keras_name or instance.label}
+    if not isinstance(instance.cls.find("get_config")[0], Function):
+        init = instance.cls.find("__init__")[0]
+        found = _arguments(interp, instance, init)
+        if found is None:
+            raise TdfTypeError(f"Layer {instance.cls.name} was created with arguments Keras cannot put in a config "
+                               "(other than str, int, float, bool and None): override get_config() and "
+                               "from_config() to make it serializable")
+        config.update(found)
+        names = {p.name: p.kind for p in init.node.params} if isinstance(init, Function) else {"kwargs": "**"}
+        if "name" not in names and "**" not in names.values():
+            config.pop("name")          # (the constructor cannot take it back)
+    trainable = instance.attrs.get("trainable", PythonBool(np.array(True)))
+    return {**config, "trainable": PythonBool(np.array(truth(trainable))), "dtype": dtype_policy()}
+
+
+def _arguments(interp, instance, init) -> dict | None:
+    """The arguments the layer was made with, as Keras's Operation keeps them: bound to its class's ``__init__``
+    with its defaults (Keras's Layer's where the class has none), ``**kwargs`` spread, without ``self`` and
+    ``name``; None where one is not a str, number, bool or None, or came through ``*args``."""
+    args, kwargs = getattr(instance, "keras_arguments", ([], {}))
+    if not isinstance(init, Function):
+        found = {**_LAYER_INIT, **kwargs}
+    else:
+        local: dict = {}
+        init.bind(local, [instance, *args], kwargs, interp.eval)
+        found = {}
+        for p in init.node.params[1:]:
+            if p.kind == "**":
+                found.update(local[p.name])
+            elif p.kind == "*" and local[p.name]:
+                return None
+            elif p.kind != "*":
+                found[p.name] = local[p.name]
+    found.pop("name", None)
+    return found if all(_plain(v) for v in found.values()) else None
+
+
+def _plain(value) -> bool:
+    """Whether Keras puts the value in an automatic config: a str, Python number, bool or None, or a list, tuple or
+    dict of them."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    return value is None or isinstance(value, (str, PythonBool)) or isinstance(value, Tensor) and value.weak \
+        and value.ndim == 0
 
 
 def set_trainable(interp, instance, value) -> None:
@@ -66,6 +123,8 @@ def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainabl
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
         instance.keras_name = name if name is not None else auto_name(interp, module_name(instance.cls.name))
+    if not truth(trainable) and "trainable" not in instance.attrs:         # (Layer.__init__'s trainable=False)
+        instance.set_attribute(interp, "trainable", PythonBool(np.array(False)), None)
     if len(args) > 2:
         raise TdfTypeError(f"Model.__init__ takes inputs and outputs, got {len(args)} positional arguments")
     inputs = args[0] if args else inputs
