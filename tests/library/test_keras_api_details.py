@@ -304,3 +304,17 @@ def test_ragged_text_vectorization_is_refused_where_keras_gives_no_rows(argument
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
     with pytest.raises(TdfError, match=message):
         tapecli.run(f"import tensorflow as tf\nimport keras\nkeras.layers.TextVectorization({arguments})\n")
+
+
+# model.to_json() writes the compile config of losses and metrics given by name; model_from_json takes a JSON text.
+@pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("lines, message", [
+    ('m.compile(optimizer="sgd", loss=keras.losses.MeanSquaredError())\nm.to_json()', "loss is given by name"),
+    ('keras.models.model_from_json("{not json")', "takes a model's JSON text"),
+    ('keras.models.model_from_json(\'{"class_name": "Dense", "config": {}}\')', "Could not locate class 'Dense'"),
+])
+def test_model_json_refuses_what_it_cannot_write_or_read(lines, message, on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    program = f"import keras\nm = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])\n{lines}\n"
+    with pytest.raises(TdfError, match=message):
+        tapecli.run(program)
