@@ -57,7 +57,7 @@ class Layer(KerasBase, metaclass=KerasClass):
             build(*args, **kwargs)
             made.built = True
             shape = args[0] if args else kwargs.get("input_shape")      # (its build_config, as Keras records it)
-            made._build_shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
+            made._build_shape = None if shape is None else _recorded_shape(shape)
         made.build = build_wrapper
         return made
 
@@ -304,6 +304,15 @@ FLOAT32_POLICY = {"module": "keras", "class_name": "DTypePolicy", "config": {"na
 _CONFIG_TYPES = (str, int, float, bool, type(None))
 
 
+def _recorded_shape(shape):
+    """The shape a layer was built for as Keras records it: a tuple of ints and None, or a list of them (a list
+    of inputs)."""
+    dims = list(shape)
+    if any(d is not None and not isinstance(d, (int, np.integer)) and hasattr(d, "__iter__") for d in dims):
+        return [_recorded_shape(d) for d in dims]
+    return tuple(None if d is None else int(d) for d in dims)
+
+
 def _auto_config(cls, args, kwargs) -> dict | None:
     """The arguments a layer was made with, as Keras's Operation.__new__ keeps them for its config: bound to the
     class's ``__init__`` with its defaults, ``**kwargs`` spread, without ``self`` and ``name``; None where one is
@@ -451,7 +460,10 @@ def _penalty(regularizer, weight):
     return to_program(penalties.regularizer(to_library(regularizer)).apply(weight))
 
 
-def _shape(value) -> tuple | None:
+def _shape(value) -> tuple | list | None:
+    """The shape Keras's build gets for a call's input: a list of them for a list of inputs."""
+    if isinstance(value, (list, tuple)):
+        return [_shape(v) for v in value]
     shape = getattr(library_value(value), "shape", None)       # (a Keras tensor's: None where unknown)
     return None if shape is None else tuple(None if d is None else int(d) for d in shape)
 

@@ -255,8 +255,11 @@ class Instance(ProgramObject):
         build, owner = self.cls.find("build")
         if isinstance(build, Function) and args:
             from tapecli.interpreter.registry import HOOKS
-            first = args[0]
-            shape = HOOKS["attribute"](interp, first, "shape", node) if isinstance(first, (Tensor, Variable)) else None
+            def shape_of(x):            # (a list of inputs: a list of their shapes, as Keras's build gets them)
+                if isinstance(x, (list, tuple)):
+                    return [shape_of(v) for v in x]
+                return HOOKS["attribute"](interp, x, "shape", node) if isinstance(x, (Tensor, Variable)) else None
+            shape = shape_of(args[0])
             self.keras_build_shape = shape
             call_method(interp, build, owner, self, [shape], {}, node)
 

@@ -34,7 +34,11 @@ class ProgramLayer(Layer):
 
     @property
     def build_shape(self):
-        return dims(getattr(self.instance, "keras_build_shape", None), "input_shape")
+        """The shape the layer was built for (a list of them for a list of inputs), as its build_config writes it."""
+        shape = getattr(self.instance, "keras_build_shape", None)
+        if isinstance(shape, list) and shape and all(isinstance(s, (list, tuple)) for s in shape):
+            return [dims(s, "input_shape") for s in shape]
+        return dims(shape, "input_shape")
 
     def display(self) -> str:
         return self.instance.keras_name or self.instance.label

@@ -182,7 +182,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
         if previous is not None and takes_mask(instance):
             kwargs = {**kwargs, "mask": previous}
     # (a layer first built here is built for the Keras tensor's shape, not its probe's: its build_config)
-    built_for = first.shape if symbolic and not getattr(instance, "keras_built", False) else None
+    built_for = None if not symbolic or getattr(instance, "keras_built", False) else \
+        [a.shape for a in keras_args] if listed else first.shape
     if symbolic:
         probes = [a.probe() for a in keras_args]
         args = [probes] if listed else probes
