@@ -252,16 +252,18 @@ class Instance(ProgramObject):
     def _build(self, interp, args, node):
         """Keras calls a layer's ``build(input_shape)`` before its first ``call``."""
         self.keras_built = True
+        if not args:
+            return
+        from tapecli.interpreter.registry import HOOKS
+
+        def shape_of(x):            # (a list of inputs: a list of their shapes, as Keras's build gets them)
+            if isinstance(x, (list, tuple)):
+                return [shape_of(v) for v in x]
+            return HOOKS["attribute"](interp, x, "shape", node) if isinstance(x, (Tensor, Variable)) else None
+        self.keras_build_shape = shape_of(args[0])          # (its config's build_config)
         build, owner = self.cls.find("build")
-        if isinstance(build, Function) and args:
-            from tapecli.interpreter.registry import HOOKS
-            def shape_of(x):            # (a list of inputs: a list of their shapes, as Keras's build gets them)
-                if isinstance(x, (list, tuple)):
-                    return [shape_of(v) for v in x]
-                return HOOKS["attribute"](interp, x, "shape", node) if isinstance(x, (Tensor, Variable)) else None
-            shape = shape_of(args[0])
-            self.keras_build_shape = shape
-            call_method(interp, build, owner, self, [shape], {}, node)
+        if isinstance(build, Function):
+            call_method(interp, build, owner, self, [self.keras_build_shape], {}, node)
 
     def owned_variables(self) -> list:
         if self.cls.framework == MODULE:

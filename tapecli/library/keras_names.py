@@ -110,8 +110,8 @@ for _name, _cls in merging.FUNCTIONS.items():
     builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
 BUILTINS["Sequential"].class_methods = {"from_config": models.sequential_from_config}
-builtin("layers.serialize")(configs.serialize_layer)
-builtin("layers.deserialize", interp=True)(configs.deserialize_layer)
+builtin("layers.serialize")(models.serialize)
+builtin("layers.deserialize", interp=True)(models.deserialize)
 builtin("models.clone_model", interp=True)(models.clone_model)
 builtin("models.model_from_json", interp=True)(model_json.model_from_json)
 _register("Model", models.Functional)

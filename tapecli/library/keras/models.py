@@ -5,7 +5,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS_MODEL, LAYER
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER, Instance
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
@@ -15,6 +15,7 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
+from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
@@ -382,6 +383,18 @@ def sequential_from_config(interp, config, custom_objects=None):
         else:
             layers.append(deserialize_layer(interp, entry, custom_objects))
     return Sequential(interp, layers, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def serialize(layer) -> dict:
+    """keras.layers.serialize: the layer's class and config, with its build_config once built (a program's layer:
+    its class's get_config)."""
+    return _serialized_with_build(keras_layer(layer.interp, layer) if isinstance(layer, Instance) else layer)
+
+
+def deserialize(interp, config, custom_objects=None):
+    """keras.layers.deserialize: the layer of a serialized config, as the program holds it."""
+    made = deserialize_layer(interp, config, custom_objects)
+    return made.as_program() if isinstance(made, Layer) else made
 
 
 def _serialized_with_build(layer) -> dict:

@@ -14,7 +14,8 @@ import numpy as np
 from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
 from tapecli.library.keras import mixed_precision, models, training
-from tapecli.interpreter.classes import module_name
+from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase, module_name
+from tapecli.interpreter.objects import Function
 from tapecli.library.keras.common import auto_name, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
@@ -23,7 +24,6 @@ from tapecli.library.keras.program_layers import keras_layer, program_mask, take
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonBool, Tensor, Variable
-from tapecli.interpreter.objects import Function
 
 
 def program_attribute(interp, instance, attr):
@@ -57,7 +57,7 @@ def layer_config(interp, instance) -> dict:
                                "from_config() to make it serializable")
         config.update(found)
         names = {p.name: p.kind for p in init.node.params} if isinstance(init, Function) else {"kwargs": "**"}
-        if "name" not in names and "**" not in names.values():
+        if "name" not in names and names.get("kwargs") != "**":     # (Keras asks for a ``**kwargs`` by that name)
             config.pop("name")          # (the constructor cannot take it back)
     trainable = instance.attrs.get("trainable", PythonBool(np.array(True)))
     return {**config, "trainable": PythonBool(np.array(truth(trainable))), "dtype": dtype_policy()}
@@ -67,9 +67,11 @@ def _arguments(interp, instance, init) -> dict | None:
     """The arguments the layer was made with, as Keras's Operation keeps them: bound to its class's ``__init__``
     with its defaults (Keras's Layer's where the class has none), ``**kwargs`` spread, without ``self`` and
     ``name``; None where one is not a str, number, bool or None, or came through ``*args``."""
-    args, kwargs = getattr(instance, "keras_arguments", ([], {}))
+    model = instance.cls.derives_from(FrameworkBase(KERAS_MODEL, KERAS))
+    # (Keras's Model is made without its arguments reaching Operation: a model's automatic config has the defaults)
+    args, kwargs = ([], {}) if model else getattr(instance, "keras_arguments", ([], {}))
     if not isinstance(init, Function):
-        found = {**_LAYER_INIT, **kwargs}
+        found = {} if model else {**_LAYER_INIT, **kwargs}
     else:
         local: dict = {}
         init.bind(local, [instance, *args], kwargs, interp.eval)
