@@ -468,6 +468,15 @@ def _shape(value) -> tuple | list | None:
     return None if shape is None else tuple(None if d is None else int(d) for d in shape)
 
 
+def _default(method, name: str):
+    """The default of ``method``'s parameter ``name``, None where it has none."""
+    try:
+        found = inspect.signature(method).parameters.get(name)
+    except (TypeError, ValueError):
+        return None
+    return None if found is None or found.default is inspect.Parameter.empty else found.default
+
+
 def _takes(method, name: str) -> bool:
     try:
         parameters = inspect.signature(method).parameters.values()
@@ -497,6 +506,11 @@ def _symbolic_call(layer, call, args, kwargs):
     run = current().eager.run
     listed = _listed(args)
     keras_args = [library_value(a) for a in (listed or args)]
+    given = dict(kwargs)            # (Keras's node keeps them, and the default of a training= that has one)
+    if "training" not in given:
+        default = _default(call, "training")
+        if default is not None:
+            given["training"] = default
     if kwargs.get("mask") is None and not listed and _takes_mask(layer):
         mask = as_tensorflow(keras_args[0].probe_mask)()
         if mask is not None:
@@ -516,6 +530,7 @@ def _symbolic_call(layer, call, args, kwargs):
     made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, graph_layer(layer), keras_args,
                        listed=bool(listed))
     made.spread = not listed and len(keras_args) > 1
+    made.call_kwargs = {k: to_library(v) for k, v in given.items()}
     graph_layer(layer).symbolic = (keras_args[0] if len(keras_args) == 1 else keras_args, made)    # (its input, output)
     return to_program(made)
 
@@ -615,8 +630,11 @@ class GraphLayer(LibraryLayer):
         from tapecli.library.keras.models import make_input
         return self.call(self.interp, [make_input(batch_shape=shape)], {}, None).shape
 
-    def apply_spread(self, interp, xs, training_=None, mask=None):
-        kwargs = {} if training_ is None else {"training": bool(training_)}
+    def apply_spread(self, interp, xs, training_=None, mask=None, keywords=None):
+        """The layer's call on values (``keywords``: those of its call in the graph, Keras's node's)."""
+        kwargs = {k: to_program(v) for k, v in (keywords or {}).items()}
+        if training_ is not None:           # (the model's call's training wins over its node's, as Keras's)
+            kwargs["training"] = bool(training_)
         if mask is not None:
             kwargs["mask"] = to_program(mask)
         out = self._program_side(self.layer, *(to_program(x) for x in xs), **kwargs)

@@ -429,8 +429,10 @@ def functional_from_config(interp, config, custom_objects=None):
                                                   dtype=given.get("dtype"))
             continue
         layer = deserialize_layer(interp, entry, custom_objects)
+        own = not isinstance(layer, Layer) or getattr(layer, "program_object", None) is not None   # (a program's)
         for call, node in enumerate(entry.get("inbound_nodes", [])):
-            made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]], {}, None)
+            made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]],
+                                                     dict(node.get("kwargs", {})) if own else {}, None)
 
     def ends(found):
         many = bool(found) and isinstance(found[0], (list, tuple))
@@ -561,8 +563,9 @@ class Functional(Model):
             entry["name"] = keras_name(layer)
             entry["inbound_nodes"] = [
                 {"args": PythonTuple([[tensor(p) for p in t.inputs]] if t.listed else [tensor(p) for p in t.inputs]),
-                 "kwargs": {"mask": None} if isinstance(layer, Model) else {} if type(layer).__name__ not in
-                 CALL_TRAINING else {"training": CALL_TRAINING[type(layer).__name__]}}     # (a model's call: its mask)
+                 "kwargs": t.call_kwargs if t.call_kwargs is not None else {"mask": None} if isinstance(layer, Model)
+                 else {} if type(layer).__name__ not in CALL_TRAINING else
+                 {"training": CALL_TRAINING[type(layer).__name__]}}     # (a model's call: its mask)
                 for t in calls.get(id(layer), [])]
             entries.append(entry)
 
@@ -615,6 +618,9 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
+            if t.call_kwargs:           # a program layer called with keywords: called with them again (Keras's node)
+                self.apply_with_keywords(interp, t, values, masks, training)
+                continue
             if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
                 if id(t.arguments) not in values:
                     values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
@@ -634,6 +640,17 @@ class Functional(Model):
                                                          masks.get(id(t.inputs[0])))
         outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
+
+    @staticmethod
+    def apply_with_keywords(interp, t, values, masks, training):
+        """A program layer's call of a graph made with keyword arguments: with them (and its input's mask where its
+        call takes one), its output's mask as Layer.masked finds it."""
+        xs = [values[id(p)] for p in t.inputs]
+        first = t.inputs[0]
+        mask = masks.get(id(first)) if t.layer.takes_mask and not t.listed else None
+        values[id(t)] = t.layer.apply_spread(interp, [xs] if t.listed else xs, training, mask, keywords=t.call_kwargs)
+        if not t.listed and len(xs) == 1:
+            masks[id(t)] = t.layer.compute_mask(xs[0], masks.get(id(first)))
 
     @staticmethod
     def apply_recurrent(interp, t, values, masks, training):

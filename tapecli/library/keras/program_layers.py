@@ -79,8 +79,11 @@ class ProgramLayer(Layer):
     def apply(self, interp, x, training_=None, mask=None):
         return self.apply_spread(interp, [x], training_, mask)
 
-    def apply_spread(self, interp, xs, training_=None, mask=None):
-        kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
+    def apply_spread(self, interp, xs, training_=None, mask=None, keywords=None):
+        """The instance called on values (``keywords``: those of its call in the graph, Keras's node's)."""
+        kwargs = dict(keywords or {})
+        if training_ is not None:           # (the model's call's training wins over its node's, as Keras's)
+            kwargs["training"] = Tensor(np.array(bool(training_)))
         if mask is not None:
             kwargs["mask"] = mask
         return self.instance.call(interp, list(xs), kwargs, None)

@@ -98,6 +98,13 @@ def _plain(value) -> bool:
         and value.ndim == 0
 
 
+def _call_default(interp, instance, name: str):
+    """The default of the program layer's ``call`` parameter ``name``, None where it has none."""
+    call = instance.cls.find("call")[0]
+    param = next((p for p in call.node.params if p.name == name), None) if isinstance(call, Function) else None
+    return None if param is None or param.default is None else interp.eval(param.default, call.closure)
+
+
 def set_trainable(interp, instance, value) -> None:
     """HOOKS["keras_trainable"]: Keras's trainable setter of a program's layer or model: the weights it made
     trainable (add_weight) and the layers it holds (its functional model's too) follow it."""
@@ -176,6 +183,7 @@ def layer_call(interp, instance, args, kwargs, node, run):
         and all(isinstance(a, KerasTensor) for a in args[0])
     symbolic = listed or bool(args) and all(isinstance(a, KerasTensor) for a in args)
     keras_args = list(args[0]) if listed else list(args)
+    given = dict(kwargs)            # (Keras's node keeps them: the config's inbound_nodes)
     # Keras passes the first input's mask to a call that takes mask= (a Keras tensor's, or a tensor's _keras_mask)
     first = keras_args[0] if keras_args else None
     previous = kwargs.get("mask")
@@ -202,6 +210,10 @@ def layer_call(interp, instance, args, kwargs, node, run):
     resolved = call_training(interp, depth, kwargs.get("training"))
     if resolved is not None and kwargs.get("training") is None:        # (its call context's, as Keras passes it)
         kwargs = {**kwargs, "training": PythonBool(np.array(resolved))}
+    if "training" not in given:         # (its context's, else its call's default, as Keras's node records it)
+        found = kwargs.get("training", _call_default(interp, instance, "training"))
+        if found is not None:
+            given["training"] = found
     interp.keras_call_depth = depth + 1
     try:
         with name_scope(interp, instance.keras_name or instance.label):
@@ -228,5 +240,6 @@ def layer_call(interp, instance, args, kwargs, node, run):
     x = keras_args[0]
     out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args, listed=listed)
     out.spread = not listed and len(keras_args) > 1
+    out.call_kwargs = given
     layer.symbolic = (x if len(keras_args) == 1 else keras_args, out)     # (layer.input and layer.output)
     return out
