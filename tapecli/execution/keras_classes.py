@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from tapecli.execution.keras_fitting import Fitting
-from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, as_tensorflow, library_value, program_side, \
-    run_view, to_library, to_program
+from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, ProgramCallable, as_tensorflow, \
+    library_value, program_side, run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
 from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_argument, call_training
@@ -58,6 +58,8 @@ class Layer(KerasBase, metaclass=KerasClass):
         def build_wrapper(*args, **kwargs):     # (Keras's: a layer whose build the program calls is built by it)
             build(*args, **kwargs)
             made.built = True
+            shape = args[0] if args else kwargs.get("input_shape")      # (its build_config, as Keras records it)
+            made._build_shape = None if shape is None else _recorded_shape(shape)
         made.build = build_wrapper
         return made
 
@@ -266,13 +268,14 @@ class Model(Fitting, Layer):
         return super().__new__(cls)         # (Keras's Model keeps no arguments for its config: the defaults)
 
     @classmethod
-    def from_config(cls, config: dict):
+    def from_config(cls, config: dict, custom_objects=None):
         """keras.Model.from_config of a functional model's config: the library's (models.functional_from_config);
         a program's subclass, Keras's automatic one."""
         if cls is Model:
             from tapecli.library.keras.models import functional_from_config
             run = current().eager.run
-            return to_program(as_tensorflow(lambda: functional_from_config(run, to_library(config)))())
+            return to_program(as_tensorflow(lambda: functional_from_config(run, to_library(config),
+                                                                           to_library(custom_objects)))())
         return super().from_config(config)
 
     def __init__(self, *args, **kwargs):
@@ -319,6 +322,15 @@ _GRAPH_ATTRIBUTES = frozenset({"inputs", "outputs", "get_layer"})
 # Keras 3's serialized float32 DTypePolicy, a layer's ``dtype`` in its config.
 FLOAT32_POLICY = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
 _CONFIG_TYPES = (str, int, float, bool, type(None))
+
+
+def _recorded_shape(shape):
+    """The shape a layer was built for as Keras records it: a tuple of ints and None, or a list of them (a list
+    of inputs)."""
+    dims = list(shape)
+    if any(d is not None and not isinstance(d, (int, np.integer)) and hasattr(d, "__iter__") for d in dims):
+        return [_recorded_shape(d) for d in dims]
+    return tuple(None if d is None else int(d) for d in dims)
 
 
 def _auto_config(cls, args, kwargs) -> dict | None:
@@ -476,9 +488,21 @@ def _penalty(regularizer, weight):
     return to_program(penalties.regularizer(to_library(regularizer)).apply(weight))
 
 
-def _shape(value) -> tuple | None:
+def _shape(value) -> tuple | list | None:
+    """The shape Keras's build gets for a call's input: a list of them for a list of inputs."""
+    if isinstance(value, (list, tuple)):
+        return [_shape(v) for v in value]
     shape = getattr(library_value(value), "shape", None)       # (a Keras tensor's: None where unknown)
     return None if shape is None else tuple(None if d is None else int(d) for d in shape)
+
+
+def _default(method, name: str):
+    """The default of ``method``'s parameter ``name``, None where it has none."""
+    try:
+        found = inspect.signature(method).parameters.get(name)
+    except (TypeError, ValueError):
+        return None
+    return None if found is None or found.default is inspect.Parameter.empty else found.default
 
 
 def _takes(method, name: str) -> bool:
@@ -510,6 +534,11 @@ def _symbolic_call(layer, call, args, kwargs):
     run = current().eager.run
     listed = _listed(args)
     keras_args = [library_value(a) for a in (listed or args)]
+    given = dict(kwargs)            # (Keras's node keeps them, and the default of a training= that has one)
+    if "training" not in given:
+        default = _default(call, "training")
+        if default is not None:
+            given["training"] = default
     if kwargs.get("mask") is None and not listed and _takes_mask(layer):
         mask = as_tensorflow(keras_args[0].probe_mask)()
         if mask is not None:
@@ -529,6 +558,7 @@ def _symbolic_call(layer, call, args, kwargs):
     made = KerasTensor((keras_args[0].shape[0], *out.shape[1:]), out.dtype, graph_layer(layer), keras_args,
                        listed=bool(listed))
     made.spread = not listed and len(keras_args) > 1
+    made.call_kwargs = {k: to_library(v) for k, v in given.items()}
     graph_layer(layer).symbolic = (keras_args[0] if len(keras_args) == 1 else keras_args, made)    # (its input, output)
     return to_program(made)
 
@@ -568,6 +598,15 @@ class GraphLayer(LibraryLayer):
 
     def as_program(self):
         return self.layer
+
+    @property
+    def program_object(self) -> ProgramCallable:
+        """The layer as its config is written from it (its class's get_config, on the program's side)."""
+        return ProgramCallable(self.layer)
+
+    @property
+    def build_shape(self):
+        return vars(self.layer).get("_build_shape")
 
     def display(self) -> str:
         return self.layer.name
@@ -619,8 +658,11 @@ class GraphLayer(LibraryLayer):
         from tapecli.library.keras.models import make_input
         return self.call(self.interp, [make_input(batch_shape=shape)], {}, None).shape
 
-    def apply_spread(self, interp, xs, training_=None, mask=None):
-        kwargs = {} if training_ is None else {"training": bool(training_)}
+    def apply_spread(self, interp, xs, training_=None, mask=None, keywords=None):
+        """The layer's call on values (``keywords``: those of its call in the graph, Keras's node's)."""
+        kwargs = {k: to_program(v) for k, v in (keywords or {}).items()}
+        if training_ is not None:           # (the model's call's training wins over its node's, as Keras's)
+            kwargs["training"] = bool(training_)
         if mask is not None:
             kwargs["mask"] = to_program(mask)
         out = self._program_side(self.layer, *(to_program(x) for x in xs), **kwargs)

@@ -24,6 +24,7 @@ from tapecli.interpreter.registry import call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.keras.epochs import GeneratorData
 from tapecli.library.numpy_forms import NumpyScalarType
+from tapecli.library.python import PythonClass
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import leave_tapes
@@ -137,6 +138,8 @@ def to_library(value):
         return NumpyArray(np.asarray(value))
     if isinstance(value, LibraryDerived):   # (a program's subclass of a library class: the object it holds)
         return value.held()
+    if isinstance(value, type) and issubclass(value, KerasBase):    # (a program's Keras class: its from_config)
+        return ProgramCallable(value)
     if isinstance(value, KerasBase):        # (a program's Loss, Metric, Callback...: the library's view of it)
         return library_view(value)
     if kind is types.GeneratorType:         # (fit's data: the library's view of it)
@@ -184,6 +187,8 @@ def to_program(value):
         return program_function(None, value, value.__name__)
     if isinstance(value, ProgramView):
         return value.instance
+    if kind is PythonClass:         # (a class as a value: keras.KerasTensor)
+        return class_of_tensorflow(value.name)
     if isinstance(value, ProgramObject):
         # one view of an object while the program holds one (``m.layers[0] is m.layers[0]``, a dict's keys)
         views = current().library_views
@@ -493,6 +498,22 @@ class ProgramCallable(ProgramObject):
         finally:
             settings.line = line
 
+    @property
+    def name(self) -> str:
+        """The program function's name (an interpreter Function's ``name``)."""
+        return self.fn.__name__
+
+    def python_class(self) -> str:
+        """The class of the program's value as type() names it (a function's is ``function``)."""
+        if isinstance(self.fn, types.FunctionType):
+            return "function"
+        return f"{type(self.fn).__module__}.{type(self.fn).__qualname__}"
+
+    def get_attribute(self, interp, attr, node):
+        """An attribute of the program's value, read on the program's side (its class's get_config)."""
+        with program_side(interp.sandbox.eager):
+            return to_library(getattr(self.fn, attr))
+
     def takes_keyword(self, name: str) -> bool:
         try:
             parameters = inspect.signature(self.fn).parameters.values()
@@ -582,13 +603,18 @@ def type_of(*args):
         if name in ("float", "int", "bool", "str", "list", "dict", "tuple", "NoneType"):   # a Python value's
             return type(to_program(args[0]))
         if name is not None:
-            found = _CLASSES.get(name)
-            if found is None:
-                module, _, qualified = name.rpartition(".")
-                found = _CLASSES[name] = _ClassOfTensorFlow(qualified, (), {"__module__": module,
-                                                                           "__qualname__": qualified, "__slots__": ()})
-            return found
+            return class_of_tensorflow(name)
     return type(*args)
+
+
+def class_of_tensorflow(name: str) -> type:
+    """The class of this qualified name as the program holds it, one a name."""
+    found = _CLASSES.get(name)
+    if found is None:
+        module, _, qualified = name.rpartition(".")
+        found = _CLASSES[name] = _ClassOfTensorFlow(qualified, (), {"__module__": module,
+                                                                   "__qualname__": qualified, "__slots__": ()})
+    return found
 
 
 @as_tensorflow

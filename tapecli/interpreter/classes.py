@@ -108,6 +108,8 @@ class ProgramClass(ProgramObject):
 
     def call(self, interp, args, kwargs, node):
         instance = Instance(self, interp)
+        if self.framework == KERAS:         # (Keras's Operation keeps them: a layer's automatic config)
+            instance.keras_arguments = (list(args), dict(kwargs))
         init, owner = self.find("__init__")
         if isinstance(init, Function):
             result = call_method(interp, init, owner, instance, args, kwargs, node)
@@ -143,7 +145,7 @@ class Instance(ProgramObject):
         value, owner = self.cls.find(attr)
         if isinstance(value, Function) and attr == "build" and self.cls.framework == KERAS:
             return BoundMethod(attr, lambda call_node, *a, **k: self._built_by(
-                call_method(interp, value, owner, self, list(a), k, call_node)))
+                call_method(interp, value, owner, self, list(a), k, call_node), a[0] if a else k.get("input_shape")))
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
                                                                             call_node))
@@ -241,20 +243,28 @@ class Instance(ProgramObject):
                 return text
         return None
 
-    def _built_by(self, result):
-        """Keras's: a layer whose ``build`` the program calls is built (its first call builds it no more)."""
+    def _built_by(self, result, shape):
+        """Keras's: a layer whose ``build`` the program calls is built (its first call builds it no more), and
+        records the shape it was built for (its config's build_config)."""
         self.keras_built = True
+        self.keras_build_shape = shape
         return result
 
     def _build(self, interp, args, node):
         """Keras calls a layer's ``build(input_shape)`` before its first ``call``."""
         self.keras_built = True
+        if not args:
+            return
+        from tapecli.interpreter.registry import HOOKS
+
+        def shape_of(x):            # (a list of inputs: a list of their shapes, as Keras's build gets them)
+            if isinstance(x, (list, tuple)):
+                return [shape_of(v) for v in x]
+            return HOOKS["attribute"](interp, x, "shape", node) if isinstance(x, (Tensor, Variable)) else None
+        self.keras_build_shape = shape_of(args[0])          # (its config's build_config)
         build, owner = self.cls.find("build")
-        if isinstance(build, Function) and args:
-            from tapecli.interpreter.registry import HOOKS
-            first = args[0]
-            shape = HOOKS["attribute"](interp, first, "shape", node) if isinstance(first, (Tensor, Variable)) else None
-            call_method(interp, build, owner, self, [shape], {}, node)
+        if isinstance(build, Function):
+            call_method(interp, build, owner, self, [self.keras_build_shape], {}, node)
 
     def owned_variables(self, variables: bool = False) -> list:
         """Its variables (a Keras layer's ``weights``); with ``variables``, a Keras layer's ``variables``: the seed

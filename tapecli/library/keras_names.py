@@ -7,11 +7,12 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   mixed_precision, models, optimizer_base, optimizers, penalties, pooling, preprocessing,
-                                   recurrent, regularization, rnn_wrappers, saving, schedules, shaping, spatial, utilities,
-                                   vocabulary)
+                                   mixed_precision, model_json, models, optimizer_base, optimizers, penalties, pooling,
+                                   preprocessing, recurrent, regularization, rnn_wrappers, saving, schedules, shaping, spatial,
+                                   utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
-from tapecli.interpreter.registry import BUILTINS, builtin, hook
+from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
+from tapecli.library.python import class_named
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_math, ops_nn,
                                    ops_numpy, ops_stats, random_ops, subclassing)
 from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
@@ -110,9 +111,10 @@ for _name, _cls in merging.FUNCTIONS.items():
     builtin(f"layers.{_name}", interp=True)(merging.functional(_cls))
 _register("Sequential", models.Sequential)
 BUILTINS["Sequential"].class_methods = {"from_config": models.sequential_from_config}
-builtin("layers.serialize")(configs.serialize_layer)
-builtin("layers.deserialize", interp=True)(configs.deserialize_layer)
+builtin("layers.serialize")(models.serialize)
+builtin("layers.deserialize", interp=True)(models.deserialize)
 builtin("models.clone_model", interp=True)(models.clone_model)
+builtin("models.model_from_json", interp=True)(model_json.model_from_json)
 _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
@@ -162,6 +164,7 @@ for _name in ("get", "serialize", "deserialize"):
     builtin(f"activations.{_name}")(getattr(activations, _name))
 for _name, _fn in random_ops.FUNCTIONS.items():     # (keras.random's, not tf.random's: their seeds differ)
     builtin(f"keras.random.{_name}")(_fn)
+register("keras.KerasTensor", class_named(layers.KerasTensor.python_class()))     # (the class, for type() and is)
 _register("keras.random.SeedGenerator", initializers.SeedGenerator, with_interp=False)
 for _name, _cls in penalties.REGULARIZERS.items():
     _register(f"regularizers.{_name}", _cls, with_interp=False)

@@ -386,6 +386,11 @@ def type_(value):
         raise TdfTypeError(f"type() of {type_word(value)}: tapecli does not know its class as Python would name it",
                            hint="type() knows tensors, variables, shapes, NumPy values, numbers, strings, dicts, "
                                 "functions, the program's classes and Keras's losses, metrics and optimizers")
+    return class_named(name)
+
+
+def class_named(name: str) -> PythonClass:
+    """The class of this qualified name, one object a name (``keras.KerasTensor is type(x)``)."""
     return _CLASSES.setdefault(name, PythonClass(name))
 
 

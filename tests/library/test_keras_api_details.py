@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import tapecli
+from tapecli.errors import TdfError
 
 PROGRAMS = {}
 KERAS = {}     # what Keras 3.15 under TensorFlow 2.21 printed
@@ -272,3 +273,48 @@ Constant keras.src.initializers.constant_initializers
 
 def test_an_initializers_class_is_keras_s():
     assert tapecli.run(INITIALIZER_CLASSES).output == INITIALIZER_CLASSES_PRINTED.splitlines()
+
+
+# A program's Regularizer subclass that writes no get_config: Keras's Regularizer raises NotImplementedError (an
+# Initializer's or Constraint's base config is {}), on both runners.
+BARE_REGULARIZER = """\
+import keras
+import tensorflow as tf
+class Bare(keras.regularizers.Regularizer):
+    def __call__(self, w):
+        return tf.reduce_sum(w)
+print(keras.layers.Dense(2, kernel_regularizer=Bare()).get_config())
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
+def test_a_program_regularizer_without_get_config_is_refused(on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    with pytest.raises(TdfError, match="does not implement get_config"):
+        tapecli.run(BARE_REGULARIZER)
+
+
+# TextVectorization(ragged=True) gives the int mode's rows only (Keras's ValueError otherwise); tapecli gives the rows
+# of its own splits, and refuses a program's split function clearly.
+@pytest.mark.parametrize("arguments, message", [
+    ('output_mode="count", ragged=True', "`ragged` must not be true"),
+    ("split=lambda s: tf.strings.split(s), ragged=True", "not a program's split"),
+])
+def test_ragged_text_vectorization_is_refused_where_keras_gives_no_rows(arguments, message, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    with pytest.raises(TdfError, match=message):
+        tapecli.run(f"import tensorflow as tf\nimport keras\nkeras.layers.TextVectorization({arguments})\n")
+
+
+# model.to_json() writes the compile config of losses and metrics given by name; model_from_json takes a JSON text.
+@pytest.mark.parametrize("on_cpython", ["0", "1"], ids=["interpreter", "cpython"])
+@pytest.mark.parametrize("lines, message", [
+    ('m.compile(optimizer="sgd", loss=keras.losses.MeanSquaredError())\nm.to_json()', "loss is given by name"),
+    ('keras.models.model_from_json("{not json")', "takes a model's JSON text"),
+    ('keras.models.model_from_json(\'{"class_name": "Dense", "config": {}}\')', "Could not locate class 'Dense'"),
+])
+def test_model_json_refuses_what_it_cannot_write_or_read(lines, message, on_cpython, monkeypatch):
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    program = f"import keras\nm = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])\n{lines}\n"
+    with pytest.raises(TdfError, match=message):
+        tapecli.run(program)

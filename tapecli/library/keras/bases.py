@@ -16,8 +16,9 @@ from tapecli.library.keras.epochs import py_dataset_attribute
 from tapecli.library.keras.losses import REDUCTIONS, reduce
 
 BASES = {"metrics.Metric": "metric", "keras.Metric": "metric", "losses.Loss": "loss", "keras.Loss": "loss",
-         "initializers.Initializer": None, "keras.Initializer": None, "regularizers.Regularizer": None,
-         "keras.Regularizer": None, "constraints.Constraint": None, "schedules.LearningRateSchedule": None,
+         "initializers.Initializer": "initializer", "keras.Initializer": "initializer",
+         "regularizers.Regularizer": "regularizer", "keras.Regularizer": "regularizer",
+         "constraints.Constraint": "constraint", "schedules.LearningRateSchedule": None,
          "callbacks.Callback": "callback", "utils.PyDataset": "py_dataset",
          "utils.Sequence": "py_dataset"}      # (Keras 3's Sequence is PyDataset)
 for _name, _role in BASES.items():
@@ -39,6 +40,24 @@ def attribute(interp, instance, attr):
         return _callback_attribute(interp, instance, attr)
     if role == "py_dataset":
         return py_dataset_attribute(interp, instance, attr)
+    if role in ("initializer", "regularizer", "constraint"):
+        return _serializable_attribute(instance, attr)
+    return None
+
+
+def _serializable_attribute(instance, attr):
+    """What a program's Initializer, Regularizer or Constraint subclass inherits: an ``__init__`` that sets
+    nothing up, and Keras's get_config (an initializer's and a constraint's: no arguments; a regularizer's is the
+    subclass's to write)."""
+    if attr == "super().__init__":
+        return _bound("__init__", lambda node: None)
+    if attr == "get_config" and instance.cls.role == "regularizer":
+        def refuse(node):
+            raise TdfTypeError(f"{instance.cls.name} does not implement get_config() (Keras's Regularizer leaves it "
+                               "to the subclass)")
+        return _bound(attr, refuse)
+    if attr == "get_config":
+        return _bound(attr, lambda node: {})
     return None
 
 

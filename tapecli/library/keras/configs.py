@@ -7,10 +7,11 @@ import re
 
 import numpy as np
 
-from tapecli.errors import TdfValueError
-from tapecli.interpreter.classes import KERAS_MODEL, LAYER
+from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER, Instance
+from tapecli.interpreter.objects import Function
 from tapecli.interpreter.registry import BUILTINS
-from tapecli.library.keras import activations, initializers, penalties
+from tapecli.library.keras import activations, initializers, penalties, saving
 from tapecli.library.keras.common import float_dtype, written
 from tapecli.library.keras.optimizers import plain
 from tapecli.runtime.tape import type_word
@@ -135,14 +136,48 @@ def serialized(obj, module: str) -> dict:
     return {"module": module, "class_name": name, "config": obj.get_config(), "registered_name": None}
 
 
+def _program_class(obj) -> str:
+    """The class of a program's value by its name, ``function`` for a function: an interpreter's function or
+    instance, or (where CPython runs the program) its value as the library calls it."""
+    if isinstance(obj, Function):
+        return "function"
+    if isinstance(obj, Instance):
+        return obj.cls.name
+    if not hasattr(obj, "python_class"):
+        raise TdfValueError(f"tapecli cannot write the config of {type_word(obj)}")
+    return obj.python_class().rpartition(".")[2]
+
+
+def program_serialized(obj, interp) -> dict:
+    """keras.saving.serialize_keras_object of a program's function or object (its class the program's): a
+    function by its registered name, an object by its class's get_config, under its class's registered name (a
+    class of the program's module has none: Keras writes None)."""
+    class_name = _program_class(obj)
+    if class_name == "function":
+        name = saving.registered_name(obj, obj.name)
+        return {"module": "builtins", "class_name": "function", "config": name, "registered_name": "function"}
+    config = interp.call_value(obj.get_attribute(interp, "get_config", None), [])
+    if not isinstance(config, dict):
+        raise TdfTypeError(f"The `get_config()` method of {class_name} should return a dict, got {type_word(config)}")
+    return {"module": None, "class_name": class_name, "config": config,
+            "registered_name": saving.registered_name(obj, class_name)}
+
+
 def _penalty(value, module, interp):
     resolve = penalties.regularizer if module == "keras.regularizers" else penalties.constraint
     found = resolve(value, interp)
     if found is None:
         return None
     if isinstance(found, penalties.ProgramPenalty):
-        raise TdfValueError(f"tapecli cannot write the config of a program's {found.what}")
+        return program_serialized(found.fn, found.interp)
     return serialized(found, module)
+
+
+def _initializer(value, interp):
+    found = initializers.described(value, interp)
+    if isinstance(found, initializers.ProgramInitializer):
+        return program_serialized(found.fn, found.interp)
+    return serialized(found, "keras.initializers")
 
 
 def _activation_name(value):
@@ -179,7 +214,7 @@ def _form(class_name, key, value, interp=None):
     """An argument as Keras's config writes it: initializers, regularizers and constraints serialized, an
     activation by its name, per-axis sizes as tuples, numbers as Python's."""
     if key.endswith("_initializer"):
-        return None if value is None else serialized(initializers.described(value), "keras.initializers")
+        return None if value is None else _initializer(value, interp)
     if key.endswith("_regularizer"):
         return _penalty(value, "keras.regularizers", interp)
     if key.endswith("_constraint"):
@@ -256,7 +291,10 @@ def constructor_arguments(cls, parameters, config) -> dict:
 
 
 def serialize_layer(layer) -> dict:
-    """keras.layers.serialize: the layer's class and config."""
+    """keras.layers.serialize: the layer's class and config (a program's layer: its class's get_config)."""
+    program = getattr(layer, "program_object", None)
+    if program is not None:
+        return program_serialized(program, layer.interp)
     if LAYER not in getattr(layer, "keras_bases", ()):
         raise TdfValueError(f"keras.layers.serialize takes a layer, got {type_word(layer)}")
     module = "keras" if KERAS_MODEL in layer.keras_bases else "keras.layers"
@@ -273,10 +311,18 @@ def serialize_held(layer) -> dict:
     return entry
 
 
-def deserialize_layer(interp, config):
-    """keras.layers.deserialize: the layer of a serialized config, made by its class's from_config."""
+def deserialize_layer(interp, config, custom_objects=None):
+    """keras.layers.deserialize: the layer of a serialized config, made by its class's from_config: a class
+    registered or in ``custom_objects`` under the config's registered name first (a program's, made on the
+    program's side), as Keras looks it up, else Keras's own of that name."""
     name = config.get("class_name") if isinstance(config, dict) else None
+    registered = config.get("registered_name") if isinstance(config, dict) else None
+    found = saving.registered_object(registered, custom_objects) if isinstance(registered, str) else None
+    if found is not None:
+        return interp.call_value(found.get_attribute(interp, "from_config", None), [config["config"]])
     made = BUILTINS.get(name) if isinstance(name, str) else None
     if "from_config" not in getattr(made, "class_methods", ()):
-        raise TdfValueError(f"Could not locate class '{name}'")
+        raise TdfValueError(f"Could not locate class '{name}'",
+                            hint="a program's class is found by its registered name: decorate it with "
+                                 "@keras.saving.register_keras_serializable(), or pass custom_objects=")
     return made.class_methods["from_config"](interp, config["config"])

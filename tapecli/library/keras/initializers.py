@@ -463,13 +463,13 @@ def tensor_value(value):
     return value.read().value if hasattr(value, "read") else value.value if isinstance(value, Tensor) else value
 
 
-def described(value) -> Initializer:
+def described(value, interp=None) -> Initializer:
     """The initializer ``value`` names, made to write its config: the run's Python random is left as it was
     (Keras serializes the layer's own initializer, which drew its seed once, when the layer was made)."""
     generator = current().python_random()
     state = generator.getstate()
     try:
-        return get(value)
+        return get(value, interp=interp)
     finally:
         generator.setstate(state)
 

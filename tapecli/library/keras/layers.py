@@ -57,6 +57,9 @@ class KerasTensor(ProgramObject):
     # one of the outputs of a layer call that gives several (a recurrent layer's with return_state, an attention
     # layer's scores): its place, and the call's outputs, computed once (None: the call's only output)
     index, siblings = 0, None
+    # the keyword arguments of a program layer's call that made it, as Keras's node keeps them (its config's
+    # inbound_nodes: what from_config calls the layer with again); None: a built-in layer's call
+    call_kwargs = None
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []

@@ -5,16 +5,17 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
-from tapecli.interpreter.classes import KERAS_MODEL, LAYER
+from tapecli.interpreter.classes import KERAS_MODEL, LAYER, Instance
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_dtype
-from tapecli.library.keras import training
+from tapecli.library.keras import model_json, training
 from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, integer, layer_name, model_input, \
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
 from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
+from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
@@ -129,6 +130,7 @@ class Model(Layer):
         out["summary"] = self.summary
         out["get_layer"] = self.get_layer
         out["build"] = lambda input_shape: self.build_for(dims(input_shape), float_dtype())
+        out["to_json"] = lambda **options: model_json.to_json(self, **options)
         return out
 
     def get_config(self):
@@ -370,29 +372,43 @@ class Sequential(Model):
         return out
 
 
-def sequential_from_config(interp, config):
+def sequential_from_config(interp, config, custom_objects=None):
     """keras.Sequential.from_config: its layers made from their configs (an InputLayer's as an Input)."""
     layers = []
     for entry in config["layers"]:
         if entry["class_name"] == "InputLayer":
             layers.append(make_input(batch_shape=entry["config"]["batch_shape"], name=entry["config"]["name"]))
         else:
-            layers.append(deserialize_layer(interp, entry))
+            layers.append(deserialize_layer(interp, entry, custom_objects))
     return Sequential(interp, layers, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def serialize(layer) -> dict:
+    """keras.layers.serialize: the layer's class and config, with its build_config once built (a program's layer:
+    its class's get_config)."""
+    return _serialized_with_build(keras_layer(layer.interp, layer) if isinstance(layer, Instance) else layer)
+
+
+def deserialize(interp, config, custom_objects=None):
+    """keras.layers.deserialize: the layer of a serialized config, as the program holds it."""
+    made = deserialize_layer(interp, config, custom_objects)
+    return made.as_program() if isinstance(made, Layer) else made
 
 
 def _serialized_with_build(layer) -> dict:
     """keras.layers.serialize of a model's layer, with its build_config where Keras writes one (a Keras layer that
     makes no weights has no build of its own: it is built when made, without one)."""
     entry = serialize_layer(layer)
-    if layer.built and hasattr(layer, "build_shape") and type(layer).build is not Layer.build:
+    program = getattr(layer, "program_object", None) is not None       # (built by its first call: Keras's record)
+    if layer.built and getattr(layer, "build_shape", None) is not None and (program or type(layer).build
+                                                                             is not Layer.build):
         shape = layer.build_shape           # (a merging layer's: a list of its inputs' shapes)
         entry["build_config"] = {"input_shape": _shapes(shape, True) if isinstance(shape, list) else
                                  _shapes([shape], False)}
     return entry
 
 
-def functional_from_config(interp, config):
+def functional_from_config(interp, config, custom_objects=None):
     """keras.Model.from_config of a functional model's config: its layers made from their configs and called
     again as the config's nodes say, on the Keras tensors their histories name."""
     made: dict = {}             # (layer name, call): the Keras tensor it made
@@ -410,9 +426,11 @@ def functional_from_config(interp, config):
             made[(entry["name"], 0)] = make_input(batch_shape=given["batch_shape"], name=given["name"],
                                                   dtype=given.get("dtype"))
             continue
-        layer = deserialize_layer(interp, entry)
+        layer = deserialize_layer(interp, entry, custom_objects)
+        own = not isinstance(layer, Layer) or getattr(layer, "program_object", None) is not None   # (a program's)
         for call, node in enumerate(entry.get("inbound_nodes", [])):
-            made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]], {}, None)
+            made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]],
+                                                     dict(node.get("kwargs", {})) if own else {}, None)
 
     def ends(found):
         many = bool(found) and isinstance(found[0], (list, tuple))
@@ -543,8 +561,9 @@ class Functional(Model):
             entry["name"] = keras_name(layer)
             entry["inbound_nodes"] = [
                 {"args": PythonTuple([[tensor(p) for p in t.inputs]] if t.listed else [tensor(p) for p in t.inputs]),
-                 "kwargs": {"mask": None} if isinstance(layer, Model) else {} if type(layer).__name__ not in
-                 CALL_TRAINING else {"training": CALL_TRAINING[type(layer).__name__]}}     # (a model's call: its mask)
+                 "kwargs": t.call_kwargs if t.call_kwargs is not None else {"mask": None} if isinstance(layer, Model)
+                 else {} if type(layer).__name__ not in CALL_TRAINING else
+                 {"training": CALL_TRAINING[type(layer).__name__]}}     # (a model's call: its mask)
                 for t in calls.get(id(layer), [])]
             entries.append(entry)
 
@@ -597,6 +616,9 @@ class Functional(Model):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
         for t in self.order:
+            if t.call_kwargs:           # a program layer called with keywords: called with them again (Keras's node)
+                self.apply_with_keywords(interp, t, values, masks, training)
+                continue
             if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
                 if id(t.arguments) not in values:
                     values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
@@ -616,6 +638,17 @@ class Functional(Model):
                                                          masks.get(id(t.inputs[0])))
         outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
+
+    @staticmethod
+    def apply_with_keywords(interp, t, values, masks, training):
+        """A program layer's call of a graph made with keyword arguments: with them (and its input's mask where its
+        call takes one), its output's mask as Layer.masked finds it."""
+        xs = [values[id(p)] for p in t.inputs]
+        first = t.inputs[0]
+        mask = masks.get(id(first)) if t.layer.takes_mask and not t.listed else None
+        values[id(t)] = t.layer.apply_spread(interp, [xs] if t.listed else xs, training, mask, keywords=t.call_kwargs)
+        if not t.listed and len(xs) == 1:
+            masks[id(t)] = t.layer.compute_mask(xs[0], masks.get(id(first)))
 
     @staticmethod
     def apply_recurrent(interp, t, values, masks, training):

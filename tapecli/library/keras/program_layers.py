@@ -8,7 +8,7 @@ from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import Function
 from tapecli.library.keras import training
-from tapecli.library.keras.common import float_dtype
+from tapecli.library.keras.common import dims, float_dtype
 from tapecli.library.keras.layers import KerasTensor, Layer
 from tapecli.runtime.values import PythonBool, Tensor
 
@@ -26,6 +26,19 @@ class ProgramLayer(Layer):
 
     def as_program(self):
         return self.instance
+
+    @property
+    def program_object(self) -> Instance:
+        """The layer as its config is written from it (its class's get_config)."""
+        return self.instance
+
+    @property
+    def build_shape(self):
+        """The shape the layer was built for (a list of them for a list of inputs), as its build_config writes it."""
+        shape = getattr(self.instance, "keras_build_shape", None)
+        if isinstance(shape, list) and shape and all(isinstance(s, (list, tuple)) for s in shape):
+            return [dims(s, "input_shape") for s in shape]
+        return dims(shape, "input_shape")
 
     def display(self) -> str:
         return self.instance.keras_name or self.instance.label
@@ -66,8 +79,11 @@ class ProgramLayer(Layer):
     def apply(self, interp, x, training_=None, mask=None):
         return self.apply_spread(interp, [x], training_, mask)
 
-    def apply_spread(self, interp, xs, training_=None, mask=None):
-        kwargs = {} if training_ is None else {"training": Tensor(np.array(bool(training_)))}
+    def apply_spread(self, interp, xs, training_=None, mask=None, keywords=None):
+        """The instance called on values (``keywords``: those of its call in the graph, Keras's node's)."""
+        kwargs = dict(keywords or {})
+        if training_ is not None:           # (the model's call's training wins over its node's, as Keras's)
+            kwargs["training"] = Tensor(np.array(bool(training_)))
         if mask is not None:
             kwargs["mask"] = mask
         return self.instance.call(interp, list(xs), kwargs, None)

@@ -6,7 +6,10 @@ these refuse it rather than answer as if nothing were registered. Saving and loa
 (library/scope.py)."""
 from __future__ import annotations
 
+import types
+
 from tapecli.errors import TdfTypeError, TdfValueError
+from tapecli.interpreter.registry import builtin_function
 from tapecli.runtime.context import current
 
 
@@ -35,13 +38,14 @@ def register_keras_serializable(package="Custom", name=None):
     registry = _registry()
 
     def decorator(arg):
-        registered = f"{package}>{name if name is not None else arg.__name__}"
+        own = getattr(arg, "fn", arg)           # (the program's class or function, as the library holds it)
+        registered = f"{package}>{name if name is not None else own.__name__}"
         if isinstance(arg, type) and not hasattr(arg, "get_config"):
             raise TdfValueError("Cannot register a class that does not have a get_config() method.")
         registry.objects[registered] = arg
-        registry.names[arg] = registered
+        registry.names[own] = registered
         return arg
-    return decorator
+    return builtin_function(decorator)      # (called as the library's: its argument as the library holds it)
 
 
 def get_registered_name(obj):
@@ -51,10 +55,28 @@ def get_registered_name(obj):
     return _registry().names.get(obj, getattr(obj, "__name__", None))
 
 
+def registered_name(obj, name: str) -> str:
+    """The registered name of a program's function or of its object's class, else ``name`` (the interpreter
+    keeps no registry: its objects have their own names)."""
+    registry = current().keras_registry
+    if registry is None:
+        return name
+    obj = getattr(obj, "fn", obj)
+    return registry.names.get(obj if isinstance(obj, types.FunctionType) else type(obj), name)
+
+
 def get_registered_object(name, custom_objects=None, module_objects=None):
     """The object registered (or in ``custom_objects``, or ``module_objects``) under ``name``, else None."""
-    registry = _registry()
-    for found in (registry.objects, custom_objects or {}, module_objects or {}):
+    _registry()             # (refused on the interpreter, which keeps no registry)
+    found = registered_object(name, custom_objects)
+    return found if found is not None else (module_objects or {}).get(name)
+
+
+def registered_object(name: str, custom_objects=None):
+    """What Keras's deserialization finds under ``name``: the registered object, else ``custom_objects``'s, else
+    None (the interpreter keeps no registry: its custom objects only)."""
+    registry = current().keras_registry
+    for found in (registry.objects if registry is not None else {}, custom_objects or {}):
         if name in found:
             return found[name]
     return None

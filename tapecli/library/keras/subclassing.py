@@ -15,7 +15,8 @@ from tapecli.errors import TdfTypeError
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import BoundMethod
 from tapecli.library.keras import mixed_precision, models, training
-from tapecli.interpreter.classes import module_name
+from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase, module_name
+from tapecli.interpreter.objects import Function
 from tapecli.library.keras.common import auto_name, call_argument, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
@@ -36,8 +37,7 @@ def program_attribute(interp, instance, attr):
     if attr == "trainable" and instance.cls.role is None:        # (one never set: Keras's default)
         return PythonBool(np.array(True))
     if attr == "get_config" and instance.cls.role is None:       # Layer.get_config: what from_config passes back
-        return method(attr, lambda: {"name": instance.keras_name or instance.label, "trainable": True,
-                                     "dtype": dtype_policy()})
+        return method(attr, lambda: layer_config(interp, instance))
     if attr == "stateless_call" and instance.cls.role is None:
         return BoundMethod(attr, lambda node, *args, **kwargs: _stateless_call(interp, instance, node, *args,
                                                                                **kwargs))
@@ -58,6 +58,72 @@ def _stateless_call(interp, instance, node, trainable_variables, non_trainable_v
         instance.cls.name, bool(getattr(instance, "keras_built", False)), listed("trainable_variables"),
         listed("non_trainable_variables"), trainable_variables, non_trainable_variables, call)
     return (outputs, new, losses) if return_losses else (outputs, new)
+
+
+# Keras's Layer.__init__ keywords, with their defaults (the automatic config of a layer whose class has no __init__)
+_LAYER_INIT = {"activity_regularizer": None, "trainable": PythonBool(np.array(True)), "dtype": None,
+               "autocast": PythonBool(np.array(True))}
+
+
+def layer_config(interp, instance) -> dict:
+    """Keras's Layer.get_config of a program's layer: its name, then (where its class writes no get_config of its
+    own) the arguments it was made with, then ``trainable`` and ``dtype``."""
+    config = {"name": instance.keras_name or instance.label}
+    if not isinstance(instance.cls.find("get_config")[0], Function):
+        init = instance.cls.find("__init__")[0]
+        found = _arguments(interp, instance, init)
+        if found is None:
+            raise TdfTypeError(f"Layer {instance.cls.name} was created with arguments Keras cannot put in a config "
+                               "(other than str, int, float, bool and None): override get_config() and "
+                               "from_config() to make it serializable")
+        config.update(found)
+        names = {p.name: p.kind for p in init.node.params} if isinstance(init, Function) else {"kwargs": "**"}
+        if "name" not in names and names.get("kwargs") != "**":     # (Keras asks for a ``**kwargs`` by that name)
+            config.pop("name")          # (the constructor cannot take it back)
+    trainable = instance.attrs.get("trainable", PythonBool(np.array(True)))
+    return {**config, "trainable": PythonBool(np.array(truth(trainable))), "dtype": dtype_policy()}
+
+
+def _arguments(interp, instance, init) -> dict | None:
+    """The arguments the layer was made with, as Keras's Operation keeps them: bound to its class's ``__init__``
+    with its defaults (Keras's Layer's where the class has none), ``**kwargs`` spread, without ``self`` and
+    ``name``; None where one is not a str, number, bool or None, or came through ``*args``."""
+    model = instance.cls.derives_from(FrameworkBase(KERAS_MODEL, KERAS))
+    # (Keras's Model is made without its arguments reaching Operation: a model's automatic config has the defaults)
+    args, kwargs = ([], {}) if model else getattr(instance, "keras_arguments", ([], {}))
+    if not isinstance(init, Function):
+        found = {} if model else {**_LAYER_INIT, **kwargs}
+    else:
+        local: dict = {}
+        init.bind(local, [instance, *args], kwargs, interp.eval)
+        found = {}
+        for p in init.node.params[1:]:
+            if p.kind == "**":
+                found.update(local[p.name])
+            elif p.kind == "*" and local[p.name]:
+                return None
+            elif p.kind != "*":
+                found[p.name] = local[p.name]
+    found.pop("name", None)
+    return found if all(_plain(v) for v in found.values()) else None
+
+
+def _plain(value) -> bool:
+    """Whether Keras puts the value in an automatic config: a str, Python number, bool or None, or a list, tuple or
+    dict of them."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    return value is None or isinstance(value, (str, PythonBool)) or isinstance(value, Tensor) and value.weak \
+        and value.ndim == 0
+
+
+def _call_default(interp, instance, name: str):
+    """The default of the program layer's ``call`` parameter ``name``, None where it has none."""
+    call = instance.cls.find("call")[0]
+    param = next((p for p in call.node.params if p.name == name), None) if isinstance(call, Function) else None
+    return None if param is None or param.default is None else interp.eval(param.default, call.closure)
 
 
 def set_trainable(interp, instance, value) -> None:
@@ -87,6 +153,8 @@ def init(interp, instance, *args, inputs=None, outputs=None, name=None, trainabl
         if name is not None and not isinstance(name, str):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
         instance.keras_name = name if name is not None else auto_name(interp, module_name(instance.cls.name))
+    if not truth(trainable) and "trainable" not in instance.attrs:         # (Layer.__init__'s trainable=False)
+        instance.set_attribute(interp, "trainable", PythonBool(np.array(False)), None)
     if len(args) > 2:
         raise TdfTypeError(f"Model.__init__ takes inputs and outputs, got {len(args)} positional arguments")
     inputs = args[0] if args else inputs
@@ -136,6 +204,7 @@ def layer_call(interp, instance, args, kwargs, node, run):
         and all(isinstance(a, KerasTensor) for a in args[0])
     symbolic = listed or bool(args) and all(isinstance(a, KerasTensor) for a in args)
     keras_args = list(args[0]) if listed else list(args)
+    given = dict(kwargs)            # (Keras's node keeps them: the config's inbound_nodes)
     # Keras passes the first input's mask to a call that takes mask= (a Keras tensor's, or a tensor's _keras_mask)
     first = keras_args[0] if keras_args else None
     previous = kwargs.get("mask")
@@ -143,6 +212,9 @@ def layer_call(interp, instance, args, kwargs, node, run):
         previous = first.probe_mask() if symbolic else eager_mask(interp, first)
         if previous is not None and takes_mask(instance):
             kwargs = {**kwargs, "mask": previous}
+    # (a layer first built here is built for the Keras tensor's shape, not its probe's: its build_config)
+    built_for = None if not symbolic or getattr(instance, "keras_built", False) else \
+        [a.shape for a in keras_args] if listed else first.shape
     if symbolic:
         probes = [a.probe() for a in keras_args]
         args = [probes] if listed else probes
@@ -161,6 +233,10 @@ def layer_call(interp, instance, args, kwargs, node, run):
     resolved = call_training(interp, depth, kwargs.get("training"))
     if resolved is not None and kwargs.get("training") is None:        # (its call context's, as Keras passes it)
         kwargs = {**kwargs, "training": PythonBool(np.array(resolved))}
+    if "training" not in given:         # (its context's, else its call's default, as Keras's node records it)
+        found = kwargs.get("training", _call_default(interp, instance, "training"))
+        if found is not None:
+            given["training"] = found
     interp.keras_call_depth = depth + 1
     try:
         with name_scope(interp, instance.keras_name or instance.label):
@@ -173,6 +249,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
             interp.rng.bit_generator.state = drawn
         for generator, state in seeds:
             generator.state = state
+        if built_for is not None:
+            instance.keras_build_shape = built_for
     if not symbolic:            # (an output with a mask keeps it: Keras's _set_mask_metadata)
         if not isinstance(out, Tensor) or eager_mask(interp, out) is not None:
             return out
@@ -185,5 +263,6 @@ def layer_call(interp, instance, args, kwargs, node, run):
     x = keras_args[0]
     out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args, listed=listed)
     out.spread = not listed and len(keras_args) > 1
+    out.call_kwargs = given
     layer.symbolic = (x if len(keras_args) == 1 else keras_args, out)     # (layer.input and layer.output)
     return out

@@ -109,6 +109,12 @@ class Trainer:
         names = compile_loss.output_names(model)       # a functional model's of several outputs
         self.interp, self.model = interp, model
         self.optimizer = getters.optimizer_of(interp, optimizer)
+        # (Keras's compile config: the arguments as given, the optimizer made, jit_compile as a CPU resolves "auto")
+        self.given = {"optimizer": self.optimizer, "loss": loss, "loss_weights": loss_weights, "metrics": metrics,
+                      "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
+                      "steps_per_execution": steps_per_execution,
+                      "jit_compile": jit_compile is not None and jit_compile != "auto" and flag(jit_compile)
+                      and not flag(run_eagerly)}
         if flag(auto_scale_loss):
             self.optimizer = mixed_precision.auto_scaled(interp, getattr(model, "policy", current().keras_dtype_policy),
                                                          self.optimizer)

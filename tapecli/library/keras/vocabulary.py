@@ -443,8 +443,13 @@ class TextVectorization(Layer):
         if self.output_mode != "int" and length is not None:
             raise TdfValueError(f"`output_sequence_length` must not be set if `output_mode` is not 'int'. Received "
                                 f"output_sequence_length={plain(length)}.")
-        if flag(ragged):
-            raise TdfValueError("TextVectorization: ragged=True is not given yet (tapecli's Keras layers give dense tensors)")
+        self.ragged = flag(ragged)
+        if self.ragged and self.output_mode != "int":
+            raise TdfValueError(f"`ragged` must not be true if `output_mode` is `'int'`. Received: ragged=True and "
+                                f"output_mode={self.output_mode}")
+        if self.ragged and _is_callable(self.split):
+            raise TdfValueError("TextVectorization: tapecli gives ragged=True's rows for the whitespace and "
+                                "character splits, not a program's split")
         self.output_sequence_length = None if length is None else integer(length, "output_sequence_length")
         super().__init__(interp, **kw)
         self.lookup = StringLookup(interp, max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
@@ -455,9 +460,10 @@ class TextVectorization(Layer):
         """A program's standardize or split function of a string tensor: its string result's values."""
         return _values(self.interp.call_value(fn, [Tensor(values)]), "string")
 
-    def preprocess(self, values: np.ndarray) -> np.ndarray:
+    def tokens(self, values: np.ndarray) -> tuple:
         """Keras's _preprocess of strings: standardized, split (a string's tokens along a new last axis, the rows
-        padded with ""; a last axis of 1 replaced), then the n-grams of each row (along the last axis)."""
+        padded with ""; a last axis of 1 replaced), then the n-grams of each row (along the last axis); and the
+        rows' lengths (TensorFlow's ragged rows), None where nothing was split."""
         from tapecli.library import tf_strings          # (a deferred family: programs without strings skip it)
         text = Tensor(values)
         if self.standardize in ("lower", "lower_and_strip_punctuation"):
@@ -479,19 +485,27 @@ class TextVectorization(Layer):
             if self.split is not None:
                 values = self._apply_program(self.split, values)
             if self.ngrams is None:
-                return values
+                return values, None
             rows, lead = values.reshape(-1, values.shape[-1] if values.ndim else 1).tolist(), values.shape[:-1]
         if self.ngrams is not None:
             rows = [tf_strings.ngrams(Tensor(np.array(row, dtype=object)), self.ngrams).value.tolist() for row in rows]
-        return _padded(rows, lead)
+        return _padded(rows, lead), [len(row) for row in rows]
 
     def apply(self, interp, x, training=None, **given):
         """Keras's call: the lookup of the tokens; in int mode their indices padded with 0 (the shorter rows, and
         all to ``output_sequence_length`` where it is set) or cut at ``output_sequence_length``."""
         strings = _values(x, "string")
         self.build_for(strings.shape, None)
-        found = self.lookup.apply(interp, Tensor(self.preprocess(strings)))
+        tokens, lengths = self.tokens(strings)
+        found = self.lookup.apply(interp, Tensor(tokens))
         length = self.output_sequence_length
+        if self.ragged and self.split is not None:      # (its rows, cut at output_sequence_length)
+            if found.ndim != 2:
+                raise TdfValueError(f"TextVectorization: tapecli gives ragged=True's rows of a batch of strings "
+                                    f"(rank 1), got rank {strings.ndim}")
+            from tapecli.library.tf_ragged import from_tensor
+            kept = np.minimum(lengths, found.shape[1] if length is None else length)
+            return from_tensor(found, lengths=Tensor(np.asarray(kept, dtype=np.int64)))
         if self.output_mode != "int" or length is None or found.ndim == 0:
             return found
         indices = found.value[..., :length]
@@ -500,7 +514,7 @@ class TextVectorization(Layer):
     def adapt(self, data, batch_size=None, steps=None):
         self.lookup.reset_state()
         for batch in _batches(data, steps, "string"):
-            self.lookup.update_state(self.preprocess(batch))
+            self.lookup.update_state(self.tokens(batch)[0])
         self.lookup.finalize_state()
 
     def output_shape(self, shape):
