@@ -146,7 +146,7 @@ class Instance(ProgramObject):
                 call_method(interp, value, owner, self, list(a), k, call_node)))
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
-                                                                            call_node))
+                                                                            call_node), function=value)
         if isinstance(value, Property):
             return call_method(interp, value.getter, owner, self, [], {}, node)
         if owner is not None:

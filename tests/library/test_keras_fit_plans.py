@@ -1,8 +1,10 @@
 """Keras's fit and evaluate served by loop plans (library/keras/fit_plans.py): on both runners, an epoch's batches
 after the two traced ones run as the plan (the run's ``loop_replayed`` counts them), with the same bits as the
 reference path (TAPECLI_ACCEL=0), which replays none; a step or a callback a plan does not take leaves its epochs
-as written. (What TensorFlow prints for the stored programs: tests/data/tf_programs_keras_fit_plans.json, on both
-runners in tests/conformance/test_tf_programs_both_runners.py.)"""
+as written. A program's own train_step and test_step (and the compute_loss they call) are planned by the rules of a
+hand-written loop; one that reads a value into Python runs as written. (What TensorFlow prints for the stored
+programs: tests/data/tf_programs_keras_fit_plans.json, on both runners in
+tests/conformance/test_tf_programs_both_runners.py.)"""
 import json
 import textwrap
 from pathlib import Path
@@ -60,13 +62,37 @@ print(model.fit(X, T, batch_size=16, epochs=2, verbose=0).history)
 print([w.tolist() for w in model.get_weights()])
 """
 
+# Keras's default train_step of a program's model and compute_loss: the library's step, the program's code in it
+OWN_LOSS = HEAD + """
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.out = tf.keras.layers.Dense(3)
+        self.loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    def call(self, x, training=False):
+        return self.out(x)
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        return self.loss_fn(y, y_pred)
+model = Net()
+model.compile(optimizer="adam")
+print(model.fit(X, Y, batch_size=16, epochs=2, verbose=0).history)
+print([w.tolist() for w in model.get_weights()])
+"""
+
 # 200 rows in batches of 16: 13, the last of 8; the first batch runs as written, the next two traced, the short
 # last one as written (its layout is not the plan's): 9 replayed an epoch (of 120 rows, 4; of 10 batches of 20, 7)
 CASES = {
     "validation": (STORED["fit_plans_validation"]["program"], 2 * 9 + 2 * 4 + 9),
     "dataset": (STORED["fit_plans_dataset"]["program"], 2 * 9 + 2 * 9),      # (its mse model's fit: as written)
     "sample_weight": (STORED["fit_plans_sample_weight"]["program"], 2 * 7 + 7),
-    "train_step": (STORED["fit_plans_train_step"]["program"], 0),             # (a program's train_step)
+    # a program's train_step (its model's compute_loss the Trainer's; the interpreter's: `keras = tf.keras`)
+    "train_step": (STORED["fit_plans_train_step"]["program"], 2 * 9),
+    # its own train_step and test_step: fit's batches, the validation pass's (7 batches, the last as written: 3
+    # replayed), evaluate's
+    "own_steps": (STORED["fit_plans_own_steps"]["program"], 2 * 9 + 2 * 3 + 9),
+    "own_compute_loss": (STORED["fit_plans_own_compute_loss"]["program"], 2 * 9),  # (its train_step's call of it)
+    "own_step_read": (STORED["fit_plans_own_step_read"]["program"], 0),     # (a loss read into Python each batch)
+    "own_loss_default_step": (OWN_LOSS, 0),     # (Keras's step, the program's call and compute_loss: as written)
     "batch_callback": (STORED["fit_plans_program_callback"]["program"], 0),   # (a callback hearing each batch)
     # a program's callbacks of epochs alone (fit and evaluate planned), of test batches, of batches (as written)
     "epoch_callbacks": (STORED["fit_plans_epoch_callbacks"]["program"], 2 * 9 + 2 * 9 + 9),

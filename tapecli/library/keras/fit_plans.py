@@ -6,10 +6,16 @@ less the logs it reads into Python (read once, at the epoch's end): the forward 
 where the plan's own rules take the model and the loss (their ``replay_kind``: the audited layers, a loss that
 reads no labels into Python), the gradient's kernels, and the calls that change state as effects made again at
 every batch (the loss tracker's update, the optimizer's step, the compiled metrics' updates). Anything else the
-step meets (a program's layer, loss, ``compute_loss`` or ``train_step``, a loss tracked per output) leaves the
-epoch as written, as does a callback that hears each batch (training.Trainer.planned_batches). The batch's
-tensors are the loop's items; the run's variables (the weights, the optimizer's slots) are inputs as in every
-plan. Each epoch plans afresh (a callback between epochs may change what the step's calls are: a learning rate)."""
+step meets (a program's layer, loss or ``compute_loss``, a loss tracked per output) leaves the epoch as written, as
+does a callback that hears each batch (training.Trainer.planned_batches). The batch's tensors are the loop's items;
+the run's variables (the weights, the optimizer's slots) are inputs as in every plan. Each epoch plans afresh (a
+callback between epochs may change what the step's calls are: a learning rate).
+
+A program's own ``train_step`` (``test_step``) is the body of a loop of the program's instead: the planner's
+runner is the one of the program's loops (CPython's, execution/planned_loops.py), which lets the step in as it
+lets a plain function in and judges each call it makes by the rules of a hand-written training loop (a step with
+a Python side effect, a branch, a value read into Python runs as written). The epoch's last batch runs as written:
+the logs it returns are the epoch's."""
 from __future__ import annotations
 
 from tapecli import kernels
@@ -46,27 +52,40 @@ class BatchPlans:
     steps = 0           # (the step is the library's: the run counts each batch as it is taken, epochs.py)
     requests = ()           # (the library's gradient is no request of the program's)
 
-    def __init__(self, count: int | None):
+    def __init__(self, count: int | None, runner=None):
         self.ctx = current()
         self.count = count
+        self.runner = runner        # a program's step's: the runner of the program's loops (None: the library's step)
         self.planner = None
         self.names = None           # the batch tensors' names, from the first batch
         self.kind = _REFUSED        # what the call the step is making now is to the plan
 
-    def run(self, index: int, batch, body) -> None:
-        """Batch ``index`` (its data: x, y, sample weight) through ``body()``, as written, traced or planned."""
+    def run(self, index: int, batch, body):
+        """Batch ``index`` (its data: x, y, sample weight) through ``body()``, as written, traced or planned; what
+        ``body()`` returned where it ran as written (a program's step's logs), else None."""
         tensors = _tensors(batch)
         if index == 0 and self.count is not None and tensors is not None:
             self.names = tuple(f"batch{i}" for i in range(len(tensors)))
-            self.planner = loop_plans.planner(self, LoopShape(self.names, (), []), range(self.count), None)
+            self.planner = loop_plans.planner(self if self.runner is None else self.runner,
+                                              LoopShape(self.names, (), []), range(self.count), None)
         planner = self.planner
-        if planner is None or tensors is None or len(tensors) != len(self.names):
+        if planner is None or tensors is None or len(tensors) != len(self.names) \
+                or self.runner is not None and index == self.count - 1:
             self.planner = None
-            body()
-            return
-        planner.run(index, lambda scope: body(), _Batch(tensors))
+            return body()
+        traced = body if self.runner is None else lambda: self.runner.traced(body)
+        planner.run(index, lambda scope: traced(), _Batch(tensors))
         if planner.failed:
             self.planner = None
+        return None
+
+    def program(self, function, call):
+        """``call()``, which runs the program's ``function`` (its model's ``train_step``), let in where the runner
+        lets a call of ``function`` in (a plain function: its own calls then come to the plan one by one)."""
+        observer = self.ctx.mode.observer
+        if observer is None:
+            return call()
+        return observer.observe(function, [], {}, None, lambda *_: call())
 
     # ------------------------------------------------------------------ the calls of the step
     def pure(self, kind, f, *args):
