@@ -82,7 +82,7 @@ class FittedModel:
     def own_function(self, name: str):
         """The function of the program's class that its method ``name`` runs (what a loop plan lets in), or None."""
         found = inspect.getattr_static(type(self.instance), name, None)
-        return found if found.__class__ is types.FunctionType else None
+        return found if found.__class__ is types.FunctionType and found is not getattr(Fitting, name, None) else None
 
     def plan_runner(self):
         """The runner of the program's loop plans (planned_loops.ProgramLoops): a planned epoch's, of its step."""

@@ -202,14 +202,22 @@ def planned_loops(tree: ast.Module, source: str = "") -> tuple[list, dict]:
     steps = _plain_methods(tree, STEP_METHODS)
     plain: dict = {}
     for node in [*plain_functions(tree).values(), *_plain_methods(tree, ("call", "__call__")), *steps] \
-            if loops or steps else ():
+            if loops or steps or _fits(tree) else ():
+        if any(isinstance(n, ast.Name) and n.id in _FRAME_NAMES for n in ast.walk(node)):
+            continue        # (``super()`` reads its frame's cell: its call through OBSERVE would not find it)
         plain.setdefault(node.name, set()).update({node.lineno, *(d.lineno for d in node.decorator_list)})
     return loops, plain
 
 
-# A Keras model's methods that fit and evaluate call back (library/keras/fit_plans.py plans their batches; a step
-# calls the model's compute_loss).
+# A Keras model's methods that fit and evaluate call back (library/keras/fit_plans.py plans their batches with the
+# program's code they call: a model's step, its compute_loss, its call).
 STEP_METHODS = ("train_step", "test_step", "compute_loss")
+
+
+def _fits(tree: ast.Module) -> bool:
+    """Whether the program calls a ``fit`` or ``evaluate`` method (a Keras model's, whose batches a plan may take)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("fit", "evaluate")
+               for n in ast.walk(tree))
 
 
 def _plain_methods(tree: ast.Module, names) -> list:

@@ -62,23 +62,6 @@ print(model.fit(X, T, batch_size=16, epochs=2, verbose=0).history)
 print([w.tolist() for w in model.get_weights()])
 """
 
-# Keras's default train_step of a program's model and compute_loss: the library's step, the program's code in it
-OWN_LOSS = HEAD + """
-class Net(tf.keras.Model):
-    def __init__(self):
-        super().__init__()
-        self.out = tf.keras.layers.Dense(3)
-        self.loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    def call(self, x, training=False):
-        return self.out(x)
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        return self.loss_fn(y, y_pred)
-model = Net()
-model.compile(optimizer="adam")
-print(model.fit(X, Y, batch_size=16, epochs=2, verbose=0).history)
-print([w.tolist() for w in model.get_weights()])
-"""
-
 # 200 rows in batches of 16: 13, the last of 8; the first batch runs as written, the next two traced, the short
 # last one as written (its layout is not the plan's): 9 replayed an epoch (of 120 rows, 4; of 10 batches of 20, 7)
 CASES = {
@@ -92,7 +75,10 @@ CASES = {
     "own_steps": (STORED["fit_plans_own_steps"]["program"], 2 * 9 + 2 * 3 + 9),
     "own_compute_loss": (STORED["fit_plans_own_compute_loss"]["program"], 2 * 9),  # (its train_step's call of it)
     "own_step_read": (STORED["fit_plans_own_step_read"]["program"], 0),     # (a loss read into Python each batch)
-    "own_loss_default_step": (OWN_LOSS, 0),     # (Keras's step, the program's call and compute_loss: as written)
+    # Keras's step, the program's call and compute_loss let in; a subclassed model (its validation pass of 4
+    # batches too few for a plan)
+    "own_loss_default_step": (STORED["fit_plans_own_loss_default_step"]["program"], 2 * 9),
+    "subclass_default_step": (STORED["fit_plans_subclass_default_step"]["program"], 2 * 6 + 9),
     "batch_callback": (STORED["fit_plans_program_callback"]["program"], 0),   # (a callback hearing each batch)
     # a program's callbacks of epochs alone (fit and evaluate planned), of test batches, of batches (as written)
     "epoch_callbacks": (STORED["fit_plans_epoch_callbacks"]["program"], 2 * 9 + 2 * 9 + 9),

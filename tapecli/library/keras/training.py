@@ -225,8 +225,8 @@ class Trainer:
         fit_plans.py)."""
         tape = Tape("fit")
         with recording(tape):
-            y_pred = calls.pure(fit_plans.model_kind(self.model, x), self.model.forward, x, True)
-            loss = calls.pure(fit_plans.loss_kind(self, y), self.compute_loss, x, y, y_pred, sample_weight)
+            y_pred = fit_plans.forward(calls, self, x, True)
+            loss = fit_plans.loss(calls, self, x, y, y_pred, sample_weight, True)
         calls.effect(Trainer.track_loss, self.track_loss, loss, x)
         if isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):    # (never planned: planned_batches)
             with recording(tape):
@@ -257,8 +257,8 @@ class Trainer:
 
     def test_updates(self, x, y, sample_weight, calls=fit_plans.AS_WRITTEN) -> None:
         """Keras's default test_step but its logs (see train_updates)."""
-        y_pred = calls.pure(fit_plans.model_kind(self.model, x), self.model.forward, x, False)
-        loss = calls.pure(fit_plans.loss_kind(self, y), self.compute_loss, x, y, y_pred, sample_weight, False)
+        y_pred = fit_plans.forward(calls, self, x, False)
+        loss = fit_plans.loss(calls, self, x, y, y_pred, sample_weight, False)
         calls.effect(Trainer.track_loss, self.track_loss, loss, x)
         calls.effect(Trainer.update_compiled_metrics, self.update_compiled_metrics, y, y_pred, sample_weight)
 
@@ -269,10 +269,9 @@ class Trainer:
         if any(c.hears_batches for c in callbacks) or \
                 isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):     # (its dynamic scale decides)
             return None
-        if self.model.step(step_name) is None:
-            return fit_plans.BatchPlans(count)
-        runner = getattr(self.model, "plan_runner", lambda: None)()
-        return None if runner is None else fit_plans.BatchPlans(count, runner)
+        runner = getattr(self.model, "plan_runner", lambda: None)()     # (a program's model: its code's)
+        own_step = self.model.step(step_name) is not None
+        return None if own_step and runner is None else fit_plans.BatchPlans(count, runner, own_step)
 
     def planned_step(self, name: str, x, y, sample_weight, plans):
         """A batch of a planned epoch: the program's own step ``name`` (its logs), else the library's updates (no
