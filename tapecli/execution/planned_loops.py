@@ -12,8 +12,9 @@ Which loops: ``training_loops.planned_loops``, by the text rule the interpreter'
 - the loop over what ``LOOP`` gives (its items, one ahead where the plan must see the last), asking at each
   iteration ``ITERATION``: the body as written, traced, or the plan's calls (:class:`ProgramLoops`);
 - every call of its body, and of the program's plain functions and its models' plain ``call`` methods (whose first
-  step is ``ENTER``; a model's plain ``train_step``, ``test_step`` and ``compute_loss`` too, in a program with no
-  such loop: Keras's fit plans its batches with this runner, library/keras/fit_plans.py), through ``OBSERVE``: the
+  step is ``ENTER``; a model's plain ``train_step``, ``test_step`` and ``compute_loss`` too, and all of them in a
+  program that calls ``fit`` or ``evaluate``: Keras's fit plans its batches with this runner,
+  library/keras/fit_plans.py; none that reads its frame, ``super()``), through ``OBSERVE``: the
   call itself while no plan traces; while one does, the plan's recorder classifies it
   (:meth:`ProgramLoops.call_kind`: the library's objects, methods and functions behind what the program holds, as
   the interpreter's are; ``print``, a list's ``append``, ``zip``, a new ``GradientTape``; a plain function let in)

@@ -495,7 +495,7 @@ class Bridge:
         from tapecli.execution import guard
         run, sites, (loops, plain) = self.eager.run, self.transform.sites, self.planned
         planned = run.loops = ProgramLoops(run.sandbox, self.eager, scope, [shape for _, shape in loops], plain,
-                                           self.source)      # (fit's batches take a program's train_step: fit_plans)
+                                           self.source)      # (fit's batches take the program's code: fit_plans)
         return {**planned.runtime_names(), guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
                 guard.TAPE: _named_tape, guard.COUNT: lambda names: (len(run.requests), [scope.get(n) for n in names]),
                 guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),

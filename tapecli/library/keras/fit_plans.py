@@ -104,7 +104,7 @@ class BatchPlans:
         if observer is None:
             return call()
         kind = self.runner.call_kind(observer, function, [], {}) if self.runner is not None else _REFUSED
-        return self._observed(observer, kind, lambda: call(), ())
+        return self._observed(observer, kind, call, ())
 
     def _observed(self, observer, kind, f, args):
         self.kind = kind if kind[0] is not None else _REFUSED

@@ -264,8 +264,8 @@ class Trainer:
 
     def planned_batches(self, count, step_name: str, callbacks) -> fit_plans.BatchPlans | None:
         """An epoch's BatchPlans (``count`` batches) where no callback hears each batch (one could change what the
-        step's calls are between them): of Keras's default step, or of the program's own where the runner of the
-        program's loops may plan it (``plan_runner``: CPython's); else None."""
+        step's calls are between them): of Keras's default step, or of the program's own, whose code the runner of
+        the program's loop plans judges (its model's ``plan_runner``); else None."""
         if any(c.hears_batches for c in callbacks) or \
                 isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):     # (its dynamic scale decides)
             return None
