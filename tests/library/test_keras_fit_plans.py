@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tapecli.api import run_source
-from tapecli.errors import TdfError
+from tapecli.api import Options, run_source
+from tapecli.errors import LimitError, TdfError
+from tapecli.runtime.limits import Limits
 
 from conftest import cli
 
@@ -133,3 +134,24 @@ def test_bench_reports_a_fits_replayed_batches_only_with_the_fast_paths_on(tmp_p
     r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", program, env={"TAPECLI_ACCEL": accel})
     assert r.code == 0, r.stderr
     assert json.loads(r.stdout)["loop_replayed"] == (CASES["validation"][1] if accel == "1" else 0)
+
+
+@pytest.mark.parametrize("runner", ["0", "1"], ids=["interpreter", "cpython"])
+def test_a_planned_step_of_the_program_s_stops_at_max_steps_where_it_does_as_written(runner, monkeypatch):
+    # the calls of a program's train_step are steps: a plan counts them as its batches as written do (the limits
+    # around the last step these runs take, at this writing the 128th on CPython and the 166th on the interpreter)
+    source = STORED["fit_plans_own_steps"]["program"]
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", runner)
+    stopped = []
+    for max_steps in (127, 128, 165, 166):
+        outcomes = []
+        for accel in ("1", "0"):
+            monkeypatch.setenv("TAPECLI_ACCEL", accel)
+            try:
+                result = run_source(source, "fit.py", Options(limits=Limits(max_steps=max_steps)))
+                outcomes.append([str(line) for line in result.output])
+            except LimitError as e:
+                outcomes.append((str(e), e.line, [str(line) for line in e.output]))
+        assert outcomes[0] == outcomes[1], max_steps
+        stopped.append(isinstance(outcomes[0], tuple))
+    assert True in stopped and False in stopped      # (the limits straddle the last step)
