@@ -25,6 +25,8 @@ with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
 * train_long   train_long.py: the same MLP, 2,000 steps: a long loop, where a loop's plans pay most.
 * fit          fit.py: the same MLP trained by Keras's model.fit, batch 32, 2 epochs of 256 batches with a
                validation pass each (loop plans serve fit's batches: library/keras/fit_plans.py); tapecli alone.
+* fit_step     fit_step.py: fit.py with the model's own train_step and test_step (keras.io's "Customizing what
+               happens in fit()", straight-line code: loop plans take them as a hand-written loop); tapecli alone.
 * cnn          cnn.py: Conv2D 16 and 32, max pooling, Dense 10 on 32 images of 28 x 28, 20 Adam steps.
                The peers train the same models on seeded inputs (peers.py); NumPy by hand trains the MLP.
 
@@ -77,9 +79,10 @@ import scaling
 
 HERE = Path(__file__).resolve().parent
 
-WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "train_long", "fit", "cnn")
+WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "train_long", "fit", "fit_step",
+             "cnn")
 LOOPS = ("scalar_loop", "loop")
-TAPECLI_ALONE = {"fit": 512}        # the workloads no anchor runs, and their sizes (fit: its batches)
+TAPECLI_ALONE = {"fit": 512, "fit_step": 512}     # the workloads no anchor runs, and their sizes (their batches)
 OWN_DATA = (*peers.TRAINING, *TAPECLI_ALONE)      # the workloads whose .py program makes its own data
 
 # The targets of the performance issue: workload -> (anchor, the most tapecli / anchor may be).

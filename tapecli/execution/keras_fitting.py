@@ -8,6 +8,8 @@ leaves to the interpreter (``summary``) keeps a program off CPython (``refusal``
 from __future__ import annotations
 
 import ast
+import inspect
+import types
 
 from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_value, program_side, run_view, \
     to_library, to_program
@@ -77,6 +79,15 @@ class FittedModel:
         found = self.method(name)
         return None if found is None else lambda data: found([data], {})
 
+    def own_function(self, name: str):
+        """The function of the program's class that its method ``name`` runs (what a loop plan lets in), or None."""
+        found = inspect.getattr_static(type(self.instance), name, None)
+        return found if found.__class__ is types.FunctionType and found is not getattr(Fitting, name, None) else None
+
+    def plan_runner(self):
+        """The runner of the program's loop plans (planned_loops.ProgramLoops): a planned epoch's, of its step."""
+        return self.eager.run.loops
+
     def method(self, name: str):
         """The program's own method ``name`` (one its class overrides), called as ``method(args, kwargs)`` with
         the library's values, or None."""
@@ -110,7 +121,14 @@ def _trainer_method(name: str):
     def method(self, *args, **kwargs):
         current().eager._line()
         return _called(fitted(self).table[name], args, kwargs)
+
+    def replay_kind(model, args, kwargs, tracked):
+        """What a call of it is to a loop plan (planned_loops.ProgramLoops.call_kind): the Trainer's method's."""
+        kind = getattr(fitted(model).table[name], "replay_kind", None)
+        return None if kind is None else kind([to_library(a) for a in args],
+                                              {k: to_library(v) for k, v in kwargs.items()}, tracked)
     method.__name__ = method.__qualname__ = name
+    method.replay_kind = replay_kind
     return method
 
 

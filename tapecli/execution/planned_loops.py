@@ -12,10 +12,13 @@ Which loops: ``training_loops.planned_loops``, by the text rule the interpreter'
 - the loop over what ``LOOP`` gives (its items, one ahead where the plan must see the last), asking at each
   iteration ``ITERATION``: the body as written, traced, or the plan's calls (:class:`ProgramLoops`);
 - every call of its body, and of the program's plain functions and its models' plain ``call`` methods (whose first
-  step is ``ENTER``), through ``OBSERVE``: the call itself while no plan traces; while one does, the plan's
-  recorder classifies it (:meth:`ProgramLoops.call_kind`: the library's objects, methods and functions behind what
-  the program holds, as the interpreter's are; ``print``, a list's ``append``, ``zip``, a new ``GradientTape``; a
-  plain function let in) and makes it as written.
+  step is ``ENTER``; a model's plain ``train_step``, ``test_step`` and ``compute_loss`` too, and all of them in a
+  program that calls ``fit`` or ``evaluate``: Keras's fit plans its batches with this runner,
+  library/keras/fit_plans.py; none that reads its frame, ``super()``), through ``OBSERVE``: the
+  call itself while no plan traces; while one does, the plan's recorder classifies it
+  (:meth:`ProgramLoops.call_kind`: the library's objects, methods and functions behind what the program holds, as
+  the interpreter's are; ``print``, a list's ``append``, ``zip``, a new ``GradientTape``; a plain function let in)
+  and makes it as written.
 
 A loop's name that is a Python number (``step`` of ``range(n)``) is an input of the plan where the body reads it
 only as a whole argument of calls (``print(step, loss)``); read otherwise, the loop runs as written (in a guard's
@@ -129,22 +132,26 @@ class ProgramLoops:
         return running.broke
 
     def _body(self, running: _Running) -> None:
-        observer = self.ctx.mode.observer
         with program_side(self.eager):
-            if observer is None:
-                running.broke = running.body() is True
-                return
-            scope, tick = self.scope, self.scope[guard.TICK]
+            running.broke = self.traced(running.body) is True
 
-            def refusing_tick():
-                tick()
-                observer.refuse("the program's code that the plan does not take")
-                return False
-            scope[guard.TICK] = refusing_tick
-            try:
-                running.broke = running.body() is True
-            finally:
-                scope[guard.TICK] = tick
+    def traced(self, body):
+        """``body()`` (an iteration: a loop's body, fit's batch), where a plan traces it with the program's tick
+        refusing the plan: the program's code that runs then but through OBSERVE and ENTER is no plan's."""
+        observer = self.ctx.mode.observer
+        if observer is None:
+            return body()
+        scope, tick = self.scope, self.scope[guard.TICK]
+
+        def refusing_tick():
+            tick()
+            observer.refuse("the program's code that the plan does not take")
+            return False
+        scope[guard.TICK] = refusing_tick
+        try:
+            return body()
+        finally:
+            scope[guard.TICK] = tick
 
     def observe(self, position, f, /, *args, **kwargs):
         """A call of a planned loop's body (or of a plain function): made as written, through the plan's recorder
@@ -216,7 +223,8 @@ class ProgramLoops:
     def call_kind(self, recorder, f, args, kwargs):
         """What a call of the program is to a plan: that of the library's object, method or function behind ``f``
         (interpreter_kind, of the arguments as the library takes them); ``print`` and a list's ``append`` are
-        effects, ``zip`` and a new ``GradientTape`` pure; a plain function of the program is let in."""
+        effects, ``zip`` and a new ``GradientTape`` pure; a plain function or method of the program's is let in; a
+        Keras model's method that is the Trainer's says what it is (keras_fitting._trainer_method: a compiled loss)."""
         cls = f.__class__
         if any(a.__class__ is zip for a in (*args, *kwargs.values())):
             return None, "an iterator"      # (given to Python's own: an effect made again would read it again)
@@ -228,6 +236,9 @@ class ProgramLoops:
                 return self._function(recorder, f)
         elif f is zip:
             return PURE, f
+        elif cls is types.MethodType and getattr(f.__func__, "replay_kind", None) is not None:
+            # (a Keras model's method that is the Trainer's: keras_fitting._trainer_method, a compiled loss)
+            return f.__func__.replay_kind(f.__self__, args, kwargs, recorder.tracked), f
         elif cls is types.BuiltinMethodType and f.__name__ == "append" and f.__self__.__class__ is list \
                 or cls is types.MethodType and f == self.sandbox.print:
             return EFFECT, f
@@ -235,6 +246,8 @@ class ProgramLoops:
             return PURE, f
         elif issubclass(cls, (KerasLayer, Module)) and self.sandbox.program_made(f):
             return self._function(recorder, _called_method(cls))
+        elif cls is types.MethodType and f.__func__.__class__ is types.FunctionType:
+            return self._function(recorder, f.__func__)       # (a program's method: a step's compute_loss)
         else:
             return None, cls.__name__
         return loop_plans.interpreter_kind(recorder, callee, [to_library(a) for a in args],

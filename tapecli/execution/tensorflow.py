@@ -494,7 +494,8 @@ class Bridge:
         """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
         from tapecli.execution import guard
         run, sites, (loops, plain) = self.eager.run, self.transform.sites, self.planned
-        planned = ProgramLoops(run.sandbox, self.eager, scope, [shape for _, shape in loops], plain, self.source)
+        planned = run.loops = ProgramLoops(run.sandbox, self.eager, scope, [shape for _, shape in loops], plain,
+                                           self.source)      # (fit's batches take the program's code: fit_plans)
         return {**planned.runtime_names(), guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),
                 guard.TAPE: _named_tape, guard.COUNT: lambda names: (run.requests.mark(), [scope.get(n) for n in names]),
                 guard.BOUND: lambda mark, value, names, line: run.bound(scope, mark, value, names, line),
@@ -553,6 +554,7 @@ class Run:
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
         self.captures = None        # what a tf.function's trace reads from outside it (tf_signatures.Captures)
         self.source_lines: list[str] = []       # the program's (what names a call that leaves the tapes)
+        self.loops = None           # the runner of its loop plans (planned_loops.ProgramLoops), once it runs
 
     @property
     def rng(self):

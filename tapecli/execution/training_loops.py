@@ -144,7 +144,12 @@ def plain_function(node: ast.FunctionDef) -> bool:
         return False
     body = node.body
     if isinstance(body[-1], ast.Return):
-        body = body[:-1] + ([ast.Expr(body[-1].value)] if body[-1].value is not None else [])
+        value = body[-1].value
+        if isinstance(value, ast.Dict):         # (a Keras train_step's logs, of literal keys: loop_shape's rule)
+            if not all(key is not None and _literal(key) for key in value.keys):
+                return False
+            value = ast.Tuple(value.values, ast.Load())
+        body = body[:-1] + ([ast.Expr(value)] if value is not None else [])
     return _plain(body) and not any(isinstance(s, ast.If) for s in body)
 
 
@@ -194,17 +199,32 @@ def planned_loops(tree: ast.Module, source: str = "") -> tuple[list, dict]:
                 walk(node.body)
                 walk(getattr(node, "orelse", []))
     walk(tree.body)
+    steps = _plain_methods(tree, STEP_METHODS)
     plain: dict = {}
-    for node in [*plain_functions(tree).values(), *_called_methods(tree)] if loops else ():
+    for node in [*plain_functions(tree).values(), *_plain_methods(tree, ("call", "__call__")), *steps] \
+            if loops or steps or _fits(tree) else ():
+        if any(isinstance(n, ast.Name) and n.id in _FRAME_NAMES for n in ast.walk(node)):
+            continue        # (``super()`` reads its frame's cell: its call through OBSERVE would not find it)
         plain.setdefault(node.name, set()).update({node.lineno, *(d.lineno for d in node.decorator_list)})
     return loops, plain
 
 
-def _called_methods(tree: ast.Module) -> list:
-    """The plain ``call`` and ``__call__`` methods of the program's classes (a subclassed model's, a tf.Module's):
-    a plan takes them in as it takes a plain function."""
+# A Keras model's methods that fit and evaluate call back (library/keras/fit_plans.py plans their batches with the
+# program's code they call: a model's step, its compute_loss, its call).
+STEP_METHODS = ("train_step", "test_step", "compute_loss")
+
+
+def _fits(tree: ast.Module) -> bool:
+    """Whether the program calls a ``fit`` or ``evaluate`` method (a Keras model's, whose batches a plan may take)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("fit", "evaluate")
+               for n in ast.walk(tree))
+
+
+def _plain_methods(tree: ast.Module, names) -> list:
+    """The plain methods of the program's classes of these names (a subclassed model's or a tf.Module's ``call`` and
+    ``__call__``, a model's ``train_step``): a plan takes them in as it takes a plain function."""
     return [node for c in tree.body if isinstance(c, ast.ClassDef) for node in c.body
-            if isinstance(node, ast.FunctionDef) and node.name in ("call", "__call__") and plain_function(node)]
+            if isinstance(node, ast.FunctionDef) and node.name in names and plain_function(node)]
 
 
 def _module_code(body) -> bool:

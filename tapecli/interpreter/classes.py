@@ -148,7 +148,7 @@ class Instance(ProgramObject):
                 call_method(interp, value, owner, self, list(a), k, call_node), a[0] if a else k.get("input_shape")))
         if isinstance(value, Function):
             return BoundMethod(attr, lambda call_node, *a, **k: call_method(interp, value, owner, self, list(a), k,
-                                                                            call_node))
+                                                                            call_node), function=value)
         if isinstance(value, Property):
             return call_method(interp, value.getter, owner, self, [], {}, node)
         if owner is not None:

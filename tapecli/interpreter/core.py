@@ -126,6 +126,11 @@ class Interpreter(Statements, Expressions, PythonForms):
         """What a plan is made and run in: the interpreter's run already is the kernels' (``kernels.quiet``)."""
         return contextlib.nullcontext()
 
+    @staticmethod
+    def traced(body):
+        """``body()``, an iteration a plan traces (fit's batch): every call of the program's comes to the plan."""
+        return body()
+
     # ------------------------------------------------------------------ running
     def run(self) -> Scope:
         check_structure(self.program.body)

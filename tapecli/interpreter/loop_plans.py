@@ -90,7 +90,10 @@ def interpreter_kind(recorder, f, args, kwargs):
 
 def _kind(recorder, f, args, kwargs):
     if f.__class__ is BoundMethod:
-        return f.replay
+        if f.function is None:
+            replay = f.replay
+            return replay(args, kwargs, recorder.tracked) if callable(replay) else replay
+        f = f.function          # (a method of the program's class: its function, taken in)
     if f.__class__ is Function or f.__class__ is Instance:     # (a subclassed model: its call method, taken in)
         method = f if f.__class__ is Function else f.called_method()
         if method is None or not plain_function(method.node):

@@ -104,12 +104,19 @@ def loop_shape(node: ast.For) -> LoopShape | None:
 
 def plain_function(node: ast.FuncDef) -> bool:
     """Whether a program's function is code a plan may take in (a ``train_step(x, y)``): plain parameters, and
-    a body of the statements and expressions a loop's may have (no ``if``), ending in its one ``return``."""
+    a body of the statements and expressions a loop's may have (no ``if``), ending in its one ``return``, whose
+    value may be a dict display of literal keys (a Keras ``train_step``'s logs: what the caller does with them is
+    its own rules' business)."""
     body = node.body
     if any(p.kind for p in node.params) or any(d != "function" for d in node.decorators) or not body:
         return False
     if body[-1].__class__ is ast.Return:
-        body = body[:-1] + ([ast.ExprStmt(body[-1].value)] if body[-1].value is not None else [])
+        value = body[-1].value
+        if value.__class__ is ast.DictDisplay:
+            if not all(key is not None and _constant(key) for key, _ in value.pairs):
+                return False
+            value = ast.TupleDisplay([v for _, v in value.pairs])
+        body = body[:-1] + ([ast.ExprStmt(value)] if value is not None else [])
     shape = loop_shape(ast.For(["__item__"], ast.Constant(None), body))
     return shape is not None and not shape.guards
 

@@ -421,10 +421,11 @@ PURE, EFFECT, REQUEST = "pure", "effect", "request"
 class BoundMethod:
     kind_word = "a method"
 
-    def __init__(self, name, fn, replay: str | None = None, planned=None):
+    def __init__(self, name, fn, replay: str | None = None, planned=None, function=None):
         self.name = name
         self.fn = fn
-        self.replay = replay
+        self.replay = replay        # its kind, or a function of a call's (args, kwargs, tracked) giving it
+        self.function = function    # the program's Function it calls (a method of its class), for a plan to take in
         # an effect's faster call in a loop plan: planned(args, kwargs, compiled), the traced call's argument
         # templates and whether the plan compiles its kernels, gives a function of the plan's slot list with
         # the call's effect, or None (interpreter/loop_steps.py)

@@ -600,3 +600,28 @@ def test_a_loop_without_a_gradient_or_an_effect_is_the_interpreters(monkeypatch)
     # the scalar path runs `y = sin(y) * 1.01 + 0.001` faster than a plan would: no plan is made
     result = _run("y = cast(0.5, float32)\nfor i in range(50):\n    y = sin(y) * 1.01 + 0.001\n", True, monkeypatch)
     assert result.context.loop_replayed == 0
+
+
+STEPS = """
+import tensorflow as tf
+class Net(tf.keras.Model):
+    def train_step(self, data):
+        x, y = data
+        return {"loss": x, KEY: y}
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        return 2.0 * super().compute_loss(x, y, y_pred, sample_weight)
+"""
+
+
+@pytest.mark.parametrize("key, plain", [('"acc"', True), ("x.name", False)])
+def test_a_step_whose_return_is_a_dict_of_literal_keys_is_a_plain_function_on_both_syntax_trees(key, plain):
+    # (Keras fit's plans let such a train_step in: library/keras/fit_plans.py)
+    from tapecli.frontend import ast as tdf_ast
+    from tapecli.frontend.parser import parse
+    from tapecli.interpreter.loop_shape import plain_function
+    program = STEPS.replace("KEY", key)
+    functions = [n for n in tdf_ast.walk(parse(program, "prog.py")) if n.__class__ is tdf_ast.FuncDef]
+    assert [plain_function(f) for f in functions] == [plain, True]
+    # on CPython, compiled for plans in a program that fits (but compute_loss, whose super() reads its frame)
+    fits = program + "Net().fit(None)\n"
+    assert planned_loops(ast.parse(fits), fits)[1] == ({"train_step": {4}} if plain else {})

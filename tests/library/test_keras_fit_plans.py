@@ -1,16 +1,19 @@
 """Keras's fit and evaluate served by loop plans (library/keras/fit_plans.py): on both runners, an epoch's batches
 after the two traced ones run as the plan (the run's ``loop_replayed`` counts them), with the same bits as the
 reference path (TAPECLI_ACCEL=0), which replays none; a step or a callback a plan does not take leaves its epochs
-as written. (What TensorFlow prints for the stored programs: tests/data/tf_programs_keras_fit_plans.json, on both
-runners in tests/conformance/test_tf_programs_both_runners.py.)"""
+as written. A program's own train_step and test_step (and the compute_loss they call) are planned by the rules of a
+hand-written loop; one that reads a value into Python runs as written. (What TensorFlow prints for the stored
+programs: tests/data/tf_programs_keras_fit_plans.json, on both runners in
+tests/conformance/test_tf_programs_both_runners.py.)"""
 import json
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tapecli.api import run_source
-from tapecli.errors import TdfError
+from tapecli.api import Options, run_source
+from tapecli.errors import LimitError, TdfError
+from tapecli.runtime.limits import Limits
 
 from conftest import cli
 
@@ -66,7 +69,17 @@ CASES = {
     "validation": (STORED["fit_plans_validation"]["program"], 2 * 9 + 2 * 4 + 9),
     "dataset": (STORED["fit_plans_dataset"]["program"], 2 * 9 + 2 * 9),      # (its mse model's fit: as written)
     "sample_weight": (STORED["fit_plans_sample_weight"]["program"], 2 * 7 + 7),
-    "train_step": (STORED["fit_plans_train_step"]["program"], 0),             # (a program's train_step)
+    # a program's train_step (its model's compute_loss the Trainer's; the interpreter's: `keras = tf.keras`)
+    "train_step": (STORED["fit_plans_train_step"]["program"], 2 * 9),
+    # its own train_step and test_step: fit's batches, the validation pass's (7 batches, the last as written: 3
+    # replayed), evaluate's
+    "own_steps": (STORED["fit_plans_own_steps"]["program"], 2 * 9 + 2 * 3 + 9),
+    "own_compute_loss": (STORED["fit_plans_own_compute_loss"]["program"], 2 * 9),  # (its train_step's call of it)
+    "own_step_read": (STORED["fit_plans_own_step_read"]["program"], 0),     # (a loss read into Python each batch)
+    # Keras's step, the program's call and compute_loss let in; a subclassed model (its validation pass of 4
+    # batches too few for a plan)
+    "own_loss_default_step": (STORED["fit_plans_own_loss_default_step"]["program"], 2 * 9),
+    "subclass_default_step": (STORED["fit_plans_subclass_default_step"]["program"], 2 * 6 + 9),
     "batch_callback": (STORED["fit_plans_program_callback"]["program"], 0),   # (a callback hearing each batch)
     # a program's callbacks of epochs alone (fit and evaluate planned), of test batches, of batches (as written)
     "epoch_callbacks": (STORED["fit_plans_epoch_callbacks"]["program"], 2 * 9 + 2 * 9 + 9),
@@ -121,3 +134,24 @@ def test_bench_reports_a_fits_replayed_batches_only_with_the_fast_paths_on(tmp_p
     r = cli("bench", "--json", "--repeat", "1", "--warmup", "0", program, env={"TAPECLI_ACCEL": accel})
     assert r.code == 0, r.stderr
     assert json.loads(r.stdout)["loop_replayed"] == (CASES["validation"][1] if accel == "1" else 0)
+
+
+@pytest.mark.parametrize("runner", ["0", "1"], ids=["interpreter", "cpython"])
+def test_a_planned_step_of_the_program_s_stops_at_max_steps_where_it_does_as_written(runner, monkeypatch):
+    # the calls of a program's train_step are steps: a plan counts them as its batches as written do (the limits
+    # around the last step these runs take, at this writing the 128th on CPython and the 166th on the interpreter)
+    source = STORED["fit_plans_own_steps"]["program"]
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", runner)
+    stopped = []
+    for max_steps in (127, 128, 165, 166):
+        outcomes = []
+        for accel in ("1", "0"):
+            monkeypatch.setenv("TAPECLI_ACCEL", accel)
+            try:
+                result = run_source(source, "fit.py", Options(limits=Limits(max_steps=max_steps)))
+                outcomes.append([str(line) for line in result.output])
+            except LimitError as e:
+                outcomes.append((str(e), e.line, [str(line) for line in e.output]))
+        assert outcomes[0] == outcomes[1], max_steps
+        stopped.append(isinstance(outcomes[0], tuple))
+    assert True in stopped and False in stopped      # (the limits straddle the last step)

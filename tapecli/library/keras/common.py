@@ -257,13 +257,14 @@ class KerasObject(ProgramObject):
 class MetricObject(KerasObject):
     """A metric: its updates change its state from the values given (Python numbers, nothing recorded), so a
     loop plan makes each update call again at every iteration; what ``result()`` reads of that state is not a
-    plan's (a loop that reads it runs as written, and a call's result is dropped by a plan: see loop_plans)."""
+    plan's: the call is made again as an effect's, its result dropped (a loop that reads it, in a kernel or in
+    Python, runs as written; one that only returns or keeps it, a ``train_step``'s logs, is planned: loop_plans)."""
 
     kind_word = "a metric"
     keras_bases = ("keras.Metric",)
     called_back = frozenset({"update_state", "result", "reset_state"})
     derivable = True
-    replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT}
+    replay_methods = {"update_state": EFFECT, "reset_state": EFFECT, "reset_states": EFFECT, "result": EFFECT}
 
     def python_text(self) -> str:
         """``print(metric)``: Keras 3's repr of a metric."""

@@ -1,15 +1,19 @@
 """Loop plans over the batches of ``fit`` and ``evaluate`` (interpreter/loop_plans.py): an epoch's batches are a
-loop whose body is the library's own train (or test) step, planned as a program's training loop is.
+loop whose body is the model's train (or test) step, planned as a program's training loop is.
 
-The body (training.Trainer.train_updates, test_updates) is the step as Keras's default ``train_step`` makes it,
-less the logs it reads into Python (read once, at the epoch's end): the forward pass and the loss, each a pure call
-where the plan's own rules take the model and the loss (their ``replay_kind``: the audited layers, a loss that
-reads no labels into Python), the gradient's kernels, and the calls that change state as effects made again at
-every batch (the loss tracker's update, the optimizer's step, the compiled metrics' updates). Anything else the
-step meets (a program's layer, loss, ``compute_loss`` or ``train_step``, a loss tracked per output) leaves the
-epoch as written, as does a callback that hears each batch (training.Trainer.planned_batches). The batch's
-tensors are the loop's items; the run's variables (the weights, the optimizer's slots) are inputs as in every
-plan. Each epoch plans afresh (a callback between epochs may change what the step's calls are: a learning rate)."""
+Keras's default step (training.Trainer.train_updates, test_updates) is the body less the logs it reads into Python
+(read once, at the epoch's end): the forward pass and the loss, each a pure call where the plan's own rules take
+the model and the loss (their ``replay_kind``: the audited layers, a loss that reads no labels into Python), the
+gradient's kernels, and the calls that change state as effects made again at every batch (the loss tracker's
+update, the optimizer's step, the compiled metrics' updates). A program's model (its ``call``) and its own
+``compute_loss`` are let in as a hand-written loop lets a plain function in, their calls judged by the runner of
+the program's loop plans (the interpreter, or CPython's execution/planned_loops.py); so is a program's own
+``train_step`` (``test_step``), the whole body then, whose last batch of an epoch runs as written (the logs it
+returns are the epoch's). What the rules refuse (a Python side effect, a branch, a value read into Python; a loss
+tracked per output) leaves the epoch as written, as does a callback that hears each batch
+(training.Trainer.planned_batches). The batch's tensors are the loop's items; the run's variables (the weights, the
+optimizer's slots) are inputs as in every plan. Each epoch plans afresh (a callback between epochs may change what
+the step's calls are: a learning rate)."""
 from __future__ import annotations
 
 from tapecli import kernels
@@ -40,33 +44,38 @@ class _Batch:
 
 class BatchPlans:
     """One epoch's batches as a planned loop (``count`` of them; too few or not known: as written), and the
-    runner its plan asks (what ``interpreter/loop_plans.py`` asks of the interpreter, answered for the library's
-    step: no program code, no gradient request, no steps of the program's)."""
+    runner its plan asks (what ``interpreter/loop_plans.py`` asks of the interpreter): the library step's calls
+    answered here; the program's code the step lets in (``program``) answered by ``runner``, the runner of the
+    program's loop plans (the interpreter, CPython's ProgramLoops; None: the step lets none in). Where the step is
+    the program's (``own_step``), the epoch's last batch runs as written: the logs it returns are the epoch's."""
 
-    steps = 0           # (the step is the library's: the run counts each batch as it is taken, epochs.py)
-
-    def __init__(self, count: int | None):
+    def __init__(self, count: int | None, runner=None, own_step: bool = False):
         self.ctx = current()
-        self.requests = RequestLog()    # (none is made: the library's gradient is no request of the program's)
+        self.library_requests = RequestLog()    # (none is made: the library's gradient is no request of the program's)
         self.count = count
+        self.runner = runner
+        self.own_step = own_step
         self.planner = None
         self.names = None           # the batch tensors' names, from the first batch
         self.kind = _REFUSED        # what the call the step is making now is to the plan
 
-    def run(self, index: int, batch, body) -> None:
-        """Batch ``index`` (its data: x, y, sample weight) through ``body()``, as written, traced or planned."""
+    def run(self, index: int, batch, body):
+        """Batch ``index`` (its data: x, y, sample weight) through ``body()``, as written, traced or planned; what
+        ``body()`` returned where it ran as written (a program's step's logs), else None."""
         tensors = _tensors(batch)
         if index == 0 and self.count is not None and tensors is not None:
             self.names = tuple(f"batch{i}" for i in range(len(tensors)))
             self.planner = loop_plans.planner(self, LoopShape(self.names, (), []), range(self.count), None)
         planner = self.planner
-        if planner is None or tensors is None or len(tensors) != len(self.names):
+        if planner is None or tensors is None or len(tensors) != len(self.names) \
+                or self.own_step and index == self.count - 1:
             self.planner = None
-            body()
-            return
-        planner.run(index, lambda scope: body(), _Batch(tensors))
+            return body()
+        traced = body if self.runner is None else lambda: self.runner.traced(body)
+        planner.run(index, lambda scope: traced(), _Batch(tensors))
         if planner.failed:
             self.planner = None
+        return None
 
     # ------------------------------------------------------------------ the calls of the step
     def pure(self, kind, f, *args):
@@ -88,6 +97,16 @@ class BatchPlans:
             return f(*args)
         return self._observed(observer, (EFFECT, callee), f, args)
 
+    def program(self, function, call):
+        """``call()``, which runs the program's ``function`` (its model's ``train_step``, ``compute_loss``, its
+        model itself: its ``call``), let in where the runner lets a call of ``function`` in (a plain function:
+        its own calls then come to the plan one by one, judged by the runner)."""
+        observer = self.ctx.mode.observer
+        if observer is None:
+            return call()
+        kind = self.runner.call_kind(observer, function, [], {}) if self.runner is not None else _REFUSED
+        return self._observed(observer, kind, call, ())
+
     def _observed(self, observer, kind, f, args):
         self.kind = kind if kind[0] is not None else _REFUSED
         try:
@@ -97,23 +116,39 @@ class BatchPlans:
 
     # ------------------------------------------------------------------ what a loop plan asks of its runner
     def call_kind(self, recorder, f, args, kwargs):
-        """The step's call being made (``pure``, ``effect``); any other (a program's code reached) refuses."""
+        """The step's call being made (``pure``, ``effect``, ``program``); a call of the program's code it let in,
+        the runner's; any other refuses."""
         kind, self.kind = self.kind, _REFUSED
+        if kind is _REFUSED and self.runner is not None:
+            return self.runner.call_kind(recorder, f, args, kwargs)
         return kind
 
-    @staticmethod
-    def call(f, args, kwargs, node):
-        return f(*args, **kwargs)
+    def call(self, f, args, kwargs, node):
+        """An effect made again: the step's own (no place in the program), or one of the program's code, by the
+        runner (at its place)."""
+        return f(*args, **kwargs) if node is None else self.runner.call(f, args, kwargs, node)
 
-    @staticmethod
-    def call_error(error, node):
-        return error
+    def call_error(self, error, node):
+        return error if node is None else self.runner.call_error(error, node)
 
-    @staticmethod
-    def count_steps(steps: int) -> None:
-        pass
+    @property
+    def requests(self):
+        """The gradient requests of the program's code (the library's gradient is none)."""
+        return self.library_requests if self.runner is None else self.runner.requests
 
-    limits = _NO_STEP_LIMIT
+    @property
+    def steps(self) -> int:
+        """The run's steps (the program's code counts its calls; the library's step none: the run counts each
+        batch as it is taken, epochs.py)."""
+        return 0 if self.runner is None else self.runner.steps
+
+    def count_steps(self, steps: int) -> None:
+        if self.runner is not None:
+            self.runner.count_steps(steps)
+
+    @property
+    def limits(self):
+        return _NO_STEP_LIMIT if self.runner is None else self.runner.limits
 
     @staticmethod
     def planning():
@@ -122,6 +157,12 @@ class BatchPlans:
 
 class _AsWritten:
     """The step's calls made as they are (a step no plan takes)."""
+
+    runner = None
+
+    @staticmethod
+    def program(function, call):
+        return call()
 
     @staticmethod
     def pure(kind, f, *args):
@@ -156,6 +197,25 @@ def _tensors(batch) -> list | None:
             return all(map(walk, value.values()))
         return False
     return out if walk(batch) else None
+
+
+def forward(calls, trainer, x, training: bool):
+    """The step's forward pass: a pure call of a library model (``model_kind``), or the program's model let in
+    (its ``call``: the runner judges it)."""
+    model = trainer.model
+    if calls.runner is None or getattr(model, "replay_kind", None) is not None:
+        return calls.pure(model_kind(model, x), model.forward, x, training)
+    return calls.program(trainer.program_model(), lambda: model.forward(x, training))
+
+
+def loss(calls, trainer, x, y, y_pred, sample_weight, training: bool):
+    """The step's loss: a pure call of the compiled loss (``loss_kind``), or the program's ``compute_loss`` let
+    in."""
+    own = getattr(trainer.model, "own_function", None)
+    function = None if calls.runner is None or own is None else own("compute_loss")
+    if function is None:
+        return calls.pure(loss_kind(trainer, y), trainer.compute_loss, x, y, y_pred, sample_weight, training)
+    return calls.program(function, lambda: trainer.compute_loss(x, y, y_pred, sample_weight, training))
 
 
 def model_kind(model, x):

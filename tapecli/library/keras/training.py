@@ -231,8 +231,8 @@ class Trainer:
         fit_plans.py)."""
         tape = Tape("fit")
         with recording(tape):
-            y_pred = calls.pure(fit_plans.model_kind(self.model, x), self.model.forward, x, True)
-            loss = calls.pure(fit_plans.loss_kind(self, y), self.compute_loss, x, y, y_pred, sample_weight)
+            y_pred = fit_plans.forward(calls, self, x, True)
+            loss = fit_plans.loss(calls, self, x, y, y_pred, sample_weight, True)
         calls.effect(Trainer.track_loss, self.track_loss, loss, x)
         if isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):    # (never planned: planned_batches)
             with recording(tape):
@@ -263,18 +263,30 @@ class Trainer:
 
     def test_updates(self, x, y, sample_weight, calls=fit_plans.AS_WRITTEN) -> None:
         """Keras's default test_step but its logs (see train_updates)."""
-        y_pred = calls.pure(fit_plans.model_kind(self.model, x), self.model.forward, x, False)
-        loss = calls.pure(fit_plans.loss_kind(self, y), self.compute_loss, x, y, y_pred, sample_weight, False)
+        y_pred = fit_plans.forward(calls, self, x, False)
+        loss = fit_plans.loss(calls, self, x, y, y_pred, sample_weight, False)
         calls.effect(Trainer.track_loss, self.track_loss, loss, x)
         calls.effect(Trainer.update_compiled_metrics, self.update_compiled_metrics, y, y_pred, sample_weight)
 
     def planned_batches(self, count, step_name: str, callbacks) -> fit_plans.BatchPlans | None:
-        """An epoch's BatchPlans (``count`` batches) where Keras's default step takes them and no callback hears
-        each batch (one could change what the step's calls are between them); else None."""
-        if self.model.step(step_name) is not None or any(c.hears_batches for c in callbacks) or \
+        """An epoch's BatchPlans (``count`` batches) where no callback hears each batch (one could change what the
+        step's calls are between them): of Keras's default step, or of the program's own, whose code the runner of
+        the program's loop plans judges (its model's ``plan_runner``); else None."""
+        if any(c.hears_batches for c in callbacks) or \
                 isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):     # (its dynamic scale decides)
             return None
-        return fit_plans.BatchPlans(count)
+        runner = getattr(self.model, "plan_runner", lambda: None)()     # (a program's model: its code's)
+        own_step = self.model.step(step_name) is not None
+        return None if own_step and runner is None else fit_plans.BatchPlans(count, runner, own_step)
+
+    def planned_step(self, name: str, x, y, sample_weight, plans):
+        """A batch of a planned epoch: the program's own step ``name`` (its logs), else the library's updates (no
+        logs: an epoch's are its metrics' results, read once at its end)."""
+        custom = self.model.step(name)
+        if custom is not None:
+            return plans.program(self.model.own_function(name), lambda: custom(_packed(x, y, sample_weight)))
+        (self.train_updates if name == "train_step" else self.test_updates)(x, y, sample_weight, plans)
+        return None
 
     # ------------------------------------------------------------------ loops
     def symbolic_build(self, x, source) -> None:
@@ -346,9 +358,8 @@ class Trainer:
                     c.on_batch_begin(step)
                 if plans is None:
                     logs = self.train_step(bx, by, bw)
-                else:       # (the step's logs are its metrics' results: read once, at the epoch's end)
-                    plans.run(step, (bx, by, bw), lambda: self.train_updates(bx, by, bw, plans))
-                    logs = None
+                else:       # (a planned batch's logs: None, its metrics' results read once at the epoch's end)
+                    logs = plans.run(step, (bx, by, bw), lambda: self.planned_step("train_step", bx, by, bw, plans))
                 if batch_hooks:
                     heard = self.results_or(logs)
                     for c in batch_hooks:
@@ -437,8 +448,7 @@ class Trainer:
             if plans is None:
                 logs = self.test_step(bx, by, bw)
             else:       # (its callbacks hear no batch: planned_batches)
-                plans.run(step, (bx, by, bw), lambda: self.test_updates(bx, by, bw, plans))
-                logs = None
+                logs = plans.run(step, (bx, by, bw), lambda: self.planned_step("test_step", bx, by, bw, plans))
             if callbacks and plans is None:
                 _hear(callbacks, "on_test_batch_end", step, self.results_or(logs))
             if stopped(held, "stop_evaluating"):
@@ -718,6 +728,15 @@ def methods(interp, owner) -> dict:
         current().settings.warn_once("`model.compiled_loss()` is deprecated. Instead, use "
                                      "`model.compute_loss(x, y, y_pred, sample_weight, training)`.")
         return compute_loss(None, y, y_pred, sample_weight)
+
+    def loss_kind(labels_at: int):
+        """What a call of the compiled loss (its labels the argument at ``labels_at``, or ``y``) is to a loop plan
+        (a program's train_step's): the library's step's (fit_plans.loss_kind)."""
+        def kind(args, kwargs, tracked):
+            labels = args[labels_at] if len(args) > labels_at else kwargs.get("y")
+            return None if owner.trainer is None else fit_plans.loss_kind(owner.trainer, labels)(tracked)
+        return kind
+    compute_loss.replay_kind, compiled_loss.replay_kind = loss_kind(1), loss_kind(0)
     return {
         "compiled_loss": compiled_loss,
         "compile": compile_,
@@ -850,6 +869,15 @@ class ProgramModel:
         found = self.method(name)
         return None if found is None else lambda data: found([data], {})
 
+    def own_function(self, name):
+        """The program's function its method ``name`` runs (what a loop plan lets in), or None."""
+        fn, _ = self.instance.cls.find(name)
+        return fn if hasattr(fn, "node") else None
+
+    def plan_runner(self):
+        """The runner of the program's loop plans (the interpreter): a planned epoch's, of its step."""
+        return self.interp
+
     def method(self, name):
         """The program's own method ``name`` of this model, called as ``method(args, kwargs)``, or None."""
         fn, owner = self.instance.cls.find(name)
@@ -937,6 +965,6 @@ def program_attribute(interp, instance, attr):
         return method(attr, lambda: count_params(instance))
     table = methods(interp, model)
     if attr in table:
-        return method(attr, table[attr])
+        return method(attr, table[attr], getattr(table[attr], "replay_kind", None))
     attrs = attributes(model)
     return attrs[attr]() if attr in attrs else None
