@@ -85,3 +85,127 @@ def lu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             perm[k], perm[p] = perm[p], perm[k]
         perms[i] = perm
     return packed.reshape(a.shape), perms.reshape(a.shape[:-1])
+
+
+# ------------------------------------------------------------------------- QR
+# QrOp (tensorflow/core/kernels/linalg/qr_op_impl.h) factors each matrix with Eigen's HouseholderQR and forms
+# the reduced Q as ``householderQ() * Identity(m, n)``. Below 48 reflectors Eigen applies them one at a time
+# (past that in blocks, whose GEMM order this module does not follow). Each application to a block is
+# ``tmp = essential^T bottom + row0; row0 -= tau tmp; bottom -= (tau essential) tmp``, the product a GEMV: on the
+# row-major factorisation Eigen's column-major kernel (each column's sum in row order, in blocks of 16 rows past
+# 128), on Q's column-major product its row-major kernel (packets of 8 floats or 4 doubles per column, reduced
+# by halves, then a half packet for a lone last column, then the rest in order); a single column is a dot
+# product, in order.
+_QR_REFLECTORS = 48
+_PACKET = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
+
+
+def qr(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The reduced (Q, R) of each matrix of ``a`` as TensorFlow's CPU kernel computes them, or None where this
+    module does not follow it (more columns than rows, 48 columns or more, another dtype)."""
+    m, n = a.shape[-2:]
+    if a.dtype not in _PACKET or n > m or n >= _QR_REFLECTORS:
+        return None
+    flat = a.reshape(-1, m, n)
+    q, r = np.empty_like(flat), np.empty((len(flat), n, n), a.dtype)
+    for i, matrix in enumerate(flat):
+        q[i], r[i] = _householder_qr(matrix)
+    return q.reshape(a.shape), r.reshape(a.shape[:-2] + (n, n))
+
+
+def _householder_qr(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    packed = a.copy()
+    n = packed.shape[1]
+    taus = []
+    for k in range(n):
+        taus.append(_make_householder(packed[k:, k]))
+        _apply_householder(packed[k:, k + 1:], packed[k + 1:, k], taus[k], _column_sums)
+    q = np.asfortranarray(np.eye(*a.shape, dtype=a.dtype))       # (Eigen's product is column-major)
+    for k in range(n - 1, -1, -1):
+        _apply_householder(q[k:], packed[k + 1:, k], taus[k], _packet_dots)
+    return np.ascontiguousarray(q), np.triu(packed[:n])
+
+
+def _make_householder(column: np.ndarray):
+    """Eigen's makeHouseholderInPlace on ``column``: beta in its first place, the essential part below, tau out."""
+    zero = column.dtype.type(0)
+    tail = column[1:]
+    tail_norm2 = _in_order(tail * tail) if tail.size else zero
+    c0 = column[0]
+    if tail_norm2 <= np.finfo(column.dtype).tiny:
+        tail[:] = zero
+        return zero
+    beta = np.sqrt(c0 * c0 + tail_norm2)
+    if c0 >= zero:
+        beta = -beta
+    tail /= c0 - beta
+    column[0] = beta
+    return (beta - c0) / beta
+
+
+def _apply_householder(block: np.ndarray, essential: np.ndarray, tau, products) -> None:
+    """Eigen's applyHouseholderOnTheLeft, in place."""
+    if block.shape[0] == 1:
+        block *= block.dtype.type(1) - tau
+        return
+    if tau == 0 or not block.shape[1]:
+        return
+    bottom = block[1:]
+    tmp = _in_order(bottom * essential[:, None]) if block.shape[1] == 1 else products(essential, bottom)
+    tmp += block[0]
+    block[0] -= tau * tmp
+    bottom -= (tau * essential)[:, None] * tmp
+
+
+def _in_order(terms: np.ndarray) -> np.ndarray:
+    """The sums down the first axis, one term after another from zero."""
+    if not len(terms):
+        return np.zeros(terms.shape[1:], terms.dtype)
+    return np.add.accumulate(terms, axis=0)[-1] + terms.dtype.type(0)
+
+
+def _column_sums(essential: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    """Eigen's column-major GEMV: each column's sum in row order, in blocks of 16 rows from 128 rows on."""
+    terms = bottom * essential[:, None]
+    rows = len(terms)
+    if rows < 128:
+        return _in_order(terms)
+    return _in_order(np.stack([_in_order(terms[i:i + 16]) for i in range(0, rows, 16)]))
+
+
+def _packet_dots(essential: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    """Eigen's row-major GEMV (bottom's columns, contiguous, dotted with ``essential``): per column, packets of
+    lanes summed down then reduced by halves, then (for a lone last column) a half packet so reduced, then the
+    remaining terms in order."""
+    size = _PACKET[bottom.dtype]
+    rows, cols = bottom.shape
+    terms = (bottom * essential[:, None]).T
+    full, half = rows - rows % size, rows - rows % (size // 2)
+    sums = _halved(_in_order(terms[:, :full].reshape(cols, -1, size).transpose(1, 0, 2)))
+    lone = _lone_column(cols, bottom.strides[1] > 32000)
+    sums[lone:] += _halved(terms[lone:, full:half]) if half > full else 0
+    for j in range(full, rows):
+        sums[:lone] += terms[:lone, j]
+    for j in range(half if half > full else full, rows):
+        sums[lone:] += terms[lone:, j]
+    return sums
+
+
+def _halved(lanes: np.ndarray) -> np.ndarray:
+    """predux: the lanes (last axis) summed by halves, (a0 + a4) + (a2 + a6) ... as Eigen's reduction adds."""
+    while lanes.shape[-1] > 1:
+        k = lanes.shape[-1] // 2
+        lanes = lanes[..., :k] + lanes[..., k:]
+    return lanes[..., 0]
+
+
+def _lone_column(cols: int, far: bool) -> int:
+    """Where the row-major kernel's single-column loop begins: it takes 8, 4, then 2 columns at a time (not 8
+    where the columns lie far apart)."""
+    i = 0
+    for group in (8, 4, 2):
+        if group == 8 and far:
+            continue
+        while i < cols - group + 1:
+            i += group
+    return i
