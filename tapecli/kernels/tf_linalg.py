@@ -1,4 +1,5 @@
-"""TensorFlow's tf.linalg.solve on the CPU, bit for bit, for the small systems Eigen solves unblocked.
+"""TensorFlow's tf.linalg.solve and tf.linalg.inv on the CPU, bit for bit, for the small systems Eigen solves
+unblocked (and tf.linalg.qr below 48 columns).
 
 MatrixSolveOp (tensorflow/core/kernels/linalg/matrix_solve_op.cc) factors each matrix with Eigen's
 ``PartialPivLU`` and calls its ``solve``. For at most 16 rows the factorisation is Eigen's unblocked one:
@@ -34,6 +35,17 @@ def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     flat_b = np.broadcast_to(b, batch + b.shape[-2:]).reshape(-1, *b.shape[-2:])
     out = np.stack([_solve_one(m, rhs) for m, rhs in zip(a, flat_b)]) if len(a) else flat_b.copy()
     return out.reshape(batch + b.shape[-2:])
+
+
+def inverse(a: np.ndarray) -> np.ndarray | None:
+    """The inverse of each matrix of ``a`` as TensorFlow's MatrixInverse computes it (``PartialPivLU``'s
+    ``inverse()``: the solve of the identity above), or None where this module does not follow it."""
+    n = a.shape[-1]
+    if n > _UNBLOCKED.get(a.dtype, 0):
+        return None
+    flat = a.reshape(-1, n, n)
+    identity = np.eye(n, dtype=a.dtype)
+    return np.stack([_solve_one(m, identity) for m in flat]).reshape(a.shape) if len(flat) else a.copy()
 
 
 def _solve_one(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -218,7 +218,13 @@ def _linalg_kernel(f):
     return run
 
 
-INV = register("inv", numpy=_linalg_kernel(np.linalg.inv), batchable=False, saves=("out",),
+def _inverse_kernel(a):
+    from tapecli.kernels import tf_linalg       # (at first use, as solve's)
+    x = tf_linalg.inverse(a)            # (TensorFlow's bits for the small matrices Eigen inverts unblocked)
+    return np.linalg.inv(a) if x is None else x
+
+
+INV = register("inv", numpy=_linalg_kernel(_inverse_kernel), batchable=False, saves=("out",),
                vjp=lambda r, g: (neg(matmul(_t(r.output), matmul(g, _t(r.output)))),),
                jvp=lambda r, ts: neg(matmul(r.output, matmul(ts[0], r.output))))
 
