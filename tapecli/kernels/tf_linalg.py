@@ -65,7 +65,9 @@ def _solve_one(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-def _partial_pivot_lu(a: np.ndarray) -> tuple[np.ndarray, list[int]]:
+def _partial_pivot_lu(a: np.ndarray, singular_ok: bool = False) -> tuple[np.ndarray, list[int]]:
+    """Eigen's unblocked PartialPivLU; at a zero pivot Singular, or (``singular_ok``) Eigen's going on: no swap, no
+    division, the trailing block's update as ever."""
     lu = a.copy()
     n = len(lu)
     pivots = []
@@ -73,13 +75,102 @@ def _partial_pivot_lu(a: np.ndarray) -> tuple[np.ndarray, list[int]]:
         magnitudes = np.abs(lu[k:, k])
         p = k + int(np.argmax(magnitudes))            # (the first of equal magnitudes, as Eigen's maxCoeff)
         pivots.append(p)
-        if magnitudes[p - k] == 0:
+        if magnitudes[p - k] != 0:
+            if p != k:
+                lu[[k, p]] = lu[[p, k]]
+            lu[k + 1:, k] = lu[k + 1:, k] / lu[k, k]
+        elif not singular_ok:
             raise Singular("Input matrix is not invertible.")
-        if p != k:
-            lu[[k, p]] = lu[[p, k]]
-        lu[k + 1:, k] = lu[k + 1:, k] / lu[k, k]
         lu[k + 1:, k + 1:] = lu[k + 1:, k + 1:] - np.multiply.outer(lu[k + 1:, k], lu[k, k + 1:])
     return lu, pivots
+
+
+def slogdet(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(sign, log |det|) of each matrix of ``a`` as TensorFlow's SLogDet computes them (LogMatrixDeterminant, and
+    MatrixDeterminant's ``sign * exp(log |det|)``): Eigen's LU, the sum of the logs of its diagonal's magnitudes as
+    Eigen's vectorized reduction takes them (packets of Eigen's log, the rest the C library's, one after another),
+    the sign from the permutation and the diagonal's signs; a zero on the diagonal gives (a signed zero, -inf). None
+    where this module does not follow it."""
+    n = a.shape[-1]
+    if n > _UNBLOCKED.get(a.dtype, 0) or not n:
+        return None
+    flat = a.reshape(-1, n, n)
+    signs, logs = np.empty(len(flat), a.dtype), np.empty(len(flat), a.dtype)
+    for i, matrix in enumerate(flat):
+        lu, pivots = _partial_pivot_lu(matrix, singular_ok=True)
+        diagonal = np.diagonal(lu)
+        swaps = sum(p != k for k, p in enumerate(pivots))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_abs = _reduced_sum(_packet_logs(np.abs(diagonal)), _PACKET[a.dtype])
+        if not np.isfinite(log_abs):
+            log_abs = np.inf if log_abs > 0 else -np.inf
+        # (measured: a zero on the diagonal makes the sign a zero, negative where the other signs multiply to -1)
+        signs[i], logs[i] = (-1.0) ** swaps * np.prod(np.sign(diagonal)), log_abs
+    return signs.reshape(a.shape[:-2]), logs.reshape(a.shape[:-2])
+
+
+def _packet_logs(x: np.ndarray) -> np.ndarray:
+    """log of each value as Eigen's reduction evaluates it: its packet log on whole packets, the C library's on
+    the rest (float32: tf_float32's log, which is that)."""
+    if x.dtype == np.float32:
+        from tapecli.kernels import tf_float32
+        return np.asarray(tf_float32.log(x))
+    whole = len(x) - len(x) % _PACKET[x.dtype]
+    return np.concatenate((_plog_double(x[:whole]), np.log(x[whole:])))
+
+
+def _reduced_sum(x: np.ndarray, size: int):
+    """Eigen's linear vectorized sum: two packet accumulators over pairs of packets (one where a single packet
+    fits), a last odd packet into the first, the packet's halves added down, then the rest one by one."""
+    whole = len(x) - len(x) % size
+    if not whole:
+        total = x[0]
+        for v in x[1:]:
+            total = total + v
+        return total
+    first = x[:size].copy()
+    if whole > size:
+        pairs = len(x) - len(x) % (2 * size)
+        second = x[size:2 * size].copy()
+        for i in range(2 * size, pairs, 2 * size):
+            first += x[i:i + size]
+            second += x[i + size:i + 2 * size]
+        first += second
+        if whole > pairs:
+            first += x[pairs:pairs + size]
+    total = _halved(first)
+    for v in x[whole:]:
+        total = total + v
+    return total
+
+
+# Eigen's plog_impl_double (Cephes' log): x = m 2^e with m in [sqrt(1/2), sqrt(2)) shifted by -1, then
+# x - x^2 / 2 + x^3 P(x) / Q(x) and e ln 2, each pmadd a product and a sum
+_LOG_P = (1.01875663804580931796E-4, 4.97494994976747001425E-1, 4.70579119878881725854E0, 1.44989225341610930846E1,
+          1.79368678507819816313E1, 7.70838733755885391666E0)
+_LOG_Q = (1.0, 1.12873587189167450590E1, 4.52279145837532221105E1, 8.29875266912776603211E1,
+          7.11544750618563894466E1, 2.31251620126765340583E1)
+_LN2 = 0.693147180559945309417232121458176568
+
+
+def _plog_double(x0: np.ndarray) -> np.ndarray:
+    m, e = np.frexp(x0)
+    e = e.astype(np.float64)
+    below = m < 0.70710678118654752440
+    x = (m - 1.0) + m * below
+    e -= below
+    x2 = x * x
+    x3 = x2 * x
+    p = ((_LOG_P[0] * x + _LOG_P[1]) * x + _LOG_P[2]) * x3 + ((_LOG_P[3] * x + _LOG_P[4]) * x + _LOG_P[5])
+    q = ((_LOG_Q[0] * x + _LOG_Q[1]) * x + _LOG_Q[2]) * x3 + ((_LOG_Q[3] * x + _LOG_Q[4]) * x + _LOG_Q[5])
+    y = (p * x3) / q
+    y = -0.5 * x2 + y
+    y = x + y
+    y = e * _LN2 + y
+    y[x0 == 0] = -np.inf
+    y[x0 == np.inf] = np.inf
+    y[~(x0 >= 0)] = np.nan
+    return y
 
 
 def lu(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
