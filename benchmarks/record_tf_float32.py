@@ -59,7 +59,7 @@ OPS = ["exp", "log", "sin", "cos", "tan", "atan", "tanh", "sigmoid", "softplus",
        "selu"]
 # The ops whose tensors of 8 elements or more take Eigen's packet algorithms in tf_float32.py, and the sizes
 # recorded for them (rows of each): whole packets, a tail, several packets, a 2-D tensor
-PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "elu", "pow", "selu"]
+PACKET_OPS = ["exp", "log", "sin", "cos", "tanh", "sigmoid", "softplus", "expm1", "log1p", "elu", "pow", "selu"]
 PACKET_SIZES = ((8, 4), (9, 4), (16, 2), (100, 2), (257, 1))
 PACKET_SHAPES = [(3, 5), (6, 37)]
 LOG_SOFTMAX_SHAPES = [(5,), (3, 7), (4, 37), (9, 40), (2, 100)]

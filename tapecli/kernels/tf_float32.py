@@ -18,9 +18,9 @@ same at every size), so a tensor of fewer than ``PACKET`` elements takes Eigen's
   functor, ``scale_alpha * (expf(x) - 1)`` below zero and ``scale * x`` elsewhere.
 
 On the packets of a float32 tensor of ``PACKET`` to ``PACKET_LIMIT`` elements, exp, log, sin, cos, tanh,
-sigmoid, softplus, elu and selu are NumPy versions of Eigen's packet algorithms (``pexp_float``, ``plog_float``,
-``psincos_float``, ``ptanh_float``, the logistic functor's ``packetOp``, and Softplus's, Elu's and Selu's
-expressions of them), each
+sigmoid, softplus, expm1, log1p, elu and selu are NumPy versions of Eigen's packet algorithms (``pexp_float``,
+``plog_float``, ``psincos_float``, ``ptanh_float``, the logistic functor's ``packetOp``, ``generic_expm1`` and
+``generic_log1p``, and Softplus's, Elu's and Selu's expressions of them), each
 float32 step as Eigen rounds it: TensorFlow's bits for every input tried, at 5 to 15 times NumPy's time (a
 few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadcast of its operands (a scalar
 exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
@@ -502,14 +502,42 @@ def _sincos_packets(x0, sine: bool):
     return y
 
 
+def _log1p_packets(x):
+    """Eigen's generic_log1p (Kahan's): x log(1 + x) / ((1 + x) - 1) with plog, x itself where 1 + x is 1 or
+    log(1 + x) is 1 + x (inf); a subnormal x gives a zero of its sign (measured: TensorFlow's threads flush it)."""
+    xp1 = x + _ONE_C
+    log1 = _log_packets(xp1)
+    with np.errstate(all="ignore"):
+        y = log1 / (xp1 - _ONE_C)
+        y *= x
+    np.copyto(y, x, where=(xp1 == _ONE_C) | (xp1 == log1))
+    y *= np.abs(y) >= _TINY32       # (FTZ: a nan stays one)
+    return y
+
+
+def _expm1_packets(x):
+    """Eigen's generic_expm1 (Kahan's): (u - 1) (x / log u) with u = pexp(x) and plog; x where u is 1, -1 where
+    u - 1 is -1, u where log u is u (inf)."""
+    u = _exp_packets(x)
+    u_minus_one = u - _ONE_C
+    log_u = _log_packets(u)
+    with np.errstate(all="ignore"):
+        y = x / log_u
+        y *= u_minus_one
+    np.copyto(y, u, where=log_u == u)
+    np.copyto(y, -_ONE_C, where=u_minus_one == -_ONE_C)
+    np.copyto(y, x, where=u == _ONE_C)
+    return y
+
+
 exp = unary(np.exp, "expf", _exp_packets)
 log = unary(np.log, "logf", _log_packets)
 sin = unary(np.sin, "sinf", functools.partial(_sincos_packets, sine=True))
 cos = unary(np.cos, "cosf", functools.partial(_sincos_packets, sine=False))
 tan = unary(np.tan, "tanf")
 atan = unary(np.arctan, "atanf")
-expm1 = unary(np.expm1, "expm1f")
-log1p = unary(np.log1p, "log1pf")
+expm1 = unary(np.expm1, "expm1f", _expm1_packets)
+log1p = unary(np.log1p, "log1pf", _log1p_packets)
 pow_ = binary(np.power, "powf", tf_pow.pow_packets)
 
 _expf = CFunction("expf", 1, np.exp)
@@ -702,15 +730,11 @@ def _softplus_tail(x):
 
 
 def _softplus_packets(x):
-    """TensorFlow's Softplus functor on packets: x above -t, pexp(x) below t, between them Eigen's log1p
-    (generic_log1p: Kahan's u log(1 + u) / ((1 + u) - 1), with plog) of u = pexp(x) (where 1 + u > 1 and is
-    finite: the special cases of both do not arise there)."""
+    """TensorFlow's Softplus functor on packets: x above -t, pexp(x) below t, between them Eigen's log1p of
+    u = pexp(x)."""
     u = _exp_packets(x)
-    u1 = u + _ONE_C
-    y = _log_core(u1)
-    u1 -= _ONE_C
-    y /= u1
-    y *= u
+    with np.errstate(all="ignore"):
+        y = _log1p_packets(u)
     np.copyto(y, u, where=x < _SOFTPLUS_T)
     np.copyto(y, x, where=x > -_SOFTPLUS_T)
     return y
@@ -728,19 +752,6 @@ def softplus(x):
     return None
 
 
-def _log1p_packets(u):
-    """Eigen's plog1p on packets (generic_log1p: Kahan's u log(1 + u) / ((1 + u) - 1), with plog), for u where
-    1 + u > 1 and is finite."""
-    u1 = u + _ONE_C
-    y = _log_core(u1)
-    u1 -= _ONE_C
-    y /= u1
-    y *= u
-    return y
-
-
-# log1p as Eigen's packets compute it (a half float's, in float32), the C library's on the scalar path
-_packet_log1p = unary(np.log1p, "log1pf", _log1p_packets)
 _FLOAT16 = np.dtype(np.float16)
 # Softplus's threshold in float16: ``log(epsilon) + 2`` in half floats, Eigen's epsilon of half being 2 ** -13
 _SOFTPLUS_T16 = np.float16(np.log(np.float32(2.0 ** -13))) + np.float16(2)
@@ -751,7 +762,7 @@ def softplus_half(x):
     and the C library's functions on the last ``size % PACKET``) and round each result to float16."""
     u = exp(x.astype(_F32)).astype(_FLOAT16)
     with np.errstate(all="ignore"):
-        y = _packet_log1p(u.astype(_F32)).astype(_FLOAT16)
+        y = log1p(u.astype(_F32)).astype(_FLOAT16)
     return np.where(x > -_SOFTPLUS_T16, x, np.where(x < _SOFTPLUS_T16, u, y))
 
 

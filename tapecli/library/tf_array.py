@@ -55,16 +55,26 @@ def identity_n(input, name=None):  # noqa: A002
 
 @builtin()
 def repeat(input, repeats, axis=None, name=None):  # noqa: A002
-    """tf.repeat: each element (along ``axis``; of the flattened input without one) ``repeats`` times."""
+    """tf.repeat: each element (along ``axis``; of the flattened input without one) ``repeats`` times, as
+    TensorFlow does it: a tile of a new axis after ``axis`` (to the largest count), the other counts' surplus
+    masked out; the gradient is then TileGrad's sum."""
     t = ops.to_tensor(input)
     if axis is None:
         t, axis = ops.reshape(t, (-1,)), 0
-    axis = to_int(axis, "axis")
+    axis = to_int(axis, "axis") % max(t.ndim, 1)
     n = t.shape[axis]
-    counts = np.broadcast_to(np.asarray(ops.to_tensor(repeats).value, dtype=np.int64), (n,))
+    given = np.asarray(ops.to_tensor(repeats).value, dtype=np.int64)
+    counts = np.broadcast_to(given, (n,))
     if (counts < 0).any():
         raise TdfValueError("tf.repeat: repeats must be non-negative")
-    return ops.gather(t, Tensor(np.repeat(np.arange(n, dtype=np.int64), counts)), axis=axis)
+    most = int(counts.max(initial=0))
+    before, after = t.shape[:axis], t.shape[axis + 1:]
+    tiled = ops.tile(ops.reshape(t, before + (n, 1) + after), (1,) * (axis + 1) + (most,) + (1,) * len(after))
+    tiled = ops.reshape(tiled, before + (n * most,) + after)
+    if given.size == 1:
+        return tiled
+    kept = (np.arange(most) < counts[:, None]).reshape(-1)
+    return ops.gather(tiled, Tensor(np.flatnonzero(kept).astype(np.int64)), axis=axis)
 
 
 @builtin("strided_slice")

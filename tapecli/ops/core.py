@@ -702,7 +702,16 @@ def summed(g, add):
         if a.__class__ is b.__class__ and a.__class__ in FLOAT_SCALARS:
             return a + b
         return add(gradient_tensor(a), gradient_tensor(b))
+    if current().functions > 0 and len(g) > 10:
+        g = [g[i] for i in sorted(range(len(g)), key=_graph_name_suffix)]
     return tf_sums.add_n_order(g, plus)
+
+
+def _graph_name_suffix(i: int) -> str:
+    """Inside a tf.function TensorFlow's AddN takes the gradients in the order of their ops' names, as strings:
+    the consumers of one tensor, made one after another, are named ``Op``, ``Op_1``, ``Op_2``, ... so that
+    ``Op_10`` comes before ``Op_2`` (measured: a weight read in 20 steps, a TimeDistributed layer's)."""
+    return f"_{i}" if i else ""
 
 
 def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:

@@ -1,8 +1,9 @@
 """Gathers, scatters, sorting and rearranging (tf.gather, tf.gather_nd, tf.scatter_nd, tf.sort, tf.tile,
 tf.pad, ...), written as compositions of ``getitem`` and ``index_grad`` (whose gradients scatter and
-gather back), ``concat`` and ``where``: TensorFlow's gradients are those of the compositions, and
-every order and the forward mode come with them. The segment product is an op of its own: TensorFlow's
-gradient divides its result by each factor (the factors' own zeros apart), which no composition records.
+gather back), ``concat`` and ``where`` (tf.tile: a broadcast, as TensorFlow's gradient sums it): TensorFlow's
+gradients are those of the compositions, and every order and the forward mode come with them. The segment
+product is an op of its own: TensorFlow's gradient divides its result by each factor (the factors' own zeros
+apart), which no composition records.
 
 Index arguments are NumPy integer arrays here (the builtins convert and check them)."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.ops.core import apply, materialize, numeric, register, to_tensor
 from tapecli.ops.elementwise import add, cast, div, equal, greater, mul, ones_like, where, zeros_like
-from tapecli.ops.shape import concat, getitem, index_grad, transpose
+from tapecli.ops.shape import broadcast_to, concat, getitem, index_grad, reshape, transpose
 from tapecli.runtime.limits import admit_result
 from tapecli.runtime.values import dtype_name, Tensor
 from tapecli.runtime import spelling
@@ -268,11 +269,15 @@ def tile(x, multiples) -> Tensor:
     tiled = [n * int(m) for n, m in zip(t.shape, multiples)]
     admit_result(tiled, t.dtype, "the result of tile")
     admit_result((max(tiled, default=0),), np.int64, "tile's index")     # the int64 index along an axis
-    for a, m in enumerate(multiples):
-        if m != 1:
-            n = t.shape[a]
-            t = _along(t, a, np.arange(n * m) % max(n, 1))
-    return t
+    if all(m == 1 for m in multiples):
+        return t
+    # each tiled axis of n as (1, n) broadcast to (m, n): the gradient is then TensorFlow's TileGrad, the sum of
+    # the gradient as (m, n) pairs over every m at once (copies along the axis, one after another, differ)
+    split, spread = [], []
+    for n, m in zip(t.shape, multiples):
+        split += [1, n] if m != 1 else [n]
+        spread += [int(m), n] if m != 1 else [n]
+    return reshape(broadcast_to(reshape(t, split), spread), tiled)
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0) -> Tensor:

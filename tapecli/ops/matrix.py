@@ -218,14 +218,20 @@ def _linalg_kernel(f):
     return run
 
 
-INV = register("inv", numpy=_linalg_kernel(np.linalg.inv), batchable=False, saves=("out",),
+def _inverse_kernel(a):
+    from tapecli.kernels import tf_linalg       # (at first use, as solve's)
+    x = tf_linalg.inverse(a)            # (TensorFlow's bits for the small matrices Eigen inverts unblocked)
+    return np.linalg.inv(a) if x is None else x
+
+
+INV = register("inv", numpy=_linalg_kernel(_inverse_kernel), batchable=False, saves=("out",),
                vjp=lambda r, g: (neg(matmul(_t(r.output), matmul(g, _t(r.output)))),),
                jvp=lambda r, ts: neg(matmul(r.output, matmul(ts[0], r.output))))
 
 
 def _det_vjp(r, g):
     a, d = r.inputs[0], r.output
-    return (mul(_expand2(mul(g, d)), _t(inv(a))),)
+    return (mul(_expand2(mul(g, d)), inv(_t(a))),)        # (TensorFlow's matrix_inverse(a, adjoint=True))
 
 
 def _det_jvp(r, ts):
@@ -233,10 +239,29 @@ def _det_jvp(r, ts):
     return mul(d, reduce_sum(mul(_t(inv(a)), ts[0]), axis=(-2, -1)))
 
 
-DET = register("det", numpy=_linalg_kernel(np.linalg.det), batchable=False, saves=(0, "out"), vjp=_det_vjp,
+def _slogdet(a):
+    """(sign, log |det|): TensorFlow's SLogDet where kernels/tf_linalg.py follows it, else NumPy's."""
+    from tapecli.kernels import tf_linalg       # (at first use, as solve's)
+    found = tf_linalg.slogdet(a)
+    return np.linalg.slogdet(a) if found is None else found
+
+
+def _det_kernel(a):
+    """MatrixDeterminant's ``sign * exp(log |det|)``, the C library's exp of each (NumPy's det past
+    kernels/tf_linalg.py's sizes)."""
+    from tapecli.kernels import tf_float32, tf_linalg
+    found = tf_linalg.slogdet(a)
+    if found is None:
+        return np.linalg.det(a)
+    sign, log_abs = found
+    exp = tf_float32.exp if a.dtype == np.float32 else math.exp
+    return sign * np.array([exp(v) for v in log_abs.reshape(-1)], a.dtype).reshape(log_abs.shape)
+
+
+DET = register("det", numpy=_linalg_kernel(_det_kernel), batchable=False, saves=(0, "out"), vjp=_det_vjp,
                jvp=_det_jvp)
-LOG_ABS_DET = register("log_abs_det", numpy=_linalg_kernel(lambda a: np.linalg.slogdet(a)[1]), batchable=False,
-                       saves=(0,), vjp=lambda r, g: (mul(_expand2(g), _t(inv(r.inputs[0]))),),
+LOG_ABS_DET = register("log_abs_det", numpy=_linalg_kernel(lambda a: _slogdet(a)[1]), batchable=False,
+                       saves=(0,), vjp=lambda r, g: (mul(_expand2(g), inv(_t(r.inputs[0]))),),
                        jvp=lambda r, ts: reduce_sum(mul(_t(inv(r.inputs[0])), ts[0]), axis=(-2, -1)))
 
 
@@ -460,7 +485,7 @@ def eigh_vectors(x): return apply(EIGH_VECTORS, (_square(x, "eigh"),))
 def slogdet(x) -> list:
     a = _square(x, "slogdet")
     log_abs = _apply_linalg(LOG_ABS_DET, (a,), "slogdet")      # (first: the op weighed against a time limit)
-    sign = Tensor(np.asarray(np.linalg.slogdet(a.value)[0]).astype(a.dtype))
+    sign = Tensor(np.asarray(_slogdet(a.value)[0]).astype(a.dtype))
     return [sign, log_abs]
 
 

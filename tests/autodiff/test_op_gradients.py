@@ -413,7 +413,7 @@ CASES += [
     Case("top_k", "getitem", lambda x: ops.sin(ops.top_k(x, 2)[0]), (In((3, 4), "distinct"),)),
     Case("reverse", "getitem", lambda x: ops.reverse(x, [0, 1]), (In((3, 4)),)),
     Case("roll", "getitem", lambda x: ops.sin(ops.roll(x, [1, -2], [0, 1])), (In((3, 4)),)),
-    Case("tile", "getitem", lambda x: ops.sin(ops.tile(x, [2, 3])), (In((2, 3)),)),
+    Case("tile", "broadcast_to", lambda x: ops.sin(ops.tile(x, [2, 3])), (In((2, 3)),)),
     Case("pad_constant", "concat", lambda x: ops.sin(ops.pad(x, [(1, 0), (2, 1)], constant_values=0.5)),
          (In((2, 3)),)),
     Case("pad_reflect", "getitem", lambda x: ops.sin(ops.pad(x, [(2, 1), (1, 2)], "REFLECT")), (In((3, 4)),)),

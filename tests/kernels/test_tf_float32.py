@@ -1,7 +1,7 @@
 """float32 elementwise math against TensorFlow's bits (tapecli/kernels/tf_float32.py, tf_pow.py): tensors of fewer
-than 8 elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus, elu, selu and pow tensors of 8 to
-257 elements and 2-D ones (Eigen's packets and the scalar tail; pow's broadcast exponents too), recorded by
-benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
+than 8 elements (Eigen's scalar path), and for exp, log, sin, cos, tanh, sigmoid, softplus, expm1, log1p, elu, selu and
+pow tensors of 8 to 257 elements and 2-D ones (Eigen's packets and the scalar tail; pow's broadcast exponents too),
+recorded by benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into tests/tf_float32_bits.json."""
 from __future__ import annotations
 
 import json
@@ -83,7 +83,7 @@ def test_float64_and_float32_tensors_above_the_limit_keep_numpys_functions():
                 assert kernels.RAW_NUMPY_KERNELS[op](x).tobytes() == ufunc(x).tobytes(), (op, x.dtype)
 
 
-@pytest.mark.parametrize("op", ["exp", "log", "tanh", "sigmoid", "softplus", "elu"])
+@pytest.mark.parametrize("op", ["exp", "log", "tanh", "sigmoid", "softplus", "expm1", "log1p", "elu"])
 def test_packets_and_tail_follow_the_row_major_order_of_any_layout(op):
     """Eigen's packets are the first size - size % 8 elements of the tensor's buffer, row-major: a
     transposed or sliced view gives what its C-order copy gives, and into ``out=`` the same bits."""

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.kernels import tf_random
+from tapecli.kernels import tf_linalg, tf_random
 from tapecli.library.keras.common import KerasObject, dims, float_dtype, num, seed_value
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -412,11 +412,11 @@ class Orthogonal(Initializer):
 
     def values(self, shape, seed, dtype):
         """Keras's: a normal draw of (max, min) of the rows and columns, its QR's Q with the signs of R's
-        diagonal (NumPy's QR: TensorFlow's may differ in the last bits)."""
+        diagonal (TensorFlow's QR below 48 columns, NumPy's from there: the last bits may differ)."""
         rows = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
         cols = shape[-1] if shape else 1
         a = tf_random.stateless_normal(seed, (max(rows, cols), min(rows, cols)), dtype)
-        q, r = np.linalg.qr(a)
+        q, r = tf_linalg.qr(a) or np.linalg.qr(a)
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T

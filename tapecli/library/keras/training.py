@@ -10,6 +10,7 @@ slices of ``batch_size`` (default 32) rows. A program's model subclass may defin
 (and ``test_step``): fit then calls it and takes the dict it returns as the step's logs."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 
@@ -124,6 +125,7 @@ class Trainer:
         self.compile_metrics = CompileMetrics(interp, metrics, weighted_metrics, names) \
             if metrics or weighted_metrics else None
         self.loss_tracker = metrics_mod.Mean(name="loss")
+        self.run_eagerly = flag(run_eagerly)
         # compiled in a tf.distribute strategy's scope (library/tf_distribute.py): fit and evaluate build the model
         # on a first batch of their data before their epochs, as Keras's _maybe_symbolic_build does
         self.distributed = (distribution := current().distribution) is not None and distribution.entered()
@@ -356,10 +358,12 @@ class Trainer:
             for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
                     c.on_batch_begin(step)
-                if plans is None:
-                    logs = self.train_step(bx, by, bw)
-                else:       # (a planned batch's logs: None, its metrics' results read once at the epoch's end)
-                    logs = plans.run(step, (bx, by, bw), lambda: self.planned_step("train_step", bx, by, bw, plans))
+                with _graph_step(self.run_eagerly):
+                    if plans is None:
+                        logs = self.train_step(bx, by, bw)
+                    else:       # (a planned batch's logs: None, its metrics' results read once at the epoch's end)
+                        logs = plans.run(step, (bx, by, bw),
+                                         lambda: self.planned_step("train_step", bx, by, bw, plans))
                 if batch_hooks:
                     heard = self.results_or(logs)
                     for c in batch_hooks:
@@ -445,10 +449,11 @@ class Trainer:
         plans = self.planned_batches(count, "test_step", callbacks)
         for step, (bx, by, bw) in enumerate(batches):
             _hear(callbacks, "on_test_batch_begin", step, {})
-            if plans is None:
-                logs = self.test_step(bx, by, bw)
-            else:       # (its callbacks hear no batch: planned_batches)
-                logs = plans.run(step, (bx, by, bw), lambda: self.planned_step("test_step", bx, by, bw, plans))
+            with _graph_step(self.run_eagerly):
+                if plans is None:
+                    logs = self.test_step(bx, by, bw)
+                else:       # (its callbacks hear no batch: planned_batches)
+                    logs = plans.run(step, (bx, by, bw), lambda: self.planned_step("test_step", bx, by, bw, plans))
             if callbacks and plans is None:
                 _hear(callbacks, "on_test_batch_end", step, self.results_or(logs))
             if stopped(held, "stop_evaluating"):
@@ -968,3 +973,17 @@ def program_attribute(interp, instance, attr):
         return method(attr, table[attr], getattr(table[attr], "replay_kind", None))
     attrs = attributes(model)
     return attrs[attr]() if attr in attrs else None
+
+
+@contextlib.contextmanager
+def _graph_step(run_eagerly: bool):
+    """Keras's fit and evaluate run each step as a tf.function (but under compile(run_eagerly=True) or
+    tf.config.run_functions_eagerly(True)): inside it the run computes as TensorFlow's graph does
+    (tf.inside_function(), a recurrent layer's loop, the order of AddN's gradients)."""
+    ctx = current()
+    graph = not run_eagerly and not ctx.functions_eagerly
+    ctx.functions += graph
+    try:
+        yield
+    finally:
+        ctx.functions -= graph
