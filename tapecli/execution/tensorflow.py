@@ -131,7 +131,8 @@ def interpreter_refuses(tree: ast.Module) -> bool:
     numpy_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                    for alias in node.names if alias.name == "numpy"}
     for node in ast.walk(tree):
-        # a class of NumPy's (np.random.RandomState): the interpreter's NumPy has its functions, CPython's is NumPy
+        # a class of NumPy's (np.random.RandomState), a function of complex results (np.linalg.eigvals): the
+        # interpreter's NumPy has its functions of real values, CPython's is NumPy
         if isinstance(node, ast.Attribute) and numpy_names and _numpy_class(node, numpy_names):
             return True
         # the interpreter's time has the clock's readings and sleep; CPython's has the rest (strftime, gmtime, ...)
@@ -194,14 +195,16 @@ _CPYTHON_ONLY = frozenset({"TensorShape", "TypeSpec", "element_spec", "set_shape
 
 
 def _numpy_class(node: ast.Attribute, numpy_names) -> bool:
-    """Whether ``node`` reads a class of NumPy's the interpreter refuses (numpy_forms.interpreter_lacks)."""
-    from tapecli.library.numpy_forms import interpreter_lacks
+    """Whether ``node`` reads what of NumPy's the interpreter cannot give: a class (numpy_forms.interpreter_lacks)
+    or a function whose results may be complex (numpy_forms.gives_complex)."""
+    from tapecli.library.numpy_forms import gives_complex, interpreter_lacks
     parts, root = [], node.value
     while isinstance(root, ast.Attribute):
         parts.append(root.attr)
         root = root.value
-    return isinstance(root, ast.Name) and root.id in numpy_names and interpreter_lacks(
-        ".".join(["np", *reversed(parts)]), node.attr)
+    path = ".".join(["np", *reversed(parts)])
+    return isinstance(root, ast.Name) and root.id in numpy_names and (
+        interpreter_lacks(path, node.attr) or gives_complex(path, node.attr))
 
 
 def _takes_keywords(call: ast.Call) -> bool:

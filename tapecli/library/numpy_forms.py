@@ -74,7 +74,8 @@ def from_numpy(value):
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         array = np.asarray(value)
         if array.dtype.kind not in "biufUS":
-            raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)")
+            raise TdfTypeError(f"tapecli has no {array.dtype} tensors (NumPy gave one)",
+                               hint="on CPython (TAPECLI_TF_ON_CPYTHON=1 or auto) NumPy's arrays are NumPy's own")
         admit(array.size, array.itemsize, "NumPy's result, as a tensor")
         return NumpyArray(array if array.flags.writeable and array.ndim else array.copy())
     if isinstance(value, (bool, int, float)):
@@ -346,6 +347,18 @@ def interpreter_lacks(path: str, attr: str) -> bool:
         module = getattr(module, part, None)
     value = getattr(module, attr, None)
     return isinstance(value, type) and not (path == "np" and (attr in _SCALAR_TYPES or attr in NumpyIndexer.NAMES))
+
+
+def gives_complex(path: str, attr: str) -> bool:
+    """Whether ``np.<path>.<attr>`` may give complex numbers for real arguments (eigenvalues, Fourier transforms,
+    polynomial roots, np.emath's functions), which no value of the interpreter can hold: a program calling one runs
+    on CPython, where NumPy's arrays are NumPy's own."""
+    return attr in _COMPLEX_RESULTS.get(path, ())
+
+
+_COMPLEX_RESULTS = {"np": {"roots", "sort_complex"}, "np.linalg": {"eig", "eigvals"},
+                    "np.emath": {"arccos", "arcsin", "arctanh", "log", "log10", "log2", "logn", "power", "sqrt"},
+                    "np.fft": {"fft", "fft2", "fftn", "ifft", "ifft2", "ifftn", "ihfft", "rfft", "rfft2", "rfftn"}}
 
 
 class NumpyIndexer(ProgramObject):

@@ -545,8 +545,12 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_
     kept = api.run_source(scheduled, "<test>")
     assert not isinstance(kept.interpreter, execution.PythonRun) and kept.context.loop_replayed > 0
     # (a class of NumPy's the interpreter lacks: CPython's NumPy has it)
-    numpy_class = api.run_source("import numpy as np\nr = np.random.RandomState(0)\n" + TRAINING_LOOP, "<test>")
+    numpy_class = api.run_source("import numpy as np\nr = np.random.RandomState(0)\n" + scheduled, "<test>")
     assert isinstance(numpy_class.interpreter, execution.PythonRun)
+    # (a function of NumPy's whose results may be complex, which no value of the interpreter holds)
+    complex_results = api.run_source("import numpy as np\ne = np.linalg.eigvals([[0.0, 1.0], [-1.0, 0.0]])\n"
+                                     + scheduled, "<test>")
+    assert isinstance(complex_results.interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "1")
     assert isinstance(api.run_source(scheduled, "<test>").interpreter, execution.PythonRun)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
