@@ -10,6 +10,7 @@ import re
 import sys
 
 from tapecli.runtime.limits import LIST_SLOT, STRING_OBJECT, admit, admit_bytes, admit_pieces, char_bytes
+from tapecli.runtime.specs import Shape
 
 _OPERATORS = {
     "Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "MatMult": operator.matmul,
@@ -47,6 +48,8 @@ def binary(op: str, left, right):
     elif kind == "Add":
         _weigh_concatenation(left, right)
     elif kind == "Mod" and isinstance(left, str):
+        if isinstance(right, Shape):        # (TensorFlow's TensorShape is no tuple: one value to format)
+            right = (right,)
         _weigh_percent(left, right)
     if "numpy" in sys.modules:
         _weigh_arrays(kind, left, right)

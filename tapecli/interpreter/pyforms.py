@@ -342,13 +342,20 @@ def _argument_kinds(fmt: str) -> list[str]:
 
 
 def _percent_argument(value, kind: str):
-    """An argument of ``%`` as Python takes it: ``%s`` of a Python program's tensor is its text (str), any
-    other conversion takes a number."""
+    """An argument of ``%`` as Python takes it: ``%s`` of a Python program's tensor is its text (str), ``%r``
+    its repr, any other conversion takes a number."""
     if isinstance(value, str):
         return value
-    if kind == "s" and current().settings.python_spelling:
-        return program_str(value)
+    if kind in ("s", "r") and current().settings.python_spelling:
+        return program_str(value) if kind == "s" else _Repr(program_repr(value))
     return python_scalar(value)
+
+
+class _Repr(str):
+    """A value's repr as ``%r`` takes it: its text as it is (``%r`` of a plain str would quote it again)."""
+
+    def __repr__(self):
+        return str(self)
 
 
 def format_length(value, spec: str) -> int:

@@ -616,3 +616,14 @@ def test_sys_stderr_and_tf_print_streams_on_cpython(tmp_path):
                     "try:\n    pass\nexcept ValueError:\n    pass\n")
     r = cli("run", str(prog))
     assert r.stdout.splitlines()[:2] == ["a", "to out"] and r.stderr.splitlines()[:2] == ["err", "part line"]
+
+
+@pytest.mark.parametrize("on", ["0", "1"])
+def test_percent_formats_a_tensor_shape_as_one_value_and_r_as_a_repr(monkeypatch, on):
+    """``"%s" % t.shape``: TensorFlow's TensorShape is no tuple, so it is the one value ``%`` formats (where NumPy's
+    shape, a tuple, is the arguments); ``%r`` formats a tensor's and a shape's repr (TensorFlow 2.21's text)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    program = ('import tensorflow as tf\nx = tf.ones([5, 3])\ns = "%s|%%s" % tf.reshape(x, [-1]).shape\n'
+               's %= x.shape\nprint(s, "%r" % x[0].shape, "%r" % tf.constant([1.0, 2.0]))\n')
+    assert run_source(program, "p.py").output == [
+        "(15,)|(5, 3) TensorShape([3]) <tf.Tensor: shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>"]
