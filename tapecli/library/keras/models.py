@@ -214,9 +214,13 @@ class Sequential(Model):
             self.rebuild()
 
     def rebuild(self):
-        """Keras's _maybe_rebuild: a model of known input shape and some layer is built again."""
+        """Keras's _maybe_rebuild: a model of known input shape and some layer is built again; one whose first
+        layer is a model of known input shape (a built Sequential, a functional model of one input), once a layer
+        follows it, is built for that shape."""
         if self.input_spec is not None and self.layers:
             self.keras_build(self.input_spec)
+        elif len(self.layers) > 1 and (shape := _model_input_shape(self.layers[0])) is not None:
+            self.keras_build(shape)
 
     def keras_build(self, shape):
         """Keras's Sequential.build for ``shape``: an InputLayer where it has none (named now), its layers built,
@@ -481,6 +485,15 @@ def keras_order(inputs, outputs) -> list:
         if id(k.input_layer) not in layers:
             layers[id(k.input_layer)], layer_depth[id(k.input_layer)], first[id(k.input_layer)] = k.input_layer, 0, -1
     return sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
+
+
+def _model_input_shape(layer):
+    """The input shape of a model whose input is known (Keras's ``input_shape``, which a layer lacks), or None."""
+    if isinstance(layer, Sequential):
+        return layer.input_spec
+    if isinstance(layer, Functional) and not layer.many_in:
+        return layer.inputs[0].shape
+    return None
 
 
 class Functional(Model):
