@@ -110,7 +110,7 @@ _FAMILIES: list[tuple[str, str]] = [
     ("file and network I/O (downloads a file)",
      "tf.keras.utils.get_file"),
     ("image files and PIL images (file I/O)",
-     "tf.keras.utils.load_img tf.keras.utils.save_img tf.keras.utils.array_to_img tf.keras.utils.img_to_array"),
+     "tf.keras.utils.load_img tf.keras.utils.save_img tf.keras.utils.array_to_img"),
     ("draws the model with Graphviz (file output)",
      "tf.keras.utils.model_to_dot tf.keras.utils.plot_model"),
     ("a console progress bar (terminal output, not computation)",

@@ -1,7 +1,8 @@
-"""keras.Variable, keras.backend's configuration readers and keras.utils.to_categorical; set_random_seed, the
-(x, y, sample_weight) packing helpers, pad_sequences, dtype names and promotion (standardize_dtype, result_type,
-is_float_dtype, is_int_dtype), clear_session, get_uid, keras.remat / RematScope (rematerialization saves memory and
-changes no value), timeseries_dataset_from_array, and the keras.ops reductions written on TensorFlow's."""
+"""keras.Variable, keras.backend's configuration readers, keras.utils.to_categorical and img_to_array;
+set_random_seed, the (x, y, sample_weight) packing helpers, pad_sequences, dtype names and promotion
+(standardize_dtype, result_type, is_float_dtype, is_int_dtype), clear_session, get_uid, keras.remat / RematScope
+(rematerialization saves memory and changes no value), timeseries_dataset_from_array, and the keras.ops reductions
+written on TensorFlow's."""
 from __future__ import annotations
 
 import numpy as np
@@ -93,6 +94,42 @@ def normalize(x, axis=-1, order=2):
         return NumpyArray(x.value / np.expand_dims(norms, axis or -1))
     t = tensor(x, "x")
     return ops.div(t, ops.maximum(norm(t, axis=integer(axis, "axis"), keepdims=True, ord=order), 1e-7))
+
+
+def img_to_array(img, data_format=None, dtype=None):
+    """keras.utils.img_to_array of an image as an array (a NumPy array, a tensor, nested lists): NumPy's array of
+    it in ``dtype`` (floatx by default; a NumPy array already of it is itself, as np.asarray gives), a 2-D one with
+    a channel axis added, channels moved first where asked. Keras's other input, a PIL image, no program holds."""
+    from tapecli.library.numpy_forms import to_numpy
+    data_format = standardize_data_format(data_format)
+    source = img.value if isinstance(img, NumpyArray) else to_numpy(img)
+    if dtype.__class__ is DType:           # (NumPy takes its own dtypes and names, not TensorFlow's)
+        raise TdfTypeError(f"Cannot interpret 'tf.{dtype.name}' as a data type")
+    numpy_type = isinstance(dtype, type) and issubclass(dtype, np.generic)      # (np.int64 on CPython's run)
+    try:
+        x = np.asarray(source, dtype=float_dtype() if dtype is None else dtype if numpy_type else to_numpy(dtype))
+    except (TypeError, ValueError) as e:
+        raise TdfValueError(f"img_to_array: {e}") from None
+    if x.ndim == 3:
+        x = x.transpose(2, 0, 1) if data_format == "channels_first" else x
+    elif x.ndim == 2:
+        x = x.reshape((1, *x.shape) if data_format == "channels_first" else (*x.shape, 1))
+    else:
+        raise TdfValueError(f"Unsupported image shape: {x.shape}")
+    if x is source and isinstance(img, NumpyArray):
+        return img
+    return NumpyArray(x if x.flags.writeable else x.copy())
+
+
+def standardize_data_format(data_format) -> str:
+    """keras.config.standardize_data_format: the global image data format for None, else the name checked."""
+    if data_format is None:
+        return image_data_format()
+    data_format = data_format.lower() if isinstance(data_format, str) else type_word(data_format)
+    if data_format not in ("channels_first", "channels_last"):
+        raise TdfValueError("The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
+                            f"Received: data_format={data_format}")
+    return data_format
 
 
 def set_random_seed(interp, seed):
@@ -416,7 +453,7 @@ FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.ep
              "backend.floatx": floatx, "backend.image_data_format": image_data_format, "config.backend": backend,
              "config.epsilon": epsilon, "config.floatx": floatx, "config.image_data_format": image_data_format,
              "config.set_floatx": set_floatx, "backend.set_floatx": set_floatx,
-             "utils.to_categorical": to_categorical, "utils.normalize": normalize,
+             "utils.to_categorical": to_categorical, "utils.normalize": normalize, "utils.img_to_array": img_to_array,
              "ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"),
              "ops.max": keras_reduction("reduce_max"), "ops.min": keras_reduction("reduce_min"),
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
