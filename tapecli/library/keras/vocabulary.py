@@ -296,17 +296,38 @@ class IndexLookup(Layer):
             raise TdfValueError(f"When using `output_mode={self.output_mode}` and `pad_to_max_tokens=False`, you "
                                 f"must set the layer's vocabulary before calling it. Either pass a `vocabulary` "
                                 f"argument to the layer, or call `adapt` with some sample data.")
-        keys = _values(x, "int64" if self.invert else self.vocabulary_dtype)
+        if getattr(x, "is_ragged", False):
+            return self._ragged(interp, x, training)
+        keys = _values(x, self.key_dtype())
         self.build_for(keys.shape, None)
         found = self._lookup(keys.reshape(-1)).reshape(keys.shape or (1,))
         if self.output_mode == "int":
             return Tensor(found.reshape(keys.shape))
+        return self._encoded(found)
+
+    def key_dtype(self) -> str:
+        return "int64" if self.invert else self.vocabulary_dtype
+
+    def _encoded(self, found: np.ndarray) -> Tensor:
         encoded = encode_categorical(found, "count" if self.output_mode == "tf_idf" else self.output_mode,
                                      self.depth(), np.int64)
         if self.output_mode == "tf_idf":
             weights = self.idf_weights.read().value
             return Tensor(encoded.value.astype(weights.dtype) * weights)
         return encoded
+
+    def _ragged(self, interp, x, training):
+        """Keras's call of a ragged tensor (tf.ragged.map_flat_values): its rows kept, each token looked up (one-hot
+        encoded, in one_hot mode); in multi_hot, count and tf_idf modes each row's encoding, a dense row each."""
+        if self.output_mode in ("int", "one_hot"):
+            return x.with_flat_values(self.apply(interp, x.flat_values, training))
+        if x.ragged_rank != 1 or x.flat_values.ndim != 1:
+            raise TdfValueError(f"tapecli encodes (output_mode={self.output_mode!r}) the rows of a ragged tensor of "
+                                f"one ragged dimension, not one of shape {x.shape}")
+        found = self._lookup(_values(x.flat_values, self.key_dtype()))
+        rows = np.full(x.bounding(), -1, np.int64)        # (-1: past a row's end, which marks no column)
+        rows[tuple(x.coordinates().T)] = found
+        return self._encoded(rows)
 
     def _lookup(self, keys: np.ndarray) -> np.ndarray:
         """Keras's _lookup_dense of a vector of keys: each token's index, or (inverted) each index's token."""
