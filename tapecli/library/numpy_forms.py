@@ -362,10 +362,11 @@ _COMPLEX_RESULTS = {"np": {"roots", "sort_complex"}, "np.linalg": {"eig", "eigva
 
 
 class NumpyIndexer(ProgramObject):
-    """``np.r_`` and ``np.c_``: NumPy's own object, indexed with the program's arrays, numbers and ranges;
-    what it makes is weighed before it is made (each range's length, each array's size)."""
+    """``np.r_``, ``np.c_``, ``np.mgrid`` and ``np.ogrid``: NumPy's own object, indexed with the program's arrays,
+    numbers and ranges; what it makes is weighed before it is made (each range's length, each array's size; a
+    mesh grid's arrays each of the ranges' product)."""
 
-    NAMES = frozenset(("r_", "c_"))
+    NAMES = frozenset(("r_", "c_", "mgrid", "ogrid"))
     kind_word = "a NumPy index object"
     indexed_by_values = True
 
@@ -375,7 +376,9 @@ class NumpyIndexer(ProgramObject):
     def index(self, items: list):
         key = [slice(*(to_numpy(p) for p in (i.start, i.stop, i.step))) if isinstance(i, slice) else to_numpy(i)
                for i in items]
-        admit(sum(_joined_length(k) for k in key), 8, f"{self.spelling}[...]'s result")
+        lengths = [_joined_length(k) for k in key]
+        admit(math.prod(lengths) * len(lengths) if self.spelling == "np.mgrid" else sum(lengths), 8,
+              f"{self.spelling}[...]'s result")
         return numpy_call(lambda: self.indexer[key[0] if len(key) == 1 else tuple(key)], [], {},
                           f"{self.spelling}[...]")
 
@@ -387,5 +390,6 @@ def _joined_length(item) -> int:
         step = 1 if item.step is None else item.step
         if isinstance(step, complex):
             return int(abs(step))
-        return len(range(int(item.start or 0), int(item.stop or 0), int(step) or 1))
+        start, stop = item.start or 0, item.stop or 0
+        return max(math.ceil((stop - start) / step), 0) if step else 0
     return int(np.size(item)) if not isinstance(item, str) else 0

@@ -163,6 +163,19 @@ def test_r_and_c_join_as_numpys(monkeypatch):
         assert got.dtype == want.dtype and np.array_equal(got, want), name
     with pytest.raises(TdfError, match="1,000,000,000 elements"):
         run("x = np.r_[0:10**9]\n")
+    with pytest.raises(TdfError, match="10,000,000,000 elements"):       # (a float step's many points)
+        run("x = np.r_[0:1:1e-10]\n")
+
+
+def test_mesh_grids_are_numpys_and_weighed_whole(monkeypatch):
+    """np.mgrid's arrays each hold the ranges' product (weighed so before NumPy makes them), np.ogrid's one range."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", "0")
+    v = run("a = np.mgrid[:3, 1:7:2]\nb = np.ogrid[:2, :4]\nc = np.mgrid[0:1:0.25]\n")
+    assert np.array_equal(_array(v["a"]), np.mgrid[:3, 1:7:2])
+    assert [_array(x).shape for x in v["b"]] == [(2, 1), (1, 4)]
+    assert np.array_equal(_array(v["c"]), np.mgrid[0:1:0.25])
+    with pytest.raises(TdfError, match="2,000,000,000 elements"):
+        run("x = np.mgrid[:10**5, :10**4]\n")
 
 
 _TEXT_EXPRESSIONS = ('w == "bb"', 'w != "a"', 'w < "b"', '"ccc" == w', 'w == w[::-1]', 'w + "!"', 'w[1:]',
