@@ -328,7 +328,9 @@ def percent_format(fmt: str, values) -> str:
     admit_text(length, "a string formatted with '%'", fmt, *(a for a in args if isinstance(a, str)), width=width)
     try:
         return fmt % args
-    except (TypeError, ValueError, OverflowError, MemoryError) as e:
+    except TypeError as e:                  # (Python's kind: too few or too many values, a number for %d)
+        raise TdfTypeError(f"'%' formatting: {e}") from None
+    except (ValueError, OverflowError, MemoryError) as e:
         raise TdfValueError(f"'%' formatting: {e or 'the result is too large'}") from None
 
 

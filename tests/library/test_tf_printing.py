@@ -627,3 +627,6 @@ def test_percent_formats_a_tensor_shape_as_one_value_and_r_as_a_repr(monkeypatch
                's %= x.shape\nprint(s, "%r" % x[0].shape, "%r" % tf.constant([1.0, 2.0]))\n')
     assert run_source(program, "p.py").output == [
         "(15,)|(5, 3) TensorShape([3]) <tf.Tensor: shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>"]
+    with pytest.raises(TdfError) as e:          # (Python's TypeError: a value left over)
+        run_source('import tensorflow as tf\nprint("%s" % (tf.ones([2]).shape, 1))\n', "p.py")
+    assert e.value.kind == "TypeError" and "not all arguments converted" in e.value.message
