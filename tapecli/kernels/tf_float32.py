@@ -26,8 +26,9 @@ few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadca
 exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
 path above. log_softmax is TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
 
-The kernels that replace a ufunc take ``out=`` as it does. float64 tanh is Eigen's ``ptanh_double`` on the
-packets of 4 doubles (and the C library's ``tanh`` on the tail) at any size; float64's other functions, larger
+The kernels that replace a ufunc take ``out=`` as it does. float64 tanh is Eigen's ``ptanh_double`` and
+float64 pow its ``generic_pow`` on the packets of 4 doubles (and the C library's ``tanh`` and ``pow`` on the tail) at
+any size; float64's other functions, larger
 float32 tensors and the other functions' packets keep NumPy's functions (see docs/design.md).
 """
 from __future__ import annotations
@@ -232,24 +233,36 @@ def binary(ufunc, c_name: str, packets=None):
                 return _result([f(u, v) for u, v in zip(a.ravel().tolist(), b.ravel().tolist())], shape, out)
             if packets is not None and size <= PACKET_LIMIT and not _POINTWISE.get():
                 return _scalar(_binary_in_packets(a, b, shape, packets, f).reshape(shape), out)
+        elif packets is not None and a.__class__ is np.ndarray and a.dtype == _F64_DTYPE and not _POINTWISE.get() \
+                and (b := np.asarray(b)).dtype == _F64_DTYPE:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+            double = _double_function(c_name.removesuffix("f"), ufunc)
+            return _scalar(_binary_in_packets(a, b, shape, packets, double, _DOUBLE_PACKET).reshape(shape), out)
         return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
     run.writes_out = True
     return run
 
 
-def _binary_in_packets(a, b, shape, packets, f):
-    """``packets`` on the first ``size - size % PACKET`` elements of the broadcast of ``a`` and ``b`` (in C order,
+def _binary_in_packets(a, b, shape, packets, f, packet=PACKET):
+    """``packets`` on the first ``size - size % packet`` elements of the broadcast of ``a`` and ``b`` (in C order,
     as TensorFlow's kernel writes its output, broadcast or not), ``f`` on the rest. A one-element ``b`` stays
     one (Eigen's packets of a broadcast scalar hold it in every lane)."""
     x = np.broadcast_to(a, shape).reshape(-1)
     y = b.reshape(1) if b.size == 1 else np.broadcast_to(b, shape).reshape(-1)
-    k = x.size - x.size % PACKET
-    head = packets(x[:k], y if y.size == 1 else y[:k])
+    k = x.size - x.size % packet
+    head = packets(x[:k], y if y.size == 1 else y[:k]) if k else x[:0]
     if k == x.size:
         return head
     exponents = y.tolist() * (x.size - k) if y.size == 1 else y[k:].tolist()
-    return np.concatenate((head, np.array([f(u, v) for u, v in zip(x[k:].tolist(), exponents)], _F32)))
+    return np.concatenate((head, np.array([f(u, v) for u, v in zip(x[k:].tolist(), exponents)], x.dtype)))
+
+
+@functools.cache
+def _double_function(c_name: str, ufunc):
+    """The C library's double function of two doubles (``pow``: Eigen's scalar path), else ``ufunc``'s."""
+    from tapecli.kernels.tf_random import libm_function
+    return libm_function(c_name, arguments=2) or (lambda u, v: float(ufunc(np.float64(u), np.float64(v))))
 
 
 def _found(c_name: str, nargs: int, ufunc) -> tuple:
