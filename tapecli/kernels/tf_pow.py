@@ -333,16 +333,24 @@ def _log2_64(m):
     return _times_double_words_64(p_hi, p_lo, r_hi, r_lo)
 
 
-def _exp_64(x):
-    """pexp_double on |x| < 1/2: x = g + n ln 2, exp(g) = 1 + 2 g P(g^2) / (Q(g^2) - g P(g^2)), times 2^n."""
-    n = np.floor(_EXP64_LOG2EF * x + 0.5)
-    g = (x - n * _EXP64_C1) - n * _EXP64_C2
-    g2 = g * g
-    p = (_EXP64_P[0] * g2 + _EXP64_P[1]) * g2 + _EXP64_P[2]
-    p *= g
-    q = ((_EXP64_Q[0] * g2 + _EXP64_Q[1]) * g2 + _EXP64_Q[2]) * g2 + _EXP64_Q[3]
-    e = 2.0 * (p / (q - p)) + 1.0
-    return np.maximum(np.ldexp(e, n.astype(np.int32)), x)
+def exp_double_packets(x):
+    """pexp_double (TensorFlow's float64 exp on Eigen's packets): x = g + n ln 2 (x clamped to 709.784),
+    exp(g) = 1 + 2 g P(g^2) / (Q(g^2) - g P(g^2)), times 2^n; the max with x keeps a nan and +inf; below
+    -745.519 a zero, as a subnormal result (FTZ)."""
+    with np.errstate(all="ignore"):
+        clamped = np.minimum(x, 709.784)
+        n = np.floor(_EXP64_LOG2EF * clamped + 0.5)
+        g = (clamped - n * _EXP64_C1) - n * _EXP64_C2
+        g2 = g * g
+        p = (_EXP64_P[0] * g2 + _EXP64_P[1]) * g2 + _EXP64_P[2]
+        p *= g
+        q = ((_EXP64_Q[0] * g2 + _EXP64_Q[1]) * g2 + _EXP64_Q[2]) * g2 + _EXP64_Q[3]
+        e = 2.0 * (p / (q - p)) + 1.0
+        y = np.ldexp(e, np.nan_to_num(np.clip(n, -2099.0, 2099.0)).astype(np.int32))
+        y *= y >= _TINY_64
+        y = np.maximum(y, x)
+        y[x < -745.519] = 0.0
+    return y
 
 
 def _pow_positive_64(x, y):
@@ -360,7 +368,7 @@ def _pow_positive_64(x, y):
     r -= r_n
     n += r_n
     hi, lo = _twoprod_64(np.full_like(r, _LN2), r)
-    p = _exp_64(hi) * (1.0 + lo)
+    p = exp_double_packets(hi) * (1.0 + lo)
     np.clip(n, -2099.0, 2099.0, out=n)
     p = np.ldexp(p, n.astype(np.int32))
     p *= p >= _TINY_64

@@ -78,8 +78,8 @@ def test_float64_and_float32_tensors_above_the_limit_keep_numpys_functions():
     for x in (rng.standard_normal(64), rng.standard_normal(tf_float32.PACKET_LIMIT + 1).astype(np.float32)):
         with kernels.quiet():
             for op, ufunc in (("exp", np.exp), ("sin", np.sin), ("tanh", np.tanh), ("log1p", np.log1p)):
-                if op == "tanh" and x.dtype == np.float64:
-                    continue            # (float64's tanh is Eigen's at any size: the test below)
+                if op in ("tanh", "exp") and x.dtype == np.float64:
+                    continue            # (float64's tanh and exp are Eigen's at any size: the tests below)
                 assert kernels.RAW_NUMPY_KERNELS[op](x).tobytes() == ufunc(x).tobytes(), (op, x.dtype)
 
 
@@ -266,3 +266,23 @@ def test_float64_pow_is_eigens_generic_pow_on_packets():
         with kernels.quiet():
             got = tf_float32.pow_(special, np.float64(y))
         assert np.array_equal(got, expected, equal_nan=True) and (np.signbit(got) == np.signbit(expected)).all(), y
+
+
+# TensorFlow 2.21's float64 tf.exp (np.random.default_rng(11): n values normal times 10 ** uniform(-3, 2.5)), the
+# MD5 of the result's bytes: Eigen's pexp_double on the packets of 4 doubles, the C library's exp on the tail
+EXP64 = {3: "c46090121009bd34de57dc43857e5c49", 8: "284f074aaf4507852662e16128ff1677",
+         1001: "6d5a8d8a69f9b64d7925ccd86b3eb714"}
+
+
+def test_float64_exp_is_eigens_pexp_double_on_packets():
+    import hashlib
+    rng = np.random.default_rng(11)
+    for n, digest in EXP64.items():
+        x = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2.5, n)
+        assert hashlib.md5(tf_float32.exp(x).tobytes()).hexdigest() == digest, n
+    x = rng.standard_normal(4000) * 10
+    assert (tf_float32.exp(x) != np.exp(x)).any()
+    # the clamps: a result below the smallest normal flushed (e^-708.5 too), inf above 709.78, nan kept
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 709.78, 709.79, -708.5, -745.0, -745.6, 1e-310, -1e-300])
+    expected = [1.0, 1.0, np.inf, 0.0, np.nan, float.fromhex("0x1.fe9ce5c4c52b4p+1023"), np.inf, 0.0, 0.0, 0.0, 1.0, 1.0]
+    assert np.array_equal(tf_float32.exp(edges), expected, equal_nan=True)
