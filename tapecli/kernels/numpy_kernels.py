@@ -193,6 +193,8 @@ def matmul(a, b):
         return matmul(a.astype(_FLOAT32), b.astype(_FLOAT32)).astype(a.dtype)
     if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
         return y
+    if (y := tf_matmul.matmul_double(a, b)) is not None:       # and float64 matrix-vector products
+        return y
     return blas.matmul(a, b)
 
 

@@ -26,8 +26,9 @@ few microseconds). pow's are Eigen's ``generic_pow`` (tf_pow.py), on the broadca
 exponent as a tensor of it), at about 6 to 8 times exp's time. The last ``size % PACKET`` elements take the scalar
 path above. log_softmax is TensorFlow's LogSoftmax functor on them, with Eigen's order for the row sums.
 
-The kernels that replace a ufunc take ``out=`` as it does. float64 tanh is Eigen's ``ptanh_double`` on the
-packets of 4 doubles (and the C library's ``tanh`` on the tail) at any size; float64's other functions, larger
+The kernels that replace a ufunc take ``out=`` as it does. float64 tanh is Eigen's ``ptanh_double``, float64
+exp its ``pexp_double`` and float64 pow its ``generic_pow`` on the packets of 4 doubles (and the C library's
+``tanh``, ``exp`` and ``pow`` on the tail) at any size; float64's other functions, larger
 float32 tensors and the other functions' packets keep NumPy's functions (see docs/design.md).
 """
 from __future__ import annotations
@@ -35,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import math
 
 import numpy as np
 
@@ -181,11 +181,13 @@ def _scalar(value, out):
     return out
 
 
-def unary(ufunc, c_name: str, packets=None):
+def unary(ufunc, c_name: str, packets=None, double_packets=None):
     """``ufunc`` as TensorFlow computes it: the C library's float function on a float32 scalar or a float32
     tensor of fewer than ``PACKET`` elements; where ``packets`` (Eigen's packet algorithm, on a 1-D float32
     array of a multiple of ``PACKET`` elements) is given, it on the packets of a float32 tensor of up to
-    ``PACKET_LIMIT`` elements and the C function on the last ``size % PACKET``; ``ufunc`` on anything else."""
+    ``PACKET_LIMIT`` elements and the C function on the last ``size % PACKET``; where ``double_packets`` (the
+    same on doubles) is given, it on a float64 tensor of any size (:func:`_in_double_packets`); ``ufunc`` on
+    anything else."""
     keep = c_name in _KEEP_TINY_ARGUMENT
     found: list = []            # (the C function and its flushed form, found at the first call)
 
@@ -205,6 +207,9 @@ def unary(ufunc, c_name: str, packets=None):
             if not found:
                 found.extend(_found(c_name, 1, ufunc))
             return _in_packets(x, packets, lambda t: np.array([found[1](v) for v in t.tolist()], _F32), out)
+        if double_packets is not None and x.__class__ is np.ndarray and x.dtype == _F64_DTYPE \
+                and not _POINTWISE.get():
+            return _scalar(_in_double_packets(x, double_packets, c_name.removesuffix("f"), ufunc), out)
         if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
             # float16 and bfloat16: Eigen's half packets (and scalars) compute the float32 function and round
             y = run(x.astype(_F32)).astype(x.dtype)
@@ -232,24 +237,36 @@ def binary(ufunc, c_name: str, packets=None):
                 return _result([f(u, v) for u, v in zip(a.ravel().tolist(), b.ravel().tolist())], shape, out)
             if packets is not None and size <= PACKET_LIMIT and not _POINTWISE.get():
                 return _scalar(_binary_in_packets(a, b, shape, packets, f).reshape(shape), out)
+        elif packets is not None and a.__class__ is np.ndarray and a.dtype == _F64_DTYPE and not _POINTWISE.get() \
+                and (b := np.asarray(b)).dtype == _F64_DTYPE:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+            double = _double_function(c_name.removesuffix("f"), ufunc)
+            return _scalar(_binary_in_packets(a, b, shape, packets, double, _DOUBLE_PACKET).reshape(shape), out)
         return ufunc(a, b, out=out)
     run.__name__ = ufunc.__name__
     run.writes_out = True
     return run
 
 
-def _binary_in_packets(a, b, shape, packets, f):
-    """``packets`` on the first ``size - size % PACKET`` elements of the broadcast of ``a`` and ``b`` (in C order,
+def _binary_in_packets(a, b, shape, packets, f, packet=PACKET):
+    """``packets`` on the first ``size - size % packet`` elements of the broadcast of ``a`` and ``b`` (in C order,
     as TensorFlow's kernel writes its output, broadcast or not), ``f`` on the rest. A one-element ``b`` stays
     one (Eigen's packets of a broadcast scalar hold it in every lane)."""
     x = np.broadcast_to(a, shape).reshape(-1)
     y = b.reshape(1) if b.size == 1 else np.broadcast_to(b, shape).reshape(-1)
-    k = x.size - x.size % PACKET
-    head = packets(x[:k], y if y.size == 1 else y[:k])
+    k = x.size - x.size % packet
+    head = packets(x[:k], y if y.size == 1 else y[:k]) if k else x[:0]
     if k == x.size:
         return head
     exponents = y.tolist() * (x.size - k) if y.size == 1 else y[k:].tolist()
-    return np.concatenate((head, np.array([f(u, v) for u, v in zip(x[k:].tolist(), exponents)], _F32)))
+    return np.concatenate((head, np.array([f(u, v) for u, v in zip(x[k:].tolist(), exponents)], x.dtype)))
+
+
+@functools.cache
+def _double_function(c_name: str, ufunc):
+    """The C library's double function of two doubles (``pow``: Eigen's scalar path), else ``ufunc``'s."""
+    from tapecli.kernels.tf_random import libm_function
+    return libm_function(c_name, arguments=2) or (lambda u, v: float(ufunc(np.float64(u), np.float64(v))))
 
 
 def _found(c_name: str, nargs: int, ufunc) -> tuple:
@@ -530,7 +547,7 @@ def _expm1_packets(x):
     return y
 
 
-exp = unary(np.exp, "expf", _exp_packets)
+exp = unary(np.exp, "expf", _exp_packets, tf_pow.exp_double_packets)
 log = unary(np.log, "logf", _log_packets)
 sin = unary(np.sin, "sinf", functools.partial(_sincos_packets, sine=True))
 cos = unary(np.cos, "cosf", functools.partial(_sincos_packets, sine=False))
@@ -589,12 +606,26 @@ _F64_DTYPE = np.dtype(np.float64)
 _DOUBLE_PACKET = 4          # doubles in an AVX packet: the last size % 4 take the scalar path, the C library's tanh
 
 
+def _in_double_packets(x, packets, c_name: str, ufunc):
+    """``packets`` on the first ``size - size % 4`` doubles of ``x`` (row-major), the C library's double function
+    ``c_name`` (else ``ufunc``) on the rest: Eigen's scalar path."""
+    flat = x.reshape(-1)
+    k = flat.size - flat.size % _DOUBLE_PACKET
+    y = packets(flat[:k]) if k else flat[:0]
+    if k < flat.size:
+        from tapecli.kernels.tf_random import libm_function
+        c = libm_function(c_name) or (lambda v: float(ufunc(np.float64(v))))
+        y = np.concatenate((y, np.array([c(v) for v in flat[k:].tolist()], np.float64)))
+    return y.reshape(x.shape)
+
+
 def _tanh64(x):
     """TensorFlow's float64 Tanh: ptanh_double on Eigen's packets (each pmadd a product and a sum), the C library's
     ``tanh`` on the scalar tail; NaN stays NaN."""
-    flat = x.reshape(-1)
-    k = flat.size - flat.size % _DOUBLE_PACKET
-    head = flat[:k]
+    return _in_double_packets(x, _tanh64_packets, "tanh", np.tanh)
+
+
+def _tanh64_packets(head):
     with np.errstate(invalid="ignore"):
         c = np.maximum(np.minimum(head, _TANH64_CLAMP), -_TANH64_CLAMP)
         x2 = c * c
@@ -605,13 +636,7 @@ def _tanh64(x):
         q = np.full_like(c, _TANH64_BETA[0])
         for b in _TANH64_BETA[1:]:
             q = q * x2 + b
-        y = (x3 * p + c) / q
-    tail = flat[k:]
-    if tail.size:
-        from tapecli.kernels.tf_random import libm_function
-        c_tanh = libm_function("tanh") or math.tanh
-        y = np.concatenate((y, np.array([c_tanh(v) for v in tail.tolist()], np.float64)))
-    return y.reshape(x.shape)
+        return (x3 * p + c) / q
 
 
 tanh.writes_out = True

@@ -184,3 +184,71 @@ def _gemv_dots(a, b) -> np.ndarray:
             total = total + _eight_lanes(lanes)
             start += width
     return total
+
+
+# ------------------------------------------------------------------ float64: Eigen's matrix-vector products
+# TensorFlow's CPU MatMul on doubles (no oneDNN) is Eigen's dense product of row-major matrices, z = x y
+# (x.transpose() with transpose_a, and so on), each pmadd a product and a sum (the wheel is built without FMA):
+# * rows + columns + depth below 20: the lazy coefficient product, each output a plain sum of the products in k's
+#   order (from the first product); a row times a column too (Eigen's dot product: y's column is strided);
+# * one column (one row: the transposed product, y^T x^T): general_matrix_vector_product; on a row-major matrix
+#   each output's products over the first k - k % 4 in 4 lanes (lane l: k = l mod 4), reduced (l0 + l2) +
+#   (l1 + l3), then the rest added one at a time, but on an odd last row a 2-lane pair first; on a column-major
+#   matrix a plain sum over k in blocks (all of k below 128, else 16 columns, or 4 where a column is 4,000
+#   doubles), each block's sum from zero added to the output.
+# A product of more rows and columns (Eigen's GEBP kernel) keeps NumPy's.
+
+DOUBLE_K_LIMIT = 1 << 14           # the longest sum computed here (the loop over k costs about a microsecond a step)
+
+
+def matmul_double(a, b) -> np.ndarray | None:
+    """``a @ b`` with TensorFlow's bits for 2-D float64 operands with one row or one column (see above), or None."""
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F64 or b.dtype != _F64 \
+            or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        return None
+    (m, k), n = a.shape, b.shape[1]
+    if not 0 < k <= DOUBLE_K_LIMIT or (m != 1 and n != 1) or not m or not n:
+        return None
+    with np.errstate(all="ignore"):
+        if m + n + k < 20 or m == n == 1:
+            total = a[:, :1] * b[:1, :]
+            for p in range(1, k):
+                total = total + a[:, p:p + 1] * b[p:p + 1, :]
+            return total
+        if n == 1:
+            matrix, vector = a, b[:, 0]
+            row_major = not _transposed(a)
+        else:                               # (y^T x^T: y's transpose is row-major where y is held transposed)
+            matrix, vector = b.T, a[0]
+            row_major = _transposed(b)
+        y = _row_major_gemv(matrix, vector) if row_major else _column_major_gemv(matrix, vector)
+    return y.reshape(m, n)
+
+
+def _row_major_gemv(matrix, vector):
+    rows, k = matrix.shape
+    full = k - k % 4
+    lanes = np.zeros((4, rows))
+    for p in range(0, full, 4):
+        for lane in range(4):
+            lanes[lane] = lanes[lane] + matrix[:, p + lane] * vector[p + lane]
+    total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3])
+    start = np.full(rows, full)
+    if rows % 2 and k - full >= 2:          # (the odd last row: a packet of 2 before the single products)
+        total[-1] += matrix[-1, full] * vector[full] + matrix[-1, full + 1] * vector[full + 1]
+        start[-1] = full + 2
+    for p in range(full, k):
+        total = np.where(start <= p, total + matrix[:, p] * vector[p], total)
+    return total
+
+
+def _column_major_gemv(matrix, vector):
+    rows, k = matrix.shape
+    block = k if k < 128 else (16 if rows * 8 < 32000 else 4)
+    total = np.zeros(rows)
+    for begin in range(0, k, block):
+        part = np.zeros(rows)
+        for p in range(begin, min(begin + block, k)):
+            part = part + matrix[:, p] * vector[p]
+        total = total + part
+    return total

@@ -261,9 +261,9 @@ def glibc_sincosf(x) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def libm_function(name: str, single: bool = False):
-    """The C library's function ``name`` of one double (``single``: its float one, ``log1pf``) through ctypes
-    (None where none loads)."""
+def libm_function(name: str, single: bool = False, arguments: int = 1):
+    """The C library's function ``name`` of one double (``single``: its float one, ``log1pf``; ``arguments``: of
+    that many, ``pow``) through ctypes (None where none loads)."""
     import ctypes
     kind = ctypes.c_float if single else ctypes.c_double
     for library_name in ("libm.so.6", "libm.dylib", None):
@@ -273,7 +273,7 @@ def libm_function(name: str, single: bool = False):
             continue
         f = getattr(library, name, None)
         if f is not None:
-            f.restype, f.argtypes = kind, [kind]
+            f.restype, f.argtypes = kind, [kind] * arguments
             return f
     return None
 

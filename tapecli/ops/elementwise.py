@@ -11,6 +11,7 @@ from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
 
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
+from tapecli.runtime.context import current
 from tapecli.runtime.tape import Stub
 from tapecli.runtime.values import dtype_name, is_float, python_int, Tensor, Variable
 
@@ -53,8 +54,31 @@ def _python_pow(a, b):
     return None if b.__class__ is int and a.__class__ is int and b > 64 and abs(a) > 1 else a ** b
 
 
-POW = _elementwise("pow", (lambda m, g, a, b, y, at: m.mul(g, m.mul(b, m.pow_(a, m.sub(b, 1)))), _pow_grad_exponent),
-                   (0, 1, "out"), weak_arith=True, numpy=tf_float32.pow_, numba=True, program=("pow",), public_name="pow_",
+def _pow_kernel(a, b, out=None):
+    """TensorFlow's Pow. Inside a tf.function Grappler's arithmetic optimizer (ConvertPowStage) replaces a Pow of
+    a constant exponent by another op first: 2 by Square, 3 by x Square(x), 0.5 by Sqrt, -1 by Reciprocal (a
+    division here, as tapecli's reciprocal) and -0.5 by Rsqrt (on doubles 1 / sqrt; a float's takes the CPU's
+    approximate RSQRTPS, left to Pow here); 1 and 0 give x and ones as Pow does. A literal exponent reaches the
+    kernel as a NumPy scalar (a tensor's as an array: a tf.constant made in the function, a Const there too, keeps
+    Pow), and Pow's gradient's pow(x, y - 1) of it as one too, as TensorFlow folds y - 1 into a Const."""
+    if b.__class__ in _FLOAT_SCALARS and current().functions > 0 and a.dtype in _GRAPPLER_POW_DTYPES:
+        e = float(b)
+        if e == 2.0:
+            return np.multiply(a, a, out=out)
+        if e == 3.0:
+            return np.multiply(a, a * a, out=out)
+        if e == 0.5:
+            return np.sqrt(a, out=out)
+        if e == -1.0 or (e == -0.5 and a.dtype == np.float64):
+            return np.divide(1.0, a if e == -1.0 else np.sqrt(a), out=out, dtype=a.dtype)
+    return tf_float32.pow_(a, b, out=out)
+
+
+_pow_kernel.writes_out = True
+_FLOAT_SCALARS = (np.float32, np.float64)
+_GRAPPLER_POW_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+POW = _elementwise("pow", (lambda m, g, a, b, y, at: m.mul(m.mul(g, b), m.pow_(a, m.sub(b, 1))), _pow_grad_exponent),
+                   (0, 1, "out"), weak_arith=True, numpy=_pow_kernel, numba=True, program=("pow",), public_name="pow_",
                fusion="math.pow({0}, {1})", python=_python_pow)
 MAXIMUM = _elementwise("maximum", (lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), g, m.zeros_like(g)),
                                    lambda m, g, a, b, y, at: m.where(m.greater_equal(a, b), m.zeros_like(g), g)),

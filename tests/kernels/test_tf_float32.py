@@ -78,8 +78,8 @@ def test_float64_and_float32_tensors_above_the_limit_keep_numpys_functions():
     for x in (rng.standard_normal(64), rng.standard_normal(tf_float32.PACKET_LIMIT + 1).astype(np.float32)):
         with kernels.quiet():
             for op, ufunc in (("exp", np.exp), ("sin", np.sin), ("tanh", np.tanh), ("log1p", np.log1p)):
-                if op == "tanh" and x.dtype == np.float64:
-                    continue            # (float64's tanh is Eigen's at any size: the test below)
+                if op in ("tanh", "exp") and x.dtype == np.float64:
+                    continue            # (float64's tanh and exp are Eigen's at any size: the tests below)
                 assert kernels.RAW_NUMPY_KERNELS[op](x).tobytes() == ufunc(x).tobytes(), (op, x.dtype)
 
 
@@ -230,3 +230,59 @@ def test_keras_elu_of_another_alpha_scales_tensorflows_elu():
     with kernels.quiet():
         got = kernels.RAW_NUMPY_KERNELS["elu"](x, alpha=0.7)
     assert [format(int(v), "08x") for v in got.view(np.uint32)] == list(want)
+
+
+# TensorFlow 2.21's float64 tf.pow (np.random.default_rng(7): n values normal times 10 ** uniform(-3, 3), their
+# absolute values for fractional exponents; "y": exponents uniform in [-4, 4]), recorded as the MD5 of the
+# result's bytes: Eigen's generic_pow on the packets of 4 doubles, the C library's pow on the tail
+POW64 = {(3, "2.0"): "f21e18885f02393586de754dabfff6a6", (3, "0.5"): "c37a11bdc4c41fb3d869e5c0dc75ebbe",
+         (3, "-1.5"): "ca3db6e15fe54154db1ca7950c776705", (3, "3.0"): "2f7688d09d7ab6fda349fd3448ac359b",
+         (3, "y"): "0ea2ac5727ea41897c2101ee13a442a2", (8, "2.0"): "41aa909b2e5c092e8fbd7a9f962076ce",
+         (8, "0.5"): "aaf7601ccc243d8c966f1783a6f31939", (8, "-1.5"): "dea7774c9d48f72557a3fbe2271d748d",
+         (8, "3.0"): "18b6cbf7608301b44ef4e517f67be7ac", (8, "y"): "e830bc7cd2fefdf7a5478e117d129453",
+         (1001, "2.0"): "42062f7e1070008388f9505387bea16a", (1001, "0.5"): "12492a7c6cf950ec048b0f5a0eb602df",
+         (1001, "-1.5"): "c29ee6391c8c5921c4320ae04e592125", (1001, "3.0"): "fc037cfe727bb804723a88b3dcc0b451",
+         (1001, "y"): "fd7b90d96321e62019885a3387b08b74"}
+
+
+def test_float64_pow_is_eigens_generic_pow_on_packets():
+    import hashlib
+    rng = np.random.default_rng(7)
+    for n in (3, 8, 1001):
+        x = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)
+        for name, base, y in (("2.0", x, np.float64(2.0)), ("0.5", np.abs(x), np.float64(0.5)),
+                              ("-1.5", np.abs(x), np.float64(-1.5)), ("3.0", x, np.float64(3.0)),
+                              ("y", np.abs(x), rng.uniform(-4, 4, n))):
+            got = tf_float32.pow_(base, y)
+            assert got.dtype == np.float64 and hashlib.md5(got.tobytes()).hexdigest() == POW64[n, name], (n, name)
+    x = rng.standard_normal(4000) * 10
+    assert (tf_float32.pow_(x, np.float64(2.0)) != x * x).any()     # (not the correctly rounded square)
+    # C's special cases as generic_pow's selects give them (TensorFlow's: pow(-inf, 0.5) is inf, not nan)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, -2.0])
+    inf, nan = np.inf, np.nan
+    for y, expected in ((2.0, [0.0, 0.0, inf, inf, nan, 1.0, 1.0, 4.0]), (3.0, [0.0, -0.0, inf, -inf, nan, 1.0, -1.0, -8.0]),
+                        (-1.0, [inf, -inf, 0.0, -0.0, nan, 1.0, -1.0, -0.5]),
+                        (0.5, [0.0, 0.0, inf, inf, nan, 1.0, nan, nan])):
+        with kernels.quiet():
+            got = tf_float32.pow_(special, np.float64(y))
+        assert np.array_equal(got, expected, equal_nan=True) and (np.signbit(got) == np.signbit(expected)).all(), y
+
+
+# TensorFlow 2.21's float64 tf.exp (np.random.default_rng(11): n values normal times 10 ** uniform(-3, 2.5)), the
+# MD5 of the result's bytes: Eigen's pexp_double on the packets of 4 doubles, the C library's exp on the tail
+EXP64 = {3: "c46090121009bd34de57dc43857e5c49", 8: "284f074aaf4507852662e16128ff1677",
+         1001: "6d5a8d8a69f9b64d7925ccd86b3eb714"}
+
+
+def test_float64_exp_is_eigens_pexp_double_on_packets():
+    import hashlib
+    rng = np.random.default_rng(11)
+    for n, digest in EXP64.items():
+        x = rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2.5, n)
+        assert hashlib.md5(tf_float32.exp(x).tobytes()).hexdigest() == digest, n
+    x = rng.standard_normal(4000) * 10
+    assert (tf_float32.exp(x) != np.exp(x)).any()
+    # the clamps: a result below the smallest normal flushed (e^-708.5 too), inf above 709.78, nan kept
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 709.78, 709.79, -708.5, -745.0, -745.6, 1e-310, -1e-300])
+    expected = [1.0, 1.0, np.inf, 0.0, np.nan, float.fromhex("0x1.fe9ce5c4c52b4p+1023"), np.inf, 0.0, 0.0, 0.0, 1.0, 1.0]
+    assert np.array_equal(tf_float32.exp(edges), expected, equal_nan=True)

@@ -135,3 +135,28 @@ def test_a_flag_a_transpose_and_numpys_transpose_give_their_own_bits(on_cpython,
         "[5.141896724700928, 9.838624954223633, 5.990896224975586, -9.365311622619629]",
         "[5.141894817352295, 9.838624000549316, 5.990896224975586, -9.365314483642578]",
         "[5.141897201538086, 9.838624000549316, 5.990896224975586, -9.365311622619629]"]
+
+
+# TensorFlow 2.21's float64 tf.linalg.matmul (np.random.default_rng(3): the operands normal, drawn in this order;
+# m, k, n, transpose_a, transpose_b), the MD5 of the product's bytes (its first 10 digits): Eigen's lazy product,
+# its row-major and column-major matrix-vector kernels and its dot product
+MATVEC64 = [((100, 100, 1, False, False), "18c09580ea"), ((7, 37, 1, False, False), "5da48c51e0"),
+            ((7, 38, 1, False, False), "17db0b0be3"), ((9, 39, 1, False, False), "c017109878"),
+            ((3, 8, 1, False, False), "2cfb475f56"), ((1, 37, 5, False, False), "4b4da2530c"),
+            ((1, 300, 5, False, False), "efbb21bee1"), ((1, 37, 5, False, True), "321533aa58"),
+            ((6, 33, 1, True, False), "35dfd4be08"), ((100, 300, 1, True, False), "16b09b6279"),
+            ((5, 300, 1, False, False), "937b6b9410"), ((1, 50, 1, False, False), "40b606d041"),
+            ((1, 51, 1, False, False), "db042e94d1")]
+
+
+def test_float64_matrix_vector_products_follow_eigens_kernels():
+    import hashlib
+    rng = np.random.default_rng(3)
+    for (m, k, n, transpose_a, transpose_b), expected in MATVEC64:
+        a = rng.standard_normal((k, m) if transpose_a else (m, k))
+        b = rng.standard_normal((n, k) if transpose_b else (k, n))
+        got = tf_matmul.matmul_double(a.T if transpose_a else a, b.T if transpose_b else b)
+        assert hashlib.md5(got.tobytes()).hexdigest()[:10] == expected, (m, k, n, transpose_a, transpose_b)
+    a, b = rng.standard_normal((40, 40)), rng.standard_normal((40, 1))
+    assert (tf_matmul.matmul_double(a, b) != a @ b).any()           # (BLAS sums in another order)
+    assert tf_matmul.matmul_double(a, rng.standard_normal((40, 2))) is None     # (Eigen's GEBP: NumPy's)
