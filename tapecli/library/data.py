@@ -865,9 +865,16 @@ def zip_(*datasets, name=None):
     members = flatten(structure)
     if not all(isinstance(d, Dataset) for d in members):
         raise TdfTypeError("Dataset.zip takes datasets (or a tuple or dict of them)")
-    return Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))),
+    finite = [d for d in members if not d.infinite]
+    made = Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))),
                    values=all(d.items_are_values for d in members),
-                   spec=lambda: pack_as(structure, [d.element_spec() for d in members]))
+                   spec=lambda: pack_as(structure, [d.element_spec() for d in members]),
+                   size=lambda: min(d.count() for d in finite))
+    # (TensorFlow's ZipDataset's cardinality: unknown where a member's is, else its finite members' least, else
+    # infinite)
+    made.unknown = any(d.unknown for d in members)
+    made.infinite = not made.unknown and not finite
+    return made
 
 
 def from_generator(interp, generator, output_types=None, output_shapes=None, args=None, output_signature=None,
