@@ -168,7 +168,8 @@ class Dataset(ProgramObject):
                 method == "unbatch" and not _rows_known(self)
             count = args[0] if args else kwargs.get("count")
             endless = method == "repeat" and (count is None or to_int(count, "count") < 0)
-            made.infinite = endless or (self.infinite and method != "take")
+            made.infinite = endless or (self.infinite and method != "take") or \
+                method == "concatenate" and any(o.infinite for o in others)
         return made
 
     def python_class(self) -> str:
