@@ -442,10 +442,34 @@ def batch_jacobian(tape: Tape, target, source, unconnected_gradients="none", par
     if target_t.ndim < 1 or source_t.ndim < 1 or target_t.shape[0] != source_t.shape[0]:
         raise ShapeError(f"batch_jacobian needs the same first (batch) dimension, got target "
                          f"{list(target_t.shape)} and source {list(source_t.shape)}")
-    full, values, whys = jacobian(tape, target, source, unconnected_gradients, line=line)
-    if full is None:
-        return None, [None], whys
-    rest_t = target_t.ndim - 1
-    per_example = [ops.getitem(full, (b,) + (slice(None),) * rest_t + (b,)) for b in range(target_t.shape[0])]
-    result = ops.stack(per_example)
-    return result, [result], [None]
+    check_unconnected(unconnected_gradients)
+    _prepare(tape, line)
+    found = _example_columns(tape, target_t, source_t) if is_float(target_t.dtype) else None
+    if found is None:       # (TensorFlow's zeros of the target's dtype, whatever unconnected_gradients says)
+        found = Tensor(np.zeros(target_t.shape + source_t.shape[1:], dtype=target_t.dtype))
+    return found, [found], [None]
+
+
+def _example_columns(tape: Tape, target: Tensor, source: Tensor) -> Tensor | None:
+    """TensorFlow's batch_jacobian: for each element j of an example's target, the gradient of target[:, j]
+    (every example's at once, as the examples are independent) with respect to the source, stacked along axis 1
+    (a backward pass per element of one example, not per element of the batch)."""
+    batch, width = target.shape[0], _size(target) // max(target.shape[0], 1)
+    admit(width * _size(source), source.dtype.itemsize,
+          f"the batch jacobian of a {list(target.shape)} tensor w.r.t. a {list(source.shape)} one")
+    path = tape.path({source.id})
+    columns = []
+    try:
+        for j in range(width):
+            seed = np.zeros((batch, width), dtype=target.dtype)
+            seed[:, j] = 1
+            grads = backward(tape, [target], [Tensor(seed.reshape(target.shape))], [source.id], release=False,
+                             path=path)
+            columns.append(grads.get(source.id))
+    finally:
+        if not tape.persistent:
+            tape.release_rest([])
+    if width == 0 or all(c is None for c in columns):
+        return None
+    filled = [ops.zeros_like(source) if c is None else c for c in columns]
+    return ops.reshape(ops.stack(filled, axis=1), target.shape + source.shape[1:])

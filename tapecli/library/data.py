@@ -168,7 +168,8 @@ class Dataset(ProgramObject):
                 method == "unbatch" and not _rows_known(self)
             count = args[0] if args else kwargs.get("count")
             endless = method == "repeat" and (count is None or to_int(count, "count") < 0)
-            made.infinite = endless or (self.infinite and method != "take")
+            made.infinite = endless or (self.infinite and method != "take") or \
+                method == "concatenate" and any(o.infinite for o in others)
         return made
 
     def python_class(self) -> str:
@@ -865,9 +866,16 @@ def zip_(*datasets, name=None):
     members = flatten(structure)
     if not all(isinstance(d, Dataset) for d in members):
         raise TdfTypeError("Dataset.zip takes datasets (or a tuple or dict of them)")
-    return Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))),
+    finite = [d for d in members if not d.infinite]
+    made = Dataset(lambda: (pack_as(structure, list(group)) for group in zip(*(d.source() for d in members))),
                    values=all(d.items_are_values for d in members),
-                   spec=lambda: pack_as(structure, [d.element_spec() for d in members]))
+                   spec=lambda: pack_as(structure, [d.element_spec() for d in members]),
+                   size=lambda: min(d.count() for d in finite))
+    # (TensorFlow's ZipDataset's cardinality: unknown where a member's is, else its finite members' least, else
+    # infinite)
+    made.unknown = any(d.unknown for d in members)
+    made.infinite = not made.unknown and not finite
+    return made
 
 
 def from_generator(interp, generator, output_types=None, output_shapes=None, args=None, output_signature=None,

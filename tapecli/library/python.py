@@ -416,7 +416,7 @@ def python_class(value) -> str | None:
     if getattr(value, "is_indexed_slices", False):
         return _TF + "framework.indexed_slices.IndexedSlices"
     if value.__class__ is NumpyArray:
-        return f"numpy.{value.value.dtype.name}" if value.ndim == 0 else "numpy.ndarray"
+        return f"numpy.{value.value.dtype.type.__name__}" if value.ndim == 0 else "numpy.ndarray"  # (numpy.str_)
     if value.__class__ is Tensor:
         if not value.weak:
             return _TF + "framework.ops.EagerTensor"
@@ -689,10 +689,17 @@ def _formatted(s: str, value) -> str:
 
 
 def _str_join(interp, s, items):
-    parts = _items(items, "join()")
+    parts = [_numpy_text(p) for p in _items(items, "join()")]
     if not all(isinstance(p, str) for p in parts):
         raise TdfTypeError("join() joins strings")
     return joined(s, parts, "join()")
+
+
+def _numpy_text(value):
+    """A NumPy string scalar (numpy.str_, a str subclass, as an array's item is) as its str; else the value."""
+    if value.__class__ is NumpyArray and value.ndim == 0 and value.value.dtype.kind == "U":
+        return str(value.value[()])
+    return value
 
 
 # The characters str.split() and str.splitlines() cut at (Python's str.isspace, and its line boundaries).

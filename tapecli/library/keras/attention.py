@@ -51,6 +51,7 @@ def _dropped(layer, weights, training):
 
 class Attention(Layer):
     prefix = "attention"
+    supports_masking = True
 
     def __init__(self, interp, use_scale=False, score_mode="dot", dropout=0.0, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
@@ -167,6 +168,7 @@ class _Heads(Layer):
     """MultiHeadAttention's and GroupedQueryAttention's call: four EinsumDense projections (``build_heads``
     makes them), masks, the attention of the projected heads (``scores``: the query's with the keys'), the
     output's projection."""
+    supports_masking = True
 
 
     def weight_names(self):

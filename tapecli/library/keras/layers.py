@@ -311,6 +311,7 @@ class Layer(KerasObject):
                 out[f"{short}_{kind}"] = lambda h=held: h.fn if isinstance(h, penalties.ProgramPenalty) else h
         for generator in self.seed_generators():       # (Keras's attribute of a layer that draws: a Dropout's)
             out["seed_generator"] = generator
+        out["supports_masking"] = lambda: PythonBool(np.array(self.supports_masking))
         out["dtype"] = out["variable_dtype"] = lambda: dtype_name(self.variable_dtype)
         out["compute_dtype"] = lambda: dtype_name(self.compute_dtype)
         out["dtype_policy"] = lambda: self.policy or mixed_precision.DTypePolicy(dtype_name(float_dtype()))
@@ -751,6 +752,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = integer(input_dim, "input_dim"), integer(output_dim, "output_dim")
         self.init = initializers.get(embeddings_initializer, interp=interp)
         self.mask_zero = flag(mask_zero)
+        self.supports_masking = self.mask_zero
 
     def compute_mask(self, x, mask):
         """With ``mask_zero``: False where an id is 0 (padding), for the layers after it."""

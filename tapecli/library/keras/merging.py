@@ -23,6 +23,7 @@ class Merge(Layer):
 
     replayable = True
     replay_lists = True     # its inputs are taken as tensors, each its own (not packed in Python)
+    supports_masking = True
     least, most = 2, None
 
     def inputs_of(self, x):

@@ -415,14 +415,17 @@ def _serialized_with_build(layer) -> dict:
 def functional_from_config(interp, config, custom_objects=None):
     """keras.Model.from_config of a functional model's config: its layers made from their configs and called
     again as the config's nodes say, on the Keras tensors their histories name."""
-    made: dict = {}             # (layer name, call): the Keras tensor it made
+    made: dict = {}             # (layer name, call): the Keras tensor it made (a list of several)
+
+    def made_by(name, call, index):
+        out = made[(name, to_int(call, "keras_history"))]
+        return out[to_int(index, "keras_history")] if isinstance(out, (list, tuple)) else out
 
     def tensor(arg):
         if isinstance(arg, (list, tuple)):
             return [tensor(a) for a in arg]
         if isinstance(arg, dict) and arg.get("class_name") == "__keras_tensor__":
-            name, call, _ = arg["config"]["keras_history"]
-            return made[(name, to_int(call, "keras_history"))]
+            return made_by(*arg["config"]["keras_history"])
         return arg
     for entry in config["layers"]:
         if entry["class_name"] == "InputLayer":
@@ -438,7 +441,7 @@ def functional_from_config(interp, config, custom_objects=None):
 
     def ends(found):
         many = bool(found) and isinstance(found[0], (list, tuple))
-        out = [made[(name, to_int(call, "keras_history"))] for name, call, _ in (found if many else [found])]
+        out = [made_by(*history) for history in (found if many else [found])]
         return out if many else out[0]
     return Functional(interp, ends(config["input_layers"]), ends(config["output_layers"]), name=config.get("name"),
                       trainable=config.get("trainable", True))
@@ -549,14 +552,18 @@ class Functional(Model):
         """Keras 3.15's config of a functional model: each layer serialized with its calls in the graph (its
         ``inbound_nodes``: the Keras tensors each call took, each known by the layer, call and output that made
         it), and the layers whose outputs are the model's inputs and outputs."""
-        calls: dict = {}            # id(layer): the Keras tensors its calls made, in order
+        calls: dict = {}            # id(layer): its calls (the first Keras tensor each made), in order
         for t in self.order:
-            calls.setdefault(id(t.layer), []).append(t)
+            made = calls.setdefault(id(t.layer), [])
+            first = t if t.siblings is None else t.siblings[0]
+            if not any(u is first for u in made):
+                made.append(first)
 
         def history(t) -> list:
             if t.layer is None:
                 return [keras_name(t.input_layer), 0, 0]
-            return [keras_name(t.layer), next(n for n, u in enumerate(calls[id(t.layer)]) if u is t), 0]
+            first = t if t.siblings is None else t.siblings[0]
+            return [keras_name(t.layer), next(n for n, u in enumerate(calls[id(t.layer)]) if u is first), t.index]
 
         def tensor(t) -> dict:
             return {"class_name": "__keras_tensor__", "config": {
@@ -641,6 +648,12 @@ class Functional(Model):
             if t.spread:                # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
                 continue
+            if t.siblings is not None and isinstance(t.layer, Functional):    # a model of several outputs
+                if id(t.siblings) not in values:
+                    xs = [values[id(p)] for p in t.inputs]
+                    values[id(t.siblings)] = t.layer.apply(interp, xs if t.listed else xs[0], training)
+                values[id(t)] = values[id(t.siblings)][t.index]
+                continue
             if t.listed:
                 values[id(t)] = t.layer.apply(interp, [values[id(p)] for p in t.inputs], training)
                 continue
@@ -683,13 +696,16 @@ class Functional(Model):
         if x is None or len(args) > 1 or kwargs:
             raise TdfTypeError("a model is called with its inputs: model(x) or model(x, training=True)")
         xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
-        if all(isinstance(v, KerasTensor) for v in xs) and not self.many_out:    # a model as a layer of a graph
+        if all(isinstance(v, KerasTensor) for v in xs):    # a model as a layer of a graph
             if len(xs) != len(self.inputs):
                 raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
-            out = KerasTensor((xs[0].shape[0], *self.outputs[0].shape[1:]), self.outputs[0].dtype, self, xs,
-                              listed=self.many_in)
-            self.symbolic = (x, out)
-            return out
+            outs = [KerasTensor((xs[0].shape[0], *t.shape[1:]), t.dtype, self, xs, listed=self.many_in)
+                    for t in self.outputs]
+            if self.many_out:       # (its outputs: one call of the model, run once for all: Functional.apply)
+                for i, o in enumerate(outs):
+                    o.index, o.siblings = i, tuple(outs)
+            self.symbolic = (x, outs if self.many_out else outs[0])
+            return self.keyed(outs) if self.many_out else outs[0]
         return self.keyed(self.apply(interp, x, None if training is None else flag(training)))
 
 

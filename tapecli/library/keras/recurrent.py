@@ -371,6 +371,7 @@ class _Recurrent(Layer):
     """A layer running its cell over the timesteps of [batch, timesteps, features] (Keras's RNN.call)."""
     replayable = True
     takes_mask = True
+    supports_masking = True
     runs_program = False            # its cell is a program's (ProgramCell), or holds one
 
     def __init__(self, interp, return_sequences=False, return_state=False, go_backwards=False, unroll=False,

@@ -21,6 +21,7 @@ class ActivityRegularization(Layer):
     """The identity, with the activity regularizer L1L2(l1, l2) (Layer.apply adds its loss of each call)."""
 
     prefix = "activity_regularization"
+    supports_masking = True
 
     def __init__(self, interp, l1=0.0, l2=0.0, **kw):
         super().__init__(interp, **kw)

@@ -41,6 +41,7 @@ class Bidirectional(Layer):
     prefix = "bidirectional"
     replayable = True
     takes_mask = True
+    supports_masking = True
 
     def __init__(self, interp, layer, merge_mode="concat", backward_layer=None, **kw):
         layer = _wrapped(interp, layer, "Bidirectional")

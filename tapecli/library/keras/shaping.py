@@ -19,12 +19,14 @@ from tapecli.runtime.values import Tensor
 
 class Identity(Layer):
     replayable = True
+    supports_masking = True
     keeps_dtype = True
     prefix = "identity"
 
 
 class ReLU(Layer):
     replayable = True
+    supports_masking = True
     prefix = "re_lu"
 
     def __init__(self, interp, max_value=None, negative_slope=0.0, threshold=0.0, **kw):
@@ -40,6 +42,7 @@ class ReLU(Layer):
 
 class LeakyReLU(Layer):
     replayable = True
+    supports_masking = True
     prefix = "leaky_re_lu"
 
     def __init__(self, interp, negative_slope=0.3, **kw):
@@ -55,6 +58,7 @@ class LeakyReLU(Layer):
 
 class ELU(Layer):
     replayable = True
+    supports_masking = True
     prefix = "elu"
 
     def __init__(self, interp, alpha=1.0, **kw):
@@ -68,6 +72,7 @@ class ELU(Layer):
 class _AlongAxis(Layer):
     """A layer of one ``axis=-1`` argument (an int or a list of ints)."""
     replayable = True
+    supports_masking = True     # (Keras's Softmax and UnitNormalization)
 
     def __init__(self, interp, axis=-1, **kw):
         super().__init__(interp, **kw)
@@ -190,6 +195,10 @@ class _GlobalPooling(Layer):
 class GlobalAveragePooling1D(_GlobalPooling):
     prefix, rank = "global_average_pooling1d", 1
     takes_mask = True
+    supports_masking = True     # (Keras's: it reads the mask, and its output has none)
+
+    def compute_mask(self, x, mask):
+        return None
 
     def forward(self, interp, x, training, mask=None):
         if mask is None:
@@ -223,6 +232,7 @@ class GlobalMaxPooling3D(_GlobalPooling):
 class PReLU(Layer):
     """relu(x) - alpha * relu(-x), alpha of the input's shape without its batch axis (1 along shared_axes)."""
     replayable = True
+    supports_masking = True
     prefix = "p_re_lu"
 
     def __init__(self, interp, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None,
@@ -248,6 +258,7 @@ class PReLU(Layer):
 
 class Rescaling(Layer):
     replayable = True
+    supports_masking = True
     prefix = "rescaling"
 
     def __init__(self, interp, scale, offset=0.0, **kw):
@@ -350,6 +361,7 @@ class Normalization(Layer):
 
     prefix = "normalization"
     replayable = True
+    supports_masking = True
     EPSILON = 1e-7          # keras.backend.epsilon()
 
     def __init__(self, interp, axis=-1, mean=None, variance=None, invert=False, **kw):

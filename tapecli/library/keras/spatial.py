@@ -214,6 +214,7 @@ class _Noise(Layer):
     """Identity at inference; with training=True, ``noise(x)``."""
 
     replayable = True           # (its draws are a plan's: kernels.drawn)
+    supports_masking = True
     rate = 0.0
 
     def forward(self, interp, x, training):

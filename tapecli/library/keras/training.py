@@ -305,8 +305,6 @@ class Trainer:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
-        if validation_steps is not None:
-            raise TdfValueError("fit: validation_steps is not supported by tapecli")
         callbacks = _callbacks(self.interp, callbacks)
         history = next((c for c in callbacks if isinstance(c, History)), None)
         if history is None:         # (Keras's CallbackList adds one, last, unless given one)
@@ -372,16 +370,18 @@ class Trainer:
                     break
             epoch_logs = dict(self.logs() if logs is None else self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
-                # (Keras's evaluate with fit's callbacks, which hear its test hooks)
+                # (Keras's evaluate with fit's callbacks, which hear its test hooks; its iterator reset each time:
+                # ``validation_steps`` batches from the data's start)
                 if _adaptable(validation_data):     # (Keras keeps a PyDataset's or generator's iterator)
                     if validation is None:
-                        validation, _ = self.evaluation(validation_data, None, None, None, None)
-                    val = self.evaluated(validation, None, True, callbacks)
+                        validation, _ = self.evaluation(validation_data, None, None, None, validation_steps)
+                    val = self.evaluated(validation, validation_steps, True, callbacks)
                 else:
                     vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
                         (list(validation_data) + [None])[:3]
-                    val_batches, count = self.evaluation(vx, vy, vw, validation_batch_size or batch_size, None)
-                    val = self.evaluated(val_batches, None, True, callbacks, count)
+                    val_batches, count = self.evaluation(vx, vy, vw, validation_batch_size or batch_size,
+                                                         validation_steps)
+                    val = self.evaluated(val_batches, validation_steps, True, callbacks, count)
                 epoch_logs.update({f"val_{k}": v for k, v in val.items()})
             # Keras's CallbackList gives its callbacks pythonify_logs's copy of the logs: what they add to it
             # (ReduceLROnPlateau's and LearningRateScheduler's learning_rate) a History after them records,
