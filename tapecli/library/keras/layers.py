@@ -101,7 +101,8 @@ _LAYER_PACKAGES = {
                       "AlphaDropout ActivityRegularization",
     "reshaping": "Flatten Reshape Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D "
                  "ZeroPadding3D UpSampling1D UpSampling2D UpSampling3D",
-    "normalization": "BatchNormalization LayerNormalization UnitNormalization GroupNormalization",
+    "normalization": "BatchNormalization LayerNormalization UnitNormalization GroupNormalization "
+                     "SpectralNormalization RMSNormalization",
     "convolutional": "Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose DepthwiseConv1D "
                      "DepthwiseConv2D SeparableConv1D SeparableConv2D",
     "pooling": "MaxPooling1D MaxPooling2D MaxPooling3D AveragePooling1D AveragePooling2D AveragePooling3D "
@@ -842,12 +843,16 @@ def _normalize(x, mean, var, beta, gamma, epsilon):
 
 
 class LayerNormalization(Layer):
+    """Keras 3's LayerNormalization. Its deprecated ``rms_scaling=True`` (a keyword Keras pops from its kwargs)
+    scales by rsqrt(variance + epsilon) and gamma only, without centering or beta, as Keras's
+    ops.layer_normalization does (the variance as tf.math.reduce_variance: no stop_gradient on its mean)."""
     replayable = True
     supports_masking = True
     prefix = "layer_normalization"
 
     def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", **kw):
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, rms_scaling=False, **kw):
         super().__init__(interp, **kw)
         # one axis, or several (Keras's axis=[1, 2, 3]: the statistics and the weights over all of them)
         if isinstance(axis, Tensor) and axis.ndim == 1:
@@ -856,7 +861,16 @@ class LayerNormalization(Layer):
             (integer(axis, "axis"),)
         self.axis = self.axes[0]
         self.epsilon, self.center, self.scale = num(epsilon, "epsilon"), flag(center), flag(scale)
+        self.rms_scaling = flag(rms_scaling)
+        if self.rms_scaling:
+            current().settings.warn("You passed `rms_scaling=True`, which is deprecated. This argument incorrectly "
+                                    "scales the input by the variance, not the root mean square. To correctly use "
+                                    "RMS Normalization, please use `keras.layers.RMSNormalization` instead.")
         self.beta_init, self.gamma_init = initializers.get(beta_initializer), initializers.get(gamma_initializer)
+        self.regularizers = {"gamma": penalties.regularizer(gamma_regularizer, interp),
+                             "beta": penalties.regularizer(beta_regularizer, interp)}
+        self.constraints = {"gamma": penalties.constraint(gamma_constraint, interp),
+                            "beta": penalties.constraint(beta_constraint, interp)}
 
     def weight_names(self):
         return ("gamma", "beta")
@@ -868,16 +882,22 @@ class LayerNormalization(Layer):
 
     def build(self, shape, dtype):
         dim = tuple(shape[a] for a in self.axes)
-        if self.scale:
+        if self.scale or self.rms_scaling:
             self.add_weight("gamma", dim, self.gamma_init, dtype)
-        if self.center:
+        if self.center and not self.rms_scaling:
             self.add_weight("beta", dim, self.beta_init, dtype)
 
     def forward(self, interp, x, training):
         axes = self.axes[0] if len(self.axes) == 1 else self.axes
-        mean, var = _moments(x, axes)
         w = self.weights_
-        return _normalize(x, mean, var, self._along(w.get("beta"), x), self._along(w.get("gamma"), x), self.epsilon)
+        gamma = self._along(w.get("gamma"), x)
+        if self.rms_scaling:
+            mean = ops.reduce_mean(x, axis=axes, keepdims=True)
+            var = ops.reduce_mean(ops.square(ops.sub(x, mean)), axis=axes, keepdims=True)
+            out = ops.mul(x, ops.rsqrt(ops.add(var, scalar(self.epsilon, x.dtype))))
+            return out if gamma is None else ops.mul(out, gamma)
+        mean, var = _moments(x, axes)
+        return _normalize(x, mean, var, self._along(w.get("beta"), x), gamma, self.epsilon)
 
     def _along(self, v, x):
         if len(self.axes) == 1:
