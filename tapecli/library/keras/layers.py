@@ -816,6 +816,15 @@ def _moments(x, axes):
     return mean, var
 
 
+def _synchronized_moments(x, axes):
+    """Keras's _compute_moments_sync (TensorFlow's replica context, here one replica): the mean and E(x**2) as
+    sums over the count, the variance max(E(x**2) - mean**2, 0)."""
+    count = ops.reduce_sum(ops.ones_like(x), axis=axes, keepdims=True)
+    mean = ops.div(ops.reduce_sum(x, axis=axes, keepdims=True), count)
+    squared_mean = ops.div(ops.reduce_sum(ops.square(x), axis=axes, keepdims=True), count)
+    return mean, ops.maximum(ops.sub(squared_mean, ops.square(mean)), scalar(0.0, x.dtype))
+
+
 def _check_axis(layer, x):
     if not -x.ndim <= layer.axis < x.ndim:
         raise ShapeError(f"{type(layer).__name__}: axis {layer.axis} is out of range for inputs of shape "
@@ -924,8 +933,17 @@ class BatchNormalization(Layer):
 
     def __init__(self, interp, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
-                 moving_variance_initializer="ones", **kw):
+                 moving_variance_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
+                 beta_constraint=None, gamma_constraint=None, renorm=False, renorm_clipping=None,
+                 renorm_momentum=0.99, synchronized=False, **kw):
+        if flag(renorm):
+            raise TdfValueError("BatchNormalization: tapecli has no batch renormalization (renorm=True)")
         super().__init__(interp, **kw)
+        self.synchronized = flag(synchronized)
+        self.regularizers = {"gamma": penalties.regularizer(gamma_regularizer, interp),
+                             "beta": penalties.regularizer(beta_regularizer, interp)}
+        self.constraints = {"gamma": penalties.constraint(gamma_constraint, interp),
+                            "beta": penalties.constraint(beta_constraint, interp)}
         self.axis = integer(axis, "axis")
         self.momentum, self.epsilon = num(momentum, "momentum"), num(epsilon, "epsilon")
         self.center, self.scale = flag(center), flag(scale)
@@ -954,7 +972,7 @@ class BatchNormalization(Layer):
         shape[axis] = x.shape[axis]
         w = self.weights_
         if training and self.trainable:
-            mean, var = _moments(x, axes)
+            mean, var = _synchronized_moments(x, axes) if self.synchronized else _moments(x, axes)
             for moving, stat in ((w["moving_mean"], mean), (w["moving_variance"], var)):
                 kernels.updated(_moving_average, moving, stat.value, self.momentum)
         else:
