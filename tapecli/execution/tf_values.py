@@ -341,7 +341,7 @@ def _object_operator(symbol: str, reflected: bool):
 
 
 for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"),
-                       ("mod", "%"), ("pow", "**"), ("and", "&"), ("or", "|"), ("xor", "^")):
+                       ("mod", "%"), ("pow", "**"), ("matmul", "@"), ("and", "&"), ("or", "|"), ("xor", "^")):
     setattr(LibraryObject, f"__{_name}__", _object_operator(_symbol, False))
     setattr(LibraryObject, f"__r{_name}__", _object_operator(_symbol, True))
 for _name, _symbol in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):

@@ -21,7 +21,7 @@ from tapecli.library.keras.stateless import stateless_call
 from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
                                               scalar, seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
-from tapecli.interpreter.classes import LAYER
+from tapecli.interpreter.classes import LAYER, Namespace
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -91,6 +91,34 @@ class KerasTensor(ProgramObject):
         if attr == "name" and getattr(self, "name", None) is not None:      # (an Input's given name; Keras numbers
             return self.name                                                  # the others, keras_tensor_N)
         return super().get_attribute(interp, attr, node)
+
+    def operator(self, op: str, other, reflected: bool):
+        """``h + Dense(8)(h)``, ``2.0 * h``...: a node of the keras.ops function Keras's KerasTensor operator calls
+        (interpreter/objects.py's object_operator); ``==`` is Python's identity, as Keras defines no __eq__."""
+        name = _OPERATOR_OPS.get(op)
+        if name is None:
+            return NotImplemented
+        return self.keras_op(name, *((other, self) if reflected else (self, other)))
+
+    def negated(self):
+        return self.keras_op("negative", self)
+
+    def getitem(self, key: tuple):
+        return self.keras_op("get_item", self, key[0] if len(key) == 1 else key)
+
+    def keras_op(self, name: str, *args):
+        made = self.layer if self.layer is not None else getattr(self, "input_layer", None)
+        if made is None:
+            raise TdfTypeError(f"tapecli computes keras.ops.{name} of a Keras tensor of a functional model's graph "
+                               "only (one a layer or keras.Input made)")
+        return Namespace("keras.ops").get_attribute(made.interp, name, None)(made.interp, *args)
+
+
+# The keras.ops function of each operator of Keras's KerasTensor (keras/src/backend/common/keras_tensor.py)
+_OPERATOR_OPS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", "//": "floor_divide",
+                 "%": "mod", "**": "power", "@": "matmul", "<": "less", "<=": "less_equal", ">": "greater",
+                 ">=": "greater_equal", "!=": "not_equal", "&": "logical_and", "|": "logical_or",
+                 "^": "logical_xor"}
 
 
 # Keras 3's packages of its layers (keras.src.layers.<package>.<module>.<Class>), for type(layer).
