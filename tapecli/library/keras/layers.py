@@ -515,9 +515,19 @@ class Layer(KerasObject):
                                     for o in (out if isinstance(out, tuple) else (out,))]
         return out
 
+    @property
+    def symbolic(self):
+        """The Keras tensors its first call in a functional graph took and gave (None: it has had none)."""
+        return self.__dict__.get("first_symbolic")
+
+    @symbolic.setter
+    def symbolic(self, ends):
+        # (Keras's layer.input and layer.output: its first call's, however often a graph calls it again)
+        self.__dict__.setdefault("first_symbolic", ends)
+
     def symbolic_end(self, which: int):
-        """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
-        ends = getattr(self, "symbolic", None)
+        """layer.input / layer.output: the Keras tensors of its first call in a functional graph."""
+        ends = self.symbolic
         if ends is None:
             raise TdfValueError(f"The layer {self.display()} has never been called and thus has no defined "
                                 f"{('input', 'output')[which]}.")
