@@ -472,8 +472,10 @@ def clone_model(interp, model, input_tensors=None, clone_function=None, call_fun
             raise TdfValueError("`call_function` argument is not supported with Sequential models.  In a Sequential "
                                 "model, layers aren't called at model-construction time (they're merely listed). Use "
                                 "`call_function` with Functional models only.")
-        return Sequential(interp, [*_sequential_input(model, input_tensors), *map(clone, model.layers)],
+        made = Sequential(interp, [*_sequential_input(model, input_tensors), *map(clone, model.layers)],
                           name=model.given or model.auto, trainable=model.trainable)
+        model_json.compile_like(interp, made, model)
+        return made
     if not isinstance(model, Functional):
         raise TdfValueError("tapecli clones a Sequential or functional model (Keras clones a subclassed one from "
                             "its config)")
@@ -493,8 +495,10 @@ def clone_model(interp, model, input_tensors=None, clone_function=None, call_fun
             return layer.call(interp, args, kwargs, None)
         return interp.call_value(call_function, [layer.as_program() if isinstance(layer, Layer) else layer, *args],
                                  kwargs)
-    return _functional_graph(interp, model.get_config(), lambda entry: clone(originals[entry["name"]]), call,
+    made = _functional_graph(interp, model.get_config(), lambda entry: clone(originals[entry["name"]]), call,
                              input_tensors, trainable=True)
+    model_json.compile_like(interp, made, model)
+    return made
 
 
 def _sequential_input(model, input_tensors) -> list:
