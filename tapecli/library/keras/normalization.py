@@ -98,6 +98,9 @@ class LayerNormalization(Layer):
         if bad is not None:
             raise ShapeError(f"LayerNormalization: axis {bad} is out of range for inputs of shape {list(x.shape)}")
 
+    def config_values(self):
+        return {"axis": sorted(self.axes)} if self.built else {}       # (Keras's build makes it a sorted list)
+
     def build(self, shape, dtype):
         dim = tuple(shape[a] for a in self.axes)
         if self.scale or self.rms_scaling:

@@ -293,6 +293,9 @@ class RMSNormalization(_AlongAxis):
     def build(self, shape, dtype):
         self.add_weight("scale", tuple(shape[a] for a in sorted(self.axes())), "ones", dtype)
 
+    def config_values(self):
+        return {"axis": sorted(self.axes())} if self.built else {}     # (Keras's build makes it a sorted list)
+
     def forward(self, interp, x, training):
         return rms_normalization(x, self.weights_["scale"], sorted(self.axes()), self.epsilon)
 
