@@ -195,7 +195,7 @@ class BatchNormalization(Layer):
 
 
 
-def _assigned(variable, value, _) -> None:
+def _assigned(variable, value) -> None:
     """``variable`` takes ``value`` (a traced array: replayed, the step assigns that iteration's)."""
     variable.assign(value.reshape(variable.shape).astype(variable.dtype))
 
@@ -269,8 +269,8 @@ class SpectralNormalization(Layer):
         if training:
             kernel, vector_u = self.wrapped_kernel(), self.weights_["vector_u"]
             new_u, new_kernel = self.normalized_weights(ops.stop_gradient(ops.identity(kernel)), vector_u)
-            kernels.updated(_assigned, vector_u, new_u.value, None)
-            kernels.updated(_assigned, kernel, new_kernel.value, None)
+            kernels.updated(_assigned, vector_u, new_u.value)
+            kernels.updated(_assigned, kernel, new_kernel.value)
         return self.layer.apply(interp, x, training)
 
     def normalized_weights(self, kernel, vector_u):
