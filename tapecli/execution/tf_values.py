@@ -20,7 +20,7 @@ from tapecli.execution.tf_errors import catchable
 from tapecli.interpreter.classes import is_instance
 from tapecli.interpreter.objects import BoundMethod, ProgramObject, TapeObject, _list_as_tensor
 from tapecli.interpreter.printing import python_repr, python_str
-from tapecli.interpreter.registry import call_builtin
+from tapecli.interpreter.registry import BUILTINS, call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.keras.epochs import GeneratorData
 from tapecli.library.numpy_forms import NumpyScalarType
@@ -341,7 +341,7 @@ def _object_operator(symbol: str, reflected: bool):
 
 
 for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"),
-                       ("mod", "%"), ("pow", "**"), ("and", "&"), ("or", "|"), ("xor", "^")):
+                       ("mod", "%"), ("pow", "**"), ("matmul", "@"), ("and", "&"), ("or", "|"), ("xor", "^")):
     setattr(LibraryObject, f"__{_name}__", _object_operator(_symbol, False))
     setattr(LibraryObject, f"__r{_name}__", _object_operator(_symbol, True))
 for _name, _symbol in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
@@ -591,6 +591,13 @@ class _ClassOfTensorFlow(type):
 
     def __call__(cls, *args, **kwargs):
         raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+    def __getattr__(cls, attr: str):
+        """A Keras class's own methods (``type(layer).from_config``, clone_model's recipe): its builtin's."""
+        made = BUILTINS.get(cls.__qualname__) if cls.__module__.startswith("keras.") else None
+        if made is None or attr not in getattr(made, "class_methods", {}):
+            raise AttributeError(f"type object '{cls.__qualname__}' has no attribute '{attr}'")
+        return getattr(LibraryKind(made, made), attr)
 
 
 _CLASSES: dict[str, type] = {}      # one class a name, as TensorFlow's are (they hold nothing of a run)

@@ -7,9 +7,9 @@ import inspect
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
                                    einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   mixed_precision, model_json, models, optimizer_base, optimizers, penalties, pooling,
-                                   preprocessing, recurrent, regularization, rnn_wrappers, saving, schedules, shaping, spatial,
-                                   utilities, vocabulary)
+                                   mixed_precision, model_json, models, normalization, optimizer_base, optimizers,
+                                   penalties, pooling, preprocessing, recurrent, regularization, rnn_wrappers, saving,
+                                   schedules, shaping, spatial, utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
 from tapecli.library.python import class_named
@@ -95,7 +95,7 @@ def _register(name, make, extra=(), with_interp=True):
 for _cls in (layers.LAYERS + recurrent.LAYERS + merging.LAYERS + shaping.LAYERS + spatial.LAYERS + einsum_dense.LAYERS
              + attention.LAYERS):
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
-for _cls in rnn_wrappers.LAYERS:
+for _cls in rnn_wrappers.LAYERS + normalization.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _cls in preprocessing.LAYERS + augmentation.LAYERS + regularization.LAYERS + vocabulary.LAYERS + hashing.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)

@@ -62,7 +62,8 @@ LAYER_KEYS = {
                      "AveragePooling3D"), _POOL), "Concatenate": "axis", "Dot": "axes normalize",
     "Normalization": "axis invert mean variance",
     "PReLU": "alpha_initializer alpha_regularizer alpha_constraint shared_axes", "Rescaling": "scale offset",
-    "UnitNormalization": "axis", "ReLU": "max_value negative_slope threshold", "LeakyReLU": "negative_slope",
+    "UnitNormalization": "axis", "RMSNormalization": "axis epsilon",
+    "ReLU": "max_value negative_slope threshold", "LeakyReLU": "negative_slope",
     "GroupNormalization": "groups axis epsilon center scale beta_initializer gamma_initializer beta_regularizer "
                           "gamma_regularizer beta_constraint gamma_constraint",
     "ELU": "name alpha trainable dtype", "Softmax": "axis", "Reshape": "target_shape", "Permute": "dims",
@@ -101,13 +102,13 @@ LAYER_KEYS = {
     "LSTMCell": _CELL.format(gate="recurrent_activation ", forget="unit_forget_bias ", last="seed"),
     "GRUCell": _CELL.format(gate="recurrent_activation ", forget="", last="reset_after seed"),
     "RNN": "return_sequences return_state go_backwards stateful unroll zero_output_for_mask",
-    "StackedRNNCells": "", "TimeDistributed": "", "Bidirectional": "merge_mode",
+    "StackedRNNCells": "", "TimeDistributed": "", "SpectralNormalization": "", "Bidirectional": "merge_mode",
 }
 # The layers whose call's ``training`` has a default other than None: Keras records it in their nodes' kwargs
 # (a functional model's config)
 CALL_TRAINING = {**dict.fromkeys(("AdditiveAttention", "AlphaDropout", "Attention", "Dropout", "GRU", "GaussianDropout",
                                   "GaussianNoise", "LSTM", "RNN", "SimpleRNN", "SpatialDropout1D", "SpatialDropout2D",
-                                  "SpatialDropout3D"), False),
+                                  "SpatialDropout3D", "SpectralNormalization"), False),
                  **dict.fromkeys(("CenterCrop", "RandomCrop", "RandomFlip", "RandomRotation", "RandomTranslation",
                                   "RandomZoom", "RandomContrast", "RandomBrightness", "Resizing"), True)}
 # What Keras's config says of the arguments a tapecli layer does not take (what tapecli's layers always do).

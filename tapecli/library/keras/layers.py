@@ -21,7 +21,7 @@ from tapecli.library.keras.stateless import stateless_call
 from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
                                               scalar, seed_value, tensor, weight_path)
 from tapecli.interpreter.conversions import python_number
-from tapecli.interpreter.classes import LAYER
+from tapecli.interpreter.classes import LAYER, Namespace
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
@@ -92,6 +92,34 @@ class KerasTensor(ProgramObject):
             return self.name                                                  # the others, keras_tensor_N)
         return super().get_attribute(interp, attr, node)
 
+    def operator(self, op: str, other, reflected: bool):
+        """``h + Dense(8)(h)``, ``2.0 * h``...: a node of the keras.ops function Keras's KerasTensor operator calls
+        (interpreter/objects.py's object_operator); ``==`` is Python's identity, as Keras defines no __eq__."""
+        name = _OPERATOR_OPS.get(op)
+        if name is None:
+            return NotImplemented
+        return self.keras_op(name, *((other, self) if reflected else (self, other)))
+
+    def negated(self):
+        return self.keras_op("negative", self)
+
+    def getitem(self, key: tuple):
+        return self.keras_op("get_item", self, key[0] if len(key) == 1 else key)
+
+    def keras_op(self, name: str, *args):
+        made = self.layer if self.layer is not None else getattr(self, "input_layer", None)
+        if made is None:
+            raise TdfTypeError(f"tapecli computes keras.ops.{name} of a Keras tensor of a functional model's graph "
+                               "only (one a layer or keras.Input made)")
+        return Namespace("keras.ops").get_attribute(made.interp, name, None)(made.interp, *args)
+
+
+# The keras.ops function of each operator of Keras's KerasTensor (keras/src/backend/common/keras_tensor.py)
+_OPERATOR_OPS = {"+": "add", "-": "subtract", "*": "multiply", "/": "true_divide", "//": "floor_divide",
+                 "%": "mod", "**": "power", "@": "matmul", "<": "less", "<=": "less_equal", ">": "greater",
+                 ">=": "greater_equal", "!=": "not_equal", "&": "logical_and", "|": "logical_or",
+                 "^": "logical_xor"}
+
 
 # Keras 3's packages of its layers (keras.src.layers.<package>.<module>.<Class>), for type(layer).
 _LAYER_PACKAGES = {
@@ -101,7 +129,8 @@ _LAYER_PACKAGES = {
                       "AlphaDropout ActivityRegularization",
     "reshaping": "Flatten Reshape Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D "
                  "ZeroPadding3D UpSampling1D UpSampling2D UpSampling3D",
-    "normalization": "BatchNormalization LayerNormalization UnitNormalization GroupNormalization",
+    "normalization": "BatchNormalization LayerNormalization UnitNormalization GroupNormalization "
+                     "SpectralNormalization RMSNormalization",
     "convolutional": "Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose DepthwiseConv1D "
                      "DepthwiseConv2D SeparableConv1D SeparableConv2D",
     "pooling": "MaxPooling1D MaxPooling2D MaxPooling3D AveragePooling1D AveragePooling2D AveragePooling3D "
@@ -487,9 +516,19 @@ class Layer(KerasObject):
                                     for o in (out if isinstance(out, tuple) else (out,))]
         return out
 
+    @property
+    def symbolic(self):
+        """The Keras tensors its first call in a functional graph took and gave (None: it has had none)."""
+        return self.__dict__.get("first_symbolic")
+
+    @symbolic.setter
+    def symbolic(self, ends):
+        # (Keras's layer.input and layer.output: its first call's, however often a graph calls it again)
+        self.__dict__.setdefault("first_symbolic", ends)
+
     def symbolic_end(self, which: int):
-        """layer.input / layer.output: the Keras tensors of its last call in a functional graph."""
-        ends = getattr(self, "symbolic", None)
+        """layer.input / layer.output: the Keras tensors of its first call in a functional graph."""
+        ends = self.symbolic
         if ends is None:
             raise TdfValueError(f"The layer {self.display()} has never been called and thus has no defined "
                                 f"{('input', 'output')[which]}.")
@@ -810,142 +849,6 @@ class Masking(Layer):
         return ops.mul(x, Tensor(self.kept(x)[..., None].astype(x.dtype)))
 
 
-def _moments(x, axes):
-    """tf.nn.moments: the mean, and the biased variance around stop_gradient(mean)."""
-    mean = ops.reduce_mean(x, axis=axes, keepdims=True)
-    var = ops.reduce_mean(ops.square(ops.sub(x, ops.stop_gradient(mean))), axis=axes, keepdims=True)
-    return mean, var
-
-
-def _check_axis(layer, x):
-    if not -x.ndim <= layer.axis < x.ndim:
-        raise ShapeError(f"{type(layer).__name__}: axis {layer.axis} is out of range for inputs of shape "
-                         f"{list(x.shape)}")
-
-
-def _along(v, x, axis):
-    """A per-feature weight shaped to broadcast along ``axis`` of x."""
-    if v is None or axis % x.ndim == x.ndim - 1:
-        return v
-    shape = [1] * x.ndim
-    shape[axis % x.ndim] = x.shape[axis]
-    return ops.reshape(v, tuple(shape))
-
-
-def _normalize(x, mean, var, beta, gamma, epsilon):
-    """tf.nn.batch_normalization: x * inv + (beta - mean * inv), inv = rsqrt(var + eps) * gamma."""
-    inv = ops.rsqrt(ops.add(var, scalar(epsilon, x.dtype)))
-    if gamma is not None:
-        inv = ops.mul(inv, gamma)
-    shift = ops.neg(ops.mul(mean, inv))
-    if beta is not None:
-        shift = ops.add(shift, beta)
-    return ops.add(ops.mul(x, inv), shift)
-
-
-class LayerNormalization(Layer):
-    replayable = True
-    supports_masking = True
-    prefix = "layer_normalization"
-
-    def __init__(self, interp, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", **kw):
-        super().__init__(interp, **kw)
-        # one axis, or several (Keras's axis=[1, 2, 3]: the statistics and the weights over all of them)
-        if isinstance(axis, Tensor) and axis.ndim == 1:
-            axis = [Tensor(np.asarray(a)) for a in axis.value]
-        self.axes = tuple(integer(a, "axis") for a in axis) if isinstance(axis, (list, tuple)) else \
-            (integer(axis, "axis"),)
-        self.axis = self.axes[0]
-        self.epsilon, self.center, self.scale = num(epsilon, "epsilon"), flag(center), flag(scale)
-        self.beta_init, self.gamma_init = initializers.get(beta_initializer), initializers.get(gamma_initializer)
-
-    def weight_names(self):
-        return ("gamma", "beta")
-
-    def check_input(self, x):
-        bad = next((a for a in self.axes if not -x.ndim <= a < x.ndim), None)
-        if bad is not None:
-            raise ShapeError(f"LayerNormalization: axis {bad} is out of range for inputs of shape {list(x.shape)}")
-
-    def build(self, shape, dtype):
-        dim = tuple(shape[a] for a in self.axes)
-        if self.scale:
-            self.add_weight("gamma", dim, self.gamma_init, dtype)
-        if self.center:
-            self.add_weight("beta", dim, self.beta_init, dtype)
-
-    def forward(self, interp, x, training):
-        axes = self.axes[0] if len(self.axes) == 1 else self.axes
-        mean, var = _moments(x, axes)
-        w = self.weights_
-        return _normalize(x, mean, var, self._along(w.get("beta"), x), self._along(w.get("gamma"), x), self.epsilon)
-
-    def _along(self, v, x):
-        if len(self.axes) == 1:
-            return _along(v, x, self.axes[0])
-        if v is None:
-            return None
-        shape = [1] * x.ndim
-        for a in self.axes:
-            shape[a % x.ndim] = x.shape[a]
-        return ops.reshape(v, tuple(shape))
-
-
-def _moving_average(moving, stat, momentum) -> None:
-    """``moving`` (a variable) becomes moving * momentum + stat * (1 - momentum), in its dtype (Keras's)."""
-    m, f = np.float32(momentum), np.float32(1.0 - momentum)
-    new = moving.read().value * m.astype(moving.dtype) + stat.reshape(moving.shape) * f.astype(moving.dtype)
-    moving.assign(new.astype(moving.dtype))
-
-
-class BatchNormalization(Layer):
-    replayable = True           # (its moving statistics' updates are a plan's steps: kernels.updated)
-    supports_masking = True
-    prefix = "batch_normalization"
-
-    def __init__(self, interp, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
-                 beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
-                 moving_variance_initializer="ones", **kw):
-        super().__init__(interp, **kw)
-        self.axis = integer(axis, "axis")
-        self.momentum, self.epsilon = num(momentum, "momentum"), num(epsilon, "epsilon")
-        self.center, self.scale = flag(center), flag(scale)
-        self.inits = [initializers.get(i) for i in (gamma_initializer, beta_initializer, moving_mean_initializer,
-                                                    moving_variance_initializer)]
-
-    def weight_names(self):
-        return ("gamma", "beta", "moving_mean", "moving_variance")
-
-    def check_input(self, x):
-        _check_axis(self, x)
-
-    def build(self, shape, dtype):
-        dim = (shape[self.axis],)
-        if self.scale:
-            self.add_weight("gamma", dim, self.inits[0], dtype)
-        if self.center:
-            self.add_weight("beta", dim, self.inits[1], dtype)
-        self.add_weight("moving_mean", dim, self.inits[2], dtype, trainable=False)
-        self.add_weight("moving_variance", dim, self.inits[3], dtype, trainable=False)
-
-    def forward(self, interp, x, training):
-        axis = self.axis % x.ndim
-        axes = tuple(i for i in range(x.ndim) if i != axis)
-        shape = [1] * x.ndim
-        shape[axis] = x.shape[axis]
-        w = self.weights_
-        if training and self.trainable:
-            mean, var = _moments(x, axes)
-            for moving, stat in ((w["moving_mean"], mean), (w["moving_variance"], var)):
-                kernels.updated(_moving_average, moving, stat.value, self.momentum)
-        else:
-            mean = ops.reshape(w["moving_mean"], tuple(shape))
-            var = ops.reshape(w["moving_variance"], tuple(shape))
-        return _normalize(x, mean, var, _along(w.get("beta"), x, axis), _along(w.get("gamma"), x, axis),
-                          self.epsilon)
-
-
 class InputLayer(Layer):
     computes_mixed = True
     """The first layers of a functional model, one per Input (Keras lists them in ``model.layers``)."""
@@ -958,5 +861,4 @@ class InputLayer(Layer):
         self.built = True
 
 
-LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, LayerNormalization, BatchNormalization]
-LAYERS += [Masking]
+LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, Masking]

@@ -91,6 +91,21 @@ def _library_data(value):
     return value
 
 
+def compile_like(interp, made, model) -> None:
+    """Keras's ``made.compile_from_config(model.get_compile_config())`` (clone_model's): compiled as ``model`` is,
+    with a new optimizer of its optimizer's config; metrics given by name are made anew, as Keras deserializes
+    them (a metric object given would share its state: refused)."""
+    if model.trainer is None:
+        return
+    given = dict(model.trainer.given)
+    for key in ("metrics", "weighted_metrics"):
+        if not _by_name(given[key]):
+            raise TdfValueError(f"tapecli compiles a clone of a compiled model whose {key} are given by name, not "
+                                f"{type_word(given[key])}")
+    given["optimizer"] = _optimizer(interp, serialized(given["optimizer"], "keras.optimizers"))
+    made.methods()["compile"](**given)
+
+
 def _optimizer(interp, entry):
     """The optimizer of a compile config's entry: Keras's class of its name, made with its config."""
     made = BUILTINS.get(entry.get("class_name")) if isinstance(entry, dict) else None

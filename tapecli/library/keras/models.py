@@ -415,10 +415,19 @@ def _serialized_with_build(layer) -> dict:
 def functional_from_config(interp, config, custom_objects=None):
     """keras.Model.from_config of a functional model's config: its layers made from their configs and called
     again as the config's nodes say, on the Keras tensors their histories name."""
-    made: dict = {}             # (layer name, call): the Keras tensor it made (a list of several)
+    return _functional_graph(interp, config, lambda entry: deserialize_layer(interp, entry, custom_objects),
+                             lambda layer, args, kwargs: layer.call(interp, args, kwargs, None))
 
-    def made_by(name, call, index):
-        out = made[(name, to_int(call, "keras_history"))]
+
+def _functional_graph(interp, config, make, call, input_tensors=None, trainable=None):
+    """A functional model of a config's graph: each layer entry's layer ``make(entry)`` called again as its nodes
+    say (``call(layer, args, kwargs)``) on the Keras tensors their histories name, from new Inputs (or
+    ``input_tensors``, in the config's input order)."""
+    made: dict = {}             # (layer name, call): the Keras tensor it made (a list of several)
+    given = iter(input_tensors) if input_tensors is not None else None
+
+    def made_by(name, call_index, index):
+        out = made[(name, to_int(call_index, "keras_history"))]
         return out[to_int(index, "keras_history")] if isinstance(out, (list, tuple)) else out
 
     def tensor(arg):
@@ -429,30 +438,90 @@ def functional_from_config(interp, config, custom_objects=None):
         return arg
     for entry in config["layers"]:
         if entry["class_name"] == "InputLayer":
-            given = entry["config"]
-            made[(entry["name"], 0)] = make_input(batch_shape=given["batch_shape"], name=given["name"],
-                                                  dtype=given.get("dtype"))
+            options = entry["config"]
+            made[(entry["name"], 0)] = next(given) if given is not None else \
+                make_input(batch_shape=options["batch_shape"], name=options["name"], dtype=options.get("dtype"))
             continue
-        layer = deserialize_layer(interp, entry, custom_objects)
+        layer = make(entry)
         own = not isinstance(layer, Layer) or getattr(layer, "program_object", None) is not None   # (a program's)
-        for call, node in enumerate(entry.get("inbound_nodes", [])):
-            made[(entry["name"], call)] = layer.call(interp, [tensor(a) for a in node["args"]],
-                                                     dict(node.get("kwargs", {})) if own else {}, None)
+        for call_index, node in enumerate(entry.get("inbound_nodes", [])):
+            made[(entry["name"], call_index)] = call(layer, [tensor(a) for a in node["args"]],
+                                                     dict(node.get("kwargs", {})) if own else {})
 
     def ends(found):
         many = bool(found) and isinstance(found[0], (list, tuple))
         out = [made_by(*history) for history in (found if many else [found])]
         return out if many else out[0]
     return Functional(interp, ends(config["input_layers"]), ends(config["output_layers"]), name=config.get("name"),
-                      trainable=config.get("trainable", True))
+                      trainable=config.get("trainable", True) if trainable is None else trainable)
 
 
-def clone_model(interp, model, input_tensors=None, clone_function=None, call_function=None, recursive=False):
-    """keras.models.clone_model of a Sequential model: the same layers (names kept), with new weights."""
-    if not isinstance(model, Sequential) or input_tensors is not None or clone_function is not None \
-            or call_function is not None:
-        raise TdfValueError("tapecli clones a Sequential model only, with clone_model's defaults")
-    return sequential_from_config(interp, model.get_config())
+def clone_model(interp, model, input_tensors=None, clone_function=None, call_function=None, recursive=False,
+                cache=None):
+    """keras.models.clone_model (keras/src/models/cloning.py): a Sequential or functional model made again of its
+    layers, each cloned once: by ``clone_function`` where given, else from its config (new weights); a functional
+    graph called again (through ``call_function`` where given) on new Inputs or ``input_tensors``; with
+    ``recursive``, the models among its layers cloned alike."""
+    cache = {} if cache is None else cache
+
+    def clone(layer):
+        if id(layer) not in cache:
+            if recursive and isinstance(layer, (Sequential, Functional)):
+                cache[id(layer)] = clone_model(interp, layer, None, clone_function,
+                                               call_function if isinstance(layer, Functional) else None, True, cache)
+            elif clone_function is not None:
+                cache[id(layer)] = interp.call_value(clone_function, [layer.as_program()])
+            else:       # (Keras's: layer.__class__.from_config(layer.get_config()))
+                cache[id(layer)] = deserialize_layer(interp, serialize_layer(layer))
+        return cache[id(layer)]
+    if isinstance(model, Sequential):
+        if call_function is not None:
+            raise TdfValueError("`call_function` argument is not supported with Sequential models.  In a Sequential "
+                                "model, layers aren't called at model-construction time (they're merely listed). Use "
+                                "`call_function` with Functional models only.")
+        made = Sequential(interp, [*_sequential_input(model, input_tensors), *map(clone, model.layers)],
+                          name=model.given or model.auto, trainable=model.trainable)
+        model_json.compile_like(interp, made, model)
+        return made
+    if not isinstance(model, Functional):
+        raise TdfValueError("tapecli clones a Sequential or functional model (Keras clones a subclassed one from "
+                            "its config)")
+    if input_tensors is not None:
+        given = list(input_tensors) if isinstance(input_tensors, (list, tuple)) else [input_tensors]
+        if not all(isinstance(t, KerasTensor) for t in given):
+            raise TdfValueError("All entries in `input_tensors` must be KerasTensors. Received invalid values: "
+                                f"inputs_tensors={[type_word(t) for t in given]}")
+        if len(given) != len(model.inputs):
+            raise TdfValueError(f"`input_tensors` must have the same structure as model.input: {len(model.inputs)} "
+                                f"Keras tensors, got {len(given)}")
+        input_tensors = given
+    originals = {keras_name(layer): layer for layer in model.layers}
+
+    def call(layer, args, kwargs):
+        if call_function is None:
+            return layer.call(interp, args, kwargs, None)
+        return interp.call_value(call_function, [layer.as_program() if isinstance(layer, Layer) else layer, *args],
+                                 kwargs)
+    made = _functional_graph(interp, model.get_config(), lambda entry: clone(originals[entry["name"]]), call,
+                             input_tensors, trainable=True)
+    model_json.compile_like(interp, made, model)
+    return made
+
+
+def _sequential_input(model, input_tensors) -> list:
+    """The Input a Sequential model's clone starts with: ``input_tensors``' one Keras tensor, else one of the
+    model's input shape where it has one."""
+    if input_tensors is not None:
+        given = list(input_tensors) if isinstance(input_tensors, (list, tuple)) else [input_tensors]
+        if len(given) != 1:
+            raise TdfValueError("Argument `input_tensors` must contain a single tensor.")
+        if not isinstance(given[0], KerasTensor):
+            raise TdfValueError(f"Argument `input_tensors` must be a KerasTensor. Received invalid value: "
+                                f"input_tensors={type_word(given[0])}")
+        return given
+    if model.input_spec is None:
+        return []
+    return [make_input(batch_shape=model.input_spec, name=model.input_name)]
 
 
 def keras_order(inputs, outputs) -> list:

@@ -505,7 +505,7 @@ class _Recurrent(Layer):
             for i, out in enumerate(outs):
                 out.index, out.siblings = i, outs
         self.symbolic = (x, outs if len(outs) > 1 else outs[0])
-        return self.symbolic[1]
+        return outs if len(outs) > 1 else outs[0]
 
     def forward(self, interp, x, training, mask=None, initial_state=None):
         steps = x.shape[1]

@@ -14,6 +14,7 @@ from tapecli.library.keras import activations, initializers, penalties
 from tapecli.library.keras.common import axis_value, flag, float_dtype, integer, num, opt_num, tensor
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.losses import l2_normalize
+from tapecli.library.keras.ops_nn import rms_normalization
 from tapecli.runtime.values import Tensor
 
 
@@ -279,6 +280,37 @@ class UnitNormalization(_AlongAxis):
         return l2_normalize(x, self.axis, 1e-12)
 
 
+class RMSNormalization(_AlongAxis):
+    """Keras 3's RMSNormalization: x * rsqrt(mean(x**2 over axis) + epsilon) * scale, its ``scale`` weight shaped
+    as the axes (Keras's ops.rms_normalization multiplies it unreshaped)."""
+    prefix = "rms_normalization"
+
+    def __init__(self, interp, axis=-1, epsilon=1e-6, **kw):
+        super().__init__(interp, axis, **kw)
+        self.epsilon = num(epsilon, "epsilon")
+
+    def weight_names(self):
+        return ("scale",)
+
+    def check_input(self, x):
+        bad = next((a for a in self.axes() if not -x.ndim <= a < x.ndim), None)
+        if bad is not None:
+            raise ShapeError(f"Axis {bad} is out of bounds for input shape {tuple(x.shape)}. Received: "
+                             f"axis={list(self.axis) if isinstance(self.axis, tuple) else self.axis}")
+
+    def axes(self) -> tuple:
+        return self.axis if isinstance(self.axis, tuple) else (self.axis,)
+
+    def build(self, shape, dtype):
+        self.add_weight("scale", tuple(shape[a] for a in sorted(self.axes())), "ones", dtype)
+
+    def config_values(self):
+        return {"axis": sorted(self.axes())} if self.built else {}     # (Keras's build makes it a sorted list)
+
+    def forward(self, interp, x, training):
+        return rms_normalization(x, self.weights_["scale"], sorted(self.axes()), self.epsilon)
+
+
 class GroupNormalization(Layer):
     """Keras 3's GroupNormalization: the channels of ``axis`` split into ``groups`` (-1: one each, instance
     normalization), each group normalized over it and every axis but the batch's, as Keras's call: tf.nn.moments
@@ -487,7 +519,7 @@ def _plain(value) -> bool:
                isinstance(v, list) and _plain(v) for v in value)
 
 
-LAYERS = [Normalization, GroupNormalization, PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax,
+LAYERS = [Normalization, GroupNormalization, RMSNormalization, PReLU, Rescaling, UnitNormalization, ReLU, LeakyReLU, ELU, Softmax,
           Reshape, Permute, RepeatVector,
           GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalMaxPooling1D,
           GlobalMaxPooling2D, GlobalMaxPooling3D]
