@@ -15,7 +15,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradi
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.context import current
-from tapecli.runtime.limits import tick
+from tapecli.runtime.limits import admit_bytes, tick
 from tapecli.runtime.specs import RaggedTensorSpec, Shape, static_shape
 from tapecli.runtime.tape import Tape, check_unconnected, recording, type_word
 from tapecli.interpreter.classes import off_the_tape
@@ -388,7 +388,9 @@ class TensorArray(ProgramObject):
         if size is None:
             raise TdfValueError("Size must be declared for TensorArrays when eager execution is enabled.")
         self.dtype = to_dtype(dtype)
-        self.items: list = [None] * to_int(size, "size")
+        count = to_int(size, "size")
+        admit_bytes(count, count * 8, "a TensorArray")      # (a list of that many slots, before it is made)
+        self.items: list = [None] * count
         self.dynamic = truth(dynamic_size) if dynamic_size is not None else False
         in_graph = current().functions > 0
         self.clear = not in_graph and (truth(clear_after_read) if clear_after_read is not None else True)
