@@ -107,8 +107,10 @@ def trace(x):
 
 
 @builtin("diag", "matrix_diag")
-def diag(diagonal):
-    return ops.diag(diagonal)
+def diag(diagonal, name=None, k=0):
+    """tf.linalg.diag of one diagonal ``k`` (TensorFlow's num_rows, num_cols and padding_value left to their
+    defaults; a pair of diagonals is refused)."""
+    return ops.diag(diagonal, to_int(k, "k"))
 
 
 @builtin("diag_part", "matrix_diag_part")

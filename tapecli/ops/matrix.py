@@ -19,7 +19,7 @@ from tapecli.ops.reductions import reduce_max, reduce_sum
 from tapecli.ops.shape import broadcast_to, getitem, reshape, transpose
 from tapecli.runtime.limits import admit_result
 from tapecli.runtime.values import dtype_name, Tensor, Variable
-from tapecli.ops.gather import band_part
+from tapecli.ops.gather import band_part, gather
 from tapecli.runtime import spelling
 
 
@@ -525,15 +525,20 @@ def trace(x) -> Tensor:
     return reduce_sum(diag_part(x), axis=-1)
 
 
-def diag(v) -> Tensor:
-    """A batch of diagonal matrices from the last axis of v (tf.linalg.diag)."""
+def diag(v, k: int = 0) -> Tensor:
+    """A batch of square matrices with the last axis of v on their ``k``-th diagonal and zeros (+0, as
+    TensorFlow's MatrixDiag writes them) elsewhere (tf.linalg.diag)."""
     t = to_tensor(v)
     if t.weak:
         t = materialize(t)
     if t.ndim < 1:
         raise ShapeError("diag needs at least a vector, got a scalar")
     n = t.shape[-1]
-    return mul(reshape(t, t.shape + (1,)), Tensor(np.eye(n, dtype=t.dtype)))
+    size = n + abs(k)
+    rows, cols = np.arange(n) + max(-k, 0), np.arange(n) + max(k, 0)
+    at, on = np.zeros((size, size), np.int64), np.zeros((size, size), bool)
+    at[rows, cols], on[rows, cols] = np.arange(n), True
+    return where(Tensor(on), gather(t, Tensor(at), axis=-1), Tensor(np.zeros((), t.dtype)))
 
 
 def norm_ord(x, ord, axis, keepdims):  # noqa: A002
