@@ -29,14 +29,15 @@ class _Cell(Layer):
     replayable = True
     gates = 1
 
-    def _setup(self, units, activation, recurrent_activation, use_bias, inits, generator_first=False):
+    def _setup(self, units, activation, recurrent_activation, use_bias, inits, generator_first=False, what="units"):
         """Keras's cell constructor, its draws of Python's random in its order: a SeedGenerator (for dropout,
-        made whatever the rate: before the initializers in SimpleRNNCell, after them in LSTMCell and GRUCell)."""
+        made whatever the rate: before the initializers in SimpleRNNCell and ConvLSTMCell, after them in LSTMCell and
+        GRUCell). ``what``: the argument giving the units (a ConvLSTMCell's filters)."""
         if generator_first:
             self.generator = initializers.SeedGenerator()
-        self.units = integer(units, "units")
+        self.units = integer(units, what)
         if self.units <= 0:
-            raise TdfValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
+            raise TdfValueError(f"Received an invalid value for argument `{what}`, expected a positive integer, "
                                 f"got {self.units}.")
         self.activation = activation_fn(activation, self.interp)
         self.recurrent_activation = activation_fn(recurrent_activation, self.interp)
@@ -55,10 +56,15 @@ class _Cell(Layer):
     def bias_shape(self):
         return (self.gates * self.units,)
 
-    def build(self, shape, dtype):
+    def kernel_shapes(self, shape) -> tuple:
+        """The shapes of its kernel and recurrent kernel for a step's input shape."""
         g = self.gates * self.units
-        self.add_weight("kernel", (shape[-1], g), self.inits[0], dtype)
-        self.add_weight("recurrent_kernel", (self.units, g), self.inits[1], dtype)
+        return (shape[-1], g), (self.units, g)
+
+    def build(self, shape, dtype):
+        kernel, recurrent = self.kernel_shapes(shape)
+        self.add_weight("kernel", kernel, self.inits[0], dtype)
+        self.add_weight("recurrent_kernel", recurrent, self.inits[1], dtype)
         if self.use_bias:
             self.add_weight("bias", self.bias_shape(), self.inits[2], dtype)
 
@@ -143,10 +149,13 @@ class LSTMCell(_Cell):
         z = add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))     # (keras.ops.add's)
         if self.use_bias:
             z = add(z, w["bias"])
-        z0, z1, z2, z3 = (ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4))
+        return self.update([ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4)], c)
+
+    def update(self, z, c):
+        """The new states (h, c) of the gates' inputs z (input, forget, cell, output) and the carry c."""
         ra = self.recurrent_activation
-        i, f, o = _act(ra, z0), _act(ra, z1), _act(ra, z3)
-        c = ops.add(ops.mul(f, c), ops.mul(i, _act(self.activation, z2)))
+        i, f, o = _act(ra, z[0]), _act(ra, z[1]), _act(ra, z[3])
+        c = ops.add(ops.mul(f, c), ops.mul(i, _act(self.activation, z[2])))
         h = ops.mul(o, _act(self.activation, c))
         return h, [h, c]
 
@@ -373,6 +382,7 @@ class _Recurrent(Layer):
     takes_mask = True
     supports_masking = True
     runs_program = False            # its cell is a program's (ProgramCell), or holds one
+    ndim = 3                        # its input's: [batch, timesteps, *a step's shape]
 
     def __init__(self, interp, return_sequences=False, return_state=False, go_backwards=False, unroll=False,
                  zero_output_for_mask=False, stateful=False, **kw):
@@ -420,9 +430,9 @@ class _Recurrent(Layer):
         self.check_shape(x.shape, name)
 
     def check_shape(self, shape, name=None):
-        if len(shape) != 3:         # (Keras's InputSpec(ndim=3))
+        if len(shape) != self.ndim:         # (Keras's InputSpec(ndim=...))
             raise TdfValueError(f"Input 0 with name 'None' of layer '{name or self.given or self.auto}' is "
-                                f"incompatible with the layer: expected ndim=3, found ndim={len(shape)}. Full shape "
+                                f"incompatible with the layer: expected ndim={self.ndim}, found ndim={len(shape)}. Full shape "
                                 f"received: {tuple(shape)}")
 
     def build(self, shape, dtype):
