@@ -372,6 +372,12 @@ def _masked(keep, new, old):
     return ops.where(Tensor(np.broadcast_to(keep, new.shape)), new, old)
 
 
+def _step_mask(mask, ndim):
+    """A mask [batch, timesteps, ...] as Keras's TensorFlow backend expands each step's to its output's rank (a
+    Masking layer's mask of a ConvLSTM's [batch, timesteps, *spatial, channels] masks each pixel)."""
+    return mask.reshape(mask.shape + (1,) * (ndim - mask.ndim))
+
+
 def _flat(states) -> list:
     return [t for s in states for t in (_flat(s) if isinstance(s, list) else [s])]
 
@@ -530,7 +536,7 @@ class _Recurrent(Layer):
                 self.cell.zero_state(x.shape[0], x.dtype)
         else:
             states = self.initial(initial_state, x.dtype)
-        keep = None if mask is None else np.asarray(tensor(mask).value).astype(bool).reshape(x.shape[0], steps, 1)
+        keep = None if mask is None else _step_mask(np.asarray(tensor(mask).value).astype(bool), x.ndim)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         if self.runs_program and not self.unroll:   # (Keras's TensorFlow while loop calls the cell once first, on
             self.cell.step(ops.getitem(x, (_ALL, order[0])), states)     # the first step, for its output's shape)
