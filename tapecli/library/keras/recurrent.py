@@ -61,12 +61,15 @@ class _Cell(Layer):
         g = self.gates * self.units
         return (shape[-1], g), (self.units, g)
 
+    def bias_initializer(self):
+        return self.inits[2]
+
     def build(self, shape, dtype):
         kernel, recurrent = self.kernel_shapes(shape)
         self.add_weight("kernel", kernel, self.inits[0], dtype)
         self.add_weight("recurrent_kernel", recurrent, self.inits[1], dtype)
         if self.use_bias:
-            self.add_weight("bias", self.bias_shape(), self.inits[2], dtype)
+            self.add_weight("bias", self.bias_shape(), self.bias_initializer(), dtype)
 
     def zero_state(self, batch, dtype) -> list:
         return [Tensor(np.zeros((batch, size), dtype=dtype)) for size in self.state_size]
@@ -130,13 +133,8 @@ class LSTMCell(_Cell):
     def state_size(self):
         return [self.units, self.units]
 
-    def build(self, shape, dtype):
-        super().build(shape, dtype)
-        if self.use_bias and self.unit_forget_bias:
-            b = self.weights_["bias"]
-            value = b.read().value.copy()
-            value[self.units:2 * self.units] = 1
-            b.assign(value)
+    def bias_initializer(self):
+        return _UnitForgetBias(self.inits[2]) if self.unit_forget_bias else self.inits[2]
 
     def given_states(self, states):
         if not isinstance(states, (list, tuple)) or len(states) != 2:
@@ -158,6 +156,21 @@ class LSTMCell(_Cell):
         c = ops.add(ops.mul(f, c), ops.mul(i, _act(self.activation, z[2])))
         h = ops.mul(o, _act(self.activation, c))
         return h, [h, c]
+
+
+class _UnitForgetBias(initializers.Initializer):
+    """An LSTM's bias with unit_forget_bias, as Keras makes it: the bias initializer's values for the input gate,
+    ones for the forget gate, then its values (drawn again, from the same seed) for the cell and output gates."""
+    seeded = False          # (no seed of its own: the initializer it wraps has its)
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def make(self, shape, rng, dtype):
+        units = shape[0] // 4
+        return np.concatenate([self.inner.make((units,), rng, dtype), np.ones(units, dtype),
+                               self.inner.make((2 * units,), rng, dtype)])
 
 
 class GRUCell(_Cell):
