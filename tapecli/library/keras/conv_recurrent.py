@@ -32,7 +32,7 @@ class ConvLSTMCell(LSTMCell):
                                 hint="leave dropout and recurrent_dropout at 0 (a Dropout layer may follow it)")
         self.rank = rank
         self._setup(filters, activation, recurrent_activation, use_bias,
-                    (kernel_initializer, recurrent_initializer, bias_initializer), generator_first=True,
+                    (kernel_initializer, recurrent_initializer, bias_initializer), seed, generator_first=True,
                     what="filters")
         self.kernel_size = per_axis(kernel_size, rank, "kernel_size")
         self.strides = per_axis(strides, rank, "strides")

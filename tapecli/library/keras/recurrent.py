@@ -29,12 +29,14 @@ class _Cell(Layer):
     replayable = True
     gates = 1
 
-    def _setup(self, units, activation, recurrent_activation, use_bias, inits, generator_first=False, what="units"):
+    def _setup(self, units, activation, recurrent_activation, use_bias, inits, seed, generator_first=False,
+               what="units"):
         """Keras's cell constructor, its draws of Python's random in its order: a SeedGenerator (for dropout,
-        made whatever the rate: before the initializers in SimpleRNNCell and ConvLSTMCell, after them in LSTMCell and
-        GRUCell). ``what``: the argument giving the units (a ConvLSTMCell's filters)."""
+        made whatever the rate, its seed drawn unless ``seed`` is given: before the initializers in SimpleRNNCell and
+        ConvLSTMCell, after them in LSTMCell and GRUCell). ``what``: the argument giving the units (a ConvLSTMCell's
+        filters)."""
         if generator_first:
-            self.generator = initializers.SeedGenerator()
+            self.generator = initializers.SeedGenerator(seed)
         self.units = integer(units, what)
         if self.units <= 0:
             raise TdfValueError(f"Received an invalid value for argument `{what}`, expected a positive integer, "
@@ -44,7 +46,7 @@ class _Cell(Layer):
         self.use_bias = flag(use_bias)
         self.inits = [initializers.get(i) for i in inits]
         if not generator_first:
-            self.generator = initializers.SeedGenerator()
+            self.generator = initializers.SeedGenerator(seed)
 
     def weight_names(self):
         return ("kernel", "recurrent_kernel", "bias")
@@ -97,10 +99,10 @@ class SimpleRNNCell(_Cell):
     prefix = "simple_rnn_cell"
 
     def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
-                 recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", seed=None, **kw):
         super().__init__(interp, **kw)
         self._setup(units, activation, None, use_bias, (kernel_initializer, recurrent_initializer, bias_initializer),
-                    generator_first=True)
+                    seed, generator_first=True)
 
     def step(self, x_t, states):
         w = self.weights_
@@ -123,10 +125,10 @@ class LSTMCell(_Cell):
 
     def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 unit_forget_bias=True, **kw):
+                 unit_forget_bias=True, seed=None, **kw):
         super().__init__(interp, **kw)
         self._setup(units, activation, recurrent_activation, use_bias,
-                    (kernel_initializer, recurrent_initializer, bias_initializer))
+                    (kernel_initializer, recurrent_initializer, bias_initializer), seed)
         self.unit_forget_bias = flag(unit_forget_bias)
 
     @property
@@ -179,10 +181,10 @@ class GRUCell(_Cell):
 
     def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 reset_after=True, **kw):
+                 reset_after=True, seed=None, **kw):
         super().__init__(interp, **kw)
         self._setup(units, activation, recurrent_activation, use_bias,
-                    (kernel_initializer, recurrent_initializer, bias_initializer))
+                    (kernel_initializer, recurrent_initializer, bias_initializer), seed)
         self.reset_after = flag(reset_after)
 
     def bias_shape(self):
@@ -612,7 +614,7 @@ class SimpleRNN(_Recurrent):
     def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
         self.cell = SimpleRNNCell(interp, units, activation, use_bias, kernel_initializer, recurrent_initializer,
-                                  bias_initializer, name="simple_rnn_cell")
+                                  bias_initializer, kw.get("seed"), name="simple_rnn_cell")
         super().__init__(interp, **kw)
 
 
@@ -623,7 +625,7 @@ class LSTM(_Recurrent):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  unit_forget_bias=True, **kw):
         self.cell = LSTMCell(interp, units, activation, recurrent_activation, use_bias, kernel_initializer,
-                             recurrent_initializer, bias_initializer, unit_forget_bias, name="lstm_cell")
+                             recurrent_initializer, bias_initializer, unit_forget_bias, kw.get("seed"), name="lstm_cell")
         super().__init__(interp, **kw)
 
 
@@ -634,7 +636,7 @@ class GRU(_Recurrent):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  reset_after=True, **kw):
         self.cell = GRUCell(interp, units, activation, recurrent_activation, use_bias, kernel_initializer,
-                            recurrent_initializer, bias_initializer, reset_after, name="gru_cell")
+                            recurrent_initializer, bias_initializer, reset_after, kw.get("seed"), name="gru_cell")
         super().__init__(interp, **kw)
 
 
