@@ -70,13 +70,16 @@ class ConvLSTMCell(LSTMCell):
         valid = [window_geometry(n, k, s, self.padding, d)[1] for n, k, s, d in
                  zip(x_t.shape[1:-1], self.kernel_size, self.strides, self.dilation_rate)]
         ones = (1,) * self.rank
+
+        def gates(kernel):          # (Keras splits its kernels and bias in four, one convolution per gate)
+            return [ops.getitem(kernel, (*[_ALL] * (self.rank + 1), slice(k * f, (k + 1) * f))) for k in range(4)]
+        # (the four convolutions of an input share its windows, gathered once: the same products)
+        xs = ops.convolutions(x_t, gates(w["kernel"]), self.strides, self.dilation_rate, valid)
+        hs = ops.convolutions(h, gates(w["recurrent_kernel"]), ones, ones, same)
         z = []
-        for k in range(4):          # (Keras splits its kernels and bias in four, one convolution per gate)
-            gate = (*[_ALL] * (self.rank + 1), slice(k * f, (k + 1) * f))
-            x_k = ops.convolution(x_t, ops.getitem(w["kernel"], gate), self.strides, self.dilation_rate, valid)
+        for k, (x_k, h_k) in enumerate(zip(xs, hs)):
             if self.use_bias:       # (its `+=` of the bias reshaped: tf.add, not a bias_add)
                 x_k = ops.add(x_k, ops.reshape(ops.getitem(w["bias"], slice(k * f, (k + 1) * f)), (1, *ones, f)))
-            h_k = ops.convolution(h, ops.getitem(w["recurrent_kernel"], gate), ones, ones, same)
             z.append(ops.add(x_k, h_k))
         return self.update(z, c)
 
