@@ -5,11 +5,12 @@ from __future__ import annotations
 import inspect
 
 from tapecli.errors import TdfTypeError
-from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion, convolutional,
-                                   einsum_dense, hashing, initializers, iou_metrics, layers, losses, merging, metrics,
-                                   mixed_precision, model_json, models, normalization, optimizer_base, optimizers,
-                                   penalties, pooling, preprocessing, recurrent, regularization, rnn_wrappers, saving,
-                                   schedules, shaping, spatial, utilities, vocabulary)
+from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion,
+                                   conv_recurrent, convolutional, einsum_dense, hashing, initializers, iou_metrics,
+                                   layers, losses, merging, metrics, mixed_precision, model_json, models,
+                                   normalization, optimizer_base, optimizers, penalties, pooling, preprocessing,
+                                   recurrent, regularization, rnn_wrappers, saving, schedules, shaping, spatial,
+                                   utilities, vocabulary)
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
 from tapecli.library.python import class_named
@@ -101,7 +102,7 @@ for _cls in preprocessing.LAYERS + augmentation.LAYERS + regularization.LAYERS +
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 BUILTINS["Discretization"].class_methods = {
     "from_config": preprocessing.discretization_from_config(BUILTINS["Discretization"].class_methods["from_config"])}
-for _cls in convolutional.LAYERS + pooling.LAYERS:
+for _cls in convolutional.LAYERS + conv_recurrent.LAYERS + pooling.LAYERS:
     _register(_cls.__name__, _cls, _LAYER_OPTIONS)
 for _name, _cls in {**shaping.ALIASES, **convolutional.ALIASES, **pooling.ALIASES, **attention.ALIASES}.items():
     _register(_name, _cls, _LAYER_OPTIONS)

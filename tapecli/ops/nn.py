@@ -512,27 +512,39 @@ def _kernel_taps(kernel):
     return reshape(kernel, (math.prod(kernel.shape[:-2]), *kernel.shape[-2:]))
 
 
-def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
-    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis), its windows times
-    kernel [*k, C / groups, F]: [N, *out, F]. The output channels of group g are the g-th F / groups."""
+def _padded_windows(x, k, strides, dilations, pads) -> Tensor:
+    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis): its windows of size k."""
     if any(p != (0, 0) for p in pads):
         x = pad(x, [[0, 0], *[list(p) for p in pads], [0, 0]])
-    k = kernel.shape[:-2]
     p = _patches(x, k, strides, dilations)
     if any(o <= 0 for o in p.shape[1:-2]):
         raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
+    return p
+
+
+def convolutions(x, kernels, strides, dilations, pads) -> list[Tensor]:
+    """x's windows gathered once, times each of ``kernels`` [*k, C, F_i] (one window size): [N, *out, F_i] each,
+    as ``convolution`` gives them (a ConvLSTM's four gates convolve one input). Every window a row: one product
+    per kernel (and the kernel's gradient one product)."""
+    p = _padded_windows(x, kernels[0].shape[:-2], strides, dilations, pads)
+    out = p.shape[1:-2]
+    rows = reshape(p, (x.shape[0] * math.prod(out), p.shape[-2] * x.shape[-1]))
+    return [reshape(matmul(rows, reshape(_kernel_taps(kernel), (rows.shape[1], kernel.shape[-1]))),
+                    (x.shape[0], *out, kernel.shape[-1])) for kernel in kernels]
+
+
+def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
+    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis), its windows times
+    kernel [*k, C / groups, F]: [N, *out, F]. The output channels of group g are the g-th F / groups."""
+    if groups == 1:
+        return convolutions(x, [kernel], strides, dilations, pads)[0]
+    # each group's windows times its own filters: [rows, taps, G, C/G, 1] * [taps, G, C/G, F/G]
+    p = _padded_windows(x, kernel.shape[:-2], strides, dilations, pads)
     out, taps = p.shape[1:-2], _kernel_taps(kernel)
-    rows = x.shape[0] * math.prod(out)
-    f = kernel.shape[-1]
-    if groups == 1:     # every window a row: one product (and the kernel's gradient one product)
-        y = matmul(reshape(p, (rows, taps.shape[0] * x.shape[-1])),
-                       reshape(taps, (taps.shape[0] * x.shape[-1], f)))
-    else:               # each group's windows times its own filters: [rows, taps, G, C/G, 1] * [taps, G, C/G, F/G]
-        cg = x.shape[-1] // groups
-        p = reshape(p, (rows, taps.shape[0], groups, cg, 1))
-        taps = transpose(reshape(taps, (taps.shape[0], cg, groups, f // groups)), (0, 2, 1, 3))
-        y = reduce_sum(mul(p, taps), axis=(1, 3))
-    return reshape(y, (x.shape[0], *out, f))
+    rows, f, cg = x.shape[0] * math.prod(out), kernel.shape[-1], x.shape[-1] // groups
+    p = reshape(p, (rows, taps.shape[0], groups, cg, 1))
+    taps = transpose(reshape(taps, (taps.shape[0], cg, groups, f // groups)), (0, 2, 1, 3))
+    return reshape(reduce_sum(mul(p, taps), axis=(1, 3)), (x.shape[0], *out, f))
 
 
 def conv_transpose(x, kernel, out, strides, dilations, befores) -> Tensor:

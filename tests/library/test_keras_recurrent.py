@@ -1,4 +1,4 @@
-"""SimpleRNN, LSTM, GRU, Conv2D and MaxPooling2D against NumPy references of Keras 3's cell formulas
+"""SimpleRNN, LSTM, GRU, ConvLSTM2D, Conv2D and MaxPooling2D against NumPy references of Keras 3's cell formulas
 and TensorFlow's convolution/pooling windows, with weights set by set_weights."""
 import textwrap
 
@@ -103,6 +103,32 @@ def test_conv2d(stride, padding):
     k, b = weights((3, 2, 3, 4), (4,))
     got = run(f'Conv2D(4, [3, 2], strides={stride}, padding="{padding}")', [k, b], x=x)
     np.testing.assert_allclose(got, conv_ref(x, k, stride, padding) + b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("stride, padding, backwards", [(1, "same", False), (2, "valid", True)])
+def test_conv_lstm2d(stride, padding, backwards):
+    # each gate a convolution of x (the layer's strides and padding) plus its bias, and of h (stride 1, "same")
+    x = rng.normal(size=(2, 3, 5, 4, 2)).astype(np.float32)
+    k, r, b = weights((3, 2, 2, 12), (3, 2, 3, 12), (12,))
+    got = run(f'ConvLSTM2D(3, [3, 2], strides={stride}, padding="{padding}", go_backwards={backwards}, '
+              f'return_sequences=True)', [k, r, b], x=x)
+    h = c = np.zeros(conv_ref(x[:, 0], k, stride, padding).shape[:-1] + (3,))
+    hs = []
+    for t in (2, 1, 0) if backwards else (0, 1, 2):
+        z = conv_ref(x[:, t], k, stride, padding) + b + conv_ref(h, r, 1, "same")
+        i, f, g, o = np.split(z, 4, axis=-1)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(c)
+        hs.append(h)
+    np.testing.assert_allclose(got, np.stack(hs, 1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arguments, message", [('data_format="channels_first"', "channels_last"),
+                                                ("recurrent_dropout=0.1", "no dropout"),
+                                                ("strides=2, dilation_rate=2", "not compatible")])
+def test_conv_lstm_refuses_what_it_does_not_compute(arguments, message):
+    with pytest.raises(TdfValueError, match=message):
+        run_program(f"y = ConvLSTM2D(2, 3, {arguments})(ones([1, 2, 5, 5, 1]))")
 
 
 def test_max_pooling_and_conv_gradient():

@@ -35,6 +35,11 @@ _RNN = ("return_sequences return_state go_backwards stateful unroll zero_output_
         "use_bias kernel_initializer recurrent_initializer bias_initializer {forget}kernel_regularizer "
         "recurrent_regularizer bias_regularizer activity_regularizer kernel_constraint recurrent_constraint "
         "bias_constraint dropout recurrent_dropout {last}")
+_CONV_LSTM = ("return_sequences return_state go_backwards stateful unroll zero_output_for_mask filters kernel_size strides "
+              "padding data_format dilation_rate activation recurrent_activation use_bias kernel_initializer "
+              "recurrent_initializer bias_initializer unit_forget_bias kernel_regularizer recurrent_regularizer "
+              "bias_regularizer activity_regularizer kernel_constraint recurrent_constraint bias_constraint dropout "
+              "recurrent_dropout seed")
 _CELL = ("units activation {gate}use_bias {forget}kernel_initializer recurrent_initializer bias_initializer "
          "kernel_regularizer recurrent_regularizer bias_regularizer kernel_constraint recurrent_constraint "
          "bias_constraint dropout recurrent_dropout {last}")
@@ -55,6 +60,7 @@ LAYER_KEYS = {
     "LSTM": _RNN.format(gate="recurrent_activation ", forget="unit_forget_bias ", last="seed"),
     "GRU": _RNN.format(gate="recurrent_activation ", forget="", last="reset_after seed"),
     **dict.fromkeys(("Conv1D", "Conv2D", "Conv3D"), _CONV),
+    **dict.fromkeys(("ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"), _CONV_LSTM),
     **dict.fromkeys(("Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose"), _CONV_TRANSPOSE),
     **dict.fromkeys(("DepthwiseConv1D", "DepthwiseConv2D"), _DEPTHWISE),
     **dict.fromkeys(("SeparableConv1D", "SeparableConv2D"), _SEPARABLE),

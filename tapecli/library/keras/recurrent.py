@@ -29,21 +29,24 @@ class _Cell(Layer):
     replayable = True
     gates = 1
 
-    def _setup(self, units, activation, recurrent_activation, use_bias, inits, generator_first=False):
+    def _setup(self, units, activation, recurrent_activation, use_bias, inits, seed, generator_first=False,
+               what="units"):
         """Keras's cell constructor, its draws of Python's random in its order: a SeedGenerator (for dropout,
-        made whatever the rate: before the initializers in SimpleRNNCell, after them in LSTMCell and GRUCell)."""
+        made whatever the rate, its seed drawn unless ``seed`` is given: before the initializers in SimpleRNNCell and
+        ConvLSTMCell, after them in LSTMCell and GRUCell). ``what``: the argument giving the units (a ConvLSTMCell's
+        filters)."""
         if generator_first:
-            self.generator = initializers.SeedGenerator()
-        self.units = integer(units, "units")
+            self.generator = initializers.SeedGenerator(seed)
+        self.units = integer(units, what)
         if self.units <= 0:
-            raise TdfValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
+            raise TdfValueError(f"Received an invalid value for argument `{what}`, expected a positive integer, "
                                 f"got {self.units}.")
         self.activation = activation_fn(activation, self.interp)
         self.recurrent_activation = activation_fn(recurrent_activation, self.interp)
         self.use_bias = flag(use_bias)
         self.inits = [initializers.get(i) for i in inits]
         if not generator_first:
-            self.generator = initializers.SeedGenerator()
+            self.generator = initializers.SeedGenerator(seed)
 
     def weight_names(self):
         return ("kernel", "recurrent_kernel", "bias")
@@ -55,12 +58,20 @@ class _Cell(Layer):
     def bias_shape(self):
         return (self.gates * self.units,)
 
-    def build(self, shape, dtype):
+    def kernel_shapes(self, shape) -> tuple:
+        """The shapes of its kernel and recurrent kernel for a step's input shape."""
         g = self.gates * self.units
-        self.add_weight("kernel", (shape[-1], g), self.inits[0], dtype)
-        self.add_weight("recurrent_kernel", (self.units, g), self.inits[1], dtype)
+        return (shape[-1], g), (self.units, g)
+
+    def bias_initializer(self):
+        return self.inits[2]
+
+    def build(self, shape, dtype):
+        kernel, recurrent = self.kernel_shapes(shape)
+        self.add_weight("kernel", kernel, self.inits[0], dtype)
+        self.add_weight("recurrent_kernel", recurrent, self.inits[1], dtype)
         if self.use_bias:
-            self.add_weight("bias", self.bias_shape(), self.inits[2], dtype)
+            self.add_weight("bias", self.bias_shape(), self.bias_initializer(), dtype)
 
     def zero_state(self, batch, dtype) -> list:
         return [Tensor(np.zeros((batch, size), dtype=dtype)) for size in self.state_size]
@@ -88,10 +99,10 @@ class SimpleRNNCell(_Cell):
     prefix = "simple_rnn_cell"
 
     def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
-                 recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", seed=None, **kw):
         super().__init__(interp, **kw)
         self._setup(units, activation, None, use_bias, (kernel_initializer, recurrent_initializer, bias_initializer),
-                    generator_first=True)
+                    seed, generator_first=True)
 
     def step(self, x_t, states):
         w = self.weights_
@@ -114,23 +125,18 @@ class LSTMCell(_Cell):
 
     def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 unit_forget_bias=True, **kw):
+                 unit_forget_bias=True, seed=None, **kw):
         super().__init__(interp, **kw)
         self._setup(units, activation, recurrent_activation, use_bias,
-                    (kernel_initializer, recurrent_initializer, bias_initializer))
+                    (kernel_initializer, recurrent_initializer, bias_initializer), seed)
         self.unit_forget_bias = flag(unit_forget_bias)
 
     @property
     def state_size(self):
         return [self.units, self.units]
 
-    def build(self, shape, dtype):
-        super().build(shape, dtype)
-        if self.use_bias and self.unit_forget_bias:
-            b = self.weights_["bias"]
-            value = b.read().value.copy()
-            value[self.units:2 * self.units] = 1
-            b.assign(value)
+    def bias_initializer(self):
+        return _UnitForgetBias(self.inits[2]) if self.unit_forget_bias else self.inits[2]
 
     def given_states(self, states):
         if not isinstance(states, (list, tuple)) or len(states) != 2:
@@ -143,12 +149,30 @@ class LSTMCell(_Cell):
         z = add(ops.matmul(x_t, w["kernel"]), ops.matmul(h, w["recurrent_kernel"]))     # (keras.ops.add's)
         if self.use_bias:
             z = add(z, w["bias"])
-        z0, z1, z2, z3 = (ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4))
+        return self.update([ops.getitem(z, (_ALL, slice(k * u, (k + 1) * u))) for k in range(4)], c)
+
+    def update(self, z, c):
+        """The new states (h, c) of the gates' inputs z (input, forget, cell, output) and the carry c."""
         ra = self.recurrent_activation
-        i, f, o = _act(ra, z0), _act(ra, z1), _act(ra, z3)
-        c = ops.add(ops.mul(f, c), ops.mul(i, _act(self.activation, z2)))
+        i, f, o = _act(ra, z[0]), _act(ra, z[1]), _act(ra, z[3])
+        c = ops.add(ops.mul(f, c), ops.mul(i, _act(self.activation, z[2])))
         h = ops.mul(o, _act(self.activation, c))
         return h, [h, c]
+
+
+class _UnitForgetBias(initializers.Initializer):
+    """An LSTM's bias with unit_forget_bias, as Keras makes it: the bias initializer's values for the input gate,
+    ones for the forget gate, then its values (drawn again, from the same seed) for the cell and output gates."""
+    seeded = False          # (no seed of its own: the initializer it wraps has its)
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def make(self, shape, rng, dtype):
+        units = shape[0] // 4
+        return np.concatenate([self.inner.make((units,), rng, dtype), np.ones(units, dtype),
+                               self.inner.make((2 * units,), rng, dtype)])
 
 
 class GRUCell(_Cell):
@@ -157,10 +181,10 @@ class GRUCell(_Cell):
 
     def __init__(self, interp, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 reset_after=True, **kw):
+                 reset_after=True, seed=None, **kw):
         super().__init__(interp, **kw)
         self._setup(units, activation, recurrent_activation, use_bias,
-                    (kernel_initializer, recurrent_initializer, bias_initializer))
+                    (kernel_initializer, recurrent_initializer, bias_initializer), seed)
         self.reset_after = flag(reset_after)
 
     def bias_shape(self):
@@ -363,6 +387,12 @@ def _masked(keep, new, old):
     return ops.where(Tensor(np.broadcast_to(keep, new.shape)), new, old)
 
 
+def _step_mask(mask, ndim):
+    """A mask [batch, timesteps, ...] as Keras's TensorFlow backend expands each step's to its output's rank (a
+    Masking layer's mask of a ConvLSTM's [batch, timesteps, *spatial, channels] masks each pixel)."""
+    return mask.reshape(mask.shape + (1,) * (ndim - mask.ndim))
+
+
 def _flat(states) -> list:
     return [t for s in states for t in (_flat(s) if isinstance(s, list) else [s])]
 
@@ -373,6 +403,7 @@ class _Recurrent(Layer):
     takes_mask = True
     supports_masking = True
     runs_program = False            # its cell is a program's (ProgramCell), or holds one
+    ndim = 3                        # its input's: [batch, timesteps, *a step's shape]
 
     def __init__(self, interp, return_sequences=False, return_state=False, go_backwards=False, unroll=False,
                  zero_output_for_mask=False, stateful=False, **kw):
@@ -420,9 +451,9 @@ class _Recurrent(Layer):
         self.check_shape(x.shape, name)
 
     def check_shape(self, shape, name=None):
-        if len(shape) != 3:         # (Keras's InputSpec(ndim=3))
+        if len(shape) != self.ndim:         # (Keras's InputSpec(ndim=...))
             raise TdfValueError(f"Input 0 with name 'None' of layer '{name or self.given or self.auto}' is "
-                                f"incompatible with the layer: expected ndim=3, found ndim={len(shape)}. Full shape "
+                                f"incompatible with the layer: expected ndim={self.ndim}, found ndim={len(shape)}. Full shape "
                                 f"received: {tuple(shape)}")
 
     def build(self, shape, dtype):
@@ -520,7 +551,7 @@ class _Recurrent(Layer):
                 self.cell.zero_state(x.shape[0], x.dtype)
         else:
             states = self.initial(initial_state, x.dtype)
-        keep = None if mask is None else np.asarray(tensor(mask).value).astype(bool).reshape(x.shape[0], steps, 1)
+        keep = None if mask is None else _step_mask(np.asarray(tensor(mask).value).astype(bool), x.ndim)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         if self.runs_program and not self.unroll:   # (Keras's TensorFlow while loop calls the cell once first, on
             self.cell.step(ops.getitem(x, (_ALL, order[0])), states)     # the first step, for its output's shape)
@@ -583,7 +614,7 @@ class SimpleRNN(_Recurrent):
     def __init__(self, interp, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", **kw):
         self.cell = SimpleRNNCell(interp, units, activation, use_bias, kernel_initializer, recurrent_initializer,
-                                  bias_initializer, name="simple_rnn_cell")
+                                  bias_initializer, kw.get("seed"), name="simple_rnn_cell")
         super().__init__(interp, **kw)
 
 
@@ -594,7 +625,7 @@ class LSTM(_Recurrent):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  unit_forget_bias=True, **kw):
         self.cell = LSTMCell(interp, units, activation, recurrent_activation, use_bias, kernel_initializer,
-                             recurrent_initializer, bias_initializer, unit_forget_bias, name="lstm_cell")
+                             recurrent_initializer, bias_initializer, unit_forget_bias, kw.get("seed"), name="lstm_cell")
         super().__init__(interp, **kw)
 
 
@@ -605,7 +636,7 @@ class GRU(_Recurrent):
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  reset_after=True, **kw):
         self.cell = GRUCell(interp, units, activation, recurrent_activation, use_bias, kernel_initializer,
-                            recurrent_initializer, bias_initializer, reset_after, name="gru_cell")
+                            recurrent_initializer, bias_initializer, reset_after, kw.get("seed"), name="gru_cell")
         super().__init__(interp, **kw)
 
 
