@@ -380,6 +380,8 @@ def linspace(start, stop, num, dtype=None, axis=0, name=None):
     k = to_int(axis, "axis")
     if not -len(shape) - 1 <= k <= len(shape):
         raise ShapeError(f"linspace: axis {k} is out of range for a result of rank {len(shape) + 1}")
+    if 0 in shape:          # (no value: without the n steps, which --max-elements does not weigh here)
+        return Tensor(np.moveaxis(np.zeros((n, *shape), dt), 0, k))
     return Tensor(_spaced(*np.broadcast_arrays(a, b), n, k))
 
 
