@@ -392,3 +392,19 @@ kept = layer.moving_mean.numpy()
                                             "corresponding 1:1 to BatchNormalization"):
         tapecli.run("import keras\nlayer = keras.layers.BatchNormalization()\nlayer.build((None, 2))\n"
                     "layer.stateless_call(layer.trainable_variables, [], [[1.0, 2.0]])\n")
+
+
+def test_every_keras_layer_class_has_its_keras_class_name():
+    """type(layer) names Keras's class in its module: every registered layer class is in the table of packages
+    (a new layer missing from it made type(layer) an error)."""
+    from tapecli.interpreter.registry import BUILTINS
+    from tapecli.library.keras import layers as keras_layers
+    import tapecli.library.keras_names  # noqa: F401  (registers the Keras names)
+    missing = []
+    for name, registered in BUILTINS.items():
+        made = getattr(registered, "makes", None)
+        if isinstance(made, type) and issubclass(made, keras_layers.Layer) \
+                and made.python_class is keras_layers.Layer.python_class \
+                and keras_layers.Layer.python_class(object.__new__(made)) is None:
+            missing.append(name)
+    assert not missing

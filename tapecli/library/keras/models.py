@@ -36,8 +36,16 @@ def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=N
 def program_input(interp, shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
     """A program's keras.Input: its InputLayer made (and named) now, as Keras's is."""
     out = make_input(shape, batch_size, name, batch_shape, dtype)
-    out.input_layer = InputLayer(interp, name=name)
+    out.input_layer = input_layer(interp, out, name)
     return out
+
+
+def input_layer(interp, tensor: KerasTensor, name) -> InputLayer:
+    """The InputLayer of a Keras input tensor: its ``output`` is that tensor and its ``input`` an empty list, as
+    Keras gives them."""
+    layer = InputLayer(interp, name=name)
+    layer.symbolic = ([], tensor)
+    return layer
 
 
 class Model(Layer):
@@ -612,7 +620,7 @@ class Functional(Model):
         self.order = order
         for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
             if getattr(k, "input_layer", None) is None:
-                k.input_layer = InputLayer(interp, name=getattr(k, "name", None))
+                k.input_layer = input_layer(interp, k, getattr(k, "name", None))
         self.layers = [la for la in keras_order(self.inputs, self.outputs) if not getattr(la, "is_operation", False)]
         self.built = True
         self.rename()

@@ -85,10 +85,8 @@ class LayerNormalization(Layer):
                                     "scales the input by the variance, not the root mean square. To correctly use "
                                     "RMS Normalization, please use `keras.layers.RMSNormalization` instead.")
         self.beta_init, self.gamma_init = initializers.get(beta_initializer), initializers.get(gamma_initializer)
-        self.regularizers = {"gamma": penalties.regularizer(gamma_regularizer, interp),
-                             "beta": penalties.regularizer(beta_regularizer, interp)}
-        self.constraints = {"gamma": penalties.constraint(gamma_constraint, interp),
-                            "beta": penalties.constraint(beta_constraint, interp)}
+        self.regularizers, self.constraints = penalties.scale_and_offset(interp, gamma_regularizer, beta_regularizer,
+                                                                         gamma_constraint, beta_constraint)
 
     def weight_names(self):
         return ("gamma", "beta")
@@ -152,10 +150,8 @@ class BatchNormalization(Layer):
             raise TdfValueError("BatchNormalization: tapecli has no batch renormalization (renorm=True)")
         super().__init__(interp, **kw)
         self.synchronized = flag(synchronized)
-        self.regularizers = {"gamma": penalties.regularizer(gamma_regularizer, interp),
-                             "beta": penalties.regularizer(beta_regularizer, interp)}
-        self.constraints = {"gamma": penalties.constraint(gamma_constraint, interp),
-                            "beta": penalties.constraint(beta_constraint, interp)}
+        self.regularizers, self.constraints = penalties.scale_and_offset(interp, gamma_regularizer, beta_regularizer,
+                                                                         gamma_constraint, beta_constraint)
         self.axis = integer(axis, "axis")
         self.momentum, self.epsilon = num(momentum, "momentum"), num(epsilon, "epsilon")
         self.center, self.scale = flag(center), flag(scale)

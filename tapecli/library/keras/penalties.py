@@ -172,6 +172,12 @@ def constraint(value, interp=None):
     return _resolve(value, interp, Constraint, CONSTRAINTS, ProgramConstraint, "constraint")
 
 
+def scale_and_offset(interp, gamma_regularizer, beta_regularizer, gamma_constraint, beta_constraint) -> tuple:
+    """A normalization layer's regularizers and constraints of its ``gamma`` and ``beta``, by weight name."""
+    return ({"gamma": regularizer(gamma_regularizer, interp), "beta": regularizer(beta_regularizer, interp)},
+            {"gamma": constraint(gamma_constraint, interp), "beta": constraint(beta_constraint, interp)})
+
+
 def constrain(variables) -> None:
     """Keras's constraints after an optimizer's step: each variable made with one (a layer's
     ``kernel_constraint=``) takes the constraint's value of its new value."""

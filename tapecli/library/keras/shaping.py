@@ -332,10 +332,8 @@ class GroupNormalization(Layer):
         self.epsilon, self.center, self.scale = num(epsilon, "epsilon"), flag(center), flag(scale)
         self.beta_init = initializers.get(beta_initializer, interp=interp)
         self.gamma_init = initializers.get(gamma_initializer, interp=interp)
-        self.regularizers = {"gamma": penalties.regularizer(gamma_regularizer, interp),
-                             "beta": penalties.regularizer(beta_regularizer, interp)}
-        self.constraints = {"gamma": penalties.constraint(gamma_constraint, interp),
-                            "beta": penalties.constraint(beta_constraint, interp)}
+        self.regularizers, self.constraints = penalties.scale_and_offset(interp, gamma_regularizer, beta_regularizer,
+                                                                         gamma_constraint, beta_constraint)
 
     def weight_names(self):
         return ("gamma", "beta")
