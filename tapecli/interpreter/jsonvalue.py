@@ -65,7 +65,9 @@ def to_json(value, name: str | None = None):
 def json_numbers(value, memo: dict, depth: int = 0) -> int:
     """How many numbers the JSON of ``value`` writes, each shared part counted where it appears."""
     if isinstance(value, (Tensor, Variable, np.ndarray)):
-        return int(np.prod(value.shape))
+        shape = tuple(value.shape)
+        # (an empty tensor writes its lists: one per index of the dimensions before its first zero)
+        return int(np.prod(shape)) if 0 not in shape else math.prod(shape[:shape.index(0)])
     if isinstance(value, (list, tuple, dict)):
         key = id(value)
         if key not in memo:
