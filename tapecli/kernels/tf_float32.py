@@ -803,17 +803,24 @@ def _elu_packets(x):
     return e
 
 
+def _by_size(x, packets, tail):
+    """A float32 scalar (as an array of one) or a float32 tensor below ``PACKET`` elements on the scalar path
+    ``tail``, one of up to ``PACKET_LIMIT`` elements in ``packets`` and its tail; None for anything else."""
+    if x.__class__ is _F32:
+        return tail(np.array([x]))
+    if _small(x):
+        return tail(x.ravel()).reshape(x.shape)
+    if _packets(x):
+        return _in_packets(x, packets, tail, None)
+    return None
+
+
 def elu(x, alpha=1.0):
     """TensorFlow's Elu functor (``x < 0 ? exp(x) - 1 : x``, with Eigen's exp: packets and the scalar tail) on a
     float32 tensor of up to ``PACKET_LIMIT`` elements or a float32 scalar, and for another ``alpha`` Keras's
     ``where(x > 0, elu, alpha * elu)`` (float32 products, flushed); None for anything else."""
-    if x.__class__ is _F32:
-        y = _elu_tail(np.array([x]))
-    elif _small(x):
-        y = _elu_tail(x.ravel()).reshape(x.shape)
-    elif _packets(x):
-        y = _in_packets(x, _elu_packets, _elu_tail, None)
-    else:
+    y = _by_size(x, _elu_packets, _elu_tail)
+    if y is None:
         return None
     if alpha != 1.0:
         scaled = y * _F32(alpha)
@@ -851,15 +858,10 @@ def selu(x):
     """TensorFlow's Selu functor (``x < 0 ? scale_alpha * (exp(x) - 1) : scale * x``, with Eigen's exp: packets and
     the scalar tail) on a float32 tensor of up to ``PACKET_LIMIT`` elements or a float32 scalar; None for anything
     else."""
-    if x.__class__ is _F32:
-        return _selu_tail(np.array([x]))[0]
-    if _small(x):
-        y = _selu_tail(x.ravel()).reshape(x.shape)
-    elif _packets(x):
-        y = _in_packets(x, _selu_packets, _selu_tail, None)
-    else:
+    y = _by_size(x, _selu_packets, _selu_tail)
+    if y is None:
         return None
-    return y if x.shape else y[()]
+    return y[0] if x.__class__ is _F32 else y if x.shape else y[()]
 
 
 # ------------------------------------------------------------------ log_softmax: TensorFlow's LogSoftmax functor
