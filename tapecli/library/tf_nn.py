@@ -15,7 +15,7 @@ from tapecli.library.core import (NamedResult, _check_size, _float_dtype, _rng, 
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 from tapecli.kernels import tf_random
-from tapecli.library.draws import tf_random_state
+from tapecli.library.draws import tensorflow_stream, tf_random_state
 from tapecli.library.tf_random import _seed_pair
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
@@ -351,19 +351,46 @@ builtin("avg_pool2d", "avg_pool")(_pool(ops.avg_pool2d, "avg_pool2d"))
 
 @builtin(interp=True)
 def dropout(interp, x, rate, noise_shape=None, seed=None):
-    """x / (1 - rate) kept where a uniform draw is >= rate (tf.nn.dropout). Seeded draws come from
-    tapecli's generator: the same seed gives the same mask on every run, not TensorFlow's mask."""
-    r = to_float(rate, "rate")
-    if not 0 <= r < 1:
-        raise TdfValueError(f"dropout: rate must be a scalar tensor or a float in the range [0, 1), got {r}")
+    """x / (1 - rate) kept where a uniform draw is >= rate, else 0 (tf.nn.dropout). A TensorFlow program's draw is
+    TensorFlow's own RandomUniform of x's dtype (tf.random.uniform's stream, seeded alike); TDF's seeded draws come
+    from tapecli's generator. A rate of 0 draws nothing but takes its op seed, as TensorFlow's fast path does."""
     t = ops.to_tensor(x)
-    shape = t.shape if noise_shape is None else to_shape(noise_shape)
+    t = ops.materialize(t) if t.weak else t
+    rate_tensor = isinstance(rate, (Tensor, Variable)) and not getattr(rate, "weak", False)
+    r = float(ops.cast(rate, t.dtype).value) if rate_tensor else to_float(rate, "rate")
+    if not rate_tensor and not 0 <= r < 1:
+        raise TdfValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate={r}")
+    if t.dtype.kind != "f":
+        raise TdfValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. Received: "
+                            f"x_dtype={dtype_name(t.dtype)}")
+    shape = _noise_shape(t, noise_shape)
+    stream = tensorflow_stream(seed)
+    if not rate_tensor and r == 0:
+        if stream is not None:
+            stream.get_seed(None if seed is None else to_int(seed, "seed"))
+        return t
+    draws = tf_draw("uniform", shape, seed, t.dtype, 0, 1)
+    draws = draws.value if draws is not None else _rng(interp, seed).uniform(size=shape).astype(t.dtype)
+    if rate_tensor:         # (TensorFlow divides by 1 - rate where rate is a tensor)
+        rate_value = ops.cast(rate, t.dtype)
+        scaled = ops.div(t, ops.sub(Tensor(np.ones((), t.dtype)), rate_value))
+        return ops.where(Tensor(np.broadcast_to(draws >= rate_value.value, scaled.shape)), scaled,
+                         Tensor(np.zeros((), t.dtype)))
+    return ops.dropout(t, r, draws)
+
+
+def _noise_shape(t, noise_shape) -> tuple:
+    """tf.nn.dropout's noise shape: x's where None, its None entries x's dimensions; it must broadcast to x."""
+    if noise_shape is None:
+        return t.shape
+    if isinstance(noise_shape, (list, tuple)) and len(noise_shape) == t.ndim:
+        noise_shape = [d if n is None else n for n, d in zip(noise_shape, t.shape)]
+    shape = to_shape(noise_shape)
     try:
         np.broadcast_shapes(shape, t.shape)
     except ValueError:
         raise ShapeError(f"dropout: noise_shape {list(shape)} does not broadcast to shape {list(t.shape)}") from None
-    draws = _rng(interp, seed).uniform(size=shape)
-    return ops.dropout(t, r, draws)
+    return shape
 
 
 @builtin()
