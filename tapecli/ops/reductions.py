@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli import kernels
 from tapecli.kernels import numpy_kernels
 
 from tapecli.errors import ShapeError
 from tapecli.ops.core import apply, register, to_tensor
-from tapecli.ops.elementwise import (cast, div, equal, exp, mul, ones_like, reciprocal, stop_gradient, sub, where,
+from tapecli.ops.elementwise import (div, equal, exp, mul, reciprocal, stop_gradient, sub, where,
                                      zeros_like)
-from tapecli.ops.shape import broadcast_to, reshape
+from tapecli.ops.shape import broadcast_to, reshape, transpose
 from tapecli.runtime.values import Tensor
 
 
@@ -75,29 +74,22 @@ def _extreme_vjp(r, g):
 
 
 def _prod_others(r):
-    """d prod / d x_i = the product of the others, written as (the product of the other
-    nonzero entries) * (the product of the other zero entries) so that it stays
-    differentiable where x has zeros. The second factor is exact as a function for slices
-    with at most two zeros; with three or more it is the constant 0, whose value and first
-    derivative are right, so prod's value, gradient and Hessian are exact everywhere."""
+    """d prod / d x_i, the product of the others, as TensorFlow's _ProdGrad writes it: the reduced axes moved first
+    and packed into one, the exclusive cumulative products from each end multiplied, moved back. No division, so
+    zeros need no care; its own gradient is Cumprod's (div_no_nan: TensorFlow's Hessian where x has zeros)."""
+    from tapecli.ops.scan import cumprod        # (a deferred module: loaded by the first gradient of a product)
     x = r.inputs[0]
     axis = r.attrs.get("axis")
-    is_zero = equal(x, 0)
-    nonzero = where(is_zero, ones_like(x), x)
-    others = div(broadcast_to(reduce_prod(nonzero, axis=axis, keepdims=True), x.shape), nonzero)
-    zeros = reduce_sum(cast(is_zero, x.dtype), axis=axis, keepdims=True)
-    if np.any(kernels.to_host(zeros.value) > 0):     # control flow on a value: read on the host
-        zero_part = where(is_zero, x, ones_like(x))      # the zero entries (value 0), 1 elsewhere
-        # for a nonzero entry: the product of all the zero entries (a recorded prod)
-        all_zeros = broadcast_to(reduce_prod(zero_part, axis=axis, keepdims=True), x.shape)
-        # for a zero entry: the product of the other zero entries; with two zeros, the other one
-        zero_sum = reduce_sum(where(is_zero, x, zeros_like(x)), axis=axis, keepdims=True)
-        other_zero = sub(broadcast_to(zero_sum, x.shape), x)
-        one = broadcast_to(equal(zeros, 1), x.shape)
-        two = broadcast_to(equal(zeros, 2), x.shape)
-        at_zero = where(one, ones_like(x), where(two, other_zero, zeros_like(x)))
-        others = mul(others, where(is_zero, at_zero, all_zeros))
-    return others
+    reduced = tuple(range(x.ndim)) if axis is None else \
+        tuple(a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    perm = reduced + tuple(a for a in range(x.ndim) if a not in reduced)
+    permuted = transpose(x, perm) if perm != tuple(range(x.ndim)) else x
+    reduced_num = int(np.prod([x.shape[a] for a in reduced]))
+    packed = reshape(permuted, (reduced_num, x.size // reduced_num if reduced_num else 0))
+    left = cumprod(packed, axis=0, exclusive=True)
+    right = cumprod(packed, axis=0, exclusive=True, reverse=True)
+    others = reshape(mul(left, right), permuted.shape)
+    return transpose(others, tuple(np.argsort(perm))) if perm != tuple(range(x.ndim)) else others
 
 
 def _prod_vjp(r, g):

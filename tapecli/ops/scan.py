@@ -46,7 +46,10 @@ def _scan(x, axis, exclusive, reverse, f, unit):
 
 
 def _cumsum_kernel(x, axis, exclusive=False, reverse=False):
-    return _scan(x, axis, exclusive, reverse, np.cumsum, 0)
+    out = _scan(x, axis, exclusive, reverse, np.cumsum, 0)
+    if out.dtype.kind == "f":       # (Eigen's scan adds to a +0.0 first: a run of -0.0 sums to +0.0, not NumPy's -0.0)
+        np.add(out, out.dtype.type(0), out=out)
+    return out
 
 
 def _cumprod_kernel(x, axis, exclusive=False, reverse=False):

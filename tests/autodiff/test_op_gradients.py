@@ -335,11 +335,14 @@ CASES: list[Case] = [
     *_reduction_rows("max", ops.reduce_max, "distinct"),
     *_reduction_rows("min", ops.reduce_min, "distinct"),
     *_reduction_rows("prod", ops.reduce_prod, ("uniform", 0.5, 1.5)),
-    Case("prod_one_zero", "prod", lambda x: ops.reduce_prod(x, axis=1), (In((3, 4), ("with_zeros", (1,))),)),
-    Case("prod_two_zeros", "prod", lambda x: ops.reduce_prod(x, axis=1), (In((3, 4), ("with_zeros", (1, 2))),)),
-    Case("prod_zeros_all", "prod", lambda x: ops.reduce_prod(x), (In((2, 3), ("with_zeros", (4,))),)),
+    # (at zeros TensorFlow's Hessian of a product is not the true one: test_prod_hessian_at_zeros)
+    Case("prod_one_zero", "prod", lambda x: ops.reduce_prod(x, axis=1), (In((3, 4), ("with_zeros", (1,))),),
+         second=False),
+    Case("prod_two_zeros", "prod", lambda x: ops.reduce_prod(x, axis=1), (In((3, 4), ("with_zeros", (1, 2))),),
+         second=False),
+    Case("prod_zeros_all", "prod", lambda x: ops.reduce_prod(x), (In((2, 3), ("with_zeros", (4,))),), second=False),
     Case("prod_three_zeros", "prod", lambda x: ops.reduce_prod(x, axis=0),
-         (In((4, 2), ("with_zeros", (0, 2, 4))),)),
+         (In((4, 2), ("with_zeros", (0, 2, 4))),), second=False),
     *_reduction_rows("logsumexp", ops.reduce_logsumexp, "wide"),
     *_softmax_rows("softmax", ops.softmax),
     *_softmax_rows("log_softmax", ops.log_softmax),
@@ -743,7 +746,7 @@ def _nth_gradient(case, arrays, w, v, order):
     return y.value
 
 
-THIRD = [c for c in CASES if c.id in ("prod_one_zero", "prod_two_zeros", "prod_axis0", "tanh", "sigmoid",
+THIRD = [c for c in CASES if c.id in ("prod_axis0", "tanh", "sigmoid",
                                        "log_softmax_last", "softmax_3d_axis1", "logsumexp_axes_0_2", "gelu_exact",
                                        "gelu_tanh", "rsqrt", "sin_of_relu", "sin_of_getitem_int_array_repeats")]
 
@@ -943,6 +946,32 @@ def test_kink_conventions(name, fn, inputs, expected, backend):
     for g, e in zip(grads, expected):
         assert g is not None
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=0)
+
+
+# TensorFlow 2.21's Hessians of sum(reduce_prod(x, axis=1)) (a tape's jacobian of its gradient): its _ProdGrad is a
+# product of exclusive cumulative products, whose own gradient (Cumprod's) divides by x with div_no_nan, so the
+# rows of zero entries are zeros where the true Hessian is not (and it is not symmetric).
+PROD_HESSIANS_AT_ZEROS = [
+    ([2.0, 0.0, 3.0], [[0.0, 0.0, 0.0], [3.0, 0.0, 2.0], [0.0, 0.0, 0.0]]),
+    ([2.0, 0.0, 3.0, 0.0], [[0.0] * 4] * 4),
+    ([0.0, 0.0, 0.0, 5.0], [[0.0] * 4] * 4),
+]
+
+
+@pytest.mark.parametrize("row,hessian", PROD_HESSIANS_AT_ZEROS, ids=["one_zero", "two_zeros", "three_zeros"])
+def test_prod_hessian_at_zeros(row, hessian, backend):
+    x = Tensor(np.array([row]))
+    rows = []
+    for k in range(len(row)):
+        with _tape([x], "outer") as outer:
+            with _tape([x], "inner") as inner:
+                y = ops.reduce_sum(ops.reduce_prod(x, axis=1))
+            g, _, _ = gradient(inner, y, x)
+            picked = ops.reduce_sum(ops.mul(g, Tensor(np.eye(len(row))[k][None, :])))
+        h, _, why = gradient(outer, picked, x)
+        assert h is not None, why
+        rows.append(h.value[0])
+    np.testing.assert_array_equal(np.array(rows), np.array(hessian))
 
 
 @pytest.mark.parametrize("fn", [ops.relu, ops.abs_, ops.leaky_relu], ids=["relu", "abs", "leaky_relu"])
