@@ -179,6 +179,8 @@ def to_program(value):
         return {k: to_program(v) for k, v in value.items()}
     if kind is ProgramCallable:
         return value.fn
+    if kind is BoundMethod:         # (a function the library makes: tf.py_function's decorator)
+        return program_method(value, value.name)
     if kind is ProgramGenerator:
         return value.generator
     if kind is NumpyScalarType:     # (tnp.float32 is NumPy's own np.float32)

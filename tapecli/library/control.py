@@ -6,12 +6,14 @@ it ran. The options that only shape a graph (parallel_iterations, swap_memory, s
 infer_shape, name) are accepted and change nothing, as in eager TensorFlow."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from tapecli import ops
 from tapecli.errors import KernelValueError, NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
-from tapecli.interpreter.objects import BoundMethod, ProgramObject, custom_gradient_call, flatten
+from tapecli.interpreter.objects import CUSTOM_GRADIENT, BoundMethod, ProgramObject, custom_gradient_call, flatten
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.core import to_dtype
 from tapecli.runtime.context import current
@@ -19,7 +21,7 @@ from tapecli.runtime.limits import admit_bytes, tick
 from tapecli.runtime.specs import RaggedTensorSpec, Shape, static_shape
 from tapecli.runtime.tape import Tape, check_unconnected, recording, type_word
 from tapecli.interpreter.classes import off_the_tape
-from tapecli.runtime.values import DType, PythonBool, Tensor, Variable, dtype_name
+from tapecli.runtime.values import DType, NumpyArray, PythonBool, Tensor, Variable, dtype_name
 from tapecli.runtime import spelling
 
 
@@ -521,16 +523,127 @@ def tensor_array(dtype, size=None, dynamic_size=None, clear_after_read=None, ten
 @builtin("py_function", interp=True)
 def py_function(interp, func=None, inp=None, Tout=None, name=None):  # noqa: N803 (TensorFlow's name)
     """tf.py_function: eager TensorFlow runs func on the tensors, on the tape (gradients flow through it);
-    the results are converted to Tout."""
-    return _outputs(interp.call_value(func, list(inp or [])), Tout, "tf.py_function")
+    the results are converted to Tout. Without func, a decorator: the function it decorates runs so on its
+    arguments."""
+    decorator = _script_decorator(interp, "tf.py_function", py_function, func, inp, Tout)
+    if decorator is not None:
+        return decorator
+    sources = [_converted(a) for a in _arguments(inp)]      # (TensorFlow converts each argument to a tensor)
+    inputs = [Tensor(t.value) for t in sources]     # the function's own eager tensors
+    inner = Tape("<py_function>", persistent=True)
+    for t in inputs:
+        inner.watch_tensor(t, None, None)
+    with recording(inner, alone=True), _eagerly(interp):   # (the tapes outside see the op, not what it did)
+        outputs = _outputs(interp.call_value(func, inputs), Tout, "tf.py_function")
+    if not any(t.recording for t in current().tapes) or not sources:
+        return outputs
+    if isinstance(outputs, list):
+        return [_recorded_py_function(interp, inner, sources, inputs, o) for o in outputs]
+    return _recorded_py_function(interp, inner, sources, inputs, outputs)
+
+
+def _recorded_py_function(interp, inner, sources, inputs, output):
+    """``output`` of a py_function as one op of the tapes outside, its inputs the function's tensor arguments: its
+    gradient is the function's own tape's, a None of an unconnected argument a scalar 0.0 (TensorFlow's EagerFunc
+    converts a gradient function's None so)."""
+    from tapecli.autodiff.gradients import gradient       # (a py_function on a tape: rare)
+
+    def backward(call_node, dy):
+        _, values, _ = gradient(inner, output, inputs, output_gradients=dy)
+        return [Tensor(np.zeros((), s.dtype)) if g is None else g for g, s in zip(values, sources)]
+    made = Tensor(output.value)
+    ops.emit(CUSTOM_GRADIENT, sources, made, {"backward": BoundMethod("tf.py_function", backward),
+                                               "name": "tf.py_function", "variables": [], "args": len(sources),
+                                               "interp": interp})
+    return made
 
 
 @builtin("numpy_function", interp=True)
 def numpy_function(interp, func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803
-    """tf.numpy_function: func computes on NumPy values, which no tape follows (its gradient is None)."""
-    result = off_the_tape(lambda: interp.call_value(func, list(inp or [])), "tf.numpy_function", None,
-                          list(inp or []))
-    return _outputs(result, Tout, "tf.numpy_function")
+    """tf.numpy_function: func computes on NumPy values, which no tape follows (its gradient is None); without
+    func, a decorator."""
+    decorator = _script_decorator(interp, "tf.numpy_function", numpy_function, func, inp, Tout)
+    if decorator is not None:
+        return decorator
+    inside = current().functions > 0
+    # eagerly TensorFlow calls func on np.array of each argument (a Python float: float64) and converts what it
+    # returns as it is (Tout unread); inside a tf.function on the arrays of the op's tensors, its results cast to Tout
+    arrays = [NumpyArray(np.array(_converted(a).value if inside else _python_value(a))) for a in _arguments(inp)]
+    with _eagerly(interp):
+        result = off_the_tape(lambda: interp.call_value(func, arrays), "tf.numpy_function", None, _arguments(inp))
+    if not inside:
+        values = list(result) if isinstance(result, (list, tuple)) else [result]
+        results = [Tensor(_converted(v).value) for v in values]     # (a NumPy array: a tensor of it)
+        return results[0] if len(results) == 1 else results
+    return _outputs(_numpy_results(result, Tout), Tout, "tf.numpy_function")
+
+
+def _python_value(value):
+    """What np.array takes of a program's argument: a tensor's array, a Python value as it is."""
+    if isinstance(value, (Tensor, Variable)):
+        t = ops.to_tensor(value)
+        return t.value.item() if t.weak and t.ndim == 0 else t.value
+    return value
+
+
+def _numpy_results(result, tout):
+    """What a numpy_function's function returned as NumPy converts it to Tout (np.asarray(value, dtype)), as
+    TensorFlow's FuncRegistry does."""
+    if isinstance(tout, list):
+        values = result if isinstance(result, list) else [result]
+        return [_numpy_result(v, d) for v, d in zip(values, tout)] if len(values) == len(tout) else result
+    return _numpy_result(result, tout)
+
+
+def _numpy_result(value, dtype):
+    if isinstance(value, (Tensor, Variable)):
+        return Tensor(np.asarray(ops.to_tensor(value).value, dtype=to_dtype(dtype)))
+    return value
+
+
+@contextlib.contextmanager
+def _eagerly(interp):
+    """A py_function's or numpy_function's function runs eagerly, each time it is called: outside any tf.function
+    (its prints run even where the tf.function calling it runs its traced graph)."""
+    holders = [h for h in (interp, getattr(interp, "sandbox", None)) if hasattr(h, "muted_prints")]
+    ctx = current()
+    held, functions = [h.muted_prints for h in holders], ctx.functions
+    for h in holders:
+        h.muted_prints = 0
+    ctx.functions = 0
+    try:
+        yield
+    finally:
+        for h, muted in zip(holders, held):
+            h.muted_prints = muted
+        ctx.functions = functions
+
+
+def _arguments(inp) -> list:
+    """The arguments of a py_function's ``inp`` (a list of Python numbers may come as one tensor: its rows)."""
+    return ops.rows(inp) if isinstance(inp, Tensor) else list(inp)
+
+
+def _converted(value) -> Tensor:
+    t = ops.to_tensor(value)
+    return ops.materialize(t) if t.weak else t
+
+
+def _script_decorator(interp, where, script_op, func, inp, tout):
+    """TensorFlow's _check_args_and_maybe_make_decorator: Tout is required; without func, a decorator whose
+    function takes its arguments as ``inp``; else ``inp`` is required."""
+    if tout is None:
+        raise TdfTypeError(f"Missing required argument: 'Tout'\n  If using {where} as a decorator, set `Tout`\n"
+                           f"  **by name** above the function:\n  `@{where}(Tout=tout)`")
+    if func is None:
+        if inp is not None:
+            raise TdfTypeError(f"Don't set the `inp` argument when using {where} as a decorator (`func=None`).")
+        return BoundMethod(where, lambda call_node, fun: BoundMethod(
+            where, lambda node, *args: script_op(interp, fun, list(args), tout)))
+    if inp is None:
+        raise TdfTypeError(f"Missing argument `inp`:\n  You must set the `inp` argument (the list of arguments to "
+                           f"the\n  function), unless you use `{where}` as a decorator(`func=None`).")
+    return None
 
 
 def _outputs(result, tout, where):
