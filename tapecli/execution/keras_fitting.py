@@ -17,7 +17,7 @@ from tapecli.runtime.context import current
 
 
 # What a program's Keras model does on the interpreter only (the rest of Keras's training API is Fitting's).
-_FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
+_FITTING_ELSEWHERE = frozenset({"summary"})
 
 
 def refusal(tree: ast.Module, keras_class) -> str | None:

@@ -316,6 +316,44 @@ def nonzero(x):
     return [Tensor(i.astype(np.int32)) for i in np.nonzero(_tensor(x).value)]
 
 
+def _arg_extreme(f, x, axis, keepdims):
+    """Keras's argmax/argmin on TensorFlow: int32 indices (tf.argmax's output_type="int32"), of the flattened
+    tensor where axis is None; a float tensor in float32 at least, its -0.0 entries -tiny (Keras's flush-to-zero
+    fix), so a 0.0 beats a -0.0."""
+    t = _tensor(x)
+    if t.dtype.kind == "f" and t.ndim:
+        t = _as(t, result_type(dtype_name(t.dtype), "float32"))
+        negative_zero = (t.value == 0) & np.signbit(t.value)
+        if negative_zero.any():
+            t = Tensor(np.where(negative_zero, -np.finfo(t.dtype).tiny, t.value).astype(t.dtype))
+    flat = ops.reshape(t, (-1,)) if axis is None else t
+    a = 0 if axis is None else integer(axis, "axis") % max(t.ndim, 1)
+    out = ops.cast(f(flat, a), np.int32) if t.ndim else Tensor(np.array(0, np.int32))
+    if flag(keepdims):
+        out = ops.reshape(out, (1,) * t.ndim if axis is None else t.shape[:a] + (1,) + t.shape[a + 1:])
+    return out
+
+
+def where(condition, x1=None, x2=None):
+    """Keras's where: the condition cast to bool; x1 where it holds, else x2, both in their result_type; neither:
+    nonzero's int32 indices, one array an axis (where tf.where gives int64 [n, rank] rows)."""
+    c = ops.cast(_tensor(condition), np.bool_)
+    if x1 is None and x2 is None:
+        return nonzero(c)
+    if x1 is None or x2 is None:
+        raise TdfValueError("`x1` and `x2` either both should be `None` or both should have non-None value.")
+    dtype = result_type(_kind(x1), _kind(x2))
+    return ops.where(c, _as(x1, dtype), _as(x2, dtype))
+
+
+def argmax(x, axis=None, keepdims=False):
+    return _arg_extreme(ops.argmax, x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return _arg_extreme(ops.argmin, x, axis, keepdims)
+
+
 def digitize(x, bins):
     edges = np.asarray([float(b) for b in np.asarray(_tensor(bins).value).ravel()])
     return Tensor(np.searchsorted(edges, _tensor(x).value, side="right").astype(np.int32))
@@ -409,6 +447,6 @@ FUNCTIONS = {f"ops.{f.__name__}": f for f in (
     extract_sequences, segment_prod, cholesky_inverse, solve_triangular, cdist, view,
     copy, swapaxes, moveaxis, take, take_along_axis, hstack, vstack, dstack, append, hsplit, vsplit, dsplit,
     array_split, diff, outer, inner, vdot, kron, tri, diagonal, diagflat, fliplr, flipud, rot90, vander, trapezoid,
-    nonzero, digitize, isin, argpartition, histogram, logspace, geomspace)}
+    nonzero, where, argmax, argmin, digitize, isin, argpartition, histogram, logspace, geomspace)}
 FUNCTIONS["ops.split"] = split
 FUNCTIONS["ops.dtype"] = dtype_of

@@ -36,14 +36,8 @@ def _kind(x) -> str:
 
 
 def result_type(*kinds) -> str:
-    """Keras's dtypes.result_type of dtype names and weak Python types."""
-    strong = [k for k in kinds if k not in ("int", "float", "bool")]
-    out = strong_result_type(*strong) if strong else None
-    if "float" in kinds and (out is None or not out.startswith("float")):
-        return dtype_name(float_dtype())
-    if "int" in kinds and out in (None, "bool"):
-        return "int32"
-    return out or "bool"
+    """Keras's dtypes.result_type of dtype names and weak Python types ("int", "float"; a Python bool is "bool")."""
+    return strong_result_type(*kinds)
 
 
 def _as(x, dtype) -> Tensor:

@@ -33,7 +33,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
 from tapecli.runtime.tape import Tape, recording, type_word
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable
+from tapecli.runtime.values import NumpyArray, PythonBool, PythonTuple, Tensor, Variable
 
 _LOSS_CLASSES = {"mse": "MeanSquaredError", "mean_squared_error": "MeanSquaredError", "mae": "MeanAbsoluteError",
                  "mean_absolute_error": "MeanAbsoluteError", "huber": "Huber",
@@ -666,18 +666,33 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
     set_stop(held, "stop_predicting", False)
     _hear(listeners, "on_predict_begin", {})
     outs = []
+    custom = model.step("predict_step") if hasattr(model, "step") else None     # (a program's override)
     for step, (bx, _, _) in enumerate(_first(chunks, steps)):
         _hear(listeners, "on_predict_batch_begin", step, {})
-        outs.append(model.forward(bx, False))
+        outs.append(model.forward(bx, False) if custom is None else custom(_packed(bx, None, None)))
         if listeners:
             _hear(listeners, "on_predict_batch_end", step, _plain_outputs(outs[-1], model))
         if stopped(held, "stop_predicting"):
             break
     _hear(listeners, "on_predict_end", {})
+    if custom is not None:
+        return _concatenated(outs)
     if isinstance(outs[0], list):           # (NumPy arrays, as Keras's predict gives; a dict by a model's keys)
         arrays = [NumpyArray(np.concatenate([tensor(o[i]).value for o in outs])) for i in range(len(outs[0]))]
         return model.keyed(arrays) if hasattr(model, "keyed") else arrays
     return NumpyArray(np.concatenate([tensor(o).value for o in outs]))
+
+
+def _concatenated(outs):
+    """What a program's predict_step gave for each batch, concatenated leaf by leaf as NumPy arrays (Keras's
+    predict: its structure as the step returns it, a dict in its keys' order)."""
+    first = outs[0]
+    if isinstance(first, dict):
+        return {k: _concatenated([o[k] for o in outs]) for k in first}
+    if isinstance(first, (list, tuple)):        # (a PythonTuple is a list: the step's tuple)
+        parts = [_concatenated([o[i] for o in outs]) for i in range(len(first))]
+        return PythonTuple(parts) if first.__class__ is PythonTuple or isinstance(first, tuple) else parts
+    return NumpyArray(np.concatenate([np.atleast_1d(tensor(o).value) for o in outs]))
 
 
 def _plain_outputs(out, model) -> dict:

@@ -12,7 +12,7 @@ from tapecli.library.keras import initializers
 from tapecli.library.keras.common import dims, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
+from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, dtype_name
 
 
 def variable(initializer, shape=None, dtype=None, trainable=True, autocast=True, aggregation="none",
@@ -205,12 +205,73 @@ def is_int_dtype(dtype):
     return standardize_dtype(dtype).startswith("int")
 
 
+# Keras's type promotion lattice (keras/src/backend/common/dtypes.py, JAX's): each dtype's next ones up; "int" and
+# "float" are the weak types of Python numbers
+_LATTICE = {"bool": ("int",), "int": ("uint8", "int8"), "uint8": ("int16", "uint16"), "uint16": ("int32", "uint32"),
+            "uint32": ("int64", "uint64"), "uint64": ("float",), "int8": ("int16",), "int16": ("int32",),
+            "int32": ("int64",), "int64": ("float",), "float": ("bfloat16", "float16"), "bfloat16": ("float32",),
+            "float16": ("float32",), "float32": ("float64",), "float64": ()}
+
+
+def _upper_bounds(node: str) -> set:
+    bounds, todo = {node}, [node]
+    while todo:
+        for up in _LATTICE[todo.pop()]:
+            if up not in bounds:
+                bounds.add(up)
+                todo.append(up)
+    return bounds
+
+
+_UPPER_BOUNDS = {node: _upper_bounds(node) for node in _LATTICE}
+_WEAK_TYPES = ("int", "float")
+
+
 def result_type(*dtypes):
-    """Keras's promotion of dtypes (no dtypes: floatx): bool < int32 < int64 < float32 < float64, with an int64
-    and a float32 meeting in float32 as Keras's lattice gives."""
-    names = [standardize_dtype(d) for d in dtypes] or ["float32"]
-    order = ["bool", "int32", "int64", "float32", "float64"]
-    return max(names, key=order.index)
+    """Keras's dtypes.result_type (its _lattice_result_type, TensorFlow backend): the least upper bound of the dtypes
+    on Keras's lattice, where "int" and "float" stand for Python numbers (weak: a weak result takes floatx's
+    precision); no dtypes: floatx."""
+    floatx = dtype_name(float_dtype())
+    if not dtypes:
+        return floatx
+    pairs = [(_weak_name(d), True) if _weak_name(d) else (_lattice_name(floatx if d is None else d), False)
+             for d in dtypes]
+    names, weak = [n for n, _ in pairs], [w for _, w in pairs]
+    if len(names) == 1:
+        out, out_weak = names[0], weak[0]
+    elif len(set(names)) == 1 and not all(weak):
+        out, out_weak = names[0], False
+    elif all(weak):
+        out, out_weak = _least_upper_bound(set(names)), True
+    else:
+        out = _least_upper_bound(set(names))
+        out_weak = out in _WEAK_TYPES
+    if out_weak and out != "bool":
+        out = {"i": "int", "u": "uint"}.get(out[:1], "float") + floatx[-2:]
+    return "uint32" if out == "uint64" else out
+
+
+def _weak_name(dtype) -> str | None:
+    """"int" or "float" for a Python number's type (its name, as the library's callers give it, or the class)."""
+    from tapecli.library.python import float_, int_     # (the interpreter's int and float)
+    if dtype is int or dtype is int_:
+        return "int"
+    if dtype is float or dtype is float_:
+        return "float"
+    return dtype if isinstance(dtype, str) and dtype in _WEAK_TYPES else None
+
+
+def _lattice_name(dtype) -> str:
+    return dtype if dtype == "bfloat16" else standardize_dtype(dtype)
+
+
+def _least_upper_bound(nodes: set) -> str:
+    if any(n not in _UPPER_BOUNDS for n in nodes):
+        raise TdfValueError(f"dtype={next(n for n in nodes if n not in _UPPER_BOUNDS)!r} is not a valid dtype for "
+                            "Keras type promotion.")
+    common = set.intersection(*(_UPPER_BOUNDS[n] for n in nodes))
+    least = (common & nodes) or {c for c in common if common.issubset(_UPPER_BOUNDS[c])}
+    return least.pop()
 
 
 def clear_session(interp, free_memory=True):
