@@ -122,6 +122,7 @@ BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.program_input)
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
+    BUILTINS[_cls.__name__].class_methods = {"from_config": optimizers.from_config(BUILTINS[_cls.__name__])}
 for _name in ("optimizers.Optimizer", "keras.Optimizer"):        # (the base a program's optimizer derives from)
     _register(_name, optimizer_base.BaseOptimizer)
 for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:

@@ -111,10 +111,7 @@ def _optimizer(interp, entry):
     made = BUILTINS.get(entry.get("class_name")) if isinstance(entry, dict) else None
     if made is None or entry.get("module") != "keras.optimizers":
         raise TdfValueError(f"Could not interpret optimizer identifier: {entry!r}")
-    config = dict(entry["config"])
-    if config.pop("loss_scale_factor", None) is not None:
-        raise TdfValueError("tapecli's optimizers take no loss_scale_factor")
-    return made(interp, **config)
+    return made.class_methods["from_config"](interp, entry["config"])
 
 
 def model_from_json(interp, json_string, custom_objects=None):
