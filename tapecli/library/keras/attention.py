@@ -80,6 +80,10 @@ class Attention(Layer):
             pairs = ops.mul(scale, pairs)
         return ops.mul(self.weights_["concat_score_weight"], ops.reduce_sum(ops.tanh(pairs), axis=-1))
 
+    def compute_mask(self, x, mask):
+        """Keras's: the query's mask."""
+        return None if not isinstance(mask, list) or mask[0] is None else tensor(mask[0])
+
     def run(self, interp, inputs, mask=None, training=None, return_attention_scores=False, use_causal_mask=False):
         name = type(self).__name__
         if not isinstance(inputs, list):
@@ -269,6 +273,7 @@ class _Heads(Layer):
 
 
 class MultiHeadAttention(_Heads):
+    clears_masks = ("query", "value", "key")
     prefix = "multi_head_attention"
 
     def with_masks(self, arguments, kind, mask_of):

@@ -13,7 +13,7 @@ import numpy as np
 
 from tapecli import kernels, ops
 from tapecli.kernels import tf_random
-from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import LimitError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, mixed_precision, penalties
 from tapecli.library.keras.configs import layer_config
@@ -75,11 +75,18 @@ class KerasTensor(ProgramObject):
     def probe_mask(self):
         """The mask of :meth:`probe` where the layers before this tensor give one (Keras passes a Keras tensor's
         mask to a layer's call as it does a tensor's), else None."""
-        if self.layer is None or len(self.inputs) != 1 or self.listed or self.spread or self.arguments is not None \
-                or self.siblings is not None:
+        if self.layer is None or self.spread or self.index:
+            return None
+        if self.arguments is not None:
+            return self.layer.arguments_mask(self.arguments, KerasTensor.probe, KerasTensor.probe_mask)
+        if self.listed:
+            masks = [x.probe_mask() for x in self.inputs]
+            return None if all(m is None for m in masks) else \
+                self.layer.output_mask([x.probe() for x in self.inputs], masks)
+        if len(self.inputs) != 1:
             return None
         x = self.inputs[0]
-        return self.layer.compute_mask(x.probe(), x.probe_mask())
+        return self.layer.output_mask(x.probe(), x.probe_mask())
 
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
@@ -88,6 +95,11 @@ class KerasTensor(ProgramObject):
             return str(getattr(self.dtype, "name", self.dtype) or "float32")
         if attr == "ndim":
             return Tensor(np.array(len(self.shape), dtype=np.int64), weak=True)
+        if attr == KERAS_MASK:        # (Keras's Keras tensor has one where the layers before it give a mask)
+            mask = self.probe_mask()
+            if mask is None:
+                raise NoAttribute(f"'KerasTensor' object has no attribute '{KERAS_MASK}'")
+            return KerasTensor((self.shape[0], *mask.shape[1:]), np.dtype(np.bool_))
         if attr == "name" and getattr(self, "name", None) is not None:      # (an Input's given name; Keras numbers
             return self.name                                                  # the others, keras_tensor_N)
         return super().get_attribute(interp, attr, node)
@@ -426,9 +438,10 @@ class Layer(KerasObject):
         return dtype if kept else self.compute_dtype
 
     def replay_kind(self, args, kwargs, tracked):
-        # (``training`` is read into Python)
+        # (``training`` is read into Python, and so is a Keras mask an input carries)
         return PURE if self.replayable and self.built and self.activity_regularizer is None \
-            and not any(map(tracked, kwargs.values())) else None
+            and not any(map(tracked, kwargs.values())) \
+            and not any(eager_mask(self.interp, a) is not None for a in _leaves(args)) else None
 
     def call(self, interp, args, kwargs, node):
         if self.run is not None:
@@ -473,7 +486,17 @@ class Layer(KerasObject):
                 arguments["training"] = training
         symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
         if not symbolic:
-            return self.run_regularized(interp, self.with_masks(arguments, Tensor, lambda x: eager_mask(interp, x)))
+            def mask_of(x):
+                return eager_mask(interp, x)
+            given = self.with_masks(arguments, Tensor, mask_of)
+            mask = self.arguments_mask(arguments, lambda x: x, mask_of)
+            for name in self.clears_masks:
+                forget_mask(interp, arguments.get(name))
+            out = self.run_regularized(interp, given)
+            first = out[0] if isinstance(out, tuple) else out
+            if eager_mask(interp, first) is None:       # (an output with a mask keeps it, as Keras's)
+                keep_mask(interp, first, mask)
+            return out
         probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
         out = self.run(interp, **probe)
         many = isinstance(out, tuple)
@@ -500,6 +523,26 @@ class Layer(KerasObject):
         found = {k: masks(v) for k, v in wanted.items() if k in parameters and arguments.get(k) is None}
         found = {k: m for k, m in found.items() if any(x is not None for x in _leaves([m]))}
         return {**arguments, **found} if found else arguments
+
+    # the arguments whose tensors' Keras masks the call deletes (MultiHeadAttention's: it reads them first)
+    clears_masks: tuple = ()
+
+    def arguments_mask(self, arguments: dict, value_of, mask_of):
+        """The mask of the (first) output of a call with ``run``, as Keras's Layer.__call__ sets it: where the layer
+        supports masking, its compute_mask of the first argument and the call's ``mask`` (given, or found from its
+        tensors' masks), else the first argument's own mask."""
+        kind = KerasTensor if any(isinstance(t, KerasTensor) for t in _leaves(arguments.values())) else Tensor
+
+        def masks(value):
+            return [masks(v) for v in value] if isinstance(value, (list, tuple)) else \
+                mask_of(value) if isinstance(value, kind) else None
+
+        first = next(iter(arguments.values()))
+        previous = self.with_masks(arguments, kind, mask_of).get("mask")
+        previous = masks(first) if previous is None else previous
+        if all(m is None for m in _leaves([previous])):
+            return None
+        return self.output_mask(_bind({"x": first}, value_of)["x"], previous)
 
     def run_bound(self, interp, arguments, values, training, masks):
         """The layer run on a model's values for the Keras tensors among its ``arguments`` (its call's), the
@@ -575,13 +618,20 @@ class Layer(KerasObject):
     takes_mask = False              # its forward reads the mask (Keras's call(..., mask=None))
 
     def compute_mask(self, x, mask):
-        return mask if self.supports_masking else None
+        """Keras's Layer.compute_mask: the input's mask (a layer that makes or drops one writes its own)."""
+        return mask
+
+    def output_mask(self, x, mask):
+        """Its output's mask, as Keras's __call__ sets it: its compute_mask's where it supports masking."""
+        return self.compute_mask(x, mask) if self.supports_masking else None
 
     def masked(self, interp, x, training, mask):
         """Apply the layer in a model: its output and the mask the next layer sees."""
+        if isinstance(mask, list) and all(m is None for m in mask):       # (a list of inputs none of which has one)
+            mask = None
         out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
             self.apply(interp, x, training)
-        return out, self.compute_mask(x, mask)
+        return out, self.output_mask(x, mask)
 
 
 def _first_shape(shape):
@@ -603,6 +653,11 @@ def eager_mask(interp, x):
     """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``): also
     what a program reads as ``x._keras_mask``."""
     return getattr(interp, "keras_masks", {}).get(getattr(x, "id", None))
+
+
+def forget_mask(interp, x) -> None:
+    """``x``'s Keras mask deleted (Keras's set_keras_mask(x, None))."""
+    getattr(interp, "keras_masks", {}).pop(getattr(x, "id", None), None)
 
 
 def keep_mask(interp, out, mask):

@@ -358,7 +358,7 @@ class Sequential(Model):
         mask = None                 # (a layer's mask reaches the next layer: Embedding(mask_zero=True), Masking)
         for layer in self.layers:
             x, mask = layer.masked(interp, x, training, mask)
-        return x
+        return keep_mask(interp, x, mask)       # (its output's, as Keras's: for the loss, or a program)
 
     def call(self, interp, args, kwargs, node):
         if args and isinstance(args[0], KerasTensor):
@@ -706,7 +706,20 @@ class Functional(Model):
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
         values = {id(k): ranked_as(model_input(v), k.shape) for k, v in zip(self.inputs, xs)}
-        masks: dict = {}            # (a layer's output mask, the next layer's input mask)
+        # A tensor's Keras mask (the next layer's input mask); where a layer deleted it (MultiHeadAttention), the
+        # mask its graph computed for it, which Keras's node gives a layer called on it alone that takes one
+        masks: dict = {}
+        deleted: dict = {}
+
+        def graph_mask(k):
+            return deleted[id(k)] if id(k) in deleted else masks.get(id(k))
+
+        def follow(t, compute):
+            """The graph's mask of t's output where one of its inputs' masks was deleted (``compute`` of a lookup)."""
+            if any(id(p) in deleted for p in t.inputs):
+                found = compute(graph_mask)
+                if found is not masks.get(id(t)):
+                    deleted[id(t)] = found
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape
             if len(got) != len(want) or any(w is not None and w != g for w, g in zip(want, got)):
@@ -717,10 +730,21 @@ class Functional(Model):
                 self.apply_with_keywords(interp, t, values, masks, training)
                 continue
             if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
-                if id(t.arguments) not in values:
+                if id(t.arguments) not in values:     # (its output's mask found before the call, as Keras's)
+                    def found(lookup, t=t):
+                        return t.layer.arguments_mask(t.arguments, lambda k: values[id(k)], lookup)
+                    masks[id(t.arguments)] = found(lambda k: masks.get(id(k)))
+                    follow(t, found)
                     values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
+                    for name in t.layer.clears_masks:
+                        k = t.arguments.get(name)
+                        if isinstance(k, KerasTensor) and masks.get(id(k)) is not None:
+                            deleted.setdefault(id(k), masks.pop(id(k)))
                 got = values[id(t.arguments)]
                 values[id(t)] = got if t.siblings is None else got[t.index]
+                masks[id(t)] = None if t.index else masks[id(t.arguments)]
+                if not t.index and id(t.arguments) in deleted:
+                    deleted[id(t)] = deleted[id(t.arguments)]
                 continue
             if t.spread:                # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
@@ -731,14 +755,18 @@ class Functional(Model):
                     values[id(t.siblings)] = t.layer.apply(interp, xs if t.listed else xs[0], training)
                 values[id(t)] = values[id(t.siblings)][t.index]
                 continue
-            if t.listed:
-                values[id(t)] = t.layer.apply(interp, [values[id(p)] for p in t.inputs], training)
+            if t.listed:            # (a merging layer's: its inputs' masks, one each)
+                xs = [values[id(p)] for p in t.inputs]
+                values[id(t)], masks[id(t)] = t.layer.masked(interp, xs, training, [masks.get(id(p)) for p in t.inputs])
+                follow(t, lambda lookup, t=t, xs=xs: t.layer.output_mask(xs, [lookup(p) for p in t.inputs]))
                 continue
             if t.siblings is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
                 self.apply_recurrent(interp, t, values, masks, training)
                 continue
-            values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(t.inputs[0])], training,
-                                                         masks.get(id(t.inputs[0])))
+            x = t.inputs[0]
+            values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(x)], training,
+                                                         graph_mask(x) if t.layer.takes_mask else masks.get(id(x)))
+            follow(t, lambda lookup, t=t, x=x: t.layer.output_mask(values[id(x)], lookup(x)))
         outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
 
@@ -751,7 +779,7 @@ class Functional(Model):
         mask = masks.get(id(first)) if t.layer.takes_mask and not t.listed else None
         values[id(t)] = t.layer.apply_spread(interp, [xs] if t.listed else xs, training, mask, keywords=t.call_kwargs)
         if not t.listed and len(xs) == 1:
-            masks[id(t)] = t.layer.compute_mask(xs[0], masks.get(id(first)))
+            masks[id(t)] = t.layer.output_mask(xs[0], masks.get(id(first)))
 
     @staticmethod
     def apply_recurrent(interp, t, values, masks, training):
@@ -762,7 +790,7 @@ class Functional(Model):
             x = t.inputs[0]
             values[key] = t.layer.apply(interp, values[id(x)], training, mask=masks.get(id(x)),
                                         initial_state=[values[id(p)] for p in t.inputs[1:]] or None)
-            masks[key] = t.layer.compute_mask(values[id(x)], masks.get(id(x)))
+            masks[key] = t.layer.output_mask(values[id(x)], masks.get(id(x)))
         values[id(t)] = values[key] if t.siblings is None else values[key][t.index]
         masks[id(t)] = masks[key] if t.index == 0 else None
 

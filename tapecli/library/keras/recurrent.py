@@ -518,7 +518,7 @@ class _Recurrent(Layer):
         if "mask" not in extra and eager_mask(interp, x) is not None:     # (the mask Keras attached to x)
             extra["mask"] = eager_mask(interp, x)
         out = self.apply(interp, x, None if training is None else flag(training), **extra)
-        return keep_mask(interp, out, self.compute_mask(x, extra.get("mask")))
+        return keep_mask(interp, out, self.output_mask(x, extra.get("mask")))
 
     def symbolic_call(self, x, extra):
         """The Keras tensors of a call in a functional graph: its initial states are inputs of the call after x,
