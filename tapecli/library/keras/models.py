@@ -14,7 +14,7 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, keep_mask
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
@@ -706,10 +706,17 @@ class Functional(Model):
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
         values = {id(k): ranked_as(model_input(v), k.shape) for k, v in zip(self.inputs, xs)}
-        # A tensor's Keras mask (the next layer's input mask); where a layer deleted it (MultiHeadAttention), the
-        # mask its graph computed for it, which Keras's node gives a layer called on it alone that takes one
-        masks: dict = {}
+        # A tensor's Keras mask (the next layer's input mask: an input's own too); where a layer deleted it
+        # (MultiHeadAttention), the mask its graph computed for it, which Keras's node gives a layer called on it
+        # alone that takes one
+        masks: dict = {id(k): eager_mask(interp, v) for k, v in zip(self.inputs, xs)}
         deleted: dict = {}
+
+        def keep_own(t):
+            """A layer's output that has a mask of its own (a model's, called as a layer) keeps it, as Keras's."""
+            own = eager_mask(interp, values[id(t)])
+            if own is not None:
+                masks[id(t)] = own
 
         def graph_mask(k):
             return deleted[id(k)] if id(k) in deleted else masks.get(id(k))
@@ -754,11 +761,13 @@ class Functional(Model):
                     xs = [values[id(p)] for p in t.inputs]
                     values[id(t.siblings)] = t.layer.apply(interp, xs if t.listed else xs[0], training)
                 values[id(t)] = values[id(t.siblings)][t.index]
+                keep_own(t)
                 continue
             if t.listed:            # (a merging layer's: its inputs' masks, one each)
                 xs = [values[id(p)] for p in t.inputs]
                 values[id(t)], masks[id(t)] = t.layer.masked(interp, xs, training, [masks.get(id(p)) for p in t.inputs])
                 follow(t, lambda lookup, t=t, xs=xs: t.layer.output_mask(xs, [lookup(p) for p in t.inputs]))
+                keep_own(t)
                 continue
             if t.siblings is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
                 self.apply_recurrent(interp, t, values, masks, training)
@@ -767,6 +776,7 @@ class Functional(Model):
             values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(x)], training,
                                                          graph_mask(x) if t.layer.takes_mask else masks.get(id(x)))
             follow(t, lambda lookup, t=t, x=x: t.layer.output_mask(values[id(x)], lookup(x)))
+            keep_own(t)
         outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
 
