@@ -25,7 +25,7 @@ from tapecli.interpreter.classes import LAYER, Namespace
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable, dtype_name
+from tapecli.runtime.values import NumpyArray, PythonBool, PythonTuple, Tensor, Variable, dtype_name
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -507,7 +507,7 @@ class Layer(KerasObject):
             if many:
                 o.index, o.siblings = i, outs
         self.symbolic = (symbolic[0] if len(symbolic) == 1 else symbolic, outs if many else outs[0])
-        return outs if many else outs[0]
+        return PythonTuple(outs) if many else outs[0]      # (a tuple as the program holds one)
 
     def with_masks(self, arguments: dict, kind: type, mask_of) -> dict:
         """Keras's Layer.__call__ (its step 6): the mask arguments a call was not given, from its tensors' Keras
@@ -516,7 +516,7 @@ class Layer(KerasObject):
         def masks(value):
             return [masks(v) for v in value] if isinstance(value, (list, tuple)) else mask_of(value)
 
-        tensors = {k: v for k, v in arguments.items() if any(isinstance(t, kind) for t in _leaves([v]))}
+        tensors = {k: v for k, v in arguments.items() if any(_is_tensor(t, kind) for t in _leaves([v]))}
         wanted = {"mask": next(iter(tensors.values()))} if len(tensors) == 1 else \
             {f"{k}_mask": v for k, v in tensors.items()}
         parameters = inspect.signature(self.run).parameters
@@ -680,6 +680,12 @@ def _leaves(values):
             yield from _leaves(v.values())
         else:
             yield v
+
+
+def _is_tensor(value, kind: type) -> bool:
+    """Whether a call's argument is a tensor as Keras's CallSpec counts them (a Python bool or number is not)."""
+    return isinstance(value, kind) and not isinstance(value, PythonBool) and not (
+        isinstance(value, Tensor) and value.weak and value.ndim == 0)
 
 
 def _bind(arguments: dict, value_of) -> dict:

@@ -752,6 +752,7 @@ class Functional(Model):
                 masks[id(t)] = None if t.index else masks[id(t.arguments)]
                 if not t.index and id(t.arguments) in deleted:
                     deleted[id(t)] = deleted[id(t.arguments)]
+                keep_own(t)
                 continue
             if t.spread:                # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
