@@ -14,7 +14,7 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, keep_mask
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, forget_mask, keep_mask
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
@@ -712,11 +712,14 @@ class Functional(Model):
         masks: dict = {id(k): eager_mask(interp, v) for k, v in zip(self.inputs, xs)}
         deleted: dict = {}
 
-        def keep_own(t):
-            """A layer's output that has a mask of its own (a model's, called as a layer) keeps it, as Keras's."""
+        def settle(t):
+            """t's value keeps a mask it has of its own (a model's output, called as a layer), as Keras's; else it
+            carries t's mask, for the layers a program's layer calls on it."""
             own = eager_mask(interp, values[id(t)])
             if own is not None:
                 masks[id(t)] = own
+            elif masks.get(id(t)) is not None:
+                keep_mask(interp, values[id(t)], masks[id(t)])
 
         def graph_mask(k):
             return deleted[id(k)] if id(k) in deleted else masks.get(id(k))
@@ -727,57 +730,57 @@ class Functional(Model):
                 found = compute(graph_mask)
                 if found is not masks.get(id(t)):
                     deleted[id(t)] = found
+
+        def run_arguments(t):
+            """A layer's call with several arguments (once for all its outputs), its output's mask found before the
+            call, as Keras's; the masks the call deletes (MultiHeadAttention's) deleted."""
+            if id(t.arguments) not in values:
+                def found(lookup):
+                    return t.layer.arguments_mask(t.arguments, lambda k: values[id(k)], lookup)
+                masks[id(t.arguments)] = found(lambda k: masks.get(id(k)))
+                follow(t, found)
+                values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
+                for name in t.layer.clears_masks:
+                    k = t.arguments.get(name)
+                    if isinstance(k, KerasTensor) and masks.get(id(k)) is not None:
+                        deleted.setdefault(id(k), masks.pop(id(k)))
+                        forget_mask(interp, values[id(k)])
+            got = values[id(t.arguments)]
+            values[id(t)] = got if t.siblings is None else got[t.index]
+            masks[id(t)] = None if t.index else masks[id(t.arguments)]
+            if not t.index and id(t.arguments) in deleted:
+                deleted[id(t)] = deleted[id(t.arguments)]
+
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape
             if len(got) != len(want) or any(w is not None and w != g for w, g in zip(want, got)):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
+            keep_mask(interp, values[id(k)], masks[id(k)])
         for t in self.order:
             if t.call_kwargs:           # a program layer called with keywords: called with them again (Keras's node)
                 self.apply_with_keywords(interp, t, values, masks, training)
-                continue
-            if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
-                if id(t.arguments) not in values:     # (its output's mask found before the call, as Keras's)
-                    def found(lookup, t=t):
-                        return t.layer.arguments_mask(t.arguments, lambda k: values[id(k)], lookup)
-                    masks[id(t.arguments)] = found(lambda k: masks.get(id(k)))
-                    follow(t, found)
-                    values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
-                    for name in t.layer.clears_masks:
-                        k = t.arguments.get(name)
-                        if isinstance(k, KerasTensor) and masks.get(id(k)) is not None:
-                            deleted.setdefault(id(k), masks.pop(id(k)))
-                got = values[id(t.arguments)]
-                values[id(t)] = got if t.siblings is None else got[t.index]
-                masks[id(t)] = None if t.index else masks[id(t.arguments)]
-                if not t.index and id(t.arguments) in deleted:
-                    deleted[id(t)] = deleted[id(t.arguments)]
-                keep_own(t)
-                continue
-            if t.spread:                # a program layer called on several Keras tensors: call(a, b)
+            elif t.arguments is not None:
+                run_arguments(t)
+            elif t.spread:              # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
-                continue
-            if t.siblings is not None and isinstance(t.layer, Functional):    # a model of several outputs
+            elif t.siblings is not None and isinstance(t.layer, Functional):    # a model of several outputs
                 if id(t.siblings) not in values:
                     xs = [values[id(p)] for p in t.inputs]
                     values[id(t.siblings)] = t.layer.apply(interp, xs if t.listed else xs[0], training)
                 values[id(t)] = values[id(t.siblings)][t.index]
-                keep_own(t)
-                continue
-            if t.listed:            # (a merging layer's: its inputs' masks, one each)
+            elif t.listed:          # (a merging layer's: its inputs' masks, one each)
                 xs = [values[id(p)] for p in t.inputs]
                 values[id(t)], masks[id(t)] = t.layer.masked(interp, xs, training, [masks.get(id(p)) for p in t.inputs])
                 follow(t, lambda lookup, t=t, xs=xs: t.layer.output_mask(xs, [lookup(p) for p in t.inputs]))
-                keep_own(t)
-                continue
-            if t.siblings is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
+            elif t.siblings is not None or len(t.inputs) > 1:   # a recurrent call's states: given, or several outputs
                 self.apply_recurrent(interp, t, values, masks, training)
-                continue
-            x = t.inputs[0]
-            values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(x)], training,
-                                                         graph_mask(x) if t.layer.takes_mask else masks.get(id(x)))
-            follow(t, lambda lookup, t=t, x=x: t.layer.output_mask(values[id(x)], lookup(x)))
-            keep_own(t)
+            else:
+                x = t.inputs[0]
+                values[id(t)], masks[id(t)] = t.layer.masked(
+                    interp, values[id(x)], training, graph_mask(x) if t.layer.takes_mask else masks.get(id(x)))
+                follow(t, lambda lookup, t=t, x=x: t.layer.output_mask(values[id(x)], lookup(x)))
+            settle(t)
         outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
 
