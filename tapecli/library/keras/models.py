@@ -355,10 +355,15 @@ class Sequential(Model):
         return x
 
     def run_layers(self, interp, x, training):
-        mask = None                 # (a layer's mask reaches the next layer: Embedding(mask_zero=True), Masking)
+        # (a layer's mask reaches the next layer: Embedding(mask_zero=True), Masking; each tensor carries its own, as
+        # Keras's do, for the layers a program's layer calls on it and for the loss)
+        mask = eager_mask(interp, x)
         for layer in self.layers:
-            x, mask = layer.masked(interp, x, training, mask)
-        return keep_mask(interp, x, mask)       # (its output's, as Keras's: for the loss, or a program)
+            x, computed = layer.masked(interp, x, training, mask)
+            own = eager_mask(interp, x)
+            mask = computed if own is None else own
+            keep_mask(interp, x, mask)
+        return x
 
     def call(self, interp, args, kwargs, node):
         if args and isinstance(args[0], KerasTensor):
