@@ -75,18 +75,17 @@ class KerasTensor(ProgramObject):
     def probe_mask(self):
         """The mask of :meth:`probe` where the layers before this tensor give one (Keras passes a Keras tensor's
         mask to a layer's call as it does a tensor's), else None."""
-        if self.layer is None or self.spread or self.index:
+        if self.layer is None or self.spread:
             return None
         if self.arguments is not None:
-            return self.layer.arguments_mask(self.arguments, KerasTensor.probe, KerasTensor.probe_mask)
+            return mask_at(self.layer.arguments_mask(self.arguments, KerasTensor.probe, KerasTensor.probe_mask),
+                           self.index)
         if self.listed:
             masks = [x.probe_mask() for x in self.inputs]
             return None if all(m is None for m in masks) else \
-                self.layer.output_mask([x.probe() for x in self.inputs], masks)
-        if len(self.inputs) != 1:
-            return None
-        x = self.inputs[0]
-        return self.layer.output_mask(x.probe(), x.probe_mask())
+                mask_at(self.layer.output_mask([x.probe() for x in self.inputs], masks), self.index)
+        x = self.inputs[0]      # (a recurrent layer's states given after it)
+        return mask_at(self.layer.output_mask(x.probe(), x.probe_mask()), self.index)
 
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
@@ -653,6 +652,14 @@ def eager_mask(interp, x):
     """The mask Keras attached to ``x``, a masking layer's output called on data (``rnn(embedding(ids))``): also
     what a program reads as ``x._keras_mask``."""
     return getattr(interp, "keras_masks", {}).get(getattr(x, "id", None))
+
+
+def mask_at(mask, index: int):
+    """The mask of a layer's output ``index`` from its compute_mask's (Keras's: a list of one per output, or the
+    first output's alone)."""
+    if isinstance(mask, (list, tuple)):
+        return mask[index] if index < len(mask) else None
+    return mask if index == 0 else None
 
 
 def forget_mask(interp, x) -> None:

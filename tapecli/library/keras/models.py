@@ -14,7 +14,7 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, forget_mask, keep_mask
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, forget_mask, keep_mask, mask_at
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
@@ -811,7 +811,7 @@ class Functional(Model):
                                         initial_state=[values[id(p)] for p in t.inputs[1:]] or None)
             masks[key] = t.layer.output_mask(values[id(x)], masks.get(id(x)))
         values[id(t)] = values[key] if t.siblings is None else values[key][t.index]
-        masks[id(t)] = masks[key] if t.index == 0 else None
+        masks[id(t)] = mask_at(masks[key], t.index)
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)

@@ -10,6 +10,7 @@ from tapecli.library.keras.configs import deserialize_layer, layer_config, seria
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.recurrent import _Recurrent
 from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import PythonTuple
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
 
@@ -119,7 +120,11 @@ class Bidirectional(Layer):
         return outputs + states + states
 
     def compute_mask(self, x, mask):
-        return mask if self.return_sequences and self.merge_mode is not None else None
+        """Keras's: the mask of the merged output (of each of the two without merge_mode), where it returns
+        sequences; its states have none."""
+        mask = mask[0] if isinstance(mask, (list, tuple)) else mask
+        out = mask if self.return_sequences else None
+        return out if self.merge_mode is not None else PythonTuple([out, out])
 
     # (its mask= and initial_state=, as a recurrent layer's)
     call, symbolic_call, replay_kind = _Recurrent.call, _Recurrent.symbolic_call, _Recurrent.replay_kind
