@@ -431,6 +431,10 @@ class Layer(KerasObject):
     def output_shape(self, shape) -> tuple:
         return shape
 
+    def symbolic_shape(self, x: KerasTensor) -> tuple:
+        """The shape of its output for the Keras tensor ``x``."""
+        return self.output_shape(x.shape)
+
     def output_dtype(self, dtype):
         """The dtype of its symbolic output for an input of ``dtype``."""
         kept = self.keeps_dtype and np.dtype(dtype).kind not in "fc"
@@ -455,7 +459,7 @@ class Layer(KerasObject):
             return self.listed_call(interp, list(x))
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, self.compute_dtype)
-            out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
+            out = KerasTensor(self.symbolic_shape(x), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
         out, mask = self.masked(interp, x, training, eager_mask(interp, x) if given_mask is None else tensor(given_mask))

@@ -196,6 +196,9 @@ class Lambda(Layer):
     def output_shape(self, shape):
         return self.probed_shape([KerasTensor(shape, float_dtype())], listed=False)
 
+    def symbolic_shape(self, x):
+        return self.probed_shape([x], listed=False)
+
     def compute_mask(self, x, mask):
         if self.mask is None or isinstance(self.mask, (Tensor, np.ndarray, list)):
             return None if self.mask is None else tensor(self.mask)
@@ -205,8 +208,8 @@ class Lambda(Layer):
         """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones)."""
         if self.given_shape is not None:
             return (xs[0].shape[0], *self.given_shape)
-        probes = [x.probe() for x in xs]
-        out = self.forward(self.interp, probes if listed else probes[0], False)
+        probes, masks = [x.probe() for x in xs], [x.probe_mask() for x in xs]
+        out = self.forward(self.interp, probes if listed else probes[0], False, masks if listed else masks[0])
         return (xs[0].shape[0], *tensor(out).shape[1:])
 
     def listed_call(self, interp, xs):
