@@ -211,10 +211,11 @@ class GlobalAveragePooling1D(_GlobalPooling):
     def forward(self, interp, x, training, mask=None):
         if mask is None:
             return super().forward(interp, x, training)
-        # (Keras's: the mean over the timesteps the mask keeps, sum(x * mask) / sum(mask))
-        keep = Tensor(np.asarray(mask.value, dtype=x.dtype)[..., None])
-        return ops.div(ops.reduce_sum(ops.mul(x, keep), axis=1, keepdims=self.keepdims),
-                       ops.reduce_sum(keep, axis=1, keepdims=self.keepdims))
+        # (Keras's: the mean over the timesteps the mask keeps, sum(where(mask, x, 0)) / sum(mask))
+        kept = np.asarray(tensor(mask).value, dtype=bool)[..., None]
+        total = ops.reduce_sum(ops.where(Tensor(kept), x, Tensor(np.zeros((), x.dtype))), axis=1,
+                               keepdims=self.keepdims)
+        return ops.div(total, ops.reduce_sum(Tensor(kept.astype(x.dtype)), axis=1, keepdims=self.keepdims))
 
 
 class GlobalAveragePooling2D(_GlobalPooling):
