@@ -1,5 +1,8 @@
 """Keras masks through the library's layers: what each layer class does with a mask, as Keras 3.15 says."""
+import pytest
+
 from conftest import run_program
+from tapecli.errors import TdfValueError
 from tapecli.library.keras.layers import Layer
 
 # Keras 3.15's answer for each layer class (recorded from Keras, each made with ARGUMENTS' arguments): whether it
@@ -158,3 +161,16 @@ def test_every_registered_layer_class_has_keras_mask_behaviour_recorded():
                      and not issubclass(registered.makes, Model) and "." not in name and name not in KERAS
                      and registered.makes.__name__ not in KERAS)
     assert missing == []
+
+
+@pytest.mark.parametrize("source, message", [
+    ("keras.layers.Add().compute_mask([a, a], m)", "`mask` should be a list"),
+    ("keras.layers.Concatenate().compute_mask([a, a], [m])", "should have the same length"),
+    ("keras.layers.Softmax()(a, mask=m)", "Each mask dimension must be 1 or match"),
+    ("keras.layers.TimeDistributed(keras.layers.Dense(2))(a, mask=m[0])", "must be at least 2D"),
+    ("keras.layers.BatchNormalization()(a, mask=m[0], training=True)", "one dimension less than the inputs"),
+])
+def test_a_mask_keras_refuses_is_refused_with_its_message(source, message):
+    with pytest.raises(TdfValueError, match=message):
+        run_program("import keras\nimport numpy as np\na = np.ones((2, 3, 4), 'float32')\n"
+                    f"m = np.array([[True, True, False], [True, False, False]])\ny = {source}\n")
