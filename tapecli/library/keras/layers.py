@@ -367,6 +367,9 @@ class Layer(KerasObject):
         if attr == "trainable":
             self.set_trainable(flag(value))
             return
+        if attr == "supports_masking":      # (Keras's setter: its output then keeps its compute_mask's mask)
+            self.supports_masking = flag(value)
+            return
         super().set_attribute(interp, attr, value, node)
 
     trainable_made: frozenset = frozenset()     # the ids of the weights made trainable (add_weight)
