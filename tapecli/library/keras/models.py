@@ -572,6 +572,41 @@ def keras_order(inputs, outputs) -> list:
     return sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
 
 
+def run_order(outputs) -> list:
+    """A functional graph's layer calls (their Keras tensors) in the order Keras 3 runs them (keras/src/ops/
+    function.py: _run_through_graph over map_graph's nodes_by_depth): deepest first, and within a depth in the
+    order map_graph first gives them one; a call of several outputs is one node. (MultiHeadAttention deletes its
+    inputs' masks: the calls after it read none.)"""
+    def key(t):
+        return id(t.siblings) if t.siblings is not None else id(t)
+    members: dict = {}          # a node's tensors the graph reaches
+    walked: list = []           # its nodes, each after its inputs' (Keras's nodes_in_decreasing_depth)
+
+    def walk(t):
+        if t.layer is None:
+            return
+        k = key(t)
+        if k in members:
+            if not any(m is t for m in members[k]):
+                members[k].append(t)
+            return
+        members[k] = [t]
+        for parent in t.inputs:
+            walk(parent)
+        walked.append(t)
+    for t in outputs:
+        walk(t)
+    depth: dict = {}
+    layer_depth: dict = {}      # (a layer called more than once: its later nodes no shallower than its first)
+    for t in reversed(walked):
+        d = max(depth.setdefault(key(t), 0), layer_depth.get(id(t.layer), 0))
+        layer_depth[id(t.layer)] = depth[key(t)] = d
+        for parent in t.inputs:
+            if parent.layer is not None:
+                depth[key(parent)] = max(d + 1, depth.get(key(parent), 0))
+    return [t for k in sorted(depth, key=lambda k: -depth[k]) for t in members[k]]
+
+
 def _model_input_shape(layer):
     """The input shape of a model whose input is known (Keras's ``input_shape``, which a layer lacks), or None."""
     if isinstance(layer, Sequential):
@@ -606,7 +641,6 @@ class Functional(Model):
             if not isinstance(t, KerasTensor):
                 raise TdfTypeError(f"Model(inputs, outputs) takes Keras tensors from Input(...) and layer calls, "
                                    f"got {type_word(t)}")
-        order: list = []
         seen: set = set()
 
         def visit(t):
@@ -619,10 +653,9 @@ class Functional(Model):
                 return
             for parent in t.inputs:
                 visit(parent)
-            order.append(t)
         for t in self.outputs:
             visit(t)
-        self.order = order
+        self.order = run_order(self.outputs)
         for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
             if getattr(k, "input_layer", None) is None:
                 k.input_layer = input_layer(interp, k, getattr(k, "name", None))
