@@ -208,7 +208,8 @@ class Lambda(Layer):
         """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones)."""
         if self.given_shape is not None:
             return (xs[0].shape[0], *self.given_shape)
-        probes, masks = [x.probe() for x in xs], [x.probe_mask() for x in xs]
+        probes = [x.probe() for x in xs]
+        masks = [x.probe_mask() for x in xs] if self.function_takes_mask else [None] * len(xs)
         out = self.forward(self.interp, probes if listed else probes[0], False, masks if listed else masks[0])
         return (xs[0].shape[0], *tensor(out).shape[1:])
 
