@@ -466,7 +466,8 @@ class Layer(KerasObject):
             self.symbolic = (x, out)
             return out
         out, mask = self.masked(interp, x, training, eager_mask(interp, x) if given_mask is None else tensor(given_mask))
-        return keep_mask(interp, out, mask)
+        # (an output that has a mask keeps it, as Keras's _set_mask_metadata: a layer that gives its input back)
+        return out if eager_mask(interp, out) is not None else keep_mask(interp, out, mask)
 
     def listed_call(self, interp, xs: list) -> KerasTensor:
         """The layer called on a list of Keras tensors: a layer of one input refuses it."""
