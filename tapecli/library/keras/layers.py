@@ -391,12 +391,24 @@ class Layer(KerasObject):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
                 "build": lambda shape: self.build_for(dims(_first_shape(shape)), self.compute_dtype),
                 "get_config": self.get_config,
-                "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask),
+                "compute_mask": self.program_compute_mask,
                 "stateless_call": lambda trainable_variables, non_trainable_variables, *args, **kwargs: stateless_call(
                     self, self.interp, None, trainable_variables, non_trainable_variables, args, kwargs)}
 
     def get_config(self) -> dict:
         return layer_config(self)
+
+    def program_compute_mask(self, inputs, mask=None):
+        """layer.compute_mask(inputs, mask): of Keras tensors, the Keras tensor of its mask (Keras's symbolic one,
+        its shape found on probes)."""
+        if not any(isinstance(t, KerasTensor) for t in _leaves([inputs, mask])):
+            return self.compute_mask(inputs, mask)
+        probes = _bind({"inputs": inputs, "mask": mask}, KerasTensor.probe)
+        found = self.compute_mask(probes["inputs"], probes["mask"])
+
+        def symbolic(m):
+            return None if m is None else KerasTensor((None, *tensor(m).shape[1:]), np.dtype(np.bool_))
+        return type(found)(symbolic(m) for m in found) if isinstance(found, list) else symbolic(found)   # (one each)
 
     def count_params(self):
         if not self.built:
