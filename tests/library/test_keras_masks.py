@@ -1,4 +1,6 @@
 """Keras masks through the library's layers: what each layer class does with a mask, as Keras 3.15 says."""
+import inspect
+
 import pytest
 
 from conftest import run_program
@@ -6,8 +8,9 @@ from tapecli.errors import TdfValueError
 from tapecli.library.keras.layers import Layer
 
 # Keras 3.15's answer for each layer class (recorded from Keras, each made with ARGUMENTS' arguments): whether it
-# supports masking (its output keeps or computes a mask), whether its call takes a mask (``mask=`` or
-# ``query_mask=``...: it consumes one), and whether it computes its output's mask itself (its own compute_mask)
+# supports masking (``layer.supports_masking``: its output keeps or computes a mask), whether its call takes a mask
+# (``mask`` or a ``NAME_mask`` other than attention_mask among ``layer.call``'s parameters: it consumes one), and
+# whether it computes its output's mask itself (``not keras.src.utils.is_default(layer.compute_mask)``)
 KERAS = {
     "Dense": (True, False, False),
     "Activation": (True, False, False),
@@ -133,7 +136,6 @@ ARGUMENTS = {
 
 
 def _consumes(layer) -> bool:
-    import inspect
     run = type(layer).run
     return bool(layer.takes_mask) or run is not None and any(
         p == "mask" or p.endswith("_mask") and p != "attention_mask" for p in inspect.signature(run).parameters)
