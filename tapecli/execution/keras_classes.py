@@ -628,7 +628,7 @@ class GraphLayer(LibraryLayer):
     def takes_mask(self) -> bool:
         return _takes_mask(self.layer)
 
-    def compute_mask(self, x, mask):
+    def output_mask(self, x, mask):
         found = self._program_side(output_mask, self.layer, to_program(x), to_program(mask))
         return None if found is None else to_library(found)
 

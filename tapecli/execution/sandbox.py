@@ -18,7 +18,8 @@ from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, interfaces, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
 from tapecli.interpreter.core import ErrorLine
-from tapecli.library.keras.layers import KERAS_MASK
+from tapecli.library.keras.layers import KERAS_MASK, KerasTensor
+from tapecli.execution.tf_values import LibraryObject, library_value
 from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within
 from tapecli.runtime.numpy_gate import weighed_method
@@ -259,8 +260,9 @@ class Sandbox:
             return True
         if name == "__traceback__":     # (its frames are unreachable: the run's traceback shows the program's)
             return isinstance(obj, BaseException)
-        if name == KERAS_MASK:          # (a tensor's Keras mask, as TensorFlow programs read it)
-            return self.eager is not None and self.eager.owns(obj)
+        if name == KERAS_MASK:          # (a tensor's Keras mask, or a Keras tensor's, as TensorFlow programs read it)
+            return self.eager is not None and self.eager.owns(obj) or isinstance(obj, LibraryObject) and isinstance(
+                library_value(obj), KerasTensor)
         if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)
             return self._program_function(builtins.getattr(obj, name, None))
         if name == "__closure__":           # (a program function's cells hold what its own code names)

@@ -23,6 +23,7 @@ from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.keras.epochs import GeneratorData
+from tapecli.library.keras.layers import KERAS_MASK, KerasTensor
 from tapecli.library.numpy_forms import NumpyScalarType
 from tapecli.library.python import PythonClass
 from tapecli.runtime.specs import Shape
@@ -406,7 +407,7 @@ def library_value(value):
 
 def library_attribute(of: ProgramObject, attr: str):
     """An attribute of a library object as the program reads it (its methods Python functions)."""
-    if attr.startswith("_"):
+    if attr.startswith("_") and not (attr == KERAS_MASK and isinstance(of, KerasTensor)):   # (its Keras mask)
         raise AttributeError(attr)
     try:
         found = _attribute(of, attr)
@@ -504,6 +505,13 @@ class ProgramCallable(ProgramObject):
     def name(self) -> str:
         """The program function's name (an interpreter Function's ``name``)."""
         return self.fn.__name__
+
+    def parameter_names(self) -> tuple:
+        """The names of the program function's parameters (an interpreter Function's ``node.params``)."""
+        try:
+            return tuple(inspect.signature(self.fn).parameters)
+        except (TypeError, ValueError):
+            return ()
 
     def python_class(self) -> str:
         """The class of the program's value as type() names it (a function's is ``function``)."""

@@ -13,7 +13,7 @@ from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import flag, integer, name_scope, num, scalar, tensor
 from tapecli.library.keras.einsum_dense import EinsumDense
-from tapecli.library.keras.layers import Layer, dropout_mask
+from tapecli.library.keras.layers import Layer, dropout_mask, keep_mask
 from tapecli.runtime.values import PythonTuple, Tensor
 
 # Keras's masked scores: Attention's scores - 1e9, Softmax's -1e9 (MultiHeadAttention's general path), and
@@ -79,6 +79,10 @@ class Attention(Layer):
         if scale is not None:
             pairs = ops.mul(scale, pairs)
         return ops.mul(self.weights_["concat_score_weight"], ops.reduce_sum(ops.tanh(pairs), axis=-1))
+
+    def compute_mask(self, x, mask):
+        """Keras's: the query's mask."""
+        return None if not isinstance(mask, list) or mask[0] is None else tensor(mask[0])
 
     def run(self, interp, inputs, mask=None, training=None, return_attention_scores=False, use_causal_mask=False):
         name = type(self).__name__
@@ -237,7 +241,15 @@ class _Heads(Layer):
         else:
             out, scores = self.dot_product_attention(q, k, v, keep), None
         out = self.project("attention_output", out)
+        if scores_wanted and keep is not None:      # (Keras's masked Softmax layer gives them the mask it was given)
+            keep_mask(self.interp, scores, self.over_heads(keep, scores.ndim))
         return (out, scores) if scores_wanted else out
+
+    def over_heads(self, keep, rank: int):
+        """The attention mask spread to the scores' rank (Keras's _masked_softmax: over the heads' axis)."""
+        while keep.ndim < rank:
+            keep = _expand(keep, -len(self.axes) * 2 - 1)
+        return keep
 
     def attend(self, q, k, v, keep, training):
         """Keras's _compute_attention: the query scaled, the scores by einsum, a masked Softmax over the
@@ -245,8 +257,7 @@ class _Heads(Layer):
         scores = self.scores(ops.mul(q, scalar(1.0 / math.sqrt(float(self.key_dim)), q.dtype)), k)
         axes = tuple(range(scores.ndim - len(self.axes), scores.ndim))
         if keep is not None:
-            while keep.ndim < scores.ndim:
-                keep = _expand(keep, -len(self.axes) * 2 - 1)
+            keep = self.over_heads(keep, scores.ndim)
             scores = ops.where(keep, scores, scalar(_SOFTMAX_MASKED, scores.dtype))
         if len(axes) == 1:
             scores = ops.softmax(scores, axis=axes[0])
@@ -269,6 +280,7 @@ class _Heads(Layer):
 
 
 class MultiHeadAttention(_Heads):
+    clears_masks = ("query", "value", "key")
     prefix = "multi_head_attention"
 
     def with_masks(self, arguments, kind, mask_of):

@@ -13,7 +13,7 @@ import numpy as np
 
 from tapecli import kernels, ops
 from tapecli.kernels import tf_random
-from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import LimitError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, mixed_precision, penalties
 from tapecli.library.keras.configs import layer_config
@@ -25,7 +25,7 @@ from tapecli.interpreter.classes import LAYER, Namespace
 from tapecli.interpreter.objects import PURE, BoundMethod, Function, ProgramObject
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
-from tapecli.runtime.values import NumpyArray, PythonBool, Tensor, Variable, dtype_name
+from tapecli.runtime.values import NumpyArray, PythonBool, PythonTuple, Tensor, Variable, dtype_name
 
 ACTIVATIONS = {name: (None if name == "linear" else fn) for name, fn in activations.FUNCTIONS.items()}
 
@@ -75,11 +75,17 @@ class KerasTensor(ProgramObject):
     def probe_mask(self):
         """The mask of :meth:`probe` where the layers before this tensor give one (Keras passes a Keras tensor's
         mask to a layer's call as it does a tensor's), else None."""
-        if self.layer is None or len(self.inputs) != 1 or self.listed or self.spread or self.arguments is not None \
-                or self.siblings is not None:
+        if self.layer is None or self.spread:
             return None
-        x = self.inputs[0]
-        return self.layer.compute_mask(x.probe(), x.probe_mask())
+        if self.arguments is not None:
+            return mask_at(self.layer.arguments_mask(self.arguments, KerasTensor.probe, KerasTensor.probe_mask),
+                           self.index)
+        if self.listed:
+            masks = [x.probe_mask() for x in self.inputs]
+            return None if all(m is None for m in masks) else \
+                mask_at(self.layer.output_mask([x.probe() for x in self.inputs], masks), self.index)
+        x = self.inputs[0]      # (a recurrent layer's states given after it)
+        return mask_at(self.layer.output_mask(x.probe(), x.probe_mask()), self.index)
 
     def get_attribute(self, interp, attr: str, node):
         if attr == "shape":
@@ -88,6 +94,11 @@ class KerasTensor(ProgramObject):
             return str(getattr(self.dtype, "name", self.dtype) or "float32")
         if attr == "ndim":
             return Tensor(np.array(len(self.shape), dtype=np.int64), weak=True)
+        if attr == KERAS_MASK:        # (Keras's Keras tensor has one where the layers before it give a mask)
+            mask = self.probe_mask()
+            if mask is None:
+                raise NoAttribute(f"'KerasTensor' object has no attribute '{KERAS_MASK}'")
+            return KerasTensor((self.shape[0], *mask.shape[1:]), np.dtype(np.bool_))
         if attr == "name" and getattr(self, "name", None) is not None:      # (an Input's given name; Keras numbers
             return self.name                                                  # the others, keras_tensor_N)
         return super().get_attribute(interp, attr, node)
@@ -356,6 +367,9 @@ class Layer(KerasObject):
         if attr == "trainable":
             self.set_trainable(flag(value))
             return
+        if attr == "supports_masking":      # (Keras's setter: its output then keeps its compute_mask's mask)
+            self.supports_masking = flag(value)
+            return
         super().set_attribute(interp, attr, value, node)
 
     trainable_made: frozenset = frozenset()     # the ids of the weights made trainable (add_weight)
@@ -377,12 +391,24 @@ class Layer(KerasObject):
         return {"get_weights": self.get_weights, "set_weights": self.set_weights, "count_params": self.count_params,
                 "build": lambda shape: self.build_for(dims(_first_shape(shape)), self.compute_dtype),
                 "get_config": self.get_config,
-                "compute_mask": lambda inputs, mask=None: self.compute_mask(inputs, mask),
+                "compute_mask": self.program_compute_mask,
                 "stateless_call": lambda trainable_variables, non_trainable_variables, *args, **kwargs: stateless_call(
                     self, self.interp, None, trainable_variables, non_trainable_variables, args, kwargs)}
 
     def get_config(self) -> dict:
         return layer_config(self)
+
+    def program_compute_mask(self, inputs, mask=None):
+        """layer.compute_mask(inputs, mask): of Keras tensors, the Keras tensor of its mask (Keras's symbolic one,
+        its shape found on probes)."""
+        if not any(isinstance(t, KerasTensor) for t in _leaves([inputs, mask])):
+            return self.compute_mask(inputs, mask)
+        probes = _bind({"inputs": inputs, "mask": mask}, KerasTensor.probe)
+        found = self.compute_mask(probes["inputs"], probes["mask"])
+
+        def symbolic(m):
+            return None if m is None else KerasTensor((None, *tensor(m).shape[1:]), np.dtype(np.bool_))
+        return type(found)(symbolic(m) for m in found) if isinstance(found, list) else symbolic(found)   # (one each)
 
     def count_params(self):
         if not self.built:
@@ -420,15 +446,20 @@ class Layer(KerasObject):
     def output_shape(self, shape) -> tuple:
         return shape
 
+    def symbolic_shape(self, x: KerasTensor) -> tuple:
+        """The shape of its output for the Keras tensor ``x``."""
+        return self.output_shape(x.shape)
+
     def output_dtype(self, dtype):
         """The dtype of its symbolic output for an input of ``dtype``."""
         kept = self.keeps_dtype and np.dtype(dtype).kind not in "fc"
         return dtype if kept else self.compute_dtype
 
     def replay_kind(self, args, kwargs, tracked):
-        # (``training`` is read into Python)
+        # (``training`` is read into Python, and so is a Keras mask an input carries)
         return PURE if self.replayable and self.built and self.activity_regularizer is None \
-            and not any(map(tracked, kwargs.values())) else None
+            and not any(map(tracked, kwargs.values())) \
+            and not any(eager_mask(self.interp, a) is not None for a in _leaves(args)) else None
 
     def call(self, interp, args, kwargs, node):
         if self.run is not None:
@@ -443,11 +474,12 @@ class Layer(KerasObject):
             return self.listed_call(interp, list(x))
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, self.compute_dtype)
-            out = KerasTensor(self.output_shape(x.shape), self.output_dtype(x.dtype), self, [x])
+            out = KerasTensor(self.symbolic_shape(x), self.output_dtype(x.dtype), self, [x])
             self.symbolic = (x, out)
             return out
         out, mask = self.masked(interp, x, training, eager_mask(interp, x) if given_mask is None else tensor(given_mask))
-        return keep_mask(interp, out, mask)
+        # (an output that has a mask keeps it, as Keras's _set_mask_metadata: a layer that gives its input back)
+        return out if eager_mask(interp, out) is not None else keep_mask(interp, out, mask)
 
     def listed_call(self, interp, xs: list) -> KerasTensor:
         """The layer called on a list of Keras tensors: a layer of one input refuses it."""
@@ -473,7 +505,17 @@ class Layer(KerasObject):
                 arguments["training"] = training
         symbolic = [t for t in _leaves(arguments.values()) if isinstance(t, KerasTensor)]
         if not symbolic:
-            return self.run_regularized(interp, self.with_masks(arguments, Tensor, lambda x: eager_mask(interp, x)))
+            def mask_of(x):
+                return eager_mask(interp, x)
+            given = self.with_masks(arguments, Tensor, mask_of)
+            mask = self.arguments_mask(arguments, lambda x: x, mask_of)
+            for name in self.clears_masks:
+                forget_mask(interp, arguments.get(name))
+            out = self.run_regularized(interp, given)
+            first = out[0] if isinstance(out, tuple) else out
+            if eager_mask(interp, first) is None:       # (an output with a mask keeps it, as Keras's)
+                keep_mask(interp, first, mask)
+            return out
         probe = _bind(arguments, lambda t: Tensor(np.ones([1 if d is None else d for d in t.shape], t.dtype)))
         out = self.run(interp, **probe)
         many = isinstance(out, tuple)
@@ -484,7 +526,7 @@ class Layer(KerasObject):
             if many:
                 o.index, o.siblings = i, outs
         self.symbolic = (symbolic[0] if len(symbolic) == 1 else symbolic, outs if many else outs[0])
-        return outs if many else outs[0]
+        return PythonTuple(outs) if many else outs[0]      # (a tuple as the program holds one)
 
     def with_masks(self, arguments: dict, kind: type, mask_of) -> dict:
         """Keras's Layer.__call__ (its step 6): the mask arguments a call was not given, from its tensors' Keras
@@ -493,13 +535,33 @@ class Layer(KerasObject):
         def masks(value):
             return [masks(v) for v in value] if isinstance(value, (list, tuple)) else mask_of(value)
 
-        tensors = {k: v for k, v in arguments.items() if any(isinstance(t, kind) for t in _leaves([v]))}
+        tensors = {k: v for k, v in arguments.items() if any(_is_tensor(t, kind) for t in _leaves([v]))}
         wanted = {"mask": next(iter(tensors.values()))} if len(tensors) == 1 else \
             {f"{k}_mask": v for k, v in tensors.items()}
         parameters = inspect.signature(self.run).parameters
         found = {k: masks(v) for k, v in wanted.items() if k in parameters and arguments.get(k) is None}
         found = {k: m for k, m in found.items() if any(x is not None for x in _leaves([m]))}
         return {**arguments, **found} if found else arguments
+
+    # the arguments whose tensors' Keras masks the call deletes (MultiHeadAttention's: it reads them first)
+    clears_masks: tuple = ()
+
+    def arguments_mask(self, arguments: dict, value_of, mask_of):
+        """The mask of the (first) output of a call with ``run``, as Keras's Layer.__call__ sets it: where the layer
+        supports masking, its compute_mask of the first argument and the call's ``mask`` (given, or found from its
+        tensors' masks), else the first argument's own mask."""
+        kind = KerasTensor if any(isinstance(t, KerasTensor) for t in _leaves(arguments.values())) else Tensor
+
+        def masks(value):
+            return [masks(v) for v in value] if isinstance(value, (list, tuple)) else \
+                mask_of(value) if isinstance(value, kind) else None
+
+        first = next(iter(arguments.values()))
+        previous = self.with_masks(arguments, kind, mask_of).get("mask")
+        previous = masks(first) if previous is None else previous
+        if all(m is None for m in _leaves([previous])):
+            return None
+        return self.output_mask(_bind({"x": first}, value_of)["x"], previous)
 
     def run_bound(self, interp, arguments, values, training, masks):
         """The layer run on a model's values for the Keras tensors among its ``arguments`` (its call's), the
@@ -575,13 +637,20 @@ class Layer(KerasObject):
     takes_mask = False              # its forward reads the mask (Keras's call(..., mask=None))
 
     def compute_mask(self, x, mask):
-        return mask if self.supports_masking else None
+        """Keras's Layer.compute_mask: the input's mask (a layer that makes or drops one writes its own)."""
+        return mask
+
+    def output_mask(self, x, mask):
+        """Its output's mask, as Keras's __call__ sets it: its compute_mask's where it supports masking."""
+        return self.compute_mask(x, mask) if self.supports_masking else None
 
     def masked(self, interp, x, training, mask):
         """Apply the layer in a model: its output and the mask the next layer sees."""
+        if isinstance(mask, list) and all(m is None for m in mask):       # (a list of inputs none of which has one)
+            mask = None
         out = self.apply(interp, x, training, mask=mask) if self.takes_mask and mask is not None else \
             self.apply(interp, x, training)
-        return out, self.compute_mask(x, mask)
+        return out, self.output_mask(x, mask)
 
 
 def _first_shape(shape):
@@ -605,6 +674,19 @@ def eager_mask(interp, x):
     return getattr(interp, "keras_masks", {}).get(getattr(x, "id", None))
 
 
+def mask_at(mask, index: int):
+    """The mask of a layer's output ``index`` from its compute_mask's (Keras's: a list of one per output, or the
+    first output's alone)."""
+    if isinstance(mask, (list, tuple)):
+        return mask[index] if index < len(mask) else None
+    return mask if index == 0 else None
+
+
+def forget_mask(interp, x) -> None:
+    """``x``'s Keras mask deleted (Keras's set_keras_mask(x, None))."""
+    getattr(interp, "keras_masks", {}).pop(getattr(x, "id", None), None)
+
+
 def keep_mask(interp, out, mask):
     """``out``, its mask kept for the next layer called on it (the run's last few)."""
     if mask is not None and isinstance(out, Tensor):
@@ -625,6 +707,12 @@ def _leaves(values):
             yield from _leaves(v.values())
         else:
             yield v
+
+
+def _is_tensor(value, kind: type) -> bool:
+    """Whether a call's argument is a tensor as Keras's CallSpec counts them (a Python bool or number is not)."""
+    return isinstance(value, kind) and not isinstance(value, PythonBool) and not (
+        isinstance(value, Tensor) and value.weak and value.ndim == 0)
 
 
 def _bind(arguments: dict, value_of) -> dict:

@@ -11,6 +11,7 @@ from tapecli.interpreter.objects import PURE
 from tapecli.library.core import to_axis, to_dtype
 from tapecli.library.keras import activations
 from tapecli.library.keras.common import KerasObject, converted, flag, float_dtype, num, scalar, tensor
+from tapecli.library.keras.layers import eager_mask
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -354,6 +355,10 @@ class Loss(KerasObject):
             got[k] = kwargs.pop(k)
         if "y_true" not in got or "y_pred" not in got or len(args) > 3:
             raise TdfTypeError("a loss is called as loss(y_true, y_pred, sample_weight=None)")
+        predicted_mask = eager_mask(interp, got["y_pred"])     # (Keras's: the predictions' mask weighs the losses)
+        if predicted_mask is not None:
+            got["sample_weight"] = apply_mask(got.get("sample_weight"), predicted_mask,
+                                              mean=self.reduction in ("sum_over_batch_size", "mean"))
         # Keras's Loss.__call__ converts both to its dtype (the labels of sparse cross-entropy stay labels)
         got["y_pred"] = _float(converted(got["y_pred"], "y_pred"), self.dtype)
         if self.fn is not sparse_categorical_crossentropy:

@@ -2,12 +2,15 @@
 their functional forms (``keras.layers.add([a, b])``): one call on a list of inputs, symbolic or not."""
 from __future__ import annotations
 
+import numpy as np
+
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import flag, float_dtype, integer, scalar, tensor
-from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
 from tapecli.library.keras.losses import l2_normalize
 from tapecli.library.keras.ops_numpy import concatenate
+from tapecli.runtime.values import Tensor
 
 
 def _broadcast(shapes):
@@ -47,12 +50,30 @@ class Merge(Layer):
             out = KerasTensor(self.merged_shape([t.shape for t in xs]), float_dtype(), self, xs, listed=True)
             self.symbolic = (xs, out)           # (layer.input: the list it was called on)
             return out
-        return self.apply(interp, xs, None if training is None else flag(training))
+        out, mask = self.masked(interp, xs, None if training is None else flag(training),
+                                [eager_mask(interp, t) for t in xs])
+        return keep_mask(interp, out, mask)
 
     def apply(self, interp, x, training=None):
+        return self.masked(interp, x, training, None)[0]
+
+    def masked(self, interp, x, training, mask):
+        """The merge of the inputs, given their Keras masks (``mask``: one each, or None), and its output's mask."""
         xs = [tensor(t) for t in self.inputs_of(x)]
+        masks = [None if m is None else tensor(m) for m in mask] if isinstance(mask, (list, tuple)) else \
+            [None] * len(xs)
         self.built_for([t.shape for t in xs])
-        return self.merge(xs)
+        return self.merge(xs, masks), self.output_mask(xs, masks)
+
+    def compute_mask(self, x, mask):
+        """Keras's Merge.compute_mask: the OR of the inputs' masks, none where an input has none."""
+        masks = _mask_list(x, mask)
+        if masks is None or any(m is None for m in masks):
+            return None
+        out = masks[0]
+        for m in masks[1:]:
+            out = ops.logical_or(out, m)
+        return out
 
     def built_for(self, shapes: list) -> None:
         """Built on its first inputs, whose shapes its config's build_config lists (Keras's Merge has a build)."""
@@ -65,11 +86,31 @@ class Merge(Layer):
     def merged_shape(self, shapes):
         return _broadcast(shapes)
 
-    def merge(self, xs):
+    def merge(self, xs, masks):
         out = xs[0]
         for x in xs[1:]:
             out = self.pair(out, x)
         return out
+
+
+def _mask_list(x, mask):
+    """The masks of a merging layer's inputs (Keras's compute_mask(inputs, mask): a list of one each), None where
+    it is given none."""
+    if mask is None:
+        return None
+    if not isinstance(mask, (list, tuple)):
+        raise TdfValueError(f"`mask` should be a list. Received: mask={mask}")
+    if not isinstance(x, (list, tuple)):
+        raise TdfValueError(f"`inputs` should be a list. Received: inputs={x}")
+    if len(mask) != len(x):
+        raise TdfValueError("The lists `inputs` and `mask` should have the same length. Received: inputs of length "
+                            f"{len(x)}, and mask of length {len(mask)}")
+    return [None if m is None else tensor(m) for m in mask]
+
+
+def _spread(mask, x):
+    """A [batch, steps] mask spread over x's last axis, as Keras's merges broadcast it."""
+    return ops.broadcast_to(ops.reshape(mask, (*mask.shape, 1)), x.shape)
 
 
 def _pairwise(name, prefix, op, most=None):
@@ -79,15 +120,51 @@ def _pairwise(name, prefix, op, most=None):
 
 Add = _pairwise("Add", "add", ops.add)
 Subtract = _pairwise("Subtract", "subtract", ops.sub, most=2)
-Multiply = _pairwise("Multiply", "multiply", ops.mul)
-Maximum = _pairwise("Maximum", "maximum", ops.maximum)
-Minimum = _pairwise("Minimum", "minimum", ops.minimum)
+
+
+class Multiply(Merge):
+    """Keras's Multiply: a masked input's masked steps count as 1; where every input has a mask, the product is 0
+    where none keeps a step."""
+    prefix = "multiply"
+
+    def merge(self, xs, masks):
+        every = all(m is not None for m in masks)
+        out = kept = None
+        for x, mask in zip(xs, masks):
+            if mask is not None:
+                mask = _spread(mask, x)
+                x = ops.where(mask, x, scalar(1, x.dtype))
+                if every:
+                    kept = mask if kept is None else ops.logical_or(kept, mask)
+            out = x if out is None else ops.mul(out, x)
+        return ops.where(kept, out, scalar(0, out.dtype)) if every else out
+
+
+class _Extremum(Merge):
+    """Keras's Maximum and Minimum (its _apply_merge_op_and_or_mask): a masked step of an input takes the value
+    so far, a masked step so far takes the input's, while every input so far has a mask."""
+
+    def merge(self, xs, masks):
+        out, kept = xs[0], None if masks[0] is None else _spread(masks[0], xs[0])
+        for x, mask in zip(xs[1:], masks[1:]):
+            mask = None if mask is None else _spread(mask, x)
+            if mask is not None:
+                x = ops.where(mask, x, out)
+            if kept is not None:
+                out = ops.where(kept, out, x)
+            kept = ops.logical_or(kept, mask) if mask is not None and kept is not None else None
+            out = self.pair(out, x)
+        return out
+
+
+Maximum = type("Maximum", (_Extremum,), {"prefix": "maximum", "pair": staticmethod(ops.maximum)})
+Minimum = type("Minimum", (_Extremum,), {"prefix": "minimum", "pair": staticmethod(ops.minimum)})
 
 
 class Average(Merge):
     prefix = "average"
 
-    def merge(self, xs):
+    def merge(self, xs, masks):
         out = xs[0]
         for x in xs[1:]:
             out = ops.add(out, x)
@@ -109,8 +186,18 @@ class Concatenate(Merge):
         out[axis] = None if None in sizes else sum(sizes)
         return tuple(out)
 
-    def merge(self, xs):
+    def merge(self, xs, masks):
         return concatenate(xs, axis=self.axis)     # (inputs of other dtypes: their result_type, as Keras's)
+
+    def compute_mask(self, x, mask):
+        """Keras's: the inputs' masks (all true for an input without one) spread over their last axis, concatenated
+        along ``axis``, then any of the last axis."""
+        masks = _mask_list(x, mask)
+        if masks is None or all(m is None for m in masks):
+            return None
+        spread = [ops.cast(ops.ones_like(t), np.bool_) if m is None else _spread(m, t) if m.ndim < t.ndim else m
+                  for t, m in zip(map(tensor, x), masks)]
+        return Tensor(np.any(ops.concat(spread, self.axis).value, axis=-1))
 
 
 class Dot(Merge):
@@ -142,7 +229,10 @@ class Dot(Merge):
         out = [d for i, d in enumerate(shapes[0]) if i != a1] + [d for i, d in enumerate(shapes[1]) if i not in (0, a2)]
         return tuple(out) if len(out) > 1 else (out[0], 1)
 
-    def merge(self, xs):
+    def compute_mask(self, x, mask):
+        return None
+
+    def merge(self, xs, masks):
         a1, a2 = self._axes([x.shape for x in xs])
         if xs[0].shape[a1] != xs[1].shape[a2]:
             raise ShapeError(f"Dot: incompatible input shapes {list(xs[0].shape)} and {list(xs[1].shape)} along "

@@ -14,7 +14,7 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, keep_mask
+from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, forget_mask, keep_mask, mask_at
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
@@ -355,9 +355,14 @@ class Sequential(Model):
         return x
 
     def run_layers(self, interp, x, training):
-        mask = None                 # (a layer's mask reaches the next layer: Embedding(mask_zero=True), Masking)
+        # (a layer's mask reaches the next layer: Embedding(mask_zero=True), Masking; each tensor carries its own, as
+        # Keras's do, for the layers a program's layer calls on it and for the loss)
+        mask = eager_mask(interp, x)
         for layer in self.layers:
-            x, mask = layer.masked(interp, x, training, mask)
+            x, computed = layer.masked(interp, x, training, mask)
+            own = eager_mask(interp, x)
+            mask = computed if own is None else own
+            keep_mask(interp, x, mask)
         return x
 
     def call(self, interp, args, kwargs, node):
@@ -567,6 +572,41 @@ def keras_order(inputs, outputs) -> list:
     return sorted(layers.values(), key=lambda la: (-layer_depth[id(la)], first[id(la)]))
 
 
+def run_order(outputs) -> list:
+    """A functional graph's layer calls (their Keras tensors) in the order Keras 3 runs them (keras/src/ops/
+    function.py: _run_through_graph over map_graph's nodes_by_depth): deepest first, and within a depth in the
+    order map_graph first gives them one; a call of several outputs is one node. (MultiHeadAttention deletes its
+    inputs' masks: the calls after it read none.)"""
+    def key(t):
+        return id(t.siblings) if t.siblings is not None else id(t)
+    members: dict = {}          # a node's tensors the graph reaches
+    walked: list = []           # its nodes, each after its inputs' (Keras's nodes_in_decreasing_depth)
+
+    def walk(t):
+        if t.layer is None:
+            return
+        k = key(t)
+        if k in members:
+            if not any(m is t for m in members[k]):
+                members[k].append(t)
+            return
+        members[k] = [t]
+        for parent in t.inputs:
+            walk(parent)
+        walked.append(t)
+    for t in outputs:
+        walk(t)
+    depth: dict = {}
+    layer_depth: dict = {}      # (a layer called more than once: its later nodes no shallower than its first)
+    for t in reversed(walked):
+        d = max(depth.setdefault(key(t), 0), layer_depth.get(id(t.layer), 0))
+        layer_depth[id(t.layer)] = depth[key(t)] = d
+        for parent in t.inputs:
+            if parent.layer is not None:
+                depth[key(parent)] = max(d + 1, depth.get(key(parent), 0))
+    return [t for k in sorted(depth, key=lambda k: -depth[k]) for t in members[k]]
+
+
 def _model_input_shape(layer):
     """The input shape of a model whose input is known (Keras's ``input_shape``, which a layer lacks), or None."""
     if isinstance(layer, Sequential):
@@ -601,7 +641,6 @@ class Functional(Model):
             if not isinstance(t, KerasTensor):
                 raise TdfTypeError(f"Model(inputs, outputs) takes Keras tensors from Input(...) and layer calls, "
                                    f"got {type_word(t)}")
-        order: list = []
         seen: set = set()
 
         def visit(t):
@@ -614,10 +653,9 @@ class Functional(Model):
                 return
             for parent in t.inputs:
                 visit(parent)
-            order.append(t)
         for t in self.outputs:
             visit(t)
-        self.order = order
+        self.order = run_order(self.outputs)
         for k in self.inputs:           # Keras lists an InputLayer per input (not a Sequential's)
             if getattr(k, "input_layer", None) is None:
                 k.input_layer = input_layer(interp, k, getattr(k, "name", None))
@@ -706,39 +744,81 @@ class Functional(Model):
         if len(xs) != len(self.inputs):
             raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
         values = {id(k): ranked_as(model_input(v), k.shape) for k, v in zip(self.inputs, xs)}
-        masks: dict = {}            # (a layer's output mask, the next layer's input mask)
+        # A tensor's Keras mask (the next layer's input mask: an input's own too); where a layer deleted it
+        # (MultiHeadAttention), the mask its graph computed for it, which Keras's node gives a layer called on it
+        # alone that takes one
+        masks: dict = {id(k): eager_mask(interp, v) for k, v in zip(self.inputs, xs)}
+        deleted: dict = {}
+
+        def settle(t):
+            """t's value keeps a mask it has of its own (a model's output, called as a layer), as Keras's; else it
+            carries t's mask, for the layers a program's layer calls on it."""
+            own = eager_mask(interp, values[id(t)])
+            if own is not None:
+                masks[id(t)] = own
+            elif masks.get(id(t)) is not None:
+                keep_mask(interp, values[id(t)], masks[id(t)])
+
+        def graph_mask(k):
+            return deleted[id(k)] if id(k) in deleted else masks.get(id(k))
+
+        def follow(t, compute):
+            """The graph's mask of t's output where one of its inputs' masks was deleted (``compute`` of a lookup)."""
+            if any(id(p) in deleted for p in t.inputs):
+                found = compute(graph_mask)
+                if found is not masks.get(id(t)):
+                    deleted[id(t)] = found
+
+        def run_arguments(t):
+            """A layer's call with several arguments (once for all its outputs), its output's mask found before the
+            call, as Keras's; the masks the call deletes (MultiHeadAttention's) deleted."""
+            if id(t.arguments) not in values:
+                def found(lookup):
+                    return t.layer.arguments_mask(t.arguments, lambda k: values[id(k)], lookup)
+                masks[id(t.arguments)] = found(lambda k: masks.get(id(k)))
+                follow(t, found)
+                values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
+                for name in t.layer.clears_masks:
+                    k = t.arguments.get(name)
+                    if isinstance(k, KerasTensor) and masks.get(id(k)) is not None:
+                        deleted.setdefault(id(k), masks.pop(id(k)))
+                        forget_mask(interp, values[id(k)])
+            got = values[id(t.arguments)]
+            values[id(t)] = got if t.siblings is None else got[t.index]
+            masks[id(t)] = None if t.index else masks[id(t.arguments)]
+            if not t.index and id(t.arguments) in deleted:
+                deleted[id(t)] = deleted[id(t.arguments)]
+
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape
             if len(got) != len(want) or any(w is not None and w != g for w, g in zip(want, got)):
                 raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
                                     f"expected shape={want}, found shape={tuple(got)}")
+            keep_mask(interp, values[id(k)], masks[id(k)])
         for t in self.order:
             if t.call_kwargs:           # a program layer called with keywords: called with them again (Keras's node)
                 self.apply_with_keywords(interp, t, values, masks, training)
-                continue
-            if t.arguments is not None:     # a layer's call with several arguments: once for all its outputs
-                if id(t.arguments) not in values:
-                    values[id(t.arguments)] = t.layer.run_bound(interp, t.arguments, values, training, masks)
-                got = values[id(t.arguments)]
-                values[id(t)] = got if t.siblings is None else got[t.index]
-                continue
-            if t.spread:                # a program layer called on several Keras tensors: call(a, b)
+            elif t.arguments is not None:
+                run_arguments(t)
+            elif t.spread:              # a program layer called on several Keras tensors: call(a, b)
                 values[id(t)] = t.layer.apply_spread(interp, [values[id(p)] for p in t.inputs], training)
-                continue
-            if t.siblings is not None and isinstance(t.layer, Functional):    # a model of several outputs
+            elif t.siblings is not None and isinstance(t.layer, Functional):    # a model of several outputs
                 if id(t.siblings) not in values:
                     xs = [values[id(p)] for p in t.inputs]
                     values[id(t.siblings)] = t.layer.apply(interp, xs if t.listed else xs[0], training)
                 values[id(t)] = values[id(t.siblings)][t.index]
-                continue
-            if t.listed:
-                values[id(t)] = t.layer.apply(interp, [values[id(p)] for p in t.inputs], training)
-                continue
-            if t.siblings is not None or len(t.inputs) > 1:     # a recurrent call's states: given, or several outputs
+            elif t.listed:          # (a merging layer's: its inputs' masks, one each)
+                xs = [values[id(p)] for p in t.inputs]
+                values[id(t)], masks[id(t)] = t.layer.masked(interp, xs, training, [masks.get(id(p)) for p in t.inputs])
+                follow(t, lambda lookup, t=t, xs=xs: t.layer.output_mask(xs, [lookup(p) for p in t.inputs]))
+            elif t.siblings is not None or len(t.inputs) > 1:   # a recurrent call's states: given, or several outputs
                 self.apply_recurrent(interp, t, values, masks, training)
-                continue
-            values[id(t)], masks[id(t)] = t.layer.masked(interp, values[id(t.inputs[0])], training,
-                                                         masks.get(id(t.inputs[0])))
+            else:
+                x = t.inputs[0]
+                values[id(t)], masks[id(t)] = t.layer.masked(
+                    interp, values[id(x)], training, graph_mask(x) if t.layer.takes_mask else masks.get(id(x)))
+                follow(t, lambda lookup, t=t, x=x: t.layer.output_mask(values[id(x)], lookup(x)))
+            settle(t)
         outs = [keep_mask(interp, values[id(t)], masks.get(id(t))) for t in self.outputs]    # (for the loss)
         return outs if self.many_out else outs[0]
 
@@ -751,7 +831,7 @@ class Functional(Model):
         mask = masks.get(id(first)) if t.layer.takes_mask and not t.listed else None
         values[id(t)] = t.layer.apply_spread(interp, [xs] if t.listed else xs, training, mask, keywords=t.call_kwargs)
         if not t.listed and len(xs) == 1:
-            masks[id(t)] = t.layer.compute_mask(xs[0], masks.get(id(first)))
+            masks[id(t)] = t.layer.output_mask(xs[0], masks.get(id(first)))
 
     @staticmethod
     def apply_recurrent(interp, t, values, masks, training):
@@ -762,9 +842,9 @@ class Functional(Model):
             x = t.inputs[0]
             values[key] = t.layer.apply(interp, values[id(x)], training, mask=masks.get(id(x)),
                                         initial_state=[values[id(p)] for p in t.inputs[1:]] or None)
-            masks[key] = t.layer.compute_mask(values[id(x)], masks.get(id(x)))
+            masks[key] = t.layer.output_mask(values[id(x)], masks.get(id(x)))
         values[id(t)] = values[key] if t.siblings is None else values[key][t.index]
-        masks[id(t)] = masks[key] if t.index == 0 else None
+        masks[id(t)] = mask_at(masks[key], t.index)
 
     def call(self, interp, args, kwargs, node):
         kwargs = dict(kwargs)

@@ -25,6 +25,17 @@ def _moments(x, axes):
     return mean, var
 
 
+def _masked_moments(x, axes, mask):
+    """Keras's BatchNormalization._moments of a masked input: the mean and variance of the kept steps (their count
+    plus Keras's epsilon 1e-7)."""
+    kept = ops.broadcast_to(ops.reshape(ops.cast(mask, np.bool_), (*mask.shape, 1)), x.shape)
+    zero = scalar(0.0, x.dtype)
+    count = ops.add(ops.reduce_sum(ops.cast(kept, x.dtype), axis=axes, keepdims=True), scalar(1e-7, x.dtype))
+    mean = ops.div(ops.reduce_sum(ops.where(kept, x, zero), axis=axes, keepdims=True), count)
+    distances = ops.square(ops.where(kept, ops.sub(x, mean), zero))
+    return mean, ops.div(ops.reduce_sum(distances, axis=axes, keepdims=True), count)
+
+
 def _synchronized_moments(x, axes):
     """Keras's _compute_moments_sync (TensorFlow's replica context, here one replica): the mean and E(x**2) as
     sums over the count, the variance max(E(x**2) - mean**2, 0)."""
@@ -139,6 +150,7 @@ def _moving_average(moving, stat, momentum) -> None:
 class BatchNormalization(Layer):
     replayable = True           # (its moving statistics' updates are a plan's steps: kernels.updated)
     supports_masking = True
+    takes_mask = True           # (in training, its moments are of the kept steps)
     prefix = "batch_normalization"
 
     def __init__(self, interp, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
@@ -173,14 +185,18 @@ class BatchNormalization(Layer):
         self.add_weight("moving_mean", dim, self.inits[2], dtype, trainable=False)
         self.add_weight("moving_variance", dim, self.inits[3], dtype, trainable=False)
 
-    def forward(self, interp, x, training):
+    def forward(self, interp, x, training, mask=None):
         axis = self.axis % x.ndim
         axes = tuple(i for i in range(x.ndim) if i != axis)
         shape = [1] * x.ndim
         shape[axis] = x.shape[axis]
         w = self.weights_
+        if mask is not None and tensor(mask).ndim != x.ndim - 1:
+            raise TdfValueError("The mask provided should be one dimension less than the inputs. Received: "
+                                f"mask.shape={tensor(mask).shape}, inputs.shape={x.shape}")
         if training and self.trainable:
-            mean, var = _synchronized_moments(x, axes) if self.synchronized else _moments(x, axes)
+            mean, var = _masked_moments(x, axes, tensor(mask)) if mask is not None else \
+                _synchronized_moments(x, axes) if self.synchronized else _moments(x, axes)
             for moving, stat in ((w["moving_mean"], mean), (w["moving_variance"], var)):
                 kernels.updated(_moving_average, moving, stat.value, self.momentum)
         else:

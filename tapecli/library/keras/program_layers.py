@@ -93,7 +93,7 @@ class ProgramLayer(Layer):
     def takes_mask(self) -> bool:
         return takes_mask(self.instance)
 
-    def compute_mask(self, x, mask):
+    def output_mask(self, x, mask):
         return program_mask(self.interp, self.instance, x, mask)
 
 

@@ -10,7 +10,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.common import add, flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
-from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask
+from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask, mask_at
 from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.objects import Function
 from tapecli.runtime.context import current
@@ -497,7 +497,11 @@ class _Recurrent(Layer):
         return [out, *[(shape[0], size) for size in _flat(self.cell.state_size)]] if self.return_state else [out]
 
     def compute_mask(self, x, mask):
-        return mask if self.return_sequences else None
+        """Keras's RNN.compute_mask: the mask of its sequence output (none of a last step's), and none of each final
+        state's."""
+        mask = next(iter(_flat(mask)), None) if isinstance(mask, (list, tuple)) else mask
+        out = mask if self.return_sequences else None
+        return [out] + [None] * len(_flat(self.cell.state_size)) if self.return_state else out
 
     def replay_kind(self, args, kwargs, tracked):
         # (a mask or initial state is read into the steps: a loop plan does not replay such a call)
@@ -518,7 +522,10 @@ class _Recurrent(Layer):
         if "mask" not in extra and eager_mask(interp, x) is not None:     # (the mask Keras attached to x)
             extra["mask"] = eager_mask(interp, x)
         out = self.apply(interp, x, None if training is None else flag(training), **extra)
-        return keep_mask(interp, out, self.compute_mask(x, extra.get("mask")))
+        mask = self.output_mask(x, extra.get("mask"))
+        for i, o in enumerate(out if isinstance(out, list) else [out]):
+            keep_mask(interp, o, mask_at(mask, i))
+        return out
 
     def symbolic_call(self, x, extra):
         """The Keras tensors of a call in a functional graph: its initial states are inputs of the call after x,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.interpreter.registry import BUILTINS
-from tapecli.library.keras.common import name_scope, scalar
+from tapecli.library.keras.common import name_scope, scalar, tensor
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.recurrent import _Recurrent
 from tapecli.runtime.tape import type_word
+from tapecli.runtime.values import PythonTuple
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
 
@@ -119,7 +120,11 @@ class Bidirectional(Layer):
         return outputs + states + states
 
     def compute_mask(self, x, mask):
-        return mask if self.return_sequences and self.merge_mode is not None else None
+        """Keras's: the mask of the merged output (of each of the two without merge_mode), where it returns
+        sequences; its states have none."""
+        mask = mask[0] if isinstance(mask, (list, tuple)) else mask
+        out = mask if self.return_sequences else None
+        return out if self.merge_mode is not None else PythonTuple([out, out])
 
     # (its mask= and initial_state=, as a recurrent layer's)
     call, symbolic_call, replay_kind = _Recurrent.call, _Recurrent.symbolic_call, _Recurrent.replay_kind
@@ -193,10 +198,27 @@ class TimeDistributed(Layer):
         child = self.layer.output_shape(self.child_shape(shape))
         return (child[0], shape[1], *child[1:])
 
-    def forward(self, interp, x, training):
+    takes_mask = True               # (Keras's: a wrapped layer that takes one gets each timestep's)
+
+    def forward(self, interp, x, training, mask=None):
+        if mask is not None:
+            mask = tensor(mask)
+            if mask.ndim < 2:
+                raise TdfValueError("The `mask` passed to the `TimeDistributed` layer must be at least 2D (e.g., "
+                                    f"`(batch_size, timesteps)`), but it has {mask.ndim} dimension(s) with shape "
+                                    f"{mask.shape}.")
+            if mask.shape[:2] != x.shape[:2]:
+                raise TdfValueError(f"The `mask` passed to the `TimeDistributed` layer has a shape {mask.shape} that "
+                                    f"is incompatible with the input shape {x.shape}. The first two dimensions of "
+                                    "the mask (batch size and timesteps) must match the input's first two "
+                                    f"dimensions. Expected mask shape prefix: ({x.shape[0]}, {x.shape[1]}).")
+
+        def step(t):
+            given = {"mask": ops.getitem(mask, (slice(None), t))} if mask is not None and self.layer.takes_mask \
+                else {}
+            return self.layer.apply(interp, ops.getitem(x, (slice(None), t)), training, **given)
         # (one call per timestep, stacked: Keras's loop where the number of timesteps is known)
-        return ops.stack([self.layer.apply(interp, ops.getitem(x, (slice(None), t)), training)
-                          for t in range(x.shape[1])], axis=1)
+        return ops.stack([step(t) for t in range(x.shape[1])], axis=1)
 
 
 LAYERS = [Bidirectional, TimeDistributed]

@@ -89,6 +89,13 @@ class Softmax(_AlongAxis):
         input (-1e9; -3e4 in float16) and gives 0."""
         if mask is not None:
             mask = tensor(mask)
+            if mask.ndim > x.ndim:
+                raise TdfValueError("The `mask` must be broadcastable to `inputs` and must not have more dimensions. "
+                                    f"Received: inputs.shape={x.shape}, mask.shape={mask.shape}")
+            if any(m not in (1, i) for m, i in zip(mask.shape[::-1], x.shape[::-1])):
+                raise TdfValueError("The `mask` must be broadcastable to `inputs`. Each mask dimension must be 1 or "
+                                    "match the corresponding input dimension. Received: "
+                                    f"inputs.shape={x.shape}, mask.shape={mask.shape}")
             if mask.dtype != np.bool_:
                 mask = ops.greater(mask, Tensor(np.array(0.5, mask.dtype)))
             x = ops.where(mask, x, Tensor(np.array(-3e4 if x.dtype == np.float16 else -1e9, x.dtype)))
@@ -204,10 +211,11 @@ class GlobalAveragePooling1D(_GlobalPooling):
     def forward(self, interp, x, training, mask=None):
         if mask is None:
             return super().forward(interp, x, training)
-        # (Keras's: the mean over the timesteps the mask keeps, sum(x * mask) / sum(mask))
-        keep = Tensor(np.asarray(mask.value, dtype=x.dtype)[..., None])
-        return ops.div(ops.reduce_sum(ops.mul(x, keep), axis=1, keepdims=self.keepdims),
-                       ops.reduce_sum(keep, axis=1, keepdims=self.keepdims))
+        # (Keras's: the mean over the timesteps the mask keeps, sum(where(mask, x, 0)) / sum(mask))
+        kept = np.asarray(tensor(mask).value, dtype=bool)[..., None]
+        total = ops.reduce_sum(ops.where(Tensor(kept), x, Tensor(np.zeros((), x.dtype))), axis=1,
+                               keepdims=self.keepdims)
+        return ops.div(total, ops.reduce_sum(Tensor(kept.astype(x.dtype)), axis=1, keepdims=self.keepdims))
 
 
 class GlobalAveragePooling2D(_GlobalPooling):
@@ -284,6 +292,7 @@ class RMSNormalization(_AlongAxis):
     """Keras 3's RMSNormalization: x * rsqrt(mean(x**2 over axis) + epsilon) * scale, its ``scale`` weight shaped
     as the axes (Keras's ops.rms_normalization multiplies it unreshaped)."""
     prefix = "rms_normalization"
+    supports_masking = False    # (Keras's RMSNormalization drops the mask)
 
     def __init__(self, interp, axis=-1, epsilon=1e-6, **kw):
         super().__init__(interp, axis, **kw)

@@ -178,7 +178,6 @@ class Trainer:
         return self.default_loss(x, y, y_pred, sample_weight)
 
     def default_loss(self, x, y, y_pred, sample_weight):
-        sample_weight = self.masked(y_pred, sample_weight)
         parts = []
         if self.loss is not None:
             parts.append(self.loss.call(self.interp, [y, y_pred], {} if sample_weight is None else
@@ -190,14 +189,6 @@ class Trainer:
         for p in parts[1:]:
             total = ops.add(total, p)
         return total
-
-    def masked(self, y_pred, sample_weight):
-        """The loss's sample weights with the mask Keras attached to the predictions (an Embedding's
-        ``mask_zero``): Keras's apply_mask for a mean, each valid entry weighing total / valid, so the loss is
-        the mean over the valid entries."""
-        from tapecli.library.keras.layers import eager_mask
-        mask = eager_mask(self.interp, y_pred) if isinstance(y_pred, Tensor) else None
-        return sample_weight if mask is None else losses_mod.apply_mask(sample_weight, mask, mean=True)
 
     def update_metrics(self, y, y_pred, sample_weight):
         self.update_compiled_metrics(y, y_pred, sample_weight)
