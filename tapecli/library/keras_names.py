@@ -120,12 +120,14 @@ _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.program_input)
+_SCHEDULES = {cls.__name__: cls for cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES}
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)
-    BUILTINS[_cls.__name__].class_methods = {"from_config": optimizers.from_config(BUILTINS[_cls.__name__])}
+    BUILTINS[_cls.__name__].class_methods = {"from_config": optimizers.from_config(BUILTINS[_cls.__name__],
+                                                                                   _SCHEDULES)}
 for _name in ("optimizers.Optimizer", "keras.Optimizer"):        # (the base a program's optimizer derives from)
     _register(_name, optimizer_base.BaseOptimizer)
-for _cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES:
+for _cls in _SCHEDULES.values():
     _register(_cls.__name__, _cls, with_interp=False)
 for _name in losses.CLASS_NAMES:
     builtin(_name)(losses.make(_name))       # checks its own keywords

@@ -964,20 +964,18 @@ class Ftrl(Optimizer):
 OPTIMIZERS += [Adamax, Nadam, Adadelta, Lion, Lamb, Ftrl]
 
 
-def from_config(construct):
+def from_config(construct, schedules: dict):
     """Keras's ``Optimizer.from_config(config, custom_objects=None)``: the class made of its config, a learning
-    rate schedule's config deserialized first."""
+    rate schedule's config (one of ``schedules``, by class name) made into the schedule first."""
     def made(interp, config, custom_objects=None):
         config = dict(config)
         if config.pop("loss_scale_factor", None) is not None:
             raise TdfValueError("tapecli's optimizers take no loss_scale_factor")
         entry = config.get("learning_rate")
         if isinstance(entry, dict):
-            from tapecli.library.keras.schedules import SCHEDULES      # (schedules derive from this module's)
-            by_name = {cls.__name__: cls for cls in [ExponentialDecay, *SCHEDULES]}
-            if entry.get("class_name") not in by_name:
+            if entry.get("class_name") not in schedules:
                 raise TdfValueError(f"Could not locate class '{entry.get('class_name')}': tapecli makes Keras's "
                                     "learning rate schedules from their configs")
-            config["learning_rate"] = by_name[entry["class_name"]](**entry.get("config", {}))
+            config["learning_rate"] = schedules[entry["class_name"]](**entry.get("config", {}))
         return construct(interp, **config)
     return made
