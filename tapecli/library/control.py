@@ -312,7 +312,50 @@ class _Wrapped(ProgramObject):
                 raise TdfTypeError("tf.grad_pass_through(f): the function takes one tensor")
             return custom_gradient_call(interp, self.name,
                                         lambda: [interp.call_value(self.fn, args, {}, node), _IDENTITY_GRAD], args, {})
-        return interp.call_value(self.fn, args, kwargs, node)
+        return custom_gradient_call(interp, self.name, lambda: self._recomputed(interp, args, kwargs, node), args,
+                                    kwargs)
+
+    def _recomputed(self, interp, args, kwargs, node):
+        """TensorFlow's recompute_grad: f's result, unrecorded, and a gradient function that calls f again on
+        identities of its tensor arguments under a tape of its own, differentiated with respect to them and to the
+        variables f read (unconnected ones: zeros)."""
+        y = interp.call_value(self.fn, args, kwargs, node)
+        if isinstance(y, (list, tuple, dict)):
+            raise TdfTypeError(f"tf.recompute_grad({self.name}): tapecli records a function giving one tensor, not "
+                               f"{type_word(y)}")
+
+        def backward(call_node, dy, variables=None):
+            from tapecli.autodiff.gradients import gradient        # (a recompute_grad's backward pass: rare)
+            inputs = [ops.identity(a) if _a_tensor(a) else a for a in args]       # (a Python number stays one)
+            tape = Tape("<recompute_grad>")
+            with recording(tape, alone=True):
+                for t, a in zip(inputs, args):
+                    if _a_tensor(a):
+                        tape.watch_tensor(t, None, None)
+                for v in variables or []:
+                    tape.watch_variable(v, "watch", None)
+                recomputed = interp.call_value(self.fn, inputs, kwargs, node)
+            sources = [t for t, a in zip(inputs, args) if _a_tensor(a)]
+            _, values, _ = gradient(tape, recomputed, sources + list(variables or []), output_gradients=dy,
+                                    unconnected_gradients="zero")
+            found = dict(zip(map(id, sources), values))
+            # one gradient an input as custom_gradient_call counts them (a Python number's, a nested one's: None)
+            grads = [found.get(id(t)) for t, a in zip(inputs, args) for _ in _counted(a)] + \
+                [None for _ in _counted(kwargs)]
+            return [grads, values[len(sources):]] if variables else grads
+        grad_fn = BoundMethod("recompute_grad", backward)
+        grad_fn.takes_keyword = lambda name: name == "variables"
+        return [y, grad_fn]
+
+
+def _a_tensor(value) -> bool:
+    return isinstance(value, (Tensor, Variable)) and not getattr(value, "weak", False)
+
+
+def _counted(value) -> list:
+    """The inputs custom_gradient_call makes of an argument: its leaves that are tensors or Python numbers."""
+    return [a for a in flatten(value if isinstance(value, (list, tuple, dict)) else [value])
+            if isinstance(a, (Tensor, Variable, bool, int, float))]
 
 
 def _identity_grad(dy):
@@ -335,8 +378,8 @@ def custom_gradient(f=None):
 
 @builtin("recompute_grad")
 def recompute_grad(f):
-    """tf.recompute_grad: TensorFlow recomputes f's forward pass during the backward one to save memory; the
-    values and gradients are those of f itself, which tapecli computes directly."""
+    """tf.recompute_grad: f runs unrecorded, and again in the backward pass, whose gradients are the recomputation's
+    (f's Python runs twice, as TensorFlow's)."""
     return _Wrapped(f, "recompute_grad")
 
 
