@@ -77,6 +77,7 @@ def _thin(factor_mn2: float, factor_n3: float):
 # op name -> its kernel's (floating-point operations, the rate of its kind) for its input arrays and attributes
 FLOPS = {
     "matmul": _matmul,
+    "conv_product": _matmul,
     "einsum": _einsum,
     "inv": _square(2.0),
     "det": _square(2 / 3),

@@ -13,10 +13,11 @@ import math
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.kernels import tf_sums, tf_xent
+from tapecli.kernels import tf_conv, tf_sums, tf_xent
+from tapecli.kernels.numpy_kernels import matmul as matmul_kernel
 from tapecli.ops.core import apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, cast, div, exp, greater_equal, log1p, mul, neg, rsqrt, sub, where, zeros_like
-from tapecli.ops.linalg import matmul
+from tapecli.ops.linalg import matmul_jvp, matmul_vjp
 from tapecli.ops.reductions import log_softmax, reduce_sum, softmax
 from tapecli.ops.shape import broadcast_to, concat, getitem, reshape, transpose
 from tapecli.runtime.context import current
@@ -452,6 +453,32 @@ def _fill_pad(x, paddings, fill):
     return x
 
 
+def _conv_product_kernel(rows, kernel, taps):
+    y = tf_conv.product(rows, kernel, taps)
+    return matmul_kernel(rows, kernel) if y is None else y
+
+
+# A convolution's windows [outputs, taps * channels] times its kernel [taps * channels, filters]: a product whose
+# float32 sums follow TensorFlow's convolution kernel (kernels/tf_conv.py; ``taps``: the order of its taps), with
+# matmul's gradients
+CONV_PRODUCT = register("conv_product", numpy=_conv_product_kernel, unify=(), saves=(0, 1), batchable=False,
+                        vjp=matmul_vjp, jvp=matmul_jvp)
+
+
+def _conv_product(windows, kernel, shape, size, strides, dilations, pads, inverted=False) -> Tensor:
+    """windows [N, *out, taps, C] of an input of ``shape`` (padded by ``pads``) times kernel [taps, C, F]:
+    [N, *out, F]. ``inverted``: the input's gradient of a convolution (oneDNN's inverted convolution, whose taps
+    run in row-major order)."""
+    out, (_, c, f) = windows.shape[1:-2], kernel.shape
+    rows = reshape(windows, (math.prod(windows.shape[:-2]), windows.shape[-2] * c))
+    taps = None if inverted else tf_conv.tap_order(shape, size, strides, dilations, pads, out)
+    if len(size) == 3:          # TensorFlow's (depth, height, width) order, in _patches's (height, width, depth)
+        kd, kh, kw = size
+        taps = tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
+    y = apply(CONV_PRODUCT, (rows, reshape(kernel, (rows.shape[1], f))), taps=taps)
+    return reshape(y, (shape[0], *out, f))
+
+
 def conv2d(x, filters, strides=(1, 1), padding="VALID", dilations=(1, 1)) -> Tensor:
     """NHWC input, filters [kh, kw, in, out]: the windows gathered and multiplied by the filters."""
     x = _float(x, "conv2d")
@@ -466,12 +493,11 @@ def conv2d(x, filters, strides=(1, 1), padding="VALID", dilations=(1, 1)) -> Ten
     if f.dtype != x.dtype:
         raise TdfTypeError(f"conv2d got tensors of different dtypes: {dtype_name(x.dtype)} and {dtype_name(f.dtype)}")
     kh, kw, cin, cout = f.shape
-    patches, _, (oh, ow) = _windows(x, kh, kw, strides, dilations, padding, 0)
+    patches, (top, bottom, left, right), (oh, ow) = _windows(x, kh, kw, strides, dilations, padding, 0)
     if oh == 0 or ow == 0:
         raise ShapeError(f"conv2d: the filters {list(f.shape)} do not fit the input {list(x.shape)} with VALID padding")
-    n = x.shape[0]
-    flat = reshape(patches, (n * oh * ow, kh * kw * cin))
-    return reshape(matmul(flat, reshape(f, (kh * kw * cin, cout))), (n, oh, ow, cout))
+    return _conv_product(reshape(patches, (x.shape[0], oh, ow, kh * kw, cin)), reshape(f, (kh * kw, cin, cout)),
+                         x.shape, (kh, kw), tuple(strides), tuple(dilations), ((top, bottom), (left, right)))
 
 
 def conv1d(x, filters, stride=1, padding="VALID", dilation=1) -> Tensor:
@@ -522,15 +548,14 @@ def _padded_windows(x, k, strides, dilations, pads) -> Tensor:
     return p
 
 
-def convolutions(x, kernels, strides, dilations, pads) -> list[Tensor]:
+def convolutions(x, kernels, strides, dilations, pads, inverted=False) -> list[Tensor]:
     """x's windows gathered once, times each of ``kernels`` [*k, C, F_i] (one window size): [N, *out, F_i] each,
     as ``convolution`` gives them (a ConvLSTM's four gates convolve one input). Every window a row: one product
-    per kernel (and the kernel's gradient one product)."""
-    p = _padded_windows(x, kernels[0].shape[:-2], strides, dilations, pads)
-    out = p.shape[1:-2]
-    rows = reshape(p, (x.shape[0] * math.prod(out), p.shape[-2] * x.shape[-1]))
-    return [reshape(matmul(rows, reshape(_kernel_taps(kernel), (rows.shape[1], kernel.shape[-1]))),
-                    (x.shape[0], *out, kernel.shape[-1])) for kernel in kernels]
+    per kernel (and the kernel's gradient one product). ``inverted``: see _conv_product."""
+    size = kernels[0].shape[:-2]
+    p = _padded_windows(x, size, strides, dilations, pads)
+    return [_conv_product(p, _kernel_taps(kernel), x.shape, size, tuple(strides), tuple(dilations),
+                          tuple(map(tuple, pads)), inverted) for kernel in kernels]
 
 
 def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
@@ -559,7 +584,7 @@ def conv_transpose(x, kernel, out, strides, dilations, befores) -> Tensor:
             x = _spread(x, axis, s)
         pads.append(((k - 1) * d - before, o + before - x.shape[axis]))
     flipped = transpose(reverse(kernel, list(range(rank))), (*range(rank), rank + 1, rank))
-    return convolution(x, flipped, (1,) * rank, dilations, pads)
+    return convolutions(x, [flipped], (1,) * rank, dilations, pads, inverted=True)[0]
 
 
 def _spread(x, axis, s):

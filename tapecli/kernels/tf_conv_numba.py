@@ -1,0 +1,52 @@
+"""tf_conv's chain of fused multiply-adds compiled (Numba): the same bits as its NumPy loop, for products too
+large to take a NumPy step per tap. Importing this module imports numba (``numba_support``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .numba_support import _jit, _launch
+
+_LOW_BITS = np.uint64((1 << 29) - 1)        # the float64 fraction bits below float32's
+_HALFWAY = np.uint64(1 << 28)
+
+
+@_jit
+def _fma_at_halfway(x, y, c, total):
+    """A fused multiply-add whose float64 sum ``total`` fell on a float32 halfway point: the rounding error says
+    which way the exact sum lies (tf_matmul.fma)."""
+    product = np.float64(x) * np.float64(y)
+    carried = total - product
+    error = (product - (total - carried)) + (np.float64(c) - carried)
+    if error > 0:
+        return np.float32(np.nextafter(total, np.inf))
+    if error < 0:
+        return np.float32(np.nextafter(total, -np.inf))
+    return np.float32(total)
+
+
+@_jit
+def _chain(rows, kernel, order, out):
+    """out[m] (zeros) = the chain of fused multiply-adds of rows[m, p] * kernel[p] over p in ``order``."""
+    filters = kernel.shape[1]
+    wide = np.empty(filters, np.float64)
+    bits = wide.view(np.uint64)
+    for m in range(rows.shape[0]):
+        total = out[m]
+        for p in order:
+            x = np.float64(rows[m, p])
+            weights = kernel[p]
+            for f in range(filters):
+                wide[f] = x * np.float64(weights[f]) + np.float64(total[f])
+            for f in range(filters):
+                if bits[f] & _LOW_BITS == _HALFWAY:
+                    total[f] = _fma_at_halfway(rows[m, p], weights[f], total[f], wide[f])
+                else:
+                    total[f] = np.float32(wide[f])
+
+
+def chain(rows, kernel, order) -> np.ndarray:
+    """[outputs, filters]: each a chain of fused multiply-adds from zero over ``order`` (indices into the
+    windows' row and the kernel's rows)."""
+    out = np.zeros((rows.shape[0], kernel.shape[1]), np.float32)
+    _launch(_chain, np.ascontiguousarray(rows), np.ascontiguousarray(kernel), np.asarray(order, np.int64), out)
+    return out

@@ -1,0 +1,82 @@
+"""TensorFlow's float32 convolutions, bit for bit (tapecli/kernels/tf_conv.py), against the bits TensorFlow 2.21 gave on
+an x86 CPU with AVX-512 (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json): oneDNN's kernel, whose bits
+depend on the machine's vector width, so a machine of another width has other expectations."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tapecli.kernels import tf_conv, tf_onednn
+from tapecli.library import tf_nn, tf_nn_losses
+from tapecli.runtime.context import run_context
+from tapecli.runtime.values import Tensor
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from tf_conv_cases import FIELDS, operands  # noqa: E402
+from tf_matmul_cases import digest  # noqa: E402
+
+RECORDED = json.loads((Path(__file__).parents[1] / "data" / "tf_conv_bits.json").read_text())
+CASES = [dict(zip(RECORDED["fields"], row)) for row in RECORDED["cases"]]
+other_width = pytest.mark.skipif(tf_onednn.vector_width() != RECORDED["vector_width"],
+                                 reason="oneDNN's kernels have other bits on this machine's vectors")
+
+
+def tapecli_conv(case) -> np.ndarray:
+    """The case's convolution as a program's tf.nn.conv1d, conv2d or conv3d computes it."""
+    x, f = (Tensor(v) for v in operands(case))
+    rank, s, d, p = len(case["size"]), case["strides"], case["dilations"], case["padding"]
+    with run_context():
+        if rank == 1:
+            y = tf_nn.conv1d(x, f, s[0], p, dilations=d[0])
+        elif rank == 2:
+            y = tf_nn.conv2d(x, f, s, p, dilations=d)
+        else:
+            y = tf_nn_losses.conv3d(x, f, [1, *s, 1], p, dilations=[1, *d, 1])
+        return np.asarray(y.value)
+
+
+def _family(case):
+    rank = len(case["size"])
+    return f"{rank}d" if rank != 2 else "2d-one-channel" if case["channels"] == 1 else "2d"
+
+
+FAMILIES = sorted({_family(c) for c in CASES})
+
+
+def test_the_recording_holds_its_fields():
+    assert RECORDED["fields"] == FIELDS and len(CASES) > 200
+
+
+@other_width
+@pytest.mark.parametrize("family", FAMILIES)
+def test_convolutions_give_tensorflows_bits(family):
+    differ = []
+    for case in (c for c in CASES if _family(c) == family):
+        got = tapecli_conv(case)
+        if digest(got) != case["sha256"] or f"{got.ravel()[:1].view(np.uint32)[0]:08x}" != case["first"]:
+            differ.append({key: case[key] for key in FIELDS[:-2]})
+    assert differ == []
+
+
+def test_numba_gives_numpys_bits(monkeypatch):
+    rng = np.random.default_rng(5)
+    rows = (rng.integers(-64, 64, (300, 40)) / 8).astype(np.float32)     # few bits: sums on halfway points
+    kernel = (1 + rng.integers(-64, 64, (40, 6)) * 2.0 ** -20).astype(np.float32)
+    taps = tuple(reversed(range(20)))
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 1 << 40)
+    by_numpy = tf_conv.product(rows, kernel, taps)
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 0)
+    assert np.array_equal(tf_conv.product(rows, kernel, taps), by_numpy)
+
+
+def test_other_dtypes_and_large_products_keep_matmul():
+    rows, kernel = np.ones((4, 9)), np.ones((9, 2))
+    assert tf_conv.product(rows, kernel) is None
+    big = np.ones((tf_conv.STEP_LIMIT // 8 + 1, 8), np.float32)
+    assert tf_conv.product(big, np.ones((8, 1), np.float32)) is None
+    tiny = np.full((4, 9), 1e-30, np.float32)               # products below float32's normal numbers
+    assert tf_conv.product(tiny, np.full((9, 2), 1e-10, np.float32)) is None
