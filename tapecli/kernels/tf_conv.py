@@ -9,7 +9,8 @@ weights TensorFlow hands over in a blocked layout (not for a batch of one, where
 whose width TensorFlow does not fold into the channels (a stride of k > 1 taps with no padding at the sides:
 :func:`tap_order`). Measured against TensorFlow 2.21's pip wheel (oneDNN 3.7) on an AVX-512 machine for 1 to
 1,024 channels, kernels of 1 to 5 taps a side, strides 1 to 3, dilation, SAME and VALID padding and batches of
-1 to 64 (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json); the padding's taps add nothing.
+1 to 64; 213 of them recorded (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json). The padding's taps
+add nothing.
 
 The gradients are not followed here (they keep matmul's products): TensorFlow's input gradient is a chain over
 the flipped kernel where the input's padding is small, but for VALID padding sums each kernel column's chain
