@@ -6,8 +6,10 @@ to 64; tf.nn.conv1d and tf.nn.conv3d; a few products large enough for the Numba 
     TF_CPP_MIN_LOG_LEVEL=3 TFVENV/bin/python benchmarks/record_tf_conv.py
 
 Each case's operands are drawn from the seed and its index (tests/tf_conv_cases.py); the JSON holds a row per case
-(``fields``: its shapes, the result's bits as the start of their SHA-256 and its first value's bits) and the vector
-width oneDNN used on the recording machine; tests/kernels/test_tf_conv.py says where tapecli gives other bits."""
+(``fields``: its shapes, the result's bits as the start of their SHA-256 and its first value's bits, and for 1-D
+and 2-D ones the bits of the kernel's gradient, Conv2DBackpropFilter, for a drawn gradient of the output), the
+vector width oneDNN used on the recording machine and TensorFlow's threads there (the kernel's gradient splits the
+batch between them); tests/kernels/test_tf_conv.py says where tapecli gives other bits."""
 from __future__ import annotations
 
 import json
@@ -19,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tapecli.kernels import tf_onednn  # noqa: E402
-from tests.tf_conv_cases import FIELDS, SEED, operands  # noqa: E402
+from tests.tf_conv_cases import FIELDS, SEED, operands, output_gradient  # noqa: E402
 from tests.tf_matmul_cases import digest  # noqa: E402
 
 
@@ -71,15 +73,31 @@ def tensorflow_conv(tf, case):
     return tf.nn.conv3d(x, f, [1, *case["strides"], 1], case["padding"], dilations=[1, *case["dilations"], 1])
 
 
+def tensorflow_filter_grad(tf, case, shape):
+    """Conv2DBackpropFilter as tf.GradientTape gives it (a 1-D case: a Conv2D over a height of one)."""
+    x, f = operands(case)
+    g = output_gradient(case, shape)
+    strides, dilations = [1, 1, *case["strides"]][-2:], [1, 1, *case["dilations"]][-2:]
+    if len(case["size"]) == 1:
+        x, g = x[:, None], g[:, None]
+    grad = tf.compat.v1.nn.conv2d_backprop_filter(x, (1,) * (2 - len(case["size"])) + f.shape, g,
+                                                  [1, *strides, 1], case["padding"], dilations=[1, *dilations, 1])
+    return grad.numpy().reshape(f.shape)
+
+
 def main() -> None:
     import tensorflow as tf
+    from tapecli.kernels.tf_sums import POOL_THREADS
     rows = []
     for case in cases():
         out = tensorflow_conv(tf, case).numpy()
-        rows.append([case[key] for key in FIELDS[:-2]] + [digest(out), f"{out.ravel()[:1].view(np.uint32)[0]:08x}"])
+        grad = digest(tensorflow_filter_grad(tf, case, out.shape)) if len(case["size"]) < 3 else None
+        rows.append([case[key] for key in FIELDS[:-3]] + [digest(out), f"{out.ravel()[:1].view(np.uint32)[0]:08x}",
+                                                          grad])
     out_path = ROOT / "tests" / "data" / "tf_conv_bits.json"
     out_path.write_text(json.dumps({"tensorflow": tf.__version__, "vector_width": tf_onednn.vector_width(),
-                                    "fields": FIELDS, "cases": rows}, separators=(",", ":")))
+                                    "threads": POOL_THREADS, "fields": FIELDS, "cases": rows},
+                                   separators=(",", ":")))
     print(f"{len(rows)} cases")
 
 

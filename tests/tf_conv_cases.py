@@ -6,7 +6,7 @@ import numpy as np
 
 SEED = 2027
 FIELDS = ["index", "batch", "spatial", "channels", "size", "filters", "strides", "dilations", "padding", "sha256",
-          "first"]
+          "first", "filter_grad_sha256"]
 
 
 def operands(case):
@@ -15,3 +15,8 @@ def operands(case):
     x = rng.standard_normal((case["batch"], *case["spatial"], case["channels"])).astype(np.float32)
     f = rng.standard_normal((*case["size"], case["channels"], case["filters"])).astype(np.float32)
     return x, f
+
+
+def output_gradient(case, shape):
+    """The gradient of the case's output (of ``shape``) that its kernel's gradient is taken for."""
+    return np.random.default_rng([SEED, case["index"], 1]).standard_normal(shape).astype(np.float32)

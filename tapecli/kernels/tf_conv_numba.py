@@ -50,3 +50,40 @@ def chain(rows, kernel, order) -> np.ndarray:
     out = np.zeros((rows.shape[0], kernel.shape[1]), np.float32)
     _launch(_chain, np.ascontiguousarray(rows), np.ascontiguousarray(kernel), np.asarray(order, np.int64), out)
     return out
+
+
+@_jit
+def _blocked_chains(rows, g, blocks, firsts, out):
+    """out (zeros) = the threads' parts added in order, each part its chains over ``blocks`` of windows (from
+    zero: rows[m, k] * g[m] over m in the block) added in turn."""
+    depth, filters = rows.shape[1], g.shape[1]
+    part = np.empty((depth, filters), np.float32)
+    chain = np.empty((depth, filters), np.float32)
+    wide = np.empty(filters, np.float64)
+    bits = wide.view(np.uint64)
+    for thread in range(len(firsts) - 1):
+        part[:] = 0
+        for block in range(firsts[thread], firsts[thread + 1]):
+            chain[:] = 0
+            for m in range(blocks[block, 0], blocks[block, 1]):
+                gradients = g[m]
+                for k in range(depth):
+                    x = np.float64(rows[m, k])
+                    total = chain[k]
+                    for f in range(filters):
+                        wide[f] = x * np.float64(gradients[f]) + np.float64(total[f])
+                    for f in range(filters):
+                        if bits[f] & _LOW_BITS == _HALFWAY:
+                            total[f] = _fma_at_halfway(rows[m, k], gradients[f], total[f], wide[f])
+                        else:
+                            total[f] = np.float32(wide[f])
+            part += chain
+        out += part
+
+
+def blocked_chains(rows, g, blocks, firsts) -> np.ndarray:
+    """[taps * channels, filters]: tf_conv.filter_grad's sums (``blocks``: the (start, stop) of each chain over
+    the windows; ``firsts``: the index of each thread's first chain, then the number of chains)."""
+    out = np.zeros((rows.shape[1], g.shape[1]), np.float32)
+    _launch(_blocked_chains, np.ascontiguousarray(rows), np.ascontiguousarray(g), blocks, firsts, out)
+    return out

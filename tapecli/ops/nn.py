@@ -17,7 +17,7 @@ from tapecli.kernels import tf_conv, tf_sums, tf_xent
 from tapecli.kernels.numpy_kernels import matmul as matmul_kernel
 from tapecli.ops.core import apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, cast, div, exp, greater_equal, log1p, mul, neg, rsqrt, sub, where, zeros_like
-from tapecli.ops.linalg import matmul_jvp, matmul_vjp
+from tapecli.ops.linalg import matmul, matmul_jvp, matmul_vjp
 from tapecli.ops.reductions import log_softmax, reduce_sum, softmax
 from tapecli.ops.shape import broadcast_to, concat, getitem, reshape, transpose
 from tapecli.runtime.context import current
@@ -453,16 +453,46 @@ def _fill_pad(x, paddings, fill):
     return x
 
 
-def _conv_product_kernel(rows, kernel, taps):
+def _conv_product_kernel(rows, kernel, taps, filter_grad):     # (filter_grad: its gradient's, below)
     y = tf_conv.product(rows, kernel, taps)
     return matmul_kernel(rows, kernel) if y is None else y
 
 
+def _conv_filter_grad_kernel(rows, g, plan):
+    y = tf_conv.filter_grad(rows, g, plan)
+    return matmul_kernel(rows.T, g) if y is None else y
+
+
+def _conv_product_vjp(r, g, needs=None):
+    """matmul's gradients, the kernel's summed as TensorFlow's Conv2DBackpropFilter sums it where oneDNN's order
+    is known (``filter_grad``: kernels/tf_conv.py's plan of it)."""
+    plan = r.attrs["filter_grad"]
+    if plan is None or g.ndim != 2 or needs is not None and not needs[1]:
+        return matmul_vjp(r, g, needs)
+    rows_grad = matmul_vjp(r, g, (True, False))[0] if needs is None or needs[0] else None
+    return rows_grad, apply(CONV_FILTER_GRAD, (r.inputs[0], g), plan=plan)
+
+
+def _conv_filter_grad_vjp(r, g):
+    rows, output_grad = r.inputs
+    return matmul(output_grad, transpose(g, (1, 0), view=True)), matmul(rows, g)
+
+
+def _conv_filter_grad_jvp(r, ts):
+    rows, output_grad = r.inputs
+    parts = [matmul(transpose(t, (1, 0), view=True), output_grad) if i == 0 else matmul(transpose(rows, (1, 0),
+             view=True), t) for i, t in enumerate(ts) if t is not None]
+    return parts[0] if len(parts) == 1 else add(*parts)
+
+
 # A convolution's windows [outputs, taps * channels] times its kernel [taps * channels, filters]: a product whose
 # float32 sums follow TensorFlow's convolution kernel (kernels/tf_conv.py; ``taps``: the order of its taps), with
-# matmul's gradients
+# matmul's gradients but for the kernel's, which follows TensorFlow's where ``filter_grad`` plans it: the
+# windows' transpose times the output's gradient, an op of its own (whose gradients are matmul's products)
 CONV_PRODUCT = register("conv_product", numpy=_conv_product_kernel, unify=(), saves=(0, 1), batchable=False,
-                        vjp=matmul_vjp, jvp=matmul_jvp)
+                        vjp=_conv_product_vjp, jvp=matmul_jvp)
+CONV_FILTER_GRAD = register("conv_filter_grad", numpy=_conv_filter_grad_kernel, unify=(), saves=(0, 1),
+                            batchable=False, vjp=_conv_filter_grad_vjp, jvp=_conv_filter_grad_jvp)
 
 
 def _conv_product(windows, kernel, shape, size, strides, dilations, pads, inverted=False) -> Tensor:
@@ -475,7 +505,13 @@ def _conv_product(windows, kernel, shape, size, strides, dilations, pads, invert
     if len(size) == 3:          # TensorFlow's (depth, height, width) order, in _patches's (height, width, depth)
         kd, kh, kw = size
         taps = tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
-    y = apply(CONV_PRODUCT, (rows, reshape(kernel, (rows.shape[1], f))), taps=taps)
+    plan = None
+    if not inverted and len(size) == 1:     # TensorFlow's conv1d: a Conv2D over a height of one
+        plan = tf_conv.filter_grad_plan((shape[0], 1, *shape[1:]), (1, *size), (1, *strides), (1, *dilations),
+                                        ((0, 0), *pads), (1, *out), f)
+    elif not inverted:
+        plan = tf_conv.filter_grad_plan(shape, size, strides, dilations, pads, out, f)
+    y = apply(CONV_PRODUCT, (rows, reshape(kernel, (rows.shape[1], f))), taps=taps, filter_grad=plan)
     return reshape(y, (shape[0], *out, f))
 
 

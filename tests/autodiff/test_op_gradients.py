@@ -479,6 +479,10 @@ CASES += [
          (In((2, 5, 6, 2)),)),
     Case("windows_dilated", "windows", lambda x: ops.sin(ops.windows(x, (2, 2), (2, 1), (2, 3))),
          (In((1, 6, 7, 3)),)),
+    # (two images of four windows, on one thread: the kernel's gradient as one chain)
+    Case("conv_filter_grad", "conv_filter_grad",
+         lambda rows, g: ops.sin(ops.apply(ops.CONV_FILTER_GRAD, (rows, ops.sin(g)), plan=(((0, 2),), 4, None))),
+         (In((8, 6)), In((8, 3)))),
     Case("windows_grad", "windows_grad",
          lambda g: ops.sin(ops.windows_grad(ops.sin(g), (1, 5, 6, 1), (3, 2), (1, 2), (1, 1))),
          (In((1, 3, 3, 3, 2, 1)),)),

@@ -10,13 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import open_tape
+from tapecli.autodiff.gradients import gradient
 from tapecli.kernels import tf_conv, tf_onednn
 from tapecli.library import tf_nn, tf_nn_losses
 from tapecli.runtime.context import run_context
 from tapecli.runtime.values import Tensor
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from tf_conv_cases import FIELDS, operands  # noqa: E402
+from tf_conv_cases import FIELDS, operands, output_gradient  # noqa: E402
 from tf_matmul_cases import digest  # noqa: E402
 
 RECORDED = json.loads((Path(__file__).parents[1] / "data" / "tf_conv_bits.json").read_text())
@@ -25,18 +27,28 @@ other_width = pytest.mark.skipif(tf_onednn.vector_width() != RECORDED["vector_wi
                                  reason="oneDNN's kernels have other bits on this machine's vectors")
 
 
-def tapecli_conv(case) -> np.ndarray:
+def _convolve(case, x, f):
     """The case's convolution as a program's tf.nn.conv1d, conv2d or conv3d computes it."""
-    x, f = (Tensor(v) for v in operands(case))
     rank, s, d, p = len(case["size"]), case["strides"], case["dilations"], case["padding"]
+    if rank == 1:
+        return tf_nn.conv1d(x, f, s[0], p, dilations=d[0])
+    if rank == 2:
+        return tf_nn.conv2d(x, f, s, p, dilations=d)
+    return tf_nn_losses.conv3d(x, f, [1, *s, 1], p, dilations=[1, *d, 1])
+
+
+def tapecli_conv(case) -> np.ndarray:
     with run_context():
-        if rank == 1:
-            y = tf_nn.conv1d(x, f, s[0], p, dilations=d[0])
-        elif rank == 2:
-            y = tf_nn.conv2d(x, f, s, p, dilations=d)
-        else:
-            y = tf_nn_losses.conv3d(x, f, [1, *s, 1], p, dilations=[1, *d, 1])
-        return np.asarray(y.value)
+        return np.asarray(_convolve(case, *(Tensor(v) for v in operands(case))).value)
+
+
+def _filter_grad(case) -> np.ndarray:
+    """The kernel's gradient of the case's convolution for its drawn output gradient, as a tape gives it."""
+    x, f = (Tensor(v) for v in operands(case))
+    with run_context(), open_tape([f]) as tape:
+        y = _convolve(case, x, f)
+        (grad,), _, _ = gradient(tape, y, [f], output_gradients=[Tensor(output_gradient(case, y.shape))])
+        return np.asarray(grad.value)
 
 
 def _family(case):
@@ -60,6 +72,25 @@ def test_convolutions_give_tensorflows_bits(family):
         if digest(got) != case["sha256"] or f"{got.ravel()[:1].view(np.uint32)[0]:08x}" != case["first"]:
             differ.append({key: case[key] for key in FIELDS[:-2]})
     assert differ == []
+
+
+GRADIENTS = [c for c in CASES if c["filter_grad_sha256"] and any(k > 1 for k in c["size"])]
+
+
+@other_width
+@pytest.mark.parametrize("rank", [1, 2])
+def test_kernel_gradients_give_tensorflows_bits(rank, monkeypatch):
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (TensorFlow's threads split the batch)
+    differ = [{key: case[key] for key in FIELDS[:-3]} for case in GRADIENTS
+              if len(case["size"]) == rank and digest(_filter_grad(case)) != case["filter_grad_sha256"]]
+    assert differ == []
+
+
+def test_the_kernel_gradient_follows_the_threads():
+    """oneDNN splits a batch of one-channel images between every thread (its cost model: each reads less)."""
+    for threads, parts in ((1, ((0, 8),)), (2, ((0, 4), (4, 8))), (3, ((0, 3), (3, 6), (6, 8)))):
+        assert tf_conv._minibatch_threads(8, 1, 16, (28, 28), (26, 26), (3, 3), (1, 1), threads) == len(parts)
+        assert tuple(tf_conv._balance211(8, len(parts), t) for t in range(len(parts))) == parts
 
 
 def test_numba_gives_numpys_bits(monkeypatch):
