@@ -26,22 +26,28 @@ def _fma_at_halfway(x, y, c, total):
 
 @_jit
 def _chain(rows, kernel, order, out):
-    """out[m] (zeros) = the chain of fused multiply-adds of rows[m, p] * kernel[p] over p in ``order``."""
+    """out[m] (zeros) = the chain of fused multiply-adds of rows[m, p] * kernel[p] over p in ``order``: each step
+    a loop without branches over the filters (vectorized), then the rare sums that float64 rounded onto a
+    float32 halfway point done again."""
     filters = kernel.shape[1]
     wide = np.empty(filters, np.float64)
     bits = wide.view(np.uint64)
+    before = np.empty(filters, np.float32)
     for m in range(rows.shape[0]):
         total = out[m]
         for p in order:
             x = np.float64(rows[m, p])
             weights = kernel[p]
+            halfway = False
             for f in range(filters):
+                before[f] = total[f]
                 wide[f] = x * np.float64(weights[f]) + np.float64(total[f])
-            for f in range(filters):
-                if bits[f] & _LOW_BITS == _HALFWAY:
-                    total[f] = _fma_at_halfway(rows[m, p], weights[f], total[f], wide[f])
-                else:
-                    total[f] = np.float32(wide[f])
+                total[f] = np.float32(wide[f])
+                halfway |= bits[f] & _LOW_BITS == _HALFWAY
+            if halfway:
+                for f in range(filters):
+                    if bits[f] & _LOW_BITS == _HALFWAY:
+                        total[f] = _fma_at_halfway(rows[m, p], weights[f], before[f], wide[f])
 
 
 def chain(rows, kernel, order) -> np.ndarray:
@@ -61,6 +67,7 @@ def _blocked_chains(rows, g, blocks, firsts, out):
     chain = np.empty((depth, filters), np.float32)
     wide = np.empty(filters, np.float64)
     bits = wide.view(np.uint64)
+    before = np.empty(filters, np.float32)
     for thread in range(len(firsts) - 1):
         part[:] = 0
         for block in range(firsts[thread], firsts[thread + 1]):
@@ -70,13 +77,16 @@ def _blocked_chains(rows, g, blocks, firsts, out):
                 for k in range(depth):
                     x = np.float64(rows[m, k])
                     total = chain[k]
+                    halfway = False
                     for f in range(filters):
+                        before[f] = total[f]
                         wide[f] = x * np.float64(gradients[f]) + np.float64(total[f])
-                    for f in range(filters):
-                        if bits[f] & _LOW_BITS == _HALFWAY:
-                            total[f] = _fma_at_halfway(rows[m, k], gradients[f], total[f], wide[f])
-                        else:
-                            total[f] = np.float32(wide[f])
+                        total[f] = np.float32(wide[f])
+                        halfway |= bits[f] & _LOW_BITS == _HALFWAY
+                    if halfway:
+                        for f in range(filters):
+                            if bits[f] & _LOW_BITS == _HALFWAY:
+                                total[f] = _fma_at_halfway(rows[m, k], gradients[f], before[f], wide[f])
             part += chain
         out += part
 

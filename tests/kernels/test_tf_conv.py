@@ -104,6 +104,18 @@ def test_numba_gives_numpys_bits(monkeypatch):
     assert np.array_equal(tf_conv.product(rows, kernel, taps), by_numpy)
 
 
+@pytest.mark.parametrize("runs", [None, (12, 8, 12, 8)])
+def test_numba_gives_numpys_kernel_gradients(runs, monkeypatch):
+    rng = np.random.default_rng(6)
+    rows = (rng.integers(-64, 64, (120, 30)) / 8).astype(np.float32)
+    g = (1 + rng.integers(-64, 64, (120, 6)) * 2.0 ** -20).astype(np.float32)
+    plan = (((0, 2), (2, 3)), 40, runs)         # three images of two rows of twenty outputs, on two threads
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 1 << 20)
+    by_numpy = tf_conv.filter_grad(rows, g, plan)
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 0)
+    assert np.array_equal(tf_conv.filter_grad(rows, g, plan), by_numpy)
+
+
 def test_other_dtypes_and_large_products_keep_matmul():
     rows, kernel = np.ones((4, 9)), np.ones((9, 2))
     assert tf_conv.product(rows, kernel) is None
