@@ -22,8 +22,9 @@ in turn; the threads' parts are then added in order. 1x1 kernels (oneDNN's own 1
 matmul's product. Measured for 1 to 4 threads, 1 to 256 channels, batches of 1 to 64, outputs 1 to 40 wide.
 TensorFlow's threads are as many as the CPUs the process may run on (tf_sums.POOL_THREADS): the bits of a
 batch's kernel gradient depend on the machine's CPUs, and tapecli follows TensorFlow on the same machine.
-The input's gradient is not followed (matmul's product): TensorFlow's is a chain over the flipped kernel where
-the input's padding is small, but for VALID padding sums each kernel column's chain apart and adds them.
+The input's gradient is not followed (matmul's product): TensorFlow's (stride 1) is a chain over the flipped
+kernel with SAME padding, but with VALID padding sums each kernel column's chain apart (kernels up to 3 high) or
+each tap's (4 or 5 high) and adds them (docs/design.md).
 
 A chain over k taps is k NumPy steps over every output (about 4 ns a multiply-add on one core, where OpenBLAS
 takes a tenth of a nanosecond): products of more than ``NUMPY_LIMIT`` multiply-adds run a Numba kernel of the
