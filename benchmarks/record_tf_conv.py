@@ -7,7 +7,8 @@ to 64; tf.nn.conv1d and tf.nn.conv3d; a few products large enough for the Numba 
 
 Each case's operands are drawn from the seed and its index (tests/tf_conv_cases.py); the JSON holds a row per case
 (``fields``: its shapes, the result's bits as the start of their SHA-256 and its first value's bits, and for 1-D
-and 2-D ones the bits of the kernel's gradient, Conv2DBackpropFilter, for a drawn gradient of the output), the
+and 2-D ones the bits of the kernel's and the input's gradients, Conv2DBackpropFilter and Conv2DBackpropInput, for
+a drawn gradient of the output), the
 vector width oneDNN used on the recording machine and TensorFlow's threads there (the kernel's gradient splits the
 batch between them); tests/kernels/test_tf_conv.py says where tapecli gives other bits."""
 from __future__ import annotations
@@ -73,16 +74,20 @@ def tensorflow_conv(tf, case):
     return tf.nn.conv3d(x, f, [1, *case["strides"], 1], case["padding"], dilations=[1, *case["dilations"], 1])
 
 
-def tensorflow_filter_grad(tf, case, shape):
-    """Conv2DBackpropFilter as tf.GradientTape gives it (a 1-D case: a Conv2D over a height of one)."""
+def tensorflow_gradients(tf, case, shape):
+    """Conv2DBackpropFilter's and Conv2DBackpropInput's results as tf.GradientTape gives them (a 1-D case: a
+    Conv2D over a height of one)."""
     x, f = operands(case)
     g = output_gradient(case, shape)
     strides, dilations = [1, 1, *case["strides"]][-2:], [1, 1, *case["dilations"]][-2:]
+    kernel = f[None] if len(case["size"]) == 1 else f
     if len(case["size"]) == 1:
         x, g = x[:, None], g[:, None]
-    grad = tf.compat.v1.nn.conv2d_backprop_filter(x, (1,) * (2 - len(case["size"])) + f.shape, g,
-                                                  [1, *strides, 1], case["padding"], dilations=[1, *dilations, 1])
-    return grad.numpy().reshape(f.shape)
+    kernel_grad = tf.compat.v1.nn.conv2d_backprop_filter(x, kernel.shape, g, [1, *strides, 1], case["padding"],
+                                                         dilations=[1, *dilations, 1])
+    input_grad = tf.compat.v1.nn.conv2d_backprop_input(x.shape, kernel, g, [1, *strides, 1], case["padding"],
+                                                       dilations=[1, *dilations, 1])
+    return kernel_grad.numpy().reshape(f.shape), input_grad.numpy().reshape(operands(case)[0].shape)
 
 
 def main() -> None:
@@ -91,9 +96,9 @@ def main() -> None:
     rows = []
     for case in cases():
         out = tensorflow_conv(tf, case).numpy()
-        grad = digest(tensorflow_filter_grad(tf, case, out.shape)) if len(case["size"]) < 3 else None
-        rows.append([case[key] for key in FIELDS[:-3]] + [digest(out), f"{out.ravel()[:1].view(np.uint32)[0]:08x}",
-                                                          grad])
+        grads = [digest(g) for g in tensorflow_gradients(tf, case, out.shape)] if len(case["size"]) < 3 else [None] * 2
+        rows.append([case[key] for key in FIELDS[:-4]] + [digest(out), f"{out.ravel()[:1].view(np.uint32)[0]:08x}",
+                                                          *grads])
     out_path = ROOT / "tests" / "data" / "tf_conv_bits.json"
     out_path.write_text(json.dumps({"tensorflow": tf.__version__, "vector_width": tf_onednn.vector_width(),
                                     "threads": POOL_THREADS, "fields": FIELDS, "cases": rows},

@@ -6,7 +6,7 @@ import numpy as np
 
 SEED = 2027
 FIELDS = ["index", "batch", "spatial", "channels", "size", "filters", "strides", "dilations", "padding", "sha256",
-          "first", "filter_grad_sha256"]
+          "first", "filter_grad_sha256", "input_grad_sha256"]
 
 
 def operands(case):

@@ -1,16 +1,15 @@
-"""TensorFlow's float32 convolutions on an x86 CPU with AVX-512, bit for bit (the forward pass): TensorFlow runs
-Conv2D and Conv3D (and Conv1D, a Conv2D over a height of one) with oneDNN there (on by default), whose brgemm
-kernel sums each output as one chain of fused multiply-adds from zero over the window's taps and, within a
-tap, the input channels: taps in (depth, height, width) order, except where oneDNN relocates the input of a
-one-channel convolution to make its height and width one long reduction (its "whi" relocation, weights laid
-out width-major: the taps run column by column). oneDNN chooses that (jit_brgemm_conv_utils.cpp) for a
-one-channel 2-D convolution without dilation, more than four outputs wide, more than one tap high, whose
-weights TensorFlow hands over in a blocked layout (not for a batch of one, where it passes them plain), and
-whose width TensorFlow does not fold into the channels (a stride of k > 1 taps with no padding at the sides:
-:func:`tap_order`). Measured against TensorFlow 2.21's pip wheel (oneDNN 3.7) on an AVX-512 machine for 1 to
-1,024 channels, kernels of 1 to 5 taps a side, strides 1 to 3, dilation, SAME and VALID padding and batches of
-1 to 64; 213 of them recorded (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json). The padding's taps
-add nothing.
+"""TensorFlow's float32 convolutions on an x86 CPU with AVX-512, bit for bit (the forward pass, and the gradients where
+said below): TensorFlow runs Conv2D and Conv3D (and Conv1D, a Conv2D over a height of one) with oneDNN there (on by
+default), whose brgemm kernel sums each output as one chain of fused multiply-adds from zero over the window's taps
+and, within a tap, the input channels: taps in (depth, height, width) order, except where oneDNN relocates the input
+of a one-channel convolution to make its height and width one long reduction (its "whi" relocation, weights laid out
+width-major: the taps run column by column). oneDNN chooses that (jit_brgemm_conv_utils.cpp) for a one-channel 2-D
+convolution without dilation, more than four outputs wide, more than one tap high, whose weights TensorFlow hands
+over in a blocked layout (not for a batch of one, where it passes them plain), and whose width TensorFlow does not
+fold into the channels (a stride of k > 1 taps with no padding at the sides: :func:`tap_order`). Measured against
+TensorFlow 2.21's pip wheel (oneDNN 3.7) on an AVX-512 machine for 1 to 1,024 channels, kernels of 1 to 5 taps a
+side, strides 1 to 3, dilation, SAME and VALID padding and batches of 1 to 64; 213 of them recorded
+(benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json). The padding's taps add nothing.
 
 The kernel's gradient of a 2-D convolution (Conv2DBackpropFilter: oneDNN's jit backward-weights kernel, its
 minibatch-reduction harness) is followed too (:func:`filter_grad_plan`, :func:`filter_grad`): oneDNN splits the
@@ -22,9 +21,10 @@ in turn; the threads' parts are then added in order. 1x1 kernels (oneDNN's own 1
 matmul's product. Measured for 1 to 4 threads, 1 to 256 channels, batches of 1 to 64, outputs 1 to 40 wide.
 TensorFlow's threads are as many as the CPUs the process may run on (tf_sums.POOL_THREADS): the bits of a
 batch's kernel gradient depend on the machine's CPUs, and tapecli follows TensorFlow on the same machine.
-The input's gradient is not followed (matmul's product): TensorFlow's (stride 1) is a chain over the flipped
-kernel with SAME padding, but with VALID padding sums each kernel column's chain apart (kernels up to 3 high) or
-each tap's (4 or 5 high) and adds them (docs/design.md).
+The input's gradient (Conv2DBackpropInput, oneDNN's forward kernel over the flipped kernel) is followed for
+stride 1 with SAME padding, one chain there (:func:`input_grad_chain`); with VALID padding TensorFlow sums each
+kernel column's chain apart (kernels up to 3 high) or each tap's (4 or 5 high) and adds them, and strides have
+a kernel of their own: those keep matmul's products (docs/design.md).
 
 A chain over k taps is k NumPy steps over every output (about 4 ns a multiply-add on one core, where OpenBLAS
 takes a tenth of a nanosecond): products of more than ``NUMPY_LIMIT`` multiply-adds run a Numba kernel of the
@@ -59,6 +59,14 @@ def tap_order(shape, size, strides, dilations, pads, out) -> tuple[int, ...] | N
             and any(kw % i == 0 and sw % i == 0 and width % i == 0 for i in range(2, min(kw, sw, width) + 1)):
         return None         # (the width folded into the channels: the taps' order is row-major again)
     return tuple(i * kw + j for j in range(kw) for i in range(kh))
+
+
+def input_grad_chain(size, strides, dilations, pads) -> bool:
+    """Whether TensorFlow's input gradient of a 1-D or 2-D convolution (Conv2DBackpropInput) is one chain of
+    fused multiply-adds over the flipped kernel, its taps from the last, then the output channels: stride 1 with
+    SAME padding (measured for 1 to 32 channels either side, kernels of 1 to 5 taps a side, dilation)."""
+    return len(size) <= 2 and all(s == 1 for s in strides) and vector_width() == 16 \
+        and all(tuple(p) == ((k - 1) * d // 2, (k - 1) * d - (k - 1) * d // 2) for k, d, p in zip(size, dilations, pads))
 
 
 def _div_up(a, b) -> int:

@@ -76,7 +76,7 @@ def _matmul_vjp_batched(a, b, g, lead, need_a, need_b):
 
 
 def matmul_jvp(r, ts):
-    a, b = r.inputs
+    a, b = r.inputs[:2]             # (a convolution's product has its padded input after them: ops/nn.py)
     y = r.output
     parts = []
     a2 = a.shape if a.ndim > 1 else (1,) + a.shape

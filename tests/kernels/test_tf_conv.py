@@ -42,13 +42,14 @@ def tapecli_conv(case) -> np.ndarray:
         return np.asarray(_convolve(case, *(Tensor(v) for v in operands(case))).value)
 
 
-def _filter_grad(case) -> np.ndarray:
-    """The kernel's gradient of the case's convolution for its drawn output gradient, as a tape gives it."""
+def _gradients(case) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's and the input's gradients of the case's convolution for its drawn output gradient, as a
+    tape gives them."""
     x, f = (Tensor(v) for v in operands(case))
-    with run_context(), open_tape([f]) as tape:
+    with run_context(), open_tape([x, f]) as tape:
         y = _convolve(case, x, f)
-        (grad,), _, _ = gradient(tape, y, [f], output_gradients=[Tensor(output_gradient(case, y.shape))])
-        return np.asarray(grad.value)
+        grads, _, _ = gradient(tape, y, [f, x], output_gradients=[Tensor(output_gradient(case, y.shape))])
+        return tuple(np.asarray(g.value) for g in grads)
 
 
 def _family(case):
@@ -81,8 +82,18 @@ GRADIENTS = [c for c in CASES if c["filter_grad_sha256"] and any(k > 1 for k in 
 @pytest.mark.parametrize("rank", [1, 2])
 def test_kernel_gradients_give_tensorflows_bits(rank, monkeypatch):
     monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (TensorFlow's threads split the batch)
-    differ = [{key: case[key] for key in FIELDS[:-3]} for case in GRADIENTS
-              if len(case["size"]) == rank and digest(_filter_grad(case)) != case["filter_grad_sha256"]]
+    differ = [{key: case[key] for key in FIELDS[:-4]} for case in GRADIENTS
+              if len(case["size"]) == rank and digest(_gradients(case)[0]) != case["filter_grad_sha256"]]
+    assert differ == []
+
+
+@other_width
+@pytest.mark.parametrize("rank", [1, 2])
+def test_input_gradients_with_same_padding_give_tensorflows_bits(rank):
+    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == "SAME" and set(c["strides"]) == {1}]
+    assert len(cases) > 5
+    differ = [{key: case[key] for key in FIELDS[:-4]} for case in cases
+              if digest(_gradients(case)[1]) != case["input_grad_sha256"]]
     assert differ == []
 
 
