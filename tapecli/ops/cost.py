@@ -82,7 +82,7 @@ def _thin(factor_mn2: float, factor_n3: float):
 # op name -> its kernel's (floating-point operations, the rate of its kind) for its input arrays and attributes
 FLOPS = {
     "matmul": _matmul,
-    "conv_product": _matmul,
+    "conv_product": lambda values, attrs: _matmul(values[:2], attrs),     # (the padded input after them)
     "conv_filter_grad": _conv_filter_grad,
     "einsum": _einsum,
     "inv": _square(2.0),
