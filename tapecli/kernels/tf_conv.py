@@ -11,7 +11,7 @@ TensorFlow 2.21's pip wheel (oneDNN 3.7) on an AVX-512 machine for 1 to 1,024 ch
 side, strides 1 to 3, dilation, SAME and VALID padding and batches of 1 to 64; 213 of them recorded
 (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json). The padding's taps add nothing.
 
-The kernel's gradient of a 2-D convolution (Conv2DBackpropFilter: oneDNN's jit backward-weights kernel, its
+The kernel's gradient of a 1-D or 2-D convolution (Conv2DBackpropFilter: oneDNN's jit backward-weights kernel, its
 minibatch-reduction harness) is followed too (:func:`filter_grad_plan`, :func:`filter_grad`): oneDNN splits the
 batch between TensorFlow's threads by its cost model (``balance``), a thread's images one after another; with
 fewer than 16 input channels, a stride or a dilation along the width (its "embedded broadcast" kernel) each
@@ -28,7 +28,7 @@ a kernel of their own: those keep matmul's products (docs/design.md).
 
 A chain over k taps is k NumPy steps over every output (about 4 ns a multiply-add on one core, where OpenBLAS
 takes a tenth of a nanosecond): products of more than ``NUMPY_LIMIT`` multiply-adds run a Numba kernel of the
-same bits (about 1 to 2 ns), and those of more than ``STEP_LIMIT`` (or where numba cannot be imported), other
+same bits (0.3 to 0.5 ns), and those of more than ``STEP_LIMIT`` (or where numba cannot be imported), other
 machines, dtypes, and operands whose products could underflow (TensorFlow flushes them to zero) keep the
 product of tapecli's matmul."""
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tapecli.kernels.tf_onednn import vector_width
 from tapecli.kernels.tf_sums import POOL_THREADS
 
 NUMPY_LIMIT = 1 << 20       # multiply-adds (outputs times the kernel's rows) of the largest product NumPy computes
-STEP_LIMIT = 1 << 24        # those of the largest product computed here (Numba's kernel: about 30 ms)
+STEP_LIMIT = 1 << 24        # those of the largest product computed here (Numba's kernel: about 8 ms)
 NUMPY_CHAIN = 256           # the longest chain of the kernel's gradient that NumPy computes (a step per element)
 _ROW_RUN = 28               # oneDNN's backward-weights kernel: the most outputs of a row it sums in registers
 _F32, _F64 = np.float32, np.float64
