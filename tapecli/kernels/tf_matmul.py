@@ -60,7 +60,7 @@ def matmul(a, b) -> np.ndarray | None:
         except ValueError:
             return None                             # (NumPy's error names the shapes)
     if 2 * outputs * k > FLOP_LIMIT or not outputs or not 0 < k <= K_LIMIT or b.shape[-2] != k \
-            or vector_width() != 16 or _may_underflow(a, b):
+            or vector_width() != 16 or may_underflow(a, b):
         return None
     with np.errstate(all="ignore"):
         if batched:
@@ -85,7 +85,9 @@ def _transposed(x) -> bool:
     return x.strides[0] == step and x.strides[1] != step
 
 
-def _may_underflow(a, b) -> bool:
+def may_underflow(a, b) -> bool:
+    """Whether a product of an element of ``a`` and one of ``b`` could fall below float32's smallest normal
+    number (TensorFlow flushes it to zero)."""
     smallest = []
     for x in (a, b):
         magnitudes = np.abs(x)

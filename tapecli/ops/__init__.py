@@ -39,7 +39,8 @@ from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather
 # family -> the names this package gives of it
 DEFERRED = {
     "scan": ("cumprod", "cumsum", "cumulative_logsumexp", "identity", "one_hot"),
-    "nn": ("avg_pool2d", "batch_normalization", "bias_add", "BIAS_ADD_GRAD", "conv1d", "conv2d", "conv_transpose",
+    "nn": ("avg_pool2d", "batch_normalization", "bias_add", "BIAS_ADD_GRAD", "CONV_FILTER_GRAD", "conv1d", "conv2d",
+           "conv_transpose",
            "convolution", "convolutions", "dropout", "extract_patches", "max_pool2d", "MAX_POOL_GATHER", "MAX_POOL_GRAD",
            "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits", "SOFTMAX_XENT_BACKPROP",
            "sparse_softmax_cross_entropy_with_logits", "sparse_xent", "SPARSE_XENT_BACKPROP",

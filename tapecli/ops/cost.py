@@ -42,6 +42,11 @@ def _matmul(values, attrs) -> tuple[float, float]:
     return 2.0 * batch * m * k * n, BLAS_RATE
 
 
+def _conv_filter_grad(values, attrs) -> tuple[float, float]:
+    rows, g = values                # (the windows' transpose times the output's gradient)
+    return 2.0 * rows.shape[0] * rows.shape[1] * g.shape[-1], BLAS_RATE
+
+
 def _einsum(values, attrs) -> tuple[float, float]:
     """NumPy's einsum without path optimisation: a loop over every distinct index, a product of the operands
     at each point."""
@@ -77,6 +82,8 @@ def _thin(factor_mn2: float, factor_n3: float):
 # op name -> its kernel's (floating-point operations, the rate of its kind) for its input arrays and attributes
 FLOPS = {
     "matmul": _matmul,
+    "conv_product": lambda values, attrs: _matmul(values[:2], attrs),     # (the padded input after them)
+    "conv_filter_grad": _conv_filter_grad,
     "einsum": _einsum,
     "inv": _square(2.0),
     "det": _square(2 / 3),

@@ -24,7 +24,7 @@ def _swap_last(t):
     return transpose(t, perm, view=True)
 
 
-def _matmul_vjp(r, g, needs=None):
+def matmul_vjp(r, g, needs=None):
     a, b = r.inputs
     lead = g.ndim - r.output.ndim
     need_a = needs is None or needs[0]
@@ -75,8 +75,8 @@ def _matmul_vjp_batched(a, b, g, lead, need_a, need_b):
     return ga, gb
 
 
-def _matmul_jvp(r, ts):
-    a, b = r.inputs
+def matmul_jvp(r, ts):
+    a, b = r.inputs[:2]             # (a convolution's product has its padded input after them: ops/nn.py)
     y = r.output
     parts = []
     a2 = a.shape if a.ndim > 1 else (1,) + a.shape
@@ -119,7 +119,7 @@ def _matmul_jvp(r, ts):
     return total
 
 
-MATMUL = register("matmul", vjp=_matmul_vjp, jvp=_matmul_jvp, saves=(0, 1))
+MATMUL = register("matmul", vjp=matmul_vjp, jvp=matmul_jvp, saves=(0, 1))
 
 
 

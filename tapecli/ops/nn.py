@@ -13,10 +13,11 @@ import math
 import numpy as np
 
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.kernels import tf_sums, tf_xent
+from tapecli.kernels import tf_conv, tf_sums, tf_xent
+from tapecli.kernels.numpy_kernels import matmul as matmul_kernel
 from tapecli.ops.core import apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, cast, div, exp, greater_equal, log1p, mul, neg, rsqrt, sub, where, zeros_like
-from tapecli.ops.linalg import matmul
+from tapecli.ops.linalg import matmul, matmul_jvp
 from tapecli.ops.reductions import log_softmax, reduce_sum, softmax
 from tapecli.ops.shape import broadcast_to, concat, getitem, reshape, transpose
 from tapecli.runtime.context import current
@@ -415,7 +416,8 @@ def windows_grad(g, shape, size, strides=(1, 1), dilations=(1, 1)) -> Tensor:
 
 
 def _windows(x: Tensor, kh, kw, strides, dilations, padding, fill):
-    """The windows of an NHWC tensor, [N, OH, OW, KH, KW, C], and (pad rows, pad cols)."""
+    """The windows of an NHWC tensor, [N, OH, OW, KH, KW, C], (pad rows, pad cols), (OH, OW) and the padded
+    tensor."""
     n, h, w, c = x.shape
     if padding in ("SAME", "VALID"):
         pad_h, pad_w = padding, padding
@@ -427,7 +429,7 @@ def _windows(x: Tensor, kh, kw, strides, dilations, padding, fill):
         xp = _fill_pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), fill)
     else:
         xp = x
-    return windows(xp, (kh, kw), tuple(strides), tuple(dilations)), (top, bottom, left, right), (oh, ow)
+    return windows(xp, (kh, kw), tuple(strides), tuple(dilations)), (top, bottom, left, right), (oh, ow), xp
 
 
 def extract_patches(x, sizes, strides, rates, padding) -> Tensor:
@@ -435,7 +437,7 @@ def extract_patches(x, sizes, strides, rates, padding) -> Tensor:
     gradient is windows_grad's: each pixel's taps added from the last to the first, the order of TensorFlow's
     (a sparse product over the windows in order)."""
     x = to_tensor(x)
-    patches, _, (oh, ow) = _windows(x, *sizes, strides, rates, padding, 0)
+    patches, _, (oh, ow), _ = _windows(x, *sizes, strides, rates, padding, 0)
     return reshape(patches, (x.shape[0], oh, ow, sizes[0] * sizes[1] * x.shape[3]))
 
 
@@ -452,6 +454,95 @@ def _fill_pad(x, paddings, fill):
     return x
 
 
+def _conv_product_kernel(rows, kernel, padded=None, *, taps, filter_grad, input_grad):
+    y = tf_conv.product(rows, kernel, taps)     # (padded, filter_grad, input_grad: for its gradients, below)
+    return matmul_kernel(rows, kernel) if y is None else y
+
+
+def _conv_filter_grad_kernel(rows, g, plan):
+    y = tf_conv.filter_grad(rows, g, plan)
+    return matmul_kernel(rows.T, g) if y is None else y
+
+
+def _conv_product_vjp(r, g, needs=None):
+    """matmul's gradients, the kernel's summed as TensorFlow's Conv2DBackpropFilter sums it where oneDNN's order
+    is known (``filter_grad``: kernels/tf_conv.py's plan of it); given the padded input (a third input), the
+    input's gradient as TensorFlow's Conv2DBackpropInput sums it, in its place, instead of the windows'."""
+    rows, kernel = r.inputs[:2]
+    need = [needs is None or needs[i] for i in range(len(r.inputs))]
+    rows_grad = kernel_grad = None
+    if need[0] and len(r.inputs) == 2:
+        rows_grad = matmul(g, transpose(kernel, (1, 0), view=True))
+    if need[1]:
+        plan = r.attrs["filter_grad"]
+        kernel_grad = matmul(transpose(rows, (1, 0), view=True), g) if plan is None \
+            else apply(CONV_FILTER_GRAD, (rows, g), plan=plan)
+    if len(r.inputs) == 2:
+        return rows_grad, kernel_grad
+    return None, kernel_grad, _input_grad(g, kernel, r.attrs["input_grad"]) if need[2] else None
+
+
+def _input_grad(g, kernel, geometry):
+    """The gradient of a convolution's padded input of spatial sizes ``padded`` (``geometry``: those, the batch,
+    the output's spatial sizes, the window's and its dilations; stride 1): one chain over the flipped kernel
+    (its taps from the last, then the output channels) as TensorFlow's Conv2DBackpropInput sums it with SAME
+    padding, the convolution of the output's gradient, padded, with the flipped kernel (conv_transpose's)."""
+    padded, batch, out, size, dilations = geometry
+    channels = kernel.shape[0] // math.prod(size)
+    g = reshape(g, (batch, *out, g.shape[1]))
+    return conv_transpose(g, reshape(kernel, (*size, channels, g.shape[-1])), padded, (1,) * len(size), dilations,
+                          (0,) * len(size))
+
+
+def _conv_filter_grad_vjp(r, g):
+    rows, output_grad = r.inputs
+    return matmul(output_grad, transpose(g, (1, 0), view=True)), matmul(rows, g)
+
+
+def _conv_filter_grad_jvp(r, ts):
+    rows, output_grad = r.inputs
+    parts = [matmul(transpose(t, (1, 0), view=True), output_grad) if i == 0 else matmul(transpose(rows, (1, 0),
+             view=True), t) for i, t in enumerate(ts) if t is not None]
+    return parts[0] if len(parts) == 1 else add(*parts)
+
+
+# A convolution's windows [outputs, taps * channels] times its kernel [taps * channels, filters]: a product whose
+# float32 sums follow TensorFlow's convolution kernel (kernels/tf_conv.py; ``taps``: the order of its taps), with
+# matmul's gradients but where TensorFlow's are followed: the kernel's where ``filter_grad`` plans it (the
+# windows' transpose times the output's gradient, an op of its own whose gradients are matmul's products), and
+# the input's where ``input_grad`` is given: then the padded input the windows were gathered from is a third
+# input, which takes the gradient in the windows' place (conv_transpose's chain over the flipped kernel)
+CONV_PRODUCT = register("conv_product", numpy=_conv_product_kernel, unify=(), saves=(0, 1), batchable=False,
+                        vjp=_conv_product_vjp, jvp=matmul_jvp)       # (the padded input's tangent is the rows')
+CONV_FILTER_GRAD = register("conv_filter_grad", numpy=_conv_filter_grad_kernel, unify=(), saves=(0, 1),
+                            batchable=False, vjp=_conv_filter_grad_vjp, jvp=_conv_filter_grad_jvp)
+
+
+def _conv_product(windows, kernel, shape, size, strides, dilations, pads, inverted=False, padded=None) -> Tensor:
+    """windows [N, *out, taps, C] of an input of ``shape`` (padded by ``pads``) times kernel [taps, C, F]:
+    [N, *out, F]. ``inverted``: the input's gradient of a convolution (oneDNN's inverted convolution, whose taps
+    run in row-major order); ``padded``: the padded input the windows are of, whose gradient the product gives
+    where TensorFlow's input gradient is followed (kernels/tf_conv.py)."""
+    out, (_, c, f) = windows.shape[1:-2], kernel.shape
+    rows = reshape(windows, (math.prod(windows.shape[:-2]), windows.shape[-2] * c))
+    taps = None if inverted else tf_conv.tap_order(shape, size, strides, dilations, pads, out)
+    if len(size) == 3:          # TensorFlow's (depth, height, width) order, in _patches's (height, width, depth)
+        kd, kh, kw = size
+        taps = tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
+    plan = None
+    if not inverted and len(size) == 1:     # TensorFlow's conv1d: a Conv2D over a height of one
+        plan = tf_conv.filter_grad_plan((shape[0], 1, *shape[1:]), (1, *size), (1, *strides), (1, *dilations),
+                                        ((0, 0), *pads), (1, *out), f)
+    elif not inverted:
+        plan = tf_conv.filter_grad_plan(shape, size, strides, dilations, pads, out, f)
+    inputs, geometry = (rows, reshape(kernel, (rows.shape[1], f))), None
+    if padded is not None and not inverted and padded.dtype == np.float32 \
+            and tf_conv.input_grad_chain(size, strides, dilations, pads):
+        inputs, geometry = inputs + (padded,), (padded.shape[1:-1], shape[0], out, tuple(size), dilations)
+    y = apply(CONV_PRODUCT, inputs, taps=taps, filter_grad=plan, input_grad=geometry)
+    return reshape(y, (shape[0], *out, f))
+
+
 def conv2d(x, filters, strides=(1, 1), padding="VALID", dilations=(1, 1)) -> Tensor:
     """NHWC input, filters [kh, kw, in, out]: the windows gathered and multiplied by the filters."""
     x = _float(x, "conv2d")
@@ -466,12 +557,12 @@ def conv2d(x, filters, strides=(1, 1), padding="VALID", dilations=(1, 1)) -> Ten
     if f.dtype != x.dtype:
         raise TdfTypeError(f"conv2d got tensors of different dtypes: {dtype_name(x.dtype)} and {dtype_name(f.dtype)}")
     kh, kw, cin, cout = f.shape
-    patches, _, (oh, ow) = _windows(x, kh, kw, strides, dilations, padding, 0)
+    patches, (top, bottom, left, right), (oh, ow), padded = _windows(x, kh, kw, strides, dilations, padding, 0)
     if oh == 0 or ow == 0:
         raise ShapeError(f"conv2d: the filters {list(f.shape)} do not fit the input {list(x.shape)} with VALID padding")
-    n = x.shape[0]
-    flat = reshape(patches, (n * oh * ow, kh * kw * cin))
-    return reshape(matmul(flat, reshape(f, (kh * kw * cin, cout))), (n, oh, ow, cout))
+    return _conv_product(reshape(patches, (x.shape[0], oh, ow, kh * kw, cin)), reshape(f, (kh * kw, cin, cout)),
+                         x.shape, (kh, kw), tuple(strides), tuple(dilations), ((top, bottom), (left, right)),
+                         padded=padded)
 
 
 def conv1d(x, filters, stride=1, padding="VALID", dilation=1) -> Tensor:
@@ -512,25 +603,25 @@ def _kernel_taps(kernel):
     return reshape(kernel, (math.prod(kernel.shape[:-2]), *kernel.shape[-2:]))
 
 
-def _padded_windows(x, k, strides, dilations, pads) -> Tensor:
-    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis): its windows of size k."""
+def _padded_windows(x, k, strides, dilations, pads) -> tuple[Tensor, Tensor]:
+    """x [N, *spatial, C] zero-padded by ``pads`` (a (before, after) pair per spatial axis): its windows of size k,
+    and the padded x."""
     if any(p != (0, 0) for p in pads):
         x = pad(x, [[0, 0], *[list(p) for p in pads], [0, 0]])
     p = _patches(x, k, strides, dilations)
     if any(o <= 0 for o in p.shape[1:-2]):
         raise ShapeError(f"a window of {list(k)} does not fit inputs of shape {list(x.shape)}")
-    return p
+    return p, x
 
 
-def convolutions(x, kernels, strides, dilations, pads) -> list[Tensor]:
+def convolutions(x, kernels, strides, dilations, pads, inverted=False) -> list[Tensor]:
     """x's windows gathered once, times each of ``kernels`` [*k, C, F_i] (one window size): [N, *out, F_i] each,
     as ``convolution`` gives them (a ConvLSTM's four gates convolve one input). Every window a row: one product
-    per kernel (and the kernel's gradient one product)."""
-    p = _padded_windows(x, kernels[0].shape[:-2], strides, dilations, pads)
-    out = p.shape[1:-2]
-    rows = reshape(p, (x.shape[0] * math.prod(out), p.shape[-2] * x.shape[-1]))
-    return [reshape(matmul(rows, reshape(_kernel_taps(kernel), (rows.shape[1], kernel.shape[-1]))),
-                    (x.shape[0], *out, kernel.shape[-1])) for kernel in kernels]
+    per kernel (and the kernel's gradient one product). ``inverted``: see _conv_product."""
+    size = kernels[0].shape[:-2]
+    p, padded = _padded_windows(x, size, strides, dilations, pads)
+    return [_conv_product(p, _kernel_taps(kernel), x.shape, size, tuple(strides), tuple(dilations),
+                          tuple(map(tuple, pads)), inverted, padded) for kernel in kernels]
 
 
 def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
@@ -539,7 +630,7 @@ def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
     if groups == 1:
         return convolutions(x, [kernel], strides, dilations, pads)[0]
     # each group's windows times its own filters: [rows, taps, G, C/G, 1] * [taps, G, C/G, F/G]
-    p = _padded_windows(x, kernel.shape[:-2], strides, dilations, pads)
+    p, _ = _padded_windows(x, kernel.shape[:-2], strides, dilations, pads)
     out, taps = p.shape[1:-2], _kernel_taps(kernel)
     rows, f, cg = x.shape[0] * math.prod(out), kernel.shape[-1], x.shape[-1] // groups
     p = reshape(p, (rows, taps.shape[0], groups, cg, 1))
@@ -559,7 +650,7 @@ def conv_transpose(x, kernel, out, strides, dilations, befores) -> Tensor:
             x = _spread(x, axis, s)
         pads.append(((k - 1) * d - before, o + before - x.shape[axis]))
     flipped = transpose(reverse(kernel, list(range(rank))), (*range(rank), rank + 1, rank))
-    return convolution(x, flipped, (1,) * rank, dilations, pads)
+    return convolutions(x, [flipped], (1,) * rank, dilations, pads, inverted=True)[0]
 
 
 def _spread(x, axis, s):
@@ -782,7 +873,7 @@ def avg_pool2d(x, ksize, strides, padding) -> Tensor:
     x = _float(x, "avg_pool2d")
     _pool_shape(x, "avg_pool2d")
     kh, kw = ksize
-    patches, (top, bottom, left, right), (oh, ow) = _windows(x, kh, kw, strides, (1, 1), padding, 0)
+    patches, (top, bottom, left, right), (oh, ow), _ = _windows(x, kh, kw, strides, (1, 1), padding, 0)
     h, w = x.shape[1:3]
     rows = (np.arange(oh) * strides[0])[:, None] + np.arange(kh)[None, :] - top
     cols = (np.arange(ow) * strides[1])[:, None] + np.arange(kw)[None, :] - left

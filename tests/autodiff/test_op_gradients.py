@@ -113,6 +113,8 @@ class Case:
     zero_second: bool = False               # the second derivative is a zeros tensor, not None
     accept: Callable | None = None          # joint constraint on the sampled inputs (kinks)
     grid: bool = False                      # float32 inside: weights, steps and directions on grids
+    jvp: bool = True                        # check the op's own jvp (False: float32 ops, whose finite
+                                            # differences off the grids lose their bits)
     eps: float = EPS
     tol: tuple = (RTOL, ATOL)
 
@@ -459,12 +461,18 @@ CASES += [
          (In((3, 3), "wide"), In((3, 3)))),
     Case("sqrt_grad", "sqrt_grad", lambda y, g: ops.sin(ops.sqrt_grad(ops.sqrt(y), g)),
          (In((3, 3), "positive"), In((3, 3)))),
-    Case("conv2d_valid", "matmul", lambda x, f: ops.conv2d(x, f, (1, 1), "VALID"), (In((1, 4, 4, 2)), In((3, 3, 2, 2)))),
+    Case("conv2d_valid", "conv_product", lambda x, f: ops.conv2d(x, f, (1, 1), "VALID"), (In((1, 4, 4, 2)), In((3, 3, 2, 2)))),
     Case("conv2d_same_strided", "windows", lambda x, f: ops.sin(ops.conv2d(x, f, (2, 2), "SAME")),
          (In((2, 5, 4, 1)), In((3, 2, 1, 2)))),
-    Case("conv2d_dilated", "matmul", lambda x, f: ops.conv2d(x, f, (1, 1), "SAME", (2, 2)),
+    Case("conv2d_dilated", "conv_product", lambda x, f: ops.conv2d(x, f, (1, 1), "SAME", (2, 2)),
          (In((1, 5, 5, 1)), In((2, 2, 1, 1)))),
-    Case("conv1d_same", "matmul", lambda x, f: ops.conv1d(x, f, 2, "SAME"), (In((2, 5, 2)), In((3, 2, 3)))),
+    Case("conv1d_same", "conv_product", lambda x, f: ops.conv1d(x, f, 2, "SAME"), (In((2, 5, 2)), In((3, 2, 3)))),
+    # (float32, stride 1, SAME: the input's gradient as TensorFlow sums it, the kernel's by its threads' plan)
+    Case("conv2d_same_float32", "conv_product", lambda x, f: ops.cast(ops.conv2d(x, f, (1, 1), "SAME"), F64),
+         (In((2, 4, 5, 2), "grid", F32), In((3, 2, 2, 3), "grid", F32)), grid=True, eps=2.0 ** -10, jvp=False),
+    Case("conv2d_same_dilated_float32", "conv_product",
+         lambda x, f: ops.cast(ops.conv2d(x, f, (1, 1), "SAME", (2, 1)), F64),
+         (In((3, 5, 4, 1), "grid", F32), In((2, 3, 1, 2), "grid", F32)), grid=True, eps=2.0 ** -10, jvp=False),
     Case("max_pool2d_same", "max_pool", lambda x: ops.sin(ops.max_pool2d(x, (2, 2), (2, 2), "SAME")),
          (In((1, 3, 5, 2), "distinct"),)),
     Case("max_pool2d_overlapping", "max_pool", lambda x: ops.sin(ops.max_pool2d(x, (3, 2), (1, 2), "SAME")),
@@ -482,6 +490,10 @@ CASES += [
          (In((2, 5, 6, 2)),)),
     Case("windows_dilated", "windows", lambda x: ops.sin(ops.windows(x, (2, 2), (2, 1), (2, 3))),
          (In((1, 6, 7, 3)),)),
+    # (two images of four windows, on one thread: the kernel's gradient as one chain)
+    Case("conv_filter_grad", "conv_filter_grad",
+         lambda rows, g: ops.sin(ops.apply(ops.CONV_FILTER_GRAD, (rows, ops.sin(g)), plan=(((0, 2),), 4, None))),
+         (In((8, 6)), In((8, 3)))),
     Case("windows_grad", "windows_grad",
          lambda g: ops.sin(ops.windows_grad(ops.sin(g), (1, 5, 6, 1), (3, 2), (1, 2), (1, 1))),
          (In((1, 3, 3, 3, 2, 1)),)),
@@ -782,7 +794,7 @@ def test_float32_gradients_stay_float32(case, backend):
         np.testing.assert_allclose(a.value, b.value, rtol=2e-3, atol=2e-4, err_msg=f"{case.id}: input {i}")
 
 
-JVP = [c for c in CASES if ops.OPS[c.op].jvp is not None]
+JVP = [c for c in CASES if ops.OPS[c.op].jvp is not None and c.jvp]
 
 
 def _last_record(case, tape):

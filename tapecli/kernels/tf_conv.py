@@ -1,0 +1,214 @@
+"""TensorFlow's float32 convolutions on an x86 CPU with AVX-512, bit for bit (the forward pass, and the gradients where
+said below): TensorFlow runs Conv2D and Conv3D (and Conv1D, a Conv2D over a height of one) with oneDNN there (on by
+default), whose brgemm kernel sums each output as one chain of fused multiply-adds from zero over the window's taps
+and, within a tap, the input channels: taps in (depth, height, width) order, except where oneDNN relocates the input
+of a one-channel convolution to make its height and width one long reduction (its "whi" relocation, weights laid out
+width-major: the taps run column by column). oneDNN chooses that (jit_brgemm_conv_utils.cpp) for a one-channel 2-D
+convolution without dilation, more than four outputs wide, more than one tap high, whose weights TensorFlow hands
+over in a blocked layout (not for a batch of one, where it passes them plain), and whose width TensorFlow does not
+fold into the channels (a stride of k > 1 taps with no padding at the sides: :func:`tap_order`). Measured against
+TensorFlow 2.21's pip wheel (oneDNN 3.7) on an AVX-512 machine for 1 to 1,024 channels, kernels of 1 to 5 taps a
+side, strides 1 to 3, dilation, SAME and VALID padding and batches of 1 to 64; 213 of them recorded
+(benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json). The padding's taps add nothing.
+
+The kernel's gradient of a 1-D or 2-D convolution (Conv2DBackpropFilter: oneDNN's jit backward-weights kernel, its
+minibatch-reduction harness) is followed too (:func:`filter_grad_plan`, :func:`filter_grad`): oneDNN splits the
+batch between TensorFlow's threads by its cost model (``balance``), a thread's images one after another; with
+fewer than 16 input channels, a stride or a dilation along the width (its "embedded broadcast" kernel) each
+thread's part is one chain of fused multiply-adds over its windows in order, and otherwise (its "explicit
+broadcast" kernel) a chain from zero over each run of up to 28 outputs along a row, added to the thread's part
+in turn; the threads' parts are then added in order. 1x1 kernels (oneDNN's own 1x1 kernel) and 3-D ones keep
+matmul's product. Measured for 1 to 4 threads, 1 to 256 channels, batches of 1 to 64, outputs 1 to 40 wide.
+TensorFlow's threads are as many as the CPUs the process may run on (tf_sums.POOL_THREADS): the bits of a
+batch's kernel gradient depend on the machine's CPUs, and tapecli follows TensorFlow on the same machine.
+The input's gradient (Conv2DBackpropInput, oneDNN's forward kernel over the flipped kernel) is followed for
+stride 1 with SAME padding, one chain there (:func:`input_grad_chain`); with VALID padding TensorFlow sums each
+kernel column's chain apart (kernels up to 3 high) or each tap's (4 or 5 high) and adds them, and strides have
+a kernel of their own: those keep matmul's products (docs/design.md).
+
+A chain over k taps is k NumPy steps over every output (about 4 ns a multiply-add on one core, where OpenBLAS
+takes a tenth of a nanosecond): products of more than ``NUMPY_LIMIT`` multiply-adds run a Numba kernel of the
+same bits (0.3 to 0.5 ns), and those of more than ``STEP_LIMIT`` (or where numba cannot be imported), other
+machines, dtypes, and operands whose products could underflow (TensorFlow flushes them to zero) keep the
+product of tapecli's matmul."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.kernels.tf_matmul import fma, may_underflow
+from tapecli.kernels.tf_onednn import vector_width
+from tapecli.kernels.tf_sums import POOL_THREADS
+
+NUMPY_LIMIT = 1 << 20       # multiply-adds (outputs times the kernel's rows) of the largest product NumPy computes
+STEP_LIMIT = 1 << 24        # those of the largest product computed here (Numba's kernel: about 8 ms)
+NUMPY_CHAIN = 256           # the longest chain of the kernel's gradient that NumPy computes (a step per element)
+_ROW_RUN = 28               # oneDNN's backward-weights kernel: the most outputs of a row it sums in registers
+_F32, _F64 = np.float32, np.float64
+
+
+def tap_order(shape, size, strides, dilations, pads, out) -> tuple[int, ...] | None:
+    """The order in which oneDNN sums the taps of the windows of a convolution of an input of ``shape``
+    [batch, *spatial, channels] (indices into the taps in row-major order of ``size``), or None for that
+    row-major order. ``pads``: (before, after) of each spatial axis; ``out``: the output's spatial sizes."""
+    if len(size) != 2 or shape[-1] != 1 or shape[0] == 1 or any(d != 1 for d in dilations):
+        return None
+    (kh, kw), (_, sw), (_, (left, right)), width = size, strides, pads, shape[2]
+    if kh == 1 or out[1] <= 4:
+        return None
+    if kw > 1 and sw > 1 and left == right == 0 \
+            and any(kw % i == 0 and sw % i == 0 and width % i == 0 for i in range(2, min(kw, sw, width) + 1)):
+        return None         # (the width folded into the channels: the taps' order is row-major again)
+    return tuple(i * kw + j for j in range(kw) for i in range(kh))
+
+
+def input_grad_chain(size, strides, dilations, pads) -> bool:
+    """Whether TensorFlow's input gradient of a 1-D or 2-D convolution (Conv2DBackpropInput) is one chain of
+    fused multiply-adds over the flipped kernel, its taps from the last, then the output channels: stride 1 with
+    SAME padding (measured for 1 to 32 channels either side, kernels of 1 to 5 taps a side, dilation)."""
+    return len(size) <= 2 and all(s == 1 for s in strides) and vector_width() == 16 \
+        and all(tuple(p) == ((k - 1) * d // 2, (k - 1) * d - (k - 1) * d // 2) for k, d, p in zip(size, dilations, pads))
+
+
+def _div_up(a, b) -> int:
+    return -(-a // b)
+
+
+def _balance211(n, team, member) -> tuple[int, int]:
+    """oneDNN's split of n items between ``team`` members: the first ones take one more where it is uneven."""
+    larger = _div_up(n, team)
+    at_larger = n - (larger - 1) * team
+    start = larger * member if member < at_larger else at_larger * larger + (member - at_larger) * (larger - 1)
+    return start, start + (larger if member < at_larger else larger - 1)
+
+
+def _minibatch_threads(batch, channels, filters, image, out, size, strides, threads) -> int:
+    """How many of ``threads`` oneDNN's backward-weights kernel splits the batch between (its ``balance``: the
+    split of batch, output and input channel blocks of least memory traffic, then of less work)."""
+    in_block = channels if channels < 16 else 16
+    in_blocks, out_blocks = _div_up(channels, in_block), _div_up(filters, 16)
+    (ih, iw), (oh, ow), (kh, kw), (sh, sw) = image, out, size, strides
+
+    def memory(mb, ocb, icb):
+        source = _div_up(batch, mb) * _div_up(in_blocks, icb) * in_block * ih * iw // sh // sw
+        return source + _div_up(batch, mb) * _div_up(out_blocks, ocb) * 16 * oh * ow \
+            + 8 * _div_up(out_blocks, ocb) * _div_up(in_blocks, icb) * kh * kw * in_block * 16
+
+    def work(mb, ocb, icb):
+        return _div_up(batch, mb) * _div_up(out_blocks, ocb) * _div_up(in_blocks, icb)
+
+    splits = [(mb, ocb, min(threads // mb // ocb, in_blocks)) for mb in range(1, min(threads, batch) + 1)
+              for ocb in range(1, min(threads // mb, out_blocks) + 1)]
+    best, least_memory = (1, 1, 1), memory(1, 1, 1)
+    for split in splits:
+        if memory(*split) <= least_memory:
+            best, least_memory = split, memory(*split)
+    least_work = work(*best)
+    for split in splits:
+        if work(*split) <= least_work and memory(*split) < 1.1 * least_memory or 4 * work(*split) <= 3 * least_work:
+            best, least_work = split, work(*split)
+    mb = best[0]
+    return min(batch, threads) if threads // 2 < mb < threads else mb
+
+
+def _row_runs(width, right) -> tuple[int, ...]:
+    """The runs of a row of ``width`` outputs that the explicit-broadcast kernel sums apart (``right``: the
+    padding after the row's last window)."""
+    if width <= _ROW_RUN:
+        return (width,)
+    run, runs, tail = _ROW_RUN, width // _ROW_RUN, width % _ROW_RUN
+    if (tail == 0 and right != 0) or 0 < right >= tail:
+        if runs > 1:
+            tail, runs = tail + run, runs - 1
+        else:
+            tail, run = tail + run - run // 2, run // 2
+    return (run,) * runs + ((tail,) if tail else ())
+
+
+def filter_grad_plan(shape, size, strides, dilations, pads, out, filters):
+    """How oneDNN sums the kernel's gradient of a 2-D convolution of an input of ``shape`` [batch, height,
+    width, channels] into ``filters`` output channels on this machine's CPUs (see the module's docstring), or
+    None where it is not followed: ((first image, last image + 1) of each thread, outputs per image, the runs of
+    a row summed apart (None: each thread's part one chain))."""
+    if len(size) != 2 or size == (1, 1):
+        return None
+    batch, height, width, channels = shape
+    mb = _minibatch_threads(batch, channels, filters, (height, width), out, size, strides, POOL_THREADS)
+    bounds = tuple(_balance211(batch, mb, member) for member in range(mb)) if mb > 1 else ((0, batch),)
+    explicit = channels >= 16 and strides[1] == 1 and dilations[1] == 1
+    return bounds, out[0] * out[1], _row_runs(out[1], pads[1][1]) * out[0] if explicit else None
+
+
+def _filter_grad_blocks(plan):
+    """The (start, stop) of each chain over the windows, and the index of each thread's first chain."""
+    bounds, per_image, runs = plan
+    blocks, firsts = [], []
+    for first, last in bounds:
+        firsts.append(len(blocks))
+        if runs is None:
+            blocks.append((first * per_image, last * per_image))
+            continue
+        start = first * per_image
+        for _ in range(first, last):
+            for run in runs:
+                blocks.append((start, start + run))
+                start += run
+    return np.array(blocks, np.int64).reshape(-1, 2), np.array(firsts + [len(blocks)], np.int64)
+
+
+def filter_grad(rows, g, plan) -> np.ndarray | None:
+    """``rows.T @ g`` of a convolution's windows [outputs, taps * channels] and its output's gradient
+    [outputs, filters] as oneDNN sums the kernel's gradient (``plan``: :func:`filter_grad_plan`), or None where
+    that does not apply."""
+    if plan is None or rows.dtype != _F32 or g.dtype != _F32 or rows.ndim != 2 or g.ndim != 2 \
+            or rows.shape[0] != g.shape[0] or rows.shape[0] != plan[0][-1][1] * plan[1] or not rows.size \
+            or not g.size or rows.size * g.shape[1] > STEP_LIMIT or vector_width() != 16 or may_underflow(rows, g):
+        return None
+    blocks, firsts = _filter_grad_blocks(plan)
+    longest = int((blocks[:, 1] - blocks[:, 0]).max())
+    if longest > NUMPY_CHAIN or rows.size * g.shape[1] > NUMPY_LIMIT:
+        from tapecli import kernels
+        if not kernels.numba_ready():
+            return None
+        from tapecli.kernels import tf_conv_numba
+        return tf_conv_numba.blocked_chains(rows, g, blocks, firsts)
+    with np.errstate(all="ignore"):
+        sums = np.zeros((len(blocks), rows.shape[1], g.shape[1]), _F32)
+        for step in range(longest):                     # the step-th window of every chain at once
+            at = blocks[:, 0] + step
+            live = at < blocks[:, 1]
+            at = at[live]
+            sums[live] = fma(rows[at][:, :, None], g[at][:, None, :], sums[live])
+        total = None
+        for first, last in zip(firsts[:-1], firsts[1:]):
+            part = sums[first]
+            for block in range(first + 1, last):
+                part = part + sums[block]
+            total = part if total is None else total + part
+    return total
+
+
+def product(rows, kernel, taps=None) -> np.ndarray | None:
+    """``rows @ kernel`` of a convolution's windows [outputs, taps * channels] (taps, then channels) and its
+    kernel [taps * channels, filters], summed as oneDNN sums it (``taps``: :func:`tap_order`'s order), or None
+    where that does not apply (see the module's docstring)."""
+    if rows.dtype != _F32 or kernel.dtype != _F32 or rows.ndim != 2 or kernel.ndim != 2 \
+            or rows.shape[1] != kernel.shape[0] or not rows.size or not kernel.size \
+            or rows.shape[0] * kernel.size > STEP_LIMIT or vector_width() != 16 or may_underflow(rows, kernel):
+        return None
+    depth = kernel.shape[0]
+    order = range(depth)
+    if taps is not None:
+        channels = depth // len(taps)
+        order = [tap * channels + c for tap in taps for c in range(channels)]
+    if rows.shape[0] * kernel.size > NUMPY_LIMIT:
+        from tapecli import kernels
+        if not kernels.numba_ready():
+            return None
+        from tapecli.kernels import tf_conv_numba
+        return tf_conv_numba.chain(rows, kernel, order)
+    shape = (rows.shape[0], kernel.shape[1])
+    total, wide = np.zeros(shape, _F32), np.empty(shape, _F64)
+    with np.errstate(all="ignore"):
+        for p in order:
+            total = fma(rows[:, p:p + 1], kernel[p:p + 1], total, wide)
+    return total

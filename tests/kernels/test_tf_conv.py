@@ -1,0 +1,136 @@
+"""TensorFlow's float32 convolutions, bit for bit (tapecli/kernels/tf_conv.py), against the bits TensorFlow 2.21 gave on
+an x86 CPU with AVX-512 (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json): oneDNN's kernel, whose bits
+depend on the machine's vector width, so a machine of another width has other expectations."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import open_tape
+from tapecli.autodiff.gradients import gradient
+from tapecli.kernels import tf_conv, tf_onednn
+from tapecli.library import tf_nn, tf_nn_losses
+from tapecli.runtime.context import run_context
+from tapecli.runtime.values import Tensor
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from tf_conv_cases import FIELDS, operands, output_gradient  # noqa: E402
+from tf_matmul_cases import digest  # noqa: E402
+
+RECORDED = json.loads((Path(__file__).parents[1] / "data" / "tf_conv_bits.json").read_text())
+CASES = [dict(zip(RECORDED["fields"], row)) for row in RECORDED["cases"]]
+other_width = pytest.mark.skipif(tf_onednn.vector_width() != RECORDED["vector_width"],
+                                 reason="oneDNN's kernels have other bits on this machine's vectors")
+
+
+def _convolve(case, x, f):
+    """The case's convolution as a program's tf.nn.conv1d, conv2d or conv3d computes it."""
+    rank, s, d, p = len(case["size"]), case["strides"], case["dilations"], case["padding"]
+    if rank == 1:
+        return tf_nn.conv1d(x, f, s[0], p, dilations=d[0])
+    if rank == 2:
+        return tf_nn.conv2d(x, f, s, p, dilations=d)
+    return tf_nn_losses.conv3d(x, f, [1, *s, 1], p, dilations=[1, *d, 1])
+
+
+def tapecli_conv(case) -> np.ndarray:
+    with run_context():
+        return np.asarray(_convolve(case, *(Tensor(v) for v in operands(case))).value)
+
+
+def _gradients(case) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's and the input's gradients of the case's convolution for its drawn output gradient, as a
+    tape gives them."""
+    x, f = (Tensor(v) for v in operands(case))
+    with run_context(), open_tape([x, f]) as tape:
+        y = _convolve(case, x, f)
+        grads, _, _ = gradient(tape, y, [f, x], output_gradients=[Tensor(output_gradient(case, y.shape))])
+        return tuple(np.asarray(g.value) for g in grads)
+
+
+def _family(case):
+    rank = len(case["size"])
+    return f"{rank}d" if rank != 2 else "2d-one-channel" if case["channels"] == 1 else "2d"
+
+
+FAMILIES = sorted({_family(c) for c in CASES})
+
+
+def test_the_recording_holds_its_fields():
+    assert RECORDED["fields"] == FIELDS and len(CASES) > 200
+
+
+@other_width
+@pytest.mark.parametrize("family", FAMILIES)
+def test_convolutions_give_tensorflows_bits(family):
+    differ = []
+    for case in (c for c in CASES if _family(c) == family):
+        got = tapecli_conv(case)
+        if digest(got) != case["sha256"] or f"{got.ravel()[:1].view(np.uint32)[0]:08x}" != case["first"]:
+            differ.append({key: case[key] for key in FIELDS[:-2]})
+    assert differ == []
+
+
+GRADIENTS = [c for c in CASES if c["filter_grad_sha256"] and any(k > 1 for k in c["size"])]
+
+
+@other_width
+@pytest.mark.parametrize("rank", [1, 2])
+def test_kernel_gradients_give_tensorflows_bits(rank, monkeypatch):
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (TensorFlow's threads split the batch)
+    differ = [{key: case[key] for key in FIELDS[:-4]} for case in GRADIENTS
+              if len(case["size"]) == rank and digest(_gradients(case)[0]) != case["filter_grad_sha256"]]
+    assert differ == []
+
+
+@other_width
+@pytest.mark.parametrize("rank", [1, 2])
+def test_input_gradients_with_same_padding_give_tensorflows_bits(rank):
+    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == "SAME" and set(c["strides"]) == {1}]
+    assert len(cases) > 5
+    differ = [{key: case[key] for key in FIELDS[:-4]} for case in cases
+              if digest(_gradients(case)[1]) != case["input_grad_sha256"]]
+    assert differ == []
+
+
+def test_the_kernel_gradient_follows_the_threads():
+    """oneDNN splits a batch of one-channel images between every thread (its cost model: each reads less)."""
+    for threads, parts in ((1, ((0, 8),)), (2, ((0, 4), (4, 8))), (3, ((0, 3), (3, 6), (6, 8)))):
+        assert tf_conv._minibatch_threads(8, 1, 16, (28, 28), (26, 26), (3, 3), (1, 1), threads) == len(parts)
+        assert tuple(tf_conv._balance211(8, len(parts), t) for t in range(len(parts))) == parts
+
+
+def test_numba_gives_numpys_bits(monkeypatch):
+    rng = np.random.default_rng(5)
+    rows = (rng.integers(-64, 64, (300, 40)) / 8).astype(np.float32)     # few bits: sums on halfway points
+    kernel = (1 + rng.integers(-64, 64, (40, 6)) * 2.0 ** -20).astype(np.float32)
+    taps = tuple(reversed(range(20)))
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 1 << 40)
+    by_numpy = tf_conv.product(rows, kernel, taps)
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 0)
+    assert np.array_equal(tf_conv.product(rows, kernel, taps), by_numpy)
+
+
+@pytest.mark.parametrize("runs", [None, (12, 8, 12, 8)])
+def test_numba_gives_numpys_kernel_gradients(runs, monkeypatch):
+    rng = np.random.default_rng(6)
+    rows = (rng.integers(-64, 64, (120, 30)) / 8).astype(np.float32)
+    g = (1 + rng.integers(-64, 64, (120, 6)) * 2.0 ** -20).astype(np.float32)
+    plan = (((0, 2), (2, 3)), 40, runs)         # three images of two rows of twenty outputs, on two threads
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 1 << 20)
+    by_numpy = tf_conv.filter_grad(rows, g, plan)
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 0)
+    assert np.array_equal(tf_conv.filter_grad(rows, g, plan), by_numpy)
+
+
+def test_other_dtypes_and_large_products_keep_matmul():
+    rows, kernel = np.ones((4, 9)), np.ones((9, 2))
+    assert tf_conv.product(rows, kernel) is None
+    big = np.ones((tf_conv.STEP_LIMIT // 8 + 1, 8), np.float32)
+    assert tf_conv.product(big, np.ones((8, 1), np.float32)) is None
+    tiny = np.full((4, 9), 1e-30, np.float32)               # products below float32's normal numbers
+    assert tf_conv.product(tiny, np.full((9, 2), 1e-10, np.float32)) is None
