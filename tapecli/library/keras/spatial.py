@@ -7,7 +7,8 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, tensor
+from tapecli.library.keras import initializers
+from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, seed_value, tensor
 from tapecli.library.draws import drawn, normal_values
 from tapecli.interpreter.objects import Function
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, dropout_mask
@@ -231,11 +232,17 @@ class Lambda(Layer):
 
 
 class _Noise(Layer):
-    """Identity at inference; with training=True, ``noise(x)``."""
+    """Identity at inference; with training=True, ``noise(x)``. Made, it takes a seed as Keras's layer does (its
+    SeedGenerator, where its rate or stddev is positive: a seed drawn from the run's Python random where none is
+    given), so the layers made after it draw the seeds Keras's do; its noise is NumPy's draws."""
 
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
     rate = 0.0
+
+    def take_seed(self, seed) -> None:
+        if self.rate > 0:
+            self.seed_generator = initializers.SeedGenerator(seed_value(seed) if seed is not None else None)
 
     def forward(self, interp, x, training):
         return self.noise(x) if training and self.rate > 0 else x
@@ -247,6 +254,7 @@ class GaussianNoise(_Noise):
     def __init__(self, interp, stddev, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
         self.rate = num(stddev, "stddev")
+        self.take_seed(seed)
 
     def noise(self, x):
         return ops.add(x, drawn(normal_values, x.dtype, self.rng, 0.0, self.rate, x.shape))
@@ -256,6 +264,7 @@ class _RateNoise(_Noise):
     def __init__(self, interp, rate, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
         self.rate = num(rate, "rate")
+        self.take_seed(seed)
 
 
 class GaussianDropout(_RateNoise):
