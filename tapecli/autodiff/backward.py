@@ -13,7 +13,7 @@ from tapecli.errors import GradientError
 from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, summed
 from tapecli.ops.statement import StatementRecord
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape
+from tapecli.runtime.tape import Record, Tape
 from tapecli.runtime.values import Tensor
 
 
@@ -40,7 +40,9 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
         for target, seed in zip(targets, seeds):
             if target.id in reach or target.id in wanted:
                 grads[target.id] = gathered(grads.get(target.id), seed)
-        _backward_sweep(tape, tensorflow_order(path, targets, reach), reach, wanted, grads, release_records, ops.add, plain)
+        views = matmul_views(path, targets)
+        _backward_sweep(tape, tensorflow_order(path, targets, reach, views), reach, wanted, grads, release_records,
+                        ops.add, plain, views)
         return {sid: gradient_tensor(summed(g, ops.add)) for sid, g in grads.items() if sid in wanted}
 
     ctx.backward_passes += 1
@@ -59,7 +61,7 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
     return grads
 
 
-def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain):
+def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain, views):
     ctx = current()
     observers = ctx.observers
     threshold = kernels.THRESHOLD
@@ -87,7 +89,7 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
                 records = statement.op_records(reach, ctx.tapes)
                 if cls is StatementRecord:          # (one after another)
                     _backward_sweep(tape, [records[j] for j in statement.op.backward], reach, wanted, grads, False,
-                                    add, plain)
+                                    add, plain, views)
                     continue
                 split[id(statement)] = records
             records = split.get(id(node.statement))
@@ -130,6 +132,11 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
             for inp, ig in zip(inputs, input_grads):
                 if ig is not None:
                     key = inp.id
+                    view = views.get(key)
+                    while view is not None:     # (the product's gradient goes to the operand it was told transposed)
+                        ig = view.op.vjp(view, ig)[0]
+                        key = view.inputs[0].id
+                        view = views.get(key)
                     if key in reach:
                         grads[key] = gathered(grads.get(key), ig)
         if releasing:
@@ -138,7 +145,32 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
                 rec.release()
 
 
-def tensorflow_order(path: list, targets: list, reach) -> list:
+def matmul_views(path: list, targets: list) -> dict:
+    """The view transposes on ``path`` (an operand TensorFlow's MatMul is told is transposed: tf.matmul's flags,
+    which its gradients set) that only products read, through views of them, by their output's id. TensorFlow's
+    product reads the operand itself, so its gradient goes there at once, summed with the operand's others in
+    one AddN: not first at the view (a second derivative reads the view again, transposed back)."""
+    views: dict = {}
+    readers: dict[int, list] = {}
+    for node in path:
+        cls = node.__class__
+        if cls is Record and node.op is ops.TRANSPOSE and node.attrs and node.attrs.get("view"):
+            views[node.output.id] = node
+            readers[node.output.id] = []
+        for inp in node.inputs:
+            if inp.id in readers:
+                readers[inp.id].append(node)
+    for node in reversed(path):         # (a view's readers before it)
+        out_id = node.output.id
+        if out_id in views and not all(r.__class__ is Record and r.op is ops.MATMUL or r.output.id in views
+                                       for r in readers[out_id]):
+            del views[out_id]
+    for target in targets:
+        views.pop(target.id, None)
+    return views
+
+
+def tensorflow_order(path: list, targets: list, reach, views) -> list:
     """``path``'s records (in the tape's order) in the order TensorFlow's tape runs their gradients
     (c/eager/tape.h, ComputeGradient): from the targets' ops, each op once every use of its output by an op the
     targets' gradients reach has given it its gradient, the first ready the first run (a queue, as TensorFlow 2.21
@@ -146,8 +178,9 @@ def tensorflow_order(path: list, targets: list, reach) -> list:
     (ops.core.summed), so this order is in their bits. A statement's record (ops/statement.py) stands for its ops,
     each in the place its own record would have had: where they come one after another (as in a chain of
     statements) the record stands there for them all, its ops to run in its op's ``backward`` order; else each
-    of them is a :class:`_Step` in its place. The records no target's gradient reaches come last."""
-    order = _queue(path, targets, reach)
+    of them is a :class:`_Step` in its place. The records no target's gradient reaches come last, and ``views``
+    (:func:`matmul_views`): their readers give their gradients to their operands."""
+    order = _queue(path, targets, reach, views)
     if order is None:
         nodes = []
         for rec in path:
@@ -155,7 +188,7 @@ def tensorflow_order(path: list, targets: list, reach) -> list:
                 nodes.extend(_steps(rec, reach))
             else:
                 nodes.append(rec)
-        order = _queue(nodes, targets, reach)
+        order = _queue(nodes, targets, reach, views)
         _mark_whole(order)
     return order
 
@@ -163,13 +196,19 @@ def tensorflow_order(path: list, targets: list, reach) -> list:
 _ONE_REACHED = (True,)
 
 
-def _queue(nodes: list, targets: list, reach) -> list | None:
+def _queue(nodes: list, targets: list, reach, views) -> list | None:
     """:func:`tensorflow_order` of ``nodes`` (records, a statement's ops as :class:`_Step` objects), a statement's
     record standing for its ops where they would come one after another; None where they would not. (Records
     hash as themselves: they are the keys of ``live``.)"""
     made = {}
+    folded = {}             # a view's output id: the id its readers' gradients go to
     for node in nodes:
-        made[node.output_id if node.__class__ is _Step else node.output.id] = node
+        out_id = node.output_id if node.__class__ is _Step else node.output.id
+        if out_id in views:
+            source = node.inputs[0].id
+            folded[out_id] = folded.get(source, source)
+        else:
+            made[out_id] = node
     made_get = made.get
     live: dict = {}         # by node: the ids its gradient reads, in the order it gives theirs
     apart: dict = {}        # by a statement's record of several ops: how many of its reads come before the last
@@ -193,6 +232,8 @@ def _queue(nodes: list, targets: list, reach) -> list | None:
                 apart[node] = before
         else:
             keys = node.input_ids if cls is _Step else [t.id for t in node.inputs]
+        if folded:
+            keys = [folded.get(key, key) for key in keys]
         live[node] = keys
         for key in keys:
             uses[key] = uses_get(key, 0) + 1

@@ -135,6 +135,11 @@ class _Symbolic:
         y, g = self._arg(y), self._arg(g)
         return self._emit(f"({g} * ({y} * (_F(1.0) - {y})))")
 
+    def tanh_grad(self, y, g):
+        """TanhGrad of one element (its packets and scalar tail compute the same formula)."""
+        y, g = self._arg(y), self._arg(g)
+        return self._emit(f"({g} * (_F(1.0) - {y} * {y}))")
+
     def sqrt_grad(self, y, g):
         """SqrtGrad of one element in the order of Eigen's packets (as sigmoid_grad: ops' sqrt_grad)."""
         y, g = self._arg(y), self._arg(g)

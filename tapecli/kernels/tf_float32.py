@@ -707,6 +707,12 @@ def sigmoid_grad(y, g):
     return out
 
 
+def tanh_grad(y, g):
+    """TensorFlow's TanhGrad (Eigen's ``scalar_tanh_gradient_op``): ``g * (1 - y * y)``, packets and scalar tail
+    alike. Its bits at any size."""
+    return g * (y.dtype.type(1) - y * y)
+
+
 def sqrt_grad(y, g):
     """TensorFlow's SqrtGrad (Eigen's ``scalar_sqrt_gradient_op``): ``(0.5 / y) * g`` on the packets,
     ``(0.5 * g) / y`` on the scalar tail (the last ``size % PACKET`` elements; of each of ``g``'s leading batch

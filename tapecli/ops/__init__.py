@@ -23,7 +23,7 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
                                      masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
                                      reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
                                      sign, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB, sub,
-                                     tan, TANH, tanh, where, zeros_like)
+                                     tan, TANH, tanh, tanh_grad, where, zeros_like)
 from tapecli.ops.elementwise_math import silu, trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)

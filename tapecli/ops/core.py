@@ -375,7 +375,7 @@ def _admit_broadcast(op: Op, tensors) -> None:
 # finds TensorFlow's bits for (float32's of the operands, rounded; sums and means added in float32), and those
 # that move, compare or convert values. Any other refuses them rather than give other bits than TensorFlow's.
 BFLOAT16_OPS = frozenset(
-    "cast matmul add sub mul div neg abs sign maximum minimum square sqrt exp log tanh sigmoid relu sigmoid_grad "
+    "cast matmul add sub mul div neg abs sign maximum minimum square sqrt exp log tanh sigmoid relu sigmoid_grad tanh_grad "
     "sum mean max min argmax argmin equal not_equal greater greater_equal less less_equal where reshape transpose "
     "cast_to_int getitem concat stack broadcast_to identity index_grad masked_grad bias_add bias_add_grad".split())
 

@@ -133,8 +133,13 @@ RECIPROCAL = _unary("reciprocal", numpy=np.reciprocal, saves=("out",), program=(
                     grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.neg(m.square(y)), g),))
 SQUARE = _unary("square", numpy=np.square, float_only=False, numba="formula", deriv=lambda m, x, y, at: m.mul(2, x),
                 fusion="({0} * {0})")
-TANH = _unary("tanh", numpy=tf_float32.tanh, numba=True, deriv=lambda m, x, y, at: m.sub(1, m.square(y)), saves=("out",),
+TANH = _unary("tanh", numpy=tf_float32.tanh, numba=True, grads=(lambda m, g, x, y, at: m.tanh_grad(y, g),), saves=("out",),
               fusion="_tanh({0})")
+# TensorFlow's TanhGrad(y, g) (one op: a second derivative sums what reaches y in its order); its gradient is
+# _TanhGradGrad's: (g' * -2 * g * y, TanhGrad(y, g'))
+TANH_GRAD = _elementwise("tanh_grad", (
+    lambda m, gg, y, g, out, at: m.mul(m.mul(m.mul(gg, -2.0), g), y),
+    lambda m, gg, y, g, out, at: m.tanh_grad(y, gg)), (0, 1), numpy=tf_float32.tanh_grad, float_only=True)
 SIGMOID = _unary("sigmoid", numpy=numpy_kernels.sigmoid, numba=True, grads=(lambda m, g, x, y, at: m.sigmoid_grad(y, g),),
                  saves=("out",), fusion="_sigmoid({0})")
 # TensorFlow's SigmoidGrad(y, g), the order of its products its own on Eigen's scalar tail (tf_float32.sigmoid_grad);
@@ -224,6 +229,7 @@ CAST_TO_INT = register("cast_to_int", kernel="cast", unify=(), differentiable=Fa
 
 def neg(x): return apply(NEG, (x,))
 def sigmoid_grad(y, g): return apply(SIGMOID_GRAD, (y, g))
+def tanh_grad(y, g): return apply(TANH_GRAD, (y, g))
 def sqrt_grad(y, g): return apply(SQRT_GRAD, (y, g))
 def add(a, b): return apply(ADD, (a, b))
 

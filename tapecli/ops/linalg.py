@@ -36,9 +36,21 @@ def matmul_vjp(r, g, needs=None):
     b2 = b if b.ndim > 1 else reshape(b, b.shape + (1,))
     out_shape = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + (a2.shape[-2], b2.shape[-1])
     g2 = reshape(g, batch + out_shape)
-    ga = reshape(unbroadcast(matmul(g2, _swap_last(b2)), a2.shape, lead), batch + a.shape) if need_a else None
-    gb = reshape(unbroadcast(matmul(_swap_last(a2), g2), b2.shape, lead), batch + b.shape) if need_b else None
+    ga = gb = None
+    if need_a:      # (an operand TensorFlow was handed with a transpose flag: its gradient's product in its layout)
+        ga = _swap_last(matmul(b2, _swap_last(g2))) if _lies_transposed(a2) else matmul(g2, _swap_last(b2))
+        ga = reshape(unbroadcast(ga, a2.shape, lead), batch + a.shape)
+    if need_b:
+        gb = _swap_last(matmul(_swap_last(g2), a2)) if _lies_transposed(b2) else matmul(_swap_last(a2), g2)
+        gb = reshape(unbroadcast(gb, b2.shape, lead), batch + b.shape)
     return ga, gb
+
+
+def _lies_transposed(t) -> bool:
+    """Whether ``t``'s matrices lie transposed (a view :func:`_swap_last` made): TensorFlow's MatMul took the
+    operand with a transpose flag, and its gradient (_MatMulGrad) is a product in the operand's own layout."""
+    v = t.value
+    return v.ndim >= 2 and not v.flags.c_contiguous and np.swapaxes(v, -1, -2).flags.c_contiguous
 
 
 def _matmul_vjp_batched(a, b, g, lead, need_a, need_b):

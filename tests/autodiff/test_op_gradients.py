@@ -459,6 +459,8 @@ CASES += [
          (In((2, 3)), In((2, 3)), In((2, 3)))),
     Case("sigmoid_grad", "sigmoid_grad", lambda y, g: ops.sin(ops.sigmoid_grad(ops.sigmoid(y), g)),
          (In((3, 3), "wide"), In((3, 3)))),
+    Case("tanh_grad", "tanh_grad", lambda y, g: ops.sin(ops.tanh_grad(ops.tanh(y), g)),
+         (In((3, 3)), In((3, 3)))),
     Case("sqrt_grad", "sqrt_grad", lambda y, g: ops.sin(ops.sqrt_grad(ops.sqrt(y), g)),
          (In((3, 3), "positive"), In((3, 3)))),
     Case("conv2d_valid", "conv_product", lambda x, f: ops.conv2d(x, f, (1, 1), "VALID"), (In((1, 4, 4, 2)), In((3, 3, 2, 2)))),
