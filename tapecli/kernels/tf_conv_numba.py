@@ -36,18 +36,24 @@ def _chain(rows, kernel, order, out):
     for m in range(rows.shape[0]):
         total = out[m]
         for p in order:
-            x = np.float64(rows[m, p])
-            weights = kernel[p]
-            halfway = False
-            for f in range(filters):
-                before[f] = total[f]
-                wide[f] = x * np.float64(weights[f]) + np.float64(total[f])
-                total[f] = np.float32(wide[f])
-                halfway |= bits[f] & _LOW_BITS == _HALFWAY
-            if halfway:
-                for f in range(filters):
-                    if bits[f] & _LOW_BITS == _HALFWAY:
-                        total[f] = _fma_at_halfway(rows[m, p], weights[f], before[f], wide[f])
+            _fma_step(rows[m, p], kernel[p], total, before, wide, bits)
+
+
+@_jit
+def _fma_step(x, weights, total, before, wide, bits):
+    """total[f] = fma(x, weights[f], total[f]) for every filter f: a loop without branches (vectorized), then the
+    rare sums that float64 rounded onto a float32 halfway point done again."""
+    wide_x = np.float64(x)
+    halfway = False
+    for f in range(total.shape[0]):
+        before[f] = total[f]
+        wide[f] = wide_x * np.float64(weights[f]) + np.float64(total[f])
+        total[f] = np.float32(wide[f])
+        halfway |= bits[f] & _LOW_BITS == _HALFWAY
+    if halfway:
+        for f in range(total.shape[0]):
+            if bits[f] & _LOW_BITS == _HALFWAY:
+                total[f] = _fma_at_halfway(x, weights[f], before[f], wide[f])
 
 
 def chain(rows, kernel, order) -> np.ndarray:
@@ -73,20 +79,8 @@ def _blocked_chains(rows, g, blocks, firsts, out):
         for block in range(firsts[thread], firsts[thread + 1]):
             chain[:] = 0
             for m in range(blocks[block, 0], blocks[block, 1]):
-                gradients = g[m]
                 for k in range(depth):
-                    x = np.float64(rows[m, k])
-                    total = chain[k]
-                    halfway = False
-                    for f in range(filters):
-                        before[f] = total[f]
-                        wide[f] = x * np.float64(gradients[f]) + np.float64(total[f])
-                        total[f] = np.float32(wide[f])
-                        halfway |= bits[f] & _LOW_BITS == _HALFWAY
-                    if halfway:
-                        for f in range(filters):
-                            if bits[f] & _LOW_BITS == _HALFWAY:
-                                total[f] = _fma_at_halfway(rows[m, k], gradients[f], before[f], wide[f])
+                    _fma_step(rows[m, k], g[m], chain[k], before, wide, bits)
             part += chain
         out += part
 
