@@ -4,7 +4,7 @@ program's ``keras.Model`` subclass that CPython runs (keras_classes.py): the lib
 interface for a CPython instance (as training.ProgramModel is for the interpreter's). The program's overrides
 (``train_step``, ``test_step``, ``compute_loss``, a ``metrics`` property) are called back on the program's side,
 with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. What the bridge
-leaves to the interpreter (``summary``) keeps a program off CPython (``refusal``, read from its text)."""
+leaves to the interpreter (``predict_step``) keeps a program off CPython (``refusal``, read from its text)."""
 from __future__ import annotations
 
 import ast
@@ -17,7 +17,7 @@ from tapecli.runtime.context import current
 
 
 # What a program's Keras model does on the interpreter only (the rest of Keras's training API is Fitting's).
-_FITTING_ELSEWHERE = frozenset({"summary", "predict_step"})
+_FITTING_ELSEWHERE = frozenset({"predict_step"})
 
 
 def refusal(tree: ast.Module, keras_class) -> str | None:

@@ -203,6 +203,9 @@ class Layer(KerasObject):
     # it), but a layer that only moves its input's elements (Flatten, Reshape, Permute, Identity) keeps an int or
     # bool input's dtype
     keeps_dtype = False
+    # Keras's _build_at_init: a layer that makes no weights is built when made (where its class keeps the default
+    # build), so its first call records no input shape (its summary's output shape is unknown)
+    built_at_init = False
 
     def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None,
                  activity_regularizer=None, dtype=None):
@@ -211,7 +214,7 @@ class Layer(KerasObject):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
         self.given, self.bound, self.path = name, None, None
         self.weights_: dict[str, Variable] = {}
-        self.built = False
+        self.built = self.built_at_init and type(self).build is Layer.build
         self.trainable = flag(trainable)
         if input_dim is not None and input_shape is None:          # Keras's older spelling of a 1-D input_shape
             input_shape = [integer(input_dim, "input_dim")]
@@ -699,6 +702,7 @@ class Dense(Layer):
 
 
 class Activation(Layer):
+    built_at_init = True
     computes_mixed = True
     replayable = True
     supports_masking = True
@@ -752,6 +756,7 @@ def keras_dropout(x, generator, shape, rate) -> Tensor:
 
 
 class Dropout(Layer):
+    built_at_init = True
     computes_mixed = True
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
@@ -828,6 +833,7 @@ class Embedding(Layer):
 
 
 class Masking(Layer):
+    built_at_init = True
     """Zeroes the timesteps whose features all equal ``mask_value``, and masks them for the layers after it (the
     mask is read from the input's values: no loop plan replays it)."""
     supports_masking = True

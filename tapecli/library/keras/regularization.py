@@ -20,6 +20,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 class ActivityRegularization(Layer):
     """The identity, with the activity regularizer L1L2(l1, l2) (Layer.apply adds its loss of each call)."""
 
+    built_at_init = True
     prefix = "activity_regularization"
     supports_masking = True
 
@@ -27,7 +28,6 @@ class ActivityRegularization(Layer):
         super().__init__(interp, **kw)
         self.activity_regularizer = penalties.L1L2(l1, l2)
         self.l1, self.l2 = num(l1, "l1"), num(l2, "l2")
-        self.built = True           # (Keras builds it at init: it has no weights)
 
 
 class AlphaDropout(_RateNoise):
@@ -44,7 +44,6 @@ class AlphaDropout(_RateNoise):
             raise TdfValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 "
                                 f"and 1. Received: rate={self.rate}")
         self.noise_shape = dims(noise_shape, "noise_shape")
-        self.built = True
 
     def python_class(self) -> str:
         return "keras.src.legacy.layers.AlphaDropout"

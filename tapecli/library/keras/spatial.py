@@ -213,6 +213,7 @@ class Lambda(Layer):
 class _Noise(Layer):
     """Identity at inference; with training=True, ``noise(x)``."""
 
+    built_at_init = True
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
     rate = 0.0
