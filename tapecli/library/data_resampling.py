@@ -132,12 +132,15 @@ def _acceptance_draw(interp, seed):
 
 
 def _warn_if_mostly_rejected(accept: np.ndarray, dist: np.ndarray) -> None:
-    """maybe_warn_on_large_rejection's message, where half the elements or more are rejected."""
+    """maybe_warn_on_large_rejection's message (its Print op's: the proportion, the initial distribution, the
+    acceptance probabilities), where half the elements or more are rejected."""
     rejected = np.sum((np.float32(1) - accept) * dist, dtype=np.float32)
     if not rejected < 0.5:
-        current().settings.warn_once(f"Proportion of examples rejected by sampler is high: [{rejected:g}]{_listed(dist)}"
-                            f"{_listed(accept)}")
+        current().settings.warn_once("Proportion of examples rejected by sampler is high: " +
+                                     "".join(_listed(v) for v in (np.atleast_1d(rejected), dist, accept)))
 
 
 def _listed(values: np.ndarray) -> str:
-    return "[" + " ".join(f"{v:g}" for v in values.tolist()) + "]"
+    """A float32 vector as TensorFlow's Print writes it: each value's shortest of 6 or 9 digits that reads back."""
+    return "[" + " ".join(f"{v:.6g}" if np.float32(f"{v:.6g}") == v else f"{v:.9g}"
+                          for v in values.astype(np.float32)) + "]"
