@@ -739,6 +739,17 @@ def dropout_mask(x, rng, shape, rate) -> Tensor:
     return ops.mul(ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - rate), x.dtype))), keep)
 
 
+def seed_generator(seed):
+    """Keras's SeedGenerator of a layer that draws, made (its seed drawn where none is given) with the layer."""
+    return initializers.SeedGenerator(seed_value(seed) if seed is not None else None)
+
+
+def keras_normal_values(generator, shape, mean, stddev, dtype) -> np.ndarray:
+    """keras.random.normal of a layer's generator: TensorFlow's stateless_normal of its next seed (a module-level
+    draw: a loop plan makes it again, kernels.drawn)."""
+    return tf_random.stateless_normal(generator.next(), shape, dtype, mean, stddev)
+
+
 def keras_dropout_keep(generator, shape, rate, dtype) -> np.ndarray:
     """Keras's dropout mask of one training call: tf.nn.experimental.stateless_dropout's uniform draw of the
     generator's next seed, kept where >= rate (a module-level draw: a loop plan makes it again, kernels.drawn)."""
@@ -769,9 +780,7 @@ class Dropout(Layer):
             raise TdfValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 "
                                 f"and 1. Received: rate={self.rate}")
         self.noise_shape = dims(noise_shape, "noise_shape")
-        # Keras's: a SeedGenerator where the rate is positive, made (its seed drawn) with the layer
-        self.generator = initializers.SeedGenerator(seed_value(seed) if seed is not None else None) \
-            if self.rate > 0 else None
+        self.generator = seed_generator(seed) if self.rate > 0 else None     # (Keras's: where the rate is positive)
 
     def config(self):
         return {"rate": lambda: python_number(float(self.rate))}      # (Keras keeps the Python float)

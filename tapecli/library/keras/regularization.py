@@ -3,13 +3,14 @@ L1/L2 penalty of its input goes to ``layer.losses`` (and a model's) as any layer
 AlphaDropout, an identity at inference that keeps SELU's mean and variance in training."""
 from __future__ import annotations
 
+import numpy as np
+
 from tapecli import kernels, ops
 from tapecli.errors import TdfValueError
 from tapecli.interpreter.conversions import python_number
-from tapecli.library.draws import uniform_values
 from tapecli.library.keras import penalties
 from tapecli.library.keras.common import dims, num, scalar
-from tapecli.library.keras.layers import Layer
+from tapecli.library.keras.layers import Layer, keras_dropout_keep, seed_generator
 from tapecli.library.keras.spatial import _RateNoise
 from tapecli.runtime.values import Tensor
 
@@ -40,6 +41,8 @@ class AlphaDropout(_RateNoise):
 
     def __init__(self, interp, rate, noise_shape=None, seed=None, **kw):
         super().__init__(interp, rate, seed, **kw)
+        if self.generator is None:          # (the legacy class makes its SeedGenerator at any rate)
+            self.generator = seed_generator(seed)
         if not 0.0 <= self.rate <= 1.0:
             raise TdfValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 "
                                 f"and 1. Received: rate={self.rate}")
@@ -54,8 +57,8 @@ class AlphaDropout(_RateNoise):
     def noise(self, x):
         shape = x.shape if self.noise_shape is None else tuple(
             x.shape[i] if d is None else d for i, d in enumerate(self.noise_shape))
-        kept = ops.cast(ops.greater_equal(Tensor(kernels.drawn(uniform_values, self.rng, 0.0, 1.0, shape)),
-                                          self.rate), x.dtype)
+        kept = ops.cast(Tensor(kernels.drawn(keras_dropout_keep, self.generator, shape, self.rate,
+                                             np.dtype(np.float32))), x.dtype)       # (keras.random.uniform's floatx)
         if self.rate == 1.0:        # (Keras's a = 0.0 ** -0.5)
             raise TdfValueError("AlphaDropout with rate=1 in training: 0.0 cannot be raised to a negative power")
         alpha_p = -_SELU_ALPHA * _SELU_SCALE

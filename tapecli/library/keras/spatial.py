@@ -1,15 +1,18 @@
 """Keras 3's one-dimensional convolution and pooling (as the 2-D ones on a height of 1, as TensorFlow
 computes them), padding, cropping and nearest upsampling layers, Lambda, and the noise layers (which,
-like Dropout, act only with ``training=True``; their draws come from NumPy's generator). Channels last."""
+like Dropout, act only with ``training=True``; their draws are Keras's, TensorFlow's stateless ops of their seed
+generators). Channels last."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from tapecli import ops
+from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, tensor
-from tapecli.library.draws import drawn, normal_values
-from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, dropout_mask
+from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, scalar, tensor
+from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, keras_dropout, keras_normal_values, \
+    seed_generator
 from tapecli.runtime.values import Tensor
 
 _ALL = slice(None)
@@ -211,12 +214,18 @@ class Lambda(Layer):
 
 
 class _Noise(Layer):
-    """Identity at inference; with training=True, ``noise(x)``."""
+    """Identity at inference; with training=True, ``noise(x)``, drawn from the layer's SeedGenerator (Keras's, made
+    with the layer where the rate is positive) as Keras's TensorFlow backend draws."""
 
     built_at_init = True
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
     rate = 0.0
+
+    def seeded(self, rate: float, seed) -> None:
+        """Its rate (a GaussianNoise's stddev), and its generator where that is positive."""
+        self.rate = rate
+        self.generator = seed_generator(seed) if rate > 0 else None
 
     def forward(self, interp, x, training):
         return self.noise(x) if training and self.rate > 0 else x
@@ -227,29 +236,41 @@ class GaussianNoise(_Noise):
 
     def __init__(self, interp, stddev, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
-        self.rate = num(stddev, "stddev")
+        self.seeded(num(stddev, "stddev"), seed)
 
     def noise(self, x):
-        return ops.add(x, drawn(normal_values, x.dtype, self.rng, 0.0, self.rate, x.shape))
+        return ops.add(x, Tensor(kernels.drawn(keras_normal_values, self.generator, x.shape, 0.0, self.rate,
+                                               np.dtype(x.dtype))))
 
 
 class _RateNoise(_Noise):
     def __init__(self, interp, rate, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
-        self.rate = num(rate, "rate")
+        self.seeded(num(rate, "rate"), seed)
 
 
 class GaussianDropout(_RateNoise):
     prefix = "gaussian_dropout"
 
     def noise(self, x):
-        std = np.sqrt(self.rate / (1.0 - self.rate))
-        return ops.mul(x, drawn(normal_values, x.dtype, self.rng, 1.0, std, x.shape))
+        if self.rate == 1.0:
+            raise TdfValueError("GaussianDropout with rate=1 in training: Keras's stddev divides by 1 - rate = 0")
+        std = math.sqrt(self.rate / (1.0 - self.rate))
+        return ops.mul(x, Tensor(kernels.drawn(keras_normal_values, self.generator, x.shape, 1.0, std,
+                                               np.dtype(x.dtype))))
 
 
 class _SpatialDropout(_RateNoise):
+    """Keras's dropout of whole channels: one draw per sample and channel (channels last, or first)."""
+
+    channels_first = False
+
     def noise(self, x):
-        return dropout_mask(x, self.rng, (x.shape[0], *([1] * (x.ndim - 2)), x.shape[-1]), self.rate)
+        if self.rate == 1.0:
+            return ops.mul(x, scalar(0.0, x.dtype))
+        inner = [1] * (x.ndim - 2)
+        shape = (x.shape[0], x.shape[1], *inner) if self.channels_first else (x.shape[0], *inner, x.shape[-1])
+        return keras_dropout(x, self.generator, shape, self.rate)
 
 
 class SpatialDropout1D(_SpatialDropout):
@@ -261,6 +282,7 @@ class SpatialDropout2D(_SpatialDropout):
 
     def __init__(self, interp, rate, data_format=None, seed=None, **kw):
         super().__init__(interp, rate, seed, **kw)
+        self.channels_first = data_format == "channels_first"
 
 
 class SpatialDropout3D(SpatialDropout2D):
