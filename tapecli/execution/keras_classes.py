@@ -354,9 +354,20 @@ def _summary_row(layer):
     built_for, computes = vars(layer).get("_build_shape"), getattr(layer, "compute_output_shape", None)
     shape = None
     if built_for is not None and computes is not None:
-        shape = tuple(None if d is None else int(d) for d in computes(built_for))
+        try:
+            shape = _plain_shape(computes(built_for))
+        except NotImplementedError:         # (Keras's "?")
+            pass
     return LayerRow(layer.name, type(layer).__name__, shape,
                     [to_library(v) for v in layer.weights] if layer.built else None)
+
+
+def _plain_shape(shape):
+    """A shape a program computed as a tuple of ints and None (several outputs': a list of them)."""
+    dims = list(shape)
+    if all(d is None or np.ndim(d) == 0 for d in dims):
+        return tuple(None if d is None else int(d) for d in dims)
+    return [_plain_shape(s) for s in dims]
 
 
 def _recorded_shape(shape):
