@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from tapecli.execution.keras_fitting import Fitting
+from tapecli.execution.keras_fitting import Fitting, fitted
 from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, ProgramCallable, as_tensorflow, \
     library_value, program_side, run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
@@ -308,6 +308,24 @@ class Model(Fitting, Layer):
         functional = vars(self).get("_functional")
         return super().output if functional is None else functional.output
 
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False,
+                layer_range=None):
+        """Keras's Model.summary (library/keras/summary.py), given whole to ``print_fn`` or written out: a
+        functional subclass's is its graph's; another's lists the layers it holds in order, as Keras takes a
+        subclassed model."""
+        from tapecli.library.keras.summary import summary_text, table_text
+        functional = vars(self).get("_functional")
+        if functional is not None:
+            text = as_tensorflow(summary_text)(library_value(functional), line_length, positions, title=self.name)
+        else:
+            text = as_tensorflow(table_text)(
+                self.name, [_summary_row(layer) for layer in self.layers], [to_library(v) for v in self.trainable_weights],
+                [to_library(v) for v in self.non_trainable_weights], fitted(self).trainer, line_length, positions)
+        if print_fn is None:
+            current().eager.run.output.write(text)
+        else:
+            print_fn(text)
+
     def __getattr__(self, name: str):
         """A functional subclass's ``inputs``, ``outputs`` and ``get_layer``: its graph's."""
         functional = vars(self).get("_functional")
@@ -322,6 +340,34 @@ _GRAPH_ATTRIBUTES = frozenset({"inputs", "outputs", "get_layer"})
 # Keras 3's serialized float32 DTypePolicy, a layer's ``dtype`` in its config.
 FLOAT32_POLICY = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
 _CONFIG_TYPES = (str, int, float, bool, type(None))
+
+
+def _summary_row(layer):
+    """A subclassed model's layer as its summary lists it: its output shape is that of the input shape it was built
+    for (Keras's _build_shapes_dict), where its class computes one (the library's layers do), else unknown."""
+    from tapecli.library.keras.summary import LayerRow, library_row
+    of = _library_layer(layer)
+    if of is not None:
+        shape = getattr(of, "build_shape", None)
+        return as_tensorflow(library_row)(of, None if shape is None or not of.built else
+                                          as_tensorflow(of.output_shape)(shape))
+    built_for, computes = vars(layer).get("_build_shape"), getattr(layer, "compute_output_shape", None)
+    shape = None
+    if built_for is not None and computes is not None:
+        try:
+            shape = _plain_shape(computes(built_for))
+        except NotImplementedError:         # (Keras's "?")
+            pass
+    return LayerRow(layer.name, type(layer).__name__, shape,
+                    [to_library(v) for v in layer.weights] if layer.built else None)
+
+
+def _plain_shape(shape):
+    """A shape a program computed as a tuple of ints and None (several outputs': a list of them)."""
+    dims = list(shape)
+    if all(d is None or np.ndim(d) == 0 for d in dims):
+        return tuple(None if d is None else int(d) for d in dims)
+    return [_plain_shape(s) for s in dims]
 
 
 def _recorded_shape(shape):
@@ -610,6 +656,14 @@ class GraphLayer(LibraryLayer):
 
     def display(self) -> str:
         return self.layer.name
+
+    @property
+    def auto(self) -> str:
+        """Its name where the library's layer's is automatic (a summary's): the layer's own."""
+        return self.layer.name
+
+    def python_class_name(self) -> str:
+        return type(self.layer).__name__
 
     def rename(self) -> None:
         pass

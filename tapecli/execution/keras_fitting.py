@@ -2,9 +2,10 @@
 program's ``keras.Model`` subclass that CPython runs (keras_classes.py): the library's Trainer
 (library/keras/training.py) runs them, given the model through :class:`FittedModel`, the Trainer's model
 interface for a CPython instance (as training.ProgramModel is for the interpreter's). The program's overrides
-(``train_step``, ``test_step``, ``compute_loss``, a ``metrics`` property) are called back on the program's side,
-with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. What the bridge
-leaves to the interpreter (``summary``) keeps a program off CPython (``refusal``, read from its text)."""
+(``train_step``, ``test_step``, ``predict_step``, ``compute_loss``, a ``metrics`` property) are called back on the
+program's side, with the program's values; ``super().compute_loss`` and ``self.compiled_loss`` are the Trainer's. A
+program's RNN cell, which the bridge leaves to the interpreter, keeps a program off CPython (``refusal``, read from
+its text)."""
 from __future__ import annotations
 
 import ast
@@ -16,23 +17,15 @@ from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, library_
 from tapecli.runtime.context import current
 
 
-# What a program's Keras model does on the interpreter only (the rest of Keras's training API is Fitting's).
-_FITTING_ELSEWHERE = frozenset({"summary"})
-
-
 def refusal(tree: ast.Module, keras_class) -> str | None:
-    """Why a program that derives from Keras's classes stays off CPython: it uses what the bridge's Model lacks
-    (_FITTING_ELSEWHERE), or defines an RNN cell. ``keras_class`` gives the bridge's Keras class a base class's
-    expression names (None: none)."""
+    """Why a program that derives from Keras's classes stays off CPython: it defines an RNN cell (a state_size).
+    ``keras_class`` gives the bridge's Keras class a base class's expression names (None: none)."""
     classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
     if not any(keras_class(b) is not None for node in classes for b in node.bases):
         return None
     for node in ast.walk(tree):
         name = node.attr if isinstance(node, ast.Attribute) else node.name if isinstance(node, ast.FunctionDef) \
             else None
-        if name in _FITTING_ELSEWHERE:
-            return (f"line {node.lineno} uses {name} beside a class derived from Keras's: a program's Keras model's "
-                    f"{name} runs on tapecli's interpreter")
         if name == "state_size":
             return (f"line {node.lineno} gives a class derived from Keras's a state_size: keras.layers.RNN runs a "
                     "program's cell on tapecli's interpreter")

@@ -161,15 +161,15 @@ class Dataset(ProgramObject):
 
     def _sized(self, made, method: str, args, kwargs):
         """A dataset a method made, with what TensorFlow knows of its size without running it: unknown after a
-        filter (and what cannot be counted ahead), infinite after an endless repeat (until a take)."""
-        if isinstance(made, Dataset) and made is not self:
+        filter (even of an endless input) and what cannot be counted ahead, infinite after an endless repeat."""
+        if isinstance(made, Dataset) and made is not self and method not in _OWN_SIZE:
             others = [o for o in (*args, *kwargs.values()) if isinstance(o, Dataset)]
             made.unknown = method in _UNKNOWN_SIZE or self.unknown or any(o.unknown for o in others) or \
                 method == "unbatch" and not _rows_known(self)
             count = args[0] if args else kwargs.get("count")
             endless = method == "repeat" and (count is None or to_int(count, "count") < 0)
-            made.infinite = endless or (self.infinite and method != "take") or \
-                method == "concatenate" and any(o.infinite for o in others)
+            made.infinite = method not in _UNKNOWN_SIZE and (endless or (self.infinite and method != "take") or
+                                                             method == "concatenate" and any(o.infinite for o in others))
         return made
 
     def python_class(self) -> str:
@@ -325,17 +325,16 @@ class Dataset(ProgramObject):
     def repeat(self, interp, count=None, name=None):
         n = -1 if count is None else to_int(count, "count")
 
-        def source():
-            rounds = itertools.count() if n < 0 else range(n)
-            for _ in rounds:
+        def rounds(first):      # (TensorFlow's RepeatDataset makes its first round's iterator when it is made)
+            for i in itertools.count() if n < 0 else range(n):
                 empty = True
-                for e in self.source():
+                for e in first if i == 0 else self.source():
                     empty = False
                     yield e
                 if empty:
                     return
-        return Dataset(source, values=self.items_are_values, spec=self._same_spec(),
-                       size=None if n < 0 else lambda: self.count() * n)
+        return Dataset(lambda: rounds(iter(self.source()) if n else iter(())), values=self.items_are_values,
+                       spec=self._same_spec(), size=None if n < 0 else lambda: self.count() * n)
 
     def enumerate(self, interp, start=0, name=None):
         first = to_int(start, "start")
@@ -693,6 +692,7 @@ def _named(made, method: str):
 
 # What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
 _UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unique", "group_by_window", "interleave"})
+_OWN_SIZE = frozenset({"rejection_resample"})      # (its dataset is made with what TensorFlow knows of its size)
 
 
 def _rows_known(dataset) -> bool:
@@ -939,8 +939,8 @@ def _older_signature(output_types, output_shapes):
 
 
 class _Experimental(ProgramObject):
-    """``tf.data.experimental.scan``, ``unique`` and ``group_by_window``: called, a transformation for
-    ``Dataset.apply`` that calls the dataset's method of that name with the same arguments."""
+    """``tf.data.experimental.scan``, ``unique``, ``group_by_window``, ``rejection_resample``: called, a
+    transformation for ``Dataset.apply`` that calls the dataset's method of that name with the same arguments."""
 
     kind_word = "a function"
 
@@ -963,13 +963,14 @@ class _Transformation(ProgramObject):
         return args[0].get_attribute(interp, self.method, node).fn(node, *self.args, **self.kwargs)
 
 
-for _method in ("scan", "unique", "group_by_window"):
+for _method in ("scan", "unique", "group_by_window", "rejection_resample"):
     register(f"data.experimental.{_method}", _Experimental(_method))
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
                  "zip": zip_}
 _CALLING = {"from_generator": from_generator}
-from tapecli.library import data_sources  # noqa: E402  (datasets of several datasets, built on Dataset above)
+from tapecli.library import data_resampling, data_sources  # noqa: E402  (datasets built on Dataset above)
 data_sources.install(Dataset, _METHODS, _CONSTRUCTORS, _CALLING)
+_METHODS["rejection_resample"] = data_resampling.rejection_resample
 register("Dataset", _DatasetClass())
 # tf.data's constants, Python ints as TensorFlow's are: AUTOTUNE asks for a tuned number of parallel calls or
 # buffered elements, which change nothing in an in-memory pipeline here

@@ -55,8 +55,13 @@ def unpacked_call(interp, fn, element):
     function's random ops start again there, each op a kernel of its own (the first epoch's random augmentation
     again at every epoch)."""
     args = list(element) if isinstance(element, list) else [element]
-    def call():
-        return off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None, [])
+    return in_function(fn, lambda: off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None,
+                                                []))
+
+
+def in_function(fn, call):
+    """``call()`` as a call of the dataset function ``fn`` in the iteration being drawn: its random ops draw from
+    the kernels of that iteration's instantiation of ``fn``."""
     run = current().dataset_pass
     if run is None:             # (not drawn for an iteration: Dataset.reduce's function)
         return call()

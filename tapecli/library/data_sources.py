@@ -82,11 +82,14 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
 def sample_from_datasets(interp, datasets, weights=None, seed=None, stop_on_empty_dataset=False,
                          rerandomize_each_iteration=None):
     """TensorFlow's: each element from the dataset that StatelessMultinomial draws from log(weights) (uniform
-    without weights), seeded by the next pair of ``Dataset.random(seed)``'s values; a dataset of weight 0 in a
-    list is left out first. An exhausted dataset ends it with stop_on_empty_dataset, else its draws are passed
-    over (DirectedInterleave) until every dataset is exhausted."""
-    from tapecli.library.tf_random import stateless_categorical
+    without weights; a dataset of weights: each of its elements in turn), seeded by the next pair of
+    ``Dataset.random(seed)``'s values; a dataset of weight 0 in a list is left out first. An exhausted dataset
+    ends it with stop_on_empty_dataset, else its draws are passed over (DirectedInterleave) until every dataset is
+    exhausted."""
     members = _datasets(datasets, "sample_from_datasets")
+    if isinstance(weights, Dataset):
+        return _sampled(interp, members, lambda: (_logits(w) for w in weights.source()), seed,
+                        rerandomize_each_iteration, stop_on_empty_dataset)
     if weights is None:
         logits = Tensor(np.ones((1, len(members)), np.float32))
     else:
@@ -107,13 +110,39 @@ def sample_from_datasets(interp, datasets, weights=None, seed=None, stop_on_empt
         logits = ops.reshape(ops.log(given), (1, len(members)))
     if len(members) == 1:
         return members[0]
+    return _sampled(interp, members, lambda: itertools.repeat(logits), seed, rerandomize_each_iteration,
+                    stop_on_empty_dataset)
+
+
+def _logits(weights) -> Tensor:
+    """An element of a dataset of weights as TensorFlow's ``lambda *p: math_ops.log(p)`` takes it: its components
+    packed into one tensor, which must be a matrix of one row of logits."""
+    packed = _packed(list(weights) if isinstance(weights, list) else [weights])
+    if packed.ndim != 2:
+        raise TdfValueError(f"sample_from_datasets: logits should be a matrix, got shape {list(packed.shape)} (a "
+                            f"dataset of weights gives a vector of weights per element)")
+    return ops.log(packed)
+
+
+def _packed(value) -> Tensor:
+    return ops.stack([_packed(v) for v in value]) if isinstance(value, list) else ops.to_tensor(value)
+
+
+def _sampled(interp, members: list, logits_of, seed, rerandomize_each_iteration, stop_on_empty_dataset):
+    """The elements of the datasets drawn by the logits that ``logits_of()`` gives (one for each draw)."""
+    from tapecli.library.tf_random import stateless_categorical
     seeds = random(interp, seed, rerandomize_each_iteration)
     stop = truth(stop_on_empty_dataset)
 
     def source():
-        its, live = [iter(d.source()) for d in members], len(members)
-        pairs = iter(seeds.source())
-        for first in pairs:
+        # (TensorFlow's DirectedInterleave makes its iterators when it is made: the selector's, then the datasets')
+        logits, pairs = iter(logits_of()), iter(seeds.source())
+        return drawn(logits, pairs, [iter(d.source()) for d in members])
+
+    def drawn(all_logits, pairs, its):
+        live = len(its)
+        for logits in all_logits:
+            first = next(pairs)
             pair = Tensor(np.array([first.value, next(pairs).value], np.int64))
             c = int(stateless_categorical(logits, 1, pair).value[0, 0])
             if its[c] is None:
@@ -127,7 +156,10 @@ def sample_from_datasets(interp, datasets, weights=None, seed=None, stop_on_empt
                 its[c], live = None, live - 1
                 if not live:
                     return
-    return _unknown(Dataset(source, values=False, spec=members[0].element_spec))
+    made = Dataset(source, values=False, spec=members[0].element_spec)
+    made.infinite = any(d.infinite for d in members)   # (DirectedInterleave's size: endless with an endless input)
+    made.unknown = not made.infinite
+    return made
 
 
 def random(interp, seed=None, rerandomize_each_iteration=None, name=None):

@@ -231,7 +231,7 @@ DEFERRED = {
     ),
     'data': (
         'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'data.experimental.group_by_window',
-        'data.experimental.scan', 'data.experimental.unique', 'iter', 'next',
+        'data.experimental.rejection_resample', 'data.experimental.scan', 'data.experimental.unique', 'iter', 'next',
     ),
     'tf_test': (
         'test.compute_gradient',

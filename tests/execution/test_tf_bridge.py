@@ -1025,7 +1025,8 @@ def test_a_pydataset_on_cpython_has_keras_s_defaults_and_warning(monkeypatch):
 
 
 @pytest.mark.parametrize("source, reason", [
-    ("class M(tf.keras.Model):\n    pass\nM().summary()\n", "line 4 uses summary beside a class derived"),
+    ("class Cell(tf.keras.layers.Layer):\n    state_size = 4\n",
+     "line 3 gives a class derived from Keras's a state_size"),
 ])
 def test_what_a_program_s_keras_model_does_on_the_interpreter_only_keeps_it_there(source, reason):
     found = tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source)
@@ -1040,6 +1041,13 @@ def test_a_functional_keras_model_subclass_runs_on_cpython(source):
     """Its graph is the library's functional model, held by the program's instance (keras_classes.Model); the
     recorded program functional_subclass_train_step checks what it computes."""
     assert tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source) is None
+
+
+def test_a_keras_model_subclass_s_summary_runs_on_cpython():
+    """keras_classes.Model.summary; the recorded programs summary_subclassed_model and summary_functional_subclass
+    check what it prints."""
+    assert tensorflow.why_not_on_cpython("import tensorflow as tf\nclass M(tf.keras.Model):\n    pass\n"
+                                         "M().summary()\n") is None
 
 
 TRACING = """import tensorflow as tf

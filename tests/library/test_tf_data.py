@@ -243,3 +243,14 @@ TIMESERIES_PRINTED = """\
 def test_timeseries_windows_are_kerass(on_cpython, monkeypatch):
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
     assert "\n".join(tapecli.run(TIMESERIES).output) == TIMESERIES_PRINTED.rstrip("\n")
+
+
+def test_rejection_resample_warns_as_tensorflow_where_it_rejects_half_or_more():
+    """TensorFlow's filter prints the proportion rejected, the initial distribution and the acceptance
+    probabilities (stderr, recorded from TensorFlow 2.21); tapecli gives it as a warning, once."""
+    source = ("import tensorflow as tf\nds = tf.data.Dataset.range(60).rejection_resample(\n"
+              "    lambda x: tf.cast(x % 3 == 0, tf.int32), [0.5, 0.5], initial_dist=[2 / 3, 1 / 3], seed=3)\n"
+              "n = len([c for c, _ in ds])\n")
+    [warning] = tapecli.api.run_source(source, "p.py").warnings
+    assert warning["message"] == ("Proportion of examples rejected by sampler is high: "
+                                  "[0.666666687][0.666666687 0.333333343][0 1]")

@@ -15,7 +15,7 @@ from tapecli.library.core import to_dtype
 from tapecli.library.keras.common import flag, float_dtype, integer
 from tapecli.library.keras.layers import KerasTensor, Layer
 from tapecli.library.keras.optimizers import plain
-from tapecli.library.keras.preprocessing import encode_categorical
+from tapecli.library.keras.preprocessing import encode_categorical, ragged_rows
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
 _CROSS_KEY = 0xDECAFCAFFE       # tf.sparse.cross_hashed's default hash_key (its _DEFAULT_HASH_KEY)
@@ -88,9 +88,21 @@ class Hashing(Layer):
 
     def apply(self, interp, x, training=None, **given):
         """Keras's call: each value's bin (after the mask's bin 0, where ``mask_value`` is set), or their
-        encoding."""
+        encoding. A ragged tensor's values are hashed in its rows: their bins (one-hot encoded) are a ragged
+        tensor of the same rows; multi_hot and count encode each row, a dense row each."""
+        if getattr(x, "is_ragged", False):
+            self.build_for(tuple(x.shape), None)
+            found = self._bins(_input(x.flat_values))
+            if self.output_mode in ("int", "one_hot"):
+                return x.with_flat_values(encode_categorical(found, self.output_mode, self.num_bins, self.out_dtype))
+            return encode_categorical(ragged_rows(x, found, self.output_mode), self.output_mode, self.num_bins,
+                                      self.out_dtype)
         values = _input(x)
         self.build_for(values.shape, None)
+        return encode_categorical(self._bins(values), self.output_mode, self.num_bins, self.out_dtype)
+
+    def _bins(self, values: np.ndarray) -> np.ndarray:
+        """Each value's bin (after the mask's bin 0, where ``mask_value`` is set)."""
         bins, masked = self.num_bins, None
         if self.mask_value is not None and bins > 1:
             bins -= 1
@@ -100,7 +112,7 @@ class Hashing(Layer):
         indices = hash_bins(values, bins, self.salt)
         if masked is not None:
             indices = np.where(masked, 0, indices + 1)
-        return encode_categorical(indices, self.output_mode, self.num_bins, self.out_dtype)
+        return indices
 
     def config(self):
         return {name: (lambda n=name: python_number(getattr(self, n))) for name in (

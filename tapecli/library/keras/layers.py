@@ -214,6 +214,9 @@ class Layer(KerasObject):
     # it), but a layer that only moves its input's elements (Flatten, Reshape, Permute, Identity) keeps an int or
     # bool input's dtype
     keeps_dtype = False
+    # Keras's _build_at_init: a layer that makes no weights is built when made (where its class keeps the default
+    # build), so its first call records no input shape (its summary's output shape is unknown)
+    built_at_init = False
 
     def __init__(self, interp, name=None, input_shape=None, trainable=True, seed=None, input_dim=None,
                  activity_regularizer=None, dtype=None):
@@ -222,7 +225,7 @@ class Layer(KerasObject):
             raise TdfTypeError(f"name must be a string, got {type_word(name)}")
         self.given, self.bound, self.path = name, None, None
         self.weights_: dict[str, Variable] = {}
-        self.built = False
+        self.built = self.built_at_init and type(self).build is Layer.build
         self.trainable = flag(trainable)
         if input_dim is not None and input_shape is None:          # Keras's older spelling of a 1-D input_shape
             input_shape = [integer(input_dim, "input_dim")]
@@ -787,6 +790,7 @@ class Dense(Layer):
 
 
 class Activation(Layer):
+    built_at_init = True
     computes_mixed = True
     replayable = True
     supports_masking = True
@@ -823,6 +827,17 @@ def dropout_mask(x, rng, shape, rate) -> Tensor:
     return ops.mul(ops.mul(x, Tensor(np.asarray(1.0 / (1.0 - rate), x.dtype))), keep)
 
 
+def seed_generator(seed):
+    """Keras's SeedGenerator of a layer that draws, made (its seed drawn where none is given) with the layer."""
+    return initializers.SeedGenerator(seed_value(seed) if seed is not None else None)
+
+
+def keras_normal_values(generator, shape, mean, stddev, dtype) -> np.ndarray:
+    """keras.random.normal of a layer's generator: TensorFlow's stateless_normal of its next seed (a module-level
+    draw: a loop plan makes it again, kernels.drawn)."""
+    return tf_random.stateless_normal(generator.next(), shape, dtype, mean, stddev)
+
+
 def keras_dropout_keep(generator, shape, rate, dtype) -> np.ndarray:
     """Keras's dropout mask of one training call: tf.nn.experimental.stateless_dropout's uniform draw of the
     generator's next seed, kept where >= rate (a module-level draw: a loop plan makes it again, kernels.drawn)."""
@@ -840,6 +855,7 @@ def keras_dropout(x, generator, shape, rate) -> Tensor:
 
 
 class Dropout(Layer):
+    built_at_init = True
     computes_mixed = True
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
@@ -852,9 +868,7 @@ class Dropout(Layer):
             raise TdfValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 "
                                 f"and 1. Received: rate={self.rate}")
         self.noise_shape = dims(noise_shape, "noise_shape")
-        # Keras's: a SeedGenerator where the rate is positive, made (its seed drawn) with the layer
-        self.generator = initializers.SeedGenerator(seed_value(seed) if seed is not None else None) \
-            if self.rate > 0 else None
+        self.generator = seed_generator(seed) if self.rate > 0 else None     # (Keras's: where the rate is positive)
 
     def config(self):
         return {"rate": lambda: python_number(float(self.rate))}      # (Keras keeps the Python float)
@@ -916,6 +930,7 @@ class Embedding(Layer):
 
 
 class Masking(Layer):
+    built_at_init = True
     """Zeroes the timesteps whose features all equal ``mask_value``, and masks them for the layers after it (the
     mask is read from the input's values: no loop plan replays it)."""
     supports_masking = True

@@ -11,6 +11,7 @@ from tapecli.library.keras.spatial import _rank
 
 
 class _Pooling(Layer):
+    built_at_init = True
     replayable = True
     rank = 2
 

@@ -35,6 +35,18 @@ def encode_categorical(indices: np.ndarray, mode: str, depth: int, dtype, count_
     return Tensor(encoded.max(axis=axis, initial=0) if mode == "multi_hot" else encoded.sum(axis=axis, dtype=dtype))
 
 
+def ragged_rows(x, found: np.ndarray, mode: str) -> np.ndarray:
+    """The indices ``found`` of a ragged tensor's flat values as dense rows, -1 past a row's end (which marks no
+    column): what Keras's multi_hot, count and tf_idf encode of a ragged input (TensorFlow's bincount of each
+    row). Rows of one ragged dimension only (Keras encodes no more than rank 2 so)."""
+    if x.ragged_rank != 1 or x.flat_values.ndim != 1:
+        raise TdfValueError(f"tapecli encodes (output_mode={mode!r}) the rows of a ragged tensor of one ragged "
+                            f"dimension, not one of shape {x.shape}")
+    rows = np.full(x.bounding(), -1, np.int64)
+    rows[tuple(x.coordinates().T)] = found
+    return rows
+
+
 def _encoded_shape(shape, mode: str, depth: int) -> tuple:
     """Keras's compute_output_shape of the encodings."""
     if mode == "int":

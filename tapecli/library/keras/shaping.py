@@ -19,6 +19,7 @@ from tapecli.runtime.values import Tensor
 
 
 class Identity(Layer):
+    built_at_init = True
     replayable = True
     supports_masking = True
     keeps_dtype = True
@@ -26,6 +27,7 @@ class Identity(Layer):
 
 
 class ReLU(Layer):
+    built_at_init = True
     replayable = True
     supports_masking = True
     prefix = "re_lu"
@@ -42,6 +44,7 @@ class ReLU(Layer):
 
 
 class LeakyReLU(Layer):
+    built_at_init = True
     replayable = True
     supports_masking = True
     prefix = "leaky_re_lu"
@@ -58,6 +61,7 @@ class LeakyReLU(Layer):
 
 
 class ELU(Layer):
+    built_at_init = True
     replayable = True
     supports_masking = True
     prefix = "elu"
@@ -81,6 +85,7 @@ class _AlongAxis(Layer):
 
 
 class Softmax(_AlongAxis):
+    built_at_init = True
     prefix = "softmax"
     takes_mask = True
 
@@ -112,6 +117,7 @@ def _items(value) -> list:
 
 
 class Reshape(Layer):
+    built_at_init = True
     replayable = True
     keeps_dtype = True
     prefix = "reshape"
@@ -176,6 +182,7 @@ class RepeatVector(Layer):
 
 
 class _GlobalPooling(Layer):
+    built_at_init = True
     replayable = True
     rank = 2
     reduce = staticmethod(ops.reduce_mean)
@@ -282,6 +289,7 @@ class Rescaling(Layer):
 
 
 class UnitNormalization(_AlongAxis):
+    built_at_init = True
     prefix = "unit_normalization"
 
     def forward(self, interp, x, training):

@@ -1,17 +1,18 @@
 """Keras 3's one-dimensional convolution and pooling (as the 2-D ones on a height of 1, as TensorFlow
 computes them), padding, cropping and nearest upsampling layers, Lambda, and the noise layers (which,
-like Dropout, act only with ``training=True``; their draws come from NumPy's generator). Channels last."""
+like Dropout, act only with ``training=True``; their draws are Keras's, TensorFlow's stateless ops of their seed
+generators). Channels last."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
-from tapecli import ops
+from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.keras import initializers
-from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, seed_value, tensor
-from tapecli.library.draws import drawn, normal_values
-from tapecli.interpreter.objects import Function
-from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, dropout_mask
+from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, scalar, tensor
+from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, keras_dropout, keras_normal_values, \
+    seed_generator
 from tapecli.runtime.values import Tensor
 
 _ALL = slice(None)
@@ -172,46 +173,28 @@ class UpSampling3D(_UpSampling):
         self.sizes = [p[0] for p in _pairs(size, 3, "size")]
 
 
-def _takes_mask(function) -> bool:
-    """Whether a Lambda's function takes ``mask`` (Keras's call then passes it its input's mask)."""
-    if isinstance(function, Function):
-        return any(p.name == "mask" for p in function.node.params)
-    return "mask" in getattr(function, "parameter_names", tuple)()      # (CPython's run: the program's function)
-
-
 class Lambda(Layer):
     prefix = "lambda"
-    takes_mask = True
 
     def __init__(self, interp, function, output_shape=None, mask=None, arguments=None, **kw):
         super().__init__(interp, **kw)
-        # its output's mask: mask(inputs, input_mask) where mask is a function, else the mask given (Keras's)
-        self.mask, self.supports_masking = mask, mask is not None
+        if mask is not None:
+            raise TdfValueError("Lambda: mask is not supported by tapecli")
         if isinstance(function, str):
             raise TdfTypeError("Lambda takes a function")
         self.function_value, self.fn = function, activation_fn(function, interp)
-        self.function_takes_mask = _takes_mask(function)
         self.arguments = dict(arguments or {})
         self.given_shape = None if output_shape is None else dims(output_shape, "output_shape")
 
     def output_shape(self, shape):
         return self.probed_shape([KerasTensor(shape, float_dtype())], listed=False)
 
-    def symbolic_shape(self, x):
-        return self.probed_shape([x], listed=False)
-
-    def compute_mask(self, x, mask):
-        if self.mask is None or isinstance(self.mask, (Tensor, np.ndarray, list)):
-            return None if self.mask is None else tensor(self.mask)
-        return self.interp.call_value(self.mask, [x, mask])
-
     def probed_shape(self, xs: list, listed: bool) -> tuple:
         """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones)."""
         if self.given_shape is not None:
             return (xs[0].shape[0], *self.given_shape)
         probes = [x.probe() for x in xs]
-        masks = [x.probe_mask() for x in xs] if self.function_takes_mask else [None] * len(xs)
-        out = self.forward(self.interp, probes if listed else probes[0], False, masks if listed else masks[0])
+        out = self.forward(self.interp, probes if listed else probes[0], False)
         return (xs[0].shape[0], *tensor(out).shape[1:])
 
     def listed_call(self, interp, xs):
@@ -219,30 +202,30 @@ class Lambda(Layer):
         self.symbolic = (xs, out)
         return out
 
-    def apply(self, interp, x, training=None, **given):
+    def apply(self, interp, x, training=None):
         # (a list of tensors reaches the function as a list, as Keras passes it; a NumPy array as a tensor)
-        return self.forward(interp, call_argument(list(x)), bool(training), **given) if isinstance(x, (list, tuple)) \
-            else super().apply(interp, call_argument(x), training, **given)
+        return self.forward(interp, call_argument(list(x)), bool(training)) if isinstance(x, (list, tuple)) \
+            else super().apply(interp, call_argument(x), training)
 
-    def forward(self, interp, x, training, mask=None):
-        given = {**self.arguments, "mask": mask} if self.function_takes_mask else self.arguments
-        if given:
-            return interp.call_value(self.function_value, [x], given)
+    def forward(self, interp, x, training):
+        if self.arguments:
+            return interp.call_value(self.function_value, [x], self.arguments)
         return self.fn(x)
 
 
 class _Noise(Layer):
-    """Identity at inference; with training=True, ``noise(x)``. Made, it takes a seed as Keras's layer does (its
-    SeedGenerator, where its rate or stddev is positive: a seed drawn from the run's Python random where none is
-    given), so the layers made after it draw the seeds Keras's do; its noise is NumPy's draws."""
+    """Identity at inference; with training=True, ``noise(x)``, drawn from the layer's SeedGenerator (Keras's, made
+    with the layer where the rate is positive) as Keras's TensorFlow backend draws."""
 
+    built_at_init = True
     replayable = True           # (its draws are a plan's: kernels.drawn)
     supports_masking = True
     rate = 0.0
 
-    def take_seed(self, seed) -> None:
-        if self.rate > 0:
-            self.seed_generator = initializers.SeedGenerator(seed_value(seed) if seed is not None else None)
+    def seeded(self, rate: float, seed) -> None:
+        """Its rate (a GaussianNoise's stddev), and its generator where that is positive."""
+        self.rate = rate
+        self.generator = seed_generator(seed) if rate > 0 else None
 
     def forward(self, interp, x, training):
         return self.noise(x) if training and self.rate > 0 else x
@@ -253,31 +236,41 @@ class GaussianNoise(_Noise):
 
     def __init__(self, interp, stddev, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
-        self.rate = num(stddev, "stddev")
-        self.take_seed(seed)
+        self.seeded(num(stddev, "stddev"), seed)
 
     def noise(self, x):
-        return ops.add(x, drawn(normal_values, x.dtype, self.rng, 0.0, self.rate, x.shape))
+        return ops.add(x, Tensor(kernels.drawn(keras_normal_values, self.generator, x.shape, 0.0, self.rate,
+                                               np.dtype(x.dtype))))
 
 
 class _RateNoise(_Noise):
     def __init__(self, interp, rate, seed=None, **kw):
         super().__init__(interp, seed=seed, **kw)
-        self.rate = num(rate, "rate")
-        self.take_seed(seed)
+        self.seeded(num(rate, "rate"), seed)
 
 
 class GaussianDropout(_RateNoise):
     prefix = "gaussian_dropout"
 
     def noise(self, x):
-        std = np.sqrt(self.rate / (1.0 - self.rate))
-        return ops.mul(x, drawn(normal_values, x.dtype, self.rng, 1.0, std, x.shape))
+        if self.rate == 1.0:
+            raise TdfValueError("GaussianDropout with rate=1 in training: Keras's stddev divides by 1 - rate = 0")
+        std = math.sqrt(self.rate / (1.0 - self.rate))
+        return ops.mul(x, Tensor(kernels.drawn(keras_normal_values, self.generator, x.shape, 1.0, std,
+                                               np.dtype(x.dtype))))
 
 
 class _SpatialDropout(_RateNoise):
+    """Keras's dropout of whole channels: one draw per sample and channel (channels last, or first)."""
+
+    channels_first = False
+
     def noise(self, x):
-        return dropout_mask(x, self.rng, (x.shape[0], *([1] * (x.ndim - 2)), x.shape[-1]), self.rate)
+        if self.rate == 1.0:
+            return ops.mul(x, scalar(0.0, x.dtype))
+        inner = [1] * (x.ndim - 2)
+        shape = (x.shape[0], x.shape[1], *inner) if self.channels_first else (x.shape[0], *inner, x.shape[-1])
+        return keras_dropout(x, self.generator, shape, self.rate)
 
 
 class SpatialDropout1D(_SpatialDropout):
@@ -289,6 +282,7 @@ class SpatialDropout2D(_SpatialDropout):
 
     def __init__(self, interp, rate, data_format=None, seed=None, **kw):
         super().__init__(interp, rate, seed, **kw)
+        self.channels_first = data_format == "channels_first"
 
 
 class SpatialDropout3D(SpatialDropout2D):

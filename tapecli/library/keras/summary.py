@@ -15,13 +15,40 @@ from tapecli.library.keras.optimizers import Schedule
 _NO_TERMINAL_LINE = 76
 
 
-def summary_text(model, line_length=None, positions=None) -> str:
+def summary_text(model, line_length=None, positions=None, title=None) -> str:
+    """The summary of the library's model, under the model's name (or ``title``: a program's subclass's)."""
+    layers, connected = _layers(model)
+    shapes = dict(zip(map(id, model.layers), model.layer_shapes()))
+    rows = [library_row(layer, shapes.get(id(layer)), connected.get(id(layer), "-") if connected else None)
+            for layer in layers]
+    trainable = model.trainable_weights
+    others = [v for v in model.weights if v not in trainable]
+    return table_text(_name(model) if title is None else title, rows, trainable, others,
+                      getattr(model, "trainer", None), line_length, positions)
+
+
+def library_row(layer, shape, connected=None) -> LayerRow:
+    """The row of one of the library's layers whose output shape is ``shape``."""
+    return LayerRow(_name(layer), _class(layer), shape, layer.weights if layer.built else None, connected)
+
+
+class LayerRow:
+    """A summary's row: the layer's name and class, its output shape (None: unknown, "?"), its weights (None:
+    unbuilt) and, in a functional model that is no chain, what it is connected to (else None)."""
+
+    def __init__(self, name: str, class_name: str, shape, weights, connected=None):
+        self.name, self.class_name, self.shape, self.weights, self.connected = \
+            name, class_name, shape, weights, connected
+
+
+def table_text(title: str, rows: list, trainable: list, others: list, trainer, line_length=None,
+               positions=None) -> str:
+    """Keras's table of the rows, then the parameter counts (the compiled optimizer's once it has stepped)."""
     import rich.console
     import rich.markup
     import rich.table
 
-    layers, connected = _layers(model)
-    if connected:
+    if any(row.connected is not None for row in rows):
         header, alignment, default = ["Layer (type)", "Output Shape", "Param #", "Connected to"], \
             ["left", "left", "right", "left"], [0.3, 0.56, 0.74, 1.0]
     else:
@@ -39,25 +66,20 @@ def summary_text(model, line_length=None, positions=None) -> str:
     table = rich.table.Table(*[rich.table.Column(name, justify=align, width=width)
                                for name, align, width in zip(header, alignment, widths)],
                              width=line_length, show_lines=True)
-    shapes = dict(zip(map(id, model.layers), model.layer_shapes()))
-    for layer in layers:
-        name = f"{rich.markup.escape(_name(layer))} ({rich.markup.escape(_class(layer))})"
-        shape = shapes.get(id(layer))
-        params = f"{_count(layer.weights):,}" if layer.built else "0 (unbuilt)"
-        row = [name, "?" if shape is None else _shape_text(shape), params]
-        if connected:
-            row.append(connected.get(id(layer), "-"))
-        table.add_row(*row)
-    trainable, others = model.trainable_weights, [v for v in model.weights if v not in model.trainable_weights]
+    for row in rows:
+        cells = [f"{rich.markup.escape(row.name)} ({rich.markup.escape(row.class_name)})",
+                 "?" if row.shape is None else _shape_text(row.shape),
+                 "0 (unbuilt)" if row.weights is None else f"{_count(row.weights):,}"]
+        table.add_row(*cells, *([] if row.connected is None else [row.connected]))
     console = rich.console.Console(highlight=False, force_terminal=False, color_system=None)
     with console.capture() as captured:
-        console.print(f'[bold]Model: "{rich.markup.escape(_name(model))}"[/]')
+        console.print(f'[bold]Model: "{rich.markup.escape(title)}"[/]')
         console.print(table)
-        optimizer = _optimizer_weights(model)
-        rows = [(" Total params: ", trainable + others + (optimizer or [])), (" Trainable params: ", trainable),
-                (" Non-trainable params: ", others)] + ([(" Optimizer params: ", optimizer)] if optimizer else [])
-        for title, weights in rows:
-            console.print(f"[bold]{title}[/]{_count(weights):,} ({_readable(_bytes(weights))})")
+        optimizer = _optimizer_weights(trainer)
+        counts = [(" Total params: ", trainable + others + (optimizer or [])), (" Trainable params: ", trainable),
+                  (" Non-trainable params: ", others)] + ([(" Optimizer params: ", optimizer)] if optimizer else [])
+        for heading, weights in counts:
+            console.print(f"[bold]{heading}[/]{_count(weights):,} ({_readable(_bytes(weights))})")
     return captured.get()
 
 
@@ -70,10 +92,9 @@ class _Scalar:
         self.dtype = np.dtype(dtype)
 
 
-def _optimizer_weights(model) -> list | None:
+def _optimizer_weights(trainer) -> list | None:
     """A compiled model's optimizer's variables once it has stepped (Keras counts them then): its iteration
     count (int64), its learning rate (float32, unless a schedule gives it) and its slots."""
-    trainer = getattr(model, "trainer", None)
     optimizer = getattr(trainer, "optimizer", None)
     if optimizer is None or not (optimizer.iterations or optimizer.slot_list):
         return None
@@ -117,7 +138,7 @@ def _name(layer) -> str:
 
 def _class(layer) -> str:
     found = getattr(layer, "instance", None)
-    return found.cls.name if found is not None else type(layer).__name__
+    return found.cls.name if found is not None else layer.python_class_name()
 
 
 def _shape_text(shape) -> str:

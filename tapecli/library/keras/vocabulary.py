@@ -22,7 +22,7 @@ from tapecli.library.keras.common import flag, float_dtype, integer
 from tapecli.library.keras.hashing import hash_bins, keras_salt
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.optimizers import plain
-from tapecli.library.keras.preprocessing import encode_categorical
+from tapecli.library.keras.preprocessing import encode_categorical, ragged_rows
 from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable, dtype_name, text_array
 
 _MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
@@ -321,13 +321,8 @@ class IndexLookup(Layer):
         encoded, in one_hot mode); in multi_hot, count and tf_idf modes each row's encoding, a dense row each."""
         if self.output_mode in ("int", "one_hot"):
             return x.with_flat_values(self.apply(interp, x.flat_values, training))
-        if x.ragged_rank != 1 or x.flat_values.ndim != 1:
-            raise TdfValueError(f"tapecli encodes (output_mode={self.output_mode!r}) the rows of a ragged tensor of "
-                                f"one ragged dimension, not one of shape {x.shape}")
-        found = self._lookup(_values(x.flat_values, self.key_dtype()))
-        rows = np.full(x.bounding(), -1, np.int64)        # (-1: past a row's end, which marks no column)
-        rows[tuple(x.coordinates().T)] = found
-        return self._encoded(rows)
+        return self._encoded(ragged_rows(x, self._lookup(_values(x.flat_values, self.key_dtype())),
+                                         self.output_mode))
 
     def _lookup(self, keys: np.ndarray) -> np.ndarray:
         """Keras's _lookup_dense of a vector of keys: each token's index, or (inverted) each index's token."""
