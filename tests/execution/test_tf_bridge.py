@@ -1025,8 +1025,9 @@ def test_a_pydataset_on_cpython_has_keras_s_defaults_and_warning(monkeypatch):
 
 
 @pytest.mark.parametrize("source, reason", [
-    ("class Cell(tf.keras.layers.Layer):\n    state_size = 4\n",
-     "line 3 gives a class derived from Keras's a state_size"),
+    ("class Cell(tf.keras.layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.state_size = 4\n",
+     "line 5 gives a class derived from Keras's a state_size"),
 ])
 def test_what_a_program_s_keras_model_does_on_the_interpreter_only_keeps_it_there(source, reason):
     found = tensorflow.why_not_on_cpython("import tensorflow as tf\n" + source)

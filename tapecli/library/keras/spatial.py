@@ -13,6 +13,7 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, keras_dropout, keras_normal_values, \
     seed_generator
+from tapecli.interpreter.objects import Function
 from tapecli.runtime.values import Tensor
 
 _ALL = slice(None)
@@ -173,28 +174,46 @@ class UpSampling3D(_UpSampling):
         self.sizes = [p[0] for p in _pairs(size, 3, "size")]
 
 
+def _takes_mask(function) -> bool:
+    """Whether a Lambda's function takes ``mask`` (Keras's call then passes it its input's mask)."""
+    if isinstance(function, Function):
+        return any(p.name == "mask" for p in function.node.params)
+    return "mask" in getattr(function, "parameter_names", tuple)()      # (CPython's run: the program's function)
+
+
 class Lambda(Layer):
     prefix = "lambda"
+    takes_mask = True
 
     def __init__(self, interp, function, output_shape=None, mask=None, arguments=None, **kw):
         super().__init__(interp, **kw)
-        if mask is not None:
-            raise TdfValueError("Lambda: mask is not supported by tapecli")
+        # its output's mask: mask(inputs, input_mask) where mask is a function, else the mask given (Keras's)
+        self.mask, self.supports_masking = mask, mask is not None
         if isinstance(function, str):
             raise TdfTypeError("Lambda takes a function")
         self.function_value, self.fn = function, activation_fn(function, interp)
+        self.function_takes_mask = _takes_mask(function)
         self.arguments = dict(arguments or {})
         self.given_shape = None if output_shape is None else dims(output_shape, "output_shape")
 
     def output_shape(self, shape):
         return self.probed_shape([KerasTensor(shape, float_dtype())], listed=False)
 
+    def symbolic_shape(self, x):
+        return self.probed_shape([x], listed=False)
+
+    def compute_mask(self, x, mask):
+        if self.mask is None or isinstance(self.mask, (Tensor, np.ndarray, list)):
+            return None if self.mask is None else tensor(self.mask)
+        return self.interp.call_value(self.mask, [x, mask])
+
     def probed_shape(self, xs: list, listed: bool) -> tuple:
         """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones)."""
         if self.given_shape is not None:
             return (xs[0].shape[0], *self.given_shape)
         probes = [x.probe() for x in xs]
-        out = self.forward(self.interp, probes if listed else probes[0], False)
+        masks = [x.probe_mask() for x in xs] if self.function_takes_mask else [None] * len(xs)
+        out = self.forward(self.interp, probes if listed else probes[0], False, masks if listed else masks[0])
         return (xs[0].shape[0], *tensor(out).shape[1:])
 
     def listed_call(self, interp, xs):
@@ -202,14 +221,15 @@ class Lambda(Layer):
         self.symbolic = (xs, out)
         return out
 
-    def apply(self, interp, x, training=None):
+    def apply(self, interp, x, training=None, **given):
         # (a list of tensors reaches the function as a list, as Keras passes it; a NumPy array as a tensor)
-        return self.forward(interp, call_argument(list(x)), bool(training)) if isinstance(x, (list, tuple)) \
-            else super().apply(interp, call_argument(x), training)
+        return self.forward(interp, call_argument(list(x)), bool(training), **given) if isinstance(x, (list, tuple)) \
+            else super().apply(interp, call_argument(x), training, **given)
 
-    def forward(self, interp, x, training):
-        if self.arguments:
-            return interp.call_value(self.function_value, [x], self.arguments)
+    def forward(self, interp, x, training, mask=None):
+        given = {**self.arguments, "mask": mask} if self.function_takes_mask else self.arguments
+        if given:
+            return interp.call_value(self.function_value, [x], given)
         return self.fn(x)
 
 
