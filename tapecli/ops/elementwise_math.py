@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import numpy_kernels, tf_float32
+from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32
 from tapecli.ops.core import _elementwise, _unary, apply, register
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -108,8 +108,9 @@ ACOSH = _unary("acosh", numpy=np.arccosh, deriv=lambda m, x, y, at: m.reciprocal
                fusion="math.acosh({0})")
 ATANH = _unary("atanh", numpy=np.arctanh, deriv=lambda m, x, y, at: m.reciprocal(m.sub(1, m.square(x))),
                fusion="math.atanh({0})")
-ERFC = _unary("erfc", numpy=_vectorized(math.erfc),
-              deriv=lambda m, x, y, at: m.mul(-_TWO_OVER_SQRT_PI, m.exp(m.neg(m.square(x)))), fusion="math.erfc({0})")
+# TensorFlow's _ErfcGrad: (grad * -2/sqrt(pi)) * exp(-x^2), in that order
+ERFC = _unary("erfc", numpy=tf_erfc.erfc, fusion="math.erfc({0})",
+              grads=(lambda m, g, x, y, at: m.mul(m.mul(g, -_TWO_OVER_SQRT_PI), m.exp(m.neg(m.square(x)))),))
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
 DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
 LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, y, at: m.digamma(x))
