@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32
-from tapecli.errors import TdfTypeError
+from tapecli.errors import TdfValueError
 from tapecli.ops.core import _elementwise, _unary, apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, mul, neg, pow_, tanh
 from tapecli.runtime.values import dtype_name, is_float, Tensor
@@ -171,7 +171,8 @@ def gelu(x, approximate=False):
     if x.weak:
         x = materialize(x)
     if not is_float(x.dtype):
-        raise TdfTypeError(f"gelu needs a float tensor, got {dtype_name(x.dtype)}")
+        raise TdfValueError("`features.dtype` must be a floating point tensor."      # (TensorFlow's words)
+                            f"Received:features.dtype=<dtype: '{dtype_name(x.dtype)}'>")
     if approximate:
         cube = mul(_cast_constant(0.044715, x.dtype), pow_(x, 3))
         return mul(mul(0.5, x), add(1.0, tanh(mul(0.7978845608028654, add(x, cube)))))
