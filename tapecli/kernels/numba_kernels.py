@@ -18,7 +18,7 @@ Choices, measured on 2 cores (AVX-512), float32 at 1e6 elements unless noted, wa
   loops, and a numba loop calls libm once per element: exp 0.6 vs 3.6 ms, tanh 0.8 vs
   20.8 ms, tan 0.5 vs 16.7 ms, log1p 1.4 vs 12.7 ms, expm1 0.5 vs 15.2 ms, pow 0.7 vs
   4.6 ms (float64: exp 0.8 vs 4.3 ms, pow 3.2 vs 16.6 ms; sin and cos a tie).
-* For the same reason sigmoid, softplus, elu, gelu(approximate=True) and logsumexp run
+* For the same reason sigmoid, softplus, elu and logsumexp run
   NumPy's exp/log1p/expm1/tanh in place on a scratch array between fused numba loops
   (sigmoid 0.95 ms vs 5.7 ms for numpy_kernels, elu 0.8 vs 4.8 ms). Their rounding steps
   follow numpy_kernels' order, so all but logsumexp (whose sum differs, see below) agree
@@ -28,7 +28,7 @@ Choices, measured on 2 cores (AVX-512), float32 at 1e6 elements unless noted, wa
   leading or middle axes the numba kernel, vectorized along the kept axes, runs.
 * add, mul and the other one-operation kernels are a tie with NumPy (memory-bound; both
   vectorized), a few microseconds of call overhead apart; the fused kernels (masked_grad,
-  where, clip, relu, leaky_relu, erf, gelu) and the float64-accumulated sum, mean and
+  where, clip, relu, leaky_relu, erf) and the float64-accumulated sum, mean and
   prod are 2-12x faster.
 """
 from __future__ import annotations
@@ -119,15 +119,6 @@ def _erf(x, out):
 
 
 @_jit
-def _gelu_erf(x, scale, half, one, out):
-    for i in range(out.size):
-        v = x[i]
-        out[i] = _erf_value(v * scale)
-        e = out[i]  # read back: rounded to the dtype, as numpy_kernels' erf().astype()
-        out[i] = half * v * (one + e)
-
-
-@_jit
 def _neg_abs(x, out):
     for i in range(out.size):
         out[i] = -abs(x[i])
@@ -167,20 +158,6 @@ def _elu_finish(x, alpha, out):
         v = x[i]
         e = alpha * out[i]
         out[i] = v if v > 0 else e
-
-
-@_jit
-def _gelu_tanh_inner(x, cube, c, k, out):
-    # out = k * (x + c * x**3), cube = x ** 3 from NumPy (as numpy_kernels computes it)
-    for i in range(out.size):
-        out[i] = k * (x[i] + c * cube[i])
-
-
-@_jit
-def _gelu_tanh_finish(x, half, one, out):
-    # out = tanh(...) on entry
-    for i in range(out.size):
-        out[i] = half * x[i] * (one + out[i])
 
 
 @_jit
@@ -364,26 +341,6 @@ def _elu(x, alpha=1.0):
     return out
 
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
-
-
-@_quiet
-def _gelu(x, approximate=False):
-    dtype = _float_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    flat, out, o = _scratch(x)
-    if not approximate:
-        _launch(_gelu_erf, flat, dtype.type(_SQRT1_2), dtype.type(0.5), dtype.type(1), o)
-        return out
-    cube = np.ascontiguousarray(x ** 3).reshape(-1)
-    _launch(_gelu_tanh_inner, flat, cube, dtype.type(0.044715), dtype.type(_SQRT_2_PI), o)
-    np.tanh(o, out=o)
-    _launch(_gelu_tanh_finish, flat, dtype.type(0.5), dtype.type(1), o)
-    return out
-
-
 def _leaky_relu_call(x, alpha=0.2):
     dtype = _float_dtype(x)
     if dtype is None:
@@ -542,7 +499,7 @@ _IMPLS = {
     "erf": _unary(_erf),
     "sin": _numpy, "cos": _numpy, "tan": _numpy, "exp": _numpy, "log": _numpy, "log1p": _numpy,
     "tanh": _numpy, "pow": _numpy,
-    "sigmoid": _sigmoid, "softplus": _softplus, "elu": _elu, "gelu": _gelu, "leaky_relu": _leaky_relu_call,
+    "sigmoid": _sigmoid, "softplus": _softplus, "elu": _elu, "leaky_relu": _leaky_relu_call,
     "clip": _elementwise(_clip), "where": _where_call, "masked_grad": _masked_grad_call,
     **_REDUCE, "logsumexp": _logsumexp,
 }

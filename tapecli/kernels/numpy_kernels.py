@@ -9,8 +9,6 @@ import numpy as np
 from tapecli.kernels import blas, tf_float32, tf_half, tf_matmul, tf_onednn, tf_sums
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def _quiet(f):
@@ -44,12 +42,6 @@ def softplus(x):
     if x.dtype == _FLOAT16:
         return tf_float32.softplus_half(x)
     return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
-
-
-def gelu(x, approximate=False):
-    if approximate:
-        return (0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype, copy=False)
-    return (0.5 * x * (1 + erf(x * x.dtype.type(_SQRT1_2)))).astype(x.dtype, copy=False)
 
 
 def elu(x, alpha=1.0):

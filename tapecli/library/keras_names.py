@@ -184,6 +184,7 @@ for _name, _fn in {**ops_math.FUNCTIONS, **ops_arrays.FUNCTIONS, **ops_stats.FUN
                    **ops_nn.FUNCTIONS, **ops_fft.FUNCTIONS,
                    **{f"ops.{name}": activations.FUNCTIONS[name] for name in activations.KERAS_OPS}}.items():
     builtin(_name)(_fn)
+builtin("keras.ops.nn.gelu")(ops_nn.gelu)     # (not tf.nn.gelu, which keras.ops.nn's flat name would give)
 for _name, _fn in {**utilities.WITH_INTERP, **ops_control.WITH_INTERP}.items():
     builtin(_name, interp=True)(_fn)
 for _name, _fn in {"losses.get": getters.loss, "metrics.get": getters.metric, "initializers.get": getters.initializer,

@@ -18,13 +18,13 @@ from tapecli.ops.core import (apply, default_dtype, emit, materialize, numeric, 
                               text_leaf, to_tensor, unbroadcast)
 from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_and, bitwise_operator, bitwise_or,
                                      bitwise_xor, CAST, cast, ceil, clip, cos, div, divide_no_nan, elu, equal, erf, EXP,
-                                     exp, floor, floordiv, gelu, greater, greater_equal, invert, leaky_relu, left_shift,
+                                     exp, floor, floordiv, greater, greater_equal, invert, leaky_relu, left_shift,
                                      less, less_equal, LOG, log, log1p, logical_and, logical_not, logical_or,
                                      masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
                                      reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
                                      sign, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB, sub,
                                      tan, TANH, tanh, tanh_grad, where, zeros_like)
-from tapecli.ops.elementwise_math import silu, trigamma
+from tapecli.ops.elementwise_math import gelu, silu, trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,

@@ -108,7 +108,6 @@ register("sign", numpy=np.sign, grads=(lambda m, g, x, y, at: m.zeros_like(g),),
 
 
 _SQRT_PI = math.sqrt(math.pi)
-_SQRT_2PI = math.sqrt(2 * math.pi)
 
 SIN = _unary("sin", numpy=tf_float32.sin, numba=True, deriv=lambda m, x, y, at: m.cos(x), fusion="math.sin({0})")
 COS = _unary("cos", numpy=tf_float32.cos, numba=True, deriv=lambda m, x, y, at: m.neg(m.sin(x)), fusion="math.cos({0})")
@@ -169,21 +168,6 @@ EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.exp(
 # TensorFlow's _ErfGrad: (grad * 2/sqrt(pi)) * exp(-x^2), in that order
 ERF = _unary("erf", numpy=numpy_kernels.erf, numba=True,
              grads=(lambda m, g, x, y, at: m.mul(m.mul(g, 2 / _SQRT_PI), m.exp(m.neg(m.square(x)))),))
-
-
-def _gelu_deriv(m, x, y, at):
-    if at["approximate"]:
-        c = math.sqrt(2 / math.pi)
-        inner = m.mul(c, m.add(x, m.mul(0.044715, m.pow_(x, 3))))
-        th = m.tanh(inner)
-        dinner = m.mul(c, m.add(1, m.mul(3 * 0.044715, m.square(x))))
-        return m.add(m.mul(0.5, m.add(1, th)), m.mul(m.mul(0.5, x), m.mul(m.sub(1, m.square(th)), dinner)))
-    cdf = m.mul(0.5, m.add(1, m.erf(m.mul(1 / math.sqrt(2), x))))
-    pdf = m.div(m.exp(m.mul(-0.5, m.square(x))), _SQRT_2PI)
-    return m.add(cdf, m.mul(x, pdf))
-
-
-GELU = _unary("gelu", numpy=numpy_kernels.gelu, numba=True, deriv=_gelu_deriv, program=())
 
 # relu, abs and leaky_relu route their gradient through masked_grad, whose own
 # gradient w.r.t. x is zeros: their second derivative is zeros, not None (TensorFlow).
@@ -327,7 +311,6 @@ def floor(x): return apply(OPS["floor"], (x,))
 def ceil(x): return apply(OPS["ceil"], (x,))
 def elu(x, alpha=1.0): return apply(ELU, (x,), alpha=float(alpha))
 def leaky_relu(x, alpha=0.2): return apply(LEAKY_RELU, (x,), alpha=float(alpha))
-def gelu(x, approximate=False): return apply(GELU, (x,), approximate=bool(approximate))
 def masked_grad(g, x, kind, alpha=0.2): return apply(MASKED_GRAD, (g, x), kind=kind, alpha=alpha)
 def where(c, a, b): return apply(WHERE, (c, a, b))
 def clip(x, lo, hi): return apply(CLIP, (x, lo, hi))

@@ -7,8 +7,11 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import numpy_kernels, tf_float32
-from tapecli.ops.core import _elementwise, _unary, apply, register
+from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32
+from tapecli.errors import TdfValueError
+from tapecli.ops.core import _elementwise, _unary, apply, materialize, register, to_tensor
+from tapecli.ops.elementwise import add, mul, neg, pow_, tanh
+from tapecli.runtime.values import dtype_name, is_float, Tensor
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
@@ -108,8 +111,9 @@ ACOSH = _unary("acosh", numpy=np.arccosh, deriv=lambda m, x, y, at: m.reciprocal
                fusion="math.acosh({0})")
 ATANH = _unary("atanh", numpy=np.arctanh, deriv=lambda m, x, y, at: m.reciprocal(m.sub(1, m.square(x))),
                fusion="math.atanh({0})")
-ERFC = _unary("erfc", numpy=_vectorized(math.erfc),
-              deriv=lambda m, x, y, at: m.mul(-_TWO_OVER_SQRT_PI, m.exp(m.neg(m.square(x)))), fusion="math.erfc({0})")
+# TensorFlow's _ErfcGrad: (grad * -2/sqrt(pi)) * exp(-x^2), in that order
+ERFC = _unary("erfc", numpy=tf_erfc.erfc, fusion="math.erfc({0})",
+              grads=(lambda m, g, x, y, at: m.mul(m.mul(g, -_TWO_OVER_SQRT_PI), m.exp(m.neg(m.square(x)))),))
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
 DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
 LGAMMA = _unary("lgamma", numpy=_vectorized(_lgamma_scalar), deriv=lambda m, x, y, at: m.digamma(x))
@@ -153,3 +157,23 @@ SQUARED_DIFFERENCE = _elementwise("squared_difference", (
 
 def trigamma(x): return apply(TRIGAMMA, (x,))
 def silu(x, beta=1.0): return apply(SILU, (x,), beta=float(beta))
+
+
+def _cast_constant(value: float, dtype) -> Tensor:
+    """TensorFlow's ``math_ops.cast(value, dtype)`` of a Python float: a float32 constant, then cast."""
+    return Tensor(np.asarray(np.float32(value)).astype(dtype))
+
+
+def gelu(x, approximate=False):
+    """tf.nn.gelu as TensorFlow writes it, a composition of its ops (so its values and its gradients, of any
+    order, are theirs): 0.5 x erfc(-x / sqrt(2)), or 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
+    x = to_tensor(x)
+    if x.weak:
+        x = materialize(x)
+    if not is_float(x.dtype):
+        raise TdfValueError("`features.dtype` must be a floating point tensor."      # (TensorFlow's words)
+                            f"Received:features.dtype=<dtype: '{dtype_name(x.dtype)}'>")
+    if approximate:
+        cube = mul(_cast_constant(0.044715, x.dtype), pow_(x, 3))
+        return mul(mul(0.5, x), add(1.0, tanh(mul(0.7978845608028654, add(x, cube)))))
+    return mul(mul(0.5, x), apply(ERFC, (mul(neg(x), _cast_constant(0.7071067811865476, x.dtype)),)))

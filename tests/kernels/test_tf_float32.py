@@ -5,6 +5,7 @@ recorded by benchmarks/record_tf_float32.py from TensorFlow 2.21 on the CPU into
 from __future__ import annotations
 
 import json
+import math
 import platform
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from tapecli import kernels
 from tapecli import ops  # noqa: F401  (the op table registers expm1's and atan's kernels)
-from tapecli.kernels import tf_float32
+from tapecli.kernels import tf_erfc, tf_float32
 
 TABLE = json.loads((Path(__file__).parents[1] / "tf_float32_bits.json").read_text())["ops"]
 # Eigen's own arithmetic, not the C library's: the same bits everywhere
@@ -286,3 +287,39 @@ def test_float64_exp_is_eigens_pexp_double_on_packets():
     edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 709.78, 709.79, -708.5, -745.0, -745.6, 1e-310, -1e-300])
     expected = [1.0, 1.0, np.inf, 0.0, np.nan, float.fromhex("0x1.fe9ce5c4c52b4p+1023"), np.inf, 0.0, 0.0, 0.0, 1.0, 1.0]
     assert np.array_equal(tf_float32.exp(edges), expected, equal_nan=True)
+
+
+# TensorFlow 2.21's tf.math.erfc, recorded (np.random.default_rng(5), drawn in this order): md5 of its result's
+# bytes. float32: 4 * normal at 1 to 7 elements (the scalar path), U(-1, 1) on the packets (where their erfc is
+# the polynomial: beyond |x| = 1 they take the CPU's approximate reciprocal) with a tail of 4 * normal; float64:
+# 4 * normal on packets of 4 and the tail.
+ERFC = {("f32", 1): "83705f9d65a878969e1de6d75dab68e8", ("f32", 3): "6a084f190d6382677cf65acd8d0e5c77",
+        ("f32", 7): "b968c40960c5940b3311f8e8fd6e13c8", ("f32in", 8): "d3b9cc920168ccadc45ff0866eb57b52",
+        ("f32in", 13): "49bac11488e5f69b1c962a6bb3188c69", ("f32in", 1001): "0c811c4c7d1aa3ca723ada28862a5c3d",
+        ("f64", 3): "a68353e9e9f7fb98b6b507c73ed648b7", ("f64", 8): "b53b1dbf39494798fe3e0346823f13a9",
+        ("f64", 1001): "89e778d10df6a03fa566c924e730c0e2"}
+
+
+def test_erfc_is_eigens_generic_fast_erfc():
+    import hashlib
+    rng = np.random.default_rng(5)
+    for kind, n in ERFC:
+        if kind == "f32":
+            x = (rng.standard_normal(n) * 4).astype(np.float32)
+        elif kind == "f32in":
+            x = rng.uniform(-1, 1, n).astype(np.float32)
+            x[-(n % 8):] = (rng.standard_normal(n % 8) * 4).astype(np.float32) if n % 8 else x[-1:]
+        else:
+            x = rng.standard_normal(n) * 4
+        got = kernels.RAW_NUMPY_KERNELS["erfc"](x)
+        assert got.dtype == x.dtype and hashlib.md5(got.tobytes()).hexdigest() == ERFC[kind, n], (kind, n)
+    assert float(tf_erfc.erfc(np.float32(-0.7))) != float(np.float32(math.erfc(-0.7)))   # (not C's erfc)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 11.5, -11.5, 1e-40], np.float32)
+    for x in (special, special[:7]):
+        assert np.array_equal(tf_erfc.erfc(x), [np.nan, 0.0, 2.0, 1.0, 1.0, 0.0, 2.0, 1.0][:x.size], equal_nan=True)
+    special64 = tf_erfc.erfc(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 28.5, -28.5, 26.0]))
+    assert np.array_equal(special64, [np.nan, 0.0, 2.0, 1.0, 1.0, 0.0, 2.0, float.fromhex("0x1.284bfe1cdea24p-981")],
+                          equal_nan=True)
+    half = tf_erfc.erfc(np.array([-2.0, -0.5, 0.75, 3.0, 0.1], np.float16))
+    assert half.dtype == np.float16 and half.tolist() == [1.9951171875, 1.5205078125, 0.288818359375,
+                                                          2.2113323211669922e-05, 0.8876953125]

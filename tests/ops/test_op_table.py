@@ -35,7 +35,7 @@ def _inputs(op, rng):
 
 
 def _attrs(op):
-    return {"elu": {"alpha": 1.0}, "gelu": {"approximate": False}, "leaky_relu": {"alpha": 0.2},
+    return {"elu": {"alpha": 1.0}, "leaky_relu": {"alpha": 0.2},
             "masked_grad": {"kind": "relu", "alpha": 0.2}, "silu": {"beta": 1.0}}.get(op.name, {})
 
 

@@ -1,7 +1,7 @@
 """Scalar formulas of the elementwise ops and gradient helpers, as numba.cuda device functions.
 
 One function per hand-written NumPy kernel of an elementwise op (attribute variants get their own:
-``gelu`` exact or tanh, ``masked_grad`` per kind), following NumPy's special values: nan propagates
+``masked_grad`` per kind, ``cast`` to bool), following NumPy's special values: nan propagates
 through ``maximum``/``minimum``/``relu``, ``sign(0) = 0``, ``round`` rounds half to even. The generated
 kernels (``launch.elementwise``) call them once per element; the fused expressions of a program call
 the same table (``launch.fused``).
@@ -18,8 +18,6 @@ from numba import cuda
 from tapecli.kernels import formulas
 from tapecli.kernels.numpy_kernels import FORMULAS as OP_FORMULAS
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
-_SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
 
 def _neg(x): return -x
@@ -76,14 +74,6 @@ def _elu(x, alpha):
 
 def _leaky_relu(x, alpha):
     return x if x > 0 else x * alpha
-
-
-def _gelu_erf(x):
-    return 0.5 * x * (1.0 + math.erf(x * _SQRT1_2))
-
-
-def _gelu_tanh(x):
-    return 0.5 * x * (1.0 + math.tanh(_SQRT_2_PI * (x + 0.044715 * x * x * x)))
 
 
 def _masked_relu(g, x, alpha):
@@ -147,7 +137,7 @@ FORMULAS = {
     "neg": _neg, "sin": _sin, "cos": _cos, "tan": _tan, "exp": _exp, "log": _log, "log1p": _log1p,
     "sqrt": _sqrt, "rsqrt": _rsqrt, "square": _square, "abs": _abs, "sign": _sign, "tanh": _tanh,
     "sigmoid": _sigmoid, "softplus": _softplus, "relu": _relu, "elu": _elu, "leaky_relu": _leaky_relu,
-    "gelu": _gelu_erf, "gelu_tanh": _gelu_tanh, "erf": _erf, "round": _round, "floor": _floor, "ceil": _ceil,
+    "erf": _erf, "round": _round, "floor": _floor, "ceil": _ceil,
     "logical_not": _logical_not, "cast": _identity, "cast_bool": _nonzero,
     "add": _add, "sub": _sub, "mul": _mul, "div": _div, "floordiv": _floordiv, "mod": _mod, "pow": _pow,
     "maximum": _maximum, "minimum": _minimum, "less": _less, "less_equal": _less_equal, "greater": _greater,
@@ -161,7 +151,7 @@ ATTRS = {"elu": (("alpha", 1.0),), "leaky_relu": (("alpha", 0.2),), "masked_grad
          "masked_grad_abs": (("alpha", 0.2),), "masked_grad_leaky": (("alpha", 0.2),)}
 
 # formulas that are another of a kernel's (its attributes choose): the others are the kernels' names
-VARIANTS = {"gelu_tanh": "gelu", "cast_bool": "cast", "masked_grad_abs": "masked_grad",
+VARIANTS = {"cast_bool": "cast", "masked_grad_abs": "masked_grad",
             "masked_grad_leaky": "masked_grad"}
 KERNELS = frozenset(FORMULAS) - VARIANTS.keys()
 

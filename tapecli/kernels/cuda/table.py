@@ -160,8 +160,6 @@ class CudaBackend(Backend):
                 # machine, which no device formula reproduces
                 return self.on_host(name, args, attrs, "a cast from a float to an integer dtype")
             formula = "cast_bool" if out_dtype.kind == "b" else "cast"
-        elif name == "gelu":
-            formula = "gelu_tanh" if attrs.get("approximate") else "gelu"
         elif name == "masked_grad":
             kind = attrs.get("kind", "relu")
             formula = {"relu": "masked_grad", "abs": "masked_grad_abs"}.get(kind, "masked_grad_leaky")

@@ -1,7 +1,8 @@
 """keras.ops' neural-network functions that TensorFlow's names do not give, as Keras computes them
 (keras/src/ops/nn.py and keras/src/backend/tensorflow/nn.py): sparsemax, psnr, dot_product_attention (its XLA
 path: no flash attention), layer_normalization, rms_normalization, and max_pool/average_pool/conv with
-Keras's arguments (lower-case padding, strides defaulting to the pool size, channels_first moved last)."""
+Keras's arguments (lower-case padding, strides defaulting to the pool size, channels_first moved last), and
+gelu (its default approximate)."""
 from __future__ import annotations
 
 import numpy as np
@@ -223,8 +224,13 @@ def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_
     return PythonTuple((Tensor(dense), scores))
 
 
+def gelu(x, approximate=True):
+    """keras.ops.gelu: tf.nn.gelu, approximate unless told (keras.activations.gelu's default is the exact form)."""
+    return ops.gelu(_tensor(x), flag(approximate))
+
+
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
-    ctc_loss, ctc_decode, sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
-    separable_conv,
+    gelu, ctc_loss, ctc_decode, sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv,
+    depthwise_conv, separable_conv,
     _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"),
     _adaptive("adaptive_average_pool", ops.reduce_mean), _adaptive("adaptive_max_pool", ops.reduce_max))}
