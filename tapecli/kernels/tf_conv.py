@@ -161,16 +161,17 @@ def filter_grad(rows, g, plan) -> np.ndarray | None:
     that does not apply."""
     if plan is None or rows.dtype != _F32 or g.dtype != _F32 or rows.ndim != 2 or g.ndim != 2 \
             or rows.shape[0] != g.shape[0] or rows.shape[0] != plan[0][-1][1] * plan[1] or not rows.size \
-            or not g.size or rows.size * g.shape[1] > STEP_LIMIT or vector_width() != 16 or may_underflow(rows, g):
+            or not g.size or rows.size * g.shape[1] > STEP_LIMIT or vector_width() != 16:
         return None
     blocks, firsts = _filter_grad_blocks(plan)
     longest = int((blocks[:, 1] - blocks[:, 0]).max())
     if longest > NUMPY_CHAIN or rows.size * g.shape[1] > NUMPY_LIMIT:
-        from tapecli import kernels
-        if not kernels.numba_ready():
+        compiled = _compiled()
+        if compiled is None or compiled.may_underflow(rows, g):
             return None
-        from tapecli.kernels import tf_conv_numba
-        return tf_conv_numba.blocked_chains(rows, g, blocks, firsts)
+        return compiled.blocked_chains(rows, g, blocks, firsts)
+    if may_underflow(rows, g):
+        return None
     with np.errstate(all="ignore"):
         sums = np.zeros((len(blocks), rows.shape[1], g.shape[1]), _F32)
         for step in range(longest):                     # the step-th window of every chain at once
@@ -193,7 +194,7 @@ def product(rows, kernel, taps=None) -> np.ndarray | None:
     where that does not apply (see the module's docstring)."""
     if rows.dtype != _F32 or kernel.dtype != _F32 or rows.ndim != 2 or kernel.ndim != 2 \
             or rows.shape[1] != kernel.shape[0] or not rows.size or not kernel.size \
-            or rows.shape[0] * kernel.size > STEP_LIMIT or vector_width() != 16 or may_underflow(rows, kernel):
+            or rows.shape[0] * kernel.size > STEP_LIMIT or vector_width() != 16:
         return None
     depth = kernel.shape[0]
     order = range(depth)
@@ -201,14 +202,24 @@ def product(rows, kernel, taps=None) -> np.ndarray | None:
         channels = depth // len(taps)
         order = [tap * channels + c for tap in taps for c in range(channels)]
     if rows.shape[0] * kernel.size > NUMPY_LIMIT:
-        from tapecli import kernels
-        if not kernels.numba_ready():
+        compiled = _compiled()
+        if compiled is None or compiled.may_underflow(rows, kernel):
             return None
-        from tapecli.kernels import tf_conv_numba
-        return tf_conv_numba.chain(rows, kernel, order)
+        return compiled.chain(rows, kernel, order)
+    if may_underflow(rows, kernel):
+        return None
     shape = (rows.shape[0], kernel.shape[1])
     total, wide = np.zeros(shape, _F32), np.empty(shape, _F64)
     with np.errstate(all="ignore"):
         for p in order:
             total = fma(rows[:, p:p + 1], kernel[p:p + 1], total, wide)
     return total
+
+
+def _compiled():
+    """The Numba kernels' module (tf_conv_numba), or None where numba cannot be imported."""
+    from tapecli import kernels
+    if not kernels.numba_ready():
+        return None
+    from tapecli.kernels import tf_conv_numba
+    return tf_conv_numba
