@@ -571,7 +571,7 @@ def py_function(interp, func=None, inp=None, Tout=None, name=None):  # noqa: N80
     decorator = _script_decorator(interp, "tf.py_function", py_function, func, inp, Tout)
     if decorator is not None:
         return decorator
-    sources = [_converted(a) for a in _arguments(inp)]      # (TensorFlow converts each argument to a tensor)
+    sources = [_strong(a, "tf.py_function") for a in _arguments(inp)]      # (TensorFlow converts each argument to a tensor)
     inputs = [Tensor(t.value) for t in sources]     # the function's own eager tensors
     inner = Tape("<py_function>", persistent=True)
     for t in inputs:
@@ -611,12 +611,13 @@ def numpy_function(interp, func=None, inp=None, Tout=None, stateful=True, name=N
     inside = current().functions > 0
     # eagerly TensorFlow calls func on np.array of each argument (a Python float: float64) and converts what it
     # returns as it is (Tout unread); inside a tf.function on the arrays of the op's tensors, its results cast to Tout
-    arrays = [NumpyArray(np.array(_converted(a).value if inside else _python_value(a))) for a in _arguments(inp)]
+    arrays = [NumpyArray(np.array(_strong(a, "tf.numpy_function").value if inside else _python_value(a)))
+              for a in _arguments(inp)]
     with _eagerly(interp):
         result = off_the_tape(lambda: interp.call_value(func, arrays), "tf.numpy_function", None, _arguments(inp))
     if not inside:
         values = list(result) if isinstance(result, (list, tuple)) else [result]
-        results = [Tensor(_converted(v).value) for v in values]     # (a NumPy array: a tensor of it)
+        results = [Tensor(_strong(v, "tf.numpy_function").value) for v in values]     # (a NumPy array: a tensor of it)
         return results[0] if len(results) == 1 else results
     return _outputs(_numpy_results(result, Tout), Tout, "tf.numpy_function")
 
@@ -665,11 +666,6 @@ def _eagerly(interp):
 def _arguments(inp) -> list:
     """The arguments of a py_function's ``inp`` (a list of Python numbers may come as one tensor: its rows)."""
     return ops.rows(inp) if isinstance(inp, Tensor) else list(inp)
-
-
-def _converted(value) -> Tensor:
-    t = ops.to_tensor(value)
-    return ops.materialize(t) if t.weak else t
 
 
 def _script_decorator(interp, where, script_op, func, inp, tout):
