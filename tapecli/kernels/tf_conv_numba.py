@@ -1,65 +1,53 @@
-"""tf_conv's chain of fused multiply-adds compiled (Numba): the same bits as its NumPy loop, for products too
-large to take a NumPy step per tap. Importing this module imports numba (``numba_support``)."""
+"""tf_conv's chains of fused multiply-adds compiled (Numba): the same bits as its NumPy loops, for products too
+large to take a NumPy step per tap. Each step is the CPU's fused multiply-add (``fused_multiply_add``) over a row
+of filters. TensorFlow flushes results below float32's smallest normal number to zero, which these chains do not:
+each returns None where a product of its operands could fall there (tf_matmul.may_underflow's test). Importing
+this module imports numba (``numba_support``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .numba_support import _jit, _launch
+from .numba_support import _jit, _launch, fused_multiply_add
 
-_LOW_BITS = np.uint64((1 << 29) - 1)        # the float64 fraction bits below float32's
-_HALFWAY = np.uint64(1 << 28)
 _TINY = float(np.finfo(np.float32).tiny)
 
 
 @_jit
-def _fma_at_halfway(x, y, c, total):
-    """A fused multiply-add whose float64 sum ``total`` fell on a float32 halfway point: the rounding error says
-    which way the exact sum lies (tf_matmul.fma)."""
-    product = np.float64(x) * np.float64(y)
-    carried = total - product
-    error = (product - (total - carried)) + (np.float64(c) - carried)
-    if error > 0:
-        return np.float32(np.nextafter(total, np.inf))
-    if error < 0:
-        return np.float32(np.nextafter(total, -np.inf))
-    return np.float32(total)
+def _smallest_magnitude_bits(bits):
+    """The bits, less one, of the smallest nonzero |x| of a flat float32 array seen as uint32 (those of inf less
+    one where there is none): an integer minimum, which vectorizes (a float one would not, for NaN), of the
+    magnitudes' bits less one, so that zero's wrap to the largest and NaN's exceed inf's."""
+    smallest, one, magnitude = np.uint32(0x7F7FFFFF), np.uint32(1), np.uint32(0x7FFFFFFF)
+    for i in range(bits.shape[0]):
+        smallest = min(smallest, (bits[i] & magnitude) - one)
+    return smallest
+
+
+def _underflows(a, b) -> bool:
+    """tf_matmul.may_underflow in one compiled pass over each array."""
+    smallest = [(np.uint32(_launch(_smallest_magnitude_bits, np.ascontiguousarray(x).reshape(-1).view(np.uint32)))
+                 + np.uint32(1)).view(np.float32) for x in (a, b)]
+    return float(smallest[0]) * float(smallest[1]) < _TINY
 
 
 @_jit
 def _chain(rows, kernel, order, out):
-    """out[m] (zeros) = the chain of fused multiply-adds of rows[m, p] * kernel[p] over p in ``order``: each step
-    a loop without branches over the filters (vectorized), then the rare sums that float64 rounded onto a
-    float32 halfway point done again."""
-    filters = kernel.shape[1]
-    wide = np.empty(filters, np.float64)
-    bits = wide.view(np.uint64)
-    before = np.empty(filters, np.float32)
-    for m in range(rows.shape[0]):
-        total = out[m]
-        for p in order:
-            _fma_step(rows[m, p], kernel[p], total, before, wide, bits)
+    """out[m] (zeros) = the chain of fused multiply-adds of rows[m, p] * kernel[p] over p in ``order``, a tap at a
+    time over every output."""
+    for p in order:
+        weights = kernel[p]
+        for m in range(rows.shape[0]):
+            x = rows[m, p]
+            total = out[m]
+            for f in range(weights.shape[0]):
+                total[f] = fused_multiply_add(x, weights[f], total[f])
 
 
-@_jit(inline="always")     # (a call per step, not inlined, took twice the time of the loop written in place)
-def _fma_step(x, weights, total, before, wide, bits):
-    """total[f] = fma(x, weights[f], total[f]) for every filter f: a loop without branches (vectorized), then the
-    rare sums that float64 rounded onto a float32 halfway point done again."""
-    wide_x = np.float64(x)
-    halfway = False
-    for f in range(total.shape[0]):
-        before[f] = total[f]
-        wide[f] = wide_x * np.float64(weights[f]) + np.float64(total[f])
-        total[f] = np.float32(wide[f])
-        halfway |= bits[f] & _LOW_BITS == _HALFWAY
-    if halfway:
-        for f in range(total.shape[0]):
-            if bits[f] & _LOW_BITS == _HALFWAY:
-                total[f] = _fma_at_halfway(x, weights[f], before[f], wide[f])
-
-
-def chain(rows, kernel, order) -> np.ndarray:
+def chain(rows, kernel, order) -> np.ndarray | None:
     """[outputs, filters]: each a chain of fused multiply-adds from zero over ``order`` (indices into the
-    windows' row and the kernel's rows)."""
+    windows' row and the kernel's rows), or None where a product could underflow."""
+    if _underflows(rows, kernel):
+        return None
     out = np.zeros((rows.shape[0], kernel.shape[1]), np.float32)
     _launch(_chain, np.ascontiguousarray(rows), np.ascontiguousarray(kernel), np.asarray(order, np.int64), out)
     return out
@@ -72,41 +60,27 @@ def _blocked_chains(rows, g, blocks, firsts, out):
     depth, filters = rows.shape[1], g.shape[1]
     part = np.empty((depth, filters), np.float32)
     chain = np.empty((depth, filters), np.float32)
-    wide = np.empty(filters, np.float64)
-    bits = wide.view(np.uint64)
-    before = np.empty(filters, np.float32)
     for thread in range(len(firsts) - 1):
         part[:] = 0
         for block in range(firsts[thread], firsts[thread + 1]):
             chain[:] = 0
             for m in range(blocks[block, 0], blocks[block, 1]):
+                grads = g[m]
                 for k in range(depth):
-                    _fma_step(rows[m, k], g[m], chain[k], before, wide, bits)
+                    x = rows[m, k]
+                    total = chain[k]
+                    for f in range(filters):
+                        total[f] = fused_multiply_add(x, grads[f], total[f])
             part += chain
         out += part
 
 
-def blocked_chains(rows, g, blocks, firsts) -> np.ndarray:
+def blocked_chains(rows, g, blocks, firsts) -> np.ndarray | None:
     """[taps * channels, filters]: tf_conv.filter_grad's sums (``blocks``: the (start, stop) of each chain over
-    the windows; ``firsts``: the index of each thread's first chain, then the number of chains)."""
+    the windows; ``firsts``: the index of each thread's first chain, then the number of chains), or None where a
+    product could underflow."""
+    if _underflows(rows, g):
+        return None
     out = np.zeros((rows.shape[1], g.shape[1]), np.float32)
     _launch(_blocked_chains, np.ascontiguousarray(rows), np.ascontiguousarray(g), blocks, firsts, out)
     return out
-
-
-@_jit
-def _smallest_magnitude(x):
-    """The smallest nonzero |x| of a flat float32 array (inf where there is none), in one pass."""
-    smallest = np.inf
-    for v in x:
-        a = abs(np.float64(v))
-        if 0 < a < smallest:
-            smallest = a
-    return smallest
-
-
-def may_underflow(a, b) -> bool:
-    """tf_matmul.may_underflow in one compiled pass over each array (NumPy's takes three and a copy: as long as the
-    product itself on a convolution's windows)."""
-    return _smallest_magnitude(np.ascontiguousarray(a).reshape(-1)) * _smallest_magnitude(
-        np.ascontiguousarray(b).reshape(-1)) < _TINY

@@ -117,12 +117,15 @@ def test_numba_gives_numpys_bits(monkeypatch):
 
 @pytest.mark.parametrize("smallest, underflows", [(1e-20, True), (1e-18, False), (0.0, False)])
 def test_numba_s_underflow_check_is_numpys(smallest, underflows):
-    """Both kernels refuse the same operands: a product of their smallest nonzero magnitudes below float32's
-    smallest normal number (zeros and NaN aside)."""
+    """Both compiled chains refuse the operands NumPy's refuses: a product of their smallest nonzero magnitudes
+    below float32's smallest normal number (zeros and NaN aside)."""
     from tapecli.kernels import tf_conv_numba, tf_matmul
     a = np.array([[0.0, -3.0, np.nan], [np.inf, -smallest, 2.0]], np.float32)
-    b = np.array([[1e-19, 0.0], [-5.0, np.nan]], np.float32)
-    assert tf_conv_numba.may_underflow(a, b) == tf_matmul.may_underflow(a, b) == underflows
+    b = np.array([[1e-19, 0.0], [-5.0, np.nan], [1.0, 2.0]], np.float32)
+    assert tf_matmul.may_underflow(a, b) == underflows
+    assert (tf_conv_numba.chain(a, b, range(3)) is None) == underflows
+    blocks, firsts = np.array([[0, 2]], np.int64), np.array([0, 1], np.int64)
+    assert (tf_conv_numba.blocked_chains(a, b[:2], blocks, firsts) is None) == underflows
 
 
 @pytest.mark.parametrize("runs", [None, (12, 8, 12, 8)])
