@@ -252,6 +252,7 @@ def trace_only(func: ast.FuncDef) -> tuple[list, list[tuple[int, str]]]:
     def blocks(node) -> list:
         return [] if isinstance(node, (ast.FuncDef, pyast.ClassDef)) else _blocks(node)
     statements, inside = _effect_statements(func.body, only_effect, blocks, ast.walk)
+    statements, inside = _unread(statements, ast.walk(func.body), ast.walk, ast.Name, ast.Attribute, ast.Subscript)
     effects = [(node.line, f".{node.func.attr}()") for node in ast.walk(func.body)
                if id(node) not in inside and mutating(node)]
     return statements, effects
@@ -270,6 +271,33 @@ def _effect_statements(body: list, only_effect, blocks, walk) -> tuple[list, set
             else:
                 stack.extend(blocks(node))
     return statements, inside
+
+
+def _unread(statements: list, nodes, walk, name, attribute, subscript) -> tuple[list, set]:
+    """Of ``statements`` (only side effects on objects from outside), those whose object no other code of the
+    function reads (``nodes``: all of its nodes), and the ids of every node inside them. A call that runs the
+    traced graph skips them; one whose object is read again (``cache["y"] = x * 2`` then ``return cache["y"]``)
+    runs on every call, as the graph computes what that read gives."""
+    def path(node) -> str | None:
+        """``a.b.c`` of a name or a chain of attributes of one; of an item or a method, its object's."""
+        if isinstance(node, subscript):
+            return path(node.value)
+        if isinstance(node, attribute):
+            owner = path(node.value)
+            return None if owner is None else f"{owner}.{node.attr}"
+        return node.id if isinstance(node, name) else None
+
+    def written(statement) -> list[str]:
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        if targets == [None]:                       # an object's mutating method: its object
+            targets = [statement.value.func.value]
+        return [p for p in map(path, targets) if p is not None]
+
+    inside = {id(n) for statement in statements for n in walk(statement)}
+    read = {p for n in nodes if id(n) not in inside and isinstance(n, (name, attribute)) and (p := path(n))}
+    kept = [s for s in statements
+            if not any(r == w or r.startswith(w + ".") for w in written(s) for r in read)]
+    return kept, {id(n) for statement in kept for n in walk(statement)}
 
 
 def _locals(body) -> set[str]:
@@ -353,6 +381,8 @@ def cpython_trace_only(func) -> tuple[list, list[tuple[int, str]]]:
         return [b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list)] + \
             [h.body for h in getattr(node, "handlers", ())] + [c.body for c in getattr(node, "cases", ())]
     statements, inside = _effect_statements(func.body, only_effect, blocks, python.walk)
+    statements, inside = _unread(statements, python.walk(python.Module(func.body, [])), python.walk, python.Name,
+                                 python.Attribute, python.Subscript)
     effects = [(node.lineno, f".{node.func.attr}()") for node in python.walk(python.Module(func.body, []))
                if id(node) not in inside and mutating(node)]
     return statements, effects

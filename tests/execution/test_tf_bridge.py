@@ -789,6 +789,18 @@ def test_tf_function_python_side_effects_run_while_it_traces(on, monkeypatch):
     assert documents.run_doc(result)["warnings"] == []
 
 
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_a_side_effect_the_function_reads_again_runs_on_every_call(on, monkeypatch):
+    """``cache["y"] = x * 2.0`` then ``return cache["y"] + 1.0``: the traced graph computes what the read gives on
+    every call (TensorFlow printed 3.0, 5.0, 7.0), so the statement is not left to the trace alone."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    source = ("import tensorflow as tf\ncache = {}\n@tf.function\ndef f(x):\n    cache['y'] = x * 2.0\n"
+              "    return cache['y'] + 1.0\nfor v in (1.0, 2.0, 3.0):\n    print(float(f(tf.constant(v))))\n")
+    result = api.run_source(source, "<test>")
+    assert isinstance(result.interpreter, execution.PythonRun) == (on == "1")
+    assert result.output == ["3.0", "5.0", "7.0"]
+
+
 def test_a_global_a_tf_function_counts_in_counts_its_traces():
     """``global n; n += 1`` (CPython's run alone: the interpreter has no ``global``). TensorFlow printed 2."""
     source = ("import tensorflow as tf\nn = 0\n@tf.function\ndef f(x):\n    global n\n    n += 1\n    return x\n"
