@@ -252,7 +252,8 @@ def trace_only(func: ast.FuncDef) -> tuple[list, list[tuple[int, str]]]:
     def blocks(node) -> list:
         return [] if isinstance(node, (ast.FuncDef, pyast.ClassDef)) else _blocks(node)
     statements, inside = _effect_statements(func.body, only_effect, blocks, ast.walk)
-    statements, inside = _unread(statements, ast.walk(func.body), ast.walk, ast.Name, ast.Attribute, ast.Subscript)
+    statements, inside = _unread(statements, ast.walk(func.body), ast.walk, local | {p.name for p in func.params},
+                                 ast.Name, ast.Attribute, ast.Subscript)
     effects = [(node.line, f".{node.func.attr}()") for node in ast.walk(func.body)
                if id(node) not in inside and mutating(node)]
     return statements, effects
@@ -273,11 +274,14 @@ def _effect_statements(body: list, only_effect, blocks, walk) -> tuple[list, set
     return statements, inside
 
 
-def _unread(statements: list, nodes, walk, name, attribute, subscript) -> tuple[list, set]:
-    """Of ``statements`` (only side effects on objects from outside), those whose object no other code of the
-    function reads (``nodes``: all of its nodes), and the ids of every node inside them. A call that runs the
-    traced graph skips them; one whose object is read again (``cache["y"] = x * 2`` then ``return cache["y"]``)
-    runs on every call, as the graph computes what that read gives."""
+def _unread(statements: list, nodes, walk, own: set, name, attribute, subscript) -> tuple[list, set]:
+    """Of ``statements`` (only side effects on objects from outside), those a call that runs the traced graph
+    skips, and the ids of every node inside them: all but those whose object other code of the function reads
+    (``nodes``: all of its nodes) and whose value comes from the function's own names (``own``: its parameters
+    and locals, read whole or by item). The graph computes that value on every call (``cache["y"] = x * 2`` then
+    ``return cache["y"]``), so such a statement runs on every call; a Python value made from outside objects
+    alone (``self.scale = self.scale * 2``, ``step += 1`` of a ``global``) is the trace's, which later reads
+    keep."""
     def path(node) -> str | None:
         """``a.b.c`` of a name or a chain of attributes of one; of an item or a method, its object's."""
         if isinstance(node, subscript):
@@ -287,16 +291,20 @@ def _unread(statements: list, nodes, walk, name, attribute, subscript) -> tuple[
             return None if owner is None else f"{owner}.{node.attr}"
         return node.id if isinstance(node, name) else None
 
-    def written(statement) -> list[str]:
-        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
-        if targets == [None]:                       # an object's mutating method: its object
-            targets = [statement.value.func.value]
-        return [p for p in map(path, targets) if p is not None]
+    def targets(statement) -> list:
+        found = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        return [statement.value.func.value] if found == [None] else found   # (a mutating method: its object)
+
+    def computed(statement) -> bool:
+        """Whether the statement's value reads the function's own names (not as an attribute's object)."""
+        skipped = {id(n) for t in targets(statement) for n in walk(t)}
+        skipped |= {id(n.value) for n in walk(statement) if isinstance(n, attribute)}
+        return any(isinstance(n, name) and n.id in own and id(n) not in skipped for n in walk(statement))
 
     inside = {id(n) for statement in statements for n in walk(statement)}
     read = {p for n in nodes if id(n) not in inside and isinstance(n, (name, attribute)) and (p := path(n))}
-    kept = [s for s in statements
-            if not any(r == w or r.startswith(w + ".") for w in written(s) for r in read)]
+    kept = [s for s in statements if not computed(s) or not any(
+        r == w or r.startswith(w + ".") for w in filter(None, map(path, targets(s))) for r in read)]
     return kept, {id(n) for statement in kept for n in walk(statement)}
 
 
@@ -381,8 +389,9 @@ def cpython_trace_only(func) -> tuple[list, list[tuple[int, str]]]:
         return [b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list)] + \
             [h.body for h in getattr(node, "handlers", ())] + [c.body for c in getattr(node, "cases", ())]
     statements, inside = _effect_statements(func.body, only_effect, blocks, python.walk)
-    statements, inside = _unread(statements, python.walk(python.Module(func.body, [])), python.walk, python.Name,
-                                 python.Attribute, python.Subscript)
+    parameters = {a.arg for a in python.walk(func.args) if isinstance(a, python.arg)}
+    statements, inside = _unread(statements, python.walk(python.Module(func.body, [])), python.walk,
+                                 local | parameters, python.Name, python.Attribute, python.Subscript)
     effects = [(node.lineno, f".{node.func.attr}()") for node in python.walk(python.Module(func.body, []))
                if id(node) not in inside and mutating(node)]
     return statements, effects

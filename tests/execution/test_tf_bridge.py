@@ -801,11 +801,27 @@ def test_a_side_effect_the_function_reads_again_runs_on_every_call(on, monkeypat
     assert result.output == ["3.0", "5.0", "7.0"]
 
 
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_a_python_value_made_from_outside_objects_is_the_traces(on, monkeypatch):
+    """``self.scale = self.scale * 2.0``, read again: the graph holds the trace's value (TensorFlow printed
+    4.0 2.0, 6.0 2.0, 8.0 2.0), beside an item computed from the argument on every call."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    source = ("import tensorflow as tf\nclass M(tf.Module):\n    def __init__(self):\n        self.scale = 1.0\n"
+              "        self.cache = {}\n    @tf.function\n    def __call__(self, x):\n"
+              "        self.scale = self.scale * 2.0\n        self.cache['h'] = x + 1.0\n"
+              "        return self.cache['h'] * self.scale\nm = M()\nfor v in (1.0, 2.0, 3.0):\n"
+              "    print(float(m(tf.constant(v))), m.scale)\n")
+    assert api.run_source(source, "<test>").output == ["4.0 2.0", "6.0 2.0", "8.0 2.0"]
+
+
 def test_a_global_a_tf_function_counts_in_counts_its_traces():
     """``global n; n += 1`` (CPython's run alone: the interpreter has no ``global``). TensorFlow printed 2."""
     source = ("import tensorflow as tf\nn = 0\n@tf.function\ndef f(x):\n    global n\n    n += 1\n    return x\n"
               "for v in [1.0, 2.0, [1.0]]:\n    f(tf.constant(v))\nprint(n)\n")
     assert api.run_source(source, "<test>").output == ["2"]
+    read = ("import tensorflow as tf\nstep = 0\n@tf.function\ndef f(x):\n    global step\n    step += 1\n"
+            "    return x * step\nfor v in (1.0, 2.0, 3.0):\n    print(float(f(tf.constant(v))), step)\n")
+    assert api.run_source(read, "<test>").output == ["1.0 1", "2.0 1", "3.0 1"]     # (TensorFlow's)
 
 
 @pytest.mark.parametrize("on", ["1", "0"])
