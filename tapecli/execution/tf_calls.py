@@ -30,16 +30,18 @@ def traced_functions(tree: ast.Module, aliases: set[str]) -> tuple[dict[int, str
     """Of each function the program decorates with ``@tf.function`` (or ``@tf.function(...)``): the warning of its
     Python side effects that run on every call, by the line of its first decorator (its code's first line, where
     the interpreter warns), and the statements (by ``id``) that are only Python side effects, which the guard
-    compiles to run while it traces alone (spellings.cpython_trace_only)."""
+    compiles to run while it traces alone (spellings.cpython_trace_only); and those of every other function,
+    which a call running a traced graph may call (``callee``)."""
     warnings, statements = {}, set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                _names_function(d, aliases) for d in node.decorator_list):
-            trace_only, effects = cpython_trace_only(node)
-            statements.update(map(id, trace_only))
-            message = traced_side_effects(node.name, effects)
-            if message:
-                warnings[node.decorator_list[0].lineno] = message
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        decorated = any(_names_function(d, aliases) for d in node.decorator_list)
+        trace_only, effects = cpython_trace_only(node, callee=not decorated)
+        statements.update(map(id, trace_only))
+        message = traced_side_effects(node.name, effects) if decorated else None
+        if message:
+            warnings[node.decorator_list[0].lineno] = message
     return warnings, statements
 
 

@@ -226,12 +226,13 @@ _MUTATING_METHODS = frozenset(("append", "extend", "insert", "pop", "remove", "c
                                "popitem", "sort", "reverse", "add", "discard"))
 
 
-def trace_only(func: ast.FuncDef) -> tuple[list, list[tuple[int, str]]]:
+def trace_only(func: ast.FuncDef, callee: bool = False) -> tuple[list, list[tuple[int, str]]]:
     """A ``@tf.function``'s Python side effects on objects from outside it (a global list's ``append``, an
     attribute of ``self`` or an item of a parameter assigned), which TensorFlow runs only while it traces, since
     its graph has no op for them: the statements that are nothing else (``graph_body`` leaves them out of a call
     that runs the traced graph), and (line, what) of such effects inside other statements (run on every call:
-    warned of). A ``print`` runs while tracing on both (objects.trace_key)."""
+    warned of). A ``print`` runs while tracing on both (objects.trace_key). ``callee``: of a function such a
+    call calls (``_unread``)."""
     local = _locals(func.body)
 
     def outside(target) -> bool:
@@ -253,7 +254,7 @@ def trace_only(func: ast.FuncDef) -> tuple[list, list[tuple[int, str]]]:
         return [] if isinstance(node, (ast.FuncDef, pyast.ClassDef)) else _blocks(node)
     statements, inside = _effect_statements(func.body, only_effect, blocks, ast.walk)
     statements, inside = _unread(statements, ast.walk(func.body), ast.walk, local | {p.name for p in func.params},
-                                 ast.Name, ast.Attribute, ast.Subscript)
+                                 callee, ast.Name, ast.Attribute, ast.Subscript)
     effects = [(node.line, f".{node.func.attr}()") for node in ast.walk(func.body)
                if id(node) not in inside and mutating(node)]
     return statements, effects
@@ -274,14 +275,14 @@ def _effect_statements(body: list, only_effect, blocks, walk) -> tuple[list, set
     return statements, inside
 
 
-def _unread(statements: list, nodes, walk, own: set, name, attribute, subscript) -> tuple[list, set]:
+def _unread(statements: list, nodes, walk, own: set, callee: bool, name, attribute, subscript) -> tuple[list, set]:
     """Of ``statements`` (only side effects on objects from outside), those a call that runs the traced graph
-    skips, and the ids of every node inside them: all but those whose object other code of the function reads
-    (``nodes``: all of its nodes) and whose value comes from the function's own names (``own``: its parameters
-    and locals, read whole or by item). The graph computes that value on every call (``cache["y"] = x * 2`` then
-    ``return cache["y"]``), so such a statement runs on every call; a Python value made from outside objects
-    alone (``self.scale = self.scale * 2``, ``step += 1`` of a ``global``) is the trace's, which later reads
-    keep."""
+    skips, and the ids of every node inside them: all but those whose value comes from the function's own names
+    (``own``: its parameters and locals, read whole or by item) and whose object other code of the function
+    reads (``nodes``: all of its nodes), or, in a function that call calls (``callee``), any code. The graph
+    computes that value on every call (``cache["y"] = x * 2`` then ``return cache["y"]``), so such a statement
+    runs on every call; a Python value made from outside objects alone (``self.scale = self.scale * 2``,
+    ``step += 1`` of a ``global``, a count of calls) is the trace's, which later reads keep."""
     def path(node) -> str | None:
         """``a.b.c`` of a name or a chain of attributes of one; of an item or a method, its object's."""
         if isinstance(node, subscript):
@@ -303,7 +304,7 @@ def _unread(statements: list, nodes, walk, own: set, name, attribute, subscript)
 
     inside = {id(n) for statement in statements for n in walk(statement)}
     read = {p for n in nodes if id(n) not in inside and isinstance(n, (name, attribute)) and (p := path(n))}
-    kept = [s for s in statements if not computed(s) or not any(
+    kept = [s for s in statements if not computed(s) or not callee and not any(
         r == w or r.startswith(w + ".") for w in filter(None, map(path, targets(s))) for r in read)]
     return kept, {id(n) for statement in kept for n in walk(statement)}
 
@@ -359,7 +360,7 @@ def graph_body(func: ast.FuncDef, statements: list) -> list:
     return block(func.body)
 
 
-def cpython_trace_only(func) -> tuple[list, list[tuple[int, str]]]:
+def cpython_trace_only(func, callee: bool = False) -> tuple[list, list[tuple[int, str]]]:
     """trace_only of a function as CPython's parser gives it (a ``FunctionDef`` of Python's ``ast``), for a
     TensorFlow program that CPython runs: the names it declares ``global`` or ``nonlocal`` are from outside too."""
     import ast as python
@@ -391,7 +392,7 @@ def cpython_trace_only(func) -> tuple[list, list[tuple[int, str]]]:
     statements, inside = _effect_statements(func.body, only_effect, blocks, python.walk)
     parameters = {a.arg for a in python.walk(func.args) if isinstance(a, python.arg)}
     statements, inside = _unread(statements, python.walk(python.Module(func.body, [])), python.walk,
-                                 local | parameters, python.Name, python.Attribute, python.Subscript)
+                                 local | parameters, callee, python.Name, python.Attribute, python.Subscript)
     effects = [(node.lineno, f".{node.func.attr}()") for node in python.walk(python.Module(func.body, []))
                if id(node) not in inside and mutating(node)]
     return statements, effects

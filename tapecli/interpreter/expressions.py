@@ -76,7 +76,7 @@ class Expressions:
         try:
             with fn.traces.tracing({p.name: local.vars.get(p.name) for p in fn.node.params}, muted, key=key) \
                     if traced else contextlib.nullcontext():
-                self.exec_block(fn.graph_body() if muted else fn.node.body, local)
+                self.exec_block(fn.graph_body(not traced) if muted or self.muted_prints else fn.node.body, local)
         except _Return as r:
             return function_outputs(r.value) if traced else r.value
         finally:

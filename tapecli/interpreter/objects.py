@@ -89,12 +89,15 @@ class Function:
     def __call__(self, args, kwargs=None, node=None):
         return self.interp.call_function(self, args, kwargs or {}, node)
 
-    def graph_body(self) -> list:
-        """What a call of this @tf.function that runs its traced graph executes: its body without the statements
-        that are only Python side effects on objects from outside it (spellings.trace_only)."""
+    def graph_body(self, callee: bool = False) -> list:
+        """What a call of this @tf.function that runs its traced graph executes (``callee``: a call of this
+        function inside one): its body without the statements that are only Python side effects on objects from
+        outside it (spellings.trace_only)."""
         if self._graph_body is None:
-            self._graph_body = graph_body(self.node, trace_only(self.node)[0])
-        return self._graph_body
+            self._graph_body = {}
+        if callee not in self._graph_body:
+            self._graph_body[callee] = graph_body(self.node, trace_only(self.node, callee)[0])
+        return self._graph_body[callee]
 
     def bind(self, local: dict, args, kwargs, evaluate) -> None:
         """Bind a call's arguments to the parameters in ``local`` as Python does (positional, then keywords,

@@ -814,6 +814,17 @@ def test_a_python_value_made_from_outside_objects_is_the_traces(on, monkeypatch)
     assert api.run_source(source, "<test>").output == ["4.0 2.0", "6.0 2.0", "8.0 2.0"]
 
 
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_a_function_a_traced_graph_calls_counts_only_while_it_traces(on, monkeypatch):
+    """A count of calls in a function the tf.function calls: TensorFlow printed 1 after each of three calls
+    (its graph runs without the function's Python), then 2 after an eager call of the function."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on)
+    source = ("import tensorflow as tf\ncalls = {'n': 0}\ndef block(x):\n    calls['n'] += 1\n    return x * 2.0\n"
+              "@tf.function\ndef f(x):\n    return block(x) + 1.0\nfor v in (1.0, 2.0, 3.0):\n"
+              "    print(float(f(tf.constant(v))), calls['n'])\nprint(float(block(tf.constant(1.0))), calls['n'])\n")
+    assert api.run_source(source, "<test>").output == ["3.0 1", "5.0 1", "7.0 1", "2.0 2"]
+
+
 def test_a_global_a_tf_function_counts_in_counts_its_traces():
     """``global n; n += 1`` (CPython's run alone: the interpreter has no ``global``). TensorFlow printed 2."""
     source = ("import tensorflow as tf\nn = 0\n@tf.function\ndef f(x):\n    global n\n    n += 1\n    return x\n"
