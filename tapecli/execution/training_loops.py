@@ -5,12 +5,12 @@ CPython runs a TensorFlow program by default (its Python values are Python's). L
 (``interpreter/loop_plans.py``) run a training loop's iterations as the kernel calls of one, several times faster
 on small models: the interpreter's take any loop of :func:`plannable`; CPython's (``execution/planned_loops.py``)
 those of :func:`planned_loops`, at the program's top level or in its functions. A program with a loop the
-interpreter's would take and CPython's would not stays on the interpreter. Decided from the text, by the rules the plans start from
-(``interpreter/loop_shape.py``, rule 1), on CPython's syntax tree: a
-``for`` loop whose body is straight-line code (assignments to names, expression statements, ``with`` blocks and
-``if`` statements whose conditions read only names the body never binds) of names, literals, attributes, literal
-subscripts, arithmetic and calls, which opens a ``GradientTape`` itself or calls a program's function that does
-(plain parameters, no decorator but ``tf.function``, straight-line code ending in its ``return``).
+interpreter's would take and CPython's would not stays on the interpreter. Decided from the text, by the rules the
+plans start from (``interpreter/loop_shape.py``, rule 1), on CPython's syntax tree: a ``for`` loop whose body is
+straight-line code (assignments to names, expression statements, ``with`` blocks and ``if`` statements whose
+conditions read only names the body never binds) of names, literals, attributes, literal subscripts, arithmetic and
+calls, which opens a ``GradientTape`` itself or calls a program's function that does (plain parameters, no
+decorator but ``tf.function``, straight-line code ending in its ``return``).
 """
 from __future__ import annotations
 
