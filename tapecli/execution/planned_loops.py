@@ -119,20 +119,21 @@ class ProgramLoops:
     # ------------------------------------------------------------------ the runtime names
     def loop(self, number: int, over, body, conditions: list) -> _Running:
         """A planned loop's execution started: the items it takes from ``over`` (one ahead where its plan must see
-        the last). (None plans one that a ``tf.function`` runs: its traces run it again.)"""
+        the last). No plan serves one that a ``tf.function``'s call runs (a function's loop): what its trace reads
+        from outside is its captures, reads that a plan would skip."""
         known = self.shapes[number]
         shape = LoopShape(known.targets, known.carried,
                           [_Guard([self._condition(c) for c in chain]) for chain in conditions], known.left, known.span,
                           known.items, known.unsafe)
-        kind, items, count, planner = over.__class__, over, None, None
-        if kind in (range, tuple, list):
-            count = len(over)
-            if not self.ctx.functions:
+        count = len(over) if over.__class__ in (range, tuple, list) else None
+        planner, items = None, over
+        if not self.ctx.functions:
+            if count is not None:
                 planner = loop_plans.planner(self, shape, range(count), over)
-        elif not self.ctx.functions:
-            planner = loop_plans.planner(self, shape, None, library_value(over))
-            if planner is not None:
-                items = planner.ahead(iter(over))
+            else:
+                planner = loop_plans.planner(self, shape, None, library_value(over))
+                if planner is not None:
+                    items = planner.ahead(iter(over))
         return _Running(planner, body, over, items, count)
 
     def iteration(self, running: _Running) -> bool:

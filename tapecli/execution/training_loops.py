@@ -259,9 +259,11 @@ def _named(node) -> set[str]:
 def _loops_scope(node: ast.FunctionDef) -> bool:
     """Whether a planned loop's body may run as a function nested in this one (``nonlocal`` its names: the guard's
     _planned_loop): a function of no decorator (a ``tf.function``'s traces run it again), no generator (its frame
-    may be left between two iterations), none that reads its frame's names."""
+    may be left between two iterations), none that reads its frame's names or has a private name (``__x``, which a
+    class's method holds by its mangled name, not the name a plan reads and binds)."""
     return not node.decorator_list and not any(
-        isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) or isinstance(n, ast.Name) and n.id in _FRAME_NAMES
+        isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await))
+        or isinstance(n, ast.Name) and (n.id in _FRAME_NAMES or n.id.startswith("__") and not n.id.endswith("__"))
         for n in own_scope(node))
 
 

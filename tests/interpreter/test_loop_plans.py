@@ -496,7 +496,9 @@ def test_a_loop_in_a_function_binds_the_names_it_declares_global_in_the_module(m
     _in_a_function(after="yield loss\n") + "loss = next(train(12))\n",                      # (a generator)
     _in_a_function() + "try:\n    train(12)\nexcept ValueError:\n    pass\n",                # (a try may see it)
     _in_a_function(header="@tf.function\ndef train(steps):\n") + "train(12)\n",   # (its traces run it again)
-], ids=["return", "generator", "try", "tf.function"])
+    # (a method's private name is its mangled one: _Trainer__logits)
+    FUNCTION_LOOPS["method"][0].replace(" logits", " __logits").replace("return loss", "return loss, __logits"),
+], ids=["return", "generator", "try", "tf.function", "private"])
 def test_a_loop_of_a_function_cpython_cannot_take_runs_as_written(program, monkeypatch):
     assert planned_loops(ast.parse(program), program)[0] == []
     _compared(program, monkeypatch, 0)
