@@ -463,6 +463,8 @@ FUNCTION_LOOPS = {
     # a name carried from one iteration to the next, bound before the loop
     "carried": (_in_a_function("total = tf.zeros((2,))\n", "    total = total + loss\nreturn total\n")
                 + "total = train(12)\n", 9),
+    # a loss summed from a Python float, as tutorials do (CPython's ops make 0-d arrays: the plan binds one)
+    "summed": (_in_a_function("total = 0.0\n", "    total = total + loss\nreturn total\n") + "total = train(12)\n", 9),
     # a method's loop, the model an attribute of its instance
     "method": (MLP.split("for step")[0] + "class Trainer:\n    def __init__(self, model):\n        self.model = model\n\n"
                + textwrap.indent(_in_a_function(header="def fit(self, steps):\n", after="return loss\n").split(
