@@ -23,6 +23,8 @@ with ``--set NAME=@file.npy``; the loops are resized with ``--set steps=N``):
 * train        train.py, a Keras training loop as TensorFlow users write it: an MLP 64 -> 128 relu -> 10,
                batch 256, SparseCategoricalCrossentropy(from_logits=True), Adam, 200 steps (its own data).
 * train_long   train_long.py: the same MLP, 2,000 steps: a long loop, where a loop's plans pay most.
+* train_function  train_function.py: train.py with its loop in a function (``def train(steps)``), as TensorFlow's
+               tutorials write it: the function's locals are the loop plan's names; tapecli alone.
 * fit          fit.py: the same MLP trained by Keras's model.fit, batch 32, 2 epochs of 256 batches with a
                validation pass each (loop plans serve fit's batches: library/keras/fit_plans.py); tapecli alone.
 * fit_step     fit_step.py: fit.py with the model's own train_step and test_step (keras.io's "Customizing what
@@ -79,10 +81,11 @@ import scaling
 
 HERE = Path(__file__).resolve().parent
 
-WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "train_long", "fit", "fit_step",
-             "cnn")
+WORKLOADS = ("tiny", "elementwise", "mlp", "jacobian", "scalar_loop", "loop", "train", "train_long", "train_function",
+             "fit", "fit_step", "cnn")
 LOOPS = ("scalar_loop", "loop")
-TAPECLI_ALONE = {"fit": 512, "fit_step": 512}     # the workloads no anchor runs, and their sizes (their batches)
+# the workloads no anchor runs, and their sizes (their batches, or steps)
+TAPECLI_ALONE = {"train_function": 200, "fit": 512, "fit_step": 512}
 OWN_DATA = (*peers.TRAINING, *TAPECLI_ALONE)      # the workloads whose .py program makes its own data
 
 # The targets of the performance issue: workload -> (anchor, the most tapecli / anchor may be).

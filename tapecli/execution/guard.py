@@ -32,8 +32,8 @@ SITE, TAPE, COUNT, BOUND, DECLARE = "__tdf_site__", "__tdf_tape__", "__tdf_count
 # Whether no tf.function call around runs its traced graph: a statement only Python side effects runs then alone.
 TRACING = "__tdf_tracing__"
 ASSERT = "__tdf_assert__"           # an assert's test, recorded as an expectation (asserts.py)
-# A TensorFlow program's planned loops (planned_loops.py): a loop's start, each iteration, a call of its body (or of a
-# plain function's), a plain function's start.
+# A TensorFlow program's planned loops (planned_loops.py): a loop's start (its execution), each iteration (of that
+# execution), a call of its body (or of a plain function's), a plain function's start.
 LOOP, ITERATION, OBSERVE, ENTER = "__tdf_loop__", "__tdf_iteration__", "__tdf_observe__", "__tdf_enter__"
 # Builtins whose result is the text of their argument: the argument is weighed first (weigh.weigh_text).
 TEXT_MAKERS = frozenset({"str", "repr", "ascii", "format"})
@@ -364,6 +364,7 @@ class TensorFlowGuard(_Guard):
         self.sites: list = []
         self.declared = declared
         self.depth = 0                      # functions, lambdas and classes around the node
+        self.functions: list = []           # the functions around it
 
     def visit(self, node):
         out = super().visit(node)
@@ -379,6 +380,13 @@ class TensorFlowGuard(_Guard):
             self.depth -= 1
 
     def visit_FunctionDef(self, node):
+        self.functions.append(node)
+        try:
+            return self._function_def(node)
+        finally:
+            self.functions.pop()
+
+    def _function_def(self, node):
         if self.depth > len(self.classes) or node.lineno not in self.plain.get(node.name, ()):
             return self._nested(node, super().visit_FunctionDef)
         self.observing += 1
@@ -394,12 +402,15 @@ class TensorFlowGuard(_Guard):
         return self._nested(node, super().visit_FunctionDef)
 
     def visit_For(self, node):
-        planned = self.loops.get(id(node)) if not self.depth else None
+        planned = self.loops.get(id(node))
         return super().visit_For(node) if planned is None else self._planned_loop(node, *planned)
 
     def _planned_loop(self, node: ast.For, number: int, shape):
         """``for x in xs: body`` as a loop whose iterations a plan may run (planned_loops.py): its body a function
-        of the module's names, called by ``ITERATION`` (a ``break`` returns True), its calls through ``OBSERVE``."""
+        of its scope's names (the module's; in a function, that function's: ``nonlocal`` those it binds, but those
+        the function declares ``global``, each one the function's local by a binding that never runs), called by
+        ``ITERATION`` with the loop's execution that ``LOOP`` started (a ``break`` returns True), its calls through
+        ``OBSERVE``."""
         node.iter, node.target = self.visit(node.iter), self.visit(node.target)
         self.observing += 1
         try:
@@ -407,17 +418,26 @@ class TensorFlowGuard(_Guard):
         finally:
             self.observing -= 1
         body = [_LoopExits().visit(s) for s in body]
-        names, name = sorted(bound_names(body)), f"__tdf_body_{number}"
+        names, name, running = sorted(bound_names(body)), f"__tdf_body_{number}", f"__tdf_loop_{number}"
+        local: list[str] = []
+        if self.functions:
+            declared = {n for s in own_scope(self.functions[-1]) if isinstance(s, ast.Global) for n in s.names}
+            names, local = [n for n in names if n in declared], [n for n in names if n not in declared]
         none = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                              defaults=[])
-        function = ast.FunctionDef(name=name, args=none, body=([ast.Global(names)] if names else []) + body,
+        function = ast.FunctionDef(name=name, args=none, body=([ast.Global(names)] if names else [])
+                                   + ([ast.Nonlocal(local)] if local else []) + body,
                                    decorator_list=[], returns=None, type_comment=None)
         conditions = ast.List([ast.List([ast.Lambda(none, copy.deepcopy(test)) for test in tests(guard)], ast.Load())
                                for guard in shape.guards], ast.Load())
-        loop = ast.For(node.target, _call(LOOP, node, ast.Constant(number), node.iter, ast.Name(name, ast.Load()),
-                                          conditions),
-                       [_tick(node), ast.If(_call(ITERATION, node, ast.Constant(number)), [ast.Break()], [])], [])
-        return [ast.copy_location(s, node) for s in (function, loop, ast.Delete([ast.Name(name, ast.Del())]))]
+        started = ast.Assign([ast.Name(running, ast.Store())], _call(
+            LOOP, node, ast.Constant(number), node.iter, ast.Name(name, ast.Load()), conditions))
+        loop = ast.For(node.target, ast.Name(running, ast.Load()), [_tick(node), ast.If(
+            _call(ITERATION, node, ast.Name(running, ast.Load())), [ast.Break()], [])], [])
+        bindings = [ast.If(ast.Constant(False), [ast.Assign([ast.Name(n, ast.Store()) for n in local],
+                                                            ast.Constant(None))], [])] if local else []
+        return [ast.copy_location(s, node) for s in (*bindings, function, started, loop, ast.Delete(
+            [ast.Name(name, ast.Del()), ast.Name(running, ast.Del())]))]
 
     def visit_ClassDef(self, node):
         return self._nested(node, super().visit_ClassDef)
@@ -502,6 +522,14 @@ def bound_names(body) -> set[str]:
             elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name or isinstance(n, ast.MatchMapping) and n.rest:
                 names.add(getattr(n, "name", None) or n.rest)
     return names
+
+
+def own_scope(node):
+    """The nodes of a function in its own scope (not those of the functions, classes and lambdas in it)."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            yield child
+            yield from own_scope(child)
 
 
 def _statements(out) -> list:

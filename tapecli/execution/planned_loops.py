@@ -2,15 +2,18 @@
 plans (interpreter/loop_plans.py), its planner, recorder and steps, with this module as their runner.
 
 Which loops: ``training_loops.planned_loops``, by the text rule the interpreter's plans start from
-(``training_loops.plannable``), of the loops at the program's top level (their names are the module's) outside any
-``try`` (an error of a planned iteration leaves the loop as it would), in a program that reads no frames
-(``traceback``, ``logging``...). The guard (guard.py, ``TensorFlowGuard``) compiles each one as
+(``training_loops.plannable``), of the loops outside any ``try`` (an error of a planned iteration leaves the loop as
+it would) at the program's top level (their names are the module's) or in a function of the program that no
+``try`` may call, no generator, no decorated one (their names are that function's locals), in a program that reads
+no frames (``traceback``, ``logging``...). The guard (guard.py, ``TensorFlowGuard``) compiles each one as
 
-- its body a function of its own that declares ``global`` every name it binds (a ``break`` of the loop returns
-  True), defined before the loop and deleted after it (a body that makes a scope, or reads its frame's names, is not
-  taken: a function of its own would show);
-- the loop over what ``LOOP`` gives (its items, one ahead where the plan must see the last), asking at each
-  iteration ``ITERATION``: the body as written, traced, or the plan's calls (:class:`ProgramLoops`);
+- its body a function of its own that declares ``global`` every name it binds (in a function, ``nonlocal`` those
+  the function does not declare ``global``: its locals, the body's cells), a ``break`` of the loop returning True,
+  defined before the loop and deleted after it (a body that makes a scope, returns, or reads its frame's names, is
+  not taken: a function of its own would show);
+- the loop over what ``LOOP`` gives (its execution: its items, one ahead where the plan must see the last; each
+  call of a function its own), asking at each iteration ``ITERATION``: the body as written, traced, or the plan's
+  calls (:class:`ProgramLoops`), the scope the plan reads and binds the body's (:class:`_Names`);
 - every call of its body, and of the program's plain functions and its models' plain ``call`` methods (whose first
   step is ``ENTER``; a model's plain ``train_step``, ``test_step`` and ``compute_loss`` too, and all of them in a
   program that calls ``fit`` or ``evaluate``: Keras's fit plans its batches with this runner,
@@ -55,21 +58,44 @@ class _Guard:
 
 
 class _Running:
-    """One execution of a planned loop."""
+    """One execution of a planned loop (its items, as the loop takes them)."""
 
-    __slots__ = ("planner", "body", "over", "count", "index", "broke")
+    __slots__ = ("planner", "body", "over", "items", "count", "index", "broke", "scope")
 
-    def __init__(self, planner, body, over, count):
-        self.planner, self.body, self.over, self.count = planner, body, over, count
+    def __init__(self, planner, body, over, items, count):
+        self.planner, self.body, self.over, self.items, self.count = planner, body, over, items, count
         self.index = 0
         self.broke = False
+        self.scope = _Names(body)
+
+    def __iter__(self):
+        return iter(self.items)
 
 
 class _Names:
-    """The program's module as a loop plan's scope (``vars``: the names the plan reads and binds)."""
+    """A loop's scope as its body's function sees it (``vars``: the names the plan reads and binds): the locals of
+    the function around the loop (the body's cells), and the module's names."""
 
-    def __init__(self, names: dict):
-        self.vars = names
+    def __init__(self, body):
+        self.cells = dict(zip(body.__code__.co_freevars, body.__closure__ or ()))
+        self.module = body.__globals__
+        self.vars = self
+
+    def get(self, name: str, default=None):
+        cell = self.cells.get(name)
+        if cell is None:
+            return self.module.get(name, default)
+        try:
+            return cell.cell_contents
+        except ValueError:          # (a local not bound yet)
+            return default
+
+    def __setitem__(self, name: str, value) -> None:
+        cell = self.cells.get(name)
+        if cell is None:
+            self.module[name] = value
+        else:
+            cell.cell_contents = value
 
 
 class ProgramLoops:
@@ -78,10 +104,8 @@ class ProgramLoops:
 
     def __init__(self, sandbox, eager, scope: dict, shapes: list, plain: dict, source: str):
         self.sandbox, self.eager, self.scope = sandbox, eager, scope
-        self.names = _Names(scope)
         self.shapes, self.plain, self.source = shapes, plain, source
         self.ctx = current()
-        self.running: dict[int, _Running] = {}
 
     @property
     def codes(self):
@@ -93,27 +117,36 @@ class ProgramLoops:
                 guard.ENTER: self.enter}
 
     # ------------------------------------------------------------------ the runtime names
-    def loop(self, number: int, over, body, conditions: list):
-        """The items a planned loop takes from ``over`` (one ahead where its plan must see the last), its
-        execution started."""
+    def loop(self, number: int, over, body, conditions: list) -> _Running:
+        """A planned loop's execution started: the items it takes from ``over`` (one ahead where its plan must see
+        the last). No plan serves one that a ``tf.function``'s call runs (a function's loop): what its trace reads
+        from outside is its captures, reads that a plan would skip."""
         known = self.shapes[number]
         shape = LoopShape(known.targets, known.carried,
                           [_Guard([self._condition(c) for c in chain]) for chain in conditions], known.left, known.span,
                           known.items, known.unsafe)
-        kind, items, count = over.__class__, over, None
-        if kind in (range, tuple, list):
-            count = len(over)
-            planner = loop_plans.planner(self, shape, range(count), over)
-        else:
-            planner = loop_plans.planner(self, shape, None, library_value(over))
-            if planner is not None:
-                items = planner.ahead(iter(over))
-        self.running[number] = _Running(planner, body, over, count)
-        return items
+        count = len(over) if over.__class__ in (range, tuple, list) else None
+        planner, items = None, over
+        if not self.ctx.functions:
+            if count is not None:
+                planner = loop_plans.planner(self, shape, range(count), over)
+            else:
+                planner = loop_plans.planner(self, shape, None, library_value(over))
+                if planner is not None:
+                    items = planner.ahead(iter(over))
+        return _Running(planner, body, over, items, count)
 
-    def iteration(self, number: int) -> bool:
+    def iteration(self, running: _Running) -> bool:
         """Run the loop's next iteration; whether it breaks the loop."""
-        running = self.running[number]
+        try:
+            return self._iteration(running)
+        except NameError as error:
+            unbound = _unbound_local(error, running.body)
+            if unbound is None:
+                raise
+            raise unbound from None
+
+    def _iteration(self, running: _Running) -> bool:
         planner = running.planner
         if planner is None:
             return running.body() is True
@@ -124,7 +157,7 @@ class ProgramLoops:
         ctx = self.ctx
         eager, ctx.eager = ctx.eager, None          # (the plan is the library's code)
         try:
-            planner.run(index, lambda names: self._body(running), self.names)
+            planner.run(index, lambda names: self._body(running), running.scope)
         finally:
             ctx.eager = eager
         if planner.failed:
@@ -266,6 +299,19 @@ class ProgramLoops:
             return None, code.co_name
         recorder.inlined = code.co_name
         return loop_plans.INLINE, f
+
+
+def _unbound_local(error: NameError, body) -> UnboundLocalError | None:
+    """Where a loop's body read its function's local before the function bound it, the error that function's own
+    code raises there (the body's function reads it as a free variable), at the same place; else None."""
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb.tb_frame.f_code is not body.__code__ or error.name not in body.__code__.co_freevars:
+        return None
+    unbound = UnboundLocalError(f"cannot access local variable '{error.name}' where it is not associated with a value")
+    unbound.name = error.name
+    return unbound.with_traceback(error.__traceback__)
 
 
 def _called_method(cls):

@@ -4,20 +4,20 @@ training loop its loop plans serve and CPython's do not.
 CPython runs a TensorFlow program by default (its Python values are Python's). Loop plans
 (``interpreter/loop_plans.py``) run a training loop's iterations as the kernel calls of one, several times faster
 on small models: the interpreter's take any loop of :func:`plannable`; CPython's (``execution/planned_loops.py``)
-those of :func:`planned_loops`, at the program's top level. A program with a loop the interpreter's would take and
-CPython's would not stays on the interpreter. Decided from the text, by the rules the plans start from
-(``interpreter/loop_shape.py``, rule 1), on CPython's syntax tree: a
-``for`` loop whose body is straight-line code (assignments to names, expression statements, ``with`` blocks and
-``if`` statements whose conditions read only names the body never binds) of names, literals, attributes, literal
-subscripts, arithmetic and calls, which opens a ``GradientTape`` itself or calls a program's function that does
-(plain parameters, no decorator but ``tf.function``, straight-line code ending in its ``return``).
+those of :func:`planned_loops`, at the program's top level or in its functions. A program with a loop the
+interpreter's would take and CPython's would not stays on the interpreter. Decided from the text, by the rules the
+plans start from (``interpreter/loop_shape.py``, rule 1), on CPython's syntax tree: a ``for`` loop whose body is
+straight-line code (assignments to names, expression statements, ``with`` blocks and ``if`` statements whose
+conditions read only names the body never binds) of names, literals, attributes, literal subscripts, arithmetic and
+calls, which opens a ``GradientTape`` itself or calls a program's function that does (plain parameters, no
+decorator but ``tf.function``, straight-line code ending in its ``return``).
 """
 from __future__ import annotations
 
 import ast
 
 from tapecli.environment import setting
-from tapecli.execution.guard import bound_names
+from tapecli.execution.guard import bound_names, own_scope
 from tapecli.interpreter.loop_shape import LoopShape
 
 _EXPRESSIONS = (ast.Name, ast.Constant, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.Call, ast.keyword,
@@ -39,8 +39,9 @@ def enabled(tree: ast.Module | None = None, refused: bool = True) -> bool:
 
 def cpython_plans(tree: ast.Module) -> bool:
     """Whether CPython's loop plans take each loop the interpreter's would (execution/planned_loops.py): a loop at
-    the program's top level, in a program that reads no frames, whose loop name (where it counts a ``range``) its
-    body reads only as whole arguments of calls. CPython then runs the program by default."""
+    the program's top level or in a function of its own (:func:`planned_loops`), in a program that reads no frames,
+    whose loop name (where it counts a ``range``) its body reads only as whole arguments of calls. CPython then runs
+    the program by default."""
     taken = {id(node) for node, shape in planned_loops(tree)[0]
              if not (_counts_a_range(node) and set(shape.targets) - set(shape.items))}
     taping = _taping(tree)
@@ -183,11 +184,12 @@ _FRAME_MODULES = frozenset({"traceback", "logging", "inspect", "warnings", "sys"
 
 def planned_loops(tree: ast.Module, source: str = "") -> tuple[list, dict]:
     """The loops of the program that loop plans may take on CPython, each with its shape, and the program's plain
-    functions ({name: the lines its code may start at})."""
+    functions ({name: the lines its code may start at}): those at its top level, and those of a function whose
+    locals a loop's body may take as its enclosing function's (:func:`_loops_scope`)."""
     if any((getattr(node, "module", None) or alias.name).split(".")[0] in _FRAME_MODULES
            for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names):
         return [], {}
-    taping, loops = _taping(tree), []
+    taping, loops, caught = _taping(tree), [], _caught_functions(tree)
 
     def walk(body):
         for node in body:
@@ -199,6 +201,9 @@ def planned_loops(tree: ast.Module, source: str = "") -> tuple[list, dict]:
                 walk(node.body)
                 walk(getattr(node, "orelse", []))
     walk(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name not in caught and _loops_scope(node):
+            walk(node.body)
     steps = _plain_methods(tree, STEP_METHODS)
     plain: dict = {}
     for node in [*plain_functions(tree).values(), *_plain_methods(tree, ("call", "__call__")), *steps] \
@@ -225,6 +230,41 @@ def _plain_methods(tree: ast.Module, names) -> list:
     ``__call__``, a model's ``train_step``): a plan takes them in as it takes a plain function."""
     return [node for c in tree.body if isinstance(c, ast.ClassDef) for node in c.body
             if isinstance(node, ast.FunctionDef) and node.name in names and plain_function(node)]
+
+
+def _caught_functions(tree: ast.Module) -> set[str]:
+    """The names of the program's functions (and methods) that code inside a ``try`` may run: named there, or named
+    in a function so named (an error of a planned iteration leaves the loop as it would: no handler may see what
+    the plan left)."""
+    functions: dict[str, list] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(node.name, []).append(node)
+    pending = [name for node in ast.walk(tree) if isinstance(node, (ast.Try, ast.TryStar))
+               for name in _named(node)]
+    caught: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in functions and name not in caught:
+            caught.add(name)
+            pending.extend(named for node in functions[name] for named in _named(node))
+    return caught
+
+
+def _named(node) -> set[str]:
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, (ast.Name,
+                                                                                                  ast.Attribute))}
+
+
+def _loops_scope(node: ast.FunctionDef) -> bool:
+    """Whether a planned loop's body may run as a function nested in this one (``nonlocal`` its names: the guard's
+    _planned_loop): a function of no decorator (a ``tf.function``'s traces run it again), no generator (its frame
+    may be left between two iterations), none that reads its frame's names or has a private name (``__x``, which a
+    class's method holds by its mangled name, not the name a plan reads and binds)."""
+    return not node.decorator_list and not any(
+        isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await))
+        or isinstance(n, ast.Name) and (n.id in _FRAME_NAMES or n.id.startswith("__") and not n.id.endswith("__"))
+        for n in own_scope(node))
 
 
 def _module_code(body) -> bool:

@@ -32,7 +32,7 @@ What a plan may replace is decided first from the body's text, then from what it
    iteration runs as written. A kernel's reading what an effect returned leaves the loop as written.
 
 A plan's inputs are the loop item, the tensors of the names the body reads before it assigns them (the
-loop-carried names: the plan binds their new tensors after each iteration) and the arrays of every
+loop-carried names: the plan binds their new tensors after each iteration, laid out as traced) and the arrays of every
 variable of the run; a layout unlike the traced one's ends the plan, and the loop runs as written. Plans
 are made only where nothing logs or checks the run (no ``explain``, ``--check-numerics``, numba forced or
 device), no tape is open around the loop, and the loop has at least ``MIN_ITERATIONS`` items or takes them one
@@ -369,6 +369,12 @@ def _of_tensors(value) -> bool:
     return value.__class__ is Tensor
 
 
+def _laid_out(value, layout):
+    """A carried name's new value laid out as its input was when traced: a NumPy scalar (a kernel's result of 0-d
+    arrays) as a 0-d array where the loop as written made one (CPython's ops do), the same bits."""
+    return np.asarray(value) if len(layout) == 3 and value.__class__ is not np.ndarray else value
+
+
 def _layout(value):
     if value.__class__ is np.ndarray:
         return value.shape, value.strides, value.dtype
@@ -607,8 +613,9 @@ class LoopPlan:
         if self.steps_made:
             interp.count_steps(self.steps_made)
         names = scope.vars
-        for name, spec, weak in self.carried:
-            names[name] = make_tensor(resolve(spec, values), weak)
+        at = self.n_inputs - len(self.variables) - len(self.carried)       # (the carried names' inputs)
+        for k, (name, spec, weak) in enumerate(self.carried):
+            names[name] = make_tensor(_laid_out(resolve(spec, values), self.layouts[at + k]), weak)
         if last:
             for name, make in self.left_makers:
                 names[name] = make(values)

@@ -10,6 +10,7 @@ import ast
 import contextlib
 import io
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -528,8 +529,9 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_
     """TAPECLI_TF_ON_CPYTHON=auto (the default): CPython runs every program the bridge takes, those the
     interpreter's parser refuses (try/raise, yield, @staticmethod) and those it could run (Python's values are
     Python's: 2**100 is Python's int; a tensor has no NumPy method, as in TensorFlow), a training loop too, whose
-    iterations its loop plans replay (execution/planned_loops.py), but one with a training loop the interpreter's
-    loop plans run and CPython's do not. =1: CPython runs that one too; =0: the interpreter runs what it can."""
+    iterations its loop plans replay (execution/planned_loops.py; one in a function too), but one with a training
+    loop the interpreter's loop plans run and CPython's do not. =1: CPython runs that one too; =0: the interpreter
+    runs what it can."""
     monkeypatch.delenv("TAPECLI_TF_ON_CPYTHON", raising=False)
     assert isinstance(api.run_source(PYTHON_FORMS, "<test>").interpreter, execution.PythonRun)
     plain = api.run_source("import tensorflow as tf\nx = tf.math.exp(tf.constant(1.0))\nprint(2**100, 10**20 // 10**19)\n",
@@ -540,6 +542,14 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_
         api.run_source("import tensorflow as tf\nx = tf.ones([2, 3])\ny = x.T\n", "<test>")
     loop = api.run_source(TRAINING_LOOP, "<test>")
     assert isinstance(loop.interpreter, execution.PythonRun) and loop.context.loop_replayed > 0
+    head, body = TRAINING_LOOP.split("for step")
+    in_a_function = head + "def train():\n" + textwrap.indent("for step" + body, "    ") + "train()\n"
+    function_loop = api.run_source(in_a_function, "<test>")
+    assert isinstance(function_loop.interpreter, execution.PythonRun) and function_loop.context.loop_replayed > 0
+    # (in a function a try may call: what a planned iteration that raises leaves, a handler would see)
+    caught = api.run_source(in_a_function.replace("train()\n", "try:\n    train()\nexcept ValueError:\n    pass\n"),
+                            "<test>")
+    assert isinstance(caught.interpreter, execution.PythonRun) and caught.context.loop_replayed == 0
     # (the loop's step in arithmetic: a Python number on CPython, which its plans do not take)
     scheduled = TRAINING_LOOP.replace("w.assign_sub(0.1 * g)", "w.assign_sub(0.1 / (step + 1) * g)")
     kept = api.run_source(scheduled, "<test>")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import Options, run_source
-from tapecli.errors import LimitError, TdfValueError
+from tapecli.errors import LimitError, TdfError, TdfValueError
 from tapecli.execution.training_loops import planned_loops
 from tapecli.interpreter import loop_plans, loop_steps
 from tapecli.interpreter.loop_shape import loop_shape
@@ -151,6 +151,7 @@ def test_a_plan_makes_a_loss_and_its_backprop_in_one_call(monkeypatch):
     # kernels.PAIRED: the sparse cross-entropy and its backprop, on the same logits and labels, made by one
     # call at each planned iteration (64 rows of 3 classes: the kernels' class-major layout), with their bits
     from tapecli import kernels
+    from tapecli.ops import nn      # noqa: F401 (its op table registers the pair: a test run first in its process)
     pair = ("sparse_softmax_xent", "sparse_softmax_xent_backprop")
     both, calls = kernels.PAIRED[pair], []
     monkeypatch.setitem(kernels.PAIRED, pair, lambda *args: calls.append(1) or both(*args))
@@ -436,16 +437,92 @@ def test_a_call_no_plan_takes_reads_nothing_of_the_program_s_object(monkeypatch,
 
 
 def test_a_loop_cpython_cannot_take_as_its_own_function_runs_as_written(monkeypatch, runner):
-    # on CPython a loop inside a function, in a try, or whose body reads its frame's names (dir()) or makes a scope
-    # keeps its frame: no plan (the interpreter's plans take the first)
-    before, loop = MLP.split("for step")
-    inside = before + "def train():\n" + textwrap.indent("for step" + loop, "    ") + "train()\n"
-    _compared(inside, monkeypatch, 9 if runner == "interpreter" else 0)
+    # on CPython a loop in a try, or whose body reads its frame's names (dir()) or makes a scope keeps its frame: no
+    # plan
     guarded = MLP.replace("for step", "try:\n  for step").replace("\n    ", "\n      ") + "except ValueError:\n  pass\n"
     assert planned_loops(ast.parse(guarded), guarded) == ([], {})
     for body in ("    names = dir()\n", "    if step > 20:\n        squares = [s * s for s in range(3)]\n"):
         assert planned_loops(ast.parse(MLP + body), MLP + body) == ([], {})
         assert planned_loops(ast.parse(MLP), MLP)[0]
+
+
+def _in_a_function(before: str = "", after: str = "", header: str = "def train(steps):\n") -> str:
+    """MLP with its loop in a function of ``steps`` (``before`` and ``after`` it in that function), then ``header``'s
+    call: ``after`` makes what the program reads after the call."""
+    head, loop = MLP.split("for step")
+    return head + header + textwrap.indent(before + "for step" + loop.replace("range(12)", "range(steps)") + after,
+                                           "    ")
+
+
+# each function binds a name first bound in its loop (``loss``) that the program reads after the loop
+FUNCTION_LOOPS = {
+    "returned": (_in_a_function(after="return loss, step\n") + "loss, step = train(12)\n", 9),
+    # a nested function reads the loop's names (cells of the function's)
+    "closure": (_in_a_function(after="def doubled():\n    return loss * 2.0\nreturn doubled()\n")
+                + "loss = train(12)\n", 9),
+    # a name carried from one iteration to the next, bound before the loop
+    "carried": (_in_a_function("total = tf.zeros((2,))\n", "    total = total + loss\nreturn total\n")
+                + "total = train(12)\n", 9),
+    # a loss summed from a Python float, as tutorials do (CPython's ops make 0-d arrays: the plan binds one)
+    "summed": (_in_a_function("total = 0.0\n", "    total = total + loss\nreturn total\n") + "total = train(12)\n", 9),
+    # a method's loop, the model an attribute of its instance
+    "method": (MLP.split("for step")[0] + "class Trainer:\n    def __init__(self, model):\n        self.model = model\n\n"
+               + textwrap.indent(_in_a_function(header="def fit(self, steps):\n", after="return loss\n").split(
+                   "losses = []\n")[1], "    ").replace("model(X", "self.model(X") + "loss = Trainer(model).fit(12)\n",
+               9),
+    # the function called again inside its loop (step 3 as written): each call's loop is its own, planned
+    "recursion": (_in_a_function(header="def train(steps, depth):\n", after="    if step == 3 and depth > 0:\n"
+                                 "        train(steps, depth - 1)\nreturn loss\n") + "loss = train(12, 1)\n", 16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTION_LOOPS))
+def test_a_loop_in_a_function_runs_as_a_plan_with_the_bits_it_has_as_written(name, monkeypatch):
+    # the function's locals are the plan's scope: the names it binds are the function's as the loop as written
+    # binds them (compared where the program keeps them)
+    program, replayed = FUNCTION_LOOPS[name]
+    _compared(program, monkeypatch, replayed)
+
+
+@pytest.mark.parametrize("runner", ["cpython"], indirect=True)         # (the interpreter has no ``global``)
+def test_a_loop_in_a_function_binds_the_names_it_declares_global_in_the_module(monkeypatch):
+    program = _in_a_function("global total, kept\ntotal = tf.zeros((2,))\n",
+                             "    total = total + loss\n    kept = loss\n") + "train(12)\n"
+    planned, _ = _compared(program, monkeypatch, 9)
+    assert {"total", "kept"} <= planned.scope.vars.keys()
+
+
+@pytest.mark.parametrize("runner", ["cpython"], indirect=True)
+@pytest.mark.parametrize("program", [
+    _in_a_function(after="    if step == 20:\n        return loss\n") + "train(12)\n",      # (its body returns)
+    _in_a_function(after="yield loss\n") + "loss = next(train(12))\n",                      # (a generator)
+    _in_a_function() + "try:\n    train(12)\nexcept ValueError:\n    pass\n",                # (a try may see it)
+    _in_a_function(header="@tf.function\ndef train(steps):\n") + "train(12)\n",   # (its traces run it again)
+    # (a method's private name is its mangled one: _Trainer__logits)
+    FUNCTION_LOOPS["method"][0].replace(" logits", " __logits").replace("return loss", "return loss, __logits"),
+], ids=["return", "generator", "try", "tf.function", "private"])
+def test_a_loop_of_a_function_cpython_cannot_take_runs_as_written(program, monkeypatch):
+    assert planned_loops(ast.parse(program), program)[0] == []
+    _compared(program, monkeypatch, 0)
+
+
+@pytest.mark.parametrize("runner", ["cpython"], indirect=True)
+def test_a_loop_of_a_function_a_tf_function_calls_runs_as_written(monkeypatch):
+    # (what a trace reads from outside is its captures: no plan skips the reads)
+    _compared(_in_a_function(after="return loss\n") + "@tf.function\ndef outer():\n    return train(12)\n"
+              "print(outer())\nprint(outer())\n", monkeypatch, 0)
+
+
+@pytest.mark.parametrize("runner", ["cpython"], indirect=True)
+def test_a_loop_of_a_function_that_reads_a_local_before_it_is_bound_raises_what_the_function_would(monkeypatch):
+    program = _in_a_function(after="    total = total + loss\n") + "train(12)\n"
+    assert planned_loops(ast.parse(program), program)[0]
+    with pytest.raises(TdfError) as caught:
+        run_source(textwrap.dedent(program).lstrip("\n"), "prog.py")
+    error = caught.value
+    assert (error.kind, error.message) == ("UnboundLocalError",
+                                           "cannot access local variable 'total' where it is not associated with a value")
+    assert (error.line, error.column) == (program.lstrip("\n").splitlines().index("        total = total + loss") + 1, 17)
 
 
 @pytest.mark.parametrize("body, replayed", [

@@ -91,6 +91,23 @@ def test_bench_runs_a_program_on_the_runner_run_chooses(monkeypatch, on_cpython)
     assert isinstance(result.last.interpreter, execution.PythonRun) and result.last.scope.vars["n"] == 7
 
 
+@fast_paths        # (told apart by their replayed iterations)
+def test_bench_replays_the_training_loop_of_a_function_on_cpython_by_default_with_the_bits_of_accel_0(monkeypatch):
+    """benchmarks/train_function.py (train.py's loop in a function): its iterations after the first three as the
+    loop's plan, on CPython by default and when asked; with TAPECLI_ACCEL=0 none, and the same loss."""
+    from tapecli import execution
+    from tapecli.tools import bench
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "train_function.py"
+    losses = {}
+    for setting, value, replayed in [("TAPECLI_TF_ON_CPYTHON", "auto", 197), ("TAPECLI_TF_ON_CPYTHON", "1", 197),
+                                     ("TAPECLI_ACCEL", "0", 0)]:
+        monkeypatch.setenv(setting, value)
+        result = bench.bench_source(path.read_text(), str(path), repeat=1, warmup=0, memory=False).last
+        assert isinstance(result.interpreter, execution.PythonRun) and result.context.loop_replayed == replayed
+        losses[setting, value] = result.scope.vars["loss"].value.tobytes()
+    assert len(set(losses.values())) == 1
+
+
 def test_bench_parses_once(monkeypatch):
     from tapecli.tools import bench
     parses = []
