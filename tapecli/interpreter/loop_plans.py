@@ -244,8 +244,12 @@ class LoopPlanner:
         versions = [v.version for v in variables]
         # the scalar path computes outside the kernels: off, every value made from an input is a kernel's
         steps = interp.steps
-        with ctx.mode.tracing(recorder), kernels.tracing(recorder):
-            body(scope)
+        try:
+            with ctx.mode.tracing(recorder), kernels.tracing(recorder):
+                body(scope)
+        except BaseException:           # (a `continue`, `break` or error leaves a traced iteration: no plan)
+            self.plan, self.candidate, self.failed = None, None, True
+            raise
         recorder.steps_made = interp.steps - steps
         if recorder.refused is not None or len(ctx.variables) != len(variables) or ctx.tapes \
                 or not any(name is None for name, _, _ in recorder.steps):

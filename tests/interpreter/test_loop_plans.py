@@ -533,6 +533,8 @@ def test_a_loop_of_a_function_that_reads_a_local_before_it_is_bound_raises_what_
     # (...but where the plan would, no plan: "0" at steps 1 and 2, not at 6)
     ("    if step > 0:\n        print(f'{step // 6}')\n", []),
     ("    if step == 9:\n        break\n", [3, 4, 5, 6, 7, 8]),
+    # a traced iteration (1) that continues: no plan (the interpreter's stopped with an internal error)
+    ("    if step % 2 == 1:\n        continue\n    print(step)\n", []),
     ("    if step > 5:\n        loss = loss * 2.0\n    elif step > 4:\n        print(loss)\n", [3, 4]),
 ])
 def test_an_if_on_the_loop_item_runs_the_iterations_it_changes_as_written(body, replayed, monkeypatch):
