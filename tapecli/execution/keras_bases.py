@@ -21,7 +21,7 @@ from tapecli.execution.tf_values import VIEWS, KerasBase, ProgramCallable, Progr
 from tapecli.interpreter.classes import module_name
 from tapecli.interpreter.conversions import python_number
 from tapecli.library.keras import losses as losses_mod
-from tapecli.library.keras.callbacks import BATCH_HOOKS, CallbackHooks
+from tapecli.library.keras.callbacks import BATCH_HOOKS, CallbackHooks, keep_added
 from tapecli.library.keras.common import MetricObject, auto_name, converted, tensor
 from tapecli.library.keras.epochs import PyDatasetData, super_not_called
 from tapecli.library.keras.initializers import ProgramInitializer
@@ -225,7 +225,9 @@ class CallbackView(ProgramView, CallbackHooks):
         return any(getattr(cls, name) is not getattr(Callback, name) for name in BATCH_HOOKS)
 
     def _hook(self, name: str, *args) -> None:
-        self.eager.run.call_value(ProgramCallable(getattr(self.instance, name)), [python_number(a) for a in args])
+        given = [to_program(python_number(a)) for a in args]
+        ProgramCallable(getattr(self.instance, name)).call_as_held(self.eager, given, {})
+        keep_added(args, given)
 
     def bind(self, model, params: dict) -> None:
         with program_side(self.eager):
@@ -250,6 +252,10 @@ class LearningRateSchedule(KerasBase, metaclass=KerasClass):
     def get_config(self):
         raise NotImplementedError(f"Learning rate schedule '{type(self).__name__}' must override `get_config()` "
                                   "in order to be serializable.")
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
 
 class ScheduleView(ProgramView, ProgramSchedule):

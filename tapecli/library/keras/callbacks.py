@@ -340,8 +340,21 @@ class LearningRateScheduler(Callback):
         return False
 
 
+def keep_added(args, given) -> None:
+    """What a program's hook added to a dict of logs among ``args``, as it was ``given`` them, added to that dict:
+    Keras's CallbackList hands its callbacks one dict of an epoch's logs, so the callbacks after it (History
+    among them, last) see what it added (``logs["lr"] = ...``)."""
+    for logs, seen in zip(args, given):
+        if logs.__class__ is dict and isinstance(seen, dict) and seen is not logs:
+            for key, value in seen.items():
+                if key not in logs:
+                    logs[key] = value.value.item() if isinstance(value, Tensor) and value.weak and not value.ndim \
+                        else value
+
+
 class CallbackHooks:
-    """Keras's CallbackList's calls of a callback, each to ``_hook(name, *args)`` (the logs of Python floats)."""
+    """Keras's CallbackList's calls of a callback, each to ``_hook(name, *args)`` (the logs of Python floats; an
+    epoch's, one dict for every callback: ``keep_added``)."""
 
     hears_batches = True
 
@@ -358,7 +371,7 @@ class CallbackHooks:
         self._hook("on_train_batch_end", batch, dict(logs))
 
     def on_epoch_end(self, epoch: int, logs: dict, trainer) -> bool:
-        self._hook("on_epoch_end", epoch, dict(logs))
+        self._hook("on_epoch_end", epoch, logs)
         return False
 
     def on_train_end(self, logs: dict) -> None:
@@ -392,7 +405,9 @@ class LambdaCallback(CallbackHooks, Callback):
         if fn is None and name.startswith("on_train_batch_"):       # (Keras's Callback: the older batch hooks)
             fn = self.hooks.get(name.replace("_train", ""))
         if fn is not None:
-            self.interp.call_value(fn, [python_number(a) for a in args])
+            given = [python_number(a) for a in args]
+            self.interp.call_value(fn, given)
+            keep_added(args, given)
 
     @property
     def hears_batches(self) -> bool:
@@ -423,7 +438,9 @@ class ProgramCallback(CallbackHooks):
         return any(self.instance.cls.find(name)[0] is not None for name in BATCH_HOOKS)
 
     def _hook(self, name: str, *args) -> None:
-        self.interp.call_value(self.instance.get_attribute(self.interp, name, None), [python_number(a) for a in args])
+        given = [python_number(a) for a in args]
+        self.interp.call_value(self.instance.get_attribute(self.interp, name, None), given)
+        keep_added(args, given)
 
     def bind(self, model, params: dict) -> None:
         self.instance.attrs["keras_model"] = model

@@ -462,6 +462,8 @@ def _functional_graph(interp, config, make, call, input_tensors=None, trainable=
                                                      dict(node.get("kwargs", {})) if own else {})
 
     def ends(found):
+        if isinstance(found, dict):
+            return {k: made_by(*history) for k, history in found.items()}
         many = bool(found) and isinstance(found[0], (list, tuple))
         out = [made_by(*history) for history in (found if many else [found])]
         return out if many else out[0]
@@ -705,8 +707,12 @@ class Functional(Model):
         def ends(ts, many):
             found = [history(t) for t in ts]
             return found if many else found[0]
+        outputs = ends(self.outputs, self.many_out)
+        if self.output_keys is not None:         # (a dict of outputs: Keras's config keeps the dict, as given)
+            by_key = dict(zip(self.output_keys, outputs))
+            outputs = {k: by_key[k] for k in self.given_output_keys}
         return {"name": keras_name(self), "trainable": self.trainable, "layers": entries,
-                "input_layers": ends(self.inputs, self.many_in), "output_layers": ends(self.outputs, self.many_out)}
+                "input_layers": ends(self.inputs, self.many_in), "output_layers": outputs}
 
     def attributes(self):
         out = super().attributes()

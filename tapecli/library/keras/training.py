@@ -24,6 +24,7 @@ from tapecli.interpreter.classes import KERAS, LAYER
 from tapecli.library.keras import compile_loss, fit_plans, getters, mixed_precision
 from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, program_callback
 from tapecli.library.keras.compile_metrics import CompileMetrics
+from tapecli.library.keras.utilities import unpack_x_y_sample_weight
 from tapecli.library.keras.epochs import EpochIterator, GeneratorData, GeneratorSource, InterpretedPyDataset, \
     PyDatasetData, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
@@ -369,7 +370,7 @@ class Trainer:
                     val = self.evaluated(validation, validation_steps, True, callbacks)
                 else:
                     vx, vy, vw = (validation_data, None, None) if _dataset(validation_data) else \
-                        (list(validation_data) + [None])[:3]
+                        unpack_x_y_sample_weight(list(validation_data))
                     val_batches, count = self.evaluation(vx, vy, vw, validation_batch_size or batch_size,
                                                          validation_steps)
                     val = self.evaluated(val_batches, validation_steps, True, callbacks, count)
