@@ -135,7 +135,7 @@ def to_library(value):
         return value.library_builtin     # a library function the program names (activation=keras.activations.relu)
     if kind is types.FunctionType or kind is types.MethodType:      # (what the library calls back: Dataset.map's)
         return ProgramCallable(value)
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufSUO":    # (O: strings, as str's)
         return NumpyArray(np.asarray(value))
     if isinstance(value, LibraryDerived):   # (a program's subclass of a library class: the object it holds)
         return value.held()

@@ -172,8 +172,8 @@ def to_tensor(x) -> Tensor:
     ctx = current()
     if isinstance(x, Tensor):       # (the hot path: one class test before a NumPy array's strings are looked at)
         if x.__class__ is NumpyArray:
-            if x.value.dtype.kind in "SU":
-                return Tensor(text_array(x.value))       # NumPy's strings: TensorFlow's string tensor
+            if x.value.dtype.kind in "SUO":
+                return Tensor(text_array(x.value))       # NumPy's strings (or objects): TensorFlow's string tensor
             # a copy, as TensorFlow converts one: the program's later writes to its array leave the op's alone
             return NumpyArray(x.value.copy(), weak=x.weak) if x.value.ndim else x
         return x
@@ -186,7 +186,7 @@ def to_tensor(x) -> Tensor:
                 observer.read(x, ctx.tapes, ctx.settings.line)
         return x.read()
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
-        if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "SU":       # NumPy's strings
+        if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "SUO":       # NumPy's strings (or objects)
             return Tensor(text_array(x))
         return Tensor(literal_array(x), weak=not isinstance(x, (np.ndarray, np.generic)))
     if isinstance(x, (list, tuple)) and not x:

@@ -859,6 +859,8 @@ class Functional(Model):
         if x is None or len(args) > 1 or kwargs:
             raise TdfTypeError("a model is called with its inputs: model(x) or model(x, training=True)")
         xs = list(x) if self.many_in and isinstance(x, (list, tuple)) else [x]
+        if self.input_keys and isinstance(x, dict) and all(isinstance(x.get(k), KerasTensor) for k in self.input_keys):
+            x = xs = [x[k] for k in self.input_keys]       # (a dict of Keras tensors, by the model's input keys)
         if all(isinstance(v, KerasTensor) for v in xs):    # a model as a layer of a graph
             if len(xs) != len(self.inputs):
                 raise TdfValueError(f"this model takes {len(self.inputs)} inputs, got {len(xs)}")
