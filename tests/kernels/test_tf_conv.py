@@ -87,10 +87,29 @@ def test_kernel_gradients_give_tensorflows_bits(rank, monkeypatch):
     assert differ == []
 
 
+def _input_grad_followed(case) -> bool:
+    """Whether tapecli sums the case's input gradient as TensorFlow does: input_grad_chains knows its chains, and
+    its product (every input element times the whole kernel) is within tf_conv.STEP_LIMIT."""
+    x, f = operands(case)
+    chains = tf_conv.input_grad_chains(x.shape, case["size"], case["strides"], case["dilations"],
+                                       [_pads(n, k, d, case["padding"]) for n, k, d in
+                                        zip(case["spatial"], case["size"], case["dilations"])], f.shape[-1])
+    return chains is not None and x.size // x.shape[-1] * f.size <= tf_conv.STEP_LIMIT
+
+
+def _pads(size, k, dilation, padding):
+    """(before, after) of a stride-1 convolution's padding of one axis."""
+    total = (k - 1) * dilation if padding == "SAME" else 0
+    return total // 2, total - total // 2
+
+
 @other_width
 @pytest.mark.parametrize("rank", [1, 2])
-def test_input_gradients_with_same_padding_give_tensorflows_bits(rank):
-    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == "SAME" and set(c["strides"]) == {1}]
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_input_gradients_give_tensorflows_bits(rank, padding, monkeypatch):
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (VALID: where the rows split evenly)
+    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == padding and set(c["strides"]) == {1}
+             and _input_grad_followed(c)]
     assert len(cases) > 5
     differ = [{key: case[key] for key in FIELDS[:-4]} for case in cases
               if digest(_gradients(case)[1]) != case["input_grad_sha256"]]
@@ -104,15 +123,23 @@ def test_the_kernel_gradient_follows_the_threads():
         assert tuple(tf_conv._balance211(8, len(parts), t) for t in range(len(parts))) == parts
 
 
-def test_numba_gives_numpys_bits(monkeypatch):
+@pytest.mark.parametrize("chains", [(tuple(reversed(range(20))),), tuple((j, 5 + j, 10 + j, 15 + j) for j in range(5))])
+def test_numba_gives_numpys_bits(chains, monkeypatch):
     rng = np.random.default_rng(5)
     rows = (rng.integers(-64, 64, (300, 40)) / 8).astype(np.float32)     # few bits: sums on halfway points
     kernel = (1 + rng.integers(-64, 64, (40, 6)) * 2.0 ** -20).astype(np.float32)
-    taps = tuple(reversed(range(20)))
     monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 1 << 40)
-    by_numpy = tf_conv.product(rows, kernel, taps)
+    by_numpy = tf_conv.product(rows, kernel, chains)
     monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 0)
-    assert np.array_equal(tf_conv.product(rows, kernel, taps), by_numpy)
+    assert np.array_equal(tf_conv.product(rows, kernel, chains), by_numpy)
+
+
+def test_chains_are_summed_apart():
+    """A chain's sum is rounded before the next is added: 1 + 2^-24 + 2^-24 as two chains is 1, as one 1 + 2^-23."""
+    rows = np.array([[1.0, 2.0 ** -24, 2.0 ** -24]], np.float32)
+    kernel = np.ones((3, 1), np.float32)
+    assert tf_conv.product(rows, kernel)[0, 0] == np.float32(1)
+    assert tf_conv.product(rows, kernel, ((1, 2), (0,)))[0, 0] == np.float32(1 + 2.0 ** -23)
 
 
 @pytest.mark.parametrize("smallest, underflows", [(1e-20, True), (1e-18, False), (0.0, False)])
@@ -123,7 +150,7 @@ def test_numba_s_underflow_check_is_numpys(smallest, underflows):
     a = np.array([[0.0, -3.0, np.nan], [np.inf, -smallest, 2.0]], np.float32)
     b = np.array([[1e-19, 0.0], [-5.0, np.nan], [1.0, 2.0]], np.float32)
     assert tf_matmul.may_underflow(a, b) == underflows
-    assert (tf_conv_numba.chain(a, b, range(3)) is None) == underflows
+    assert (tf_conv_numba.chains(a, b, [range(3)]) is None) == underflows
     blocks, firsts = np.array([[0, 2]], np.int64), np.array([0, 1], np.int64)
     assert (tf_conv_numba.blocked_chains(a, b[:2], blocks, firsts) is None) == underflows
 
