@@ -538,7 +538,9 @@ def _conv_product(windows, kernel, shape, size, strides, dilations, pads, invert
         else:
             plan = tf_conv.filter_grad_plan(shape, size, strides, dilations, pads, out, f)
         grad_chains = tf_conv.input_grad_chains(shape, size, strides, dilations, pads, f)
-        if padded is not None and padded.dtype == np.float32 and grad_chains is not None:
+        # (an inverted product above tf_conv's STEP_LIMIT is matmul's either way: the windows' gradients cost less)
+        if padded is not None and padded.dtype == np.float32 and grad_chains is not None \
+                and math.prod(padded.shape[:-1]) * math.prod(kernel.shape) <= tf_conv.STEP_LIMIT:
             inputs = inputs + (padded,)
             geometry = (padded.shape[1:-1], shape[0], out, tuple(size), dilations, grad_chains)
     y = apply(CONV_PRODUCT, inputs, chains=chains, filter_grad=plan, input_grad=geometry)
