@@ -484,13 +484,14 @@ def _conv_product_vjp(r, g, needs=None):
 
 def _input_grad(g, kernel, geometry):
     """The gradient of a convolution's padded input of spatial sizes ``padded`` (``geometry``: those, the batch,
-    the output's spatial sizes, the window's and its dilations, and the chains of the flipped kernel's taps that
-    TensorFlow's Conv2DBackpropInput sums, kernels/tf_conv.py's input_grad_chains; stride 1): the convolution of
-    the output's gradient, padded, with the flipped kernel (conv_transpose's), summed in those chains."""
-    padded, batch, out, size, dilations, chains = geometry
+    the output's spatial sizes, the window's, its strides and dilations, and the chains of the flipped kernel's
+    taps that TensorFlow's Conv2DBackpropInput sums, kernels/tf_conv.py's input_grad_chains): the convolution of
+    the output's gradient, spread by the strides and padded, with the flipped kernel (conv_transpose's), summed in
+    those chains."""
+    padded, batch, out, size, strides, dilations, chains = geometry
     channels = kernel.shape[0] // math.prod(size)
     g = reshape(g, (batch, *out, g.shape[1]))
-    return conv_transpose(g, reshape(kernel, (*size, channels, g.shape[-1])), padded, (1,) * len(size), dilations,
+    return conv_transpose(g, reshape(kernel, (*size, channels, g.shape[-1])), padded, strides, dilations,
                           (0,) * len(size), chains)
 
 
@@ -542,7 +543,7 @@ def _conv_product(windows, kernel, shape, size, strides, dilations, pads, invert
         if padded is not None and padded.dtype == np.float32 and grad_chains is not None \
                 and math.prod(padded.shape[:-1]) * math.prod(kernel.shape) <= tf_conv.STEP_LIMIT:
             inputs = inputs + (padded,)
-            geometry = (padded.shape[1:-1], shape[0], out, tuple(size), dilations, grad_chains)
+            geometry = (padded.shape[1:-1], shape[0], out, tuple(size), strides, dilations, grad_chains)
     y = apply(CONV_PRODUCT, inputs, chains=chains, filter_grad=plan, input_grad=geometry)
     return reshape(y, (shape[0], *out, f))
 

@@ -91,26 +91,21 @@ def _input_grad_followed(case) -> bool:
     """Whether tapecli sums the case's input gradient as TensorFlow does: input_grad_chains knows its chains, and
     its product (every input element times the whole kernel) is within tf_conv.STEP_LIMIT."""
     x, f = operands(case)
-    chains = tf_conv.input_grad_chains(x.shape, case["size"], case["strides"], case["dilations"],
-                                       [_pads(n, k, d, case["padding"]) for n, k, d in
-                                        zip(case["spatial"], case["size"], case["dilations"])], f.shape[-1])
+    pads = [(0, 0) if case["padding"] == "VALID" else tf_conv._same_pads(n, k, s, d)
+            for n, k, s, d in zip(case["spatial"], case["size"], case["strides"], case["dilations"])]
+    chains = tf_conv.input_grad_chains(x.shape, case["size"], case["strides"], case["dilations"], pads, f.shape[-1])
     return chains is not None and x.size // x.shape[-1] * f.size <= tf_conv.STEP_LIMIT
-
-
-def _pads(size, k, dilation, padding):
-    """(before, after) of a stride-1 convolution's padding of one axis."""
-    total = (k - 1) * dilation if padding == "SAME" else 0
-    return total // 2, total - total // 2
 
 
 @other_width
 @pytest.mark.parametrize("rank", [1, 2])
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
-def test_input_gradients_give_tensorflows_bits(rank, padding, monkeypatch):
-    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (VALID: where the rows split evenly)
-    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == padding and set(c["strides"]) == {1}
-             and _input_grad_followed(c)]
-    assert len(cases) > 5
+@pytest.mark.parametrize("stride", [1, 2])
+def test_input_gradients_give_tensorflows_bits(rank, padding, stride, monkeypatch):
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (where the work splits evenly)
+    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == padding
+             and set(c["strides"]) == {stride} and _input_grad_followed(c)]
+    assert len(cases) > 3
     differ = [{key: case[key] for key in FIELDS[:-4]} for case in cases
               if digest(_gradients(case)[1]) != case["input_grad_sha256"]]
     assert differ == []
