@@ -648,14 +648,20 @@ def conv_transpose(x, kernel, out, strides, dilations, befores, chains=None) -> 
     kernel [*k, F, C], ``out`` the output's spatial sizes and ``befores`` the padding before each axis of the
     convolution it is the gradient of. The input spread out by the strides, padded so that the windows of the
     flipped kernel (its channel axes swapped) give every output element; ``chains``: those the flipped kernel's
-    taps are summed in (kernels/tf_conv.py's input_grad_chains), one chain over them all by default."""
+    taps are summed in (by default kernels/tf_conv.py's input_grad_chains for that convolution, where it follows
+    TensorFlow's, else one chain over them all)."""
     x, rank = to_tensor(x), len(out)
-    pads = []
+    pads, spatial = [], x.shape[1:-1]
     for axis, (o, k, s, d, before) in enumerate(zip(out, kernel.shape[:rank], strides, dilations, befores), start=1):
         if s > 1:
             x = _spread(x, axis, s)
         pads.append(((k - 1) * d - before, o + before - x.shape[axis]))
     flipped = transpose(reverse(kernel, list(range(rank))), (*range(rank), rank + 1, rank))
+    if chains is None:          # (the convolution's padding after each axis: what its windows leave over)
+        conv_pads = [(before, max((n - 1) * s + (k - 1) * d + 1 - o - before, 0)) for n, o, k, s, d, before
+                     in zip(spatial, out, kernel.shape[:rank], strides, dilations, befores)]
+        chains = tf_conv.input_grad_chains((x.shape[0], *out, kernel.shape[-2]), kernel.shape[:rank], strides,
+                                           dilations, conv_pads, x.shape[-1])
     chains = chains or (tuple(range(math.prod(kernel.shape[:rank]))),)
     return convolutions(x, [flipped], (1,) * rank, dilations, pads, inverted=chains)[0]
 
