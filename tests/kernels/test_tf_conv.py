@@ -111,6 +111,28 @@ def test_input_gradients_give_tensorflows_bits(rank, padding, stride, monkeypatc
     assert differ == []
 
 
+@other_width
+def test_input_gradient_chains_are_onednns(monkeypatch):
+    """VALID, stride 1: a chain per kernel column (the flipped kernel's taps, row-major) where it is at least as wide
+    as high, per tap where higher, one for one column, where the rows split evenly between the threads; stride 2:
+    one chain (from the original's first tap) for an odd width, a chain per column for an even one."""
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", 2)
+    valid = ((0, 0), (0, 0))
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (2, 3), (1, 1), (1, 1), valid, 4) == ((0, 3), (1, 4), (2, 5))
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (3, 2), (1, 1), (1, 1), valid, 4) == tuple((t,) for t in range(6))
+    assert tf_conv.input_grad_chains((3, 9, 9, 3), (3, 1), (1, 1), (1, 1), valid, 4) == ((0, 1, 2),)
+    assert tf_conv.input_grad_chains((3, 9, 9, 3), (3, 3), (1, 1), (1, 1), valid, 4) is None     # (27 rows)
+    assert tf_conv.input_grad_chains((2, 9, 9, 128), (3, 3), (1, 1), (1, 1), valid, 4) is None
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (3, 3), (1, 1), (1, 1), ((1, 1), (0, 0)), 4) is None
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (3, 3), (1, 1), (1, 1), ((1, 1), (1, 1)), 4) == (tuple(range(9)),)
+    assert tf_conv.input_grad_chains((4, 9, 9, 3), (2, 2), (2, 2), (1, 1), valid, 4) == ((3, 2, 1, 0),)
+    assert tf_conv.input_grad_chains((4, 8, 8, 3), (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)), 4) == ((3, 1), (2, 0))
+    assert tf_conv.input_grad_chains((4, 8, 8, 3), (3, 3), (2, 2), (1, 1), ((0, 1), (0, 1)), 4) is not None
+    assert tf_conv.input_grad_chains((3, 8, 8, 3), (2, 2), (2, 2), (1, 1), valid, 4) is None      # (3 images)
+    assert tf_conv.input_grad_chains((4, 8, 8, 3), (2, 2), (3, 3), (1, 1), valid, 4) is None
+    assert tf_conv.input_grad_chains((4, 8, 3), (3,), (2,), (1,), ((0, 0),), 4) == ((2,), (1,), (0,))
+
+
 def test_the_kernel_gradient_follows_the_threads():
     """oneDNN splits a batch of one-channel images between every thread (its cost model: each reads less)."""
     for threads, parts in ((1, ((0, 8),)), (2, ((0, 4), (4, 8))), (3, ((0, 3), (3, 6), (6, 8)))):
