@@ -129,7 +129,10 @@ class _Conv(_Windowed):
             self.add_weight("bias", (self.filters,), self.inits[1], dtype)
 
     def forward(self, interp, x, training):
-        return self.finish(ops.convolution(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
+        pads = self.pads(x)
+        if self.padding == "causal":    # Keras pads the input, then convolves it with VALID padding: so TensorFlow's
+            x, pads = ops.pad(x, [[0, 0], list(pads[0]), [0, 0]]), [(0, 0)]        # input gradient sums its way
+        return self.finish(ops.convolution(x, self.weights_["kernel"], self.strides, self.dilation_rate, pads,
                                            self.groups))
 
 
