@@ -528,10 +528,7 @@ def _conv_product(windows, kernel, shape, size, strides, dilations, pads, invert
     rows = reshape(windows, (math.prod(windows.shape[:-2]), windows.shape[-2] * c))
     inputs, chains, plan, geometry = (rows, reshape(kernel, (rows.shape[1], f))), inverted, None, None
     if inverted is None:
-        taps = tf_conv.tap_order(shape, size, strides, dilations, pads, out)
-        if len(size) == 3:      # TensorFlow's (depth, height, width) order, in _patches's (height, width, depth)
-            kd, kh, kw = size
-            taps = tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
+        taps = _tap_chain(size) if len(size) == 3 else tf_conv.tap_order(shape, size, strides, dilations, pads, out)
         chains = None if taps is None else (taps,)
         if len(size) == 1:      # TensorFlow's conv1d: a Conv2D over a height of one
             plan = tf_conv.filter_grad_plan((shape[0], 1, *shape[1:]), (1, *size), (1, *strides), (1, *dilations),
@@ -546,6 +543,15 @@ def _conv_product(windows, kernel, shape, size, strides, dilations, pads, invert
             geometry = (padded.shape[1:-1], shape[0], out, tuple(size), strides, dilations, grad_chains)
     y = apply(CONV_PRODUCT, inputs, chains=chains, filter_grad=plan, input_grad=geometry)
     return reshape(y, (shape[0], *out, f))
+
+
+def _tap_chain(size) -> tuple[int, ...]:
+    """A kernel's taps in TensorFlow's order (a 3-D one's (depth, height, width), in _patches's (height, width,
+    depth))."""
+    if len(size) != 3:
+        return tuple(range(math.prod(size)))
+    kd, kh, kw = size
+    return tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
 
 
 def conv2d(x, filters, strides=(1, 1), padding="VALID", dilations=(1, 1)) -> Tensor:
@@ -662,7 +668,7 @@ def conv_transpose(x, kernel, out, strides, dilations, befores, chains=None) -> 
                      in zip(spatial, out, kernel.shape[:rank], strides, dilations, befores)]
         chains = tf_conv.input_grad_chains((x.shape[0], *out, kernel.shape[-2]), kernel.shape[:rank], strides,
                                            dilations, conv_pads, x.shape[-1])
-    chains = chains or (tuple(range(math.prod(kernel.shape[:rank]))),)
+    chains = chains or (_tap_chain(kernel.shape[:rank]),)
     return convolutions(x, [flipped], (1,) * rank, dilations, pads, inverted=chains)[0]
 
 
