@@ -81,15 +81,15 @@ def input_grad_chains(shape, size, strides, dilations, pads, filters) -> tuple[t
     (in the inverted convolution, every column), a column's taps in one chain where the kernel is at least as
     wide as high and each tap apart where it is higher (its ``kh_block_pad``); one chain for one column. That
     holds where its cost model keeps each row in one block: measured for 1 to 64 channels either side, inputs up
-    to 128 wide, on 2 and 4 threads, where the rows (batch times height) split evenly between the threads;
+    to 128 wide, on 2, 4 and 8 threads, where the rows (batch times height) split evenly between the threads;
     elsewhere it may split them and take the vpad execution's one chain (an odd number of rows on 2 threads, one
     input 197 wide): not followed.
 
     Stride 2, SAME or VALID (oneDNN's strided backward-data kernel, the original's taps in order): an input of
     odd width is copied (its "trans" execution): one chain; of even width ("base"), a chain over each kernel
     column apart, the columns' sums added in order. Measured for 1 to 64 channels either side, inputs up to 128
-    wide, on 2 threads, for batches that split evenly between the threads (others, 1 or 3 images, it may split
-    along the width, a block's columns then in one chain: not followed)."""
+    wide, on 2 and 8 threads, for batches that split evenly between the threads (others, 1 or 3 images on 2, it
+    may split along the width, a block's columns then in one chain: not followed)."""
     if len(size) > 2 or vector_width() != 16:
         return None
     kh, kw = (1, *size)[-2:]
