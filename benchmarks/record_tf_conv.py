@@ -1,7 +1,8 @@
 """Record TensorFlow's float32 convolution bits (oneDNN's brgemm kernel on an x86 CPU: tapecli/kernels/tf_conv.py)
 for tests/kernels/test_tf_conv.py: tf.nn.conv2d with 1 to 64 input channels (one channel on both sides of oneDNN's
 choice of order), kernels of 1 to 5 taps a side, strides 1 to 3, dilation, SAME and VALID padding and batches of 1
-to 64; tf.nn.conv1d and tf.nn.conv3d; a few products large enough for the Numba kernel.
+to 64; tf.nn.conv1d and tf.nn.conv3d; a few products large enough for the Numba kernel; 1-D and 2-D convolutions
+with VALID padding and stride 1, and with stride 2, 1 to 64 channels either side, for their input gradients.
 
     TF_CPP_MIN_LOG_LEVEL=3 TFVENV/bin/python benchmarks/record_tf_conv.py
 
@@ -56,6 +57,18 @@ def shapes():
                [int(rng.choice([1, 2]))] * 3, [1, 1, 1], str(rng.choice(["SAME", "VALID"])))
     yield 32, [28, 28], 1, [3, 3], 16, [1, 1], [1, 1], "VALID"         # Numba's kernel (MNIST's first layer)
     yield 8, [12, 12], 16, [3, 3], 32, [1, 1], [1, 1], "SAME"
+    for _ in range(48):     # the input's gradient with VALID padding: 1 to 64 channels either side, batches to 32
+        rank, c, f = int(rng.choice([1, 2, 2])), int(rng.choice([1, 3, 8, 16, 32, 64])), int(rng.choice([1, 4, 16, 64]))
+        size = [int(k) for k in rng.integers(1, 6, rank)]
+        d = [int(rng.choice([1, 1, 1, 2])) for _ in size]
+        spatial = [int(rng.integers((k - 1) * e + 1, (k - 1) * e + 12)) for k, e in zip(size, d)]
+        yield int(rng.choice([1, 2, 3, 4, 8, 16, 32])), spatial, c, size, f, [1] * rank, d, "VALID"
+    for _ in range(40):     # the input's gradient with stride 2: SAME and VALID, odd and even widths
+        rank, c, f = int(rng.choice([1, 2, 2])), int(rng.choice([1, 3, 8, 16, 32, 64])), int(rng.choice([1, 3, 16, 64]))
+        size = [int(k) for k in rng.integers(1, 6, rank)]
+        spatial = [int(rng.integers(k, k + 14)) for k in size]
+        yield (int(rng.choice([1, 2, 3, 4, 8, 16])), spatial, c, size, f, [2] * rank, [1] * rank,
+               str(rng.choice(["SAME", "VALID"])))
 
 
 def cases():

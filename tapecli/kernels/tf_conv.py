@@ -8,7 +8,7 @@ convolution without dilation, more than four outputs wide, more than one tap hig
 over in a blocked layout (not for a batch of one, where it passes them plain), and whose width TensorFlow does not
 fold into the channels (a stride of k > 1 taps with no padding at the sides: :func:`tap_order`). Measured against
 TensorFlow 2.21's pip wheel (oneDNN 3.7) on an AVX-512 machine for 1 to 1,024 channels, kernels of 1 to 5 taps a
-side, strides 1 to 3, dilation, SAME and VALID padding and batches of 1 to 64; 213 of them recorded
+side, strides 1 to 3, dilation, SAME and VALID padding and batches of 1 to 64; 301 of them recorded
 (benchmarks/record_tf_conv.py, tests/data/tf_conv_bits.json). The padding's taps add nothing.
 
 The kernel's gradient of a 1-D or 2-D convolution (Conv2DBackpropFilter: oneDNN's jit backward-weights kernel, its
@@ -22,9 +22,12 @@ matmul's product. Measured for 1 to 4 threads, 1 to 256 channels, batches of 1 t
 TensorFlow's threads are as many as the CPUs the process may run on (tf_sums.POOL_THREADS): the bits of a
 batch's kernel gradient depend on the machine's CPUs, and tapecli follows TensorFlow on the same machine.
 The input's gradient (Conv2DBackpropInput, oneDNN's forward kernel over the flipped kernel) is followed for
-stride 1 with SAME padding, one chain there (:func:`input_grad_chain`); with VALID padding TensorFlow sums each
-kernel column's chain apart (kernels up to 3 high) or each tap's (4 or 5 high) and adds them, and strides have
-a kernel of their own: those keep matmul's products (docs/design.md).
+strides 1 and 2 (:func:`input_grad_chains`): stride 1 with SAME padding one chain; with VALID padding a chain
+over each kernel column apart where the kernel is at least as wide as high, over each tap apart where it is
+higher, their sums added from the last (where the rows split evenly between TensorFlow's threads, up to 64
+channels either side: elsewhere oneDNN's cost model may choose one chain); stride 2 (oneDNN's strided
+backward-data kernel, the taps in order) one chain for an input of odd width and a chain over each column apart
+for an even one. Other strides keep matmul's products (docs/design.md).
 
 A chain over k taps is k NumPy steps over every output (about 4 ns a multiply-add on one core, where OpenBLAS
 takes a tenth of a nanosecond): products of more than ``NUMPY_LIMIT`` multiply-adds run a Numba kernel of the
@@ -61,12 +64,57 @@ def tap_order(shape, size, strides, dilations, pads, out) -> tuple[int, ...] | N
     return tuple(i * kw + j for j in range(kw) for i in range(kh))
 
 
-def input_grad_chain(size, strides, dilations, pads) -> bool:
-    """Whether TensorFlow's input gradient of a 1-D or 2-D convolution (Conv2DBackpropInput) is one chain of
-    fused multiply-adds over the flipped kernel, its taps from the last, then the output channels: stride 1 with
-    SAME padding (measured for 1 to 32 channels either side, kernels of 1 to 5 taps a side, dilation)."""
-    return len(size) <= 2 and all(s == 1 for s in strides) and vector_width() == 16 \
-        and all(tuple(p) == ((k - 1) * d // 2, (k - 1) * d - (k - 1) * d // 2) for k, d, p in zip(size, dilations, pads))
+def _same_pads(n, k, stride, dilation) -> tuple[int, int]:
+    """TensorFlow's SAME padding (before, after) of an axis of ``n`` elements for a window of ``k`` taps."""
+    total = max((-(-n // stride) - 1) * stride + (k - 1) * dilation + 1 - n, 0)
+    return total // 2, total - total // 2
+
+
+def input_grad_chains(shape, size, strides, dilations, pads, filters) -> tuple[tuple[int, ...], ...] | None:
+    """How TensorFlow sums the input's gradient of a 1-D or 2-D convolution of an input of ``shape`` [batch,
+    *spatial, channels] into ``filters`` (Conv2DBackpropInput), or None where it is not followed: the chains of
+    the flipped kernel's taps (row-major indices, the original's from the last), each a chain of fused
+    multiply-adds from zero over its taps and, within a tap, the output channels, the chains' sums added in turn.
+
+    Stride 1 (oneDNN's forward kernel over the flipped kernel). SAME padding: one chain (its "vpad" execution).
+    VALID: its "base" execution, which sums each kernel column apart where a row's windows reach past the input
+    (in the inverted convolution, every column), a column's taps in one chain where the kernel is at least as
+    wide as high and each tap apart where it is higher (its ``kh_block_pad``); one chain for one column. That
+    holds where its cost model keeps each row in one block: measured for 1 to 64 channels either side, inputs up
+    to 128 wide, on 2, 4 and 8 threads, where the rows (batch times height) split evenly between the threads;
+    elsewhere it may split them and take the vpad execution's one chain (an odd number of rows on 2 threads, one
+    input 197 wide): not followed.
+
+    Stride 2, SAME or VALID (oneDNN's strided backward-data kernel, the original's taps in order): an input of
+    odd width is copied (its "trans" execution): one chain; of even width ("base"), a chain over each kernel
+    column apart, the columns' sums added in order. Measured for 1 to 64 channels either side, inputs up to 128
+    wide, on 2 and 8 threads, for batches that split evenly between the threads (others, 1 or 3 images on 2, it
+    may split along the width, a block's columns then in one chain: not followed)."""
+    if len(size) > 2 or vector_width() != 16:
+        return None
+    kh, kw = (1, *size)[-2:]
+    taps, spatial = kh * kw, shape[1:-1]
+    same = all(tuple(p) == _same_pads(n, k, s, d) for n, k, s, d, p in zip(spatial, size, strides, dilations, pads))
+    valid = all(tuple(p) == (0, 0) for p in pads)
+    if same and all(s == 1 for s in strides):
+        return (tuple(range(taps)),)
+    if not (same or valid) or shape[-1] > 64 or filters > 64 or shape[-2] > 128:
+        return None
+    if all(s == 1 for s in strides):
+        if kw == 1:
+            return (tuple(range(taps)),)
+        if shape[0] * (spatial[0] if len(size) == 2 else 1) % POOL_THREADS:
+            return None
+        if kw >= kh:
+            return tuple(tuple(i * kw + j for i in range(kh)) for j in range(kw))
+        return tuple((tap,) for tap in range(taps))
+    one_row = kh == 1 and (len(size) == 1 or spatial[0] == 1)        # (TensorFlow's conv1d: strides (1, s))
+    measured = {(2, 2), (1, 2)} if one_row else {(2, 2)}
+    if (1, *strides)[-2:] not in measured or any(d != 1 for d in dilations) or shape[0] % POOL_THREADS:
+        return None
+    if shape[-2] % 2:
+        return (tuple(reversed(range(taps))),)
+    return tuple(tuple(i * kw + j for i in reversed(range(kh))) for j in reversed(range(kw)))
 
 
 def _div_up(a, b) -> int:
@@ -186,29 +234,34 @@ def filter_grad(rows, g, plan) -> np.ndarray | None:
     return total
 
 
-def product(rows, kernel, taps=None) -> np.ndarray | None:
+def product(rows, kernel, chains=None) -> np.ndarray | None:
     """``rows @ kernel`` of a convolution's windows [outputs, taps * channels] (taps, then channels) and its
-    kernel [taps * channels, filters], summed as oneDNN sums it (``taps``: :func:`tap_order`'s order), or None
-    where that does not apply (see the module's docstring)."""
+    kernel [taps * channels, filters], summed as oneDNN sums it, or None where that does not apply (see the
+    module's docstring). ``chains``: tuples of taps, each summed as one chain from zero in its order (a tap's
+    channels in order), the chains' sums added in turn (:func:`tap_order`'s order as one chain;
+    :func:`input_grad_chains`); None: one chain over the taps in row-major order."""
     if rows.dtype != _F32 or kernel.dtype != _F32 or rows.ndim != 2 or kernel.ndim != 2 \
             or rows.shape[1] != kernel.shape[0] or not rows.size or not kernel.size \
             or rows.shape[0] * kernel.size > STEP_LIMIT or vector_width() != 16:
         return None
     depth = kernel.shape[0]
-    order = range(depth)
-    if taps is not None:
-        channels = depth // len(taps)
-        order = [tap * channels + c for tap in taps for c in range(channels)]
+    orders = [range(depth)]
+    if chains is not None:
+        channels = depth // sum(len(chain) for chain in chains)
+        orders = [[tap * channels + c for tap in chain for c in range(channels)] for chain in chains]
     if rows.shape[0] * kernel.size > NUMPY_LIMIT:
         compiled = _compiled()
-        return None if compiled is None else compiled.chain(rows, kernel, order)
+        return None if compiled is None else compiled.chains(rows, kernel, orders)
     if may_underflow(rows, kernel):
         return None
     shape = (rows.shape[0], kernel.shape[1])
-    total, wide = np.zeros(shape, _F32), np.empty(shape, _F64)
+    wide, total = np.empty(shape, _F64), None
     with np.errstate(all="ignore"):
-        for p in order:
-            total = fma(rows[:, p:p + 1], kernel[p:p + 1], total, wide)
+        for order in orders:
+            part = np.zeros(shape, _F32)
+            for p in order:
+                part = fma(rows[:, p:p + 1], kernel[p:p + 1], part, wide)
+            total = part if total is None else total + part
     return total
 
 

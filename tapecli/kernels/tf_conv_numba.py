@@ -43,14 +43,17 @@ def _chain(rows, kernel, order, out):
                 total[f] = fused_multiply_add(x, weights[f], total[f])
 
 
-def chain(rows, kernel, order) -> np.ndarray | None:
-    """[outputs, filters]: each a chain of fused multiply-adds from zero over ``order`` (indices into the
-    windows' row and the kernel's rows), or None where a product could underflow."""
+def chains(rows, kernel, orders) -> np.ndarray | None:
+    """[outputs, filters]: the sum, in turn, of a chain of fused multiply-adds from zero over each of ``orders``
+    (indices into the windows' row and the kernel's rows), or None where a product could underflow."""
     if _underflows(rows, kernel):
         return None
-    out = np.zeros((rows.shape[0], kernel.shape[1]), np.float32)
-    _launch(_chain, np.ascontiguousarray(rows), np.ascontiguousarray(kernel), np.asarray(order, np.int64), out)
-    return out
+    rows, kernel, total = np.ascontiguousarray(rows), np.ascontiguousarray(kernel), None
+    for order in orders:
+        part = np.zeros((rows.shape[0], kernel.shape[1]), np.float32)
+        _launch(_chain, rows, kernel, np.asarray(order, np.int64), part)
+        total = part if total is None else total + part
+    return total
 
 
 @_jit

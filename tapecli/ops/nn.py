@@ -454,8 +454,8 @@ def _fill_pad(x, paddings, fill):
     return x
 
 
-def _conv_product_kernel(rows, kernel, padded=None, *, taps, filter_grad, input_grad):
-    y = tf_conv.product(rows, kernel, taps)     # (padded, filter_grad, input_grad: for its gradients, below)
+def _conv_product_kernel(rows, kernel, padded=None, *, chains, filter_grad, input_grad):
+    y = tf_conv.product(rows, kernel, chains)   # (padded, filter_grad, input_grad: for its gradients, below)
     return matmul_kernel(rows, kernel) if y is None else y
 
 
@@ -484,14 +484,15 @@ def _conv_product_vjp(r, g, needs=None):
 
 def _input_grad(g, kernel, geometry):
     """The gradient of a convolution's padded input of spatial sizes ``padded`` (``geometry``: those, the batch,
-    the output's spatial sizes, the window's and its dilations; stride 1): one chain over the flipped kernel
-    (its taps from the last, then the output channels) as TensorFlow's Conv2DBackpropInput sums it with SAME
-    padding, the convolution of the output's gradient, padded, with the flipped kernel (conv_transpose's)."""
-    padded, batch, out, size, dilations = geometry
+    the output's spatial sizes, the window's, its strides and dilations, and the chains of the flipped kernel's
+    taps that TensorFlow's Conv2DBackpropInput sums, kernels/tf_conv.py's input_grad_chains): the convolution of
+    the output's gradient, spread by the strides and padded, with the flipped kernel (conv_transpose's), summed in
+    those chains."""
+    padded, batch, out, size, strides, dilations, chains = geometry
     channels = kernel.shape[0] // math.prod(size)
     g = reshape(g, (batch, *out, g.shape[1]))
-    return conv_transpose(g, reshape(kernel, (*size, channels, g.shape[-1])), padded, (1,) * len(size), dilations,
-                          (0,) * len(size))
+    return conv_transpose(g, reshape(kernel, (*size, channels, g.shape[-1])), padded, strides, dilations,
+                          (0,) * len(size), chains)
 
 
 def _conv_filter_grad_vjp(r, g):
@@ -507,40 +508,50 @@ def _conv_filter_grad_jvp(r, ts):
 
 
 # A convolution's windows [outputs, taps * channels] times its kernel [taps * channels, filters]: a product whose
-# float32 sums follow TensorFlow's convolution kernel (kernels/tf_conv.py; ``taps``: the order of its taps), with
+# float32 sums follow TensorFlow's convolution kernel (kernels/tf_conv.py; ``chains``: the chains of its taps), with
 # matmul's gradients but where TensorFlow's are followed: the kernel's where ``filter_grad`` plans it (the
 # windows' transpose times the output's gradient, an op of its own whose gradients are matmul's products), and
 # the input's where ``input_grad`` is given: then the padded input the windows were gathered from is a third
-# input, which takes the gradient in the windows' place (conv_transpose's chain over the flipped kernel)
+# input, which takes the gradient in the windows' place (conv_transpose's chains over the flipped kernel)
 CONV_PRODUCT = register("conv_product", numpy=_conv_product_kernel, unify=(), saves=(0, 1), batchable=False,
                         vjp=_conv_product_vjp, jvp=matmul_jvp)       # (the padded input's tangent is the rows')
 CONV_FILTER_GRAD = register("conv_filter_grad", numpy=_conv_filter_grad_kernel, unify=(), saves=(0, 1),
                             batchable=False, vjp=_conv_filter_grad_vjp, jvp=_conv_filter_grad_jvp)
 
 
-def _conv_product(windows, kernel, shape, size, strides, dilations, pads, inverted=False, padded=None) -> Tensor:
+def _conv_product(windows, kernel, shape, size, strides, dilations, pads, inverted=None, padded=None) -> Tensor:
     """windows [N, *out, taps, C] of an input of ``shape`` (padded by ``pads``) times kernel [taps, C, F]:
-    [N, *out, F]. ``inverted``: the input's gradient of a convolution (oneDNN's inverted convolution, whose taps
-    run in row-major order); ``padded``: the padded input the windows are of, whose gradient the product gives
-    where TensorFlow's input gradient is followed (kernels/tf_conv.py)."""
+    [N, *out, F]. ``inverted``: for the input's gradient of a convolution (oneDNN's inverted convolution), the
+    chains its taps are summed in (kernels/tf_conv.py's product); ``padded``: the padded input the windows are
+    of, whose gradient the product gives where TensorFlow's input gradient is followed (kernels/tf_conv.py)."""
     out, (_, c, f) = windows.shape[1:-2], kernel.shape
     rows = reshape(windows, (math.prod(windows.shape[:-2]), windows.shape[-2] * c))
-    taps = None if inverted else tf_conv.tap_order(shape, size, strides, dilations, pads, out)
-    if len(size) == 3:          # TensorFlow's (depth, height, width) order, in _patches's (height, width, depth)
-        kd, kh, kw = size
-        taps = tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
-    plan = None
-    if not inverted and len(size) == 1:     # TensorFlow's conv1d: a Conv2D over a height of one
-        plan = tf_conv.filter_grad_plan((shape[0], 1, *shape[1:]), (1, *size), (1, *strides), (1, *dilations),
-                                        ((0, 0), *pads), (1, *out), f)
-    elif not inverted:
-        plan = tf_conv.filter_grad_plan(shape, size, strides, dilations, pads, out, f)
-    inputs, geometry = (rows, reshape(kernel, (rows.shape[1], f))), None
-    if padded is not None and not inverted and padded.dtype == np.float32 \
-            and tf_conv.input_grad_chain(size, strides, dilations, pads):
-        inputs, geometry = inputs + (padded,), (padded.shape[1:-1], shape[0], out, tuple(size), dilations)
-    y = apply(CONV_PRODUCT, inputs, taps=taps, filter_grad=plan, input_grad=geometry)
+    inputs, chains, plan, geometry = (rows, reshape(kernel, (rows.shape[1], f))), inverted, None, None
+    if inverted is None:
+        taps = _tap_chain(size) if len(size) == 3 else tf_conv.tap_order(shape, size, strides, dilations, pads, out)
+        chains = None if taps is None else (taps,)
+        if len(size) == 1:      # TensorFlow's conv1d: a Conv2D over a height of one
+            plan = tf_conv.filter_grad_plan((shape[0], 1, *shape[1:]), (1, *size), (1, *strides), (1, *dilations),
+                                            ((0, 0), *pads), (1, *out), f)
+        else:
+            plan = tf_conv.filter_grad_plan(shape, size, strides, dilations, pads, out, f)
+        grad_chains = tf_conv.input_grad_chains(shape, size, strides, dilations, pads, f)
+        # (an inverted product above tf_conv's STEP_LIMIT is matmul's either way: the windows' gradients cost less)
+        if padded is not None and padded.dtype == np.float32 and grad_chains is not None \
+                and math.prod(padded.shape[:-1]) * math.prod(kernel.shape) <= tf_conv.STEP_LIMIT:
+            inputs = inputs + (padded,)
+            geometry = (padded.shape[1:-1], shape[0], out, tuple(size), strides, dilations, grad_chains)
+    y = apply(CONV_PRODUCT, inputs, chains=chains, filter_grad=plan, input_grad=geometry)
     return reshape(y, (shape[0], *out, f))
+
+
+def _tap_chain(size) -> tuple[int, ...]:
+    """A kernel's taps in TensorFlow's order (a 3-D one's (depth, height, width), in _patches's (height, width,
+    depth))."""
+    if len(size) != 3:
+        return tuple(range(math.prod(size)))
+    kd, kh, kw = size
+    return tuple((h * kw + w) * kd + d for d in range(kd) for h in range(kh) for w in range(kw))
 
 
 def conv2d(x, filters, strides=(1, 1), padding="VALID", dilations=(1, 1)) -> Tensor:
@@ -614,7 +625,7 @@ def _padded_windows(x, k, strides, dilations, pads) -> tuple[Tensor, Tensor]:
     return p, x
 
 
-def convolutions(x, kernels, strides, dilations, pads, inverted=False) -> list[Tensor]:
+def convolutions(x, kernels, strides, dilations, pads, inverted=None) -> list[Tensor]:
     """x's windows gathered once, times each of ``kernels`` [*k, C, F_i] (one window size): [N, *out, F_i] each,
     as ``convolution`` gives them (a ConvLSTM's four gates convolve one input). Every window a row: one product
     per kernel (and the kernel's gradient one product). ``inverted``: see _conv_product."""
@@ -638,19 +649,27 @@ def convolution(x, kernel, strides, dilations, pads, groups=1) -> Tensor:
     return reshape(reduce_sum(mul(p, taps), axis=(1, 3)), (x.shape[0], *out, f))
 
 
-def conv_transpose(x, kernel, out, strides, dilations, befores) -> Tensor:
+def conv_transpose(x, kernel, out, strides, dilations, befores, chains=None) -> Tensor:
     """The gradient of ``convolution`` with respect to its input (tf.nn.conv_transpose): x [N, *spatial, C],
     kernel [*k, F, C], ``out`` the output's spatial sizes and ``befores`` the padding before each axis of the
     convolution it is the gradient of. The input spread out by the strides, padded so that the windows of the
-    flipped kernel (its channel axes swapped) give every output element."""
+    flipped kernel (its channel axes swapped) give every output element; ``chains``: those the flipped kernel's
+    taps are summed in (by default kernels/tf_conv.py's input_grad_chains for that convolution, where it follows
+    TensorFlow's, else one chain over them all)."""
     x, rank = to_tensor(x), len(out)
-    pads = []
+    pads, spatial = [], x.shape[1:-1]
     for axis, (o, k, s, d, before) in enumerate(zip(out, kernel.shape[:rank], strides, dilations, befores), start=1):
         if s > 1:
             x = _spread(x, axis, s)
         pads.append(((k - 1) * d - before, o + before - x.shape[axis]))
     flipped = transpose(reverse(kernel, list(range(rank))), (*range(rank), rank + 1, rank))
-    return convolutions(x, [flipped], (1,) * rank, dilations, pads, inverted=True)[0]
+    if chains is None:          # (the convolution's padding after each axis: what its windows leave over)
+        conv_pads = [(before, max((n - 1) * s + (k - 1) * d + 1 - o - before, 0)) for n, o, k, s, d, before
+                     in zip(spatial, out, kernel.shape[:rank], strides, dilations, befores)]
+        chains = tf_conv.input_grad_chains((x.shape[0], *out, kernel.shape[-2]), kernel.shape[:rank], strides,
+                                           dilations, conv_pads, x.shape[-1])
+    chains = chains or (_tap_chain(kernel.shape[:rank]),)
+    return convolutions(x, [flipped], (1,) * rank, dilations, pads, inverted=chains)[0]
 
 
 def _spread(x, axis, s):

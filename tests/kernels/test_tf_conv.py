@@ -87,14 +87,50 @@ def test_kernel_gradients_give_tensorflows_bits(rank, monkeypatch):
     assert differ == []
 
 
+def _input_grad_followed(case) -> bool:
+    """Whether tapecli sums the case's input gradient as TensorFlow does: input_grad_chains knows its chains, and
+    its product (every input element times the whole kernel) is within tf_conv.STEP_LIMIT."""
+    x, f = operands(case)
+    pads = [(0, 0) if case["padding"] == "VALID" else tf_conv._same_pads(n, k, s, d)
+            for n, k, s, d in zip(case["spatial"], case["size"], case["strides"], case["dilations"])]
+    chains = tf_conv.input_grad_chains(x.shape, case["size"], case["strides"], case["dilations"], pads, f.shape[-1])
+    return chains is not None and x.size // x.shape[-1] * f.size <= tf_conv.STEP_LIMIT
+
+
 @other_width
 @pytest.mark.parametrize("rank", [1, 2])
-def test_input_gradients_with_same_padding_give_tensorflows_bits(rank):
-    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == "SAME" and set(c["strides"]) == {1}]
-    assert len(cases) > 5
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_input_gradients_give_tensorflows_bits(rank, padding, stride, monkeypatch):
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])      # (where the work splits evenly)
+    cases = [c for c in CASES if len(c["size"]) == rank and c["padding"] == padding
+             and set(c["strides"]) == {stride} and _input_grad_followed(c)]
+    assert len(cases) > 3
     differ = [{key: case[key] for key in FIELDS[:-4]} for case in cases
               if digest(_gradients(case)[1]) != case["input_grad_sha256"]]
     assert differ == []
+
+
+@other_width
+def test_input_gradient_chains_are_onednns(monkeypatch):
+    """VALID, stride 1: a chain per kernel column (the flipped kernel's taps, row-major) where it is at least as wide
+    as high, per tap where higher, one for one column, where the rows split evenly between the threads; stride 2:
+    one chain (from the original's first tap) for an odd width, a chain per column for an even one."""
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", 2)
+    valid = ((0, 0), (0, 0))
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (2, 3), (1, 1), (1, 1), valid, 4) == ((0, 3), (1, 4), (2, 5))
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (3, 2), (1, 1), (1, 1), valid, 4) == tuple((t,) for t in range(6))
+    assert tf_conv.input_grad_chains((3, 9, 9, 3), (3, 1), (1, 1), (1, 1), valid, 4) == ((0, 1, 2),)
+    assert tf_conv.input_grad_chains((3, 9, 9, 3), (3, 3), (1, 1), (1, 1), valid, 4) is None     # (27 rows)
+    assert tf_conv.input_grad_chains((2, 9, 9, 128), (3, 3), (1, 1), (1, 1), valid, 4) is None
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (3, 3), (1, 1), (1, 1), ((1, 1), (0, 0)), 4) is None
+    assert tf_conv.input_grad_chains((2, 9, 9, 3), (3, 3), (1, 1), (1, 1), ((1, 1), (1, 1)), 4) == (tuple(range(9)),)
+    assert tf_conv.input_grad_chains((4, 9, 9, 3), (2, 2), (2, 2), (1, 1), valid, 4) == ((3, 2, 1, 0),)
+    assert tf_conv.input_grad_chains((4, 8, 8, 3), (2, 2), (2, 2), (1, 1), ((0, 0), (0, 0)), 4) == ((3, 1), (2, 0))
+    assert tf_conv.input_grad_chains((4, 8, 8, 3), (3, 3), (2, 2), (1, 1), ((0, 1), (0, 1)), 4) is not None
+    assert tf_conv.input_grad_chains((3, 8, 8, 3), (2, 2), (2, 2), (1, 1), valid, 4) is None      # (3 images)
+    assert tf_conv.input_grad_chains((4, 8, 8, 3), (2, 2), (3, 3), (1, 1), valid, 4) is None
+    assert tf_conv.input_grad_chains((4, 8, 3), (3,), (2,), (1,), ((0, 0),), 4) == ((2,), (1,), (0,))
 
 
 def test_the_kernel_gradient_follows_the_threads():
@@ -104,15 +140,23 @@ def test_the_kernel_gradient_follows_the_threads():
         assert tuple(tf_conv._balance211(8, len(parts), t) for t in range(len(parts))) == parts
 
 
-def test_numba_gives_numpys_bits(monkeypatch):
+@pytest.mark.parametrize("chains", [(tuple(reversed(range(20))),), tuple((j, 5 + j, 10 + j, 15 + j) for j in range(5))])
+def test_numba_gives_numpys_bits(chains, monkeypatch):
     rng = np.random.default_rng(5)
     rows = (rng.integers(-64, 64, (300, 40)) / 8).astype(np.float32)     # few bits: sums on halfway points
     kernel = (1 + rng.integers(-64, 64, (40, 6)) * 2.0 ** -20).astype(np.float32)
-    taps = tuple(reversed(range(20)))
     monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 1 << 40)
-    by_numpy = tf_conv.product(rows, kernel, taps)
+    by_numpy = tf_conv.product(rows, kernel, chains)
     monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 0)
-    assert np.array_equal(tf_conv.product(rows, kernel, taps), by_numpy)
+    assert np.array_equal(tf_conv.product(rows, kernel, chains), by_numpy)
+
+
+def test_chains_are_summed_apart():
+    """A chain's sum is rounded before the next is added: 1 + 2^-24 + 2^-24 as two chains is 1, as one 1 + 2^-23."""
+    rows = np.array([[1.0, 2.0 ** -24, 2.0 ** -24]], np.float32)
+    kernel = np.ones((3, 1), np.float32)
+    assert tf_conv.product(rows, kernel)[0, 0] == np.float32(1)
+    assert tf_conv.product(rows, kernel, ((1, 2), (0,)))[0, 0] == np.float32(1 + 2.0 ** -23)
 
 
 @pytest.mark.parametrize("smallest, underflows", [(1e-20, True), (1e-18, False), (0.0, False)])
@@ -123,7 +167,7 @@ def test_numba_s_underflow_check_is_numpys(smallest, underflows):
     a = np.array([[0.0, -3.0, np.nan], [np.inf, -smallest, 2.0]], np.float32)
     b = np.array([[1e-19, 0.0], [-5.0, np.nan], [1.0, 2.0]], np.float32)
     assert tf_matmul.may_underflow(a, b) == underflows
-    assert (tf_conv_numba.chain(a, b, range(3)) is None) == underflows
+    assert (tf_conv_numba.chains(a, b, [range(3)]) is None) == underflows
     blocks, firsts = np.array([[0, 2]], np.int64), np.array([0, 1], np.int64)
     assert (tf_conv_numba.blocked_chains(a, b[:2], blocks, firsts) is None) == underflows
 

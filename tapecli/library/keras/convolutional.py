@@ -129,8 +129,14 @@ class _Conv(_Windowed):
             self.add_weight("bias", (self.filters,), self.inits[1], dtype)
 
     def forward(self, interp, x, training):
-        return self.finish(ops.convolution(x, self.weights_["kernel"], self.strides, self.dilation_rate, self.pads(x),
-                                           self.groups))
+        pads, kernel = self.pads(x), self.weights_["kernel"]
+        if self.padding == "causal":    # Keras pads the input, then convolves it with VALID padding: so TensorFlow's
+            x, pads = ops.pad(x, [[0, 0], list(pads[0]), [0, 0]]), [(0, 0)]        # input gradient sums its way
+        if self.groups == 1 and max(self.dilation_rate) > 1:    # keras.ops.conv: tf.nn.convolution's space-to-batch
+            from tapecli.library.tf_nn_losses import _with_space_to_batch
+            return self.finish(_with_space_to_batch(x, kernel, self.dilation_rate,
+                                                    "SAME" if self.padding == "same" else "VALID"))
+        return self.finish(ops.convolution(x, kernel, self.strides, self.dilation_rate, pads, self.groups))
 
 
 def _positive(value, what):
