@@ -511,6 +511,8 @@ def clone_model(interp, model, input_tensors=None, clone_function=None, call_fun
                                 f"Keras tensors, got {len(given)}")
         input_tensors = given
     originals = {keras_name(layer): layer for layer in model.layers}
+    for t in model.order:       # (Keras clones them as it runs the graph: its layers' seeds drawn in that order)
+        clone(t.layer)
 
     def call(layer, args, kwargs):
         if call_function is None:
