@@ -39,7 +39,7 @@ import functools
 
 import numpy as np
 
-from tapecli.kernels import tf_pow
+from tapecli.kernels import tf_pow, tf_rcpps
 
 PACKET = 8                     # floats in one of Eigen's AVX packets: fewer elements run on the scalar path
 # Up to this many elements, a float32 tensor takes NumPy versions of Eigen's packet algorithms (TensorFlow's
@@ -591,6 +591,18 @@ def tanh(x, out=None):
     if x.dtype.itemsize == 2 and x.dtype.kind in "fV":       # (half floats: float32's, rounded, as unary's)
         return _scalar(tanh(x.astype(_F32)).astype(x.dtype), out)
     return np.tanh(x, out=out)
+
+
+def reciprocal(x, out=None):
+    """np.reciprocal, but TensorFlow's Reciprocal on the packets of a float32 tensor of ``PACKET`` to
+    ``PACKET_LIMIT`` elements on a CPU whose approximate RCPPS is known (tf_rcpps.py): RCPPS and a Newton step,
+    1 / x on the last ``size % PACKET``. (log's and log1p's gradients, g * reciprocal(x), read it.)"""
+    if _packets(x) and x.size >= PACKET and tf_rcpps.known():
+        return _in_packets(x, tf_rcpps.newton_reciprocal, np.reciprocal, out)
+    return np.reciprocal(x, out=out)
+
+
+reciprocal.writes_out = True
 
 
 # Eigen's ptanh_double (GenericPacketMathFunctions.h, built without FMA): a [19/18] rational interpolant, odd

@@ -25,6 +25,7 @@ import functools
 import numpy as np
 
 from tapecli.kernels.tf_float32 import PACKET_LIMIT
+from tapecli.kernels.cpu import cpu
 
 _F32 = np.float32
 _TINY = np.finfo(np.float32).tiny
@@ -45,12 +46,7 @@ _EXP_POLYNOMIAL = tuple(_bits(w) for w in (0x3C07CFCE, 0x3D2B9D0D, 0x3E2AAD40, 0
 def vector_width() -> int | None:
     """Floats in the vectors oneDNN compiles for on this machine (16 with AVX-512, 8 with AVX2 and FMA), or None
     where its softmax is not this one (another architecture, an older x86, a system that does not say)."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
-    except OSError:
-        return None
-    flags = set(flags)
+    flags = cpu()[2]
     if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
         return 16
     if {"avx2", "fma"} <= flags:

@@ -741,10 +741,6 @@ class _Raw:
         return run
 
     @staticmethod
-    def reciprocal(x):
-        return kernels.call("div", 1, x)
-
-    @staticmethod
     def zeros_like(x):
         return kernels.zeros(x.shape, x.dtype)      # where the run's arrays live
 
@@ -782,9 +778,6 @@ class _NumpySource:
             self.lines.append(f"t{self.n} = K[{kernel!r}]({', '.join(self._arg(a) for a in args)}{extra})")
             return f"t{self.n}"
         return emit
-
-    def reciprocal(self, x):
-        return self.div(1, x)
 
     def zeros_like(self, x):
         self.n += 1

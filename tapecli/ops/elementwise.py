@@ -128,7 +128,7 @@ RSQRT = _unary("rsqrt", numpy=numpy_kernels.rsqrt, numba="formula", saves=("out"
                grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
 # TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
 # scalar_inverse_gradient_op, is mul_no_nan(-(y * y), upstream), 0 where the upstream gradient is 0
-RECIPROCAL = _unary("reciprocal", numpy=np.reciprocal, saves=("out",), program=(),
+RECIPROCAL = _unary("reciprocal", numpy=tf_float32.reciprocal, saves=("out",), program=(),
                     grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.neg(m.square(y)), g),))
 SQUARE = _unary("square", numpy=np.square, float_only=False, numba="formula", deriv=lambda m, x, y, at: m.mul(2, x),
                 fusion="({0} * {0})")

@@ -1,0 +1,56 @@
+"""TensorFlow's float32 Reciprocal on this machine's kind of CPU (kernels/tf_rcpps.py, tf_float32.reciprocal):
+RCPPS's table and Eigen's Newton step, against TensorFlow 2.21's answers recorded on an AMD CPU of family 25."""
+import hashlib
+
+import numpy as np
+import pytest
+
+from tapecli.kernels import cpu, tf_float32, tf_rcpps
+
+# sha256 of TensorFlow's tf.math.reciprocal of _inputs(seed) (its NaN as NumPy's), and of 8 plain values
+RECORDED = {0: "36258ecb1ade4b6a79b7ac5a15629b4d64bf135d24d0dc9a269cdd4eb8201e6c",
+            1: "031e694917c0f2cf794c21ff387492d4ea80f18baaed4e22e948698f6a5db649",
+            2: "418bd59f462865653e2bf277cde06471899970864ec1c0dc8a86728e0f1661dc"}
+PLAIN = ([0.1, 0.3, 3.0, 7.0, 1e-3, 123.456, -0.75, 2.5e30],
+         [10.0, 3.3333332538604736, 0.3333333432674408, 0.1428571343421936, 1000.0, 0.008100051432847977,
+          -1.3333333730697632, 3.999999918644759e-31])
+on_the_tables_cpu = pytest.mark.skipif(not tf_rcpps.known(), reason="TensorFlow's answers of another CPU")
+
+
+def _inputs(seed):
+    """Floats of every exponent (random bits), zeros, infinities, NaN, subnormals, then ordinary values."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)
+    specials = np.array([0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, 1e-38, 1.17549435e-38, 2e38, 1.0],
+                        np.float32)
+    return np.concatenate([bits.view(np.float32), specials, rng.uniform(-3, 3, 4004).astype(np.float32)])
+
+
+@on_the_tables_cpu
+@pytest.mark.parametrize("seed", sorted(RECORDED))
+def test_the_packets_give_tensorflows_bits(seed):
+    x = _inputs(seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tf_float32, "PACKET_LIMIT", x.size)
+        y = tf_float32.reciprocal(x)
+    y[np.isnan(y)] = np.nan
+    assert hashlib.sha256(y.tobytes()).hexdigest() == RECORDED[seed]
+
+
+@on_the_tables_cpu
+def test_plain_values_and_the_scalar_tail():
+    x, expected = (np.array(v, np.float32) for v in PLAIN)
+    assert tf_float32.reciprocal(x).tolist() == expected.tolist()
+    tail = np.concatenate([x, x[:3]])           # (the last 3 of 11: 1 / x, as Eigen's scalar path)
+    assert tf_float32.reciprocal(tail)[8:].tolist() == (np.float32(1) / x[:3]).tolist()
+
+
+def test_another_cpu_keeps_one_over_x(monkeypatch):
+    x = np.array(PLAIN[0], np.float32)
+    monkeypatch.setattr(tf_rcpps, "cpu", lambda: ("GenuineIntel", "6", frozenset({"avx"})))
+    assert tf_float32.reciprocal(x).tolist() == (np.float32(1) / x).tolist()
+
+
+def test_the_cpu_is_read_once_from_the_system():
+    vendor, family, flags = cpu.cpu()
+    assert isinstance(vendor, str) and isinstance(family, str) and isinstance(flags, frozenset)
