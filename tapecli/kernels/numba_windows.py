@@ -4,11 +4,13 @@ in one pass over the windows where NumPy takes a copy of them and a call per tap
 Each element of a windows' gradient is the chain of the gradients of the windows it is in, added to zero from
 the last tap to the first (TensorFlow's order). The windows holding one element meet it at taps that fall as the
 windows go in order (a later window, on a later row or to the right, meets it at an earlier tap), so the chain is
-the windows in order: these kernels go through the windows as they are laid out, each window's taps in turn.
-Max pooling's first maximum is TensorFlow's loop: the window's first element of the input, replaced by each later
-one greater than the one kept (a NaN kept stays; padding is never in a window). No fastmath: each float operation
-is the NumPy kernel's, so a program gives the same bits whichever backend serves it (tests/kernels/test_kernels.py
-compares them). Importing this module imports numba (``numba_support``).
+the windows in order: these kernels add the windows' gradients as the windows are laid out, each window's taps in
+turn. Max pooling's first maximum is TensorFlow's loop: the window's first element of the input, replaced by each
+later one greater than the one kept (a NaN kept stays; padding is never in a window). No fastmath: each float
+operation is the NumPy kernel's, so a program gives the same bits whichever backend serves it
+(tests/kernels/test_numba_windows.py compares them; of a NaN made by inf - inf and met by another in a sum, NumPy's
+own sign depends on where the element falls in its SIMD loop). Importing this module imports numba
+(``numba_support``).
 """
 from __future__ import annotations
 
