@@ -287,7 +287,7 @@ def _columns_in_ranges(rows, starts, stops, zero, part, out):
 def _bias_add_grad(g, threads=tf_sums.POOL_THREADS):
     """tf_sums.bias_add_grad of float32/float64 rows (of 2 or more: one row is itself, not 0 + it)."""
     dtype = _float_dtype(g)
-    if dtype is None or g.ndim < 2 or g.size // max(g.shape[-1], 1) < 2 or not g.shape[-1]:
+    if dtype is None or g.ndim < 2 or not g.shape[-1] or g.size // g.shape[-1] < 2:
         return NotImplemented
     rows = _contiguous(g).reshape(-1, g.shape[-1])
     ranges = np.array(tf_sums.row_ranges(rows.shape[0], rows.shape[1], dtype.itemsize, threads), np.int64)

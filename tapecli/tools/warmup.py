@@ -56,7 +56,7 @@ def _calls(name: str, dtype: np.dtype):
         return [((x,), {"alpha": 0.2})]
     if form == "elu":
         return [((x,), {"alpha": 1.0})]
-    image = x.reshape(1, 4, 2, 3)       # (NHWC; the pooling kernels' windows of 2 x 2, 3 x 1 windows of the gradient)
+    image = x.reshape(1, 4, 2, 3)       # (an NHWC image, pooled in windows of 2 x 2)
     pooling = {"size": (2, 2), "strides": (2, 2), "pads": (0, 0, 0, 0), "out": (2, 1)}
     if form == "max_pool":
         return [((image,), pooling)]
