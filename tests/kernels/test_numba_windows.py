@@ -135,3 +135,20 @@ def test_the_exact_kernels_are_numbas_from_the_started_threshold_once_numba_star
         kernels.call("bias_add_grad", small)
         kernels.call("sigmoid", x)              # (not exact: Numba's from THRESHOLD only)
         assert calls == (["bias_add_grad"] if started else [])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pooling_of_windows_without_a_number_or_of_signed_zeros(nb, dtype):
+    # windows of NaN and -inf alone (the lowest float; the first element gets the gradient), -0.0 before +0.0 and
+    # +0.0 before -0.0 (the first is the maximum), a NaN first (it stays the first maximum), and SAME padding
+    x = np.array([[np.nan, -np.inf, -0.0, 0.0, np.nan, 1.0],
+                  [-np.inf, np.nan, 0.0, -0.0, 2.0, 2.0],
+                  [0.0, -0.0, -np.inf, -np.inf, 3.0, np.nan]], dtype).reshape(1, 3, 6, 1)
+    g = np.array([1.5, -2.5, 3.5, -0.0, 0.25, 8.0], dtype)
+    for pads, out in (((0, 0, 0, 0), (1, 3)), ((0, 1, 0, 0), (2, 3))):
+        attrs = {"size": (2, 2), "strides": (2, 2), "pads": pads, "out": out}
+        top = nb.call("max_pool", x, **attrs)
+        same_bits(top, NUMPY_KERNELS["max_pool"](x, **attrs))
+        assert top[0, 0, 0, 0] == np.finfo(dtype).min
+        grad = g[:out[0] * out[1]].reshape(1, *out, 1)
+        same_bits(nb.call("max_pool_grad", x, grad, **attrs), NUMPY_KERNELS["max_pool_grad"](x, grad, **attrs))
