@@ -95,8 +95,9 @@ def _from_formula(name: str):
 # sum 1e5; add, mul and tanh a tie at every size), but numba's first use in a process (~0.3 s:
 # import, load the cached kernels) is repaid only after ~40 calls at 1e6 elements (~430 at 1e5).
 THRESHOLD = setting("TAPECLI_NUMBA_THRESHOLD", 1_000_000)
-# Once Numba has started, a kernel of EXACT_NUMBA_KERNELS pays for loading its compiled code (a few ms) in a few
-# dozen calls at this size (benchmarks/cnn.py's pooling and windows: 0.1-0.3 ms saved a call from 100K elements)
+# Once Numba has started, a kernel of EXACT_NUMBA_KERNELS pays for loading its compiled code (2-7 ms) in a few dozen
+# calls from this size (benchmarks/cnn.py: 0.03 ms saved a call on its second pool's 124K elements, 0.15 ms on the
+# windows' gradient of 557K, 0.4 ms on the bias gradient of 346K)
 STARTED_THRESHOLD = 100_000
 
 _NUMBA_WORD = "numba"
