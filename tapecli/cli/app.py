@@ -721,7 +721,8 @@ def warmup(json_out: JsonOpt = False,
     """Compile the numba kernels (float32 and float64) and the syntax-error parser into the cache."""
     import time
     from tapecli.cli import render as r
-    from tapecli import ops  # noqa: F401  (the op table fills the set of numba kernels)
+    from tapecli import ops
+    ops.load_deferred()         # (the whole op table fills the set of numba kernels)
     from tapecli.kernels import NUMBA_KERNELS
     from tapecli.tools.warmup import DTYPES, compile_kernels, prepare_parser
     unknown = sorted(set(kernel or ()) - NUMBA_KERNELS)

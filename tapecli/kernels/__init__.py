@@ -1,7 +1,10 @@
 """The kernel layer: picks NumPy for small tensors and Numba for large ones.
 
 Numba costs ~0.4 s to import, so it is imported only when a kernel it serves meets
-a tensor of at least ``THRESHOLD`` elements. ``TAPECLI_BACKEND=numpy|numba`` forces
+a tensor of at least ``THRESHOLD`` elements. A kernel whose Numba kernel gives the NumPy
+kernel's bits (``EXACT_NUMBA_KERNELS``) is Numba's from ``STARTED_THRESHOLD`` elements once
+this process has started Numba (``numba_started``: another kernel paid for its start): which
+backend serves it, a run's values are the same. ``TAPECLI_BACKEND=numpy|numba`` forces
 one backend (the tests run the op table on both).
 
 A run on a device (``--device cuda``) puts its :class:`~tapecli.kernels.backends.Backend` in the run
@@ -31,6 +34,8 @@ RAW_NUMPY_KERNELS = _RAW   # without np.errstate: for callers inside quiet()
 # on an op entry), so the set is one fact per op. Kernels the ops use but no op entry names
 # (gradient helpers) are listed here.
 NUMBA_KERNELS: set = set()
+# Of those, the kernels whose Numba kernel gives the NumPy kernel's bits (``register(..., numba="exact")``)
+EXACT_NUMBA_KERNELS: set = set()
 # NumPy functions giving two kernels' results in one call, for a plan that makes both on the same arguments
 # (a loss and, for its backward pass, its gradient): (first kernel, second kernel) -> function of the arguments
 # giving (first's result, second's result), the bits each gives alone.
@@ -42,14 +47,14 @@ OUT_KERNELS: set = {name for name, f in _RAW.items() if writes_out(f)}
 PLAN_KERNELS = frozenset({"masked_grad", "sum", "relu", "sparse_softmax_xent"})
 
 
-def register(name: str, numpy=None, numba: bool = False, paired=None, formula=None, arity=1) -> None:
+def register(name: str, numpy=None, numba: bool | str = False, paired=None, formula=None, arity=1) -> None:
     """Add an op's kernel, called by the op table (``tapecli.ops``) as it registers an entry: ``numpy``
     (arrays in, an array out) becomes the NumPy kernel ``name``; ``numba`` says that numba_kernels.py
-    implements ``name`` too; ``paired``: {second kernel: function}, entries of PAIRED with ``name`` first;
-    ``formula`` (with ``arity`` inputs): the scalar formula the backends generate kernel ``name`` from
-    (``formulas.py``) where no kernel of theirs is written by hand: all of them for an op with none, Numba's
-    (and cuda's, where device_math has none) beside a ``numpy`` kernel. The kernels room never imports the
-    ops: they call down into it."""
+    implements ``name`` too (``"exact"``: with the NumPy kernel's bits, EXACT_NUMBA_KERNELS); ``paired``:
+    {second kernel: function}, entries of PAIRED with ``name`` first; ``formula`` (with ``arity`` inputs): the
+    scalar formula the backends generate kernel ``name`` from (``formulas.py``) where no kernel of theirs is
+    written by hand: all of them for an op with none, Numba's (and cuda's, where device_math has none) beside a
+    ``numpy`` kernel. The kernels room never imports the ops: they call down into it."""
     if formula is not None:
         FORMULAS[name] = (formula, arity)
         numpy = _from_formula(name) if numpy is None else numpy
@@ -63,6 +68,8 @@ def register(name: str, numpy=None, numba: bool = False, paired=None, formula=No
             OUT_KERNELS.discard(name)
     if numba:
         NUMBA_KERNELS.add(name)
+    if numba == "exact":
+        EXACT_NUMBA_KERNELS.add(name)
     for second, both in (paired or {}).items():
         PAIRED[name, second] = both
 
@@ -88,6 +95,10 @@ def _from_formula(name: str):
 # sum 1e5; add, mul and tanh a tie at every size), but numba's first use in a process (~0.3 s:
 # import, load the cached kernels) is repaid only after ~40 calls at 1e6 elements (~430 at 1e5).
 THRESHOLD = setting("TAPECLI_NUMBA_THRESHOLD", 1_000_000)
+# Once Numba has started, a kernel of EXACT_NUMBA_KERNELS pays for loading its compiled code (2-7 ms) in a few dozen
+# calls from this size (benchmarks/cnn.py: 0.03 ms saved a call on its second pool's 124K elements, 0.15 ms on the
+# windows' gradient of 557K, 0.4 ms on the bias gradient of 346K)
+STARTED_THRESHOLD = 100_000
 
 _NUMBA_WORD = "numba"
 _NUMPY_WORD = "numpy"
@@ -210,11 +221,8 @@ def run(name: str, args, attrs: dict) -> np.ndarray:
     if _numba_missing is None and name in NUMBA_KERNELS:
         mode = state.mode if state.depth else _raw_mode()
         if mode != _NUMPY_WORD:
-            if mode == _NUMBA_WORD:
+            if mode == _NUMBA_WORD or _large(name, args):
                 return _numba(name, args, attrs)
-            for a in args:
-                if a.__class__ is np.ndarray and a.size >= THRESHOLD:
-                    return _numba(name, args, attrs)
     if state.depth:
         out = _RAW[name](*args, **attrs) if attrs else _RAW[name](*args)
         # a 0-d result stays a NumPy scalar: the next kernel on it is several times faster than on a 0-d array
@@ -327,7 +335,17 @@ def _numba_serves(name, args) -> bool:
     mode = state.mode if state.depth else _raw_mode()
     if mode == _NUMPY_WORD or _numpy_only(args):
         return False
-    return mode == _NUMBA_WORD or any(a.__class__ is np.ndarray and a.size >= THRESHOLD for a in args)
+    return mode == _NUMBA_WORD or _large(name, args)
+
+
+def _large(name, args) -> bool:
+    """Whether an array among a Numba kernel's arguments is large enough for Numba: ``THRESHOLD`` elements, or
+    ``STARTED_THRESHOLD`` for a kernel of EXACT_NUMBA_KERNELS once this process has started Numba."""
+    for a in args:
+        if a.__class__ is np.ndarray and (a.size >= THRESHOLD or a.size >= STARTED_THRESHOLD
+                                          and name in EXACT_NUMBA_KERNELS and numba_started()):
+            return True
+    return False
 
 
 def _numpy_only(args) -> bool:

@@ -42,7 +42,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from . import tf_float32
+from . import numba_windows, tf_float32, tf_sums
 from .formulas import numba_call
 from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS
 from .numba_support import (_at, _contiguous, _float_dtype, _jit, _launch, _operands)
@@ -267,6 +267,34 @@ def _min_mid(x, out):
                 u = out[o, j]
                 w = x[o, r, j]
                 out[o, j] = u if (u < w or math.isnan(u)) else w
+
+
+@_jit
+def _columns_in_ranges(rows, starts, stops, zero, part, out):
+    # tf_sums.bias_add_grad: each range's column sums (part) from zero, its rows in order; the ranges' sums added in
+    # order
+    c = rows.shape[1]
+    for k in range(starts.shape[0]):
+        for j in range(c):
+            part[j] = zero
+        for r in range(starts[k], stops[k]):
+            for j in range(c):
+                part[j] += rows[r, j]
+        for j in range(c):
+            out[j] = part[j] if k == 0 else out[j] + part[j]
+
+
+def _bias_add_grad(g, threads=tf_sums.POOL_THREADS):
+    """tf_sums.bias_add_grad of float32/float64 rows (of 2 or more: one row is itself, not 0 + it)."""
+    dtype = _float_dtype(g)
+    if dtype is None or g.ndim < 2 or not g.shape[-1] or g.size // g.shape[-1] < 2:
+        return NotImplemented
+    rows = _contiguous(g).reshape(-1, g.shape[-1])
+    ranges = np.array(tf_sums.row_ranges(rows.shape[0], rows.shape[1], dtype.itemsize, threads), np.int64)
+    out = np.empty(rows.shape[1], dtype)
+    _launch(_columns_in_ranges, rows, np.ascontiguousarray(ranges[:, 0]), np.ascontiguousarray(ranges[:, 1]),
+            dtype.type(0), np.empty_like(out), out)
+    return out
 
 
 # ---------------------------------------------------------- elementwise calls
@@ -501,7 +529,9 @@ _IMPLS = {
     "tanh": _numpy, "pow": _numpy,
     "sigmoid": _sigmoid, "softplus": _softplus, "elu": _elu, "leaky_relu": _leaky_relu_call,
     "clip": _elementwise(_clip), "where": _where_call, "masked_grad": _masked_grad_call,
-    **_REDUCE, "logsumexp": _logsumexp,
+    **_REDUCE, "logsumexp": _logsumexp, "bias_add_grad": _bias_add_grad,
+    "windows_grad": numba_windows.windows_grad, "max_pool": numba_windows.max_pool,
+    "max_pool_grad": numba_windows.max_pool_grad,
 }
 
 

@@ -271,7 +271,9 @@ def _float_dtype(*arrays):
 def _contiguous(a: np.ndarray) -> np.ndarray:
     # Aligned, C-ordered and writable: one numba signature per dtype and rank (numba types
     # read-only arrays apart), so a read-only input is copied (rare: broadcast views).
-    return np.require(a, requirements="CAW")
+    # (An array that is all three, the usual one, as it is: np.require took as long as a small kernel.)
+    flags = a.flags
+    return a if flags.c_contiguous and flags.aligned and flags.writeable else np.require(a, requirements="CAW")
 
 
 def _operands(*arrays):

@@ -311,7 +311,7 @@ def bias_add_grad(g, threads=POOL_THREADS):
     """TensorFlow's BiasAddGrad on the CPU (NHWC): ``g`` [..., c] summed over all but its last axis, as
     ``functor::ReduceOuterDimensions`` (tensorflow/core/kernels/redux_functor.h) sums the rows of ``g`` as
     [rows, c]: each column from 0, the rows in order, in blocks of rows where Eigen's cost model splits the
-    work across ``threads`` (:func:`_row_ranges`); the blocks' sums then added in order. Float16 and bfloat16
+    work across ``threads`` (:func:`row_ranges`); the blocks' sums then added in order. Float16 and bfloat16
     add in float32 (their AccumulatorType)."""
     c = g.shape[-1]
     rows = np.ascontiguousarray(g).reshape(-1, c)
@@ -320,7 +320,7 @@ def bias_add_grad(g, threads=POOL_THREADS):
     accumulated = np.float32 if g.dtype.itemsize == 2 else g.dtype        # (float16, bfloat16: float32)
     if rows.shape[0] == 0:
         return np.zeros(c, g.dtype)
-    ranges = _row_ranges(rows.shape[0], c, np.dtype(g.dtype).itemsize, threads)
+    ranges = row_ranges(rows.shape[0], c, np.dtype(g.dtype).itemsize, threads)
     out = _rows_in_order(rows[ranges[0][0]:ranges[0][1]], accumulated)
     for start, stop in ranges[1:]:
         out = out + _rows_in_order(rows[start:stop], accumulated)
@@ -336,7 +336,7 @@ def _rows_in_order(rows, dtype):
     return np.add.reduce(rows, axis=0, dtype=dtype, initial=zero)
 
 
-def _row_ranges(outer, inner, itemsize, threads):
+def row_ranges(outer, inner, itemsize, threads):
     """The ranges of rows ReduceOuterDimensions sums apart: one, unless Eigen's cost model gives its
     ``parallelFor`` more than a thread over the blocks of rows (columns spread over the threads instead, above
     32 a thread, keep every column's rows in order)."""

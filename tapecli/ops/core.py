@@ -115,8 +115,10 @@ OPS: dict[str, Op] = {}
 def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
     """Add an op to the table. ``numpy``: its NumPy kernel (arrays in, array out), registered into the
     kernels room under the op's kernel name; ``numba``: how large tensors are served: ``True``,
-    ``kernels/numba_kernels.py`` implements that kernel by hand; ``"formula"``, Numba's kernel is made from
-    the op's ``fusion`` formula (where it gives the NumPy kernel's bits: one IEEE operation a element);
+    ``kernels/numba_kernels.py`` implements that kernel by hand; ``"exact"``, by hand with the NumPy kernel's
+    bits (served from fewer elements once Numba has started: ``kernels.STARTED_THRESHOLD``); ``"formula"``,
+    Numba's kernel is made from the op's ``fusion`` formula (where it gives the NumPy kernel's bits: one IEEE
+    operation a element);
     otherwise the NumPy kernel serves them too (the set of Numba kernels is derived from these);
     ``paired``: {another kernel: a NumPy function giving both kernels' results from the same arguments}
     (``kernels.PAIRED``). An elementwise op with a ``fusion`` formula and no kernel written by hand (none
@@ -128,7 +130,7 @@ def register(name, *, numpy=None, numba=None, paired=None, **kw) -> Op:
     if op.fusion is not None and (generated or numba == "formula"):
         kernels.register(op.kernel, numpy, formula=op.fusion, arity=len(op.grads) if op.grads else 1, paired=paired)
     elif numpy is not None or numba:
-        kernels.register(op.kernel, numpy, numba=bool(numba), paired=paired)
+        kernels.register(op.kernel, numpy, numba=numba, paired=paired)
     # a binary op keeping both inputs (mul, matmul, maximum): no stub to make for them
     op._keeps_inputs = op._save_in is not None and {0, 1} <= op._save_in
     OPS[name] = op

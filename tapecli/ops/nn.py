@@ -273,7 +273,8 @@ def sigmoid_cross_entropy_with_logits(labels, logits) -> Tensor:
 # TensorFlow's BiasAdd: the bias added along the last axis (the add kernel's bits); its gradient to the bias is
 # BiasAddGrad, whose order of the rows is its own (tf_sums.bias_add_grad), and BiasAddGrad's gradient the
 # received gradient broadcast along the rows (_BiasAddGradGrad)
-BIAS_ADD_GRAD = register("bias_add_grad", numpy=tf_sums.bias_add_grad, unify=(), saves=(), batchable=False,
+BIAS_ADD_GRAD = register("bias_add_grad", numpy=tf_sums.bias_add_grad, numba="exact", unify=(), saves=(),
+                         batchable=False,
                          vjp=lambda r, g: (broadcast_to(g, r.inputs[0].shape),),
                          jvp=lambda r, ts: apply(BIAS_ADD_GRAD, (ts[0],)))
 
@@ -395,7 +396,8 @@ WINDOWS = register("windows", numpy=_windows_kernel, unify=(), saves=(), batchab
                    vjp=lambda r, g: (apply(WINDOWS_GRAD, (g,), shape=r.inputs[0].shape, size=r.attrs["size"],
                                            strides=r.attrs["strides"], dilations=r.attrs["dilations"]),),
                    jvp=lambda r, ts: apply(WINDOWS, (ts[0],), **r.attrs))
-WINDOWS_GRAD = register("windows_grad", numpy=_windows_grad_kernel, unify=(), saves=(), batchable=False,
+WINDOWS_GRAD = register("windows_grad", numpy=_windows_grad_kernel, numba="exact", unify=(), saves=(),
+                        batchable=False,
                         vjp=lambda r, g: (apply(WINDOWS, (g,), size=r.attrs["size"], strides=r.attrs["strides"],
                                                 dilations=r.attrs["dilations"], out=r.inputs[0].shape[1:3]),),
                         jvp=lambda r, ts: apply(WINDOWS_GRAD, (ts[0],), **r.attrs))
@@ -875,10 +877,11 @@ def _pooled(op, x, other, attrs) -> Tensor | None:
 
 # Max pooling as TensorFlow's three kernels: MaxPool, MaxPoolGrad (linear in the gradient, no gradient of its
 # own for the input: the first maximum moves only where it ties) and its adjoint MaxPoolGradGrad
-MAX_POOL = register("max_pool", numpy=_max_pool_kernel, unify=(), saves=(0,), batchable=False,
+MAX_POOL = register("max_pool", numpy=_max_pool_kernel, numba="exact", unify=(), saves=(0,), batchable=False,
                     vjp=lambda r, g: (apply(MAX_POOL_GRAD, (r.inputs[0], g), **r.attrs),),
                     jvp=lambda r, ts: apply(MAX_POOL_GATHER, (r.inputs[0], ts[0]), **r.attrs))
-MAX_POOL_GRAD = register("max_pool_grad", numpy=_max_pool_grad_kernel, unify=(), saves=(0,), batchable=False,
+MAX_POOL_GRAD = register("max_pool_grad", numpy=_max_pool_grad_kernel, numba="exact", unify=(), saves=(0,),
+                         batchable=False,
                          vjp=lambda r, g: (None, apply(MAX_POOL_GATHER, (r.inputs[0], g), **r.attrs)),
                          jvp=lambda r, ts: _pooled(MAX_POOL_GRAD, r.inputs[0], ts[1], r.attrs))
 MAX_POOL_GATHER = register("max_pool_gather", numpy=_max_pool_gather_kernel, unify=(), saves=(0,),

@@ -22,6 +22,8 @@ _FORMS = {
     "where": "where", "masked_grad": "masked_grad",
     "sum": "reduce", "mean": "reduce", "max": "reduce", "min": "reduce", "prod": "reduce", "logsumexp": "reduce",
     "leaky_relu": "leaky_relu", "elu": "elu",
+    "windows_grad": "windows_grad", "max_pool": "max_pool", "max_pool_grad": "max_pool_grad",
+    "bias_add_grad": "bias_add_grad",
 }
 
 
@@ -54,6 +56,17 @@ def _calls(name: str, dtype: np.dtype):
         return [((x,), {"alpha": 0.2})]
     if form == "elu":
         return [((x,), {"alpha": 1.0})]
+    image = x.reshape(1, 4, 2, 3)       # (an NHWC image, pooled in windows of 2 x 2)
+    pooling = {"size": (2, 2), "strides": (2, 2), "pads": (0, 0, 0, 0), "out": (2, 1)}
+    if form == "max_pool":
+        return [((image,), pooling)]
+    if form == "max_pool_grad":
+        return [((image, x[:6].reshape(1, 2, 1, 3)), pooling)]
+    if form == "bias_add_grad":
+        return [((x.reshape(4, 6),), {})]
+    if form == "windows_grad":
+        return [((x.reshape(1, 2, 2, 3, 1, 2),), {"shape": (1, 4, 2, 2), "size": (3, 1), "strides": (1, 1),
+                                                   "dilations": (1, 1)})]
     m = x.reshape(4, 6)
     t = x.reshape(2, 3, 4)
     return [((x,), {}), ((m,), {"axis": 0}), ((m,), {"axis": 1}), ((t,), {"axis": 1}), ((m,), {})]
@@ -62,7 +75,8 @@ def _calls(name: str, dtype: np.dtype):
 def compile_kernels(dtypes=DTYPES, names=None, progress=None) -> list[dict]:
     """Compile (or load) the numba kernels ``names`` (default all) for ``dtypes``; one entry per kernel and dtype:
     {"kernel", "dtype", "calls", "seconds"}, or {"error"} where numba is missing."""
-    from tapecli import kernels, ops  # noqa: F401  (the op table fills kernels.NUMBA_KERNELS)
+    from tapecli import kernels, ops
+    ops.load_deferred()         # (the whole op table fills kernels.NUMBA_KERNELS)
     try:
         from tapecli.kernels import numba_kernels
     except ImportError as e:          # e.g. a numba that does not support the installed NumPy
