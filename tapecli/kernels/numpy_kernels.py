@@ -199,10 +199,6 @@ def log_softmax(x, axis=-1):
     return (shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))).astype(x.dtype, copy=False)
 
 
-def rsqrt(x):
-    return (1 / np.sqrt(x)).astype(x.dtype, copy=False)
-
-
 def floordiv(a, b):
     _no_integer_zero(b)
     return np.floor_divide(a, b)

@@ -605,6 +605,23 @@ def reciprocal(x, out=None):
 reciprocal.writes_out = True
 
 
+def rsqrt(x, out=None):
+    """1 / sqrt(x) in x's dtype, but TensorFlow's Rsqrt on the packets of a float32 tensor of ``PACKET`` to
+    ``PACKET_LIMIT`` elements on a CPU whose approximate RSQRTPS is known (tf_rcpps.py): RSQRTPS and a Newton
+    step, 1 / sqrt(x) on the last ``size % PACKET`` (LayerNormalization's and BatchNormalization's rsqrt)."""
+    if _packets(x) and x.size >= PACKET and tf_rcpps.known():
+        return _in_packets(x, tf_rcpps.newton_rsqrt, _one_over_root, out)
+    return _scalar(_one_over_root(x), out)
+
+
+def _one_over_root(x):
+    with np.errstate(all="ignore"):
+        return (1 / np.sqrt(x)).astype(x.dtype, copy=False)
+
+
+rsqrt.writes_out = True
+
+
 # Eigen's ptanh_double (GenericPacketMathFunctions.h, built without FMA): a [19/18] rational interpolant, odd
 # over even, on x clamped to +-17.714196154005176
 _TANH64_CLAMP = 17.714196154005176

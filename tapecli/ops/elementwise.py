@@ -124,7 +124,7 @@ SQRT = _unary("sqrt", numpy=np.sqrt, numba="formula", saves=("out",), fusion="ma
 SQRT_GRAD = _elementwise("sqrt_grad", (
     lambda m, gg, y, g, out, at: m.mul(m.neg(m.div(gg, y)), out),
     lambda m, gg, y, g, out, at: m.mul(0.5, m.div(gg, y))), (0, "out"), numpy=tf_float32.sqrt_grad, float_only=True)
-RSQRT = _unary("rsqrt", numpy=numpy_kernels.rsqrt, numba="formula", saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
+RSQRT = _unary("rsqrt", numpy=tf_float32.rsqrt, numba="formula", saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
                grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
 # TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
 # scalar_inverse_gradient_op, is mul_no_nan(-(y * y), upstream), 0 where the upstream gradient is 0

@@ -1,5 +1,6 @@
-"""TensorFlow's float32 Reciprocal on this machine's kind of CPU (kernels/tf_rcpps.py, tf_float32.reciprocal):
-RCPPS's table and Eigen's Newton step, against TensorFlow 2.21's answers recorded on an AMD CPU of family 25."""
+"""TensorFlow's float32 Reciprocal and Rsqrt on this machine's kind of CPU (kernels/tf_rcpps.py,
+tf_float32.reciprocal and rsqrt): RCPPS's and RSQRTPS's tables and Eigen's Newton steps, against TensorFlow 2.21's
+answers recorded on an AMD CPU of family 25."""
 import hashlib
 
 import numpy as np
@@ -14,6 +15,13 @@ RECORDED = {0: "36258ecb1ade4b6a79b7ac5a15629b4d64bf135d24d0dc9a269cdd4eb8201e6c
 PLAIN = ([0.1, 0.3, 3.0, 7.0, 1e-3, 123.456, -0.75, 2.5e30],
          [10.0, 3.3333332538604736, 0.3333333432674408, 0.1428571343421936, 1000.0, 0.008100051432847977,
           -1.3333333730697632, 3.999999918644759e-31])
+# Rsqrt's, of |_inputs(seed)| for seeds 0 and 1 and of _inputs(2) (NaN for the negative ones)
+RSQRT_RECORDED = {0: "9c1407277b420905d42c980144340e1a89ae2659e3e1c0ad99e2e83ffb106da9",
+                  1: "fb50c188d2c8e0f63bf8a16153754ff7248ae17e338e08650ff62a30b8cd66b6",
+                  2: "49ebc763dc5da37c2f14c681e7c131a6f0de5012ee508f64acf4af16dff09de3"}
+RSQRT_PLAIN = ([0.1, 0.3, 3.0, 7.0, 1e-3, 123.456, 0.75, 2.5e30],
+               [3.1622774600982666, 1.8257417678833008, 0.5773502588272095, 0.37796446681022644, 31.62277603149414,
+                0.09000028669834137, 1.154700517654419, 6.324555200944669e-16])
 on_the_tables_cpu = pytest.mark.skipif(not tf_rcpps.known(), reason="TensorFlow's answers of another CPU")
 
 
@@ -54,3 +62,26 @@ def test_another_cpu_keeps_one_over_x(monkeypatch):
 def test_the_cpu_is_read_once_from_the_system():
     vendor, family, flags = cpu.cpu()
     assert isinstance(vendor, str) and isinstance(family, str) and isinstance(flags, frozenset)
+
+
+@on_the_tables_cpu
+@pytest.mark.parametrize("seed", sorted(RSQRT_RECORDED))
+def test_rsqrts_packets_give_tensorflows_bits(seed):
+    x = np.abs(_inputs(seed)) if seed < 2 else _inputs(seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tf_float32, "PACKET_LIMIT", x.size)
+        y = tf_float32.rsqrt(x)
+    y[np.isnan(y)] = np.nan
+    assert hashlib.sha256(y.tobytes()).hexdigest() == RSQRT_RECORDED[seed]
+
+
+@on_the_tables_cpu
+def test_rsqrts_plain_values():
+    x, expected = (np.array(v, np.float32) for v in RSQRT_PLAIN)
+    assert tf_float32.rsqrt(x).tolist() == expected.tolist()
+
+
+def test_another_cpu_keeps_one_over_the_root(monkeypatch):
+    x = np.array(RSQRT_PLAIN[0], np.float32)
+    monkeypatch.setattr(tf_rcpps, "cpu", lambda: ("GenuineIntel", "6", frozenset({"avx"})))
+    assert tf_float32.rsqrt(x).tolist() == (np.float32(1) / np.sqrt(x)).tolist()
