@@ -764,7 +764,7 @@ _X16 = _out_inputs(4).T[:, :16].copy()      # (a bias along 300 rows of 16: the 
 _INTS = np.random.default_rng(5).integers(-2**31, 2**31, (64, 300), dtype=np.int32)
 _SHIFTS = np.random.default_rng(6).integers(0, 32, (64, 300), dtype=np.int32)
 _UNARY = ("abs", "ceil", "cos", "exp", "floor", "log", "log1p", "neg", "sign", "sin", "sqrt", "square", "tan", "tanh",
-          "relu", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "expm1", "reciprocal")
+          "relu", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "expm1", "reciprocal", "rsqrt")
 _BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "greater", "greater_equal", "less", "less_equal",
            "equal", "not_equal", "atan2")
 OUT_CASES = {
