@@ -34,54 +34,46 @@ def _inputs(seed):
     return np.concatenate([bits.view(np.float32), specials, rng.uniform(-3, 3, 4004).astype(np.float32)])
 
 
+def _rsqrt_inputs(seed):
+    """|_inputs(seed)| for seeds 0 and 1 (roots of every exponent), _inputs(2) itself (NaN for negatives)."""
+    return np.abs(_inputs(seed)) if seed < 2 else _inputs(seed)
+
+
+# each function, its recorded digests and plain values, its inputs, and what another CPU computes instead
+FUNCTIONS = {"reciprocal": (tf_float32.reciprocal, RECORDED, PLAIN, _inputs, lambda x: np.float32(1) / x),
+             "rsqrt": (tf_float32.rsqrt, RSQRT_RECORDED, RSQRT_PLAIN, _rsqrt_inputs,
+                       lambda x: np.float32(1) / np.sqrt(x))}
+
+
 @on_the_tables_cpu
-@pytest.mark.parametrize("seed", sorted(RECORDED))
-def test_the_packets_give_tensorflows_bits(seed):
-    x = _inputs(seed)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tf_float32, "PACKET_LIMIT", x.size)
-        y = tf_float32.reciprocal(x)
+@pytest.mark.parametrize("name, seed", [(name, seed) for name in FUNCTIONS for seed in FUNCTIONS[name][1]])
+def test_the_packets_give_tensorflows_bits(name, seed, monkeypatch):
+    function, recorded, _, inputs, _ = FUNCTIONS[name]
+    x = inputs(seed)
+    monkeypatch.setattr(tf_float32, "PACKET_LIMIT", x.size)
+    y = function(x)
     y[np.isnan(y)] = np.nan
-    assert hashlib.sha256(y.tobytes()).hexdigest() == RECORDED[seed]
+    assert hashlib.sha256(y.tobytes()).hexdigest() == recorded[seed]
 
 
 @on_the_tables_cpu
-def test_plain_values_and_the_scalar_tail():
-    x, expected = (np.array(v, np.float32) for v in PLAIN)
-    assert tf_float32.reciprocal(x).tolist() == expected.tolist()
-    tail = np.concatenate([x, x[:3]])           # (the last 3 of 11: 1 / x, as Eigen's scalar path)
-    assert tf_float32.reciprocal(tail)[8:].tolist() == (np.float32(1) / x[:3]).tolist()
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_plain_values_and_the_scalar_tail(name):
+    function, _, plain, _, alone = FUNCTIONS[name]
+    x, expected = (np.array(v, np.float32) for v in plain)
+    assert function(x).tolist() == expected.tolist()
+    tail = np.concatenate([x, x[:3]])           # (the last 3 of 11: Eigen's scalar path, IEEE's)
+    assert function(tail)[8:].tolist() == alone(x[:3]).tolist()
 
 
-def test_another_cpu_keeps_one_over_x(monkeypatch):
-    x = np.array(PLAIN[0], np.float32)
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_another_cpu_keeps_ieee_arithmetic(name, monkeypatch):
+    function, _, plain, _, alone = FUNCTIONS[name]
+    x = np.array(plain[0], np.float32)
     monkeypatch.setattr(tf_rcpps, "cpu", lambda: ("GenuineIntel", "6", frozenset({"avx"})))
-    assert tf_float32.reciprocal(x).tolist() == (np.float32(1) / x).tolist()
+    assert function(x).tolist() == alone(x).tolist()
 
 
 def test_the_cpu_is_read_once_from_the_system():
     vendor, family, flags = cpu.cpu()
     assert isinstance(vendor, str) and isinstance(family, str) and isinstance(flags, frozenset)
-
-
-@on_the_tables_cpu
-@pytest.mark.parametrize("seed", sorted(RSQRT_RECORDED))
-def test_rsqrts_packets_give_tensorflows_bits(seed):
-    x = np.abs(_inputs(seed)) if seed < 2 else _inputs(seed)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tf_float32, "PACKET_LIMIT", x.size)
-        y = tf_float32.rsqrt(x)
-    y[np.isnan(y)] = np.nan
-    assert hashlib.sha256(y.tobytes()).hexdigest() == RSQRT_RECORDED[seed]
-
-
-@on_the_tables_cpu
-def test_rsqrts_plain_values():
-    x, expected = (np.array(v, np.float32) for v in RSQRT_PLAIN)
-    assert tf_float32.rsqrt(x).tolist() == expected.tolist()
-
-
-def test_another_cpu_keeps_one_over_the_root(monkeypatch):
-    x = np.array(RSQRT_PLAIN[0], np.float32)
-    monkeypatch.setattr(tf_rcpps, "cpu", lambda: ("GenuineIntel", "6", frozenset({"avx"})))
-    assert tf_float32.rsqrt(x).tolist() == (np.float32(1) / np.sqrt(x)).tolist()
