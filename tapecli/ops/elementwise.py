@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
+from tapecli.kernels import numpy_kernels, tf_float32, tf_rcpps, tf_sums
 
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
@@ -56,9 +56,9 @@ def _python_pow(a, b):
 
 def _pow_kernel(a, b, out=None):
     """TensorFlow's Pow. Inside a tf.function Grappler's arithmetic optimizer (ConvertPowStage) replaces a Pow of
-    a constant exponent by another op first: 2 by Square, 3 by x Square(x), 0.5 by Sqrt, -1 by Reciprocal (a
-    division here, as tapecli's reciprocal) and -0.5 by Rsqrt (on doubles 1 / sqrt; a float's takes the CPU's
-    approximate RSQRTPS, left to Pow here); 1 and 0 give x and ones as Pow does. A literal exponent reaches the
+    a constant exponent by another op first: 2 by Square, 3 by x Square(x), 0.5 by Sqrt, -1 by Reciprocal and
+    -0.5 by Rsqrt (tf_float32's: on a float32 tensor the CPU's approximations, where tapecli knows them; a float32
+    Rsqrt elsewhere is left to Pow); 1 and 0 give x and ones as Pow does. A literal exponent reaches the
     kernel as a NumPy scalar (a tensor's as an array: a tf.constant made in the function, a Const there too, keeps
     Pow), and Pow's gradient's pow(x, y - 1) of it as one too, as TensorFlow folds y - 1 into a Const."""
     if b.__class__ in _FLOAT_SCALARS and current().functions > 0 and a.dtype in _GRAPPLER_POW_DTYPES:
@@ -69,8 +69,10 @@ def _pow_kernel(a, b, out=None):
             return np.multiply(a, a * a, out=out)
         if e == 0.5:
             return np.sqrt(a, out=out)
-        if e == -1.0 or (e == -0.5 and a.dtype == np.float64):
-            return np.divide(1.0, a if e == -1.0 else np.sqrt(a), out=out, dtype=a.dtype)
+        if e == -1.0:
+            return tf_float32.reciprocal(a, out=out)
+        if e == -0.5 and (a.dtype == np.float64 or tf_rcpps.known()):
+            return tf_float32.rsqrt(a, out=out)
     return tf_float32.pow_(a, b, out=out)
 
 
