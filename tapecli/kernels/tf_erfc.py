@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import tf_pow
+from tapecli.kernels import tf_pow, tf_rcpps
 from tapecli.kernels.tf_float32 import _DOUBLE_PACKET, _exp_packets, _expf, _POINTWISE, PACKET
 
 _F32 = np.float32
@@ -82,9 +82,9 @@ def _square_low(x, x2):
     return lo * lo + p
 
 
-def _erfc_steps(x0, exp):
-    """generic_fast_erfc of a float32 or float64 array, exp(-x^2) by ``exp`` (the one difference between
-    Eigen's scalar path and its packets, with preciprocal's: 1 / x^2 divides here)."""
+def _erfc_steps(x0, exp, reciprocal=None):
+    """generic_fast_erfc of a float32 or float64 array, exp(-x^2) by ``exp`` and 1 / x^2 by ``reciprocal`` (None:
+    dividing), the differences between Eigen's scalar path and its packets (preciprocal's)."""
     t = x0.dtype.type
     with np.errstate(all="ignore"):
         clamp = t(_ERFC_CLAMP[x0.dtype])
@@ -100,7 +100,7 @@ def _erfc_steps(x0, exp):
             return small
         e = exp(-x2)
         z = e - _flush(e * _square_low(x, x2))       # exp(-x^2) = exp(-x2) (1 - the square's low part)
-        q2 = t(1) / x2
+        q2 = t(1) / x2 if reciprocal is None else reciprocal(x2)
         r = _polevl(q2, _ERFC_GAMMA if single else _ERFC64_GAMMA) / (
             x * _polevl(q2, _ERFC_DELTA if single else _ERFC64_DELTA))
         large = _flush(_flush(z * r) + np.where(x < 0, t(2), t(0)))
@@ -121,18 +121,21 @@ def erfc(x):
     """TensorFlow's Erfc (Eigen's generic_fast_erfc) of a float32 or float64 scalar or tensor: Eigen's packets
     (pexp) on all but the last ``size % PACKET`` (4 for doubles), the scalar path (the C library's exp) on those;
     float16 and bfloat16 round float32's. The float32 packets take preciprocal, the CPU's approximate RCPPS and
-    a Newton step, where this divides: their last bit differs on a few percent of the elements beyond |x| = 1."""
+    a Newton step (tf_rcpps.py), where tapecli knows the CPU's table; elsewhere this divides (their last bit then
+    differs on a few percent of the elements beyond |x| = 1)."""
     if x.__class__ is _F32 or x.__class__ is np.float64:
         return x.__class__(_erfc_steps(np.array([x]), _expf_each if x.__class__ is _F32 else _exp_each)[0])
     if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
         return erfc(x.astype(_F32)).astype(x.dtype)
+    reciprocal = None
     if x.dtype == _F32_DTYPE:
         packets, tail, packet = _exp_packets, _expf_each, PACKET
+        reciprocal = tf_rcpps.newton_reciprocal if tf_rcpps.known() and not _POINTWISE.get() else None
     else:
         packets, tail, packet = tf_pow.exp_double_packets, _exp_each, _DOUBLE_PACKET
     flat = x.reshape(-1)
     k = flat.size if _POINTWISE.get() else flat.size - flat.size % packet
-    head = _erfc_steps(flat[:k], packets)
+    head = _erfc_steps(flat[:k], packets, reciprocal)
     if k < flat.size:
         head = np.concatenate((head, _erfc_steps(flat[k:], tail)))
     return head.reshape(x.shape)

@@ -77,3 +77,12 @@ def test_another_cpu_keeps_ieee_arithmetic(name, monkeypatch):
 def test_the_cpu_is_read_once_from_the_system():
     vendor, family, flags = cpu.cpu()
     assert isinstance(vendor, str) and isinstance(family, str) and isinstance(flags, frozenset)
+
+
+@on_the_tables_cpu
+def test_erfcs_packets_beyond_one_take_the_reciprocal():
+    """generic_fast_erfc's preciprocal of x^2 beyond |x| = 1: TensorFlow's erfc of U(-6, 6), recorded (sha256)."""
+    from tapecli.kernels import tf_erfc
+    x = np.random.default_rng(7).uniform(-6, 6, 4096).astype(np.float32)
+    assert hashlib.sha256(tf_erfc.erfc(x).tobytes()).hexdigest() == \
+        "0cf87a5106bcb48fc617b9f2eaa321fbbfb86dd437d30a56bbb30e2066322255"
