@@ -4,10 +4,10 @@ TensorFlow's float32 Reciprocal and Rsqrt (tf_float32.reciprocal, tf_float32.rsq
 They are the x86 vector instructions that Eigen's AVX packets take for 1 / x and 1 / sqrt(x), and not IEEE
 arithmetic: RCPPS's result for x = 1.m * 2**e is a table's entry for the first 12 bits of m, scaled by 2**-e,
 and 0 where that falls below float32's smallest normal number; RSQRTPS's one of two tables' (for e even and odd),
-scaled by 2**-(e // 2). The tables are the processor's own: the ones below were read off an AMD CPU of family 25
-(Zen 4) for all their 4,096 entries, each the 12 fraction bits of a value in [0.5, 1) (the rest are zeros), as
-little-endian uint16 (base64). Intel's and other families' tables are not known here, so there tapecli keeps
-1 / x and 1 / sqrt(x). Eigen refines an entry by one Newton step; TensorFlow's threads flush subnormal numbers to
+scaled by 2**-(e // 2). The tables are the processor's own: the ones below were read off an AMD EPYC of family
+25 with AVX-512 (Zen 4) for all their 4,096 entries, each the 12 fraction bits of a value in [0.5, 1) (the rest
+are zeros), as little-endian uint16 (base64); family 25's Zen 3 is taken to share them (not measured). Intel's and
+other families' tables are not known here, so there tapecli keeps 1 / x and 1 / sqrt(x). Eigen refines an entry by one Newton step; TensorFlow's threads flush subnormal numbers to
 zero, in and out. Measured against TensorFlow 2.21 on floats of every exponent, zeros, infinities and NaN: all
 equal."""
 from __future__ import annotations
