@@ -7,9 +7,9 @@ and 0 where that falls below float32's smallest normal number; RSQRTPS's one of 
 scaled by 2**-(e // 2). The tables are the processor's own: the ones below were read off an AMD EPYC of family
 25 with AVX-512 (Zen 4) for all their 4,096 entries, each the 12 fraction bits of a value in [0.5, 1) (the rest
 are zeros), as little-endian uint16 (base64); family 25's Zen 3 is taken to share them (not measured). Intel's and
-other families' tables are not known here, so there tapecli keeps 1 / x and 1 / sqrt(x). Eigen refines an entry by one Newton step; TensorFlow's threads flush subnormal numbers to
-zero, in and out. Measured against TensorFlow 2.21 on floats of every exponent, zeros, infinities and NaN: all
-equal."""
+other families' tables are not known here, so there tapecli keeps 1 / x and 1 / sqrt(x). Eigen refines an
+entry by one Newton step; TensorFlow's threads flush subnormal numbers to zero, in and out. Measured against
+TensorFlow 2.21 on floats of every exponent, zeros, infinities and NaN: all equal."""
 from __future__ import annotations
 
 import base64
