@@ -492,12 +492,8 @@ class ProgramCallable(ProgramObject):
         self.fn = fn
 
     def call(self, interp, args, kwargs, node):
-        held = [to_program(a) for a in args]
-        result = self.call_as_held(interp.sandbox.eager, held, {k: to_program(v) for k, v in kwargs.items()})
-        for given, seen in zip(args, held):     # (Python hands a function the dict itself: what it adds, the caller's)
-            if given.__class__ is dict and seen.__class__ is dict:
-                given.update({key: to_library(value) for key, value in seen.items() if key not in given})
-        return result
+        return self.call_as_held(interp.sandbox.eager, [to_program(a) for a in args],
+                                 {k: to_program(v) for k, v in kwargs.items()})
 
     def call_as_held(self, eager, args: list, kwargs: dict):
         """The call with arguments as the program holds them (``to_program``'s), its result as the library's."""
