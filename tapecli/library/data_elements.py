@@ -54,9 +54,19 @@ def unpacked_call(interp, fn, element):
     the function for each iteration of the dataset (each iterator it makes; a repeat's rounds share it), so the
     function's random ops start again there, each op a kernel of its own (the first epoch's random augmentation
     again at every epoch)."""
-    args = list(element) if isinstance(element, list) else [element]
+    args = [_own(a) for a in (list(element) if isinstance(element, list) else [element])]
     return in_function(fn, lambda: off_the_tape(lambda: interp.call_value(fn, args), "a tf.data function", None,
                                                 []))
+
+
+def _own(value):
+    """An element's dicts and lists made again for a call (TensorFlow's traced function gets structures of its own:
+    what it adds to one is not the dataset's, which a cache holds for the next epoch)."""
+    if isinstance(value, dict):
+        return {k: _own(v) for k, v in value.items()}
+    if isinstance(value, (list, PythonTuple)):
+        return value.__class__(_own(v) for v in value)
+    return value
 
 
 def in_function(fn, call):
