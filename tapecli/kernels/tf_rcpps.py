@@ -314,9 +314,9 @@ _RSQRT_TABLES = (   # RSQRTPS's, for x in [1, 2), then [2, 4)
 
 
 @functools.cache
-def _fractions() -> np.ndarray:
-    """The table's entries as float32 bits (exponent field 126), as int64 to scale."""
-    fractions = np.frombuffer(base64.b64decode("".join(_TABLE)), "<u2").astype(np.int64)
+def _entries(table: tuple) -> np.ndarray:
+    """A table's entries as float32 bits (exponent field 126), as int64 to scale."""
+    fractions = np.frombuffer(base64.b64decode("".join(table)), "<u2").astype(np.int64)
     return (126 << 23) | (fractions << 11)
 
 
@@ -339,10 +339,22 @@ def rcpps(x: np.ndarray) -> np.ndarray:
     bits = x.view(np.uint32)
     sign, magnitude = bits & ~_MAGNITUDE, bits & _MAGNITUDE
     exponent = (magnitude >> np.uint32(23)).astype(np.int64)
-    scaled = _fractions()[(magnitude >> np.uint32(11)) & np.uint32(0xFFF)] - ((exponent - 127) << 23)
+    scaled = _entries(_TABLE)[_first_bits(magnitude)] - ((exponent - 127) << 23)
     out = np.where(scaled >= 1 << 23, scaled, 0).astype(np.uint32) | sign          # (below the normal: 0)
-    out = np.where(magnitude < _SMALLEST_NORMAL, sign | _INFINITY, out)
-    out = np.where(magnitude == _INFINITY, sign, out)
+    return _special(bits, out, infinite=sign)
+
+
+def _first_bits(magnitude):
+    """The first 12 fraction bits: the tables' index."""
+    return (magnitude >> np.uint32(11)) & np.uint32(0xFFF)
+
+
+def _special(bits, out, infinite):
+    """``out`` but for zeros and subnormals (read as zeros: inf of their sign), infinities (``infinite``) and
+    NaN (quieted)."""
+    magnitude = bits & _MAGNITUDE
+    out = np.where(magnitude < _SMALLEST_NORMAL, (bits & ~_MAGNITUDE) | _INFINITY, out)
+    out = np.where(magnitude == _INFINITY, infinite, out)
     return np.where(magnitude > _INFINITY, bits | np.uint32(0x00400000), out).view(_F32)
 
 
@@ -356,14 +368,6 @@ def newton_reciprocal(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(refined), r, refined)
 
 
-@functools.cache
-def _root_fractions() -> np.ndarray:
-    """RSQRTPS's two tables' entries as float32 bits (exponent field 126), as int64 to scale: [even, odd] by
-    the 12 first fraction bits."""
-    fractions = np.frombuffer(base64.b64decode("".join(_RSQRT_TABLES)), "<u2").astype(np.int64)
-    return ((126 << 23) | (fractions << 11)).reshape(2, 4096)
-
-
 def rsqrtps(x: np.ndarray) -> np.ndarray:
     """RSQRTPS of a float32 array, with subnormal inputs read as zeros: inf of their sign for zeros, 0 for inf,
     NaN for NaN and negative numbers."""
@@ -371,12 +375,10 @@ def rsqrtps(x: np.ndarray) -> np.ndarray:
     sign, magnitude = bits & ~_MAGNITUDE, bits & _MAGNITUDE
     power = (magnitude >> np.uint32(23)).astype(np.int64) - 127
     odd = power & 1
-    out = (_root_fractions()[odd, (magnitude >> np.uint32(11)) & np.uint32(0xFFF)] - (((power - odd) // 2) << 23))
-    out = out.astype(np.uint32)
-    out = np.where(magnitude < _SMALLEST_NORMAL, sign | _INFINITY, out)
-    out = np.where(magnitude == _INFINITY, np.uint32(0), out)
+    entries = _entries(_RSQRT_TABLES).reshape(2, 4096)        # (x in [1, 2), then [2, 4))
+    out = (entries[odd, _first_bits(magnitude)] - (((power - odd) // 2) << 23)).astype(np.uint32)
     out = np.where((sign != 0) & (magnitude >= _SMALLEST_NORMAL), np.uint32(0xFFC00000), out)
-    return np.where(magnitude > _INFINITY, bits | np.uint32(0x00400000), out).view(_F32)
+    return _special(bits, out, infinite=np.where(sign != 0, np.uint32(0xFFC00000), np.uint32(0)))
 
 
 def newton_rsqrt(x: np.ndarray) -> np.ndarray:
