@@ -211,6 +211,21 @@ for _hook in _HOOKS:
     setattr(Callback, _hook, lambda self, *args, **kwargs: None)
 
 
+class LambdaCallback(Callback):
+    """``keras.callbacks.LambdaCallback`` as Keras writes it: the functions given become the instance's hooks (any
+    other hook by its keyword), so a program's function hears the epoch's one dict of logs and what it adds
+    (``logs.update(...)``) reaches the callbacks after it and History, as any Callback's does (CallbackView)."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
+                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
+        super().__init__()
+        self.__dict__.update(kwargs)
+        given = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end, "on_train_begin": on_train_begin,
+                 "on_train_end": on_train_end, "on_train_batch_begin": on_train_batch_begin,
+                 "on_train_batch_end": on_train_batch_end}
+        self.__dict__.update({hook: fn for hook, fn in given.items() if fn is not None})
+
+
 class CallbackView(ProgramView, CallbackHooks):
     """A program's Callback among fit's callbacks: each hook called as Keras's CallbackList calls it, with logs
     of Python floats."""
@@ -220,9 +235,11 @@ class CallbackView(ProgramView, CallbackHooks):
 
     @property
     def hears_batches(self) -> bool:
-        """Whether its class defines a hook of each batch (those it inherits do nothing)."""
+        """Whether it has a hook of each batch of its own, its class's or its instance's (LambdaCallback's): those
+        it inherits do nothing."""
         cls = type(self.instance)
-        return any(getattr(cls, name) is not getattr(Callback, name) for name in BATCH_HOOKS)
+        return any(name in vars(self.instance) or getattr(cls, name) is not getattr(Callback, name)
+                   for name in BATCH_HOOKS)
 
     def _hook(self, name: str, *args) -> None:
         given = [to_program(python_number(a)) for a in args]

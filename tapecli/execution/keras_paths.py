@@ -12,6 +12,7 @@ KERAS_CLASSES = {("keras", "layers", "Layer"): KerasLayer, ("keras", "Layer"): K
                  ("keras", "losses", "Loss"): keras_bases.Loss, ("keras", "Loss"): keras_bases.Loss,
                  ("keras", "metrics", "Metric"): keras_bases.Metric, ("keras", "Metric"): keras_bases.Metric,
                  ("keras", "callbacks", "Callback"): keras_bases.Callback,
+                 ("keras", "callbacks", "LambdaCallback"): keras_bases.LambdaCallback,
                  ("keras", "optimizers", "schedules", "LearningRateSchedule"): keras_bases.LearningRateSchedule,
                  ("keras", "regularizers", "Regularizer"): keras_bases.Regularizer,
                  ("keras", "Regularizer"): keras_bases.Regularizer,
