@@ -26,7 +26,7 @@ from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase
 from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_argument, call_training
 from tapecli.library.keras.initializers import SeedGenerator
-from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask
+from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask, probing
 from tapecli.library.keras.stateless import stateless_values
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable
@@ -126,6 +126,8 @@ class Layer(KerasBase, metaclass=KerasClass):
         from tapecli.library.keras.common import name_scope
         with name_scope(run, self.name):
             if not self.built:
+                if _symbolic(args) and type(self).build is Layer.build and _sublayers(self):
+                    KerasTensor.named(run)      # (Keras builds it by running its call on a Keras tensor: one more)
                 self.build(_shape(args[0]) if args else None)
                 self.built = True
             training = call_training(run, depth, to_library(kwargs.get("training")))
@@ -709,8 +711,8 @@ class GraphLayer(LibraryLayer):
         self._program_side(setattr, self.layer, "trainable", value)
 
     def output_shape(self, shape) -> tuple:
-        from tapecli.library.keras.models import make_input
-        return self.call(self.interp, [make_input(batch_shape=shape)], {}, None).shape
+        with probing(self.interp):
+            return self.call(self.interp, [KerasTensor(tuple(shape), current().settings.float_dtype)], {}, None).shape
 
     def apply_spread(self, interp, xs, training_=None, mask=None, keywords=None):
         """The layer's call on values (``keywords``: those of its call in the graph, Keras's node's)."""

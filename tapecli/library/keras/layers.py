@@ -5,6 +5,7 @@ first bound to (``layer = Dense(2)``), else its place in a bound model (``model.
 Keras's automatic name (``dense``, ``dense_1``, ...)."""
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import re
@@ -60,12 +61,33 @@ class KerasTensor(ProgramObject):
     # the keyword arguments of a program layer's call that made it, as Keras's node keeps them (its config's
     # inbound_nodes: what from_config calls the layer with again); None: a built-in layer's call
     call_kwargs = None
+    # Keras's name: an Input's given one, else keras_tensor, keras_tensor_1, ... in the order Keras makes them (an
+    # Input, each output of a layer call, a mask a layer computes with ops: KerasTensor.named); None: a tensor
+    # tapecli makes to find a shape, which Keras does not make
+    name = None
 
     def __init__(self, shape, dtype, layer=None, inputs=None, listed=False):
         self.shape, self.dtype, self.layer, self.inputs = tuple(shape), dtype, layer, inputs or []
         self.listed = listed          # the layer takes its inputs as one list (merging layers)
         self.spread = False           # the layer takes its inputs as positional arguments (a program's layer)
         self.arguments = None         # a call of a layer with several arguments (Layer.call_arguments): them
+        if layer is not None:         # (an output of a layer's call)
+            self.name = KerasTensor.named(layer.interp)
+
+    @staticmethod
+    def named(interp) -> str | None:
+        """The name Keras gives the next Keras tensor it makes without one (its auto_name, counted per run as a
+        layer's are: keras.backend.clear_session starts it again); None while tapecli calls a layer on Keras
+        tensors only to find a shape (``probing``), where Keras makes none."""
+        if getattr(interp, "keras_probing", 0):
+            return None
+        return auto_name(interp, "keras_tensor")
+
+    def python_text(self) -> str:
+        """Keras's repr (and str) of a KerasTensor."""
+        shape = "(" + ", ".join(str(d) for d in self.shape) + ("," if len(self.shape) == 1 else "") + ")"
+        dtype = getattr(self.dtype, "name", self.dtype) or "float32"
+        return f"<KerasTensor shape={shape}, dtype={dtype}, sparse=False, ragged=False, name={self.name}>"
 
     def probe(self) -> Tensor:
         """Ones of this shape, a batch of one: what a layer is called on to find its output's shape, as Keras's
@@ -99,8 +121,8 @@ class KerasTensor(ProgramObject):
             if mask is None:
                 raise NoAttribute(f"'KerasTensor' object has no attribute '{KERAS_MASK}'")
             return KerasTensor((self.shape[0], *mask.shape[1:]), np.dtype(np.bool_))
-        if attr == "name" and getattr(self, "name", None) is not None:      # (an Input's given name; Keras numbers
-            return self.name                                                  # the others, keras_tensor_N)
+        if attr == "name" and self.name is not None:
+            return self.name
         return super().get_attribute(interp, attr, node)
 
     def operator(self, op: str, other, reflected: bool):
@@ -123,6 +145,17 @@ class KerasTensor(ProgramObject):
             raise TdfTypeError(f"tapecli computes keras.ops.{name} of a Keras tensor of a functional model's graph "
                                "only (one a layer or keras.Input made)")
         return Namespace("keras.ops").get_attribute(made.interp, name, None)(made.interp, *args)
+
+
+@contextlib.contextmanager
+def probing(interp):
+    """A layer called on Keras tensors only to find its output's shape (Keras finds it without making any): the
+    Keras tensors made meanwhile take no names (KerasTensor.named)."""
+    interp.keras_probing = getattr(interp, "keras_probing", 0) + 1
+    try:
+        yield
+    finally:
+        interp.keras_probing -= 1
 
 
 # The keras.ops function of each operator of Keras's KerasTensor (keras/src/backend/common/keras_tensor.py)
@@ -478,6 +511,8 @@ class Layer(KerasObject):
         if isinstance(x, KerasTensor):
             self.build_for(x.shape, self.compute_dtype)
             out = KerasTensor(self.symbolic_shape(x), self.output_dtype(x.dtype), self, [x])
+            for _ in range(self.mask_ops):      # (Keras computes the mask after the output, with keras.ops)
+                KerasTensor.named(interp)
             self.symbolic = (x, out)
             return out
         out, mask = self.masked(interp, x, training, eager_mask(interp, x) if given_mask is None else tensor(given_mask))
@@ -637,6 +672,7 @@ class Layer(KerasObject):
 
     # ---------------------------------------------------------------- masks (Keras's _keras_mask, passed on by models)
     supports_masking = False        # its output keeps its input's mask (Keras's layers that set supports_masking)
+    mask_ops = 0                    # the keras.ops calls of its compute_mask on a Keras tensor (each makes one)
     takes_mask = False              # its forward reads the mask (Keras's call(..., mask=None))
 
     def compute_mask(self, x, mask):
@@ -895,6 +931,7 @@ class Embedding(Layer):
         self.init = initializers.get(embeddings_initializer, interp=interp)
         self.mask_zero = flag(mask_zero)
         self.supports_masking = self.mask_zero
+        self.mask_ops = int(self.mask_zero)         # (ops.not_equal)
 
     def compute_mask(self, x, mask):
         """With ``mask_zero``: False where an id is 0 (padding), for the layers after it."""
@@ -934,6 +971,7 @@ class Masking(Layer):
     """Zeroes the timesteps whose features all equal ``mask_value``, and masks them for the layers after it (the
     mask is read from the input's values: no loop plan replays it)."""
     supports_masking = True
+    mask_ops = 2                    # (ops.not_equal, then ops.any)
     prefix = "masking"
 
     def __init__(self, interp, mask_value=0.0, **kw):

@@ -20,8 +20,9 @@ from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
 
-def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
-    """keras.Input: a symbolic tensor of shape (batch_size, *shape), floatx unless ``dtype`` says."""
+def make_input(interp, shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
+    """keras.Input: a symbolic tensor of shape (batch_size, *shape), floatx unless ``dtype`` says, named ``name``
+    or as Keras names a Keras tensor (KerasTensor.named)."""
     if batch_shape is not None:
         full = dims(batch_shape, "batch_shape")
     elif shape is not None:
@@ -29,13 +30,13 @@ def make_input(shape=None, batch_size=None, name=None, batch_shape=None, dtype=N
     else:
         raise TdfValueError("Input needs a shape: Input(shape=[d])")
     out = KerasTensor(full, float_dtype() if dtype is None else to_dtype(dtype))
-    out.name = name
+    out.name = KerasTensor.named(interp) if name is None else name
     return out
 
 
 def program_input(interp, shape=None, batch_size=None, name=None, batch_shape=None, dtype=None):
     """A program's keras.Input: its InputLayer made (and named) now, as Keras's is."""
-    out = make_input(shape, batch_size, name, batch_shape, dtype)
+    out = make_input(interp, shape, batch_size, name, batch_shape, dtype)
     out.input_layer = input_layer(interp, out, name)
     return out
 
@@ -185,7 +186,7 @@ class Sequential(Model):
 
     def __init__(self, interp, layers=None, name=None, trainable=True):
         super().__init__(interp, name=name, trainable=trainable)
-        self.input_spec = self.input_name = None
+        self.input_spec = self.input_name = self.given_input = None
         for layer in ([] if layers is None else self._list(layers)):
             self.add(layer, rebuild=False)
         self.rebuild()
@@ -200,7 +201,7 @@ class Sequential(Model):
         if isinstance(layer, KerasTensor) and layer.layer is None:
             if self.layers or self.input_spec is not None:
                 raise TdfValueError("an Input can only be the first entry of a Sequential model")
-            self.input_spec = layer.shape
+            self.input_spec, self.given_input = layer.shape, layer
             made = getattr(layer, "input_layer", None)          # (its InputLayer's name)
             self.input_name = keras_name(made) if made is not None else layer.name or auto_name(self.interp,
                                                                                             "input_layer")
@@ -255,7 +256,9 @@ class Sequential(Model):
         """A Sequential model of known input shape is a functional graph too (Keras 3): its ``inputs``,
         ``outputs`` and each layer's ``input`` / ``output`` are that graph's Keras tensors. (A layer that
         cannot be called on Keras tensors leaves the model without them.)"""
-        x = make_input(batch_shape=self.input_spec)
+        # (the program's Input where it gave one, as Keras's graph starts from its InputLayer's tensor; else one
+        # Keras makes now)
+        x = self.given_input or make_input(self.interp, batch_shape=self.input_spec)
         self.symbolic_ends = None
         try:
             ends = [x]
@@ -394,7 +397,7 @@ def sequential_from_config(interp, config, custom_objects=None):
     layers = []
     for entry in config["layers"]:
         if entry["class_name"] == "InputLayer":
-            layers.append(make_input(batch_shape=entry["config"]["batch_shape"], name=entry["config"]["name"]))
+            layers.append(make_input(interp, batch_shape=entry["config"]["batch_shape"], name=entry["config"]["name"]))
         else:
             layers.append(deserialize_layer(interp, entry, custom_objects))
     return Sequential(interp, layers, name=config.get("name"), trainable=config.get("trainable", True))
@@ -453,7 +456,7 @@ def _functional_graph(interp, config, make, call, input_tensors=None, trainable=
         if entry["class_name"] == "InputLayer":
             options = entry["config"]
             made[(entry["name"], 0)] = next(given) if given is not None else \
-                make_input(batch_shape=options["batch_shape"], name=options["name"], dtype=options.get("dtype"))
+                make_input(interp, batch_shape=options["batch_shape"], name=options["name"], dtype=options.get("dtype"))
             continue
         layer = make(entry)
         own = not isinstance(layer, Layer) or getattr(layer, "program_object", None) is not None   # (a program's)
@@ -538,7 +541,7 @@ def _sequential_input(model, input_tensors) -> list:
         return given
     if model.input_spec is None:
         return []
-    return [make_input(batch_shape=model.input_spec, name=model.input_name)]
+    return [make_input(model.interp, batch_shape=model.input_spec, name=model.input_name)]
 
 
 def keras_order(inputs, outputs) -> list:
@@ -722,7 +725,6 @@ class Functional(Model):
         out["outputs"] = lambda: list(self.outputs)
         out["input"] = lambda: list(self.inputs) if self.many_in else self.inputs[0]
         out["output"] = lambda: list(self.outputs) if self.many_out else self.outputs[0]
-        out["input_names"] = lambda: [k.input_layer.display() for k in self.inputs]
         out["input_shape"] = lambda: _shapes([k.shape for k in self.inputs], self.many_in)
         out["output_shape"] = lambda: _shapes([t.shape for t in self.outputs], self.many_out)
         out["output_names"] = lambda: [layer_name(t.layer or t.input_layer) for t in self.outputs]

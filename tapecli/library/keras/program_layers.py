@@ -9,7 +9,7 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import Function
 from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, float_dtype
-from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.layers import KerasTensor, Layer, probing
 from tapecli.runtime.values import PythonBool, Tensor
 
 
@@ -58,7 +58,8 @@ class ProgramLayer(Layer):
 
     def output_shape(self, shape) -> tuple:
         """Found as Keras finds it, by calling the layer on a Keras tensor of that shape (which builds it)."""
-        return self.instance.call(self.interp, [KerasTensor(tuple(shape), float_dtype())], {}, None).shape
+        with probing(self.interp):
+            return self.instance.call(self.interp, [KerasTensor(tuple(shape), float_dtype())], {}, None).shape
 
     @property
     def weights(self):

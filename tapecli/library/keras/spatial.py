@@ -12,7 +12,7 @@ from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, scalar, tensor
 from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, keras_dropout, keras_normal_values, \
-    seed_generator
+    probing, seed_generator
 from tapecli.interpreter.objects import Function
 from tapecli.runtime.values import Tensor
 
@@ -197,7 +197,8 @@ class Lambda(Layer):
         self.given_shape = None if output_shape is None else dims(output_shape, "output_shape")
 
     def output_shape(self, shape):
-        return self.probed_shape([KerasTensor(shape, float_dtype())], listed=False)
+        with probing(self.interp):
+            return self.probed_shape([KerasTensor(shape, float_dtype())], listed=False)
 
     def symbolic_shape(self, x):
         return self.probed_shape([x], listed=False)
@@ -208,9 +209,13 @@ class Lambda(Layer):
         return self.interp.call_value(self.mask, [x, mask])
 
     def probed_shape(self, xs: list, listed: bool) -> tuple:
-        """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones)."""
+        """The output's shape: the given one, else found as Keras finds it, by calling the function (on ones;
+        Keras calls it on Keras tensors of the inputs' shapes, and makes one of its result's: named as it names
+        them, before the output)."""
         if self.given_shape is not None:
             return (xs[0].shape[0], *self.given_shape)
+        for _ in range(len(xs) + 1):
+            KerasTensor.named(self.interp)
         probes = [x.probe() for x in xs]
         masks = [x.probe_mask() for x in xs] if self.function_takes_mask else [None] * len(xs)
         out = self.forward(self.interp, probes if listed else probes[0], False, masks if listed else masks[0])

@@ -193,6 +193,13 @@ def _seed_generators(instance) -> list:
     return found
 
 
+def _holds_layers(instance) -> bool:
+    """Whether a program's layer holds layers (attributes, in lists too): Keras then builds it, where its class
+    has no ``build``, by running its call (Layer._build_by_run)."""
+    return any(isinstance(item, Layer) or (getattr(item, "cls", None) is not None and hasattr(item, "attrs"))
+               for value in instance.attrs.values() for item in (value if isinstance(value, list) else [value]))
+
+
 def layer_call(interp, instance, args, kwargs, node, run):
     """HOOKS["keras_call"]: Keras's ``Layer.__call__`` around a program layer's ``call`` (``run``): called on
     a Keras tensor (a functional model's graph) it gives the Keras tensor of its output, its shape found as
@@ -260,6 +267,8 @@ def layer_call(interp, instance, args, kwargs, node, run):
     if not isinstance(out, (Tensor, Variable)):
         raise TdfTypeError(f"{instance.cls.name}.call on a Keras tensor must return one tensor, got {type_word(out)}")
     layer = keras_layer(interp, instance)
+    if built_for is not None and instance.cls.find("build")[0] is None and _holds_layers(instance):
+        KerasTensor.named(interp)       # (Keras builds it by running its call on a Keras tensor: one more named)
     x = keras_args[0]
     out = KerasTensor((x.shape[0], *out.shape[1:]), out.dtype, layer, keras_args, listed=listed)
     out.spread = not listed and len(keras_args) > 1
