@@ -162,7 +162,9 @@ def einsum(equation: str, *inputs) -> Tensor:
 
 
 def tensordot(a, b, axes) -> Tensor:
-    """Contract ``axes`` of a with those of b (an int N: the last N of a with the first N of b)."""
+    """Contract ``axes`` of a with those of b (an int N: the last N of a with the first N of b), as TensorFlow's
+    tensordot computes it: a's free axes then its contracted ones, and b's contracted axes then its free ones,
+    each as a matrix (transposed and reshaped where that changes them), one product, reshaped to the free axes."""
     a, b = to_tensor(a), to_tensor(b)
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.ndim, b.ndim):
@@ -172,16 +174,28 @@ def tensordot(a, b, axes) -> Tensor:
         ax_a, ax_b = [int(x) % max(a.ndim, 1) for x in axes[0]], [int(x) % max(b.ndim, 1) for x in axes[1]]
     if len(ax_a) != len(ax_b):
         raise ShapeError(f"tensordot: {len(ax_a)} axes of a against {len(ax_b)} of b")
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    sa = list(letters[:a.ndim])
-    sb = list(letters[a.ndim:a.ndim + b.ndim])
     for i, j in zip(ax_a, ax_b):
         if a.shape[i] != b.shape[j]:
             raise ShapeError(f"tensordot: axis {i} of shape {list(a.shape)} and axis {j} of shape "
                              f"{list(b.shape)} differ")
-        sb[j] = sa[i]
-    out = [c for k, c in enumerate(sa) if k not in ax_a] + [c for k, c in enumerate(sb) if k not in ax_b]
-    return einsum_subscripts(["".join(sa), "".join(sb)], "".join(out), [a, b])
+    a_matrix, a_free = _tensordot_matrix(a, ax_a, flipped=False)
+    b_matrix, b_free = _tensordot_matrix(b, ax_b, flipped=True)
+    product = matmul(a_matrix, b_matrix)
+    shape = tuple(a_free + b_free)
+    return product if product.shape == shape else reshape(product, shape)
+
+
+def _tensordot_matrix(x, axes: list, flipped: bool) -> tuple:
+    """TensorFlow's _tensordot_reshape: ``x`` as a matrix of its free axes by its contracted ones (``flipped``:
+    the contracted ones first), and the free axes' sizes."""
+    free = [i for i in range(x.ndim) if i not in axes]
+    free_dims = [x.shape[i] for i in free]
+    free_size, axes_size = math.prod(free_dims), math.prod(x.shape[i] for i in axes)
+    perm = axes + free if flipped else free + axes
+    shape = (axes_size, free_size) if flipped else (free_size, axes_size)
+    if perm != list(range(x.ndim)):
+        x = transpose(x, perm)
+    return (x if x.shape == shape else reshape(x, shape)), free_dims
 
 
 def matvec(a, b, transpose_a=False) -> Tensor:
