@@ -12,7 +12,7 @@ from itertools import islice
 from tapecli import ops
 from tapecli.errors import LimitError, TdfError
 from tapecli.frontend import ast
-from tapecli.frontend.pyast import Starred
+from tapecli.frontend.ast import Starred
 from tapecli.fusion import plan as fusion_plans
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.interpreter.conversions import truth

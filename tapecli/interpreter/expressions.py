@@ -23,7 +23,7 @@ from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, python_int, Tensor, TensorShape, Variable,
                                     literal_array, not_an_index, numpy_binary, numpy_operand, numpy_result, numpy_text)
-from tapecli.frontend.pyast import Starred
+from tapecli.frontend.ast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          Traces, _list_as_tensor, function_outputs, object_operator, trace_key)
 

@@ -36,7 +36,7 @@ def importable(module: str) -> bool:
 
 
 class PythonForms:
-    """``exec_<node>`` / ``eval_<node>`` for the nodes of ``frontend/pyast.py``."""
+    """``exec_<node>`` / ``eval_<node>`` for the nodes of the Python forms (§11)."""
 
     # ------------------------------------------------------------ statements
     def exec_Import(self, node, scope):
@@ -235,7 +235,7 @@ class PythonForms:
 
     def eval_Lambda(self, node, scope):
         func = ast.FuncDef("<lambda>", node.params, [ast.Return(node.body, line=node.line, column=node.column,
-                                                                  start=node.start, end=node.end)],
+                                                                  start=node.start, end=node.end)], [],
                            line=node.line, column=node.column, start=node.start, end=node.end)
         return Function(func, scope, self)
 

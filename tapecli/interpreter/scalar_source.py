@@ -10,7 +10,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.frontend import ast
-from tapecli.frontend.pyast import Starred
+from tapecli.frontend.ast import Starred
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.kernels import RAW_NUMPY_KERNELS
 from tapecli.ops.statement import StatementRecord, statement_op

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from tapecli.frontend import ast, forms, pyast, spellings
+from tapecli.frontend import ast, forms, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.printing import program_repr
@@ -296,13 +296,13 @@ class Statements:
                     raise TdfTypeError("`with ... as NAME`: bind the context to a name").locate(node)
                 self.bind(scope, bound.id, entered, node)
             try:
-                self.exec_block([pyast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)
+                self.exec_block([ast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)
             finally:
                 paused.exit()
             return
         if not isinstance(paused, PausedTape):
             raise TdfTypeError(f"a `with` statement here needs a tape's stop_recording(), not {type_word(paused)}")
-        body = [pyast.With(rest, node.body, **forms.position(node))] if rest else node.body
+        body = [ast.With(rest, node.body, **forms.position(node))] if rest else node.body
         self.run_paused(paused.tape, body, node, scope)
 
     def exec_If(self, node, scope):

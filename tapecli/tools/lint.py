@@ -483,8 +483,7 @@ _ARITHMETIC_UPDATES = {"-": "assign_sub", "+": "assign_add"}
 
 def _tf_aliases(program) -> set[str]:
     """The names TensorFlow is imported as (``import tensorflow as tf``); ``tf`` where none is."""
-    from tapecli.frontend import pyast
-    names = {bound for node in ast.walk(program) if isinstance(node, pyast.Import)
+    names = {bound for node in ast.walk(program) if isinstance(node, ast.Import)
              for module, bound in node.names if module == "tensorflow"}
     return names or {"tf"}
 
@@ -543,8 +542,7 @@ def _watch_and_update(program) -> list[Finding]:
         return False
 
     def requests(stmt, consts, tapes):
-        from tapecli.frontend import pyast
-        if isinstance(stmt, (ast.Expect, pyast.Assert)) and re.search(r"\bis\s+None\b", text[stmt.start:stmt.end]):
+        if isinstance(stmt, (ast.Expect, ast.Assert)) and re.search(r"\bis\s+None\b", text[stmt.start:stmt.end]):
             return                              # `expect t.gradient(w, c) is None`: the None is the point
         for tape_name, method, call in _request_calls(_header_exprs(stmt)):
             tape = tapes.get(tape_name)
