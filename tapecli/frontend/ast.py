@@ -113,8 +113,9 @@ Starred = _node("Starred", "value", "value: Node (*value in a call or a display)
 VarDecl = _node("VarDecl", "name dtype value options",
                 "name: str; dtype: str | None; value: Node; options: list ([Keyword]: trainable=)")
 ConstDecl = _node("ConstDecl", "name dtype value", "name: str; dtype: str | None; value: Node")
-Assign = _node("Assign", "targets value", "targets: list (names; more than one destructures); value: Node")
-AugAssign = _node("AugAssign", "name op value", "name: str; op: str; value: Node")
+Assign = _node("Assign", "targets value", "targets: list (target nodes: Name, Attribute, Subscript, TupleDisplay/"
+               "ListDisplay of targets, each bound to value: a = b = v binds both); value: Node")
+AugAssign = _node("AugAssign", "target op value", "target: Node (Name, Attribute or Subscript); op: str; value: Node")
 Watch = _node("Watch", "items tape", "items: list; tape: str | None")
 Reset = _node("Reset", "tape", "tape: str")
 Return = _node("Return", "value", "value: Node | None")
@@ -125,7 +126,7 @@ Expect = _node("Expect", "test message", "test: Node; message: Node | None")
 ExprStmt = _node("ExprStmt", "value", "value: Node")
 If = _node("If", "branches orelse", "branches: list ([(condition, body)]); orelse: list | None")
 While = _node("While", "test body", "test: Node; body: list")
-For = _node("For", "targets iter body", "targets: list; iter: Node; body: list")
+For = _node("For", "target iter body", "target: Node (as Assign's targets); iter: Node; body: list")
 Param = _node("Param", "name default kind",
               'name: str; default: Node | None; kind: "" (positional or keyword), "pos" (before /), "kw" (keyword-only, '
               'after * or *args), "*" (*args: the extra positional arguments), "**" (**kwargs: the extra keywords)',
@@ -136,11 +137,6 @@ TapeBlock = _node("TapeBlock", "name options body", "name: str; options: list ([
 StopRecording = _node("StopRecording", "tape body", "tape: str; body: list")
 ExpectError = _node("ExpectError", "kind body", "kind: str; body: list")
 # Python forms (§11)
-AssignTo = _node("AssignTo", "targets value",
-                 "targets: list (target nodes: Name, Attribute, Subscript, TupleDisplay/ListDisplay of targets, "
-                 "each bound to value: a = b = v binds both); value: Node")
-AugAssignTo = _node("AugAssignTo", "target op value", "target: Node (x.attr += v, x[i] -= v); op: str; value: Node")
-ForEach = _node("ForEach", "target iter body", "target: Node (a nested or attribute target); iter: Node; body: list")
 Delete = _node("Delete", "targets", "targets: list (del a, b[i], c.attr)")
 Assert = _node("Assert", "test message", "test: Node; message: Node | None")
 Import = _node("Import", "names", "names: list ([(module path, bound name)]: import and from-import)")
@@ -206,16 +202,59 @@ def identifiers(text: str) -> frozenset:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
+# The augmented assignments of a name that the fast paths take (another runs as any target's: x //= 2, x.a += 1)
+_NAME_UPDATES = frozenset(("+", "-", "*", "/"))
+
+
+def simple_names(node) -> list[str] | None:
+    """The names an assignment, ``for`` or augmented assignment binds when its target is plain names (``x = v``,
+    ``a, b = v``, ``[a, b] = v``: one target, a name or two or more names; ``for x in``, ``for a, b in``;
+    ``x += v`` with + - * /): the form the fast paths take (compiled closures, scalar sources, loop plans).
+    None for another target, or another node."""
+    cls = node.__class__
+    if cls is Assign:
+        if len(node.targets) != 1:
+            return None
+        target = node.targets[0]
+    elif cls is For:
+        target = node.target
+    elif cls is AugAssign:
+        target = node.target
+        return [target.id] if target.__class__ is Name and node.op in _NAME_UPDATES else None
+    else:
+        return None
+    if target.__class__ is Name:
+        return [target.id]
+    if target.__class__ in (TupleDisplay, ListDisplay) and len(target.items) >= 2 \
+            and all(item.__class__ is Name for item in target.items):
+        return [item.id for item in target.items]
+    return None
+
+
+def single_name(node) -> str | None:
+    """The one name ``node`` binds where ``simple_names`` gives one (``x = v``, ``for x in``, ``x += v``)."""
+    names = simple_names(node)
+    return names[0] if names is not None and len(names) == 1 else None
+
+
 def walk(node):
-    """Every node under ``node`` (statements, expressions), depth first."""
+    """Every node under ``node`` (statements, expressions), depth first; not the target of a statement that
+    ``simple_names`` takes, which reads nothing (the analyses that walk take the names it binds from
+    ``simple_names``; another target's nodes they read as expressions: ``x[i] = v`` reads x and i)."""
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, Node):
             yield current
-            stack.extend(getattr(current, f) for f in reversed(current._fields) if f not in _NOT_CHILDREN)
+            cls = current.__class__
+            skip = _TARGETS[cls] if cls in _TARGETS and simple_names(current) is not None else None
+            stack.extend(getattr(current, f) for f in reversed(current._fields) if f not in _NOT_CHILDREN
+                         and f != skip)
         elif isinstance(current, (list, tuple)):
             stack.extend(reversed(current))
+
+
+_TARGETS = {Assign: "targets", For: "target", AugAssign: "target"}
 
 
 _NOT_CHILDREN = frozenset(("source", "filename"))

@@ -65,42 +65,23 @@ def target(node):
                          "an item (x[i]) or a tuple of them", line=node.line or None, column=node.column or None)
 
 
-def simple_names(node) -> list[str] | None:
-    """A target of plain names (``x``, ``a, b``, ``[a, b]``), as Assign and For take it; else None."""
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, (ast.TupleDisplay, ast.ListDisplay)) and len(node.items) >= 2 \
-            and all(isinstance(item, ast.Name) for item in node.items):
-        return [item.id for item in node.items]
-    return None
-
-
 def assignment(targets: list, value, **pos):
-    if len(targets) == 1:
-        names = simple_names(targets[0])
-        if names is not None:
-            return ast.Assign(names, value, **pos)
-    return ast.AssignTo([target(t) for t in targets], value, **pos)
+    return ast.Assign([target(t) for t in targets], value, **pos)
 
 
 def aug_assignment(node, op: str, value, **pos):
     if op not in BINARY_OPERATORS and op not in ("&", "|", "^"):      # (x &= mask: the operators' own)
         raise unsupported(op, pos_of(pos))
-    if isinstance(node, ast.Name) and op in ("+", "-", "*", "/"):
-        return ast.AugAssign(node.id, op, value, **pos)
     if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
         target(node)
         raise unsupported("an augmented assignment to a tuple", node)
-    return ast.AugAssignTo(node, op, value, **pos)
+    return ast.AugAssign(node, op, value, **pos)
 
 
 def for_statement(node, iterable, body, orelse, **pos):
     if orelse is not None:
         raise unsupported("for ... else", pos_of(pos))
-    names = simple_names(node)
-    if names is not None:
-        return ast.For(names, iterable, body, **pos)
-    return ast.ForEach(target(node), iterable, body, **pos)
+    return ast.For(target(node), iterable, body, **pos)
 
 
 def generator(node, iterable, conditions: list):

@@ -69,18 +69,15 @@ def _bound_once(body) -> set[str]:
     stack = [body]
     while stack:
         for node in stack.pop():
-            if isinstance(node, (ast.Assign, ast.For)):
-                for name in node.targets:
+            if isinstance(node, (ast.Assign, ast.For, ast.AugAssign)):
+                names = ast.simple_names(node)
+                if names is None:       # (every name in the target: a.b = v counts a)
+                    names = [sub.id for t in getattr(node, "targets", None) or [node.target] for sub in ast.walk(t)
+                             if isinstance(sub, ast.Name)]
+                for name in names:
                     count(name)
-            elif isinstance(node, (ast.AugAssign, ast.VarDecl, ast.ConstDecl)):
+            elif isinstance(node, (ast.VarDecl, ast.ConstDecl, ast.FuncDef, ast.ClassDef)):
                 count(node.name)
-            elif isinstance(node, (ast.FuncDef, ast.ClassDef)):
-                count(node.name)
-            elif isinstance(node, (ast.AssignTo, ast.ForEach, ast.AugAssignTo)):
-                for t in getattr(node, "targets", None) or [node.target]:
-                    for sub in ast.walk(t):
-                        if isinstance(sub, ast.Name):
-                            count(sub.id)
             stack.extend(_blocks(node))
     return {name for name, n in counts.items() if n == 1}
 
@@ -108,9 +105,9 @@ class _Converter:
 
     def tape_value(self, s, entered: set[str]):
         """``t = tf.GradientTape(...)`` whose tape a later ``with t:`` of the same block enters: (t, the call)."""
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.targets[0] in entered \
-                and isinstance(s.value, ast.Call) and _callee_name(s.value.func) == "GradientTape":
-            return s.targets[0], s.value
+        name = ast.single_name(s) if isinstance(s, ast.Assign) else None
+        if name in entered and isinstance(s.value, ast.Call) and _callee_name(s.value.func) == "GradientTape":
+            return name, s.value
         return None
 
     def body(self, stmts: list, tapes: set[str], at) -> list:
@@ -121,7 +118,7 @@ class _Converter:
             if isinstance(s.value, ast.String):
                 return None                                  # a docstring or a bare string
             return self.method_statement(s, tapes) or s
-        if isinstance(s, ast.Assign) and top and len(s.targets) == 1 and s.targets[0] in self.bound_once:
+        if isinstance(s, ast.Assign) and top and ast.single_name(s) in self.bound_once:
             return self.declaration(s) or s
         if isinstance(s, ast.With):
             return self.with_items(s, list(s.items), tapes)
@@ -209,7 +206,7 @@ class _Converter:
                 if isinstance(dtype, ast.String) else None
             if dtype is None:
                 return None
-        name = s.targets[0]
+        name = ast.single_name(s)
         if kind == "constant":
             return None if kw else ast.ConstDecl(name, dtype, init, **forms.position(s))
         options = []
@@ -247,7 +244,7 @@ def trace_only(func: ast.FuncDef, callee: bool = False) -> tuple[list, list[tupl
     def only_effect(node) -> bool:
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         return isinstance(node, ast.ExprStmt) and mutating(node.value) or isinstance(
-            node, (ast.AssignTo, ast.AugAssignTo)) and all(
+            node, (ast.Assign, ast.AugAssign)) and all(
             isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t) for t in targets)
 
     def blocks(node) -> list:
@@ -313,11 +310,11 @@ def _locals(body) -> set[str]:
     """The names a function's body binds (parameters aside: what they hold comes from outside)."""
     names = set()
     for node in ast.walk(body):
-        if isinstance(node, (ast.Assign, ast.For)):
-            names.update(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.FuncDef, ast.ClassDef)):
+        if isinstance(node, ast.AugAssign):
+            names.update(ast.simple_names(node) or ())      # (x //= v, x.a += v: x is not made local)
+        elif isinstance(node, (ast.FuncDef, ast.ClassDef)):
             names.add(node.name)
-        elif isinstance(node, (ast.AssignTo, ast.ForEach, ast.With)):
+        elif isinstance(node, (ast.Assign, ast.For, ast.With)):
             targets = [t for _, t in node.items] if isinstance(node, ast.With) else \
                 getattr(node, "targets", None) or [node.target]
             names.update(name for t in targets for name in _target_names(t))

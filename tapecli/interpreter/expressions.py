@@ -278,8 +278,8 @@ class Expressions:
         (``name op= value``, ``target op= value``)."""
         if not left:
             return self.text(getattr(node, "right", None) or node.value)
-        if isinstance(node, ast.AugAssign):
-            return node.name
+        if isinstance(node, ast.AugAssign) and ast.simple_names(node):
+            return node.target.id
         return self.text(getattr(node, "left", None) or node.target)
 
     def eval_UnaryOp(self, node, scope):
