@@ -18,7 +18,7 @@ parsers on the examples and on programs drawn from the grammar.
 from __future__ import annotations
 
 from tapecli.errors import TdfError, TdfSyntaxError
-from tapecli.frontend import ast, forms, pyast
+from tapecli.frontend import ast, forms
 from tapecli.frontend.tokens import GiveUp, Tok, tokens
 
 _COMP_OPS = frozenset(("<", "<=", ">", ">=", "==", "!=", "~=", "is", "in", "not"))
@@ -159,12 +159,12 @@ class _Parser:
                 targets.append(self.testlist_star())
             return forms.assignment(targets[:-1], targets[-1], **self.where(first))
         if kind == "AUGOP":
-            if isinstance(value, (ast.TupleDisplay, pyast.Starred)) and self.toks[first].type != "(":
+            if isinstance(value, (ast.TupleDisplay, ast.Starred)) and self.toks[first].type != "(":
                 raise GiveUp
             op = self.take("AUGOP").value[:-1]
             return forms.aug_assignment(value, op, self.testlist(), **self.where(first))
         if kind == ":":
-            if isinstance(value, (ast.TupleDisplay, pyast.Starred)) and self.toks[first].type != "(":
+            if isinstance(value, (ast.TupleDisplay, ast.Starred)) and self.toks[first].type != "(":
                 raise GiveUp                    # one target, not a tuple, is annotated
             self.i += 1
             self.test()                         # the annotation: nothing at run time
@@ -211,12 +211,12 @@ class _Parser:
 
     def del_stmt(self, first):
         targets = [forms.target(t) for t in forms.tuple_items(self.exprlist())]
-        return self.span(pyast.Delete(targets), first)
+        return self.span(ast.Delete(targets), first)
 
     def assert_stmt(self, first):
         test = self.test()
         message = self.test() if self.skip(",") else None
-        return self.span(pyast.Assert(test, message), first)
+        return self.span(ast.Assert(test, message), first)
 
     def dotted_name(self) -> list[str]:
         names = [self.name()]
@@ -230,7 +230,7 @@ class _Parser:
             dotted = self.dotted_name()
             names.append(forms.import_module(dotted, self.name() if self.skip("as") else None))
             if not self.skip(","):
-                return self.span(pyast.Import(names), first)
+                return self.span(ast.Import(names), first)
 
     def from_import(self, first):
         dotted = self.dotted_name()
@@ -244,7 +244,7 @@ class _Parser:
                 break
         if parenthesised:
             self.take(")")
-        return self.span(pyast.Import(forms.import_from(False, dotted, names, None)), first)
+        return self.span(ast.Import(forms.import_from(False, dotted, names, None)), first)
 
     def if_stmt(self):
         first = self.i
@@ -312,7 +312,7 @@ class _Parser:
         if self.skip("->"):
             self.test()
         self.take(":")
-        return self.span(ast.FuncDef(name, params, self.suite()), first)
+        return self.span(ast.FuncDef(name, params, self.suite(), []), first)
 
     def classdef(self):
         first = self.i
@@ -322,10 +322,10 @@ class _Parser:
         if self.skip("("):
             bases = self.arguments(")")
             self.take(")")
-            if any(isinstance(b, (ast.Keyword, pyast.Starred)) for b in bases):
+            if any(isinstance(b, (ast.Keyword, ast.Starred)) for b in bases):
                 raise GiveUp
         self.take(":")
-        return self.span(pyast.ClassDef(name, bases, self.suite()), first)
+        return self.span(ast.ClassDef(name, bases, self.suite()), first)
 
     def decorated(self):
         first = self.i
@@ -350,7 +350,7 @@ class _Parser:
             if not self.skip(","):
                 break
         self.take(":")
-        return self.span(pyast.With(items, self.suite()), first)
+        return self.span(ast.With(items, self.suite()), first)
 
     def tape_stmt(self):
         first = self.i
@@ -402,7 +402,7 @@ class _Parser:
     def star(self):
         first = self.i
         self.i += 1
-        return self.span(pyast.Starred(self.expr()), first)
+        return self.span(ast.Starred(self.expr()), first)
 
     # ------------------------------------------------------------ expressions
     def test(self):
@@ -415,7 +415,7 @@ class _Parser:
         self.i += 1
         test = self.or_test()
         self.take("else")
-        return self.span(pyast.IfExp(test, node, self.test()), first)
+        return self.span(ast.IfExp(test, node, self.test()), first)
 
     def test_nocond(self):
         return self.lambdef(self.test_nocond) if self.peek() == "lambda" else self.or_test()
@@ -425,7 +425,7 @@ class _Parser:
         self.i += 1
         params = self.parameters(":", False)
         self.take(":")
-        return self.span(pyast.Lambda(params, body()), first)
+        return self.span(ast.Lambda(params, body()), first)
 
     def or_test(self):
         first = self.i
@@ -563,7 +563,7 @@ class _Parser:
                 self.i += 1
                 args.append(self.span(ast.Keyword(name, self.test()), first))
             elif self.skip("*"):
-                args.append(self.span(pyast.Starred(self.test()), first))
+                args.append(self.span(ast.Starred(self.test()), first))
             elif self.skip("**"):
                 args.append(self.span(ast.Keyword(None, self.test()), first))
             else:
@@ -596,7 +596,7 @@ class _Parser:
             while self.skip("if"):
                 conditions.append(self.test_nocond())
             generators.append(forms.generator(target, iterable, conditions))
-        return pyast.Comprehension(kind, element, key, generators)
+        return ast.Comprehension(kind, element, key, generators)
 
     def items(self, close: str) -> list:
         items = []

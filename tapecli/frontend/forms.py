@@ -4,7 +4,7 @@ errors that name a form tapecli does not run."""
 from __future__ import annotations
 
 from tapecli.errors import TdfError, TdfSyntaxError
-from tapecli.frontend import ast, pyast
+from tapecli.frontend import ast
 
 SUPPORTED_FORMS_HINT = "tapecli runs the Python forms of docs/spec/LANGUAGE.md §11"
 _OPERATORS = {"&": "the & operator", "|": "the | operator", "^": "the ^ operator", "<<": "the << operator",
@@ -59,48 +59,29 @@ def target(node):
     if isinstance(node, (ast.TupleDisplay, ast.ListDisplay)):
         node.items = [target(item) for item in node.items]
         return node
-    if isinstance(node, pyast.Starred):
+    if isinstance(node, ast.Starred):
         raise unsupported("a starred assignment target", node)
     raise TdfSyntaxError("this expression cannot be assigned to", hint="assign to a name, an attribute, "
                          "an item (x[i]) or a tuple of them", line=node.line or None, column=node.column or None)
 
 
-def simple_names(node) -> list[str] | None:
-    """A target of plain names (``x``, ``a, b``, ``[a, b]``), as Assign and For take it; else None."""
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, (ast.TupleDisplay, ast.ListDisplay)) and len(node.items) >= 2 \
-            and all(isinstance(item, ast.Name) for item in node.items):
-        return [item.id for item in node.items]
-    return None
-
-
 def assignment(targets: list, value, **pos):
-    if len(targets) == 1:
-        names = simple_names(targets[0])
-        if names is not None:
-            return ast.Assign(names, value, **pos)
-    return pyast.AssignTo([target(t) for t in targets], value, **pos)
+    return ast.Assign([target(t) for t in targets], value, **pos)
 
 
 def aug_assignment(node, op: str, value, **pos):
     if op not in BINARY_OPERATORS and op not in ("&", "|", "^"):      # (x &= mask: the operators' own)
         raise unsupported(op, pos_of(pos))
-    if isinstance(node, ast.Name) and op in ("+", "-", "*", "/"):
-        return ast.AugAssign(node.id, op, value, **pos)
     if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
         target(node)
         raise unsupported("an augmented assignment to a tuple", node)
-    return pyast.AugAssignTo(node, op, value, **pos)
+    return ast.AugAssign(node, op, value, **pos)
 
 
 def for_statement(node, iterable, body, orelse, **pos):
     if orelse is not None:
         raise unsupported("for ... else", pos_of(pos))
-    names = simple_names(node)
-    if names is not None:
-        return ast.For(names, iterable, body, **pos)
-    return pyast.ForEach(target(node), iterable, body, **pos)
+    return ast.For(target(node), iterable, body, **pos)
 
 
 def generator(node, iterable, conditions: list):
@@ -129,7 +110,7 @@ def call(func, args: list, **pos):
     for a in args:
         if isinstance(a, ast.Keyword):
             keywords.append(a)
-        elif keywords and not isinstance(a, pyast.Starred):
+        elif keywords and not isinstance(a, ast.Starred):
             raise TdfSyntaxError("a positional argument follows a keyword argument",
                                  hint="put positional arguments first", line=a.line, column=a.column)
         else:
@@ -244,7 +225,7 @@ def string(tokens: list, parse_field, **pos):
                 continue
             part = ast.String(part, **pos)
         merged.append(part)
-    return pyast.FString(merged, **pos)
+    return ast.FString(merged, **pos)
 
 
 class _Source:
@@ -303,7 +284,7 @@ def _field(prefix, quote, body, i, source, parse_field, parts, base) -> int:
     if end < len(body) and body[end] == ":":
         spec_end = _spec_end(body, end + 1, source, base)
         spec_parts = _fstring_parts(prefix, quote, body[end + 1:spec_end], source, parse_field, base + end + 1)
-        spec = pyast.FString([p if not isinstance(p, str) else ast.String(p) for p in spec_parts if p != ""])
+        spec = ast.FString([p if not isinstance(p, str) else ast.String(p) for p in spec_parts if p != ""])
         end = spec_end
     if end >= len(body) or body[end] != "}":
         raise _fstring_error("an f-string field is missing its '}'", source, base + i)
@@ -315,7 +296,7 @@ def _field(prefix, quote, body, i, source, parse_field, parts, base) -> int:
         parts.append(self_documenting)
         if conversion is None and spec is None:
             conversion = "r"
-    parts.append(pyast.FormattedValue(value, conversion, spec, **position(value)))
+    parts.append(ast.FormattedValue(value, conversion, spec, **position(value)))
     return end + 1
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 
 from tapecli.errors import TdfError, TdfSyntaxError, closest
-from tapecli.frontend import ast, forms, pyast
+from tapecli.frontend import ast, forms
 from tapecli.frontend.grammar import grammar_text
 from tapecli.frontend.softkeywords import SOFT_KEYWORDS, STATEMENT_ENDS, is_keyword
 
@@ -296,26 +296,26 @@ class _ToAst(Transformer):
         return forms.generator(items[0], items[1], list(items[2:]))
 
     def list_comp(self, meta, items):
-        return _pos(pyast.Comprehension("list", items[0], None, list(items[1:])), meta)
+        return _pos(ast.Comprehension("list", items[0], None, list(items[1:])), meta)
 
     def generator(self, meta, items):
-        return _pos(pyast.Comprehension("generator", items[0], None, list(items[1:])), meta)
+        return _pos(ast.Comprehension("generator", items[0], None, list(items[1:])), meta)
 
     generator_argument = generator
 
     def dict_comp(self, meta, items):
         key, value = items[0]
-        return _pos(pyast.Comprehension("dict", value, key, list(items[1:])), meta)
+        return _pos(ast.Comprehension("dict", value, key, list(items[1:])), meta)
 
     def star_expr(self, meta, items):
-        return _pos(pyast.Starred(items[0]), meta)
+        return _pos(ast.Starred(items[0]), meta)
 
     starred = star_expr
 
     # ---- operators
     def if_exp(self, meta, items):
         body, test, orelse = items
-        return _pos(pyast.IfExp(test, body, orelse), meta)
+        return _pos(ast.IfExp(test, body, orelse), meta)
 
     def lambda_param(self, meta, items):
         return _pos(ast.Param(str(items[0]), items[1]), meta)
@@ -338,7 +338,7 @@ class _ToAst(Transformer):
         return _pos(ast.Param(None, None, "/"), meta)
 
     def lambdef(self, meta, items):
-        return _pos(pyast.Lambda(items[0] or [], items[1]), meta)
+        return _pos(ast.Lambda(items[0] or [], items[1]), meta)
 
     lambdef_nocond = lambdef
 
@@ -472,10 +472,10 @@ class _ToAst(Transformer):
         return _pos(ast.Pass(), meta)
 
     def del_stmt(self, meta, items):
-        return _pos(pyast.Delete([forms.target(t) for t in forms.tuple_items(items[0])]), meta)
+        return _pos(ast.Delete([forms.target(t) for t in forms.tuple_items(items[0])]), meta)
 
     def assert_stmt(self, meta, items):
-        return _pos(pyast.Assert(items[0], items[1]), meta)
+        return _pos(ast.Assert(items[0], items[1]), meta)
 
     def dotted_name(self, meta, items):
         return [str(i) for i in items]
@@ -484,7 +484,7 @@ class _ToAst(Transformer):
         return forms.import_module(items[0], str(items[1]) if items[1] else None)
 
     def import_stmt(self, meta, items):
-        return _pos(pyast.Import(list(items)), meta)
+        return _pos(ast.Import(list(items)), meta)
 
     def import_name(self, meta, items):
         return (str(items[0]), str(items[1]) if items[1] else None)
@@ -499,7 +499,7 @@ class _ToAst(Transformer):
         relative = items[0] is True
         rest = list(items[1:] if relative else items)
         dotted, names = (rest + [None, None])[:2]
-        return _pos(pyast.Import(forms.import_from(relative, dotted, names, meta)), meta)
+        return _pos(ast.Import(forms.import_from(relative, dotted, names, meta)), meta)
 
     global_stmt = _no("global")
     nonlocal_stmt = _no("nonlocal")
@@ -528,13 +528,13 @@ class _ToAst(Transformer):
         return forms.for_statement(items[0], items[1], items[2], items[3], **_meta(meta))
 
     def funcdef(self, meta, items):
-        return _pos(ast.FuncDef(str(items[0]), items[1] or [], items[3]), meta)
+        return _pos(ast.FuncDef(str(items[0]), items[1] or [], items[3], []), meta)
 
     def classdef(self, meta, items):
         args = items[1] or []
-        if any(isinstance(a, (ast.Keyword, pyast.Starred)) for a in args):
+        if any(isinstance(a, (ast.Keyword, ast.Starred)) for a in args):
             raise forms.unsupported("a class keyword (metaclass=...)", meta)
-        return _pos(pyast.ClassDef(str(items[0]), args, items[2]), meta)
+        return _pos(ast.ClassDef(str(items[0]), args, items[2]), meta)
 
     def decorator(self, meta, items):
         return items[0][-1]
@@ -546,7 +546,7 @@ class _ToAst(Transformer):
         return (items[0], forms.target(items[1]) if items[1] is not None else None)
 
     def with_stmt(self, meta, items):
-        return _pos(pyast.With(list(items[:-1]), items[-1]), meta)
+        return _pos(ast.With(list(items[:-1]), items[-1]), meta)
 
 
 _NEVER_CLOSED = "an opening bracket is never closed"

@@ -12,7 +12,7 @@ run time.
 from __future__ import annotations
 
 from tapecli.errors import TdfSyntaxError
-from tapecli.frontend import ast, forms, pyast
+from tapecli.frontend import ast, forms
 
 _TENSORFLOW = ("tensorflow", "tf")
 # Statements only TDF spells: a program with one speaks TDF, and is answered in TDF.
@@ -30,8 +30,8 @@ class Spelling:
 
 
 def rewrite(body: list, spelling: Spelling) -> list:
-    imported = [module.split(".")[0] for node in body if isinstance(node, pyast.Import) for module, _ in node.names]
-    tf_names = {bound for node in body if isinstance(node, pyast.Import)
+    imported = [module.split(".")[0] for node in body if isinstance(node, ast.Import) for module, _ in node.names]
+    tf_names = {bound for node in body if isinstance(node, ast.Import)
                 for module, bound in node.names if module.split(".")[0] in _TENSORFLOW}
     speaks_tdf = _has_tdf_statement(body)
     converter = _Converter(tf_names, _bound_once(body))
@@ -69,18 +69,15 @@ def _bound_once(body) -> set[str]:
     stack = [body]
     while stack:
         for node in stack.pop():
-            if isinstance(node, (ast.Assign, ast.For)):
-                for name in node.targets:
+            if isinstance(node, (ast.Assign, ast.For, ast.AugAssign)):
+                names = ast.simple_names(node)
+                if names is None:       # (every name in the target: a.b = v counts a)
+                    names = [sub.id for t in getattr(node, "targets", None) or [node.target] for sub in ast.walk(t)
+                             if isinstance(sub, ast.Name)]
+                for name in names:
                     count(name)
-            elif isinstance(node, (ast.AugAssign, ast.VarDecl, ast.ConstDecl)):
+            elif isinstance(node, (ast.VarDecl, ast.ConstDecl, ast.FuncDef, ast.ClassDef)):
                 count(node.name)
-            elif isinstance(node, (ast.FuncDef, pyast.ClassDef)):
-                count(node.name)
-            elif isinstance(node, (pyast.AssignTo, pyast.ForEach, pyast.AugAssignTo)):
-                for t in getattr(node, "targets", None) or [node.target]:
-                    for sub in ast.walk(t):
-                        if isinstance(sub, ast.Name):
-                            count(sub.id)
             stack.extend(_blocks(node))
     return {name for name, n in counts.items() if n == 1}
 
@@ -94,7 +91,7 @@ class _Converter:
 
     def block(self, stmts: list, top: bool, tapes: set[str]) -> list:
         out = []
-        entered = {s.items[0][0].id for s in stmts if isinstance(s, pyast.With)
+        entered = {s.items[0][0].id for s in stmts if isinstance(s, ast.With)
                    and isinstance(s.items[0][0], ast.Name)}
         for s in stmts:
             made = self.tape_value(s, entered)
@@ -108,9 +105,9 @@ class _Converter:
 
     def tape_value(self, s, entered: set[str]):
         """``t = tf.GradientTape(...)`` whose tape a later ``with t:`` of the same block enters: (t, the call)."""
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.targets[0] in entered \
-                and isinstance(s.value, ast.Call) and _callee_name(s.value.func) == "GradientTape":
-            return s.targets[0], s.value
+        name = ast.single_name(s) if isinstance(s, ast.Assign) else None
+        if name in entered and isinstance(s.value, ast.Call) and _callee_name(s.value.func) == "GradientTape":
+            return name, s.value
         return None
 
     def body(self, stmts: list, tapes: set[str], at) -> list:
@@ -121,9 +118,9 @@ class _Converter:
             if isinstance(s.value, ast.String):
                 return None                                  # a docstring or a bare string
             return self.method_statement(s, tapes) or s
-        if isinstance(s, ast.Assign) and top and len(s.targets) == 1 and s.targets[0] in self.bound_once:
+        if isinstance(s, ast.Assign) and top and ast.single_name(s) in self.bound_once:
             return self.declaration(s) or s
-        if isinstance(s, pyast.With):
+        if isinstance(s, ast.With):
             return self.with_items(s, list(s.items), tapes)
         if isinstance(s, ast.TapeBlock):
             s.body = self.body(s.body, tapes | {s.name}, s)
@@ -131,7 +128,7 @@ class _Converter:
         if isinstance(s, ast.FuncDef):
             s.body = self.body(s.body, set(), s)
             return s
-        if isinstance(s, pyast.ClassDef):
+        if isinstance(s, ast.ClassDef):
             s.body = self.body(s.body, set(), s)
             return s
         if isinstance(s, ast.If):
@@ -148,7 +145,7 @@ class _Converter:
         v = s.value
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
                 and v.func.value.id in tapes and not v.keywords \
-                and not any(isinstance(a, pyast.Starred) for a in v.args):
+                and not any(isinstance(a, ast.Starred) for a in v.args):
             tape = v.func.value.id
             if v.func.attr == "watch" and v.args:
                 return ast.Watch(v.args, tape, **forms.position(s))
@@ -176,10 +173,10 @@ class _Converter:
             body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
             if isinstance(context.func.value, ast.Name):
                 return ast.StopRecording(context.func.value.id, body, **forms.position(s))
-            return pyast.With([(context, None)], body, **forms.position(s))   # a tape reached another way
+            return ast.With([(context, None)], body, **forms.position(s))   # a tape reached another way
         if isinstance(context, ast.Call) and _callee_name(context.func) in CONTEXTS:
             body = [self.with_items(s, rest, tapes)] if rest else self.body(s.body, tapes, s)
-            return pyast.With([(context, bound)], body, **forms.position(s))    # a context object (exec_With)
+            return ast.With([(context, bound)], body, **forms.position(s))    # a context object (exec_With)
         if isinstance(context, ast.Call) and _callee_name(context.func) in ("as_default", "Session", "variable_scope"):
             raise forms.unsupported("a block of TensorFlow 1's graphs and sessions (tf.compat.v1: CPython's run "
                                     "gives them, TAPECLI_TF_ON_CPYTHON=1 or auto) on the interpreter", s)
@@ -195,7 +192,7 @@ class _Converter:
             return None
         kind = value.func.attr
         if kind not in ("Variable", "constant") or len(value.args) > 1 \
-                or any(isinstance(a, pyast.Starred) for a in value.args) \
+                or any(isinstance(a, ast.Starred) for a in value.args) \
                 or any(k.name is None for k in value.keywords):        # **options: an ordinary call
             return None
         kw = {k.name: k.value for k in value.keywords}
@@ -209,7 +206,7 @@ class _Converter:
                 if isinstance(dtype, ast.String) else None
             if dtype is None:
                 return None
-        name = s.targets[0]
+        name = ast.single_name(s)
         if kind == "constant":
             return None if kw else ast.ConstDecl(name, dtype, init, **forms.position(s))
         options = []
@@ -247,11 +244,11 @@ def trace_only(func: ast.FuncDef, callee: bool = False) -> tuple[list, list[tupl
     def only_effect(node) -> bool:
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         return isinstance(node, ast.ExprStmt) and mutating(node.value) or isinstance(
-            node, (pyast.AssignTo, pyast.AugAssignTo)) and all(
+            node, (ast.Assign, ast.AugAssign)) and all(
             isinstance(t, (ast.Attribute, ast.Subscript)) and outside(t) for t in targets)
 
     def blocks(node) -> list:
-        return [] if isinstance(node, (ast.FuncDef, pyast.ClassDef)) else _blocks(node)
+        return [] if isinstance(node, (ast.FuncDef, ast.ClassDef)) else _blocks(node)
     statements, inside = _effect_statements(func.body, only_effect, blocks, ast.walk)
     statements, inside = _unread(statements, ast.walk(func.body), ast.walk, local | {p.name for p in func.params},
                                  callee, ast.Name, ast.Attribute, ast.Subscript)
@@ -313,12 +310,12 @@ def _locals(body) -> set[str]:
     """The names a function's body binds (parameters aside: what they hold comes from outside)."""
     names = set()
     for node in ast.walk(body):
-        if isinstance(node, (ast.Assign, ast.For)):
-            names.update(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.FuncDef, pyast.ClassDef)):
+        if isinstance(node, ast.AugAssign):
+            names.update(ast.simple_names(node) or ())      # (x //= v, x.a += v: x is not made local)
+        elif isinstance(node, (ast.FuncDef, ast.ClassDef)):
             names.add(node.name)
-        elif isinstance(node, (pyast.AssignTo, pyast.ForEach, pyast.With)):
-            targets = [t for _, t in node.items] if isinstance(node, pyast.With) else \
+        elif isinstance(node, (ast.Assign, ast.For, ast.With)):
+            targets = [t for _, t in node.items] if isinstance(node, ast.With) else \
                 getattr(node, "targets", None) or [node.target]
             names.update(name for t in targets for name in _target_names(t))
     return names
@@ -331,7 +328,7 @@ def _target_names(target):
     elif isinstance(target, (ast.TupleDisplay, ast.ListDisplay)):
         for item in target.items:
             yield from _target_names(item)
-    elif isinstance(target, pyast.Starred):
+    elif isinstance(target, ast.Starred):
         yield from _target_names(target.value)
 
 
@@ -347,7 +344,7 @@ def graph_body(func: ast.FuncDef, statements: list) -> list:
         return kept or [ast.Pass(**forms.position(body[0]))]
 
     def statement(node):
-        if isinstance(node, (ast.FuncDef, pyast.ClassDef)) or not _blocks(node):
+        if isinstance(node, (ast.FuncDef, ast.ClassDef)) or not _blocks(node):
             return node
         import copy         # here: a small run never needs it
         node = copy.copy(node)

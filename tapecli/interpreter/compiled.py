@@ -12,7 +12,7 @@ from itertools import islice
 from tapecli import ops
 from tapecli.errors import LimitError, TdfError
 from tapecli.frontend import ast
-from tapecli.frontend.pyast import Starred
+from tapecli.frontend.ast import Starred
 from tapecli.fusion import plan as fusion_plans
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.interpreter.conversions import truth
@@ -222,6 +222,13 @@ class Compiled:
             method(interp, node, scope)
         return run
 
+    def _aug_assign(self, node):
+        method = self.interp.aug_assign_name if ast.simple_names(node) else self.interp.aug_assign_target
+
+        def run(scope):
+            method(node, scope)
+        return run
+
     def _expr_stmt(self, node):
         value = self.expression(node.value)
 
@@ -231,9 +238,9 @@ class Compiled:
 
     def _assign(self, node):
         interp = self.interp
-        if len(node.targets) != 1:
+        target = ast.single_name(node)
+        if target is None:
             return self._method_statement(node)
-        target = node.targets[0]
         value_node = node.value
         value = self.expression(value_node)
         plan = fusion_plans.plan_of(value_node, interp.program.plans) if value_node.__class__ in _FUSABLE else None
@@ -321,9 +328,9 @@ class Compiled:
 
     def _for(self, node):
         interp = self.interp
-        if len(node.targets) != 1:
+        target = ast.single_name(node)
+        if target is None:
             return self._method_statement(node)
-        target = node.targets[0]
         iterable = self.expression(node.iter)
         body = self.block(node.body)
         check_limits = interp.check_limits
@@ -450,5 +457,5 @@ def _large_leaf(names, scope) -> bool:
 
 _EXPRESSIONS = {ast.Name: Compiled._name, ast.Number: Compiled._number, ast.BinOp: Compiled._binop,
                 ast.Call: Compiled._call}
-_STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.While: Compiled._while,
-               ast.For: Compiled._for}
+_STATEMENTS = {ast.ExprStmt: Compiled._expr_stmt, ast.Assign: Compiled._assign, ast.AugAssign: Compiled._aug_assign,
+               ast.While: Compiled._while, ast.For: Compiled._for}

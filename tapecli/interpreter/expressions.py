@@ -23,7 +23,7 @@ from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, python_int, Tensor, TensorShape, Variable,
                                     literal_array, not_an_index, numpy_binary, numpy_operand, numpy_result, numpy_text)
-from tapecli.frontend.pyast import Starred
+from tapecli.frontend.ast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          Traces, _list_as_tensor, function_outputs, object_operator, trace_key)
 
@@ -278,8 +278,8 @@ class Expressions:
         (``name op= value``, ``target op= value``)."""
         if not left:
             return self.text(getattr(node, "right", None) or node.value)
-        if isinstance(node, ast.AugAssign):
-            return node.name
+        if isinstance(node, ast.AugAssign) and ast.simple_names(node):
+            return node.target.id
         return self.text(getattr(node, "left", None) or node.target)
 
     def eval_UnaryOp(self, node, scope):

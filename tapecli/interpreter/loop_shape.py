@@ -9,7 +9,7 @@ _STATEMENTS = (ast.Assign, ast.AugAssign, ast.ExprStmt, ast.TapeBlock, ast.Watch
 _EXPRESSIONS = (ast.Name, ast.Number, ast.String, ast.Constant, ast.ListDisplay, ast.TupleDisplay, ast.BinOp,
                 ast.UnaryOp, ast.Call, ast.Keyword, ast.Attribute, ast.Subscript, ast.Slice)
 _DISPLAYS = (ast.ListDisplay, ast.TupleDisplay)
-_BINDING_FORMS = ("AssignTo", "AugAssignTo", "ForEach", "Delete", "Import", "ClassDef", "With")
+_BINDING_FORMS = ("Delete", "Import", "ClassDef", "With")
 _GUARD_NODES = (ast.Name, ast.Number, ast.String, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Not, ast.BoolOp,
                 ast.Compare)
 
@@ -39,8 +39,8 @@ class LoopShape:
 def loop_shape(node: ast.For) -> LoopShape | None:
     """The shape of a ``for`` loop's body, or None where the body is not code a plan can replace (see the
     module's rule 1)."""
-    targets = node.targets
-    if not all(isinstance(t, str) for t in targets) or len(set(targets)) != len(targets):
+    targets = ast.simple_names(node)
+    if targets is None or len(set(targets)) != len(targets):
         return None
     assigned = _assigned(node.body)
     written: set[str] = set()
@@ -73,13 +73,14 @@ def loop_shape(node: ast.For) -> LoopShape | None:
                 continue
             if cls not in _STATEMENTS:
                 raise _NoPlan
-            if cls is ast.Assign:
+            if cls is ast.Assign or cls is ast.AugAssign:
+                names = ast.simple_names(s)
+                if names is None:           # (attributes, items, nested targets: no plan)
+                    raise _NoPlan
+                if cls is ast.AugAssign:
+                    read(s.target)
                 read(s.value)
-                written.update(s.targets)
-            elif cls is ast.AugAssign:
-                read(ast.Name(s.name))
-                read(s.value)
-                written.add(s.name)
+                written.update(names)
             elif cls is ast.ExprStmt:
                 read(s.value)
             elif cls is ast.TapeBlock:
@@ -117,7 +118,7 @@ def plain_function(node: ast.FuncDef) -> bool:
                 return False
             value = ast.TupleDisplay([v for _, v in value.pairs])
         body = body[:-1] + ([ast.ExprStmt(value)] if value is not None else [])
-    shape = loop_shape(ast.For(["__item__"], ast.Constant(None), body))
+    shape = loop_shape(ast.For(ast.Name("__item__"), ast.Constant(None), body))
     return shape is not None and not shape.guards
 
 
@@ -126,9 +127,12 @@ def _assigned(body) -> set[str]:
     names = set()
     for n in ast.walk(body):
         cls = n.__class__
-        if cls is ast.Assign or cls is ast.For:
-            names.update(t for t in n.targets if isinstance(t, str))
-        elif cls in (ast.AugAssign, ast.TapeBlock, ast.FuncDef, ast.VarDecl, ast.ConstDecl):
+        if cls is ast.Assign or cls is ast.For or cls is ast.AugAssign:
+            bound = ast.simple_names(n)
+            if bound is None:
+                return {"__builtins__"}    # (a target other than plain names: no name is known unbound)
+            names.update(bound)
+        elif cls in (ast.TapeBlock, ast.FuncDef, ast.VarDecl, ast.ConstDecl):
             names.add(n.name)
         elif cls.__name__ in _BINDING_FORMS:
             return {"__builtins__"}        # (a Python form that binds otherwise: no name is known unbound)

@@ -36,7 +36,7 @@ def importable(module: str) -> bool:
 
 
 class PythonForms:
-    """``exec_<node>`` / ``eval_<node>`` for the nodes of ``frontend/pyast.py``."""
+    """``exec_<node>`` / ``eval_<node>`` for the nodes of the Python forms (§11)."""
 
     # ------------------------------------------------------------ statements
     def exec_Import(self, node, scope):
@@ -50,7 +50,8 @@ class PythonForms:
                 Namespace(_FROM[top]).get_attribute(self, leaf, node)
             self.bind(scope, bound, value, node)
 
-    def exec_AssignTo(self, node, scope):
+    def assign_targets(self, node, scope):
+        """An assignment that simple_names does not take (attributes, items, nested targets, a = b = v)."""
         first_request = self.requests.mark()
         value = self.eval(node.value, scope)
         for target in node.targets:
@@ -96,7 +97,8 @@ class PythonForms:
         else:
             raise TdfTypeError("cannot assign to this expression").locate(target)
 
-    def exec_AugAssignTo(self, node, scope):
+    def aug_assign_target(self, node, scope):
+        """An augmented assignment that simple_names does not take (x.attr += v, x[i] -= v, x //= v)."""
         target = node.target
         if target.__class__ is ast.Subscript:       # (its object and index evaluated once, as Python does)
             obj = self.eval(target.value, scope)
@@ -128,7 +130,8 @@ class PythonForms:
         if observer is not None:
             observer.refuse("a NumPy array changed in place")
 
-    def exec_ForEach(self, node, scope):
+    def for_each(self, node, scope):
+        """A ``for`` whose target simple_names does not take (nested, attributes, items)."""
         for item in self.loop_items(self.eval(node.iter, scope)):
             self._step()
             self.assign_target(node.target, item, scope, node)
@@ -235,7 +238,7 @@ class PythonForms:
 
     def eval_Lambda(self, node, scope):
         func = ast.FuncDef("<lambda>", node.params, [ast.Return(node.body, line=node.line, column=node.column,
-                                                                  start=node.start, end=node.end)],
+                                                                  start=node.start, end=node.end)], [],
                            line=node.line, column=node.column, start=node.start, end=node.end)
         return Function(func, scope, self)
 

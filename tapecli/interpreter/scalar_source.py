@@ -10,7 +10,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.frontend import ast
-from tapecli.frontend.pyast import Starred
+from tapecli.frontend.ast import Starred
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.kernels import RAW_NUMPY_KERNELS
 from tapecli.ops.statement import StatementRecord, statement_op
@@ -225,7 +225,7 @@ class LoopSource(ScalarSource):
         result = self.emit(node.value)
         if result is None:
             return False
-        target = node.targets[0]
+        target = ast.single_name(node)
         local = self.names.get(target) or self.assigned.get(target)
         if local is None:
             local = self.assigned[target] = self._local()
@@ -289,12 +289,12 @@ def scalar_loop(compiled, node, record=False):
     function (Compiled._scalar) makes them. None for another body."""
     source = LoopSource(compiled, record)
     for statement in node.body:
-        if statement.__class__ is not ast.Assign or len(statement.targets) != 1 \
+        if statement.__class__ is not ast.Assign or ast.single_name(statement) is None \
                 or statement.value.__class__ not in (ast.BinOp, ast.Call) or not source.statement(statement):
             return None
-    targets = list(dict.fromkeys(statement.targets[0] for statement in node.body))
+    targets = list(dict.fromkeys(ast.single_name(statement) for statement in node.body))
     called = {call.func.id for statement in node.body for call in _calls(statement.value)}
-    item = node.targets[0]
+    item = ast.single_name(node)
     if item in source.names or item in targets or called & {item, *targets}:
         return None
     return source.function(targets, node.body[-1].line)

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from tapecli.frontend import ast, forms, pyast, spellings
+from tapecli.frontend import ast, forms, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.printing import program_repr
@@ -51,9 +51,9 @@ def note_binding(names: dict, name: str, old, value, line, declared: bool = Fals
 def _bound_names(body) -> set[str]:
     names = set()
     for node in ast.walk(body):
-        if isinstance(node, ast.Assign):
-            names.update(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.VarDecl, ast.ConstDecl)):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            names.update(ast.simple_names(node) or ())
+        elif isinstance(node, (ast.VarDecl, ast.ConstDecl)):
             names.add(node.name)
     return names
 
@@ -165,19 +165,22 @@ class Statements:
             self._watch_on(self.implicit_tape, value, name, node)
 
     def exec_Assign(self, node, scope):
+        targets = ast.simple_names(node)
+        if targets is None:
+            return self.assign_targets(node, scope)
         first_request = self.requests.mark()
         value = fusion.evaluate(self, node.value, scope) if (node.value.__class__ in _FUSABLE
                                                             and current().mode.fusion) else None
         if value is None:               # (fusion: one kernel for a large elementwise expression)
             value = self.eval(node.value, scope)
-        if len(node.targets) == 1:
-            self.bind(scope, node.targets[0], value, node)
-            names = node.targets[0]
+        if len(targets) == 1:
+            self.bind(scope, targets[0], value, node)
+            names = targets[0]
         else:
-            items = self._destructure(value, len(node.targets))
-            for name, item in zip(node.targets, items):
+            items = self._destructure(value, len(targets))
+            for name, item in zip(targets, items):
                 self.bind(scope, name, item, node)
-            names = list(node.targets)
+            names = targets
         if scope is self.globals and self.requests.mark() > first_request:
             self._name_requests(first_request, value, names)
 
@@ -196,9 +199,14 @@ class Statements:
         return items
 
     def exec_AugAssign(self, node, scope):
-        old = self.lookup(node.name, scope, node)
+        (self.aug_assign_name if ast.simple_names(node) else self.aug_assign_target)(node, scope)
+
+    def aug_assign_name(self, node, scope):
+        """``x += v`` (+ - * /): simple_names' form."""
+        name = node.target.id
+        old = self.lookup(name, scope, node)
         value = self.augmented(node.op, old, self.eval(node.value, scope), node)
-        self.bind(scope, node.name, value, node)
+        self.bind(scope, name, value, node)
 
     def _current_tape(self, name, node, scope) -> Tape:
         if name is not None:
@@ -296,13 +304,13 @@ class Statements:
                     raise TdfTypeError("`with ... as NAME`: bind the context to a name").locate(node)
                 self.bind(scope, bound.id, entered, node)
             try:
-                self.exec_block([pyast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)
+                self.exec_block([ast.With(rest, node.body, **forms.position(node))] if rest else node.body, scope)
             finally:
                 paused.exit()
             return
         if not isinstance(paused, PausedTape):
             raise TdfTypeError(f"a `with` statement here needs a tape's stop_recording(), not {type_word(paused)}")
-        body = [pyast.With(rest, node.body, **forms.position(node))] if rest else node.body
+        body = [ast.With(rest, node.body, **forms.position(node))] if rest else node.body
         self.run_paused(paused.tape, body, node, scope)
 
     def exec_If(self, node, scope):
@@ -385,6 +393,9 @@ class Statements:
         raise TdfTypeError(f"cannot loop over {type_word(iterable)}")
 
     def exec_For(self, node, scope):
+        targets = ast.simple_names(node)
+        if targets is None:
+            return self.for_each(node, scope)
         over = self.eval(node.iter, scope)
         items = self.loop_items(over)
         planner = loop_plans.planner(self, lambda: loop_shape.loop_shape(node), items, over)     # (for xb, yb in batches:)
@@ -393,10 +404,10 @@ class Statements:
         body = self.compiled.block(node.body)
         for index, item in enumerate(items):
             self._step()
-            if len(node.targets) == 1:
-                self.bind(scope, node.targets[0], item, node)
+            if len(targets) == 1:
+                self.bind(scope, targets[0], item, node)
             else:
-                for name, sub in zip(node.targets, self._destructure(item, len(node.targets))):
+                for name, sub in zip(targets, self._destructure(item, len(targets))):
                     self.bind(scope, name, sub, node)
             try:
                 if planner is None:

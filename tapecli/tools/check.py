@@ -145,7 +145,7 @@ def expectation_lines(source: str, path: str = "<input>", program=None) -> list[
     without running it; the expression is spelled as a result's ``expr`` (``expect_error TapeError`` for a
     block). ``program`` is the parsed program when there is one; a source that does not parse is read
     line by line."""
-    from tapecli.frontend import ast, pyast
+    from tapecli.frontend import ast
     if program is None:
         from tapecli.frontend.parser import parse
         try:
@@ -167,7 +167,7 @@ def expectation_lines(source: str, path: str = "<input>", program=None) -> list[
         if isinstance(item, (list, tuple)):
             stack.extend(reversed(item))
             continue
-        if isinstance(item, (ast.Expect, pyast.Assert)):
+        if isinstance(item, (ast.Expect, ast.Assert)):
             found.append((item.line, source[item.test.start:item.test.end]))
         elif isinstance(item, ast.ExpectError):
             found.append((item.line, f"expect_error {item.kind}"))

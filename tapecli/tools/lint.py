@@ -77,6 +77,8 @@ def _before(a, b) -> bool:
 
 def _header_exprs(stmt) -> list:
     """The expressions a statement evaluates itself (not those of the blocks it contains)."""
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.For)) and ast.simple_names(stmt) is None:
+        return []                   # (lint follows the assignments and loops of plain names only)
     if isinstance(stmt, (ast.ExprStmt, ast.Assign, ast.AugAssign, ast.ConstDecl)):
         return [stmt.value]
     if isinstance(stmt, ast.VarDecl):
@@ -132,13 +134,14 @@ def _persistence(tape: ast.TapeBlock) -> bool | None:
 
 def _bound_by(stmt) -> set[str]:
     """Names a statement binds itself (a block's own statements are visited separately)."""
-    if isinstance(stmt, ast.Assign):
-        return set(stmt.targets)
-    if isinstance(stmt, (ast.AugAssign, ast.VarDecl, ast.ConstDecl, ast.FuncDef, ast.TapeBlock)):
+    if isinstance(stmt, (ast.VarDecl, ast.ConstDecl, ast.FuncDef, ast.TapeBlock)):
         return {stmt.name}
-    if isinstance(stmt, ast.For):
-        return set(stmt.targets)
-    return set()
+    return set(ast.simple_names(stmt) or ())
+
+
+def _followed_loop(stmt) -> bool:
+    """A loop whose body lint follows: a while, or a for of plain names (simple_names)."""
+    return isinstance(stmt, ast.While) or isinstance(stmt, ast.For) and ast.simple_names(stmt) is not None
 
 
 def _ends_with_break(body) -> bool:
@@ -219,7 +222,7 @@ class _TapeUse:
             outcomes = [self.block(body, tapes, open_) for _, body in stmt.branches]
             outcomes.append(self.block(stmt.orelse or [], tapes, open_))
             tapes = self.merge(outcomes)
-        elif isinstance(stmt, (ast.While, ast.For)):
+        elif _followed_loop(stmt):
             once = self.block(stmt.body, tapes, open_)
             if _ends_with_break(stmt.body):
                 tapes = self.merge([tapes, once])
@@ -341,7 +344,7 @@ def _integer_sources(program) -> list[Finding]:
         if isinstance(stmt, ast.If):
             outcomes = [block(body, known) for _, body in stmt.branches] + [block(stmt.orelse or [], known)]
             known = _common(outcomes)
-        elif isinstance(stmt, (ast.While, ast.For)):
+        elif _followed_loop(stmt):
             known = _common([known, block(stmt.body, known)])
         elif isinstance(stmt, (ast.TapeBlock, ast.StopRecording, ast.ExpectError)):
             known = block(stmt.body, known)
@@ -409,7 +412,7 @@ def _unused_tapes(program) -> list[Finding]:
 def _child_blocks(stmt) -> list:
     if isinstance(stmt, ast.If):
         return [body for _, body in stmt.branches] + ([stmt.orelse] if stmt.orelse else [])
-    if isinstance(stmt, (ast.While, ast.For, ast.FuncDef, ast.TapeBlock, ast.StopRecording, ast.ExpectError)):
+    if _followed_loop(stmt) or isinstance(stmt, (ast.FuncDef, ast.TapeBlock, ast.StopRecording, ast.ExpectError)):
         return [stmt.body]
     return []
 
@@ -472,8 +475,9 @@ _BUILT_ON_CALL = {"Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Con
 
 
 def _is_dense(binding) -> bool:
-    return (isinstance(binding, ast.Assign) and len(binding.targets) == 1 and isinstance(binding.value, ast.Call)
-            and isinstance(binding.value.func, ast.Name) and binding.value.func.id in _BUILT_ON_CALL)
+    return (isinstance(binding, ast.Assign) and ast.single_name(binding) is not None
+            and isinstance(binding.value, ast.Call) and isinstance(binding.value.func, ast.Name)
+            and binding.value.func.id in _BUILT_ON_CALL)
 
 
 # ------------------------------ TDF006 and TDF007: unwatched constants, variables rebound to tensors
@@ -483,8 +487,7 @@ _ARITHMETIC_UPDATES = {"-": "assign_sub", "+": "assign_add"}
 
 def _tf_aliases(program) -> set[str]:
     """The names TensorFlow is imported as (``import tensorflow as tf``); ``tf`` where none is."""
-    from tapecli.frontend import pyast
-    names = {bound for node in ast.walk(program) if isinstance(node, pyast.Import)
+    names = {bound for node in ast.walk(program) if isinstance(node, ast.Import)
              for module, bound in node.names if module == "tensorflow"}
     return names or {"tf"}
 
@@ -509,8 +512,9 @@ def _watch_and_update(program) -> list[Finding]:
     def is_variable(stmt) -> bool:
         if isinstance(stmt, ast.VarDecl):
             return True
-        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
-                and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "Variable"
+        return (isinstance(stmt, ast.Assign) and ast.single_name(stmt) is not None
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+                and stmt.value.func.attr == "Variable"
                 and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id in tf)
 
     def spelled(decl) -> str:
@@ -519,7 +523,7 @@ def _watch_and_update(program) -> list[Finding]:
             return f"{decl.name} = {_python_decl('const', value)}" if program.python else f"const {decl.name} = {value}"
         if isinstance(decl, ast.VarDecl):
             return f"{decl.name} = {_python_decl('var', value)}" if program.python else f"var {decl.name} = {value}"
-        return f"{decl.targets[0]} = {value}"
+        return f"{ast.single_name(decl)} = {value}"
 
     watching_functions = {node.name for node in ast.walk(program) if isinstance(node, ast.FuncDef)
                           and any(isinstance(inner, ast.Watch) for inner in ast.walk(node.body))}
@@ -543,8 +547,7 @@ def _watch_and_update(program) -> list[Finding]:
         return False
 
     def requests(stmt, consts, tapes):
-        from tapecli.frontend import pyast
-        if isinstance(stmt, (ast.Expect, pyast.Assert)) and re.search(r"\bis\s+None\b", text[stmt.start:stmt.end]):
+        if isinstance(stmt, (ast.Expect, ast.Assert)) and re.search(r"\bis\s+None\b", text[stmt.start:stmt.end]):
             return                              # `expect t.gradient(w, c) is None`: the None is the point
         for tape_name, method, call in _request_calls(_header_exprs(stmt)):
             tape = tapes.get(tape_name)
@@ -568,16 +571,17 @@ def _watch_and_update(program) -> list[Finding]:
                        else f", or declare it `var {name.id} = ...`")))
 
     def rebinding(stmt, variables):
-        if isinstance(stmt, ast.AugAssign):
-            name, op, rest = stmt.name, stmt.op, stmt.value
+        name = ast.single_name(stmt)
+        if isinstance(stmt, ast.AugAssign) and name is not None:
+            op, rest = stmt.op, stmt.value
             if name not in variables:
                 return
             method = _ARITHMETIC_UPDATES.get(op)
             update = (f"{method}({_shorten(text[rest.start:rest.end])})" if method
                       else f"assign({name} {op} {_shorten(text[rest.start:rest.end])})")
             what = f"`{name} {op}= ...` is `{name} = {name} {op} ...`, which"
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] in variables:
-            name, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.Assign) and name in variables:
+            value = stmt.value
             if not isinstance(value, (ast.BinOp, ast.UnaryOp)) or not any(
                     isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
                 return
@@ -614,7 +618,7 @@ def _watch_and_update(program) -> list[Finding]:
         if isinstance(stmt, ast.ConstDecl):
             consts = {**consts, stmt.name: stmt}
         elif is_variable(stmt):
-            variables = {**variables, (stmt.name if isinstance(stmt, ast.VarDecl) else stmt.targets[0]): stmt}
+            variables = {**variables, (stmt.name if isinstance(stmt, ast.VarDecl) else ast.single_name(stmt)): stmt}
         state = (consts, variables, tapes)
         if isinstance(stmt, ast.TapeBlock):
             consts, variables, tapes = block(stmt.body, state)
@@ -622,7 +626,7 @@ def _watch_and_update(program) -> list[Finding]:
         elif isinstance(stmt, ast.If):
             outcomes = [block(body, state) for _, body in stmt.branches] + [block(stmt.orelse or [], state)]
             state = tuple(_common([o[i] for o in outcomes]) for i in range(3))
-        elif isinstance(stmt, (ast.While, ast.For)):
+        elif _followed_loop(stmt):
             once = block(stmt.body, state)
             state = tuple(_common([state[i], once[i]]) for i in range(3))
         elif isinstance(stmt, (ast.StopRecording, ast.ExpectError)):

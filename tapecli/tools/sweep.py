@@ -156,9 +156,9 @@ def vectorisable(program: ast.Program, command: str, options: Options, declared:
         return False
 
     def assign(stmt) -> bool:
-        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], str):
+        target = ast.single_name(stmt) if isinstance(stmt, ast.Assign) else None
+        if target is None:
             return False
-        target = stmt.targets[0]
         if target in swept or target in tapes or target in ELEMENTWISE:
             return False
         if expression(stmt.value):
@@ -167,13 +167,14 @@ def vectorisable(program: ast.Program, command: str, options: Options, declared:
         return False
 
     def request(stmt) -> bool:
-        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], str):
+        target = ast.single_name(stmt) if isinstance(stmt, ast.Assign) else None
+        if target is None:
             return False
         call = stmt.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "gradient"
                 and isinstance(call.func.value, ast.Name) and call.func.value.id in tapes
                 and len(call.args) == 2 and not call.keywords and isinstance(call.args[0], ast.Name)
-                and call.args[0].id in names and stmt.targets[0] not in names | tapes | swept):
+                and call.args[0].id in names and target not in names | tapes | swept):
             return False
         sources = call.args[1].items if isinstance(call.args[1], ast.ListDisplay) else [call.args[1]]
         return all(isinstance(s, ast.Name) and s.id in swept for s in sources)

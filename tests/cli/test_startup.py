@@ -407,6 +407,7 @@ def test_ast_nodes_list_their_fields_in_constructor_order():
             assert [p.name for p in params] == list(cls._fields), cls
             node = cls(*[None] * len(params), line=3, end=9)
             assert (node.line, node.column, node.end) == (3, 0, 9)
+            assert [getattr(cls(*range(len(params))), f) for f in cls._fields] == list(range(len(params)))
             assert node == cls(*[None] * len(params), line=3, end=9) and node != cls(*[None] * len(params))
 
 

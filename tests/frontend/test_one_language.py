@@ -9,7 +9,7 @@ import pytest
 
 import tapecli
 from tapecli.errors import TdfError
-from tapecli.frontend import ast, fastparse, larkparse, pyast
+from tapecli.frontend import ast, fastparse, larkparse
 from tapecli.frontend.parser import parse
 
 from conftest import cli
@@ -236,7 +236,7 @@ def test_with_items_of_several_tapes_nest():
     outer = body[1]
     assert isinstance(outer, ast.TapeBlock) and outer.name == "a"
     assert isinstance(outer.body[0], ast.TapeBlock) and outer.body[0].name == "b"
-    assert not any(isinstance(s, pyast.With) for s in ast.walk(body))
+    assert not any(isinstance(s, ast.With) for s in ast.walk(body))
 
 
 # ------------------------------------------------------------------ list literals keep Python's meaning

@@ -81,7 +81,7 @@ def test_unexpected_character():
 def test_soft_keywords_are_names_where_they_do_not_begin_their_statement():
     # docs/spec/LANGUAGE.md §11: `reset = True`, a tape named `tape` (via the Python front end)
     body = parse("tape = 3\nreset = True\n").body
-    assert [s.targets for s in body] == [["tape"], ["reset"]]
+    assert [ast.simple_names(s) for s in body] == [["tape"], ["reset"]]
 
 
 names = st.sampled_from(["x", "y", "w1", "_b"])

@@ -26,6 +26,21 @@ def values(src: str):
     return run(src).values
 
 
+@pytest.mark.parametrize("statement, names", [
+    ("x = v", ["x"]), ("a, b = v", ["a", "b"]), ("[a, b] = v", ["a", "b"]), ("(a,) = v", None), ("a = b = v", None),
+    ("x.a = v", None), ("x[0] = v", None), ("a, (b, c) = v", None),
+    ("x += v", ["x"]), ("x /= v", ["x"]), ("x //= v", None), ("x.a += v", None), ("x[0] -= v", None),
+    ("for x in v:\n    pass", ["x"]), ("for a, b in v:\n    pass", ["a", "b"]),
+    ("for a, (b, c) in v:\n    pass", None), ("for x.a in v:\n    pass", None)])
+def test_an_assignment_or_loop_is_one_node_whatever_its_target_and_simple_names_tells_plain_names(statement, names):
+    # the fast paths (compiled closures, scalar sources, loop plans) take the statements simple_names gives names of
+    node = parse(statement + "\n").body[0]
+    assert type(node).__name__ in ("Assign", "AugAssign", "For")
+    assert ast.simple_names(node) == names
+    walked = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]     # a plain-names target reads nothing
+    assert ("x" in walked or "a" in walked) == (names is None)
+
+
 def test_tensorflow_spellings_become_tdf_forms():
     body = parse("import tensorflow as tf\nx = tf.Variable(3.0)\nc = tf.constant([1.0, 2.0])\n"
                  "with tf.GradientTape(persistent=True) as tape:\n  tape.watch(c)\n  y = x * c\n"
