@@ -26,7 +26,8 @@ from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase
 from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_argument, call_training
 from tapecli.library.keras.initializers import SeedGenerator
-from tapecli.library.keras.layers import KerasTensor, Layer as LibraryLayer, eager_mask, keep_mask, probing
+from tapecli.library.keras.layers import Layer as LibraryLayer, eager_mask, keep_mask
+from tapecli.library.keras.keras_tensor import KerasTensor, probing
 from tapecli.library.keras.stateless import stateless_values
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor, Variable

@@ -18,7 +18,7 @@ from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, interfaces, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
 from tapecli.interpreter.core import ErrorLine
-from tapecli.library.keras.layers import KERAS_MASK, KerasTensor
+from tapecli.library.keras.keras_tensor import KERAS_MASK, KerasTensor
 from tapecli.execution.tf_values import LibraryObject, library_value
 from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.limits import LIST_SLOT, Limits, admit_bytes, char_bytes, check_deadline, resident_within

@@ -50,7 +50,8 @@ from tapecli.interpreter.printing import numpy_of, python_format, python_repr, p
 from tapecli.interpreter.registry import BUILTINS, HOOKS, load_word
 from tapecli.interpreter.statements import Statements, note_binding
 from tapecli.library.core import DEVICE, SPARSE_SCATTERS, variable_constraint
-from tapecli.library.keras.layers import KERAS_MASK, eager_mask
+from tapecli.library.keras.layers import eager_mask
+from tapecli.library.keras.keras_tensor import KERAS_MASK
 from tapecli.runtime import spelling
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current

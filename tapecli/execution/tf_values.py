@@ -23,7 +23,7 @@ from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.interpreter.registry import BUILTINS, call_builtin
 from tapecli.library.core import NamedResult
 from tapecli.library.keras.epochs import GeneratorData
-from tapecli.library.keras.layers import KERAS_MASK, KerasTensor
+from tapecli.library.keras.keras_tensor import KERAS_MASK, KerasTensor
 from tapecli.library.numpy_forms import NumpyScalarType
 from tapecli.library.python import PythonClass
 from tapecli.runtime.specs import Shape

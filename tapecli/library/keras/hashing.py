@@ -13,7 +13,8 @@ from tapecli.interpreter.printing import python_repr, python_str
 from tapecli.kernels.tf_hashes import fingerprint_cat64
 from tapecli.library.core import to_dtype
 from tapecli.library.keras.common import flag, float_dtype, integer
-from tapecli.library.keras.layers import KerasTensor, Layer
+from tapecli.library.keras.layers import Layer
+from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.library.keras.optimizers import plain
 from tapecli.library.keras.preprocessing import encode_categorical, ragged_rows
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name

@@ -7,7 +7,8 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import flag, float_dtype, integer, scalar, tensor
-from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
+from tapecli.library.keras.layers import Layer, eager_mask, keep_mask
+from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.library.keras.losses import l2_normalize
 from tapecli.library.keras.ops_numpy import concatenate
 from tapecli.runtime.values import Tensor

@@ -14,7 +14,8 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, KerasTensor, Layer, eager_mask, forget_mask, keep_mask, mask_at
+from tapecli.library.keras.layers import InputLayer, Layer, eager_mask, forget_mask, keep_mask
+from tapecli.library.keras.keras_tensor import KerasTensor, mask_at
 from tapecli.library.keras.program_layers import keras_layer
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name

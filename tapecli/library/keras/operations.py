@@ -10,7 +10,8 @@ import inspect
 import numpy as np
 
 from tapecli.interpreter.registry import builtin_function
-from tapecli.library.keras.layers import KerasTensor, Layer, _bind, _leaves
+from tapecli.library.keras.layers import Layer, _bind, _leaves
+from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.runtime.values import Tensor
 
 

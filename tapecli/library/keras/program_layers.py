@@ -9,7 +9,8 @@ from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import Function
 from tapecli.library.keras import training
 from tapecli.library.keras.common import dims, float_dtype
-from tapecli.library.keras.layers import KerasTensor, Layer, probing
+from tapecli.library.keras.layers import Layer
+from tapecli.library.keras.keras_tensor import KerasTensor, probing
 from tapecli.runtime.values import PythonBool, Tensor
 
 

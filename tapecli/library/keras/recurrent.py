@@ -10,7 +10,8 @@ from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.configs import deserialize_layer, layer_config, serialize_held
 from tapecli.library.keras.common import add, flag, float_dtype, integer, name_scope, scalar, tensor, weight_path
-from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, eager_mask, keep_mask, mask_at
+from tapecli.library.keras.layers import Layer, activation_fn, eager_mask, keep_mask
+from tapecli.library.keras.keras_tensor import KerasTensor, mask_at
 from tapecli.interpreter.classes import KERAS, Instance, call_method
 from tapecli.interpreter.objects import Function
 from tapecli.runtime.context import current

@@ -11,8 +11,8 @@ import numpy as np
 from tapecli import kernels, ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.keras.common import call_argument, dims, float_dtype, integer, num, scalar, tensor
-from tapecli.library.keras.layers import KerasTensor, Layer, activation_fn, keras_dropout, keras_normal_values, \
-    probing, seed_generator
+from tapecli.library.keras.layers import Layer, activation_fn, keras_dropout, keras_normal_values, seed_generator
+from tapecli.library.keras.keras_tensor import KerasTensor, probing
 from tapecli.interpreter.objects import Function
 from tapecli.runtime.values import Tensor
 

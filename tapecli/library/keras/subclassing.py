@@ -20,7 +20,8 @@ from tapecli.interpreter.objects import Function
 from tapecli.library.keras.common import auto_name, call_argument, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
-from tapecli.library.keras.layers import KerasTensor, Layer, eager_mask, keep_mask
+from tapecli.library.keras.layers import Layer, eager_mask, keep_mask
+from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.library.keras.program_layers import keras_layer, program_mask, takes_mask
 from tapecli.library.keras.stateless import stateless_values
 from tapecli.runtime.context import current

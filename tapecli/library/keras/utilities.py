@@ -349,7 +349,7 @@ def keras_reduction(tensorflow_name: str):
 
 def is_keras_tensor(x) -> PythonBool:
     """keras.utils.is_keras_tensor: whether ``x`` is a functional model's symbolic tensor."""
-    from tapecli.library.keras.layers import KerasTensor
+    from tapecli.library.keras.keras_tensor import KerasTensor
     return PythonBool(np.array(isinstance(x, KerasTensor)))
 
 
