@@ -16,7 +16,7 @@ from tapecli.kernels import tf_random
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, mixed_precision, penalties
-from tapecli.library.keras.configs import layer_config
+from tapecli.library.keras.configs import keras_name, layer_config
 from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.library.keras.stateless import stateless_call
 from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
@@ -675,9 +675,10 @@ class Dense(Layer):
     def check_input(self, x):
         if x.ndim < 1:
             raise ShapeError("a Dense layer needs inputs with at least one dimension, got a scalar")
-        if self.built and x.shape[-1] != self.weights_["kernel"].shape[0]:
-            raise ShapeError(f"this Dense layer was built for {self.weights_['kernel'].shape[0]} input features, "
-                             f"got shape {list(x.shape)}")
+        if self.built and x.shape[-1] != self.weights_["kernel"].shape[0]:      # (Keras's InputSpec check)
+            raise TdfValueError(f"Input 0 with name 'None' of layer '{keras_name(self)}' is incompatible with the layer: "
+                                f"expected axis -1 of input shape to have value {self.weights_['kernel'].shape[0]}, "
+                                f"but received input with shape {tuple(x.shape)}")
 
     def build(self, shape, dtype):
         if shape[-1] is None:

@@ -344,13 +344,8 @@ class Sequential(Model):
                 x = layer.call(interp, [x], {}, None)
             return x
         x = model_input(x)
-        if self.input_spec is not None:
-            x = ranked_as(x, self.input_spec)
-            want = self.input_spec[1:]
-            got = x.shape[1:]
-            if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got)):
-                raise TdfValueError(f'Input 0 of layer "{self.layers[0].display()}" is incompatible with the layer: '
-                                    f"expected shape={self.input_spec}, found shape={tuple(x.shape)}")
+        if self.input_spec is not None:     # (no check of its shape: Keras's Sequential runs its layers on the data,
+            x = ranked_as(x, self.input_spec)   # which check what they take: a sequence of another length passes)
         if self.built:
             return self.run_layers(interp, x, training)
         with name_scope(interp, self.given or self.auto):       # (the layers built now)
@@ -803,8 +798,10 @@ class Functional(Model):
         for i, k in enumerate(self.inputs):
             got, want = values[id(k)].shape, k.shape
             if len(got) != len(want) or any(w is not None and w != g for w, g in zip(want, got)):
-                raise TdfValueError(f'Input {i} of layer "{self.display()}" is incompatible with the layer: '
-                                    f"expected shape={want}, found shape={tuple(got)}")
+                made = getattr(k, "input_layer", None)
+                raise TdfValueError(f"Input {i} with name '{keras_name(made) if made is not None else k.name}' of layer "
+                                    f"'{keras_name(self)}' is incompatible with the layer: expected shape={want}, "
+                                    f"found shape={tuple(got)}")
             keep_mask(interp, values[id(k)], masks[id(k)])
         for t in self.order:
             if t.call_kwargs:           # a program layer called with keywords: called with them again (Keras's node)
