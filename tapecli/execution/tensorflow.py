@@ -907,10 +907,21 @@ class Eager:
         found = HOOKS["attribute"](self.run, obj, name, node)           # assign and scatter_nd_update's kin
 
         @as_tensorflow
-        def assign(*values, use_locking=None, name=None, read_value=True):
+        def method(*values, **given):
             self._line()
-            return found.fn(node, *(to_library(value) for value in values))
-        return assign
+            if given:       # (a keyword it does not take: TensorFlow's TypeError, which names the method)
+                signature = inspect.signature(found.fn)
+                unknown = [key for key in given if key not in signature.parameters]
+                try:
+                    if unknown:
+                        raise TypeError(f"got an unexpected keyword argument '{unknown[0]}'")
+                    signature.bind(node, *values, **given)
+                except TypeError as e:
+                    raise TypeError(f"BaseResourceVariable.{name}() {e}") from None
+            return found.fn(node, *(to_library(value) for value in values),
+                            **{key: to_library(value) for key, value in given.items()})
+        method.__name__, method.__qualname__ = name, f"BaseResourceVariable.{name}"
+        return method
 
     def method(self, obj, name: str, node: Node):
         """``obj.name(...)`` at a call site the guard passes (SITE_METHODS): a tape's, with its text."""

@@ -621,7 +621,7 @@ def attribute(interp, value, attr, node):
         return BoundMethod(attr, lambda call_node, *args, **kwargs: class_methods[attr](interp, *args, **kwargs))
     if isinstance(value, Variable):
         if attr in ASSIGNS:
-            return BoundMethod(attr, lambda call_node, e: assign_value(value, attr, e), replay=EFFECT)
+            return BoundMethod(attr, _assign_method(value, attr), replay=EFFECT)
         if attr in SPARSE_SCATTERS:
             return BoundMethod(attr, lambda call_node, sparse_delta, use_locking=False, name=None:
                                _scatter_slices(value, attr, sparse_delta), replay=EFFECT)
@@ -747,6 +747,25 @@ DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 ASSIGNS = ("assign", "assign_add", "assign_sub")
 SCATTERS = ("scatter_nd_update", "scatter_nd_add", "scatter_nd_sub")
+
+
+def _assign_method(var: Variable, how: str):
+    """``var.assign(value, use_locking=False, name=None, read_value=True)`` (assign_add and assign_sub: ``delta``),
+    as TensorFlow's: with read_value=False, None. (It closes over the variable and ``how`` alone: a loop plan
+    knows one method of one variable by them.)"""
+    if how == "assign":
+        def assign(call_node, value, use_locking=False, name=None, read_value=True):
+            return _assigned(var, how, value, read_value)
+        return assign
+
+    def update(call_node, delta, use_locking=False, name=None, read_value=True):
+        return _assigned(var, how, delta, read_value)
+    return update
+
+
+def _assigned(var: Variable, how: str, value, read_value):
+    done = assign_value(var, how, value)
+    return done if read_value is True or truth(read_value) else None      # (the default reads nothing)
 
 
 def assign_value(var: Variable, *key_how_e):
