@@ -121,6 +121,8 @@ def _traced(func, input_signature=None, warned: bool = False):
             traced_for.append(_as_specs([list(args), kwargs]))
         return _run_graph(func, sandbox, bound, traces, seen, key=key)
     traced.experimental_get_tracing_count = lambda: traces.count
+    traced.input_signature = None if input_signature is None else tuple(input_signature)    # (TensorFlow's tuple)
+    traced.python_function = func
     traced.get_concrete_function = concrete_function
     traced.pretty_printed_concrete_signatures = concrete_signatures
     return traced
@@ -138,7 +140,8 @@ class _TracedMethod:
     ``self``."""
 
     def __init__(self, func, input_signature):
-        self.func, self.input_signature = func, input_signature
+        self.func, self.python_function = func, func
+        self.input_signature = None if input_signature is None else tuple(input_signature)
         self.bound = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, func)
 
