@@ -302,10 +302,10 @@ def state_variable(metric_name: str, name: str, value) -> Variable:
 
 
 def state_value(name: str) -> property:
-    """A metric's float32 scalar state entry ``name`` (its ``state`` variable of that name), read and written as a
-    NumPy scalar."""
+    """A metric's scalar state entry ``name`` (its ``state`` variable of that name, of the variable's dtype), read
+    and written as a NumPy scalar."""
     return property(lambda metric: metric.state[name].read().value[()],
-                    lambda metric, value: metric.state[name].assign(np.asarray(value, np.float32)))
+                    lambda metric, value: metric.state[name].assign(np.asarray(value, metric.state[name].dtype)))
 
 
 def add(x1, x2) -> Tensor:

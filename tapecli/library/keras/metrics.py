@@ -8,22 +8,25 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.kernels import tf_sums
-from tapecli.library.keras.common import MetricObject, integer, num, scalar, state_value, state_variable, tensor
+from tapecli.library.core import to_dtype
+from tapecli.library.keras.common import (MetricObject, float_dtype, integer, num, scalar, state_value, state_variable,
+                                         tensor)
 from tapecli.library.keras.confusion import EPSILON, FirstBatchShaped, same_rank
 from tapecli.runtime.values import Tensor
 
 
 def _sum(x, axis=None, mean=False):
-    """ops.sum (ops.mean with ``mean``) of a float32 array as TensorFlow adds (kernels/tf_sums.py), NumPy's
-    where that does not follow TensorFlow."""
+    """ops.sum (ops.mean with ``mean``) of a float array as TensorFlow adds (kernels/tf_sums.py), NumPy's where
+    that does not follow TensorFlow."""
     out = tf_sums.reduce_sum(x, axis, mean=mean)
     if out is None:
-        out = (np.mean if mean else np.sum)(x, axis=axis, dtype=np.float32)
-    return np.float32(out) if out.ndim == 0 else out
+        out = (np.mean if mean else np.sum)(x, axis=axis, dtype=x.dtype)
+    return x.dtype.type(out) if out.ndim == 0 else out
 
 
 class Mean(MetricObject):
-    """Keras's Mean (and the metrics it is the base of): ``total`` and ``count``, float32 variables."""
+    """Keras's Mean (and the metrics it is the base of): ``total`` and ``count``, variables of its dtype (Keras's
+    floatx where none is given: float64 after set_floatx("float64"))."""
 
     default_name = "mean"
     listed = ("total", "count")         # its variables, as Keras's class has them
@@ -32,7 +35,8 @@ class Mean(MetricObject):
 
     def __init__(self, name=None, dtype=None):
         self.name = name or self.default_name
-        self.state = {k: state_variable(self.name, k, np.float32(0.0)) for k in ("total", "count")}
+        self.dtype = np.dtype(float_dtype() if dtype is None else to_dtype(dtype))
+        self.state = {k: state_variable(self.name, k, self.dtype.type(0.0)) for k in ("total", "count")}
 
     def keras_variables(self) -> list:
         return [self.state[k] for k in self.listed]
@@ -41,7 +45,7 @@ class Mean(MetricObject):
         values = args[0] if args else kwargs.pop("values", None)
         if values is None:
             raise TdfTypeError("update_state takes values: metric.update_state(values, sample_weight=None)")
-        return np.asarray(tensor(values).value, dtype=np.float32)
+        return np.asarray(tensor(values).value, dtype=self.dtype)
 
     def update_state(self, *args, **kwargs):
         args = list(args)
@@ -61,9 +65,9 @@ class Mean(MetricObject):
     def add(self, values, sample_weight):
         """Keras's reduce_to_samplewise_values, then total += sum(values), count += the weights' sum
         (or the number of samples)."""
-        values = np.asarray(values, np.float32)
+        values = np.asarray(values, self.dtype)
         if sample_weight is not None:
-            sw = np.asarray(tensor(sample_weight, "sample_weight").value, dtype=np.float32)
+            sw = np.asarray(tensor(sample_weight, "sample_weight").value, dtype=self.dtype)
             if values.ndim == sw.ndim + 1 and values.shape[-1] == 1:
                 values = values.reshape(values.shape[:-1])
             elif sw.ndim == values.ndim + 1 and sw.shape[-1] == 1:
@@ -81,24 +85,24 @@ class Mean(MetricObject):
                 sw = _sum(sw, tuple(range(1, sw.ndim)), mean=True)
         if values.ndim > 1:
             values = _sum(values, tuple(range(1, values.ndim)), mean=True)
-        count = _sum(sw) if sample_weight is not None else \
-            np.float32(values.shape[0] if values.ndim else 1)
-        self.total = np.float32(self.total + _sum(values))
-        self.count = np.float32(self.count + count)
+        kind = self.dtype.type
+        count = _sum(sw) if sample_weight is not None else kind(values.shape[0] if values.ndim else 1)
+        self.total = kind(self.total + _sum(values))
+        self.count = kind(self.count + count)
 
     def result(self):
-        return scalar(0.0 if self.count == 0 else self.total / self.count)
+        return scalar(0.0 if self.count == 0 else self.total / self.count, self.dtype)
 
     def reset_state(self):
-        self.total = np.float32(0.0)
-        self.count = np.float32(0.0)
+        self.total = self.dtype.type(0.0)
+        self.count = self.dtype.type(0.0)
 
     def methods(self):
         return {"update_state": self.update_state, "result": self.result, "reset_state": self.reset_state,
                 "reset_states": self.reset_state}
 
     def attributes(self):
-        return {"name": self.name, "total": lambda: scalar(self.total), "count": lambda: scalar(self.count)}
+        return {"name": self.name, "total": lambda: self.state["total"], "count": lambda: self.state["count"]}
 
     def call(self, interp, args, kwargs, node):
         self.update_state(*args, **kwargs)
@@ -165,7 +169,7 @@ class _LossMean(Mean):
         y_pred = args[1] if len(args) > 1 else kwargs.pop("y_pred", None)
         if y_true is None or y_pred is None:
             raise TdfTypeError("update_state takes (y_true, y_pred, sample_weight=None)")
-        return np.asarray(type(self).fn(y_true, y_pred, **self.options).value, dtype=np.float32)
+        return np.asarray(type(self).fn(y_true, y_pred, **self.options).value, dtype=self.dtype)
 
 
 def _loss_metric(class_name, fn_name, **defaults):
@@ -225,10 +229,10 @@ class RootMeanSquaredError(Mean):
         y_true = args[0] if args else kwargs.pop("y_true", None)
         y_pred = args[1] if len(args) > 1 else kwargs.pop("y_pred", None)
         y_true, y_pred = losses.same_rank(tensor(y_true, "y_true"), tensor(y_pred, "y_pred"))
-        return np.square(np.asarray(y_pred.value, np.float32) - np.asarray(y_true.value, np.float32))
+        return np.square(np.asarray(y_pred.value, self.dtype) - np.asarray(y_true.value, self.dtype))
 
     def result(self):
-        return scalar(0.0 if self.count == 0 else np.sqrt(np.float32(self.total / self.count)))
+        return scalar(0.0 if self.count == 0 else np.sqrt(self.dtype.type(self.total / self.count)), self.dtype)
 
 
 class Sum(Mean):

@@ -203,7 +203,7 @@ class Trainer:
 
     def track_loss(self, loss, x) -> None:
         """The loss tracker's update: the batch's loss weighted by its size."""
-        self.loss_tracker.add(np.asarray(loss.value, np.float32), Tensor(np.float32(_count(x))))
+        self.loss_tracker.add(np.asarray(loss.value), Tensor(self.loss_tracker.dtype.type(_count(x))))
 
     def logs(self) -> dict:
         """Every metric's result by its name, a Python float (compile_metrics' by the names it gives them)."""
