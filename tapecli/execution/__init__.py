@@ -201,10 +201,11 @@ def _bridge(analysis, sandbox, filename: str, source: str):
 # What a program's text compiles to, by (source, filename): its code and, for a TensorFlow program, its Analysis.
 # Both are of the text alone (``tree`` is ``source`` parsed), and no run changes them, so every run of the same
 # text takes them from here: ``tapecli bench`` runs a program again and again in one process. Kept for programs of
-# up to _KEPT_CHARS characters, _KEPT_PROGRAMS at most (a long-lived process's many programs: it starts again).
+# up to _KEPT_CHARS characters (a larger one's code, its constants, is compiled at each run rather than held),
+# _KEPT_PROGRAMS at most (a long-lived process's many programs: it starts again).
 _PROGRAMS: dict = {}
 _KEPT_PROGRAMS = 32
-_KEPT_CHARS = 1 << 20
+_KEPT_CHARS = 100_000
 
 
 def _program(tree: ast.Module, filename: str, source: str):

@@ -120,6 +120,7 @@ def test_bench_parses_once(monkeypatch):
 def test_bench_analyses_and_compiles_a_python_program_once_and_each_run_is_its_own(monkeypatch):
     """A program's text is analysed and compiled once in a process (execution._program); every run of it still
     starts from nothing of another's: its own variables, output and loop plans."""
+    from tapecli import execution
     from tapecli.execution import guard, tensorflow
     from tapecli.tools import bench
     compiled, analysed = [], []
@@ -136,6 +137,9 @@ def test_bench_analyses_and_compiles_a_python_program_once_and_each_run_is_its_o
     assert last.context.loop_replayed == 5           # (this run's: iterations 3 to 7 as the loop's plan)
     bench.bench_source(program.replace("0.125", "0.25"), "p.py", repeat=1, warmup=0, memory=False)
     assert len(compiled) == 2 and len(analysed) == 2          # (another text: its own)
+    monkeypatch.setattr(execution, "_KEPT_CHARS", len(program) - 1)     # (a larger text: compiled at each run)
+    bench.bench_source(program.replace("0.125", "0.375"), "p.py", repeat=2, warmup=0, memory=False)
+    assert len(compiled) == 2 + 2
 
 
 def test_bench_binds_set_files_before_timing(tmp_path, monkeypatch):
