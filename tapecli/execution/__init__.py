@@ -138,8 +138,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
     current().settings.step = sandbox.tick      # what iteration on the program's behalf charges (limits.tick)
-    bridge = _bridge(tree, sandbox, filename, source)
-    code = _compiled(tree, filename, source, bridge and bridge.transform)
+    code, analysis = _program(tree, filename, source)
+    bridge = _bridge(analysis, sandbox, filename, source)
     scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
     state = sandbox.stand_ins = _run_state(sandbox)
     modules = Modules(sandbox, state, bridge and bridge.module, makers={
@@ -190,12 +190,39 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
                      sandbox.steps)
 
 
-def _bridge(tree: ast.Module, sandbox, filename: str, source: str):
+def _bridge(analysis, sandbox, filename: str, source: str):
     """What a TensorFlow program runs with (execution/tensorflow.py), or None for a program of Python alone."""
-    if not getattr(tree, "tf_aliases", None):
+    if analysis is None:
         return None
     from tapecli.execution.tensorflow import Bridge
-    return Bridge(tree, sandbox, filename, source)
+    return Bridge(analysis, sandbox, filename, source)
+
+
+# What a program's text compiles to, by (source, filename): its code and, for a TensorFlow program, its Analysis.
+# Both are of the text alone (``tree`` is ``source`` parsed), and no run changes them, so every run of the same
+# text takes them from here: ``tapecli bench`` runs a program again and again in one process. Kept for programs of
+# up to _KEPT_CHARS characters (a larger one's code, its constants, is compiled at each run rather than held),
+# _KEPT_PROGRAMS at most (a long-lived process's many programs: it starts again).
+_PROGRAMS: dict = {}
+_KEPT_PROGRAMS = 32
+_KEPT_CHARS = 100_000
+
+
+def _program(tree: ast.Module, filename: str, source: str):
+    """(the program's code, its TensorFlow Analysis or None)."""
+    key = (source, filename)
+    found = _PROGRAMS.get(key)
+    if found is None:
+        analysis = None
+        if getattr(tree, "tf_aliases", None):
+            from tapecli.execution.tensorflow import Analysis
+            analysis = Analysis(tree, source)
+        found = _compiled(tree, filename, source, analysis and analysis.transform), analysis
+        if len(source) <= _KEPT_CHARS:
+            if len(_PROGRAMS) >= _KEPT_PROGRAMS:
+                _PROGRAMS.clear()
+            _PROGRAMS[key] = found
+    return found
 
 
 @contextlib.contextmanager

@@ -25,17 +25,40 @@ NUMPY_RANDOM_SEED = 0
 
 
 def run_replacements(sandbox) -> dict[str, dict]:
-    run_re = regex.module(sandbox)
-    out = {"itertools": _itertools(sandbox), "random": _random(), "operator": _operator(sandbox),
-           "string": _string(sandbox, run_re),
-           "decimal": _decimal(), "argparse": _argparse(sandbox), "pprint": _pprint(sandbox),
-           "warnings": _warnings(sandbox), "numpy": _numpy(sandbox), "numpy.random": _numpy_random(), "time": _time(sandbox),
-           "os": _os(sandbox), "sys": _sys(sandbox), "re": run_re,
-           "datetime": _datetime(sandbox), "struct": _struct(), "array": _array(sandbox),
-           # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
-           "types": {"SimpleNamespace": interfaces.SimpleNamespace},
-           "dataclasses": {"make_dataclass": interfaces.make_dataclass, "dataclass": _dataclass(sandbox)}}
-    return out
+    """module -> name -> the run's own value; each module's made when the run first asks for it (a program imports
+    few of these modules, a TensorFlow program none: it pays for none it does not import)."""
+    made: dict = {}
+
+    def run_re():
+        if "re" not in made:            # (string's Template reads the run's re)
+            made["re"] = regex.module(sandbox)
+        return made["re"]
+    return _Made({
+        "itertools": lambda: _itertools(sandbox), "random": _random, "operator": lambda: _operator(sandbox),
+        "string": lambda: _string(sandbox, run_re()),
+        "decimal": _decimal, "argparse": lambda: _argparse(sandbox), "pprint": lambda: _pprint(sandbox),
+        "warnings": lambda: _warnings(sandbox), "numpy": lambda: _numpy(sandbox), "numpy.random": _numpy_random,
+        "time": lambda: _time(sandbox), "os": lambda: _os(sandbox), "sys": lambda: _sys(sandbox), "re": run_re,
+        "datetime": lambda: _datetime(sandbox), "struct": _struct, "array": lambda: _array(sandbox),
+        # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
+        "types": lambda: {"SimpleNamespace": interfaces.SimpleNamespace},
+        "dataclasses": lambda: {"make_dataclass": interfaces.make_dataclass, "dataclass": _dataclass(sandbox)}})
+
+
+class _Made(dict):
+    """A run's replacements, each module's made by its maker the first time it is asked for (then kept: the run's
+    own for the rest of the run)."""
+
+    def __init__(self, makers: dict):
+        super().__init__()
+        self.makers = makers
+
+    def __missing__(self, module: str) -> dict:
+        made = self[module] = self.makers[module]()
+        return made
+
+    def get(self, module: str, default=None):
+        return self[module] if module in self.makers else default
 
 
 def _struct() -> dict:

@@ -470,18 +470,29 @@ def _resolve(path: list[str], strict: bool = False):
     return found
 
 
-class Bridge:
-    """One run's TensorFlow: its Eager (and through it the tf module and the Run), the guard that compiles the
-    program and the runtime names that guard's code calls."""
+class Analysis:
+    """What a TensorFlow program's text gives its runs (the same in every run of that text: execution/__init__.py
+    keeps it with the program's code): its declarations, its ``@tf.function``s' warnings, its planned loops and the
+    guard that compiles it (whose ``sites`` the compiled code's call sites index). Nothing here is a run's: a run
+    takes copies of what it may change."""
 
-    def __init__(self, tree: ast.Module, sandbox, filename: str, source: str):
+    def __init__(self, tree: ast.Module, source: str):
         from tapecli.execution import guard
-        variables, constants = declarations(tree, tf_names(tree.tf_aliases))
-        self.eager = sandbox.eager = Eager(Run(sandbox, constants), filename)
-        self.eager.run.source_lines = source.splitlines()
-        self.eager.run.traced, trace_only = traced_functions(tree, tf_names(tree.tf_aliases))
-        self.planned, self.source = planned_loops(tree, source), source         # (its loop plans: planned_loops.py)
+        variables, self.constants = declarations(tree, tf_names(tree.tf_aliases))
+        self.traced, trace_only = traced_functions(tree, tf_names(tree.tf_aliases))
+        self.planned = planned_loops(tree, source)          # (its loop plans: planned_loops.py)
         self.transform = guard.TensorFlowGuard(source, GUARDED, SITE_METHODS, site, variables, trace_only, self.planned)
+
+
+class Bridge:
+    """One run's TensorFlow: its Eager (and through it the tf module and the Run), and the runtime names the
+    code that its program's guard (``Analysis.transform``) compiled calls."""
+
+    def __init__(self, analysis: Analysis, sandbox, filename: str, source: str):
+        self.eager = sandbox.eager = Eager(Run(sandbox, set(analysis.constants)), filename)
+        self.eager.run.source_lines = source.splitlines()
+        self.eager.run.traced = dict(analysis.traced)
+        self.analysis, self.source = analysis, source
 
     def module(self, name: str) -> types.ModuleType:
         """The program's module of this name (``tensorflow``, ``tensorflow.math``, ``keras.layers``): tf's, or a
@@ -497,7 +508,7 @@ class Bridge:
     def names(self, scope: dict) -> dict:
         """The runtime names the guard's code calls, for a program whose globals are ``scope``."""
         from tapecli.execution import guard
-        run, sites, (loops, plain) = self.eager.run, self.transform.sites, self.planned
+        run, sites, (loops, plain) = self.eager.run, self.analysis.transform.sites, self.analysis.planned
         planned = run.loops = ProgramLoops(run.sandbox, self.eager, scope, [shape for _, shape in loops], plain,
                                            self.source)      # (fit's batches take the program's code: fit_plans)
         return {**planned.runtime_names(), guard.SITE: lambda obj, name, index: self.eager.method(obj, name, sites[index]),

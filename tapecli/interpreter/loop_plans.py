@@ -737,12 +737,17 @@ class LoopPlan:
         fused = set()                           # the steps made with the next one (not as constants)
         seconds = {m: k for k, (m, _) in pairs.items()}
         paired = set()                          # the first steps made as pairs (not as constants)
+        unread = set()                          # the slots of variables' arrays that no step reads: left None
         for k, (name, specs, attr_specs) in enumerate(self.steps):
             if k:       # (what the step before was the last to read)
-                lines.extend(f"    v[{slot}] = None" for slot in released.get(k - 1, ()))
+                lines.extend(f"    v[{slot}] = None" for slot in released.get(k - 1, ()) if slot not in unread)
             if name is None:
                 if specs.__class__ is CheckStep and fixed(specs.spec):
                     lines.append("    a(None)")        # (a constant the traced iterations' checks passed)
+                    continue
+                if specs.__class__ is VariableStep and self.n_inputs + k in released.get(k, ()):
+                    unread.add(self.n_inputs + k)      # (an optimizer's slots after its step: read by no call)
+                    lines.append("    a(None)")
                     continue
                 make = specs.planned_make(self.kernels_compiled) if specs.__class__ is EffectStep else None
                 lines.append(f"    a({bound(make, 'e')}(interp, v))" if make is not None else

@@ -4,8 +4,9 @@ The program is parsed and its ``--set`` inputs are read before any timing (the C
 ``Options.overrides``); each run is then the whole program, forward pass and every gradient/jacobian
 request, on the runner ``tapecli run`` chooses, as ``tapecli run`` does it (without the provenance log that
 ``grad`` keeps to explain a None). The interpreter's program is parsed once; CPython's run of a Python or
-TensorFlow program takes a syntax tree of its own (the guards are compiled into it), parsed before its clock
-starts. ``warmup`` runs are not timed. Between runs the previous
+TensorFlow program takes a syntax tree of its own, parsed before its clock starts (the guards are compiled into
+a tree: the first run's is compiled, and the runs after it take that code, execution._program). ``warmup`` runs
+are not timed. Between runs the previous
 run's values are dropped and the garbage collector runs, outside the timer, so each run
 starts from the same memory.
 

@@ -211,6 +211,28 @@ def test_a_plan_writes_a_result_into_an_argument_s_array_that_nothing_else_holds
     assert len(planned.scope.vars["kept"]) == (8 if in_place == 0 else 0)
 
 
+ASSIGNED = """
+import tensorflow as tf
+w = tf.Variable(tf.random.normal((4, 3), seed=1))
+x = tf.random.normal((5, 4), seed=2)
+for step in range(10):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+    w.assign_sub(0.1 * tape.gradient(loss, w))
+AFTER"""
+
+
+@pytest.mark.parametrize("after, read", [("", 0), ("    z = tf.reduce_sum(w * 2.0)\n", 10 - 3)], ids=["unread", "read"])
+def test_a_plan_reads_a_variable_s_array_after_an_effect_only_where_a_later_call_reads_it(after, read, monkeypatch):
+    """A variable's array after an effect (loop_steps.VariableStep) is read at each planned iteration where a call
+    after the effect reads it, and not where none does: the same bits either way."""
+    reads = []
+    real = loop_steps.VariableStep.make
+    monkeypatch.setattr(loop_steps.VariableStep, "make", lambda self, *args: reads.append(1) or real(self, *args))
+    _compared(ASSIGNED.replace("AFTER", after), monkeypatch, 10 - 3)
+    assert len(reads) == read
+
+
 CHAIN = """
 var w = fill([100000], 0.5)
 for step in range(8):

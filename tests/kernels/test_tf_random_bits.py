@@ -51,6 +51,18 @@ def test_philox_outputs(case):
     check(R.philox_uint32(case["key"], counter, 12), case["values"], "Philox4x32-10")
 
 
+def test_philox_in_pythons_integers_gives_the_words_of_numpys_rounds():
+    """philox_blocks makes fewer than PYTHON_BLOCKS outputs in Python's integers (the recorded cases above take
+    that way, 3 blocks, and the larger draws NumPy's): the same words as NumPy's rounds, across the counter's
+    64-bit carry and its 128-bit wrap."""
+    rng = random.Random(3)
+    n = R.PYTHON_BLOCKS - 1
+    for counter in [0, 2**64 - 2, 2**128 - 3, *(rng.getrandbits(128) for _ in range(30))]:
+        key = rng.getrandbits(64)
+        words = R._philox_words(*R._counter_words(counter, np.arange(n, dtype=np.uint64)), key)
+        assert np.array_equal(R.philox_blocks(key, counter, n), words) and R.philox_blocks(key, counter, n).dtype == np.uint32
+
+
 @pytest.mark.parametrize("case", DATA["key_counter"], ids=lambda c: f"{c['seed']}-{c['seed_dtype']}")
 def test_stateless_key_counter(case):
     key, counter = R.stateless_key_counter(case["seed"])

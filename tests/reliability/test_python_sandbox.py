@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tapecli import api, execution
@@ -251,6 +252,23 @@ def test_two_runs_never_see_each_other():
     assert second.scope.vars["c"] == "[0.123]"
     assert second.scope.vars["d"] == float("inf")
     assert any("divide by zero" in w["message"] for w in second.warnings)
+
+
+def test_a_run_makes_its_own_module_state_for_the_modules_it_imports(monkeypatch):
+    """A run's own values for a module's state (execution/state.py) are made when the program first reaches that
+    module, and are the same as made at the run's start: NumPy's generator from its seed, string's and re's one
+    regex module."""
+    from tapecli.execution import state
+    made = []
+    real = state._numpy_random
+    monkeypatch.setattr(state, "_numpy_random", lambda: made.append(1) or real())
+    assert _run("import random\nb = random.random()").scope.vars["b"] is not None and made == []
+    scope = _run("import numpy as np\na = np.random.rand()\nnp.random.seed(3)\nb = np.random.rand()").scope.vars
+    assert made == [1]
+    assert scope["a"] == np.random.RandomState(state.NUMPY_RANDOM_SEED).rand()
+    assert scope["b"] == np.random.RandomState(3).rand()
+    scope = _run("import re, string\nt = string.Template('$x').substitute(x=re.escape('a.b'))").scope.vars
+    assert scope["t"] == "a\\.b"
 
 
 def test_the_cli_reports_a_python_error_with_exit_3_and_json():

@@ -117,6 +117,31 @@ def test_bench_parses_once(monkeypatch):
     assert len(parses) == 1
 
 
+def test_bench_analyses_and_compiles_a_python_program_once_and_each_run_is_its_own(monkeypatch):
+    """A program's text is analysed and compiled once in a process (execution._program); every run of it still
+    starts from nothing of another's: its own variables, output and loop plans."""
+    from tapecli import execution
+    from tapecli.execution import guard, tensorflow
+    from tapecli.tools import bench
+    compiled, analysed = [], []
+    real_compile, real_analysis = guard.compile_program, tensorflow.Analysis.__init__
+    monkeypatch.setattr(guard, "compile_program", lambda *a: compiled.append(1) or real_compile(*a))
+    monkeypatch.setattr(tensorflow.Analysis, "__init__", lambda self, *a: analysed.append(1) or real_analysis(self, *a))
+    program = ("# test_bench_analyses_and_compiles_a_python_program_once\nimport tensorflow as tf\n"
+               "v = tf.Variable(1.0)\nfor i in range(8):\n    with tf.GradientTape() as t:\n        y = v * v\n"
+               "    g = t.gradient(y, v)\n    v.assign_sub(0.125 * g)\nprint(float(v))\n")
+    result = bench.bench_source(program, "p.py", repeat=3, warmup=1)
+    assert len(compiled) == 1 and len(analysed) == 1
+    last = result.last
+    assert float(last.scope.vars["v"].read().value) == 0.75 ** 8 and last.output == [str(0.75 ** 8)]
+    assert last.context.loop_replayed == 5           # (this run's: iterations 3 to 7 as the loop's plan)
+    bench.bench_source(program.replace("0.125", "0.25"), "p.py", repeat=1, warmup=0, memory=False)
+    assert len(compiled) == 2 and len(analysed) == 2          # (another text: its own)
+    monkeypatch.setattr(execution, "_KEPT_CHARS", len(program) - 1)     # (a larger text: compiled at each run)
+    bench.bench_source(program.replace("0.125", "0.375"), "p.py", repeat=2, warmup=0, memory=False)
+    assert len(compiled) == 2 + 2
+
+
 def test_bench_binds_set_files_before_timing(tmp_path, monkeypatch):
     """--set x=@x.npy is read once, when the options are made, before any run; every run sees it."""
     from tapecli import api
