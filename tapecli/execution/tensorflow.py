@@ -33,6 +33,7 @@ from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa: F401 (keras_derived registers)
 from tapecli.execution.keras_paths import KERAS_CLASSES
+from tapecli.execution.tf_gradient_tape import GradientTape
 from tapecli.execution.tf_module import Module
 from tapecli.execution import tf_sessions
 from tapecli.execution.planned_loops import ProgramLoops
@@ -55,7 +56,7 @@ from tapecli.library.keras.keras_tensor import KERAS_MASK
 from tapecli.runtime import spelling
 from tapecli.runtime.specs import TensorSpec, TypeSpec
 from tapecli.runtime.context import current
-from tapecli.runtime.tape import Tape, UnconnectedGradients, paused, recording
+from tapecli.runtime.tape import Tape, UnconnectedGradients
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.runtime.values import (BackendVariable, DType, Tensor, Variable, dtype_name, keras_path, not_an_index,
                                     tensorflow_name)
@@ -666,63 +667,6 @@ class _Lines:
 
     def write_error(self, text: str) -> None:
         self.sandbox.stderr.write(text)
-
-
-# ------------------------------------------------------------------ tf.GradientTape
-class GradientTape(TapeObject):
-    """``tf.GradientTape(...)``: a context manager whose block records on a runtime tape; its methods are the
-    library's (HOOKS["attribute"]), called with their call site."""
-
-    def __init__(self, persistent=False, watch_accessed_variables=True):
-        run = current().eager.run
-        line = _program_line(run.sandbox.filename)
-        super().__init__(Tape("tape", persistent=truth(to_library(persistent)),
-                              watch_accessed_variables=truth(to_library(watch_accessed_variables)), line=line), run)
-        self.named = False
-        self._block = None
-
-    def __enter__(self):
-        if self._block is not None:         # (TensorFlow's GradientTape._push_tape)
-            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
-        self.interp.tapes.append(self.tape)
-        self._block = recording(self.tape, noted=True)
-        self._block.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        block, self._block = self._block, None
-        return block.__exit__(*exc)
-
-    def method(self, attr: str, node: Node | None):
-        if attr == "stop_recording":
-            return lambda: paused(self.tape, node.line if node is not None else _program_line(
-                self.interp.sandbox.filename))
-        if attr == "persistent":
-            return self.tape.persistent
-        found = HOOKS["attribute"](self.interp, self, attr, node)
-        if isinstance(found, str) or not hasattr(found, "fn"):
-            return to_program(found)
-        node = node or Node(attr, line=_program_line(self.interp.sandbox.filename))
-
-        requests = self.interp.requests
-
-        @as_tensorflow
-        def call(*args, **kwargs):
-            current().settings.line = node.line
-            asked = requests.mark()
-            result = found.fn(node, *(to_library(a) for a in args), **{k: to_library(v) for k, v in kwargs.items()})
-            value = to_program(result)
-            if requests.mark() > asked and requests[-1].result is result:
-                requests[-1].result = value         # (what the program binds names the request)
-            return value
-        return call
-
-
-def _program_line(filename: str) -> int | None:
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename != filename:
-        frame = frame.f_back
-    return None if frame is None else frame.f_lineno
 
 
 # ------------------------------------------------------------------ tensors' Python protocol
