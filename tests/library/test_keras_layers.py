@@ -214,7 +214,8 @@ def test_metrics():
 
 
 def test_errors():
-    with pytest.raises(TdfValueError, match="expected axis -1 of input shape to have value 3, but received input with shape \\(1, 2\\)"):
+    with pytest.raises(TdfValueError, match=r"expected axis -1 of input shape to have value 3, but received input "
+                                            r"with shape \(1, 2\)"):
         run_program("d = Dense(2)\ny = d([[1.0, 2.0, 3.0]])\nz = d([[1.0, 2.0]])")
     with pytest.raises(TdfValueError, match="no layers"):
         run_program("m = Sequential()\ny = m([[1.0]])")
