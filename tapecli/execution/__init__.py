@@ -247,7 +247,8 @@ def _shown(run_warn, warned: list, filename: str, bridge):
         if bridge is None or current().eager is not None:
             run_warn(message, category)
             return
-        line = _program_line(filename) or line
+        from tapecli.execution.sandbox import program_line
+        line = program_line(filename) or line
         if not any(w.lineno == line and str(w.message) == str(message) for w in warned):
             warned.append(warnings.WarningMessage(message, category, file, line))
     return show
@@ -259,13 +260,6 @@ def _report(warned: list, filename: str) -> None:
     settings = current().settings
     for w in warned:
         settings.warn(f"{w.category.__name__}: {w.message}", w.lineno)
-
-
-def _program_line(filename: str) -> int | None:
-    """The line of the program's innermost frame on the stack (where a library's warning came from)."""
-    from tapecli.execution.sandbox import program_frame
-    frame = program_frame(filename)
-    return frame.f_lineno if frame is not None else None
 
 
 def runtime_names(sandbox) -> dict:

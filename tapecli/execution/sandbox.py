@@ -443,6 +443,12 @@ def program_frame(filename: str):
     return None
 
 
+def program_line(filename: str) -> int | None:
+    """The line of the program's innermost frame on the stack (where a library call or warning came from)."""
+    frame = program_frame(filename)
+    return None if frame is None else frame.f_lineno
+
+
 class _Output(io.TextIOBase):
     """The run's output as a stream (``sys.stdout``): it holds the sandbox's write alone, never the sandbox, since
     a program reads any public attribute of what it holds (and any of an instance of a class it derives)."""

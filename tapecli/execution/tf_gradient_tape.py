@@ -2,7 +2,7 @@
 library's (its gradient, jacobian, watch...), called with their call site in the program."""
 from __future__ import annotations
 
-from tapecli.execution.sandbox import program_frame
+from tapecli.execution.sandbox import program_line
 from tapecli.execution.tf_values import Node, as_tensorflow, to_library, to_program
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import TapeObject
@@ -17,7 +17,7 @@ class GradientTape(TapeObject):
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         run = current().eager.run
-        line = _program_line(run.sandbox.filename)
+        line = program_line(run.sandbox.filename)
         super().__init__(Tape("tape", persistent=truth(to_library(persistent)),
                               watch_accessed_variables=truth(to_library(watch_accessed_variables)), line=line), run)
         self.named = False
@@ -37,14 +37,14 @@ class GradientTape(TapeObject):
 
     def method(self, attr: str, node: Node | None):
         if attr == "stop_recording":
-            return lambda: paused(self.tape, node.line if node is not None else _program_line(
+            return lambda: paused(self.tape, node.line if node is not None else program_line(
                 self.interp.sandbox.filename))
         if attr == "persistent":
             return self.tape.persistent
         found = HOOKS["attribute"](self.interp, self, attr, node)
         if isinstance(found, str) or not hasattr(found, "fn"):
             return to_program(found)
-        node = node or Node(attr, line=_program_line(self.interp.sandbox.filename))
+        node = node or Node(attr, line=program_line(self.interp.sandbox.filename))
 
         requests = self.interp.requests
 
@@ -59,7 +59,3 @@ class GradientTape(TapeObject):
             return value
         return call
 
-
-def _program_line(filename: str) -> int | None:
-    frame = program_frame(filename)
-    return None if frame is None else frame.f_lineno
