@@ -26,6 +26,7 @@ from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase
 from tapecli.library.keras import mixed_precision
 from tapecli.library.keras.common import call_argument, call_training
 from tapecli.library.keras.initializers import SeedGenerator
+from tapecli.library.keras.input_spec import check_inputs
 from tapecli.library.keras.layers import Layer as LibraryLayer, eager_mask, keep_mask
 from tapecli.library.keras.keras_tensor import KerasTensor, probing
 from tapecli.library.keras.stateless import stateless_values
@@ -125,6 +126,9 @@ class Layer(KerasBase, metaclass=KerasClass):
             for layer in _program_layers(self):
                 layer._added_losses = []
         from tapecli.library.keras.common import name_scope
+        spec = self.__dict__.get("input_spec")
+        if spec and args:           # (Keras checks its first argument before building the layer)
+            as_tensorflow(check_inputs)(to_library(spec), to_library(args[0]), self.name)
         with name_scope(run, self.name):
             if not self.built:
                 if _symbolic(args) and type(self).build is Layer.build and _sublayers(self):

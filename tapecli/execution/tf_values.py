@@ -730,10 +730,14 @@ class _TypeCheck(type):
     def __instancecheck__(cls, value):
         return cls.holds(value)
 
+    def __repr__(cls):              # (TensorFlow's class, where a program prints it)
+        return f"<class '{cls.tensorflow_class}'>"
+
 
 class TensorType(metaclass=_TypeCheck):
     """``tf.Tensor``: what ``isinstance`` takes for a tensor (a variable is not one, as in TensorFlow)."""
     holds = staticmethod(lambda value: type(value) is Tensor)
+    tensorflow_class = "tensorflow.python.framework.tensor.Tensor"
 
 
 def _tf_variable(value) -> bool:
@@ -744,4 +748,5 @@ def _tf_variable(value) -> bool:
 
 def variable_type(make) -> type:
     """``tf.Variable``: ``make`` when called, TensorFlow's answer to ``isinstance``."""
-    return _TypeCheck("Variable", (), {"holds": staticmethod(_tf_variable), "__new__": lambda cls, *a, **k: make(*a, **k)})
+    return _TypeCheck("Variable", (), {"holds": staticmethod(_tf_variable), "__new__": lambda cls, *a, **k: make(*a, **k),
+                                       "tensorflow_class": "tensorflow.python.ops.variables.Variable"})

@@ -6,7 +6,8 @@ import inspect
 
 from tapecli.errors import TdfTypeError
 from tapecli.library.keras import (activations, adafactor, attention, augmentation, callbacks, configs, confusion,
-                                   conv_recurrent, convolutional, einsum_dense, hashing, initializers, iou_metrics,
+                                   conv_recurrent, convolutional, einsum_dense, hashing, initializers, input_spec,
+                                   iou_metrics,
                                    layers, losses, merging, metrics, mixed_precision, model_json, models,
                                    normalization, optimizer_base, optimizers, penalties, pooling, preprocessing,
                                    recurrent, regularization, rnn_wrappers, saving, schedules, shaping, spatial,
@@ -120,6 +121,11 @@ _register("Model", models.Functional)
 BUILTINS["Model"].makes = FrameworkBase(KERAS_MODEL, KERAS)         # (isinstance: any model is a keras.Model)
 BUILTINS["Model"].class_methods = {"from_config": models.functional_from_config}
 _register("Input", models.program_input)
+_register("InputLayer", models.program_input_layer)
+_register("InputSpec", input_spec.InputSpec, with_interp=False)
+builtin("utils.get_source_inputs")(models.get_source_inputs)
+BUILTINS["keras.InputSpec"] = BUILTINS["InputSpec"]
+BUILTINS["InputLayer"].makes = layers.InputLayer
 _SCHEDULES = {cls.__name__: cls for cls in [optimizers.ExponentialDecay] + schedules.SCHEDULES}
 for _cls in optimizers.OPTIMIZERS + adafactor.OPTIMIZERS:
     _register(_cls.__name__, _cls, _OPTIMIZER_OPTIONS)

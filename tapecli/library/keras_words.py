@@ -24,6 +24,7 @@ WORDS = frozenset((
     'GlobalMaxPooling1D', 'GlobalMaxPooling2D', 'GlobalMaxPooling3D', 'GlorotNormal', 'GlorotUniform',
     'GroupNormalization',
     'GroupQueryAttention', 'HashedCrossing', 'Hashing', 'HeNormal', 'HeUniform', 'Huber', 'Identity', 'Input',
+    'InputLayer', 'InputSpec',
     'IntegerLookup', 'InverseTimeDecay', 'IoU', 'LSTM', 'LSTMCell', 'Lamb', 'Lambda', 'LayerNormalization',
     'LeakyReLU', 'LecunNormal', 'LecunUniform', 'Lion', 'MAE', 'MSE', 'Masking', 'MaxPool1D', 'MaxPool2D',
     'MaxPool3D', 'MaxPooling1D', 'MaxPooling2D', 'MaxPooling3D', 'Maximum', 'Mean', 'MeanAbsoluteError', 'MeanIoU',

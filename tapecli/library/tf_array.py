@@ -12,6 +12,7 @@ from tapecli.library.core import DTYPE_ENUMS, NamedResult, tensor_argument, to_d
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit
+from tapecli.runtime.tape import type_word
 from tapecli.runtime.specs import Shape, static_shape
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, Tensor, Variable, dtype_name
 
@@ -511,6 +512,18 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None)
 
 # TensorFlow's other names of the dtypes tapecli has (its enum values: core.DTYPE_ENUMS)
 _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": None, "int": "int32", "long": "int64"}
+
+
+@builtin("DType")
+def dtype_of_enum(type_enum):
+    """tf.DType: TensorFlow's class of dtypes (``isinstance(x, tf.DType)``), made from its enum value."""
+    if not (isinstance(type_enum, Tensor) and type_enum.ndim == 0 and type_enum.dtype.kind in "iu"):
+        raise TdfTypeError(f"tf.DType takes a dtype's enum value (tf.float32 is tf.DType(1)), got "
+                           f"{type_word(type_enum)}", hint="tf.as_dtype takes a dtype's name")
+    return as_dtype(type_enum)
+
+
+dtype_of_enum.makes = DType
 
 
 @builtin("as_dtype")

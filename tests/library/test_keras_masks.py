@@ -116,6 +116,7 @@ KERAS = {
     "AveragePooling3D": (False, False, False),
     "GroupQueryAttention": (True, True, False),
     "Identity": (True, False, False),
+    "InputLayer": (False, False, False),
 }
 
 ARGUMENTS = {
@@ -130,7 +131,7 @@ ARGUMENTS = {
     "RandomContrast": "0.1", "RandomBrightness": "0.1", "RandomCrop": "2, 2", "AlphaDropout": "0.1",
     "HashedCrossing": "3", "Hashing": "3", "Rescaling": "1.0", "AveragePooling1D": "2", "AveragePooling2D": "2",
     "AveragePooling3D": "2", "DepthwiseConv1D": "2", "DepthwiseConv2D": "2", "GroupQueryAttention": "2, 2, 1",
-    "Discretization": "bin_boundaries=[0.0]", "GroupNormalization": "groups=1",
+    "Discretization": "bin_boundaries=[0.0]", "GroupNormalization": "groups=1", "InputLayer": "shape=(2,)",
     **{name: "2, 2" for name in ("Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose "
                                  "SeparableConv1D SeparableConv2D ConvLSTM1D ConvLSTM2D ConvLSTM3D").split()}}
 

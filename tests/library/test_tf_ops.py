@@ -957,3 +957,12 @@ def test_extract_patches_and_quantization_refuse_at_their_line_on_both_runners(c
     with pytest.raises(kind) as info:
         run_source(f"import tensorflow as tf\nprint('before')\ny = {call}\n", "t.py")
     assert info.value.line == 3 and message in info.value.message
+
+
+@pytest.mark.parametrize("runner", ["0", "1"])
+def test_tf_dtype_is_the_class_of_dtypes_made_from_an_enum_value(runner, monkeypatch):
+    """Recorded from TensorFlow 2.21: isinstance of dtypes and of a name, and DType of the enum values 1 and 9."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", runner)
+    source = ("import tensorflow as tf\nprint(isinstance(tf.float32, tf.DType), isinstance(tf.as_dtype('int32'), "
+              "tf.dtypes.DType), isinstance('float32', tf.DType), tf.DType(1), tf.DType(9))\n")
+    assert run_source(source, "t.py").output == ["True True False <dtype: 'float32'> <dtype: 'int64'>"]

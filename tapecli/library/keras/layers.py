@@ -864,15 +864,37 @@ class Masking(Layer):
 
 
 class InputLayer(Layer):
-    computes_mixed = True
-    """The first layers of a functional model, one per Input (Keras lists them in ``model.layers``)."""
+    """The layer of an Input: a functional model's first layers, one per Input (Keras lists them in
+    ``model.layers``); one a program makes is an Input a Sequential model takes (models.program_input_layer)."""
 
+    computes_mixed = True
     prefix = "input_layer"
     replayable = True
 
-    def __init__(self, interp, name=None):
+    def __init__(self, interp, name=None, optional=False):
         super().__init__(interp, name=name)
         self.built = True
+        self.optional = optional
+
+    def attributes(self):
+        tensor = self.symbolic[1]
+        return {**super().attributes(), "batch_shape": lambda: shape_tuple(tensor.shape),
+                "dtype": lambda: dtype_name(tensor.dtype), "sparse": lambda: PythonBool(np.array(False)),
+                "ragged": lambda: PythonBool(np.array(False)), "optional": lambda: PythonBool(np.array(self.optional))}
+
+    def get_config(self) -> dict:
+        return input_config(self.symbolic[1], keras_name(self), self.optional)
+
+
+def input_config(tensor: KerasTensor, name: str, optional: bool = False) -> dict:
+    """Keras 3.15's config of the InputLayer of ``tensor``."""
+    return {"batch_shape": shape_tuple(tensor.shape), "dtype": dtype_name(tensor.dtype), "sparse": False,
+            "ragged": False, "name": name, "optional": optional}
+
+
+def shape_tuple(shape) -> PythonTuple:
+    """A shape as Keras gives one to a program: a tuple of Python ints, None for an unknown dimension."""
+    return PythonTuple(None if d is None else Tensor(np.array(d, dtype=np.int64), weak=True) for d in shape)
 
 
 LAYERS = [Dense, Activation, Flatten, Dropout, Embedding, Masking]

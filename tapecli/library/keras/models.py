@@ -1,8 +1,6 @@
 """Sequential and functional models, and ``Input``."""
 from __future__ import annotations
 
-import numpy as np
-
 from tapecli import ops
 from tapecli.errors import TdfError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import KERAS_MODEL, LAYER, Instance
@@ -14,9 +12,12 @@ from tapecli.library.keras.common import auto_name, dims, flag, float_dtype, int
     name_scope, tensor
 from tapecli.library.keras.configs import (CALL_TRAINING, deserialize_layer, dtype_policy, keras_name,
                                           serialize_layer)
-from tapecli.library.keras.layers import InputLayer, Layer, eager_mask, forget_mask, keep_mask
+from tapecli.library.keras.layers import (InputLayer, Layer, eager_mask, forget_mask, input_config, keep_mask,
+                                          shape_tuple)
 from tapecli.library.keras.keras_tensor import KerasTensor, mask_at
 from tapecli.library.keras.program_layers import keras_layer
+from tapecli.interpreter.printing import python_str
+from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, dtype_name
 
@@ -40,6 +41,47 @@ def program_input(interp, shape=None, batch_size=None, name=None, batch_shape=No
     out = make_input(interp, shape, batch_size, name, batch_shape, dtype)
     out.input_layer = input_layer(interp, out, name)
     return out
+
+
+def program_input_layer(interp, shape=None, batch_size=None, dtype=None, sparse=None, ragged=None, batch_shape=None,
+                        input_tensor=None, optional=False, name=None, input_shape=None, batch_input_shape=None):
+    """keras.layers.InputLayer made by a program: the layer of a new Input (or of ``input_tensor``), as Keras's
+    Input makes one; a Sequential model takes it as its Input. (``input_shape``: Keras 2's, deprecated.)"""
+    if input_shape is not None:
+        current().settings.warn("Argument `input_shape` is deprecated. Use `shape` instead.")
+        shape = input_shape
+    batch_shape = batch_input_shape if batch_input_shape is not None else batch_shape
+    if input_tensor is not None:
+        if not isinstance(input_tensor, KerasTensor):
+            raise TdfValueError(f"Argument `input_tensor` must be a KerasTensor. Received invalid type: "
+                                f"input_tensor={python_str(input_tensor)} (of type {type_word(input_tensor)})")
+        out = input_tensor
+    else:
+        if shape is not None and batch_shape is not None:
+            raise TdfValueError("You cannot pass both `shape` and `batch_shape` at the same time.")
+        if batch_size is not None and batch_shape is not None:
+            raise TdfValueError("You cannot pass both `batch_size` and `batch_shape` at the same time.")
+        if shape is None and batch_shape is None:
+            raise TdfValueError("You must pass a `shape` argument.")
+        out = make_input(interp, shape, batch_size, name, batch_shape, dtype)
+    layer = out.input_layer = InputLayer(interp, name=name, optional=flag(optional))
+    layer.symbolic = ([], out)
+    return layer
+
+
+def get_source_inputs(tensor):
+    """keras.utils.get_source_inputs: the Inputs a Keras tensor is computed from, each once, in the order of its
+    graph's inputs; anything else as it is."""
+    if not isinstance(tensor, KerasTensor):
+        return tensor
+    if tensor.layer is None:
+        return [tensor]
+    found = []
+    for given in tensor.inputs:
+        for source in get_source_inputs(given):
+            if all(source is not seen for seen in found):
+                found.append(source)
+    return found
 
 
 def input_layer(interp, tensor: KerasTensor, name) -> InputLayer:
@@ -199,6 +241,8 @@ class Sequential(Model):
         return list(layers)
 
     def add(self, layer, rebuild=True):
+        if isinstance(layer, InputLayer):           # (Keras's Sequential takes an InputLayer as its Input)
+            layer = layer.symbolic[1]
         if isinstance(layer, KerasTensor) and layer.layer is None:
             if self.layers or self.input_spec is not None:
                 raise TdfValueError("an Input can only be the first entry of a Sequential model")
@@ -285,9 +329,8 @@ class Sequential(Model):
         is known), each built one with its build_config."""
         entries = []
         if self.input_spec is not None:
-            entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
-                "batch_shape": _shapes([self.input_spec], False), "dtype": dtype_name(float_dtype()), "sparse": False,
-                "ragged": False, "name": self.input_name, "optional": False}, "registered_name": None})
+            entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": input_config(
+                KerasTensor(self.input_spec, float_dtype()), self.input_name), "registered_name": None})
         entries.extend(_serialized_with_build(layer) for layer in self.layers)
         out = {"name": self.given or self.auto, "trainable": self.trainable, "dtype": dtype_policy(), "layers": entries}
         if self.input_spec is not None:
@@ -690,10 +733,9 @@ class Functional(Model):
         for layer in self.layers:
             if isinstance(layer, InputLayer):
                 k = next(k for k in self.inputs if k.input_layer is layer)
-                entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": {
-                    "batch_shape": _shapes([k.shape], False), "dtype": dtype_name(k.dtype), "sparse": False,
-                    "ragged": False, "name": keras_name(layer), "optional": False}, "registered_name": None,
-                    "name": keras_name(layer), "inbound_nodes": []})
+                entries.append({"module": "keras.layers", "class_name": "InputLayer", "config": input_config(
+                    k, keras_name(layer), layer.optional), "registered_name": None, "name": keras_name(layer),
+                    "inbound_nodes": []})
                 continue
             entry = _serialized_with_build(layer)
             entry["name"] = keras_name(layer)
@@ -898,8 +940,7 @@ def _flattened_keys(structure: dict) -> list:
 def _shapes(shapes: list, many: bool):
     """A model's input_shape or output_shape: a shape (a tuple, None for an unknown dimension), a list of
     them for several."""
-    out = [PythonTuple(None if d is None else Tensor(np.array(d, dtype=np.int64), weak=True) for d in shape)
-           for shape in shapes]
+    out = [shape_tuple(shape) for shape in shapes]
     return out if many else out[0]
 
 

@@ -24,7 +24,8 @@ class _Callable(KerasObject):
         return self.apply(tensor(args[0], "the weight"))
 
     def attributes(self):
-        return {k: (lambda k=k: scalar(getattr(self, k))) for k in self.config}
+        """Keras's attributes are the Python numbers it keeps (L1's and OrthogonalRegularizer's: tensors)."""
+        return {k: (lambda k=k: getattr(self, k)) for k in self.config}
 
     def get_config(self) -> dict:
         return {k: getattr(self, k) for k in self.config}
@@ -68,6 +69,9 @@ class L1(L1L2):
 
     def get_config(self):
         return {"l1": float(np.float32(self.l1))}       # (Keras's L1 keeps its factor as a float32 tensor)
+
+    def attributes(self):
+        return {"l1": lambda: scalar(self.l1)}
 
 
 class L2(L1L2):
@@ -198,6 +202,13 @@ def activity_loss(regularizer, output) -> Tensor:
     return loss
 
 
+def as_given(value, what):
+    """A constraint's number as Keras keeps it: the program's int or float, unconverted."""
+    if isinstance(value, Tensor) and value.weak and value.ndim == 0:
+        return value.value.item()
+    return value if isinstance(value, int) and not isinstance(value, bool) else num(value, what)
+
+
 def _norms(w, axis):
     return ops.sqrt(ops.reduce_sum(ops.square(w), axis=axis, keepdims=True))
 
@@ -211,20 +222,20 @@ class UnitNorm(Constraint):
     config = ("axis",)
 
     def __init__(self, axis=0):
-        self.axis = integer(axis, "axis")
+        self.axis = as_given(axis, "axis")
 
     def apply(self, w):
-        return ops.div(w, ops.add(scalar(1e-7, w.dtype), _norms(w, self.axis)))
+        return ops.div(w, ops.add(scalar(1e-7, w.dtype), _norms(w, integer(self.axis, "axis"))))
 
 
 class MaxNorm(Constraint):
     config = ("max_value", "axis")
 
     def __init__(self, max_value=2, axis=0):
-        self.max_value, self.axis = num(max_value, "max_value"), integer(axis, "axis")
+        self.max_value, self.axis = as_given(max_value, "max_value"), as_given(axis, "axis")
 
     def apply(self, w):
-        norms = _norms(w, self.axis)
+        norms = _norms(w, integer(self.axis, "axis"))
         desired = ops.clip(norms, scalar(0, w.dtype), scalar(self.max_value, w.dtype))
         return ops.mul(w, ops.div(desired, ops.add(scalar(1e-7, w.dtype), norms)))
 
@@ -233,12 +244,12 @@ class MinMaxNorm(Constraint):
     config = ("min_value", "max_value", "rate", "axis")
 
     def __init__(self, min_value=0.0, max_value=1.0, rate=1.0, axis=0):
-        self.min_value, self.max_value = num(min_value, "min_value"), num(max_value, "max_value")
-        self.rate, self.axis = num(rate, "rate"), integer(axis, "axis")
+        self.min_value, self.max_value = as_given(min_value, "min_value"), as_given(max_value, "max_value")
+        self.rate, self.axis = as_given(rate, "rate"), as_given(axis, "axis")
 
     def apply(self, w):
         d = w.dtype
-        norms = _norms(w, self.axis)
+        norms = _norms(w, integer(self.axis, "axis"))
         clipped = ops.clip(norms, scalar(self.min_value, d), scalar(self.max_value, d))
         desired = ops.add(ops.mul(scalar(self.rate, d), clipped), ops.mul(scalar(1 - self.rate, d), norms))
         return ops.mul(w, ops.div(desired, ops.add(scalar(1e-7, d), norms)))

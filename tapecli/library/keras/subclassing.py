@@ -20,6 +20,7 @@ from tapecli.interpreter.objects import Function
 from tapecli.library.keras.common import auto_name, call_argument, call_training, dims, method, name_scope
 from tapecli.library.keras.configs import dtype_policy
 from tapecli.library.keras.initializers import SeedGenerator
+from tapecli.library.keras.input_spec import check_inputs
 from tapecli.library.keras.layers import Layer, eager_mask, keep_mask
 from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.library.keras.program_layers import keras_layer, program_mask, takes_mask
@@ -207,6 +208,9 @@ def layer_call(interp, instance, args, kwargs, node, run):
     Keras's compute_output_spec finds it, by calling the layer (here on ones, the batch of one); an outermost
     call first clears the ``add_loss`` values of the layer and the layers it holds, so ``layer.losses`` holds
     those of the last call."""
+    spec = instance.attrs.get("input_spec")
+    if spec and args:
+        check_inputs(spec, args[0], keras_layer(interp, instance).display())
     # (a list of Keras tensors as the one argument: call(self, inputs) reads inputs[0], inputs[1])
     listed = len(args) == 1 and isinstance(args[0], (list, tuple)) and bool(args[0]) \
         and all(isinstance(a, KerasTensor) for a in args[0])
