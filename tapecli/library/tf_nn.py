@@ -335,16 +335,46 @@ def conv1d(input, filters, stride=1, padding="VALID", data_format="NWC", dilatio
                       1 if dilations is None else _spatial(dilations, "dilations", 1)[0])
 
 
-def _pool(f, name):
-    def run(input, ksize, strides, padding, data_format="NHWC"):  # noqa: A002
-        _channels_last(data_format, "NHWC")
-        return f(input, _spatial(ksize, "ksize"), _spatial(strides, "strides"), _padding(padding))
+def pool_nd(pool2d, x, ksize: tuple, strides: tuple, mode: str):
+    """A 1-, 2- or 3-D pooling (channels last) by the 2-D one: one axis pools as two over a height of 1; three
+    pool height and width first, then depth (a window's maximum, and its mean over the input's own elements, are
+    taken axis by axis)."""
+    if len(ksize) == 1:
+        y = pool2d(ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), (1, *ksize), (1, *strides), mode)
+        return ops.reshape(y, (y.shape[0], *y.shape[2:]))
+    if len(ksize) == 2:
+        return pool2d(x, ksize, strides, mode)
+    n, depth, c = x.shape[0], x.shape[1], x.shape[-1]
+    y = pool2d(ops.reshape(x, (n * depth, *x.shape[2:])), ksize[1:], strides[1:], mode)
+    oh, ow = y.shape[1], y.shape[2]
+    y = pool2d(ops.reshape(y, (n, depth, oh * ow, c)), (ksize[0], 1), (strides[0], 1), mode)
+    return ops.reshape(y, (n, y.shape[1], oh, ow, c))
+
+
+_POOL_FORMATS = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
+
+
+def pool_of_rank(pool2d, name, rank):
+    """tf.nn's pooling of ``rank`` spatial axes (None: the input's, tf.nn.max_pool's and avg_pool's)."""
+    def run(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+        x = ops.to_tensor(input)
+        n = rank or x.ndim - 2
+        if n != 2 and x.ndim != n + 2 or n not in _POOL_FORMATS:
+            raise ShapeError(f"{run.__name__} needs a {'3-, 4- or 5' if rank is None else n + 2}-D input (batch, "
+                             f"spatial dimensions, channels), got shape {list(x.shape)}")
+        _channels_last(data_format, _POOL_FORMATS[n])
+        mode = _padding(padding, n)
+        if not isinstance(mode, str) and n != 2:
+            raise TdfValueError(f"{run.__name__}: explicit padding is supported for 2-D pooling only")
+        return pool_nd(pool2d, x, _spatial(ksize, "ksize", n), _spatial(strides, "strides", n), mode)
     run.__name__ = name
     return run
 
 
-builtin("max_pool2d", "max_pool")(_pool(ops.max_pool2d, "max_pool2d"))
-builtin("avg_pool2d", "avg_pool")(_pool(ops.avg_pool2d, "avg_pool2d"))
+for _kind, _pool2d in (("max", ops.max_pool2d), ("avg", ops.avg_pool2d)):
+    builtin(f"{_kind}_pool")(pool_of_rank(_pool2d, f"{_kind}_pool", None))
+    for _rank in (1, 2, 3):
+        builtin(f"{_kind}_pool{_rank}d")(pool_of_rank(_pool2d, f"{_kind}_pool{_rank}d", _rank))
 
 
 # ---------------------------------------------------------------- random

@@ -11,7 +11,7 @@ from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, to_axis, to_dtype, to_int, truth
 from tapecli.library.tf_math import divide_no_nan
-from tapecli.library.tf_nn import _channels_last, _ints, _padding
+from tapecli.library.tf_nn import _channels_last, _ints, _padding, pool_of_rank
 from tapecli.interpreter.registry import builtin
 from tapecli.ops.nn import _first_maxima, _pads
 from tapecli.runtime.values import dtype_name, PythonTuple, Tensor
@@ -137,35 +137,6 @@ def in_top_k(targets, predictions, k, name=None):
     return Tensor(valid & np.isfinite(target) & (larger < k))
 
 
-def _pool1d(f, name):
-    def run(input, ksize, strides, padding, data_format="NWC"):  # noqa: A002
-        _channels_last(data_format, "NWC")
-        x = ops.to_tensor(input)
-        if x.ndim != 3:
-            raise ShapeError(f"{name} needs a [batch, width, channels] input, got shape {list(x.shape)}")
-        k, s = (_one(ksize, "ksize"), _one(strides, "strides"))
-        y = f(ops.reshape(x, (x.shape[0], 1, x.shape[1], x.shape[2])), (1, k), (1, s), _padding(padding))
-        return ops.reshape(y, (y.shape[0], y.shape[2], y.shape[3]))
-    run.__name__ = name
-    return run
-
-
-def _one(value, what):
-    if isinstance(value, (list, Tensor)) and not (isinstance(value, Tensor) and value.ndim == 0):
-        values = [int(v) for v in (value.value.tolist() if isinstance(value, Tensor) else
-                                   [to_int(v, what) for v in value])]
-        if len(values) == 3:
-            values = values[1:2]
-        if len(values) != 1:
-            raise TdfValueError(f"{what} must be an integer or a list of 1 or 3 integers")
-        return values[0]
-    return to_int(value, what)
-
-
-builtin("max_pool1d")(_pool1d(ops.max_pool2d, "max_pool1d"))
-builtin("avg_pool1d")(_pool1d(ops.avg_pool2d, "avg_pool1d"))
-
-
 @builtin()
 def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", output_dtype=None,  # noqa: A002
                          include_batch_in_index=False, name=None):
@@ -200,22 +171,17 @@ def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", out
 @builtin()
 def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,  # noqa: A002
          dilations=None, name=None):
-    """tf.nn.pool of one or two spatial axes: TensorFlow's max or average pool of that rank."""
+    """tf.nn.pool of one to three spatial axes: TensorFlow's max or average pool of that rank."""
     kind = str(pooling_type)
     if kind not in ("MAX", "AVG"):
         raise TdfValueError(f"Invalid pooling_type: {kind}")
     rank = ops.to_tensor(input).ndim - 2
-    if rank not in (1, 2):
-        raise TdfValueError(f"tf.nn.pool takes one or two spatial axes in tapecli, got {rank}")
     if dilations is not None and set(_ints(dilations, "dilations")) != {1}:
         raise TdfValueError("tf.nn.pool with dilations is not supported in tapecli")
     window = _ints(window_shape, "window_shape")
     step = [1] * rank if strides is None else _ints(strides, "strides")
-    f = ops.max_pool2d if kind == "MAX" else ops.avg_pool2d
-    if rank == 1:
-        return _pool1d(f, "pool")(input, window, step, padding, data_format or "NWC")
-    _channels_last(data_format, "NHWC")
-    return f(input, tuple(window), tuple(step), _padding(padding))
+    return pool_of_rank(ops.max_pool2d if kind == "MAX" else ops.avg_pool2d, "pool", None)(
+        input, window, step, padding, data_format)
 
 
 def _conv_transpose(name, rank, input, filters, output_shape, strides, padding, data_format, dilations):  # noqa: A002

@@ -3,9 +3,11 @@ keras/src/backend/tensorflow/nn.py), composed from recorded ops. Registered as `
 (``library/keras_names.py``): ``tf.nn.relu`` and ``keras.activations.relu`` differ in their keywords."""
 from __future__ import annotations
 
+import numpy as np
+
 from tapecli import ops
 from tapecli.errors import TdfValueError
-from tapecli.library.keras.common import flag, num, opt_num, scalar, tensor
+from tapecli.library.keras.common import flag, integer, num, opt_num, scalar, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -197,6 +199,20 @@ def log_sigmoid(x):
     return ops.neg(ops.softplus(ops.neg(x)))
 
 
+def sparsemax(x, axis=-1):
+    """Keras's TensorFlow sparsemax as written (its threshold sums the cumulative sums over the support)."""
+    t = _x(x)
+    axis = integer(axis, "axis") % t.ndim
+    ordered = ops.reverse(ops.sort(t, axis=axis), [axis])
+    total = ops.cumsum(ordered, axis=axis)
+    ranks = np.arange(1, t.shape[axis] + 1, dtype=t.dtype).reshape([-1 if i == axis else 1 for i in range(t.ndim)])
+    one, zero = scalar(1.0, t.dtype), scalar(0.0, t.dtype)
+    support = ops.greater(ops.sub(ordered, ops.div(ops.sub(total, one), Tensor(ranks))), zero)
+    k = ops.reduce_sum(ops.cast(support, t.dtype), axis, True)
+    tau = ops.div(ops.sub(ops.reduce_sum(ops.where(support, total, ops.zeros_like(total)), axis, True), one), k)
+    return ops.maximum(ops.sub(t, tau), zero)
+
+
 def _unary(op, name):
     def activation(x):
         return op(_x(x))
@@ -212,7 +228,7 @@ FUNCTIONS = {
     "sparse_sigmoid": sparse_sigmoid, "mish": mish, "silu": silu, "swish": silu, "exponential": exponential,
     "linear": linear, "log_sigmoid": log_sigmoid, "relu6": _unary(ops.relu6, "relu6"), "selu": _unary(ops.selu, "selu"),
     "softplus": _unary(ops.softplus, "softplus"), "softsign": _unary(ops.softsign, "softsign"), "tanh": _unary(ops.tanh, "tanh"),
-    "sigmoid": sigmoid,
+    "sigmoid": sigmoid, "sparsemax": sparsemax,
 }
 
 # The activations keras.ops has under the same name and defaults (its relu, gelu, ... differ from TensorFlow's

@@ -9,26 +9,14 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import TdfValueError
-from tapecli.library.keras.common import flag, integer
+from tapecli.library.keras.activations import sparsemax
+from tapecli.library.keras.common import flag
 from tapecli.library.keras.ops_arrays import _ints, moveaxis
 from tapecli.library.keras.ops_math import _constant
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import dtype_name, PythonTuple, Tensor
 
 EPSILON = 1e-7          # backend.epsilon()
-
-
-def sparsemax(x, axis=-1):
-    t = _tensor(x)
-    axis = integer(axis, "axis") % t.ndim
-    ordered = ops.reverse(ops.sort(t, axis=axis), [axis])
-    total = ops.cumsum(ordered, axis=axis)
-    ranks = np.arange(1, t.shape[axis] + 1, dtype=t.dtype).reshape([-1 if i == axis else 1 for i in range(t.ndim)])
-    one = _constant(1.0, t)
-    support = ops.greater(ops.sub(ordered, ops.div(ops.sub(total, one), Tensor(ranks))), _constant(0.0, t))
-    k = ops.reduce_sum(ops.cast(support, t.dtype), axis, True)
-    tau = ops.div(ops.sub(ops.reduce_sum(ops.where(support, total, ops.zeros_like(total)), axis, True), one), k)
-    return ops.maximum(ops.sub(t, tau), _constant(0.0, t))
 
 
 def psnr(x1, x2, max_val):

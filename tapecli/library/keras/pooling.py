@@ -1,12 +1,12 @@
-"""Keras 3's pooling layers (keras/src/layers/pooling), channels last, as TensorFlow's max_pool / avg_pool. One axis
-pools as two over a height of 1; three pool height and width first, then depth (a window's maximum, and its mean over
-the input's own elements, are taken axis by axis)."""
+"""Keras 3's pooling layers (keras/src/layers/pooling), channels last, as TensorFlow's max_pool / avg_pool (tf_nn.pool_nd:
+one or three axes pooled by the two-axis pooling)."""
 from __future__ import annotations
 
 from tapecli import ops
 from tapecli.library.keras.convolutional import (_channels_last, config_attributes, padding_mode, per_axis,
                                                  window_geometry)
 from tapecli.library.keras.layers import Layer
+from tapecli.library.tf_nn import pool_nd
 from tapecli.library.keras.spatial import _rank
 
 
@@ -33,18 +33,7 @@ class _Pooling(Layer):
         _rank(self, x, self.rank + 2)
 
     def forward(self, interp, x, training):
-        mode = self.padding.upper()
-        if self.rank == 1:
-            y = self.pool(ops.reshape(x, (x.shape[0], 1, *x.shape[1:])), (1, *self.pool_size), (1, *self.strides),
-                          mode)
-            return ops.reshape(y, (y.shape[0], *y.shape[2:]))
-        if self.rank == 2:
-            return self.pool(x, self.pool_size, self.strides, mode)
-        n, depth, c = x.shape[0], x.shape[1], x.shape[-1]
-        y = self.pool(ops.reshape(x, (n * depth, *x.shape[2:])), self.pool_size[1:], self.strides[1:], mode)
-        oh, ow = y.shape[1], y.shape[2]
-        y = self.pool(ops.reshape(y, (n, depth, oh * ow, c)), (self.pool_size[0], 1), (self.strides[0], 1), mode)
-        return ops.reshape(y, (n, y.shape[1], oh, ow, c))
+        return pool_nd(self.pool, x, self.pool_size, self.strides, self.padding.upper())
 
 
 class _MaxPooling(_Pooling):
