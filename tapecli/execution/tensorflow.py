@@ -75,7 +75,7 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_numpy_arrays", "tapecli.library.tf_numpy_indexing",
                       "tapecli.library.tf_numpy_math", "tapecli.library.tf_tensor_proto", "tapecli.library.tf_test",
                       "tapecli.library.tf_image_boxes", "tapecli.library.tf_png",
-                      "tapecli.library.tf_distribute", "tapecli.library.tf_quantization"})
+                      "tapecli.library.tf_distribute", "tapecli.library.tf_quantization", "tapecli.library.tf_lookup"})
 # tf.cond, tf.while_loop, tf.map_fn, tf.sparse.map_values...: the functions a program passes them are called back as
 # the program's (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CALLING_BACK = frozenset({"tapecli.library.control", "tapecli.library.tf_sparse_math",

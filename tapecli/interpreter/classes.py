@@ -458,7 +458,7 @@ class Namespace(ProgramObject):
                             "bitwise", "autograph", "debugging", "nest", "ragged", "sets", "test", "saved_model",
                             "lite", "callbacks", "utils", "preprocessing", "applications", "constraints",
                             "mixed_precision", "datasets", "special", "tpu", "xla", "quantization", "autodiff",
-                            "saving", "sequence", "text"))
+                            "saving", "sequence", "text", "lookup"))
     # TensorFlow spellings whose builtin has another name (same meaning).
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",

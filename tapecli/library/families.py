@@ -134,6 +134,10 @@ DEFERRED = {
         'sparse.reduce_sum', 'sparse.sampled_addmm', 'sparse.segment_mean', 'sparse.segment_sqrt_n',
         'sparse.segment_sum', 'sparse.softmax', 'sparse.sparse_dense_matmul',
     ),
+    'tf_lookup': (
+        'lookup.KeyValueTensorInitializer', 'lookup.StaticHashTable', 'lookup.StaticVocabularyTable',
+        'lookup.experimental.MutableHashTable',
+    ),
     'tf_sets': (
         'edit_distance', 'sets.difference', 'sets.intersection', 'sets.size', 'sets.union',
     ),
