@@ -5,7 +5,10 @@ has none of these words runs without it (``interpreter/registry.py``, ``defer``)
 this list against what ``keras_names`` registers."""
 
 WORDS = frozenset((
-    'AUC', 'Accuracy', 'Activation', 'ActivityRegularization', 'Adadelta', 'Adafactor', 'Adagrad', 'Adam', 'AdamW',
+    'AUC', 'Accuracy',
+    'AdaptiveAveragePooling1D', 'AdaptiveAveragePooling2D', 'AdaptiveAveragePooling3D',
+    'AdaptiveMaxPooling1D', 'AdaptiveMaxPooling2D', 'AdaptiveMaxPooling3D',
+    'Activation', 'ActivityRegularization', 'Adadelta', 'Adafactor', 'Adagrad', 'Adam', 'AdamW',
     'Adamax',
     'Add', 'AdditiveAttention', 'AlphaDropout', 'Attention', 'Average', 'AveragePooling1D', 'AveragePooling2D',
     'AveragePooling3D', 'AvgPool1D', 'AvgPool2D', 'AvgPool3D', 'BatchNormalization', 'Bidirectional',

@@ -117,6 +117,8 @@ KERAS = {
     "GroupQueryAttention": (True, True, False),
     "Identity": (True, False, False),
     "InputLayer": (False, False, False),
+    **dict.fromkeys((f"Adaptive{kind}Pooling{rank}D" for kind in ("Average", "Max") for rank in (1, 2, 3)),
+                    (False, False, False)),
 }
 
 ARGUMENTS = {
@@ -132,6 +134,7 @@ ARGUMENTS = {
     "HashedCrossing": "3", "Hashing": "3", "Rescaling": "1.0", "AveragePooling1D": "2", "AveragePooling2D": "2",
     "AveragePooling3D": "2", "DepthwiseConv1D": "2", "DepthwiseConv2D": "2", "GroupQueryAttention": "2, 2, 1",
     "Discretization": "bin_boundaries=[0.0]", "GroupNormalization": "groups=1", "InputLayer": "shape=(2,)",
+    **{f"Adaptive{kind}Pooling{rank}D": "2" for kind in ("Average", "Max") for rank in (1, 2, 3)},
     **{name: "2, 2" for name in ("Conv1D Conv2D Conv3D Conv1DTranspose Conv2DTranspose Conv3DTranspose "
                                  "SeparableConv1D SeparableConv2D ConvLSTM1D ConvLSTM2D ConvLSTM3D").split()}}
 

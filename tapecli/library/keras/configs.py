@@ -76,6 +76,8 @@ LAYER_KEYS = {
     "RepeatVector": "n", **dict.fromkeys(("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
                                           "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"),
                                          _GLOBAL_POOL),
+    **dict.fromkeys((f"Adaptive{kind}Pooling{rank}D" for kind in ("Average", "Max") for rank in (1, 2, 3)),
+                    "output_size data_format"),
     "ZeroPadding1D": "padding data_format", "ZeroPadding2D": "padding data_format",
     "ZeroPadding3D": "padding data_format", "Cropping1D": "cropping", "Cropping2D": "cropping data_format",
     "Cropping3D": "cropping data_format", "UpSampling1D": "size", "UpSampling2D": "size data_format interpolation",

@@ -59,7 +59,9 @@ _LAYER_PACKAGES = {
                      "DepthwiseConv2D SeparableConv1D SeparableConv2D",
     "pooling": "MaxPooling1D MaxPooling2D MaxPooling3D AveragePooling1D AveragePooling2D AveragePooling3D "
                "GlobalAveragePooling1D "
-               "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D",
+               "GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D "
+               "AdaptiveAveragePooling1D AdaptiveAveragePooling2D AdaptiveAveragePooling3D AdaptiveMaxPooling1D "
+               "AdaptiveMaxPooling2D AdaptiveMaxPooling3D",
     "rnn": "SimpleRNN LSTM GRU RNN SimpleRNNCell LSTMCell GRUCell StackedRNNCells Bidirectional TimeDistributed "
            "ConvLSTM1D ConvLSTM2D ConvLSTM3D",
     "attention": "Attention AdditiveAttention MultiHeadAttention GroupedQueryAttention",
@@ -308,6 +310,7 @@ class Layer(KerasObject):
                 "build": lambda shape: self.build_for(dims(_first_shape(shape)), self.compute_dtype),
                 "get_config": self.get_config,
                 "compute_mask": self.program_compute_mask,
+                "compute_output_shape": lambda input_shape: shape_tuple(self.output_shape(dims(input_shape))),
                 "stateless_call": lambda trainable_variables, non_trainable_variables, *args, **kwargs: stateless_call(
                     self, self.interp, None, trainable_variables, non_trainable_variables, args, kwargs)}
 

@@ -220,5 +220,8 @@ def gelu(x, approximate=True):
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
     gelu, ctc_loss, ctc_decode, sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv,
     depthwise_conv, separable_conv,
-    _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"),
-    _adaptive("adaptive_average_pool", ops.reduce_mean), _adaptive("adaptive_max_pool", ops.reduce_max))}
+    _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"))}
+# (keras.ops' adaptive pools, which the adaptive pooling layers call too)
+ADAPTIVE_POOLS = {f"ops.{f.__name__}": f for f in (_adaptive("adaptive_average_pool", ops.reduce_mean),
+                                                     _adaptive("adaptive_max_pool", ops.reduce_max))}
+FUNCTIONS.update(ADAPTIVE_POOLS)
