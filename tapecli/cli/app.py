@@ -45,6 +45,8 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
                         "processes; also TAPECLI_SCHEDULER. Needs the dask extra.")]
 SweepWorkersOpt = Annotated[int, typer.Option("--workers", help="With --sweep: run point batches in N processes.")]
 FullOpt = Annotated[bool, typer.Option("--full", help="Tables print every element of a tensor (no ... elisions).")]
+OutputOnlyOpt = Annotated[bool, typer.Option("--output-only", help="Print the program's output alone, as Python "
+                                             "would: no table of named values after it.")]
 KeywordOpt = Annotated[Optional[str], typer.Option("-k", metavar="EXPR", help=(
     "Only the entries whose name, target, source or tape holds these words, as pytest's -k (and, or, not)."))]
 LineOpt = Annotated[Optional[str], typer.Option("--line", metavar="N|A-B", help=(
@@ -266,7 +268,8 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
         device: DeviceOpt = "cpu", max_steps: StepsOpt = 10_000_000, max_elements: ElementsOpt = 100_000_000,
         max_depth: DepthOpt = 200, quiet: QuietOpt = False, no_color: NoColorOpt = False,
         check_numerics: NumericsOpt = False, sweep: SweepOpt = None, scheduler: SchedulerOpt = None,
-        workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None):
+        workers: SweepWorkersOpt = 1, full: FullOpt = False, out: OutOpt = None,
+        output_only: OutputOnlyOpt = False):
     """Run the program; print its output and named values."""
     from tapecli.cli import render as r
     inv = _invocation("run", locals())
@@ -274,6 +277,8 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
     def show(result):
         if inv.json:
             print(r.dumps(r.run_doc(result)))
+            return
+        if output_only:
             return
         r.print_table(inv.filename or "<stdin>", *r.value_table(result.scope.vars, inv.full), inv.color,
                       drop=("kind", "shape", "dtype"), wrap=("value",))

@@ -48,6 +48,13 @@ def test_run_prints_program_output_on_stdout(prog):
     assert res.code == 0 and res.stdout.startswith("y is 9.0\n")
 
 
+@pytest.mark.parametrize("color", [[], ["--no-color"]])
+def test_run_output_only_prints_the_programs_output_alone(prog, color):
+    """As `python prog.py` would: the program's lines and nothing after them (no table of named values)."""
+    res = cli("run", "--output-only", *color, prog)
+    assert res.code == 0 and res.stdout == "y is 9.0\n"
+
+
 def test_grad_table_for_people(prog):
     res = cli("grad", "--no-color", prog)
     assert res.code == 0 and "grads[0]" in res.stdout and "6.0" in res.stdout
