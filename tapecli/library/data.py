@@ -434,13 +434,23 @@ class Dataset(ProgramObject):
                        spec=lambda: spec_map(self.element_spec(), lambda shape: shape[1:]))
 
     def flat_map(self, interp, map_func, name=None):
+        def inner_of(element) -> Dataset:
+            inner = unpacked_call(interp, map_func, element)
+            if not isinstance(inner, Dataset):
+                raise TdfTypeError(f"Dataset.flat_map: the function must return a dataset, got {type_word(inner)}")
+            return inner
+
         def source():
             for element in self.source():
-                inner = unpacked_call(interp, map_func, element)
-                if not isinstance(inner, Dataset):
-                    raise TdfTypeError(f"Dataset.flat_map: the function must return a dataset, got {type_word(inner)}")
-                yield from inner.source()
-        return Dataset(source, values=False)
+                yield from inner_of(element).source()
+
+        def spec():
+            """The static spec of the dataset the function returns (its first element's: TensorFlow's traced one's),
+            not that of its first element (a batch of a window: (None,), where the first batch is full)."""
+            with _ahead():
+                first = next(iter(self.source()), None)
+                return self.first_spec() if first is None else inner_of(first).element_spec()
+        return Dataset(source, values=False, spec=spec)
 
     def take_while(self, interp, predicate, name=None):
         return Dataset(lambda: itertools.takewhile(lambda e: predicate_holds(interp, predicate, e, "take_while"),

@@ -89,7 +89,8 @@ def _register(name, make, extra=(), with_interp=True):
     construct.makes = make          # the class Keras has of this name (isinstance: classes.is_instance)
     construct.literals = "Keras keeps the Python values it is given"      # (interpreter/registry.py: call_builtin)
     if isinstance(make, type) and (issubclass(make, layers.Layer) and not issubclass(make, models.Model)
-                                   or issubclass(make, (penalties.Regularizer, penalties.Constraint))):
+                                   or issubclass(make, (penalties.Regularizer, penalties.Constraint,
+                                                        optimizers.Schedule))):
         construct.class_methods = {"from_config": from_config}
     builtin(name, interp=True)(construct)
 

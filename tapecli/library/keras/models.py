@@ -709,11 +709,10 @@ class Functional(Model):
         self.built = True
         self.rename()
 
-    def get_config(self) -> dict:
-        """Keras 3.15's config of a functional model: each layer serialized with its calls in the graph (its
-        ``inbound_nodes``: the Keras tensors each call took, each known by the layer, call and output that made
-        it), and the layers whose outputs are the model's inputs and outputs."""
-        calls: dict = {}            # id(layer): its calls (the first Keras tensor each made), in order
+    def keras_histories(self):
+        """Each layer's calls in the graph (the first Keras tensor each made, in order, by id(layer)), and each Keras
+        tensor's ``_keras_history``: the name of the layer that made it, which of its calls, which output."""
+        calls: dict = {}
         for t in self.order:
             made = calls.setdefault(id(t.layer), [])
             first = t if t.siblings is None else t.siblings[0]
@@ -725,6 +724,13 @@ class Functional(Model):
                 return [keras_name(t.input_layer), 0, 0]
             first = t if t.siblings is None else t.siblings[0]
             return [keras_name(t.layer), next(n for n, u in enumerate(calls[id(t.layer)]) if u is first), t.index]
+        return calls, history
+
+    def get_config(self) -> dict:
+        """Keras 3.15's config of a functional model: each layer serialized with its calls in the graph (its
+        ``inbound_nodes``: the Keras tensors each call took, each known by the layer, call and output that made
+        it), and the layers whose outputs are the model's inputs and outputs."""
+        calls, history = self.keras_histories()
 
         def tensor(t) -> dict:
             return {"class_name": "__keras_tensor__", "config": {

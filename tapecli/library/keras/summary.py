@@ -112,10 +112,9 @@ def _layers(model) -> tuple[list, dict]:
         and len({id(t.layer) for t in order}) == len(order) and _is_chain(model, order)
     if chain:
         return list(model.layers), {}
-    connected = {}
-    for t in order:
-        names = [_name(p.layer if p.layer is not None else p.input_layer) for p in t.inputs]
-        connected[id(t.layer)] = ", ".join(f"{n}[0][{p.index}]" for n, p in zip(names, t.inputs))
+    calls, history = model.keras_histories()       # (each call's inputs, as Keras's node and tensor indices)
+    connected = {layer: ", ".join(f"{name}[{call}][{index}]" for t in made for name, call, index in map(history, t.inputs))
+                 for layer, made in calls.items()}
     return list(model.layers), connected
 
 
