@@ -62,6 +62,8 @@ def indexed_slices(values, indices, dense_shape=None):
     """``tf.IndexedSlices(values, indices, dense_shape=None)``: each a tensor as tf.convert_to_tensor makes it."""
     made = [None if v is None else ops.materialize(t) if (t := ops.to_tensor(v)).weak else t
             for v in (values, indices, dense_shape)]
+    if made[0] is None or made[1] is None:
+        raise TdfTypeError("tf.IndexedSlices: tapecli takes its values and indices as tensors, got None")
     if made[1].dtype.kind not in "iu" or made[1].ndim != 1:
         raise TdfTypeError(f"tf.IndexedSlices: indices must be a vector of integers, got {dtype_name(made[1].dtype)} "
                            f"of shape {list(made[1].shape)}")
