@@ -63,7 +63,8 @@ def chains(rows, kernel, orders) -> np.ndarray | None:
     rows, kernel, total = np.ascontiguousarray(rows), np.ascontiguousarray(kernel), None
     for order in orders:
         part = np.empty((rows.shape[0], kernel.shape[1]), np.float32)
-        _launch(_chain, rows, kernel, np.asarray(order, np.int64), part)
+        # (unsigned taps: a signed index may be negative, which the kernel would test at every step: 10% of it)
+        _launch(_chain, rows, kernel, np.asarray(order, np.uint64), part)
         total = part if total is None else total + part
     return total
 
