@@ -109,10 +109,11 @@ def max_pool(x, size, strides, pads, out):
 
 
 @_jit
-def _max_pool_grad(x, g, kh, kw, sh, sw, top, left, zero, out):
+def _max_pool_grad(x, g, kh, kw, sh, sw, top, left, zero, disjoint, out):
     # out (zeros) += each window's gradient at its first maximum and +0.0 at its other elements (as the NumPy
     # kernel adds them), the windows in order, a vector of channels at a time: the window's first maxima (its first
-    # element, replaced by each later one greater) and their taps (as floats), then its sums
+    # element, replaced by each later one greater) and their taps (as floats), then its sums (where no element is in
+    # two windows, 0 + each one's gradient written: out's zeros not read)
     n, oh, ow, c = g.shape
     h, w = x.shape[1], x.shape[2]
     step = lanes.width(x)
@@ -136,8 +137,9 @@ def _max_pool_grad(x, g, kh, kw, sh, sw, top, left, zero, out):
                     for i in range(i0, i1):
                         for j in range(j0, j1):
                             target = out[b, r + i, col + j]
-                            lanes.store(target, ch, k, lanes.add(lanes.load(target, ch, k), lanes.where_equal(
-                                taps, i * kw + j, gradient, zero)))
+                            before = lanes.fill(zero) if disjoint else lanes.load(target, ch, k)
+                            lanes.store(target, ch, k, lanes.add(before, lanes.where_equal(taps, i * kw + j,
+                                                                                           gradient, zero)))
 
 
 def max_pool_grad(x, g, size, strides, pads, out):
@@ -145,6 +147,11 @@ def max_pool_grad(x, g, size, strides, pads, out):
     dtype = _float_dtype(x, g)
     if dtype is None:
         return NotImplemented
-    grad = np.zeros(x.shape, dtype)
-    _launch(_max_pool_grad, _contiguous(x), _contiguous(g), *size, *strides, pads[0], pads[2], dtype.type(0), grad)
+    top, bottom, left, right = pads
+    disjoint = all(s >= k for s, k in zip(strides, size))
+    # windows side by side that cover the (padded) input: every element is written, none need be zero
+    tiled = tuple(strides) == tuple(size) and (x.shape[1] + top + bottom, x.shape[2] + left + right) == (
+        out[0] * size[0], out[1] * size[1])
+    grad = np.empty(x.shape, dtype) if tiled else np.zeros(x.shape, dtype)
+    _launch(_max_pool_grad, _contiguous(x), _contiguous(g), *size, *strides, top, left, dtype.type(0), disjoint, grad)
     return grad
