@@ -531,7 +531,7 @@ _IMPLS = {
     "sigmoid": _sigmoid, "softplus": _softplus, "elu": _elu, "leaky_relu": _leaky_relu_call,
     "clip": _elementwise(_clip), "where": _where_call, "masked_grad": _masked_grad_call,
     **_REDUCE, "logsumexp": _logsumexp, "bias_add_grad": _bias_add_grad,
-    "windows": numba_windows.windows, "windows_grad": numba_windows.windows_grad, "max_pool": numba_windows.max_pool,
+    "windows_grad": numba_windows.windows_grad, "max_pool": numba_windows.max_pool,
     "max_pool_grad": numba_windows.max_pool_grad,
 }
 

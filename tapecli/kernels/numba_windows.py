@@ -1,4 +1,4 @@
-"""The windows, their gradient, max pooling and its gradient compiled (Numba): the bits of ops/nn.py's NumPy kernels,
+"""The windows' gradient, max pooling and its gradient compiled (Numba): the bits of ops/nn.py's NumPy kernels,
 in one pass over the windows where NumPy takes a copy of them and a call per tap.
 
 Each element of a windows' gradient is the chain of the gradients of the windows it is in, added to zero from
@@ -19,33 +19,6 @@ import numpy as np
 
 from . import numba_lanes as lanes
 from .numba_support import _contiguous, _float_dtype, _jit, _launch
-
-
-@_jit
-def _windows(x, sh, sw, dh, dw, out):
-    # out [n, oh, ow, kh, kw, c] = every window of x, a vector of channels at a time
-    n, oh, ow, kh, kw, c = out.shape
-    step = lanes.width(x)
-    for b in range(n):
-        for y in range(oh):
-            for xo in range(ow):
-                for i in range(kh):
-                    r = y * sh + i * dh
-                    for j in range(kw):
-                        source, target = x[b, r, xo * sw + j * dw], out[b, y, xo, i, j]
-                        for ch in range(0, c, step):
-                            k = min(step, c - ch)
-                            lanes.store(target, ch, k, lanes.load(source, ch, k))
-
-
-def windows(x, size, strides, dilations, out):
-    """ops/nn.py's ``windows`` kernel of a float32/float64 input whose windows' rows are longer than the taps'
-    (the NumPy kernel copies a strided view then, a pixel's channels at a time); else NotImplemented."""
-    if _float_dtype(x) is None or x.shape[3] * size[1] < out[1] or not out[0] or not out[1]:
-        return NotImplemented
-    result = np.empty((x.shape[0], *out, *size, x.shape[3]), x.dtype)
-    _launch(_windows, _contiguous(x), *strides, *dilations, result)
-    return result
 
 
 @_jit

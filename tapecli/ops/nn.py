@@ -392,7 +392,7 @@ def _windows_grad_kernel(g, shape, size, strides, dilations):
 
 # The windows of convolutions and pooling as one op: a gather of every window, whose gradient adds each
 # window's gradient back where it was taken (the sum a slice per tap would give, tap by tap, in one array)
-WINDOWS = register("windows", numpy=_windows_kernel, numba="exact", unify=(), saves=(), batchable=False,
+WINDOWS = register("windows", numpy=_windows_kernel, unify=(), saves=(), batchable=False,
                    vjp=lambda r, g: (apply(WINDOWS_GRAD, (g,), shape=r.inputs[0].shape, size=r.attrs["size"],
                                            strides=r.attrs["strides"], dilations=r.attrs["dilations"]),),
                    jvp=lambda r, ts: apply(WINDOWS, (ts[0],), **r.attrs))
