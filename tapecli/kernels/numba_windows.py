@@ -85,8 +85,9 @@ def max_pool(x, size, strides, pads, out):
 def _max_pool_grad(x, g, kh, kw, sh, sw, top, left, zero, disjoint, out):
     # out (zeros) += each window's gradient at its first maximum and +0.0 at its other elements (as the NumPy
     # kernel adds them), the windows in order, a vector of channels at a time: the window's first maxima (its first
-    # element, replaced by each later one greater) and their taps (as floats), then its sums (where no element is in
-    # two windows, 0 + each one's gradient written: out's zeros not read)
+    # element, replaced by each later one greater) and their taps (as floats), then its sums (``disjoint``: no element
+    # in two windows, so 0 + each one's gradient is written, out's zeros not read; where the windows tile the input,
+    # out need not be zeros)
     n, oh, ow, c = g.shape
     h, w = x.shape[1], x.shape[2]
     step = lanes.width(x)
