@@ -42,7 +42,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from . import numba_windows, tf_float32, tf_sums
+from . import numba_lanes as lanes, numba_windows, tf_float32, tf_sums
 from .formulas import numba_call
 from .numpy_kernels import FORMULAS, KERNELS as NUMPY_KERNELS
 from .numba_support import (_at, _contiguous, _float_dtype, _jit, _launch, _operands)
@@ -270,18 +270,19 @@ def _min_mid(x, out):
 
 
 @_jit
-def _columns_in_ranges(rows, starts, stops, zero, part, out):
-    # tf_sums.bias_add_grad: each range's column sums (part) from zero, its rows in order; the ranges' sums added in
-    # order
-    c = rows.shape[1]
-    for k in range(starts.shape[0]):
-        for j in range(c):
-            part[j] = zero
-        for r in range(starts[k], stops[k]):
-            for j in range(c):
-                part[j] += rows[r, j]
-        for j in range(c):
-            out[j] = part[j] if k == 0 else out[j] + part[j]
+def _columns_in_ranges(rows, starts, stops, zero, out):
+    # tf_sums.bias_add_grad: each range's column sums from zero, its rows in order; the ranges' sums added in order;
+    # a vector of columns at a time
+    c, step = rows.shape[1], lanes.width(rows)
+    for j in range(0, c, step):
+        n = min(step, c - j)
+        total = lanes.fill(zero)
+        for k in range(starts.shape[0]):
+            part = lanes.fill(zero)
+            for r in range(starts[k], stops[k]):
+                part = lanes.add(part, lanes.load(rows[r], j, n))
+            total = part if k == 0 else lanes.add(total, part)
+        lanes.store(out, j, n, total)
 
 
 def _bias_add_grad(g, threads=tf_sums.POOL_THREADS):
@@ -293,7 +294,7 @@ def _bias_add_grad(g, threads=tf_sums.POOL_THREADS):
     ranges = np.array(tf_sums.row_ranges(rows.shape[0], rows.shape[1], dtype.itemsize, threads), np.int64)
     out = np.empty(rows.shape[1], dtype)
     _launch(_columns_in_ranges, rows, np.ascontiguousarray(ranges[:, 0]), np.ascontiguousarray(ranges[:, 1]),
-            dtype.type(0), np.empty_like(out), out)
+            dtype.type(0), out)
     return out
 
 

@@ -33,11 +33,9 @@ if not os.environ.get("NUMBA_NUM_THREADS") and hasattr(os, "sched_getaffinity"):
 os.environ.setdefault("NUMBA_THREADING_LAYER", "threadsafe")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from llvmlite import ir  # noqa: E402
 from numba import njit, types  # noqa: E402
-from numba.core import cgutils  # noqa: E402
 from numba.core import config as _numba_config  # noqa: E402
-from numba.extending import intrinsic, overload  # noqa: E402
+from numba.extending import overload  # noqa: E402
 
 # numba imported earlier (by the host program) read its config before we set the variable.
 _CACHE_DIR = _numba_config.CACHE_DIR or (str(_CACHE_FOLDER) if _CACHE_FOLDER is not None else "")
@@ -244,20 +242,6 @@ def _launch(kernel, *args):
 # ------------------------------------------------------------------ operands
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-@intrinsic
-def fused_multiply_add(typingctx, x, y, c):
-    """``x * y + c`` of three float32 numbers rounded once, in compiled code: LLVM's fma, the CPU's instruction
-    where it has one (vectorized with the loop around it), else the C library's correctly rounded fmaf."""
-    if not all(v == types.float32 for v in (x, y, c)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        single = ir.FloatType()
-        fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(single, [single] * 3), "llvm.fma.f32")
-        return builder.call(fma, args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 def _float_dtype(*arrays):

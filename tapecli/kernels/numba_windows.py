@@ -6,8 +6,9 @@ the last tap to the first (TensorFlow's order). The windows holding one element 
 windows go in order (a later window, on a later row or to the right, meets it at an earlier tap), so the chain is
 the windows in order: these kernels add the windows' gradients as the windows are laid out, each window's taps in
 turn. Max pooling's first maximum is TensorFlow's loop: the window's first element of the input, replaced by each
-later one greater than the one kept (a NaN kept stays; padding is never in a window). No fastmath: each float
-operation is the NumPy kernel's, so a program gives the same bits whichever backend serves it
+later one greater than the one kept (a NaN kept stays; padding is never in a window). Each kernel takes a vector of
+channels at a time (``numba_lanes``: LLVM's vectorizer leaves loops over a few channels scalar). No fastmath: each
+float operation is the NumPy kernel's, so a program gives the same bits whichever backend serves it
 (tests/kernels/test_numba_windows.py compares them; of a NaN made by inf - inf and met by another in a sum, NumPy's
 own sign depends on where the element falls in its SIMD loop). Importing this module imports numba
 (``numba_support``).
@@ -16,22 +17,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import numba_lanes as lanes
 from .numba_support import _contiguous, _float_dtype, _jit, _launch
 
 
 @_jit
 def _windows_grad(g, sh, sw, dh, dw, out):
-    # out (zeros) += each window's gradient where it was taken, the windows in order
+    # out (zeros) += each window's gradient where it was taken, the windows in order, a vector of channels at a time
     n, oh, ow, kh, kw, c = g.shape
+    step = lanes.width(g)
     for b in range(n):
         for y in range(oh):
             for x in range(ow):
                 for i in range(kh):
                     r = y * sh + i * dh
                     for j in range(kw):
-                        col = x * sw + j * dw
-                        for ch in range(c):
-                            out[b, r, col, ch] += g[b, y, x, i, j, ch]
+                        target, gradient = out[b, r, x * sw + j * dw], g[b, y, x, i, j]
+                        for ch in range(0, c, step):
+                            k = min(step, c - ch)
+                            lanes.store(target, ch, k, lanes.add(lanes.load(target, ch, k),
+                                                                 lanes.load(gradient, ch, k)))
 
 
 def windows_grad(g, shape, size, strides, dilations):
@@ -46,27 +51,24 @@ def windows_grad(g, shape, size, strides, dilations):
 
 @_jit
 def _max_pool(x, kh, kw, sh, sw, top, left, lowest, out):
-    # each window's maximum from the lowest float up, an element taken where it is greater; a row of windows at a
-    # time, a tap at a time over the row (each window's taps in order: several times faster than window by window)
+    # each window's maximum from the lowest float up, an element taken where it is greater (its taps in order, those
+    # in the padding left out), a vector of channels at a time
     n, oh, ow, c = out.shape
     h, w = x.shape[1], x.shape[2]
+    step = lanes.width(x)
     for b in range(n):
         for y in range(oh):
-            maxima = out[b, y]
-            maxima[:] = lowest
-            for i in range(kh):
-                r = y * sh - top + i
-                if r < 0 or r >= h:
-                    continue
-                row = x[b, r]
-                for j in range(kw):
-                    for xo in range(ow):
-                        col = xo * sw - left + j
-                        if col < 0 or col >= w:
-                            continue
-                        v, kept = row[col], maxima[xo]
-                        for ch in range(c):
-                            kept[ch] = v[ch] if v[ch] > kept[ch] else kept[ch]
+            r = y * sh - top
+            for xo in range(ow):
+                col = xo * sw - left
+                for ch in range(0, c, step):
+                    k = min(step, c - ch)
+                    kept = lanes.fill(lowest)
+                    for i in range(max(0, -r), min(kh, h - r)):
+                        for j in range(max(0, -col), min(kw, w - col)):
+                            v = lanes.load(x[b, r + i, col + j], ch, k)
+                            kept = lanes.where_greater(v, kept, v, kept)
+                    lanes.store(out[b, y, xo], ch, k, kept)
 
 
 def max_pool(x, size, strides, pads, out):
@@ -80,46 +82,38 @@ def max_pool(x, size, strides, pads, out):
 
 
 @_jit
-def _max_pool_grad(x, g, kh, kw, sh, sw, top, left, zero, kept, which, out):
+def _max_pool_grad(x, g, kh, kw, sh, sw, top, left, zero, disjoint, out):
     # out (zeros) += each window's gradient at its first maximum and +0.0 at its other elements (as the NumPy
-    # kernel adds them), the windows in order; a row of windows at a time: kept and which, [windows, channels],
-    # their first maxima so far (found a tap at a time over the row, as _max_pool) and those maxima's taps
+    # kernel adds them), the windows in order, a vector of channels at a time: the window's first maxima (its first
+    # element, replaced by each later one greater) and their taps (as floats), then its sums (``disjoint``: no element
+    # in two windows, so 0 + each one's gradient is written, out's zeros not read; where the windows tile the input,
+    # out need not be zeros)
     n, oh, ow, c = g.shape
     h, w = x.shape[1], x.shape[2]
+    step = lanes.width(x)
     for b in range(n):
         for y in range(oh):
-            which[:] = -1
-            for i in range(kh):
-                r = y * sh - top + i
-                if r < 0 or r >= h:
-                    continue
-                row = x[b, r]
-                for j in range(kw):
-                    tap = i * kw + j
-                    for xo in range(ow):
-                        col = xo * sw - left + j
-                        if col < 0 or col >= w:
-                            continue
-                        v, first, taps = row[col], kept[xo], which[xo]
-                        for ch in range(c):
-                            if taps[ch] < 0 or first[ch] < v[ch]:
-                                first[ch] = v[ch]
-                                taps[ch] = tap
-            gradients = g[b, y]
-            for i in range(kh):
-                r = y * sh - top + i
-                if r < 0 or r >= h:
-                    continue
-                row = out[b, r]
-                for xo in range(ow):
-                    gradient, taps = gradients[xo], which[xo]
-                    for j in range(kw):
-                        col = xo * sw - left + j
-                        if col < 0 or col >= w:
-                            continue
-                        target, tap = row[col], i * kw + j
-                        for ch in range(c):
-                            target[ch] += gradient[ch] if taps[ch] == tap else zero
+            r = y * sh - top
+            i0, i1 = max(0, -r), min(kh, h - r)
+            for xo in range(ow):
+                col = xo * sw - left
+                j0, j1 = max(0, -col), min(kw, w - col)
+                for ch in range(0, c, step):
+                    k = min(step, c - ch)
+                    first = lanes.load(x[b, r + i0, col + j0], ch, k)
+                    taps = lanes.add(lanes.fill(zero), i0 * kw + j0)
+                    for i in range(i0, i1):
+                        for j in range(j0, j1):
+                            v = lanes.load(x[b, r + i, col + j], ch, k)
+                            taps = lanes.where_greater(v, first, i * kw + j, taps)
+                            first = lanes.where_greater(v, first, v, first)
+                    gradient = lanes.load(g[b, y, xo], ch, k)
+                    for i in range(i0, i1):
+                        for j in range(j0, j1):
+                            target = out[b, r + i, col + j]
+                            before = lanes.fill(zero) if disjoint else lanes.load(target, ch, k)
+                            lanes.store(target, ch, k, lanes.add(before, lanes.where_equal(taps, i * kw + j,
+                                                                                           gradient, zero)))
 
 
 def max_pool_grad(x, g, size, strides, pads, out):
@@ -127,8 +121,11 @@ def max_pool_grad(x, g, size, strides, pads, out):
     dtype = _float_dtype(x, g)
     if dtype is None:
         return NotImplemented
-    grad = np.zeros(x.shape, dtype)
-    windows = g.shape[2:]       # (scratch made here: a kernel that allocates takes longer to load from the cache)
-    _launch(_max_pool_grad, _contiguous(x), _contiguous(g), *size, *strides, pads[0], pads[2], dtype.type(0),
-            np.empty(windows, dtype), np.empty(windows, np.int64), grad)
+    top, bottom, left, right = pads
+    disjoint = all(s >= k for s, k in zip(strides, size))
+    # windows side by side that cover the (padded) input: every element is written, none need be zero
+    tiled = tuple(strides) == tuple(size) and (x.shape[1] + top + bottom, x.shape[2] + left + right) == (
+        out[0] * size[0], out[1] * size[1])
+    grad = np.empty(x.shape, dtype) if tiled else np.zeros(x.shape, dtype)
+    _launch(_max_pool_grad, _contiguous(x), _contiguous(g), *size, *strides, top, left, dtype.type(0), disjoint, grad)
     return grad

@@ -31,9 +31,10 @@ for an even one. Other strides keep matmul's products (docs/design.md).
 
 A chain over k taps is k NumPy steps over every output (about 4 ns a multiply-add on one core, where OpenBLAS
 takes a tenth of a nanosecond): products of more than ``NUMPY_LIMIT`` multiply-adds run a Numba kernel of the
-same bits (the CPU's fused multiply-add over a row of filters: 0.07 to 0.25 ns), and those of more than
-``STEP_LIMIT`` (or where numba cannot be imported), other machines, dtypes, and operands whose products could
-underflow (TensorFlow flushes them to zero) keep the product of tapecli's matmul."""
+same bits (the CPU's fused multiply-add over a vector of filters, four chains at once: about 0.03 ns at the CNN
+benchmark's shapes), and those of more than ``STEP_LIMIT`` (or where numba cannot be imported), other machines,
+dtypes, and operands whose products could underflow (TensorFlow flushes them to zero) keep the product of
+tapecli's matmul."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,13 +1,14 @@
 """tf_conv's chains of fused multiply-adds compiled (Numba): the same bits as its NumPy loops, for products too
-large to take a NumPy step per tap. Each step is the CPU's fused multiply-add (``fused_multiply_add``) over a row
-of filters. TensorFlow flushes results below float32's smallest normal number to zero, which these chains do not:
-each returns None where a product of its operands could fall there (tf_matmul.may_underflow's test). Importing
-this module imports numba (``numba_support``)."""
+large to take a NumPy step per tap. Each step is the CPU's fused multiply-add over a vector of filters
+(``numba_lanes``), each output's chain in its own order. TensorFlow flushes results below float32's smallest normal
+number to zero, which these chains do not: each returns None where a product of its operands could fall there
+(tf_matmul.may_underflow's test). Importing this module imports numba (``numba_support``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .numba_support import _jit, _launch, fused_multiply_add
+from . import numba_lanes as lanes
+from .numba_support import _jit, _launch
 
 _TINY = float(np.finfo(np.float32).tiny)
 
@@ -32,15 +33,26 @@ def _underflows(a, b) -> bool:
 
 @_jit
 def _chain(rows, kernel, order, out):
-    """out[m] (zeros) = the chain of fused multiply-adds of rows[m, p] * kernel[p] over p in ``order``, a tap at a
-    time over every output."""
-    for p in order:
-        weights = kernel[p]
-        for m in range(rows.shape[0]):
-            x = rows[m, p]
-            total = out[m]
-            for f in range(weights.shape[0]):
-                total[f] = fused_multiply_add(x, weights[f], total[f])
+    """out[m] = the chain of fused multiply-adds from zero of rows[m, p] * kernel[p] over p in ``order``: a vector
+    of filters at a time, four outputs at once (independent chains, so that they overlap: one waits on its own
+    previous step), a group that runs past the last output taking the last again."""
+    count, filters, step = rows.shape[0], kernel.shape[1], lanes.width(kernel)
+    last, zero = count - 1, lanes.fill(np.float32(0))
+    for f in range(0, filters, step):
+        n = min(step, filters - f)
+        for m in range(0, count, 4):
+            m1, m2, m3 = min(m + 1, last), min(m + 2, last), min(m + 3, last)
+            t0 = t1 = t2 = t3 = zero
+            for p in order:
+                w = lanes.load(kernel[p], f, n)
+                t0 = lanes.fused_multiply_add(rows[m, p], w, t0)
+                t1 = lanes.fused_multiply_add(rows[m1, p], w, t1)
+                t2 = lanes.fused_multiply_add(rows[m2, p], w, t2)
+                t3 = lanes.fused_multiply_add(rows[m3, p], w, t3)
+            lanes.store(out[m], f, n, t0)
+            lanes.store(out[m1], f, n, t1)
+            lanes.store(out[m2], f, n, t2)
+            lanes.store(out[m3], f, n, t3)
 
 
 def chains(rows, kernel, orders) -> np.ndarray | None:
@@ -50,32 +62,41 @@ def chains(rows, kernel, orders) -> np.ndarray | None:
         return None
     rows, kernel, total = np.ascontiguousarray(rows), np.ascontiguousarray(kernel), None
     for order in orders:
-        part = np.zeros((rows.shape[0], kernel.shape[1]), np.float32)
-        _launch(_chain, rows, kernel, np.asarray(order, np.int64), part)
+        part = np.empty((rows.shape[0], kernel.shape[1]), np.float32)
+        # (unsigned taps: a signed index may be negative, which the kernel would test at every step: 10% of it)
+        _launch(_chain, rows, kernel, np.asarray(order, np.uint64), part)
         total = part if total is None else total + part
     return total
 
 
 @_jit
 def _blocked_chains(rows, g, blocks, firsts, out):
-    """out (zeros) = the threads' parts added in order, each part its chains over ``blocks`` of windows (from
-    zero: rows[m, k] * g[m] over m in the block) added in turn."""
-    depth, filters = rows.shape[1], g.shape[1]
-    part = np.empty((depth, filters), np.float32)
-    chain = np.empty((depth, filters), np.float32)
-    for thread in range(len(firsts) - 1):
-        part[:] = 0
-        for block in range(firsts[thread], firsts[thread + 1]):
-            chain[:] = 0
-            for m in range(blocks[block, 0], blocks[block, 1]):
-                grads = g[m]
-                for k in range(depth):
-                    x = rows[m, k]
-                    total = chain[k]
-                    for f in range(filters):
-                        total[f] = fused_multiply_add(x, grads[f], total[f])
-            part += chain
-        out += part
+    """out = the threads' parts added in order to zeros, each part its chains over ``blocks`` of windows (from
+    zero: rows[m, k] * g[m] over m in the block) added in turn to zeros: a vector of filters at a time, four rows
+    k at once (as _chain's outputs)."""
+    depth, filters, step = rows.shape[1], g.shape[1], lanes.width(g)
+    last, zero = depth - 1, lanes.fill(np.float32(0))
+    for f in range(0, filters, step):
+        n = min(step, filters - f)
+        for k in range(0, depth, 4):
+            k1, k2, k3 = min(k + 1, last), min(k + 2, last), min(k + 3, last)
+            o0 = o1 = o2 = o3 = zero
+            for thread in range(len(firsts) - 1):
+                p0 = p1 = p2 = p3 = zero
+                for block in range(firsts[thread], firsts[thread + 1]):
+                    c0 = c1 = c2 = c3 = zero
+                    for m in range(blocks[block, 0], blocks[block, 1]):
+                        grads = lanes.load(g[m], f, n)
+                        c0 = lanes.fused_multiply_add(rows[m, k], grads, c0)
+                        c1 = lanes.fused_multiply_add(rows[m, k1], grads, c1)
+                        c2 = lanes.fused_multiply_add(rows[m, k2], grads, c2)
+                        c3 = lanes.fused_multiply_add(rows[m, k3], grads, c3)
+                    p0, p1, p2, p3 = lanes.add(p0, c0), lanes.add(p1, c1), lanes.add(p2, c2), lanes.add(p3, c3)
+                o0, o1, o2, o3 = lanes.add(o0, p0), lanes.add(o1, p1), lanes.add(o2, p2), lanes.add(o3, p3)
+            lanes.store(out[k], f, n, o0)
+            lanes.store(out[k1], f, n, o1)
+            lanes.store(out[k2], f, n, o2)
+            lanes.store(out[k3], f, n, o3)
 
 
 def blocked_chains(rows, g, blocks, firsts) -> np.ndarray | None:
@@ -84,6 +105,6 @@ def blocked_chains(rows, g, blocks, firsts) -> np.ndarray | None:
     product could underflow."""
     if _underflows(rows, g):
         return None
-    out = np.zeros((rows.shape[1], g.shape[1]), np.float32)
+    out = np.empty((rows.shape[1], g.shape[1]), np.float32)
     _launch(_blocked_chains, np.ascontiguousarray(rows), np.ascontiguousarray(g), blocks, firsts, out)
     return out

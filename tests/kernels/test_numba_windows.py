@@ -59,12 +59,17 @@ def test_the_exact_kernels_are_these():
     assert kernels.EXACT_NUMBA_KERNELS <= kernels.NUMBA_KERNELS
 
 
+# channels: part of a vector (the kernels take a vector of them at a time), and whole vectors and part of one
+CHANNELS = [3, 21]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("channels", CHANNELS)
 @pytest.mark.parametrize("padding", ["VALID", "SAME", ((1, 0), (0, 2))], ids=str)
 @pytest.mark.parametrize("size, strides", POOLS, ids=str)
-def test_max_pool_and_its_gradient_give_numpys_bits(nb, size, strides, padding, dtype):
+def test_max_pool_and_its_gradient_give_numpys_bits(nb, size, strides, padding, channels, dtype):
     for seed, kind in itertools.product(range(3), KINDS):
-        x = values((2, 7, 6, 3), dtype, seed, kind)
+        x = values((2, 7, 6, channels), dtype, seed, kind)
         paddings = padding if isinstance(padding, tuple) else (padding, padding)
         (oh, top, bottom), (ow, left, right) = (_pads(n, k, s, 1, p) for n, k, s, p in
                                                zip(x.shape[1:3], size, strides, paddings))
@@ -72,21 +77,22 @@ def test_max_pool_and_its_gradient_give_numpys_bits(nb, size, strides, padding, 
             continue            # (a window of padding alone: TensorFlow refuses such paddings)
         attrs = {"size": size, "strides": strides, "pads": (top, bottom, left, right), "out": (oh, ow)}
         same_bits(nb.call("max_pool", x, **attrs), NUMPY_KERNELS["max_pool"](x, **attrs))
-        g = values((2, oh, ow, 3), dtype, seed + 10, kind)
+        g = values((2, oh, ow, channels), dtype, seed + 10, kind)
         overlapping = any(s < k for s, k in zip(strides, size))       # (sums of gradients: NaN signs as below)
         same_bits(nb.call("max_pool_grad", x, g, **attrs), NUMPY_KERNELS["max_pool_grad"](x, g, **attrs),
                   nan_payloads=not overlapping or kind != "special")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("channels", CHANNELS)
 @pytest.mark.parametrize("dilations", [(1, 1), (2, 1)], ids=str)
 @pytest.mark.parametrize("size, strides", POOLS, ids=str)
-def test_windows_gradient_gives_numpys_bits(nb, size, strides, dilations, dtype):
-    shape = (2, 7, 6, 3)
+def test_windows_gradient_gives_numpys_bits(nb, size, strides, dilations, channels, dtype):
+    shape = (2, 7, 6, channels)
     out = [max(0, (n - (k - 1) * d - 1) // s + 1) for n, k, s, d in zip(shape[1:3], size, strides, dilations)]
     attrs = {"shape": shape, "size": size, "strides": strides, "dilations": dilations}
     for seed, kind in itertools.product(range(3), KINDS):
-        g = values((2, *out, *size, 3), dtype, seed, kind)
+        g = values((2, *out, *size, channels), dtype, seed, kind)
         # inf + -inf meeting a NaN: NumPy's own NaN sign depends on the element's place in its loop
         same_bits(nb.call("windows_grad", g, **attrs), NUMPY_KERNELS["windows_grad"](g, **attrs),
                   nan_payloads=kind != "special")

@@ -191,3 +191,38 @@ def test_other_dtypes_and_large_products_keep_matmul():
     assert tf_conv.product(big, np.ones((8, 1), np.float32)) is None
     tiny = np.full((4, 9), 1e-30, np.float32)               # products below float32's normal numbers
     assert tf_conv.product(tiny, np.full((9, 2), 1e-10, np.float32)) is None
+
+
+def _same_bits(a, b) -> bool:
+    """The same bits, NaN for NaN (NumPy's and the compiled fused multiply-add may carry other NaN payloads)."""
+    return a.shape == b.shape and bool(np.all((a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))))
+
+
+@other_width
+def test_recorded_cases_give_tensorflows_bits_on_the_compiled_chains(monkeypatch):
+    monkeypatch.setattr(tf_conv, "POOL_THREADS", RECORDED["threads"])
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 0)
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 0)
+    differ = [case["index"] for case in CASES if digest(tapecli_conv(case)) != case["sha256"]]
+    differ += [case["index"] for case in GRADIENTS if digest(_gradients(case)[0]) != case["filter_grad_sha256"]]
+    assert differ == []
+
+
+@pytest.mark.parametrize("outputs, depth, filters", [(1, 1, 1), (3, 5, 16), (6, 9, 17), (13, 4, 35), (7, 14, 40)])
+def test_compiled_chains_keep_each_outputs_order(outputs, depth, filters, monkeypatch):
+    """The compiled chains (a vector of filters at a time, four outputs or kernel rows at once, the last group
+    and vector partly past the end) give NumPy's chains' bits, with halfway sums, zeros, -0.0, inf and NaN."""
+    rng = np.random.default_rng(outputs * depth * filters)
+    rows = (rng.integers(-64, 64, (outputs * 3, depth)) / 8).astype(np.float32)
+    rows[rng.random(rows.shape) < 0.1] = rng.choice([0.0, -0.0, np.inf, np.nan], size=1)
+    kernel = (1 + rng.integers(-64, 64, (depth, filters)) * 2.0 ** -20).astype(np.float32)
+    g = (rng.integers(-64, 64, (outputs * 3, filters)) * 2.0 ** -20).astype(np.float32)
+    chains = (tuple(reversed(range(depth))),) if depth % 2 else (tuple(range(0, depth, 2)), tuple(range(1, depth, 2)))
+    plan = (((0, 1), (1, 3)), outputs, (2, outputs - 2) if outputs > 2 else None)      # three images, two threads
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 1 << 40)
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 1 << 20)
+    by_numpy = tf_conv.product(rows, kernel, chains), tf_conv.filter_grad(rows, g, plan)
+    monkeypatch.setattr(tf_conv, "NUMPY_LIMIT", 0)
+    monkeypatch.setattr(tf_conv, "NUMPY_CHAIN", 0)
+    compiled = tf_conv.product(rows, kernel, chains), tf_conv.filter_grad(rows, g, plan)
+    assert all(a is not None for a in by_numpy) and all(_same_bits(a, b) for a, b in zip(compiled, by_numpy))
