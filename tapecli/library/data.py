@@ -26,13 +26,14 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.kernels import tf_random
-from tapecli.errors import EndOfSequence, KernelValueError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
+from tapecli.library.data_iterators import END, DatasetIterator, PythonIterator
 from tapecli.library.data_elements import (as_element, component, counted, int64_of, predicate_holds, spec_map,
                                            spec_of, spec_text, structure_of, types_text, unpacked_call)
 from tapecli.library.draws import tensorflow_stream
@@ -91,10 +92,10 @@ def _drawn_in(ctx, run, elements):
         outer = ctx.dataset_pass
         ctx.dataset_pass = run
         try:
-            element = next(elements, _END)
+            element = next(elements, END)
         finally:
             ctx.dataset_pass = outer
-        if element is _END:
+        if element is END:
             return
         yield element
 
@@ -369,8 +370,8 @@ class Dataset(ProgramObject):
             while buffer:
                 i = int(draw.integers(len(buffer)))
                 out = buffer[i]
-                following = next(elements, _END)
-                if following is _END:
+                following = next(elements, END)
+                if following is END:
                     buffer[i] = buffer[-1]
                     buffer.pop()
                 else:
@@ -489,8 +490,8 @@ class Dataset(ProgramObject):
             last = (n - 1) * gap
             while True:
                 while not ended and len(buffer) <= last:
-                    following = next(it, _END)
-                    if following is _END:
+                    following = next(it, END)
+                    if following is END:
                         ended = True
                     elif skip:                  # (a shift past the window's elements)
                         skip -= 1
@@ -652,7 +653,7 @@ class Dataset(ProgramObject):
 
     def as_numpy_iterator(self, interp):
         """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
-        return _Iterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
+        return PythonIterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
 
     def cardinality(self, interp):
         """TensorFlow's: INFINITE (-1) after an endless repeat, UNKNOWN (-2) where it cannot count ahead, else
@@ -722,83 +723,11 @@ _KINDS = {"batch": "_BatchDataset", "ragged_batch": "_BatchDataset", "padded_bat
 # the modules of TensorFlow's dataset classes not named after them (the others': _RangeDataset in range_op)
 _OP_MODULES = {"_TensorSliceDataset": "from_tensor_slices_op", "_TensorDataset": "from_tensors_op",
                "_Dataset": "dataset_ops"}
-_END = object()
 _METHODS = {name: getattr(Dataset, name) for name in (
     "batch", "map", "filter", "take", "skip", "repeat", "enumerate", "shuffle", "prefetch", "cache",
     "concatenate", "as_numpy_iterator", "cardinality", "unbatch", "flat_map", "take_while", "apply", "reduce",
     "window", "shard", "padded_batch", "ragged_batch", "scan", "unique", "group_by_window",
     "bucket_by_sequence_length")}
-
-
-class _Iterator(ProgramObject):
-    """``iter(x)``: Python's iterator over what a ``for`` loop takes from x; ``next(it)`` advances it."""
-
-    kind_word = "an iterator"
-
-    def __init__(self, it):
-        self.it = it
-
-    def items(self):
-        return self.it
-
-
-class DatasetIterator(_Iterator):
-    """``iter(dataset)``: TensorFlow's iterator object (an OwnedIterator; of a distributed dataset, a
-    DistributedIterator), which ``next()`` advances as Python's and ``get_next()`` as TensorFlow's."""
-
-    def __init__(self, dataset, python_class: str):
-        super().__init__(iter(dataset.items()))
-        self.dataset, self.class_name = dataset, python_class
-
-    def python_class(self) -> str:
-        return self.class_name
-
-    def get_next(self):
-        """The next element; past the last, TensorFlow's OutOfRangeError (StopIteration is ``next()``'s)."""
-        item = next(self.it, _END)
-        if item is _END:
-            raise EndOfSequence(self._op_message("IteratorGetNext", "End of sequence"))
-        return item
-
-    def _op_message(self, op: str, message: str) -> str:
-        """TensorFlow's message of an error of the iterator's ``op`` as eager execution words it."""
-        outputs = len(flatten(self.dataset.element_spec()))
-        return (f"{{{{function_node __wrapped__{op}_output_types_{outputs}_device_/job:localhost/replica:0/task:0/"
-                f"device:CPU:0}}}} {message} [Op:{op}] name: ")
-
-    def get_attribute(self, interp, attr, node):
-        if attr == "element_spec":
-            return self.dataset.element_spec()
-        methods = {"get_next": self.get_next, "get_next_as_optional": lambda: _Optional(
-            next(self.it, _END), self._op_message("OptionalGetValue", "The given optional does not have a value."))}
-        if attr in methods:
-            method = methods[attr]
-            return BoundMethod(attr, lambda call_node: method())
-        raise NoAttribute(f"'{self.class_name.rpartition('.')[2]}' object has no attribute '{attr}'")
-
-
-class _Optional(ProgramObject):
-    """``get_next_as_optional()``'s result: an element or none (tf.experimental.Optional)."""
-
-    kind_word = "a tf.experimental.Optional"
-
-    def __init__(self, value, empty_message: str):
-        self.value, self.empty_message = value, empty_message
-
-    def python_class(self) -> str:
-        return "tensorflow.python.data.ops.optional_ops._OptionalImpl"
-
-    def get_value(self):
-        if self.value is _END:
-            raise KernelValueError(self.empty_message)
-        return self.value
-
-    def get_attribute(self, interp, attr, node):
-        methods = {"has_value": lambda: Tensor(np.array(self.value is not _END)), "get_value": self.get_value}
-        if attr in methods:
-            method = methods[attr]
-            return BoundMethod(attr, lambda call_node, name=None: method())
-        raise NoAttribute(f"'_OptionalImpl' object has no attribute '{attr}'")
 
 
 def _unknown_size(made: Dataset) -> Dataset:
@@ -991,16 +920,16 @@ register("UNKNOWN_CARDINALITY", Tensor(np.array(-2), weak=True))
 
 @builtin("iter", interp=True)
 def iter_(interp, iterable):
-    if isinstance(iterable, _Iterator):
+    if isinstance(iterable, PythonIterator):
         return iterable
     if isinstance(iterable, ProgramObject) and hasattr(iterable, "iterator"):    # (a dataset's: TensorFlow's object)
         return iterable.iterator()
-    return _Iterator(iter(interp.loop_items(iterable)))
+    return PythonIterator(iter(interp.loop_items(iterable)))
 
 
 @builtin("next")
 def next_(iterator, default=None):
-    if not isinstance(iterator, _Iterator):
+    if not isinstance(iterator, PythonIterator):
         raise TdfTypeError(f"next() takes an iterator (iter(x)), got {type_word(iterator)}")
     try:
         return next(iterator.it)

@@ -16,7 +16,7 @@ from tapecli.errors import NoAttribute, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
-from tapecli.library.data import DatasetIterator
+from tapecli.library.data_iterators import DatasetIterator
 from tapecli.runtime.context import current
 from tapecli.runtime.values import PythonTuple, Tensor, Variable
 
