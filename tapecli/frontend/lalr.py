@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from tapecli.frontend import lalr_tables as tables
 from tapecli.frontend.softkeywords import SOFT_KEYWORDS, STATEMENT_ENDS, is_keyword
 
 
@@ -56,7 +57,6 @@ _scanner = None
 
 def _lex(text: str):
     """Lark's basic lexer: the first terminal (in Lark's order) that matches, ignored ones skipped."""
-    from tapecli.frontend import lalr_tables as tables
     global _scanner
     if _scanner is None:
         _scanner = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in tables.TERMINALS))
@@ -87,6 +87,7 @@ def _indent(tokens):
     """Lark's Indenter (tab_len 8), with tapecli's refusal of a tab in indentation: _INDENT and _DEDENT after a
     _NEWLINE outside brackets, the _NEWLINEs inside brackets dropped."""
     paren, levels = 0, [0]
+    tok = None
     for tok in tokens:
         if tok.type == "_NEWLINE":
             if paren == 0:
@@ -110,9 +111,9 @@ def _indent(tokens):
             paren += 1
         elif tok.type in _CLOSE:
             paren -= 1
-    while len(levels) > 1:
+    while len(levels) > 1:             # (at the end: placed where the last token is, as Lark 1.3 places them)
         levels.pop()
-        yield Token("_DEDENT", "")
+        yield tok.borrow("_DEDENT", "")
 
 
 _KINDS = {"_NEWLINE": "NEWLINE", "_INDENT": "INDENT", "_DEDENT": "DEDENT", "NAME": "NAME", "NUMBER": "NUMBER",
@@ -152,8 +153,8 @@ _actions: list | None = None
 
 
 def _tables() -> list:
-    """Each state's actions by terminal: a shift's target state (>= 0), or ~reduction."""
-    from tapecli.frontend import lalr_tables as tables
+    """Each state's actions, as in Lark's table: by terminal, a shift's target state (>= 0) or ~reduction; by
+    nonterminal, the goto's target."""
     global _actions
     if _actions is None:
         _actions = []
@@ -162,34 +163,63 @@ def _tables() -> list:
             for reduction, lookahead in reductions:
                 actions.update(dict.fromkeys(tables.LOOKAHEADS[lookahead], ~reduction))
             _actions.append(actions)
+        for nonterminal, (default, targets) in tables.GOTOS.items():
+            for state, actions in enumerate(_actions):
+                actions[nonterminal] = targets.get(state, default)
     return _actions
 
 
 def _feed(actions: list, stack: list, terminal: str) -> bool:
     """Lark's ParserState.feed_token on the state stack: reduce until ``terminal`` shifts (True), or False where
     a state has no action for it. The end ($END) is taken where the reductions reach the end state."""
-    from tapecli.frontend.lalr_tables import END, GOTOS, REDUCTIONS
+    reductions, end = tables.REDUCTIONS, tables.END
     while True:
-        action = actions[stack[-1]].get(terminal)
+        top = stack[-1]
+        action = actions[top].get(terminal)
         if action is None:
             return False
         if action >= 0:
             stack.append(action)
             return True
-        origin, size = REDUCTIONS[~action]
-        if size:
-            del stack[-size:]
-        default, targets = GOTOS[origin]
-        stack.append(targets.get(stack[-1], default))
-        if terminal == "$END" and stack[-1] == END:
+        origin, size = reductions[~action]
+        if size == 1:
+            # A run of one-symbol reductions (name -> atom -> ... -> test) replaces the top state alone: its
+            # result hangs on the state below, the top and the terminal only.
+            key = (stack[-2], top, terminal)
+            top = _runs.get(key)
+            if top is None:
+                top = _runs[key] = _unit_run(actions, stack[-2], stack[-1], terminal)
+            stack[-1] = top
+        else:
+            if size:
+                del stack[-size:]
+            stack.append(actions[stack[-1]][origin])
+        if terminal == "$END" and stack[-1] == end:
             return True
+
+
+_runs: dict = {}
+
+
+def _unit_run(actions: list, below: int, top: int, terminal: str) -> int:
+    """The top state after the one-symbol reductions on ``terminal`` from ``top`` above ``below``."""
+    reductions, end = tables.REDUCTIONS, tables.END
+    while True:
+        action = actions[top].get(terminal)
+        if action is None or action >= 0:
+            return top
+        origin, size = reductions[~action]
+        if size != 1:
+            return top
+        top = actions[below][origin]
+        if terminal == "$END" and top == end:
+            return top
 
 
 def first_failure(text: str) -> Failure | None:
     """Where Lark's parser would first fail on ``text``, or None where the grammar takes it."""
-    from tapecli.frontend.lalr_tables import START
     actions = _tables()
-    stack = [START]
+    stack = [tables.START]
     last = None
     try:
         for tok in _soft_keywords(_indent(_lex(text))):
@@ -206,6 +236,6 @@ def first_failure(text: str) -> Failure | None:
 
 
 def _unexpected(actions: list, stack: list, tok: Token) -> Failure:
-    expected = set(actions[stack[-1]])
+    expected = {symbol for symbol in actions[stack[-1]] if symbol.isupper()}     # (its terminals)
     accepts = {t for t in expected if _feed(actions, list(stack), t)}
     return Failure("token", (len(stack), stack[-1]), tok, expected, accepts)

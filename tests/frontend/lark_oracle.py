@@ -17,9 +17,8 @@ from lark.indenter import DedentError, Indenter
 from lark.parsers.lalr_analysis import Shift
 
 from tapecli.errors import TdfError, TdfSyntaxError
-from tapecli.frontend import ast, forms, syntaxerrors
+from tapecli.frontend import ast, forms
 from tapecli.frontend.grammar import grammar_text
-from tapecli.frontend.lalr import Failure
 from tapecli.frontend.softkeywords import SOFT_KEYWORDS, STATEMENT_ENDS, is_keyword
 
 OPTIONS = {"parser": "lalr", "lexer": "basic", "propagate_positions": True, "maybe_placeholders": True}
@@ -479,22 +478,25 @@ def parse_body(text: str) -> list:
             raise e.orig_exc from None
         raise
     except (UnexpectedInput, DedentError) as e:
+        from tapecli.frontend import syntaxerrors
         raise syntaxerrors.syntax_error(failure(e), text, _example_failures()) from None
 
 
-def failure(err) -> Failure:
+def failure(err):
     """Lark's exception as lalr.py's Failure."""
+    from tapecli.frontend.lalr import Failure
     if isinstance(err, DedentError):
         return Failure("dedent")
     state = (len(err.state.state_stack), err.state.position) if getattr(err, "state", None) is not None else None
     if isinstance(err, UnexpectedCharacters):
         return Failure("character", state, pos=err.pos_in_stream, line=err.line, column=err.column)
     assert isinstance(err, UnexpectedToken), err
-    return Failure("token", state, err.token, set(err.expected), err.accepts or set())
+    return Failure("token", state, err.token, set(err.expected), err.accepts)
 
 
 @functools.lru_cache(maxsize=1)
 def _example_failures() -> list:
+    from tapecli.frontend import syntaxerrors
     out = []
     for hint, example in syntaxerrors.EXAMPLES:
         try:
