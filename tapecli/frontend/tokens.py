@@ -47,7 +47,7 @@ _TOKEN = re.compile(r"""[ \t\f]*(?:
    |(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[eE][+-]?\d(?:_?\d)*)?)[jJ]?)
 |(?P<op>\*\*=|//=|>>=|<<=|\.\.\.|->|\*\*|//|<=|>=|==|!=|~=|\+=|-=|\*=|/=|%=|@=|&=|\|=|\^=|<<|>>
    |[-+*/%@<>=()\[\]{},:.;~&|^])
-|(?P<continuation>\\[\t \f]*\n)
+|(?P<continuation>\\[\t \f]*\r?\n)
 |(?P<bad>[\s\S]))""", re.VERBOSE)
 _KINDS = {"NL": "NEWLINE", "INDENT": "INDENT", "DEDENT": "DEDENT", "NAME": "NAME", "NUMBER": "NUMBER",
           "STRING": "STRING"}
