@@ -335,7 +335,7 @@ class _Parser:
             if not self.skip(","):
                 break
         if self.peek() != close:
-            raise GiveUp                       # Lark words the error
+            raise GiveUp                       # (a syntax error)
         return forms.parameters(params)
 
     def funcdef(self):
