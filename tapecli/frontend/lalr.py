@@ -5,8 +5,8 @@ tokens come as Lark's would: its basic lexer (the grammar's terminals, tried in 
 NAME whose whole text is one), its Python-style indenter, then the soft keywords (softkeywords.py), each a
 generator pulled one token at a time, so that a character no terminal matches, a tab in indentation or a
 dedent to no block is met where Lark meets it: after the parser's errors on the tokens before it, before those
-after it (the soft keywords look a few tokens ahead). Only the error path runs this: fastparse.py parses valid
-programs.
+after it (the soft keywords look a few tokens ahead). Only the error path runs this (and TAPECLI_PARSER=compare):
+fastparse.py parses valid programs.
 """
 from __future__ import annotations
 
