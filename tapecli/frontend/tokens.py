@@ -16,7 +16,7 @@ KEYWORDS = frozenset((
     "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"))
 
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
-_AUGOPS = frozenset(("+=", "-=", "*=", "/=", "//=", "%=", "**=", "@="))
+_AUGOPS = frozenset(("+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=", "<<=", ">>="))   # AUGOP
 
 
 class GiveUp(Exception):

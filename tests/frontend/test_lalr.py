@@ -4,6 +4,7 @@ itself (lark_oracle.py): the shipped tables are the grammar's, every syntax erro
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,20 @@ CORPUS = sorted((ROOT / "examples").glob("*.tdf")) + sorted((ROOT / "benchmarks"
 def test_the_shipped_tables_are_the_grammars():
     assert lark_oracle.TABLES.read_text(encoding="utf-8") == lark_oracle.tables_source(), \
         "grammar/tdf.lark's tables changed: run python tests/frontend/lark_oracle.py"
+
+
+def test_the_parsers_tokens_are_the_grammars_terminals():
+    """tokens.py's keywords, operators and augmented assignments are the grammar's terminals (lalr_tables.py)."""
+    from tapecli.frontend import lalr_tables, tokens
+    assert tokens.KEYWORDS == set(lalr_tables.KEYWORDS)
+    augmented = dict(lalr_tables.TERMINALS)["AUGOP"]
+    assert augmented.startswith("(?:") and augmented.endswith(")")
+    alternatives = re.split(r"(?<!\\)\|", augmented[3:-1])          # (at the bars not escaped)
+    assert tokens._AUGOPS == {alternative.replace("\\", "") for alternative in alternatives}
+    for literal in lalr_tables.LITERALS.values():
+        if not literal.isidentifier():
+            text = {")": "(x)\n", "]": "[x]\n", "}": "{x}\n"}.get(literal, f"x {literal} y\n")
+            assert [t.type for t in tokens.tokens(text) if t.value == literal] == [literal], literal
 
 
 def outcome(parse, text: str):
