@@ -11,16 +11,18 @@ turn until the next would pass the size, then the next file's statements that fi
 and so is their concatenation; every variant must give fastparse's AST for both programs, checked first).
 
 Each measurement is a fresh process (``--worker``) that imports what that parser needs, loads the parser
-as tapecli does (Lark's generated standalone parser from tapecli's cache, or ``import lark`` and Lark's own
-cache), parses, and reports its load and parse times; the whole process is timed from outside. The
-commands run in turn, round after round, so that a change in the machine's load hits them alike.
+(``import lark`` and Lark's own cache, with the tests' oracle for the tree -> AST transformer:
+tests/frontend/lark_oracle.py), parses, and reports its load and parse times; the whole process is timed from
+outside. The commands run in turn, round after round, so that a change in the machine's load hits them alike.
 
 Variants:
-  fastparse              frontend/fastparse.py (today's parser for valid programs)
-  standalone-pass        today's Lark path: the generated standalone parser, basic lexer, tree -> AST pass
-  standalone-inline      the same parser, the AST built inline (each rule's node transformed as it is reduced)
+  fastparse              frontend/fastparse.py (tapecli's parser)
   lark-contextual-pass   import lark, Lark's cached LALR parser with the contextual lexer, tree -> AST pass
-  lark-contextual-inline the same, the AST built inline: the candidate the issue names
+  lark-contextual-inline the same, the AST built inline (each rule's node transformed as it is reduced): the
+                         candidate the issue names
+
+(The decision's first measurement had two more variants, Lark's generated standalone parser, which tapecli then
+used for syntax errors; it no longer does: docs/design.md.)
 
 Start-up budget: ``tapecli grad tiny.tdf`` <= 1.25 x ``python -c "import numpy"``; it measured 1.07x, so a
 parser's extra whole-process cost over fastparse on the 100-line program must fit in (1.25 - 1.07) x
@@ -31,12 +33,15 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))     # the oracle: frontend/lark_oracle.py
 
 STARTUP_FACTOR = 1.25
 STARTUP_TODAY = 1.07        # tiny grad / import numpy at the last full measurement (docs/performance.md)
 LARGE_BUDGET_S = 3.0
 SMALL_LINES, LARGE_LINES = 100, 10_000
-VARIANTS = ("fastparse", "standalone-pass", "standalone-inline", "lark-contextual-pass", "lark-contextual-inline")
+VARIANTS = ("fastparse", "lark-contextual-pass", "lark-contextual-inline")
 
 
 # ------------------------------------------------------------------ the worker (a fresh process per run)
@@ -45,28 +50,20 @@ def load(variant: str):
     """A function text -> AST statements, loaded as the variant's start-up would load it."""
     if variant == "fastparse":
         from tapecli.frontend import fastparse
-
-        def parse(text):
-            body, _, _ = fastparse.parse_until(text)
-            return body
-        return parse
-    from tapecli.frontend import larkparse
-    if variant.startswith("standalone"):
-        parser, tree_class = larkparse._lark(), larkparse._STANDALONE.Tree
-    else:
-        from lark import Lark, Tree
-        from tapecli.cache import cache_dir
-        parser = Lark(larkparse.grammar_text(), postlex=larkparse.TdfIndenter(),
-                      **{**larkparse._OPTIONS, "lexer": "contextual"},
-                      cache=str(cache_dir("parser") / "tdf-contextual.lark.cache"))
-        tree_class = Tree
+        return fastparse.parse
+    from lark import Lark, Tree
+    from frontend import lark_oracle
+    from tapecli.cache import cache_dir
+    from tapecli.frontend.grammar import grammar_text
+    parser = Lark(grammar_text(), postlex=lark_oracle.TdfIndenter(), **{**lark_oracle.OPTIONS, "lexer": "contextual"},
+                  cache=str(cache_dir("parser") / "tdf-contextual.lark.cache"))
     if variant.endswith("inline"):
-        build_inline(parser, larkparse._ToAst(), tree_class)
+        build_inline(parser, lark_oracle._ToAst(), Tree)
         parse = parser.parse
     else:
         def parse(text):
-            return larkparse._ToAst().transform(parser.parse(text))
-    larkparse.parse_body = parse        # an f-string's fields are parsed by the same parser
+            return lark_oracle._ToAst().transform(parser.parse(text))
+    lark_oracle.parse_body = parse      # an f-string's fields are parsed by the same parser
     return parse
 
 
@@ -125,8 +122,7 @@ def worker(variant: str, path: str) -> None:
     begin = time.perf_counter()
     body = parse(text)
     end = time.perf_counter()
-    if body is None:
-        raise SystemExit(f"{variant} did not take {path}")
+    assert isinstance(body, list)
     print(f"{loaded - start!r} {end - begin!r}")
 
 
@@ -134,7 +130,7 @@ def worker(variant: str, path: str) -> None:
 
 def programs(folder, examples) -> dict[int, str]:
     """{lines: path} of the 100- and 10,000-line programs, from the examples every variant takes."""
-    from tapecli.frontend.nesting import top_level_lines
+    from tapecli.frontend import fastparse
     taken = []
     for path in examples:
         text = path.read_text(encoding="utf-8")
@@ -153,7 +149,7 @@ def programs(folder, examples) -> dict[int, str]:
             i += 1
             count = text.count("\n")
             if lines + count > size:     # the statements of the next file that fit
-                fits = [s for s in (1, *top_level_lines(text)) if s - 1 <= size - lines]
+                fits = [s for s in (1, *(node.line for node in fastparse.parse(text))) if s - 1 <= size - lines]
                 text = "".join(text.splitlines(keepends=True)[:fits[-1] - 1])
                 count = text.count("\n")
                 if not count:
@@ -187,7 +183,6 @@ def _parses_alike(variant: str, text: str) -> bool:
 
 def measure(runs: int) -> dict:
     import tempfile
-    from pathlib import Path
 
     here = Path(__file__).resolve().parent
     sys.path.insert(0, str(here))
@@ -200,17 +195,10 @@ def measure(runs: int) -> dict:
 def _measure(runs, tmp, here, tapecli_cmd) -> dict:
     import statistics
     import subprocess
-    os.environ["TAPECLI_CACHE_DIR"] = str(tmp / "cache")      # each Lark parser generated into it once, below
-    env = {v: {**os.environ, "TAPECLI_PARSER": "" if v.startswith(("fast", "standalone")) else "lark"}
-           for v in VARIANTS}
-    os.environ["TAPECLI_PARSER"] = "lark"      # for this process's lark-* variants; standalone needs it unset
-    _LOADED["lark-contextual-pass"] = load("lark-contextual-pass")
-    _LOADED["lark-contextual-inline"] = load("lark-contextual-inline")
-    os.environ["TAPECLI_PARSER"] = ""
-    import tapecli.frontend
-    del sys.modules["tapecli.frontend.larkparse"], tapecli.frontend.larkparse   # imported again on the standalone
-    _LOADED["standalone-pass"] = load("standalone-pass")
-    _LOADED["standalone-inline"] = load("standalone-inline")
+    os.environ["TAPECLI_CACHE_DIR"] = str(tmp / "cache")      # Lark's parser cached into it once, below
+    env = {v: dict(os.environ) for v in VARIANTS}
+    for variant in VARIANTS[1:]:
+        _LOADED[variant] = load(variant)
     files = programs(tmp, sorted((here.parent / "examples").glob("*.tdf")))
     small, large = min(files), max(files)
 

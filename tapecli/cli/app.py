@@ -723,13 +723,13 @@ def warmup(json_out: JsonOpt = False,
                                                                         "default both.")] = None,
            kernel: Annotated[Optional[list[str]], typer.Option("--kernel", help="Only this kernel (repeatable); "
                                                                                "default all.")] = None):
-    """Compile the numba kernels (float32 and float64) and the syntax-error parser into the cache."""
+    """Compile the numba kernels (float32 and float64) into the cache."""
     import time
     from tapecli.cli import render as r
     from tapecli import ops
     ops.load_deferred()         # (the whole op table fills the set of numba kernels)
     from tapecli.kernels import NUMBA_KERNELS
-    from tapecli.tools.warmup import DTYPES, compile_kernels, prepare_parser
+    from tapecli.tools.warmup import DTYPES, compile_kernels
     unknown = sorted(set(kernel or ()) - NUMBA_KERNELS)
     if (dtype is not None and dtype not in DTYPES) or unknown:
         sys.stderr.write(f"tapecli warmup: --kernel {unknown[0]}: no such numba kernel\n" if unknown else
@@ -738,19 +738,15 @@ def warmup(json_out: JsonOpt = False,
     from tapecli.cli.sweepcli import progress_bar
     start = time.perf_counter()
     dtypes = (dtype,) if dtype else DTYPES
-    with progress_bar(1 + len(dtypes) * len(kernel or NUMBA_KERNELS), "compiling",
+    with progress_bar(len(dtypes) * len(kernel or NUMBA_KERNELS), "compiling",
                       not json_out and sys.stderr.isatty()) as advance:       # on stderr
-        parser = prepare_parser()
-        if advance:
-            advance(1)
         entries = compile_kernels(dtypes, names=kernel, progress=advance and (lambda entry: advance(1)))
     total = time.perf_counter() - start
     errors = [e["error"] for e in entries if "error" in e]
     if json_out:
-        print(r.dumps({"schema": r.SCHEMA, "command": "warmup", "file": None, "ok": not errors, "parser": parser,
+        print(r.dumps({"schema": r.SCHEMA, "command": "warmup", "file": None, "ok": not errors,
                        "kernels": [e for e in entries if "error" not in e], "errors": errors, "seconds": total}))
     else:
-        print(f"parser ({parser['parser']}): {parser['seconds']:.2f} s")
         for name in dtypes:
             done = [e for e in entries if e.get("dtype") == name]
             if done:

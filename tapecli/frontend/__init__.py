@@ -1,1 +1,1 @@
-"""The front end: grammar text, AST with positions, the fast and the Lark parser, static checks."""
+"""The front end: grammar text, AST with positions, the parser and its syntax errors, static checks."""

@@ -1,19 +1,18 @@
-"""A hand-written recursive-descent parser for grammar/tdf.lark, for valid programs only (its tokens:
-tokens.py).
+"""tapecli's parser: a hand-written recursive-descent parser for grammar/tdf.lark (its tokens: tokens.py).
 
-Building the Lark parser and compiling its lexer's regular expressions costs a small run
-more than everything else it does, and Lark's parser takes ten times as long on a long program. This
-parser gives the AST that larkparse.py's Lark parser and transformer give, positions included, for
-the programs it accepts; at the first thing it does not expect it gives up (returns None), and
-parser.parse runs Lark, which either parses the program or reports the error with its messages and
-hints. So it never has to explain an error, and it may give up on anything rare (tabs, backslash
-continuations, non-ASCII names, the forms tapecli refuses, whose error Lark words).
+It gives the AST that Lark's parser for the grammar and a transformer of its tree would give (the tests' oracle,
+tests/frontend/lark_oracle.py), positions included, for every program the grammar takes, and the error Lark's
+would give for every other: where it meets a token it does not expect, syntaxerrors.py runs the grammar's LALR
+tables over the program to find the first syntax error and word it. A form the grammar takes and tapecli does
+not run (try, yield, sets...) is refused where its node is complete, children first, as the transformer would
+refuse it; a syntax error anywhere in the program still comes first, as Lark parses the whole program before its
+tree is transformed.
 
 How Lark positions nodes, which this follows: a rule's node spans its tokens, from the first
 to the last, keywords and brackets included. A block (suite) ends with the _DEDENT token,
 which the indenter places where the _NEWLINE that ended the block's last line is: from that
-line's end to the next statement's first character. tests/cli/test_startup.py compares the two
-parsers on the examples and on programs drawn from the grammar.
+line's end to the next statement's first character. tests/cli/test_startup.py compares this parser with the
+oracle on the examples and on programs drawn from the grammar.
 """
 from __future__ import annotations
 
@@ -25,48 +24,47 @@ _COMP_OPS = frozenset(("<", "<=", ">", ">=", "==", "!=", "~=", "is", "in", "not"
 _MUL_OPS = frozenset(("*", "/", "//", "%", "@"))
 # Tokens an expression can start with (NAME, NUMBER and STRING are types, the rest values).
 _EXPR_START = frozenset(("NAME", "NUMBER", "STRING", "True", "False", "None", "...", "(", "[", "{", "+", "-",
-                         "not", "lambda"))
+                         "~", "not", "lambda", "await"))
 # Tokens a statement's expression list can start with.
 _TEST_START = _EXPR_START | {"*"}
 
 
-def parse(text: str) -> list | None:
-    """The program's statements (text ends with a newline), or None: let Lark parse it."""
-    return parse_until(text)[0]
-
-
-def parse_until(text: str) -> tuple[list | None, int, bool]:
-    """(statements, 0, False), or (None, the line where this parser stopped, whether it stopped by
-    recursing too deeply). Parsing never backtracks, so that line is where the first error is, or
-    the rare construct this parser leaves to Lark."""
+def parse(text: str) -> list:
+    """The program's statements (``text`` ends with a newline); a TdfSyntaxError where it is not a program."""
     parser = None
     try:
         parser = _Parser(tokens(text))
-        return parser.program(), 0, False
-    except (GiveUp, RecursionError, TdfSyntaxError) as e:
-        if isinstance(e, forms.ChainTooLong):
-            raise                 # Lark says the same, after seconds of parsing the chain
-        if isinstance(e, GiveUp) and e.args:
-            line = e.args[0]
-        else:
-            line = parser.toks[min(parser.i, len(parser.toks) - 1)].line if parser else 1
-        return None, line, isinstance(e, RecursionError)
+        return parser.program()
+    except forms.ChainTooLong:
+        raise                     # (Lark's transformer says the same, after seconds of parsing the chain)
+    except RecursionError:
+        line = parser.toks[min(parser.i, len(parser.toks) - 1)].line if parser else 1
+        raise TdfSyntaxError("this expression nests too deeply", hint="split it with intermediate names",
+                             line=line, column=1) from None
+    except (GiveUp, TdfSyntaxError) as e:
+        refused = e
+    from tapecli.frontend import syntaxerrors
+    syntaxerrors.check(text)      # a syntax error anywhere comes before a refused form
+    if isinstance(refused, GiveUp):
+        raise AssertionError("fastparse.py stopped on a program the grammar takes")
+    raise refused
 
 
 def _field(text: str, line: int, column: int, start: int):
     """An f-string field's expression, parsed as a statement of its own and placed in the source."""
     try:
-        body = _Parser(tokens(text + "\n")).program()
+        body = parse(text + "\n")
     except TdfError as e:
         raise forms.field_error(e, line, column) from None
     if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
-        raise GiveUp(line)
+        raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
     return forms.place(body[0].value, line, column, start)
 
 
 class _Parser:
     def __init__(self, toks: list[Tok]):
         self.toks, self.i, self.factors = toks, 0, 0     # factors: ** nested where the parse is
+        self.bare = None                                  # the last bare tuple (a, b) made
 
     # ------------------------------------------------------------ helpers
     def peek(self) -> str:
@@ -156,16 +154,19 @@ class _Parser:
         if kind == "=":
             targets = [value]
             while self.skip("="):
-                targets.append(self.testlist_star())
+                targets.append(self.yield_expr() if self.peek() == "yield" else self.testlist_star())
             return forms.assignment(targets[:-1], targets[-1], **self.where(first))
+        # one target, not a bare tuple or a starred name, is annotated or augmented
+        single = self.toks[first].type != "*" and not (isinstance(value, ast.TupleDisplay) and value is self.bare)
         if kind == "AUGOP":
-            if isinstance(value, (ast.TupleDisplay, ast.Starred)) and self.toks[first].type != "(":
+            if not single:
                 raise GiveUp
             op = self.take("AUGOP").value[:-1]
-            return forms.aug_assignment(value, op, self.testlist(), **self.where(first))
+            value_ = self.yield_expr() if self.peek() == "yield" else self.testlist()
+            return forms.aug_assignment(value, op, value_, **self.where(first))
         if kind == ":":
-            if isinstance(value, (ast.TupleDisplay, ast.Starred)) and self.toks[first].type != "(":
-                raise GiveUp                    # one target, not a tuple, is annotated
+            if not single:
+                raise GiveUp
             self.i += 1
             self.test()                         # the annotation: nothing at run time
             if not self.skip("="):
@@ -233,18 +234,48 @@ class _Parser:
                 return self.span(ast.Import(names), first)
 
     def from_import(self, first):
-        dotted = self.dotted_name()
+        relative = False
+        while self.peek() in (".", "..."):
+            self.i += 1
+            relative = True
+        dotted = self.dotted_name() if self.peek() == "NAME" else None
         self.take("import")
-        parenthesised = self.skip("(")
-        names = []
-        while True:
-            name = self.name()
-            names.append((name, self.name() if self.skip("as") else None))
-            if not self.skip(",") or (parenthesised and self.peek() == ")"):
-                break
-        if parenthesised:
-            self.take(")")
-        return self.span(ast.Import(forms.import_from(False, dotted, names, None)), first)
+        names = None
+        if not self.skip("*"):
+            parenthesised = self.skip("(")
+            names = []
+            while True:
+                name = self.name()
+                names.append((name, self.name() if self.skip("as") else None))
+                if not self.skip(",") or self.peek() != "NAME":
+                    break
+            if parenthesised:
+                self.take(")")
+        return self.span(ast.Import(forms.import_from(relative, dotted, names, self.toks[first])), first)
+
+    def names_statement(self, first):
+        """global and nonlocal: refused."""
+        self.name()
+        while self.skip(","):
+            self.name()
+        raise forms.unsupported(self.toks[first].type, self.toks[first])
+
+    def raise_stmt(self, first):
+        if self.peek() in _EXPR_START:
+            self.test()
+            if self.skip("from"):
+                self.test()
+        raise forms.unsupported("raise", self.toks[first])
+
+    def yield_expr(self, first=None):
+        """yield [from] [values]: refused, once its values are read."""
+        if first is None:
+            first = self.i
+            self.take("yield")
+        self.skip("from")
+        if self.peek() in _EXPR_START:
+            self.testlist()
+        raise forms.unsupported("yield", self.toks[first])
 
     def if_stmt(self):
         first = self.i
@@ -268,9 +299,15 @@ class _Parser:
         test = self.test()
         self.take(":")
         body = self.suite()
-        if self.peek() == "else":
-            raise GiveUp
+        if self.else_clause() is not None:
+            raise forms.unsupported("while ... else", self.toks[first])
         return self.span(ast.While(test, body), first)
+
+    def else_clause(self):
+        if not self.skip("else"):
+            return None
+        self.take(":")
+        return self.suite()
 
     def for_stmt(self):
         first = self.i
@@ -280,9 +317,8 @@ class _Parser:
         iterable = self.testlist()
         self.take(":")
         body = self.suite()
-        if self.peek() == "else":
-            raise GiveUp
-        return forms.for_statement(target, iterable, body, None, **self.where(first))
+        orelse = self.else_clause()
+        return forms.for_statement(target, iterable, body, orelse, **self.where(first))
 
     def parameters(self, close: str, annotated: bool) -> list:
         params = []
@@ -299,7 +335,7 @@ class _Parser:
             if not self.skip(","):
                 break
         if self.peek() != close:
-            raise GiveUp                       # Lark words the error
+            raise GiveUp                       # (a syntax error)
         return forms.parameters(params)
 
     def funcdef(self):
@@ -322,10 +358,40 @@ class _Parser:
         if self.skip("("):
             bases = self.arguments(")")
             self.take(")")
-            if any(isinstance(b, (ast.Keyword, ast.Starred)) for b in bases):
-                raise GiveUp
         self.take(":")
-        return self.span(ast.ClassDef(name, bases, self.suite()), first)
+        body = self.suite()
+        if any(isinstance(b, (ast.Keyword, ast.Starred)) for b in bases):
+            raise forms.unsupported("a class keyword (metaclass=...)", self.toks[first])
+        return self.span(ast.ClassDef(name, bases, body), first)
+
+    def try_stmt(self):
+        """try/except/else/finally: refused, once its blocks are read."""
+        first = self.i
+        self.i += 1
+        self.take(":")
+        self.suite()
+        while self.skip("except"):
+            if self.peek() in _EXPR_START:
+                self.test()
+                if self.skip("as"):
+                    self.name()
+            self.take(":")
+            self.suite()
+        self.else_clause()
+        if self.skip("finally"):
+            self.take(":")
+            self.suite()
+        raise forms.unsupported("try/except", self.toks[first])
+
+    def async_stmt(self):
+        """async def, for, with: refused, once the statement is read."""
+        first = self.i
+        self.i += 1
+        statement = {"def": _Parser.funcdef, "with": _Parser.with_stmt, "for": _Parser.for_stmt}.get(self.peek())
+        if statement is None:
+            raise GiveUp
+        statement(self)
+        raise forms.unsupported("async def, async for and async with", self.toks[first])
 
     def decorated(self):
         first = self.i
@@ -391,7 +457,8 @@ class _Parser:
             if self.peek() not in starts:
                 break
             items.append(item())
-        return self.span(ast.TupleDisplay(items), first)
+        self.bare = self.span(ast.TupleDisplay(items), first)
+        return self.bare
 
     def test_or_star(self):
         return self.star() if self.peek() == "*" else self.test()
@@ -476,23 +543,27 @@ class _Parser:
         node = self.term()
         if self.peek() in _PRECEDENCE:
             node = self.climb(node, 1)
-        if self.peek() in _SHIFTS:
-            raise GiveUp                       # Lark names the operator tapecli does not run
         return node
 
     def climb(self, left, lowest: int):
-        """``|`` under ``^`` under ``&`` under ``+ -`` (Python's precedence), each chained to the left: the
-        operators after ``left`` of precedence ``lowest`` or higher (one call per chain, not per level)."""
+        """``|`` under ``^`` under ``&`` under the shifts under ``+ -`` (Python's precedence), each chained to the
+        left: the operators after ``left`` of precedence ``lowest`` or higher (one call per chain, not per level).
+        A chain of shifts is refused once it is read."""
         count = 0
+        shift = None
         while True:
             op = self.peek()
             precedence = _PRECEDENCE.get(op)
             if precedence is None or precedence < lowest:
                 break
+            if shift is None and op in _SHIFTS:
+                shift = (op, left)
             self.i += 1
             right = self.term()
             while _PRECEDENCE.get(self.peek(), 0) > precedence:
                 right = self.climb(right, _PRECEDENCE[self.peek()])
+            if shift is not None and self.peek() not in _SHIFTS:
+                raise forms.unsupported(*shift)
             left = _chain(op, left, right)
             count += 1
         if count > forms.MAX_CHAIN:
@@ -516,6 +587,10 @@ class _Parser:
         if kind == "+" or kind == "-" or kind == "~":
             self.i += 1
             return self.span(ast.UnaryOp(kind, self.factor()), first)
+        if kind == "await":
+            self.i += 1
+            self.primary()
+            raise forms.unsupported("await", self.toks[first])
         node = self.primary()
         if self.skip("**"):
             return self.span(ast.BinOp("**", node, self.nested_factor(node)), first)
@@ -568,7 +643,7 @@ class _Parser:
                 args.append(self.span(ast.Keyword(None, self.test()), first))
             else:
                 value = self.test()
-                if self.peek() == "for":
+                if self.peek() in _COMP_START:
                     value = self.span(self.comprehension("generator", value, None), first)
                 args.append(value)
             if not self.skip(","):
@@ -588,13 +663,18 @@ class _Parser:
 
     def comprehension(self, kind, element, key):
         generators = []
-        while self.skip("for"):
+        while self.peek() in _COMP_START:
+            first = self.i
+            refused = self.skip("async")
+            self.take("for")
             target = self.exprlist()
             self.take("in")
             iterable = self.or_test()
             conditions = []
             while self.skip("if"):
                 conditions.append(self.test_nocond())
+            if refused:
+                raise forms.unsupported("async comprehensions", self.toks[first])
             generators.append(forms.generator(target, iterable, conditions))
         return ast.Comprehension(kind, element, key, generators)
 
@@ -627,7 +707,7 @@ class _Parser:
         if kind == "[":
             if self.peek() != "]":
                 element = self.test_or_star()
-                if self.peek() == "for":
+                if self.peek() in _COMP_START:
                     node = self.comprehension("list", element, None)
                     self.take("]")
                     return self.span(node, first)
@@ -639,21 +719,28 @@ class _Parser:
             self.take("]")
             return self.span(ast.ListDisplay(items), first)
         if kind == "{":
+            key = None
+            if self.peek() not in ("}", "**"):
+                starred = self.peek() == "*"
+                key = self.test_or_star()
+                if starred or self.peek() != ":":
+                    return self.set_display(key, first)
             pairs = []
             while self.peek() != "}":
-                if self.skip("**"):                 # {**mapping, ...}: its entries (a None key)
+                if key is None and self.skip("**"):    # {**mapping, ...}: its entries (a None key)
                     pairs.append((None, self.expr()))
                     if not self.skip(","):
                         break
                     continue
-                key = self.test()
+                key = self.test() if key is None else key
                 self.take(":")
                 value = self.test()
-                if not pairs and self.peek() == "for":
+                if not pairs and self.peek() in _COMP_START:
                     node = self.comprehension("dict", value, key)
                     self.take("}")
                     return self.span(node, first)
                 pairs.append((key, value))
+                key = None
                 if not self.skip(","):
                     break
             self.take("}")
@@ -661,8 +748,10 @@ class _Parser:
         if kind == "(":
             if self.skip(")"):
                 return self.span(ast.TupleDisplay([]), first)
+            if self.peek() == "yield":
+                self.yield_expr()
             inner = self.test_or_star()
-            if self.peek() == "for":
+            if self.peek() in _COMP_START:
                 node = self.comprehension("generator", inner, None)
                 self.take(")")
                 return self.span(node, first)
@@ -674,10 +763,22 @@ class _Parser:
             return self.span(inner, first)             # a parenthesised node spans its parentheses
         raise GiveUp
 
+    def set_display(self, element, first):
+        """{a, b} and {a for a in b}: refused, once read."""
+        if self.peek() in _COMP_START:
+            self.comprehension("set", element, None)
+            self.take("}")
+            raise forms.unsupported("a set comprehension", self.toks[first])
+        if self.skip(","):
+            self.items("}")
+        self.take("}")
+        raise forms.unsupported("a set", self.toks[first])
 
+
+_COMP_START = frozenset(("for", "async"))
 _CONSTANTS = {"True": True, "False": False, "None": None, "...": Ellipsis}
 # The binary operators below the arithmetic of terms, by Python's precedence (higher binds tighter).
-_PRECEDENCE = {"|": 1, "^": 2, "&": 3, "+": 4, "-": 4}
+_PRECEDENCE = {"|": 1, "^": 2, "&": 3, "<<": 4, ">>": 4, "+": 5, "-": 5}
 _SHIFTS = frozenset(("<<", ">>"))
 
 
@@ -698,10 +799,12 @@ _SIMPLE = {
     "break": lambda p, first: p.span(ast.Break(), first), "continue": lambda p, first: p.span(ast.Continue(), first),
     "pass": lambda p, first: p.span(ast.Pass(), first), "expect": _Parser.expect, "del": _Parser.del_stmt,
     "assert": _Parser.assert_stmt, "import": _Parser.import_stmt, "from": _Parser.from_import,
+    "global": _Parser.names_statement, "nonlocal": _Parser.names_statement, "raise": _Parser.raise_stmt,
+    "yield": _Parser.yield_expr,
 }
 _COMPOUND = {
     "if": _Parser.if_stmt, "while": _Parser.while_stmt, "for": _Parser.for_stmt, "def": _Parser.funcdef,
     "class": _Parser.classdef, "with": _Parser.with_stmt, "@": _Parser.decorated, "tape": _Parser.tape_stmt,
     "stop_recording": lambda p: p.named_block(ast.StopRecording),
-    "expect_error": lambda p: p.named_block(ast.ExpectError),
+    "expect_error": lambda p: p.named_block(ast.ExpectError), "try": _Parser.try_stmt, "async": _Parser.async_stmt,
 }

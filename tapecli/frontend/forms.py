@@ -1,6 +1,6 @@
-"""The AST of the grammar's Python forms, built the same way by both parsers (fastparse.py and
-larkparse.py): targets, assignments, loops, calls, strings and f-strings, numbers, imports, and the
-errors that name a form tapecli does not run."""
+"""The AST of the grammar's Python forms, built by fastparse.py (and the same way by the tests' Lark oracle,
+tests/frontend/lark_oracle.py): targets, assignments, loops, calls, strings and f-strings, numbers, imports, and
+the errors that name a form tapecli does not run."""
 from __future__ import annotations
 
 from tapecli.errors import TdfError, TdfSyntaxError
@@ -16,7 +16,8 @@ MAX_CHAIN = 2500
 
 
 class ChainTooLong(TdfSyntaxError):
-    """check_chain's error: both parsers raise it alike, so the fast parser's is final."""
+    """check_chain's error: final where fastparse.py meets it (the tests' Lark oracle says the same, after seconds
+    of parsing the chain)."""
 
 
 def check_chain(length: int, at) -> None:
@@ -119,7 +120,7 @@ def call(func, args: list, **pos):
 
 
 def parameters(params: list) -> list:
-    """A definition's parameters as both parsers read them (Param kinds "", "*", "**", and the markers: a
+    """A definition's parameters as the parser reads them (Param kinds "", "*", "**", and the markers: a
     bare ``*`` is a Param "*" named None, ``/`` a Param "/"), made what the interpreter binds: the markers
     dropped, the parameters before ``/`` "pos", those after ``*`` or ``*args`` "kw"; Python's rules checked."""
     out, keyword_only, seen, defaulted = [], False, set(), False

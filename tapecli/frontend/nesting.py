@@ -1,10 +1,8 @@
-"""Nesting limits, checked on the text before any parser runs.
+"""Nesting limits, checked on the text before the parser runs.
 
-Deep brackets or blocks would otherwise end in a RecursionError inside a parser; here they are a
+Deep brackets or blocks would otherwise end in a RecursionError inside the parser; here they are a
 SyntaxError naming the line, with CPython's own limits (200 nested brackets, 100 levels of
-indentation), so a program Python takes is not refused for its nesting. The same scan gives the
-lines where top-level statements start, which parser.py uses to report an error in a large
-program from a window around it.
+indentation), so a program Python takes is not refused for its nesting.
 """
 from __future__ import annotations
 
@@ -19,12 +17,9 @@ MAX_BLOCKS = 100
 _TOKEN = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#[^\n]*'
                     r'|[(\[{]|[)\]}]|\n[ \t]*')
 
-_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")    # a line that continues the statement before it
 
-
-def top_level_lines(text: str) -> list[int]:
-    """The lines (1-based) where top-level statements start; a TdfSyntaxError where nesting passes a limit."""
-    starts = [1] if text[:1] not in ("", " ", "\t", "\n", "#") else []
+def check_nesting(text: str) -> None:
+    """A TdfSyntaxError where the brackets or blocks of ``text`` nest past a limit."""
     depth, levels, line, line_start = 0, [0], 1, 0
     for match in _TOKEN.finditer(text):
         token = match.group()
@@ -44,8 +39,6 @@ def top_level_lines(text: str) -> list[int]:
             if depth or following in ("", "\n", "\r", "#"):
                 continue
             width = len(token) - 1
-            if width == 0 and not _CONTINUATION.match(text, match.end()):
-                starts.append(line)
             if width > levels[-1]:
                 levels.append(width)
                 if len(levels) > MAX_BLOCKS + 1:
@@ -59,7 +52,6 @@ def top_level_lines(text: str) -> list[int]:
             if line_start_offset >= 0:             # a triple-quoted string over several lines
                 line += token.count("\n")
                 line_start = match.start() + line_start_offset + 1
-    return starts
 
 
 def never_closed(text: str) -> list[tuple[str, int]]:

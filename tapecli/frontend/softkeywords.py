@@ -2,7 +2,8 @@
 follows (docs/spec/LANGUAGE.md §11), else an ordinary name — `var x = 1` declares, `var = 1` binds a
 name called var, `tape.watch(x)` calls a method of a tape named tape.
 
-The one rule, used by both parsers (fastparse.py on its tokens, larkparse.py's postlexer on Lark's):
+The one rule, used on every token stream (tokens.py's for fastparse.py, lalr.py's on the error path, and the
+tests' Lark oracle's postlexer):
 each token is given as its kind: "NAME", "NUMBER", "STRING", or its text for anything else.
 """
 from __future__ import annotations

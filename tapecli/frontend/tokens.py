@@ -1,7 +1,7 @@
-"""The token stream both parsers read: Lark's lexer for grammar/tdf.lark, then its indenter and
-the soft keywords (softkeywords.py), as fastparse.py consumes it. Written by hand (one regular
-expression, no Lark) so that a small run starts in no time; where it meets anything rare — a tab in
-indentation, a backslash, a character outside ASCII — it gives up and Lark reads the program.
+"""The token stream fastparse.py reads: Lark's lexer for grammar/tdf.lark, then its indenter and
+the soft keywords (softkeywords.py). Written by hand (one regular expression) so that a small run starts in no
+time; where the program is not made of the grammar's tokens (a character no terminal matches, a tab in
+indentation, a dedent to no open block) it gives up, and syntaxerrors.py finds and words the error.
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ KEYWORDS = frozenset((
     "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"))
 
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
-_AUGOPS = frozenset(("+=", "-=", "*=", "/=", "//=", "%=", "**=", "@="))
+_AUGOPS = frozenset(("+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=", "<<=", ">>="))   # AUGOP
 
 
 class GiveUp(Exception):
-    """Not a program this parser accepts; Lark decides."""
+    """Not a program the grammar takes: syntaxerrors.py says why."""
 
 
 class Tok:
@@ -36,17 +36,18 @@ class Tok:
 
 
 # The grammar's terminals as Lark's lexer takes them (the longest match; strings before names so that
-# f"..." is a string), each after the spaces before it. Anything else (``bad``) — a backslash, a
-# character outside ASCII — is left to Lark.
+# f"..." is a string), each after the spaces before it; a backslash that continues the line is skipped. Anything
+# else (``bad``) is a character no terminal matches.
 _TOKEN = re.compile(r"""[ \t\f]*(?:
  (?P<nl>(?:\r?\n[\t ]*|\#[^\n]*)+)
 |(?P<string>(?:[rRbBuUfF]|[rR][bBfF]|[bBfF][rR])?(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''
    |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
-|(?P<name>[A-Za-z_][A-Za-z0-9_]*)
+|(?P<name>[^\W\d]\w*)
 |(?P<number>(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+
    |(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[eE][+-]?\d(?:_?\d)*)?)[jJ]?)
 |(?P<op>\*\*=|//=|>>=|<<=|\.\.\.|->|\*\*|//|<=|>=|==|!=|~=|\+=|-=|\*=|/=|%=|@=|&=|\|=|\^=|<<|>>
    |[-+*/%@<>=()\[\]{},:.;~&|^])
+|(?P<continuation>\\[\t \f]*\r?\n)
 |(?P<bad>[\s\S]))""", re.VERBOSE)
 _KINDS = {"NL": "NEWLINE", "INDENT": "INDENT", "DEDENT": "DEDENT", "NAME": "NAME", "NUMBER": "NUMBER",
           "STRING": "STRING"}
@@ -66,6 +67,9 @@ def tokens(text: str) -> list[Tok]:
         pos, end = m.start(kind), m.end()
         value = m.group(kind)
         column = pos - line_start + 1
+        if kind == "continuation":
+            line, line_start = line + 1, end
+            continue
         if kind == "nl" or kind == "string":
             newlines = value.count("\n")
             end_line = line + newlines
@@ -82,7 +86,7 @@ def tokens(text: str) -> list[Tok]:
             out.append(tok)
             indent = value.rpartition("\n")[2]
             if "\t" in indent or "\n" not in value:
-                raise GiveUp(line)
+                raise GiveUp
             width = len(indent)
             if width > levels[-1]:
                 levels.append(width)
@@ -92,7 +96,7 @@ def tokens(text: str) -> list[Tok]:
                     levels.pop()
                     out.append(tok.borrow("DEDENT"))
                 if width != levels[-1]:
-                    raise GiveUp(line)
+                    raise GiveUp
             starts = True
             continue
         if kind == "name":
@@ -109,15 +113,15 @@ def tokens(text: str) -> list[Tok]:
             elif value in _CLOSE:
                 paren -= 1
                 if paren < 0:
-                    raise GiveUp(line)
+                    raise GiveUp
         elif kind == "bad":
-            raise GiveUp(line)                # the line where the text stopped being tokens
+            raise GiveUp
         else:
             tok.type = _TYPES[kind]
         starts = value == ";" or (value == ":" and not paren)
         out.append(tok)
     if not out:
-        raise GiveUp(line)
+        raise GiveUp
     last = out[-1]
     while len(levels) > 1:
         levels.pop()

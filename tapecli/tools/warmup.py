@@ -5,7 +5,6 @@
   operands, reductions over every axis, leading or trailing axes), so numba compiles each
   signature, or loads it when the cache already has it, and saves it in the user cache dir.
   A large program then loads machine code instead of compiling it (seconds).
-* The parser that reports syntax errors (larkparse.py), generated into the same cache dir.
 """
 from __future__ import annotations
 
@@ -99,12 +98,3 @@ def compile_kernels(dtypes=DTYPES, names=None, progress=None) -> list[dict]:
             if progress is not None:
                 progress(entry)
     return out
-
-
-def prepare_parser() -> dict:
-    """Generate (or load) the parser larkparse.py uses, into the cache dir."""
-    start = time.perf_counter()
-    from tapecli.frontend import larkparse
-    larkparse._lark()
-    return {"parser": "standalone" if larkparse._STANDALONE is not None else "lark",
-            "seconds": time.perf_counter() - start}

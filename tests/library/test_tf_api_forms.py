@@ -234,10 +234,7 @@ def test_config_lists_the_runs_devices_as_tensorflow_does():
         printed("tf.config.experimental.set_memory_growth('GPU', True)\n")
 
 
-@pytest.mark.parametrize("parser", [None, "standalone"])
-def test_keras_registration_decorates_a_class_and_returns_it(monkeypatch, parser):
-    if parser:
-        monkeypatch.setenv("TAPECLI_PARSER", parser)
+def test_keras_registration_decorates_a_class_and_returns_it(monkeypatch):
     program = ("@keras.saving.register_keras_serializable()\nclass Scale(tf.keras.layers.Layer):\n"
                "    def __init__(self, k, **kwargs):\n        super().__init__(**kwargs)\n        self.k = k\n"
                "    def call(self, x):\n        return x * self.k\n\n"

@@ -196,7 +196,7 @@ def test_junit_is_well_formed_with_control_characters(tmp_path, source):
     ("TAPECLI_FUSION", "yes", "0 or 1"),
     ("TAPECLI_PLAN_KERNELS", "off", "0 or 1"),
     ("TAPECLI_ACCEL", "on", "0 or 1"),
-    ("TAPECLI_PARSER", "bogus", "compare, standalone or lark"),
+    ("TAPECLI_PARSER", "bogus", "compare"),
 ])
 def test_bad_tapecli_environment_values_exit_2_naming_the_variable(tmp_path, name, value, words):
     from tapecli.environment import VARIABLES
