@@ -654,7 +654,7 @@ class LoopPlan:
                 continue
             first = waiting.pop((name, specs), None)
             if first is not None:
-                both = first[1]
+                both = kernels.for_plan(first[1], [values[s] for s in specs], {})
                 if self.kernels_compiled:       # (the pair's compiled function, where one gives its bits)
                     from tapecli.kernels import plan_kernels
                     both = plan_kernels.for_pair(first[2], [values[s] for s in specs], both) or both
@@ -784,12 +784,16 @@ class LoopPlan:
             attrs = {} if attr_specs is None else {key: argument(s) for key, s in attr_specs.items()}
             if not all(key.isidentifier() for key in attrs):
                 return None                     # (the ops' attribute names are words: never, but not source)
-            function = kernels.direct(name, [resolve(s, values) for s in specs])
+            arguments = [resolve(s, values) for s in specs]
+            attr_values = {} if attr_specs is None else {key: resolve(s, values) for key, s in attr_specs.items()}
+            function = kernels.direct(name, arguments)
             if function is not None and self.kernels_compiled and name in kernels.PLAN_KERNELS:
                 from tapecli.kernels import plan_kernels
-                function = plan_kernels.for_call(name, [resolve(s, values) for s in specs], {} if attr_specs is None
-                                                 else {key: resolve(s, values) for key, s in attr_specs.items()}) \
-                    or function
+                function = plan_kernels.for_call(name, arguments, attr_values) or function
+            elif function is not None and (attr_specs is None or all(map(fixed, attr_specs.values()))):
+                planned = kernels.for_plan(function, arguments, attr_values)
+                if planned is not function:     # (the attributes, constants, are its own)
+                    function, attrs = planned, {}
             into = None if function is None else self._into(k, values, released, constant)
             if into is not None:        # its result in that argument's array, where nothing else holds it
                 lines += [f"    o = v[{into}]", f"    v[{into}] = None", "    free = _alone(o)"]

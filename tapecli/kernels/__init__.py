@@ -241,6 +241,16 @@ def direct(name: str, args):
     return _RAW[name]
 
 
+def for_plan(function, args, attrs: dict):
+    """``function`` (``direct``'s) as a loop plan calls it at every iteration on arguments laid out as ``args`` (the
+    same classes, shapes, strides and dtypes: a plan checks its inputs' layouts, and its kernels make the same layouts
+    from them) with these attributes, constants of the plan: the NumPy kernel's own function for such calls where it
+    has one (its ``for_plan``: what it decides from the layouts decided once, the same bits), a function of the
+    arguments alone (and ``out=``, where the kernel takes it); else ``function``."""
+    make = getattr(function, "for_plan", None)
+    return function if make is None else make(*args, **attrs) or function
+
+
 def numpy_quiet() -> bool:
     """Whether a kernel on small inputs runs on NumPy with warnings off here: inside :func:`quiet`, off a
     device, Numba not forced (the ops may then compute NumPy scalars with Python's operators)."""

@@ -190,6 +190,19 @@ def matmul(a, b):
     return blas.matmul(a, b)
 
 
+def _matmul_for_plan(a, b):
+    """matmul's function for operands laid out as these (kernels.for_plan): BLAS's product, chosen once, where
+    neither of TensorFlow's orders computed here takes them (which of them does is the layouts' but for a float32
+    product whose values could underflow: then it is not chosen once)."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and not half_float(a.dtype) \
+            and not tf_matmul.takes(a, b) and not tf_matmul.takes_double(a, b):
+        return blas.for_shapes(a, b)
+    return None
+
+
+matmul.for_plan = _matmul_for_plan
+
+
 def log_softmax(x, axis=-1):
     if (y := tf_float32.log_softmax(x, axis)) is not None:     # TensorFlow's bits (tf_float32.py)
         return y
@@ -244,7 +257,13 @@ def reduce(kind):
         else:
             out = f(x, axis=axis, keepdims=keepdims)
         return np.asarray(out, dtype=x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.int64)
+
+    def for_plan(x, axis=None, keepdims=False):
+        """run's function for arrays laid out as ``x`` (kernels.for_plan): TensorFlow's sum (mean) of the whole
+        array, where tf_sums computes it as one leaf."""
+        return tf_sums.full_sum_for_plan(x, mean) if exact and axis is None and not keepdims else None
     run.__name__ = kind
+    run.for_plan = for_plan
     return run
 
 
