@@ -88,3 +88,40 @@ def test_sparse_cross_entropy_pair(shape):
     with np.errstate(all="ignore"):
         planned = _same(nn._sparse_xent_with_backprop, make)
     assert planned is not nn._sparse_xent_with_backprop
+
+
+def _in_place(kernel, make, into=0):
+    """The kernel's function against the kernel where each writes into its argument ``into``'s array."""
+    rng = np.random.default_rng(2)
+    first = make(rng)
+    planned = kernels.for_plan(kernel, first, {})
+    for args in [first] + [make(rng) for _ in range(2)]:
+        mine = [a.copy() for a in args]
+        want = kernel(*args, out=args[into])
+        got = planned(*mine, out=mine[into])
+        assert want is args[into] and got is mine[into] and _bits(want) == _bits(got)
+    return planned
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("shape, along_rows", [((256, 16), True), ((64, 8, 32), True), ((256, 10), False),
+                                              ((256, 128), False)])
+def test_a_bias_along_rows(name, shape, along_rows):
+    """A short bias repeated along rows of _WIDE elements (of a large array); else NumPy's own broadcast."""
+    def make(rng):
+        return [_awkward(rng, shape, np.float32), _awkward(rng, shape[-1:], np.float32)]
+    with np.errstate(all="ignore"):
+        assert (_same(RAW[name], make) is not RAW[name]) == along_rows
+        assert (_in_place(RAW[name], make) is not RAW[name]) == along_rows
+
+
+@pytest.mark.parametrize("shape", [(256, 128), (64, 100), (4096,)])
+def test_relu_and_its_gradient(shape):
+    with np.errstate(all="ignore"):
+        assert _same(RAW["relu"], lambda rng: [_awkward(rng, shape, np.float32)]) is not RAW["relu"]
+        assert _in_place(RAW["relu"], lambda rng: [_awkward(rng, shape, np.float32)]) is not RAW["relu"]
+        pair = lambda rng: [_awkward(rng, shape, np.float32), _awkward(rng, shape, np.float32)]    # noqa: E731
+        assert _same(RAW["masked_grad"], pair, {"kind": "relu", "alpha": 0.2}) is not RAW["masked_grad"]
+        assert _in_place(RAW["masked_grad"], pair) is not RAW["masked_grad"]
+    assert kernels.for_plan(RAW["masked_grad"], pair(np.random.default_rng(3)), {"kind": "abs"}) \
+        is RAW["masked_grad"]
