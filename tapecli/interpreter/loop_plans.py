@@ -304,7 +304,8 @@ class LoopPlanner:
 
     def _inputs(self, scope, plan):
         """The plan's inputs now, or None where one is not laid out as when it was traced."""
-        if not _plain_run() or len(current().variables) != len(plan.variables):
+        ctx = current()
+        if not _plain_run(ctx) or len(ctx.variables) != len(plan.variables):
             return None
         inputs = []
         for name in self.inputs:
@@ -312,9 +313,10 @@ class LoopPlanner:
             if t is None:
                 return None
             inputs.append(t.value)
-        inputs.extend(v.read().value for v in plan.variables)
+        inputs += [v.read().value for v in plan.variables]
         for value, layout in zip(inputs, plan.layouts):
-            if _layout(value) != layout:
+            if (value.shape, value.strides, value.dtype) != layout if value.__class__ is np.ndarray \
+                    else _layout(value) != layout:
                 return None
         read = plan.read
         return [value if k in read else None for k, value in enumerate(inputs)]
@@ -334,9 +336,10 @@ class _Item:
         self.value = value
 
 
-def _plain_run() -> bool:
-    """Whether a loop plan may serve now: the run's mode allows them, no tape is open, Numba is not forced."""
-    ctx = current()
+def _plain_run(ctx=None) -> bool:
+    """Whether a loop plan may serve now (``ctx``: the run's context, where the caller holds it): the run's mode
+    allows them, no tape is open, Numba is not forced."""
+    ctx = current() if ctx is None else ctx
     return ctx.mode.loop_plans and not ctx.tapes and not kernels.numba_forced()
 
 

@@ -167,23 +167,29 @@ class _Dispatch(thread_local):
 _DISPATCH = _Dispatch()
 
 
-@contextlib.contextmanager
-def quiet():
-    """Run kernels with floating-point warnings off for a whole block (a run, a backward pass).
-    TAPECLI_BACKEND and the run context's device are read once at the start of the block."""
-    state = _DISPATCH
-    with np.errstate(all="ignore"):
+class quiet:
+    """Run kernels with floating-point warnings off for a whole block (a run, a backward pass, a loop plan's
+    iteration). TAPECLI_BACKEND and the run context's device are read once at the start of the block. (A class:
+    a generator's context manager cost a planned iteration as much as a small kernel.)"""
+
+    __slots__ = ("errstate",)
+
+    def __enter__(self) -> None:
+        state = _DISPATCH
+        self.errstate = np.errstate(all="ignore")
+        self.errstate.__enter__()
         if not state.depth:
             state.mode = _raw_mode()
             dev = current().device
             state.device = dev if dev is not None and dev.on_device else None
         state.depth += 1
-        try:
-            yield
-        finally:
-            state.depth -= 1
-            if not state.depth:
-                state.device = None
+
+    def __exit__(self, *raised) -> None:
+        state = _DISPATCH
+        state.depth -= 1
+        if not state.depth:
+            state.device = None
+        self.errstate.__exit__(*raised)
 
 
 def numba_ready() -> bool:
