@@ -304,7 +304,8 @@ class LoopPlanner:
 
     def _inputs(self, scope, plan):
         """The plan's inputs now, or None where one is not laid out as when it was traced."""
-        if not _plain_run() or len(current().variables) != len(plan.variables):
+        ctx = current()
+        if not _plain_run(ctx) or len(ctx.variables) != len(plan.variables):
             return None
         inputs = []
         for name in self.inputs:
@@ -312,9 +313,10 @@ class LoopPlanner:
             if t is None:
                 return None
             inputs.append(t.value)
-        inputs.extend(v.read().value for v in plan.variables)
+        inputs += [v.read().value for v in plan.variables]
         for value, layout in zip(inputs, plan.layouts):
-            if _layout(value) != layout:
+            if (value.shape, value.strides, value.dtype) != layout if value.__class__ is np.ndarray \
+                    else _layout(value) != layout:
                 return None
         read = plan.read
         return [value if k in read else None for k, value in enumerate(inputs)]
@@ -334,9 +336,10 @@ class _Item:
         self.value = value
 
 
-def _plain_run() -> bool:
-    """Whether a loop plan may serve now: the run's mode allows them, no tape is open, Numba is not forced."""
-    ctx = current()
+def _plain_run(ctx=None) -> bool:
+    """Whether a loop plan may serve now (``ctx``: the run's context, where the caller holds it): the run's mode
+    allows them, no tape is open, Numba is not forced."""
+    ctx = current() if ctx is None else ctx
     return ctx.mode.loop_plans and not ctx.tapes and not kernels.numba_forced()
 
 
@@ -654,7 +657,7 @@ class LoopPlan:
                 continue
             first = waiting.pop((name, specs), None)
             if first is not None:
-                both = first[1]
+                both = kernels.for_plan(first[1], [values[s] for s in specs], {})
                 if self.kernels_compiled:       # (the pair's compiled function, where one gives its bits)
                     from tapecli.kernels import plan_kernels
                     both = plan_kernels.for_pair(first[2], [values[s] for s in specs], both) or both
@@ -784,12 +787,16 @@ class LoopPlan:
             attrs = {} if attr_specs is None else {key: argument(s) for key, s in attr_specs.items()}
             if not all(key.isidentifier() for key in attrs):
                 return None                     # (the ops' attribute names are words: never, but not source)
-            function = kernels.direct(name, [resolve(s, values) for s in specs])
+            arguments = [resolve(s, values) for s in specs]
+            attr_values = {} if attr_specs is None else {key: resolve(s, values) for key, s in attr_specs.items()}
+            function = kernels.direct(name, arguments)
             if function is not None and self.kernels_compiled and name in kernels.PLAN_KERNELS:
                 from tapecli.kernels import plan_kernels
-                function = plan_kernels.for_call(name, [resolve(s, values) for s in specs], {} if attr_specs is None
-                                                 else {key: resolve(s, values) for key, s in attr_specs.items()}) \
-                    or function
+                function = plan_kernels.for_call(name, arguments, attr_values) or function
+            elif function is not None and (attr_specs is None or all(map(fixed, attr_specs.values()))):
+                planned = kernels.for_plan(function, arguments, attr_values)
+                if planned is not function:     # (the attributes, constants, are its own)
+                    function, attrs = planned, {}
             into = None if function is None else self._into(k, values, released, constant)
             if into is not None:        # its result in that argument's array, where nothing else holds it
                 lines += [f"    o = v[{into}]", f"    v[{into}] = None", "    free = _alone(o)"]

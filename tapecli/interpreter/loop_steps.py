@@ -236,7 +236,8 @@ class RequestStep:
     def __init__(self, request, values, result, args, kwargs):
         self.request = request
         self.values, self.result, self.args, self.kwargs = values, result, args, kwargs
-        self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves((args, kwargs)))
+        # whether its objective's target or seeds hold a variable (read at the request: a variable may change)
+        self.reads_variables = any(isinstance(getattr(t, "value", None), Variable) for t in _leaves(_objective(args, kwargs)))
         self.made = [maker(t) for t in (values, result, args, kwargs)]
 
     def specs(self):
@@ -248,8 +249,7 @@ class RequestStep:
         objective = None
         if traced.kind == "gradient":
             args, kwargs = made_args(values), made_kwargs(values)
-            target = args[0] if args else kwargs.get("target")
-            seeds = kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
+            target, seeds = _objective(args, kwargs)
             if self.reads_variables:        # read now: a variable may change (as the tape's request reads it)
                 objective = gradients.objective(target, seeds)
             else:                           # a plan's tensors never change: read when asked
@@ -267,6 +267,14 @@ class RequestStep:
             and len(a.leaves) == len(b.leaves) and all(x is y for x, y in zip(a.leaves, b.leaves)) \
             and all(same_template(x, y) for x, y in ((self.values, other.values), (self.result, other.result),
                                                       (self.args, other.args), (self.kwargs, other.kwargs)))
+
+
+def _objective(args, kwargs) -> tuple:
+    """The target and the output gradients of a gradient call's arguments (its values, or their templates)."""
+    if args.__class__ is Sequence:
+        args, kwargs = args.items, dict(zip(kwargs.keys, kwargs.items))
+    target = args[0] if args else kwargs.get("target")
+    return target, kwargs.get("output_gradients", args[2] if len(args) > 2 else None)
 
 
 # ------------------------------------------------------------------ what a compiled plan calls

@@ -167,23 +167,29 @@ class _Dispatch(thread_local):
 _DISPATCH = _Dispatch()
 
 
-@contextlib.contextmanager
-def quiet():
-    """Run kernels with floating-point warnings off for a whole block (a run, a backward pass).
-    TAPECLI_BACKEND and the run context's device are read once at the start of the block."""
-    state = _DISPATCH
-    with np.errstate(all="ignore"):
+class quiet:
+    """Run kernels with floating-point warnings off for a whole block (a run, a backward pass, a loop plan's
+    iteration). TAPECLI_BACKEND and the run context's device are read once at the start of the block. (A class:
+    a generator's context manager cost a planned iteration as much as a small kernel.)"""
+
+    __slots__ = ("errstate",)
+
+    def __enter__(self) -> None:
+        state = _DISPATCH
+        self.errstate = np.errstate(all="ignore")
+        self.errstate.__enter__()
         if not state.depth:
             state.mode = _raw_mode()
             dev = current().device
             state.device = dev if dev is not None and dev.on_device else None
         state.depth += 1
-        try:
-            yield
-        finally:
-            state.depth -= 1
-            if not state.depth:
-                state.device = None
+
+    def __exit__(self, *raised) -> None:
+        state = _DISPATCH
+        state.depth -= 1
+        if not state.depth:
+            state.device = None
+        self.errstate.__exit__(*raised)
 
 
 def numba_ready() -> bool:
@@ -239,6 +245,16 @@ def direct(name: str, args):
     if not state.depth or state.device is not None or state.recorder is not None or _numba_serves(name, args):
         return None
     return _RAW[name]
+
+
+def for_plan(function, args, attrs: dict):
+    """``function`` (``direct``'s) as a loop plan calls it at every iteration on arguments laid out as ``args`` (the
+    same classes, shapes, strides and dtypes: a plan checks its inputs' layouts, and its kernels make the same layouts
+    from them) with these attributes, constants of the plan: the NumPy kernel's own function for such calls where it
+    has one (its ``for_plan``: what it decides from the layouts decided once, the same bits), a function of the
+    arguments alone (and ``out=``, where the kernel takes it); else ``function``."""
+    make = getattr(function, "for_plan", None)
+    return function if make is None else make(*args, **attrs) or function
 
 
 def numpy_quiet() -> bool:

@@ -29,15 +29,23 @@ _openblas = _unknown                # (set_num_threads, its threads), or None; f
 
 def matmul(a, b):
     """``np.matmul(a, b)``, on one thread where it is smaller than ``THREADED_FROM`` flops."""
+    return for_shapes(a, b)(a, b)
+
+
+def for_shapes(a, b):
+    """The function :func:`matmul` computes a product of operands of these shapes by: ``np.matmul``, or
+    :func:`_on_one_thread`."""
     if a.ndim < 2 or b.ndim < 2:
-        return np.matmul(a, b)
+        return np.matmul
     flops = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1]
-    if flops < _SPLIT_FROM or flops >= THREADED_FROM:
-        return np.matmul(a, b)
-    openblas = _found()
-    if openblas is None:
-        return np.matmul(a, b)
-    set_threads, threads = openblas
+    if flops < _SPLIT_FROM or flops >= THREADED_FROM or _found() is None:
+        return np.matmul
+    return _on_one_thread
+
+
+def _on_one_thread(a, b):
+    """``np.matmul(a, b)`` on one of OpenBLAS's threads, its threads back after it."""
+    set_threads, threads = _openblas
     set_threads(1)
     try:
         return np.matmul(a, b)

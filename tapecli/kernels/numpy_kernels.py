@@ -57,20 +57,40 @@ def leaky_relu(x, alpha=0.2):
 def relu(x, out=None):
     # max(0, x), zero first: NumPy gives the second operand of a tie, so -0 stays -0, as Eigen's max(x, 0) keeps it
     if x.__class__ is np.ndarray and x.dtype.kind == "f" and x.size >= _LARGE:
-        # against zeros, not the scalar 0 (NumPy's loop against a scalar is slower): a row of them along rows
-        # of about _WIDE elements where x is laid out for it, which spares making and reading x's size of them
-        width = math.gcd(x.size, _WIDE)
-        if width >= _WIDE // 4 and x.flags.c_contiguous:
-            out = np.empty(x.shape, dtype=x.dtype) if out is None else out
-            np.maximum(np.zeros(width, dtype=x.dtype), x.reshape(-1, width), out=out.reshape(-1, width))
-            return out
+        width = _relu_width(x)
+        if width is not None:
+            return _relu_rows(x, np.zeros(width, dtype=x.dtype), out)
         return np.maximum(np.zeros_like(x), x, out=out)
     if out is not None:
         return np.maximum(x.dtype.type(0), x, out=out)
     return np.maximum(0, x).astype(x.dtype, copy=False)
 
 
+def _relu_width(x):
+    """The rows of about _WIDE elements that relu takes a large float ``x`` as, where it is laid out for them: against
+    a row of zeros, not the scalar 0 (NumPy's loop against a scalar is slower), which spares making and reading x's
+    size of them; else None."""
+    width = math.gcd(x.size, _WIDE)
+    return width if width >= _WIDE // 4 and x.flags.c_contiguous else None
+
+
+def _relu_rows(x, zeros, out):
+    out = np.empty(x.shape, dtype=x.dtype) if out is None else out
+    width = zeros.shape[0]
+    np.maximum(zeros, x.reshape(-1, width), out=out.reshape(-1, width))
+    return out
+
+
+def _relu_for_plan(x):
+    """relu's function for arrays laid out as ``x`` (kernels.for_plan): against one row of zeros made once."""
+    if x.__class__ is np.ndarray and x.dtype.kind == "f" and x.size >= _LARGE and (width := _relu_width(x)):
+        zeros = np.zeros(width, dtype=x.dtype)
+        return lambda x, out=None: _relu_rows(x, zeros, out)
+    return None
+
+
 relu.writes_out = True
+relu.for_plan = _relu_for_plan
 
 
 # From this many elements, the layout tricks below pay for their Python
@@ -84,19 +104,45 @@ def _widened(ufunc):
     ``_WIDE`` elements with ``b`` repeated along them: the same pairs, so the same bits, at a fraction of
     the time NumPy takes looping over the short axis."""
     def run(a, b, out=None):
-        if b.__class__ is np.ndarray and b.ndim == 1 and a.__class__ is np.ndarray and a.ndim >= 2 \
-                and a.size >= _LARGE and a.shape[-1] == b.shape[0] and b.shape[0] <= _WIDE // 4 \
-                and a.dtype == b.dtype and a.flags.c_contiguous:
-            reps = math.gcd(a.size // b.shape[0], _WIDE // b.shape[0])
-            if reps > 1:
-                # (its own array, not a view: what a trace follows)
-                out = np.empty(a.shape, dtype=a.dtype) if out is None else out
-                ufunc(a.reshape(-1, reps * b.shape[0]), np.tile(b, reps), out=out.reshape(-1, reps * b.shape[0]))
-                return out
+        reps = _repeats(a, b)
+        if reps is not None:
+            return _along_rows(ufunc, a, np.tile(b, reps), out)
         return ufunc(a, b, out=out)
+
+    def for_plan(a, b):
+        """run's function for arguments laid out as these (kernels.for_plan): ``b`` repeated along a row into an
+        array of its own, made once."""
+        reps = _repeats(a, b)
+        if reps is None:
+            return None
+        row = np.empty((reps, b.shape[0]), dtype=b.dtype)
+
+        def widened(a, b, out=None):
+            np.copyto(row, b)
+            return _along_rows(ufunc, a, row.reshape(-1), out)
+        return widened
     run.__name__ = ufunc.__name__
     run.writes_out = True
+    run.for_plan = for_plan
     return run
+
+
+def _repeats(a, b):
+    """How many times _widened repeats ``b`` along a row of ``a``'s, where it does; else None."""
+    if b.__class__ is np.ndarray and b.ndim == 1 and a.__class__ is np.ndarray and a.ndim >= 2 \
+            and a.size >= _LARGE and a.shape[-1] == b.shape[0] and b.shape[0] <= _WIDE // 4 \
+            and a.dtype == b.dtype and a.flags.c_contiguous:
+        reps = math.gcd(a.size // b.shape[0], _WIDE // b.shape[0])
+        return reps if reps > 1 else None
+    return None
+
+
+def _along_rows(ufunc, a, row, out):
+    """``ufunc(a, row)`` over rows of ``a`` as long as ``row``, into ``out`` (else an array of its own, not a view:
+    what a trace follows)."""
+    out = np.empty(a.shape, dtype=a.dtype) if out is None else out
+    ufunc(a.reshape(-1, row.shape[0]), row, out=out.reshape(-1, row.shape[0]))
+    return out
 
 
 add, sub, mul, div = (_widened(f) for f in (np.add, np.subtract, np.multiply, np.true_divide))
@@ -133,13 +179,8 @@ def broadcast_to(x, shape):
 
 def masked_grad(g, x, kind="relu", alpha=0.2, out=None):
     """The upstream gradient times the derivative of a piecewise-linear function (into ``out``, where given)."""
-    if kind == "relu" and g.__class__ is np.ndarray and g.ndim and g.dtype.kind == "f" and g.shape == x.shape:
-        # where(x > 0, g, 0) on the bits: g's bits times 1 where x > 0, times 0 elsewhere (NaN too) is
-        # every bit of g or +0.0, as where gives it, at a quarter of where's time on a mixed mask
-        out = np.empty(g.shape, dtype=g.dtype) if out is None else out
-        bits = f"u{g.dtype.itemsize}"
-        np.multiply(np.ascontiguousarray(g).view(bits), np.greater(x, 0), out=out.view(bits), dtype=bits)
-        return out
+    if _relu_bits(g, x, kind):
+        return _relu_masked(np.ascontiguousarray(g), x, np.dtype(f"u{g.dtype.itemsize}"), out)
     if kind == "relu":
         result = np.where(x > 0, g, 0).astype(g.dtype, copy=False)
     elif kind == "abs":
@@ -152,7 +193,29 @@ def masked_grad(g, x, kind="relu", alpha=0.2, out=None):
     return out
 
 
+def _relu_bits(g, x, kind) -> bool:
+    return kind == "relu" and g.__class__ is np.ndarray and g.ndim > 0 and g.dtype.kind == "f" and g.shape == x.shape
+
+
+def _relu_masked(g, x, bits, out):
+    """where(x > 0, g, 0) on the bits (``bits``: the unsigned integers of g's size): g's bits times 1 where x > 0,
+    times 0 elsewhere (NaN too) is every bit of g or +0.0, as where gives it, at a quarter of where's time on a
+    mixed mask."""
+    out = np.empty(g.shape, dtype=g.dtype) if out is None else out
+    np.multiply(g.view(bits), np.greater(x, 0), out=out.view(bits), dtype=bits)
+    return out
+
+
+def _masked_grad_for_plan(g, x, kind="relu", alpha=0.2):
+    """masked_grad's function for arguments laid out as these (kernels.for_plan): relu's, on a contiguous ``g``."""
+    if not _relu_bits(g, x, kind) or not g.flags.c_contiguous:
+        return None
+    bits = np.dtype(f"u{g.dtype.itemsize}")
+    return lambda g, x, out=None: _relu_masked(g, x, bits, out)
+
+
 masked_grad.writes_out = True
+masked_grad.for_plan = _masked_grad_for_plan
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -188,6 +251,19 @@ def matmul(a, b):
     if (y := tf_matmul.matmul_double(a, b)) is not None:       # and float64 matrix-vector products
         return y
     return blas.matmul(a, b)
+
+
+def _matmul_for_plan(a, b):
+    """matmul's function for operands laid out as these (kernels.for_plan): BLAS's product, chosen once, where
+    neither of TensorFlow's orders computed here takes them (which of them does is the layouts' but for a float32
+    product whose values could underflow: then it is not chosen once)."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and not half_float(a.dtype) \
+            and not tf_matmul.takes(a, b) and not tf_matmul.takes_double(a, b):
+        return blas.for_shapes(a, b)
+    return None
+
+
+matmul.for_plan = _matmul_for_plan
 
 
 def log_softmax(x, axis=-1):
@@ -244,7 +320,13 @@ def reduce(kind):
         else:
             out = f(x, axis=axis, keepdims=keepdims)
         return np.asarray(out, dtype=x.dtype if x.dtype.kind != "b" or kind in ("max", "min") else np.int64)
+
+    def for_plan(x, axis=None, keepdims=False):
+        """run's function for arrays laid out as ``x`` (kernels.for_plan): TensorFlow's sum (mean) of the whole
+        array, where tf_sums computes it as one leaf."""
+        return tf_sums.full_sum_for_plan(x, mean) if exact and axis is None and not keepdims else None
     run.__name__ = kind
+    run.for_plan = for_plan
     return run
 
 

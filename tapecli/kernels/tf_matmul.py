@@ -48,20 +48,10 @@ _HALFWAY = np.uint64(1 << 28)
 def matmul(a, b) -> np.ndarray | None:
     """``a @ b`` with TensorFlow's bits for float32 operands of rank 2 or more (see the module's docstring), or
     None where this does not apply."""
-    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F32 or b.dtype != _F32 \
-            or a.ndim < 2 or b.ndim < 2:
+    if not takes(a, b) or may_underflow(a, b):
         return None
     (m, k), n = a.shape[-2:], b.shape[-1]
     batched = a.ndim > 2 or b.ndim > 2
-    outputs = m * n
-    if batched:
-        try:
-            outputs *= math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-        except ValueError:
-            return None                             # (NumPy's error names the shapes)
-    if 2 * outputs * k > FLOP_LIMIT or not outputs or not 0 < k <= K_LIMIT or b.shape[-2] != k \
-            or vector_width() != 16 or may_underflow(a, b):
-        return None
     with np.errstate(all="ignore"):
         if batched:
             return _blocks(a, b, _batched_blocks(k))
@@ -73,6 +63,23 @@ def matmul(a, b) -> np.ndarray | None:
         if n == 1:
             return _chain(a, b) if transposed_a else _gemv_dots(a, b)
         return _blocks(a, b, _gemm_blocks(k))
+
+
+def takes(a, b) -> bool:
+    """Whether :func:`matmul` computes a product of operands laid out as these (unless their values could
+    underflow)."""
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F32 or b.dtype != _F32 \
+            or a.ndim < 2 or b.ndim < 2:
+        return False
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    outputs = m * n
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            outputs *= math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        except ValueError:
+            return False                            # (NumPy's error names the shapes)
+    return 2 * outputs * k <= FLOP_LIMIT and outputs > 0 and 0 < k <= K_LIMIT and b.shape[-2] == k \
+        and vector_width() == 16
 
 
 def _transposed(x) -> bool:
@@ -205,12 +212,9 @@ DOUBLE_K_LIMIT = 1 << 14           # the longest sum computed here (the loop ove
 
 def matmul_double(a, b) -> np.ndarray | None:
     """``a @ b`` with TensorFlow's bits for 2-D float64 operands with one row or one column (see above), or None."""
-    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F64 or b.dtype != _F64 \
-            or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+    if not takes_double(a, b):
         return None
     (m, k), n = a.shape, b.shape[1]
-    if not 0 < k <= DOUBLE_K_LIMIT or (m != 1 and n != 1) or not m or not n:
-        return None
     with np.errstate(all="ignore"):
         if m + n + k < 20 or m == n == 1:
             total = a[:, :1] * b[:1, :]
@@ -225,6 +229,15 @@ def matmul_double(a, b) -> np.ndarray | None:
             row_major = _transposed(b)
         y = _row_major_gemv(matrix, vector) if row_major else _column_major_gemv(matrix, vector)
     return y.reshape(m, n)
+
+
+def takes_double(a, b) -> bool:
+    """Whether :func:`matmul_double` computes a product of operands laid out as these."""
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F64 or b.dtype != _F64 \
+            or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        return False
+    (m, k), n = a.shape, b.shape[1]
+    return 0 < k <= DOUBLE_K_LIMIT and (m == 1 or n == 1) and m > 0 and n > 0
 
 
 def _row_major_gemv(matrix, vector):

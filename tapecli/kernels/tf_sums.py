@@ -91,20 +91,27 @@ def _leaf(x):
 
 def _full(x):
     """_leaf of one row, on the 1-d ``x`` (a packet <= x.size <= a leaf): a scalar of its dtype."""
-    n = x.shape[0]
-    packet, zero = PACKETS[x.dtype], x.dtype.type(0)
+    return _full_of(x.shape[0], x.dtype)(x)
+
+
+def _full_of(n, dtype):
+    """:func:`_full`'s function of 1-d arrays of ``n`` values of ``dtype`` (its blocks worked out once)."""
+    packet, zero = PACKETS[dtype], dtype.type(0)
     whole = n - n % packet
     blocks = n - n % (4 * packet)
-    if blocks:
-        p = np.add.reduce(np.add.reduce(x[:blocks].reshape(-1, 4, packet), axis=0, initial=zero), axis=0)
-        for j in range(blocks, whole, packet):
-            p += x[j:j + packet]
-    else:
-        p = np.add.reduce(x[:whole].reshape(-1, packet), axis=0, initial=zero)
-    total = _predux(p[None])[0]
-    if whole == n:
-        return zero + total
-    return _in_order(x[None, whole:], zero)[0] + total
+
+    def full(x):
+        if blocks:
+            p = np.add.reduce(np.add.reduce(x[:blocks].reshape(-1, 4, packet), axis=0, initial=zero), axis=0)
+            for j in range(blocks, whole, packet):
+                p += x[j:j + packet]
+        else:
+            p = np.add.reduce(x[:whole].reshape(-1, packet), axis=0, initial=zero)
+        total = _predux(p[None])[0]
+        if whole == n:
+            return zero + total
+        return _in_order(x[None, whole:], zero)[0] + total
+    return full
 
 
 def _predux(p):
@@ -246,6 +253,20 @@ def _simplified(shape, axes):
     return [n for n, _ in merged], merged[0][1]
 
 
+def full_sum_for_plan(x, mean=False):
+    """:func:`reduce_sum`'s function of arrays laid out as ``x`` summed whole (no axis, no kept dimensions) where
+    it sums them as one leaf (its common case: a loss's sum or mean), else None."""
+    if x.__class__ is not np.ndarray or x.dtype not in PACKETS:
+        return None
+    size, packet = x.size, PACKETS[x.dtype]
+    if not packet <= size <= min(EXACT_MOST, packet * LEAF_PACKETS[x.dtype]) or size >= FULL_THREADED[x.dtype]:
+        return None
+    full, count = _full_of(size, x.dtype), x.dtype.type(size)
+    if mean:
+        return lambda x: np.asarray(full(x.reshape(-1)) / count)
+    return lambda x: np.asarray(full(x.reshape(-1)))
+
+
 def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
     """TensorFlow's Sum (Mean with ``mean``) of a float32 or float64 array over ``axis`` (None, an int or a
     tuple), or None where this module does not follow it (another dtype, no elements, more than ``most``
@@ -325,6 +346,23 @@ def bias_add_grad(g, threads=POOL_THREADS):
     for start, stop in ranges[1:]:
         out = out + _rows_in_order(rows[start:stop], accumulated)
     return out.astype(g.dtype, copy=False)
+
+
+def _bias_add_grad_for_plan(g, threads=POOL_THREADS):
+    """bias_add_grad's function for gradients laid out as ``g`` (kernels.for_plan): where it sums the rows of a
+    C-contiguous ``g`` of a dtype it adds in, in one range, as :func:`_rows_in_order` sums two or more columns; else
+    None."""
+    if g.__class__ is not np.ndarray or g.ndim < 2 or not g.flags.c_contiguous or g.dtype.itemsize == 2:
+        return None
+    c = g.shape[-1]
+    rows = g.size // c if c else 0
+    if rows < 2 or c < 2 or len(row_ranges(rows, c, g.dtype.itemsize, threads)) != 1:
+        return None
+    dtype, zero = g.dtype, g.dtype.type(0)
+    return lambda g: np.add.reduce(g.reshape(-1, c), axis=0, dtype=dtype, initial=zero)
+
+
+bias_add_grad.for_plan = _bias_add_grad_for_plan
 
 
 def _rows_in_order(rows, dtype):

@@ -43,12 +43,20 @@ def _class_major(logits):
     """``logits - max(logits)`` along the last axis, laid out (classes, rows) and contiguous, with the rows'
     numbers, where there are few classes and more rows: NumPy reduces a short last axis one row at a time, the
     first axis of this layout in one pass (the sums over classes are then in order, not pairwise); else None."""
+    n = _few_classes(logits)
+    return None if n is None else (_shifted(logits, n), np.arange(logits.size // n))
+
+
+def _few_classes(logits):
+    """The classes of logits that _class_major takes, else None."""
     n = logits.shape[-1] if logits.ndim >= 2 else 0
-    if not 0 < n <= tf_xent.FEW_CLASSES or logits.size <= tf_xent.FEW_CLASSES * n:
-        return None
+    return n if 0 < n <= tf_xent.FEW_CLASSES and logits.size > tf_xent.FEW_CLASSES * n else None
+
+
+def _shifted(logits, n):
     shifted = np.ascontiguousarray(logits.reshape(-1, n).T)
     shifted -= np.maximum.reduce(shifted, axis=0)      # (the ufunc's own reduce: np.max's Python skipped)
-    return shifted, np.arange(shifted.shape[1])
+    return shifted
 
 
 def _in_rows(kernel, logits, labels, shape):
@@ -106,20 +114,38 @@ def _sparse_xent_backprop(logits, labels):
 def _sparse_xent_with_backprop(logits, labels):
     """Both kernels' results (the loss, its backprop) where a plan makes both: the shifted logits, their
     exponentials and sums made once, each result with the bits its own kernel gives."""
-    if (few := _class_major(logits)) is None or tf_xent.applies(logits.reshape(-1, logits.shape[-1])):
-        return _sparse_xent(logits, labels), _sparse_xent_backprop(logits, labels)
-    shifted, rows = few
-    labels = labels.reshape(-1)
-    picked = shifted[labels, rows]
-    np.exp(shifted, out=shifted)
-    total = np.add.reduce(shifted, axis=0)
-    loss = np.log(total)
-    loss -= picked
-    shifted /= total
-    shifted[labels, rows] -= 1
-    backprop = np.empty(logits.shape, dtype=logits.dtype)
-    np.copyto(backprop.reshape(shifted.T.shape), shifted.T)
-    return loss if loss.ndim == logits.ndim - 1 else loss.reshape(logits.shape[:-1]).copy(), backprop
+    return (_sparse_xent_pair(logits) or _sparse_xent_apart)(logits, labels)
+
+
+def _sparse_xent_apart(logits, labels):
+    return _sparse_xent(logits, labels), _sparse_xent_backprop(logits, labels)
+
+
+def _sparse_xent_pair(logits, labels=None):
+    """_sparse_xent_with_backprop's function of logits laid out as these where they are worked class-major
+    (_class_major, the rows' numbers made once), else None; a plan's function for them (kernels.for_plan)."""
+    n = _few_classes(logits)
+    if n is None or tf_xent.applies(logits.reshape(-1, n)):
+        return None
+    rows = np.arange(logits.size // n)
+
+    def both(logits, labels):
+        shifted = _shifted(logits, n)
+        labels = labels.reshape(-1)
+        picked = shifted[labels, rows]
+        np.exp(shifted, out=shifted)
+        total = np.add.reduce(shifted, axis=0)
+        loss = np.log(total)
+        loss -= picked
+        shifted /= total
+        shifted[labels, rows] -= 1
+        backprop = np.empty(logits.shape, dtype=logits.dtype)
+        np.copyto(backprop.reshape(shifted.T.shape), shifted.T)
+        return loss if loss.ndim == logits.ndim - 1 else loss.reshape(logits.shape[:-1]).copy(), backprop
+    return both
+
+
+_sparse_xent_with_backprop.for_plan = _sparse_xent_pair
 
 
 def _at_labels(values, labels):

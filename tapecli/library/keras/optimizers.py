@@ -494,7 +494,7 @@ class Optimizer(KerasObject):
         variables take views of the new values; the slots are views of one array a slot (``_LaidOut``),
         written in place from step to step while nothing else holds them."""
         dtype = variables[0].dtype
-        g = np.concatenate([a.reshape(-1) for a in grads])
+        g = np.concatenate(grads, axis=None)
         laid = self.laid_out
         if laid is None or not laid.intact(variables):
             laid = self.laid_out = _LaidOut(variables, [self.slots_of(v) for v in variables])
