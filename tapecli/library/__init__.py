@@ -12,10 +12,6 @@ word, for a name whose last word is a flat name too), Keras-lite for one with a 
 to the table (``python tests/cli/test_startup.py``).
 """
 from tapecli.library import core  # noqa: F401
-from tapecli.library import python  # noqa: F401  (Python's sum/min/max rule, §11)
-from tapecli.library import numpy_forms  # noqa: F401  (NumPy beside the tape)
-from tapecli.library import numpy_writes  # noqa: F401  (NumPy's arrays written in place)
-from tapecli.library import scope  # noqa: F401  (what is left out, and why)
 from tapecli.library.families import DEFERRED as _DEFERRED
 from tapecli.library.keras_words import WORDS as _KERAS_WORDS
 from tapecli.interpreter.classes import Namespace as _Namespace
@@ -35,9 +31,20 @@ def _word(module: str, last: str) -> str:
     return module if module and last in _FLAT else last
 
 
+# The hooks each deferred family answers: the interpreter's first question imports it (checked against what the
+# families register by tests/interpreter/test_deferred_families.py). The last two register no builtin: NumPy's
+# arrays written in place, and what is left out of tapecli, and why.
+HOOKS = {"numpy_forms": ("host_module_name",), "python": ("python_attribute",),
+         "numpy_writes": ("numpy_item", "numpy_set_item", "numpy_in_place"), "scope": ("out_of_scope", "tensorflow_lacks")}
+# NumPy's forms for a program that reads a name of np (classes.Namespace: also where it imports numpy as onp)
+_WORDS = {"numpy_forms": {"np"}}
+
 for _module, _names in _DEFERRED.items():      # in the order they import each other
-    _defer(f"tapecli.library.{_module}", {_word(module, last)
-                                          for module, _, last in (name.rpartition(".") for name in _names)})
+    _defer(f"tapecli.library.{_module}", {_word(module, last) for module, _, last in
+                                          (name.rpartition(".") for name in _names)} | _WORDS.get(_module, set()),
+           HOOKS.get(_module, ()))
+for _module in HOOKS.keys() - _DEFERRED.keys():
+    _defer(f"tapecli.library.{_module}", (), HOOKS[_module])
 _defer("tapecli.library.keras_names", _KERAS_WORDS)
 
 from tapecli.library import replay_kinds  # noqa: F401,E402  (what the common builtins are to a loop plan; last)

@@ -160,19 +160,18 @@ def dot(a, b):
     return ops.matmul(ta, tb)
 
 
-def _reduction(names, f):
+def _reduction(names):
+    op = names[1]           # (read from the op table when called: its family loads on first use, ops.DEFERRED)
+
     def run(x, axis=None, keepdims=False):
-        return f(x, axis=to_axis(axis), keepdims=truth(keepdims))
+        return getattr(ops, op)(x, axis=to_axis(axis), keepdims=truth(keepdims))
     run.__name__ = names[0]
     builtin(*names)(run)
 
 
-_reduction(("sum", "reduce_sum"), ops.reduce_sum)
-_reduction(("mean", "reduce_mean"), ops.reduce_mean)
-_reduction(("max", "reduce_max"), ops.reduce_max)
-_reduction(("min", "reduce_min"), ops.reduce_min)
-_reduction(("prod", "reduce_prod"), ops.reduce_prod)
-_reduction(("logsumexp", "reduce_logsumexp"), ops.reduce_logsumexp)
+for _names in (("sum", "reduce_sum"), ("mean", "reduce_mean"), ("max", "reduce_max"), ("min", "reduce_min"),
+               ("prod", "reduce_prod"), ("logsumexp", "reduce_logsumexp")):
+    _reduction(_names)
 
 
 @builtin()
