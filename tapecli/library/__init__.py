@@ -3,13 +3,14 @@ Python's builtins and methods (python) and Keras-lite (keras/, its names in kera
 names with ``@builtin`` (``interpreter/registry.py``), and the library answers the interpreter's questions through
 the registry's hooks: the library imports the interpreter, the interpreter imports nothing of it.
 
-Importing this package registers the families every run needs (core, Python's builtins, NumPy's forms, the scope
-and the hooks they answer) and defers the others (``registry.defer``) to the first program that may use them: a
-family listed in ``families.DEFERRED`` (every name it registers, generated from the modules and checked by
-tests/cli/test_startup.py) is imported for a program whose text has the last word of one of its names (its module's
-word, for a name whose last word is a flat name too), Keras-lite for one with a first word of its names
-(``keras_words``), and every family for a name no loaded family has. Add a family by adding its module here, then
-to the table (``python tests/cli/test_startup.py``).
+Importing this package registers the core family and its hook (a tensor's, variable's or tape's attributes) and
+defers the others (``registry.defer``) to the first program that may use them: a family listed in
+``families.DEFERRED`` (every name it registers, generated from the modules and checked by
+tests/interpreter/test_deferred_families.py) is imported for a program whose text has the last word of one of its
+names (its module's word, for a name whose last word is a flat name too), Keras-lite for one with a first word of
+its names (``keras_words``), a family that answers a hook (``HOOKS``) when the interpreter first asks it, and every
+family for a name no loaded family has. Add a family by adding its module to the table
+(``python tests/interpreter/test_deferred_families.py``), and its hooks to ``HOOKS``.
 """
 from tapecli.library import core  # noqa: F401
 from tapecli.library.families import DEFERRED as _DEFERRED

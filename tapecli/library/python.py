@@ -457,7 +457,7 @@ def _fold(values, pair, pick):
 
 
 def _extreme(name, reduce, pair, pick):
-    """(``reduce``: the op's name, read from the op table when called: its family loads on first use, ops.DEFERRED)"""
+    # (reduce: the op's name, read from tapecli.ops when called, its family imported on first use: ops.DEFERRED)
     def run(*args, axis=None, keepdims=False):
         if len(args) >= 2:
             return _fold(list(args), pair, pick)
