@@ -96,13 +96,12 @@ SMALL_RUN = {
     "tapecli.fusion", "tapecli.fusion.plan",
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
                                           ".expressions", ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms",
-                                          ".registry", ".scalar_source", ".statements")),
+                                          ".registry", ".statements")),
     # the builtins' core and the index of the families deferred (families, keras_words)
     *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".keras_words", ".replay_kinds")),
     "tapecli.execution", "tapecli.execution.frameworks",      # (whether the program is Python, for CPython)
     "tapecli.api", "tapecli.documents",
-    *(f"tapecli.cli{m}" for m in ("", ".app", ".collector", ".lazytyper", ".process", ".render", ".tensorfmt",
-                                  ".watchdog")),
+    *(f"tapecli.cli{m}" for m in ("", ".app", ".collector", ".lazytyper", ".process", ".render", ".tensorfmt")),
 }
 
 
@@ -254,6 +253,21 @@ def test_the_fast_parse_gives_typers_arguments(argv):
     plan = lazytyper.fast_parse(c.app, args)
     assert plan is not None, "a plain command line should not need Typer"
     assert plan == _typer_kwargs(args)
+
+
+COMMANDS = ["run", "grad", "jacobian", "hessian", "plot", "watched", "explain", "check", "diff", "lint", "bench", "tape",
+            "warmup"]
+
+
+def test_the_commands_declared_apart_are_their_modules_in_the_command_lines_order():
+    """app.py names the commands a small run never takes (commands_in) and their module declares them: imported,
+    it gives each in its place (Typer's --help lists them in this order), and none other."""
+    script = ("from tapecli.cli.app import app\nprint(sorted(app._apart), ' '.join(app.commands()))\n"
+              "app._load(list(app._apart))\nprint(app._apart, ' '.join(app.commands()), None in app.commands().values())")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    apart, everything = proc.stdout.splitlines()
+    assert apart == f"{sorted(['plot', 'explain', 'check', 'diff', 'lint', 'bench', 'warmup'])} {' '.join(COMMANDS)}"
+    assert everything == f"{{}} {' '.join(COMMANDS)} False", proc.stderr
 
 
 @pytest.mark.parametrize("argv", [["--help"], [], ["grad", "--help"], ["--version"], ["grad"], ["grad", "--bogus", "f"],
