@@ -92,7 +92,7 @@ SMALL_RUN = {
     # the op families with builtin names or fusion formulas, the shapes and products the interpreter's operators use
     *(f"tapecli.ops{m}" for m in ("", ".core", ".cost", ".elementwise", ".elementwise_math", ".linalg", ".promotion",
                                   ".scalar", ".shape", ".special", ".statement")),
-    "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients", "tapecli.autodiff.replay",
+    "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
                                           ".expressions", ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms",
