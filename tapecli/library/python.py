@@ -457,7 +457,6 @@ def _fold(values, pair, pick):
 
 
 def _extreme(name, reduce, pair, pick):
-    # (reduce: the op's name, read from tapecli.ops when called, its family imported on first use: ops.DEFERRED)
     def run(*args, axis=None, keepdims=False):
         if len(args) >= 2:
             return _fold(list(args), pair, pick)
@@ -470,7 +469,7 @@ def _extreme(name, reduce, pair, pick):
             return Tensor(np.array(pick(values.value.tolist())), weak=True)
         if isinstance(values, list) and axis is None and values:
             return _fold(values, pair, pick)
-        return getattr(ops, reduce)(args[0], axis=_axis(axis), keepdims=truth(keepdims))
+        return reduce(args[0], axis=_axis(axis), keepdims=truth(keepdims))
     run.__name__ = name
     builtin(name, replaces=True)(run)      # Python's min/max of several values; one argument still reduces
 
@@ -498,8 +497,8 @@ def round_(value, ndigits=None):
     return ops.round_(value)
 
 
-_extreme("min", "reduce_min", ops.minimum, min)
-_extreme("max", "reduce_max", ops.maximum, max)
+_extreme("min", ops.reduce_min, ops.minimum, min)
+_extreme("max", ops.reduce_max, ops.maximum, max)
 
 
 @builtin("sum", replaces=True)

@@ -27,12 +27,12 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
 from tapecli.ops.elementwise_math import gelu, silu, trigamma
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
+from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
+                                    reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
 from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
 
 # family -> the names this package gives of it
 DEFERRED = {
-    "reductions": ("argmax", "argmin", "log_softmax", "MEAN", "reduce_logsumexp", "reduce_max", "reduce_mean",
-                   "reduce_min", "reduce_prod", "reduce_sum", "SOFTMAX", "softmax", "SUM"),
     "gathers": ("argsort", "band_part", "boolean_mask", "gather", "gather_nd", "int_indices", "pad", "reverse", "roll",
                 "scatter_nd", "sequence_mask", "sort", "tensor_scatter_nd_add", "tile", "top_k", "unsorted_segment_prod",
                 "unsorted_segment_sum"),
