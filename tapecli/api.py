@@ -27,6 +27,9 @@ from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.values import DTYPES, Tensor, Variable, dtype_name
+from tapecli.lazymodule import LazyModule
+
+jacobians = LazyModule("tapecli.autodiff.jacobians", globals())    # (an --of/--wrt jacobian alone)
 
 
 # Options, RunResult and Result are plain classes where dataclasses would do: making a dataclass compiles the
@@ -519,7 +522,7 @@ def _implicit_requests(interp: Interpreter, tape: Tape, options: Options) -> lis
 
 
 def _implicit_request(tape, options, target, source, label) -> Request:
-    compute = gradients.jacobian if options.request == "jacobian" else gradients.gradient
+    compute = jacobians.jacobian if options.request == "jacobian" else gradients.gradient
     _, values, whys = compute(tape, target, [source], unconnected_gradients=options.unconnected)
     targets = [as_tensor(target)]
     if current().provenance.enabled and values[0] is None:

@@ -8,13 +8,15 @@ from __future__ import annotations
 import collections
 
 from tapecli import kernels, ops
-from tapecli.autodiff import replay
 from tapecli.errors import GradientError
+from tapecli.lazymodule import LazyModule
 from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, summed
 from tapecli.ops.statement import StatementRecord
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Record, Tape
 from tapecli.runtime.values import Tensor
+
+replay = LazyModule("tapecli.autodiff.replay", globals())     # (a backward pass's plans: from a plain pass on)
 
 
 def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids: list[int],

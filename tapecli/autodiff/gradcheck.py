@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tapecli.autodiff import gradients
+from tapecli.autodiff import gradients, jacobians
 from tapecli import ops
 from tapecli.errors import TdfTypeError
 from tapecli.runtime.context import current
@@ -142,7 +142,7 @@ def _perturbed(call, work, k, delta) -> np.ndarray:
 
 
 def _full(call, work, float_args, tape, y, eps, rtol, atol) -> GradcheckReport:
-    _, jacs, _ = gradients.jacobian(tape, y, [work[k] for k in float_args], unconnected_gradients="zero")
+    _, jacs, _ = jacobians.jacobian(tape, y, [work[k] for k in float_args], unconnected_gradients="zero")
     report = GradcheckReport(True, "", eps, rtol, atol, "full jacobian")
     for k, jac in zip(float_args, jacs):
         analytic = jac.value.reshape(y.size, work[k].size).astype(np.float64)

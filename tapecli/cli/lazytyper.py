@@ -77,17 +77,40 @@ class Exit(SystemExit):
 class Typer:
     def __init__(self, **kwargs):
         self._kwargs = kwargs
-        self._commands: list[tuple[str | None, dict, object]] = []
+        self._commands: list[tuple[str | None, dict, object]] = []    # (a command declared apart: its name, {}, None)
+        self._apart: dict[str, str] = {}        # a command declared in a module of its own -> that module
         self._callback: tuple[dict, object] | None = None
         self._real = None
 
     # -------------------------------------------------------------- declaring
     def command(self, name: str | None = None, **kwargs):
         def register(fn):
-            self._commands.append((name, kwargs, fn))
+            key = name or _command_name(fn)
+            at = next((i for i, (n, _, f) in enumerate(self._commands) if f is None and n == key), None)
+            if at is None:
+                self._commands.append((name, kwargs, fn))
+            else:                                   # (in the place commands_in kept for it)
+                self._commands[at] = (name, kwargs, fn)
             self._real = None
             return fn
         return register
+
+    def commands_in(self, module: str, *names: str) -> None:
+        """Commands that ``module`` declares, in this place of the command line's order: it is imported when one of
+        them is run, or with every command where the real Typer app is built (a small run need not load them)."""
+        for name in names:
+            self._commands.append((name, {}, None))
+            self._apart[name] = module
+
+    def _load(self, names) -> None:
+        """Import the modules that declare these commands apart; each must declare the commands it was named for."""
+        import importlib
+        for module in dict.fromkeys(self._apart[name] for name in names if name in self._apart):
+            importlib.import_module(module)
+            missing = [n for n, m in self._apart.items() if m == module and n not in self.commands()]
+            if missing:
+                raise RuntimeError(f"{module} declares no command {missing[0]!r}")
+            self._apart = {n: m for n, m in self._apart.items() if m != module}
 
     def callback(self, **kwargs):
         def register(fn):
@@ -97,8 +120,13 @@ class Typer:
         return register
 
     def commands(self) -> dict[str, object]:
-        """Command name -> function, as Typer names them."""
-        return {name or fn.__name__.lower().replace("_", "-"): fn for name, _, fn in self._commands}
+        """Command name -> function, as Typer names them (None for a command whose module is not imported yet)."""
+        return {name or _command_name(fn): fn for name, _, fn in self._commands}
+
+    def command_function(self, name: str):
+        """The function of command ``name`` (None if there is none), its module imported where it is declared apart."""
+        self._load((name,))
+        return self.commands().get(name)
 
     # -------------------------------------------------------------- running
     def __call__(self, prog_name: str | None = None, args: list[str] | None = None, **real_options):
@@ -123,6 +151,7 @@ class Typer:
     def real(self):
         """The Typer app, built from the recorded declarations (imports Typer)."""
         if self._real is None:
+            self._load(list(self._apart))
             import typer
             _plain_flags()
             app = typer.Typer(**self._kwargs)
@@ -133,6 +162,10 @@ class Typer:
                 app.command(name, **kwargs)(_for_typer(fn))
             self._real = app
         return self._real
+
+
+def _command_name(fn) -> str:
+    return fn.__name__.lower().replace("_", "-")
 
 
 def _for_typer(fn):
@@ -268,7 +301,7 @@ def fast_parse(app: Typer, argv: list[str]):
     """(function, keyword arguments) for a plainly valid command line; None to let Typer decide."""
     if not argv or any(k.startswith("_TAPECLI_COMPLETE") for k in os.environ):
         return None
-    fn = app.commands().get(argv[0])
+    fn = app.command_function(argv[0])
     if fn is None:
         return None
     if app._callback is not None and _app_callback_call(app._callback[1]) is None:

@@ -15,7 +15,8 @@ import collections
 import numpy as np
 
 from tapecli import ops
-from tapecli.autodiff.gradients import gradient, hessian
+from tapecli.autodiff.gradients import gradient
+from tapecli.autodiff.jacobians import hessian
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_values import _library_call, to_library
 from tapecli.kernels import tf_onednn

@@ -476,6 +476,7 @@ class Namespace(ProgramObject):
     def get_attribute(self, interp, attr, node):
         from tapecli.interpreter.registry import BUILTINS, HOOKS, load_deferred, load_word
         load_word(attr)                 # the families that register a name of this word (read where CPython runs tf)
+        load_word(self.path.partition(".")[0])      # and those of the module's (np, where numpy is imported as onp)
         if self.path == "tf" and attr in _TF1_GRAPHS:
             raise TdfNameError(f"tf.{attr} (TensorFlow 1's graphs, sessions and optimizers: tf.compat.v1) runs on "
                                "CPython's run only, not on tapecli's interpreter",

@@ -14,14 +14,13 @@ from tapecli.errors import LimitError, TdfError
 from tapecli.frontend import ast
 from tapecli.frontend.ast import Starred
 from tapecli.fusion import plan as fusion_plans
-from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
+from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape, scalar_source
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
 from tapecli.interpreter.objects import _PYFUNCTION
 from tapecli.interpreter.registry import BUILTINS, DISPATCH, builtin_result
-from tapecli.ops.scalar import scalar_binary
-from tapecli.interpreter.scalar_source import FLOAT_SCALARS, OP_NAMES, ScalarSource, scalar_loop
+from tapecli.ops.scalar import FLOAT_SCALARS, OP_NAMES, scalar_binary
 from tapecli.runtime.limits import Limits
 from tapecli.runtime.values import Tensor, Variable, new_id
 
@@ -299,7 +298,7 @@ class Compiled:
         With ``record`` (tapes are open; nothing logs or checks ops), ``f`` gives the value's tensor, and each op's
         tensor and record are made as ops.scalar's recorded path makes them, once every value is computed (so
         giving up still has no effect)."""
-        source = ScalarSource(self, record)
+        source = scalar_source.ScalarSource(self, record)
         result = source.emit(node)
         return source.function(result) if result is not None else None
 
@@ -372,7 +371,7 @@ class Compiled:
                         and names.get(target).__class__ is not Variable:
                     record = bool(tapes)
                     if record not in scalars:
-                        scalars[record] = scalar_loop(self, node, record)
+                        scalars[record] = scalar_source.scalar_loop(self, node, record)
                     generated = scalars[record]
                     if generated is None:
                         misses = 64           # (a body it cannot take: not asked again at every iteration)

@@ -19,7 +19,22 @@ BUILTINS: dict = {}
 # "attribute" (value, attr: a tensor's, variable's or tape's), "python_attribute" (the methods of lists, dicts,
 # strings; None if not one), "initializer" (a Keras initializer by name or object, for add_weight) and
 # "keras_model" (what a program's Keras Layer/Model subclass inherits: compile, fit, add_loss, ...; None if not).
-HOOKS: dict = {}
+class _Hooks(dict):
+    """HOOKS: a hook of a deferred family (``defer(..., hooks=)``) imports the family when first asked for or
+    about (``"out_of_scope" in HOOKS``)."""
+
+    def __missing__(self, name):
+        module = _HOOK_FAMILIES.pop(name, None)
+        if module is None:
+            raise KeyError(name)
+        _load({module})
+        return self[name]
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name) or name in _HOOK_FAMILIES
+
+
+HOOKS: dict = _Hooks()
 # Builtins that take a composite value (a tf.RaggedTensor) in place of a tensor, as TensorFlow's dispatch_for_api:
 # id(builtin) -> its handler ``handler(f, interp, node, args, kwargs)``, which gives the result where an argument is
 # such a value and NotImplemented otherwise. Filled by the families of those values (tf_ragged_math.py).
@@ -29,6 +44,7 @@ DISPATCH: dict = {}
 # what runs after a family is loaded (registry.defer, after_load)
 _DEFERRED: dict = {}
 _ORDER: list = []
+_HOOK_FAMILIES: dict = {}       # a hook -> the deferred family that answers it
 _AFTER_LOAD: list = []
 _LOADING = allocate_lock()
 
@@ -62,13 +78,16 @@ def register(name: str, value, replaces: bool = False) -> None:
     BUILTINS[name] = value
 
 
-def defer(module: str, words) -> None:
+def defer(module: str, words, hooks=()) -> None:
     """Register the builtins of ``module`` (a family whose import is a noticeable part of a run's start-up) when
     first needed: by a program whose text has one of ``words``, by a module attribute of that name
-    (``classes.Namespace``: the `tf.X` of a program CPython runs too) or by a name no loaded family has."""
+    (``classes.Namespace``: the `tf.X` of a program CPython runs too), by a name no loaded family has, or by the
+    first use of one of the ``hooks`` it answers."""
     _ORDER.append(module)
     for word in words:
         _DEFERRED.setdefault(word, []).append(module)
+    for name in hooks:
+        _HOOK_FAMILIES[name] = module
 
 
 def after_load(f):
@@ -84,6 +103,12 @@ def load_word(word: str) -> None:
         load_deferred((word,))
 
 
+def named(name: str):
+    """The builtin ``name``, its family imported first where it is deferred (the interpreter's own call of one)."""
+    load_word(name)
+    return BUILTINS[name]
+
+
 def load_deferred(words=None) -> bool:
     """Import the deferred families a program with these ``words`` may use (every one for None), in the order they
     were deferred; whether any was imported (a name looked up in vain is then looked up again, and a hint sees
@@ -91,9 +116,14 @@ def load_deferred(words=None) -> bool:
     finds none of its words left finds their names registered."""
     if words is not None and not any(word in _DEFERRED for word in words):
         return False
+    return _load(set(_ORDER) if words is None else
+                 {module for word in words if word in _DEFERRED for module in _DEFERRED[word]})
+
+
+def _load(wanted: set) -> bool:
+    """Import the deferred families ``wanted`` that are not yet, in the order they were deferred; whether any was."""
     with _LOADING:
-        wanted = set(_ORDER) if words is None else \
-            {module for word in words if word in _DEFERRED for module in _DEFERRED[word]}
+        wanted &= set(_ORDER)
         if not wanted:
             return False
         for module in [module for module in _ORDER if module in wanted]:

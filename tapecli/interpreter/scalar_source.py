@@ -13,14 +13,13 @@ from tapecli.frontend import ast
 from tapecli.frontend.ast import Starred
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.kernels import RAW_NUMPY_KERNELS
+from tapecli.ops.scalar import FLOAT_SCALARS, OP_NAMES
 from tapecli.ops.statement import StatementRecord, statement_op
 from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.runtime.values import Tensor, Variable, new_id
 
 new = Tensor.__new__
 
-FLOAT_SCALARS = (np.float32, np.float64)
-OP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul"}
 _SCALAR_OPERATORS = ("+", "-", "*", "/")
 _SCALAR_CODE: dict = {}         # ScalarSource's source -> its compiled code
 

@@ -9,7 +9,7 @@ from tapecli.frontend import ast, forms, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.printing import program_repr
-from tapecli.interpreter.registry import BUILTINS, HOOKS, literal_list
+from tapecli.interpreter.registry import HOOKS, literal_list, named
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.ops.core import _tensor as new_tensor
@@ -85,7 +85,7 @@ class Statements:
         if isinstance(value, list):     # a list of Python numbers: a literal, which takes the declared dtype
             value = literal_list(value)
         if isinstance(value, (list, str)):            # numbers beside calls: tf.constant([1.0, float("inf")]); text
-            value = BUILTINS["constant"](value)
+            value = named("constant")(value)
         if not isinstance(value, Tensor):
             raise TdfTypeError(f"{node.name} must be declared with a tensor, got {type_word(value)}")
         if node.name in self.overrides:

@@ -6,7 +6,14 @@ import warnings
 
 import numpy as np
 
-from tapecli.kernels import blas, tf_float32, tf_half, tf_matmul, tf_onednn, tf_sums
+from tapecli.kernels import tf_float32, tf_sums
+from tapecli.lazymodule import LazyModule
+
+# Called by kernels of matmul, softmax and half floats alone: imported on first use (docs/performance.md, "Start-up")
+blas = LazyModule("tapecli.kernels.blas", globals())
+tf_half = LazyModule("tapecli.kernels.tf_half", globals())
+tf_matmul = LazyModule("tapecli.kernels.tf_matmul", globals())
+tf_onednn = LazyModule("tapecli.kernels.tf_onednn", globals())
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 

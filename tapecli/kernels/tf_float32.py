@@ -39,7 +39,10 @@ import functools
 
 import numpy as np
 
-from tapecli.kernels import tf_pow, tf_rcpps
+from tapecli.kernels import tf_pow
+from tapecli.lazymodule import LazyModule
+
+tf_rcpps = LazyModule("tapecli.kernels.tf_rcpps", globals())     # (packets of reciprocals alone: on first use)
 
 PACKET = 8                     # floats in one of Eigen's AVX packets: fewer elements run on the scalar path
 # Up to this many elements, a float32 tensor takes NumPy versions of Eigen's packet algorithms (TensorFlow's

@@ -23,6 +23,10 @@ from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
+from tapecli.lazymodule import LazyModule
+
+jacobians = LazyModule("tapecli.autodiff.jacobians", globals())    # (t.jacobian, t.batch_jacobian alone)
+
 
 class NamedResult(list):
     """A result TensorFlow gives as a named tuple (``top_k``'s values and indices): a list whose items are also
@@ -872,10 +876,10 @@ def _tape_attribute(interp, tape_obj, attr, node):
         return request("gradient", _checked(_program_gradient, "gradient(target, sources, output_gradients=None, "
                                                                "unconnected_gradients=\"none\")"))
     if attr == "jacobian":
-        return request("jacobian", _checked(gradients.jacobian, "jacobian(target, sources, "
+        return request("jacobian", _checked(jacobians.jacobian, "jacobian(target, sources, "
                                                                 "unconnected_gradients=\"none\")"))
     if attr == "batch_jacobian":
-        return request("batch_jacobian", _checked(gradients.batch_jacobian, "batch_jacobian(target, source)"))
+        return request("batch_jacobian", _checked(jacobians.batch_jacobian, "batch_jacobian(target, source)"))
     if attr == "watched_variables":
         return BoundMethod(attr, lambda call_node: PythonTuple(tape.watched_variables()))     # (TensorFlow's tuple)
     if attr == "watch":

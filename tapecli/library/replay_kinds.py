@@ -51,4 +51,5 @@ def _mark() -> None:
         if name in BUILTINS:
             BUILTINS[name].replay = PURE
             BUILTINS[name].replay_data = (0, ())
-    BUILTINS["print"].replay = EFFECT
+    if "print" in BUILTINS:
+        BUILTINS["print"].replay = EFFECT

@@ -30,14 +30,12 @@ from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETIT
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
                                     reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
 from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
-# Not deferred: importing a module binds its name in the package, and this one is named as its function
-# ``gather``, which the module would then stand for once a family that imports it loads.
-from tapecli.ops.gather import (argsort, band_part, boolean_mask, gather, gather_nd, int_indices, pad, reverse, roll,
-                                scatter_nd, sequence_mask, sort, tensor_scatter_nd_add, tile, top_k,
-                                unsorted_segment_prod, unsorted_segment_sum)
 
 # family -> the names this package gives of it
 DEFERRED = {
+    "gathers": ("argsort", "band_part", "boolean_mask", "gather", "gather_nd", "int_indices", "pad", "reverse", "roll",
+                "scatter_nd", "sequence_mask", "sort", "tensor_scatter_nd_add", "tile", "top_k", "unsorted_segment_prod",
+                "unsorted_segment_sum"),
     "scan": ("cumprod", "cumsum", "cumulative_logsumexp", "identity", "one_hot"),
     "nn": ("avg_pool2d", "batch_normalization", "bias_add", "BIAS_ADD_GRAD", "CONV_FILTER_GRAD", "conv1d", "conv2d",
            "conv_transpose",

@@ -14,7 +14,7 @@ from tapecli.ops.linalg import matmul
 from tapecli.ops.reductions import reduce_sum
 from tapecli.ops.shape import reshape
 from tapecli.runtime.values import dtype_name, Tensor
-from tapecli.ops.gather import band_part
+from tapecli.ops.gathers import band_part
 from tapecli.ops.matrix import _eye_like, _t, triangular_solve
 from tapecli.runtime import spelling
 

@@ -7,13 +7,15 @@ import operator
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import numpy_kernels, tf_float32, tf_rcpps, tf_sums
-
+from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
+from tapecli.lazymodule import LazyModule
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Stub
 from tapecli.runtime.values import dtype_name, is_float, python_int, Tensor, Variable
+
+tf_rcpps = LazyModule("tapecli.kernels.tf_rcpps", globals())     # (pow's x ** -0.5 alone: on first use)
 
 
 # ------------------------------------------------------------ elementwise ops

@@ -19,7 +19,7 @@ from tapecli.ops.reductions import reduce_max, reduce_sum
 from tapecli.ops.shape import broadcast_to, getitem, reshape, transpose
 from tapecli.runtime.limits import admit_result
 from tapecli.runtime.values import dtype_name, Tensor, Variable
-from tapecli.ops.gather import band_part, gather
+from tapecli.ops.gathers import band_part, gather
 from tapecli.runtime import spelling
 
 

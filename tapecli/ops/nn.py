@@ -22,7 +22,7 @@ from tapecli.ops.reductions import log_softmax, reduce_sum, softmax
 from tapecli.ops.shape import broadcast_to, concat, getitem, reshape, transpose
 from tapecli.runtime.context import current
 from tapecli.runtime.values import dtype_name, Tensor
-from tapecli.ops.gather import int_indices, pad, reverse
+from tapecli.ops.gathers import int_indices, pad, reverse
 from tapecli.runtime import spelling
 
 

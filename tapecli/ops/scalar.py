@@ -17,6 +17,8 @@ _numpy_quiet = kernels.numpy_quiet
 _RAW_KERNELS = kernels.RAW_NUMPY_KERNELS
 
 FLOAT_SCALARS = (np.float32, np.float64)
+# Python's binary operators, each the op it makes (the interpreter's compiled closures and generated scalar code)
+OP_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul"}
 
 
 def _run(op, values):

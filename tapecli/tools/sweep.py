@@ -250,14 +250,14 @@ def hessians(result, options):
     ``jax.hessian(f, argnums)`` gives it. A pair of one source is named ``d2(T)/d(S)2``; a pair of two,
     ``d2(T)/d(S1)d(S2)``: the derivative w.r.t. S2 of the gradient w.r.t. S1, shaped S1.shape + S2.shape,
     its entry carrying ``source2``."""
-    from tapecli.autodiff import gradients
+    from tapecli.autodiff import jacobians
     from tapecli.interpreter.objects import Request
     if not result.implicit:
         return []
     first = result.implicit[0]
     sources = [req.leaves[0] for req in result.implicit]
     labels = [req.labels[0] for req in result.implicit]
-    values, whys = gradients.hessian_block(first.tape_obj, first.targets, sources, options.unconnected,
+    values, whys = jacobians.hessian_block(first.tape_obj, first.targets, sources, options.unconnected,
                                            mode=options.jacobian_mode)
     found = []
     for i, (source, label) in enumerate(zip(sources, labels)):

@@ -17,10 +17,11 @@ from conftest import open_tape, cli, run_program, value
 from autodiff.test_op_gradients import CASES, _float_idx
 
 from tapecli.autodiff.backward import backward
-from tapecli.autodiff import gradients
+from tapecli.autodiff import jacobians
 from tapecli import ops
 from tapecli.errors import TapeError
-from tapecli.autodiff.gradients import gradient, jacobian_in_mode
+from tapecli.autodiff.gradients import gradient
+from tapecli.autodiff.jacobians import jacobian_in_mode
 from tapecli.runtime.tape import Tape
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
@@ -251,7 +252,7 @@ def test_index_numpy_cannot_batch_falls_back():
 
 
 def test_batches_in_chunks(monkeypatch):
-    monkeypatch.setattr(gradients, "CHUNK_ELEMENTS", 7)
+    monkeypatch.setattr(jacobians, "CHUNK_ELEMENTS", 7)
     rng = np.random.default_rng(5)
     x = Tensor(rng.normal(size=(3, 4)))
     w = Tensor(rng.normal(size=(4, 5)))
@@ -285,11 +286,11 @@ def test_auto_picks_the_cheaper_mode():
         wide = ops.reduce_sum(ops.sin(big), axis=0, keepdims=True)                # 1 output, 30 inputs
         M = Tensor(np.ones((3, 3)))
         square = ops.sin(ops.matmul(M, x))                                         # 3 x 3, matmul at x
-    used = lambda y, src: gradients._toward(t.path([src.id])[0], y.id)         # noqa: E731
-    assert gradients._choose_mode("auto", tall, [x], used(tall, x)) == "fwd"
-    assert gradients._choose_mode("auto", wide, [big], used(wide, big)) == "rev"
-    assert gradients._choose_mode("auto", square, [x], used(square, x)) == "fwd"
-    assert gradients._choose_mode("rev", tall, [x], used(tall, x)) == "rev"
+    used = lambda y, src: jacobians._toward(t.path([src.id])[0], y.id)         # noqa: E731
+    assert jacobians._choose_mode("auto", tall, [x], used(tall, x)) == "fwd"
+    assert jacobians._choose_mode("auto", wide, [big], used(wide, big)) == "rev"
+    assert jacobians._choose_mode("auto", square, [x], used(square, x)) == "fwd"
+    assert jacobians._choose_mode("rev", tall, [x], used(tall, x)) == "rev"
 
 
 def test_non_persistent_tape_answers_once_and_releases():
@@ -388,7 +389,7 @@ def test_hessian_function_against_finite_differences():
     loss = ops.reduce_mean(ops.square(ops.tanh(ops.matmul(xb, w))))
     current().tapes.remove(tape)
     tape.open = False
-    h, _, _ = gradients.hessian(tape, loss, w)
+    h, _, _ = jacobians.hessian(tape, loss, w)
     eps = 1e-5
     fd = np.zeros((3, 2, 3, 2))
     for i in np.ndindex(3, 2):

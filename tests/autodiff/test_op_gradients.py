@@ -384,7 +384,7 @@ CASES: list[Case] = [
     *_index_grad_rows(),
 ]
 
-# Compositions (tapecli/ops/gather.py, nn.py): no entry of their own; each row names the op
+# Compositions (tapecli/ops/gathers.py, nn.py): no entry of their own; each row names the op
 # whose record it checks, and runs the same first/second-order and jvp checks.
 IDX = np.array([[2, 0], [1, 1]])
 # max pooling's 3 x 2 windows, strides 1 and 2, SAME, on 5 x 6 images: TensorFlow's MaxPoolGrad and its adjoint

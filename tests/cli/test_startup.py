@@ -25,7 +25,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import cli, drawn, indent_markers
-from tapecli import ops
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.tdf")) + sorted((ROOT / "benchmarks").glob("*.tdf"))
@@ -79,36 +78,47 @@ def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
     assert line == "standard library: ", line
 
 
-# Parts of tapecli a small grad or run has no use for: each is imported where it is used.
-# (the parser's error path among them)
-NOT_ON_THE_SMALL_PATH = ("tapecli.tools", "tapecli.autodiff.gradcheck", "tapecli.frontend.lalr",
-                         "tapecli.frontend.syntaxerrors",
-                         "tapecli.library.keras_names", "tapecli.library.keras.",
-                         # why a gradient is None: where one is (interpreter/core.py: new_request)
-                         "tapecli.autodiff.explain",
-                         # builtin families a program without their words never imports (library/families.py)
-                         "tapecli.library.tf_", "tapecli.library.control", "tapecli.library.data",
-                         # a loop's plans, a large expression's fused kernels (interpreter/lazy.py)
-                         "tapecli.interpreter.loop_plans", "tapecli.interpreter.loop_steps",
-                         "tapecli.interpreter.loop_shape", "tapecli.kernels.trace", "tapecli.fusion.core",
-                         "tapecli.fusion.codegen",
-                         "tapecli.kernels.numba_kernels", "tapecli.kernels.numba_support",
-                         "tapecli.kernels.cuda", "tapecli.cli.plot", "tapecli.cli.sweepcli", "tapecli.fusion.ondevice",
-                         "tapecli.execution.guard", "tapecli.execution.sandbox", "tapecli.execution.modules",
-                         # the op families imported on first use (ops.DEFERRED), and their kernels
-                         *(f"tapecli.ops.{family}" for family in ops.DEFERRED), "tapecli.kernels.tf_xent",
-                         "tapecli.kernels.tf_lstsq", "tapecli.kernels.tf_ctc", "tapecli.kernels.tf_colorspace",
-                         "tapecli.kernels.tf_image_transform")
+# Every part of tapecli a small grad imports, by room (docs/performance.md, "Start-up"). A module added to the start-up
+# fails the test below: import it where it is first used (a function's import, tapecli/lazymodule.py, ops.DEFERRED,
+# a deferred builtin family), or list it here if every small run needs it.
+SMALL_RUN = {
+    "tapecli", "tapecli.version", "tapecli.errors", "tapecli.environment", "tapecli.recursion", "tapecli.lazymodule",
+    *(f"tapecli.frontend{m}" for m in ("", ".ast", ".fastparse", ".forms", ".grammar", ".nesting", ".parser",
+                                       ".softkeywords", ".spellings", ".structure", ".tokens")),
+    *(f"tapecli.runtime{m}" for m in ("", ".clock", ".context", ".limits", ".numerics", ".numpy_gate", ".observers",
+                                      ".provenance", ".specs", ".spelling", ".tape", ".values")),
+    # the NumPy kernels, with TensorFlow's float32 math, pow, erfc and sums that the elementwise ops name
+    *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_erfc", ".tf_float32",
+                                      ".tf_pow", ".tf_sums")),
+    # the op families with builtin names or fusion formulas, the shapes and products the interpreter's operators use
+    *(f"tapecli.ops{m}" for m in ("", ".core", ".cost", ".elementwise", ".elementwise_math", ".linalg", ".promotion",
+                                  ".reductions", ".scalar", ".shape", ".special", ".statement")),
+    "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
+    "tapecli.fusion", "tapecli.fusion.plan",
+    *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
+                                          ".expressions", ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms",
+                                          ".registry", ".statements")),
+    # the builtins' core and the index of the families deferred (families, keras_words)
+    *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".keras_words", ".replay_kinds")),
+    "tapecli.execution", "tapecli.execution.frameworks",      # (whether the program is Python, for CPython)
+    "tapecli.api", "tapecli.documents",
+    *(f"tapecli.cli{m}" for m in ("", ".app", ".collector", ".lazytyper", ".process", ".render", ".tensorfmt")),
+}
 
 
-@pytest.mark.parametrize("args", [("grad",), ("run", "--json")])
-def test_a_small_run_imports_only_the_parts_of_tapecli_it_uses(args, tmp_path):
+# grad logs the ops (to say why a gradient is None), run does not: its backward pass is a plain one, which may run as
+# a plan (autodiff/replay.py)
+RUN_ALONE = {"tapecli.autodiff.replay"}
+
+
+@pytest.mark.parametrize("args", [("grad",), ("grad", "--json"), ("run",), ("run", "--json"), ("jacobian", "--json")])
+def test_a_small_run_imports_the_listed_parts_of_tapecli_alone(args, tmp_path):
     proc, _ = imported_by(*args, tmp_path=tmp_path)
     line = next(line for line in proc.stderr.splitlines() if line.startswith("tapecli modules: "))
-    own = set(line.partition(": ")[2].split(","))
-    assert "tapecli.interpreter.core" in own          # the listing is real
-    unwanted = sorted(m for m in own if m.startswith(NOT_ON_THE_SMALL_PATH))
-    assert unwanted == [], unwanted
+    own = set(line.partition(": ")[2].split(",")) | {"tapecli"}
+    assert sorted(own - SMALL_RUN - (RUN_ALONE if args[0] == "run" else set())) == []
+    if args == ("grad",):
+        assert sorted(SMALL_RUN - own) == []        # (the list is what a small grad imports, no more)
 
 
 # Runs each program given in a new process, then says whether Keras-lite was imported, and the error if any.
@@ -249,6 +259,21 @@ def test_the_fast_parse_gives_typers_arguments(argv):
     plan = lazytyper.fast_parse(c.app, args)
     assert plan is not None, "a plain command line should not need Typer"
     assert plan == _typer_kwargs(args)
+
+
+COMMANDS = ["run", "grad", "jacobian", "hessian", "plot", "watched", "explain", "check", "diff", "lint", "bench", "tape",
+            "warmup"]
+
+
+def test_the_commands_declared_apart_are_their_modules_in_the_command_lines_order():
+    """app.py names the commands a small run never takes (commands_in) and their module declares them: imported,
+    it gives each in its place (Typer's --help lists them in this order), and none other."""
+    script = ("from tapecli.cli.app import app\nprint(sorted(app._apart), ' '.join(app.commands()))\n"
+              "app._load(list(app._apart))\nprint(app._apart, ' '.join(app.commands()), None in app.commands().values())")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    apart, everything = proc.stdout.splitlines()
+    assert apart == f"{sorted(['plot', 'explain', 'check', 'diff', 'lint', 'bench', 'warmup'])} {' '.join(COMMANDS)}"
+    assert everything == f"{{}} {' '.join(COMMANDS)} False", proc.stderr
 
 
 @pytest.mark.parametrize("argv", [["--help"], [], ["grad", "--help"], ["--version"], ["grad"], ["grad", "--bogus", "f"],

@@ -375,10 +375,10 @@ def test_a_tape_that_splits_its_records_while_its_path_is_read_gives_each_op_onc
 # the same names, bits, dtypes and weak flags, loop name and step count as its statements one by one.
 def _loop_outcome(source, monkeypatch, generated, options=None):
     """The step count and every tensor bound to a name (dtype, weak flag, bits); or the error and where."""
-    from tapecli.interpreter import compiled
+    from tapecli.interpreter import scalar_source
     with monkeypatch.context() as patch:
         if not generated:
-            patch.setattr(compiled, "scalar_loop", lambda *args: None)
+            patch.setattr(scalar_source, "scalar_loop", lambda *args: None)
         try:
             result = run_source(source, options=options)
         except Exception as e:
@@ -407,7 +407,7 @@ def test_a_scalar_loop_runs_as_one_generated_loop_with_its_statements_bits(first
 def test_a_recorded_scalar_loop_runs_as_one_generated_loop_with_its_statements_records(first, second, steps,
                                                                                       persistent, monkeypatch):
     # on a tape: the same records (listing), the same gradients, names and step count as the statements one by one
-    from tapecli.interpreter import compiled
+    from tapecli.interpreter import scalar_source
     from tapecli.tools.tapelist import list_tapes
     source = f"""var x = 0.5
 w = cast(-0.75, float32)
@@ -424,7 +424,7 @@ dx = t.gradient(y, x)
     for generated in (True, False):
         with monkeypatch.context() as patch:
             if not generated:
-                patch.setattr(compiled, "scalar_loop", lambda *args: None)
+                patch.setattr(scalar_source, "scalar_loop", lambda *args: None)
             listing = list_tapes(source, "loop.tdf")
         for tape in listing["tapes"]:
             tape.pop("saved_bytes")

@@ -109,16 +109,33 @@ def test_the_package_gives_each_ops_own_function():
 
 # Run in a process of its own: this module loads every family.
 DEFERRED_CHECKS = """
-import sys
+import ast, pathlib, sys
 from tapecli import ops
 loaded = [family for family in ops.DEFERRED if f"tapecli.ops.{family}" in sys.modules]
 assert not loaded, f"imported with the package: {loaded}"
+# every name tapecli reads from the package (ops.X; m.X in the op table's formulas) is given with it or deferred
+def reads(tree, name):
+    return {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == name and isinstance(node.ctx, ast.Load)}
+eager, read = set(vars(ops)), set()
+for path in pathlib.Path(ops.__file__).parents[1].rglob("*.py"):
+    tree = ast.parse(path.read_text())
+    if any(isinstance(node, ast.ImportFrom) and node.module == "tapecli" and any(a.name == "ops" and not a.asname
+                                                                                   for a in node.names)
+           for node in ast.walk(tree)):
+        read |= reads(tree, "ops")
+    for node in ast.walk(tree) if path.parent.name == "ops" else ():         # the op table's formulas' m
+        if isinstance(node, (ast.Lambda, ast.FunctionDef)) and node.args.args and node.args.args[0].arg == "m":
+            read |= reads(node, "m")
+missing = sorted(read - eager - set(ops._FAMILY))
+assert not missing, f"read from tapecli.ops, given by no family: {missing}"
+assert not eager & set(ops._FAMILY), "a deferred name given with the package too"
 given = set(ops._FAMILY) | {name for name, value in vars(ops).items() if not isinstance(value, type(sys))}
 assert not given & set(ops.DEFERRED), "a deferred family named as a function: importing it rebinds that name"
 before = set(ops.OPS)
 assert ops.einsum.__module__ == "tapecli.ops.matrix" and "tapecli.ops.nn" not in sys.modules
 import tapecli.ops.nn       # a family imported by its module's name (library/tf_nn_losses.py), itself importing others
-assert ops.bias_add.__module__ == "tapecli.ops.nn" and ops.gather.__module__ == "tapecli.ops.gather"
+assert ops.bias_add.__module__ == "tapecli.ops.nn" and ops.gather.__module__ == "tapecli.ops.gathers"
 ops.load_deferred()
 added = [ops.OPS[name] for name in sorted(set(ops.OPS) - before)]
 assert len(added) > 20, len(added)

@@ -95,7 +95,8 @@ def test_the_cycle_finder_finds_a_cycle():
 # interpreter (it builds on the registry, program objects and conversions; the interpreter reaches it only
 # through the registry), and fusion above autodiff (neither imports the other).
 ROOMS = [
-    ("leaves", ("tapecli.version", "tapecli.errors", "tapecli.cache", "tapecli.environment", "tapecli.recursion")),
+    ("leaves", ("tapecli.version", "tapecli.errors", "tapecli.cache", "tapecli.environment", "tapecli.recursion",
+                "tapecli.lazymodule")),
     ("frontend", ("tapecli.frontend",)),
     ("runtime", ("tapecli.runtime",)),
     ("kernels", ("tapecli.kernels",)),

@@ -135,14 +135,14 @@ def standardize_data_format(data_format) -> str:
 def set_random_seed(interp, seed):
     """Python's, NumPy's global and TensorFlow's seeds at once, as keras.utils.set_random_seed (Python's is the
     run's, whose draws a program's random module and Keras's default seeds share)."""
-    from tapecli.interpreter.registry import BUILTINS
-    from tapecli.library.tf_nn import set_seed        # (a family imported when a program first names it)
+    from tapecli.library.numpy_forms import np_seed    # (families imported when a program first names them)
+    from tapecli.library.tf_nn import set_seed
     if not isinstance(seed, int) and not (isinstance(seed, Tensor) and seed.dtype.kind in "iu" and seed.ndim == 0):
         raise TdfTypeError(f"Expected `seed` argument to be an integer. Received: seed={seed!r}")
     seed = integer(seed, "seed")
     current().python_random().seed(seed)          # (Keras's initializers draw their seeds from it)
     current().keras_seed_generator = None           # (Keras's global SeedGenerator is made again at its next use)
-    BUILTINS["np.random.seed"](interp, seed)
+    np_seed(interp, seed)
     set_seed(interp, seed)
 
 
