@@ -5,15 +5,15 @@ modules register."""
 
 DEFERRED = {
     'tf_math': (
-        'accumulate_n', 'add', 'add_n', 'clip_by_global_norm', 'clip_by_value', 'confusion_matrix',
+        'accumulate_n', 'add', 'add_n', 'betainc', 'clip_by_global_norm', 'clip_by_value', 'confusion_matrix',
         'convert_to_tensor', 'count_nonzero', 'cumprod', 'cumsum', 'cumulative_logsumexp', 'divide', 'divide_no_nan',
         'e', 'equal', 'floordiv', 'floormod', 'global_norm', 'greater', 'greater_equal', 'hard_sigmoid', 'identity',
-        'inf', 'is_finite', 'is_inf', 'is_nan', 'l2_normalize', 'lbeta', 'less', 'less_equal', 'log_sigmoid',
-        'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'mod', 'moments', 'multiply', 'nan', 'negative',
-        'newaxis', 'nextafter', 'not_equal', 'ones_like', 'pi', 'reciprocal', 'reciprocal_no_nan', 'reduce_all',
-        'reduce_any', 'reduce_euclidean_norm', 'reduce_logsumexp', 'reduce_max', 'reduce_mean', 'reduce_min',
-        'reduce_prod', 'reduce_std', 'reduce_sum', 'reduce_variance', 'silu', 'subtract', 'swish', 'truediv', 'xdivy',
-        'xlog1py', 'xlogy', 'zero_fraction', 'zeros_like',
+        'igamma', 'igammac', 'inf', 'is_finite', 'is_inf', 'is_nan', 'l2_normalize', 'lbeta', 'less', 'less_equal',
+        'log_sigmoid', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'mod', 'moments', 'multiply', 'nan',
+        'negative', 'newaxis', 'nextafter', 'not_equal', 'ones_like', 'pi', 'reciprocal', 'reciprocal_no_nan',
+        'reduce_all', 'reduce_any', 'reduce_euclidean_norm', 'reduce_logsumexp', 'reduce_max', 'reduce_mean',
+        'reduce_min', 'reduce_prod', 'reduce_std', 'reduce_sum', 'reduce_variance', 'silu', 'subtract', 'swish',
+        'truediv', 'xdivy', 'xlog1py', 'xlogy', 'zero_fraction', 'zeros_like',
     ),
     'tf_nn': (
         'argsort', 'avg_pool', 'avg_pool2d', 'band_part', 'batch_norm_with_global_normalization',
