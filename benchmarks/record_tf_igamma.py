@@ -1,5 +1,6 @@
-"""Record TensorFlow's bits for tf.math.igamma, tf.math.igammac, IgammaGradA (igamma's gradient in a) and
-tf.math.betainc, float32 and float64, for tests/kernels/test_tf_igamma.py (tapecli/kernels/tf_igamma.py).
+"""Record TensorFlow's bits for tf.math.igamma, tf.math.igammac, IgammaGradA (igamma's gradient in a),
+tf.math.betainc and tf.math.lgamma (of the a's), float32 and float64, for tests/kernels/test_tf_igamma.py
+(tapecli/kernels/tf_igamma.py).
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 
@@ -62,7 +63,7 @@ def main() -> None:
             ("a", a), ("x", x), ("b", b), ("betainc_x", xb),
             ("igamma", tf.math.igamma(a, x).numpy()), ("igammac", tf.math.igammac(a, x).numpy()),
             ("igamma_grad_a", tf.raw_ops.IgammaGradA(a=a, x=x).numpy()),
-            ("betainc", tf.math.betainc(a, b, xb).numpy()))}
+            ("betainc", tf.math.betainc(a, b, xb).numpy()), ("lgamma", tf.math.lgamma(a).numpy()))}
     OUT.write_text(json.dumps({"tensorflow": tf.__version__, **out}, indent=1) + "\n")
     print(f"{OUT}: {sum(len(np.frombuffer(base64.b64decode(v['a']), 'u1')) for v in out.values())} bytes of a")
 

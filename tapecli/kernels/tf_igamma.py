@@ -471,3 +471,16 @@ def betainc(a, b, x):
         inside = ~bad & ~(x <= 0) & ~(x >= 1)
     out[inside] = (_betainc32 if s.dtype == _F32 else _betainc64)(s, a[inside], b[inside], x[inside])
     return out.reshape(shape)
+
+
+def lgamma(x):
+    """TensorFlow's Lgamma: the C library's ``lgammaf_r`` (``lgamma_r`` for float64) on each element, whatever the
+    tensor's size (Eigen has no packet form of it); float16's is float32's, rounded. Poles give inf; a subnormal
+    argument, under DAZ, -log of half the least subnormal (measured against TensorFlow 2.21)."""
+    x = np.asarray(x)
+    if x.dtype != _F32 and x.dtype != np.float64:
+        return lgamma(x.astype(_F32)).astype(x.dtype)
+    y = _c_function("lgamma", x.dtype)(x.reshape(-1)).reshape(x.shape)
+    info = np.finfo(x.dtype)
+    subnormal = (x != 0) & (np.abs(x) < info.tiny)
+    return np.where(subnormal, x.dtype.type((info.nmant - info.minexp + 1) * math.log(2)), y) if subnormal.any() else y

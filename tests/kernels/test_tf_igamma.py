@@ -1,4 +1,4 @@
-"""TensorFlow's bits for igamma, igammac, IgammaGradA and betainc (tapecli/kernels/tf_igamma.py): every point
+"""TensorFlow's bits for igamma, igammac, IgammaGradA, betainc and lgamma (tapecli/kernels/tf_igamma.py): every point
 benchmarks/record_tf_igamma.py recorded from TensorFlow 2.21 (tests/tf_igamma_bits.json), float32 and float64 —
 each branch of Eigen's code, its domain errors, subnormal and infinite arguments; and the ops' dtypes and
 broadcasting."""
@@ -16,7 +16,8 @@ from tapecli.kernels import tf_float32, tf_igamma
 
 STORE = json.loads((Path(__file__).parents[1] / "tf_igamma_bits.json").read_text())
 KERNELS = {"igamma": (tf_igamma.igamma, "x"), "igammac": (tf_igamma.igammac, "x"),
-           "igamma_grad_a": (tf_igamma.igamma_grad_a, "x"), "betainc": (tf_igamma.betainc, "b", "betainc_x")}
+           "igamma_grad_a": (tf_igamma.igamma_grad_a, "x"), "betainc": (tf_igamma.betainc, "b", "betainc_x"),
+           "lgamma": (tf_igamma.lgamma,)}
 
 
 # TensorFlow's bits came from glibc's libm (logf, expf, lgammaf_r, ...): another C library gives their values within
