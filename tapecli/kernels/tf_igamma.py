@@ -11,8 +11,8 @@ step is one IEEE operation in the dtype (the wheel is built without FMA: no cont
 TensorFlow's flush-to-zero is kept: a subnormal argument compares and computes as zero (DAZ), a subnormal result of
 a product or quotient that can shrink is a zero (FTZ). TensorFlow's bits at every point of tests/tf_igamma_bits.json.
 
-Where Cephes's series in ``incbps`` cannot end (float32, t = x / (1 - x) infinite after the swap, b not whole:
-TensorFlow's kernel never returns), it stops after ``_SERIES_BOUND`` steps, at nan.
+Cephes's series in ``incbps`` has no bound on its steps; here it stops after ``_SERIES_BOUND``, where TensorFlow's
+kernel runs on (or, for float32's t = x / (1 - x) infinite after the swap and b not whole, never returns: nan here).
 """
 from __future__ import annotations
 

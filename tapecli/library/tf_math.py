@@ -12,7 +12,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfError, TdfTypeError, TdfValueError
-from tapecli.library.core import tensor_argument, to_axis, to_dtype, to_float, to_int, truth
+from tapecli.library.core import kernel_name, same_dtype, tensor_argument, to_axis, to_dtype, to_float, to_int, truth
 from tapecli.library.python import host_conversion
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
@@ -489,7 +489,6 @@ def _float_operands(op: str, values, allowed: tuple) -> list:
     converts them: literals take the first tensor's dtype, or the first literal's own where none is a tensor (a
     Python int's is int32, which no such op takes). Its errors are TensorFlow's; a half or bfloat16 T has no CPU
     kernel."""
-    from tapecli.library.tf_sparse import kernel_name, same_dtype
     ts = [tensor_argument(v) for v in values]
     dtype = next((t.dtype for t in ts if not t.weak), None) or ops.materialize(ts[0]).dtype
     ts = [ops.materialize(t, dtype) if t.weak else t for t in ts]
