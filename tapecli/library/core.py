@@ -100,6 +100,20 @@ def tensor_argument(x) -> Tensor:
     return ops.to_tensor(x)
 
 
+def kernel_name(dtype) -> str:
+    """A dtype as TensorFlow's kernels name it in their errors (C++'s float, double, half)."""
+    name = dtype_name(dtype)
+    return {"float32": "float", "float64": "double", "float16": "half"}.get(name, name)
+
+
+def same_dtype(t: Tensor, dtype, op: str, position: int) -> Tensor:
+    """``t``, which a kernel takes at input ``position`` only of the values' dtype (TensorFlow's words)."""
+    if t.dtype != dtype:
+        raise KernelValueError(f"cannot compute {op} as input #{position}(zero-based) was expected to be a "
+                               f"{kernel_name(dtype)} tensor but is a {kernel_name(t.dtype)} tensor")
+    return t
+
+
 def _float_dtype(dtype) -> np.dtype:
     return current().settings.float_dtype if dtype is None else to_dtype(dtype)
 

@@ -5,13 +5,14 @@ wherever TensorFlow's gradient is the composition's (so gradients of every order
 A program reaches them as ``X``, ``tf.X``, ``tf.math.X`` or ``tf.nn.X`` (docs/spec/LANGUAGE.md §11)."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfError, TdfTypeError, TdfValueError
-from tapecli.library.core import tensor_argument, to_axis, to_dtype, to_float, to_int, truth
+from tapecli.errors import KernelValueError, ShapeError, TdfError, TdfTypeError, TdfValueError
+from tapecli.library.core import kernel_name, same_dtype, tensor_argument, to_axis, to_dtype, to_float, to_int, truth
 from tapecli.library.python import host_conversion
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
@@ -481,3 +482,48 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
     cm = np.zeros((n, n), out_dtype)
     np.add.at(cm, (labels_v, preds_v), np.ones(labels_v.shape, out_dtype) if w is None else w.astype(out_dtype))
     return Tensor(cm)
+
+
+def _float_operands(op: str, values, allowed: tuple) -> list:
+    """The operands of TensorFlow's op ``op`` (one dtype T, of ``allowed``: C++'s names), converted as TensorFlow
+    converts them: literals take the first tensor's dtype, or the first literal's own where none is a tensor (a
+    Python int's is int32, which no such op takes). Its errors are TensorFlow's; a half or bfloat16 T has no CPU
+    kernel."""
+    ts = [tensor_argument(v) for v in values]
+    dtype = next((t.dtype for t in ts if not t.weak), None) or ops.materialize(ts[0]).dtype
+    ts = [ops.materialize(t, dtype) if t.weak else t for t in ts]
+    name = kernel_name(dtype)
+    if name not in allowed:
+        raise KernelValueError(f"Value for attr 'T' of {name} is not in the list of allowed values: "
+                               f"{', '.join(allowed)} [Op:{op}]")
+    if name in ("half", "bfloat16"):
+        raise TdfTypeError(f"Could not find device for node: {{{{node {op}}}}} = {op}[T=DT_{name.upper()}] "
+                           "(its CPU kernels are float32's and float64's)")
+    return [same_dtype(t, dtype, op, i) for i, t in enumerate(ts)]
+
+
+_IGAMMA_TYPES = ("bfloat16", "half", "float", "double")
+
+
+@builtin("igamma")
+def igamma(a, x, name=None):
+    """P(a, x), the lower regularized incomplete gamma function (TensorFlow's kernel: kernels/tf_igamma.py)."""
+    return ops.igamma(*_float_operands("Igamma", (a, x), _IGAMMA_TYPES))
+
+
+@builtin("igammac")
+def igammac(a, x, name=None):
+    """Q(a, x) = 1 - P(a, x), the upper one."""
+    return ops.igammac(*_float_operands("Igammac", (a, x), _IGAMMA_TYPES))
+
+
+@builtin("betainc")
+def betainc(a, b, x, name=None):
+    """I_x(a, b), the regularized incomplete beta integral. TensorFlow's kernel broadcasts scalars alone: the
+    operands that are not scalars have one shape."""
+    ts = _float_operands("Betainc", (a, b, x), ("float", "double"))
+    for (i, p), (j, q) in itertools.combinations(enumerate(ts), 2):
+        if p.ndim and q.ndim and p.shape != q.shape:
+            raise ShapeError(f"Shapes of {'abx'[i]} and {'abx'[j]} are inconsistent: "
+                             f"[{','.join(map(str, p.shape))}] vs. [{','.join(map(str, q.shape))}]")
+    return ops.betainc(*ts)

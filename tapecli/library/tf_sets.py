@@ -10,8 +10,9 @@ from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
 from tapecli.interpreter import conversions
 from tapecli.interpreter.printing import python_str
 from tapecli.interpreter.registry import builtin
+from tapecli.library.core import same_dtype
 from tapecli.library.tf_math import convert_to_tensor
-from tapecli.library.tf_sparse import SparseTensor, check_indices, index_text, linear, made, same_dtype
+from tapecli.library.tf_sparse import SparseTensor, check_indices, index_text, linear, made
 from tapecli.runtime.values import Tensor, dtype_name
 
 _SET_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "string")

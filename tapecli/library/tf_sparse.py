@@ -15,7 +15,7 @@ from tapecli.interpreter.conversions import to_int, truth, type_word
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.printing import python_str
 from tapecli.interpreter.registry import builtin
-from tapecli.library.core import to_dtype, to_shape
+from tapecli.library.core import same_dtype, to_dtype, to_shape
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.runtime.limits import admit_result
 from tapecli.runtime.values import DType, PythonTuple, Tensor, TensorShape, Variable, dtype_name
@@ -178,20 +178,6 @@ def check_indices(st: SparseTensor, ordered: bool = True, outside: str | None = 
     if beyond[i]:
         raise KernelValueError(f"{shown} is out of bounds: need 0 <= index < {index_text(dims)}")
     raise KernelValueError(f"{shown} {_ORDER_HINT}" if step[i] < 0 else f"{shown} is repeated")
-
-
-def kernel_name(dtype) -> str:
-    """A dtype as TensorFlow's kernels name it in their errors (C++'s float, double, half)."""
-    name = dtype_name(dtype)
-    return {"float32": "float", "float64": "double", "float16": "half"}.get(name, name)
-
-
-def same_dtype(t: Tensor, dtype, op: str, position: int) -> Tensor:
-    """``t``, which a kernel takes at input ``position`` only of the values' dtype (TensorFlow's words)."""
-    if t.dtype != dtype:
-        raise KernelValueError(f"cannot compute {op} as input #{position}(zero-based) was expected to be a "
-                               f"{kernel_name(dtype)} tensor but is a {kernel_name(t.dtype)} tensor")
-    return t
 
 
 def scalar_of(value, dtype) -> Tensor:

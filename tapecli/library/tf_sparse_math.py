@@ -13,12 +13,11 @@ from tapecli.errors import KernelValueError, TdfAssertionError, TdfTypeError, Td
 from tapecli.interpreter.conversions import to_int, truth, type_word
 from tapecli.interpreter.printing import python_str
 from tapecli.interpreter.registry import builtin
-from tapecli.library.core import clip_by_norm, swapped_values, to_axis, to_dtype
+from tapecli.library.core import clip_by_norm, kernel_name, same_dtype, swapped_values, to_axis, to_dtype
 from tapecli.library.tf_indexed_slices import IndexedSlices
 from tapecli.library.tf_math import convert_to_tensor
-from tapecli.library.tf_sparse import (SparseTensor, check_indices, fill_empty_rows, index_text, kernel_name, lex_order,
-                                       linear, made, reshape, retain, same_dtype, scalar_of, sparse_input, sparse_tensor,
-                                       taken)
+from tapecli.library.tf_sparse import (SparseTensor, check_indices, fill_empty_rows, index_text, lex_order, linear, made,
+                                       reshape, retain, scalar_of, sparse_input, sparse_tensor, taken)
 from tapecli.runtime.limits import admit_result
 from tapecli.runtime.values import DType, PythonTuple, Tensor, dtype_name
 

@@ -25,6 +25,7 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
                                      sign, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB, sub,
                                      tan, TANH, tanh, tanh_grad, where, zeros_like)
 from tapecli.ops.elementwise_math import gelu, silu, trigamma
+from tapecli.ops.special import betainc, igamma, igamma_grad_a, igammac
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
 from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,

@@ -1,15 +1,19 @@
-"""Special functions of tf.math: erfinv, ndtri, erfcinv, the modified Bessel functions i0, i0e, i1, i1e, and
-multiply_no_nan. Kernels in float64 (a refined normal quantile, erfinv through it as Eigen computes it; series
-and asymptotic expansions for the Bessel functions), rounded to the input's dtype; derivatives are TensorFlow's
-gradient formulas."""
+"""Special functions of tf.math: erfinv, ndtri, erfcinv, the modified Bessel functions i0, i0e, i1, i1e,
+multiply_no_nan, and the incomplete gamma and beta integrals igamma, igammac, betainc. Kernels in float64 (a
+refined normal quantile, erfinv through it as Eigen computes it; series and asymptotic expansions for the Bessel
+functions), rounded to the input's dtype, and TensorFlow's own for the incomplete integrals (kernels/tf_igamma.py);
+derivatives are TensorFlow's gradient formulas."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from tapecli.ops.core import _elementwise, _unary
+from tapecli import kernels
+from tapecli.kernels import tf_igamma
+from tapecli.ops.core import _elementwise, _ew_jvp, _unary, apply, register
 from tapecli.ops.elementwise_math import _vectorized
+from tapecli.runtime.values import Tensor
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
@@ -126,3 +130,61 @@ def _multiply_no_nan(a, b):
 MULTIPLY_NO_NAN = _elementwise("multiply_no_nan", (lambda m, g, a, b, y, at: m.mul(g, b),
                                                    lambda m, g, a, b, y, at: m.mul(a, g)), (0, 1),
                                numpy=_multiply_no_nan, float_only=True, program=("multiply_no_nan",))
+
+
+# IgammaGradA, d igamma(a, x) / da: TensorFlow registers no gradient for it (a second derivative through it is
+# its LookupError)
+IGAMMA_GRAD_A = register("igamma_grad_a", numpy=tf_igamma.igamma_grad_a, float_only=True)
+
+
+def igamma_grad_a(a, x): return apply(IGAMMA_GRAD_A, (a, x))
+
+
+def _igamma_partial_x(m, a, x):
+    """_IgammaGrad's d igamma(a, x) / dx, in logarithms: exp(-x + (a - 1) log(x) - lgamma(a))."""
+    return m.exp(m.sub(m.add(m.neg(x), m.mul(m.sub(a, 1), m.log(x))), m.lgamma(a)))
+
+
+def _x_log(m, x, y, log):
+    """TensorFlow's xlogy (``log`` m.log) and xlog1py (m.log1p) as library/tf_math.py writes them: x log(y), 0
+    where x is 0 (y read as 1 there)."""
+    zero = m.equal(x, 0)
+    out = m.mul(x, log(m.where(zero, m.ones_like(y), y)))
+    return m.where(zero, m.zeros_like(out), out)
+
+
+def _betainc_partial_x(m, a, b, x):
+    """_BetaincGrad's d betainc(a, b, x) / dx: exp(xlog1py(b - 1, -x) + xlogy(a - 1, x) - log_beta), log_beta =
+    lgamma(a) + lgamma(b) - lgamma(a + b)."""
+    log_beta = m.sub(m.add(m.lgamma(a), m.lgamma(b)), m.lgamma(m.add(a, b)))
+    return m.exp(m.sub(m.add(_x_log(m, m.sub(b, 1), m.neg(x), m.log1p), _x_log(m, m.sub(a, 1), x, m.log)), log_beta))
+
+
+# The builtins convert their arguments as TensorFlow's ops do (library/tf_math.py); TensorFlow's gradients:
+# igammac's are igamma's negated, betainc's is x's alone (None for a and b)
+IGAMMA = _elementwise("igamma", (lambda m, g, a, x, y, at: m.mul(m.igamma_grad_a(a, x), g),
+                                 lambda m, g, a, x, y, at: m.mul(_igamma_partial_x(m, a, x), g)), (0, 1),
+                      numpy=tf_igamma.igamma, float_only=True)
+IGAMMAC = _elementwise("igammac", (lambda m, g, a, x, y, at: m.neg(m.mul(m.igamma_grad_a(a, x), g)),
+                                   lambda m, g, a, x, y, at: m.neg(m.mul(_igamma_partial_x(m, a, x), g))), (0, 1),
+                       numpy=tf_igamma.igammac, float_only=True)
+
+
+def _betainc_jvp(r, ts):
+    """x's tangent through its formula; where only a's or b's reach the op, zeros (TensorFlow's forward mode gives
+    them for an input whose gradient is None)."""
+    out = _ew_jvp(r, ts)
+    if out is None:
+        t, i = next((t, i) for i, t in enumerate(ts) if t is not None)
+        out = Tensor(kernels.zeros(t.shape[:t.ndim - r.inputs[i].ndim] + r.output.shape, r.output.dtype))
+    return out
+
+
+BETAINC = _elementwise("betainc", (None, None, lambda m, g, a, b, x, y, at: m.mul(_betainc_partial_x(m, a, b, x), g)),
+                       (0, 1, 2), numpy=tf_igamma.betainc, float_only=True)
+BETAINC.jvp = _betainc_jvp
+
+
+def igamma(a, x): return apply(IGAMMA, (a, x))
+def igammac(a, x): return apply(IGAMMAC, (a, x))
+def betainc(a, b, x): return apply(BETAINC, (a, b, x))

@@ -236,6 +236,14 @@ def _softmax_rows(name, fn):
             Case(f"{name}_vector", name, lambda x: fn(x), (In((5,), "wide"),))]
 
 
+def _beta_a(x):
+    return Tensor(np.array([[0.7, 1.5, 2.5, 4.0]] * 3, dtype=x.dtype))
+
+
+def _beta_b(x):
+    return Tensor(np.array([[3.0], [0.8], [1.6]], dtype=x.dtype))
+
+
 MATMUL_SHAPES = [("2d_2d", (3, 4), (4, 5)), ("1d_2d", (4,), (4, 5)), ("2d_1d", (3, 4), (4,)), ("1d_1d", (4,), (4,)),
                  ("batched_3d_2d", (2, 3, 4), (4, 5)), ("batched_3d_3d", (2, 3, 4), (2, 4, 5)),
                  ("batched_bcast", (1, 3, 4), (2, 4, 5)), ("1d_3d", (4,), (2, 4, 5)), ("3d_1d", (2, 3, 4), (4,))]
@@ -305,6 +313,16 @@ CASES: list[Case] = [
     *_unary_rows("bessel_i1", ops.bessel_i1, ("uniform", -3.0, 3.0)),
     *_unary_rows("bessel_i1e", ops.bessel_i1e, "nonzero"),
     *_binary_rows("multiply_no_nan", ops.multiply_no_nan),
+    # IgammaGradA has no gradient (TensorFlow's LookupError): no second order through a
+    *[Case(c.id, c.op, c.fn, c.inputs, second=False)
+      for name in ("igamma", "igammac")
+      for c in _binary_rows(name, getattr(ops, name), da=("uniform", 0.5, 3.0), db=("uniform", 0.3, 4.0))],
+    Case("igamma_x_only", "igamma", lambda x: ops.igamma(_beta_a(x), x), (In((3, 4), ("uniform", 0.3, 4.0)),)),
+    Case("igammac_x_only", "igammac", lambda x: ops.igammac(_beta_a(x), x), (In((3, 4), ("uniform", 0.3, 4.0)),)),
+    # betainc's gradient is x's alone (None for a and b, as TensorFlow's)
+    Case("betainc_x", "betainc", lambda x: ops.betainc(_beta_a(x), _beta_b(x), x), (In((3, 4), ("uniform", 0.05, 0.95)),)),
+    Case("betainc_x_scalar", "betainc", lambda x: ops.betainc(_beta_a(x), _beta_b(x), x),
+         (In((), ("uniform", 0.05, 0.95)),)),
     Case("lgamma_negative", "lgamma", ops.lgamma, (In((3, 4), ("uniform", -2.9, -2.1)),)),
     # digamma's derivative (trigamma) is not differentiable: no second order
     *_unary_rows("digamma", ops.digamma, ("uniform", 0.3, 8.0), second=False),
@@ -586,6 +604,8 @@ EXCLUDED: dict[str, str] = {
                            "within the given range), not the numeric derivative of its steps: checked against "
                            "TensorFlow's by a recorded program (tf_programs_patches_quantization.json)",
     "lu": "TensorFlow's gradient of Lu (linalg_grad.py) is not written yet: asking for it is a GradientError",
+    "igamma_grad_a": "TensorFlow registers no gradient for IgammaGradA (igamma's gradient in a): its backward pass is "
+                     "an error, test_igamma_has_no_second_derivative_in_a",
 }
 
 CASE_IDS = [c.id for c in CASES]
@@ -892,7 +912,8 @@ NO_JVP = {"cast": "the tangent of a cast would need the cast's dtype rule for ta
           "fake_quant": "its gradient is a straight-through rule, not the derivative a tangent would be checked "
                         "against; reverse mode serves",
           "ctc_sparse_loss": "TensorFlow's forward mode through CTCLoss meets its gradient's prevent_gradient; reverse "
-                             "mode serves"}
+                             "mode serves",
+          "igamma_grad_a": "TensorFlow registers no gradient for IgammaGradA, so no tangent either"}
 
 
 def test_every_differentiable_op_has_a_forward_mode_rule():
@@ -1064,3 +1085,21 @@ def test_saturating_second_derivative_is_finite(fn, dtype, backend):
         s = ops.reduce_sum(g)
     g2, _, _ = gradient(outer, s, x)
     assert g2 is not None and np.all(np.isfinite(g2.value)), g2
+
+
+def test_igamma_has_no_second_derivative_in_a_and_betainc_no_gradient_in_a_or_b():
+    """TensorFlow registers no gradient for IgammaGradA (a LookupError through it) and gives None for betainc's a
+    and b."""
+    from tapecli.errors import GradientError
+    a, x = Tensor(np.array([1.5, 2.0])), Tensor(np.array([0.5, 3.0]))
+    with _tape([a, x]) as outer:
+        with _tape([a, x]) as inner:
+            y = ops.reduce_sum(ops.igamma(a, x))
+        (ga,), _, _ = gradient(inner, y, [a])
+        s = ops.reduce_sum(ga)
+    with pytest.raises(GradientError, match="igamma_grad_a"):
+        gradient(outer, s, [a])
+    with _tape([a, x]) as t:
+        y = ops.reduce_sum(ops.betainc(a, x, Tensor(np.array([0.3, 0.6]))))
+    _, values, _ = gradient(t, y, [a, x])
+    assert values == [None, None]

@@ -381,12 +381,13 @@ def test_gradient_error_in_the_cli(tmp_path):
 
 def test_only_the_ops_tensorflow_gives_no_gradient_lack_one():
     """Which ops raise GradientError: those whose TensorFlow op has no gradient registered, where TensorFlow's
-    backward pass raises (AdjustHue, AdjustSaturation; MatrixSolveLs with fast=False; ImageProjectiveTransformV3),
-    and Lu, whose TensorFlow gradient tapecli does not have yet (docs/tf-surface.md)."""
+    backward pass raises (AdjustHue, AdjustSaturation; MatrixSolveLs with fast=False; ImageProjectiveTransformV3;
+    IgammaGradA, igamma's gradient in a), and Lu, whose TensorFlow gradient tapecli does not have yet
+    (docs/tf-surface.md)."""
     from tapecli import ops
     ops.load_deferred()
     assert sorted(name for name, op in ops.OPS.items() if op.differentiable and op.vjp is None) == [
-        "adjust_hue", "adjust_saturation", "lstsq_complete_orthogonal", "lu", "projective_transform"]
+        "adjust_hue", "adjust_saturation", "igamma_grad_a", "lstsq_complete_orthogonal", "lu", "projective_transform"]
 
 
 def test_a_name_error_searches_for_its_hint_only_when_the_hint_is_read(monkeypatch):
