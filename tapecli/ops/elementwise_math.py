@@ -7,13 +7,15 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32, tf_igamma
+from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32
+from tapecli.lazymodule import LazyModule
 from tapecli.errors import TdfValueError
 from tapecli.ops.core import _elementwise, _unary, apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, mul, neg, pow_, tanh
 from tapecli.runtime.values import dtype_name, is_float, Tensor
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+tf_igamma = LazyModule("tapecli.kernels.tf_igamma", globals())     # (lgamma's kernel: on first use)
 
 # -------------------------------------------------------------- NumPy kernels
 
@@ -109,7 +111,7 @@ ERFC = _unary("erfc", numpy=tf_erfc.erfc, fusion="math.erfc({0})",
               grads=(lambda m, g, x, y, at: m.mul(m.mul(g, -_TWO_OVER_SQRT_PI), m.exp(m.neg(m.square(x)))),))
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
 DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
-LGAMMA = _unary("lgamma", numpy=tf_igamma.lgamma, deriv=lambda m, x, y, at: m.digamma(x))
+LGAMMA = _unary("lgamma", numpy=lambda x: tf_igamma.lgamma(x), deriv=lambda m, x, y, at: m.digamma(x))
 # TensorFlow's SoftsignGrad: g / (|x| + 1)^2
 SOFTSIGN = _unary("softsign", grads=(lambda m, g, x, y, at: m.div(g, m.square(m.add(m.abs_(x), 1))),),
                   fusion="({0} / (_F(1.0) + abs({0})))")

@@ -10,10 +10,19 @@ import math
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import tf_igamma
 from tapecli.ops.core import _elementwise, _ew_jvp, _unary, apply, register
 from tapecli.ops.elementwise_math import _vectorized
 from tapecli.runtime.values import Tensor
+from tapecli.lazymodule import LazyModule
+
+tf_igamma = LazyModule("tapecli.kernels.tf_igamma", globals())     # (TensorFlow's incomplete integrals: on first use)
+
+
+def _igamma_kernel(name: str):
+    def kernel(*args):
+        return getattr(tf_igamma, name)(*args)
+    kernel.__name__ = name
+    return kernel
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2
@@ -134,7 +143,7 @@ MULTIPLY_NO_NAN = _elementwise("multiply_no_nan", (lambda m, g, a, b, y, at: m.m
 
 # IgammaGradA, d igamma(a, x) / da: TensorFlow registers no gradient for it (a second derivative through it is
 # its LookupError)
-IGAMMA_GRAD_A = register("igamma_grad_a", numpy=tf_igamma.igamma_grad_a, float_only=True)
+IGAMMA_GRAD_A = register("igamma_grad_a", numpy=_igamma_kernel("igamma_grad_a"), float_only=True)
 
 
 def igamma_grad_a(a, x): return apply(IGAMMA_GRAD_A, (a, x))
@@ -164,10 +173,10 @@ def _betainc_partial_x(m, a, b, x):
 # igammac's are igamma's negated, betainc's is x's alone (None for a and b)
 IGAMMA = _elementwise("igamma", (lambda m, g, a, x, y, at: m.mul(m.igamma_grad_a(a, x), g),
                                  lambda m, g, a, x, y, at: m.mul(_igamma_partial_x(m, a, x), g)), (0, 1),
-                      numpy=tf_igamma.igamma, float_only=True)
+                      numpy=_igamma_kernel("igamma"), float_only=True)
 IGAMMAC = _elementwise("igammac", (lambda m, g, a, x, y, at: m.neg(m.mul(m.igamma_grad_a(a, x), g)),
                                    lambda m, g, a, x, y, at: m.neg(m.mul(_igamma_partial_x(m, a, x), g))), (0, 1),
-                       numpy=tf_igamma.igammac, float_only=True)
+                       numpy=_igamma_kernel("igammac"), float_only=True)
 
 
 def _betainc_jvp(r, ts):
@@ -181,7 +190,7 @@ def _betainc_jvp(r, ts):
 
 
 BETAINC = _elementwise("betainc", (None, None, lambda m, g, a, b, x, y, at: m.mul(_betainc_partial_x(m, a, b, x), g)),
-                       (0, 1, 2), numpy=tf_igamma.betainc, float_only=True)
+                       (0, 1, 2), numpy=_igamma_kernel("betainc"), float_only=True)
 BETAINC.jvp = _betainc_jvp
 
 
