@@ -18,7 +18,7 @@ from tapecli import ops
 from tapecli.autodiff.gradients import gradient, hessian
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_values import _library_call, to_library
-from tapecli.kernels import tf_onednn
+from tapecli.kernels import tf_onednn_eltwise
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.tape import Tape, recording
@@ -93,9 +93,9 @@ def _fuse_logistic(output: "GraphTensor") -> None:
     def fused(evaluation):
         outputs = compute(evaluation)
         if graph.consumers(add) == 1 and graph.consumers(product) == 1 and not evaluation.fetches(add, product):
-            made = tf_onednn.logistic(np.asarray(_tensor(evaluation.value(add)).value))
-            if made is not None:
-                outputs[0].value = made
+            pre = np.asarray(_tensor(evaluation.value(add)).value)
+            if pre.dtype == np.float32 and tf_onednn_eltwise.known():
+                outputs[0].value = tf_onednn_eltwise.logistic(pre)
         return outputs
     op._compute = fused
 

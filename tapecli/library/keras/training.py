@@ -659,9 +659,11 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
     _hear(listeners, "on_predict_begin", {})
     outs = []
     custom = model.step("predict_step") if hasattr(model, "step") else None     # (a program's override)
+    trainer = getattr(model, "trainer", None)
     for step, (bx, _, _) in enumerate(_first(chunks, steps)):
         _hear(listeners, "on_predict_batch_begin", step, {})
-        outs.append(model.forward(bx, False) if custom is None else custom(_packed(bx, None, None)))
+        with _graph_step(trainer is not None and trainer.run_eagerly):
+            outs.append(model.forward(bx, False) if custom is None else custom(_packed(bx, None, None)))
         if listeners:
             _hear(listeners, "on_predict_batch_end", step, _plain_outputs(outs[-1], model))
         if stopped(held, "stop_predicting"):
@@ -984,7 +986,7 @@ def program_attribute(interp, instance, attr):
 
 @contextlib.contextmanager
 def _graph_step(run_eagerly: bool):
-    """Keras's fit and evaluate run each step as a tf.function (but under compile(run_eagerly=True) or
+    """Keras's fit, evaluate and predict run each step as a tf.function (but under compile(run_eagerly=True) or
     tf.config.run_functions_eagerly(True)): inside it the run computes as TensorFlow's graph does
     (tf.inside_function(), a recurrent layer's loop, the order of AddN's gradients)."""
     ctx = current()

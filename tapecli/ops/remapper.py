@@ -1,0 +1,83 @@
+"""Grappler's remapper in a tf.function on an x86 CPU: TensorFlow's graph runs a float32 MatMul, the add of its
+bias and the activation after them as one oneDNN kernel (_FusedMatMul, whose post-op is oneDNN's activation:
+kernels/tf_onednn_eltwise.py), and ``x * sigmoid(x)`` as oneDNN's swish (_MklSwish); eagerly each op is Eigen's.
+
+tapecli computes op by op, so inside a tf.function (``RunContext.functions``: Keras's fit, evaluate and predict
+run their steps so too) it follows the pattern as it goes (``RunContext.remapped``): a float32 MatMul of two
+matrices (``product``), an add of its output and a bias (``biased``: tf.add, ``+`` or tf.nn.bias_add, the bias a
+float32 tensor of the product's columns, shape (n,) or (1, n)), and an activation of that sum (``activation``):
+then the activation is the fused kernel's. As TensorFlow 2.21 fuses: tanh, sigmoid and elu after either add;
+gelu (exact) after tf.nn.bias_add only, and only where no tape records (its gradient reads the sum, which keeps
+TensorFlow's ops apart); silu (beta 1) of any float32 tensor, a MatMul's or not (``swish``). Relu, relu6 and
+leaky_relu fuse too, with the eager op's values. The fused ops' gradients are their Eigen ops' rules, which read the
+fused output as TensorFlow's TanhGrad, SigmoidGrad and EluGrad do. On a machine whose TensorFlow runs no such
+kernel (``tf_onednn_eltwise.known``) every activation is Eigen's.
+
+What TensorFlow's whole graph shows and an op at a time does not: a sum or product that another op reads too
+(TensorFlow keeps the ops apart; tapecli fuses where the activation comes first), ``x * tf.sigmoid(x)`` written
+out (TensorFlow's _MklSwish too where nothing else reads the sigmoid), and gelu's approximate form (fused after
+BiasAdd: not followed)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tapecli.kernels import tf_onednn_eltwise
+from tapecli.runtime.context import current
+
+_F32 = np.dtype(np.float32)
+# an Eigen op's name -> (its fused kernel's op, whether this machine's TensorFlow runs that kernel); the op
+# modules register theirs beside the Eigen ops
+FUSED: dict = {}
+
+
+def fused(name: str, op, known=tf_onednn_eltwise.known):
+    FUSED[name] = (op, known)
+    return op
+
+
+def product(result) -> None:
+    """A MatMul's output, in a tf.function: the start of the pattern where it is a float32 matrix."""
+    ctx = current()
+    if ctx.functions and result.value.dtype == _F32 and result.value.ndim == 2:
+        ctx.remapped = (result, None, False)
+
+
+def biased(a, b, result, bias_add: bool) -> None:
+    """``result = a + b`` (tf.nn.bias_add: ``bias_add``), seen while a product is noted: the pattern's sum where one
+    side is the product and the other its bias."""
+    ctx = current()
+    held = ctx.remapped[0]
+    if held is None or not ctx.functions:
+        return
+    bias = b if a is held else a if b is held else None
+    n = held.value.shape[-1]
+    if bias is not None and tuple(getattr(bias, "shape", ())) in ((n,), (1, n)) \
+            and (getattr(bias, "weak", False) or getattr(bias, "dtype", None) == _F32):
+        ctx.remapped = (None, result, bias_add)
+
+
+def activation(op, x):
+    """The op to apply for activation ``op`` of ``x``: its fused kernel's where ``x`` is the pattern's sum, else
+    ``op``."""
+    return fused_for(op.name, x) or op
+
+
+def fused_for(name: str, x, after_bias_add: bool = False):
+    """The fused kernel's op for activation ``name`` of ``x`` where ``x`` is the pattern's sum (made by
+    tf.nn.bias_add where ``after_bias_add``) in a tf.function, else None."""
+    ctx = current()
+    held = ctx.remapped
+    if held is None or held[1] is not x or not ctx.functions:
+        return None
+    ctx.remapped = None
+    fused_op, known = FUSED[name]
+    return fused_op if known() and (held[2] or not after_bias_add) else None
+
+
+def swish(op, x, beta: float):
+    """The op to apply for silu ``op`` of ``x``: oneDNN's swish in a tf.function, for float32 and beta 1."""
+    ctx = current()
+    if not ctx.functions or beta != 1.0 or getattr(x, "dtype", None) != _F32 or getattr(x, "weak", False):
+        return op
+    fused_op, known = FUSED[op.name]
+    return fused_op if known() else op
