@@ -74,6 +74,13 @@ def fused_for(name: str, x, after_bias_add: bool = False):
     return fused_op if known() and (held[2] or not after_bias_add) else None
 
 
+def unfused(x) -> None:
+    """Forget the pattern whose sum is ``x``: another op reads it too, so TensorFlow's graph keeps its ops apart."""
+    ctx = current()
+    if ctx.remapped is not None and ctx.remapped[1] is x:
+        ctx.remapped = None
+
+
 def swish(op, x, beta: float):
     """The op to apply for silu ``op`` of ``x``: oneDNN's swish in a tf.function, for float32 and beta 1."""
     ctx = current()
