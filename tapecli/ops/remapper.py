@@ -31,6 +31,7 @@ FUSED: dict = {}
 
 
 def fused(name: str, op, known=tf_onednn_eltwise.known):
+    """Register ``op`` as the fused kernel's op of activation ``name``, run where ``known()``."""
     FUSED[name] = (op, known)
     return op
 
@@ -46,8 +47,11 @@ def biased(a, b, result, bias_add: bool) -> None:
     """``result = a + b`` (tf.nn.bias_add: ``bias_add``), seen while a product is noted: the pattern's sum where one
     side is the product and the other its bias."""
     ctx = current()
+    if not ctx.functions:       # (the function that noted it has returned)
+        ctx.remapped = None
+        return
     held = ctx.remapped[0]
-    if held is None or not ctx.functions:
+    if held is None:
         return
     bias = b if a is held else a if b is held else None
     n = held.value.shape[-1]
