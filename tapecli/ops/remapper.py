@@ -14,7 +14,8 @@ fused output as TensorFlow's TanhGrad, SigmoidGrad and EluGrad do. On a machine 
 kernel (``tf_onednn_eltwise.known``) every activation is Eigen's.
 
 What TensorFlow's whole graph shows and an op at a time does not: a sum or product that another op reads too
-(TensorFlow keeps the ops apart; tapecli fuses where the activation comes first), ``x * tf.sigmoid(x)`` written
+(TensorFlow keeps the ops apart; tapecli fuses where the activation comes first, but for a Keras sigmoid's logits
+that a cross-entropy reads: keras/losses.py), ``x * tf.sigmoid(x)`` written
 out (TensorFlow's _MklSwish too where nothing else reads the sigmoid), and gelu's approximate form (fused after
 BiasAdd: not followed)."""
 from __future__ import annotations
@@ -76,13 +77,6 @@ def fused_for(name: str, x, after_bias_add: bool = False):
     ctx.remapped = None
     fused_op, known = FUSED[name]
     return fused_op if known() and (held[2] or not after_bias_add) else None
-
-
-def unfused(x) -> None:
-    """Forget the pattern whose sum is ``x``: another op reads it too, so TensorFlow's graph keeps its ops apart."""
-    ctx = current()
-    if ctx.remapped is not None and ctx.remapped[1] is x:
-        ctx.remapped = None
 
 
 def swish(op, x, beta: float):

@@ -8,7 +8,6 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.common import flag, integer, num, opt_num, scalar, tensor
-from tapecli.ops import remapper
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
@@ -94,8 +93,6 @@ def softmax(x, axis=-1):
 
 def sigmoid(x):
     x = _x(x)
-    if current().tapes:     # (a training step's cross-entropy reads the logits too: TensorFlow fuses no sigmoid)
-        remapper.unfused(x)
     return kept_logits(ops.sigmoid(x), x)
 
 
