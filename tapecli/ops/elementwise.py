@@ -248,7 +248,14 @@ def add_n(xs) -> Tensor:
 
 
 def sub(a, b): return apply(SUB, (a, b))
-def mul(a, b): return apply(MUL, (a, b))
+
+
+def mul(a, b):
+    if current().remapped is not None and (x := remapper.written_swish(a, b)) is not None:
+        return apply(remapper.FUSED["silu"][0], (x,), beta=1.0)        # (x * sigmoid(x) in a tf.function)
+    return apply(MUL, (a, b))
+
+
 def div(a, b):
     narrow = _narrow_division(a, b)
     if narrow is not None:      # TensorFlow's truediv: 8- and 16-bit integers divide as float32 (wider ones float64)
@@ -315,7 +322,15 @@ def sqrt(x): return apply(SQRT, (x,))
 def rsqrt(x): return apply(RSQRT, (x,))
 def square(x): return apply(SQUARE, (x,))
 def tanh(x): return apply(remapper.activation(TANH, x), (x,))
-def sigmoid(x): return apply(remapper.activation(SIGMOID, x), (x,))
+
+
+def sigmoid(x):
+    result = apply(remapper.activation(SIGMOID, x), (x,))
+    if current().functions:
+        remapper.sigmoid_of(x, result)
+    return result
+
+
 def softplus(x): return apply(SOFTPLUS, (x,))
 def relu(x): return apply(RELU, (x,))
 def abs_(x): return apply(ABS, (python_int(x),))      # (Python's bool is an int: abs(True) is 1)

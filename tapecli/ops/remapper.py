@@ -8,16 +8,15 @@ matrices (``product``), an add of its output and a bias (``biased``: tf.add, ``+
 float32 tensor of the product's columns, shape (n,) or (1, n)), and an activation of that sum (``activation``):
 then the activation is the fused kernel's. As TensorFlow 2.21 fuses: tanh, sigmoid and elu after either add;
 gelu (exact) after tf.nn.bias_add only, and only where no tape records (its gradient reads the sum, which keeps
-TensorFlow's ops apart); silu (beta 1) of any float32 tensor, a MatMul's or not (``swish``). Relu, relu6 and
+TensorFlow's ops apart); silu (beta 1) of any float32 tensor, a MatMul's or not (``swish``), and ``x * sigmoid(x)``
+written out where no tape records (``written_swish``). Relu, relu6 and
 leaky_relu fuse too, with the eager op's values. The fused ops' gradients are their Eigen ops' rules, which read the
 fused output as TensorFlow's TanhGrad, SigmoidGrad and EluGrad do. On a machine whose TensorFlow runs no such
 kernel (``tf_onednn_eltwise.known``) every activation is Eigen's.
 
 What TensorFlow's whole graph shows and an op at a time does not: a sum or product that another op reads too
 (TensorFlow keeps the ops apart; tapecli fuses where the activation comes first, but for a Keras sigmoid's logits
-that a cross-entropy reads: keras/losses.py), ``x * tf.sigmoid(x)`` written
-out (TensorFlow's _MklSwish too where nothing else reads the sigmoid), and gelu's approximate form (fused after
-BiasAdd: not followed)."""
+that a cross-entropy reads: keras/losses.py), and gelu's approximate form (fused after BiasAdd: not followed)."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,24 +40,24 @@ def product(result) -> None:
     """A MatMul's output, in a tf.function: the start of the pattern where it is a float32 matrix."""
     ctx = current()
     if ctx.functions and result.value.dtype == _F32 and result.value.ndim == 2:
-        ctx.remapped = (result, None, False)
+        ctx.remapped = ("product", result)
 
 
 def biased(a, b, result, bias_add: bool) -> None:
-    """``result = a + b`` (tf.nn.bias_add: ``bias_add``), seen while a product is noted: the pattern's sum where one
-    side is the product and the other its bias."""
+    """``result = a + b`` (tf.nn.bias_add: ``bias_add``), seen while a pattern is noted: the pattern's sum where one
+    side is the noted product and the other its bias."""
     ctx = current()
     if not ctx.functions:       # (the function that noted it has returned)
         ctx.remapped = None
         return
-    held = ctx.remapped[0]
-    if held is None:
+    kind, held = ctx.remapped[:2]
+    if kind != "product":
         return
     bias = b if a is held else a if b is held else None
     n = held.value.shape[-1]
     if bias is not None and tuple(getattr(bias, "shape", ())) in ((n,), (1, n)) \
             and (getattr(bias, "weak", False) or getattr(bias, "dtype", None) == _F32):
-        ctx.remapped = (None, result, bias_add)
+        ctx.remapped = ("sum", result, bias_add)
 
 
 def activation(op, x):
@@ -72,7 +71,7 @@ def fused_for(name: str, x, after_bias_add: bool = False):
     tf.nn.bias_add where ``after_bias_add``) in a tf.function, else None."""
     ctx = current()
     held = ctx.remapped
-    if held is None or held[1] is not x or not ctx.functions:
+    if held is None or held[0] != "sum" or held[1] is not x or not ctx.functions:
         return None
     ctx.remapped = None
     fused_op, known = FUSED[name]
@@ -86,3 +85,28 @@ def swish(op, x, beta: float):
         return op
     fused_op, known = FUSED[op.name]
     return fused_op if known() else op
+
+
+def sigmoid_of(x, result) -> None:
+    """``result = sigmoid(x)``, in a tf.function where no tape records (its gradient would read the sigmoid): noted
+    for a product with x (``written_swish``)."""
+    ctx = current()
+    if ctx.functions and not ctx.tapes and result.value.dtype == _F32:
+        ctx.remapped = ("sigmoid", x, result)
+
+
+def written_swish(a, b):
+    """The x of ``a * b`` where that is ``x * sigmoid(x)`` (either way round) just noted, which TensorFlow's graph
+    runs as oneDNN's swish, else None."""
+    ctx = current()
+    held = ctx.remapped
+    if not ctx.functions:       # (the function that noted it has returned)
+        ctx.remapped = None
+        return None
+    if held[0] != "sigmoid":
+        return None
+    x, s = held[1:]
+    if not ((a is x and b is s) or (a is s and b is x)) or not FUSED["silu"][1]():
+        return None
+    ctx.remapped = None
+    return x
