@@ -12,7 +12,7 @@ TensorFlow's ops apart); silu (beta 1) of any float32 tensor, a MatMul's or not 
 written out where no tape records (``written_swish``). Relu, relu6 and
 leaky_relu fuse too, with the eager op's values. The fused ops' gradients are their Eigen ops' rules, which read the
 fused output as TensorFlow's TanhGrad, SigmoidGrad and EluGrad do. On a machine whose TensorFlow runs no such
-kernel (``tf_onednn_eltwise.known``) every activation is Eigen's.
+kernel (``tf_onednn_eltwise.known``), and on --device cuda, every activation is the eager op's.
 
 What TensorFlow's whole graph shows and an op at a time does not: a sum or product that another op reads too
 (TensorFlow keeps the ops apart; tapecli fuses where the activation comes first, but for a Keras sigmoid's logits
@@ -39,7 +39,7 @@ def fused(name: str, op, known=tf_onednn_eltwise.known):
 def product(result) -> None:
     """A MatMul's output, in a tf.function: the start of the pattern where it is a float32 matrix."""
     ctx = current()
-    if ctx.functions and result.value.dtype == _F32 and result.value.ndim == 2:
+    if ctx.functions and ctx.device is None and result.value.dtype == _F32 and result.value.ndim == 2:
         ctx.remapped = ("product", result)
 
 
@@ -81,7 +81,8 @@ def fused_for(name: str, x, after_bias_add: bool = False):
 def swish(op, x, beta: float):
     """The op to apply for silu ``op`` of ``x``: oneDNN's swish in a tf.function, for float32 and beta 1."""
     ctx = current()
-    if not ctx.functions or beta != 1.0 or getattr(x, "dtype", None) != _F32 or getattr(x, "weak", False):
+    if not ctx.functions or ctx.device is not None or beta != 1.0 or getattr(x, "dtype", None) != _F32 \
+            or getattr(x, "weak", False):
         return op
     fused_op, known = FUSED[op.name]
     return fused_op if known() else op
@@ -91,7 +92,7 @@ def sigmoid_of(x, result) -> None:
     """``result = sigmoid(x)``, in a tf.function where no tape records (its gradient would read the sigmoid): noted
     for a product with x (``written_swish``)."""
     ctx = current()
-    if ctx.functions and not ctx.tapes and result.value.dtype == _F32:
+    if ctx.functions and ctx.device is None and not ctx.tapes and result.value.dtype == _F32:
         ctx.remapped = ("sigmoid", x, result)
 
 
