@@ -145,7 +145,7 @@ SILU = _unary("silu", numpy=_silu, program=(), grads=(_silu_grad,))
 # oneDNN's swish (_MklSwish) and gelu_erf (fused into a MatMul) in a tf.function: ops/remapper.py. The fused gelu
 # is taken where no tape records: it needs no gradient.
 remapper.fused("silu", _unary("onednn_silu", numpy=lambda x, beta: tf_onednn_eltwise.swish(x), program=(),
-                              grads=(_silu_grad,)))
+                              grads=SILU.grads))
 remapper.fused("gelu", register("onednn_gelu", numpy=tf_onednn_eltwise.gelu_erf, differentiable=False),
                tf_onednn_eltwise.gelu_erf_known)
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
