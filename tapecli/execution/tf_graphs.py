@@ -19,7 +19,7 @@ from tapecli.autodiff.gradients import gradient
 from tapecli.autodiff.jacobians import hessian
 from tapecli.errors import TdfNameError, TdfTypeError, TdfValueError
 from tapecli.execution.tf_values import _library_call, to_library
-from tapecli.kernels import tf_onednn
+from tapecli.kernels import tf_onednn_eltwise
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape
 from tapecli.runtime.tape import Tape, recording
@@ -64,8 +64,8 @@ class Graphs:
         name = kwargs.pop("name", None)         # (the node's name; tapecli's eager functions take none)
         made = graph.make_op(OP_TYPES.get(word, _camel(word)), name if isinstance(name, str) else None,
                              (args, kwargs), lambda a, k: _library_call(f, current().bridge.run, node, a, k))
-        if word == "sigmoid":
-            _fuse_logistic(made)
+        if word in _FUSED_ACTIVATIONS:
+            _fuse_activation(made, _FUSED_ACTIVATIONS[word])
         return made
 
 
@@ -75,12 +75,17 @@ _STATEFUL = frozenset({"tf.print"})
 GRAPH_VERSIONS: dict = {}
 
 
-def _fuse_logistic(output: "GraphTensor") -> None:
-    """Grappler's remapper on an x86 CPU runs MatMul, its bias add and Sigmoid as one oneDNN kernel, whose
-    activation is oneDNN's logistic: where this sigmoid's input is the add of a float32 MatMul's output and a 1-D
-    bias, and neither of those is read by another op of the graph or fetched, its value is oneDNN's logistic of the
-    same pre-activation (written into the eager op's output, which the tape's SigmoidGrad reads, as TensorFlow's
-    gradient reads the fused op's)."""
+# the activations Grappler's remapper fuses into a MatMul, by their functions' names: oneDNN's kernels
+_FUSED_ACTIVATIONS = {"sigmoid": tf_onednn_eltwise.logistic, "tanh": tf_onednn_eltwise.tanh,
+                      "elu": tf_onednn_eltwise.elu}
+
+
+def _fuse_activation(output: "GraphTensor", kernel) -> None:
+    """Grappler's remapper on an x86 CPU runs MatMul, its bias add and Sigmoid (Tanh, Elu) as one oneDNN kernel,
+    whose activation is oneDNN's: where this activation's input is the add of a float32 MatMul's output and a 1-D
+    bias, and neither of those is read by another op of the graph or fetched, its value is ``kernel`` of the same
+    pre-activation (written into the eager op's output, which the tape's SigmoidGrad, TanhGrad or EluGrad reads, as
+    TensorFlow's gradient reads the fused op's)."""
     op = output.op
     add = op.inputs[0] if len(op.inputs) == 1 else None
     if not (isinstance(add, GraphTensor) and add.op.type in ("add", "AddV2", "BiasAdd") and len(add.op.inputs) == 2):
@@ -94,9 +99,9 @@ def _fuse_logistic(output: "GraphTensor") -> None:
     def fused(evaluation):
         outputs = compute(evaluation)
         if graph.consumers(add) == 1 and graph.consumers(product) == 1 and not evaluation.fetches(add, product):
-            made = tf_onednn.logistic(np.asarray(_tensor(evaluation.value(add)).value))
-            if made is not None:
-                outputs[0].value = made
+            pre = np.asarray(_tensor(evaluation.value(add)).value)
+            if pre.dtype == np.float32 and tf_onednn_eltwise.known():
+                outputs[0].value = kernel(pre)
         return outputs
     op._compute = fused
 

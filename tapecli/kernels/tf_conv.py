@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli.kernels.tf_matmul import fma, may_underflow
-from tapecli.kernels.tf_onednn import vector_width
+from tapecli.kernels.cpu import vector_width
 from tapecli.kernels.tf_sums import POOL_THREADS
 
 NUMPY_LIMIT = 1 << 20       # multiply-adds (outputs times the kernel's rows) of the largest product NumPy computes

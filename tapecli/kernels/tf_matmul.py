@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from tapecli.kernels.tf_onednn import vector_width
+from tapecli.kernels.cpu import vector_width
 
 FLOP_LIMIT = 1 << 17        # 2 m n k (times the batch) of the largest product computed here
 K_LIMIT = 1024              # the longest sum computed here (the blocks measured)

@@ -1,6 +1,6 @@
 """TensorFlow's float32 softmax on an x86 CPU, bit for bit: TensorFlow runs it with oneDNN there (on by default),
-not with the Eigen expression its own kernel writes; and oneDNN's logistic, the activation of a TF1 session's
-MatMul fused with its bias and Sigmoid (execution/tf_graphs.py).
+not with the Eigen expression its own kernel writes; and oneDNN's exp, which its activations take too
+(tf_onednn_eltwise.py).
 
 oneDNN compiles the kernel for the machine's widest vectors (16 floats with AVX-512, 8 with AVX2) and runs it
 with denormals flushed to zero. Along each row (the last axis; tf.nn.softmax moves another axis there first):
@@ -14,18 +14,16 @@ ln(FLT_MIN). (Measured against TensorFlow 2.21's pip wheel on an AVX-512 machine
 4,096 elements alike, NaN and infinite entries included: tests/data/tf_softmax_bits.json. On AVX2 the same
 kernel runs on 8 floats: followed here, not measured.)
 
-A fused multiply-add is computed in float64 and rounded once to float32: the product of two float32 values is
-exact there, so only a sum that float64 rounds just onto a float32 halfway point could differ (about one in
-2^29). Other machines (not x86-64, or without AVX2 and FMA) and arrays of more than ``PACKET_LIMIT`` elements
-keep NumPy's softmax."""
+A fused multiply-add is tf_matmul.fma's, rounded once; ``x - n ln 2`` is exact in float64 (its bits span at
+most 32), then rounded once. Other machines (not x86-64, or without AVX2 and FMA) and arrays of more than
+``PACKET_LIMIT`` elements keep NumPy's softmax."""
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
+from tapecli.kernels.cpu import vector_width
 from tapecli.kernels.tf_float32 import PACKET_LIMIT
-from tapecli.kernels.cpu import cpu
+from tapecli.kernels.tf_matmul import fma
 
 _F32 = np.float32
 _TINY = np.finfo(np.float32).tiny
@@ -42,24 +40,13 @@ _LN_FLT_MAX, _LN_FLT_MIN = _bits(0x42B17218), _bits(0xC2AEAC50)
 _EXP_POLYNOMIAL = tuple(_bits(w) for w in (0x3C07CFCE, 0x3D2B9D0D, 0x3E2AAD40, 0x3EFFFEE3, 0x3F7FFFFB, 0x3F800000))
 
 
-@functools.cache
-def vector_width() -> int | None:
-    """Floats in the vectors oneDNN compiles for on this machine (16 with AVX-512, 8 with AVX2 and FMA), or None
-    where its softmax is not this one (another architecture, an older x86, a system that does not say)."""
-    flags = cpu()[2]
-    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
-        return 16
-    if {"avx2", "fma"} <= flags:
-        return 8
-    return None
-
-
 def _flushed(v: np.ndarray) -> np.ndarray:
     v[np.abs(v) < _TINY] = 0
     return v
 
 
-def _exp(x: np.ndarray) -> np.ndarray:
+def exp(x: np.ndarray) -> np.ndarray:
+    """oneDNN's exp of a float32 array (the module's doc), its fused multiply-adds rounded once."""
     below = x < _LN_FLT_MIN
     x = np.where(x < _LN_FLT_MAX, x, _LN_FLT_MAX)          # (minps and maxps give their second operand for NaN)
     x = np.where(x > _LN_FLT_MIN, x, _LN_FLT_MIN)
@@ -67,23 +54,10 @@ def _exp(x: np.ndarray) -> np.ndarray:
     r = (x - n.astype(np.float64) * _LN2).astype(_F32)       # (fused: one rounding)
     scale = (((n - _F32(1)).astype(np.int32) + 127) << 23).view(_F32)
     scale[below] = 0
-    r64 = r.astype(np.float64)
-    y = _EXP_POLYNOMIAL[0]
-    for coefficient in _EXP_POLYNOMIAL[1:]:                 # fused multiply-adds, each rounded once
-        y = (r64 * y + coefficient).astype(_F32)
+    y = np.full_like(r, _EXP_POLYNOMIAL[0])
+    for coefficient in _EXP_POLYNOMIAL[1:]:
+        y = fma(r, y, coefficient)
     return _flushed(_flushed(y * scale) * _F32(2))
-
-
-def logistic(x: np.ndarray) -> np.ndarray | None:
-    """oneDNN's float32 logistic (its eltwise kernel: what TensorFlow's MatMul fused with a bias and Sigmoid runs on
-    an x86 CPU), or None where it does not apply (another dtype, a larger array, a machine whose oneDNN kernel is
-    not this one): ``e = exp(-|x|)`` by oneDNN's exp, ``y = e / (e + 1)``, and ``1 - y`` where x is positive.
-    (Measured against TensorFlow 2.21's fused kernel on 8,192 values of its pre-activations: every one alike.)"""
-    if x.__class__ is not np.ndarray or x.dtype != _F32 or not 0 < x.size <= PACKET_LIMIT or vector_width() is None:
-        return None
-    e = _exp(_flushed(-np.abs(x)))
-    y = e / (e + _F32(1))
-    return np.where(x > 0, _F32(1) - y, y)
 
 
 def _maximum(a, b):
@@ -144,7 +118,7 @@ def _last_axis(x: np.ndarray, lanes: int) -> np.ndarray:
             largest = _across_lanes(accumulated(rows, _maximum, -np.finfo(np.float32).max), _maximum)[:, lane]
         else:
             largest = np.maximum(rows.max(axis=1, keepdims=True), -np.finfo(np.float32).max)
-        e = _exp(_flushed(rows - largest))
+        e = exp(_flushed(rows - largest))
         total = accumulated(e, np.add, 0)
         while total.shape[1] > 1:                       # (the lanes' sums by halves, alike in every lane)
             half = total.shape[1] // 2

@@ -10,12 +10,14 @@ from tapecli import kernels
 from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
 from tapecli.lazymodule import LazyModule
 from tapecli.errors import KernelValueError, TdfTypeError
+from tapecli.ops import remapper
 from tapecli.ops.core import _elementwise, _ew_jvp, _ew_vjp, _unary, apply, materialize, OPS, register, to_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Stub
 from tapecli.runtime.values import dtype_name, is_float, python_int, Tensor, Variable
 
 tf_rcpps = LazyModule("tapecli.kernels.tf_rcpps", globals())     # (pow's x ** -0.5 alone: on first use)
+tf_onednn_eltwise = LazyModule("tapecli.kernels.tf_onednn_eltwise", globals())     # (fused activations: remapper.py)
 
 
 # ------------------------------------------------------------ elementwise ops
@@ -167,6 +169,12 @@ def _elu_grad(m, g, x, y, at):
 
 
 ELU = _unary("elu", numpy=numpy_kernels.elu, numba=True, program=(), saves=(0, "out"), grads=(_elu_grad,))
+# oneDNN's kernels of the activations Grappler fuses into a MatMul in a tf.function (ops/remapper.py), the Eigen
+# ops' gradients reading their outputs
+for _op, _kernel in ((TANH, lambda x: tf_onednn_eltwise.tanh(x)), (SIGMOID, lambda x: tf_onednn_eltwise.logistic(x)),
+                     (ELU, lambda x, alpha: tf_onednn_eltwise.elu(x))):
+    remapper.fused(_op.name, _unary(f"onednn_{_op.name}", numpy=_kernel, program=(), saves=_op.saves,
+                                    grads=_op.grads))
 # TensorFlow's _Expm1Grad: g * exp(x)
 EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.exp(x), fusion="math.expm1({0})")
 # TensorFlow's _ErfGrad: (grad * 2/sqrt(pi)) * exp(-x^2), in that order
@@ -219,7 +227,13 @@ def neg(x): return apply(NEG, (x,))
 def sigmoid_grad(y, g): return apply(SIGMOID_GRAD, (y, g))
 def tanh_grad(y, g): return apply(TANH_GRAD, (y, g))
 def sqrt_grad(y, g): return apply(SQRT_GRAD, (y, g))
-def add(a, b): return apply(ADD, (a, b))
+
+
+def add(a, b):
+    result = apply(ADD, (a, b))
+    if current().remapped is not None:      # (in a tf.function, after a MatMul: ops/remapper.py)
+        remapper.biased(a, b, result, False)
+    return result
 
 
 def _add_n_jvp(r, ts):
@@ -237,7 +251,14 @@ def add_n(xs) -> Tensor:
 
 
 def sub(a, b): return apply(SUB, (a, b))
-def mul(a, b): return apply(MUL, (a, b))
+
+
+def mul(a, b):
+    if current().remapped is not None and (x := remapper.written_swish(a, b)) is not None:
+        return apply(remapper.FUSED["silu"][0], (x,), beta=1.0)        # (x * sigmoid(x) in a tf.function)
+    return apply(MUL, (a, b))
+
+
 def div(a, b):
     narrow = _narrow_division(a, b)
     if narrow is not None:      # TensorFlow's truediv: 8- and 16-bit integers divide as float32 (wider ones float64)
@@ -303,8 +324,16 @@ def log1p(x): return apply(LOG1P, (x,))
 def sqrt(x): return apply(SQRT, (x,))
 def rsqrt(x): return apply(RSQRT, (x,))
 def square(x): return apply(SQUARE, (x,))
-def tanh(x): return apply(TANH, (x,))
-def sigmoid(x): return apply(SIGMOID, (x,))
+def tanh(x): return apply(remapper.activation(TANH, x), (x,))
+
+
+def sigmoid(x):
+    result = apply(remapper.activation(SIGMOID, x), (x,))
+    if current().functions:
+        remapper.sigmoid_of(x, result)
+    return result
+
+
 def softplus(x): return apply(SOFTPLUS, (x,))
 def relu(x): return apply(RELU, (x,))
 def abs_(x): return apply(ABS, (python_int(x),))      # (Python's bool is an int: abs(True) is 1)
@@ -313,7 +342,7 @@ def erf(x): return apply(ERF, (x,))
 def round_(x): return apply(OPS["round"], (x,))
 def floor(x): return apply(OPS["floor"], (x,))
 def ceil(x): return apply(OPS["ceil"], (x,))
-def elu(x, alpha=1.0): return apply(ELU, (x,), alpha=float(alpha))
+def elu(x, alpha=1.0): return apply(remapper.activation(ELU, x) if alpha == 1.0 else ELU, (x,), alpha=float(alpha))
 def leaky_relu(x, alpha=0.2): return apply(LEAKY_RELU, (x,), alpha=float(alpha))
 def masked_grad(g, x, kind, alpha=0.2): return apply(MASKED_GRAD, (g, x), kind=kind, alpha=alpha)
 def where(c, a, b): return apply(WHERE, (c, a, b))

@@ -10,12 +10,15 @@ import numpy as np
 from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32
 from tapecli.lazymodule import LazyModule
 from tapecli.errors import TdfValueError
+from tapecli.ops import remapper
 from tapecli.ops.core import _elementwise, _unary, apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, mul, neg, pow_, tanh
+from tapecli.runtime.context import current
 from tapecli.runtime.values import dtype_name, is_float, Tensor
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 tf_igamma = LazyModule("tapecli.kernels.tf_igamma", globals())     # (lgamma's kernel: on first use)
+tf_onednn_eltwise = LazyModule("tapecli.kernels.tf_onednn_eltwise", globals())     # (fused activations: remapper.py)
 
 # -------------------------------------------------------------- NumPy kernels
 
@@ -135,6 +138,12 @@ def _silu_grad(m, g, x, y, at):
 
 
 SILU = _unary("silu", numpy=_silu, program=(), grads=(_silu_grad,))
+# oneDNN's swish (_MklSwish) and gelu_erf (fused into a MatMul) in a tf.function: ops/remapper.py. The fused gelu
+# is taken where no tape records: it needs no gradient.
+remapper.fused("silu", _unary("onednn_silu", numpy=lambda x, beta: tf_onednn_eltwise.swish(x), program=(),
+                              grads=SILU.grads))
+remapper.fused("gelu", register("onednn_gelu", numpy=lambda x: tf_onednn_eltwise.gelu_erf(x), differentiable=False),
+               lambda: tf_onednn_eltwise.gelu_erf_known())
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
 RELU6 = _unary("relu6", numpy=_relu6,
                deriv=lambda m, x, y, at: m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), m.ones_like(x),
@@ -151,7 +160,7 @@ SQUARED_DIFFERENCE = _elementwise("squared_difference", (
 
 
 def trigamma(x): return apply(TRIGAMMA, (x,))
-def silu(x, beta=1.0): return apply(SILU, (x,), beta=float(beta))
+def silu(x, beta=1.0): return apply(remapper.swish(SILU, x, beta), (x,), beta=float(beta))
 
 
 def _cast_constant(value: float, dtype) -> Tensor:
@@ -168,6 +177,8 @@ def gelu(x, approximate=False):
     if not is_float(x.dtype):
         raise TdfValueError("`features.dtype` must be a floating point tensor."      # (TensorFlow's words)
                             f"Received:features.dtype=<dtype: '{dtype_name(x.dtype)}'>")
+    if not approximate and not current().tapes and (fused := remapper.fused_for("gelu", x, after_bias_add=True)):
+        return apply(fused, (x,))
     if approximate:
         cube = mul(_cast_constant(0.044715, x.dtype), pow_(x, 3))
         return mul(mul(0.5, x), add(1.0, tanh(mul(0.7978845608028654, add(x, cube)))))

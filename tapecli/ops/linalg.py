@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapecli.ops import remapper
 from tapecli.ops.core import apply, register, to_tensor, unbroadcast
 from tapecli.ops.elementwise import add, mul
 from tapecli.ops.shape import reshape, transpose
+from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_result
 
 
@@ -143,4 +145,7 @@ def matmul(a, b):
         except ValueError:
             shape = ()                  # the kernel names the shapes
         admit_result(shape, a.dtype, "the result of matmul")
-    return apply(MATMUL, (a, b))
+    result = apply(MATMUL, (a, b))
+    if current().functions:     # (a fused MatMul's start: ops/remapper.py)
+        remapper.product(result)
+    return result

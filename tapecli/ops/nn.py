@@ -15,6 +15,7 @@ import numpy as np
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.kernels import tf_conv, tf_sums, tf_xent
 from tapecli.kernels.numpy_kernels import matmul as matmul_kernel
+from tapecli.ops import remapper
 from tapecli.ops.core import apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import add, cast, div, exp, greater_equal, log1p, mul, neg, rsqrt, sub, where, zeros_like
 from tapecli.ops.linalg import matmul, matmul_jvp
@@ -322,7 +323,10 @@ def bias_add(value, bias) -> Tensor:
     if b.ndim != 1 or x.ndim < 2 or x.shape[-1] != b.shape[0]:
         raise ShapeError(f"bias_add: must provide as many biases as the last dimension of the input tensor: "
                          f"{list(b.shape)} vs. {list(x.shape)}")
-    return apply(BIAS_ADD, (x, b))
+    result = apply(BIAS_ADD, (x, b))
+    if current().remapped is not None:      # (in a tf.function, after a MatMul: ops/remapper.py)
+        remapper.biased(x, b, result, True)
+    return result
 
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon) -> Tensor:

@@ -12,14 +12,36 @@ from pathlib import Path
 import pytest
 
 from tapecli import api
+from tapecli.kernels.cpu import vector_width
 from tapecli.interpreter.core import ErrorLine
 
 PROGRAMS = {name: program for store in sorted((Path(__file__).parents[1] / "data").glob("tf_fresh_programs*.json"))
             for name, program in json.loads(store.read_text()).items()}
+# the activations Grappler fuses into a MatMul in a graph, oneDNN's kernels (ops/remapper.py), as TensorFlow ran
+# them on an AVX-512 machine: on each runner
+FUSED = sorted(json.loads((Path(__file__).parents[1] / "data" / "tf_fresh_programs_fused.json").read_text()))
+ON_CPYTHON_ALONE = {"fused_tf1_session"}
+avx512 = pytest.mark.skipif(vector_width() != 16, reason="TensorFlow's fused kernels differ on this machine")
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_fresh_program_prints_what_tensorflow_printed(name):
+    if name in FUSED and vector_width() != 16:
+        pytest.skip("TensorFlow's fused kernels differ on this machine")
+    _prints_what_tensorflow_printed(name)
+
+
+@avx512
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+@pytest.mark.parametrize("name", FUSED)
+def test_a_fused_activation_program_prints_the_same_on_both_runners(name, on_cpython, monkeypatch):
+    if on_cpython == "0" and name in ON_CPYTHON_ALONE:
+        pytest.skip("TF1's graphs and sessions run on CPython alone")
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    _prints_what_tensorflow_printed(name)
+
+
+def _prints_what_tensorflow_printed(name):
     program = PROGRAMS[name]
     result = api.run_source(program["program"], f"{name}.py")
     printed = [line for line in result.output if type(line) is not ErrorLine]     # (tf.print's go to stderr)

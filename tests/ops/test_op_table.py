@@ -28,15 +28,16 @@ ELEMENTWISE = sorted(name for name, op in ops.OPS.items() if op.grads)
 def _inputs(op, rng):
     """Inputs of an elementwise op, positive floats (a bool condition for where)."""
     n = len(op.grads)
-    arrays = [rng.uniform(0.2, 0.9, size=(3,)) for _ in range(n)]
+    dtype = np.float32 if op.name.startswith("onednn_") else np.float64      # (oneDNN's float32 kernels)
+    arrays = [rng.uniform(0.2, 0.9, size=(3,)).astype(dtype) for _ in range(n)]
     if op.name == "where":
         arrays[0] = np.array([True, False, True])
     return arrays
 
 
 def _attrs(op):
-    return {"elu": {"alpha": 1.0}, "leaky_relu": {"alpha": 0.2},
-            "masked_grad": {"kind": "relu", "alpha": 0.2}, "silu": {"beta": 1.0}}.get(op.name, {})
+    return {"elu": {"alpha": 1.0}, "leaky_relu": {"alpha": 0.2}, "masked_grad": {"kind": "relu", "alpha": 0.2},
+            "silu": {"beta": 1.0}, "onednn_elu": {"alpha": 1.0}, "onednn_silu": {"beta": 1.0}}.get(op.name, {})
 
 
 @pytest.mark.parametrize("name", ELEMENTWISE)
@@ -48,7 +49,7 @@ def test_every_formula_runs_in_the_recordable_raw_and_small_rule_namespaces(name
     with run_context(float_dtype=np.float64):
         tensors = [Tensor(a) for a in arrays]
         y = ops.apply(op, tensors, **attrs)
-        g = Tensor(rng.normal(size=y.shape))
+        g = Tensor(rng.normal(size=y.shape).astype(y.dtype))
         for i, f in enumerate(op.grads):
             if f is None:
                 continue

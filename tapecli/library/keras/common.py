@@ -340,3 +340,18 @@ _METRIC_MODULES = {
     "regression_metrics": "CosineSimilarity LogCoshError MeanAbsoluteError MeanAbsolutePercentageError "
                           "MeanSquaredError MeanSquaredLogarithmicError R2Score RootMeanSquaredError",
 }
+
+
+@contextlib.contextmanager
+def graph_step(run_eagerly: bool):
+    """Keras's fit, evaluate, predict and its on_batch methods run each step as a tf.function (but under
+    compile(run_eagerly=True) or tf.config.run_functions_eagerly(True)): inside it the run computes as
+    TensorFlow's graph does (tf.inside_function(), a recurrent layer's loop, the order of AddN's gradients, the
+    activations Grappler fuses into a MatMul)."""
+    ctx = current()
+    graph = not run_eagerly and not ctx.functions_eagerly
+    ctx.functions += graph
+    try:
+        yield
+    finally:
+        ctx.functions -= graph

@@ -184,6 +184,10 @@ def _logits(y_pred, from_logits, op, name):
     logits = activations.logits_of(y_pred)
     if logits is None:
         return y_pred, from_logits
+    if op == "Sigmoid" and current().functions:
+        # (reading the logits too, a graph's cross-entropy keeps TensorFlow's sigmoid apart from its MatMul: the
+        # predictions are Eigen's sigmoid, not the fused kernel's the forward pass took, as the metrics read them)
+        y_pred.value = kernels.run("sigmoid", [logits.value], {})
     if from_logits:
         current().settings.warn_once(f'"`{name}` received `from_logits=True`, but the `output` argument was produced '
                                      f'by a {op} activation and thus does not represent logits. Was this intended?')

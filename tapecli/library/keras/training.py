@@ -10,7 +10,6 @@ slices of ``batch_size`` (default 32) rows. A program's model subclass may defin
 (and ``test_step``): fit then calls it and takes the dict it returns as the step's logs."""
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 
@@ -29,7 +28,7 @@ from tapecli.library.keras.epochs import EpochIterator, GeneratorData, Generator
     PyDatasetData, PyDatasetSource
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
-from tapecli.library.keras.common import KerasObject, flag, float_dtype, integer, layer_name, num, tensor
+from tapecli.library.keras.common import KerasObject, flag, float_dtype, graph_step, integer, layer_name, num, tensor
 from tapecli.interpreter.conversions import truth
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import tick
@@ -348,7 +347,7 @@ class Trainer:
             for step, (bx, by, bw) in enumerate(epoch_batches):
                 for c in batch_hooks:
                     c.on_batch_begin(step)
-                with _graph_step(self.run_eagerly):
+                with graph_step(self.run_eagerly):
                     if plans is None:
                         logs = self.train_step(bx, by, bw)
                     else:       # (a planned batch's logs: None, its metrics' results read once at the epoch's end)
@@ -441,7 +440,7 @@ class Trainer:
         plans = self.planned_batches(count, "test_step", callbacks)
         for step, (bx, by, bw) in enumerate(batches):
             _hear(callbacks, "on_test_batch_begin", step, {})
-            with _graph_step(self.run_eagerly):
+            with graph_step(self.run_eagerly):
                 if plans is None:
                     logs = self.test_step(bx, by, bw)
                 else:       # (its callbacks hear no batch: planned_batches)
@@ -466,8 +465,8 @@ class Trainer:
         y, sw = _data(y, "y", _outputs(self.model)), _sample_weights(sample_weight, y)
         if class_weight is not None:        # (train_on_batch's: its samples weighted by their classes, as fit's)
             sw = class_weights(class_weight, y, sw)
-        logs = step(_data(x, "x", self.model.many_inputs), y, sw)
-        logs = self.results_or(logs)
+        with graph_step(self.run_eagerly):
+            logs = self.results_or(step(_data(x, "x", self.model.many_inputs), y, sw))
         return logs if flag(return_dict) else self.flat(logs)
 
 
@@ -661,7 +660,8 @@ def predict(interp, model, x, batch_size=None, verbose="auto", steps=None, callb
     custom = model.step("predict_step") if hasattr(model, "step") else None     # (a program's override)
     for step, (bx, _, _) in enumerate(_first(chunks, steps)):
         _hear(listeners, "on_predict_batch_begin", step, {})
-        outs.append(model.forward(bx, False) if custom is None else custom(_packed(bx, None, None)))
+        with graph_step(getattr(getattr(model, "trainer", None), "run_eagerly", False)):
+            outs.append(model.forward(bx, False) if custom is None else custom(_packed(bx, None, None)))
         if listeners:
             _hear(listeners, "on_predict_batch_end", step, _plain_outputs(outs[-1], model))
         if stopped(held, "stop_predicting"):
@@ -757,11 +757,16 @@ def methods(interp, owner) -> dict:
         "predict": lambda *a, **k: predict(interp, owner, *a, **k),
         "train_on_batch": lambda *a, **k: need().on_batch(need().train_step, *a, **k),
         "test_on_batch": lambda *a, **k: need().on_batch(need().test_step, *a, **k),
-        "predict_on_batch": lambda x: _as_numpy(owner.forward(_data(x, "x", owner.many_inputs), False)),
+        "predict_on_batch": lambda x: predict_on_batch(owner, x),
         "compute_loss": compute_loss,
         "compute_metrics": lambda x, y, y_pred, sample_weight=None: need().update_metrics(y, y_pred, sample_weight),
         "reset_metrics": lambda: need().reset(),
     }
+
+
+def predict_on_batch(model, x):
+    with graph_step(getattr(getattr(model, "trainer", None), "run_eagerly", False)):
+        return _as_numpy(model.forward(_data(x, "x", model.many_inputs), False))
 
 
 def _as_numpy(outputs):
@@ -982,15 +987,3 @@ def program_attribute(interp, instance, attr):
     return attrs[attr]() if attr in attrs else None
 
 
-@contextlib.contextmanager
-def _graph_step(run_eagerly: bool):
-    """Keras's fit and evaluate run each step as a tf.function (but under compile(run_eagerly=True) or
-    tf.config.run_functions_eagerly(True)): inside it the run computes as TensorFlow's graph does
-    (tf.inside_function(), a recurrent layer's loop, the order of AddN's gradients)."""
-    ctx = current()
-    graph = not run_eagerly and not ctx.functions_eagerly
-    ctx.functions += graph
-    try:
-        yield
-    finally:
-        ctx.functions -= graph
