@@ -91,8 +91,9 @@ SMALL_RUN = {
     *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_erfc", ".tf_float32",
                                       ".tf_pow", ".tf_sums")),
     # the op families with builtin names or fusion formulas, the shapes and products the interpreter's operators use
+    # (and the remapper, where the activations name their fused oneDNN ops; their kernels load on first use)
     *(f"tapecli.ops{m}" for m in ("", ".core", ".cost", ".elementwise", ".elementwise_math", ".linalg", ".promotion",
-                                  ".reductions", ".scalar", ".shape", ".special", ".statement")),
+                                  ".reductions", ".remapper", ".scalar", ".shape", ".special", ".statement")),
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
