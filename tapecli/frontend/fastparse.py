@@ -16,7 +16,7 @@ oracle on the examples and on programs drawn from the grammar.
 """
 from __future__ import annotations
 
-from tapecli.errors import TdfError, TdfSyntaxError
+from tapecli.errors import TdfSyntaxError
 from tapecli.frontend import ast, forms
 from tapecli.frontend.tokens import GiveUp, Tok, tokens
 
@@ -50,15 +50,7 @@ def parse(text: str) -> list:
     raise refused
 
 
-def _field(text: str, line: int, column: int, start: int):
-    """An f-string field's expression, parsed as a statement of its own and placed in the source."""
-    try:
-        body = parse(text + "\n")
-    except TdfError as e:
-        raise forms.field_error(e, line, column) from None
-    if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
-        raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
-    return forms.place(body[0].value, line, column, start)
+_field = forms.field_parser(lambda text: parse(text))     # (its f-string fields, by this parser)
 
 
 class _Parser:

@@ -346,6 +346,20 @@ def _fstring_error(message, source: _Source, index: int) -> TdfSyntaxError:
     return TdfSyntaxError(message, line=line, column=column)
 
 
+def field_parser(parse_body):
+    """``string``'s ``parse_field`` for a parser whose ``parse_body(text)`` gives the statements of ``text``: an
+    f-string field's expression, parsed as a statement of its own and placed in the source."""
+    def parse_field(text: str, line: int, column: int, start: int):
+        try:
+            body = parse_body(text + "\n")
+        except TdfError as e:
+            raise field_error(e, line, column) from None
+        if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
+            raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
+        return place(body[0].value, line, column, start)
+    return parse_field
+
+
 def field_error(error: TdfError, line: int, column: int) -> TdfError:
     """An error raised while parsing an f-string field's text (positions from 1:1), moved to where the field is."""
     if error.line is not None:

@@ -19,7 +19,7 @@ from lark.parsers.lalr_analysis import Shift
 from tapecli.errors import TdfError, TdfSyntaxError
 from tapecli.frontend import ast, forms
 from tapecli.frontend.grammar import grammar_text
-from tapecli.frontend.softkeywords import SOFT_KEYWORDS, STATEMENT_ENDS, is_keyword
+from tapecli.frontend.lalr import soft_keywords
 
 OPTIONS = {"parser": "lalr", "lexer": "basic", "propagate_positions": True, "maybe_placeholders": True}
 TABLES = Path(__file__).resolve().parents[2] / "tapecli" / "frontend" / "lalr_tables.py"
@@ -42,38 +42,10 @@ class TdfIndenter(Indenter):
         yield from super().handle_NL(token)
 
     def process(self, stream):
-        """The indenter's tokens, with a soft keyword that begins its statement made that keyword."""
-        tokens = super().process(stream)
-        ahead: list = []
-        starts_statement, depth = True, 0
-
-        def following(k):
-            while len(ahead) < k:
-                tok = next(tokens, None)
-                if tok is None:
-                    return None
-                ahead.append(tok)
-            return _kind(ahead[k - 1])
-
-        while True:
-            tok = ahead.pop(0) if ahead else next(tokens, None)
-            if tok is None:
-                return
-            if starts_statement and tok.type == "NAME" and tok.value in SOFT_KEYWORDS \
-                    and is_keyword(tok.value, following):
-                tok = Token.new_borrow_pos("_" + tok.value.upper(), tok.value, tok)
-            kind = _kind(tok)
-            depth += (kind in "([{") - (kind in ")]}")
-            starts_statement = kind in STATEMENT_ENDS and (kind != ":" or depth == 0)
-            yield tok
-
-
-_KINDS = {"_NEWLINE": "NEWLINE", "_INDENT": "INDENT", "_DEDENT": "DEDENT", "NAME": "NAME", "NUMBER": "NUMBER",
-          "STRING": "STRING"}
-
-
-def _kind(tok) -> str:
-    return _KINDS.get(tok.type) or tok.value
+        """The indenter's tokens, with a soft keyword that begins its statement made that keyword (the driver's
+        post-lexer, over Lark's tokens)."""
+        yield from soft_keywords(super().process(stream),
+                                 lambda tok, type_: Token.new_borrow_pos(type_, tok.value, tok))
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,15 +84,7 @@ def _statements(items) -> list:
     return out
 
 
-def _field(text: str, line: int, column: int, start: int):
-    """An f-string field's expression, parsed as a statement of its own and placed in the source."""
-    try:
-        body = parse_body(text + "\n")
-    except TdfError as e:
-        raise forms.field_error(e, line, column) from None
-    if len(body) != 1 or not isinstance(body[0], ast.ExprStmt):
-        raise TdfSyntaxError("an f-string field holds one expression", line=line, column=column)
-    return forms.place(body[0].value, line, column, start)
+_field = forms.field_parser(lambda text: parse_body(text))     # (its f-string fields, by this parser)
 
 
 def _operands(op):
