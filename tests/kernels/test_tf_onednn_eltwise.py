@@ -13,7 +13,7 @@ import pytest
 
 from tapecli.kernels import tf_onednn_eltwise
 from tapecli.kernels.cpu import vector_width
-from tests.kernels.onednn_inputs import inputs, pre_activation
+from kernels.onednn_inputs import inputs, pre_activation
 
 RECORDED = json.loads((Path(__file__).parents[1] / "data" / "tf_onednn_eltwise_bits.json").read_text())
 KERNELS = {"tanh": tf_onednn_eltwise.tanh, "sigmoid": tf_onednn_eltwise.logistic, "elu": tf_onednn_eltwise.elu,

@@ -13,7 +13,7 @@ from tapecli.autodiff.gradients import gradient
 from tapecli.kernels import tf_float32, tf_onednn_eltwise
 from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
-from tests.conftest import open_tape
+from conftest import open_tape
 
 pytestmark = pytest.mark.skipif(not tf_onednn_eltwise.gelu_erf_known(),
                                 reason="TensorFlow runs no such oneDNN kernel on this machine")
