@@ -49,6 +49,7 @@ VARIABLES = {
     "TAPECLI_BACKEND": (_choice("auto", "numpy", "numba"), "auto, numpy or numba"),
     "TAPECLI_FUSION": (_choice("0", "1"), "0 or 1"),
     "TAPECLI_PLAN_KERNELS": (_choice("0", "1"), "0 or 1"),
+    "TAPECLI_CODE_CACHE": (_choice("0", "1"), "0 or 1"),
     "TAPECLI_ACCEL": (_choice("0", "1"), "0 or 1"),
     "TAPECLI_PARSER": (_choice("compare"), "compare"),
     "TAPECLI_TF_ON_CPYTHON": (_choice("0", "1", "auto"), "0, 1 or auto"),
