@@ -43,8 +43,9 @@ def parse(text: str) -> list:
                              line=line, column=1) from None
     except (GiveUp, TdfSyntaxError) as e:
         refused = e
-    from tapecli.frontend import syntaxerrors
-    syntaxerrors.check(text)      # a syntax error anywhere comes before a refused form
+    from tapecli.frontend import nesting, syntaxerrors
+    nesting.check_nesting(text)   # nesting too deep comes first (tokens.TooDeep stopped before the parser recursed)
+    syntaxerrors.check(text)      # then a syntax error anywhere, before a refused form
     if isinstance(refused, GiveUp):
         raise AssertionError("fastparse.py stopped on a program the grammar takes")
     raise refused

@@ -1,17 +1,16 @@
-"""Nesting limits, checked on the text before the parser runs.
+"""Nesting limits: the error for brackets or blocks nested too deep.
 
 Deep brackets or blocks would otherwise end in a RecursionError inside the parser; here they are a
 SyntaxError naming the line, with CPython's own limits (200 nested brackets, 100 levels of
-indentation), so a program Python takes is not refused for its nesting.
+indentation), so a program Python takes is not refused for its nesting. The tokenizer (tokens.py) stops at the
+limits before the parser runs; this module then words the error, and checks a program that is not one first.
 """
 from __future__ import annotations
 
 import re
 
 from tapecli.errors import TdfSyntaxError
-
-MAX_BRACKETS = 200
-MAX_BLOCKS = 100
+from tapecli.frontend.tokens import MAX_BLOCKS, MAX_BRACKETS
 
 # What matters to nesting: strings and comments (skipped), brackets, and line starts with their indentation.
 _TOKEN = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#[^\n]*'

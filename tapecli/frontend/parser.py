@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 
 from tapecli.frontend import ast, spellings
-from tapecli.frontend.nesting import check_nesting
 from tapecli.errors import TdfSyntaxError
 from tapecli.recursion import recursion_limit
 from tapecli.frontend.grammar import grammar_text  # noqa: F401 (part of the parser's API)
@@ -41,7 +40,6 @@ def parse(source: str, filename: str = "<input>") -> ast.Program:
     source = universal_newlines(source)
     text = source if source.endswith("\n") else source + "\n"
     _check_first_line(text)
-    check_nesting(text)
     with deep_recursion():
         body, python = _parse_body(text)
     return ast.Program(body, source=source, filename=filename, python=python, line=1, column=1)

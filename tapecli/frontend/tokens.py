@@ -9,6 +9,12 @@ import re
 
 from tapecli.frontend.softkeywords import SOFT_KEYWORDS, is_keyword
 
+# nesting.py's limits (CPython's): deeper brackets or blocks are a TooDeep here, then nesting.py's error. Not
+# imported from there: that module, and its regular expression, load only for a program that nests too deep or
+# is not one.
+MAX_BRACKETS = 200
+MAX_BLOCKS = 100
+
 # Python's keywords: never names (Lark's basic lexer makes them keywords wherever they are).
 KEYWORDS = frozenset((
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
@@ -21,6 +27,11 @@ _AUGOPS = frozenset(("+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=
 
 class GiveUp(Exception):
     """Not a program the grammar takes: syntaxerrors.py says why."""
+
+
+class TooDeep(GiveUp):
+    """Brackets or blocks nested past nesting.py's limits: it words the error (before the parser would recurse
+    that deep)."""
 
 
 class Tok:
@@ -90,6 +101,8 @@ def tokens(text: str) -> list[Tok]:
             width = len(indent)
             if width > levels[-1]:
                 levels.append(width)
+                if len(levels) > MAX_BLOCKS + 1:
+                    raise TooDeep
                 out.append(tok.borrow("INDENT"))
             else:
                 while width < levels[-1]:
@@ -110,6 +123,8 @@ def tokens(text: str) -> list[Tok]:
             tok.type = "AUGOP" if value in _AUGOPS else value
             if value in _OPEN:
                 paren += 1
+                if paren > MAX_BRACKETS:
+                    raise TooDeep
             elif value in _CLOSE:
                 paren -= 1
                 if paren < 0:

@@ -83,7 +83,7 @@ def test_a_small_run_without_json_or_hints_imports_neither(args, tmp_path):
 # a deferred builtin family), or list it here if every small run needs it.
 SMALL_RUN = {
     "tapecli", "tapecli.version", "tapecli.errors", "tapecli.environment", "tapecli.recursion", "tapecli.lazymodule",
-    *(f"tapecli.frontend{m}" for m in ("", ".ast", ".fastparse", ".forms", ".grammar", ".nesting", ".parser",
+    *(f"tapecli.frontend{m}" for m in ("", ".ast", ".fastparse", ".forms", ".grammar", ".parser",
                                        ".softkeywords", ".spellings", ".structure", ".tokens")),
     *(f"tapecli.runtime{m}" for m in ("", ".clock", ".context", ".limits", ".numerics", ".numpy_gate", ".observers",
                                       ".provenance", ".specs", ".spelling", ".tape", ".values")),

@@ -54,6 +54,11 @@ def _run_json(tmp_path, source, *args, env=None, command="run"):
     ("x = 1.0\nq = " + "(" * 300 + "x" + ")" * 300 + "\n", "too many nested brackets (more than 200)", 2),
     ("".join("    " * i + "if True:\n" for i in range(330)) + "    " * 330 + "q = 1\n",
      "too many levels of indentation (more than 100)", 102),
+    # a syntax error, an unknown character or a tab further on: the nesting is still the error (as CPython says)
+    ("q = " + "(" * 300 + "x" + ")" * 300 + "\nx = = 1\n", "too many nested brackets (more than 200)", 1),
+    ("q = (" + "[" * 300 + "1 $ 2" + "]" * 300 + ")\n", "too many nested brackets (more than 200)", 1),
+    ("".join("    " * i + "if True:\n" for i in range(120)) + "\tq = 1\n",
+     "too many levels of indentation (more than 100)", 102),
 ])
 def test_nesting_past_the_limits_is_a_syntax_error(tmp_path, source, words, line):
     r = _run_json(tmp_path, source)
