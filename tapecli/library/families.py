@@ -44,7 +44,8 @@ WORDS = {
         'expm', 'inv', 'logdet', 'lstsq', 'lu', 'lu_reconstruct', 'matmul', 'matrix_determinant', 'matrix_diag',
         'matrix_diag_part', 'matrix_inverse', 'matrix_rank', 'matrix_solve', 'matrix_transpose',
         'matrix_triangular_solve', 'matvec', 'normalize', 'pinv', 'qr', 'set_diag', 'slogdet', 'solve', 'svd',
-        'tensor_diag', 'tensor_diag_part', 'tensordot', 'trace', 'triangular_solve',
+        'tensor_diag', 'tensor_diag_part', 'tensordot', 'trace', 'triangular_solve', 'tridiagonal_matmul',
+        'tridiagonal_solve',
     ),
     'tf_array': (
         'DType', 'as_dtype', 'batch_to_space', 'bitcast', 'broadcast_dynamic_shape', 'broadcast_static_shape',

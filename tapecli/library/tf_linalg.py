@@ -2,7 +2,8 @@
 triangular_solve, trace, diag, diag_part, eigh, eigvalsh, matrix_transpose, expm (plain names: ``tf.linalg.X``
 is the builtin ``X``); and, as compositions of the op table's ops written as TensorFlow writes them
 (linalg_impl.py), cholesky_solve, lstsq (the fast Cholesky path), pinv (through the SVD), normalize, matrix_rank,
-set_diag, cross, tensor_diag and tensor_diag_part, whose gradients are the compositions'."""
+set_diag, cross, tensor_diag and tensor_diag_part, whose gradients are the compositions'; tridiagonal_solve and
+tridiagonal_matmul, TensorFlow's wrappers around the raw ops of ops/tridiagonal.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, norm, to_dtype, to_float, to_int, truth
-from tapecli.runtime.values import PythonTuple, Tensor
+from tapecli.runtime.values import PythonTuple, Tensor, Variable
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.tape import type_word
 from tapecli.runtime import spelling
@@ -384,3 +385,98 @@ def tensor_diag_part(input, name=None):  # noqa: A002
         raise ShapeError(f"tf.linalg.tensor_diag_part needs a shape [d..., d...], got {list(x.shape)}")
     size = int(np.prod(x.shape[:k]))
     return ops.reshape(ops.diag_part(ops.reshape(x, (size, size))), x.shape[:k])
+
+
+# tf.linalg.tridiagonal_solve and tridiagonal_matmul: TensorFlow's Python wrappers (linalg_impl.py), which bring the
+# three forms of the diagonals to the raw ops' (ops/tridiagonal.py) with slices, pads and stacks whose gradients
+# are TensorFlow's
+
+def _diagonals_of_matrices(diagonals):
+    """The 'matrix' form as compact diagonals [..., 3, M]: matrix_diag_part(k=(-1, 1), align='LEFT_RIGHT'), the
+    superdiagonal padded with a zero at its end, the subdiagonal at its start."""
+    t = _matrices(diagonals, "the 'matrix' form of tridiagonal diagonals")
+    m = t.shape[-1]
+    if t.shape[-2] != m:
+        raise TdfValueError(f"Expected last two dimensions of diagonals to be same, got {m} and {t.shape[-2]}")
+    k, batch = np.arange(m - 1), [[0, 0]] * (t.ndim - 2)
+    superdiag = ops.pad(ops.getitem(t, (Ellipsis, k, k + 1)), batch + [[0, 1]])
+    subdiag = ops.pad(ops.getitem(t, (Ellipsis, k + 1, k)), batch + [[1, 0]])
+    return ops.stack([superdiag, ops.diag_part(t), subdiag], -2)
+
+
+def _diagonal_sequence(diagonals):
+    if isinstance(diagonals, (Tensor, Variable)) or not isinstance(diagonals, (tuple, list)) or len(diagonals) != 3:
+        raise TdfValueError("Expected diagonals to be a sequence of length 3.")
+    return [ops.materialize(t) if t.weak else t for t in map(ops.to_tensor, diagonals)]
+
+
+def _compact_of_sequence(diagonals):
+    """The 'sequence' form as compact diagonals: a super- or subdiagonal of M - 1 elements padded to M."""
+    superdiag, maindiag, subdiag = _diagonal_sequence(diagonals)
+    if subdiag.shape[:-1] != maindiag.shape[:-1] or superdiag.shape[:-1] != maindiag.shape[:-1]:
+        raise TdfValueError(f"Tensors representing the three diagonals must have the same shape,except for the last "
+                            f"dimension, got {subdiag.shape}, {maindiag.shape}, {superdiag.shape}")
+    m = maindiag.shape[-1]
+
+    def padded(t, name, padding):
+        n = t.shape[-1]
+        if n in (0, m):
+            return t
+        if n != m - 1:
+            raise TdfValueError(f"Expected {name} to be have length {m} or {m - 1}, got {n}.")
+        return ops.pad(t, [[0, 0]] * (t.ndim - 1) + [padding])
+    return ops.stack([padded(superdiag, "superdiagonal", [0, 1]), maindiag, padded(subdiag, "subdiagonal", [1, 0])],
+                     -2)
+
+
+@builtin()
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False, conjugate_rhs=False,
+                      name=None, partial_pivoting=True, perturb_singular=False):
+    """x with T x = rhs for the tridiagonal matrices T (Gaussian elimination with partial pivoting, or the Thomas
+    algorithm; perturb_singular moves tiny pivots); rhs [..., M] or [..., M, K] ([..., K, M] with transpose_rhs).
+    A singular T gives NaN, as TensorFlow's CPU kernel."""
+    if truth(perturb_singular) and not truth(partial_pivoting):
+        raise TdfValueError("partial_pivoting must be True if perturb_singular is.")
+    if diagonals_format == "compact":
+        d = ops.to_tensor(diagonals)
+        d = ops.materialize(d) if d.weak else d
+    elif diagonals_format == "sequence":
+        d = _compact_of_sequence(diagonals)
+    elif diagonals_format == "matrix":
+        d = _diagonals_of_matrices(diagonals)
+    else:
+        raise TdfValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    b = ops.to_tensor(rhs)
+    b = ops.materialize(b, d.dtype if d.dtype.kind == "f" else None) if b.weak else b
+    if d.ndim < 2:
+        raise TdfValueError(f"Expected diagonals to have rank at least 2, got {d.ndim}")
+    if b.ndim not in (d.ndim, d.ndim - 1):
+        raise TdfValueError(f"Expected the rank of rhs to be {d.ndim - 1} or {d.ndim}, got {b.ndim}")
+    if d.shape[:-2] != b.shape[:d.ndim - 2]:
+        raise TdfValueError(f"Batch shapes {d.shape[:-2]} and {b.shape[:d.ndim - 2]} are incompatible")
+    if d.shape[-2] != 3:
+        raise TdfValueError(f"Expected 3 diagonals got {d.shape[-2]}")
+    vector = b.ndim == d.ndim - 1
+    if vector:
+        b = ops.reshape(b, b.shape + (1,))
+    elif truth(transpose_rhs):
+        b = _maybe_adjoint(b, True)
+    if d.shape[-1] != b.shape[-2]:
+        raise TdfValueError(f"Expected number of left-hand sided and right-hand sides to be equal, got "
+                            f"{d.shape[-1]} and {b.shape[-2]}")
+    x = ops.tridiagonal_solve(d, b, truth(partial_pivoting), truth(perturb_singular))
+    return ops.reshape(x, x.shape[:-1]) if vector else x
+
+
+@builtin()
+def tridiagonal_matmul(diagonals, rhs, diagonals_format="compact", name=None):
+    """The tridiagonal matrices of ``diagonals`` times rhs [..., M, N]."""
+    if diagonals_format == "sequence":
+        parts = _diagonal_sequence(diagonals)
+    elif diagonals_format in ("compact", "matrix"):
+        d = _diagonals_of_matrices(diagonals) if diagonals_format == "matrix" else ops.to_tensor(diagonals)
+        d = ops.materialize(d) if d.weak else d
+        parts = [ops.getitem(d, (Ellipsis, i, slice(None))) for i in range(3)]
+    else:
+        raise TdfValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+    return ops.tridiagonal_matmul(*(ops.reshape(p, p.shape[:-1] + (1, p.shape[-1])) for p in parts), rhs)

@@ -47,6 +47,7 @@ DEFERRED = {
     "matrix": ("cholesky", "det", "diag", "diag_part", "eigh_values", "eigh_vectors", "einsum", "inv", "lu",
                "lstsq_complete_orthogonal", "matvec", "norm_ord", "slogdet", "solve", "tensordot", "trace",
                "triangular_solve"),
+    "tridiagonal": ("tridiagonal_matmul", "tridiagonal_solve"),
     "decompositions": ("qr", "qr_q", "qr_r", "svd", "svd_s", "svd_u", "svd_v"),
     "colorspace": ("adjust_hue", "adjust_saturation", "hsv_to_rgb", "rgb_to_hsv"),
     "image": ("projective_transform",),

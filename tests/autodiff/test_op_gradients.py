@@ -536,6 +536,19 @@ def _tri_ok(a, *rest):
     return bool(np.all(np.abs(np.diagonal(a, axis1=-2, axis2=-1)) > 0.5))
 
 
+def _tridiagonal_ok(diagonals, *rest):
+    """The tridiagonal matrices of compact diagonals [..., 3, M] are well conditioned."""
+    sup, main, sub = np.moveaxis(diagonals, -2, 0)
+    m = main.shape[-1]
+    dense = (main[..., None] * np.eye(m) + sup[..., None] * np.eye(m, k=1) + sub[..., None] * np.eye(m, k=-1))
+    return _well_conditioned(*dense.reshape(-1, m, m))
+
+
+def _dominant(diagonals):
+    """Diagonals whose matrices are diagonally dominant: the Thomas algorithm needs no pivoting for them."""
+    return ops.add(diagonals, Tensor(np.array([[0.0], [4.0], [0.0]], diagonals.dtype)))
+
+
 def _spd(x):
     """A well-conditioned symmetric positive definite matrix from x."""
     n = x.shape[-1]
@@ -576,6 +589,12 @@ CASES += [
          (In((3, 3)), In((3, 2))), accept=_tri_ok),
     Case("triangular_solve_upper_adjoint", "triangular_solve",
          lambda a, b: ops.triangular_solve(a, b, lower=False, adjoint=True), (In((3, 3)), In((3, 2))), accept=_tri_ok),
+    Case("tridiagonal_solve", "tridiagonal_solve", ops.tridiagonal_solve, (In((2, 3, 4)), In((2, 4, 2))),
+         accept=_tridiagonal_ok),
+    Case("tridiagonal_solve_thomas", "tridiagonal_solve",
+         lambda d, b: ops.tridiagonal_solve(_dominant(d), b, partial_pivoting=False), (In((3, 5)), In((5, 1)))),
+    Case("tridiagonal_matmul", "tridiagonal_matmul", ops.tridiagonal_matmul,
+         (In((2, 1, 4)), In((2, 1, 4)), In((2, 1, 4)), In((2, 4, 3)))),
     Case("cholesky", "cholesky", lambda x: ops.cholesky(_spd(x)), (In((3, 3)),)),
     Case("cholesky_batch", "cholesky", lambda x: ops.cholesky(_spd(x)), (In((2, 3, 3)),)),
     Case("eigh_values", "eigh_values", ops.eigh_values, (In((3, 3)),), accept=_distinct_eigenvalues),
