@@ -5,6 +5,7 @@ how nested tapes give higher derivatives.
 """
 from __future__ import annotations
 
+import bisect
 import collections
 
 from tapecli import kernels, ops
@@ -182,7 +183,9 @@ def tensorflow_order(path: list, targets: list, reach, views) -> list:
     statements) the record stands there for them all, its ops to run in its op's ``backward`` order; else each
     of them is a :class:`_Step` in its place. The records no target's gradient reaches come last, and ``views``
     (:func:`matmul_views`): their readers give their gradients to their operands."""
-    order = _queue(path, targets, reach, views)
+    order = None if views else _chain(path, targets, reach)
+    if order is None:
+        order = _queue(path, targets, reach, views)
     if order is None:
         nodes = []
         for rec in path:
@@ -196,6 +199,48 @@ def tensorflow_order(path: list, targets: list, reach, views) -> list:
 
 
 _ONE_REACHED = (True,)
+
+
+def _reads(node, reach) -> tuple[list, int | None]:
+    """The ids ``node``'s gradient reads, in the order it gives theirs; and for a statement's record of several
+    ops, how many of those come before the last read of another of its ops' results (else None)."""
+    cls = node.__class__
+    if cls is StatementRecord:
+        inputs = node.inputs
+        op = node.op
+        # (a statement of one name is on the path by it: that leaf is reached)
+        steps, read, before = op.backward_reads(
+            _ONE_REACHED if op.leaves == 1 else tuple([t.id in reach for t in inputs[:op.leaves]]))
+        return [inputs[a].id for a in read], before if steps > 1 else None
+    return (node.input_ids if cls is _Step else [t.id for t in node.inputs]), None
+
+
+def _chain(path: list, targets: list, reach) -> list | None:
+    """:func:`_queue`'s order where ``path`` is a chain, without its tables: one target, the last record's result,
+    and each record's gradient reading of the path's results only the one just before it (a statement's record of
+    several ops reading it at or after its ``before``: else the queue splits the statement, and so does this);
+    then the queue has one record ready at a time, in the reverse of the tape's order. None where the path is not
+    such a chain. (A recorded scalar loop's statements: its queue's tables held about 150 bytes a record.)"""
+    if len(targets) != 1 or not path or path[-1].output.id != targets[0].id:
+        return None
+    made = [node.output.id for node in path]        # (increasing: ids are given as tensors are made)
+    previous = None
+    for node, made_id in zip(path, made):
+        if previous is not None and made_id <= previous:
+            return None
+        keys, before = _reads(node, reach)
+        last = -1
+        for i, key in enumerate(keys):
+            if key == previous:
+                last = i
+            elif key >= made[0]:
+                at = bisect.bisect_left(made, key)
+                if at < len(made) and made[at] == key:
+                    return None                     # (a result made further back, or by itself)
+        if previous is not None and (last < 0 or before is not None and last < before):
+            return None
+        previous = made_id
+    return path[::-1]
 
 
 def _queue(nodes: list, targets: list, reach, views) -> list | None:
@@ -222,18 +267,9 @@ def _queue(nodes: list, targets: list, reach, views) -> list | None:
         node = pending.pop()
         if node in live:
             continue
-        cls = node.__class__
-        if cls is StatementRecord:
-            inputs = node.inputs
-            op = node.op
-            # (a statement of one name is on the path by it: that leaf is reached)
-            steps, read, before = op.backward_reads(
-                _ONE_REACHED if op.leaves == 1 else tuple([t.id in reach for t in inputs[:op.leaves]]))
-            keys = [inputs[a].id for a in read]
-            if steps > 1:
-                apart[node] = before
-        else:
-            keys = node.input_ids if cls is _Step else [t.id for t in node.inputs]
+        keys, before = _reads(node, reach)
+        if before is not None:
+            apart[node] = before
         if folded:
             keys = [folded.get(key, key) for key in keys]
         live[node] = keys
