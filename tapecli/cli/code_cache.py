@@ -36,17 +36,27 @@ class _StoredLoader(SourceFileLoader):
     """Python's loader for a source file, whose first ``get_code`` returns the stored code (its source, resources
     and any reload are the file's, as for a module imported the usual way)."""
 
-    def __init__(self, fullname: str, path: str, code: memoryview):
+    def __init__(self, fullname: str, path: str, code: memoryview, missed: list):
         super().__init__(fullname, path)
         self._code = code
+        self._missed = missed
 
     def get_code(self, fullname):
         code, self._code = self._code, None
         if code is None or fullname != self.name:
             return super().get_code(fullname)
-        loaded = marshal.loads(code)
+        try:
+            loaded = marshal.loads(code)
+        except (EOFError, ValueError, TypeError):
+            loaded = None
+        if loaded.__class__ is not _CODE:               # a damaged file: Python's import, and stored anew at the end
+            self._missed.append(fullname)
+            return super().get_code(fullname)
         _imp._fix_co_filename(loaded, self.path)        # as importlib does for a .pyc whose source has moved
         return loaded
+
+
+_CODE = _StoredLoader.get_code.__code__.__class__
 
 
 class CodeCache:
@@ -88,7 +98,7 @@ class CodeCache:
                 except OSError:
                     stat = None
                 if stat is not None and stat.st_mtime_ns == mtime_ns and stat.st_size == size:
-                    loader = _StoredLoader(fullname, origin, self.code[start:start + length])
+                    loader = _StoredLoader(fullname, origin, self.code[start:start + length], self.missed)
                     spec = ModuleSpec(fullname, loader, origin=origin, is_package=package)
                     spec.has_location = True
                     if package:
@@ -103,7 +113,7 @@ class CodeCache:
         new = {}
         for name in self.missed:
             spec = getattr(sys.modules.get(name), "__spec__", None)
-            if spec is None or type(spec.loader) is not SourceFileLoader or not spec.origin:
+            if spec is None or type(spec.loader) not in (SourceFileLoader, _StoredLoader) or not spec.origin:
                 continue                      # not imported, an extension or built-in, another package's loader
             compiled = _compiled(spec.loader, spec.origin)
             if compiled is not None:

@@ -129,6 +129,19 @@ def test_another_key_or_a_damaged_file_stores_anew(demo):
     assert damaged.store() == 1 and cache().entries.keys() == {"democache"}
 
 
+def test_a_file_cut_short_or_damaged_imports_as_python_does_and_stores_anew(demo):
+    package, path, cache = demo
+    made = cache()
+    importlib.import_module("democache.part")
+    made.store()
+    whole = path.read_bytes()
+    for damaged in (whole[:-20], whole[:-20] + b"\x00" * 20):     # a module's code cut short, or overwritten
+        path.write_bytes(damaged)
+        again = cache()
+        assert importlib.import_module("democache.part").answer() == 42
+        assert again.store() == 1 and path.read_bytes() == whole
+
+
 def test_a_folder_that_cannot_be_written_stores_nothing(demo, tmp_path):
     package, path, cache = demo
     made = cache()
