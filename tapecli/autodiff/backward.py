@@ -160,9 +160,12 @@ def matmul_views(path: list, targets: list) -> dict:
         if cls is Record and node.op is ops.TRANSPOSE and node.attrs and node.attrs.get("view"):
             views[node.output.id] = node
             readers[node.output.id] = []
-        for inp in node.inputs:
-            if inp.id in readers:
-                readers[inp.id].append(node)
+        if readers:                     # (a view's readers come after it)
+            for inp in node.inputs:
+                if inp.id in readers:
+                    readers[inp.id].append(node)
+    if not views:
+        return views
     for node in reversed(path):         # (a view's readers before it)
         out_id = node.output.id
         if out_id in views and not all(r.__class__ is Record and r.op is ops.MATMUL or r.output.id in views
