@@ -23,7 +23,7 @@ from tapecli.execution.keras_fitting import Fitting, fitted
 from tapecli.execution.tf_values import VIEWS, KerasBase, LibraryObject, ProgramCallable, as_tensorflow, \
     library_value, program_side, run_view, to_library, to_program
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, LAYER, FrameworkBase, is_instance, module_name
-from tapecli.library.keras import mixed_precision
+from tapecli.library.keras import mixed_precision, penalties
 from tapecli.library.keras.common import call_argument, call_training
 from tapecli.library.keras.initializers import SeedGenerator
 from tapecli.library.keras.input_spec import check_inputs
@@ -199,6 +199,7 @@ class Layer(KerasBase, metaclass=KerasClass):
             self.__dict__.setdefault("_trainable_made", set()).add(id(weight))
         if regularizer is not None:
             self._regularized.append((weight, regularizer))
+        penalties.hold_constraint(weight, to_library(constraint))     # (applied after each optimizer step)
         return weight
 
     @property
@@ -537,7 +538,6 @@ def made_weight(run, layer, shape, initializer, dtype, trainable, name) -> Varia
 
 @as_tensorflow
 def _penalty(regularizer, weight):
-    from tapecli.library.keras import penalties
     return to_program(penalties.regularizer(to_library(regularizer)).apply(weight))
 
 

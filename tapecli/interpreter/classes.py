@@ -420,7 +420,7 @@ class Super(ProgramObject):
 
 
 def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uniform", trainable=True,
-                dtype=None, regularizer=None, **ignored):
+                dtype=None, regularizer=None, constraint=None, **ignored):
     from tapecli.interpreter.registry import HOOKS
     from tapecli.runtime.context import current
     from tapecli.runtime.values import DType
@@ -438,6 +438,7 @@ def _add_weight(interp, instance, name=None, shape=None, initializer="glorot_uni
     if var.trainable:           # (it follows the layer's trainable: subclassing.set_trainable)
         instance.__dict__.setdefault("keras_trainable_made", set()).add(var.id)
     instance.attrs.setdefault(name or f"weight_{len(instance.attrs)}", var)
+    HOOKS["weight_constraint"](var, constraint, interp)       # (applied after each optimizer step)
     if regularizer is not None:         # (layer.losses applies it to the weight: keras/training.py)
         instance.weight_regularizers = [*getattr(instance, "weight_regularizers", []), (var, regularizer)]
     return var

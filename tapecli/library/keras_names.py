@@ -205,3 +205,4 @@ hook("keras_trainable")(subclassing.set_trainable)    # a program's layer or mod
 hook("keras_call")(subclassing.layer_call)    # Layer.__call__ of a program's layer: losses, Keras tensors
 hook("keras_op")(operations.keras_op)      # keras.ops' functions: on Keras tensors, a functional graph's node
 hook("initializer")(initializers.get)      # add_weight of a program's Layer subclass (interpreter/classes.py)
+hook("weight_constraint")(penalties.hold_constraint)      # and its constraint=

@@ -118,9 +118,8 @@ def variable(interp, initial_value, trainable=True, name=None, dtype=None, shape
                     tf_name=scoped_name(name if isinstance(name, str) else None))
     if dims is not None and not dims.is_fully_defined():
         made.declared = dims
-    if constraint is not None:
-        from tapecli.library.keras.penalties import constraint as keras_constraint
-        current().constraints[made.id] = keras_constraint(constraint, interp)
+    from tapecli.library.keras.penalties import hold_constraint
+    hold_constraint(made, constraint, interp)
     return made
 
 

@@ -3,6 +3,7 @@ deserialize. A layer's config is written from the arguments its constructor was 
 by keras_names), in Keras 3.15's keys, order and forms, so that the layer made again from it is the same layer."""
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -125,6 +126,13 @@ FIXED = {"quantization_config": None, "data_format": "channels_last", "dilation_
          "renorm_momentum": 0.99, "stateful": False, "dropout": 0.0, "recurrent_dropout": 0.0, "seed": None, "noise_shape": None,
          "interpolation": "nearest", "keepdims": False, "sparse": False,
          "use_gate": False, "sliding_window": None}
+# The config keys of which Keras's layer keeps no attribute of the same value (beside its initializers,
+# regularizers, constraints and activations, which it keeps as objects): its config has them, its attributes not
+_NOT_ATTRIBUTES = {**dict.fromkeys(("LSTM", "GRU", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"), "seed"),
+                   "Normalization": "mean variance", "EinsumDense": "output_shape",
+                   **dict.fromkeys(("StringLookup", "IntegerLookup"), "vocabulary idf_weights vocabulary_size"),
+                   "TextVectorization": LAYER_KEYS["TextVectorization"],
+                   "MultiHeadAttention": "use_gate output_shape sliding_window"}
 # the layers whose config writes their dtype by its name (Keras's SpatialDropout's own get_config)
 _DTYPE_AS_NAME = ("SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "Discretization", "HashedCrossing")
 # Keras's own name of an activation that has two (keras.activations.serialize)
@@ -243,13 +251,34 @@ def _form(class_name, key, value, interp=None):
     return value
 
 
+@functools.cache
+def attribute_keys(class_name: str) -> tuple:
+    """The config keys of which Keras 3.15's layer keeps an attribute holding the config's value (layer.epsilon,
+    layer.use_bias, layer.kernel_size): its arguments, as given or as it made them."""
+    skipped = {"name", "trainable", "dtype", "activation", "recurrent_activation",
+               *_NOT_ATTRIBUTES.get(class_name, "").split()}
+    return tuple(key for key in LAYER_KEYS.get(class_name, "").split()
+                 if key not in skipped and not key.endswith(("_initializer", "_regularizer", "_constraint")))
+
+
+def config_entry(layer, key: str):
+    """One argument's entry of the layer's config (``layer_config``'s)."""
+    class_name = type(layer).__name__
+    arguments = layer.given_arguments
+    value = arguments[key] if key in arguments else FIXED.get(key)
+    value = layer.config_values().get(key, value)
+    if key == "strides" and value is None:          # (a pooling's: its pool_size)
+        value = arguments["pool_size"]
+    return _form(class_name, key, value, layer.interp)
+
+
 def layer_config(layer) -> dict:
     """Keras 3.15's ``layer.get_config()``."""
     class_name = type(layer).__name__
-    arguments = getattr(layer, "given_arguments", None)
-    if arguments is None or class_name not in LAYER_KEYS:
+    if getattr(layer, "given_arguments", None) is None or class_name not in LAYER_KEYS:
         raise TdfValueError(f"tapecli does not write the config of a {class_name} layer")
     keys = LAYER_KEYS[class_name].split()
+    arguments = layer.given_arguments
     out = {} if "name" in keys else {"name": None, "trainable": None, "dtype": None}
     if "name" not in keys and arguments.get("activity_regularizer") is not None:
         out["activity_regularizer"] = None          # (Layer's, after its dtype, where the layer has one)
@@ -265,11 +294,7 @@ def layer_config(layer) -> dict:
                 dtype_name(float_dtype())
             out[key] = name if class_name in _DTYPE_AS_NAME else dtype_policy(name)
         else:
-            value = arguments[key] if key in arguments else FIXED.get(key)
-            value = layer.config_values().get(key, value)
-            if key == "strides" and value is None:          # (a pooling's: its pool_size)
-                value = arguments["pool_size"]
-            out[key] = _form(class_name, key, value, layer.interp)
+            out[key] = config_entry(layer, key)
     return out
 
 

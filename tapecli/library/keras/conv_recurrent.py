@@ -9,7 +9,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.common import flag, num
-from tapecli.library.keras.convolutional import (_channels_last, config_attributes, padding_mode, per_axis,
+from tapecli.library.keras.convolutional import (_channels_last, padding_mode, per_axis,
                                                  window_geometry)
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.recurrent import LSTMCell, _Recurrent
@@ -102,11 +102,9 @@ class _ConvLSTM(_Recurrent):
                          go_backwards=go_backwards, stateful=stateful, **kw)
 
     def config(self):
-        """Keras's attributes of the cell's arguments (layer.filters, layer.kernel_size, ...), as its config has them;
-        it has no units."""
-        own = config_attributes(self, "filters kernel_size strides padding data_format dilation_rate use_bias "
-                                      "unit_forget_bias")
-        return {**{k: v for k, v in super().config().items() if k != "units"}, **own}
+        """The recurrent layer's attributes, less its units (it has none: its filters and the cell's other arguments
+        are the attributes its config has)."""
+        return {k: v for k, v in super().config().items() if k != "units"}
 
     def output_shapes(self, shape) -> list:
         """Its output's shape and, with return_state, its final states' (h and c)."""

@@ -7,7 +7,6 @@ from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import add, dims, flag, integer
-from tapecli.library.keras.configs import LAYER_KEYS
 from tapecli.library.keras.layers import Layer, activation_fn
 from tapecli.library.keras.spatial import _rank
 from tapecli.ops.nn import _pads
@@ -35,12 +34,6 @@ def window_geometry(n, k, s, padding, d=1):
     """Output size and (before, after) padding of one spatial dimension of size n, as TensorFlow's."""
     out, before, after = _pads(n, k, s, d, padding.upper())
     return out, (before, after)
-
-
-def config_attributes(layer, names):
-    """The layer's attributes of these config keys (those its class's config has)."""
-    keys = LAYER_KEYS[type(layer).__name__].split()
-    return {key: (lambda key=key: layer.get_config()[key]) for key in names.split() if key in keys}
 
 
 def _channels_last(data_format, cls):
@@ -73,12 +66,6 @@ class _Windowed(Layer):
 
     def weight_names(self):
         return ("kernel", "bias")
-
-    def config(self):
-        """Keras's attributes of the layer's arguments (layer.filters, layer.kernel_size, ...), as its config has
-        them."""
-        return config_attributes(self, "filters kernel_size strides padding dilation_rate groups output_padding "
-                                       "depth_multiplier")
 
     def check_input(self, x):
         _rank(self, x, self.rank + 2)

@@ -16,7 +16,7 @@ from tapecli.kernels import tf_random
 from tapecli.errors import LimitError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.draws import uniform_values
 from tapecli.library.keras import activations, initializers, mixed_precision, penalties
-from tapecli.library.keras.configs import keras_name, layer_config
+from tapecli.library.keras.configs import attribute_keys, config_entry, keras_name, layer_config
 from tapecli.library.keras.keras_tensor import KerasTensor
 from tapecli.library.keras.stateless import stateless_call
 from tapecli.library.keras.common import (KerasObject, add, auto_name, call_training, dims, flag, float_dtype, integer, num,
@@ -274,9 +274,13 @@ class Layer(KerasObject):
         out["dtype"] = out["variable_dtype"] = lambda: dtype_name(self.variable_dtype)
         out["compute_dtype"] = lambda: dtype_name(self.compute_dtype)
         out["dtype_policy"] = lambda: self.policy or mixed_precision.DTypePolicy(dtype_name(float_dtype()))
-        given = getattr(self, "given_arguments", None) or {}
+        given = getattr(self, "given_arguments", None)
+        if given is not None:
+            # (layer.epsilon, layer.use_bias: the arguments Keras keeps, as its config writes them)
+            for key in attribute_keys(type(self).__name__):
+                out[key] = lambda k=key: config_entry(self, k)
         for key in ("activation", "recurrent_activation"):        # Keras's function (keras.activations.get)
-            if key in given:
+            if key in (given or {}):
                 out[key] = lambda k=key: activations.get(given[k])
         out.update(self.config())
         return out

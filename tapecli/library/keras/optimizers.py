@@ -180,6 +180,8 @@ class Optimizer(KerasObject):
                                 f"global_clipnorm={self.global_clipnorm}")
         for key, value in hyper.items():
             setattr(self, key, flag(value) if isinstance(self.hyper[key], bool) else num(value, key))
+        # (Keras's attributes and config of them: the program's Python values, as given)
+        self.given_hyper = {key: plain(hyper[key]) for key in self.hyper}
         self.accumulation = None if not gradient_accumulation_steps else integer(
             gradient_accumulation_steps, "gradient_accumulation_steps")
         if self.accumulation is not None and self.accumulation < 2:
@@ -231,9 +233,8 @@ class Optimizer(KerasObject):
                "variables": self.keras_variables, "built": lambda: bool(self.slots)}
         for key, value in self.given_base.items():
             out[key] = lambda v=value: python_number(v)
-        for key in self.hyper:
-            out[key] = (lambda k=key: Tensor(np.array(getattr(self, k))) if isinstance(self.hyper[k], bool)
-                        else scalar(getattr(self, k)))
+        for key, value in self.given_hyper.items():
+            out[key] = lambda v=value: python_number(v)
         return out
 
     def set_attribute(self, interp, attr, value, node):
@@ -330,7 +331,7 @@ class Optimizer(KerasObject):
                "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, **self.ema_config,
                "loss_scale_factor": None,
                "gradient_accumulation_steps": self.accumulation}
-        out.update({key: getattr(self, key) for key in self.hyper})
+        out.update(self.given_hyper)
         return out
 
     def owned_variables(self):

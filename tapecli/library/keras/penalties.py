@@ -176,6 +176,13 @@ def constraint(value, interp=None):
     return _resolve(value, interp, Constraint, CONSTRAINTS, ProgramConstraint, "constraint")
 
 
+def hold_constraint(variable, given, interp=None) -> None:
+    """A variable made with ``constraint=`` (tf.Variable's, add_weight's): the constraint Keras's optimizers apply
+    to it after each step (``constrain``)."""
+    if given is not None:
+        current().constraints[variable.id] = constraint(given, interp)
+
+
 def scale_and_offset(interp, gamma_regularizer, beta_regularizer, gamma_constraint, beta_constraint) -> tuple:
     """A normalization layer's regularizers and constraints of its ``gamma`` and ``beta``, by weight name."""
     return ({"gamma": regularizer(gamma_regularizer, interp), "beta": regularizer(beta_regularizer, interp)},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tapecli import ops
 from tapecli.runtime.values import PythonTuple
-from tapecli.library.keras.convolutional import (_channels_last, config_attributes, padding_mode, per_axis,
+from tapecli.library.keras.convolutional import (_channels_last, padding_mode, per_axis,
                                                  window_geometry)
 from tapecli.errors import TdfValueError
 from tapecli.library.keras.layers import Layer
@@ -24,9 +24,6 @@ class _Pooling(Layer):
         self.pool_size = per_axis(pool_size, self.rank, "pool_size")
         self.strides = self.pool_size if strides is None else per_axis(strides, self.rank, "strides")
         self.padding = padding_mode(padding)
-
-    def config(self):
-        return config_attributes(self, "pool_size strides padding")
 
     def output_shape(self, shape):
         return (shape[0], *(None if n is None else window_geometry(n, k, s, self.padding)[0]

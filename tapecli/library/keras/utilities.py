@@ -9,7 +9,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
-from tapecli.library.keras.common import dims, flag, float_dtype, integer, num, tensor
+from tapecli.library.keras.common import converted, dims, flag, float_dtype, integer, num, tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import DTYPES, DType, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, dtype_name
@@ -328,8 +328,15 @@ def ops_one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
 
 
 def convert_to_numpy(x):
-    """keras.ops.convert_to_numpy: the tensor's values as a NumPy array (0-d for a scalar, as Keras gives)."""
-    return NumpyArray(np.array(tensor(x).value))
+    """keras.ops.convert_to_numpy: ``np.array(x)``, as Keras's TensorFlow backend makes it (0-d for a scalar): a
+    tensor's dtype, NumPy's of its own arrays and of Python numbers (float64 data and shapes' ints stay 64-bit)."""
+    if isinstance(x, (Tensor, Variable, list, tuple)):
+        from tapecli.library.numpy_forms import to_numpy
+        return NumpyArray(np.array(to_numpy(x)))
+    return NumpyArray(np.array(converted(x).value))      # (tf.IndexedSlices: dense)
+
+
+convert_to_numpy.literals = "np.array's: a Python number is NumPy's"      # (interpreter/registry.py: call_builtin)
 
 
 def ops_shape(x):
