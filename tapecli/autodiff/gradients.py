@@ -72,9 +72,8 @@ def gradient(tape: Tape, target, sources, output_gradients=None, unconnected_gra
                      [leaf.id for leaf in leaves] + [rec.output.id for recs in readers.values() for rec in recs])
     values, whys, results = [], [], []
     for leaf in leaves:
-        g = grads.get(leaf.id) if is_float(leaf.dtype) else None
-        if g is not None and g.shape != leaf.shape:
-            g = ops.unbroadcast(g, leaf.shape) if len(g.shape) >= len(leaf.shape) else ops.broadcast_to(g, leaf.shape)
+        g = grads.get(leaf.id) if is_float(leaf.dtype) else None     # (as the backward pass gave it: a
+        # custom_gradient's grad_fn may give a source a gradient of another shape, which TensorFlow's tape keeps)
         if g is None and unconnected == "zero":
             g = ops.zeros_like(leaf)
         values.append(g)

@@ -125,7 +125,18 @@ def _traced(func, input_signature=None, warned: bool = False):
     traced.python_function = func
     traced.get_concrete_function = concrete_function
     traced.pretty_printed_concrete_signatures = concrete_signatures
+    _TF_FUNCTIONS.add(traced)
     return traced
+
+
+# The tf.functions made so far: each is a plain function (a planned loop inlines its calls), which type() names as
+# TensorFlow's class (tf_values.type_of); a method's is its _TracedMethod.
+_TF_FUNCTIONS = weakref.WeakSet()
+
+
+def is_tf_function(value) -> bool:
+    """Whether ``value`` is a ``tf.function`` (its class asked first: no program's __hash__ runs)."""
+    return value.__class__ is _TracedMethod or value.__class__ is types.FunctionType and value in _TF_FUNCTIONS
 
 
 def _is_method(func) -> bool:

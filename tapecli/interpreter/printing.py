@@ -190,12 +190,14 @@ _ESCAPES = {ord("\n"): b"\\n", ord("\r"): b"\\r", ord("\t"): b"\\t", ord('"'): b
 
 def _element(x) -> str:
     """One element as TensorFlow's C++ writes it: a float with the fewest of 6 or 9 (float32), 15 or 17
-    (float64) significant digits that reads back as itself."""
+    (float64) significant digits that reads back as itself; a half float (float16, bfloat16) as the float32
+    it widens to (its PrintOneElement prints ``static_cast<float>``)."""
     if isinstance(x, np.bool_):
         return "1" if x else "0"
     if isinstance(x, bytes):
         return '"' + _c_escaped(x) + '"'
-
+    if isinstance(x, np.generic) and x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+        x = np.float32(x)
     if isinstance(x, np.floating):
         short, full = (6, 9) if x.dtype == np.float32 else (15, 17)
         text = f"{float(x):.{short}g}"

@@ -553,20 +553,48 @@ def seed(interp, n):
 
 # --------------------------------------------------------------- inspection
 
+def sparse_dims(x) -> tuple[int, ...] | None:
+    """A tf.SparseTensor's dense shape (what tf.shape, tf.size and tf.rank read of one), else None."""
+    if x.__class__ in (Tensor, Variable) or not hasattr(x, "dense_shape"):
+        return None
+    from tapecli.library.tf_sparse import SparseTensor      # (tf.sparse: not at start-up)
+    return x.dims if isinstance(x, SparseTensor) else None
+
+
+def _shape_type(out_type) -> np.dtype:
+    """tf.shape's out_type: TensorFlow's Shape op takes int32 or int64."""
+    dtype = to_dtype(out_type)
+    if dtype not in (np.int32, np.int64):
+        raise KernelValueError(f"Value for attr 'out_type' of {kernel_name(dtype)} is not in the list of allowed "
+                               "values: int32, int64")
+    return dtype
+
+
 @builtin("shape")
-def shape_(x, out_type=None, name=None):
+def shape_(input, out_type=None, name=None):  # noqa: A002 (TensorFlow's parameter names)
     """A tensor's dimensions (``out_type``: int32, TensorFlow's default, where the program uses them, or int64)."""
-    t = as_tensor(x) if isinstance(x, (Tensor, Variable)) else None
+    dims = sparse_dims(input)
+    if dims is not None:
+        return Tensor(np.array(dims, dtype=np.int32 if out_type is None else _shape_type(out_type)))
+    t = as_tensor(input) if isinstance(input, (Tensor, Variable)) else None
     if t is None:
-        raise TdfTypeError(f"shape() takes a tensor, got {type_word(x)}")
+        raise TdfTypeError(f"shape() takes a tensor, got {type_word(input)}")
     if out_type is not None:
-        return Tensor(np.array(t.shape, dtype=to_dtype(out_type)))
+        return Tensor(np.array(t.shape, dtype=_shape_type(out_type)))
     return Tensor(np.array(t.shape, dtype=np.int64), weak=True)
 
 
 @builtin()
-def size(x):
-    return Tensor(np.array(ops.to_tensor(x).size, dtype=np.int64), weak=True)
+def size(input, out_type=None, name=None):  # noqa: A002
+    """The number of elements (a sparse tensor's of its dense shape), in ``out_type``: TensorFlow's Size op
+    casts to any dtype it is given."""
+    dims = sparse_dims(input)
+    n = math.prod(dims) if dims is not None else ops.to_tensor(input).size
+    if out_type is not None:
+        return Tensor(np.array(n, dtype=to_dtype(out_type)))
+    if dims is not None:
+        return Tensor(np.array(n, dtype=np.int32))
+    return Tensor(np.array(n, dtype=np.int64), weak=True)
 
 
 @builtin("len", interp=True)

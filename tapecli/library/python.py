@@ -373,6 +373,7 @@ class PythonClass(ProgramObject):
 
 _CLASSES: dict[str, PythonClass] = {}        # (one object a class: values without state, as the dtypes)
 _TF = "tensorflow.python."
+TF_FUNCTION_CLASS = _TF + "eager.polymorphic_function.polymorphic_function.Function"     # (a @tf.function's)
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
@@ -424,7 +425,9 @@ def python_class(value) -> str | None:
     if isinstance(value, DType):
         return _TF + "framework.dtypes.DType"
     if isinstance(value, Function):
-        return "function"
+        return TF_FUNCTION_CLASS if value.traced else "function"
+    if value.__class__ is BoundMethod and value.function is not None:      # (a method of the program's class)
+        return TF_FUNCTION_CLASS if value.function.traced else "method"
     if getattr(value, "is_builtin", False) or value.__class__ is _PYFUNCTION:
         # TensorFlow's and Keras's functions are functions; Python's own (len, abs) are not
         return None if getattr(value, "__name__", "").rstrip("_") in _BUILTIN_NAMES else "function"

@@ -8,7 +8,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import format_value
-from tapecli.library.core import DTYPE_ENUMS, NamedResult, tensor_argument, to_dtype, to_int, to_shape
+from tapecli.library.core import DTYPE_ENUMS, NamedResult, sparse_dims, tensor_argument, to_dtype, to_int, to_shape
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit
@@ -31,7 +31,8 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 @builtin()
 def rank(input, name=None):  # noqa: A002
-    return Tensor(np.array(ops.to_tensor(input).ndim, dtype=np.int32))
+    dims = sparse_dims(input)
+    return Tensor(np.array(len(dims) if dims is not None else ops.to_tensor(input).ndim, dtype=np.int32))
 
 
 @builtin()

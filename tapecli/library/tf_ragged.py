@@ -601,6 +601,18 @@ _ATTRIBUTES = {
     "uniform_row_length": lambda rt: None if rt.uniform[0] is None else Tensor(np.array(rt.uniform[0], INT64)),
     "row_splits_dtype": lambda rt: DType("int64"),
 }
+def to_sparse(rt: RaggedTensor):
+    """RaggedTensor.to_sparse: each flat value's position in the bounding shape (an inner dimension's too), the
+    values in that order (their gradient reaches the flat values) and the bounding shape."""
+    from tapecli.library.tf_sparse import made         # (tf.sparse: where a program asks for one)
+    inner = rt.flat_values.shape[1:]
+    coords = rt.coordinates()
+    if inner:
+        within = np.indices(inner).reshape(len(inner), -1).T
+        coords = np.concatenate([np.repeat(coords, len(within), axis=0), np.tile(within, (len(coords), 1))], axis=1)
+    return made(coords, ops.reshape(rt.flat_values, (-1,)), rt.bounding())
+
+
 _METHODS = {
     "numpy": lambda rt: NumpyArray(rt.numpy()),
     "to_list": lambda rt: rt.to_list(),
@@ -617,4 +629,5 @@ _METHODS = {
     "with_values": lambda rt, new_values: rt.with_values(values_of(new_values)),
     "with_flat_values": lambda rt, new_values: rt.with_flat_values(new_values),
     "get_shape": lambda rt: rt.shape,
+    "to_sparse": lambda rt, name=None: to_sparse(rt),
 }

@@ -12,7 +12,7 @@ from tapecli.errors import KernelValueError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.registry import BUILTINS, DISPATCH, after_load, call_builtin, signature
 from tapecli.library import tf_nn, tf_segments
-from tapecli.library.core import to_axis, to_shape
+from tapecli.library.core import to_axis, to_dtype, to_shape
 from tapecli.library.tf_math import convert_to_tensor
 from tapecli.library.tf_ragged import (RaggedTensor, aligned, from_row_splits, from_tensor, lengths_of, merge_dims,
                                        rowids_of, spans, splits_of, take)
@@ -354,7 +354,8 @@ def _size(f, interp, node, args, kwargs):
         return NotImplemented
     if f is BUILTINS.get("rank"):
         return Tensor(np.array(rt.rank, dtype=np.int32))
-    return Tensor(np.array(int(np.prod(rt.flat_values.shape)), dtype=np.int32))
+    out_type = bound.get("out_type")
+    return Tensor(np.array(int(np.prod(rt.flat_values.shape)), dtype=np.int32 if out_type is None else to_dtype(out_type)))
 
 
 _HANDLERS = {**{name: _unary for name in _UNARY}, **{name: _binary for name in _BINARY},

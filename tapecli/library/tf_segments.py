@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfValueError
-from tapecli.library.core import to_int
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.interpreter.conversions import truth
+from tapecli.library.core import sparse_dims, to_dtype, to_int
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.values import Tensor
 
@@ -109,37 +110,61 @@ def unsorted_segment_min(data, segment_ids, num_segments, name=None):
 @builtin()
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=None, name=None, axis=None,
              binary_output=False):
-    """Counts (or summed weights) of each non-negative integer value of ``arr``: of all of it (axis None or 0),
-    or of each row of a matrix (axis -1)."""
-    if axis is not None and to_int(axis, "axis") not in (0, -1):
-        raise TdfValueError("tf.math.bincount: axis must be None, 0 or -1")
-    if axis is not None and to_int(axis, "axis") == -1:
-        rows = np.asarray(ops.int_indices(arr, "bincount"))
-        if rows.ndim != 2:
-            raise ShapeError(f"tf.math.bincount: axis=-1 needs a matrix, got shape {list(rows.shape)}")
-        counted = [bincount(Tensor(row), None if weights is None else ops.getitem(ops.to_tensor(weights), i),
-                            minlength, maxlength, dtype, binary_output=binary_output) for i, row in enumerate(rows)]
-        size = max((t.shape[0] for t in counted), default=0)
-        return Tensor(np.stack([np.pad(t.value, (0, size - t.shape[0])) for t in counted])
-                      if counted else np.zeros((0, 0), np.int32))
-    values = np.asarray(ops.int_indices(arr, "bincount")).reshape(-1)
+    """Counts (or summed weights) of each non-negative integer value of ``arr`` (a tensor, ragged or sparse
+    tensor; floats truncated to int32): of all of it (axis None or 0), or of each row (axis -1: a matrix's, a
+    ragged tensor's, a 2-D sparse tensor's). Its length is the largest value plus one, at least ``minlength``,
+    at most ``maxlength``; its dtype the weights' (summed in order, in their dtype) or ``dtype`` (int32)."""
+    if weights is not None and truth(binary_output):
+        raise TdfValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
+    axis = 0 if axis is None else to_int(axis, "axis")
+    if axis not in (0, -1):
+        raise TdfValueError(f"Unsupported value for argument axis={axis}. Only 0 and -1 are currently supported.")
+    values, rows, nrows, w = _counted(arr, weights)
     if (values < 0).any():
-        raise TdfValueError("tf.math.bincount: arr must be non-negative")
+        raise KernelValueError("Input arr must be non-negative!")
     size = int(values.max()) + 1 if values.size else 0
     if minlength is not None:
         size = max(size, to_int(minlength, "minlength"))
     if maxlength is not None:
         size = min(size, to_int(maxlength, "maxlength"))
+    size = max(size, 0)
+    out_dtype = w.dtype if w is not None else np.dtype(np.int32) if dtype is None else to_dtype(dtype)
+    per_row = axis == -1 and rows is not None
+    out = np.zeros((nrows, size) if per_row else (size,), dtype=out_dtype)
     keep = values < size
-    if weights is None:
-        counts = np.bincount(values[keep], minlength=size)[:size]
-        if binary_output:
-            counts = np.minimum(counts, 1)
-        return Tensor(counts.astype(np.int32 if dtype is None else np.dtype(dtype.np if hasattr(dtype, "np") else dtype)))
-    w = ops.to_tensor(weights)
-    w = ops.materialize(w) if w.weak else w       # no gradient: TensorFlow has none for DenseBincount
-    sums = np.bincount(values[keep], weights=np.asarray(w.value).reshape(-1)[keep], minlength=size)[:size]
-    return Tensor(sums.astype(w.dtype))
+    at = (rows[keep], values[keep]) if per_row else values[keep]
+    np.add.at(out, at, 1 if w is None else w[keep])         # (in order, in the output's dtype: TensorFlow's sums)
+    return Tensor(np.minimum(out, 1) if truth(binary_output) else out)
+
+
+def _counted(arr, weights):
+    """``arr``'s values to count (flat, int64), each one's row (None for a vector), the rows, and the weights'
+    values beside them (None without weights)."""
+    if getattr(arr, "is_ragged", False):
+        if weights is not None and not getattr(weights, "is_ragged", False):
+            raise TdfTypeError("tf.math.bincount: the weights of a ragged tensor are a ragged tensor of its rows")
+        values, rows, nrows = arr.flat_values, arr.coordinates()[:, 0], arr.nrows
+        w = None if weights is None else weights.flat_values
+    elif sparse_dims(arr) is not None:
+        if weights is not None and sparse_dims(weights) is None:
+            raise TdfTypeError("tf.math.bincount: the weights of a sparse tensor are a sparse tensor of its entries")
+        dims = arr.dims
+        values, nrows = arr.values, dims[0]
+        rows = arr.index_array[:, 0] if len(dims) == 2 else None
+        w = None if weights is None else weights.values
+    else:
+        values = ops.to_tensor(arr)
+        if values.ndim > 2:
+            raise KernelValueError(f"Shape must be at most rank 2 but is rank {values.ndim}")
+        nrows = values.shape[0] if values.ndim == 2 else 1
+        rows = np.repeat(np.arange(nrows), values.shape[1]) if values.ndim == 2 else None
+        w = weights if weights is None else ops.reshape(ops.to_tensor(weights), (-1,))
+    counted = np.asarray(values.value)
+    counted = counted.astype(np.int32) if counted.dtype.kind == "f" else ops.int_indices(values, "bincount")
+    if w is not None:
+        w = ops.materialize(w) if w.weak else w       # no gradient: TensorFlow has none for DenseBincount
+        w = np.asarray(w.value).reshape(-1)
+    return np.asarray(counted, dtype=np.int64).reshape(-1), rows, nrows, w
 
 
 @builtin()
