@@ -150,7 +150,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
     if bridge:
-        from tapecli.execution.tf_values import type_of
+        from tapecli.execution.tf_calls import type_of
         scope.update(bridge.names(scope))
         scope["__builtins__"]["type"] = type_of      # (a tensor's class as TensorFlow names it)
     asserted = scope[guard.ASSERT] = Assertions()

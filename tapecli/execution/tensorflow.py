@@ -28,7 +28,7 @@ from tapecli.errors import ShapeError, TdfError, TdfNameError, TdfTypeError, Tdf
 from tapecli.execution.tf_errors import ATTRIBUTES as ERROR_ATTRIBUTES
 from tapecli.execution.tf_errors import CLASSES as ERROR_CLASSES
 from tapecli.execution.tf_errors import CODES as ERROR_CODES
-from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions
+from tapecli.execution.tf_calls import custom_gradient, tf_function, traced_functions, type_of
 from tapecli.execution import tf_nest
 from tapecli.execution.tf_errors import HIDDEN, catchable, errors_module
 from tapecli.execution import keras_bases, keras_derived, keras_fitting  # noqa: F401 (keras_derived registers)
@@ -41,7 +41,7 @@ from tapecli.execution.training_loops import planned_loops
 from tapecli.execution.frameworks import BRIDGED
 from tapecli.execution.tf_values import (NUMPY_ATTRIBUTES, Keyword, Node, Shape, as_tensorflow, index_of,
                                          leave_tapes_for_numpy, library_function, library_value, numpy_attribute,
-                                         operand_of, program_function, to_library, to_program, type_of,
+                                         operand_of, program_function, to_library, to_program,
                                          TensorType, variable_type)
 from tapecli.interpreter.classes import Namespace, tensorflow_lacks
 from tapecli.interpreter.conversions import truth

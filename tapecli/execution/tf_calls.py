@@ -18,9 +18,11 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.execution.tf_signatures import Captures, GraphTensor, parameters_of, pretty_printed, trace_type
-from tapecli.execution.tf_values import ProgramCallable, as_tensorflow, program_side, to_library, to_program
+from tapecli.execution.tf_values import (ProgramCallable, as_tensorflow, class_of_tensorflow, program_side,
+                                        tensorflow_class_name, to_library, to_program)
 from tapecli.frontend.spellings import cpython_trace_only, traced_side_effects
 from tapecli.interpreter.objects import Traces, custom_gradient_call, function_outputs, trace_key
+from tapecli.library.python import TF_FUNCTION_CLASS
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import TensorSpec
 from tapecli.runtime.values import DTYPES, DType, Tensor, Variable, dtype_name
@@ -137,6 +139,18 @@ _TF_FUNCTIONS = weakref.WeakSet()
 def is_tf_function(value) -> bool:
     """Whether ``value`` is a ``tf.function`` (its class asked first: no program's __hash__ runs)."""
     return value.__class__ is _TracedMethod or value.__class__ is types.FunctionType and value in _TF_FUNCTIONS
+
+
+def type_of(*args):
+    """The program's ``type``: a library value's class as TensorFlow names it (a tf.function's, TensorFlow's
+    Function); Python's ``type`` otherwise."""
+    if len(args) == 1:
+        name = TF_FUNCTION_CLASS if is_tf_function(args[0]) else tensorflow_class_name(args[0])
+        if name in ("float", "int", "bool", "str", "list", "dict", "tuple", "NoneType"):   # a Python value's
+            return type(to_program(args[0]))
+        if name is not None:
+            return class_of_tensorflow(name)
+    return type(*args)
 
 
 def _is_method(func) -> bool:

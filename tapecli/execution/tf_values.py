@@ -618,19 +618,6 @@ class _ClassOfTensorFlow(type):
 _CLASSES: dict[str, type] = {}      # one class a name, as TensorFlow's are (they hold nothing of a run)
 
 
-def type_of(*args):
-    """The program's ``type``: a library value's class as TensorFlow names it; Python's ``type`` otherwise."""
-    if len(args) == 1:
-        from tapecli.execution.tf_calls import is_tf_function
-        from tapecli.library.python import TF_FUNCTION_CLASS
-        name = TF_FUNCTION_CLASS if is_tf_function(args[0]) else tensorflow_class_name(args[0])
-        if name in ("float", "int", "bool", "str", "list", "dict", "tuple", "NoneType"):   # a Python value's
-            return type(to_program(args[0]))
-        if name is not None:
-            return class_of_tensorflow(name)
-    return type(*args)
-
-
 def class_of_tensorflow(name: str) -> type:
     """The class of this qualified name as the program holds it, one a name."""
     found = _CLASSES.get(name)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 
 import numpy as np
 
@@ -557,8 +558,8 @@ def sparse_dims(x) -> tuple[int, ...] | None:
     """A tf.SparseTensor's dense shape (what tf.shape, tf.size and tf.rank read of one), else None."""
     if x.__class__ in (Tensor, Variable) or not hasattr(x, "dense_shape"):
         return None
-    from tapecli.library.tf_sparse import SparseTensor      # (tf.sparse: not at start-up)
-    return x.dims if isinstance(x, SparseTensor) else None
+    sparse = sys.modules.get("tapecli.library.tf_sparse")   # (no sparse tensor before tf.sparse loads; it imports this)
+    return x.dims if sparse is not None and isinstance(x, sparse.SparseTensor) else None
 
 
 def _shape_type(out_type) -> np.dtype:
