@@ -75,7 +75,8 @@ FAMILIES = frozenset({"tapecli.ops.core", "tapecli.ops.elementwise", "tapecli.li
                       "tapecli.library.tf_numpy_arrays", "tapecli.library.tf_numpy_indexing",
                       "tapecli.library.tf_numpy_math", "tapecli.library.tf_tensor_proto", "tapecli.library.tf_test",
                       "tapecli.library.tf_image_boxes", "tapecli.library.tf_png",
-                      "tapecli.library.tf_distribute", "tapecli.library.tf_quantization", "tapecli.library.tf_lookup"})
+                      "tapecli.library.tf_distribute", "tapecli.library.tf_quantization", "tapecli.library.tf_lookup",
+                      "tapecli.library.tf_raw_ops"})
 # tf.cond, tf.while_loop, tf.map_fn, tf.sparse.map_values...: the functions a program passes them are called back as
 # the program's (tf_values.ProgramCallable, Run.call_value), as tf.data's are.
 CALLING_BACK = frozenset({"tapecli.library.control", "tapecli.library.tf_sparse_math",
@@ -617,7 +618,9 @@ class Run:
             note_binding(scope, name, old, scope.get(name), line)
         if isinstance(names, str) and self.sandbox.program_made(value) and not isinstance(value, type):
             self.bind_name(value, names)
-        elif isinstance(names, str) and hasattr(library_value(value), "bind_name"):
+        # (a module is no layer: tf.raw_ops, whose names TensorFlow's recorded modules leave out, has no bind_name)
+        elif isinstance(names, str) and not isinstance(value, types.ModuleType) \
+                and hasattr(library_value(value), "bind_name"):
             library_value(value).bind_name(names)   # a Keras layer or model names its variables, as on the interpreter
 
     def label(self, instance) -> str:

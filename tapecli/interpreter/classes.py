@@ -459,7 +459,7 @@ class Namespace(ProgramObject):
                             "bitwise", "autograph", "debugging", "nest", "ragged", "sets", "test", "saved_model",
                             "lite", "callbacks", "utils", "preprocessing", "applications", "constraints",
                             "mixed_precision", "datasets", "special", "tpu", "xla", "quantization", "autodiff",
-                            "saving", "sequence", "text", "lookup"))
+                            "saving", "sequence", "text", "lookup", "raw_ops"))
     # TensorFlow spellings whose builtin has another name (same meaning).
     ALIASES = {"array": "convert_to_tensor", "asarray": "convert_to_tensor", "Tensor": "convert_to_tensor",
                "random_normal": "normal", "random_uniform": "uniform", "mean_squared_error": "mean_squared_error",
@@ -468,8 +468,8 @@ class Namespace(ProgramObject):
 
     # Modules whose names are their own builtins alone (``experimental.numpy.sum``, NumPy's sum as TensorFlow gives
     # it), never the flat builtin of that name (tf.split's sizes are not np.split's indices): a name tapecli does not
-    # give there is not given at all.
-    CLOSED = frozenset(("tf.experimental.numpy",))
+    # give there is not given at all; so are tf.raw_ops's ops (tf.raw_ops.Add is no tf.add of a program's arguments).
+    CLOSED = frozenset(("tf.experimental.numpy", "tf.raw_ops"))
 
     def __init__(self, path: str):
         self.path = path

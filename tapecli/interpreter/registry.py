@@ -225,7 +225,7 @@ def python_operation(f, node, args, result):
 
 # The modules whose functions convert a Python literal as TensorFlow does (tf.convert_to_tensor: int32, float32)
 _CONVERTING = frozenset(("tf", "tf.math", "tf.nn", "tf.linalg", "tf.random", "tf.signal", "tf.bitwise", "keras.ops",
-                         "tf.keras.ops"))
+                         "tf.keras.ops", "tf.raw_ops"))
 
 
 def converting(interp, node) -> bool:

@@ -189,4 +189,7 @@ WORDS = {
         'fake_quant_with_min_max_args', 'fake_quant_with_min_max_vars', 'fake_quant_with_min_max_vars_per_channel',
         'quantize_and_dequantize', 'quantize_and_dequantize_v2',
     ),
+    'tf_raw_ops': (
+        'raw_ops',
+    ),
 }
