@@ -1,6 +1,6 @@
 """Record TensorFlow's bits for tf.math.igamma, tf.math.igammac, IgammaGradA (igamma's gradient in a),
-tf.math.betainc and tf.math.lgamma (of the a's), float32 and float64, for tests/kernels/test_tf_igamma.py
-(tapecli/kernels/tf_igamma.py).
+tf.math.betainc, tf.math.lgamma (of the a's) and tf.math.digamma (of points of its own), float32 and float64, for
+tests/kernels/test_tf_igamma.py (tapecli/kernels/tf_igamma.py).
 
 Run it with the python of a development venv that has TensorFlow (never tapecli's runtime):
 
@@ -11,6 +11,9 @@ little-endian bytes. The points: every pair of a grid of special and spread valu
 large, inf, nan, negatives: each branch of Eigen's code, its domain errors and its edges), then random a over
 [1e-3, 1e3] with x around a (the series and the continued fraction near their boundary x = a); betainc's b a
 permutation of those x, its x uniform in [0, 1] and log-uniform down to 1e-17 (float32) or 1e-87 (float64).
+digamma's points: a grid over [-20, 20] in steps of 1/20 (its poles, halves), a few ulps either side of each pole
+down to -30, random negative non-integers, and tiny to huge magnitudes of either sign (subnormals, the series'
+cut-offs 1e8 and 1e17, the recurrence's 10), inf and nan.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ GRID = [0.0, 1e-40, 1e-38, 1e-30, 1e-10, 1e-5, 0.001, 0.01, 0.1, 0.3, 0.5, 0.9, 
 GRID64 = [1e-310, 1e-300, 1e-200, 1e30, 1e300]
 EDGES = [0.0, 1.0, -0.1, 1.1, np.nan, 0.5, 1e-38, 1 - 2 ** -24, 0.95, 0.96]
 RANDOM = 1500
+DIGAMMA_RANDOM = 1000
 
 
 def _encode(v: np.ndarray) -> str:
@@ -53,6 +57,21 @@ def points(dtype, rng):
     return a, x, b, xb
 
 
+def digamma_points(dtype, rng):
+    highest = np.floor(np.log10(np.finfo(dtype).max))
+    lowest = np.log10(np.finfo(dtype).smallest_subnormal)
+    poles = -np.arange(31).astype(dtype)
+    ulps = [np.nextafter(poles, np.asarray(direction, dtype)) for direction in (-np.inf, np.inf)]
+    near = np.concatenate(ulps + [np.nextafter(u, np.asarray(d, dtype)) for u, d in zip(ulps, (-np.inf, np.inf))])
+    magnitudes = np.concatenate([10.0 ** np.linspace(lowest, highest, 400),
+                                 [1e8, 1e17, 10.0, 9.999999, 10.000001, 0.5, 1.5, 99999999.0, 100000001.0]])
+    randoms = [-rng.uniform(0, 60, DIGAMMA_RANDOM // 2),
+               np.exp(rng.uniform(np.log(1e-6), np.log(1e6), DIGAMMA_RANDOM // 2))]
+    x = np.concatenate([np.arange(-400, 401) / 20, near, magnitudes, -magnitudes, *randoms,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, -1e10 - 0.5, -2 ** 23 + 0.5]])
+    return x.astype(dtype)
+
+
 def main() -> None:
     import tensorflow as tf
     rng = np.random.default_rng(2026)
@@ -64,6 +83,10 @@ def main() -> None:
             ("igamma", tf.math.igamma(a, x).numpy()), ("igammac", tf.math.igammac(a, x).numpy()),
             ("igamma_grad_a", tf.raw_ops.IgammaGradA(a=a, x=x).numpy()),
             ("betainc", tf.math.betainc(a, b, xb).numpy()), ("lgamma", tf.math.lgamma(a).numpy()))}
+    digamma_rng = np.random.default_rng(2027)       # (its own stream: the points above stay as they were)
+    for dtype in (np.float32, np.float64):
+        x = digamma_points(dtype, digamma_rng)
+        out[np.dtype(dtype).name].update(digamma_x=_encode(x), digamma=_encode(tf.math.digamma(x).numpy()))
     OUT.write_text(json.dumps({"tensorflow": tf.__version__, **out}, indent=1) + "\n")
     print(f"{OUT}: {sum(len(np.frombuffer(base64.b64decode(v['a']), 'u1')) for v in out.values())} bytes of a")
 

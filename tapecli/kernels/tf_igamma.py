@@ -1,15 +1,16 @@
-"""TensorFlow's Igamma, Igammac, IgammaGradA and Betainc on the CPU: Eigen's Cephes code
+"""TensorFlow's Igamma, Igammac, IgammaGradA, Betainc and Digamma on the CPU: Eigen's Cephes code
 (unsupported/Eigen/src/SpecialFunctions/SpecialFunctionsImpl.h: ``igamma_generic_impl``, ``igamma_series_impl``,
-``igammac_cf_impl``, ``igammac_impl``, ``betainc_impl`` with ``incbeta_cfe`` and ``betainc_helper``), step by step
-in the input's dtype.
+``igammac_cf_impl``, ``igammac_impl``, ``betainc_impl`` with ``incbeta_cfe`` and ``betainc_helper``,
+``digamma_impl``), step by step in the input's dtype.
 
-Eigen has no packet form of these (``HasIGamma`` and the others are 0 on the CPU): TensorFlow runs the scalar code
-on each element, whatever the tensor's size, so the elements here are independent. Each loop runs over the elements
-still iterating, all of them at once; an element leaves it where Eigen's ``break`` (or ``return``) would. Every
-step is one IEEE operation in the dtype (the wheel is built without FMA: no contraction); ``log``, ``exp``,
-``log1p`` and ``lgamma`` are the C library's (``logf``, ``lgammaf_r``, ...: Eigen's scalar functors call them); and
-TensorFlow's flush-to-zero is kept: a subnormal argument compares and computes as zero (DAZ), a subnormal result of
-a product or quotient that can shrink is a zero (FTZ). TensorFlow's bits at every point of tests/tf_igamma_bits.json.
+Eigen has no packet form of these (``HasIGamma``, ``HasDiGamma`` and the others are 0 on the CPU): TensorFlow runs
+the scalar code on each element, whatever the tensor's size, so the elements here are independent. Each loop runs over
+the elements still iterating, all of them at once; an element leaves it where Eigen's ``break`` (or ``return``) would.
+Every step is one IEEE operation in the dtype (the wheel is built without FMA: no contraction); ``log``, ``exp``,
+``log1p``, ``lgamma`` and ``tan`` are the C library's (``logf``, ``lgammaf_r``, ...: Eigen's scalar functors call
+them); and TensorFlow's flush-to-zero is kept: a subnormal argument compares and computes as zero (DAZ), a subnormal
+result of a product or quotient that can shrink is a zero (FTZ). TensorFlow's bits at every point of
+tests/tf_igamma_bits.json.
 
 Cephes's series in ``incbps`` has no bound on its steps; here it stops after ``_SERIES_BOUND``, where TensorFlow's
 kernel runs on (or, for float32's t = x / (1 - x) infinite after the swap and b not whole, never returns: nan here).
@@ -60,7 +61,7 @@ def _lgamma(v: float) -> float:
 def _c_function(name: str, dtype: np.dtype):
     """The C library's ``name`` (``log``: ``logf`` for float32) on each element of a 1-D array of ``dtype``, its
     result flushed; where no C library answers, Python's function (rounded to float32)."""
-    fallback = {"log": math.log, "exp": math.exp, "log1p": math.log1p, "lgamma": _lgamma}[name]
+    fallback = {"log": math.log, "exp": math.exp, "log1p": math.log1p, "lgamma": _lgamma, "tan": math.tan}[name]
     if dtype == _F32:
         from tapecli.kernels.tf_float32 import CFunction
         c = CFunction(name + "f", 1, np.vectorize(lambda v: _guarded(fallback, v), otypes=[np.float64]))
@@ -93,7 +94,8 @@ class _Scalar:
         single = dtype == _F32
         self.big = t(1 / (eps / 2)) if single else t(1 / eps)
         self.biginv = self.machep if single else t(eps)
-        self.log, self.exp, self.log1p, self.lgamma = (_c_function(n, dtype) for n in ("log", "exp", "log1p", "lgamma"))
+        self.log, self.exp, self.log1p, self.lgamma, self.tan = (
+            _c_function(n, dtype) for n in ("log", "exp", "log1p", "lgamma", "tan"))
         # -log(highest()): below it, main_igamma_term is 0
         self.log_floor = -self.log(np.array([np.finfo(dtype).max], dtype))[0]
 
@@ -126,18 +128,32 @@ def _loop(state: dict, step, limit: int) -> dict:
 # ---------------------------------------------------------------------------------------------- the gamma family
 
 def _digamma(s: _Scalar, x: np.ndarray) -> np.ndarray:
-    """digamma_impl of positive arguments (the only ones igamma's derivative takes: a and a + 1, a > 0): the
-    recurrence psi(x) = psi(x + 1) - 1 / x up to 10, then the asymptotic series."""
+    """digamma_impl on a 1-D array: nan at the poles (0, -1, ...); below them psi(x) = psi(1 - x) - pi / tan(pi nz),
+    nz x less its nearest integer (the cotangent 0 where nz is 1/2); then the recurrence psi(x) = psi(x + 1) - 1 / x
+    up to 10 and the asymptotic series. (A subnormal argument reads as a zero, under DAZ: a pole.)"""
     t = s.t
-    one = t(1)
+    zero, one, half = t(0), t(1), t(0.5)
+    x = _flush(x)
     with np.errstate(all="ignore"):
+        negative = x <= zero
+        p = np.floor(x)
+        pole = negative & (p == x)
+        nz = x - p
+        reflected = negative & ~pole & (nz != half)
+        q, nz = x[reflected], nz[reflected]
+        nz = np.where(nz > half, q - (p[reflected] + one), nz)
+        cot = np.zeros_like(x)
+        pi = t(math.pi)
+        cot[reflected] = pi / s.tan(pi * nz)
+        x = np.where(negative, one - x, x)
         w, z = np.zeros_like(x), x
         for _ in range(10):                 # (from x > 0, ten steps reach 10)
             more = z < t(10)
             w, z = np.where(more, w + one / z, w), np.where(more, z + one, z)
         zz = one / (z * z)
-        poly = np.where(z < t(_PSI_LARGE[s.dtype]), zz * _polevl(zz, _PSI_POLY[s.dtype]), t(0))
-        return s.log(z) - t(0.5) / z - poly - w
+        poly = np.where(z < t(_PSI_LARGE[s.dtype]), zz * _polevl(zz, _PSI_POLY[s.dtype]), zero)
+        y = s.log(z) - half / z - poly - w
+        return np.where(pole, t(np.nan), np.where(negative, y - cot, y))
 
 
 def _main_term(s: _Scalar, a, x):
@@ -484,3 +500,12 @@ def lgamma(x):
     info = np.finfo(x.dtype)
     subnormal = (x != 0) & (np.abs(x) < info.tiny)
     return np.where(subnormal, x.dtype.type((info.nmant - info.minexp + 1) * math.log(2)), y) if subnormal.any() else y
+
+
+def digamma(x):
+    """TensorFlow's Digamma: Eigen's digamma_impl on each element, whatever the tensor's size (Eigen has no packet
+    form of it on the CPU); float16's is float32's, rounded."""
+    x = np.asarray(x)
+    if x.dtype != _F32 and x.dtype != np.float64:
+        return digamma(x.astype(_F32)).astype(x.dtype)
+    return _digamma(_scalar(x.dtype), x.reshape(-1)).reshape(x.shape)

@@ -17,7 +17,7 @@ from tapecli.runtime.context import current
 from tapecli.runtime.values import dtype_name, is_float, Tensor
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
-tf_igamma = LazyModule("tapecli.kernels.tf_igamma", globals())     # (lgamma's kernel: on first use)
+tf_igamma = LazyModule("tapecli.kernels.tf_igamma", globals())     # (lgamma's and digamma's kernels: on first use)
 tf_onednn_eltwise = LazyModule("tapecli.kernels.tf_onednn_eltwise", globals())     # (fused activations: remapper.py)
 
 # -------------------------------------------------------------- NumPy kernels
@@ -31,29 +31,8 @@ def _vectorized(f):
     return run
 
 
-def _digamma64(x):
-    """psi(x) in float64: the reflection formula below 1/2, the recurrence up to 10, then the
-    asymptotic series (error under 1e-15 there). Poles (0, -1, ...) give nan."""
-    x = np.asarray(x, dtype=np.float64)
-    pole = (x <= 0) & (x == np.floor(x))
-    reflect = x < 0.5
-    z = np.where(reflect, 1 - x, x)
-    acc = np.zeros_like(z)
-    for _ in range(10):
-        small = z < 10
-        acc = acc - np.where(small, 1 / np.where(small, z, 1), 0)
-        z = np.where(small, z + 1, z)
-    r = 1 / (z * z)
-    series = np.log(z) - 0.5 / z - r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (
-        1 / 132 - r * (691 / 32760))))))
-    psi = acc + series
-    with np.errstate(all="ignore"):
-        psi = np.where(reflect, psi - np.pi / np.tan(np.pi * x), psi)
-    return np.where(pole, np.nan, psi)
-
-
 def _trigamma64(x):
-    """psi'(x) in float64, the same way: reflection, recurrence, asymptotic series."""
+    """psi'(x) in float64: the reflection formula below 1/2, the recurrence up to 10, then the asymptotic series."""
     x = np.asarray(x, dtype=np.float64)
     pole = (x <= 0) & (x == np.floor(x))
     reflect = x < 0.5
@@ -113,7 +92,7 @@ ATANH = _unary("atanh", numpy=np.arctanh, deriv=lambda m, x, y, at: m.reciprocal
 ERFC = _unary("erfc", numpy=tf_erfc.erfc, fusion="math.erfc({0})",
               grads=(lambda m, g, x, y, at: m.mul(m.mul(g, -_TWO_OVER_SQRT_PI), m.exp(m.neg(m.square(x)))),))
 TRIGAMMA = register("trigamma", numpy=_float_kernel(_trigamma64), float_only=True, differentiable=False)
-DIGAMMA = _unary("digamma", numpy=_float_kernel(_digamma64), deriv=lambda m, x, y, at: m.trigamma(x))
+DIGAMMA = _unary("digamma", numpy=lambda x: tf_igamma.digamma(x), deriv=lambda m, x, y, at: m.trigamma(x))
 LGAMMA = _unary("lgamma", numpy=lambda x: tf_igamma.lgamma(x), deriv=lambda m, x, y, at: m.digamma(x))
 # TensorFlow's SoftsignGrad: g / (|x| + 1)^2
 SOFTSIGN = _unary("softsign", grads=(lambda m, g, x, y, at: m.div(g, m.square(m.add(m.abs_(x), 1))),),
