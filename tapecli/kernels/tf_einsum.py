@@ -21,6 +21,10 @@ BROADCAST, BATCH, FREE, CONTRACT, REDUCE = range(5)
 # the order in which an operand may already lie to go to the product transposed: contract before free
 _SWAPPED = {BROADCAST: 0, BATCH: 1, CONTRACT: 2, FREE: 3, REDUCE: 4}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# the most batches times depth of float64 matrix-vector products taken one batch at a time (Eigen's gemv, a
+# Python loop over k in each: about a quarter of a second at this size); beyond it NumPy's batched product, not
+# TensorFlow's bits
+_LOOPED_PRODUCTS_LIMIT = 1 << 17
 
 
 def einsum(*xs, ins, out, spread=""):
@@ -86,7 +90,7 @@ def _in_order(rows):
 def _product(a, b):
     """The batched product of TensorFlow's Einsum: float32's oneDNN matmul primitive (BatchMatMul's, on any rank),
     float64's Eigen product of each batch's matrices."""
-    from tapecli.kernels import numpy_kernels     # (it imports this module's neighbours lazily too)
+    from tapecli.kernels import blas, numpy_kernels, tf_matmul     # (imported on first use, as numpy_kernels does)
     if a.dtype == np.float32:
         lead = 1 if a.ndim == 2 and b.ndim == 2 else 0
         y = numpy_kernels.matmul(a.reshape((1,) * lead + a.shape), b.reshape((1,) * lead + b.shape))
@@ -95,8 +99,14 @@ def _product(a, b):
     a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
     if not batch:
         return numpy_kernels.matmul(a, b)
-    return np.stack([numpy_kernels.matmul(a[i], b[i]) for i in np.ndindex(batch)]).reshape(
-        batch + (a.shape[-2], b.shape[-1]))
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    if not tf_matmul.takes_double(a[(0,) * len(batch)], b[(0,) * len(batch)]):
+        return blas.matmul(a, b)                    # (each batch's product NumPy's, as a 2-D one's)
+    if tf_matmul.in_order_double(m, n, k):
+        return tf_matmul.in_order_products(a, b)
+    if math.prod(batch) * k > _LOOPED_PRODUCTS_LIMIT:
+        return blas.matmul(a, b)
+    return np.stack([tf_matmul.matmul_double(a[i], b[i]) for i in np.ndindex(batch)]).reshape(batch + (m, n))
 
 
 # ------------------------------------------------------------------ opt_einsum's greedy order
