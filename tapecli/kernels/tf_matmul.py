@@ -215,12 +215,9 @@ def matmul_double(a, b) -> np.ndarray | None:
     if not takes_double(a, b):
         return None
     (m, k), n = a.shape, b.shape[1]
+    if in_order_double(m, n, k):
+        return in_order_products(a, b)
     with np.errstate(all="ignore"):
-        if m + n + k < 20 or m == n == 1:
-            total = a[:, :1] * b[:1, :]
-            for p in range(1, k):
-                total = total + a[:, p:p + 1] * b[p:p + 1, :]
-            return total
         if n == 1:
             matrix, vector = a, b[:, 0]
             row_major = not _transposed(a)
@@ -229,6 +226,20 @@ def matmul_double(a, b) -> np.ndarray | None:
             row_major = _transposed(b)
         y = _row_major_gemv(matrix, vector) if row_major else _column_major_gemv(matrix, vector)
     return y.reshape(m, n)
+
+
+def in_order_double(m, n, k) -> bool:
+    """Whether Eigen takes a float64 product of these sizes (one row or one column) as plain sums in k's order."""
+    return m + n + k < 20 or m == n == 1
+
+
+def in_order_products(a, b):
+    """``a @ b`` (batched or not) as each output's products summed in k's order from the first."""
+    with np.errstate(all="ignore"):
+        total = a[..., :, :1] * b[..., :1, :]
+        for p in range(1, a.shape[-1]):
+            total = total + a[..., :, p:p + 1] * b[..., p:p + 1, :]
+    return total
 
 
 def takes_double(a, b) -> bool:

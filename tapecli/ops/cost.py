@@ -48,8 +48,8 @@ def _conv_filter_grad(values, attrs) -> tuple[float, float]:
 
 
 def _einsum(values, attrs) -> tuple[float, float]:
-    """NumPy's einsum without path optimisation: a loop over every distinct index, a product of the operands
-    at each point."""
+    """An upper bound: a loop over every distinct index, a product of the operands at each point (TensorFlow's
+    kernel, which tapecli follows, sums an operand's own indices first and takes one batched product)."""
     sizes = {c: n for sub, x in zip(attrs["ins"], values) for c, n in zip(sub, x.shape)}
     return float(math.prod(sizes.values())) * max(1, len(values)), LOOP_RATE if len(values) <= 2 else GENERIC_LOOP_RATE
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.kernels import tf_lstsq
+from tapecli.kernels import tf_einsum, tf_lstsq
 from tapecli.ops.core import apply, materialize, register, to_tensor
 from tapecli.ops.elementwise import abs_, add, div, mul, neg, pow_, sqrt, square, sub, where, zeros_like
 from tapecli.ops.linalg import _swap_last, matmul
@@ -87,10 +87,6 @@ def _diagonal(spec: str, x: Tensor) -> tuple[str, Tensor]:
     return spec, x
 
 
-def _einsum_kernel(*xs, ins, out):
-    return np.asarray(np.einsum(",".join(ins) + "->" + out, *xs))
-
-
 def _einsum_vjp(r, g, needs=None):
     ins, out = r.attrs["ins"], r.attrs["out"]
     xs = r.inputs
@@ -102,7 +98,8 @@ def _einsum_vjp(r, g, needs=None):
         others = [(s, x) for j, (s, x) in enumerate(zip(ins, xs)) if j != i]
         known = set(out).union(*[set(s) for s, _ in others])
         kept = "".join(c for c in spec if c in known)
-        gi = einsum_subscripts([out] + [s for s, _ in others], kept, [g] + [x for _, x in others])
+        gi = einsum_subscripts([out] + [s for s, _ in others], kept, [g] + [x for _, x in others],
+                               r.attrs["spread"])
         if kept != spec:            # letters summed within this operand alone: broadcast back
             shape = tuple(xs[i].shape[k] if c in known else 1 for k, c in enumerate(spec))
             gi = broadcast_to(reshape(gi, shape), xs[i].shape)
@@ -123,19 +120,26 @@ def _einsum_jvp(r, ts):
         batch = "".join(spare[:t.ndim - r.inputs[i].ndim])
         args, subs = list(r.inputs), list(ins)
         args[i], subs[i] = t, batch + ins[i]
-        part = einsum_subscripts(subs, batch + out, args)
+        part = einsum_subscripts(subs, batch + out, args, r.attrs["spread"])
         total = part if total is None else add(total, part)
     return total
 
 
-EINSUM = register("einsum", numpy=_einsum_kernel, vjp=_einsum_vjp, jvp=_einsum_jvp, batchable=False)
+EINSUM = register("einsum", numpy=tf_einsum.einsum, vjp=_einsum_vjp, jvp=_einsum_jvp, batchable=False)
 
 
-def einsum_subscripts(ins, out, xs) -> Tensor:
+def einsum_subscripts(ins, out, xs, spread="") -> Tensor:
+    """The einsum ``ins -> out`` (no label repeated within an operand; ``spread``: the labels an ellipsis stands
+    for) as TensorFlow computes it: one Einsum of one or two operands, or a chain of them in opt_einsum's order."""
     xs = [to_tensor(x) for x in xs]
     sizes = {c: n for spec, x in zip(ins, xs) for c, n in zip(spec, x.shape)}
     admit_result([sizes.get(c, 1) for c in out], xs[0].dtype if xs else np.float32, "the result of einsum")
-    return apply(EINSUM, tuple(xs), ins=tuple(ins), out=out)
+    if len(xs) <= 2:
+        return apply(EINSUM, tuple(xs), ins=tuple(ins), out=out, spread=spread)
+    for taken, step_ins, step_out in tf_einsum.contraction_order(ins, out, sizes):
+        step = [xs.pop(k) for k in taken]
+        xs.append(apply(EINSUM, tuple(step), ins=tuple(step_ins), out=step_out, spread=spread))
+    return xs[0]
 
 
 def einsum(equation: str, *inputs) -> Tensor:
@@ -158,7 +162,7 @@ def einsum(equation: str, *inputs) -> Tensor:
     if len(out) != len(set(out)):
         raise TdfValueError(f"einsum: output index repeated in {equation!r}")
     ins, xs = map(list, zip(*(_diagonal(spec, x) for spec, x in zip(ins, xs)))) if xs else (ins, xs)
-    return einsum_subscripts(ins, out, xs)
+    return einsum_subscripts(ins, out, xs, "".join(sorted(spread)))
 
 
 def tensordot(a, b, axes) -> Tensor:
