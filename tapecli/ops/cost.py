@@ -22,8 +22,7 @@ from tapecli.runtime.limits import deadline_error
 # Floating-point operations per second, by the kind of kernel (docs/commands.md, "Time limits").
 BLAS_RATE = 1e12        # a matrix product: BLAS on every core
 LAPACK_RATE = 1e11      # a factorization, an inverse, a solve, eigenvalues: LAPACK
-LOOP_RATE = 5e10        # einsum of one or two operands: NumPy's own vectorised loops, on one core
-GENERIC_LOOP_RATE = 5e9     # einsum of three operands or more: NumPy's generic loop
+LOOP_RATE = 5e10        # an einsum (one or two operands: more are a chain of these): transposes, sums, a product
 
 
 def _batch_and_matrix(shape) -> tuple[int, int, int]:
@@ -48,10 +47,11 @@ def _conv_filter_grad(values, attrs) -> tuple[float, float]:
 
 
 def _einsum(values, attrs) -> tuple[float, float]:
-    """An upper bound: a loop over every distinct index, a product of the operands at each point (TensorFlow's
-    kernel, which tapecli follows, sums an operand's own indices first and takes one batched product)."""
+    """An upper bound for one Einsum of one or two operands (an einsum of more is a chain of these, each weighed): a
+    loop over every distinct index, a product of the operands at each point (TensorFlow's kernel, which tapecli
+    follows, sums an operand's own indices first and takes one batched product)."""
     sizes = {c: n for sub, x in zip(attrs["ins"], values) for c, n in zip(sub, x.shape)}
-    return float(math.prod(sizes.values())) * max(1, len(values)), LOOP_RATE if len(values) <= 2 else GENERIC_LOOP_RATE
+    return float(math.prod(sizes.values())) * max(1, len(values)), LOOP_RATE
 
 
 def _square(factor: float):
