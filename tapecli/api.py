@@ -6,9 +6,11 @@ The library never prints: it returns a :class:`RunResult` or raises a
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +24,16 @@ from tapecli.interpreter.objects import Request
 from tapecli.runtime.limits import Limits
 from tapecli.frontend.ast import Program, identifiers
 from tapecli.interpreter.registry import BUILTINS, load_deferred
-from tapecli import execution
 from tapecli.frontend.parser import deep_recursion, parse, universal_newlines
 from tapecli.runtime.context import RunContext, begin_run, current
 from tapecli.runtime.tape import Tape, as_tensor, recording
 from tapecli.runtime.values import DTYPES, Tensor, Variable, dtype_name
 from tapecli.lazymodule import LazyModule
+from tapecli.runtime.numpy_gate import numpy_settings_kept
 
 jacobians = LazyModule("tapecli.autodiff.jacobians", globals())    # (an --of/--wrt jacobian alone)
+# (CPython's room: a small TDF program, which CPython's parser refuses, never loads it: _cpython_refuses)
+execution = LazyModule("tapecli.execution", globals())
 
 
 # Options, RunResult and Result are plain classes where dataclasses would do: making a dataclass compiles the
@@ -310,9 +314,9 @@ def _leaves(value):
 def run_source(source: str, filename: str = "<input>", options: Options | None = None) -> RunResult:
     options = options or Options()
     _check_dtype(options)
-    tree = None if options.of or options.overrides else execution.python_only(source, filename,
-                                                                              options.limits.max_memory)
-    if tree is None and not (options.of or options.overrides):
+    python = not (options.of or options.overrides or _cpython_refuses(source, filename))
+    tree = execution.python_only(source, filename, options.limits.max_memory) if python else None
+    if tree is None and python:
         tree = _python_with_a_name_error(source, filename, options)
     if tree is not None:
         return run_python(tree, source, filename, options)
@@ -336,6 +340,27 @@ def run_source(source: str, filename: str = "<input>", options: Options | None =
         if e.module.split(".")[0] in ALLOWED:       # (CPython's run gives it: say why this run is not CPython's)
             _say_why_not_on_cpython(e, source)
         raise
+
+
+# A text this short is parsed without weighing it against the memory cap (execution.python_only weighs longer ones).
+_SHORT_TEXT = 2_000
+
+
+def _cpython_refuses(source: str, filename: str) -> bool:
+    """Whether CPython's parser refuses a short program's text with a SyntaxError: then execution.python_only,
+    which parses it the same way first, finds no program of Python's (a TDF program), and that room need not load.
+    False where it takes it, fails otherwise (null bytes, nesting past the recursion limit) or the text is long."""
+    if len(source) > _SHORT_TEXT:
+        return False
+    try:
+        with warnings.catch_warnings():            # (a SyntaxWarning is the run's, on the room's own parse)
+            warnings.simplefilter("ignore")
+            compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError:
+        return True
+    except (ValueError, MemoryError, RecursionError):
+        return False
+    return False
 
 
 def _python_with_a_name_error(source: str, filename: str, options: Options):
@@ -420,7 +445,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
     interp = Interpreter(program, overrides=options.overrides, limits=options.limits,
                          implicit_wrt=set(options.wrt), implicit_tape=implicit_tape)
     try:
-        with execution.numpy_settings_kept():
+        with numpy_settings_kept():
             implicit = _run(program, interp, ctx, implicit_tape, options)
     except TdfError as e:
         e.warnings = list(ctx.settings.warnings)     # gathered before it: often the explanation of the error

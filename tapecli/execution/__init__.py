@@ -18,6 +18,7 @@ from tapecli.frontend.parser import deep_recursion
 from tapecli.recursion import frames, recursion_limit
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import Limits, resident_bytes
+from tapecli.runtime.numpy_gate import numpy_settings_kept
 
 PROGRAM_MODULE = "__main__"
 
@@ -290,22 +291,6 @@ def _run_state(sandbox) -> dict[str, dict]:
     """The run's own values for the module-level state of allowed modules."""
     from tapecli.execution.state import run_replacements
     return run_replacements(sandbox)
-
-
-class numpy_settings_kept:
-    """What a program may change of NumPy's process-wide settings (print options, error handling and its
-    callback) comes back when its run ends, on either runner: two runs in one process never see each other's."""
-
-    def __enter__(self):
-        np = sys.modules.get("numpy")
-        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall()) if np is not None else None
-
-    def __exit__(self, *exc):
-        if self.saved is not None:
-            np = sys.modules["numpy"]
-            np.set_printoptions(**self.saved[0])
-            np.seterr(**self.saved[1])
-            np.seterrcall(self.saved[2])
 
 
 class _process_state(numpy_settings_kept):

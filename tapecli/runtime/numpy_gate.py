@@ -277,3 +277,17 @@ def weigh_result(result, what: str) -> None:
         admit(result.size, result.itemsize, f"{what}'s result", allocated=True)
     elif isinstance(result, list) and len(result) > 1024:
         admit_bytes(len(result), len(result) * LIST_SLOT, f"{what}'s result")
+
+
+class numpy_settings_kept:
+    """What a program may change of NumPy's process-wide settings (print options, error handling and its
+    callback) comes back when its run ends, on either runner: two runs in one process never see each other's."""
+
+    def __enter__(self):
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall())
+
+    def __exit__(self, *exc):
+        printing, errors, call = self.saved
+        np.set_printoptions(**printing)
+        np.seterr(**errors)
+        np.seterrcall(call)

@@ -148,3 +148,27 @@ def test_a_request_log_that_forgets_still_counts_what_was_made():
     kept, forgotten = (run_source(loop, "l.tdf", Options(keep_requests=keep)).requests for keep in (True, False))
     assert kept.mark() == forgotten.mark() == 5 and [r.seq for r in kept] == list(range(5))
     assert forgotten.since(4) == [forgotten[0]] and forgotten.since(5) == [] and kept.since(3) == kept[3:]
+
+
+# short texts, and whether CPython's parser refuses them with a SyntaxError
+_REFUSED = {"x = 2.0\nprint(x * 3)\n": False, "import tensorflow as tf\nx = tf.Variable(1.0)\n": False,
+            "print('\\d')\n": False,                   # (a SyntaxWarning only)
+            "var x = 3.0\n": True, "y = " + "(" * 300 + "1" + ")" * 300 + "\n": True,   # (too many nested parentheses)
+            "def f(:\n    pass\n": True, "": False, "\n\n# only\n": False,
+            "match x:\n    case 1:\n        pass\n": False, "print(undefined_name)\n": False, "x = 1 +\n": True,
+            "x = 1\n" * 1000 + "var y = 2.0\n": False}   # (a long text: the room weighs it first)
+_SOURCES = [path.read_text() for path in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.tdf"))] + \
+    list(_REFUSED) + ["x = 1\0\n"]             # (null bytes: a SyntaxError or a ValueError, by Python's version)
+
+
+@pytest.mark.parametrize("source", _SOURCES, ids=range(len(_SOURCES)))
+def test_a_text_cpythons_parser_refuses_is_no_program_of_pythons(source):
+    """run_source skips CPython's room for a short text whose parse is a SyntaxError: there, the room's own
+    check (execution.python_only, with or without free names) finds no program either."""
+    from tapecli import execution
+    refused = api._cpython_refuses(source, "p.tdf")
+    if source in _REFUSED:
+        assert refused is _REFUSED[source]
+    if refused:
+        assert execution.python_only(source, "p.tdf") is None
+        assert execution.python_only(source, "p.tdf", free_names=True) is None

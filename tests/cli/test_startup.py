@@ -101,7 +101,6 @@ SMALL_RUN = {
                                           ".registry", ".statements")),
     # the builtins' core and the index of the families deferred (families, keras_words)
     *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".keras_words", ".replay_kinds")),
-    "tapecli.execution", "tapecli.execution.frameworks",      # (whether the program is Python, for CPython)
     "tapecli.api", "tapecli.documents",
     *(f"tapecli.cli{m}" for m in ("", ".app", ".collector", ".lazytyper", ".process", ".render", ".tensorfmt")),
 }
