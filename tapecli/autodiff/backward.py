@@ -11,8 +11,8 @@ import collections
 from tapecli import kernels, ops
 from tapecli.errors import GradientError
 from tapecli.lazymodule import LazyModule
-from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, summed
-from tapecli.ops.statement import StatementRecord
+from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, small_rules, summed
+from tapecli.ops.statement import LoopRecord, StatementRecord
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Record, Tape
 from tapecli.runtime.values import Tensor
@@ -71,6 +71,11 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
     split: dict[int, list] = {}     # by a statement record's id: its op records, once its ops run one by one
     for node in order:
         cls = node.__class__
+        if cls is LoopRecord:         # (on a chain: tensorflow_order)
+            if release:
+                node.holders -= 1
+            _loop_sweep(tape, node, reach, wanted, grads, add, plain, views)
+            continue
         if cls is StatementRecord or cls is _Step:
             if cls is StatementRecord or node.whole is not None:     # a statement's last op: the first of its ops
                 statement = node if cls is StatementRecord else node.statement
@@ -114,8 +119,11 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
             gv = g.value if g.__class__ is Tensor else g      # (a scalar _small_vjp left raw)
             op = rec.op
             inputs = rec.inputs
-            if plain and op._rules and not rec.attrs and gv.size < threshold:
-                scalars = _small_vjp(rec, gv, op._rules, reach, grads, add)
+            rules = op._rules
+            if rules is None and plain:
+                rules = small_rules(op)
+            if plain and rules and not rec.attrs and gv.size < threshold:
+                scalars = _small_vjp(rec, gv, rules, reach, grads, add)
                 if releasing:
                     rec.holders -= 1
                     if rec.holders <= 0 and not scalars:
@@ -146,6 +154,29 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
             rec.holders -= 1
             if rec.holders <= 0:
                 rec.release()
+
+
+def _loop_sweep(tape: Tape, loop: LoopRecord, reach, wanted, grads, add, plain, views) -> None:
+    """A loop's record, its steps in the reverse of their order: as one value passed back from step to step where
+    the statement's gradient function would run each (a scalar gradient, nothing recording or logging the sweep),
+    then the steps the sweep would take otherwise (the first step, whose gradient goes to the name before the
+    loop, and every step from one whose gradient is not the value's class); else each step's record."""
+    out_id = loop.output.id
+    g = grads.get(out_id)
+    if g is None:
+        return
+    upto = None
+    if plain and kernels.THRESHOLD > 1:
+        g = grads[out_id] = summed(g, add)
+        gv = g.value if g.__class__ is Tensor else g
+        if gv.ndim == 0:
+            upto, g = loop.op.loop_sweep(loop, gv, reach, grads, add)
+    statements = loop.statements(reach, upto)
+    if upto is not None and upto < len(loop.values) - 1:
+        if out_id not in wanted:
+            del grads[out_id]
+        grads[statements[-1].output.id] = g
+    _backward_sweep(tape, statements[::-1], reach, wanted, grads, False, add, plain, views)
 
 
 def matmul_views(path: list, targets: list) -> dict:
@@ -187,6 +218,9 @@ def tensorflow_order(path: list, targets: list, reach, views) -> list:
     of them is a :class:`_Step` in its place. The records no target's gradient reaches come last, and ``views``
     (:func:`matmul_views`): their readers give their gradients to their operands."""
     order = None if views else _chain(path, targets, reach)
+    if order is None and any(node.__class__ is LoopRecord for node in path):     # (each step in its place)
+        path = [statement for node in path for statement in
+                (node.statements(reach) if node.__class__ is LoopRecord else (node,))]
     if order is None:
         order = _queue(path, targets, reach, views)
     if order is None:
@@ -208,7 +242,7 @@ def _reads(node, reach) -> tuple[list, int | None]:
     """The ids ``node``'s gradient reads, in the order it gives theirs; and for a statement's record of several
     ops, how many of those come before the last read of another of its ops' results (else None)."""
     cls = node.__class__
-    if cls is StatementRecord:
+    if cls is StatementRecord or cls is LoopRecord:       # (a loop's: its first step's)
         inputs = node.inputs
         op = node.op
         # (a statement of one name is on the path by it: that leaf is reached)
@@ -230,6 +264,8 @@ def _chain(path: list, targets: list, reach) -> list | None:
     previous = None
     for node, made_id in zip(path, made):
         if previous is not None and made_id <= previous:
+            return None
+        if node.__class__ is LoopRecord and not node.op.chained:
             return None
         keys, before = _reads(node, reach)
         last = -1

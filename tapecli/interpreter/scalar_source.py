@@ -14,7 +14,7 @@ from tapecli.frontend.ast import Starred
 from tapecli.interpreter.registry import BUILTINS
 from tapecli.kernels import RAW_NUMPY_KERNELS
 from tapecli.ops.scalar import FLOAT_SCALARS, OP_NAMES
-from tapecli.ops.statement import StatementRecord, statement_op
+from tapecli.ops.statement import StatementRecord, record_loop, statement_op
 from tapecli.runtime.tape import NO_ATTRS, record_on
 from tapecli.runtime.values import Tensor, Variable, new_id
 
@@ -139,18 +139,13 @@ class ScalarSource:
         as ``key``) where it can: with two names or more, only where every tape that records the statement would
         record each op; else each op's tensor and record are made."""
         one_by_one = list(self.recording)
-        index = {local: i for i, local in enumerate([*leaves, *literals])}
-        steps = []
-        for local, op, arguments in self.steps:
-            steps.append((op, tuple(index[a] for a in arguments)))
-            index[local] = len(leaves) + len(literals) + len(steps) - 1
-        statement = statement_op(steps, len(leaves), len(literals))
+        statement = self._statement_op(leaves, literals)
         if statement is None:
             return one_by_one
         self.constants.update({key: statement, "StatementRecord": StatementRecord})
         tensor = self.tensors[result]
         inputs = "".join(f"{self.tensors[local]}, " for local in [*leaves, *literals])
-        lines = ["new_id()"] * (len(steps) - 1) + [       # the ids the ops' values would have had
+        lines = ["new_id()"] * (len(statement.steps) - 1) + [       # the ids the ops' values would have had
             f"{tensor} = new(Tensor)", f"{tensor}.value, {tensor}.weak, {tensor}.id = {result}, False, new_id()",
             f"record(tapes, {key}, ({inputs}), {tensor}, NO_ATTRS, line, None, StatementRecord)"]
         if len(leaves) == 1:        # each op reads the name: recorded on a tape watching it, all of them are
@@ -158,6 +153,16 @@ class ScalarSource:
         names = "".join(f"{self.tensors[local]}, " for local in leaves)
         return [f"if {key}.records_every_op(tapes, ({names})):", *(f"    {line}" for line in lines), "else:",
                 *(f"    {line}" for line in one_by_one)]
+
+    def _statement_op(self, leaves: list, literals: list):
+        """The statement op (ops/statement.py) of the ops emitted since ``self.steps`` was cleared, on the locals
+        ``leaves`` and ``literals``; None where one record cannot stand for them."""
+        index = {local: i for i, local in enumerate([*leaves, *literals])}
+        steps = []
+        for local, op, arguments in self.steps:
+            steps.append((op, tuple(index[a] for a in arguments)))
+            index[local] = len(leaves) + len(literals) + len(steps) - 1
+        return statement_op(steps, len(leaves), len(literals))
 
     def function(self, result: str):
         if self.record:
@@ -208,6 +213,7 @@ class LoopSource(ScalarSource):
         self.body: list[str] = []
         self.statements = 0
         self.reads: list[str] = []              # the locals of the names the statement being added reads
+        self.carried = None                     # a loop's record's flush lines (statement)
 
     def _name(self, ident: str) -> str:
         local = self.assigned.get(ident) or super()._name(ident)
@@ -215,10 +221,13 @@ class LoopSource(ScalarSource):
             self.reads.append(local)
         return local
 
-    def statement(self, node) -> bool:
+    def statement(self, node, alone: bool = False) -> bool:
         """Add an assignment's lines (a check that fails stops the loop there, before the statement records
         anything: ``return index, k``, k the statement's position); False where its value is not a scalar
-        expression."""
+        expression. ``alone``: the loop's only statement, which a loop's record may stand for (recording, where it
+        reads the name it assigns and no other, and its op's loop_sweep is written): its values are kept, and
+        recorded (ops.statement.record_loop) where the loop stops, before anything can read the name's tensor
+        (the limits' checks read no name; one that fails stops the loop)."""
         first_literal = len(self.literals)
         self.reads, self.steps, self.recording = [], [], []
         result = self.emit(node.value)
@@ -231,8 +240,17 @@ class LoopSource(ScalarSource):
             self.tensors[local] = f"T{local}"
         stop = f"return index, {self.statements}"
         self.body += [line.replace("return None", stop) for line in self.lines]
-        if self.record:
-            literals = [f"c[{i}]" for i in range(first_literal, len(self.literals))]
+        literals = [f"c[{i}]" for i in range(first_literal, len(self.literals))]
+        op = self._statement_op(self.reads, literals) if self.record and alone and self.reads == [local] else None
+        if op is not None and op.loop_sweep is not None:
+            self.constants.update(statement=op, record_loop=record_loop)
+            tensor = self.tensors[local]
+            self.carried = ["if values:",
+                            f"    {tensor} = record_loop(tapes, statement, {tensor}, "
+                            f"({''.join(f'{self.tensors[c]}, ' for c in literals)}), values, {node.line})",
+                            "    values = []", "    keep = values.append"]
+            self.body.append(f"keep({result})")
+        elif self.record:
             self.body += [f"line = {node.line}",
                           *self._recording_lines(result, self.reads, literals, f"statement{self.statements}"),
                           f"{self.tensors[local]} = {self.tensors[result]}"]
@@ -255,12 +273,14 @@ class LoopSource(ScalarSource):
                 before = f"{self.tensors[local]}.value" if name in self.names else "UNSET"
                 write_back += [f"if {local} is not {before}:", f"    w = new(Tensor); w.value, w.weak, w.id = "
                                                                 f"{local}, False, new_id(); names[{name!r}] = w"]
-        loop = ["steps = interp.steps", "index = start", f"settings.line = {last_line}", "try:",
+        carried = self.carried or []
+        loop = ["steps = interp.steps", "index = start", f"settings.line = {last_line}",
+                *(["values = []", "keep = values.append"] if carried else []), "try:",
                 "    while index < n:", "        steps += 1", "        if steps > max_steps or not steps % every:",
                 "            interp.steps = steps", *(f"            {line}" for line in write_back),
                 "            bind_item(index)", "            check_limits(steps)",
                 *(f"        {line}" for line in self.body), "        index += 1", "    return index, -1",
-                "finally:", "    interp.steps = steps", *(f"    {line}" for line in write_back),
+                "finally:", "    interp.steps = steps", *(f"    {line}" for line in [*carried, *write_back]),
                 "    bind_item(min(index, n - 1))"]
         self.constants.update(new=new, new_id=new_id, Variable=Variable, UNSET=_UNSET)
         body = "\n    ".join([
@@ -289,7 +309,8 @@ def scalar_loop(compiled, node, record=False):
     source = LoopSource(compiled, record)
     for statement in node.body:
         if statement.__class__ is not ast.Assign or ast.single_name(statement) is None \
-                or statement.value.__class__ not in (ast.BinOp, ast.Call) or not source.statement(statement):
+                or statement.value.__class__ not in (ast.BinOp, ast.Call) \
+                or not source.statement(statement, alone=len(node.body) == 1):
             return None
     targets = list(dict.fromkeys(ast.single_name(statement) for statement in node.body))
     called = {call.func.id for statement in node.body for call in _calls(statement.value)}

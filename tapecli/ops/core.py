@@ -604,12 +604,9 @@ def _ew_vjp_raw(r, g, needs, ins, y):
     attrs = r.attrs
     small = gv.size < _THRESHOLD and not _numba_forced() and not _recording()
     if small:
-        rules = op._rules if not attrs else None
+        rules = small_rules(op) if not attrs else None
         if not rules:
             rules = [_small_rule(op, i, attrs) for i in range(len(op.grads))]
-            if not attrs:
-                # every formula compiled: the backward sweep may call them directly (tape.py)
-                op._rules = rules if all(r is not None or f is None for r, f in zip(rules, op.grads)) else False
     out = []
     i = 0
     for f in op.grads:
@@ -628,6 +625,17 @@ def _ew_vjp_raw(r, g, needs, ins, y):
             out.append(_tensor(gi))
         i += 1
     return out
+
+
+def small_rules(op):
+    """An elementwise op's compiled rules (:func:`_small_rule`) where every formula compiled, which the backward
+    sweep may call directly (:func:`_small_vjp`); else False, or None for an op of another gradient. Made at the
+    first ask, so that a process's first backward pass takes the path its later ones take."""
+    rules = op._rules
+    if rules is None and op.vjp is _ew_vjp:
+        rules = [_small_rule(op, i, {}) for i in range(len(op.grads))]
+        rules = op._rules = rules if all(r is not None or f is None for r, f in zip(rules, op.grads)) else False
+    return rules
 
 
 def _small_vjp(rec, gv, rules, reach, grads, add) -> bool:

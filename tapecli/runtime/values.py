@@ -38,6 +38,14 @@ _ids = itertools.count(1)
 new_id = _ids.__next__          # a fresh tensor id: the counter's own method, as cheap as a call gets
 
 
+def new_ids(count: int) -> int:
+    """The first of ``count`` fresh tensor ids in a row (count >= 1): the ids ``count`` calls of new_id give."""
+    first = new_id()
+    if count > 1:
+        next(itertools.islice(_ids, count - 2, None))       # (the counter passes the others in C)
+    return first
+
+
 class DType:
     """A dtype as a program value: `cast(x, float64)`."""
 

@@ -55,3 +55,16 @@ def test_the_chains_order_is_the_queues(name, compared):
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_chain_is_ordered_as_the_queue_orders_it(example, compared):
     tapecli.run(example)
+
+
+def test_a_processs_first_backward_pass_gives_the_bits_of_its_later_ones():
+    # an op's compiled small rules were made by its first gradient, which ran on tensors: the first run of an
+    # overflowing second derivative gave a NaN of the other sign than every run after it
+    import subprocess
+    import sys
+    program = ("var x = 0.5\ntape outer:\n    tape inner:\n        y = x * 1.0\n        for i in range(130):\n"
+               "            y = sqrt(exp(y))\n    g = inner.gradient(y, x)\nh = outer.gradient(g, x)\n")
+    script = ("import tapecli\nfor _ in range(3):\n"
+              f"    print(tapecli.run({program!r}).values['h'].tobytes().hex())\n")
+    runs = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert len(runs) == 3 and len(set(runs)) == 1

@@ -321,11 +321,28 @@ def test_memory_kept_for_reuse_goes_back_before_the_cap_refuses():
 
 
 @fast_paths
-def test_a_recorded_scalar_statement_is_one_record():
+def test_a_recorded_scalar_statement_is_one_record_and_a_loop_of_it_one_more():
     """From its second run, a recorded scalar statement's ops are one record of its inputs and output
-    (ops/statement.py): the values between the ops are not kept; `tapecli tape` still lists every op."""
-    from tapecli.ops.statement import StatementRecord
+    (ops/statement.py): the values between the ops are not kept; a generated loop of that statement alone is
+    one record, which keeps each step's value. `tapecli tape` still lists every op."""
+    from tapecli.ops.statement import LoopRecord, StatementRecord
     from tapecli.tools.tapelist import describe
+    result = run_program("""
+        var x = 0.5
+        tape t(persistent=True):
+            y = x * 1.0
+            for i in range(1000):
+                y = sin(y) * 1.01
+                if i == 500:
+                    y = y * 1.0
+        """)
+    (t,) = result.tapes
+    # x * 1.0; the loop as written: its first step's two ops, a statement's record a step, and the multiplication
+    # at step 500
+    assert len(t.records) == 1 + 2 + 999 + 1
+    assert sum(rec.__class__ is StatementRecord for rec in t.records) == 999
+    assert [r["op"] for r in describe(t, "now")["records"]] == ["mul"] + ["sin", "mul"] * 501 + ["mul"] + \
+        ["sin", "mul"] * 499
     result = run_program("""
         var x = 0.5
         tape t(persistent=True):
@@ -334,8 +351,8 @@ def test_a_recorded_scalar_statement_is_one_record():
                 y = sin(y) * 1.01
         """)
     (t,) = result.tapes
-    assert len(t.records) == 1 + 2 + 999         # x * 1.0, the first step's two ops, then one record a step
-    assert sum(rec.__class__ is StatementRecord for rec in t.records) == 999
+    assert [rec.__class__ for rec in t.records] == [Record, Record, Record, LoopRecord]
+    assert len(t.records[-1].values) == 999
     assert [r["op"] for r in describe(t, "now")["records"]] == ["mul"] + ["sin", "mul"] * 1000
 
 
