@@ -33,7 +33,7 @@ from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
-from tapecli.library.data_iterators import END, DatasetIterator, PythonIterator
+from tapecli.library.data_iterators import END, DatasetIterator, NumpyIterator, PythonIterator
 from tapecli.library.data_elements import (as_element, component, counted, int64_of, predicate_holds, spec_map,
                                            spec_of, spec_text, structure_of, types_text, unpacked_call)
 from tapecli.library.draws import tensorflow_stream
@@ -653,7 +653,7 @@ class Dataset(ProgramObject):
 
     def as_numpy_iterator(self, interp):
         """The elements with NumPy's arrays (and NumPy scalars) in place of the tensors."""
-        return PythonIterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
+        return NumpyIterator(pack_as(e, [NumpyArray(t.value) for t in flatten(e)]) for e in self.source())
 
     def cardinality(self, interp):
         """TensorFlow's: INFINITE (-1) after an endless repeat, UNKNOWN (-2) where it cannot count ahead, else

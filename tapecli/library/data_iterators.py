@@ -24,6 +24,13 @@ class PythonIterator(ProgramObject):
         return self.it
 
 
+class NumpyIterator(PythonIterator):
+    """``dataset.as_numpy_iterator()``: TensorFlow's NumpyIterator, its elements with NumPy's arrays."""
+
+    def python_class(self) -> str:
+        return "tensorflow.python.data.ops.dataset_ops.NumpyIterator"
+
+
 class DatasetIterator(PythonIterator):
     """``iter(dataset)``: TensorFlow's iterator object (an OwnedIterator; of a distributed dataset, a
     DistributedIterator), which ``next()`` advances as Python's and ``get_next()`` as TensorFlow's."""
