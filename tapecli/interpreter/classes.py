@@ -491,9 +491,14 @@ class Namespace(ProgramObject):
             raise TdfNameError(lacks[0], hint=lacks[1])
         # A builtin registered for this module only wins over the flat name: np.random.seed, random.split,
         # keras.initializers.zeros (not tf.zeros), keras.random.normal (tf.keras.random.normal too).
+        # keras.ops.nn, .numpy, .linalg, .image, .math, .core are keras.ops' functions (keras.ops.nn.max_pool is
+        # keras.ops.max_pool, not tf.nn.max_pool) before their module's flat name.
+        parts = self.path.split(".")
+        keras_ops = "keras" in parts and "ops" in parts[:-1]
         qualified = next((q for q in (f"{self.path}.{attr}", f"{self.path.removeprefix('tf.')}.{attr}",
-                                      f"{self.path.rpartition('.')[2]}.{attr}") if q in BUILTINS), None)
-        if f"{self.path}.{attr}" in self.CLOSED:
+                                      *((f"ops.{attr}",) if keras_ops else ()), f"{parts[-1]}.{attr}")
+                          if q in BUILTINS), None)
+        if f"{self.path}.{attr}" in self.CLOSED or parts[-1] == "ops" and "keras" in parts and attr in _KERAS_OPS_MODULES:
             return Namespace(f"{self.path}.{attr}")
         if qualified is None and self.path in self.CLOSED:
             if load_deferred():         # (a family its program's text does not name)
@@ -513,8 +518,8 @@ class Namespace(ProgramObject):
             found = BUILTINS[name]
             if self.path.split(".")[0] in _OFF_THE_TAPE and getattr(found, "is_builtin", False):
                 return NumpyFunction(found, f"{self.path}.{attr}")
-            parts = self.path.split(".")
-            if parts[-1] == "ops" and "keras" in parts and getattr(found, "is_builtin", False) and "keras_op" in HOOKS:
+            if (parts[-1] == "ops" or keras_ops) and "keras" in parts and getattr(found, "is_builtin", False) \
+                    and "keras_op" in HOOKS:
                 return HOOKS["keras_op"](found)         # (on Keras tensors: a node of a functional model's graph)
             return found
         if attr in self.SUBMODULES:
@@ -523,6 +528,9 @@ class Namespace(ProgramObject):
             return self.get_attribute(interp, attr, node)
         raise TdfNameError(f"tapecli has no {self.path}.{attr}", hint=_close_hint(attr, BUILTINS))
 
+
+# keras.ops' modules (keras.ops.numpy.cumsum is keras.ops.cumsum)
+_KERAS_OPS_MODULES = frozenset(("nn", "numpy", "linalg", "image"))
 
 # tf's names of TensorFlow 1's graphs, which CPython's run gives (execution/tf_sessions.py)
 _TF1_GRAPHS = frozenset({"compat", "Graph", "gradients", "hessians"})

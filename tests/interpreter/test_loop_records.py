@@ -4,7 +4,7 @@ the loop's statements one by one give, and what the ops one by one give: the sam
 bit for bit, in first and second derivatives, jacobians, paths that are not chains and loops a limit stops."""
 import numpy as np
 import pytest
-from conftest import fast_paths
+from conftest import drawn, fast_paths
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tapecli.api import Options, run_source
@@ -68,7 +68,7 @@ dx = t.gradient(dz, x)
 }
 
 
-def _outcome(source, monkeypatch, way, options=None):
+def _outcome(source, monkeypatch, way, options=None, nan_signs=True):
     """The listing of every tape, the step count and every tensor bound to a name (dtype, weak flag, bits), or the
     error: ``way`` "loop" (the loop's record), "statements" (the statements one by one), "ops" (explain: each op)."""
     with monkeypatch.context() as patch:
@@ -84,8 +84,18 @@ def _outcome(source, monkeypatch, way, options=None):
         tape.pop("saved_bytes")         # (the values between a statement's ops are kept only op by op)
     result = listing["result"]
     return listing["tapes"], result.interpreter.steps, sorted(
-        (name, value.dtype.str, value.weak, np.asarray(value.value).tobytes())
+        (name, value.dtype.str, value.weak, _bits(value.value, nan_signs and way != "ops"))
         for name, value in result.scope.vars.items() if isinstance(value, Tensor))
+
+
+def _bits(value, nan_signs: bool) -> bytes:
+    """The value's bytes; op by op, a NaN's sign aside: the statements' generated gradient functions and the ops'
+    rules give NaNs of other signs in places (a second derivative through sqrt(y - y)), as before loops had records
+    of their own; the loop's record is compared with the statements' bit for bit."""
+    value = np.asarray(value)
+    if not nan_signs and value.dtype.kind == "f":
+        value = np.where(np.isnan(value), np.array(np.nan, value.dtype), value)
+    return value.tobytes()
 
 
 def _expressions():
@@ -98,7 +108,7 @@ def _expressions():
 
 
 @fast_paths
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=drawn(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(expression=_expressions(), steps=st.sampled_from([1, 2, 3, 17, 64, 65, 130]),
        program=st.sampled_from(sorted(PROGRAMS)))
@@ -106,7 +116,7 @@ def test_a_loops_record_gives_what_its_statements_and_ops_give(expression, steps
     source = PROGRAMS[program].format(steps=steps, body=f"y = {expression}")
     loop = _outcome(source, monkeypatch, "loop")
     assert loop == _outcome(source, monkeypatch, "statements"), source
-    assert loop == _outcome(source, monkeypatch, "ops"), source
+    assert _outcome(source, monkeypatch, "loop", nan_signs=False) == _outcome(source, monkeypatch, "ops"), source
 
 
 @fast_paths
