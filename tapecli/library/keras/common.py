@@ -80,6 +80,8 @@ def axis_value(value, what="axis"):
     """An axis argument: an int, or a tuple of ints from a list or a 1-D tensor (negative allowed)."""
     if isinstance(value, int):
         return value
+    if isinstance(value, (list, tuple)) and all(type(a) is int for a in value):     # (a config's, as Keras keeps it)
+        return tuple(value)
     axes = [int(a) for a in np.atleast_1d(np.asarray(tensor(value, what).value))]
     return tuple(axes) if isinstance(value, (list, tuple)) or tensor(value).ndim else axes[0]
 
@@ -89,6 +91,8 @@ def converted(x, what="the input") -> Tensor:
     stacked)."""
     if isinstance(x, list):         # (as TensorFlow packs it: its Python numbers one literal, its tensors stacked)
         x = ops.to_tensor(x) if x else Tensor(np.zeros(0, np.float32))
+    if type(x) in (int, float):     # (a config's number, as Keras keeps it: Rescaling's scale)
+        x = ops.to_tensor(x)
     if not isinstance(x, (Tensor, Variable)) and getattr(x, "as_dense_tensor", None) is None:   # (tf.IndexedSlices)
         raise TdfTypeError(f"{what} must be a tensor, got {type_word(x)}")
     return ops.materialize(ops.to_tensor(x))
