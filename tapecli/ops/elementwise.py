@@ -104,7 +104,7 @@ for _name, _python in (("bitwise_and", operator.and_), ("bitwise_or", operator.o
     register(_name, numpy=getattr(np, _name), weak_arith=True, differentiable=False, python=_python)
 register("invert", numpy=np.invert, weak_arith=True, differentiable=False)
 # (the bare name round is Python's, library/python.py: a Python number's round, a tensor's this op)
-register("round", numpy=np.round, differentiable=False, numba=True, program=("tf.round", "math.round", "ops.round"),
+register("round", numpy=np.round, differentiable=False, numba=True, program=("tf.round", "math.round"),
          public_name="round_")
 register("floor", numpy=np.floor, differentiable=False, numba=True, program=("floor",))
 register("ceil", numpy=np.ceil, differentiable=False, numba=True, program=("ceil",))

@@ -523,7 +523,6 @@ FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.ep
              "config.set_floatx": set_floatx, "backend.set_floatx": set_floatx,
              "utils.to_categorical": to_categorical, "utils.normalize": normalize, "utils.img_to_array": img_to_array,
              "ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"),
-             "ops.max": keras_reduction("reduce_max"), "ops.min": keras_reduction("reduce_min"),
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
              "utils.pack_x_y_sample_weight": pack_x_y_sample_weight,
              "utils.unpack_x_y_sample_weight": unpack_x_y_sample_weight, "utils.pad_sequences": pad_sequences,
