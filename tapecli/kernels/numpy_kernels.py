@@ -289,7 +289,11 @@ def floordiv(a, b):
 
 def floormod(a, b):
     _no_integer_zero(b)
-    return np.mod(a, b)
+    out = np.mod(a, b)
+    if out.dtype.kind != "f":
+        return out
+    with np.errstate(invalid="ignore"):     # (TensorFlow's zero has the dividend's sign, as fmod's; NumPy's the divisor's)
+        return np.where(out == 0, np.fmod(a, b), out).astype(out.dtype)
 
 
 def _no_integer_zero(b):

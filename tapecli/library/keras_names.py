@@ -15,9 +15,9 @@ from tapecli.library.keras import (activations, adafactor, attention, augmentati
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
 from tapecli.library.python import class_named
-from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_keras_linalg,
-                                   ops_keras_more, ops_keras_numpy, ops_math, ops_nn, ops_numpy, ops_stats, random_ops,
-                                   subclassing)
+from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_keras_binary,
+                                   ops_keras_linalg, ops_keras_more, ops_keras_numpy, ops_math, ops_nn, ops_numpy,
+                                   ops_stats, random_ops, subclassing)
 from tapecli.library.keras import bases  # (also registers the Keras base classes a program derives from)
 
 _LAYER_OPTIONS = ("name", "input_shape", "trainable", "seed", "dtype")
@@ -190,7 +190,7 @@ for _name, _fn in {**utilities.FUNCTIONS, **ops_numpy.FUNCTIONS, **mixed_precisi
     builtin(_name)(_fn)
 for _name, _fn in {**ops_math.FUNCTIONS, **ops_arrays.FUNCTIONS, **ops_stats.FUNCTIONS, **ops_control.FUNCTIONS,
                    **ops_nn.FUNCTIONS, **ops_fft.FUNCTIONS, **ops_keras_numpy.FUNCTIONS, **ops_keras_linalg.FUNCTIONS,
-                   **ops_keras_more.FUNCTIONS,
+                   **ops_keras_more.FUNCTIONS, **ops_keras_binary.FUNCTIONS,
                    **{f"ops.{name}": activations.FUNCTIONS[name] for name in activations.KERAS_OPS}}.items():
     builtin(_name)(_fn)
 builtin("keras.ops.nn.gelu")(ops_nn.gelu)     # (not tf.nn.gelu, which keras.ops.nn's flat name would give)

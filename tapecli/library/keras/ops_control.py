@@ -1,5 +1,6 @@
-"""keras.ops' control flow and scatter functions (keras/src/backend/tensorflow/core.py): switch, fori_loop and
-map call the program's functions as TensorFlow's switch_case, while_loop and map_fn do; scatter,
+"""keras.ops' control flow and scatter functions (keras/src/backend/tensorflow/core.py): switch, fori_loop,
+map, while_loop and vectorized_map call the program's functions as TensorFlow's switch_case, while_loop, map_fn
+and vectorized_map do; scatter,
 scatter_update and slice_update write into a copy; multi_hot is one_hot's maximum over the last input axis."""
 from __future__ import annotations
 
@@ -24,6 +25,28 @@ def fori_loop(interp, lower, upper, body_fun, init_val):
     for i in range(integer(lower, "lower"), integer(upper, "upper")):
         value = interp.call_value(body_fun, [Tensor(np.asarray(i, np.int32)), value])
     return value
+
+
+def while_loop(interp, cond, body, loop_vars, maximum_iterations=None):
+    """tf.while_loop on a tuple of the loop variables (a list's too: the result is a tuple), or on one value (the
+    result one value), as Keras's."""
+    from tapecli.library.control import while_loop as tf_while_loop
+    from tapecli.runtime.limits import tick
+    if isinstance(loop_vars, (list, tuple)) or isinstance(loop_vars, Tensor) and loop_vars.weak and loop_vars.ndim:
+        return tuple(tf_while_loop(interp, cond, body, loop_vars, maximum_iterations=maximum_iterations))
+    from tapecli.library.control import _predicate, _strong
+    limit = None if maximum_iterations is None else integer(maximum_iterations, "maximum_iterations")
+    value, count = loop_vars, 0
+    while (limit is None or count < limit) and _predicate(interp.call_value(cond, [value]),
+                                                          "keras.ops.while_loop's cond"):
+        value, count = interp.call_value(body, [value]), count + 1
+        tick()
+    return _strong(value, "keras.ops.while_loop")
+
+
+def vectorized_map(interp, function, elements):
+    from tapecli.library.control import vectorized_map as tf_vectorized_map
+    return tf_vectorized_map(interp, function, elements)
 
 
 def keras_map(interp, f, xs):
@@ -97,4 +120,5 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, num_t
 
 FUNCTIONS = {"ops.scatter": scatter, "ops.scatter_update": scatter_update, "ops.slice_update": slice_update,
              "ops.get_item": get_item, "ops.multi_hot": multi_hot}
-WITH_INTERP = {"ops.switch": switch, "ops.fori_loop": fori_loop, "ops.map": keras_map}
+WITH_INTERP = {"ops.switch": switch, "ops.fori_loop": fori_loop, "ops.map": keras_map, "ops.while_loop": while_loop,
+               "ops.vectorized_map": vectorized_map}

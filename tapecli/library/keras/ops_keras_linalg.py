@@ -3,7 +3,9 @@ backend computes them (keras/src/backend/tensorflow/{linalg,nn,math,core}.py) on
 svd (u, s, vh; full matrices by default), qr (a mode), lstsq (NumPy's, through the SVD), batch_normalization
 (an axis), the cross-entropies (elementwise binary, no mean), segment_sum/max/min (unsorted by default),
 top_k, scan (jax.lax.scan's carry), depth_to_space/space_to_depth (channels_last/first), moments and
-leaky_relu (negative_slope)."""
+leaky_relu (negative_slope); and those that only rename TensorFlow's parameters: det, inv, logdet, slogdet (a
+tuple), solve (a vector right-hand side), pinv, matrix_rank, eigh, cholesky_inverse, stop_gradient, slice,
+saturate_cast (Keras's limits) and unravel_index (a tuple of coordinates)."""
 from __future__ import annotations
 
 import numpy as np
@@ -252,7 +254,96 @@ def leaky_relu(x, negative_slope=0.2):
     return tf_leaky_relu(_tensor(x), negative_slope)
 
 
+def _linalg(name):
+    """A tf.linalg function of one matrix argument under Keras's parameter name, ``x``."""
+    def renamed(x):
+        from tapecli.library import tf_linalg
+        return getattr(tf_linalg, name)(x)
+    renamed.__name__ = name
+    return renamed
+
+
+def slogdet(x):
+    return PythonTuple(ops.slogdet(_tensor(x)))
+
+
+def solve(a, b):
+    """tf.linalg.solve; a right-hand side of one rank less than ``a`` is a vector (a column, squeezed back)."""
+    a, b = _tensor(a), _tensor(b)
+    if b.ndim == a.ndim - 1:
+        return ops.reshape(ops.solve(a, ops.reshape(b, b.shape + (1,))), b.shape)
+    return ops.solve(a, b)
+
+
+def pinv(x, rcond=None):
+    from tapecli.library.tf_linalg import pinv as tf_pinv
+    return tf_pinv(x, rcond)
+
+
+def matrix_rank(x, tol=None):
+    from tapecli.library.tf_linalg import matrix_rank as tf_matrix_rank
+    return tf_matrix_rank(x, tol)
+
+
+def cholesky_inverse(x, upper=False):
+    """The inverse of ``x @ x.T`` (``x.T @ x`` if ``upper``) from its Cholesky factor ``x``."""
+    t = _tensor(x)
+    inverse = ops.triangular_solve(t, Tensor(np.eye(t.shape[-1], dtype=t.dtype)), not flag(upper), False)
+    if flag(upper):
+        return ops.matmul(inverse, _adjoint(inverse))
+    return ops.matmul(_adjoint(inverse), inverse)
+
+
+def stop_gradient(variable):
+    from tapecli.library.core import stop_gradient as tf_stop_gradient
+    return tf_stop_gradient(variable)
+
+
+def slice(inputs, start_indices, shape):  # noqa: A001 (keras.ops.slice)
+    from tapecli.library.tf_array import slice_
+    return slice_(inputs, start_indices, shape)
+
+
+def _limits(dtype: np.dtype):
+    if dtype == np.bool_:
+        return 0, 1
+    info = np.iinfo(dtype) if dtype.kind in "iu" else np.finfo(dtype)
+    return info.min, info.max
+
+
+def saturate_cast(x, dtype):
+    """Keras's: ``x`` clipped to the range both dtypes hold (nudged towards 0 where the bound rounds outside
+    the target's), then cast."""
+    from tapecli.library.core import to_dtype
+    t, want = _tensor(x), to_dtype(dtype)
+    (in_min, in_max), (out_min, out_max) = _limits(t.dtype), _limits(want)
+    low = np.asarray(np.maximum(in_min, out_min)).astype(t.dtype)
+    if low < out_min:
+        low = np.nextafter(low, 0, dtype=t.dtype)
+    high = np.asarray(np.minimum(in_max, out_max)).astype(t.dtype)
+    if high > out_max:
+        high = np.nextafter(high, 0, dtype=t.dtype)
+    if t.dtype == np.bool_:
+        t = ops.cast(t, np.dtype(np.int32))
+    return ops.cast(ops.clip(t, Tensor(np.asarray(low, t.dtype)), Tensor(np.asarray(high, t.dtype))), want)
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in ``shape``, a tuple of tensors of their dtype; as Keras's TensorFlow
+    backend, indices of other than one axis divide by the dims first to last."""
+    t = _tensor(indices)
+    dims = _ints(shape)
+    coords = []
+    for dim in (reversed(dims) if t.ndim == 1 else dims):
+        d = Tensor(np.asarray(dim, t.dtype))
+        coords.append(ops.mod(t, d))
+        t = ops.floordiv(t, d)
+    return PythonTuple(coords[::-1])
+
+
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
+    _linalg("det"), _linalg("inv"), _linalg("logdet"), _linalg("eigh"), slogdet, solve, pinv, matrix_rank,
+    cholesky_inverse, stop_gradient, slice, saturate_cast, unravel_index,
     svd, qr, lstsq, batch_normalization, binary_crossentropy, categorical_crossentropy,
     sparse_categorical_crossentropy, _segment("sum"), _segment("max"), _segment("min"), top_k, moments, leaky_relu,
     _channels_first(depth_to_space), _channels_first(space_to_depth))}

@@ -1,8 +1,9 @@
 """keras.ops' neural-network functions that TensorFlow's names do not give, as Keras computes them
 (keras/src/ops/nn.py and keras/src/backend/tensorflow/nn.py): sparsemax, psnr, dot_product_attention (its XLA
 path: no flash attention), layer_normalization, rms_normalization, and max_pool/average_pool/conv with
-Keras's arguments (lower-case padding, strides defaulting to the pool size, channels_first moved last), and
-gelu (its default approximate)."""
+Keras's arguments (lower-case padding, strides defaulting to the pool size, channels_first moved last),
+gelu (its default approximate), and keras.ops.image's colour conversions (a data_format; rgb_to_grayscale in the
+images' float type, cast back, not rescaled as tf.image's)."""
 from __future__ import annotations
 
 import numpy as np
@@ -217,9 +218,51 @@ def gelu(x, approximate=True):
     return ops.gelu(_tensor(x), flag(approximate))
 
 
+def _images(images, data_format) -> tuple[Tensor, bool]:
+    """A batch of images or one (rank 4 or 3), and whether its channels come first."""
+    from tapecli.library.keras.utilities import image_data_format
+    t = _tensor(images)
+    if t.ndim not in (3, 4):
+        raise TdfValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                            f"Received input with shape: images.shape={t.shape}")
+    data_format = image_data_format() if data_format is None else str(data_format).lower()
+    if data_format not in ("channels_first", "channels_last"):
+        raise TdfValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
+                            f"Received: data_format={data_format}")
+    return t, data_format == "channels_first"
+
+
+def rgb_to_grayscale(images, data_format=None):
+    t, first = _images(images, data_format)
+    axis = t.ndim - 3 if first else t.ndim - 1
+    if t.shape[axis] not in (1, 3):
+        raise TdfValueError(f"Invalid channel size: expected 3 (RGB) or 1 (Grayscale). Received input with "
+                            f"shape: images.shape={t.shape}")
+    if t.shape[axis] == 1:
+        return t
+    x = _as(t, result_type(_kind(t), "float"))
+    gray = ops.tensordot(x, Tensor(np.array([0.2989, 0.5870, 0.1140], x.dtype)), [[axis], [0]])
+    return ops.cast(ops.reshape(gray, gray.shape[:axis] + (1,) + gray.shape[axis:]), t.dtype)
+
+
+def _colour_space(name):
+    """rgb_to_hsv / hsv_to_rgb of float images, channels first moved last and back."""
+    def convert(images, data_format=None):
+        from tapecli.library import tf_image
+        t, first = _images(images, data_format)
+        if t.dtype.kind != "f":
+            raise TdfValueError(f"Invalid images dtype: expected float dtype. Received: images.dtype="
+                                f"{dtype_name(t.dtype)}")
+        out = getattr(tf_image, name)(moveaxis(t, -3, -1) if first else t)
+        return moveaxis(out, -1, -3) if first else out
+    convert.__name__ = name
+    return convert
+
+
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
-    gelu, ctc_loss, ctc_decode, sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv,
-    depthwise_conv, separable_conv,
+    rgb_to_grayscale, _colour_space("rgb_to_hsv"), _colour_space("hsv_to_rgb"), gelu, ctc_loss, ctc_decode,
+    sparsemax, psnr, dot_product_attention, layer_normalization, rms_normalization, conv, depthwise_conv,
+    separable_conv,
     _pooling("max_pool", "max_pool"), _pooling("average_pool", "avg_pool"))}
 # (keras.ops' adaptive pools, which the adaptive pooling layers call too)
 ADAPTIVE_POOLS = {f"ops.{f.__name__}": f for f in (_adaptive("adaptive_average_pool", ops.reduce_mean),
