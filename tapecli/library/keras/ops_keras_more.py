@@ -18,7 +18,6 @@ from tapecli.library.keras.ops_nn import _channels_last, conv
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 
-_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
 # the dtypes tf.tensordot multiplies in; any other is computed in the float dtype it promotes to
 _TENSORDOT = ("int32", "int64", "float16", "float32", "float64", "bfloat16")
 
@@ -209,34 +208,13 @@ def _data_format(data_format) -> str:
     return found
 
 
-def _to_aspect_ratio(t: Tensor, target, crop: bool, fill_value) -> Tensor:
-    """Channels-last images cropped (centred) or padded (``fill_value`` on both sides) to the target's aspect
-    ratio, with Keras's float32 arithmetic."""
-    height, width = t.shape[-3], t.shape[-2]
-    th, tw = target
-    tall = int(np.float32(width * th) / np.float32(tw))
-    wide = int(np.float32(height * tw) / np.float32(th))
-    if crop:
-        tall, wide = max(min(height, tall), 1), max(min(width, wide), 1)
-        top, left = int(np.float32(height - tall) / 2), int(np.float32(width - wide) / 2)
-        return ops.getitem(t, (Ellipsis, slice(top, top + tall), slice(left, left + wide), slice(None)))
-    for axis, start in ((-3, int(np.float32(max(height, tall) - height) / 2)),
-                        (-2, int(np.float32(max(width, wide) - width) / 2))):
-        if start > 0:
-            shape = list(t.shape)
-            shape[axis] = start
-            band = Tensor(np.full(shape, _python(fill_value), t.dtype))
-            t = ops.concat([band, t, band], t.ndim + axis)
-    return t
-
-
 def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False,
            pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
     """tf.image.resize with Keras's interpolation names, of channels-last or channels-first images, cropped or
     padded to the size's aspect ratio first where asked; integer images rounded and saturated back to their
     dtype."""
+    from tapecli.library.keras.preprocessing import keras_resize
     from tapecli.library.tf_array import saturate_cast
-    from tapecli.library.tf_image import resize as tf_resize
     target = _ints(size)
     if len(target) != 2:
         raise TdfValueError(f"Expected `size` to be a tuple of 2 integers. Received: size={tuple(target)}")
@@ -246,20 +224,10 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
     if t.ndim not in (3, 4):
         raise TdfValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
                             f"Received input with shape: images.shape={t.shape}")
-    crop, pad = flag(crop_to_aspect_ratio), flag(pad_to_aspect_ratio)
-    if crop and pad:
-        raise TdfValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
     first = _data_format(data_format) == "channels_first"
-    if interpolation not in _INTERPOLATIONS:
-        raise TdfValueError(f"Invalid value for argument `interpolation`. Expected of one {_INTERPOLATIONS}. "
-                            f"Received: interpolation={interpolation}")
-    if fill_mode != "constant":
-        raise TdfValueError(f"Invalid value for argument `fill_mode`. Only `'constant'` is supported. Received: "
-                            f"fill_mode={fill_mode}")
     moved = moveaxis(t, -3, -1) if first else t
-    if crop or pad:
-        moved = _to_aspect_ratio(moved, target, crop, fill_value)
-    out = tf_resize(moved, target, method=interpolation, antialias=flag(antialias))
+    out = keras_resize(moved, *target, interpolation, flag(crop_to_aspect_ratio), flag(pad_to_aspect_ratio),
+                       fill_mode, fill_value, flag(antialias))
     out = moveaxis(out, -1, -3) if first else out
     if out.dtype == t.dtype:
         return out
