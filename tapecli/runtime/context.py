@@ -188,7 +188,7 @@ until a program calls it."""
                  "keras_seed_generator", "seed_generators", "checkpoints", "program_running", "numpy_behavior", "tf_logger",
                  "run_logging", "counting_datasets", "dataset_pass", "runs_after", "keras_logits", "keras_floatx",
                  "keras_dtype_policy", "distribution", "mirroring", "mirrored_variables", "keras_registry", "tf1_graphs",
-                 "tf1_sessions", "remapped")
+                 "tf1_sessions", "remapped", "keras_lambdas", "keras_unsafe")
 
     def __init__(self, *, float_dtype=np.float32, max_elements: int = 100_000_000, max_memory: int | None = None,
                  max_seconds: float | None = None, explain: bool = False, check_numerics: bool = False,
@@ -237,6 +237,8 @@ until a program calls it."""
         self.mirroring = False          # variables made now are a MirroredStrategy's (library/tf_distribute.py)
         self.mirrored_variables = None  # those made so (id -> weak reference): TensorFlow's MirroredVariables
         self.keras_registry = None      # keras.saving's registered objects (library/keras/saving.py)
+        self.keras_lambdas = None       # the Python lambdas Lambda layers' configs name, by their code's stand-in
+        self.keras_unsafe = False       # keras.config.enable_unsafe_deserialization() was called (keras/spatial.py)
         self.tf1_graphs = None          # TF1 graphs' default-graph stack, made at its first use (execution/tf_graphs)
         self.remapped = None            # what a tf.function's fused MatMul has seen so far (ops/remapper.py)
         self.tf1_sessions: list = []    # the default sessions (a Session's block), innermost last (tf_sessions.py)

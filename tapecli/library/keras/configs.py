@@ -283,19 +283,28 @@ def layer_config(layer) -> dict:
     if "name" not in keys and arguments.get("activity_regularizer") is not None:
         out["activity_regularizer"] = None          # (Layer's, after its dtype, where the layer has one)
     for key in [*out, *keys]:
-        if key == "name":
-            out[key] = keras_name(layer)
-        elif key == "trainable":
-            out[key] = layer.trainable
-        elif key == "dtype":        # (the dtype of a layer that has its own, Hashing's int64, its policy's, or floatx)
-            policy = getattr(layer, "policy", None)
-            own = getattr(layer, "out_dtype", None)
-            name = dtype_name(own) if own is not None else policy.name if policy is not None else \
-                dtype_name(float_dtype())
-            out[key] = name if class_name in _DTYPE_AS_NAME else dtype_policy(name)
-        else:
-            out[key] = config_entry(layer, key)
+        out[key] = _base_entry(layer, key) if key in _BASE_KEYS else config_entry(layer, key)
     return out
+
+
+_BASE_KEYS = ("name", "trainable", "dtype")
+
+
+def base_config(layer) -> dict:
+    """Keras's Layer.get_config: its name, trainable and dtype (a layer's own config adds its keys after them)."""
+    return {key: _base_entry(layer, key) for key in _BASE_KEYS}
+
+
+def _base_entry(layer, key: str):
+    if key == "name":
+        return keras_name(layer)
+    if key == "trainable":
+        return layer.trainable
+    # the dtype of a layer that has its own, Hashing's int64, its policy's, or floatx
+    policy = getattr(layer, "policy", None)
+    own = getattr(layer, "out_dtype", None)
+    name = dtype_name(own) if own is not None else policy.name if policy is not None else dtype_name(float_dtype())
+    return name if type(layer).__name__ in _DTYPE_AS_NAME else dtype_policy(name)
 
 
 def keras_name(layer) -> str:

@@ -552,6 +552,8 @@ def clone_model(interp, model, input_tensors=None, clone_function=None, call_fun
             raise TdfValueError(f"`input_tensors` must have the same structure as model.input: {len(model.inputs)} "
                                 f"Keras tensors, got {len(given)}")
         input_tensors = given
+    else:       # (Keras's: an Input like each of the model's, named as its Keras tensor is: keras_tensor, ...)
+        input_tensors = [make_input(interp, batch_shape=t.shape, dtype=t.dtype, name=t.name) for t in model.inputs]
     originals = {keras_name(layer): layer for layer in model.layers}
     for t in model.order:       # (Keras clones them as it runs the graph: its layers' seeds drawn in that order)
         clone(t.layer)

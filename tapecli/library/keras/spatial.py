@@ -14,6 +14,10 @@ from tapecli.library.keras.common import call_argument, dims, float_dtype, integ
 from tapecli.library.keras.layers import Layer, activation_fn, keras_dropout, keras_normal_values, seed_generator
 from tapecli.library.keras.keras_tensor import KerasTensor, probing
 from tapecli.interpreter.objects import Function
+from tapecli.library.keras.compile_metrics import function_name
+from tapecli.library.keras.configs import base_config, program_serialized
+from tapecli.library.keras.saving import registered_object
+from tapecli.runtime.context import current
 from tapecli.runtime.values import Tensor
 
 _ALL = slice(None)
@@ -181,6 +185,45 @@ def _takes_mask(function) -> bool:
     return "mask" in getattr(function, "parameter_names", tuple)()      # (CPython's run: the program's function)
 
 
+def _function_config(interp, fn) -> dict:
+    """Keras's Lambda._serialize_function_to_config: a Python lambda as ``__lambda__`` (its code a name kept in the
+    run, from which only this run's from_config makes it again), another function as keras.saving serializes it."""
+    if function_name(fn) != "<lambda>":
+        return program_serialized(fn, interp)
+    ctx = current()
+    if ctx.keras_lambdas is None:
+        ctx.keras_lambdas = {}
+    code = next((code for code, known in ctx.keras_lambdas.items() if known is fn), None)
+    if code is None:
+        code = f"<tapecli lambda {len(ctx.keras_lambdas) + 1}>"
+        ctx.keras_lambdas[code] = fn
+    return {"class_name": "__lambda__", "config": {"code": code, "defaults": None, "closure": None}}
+
+
+def _function_of_config(interp, config: dict):
+    """Keras's Lambda.from_config of a config's function: a Python lambda only where unsafe deserialization is on
+    (and, in tapecli, only one of this run's Lambda configs), another by its registered name."""
+    if config.get("class_name") == "__lambda__":
+        if not current().keras_unsafe:
+            raise TdfValueError(
+                "Requested the deserialization of a `Lambda` layer whose `function` is a Python lambda. This carries a "
+                "potential risk of arbitrary code execution and thus it is disallowed by default. If you trust the "
+                "source of the artifact, you can override this error by passing `safe_mode=False` to the loading "
+                "function, or calling `keras.config.enable_unsafe_deserialization().")
+        found = (current().keras_lambdas or {}).get((config.get("config") or {}).get("code"))
+        if found is None:
+            raise TdfValueError("tapecli makes a Lambda's Python lambda again only from a config of its own run")
+        return found
+    name = config.get("config")
+    found = registered_object(name, None) if isinstance(name, str) else None
+    if found is None:
+        raise TdfTypeError(f"Could not locate function '{name}'. Make sure custom classes and functions are decorated "
+                           "with `@keras.saving.register_keras_serializable()`. If they are already decorated, make "
+                           "sure they are all imported so that the decorator is run before trying to load them. Full "
+                           f"object config: {config}")
+    return found
+
+
 class Lambda(Layer):
     prefix = "lambda"
     takes_mask = True
@@ -189,6 +232,8 @@ class Lambda(Layer):
         super().__init__(interp, **kw)
         # its output's mask: mask(inputs, input_mask) where mask is a function, else the mask given (Keras's)
         self.mask, self.supports_masking = mask, mask is not None
+        if isinstance(function, dict):          # (from_config: a config's function, as get_config writes it)
+            function = _function_of_config(interp, function)
         if isinstance(function, str):
             raise TdfTypeError("Lambda takes a function")
         self.function_value, self.fn = function, activation_fn(function, interp)
@@ -202,6 +247,16 @@ class Lambda(Layer):
 
     def symbolic_shape(self, x):
         return self.probed_shape([x], listed=False)
+
+    def get_config(self) -> dict:
+        """Keras's: the base config, the function's (a Python lambda's code stands for it: not CPython's marshal
+        bytes, which Keras writes, but a name of it in this run), the output shape where given, the arguments."""
+        out = base_config(self)
+        out["function"] = _function_config(self.interp, self.function_value)
+        if self.given_shape is not None:
+            out["output_shape"] = tuple(self.given_shape)
+        out["arguments"] = dict(self.arguments)
+        return out
 
     def compute_mask(self, x, mask):
         if self.mask is None or isinstance(self.mask, (Tensor, np.ndarray, list)):

@@ -60,6 +60,11 @@ def set_floatx(value):
     current().keras_floatx = np.dtype(name)
 
 
+def enable_unsafe_deserialization():
+    """keras.config.enable_unsafe_deserialization: a Lambda's Python lambda may be made again from its config."""
+    current().keras_unsafe = True
+
+
 def image_data_format():
     return "channels_last"
 
@@ -521,6 +526,7 @@ FUNCTIONS = {"keras.Variable": variable, "backend.backend": backend, "backend.ep
              "backend.floatx": floatx, "backend.image_data_format": image_data_format, "config.backend": backend,
              "config.epsilon": epsilon, "config.floatx": floatx, "config.image_data_format": image_data_format,
              "config.set_floatx": set_floatx, "backend.set_floatx": set_floatx,
+             "config.enable_unsafe_deserialization": enable_unsafe_deserialization,
              "utils.to_categorical": to_categorical, "utils.normalize": normalize, "utils.img_to_array": img_to_array,
              "ops.one_hot": ops_one_hot, "ops.sum": keras_reduction("reduce_sum"),
              "ops.convert_to_numpy": convert_to_numpy, "ops.shape": ops_shape,
