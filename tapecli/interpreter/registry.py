@@ -288,14 +288,20 @@ def _call_builtin(f, interp, node, args, kwargs):
         return f(*full)
     hidden = next((k for k in kwargs if k.startswith("_")), None)
     if hidden is not None:                  # the implementation's own parameters (e.g. _op) are not the program's
-        name = interp.text(node.func) or f.__name__
+        name = _called_name(f, interp, node)
         raise TdfTypeError(f"{name}() got an unexpected keyword argument '{hidden}'", hint=f"usage: {name}{_usage(f)}")
     try:
         signature(f).bind(*full, **kwargs)
     except TypeError as e:
-        name = interp.text(node.func) or f.__name__
+        name = _called_name(f, interp, node)
         raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
     return f(*full, **kwargs)
+
+
+def _called_name(f, interp, node) -> str:
+    """The builtin's name as the program's call spells it; its own where the library calls it (no call node: a
+    builtin given as tf.while_loop's cond)."""
+    return (interp.text(node.func) if getattr(node, "func", None) is not None else None) or f.__name__.rstrip("_")
 
 
 def _usage(f) -> str:

@@ -37,8 +37,9 @@ SUB = _elementwise("sub", (_g, lambda m, g, a, b, y, at: m.neg(g)), (), weak_ari
 MUL = _elementwise("mul", (lambda m, g, a, b, y, at: m.mul(g, b), lambda m, g, a, b, y, at: m.mul(g, a)), (0, 1),
                    weak_arith=True, numpy=numpy_kernels.mul, numba="formula", fusion="({0} * {1})",
                    scalar_operator=operator.mul, python=operator.mul)
+# (TensorFlow's RealDiv gradient: grad / b, and grad * ((-a / b) / b), rounded in that order)
 DIV = _elementwise("div", (lambda m, g, a, b, y, at: m.div(g, b),
-                           lambda m, g, a, b, y, at: m.neg(m.div(m.mul(g, y), b))), (1, "out"), weak_arith=True,
+                           lambda m, g, a, b, y, at: m.mul(g, m.div(m.div(m.neg(a), b), b))), (0, 1), weak_arith=True,
                    numpy=numpy_kernels.div, numba="formula", fusion="({0} / {1})", scalar_operator=operator.truediv)
 FLOORDIV = register("floordiv", numpy=numpy_kernels.floordiv, weak_arith=True, differentiable=False,
                     python=operator.floordiv)

@@ -239,3 +239,11 @@ def test_a_sum_python_still_compiles_is_taken(tmp_path):
     program.write_text("y = 1.0" + " + 1.0" * 999 + "\n")
     r = cli("run", "--json", program)
     assert r.code == 0 and r.json["values"]["y"] == 1000.0
+
+
+def test_a_builtin_the_library_calls_with_arguments_it_does_not_take_is_a_type_error_naming_it():
+    # tf.while_loop calls its cond, here the builtin bool, with the loop's two values: no call of the program's
+    # names it, so the error names the builtin itself (it was an internal AttributeError)
+    proc = cli("run", "-", input="var x = 3.0\nq = while_loop(bool, bool, [1.0, 2.0])\n")
+    assert proc.code == 3, proc.stderr
+    assert "TypeError: bool(): too many positional arguments" in proc.stderr and "Traceback" not in proc.stderr

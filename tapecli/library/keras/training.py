@@ -379,8 +379,10 @@ class Trainer:
             # on_train_end never sees
             training_logs = epoch_logs
             heard = _plain(epoch_logs)
-            stop = any([c.on_epoch_end(epoch, heard, self) for c in callbacks])
-            if stop or self.stop_training():
+            for c in callbacks:     # (EarlyStopping sets the model's stop_training, as Keras's: the callbacks after
+                if c.on_epoch_end(epoch, heard, self):      # it, on_train_end and the program read it)
+                    self.set_stop_training(True)
+            if self.stop_training():
                 break
         if integer(epochs, "epochs") > 0:      # (Keras's: an optimizer's moving averages become the weights)
             self.optimizer.finalize_variable_values(list(self.model.weights_to_train()))
