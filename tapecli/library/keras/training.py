@@ -331,6 +331,9 @@ class Trainer:
                   "steps": _num_batches(x, None, None) if iterator is None else iterator.count}
         _bind(callbacks, self.program_model(), params)
         self.set_stop_training(False)
+        # a tf.data.Dataset whose size TensorFlow does not know ahead (a filter's, a flat_map's), run to its end
+        unsized = iterator is None and source is None and dataset and getattr(x, "unknown", False) \
+            and not getattr(x, "infinite", False)
         for c in callbacks:
             c.on_train_begin(self, params)
         batch_hooks = [c for c in callbacks if c.hears_batches]
@@ -359,6 +362,9 @@ class Trainer:
                         c.on_batch_end(step, heard)
                 if self.stop_training():
                     break
+            else:
+                if unsized:     # (Keras's TensorFlow trainer counts one more optimizer step, whose call found no batch)
+                    self.optimizer.counted()
             epoch_logs = dict(self.logs() if logs is None else self.metrics_or_logs(logs))
             if validation_data is not None and (epoch + 1) % integer(validation_freq, "validation_freq") == 0:
                 # (Keras's evaluate with fit's callbacks, which hear its test hooks; its iterator reset each time:
