@@ -26,14 +26,14 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.kernels import tf_random
-from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelPreconditionError, KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.classes import off_the_tape
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import BoundMethod, ProgramObject
 from tapecli.interpreter.registry import builtin, register
 from tapecli.library.control import flatten, pack_as
 from tapecli.library.core import to_dtype
-from tapecli.library.data_iterators import END, DatasetIterator, NumpyIterator, PythonIterator
+from tapecli.library.data_iterators import END, DatasetIterator, NumpyIterator, PythonIterator, op_message
 from tapecli.library.data_elements import (as_element, component, counted, int64_of, predicate_holds, spec_map,
                                            spec_of, spec_text, structure_of, types_text, unpacked_call)
 from tapecli.library.draws import tensorflow_stream
@@ -703,7 +703,8 @@ def _named(made, method: str):
 
 # What makes a dataset whose size TensorFlow does not know ahead (cardinality UNKNOWN)
 _UNKNOWN_SIZE = frozenset({"filter", "flat_map", "take_while", "unique", "group_by_window", "interleave"})
-_OWN_SIZE = frozenset({"rejection_resample"})      # (its dataset is made with what TensorFlow knows of its size)
+_OWN_SIZE = frozenset({"rejection_resample", "apply"})     # (made with what TensorFlow knows of its size: apply's, by
+# the methods its function calls)
 
 
 def _rows_known(dataset) -> bool:
@@ -904,6 +905,54 @@ class _Transformation(ProgramObject):
 
 for _method in ("scan", "unique", "group_by_window", "rejection_resample"):
     register(f"data.experimental.{_method}", _Experimental(_method))
+
+
+class _AssertCardinality(ProgramObject):
+    """``tf.data.experimental.assert_cardinality(expected_cardinality)``: a transformation for ``Dataset.apply``,
+    the dataset of that cardinality (INFINITE_CARDINALITY, -1, for an endless one), whose pass fails as TensorFlow's
+    does where it gives fewer elements or more."""
+
+    kind_word = "a function"
+
+    def call(self, interp, args, kwargs, node):
+        given = [*args, *kwargs.values()]
+        if len(given) != 1 or kwargs.keys() - {"expected_cardinality"}:
+            raise TdfTypeError("assert_cardinality() takes one argument, expected_cardinality")
+        return _Asserted(to_int(given[0], "expected_cardinality"))
+
+
+class _Asserted(ProgramObject):
+    kind_word = "a tf.data transformation"
+
+    def __init__(self, expected: int):
+        self.expected = expected
+
+    def call(self, interp, args, kwargs, node):
+        if len(args) != 1 or kwargs or not isinstance(args[0], Dataset):
+            raise TdfTypeError("tf.data.experimental.assert_cardinality(...) takes one dataset (Dataset.apply's)")
+        dataset, n = args[0], self.expected
+
+        def checked():
+            given = 0
+            for element in dataset.source():
+                given += 1
+                if 0 <= n < given:
+                    raise _mismatch(dataset, n, f"at least {given}")
+                yield element
+            if given < n:
+                raise _mismatch(dataset, n, f"only {given}")
+        made = Dataset(checked, values=dataset.items_are_values, spec=dataset._same_spec(), size=lambda: n)
+        made.infinite = n == -1
+        return made
+
+
+register("data.experimental.assert_cardinality", _AssertCardinality())
+
+
+def _mismatch(dataset, expected: int, given: str) -> KernelPreconditionError:
+    """TensorFlow's FailedPreconditionError of the iterator's next element, as eager execution words it."""
+    return KernelPreconditionError(op_message(dataset, "IteratorGetNext", f"Input dataset was expected to contain "
+                                                                          f"{expected} elements but contained {given} elements."))
 _CONSTRUCTORS = {"from_tensor_slices": from_tensor_slices, "from_tensors": from_tensors, "range": range_,
                  "zip": zip_}
 _CALLING = {"from_generator": from_generator}

@@ -50,10 +50,7 @@ class DatasetIterator(PythonIterator):
         return item
 
     def _op_message(self, op: str, message: str) -> str:
-        """TensorFlow's message of an error of the iterator's ``op`` as eager execution words it."""
-        outputs = len(flatten(self.dataset.element_spec()))
-        return (f"{{{{function_node __wrapped__{op}_output_types_{outputs}_device_/job:localhost/replica:0/task:0/"
-                f"device:CPU:0}}}} {message} [Op:{op}] name: ")
+        return op_message(self.dataset, op, message)
 
     def get_attribute(self, interp, attr, node):
         if attr == "element_spec":
@@ -88,3 +85,10 @@ class OptionalValue(ProgramObject):
             method = methods[attr]
             return BoundMethod(attr, lambda call_node, name=None: method())
         raise NoAttribute(f"'_OptionalImpl' object has no attribute '{attr}'")
+
+
+def op_message(dataset, op: str, message: str) -> str:
+    """TensorFlow's message of an error of ``op`` on an iterator of ``dataset``, as eager execution words it."""
+    outputs = len(flatten(dataset.element_spec()))
+    return (f"{{{{function_node __wrapped__{op}_output_types_{outputs}_device_/job:localhost/replica:0/task:0/"
+            f"device:CPU:0}}}} {message} [Op:{op}] name: ")
