@@ -166,8 +166,8 @@ WORDS = {
         'py_function', 'recompute_grad', 'scan', 'switch_case', 'vectorized_map', 'while_loop',
     ),
     'data': (
-        'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'data.experimental', 'group_by_window',
-        'iter', 'next', 'rejection_resample',
+        'AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'assert_cardinality',
+        'data.experimental', 'group_by_window', 'iter', 'next', 'rejection_resample',
     ),
     'tf_test': (
         'compute_gradient',
