@@ -14,7 +14,7 @@ from tapecli.library.core import to_dtype
 from tapecli.library.keras.common import flag, float_dtype, integer
 from tapecli.library.keras.ops_arrays import _ints, diagonal, moveaxis
 from tapecli.library.keras.ops_keras_linalg import _adjoint, _python
-from tapecli.library.keras.ops_nn import _channels_last, conv
+from tapecli.library.keras.ops_nn import _channels_last, _images, conv, data_format_of
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import Tensor, Variable, dtype_name
 
@@ -199,15 +199,6 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     raise TdfValueError(f"Invalid axis values. Received: axis={axes if len(axes) != 1 else axes[0]}")
 
 
-def _data_format(data_format) -> str:
-    from tapecli.library.keras.utilities import image_data_format
-    found = image_data_format() if data_format is None else str(data_format).lower()
-    if found not in ("channels_last", "channels_first"):
-        raise TdfValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
-                            f"Received: data_format={data_format}")
-    return found
-
-
 def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False,
            pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
     """tf.image.resize with Keras's interpolation names, of channels-last or channels-first images, cropped or
@@ -220,11 +211,7 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         raise TdfValueError(f"Expected `size` to be a tuple of 2 integers. Received: size={tuple(target)}")
     if target[0] <= 0 or target[1] <= 0:
         raise TdfValueError(f"`size` must have positive height and width. Received: size={tuple(target)}")
-    t = _tensor(images)
-    if t.ndim not in (3, 4):
-        raise TdfValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
-                            f"Received input with shape: images.shape={t.shape}")
-    first = _data_format(data_format) == "channels_first"
+    t, first = _images(images, data_format)
     moved = moveaxis(t, -3, -1) if first else t
     out = keras_resize(moved, *target, interpolation, flag(crop_to_aspect_ratio), flag(pad_to_aspect_ratio),
                        fill_mode, fill_value, flag(antialias))
@@ -238,7 +225,7 @@ def sobel_edges(images, data_format=None):
     """tf.image.sobel_edges; channels_first images give (batch, channels, height, width, 2)."""
     from tapecli.library.tf_image_boxes import sobel_edges as tf_sobel_edges
     t = _tensor(images)
-    if _data_format(data_format) == "channels_first":
+    if data_format_of(data_format) == "channels_first":
         return ops.transpose(tf_sobel_edges(ops.transpose(t, (0, 2, 3, 1))), (0, 3, 1, 2, 4))
     return tf_sobel_edges(t)
 
@@ -252,7 +239,7 @@ def extract_patches(images, size, strides=None, dilation_rate=1, padding="valid"
     if len(sizes) not in (1, 2):
         raise TdfTypeError(f"Invalid `size` argument. Expected an int or a tuple of length 2. Received: size={size}")
     height, width = sizes * 2 if len(sizes) == 1 else sizes
-    fmt = _data_format(data_format)
+    fmt = data_format_of(data_format)
     t = _tensor(images)
     unbatched = t.ndim == 3
     if unbatched:
@@ -301,7 +288,7 @@ def _conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=N
 def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None, data_format=None,
                    dilation_rate=1):
     return _channels_last(_conv_transpose)(inputs, kernel, strides, padding, output_padding, dilation_rate,
-                                           data_format=_data_format(data_format))
+                                           data_format=data_format_of(data_format))
 
 
 def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, data_format=None):
@@ -318,7 +305,7 @@ def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01,
     unbatched = a.ndim == 3
     if unbatched:
         a, b = ops.reshape(a, (1, *a.shape)), ops.reshape(b, (1, *b.shape))
-    if _data_format(data_format) == "channels_first":
+    if data_format_of(data_format) == "channels_first":
         a, b = moveaxis(a, 1, -1), moveaxis(b, 1, -1)
     batch, height, width, channels = a.shape
     size, sigma = integer(filter_size, "filter_size"), float(_python(filter_sigma))

@@ -220,16 +220,21 @@ def gelu(x, approximate=True):
 
 def _images(images, data_format) -> tuple[Tensor, bool]:
     """A batch of images or one (rank 4 or 3), and whether its channels come first."""
-    from tapecli.library.keras.utilities import image_data_format
     t = _tensor(images)
     if t.ndim not in (3, 4):
         raise TdfValueError(f"Invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
                             f"Received input with shape: images.shape={t.shape}")
-    data_format = image_data_format() if data_format is None else str(data_format).lower()
-    if data_format not in ("channels_first", "channels_last"):
+    return t, data_format_of(data_format) == "channels_first"
+
+
+def data_format_of(data_format) -> str:
+    """Keras's standardize_data_format: ``channels_last`` or ``channels_first`` (None: image_data_format's)."""
+    from tapecli.library.keras.utilities import image_data_format
+    found = image_data_format() if data_format is None else str(data_format).lower()
+    if found not in ("channels_first", "channels_last"):
         raise TdfValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
                             f"Received: data_format={data_format}")
-    return t, data_format == "channels_first"
+    return found
 
 
 def rgb_to_grayscale(images, data_format=None):
