@@ -13,6 +13,7 @@ from tapecli import ops
 from tapecli.errors import TdfValueError
 from tapecli.library.core import to_dtype
 from tapecli.library.keras.common import float_dtype, integer
+from tapecli.library.keras.ops_math import _pair
 from tapecli.library.keras.ops_numpy import _as, _kind, _tensor, result_type
 from tapecli.runtime.values import Tensor, dtype_name
 
@@ -28,8 +29,7 @@ def _strong(x) -> str:
 def _arithmetic(name, op, *also):
     """add, subtract...: both operands in their result_type (with ``also``: divide's "float")."""
     def arithmetic(x1, x2):
-        dtype = result_type(_kind(x1), _kind(x2), *also)
-        return op(_as(x1, dtype), _as(x2, dtype))
+        return op(*_pair(x1, x2, *also))
     arithmetic.__name__ = name
     return arithmetic
 
