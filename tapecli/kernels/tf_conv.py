@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.kernels.tf_matmul import fma, may_underflow
+from tapecli.kernels.tf_matmul import fma, fma_chain, may_underflow
 from tapecli.kernels.cpu import vector_width
 from tapecli.kernels.tf_sums import POOL_THREADS
 
@@ -47,7 +47,7 @@ NUMPY_LIMIT = 1 << 20       # multiply-adds (outputs times the kernel's rows) of
 STEP_LIMIT = 1 << 24        # those of the largest product computed here (Numba's kernel: 1 to 4 ms)
 NUMPY_CHAIN = 256           # the longest chain of the kernel's gradient that NumPy computes (a step per element)
 _ROW_RUN = 28               # oneDNN's backward-weights kernel: the most outputs of a row it sums in registers
-_F32, _F64 = np.float32, np.float64
+_F32 = np.float32
 
 
 def tap_order(shape, size, strides, dilations, pads, out) -> tuple[int, ...] | None:
@@ -256,12 +256,10 @@ def product(rows, kernel, chains=None) -> np.ndarray | None:
     if may_underflow(rows, kernel):
         return None
     shape = (rows.shape[0], kernel.shape[1])
-    wide, total = np.empty(shape, _F64), None
+    total = None
     with np.errstate(all="ignore"):
         for order in orders:
-            part = np.zeros(shape, _F32)
-            for p in order:
-                part = fma(rows[:, p:p + 1], kernel[p:p + 1], part, wide)
+            part = fma_chain(rows[:, order].T[..., None], kernel[order][:, None], np.zeros(shape, _F32))
             total = part if total is None else total + part
     return total
 

@@ -120,14 +120,34 @@ def fma(x, y, c, out=None) -> np.ndarray:
     return result
 
 
+def fma_chain(xs, ys, total) -> np.ndarray:
+    """``total`` after ``total = fma(x, y, total)`` for each ``x`` of ``xs`` and ``y`` of ``ys`` (float32, their
+    first axis the steps, the rest broadcast to total's shape) in turn, with fma's bits. The products are made at
+    once; a step here is then a sum and a rounding. Whether any step's sum fell on a float32 halfway point, where
+    :func:`fma` asks the rounding error, is asked once of all of them at the end (rarely so: the steps are then
+    taken again through fma). A chain of small products is a Python loop of NumPy calls: two a step, where fma
+    takes seven."""
+    wide = np.multiply(xs, ys, dtype=_F64)
+    start = total
+    for step in wide:
+        step += total
+        total = step.astype(_F32)
+    if ((wide.view(np.uint64) & _LOW_BITS) == _HALFWAY).any():
+        total = start
+        for x, y in zip(xs, ys):
+            total = fma(x, y, total)
+    return total
+
+
 def _chain(a, b, start=0, stop=None) -> np.ndarray:
     """Each output a chain of fused multiply-adds over k from ``start`` to ``stop``, from zero."""
     stop = a.shape[-1] if stop is None else stop
     shape = np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
-    total, wide = np.zeros(shape, _F32), np.empty(shape, _F64)
-    for p in range(start, stop):
-        total = fma(a[..., p:p + 1], b[..., p:p + 1, :], total, wide)
-    return total
+    ndim = max(a.ndim, b.ndim)                                        # (the batch axes aligned on the right)
+    a, b = (x.reshape((1,) * (ndim - x.ndim) + x.shape) for x in (a, b))
+    columns = _steps_first(a[..., start:stop], -1)[..., None]        # (k, ..., m, 1): a's column p at step p
+    rows = _steps_first(b[..., start:stop, :], -2)[..., None, :]      # (k, ..., 1, n): b's row p
+    return fma_chain(columns, rows, np.zeros(shape, _F32))
 
 
 def _blocks(a, b, sizes) -> np.ndarray:
@@ -158,14 +178,26 @@ def _lane_dots(a, b, lanes=16) -> np.ndarray:
     k = a.shape[-1]
     total = np.zeros((a.shape[0], b.shape[1], lanes), _F32)
     whole, rest = divmod(k, lanes)
-    for v in range(whole):
-        total = fma(rows[..., v * lanes:(v + 1) * lanes], columns[..., v * lanes:(v + 1) * lanes], total)
+    if whole:
+        total = fma_chain(*(_vectors(v[..., :whole * lanes], lanes) for v in (rows, columns)), total)
     if rest:
         total[..., :rest] = fma(rows[..., k - rest:], columns[..., k - rest:], total[..., :rest])
     while total.shape[-1] > 1:
         half = total.shape[-1] // 2
         total = total[..., :half] + total[..., half:]
     return total[..., 0]
+
+
+def _steps_first(x, axis) -> np.ndarray:
+    """A view of ``x`` with axis ``axis`` (negative) first: the steps of a chain along it (np.moveaxis's, without
+    its checks, which took a quarter of a small product's time)."""
+    order = list(range(x.ndim))
+    return x.transpose([order.pop(axis)] + order)
+
+
+def _vectors(v, lanes) -> np.ndarray:
+    """``v``'s last axis cut into vectors of ``lanes``, the vectors first: the steps of a chain over them."""
+    return _steps_first(v.reshape(v.shape[:-1] + (-1, lanes)), -2)
 
 
 def _eight_lanes(v) -> np.ndarray:
@@ -181,9 +213,8 @@ def _gemv_dots(a, b) -> np.ndarray:
     whole = k // 16 * 16
     total = np.zeros((a.shape[0], b.shape[1]), _F32)
     if whole:
-        lanes = np.zeros(total.shape + (8,), _F32)
-        for p in range(0, whole, 8):
-            lanes = fma(rows[..., p:p + 8], columns[..., p:p + 8], lanes)
+        lanes = fma_chain(*(_vectors(v[..., :whole], 8) for v in (rows, columns)),
+                          np.zeros(total.shape + (8,), _F32))
         total = _eight_lanes(lanes)
     start = whole
     for width in (8, 4, 2, 1):

@@ -84,6 +84,28 @@ def test_fma_rounds_once():
     assert (plain != tf_matmul.fma(x, y, c)).sum() > 100
 
 
+def test_a_chain_of_fmas_gives_fmas_bits_step_by_step():
+    # fma_chain asks whether a sum fell on a halfway point once, after the chain: chains with no such step, and
+    # chains whose step j (the first, a middle one, the last) is a halfway triple's (the steps before it multiply
+    # by zero, so the total reaching it is the triple's c), against fma taken step by step
+    rng = np.random.default_rng(11)
+    hx, hy, hc = _halfway_triples(rng, 64)
+    for halfway_at in (None, 0, 3, 7):
+        x = rng.standard_normal((8, 64)).astype(np.float32)
+        y = rng.standard_normal((8, 64)).astype(np.float32)
+        start = rng.standard_normal(64).astype(np.float32)
+        if halfway_at is not None:
+            x[:halfway_at] = 0
+            x[halfway_at], y[halfway_at], start = hx, hy, hc
+        want = start
+        for p in range(8):
+            want = tf_matmul.fma(x[p], y[p], want)
+        assert tf_matmul.fma_chain(x, y, start).view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    # where those steps fell, a plain float64 sum rounded to float32 differs from fma's in many lanes
+    plain = (hx.astype(np.float64) * hy + hc).astype(np.float32)
+    assert (plain != tf_matmul.fma_chain(hx[None], hy[None], hc)).sum() > 10
+
+
 def test_other_products_keep_numpys():
     a = np.arange(6, dtype=np.float64).reshape(2, 3)
     assert tf_matmul.matmul(a, a.T) is None                         # float64: TensorFlow's Eigen kernel
