@@ -30,6 +30,8 @@ from tapecli.cache import versioned_root
 # At most this many bytes of code in one file: past it, a run's store starts the file again with its own modules
 # (tapecli, NumPy and the standard library's modules a run may import come to about 30 MB).
 LARGEST = 64 << 20
+# The index's layout: a file of another layout is another key's, stored anew
+_LAYOUT = "2"
 
 
 class _StoredLoader(SourceFileLoader):
@@ -63,8 +65,9 @@ class CodeCache:
     """A sys.meta_path finder over one mapped file of stored modules, and what this process adds to it.
 
     The file: the length of its index (8 bytes, little-endian), the index (marshalled: this process's ``key``
-    and {module: (source path, is a package, source mtime_ns, source size, offset, length)}), then the code of
-    each module (marshalled), at its offset."""
+    and {module: (source path, is a package, source mtime_ns, source size, offset, length, .pyc path)}), then the
+    code of each module (marshalled), at its offset. The .pyc path is the module's ``__cached__``, which importlib
+    would otherwise work out from the source path for every module of every run."""
 
     def __init__(self, path: str, key: str):
         self.path = path
@@ -89,7 +92,7 @@ class CodeCache:
     def find_spec(self, fullname, path=None, target=None):
         entry = self.entries.get(fullname)
         if entry is not None:
-            origin, package, mtime_ns, size, start, length = entry
+            origin, package, mtime_ns, size, start, length, cached = entry
             folder = os.path.dirname(origin)
             # A submodule is stored for the parent it was found under (top-level names: the key's sys.path).
             if path is None or (os.path.dirname(folder) if package else folder) in path:
@@ -101,6 +104,7 @@ class CodeCache:
                     loader = _StoredLoader(fullname, origin, self.code[start:start + length], self.missed)
                     spec = ModuleSpec(fullname, loader, origin=origin, is_package=package)
                     spec.has_location = True
+                    spec.cached = cached
                     if package:
                         spec.submodule_search_locations = [folder]
                     return spec
@@ -117,7 +121,7 @@ class CodeCache:
                 continue                      # not imported, an extension or built-in, another package's loader
             compiled = _compiled(spec.loader, spec.origin)
             if compiled is not None:
-                new[name] = (spec.origin, spec.submodule_search_locations is not None, *compiled)
+                new[name] = (spec.origin, spec.submodule_search_locations is not None, *compiled, spec.cached)
         self.missed = []
         if not new:
             return 0
@@ -125,12 +129,12 @@ class CodeCache:
         if sum(entry[5] for entry in kept.values()) + sum(len(entry[4]) for entry in new.values()) > LARGEST:
             kept = {}
         index, chunks, offset = {}, [], 0
-        for name, (origin, package, mtime_ns, size, start, length) in kept.items():
-            index[name] = (origin, package, mtime_ns, size, offset, length)
+        for name, (origin, package, mtime_ns, size, start, length, cached) in kept.items():
+            index[name] = (origin, package, mtime_ns, size, offset, length, cached)
             chunks.append(self.code[start:start + length])
             offset += length
-        for name, (origin, package, mtime_ns, size, code) in new.items():
-            index[name] = (origin, package, mtime_ns, size, offset, len(code))
+        for name, (origin, package, mtime_ns, size, code, cached) in new.items():
+            index[name] = (origin, package, mtime_ns, size, offset, len(code), cached)
             chunks.append(code)
             offset += len(code)
         header = marshal.dumps((self.key, index))
@@ -177,8 +181,10 @@ def install() -> CodeCache | None:
     """Put this process's code cache on sys.meta_path (just before PathFinder); None where TAPECLI_CODE_CACHE=0."""
     if os.environ.get("TAPECLI_CODE_CACHE", "").strip() == "0":
         return None
-    # What decides which file a module name is found in, and so which stored file serves this process.
-    key = "\0".join((sys.version, str(sys.flags.optimize), sys.executable, *sys.path))
+    # What decides which file a module name is found in and its __cached__ path, and the index's layout: which
+    # stored file serves this process.
+    key = "\0".join((_LAYOUT, sys.version, str(sys.flags.optimize), str(sys.pycache_prefix), sys.executable,
+                     *sys.path))
     digest = zlib.crc32(key.encode("utf-8", "surrogateescape"))
     cache = CodeCache(os.path.join(versioned_root(), "modules", f"{sys.implementation.cache_tag}-{digest:08x}"), key)
     finders = sys.meta_path

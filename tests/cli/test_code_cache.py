@@ -1,6 +1,7 @@
 """The console script's code cache (tapecli/cli/code_cache.py): a module comes from it only while its source file is
 the one stored, and a run adds what it imported the usual way."""
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -59,6 +60,9 @@ def test_a_module_imported_the_usual_way_is_stored_then_served(demo):
     assert isinstance(loader, code_cache._StoredLoader)
     assert part.answer() == 42 and sys.modules["democache"].VALUE == 1
     assert part.__file__ == str(package / "part.py")
+    # __cached__ as importlib gives it (stored with the code)
+    assert part.__cached__ == importlib.util.cache_from_source(str(package / "part.py"))
+    assert sys.modules["democache"].__cached__ == importlib.util.cache_from_source(str(package / "__init__.py"))
     assert part.answer.__code__.co_filename == str(package / "part.py")
     assert sys.modules["democache"].__path__ == [str(package)]
     assert inspect.getsource(part.answer).startswith("def answer")
