@@ -294,8 +294,54 @@ def _call_builtin(f, interp, node, args, kwargs):
         signature(f).bind(*full, **kwargs)
     except TypeError as e:
         name = _called_name(f, interp, node)
-        raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
+        parameters = _tensorflow_parameters(f)
+        if parameters is None:
+            raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
+        full = full[:1] if f.wants_interp else []
+        kwargs = tensorflow_call(name, parameters, args, kwargs)
+        try:
+            signature(f).bind(*full, **kwargs)
+        except TypeError:               # (a mapping the table's test would have refused: the call's own error)
+            raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
     return f(*full, **kwargs)
+
+
+def builtin_key(f) -> str:
+    """The key of builtin ``f`` in tf_parameters.PARAMETERS: its module and qualified name."""
+    return f"{f.__module__}:{f.__qualname__}"
+
+
+def _tensorflow_parameters(f):
+    """TensorFlow's parameters of the function that resolves to builtin ``f`` (tf_parameters.py), or None."""
+    from tapecli.interpreter.tf_parameters import PARAMETERS
+    found = PARAMETERS.get(builtin_key(f))
+    return None if found is None else found[1]
+
+
+def tensorflow_call(name: str, parameters, args, kwargs) -> dict:
+    """The builtin's keyword arguments of a call bound to TensorFlow's ``parameters`` (tf_parameters.py) where it did
+    not bind the builtin's own (``tf.reduce_sum(x, name="total")``, ``tf.reshape(tensor=t, shape=s)``): each
+    argument given to the builtin parameter it maps to, ``name`` dropped (TensorFlow's eager ops ignore it). A call
+    that does not bind TensorFlow's parameters either is its TypeError, with TensorFlow's usage."""
+    empty = inspect.Parameter.empty
+    tensorflow = inspect.Signature([
+        inspect.Parameter(own, inspect.Parameter.POSITIONAL_OR_KEYWORD if kind == "p" else
+                          inspect.Parameter.KEYWORD_ONLY, default=empty if default is None else default)
+        for own, kind, default, _ in parameters])
+    usage = f"usage: {name}({', '.join(own if default is None else f'{own}={default}' for own, _, default, _ in parameters)})"
+    try:
+        given = tensorflow.bind(*args, **kwargs).arguments
+    except TypeError as e:
+        raise TdfTypeError(f"{name}(): {e}", hint=usage) from None
+    mapped = {own: builtin for own, _, _, builtin in parameters}
+    out = {}
+    for own, value in given.items():
+        builtin = mapped[own]
+        if builtin is None:
+            raise TdfTypeError(f"{name}(): tapecli does not take TensorFlow's argument '{own}' yet", hint=usage)
+        if builtin:
+            out[builtin] = value
+    return out
 
 
 def _called_name(f, interp, node) -> str:

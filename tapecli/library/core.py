@@ -208,6 +208,11 @@ def norm(x, axis=None, keepdims=False, ord="euclidean"):
     return ops.sqrt(squared)
 
 
+@builtin("tf.norm", "tf.linalg.norm")      # (TensorFlow's ord second; the bare norm keeps axis there)
+def tf_norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+    return norm(tensor, axis=axis, keepdims=False if keepdims is None else keepdims, ord=ord)
+
+
 @builtin("all")
 def all_(x, axis=None):
     t = ops.to_tensor(x)
@@ -272,7 +277,7 @@ def cast(x, dtype):
 
 
 @builtin()
-def transpose(x, perm=None):
+def transpose(x, perm=None, conjugate=False, name=None):     # (conjugate: the same, of real numbers)
     return ops.transpose(x, None if perm is None else to_shape(perm))
 
 

@@ -9,6 +9,7 @@ from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import format_value
 from tapecli.library.core import DTYPE_ENUMS, NamedResult, sparse_dims, tensor_argument, to_dtype, to_int, to_shape
+from tapecli.library.tf_nn import check_bad_indices_policy
 from tapecli.interpreter.registry import builtin
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit
@@ -163,7 +164,8 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
 
 
 @builtin()
-def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="", name=None):
+    check_bad_indices_policy(bad_indices_policy)
     return ops.tensor_scatter_nd_add(tensor, indices, ops.neg(updates))
 
 
@@ -399,12 +401,14 @@ def _scatter_extreme(tensor, indices, updates, pick):
 
 
 @builtin("tensor_scatter_nd_max")
-def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="", name=None):
+    check_bad_indices_policy(bad_indices_policy)
     return _scatter_extreme(tensor, indices, updates, ops.maximum)
 
 
 @builtin("tensor_scatter_nd_min")
-def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="", name=None):
+    check_bad_indices_policy(bad_indices_policy)
     return _scatter_extreme(tensor, indices, updates, ops.minimum)
 
 

@@ -40,7 +40,8 @@ def tensordot(a, b, axes, name=None):
 
 
 @builtin()
-def matvec(a, b, transpose_a=False, adjoint_a=False):
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    """tf.linalg.matvec (``a_is_sparse`` and ``b_is_sparse`` choose TensorFlow's algorithm, not its values)."""
     return ops.matvec(a, b, truth(transpose_a) or truth(adjoint_a))
 
 

@@ -342,8 +342,10 @@ def add_n(inputs):
 
 
 @builtin()
-def l2_normalize(x, axis=None, epsilon=1e-12):
-    """x * rsqrt(max(sum(x^2, axis, keepdims), epsilon)), as tf.math.l2_normalize."""
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """x * rsqrt(max(sum(x^2, axis, keepdims), epsilon)), as tf.math.l2_normalize (``dim``: TensorFlow 1's name of
+    ``axis``)."""
+    axis = dim if axis is None else axis
     t = ops.to_tensor(x)
     square_sum = ops.reduce_sum(ops.square(t), axis=to_axis(axis), keepdims=True)
     return ops.mul(t, ops.rsqrt(ops.maximum(square_sum, to_float(epsilon, "epsilon"))))

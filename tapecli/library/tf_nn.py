@@ -86,8 +86,16 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
     return ops.gather(_params(params), indices, _axis_or_none(axis, None), to_int(batch_dims, "batch_dims"))
 
 
+def check_bad_indices_policy(policy) -> None:
+    """A scatter's or gather's ``bad_indices_policy``: "" and "DEFAULT" are "ERROR" on a CPU, tapecli's only one."""
+    if policy not in ("", "DEFAULT", "ERROR"):
+        raise TdfValueError(f"bad_indices_policy={policy!r}: tapecli takes '', 'DEFAULT' and 'ERROR' (an index out "
+                            "of range is an error)")
+
+
 @builtin()
-def gather_nd(params, indices, batch_dims=0):
+def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
+    check_bad_indices_policy(bad_indices_policy)
     return ops.gather_nd(_params(params), indices, to_int(batch_dims, "batch_dims"))
 
 
@@ -99,7 +107,8 @@ def embedding_lookup(params, ids, max_norm=None):
 
 
 @builtin()
-def scatter_nd(indices, updates, shape):
+def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
+    check_bad_indices_policy(bad_indices_policy)
     return ops.scatter_nd(indices, updates, to_shape(shape))
 
 
@@ -118,7 +127,8 @@ def segment_sum(data, segment_ids):
 
 
 @builtin()
-def tensor_scatter_nd_add(tensor, indices, updates):
+def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=None):
+    check_bad_indices_policy(bad_indices_policy)
     return ops.tensor_scatter_nd_add(tensor, indices, updates)
 
 

@@ -53,7 +53,7 @@ def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
 
 
 @builtin()
-def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
+def sufficient_statistics(x, axes, shift=None, keepdims=None, name=None, keep_dims=None):
     """[count, sum(x - shift), sum((x - shift) ** 2), shift] over ``axes``."""
     t = ops.to_tensor(x)
     axes = to_axis(axes)

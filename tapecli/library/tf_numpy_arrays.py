@@ -71,15 +71,27 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=None):
     return _reduce(ops.reduce_mean, a, axis, dtype, keepdims, promote_int=_TO_FLOAT)
 
 
-@numpy_function("amax", "max")
+@numpy_function()
 def amax(a, axis=None, out=None, keepdims=None):
     _no_out(out)
+    return max_(a, axis, keepdims)
+
+
+@numpy_function("max")
+def max_(a, axis=None, keepdims=None):
+    """tnp.max, whose third parameter is ``keepdims`` (tnp.amax's is ``out``)."""
     return _reduce(ops.reduce_max, a, axis, None, keepdims, promote_int=_AS_IS, bool_fn=_any, preserve_bool=True)
 
 
-@numpy_function("amin", "min")
+@numpy_function()
 def amin(a, axis=None, out=None, keepdims=None):
     _no_out(out)
+    return min_(a, axis, keepdims)
+
+
+@numpy_function("min")
+def min_(a, axis=None, keepdims=None):
+    """tnp.min, whose third parameter is ``keepdims`` (tnp.amin's is ``out``)."""
     return _reduce(ops.reduce_min, a, axis, None, keepdims, promote_int=_AS_IS, bool_fn=_all, preserve_bool=True)
 
 

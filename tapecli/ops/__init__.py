@@ -24,7 +24,7 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
                                      reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
                                      sign, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB, sub,
                                      tan, TANH, tanh, tanh_grad, where, zeros_like)
-from tapecli.ops.elementwise_math import gelu, silu, trigamma
+from tapecli.ops.elementwise_math import atan2, gelu, silu, trigamma
 from tapecli.ops.special import betainc, igamma, igamma_grad_a, igammac
 from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
                                index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)

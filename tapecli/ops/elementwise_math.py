@@ -131,6 +131,13 @@ ATAN2 = _elementwise("atan2", (
     lambda m, g, a, b, y, at: m.mul(g, m.div(b, m.add(m.square(a), m.square(b)))),
     lambda m, g, a, b, y, at: m.mul(g, m.neg(m.div(a, m.add(m.square(a), m.square(b)))))), (0, 1),
     numpy=np.arctan2, float_only=True, program=("atan2",), fusion="math.atan2({0}, {1})")
+
+
+def atan2(y, x):
+    """The angle of the point (x, y): tf.atan2's parameters, ``y`` first."""
+    return apply(ATAN2, (y, x))
+
+
 SQUARED_DIFFERENCE = _elementwise("squared_difference", (
     lambda m, g, a, b, y, at: m.mul(g, m.mul(2, m.sub(a, b))),
     lambda m, g, a, b, y, at: m.mul(g, m.mul(-2, m.sub(a, b)))), (0, 1),
