@@ -170,6 +170,11 @@ class Modules:
             raise refusal(name)
         proxy = self.proxy(name)
         if fromlist:
+            # (``from numpy.lib import recfunctions`` imports the submodule as CPython's from-list does: a
+            # package need not hold its submodules as attributes until they are imported)
+            for item in fromlist:
+                if f"{name}.{item}" in ALLOWED and name not in self.makers:
+                    importlib.import_module(f"{name}.{item}")
             return proxy
         top = name.split(".")[0]
         return self.proxy(top) if top in ALLOWED else proxy

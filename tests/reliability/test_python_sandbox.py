@@ -271,6 +271,18 @@ def test_a_run_makes_its_own_module_state_for_the_modules_it_imports(monkeypatch
     assert scope["t"] == "a\\.b"
 
 
+def test_a_from_import_imports_an_allowed_submodule_not_yet_imported(monkeypatch):
+    """``from numpy.lib import recfunctions`` in a fresh process: numpy.lib holds no ``recfunctions`` until the
+    submodule is imported, and CPython's from-list imports it."""
+    import numpy.lib
+    monkeypatch.delitem(sys.modules, "numpy.lib.recfunctions", raising=False)
+    monkeypatch.delattr(numpy.lib, "recfunctions", raising=False)
+    scope = _run("from numpy.lib import recfunctions as rfn\nimport numpy as np\n"
+                 "z = np.zeros(2, dtype=[('x', float), ('y', float)])\n"
+                 "u = rfn.structured_to_unstructured(z).shape\nname = np.lib.recfunctions.__name__").scope.vars
+    assert (scope["u"], scope["name"]) == ((2, 2), "numpy.lib.recfunctions")
+
+
 def test_the_cli_reports_a_python_error_with_exit_3_and_json():
     done = subprocess.run([sys.executable, "-m", "tapecli", "run", "--json", "-"], input="x = {}['k']\n",
                           capture_output=True, text=True)
