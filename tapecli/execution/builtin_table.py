@@ -25,15 +25,46 @@ def program_builtins(sandbox, modules) -> dict:
     for name, reason in REFUSED_BUILTINS.items():
         table[name] = _refused(name, reason)
     for name in _OWN:
-        table[name] = getattr(sandbox, name)
-    table["setattr"] = sandbox.set
-    table["delattr"] = sandbox.delete
-    table["iter"] = lambda *args: sandbox.iterable_call(builtins.iter, *args)
-    table["pow"] = sandbox.pow
+        table[name] = _own(name, getattr(sandbox, name))
+    table["setattr"] = _own("setattr", sandbox.set)
+    table["delattr"] = _own("delattr", sandbox.delete)
+    table["iter"] = _own("iter", lambda *args: sandbox.iterable_call(builtins.iter, *args))
+    table["pow"] = _own("pow", sandbox.pow)
     table["__import__"] = modules.import_
     table["__build_class__"] = sandbox.build_class
     table["__name__"] = "builtins"
     return table
+
+
+class ProgramBuiltin:
+    """A builtin the run answers with its own function (print, getattr, iter, ...), named, shown and documented
+    as CPython's builtin is: ``print.__name__`` is "print", ``repr(print)`` "<built-in function print>",
+    ``type(print).__name__`` "builtin_function_or_method". Each is an instance of a class of its own whose
+    ``__call__`` is the run's function itself (no frame of the machinery's between the program and it)."""
+
+    __module__ = "builtins"
+
+    def __repr__(self) -> str:
+        return f"<built-in function {self.__name__}>"
+
+    def __copy__(self):             # (copy and deepcopy keep a builtin as it is, as CPython's do)
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _own(name: str, function) -> ProgramBuiltin:
+    cls = type("builtin_function_or_method", (ProgramBuiltin,), {
+        "__call__": staticmethod(function), "__doc__": getattr(builtins, name).__doc__, "__module__": "builtins"})
+    own = cls()
+    own.__name__ = own.__qualname__ = name
+    return own
+
+
+def underlying(f):
+    """The run's function behind one of the program's builtins (``f`` itself for any other callable)."""
+    return type(f).__call__ if isinstance(f, ProgramBuiltin) else f
 
 
 def _refused(name: str, reason: str):
