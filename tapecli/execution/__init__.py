@@ -299,7 +299,7 @@ class _process_state(numpy_settings_kept):
     kept."""
 
     def __init__(self, limits: Limits):
-        self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
+        self.depth = program_depth(limits)
 
     def __enter__(self):
         self.limit = recursion_limit(frames() + self.depth)
@@ -312,6 +312,12 @@ class _process_state(numpy_settings_kept):
 
 
 _CPYTHON_RECURSION_LIMIT = 1000
+
+
+def program_depth(limits: Limits) -> int:
+    """How many frames a program may stack: CPython's default limit, or --max-depth if more (what the run's
+    ``sys.getrecursionlimit()`` answers)."""
+    return max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
 
 
 def _cpython_recursion():

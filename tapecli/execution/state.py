@@ -12,10 +12,12 @@ import itertools
 import operator
 import random
 import struct
+import sys
 import types
 
 from tapecli.errors import TdfError
 from tapecli.execution import interfaces, regex
+from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_bytes
 
@@ -426,7 +428,25 @@ def _os(sandbox) -> dict:
 
 
 def _sys(sandbox) -> dict:
-    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stderr}
+    from tapecli.execution import program_depth
+    depth = program_depth(sandbox.limits)
+
+    def getrecursionlimit():
+        """The program's recursion limit (the process's counts the frames of the run's machinery too)."""
+        return depth
+
+    def exception():
+        """The exception being handled, as the program's ``e`` in ``except ... as e`` is (its traceback's frames
+        unreachable as that of ``e.__traceback__`` is); none while one of the run's own stops goes up (a limit
+        met, in a ``finally`` block), which no handler of the program's sees either."""
+        error = sys.exception()
+        return error if error is not None and is_catchable(error) else None
+
+    def exc_info():
+        error = exception()
+        return (None, None, None) if error is None else (type(error), error, error.__traceback__)
+    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stderr,
+            "getrecursionlimit": getrecursionlimit, "exception": exception, "exc_info": exc_info}
 
 
 def _datetime(sandbox) -> dict:

@@ -403,6 +403,23 @@ def test_sys_gives_the_programs_arguments_streams_and_exit():
     assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
 
 
+def test_sys_gives_the_programs_own_recursion_limit():
+    """``sys.getrecursionlimit()`` is the depth the program may reach (CPython's 1000, or --max-depth if more),
+    not the process's limit, which counts the frames of the run's machinery under the program's."""
+    source = "import sys\nlimit = sys.getrecursionlimit()\n"
+    assert _run(source).scope.vars["limit"] == 1000
+    assert _run(source, max_depth=5000).scope.vars["limit"] == 5000
+
+
+def test_sys_exc_info_shows_no_stop_of_the_runs_own():
+    """A limit met goes up through the program's ``finally`` blocks as no exception of the program's: there
+    ``sys.exc_info()`` and ``sys.exception()`` say none is being handled (no handler of the program's sees it)."""
+    with pytest.raises(LimitError) as e:
+        _run("import sys\ntry:\n    while True:\n        pass\nfinally:\n"
+             "    print(sys.exc_info(), sys.exception())\n", max_steps=1000)
+    assert e.value.output == ["(None, None, None) None"]
+
+
 @pytest.mark.parametrize("source", [
     "import sys\nx = sys.stdout.sandbox",
     "import sys\nx = sys.stdout._write.__self__",
