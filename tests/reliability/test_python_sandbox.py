@@ -403,6 +403,15 @@ def test_sys_gives_the_programs_arguments_streams_and_exit():
     assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
 
 
+def test_a_program_names_its_own_file_as_run_was_given_it():
+    """``__file__`` is the program's path as ``sys.argv[0]`` is (CPython's is absolute; a program does not read the
+    working directory): its base name and stem are CPython's, and a program naming it is still Python."""
+    source = "import os, sys\nname = os.path.splitext(os.path.basename(__file__))\nsame = __file__ == sys.argv[0]\n"
+    assert execution.python_only(source, "prog.py") is not None
+    scope = _run(source).scope.vars
+    assert (scope["name"], scope["same"]) == (("prog", ".py"), True)
+
+
 def test_sys_gives_the_programs_own_recursion_limit():
     """``sys.getrecursionlimit()`` is the depth the program may reach (CPython's 1000, or --max-depth if more),
     not the process's limit, which counts the frames of the run's machinery under the program's."""
