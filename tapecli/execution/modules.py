@@ -52,9 +52,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "traceback": {"clear_frames": "it clears the frames of the run's machinery too"},
     "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
     # numpy.lib for its views alone: sliding windows, and as_strided within its array's memory (numpy_gate)
-    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
+    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name not in ("lib", "testing")},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
-    "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {},
+    "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {}, "numpy.testing": {},
     "numpy.rec": {"fromfile": "it reads files"},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
     "numpy.ma": {**dict.fromkeys(("dump", "load"), "it reads or writes files"),      # (NumPy 1.x has these four)
@@ -79,7 +79,12 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                  "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
                  "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info", "exception"},
          "array": {"array", "ArrayType", "typecodes"},
-         "numpy.lib": {"stride_tricks", "recfunctions"}, "numpy.lib.stride_tricks": {"sliding_window_view", "as_strided"},
+         "numpy.lib": {"stride_tricks", "recfunctions"},
+         # (its comparisons of arrays alone: a gradient check's assert_allclose)
+         "numpy.testing": {"assert_", "assert_allclose", "assert_almost_equal", "assert_approx_equal",
+                           "assert_array_almost_equal", "assert_array_almost_equal_nulp", "assert_array_equal",
+                           "assert_array_less", "assert_array_max_ulp", "assert_equal", "assert_string_equal"},
+         "numpy.lib.stride_tricks": {"sliding_window_view", "as_strided"},
          "re": {"compile", "search", "match", "fullmatch", "findall", "finditer", "split", "sub", "subn", "escape",
                 "purge", "Pattern", "Match", "error", "RegexFlag", "A", "ASCII", "DEBUG", "I", "IGNORECASE", "L",
                 "LOCALE", "M", "MULTILINE", "NOFLAG", "S", "DOTALL", "U", "UNICODE", "X", "VERBOSE"},
@@ -107,7 +112,9 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "logging": "it reaches the interpreter's frames or the modules logging imports",
                 "traceback": "it is one of the modules traceback imports",
-                "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory"}
+                "numpy.lib": "it reaches raw memory or the host",
+                "numpy.testing": "it reaches files, processes, the interpreter's frames or compiled code (a program "
+                                 "reads its assert_ comparisons of arrays)", "numpy.lib.stride_tricks": "it reaches raw memory"}
 REFUSED = {
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
     "glob": "it reaches files", "tempfile": "it reaches files", "pickle": "loading a pickle runs code",
