@@ -203,6 +203,7 @@ class Modules:
             if name in self.makers:
                 types.ModuleType.__setattr__(found, "_own", real)
             found.__getattr__ = self._resolver(name, real, found)
+            self.sandbox.modules[name] = found      # (what the program sets in it: warnings.showwarning, state.py)
         return found
 
     def _resolver(self, name: str, real, proxy):

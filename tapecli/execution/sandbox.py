@@ -76,7 +76,8 @@ class Sandbox:
         self.building: list[tuple[str, str]] = []
         self.text: list[str] = []                            # what print() wrote, in pieces
         self.error_partial = ""                              # standard error's text after its last newline
-        self.modules: dict[str, object] = {}                 # the module proxies this run imported
+        # the module proxies this run imported (weakly: a run's modules, its logging's loggers, go with the run)
+        self.modules: weakref.WeakValueDictionary[str, types.ModuleType] = weakref.WeakValueDictionary()
         self.library: dict[int, tuple] = {}     # id of a NumPy function as the program has it -> (it, NumPy's own)
         self.steps = 0
         self.until_check = Limits.CHECK_EVERY

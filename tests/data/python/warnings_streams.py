@@ -104,3 +104,22 @@ try:
     windows[0, 0] = 1.0
 except ValueError as e:
     print("ValueError:", e)
+
+
+# a program's own warnings.showwarning is called with each warning shown (NumPy's too), undone by catch_warnings
+def shown_here(message, category, filename, lineno, file=None, line=None):
+    print(f"shown: {category.__name__}: {message} (line {lineno}) {type(message).__name__}")
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("always")
+    warnings.showwarning = shown_here
+    warnings.warn("custom shown", RuntimeWarning)
+    np.array([1.0]) / np.array([0.0])
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda *parts: print("inner", parts[0])
+        warnings.warn("in block")
+    warnings.warn("after block", UserWarning)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.warn("recorded")
+    print(len(got), str(got[0].message))
