@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import sys
 import types
 
 from tapecli.errors import TdfNameError
@@ -198,8 +199,8 @@ class Modules:
         found = self.proxies.get(name)
         if found is None:
             real = self.module(name)
-            found = self.proxies[name] = (_OwnModule if name in self.makers else types.ModuleType)(
-                name, getattr(real, "__doc__", None))
+            kind = _OwnModule if name in self.makers else _SysModule if name == "sys" else types.ModuleType
+            found = self.proxies[name] = kind(name, getattr(real, "__doc__", None))
             if name in self.makers:
                 types.ModuleType.__setattr__(found, "_own", real)
             found.__getattr__ = self._resolver(name, real, found)
@@ -214,6 +215,8 @@ class Modules:
                 value = [n for n in getattr(real, "__all__", dir(real)) if allows(name, n)]
             elif attr in own:
                 value = own[attr]
+                if isinstance(value, Current):      # (read afresh each time, never kept in the proxy)
+                    return value.read()
             elif not allows(name, attr):
                 if attr not in ALLOWED[name] and not any(n in vars(real) for n in (attr, "__getattr__")):
                     # (a name the module lacks: CPython's AttributeError, so that hasattr answers False)
@@ -247,6 +250,29 @@ class _OwnModule(types.ModuleType):
 
 
 _OwnModule.__module__, _OwnModule.__name__, _OwnModule.__qualname__ = "builtins", "module", "module"
+
+
+class Current:
+    """A module's attribute the run answers afresh at each reading (``sys.stdout``)."""
+
+    def __init__(self, read):
+        self.read = read
+
+
+class _SysModule(types.ModuleType):
+    """The proxy of ``sys``: its ``stdout`` is the process's while the program runs (the run's output, or what the
+    program's ``contextlib.redirect_stdout`` put there), and ``sys.stdout = stream`` puts the program's stream
+    there, so that ``print()``, what a library prints and the program's own ``sys.stdout`` agree as under
+    CPython (a Tee of the program's, ``sys.stdout = io.StringIO()``); the run puts its own back when it ends."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "stdout":
+            sys.stdout = value
+            return
+        super().__setattr__(name, value)
+
+
+_SysModule.__module__, _SysModule.__name__, _SysModule.__qualname__ = "builtins", "module", "module"
 
 
 def allows(module: str, attr: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import builtins
 import decimal
+import functools
 import io
 import re
 import string
@@ -38,6 +39,7 @@ READABLE_PRIVATE = frozenset({
     "__version__", "__all__", "__annotations__", "__slots__", "__origin__", "__args__", "__dataclass_fields__",
     "__match_args__", "__members__", "__get__", "__set__", "__delete__", "__set_name__",   # (descriptors')
     "__cause__", "__context__", "__suppress_context__", "__init_subclass__",   # (an exception's chain: exceptions)
+    "__stdout__", "__stderr__",     # (sys's: the run's own streams, as a program restores them)
     "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
                                      "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
@@ -135,13 +137,13 @@ class Sandbox:
         self.text.extend(ErrorLine(line) for line in lines)
         return len(text)
 
-    @property
+    @functools.cached_property
     def stderr(self):
         """Standard error as the program's ``sys.stderr`` (and tf.print's stream): lines of the run's output
         that the command line writes to stderr."""
         return _ErrorOutput(self)
 
-    @property
+    @functools.cached_property
     def stdout(self):
         """The run's output as a text stream: sys.stdout while the program runs, for what the libraries it calls
         print (``np.info``); a program cannot name it (``sys`` is refused)."""
@@ -456,6 +458,7 @@ class _Output(io.TextIOBase):
 
     standard_error = False          # (tf.print's output_stream=sys.stdout)
     name = "<stdout>"               # (CPython's stream's: a StreamHandler's repr shows it)
+    encoding, errors = "utf-8", "strict"
 
     def __init__(self, sandbox: Sandbox):
         self._write = sandbox.write

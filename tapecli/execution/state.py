@@ -460,7 +460,9 @@ def _sys(sandbox) -> dict:
     def exc_info():
         error = exception()
         return (None, None, None) if error is None else (type(error), error, error.__traceback__)
-    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stderr,
+    from tapecli.execution.modules import Current
+    return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": sandbox.stderr,
+            "__stdout__": sandbox.stdout, "__stderr__": sandbox.stderr,
             "getrecursionlimit": getrecursionlimit, "exception": exception, "exc_info": exc_info}
 
 

@@ -412,6 +412,20 @@ def test_a_program_names_its_own_file_as_run_was_given_it():
     assert (scope["name"], scope["same"]) == (("prog", ".py"), True)
 
 
+def test_sys_gives_the_runs_own_streams_back_where_a_program_restores_them():
+    """``sys.__stdout__``/``__stderr__`` are the run's own streams (a Tee's program puts them back so), the very
+    ``sys.stdout``/``sys.stderr`` the program starts with, encoded as CPython's are; what it set is undone when
+    the run ends."""
+    import io
+    result = _run("import sys, io\nsame = sys.stdout is sys.__stdout__, sys.stderr is sys.__stderr__\n"
+                  "sys.stdout = io.StringIO()\nprint('kept')\nkept = sys.stdout.getvalue()\n"
+                  "sys.stdout = sys.__stdout__\nprint('shown', sys.stdout.encoding)\n"
+                  "sys.stdout = io.StringIO()\n")
+    assert result.output == ["shown utf-8"]
+    assert result.scope.vars["same"] == (True, True) and result.scope.vars["kept"] == "kept\n"
+    assert not isinstance(sys.stdout, io.StringIO)
+
+
 def test_sys_gives_the_programs_own_recursion_limit():
     """``sys.getrecursionlimit()`` is the depth the program may reach (CPython's 1000, or --max-depth if more),
     not the process's limit, which counts the frames of the run's machinery under the program's."""

@@ -123,3 +123,36 @@ with warnings.catch_warnings():
     with warnings.catch_warnings(record=True) as got:
         warnings.warn("recorded")
     print(len(got), str(got[0].message))
+
+
+# the program's own sys.stdout: a Tee, a StringIO, contextlib's redirect inside them; print and sys.stdout agree
+import sys
+
+
+class Tee:
+    def __init__(self, stream):
+        self.stream, self.lines = stream, []
+
+    def write(self, text):
+        self.lines.append(text)
+        return self.stream.write(text.upper())
+
+    def flush(self):
+        pass
+
+
+before = sys.stdout
+tee = Tee(before)
+sys.stdout = tee
+print("epoch 1 loss 0.5")
+with contextlib.redirect_stdout(io.StringIO()) as inner:
+    print("hidden")
+    print(sys.stdout is inner)
+print(sys.stdout is tee)
+sys.stdout = before
+print("restored", tee.lines, repr(inner.getvalue()), sys.stdout is before)
+sys.stdout = captured = io.StringIO()
+print("captured")
+sys.stdout.write("written\n")
+sys.stdout = before
+print(repr(captured.getvalue()))
