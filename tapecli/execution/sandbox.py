@@ -38,7 +38,8 @@ READABLE_PRIVATE = frozenset({
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__", "__post_init__",
     "__version__", "__all__", "__annotations__", "__slots__", "__origin__", "__args__", "__dataclass_fields__",
     "__match_args__", "__members__", "__get__", "__set__", "__delete__", "__set_name__",   # (descriptors')
-    "__cause__", "__context__", "__suppress_context__", "__init_subclass__",   # (an exception's chain: exceptions)
+    "__cause__", "__context__", "__suppress_context__", "__notes__", "__init_subclass__",   # (an exception's chain
+    # and its add_note's notes: exceptions)
     "__stdout__", "__stderr__",     # (sys's: the run's own streams, as a program restores them)
     "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",

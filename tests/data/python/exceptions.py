@@ -103,4 +103,10 @@ try:
     cleanup()
 except ValueError as e:
     print("caught", e, sys.exc_info()[1] is e)
+
+# an exception's notes (add_note) read back
+noted = ValueError("with notes")
+noted.add_note("first note")
+noted.add_note("second note")
+print(noted.__notes__, getattr(ValueError("none"), "__notes__", "no notes"))
 raise KeyError("last")
