@@ -11,8 +11,7 @@ REFUSED_BUILTINS = {
     "open": "it reaches files", "input": "it reads the terminal", "eval": "it runs code outside the guards",
     "exec": "it runs code outside the guards", "compile": "it makes code objects",
     "globals": "it reaches the interpreter's names", "locals": "it reaches the interpreter's names",
-    "breakpoint": "it starts a debugger", "help": "it reads the terminal", "exit": "it ends the process",
-    "quit": "it ends the process", "copyright": "it prints to the terminal",
+    "breakpoint": "it starts a debugger", "help": "it reads the terminal", "copyright": "it prints to the terminal",
     "credits": "it prints to the terminal", "license": "it prints to the terminal",
     "aiter": "asynchronous iteration runs outside the limits", "anext": "asynchronous iteration runs outside the limits",
 }
@@ -30,6 +29,7 @@ def program_builtins(sandbox, modules) -> dict:
     table["delattr"] = _own("delattr", sandbox.delete)
     table["iter"] = _own("iter", lambda *args: sandbox.iterable_call(builtins.iter, *args))
     table["pow"] = _own("pow", sandbox.pow)
+    table["exit"], table["quit"] = Quitter("exit"), Quitter("quit")
     table["__import__"] = modules.import_
     table["__build_class__"] = sandbox.build_class
     table["__name__"] = "builtins"
@@ -60,6 +60,23 @@ def _own(name: str, function) -> ProgramBuiltin:
     own = cls()
     own.__name__ = own.__qualname__ = name
     return own
+
+
+class Quitter:
+    """``exit`` and ``quit`` as CPython's site module gives them to a script: each raises SystemExit with its code,
+    which ends the run as ``sys.exit`` does (a status other than 0 or None is the run's error)."""
+
+    def __init__(self, name: str):
+        self.name, self.eof = name, "Ctrl-D (i.e. EOF)"
+
+    def __repr__(self) -> str:
+        return f"Use {self.name}() or {self.eof} to exit"
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+Quitter.__module__ = "_sitebuiltins"
 
 
 def underlying(f):

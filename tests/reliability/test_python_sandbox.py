@@ -403,6 +403,16 @@ def test_sys_gives_the_programs_arguments_streams_and_exit():
     assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
 
 
+def test_exit_and_quit_end_the_run_as_sys_exit_does():
+    """A script's ``exit()``/``quit()`` (CPython's site builtins) raise SystemExit: status 0 or none ends the run
+    with its output, another is the run's error, as ``sys.exit``'s."""
+    assert _run("for i in range(5):\n    print(i)\n    if i == 1:\n        exit()\n").output == ["0", "1"]
+    assert _run("print('a')\nquit(0)\nprint('b')\n").output == ["a"]
+    with pytest.raises(TdfError) as e:
+        _run("print('checked')\nexit(2)")
+    assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
+
+
 def test_a_program_names_its_own_file_as_run_was_given_it():
     """``__file__`` is the program's path as ``sys.argv[0]`` is (CPython's is absolute; a program does not read the
     working directory): its base name and stem are CPython's, and a program naming it is still Python."""

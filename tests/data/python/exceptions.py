@@ -109,4 +109,12 @@ noted = ValueError("with notes")
 noted.add_note("first note")
 noted.add_note("second note")
 print(noted.__notes__, getattr(ValueError("none"), "__notes__", "no notes"))
+
+# exit() and quit(), as a script has them from CPython's site module
+print(repr(exit), str(quit), type(exit).__name__)
+for ender, code in ((exit, 3), (quit, "bye"), (exit, None)):
+    try:
+        ender(code)
+    except SystemExit as e:
+        print("SystemExit", repr(e.code))
 raise KeyError("last")
