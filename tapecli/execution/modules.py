@@ -113,9 +113,9 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "logging": "it reaches the interpreter's frames or the modules logging imports",
                 "traceback": "it is one of the modules traceback imports",
-                "numpy.lib": "it reaches raw memory or the host",
+                "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory",
                 "numpy.testing": "it reaches files, processes, the interpreter's frames or compiled code (a program "
-                                 "reads its assert_ comparisons of arrays)", "numpy.lib.stride_tricks": "it reaches raw memory"}
+                                 "reads its assert_ comparisons of arrays)"}
 REFUSED = {
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
     "glob": "it reaches files", "tempfile": "it reaches files", "pickle": "loading a pickle runs code",

@@ -147,7 +147,7 @@ class Sandbox:
     @functools.cached_property
     def stdout(self):
         """The run's output as a text stream: sys.stdout while the program runs, for what the libraries it calls
-        print (``np.info``); a program cannot name it (``sys`` is refused)."""
+        print (``np.info``), and the program's ``sys.stdout`` until it sets its own (``sys.__stdout__`` always)."""
         return _Output(self)
 
     # ---- the tick, at every loop iteration, call and comprehension element
