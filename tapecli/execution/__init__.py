@@ -76,7 +76,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
             bound.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound.add(node.rest)
-    free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__"}
+    free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__", "__file__"}
     tree.free_names = free
     if tensorflow:
         from tapecli.execution.modules import ALLOWED
@@ -141,7 +141,9 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     current().settings.step = sandbox.tick      # what iteration on the program's behalf charges (limits.tick)
     code, analysis = _program(tree, filename, source)
     bridge = _bridge(analysis, sandbox, filename, source)
-    scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False)}
+    # (``__file__`` is the program's path as run was given it, as sys.argv[0] is: CPython's is absolute, and a
+    # program does not read the working directory)
+    scope = {"__name__": PROGRAM_MODULE, "__doc__": ast.get_docstring(tree, clean=False), "__file__": filename}
     state = sandbox.stand_ins = _run_state(sandbox)
     modules = Modules(sandbox, state, bridge and bridge.module, makers={
         "traceback": lambda: run_traceback.make(sandbox, source.splitlines()),
@@ -299,7 +301,7 @@ class _process_state(numpy_settings_kept):
     kept."""
 
     def __init__(self, limits: Limits):
-        self.depth = max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
+        self.depth = program_depth(limits)
 
     def __enter__(self):
         self.limit = recursion_limit(frames() + self.depth)
@@ -312,6 +314,12 @@ class _process_state(numpy_settings_kept):
 
 
 _CPYTHON_RECURSION_LIMIT = 1000
+
+
+def program_depth(limits: Limits) -> int:
+    """How many frames a program may stack: CPython's default limit, or --max-depth if more (what the run's
+    ``sys.getrecursionlimit()`` answers)."""
+    return max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
 
 
 def _cpython_recursion():

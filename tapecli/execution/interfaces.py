@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import enum
 import functools
+import sys
 import types
 import typing
 
@@ -159,6 +160,10 @@ def make_dataclass(*args, **kwargs):
 def made(maker, *args, **kwargs):
     """``type(name, bases, namespace)`` as a program writes it (guard.MADE): the class sealed as a class
     statement's is (``maker`` is whatever the name ``type`` is where the call is)."""
+    if maker is type and len(args) == 3 and isinstance(args[2], dict) and "__module__" not in args[2]:
+        # (CPython names the class's module after the globals of the frame that calls type: the program's, not
+        # this function's)
+        args = (*args[:2], {**args[2], "__module__": sys._getframe(1).f_globals.get("__name__")})
     result = maker(*args, **kwargs)
     if maker is type and isinstance(result, type):
         seal(result)

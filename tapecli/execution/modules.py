@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import sys
 import types
 
 from tapecli.errors import TdfNameError
@@ -52,9 +53,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "traceback": {"clear_frames": "it clears the frames of the run's machinery too"},
     "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
     # numpy.lib for its views alone: sliding windows, and as_strided within its array's memory (numpy_gate)
-    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name != "lib"},
+    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name not in ("lib", "testing")},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
-    "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {},
+    "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {}, "numpy.testing": {},
     "numpy.rec": {"fromfile": "it reads files"},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
     "numpy.ma": {**dict.fromkeys(("dump", "load"), "it reads or writes files"),      # (NumPy 1.x has these four)
@@ -77,9 +78,14 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                      "isabs", "commonprefix", "commonpath", "sep", "extsep", "curdir", "pardir"},
          "sys": {"argv", "exit", "stdout", "stderr", "version", "version_info", "hexversion", "implementation",
                  "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
-                 "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding"},
+                 "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info", "exception"},
          "array": {"array", "ArrayType", "typecodes"},
-         "numpy.lib": {"stride_tricks", "recfunctions"}, "numpy.lib.stride_tricks": {"sliding_window_view", "as_strided"},
+         "numpy.lib": {"stride_tricks", "recfunctions"},
+         # (its comparisons of arrays alone: a gradient check's assert_allclose)
+         "numpy.testing": {"assert_", "assert_allclose", "assert_almost_equal", "assert_approx_equal",
+                           "assert_array_almost_equal", "assert_array_almost_equal_nulp", "assert_array_equal",
+                           "assert_array_less", "assert_array_max_ulp", "assert_equal", "assert_string_equal"},
+         "numpy.lib.stride_tricks": {"sliding_window_view", "as_strided"},
          "re": {"compile", "search", "match", "fullmatch", "findall", "finditer", "split", "sub", "subn", "escape",
                 "purge", "Pattern", "Match", "error", "RegexFlag", "A", "ASCII", "DEBUG", "I", "IGNORECASE", "L",
                 "LOCALE", "M", "MULTILINE", "NOFLAG", "S", "DOTALL", "U", "UNICODE", "X", "VERBOSE"},
@@ -107,7 +113,9 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "logging": "it reaches the interpreter's frames or the modules logging imports",
                 "traceback": "it is one of the modules traceback imports",
-                "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory"}
+                "numpy.lib": "it reaches raw memory or the host", "numpy.lib.stride_tricks": "it reaches raw memory",
+                "numpy.testing": "it reaches files, processes, the interpreter's frames or compiled code (a program "
+                                 "reads its assert_ comparisons of arrays)"}
 REFUSED = {
     "subprocess": "it runs processes", "shutil": "it reaches files", "pathlib": "it reaches files",
     "glob": "it reaches files", "tempfile": "it reaches files", "pickle": "loading a pickle runs code",
@@ -170,6 +178,11 @@ class Modules:
             raise refusal(name)
         proxy = self.proxy(name)
         if fromlist:
+            # (``from numpy.lib import recfunctions`` imports the submodule as CPython's from-list does: a
+            # package need not hold its submodules as attributes until they are imported)
+            for item in fromlist:
+                if f"{name}.{item}" in ALLOWED and name not in self.makers:
+                    importlib.import_module(f"{name}.{item}")
             return proxy
         top = name.split(".")[0]
         return self.proxy(top) if top in ALLOWED else proxy
@@ -186,11 +199,12 @@ class Modules:
         found = self.proxies.get(name)
         if found is None:
             real = self.module(name)
-            found = self.proxies[name] = (_OwnModule if name in self.makers else types.ModuleType)(
-                name, getattr(real, "__doc__", None))
+            kind = _OwnModule if name in self.makers else _SysModule if name == "sys" else types.ModuleType
+            found = self.proxies[name] = kind(name, getattr(real, "__doc__", None))
             if name in self.makers:
                 types.ModuleType.__setattr__(found, "_own", real)
             found.__getattr__ = self._resolver(name, real, found)
+            self.sandbox.modules[name] = found      # (what the program sets in it: warnings.showwarning, state.py)
         return found
 
     def _resolver(self, name: str, real, proxy):
@@ -201,6 +215,8 @@ class Modules:
                 value = [n for n in getattr(real, "__all__", dir(real)) if allows(name, n)]
             elif attr in own:
                 value = own[attr]
+                if isinstance(value, Current):      # (read afresh each time, never kept in the proxy)
+                    return value.read()
             elif not allows(name, attr):
                 if attr not in ALLOWED[name] and not any(n in vars(real) for n in (attr, "__getattr__")):
                     # (a name the module lacks: CPython's AttributeError, so that hasattr answers False)
@@ -234,6 +250,29 @@ class _OwnModule(types.ModuleType):
 
 
 _OwnModule.__module__, _OwnModule.__name__, _OwnModule.__qualname__ = "builtins", "module", "module"
+
+
+class Current:
+    """A module's attribute the run answers afresh at each reading (``sys.stdout``)."""
+
+    def __init__(self, read):
+        self.read = read
+
+
+class _SysModule(types.ModuleType):
+    """The proxy of ``sys``: its ``stdout`` is the process's while the program runs (the run's output, or what the
+    program's ``contextlib.redirect_stdout`` put there), and ``sys.stdout = stream`` puts the program's stream
+    there, so that ``print()``, what a library prints and the program's own ``sys.stdout`` agree as under
+    CPython (a Tee of the program's, ``sys.stdout = io.StringIO()``); the run puts its own back when it ends."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "stdout":
+            sys.stdout = value
+            return
+        super().__setattr__(name, value)
+
+
+_SysModule.__module__, _SysModule.__name__, _SysModule.__qualname__ = "builtins", "module", "module"
 
 
 def allows(module: str, attr: str) -> bool:

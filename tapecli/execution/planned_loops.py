@@ -41,6 +41,7 @@ import types
 from tapecli import kernels
 from tapecli.errors import TdfError
 from tapecli.execution import guard
+from tapecli.execution.builtin_table import underlying
 from tapecli.execution.tf_values import LibraryObject, library_value, program_side, to_library
 from tapecli.execution.keras_classes import Layer as KerasLayer
 from tapecli.execution.tf_module import Module
@@ -273,7 +274,7 @@ class ProgramLoops:
             # (a Keras model's method that is the Trainer's: keras_fitting._trainer_method, a compiled loss)
             return f.__func__.replay_kind(f.__self__, args, kwargs, recorder.tracked), f
         elif cls is types.BuiltinMethodType and f.__name__ == "append" and f.__self__.__class__ is list \
-                or cls is types.MethodType and f == self.sandbox.print:
+                or underlying(f) == self.sandbox.print:
             return EFFECT, f
         elif f is self.eager.tf.GradientTape and not any(map(recorder.tracked, (*args, *kwargs.values()))):
             return PURE, f

@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import builtins
 import decimal
+import functools
 import io
 import re
 import string
@@ -37,7 +38,9 @@ READABLE_PRIVATE = frozenset({
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__", "__post_init__",
     "__version__", "__all__", "__annotations__", "__slots__", "__origin__", "__args__", "__dataclass_fields__",
     "__match_args__", "__members__", "__get__", "__set__", "__delete__", "__set_name__",   # (descriptors')
-    "__cause__", "__context__", "__suppress_context__", "__init_subclass__",   # (an exception's chain: exceptions)
+    "__cause__", "__context__", "__suppress_context__", "__notes__", "__init_subclass__",   # (an exception's chain
+    # and its add_note's notes: exceptions)
+    "__stdout__", "__stderr__",     # (sys's: the run's own streams, as a program restores them)
     "_replace", "_asdict", "_fields", "_make", "_field_defaults",           # namedtuple's public API
     *(f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
                                      "pow", "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")),
@@ -76,7 +79,8 @@ class Sandbox:
         self.building: list[tuple[str, str]] = []
         self.text: list[str] = []                            # what print() wrote, in pieces
         self.error_partial = ""                              # standard error's text after its last newline
-        self.modules: dict[str, object] = {}                 # the module proxies this run imported
+        # the module proxies this run imported (weakly: a run's modules, its logging's loggers, go with the run)
+        self.modules: weakref.WeakValueDictionary[str, types.ModuleType] = weakref.WeakValueDictionary()
         self.library: dict[int, tuple] = {}     # id of a NumPy function as the program has it -> (it, NumPy's own)
         self.steps = 0
         self.until_check = Limits.CHECK_EVERY
@@ -134,16 +138,16 @@ class Sandbox:
         self.text.extend(ErrorLine(line) for line in lines)
         return len(text)
 
-    @property
+    @functools.cached_property
     def stderr(self):
         """Standard error as the program's ``sys.stderr`` (and tf.print's stream): lines of the run's output
         that the command line writes to stderr."""
         return _ErrorOutput(self)
 
-    @property
+    @functools.cached_property
     def stdout(self):
         """The run's output as a text stream: sys.stdout while the program runs, for what the libraries it calls
-        print (``np.info``); a program cannot name it (``sys`` is refused)."""
+        print (``np.info``), and the program's ``sys.stdout`` until it sets its own (``sys.__stdout__`` always)."""
         return _Output(self)
 
     # ---- the tick, at every loop iteration, call and comprehension element
@@ -455,6 +459,7 @@ class _Output(io.TextIOBase):
 
     standard_error = False          # (tf.print's output_stream=sys.stdout)
     name = "<stdout>"               # (CPython's stream's: a StreamHandler's repr shows it)
+    encoding, errors = "utf-8", "strict"
 
     def __init__(self, sandbox: Sandbox):
         self._write = sandbox.write

@@ -12,10 +12,12 @@ import itertools
 import operator
 import random
 import struct
+import sys
 import types
 
 from tapecli.errors import TdfError
 from tapecli.execution import interfaces, regex
+from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_bytes
 
@@ -226,7 +228,9 @@ def _warnings(sandbox) -> dict:
     the warning, "ignore" drops it, "always" shows it, "default"/"module" once per text, category and line
     (module: and per module), "once" once per text and category; ``catch_warnings`` saves and restores the
     filters and with ``record=True`` collects WarningMessages. A warning shown is the run's, at the program's
-    line. ``formatwarning``, ``showwarning`` and ``warn_explicit`` are left out: they read source files."""
+    line, or the program's own ``warnings.showwarning``, where it set one, is called with it as CPython calls a
+    replaced one (with the program's path as run was given it). ``formatwarning``, CPython's ``showwarning`` and
+    ``warn_explicit`` are left out: they read source files."""
     import re
     import warnings
 
@@ -280,11 +284,18 @@ def _warnings(sandbox) -> dict:
         if action == "ignore" or action != "always" and (action, key) in shown:
             return
         shown.add((action, key))
+        made = message if isinstance(message, Warning) else category(message)
         if records[-1] is not None:
-            records[-1].append(warnings.WarningMessage(message if isinstance(message, Warning) else category(message),
-                                                       category, sandbox.filename, line or 0, None, source))
+            records[-1].append(warnings.WarningMessage(made, category, sandbox.filename, line or 0, None, source))
+        elif replaced() is not None:
+            replaced()(made, category, sandbox.filename, line or 0, None, None)
         else:
             current().settings.warn(f"{category.__name__}: {text}", line)
+
+    def replaced():
+        """The program's own ``warnings.showwarning``, where it set one."""
+        module = sandbox.modules.get("warnings")
+        return module.__dict__.get("showwarning") if module is not None else None
 
     class catch_warnings:
         """``with warnings.catch_warnings(record=..., action=...)``: the filters as they were, after the block."""
@@ -294,6 +305,7 @@ def _warnings(sandbox) -> dict:
 
         def __enter__(self):
             self._saved = list(filters)
+            self._hook = replaced()
             if self._action[0] is not None:
                 simplefilter(*self._action)
             records.append([] if self._record else records[-1])
@@ -302,6 +314,11 @@ def _warnings(sandbox) -> dict:
         def __exit__(self, *exc):
             filters[:] = self._saved
             records.pop()
+            module = sandbox.modules.get("warnings")
+            if module is not None:          # (a showwarning the block set is undone, as CPython's block undoes it)
+                module.__dict__.pop("showwarning", None)
+                if self._hook is not None:
+                    module.__dict__["showwarning"] = self._hook
             return False
 
     return {"warn": warn, "simplefilter": simplefilter, "filterwarnings": filterwarnings,
@@ -426,7 +443,27 @@ def _os(sandbox) -> dict:
 
 
 def _sys(sandbox) -> dict:
-    return {"argv": [sandbox.filename], "stdout": sandbox.stdout, "stderr": sandbox.stderr}
+    from tapecli.execution import program_depth
+    depth = program_depth(sandbox.limits)
+
+    def getrecursionlimit():
+        """The program's recursion limit (the process's counts the frames of the run's machinery too)."""
+        return depth
+
+    def exception():
+        """The exception being handled, as the program's ``e`` in ``except ... as e`` is (its traceback's frames
+        unreachable as that of ``e.__traceback__`` is); none while one of the run's own stops goes up (a limit
+        met, in a ``finally`` block), which no handler of the program's sees either."""
+        error = sys.exception()
+        return error if error is not None and is_catchable(error) else None
+
+    def exc_info():
+        error = exception()
+        return (None, None, None) if error is None else (type(error), error, error.__traceback__)
+    from tapecli.execution.modules import Current
+    return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": sandbox.stderr,
+            "__stdout__": sandbox.stdout, "__stderr__": sandbox.stderr,
+            "getrecursionlimit": getrecursionlimit, "exception": exception, "exc_info": exc_info}
 
 
 def _datetime(sandbox) -> dict:

@@ -271,6 +271,18 @@ def test_a_run_makes_its_own_module_state_for_the_modules_it_imports(monkeypatch
     assert scope["t"] == "a\\.b"
 
 
+def test_a_from_import_imports_an_allowed_submodule_not_yet_imported(monkeypatch):
+    """``from numpy.lib import recfunctions`` in a fresh process: numpy.lib holds no ``recfunctions`` until the
+    submodule is imported, and CPython's from-list imports it."""
+    import numpy.lib
+    monkeypatch.delitem(sys.modules, "numpy.lib.recfunctions", raising=False)
+    monkeypatch.delattr(numpy.lib, "recfunctions", raising=False)
+    scope = _run("from numpy.lib import recfunctions as rfn\nimport numpy as np\n"
+                 "z = np.zeros(2, dtype=[('x', float), ('y', float)])\n"
+                 "u = rfn.structured_to_unstructured(z).shape\nname = np.lib.recfunctions.__name__").scope.vars
+    assert (scope["u"], scope["name"]) == ((2, 2), "numpy.lib.recfunctions")
+
+
 def test_the_cli_reports_a_python_error_with_exit_3_and_json():
     done = subprocess.run([sys.executable, "-m", "tapecli", "run", "--json", "-"], input="x = {}['k']\n",
                           capture_output=True, text=True)
@@ -389,6 +401,56 @@ def test_sys_gives_the_programs_arguments_streams_and_exit():
     with pytest.raises(TdfError) as e:
         _run("import sys\nprint('checked')\nsys.exit(2)")
     assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
+
+
+def test_exit_and_quit_end_the_run_as_sys_exit_does():
+    """A script's ``exit()``/``quit()`` (CPython's site builtins) raise SystemExit: status 0 or none ends the run
+    with its output, another is the run's error, as ``sys.exit``'s."""
+    assert _run("for i in range(5):\n    print(i)\n    if i == 1:\n        exit()\n").output == ["0", "1"]
+    assert _run("print('a')\nquit(0)\nprint('b')\n").output == ["a"]
+    with pytest.raises(TdfError) as e:
+        _run("print('checked')\nexit(2)")
+    assert "exited with status 2" in e.value.message and e.value.output == ["checked"]
+
+
+def test_a_program_names_its_own_file_as_run_was_given_it():
+    """``__file__`` is the program's path as ``sys.argv[0]`` is (CPython's is absolute; a program does not read the
+    working directory): its base name and stem are CPython's, and a program naming it is still Python."""
+    source = "import os, sys\nname = os.path.splitext(os.path.basename(__file__))\nsame = __file__ == sys.argv[0]\n"
+    assert execution.python_only(source, "prog.py") is not None
+    scope = _run(source).scope.vars
+    assert (scope["name"], scope["same"]) == (("prog", ".py"), True)
+
+
+def test_sys_gives_the_runs_own_streams_back_where_a_program_restores_them():
+    """``sys.__stdout__``/``__stderr__`` are the run's own streams (a Tee's program puts them back so), the very
+    ``sys.stdout``/``sys.stderr`` the program starts with, encoded as CPython's are; what it set is undone when
+    the run ends."""
+    import io
+    result = _run("import sys, io\nsame = sys.stdout is sys.__stdout__, sys.stderr is sys.__stderr__\n"
+                  "sys.stdout = io.StringIO()\nprint('kept')\nkept = sys.stdout.getvalue()\n"
+                  "sys.stdout = sys.__stdout__\nprint('shown', sys.stdout.encoding)\n"
+                  "sys.stdout = io.StringIO()\n")
+    assert result.output == ["shown utf-8"]
+    assert result.scope.vars["same"] == (True, True) and result.scope.vars["kept"] == "kept\n"
+    assert not isinstance(sys.stdout, io.StringIO)
+
+
+def test_sys_gives_the_programs_own_recursion_limit():
+    """``sys.getrecursionlimit()`` is the depth the program may reach (CPython's 1000, or --max-depth if more),
+    not the process's limit, which counts the frames of the run's machinery under the program's."""
+    source = "import sys\nlimit = sys.getrecursionlimit()\n"
+    assert _run(source).scope.vars["limit"] == 1000
+    assert _run(source, max_depth=5000).scope.vars["limit"] == 5000
+
+
+def test_sys_exc_info_shows_no_stop_of_the_runs_own():
+    """A limit met goes up through the program's ``finally`` blocks as no exception of the program's: there
+    ``sys.exc_info()`` and ``sys.exception()`` say none is being handled (no handler of the program's sees it)."""
+    with pytest.raises(LimitError) as e:
+        _run("import sys\ntry:\n    while True:\n        pass\nfinally:\n"
+             "    print(sys.exc_info(), sys.exception())\n", max_steps=1000)
+    assert e.value.output == ["(None, None, None) None"]
 
 
 @pytest.mark.parametrize("source", [

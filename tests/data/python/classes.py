@@ -96,3 +96,15 @@ class Private:
 
 p = Private()
 print(p.secret(), p._shown, p._Private__secret, vars(p))
+
+
+# a class type() makes is the program's module's, as a class statement's is
+Made = type("Made", (), {"x": 2})
+
+
+def make_layer(kind, **attrs):
+    return type(kind.title() + "Layer", (object,), attrs)
+
+
+Dense = make_layer("dense", units=4)
+print(Made, Made.__module__, Dense, Dense.__module__, Dense.units, type("Own", (), {"__module__": "mine"}))

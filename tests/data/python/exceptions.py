@@ -75,4 +75,46 @@ try:
     assert 1 > 2, "not so"
 except AssertionError as e:
     print("assertion:", e)
+
+# sys.exc_info() and sys.exception(): the exception being handled, none outside a handler
+import sys
+print(sys.exc_info(), sys.exception())
+try:
+    {}["k"]
+except KeyError:
+    kind, value, tb = sys.exc_info()
+    print(kind, repr(value), tb.tb_lineno, type(tb).__name__, sys.exception() is value)
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        print(sys.exc_info()[0].__name__)
+    print(sys.exc_info()[0].__name__)
+print(sys.exc_info())
+
+
+def cleanup():
+    try:
+        raise ValueError("inner")
+    finally:
+        print("finally sees", repr(sys.exc_info()[1]))
+
+
+try:
+    cleanup()
+except ValueError as e:
+    print("caught", e, sys.exc_info()[1] is e)
+
+# an exception's notes (add_note) read back
+noted = ValueError("with notes")
+noted.add_note("first note")
+noted.add_note("second note")
+print(noted.__notes__, getattr(ValueError("none"), "__notes__", "no notes"))
+
+# exit() and quit(), as a script has them from CPython's site module
+print(repr(exit), str(quit), type(exit).__name__)
+for ender, code in ((exit, 3), (quit, "bye"), (exit, None)):
+    try:
+        ender(code)
+    except SystemExit as e:
+        print("SystemExit", repr(e.code))
 raise KeyError("last")

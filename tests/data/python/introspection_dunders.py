@@ -1,3 +1,4 @@
+import copy
 import functools
 import math
 from fractions import Fraction
@@ -47,3 +48,9 @@ class Stack(Generic[T]):
 
 alias = Stack[int]
 print(alias.__origin__ is Stack, alias.__args__, list[int].__origin__, dict[str, int].__args__)
+
+# the builtins a run answers with its own function are named, shown and documented as CPython's
+own = [print, iter, getattr, hasattr, vars, dir, setattr, delattr, pow, len]
+print([f.__name__ for f in own], [f.__qualname__ for f in own], {f.__module__ for f in own})
+print({type(f).__name__ for f in own}, repr(print), str(setattr), iter, pow, print.__doc__.splitlines()[0])
+print(copy.copy(print) is print, copy.deepcopy({"act": pow})["act"] is pow, callable(iter), type(print))

@@ -34,3 +34,29 @@ print(np.isclose(0.1 + 0.2, 0.3), np.allclose([1.0], [1.0 + 1e-9]), np.nan, np.i
 print(repr(np.array([1.5, 2.0])), repr(np.float64(0.5)), np.float32(0.504), np.array([0.504], dtype=np.float32))
 print(a.flatten(), a.ravel()[0], np.expand_dims(a, 0).shape, np.squeeze(np.ones((1, 3))).shape)
 print(np.linspace(0, 1, 5), np.zeros_like(a), np.full((2,), 7), np.argsort([3, 1, 2]))
+
+# numpy.testing's comparisons of arrays: a gradient check's assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
+import numpy.testing as npt
+
+
+def cube_sum(x):
+    return np.sum(x ** 3)
+
+
+x = np.array([1.0, -2.0, 0.5])
+numeric = np.array([(cube_sum(x + 1e-6 * e) - cube_sum(x - 1e-6 * e)) / 2e-6 for e in np.eye(3)])
+assert_allclose(3 * x ** 2, numeric, rtol=1e-5)
+np.testing.assert_array_almost_equal(3 * x ** 2, numeric, decimal=5)
+npt.assert_equal({"a": [1, 2]}, {"a": [1, 2]})
+assert_array_equal(np.arange(3), [0, 1, 2])
+npt.assert_approx_equal(1.2345, 1.2346, significant=3)
+print("gradient check passed")
+try:
+    assert_allclose(np.array([1.0, 2.0]), np.array([1.0, 2.1]), rtol=1e-3)
+except AssertionError as e:
+    print(str(e))
+try:
+    npt.assert_array_less([1, 5], [2, 4])
+except AssertionError as e:
+    print(type(e).__name__, str(e).splitlines()[1])

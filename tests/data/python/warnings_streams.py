@@ -104,3 +104,55 @@ try:
     windows[0, 0] = 1.0
 except ValueError as e:
     print("ValueError:", e)
+
+
+# a program's own warnings.showwarning is called with each warning shown (NumPy's too), undone by catch_warnings
+def shown_here(message, category, filename, lineno, file=None, line=None):
+    print(f"shown: {category.__name__}: {message} (line {lineno}) {type(message).__name__}")
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("always")
+    warnings.showwarning = shown_here
+    warnings.warn("custom shown", RuntimeWarning)
+    np.array([1.0]) / np.array([0.0])
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda *parts: print("inner", parts[0])
+        warnings.warn("in block")
+    warnings.warn("after block", UserWarning)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.warn("recorded")
+    print(len(got), str(got[0].message))
+
+
+# the program's own sys.stdout: a Tee, a StringIO, contextlib's redirect inside them; print and sys.stdout agree
+import sys
+
+
+class Tee:
+    def __init__(self, stream):
+        self.stream, self.lines = stream, []
+
+    def write(self, text):
+        self.lines.append(text)
+        return self.stream.write(text.upper())
+
+    def flush(self):
+        pass
+
+
+before = sys.stdout
+tee = Tee(before)
+sys.stdout = tee
+print("epoch 1 loss 0.5")
+with contextlib.redirect_stdout(io.StringIO()) as inner:
+    print("hidden")
+    print(sys.stdout is inner)
+print(sys.stdout is tee)
+sys.stdout = before
+print("restored", tee.lines, repr(inner.getvalue()), sys.stdout is before)
+sys.stdout = captured = io.StringIO()
+print("captured")
+sys.stdout.write("written\n")
+sys.stdout = before
+print(repr(captured.getvalue()))
