@@ -94,6 +94,7 @@ class Invocation:
         self.sweep, self.scheduler, self.workers = None, None, 1
         self.out: list[str] = []
         self.selection = None               # (-k, --line, --last) as given, or None
+        self.output_only = False            # (run --output-only: the program's output alone)
         self.selected_json = None           # explain's "selected" (a run's is the result's)
 
     def options(self):
@@ -237,10 +238,12 @@ class Invocation:
         """The program's output: under `run`, what it printed on stdout and what it wrote to standard error
         (tf.print's lines) on stderr; under the other commands all of it on stderr (JSON stays clean)."""
         from tapecli.cli.render import program_output
-        from tapecli.interpreter.core import ErrorLine
+        from tapecli.interpreter.core import ErrorLine, Unterminated
         for line in lines:
             stream = sys.stdout if self.command == "run" and type(line) is not ErrorLine else sys.stderr
-            stream.write(program_output(line, stream) + "\n")
+            # (the program's last text on stdout, not ended: as Python leaves it where nothing of tapecli's follows)
+            ended = "" if self.output_only and type(line) is Unterminated and stream is sys.stdout else "\n"
+            stream.write(program_output(line, stream) + ended)
         sys.stdout.flush()
 
     def write_warnings(self, warnings, suffix=lambda warning: "") -> None:
@@ -276,6 +279,7 @@ def run(file: FileArg, json_out: JsonOpt = False, sets: SetOpt = None, dtype: Dt
     """Run the program; print its output and named values."""
     from tapecli.cli import render as r
     inv = _invocation("run", locals())
+    inv.output_only = output_only
 
     def show(result):
         if inv.json:

@@ -18,7 +18,7 @@ import weakref
 from tapecli.errors import LimitError, TdfError, TdfNameError
 from tapecli.execution import guard, interfaces, weigh
 from tapecli.execution.modules import ALLOWED, refused_name
-from tapecli.interpreter.core import ErrorLine
+from tapecli.interpreter.core import ErrorLine, Unterminated
 from tapecli.library.keras.keras_tensor import KERAS_MASK, KerasTensor
 from tapecli.execution.tf_values import LibraryObject, library_value
 from tapecli.execution.tf_errors import is_catchable
@@ -103,11 +103,15 @@ class Sandbox:
         """The lines written, standard error's as ErrorLines, in the order they were written."""
         lines: list[str] = []
         pieces = [*self.text, *([ErrorLine(self.error_partial)] if self.error_partial else [])]
+        ends = [i for i, piece in enumerate(pieces) if type(piece) is ErrorLine] + [len(pieces)]
+        final = max((i for i, piece in enumerate(pieces) if type(piece) is not ErrorLine), default=-1)
         start = 0
-        for end in [i for i, piece in enumerate(pieces) if type(piece) is ErrorLine] + [len(pieces)]:
+        for end in ends:
             text = "".join(pieces[start:end])
             if text:
                 lines += text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+                if start <= final < end and not text.endswith("\n"):
+                    lines[-1] = Unterminated(lines[-1])     # (standard output's last text, not ended)
             if end < len(pieces):
                 lines.append(pieces[end])
             start = end + 1

@@ -35,6 +35,13 @@ class ErrorLine(str):
     __slots__ = ()
 
 
+class Unterminated(str):
+    """The program's last line of standard output when it did not end it (``print(x, end="")`` last): ``run
+    --output-only`` writes it without a newline, as Python's stream leaves it."""
+
+    __slots__ = ()
+
+
 class Output(list):
     """The program's printed lines. ``write`` takes text as a stream does (``print(..., end='')``): a line is
     complete at its newline, and the text after the last one waits for the next (``close`` ends it with the run).
@@ -60,7 +67,7 @@ class Output(list):
 
     def close(self) -> None:
         if self.partial:
-            super().append(self.partial)
+            super().append(Unterminated(self.partial))
             self.partial = ""
         if self.partial_error:
             super().append(ErrorLine(self.partial_error))

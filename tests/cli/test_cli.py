@@ -55,6 +55,20 @@ def test_run_output_only_prints_the_programs_output_alone(prog, color):
     assert res.code == 0 and res.stdout == "y is 9.0\n"
 
 
+@pytest.mark.parametrize("suffix, text, printed", [
+    # printed: CPython's stdout of the same Python programs (the first's stderr is "e", unended too)
+    (".py", 'import sys\nprint("a")\nprint("b", end="")\nprint("e", file=sys.stderr, end="")\n', "a\nb"),
+    (".py", 'print("x", end="")\nprint("y")\n', "xy\n"),
+    (".tdf", 'var x = 1.0\nprint("a")\nprint("b", end="")\n', "a\nb"),
+])
+def test_run_output_only_leaves_an_unended_last_line_as_python_does(tmp_path, suffix, text, printed):
+    path = tmp_path / f"p{suffix}"
+    path.write_text(text)
+    res = cli("run", "--no-color", "--output-only", path)
+    assert res.code == 0 and res.stdout == printed
+    assert cli("run", "--no-color", path).stdout.startswith(printed.rstrip("\n") + "\n")      # (a table after it)
+
+
 def test_grad_table_for_people(prog):
     res = cli("grad", "--no-color", prog)
     assert res.code == 0 and "grads[0]" in res.stdout and "6.0" in res.stdout
