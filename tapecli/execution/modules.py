@@ -53,7 +53,8 @@ ALLOWED: dict[str, dict[str, str]] = {
     "traceback": {"clear_frames": "it clears the frames of the run's machinery too"},
     "shlex": {"shlex": "without a stream it reads standard input (shlex.split and shlex.quote take strings)"},
     # numpy.lib for its views alone: sliding windows, and as_strided within its array's memory (numpy_gate)
-    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items() if name not in ("lib", "testing")},
+    "numpy": {name: why for name, why in numpy_gate.REFUSED["numpy"].items()
+              if name not in ("lib", "testing", *numpy_gate.IN_MEMORY)},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
     "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {}, "numpy.testing": {},
     "numpy.rec": {"fromfile": "it reads files"},

@@ -19,6 +19,7 @@ from tapecli.errors import TdfError
 from tapecli.execution import interfaces, regex
 from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.context import current
+from tapecli.runtime import numpy_gate
 from tapecli.runtime.limits import admit_bytes
 
 # A run's NumPy generator starts from this seed, as tapecli's own default generator does (docs/language.md):
@@ -355,7 +356,33 @@ def _numpy(sandbox) -> dict:
         return np.info(sandbox.unwrapped(object), maxwidth, output, toplevel)
 
     bmat.__doc__, info.__doc__ = np.bmat.__doc__, np.info.__doc__
-    return {"bmat": bmat, "info": info}
+    return {"bmat": bmat, "info": info,
+            **{name: _in_memory(getattr(np, name), name) for name in numpy_gate.IN_MEMORY}}
+
+
+# NumPy's readers and writers of text and .npy/.npz data (numpy_gate.IN_MEMORY), which take a program's own stream
+# (io.StringIO, io.BytesIO) or lines (a list, a generator) as well as a file's name: they run on those, and refuse a
+# path. A pickle is neither written nor read (loading one runs code): allow_pickle is False, its default for
+# np.load (np.save's is True: an object array is then NumPy's ValueError where CPython would have pickled it).
+
+
+def _in_memory(function, name: str):
+    from tapecli.execution.modules import refused_name
+
+    def run(file, *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) or hasattr(type(file), "__fspath__"):
+            raise refused_name("numpy", f"{name}() of a path", "it reaches files (a program's io.StringIO or io.BytesIO, "
+                                                              "or a list of lines, is read and written)")
+        if name in ("load", "save", "savez", "savez_compressed"):     # (allow_pickle: load's and save's second)
+            given = args[1] if name in ("load", "save") and len(args) > 1 else kwargs.get("allow_pickle", False)
+            if given:
+                raise refused_name("numpy", f"{name}(allow_pickle=True)", "a pickle runs code where it is loaded")
+            if not (name in ("load", "save") and len(args) > 1):
+                kwargs["allow_pickle"] = False
+        return function(file, *args, **kwargs)
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = function.__doc__
+    return run
 
 
 def _numpy_random() -> dict:

@@ -26,6 +26,9 @@ REFUSED = {
               "get_include": "it names where tapecli's NumPy is installed"},
     "numpy.random": {"bit_generator": _MEMORY},
 }
+# Of those, the readers and writers a Python program's NumPy runs on its own streams and lines, refusing a path
+# (execution/state.py)
+IN_MEMORY = ("loadtxt", "genfromtxt", "savetxt", "load", "save", "savez", "savez_compressed")
 
 
 def _count(shape) -> int:

@@ -111,6 +111,13 @@ ESCAPES = {
     "base64's file objects": "import base64\nbase64.decode",
     "an array's file": "from array import array\narray('b').tofile(None)",
     "numpy.rec's files": "import numpy as np\nnp.rec.fromfile",
+    "numpy's text reader of a path": "import numpy as np\nnp.loadtxt('data.csv')",
+    "numpy's reader of a path-like": "import numpy as np\nclass P:\n    def __fspath__(self):\n        return 'x'\n"
+                                     "np.genfromtxt(P())",
+    "numpy's writer of a path": "import numpy as np\nnp.save('x.npy', np.ones(2))",
+    "numpy's pickles, loaded": "import io\nimport numpy as np\nnp.load(io.BytesIO(b'x'), allow_pickle=True)",
+    "numpy's pickles, loaded by place": "import io\nimport numpy as np\nnp.load(io.BytesIO(b'x'), None, True)",
+    "numpy's pickles, written": "import io\nimport numpy as np\nnp.save(io.BytesIO(), np.ones(2), True)",
     "logging: a file handler": "import logging\nlogging.FileHandler('x.log')",
     "logging: basicConfig to a file": "import logging\nlogging.basicConfig(filename='x.log')",
     "logging.handlers": "import logging.handlers",
