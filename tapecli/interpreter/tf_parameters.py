@@ -122,22 +122,6 @@ PARAMETERS = {
         ('input', 'p', None, 'input'),
         ('name', 'p', 'None', ''),
     )),
-    'tapecli.library.tf_linalg:diag': ('tf.linalg.diag', (
-        ('diagonal', 'p', None, 'diagonal'),
-        ('name', 'p', "'diag'", 'name'),
-        ('k', 'p', '0', 'k'),
-        ('num_rows', 'p', '-1', None),
-        ('num_cols', 'p', '-1', None),
-        ('padding_value', 'p', '0', None),
-        ('align', 'p', "'RIGHT_LEFT'", None),
-    )),
-    'tapecli.library.tf_linalg:diag_part': ('tf.linalg.diag_part', (
-        ('input', 'p', None, 'input'),
-        ('name', 'p', "'diag_part'", ''),
-        ('k', 'p', '0', None),
-        ('padding_value', 'p', '0', None),
-        ('align', 'p', "'RIGHT_LEFT'", None),
-    )),
     'tapecli.library.tf_linalg:eigh': ('tf.linalg.eigh', (
         ('tensor', 'p', None, 'tensor'),
         ('name', 'p', 'None', ''),

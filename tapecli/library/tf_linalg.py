@@ -109,15 +109,22 @@ def trace(x):
 
 
 @builtin("diag", "matrix_diag")
-def diag(diagonal, name=None, k=0):
-    """tf.linalg.diag of one diagonal ``k`` (TensorFlow's num_rows, num_cols and padding_value left to their
-    defaults; a pair of diagonals is refused)."""
-    return ops.diag(diagonal, to_int(k, "k"))
+def diag(diagonal, name=None, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
+    """tf.linalg.diag of one diagonal ``k`` (``align`` places a band's diagonals: a pair ``k`` is refused)."""
+    return ops.diag(diagonal, _one_diagonal(k), to_int(num_rows, "num_rows"), to_int(num_cols, "num_cols"),
+                    to_float(padding_value, "padding_value"))
 
 
 @builtin("diag_part", "matrix_diag_part")
-def diag_part(input):  # noqa: A002
-    return ops.diag_part(input)
+def diag_part(input, name=None, k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
+    """tf.linalg.diag_part of one diagonal ``k`` (``padding_value`` and ``align`` fill and place a band's)."""
+    return ops.diag_part(input, _one_diagonal(k))
+
+
+def _one_diagonal(k) -> int:
+    if isinstance(k, (list, tuple)) or getattr(k, "ndim", 0):
+        raise TdfValueError("tapecli takes one diagonal k (an int), not a band of them (a pair)")
+    return to_int(k, "k")
 
 
 @builtin("matrix_transpose", "adjoint")

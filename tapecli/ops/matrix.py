@@ -19,7 +19,7 @@ from tapecli.ops.reductions import reduce_max, reduce_sum
 from tapecli.ops.shape import broadcast_to, getitem, reshape, transpose
 from tapecli.runtime.limits import admit_result
 from tapecli.runtime.values import dtype_name, Tensor, Variable
-from tapecli.ops.gathers import band_part, gather
+from tapecli.ops.gathers import band_part
 from tapecli.runtime import spelling
 
 
@@ -531,32 +531,45 @@ def cholesky(x) -> Tensor:
     return _apply_linalg(CHOLESKY, (_square(x, "cholesky"),), "cholesky (the input must be positive definite)")
 
 
-def diag_part(x) -> Tensor:
+def diag_part(x, k: int = 0) -> Tensor:
+    """The ``k``-th diagonal of each matrix (above the main one for k > 0), as tf.linalg.diag_part reads one."""
     t = to_tensor(x)
     if t.ndim < 2:
         raise ShapeError(f"diag_part needs at least a matrix, got shape {list(t.shape)}")
-    k = np.arange(min(t.shape[-2:]))
-    return getitem(t, (Ellipsis, k, k))
+    rows, cols = t.shape[-2:]
+    if not -rows < k < cols:
+        raise ShapeError(f"diag_part: the diagonal k={k} lies outside a matrix of shape [{rows}, {cols}]")
+    n = np.arange(min(rows + min(k, 0), cols - max(k, 0)))
+    return getitem(t, (Ellipsis, n + max(-k, 0), n + max(k, 0)))
 
 
 def trace(x) -> Tensor:
     return reduce_sum(diag_part(x), axis=-1)
 
 
-def diag(v, k: int = 0) -> Tensor:
-    """A batch of square matrices with the last axis of v on their ``k``-th diagonal and zeros (+0, as
-    TensorFlow's MatrixDiag writes them) elsewhere (tf.linalg.diag)."""
+def diag(v, k: int = 0, num_rows: int = -1, num_cols: int = -1, padding=0) -> Tensor:
+    """A batch of matrices with the last axis of v on their ``k``-th diagonal and ``padding`` (+0 by default, as
+    TensorFlow's MatrixDiag writes it) elsewhere (tf.linalg.diag): square of the diagonal's length plus |k|, or
+    ``num_rows`` by ``num_cols`` where given (the other the least that holds the diagonal), as MatrixDiagV3."""
     t = to_tensor(v)
     if t.weak:
         t = materialize(t)
     if t.ndim < 1:
         raise ShapeError("diag needs at least a vector, got a scalar")
     n = t.shape[-1]
-    size = n + abs(k)
+    least_rows, least_cols = n + max(-k, 0), n + max(k, 0)
+    if num_rows == -1 and num_cols == -1:
+        num_rows = num_cols = max(least_rows, least_cols)
+    num_rows = least_rows if num_rows == -1 else num_rows
+    num_cols = least_cols if num_cols == -1 else num_cols
+    if num_rows < least_rows or num_cols < least_cols or (num_rows != least_rows and num_cols != least_cols):
+        raise ShapeError(f"diag: a diagonal of {n} at k={k} needs num_rows={least_rows} or num_cols={least_cols} "
+                         f"(and the other at least that), got num_rows={num_rows}, num_cols={num_cols}")
     rows, cols = np.arange(n) + max(-k, 0), np.arange(n) + max(k, 0)
-    at, on = np.zeros((size, size), np.int64), np.zeros((size, size), bool)
+    at, on = np.zeros((num_rows, num_cols), np.int64), np.zeros((num_rows, num_cols), bool)
     at[rows, cols], on[rows, cols] = np.arange(n), True
-    return where(Tensor(on), gather(t, Tensor(at), axis=-1), Tensor(np.zeros((), t.dtype)))
+    # (a getitem, not a gather: its gradient is a dense tensor, as MatrixDiag's, not IndexedSlices)
+    return where(Tensor(on), getitem(t, (Ellipsis, at)), Tensor(np.asarray(padding, t.dtype)))
 
 
 def norm_ord(x, ord, axis, keepdims):  # noqa: A002

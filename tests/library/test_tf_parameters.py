@@ -154,8 +154,6 @@ UNMAPPED = {
     'tf.ones_like': ['layout'],
     'tf.zeros': ['layout'],
     'tf.zeros_like': ['layout'],
-    'tf.linalg.diag': ['num_rows', 'num_cols', 'padding_value', 'align'],
-    'tf.linalg.diag_part': ['k', 'padding_value', 'align'],
     'tf.linalg.matrix_transpose': ['conjugate', '(another TensorFlow function, other parameters)'],
     # (the builtin takes TensorFlow 1's t, m, v in the places of TensorFlow 2's input, mean, variance, and those
     # names by keyword: a call binds alike)
