@@ -60,15 +60,15 @@ def tf_function(library_function):
     def function(*args, **options):
         signature.bind(*args, **options)             # (a TypeError of Python's for an unknown option)
         func = args[0] if args else options.pop("func", None)
-        given = options.get("input_signature")
+        given, relax = options.get("input_signature"), bool(options.get("reduce_retracing"))
         if func is None:
-            return lambda f: _traced(f, given)
-        return _traced(func, given)
+            return lambda f: _traced(f, given, relax=relax)
+        return _traced(func, given, relax=relax)
     function.__doc__ = library_function.__doc__
     return function
 
 
-def _traced(func, input_signature=None, warned: bool = False):
+def _traced(func, input_signature=None, warned: bool = False, relax: bool = False):
     """A function decorated with ``@tf.function``: itself, its side effects warned of at its decorator; a call
     whose arguments it was traced for runs the traced graph, without its Python ``print``s (objects.trace_key).
     In it, NumPy arrays are tensors, as TensorFlow converts them; what it returns is tensors
@@ -83,8 +83,8 @@ def _traced(func, input_signature=None, warned: bool = False):
     if not callable(func):
         return func
     if not warned and _is_method(func):
-        return _TracedMethod(func, input_signature)
-    traces, sandbox = Traces(None if input_signature is None else list(input_signature)), run.sandbox
+        return _TracedMethod(func, input_signature, relax)
+    traces, sandbox = Traces(None if input_signature is None else list(input_signature), relax), run.sandbox
     parameters = inspect.signature(func)
     traced_for = []         # each call that traced (or get_concrete_function's): its arguments, tensors as specs
 
@@ -164,8 +164,8 @@ class _TracedMethod:
     instance, as TensorFlow's), whose signature (an input_signature's binding, its concrete functions') has no
     ``self``."""
 
-    def __init__(self, func, input_signature):
-        self.func, self.python_function = func, func
+    def __init__(self, func, input_signature, relax=False):
+        self.func, self.python_function, self.relax = func, func, relax
         self.input_signature = None if input_signature is None else tuple(input_signature)
         self.bound = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, func)
@@ -176,7 +176,7 @@ class _TracedMethod:
         found = self.bound.get(instance)
         if found is None:
             found = self.bound[instance] = _traced(types.MethodType(self.func, instance), self.input_signature,
-                                                   warned=True)
+                                                   warned=True, relax=self.relax)
         return found
 
     def __call__(self, instance, *args, **kwargs):      # (the class's: Model.call(m, x))

@@ -69,7 +69,7 @@ class Expressions:
         if traced:
             ctx.functions += 1
             if fn.traces is None:
-                fn.traces = Traces()
+                fn.traces = Traces(relax=fn.relaxed)
             key = trace_key([list(args), kwargs])
             muted = fn.traces.seen(key)     # (the traced graph: no Python print)
             self.muted_prints += muted

@@ -77,6 +77,7 @@ class Function:
     kind_word = "a function"
     traces = None       # a tf.function's Traces, made at its first call
     traced = False      # a @tf.function (or tf.function(f)): its calls run inside a function, variables it returns read
+    relaxed = False     # tf.function(reduce_retracing=True)'s: Traces(relax=True)
     _graph_body = None
 
     def __init__(self, node: ast.FuncDef, closure: Scope, interp: object):
@@ -167,20 +168,41 @@ class Traces:
     an ``input_signature`` (its TensorSpecs), one trace serves every call. Each trace is a concrete function
     whose random ops are kernels of its own (``kernels``), going on from one of its calls to the next."""
 
-    def __init__(self, signature=None):
-        self.keys: set = set()
+    def __init__(self, signature=None, relax=False):
+        self.keys: dict = {}        # (a dict: the traces in the order they were made)
         self.signature = signature
+        self.relax = relax          # reduce_retracing: a new trace is for the shapes that cover the calls seen
+        self.served: dict = {}      # reduce_retracing's: a call's key, the trace's that runs it
         self.again = 0          # traces TensorFlow made again, of a call whose trace made variables
         self.kernels: dict = {}     # by trace: its seeded random ops' kernels (tf_random.StatefulRandom)
 
     def _trace(self, key):
-        return "input_signature" if self.signature is not None else key
+        return "input_signature" if self.signature is not None else self.served.get(key, key)
 
     def seen(self, key) -> bool:
+        if self.relax and self.signature is None:
+            return self._relaxed(key)
         key = self._trace(key)
         if key in self.keys:
             return True
-        self.keys.add(key)
+        self.keys[key] = None
+        return False
+
+    def _relaxed(self, key) -> bool:
+        """reduce_retracing (TypeDispatchTable): a call runs a trace whose shapes cover its own (its dimensions
+        or None); else its key is relaxed against each trace in turn (their most specific common supertype:
+        a dimension that differs unknown, a rank that differs unknown) and that relaxed key traces."""
+        if key in self.served:
+            return True
+        found = next((trace for trace in self.keys if _covers(trace, key)), None)
+        if found is not None:
+            self.served[key] = found
+            return True
+        relaxed = key
+        for trace in self.keys:
+            relaxed = _supertype(relaxed, trace) or relaxed
+        self.keys[relaxed] = None
+        self.served[key] = relaxed
         return False
 
     @property
@@ -211,6 +233,36 @@ class Traces:
             ctx.graph_arguments = held
             if not muted and len(ctx.variables) > made:     # (TensorFlow lifts the variables a trace made, and
                 self.again += 1                              # traces the function again)
+
+
+def _covers(trace, key) -> bool:
+    """Whether a trace's key serves a call's: the same but for the trace's unknown dimensions and ranks."""
+    if trace == key:
+        return True
+    if not (isinstance(trace, tuple) and isinstance(key, tuple)) or len(trace) != len(key):
+        return False
+    if trace[0] == "tensor" and key[0] == "tensor":
+        return trace[2] == key[2] and (trace[1] is None or key[1] is not None and len(trace[1]) == len(key[1])
+                                        and all(t is None or t == k for t, k in zip(trace[1], key[1])))
+    return all(_covers(t, k) for t, k in zip(trace, key))
+
+
+def _supertype(a, b):
+    """The most specific key both keys' calls match (TensorShape's most_specific_common_supertype for a tensor),
+    or None where there is none (Python values that differ, other dtypes, other structures)."""
+    if a == b:
+        return a
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or len(a) != len(b):
+        return None
+    if a[0] == "tensor" and b[0] == "tensor":
+        if a[2] != b[2]:
+            return None
+        if a[1] is None or b[1] is None or len(a[1]) != len(b[1]):
+            return ("tensor", None, a[2])
+        return ("tensor", tuple(x if x == y else None for x, y in zip(a[1], b[1])), a[2])
+    parts = [_supertype(x, y) for x, y in zip(a, b)]
+    return None if any(p is None and (x is not None or y is not None) for p, x, y in zip(parts, a, b)) \
+        else tuple(parts)
 
 
 def _placeholder(name: str, value, spec) -> tuple[str, str, tuple]:

@@ -7,13 +7,16 @@ variable as ``<tf.Variable 'x:0' ...>``, ``t.shape`` as ``(2, 2)``, ``t.dtype`` 
 with their elements' repr. ``tf.print`` writes TensorFlow's own summary of a tensor (tf_print_text)."""
 from __future__ import annotations
 
+import pprint
+import random
+
 import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape, TypeSpec
-from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, Tensor, TensorShape, UnreadVariable,
-                                    Variable, dtype_name, keras_path, mirrored)
+from tapecli.runtime.values import (DictView, DType, NumpyArray, NumpyDType, PythonBool, PythonTuple, Tensor, TensorShape,
+                                    UnreadVariable, Variable, dtype_name, keras_path, mirrored)
 
 
 def program_str(value) -> str:
@@ -136,25 +139,99 @@ def _shape(t: Tensor | Variable) -> str:
 # ------------------------------------------------------------------ tf.print
 
 def tf_print_text(value, summarize: int = 3) -> str:
-    """One of tf.print's arguments as TensorFlow prints it: a tensor as its summary (no padding, floats to
-    the digits that tell them apart, bools as 1 and 0, ``...`` past ``summarize`` items a dimension, all
-    with -1), a string as it is, a list or dict as Python's with its tensors summarized."""
-    if isinstance(value, Variable):
-        value = value.read()
+    """One of tf.print's inputs as TensorFlow prints it (logging_ops.print_v2): a string as it is, a tensor as its
+    summary (tf_summary_text), anything else as ``pprint.pformat`` writes it, with each tensor in it summarized
+    where the placeholder TensorFlow puts in its place stands (a tuple with ( ), a dict's keys sorted, a Python
+    number, string or NumPy array as its repr, a long structure over several lines, a sparse tensor as its
+    quoted ``SparseTensor(indices=..., values=..., shape=...)``)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, Tensor) and _is_array(value):
-        return _summary(numpy_of(value), summarize, 1)
-    if isinstance(value, list):
-        return "[" + ", ".join(_tf_print_item(v, summarize) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_tf_print_item(v, summarize)}" for k, v in value.items()) + "}"
+    if _printed_as_tensor(value):
+        return tf_summary_text(value, summarize)
+    texts: list[str] = []
+    free = pprint.pformat(_print_structure(value, "", []))
+    placeholder = _placeholder_for(free)
+    template = pprint.pformat(_print_structure(value, placeholder, texts))
+    pieces = template.replace("'" + placeholder + "'", placeholder).split(placeholder)
+    summaries = [tf_summary_text(t, summarize) for t in texts]
+    return pieces[0] + "".join(text + piece for text, piece in zip(summaries, pieces[1:]))
+
+
+def tf_summary_text(value, summarize: int = 3) -> str:
+    """A tensor as TensorFlow's string_format summarizes it (no padding, floats to the digits that tell them apart,
+    bools as 1 and 0, ``...`` past ``summarize`` items a dimension, all with -1); a ragged tensor its rows."""
+    if isinstance(value, Variable):
+        value = value.read()
     own = getattr(value, "tf_print_text", None)        # (a tf.RaggedTensor's: its rows, as TensorFlow's)
-    return own(summarize) if own is not None else python_str(value)
+    if own is not None:
+        return own(summarize)
+    return _summary(numpy_of(value), summarize, 1)
 
 
-def _tf_print_item(value, summarize: int) -> str:
-    return repr(value) if isinstance(value, str) else tf_print_text(value, summarize)
+def _printed_as_tensor(value) -> bool:
+    """Whether tf.print takes ``value`` as a tensor (tensor_util.is_tf_type): a tensor, a variable, a ragged
+    tensor; not a Python number or bool, a NumPy array, a shape."""
+    if isinstance(value, Variable):
+        return True
+    if isinstance(value, Tensor):
+        return _is_array(value) and value.__class__ is Tensor
+    return getattr(value, "tf_print_text", None) is not None
+
+
+class _Repr:
+    """A leaf of a structure tf.print formats that pprint writes as the repr tapecli gives it."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _placeholder_for(free: str) -> str:
+    """TensorFlow's placeholder (logging_ops._generate_placeholder_string): ``{}``, digits added while it is in
+    the structure's text without its tensors."""
+    placeholder = "{}"
+    rng = random.Random(5)
+    while placeholder in free:
+        placeholder += str(rng.randint(0, 9))
+    return placeholder
+
+
+def _print_structure(value, placeholder: str, tensors: list):
+    """``value`` as the Python structure tf.print's template formats (nest.pack_sequence_as of its leaves): each
+    tensor its ``placeholder`` (appended to ``tensors``), a sparse tensor's three as one string, Python's values as
+    themselves and any other as its repr."""
+    if _printed_as_tensor(value):
+        tensors.append(value)
+        return placeholder
+    parts = getattr(value, "tf_print_tensors", None)       # (a tf.SparseTensor: indices, values, dense_shape)
+    if parts is not None:
+        tensors.extend(parts())
+        return f"SparseTensor(indices={placeholder}, values={placeholder}, shape={placeholder})"
+    if isinstance(value, PythonBool) or (value.__class__ is Tensor and value.weak):
+        return value.value.item() if value.ndim == 0 else value.value.tolist()
+    if isinstance(value, (str, bytes)) or value is None:
+        return value
+    if value.__class__ is PythonTuple:
+        return tuple(_print_structure(v, placeholder, tensors) for v in value)
+    if value.__class__ is list:
+        return [_print_structure(v, placeholder, tensors) for v in value]
+    if value.__class__ is dict:
+        try:
+            keys = sorted(value, key=_print_key)
+        except TypeError:
+            keys = list(value)
+        return {_print_key(k): _print_structure(value[k], placeholder, tensors) for k in keys}
+    return _Repr(python_repr(value))
+
+
+def _print_key(key):
+    """A dict's key as Python holds it (a Python number the interpreter holds as a literal tensor)."""
+    if isinstance(key, PythonBool) or (key.__class__ is Tensor and key.weak and key.ndim == 0):
+        return key.value.item()
+    return key
 
 
 def _summary(array: np.ndarray, summarize: int, indent: int) -> str:

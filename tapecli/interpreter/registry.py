@@ -12,7 +12,7 @@ import numpy as np
 
 from tapecli.errors import TdfTypeError
 from tapecli.frontend.ast import Attribute, Name
-from tapecli.runtime.values import DTYPES, DType, Tensor, Variable
+from tapecli.runtime.values import DTYPES, DType, PythonTuple, Tensor, Variable
 
 BUILTINS: dict = {}
 # What the interpreter asks the library without importing it (the library is the room above):
@@ -201,6 +201,8 @@ def builtin_result(f, interp, node, args, result):
     where the function is Python's operation (python_operation)."""
     if result.__class__ is float or result.__class__ is int:     # (keras.backend.epsilon())
         return Tensor(np.array(result), weak=True)
+    if result.__class__ is tuple:       # (keras.ops.histogram's pair) a tuple, as the interpreter holds one
+        return PythonTuple(result)
     # (an attribute ``branches``: tf.cond's result is what its branch returned, a Python 2 as 2 in eager TensorFlow;
     # ``numpy_results``: tf.experimental.numpy's, whose every tensor NumPy's rules typed and whose Python number is
     # one, as tnp.size gives it)

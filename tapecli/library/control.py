@@ -140,8 +140,7 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
                swap_memory=False, maximum_iterations=None, name=None):
     """tf.while_loop (TensorFlow 2: the result has loop_vars' structure): ``cond(*vars)`` and
     ``vars = body(*vars)`` in Python, at most ``maximum_iterations`` times; the result's leaves are tensors."""
-    if isinstance(loop_vars, Tensor) and loop_vars.weak and loop_vars.ndim == 1:    # a list of Python numbers
-        loop_vars = [Tensor(v, weak=True) for v in loop_vars.value]
+    loop_vars = _numbers_listed(loop_vars)
     if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
         raise TdfValueError("tf.while_loop(): 'loop_vars' must be provided: a non-empty list or tuple")
     limit = None
@@ -155,7 +154,7 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
         go = _predicate(interp.call_value(cond, list(values)), "tf.while_loop's cond")
         if limit is not None and count >= limit or not go:
             break
-        result = interp.call_value(body, list(values))
+        result = _numbers_listed(interp.call_value(body, list(values)))
         if not isinstance(result, (list, tuple)) or not same_structure(list(result), list(loop_vars)):
             raise TdfValueError("tf.while_loop(): body must return the structure of loop_vars "
                                 f"({len(loop_vars)} value(s)), got {type_word(result)}")
@@ -163,6 +162,14 @@ def while_loop(interp, cond, body, loop_vars, shape_invariants=None, parallel_it
         tick()
     return pack_as(values, [leaf if isinstance(leaf, TensorArray) else _strong(leaf, "tf.while_loop")
                             for leaf in flatten(values)])
+
+
+def _numbers_listed(value):
+    """A list of Python numbers (a weak tensor as a literal arrives; on CPython a body's ``[i + 1, s * 2]`` of
+    Python ints too) as the list of its numbers, each a weak tensor."""
+    if isinstance(value, Tensor) and value.weak and value.ndim == 1:
+        return [Tensor(v, weak=True) for v in value.value]
+    return value
 
 
 def _rows(elems, where: str) -> tuple[list, list, int]:

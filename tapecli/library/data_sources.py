@@ -1,7 +1,7 @@
 """tf.data's datasets that draw from several datasets: Dataset.interleave (InterleaveDataset's cycle of open
 iterators), Dataset.choose_from_datasets (a selector dataset's choices), Dataset.sample_from_datasets (weighted
 random choices, TensorFlow's: a stateless multinomial draw seeded by each pair of a random dataset's values),
-Dataset.random and Dataset.counter.
+Dataset.random and Dataset.counter; and Dataset.get_single_element, the one element of a dataset.
 library/data.py installs them in Dataset's methods and constructors (``install``), giving its Dataset class:
 this module cannot import it, data.py importing this one."""
 from __future__ import annotations
@@ -14,9 +14,12 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import KernelValueError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
+from tapecli.interpreter.objects import ProgramObject
+from tapecli.interpreter.registry import register
 from tapecli.library.control import flatten
 from tapecli.library.core import _rng, to_dtype
 from tapecli.library.data_elements import unpacked_call
+from tapecli.library.data_iterators import op_message
 from tapecli.runtime.specs import TensorSpec
 from tapecli.runtime.values import DType, Tensor, dtype_name
 
@@ -197,6 +200,30 @@ def counter(start=0, step=1, dtype=None, name=None):
     return made
 
 
+def get_single_element(self, interp=None, name=None):
+    """The dataset's one element (DatasetToSingleElement: two are taken, to tell that there is no second)."""
+    elements = list(itertools.islice(self.source(), 2))
+    if len(elements) != 1:
+        raise KernelValueError(op_message(self, "DatasetToSingleElement", "Dataset was empty." if not elements
+                                          else "Dataset had more than one element."))
+    return elements[0]
+
+
+class _GetSingleElement(ProgramObject):
+    """``tf.data.experimental.get_single_element(dataset)``: the dataset's get_single_element (deprecated for it)."""
+
+    kind_word = "a function"
+
+    def call(self, interp, args, kwargs, node):
+        given = [*args, *kwargs.values()]
+        if len(given) != 1 or kwargs.keys() - {"dataset"} or not isinstance(given[0], Dataset):
+            raise TdfTypeError("tf.data.experimental.get_single_element() takes one tf.data.Dataset")
+        return get_single_element(given[0])
+
+
+register("data.experimental.get_single_element", _GetSingleElement())
+
+
 def _datasets(datasets, what) -> list:
     members = flatten(datasets)
     if not members or not all(isinstance(d, Dataset) for d in members):
@@ -227,5 +254,6 @@ def install(dataset_class, methods: dict, constructors: dict, calling: dict) -> 
     global Dataset
     Dataset = dataset_class
     methods["interleave"] = interleave
+    methods["get_single_element"] = get_single_element
     constructors.update(choose_from_datasets=choose_from_datasets, counter=counter)
     calling.update(sample_from_datasets=sample_from_datasets, random=random)

@@ -15,6 +15,7 @@ from tapecli.library.keras import (activations, adafactor, attention, augmentati
 from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase
 from tapecli.interpreter.registry import BUILTINS, builtin, hook, register
 from tapecli.library.python import class_named
+from tapecli.library.keras.common import MetricObject
 from tapecli.library.keras import (getters, operations, ops_arrays, ops_control, ops_fft, ops_keras_binary,
                                    ops_keras_linalg, ops_keras_more, ops_keras_numpy, ops_math, ops_nn, ops_numpy,
                                    ops_stats, random_ops, subclassing)
@@ -79,7 +80,7 @@ def _register(name, make, extra=(), with_interp=True):
         except TypeError as e:
             raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{usage}") from None
         out = make(interp, *args, **kwargs) if with_interp else make(*args, **kwargs)
-        if isinstance(out, layers.Layer):
+        if isinstance(out, (layers.Layer, MetricObject)):       # (a metric's get_config is written from them too)
             bound.apply_defaults()
             out.given_arguments = bound.arguments
         return out

@@ -19,7 +19,7 @@ from tapecli.interpreter.objects import _PYFUNCTION, EFFECT, BoundMethod, Functi
 from tapecli.interpreter.printing import program_repr, program_str
 from tapecli.library.core import NamedResult, to_shape
 from tapecli.library.numpy_forms import array_attribute
-from tapecli.interpreter.registry import BUILTINS, HOOKS, builtin, hook, register
+from tapecli.interpreter.registry import BUILTINS, HOOKS, builtin, builtin_function, hook, register
 from tapecli.runtime.clock import CLOCK_START
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_pieces, admit_text
@@ -139,16 +139,21 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
              experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None):
     """@tf.function / tf.function(f, ...): the function runs as eager TensorFlow runs it (tracing, autograph,
     XLA and retracing options change how TensorFlow runs it, not what it computes): a program's function called
-    through it runs inside a function (``tf.inside_function()``) and returns tensors where it returns variables."""
-    return _same_function(func) if func is not None else _same_function
+    through it runs inside a function (``tf.inside_function()``) and returns tensors where it returns variables.
+    ``reduce_retracing`` changes which calls trace it (objects.Traces), and so its experimental_get_tracing_count()."""
+    relax = bool(truth(reduce_retracing))
+    if func is not None:
+        return _same_function(func, relax)
+    return _same_function if not relax else builtin_function(lambda f: _same_function(f, relax))
 
 
 @builtin("_same_function")
-def _same_function(f):
+def _same_function(f, relax=False):
     if isinstance(f, Function) and not f.traced:
         import copy         # here: a small run never needs it
         f = copy.copy(f)
         f.traced = True
+        f.relaxed = relax
     return f
 
 

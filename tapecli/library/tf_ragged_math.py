@@ -1,8 +1,9 @@
 """TensorFlow's functions that take a tf.RaggedTensor (tf_ragged.py) in place of a tensor, as its dispatch_for_api
 handlers compute them: elementwise ops on the flat values (a dense operand broadcast to them), reductions
 (ragged_math_ops.ragged_reduce_aggregate: a ragged dimension reduced by an unsorted segment op), concat, stack,
-gather, tile, size and rank. Each is registered in registry.DISPATCH for the builtins it stands in for, which the
-registry asks before calling one; every op here is composed of ops whose gradients reach the flat values."""
+gather, tile, size, rank, where and expand_dims. Each is registered in registry.DISPATCH for the builtins it
+stands in for, which the registry asks before calling one; every op here is composed of ops whose gradients
+reach the flat values."""
 from __future__ import annotations
 
 import numpy as np
@@ -358,13 +359,52 @@ def _size(f, interp, node, args, kwargs):
     return Tensor(np.array(int(np.prod(rt.flat_values.shape)), dtype=np.int32 if out_type is None else to_dtype(out_type)))
 
 
+def _where(f, interp, node, args, kwargs):
+    """tf.where(condition, x, y) with a ragged operand (ragged_where_op): the flat values' where, under the
+    partition they share, a dense operand broadcast to it. tf.where of a ragged condition alone is left out."""
+    bound = _arguments(f, args, kwargs)
+    names = ("condition", "x", "y")
+    if any(bound.get(n) is None for n in names) or not _any_ragged(bound[n] for n in names):
+        return NotImplemented
+    rt = next(bound[n] for n in names if isinstance(bound[n], RaggedTensor))
+    for n in names:
+        rt, _, bound[n] = aligned(rt, bound[n])
+    return rt.with_flat_values(call_builtin(f, interp, node, [], bound))
+
+
+def _expand_dims(f, interp, node, args, kwargs):
+    """tf.expand_dims of a ragged tensor (RaggedTensor's): a new outer dimension (one row of its rows), a uniform
+    dimension of length 1 before a ragged one (each item at that level a row of one), or an inner one of its flat
+    values."""
+    bound = _arguments(f, args, kwargs)
+    key = next(iter(bound), None)
+    rt = bound.get(key)
+    if not isinstance(rt, RaggedTensor):
+        return NotImplemented
+    axis = to_int(bound["axis"], "axis")
+    if not -rt.rank - 1 <= axis <= rt.rank:
+        raise TdfValueError(f"axis={axis} out of bounds: expected {-rt.rank - 1}<=axis<={rt.rank}")
+    axis %= rt.rank + 1
+    if axis > rt.ragged_rank:
+        bound[key], bound["axis"] = rt.flat_values, Tensor(np.array(axis - rt.ragged_rank), weak=True)
+        return rt.with_flat_values(call_builtin(f, interp, node, [], bound))
+    items = rt.nrows if axis <= 1 else int(rt.splits[axis - 2][-1])     # (the items at the level it comes before)
+    if axis == 0:
+        new, length = np.array([0, items], dtype=INT64), items
+    else:
+        new, length = np.arange(items + 1, dtype=INT64), 1
+    at = max(axis - 1, 0)
+    return RaggedTensor(rt.flat_values, (*rt.splits[:at], new, *rt.splits[at:]),
+                        (*rt.uniform[:at], length, *rt.uniform[at:]))
+
+
 _HANDLERS = {**{name: _unary for name in _UNARY}, **{name: _binary for name in _BINARY},
              **{name: _reduction(name) for name in ("reduce_sum", "reduce_prod", "reduce_min", "reduce_max",
                                                    "reduce_mean", "reduce_variance", "reduce_std", "reduce_any",
                                                    "reduce_all", "strings.reduce_join")},
              "strings.join": _n_ary, "add_n": _n_ary, "embedding_lookup": _lookup,
              "concat": _joining(concatenated), "stack": _joining(stacked), "gather": _gather, "tile": _tile,
-             "size": _size, "rank": _size}
+             "size": _size, "rank": _size, "where": _where, "expand_dims": _expand_dims}
 
 
 def _guarded(handler):

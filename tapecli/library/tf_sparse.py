@@ -39,6 +39,10 @@ class SparseTensor(ProgramObject):
     def dims(self) -> tuple[int, ...]:
         return tuple(int(d) for d in self.dense_shape.value)
 
+    def tf_print_tensors(self) -> tuple[Tensor, Tensor, Tensor]:
+        """The tensors tf.print writes of it, in its ``SparseTensor(indices=..., values=..., shape=...)``."""
+        return self.indices, self.values, self.dense_shape
+
     def get_attribute(self, interp, attr, node):
         if attr in ("indices", "values", "dense_shape"):
             return getattr(self, attr)

@@ -14,7 +14,7 @@ import numpy as np
 
 from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
-from tapecli.interpreter.printing import tf_print_text
+from tapecli.interpreter.printing import tf_summary_text
 from tapecli.interpreter.registry import builtin
 from tapecli.library.core import to_dtype, to_int, to_shape, truth
 from tapecli.library.tf_ragged import is_ragged, ragged_input, ragged_rows
@@ -327,7 +327,7 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
     tensors = [ops.to_tensor(x) for x in items]
     shown = sum(t.size if summarize < 0 else min(t.size, 2 * summarize ** max(t.ndim, 1)) for t in tensors)
     admit_bytes(shown, shown * 32 + len(template), "tf.strings.format's text")   # (before it is written)
-    text = pieces[0] + "".join(tf_print_text(t, summarize) + piece for t, piece in zip(tensors, pieces[1:]))
+    text = pieces[0] + "".join(tf_summary_text(t, summarize) + piece for t, piece in zip(tensors, pieces[1:]))
     return _made([text.encode("utf-8", "surrogateescape")], (), "tf.strings.format's result")
 
 

@@ -84,3 +84,33 @@ def test_python_lists_and_tuples_compare_as_python_compares_them(monkeypatch, on
     assert isinstance(result.run.interpreter, PythonRun) == (on_cpython == "1")
     assert result.output == ["True False False True True False True True", "same",
                              "tf.Tensor([ True  True], shape=(2,), dtype=bool)", "False True True True False True True"]
+
+
+KERAS_TUPLES = """\
+import tensorflow as tf
+from keras import ops
+
+pair = ops.while_loop(lambda a, b: a < 10, lambda a, b: (a + 3, b * 2), (0, 1))
+print(pair, type(pair))
+print(ops.while_loop(lambda a, b: a < 3, lambda a, b: [a + 1, b - 1], [0, 0]))
+counts, edges = ops.histogram(tf.constant([0.1, 0.2, 0.9, 0.5]), bins=2)
+print(ops.histogram(tf.constant([0.1, 0.2, 0.9, 0.5]), bins=2), counts.shape, edges.shape)
+print(ops.fft((tf.constant([1.0, 0.0]), tf.constant([0.0, 0.0]))))
+"""
+
+KERAS_TUPLES_BY_TENSORFLOW = """\
+(<tf.Tensor: shape=(), dtype=int32, numpy=12>, <tf.Tensor: shape=(), dtype=int32, numpy=16>) <class 'tuple'>
+(<tf.Tensor: shape=(), dtype=int32, numpy=3>, <tf.Tensor: shape=(), dtype=int32, numpy=-3>)
+(<tf.Tensor: shape=(2,), dtype=float32, numpy=array([2., 2.], dtype=float32)>, <tf.Tensor: shape=(3,), dtype=float32, numpy=array([0.1       , 0.49999997, 0.9       ], dtype=float32)>) (2,) (3,)
+(<tf.Tensor: shape=(2,), dtype=float32, numpy=array([1., 1.], dtype=float32)>, <tf.Tensor: shape=(2,), dtype=float32, numpy=array([0., 0.], dtype=float32)>)
+"""  # noqa: E501 (TensorFlow's lines)
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_a_library_function_returning_a_tuple_gives_the_program_a_tuple(monkeypatch, on_cpython):
+    """keras.ops.while_loop, histogram and fft return Python tuples: on the interpreter they once printed with
+    tapecli's own text of a tensor (``(Tensor(np.int32(12)), ...)``) and had no type(); on CPython a body's list of
+    Python numbers (``[a + 1, b - 1]``) arrived as one literal tensor that while_loop refused. The lines are what
+    TensorFlow 2.21 printed."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    assert tapecli.run(KERAS_TUPLES).output == KERAS_TUPLES_BY_TENSORFLOW.splitlines()

@@ -290,10 +290,44 @@ class MetricObject(KerasObject):
     def get_attribute(self, interp, attr, node):
         if attr == "variables":
             return self.keras_variables()
+        if attr == "get_config" and self.__dict__.get("given_arguments") is not None:
+            return method(attr, self.get_config)
         stateless = metric_method(self, attr)
         if stateless is not None:
             return method(attr, stateless)
         return super().get_attribute(interp, attr, node)
+
+
+    def get_config(self) -> dict:
+        """Keras's config of a built-in metric: its name and dtype, then the arguments it was made with (keras_names
+        keeps them, defaults filled in) in its constructor's order; a class whose get_config orders or leaves out
+        keys otherwise (the IoU metrics, the X-at-Y ones, AUC, CosineSimilarity) by its own list (METRIC_CONFIGS)."""
+        given = {k: v for k, v in self.given_arguments.items() if k not in ("name", "dtype", "kwargs")}
+        dtype = getattr(self, "dtype", None) or self.given_arguments.get("dtype") or float_dtype()
+        name = getattr(dtype, "name", None)        # (a NumPy dtype, tapecli's DType, or the name given)
+        values = {"name": self.name, "dtype": name if isinstance(name, str) else str(dtype), **given}
+        if "target_class_ids" in values:       # (the IoU metrics keep a list of them)
+            ids = values["target_class_ids"]
+            values["target_class_ids"] = ids.value.tolist() if isinstance(ids, Tensor) else list(ids)
+        keys = METRIC_CONFIGS.get(type(self).__name__, ["name", "dtype", *given])
+        return {k: values.get(k) for k in keys}
+
+
+# The metrics whose get_config differs from name, dtype and their constructor's arguments (Keras 3.15)
+_AT = ["name", "dtype", "class_id", "num_thresholds"]
+METRIC_CONFIGS = {
+    "AUC": ["name", "dtype", "num_thresholds", "curve", "summation_method", "multi_label", "num_labels",
+            "label_weights", "from_logits"],
+    "BinaryIoU": ["target_class_ids", "threshold", "name", "dtype"],
+    "CosineSimilarity": ["name", "dtype"],
+    "MeanIoU": ["num_classes", "name", "dtype", "ignore_class", "sparse_y_true", "sparse_y_pred", "axis"],
+    "OneHotIoU": ["num_classes", "target_class_ids", "name", "dtype", "ignore_class", "sparse_y_pred", "axis"],
+    "OneHotMeanIoU": ["num_classes", "name", "dtype", "ignore_class", "sparse_y_pred", "axis"],
+    "PrecisionAtRecall": [*_AT, "recall"], "RecallAtPrecision": [*_AT, "precision"],
+    "SensitivityAtSpecificity": [*_AT, "specificity"], "SpecificityAtSensitivity": [*_AT, "sensitivity"],
+    "SparseTopKCategoricalAccuracy": ["name", "dtype", "k"],
+    "SparseCategoricalCrossentropy": ["name", "dtype", "from_logits", "ignore_class", "axis"],    # (None)
+}
 
 
 def state_variable(metric_name: str, name: str, value) -> Variable:

@@ -60,7 +60,15 @@ def metric(identifier):
 
 
 def optimizer_of(interp, value):
-    """An optimizer from its name ("adam", "SGD") or itself."""
+    """An optimizer from its name ("adam", "SGD"), its serialized config (``{"class_name": "SGD", "config":
+    {...}}``: its class's from_config, the class name read as Keras reads it, in any case) or itself."""
+    if isinstance(value, dict):
+        by_name = {cls.prefix.lower(): cls for cls in optimizers.OPTIMIZERS}
+        name, config = value.get("class_name"), value.get("config", {})
+        if not isinstance(name, str) or name.lower() not in by_name or not isinstance(config, dict):
+            raise TdfValueError(f"Could not interpret optimizer identifier: {value}")
+        from tapecli.interpreter.registry import BUILTINS     # (the classes' from_config: keras_names registers them)
+        return BUILTINS[by_name[name.lower()].__name__].class_methods["from_config"](interp, config)
     if isinstance(value, str):
         by_name = {cls.prefix.lower(): cls for cls in optimizers.OPTIMIZERS}
         if value.lower() not in by_name:

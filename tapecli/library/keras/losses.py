@@ -376,6 +376,25 @@ class Loss(KerasObject):
     def attributes(self):
         return {"name": self.name, "reduction": self.reduction}
 
+    def methods(self):
+        return {"get_config": self.get_config}
+
+    def get_config(self) -> dict:
+        """Keras's config of a loss: its name and reduction, and the options its class's get_config lists (a
+        cross-entropy's, Dice's, Tversky's; Huber's delta and CosineSimilarity's axis are not among them)."""
+        config = {"name": self.name, "reduction": self.reduction}
+        config.update((key, self.options[key]) for key in _CONFIG_OPTIONS.get(self.class_name, ()))
+        return config
+
+
+# the options each loss class's get_config adds to its name and reduction, in Keras's order
+_CROSSENTROPY = ("from_logits", "label_smoothing", "axis")
+_CONFIG_OPTIONS = {"BinaryCrossentropy": _CROSSENTROPY, "CategoricalCrossentropy": _CROSSENTROPY,
+                   "SparseCategoricalCrossentropy": ("from_logits", "ignore_class"),
+                   "BinaryFocalCrossentropy": (*_CROSSENTROPY, "apply_class_balancing", "alpha", "gamma"),
+                   "CategoricalFocalCrossentropy": (*_CROSSENTROPY, "alpha", "gamma"), "Dice": ("axis",),
+                   "Tversky": ("alpha", "beta", "axis"), "CategoricalGeneralizedCrossEntropy": ("q",)}
+
 
 # loss classes without options: the class, and its function (its default name)
 _PLAIN = {"Hinge": "hinge", "SquaredHinge": "squared_hinge", "CategoricalHinge": "categorical_hinge",

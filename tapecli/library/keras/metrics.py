@@ -197,8 +197,8 @@ def _loss_metric(class_name, fn_name, **defaults):
 LOSS_METRICS = [
     _loss_metric("MeanSquaredError", "mean_squared_error"),
     _loss_metric("MeanAbsoluteError", "mean_absolute_error"),
-    _loss_metric("BinaryCrossentropy", "binary_crossentropy", from_logits=False, label_smoothing=0.0),
-    _loss_metric("CategoricalCrossentropy", "categorical_crossentropy", from_logits=False, label_smoothing=0.0,
+    _loss_metric("BinaryCrossentropy", "binary_crossentropy", from_logits=False, label_smoothing=0),   # (Keras's 0)
+    _loss_metric("CategoricalCrossentropy", "categorical_crossentropy", from_logits=False, label_smoothing=0,
                  axis=-1),
     _loss_metric("SparseCategoricalCrossentropy", "sparse_categorical_crossentropy", from_logits=False, axis=-1),
     _loss_metric("Hinge", "hinge"), _loss_metric("SquaredHinge", "squared_hinge"),

@@ -1,6 +1,6 @@
 """keras.ops' control flow and scatter functions (keras/src/backend/tensorflow/core.py): switch, fori_loop,
 map, while_loop and vectorized_map call the program's functions as TensorFlow's switch_case, while_loop, map_fn
-and vectorized_map do; scatter,
+and vectorized_map do, associative_scan as Keras's parallel prefix scan; scatter,
 scatter_update and slice_update write into a copy; multi_hot is one_hot's maximum over the last input axis."""
 from __future__ import annotations
 
@@ -118,7 +118,54 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, num_t
     return ops.reduce_max(hot, 1 if _tensor(inputs).ndim > 1 else 0)
 
 
+def associative_scan(interp, f, elems, reverse=False, axis=0):
+    """Keras's (tfp.math.scan_associative's) parallel prefix scan along ``axis``: ``f`` of the pairs (0, 1),
+    (2, 3), ... scanned again, then of each scanned pair with the next even element, interleaved; lengths 2 and 3
+    the base cases. The same combination order as Keras's, so that a float scan rounds as its does."""
+    from tapecli.library.control import flatten, pack_as
+    leaves = [_tensor(e) for e in flatten(elems)]
+    if not leaves:
+        raise TdfValueError("associative_scan: elems must be a tensor or a structure of tensors")
+    axis = integer(axis, "axis") % leaves[0].ndim
+    if any(t.ndim <= axis or t.shape[axis] != leaves[0].shape[axis] for t in leaves):
+        raise TdfValueError("Array inputs to associative_scan must have the same first dimension.")
+    if reverse:
+        leaves = [ops.reverse(t, [axis]) for t in leaves]
+
+    def cut(t, start=0, stop=None, step=1):
+        return ops.getitem(t, (slice(None),) * axis + (slice(start, stop, step),))
+
+    def combine(a, b):
+        return [_tensor(t) for t in flatten(interp.call_value(f, [pack_as(elems, a), pack_as(elems, b)]))]
+
+    def interleave(a, b):
+        head = cut(a, 0, b.shape[axis]) if a.shape[axis] == b.shape[axis] + 1 else a
+        paired = ops.stack([head, b], axis + 1)
+        both = ops.reshape(paired, [*b.shape[:axis], 2 * b.shape[axis], *b.shape[axis + 1:]])
+        return ops.concat([both, cut(a, -1)], axis) if head is not a else both
+
+    def scan(level):
+        n = level[0].shape[axis]
+        if n < 2:
+            return level
+        reduced = combine([cut(t, 0, -1, 2) for t in level], [cut(t, 1, None, 2) for t in level])
+        if n == 2:
+            return [ops.concat([cut(t, 0, 1), r], axis) for t, r in zip(level, reduced)]
+        if n == 3:
+            again = combine(reduced, [cut(t, 2, 3) for t in level])
+            return [ops.concat([cut(t, 0, 1), r, rr], axis) for t, r, rr in zip(level, reduced, again)]
+        odd = scan(reduced)
+        results = combine([cut(o, 0, -1) for o in odd] if n % 2 == 0 else odd, [cut(t, 2, None, 2) for t in level])
+        even = [ops.concat([cut(t, 0, 1), r], axis) for t, r in zip(level, results)]
+        return [interleave(e, o) for e, o in zip(even, odd)]
+
+    scanned = scan(leaves)
+    if reverse:
+        scanned = [ops.reverse(t, [axis]) for t in scanned]
+    return pack_as(elems, scanned)
+
+
 FUNCTIONS = {"ops.scatter": scatter, "ops.scatter_update": scatter_update, "ops.slice_update": slice_update,
              "ops.get_item": get_item, "ops.multi_hot": multi_hot}
 WITH_INTERP = {"ops.switch": switch, "ops.fori_loop": fori_loop, "ops.map": keras_map, "ops.while_loop": while_loop,
-               "ops.vectorized_map": vectorized_map}
+               "ops.vectorized_map": vectorized_map, "ops.associative_scan": associative_scan}

@@ -27,9 +27,16 @@ def _pair(x) -> tuple[Tensor, Tensor]:
 
 
 def _basis(n: int, m: int, dtype) -> tuple[Tensor, Tensor]:
-    """cos and sin of 2 pi j k / n for j < n, k < m."""
-    angle = 2 * np.pi * np.outer(np.arange(n), np.arange(m)) / n
-    return Tensor(np.cos(angle).astype(dtype)), Tensor(np.sin(angle).astype(dtype))
+    """cos and sin of 2 pi j k / n for j < n, k < m: of j k mod n, exact (0, 1 or -1) at the quarter turns, where
+    an FFT's twiddle factors are, so that a transform's zero terms are zeros (rfft([1, 2, 3, 4])'s imaginary
+    part is [0, 2, 0], not [-0, 2, -1e-16])."""
+    turns = np.outer(np.arange(n), np.arange(m)) % n
+    angle = 2 * np.pi * turns / n
+    cos, sin = np.cos(angle), np.sin(angle)
+    quarter = (4 * turns) % n == 0
+    cos[quarter] = np.round(cos[quarter])
+    sin[quarter] = np.round(sin[quarter])
+    return Tensor((cos + 0.0).astype(dtype)), Tensor((sin + 0.0).astype(dtype))
 
 
 def _last(t: Tensor, matrix: Tensor) -> Tensor:
@@ -72,7 +79,7 @@ def rfft(x, fft_length=None):
     n = t.shape[-1] if fft_length is None else integer(fft_length, "fft_length")
     t = _fitted(t, n)
     cos, sin = _basis(n, n // 2 + 1, t.dtype)
-    return _last(t, cos), ops.neg(_last(t, sin))
+    return _last(t, cos), _last(t, Tensor(np.negative(sin.value) + 0.0))     # (+ 0.0: no negative zeros)
 
 
 def irfft(x, fft_length=None):

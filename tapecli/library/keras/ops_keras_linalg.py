@@ -4,8 +4,9 @@ svd (u, s, vh; full matrices by default), qr (a mode), lstsq (NumPy's, through t
 (an axis), the cross-entropies (elementwise binary, no mean), segment_sum/max/min (unsorted by default),
 top_k, scan (jax.lax.scan's carry), depth_to_space/space_to_depth (channels_last/first), moments and
 leaky_relu (negative_slope); and those that only rename TensorFlow's parameters: det, inv, logdet, slogdet (a
-tuple), solve (a vector right-hand side), pinv, matrix_rank, eigh, cholesky_inverse, stop_gradient, slice,
-saturate_cast (Keras's limits) and unravel_index (a tuple of coordinates)."""
+tuple), lu_factor (tf.linalg.lu, its permutation inverted), solve (a vector right-hand side), pinv, matrix_rank,
+eigh, cholesky_inverse, stop_gradient, slice, saturate_cast (Keras's limits) and unravel_index (a tuple of
+coordinates)."""
 from __future__ import annotations
 
 import numpy as np
@@ -267,6 +268,27 @@ def slogdet(x):
     return PythonTuple(ops.slogdet(_tensor(x)))
 
 
+def lu_factor(x):
+    """Keras's (TensorFlow backend): tf.linalg.lu's packed factors and its permutation inverted (a square matrix;
+    a batch of them is TensorFlow's invert_permutation error)."""
+    from tapecli.errors import KernelValueError
+    t = _tensor(x)
+    if t.ndim < 2:
+        raise TdfValueError(f"Expected input to have rank >= 2. Received scalar input {t.value}." if t.ndim == 0
+                            else f"Expected input to have rank >= 2. Received input with shape {t.shape}.")
+    if t.shape[-1] != t.shape[-2]:
+        raise TdfValueError(f"LU decomposition failed: Expected a square matrix. Received non-square input with "
+                            f"shape {t.shape}. LU decomposition is only supported for square matrices in Tensorflow.")
+    packed, perm = ops.lu(t)
+    if perm.ndim != 1:
+        raise KernelValueError("{{function_node __wrapped__InvertPermutation_device_/job:localhost/replica:0/task:0/"
+                               "device:CPU:0}} invert_permutation expects a 1D vector. [Op:InvertPermutation] name: ")
+    order = np.asarray(perm.value).astype(np.int32)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size, dtype=np.int32)
+    return PythonTuple([packed, Tensor(inverse)])
+
+
 def solve(a, b):
     """tf.linalg.solve; a right-hand side of one rank less than ``a`` is a vector (a column, squeezed back)."""
     a, b = _tensor(a), _tensor(b)
@@ -343,7 +365,7 @@ def unravel_index(indices, shape):
 
 FUNCTIONS = {f"ops.{f.__name__}": f for f in (
     _linalg("det"), _linalg("inv"), _linalg("logdet"), _linalg("eigh"), slogdet, solve, pinv, matrix_rank,
-    cholesky_inverse, stop_gradient, slice, saturate_cast, unravel_index,
+    cholesky_inverse, stop_gradient, slice, saturate_cast, unravel_index, lu_factor,
     svd, qr, lstsq, batch_normalization, binary_crossentropy, categorical_crossentropy,
     sparse_categorical_crossentropy, _segment("sum"), _segment("max"), _segment("min"), top_k, moments, leaky_relu,
     _channels_first(depth_to_space), _channels_first(space_to_depth))}
