@@ -49,11 +49,14 @@ _AFTER_LOAD: list = []
 _LOADING = allocate_lock()
 
 
-def builtin(*names, interp=False, replaces=False):
+def builtin(*names, interp=False, replaces=False, **marks):
     """Register a builtin under one or more names; ``interp=True`` passes the interpreter first;
-    ``replaces=True`` where it takes over names another family registered (see ``register``)."""
+    ``replaces=True`` where it takes over names another family registered (see ``register``); ``marks``: attributes
+    the registry reads (``literals``: it takes a program's Python literals as they are, call_builtin)."""
     def deco(f):
         builtin_function(f, interp)
+        for mark, value in marks.items():
+            setattr(f, mark, value)
         for name in names or (f.__name__.rstrip("_"),):
             register(name, f, replaces=replaces)
         return f

@@ -633,7 +633,7 @@ def print_(interp, *values, sep=" ", end="\n", flush=False):
         interp.output.write(line + end)
 
 
-@builtin("tf.print", interp=True)
+@builtin("tf.print", interp=True, literals="a Python value prints as pprint writes it")
 def tf_print(interp, *inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
     """tf.print: each input as TensorFlow summarizes it (printing.tf_print_text), to standard error as TensorFlow
     writes it, or to standard output where ``output_stream`` is the program's ``sys.stdout``."""
