@@ -301,6 +301,7 @@ class _process_state(numpy_settings_kept):
     kept."""
 
     def __init__(self, limits: Limits):
+        from tapecli.execution.sandbox import program_depth
         self.depth = program_depth(limits)
 
     def __enter__(self):
@@ -313,18 +314,10 @@ class _process_state(numpy_settings_kept):
         super().__exit__(*exc)
 
 
-_CPYTHON_RECURSION_LIMIT = 1000
-
-
-def program_depth(limits: Limits) -> int:
-    """How many frames a program may stack: CPython's default limit, or --max-depth if more (what the run's
-    ``sys.getrecursionlimit()`` answers)."""
-    return max(limits.max_depth, _CPYTHON_RECURSION_LIMIT)
-
-
 def _cpython_recursion():
     """CPython's default recursion limit above the caller's frames, as a program of its own would have."""
-    return recursion_limit(frames() + _CPYTHON_RECURSION_LIMIT)
+    from tapecli.execution.sandbox import CPYTHON_RECURSION_LIMIT
+    return recursion_limit(frames() + CPYTHON_RECURSION_LIMIT)
 
 
 class _ProgramModule:

@@ -63,6 +63,16 @@ _COPIES = {"list": LIST_SLOT, "tuple": LIST_SLOT, "sorted": LIST_SLOT * 3 // 2, 
 _INT_OBJECT = 32
 
 
+# CPython's default recursion limit: the frames a program of its own may stack
+CPYTHON_RECURSION_LIMIT = 1000
+
+
+def program_depth(limits: Limits) -> int:
+    """How many frames a program may stack: CPython's default limit, or --max-depth if more (what the run's
+    ``sys.getrecursionlimit()`` answers)."""
+    return max(limits.max_depth, CPYTHON_RECURSION_LIMIT)
+
+
 def consumer_word(consumer: str) -> str:
     return {"sorted": "list", "frozenset": "set"}.get(consumer, consumer)
 

@@ -470,7 +470,7 @@ def _os(sandbox) -> dict:
 
 
 def _sys(sandbox) -> dict:
-    from tapecli.execution import program_depth
+    from tapecli.execution.sandbox import program_depth
     depth = program_depth(sandbox.limits)
 
     def getrecursionlimit():

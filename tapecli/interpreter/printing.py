@@ -7,9 +7,6 @@ variable as ``<tf.Variable 'x:0' ...>``, ``t.shape`` as ``(2, 2)``, ``t.dtype`` 
 with their elements' repr. ``tf.print`` writes TensorFlow's own summary of a tensor (tf_print_text)."""
 from __future__ import annotations
 
-import pprint
-import random
-
 import numpy as np
 
 from tapecli.interpreter.conversions import container_text, format_value
@@ -148,6 +145,7 @@ def tf_print_text(value, summarize: int = 3) -> str:
         return value
     if _printed_as_tensor(value):
         return tf_summary_text(value, summarize)
+    import pprint       # (here: pprint imports dataclasses and copy, which a small run does not)
     texts: list[str] = []
     free = pprint.pformat(_print_structure(value, "", []))
     placeholder = _placeholder_for(free)
@@ -192,6 +190,7 @@ class _Repr:
 def _placeholder_for(free: str) -> str:
     """TensorFlow's placeholder (logging_ops._generate_placeholder_string): ``{}``, digits added while it is in
     the structure's text without its tensors."""
+    import random
     placeholder = "{}"
     rng = random.Random(5)
     while placeholder in free:

@@ -299,7 +299,7 @@ def _call_builtin(f, interp, node, args, kwargs):
         signature(f).bind(*full, **kwargs)
     except TypeError as e:
         name = _called_name(f, interp, node)
-        parameters = _tensorflow_parameters(f)
+        parameters = _tensorflow_parameters(f) if _framework_call(interp, node) else None
         if parameters is None:
             raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
         full = full[:1] if f.wants_interp else []
@@ -309,6 +309,20 @@ def _call_builtin(f, interp, node, args, kwargs):
         except TypeError:               # (a mapping the table's test would have refused: the call's own error)
             raise TdfTypeError(f"{name}(): {e}", hint=f"usage: {name}{_usage(f)}") from None
     return f(*full, **kwargs)
+
+
+def _framework_call(interp, node) -> bool:
+    """Whether the call spells a function of TensorFlow's or Keras's (``tf.reduce_sum(...)``, any call of a run
+    CPython runs): TensorFlow's parameters bind it; a TDF program's bare ``sin(x, 3)`` stays its TypeError."""
+    if getattr(interp, "calls_tensorflow", False):
+        return True
+    func = getattr(node, "func", None)
+    if func.__class__ is not Attribute or interp is None:
+        return False
+    while func.__class__ is Attribute:
+        func = func.value
+    module = interp.globals.vars.get(func.id) if func.__class__ is Name else None
+    return getattr(module, "is_module", False) and module.path.split(".")[0] in ("tf", "keras")
 
 
 def builtin_key(f) -> str:

@@ -107,10 +107,12 @@ def test_a_name_the_module_lacks_is_a_name_error(spelling, module, on_cpython, m
 @pytest.mark.parametrize("on_cpython", ["0", "1"])
 @pytest.mark.parametrize("spelling", ["np.save", "np.load", "np.fromfile", "np.memmap", "np.ctypeslib"])
 def test_numpy_names_reaching_files_or_memory_are_refused_with_their_reason(spelling, on_cpython, monkeypatch):
+    # (on CPython, np.save and np.load read and write a program's own streams: a path is what is refused)
     monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    call = "('x.npy')" if on_cpython == "1" and spelling in ("np.save", "np.load") else ""
     with pytest.raises(TdfNameError, match="(out of scope for tapecli|is not available in tapecli programs): it "
-                                           "(reads or writes files|reaches raw memory)"):
-        tapecli.run(f"import tensorflow as tf\nimport numpy as np\nf = {spelling}\n")
+                                           "(reads or writes files|reaches raw memory|reaches files)"):
+        tapecli.run(f"import tensorflow as tf\nimport numpy as np\nf = {spelling}{call}\n")
 
 
 _DTYPES = ("int64", "int32", "uint8", "float32", "float64", "bool")
