@@ -13,11 +13,9 @@ Importing this module imports numba (``numba_support``); each kernel is compiled
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from . import numpy_kernels, tf_sums, tf_xent
+from . import tf_sums, tf_xent
 from .numba_support import _jit, _launch
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -149,25 +147,15 @@ def _block_columns(x, block, zero, out):
 
 def column_sums(x, axis=None, keepdims=False):
     """The ``sum`` kernel of a [n, c] float array over its first axis, as ``numpy_kernels.reduce`` computes it
-    (where ``_column_sums_take``): TensorFlow's order up to ``tf_sums.EXACT_MOST`` values; above, NumPy's, in
-    blocks of rows (``numpy_kernels._column_sums``) or, for wide rows, the rows in order (NumPy's reduction over
-    a leading axis: a block of one)."""
+    (where ``_column_sums_take``): TensorFlow's order (tf_sums._columns, at any size): four accumulators from 16
+    rows on, else the rows in order (a block of one)."""
     n, c = x.shape
     out = np.empty(c, x.dtype)
-    if x.size <= tf_sums.EXACT_MOST:
+    if n >= 16:
         _run(_tf_columns, x.dtype, x, tf_sums.PACKETS[x.dtype], x.dtype.type(0), out)
     else:
-        _run(_block_columns, x.dtype, x, _block(x), x.dtype.type(0), out)
+        _run(_block_columns, x.dtype, x, 1, x.dtype.type(0), out)
     return out.reshape(1, c) if keepdims else out
-
-
-def _block(x) -> int:
-    """The rows in a block of numpy_kernels._column_sums on ``x`` [n, c], or 1 where it does not apply."""
-    n, c = x.shape
-    if x.size < numpy_kernels._LARGE or c > numpy_kernels._WIDE // 4:
-        return 1
-    block = math.gcd(n, numpy_kernels._WIDE // c)
-    return block if block >= 2 else 1
 
 
 @_jit

@@ -56,7 +56,10 @@ LEAF_PACKETS = {np.dtype(np.float32): 1024, np.dtype(np.float64): 1024, _HALF: 2
 # 108,388 on two)
 FULL_THREADED = {np.dtype(np.float32): 108_388, np.dtype(np.float64): 54_194, _HALF: 108_388}
 # The most values reduced in TensorFlow's order: above, NumPy's, 2 to 9 times faster there (a large tensor's
-# sums are a training step's, not what a program prints: its losses and metrics reduce a batch's values).
+# sums are a training step's, not what a program prints: its losses and metrics reduce a batch's values). A
+# float32 or float64 reduction over the outer dimension of a matrix or the middle one of three
+# (BatchNormalization's moments over [batch, height, width]) keeps TensorFlow's order at any size: NumPy adds
+# those rows in order too, at the same cost, and a batch's moments reach what a program prints.
 EXACT_MOST = 16_384
 # TensorFlow's intra-op threads: by default as many as the CPUs the process may run on
 POOL_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -274,7 +277,7 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
     if x.__class__ is not np.ndarray or x.dtype not in PACKETS:
         return None
     size = x.size
-    if not 0 < size <= most or axis is None and size >= FULL_THREADED[x.dtype]:
+    if not 0 < size or axis is None and (size > most or size >= FULL_THREADED[x.dtype]):
         return None
     ndim = x.ndim
     if axis is None:
@@ -302,6 +305,9 @@ def reduce_sum(x, axis=None, keepdims=False, mean=False, most=EXACT_MOST):
         shape, first_reduced = _simplified(x.shape, axes)
     if not shape or (len(shape) == 1 and not first_reduced):
         return x.reshape(out_shape).copy()                # nothing reduced: TensorFlow copies
+    if size > most and (x.dtype == _HALF or not (len(shape) == 2 and first_reduced
+                                                 or len(shape) == 3 and not first_reduced)):
+        return None                 # (NumPy's order: see EXACT_MOST)
     x = np.ascontiguousarray(x).reshape(shape)
     if len(shape) == 1:
         out = _row_sums(x.reshape(1, -1))

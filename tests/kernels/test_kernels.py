@@ -503,8 +503,8 @@ def test_the_numpy_kernels_short_ways_give_numpys_bits(dtype):
         for keepdims in (False, True):
             assert same(NUMPY_KERNELS["max"](x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
             assert same(NUMPY_KERNELS["min"](x, axis=axis, keepdims=keepdims), np.min(x, axis=axis, keepdims=keepdims))
-            for v in (x, g):      # (float32 sums are TensorFlow's, in Eigen's order, up to tf_sums.EXACT_MOST values)
-                exact = tf_sums.reduce_sum(v, axis, keepdims) if dtype == np.float32 else None
+            for v in (x, g):      # (float sums are TensorFlow's, in Eigen's order, where tf_sums follows it)
+                exact = tf_sums.reduce_sum(v, axis, keepdims)
                 want = np.sum(v, axis=axis, keepdims=keepdims) if exact is None else exact
                 assert same(NUMPY_KERNELS["sum"](v, axis=axis, keepdims=keepdims), want)
     for axis in (3, (1,), -2, 0, (1, 3), None):

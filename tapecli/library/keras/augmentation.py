@@ -17,6 +17,7 @@ from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.library.keras import initializers
 from tapecli.library.keras.common import float_dtype, integer, num, seed_value, tensor
 from tapecli.library.keras.initializers import keras_uniform
+from tapecli.library.keras.optimizers import plain
 from tapecli.library.keras.layers import Layer
 from tapecli.library.keras.preprocessing import keras_resize
 from tapecli.runtime.values import Tensor
@@ -173,6 +174,7 @@ def _symmetric_factor(factor, what: str, bounds=(-1.0, 1.0)) -> tuple[float, flo
     """BaseImagePreprocessingLayer._set_factor: a number f is (max(-|f|, low), |f|), a pair is sorted."""
     message = (f"The `{what}` argument should be a number (or a list of two numbers) in the range "
                f"[{_bound(bounds[0])}, {_bound(bounds[1])}]. Received: {what}={_shown(factor)}")
+    factor = _pair(factor)
     if isinstance(factor, (list, tuple)):
         if len(factor) != 2:
             raise TdfValueError(message)
@@ -188,6 +190,20 @@ def _symmetric_factor(factor, what: str, bounds=(-1.0, 1.0)) -> tuple[float, flo
     return max(-abs(value), bounds[0]), abs(value)
 
 
+def _pair(factor):
+    """A list of numbers as the program wrote it (a program's list reaches a layer as a tensor): its numbers."""
+    return plain(factor) if isinstance(factor, Tensor) and factor.ndim == 1 else factor
+
+
+def _config_factor(given, low):
+    """The factor Keras keeps and writes in its config (BaseImagePreprocessingLayer._set_factor) of the given one,
+    the program's Python numbers kept: a pair sorted, a number f ``(max(-|f|, low), |f|)``, ``low`` its bound."""
+    value = plain(given)
+    if isinstance(value, (list, tuple)):
+        return tuple(sorted(value))
+    return max(-abs(value), low), abs(value)
+
+
 def _bound(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
@@ -201,6 +217,9 @@ class RandomRotation(_Affine):
                  data_format=None, **kw):
         super().__init__(interp, fill_mode, interpolation, seed, fill_value, data_format, **kw)
         self.factor = _symmetric_factor(factor, "factor")
+
+    def config_values(self):
+        return {"factor": _config_factor(self.given_arguments["factor"], -1)}
 
     def transforms(self, n, height, width):
         angle = _uniform(self.generator, (n,), self.factor[0] * 360.0, self.factor[1] * 360.0)
@@ -221,6 +240,7 @@ def _range_factor(factor, what: str, above_minus_one: bool) -> tuple[float, floa
             raise TdfValueError(message + f"Received: input_number={_shown(given)}")
         return value
 
+    factor = _pair(factor)
     if isinstance(factor, (list, tuple)):
         if len(factor) != 2:
             raise TdfValueError(message + f"Received: {what}={_shown(factor)}")
@@ -308,6 +328,9 @@ class RandomContrast(_ValueAugmentation):
     prefix = "random_contrast"
     factor_bounds = (0.0, 1.0)
 
+    def config_values(self):
+        return {"factor": _config_factor(self.given_arguments["factor"], 0)}
+
     def adjusted(self, images):
         dtype = images.dtype
         factor = _uniform(self.generator, (images.shape[0], 1, 1, 1), 1.0 - self.factor[0], 1.0 + self.factor[1],
@@ -325,6 +348,10 @@ class RandomBrightness(_ValueAugmentation):
     def __init__(self, interp, factor, value_range=(0, 255), seed=None, **kw):
         super().__init__(interp, factor, value_range, seed, **kw)
         self.value_range = sorted(self.value_range)
+
+    def config_values(self):
+        return {"factor": _config_factor(self.given_arguments["factor"], -1),
+                "value_range": sorted(plain(self.given_arguments["value_range"]))}
 
     def adjusted(self, images):
         delta = _uniform(self.generator, (images.shape[0], 1, 1, 1), *self.factor)
@@ -344,6 +371,9 @@ class RandomCrop(_Augmentation):
         if seed is None:        # (Keras's: a seed drawn for its config first, then its SeedGenerator's own)
             self.seed, self.generator = self.generator.state[0], initializers.SeedGenerator(name=self.generator.name)
         self.height, self.width = integer(height, "height"), integer(width, "width")
+
+    def config_values(self):
+        return {"seed": int(self.seed)}
 
     def output_shape(self, shape):
         return (*shape[:-3], self.height, self.width, shape[-1])

@@ -95,7 +95,11 @@ LAYER_KEYS = {
     "Hashing": "num_bins salt mask_value output_mode sparse", "HashedCrossing": "num_bins output_mode sparse name dtype",
     "Resizing": "data_format height width interpolation crop_to_aspect_ratio pad_to_aspect_ratio fill_mode "
                 "fill_value antialias", "CenterCrop": "data_format height width",
-    "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",
+    "RandomFlip": "data_format seed mode", "RandomRotation": "data_format factor fill_mode fill_value interpolation seed",
+    **dict.fromkeys(("RandomZoom", "RandomTranslation"), "data_format height_factor width_factor fill_mode interpolation "
+                                                         "seed fill_value"),
+    **dict.fromkeys(("RandomContrast", "RandomBrightness"), "data_format factor value_range seed"),
+    "RandomCrop": "data_format height width seed", "ActivityRegularization": "l1 l2", "AlphaDropout": "rate seed",
     "EinsumDense": "output_shape equation activation bias_axes kernel_initializer bias_initializer kernel_regularizer "
                    "bias_regularizer activity_regularizer kernel_constraint bias_constraint quantization_config",
     "GroupedQueryAttention": "head_dim num_query_heads num_key_value_heads use_bias use_gate sliding_window dropout "

@@ -97,8 +97,8 @@ def set_weights(weights, values, name) -> None:
     for v, value in zip(weights, values):
         t = tensor(value, "a weight")
         if t.shape != v.shape:
-            raise ShapeError(f"set_weights: {v.name} has shape {list(v.shape)}, the value has shape "
-                             f"{list(t.shape)}")
+            raise TdfValueError(f"Layer {name} weight shape {tuple(v.shape)} is not compatible with provided "
+                                f"weight shape {tuple(t.shape)}.")
         v.assign(np.asarray(t.value, dtype=v.dtype))
 
 
