@@ -79,11 +79,11 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__", "__file__"}
     tree.free_names = free
     if tensorflow:
-        from tapecli.execution.modules import ALLOWED
+        from tapecli.execution.modules import ALLOWED, STAND_INS
         from tapecli.execution.tensorflow import bridgeable
         # A program TDF's parser refused (``free_names``) that imports a module no program may: CPython's run
         # refuses the import at its line, with its reason, rather than TDF at a form it could not read.
-        allowed = {m.split(".")[0] for m in ALLOWED} | (_imported(tree) if free_names else set())
+        allowed = {m.split(".")[0] for m in (*ALLOWED, *STAND_INS)} | (_imported(tree) if free_names else set())
         return tree if (free_names or not free) and bridgeable(tree, allowed, interpreter_can_run=not refused) \
             else None
     return None if free and not free_names else tree
@@ -135,7 +135,7 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     from tapecli.execution import guard, run_logging, run_traceback
     from tapecli.execution.asserts import Assertions
     from tapecli.execution.builtin_table import program_builtins
-    from tapecli.execution.modules import Modules
+    from tapecli.execution.modules import STAND_INS, Modules
     from tapecli.execution.sandbox import Sandbox
     sandbox = Sandbox(limits, filename)
     current().settings.step = sandbox.tick      # what iteration on the program's behalf charges (limits.tick)
@@ -148,7 +148,8 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
     modules = Modules(sandbox, state, bridge and bridge.module, makers={
         "traceback": lambda: run_traceback.make(sandbox, source.splitlines()),
         "logging": lambda: run_logging.make(sandbox, state["warnings"]["warn"], modules.module("traceback"),
-                                            tensorflow=bridge is not None)})
+                                            tensorflow=bridge is not None),
+        **{name: (lambda name=name: _plots(name, filename, modules)) for name in STAND_INS}})
     current().run_logging = lambda: modules.module("logging")
     scope["__builtins__"] = program_builtins(sandbox, modules)
     scope.update(runtime_names(sandbox))
@@ -191,6 +192,15 @@ def run(tree: ast.Module, source: str, filename: str, limits: Limits) -> PythonR
         scope = {k: library_value(v) for k, v in scope.items()}
     return PythonRun(scope, sandbox.output, asserted.results, run.requests if run else (), run.tapes if run else (),
                      sandbox.steps)
+
+
+def _plots(name: str, filename: str, modules):
+    """The run's stand-in of matplotlib or matplotlib.pyplot (run_matplotlib.py), made at its first import, which
+    warns once that no figure is drawn."""
+    from tapecli.execution import run_matplotlib
+    from tapecli.execution.sandbox import program_line
+    return run_matplotlib.make(name, lambda message: current().settings.warn_once_at(
+        message, program_line(filename)), modules)
 
 
 def _bridge(analysis, sandbox, filename: str, source: str):

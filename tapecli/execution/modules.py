@@ -136,6 +136,16 @@ REFUSED = {
 }
 
 
+# Modules the run stands in for with its own (run_matplotlib.py: a program's plots are drawn nowhere, and the
+# library itself is never imported); any public name of theirs is the stand-in's to answer.
+STAND_INS = ("matplotlib", "matplotlib.pyplot")
+
+
+def importable(module: str) -> bool:
+    """Whether a program may import ``module``."""
+    return module in ALLOWED or module in STAND_INS
+
+
 class Refused(TdfNameError):
     pass
 
@@ -175,7 +185,7 @@ class Modules:
             raise Refused("relative imports have no package to come from in a program")
         if self.frameworks is not None and name.split(".")[0] in FRAMEWORKS:
             return self.frameworks(name.split(".")[0] if not fromlist else name)
-        if name not in ALLOWED:
+        if not importable(name):
             raise refusal(name)
         proxy = self.proxy(name)
         if fromlist:
@@ -186,7 +196,7 @@ class Modules:
                     importlib.import_module(f"{name}.{item}")
             return proxy
         top = name.split(".")[0]
-        return self.proxy(top) if top in ALLOWED else proxy
+        return self.proxy(top) if importable(top) else proxy
 
     def module(self, name: str) -> types.ModuleType:
         """The module behind a proxy: the run's own where the run makes one, else the process's."""
@@ -219,7 +229,7 @@ class Modules:
                 if isinstance(value, Current):      # (read afresh each time, never kept in the proxy)
                     return value.read()
             elif not allows(name, attr):
-                if attr not in ALLOWED[name] and not any(n in vars(real) for n in (attr, "__getattr__")):
+                if attr not in ALLOWED.get(name, {}) and not any(n in vars(real) for n in (attr, "__getattr__")):
                     # (a name the module lacks: CPython's AttributeError, so that hasattr answers False)
                     raise AttributeError(f"module '{name}' has no attribute '{attr}'")
                 raise refused_name(name, attr)
@@ -227,7 +237,7 @@ class Modules:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
                 if isinstance(value, types.ModuleType):
                     full = f"{name}.{attr}"
-                    if full not in ALLOWED:
+                    if not importable(full):
                         raise refused_name(name, attr, "it is a module tapecli does not allow")
                     value = self.proxy(full)
             if name.split(".")[0] == "numpy" and not isinstance(value, types.ModuleType):
@@ -281,7 +291,7 @@ def allows(module: str, attr: str) -> bool:
     only = _ONLY.get(module)
     if attr == "__version__":               # (a string: scripts print their libraries' versions first)
         return True
-    return not attr.startswith("_") and attr not in ALLOWED[module] and (only is None or attr in only)
+    return not attr.startswith("_") and attr not in ALLOWED.get(module, {}) and (only is None or attr in only)
 
 
 def refused_name(module: str, attr: str, reason: str | None = None) -> Refused:

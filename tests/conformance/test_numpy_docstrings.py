@@ -6,13 +6,14 @@ and error (class, message, line) must agree. NumPy is installed wherever tapecli
 test time, never a recording.
 
 Examples are left out with a reason: those NumPy marks ``+SKIP``, fragments that are not Python, those that
-reach what tapecli refuses (matplotlib, ``np.testing``, ``np.load``, ``memoryview``, ...: each such refusal is tested
-to be tapecli's refusal naming it, not an error or a wrong number) and those using a name such an example
-binds. A shown value NumPy marks ``# random`` or ``# uninitialized`` is computed but not printed; a program
-whose output differs between two CPython runs (fresh entropy, object ids) is skipped. Known differences are
-listed with a reason in tests/data/numpy_docstrings_known.tsv: the test fails if a listed one agrees or an
-unlisted one differs. CI runs a deterministic sample of the docstrings (every listed one included);
-TAPECLI_LONG_FUZZ=N runs all of them. ``python tests/conformance/test_numpy_docstrings.py`` prints the counts."""
+reach what tapecli refuses (``np.testing``, ``np.load``, ``memoryview``, ...: each such refusal is tested to be
+tapecli's refusal naming it, not an error or a wrong number), those that plot with matplotlib (tapecli's stand-in
+draws nothing) and those using a name such an example binds. A shown value NumPy marks ``# random`` or
+``# uninitialized`` is computed but not printed; a program whose output differs between two CPython runs (fresh
+entropy, object ids) is skipped. Known differences are listed with a reason in
+tests/data/numpy_docstrings_known.tsv: the test fails if a listed one agrees or an unlisted one differs. CI runs a
+deterministic sample of the docstrings (every listed one included); TAPECLI_LONG_FUZZ=N runs all of them.
+``python tests/conformance/test_numpy_docstrings.py`` prints the counts."""
 from __future__ import annotations
 
 import ast
@@ -35,7 +36,7 @@ from tapecli import api, execution  # noqa: E402
 from tapecli.errors import TdfNameError  # noqa: E402
 from tapecli.execution.builtin_table import REFUSED_BUILTINS  # noqa: E402
 from tapecli.execution.guard import UNREACHABLE  # noqa: E402
-from tapecli.execution.modules import ALLOWED, allows  # noqa: E402
+from tapecli.execution.modules import ALLOWED, STAND_INS, allows  # noqa: E402
 
 KNOWN_FILE = Path(__file__).parents[1] / "data" / "numpy_docstrings_known.tsv"
 NUMPY_MODULES = sorted(m for m in ALLOWED if m.split(".")[0] == "numpy")
@@ -118,6 +119,14 @@ def _refused_chain(node: ast.Attribute, aliases: dict[str, str]) -> str | None:
     return None
 
 
+def _plots(tree: ast.AST) -> bool:
+    """Whether the example imports matplotlib (its stand-in's modules, or one the stand-in lacks): what it draws is
+    no output to compare."""
+    tops = {module.split(".")[0] for module in STAND_INS}
+    return any((getattr(node, "module", None) or alias.name).split(".")[0] in tops for node in ast.walk(tree)
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names)
+
+
 def _bound(tree: ast.AST) -> set[str]:
     names = set()
     for node in ast.walk(tree):
@@ -167,6 +176,9 @@ class Examples:
             handler = ast.parse("try:\n    pass\nexcept Exception as e:\n    print(type(e).__name__ + ':', e)").body[0]
             handler.body = statements
             statements = [handler]
+        if _plots(tree):
+            missing |= _bound(tree)
+            return "plots with matplotlib (tapecli's stand-in draws nothing)", []
         refused = refused_reference(tree, aliases)
         if refused:
             missing |= _bound(tree)

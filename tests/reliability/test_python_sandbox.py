@@ -146,6 +146,24 @@ ESCAPES = {
                                            "h.setFormatter(logging.Formatter('{msg.__init__.__globals__}', style='{'))\n"
                                            "logging.getLogger().addHandler(h)\nlogging.warning('x')",
     "logging: a handler's lock's internals": "import logging\nl = logging.Handler().lock._at_fork_reinit",
+    # matplotlib's stand-in (run_matplotlib.py), in each way a program imports it
+    "matplotlib: a pyplot function's globals": "import matplotlib.pyplot as plt\ng = plt.plot.__globals__",
+    "matplotlib: a figure method's globals": "import matplotlib.pyplot as plt\nfig = plt.figure()\n"
+                                             "g = type(fig).__init__.__globals__",
+    "matplotlib: pyplot's dictionary": "from matplotlib import pyplot as plt\nd = plt.__dict__",
+    "matplotlib: pyplot's loader": "import matplotlib.pyplot as plt\nl = plt.__loader__",
+    "matplotlib: pyplot's spec": "import matplotlib.pyplot\ns = matplotlib.pyplot.__spec__",
+    "matplotlib: vars of pyplot": "import matplotlib as mpl\nv = vars(mpl.pyplot)",
+    "matplotlib: the module behind its view": "import matplotlib as mpl\nm = mpl._own",
+    "matplotlib: a module's attribute hook": "import matplotlib as mpl\nh = mpl.__getattr__",
+    "matplotlib: a stand-in's attribute hook": "import matplotlib.pyplot as plt\nh = plt.gca().__getattr__",
+    "matplotlib: a stand-in's state": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\ns = ax._cell",
+    "matplotlib: a stand-in class's dictionary": "import matplotlib.pyplot as plt\nd = type(plt.gca()).__dict__",
+    "matplotlib: an unknown method's globals": "import matplotlib.pyplot as plt\n"
+                                               "g = plt.gca().anything.__init__.__globals__",
+    "matplotlib: a pyplot function's closure": "import matplotlib.pyplot as plt\nc = plt.gcf.__closure__",
+    "matplotlib: a pyplot function's code": "import matplotlib.pyplot as plt\nc = plt.subplots.__code__",
+    "matplotlib: a file": "import matplotlib.pyplot as plt\nplt.savefig('x.png')\nf = open('x.png')",
 }
 
 
