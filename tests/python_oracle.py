@@ -5,10 +5,14 @@ from __future__ import annotations
 import contextlib
 import decimal
 import io
+import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import types
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +30,12 @@ def through_tapecli(source: str, filename: str = "prog.py"):
 
 
 def through_cpython(source: str, filename: str = "prog.py"):
+    if re.search(r"^\s*(import|from)\s+matplotlib\b", source, re.MULTILINE):
+        return _in_a_process(source, filename)
+    return in_this_process(source, filename)
+
+
+def in_this_process(source: str, filename: str = "prog.py"):
     out = io.StringIO()
     module = types.ModuleType("__main__")       # (as CPython runs a script: dataclasses and typing look it up)
     scope = module.__dict__
@@ -49,6 +59,26 @@ def through_cpython(source: str, filename: str = "prog.py"):
         sys.argv = argv
         sys.modules["__main__"] = main
     return _lines(out.getvalue()), None, None, None
+
+
+# (run by the child process of _in_a_process: this file's in_this_process, its outcome as JSON)
+_CHILD = ("import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom python_oracle import in_this_process\n"
+          "json.dump(in_this_process(sys.stdin.read(), sys.argv[2]), sys.__stdout__)")
+
+
+def _in_a_process(source: str, filename: str):
+    """A program that plots, run by CPython in a process of its own with matplotlib's Agg backend (what a script
+    run without a display draws with: nothing on standard output), in a folder of its own where its savefig
+    writes and matplotlib keeps its configuration and font cache, so that neither this process nor the working
+    directory is touched."""
+    with tempfile.TemporaryDirectory() as folder:
+        env = {**os.environ, "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(Path(folder) / "config"),
+               "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(Path(__file__).parent), filename], input=source,
+                              capture_output=True, text=True, cwd=folder, env=env)
+    assert done.returncode == 0, done.stderr
+    lines, kind, message, line = json.loads(done.stdout)
+    return lines, kind, message, line
 
 
 @contextlib.contextmanager
