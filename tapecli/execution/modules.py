@@ -138,7 +138,10 @@ REFUSED = {
 
 # Modules the run stands in for with its own (run_matplotlib.py: a program's plots are drawn nowhere, and the
 # library itself is never imported); any public name of theirs is the stand-in's to answer.
-STAND_INS = ("matplotlib", "matplotlib.pyplot")
+# (matplotlib's modules besides pyplot: those training scripts import to style their plots)
+MATPLOTLIB_SUBMODULES = ("figure", "axes", "lines", "patches", "text", "colors", "cm", "ticker", "gridspec",
+                         "animation", "style", "collections", "image", "legend", "colorbar", "markers")
+STAND_INS = ("matplotlib", "matplotlib.pyplot", *(f"matplotlib.{name}" for name in MATPLOTLIB_SUBMODULES))
 
 
 def importable(module: str) -> bool:

@@ -20,6 +20,7 @@ import types
 
 import numpy as np
 
+from tapecli.execution.modules import MATPLOTLIB_SUBMODULES
 from tapecli.runtime.limits import admit_bytes
 from tapecli.runtime.numpy_gate import weighed
 
@@ -42,12 +43,19 @@ def _defaults() -> dict:
 
 
 def make(name: str, warn, modules) -> types.ModuleType:
-    """The run's ``matplotlib`` (``name``) or its ``matplotlib.pyplot``; ``warn(message)`` gives the run's warning
-    once, ``modules`` the run's other stand-in (pyplot shares matplotlib's rcParams)."""
+    """The run's ``matplotlib`` (``name``), its ``matplotlib.pyplot`` or another of its modules (the stand-ins of
+    the classes of its that a program names, any other name a stand-in: modules.MATPLOTLIB_SUBMODULES);
+    ``warn(message)`` gives the run's warning once, ``modules`` the run's other stand-ins (pyplot shares
+    matplotlib's rcParams)."""
     warn(WARNING)
     if name == "matplotlib":
         return _matplotlib(modules)
-    return _pyplot(modules.module("matplotlib").rcParams)
+    if name == "matplotlib.pyplot":
+        return _pyplot(modules.module("matplotlib").rcParams)
+    names = {"figure": {"Figure": Figure}, "axes": {"Axes": Axes}, "lines": {"Line2D": Line2D},
+             "patches": {"Rectangle": Rectangle}, "text": {"Text": Text, "Annotation": Annotation},
+             "style": {"use": _Style().use, "context": _Style().context, "available": []}}
+    return _module(name, f"tapecli's stand-in of {name}: it draws nothing.", names.get(name.split(".", 1)[1], {}))
 
 
 def _module(name: str, doc: str, names: dict) -> types.ModuleType:
@@ -90,8 +98,8 @@ def _matplotlib(modules) -> types.ModuleType:
     looked_up = module.__getattr__
 
     def __getattr__(attr: str):
-        if attr == "pyplot":        # (``import matplotlib.pyplot`` binds it, as matplotlib's import does)
-            return modules.module("matplotlib.pyplot")
+        if attr in MATPLOTLIB_SUBMODULES or attr == "pyplot":      # (``import matplotlib.pyplot`` binds it, as matplotlib's does)
+            return modules.module(f"matplotlib.{attr}")
         return looked_up(attr)
     module.__getattr__ = __getattr__
     return module
@@ -155,8 +163,8 @@ class _Style(_StandIn):
 
 
 class Artist(_StandIn):
-    def __init__(self, label: str = ""):
-        self._label = label
+    def __init__(self, *args, label="", **kwargs):
+        self._label = label if isinstance(label, str) else ""
 
     def get_label(self):
         return self._label
@@ -203,9 +211,9 @@ class Legend(Artist):
 
 
 class AxesImage(Artist):
-    def __init__(self, shape, label):
-        super().__init__(label)
-        self._shape = shape
+    def __init__(self, shape=None, *args, label="", **kwargs):
+        super().__init__(label=label)
+        self._shape = shape if _cell(shape, len(shape) if type(shape) is tuple else 0) else None
 
     def __str__(self):
         return f"AxesImage(shape={self._shape})"
@@ -411,6 +419,10 @@ class Figure(_StandIn):
             self._current = self._axes[-1] if self._axes else None
 
 
+def _cell(value, length: int = 6) -> bool:
+    return type(value) is tuple and len(value) == length and all(_real(v) for v in value)
+
+
 def _grid(nrows, ncols) -> None:
     for what, n in (("rows", nrows), ("columns", ncols)):
         if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
@@ -418,11 +430,17 @@ def _grid(nrows, ncols) -> None:
 
 
 class Axes(_StandIn):
-    def __init__(self, figure: Figure, cell=None, bounds=None):
-        self.figure = figure
-        self._cell = cell           # (nrows, ncols, first row, last row, first column, last column) of its grid
-        self._bounds = bounds       # (add_axes's rectangle)
+    def __init__(self, fig: Figure, cell=None, bounds=None):
+        if not isinstance(fig, Figure):     # (its figure's own methods are called on it: a Figure alone)
+            raise TypeError(f"an Axes belongs to a Figure, not {type(fig).__name__}")
+        self._figure = fig
+        self._cell = cell if _cell(cell) else None      # (rows, columns, first and last row and column of its grid)
+        self._bounds = bounds if _cell(bounds, 4) else None       # (add_axes's rectangle)
         self._reset()
+
+    @property
+    def figure(self):
+        return self._figure
 
     def _reset(self):
         self._titles = {"left": "", "center": "", "right": ""}
@@ -461,21 +479,21 @@ class Axes(_StandIn):
         return label if isinstance(label, str) else f"_child{self._children - 1}"
 
     def plot(self, *args, **kwargs):
-        return [Line2D(self._child(kwargs.get("label"))) for _ in range(_lines(args))]
+        return [Line2D(label=self._child(kwargs.get("label"))) for _ in range(_lines(args))]
 
     semilogx = semilogy = loglog = step = plot
 
     def scatter(self, *args, **kwargs):
-        return PathCollection(self._child(kwargs.get("label")))
+        return PathCollection(label=self._child(kwargs.get("label")))
 
     def imshow(self, X, *args, **kwargs):
         shape = X.shape if type(X) is np.ndarray else _nested_shape(X)
-        return AxesImage(shape, self._child(kwargs.get("label")))
+        return AxesImage(shape, label=self._child(kwargs.get("label")))
 
     def bar(self, x, height=None, *args, **kwargs):
         n = len(x) if type(x) in (list, tuple) or type(x) is np.ndarray and x.ndim == 1 else 1
         admit_bytes(n, n * _STAND_IN_BYTES, "bar()'s bars")
-        return BarContainer([Rectangle(self._child()) for _ in range(n)])
+        return BarContainer([Rectangle(label=self._child()) for _ in range(n)])
 
     barh = bar
 
@@ -485,20 +503,20 @@ class Axes(_StandIn):
         tops, edges, count = _histogram(x, bins if bins is not None else self.figure._bins,
                                         range, density, weights, cumulative, stacked)
         admit_bytes(count * (len(edges) - 1), count * (len(edges) - 1) * _STAND_IN_BYTES, "hist()'s bars")
-        bars = [BarContainer([Rectangle(self._child()) for _ in builtins_range(len(edges) - 1)])
+        bars = [BarContainer([Rectangle(label=self._child()) for _ in builtins_range(len(edges) - 1)])
                 for _ in builtins_range(count)]
         return (tops[0], edges, bars[0]) if count == 1 else (tops, edges, bars)
 
     def errorbar(self, x, y, *args, **kwargs):
-        return ErrorbarContainer((Line2D(self._child(kwargs.get("label"))), (), (LineCollection(self._child()),)))
+        return ErrorbarContainer((Line2D(label=self._child(kwargs.get("label"))), (), (LineCollection(label=self._child()),)))
 
     def fill_between(self, *args, **kwargs):
-        return FillBetweenPolyCollection(self._child(kwargs.get("label")))
+        return FillBetweenPolyCollection(label=self._child(kwargs.get("label")))
 
     fill_betweenx = fill_between
 
     def axhline(self, *args, **kwargs):
-        return Line2D(self._child(kwargs.get("label")))
+        return Line2D(label=self._child(kwargs.get("label")))
 
     axvline = axhline
 

@@ -123,8 +123,26 @@ def test_a_tdf_program_cannot_import_it():
 
 def test_a_submodule_the_stand_in_lacks_is_refused():
     with pytest.raises(TdfError) as e:
-        _run("import matplotlib.animation\n")
-    assert e.value.kind == "NameError" and "matplotlib.animation" in e.value.message
+        _run("import matplotlib.backends.backend_pdf\n")
+    assert e.value.kind == "NameError" and "matplotlib.backends.backend_pdf" in e.value.message
+
+
+def test_the_modules_scripts_import_to_style_their_plots_are_stand_ins_too():
+    source = """import matplotlib.pyplot as plt
+import matplotlib.patches as mpatches
+import matplotlib.colors as mcolors
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+import matplotlib
+fig = plt.figure()
+print(isinstance(fig, Figure), Figure(figsize=(2, 2)))
+plt.gca().xaxis.set_major_locator(MaxNLocator(integer=True))
+patch = mpatches.Patch(color="red", label="x")
+plt.legend(handles=[patch])
+cmap = mcolors.ListedColormap(["red", "blue"])
+print(matplotlib.colors is mcolors, cmap)
+"""
+    assert _run(source).output == ["True Figure(200x200)", "True <matplotlib stand-in ListedColormap>"]
 
 
 def test_two_runs_keep_their_own_figures_and_settings():

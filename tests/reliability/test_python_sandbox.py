@@ -163,6 +163,8 @@ ESCAPES = {
                                                "g = plt.gca().anything.__init__.__globals__",
     "matplotlib: a pyplot function's closure": "import matplotlib.pyplot as plt\nc = plt.gcf.__closure__",
     "matplotlib: a pyplot function's code": "import matplotlib.pyplot as plt\nc = plt.subplots.__code__",
+    "matplotlib: a submodule's class's globals": "from matplotlib.figure import Figure\ng = Figure.gca.__globals__",
+    "matplotlib: a submodule's bound function's owner": "import matplotlib.style\no = matplotlib.style.use.__self__",
     "matplotlib: a file": "import matplotlib.pyplot as plt\nplt.savefig('x.png')\nf = open('x.png')",
 }
 
