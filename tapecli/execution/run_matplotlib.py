@@ -245,6 +245,12 @@ class Container(tuple):
     def __new__(cls, artists, label=None):
         return super().__new__(cls, artists)
 
+    def __init__(self, artists, label=None):
+        self._label = label if isinstance(label, str) else None
+
+    def get_label(self):
+        return self._label
+
     def __repr__(self):
         return f"<{type(self).__name__} object of {len(self)} artists>"
 
@@ -446,6 +452,8 @@ class Axes(_StandIn):
         self._titles = {"left": "", "center": "", "right": ""}
         self._xlabel = self._ylabel = self._label = ""
         self._children = 0
+        self._handles: list = []        # (what a legend may show, in order: artists, then containers)
+        self._containers: list = []
 
     def _position(self):
         if self._cell is None:
@@ -474,17 +482,37 @@ class Axes(_StandIn):
         fields += [f"{axis}label={text!r}" for axis, text in (("x", self._xlabel), ("y", self._ylabel)) if text]
         return "<Axes: " + ", ".join(fields) + ">"
 
+    def _nameless(self) -> str:
+        """The label of a part of a container (a bar): no legend shows it."""
+        self._children += 1
+        return "_nolegend_"
+
     def _child(self, label=None) -> str:
         self._children += 1
         return label if isinstance(label, str) else f"_child{self._children - 1}"
 
+    def _keep(self, artist):
+        (self._containers if isinstance(artist, Container) else self._handles).append(artist)
+        return artist
+
+    def get_legend_handles_labels(self, legend_handler_map=None):
+        """The artists with a label not starting with an underscore, and their labels (matplotlib's order)."""
+        handles = [a for a in (*self._handles, *self._containers) if a.get_label() and not a.get_label().startswith("_")]
+        return handles, [a.get_label() for a in handles]
+
+    def set(self, **kwargs):
+        """``ax.set(title=..., xlabel=..., xlim=...)``: each known setter; any other property accepted."""
+        setters = {"title": self.set_title, "xlabel": self.set_xlabel, "ylabel": self.set_ylabel,
+                   "xlim": self.set_xlim, "ylim": self.set_ylim, "label": self.set_label}
+        return [setters[key](value) if key in setters else None for key, value in kwargs.items()]
+
     def plot(self, *args, **kwargs):
-        return [Line2D(label=self._child(kwargs.get("label"))) for _ in range(_lines(args))]
+        return [self._keep(Line2D(label=self._child(kwargs.get("label")))) for _ in range(_lines(args))]
 
     semilogx = semilogy = loglog = step = plot
 
     def scatter(self, *args, **kwargs):
-        return PathCollection(label=self._child(kwargs.get("label")))
+        return self._keep(PathCollection(label=self._child(kwargs.get("label"))))
 
     def imshow(self, X, *args, **kwargs):
         shape = X.shape if type(X) is np.ndarray else _nested_shape(X)
@@ -493,7 +521,7 @@ class Axes(_StandIn):
     def bar(self, x, height=None, *args, **kwargs):
         n = len(x) if type(x) in (list, tuple) or type(x) is np.ndarray and x.ndim == 1 else 1
         admit_bytes(n, n * _STAND_IN_BYTES, "bar()'s bars")
-        return BarContainer([Rectangle(label=self._child()) for _ in range(n)])
+        return self._keep(BarContainer([Rectangle(label=self._nameless()) for _ in range(n)], kwargs.get("label")))
 
     barh = bar
 
@@ -503,20 +531,26 @@ class Axes(_StandIn):
         tops, edges, count = _histogram(x, bins if bins is not None else self.figure._bins,
                                         range, density, weights, cumulative, stacked)
         admit_bytes(count * (len(edges) - 1), count * (len(edges) - 1) * _STAND_IN_BYTES, "hist()'s bars")
-        bars = [BarContainer([Rectangle(label=self._child()) for _ in builtins_range(len(edges) - 1)])
+        bars = [BarContainer([Rectangle(label=self._nameless()) for _ in builtins_range(len(edges) - 1)], "_nolegend_")
                 for _ in builtins_range(count)]
+        labels = [label] if isinstance(label, str) else list(label) if type(label) in (list, tuple) else []
+        for container, name in zip(bars, labels):       # (the first bar of each dataset is its legend's entry)
+            if container and isinstance(name, str):
+                container[0].set_label(name)
+                self._keep(container[0])
         return (tops[0], edges, bars[0]) if count == 1 else (tops, edges, bars)
 
     def errorbar(self, x, y, *args, **kwargs):
-        return ErrorbarContainer((Line2D(label=self._child(kwargs.get("label"))), (), (LineCollection(label=self._child()),)))
+        return self._keep(ErrorbarContainer((Line2D(label=self._nameless()), (), (LineCollection(label=self._nameless()),)),
+                                            kwargs.get("label")))
 
     def fill_between(self, *args, **kwargs):
-        return FillBetweenPolyCollection(label=self._child(kwargs.get("label")))
+        return self._keep(FillBetweenPolyCollection(label=self._child(kwargs.get("label"))))
 
     fill_betweenx = fill_between
 
     def axhline(self, *args, **kwargs):
-        return Line2D(label=self._child(kwargs.get("label")))
+        return self._keep(Line2D(label=self._child(kwargs.get("label"))))
 
     axvline = axhline
 
