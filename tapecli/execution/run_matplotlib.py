@@ -528,8 +528,10 @@ class Axes(_StandIn):
     def hist(self, x, bins=None, range=None, density=False, weights=None, cumulative=False, bottom=None,
              histtype="bar", align="mid", orientation="vertical", rwidth=None, log=False, color=None, label=None,
              stacked=False, **kwargs):
-        tops, edges, count = _histogram(x, bins if bins is not None else self.figure._bins,
-                                        range, density, weights, cumulative, stacked)
+        bins = bins if bins is not None else self.figure._bins
+        if isinstance(bins, int) and not isinstance(bins, bool):     # (a bar each, weighed before NumPy counts)
+            admit_bytes(bins, bins * _STAND_IN_BYTES, "hist()'s bars")
+        tops, edges, count = _histogram(x, bins, range, density, weights, cumulative, stacked)
         admit_bytes(count * (len(edges) - 1), count * (len(edges) - 1) * _STAND_IN_BYTES, "hist()'s bars")
         bars = [BarContainer([Rectangle(label=self._nameless()) for _ in builtins_range(len(edges) - 1)], "_nolegend_")
                 for _ in builtins_range(count)]

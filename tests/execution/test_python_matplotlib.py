@@ -9,7 +9,7 @@ import pytest
 
 from conftest import cli
 from tapecli import api, execution
-from tapecli.errors import TdfError
+from tapecli.errors import LimitError, TdfError
 from tapecli.execution.run_matplotlib import WARNING
 
 PLOTS = """import matplotlib
@@ -143,6 +143,12 @@ cmap = mcolors.ListedColormap(["red", "blue"])
 print(matplotlib.colors is mcolors, cmap)
 """
     assert _run(source).output == ["True Figure(200x200)", "True <matplotlib stand-in ListedColormap>"]
+
+
+@pytest.mark.parametrize("call", ["plt.hist([1, 2], bins=10**9)", "plt.subplots(10**4, 10**4)"])
+def test_what_a_stand_in_would_make_is_weighed_before_it_is_made(call):
+    with pytest.raises(LimitError):
+        _run(f"import matplotlib.pyplot as plt\nr = {call}\n")
 
 
 def test_two_runs_keep_their_own_figures_and_settings():
