@@ -33,7 +33,7 @@ _DEFAULTS = {"figure.figsize": [6.4, 4.8], "figure.dpi": 100.0, "figure.subplot.
              "figure.subplot.wspace": 0.2, "figure.subplot.hspace": 0.2, "hist.bins": 10, "font.size": 10.0,
              "lines.linewidth": 1.5, "lines.markersize": 6.0, "axes.grid": False, "axes.titlesize": "large",
              "axes.labelsize": "medium", "legend.fontsize": "medium", "image.cmap": "viridis",
-             "savefig.dpi": "figure", "savefig.format": "png", "backend": "agg", "interactive": False,
+             "savefig.dpi": "figure", "savefig.format": "png", "backend": "Agg", "interactive": False,
              "font.family": ["sans-serif"], "text.usetex": False}
 
 
@@ -81,7 +81,7 @@ def _matplotlib(modules) -> types.ModuleType:
         """Accepted: the stand-in draws with no backend."""
 
     def get_backend():
-        return rc["backend"]
+        return rc.get("backend", "Agg")
 
     def rc_(group, **kwargs):
         for key, value in kwargs.items():
@@ -91,14 +91,17 @@ def _matplotlib(modules) -> types.ModuleType:
         rc.clear()
         rc.update(_defaults())
 
+    def interactive(b):
+        rc["interactive"] = bool(b)
+
     module = _module("matplotlib", "tapecli's stand-in of matplotlib: it draws nothing.", {
         "use": use, "get_backend": get_backend, "rc": rc_, "rcdefaults": rcdefaults, "rcParams": rc,
         "rcParamsDefault": RcParams(_defaults()), "rc_context": lambda *args, **kwargs: _Anything("rc_context"),
-        "is_interactive": lambda: False, "interactive": lambda b: None})
+        "is_interactive": lambda: bool(rc.get("interactive")), "interactive": interactive})
     looked_up = module.__getattr__
 
     def __getattr__(attr: str):
-        if attr in MATPLOTLIB_SUBMODULES or attr == "pyplot":      # (``import matplotlib.pyplot`` binds it, as matplotlib's does)
+        if attr in MATPLOTLIB_SUBMODULES or attr == "pyplot":      # (``import matplotlib.pyplot`` binds it)
             return modules.module(f"matplotlib.{attr}")
         return looked_up(attr)
     module.__getattr__ = __getattr__
@@ -182,7 +185,7 @@ class Line2D(Artist):
 
 
 class Text(Artist):
-    def __init__(self, x=0, y=0, text=""):
+    def __init__(self, x=0, y=0, text="", *args, **kwargs):
         super().__init__()
         self._x, self._y, self._text = x, y, "" if text is None else str(text)
 
@@ -197,7 +200,7 @@ class Text(Artist):
 
 
 class Annotation(Text):
-    def __init__(self, text, xy):
+    def __init__(self, text, xy, *args, **kwargs):
         super().__init__(*(xy if isinstance(xy, tuple) and len(xy) == 2 else (0, 0)), text)
 
     def __str__(self):
@@ -452,6 +455,7 @@ class Axes(_StandIn):
         self._titles = {"left": "", "center": "", "right": ""}
         self._xlabel = self._ylabel = self._label = ""
         self._children = 0
+        self._limits: dict = {}         # (the x and y limits the program set)
         self._handles: list = []        # (what a legend may show, in order: artists, then containers)
         self._containers: list = []
 
@@ -596,10 +600,28 @@ class Axes(_StandIn):
         return self._label
 
     def set_xlim(self, left=None, right=None, *args, **kwargs):
-        return _limits(left, right, kwargs, "xmin", "xmax")
+        self._limits["x"] = _limits(left, right, kwargs, "xmin", "xmax")
+        return self._limits["x"]
 
     def set_ylim(self, bottom=None, top=None, *args, **kwargs):
-        return _limits(bottom, top, kwargs, "ymin", "ymax")
+        self._limits["y"] = _limits(bottom, top, kwargs, "ymin", "ymax")
+        return self._limits["y"]
+
+    def _limits_of(self, axis: str):
+        """The limits set, (0.0, 1.0) of an Axes with nothing drawn, else two stand-ins (matplotlib's autoscaled
+        limits come from the data drawn, which a stand-in never reads)."""
+        found = self._limits.get(axis)
+        if type(found) is tuple:
+            return np.float64(found[0]), np.float64(found[1])       # (as matplotlib reads its view: NumPy's floats)
+        if not self._children:
+            return np.float64(0.0), np.float64(1.0)
+        return _Anything(f"{axis}lim"), _Anything(f"{axis}lim")
+
+    def get_xlim(self):
+        return self._limits_of("x")
+
+    def get_ylim(self):
+        return self._limits_of("y")
 
     def twinx(self):
         return self.figure._add(Axes(self.figure, self._cell, self._bounds))
@@ -826,10 +848,10 @@ def _pyplot(rc: RcParams) -> types.ModuleType:
         return gca().set_title(label, *args, **kwargs)
 
     def xlim(*args, **kwargs):
-        return gca().set_xlim(*args, **kwargs) if args or kwargs else _Anything("xlim")
+        return gca().set_xlim(*args, **kwargs) if args or kwargs else gca().get_xlim()
 
     def ylim(*args, **kwargs):
-        return gca().set_ylim(*args, **kwargs) if args or kwargs else _Anything("ylim")
+        return gca().set_ylim(*args, **kwargs) if args or kwargs else gca().get_ylim()
 
     def ion():
         rc["interactive"] = True
