@@ -63,7 +63,17 @@ ESCAPES = {
     "numpy.ma load": "from numpy.ma import load",
     "array ctypes": "import numpy as np\np = np.zeros(2).ctypes",
     "bit generator ctypes": "import numpy as np\np = np.random.default_rng().bit_generator.ctypes",
-    "typing hints": "import typing\ntyping.get_type_hints",
+    # an annotation string is evaluated by the run's evaluator, never by eval: no call, no private or dunder name,
+    # attributes read through the guard, no library's namespace
+    "typing hints running code": "import typing\ndef f(x: '__import__(\"os\").system(\"true\")'):\n    pass\n"
+                                 "h = typing.get_type_hints(f)",
+    "typing hints of a dunder attribute": "import typing\ndef f(x: 'f.__globals__'):\n    pass\n"
+                                          "h = typing.get_type_hints(f)",
+    "typing hints of the run's builtins": "import typing\ndef f(x: '__builtins__'):\n    pass\nh = typing.get_type_hints(f)",
+    "typing hints of a nested forward reference": "import typing\ndef f(x: typing.List['f.__code__']):\n    pass\n"
+                                                  "h = typing.get_type_hints(f)",
+    "typing hints in a library's namespace": "import typing\nr = typing.ForwardRef('sys', module='typing')\n"
+                                             "def f(x: typing.List[r]):\n    pass\nh = typing.get_type_hints(f)",
     "open": "open('/etc/passwd')",
     "eval": "eval('1')",
     "exec": "exec('x = 1')",
