@@ -68,7 +68,8 @@ ALLOWED: dict[str, dict[str, str]] = {
 # (state.py).
 _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
          "types": {"SimpleNamespace", "MappingProxyType", "GenericAlias", "NoneType", "FunctionType",
-                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType"},
+                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType", "CoroutineType",
+                   "AsyncGeneratorType"},
          "time": {"time", "time_ns", "sleep", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
                   "process_time", "process_time_ns", "thread_time", "gmtime", "localtime", "mktime", "strftime",
                   "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight", "tzname"},
