@@ -269,6 +269,8 @@ class Sandbox:
                 library_value(obj), KerasTensor)
         if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)
             return self._program_function(builtins.getattr(obj, name, None))
+        if name in ("__defaults__", "__kwdefaults__"):      # (a program function's: values its own text gave,
+            return self._program_function(obj.__func__ if isinstance(obj, types.MethodType) else obj)  # or set)
         if name == "__closure__":           # (a program function's cells hold what its own code names)
             return self._program_function(obj) and not any(
                 free.startswith("__tdf") for free in obj.__code__.co_freevars)

@@ -26,6 +26,8 @@ ESCAPES = {
     "dunder chain": "x = ().__class__.__base__.__subclasses__()",
     "getattr": "x = getattr(1, '__class__')\ny = getattr(x, '__subclasses__')",
     "function globals": "f = lambda: 0\ng = f.__globals__",
+    "defaults of a library function": "import json\nd = json.dumps.__kwdefaults__",
+    "defaults of a library method": "import random\nd = random.Random().choices.__defaults__",
     "closure of a library function": "import functools\nc = functools.lru_cache(maxsize=2).__closure__",
     "private of an ArgumentParser": "import argparse\np = argparse.ArgumentParser()\nr = p._registries",
     "frame": "g = (x for x in [1])\nf = g.gi_frame",
