@@ -351,7 +351,8 @@ def _refuse_setcontext(context):
 def _argparse(sandbox) -> dict:
     class ArgumentParser(argparse.ArgumentParser):
         """argparse reading no arguments: a program is run with its defaults (tapecli's --set changes
-        declarations); its name is the program file's, its help and errors the program's output."""
+        declarations); its name is the program file's. Its help goes to standard output (or the file the program
+        gives), its usage and errors to the program's standard error, as CPython's."""
 
         def __init__(self, prog=None, *args, **kwargs):
             super().__init__(os.path.basename(sandbox.filename) if prog is None else prog, *args, **kwargs)
@@ -361,11 +362,17 @@ def _argparse(sandbox) -> dict:
 
         def _print_message(self, message, file=None):
             if message:
-                sandbox.print(message, end="")
+                file = file or sys.stderr
+                if file is sys.stderr:      # (argparse's own sys, the process's: the program's stderr is the run's)
+                    file = sandbox.stderr
+                try:
+                    file.write(message)
+                except (AttributeError, OSError):
+                    pass
 
         def exit(self, status=0, message=None):
             if message:
-                sandbox.print(message, end="")
+                self._print_message(message, sys.stderr)
             raise SystemExit(status)
 
         def _read_args_from_files(self, arg_strings):

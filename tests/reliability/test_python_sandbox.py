@@ -309,6 +309,20 @@ def test_argparse_reads_no_arguments():
     assert result.scope.vars["n"] == 3
 
 
+def test_argparse_writes_where_cpythons_does(tmp_path):
+    """Help to standard output or the file given (a redirect's, a StringIO), usage and errors to standard error."""
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    from python_oracle import script_through_cpython, script_through_tapecli
+    source = ("import argparse, contextlib, io, sys\np = argparse.ArgumentParser(prog='train')\n"
+              "p.add_argument('--opt', choices=['sgd', 'adam'], default='adam')\np.print_usage()\nbuf = io.StringIO()\n"
+              "p.print_help(file=buf)\nprint(len(buf.getvalue().splitlines()))\n"
+              "with contextlib.redirect_stdout(io.StringIO()) as out:\n    p.print_help()\nprint(out.getvalue().split()[:2])\n"
+              "try:\n    p.parse_args(['--opt', 'x'])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+              "p.print_usage(file=sys.stderr)\np.exit(0, 'bye\\n')\n")
+    path = tmp_path / "prog.py"
+    assert script_through_tapecli(source, path) == script_through_cpython(source, path)
+
+
 def test_an_unbound_name_is_pythons_name_error():
     """A Python program that names something it never binds is still Python: NameError when the line runs,
     with the lines before it printed, as CPython runs it (not a TDF syntax error)."""
