@@ -501,26 +501,12 @@ def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
 _NO_POSITIONS = type("NoPositions", (tuple,), {})()     # format_map's positional arguments: none, not even ()
 
 
-class SafeFormatter(string.Formatter):
-    """str.format whose ``{0.attr}`` fields read attributes through the guard (string.Formatter's too): it holds
-    the guard's read alone, never the sandbox, as _Output holds its write."""
+class GuardedFormatter(string.Formatter):
+    """string.Formatter whose ``{0.attr}`` fields read attributes through the guard, its results weighed: it holds
+    the guard's read alone, never the sandbox, as _Output holds its write. (The run's string.Formatter.)"""
 
     def __init__(self, sandbox: Sandbox):
         self._read = sandbox.get
-
-    def method(self, text, name: str):
-        if text is str:          # str.format(template, ...)
-            return lambda template, *args, **kwargs: self.method(template, name)(*args, **kwargs)
-        if name == "format":
-            return lambda *args, **kwargs: self.vformat(text, args, kwargs)
-        return lambda mapping: self.vformat(text, _NO_POSITIONS, mapping)
-
-    def get_value(self, key, args, kwargs):
-        if args is _NO_POSITIONS and isinstance(key, int):
-            raise ValueError("Format string contains positional fields")      # (format_map's, as CPython's)
-        if isinstance(key, int) and key >= len(args):
-            raise IndexError(f"Replacement index {key} out of range for positional args tuple")
-        return super().get_value(key, args, kwargs)
 
     def get_field(self, field_name, args, kwargs):
         first, rest = _formatter_field_name_split(field_name)
@@ -541,6 +527,55 @@ class SafeFormatter(string.Formatter):
             admit_bytes(self.total, self.total * char_bytes(format_spec, value if isinstance(value, str) else ""),
                         "format()'s result")
         return format(value, format_spec)
+
+
+class SafeFormatter(GuardedFormatter):
+    """str.format and format_map (and logging's ``{`` style) as CPython's C code formats: their fields' attributes
+    read through the guard (GuardedFormatter), their messages and numbering str.format's."""
+
+    def method(self, text, name: str):
+        if text is str:          # str.format(template, ...)
+            return lambda template, *args, **kwargs: self.method(template, name)(*args, **kwargs)
+        if name == "format":
+            return lambda *args, **kwargs: self.vformat(text, args, kwargs)
+        return lambda mapping: self.vformat(text, _NO_POSITIONS, mapping)
+
+    def get_value(self, key, args, kwargs):
+        if args is _NO_POSITIONS and isinstance(key, int):
+            raise ValueError("Format string contains positional fields")      # (format_map's, as CPython's)
+        if isinstance(key, int) and key >= len(args):
+            raise IndexError(f"Replacement index {key} out of range for positional args tuple")
+        return super().get_value(key, args, kwargs)
+
+    def _vformat(self, format_string, args, kwargs, used_args, recursion_depth, auto_arg_index=0):
+        """string.Formatter's, its fields numbered as str.format numbers them: by the field name's first part
+        (``{[0]}`` and ``{.real}`` are the next argument's item and attribute, ``{0[1]}`` a manual field), with
+        str.format's two messages for mixing the two kinds."""
+        if recursion_depth < 0:
+            raise ValueError("Max string recursion exceeded")
+        result = []
+        for literal_text, field_name, format_spec, conversion in self.parse(format_string):
+            if literal_text:
+                result.append(literal_text)
+            if field_name is None:
+                continue
+            first, _ = _formatter_field_name_split(field_name)
+            if first == "":
+                if auto_arg_index is False:
+                    raise ValueError("cannot switch from manual field specification to automatic field numbering")
+                field_name = f"{auto_arg_index}{field_name}"
+                auto_arg_index += 1
+            elif isinstance(first, int):
+                if auto_arg_index:
+                    raise ValueError("cannot switch from automatic field numbering to manual field specification")
+                auto_arg_index = False
+            obj, arg_used = self.get_field(field_name, args, kwargs)
+            used_args.add(arg_used)
+            obj = self.convert_field(obj, conversion)
+            format_spec, auto_arg_index = self._vformat(format_spec, args, kwargs, used_args, recursion_depth - 1,
+                                                        auto_arg_index=auto_arg_index)
+            result.append(self.format_field(obj, format_spec))
+        return "".join(result), auto_arg_index
 
 
 def _formatter_field_name_split(name):

@@ -317,13 +317,13 @@ def _operator(sandbox) -> dict:
 
 
 def _string(sandbox, run_re: dict) -> dict:
-    """string's Formatter (SafeFormatter) and Template: CPython's own string module executed afresh on the run's
+    """string's Formatter (GuardedFormatter) and Template: CPython's own string module executed afresh on the run's
     ``re``, so that a Template's pattern (a subclass's, compiled as the class is made) searches under the run's
     timer and its substitutions are weighed."""
     from tapecli.execution.fresh_module import executed
-    from tapecli.execution.sandbox import SafeFormatter
+    from tapecli.execution.sandbox import GuardedFormatter
 
-    class Formatter(SafeFormatter):
+    class Formatter(GuardedFormatter):
         """string.Formatter, its fields' attributes read through the guard, its results weighed."""
 
         def __init__(self):
