@@ -61,6 +61,7 @@ _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 _COPIES = {"list": LIST_SLOT, "tuple": LIST_SLOT, "sorted": LIST_SLOT * 3 // 2, "set": 4 * LIST_SLOT,
            "frozenset": 4 * LIST_SLOT, "dict": 6 * LIST_SLOT}
 _INT_OBJECT = 32
+_CO_OPTIMIZED = 0x1       # (a code object's flag: a function's, a lambda's or a comprehension's frame)
 
 
 def consumer_word(consumer: str) -> str:
@@ -424,6 +425,17 @@ class Sandbox:
         if not obj:
             return sorted(program_frame(self.filename).f_locals)
         return [name for name in builtins.dir(*obj) if not interfaces.hidden(obj[0], name)]
+
+    def locals(self):
+        """locals() in a function of the program's: a snapshot of its names, as CPython 3.11's is there (less the
+        guard's own temporaries). At module or class level CPython's is the namespace itself, which holds the
+        run's own names (``__builtins__``, the guard's): refused there, as globals() is."""
+        frame = program_frame(self.filename)
+        if frame is None or not frame.f_code.co_flags & _CO_OPTIMIZED or frame.f_code.co_name.startswith("__tdf"):
+            raise TdfNameError("locals() outside a function is not available in tapecli programs: there it is the "
+                               "module's or class's namespace, which holds the interpreter's names",
+                               hint="name the variables, or call locals() inside a function")
+        return {name: value for name, value in frame.f_locals.items() if not name.startswith("__tdf")}
 
     def vars(self, *obj):
         """vars() of the program's own objects; of another object (argparse's Namespace, a SimpleNamespace), a

@@ -81,6 +81,9 @@ ESCAPES = {
     "exec": "exec('x = 1')",
     "compile": "compile('1', 'f', 'eval')",
     "globals": "g = globals()",
+    # locals() is a function's snapshot; at module and class level it would be the namespace, the run's names in it
+    "locals at module level": "g = locals()",
+    "locals in a class body": "class A:\n    g = locals()",
     "__import__": "m = __import__('os')",
     "__build_class__": "b = __build_class__",
     "change a library class": "import random\nrandom.Random.random = None",
