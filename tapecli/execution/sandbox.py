@@ -91,6 +91,13 @@ class Sandbox:
         self.eager = None           # a TensorFlow program's tensors' attributes (execution/tensorflow.py: Eager)
         self.muted_prints = 0       # calls of a tf.function running its traced graph (no Python print)
         self.stand_ins: dict[str, dict] = {}     # module -> name -> the run's own value (execution.run's state)
+        # the process's standard error as the run starts: while it is sys.stderr, the program's is the run's own
+        # (Sandbox.stderr); a program's contextlib.redirect_stderr puts its stream there instead
+        self.process_stderr = sys.stderr
+
+    def program_stderr(self):
+        """The program's ``sys.stderr``: the run's standard error, or the stream its redirect_stderr put there."""
+        return self.stderr if sys.stderr is self.process_stderr else sys.stderr
 
     def unwrapped(self, value):
         """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:

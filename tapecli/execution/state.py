@@ -363,7 +363,7 @@ def _argparse(sandbox) -> dict:
         def _print_message(self, message, file=None):
             if message:
                 file = file or sys.stderr
-                if file is sys.stderr:      # (argparse's own sys, the process's: the program's stderr is the run's)
+                if file is sandbox.process_stderr:      # (argparse's own sys's: the program's is the run's)
                     file = sandbox.stderr
                 try:
                     file.write(message)
@@ -635,7 +635,7 @@ def _sys(sandbox) -> dict:
         error = exception()
         return (None, None, None) if error is None else (type(error), error, error.__traceback__)
     from tapecli.execution.modules import Current
-    return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": sandbox.stderr,
+    return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": Current(sandbox.program_stderr),
             "__stdout__": sandbox.stdout, "__stderr__": sandbox.stderr,
             "getrecursionlimit": getrecursionlimit, "exception": exception, "exc_info": exc_info}
 
