@@ -10,12 +10,12 @@ _FILES = "programs cannot reach files, the environment or Python objects"
 REFUSED_BUILTINS = {
     "open": "it reaches files", "input": "it reads the terminal", "eval": "it runs code outside the guards",
     "exec": "it runs code outside the guards", "compile": "it makes code objects",
-    "globals": "it reaches the interpreter's names", "locals": "it reaches the interpreter's names",
+    "globals": "it reaches the interpreter's names",
     "breakpoint": "it starts a debugger", "help": "it reads the terminal", "copyright": "it prints to the terminal",
     "credits": "it prints to the terminal", "license": "it prints to the terminal",
     "aiter": "asynchronous iteration runs outside the limits", "anext": "asynchronous iteration runs outside the limits",
 }
-_OWN = ("getattr", "hasattr", "vars", "print", "dir")
+_OWN = ("getattr", "hasattr", "vars", "print", "dir", "locals")
 
 
 def program_builtins(sandbox, modules) -> dict:

@@ -26,7 +26,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "collections": {}, "collections.abc": {}, "heapq": {}, "bisect": {}, "statistics": {}, "numbers": {},
     "fractions": {}, "decimal": {}, "string": {}, "textwrap": {}, "dataclasses": {}, "enum": {}, "abc": {},
     "contextlib": {"chdir": "it changes the working directory"},
-    "typing": {"get_type_hints": "it evaluates annotation strings as code outside the sandbox's guards"},
+    "typing": {},
     "json": {"load": "it reads a file object", "dump": "it writes a file object"},
     "re": {},
     "datetime": {},
@@ -69,7 +69,8 @@ ALLOWED: dict[str, dict[str, str]] = {
 # (state.py).
 _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
          "types": {"SimpleNamespace", "MappingProxyType", "GenericAlias", "NoneType", "FunctionType",
-                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType"},
+                   "LambdaType", "MethodType", "BuiltinFunctionType", "GeneratorType", "CoroutineType",
+                   "AsyncGeneratorType"},
          "time": {"time", "time_ns", "sleep", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
                   "process_time", "process_time_ns", "thread_time", "gmtime", "localtime", "mktime", "strftime",
                   "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight", "tzname"},

@@ -61,6 +61,7 @@ _DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 _COPIES = {"list": LIST_SLOT, "tuple": LIST_SLOT, "sorted": LIST_SLOT * 3 // 2, "set": 4 * LIST_SLOT,
            "frozenset": 4 * LIST_SLOT, "dict": 6 * LIST_SLOT}
 _INT_OBJECT = 32
+_CO_OPTIMIZED = 0x1       # (a code object's flag: a function's, a lambda's or a comprehension's frame)
 
 
 # CPython's default recursion limit: the frames a program of its own may stack
@@ -100,6 +101,13 @@ class Sandbox:
         self.eager = None           # a TensorFlow program's tensors' attributes (execution/tensorflow.py: Eager)
         self.muted_prints = 0       # calls of a tf.function running its traced graph (no Python print)
         self.stand_ins: dict[str, dict] = {}     # module -> name -> the run's own value (execution.run's state)
+        # the process's standard error as the run starts: while it is sys.stderr, the program's is the run's own
+        # (Sandbox.stderr); a program's contextlib.redirect_stderr puts its stream there instead
+        self.process_stderr = sys.stderr
+
+    def program_stderr(self):
+        """The program's ``sys.stderr``: the run's standard error, or the stream its redirect_stderr put there."""
+        return self.stderr if sys.stderr is self.process_stderr else sys.stderr
 
     def unwrapped(self, value):
         """NumPy's own function where ``value`` is the program's view of it (its result weighed), else ``value``:
@@ -283,6 +291,8 @@ class Sandbox:
                 library_value(obj), KerasTensor)
         if name == "__wrapped__":           # (functools.wraps's and lru_cache's: the program's own function)
             return self._program_function(builtins.getattr(obj, name, None))
+        if name in ("__defaults__", "__kwdefaults__"):      # (a program function's: values its own text gave,
+            return self._program_function(obj.__func__ if isinstance(obj, types.MethodType) else obj)  # or set)
         if name == "__closure__":           # (a program function's cells hold what its own code names)
             return self._program_function(obj) and not any(
                 free.startswith("__tdf") for free in obj.__code__.co_freevars)
@@ -437,6 +447,17 @@ class Sandbox:
             return sorted(program_frame(self.filename).f_locals)
         return [name for name in builtins.dir(*obj) if not interfaces.hidden(obj[0], name)]
 
+    def locals(self):
+        """locals() in a function of the program's: a snapshot of its names, as CPython 3.11's is there (less the
+        guard's own temporaries). At module or class level CPython's is the namespace itself, which holds the
+        run's own names (``__builtins__``, the guard's): refused there, as globals() is."""
+        frame = program_frame(self.filename)
+        if frame is None or not frame.f_code.co_flags & _CO_OPTIMIZED or frame.f_code.co_name.startswith("__tdf"):
+            raise TdfNameError("locals() outside a function is not available in tapecli programs: there it is the "
+                               "module's or class's namespace, which holds the interpreter's names",
+                               hint="name the variables, or call locals() inside a function")
+        return {name: value for name, value in frame.f_locals.items() if not name.startswith("__tdf")}
+
     def vars(self, *obj):
         """vars() of the program's own objects; of another object (argparse's Namespace, a SimpleNamespace), a
         copy of its public attributes. Classes and modules not the program's are out of reach (a class's
@@ -513,26 +534,12 @@ def _unreachable(obj, name: str, verb: str = "read") -> TdfNameError:
 _NO_POSITIONS = type("NoPositions", (tuple,), {})()     # format_map's positional arguments: none, not even ()
 
 
-class SafeFormatter(string.Formatter):
-    """str.format whose ``{0.attr}`` fields read attributes through the guard (string.Formatter's too): it holds
-    the guard's read alone, never the sandbox, as _Output holds its write."""
+class GuardedFormatter(string.Formatter):
+    """string.Formatter whose ``{0.attr}`` fields read attributes through the guard, its results weighed: it holds
+    the guard's read alone, never the sandbox, as _Output holds its write. (The run's string.Formatter.)"""
 
     def __init__(self, sandbox: Sandbox):
         self._read = sandbox.get
-
-    def method(self, text, name: str):
-        if text is str:          # str.format(template, ...)
-            return lambda template, *args, **kwargs: self.method(template, name)(*args, **kwargs)
-        if name == "format":
-            return lambda *args, **kwargs: self.vformat(text, args, kwargs)
-        return lambda mapping: self.vformat(text, _NO_POSITIONS, mapping)
-
-    def get_value(self, key, args, kwargs):
-        if args is _NO_POSITIONS and isinstance(key, int):
-            raise ValueError("Format string contains positional fields")      # (format_map's, as CPython's)
-        if isinstance(key, int) and key >= len(args):
-            raise IndexError(f"Replacement index {key} out of range for positional args tuple")
-        return super().get_value(key, args, kwargs)
 
     def get_field(self, field_name, args, kwargs):
         first, rest = _formatter_field_name_split(field_name)
@@ -553,6 +560,55 @@ class SafeFormatter(string.Formatter):
             admit_bytes(self.total, self.total * char_bytes(format_spec, value if isinstance(value, str) else ""),
                         "format()'s result")
         return format(value, format_spec)
+
+
+class SafeFormatter(GuardedFormatter):
+    """str.format and format_map (and logging's ``{`` style) as CPython's C code formats: their fields' attributes
+    read through the guard (GuardedFormatter), their messages and numbering str.format's."""
+
+    def method(self, text, name: str):
+        if text is str:          # str.format(template, ...)
+            return lambda template, *args, **kwargs: self.method(template, name)(*args, **kwargs)
+        if name == "format":
+            return lambda *args, **kwargs: self.vformat(text, args, kwargs)
+        return lambda mapping: self.vformat(text, _NO_POSITIONS, mapping)
+
+    def get_value(self, key, args, kwargs):
+        if args is _NO_POSITIONS and isinstance(key, int):
+            raise ValueError("Format string contains positional fields")      # (format_map's, as CPython's)
+        if isinstance(key, int) and key >= len(args):
+            raise IndexError(f"Replacement index {key} out of range for positional args tuple")
+        return super().get_value(key, args, kwargs)
+
+    def _vformat(self, format_string, args, kwargs, used_args, recursion_depth, auto_arg_index=0):
+        """string.Formatter's, its fields numbered as str.format numbers them: by the field name's first part
+        (``{[0]}`` and ``{.real}`` are the next argument's item and attribute, ``{0[1]}`` a manual field), with
+        str.format's two messages for mixing the two kinds."""
+        if recursion_depth < 0:
+            raise ValueError("Max string recursion exceeded")
+        result = []
+        for literal_text, field_name, format_spec, conversion in self.parse(format_string):
+            if literal_text:
+                result.append(literal_text)
+            if field_name is None:
+                continue
+            first, _ = _formatter_field_name_split(field_name)
+            if first == "":
+                if auto_arg_index is False:
+                    raise ValueError("cannot switch from manual field specification to automatic field numbering")
+                field_name = f"{auto_arg_index}{field_name}"
+                auto_arg_index += 1
+            elif isinstance(first, int):
+                if auto_arg_index:
+                    raise ValueError("cannot switch from automatic field numbering to manual field specification")
+                auto_arg_index = False
+            obj, arg_used = self.get_field(field_name, args, kwargs)
+            used_args.add(arg_used)
+            obj = self.convert_field(obj, conversion)
+            format_spec, auto_arg_index = self._vformat(format_spec, args, kwargs, used_args, recursion_depth - 1,
+                                                        auto_arg_index=auto_arg_index)
+            result.append(self.format_field(obj, format_spec))
+        return "".join(result), auto_arg_index
 
 
 def _formatter_field_name_split(name):

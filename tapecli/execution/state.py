@@ -15,7 +15,7 @@ import struct
 import sys
 import types
 
-from tapecli.errors import TdfError
+from tapecli.errors import TdfError, TdfNameError
 from tapecli.execution import interfaces, regex
 from tapecli.execution.tf_errors import is_catchable
 from tapecli.runtime.context import current
@@ -44,7 +44,7 @@ def run_replacements(sandbox) -> dict[str, dict]:
         "time": lambda: _time(sandbox), "os": lambda: _os(sandbox), "sys": lambda: _sys(sandbox), "re": run_re,
         "datetime": lambda: _datetime(sandbox), "struct": _struct, "array": lambda: _array(sandbox),
         # the library's makers of objects and classes that take any attribute name: sealed (interfaces.py)
-        "types": lambda: {"SimpleNamespace": interfaces.SimpleNamespace},
+        "types": lambda: {"SimpleNamespace": interfaces.SimpleNamespace}, "typing": lambda: _typing(sandbox),
         "dataclasses": lambda: {"make_dataclass": interfaces.make_dataclass, "dataclass": _dataclass(sandbox)}})
 
 
@@ -94,6 +94,173 @@ def _array(sandbox) -> dict:
     Array.__name__ = Array.__qualname__ = "array"
     Array.__module__ = "array"
     return {"array": Array, "ArrayType": Array}
+
+
+def _typing(sandbox) -> dict:
+    """typing.get_type_hints as CPython's: an annotation string (``"Node"``, each annotation of a module that
+    imports ``from __future__ import annotations``) is evaluated, but by the run's evaluator of annotations
+    (_Annotation) in place of CPython's ``eval``, which would run the string as code outside the guards. The
+    namespaces are the program's: a function's globals where they are the program's scope, a class's own and the
+    program's scope for the program's classes, or what the program passes; a string of a library's is refused.
+    The classes are those of ``__mro__`` a program reads (Sandbox._lineage); the rest is typing's own."""
+    import functools
+    import typing
+
+    def forward(ref, globalns, localns, recursive_guard):
+        """ForwardRef._evaluate, through the run's evaluator."""
+        if ref.__forward_arg__ in recursive_guard:
+            return ref
+        if not ref.__forward_evaluated__ or localns is not globalns:
+            if globalns is None and localns is None:
+                globalns = localns = {}
+            elif globalns is None:
+                globalns = localns
+            elif localns is None:
+                localns = globalns
+            if ref.__forward_module__ is not None:     # (a TypedDict's: the module of its class statement)
+                if ref.__forward_module__ != "__main__":
+                    raise _unevaluated(ref.__forward_arg__, "its module= names a library module's namespace")
+                globalns = program_scope()
+            value = typing._type_check(_Annotation(sandbox, globalns, localns).value(ref.__forward_arg__),
+                                       "Forward references must evaluate to types.",
+                                       is_argument=ref.__forward_is_argument__,
+                                       allow_special_forms=ref.__forward_is_class__)
+            ref.__forward_value__ = evaluate(value, globalns, localns, recursive_guard | {ref.__forward_arg__})
+            ref.__forward_evaluated__ = True
+        return ref.__forward_value__
+
+    def evaluate(t, globalns, localns, recursive_guard=frozenset()):
+        """typing._eval_type (CPython 3.11's), its forward references evaluated by forward()."""
+        if isinstance(t, typing.ForwardRef):
+            return forward(t, globalns, localns, recursive_guard)
+        if isinstance(t, (typing._GenericAlias, types.GenericAlias, types.UnionType)):
+            if isinstance(t, types.GenericAlias):
+                args = tuple(typing.ForwardRef(arg) if isinstance(arg, str) else arg for arg in t.__args__)
+                is_unpacked = t.__unpacked__
+                if typing._should_unflatten_callable_args(t, args):
+                    t = t.__origin__[(args[:-1], args[-1])]
+                else:
+                    t = t.__origin__[args]
+                if is_unpacked:
+                    t = typing.Unpack[t]
+            evaluated = tuple(evaluate(a, globalns, localns, recursive_guard) for a in t.__args__)
+            if evaluated == t.__args__:
+                return t
+            if isinstance(t, types.GenericAlias):
+                return types.GenericAlias(t.__origin__, evaluated)
+            if isinstance(t, types.UnionType):
+                return functools.reduce(operator.or_, evaluated)
+            return t.copy_with(evaluated)
+        return t
+
+    def program_scope():
+        return sys.modules["__main__"].__dict__
+
+    def get_type_hints(obj, globalns=None, localns=None, include_extras=False):
+        if isinstance(obj, type):
+            hints = {}
+            for base in reversed(sandbox.get(obj, "__mro__")):
+                ann = base.__dict__.get("__annotations__", {})
+                if isinstance(ann, types.GetSetDescriptorType):
+                    ann = {}
+                # (CPython's namespace is the class's module's: the program's is __main__, a library's is refused)
+                own = base.__module__ == "__main__"
+                base_globals = globalns if globalns is not None else program_scope() if own else _LIBRARY
+                base_locals = localns if localns is not None else dict(vars(base)) if own else _LIBRARY
+                if localns is None and globalns is None:
+                    base_globals, base_locals = base_locals, base_globals
+                for name, value in ann.items():
+                    if value is None:
+                        value = type(None)
+                    if isinstance(value, str):
+                        value = typing.ForwardRef(value, is_argument=False, is_class=True)
+                    hints[name] = evaluate(value, base_globals, base_locals)
+            return hints if include_extras else {k: typing._strip_annotations(t) for k, t in hints.items()}
+        if globalns is None:
+            # the function's globals where they are the program's scope (its own function's, or the __init__ a
+            # dataclass made there); a library's function's, or a module's, are not the program's
+            globalns = _LIBRARY if isinstance(obj, types.ModuleType) else {}
+            if not isinstance(obj, types.ModuleType):
+                unwrapped = obj
+                while hasattr(unwrapped, "__wrapped__"):
+                    unwrapped = unwrapped.__wrapped__
+                if hasattr(unwrapped, "__globals__"):
+                    found = unwrapped.__globals__
+                    globalns = found if found is program_scope() else _LIBRARY
+            if localns is None:
+                localns = globalns
+        elif localns is None:
+            localns = globalns
+        hints = sandbox.getattr(obj, "__annotations__", None)
+        if hints is None:
+            from tapecli.execution.builtin_table import ProgramBuiltin
+            if isinstance(obj, (*typing._allowed_types, ProgramBuiltin)):     # (the run's print is a builtin)
+                return {}
+            raise TypeError(f"{obj!r} is not a module, class, method, or function.")
+        hints = dict(hints)
+        for name, value in hints.items():
+            if value is None:
+                value = type(None)
+            if isinstance(value, str):
+                value = typing.ForwardRef(value, is_argument=not isinstance(obj, types.ModuleType), is_class=False)
+            hints[name] = evaluate(value, globalns, localns)
+        return hints if include_extras else {k: typing._strip_annotations(t) for k, t in hints.items()}
+    get_type_hints.__qualname__, get_type_hints.__module__ = "get_type_hints", "typing"
+    get_type_hints.__doc__ = typing.get_type_hints.__doc__
+    return {"get_type_hints": get_type_hints}
+
+
+# The namespace of a library's class, function or module, in which the run evaluates no annotation string.
+_LIBRARY = types.MappingProxyType({})
+
+
+def _unevaluated(text: str, why: str) -> TdfNameError:
+    return TdfNameError(f"typing.get_type_hints cannot evaluate the annotation {text!r} in tapecli programs: {why}",
+                        hint="annotate with names of the program's, their attributes, subscripts and |")
+
+
+class _Annotation:
+    """An annotation string's value as CPython's ``eval`` finds it in the namespaces get_type_hints gives (its
+    locals, its globals, then the run's builtins), of the forms annotations take: names, attributes (read through
+    the guard, as the program reads them), subscripts, ``|`` (weighed as the program's), tuples, lists and
+    constants. A name the run keeps for itself and a namespace that is not the program's are refused, and so is
+    any other form (a call, a lambda, a comprehension): evaluating it would run code no guard rewrote."""
+
+    def __init__(self, sandbox, globalns, localns):
+        self.sandbox, self.globalns, self.localns = sandbox, globalns, localns
+
+    def value(self, text: str):
+        import ast
+        if self.globalns is _LIBRARY or self.localns is _LIBRARY:
+            raise _unevaluated(text, "it is a library's, whose namespace is not the program's")
+        return self.node(ast.parse(f"({text},)[0]" if text.startswith("*") else text, mode="eval").body, text)
+
+    def node(self, node, text: str):
+        import ast
+        from tapecli.execution import weigh
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name.startswith("__"):       # (the run's __builtins__ and __tdf_* names, a sealed class's hidden ones)
+                raise _unevaluated(text, f"the name {name} is Python's or tapecli's")
+            found = self.globalns.get("__builtins__") if isinstance(self.globalns, dict) else None
+            builtins = found if isinstance(found, dict) else sys.modules["__main__"].__dict__["__builtins__"]
+            for namespace in (self.localns, self.globalns, builtins):
+                if name in namespace:
+                    return namespace[name]
+            raise NameError(f"name '{name}' is not defined")
+        if isinstance(node, ast.Attribute):
+            return self.sandbox.get(self.node(node.value, text), node.attr)
+        if isinstance(node, ast.Subscript):
+            return self.node(node.value, text)[self.node(node.slice, text)]
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.node(item, text) for item in node.elts]
+            return tuple(items) if isinstance(node, ast.Tuple) else items
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return weigh.binary("BitOr", self.node(node.left, text), self.node(node.right, text))
+        raise _unevaluated(text, f"it holds {type(node).__name__}, a form tapecli evaluates only as the program's "
+                                 "own code")
 
 
 def _dataclass(sandbox):
@@ -151,13 +318,13 @@ def _operator(sandbox) -> dict:
 
 
 def _string(sandbox, run_re: dict) -> dict:
-    """string's Formatter (SafeFormatter) and Template: CPython's own string module executed afresh on the run's
+    """string's Formatter (GuardedFormatter) and Template: CPython's own string module executed afresh on the run's
     ``re``, so that a Template's pattern (a subclass's, compiled as the class is made) searches under the run's
     timer and its substitutions are weighed."""
     from tapecli.execution.fresh_module import executed
-    from tapecli.execution.sandbox import SafeFormatter
+    from tapecli.execution.sandbox import GuardedFormatter
 
-    class Formatter(SafeFormatter):
+    class Formatter(GuardedFormatter):
         """string.Formatter, its fields' attributes read through the guard, its results weighed."""
 
         def __init__(self):
@@ -185,7 +352,8 @@ def _refuse_setcontext(context):
 def _argparse(sandbox) -> dict:
     class ArgumentParser(argparse.ArgumentParser):
         """argparse reading no arguments: a program is run with its defaults (tapecli's --set changes
-        declarations); its name is the program file's, its help and errors the program's output."""
+        declarations); its name is the program file's. Its help goes to standard output (or the file the program
+        gives), its usage and errors to the program's standard error, as CPython's."""
 
         def __init__(self, prog=None, *args, **kwargs):
             super().__init__(os.path.basename(sandbox.filename) if prog is None else prog, *args, **kwargs)
@@ -195,11 +363,17 @@ def _argparse(sandbox) -> dict:
 
         def _print_message(self, message, file=None):
             if message:
-                sandbox.print(message, end="")
+                file = file or sys.stderr
+                if file is sandbox.process_stderr:      # (argparse's own sys's: the program's is the run's)
+                    file = sandbox.stderr
+                try:
+                    file.write(message)
+                except (AttributeError, OSError):
+                    pass
 
         def exit(self, status=0, message=None):
             if message:
-                sandbox.print(message, end="")
+                self._print_message(message, sys.stderr)
             raise SystemExit(status)
 
         def _read_args_from_files(self, arg_strings):
@@ -488,7 +662,7 @@ def _sys(sandbox) -> dict:
         error = exception()
         return (None, None, None) if error is None else (type(error), error, error.__traceback__)
     from tapecli.execution.modules import Current
-    return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": sandbox.stderr,
+    return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": Current(sandbox.program_stderr),
             "__stdout__": sandbox.stdout, "__stderr__": sandbox.stderr,
             "getrecursionlimit": getrecursionlimit, "exception": exception, "exc_info": exc_info}
 

@@ -26,6 +26,8 @@ ESCAPES = {
     "dunder chain": "x = ().__class__.__base__.__subclasses__()",
     "getattr": "x = getattr(1, '__class__')\ny = getattr(x, '__subclasses__')",
     "function globals": "f = lambda: 0\ng = f.__globals__",
+    "defaults of a library function": "import json\nd = json.dumps.__kwdefaults__",
+    "defaults of a library method": "import random\nd = random.Random().choices.__defaults__",
     "closure of a library function": "import functools\nc = functools.lru_cache(maxsize=2).__closure__",
     "private of an ArgumentParser": "import argparse\np = argparse.ArgumentParser()\nr = p._registries",
     "frame": "g = (x for x in [1])\nf = g.gi_frame",
@@ -63,12 +65,25 @@ ESCAPES = {
     "numpy.ma load": "from numpy.ma import load",
     "array ctypes": "import numpy as np\np = np.zeros(2).ctypes",
     "bit generator ctypes": "import numpy as np\np = np.random.default_rng().bit_generator.ctypes",
-    "typing hints": "import typing\ntyping.get_type_hints",
+    # an annotation string is evaluated by the run's evaluator, never by eval: no call, no private or dunder name,
+    # attributes read through the guard, no library's namespace
+    "typing hints running code": "import typing\ndef f(x: '__import__(\"os\").system(\"true\")'):\n    pass\n"
+                                 "h = typing.get_type_hints(f)",
+    "typing hints of a dunder attribute": "import typing\ndef f(x: 'f.__globals__'):\n    pass\n"
+                                          "h = typing.get_type_hints(f)",
+    "typing hints of the run's builtins": "import typing\ndef f(x: '__builtins__'):\n    pass\nh = typing.get_type_hints(f)",
+    "typing hints of a nested forward reference": "import typing\ndef f(x: typing.List['f.__code__']):\n    pass\n"
+                                                  "h = typing.get_type_hints(f)",
+    "typing hints in a library's namespace": "import typing\nr = typing.ForwardRef('sys', module='typing')\n"
+                                             "def f(x: typing.List[r]):\n    pass\nh = typing.get_type_hints(f)",
     "open": "open('/etc/passwd')",
     "eval": "eval('1')",
     "exec": "exec('x = 1')",
     "compile": "compile('1', 'f', 'eval')",
     "globals": "g = globals()",
+    # locals() is a function's snapshot; at module and class level it would be the namespace, the run's names in it
+    "locals at module level": "g = locals()",
+    "locals in a class body": "class A:\n    g = locals()",
     "__import__": "m = __import__('os')",
     "__build_class__": "b = __build_class__",
     "change a library class": "import random\nrandom.Random.random = None",
@@ -322,6 +337,20 @@ def test_argparse_reads_no_arguments():
     result = _run("import argparse\np = argparse.ArgumentParser()\np.add_argument('--n', type=int, default=3)\n"
                   "n = p.parse_args().n")
     assert result.scope.vars["n"] == 3
+
+
+def test_argparse_writes_where_cpythons_does(tmp_path):
+    """Help to standard output or the file given (a redirect's, a StringIO), usage and errors to standard error."""
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    from python_oracle import script_through_cpython, script_through_tapecli
+    source = ("import argparse, contextlib, io, sys\np = argparse.ArgumentParser(prog='train')\n"
+              "p.add_argument('--opt', choices=['sgd', 'adam'], default='adam')\np.print_usage()\nbuf = io.StringIO()\n"
+              "p.print_help(file=buf)\nprint(len(buf.getvalue().splitlines()))\n"
+              "with contextlib.redirect_stdout(io.StringIO()) as out:\n    p.print_help()\nprint(out.getvalue().split()[:2])\n"
+              "try:\n    p.parse_args(['--opt', 'x'])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+              "p.print_usage(file=sys.stderr)\np.exit(0, 'bye\\n')\n")
+    path = tmp_path / "prog.py"
+    assert script_through_tapecli(source, path) == script_through_cpython(source, path)
 
 
 def test_an_unbound_name_is_pythons_name_error():

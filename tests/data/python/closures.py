@@ -69,3 +69,40 @@ def fib(n):
 
 
 print(fib(80))
+
+
+# locals() in a function: a snapshot of its names (a config's hyperparameters, str.format(**locals()))
+class Model:
+    def __init__(self, lr=0.1, layers=(4, 2), *, act="relu"):
+        hp = dict(locals())
+        hp.pop("self")
+        self.hparams = hp
+
+    def forward(self, x):
+        h = x * 2
+        return super().__repr__ is not None, sorted(locals())
+
+
+def fmt(name, value):
+    unit = "ms"
+    return "{name}={value:.2f}{unit}".format(**locals())
+
+
+def enclosing():
+    a = 1
+
+    def inner():
+        b = a + 1
+        return sorted(locals().items())
+    return inner()
+
+
+def stages():
+    x = 1
+    yield sorted(locals())
+    y = x + 1
+    yield sorted(locals())
+
+
+print(Model().hparams, Model(0.5, act="tanh").forward(3), fmt("loss", 0.12345), enclosing(), list(stages()))
+print([sorted(locals()) for _ in range(1)], (lambda q=1: locals())())

@@ -54,3 +54,20 @@ own = [print, iter, getattr, hasattr, vars, dir, setattr, delattr, pow, len]
 print([f.__name__ for f in own], [f.__qualname__ for f in own], {f.__module__ for f in own})
 print({type(f).__name__ for f in own}, repr(print), str(setattr), iter, pow, print.__doc__.splitlines()[0])
 print(copy.copy(print) is print, copy.deepcopy({"act": pow})["act"] is pow, callable(iter), type(print))
+
+# a program function's default values, read as it may set them (an estimator's get_params, a config's defaults)
+
+
+def fit(X, lr=0.1, *extra, epochs=3, **kw):
+    pass
+
+
+class Estimator:
+    def __init__(self, alpha=1.0, *, tol=1e-4):
+        pass
+
+
+print(fit.__defaults__, fit.__kwdefaults__, Estimator.__init__.__defaults__, Estimator().__init__.__kwdefaults__)
+print((lambda a, b=[1]: a).__defaults__, getattr(Estimator.__init__, "__kwdefaults__"), fit.__annotations__)
+fit.__defaults__ = (0.5,)
+print(fit.__defaults__, (lambda: 0).__defaults__, (lambda: 0).__kwdefaults__)

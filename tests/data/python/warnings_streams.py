@@ -156,3 +156,18 @@ print("captured")
 sys.stdout.write("written\n")
 sys.stdout = before
 print(repr(captured.getvalue()))
+
+# contextlib.redirect_stderr: the program's sys.stderr is its stream inside, as CPython's (argparse's errors too)
+import argparse
+
+errors = io.StringIO()
+with contextlib.redirect_stderr(errors):
+    print("to stderr", file=sys.stderr)
+    sys.stderr.write("written to stderr\n")
+    parser = argparse.ArgumentParser(prog="train")
+    parser.add_argument("--n", type=int)
+    try:
+        parser.parse_args(["--n", "x"])
+    except SystemExit as e:
+        print("exit", e.code)
+print(repr(errors.getvalue()))
