@@ -125,6 +125,27 @@ def _tolist(a):
     return a.size, LIST_SLOT + sys.getsizeof(1.0)        # a slot and a Python number each
 
 
+def _histogram(a, bins=10, *args, **kwargs):
+    """np.histogram's counts and edges where ``bins`` is a count (NumPy makes them whatever the data: a count of
+    1e9 ran for minutes); a sequence of edges or a rule's name: the result is as large as what the program gave."""
+    if isinstance(bins, (str, list, tuple, np.ndarray)):
+        return None, 0
+    return 2 * operator.index(bins) + 1, 8
+
+
+def _histogram2d(x, y, bins=10, *args, **kwargs):
+    if isinstance(bins, (list, tuple, np.ndarray)) or isinstance(bins, str):
+        return None, 0
+    return (operator.index(bins) + 1) ** 2, 8
+
+
+def _bincount(x, weights=None, minlength=0):
+    """np.bincount's counts: one per value up to the largest."""
+    values = np.asarray(x)
+    largest = int(values.max()) + 1 if values.size and values.dtype.kind in "iub" else 0
+    return max(largest, operator.index(minlength)), 8
+
+
 # An array method's result, from the array and the method's arguments.
 METHOD_ESTIMATES = {"astype": _astype, "repeat": _repeat, "tolist": _tolist}
 
@@ -134,7 +155,8 @@ ESTIMATES = {
     "arange": _arange, **dict.fromkeys(("linspace", "logspace", "geomspace"), _spaced),
     "eye": _eye, "identity": lambda n, dtype=None, **k: (int(n) ** 2, _itemsize(dtype)),
     "repeat": _repeat, "tile": _tile, "outer": _outer, "kron": _outer, "meshgrid": _meshgrid, "indices": _indices,
-    "choice": _choice,
+    "choice": _choice, "histogram": _histogram, "histogram_bin_edges": _histogram, "histogram2d": _histogram2d,
+    "bincount": _bincount,
 }
 _RANDOM_SIZED = ("rand", "randn")
 

@@ -219,6 +219,10 @@ LIMITED = {
     "numpy choice": "import numpy as np\nx = np.random.choice(10**9, 3, replace=False)",
     "numpy astype": "import numpy as np\nx = np.zeros(10).astype('U100000000')",
     "numpy tolist": "import numpy as np\nx = np.zeros(10**8 // 2).tolist()",
+    # (a count of bins is what NumPy makes, whatever the data: these ran for minutes)
+    "numpy histogram's bins": "import numpy as np\nc, e = np.histogram(np.arange(10.0), bins=10**9)",
+    "numpy histogram2d's bins": "import numpy as np\nx = np.arange(3.0)\nh = np.histogram2d(x, x, bins=10**5)",
+    "numpy bincount": "import numpy as np\nx = np.bincount([10**10])",
     "a program's endless stack for traceback": "import traceback\nclass F:\n    def __init__(self):\n"
                                                 "        for name in ('f_back', 'f_code'):\n"
                                                 "            vars(self)[name] = self\n"
