@@ -64,7 +64,15 @@ def _packed(value):
     return ops.stack(items, 0)
 
 
+def unconvertible_none(value) -> None:
+    """TensorFlow's ValueError for ``tf.constant(None)`` and ``tf.convert_to_tensor(None)`` (its message)."""
+    if value is None:
+        raise TdfValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) "
+                            "to a Tensor.")
+
+
 def _tensor_of(value, dtype=None) -> Tensor:
+    unconvertible_none(value)
     t = _packed(value)
     want = _dtype(dtype)
     if want is not None:

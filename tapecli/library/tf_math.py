@@ -13,7 +13,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.errors import KernelValueError, ShapeError, TdfError, TdfTypeError, TdfValueError
 from tapecli.library.core import kernel_name, same_dtype, tensor_argument, to_axis, to_dtype, to_float, to_int, truth
-from tapecli.library.python import host_conversion
+from tapecli.library.python import host_conversion, unconvertible_none
 from tapecli.interpreter.registry import builtin, register
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import PythonTuple, Tensor, Variable, dtype_name, filled, literal_array, tf_tensor
@@ -225,6 +225,7 @@ def identity(input):  # noqa: A002
 def convert_to_tensor(value, dtype=None, dtype_hint=None):
     """A tensor from a literal, a variable (its value) or a list of tensors (stacked); ``dtype`` must
     agree with a tensor's own dtype (TensorFlow converts only literals)."""
+    unconvertible_none(value)
     if isinstance(value, (list, tuple)) and not ops.text_leaf(value):      # (a list of strings: a string tensor)
         t = ops.stack(list(value)) if any(isinstance(v, (Tensor, Variable)) and not getattr(v, "weak", False)
                                           for v in value) else Tensor(literal_array(_plain(value)), weak=True)

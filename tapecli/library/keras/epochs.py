@@ -62,6 +62,26 @@ def super_not_called() -> None:
                             "`max_queue_size`. Do not pass these arguments to `fit()`, as they will be ignored.")
 
 
+def check_data_cardinality(x, y, sample_weight=None) -> None:
+    """Keras's data_adapter_utils.check_data_cardinality: the arrays of fit's and evaluate's ``x``, ``y`` (and
+    ``sample_weight``) must have the same number of samples (its ValueError and message where they do not)."""
+    if y is None:
+        return
+    parts = [("x", x), ("y", y)] + ([("sample_weight", sample_weight)] if sample_weight is not None else [])
+
+    def leaves(value) -> list:
+        if isinstance(value, (list, tuple)):
+            return [t for v in value for t in leaves(v)]
+        if isinstance(value, dict):
+            return [t for k in sorted(value, key=str) for t in leaves(value[k])]
+        return [] if value is None else [value]
+    sizes = {label: [int(t.shape[0]) for t in leaves(value) if getattr(t, "shape", ())] for label, value in parts}
+    if len({n for found in sizes.values() for n in found}) > 1:
+        raise TdfValueError("Data cardinality is ambiguous. Make sure all arrays contain the same number of samples."
+                            + "".join(f"'{label}' sizes: {', '.join(map(str, found))}\n"
+                                      for label, found in sizes.items()))
+
+
 def _call(interp, instance, name, *args):
     return interp.call_value(instance.get_attribute(interp, name, None), list(args))
 

@@ -25,7 +25,7 @@ from tapecli.library.keras.callbacks import CALLBACKS, CallbackHooks, History, p
 from tapecli.library.keras.compile_metrics import CompileMetrics
 from tapecli.library.keras.utilities import unpack_x_y_sample_weight
 from tapecli.library.keras.epochs import EpochIterator, GeneratorData, GeneratorSource, InterpretedPyDataset, \
-    PyDatasetData, PyDatasetSource
+    PyDatasetData, PyDatasetSource, check_data_cardinality
 from tapecli.library.keras import losses as losses_mod
 from tapecli.library.keras import metrics as metrics_mod
 from tapecli.library.keras.common import KerasObject, flag, float_dtype, graph_step, integer, layer_name, num, tensor
@@ -313,6 +313,8 @@ class Trainer:
             cut = int(_count(x) * (1.0 - split))
             validation_data = tuple(_rows(d, cut, None) for d in (x, y, sw))
             x, y, sw = (_rows(d, 0, cut) for d in (x, y, sw))
+        if not dataset:
+            check_data_cardinality(x, y, sw)
         if class_weight is not None and not dataset:
             sw = class_weights(class_weight, y, sw)
         self.symbolic_build(x, source)
@@ -429,6 +431,7 @@ class Trainer:
         x, y, sw = (x, None, None) if _dataset(x, y, sample_weight) else (
             _data(x, "x", self.model.many_inputs), _data(y, "y", _outputs(self.model)),
             _sample_weights(sample_weight, y))
+        check_data_cardinality(x, y, sw)
         return self.batches(x, y, sw, batch_size), _num_batches(x, batch_size, steps)
 
     def evaluated(self, batches, steps, return_dict, callbacks, count=None):
