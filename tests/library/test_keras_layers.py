@@ -223,7 +223,7 @@ def test_errors():
         run_program("x = 1.0\nm = Sequential([x])")
     with pytest.raises(TdfValueError, match="expecting 2 weights"):
         run_program("d = Dense(2)\ny = d([[1.0]])\nd.set_weights([[[1.0, 2.0]]])")
-    with pytest.raises(TdfValueError, match="unknown activation"):
+    with pytest.raises(TdfValueError, match="Could not interpret activation function identifier: nope"):
         run_program('d = Dense(2, activation="nope")')
     with pytest.raises(TdfTypeError, match="unexpected keyword argument 'colour'"):
         run_program("d = Dense(2, colour=3)")

@@ -37,7 +37,7 @@ def activation_fn(value, interp):
         return None
     if isinstance(value, str):
         if value not in ACTIVATIONS:
-            raise TdfValueError(f'unknown activation "{value}"',
+            raise TdfValueError(f"Could not interpret activation function identifier: {value}",     # Keras's words
                                 hint="use one of " + ", ".join(f'"{a}"' for a in ACTIVATIONS))
         return ACTIVATIONS[value]
     if isinstance(value, (Function, ProgramObject, BoundMethod)) or getattr(value, "is_builtin", False):
@@ -659,7 +659,8 @@ class Dense(Layer):
                             "bias": penalties.constraint(bias_constraint, interp)}
         self.units = integer(units, "units")
         if self.units <= 0:
-            raise TdfValueError(f"Dense needs a positive number of units, got {self.units}")
+            raise TdfValueError("Received an invalid value for `units`, expected a positive integer. Received: "
+                                f"units={self.units}")
         self.activation = activation_fn(activation, interp)
         self.use_bias = flag(use_bias)
         self.kernel_init = initializers.get(kernel_initializer, interp=interp)

@@ -190,7 +190,11 @@ class Model(Layer):
 
     def get_layer(self, name=None, index=None):
         if index is not None:
-            return self.layers[integer(index, "index")].as_program()
+            index = integer(index, "index")
+            if len(self.layers) <= index:       # (Keras's check: a negative index is Python's)
+                raise TdfValueError(f"Was asked to retrieve layer at index {index} but model only has "
+                                    f"{len(self.layers)} layers.")
+            return self.layers[index].as_program()
         for layer in self.layers:
             if layer.display() == name or getattr(layer, "auto", None) == name:
                 return layer.as_program()
