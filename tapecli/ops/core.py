@@ -446,7 +446,9 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
             raise KernelValueError(f"{op.name}: {e}") from None
         if op.name == "matmul" and len(tensors) == 2:      # (TensorFlow's words, which programs look for)
             shapes = ", ".join(f"In[{i}]: [{','.join(map(str, t.shape))}]" for i, t in enumerate(tensors))
-            raise ShapeError(f"Matrix size-incompatible: {shapes} [Op:MatMul]", hint=_shape_hint(op, str(e))) from None
+            kernel = " 0 0 [Op:BatchMatMulV2]" if max(t.ndim for t in tensors) > 2 else " [Op:MatMul]"
+            raise ShapeError(f"Matrix size-incompatible: {shapes}{kernel} name: ", hint=_shape_hint(op, str(e))) \
+                from None
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
     if out.size > 1:                # (a scalar is always within the limits)
         admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)
