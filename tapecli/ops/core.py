@@ -388,6 +388,12 @@ def _refuse_bfloat16(op: Op):
                        hint=f"{spelling.cast('x', 'float32')} first")
 
 
+# The TensorFlow kernels of the binary elementwise ops, which name them in an InvalidArgumentError of shapes that do
+# not broadcast ("Incompatible shapes: [2,3] vs. [4] [Op:AddV2] name: ").
+_BROADCASTING_KERNELS = {"add": "AddV2", "sub": "Sub", "mul": "Mul", "div": "RealDiv", "maximum": "Maximum",
+                         "minimum": "Minimum", "pow": "Pow", "mod": "FloorMod"}
+
+
 def apply(op: Op, inputs, **attrs) -> Tensor:
     ctx = current()
     if not attrs and ctx.mode.plain_ops:
@@ -449,6 +455,10 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
             kernel = " 0 0 [Op:BatchMatMulV2]" if max(t.ndim for t in tensors) > 2 else " [Op:MatMul]"
             raise ShapeError(f"Matrix size-incompatible: {shapes}{kernel} name: ", hint=_shape_hint(op, str(e))) \
                 from None
+        if op.name in _BROADCASTING_KERNELS and len(tensors) == 2:     # (TensorFlow's eager words: its kernel's name)
+            a, b = ("[" + ",".join(map(str, t.shape)) + "]" for t in tensors)
+            raise ShapeError(f"Incompatible shapes: {a} vs. {b} [Op:{_BROADCASTING_KERNELS[op.name]}] name: ",
+                             hint=_shape_hint(op, str(e))) from None
         raise ShapeError(f"{op.name}: incompatible shapes {shapes}", hint=_shape_hint(op, str(e))) from None
     if out.size > 1:                # (a scalar is always within the limits)
         admit(out.size, out.itemsize, f"the result of {op.name}", allocated=True)
