@@ -44,16 +44,24 @@ def _dtype(dtype):
     raise TdfTypeError(f"dtype must be a dtype such as tf.float32, got {type_word(dtype)}")
 
 
+_MIXED = "Can't convert Python sequence with mixed types to Tensor."     # TensorFlow's words
+
+
 def _packed(value):
     """A (nested) list of numbers and tensors as one tensor, as TensorFlow packs it: literals stay a literal,
     a list holding a tensor is their stack (its gradient flows to each)."""
     if not isinstance(value, list):
+        unconvertible_none(value)
         return ops.to_tensor(value.read() if isinstance(value, Variable) else value)
     if ops.text_leaf(value):
         return Tensor(text_array(value))
     if not value:
         return ops.to_tensor(value)
+    if any(v is None for v in value) and any(v is not None for v in value):
+        raise TdfValueError(_MIXED)
     items = [_packed(v) for v in value]
+    if len({t.dtype.hasobject for t in items}) > 1:         # numbers beside strings
+        raise TdfValueError(_MIXED)
     if items[0].ndim >= MAX_LITERAL_DIMS:
         raise TdfValueError(f"a list nested more than {MAX_LITERAL_DIMS} deep: a tensor has at most "
                             f"{MAX_LITERAL_DIMS} dimensions")

@@ -665,7 +665,11 @@ def literal_array(value) -> np.ndarray:
     if arr.dtype == object:
         if all(isinstance(v, int) for v in arr.flat):       # Python's exact integers, past what a tensor holds
             raise TdfValueError("an integer out of range for int64 cannot be a tensor (as in TensorFlow)")
+        if any(v is None for v in arr.flat):                # [1, None]: TensorFlow's ValueError
+            raise TdfValueError("Can't convert Python sequence with mixed types to Tensor.")
         raise TdfTypeError(RAGGED)
+    if arr.dtype.kind in "SU" and isinstance(value, (list, tuple)):
+        raise TdfValueError("Can't convert Python sequence with mixed types to Tensor.")   # [1, "a"] (NumPy: strings)
     if arr.dtype.kind == "f":
         return arr.astype(np.float64)
     if arr.dtype.kind in "iu":
