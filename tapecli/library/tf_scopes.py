@@ -202,6 +202,24 @@ def assert_(condition, data, summarize=None, name=None):
     return None
 
 
+def _assert_lines(symbol, x, y, held, summarize) -> list[str]:
+    """TensorFlow's message of a failed eager check_ops comparison (_make_assert_msg_data): the condition, the
+    first differing values where x and y have one shape, and the first elements of each."""
+    count = 3 if summarize is None else int(to_int(summarize, "summarize"))
+    count = 10 ** 9 if count < 0 else count
+    lines = [f"Condition x {symbol} y did not hold."]
+    if count > 0:
+        if x.shape == y.shape and x.ndim:
+            mask = ~held
+            shown = min(count, int(mask.sum()))
+            lines += [f"Indices of first {shown} different values:", str(np.argwhere(mask)[:shown]),
+                      "Corresponding x values:", str(x[mask].reshape(-1)[:shown]),
+                      "Corresponding y values:", str(y[mask].reshape(-1)[:shown])]
+        for name, v in (("x", x.reshape(-1)), ("y", y.reshape(-1))):
+            lines += [f"First {min(v.size, count)} elements of {name}:", str(v[:min(v.size, count)])]
+    return lines
+
+
 def _compare(what, symbol, test):
     def check(x, y, message=None, summarize=None, name=None):
         a, b = _tensor(x), _tensor(y)
@@ -210,9 +228,9 @@ def _compare(what, symbol, test):
         except ValueError:
             raise TdfValueError(f"{what}: shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
         if not np.all(held):
-            text = f"{message}\n" if message else ""
-            raise TdfAssertionError(f"{text}{what}: condition x {symbol} y did not hold; x = "
-                                    f"{np.asarray(a.value).tolist()}, y = {np.asarray(b.value).tolist()}")
+            lines = ([str(message)] if message is not None else []) + _assert_lines(
+                symbol, np.asarray(a.value), np.asarray(b.value), np.asarray(held), summarize)
+            raise TdfAssertionError("\n".join(lines))
         return None
     check.__name__ = what
     return check
