@@ -246,10 +246,17 @@ builtin("assert_less_equal")(_compare("assert_less_equal", "<=", np.less_equal))
 
 def _sign(what, description, test):
     def check(x, message=None, summarize=None, name=None):
-        values = np.asarray(_tensor(x).value)
-        if not np.all(test(values)):
-            text = f"{message}\n" if message else ""
-            raise TdfAssertionError(f"{text}{what}: x ({description}) did not hold; x = {values.tolist()}")
+        t = _tensor(x)
+        values = np.asarray(t.value)
+        if not np.all(test(values)):        # (TensorFlow's words: its message, '' by default, then the values)
+            count = 3 if summarize is None else int(to_int(summarize, "summarize"))
+            flat = values.reshape(-1)
+            shown = [str(v) for v in flat[:10 ** 9 if count < 0 else count]]
+            between = "" if description == "x <= 0" else "\n"      # (assert_non_positive's has no line break)
+            raise TdfAssertionError(f"{f'{message}.  ' if message else ''}\nCondition {description} did not hold "
+                                    f"element-wise:{between}x (shape={tuple(values.shape)} "
+                                    f"dtype={dtype_name(t.dtype)}) = \n"
+                                    f"{shown + ['...'] if len(shown) < flat.size else shown}")
         return None
     check.__name__ = what
     return check
