@@ -92,7 +92,7 @@ WORDS = {
     'tf_scopes': (
         'Assert', 'assert_all_finite', 'assert_equal', 'assert_greater', 'assert_greater_equal', 'assert_less',
         'assert_less_equal', 'assert_near', 'assert_negative', 'assert_non_negative', 'assert_non_positive',
-        'assert_none_equal', 'assert_positive', 'assert_rank', 'assert_shapes', 'check_numerics',
+        'assert_none_equal', 'assert_positive', 'assert_rank', 'assert_shapes', 'assert_type', 'check_numerics',
         'control_dependencies', 'device', 'functions_run_eagerly', 'get_current_name_scope', 'get_logger',
         'get_visible_devices', 'gpu_device_name', 'group', 'init_scope', 'is_built_with_cuda',
         'is_built_with_gpu_support', 'is_gpu_available', 'is_numeric_tensor', 'keras', 'list_logical_devices',

@@ -11,7 +11,7 @@ from tapecli.errors import TdfAssertionError, TdfTypeError, TdfValueError
 from tapecli.interpreter.conversions import to_int, truth
 from tapecli.interpreter.objects import ProgramObject
 from tapecli.interpreter.registry import builtin
-from tapecli.library.core import NamedResult
+from tapecli.library.core import NamedResult, to_dtype
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import none_recording
 from tapecli.runtime.values import PythonBool, Tensor, dtype_name
@@ -292,6 +292,15 @@ def assert_rank(x, rank, message=None, name=None):
         text = f"{message} " if message else ""
         raise TdfValueError(f"{text}assert_rank: the tensor must have rank {want}; it has rank {t.ndim}, "
                             f"shape {list(t.shape)}")
+    return None
+
+
+@builtin("assert_type")
+def assert_type(tensor, tf_type, message=None, name=None):
+    """TensorFlow's static check of a tensor's dtype: its TypeError, in its words, where the dtype differs."""
+    want, have = dtype_name(to_dtype(tf_type)), dtype_name(_tensor(tensor).dtype)
+    if want != have:
+        raise TdfTypeError(f"{f'{message}.  ' if message else ''}tensor must be of type tf.{want}; got tf.{have}")
     return None
 
 
