@@ -38,6 +38,9 @@ def _check_range(idx, n, what):
     bad = (idx < 0) | (idx >= n)
     if bad.any():
         pos = tuple(int(i) for i in np.argwhere(bad)[0])
+        if what == "gather":        # (TensorFlow's words: GatherV2's kernel)
+            raise KernelValueError(f"indices[{','.join(map(str, pos))}] = {int(idx[pos])} is not in [0, {n}) "
+                                   "[Op:GatherV2]")
         where_ = ", ".join(str(p) for p in pos)
         raise KernelValueError(f"{what}: indices{f'[{where_}]' if where_ else ''} = {int(idx[pos])} is not in [0, {n})")
 
