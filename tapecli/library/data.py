@@ -213,6 +213,13 @@ class Dataset(ProgramObject):
                 ranks[j] = max(differ, ranks[j] or 0)
             rank = ranks[j]
             if rank is None:
+                odd = next((i for i, p in enumerate(parts) if p.shape != parts[0].shape), None)
+                if odd is not None:         # (TensorFlow's error, as its iterator's next raises it)
+                    def text(p):
+                        return "[" + ",".join(map(str, p.shape)) + "]"
+                    raise KernelValueError(op_message(self, "IteratorGetNext", (
+                        f"Cannot batch tensors with different shapes in component {j}. First element had shape "
+                        f"{text(parts[0])} and element {odd} had shape {text(parts[odd])}.")))
                 return ops.stack(parts)
             if rank:
                 parts = [p if getattr(p, "is_ragged", False) else from_tensor(p, ragged_rank=rank) for p in parts]
