@@ -159,14 +159,46 @@ def broadcast_to(x, shape) -> Tensor:
 
 def concat(xs, axis=0) -> Tensor:
     xs = [to_tensor(x) for x in xs]
+    _check_joined(xs, int(axis), "ConcatOp : ", "ConcatV2", "concat")
     _admit_joined(xs, "concat")
     return apply(CONCAT, tuple(xs), axis=int(axis))
 
 
 def stack(xs, axis=0) -> Tensor:
     xs = [to_tensor(x) for x in xs]
+    _check_joined(xs, None, "", "Pack", "stack")
     _admit_joined(xs, "stack")
     return apply(STACK, tuple(xs), axis=int(axis))
+
+
+def _check_joined(xs, axis, prefix: str, kernel: str, name: str) -> None:
+    """TensorFlow's InvalidArgumentError of concat (``axis``) or stack (None) of tensors that do not fit, in its
+    eager words: ranks that differ, an axis out of range, another dimension that differs."""
+    if not xs or not xs[0].ndim:
+        return
+    end = f" [Op:{kernel}] name: {name}"
+
+    def text(x):
+        return "[" + ",".join(map(str, x.shape)) + "]"
+    first = xs[0]
+    for i, x in enumerate(xs[1:], 1):
+        if x.shape == first.shape:
+            continue
+        if axis is None:
+            raise ShapeError(f"Shapes of all inputs must match: values[0].shape = {text(first)} != values[{i}].shape "
+                             f"= {text(x)}{end}")
+        if x.ndim != first.ndim:
+            raise ShapeError(f"{prefix}Ranks of all input tensors should match: shape[0] = {text(first)} vs. "
+                             f"shape[{i}] = {text(x)}{end}")
+    if axis is not None and not -first.ndim <= axis < first.ndim:
+        raise ShapeError(f"{prefix}Expected concatenating dimensions in the range [{-first.ndim}, {first.ndim}), "
+                         f"but got {axis}{end}")
+    for i, x in enumerate(xs[1:], 1):
+        if axis is not None:
+            d = next((d for d in range(first.ndim) if d != axis % first.ndim and x.shape[d] != first.shape[d]), None)
+            if d is not None:
+                raise ShapeError(f"{prefix}Dimension {d} in both shapes must be equal: shape[0] = {text(first)} vs. "
+                                 f"shape[{i}] = {text(x)}{end}")
 
 
 def _admit_joined(xs, what: str) -> None:
