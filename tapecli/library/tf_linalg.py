@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapecli import ops
-from tapecli.errors import ShapeError, TdfTypeError, TdfValueError
+from tapecli.errors import KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.library.core import NamedResult, norm, to_dtype, to_float, to_int, truth
 from tapecli.runtime.values import PythonTuple, Tensor, Variable
 from tapecli.interpreter.registry import builtin
@@ -55,6 +55,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             raise TdfValueError(f"tf.linalg.matmul: transpose_{side} and adjoint_{side} cannot both be True")
     if output_type is not None:
         raise TdfTypeError("tf.linalg.matmul: output_type is for int8 inputs, which tapecli does not have")
+    ranks = [ops.to_tensor(x).ndim for x in (a, b)]
+    if min(ranks) < 2:          # (TensorFlow's kernel: a vector or a scalar is no matrix)
+        side, batch = 0 if ranks[0] < 2 else 1, max(ranks) > 2
+        raise KernelValueError(f"In[{side}] ndims must be >= 2{f': {ranks[side]}' if batch else ''} "
+                               f"[Op:{'BatchMatMulV2' if batch else 'MatMul'}] name: ")
     return ops.matmul(_maybe_adjoint(a, truth(transpose_a) or truth(adjoint_a), view=True),
                       _maybe_adjoint(b, truth(transpose_b) or truth(adjoint_b), view=True))
 
