@@ -235,7 +235,7 @@ def ensure_shape(x, shape, name=None):
         def text(dims):
             return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
         raise ShapeError(f"Shape of tensor input {text(t.shape)} is not compatible with expected shape {text(want)}. "
-                         "[Op:EnsureShape]")
+                         "[Op:EnsureShape] name: ")
     return ops.identity(t)
 
 

@@ -189,7 +189,7 @@ def check_numerics(tensor, message, name=None):
     values = np.asarray(t.value)
     for found, what in ((np.isnan(values), "NaN"), (np.isinf(values), "Inf")):
         if found.any():
-            raise TdfAssertionError(f"{message} : Tensor had {what} values")
+            raise TdfAssertionError(f"{message} : Tensor had {what} values [Op:CheckNumerics] name: ")
     return t
 
 
