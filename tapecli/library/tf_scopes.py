@@ -289,9 +289,8 @@ def assert_rank(x, rank, message=None, name=None):
     t = _tensor(x)
     want = to_int(rank, "rank")
     if t.ndim != want:
-        text = f"{message} " if message else ""
-        raise TdfValueError(f"{text}assert_rank: the tensor must have rank {want}; it has rank {t.ndim}, "
-                            f"shape {list(t.shape)}")
+        text = f"{message}.  " if message else ""        # (TensorFlow's words: an eager tensor has no name)
+        raise TdfValueError(f"{text}Tensor  must have rank {want}.  Received rank {t.ndim}, shape {tuple(t.shape)}")
     return None
 
 
