@@ -52,7 +52,8 @@ _LOADING = allocate_lock()
 def builtin(*names, interp=False, replaces=False, **marks):
     """Register a builtin under one or more names; ``interp=True`` passes the interpreter first;
     ``replaces=True`` where it takes over names another family registered (see ``register``); ``marks``: attributes
-    the registry reads (``literals``: it takes a program's Python literals as they are, call_builtin)."""
+    the registry reads (``literals``: it takes a program's Python literals as they are; ``tensorflow_check``: a
+    check of the arguments of a call spelled through tf or keras alone, call_builtin)."""
     def deco(f):
         builtin_function(f, interp)
         for mark, value in marks.items():
@@ -195,6 +196,9 @@ def call_builtin(f, interp, node, args, kwargs):
         # (a tensor of its own, as TensorFlow's conversion makes: materialize's one constant of the value would be
         # the tensor tf.constant(3.0) returns, which a tape may watch, and so every later literal 3.0)
         args = [Tensor(ops.materialize(args[0]).value), *args[1:]]
+    check = getattr(f, "tensorflow_check", None)
+    if check is not None and _framework_call(interp, node):
+        check(*args, **kwargs)
     return builtin_result(f, interp, node, args, _call_builtin(f, interp, node, args, kwargs))
 
 

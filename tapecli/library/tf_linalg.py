@@ -45,7 +45,18 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     return ops.matvec(a, b, truth(transpose_a) or truth(adjoint_a))
 
 
-@builtin()
+def _matrices(a, b, *args, **kwargs):
+    """tf.matmul's kernel takes matrices (or batches): a vector or a scalar is TensorFlow's InvalidArgumentError.
+    A TDF program's bare ``matmul`` is NumPy's (docs/language.md: 1-D operands too), so this is the check of a call
+    spelled through tf (registry.call_builtin's ``tensorflow_check``)."""
+    ranks = [ops.to_tensor(x).ndim for x in (a, b)]
+    if min(ranks) < 2:
+        side, batch = 0 if ranks[0] < 2 else 1, max(ranks) > 2
+        raise KernelValueError(f"In[{side}] ndims must be >= 2{f': {ranks[side]}' if batch else ''} "
+                               f"[Op:{'BatchMatMulV2' if batch else 'MatMul'}] name: ")
+
+
+@builtin(tensorflow_check=_matrices)
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
            b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
     """tf.linalg.matmul; the is_sparse and grad_ flags are hints that change no value (real dtypes: the adjoint is
@@ -55,11 +66,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             raise TdfValueError(f"tf.linalg.matmul: transpose_{side} and adjoint_{side} cannot both be True")
     if output_type is not None:
         raise TdfTypeError("tf.linalg.matmul: output_type is for int8 inputs, which tapecli does not have")
-    ranks = [ops.to_tensor(x).ndim for x in (a, b)]
-    if min(ranks) < 2:          # (TensorFlow's kernel: a vector or a scalar is no matrix)
-        side, batch = 0 if ranks[0] < 2 else 1, max(ranks) > 2
-        raise KernelValueError(f"In[{side}] ndims must be >= 2{f': {ranks[side]}' if batch else ''} "
-                               f"[Op:{'BatchMatMulV2' if batch else 'MatMul'}] name: ")
     return ops.matmul(_maybe_adjoint(a, truth(transpose_a) or truth(adjoint_a), view=True),
                       _maybe_adjoint(b, truth(transpose_b) or truth(adjoint_b), view=True))
 

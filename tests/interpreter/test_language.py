@@ -320,3 +320,14 @@ def test_expectations_are_recorded_and_execution_goes_on():
     assert r.expectations[1]["rtol"] == 1e-5 and r.expectations[2]["message"] == "wrong on purpose"
     assert value(r, "after") == 1.0
     assert sum("expectation failed" in w["message"] for w in r.warnings) == 2
+
+
+def test_bare_matmul_is_numpys_with_vectors_and_tfs_refuses_them():
+    """LANGUAGE.md: `@` and `matmul` follow NumPy's matmul, 1-D operands included (a vector times a matrix is a
+    vector); tf.matmul is TensorFlow's kernel, which takes matrices only (its InvalidArgumentError, a ValueError)."""
+    r = run_program("var v = [1.0, 2.0]\nconst m = [[1.0, 0.5], [2.0, -1.0]]\ny = matmul(v, m)\nz = v @ m\n"
+                    "w = matmul(m, v)\n")
+    assert value(r, "y") == [5.0, -1.5] and value(r, "z") == [5.0, -1.5]
+    assert value(r, "w") == [2.0, 0.0]
+    with pytest.raises(TdfValueError, match=r"In\[0\] ndims must be >= 2 \[Op:MatMul\]"):
+        run_program("import tensorflow as tf\nv = tf.constant([1.0, 2.0])\ny = tf.matmul(v, [[1.0], [2.0]])\n")
