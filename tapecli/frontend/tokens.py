@@ -49,17 +49,18 @@ class Tok:
 # The grammar's terminals as Lark's lexer takes them (the longest match; strings before names so that
 # f"..." is a string), each after the spaces before it; a backslash that continues the line is skipped. Anything
 # else (``bad``) is a character no terminal matches.
-_TOKEN = re.compile(r"""[ \t\f]*(?:
- (?P<nl>(?:\r?\n[\t ]*|\#[^\n]*)+)
-|(?P<string>(?:[rRbBuUfF]|[rR][bBfF]|[bBfF][rR])?(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''
-   |"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))
-|(?P<name>[^\W\d]\w*)
-|(?P<number>(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+
-   |(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[eE][+-]?\d(?:_?\d)*)?)[jJ]?)
-|(?P<op>\*\*=|//=|>>=|<<=|\.\.\.|->|\*\*|//|<=|>=|==|!=|~=|\+=|-=|\*=|/=|%=|@=|&=|\|=|\^=|<<|>>
-   |[-+*/%@<>=()\[\]{},:.;~&|^])
-|(?P<continuation>\\[\t \f]*\r?\n)
-|(?P<bad>[\s\S]))""", re.VERBOSE)
+_TOKEN = re.compile(
+    r"[ \t\f]*(?:"
+    r"(?P<nl>(?:\r?\n[\t ]*|\#[^\n]*)+)"
+    r"""|(?P<string>(?:[rRbBuUfF]|[rR][bBfF]|[bBfF][rR])?(?:\"\"\"(?:\\.|[^\\])*?\"\"\"|'''(?:\\.|[^\\])*?'''"""
+    r"""|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'))"""
+    r"|(?P<name>[^\W\d]\w*)"
+    r"|(?P<number>(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+"
+    r"|(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[eE][+-]?\d(?:_?\d)*)?)[jJ]?)"
+    # (the three-character operators first; then any of the fourteen that take "=" after them, with it)
+    r"|(?P<op>\*\*=?|//=?|>>=?|<<=?|\.\.\.|->|[-+*/%@&|^<>=!~]=|[-+*/%@<>=()\[\]{},:.;~&|^])"
+    r"|(?P<continuation>\\[\t \f]*\r?\n)"
+    r"|(?P<bad>[\s\S]))")
 _KINDS = {"NL": "NEWLINE", "INDENT": "INDENT", "DEDENT": "DEDENT", "NAME": "NAME", "NUMBER": "NUMBER",
           "STRING": "STRING"}
 _TYPES = {"number": "NUMBER", "string": "STRING"}

@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import tf_pow
 from tapecli.kernels.tf_float32 import _DOUBLE_PACKET, _exp_packets, _expf, _POINTWISE, PACKET
 from tapecli.lazymodule import LazyModule
 
 tf_rcpps = LazyModule("tapecli.kernels.tf_rcpps", globals())     # (large inputs alone: on first use)
+tf_pow = LazyModule("tapecli.kernels.tf_pow", globals())         # (float64 packets alone: on first use)
 
 _F32 = np.float32
 _F32_DTYPE = np.dtype(np.float32)

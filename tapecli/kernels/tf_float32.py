@@ -39,10 +39,11 @@ import functools
 
 import numpy as np
 
-from tapecli.kernels import tf_pow
 from tapecli.lazymodule import LazyModule
 
 tf_rcpps = LazyModule("tapecli.kernels.tf_rcpps", globals())     # (packets of reciprocals alone: on first use)
+# Eigen's pow and pexp_float's constants: packets alone (a scalar's exp and pow are the C library's), on first use
+tf_pow = LazyModule("tapecli.kernels.tf_pow", globals())
 
 PACKET = 8                     # floats in one of Eigen's AVX packets: fewer elements run on the scalar path
 # Up to this many elements, a float32 tensor takes NumPy versions of Eigen's packet algorithms (TensorFlow's
@@ -320,19 +321,17 @@ def _c(v):
 _TINY32 = _c(_TINY)
 _ONE_C, _HALF = _c(1.0), _c(0.5)
 _EXP_HI, _EXP_FLOOR = _c(88.723), _c(-105.0)
-_LOG2EF, _C1, _C2 = tf_pow.LOG2EF, tf_pow.EXP_C1, tf_pow.EXP_C2       # (pexp_float's, written once there)
-_P2, _P3, _P4, _P5, _P6 = tf_pow.EXP_POLYNOMIAL
 
 
 def _reduced(x):
     """pexp's range reduction of x (clamped): m = floor(x log2(e) + 1/2) and r = x - m ln 2, m ln 2 in two
     parts (Cephes' C1 and C2)."""
-    m = x * _LOG2EF
+    m = x * tf_pow.LOG2EF             # (pexp_float's constants, written once there)
     m += _HALF
     np.floor(m, out=m)
-    r = m * _C1
+    r = m * tf_pow.EXP_C1
     r += x
-    t = m * _C2
+    t = m * tf_pow.EXP_C2
     r += t
     return m, r
 
@@ -345,13 +344,14 @@ def _exp_packets(x0):
     x = np.maximum(x0, _EXP_FLOOR)
     np.minimum(x, _EXP_HI, out=x)
     m, r = _reduced(x)
+    p2, p3, p4, p5, p6 = tf_pow.EXP_POLYNOMIAL
     r2 = r * r
-    y = r2 * _P6
-    y += _P4
+    y = r2 * p6
+    y += p4
     y *= r2
-    y += _P2                        # p_even
-    p_odd = r2 * _P5
-    p_odd += _P3
+    y += p2                         # p_even
+    p_odd = r2 * p5
+    p_odd += p3
     p_odd *= r
     y += p_odd                      # r p_odd + p_even
     y *= r2
@@ -550,7 +550,7 @@ def _expm1_packets(x):
     return y
 
 
-exp = unary(np.exp, "expf", _exp_packets, tf_pow.exp_double_packets)
+exp = unary(np.exp, "expf", _exp_packets, lambda x: tf_pow.exp_double_packets(x))
 log = unary(np.log, "logf", _log_packets)
 sin = unary(np.sin, "sinf", functools.partial(_sincos_packets, sine=True))
 cos = unary(np.cos, "cosf", functools.partial(_sincos_packets, sine=False))
@@ -558,7 +558,7 @@ tan = unary(np.tan, "tanf")
 atan = unary(np.arctan, "atanf")
 expm1 = unary(np.expm1, "expm1f", _expm1_packets)
 log1p = unary(np.log1p, "log1pf", _log1p_packets)
-pow_ = binary(np.power, "powf", tf_pow.pow_packets)
+pow_ = binary(np.power, "powf", lambda x, y: tf_pow.pow_packets(x, y))
 
 _expf = CFunction("expf", 1, np.exp)
 _log1pf = CFunction("log1pf", 1, np.log1p)

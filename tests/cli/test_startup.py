@@ -87,9 +87,10 @@ SMALL_RUN = {
                                        ".softkeywords", ".spellings", ".structure", ".tokens")),
     *(f"tapecli.runtime{m}" for m in ("", ".clock", ".context", ".limits", ".numerics", ".numpy_gate", ".observers",
                                       ".provenance", ".specs", ".spelling", ".tape", ".values")),
-    # the NumPy kernels, with TensorFlow's float32 math, pow, erfc and sums that the elementwise ops name
+    # the NumPy kernels, with TensorFlow's float32 math, erfc and sums that the elementwise ops name (Eigen's pow
+    # and exp on packets, tf_pow, load on first use)
     *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_erfc", ".tf_float32",
-                                      ".tf_pow", ".tf_sums")),
+                                      ".tf_sums")),
     # the op families with builtin names or fusion formulas, the shapes and products the interpreter's operators use
     # (and the remapper, where the activations name their fused oneDNN ops; their kernels load on first use)
     *(f"tapecli.ops{m}" for m in ("", ".core", ".cost", ".elementwise", ".elementwise_math", ".linalg", ".promotion",
