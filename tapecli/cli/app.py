@@ -4,11 +4,12 @@
 import contextlib
 import os
 import sys
-from typing import Annotated, Callable, Optional
+from typing import Callable, Optional
 
 from tapecli.version import __version__
 from tapecli.cli import collector
 from tapecli.cli import lazytyper as typer  # Typer's API; the real Typer is imported only when needed
+from tapecli.cli.lazytyper import Annotated
 from tapecli.cli.process import EXIT_INTERNAL, EXIT_PROGRAM, EXIT_USAGE, run_process
 from tapecli.errors import plural
 

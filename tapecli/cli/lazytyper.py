@@ -22,14 +22,17 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["Typer", "Option", "Argument", "Exit"]
+__all__ = ["Typer", "Option", "Argument", "Exit", "Annotated"]
 
 # ParamSpec keyword arguments that change nothing about parsing a valid command line.
 _COSMETIC = frozenset(("help", "show_default", "metavar", "rich_help_panel", "hidden", "show_choices"))
 
 
 def __getattr__(name: str):
-    """Anything else of Typer's (typer.echo, typer.BadParameter ...) is Typer's own: imported then."""
+    """Anything else of Typer's (typer.echo, typer.BadParameter ...) is Typer's own: imported then. A module's own
+    names (``from lazytyper import X`` asks for ``__path__``) are not Typer's."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import typer
     return getattr(typer, name)
 
@@ -53,6 +56,21 @@ class ParamSpec:
 
     def __repr__(self):
         return f"{self.kind.capitalize()}{self.args!r}"
+
+
+class Annotated:
+    """``Annotated[base, typer.Option(...)]`` as the commands declare their parameters, recorded as it is written:
+    typing.Annotated makes each alias anew (its metadata differ), ~12 us apiece, a third of a millisecond of every
+    start-up for app.py's. The real Typer app gets typing's (``_for_typer``)."""
+
+    __slots__ = ("base", "metadata")
+
+    def __init__(self, base, metadata: tuple):
+        self.base, self.metadata = base, metadata
+
+    def __class_getitem__(cls, params):
+        base, *metadata = params
+        return cls(base, tuple(metadata))
 
 
 def Option(*args, **kwargs) -> ParamSpec:  # noqa: N802 - Typer's spelling
@@ -169,16 +187,15 @@ def _command_name(fn) -> str:
 
 
 def _for_typer(fn):
-    """A copy of ``fn`` whose annotations hold real typer.Option/Argument objects."""
+    """A copy of ``fn`` whose annotations are typing's, with real typer.Option/Argument objects."""
     import functools
     import types
     import typing
-    hints = typing.get_type_hints(fn, include_extras=True)
     annotations = {}
-    for pname, hint in hints.items():
-        if typing.get_origin(hint) is typing.Annotated:
-            base, *meta = typing.get_args(hint)
-            hint = typing.Annotated[(base, *[m.real(base) if isinstance(m, ParamSpec) else m for m in meta])]
+    for pname, hint in fn.__annotations__.items():
+        if hint.__class__ is Annotated:
+            hint = typing.Annotated[(hint.base, *[m.real(hint.base) if isinstance(m, ParamSpec) else m
+                                                  for m in hint.metadata])]
         annotations[pname] = hint
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     functools.update_wrapper(copy, fn, updated=())
@@ -228,12 +245,12 @@ def _params(fn) -> list[_Param] | None:
     import inspect
     import typing
     out = []
-    for p in inspect.signature(fn, eval_str=True).parameters.values():
+    for p in inspect.signature(fn).parameters.values():
         hint = p.annotation
-        if typing.get_origin(hint) is not typing.Annotated:
+        if hint.__class__ is not Annotated:
             return None
-        base, *meta = typing.get_args(hint)
-        specs = [m for m in meta if isinstance(m, ParamSpec)]
+        base = hint.base
+        specs = [m for m in hint.metadata if isinstance(m, ParamSpec)]
         if len(specs) != 1 or set(specs[0].kwargs) - _COSMETIC:
             return None
         spec = specs[0]
@@ -268,12 +285,11 @@ def _app_callback_call(fn):
     the command name): the options' own callbacks with their defaults, then the function with its defaults.
     None if a parameter has no default or an option callback wants more than its value."""
     import inspect
-    import typing
     calls = []
-    for p in inspect.signature(fn, eval_str=True).parameters.values():
+    for p in inspect.signature(fn).parameters.values():
         if p.default is inspect.Parameter.empty:
             return None
-        meta = typing.get_args(p.annotation)[1:] if typing.get_origin(p.annotation) is typing.Annotated else ()
+        meta = p.annotation.metadata if p.annotation.__class__ is Annotated else ()
         for spec in (m for m in meta if isinstance(m, ParamSpec)):
             cb = spec.kwargs.get("callback")
             if cb is not None:

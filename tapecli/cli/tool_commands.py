@@ -4,9 +4,10 @@ module is imported when one of them is run, or with every command where Typer bu
 a small run need not load their code (docs/performance.md, "Start-up")."""
 import os
 import sys
-from typing import Annotated, Optional
+from typing import Optional
 
 from tapecli.cli import lazytyper as typer
+from tapecli.cli.lazytyper import Annotated
 from tapecli.cli.app import (app, DepthOpt, DeviceOpt, DtypeOpt, ElementsOpt, FileArg, Invocation, JsonOpt, KeywordOpt,
                              LastOpt, LineOpt, _invocation, _mb, NoColorOpt, NumericsOpt, OfOpt, QuietOpt, SchedulerOpt,
                              SetOpt, StepsOpt, SweepOpt, UnconnectedOpt, WrtOpt)
