@@ -454,18 +454,25 @@ def as_tensor(x) -> Tensor:
     return x.read() if isinstance(x, Variable) else x
 
 
-class UnconnectedGradients(enum.Enum):
+def _unconnected_gradients() -> type:
     """``tf.UnconnectedGradients`` as TensorFlow's enum, where CPython runs a program (the interpreter gives its
-    members as the strings they stand for)."""
-    NONE = "none"
-    ZERO = "zero"
+    members as the strings they stand for); made on first use (``__getattr__``): an enum's class takes ~0.15 ms,
+    which a run that never names it need not spend at start-up."""
+    cls = globals().get("UnconnectedGradients")
+    if cls is None:
+        cls = globals()["UnconnectedGradients"] = enum.Enum("UnconnectedGradients", {"NONE": "none", "ZERO": "zero"},
+                                                             module="tensorflow", qualname="UnconnectedGradients")
+    return cls
 
 
-UnconnectedGradients.__module__ = "tensorflow"
+def __getattr__(name: str):
+    if name == "UnconnectedGradients":
+        return _unconnected_gradients()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_unconnected(value) -> str:
-    if isinstance(value, UnconnectedGradients):
+    if value.__class__ is not str and isinstance(value, _unconnected_gradients()):
         return value.value
     if value not in ("none", "zero"):
         raise TdfValueError(f'unconnected_gradients must be "none" or "zero", got "{value}"')
