@@ -156,6 +156,34 @@ def test_a_folder_that_cannot_be_written_stores_nothing(demo, tmp_path):
     assert made.store() == 0
 
 
+def test_a_module_another_finder_gives_from_another_file_is_not_stored(demo, monkeypatch):
+    # (the cache comes first on sys.meta_path: it may serve only what PathFinder would find in the same file)
+    package, path, cache = demo
+    (package / "elsewhere.py").write_text("def answer():\n    return 7\n")
+
+    class Redirect:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name == "democache.part":
+                return importlib.util.spec_from_file_location(name, package / "elsewhere.py")
+            return None
+
+    made = cache()
+    sys.meta_path.insert(sys.meta_path.index(made) + 1, Redirect)
+    assert importlib.import_module("democache.part").answer() == 7
+    assert made.store() == 1 and cache().entries.keys() == {"democache"}
+
+
+def test_the_cache_comes_first_and_its_key_names_the_finders(monkeypatch, tmp_path):
+    monkeypatch.setenv("TAPECLI_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TAPECLI_CODE_CACHE", raising=False)
+    finders = list(sys.meta_path)
+    monkeypatch.setattr(sys, "meta_path", list(finders))
+    made = code_cache.install()
+    assert sys.meta_path[0] is made and sys.meta_path[1:] == finders
+    assert "_frozen_importlib.BuiltinImporter" in made.key.split("\0")
+
+
 def test_the_switch_leaves_the_finders_alone(monkeypatch):
     monkeypatch.setenv("TAPECLI_CODE_CACHE", "0")
     finders = list(sys.meta_path)
